@@ -1,0 +1,94 @@
+// Package api assembles the HTTP API: the generated router and decoder (internal/oas), the area
+// handlers behind it, the security handler that authenticates keys and checks each operation's
+// permission, and the single exit through which every failure becomes a {code, message} answer.
+package api
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/mgmtapi/mgmtapi/internal/apikeys"
+	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/recordingrules"
+	"github.com/mgmtapi/mgmtapi/internal/teams"
+)
+
+// Options are what the API needs from the process that runs it.
+type Options struct {
+	DB    *db.DB
+	Authn *auth.Authenticator
+	// OperatorKey enables /admin/v1 when not empty.
+	OperatorKey string
+}
+
+// handler is every area's operations in one oas.Handler.
+type handler struct {
+	*apikeys.KeyHandler
+	*recordingrules.RuleSetHandler
+	*teams.OperatorHandler
+}
+
+// NewError is the exit for errors returned by handlers and by the security handler.
+func (handler) NewError(ctx context.Context, err error) *oas.ErrorStatusCode {
+	return errorResponse(ctx, err)
+}
+
+// API is the HTTP handler of every /mgmt/openapi and /admin/v1 operation.
+type API struct {
+	router      *oas.Server
+	operatorKey string
+}
+
+// New builds the API. It fails when the OpenAPI document names a permission the catalog lacks.
+func New(opts Options) (*API, error) {
+	perms, err := operationPermissions()
+	if err != nil {
+		return nil, err
+	}
+	h := handler{
+		KeyHandler:      apikeys.NewHandler(opts.DB, opts.Authn),
+		RuleSetHandler:  recordingrules.NewHandler(opts.DB),
+		OperatorHandler: teams.NewHandler(opts.DB),
+	}
+	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey}
+	router, err := oas.NewServer(h, sec,
+		oas.WithErrorHandler(func(ctx context.Context, w http.ResponseWriter, r *http.Request, err error) {
+			e := errorResponse(ctx, err)
+			writeError(w, e.StatusCode, e.Response.Message)
+		}),
+		oas.WithNotFound(func(w http.ResponseWriter, r *http.Request) {
+			writeError(w, http.StatusNotFound, "no operation at "+r.URL.Path)
+		}),
+		oas.WithMethodNotAllowed(func(w http.ResponseWriter, r *http.Request, allowed string) {
+			w.Header().Set("Allow", allowed)
+			writeError(w, http.StatusMethodNotAllowed,
+				r.Method+" is not allowed on "+r.URL.Path+"; allowed: "+allowed)
+		}),
+	)
+	if err != nil {
+		return nil, err
+	}
+	return &API{router: router, operatorKey: opts.OperatorKey}, nil
+}
+
+// ServeHTTP routes the request to its operation. Without an operator key the /admin/v1 paths
+// do not exist.
+func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if a.operatorKey == "" && strings.HasPrefix(r.URL.Path, "/admin/") {
+		writeError(w, http.StatusNotFound, "no operation at "+r.URL.Path)
+		return
+	}
+	a.router.ServeHTTP(w, r)
+}
+
+// OperationName returns the operationId the request is routed to, or "" when none.
+func (a *API) OperationName(r *http.Request) string {
+	route, ok := a.router.FindRoute(r.Method, r.URL.Path)
+	if !ok {
+		return ""
+	}
+	return route.OperationID()
+}

@@ -1,0 +1,214 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/go-faster/jx"
+	"github.com/ogen-go/ogen/ogenerrors"
+	"github.com/ogen-go/ogen/validate"
+
+	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+// statusOf is the one map from an error kind to its HTTP status.
+var statusOf = map[apierror.Kind]int{
+	apierror.Invalid:         http.StatusBadRequest,
+	apierror.Unauthenticated: http.StatusUnauthorized,
+	apierror.Forbidden:       http.StatusForbidden,
+	apierror.NotFound:        http.StatusNotFound,
+	apierror.Conflict:        http.StatusConflict,
+	apierror.LimitExceeded:   http.StatusTooManyRequests,
+}
+
+// errorResponse is the single exit for every failure: an area's *apierror.Error, an error of
+// the generated decoder or security layer, or anything else (a 500 whose details go only to the
+// log, with the request id).
+func errorResponse(ctx context.Context, err error) *oas.ErrorStatusCode {
+	status, message := classify(err)
+	if status == http.StatusInternalServerError {
+		slog.ErrorContext(ctx, "request failed", "error", err.Error())
+		message = "internal error; the server log has the details under this request's id"
+	}
+	return &oas.ErrorStatusCode{StatusCode: status, Response: oas.Error{Code: int32(status), Message: message}}
+}
+
+func classify(err error) (int, string) {
+	if e, ok := apierror.As(err); ok {
+		return statusOf[e.Kind], e.Message
+	}
+	var maxBytes *http.MaxBytesError
+	if errors.As(err, &maxBytes) {
+		return http.StatusRequestEntityTooLarge,
+			fmt.Sprintf("body: larger than the limit of %d bytes", maxBytes.Limit)
+	}
+	var secErr *ogenerrors.SecurityError
+	if errors.As(err, &secErr) {
+		return http.StatusUnauthorized, "Authorization: an API key is required"
+	}
+	var paramsErr *ogenerrors.DecodeParamsError
+	if errors.As(err, &paramsErr) {
+		var p *ogenerrors.DecodeParamError
+		if errors.As(err, &p) {
+			return http.StatusBadRequest, describeParam(p)
+		}
+		return http.StatusBadRequest, "parameters: " + err.Error()
+	}
+	var bodyErr *ogenerrors.DecodeRequestError
+	if errors.As(err, &bodyErr) {
+		return describeBody(bodyErr.Err)
+	}
+	return http.StatusInternalServerError, ""
+}
+
+func describeParam(p *ogenerrors.DecodeParamError) string {
+	var v *validate.Error
+	if errors.As(p.Err, &v) {
+		return describeValidation(p.Name, v)
+	}
+	if errors.Is(p.Err, validate.ErrFieldRequired) {
+		return fmt.Sprintf("%s: is required", p.Name)
+	}
+	return fmt.Sprintf("%s: %s", p.Name, describeRule(p.Err))
+}
+
+func describeBody(err error) (int, string) {
+	var ctErr *validate.InvalidContentTypeError
+	switch {
+	case errors.As(err, &ctErr):
+		return http.StatusUnsupportedMediaType,
+			fmt.Sprintf("Content-Type: must be application/json, not %q", ctErr.ContentType)
+	case strings.HasPrefix(err.Error(), "parse media type"):
+		return http.StatusUnsupportedMediaType, "Content-Type: must be application/json"
+	case errors.Is(err, validate.ErrBodyRequired):
+		return http.StatusBadRequest, "body: a JSON object is required"
+	}
+	var maxBytes *http.MaxBytesError
+	if errors.As(err, &maxBytes) {
+		return http.StatusRequestEntityTooLarge,
+			fmt.Sprintf("body: larger than the limit of %d bytes", maxBytes.Limit)
+	}
+	var v *validate.Error
+	if errors.As(err, &v) {
+		return http.StatusBadRequest, describeValidation("", v)
+	}
+	var decodeErr *ogenerrors.DecodeBodyError
+	if errors.As(err, &decodeErr) {
+		return http.StatusBadRequest, describeDecode(decodeErr.Err)
+	}
+	return http.StatusBadRequest, "body: " + err.Error()
+}
+
+// describeValidation turns the generated validator's nested field errors into
+// "groups[0].rules[1].expr: length must be at most 10000 characters (got 10001)".
+func describeValidation(prefix string, v *validate.Error) string {
+	path := prefix
+	var leaf error = v
+	for {
+		ve, ok := leaf.(*validate.Error)
+		if !ok || len(ve.Fields) == 0 {
+			break
+		}
+		f := ve.Fields[0]
+		switch {
+		case strings.HasPrefix(f.Name, "["):
+			path += f.Name
+		case path == "":
+			path = f.Name
+		default:
+			path += "." + f.Name
+		}
+		leaf = f.Error
+		var inner *validate.Error
+		if errors.As(leaf, &inner) && inner != leaf {
+			leaf = inner
+		}
+	}
+	if path == "" {
+		path = "body"
+	}
+	return path + ": " + describeRule(leaf)
+}
+
+var intBound = regexp.MustCompile(`value (-?\d+) (less|greater) than (-?\d+)`)
+
+// describeRule says which rule a leaf validation error broke, in words.
+func describeRule(err error) string {
+	text := err.Error()
+	unit := "items"
+	if strings.HasPrefix(text, "string") {
+		unit = "characters"
+	}
+	var minLen *validate.MinLengthError
+	var maxLen *validate.MaxLengthError
+	var regex *validate.NoRegexMatchError
+	switch {
+	case errors.Is(err, validate.ErrFieldRequired):
+		return "is required"
+	case errors.As(err, &minLen):
+		return fmt.Sprintf("must have at least %d %s (got %d)", minLen.MinLength, unit, minLen.Len)
+	case errors.As(err, &maxLen):
+		return fmt.Sprintf("must have at most %d %s (got %d)", maxLen.MaxLength, unit, maxLen.Len)
+	case errors.As(err, &regex):
+		return fmt.Sprintf("must match the pattern %s", regex.Pattern)
+	}
+	if m := intBound.FindStringSubmatch(text); m != nil {
+		if m[2] == "less" {
+			return fmt.Sprintf("must be at least %s (got %s)", m[3], m[1])
+		}
+		return fmt.Sprintf("must be at most %s (got %s)", m[3], m[1])
+	}
+	if strings.Contains(text, "nil is invalid value") {
+		return "must not be null"
+	}
+	return text
+}
+
+var decodeField = regexp.MustCompile(`decode field "([^"]+)"`)
+
+// describeDecode explains a body that is not the JSON the operation expects, naming the field
+// where decoding stopped when the decoder says which.
+func describeDecode(err error) string {
+	var fields []string
+	for _, m := range decodeField.FindAllStringSubmatch(err.Error(), -1) {
+		fields = append(fields, m[1])
+	}
+	path := "body"
+	if len(fields) > 0 {
+		path = strings.Join(fields, ".")
+	}
+	var v *validate.Error
+	if errors.As(err, &v) {
+		return describeValidation(strings.Join(fields[:max(len(fields)-1, 0)], "."), v)
+	}
+	if errors.Is(err, validate.ErrFieldRequired) {
+		return path + ": is required"
+	}
+	msg := err.Error()
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		msg = msg[i+2:]
+	}
+	return fmt.Sprintf("%s: malformed JSON: %s", path, msg)
+}
+
+// writeError writes an error answer outside the generated router (unknown path, wrong method,
+// requests the router never sees).
+func writeError(w http.ResponseWriter, status int, message string) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	e := jx.GetEncoder()
+	defer jx.PutEncoder(e)
+	body := oas.Error{Code: int32(status), Message: message}
+	body.Encode(e)
+	_, _ = w.Write(e.Bytes())
+}
+
+// WriteError writes the Error body with the given status; the server uses it for answers it
+// gives before a request reaches the API (413 for a declared length over the limit, panics).
+func WriteError(w http.ResponseWriter, status int, message string) { writeError(w, status, message) }

@@ -1,0 +1,42 @@
+package api
+
+import (
+	"context"
+
+	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+// security authenticates each request and checks the operation's permission before any
+// parameter or body is decoded, so that a caller without the right learns nothing else.
+type security struct {
+	authn       *auth.Authenticator
+	permissions map[string]string // operationId → permission
+	operatorKey string
+}
+
+// HandleApiKey authenticates a team key and requires the operation's permission.
+//
+// Errors: Unauthenticated for a missing or unusable key; Forbidden for a missing permission.
+func (s *security) HandleApiKey(ctx context.Context, operation oas.OperationName, t oas.ApiKey) (context.Context, error) {
+	p, err := s.authn.Authenticate(ctx, t.APIKey)
+	if err != nil {
+		return nil, err
+	}
+	need := s.permissions[operation]
+	if need == "" || !p.Can(need) {
+		return nil, apierror.Forbiddenf("the API key lacks the permission %q, which %s requires", need, operation)
+	}
+	return auth.WithPrincipal(ctx, p), nil
+}
+
+// HandleOperatorKey accepts only the deployment's operator key.
+//
+// Errors: Unauthenticated for any other key.
+func (s *security) HandleOperatorKey(ctx context.Context, _ oas.OperationName, t oas.OperatorKey) (context.Context, error) {
+	if s.operatorKey == "" || !auth.SameSecret(auth.KeyFromHeader(t.APIKey), s.operatorKey) {
+		return nil, apierror.Unauthenticatedf("Authorization: the operator key is not valid")
+	}
+	return ctx, nil
+}

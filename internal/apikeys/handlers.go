@@ -1,0 +1,243 @@
+// Package apikeys serves the API key operations: create (E3), list, get, update and delete. Keys
+// belong to a team; a key never sees another team's keys.
+package apikeys
+
+import (
+	"context"
+	"errors"
+	"unicode/utf8"
+
+	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+// KeyHandler implements the API key operations of oas.Handler.
+type KeyHandler struct {
+	db    *db.DB
+	authn *auth.Authenticator
+}
+
+// NewHandler returns the API key operations. authn is told about every change so that it never
+// serves a stale key from its cache.
+func NewHandler(database *db.DB, authn *auth.Authenticator) *KeyHandler {
+	return &KeyHandler{db: database, authn: authn}
+}
+
+// CreateApiKey creates a key in the caller's team (E3).
+//
+// Errors: Invalid for an unknown permission or preset, a bad access policy, or an owner with more
+// than one field or another team's id.
+func (h *KeyHandler) CreateApiKey(ctx context.Context, req *oas.CreateApiKeyRequest) (*oas.CreateApiKeyResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	owner, err := checkOwner(req.Owner, caller.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	perms := req.KeyPermissions.Value.Permissions
+	presets := req.KeyPermissions.Value.Presets
+	if err := auth.CheckGrants("keyPermissions.permissions", perms, "keyPermissions.presets", presets); err != nil {
+		return nil, err
+	}
+	policy := req.AccessPolicy.Or("")
+	if _, err := auth.ParseAccessPolicy("accessPolicy", policy); err != nil {
+		return nil, err
+	}
+	var id, value string
+	err = h.db.InTx(ctx, func(tx *db.Tx) error {
+		id, value, err = Insert(ctx, tx, NewKey{
+			TeamID:       caller.TeamID,
+			Name:         req.Name,
+			Hashed:       req.Hashed.Or(false),
+			Owner:        owner,
+			Permissions:  dedupe(perms),
+			Presets:      dedupe(presets),
+			AccessPolicy: policy,
+		})
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &oas.CreateApiKeyResponse{KeyId: id, Name: req.Name, Value: value}, nil
+}
+
+func checkOwner(o oas.OptApiKeyOwner, teamID int64) (Owner, error) {
+	if !o.Set {
+		return Owner{}, nil
+	}
+	set := 0
+	for _, ok := range []bool{o.Value.UserId.Set, o.Value.TeamId.Set, o.Value.OrganisationId.Set} {
+		if ok {
+			set++
+		}
+	}
+	if set > 1 {
+		return Owner{}, apierror.Invalidf("owner: set at most one of userId, teamId and organisationId")
+	}
+	var out Owner
+	if v, ok := o.Value.UserId.Get(); ok {
+		if n := utf8.RuneCountInString(v); n < 1 || n > 255 {
+			return Owner{}, apierror.Invalidf("owner.userId: length must be between 1 and 255 characters")
+		}
+		out.UserID = v
+	}
+	if v, ok := o.Value.OrganisationId.Get(); ok {
+		if n := utf8.RuneCountInString(v); n < 1 || n > 255 {
+			return Owner{}, apierror.Invalidf("owner.organisationId: length must be between 1 and 255 characters")
+		}
+		out.OrganisationID = v
+	}
+	if v, ok := o.Value.TeamId.Get(); ok {
+		if v != teamID {
+			return Owner{}, apierror.Invalidf("owner.teamId: must be the caller's team (%d)", teamID)
+		}
+		out.TeamID = &v
+	}
+	return out, nil
+}
+
+// ListApiKeys lists the caller's team's keys, oldest first, without their values.
+func (h *KeyHandler) ListApiKeys(ctx context.Context) (*oas.ListApiKeysResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	keys, err := listKeys(ctx, h.db.Read(), caller.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	out := &oas.ListApiKeysResponse{Keys: make([]oas.ApiKeyInfo, 0, len(keys))}
+	for _, k := range keys {
+		out.Keys = append(out.Keys, keyInfo(k, caller.TeamID))
+	}
+	return out, nil
+}
+
+// GetApiKey returns one key of the caller's team, without its value.
+//
+// Errors: NotFound when the team has no such key.
+func (h *KeyHandler) GetApiKey(ctx context.Context, params oas.GetApiKeyParams) (*oas.GetApiKeyResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	k, err := getKey(ctx, h.db.Read(), caller.TeamID, params.KeyID)
+	if errors.Is(err, db.ErrNotFound) {
+		return nil, apierror.NotFoundf("key_id: no API key %q", params.KeyID)
+	}
+	if err != nil {
+		return nil, err
+	}
+	info := keyInfo(k, caller.TeamID)
+	return &oas.GetApiKeyResponse{KeyInfo: info}, nil
+}
+
+// UpdateApiKey changes the fields the body carries and leaves the others as they are.
+//
+// Errors: NotFound when the team has no such key; Invalid as for create.
+func (h *KeyHandler) UpdateApiKey(ctx context.Context, req *oas.UpdateApiKeyRequest, params oas.UpdateApiKeyParams) error {
+	caller := auth.PrincipalFrom(ctx)
+	if req.Permissions.Set {
+		if err := auth.CheckGrants("permissions.permissions", req.Permissions.Value.Permissions, "", nil); err != nil {
+			return err
+		}
+	}
+	if req.Presets.Set {
+		if err := auth.CheckGrants("", nil, "presets.presets", req.Presets.Value.Presets); err != nil {
+			return err
+		}
+	}
+	if v, ok := req.AccessPolicy.Get(); ok {
+		if _, err := auth.ParseAccessPolicy("accessPolicy", v); err != nil {
+			return err
+		}
+	}
+	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		k, err := getKey(ctx, tx, caller.TeamID, params.KeyID)
+		if err != nil {
+			return err
+		}
+		if v, ok := req.NewName.Get(); ok {
+			k.Name = v
+		}
+		if v, ok := req.IsActive.Get(); ok {
+			k.Active = v
+		}
+		if req.Permissions.Set {
+			k.Permissions = dedupe(req.Permissions.Value.Permissions)
+		}
+		if req.Presets.Set {
+			k.Presets = dedupe(req.Presets.Value.Presets)
+		}
+		if v, ok := req.AccessPolicy.Get(); ok {
+			k.AccessPolicy = v
+		}
+		return updateKey(ctx, tx, caller.TeamID, k)
+	})
+	if errors.Is(err, db.ErrNotFound) {
+		return apierror.NotFoundf("key_id: no API key %q", params.KeyID)
+	}
+	if err != nil {
+		return err
+	}
+	h.authn.Forget(params.KeyID)
+	return nil
+}
+
+// DeleteApiKey deletes a key of the caller's team. The key stops working at once here.
+//
+// Errors: NotFound when the team has no such key.
+func (h *KeyHandler) DeleteApiKey(ctx context.Context, params oas.DeleteApiKeyParams) error {
+	caller := auth.PrincipalFrom(ctx)
+	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		return deleteKey(ctx, tx, caller.TeamID, params.KeyID)
+	})
+	if errors.Is(err, db.ErrNotFound) {
+		return apierror.NotFoundf("key_id: no API key %q", params.KeyID)
+	}
+	if err != nil {
+		return err
+	}
+	h.authn.Forget(params.KeyID)
+	return nil
+}
+
+func keyInfo(k storedKey, teamID int64) oas.ApiKeyInfo {
+	info := oas.ApiKeyInfo{
+		ID:     k.ID,
+		Name:   k.Name,
+		Active: k.Active,
+		Hashed: k.Hashed,
+		KeyPermissions: oas.ApiKeyInfoPermissions{
+			Permissions: nonNil(k.Permissions),
+			Presets:     make([]oas.PermissionPresetInfo, 0, len(k.Presets)),
+		},
+	}
+	if k.AccessPolicy != "" {
+		info.AccessPolicy = oas.NewOptString(k.AccessPolicy)
+	}
+	for _, name := range k.Presets {
+		info.KeyPermissions.Presets = append(info.KeyPermissions.Presets, oas.PermissionPresetInfo{
+			Name:        name,
+			Permissions: nonNil(auth.PresetPermissions(name)),
+		})
+	}
+	switch {
+	case k.Owner.UserID != "":
+		info.Owner.UserId = oas.NewOptString(k.Owner.UserID)
+	case k.Owner.OrganisationID != "":
+		info.Owner.OrganisationId = oas.NewOptString(k.Owner.OrganisationID)
+	default:
+		info.Owner.TeamId = oas.NewOptInt64(teamID)
+	}
+	return info
+}
+
+// dedupe drops repeated names, keeping the first of each.
+func dedupe(names []string) []string {
+	seen := make(map[string]bool, len(names))
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
+}

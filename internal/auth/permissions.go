@@ -1,0 +1,88 @@
+// Package auth decides who a caller is and what the caller may do: API key values and their
+// hashes, the permission catalog and presets, access policies, and the authenticator that turns an
+// Authorization header into a Principal.
+package auth
+
+import (
+	"slices"
+	"sort"
+)
+
+// Permission is one right that an operation can require.
+type Permission struct {
+	Name        string
+	Description string
+}
+
+// catalog lists every permission an operation of mgmtapi can require. Each operation of
+// api/openapi.yaml names one of these in its x-permission; internal/api refuses to start if one
+// does not.
+var catalog = []Permission{
+	{"api-keys:ReadConfig", "list and read API keys"},
+	{"api-keys:Manage", "create, change and delete API keys"},
+	{"recording-rules:ReadConfig", "list and read recording-rule sets"},
+	{"recording-rules:Manage", "create, replace and delete recording-rule sets"},
+}
+
+// Preset is a named bundle of permissions that a key can hold by name.
+type Preset struct {
+	Name        string
+	Description string
+	Permissions []string
+}
+
+// FullAccess is the preset that holds every permission, now and as the catalog grows.
+const FullAccess = "full-access"
+
+var presets = []Preset{
+	{Name: "api-keys", Description: "everything about API keys",
+		Permissions: []string{"api-keys:ReadConfig", "api-keys:Manage"}},
+	{Name: "recording-rules", Description: "everything about recording rules",
+		Permissions: []string{"recording-rules:ReadConfig", "recording-rules:Manage"}},
+	{Name: "read-only", Description: "every ReadConfig permission",
+		Permissions: []string{"api-keys:ReadConfig", "recording-rules:ReadConfig"}},
+	{Name: FullAccess, Description: "every permission", Permissions: nil},
+}
+
+// Permissions returns the catalog, in a stable order.
+func Permissions() []Permission { return slices.Clone(catalog) }
+
+// KnownPermission reports whether name is in the catalog.
+func KnownPermission(name string) bool {
+	return slices.ContainsFunc(catalog, func(p Permission) bool { return p.Name == name })
+}
+
+// Presets returns every preset with its permissions filled in.
+func Presets() []Preset {
+	out := make([]Preset, 0, len(presets))
+	for _, p := range presets {
+		p.Permissions = PresetPermissions(p.Name)
+		out = append(out, p)
+	}
+	return out
+}
+
+// KnownPreset reports whether a preset of that name exists.
+func KnownPreset(name string) bool {
+	return slices.ContainsFunc(presets, func(p Preset) bool { return p.Name == name })
+}
+
+// PresetPermissions returns the sorted permissions of the named preset, or nil for an unknown one.
+func PresetPermissions(name string) []string {
+	if name == FullAccess {
+		all := make([]string, 0, len(catalog))
+		for _, p := range catalog {
+			all = append(all, p.Name)
+		}
+		sort.Strings(all)
+		return all
+	}
+	for _, p := range presets {
+		if p.Name == name {
+			out := slices.Clone(p.Permissions)
+			sort.Strings(out)
+			return out
+		}
+	}
+	return nil
+}

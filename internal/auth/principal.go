@@ -1,0 +1,32 @@
+package auth
+
+import "context"
+
+// Principal is the authenticated caller of a request: a key of one team.
+type Principal struct {
+	TeamID      int64
+	KeyID       string
+	KeyName     string
+	permissions map[string]bool
+}
+
+// Can reports whether the caller holds the permission.
+func (p *Principal) Can(permission string) bool { return p.permissions[permission] }
+
+type principalKey struct{}
+
+// WithPrincipal returns a context that carries p.
+func WithPrincipal(ctx context.Context, p *Principal) context.Context {
+	return context.WithValue(ctx, principalKey{}, p)
+}
+
+// PrincipalFrom returns the caller stored by WithPrincipal. Handlers of authenticated operations
+// can rely on it: the security handler runs before them and refuses requests without a key.
+func PrincipalFrom(ctx context.Context) *Principal {
+	p, _ := ctx.Value(principalKey{}).(*Principal)
+	if p == nil {
+		// Reaching a handler without a principal is a wiring bug, never a caller's doing.
+		panic("auth: no principal in context")
+	}
+	return p
+}

@@ -1,0 +1,198 @@
+// Package db opens the database that holds all of mgmtapi's state: SQLite in a data directory by
+// default, PostgreSQL when a URL is given. Both engines run the same SQL text ($n placeholders,
+// RETURNING, ON CONFLICT); only the migrations differ per engine.
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
+	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+)
+
+// Engine names the database engine behind a DB.
+type Engine string
+
+const (
+	SQLite   Engine = "sqlite"
+	Postgres Engine = "postgres"
+)
+
+// Options says which database to open.
+type Options struct {
+	// URL selects PostgreSQL when it starts with postgres:// or postgresql://.
+	URL string
+	// DataDir holds the SQLite file when URL is empty. It is created if missing.
+	DataDir string
+	// Now is the clock used for transaction timestamps; time.Now when nil.
+	Now func() time.Time
+	// NewID generates resource identifiers; random UUIDs when nil.
+	NewID func() string
+}
+
+// DB is an open database with its migrations applied.
+//
+// With SQLite, writes go through one connection (SQLite allows one writer at a time, and a single
+// connection turns lock contention into queueing instead of busy errors) while reads use a pool.
+// With PostgreSQL both are the same pool.
+type DB struct {
+	Engine Engine
+	write  *sql.DB
+	read   *sql.DB
+	now    func() time.Time
+	newID  func() string
+}
+
+// Open opens the database, applies pending migrations and returns it ready for use.
+func Open(ctx context.Context, opts Options) (*DB, error) {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	var d *DB
+	var err error
+	if opts.URL != "" {
+		d, err = openPostgres(opts.URL)
+	} else {
+		d, err = openSQLite(opts.DataDir)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.now = now
+	d.newID = opts.NewID
+	if d.newID == nil {
+		d.newID = uuid.NewString
+	}
+	if err := d.migrate(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+func openPostgres(rawURL string) (*DB, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
+		return nil, fmt.Errorf("database url: must be a postgres:// or postgresql:// URL")
+	}
+	pool, err := sql.Open("pgx", rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	pool.SetMaxOpenConns(20)
+	pool.SetMaxIdleConns(20)
+	pool.SetConnMaxIdleTime(5 * time.Minute)
+	return &DB{Engine: Postgres, write: pool, read: pool}, nil
+}
+
+func openSQLite(dir string) (*DB, error) {
+	if dir == "" {
+		return nil, errors.New("data dir: must not be empty")
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	path := filepath.Join(dir, "mgmtapi.db")
+	// The pragmas ride in the DSN so that every connection of the pool gets them.
+	pragmas := []string{
+		"_pragma=journal_mode(WAL)",
+		"_pragma=synchronous(FULL)",
+		"_pragma=busy_timeout(10000)",
+		"_pragma=foreign_keys(1)",
+	}
+	base := "file:" + path + "?" + strings.Join(pragmas, "&")
+	write, err := sql.Open("sqlite", base+"&_txlock=immediate")
+	if err != nil {
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	write.SetMaxOpenConns(1)
+	write.SetMaxIdleConns(1)
+	write.SetConnMaxLifetime(0)
+	write.SetConnMaxIdleTime(0)
+	read, err := sql.Open("sqlite", base+"&_pragma=query_only(1)")
+	if err != nil {
+		write.Close()
+		return nil, fmt.Errorf("open sqlite: %w", err)
+	}
+	read.SetMaxOpenConns(8)
+	read.SetMaxIdleConns(8)
+	return &DB{Engine: SQLite, write: write, read: read}, nil
+}
+
+// Close releases the connections.
+func (d *DB) Close() error {
+	err := d.write.Close()
+	if d.read != d.write {
+		err = errors.Join(err, d.read.Close())
+	}
+	return err
+}
+
+// Ping reports whether the database answers.
+func (d *DB) Ping(ctx context.Context) error {
+	var one int
+	return d.read.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+}
+
+// Stats returns the connection-pool figures of the pool that carries writes.
+func (d *DB) Stats() sql.DBStats { return d.write.Stats() }
+
+// Querier is what both a transaction and the read pool offer.
+type Querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Read returns the pool for queries that change nothing.
+func (d *DB) Read() Querier { return d.read }
+
+// Tx is a transaction together with the moment it started, which every timestamp written in it
+// uses, so that a change and the events that describe it carry the same time.
+type Tx struct {
+	*sql.Tx
+	Now    time.Time
+	Engine Engine
+	newID  func() string
+}
+
+// NewID returns a fresh identifier from the database's generator.
+func (tx *Tx) NewID() string { return tx.newID() }
+
+// InTx runs fn in a transaction and commits it when fn returns nil; otherwise it rolls back and
+// returns fn's error unchanged. A commit that fails is returned as an error: nothing is durable
+// unless InTx returns nil.
+func (d *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	sqlTx, err := d.write.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	tx := &Tx{Tx: sqlTx, Now: d.Now(), Engine: d.Engine, newID: d.newID}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = sqlTx.Rollback()
+			panic(p)
+		}
+	}()
+	if err := fn(tx); err != nil {
+		_ = sqlTx.Rollback()
+		return err
+	}
+	if err := sqlTx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// Now returns the database clock's current time, truncated to what both engines store.
+func (d *DB) Now() time.Time { return d.now().UTC().Truncate(time.Microsecond) }

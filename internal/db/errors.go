@@ -1,0 +1,45 @@
+package db
+
+import (
+	"database/sql"
+	"errors"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	sqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// ErrNotFound reports that a query found no row.
+var ErrNotFound = errors.New("not found")
+
+// ErrConflict reports that a write broke a uniqueness rule.
+var ErrConflict = errors.New("conflict")
+
+// Translate turns a driver error into ErrNotFound or ErrConflict where it is one of those, so
+// that areas never look at driver error types. Other errors are returned unchanged.
+func Translate(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		return errors.Join(ErrConflict, err)
+	}
+	var liteErr *sqlite.Error
+	if errors.As(err, &liteErr) {
+		switch liteErr.Code() {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return errors.Join(ErrConflict, err)
+		}
+	}
+	return err
+}
+
+// IsConflict reports whether err is, or translates to, a uniqueness violation.
+func IsConflict(err error) bool { return errors.Is(Translate(err), ErrConflict) }
+
+// IsNotFound reports whether err is, or translates to, a missing row.
+func IsNotFound(err error) bool { return errors.Is(Translate(err), ErrNotFound) }

@@ -1,0 +1,74 @@
+package db
+
+import (
+	"context"
+	"embed"
+	"fmt"
+	"io/fs"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+//go:embed migrations
+var migrations embed.FS
+
+// migrate applies, in order, every migration of the engine that the database has not seen. Each
+// migration runs in its own transaction with its version record, so a crash leaves either all of
+// it or none. On PostgreSQL an advisory lock keeps replicas that start together from racing.
+func (d *DB) migrate(ctx context.Context) error {
+	dir := "migrations/" + string(d.Engine)
+	entries, err := fs.ReadDir(migrations, dir)
+	if err != nil {
+		return fmt.Errorf("read migrations: %w", err)
+	}
+	type migration struct {
+		version int
+		name    string
+	}
+	var list []migration
+	for _, e := range entries {
+		prefix, _, ok := strings.Cut(e.Name(), "_")
+		v, err := strconv.Atoi(prefix)
+		if !ok || err != nil || !strings.HasSuffix(e.Name(), ".sql") {
+			return fmt.Errorf("migration %s: name must be NNNN_description.sql", e.Name())
+		}
+		list = append(list, migration{v, e.Name()})
+	}
+	sort.Slice(list, func(i, j int) bool { return list[i].version < list[j].version })
+
+	if _, err := d.write.ExecContext(ctx,
+		`CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)`); err != nil {
+		return fmt.Errorf("create schema_migrations: %w", err)
+	}
+	for _, m := range list {
+		body, err := migrations.ReadFile(dir + "/" + m.name)
+		if err != nil {
+			return err
+		}
+		err = d.InTx(ctx, func(tx *Tx) error {
+			if d.Engine == Postgres {
+				if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7262011)`); err != nil {
+					return err
+				}
+			}
+			var seen int
+			if err := tx.QueryRowContext(ctx,
+				`SELECT count(*) FROM schema_migrations WHERE version = $1`, m.version).Scan(&seen); err != nil {
+				return err
+			}
+			if seen > 0 {
+				return nil
+			}
+			if _, err := tx.ExecContext(ctx, string(body)); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version) VALUES ($1)`, m.version)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("migration %s: %w", m.name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+// Package recordingrules serves recording-rule sets (E4, E5, list, get, delete): named lists of
+// Prometheus recording-rule groups, checked with the Prometheus PromQL parser and naming rules.
+package recordingrules
+
+import (
+	"context"
+	"errors"
+
+	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+// RuleSetHandler implements the recording-rule operations of oas.Handler.
+type RuleSetHandler struct {
+	db *db.DB
+}
+
+// NewHandler returns the recording-rule operations.
+func NewHandler(database *db.DB) *RuleSetHandler { return &RuleSetHandler{db: database} }
+
+// CreateRecordingRuleSet stores a new set in the caller's team and returns its id (E4).
+//
+// Errors: Invalid when a group or rule breaks a rule of buildSet.
+func (h *RuleSetHandler) CreateRecordingRuleSet(ctx context.Context, req *oas.RecordingRuleSetInput) (*oas.RecordingRuleSetCreated, error) {
+	caller := auth.PrincipalFrom(ctx)
+	var id string
+	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		id = tx.NewID()
+		set, err := buildSet(tx, id, req)
+		if err != nil {
+			return err
+		}
+		return insertSet(ctx, tx, caller.TeamID, set)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &oas.RecordingRuleSetCreated{ID: id}, nil
+}
+
+// UpdateRecordingRuleSet replaces the name and groups of a set (E5).
+//
+// Errors: NotFound when the team has no such set; Invalid as for create.
+func (h *RuleSetHandler) UpdateRecordingRuleSet(ctx context.Context, req *oas.RecordingRuleSetInput, params oas.UpdateRecordingRuleSetParams) error {
+	caller := auth.PrincipalFrom(ctx)
+	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		set, err := buildSet(tx, params.ID, req)
+		if err != nil {
+			return err
+		}
+		return replaceSet(ctx, tx, caller.TeamID, set)
+	})
+	return notFoundAs(err, params.ID)
+}
+
+// ListRecordingRuleSets returns the team's sets, oldest first.
+func (h *RuleSetHandler) ListRecordingRuleSets(ctx context.Context) (*oas.RecordingRuleSetList, error) {
+	caller := auth.PrincipalFrom(ctx)
+	sets, err := listSets(ctx, h.db.Read(), caller.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	return &oas.RecordingRuleSetList{Sets: sets}, nil
+}
+
+// GetRecordingRuleSet returns one set.
+//
+// Errors: NotFound when the team has no such set.
+func (h *RuleSetHandler) GetRecordingRuleSet(ctx context.Context, params oas.GetRecordingRuleSetParams) (*oas.RecordingRuleSet, error) {
+	caller := auth.PrincipalFrom(ctx)
+	set, err := getSet(ctx, h.db.Read(), caller.TeamID, params.ID)
+	if err != nil {
+		return nil, notFoundAs(err, params.ID)
+	}
+	return &set, nil
+}
+
+// DeleteRecordingRuleSet deletes one set.
+//
+// Errors: NotFound when the team has no such set.
+func (h *RuleSetHandler) DeleteRecordingRuleSet(ctx context.Context, params oas.DeleteRecordingRuleSetParams) error {
+	return h.delete(ctx, params.ID)
+}
+
+// DeleteRecordingRuleSetByQuery deletes the set named by the id query parameter, as
+// DeleteRecordingRuleSet does.
+func (h *RuleSetHandler) DeleteRecordingRuleSetByQuery(ctx context.Context, params oas.DeleteRecordingRuleSetByQueryParams) error {
+	return h.delete(ctx, params.ID)
+}
+
+func (h *RuleSetHandler) delete(ctx context.Context, id string) error {
+	caller := auth.PrincipalFrom(ctx)
+	err := h.db.InTx(ctx, func(tx *db.Tx) error { return deleteSet(ctx, tx, caller.TeamID, id) })
+	return notFoundAs(err, id)
+}
+
+func notFoundAs(err error, id string) error {
+	if errors.Is(err, db.ErrNotFound) {
+		return apierror.NotFoundf("id: no recording rule set %q", id)
+	}
+	return err
+}

@@ -1,0 +1,96 @@
+package recordingrules
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/prometheus/common/model"
+	"github.com/prometheus/prometheus/promql/parser"
+
+	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+// promql parses rule expressions with the default function set, as a Prometheus server with no
+// feature flags does.
+var promql = parser.NewParser(parser.Options{})
+
+// buildSet checks a set as Prometheus would check a rule file and returns the set to store:
+// group ids filled in where the caller gave none, versions defaulted to 1, labels never null.
+//
+// Rules beyond the document's bounds (which the generated decoder enforces): group names and ids
+// are unique within the set; limit fits in an unsigned 64-bit integer; every record is a valid
+// metric name, every label name a valid label name that does not start with "__", and every expr
+// valid PromQL. Every failure is an apierror.Invalid naming the group and the rule.
+func buildSet(tx *db.Tx, id string, in *oas.RecordingRuleSetInput) (oas.RecordingRuleSet, error) {
+	set := oas.RecordingRuleSet{ID: id, Name: in.Name, Groups: make([]oas.RecordingRuleGroup, 0, len(in.Groups))}
+	names := make(map[string]int, len(in.Groups))
+	ids := make(map[string]int, len(in.Groups))
+	for gi, g := range in.Groups {
+		where := fmt.Sprintf("groups[%d] (%q)", gi, g.Name)
+		if prev, dup := names[g.Name]; dup {
+			return set, apierror.Invalidf("%s.name: groups[%d] already has this name; group names must be unique within a set", where, prev)
+		}
+		names[g.Name] = gi
+		groupID := g.ID.Or("")
+		if groupID == "" {
+			groupID = tx.NewID()
+		}
+		if prev, dup := ids[groupID]; dup {
+			return set, apierror.Invalidf("%s.id: groups[%d] already has id %q; group ids must be unique within a set", where, prev, groupID)
+		}
+		ids[groupID] = gi
+		out := oas.RecordingRuleGroup{
+			ID:       groupID,
+			Name:     g.Name,
+			Interval: g.Interval,
+			Version:  g.Version.Or(1),
+			Rules:    make([]oas.RecordingRule, 0, len(g.Rules)),
+		}
+		if limit, ok := g.Limit.Get(); ok {
+			if _, err := strconv.ParseUint(limit, 10, 64); err != nil {
+				return set, apierror.Invalidf("%s.limit: must be at most 18446744073709551615", where)
+			}
+			out.Limit = oas.NewOptString(limit)
+		}
+		for ri, r := range g.Rules {
+			if err := checkRule(fmt.Sprintf("%s.rules[%d]", where, ri), r); err != nil {
+				return set, err
+			}
+			labels := oas.RecordingRuleLabels{}
+			for k, v := range r.Labels.Value {
+				labels[k] = v
+			}
+			out.Rules = append(out.Rules, oas.RecordingRule{
+				Expr:              r.Expr,
+				Record:            r.Record,
+				EvaluationDelayMs: r.EvaluationDelayMs,
+				Labels:            labels,
+			})
+		}
+		set.Groups = append(set.Groups, out)
+	}
+	return set, nil
+}
+
+func checkRule(where string, r oas.RecordingRuleInput) error {
+	if !model.IsValidLegacyMetricName(r.Record) {
+		return apierror.Invalidf("%s.record: %q is not a valid metric name (letters, digits, '_' and ':', not starting with a digit)", where, r.Record)
+	}
+	for name := range r.Labels.Value {
+		if !model.LabelName(name).IsValidLegacy() {
+			return apierror.Invalidf("%s.labels: %q is not a valid label name (letters, digits and '_', not starting with a digit)", where, name)
+		}
+		if strings.HasPrefix(name, "__") {
+			return apierror.Invalidf("%s.labels: %q starts with \"__\", which Prometheus reserves", where, name)
+		}
+	}
+	if _, err := promql.ParseExpr(r.Expr); err != nil {
+		return apierror.Invalidf("%s.expr: not valid PromQL: %s", where, oneLine(err.Error()))
+	}
+	return nil
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -1,0 +1,98 @@
+package recordingrules
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+func insertSet(ctx context.Context, tx *db.Tx, teamID int64, set oas.RecordingRuleSet) error {
+	doc, err := set.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx,
+		`INSERT INTO recording_rule_sets (team_id, id, name, document, created_at, updated_at)
+		 VALUES ($1, $2, $3, $4, $5, $5)`,
+		teamID, set.ID, set.Name, string(doc), tx.Now.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("insert recording rule set: %w", err)
+	}
+	return nil
+}
+
+// replaceSet overwrites the team's set; db.ErrNotFound when there is none.
+func replaceSet(ctx context.Context, tx *db.Tx, teamID int64, set oas.RecordingRuleSet) error {
+	doc, err := set.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx,
+		`UPDATE recording_rule_sets SET name = $3, document = $4, updated_at = $5
+		  WHERE team_id = $1 AND id = $2`,
+		teamID, set.ID, set.Name, string(doc), tx.Now.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("update recording rule set: %w", err)
+	}
+	return requireOneRow(res)
+}
+
+// deleteSet removes the team's set; db.ErrNotFound when there is none.
+func deleteSet(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
+	res, err := tx.ExecContext(ctx,
+		`DELETE FROM recording_rule_sets WHERE team_id = $1 AND id = $2`, teamID, id)
+	if err != nil {
+		return fmt.Errorf("delete recording rule set: %w", err)
+	}
+	return requireOneRow(res)
+}
+
+func requireOneRow(res interface{ RowsAffected() (int64, error) }) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return db.ErrNotFound
+	}
+	return nil
+}
+
+// getSet returns the team's set; db.ErrNotFound when there is none.
+func getSet(ctx context.Context, q db.Querier, teamID int64, id string) (oas.RecordingRuleSet, error) {
+	var set oas.RecordingRuleSet
+	var doc string
+	err := q.QueryRowContext(ctx,
+		`SELECT document FROM recording_rule_sets WHERE team_id = $1 AND id = $2`, teamID, id).Scan(&doc)
+	if err != nil {
+		return set, db.Translate(err)
+	}
+	if err := set.UnmarshalJSON([]byte(doc)); err != nil {
+		return set, fmt.Errorf("recording rule set %s: %w", id, err)
+	}
+	return set, nil
+}
+
+func listSets(ctx context.Context, q db.Querier, teamID int64) ([]oas.RecordingRuleSet, error) {
+	rows, err := q.QueryContext(ctx,
+		`SELECT id, document FROM recording_rule_sets WHERE team_id = $1 ORDER BY created_at, id`, teamID)
+	if err != nil {
+		return nil, fmt.Errorf("list recording rule sets: %w", err)
+	}
+	defer rows.Close()
+	sets := []oas.RecordingRuleSet{}
+	for rows.Next() {
+		var id, doc string
+		if err := rows.Scan(&id, &doc); err != nil {
+			return nil, err
+		}
+		var set oas.RecordingRuleSet
+		if err := set.UnmarshalJSON([]byte(doc)); err != nil {
+			return nil, fmt.Errorf("recording rule set %s: %w", id, err)
+		}
+		sets = append(sets, set)
+	}
+	return sets, rows.Err()
+}

@@ -1,0 +1,66 @@
+package server
+
+import (
+	"database/sql"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+)
+
+type metrics struct {
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+	inFlight prometheus.Gauge
+}
+
+func newMetrics(reg *prometheus.Registry, dbStats func() sql.DBStats) *metrics {
+	m := &metrics{
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mgmtapi_requests_total",
+			Help: "Requests answered, by operation and HTTP status.",
+		}, []string{"operation", "status"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "mgmtapi_request_duration_seconds",
+			Help:    "Time to answer a request, by operation.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}, []string{"operation"}),
+		inFlight: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mgmtapi_requests_in_flight",
+			Help: "Requests being answered now.",
+		}),
+	}
+	reg.MustRegister(m.requests, m.latency, m.inFlight,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if dbStats != nil {
+		gauge := func(name, help string, value func(sql.DBStats) float64) prometheus.Collector {
+			return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mgmtapi_db_" + name, Help: help},
+				func() float64 { return value(dbStats()) })
+		}
+		counter := func(name, help string, value func(sql.DBStats) float64) prometheus.Collector {
+			return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "mgmtapi_db_" + name, Help: help},
+				func() float64 { return value(dbStats()) })
+		}
+		reg.MustRegister(
+			gauge("connections_open", "Open connections of the write pool.",
+				func(s sql.DBStats) float64 { return float64(s.OpenConnections) }),
+			gauge("connections_in_use", "Connections of the write pool in use.",
+				func(s sql.DBStats) float64 { return float64(s.InUse) }),
+			gauge("connections_idle", "Idle connections of the write pool.",
+				func(s sql.DBStats) float64 { return float64(s.Idle) }),
+			gauge("connections_max", "Most connections the write pool opens.",
+				func(s sql.DBStats) float64 { return float64(s.MaxOpenConnections) }),
+			counter("waits_total", "Times a request waited for a connection.",
+				func(s sql.DBStats) float64 { return float64(s.WaitCount) }),
+			counter("wait_seconds_total", "Time spent waiting for a connection.",
+				func(s sql.DBStats) float64 { return s.WaitDuration.Seconds() }),
+		)
+	}
+	return m
+}
+
+func (m *metrics) observe(operation string, status int, elapsed time.Duration) {
+	m.requests.WithLabelValues(operation, strconv.Itoa(status)).Inc()
+	m.latency.WithLabelValues(operation).Observe(elapsed.Seconds())
+}

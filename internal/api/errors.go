@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/go-faster/jx"
@@ -72,7 +73,7 @@ func describeParam(p *ogenerrors.DecodeParamError) string {
 	if errors.As(p.Err, &v) {
 		return describeValidation(p.Name, v)
 	}
-	if errors.Is(p.Err, validate.ErrFieldRequired) {
+	if errors.Is(p.Err, validate.ErrFieldRequired) || strings.HasSuffix(p.Err.Error(), "not set") {
 		return fmt.Sprintf("%s: is required", p.Name)
 	}
 	return fmt.Sprintf("%s: %s", p.Name, describeRule(p.Err))
@@ -94,13 +95,13 @@ func describeBody(err error) (int, string) {
 		return http.StatusRequestEntityTooLarge,
 			fmt.Sprintf("body: larger than the limit of %d bytes", maxBytes.Limit)
 	}
+	var decodeErr *ogenerrors.DecodeBodyError
+	if errors.As(err, &decodeErr) {
+		return http.StatusBadRequest, describeDecode(decodeErr.Body, decodeErr.Err)
+	}
 	var v *validate.Error
 	if errors.As(err, &v) {
 		return http.StatusBadRequest, describeValidation("", v)
-	}
-	var decodeErr *ogenerrors.DecodeBodyError
-	if errors.As(err, &decodeErr) {
-		return http.StatusBadRequest, describeDecode(decodeErr.Err)
 	}
 	return http.StatusBadRequest, "body: " + err.Error()
 }
@@ -136,6 +137,14 @@ func describeValidation(prefix string, v *validate.Error) string {
 	return path + ": " + describeRule(leaf)
 }
 
+// count writes "1 character", "2 characters".
+func count(n int, unit string) string {
+	if n == 1 {
+		unit = strings.TrimSuffix(unit, "s")
+	}
+	return strconv.Itoa(n) + " " + unit
+}
+
 var intBound = regexp.MustCompile(`value (-?\d+) (less|greater) than (-?\d+)`)
 
 // describeRule says which rule a leaf validation error broke, in words.
@@ -152,9 +161,9 @@ func describeRule(err error) string {
 	case errors.Is(err, validate.ErrFieldRequired):
 		return "is required"
 	case errors.As(err, &minLen):
-		return fmt.Sprintf("must have at least %d %s (got %d)", minLen.MinLength, unit, minLen.Len)
+		return fmt.Sprintf("must have at least %s (got %d)", count(minLen.MinLength, unit), minLen.Len)
 	case errors.As(err, &maxLen):
-		return fmt.Sprintf("must have at most %d %s (got %d)", maxLen.MaxLength, unit, maxLen.Len)
+		return fmt.Sprintf("must have at most %s (got %d)", count(maxLen.MaxLength, unit), maxLen.Len)
 	case errors.As(err, &regex):
 		return fmt.Sprintf("must match the pattern %s", regex.Pattern)
 	}
@@ -170,31 +179,59 @@ func describeRule(err error) string {
 	return text
 }
 
-var decodeField = regexp.MustCompile(`decode field "([^"]+)"`)
+var (
+	decodeField = regexp.MustCompile(`decode field "([^"]+)"`)
+	atOffset    = regexp.MustCompile(` at (\d+)$`)
+	missingName = regexp.MustCompile(`invalid: (\w+) \(field required\)`)
+)
 
-// describeDecode explains a body that is not the JSON the operation expects, naming the field
-// where decoding stopped when the decoder says which.
-func describeDecode(err error) string {
+// describeDecode explains a body that is not the JSON the operation expects, naming the path of
+// the value where decoding stopped.
+func describeDecode(body []byte, err error) string {
+	msg := err.Error()
 	var fields []string
-	for _, m := range decodeField.FindAllStringSubmatch(err.Error(), -1) {
+	for _, m := range decodeField.FindAllStringSubmatch(msg, -1) {
 		fields = append(fields, m[1])
 	}
-	path := "body"
-	if len(fields) > 0 {
-		path = strings.Join(fields, ".")
-	}
-	var v *validate.Error
-	if errors.As(err, &v) {
-		return describeValidation(strings.Join(fields[:max(len(fields)-1, 0)], "."), v)
-	}
-	if errors.Is(err, validate.ErrFieldRequired) {
+	if m := missingName.FindStringSubmatch(msg); m != nil {
+		path := pathOfMissing(body, fields, m[1])
+		if path == "" {
+			path = strings.Join(append(fields, m[1]), ".")
+		}
 		return path + ": is required"
 	}
-	msg := err.Error()
+	reason := msg
 	if i := strings.LastIndex(msg, ": "); i >= 0 {
-		msg = msg[i+2:]
+		reason = msg[i+2:]
 	}
-	return fmt.Sprintf("%s: malformed JSON: %s", path, msg)
+	path := ""
+	if m := atOffset.FindStringSubmatch(msg); m != nil {
+		offset, _ := strconv.ParseInt(m[1], 10, 64)
+		path = pathAtOffset(body, offset)
+	}
+	if path == "" {
+		path = strings.Join(fields, ".")
+	}
+	if path == "" {
+		path = "body"
+	}
+	if expected := expectedKind(msg); expected != "" {
+		return fmt.Sprintf("%s: must be %s", path, expected)
+	}
+	return fmt.Sprintf("%s: malformed JSON: %s", path, reason)
+}
+
+// expectedKind reads what the decoder wanted from its message, when it says.
+func expectedKind(msg string) string {
+	switch {
+	case strings.Contains(msg, `"{" expected`):
+		return "a JSON object"
+	case strings.Contains(msg, `"[" expected`):
+		return "a JSON array"
+	case strings.Contains(msg, "unexpected floating point character"):
+		return "an integer"
+	}
+	return ""
 }
 
 // writeError writes an error answer outside the generated router (unknown path, wrong method,

@@ -182,4 +182,3 @@ func (h requestIDLog) WithAttrs(attrs []slog.Attr) slog.Handler {
 func (h requestIDLog) WithGroup(name string) slog.Handler {
 	return requestIDLog{h.Handler.WithGroup(name)}
 }
-

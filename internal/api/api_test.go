@@ -1,0 +1,127 @@
+package api_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mgmtapi/mgmtapi/internal/apitest"
+)
+
+const rulesPath = "/mgmt/openapi/5/recording-rules/recording-rules/v1"
+
+func TestErrorsHaveTheErrorBody(t *testing.T) {
+	apitest.EnginesWith(t, apitest.Options{MaxBodyBytes: 4096}, func(t *testing.T, env *apitest.Env) {
+		key := env.RootKey
+		cases := []struct {
+			name        string
+			method      string
+			path        string
+			auth        string
+			contentType string
+			body        string
+			status      int
+			fragments   []string
+		}{
+			{"unknown path", "GET", "/mgmt/openapi/5/nothing/here", "Bearer " + key, "", "", 404, []string{"/mgmt/openapi/5/nothing/here"}},
+			{"other version segment", "GET", "/mgmt/openapi/4/recording-rules/recording-rules/v1", "Bearer " + key, "", "", 404, nil},
+			{"root", "GET", "/", "", "", "", 404, nil},
+			{"wrong method", "PATCH", rulesPath, "Bearer " + key, "", "", 405, []string{"PATCH", "GET"}},
+			{"malformed JSON", "POST", rulesPath, "Bearer " + key, "application/json", `{"name":`, 400, []string{"malformed JSON"}},
+			{"JSON array instead of object", "POST", rulesPath, "Bearer " + key, "application/json", `[]`, 400, []string{"body: must be a JSON object"}},
+			{"trailing data", "POST", rulesPath, "Bearer " + key, "application/json", `{"name":"a"} {}`, 400, nil},
+			{"wrong type deep inside", "POST", rulesPath, "Bearer " + key, "application/json",
+				`{"name":"a","groups":[{"name":"g"},{"name":"h","rules":[{"record":"r","expr":5}]}]}`, 400,
+				[]string{"groups[1].rules[0].expr"}},
+			{"missing field deep inside", "POST", rulesPath, "Bearer " + key, "application/json",
+				`{"name":"a","groups":[{"name":"g","rules":[{"record":"r","expr":"up"}]},{"name":"h","rules":[{"record":"r","expr":"up"},{"expr":"up"}]}]}`, 400,
+				[]string{"groups[1].rules[1].record: is required"}},
+			{"float where integer", "POST", rulesPath, "Bearer " + key, "application/json",
+				`{"name":"a","groups":[{"name":"g","interval":60.5}]}`, 400, []string{"groups[0].interval: must be an integer"}},
+			{"empty body", "POST", rulesPath, "Bearer " + key, "application/json", "", 400, []string{"body"}},
+			{"text content type", "POST", rulesPath, "Bearer " + key, "text/plain", `{"name":"a"}`, 415, []string{"application/json"}},
+			{"no content type", "POST", rulesPath, "Bearer " + key, "", `{"name":"a"}`, 415, []string{"Content-Type"}},
+			{"oversize body", "POST", rulesPath, "Bearer " + key, "application/json",
+				`{"name":"` + strings.Repeat("a", 5000) + `"}`, 413, []string{"4096 bytes"}},
+			{"no key", "GET", rulesPath, "", "", "", 401, []string{"Authorization"}},
+			{"empty bearer", "GET", rulesPath, "Bearer ", "", "", 401, []string{"Authorization"}},
+			{"unknown key", "GET", rulesPath, "Bearer mgmt_unknown", "", "", 401, []string{"not valid"}},
+			{"malformed header", "GET", rulesPath, "Basic dXNlcjpwYXNz", "", "", 401, []string{"not valid"}},
+			{"operator key is not a team key", "GET", rulesPath, "Bearer " + apitest.OperatorKey, "", "", 401, nil},
+			{"team key is not the operator key", "GET", "/admin/v1/teams", "Bearer " + key, "", "", 401, nil},
+		}
+		for _, c := range cases {
+			t.Run(c.name, func(t *testing.T) {
+				res := env.Do(t, c.method, c.path, c.auth, c.contentType, c.body)
+				apitest.ExpectError(t, res, c.status, c.fragments...)
+				if res.Header.Get("X-Request-Id") == "" {
+					t.Fatal("no X-Request-Id header")
+				}
+			})
+		}
+		// None of the failed writes left anything behind.
+		res := env.Do(t, "GET", rulesPath, "Bearer "+key, "", "")
+		if res.Status != 200 || string(res.Body) != `{"sets":[]}` {
+			t.Fatalf("after failed writes: %d %s", res.Status, res.Body)
+		}
+	})
+}
+
+func TestBareAndBearerKeysAreAccepted(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		for _, header := range []string{env.RootKey, "Bearer " + env.RootKey, "bearer " + env.RootKey, "  Bearer   " + env.RootKey + " "} {
+			if res := env.Do(t, "GET", rulesPath, header, "", ""); res.Status != http.StatusOK {
+				t.Fatalf("Authorization %q: %d %s", header, res.Status, res.Body)
+			}
+		}
+	})
+}
+
+func TestUnauthenticatedRequestsAreRefusedBeforeValidation(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		res := env.Do(t, "POST", rulesPath, "", "application/json", `{"name":""}`)
+		apitest.ExpectError(t, res, 401)
+		weak := env.MustKey(t, env.RootKey, "recording-rules:ReadConfig")
+		res = env.Do(t, "POST", rulesPath, "Bearer "+weak, "application/json", `{"name":""}`)
+		apitest.ExpectError(t, res, 403, "recording-rules:Manage")
+	})
+}
+
+func TestUnauthenticatedRoutes(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		for path, want := range map[string]string{
+			"/healthz":      `"ok"`,
+			"/readyz":       `"ready"`,
+			"/openapi.json": `"CreateRecordingRuleSet"`,
+			"/openapi.yaml": "operationId: CreateApiKey",
+		} {
+			res := env.Do(t, "GET", path, "", "", "")
+			if res.Status != 200 || !strings.Contains(string(res.Body), want) {
+				t.Fatalf("GET %s: %d, body lacks %q", path, res.Status, want)
+			}
+		}
+		res := env.Do(t, "GET", "/metrics", "", "", "")
+		for _, want := range []string{
+			`mgmtapi_requests_total{operation="none",status="200"}`,
+			"mgmtapi_request_duration_seconds_bucket",
+			"mgmtapi_requests_in_flight",
+			"mgmtapi_db_connections_open",
+		} {
+			if !strings.Contains(string(res.Body), want) {
+				t.Fatalf("/metrics lacks %q", want)
+			}
+		}
+	})
+}
+
+func TestReadyzFailsWhenTheDatabaseIsGone(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		if err := env.DB.Close(); err != nil {
+			t.Fatal(err)
+		}
+		apitest.ExpectError(t, env.Do(t, "GET", "/readyz", "", "", ""), 503)
+		if res := env.Do(t, "GET", "/healthz", "", "", ""); res.Status != 200 {
+			t.Fatalf("/healthz %d", res.Status)
+		}
+	})
+}

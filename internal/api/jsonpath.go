@@ -1,0 +1,117 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+)
+
+// The generated decoder names the fields it was decoding but not the array indexes, and reports
+// a wrong type as a byte offset. These helpers walk the raw body to turn either into a full path
+// such as groups[1].rules[0].record, so that a 400 says exactly where the body went wrong.
+
+// pathAtOffset returns the path of the JSON value that starts at or spans offset, or "" when the
+// body cannot be walked that far.
+func pathAtOffset(body []byte, offset int64) string {
+	type frame struct {
+		array     bool
+		index     int
+		key       string
+		expectKey bool
+	}
+	var stack []frame
+	render := func() string {
+		var b strings.Builder
+		for _, f := range stack {
+			if f.array {
+				b.WriteString("[" + strconv.Itoa(f.index) + "]")
+				continue
+			}
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(f.key)
+		}
+		return b.String()
+	}
+	valueDone := func() {
+		if n := len(stack); n > 0 {
+			if stack[n-1].array {
+				stack[n-1].index++
+			} else {
+				stack[n-1].expectKey = true
+			}
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	for {
+		start := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		end := dec.InputOffset()
+		if n := len(stack); n > 0 && !stack[n-1].array && stack[n-1].expectKey {
+			if key, ok := tok.(string); ok {
+				stack[n-1].key = key
+				stack[n-1].expectKey = false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			valueDone()
+			continue
+		}
+		if offset >= start && offset < end {
+			return render()
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, frame{expectKey: true})
+		case json.Delim('['):
+			stack = append(stack, frame{array: true})
+		default:
+			valueDone()
+		}
+	}
+}
+
+// pathOfMissing follows the field names through the body, into every element of each array on
+// the way, and returns the path of the first object there that lacks the field missing.
+func pathOfMissing(body []byte, fields []string, missing string) string {
+	var v any
+	if err := json.Unmarshal(body, &v); err != nil {
+		return ""
+	}
+	var find func(v any, fields []string, path string) string
+	find = func(v any, fields []string, path string) string {
+		switch t := v.(type) {
+		case []any:
+			for i, e := range t {
+				if p := find(e, fields, path+"["+strconv.Itoa(i)+"]"); p != "" {
+					return p
+				}
+			}
+		case map[string]any:
+			join := func(name string) string {
+				if path == "" {
+					return name
+				}
+				return path + "." + name
+			}
+			if len(fields) == 0 {
+				if _, ok := t[missing]; !ok {
+					return join(missing)
+				}
+				return ""
+			}
+			return find(t[fields[0]], fields[1:], join(fields[0]))
+		}
+		return ""
+	}
+	return find(v, fields, "")
+}

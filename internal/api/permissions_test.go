@@ -1,0 +1,29 @@
+package api
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+// Every operation the generated router knows has a permission from the catalog.
+func TestEveryOperationHasAPermission(t *testing.T) {
+	perms, err := operationPermissions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	handler := reflect.TypeOf((*oas.Handler)(nil)).Elem()
+	for i := 0; i < handler.NumMethod(); i++ {
+		name := handler.Method(i).Name
+		if name == "NewError" {
+			continue
+		}
+		if perms[name] == "" {
+			t.Errorf("operation %s has no x-permission", name)
+		}
+	}
+	if len(perms) != handler.NumMethod()-1 {
+		t.Errorf("document has %d operations, the generated handler %d", len(perms), handler.NumMethod()-1)
+	}
+}

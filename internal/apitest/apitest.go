@@ -1,0 +1,274 @@
+// Package apitest runs the whole handler stack for black-box tests: a real database (SQLite in a
+// temporary directory, or PostgreSQL in a fresh schema when MGMTAPI_TEST_DATABASE_URL is set),
+// the generated router, authentication and every area, served by httptest.
+package apitest
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	_ "github.com/jackc/pgx/v5/stdlib"
+
+	spec "github.com/mgmtapi/mgmtapi/api"
+	"github.com/mgmtapi/mgmtapi/internal/api"
+	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/server"
+	"github.com/mgmtapi/mgmtapi/internal/teams"
+)
+
+// DatabaseURLVariable names the variable that, when set, adds a PostgreSQL run of every test.
+const DatabaseURLVariable = "MGMTAPI_TEST_DATABASE_URL"
+
+// OperatorKey is the operator key of every test server.
+const OperatorKey = "test-operator-key"
+
+// Env is one running server over one fresh database.
+type Env struct {
+	URL    string
+	Engine db.Engine
+	DB     *db.DB
+	// RootKey holds every permission in the bootstrap team (id 1).
+	RootKey string
+	// Clock drives the authenticator's cache; tests move it with Advance.
+	Clock *Clock
+
+	opts    Options
+	dataDir string
+	dbURL   string
+	server  *httptest.Server
+}
+
+// Options change how an Env starts.
+type Options struct {
+	MaxBodyBytes int64
+}
+
+// Engines runs fn once on SQLite and, when MGMTAPI_TEST_DATABASE_URL is set, once on PostgreSQL,
+// each time with a fresh database.
+func Engines(t *testing.T, fn func(t *testing.T, env *Env)) {
+	EnginesWith(t, Options{}, fn)
+}
+
+// EnginesWith is Engines with options.
+func EnginesWith(t *testing.T, opts Options, fn func(t *testing.T, env *Env)) {
+	t.Run("sqlite", func(t *testing.T) {
+		fn(t, start(t, opts, db.SQLite))
+	})
+	if os.Getenv(DatabaseURLVariable) != "" {
+		t.Run("postgres", func(t *testing.T) {
+			fn(t, start(t, opts, db.Postgres))
+		})
+	}
+}
+
+var schemaCounter atomic.Int64
+
+func start(t *testing.T, opts Options, engine db.Engine) *Env {
+	t.Helper()
+	if opts.MaxBodyBytes == 0 {
+		opts.MaxBodyBytes = 16 << 20
+	}
+	env := &Env{Engine: engine, opts: opts, Clock: NewClock()}
+	switch engine {
+	case db.SQLite:
+		env.dataDir = t.TempDir()
+	case db.Postgres:
+		env.dbURL = freshSchema(t)
+	}
+	env.RootKey = "mgmt_root_" + strings.ReplaceAll(t.Name(), "/", "_")
+	env.open(t)
+	t.Cleanup(env.stop)
+	return env
+}
+
+// freshSchema creates an empty schema in the test PostgreSQL database and returns a URL whose
+// connections use it; the schema is dropped when the test ends.
+func freshSchema(t *testing.T) string {
+	t.Helper()
+	base := os.Getenv(DatabaseURLVariable)
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatalf("open postgres: %v", err)
+	}
+	defer admin.Close()
+	name := fmt.Sprintf("t_%d_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9, schemaCounter.Add(1))
+	if _, err := admin.Exec(`CREATE SCHEMA ` + name); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		admin, err := sql.Open("pgx", base)
+		if err != nil {
+			return
+		}
+		defer admin.Close()
+		_, _ = admin.Exec(`DROP SCHEMA ` + name + ` CASCADE`)
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("%s: %v", DatabaseURLVariable, err)
+	}
+	q := u.Query()
+	q.Set("search_path", name)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func (e *Env) open(t *testing.T) {
+	t.Helper()
+	ctx := context.Background()
+	database, err := db.Open(ctx, db.Options{URL: e.dbURL, DataDir: e.dataDir})
+	if err != nil {
+		t.Fatalf("open database: %v", err)
+	}
+	if _, err := teams.Bootstrap(ctx, database, e.RootKey); err != nil {
+		t.Fatalf("bootstrap: %v", err)
+	}
+	e.DB = database
+	e.server = httptest.NewServer(e.Handler(t, database, auth.NewAuthenticator(database, e.Clock.Now)))
+	e.URL = e.server.URL
+}
+
+// Handler builds the root handler over database with the given authenticator, as the server
+// process does; tests use it to run a second replica over the same database.
+func (e *Env) Handler(t *testing.T, database *db.DB, authn *auth.Authenticator) http.Handler {
+	t.Helper()
+	a, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: OperatorKey})
+	if err != nil {
+		t.Fatalf("api: %v", err)
+	}
+	yamlDoc, jsonDoc, err := spec.Documents("http://test", "test")
+	if err != nil {
+		t.Fatalf("documents: %v", err)
+	}
+	return server.New(server.Options{
+		API:           a,
+		WriteError:    api.WriteError,
+		OperationName: a.OperationName,
+		Ready:         database.Ping,
+		DBStats:       database.Stats,
+		OpenAPIJSON:   jsonDoc,
+		OpenAPIYAML:   yamlDoc,
+		MaxBodyBytes:  e.opts.MaxBodyBytes,
+		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+}
+
+func (e *Env) stop() {
+	if e.server != nil {
+		e.server.Close()
+		e.server = nil
+	}
+	if e.DB != nil {
+		_ = e.DB.Close()
+		e.DB = nil
+	}
+}
+
+// Restart stops the server and closes the database, then opens the same database again and
+// serves it at a new URL, as a process restart would.
+func (e *Env) Restart(t *testing.T) {
+	t.Helper()
+	e.stop()
+	e.open(t)
+}
+
+// Client returns a generated client that sends key in the Authorization header.
+func (e *Env) Client(t *testing.T, key string) *oas.Client {
+	t.Helper()
+	c, err := oas.NewClient(e.URL, keySource(key))
+	if err != nil {
+		t.Fatalf("client: %v", err)
+	}
+	return c
+}
+
+type keySource string
+
+func (k keySource) ApiKey(context.Context, oas.OperationName) (oas.ApiKey, error) {
+	return oas.ApiKey{APIKey: "Bearer " + string(k)}, nil
+}
+
+func (k keySource) OperatorKey(context.Context, oas.OperationName) (oas.OperatorKey, error) {
+	return oas.OperatorKey{APIKey: "Bearer " + string(k)}, nil
+}
+
+// MustTeam creates a team through the operator API and returns its id and a key holding every
+// permission.
+func (e *Env) MustTeam(t *testing.T, name string) (int64, string) {
+	t.Helper()
+	res, err := e.Client(t, OperatorKey).AdminCreateTeam(context.Background(), &oas.AdminCreateTeamRequest{Name: name})
+	if err != nil {
+		t.Fatalf("create team %q: %v", name, err)
+	}
+	return res.Team.ID, res.ApiKey.Value
+}
+
+// MustKey creates, with the team key teamKey, a key holding exactly the given permissions.
+func (e *Env) MustKey(t *testing.T, teamKey string, permissions ...string) string {
+	t.Helper()
+	res, err := e.Client(t, teamKey).CreateApiKey(context.Background(), &oas.CreateApiKeyRequest{
+		Name:           "test key",
+		KeyPermissions: oas.NewOptKeyPermissionsInput(oas.KeyPermissionsInput{Permissions: permissions}),
+	})
+	if err != nil {
+		t.Fatalf("create key with %v: %v", permissions, err)
+	}
+	return res.Value
+}
+
+// Response is a raw answer.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Do sends a raw request: method, path (with query), the Authorization header value (none when
+// empty), the Content-Type (none when empty) and the body.
+func (e *Env) Do(t *testing.T, method, path, authorization, contentType, body string) Response {
+	t.Helper()
+	req, err := http.NewRequest(method, e.URL+path, bytes.NewBufferString(body))
+	if err != nil {
+		t.Fatalf("request: %v", err)
+	}
+	if body == "" {
+		req.Body = nil
+		req.ContentLength = 0
+	}
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("read body: %v", err)
+	}
+	return Response{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// JSON sends body as application/json with "Bearer key".
+func (e *Env) JSON(t *testing.T, method, path, key, body string) Response {
+	t.Helper()
+	return e.Do(t, method, path, "Bearer "+key, "application/json", body)
+}

@@ -241,7 +241,12 @@ type Response struct {
 // empty), the Content-Type (none when empty) and the body.
 func (e *Env) Do(t *testing.T, method, path, authorization, contentType, body string) Response {
 	t.Helper()
-	req, err := http.NewRequest(method, e.URL+path, bytes.NewBufferString(body))
+	return do(t, e.URL, method, path, authorization, contentType, body)
+}
+
+func do(t *testing.T, base, method, path, authorization, contentType, body string) Response {
+	t.Helper()
+	req, err := http.NewRequest(method, base+path, bytes.NewBufferString(body))
 	if err != nil {
 		t.Fatalf("request: %v", err)
 	}
@@ -271,4 +276,21 @@ func (e *Env) Do(t *testing.T, method, path, authorization, contentType, body st
 func (e *Env) JSON(t *testing.T, method, path, key, body string) Response {
 	t.Helper()
 	return e.Do(t, method, path, "Bearer "+key, "application/json", body)
+}
+
+// Replica is a second server over an Env's database.
+type Replica struct{ url string }
+
+// Serve runs handler on a test server until the test ends.
+func Serve(t *testing.T, handler http.Handler) *Replica {
+	t.Helper()
+	s := httptest.NewServer(handler)
+	t.Cleanup(s.Close)
+	return &Replica{url: s.URL}
+}
+
+// Do sends a raw request to the replica, as Env.Do does.
+func (r *Replica) Do(t *testing.T, method, path, authorization, contentType, body string) Response {
+	t.Helper()
+	return do(t, r.url, method, path, authorization, contentType, body)
 }

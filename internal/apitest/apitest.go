@@ -87,7 +87,7 @@ func start(t *testing.T, opts Options, engine db.Engine) *Env {
 	case db.SQLite:
 		env.dataDir = t.TempDir()
 	case db.Postgres:
-		env.dbURL = freshSchema(t)
+		env.dbURL = FreshSchema(t)
 	}
 	env.RootKey = "mgmt_root_" + strings.ReplaceAll(t.Name(), "/", "_")
 	env.open(t)
@@ -95,9 +95,9 @@ func start(t *testing.T, opts Options, engine db.Engine) *Env {
 	return env
 }
 
-// freshSchema creates an empty schema in the test PostgreSQL database and returns a URL whose
+// FreshSchema creates an empty schema in the test PostgreSQL database and returns a URL whose
 // connections use it; the schema is dropped when the test ends.
-func freshSchema(t *testing.T) string {
+func FreshSchema(t *testing.T) string {
 	t.Helper()
 	base := os.Getenv(DatabaseURLVariable)
 	admin, err := sql.Open("pgx", base)

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mgmtapi/mgmtapi/internal/apitest"
+)
+
+// lockedBuffer is a writer that the server and the test can share.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+type process struct {
+	addr   string
+	stderr *lockedBuffer
+	stdout *lockedBuffer
+	stop   func() error
+}
+
+// start runs run() with serve on :0 and the given variables until stop is called.
+func start(t *testing.T, env map[string]string, args ...string) *process {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	p := &process{stderr: &lockedBuffer{}, stdout: &lockedBuffer{}}
+	getenv := func(k string) string { return env[k] }
+	go func() {
+		done <- run(ctx, append([]string{"serve", "--addr", "127.0.0.1:0"}, args...), getenv, p.stdout, p.stderr, ready)
+	}()
+	select {
+	case p.addr = <-ready:
+	case err := <-done:
+		cancel()
+		t.Fatalf("run ended before serving: %v\n%s", err, p.stderr)
+	case <-time.After(20 * time.Second):
+		cancel()
+		t.Fatal("run did not start in time")
+	}
+	stopped := false
+	p.stop = func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		return <-done
+	}
+	t.Cleanup(func() { _ = p.stop() })
+	return p
+}
+
+func (p *process) get(t *testing.T, path, key string) (int, string) {
+	t.Helper()
+	return p.call(t, "GET", path, key, "")
+}
+
+func (p *process) call(t *testing.T, method, path, key, body string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(method, "http://"+p.addr+path, strings.NewReader(body))
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, string(b)
+}
+
+// engines runs fn with the arguments that select SQLite in a fresh directory and, when the
+// test database is configured, PostgreSQL in a fresh schema.
+func engines(t *testing.T, fn func(t *testing.T, args []string)) {
+	t.Run("sqlite", func(t *testing.T) { fn(t, []string{"--data-dir", t.TempDir()}) })
+	if os.Getenv(apitest.DatabaseURLVariable) != "" {
+		t.Run("postgres", func(t *testing.T) { fn(t, []string{"--database-url", apitest.FreshSchema(t)}) })
+	}
+}
+
+var printedKey = regexp.MustCompile(`(?m)^\s+(mgmt_[A-Za-z0-9_-]{43})$`)
+
+func TestBootstrapPrintsAGeneratedKeyOnceAndRestartKeepsIt(t *testing.T) {
+	engines(t, func(t *testing.T, args []string) {
+		p := start(t, nil, args...)
+		m := printedKey.FindStringSubmatch(p.stderr.String())
+		if m == nil {
+			t.Fatalf("no key on standard error:\n%s", p.stderr)
+		}
+		key := m[1]
+		if strings.Contains(p.stdout.String(), key) {
+			t.Fatal("the key was logged on standard output")
+		}
+		if status, body := p.call(t, "POST", "/mgmt/openapi/5/recording-rules/recording-rules/v1", key,
+			`{"name":"kept","groups":[{"name":"g","rules":[{"record":"r","expr":"up"}]}]}`); status != 200 {
+			t.Fatalf("create with bootstrap key: %d %s", status, body)
+		}
+		if err := p.stop(); err != nil {
+			t.Fatalf("stop: %v", err)
+		}
+
+		// A restart with the variable set neither prints nor changes anything.
+		p = start(t, map[string]string{"MGMTAPI_BOOTSTRAP_KEY": "ignored-now"}, args...)
+		if printedKey.MatchString(p.stderr.String()) {
+			t.Fatal("a restart printed a key again")
+		}
+		status, body := p.get(t, "/mgmt/openapi/5/recording-rules/recording-rules/v1", key)
+		if status != 200 || !strings.Contains(body, `"name":"kept"`) {
+			t.Fatalf("after restart: %d %s", status, body)
+		}
+		if status, _ := p.get(t, "/mgmt/openapi/5/recording-rules/recording-rules/v1", "ignored-now"); status != 401 {
+			t.Fatalf("the variable became a key on a later start: %d", status)
+		}
+	})
+}
+
+func TestBootstrapUsesTheVariable(t *testing.T) {
+	engines(t, func(t *testing.T, args []string) {
+		p := start(t, map[string]string{"MGMTAPI_BOOTSTRAP_KEY": "my-chosen-key-0123456789"}, args...)
+		if printedKey.MatchString(p.stderr.String()) || strings.Contains(p.stderr.String()+p.stdout.String(), "my-chosen-key") {
+			t.Fatal("the chosen key was printed")
+		}
+		if status, body := p.get(t, "/mgmt/openapi/5/aaa/api-keys/v3/list/all", "my-chosen-key-0123456789"); status != 200 {
+			t.Fatalf("chosen key: %d %s", status, body)
+		}
+	})
+}
+
+func TestOperatorAPI(t *testing.T) {
+	engines(t, func(t *testing.T, args []string) {
+		p := start(t, nil, args...)
+		if status, _ := p.get(t, "/admin/v1/teams", "anything"); status != 404 {
+			t.Fatalf("operator API without MGMTAPI_OPERATOR_KEY: %d, want 404", status)
+		}
+		_ = p.stop()
+
+		p = start(t, map[string]string{"MGMTAPI_OPERATOR_KEY": "op-secret"}, args...)
+		if status, _ := p.get(t, "/admin/v1/teams", "wrong"); status != 401 {
+			t.Fatalf("wrong operator key: %d", status)
+		}
+		status, body := p.call(t, "POST", "/admin/v1/teams", "op-secret", `{"name":"payments"}`)
+		if status != 200 || !strings.Contains(body, `"team":{"id":2,"name":"payments"}`) {
+			t.Fatalf("create team: %d %s", status, body)
+		}
+		teamKey := regexp.MustCompile(`"value":"([^"]+)"`).FindStringSubmatch(body)[1]
+		if status, _ := p.get(t, "/mgmt/openapi/5/aaa/api-keys/v3/list/all", teamKey); status != 200 {
+			t.Fatalf("new team's key: %d", status)
+		}
+		if status, body := p.call(t, "POST", "/admin/v1/teams", "op-secret", `{"name":"payments"}`); status != 409 {
+			t.Fatalf("duplicate team: %d %s", status, body)
+		}
+		if status, body := p.call(t, "POST", "/admin/v1/teams", "op-secret", `{"name":""}`); status != 400 {
+			t.Fatalf("empty name: %d %s", status, body)
+		}
+		status, body = p.get(t, "/admin/v1/teams", "op-secret")
+		if status != 200 || body != `{"teams":[{"id":1,"name":"default"},{"id":2,"name":"payments"}]}` {
+			t.Fatalf("list teams: %d %s", status, body)
+		}
+	})
+}
+
+func TestServedDocumentNamesTheRegion(t *testing.T) {
+	p := start(t, nil, "--data-dir", t.TempDir(), "--region", "eu2")
+	status, body := p.get(t, "/openapi.json", "")
+	if status != 200 || !strings.Contains(body, `"description":"region eu2"`) || !strings.Contains(body, "http://"+p.addr) {
+		t.Fatalf("openapi.json: %d %.300s", status, body)
+	}
+	status, body = p.get(t, "/openapi.yaml", "")
+	if status != 200 || !strings.Contains(body, "region eu2") {
+		t.Fatalf("openapi.yaml: %d", status)
+	}
+}
+
+func TestBadConfigurationIsRefused(t *testing.T) {
+	for _, c := range []struct {
+		args     []string
+		env      map[string]string
+		fragment string
+	}{
+		{[]string{"serve", "--log-format", "xml"}, nil, "--log-format"},
+		{[]string{"serve", "--database-url", "mysql://x"}, nil, "--database-url"},
+		{[]string{"serve", "--policy-limit", "0"}, nil, "--policy-limit"},
+		{[]string{"serve"}, map[string]string{"MGMTAPI_POLICY_LIMIT": "many"}, "MGMTAPI_POLICY_LIMIT"},
+		{[]string{"serve", "--addr", "127.0.0.1:99999"}, nil, "listen"},
+		{[]string{"serve", "extra"}, nil, "unexpected argument"},
+		{[]string{"bogus"}, nil, "serve"},
+		{nil, nil, "serve"},
+	} {
+		err := run(context.Background(), c.args, func(k string) string { return c.env[k] }, io.Discard, io.Discard, nil)
+		if err == nil || !strings.Contains(err.Error(), c.fragment) {
+			t.Errorf("run %v: error %v, want one mentioning %q", c.args, err, c.fragment)
+		}
+	}
+}
+
+func TestShutdownWaitsAndReturns(t *testing.T) {
+	p := start(t, nil, "--data-dir", t.TempDir(), "--log-format", "json")
+	if status, _ := p.get(t, "/healthz", ""); status != 200 {
+		t.Fatalf("healthz %d", status)
+	}
+	if err := p.stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	if !strings.Contains(p.stdout.String(), `"msg":"stopped"`) {
+		t.Fatalf("no stop line in the JSON log:\n%s", p.stdout)
+	}
+	if !strings.Contains(p.stdout.String(), `"request_id":`) {
+		t.Fatal("request log lines carry no request_id")
+	}
+}

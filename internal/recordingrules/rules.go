@@ -76,11 +76,11 @@ func buildSet(tx *db.Tx, id string, in *oas.RecordingRuleSetInput) (oas.Recordin
 }
 
 func checkRule(where string, r oas.RecordingRuleInput) error {
-	if !model.IsValidLegacyMetricName(r.Record) {
+	if !model.LegacyValidation.IsValidMetricName(r.Record) {
 		return apierror.Invalidf("%s.record: %q is not a valid metric name (letters, digits, '_' and ':', not starting with a digit)", where, r.Record)
 	}
 	for name := range r.Labels.Value {
-		if !model.LabelName(name).IsValidLegacy() {
+		if !model.LegacyValidation.IsValidLabelName(name) {
 			return apierror.Invalidf("%s.labels: %q is not a valid label name (letters, digits and '_', not starting with a digit)", where, name)
 		}
 		if strings.HasPrefix(name, "__") {

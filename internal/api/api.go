@@ -81,6 +81,10 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no operation at "+r.URL.Path)
 		return
 	}
+	if msg, status := checkText(r); msg != "" {
+		writeError(w, status, msg)
+		return
+	}
 	a.router.ServeHTTP(w, r)
 }
 

@@ -125,3 +125,38 @@ func TestReadyzFailsWhenTheDatabaseIsGone(t *testing.T) {
 		}
 	})
 }
+
+// Text that PostgreSQL cannot store is refused alike on every engine, and stores nothing.
+func TestNULAndInvalidUTF8AreRefused(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		key := "Bearer " + env.RootKey
+		cases := []struct {
+			method, path, body, fragment string
+		}{
+			{"POST", rulesPath, `{"name":"a\u0000b"}`, "name: must not contain the NUL character"},
+			{"POST", rulesPath, `{"name":"ok","groups":[{"name":"g\u0000"}]}`, "groups[0].name: must not contain"},
+			{"POST", rulesPath, `{"a\u0000":1,"name":"x"}`, "must not contain"},
+			{"POST", rulesPath, "{\"name\":\"\xff\xfe\"}", "body: must be valid UTF-8"},
+			{"GET", rulesPath + "/a%00b", "", "path: must be valid UTF-8"},
+			{"GET", rulesPath + "/a%ffb", "", "path: must be valid UTF-8"},
+			{"DELETE", rulesPath + "?id=a%00", "", "id: must be valid UTF-8"},
+			{"PUT", "/mgmt/openapi/5/aaa/api-keys/v3/x", `{"newName":"\u0000"}`, "newName: must not contain"},
+		}
+		for _, c := range cases {
+			ct := ""
+			if c.body != "" {
+				ct = "application/json"
+			}
+			apitest.ExpectError(t, env.Do(t, c.method, c.path, key, ct, c.body), 400, c.fragment)
+		}
+		// An escaped backslash followed by "u0000" is ordinary text.
+		res := env.Do(t, "POST", rulesPath, key, "application/json", `{"name":"a\\u0000b"}`)
+		if res.Status != 200 {
+			t.Fatalf("literal backslash-u0000: %d %s", res.Status, res.Body)
+		}
+		res = env.Do(t, "GET", rulesPath, key, "", "")
+		if strings.Count(string(res.Body), `"name"`) != 1 {
+			t.Fatalf("refused requests stored something: %s", res.Body)
+		}
+	})
+}

@@ -1,0 +1,79 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+)
+
+// checkText refuses, before routing, text that no engine can store alike: invalid UTF-8 and the
+// NUL character, in the path, the query or a JSON body. PostgreSQL's text type holds neither, so
+// letting them through would turn a bad request into a 500 on one engine and into stored garbage
+// on the other. It returns "" when the request is fine; otherwise the message and status. A body
+// it reads is put back for the router.
+func checkText(r *http.Request) (string, int) {
+	if !utf8.ValidString(r.URL.Path) || strings.ContainsRune(r.URL.Path, 0) {
+		return "path: must be valid UTF-8 without NUL characters", http.StatusBadRequest
+	}
+	if r.URL.RawQuery != "" {
+		values, err := url.ParseQuery(r.URL.RawQuery)
+		if err != nil {
+			return "query: " + err.Error(), http.StatusBadRequest
+		}
+		for name, list := range values {
+			for _, v := range list {
+				if !utf8.ValidString(name+v) || strings.ContainsRune(name+v, 0) {
+					return fmt.Sprintf("%s: must be valid UTF-8 without NUL characters", name), http.StatusBadRequest
+				}
+			}
+		}
+	}
+	if r.Body == nil || r.Body == http.NoBody {
+		return "", 0
+	}
+	body, err := io.ReadAll(r.Body)
+	_ = r.Body.Close()
+	if err != nil {
+		var maxBytes *http.MaxBytesError
+		if errors.As(err, &maxBytes) {
+			return fmt.Sprintf("body: larger than the limit of %d bytes", maxBytes.Limit), http.StatusRequestEntityTooLarge
+		}
+		return "body: could not be read", http.StatusBadRequest
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	if !utf8.Valid(body) {
+		return "body: must be valid UTF-8", http.StatusBadRequest
+	}
+	if path := pathOfNUL(body); path != "" {
+		return path + ": must not contain the NUL character (\\u0000)", http.StatusBadRequest
+	}
+	return "", 0
+}
+
+// pathOfNUL returns the path of the first JSON string (key or value) holding U+0000, or "".
+// Only bodies that spell the escape at all are walked.
+func pathOfNUL(body []byte) string {
+	if !bytes.Contains(bytes.ToLower(body), []byte(`\u0000`)) {
+		return ""
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	for {
+		offset := dec.InputOffset()
+		tok, err := dec.Token()
+		if err != nil {
+			return ""
+		}
+		if s, ok := tok.(string); ok && strings.ContainsRune(s, 0) {
+			if p := pathAtOffset(body, offset+1); p != "" {
+				return p
+			}
+			return "body"
+		}
+	}
+}

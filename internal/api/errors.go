@@ -90,11 +90,6 @@ func describeBody(err error) (int, string) {
 	case errors.Is(err, validate.ErrBodyRequired):
 		return http.StatusBadRequest, "body: a JSON object is required"
 	}
-	var maxBytes *http.MaxBytesError
-	if errors.As(err, &maxBytes) {
-		return http.StatusRequestEntityTooLarge,
-			fmt.Sprintf("body: larger than the limit of %d bytes", maxBytes.Limit)
-	}
 	var decodeErr *ogenerrors.DecodeBodyError
 	if errors.As(err, &decodeErr) {
 		return http.StatusBadRequest, describeDecode(decodeErr.Body, decodeErr.Err)

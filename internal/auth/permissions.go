@@ -22,6 +22,17 @@ var catalog = []Permission{
 	{"api-keys:Manage", "create, change and delete API keys"},
 	{"recording-rules:ReadConfig", "list and read recording-rule sets"},
 	{"recording-rules:Manage", "create, replace and delete recording-rule sets"},
+	{"case:Read", "list and read cases and their events"},
+	{"case:Update", "change a case's title, priority override and resolution reason"},
+	{"case:Assign", "assign and unassign cases"},
+	{"case:Acknowledge", "acknowledge and unacknowledge cases"},
+	{"case:Close", "resolve and close cases"},
+	{"case:Comment", "comment on cases, edit and delete comments, sync external threads"},
+	{"incidents:read", "list, read and aggregate incidents"},
+	{"incidents:acknowledge", "acknowledge incidents"},
+	{"incidents:close", "resolve and close incidents"},
+	{"incidents:assign", "assign and unassign incidents"},
+	{"alerts:Ingest", "send Alertmanager notifications to /ingest/alertmanager/v1"},
 }
 
 // Preset is a named bundle of permissions that a key can hold by name.
@@ -39,8 +50,14 @@ var presets = []Preset{
 		Permissions: []string{"api-keys:ReadConfig", "api-keys:Manage"}},
 	{Name: "recording-rules", Description: "everything about recording rules",
 		Permissions: []string{"recording-rules:ReadConfig", "recording-rules:Manage"}},
-	{Name: "read-only", Description: "every ReadConfig permission",
-		Permissions: []string{"api-keys:ReadConfig", "recording-rules:ReadConfig"}},
+	{Name: "cases", Description: "everything about cases",
+		Permissions: []string{"case:Read", "case:Update", "case:Assign", "case:Acknowledge", "case:Close", "case:Comment"}},
+	{Name: "incidents", Description: "everything about incidents",
+		Permissions: []string{"incidents:read", "incidents:acknowledge", "incidents:close", "incidents:assign"}},
+	{Name: "alertmanager", Description: "what an Alertmanager webhook receiver needs",
+		Permissions: []string{"alerts:Ingest"}},
+	{Name: "read-only", Description: "every permission that only reads",
+		Permissions: []string{"api-keys:ReadConfig", "recording-rules:ReadConfig", "case:Read", "incidents:read"}},
 	{Name: FullAccess, Description: "every permission", Permissions: nil},
 }
 

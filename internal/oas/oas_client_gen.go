@@ -22,18 +22,73 @@ func trimTrailingSlashes(u *url.URL) {
 
 // Invoker invokes operations described by OpenAPI v3 specification.
 type Invoker interface {
+	// AcknowledgeCase invokes AcknowledgeCase operation.
+	//
+	// Acknowledge an active case.
+	//
+	// PUT /mgmt/openapi/5/cases/acknowledged/v1/{case_id}
+	AcknowledgeCase(ctx context.Context, params AcknowledgeCaseParams) (*CaseResponse, error)
+	// AcknowledgeIncidents invokes AcknowledgeIncidents operation.
+	//
+	// All or nothing. An unknown id is a 404 and a resolved incident a 409; then nothing changes.
+	//
+	// POST /mgmt/openapi/5/incidents/incidents/v1/all/acknowledge
+	AcknowledgeIncidents(ctx context.Context, request *IncidentIDsRequest) (*IncidentsResponse, error)
 	// AdminCreateTeam invokes AdminCreateTeam operation.
 	//
 	// The key holds every permission; its value is shown once, in this answer.
 	//
 	// POST /admin/v1/teams
 	AdminCreateTeam(ctx context.Context, request *AdminCreateTeamRequest) (*AdminCreateTeamResponse, error)
+	// AdminGetCaseKPIs invokes AdminGetCaseKPIs operation.
+	//
+	// Read a team's case KPI thresholds.
+	//
+	// GET /admin/v1/teams/{team_id}/case-kpis
+	AdminGetCaseKPIs(ctx context.Context, params AdminGetCaseKPIsParams) (*CaseKPIThresholds, error)
 	// AdminListTeams invokes AdminListTeams operation.
 	//
 	// List every team.
 	//
 	// GET /admin/v1/teams
 	AdminListTeams(ctx context.Context) (*AdminListTeamsResponse, error)
+	// AdminSetCaseKPIs invokes AdminSetCaseKPIs operation.
+	//
+	// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000.
+	//
+	// PUT /admin/v1/teams/{team_id}/case-kpis
+	AdminSetCaseKPIs(ctx context.Context, request *CaseKPIThresholds, params AdminSetCaseKPIsParams) (*CaseKPIThresholds, error)
+	// AssignCase invokes AssignCase operation.
+	//
+	// Assign a case to a user.
+	//
+	// POST /mgmt/openapi/5/cases/assigned/v1/{case_id}
+	AssignCase(ctx context.Context, request *AssignCaseRequest, params AssignCaseParams) (*CaseResponse, error)
+	// AssignIncidents invokes AssignIncidents operation.
+	//
+	// All or nothing; an unknown id is a 404.
+	//
+	// POST /mgmt/openapi/5/incidents/incidents/v1/all/by-user
+	AssignIncidents(ctx context.Context, request *AssignIncidentsRequest) (*IncidentsResponse, error)
+	// BatchGetIncidents invokes BatchGetIncidents operation.
+	//
+	// Get incidents by id.
+	//
+	// GET /mgmt/openapi/5/incidents/incidents/v1
+	BatchGetIncidents(ctx context.Context, params BatchGetIncidentsParams) (*BatchGetIncidentsResponse, error)
+	// CloseCase invokes CloseCase operation.
+	//
+	// Close a case for good.
+	//
+	// POST /mgmt/openapi/5/cases/closed/v1/{case_id}
+	CloseCase(ctx context.Context, params CloseCaseParams) (*CaseResponse, error)
+	// CloseIncidents invokes CloseIncidents operation.
+	//
+	// All or nothing. Ends the incidents (state and status resolved, `closedAt` set); an unknown id is a
+	// 404.
+	//
+	// POST /mgmt/openapi/5/incidents/incidents/v1/all/closed
+	CloseIncidents(ctx context.Context, request *IncidentIDsRequest) (*IncidentsResponse, error)
 	// CreateApiKey invokes CreateApiKey operation.
 	//
 	// Creates a key in the caller's team. The answer carries the key's secret `value`; it is shown here
@@ -42,6 +97,13 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/4/aaa/api-keys/v3
 	CreateApiKey(ctx context.Context, request *CreateApiKeyRequest) (*CreateApiKeyResponse, error)
+	// CreateCaseComment invokes CreateCaseComment operation.
+	//
+	// Appends a `comment` event. `text` is stored without its leading and trailing white space and must
+	// then hold 1 to 10000 characters. The event's actor is the caller.
+	//
+	// POST /mgmt/openapi/5/cases/cases/v1/{case_id}/comments
+	CreateCaseComment(ctx context.Context, request *CommentRequest, params CreateCaseCommentParams) (*CaseEventResponse, error)
 	// CreateRecordingRuleSet invokes CreateRecordingRuleSet operation.
 	//
 	// Stores a named set of rule groups. Every `expr` must be valid PromQL, every `record` a valid metric
@@ -56,6 +118,12 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/aaa/api-keys/v3/{key_id}
 	DeleteApiKey(ctx context.Context, params DeleteApiKeyParams) error
+	// DeleteCaseComment invokes DeleteCaseComment operation.
+	//
+	// Removes a comment event from the case's history. Only comment events can be deleted (400 otherwise).
+	//
+	// DELETE /mgmt/openapi/5/cases/events/v1/{event_id}/comments
+	DeleteCaseComment(ctx context.Context, params DeleteCaseCommentParams) error
 	// DeleteRecordingRuleSet invokes DeleteRecordingRuleSet operation.
 	//
 	// Delete a recording-rule set.
@@ -74,24 +142,133 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/aaa/api-keys/v3/{key_id}
 	GetApiKey(ctx context.Context, params GetApiKeyParams) (*GetApiKeyResponse, error)
+	// GetCase invokes GetCase operation.
+	//
+	// Get a case.
+	//
+	// GET /mgmt/openapi/5/cases/cases/v1/{case_id}
+	GetCase(ctx context.Context, params GetCaseParams) (*CaseResponse, error)
+	// GetCaseEvent invokes GetCaseEvent operation.
+	//
+	// Get one case event.
+	//
+	// GET /mgmt/openapi/5/cases/events/v1/{event_id}
+	GetCaseEvent(ctx context.Context, params GetCaseEventParams) (*CaseEventResponse, error)
+	// GetIncident invokes GetIncident operation.
+	//
+	// Get an incident with its events.
+	//
+	// GET /mgmt/openapi/3/incidents/incidents/v1/{id}
+	GetIncident(ctx context.Context, params GetIncidentParams) (*IncidentResponse, error)
 	// GetRecordingRuleSet invokes GetRecordingRuleSet operation.
 	//
 	// Read one recording-rule set.
 	//
 	// GET /mgmt/openapi/5/recording-rules/recording-rules/v1/{id}
 	GetRecordingRuleSet(ctx context.Context, params GetRecordingRuleSetParams) (*RecordingRuleSet, error)
+	// IngestAlertmanager invokes IngestAlertmanager operation.
+	//
+	// Point an Alertmanager `webhook_config` here, with a team key as bearer credentials. Each alert
+	// (fingerprint and `startsAt`) is an incident; each Alertmanager group (`groupKey`) with an open case
+	// adds its alerts to that case, otherwise a new case is opened. A notification delivered again changes
+	// nothing. See the README for the severity and priority mapping.
+	//
+	// POST /ingest/alertmanager/v1
+	IngestAlertmanager(ctx context.Context, request *AlertmanagerNotification) (*IngestResult, error)
 	// ListApiKeys invokes ListApiKeys operation.
 	//
 	// Every key of the caller's team, oldest first. Secret values are never included.
 	//
 	// GET /mgmt/openapi/5/aaa/api-keys/v3/list/all
 	ListApiKeys(ctx context.Context) (*ListApiKeysResponse, error)
+	// ListCaseEvents invokes ListCaseEvents operation.
+	//
+	// List a case's events, oldest first.
+	//
+	// GET /mgmt/openapi/5/cases/cases/v1/{case_id}/events
+	ListCaseEvents(ctx context.Context, params ListCaseEventsParams) (*CaseEventList, error)
+	// ListCases invokes ListCases operation.
+	//
+	// The team's cases that match every given filter (values inside one filter are alternatives), in the
+	// requested order (newest first by default), one page at a time. `nextPageToken` is absent on the last
+	// page.
+	//
+	// POST /mgmt/openapi/5/cases/cases/v1
+	ListCases(ctx context.Context, request OptListCasesRequest) (*ListCasesResponse, error)
+	// ListIncidentAggregations invokes ListIncidentAggregations operation.
+	//
+	// Groups the team's incidents that match `filter` by the fields of `group_bys` (all incidents form one
+	// group when it is empty) and answers, per group, counts by severity, state, status, assignee and meta
+	// label, the number of incidents, the first creation time, the last close time, the last state update
+	// time and up to 1000 incident ids. Groups are ordered by their values (`orderByDirection` per
+	// group-by, ascending by default).
+	//
+	// The three query parameters are objects; their schemas are named in `x-query-objects`. Their fields
+	// are written in bracket form (`filter[severity]=INCIDENT_SEVERITY_ERROR`,
+	// `group_bys[0][incidentField]=INCIDENTS_FIELDS_SEVERITY`, `pagination[pageSize]=50`) or dot form
+	// (`filter.severity=...`, `group_bys[0].incidentField=...`, `pagination.pageSize=50`). A repeated
+	// array field lists several values; array items may also be indexed (`filter[severity][0]=...`). Map
+	// fields take their key as a segment: `filter[contextualLabels][service][contextualLabelValues]=api`.
+	//
+	// GET /mgmt/openapi/4/incidents/aggregations/v1
+	ListIncidentAggregations(ctx context.Context) (*IncidentAggregationsResponse, error)
+	// ListIncidentEvents invokes ListIncidentEvents operation.
+	//
+	// List an incident's events, oldest first.
+	//
+	// GET /mgmt/openapi/5/incidents/incidents/v1/{incident_id}/events
+	ListIncidentEvents(ctx context.Context, params ListIncidentEventsParams) (*IncidentEventList, error)
+	// ListIncidents invokes ListIncidents operation.
+	//
+	// The team's incidents that match `filter`, in the requested order (newest first by default), one page
+	// at a time.
+	//
+	// POST /mgmt/openapi/5/incidents/incidents/v1
+	ListIncidents(ctx context.Context, request OptListIncidentsRequest) (*ListIncidentsResponse, error)
 	// ListRecordingRuleSets invokes ListRecordingRuleSets operation.
 	//
 	// List the team's recording-rule sets.
 	//
 	// GET /mgmt/openapi/5/recording-rules/recording-rules/v1
 	ListRecordingRuleSets(ctx context.Context) (*RecordingRuleSetList, error)
+	// ResolveCase invokes ResolveCase operation.
+	//
+	// Resolve a case, with an optional reason.
+	//
+	// PUT /mgmt/openapi/5/cases/resolved/v1/{case_id}
+	ResolveCase(ctx context.Context, request OptResolveCaseRequest, params ResolveCaseParams) (*CaseResponse, error)
+	// ResolveIncidents invokes ResolveIncidents operation.
+	//
+	// All or nothing. Marks the incidents' status resolved; an unknown id is a 404.
+	//
+	// POST /mgmt/openapi/5/incidents/incidents/v1/all/resolve
+	ResolveIncidents(ctx context.Context, request *IncidentIDsRequest) (*IncidentsResponse, error)
+	// SyncCaseExternalThread invokes SyncCaseExternalThread operation.
+	//
+	// Records a request to copy the comments of the case's external chat thread into the case.
+	// `syncRegistered` is true when this call recorded a new request, false when a request for the same
+	// case was already recorded in the last 60 seconds (the calls are coalesced).
+	//
+	// POST /mgmt/openapi/5/cases/cases/v1/{case_id}/sync-external-thread-comments
+	SyncCaseExternalThread(ctx context.Context, params SyncCaseExternalThreadParams) (*SyncExternalThreadResponse, error)
+	// UnacknowledgeCase invokes UnacknowledgeCase operation.
+	//
+	// Return an acknowledged case to active.
+	//
+	// DELETE /mgmt/openapi/5/cases/acknowledged/v1/{case_id}
+	UnacknowledgeCase(ctx context.Context, params UnacknowledgeCaseParams) (*CaseResponse, error)
+	// UnassignCase invokes UnassignCase operation.
+	//
+	// Remove a case's assignee.
+	//
+	// DELETE /mgmt/openapi/5/cases/assigned/v1/{case_id}
+	UnassignCase(ctx context.Context, params UnassignCaseParams) (*CaseResponse, error)
+	// UnassignIncidents invokes UnassignIncidents operation.
+	//
+	// All or nothing; an unknown id is a 404.
+	//
+	// DELETE /mgmt/openapi/5/incidents/incidents/v1/all/by-user
+	UnassignIncidents(ctx context.Context, params UnassignIncidentsParams) (*IncidentsResponse, error)
 	// UpdateApiKey invokes UpdateApiKey operation.
 	//
 	// Changes only what the body carries: the name, the active flag, the explicit permissions, the
@@ -100,6 +277,21 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/aaa/api-keys/v3/{key_id}
 	UpdateApiKey(ctx context.Context, request *UpdateApiKeyRequest, params UpdateApiKeyParams) error
+	// UpdateCase invokes UpdateCase operation.
+	//
+	// Each field that is present is changed and records its event (`titleChangedEvent`,
+	// `priorityDetailsChanged`, `resolutionReasonChangedEvent`). A `priorityOverride` of
+	// `CASE_PRIORITY_UNSPECIFIED` removes the override. A closed case cannot change (409).
+	//
+	// PUT /mgmt/openapi/5/cases/cases/v1/{case_id}
+	UpdateCase(ctx context.Context, request *UpdateCaseRequest, params UpdateCaseParams) (*CaseResponse, error)
+	// UpdateCaseComment invokes UpdateCaseComment operation.
+	//
+	// Replaces the text and attachments of a comment event; `updateTime` records when. Only comment events
+	// can be edited (400 otherwise).
+	//
+	// PUT /mgmt/openapi/5/cases/events/v1/{event_id}/comments
+	UpdateCaseComment(ctx context.Context, request *CommentRequest, params UpdateCaseCommentParams) (*CaseEventResponse, error)
 	// UpdateRecordingRuleSet invokes UpdateRecordingRuleSet operation.
 	//
 	// The set's name and groups become exactly those of the body, under the same rules as create.
@@ -147,6 +339,182 @@ func (c *Client) requestURL(ctx context.Context) *url.URL {
 		return c.serverURL
 	}
 	return u
+}
+
+// AcknowledgeCase invokes AcknowledgeCase operation.
+//
+// Acknowledge an active case.
+//
+// PUT /mgmt/openapi/5/cases/acknowledged/v1/{case_id}
+func (c *Client) AcknowledgeCase(ctx context.Context, params AcknowledgeCaseParams) (*CaseResponse, error) {
+	res, err := c.sendAcknowledgeCase(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendAcknowledgeCase(ctx context.Context, params AcknowledgeCaseParams) (res *CaseResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/cases/acknowledged/v1/"
+	{
+		// Encode "case_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "case_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.CaseID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, AcknowledgeCaseOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeAcknowledgeCaseResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// AcknowledgeIncidents invokes AcknowledgeIncidents operation.
+//
+// All or nothing. An unknown id is a 404 and a resolved incident a 409; then nothing changes.
+//
+// POST /mgmt/openapi/5/incidents/incidents/v1/all/acknowledge
+func (c *Client) AcknowledgeIncidents(ctx context.Context, request *IncidentIDsRequest) (*IncidentsResponse, error) {
+	res, err := c.sendAcknowledgeIncidents(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendAcknowledgeIncidents(ctx context.Context, request *IncidentIDsRequest) (res *IncidentsResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/incidents/incidents/v1/all/acknowledge"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeAcknowledgeIncidentsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, AcknowledgeIncidentsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeAcknowledgeIncidentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
 }
 
 // AdminCreateTeam invokes AdminCreateTeam operation.
@@ -221,6 +589,101 @@ func (c *Client) sendAdminCreateTeam(ctx context.Context, request *AdminCreateTe
 	}()
 
 	result, err := decodeAdminCreateTeamResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// AdminGetCaseKPIs invokes AdminGetCaseKPIs operation.
+//
+// Read a team's case KPI thresholds.
+//
+// GET /admin/v1/teams/{team_id}/case-kpis
+func (c *Client) AdminGetCaseKPIs(ctx context.Context, params AdminGetCaseKPIsParams) (*CaseKPIThresholds, error) {
+	res, err := c.sendAdminGetCaseKPIs(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendAdminGetCaseKPIs(ctx context.Context, params AdminGetCaseKPIsParams) (res *CaseKPIThresholds, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/admin/v1/teams/"
+	{
+		// Encode "team_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "team_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int64ToString(params.TeamID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/case-kpis"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityOperatorKey(ctx, AdminGetCaseKPIsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"OperatorKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeAdminGetCaseKPIsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -304,6 +767,565 @@ func (c *Client) sendAdminListTeams(ctx context.Context) (res *AdminListTeamsRes
 	return result, nil
 }
 
+// AdminSetCaseKPIs invokes AdminSetCaseKPIs operation.
+//
+// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000.
+//
+// PUT /admin/v1/teams/{team_id}/case-kpis
+func (c *Client) AdminSetCaseKPIs(ctx context.Context, request *CaseKPIThresholds, params AdminSetCaseKPIsParams) (*CaseKPIThresholds, error) {
+	res, err := c.sendAdminSetCaseKPIs(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendAdminSetCaseKPIs(ctx context.Context, request *CaseKPIThresholds, params AdminSetCaseKPIsParams) (res *CaseKPIThresholds, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/admin/v1/teams/"
+	{
+		// Encode "team_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "team_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int64ToString(params.TeamID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/case-kpis"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeAdminSetCaseKPIsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityOperatorKey(ctx, AdminSetCaseKPIsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"OperatorKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeAdminSetCaseKPIsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// AssignCase invokes AssignCase operation.
+//
+// Assign a case to a user.
+//
+// POST /mgmt/openapi/5/cases/assigned/v1/{case_id}
+func (c *Client) AssignCase(ctx context.Context, request *AssignCaseRequest, params AssignCaseParams) (*CaseResponse, error) {
+	res, err := c.sendAssignCase(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendAssignCase(ctx context.Context, request *AssignCaseRequest, params AssignCaseParams) (res *CaseResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/cases/assigned/v1/"
+	{
+		// Encode "case_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "case_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.CaseID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeAssignCaseRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, AssignCaseOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeAssignCaseResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// AssignIncidents invokes AssignIncidents operation.
+//
+// All or nothing; an unknown id is a 404.
+//
+// POST /mgmt/openapi/5/incidents/incidents/v1/all/by-user
+func (c *Client) AssignIncidents(ctx context.Context, request *AssignIncidentsRequest) (*IncidentsResponse, error) {
+	res, err := c.sendAssignIncidents(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendAssignIncidents(ctx context.Context, request *AssignIncidentsRequest) (res *IncidentsResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/incidents/incidents/v1/all/by-user"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeAssignIncidentsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, AssignIncidentsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeAssignIncidentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BatchGetIncidents invokes BatchGetIncidents operation.
+//
+// Get incidents by id.
+//
+// GET /mgmt/openapi/5/incidents/incidents/v1
+func (c *Client) BatchGetIncidents(ctx context.Context, params BatchGetIncidentsParams) (*BatchGetIncidentsResponse, error) {
+	res, err := c.sendBatchGetIncidents(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendBatchGetIncidents(ctx context.Context, params BatchGetIncidentsParams) (res *BatchGetIncidentsResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/incidents/incidents/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			return e.EncodeArray(func(e uri.Encoder) error {
+				for i, item := range params.Ids {
+					if err := func() error {
+						if unwrapped := string(item); true {
+							return e.EncodeValue(conv.StringToString(unwrapped))
+						}
+						return nil
+					}(); err != nil {
+						return errors.Wrapf(err, "[%d]", i)
+					}
+				}
+				return nil
+			})
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BatchGetIncidentsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBatchGetIncidentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CloseCase invokes CloseCase operation.
+//
+// Close a case for good.
+//
+// POST /mgmt/openapi/5/cases/closed/v1/{case_id}
+func (c *Client) CloseCase(ctx context.Context, params CloseCaseParams) (*CaseResponse, error) {
+	res, err := c.sendCloseCase(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendCloseCase(ctx context.Context, params CloseCaseParams) (res *CaseResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/cases/closed/v1/"
+	{
+		// Encode "case_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "case_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.CaseID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CloseCaseOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCloseCaseResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CloseIncidents invokes CloseIncidents operation.
+//
+// All or nothing. Ends the incidents (state and status resolved, `closedAt` set); an unknown id is a
+// 404.
+//
+// POST /mgmt/openapi/5/incidents/incidents/v1/all/closed
+func (c *Client) CloseIncidents(ctx context.Context, request *IncidentIDsRequest) (*IncidentsResponse, error) {
+	res, err := c.sendCloseIncidents(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCloseIncidents(ctx context.Context, request *IncidentIDsRequest) (res *IncidentsResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/incidents/incidents/v1/all/closed"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCloseIncidentsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CloseIncidentsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCloseIncidentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CreateApiKey invokes CreateApiKey operation.
 //
 // Creates a key in the caller's team. The answer carries the key's secret `value`; it is shown here
@@ -378,6 +1400,108 @@ func (c *Client) sendCreateApiKey(ctx context.Context, request *CreateApiKeyRequ
 	}()
 
 	result, err := decodeCreateApiKeyResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CreateCaseComment invokes CreateCaseComment operation.
+//
+// Appends a `comment` event. `text` is stored without its leading and trailing white space and must
+// then hold 1 to 10000 characters. The event's actor is the caller.
+//
+// POST /mgmt/openapi/5/cases/cases/v1/{case_id}/comments
+func (c *Client) CreateCaseComment(ctx context.Context, request *CommentRequest, params CreateCaseCommentParams) (*CaseEventResponse, error) {
+	res, err := c.sendCreateCaseComment(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendCreateCaseComment(ctx context.Context, request *CommentRequest, params CreateCaseCommentParams) (res *CaseEventResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/cases/cases/v1/"
+	{
+		// Encode "case_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "case_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.CaseID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/comments"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateCaseCommentRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateCaseCommentOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateCaseCommentResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -553,6 +1677,104 @@ func (c *Client) sendDeleteApiKey(ctx context.Context, params DeleteApiKeyParams
 	}()
 
 	result, err := decodeDeleteApiKeyResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteCaseComment invokes DeleteCaseComment operation.
+//
+// Removes a comment event from the case's history. Only comment events can be deleted (400 otherwise).
+//
+// DELETE /mgmt/openapi/5/cases/events/v1/{event_id}/comments
+func (c *Client) DeleteCaseComment(ctx context.Context, params DeleteCaseCommentParams) error {
+	_, err := c.sendDeleteCaseComment(ctx, params)
+	return err
+}
+
+func (c *Client) sendDeleteCaseComment(ctx context.Context, params DeleteCaseCommentParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/cases/events/v1/"
+	{
+		// Encode "event_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "event_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.EventID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/comments"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteCaseCommentOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteCaseCommentResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -841,6 +2063,297 @@ func (c *Client) sendGetApiKey(ctx context.Context, params GetApiKeyParams) (res
 	return result, nil
 }
 
+// GetCase invokes GetCase operation.
+//
+// Get a case.
+//
+// GET /mgmt/openapi/5/cases/cases/v1/{case_id}
+func (c *Client) GetCase(ctx context.Context, params GetCaseParams) (*CaseResponse, error) {
+	res, err := c.sendGetCase(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetCase(ctx context.Context, params GetCaseParams) (res *CaseResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/cases/cases/v1/"
+	{
+		// Encode "case_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "case_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.CaseID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetCaseOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetCaseResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetCaseEvent invokes GetCaseEvent operation.
+//
+// Get one case event.
+//
+// GET /mgmt/openapi/5/cases/events/v1/{event_id}
+func (c *Client) GetCaseEvent(ctx context.Context, params GetCaseEventParams) (*CaseEventResponse, error) {
+	res, err := c.sendGetCaseEvent(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetCaseEvent(ctx context.Context, params GetCaseEventParams) (res *CaseEventResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/cases/events/v1/"
+	{
+		// Encode "event_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "event_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.EventID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetCaseEventOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetCaseEventResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetIncident invokes GetIncident operation.
+//
+// Get an incident with its events.
+//
+// GET /mgmt/openapi/3/incidents/incidents/v1/{id}
+func (c *Client) GetIncident(ctx context.Context, params GetIncidentParams) (*IncidentResponse, error) {
+	res, err := c.sendGetIncident(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetIncident(ctx context.Context, params GetIncidentParams) (res *IncidentResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/3/incidents/incidents/v1/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetIncidentOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetIncidentResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetRecordingRuleSet invokes GetRecordingRuleSet operation.
 //
 // Read one recording-rule set.
@@ -935,6 +2448,88 @@ func (c *Client) sendGetRecordingRuleSet(ctx context.Context, params GetRecordin
 	return result, nil
 }
 
+// IngestAlertmanager invokes IngestAlertmanager operation.
+//
+// Point an Alertmanager `webhook_config` here, with a team key as bearer credentials. Each alert
+// (fingerprint and `startsAt`) is an incident; each Alertmanager group (`groupKey`) with an open case
+// adds its alerts to that case, otherwise a new case is opened. A notification delivered again changes
+// nothing. See the README for the severity and priority mapping.
+//
+// POST /ingest/alertmanager/v1
+func (c *Client) IngestAlertmanager(ctx context.Context, request *AlertmanagerNotification) (*IngestResult, error) {
+	res, err := c.sendIngestAlertmanager(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendIngestAlertmanager(ctx context.Context, request *AlertmanagerNotification) (res *IngestResult, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/ingest/alertmanager/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeIngestAlertmanagerRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, IngestAlertmanagerOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeIngestAlertmanagerResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListApiKeys invokes ListApiKeys operation.
 //
 // Every key of the caller's team, oldest first. Secret values are never included.
@@ -1011,6 +2606,450 @@ func (c *Client) sendListApiKeys(ctx context.Context) (res *ListApiKeysResponse,
 	return result, nil
 }
 
+// ListCaseEvents invokes ListCaseEvents operation.
+//
+// List a case's events, oldest first.
+//
+// GET /mgmt/openapi/5/cases/cases/v1/{case_id}/events
+func (c *Client) ListCaseEvents(ctx context.Context, params ListCaseEventsParams) (*CaseEventList, error) {
+	res, err := c.sendListCaseEvents(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListCaseEvents(ctx context.Context, params ListCaseEventsParams) (res *CaseEventList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/cases/cases/v1/"
+	{
+		// Encode "case_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "case_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.CaseID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/events"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListCaseEventsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListCaseEventsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListCases invokes ListCases operation.
+//
+// The team's cases that match every given filter (values inside one filter are alternatives), in the
+// requested order (newest first by default), one page at a time. `nextPageToken` is absent on the last
+// page.
+//
+// POST /mgmt/openapi/5/cases/cases/v1
+func (c *Client) ListCases(ctx context.Context, request OptListCasesRequest) (*ListCasesResponse, error) {
+	res, err := c.sendListCases(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendListCases(ctx context.Context, request OptListCasesRequest) (res *ListCasesResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/cases/cases/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeListCasesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListCasesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListCasesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListIncidentAggregations invokes ListIncidentAggregations operation.
+//
+// Groups the team's incidents that match `filter` by the fields of `group_bys` (all incidents form one
+// group when it is empty) and answers, per group, counts by severity, state, status, assignee and meta
+// label, the number of incidents, the first creation time, the last close time, the last state update
+// time and up to 1000 incident ids. Groups are ordered by their values (`orderByDirection` per
+// group-by, ascending by default).
+//
+// The three query parameters are objects; their schemas are named in `x-query-objects`. Their fields
+// are written in bracket form (`filter[severity]=INCIDENT_SEVERITY_ERROR`,
+// `group_bys[0][incidentField]=INCIDENTS_FIELDS_SEVERITY`, `pagination[pageSize]=50`) or dot form
+// (`filter.severity=...`, `group_bys[0].incidentField=...`, `pagination.pageSize=50`). A repeated
+// array field lists several values; array items may also be indexed (`filter[severity][0]=...`). Map
+// fields take their key as a segment: `filter[contextualLabels][service][contextualLabelValues]=api`.
+//
+// GET /mgmt/openapi/4/incidents/aggregations/v1
+func (c *Client) ListIncidentAggregations(ctx context.Context) (*IncidentAggregationsResponse, error) {
+	res, err := c.sendListIncidentAggregations(ctx)
+	return res, err
+}
+
+func (c *Client) sendListIncidentAggregations(ctx context.Context) (res *IncidentAggregationsResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/4/incidents/aggregations/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListIncidentAggregationsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListIncidentAggregationsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListIncidentEvents invokes ListIncidentEvents operation.
+//
+// List an incident's events, oldest first.
+//
+// GET /mgmt/openapi/5/incidents/incidents/v1/{incident_id}/events
+func (c *Client) ListIncidentEvents(ctx context.Context, params ListIncidentEventsParams) (*IncidentEventList, error) {
+	res, err := c.sendListIncidentEvents(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListIncidentEvents(ctx context.Context, params ListIncidentEventsParams) (res *IncidentEventList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/incidents/incidents/v1/"
+	{
+		// Encode "incident_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "incident_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.IncidentID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/events"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListIncidentEventsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListIncidentEventsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListIncidents invokes ListIncidents operation.
+//
+// The team's incidents that match `filter`, in the requested order (newest first by default), one page
+// at a time.
+//
+// POST /mgmt/openapi/5/incidents/incidents/v1
+func (c *Client) ListIncidents(ctx context.Context, request OptListIncidentsRequest) (*ListIncidentsResponse, error) {
+	res, err := c.sendListIncidents(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendListIncidents(ctx context.Context, request OptListIncidentsRequest) (res *ListIncidentsResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/incidents/incidents/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeListIncidentsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListIncidentsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListIncidentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListRecordingRuleSets invokes ListRecordingRuleSets operation.
 //
 // List the team's recording-rule sets.
@@ -1080,6 +3119,584 @@ func (c *Client) sendListRecordingRuleSets(ctx context.Context) (res *RecordingR
 	}()
 
 	result, err := decodeListRecordingRuleSetsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ResolveCase invokes ResolveCase operation.
+//
+// Resolve a case, with an optional reason.
+//
+// PUT /mgmt/openapi/5/cases/resolved/v1/{case_id}
+func (c *Client) ResolveCase(ctx context.Context, request OptResolveCaseRequest, params ResolveCaseParams) (*CaseResponse, error) {
+	res, err := c.sendResolveCase(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendResolveCase(ctx context.Context, request OptResolveCaseRequest, params ResolveCaseParams) (res *CaseResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/cases/resolved/v1/"
+	{
+		// Encode "case_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "case_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.CaseID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeResolveCaseRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ResolveCaseOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeResolveCaseResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ResolveIncidents invokes ResolveIncidents operation.
+//
+// All or nothing. Marks the incidents' status resolved; an unknown id is a 404.
+//
+// POST /mgmt/openapi/5/incidents/incidents/v1/all/resolve
+func (c *Client) ResolveIncidents(ctx context.Context, request *IncidentIDsRequest) (*IncidentsResponse, error) {
+	res, err := c.sendResolveIncidents(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendResolveIncidents(ctx context.Context, request *IncidentIDsRequest) (res *IncidentsResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/incidents/incidents/v1/all/resolve"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeResolveIncidentsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ResolveIncidentsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeResolveIncidentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// SyncCaseExternalThread invokes SyncCaseExternalThread operation.
+//
+// Records a request to copy the comments of the case's external chat thread into the case.
+// `syncRegistered` is true when this call recorded a new request, false when a request for the same
+// case was already recorded in the last 60 seconds (the calls are coalesced).
+//
+// POST /mgmt/openapi/5/cases/cases/v1/{case_id}/sync-external-thread-comments
+func (c *Client) SyncCaseExternalThread(ctx context.Context, params SyncCaseExternalThreadParams) (*SyncExternalThreadResponse, error) {
+	res, err := c.sendSyncCaseExternalThread(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendSyncCaseExternalThread(ctx context.Context, params SyncCaseExternalThreadParams) (res *SyncExternalThreadResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/cases/cases/v1/"
+	{
+		// Encode "case_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "case_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.CaseID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/sync-external-thread-comments"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, SyncCaseExternalThreadOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeSyncCaseExternalThreadResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UnacknowledgeCase invokes UnacknowledgeCase operation.
+//
+// Return an acknowledged case to active.
+//
+// DELETE /mgmt/openapi/5/cases/acknowledged/v1/{case_id}
+func (c *Client) UnacknowledgeCase(ctx context.Context, params UnacknowledgeCaseParams) (*CaseResponse, error) {
+	res, err := c.sendUnacknowledgeCase(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendUnacknowledgeCase(ctx context.Context, params UnacknowledgeCaseParams) (res *CaseResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/cases/acknowledged/v1/"
+	{
+		// Encode "case_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "case_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.CaseID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UnacknowledgeCaseOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUnacknowledgeCaseResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UnassignCase invokes UnassignCase operation.
+//
+// Remove a case's assignee.
+//
+// DELETE /mgmt/openapi/5/cases/assigned/v1/{case_id}
+func (c *Client) UnassignCase(ctx context.Context, params UnassignCaseParams) (*CaseResponse, error) {
+	res, err := c.sendUnassignCase(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendUnassignCase(ctx context.Context, params UnassignCaseParams) (res *CaseResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/cases/assigned/v1/"
+	{
+		// Encode "case_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "case_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.CaseID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UnassignCaseOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUnassignCaseResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UnassignIncidents invokes UnassignIncidents operation.
+//
+// All or nothing; an unknown id is a 404.
+//
+// DELETE /mgmt/openapi/5/incidents/incidents/v1/all/by-user
+func (c *Client) UnassignIncidents(ctx context.Context, params UnassignIncidentsParams) (*IncidentsResponse, error) {
+	res, err := c.sendUnassignIncidents(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendUnassignIncidents(ctx context.Context, params UnassignIncidentsParams) (res *IncidentsResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/incidents/incidents/v1/all/by-user"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "incident_ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "incident_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			return e.EncodeArray(func(e uri.Encoder) error {
+				for i, item := range params.IncidentIds {
+					if err := func() error {
+						if unwrapped := string(item); true {
+							return e.EncodeValue(conv.StringToString(unwrapped))
+						}
+						return nil
+					}(); err != nil {
+						return errors.Wrapf(err, "[%d]", i)
+					}
+				}
+				return nil
+			})
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UnassignIncidentsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUnassignIncidentsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -1179,6 +3796,210 @@ func (c *Client) sendUpdateApiKey(ctx context.Context, request *UpdateApiKeyRequ
 	}()
 
 	result, err := decodeUpdateApiKeyResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UpdateCase invokes UpdateCase operation.
+//
+// Each field that is present is changed and records its event (`titleChangedEvent`,
+// `priorityDetailsChanged`, `resolutionReasonChangedEvent`). A `priorityOverride` of
+// `CASE_PRIORITY_UNSPECIFIED` removes the override. A closed case cannot change (409).
+//
+// PUT /mgmt/openapi/5/cases/cases/v1/{case_id}
+func (c *Client) UpdateCase(ctx context.Context, request *UpdateCaseRequest, params UpdateCaseParams) (*CaseResponse, error) {
+	res, err := c.sendUpdateCase(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendUpdateCase(ctx context.Context, request *UpdateCaseRequest, params UpdateCaseParams) (res *CaseResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/cases/cases/v1/"
+	{
+		// Encode "case_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "case_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.CaseID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateCaseRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateCaseOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateCaseResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UpdateCaseComment invokes UpdateCaseComment operation.
+//
+// Replaces the text and attachments of a comment event; `updateTime` records when. Only comment events
+// can be edited (400 otherwise).
+//
+// PUT /mgmt/openapi/5/cases/events/v1/{event_id}/comments
+func (c *Client) UpdateCaseComment(ctx context.Context, request *CommentRequest, params UpdateCaseCommentParams) (*CaseEventResponse, error) {
+	res, err := c.sendUpdateCaseComment(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendUpdateCaseComment(ctx context.Context, request *CommentRequest, params UpdateCaseCommentParams) (res *CaseEventResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/cases/events/v1/"
+	{
+		// Encode "event_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "event_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.EventID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/comments"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateCaseCommentRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateCaseCommentOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateCaseCommentResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -3,6 +3,7 @@
 package oas
 
 import (
+	"fmt"
 	"net/http"
 	"net/url"
 
@@ -13,6 +14,604 @@ import (
 	"github.com/ogen-go/ogen/uri"
 	"github.com/ogen-go/ogen/validate"
 )
+
+// AcknowledgeCaseParams is parameters of AcknowledgeCase operation.
+type AcknowledgeCaseParams struct {
+	// The case's `id` (a lowercase UUID) or its `readableId` (e.g. `CASE-12`).
+	CaseID CaseIdentifier
+}
+
+func unpackAcknowledgeCaseParams(packed middleware.Parameters) (params AcknowledgeCaseParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "case_id",
+			In:   "path",
+		}
+		params.CaseID = packed[key].(CaseIdentifier)
+	}
+	return params
+}
+
+func decodeAcknowledgeCaseParams(args [1]string, argsEscaped bool, r *http.Request) (params AcknowledgeCaseParams, _ error) {
+	// Decode path: case_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "case_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotCaseIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotCaseIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.CaseID = CaseIdentifier(paramsDotCaseIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.CaseID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "case_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// AdminGetCaseKPIsParams is parameters of AdminGetCaseKPIs operation.
+type AdminGetCaseKPIsParams struct {
+	TeamID int64
+}
+
+func unpackAdminGetCaseKPIsParams(packed middleware.Parameters) (params AdminGetCaseKPIsParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "team_id",
+			In:   "path",
+		}
+		params.TeamID = packed[key].(int64)
+	}
+	return params
+}
+
+func decodeAdminGetCaseKPIsParams(args [1]string, argsEscaped bool, r *http.Request) (params AdminGetCaseKPIsParams, _ error) {
+	// Decode path: team_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "team_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToInt64(val)
+				if err != nil {
+					return err
+				}
+
+				params.TeamID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.Int{
+					MinSet:        true,
+					Min:           1,
+					MaxSet:        false,
+					Max:           0,
+					MinExclusive:  false,
+					MaxExclusive:  false,
+					MultipleOfSet: false,
+					MultipleOf:    0,
+					Pattern:       nil,
+				}).Validate(int64(params.TeamID)); err != nil {
+					return errors.Wrap(err, "int")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "team_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// AdminSetCaseKPIsParams is parameters of AdminSetCaseKPIs operation.
+type AdminSetCaseKPIsParams struct {
+	TeamID int64
+}
+
+func unpackAdminSetCaseKPIsParams(packed middleware.Parameters) (params AdminSetCaseKPIsParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "team_id",
+			In:   "path",
+		}
+		params.TeamID = packed[key].(int64)
+	}
+	return params
+}
+
+func decodeAdminSetCaseKPIsParams(args [1]string, argsEscaped bool, r *http.Request) (params AdminSetCaseKPIsParams, _ error) {
+	// Decode path: team_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "team_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToInt64(val)
+				if err != nil {
+					return err
+				}
+
+				params.TeamID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.Int{
+					MinSet:        true,
+					Min:           1,
+					MaxSet:        false,
+					Max:           0,
+					MinExclusive:  false,
+					MaxExclusive:  false,
+					MultipleOfSet: false,
+					MultipleOf:    0,
+					Pattern:       nil,
+				}).Validate(int64(params.TeamID)); err != nil {
+					return errors.Wrap(err, "int")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "team_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// AssignCaseParams is parameters of AssignCase operation.
+type AssignCaseParams struct {
+	// The case's `id` (a lowercase UUID) or its `readableId` (e.g. `CASE-12`).
+	CaseID CaseIdentifier
+}
+
+func unpackAssignCaseParams(packed middleware.Parameters) (params AssignCaseParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "case_id",
+			In:   "path",
+		}
+		params.CaseID = packed[key].(CaseIdentifier)
+	}
+	return params
+}
+
+func decodeAssignCaseParams(args [1]string, argsEscaped bool, r *http.Request) (params AssignCaseParams, _ error) {
+	// Decode path: case_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "case_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotCaseIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotCaseIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.CaseID = CaseIdentifier(paramsDotCaseIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.CaseID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "case_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// BatchGetIncidentsParams is parameters of BatchGetIncidents operation.
+type BatchGetIncidentsParams struct {
+	// 1 to 10000 incident ids (repeat the parameter).
+	Ids []IncidentID `json:",omitempty"`
+}
+
+func unpackBatchGetIncidentsParams(packed middleware.Parameters) (params BatchGetIncidentsParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "ids",
+			In:   "query",
+		}
+		params.Ids = packed[key].([]IncidentID)
+	}
+	return params
+}
+
+func decodeBatchGetIncidentsParams(args [0]string, argsEscaped bool, r *http.Request) (params BatchGetIncidentsParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: ids.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				params.Ids = nil
+				return d.DecodeArray(func(d uri.Decoder) error {
+					var paramsDotIdsVal IncidentID
+					if err := func() error {
+						var paramsDotIdsValVal string
+						if err := func() error {
+							val, err := d.DecodeValue()
+							if err != nil {
+								return err
+							}
+
+							c, err := conv.ToString(val)
+							if err != nil {
+								return err
+							}
+
+							paramsDotIdsValVal = c
+							return nil
+						}(); err != nil {
+							return err
+						}
+						paramsDotIdsVal = IncidentID(paramsDotIdsValVal)
+						return nil
+					}(); err != nil {
+						return err
+					}
+					params.Ids = append(params.Ids, paramsDotIdsVal)
+					return nil
+				})
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if params.Ids == nil {
+					return errors.New("nil is invalid value")
+				}
+				if err := (validate.Array{
+					MinLength:    1,
+					MinLengthSet: true,
+					MaxLength:    10000,
+					MaxLengthSet: true,
+				}).ValidateLength(len(params.Ids)); err != nil {
+					return errors.Wrap(err, "array")
+				}
+				var failures []validate.FieldError
+				for i, elem := range params.Ids {
+					if err := func() error {
+						if err := elem.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						failures = append(failures, validate.FieldError{
+							Name:  fmt.Sprintf("[%d]", i),
+							Error: err,
+						})
+					}
+				}
+				if len(failures) > 0 {
+					return &validate.Error{Fields: failures}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "ids",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// CloseCaseParams is parameters of CloseCase operation.
+type CloseCaseParams struct {
+	// The case's `id` (a lowercase UUID) or its `readableId` (e.g. `CASE-12`).
+	CaseID CaseIdentifier
+}
+
+func unpackCloseCaseParams(packed middleware.Parameters) (params CloseCaseParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "case_id",
+			In:   "path",
+		}
+		params.CaseID = packed[key].(CaseIdentifier)
+	}
+	return params
+}
+
+func decodeCloseCaseParams(args [1]string, argsEscaped bool, r *http.Request) (params CloseCaseParams, _ error) {
+	// Decode path: case_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "case_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotCaseIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotCaseIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.CaseID = CaseIdentifier(paramsDotCaseIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.CaseID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "case_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// CreateCaseCommentParams is parameters of CreateCaseComment operation.
+type CreateCaseCommentParams struct {
+	// The case's `id` (a lowercase UUID) or its `readableId` (e.g. `CASE-12`).
+	CaseID CaseIdentifier
+}
+
+func unpackCreateCaseCommentParams(packed middleware.Parameters) (params CreateCaseCommentParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "case_id",
+			In:   "path",
+		}
+		params.CaseID = packed[key].(CaseIdentifier)
+	}
+	return params
+}
+
+func decodeCreateCaseCommentParams(args [1]string, argsEscaped bool, r *http.Request) (params CreateCaseCommentParams, _ error) {
+	// Decode path: case_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "case_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotCaseIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotCaseIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.CaseID = CaseIdentifier(paramsDotCaseIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.CaseID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "case_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
 
 // DeleteApiKeyParams is parameters of DeleteApiKey operation.
 type DeleteApiKeyParams struct {
@@ -93,6 +692,87 @@ func decodeDeleteApiKeyParams(args [1]string, argsEscaped bool, r *http.Request)
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "key_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// DeleteCaseCommentParams is parameters of DeleteCaseComment operation.
+type DeleteCaseCommentParams struct {
+	// The event's `eventId`, a UUID (hex digits in either case).
+	EventID AnyCaseUUID
+}
+
+func unpackDeleteCaseCommentParams(packed middleware.Parameters) (params DeleteCaseCommentParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "event_id",
+			In:   "path",
+		}
+		params.EventID = packed[key].(AnyCaseUUID)
+	}
+	return params
+}
+
+func decodeDeleteCaseCommentParams(args [1]string, argsEscaped bool, r *http.Request) (params DeleteCaseCommentParams, _ error) {
+	// Decode path: event_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "event_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotEventIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotEventIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.EventID = AnyCaseUUID(paramsDotEventIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.EventID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "event_id",
 			In:   "path",
 			Err:  err,
 		}
@@ -350,6 +1030,249 @@ func decodeGetApiKeyParams(args [1]string, argsEscaped bool, r *http.Request) (p
 	return params, nil
 }
 
+// GetCaseParams is parameters of GetCase operation.
+type GetCaseParams struct {
+	// The case's `id` (a lowercase UUID) or its `readableId` (e.g. `CASE-12`).
+	CaseID CaseIdentifier
+}
+
+func unpackGetCaseParams(packed middleware.Parameters) (params GetCaseParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "case_id",
+			In:   "path",
+		}
+		params.CaseID = packed[key].(CaseIdentifier)
+	}
+	return params
+}
+
+func decodeGetCaseParams(args [1]string, argsEscaped bool, r *http.Request) (params GetCaseParams, _ error) {
+	// Decode path: case_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "case_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotCaseIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotCaseIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.CaseID = CaseIdentifier(paramsDotCaseIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.CaseID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "case_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetCaseEventParams is parameters of GetCaseEvent operation.
+type GetCaseEventParams struct {
+	// The event's `eventId`, a UUID (hex digits in either case).
+	EventID AnyCaseUUID
+}
+
+func unpackGetCaseEventParams(packed middleware.Parameters) (params GetCaseEventParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "event_id",
+			In:   "path",
+		}
+		params.EventID = packed[key].(AnyCaseUUID)
+	}
+	return params
+}
+
+func decodeGetCaseEventParams(args [1]string, argsEscaped bool, r *http.Request) (params GetCaseEventParams, _ error) {
+	// Decode path: event_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "event_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotEventIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotEventIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.EventID = AnyCaseUUID(paramsDotEventIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.EventID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "event_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetIncidentParams is parameters of GetIncident operation.
+type GetIncidentParams struct {
+	// The incident's id, a UUID (hex digits in either case).
+	ID IncidentID
+}
+
+func unpackGetIncidentParams(packed middleware.Parameters) (params GetIncidentParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(IncidentID)
+	}
+	return params
+}
+
+func decodeGetIncidentParams(args [1]string, argsEscaped bool, r *http.Request) (params GetIncidentParams, _ error) {
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID = IncidentID(paramsDotIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.ID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // GetRecordingRuleSetParams is parameters of GetRecordingRuleSet operation.
 type GetRecordingRuleSetParams struct {
 	// The set's identifier.
@@ -436,6 +1359,600 @@ func decodeGetRecordingRuleSetParams(args [1]string, argsEscaped bool, r *http.R
 	return params, nil
 }
 
+// ListCaseEventsParams is parameters of ListCaseEvents operation.
+type ListCaseEventsParams struct {
+	// The case's `id` (a lowercase UUID) or its `readableId` (e.g. `CASE-12`).
+	CaseID CaseIdentifier
+}
+
+func unpackListCaseEventsParams(packed middleware.Parameters) (params ListCaseEventsParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "case_id",
+			In:   "path",
+		}
+		params.CaseID = packed[key].(CaseIdentifier)
+	}
+	return params
+}
+
+func decodeListCaseEventsParams(args [1]string, argsEscaped bool, r *http.Request) (params ListCaseEventsParams, _ error) {
+	// Decode path: case_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "case_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotCaseIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotCaseIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.CaseID = CaseIdentifier(paramsDotCaseIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.CaseID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "case_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// ListIncidentEventsParams is parameters of ListIncidentEvents operation.
+type ListIncidentEventsParams struct {
+	// The incident's id, a UUID (hex digits in either case).
+	IncidentID IncidentID
+}
+
+func unpackListIncidentEventsParams(packed middleware.Parameters) (params ListIncidentEventsParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "incident_id",
+			In:   "path",
+		}
+		params.IncidentID = packed[key].(IncidentID)
+	}
+	return params
+}
+
+func decodeListIncidentEventsParams(args [1]string, argsEscaped bool, r *http.Request) (params ListIncidentEventsParams, _ error) {
+	// Decode path: incident_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "incident_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotIncidentIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIncidentIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.IncidentID = IncidentID(paramsDotIncidentIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.IncidentID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "incident_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// ResolveCaseParams is parameters of ResolveCase operation.
+type ResolveCaseParams struct {
+	// The case's `id` (a lowercase UUID) or its `readableId` (e.g. `CASE-12`).
+	CaseID CaseIdentifier
+}
+
+func unpackResolveCaseParams(packed middleware.Parameters) (params ResolveCaseParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "case_id",
+			In:   "path",
+		}
+		params.CaseID = packed[key].(CaseIdentifier)
+	}
+	return params
+}
+
+func decodeResolveCaseParams(args [1]string, argsEscaped bool, r *http.Request) (params ResolveCaseParams, _ error) {
+	// Decode path: case_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "case_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotCaseIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotCaseIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.CaseID = CaseIdentifier(paramsDotCaseIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.CaseID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "case_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// SyncCaseExternalThreadParams is parameters of SyncCaseExternalThread operation.
+type SyncCaseExternalThreadParams struct {
+	// The case's `id` (a lowercase UUID) or its `readableId` (e.g. `CASE-12`).
+	CaseID CaseIdentifier
+}
+
+func unpackSyncCaseExternalThreadParams(packed middleware.Parameters) (params SyncCaseExternalThreadParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "case_id",
+			In:   "path",
+		}
+		params.CaseID = packed[key].(CaseIdentifier)
+	}
+	return params
+}
+
+func decodeSyncCaseExternalThreadParams(args [1]string, argsEscaped bool, r *http.Request) (params SyncCaseExternalThreadParams, _ error) {
+	// Decode path: case_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "case_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotCaseIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotCaseIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.CaseID = CaseIdentifier(paramsDotCaseIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.CaseID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "case_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// UnacknowledgeCaseParams is parameters of UnacknowledgeCase operation.
+type UnacknowledgeCaseParams struct {
+	// The case's `id` (a lowercase UUID) or its `readableId` (e.g. `CASE-12`).
+	CaseID CaseIdentifier
+}
+
+func unpackUnacknowledgeCaseParams(packed middleware.Parameters) (params UnacknowledgeCaseParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "case_id",
+			In:   "path",
+		}
+		params.CaseID = packed[key].(CaseIdentifier)
+	}
+	return params
+}
+
+func decodeUnacknowledgeCaseParams(args [1]string, argsEscaped bool, r *http.Request) (params UnacknowledgeCaseParams, _ error) {
+	// Decode path: case_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "case_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotCaseIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotCaseIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.CaseID = CaseIdentifier(paramsDotCaseIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.CaseID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "case_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// UnassignCaseParams is parameters of UnassignCase operation.
+type UnassignCaseParams struct {
+	// The case's `id` (a lowercase UUID) or its `readableId` (e.g. `CASE-12`).
+	CaseID CaseIdentifier
+}
+
+func unpackUnassignCaseParams(packed middleware.Parameters) (params UnassignCaseParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "case_id",
+			In:   "path",
+		}
+		params.CaseID = packed[key].(CaseIdentifier)
+	}
+	return params
+}
+
+func decodeUnassignCaseParams(args [1]string, argsEscaped bool, r *http.Request) (params UnassignCaseParams, _ error) {
+	// Decode path: case_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "case_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotCaseIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotCaseIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.CaseID = CaseIdentifier(paramsDotCaseIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.CaseID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "case_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// UnassignIncidentsParams is parameters of UnassignIncidents operation.
+type UnassignIncidentsParams struct {
+	// 1 to 10000 incident ids (repeat the parameter).
+	IncidentIds []IncidentID `json:",omitempty"`
+}
+
+func unpackUnassignIncidentsParams(packed middleware.Parameters) (params UnassignIncidentsParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "incident_ids",
+			In:   "query",
+		}
+		params.IncidentIds = packed[key].([]IncidentID)
+	}
+	return params
+}
+
+func decodeUnassignIncidentsParams(args [0]string, argsEscaped bool, r *http.Request) (params UnassignIncidentsParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: incident_ids.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "incident_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				params.IncidentIds = nil
+				return d.DecodeArray(func(d uri.Decoder) error {
+					var paramsDotIncidentIdsVal IncidentID
+					if err := func() error {
+						var paramsDotIncidentIdsValVal string
+						if err := func() error {
+							val, err := d.DecodeValue()
+							if err != nil {
+								return err
+							}
+
+							c, err := conv.ToString(val)
+							if err != nil {
+								return err
+							}
+
+							paramsDotIncidentIdsValVal = c
+							return nil
+						}(); err != nil {
+							return err
+						}
+						paramsDotIncidentIdsVal = IncidentID(paramsDotIncidentIdsValVal)
+						return nil
+					}(); err != nil {
+						return err
+					}
+					params.IncidentIds = append(params.IncidentIds, paramsDotIncidentIdsVal)
+					return nil
+				})
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if params.IncidentIds == nil {
+					return errors.New("nil is invalid value")
+				}
+				if err := (validate.Array{
+					MinLength:    1,
+					MinLengthSet: true,
+					MaxLength:    10000,
+					MaxLengthSet: true,
+				}).ValidateLength(len(params.IncidentIds)); err != nil {
+					return errors.Wrap(err, "array")
+				}
+				var failures []validate.FieldError
+				for i, elem := range params.IncidentIds {
+					if err := func() error {
+						if err := elem.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						failures = append(failures, validate.FieldError{
+							Name:  fmt.Sprintf("[%d]", i),
+							Error: err,
+						})
+					}
+				}
+				if len(failures) > 0 {
+					return &validate.Error{Fields: failures}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "incident_ids",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // UpdateApiKeyParams is parameters of UpdateApiKey operation.
 type UpdateApiKeyParams struct {
 	// The key's identifier, as returned in `keyId`.
@@ -515,6 +2032,168 @@ func decodeUpdateApiKeyParams(args [1]string, argsEscaped bool, r *http.Request)
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "key_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// UpdateCaseParams is parameters of UpdateCase operation.
+type UpdateCaseParams struct {
+	// The case's `id` (a lowercase UUID) or its `readableId` (e.g. `CASE-12`).
+	CaseID CaseIdentifier
+}
+
+func unpackUpdateCaseParams(packed middleware.Parameters) (params UpdateCaseParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "case_id",
+			In:   "path",
+		}
+		params.CaseID = packed[key].(CaseIdentifier)
+	}
+	return params
+}
+
+func decodeUpdateCaseParams(args [1]string, argsEscaped bool, r *http.Request) (params UpdateCaseParams, _ error) {
+	// Decode path: case_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "case_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotCaseIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotCaseIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.CaseID = CaseIdentifier(paramsDotCaseIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.CaseID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "case_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// UpdateCaseCommentParams is parameters of UpdateCaseComment operation.
+type UpdateCaseCommentParams struct {
+	// The event's `eventId`, a UUID (hex digits in either case).
+	EventID AnyCaseUUID
+}
+
+func unpackUpdateCaseCommentParams(packed middleware.Parameters) (params UpdateCaseCommentParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "event_id",
+			In:   "path",
+		}
+		params.EventID = packed[key].(AnyCaseUUID)
+	}
+	return params
+}
+
+func decodeUpdateCaseCommentParams(args [1]string, argsEscaped bool, r *http.Request) (params UpdateCaseCommentParams, _ error) {
+	// Decode path: event_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "event_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotEventIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotEventIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.EventID = AnyCaseUUID(paramsDotEventIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.EventID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "event_id",
 			In:   "path",
 			Err:  err,
 		}

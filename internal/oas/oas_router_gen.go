@@ -11,27 +11,97 @@ import (
 )
 
 var (
-	rn1AllowedHeaders = map[string]string{
+	rn6AllowedHeaders = map[string]string{
 		"GET":  "Authorization",
 		"POST": "Authorization,Content-Type",
 	}
-	rn3AllowedHeaders = map[string]string{
+	rn9AllowedHeaders = map[string]string{
+		"GET": "Authorization",
+		"PUT": "Authorization,Content-Type",
+	}
+	rn36AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn11AllowedHeaders = map[string]string{
+	rn35AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn8AllowedHeaders = map[string]string{
+	rn21AllowedHeaders = map[string]string{
+		"POST": "Authorization,Content-Type",
+	}
+	rn42AllowedHeaders = map[string]string{
+		"GET": "Authorization",
+	}
+	rn37AllowedHeaders = map[string]string{
+		"GET": "Authorization",
+	}
+	rn28AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 		"PUT":    "Authorization,Content-Type",
 	}
-	rn5AllowedHeaders = map[string]string{
+	rn2AllowedHeaders = map[string]string{
+		"DELETE": "Authorization",
+		"PUT":    "Authorization",
+	}
+	rn12AllowedHeaders = map[string]string{
+		"DELETE": "Authorization",
+		"POST":   "Authorization,Content-Type",
+	}
+	rn40AllowedHeaders = map[string]string{
+		"POST": "Authorization,Content-Type",
+	}
+	rn24AllowedHeaders = map[string]string{
+		"GET": "Authorization",
+		"PUT": "Authorization,Content-Type",
+	}
+	rn25AllowedHeaders = map[string]string{
+		"POST": "Authorization,Content-Type",
+	}
+	rn39AllowedHeaders = map[string]string{
+		"GET": "Authorization",
+	}
+	rn49AllowedHeaders = map[string]string{
+		"POST": "Authorization",
+	}
+	rn18AllowedHeaders = map[string]string{
+		"POST": "Authorization",
+	}
+	rn30AllowedHeaders = map[string]string{
+		"GET": "Authorization",
+	}
+	rn31AllowedHeaders = map[string]string{
+		"DELETE": "Authorization",
+		"PUT":    "Authorization,Content-Type",
+	}
+	rn47AllowedHeaders = map[string]string{
+		"PUT": "Authorization,Content-Type",
+	}
+	rn15AllowedHeaders = map[string]string{
+		"GET":  "Authorization",
+		"POST": "Authorization,Content-Type",
+	}
+	rn4AllowedHeaders = map[string]string{
+		"POST": "Authorization,Content-Type",
+	}
+	rn14AllowedHeaders = map[string]string{
+		"DELETE": "Authorization",
+		"POST":   "Authorization,Content-Type",
+	}
+	rn19AllowedHeaders = map[string]string{
+		"POST": "Authorization,Content-Type",
+	}
+	rn48AllowedHeaders = map[string]string{
+		"POST": "Authorization,Content-Type",
+	}
+	rn45AllowedHeaders = map[string]string{
+		"GET": "Authorization",
+	}
+	rn26AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 		"POST":   "Authorization,Content-Type",
 	}
-	rn10AllowedHeaders = map[string]string{
+	rn33AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 		"PUT":    "Authorization,Content-Type",
@@ -98,7 +168,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				}
 
 				if len(elem) == 0 {
-					// Leaf node.
 					switch r.Method {
 					case "GET":
 						s.handleAdminListTeamsRequest([0]string{}, elemIsEscaped, w, r)
@@ -107,7 +176,88 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					default:
 						s.notAllowed(w, r, notAllowedParams{
 							allowedMethods: "GET,POST",
-							allowedHeaders: rn1AllowedHeaders,
+							allowedHeaders: rn6AllowedHeaders,
+							acceptPost:     "application/json",
+							acceptPatch:    "",
+						})
+					}
+
+					return
+				}
+				switch elem[0] {
+				case '/': // Prefix: "/"
+
+					if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+						elem = elem[l:]
+					} else {
+						break
+					}
+
+					// Param: "team_id"
+					// Match until "/"
+					idx := strings.IndexByte(elem, '/')
+					if idx < 0 {
+						idx = len(elem)
+					}
+					args[0] = elem[:idx]
+					elem = elem[idx:]
+
+					if len(elem) == 0 {
+						break
+					}
+					switch elem[0] {
+					case '/': // Prefix: "/case-kpis"
+
+						if l := len("/case-kpis"); len(elem) >= l && elem[0:l] == "/case-kpis" {
+							elem = elem[l:]
+						} else {
+							break
+						}
+
+						if len(elem) == 0 {
+							// Leaf node.
+							switch r.Method {
+							case "GET":
+								s.handleAdminGetCaseKPIsRequest([1]string{
+									args[0],
+								}, elemIsEscaped, w, r)
+							case "PUT":
+								s.handleAdminSetCaseKPIsRequest([1]string{
+									args[0],
+								}, elemIsEscaped, w, r)
+							default:
+								s.notAllowed(w, r, notAllowedParams{
+									allowedMethods: "GET,PUT",
+									allowedHeaders: rn9AllowedHeaders,
+									acceptPost:     "",
+									acceptPatch:    "",
+								})
+							}
+
+							return
+						}
+
+					}
+
+				}
+
+			case 'i': // Prefix: "ingest/alertmanager/v1"
+
+				if l := len("ingest/alertmanager/v1"); len(elem) >= l && elem[0:l] == "ingest/alertmanager/v1" {
+					elem = elem[l:]
+				} else {
+					break
+				}
+
+				if len(elem) == 0 {
+					// Leaf node.
+					switch r.Method {
+					case "POST":
+						s.handleIngestAlertmanagerRequest([0]string{}, elemIsEscaped, w, r)
+					default:
+						s.notAllowed(w, r, notAllowedParams{
+							allowedMethods: "POST",
+							allowedHeaders: rn36AllowedHeaders,
 							acceptPost:     "application/json",
 							acceptPatch:    "",
 						})
@@ -128,29 +278,104 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					break
 				}
 				switch elem[0] {
-				case '4': // Prefix: "4/aaa/api-keys/v3"
+				case '3': // Prefix: "3/incidents/incidents/v1/"
 
-					if l := len("4/aaa/api-keys/v3"); len(elem) >= l && elem[0:l] == "4/aaa/api-keys/v3" {
+					if l := len("3/incidents/incidents/v1/"); len(elem) >= l && elem[0:l] == "3/incidents/incidents/v1/" {
+						elem = elem[l:]
+					} else {
+						break
+					}
+
+					// Param: "id"
+					// Leaf parameter, slashes are prohibited
+					idx := strings.IndexByte(elem, '/')
+					if idx >= 0 {
+						break
+					}
+					args[0] = elem
+					elem = ""
+
+					if len(elem) == 0 {
+						// Leaf node.
+						switch r.Method {
+						case "GET":
+							s.handleGetIncidentRequest([1]string{
+								args[0],
+							}, elemIsEscaped, w, r)
+						default:
+							s.notAllowed(w, r, notAllowedParams{
+								allowedMethods: "GET",
+								allowedHeaders: rn35AllowedHeaders,
+								acceptPost:     "",
+								acceptPatch:    "",
+							})
+						}
+
+						return
+					}
+
+				case '4': // Prefix: "4/"
+
+					if l := len("4/"); len(elem) >= l && elem[0:l] == "4/" {
 						elem = elem[l:]
 					} else {
 						break
 					}
 
 					if len(elem) == 0 {
-						// Leaf node.
-						switch r.Method {
-						case "POST":
-							s.handleCreateApiKeyRequest([0]string{}, elemIsEscaped, w, r)
-						default:
-							s.notAllowed(w, r, notAllowedParams{
-								allowedMethods: "POST",
-								allowedHeaders: rn3AllowedHeaders,
-								acceptPost:     "application/json",
-								acceptPatch:    "",
-							})
+						break
+					}
+					switch elem[0] {
+					case 'a': // Prefix: "aaa/api-keys/v3"
+
+						if l := len("aaa/api-keys/v3"); len(elem) >= l && elem[0:l] == "aaa/api-keys/v3" {
+							elem = elem[l:]
+						} else {
+							break
 						}
 
-						return
+						if len(elem) == 0 {
+							// Leaf node.
+							switch r.Method {
+							case "POST":
+								s.handleCreateApiKeyRequest([0]string{}, elemIsEscaped, w, r)
+							default:
+								s.notAllowed(w, r, notAllowedParams{
+									allowedMethods: "POST",
+									allowedHeaders: rn21AllowedHeaders,
+									acceptPost:     "application/json",
+									acceptPatch:    "",
+								})
+							}
+
+							return
+						}
+
+					case 'i': // Prefix: "incidents/aggregations/v1"
+
+						if l := len("incidents/aggregations/v1"); len(elem) >= l && elem[0:l] == "incidents/aggregations/v1" {
+							elem = elem[l:]
+						} else {
+							break
+						}
+
+						if len(elem) == 0 {
+							// Leaf node.
+							switch r.Method {
+							case "GET":
+								s.handleListIncidentAggregationsRequest([0]string{}, elemIsEscaped, w, r)
+							default:
+								s.notAllowed(w, r, notAllowedParams{
+									allowedMethods: "GET",
+									allowedHeaders: rn42AllowedHeaders,
+									acceptPost:     "",
+									acceptPatch:    "",
+								})
+							}
+
+							return
+						}
+
 					}
 
 				case '5': // Prefix: "5/"
@@ -193,7 +418,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "GET",
-										allowedHeaders: rn11AllowedHeaders,
+										allowedHeaders: rn37AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -231,13 +456,637 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "DELETE,GET,PUT",
-									allowedHeaders: rn8AllowedHeaders,
+									allowedHeaders: rn28AllowedHeaders,
 									acceptPost:     "",
 									acceptPatch:    "",
 								})
 							}
 
 							return
+						}
+
+					case 'c': // Prefix: "cases/"
+
+						if l := len("cases/"); len(elem) >= l && elem[0:l] == "cases/" {
+							elem = elem[l:]
+						} else {
+							break
+						}
+
+						if len(elem) == 0 {
+							break
+						}
+						switch elem[0] {
+						case 'a': // Prefix: "a"
+
+							if l := len("a"); len(elem) >= l && elem[0:l] == "a" {
+								elem = elem[l:]
+							} else {
+								break
+							}
+
+							if len(elem) == 0 {
+								break
+							}
+							switch elem[0] {
+							case 'c': // Prefix: "cknowledged/v1/"
+
+								if l := len("cknowledged/v1/"); len(elem) >= l && elem[0:l] == "cknowledged/v1/" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								// Param: "case_id"
+								// Leaf parameter, slashes are prohibited
+								idx := strings.IndexByte(elem, '/')
+								if idx >= 0 {
+									break
+								}
+								args[0] = elem
+								elem = ""
+
+								if len(elem) == 0 {
+									// Leaf node.
+									switch r.Method {
+									case "DELETE":
+										s.handleUnacknowledgeCaseRequest([1]string{
+											args[0],
+										}, elemIsEscaped, w, r)
+									case "PUT":
+										s.handleAcknowledgeCaseRequest([1]string{
+											args[0],
+										}, elemIsEscaped, w, r)
+									default:
+										s.notAllowed(w, r, notAllowedParams{
+											allowedMethods: "DELETE,PUT",
+											allowedHeaders: rn2AllowedHeaders,
+											acceptPost:     "",
+											acceptPatch:    "",
+										})
+									}
+
+									return
+								}
+
+							case 's': // Prefix: "ssigned/v1/"
+
+								if l := len("ssigned/v1/"); len(elem) >= l && elem[0:l] == "ssigned/v1/" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								// Param: "case_id"
+								// Leaf parameter, slashes are prohibited
+								idx := strings.IndexByte(elem, '/')
+								if idx >= 0 {
+									break
+								}
+								args[0] = elem
+								elem = ""
+
+								if len(elem) == 0 {
+									// Leaf node.
+									switch r.Method {
+									case "DELETE":
+										s.handleUnassignCaseRequest([1]string{
+											args[0],
+										}, elemIsEscaped, w, r)
+									case "POST":
+										s.handleAssignCaseRequest([1]string{
+											args[0],
+										}, elemIsEscaped, w, r)
+									default:
+										s.notAllowed(w, r, notAllowedParams{
+											allowedMethods: "DELETE,POST",
+											allowedHeaders: rn12AllowedHeaders,
+											acceptPost:     "application/json",
+											acceptPatch:    "",
+										})
+									}
+
+									return
+								}
+
+							}
+
+						case 'c': // Prefix: "c"
+
+							if l := len("c"); len(elem) >= l && elem[0:l] == "c" {
+								elem = elem[l:]
+							} else {
+								break
+							}
+
+							if len(elem) == 0 {
+								break
+							}
+							switch elem[0] {
+							case 'a': // Prefix: "ases/v1"
+
+								if l := len("ases/v1"); len(elem) >= l && elem[0:l] == "ases/v1" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									switch r.Method {
+									case "POST":
+										s.handleListCasesRequest([0]string{}, elemIsEscaped, w, r)
+									default:
+										s.notAllowed(w, r, notAllowedParams{
+											allowedMethods: "POST",
+											allowedHeaders: rn40AllowedHeaders,
+											acceptPost:     "application/json",
+											acceptPatch:    "",
+										})
+									}
+
+									return
+								}
+								switch elem[0] {
+								case '/': // Prefix: "/"
+
+									if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									// Param: "case_id"
+									// Match until "/"
+									idx := strings.IndexByte(elem, '/')
+									if idx < 0 {
+										idx = len(elem)
+									}
+									args[0] = elem[:idx]
+									elem = elem[idx:]
+
+									if len(elem) == 0 {
+										switch r.Method {
+										case "GET":
+											s.handleGetCaseRequest([1]string{
+												args[0],
+											}, elemIsEscaped, w, r)
+										case "PUT":
+											s.handleUpdateCaseRequest([1]string{
+												args[0],
+											}, elemIsEscaped, w, r)
+										default:
+											s.notAllowed(w, r, notAllowedParams{
+												allowedMethods: "GET,PUT",
+												allowedHeaders: rn24AllowedHeaders,
+												acceptPost:     "",
+												acceptPatch:    "",
+											})
+										}
+
+										return
+									}
+									switch elem[0] {
+									case '/': // Prefix: "/"
+
+										if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+											elem = elem[l:]
+										} else {
+											break
+										}
+
+										if len(elem) == 0 {
+											break
+										}
+										switch elem[0] {
+										case 'c': // Prefix: "comments"
+
+											if l := len("comments"); len(elem) >= l && elem[0:l] == "comments" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												// Leaf node.
+												switch r.Method {
+												case "POST":
+													s.handleCreateCaseCommentRequest([1]string{
+														args[0],
+													}, elemIsEscaped, w, r)
+												default:
+													s.notAllowed(w, r, notAllowedParams{
+														allowedMethods: "POST",
+														allowedHeaders: rn25AllowedHeaders,
+														acceptPost:     "application/json",
+														acceptPatch:    "",
+													})
+												}
+
+												return
+											}
+
+										case 'e': // Prefix: "events"
+
+											if l := len("events"); len(elem) >= l && elem[0:l] == "events" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												// Leaf node.
+												switch r.Method {
+												case "GET":
+													s.handleListCaseEventsRequest([1]string{
+														args[0],
+													}, elemIsEscaped, w, r)
+												default:
+													s.notAllowed(w, r, notAllowedParams{
+														allowedMethods: "GET",
+														allowedHeaders: rn39AllowedHeaders,
+														acceptPost:     "",
+														acceptPatch:    "",
+													})
+												}
+
+												return
+											}
+
+										case 's': // Prefix: "sync-external-thread-comments"
+
+											if l := len("sync-external-thread-comments"); len(elem) >= l && elem[0:l] == "sync-external-thread-comments" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												// Leaf node.
+												switch r.Method {
+												case "POST":
+													s.handleSyncCaseExternalThreadRequest([1]string{
+														args[0],
+													}, elemIsEscaped, w, r)
+												default:
+													s.notAllowed(w, r, notAllowedParams{
+														allowedMethods: "POST",
+														allowedHeaders: rn49AllowedHeaders,
+														acceptPost:     "",
+														acceptPatch:    "",
+													})
+												}
+
+												return
+											}
+
+										}
+
+									}
+
+								}
+
+							case 'l': // Prefix: "losed/v1/"
+
+								if l := len("losed/v1/"); len(elem) >= l && elem[0:l] == "losed/v1/" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								// Param: "case_id"
+								// Leaf parameter, slashes are prohibited
+								idx := strings.IndexByte(elem, '/')
+								if idx >= 0 {
+									break
+								}
+								args[0] = elem
+								elem = ""
+
+								if len(elem) == 0 {
+									// Leaf node.
+									switch r.Method {
+									case "POST":
+										s.handleCloseCaseRequest([1]string{
+											args[0],
+										}, elemIsEscaped, w, r)
+									default:
+										s.notAllowed(w, r, notAllowedParams{
+											allowedMethods: "POST",
+											allowedHeaders: rn18AllowedHeaders,
+											acceptPost:     "",
+											acceptPatch:    "",
+										})
+									}
+
+									return
+								}
+
+							}
+
+						case 'e': // Prefix: "events/v1/"
+
+							if l := len("events/v1/"); len(elem) >= l && elem[0:l] == "events/v1/" {
+								elem = elem[l:]
+							} else {
+								break
+							}
+
+							// Param: "event_id"
+							// Match until "/"
+							idx := strings.IndexByte(elem, '/')
+							if idx < 0 {
+								idx = len(elem)
+							}
+							args[0] = elem[:idx]
+							elem = elem[idx:]
+
+							if len(elem) == 0 {
+								switch r.Method {
+								case "GET":
+									s.handleGetCaseEventRequest([1]string{
+										args[0],
+									}, elemIsEscaped, w, r)
+								default:
+									s.notAllowed(w, r, notAllowedParams{
+										allowedMethods: "GET",
+										allowedHeaders: rn30AllowedHeaders,
+										acceptPost:     "",
+										acceptPatch:    "",
+									})
+								}
+
+								return
+							}
+							switch elem[0] {
+							case '/': // Prefix: "/comments"
+
+								if l := len("/comments"); len(elem) >= l && elem[0:l] == "/comments" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									// Leaf node.
+									switch r.Method {
+									case "DELETE":
+										s.handleDeleteCaseCommentRequest([1]string{
+											args[0],
+										}, elemIsEscaped, w, r)
+									case "PUT":
+										s.handleUpdateCaseCommentRequest([1]string{
+											args[0],
+										}, elemIsEscaped, w, r)
+									default:
+										s.notAllowed(w, r, notAllowedParams{
+											allowedMethods: "DELETE,PUT",
+											allowedHeaders: rn31AllowedHeaders,
+											acceptPost:     "",
+											acceptPatch:    "",
+										})
+									}
+
+									return
+								}
+
+							}
+
+						case 'r': // Prefix: "resolved/v1/"
+
+							if l := len("resolved/v1/"); len(elem) >= l && elem[0:l] == "resolved/v1/" {
+								elem = elem[l:]
+							} else {
+								break
+							}
+
+							// Param: "case_id"
+							// Leaf parameter, slashes are prohibited
+							idx := strings.IndexByte(elem, '/')
+							if idx >= 0 {
+								break
+							}
+							args[0] = elem
+							elem = ""
+
+							if len(elem) == 0 {
+								// Leaf node.
+								switch r.Method {
+								case "PUT":
+									s.handleResolveCaseRequest([1]string{
+										args[0],
+									}, elemIsEscaped, w, r)
+								default:
+									s.notAllowed(w, r, notAllowedParams{
+										allowedMethods: "PUT",
+										allowedHeaders: rn47AllowedHeaders,
+										acceptPost:     "",
+										acceptPatch:    "",
+									})
+								}
+
+								return
+							}
+
+						}
+
+					case 'i': // Prefix: "incidents/incidents/v1"
+
+						if l := len("incidents/incidents/v1"); len(elem) >= l && elem[0:l] == "incidents/incidents/v1" {
+							elem = elem[l:]
+						} else {
+							break
+						}
+
+						if len(elem) == 0 {
+							switch r.Method {
+							case "GET":
+								s.handleBatchGetIncidentsRequest([0]string{}, elemIsEscaped, w, r)
+							case "POST":
+								s.handleListIncidentsRequest([0]string{}, elemIsEscaped, w, r)
+							default:
+								s.notAllowed(w, r, notAllowedParams{
+									allowedMethods: "GET,POST",
+									allowedHeaders: rn15AllowedHeaders,
+									acceptPost:     "application/json",
+									acceptPatch:    "",
+								})
+							}
+
+							return
+						}
+						switch elem[0] {
+						case '/': // Prefix: "/"
+
+							if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+								elem = elem[l:]
+							} else {
+								break
+							}
+
+							if len(elem) == 0 {
+								break
+							}
+							switch elem[0] {
+							case 'a': // Prefix: "all/"
+								origElem := elem
+								if l := len("all/"); len(elem) >= l && elem[0:l] == "all/" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									break
+								}
+								switch elem[0] {
+								case 'a': // Prefix: "acknowledge"
+
+									if l := len("acknowledge"); len(elem) >= l && elem[0:l] == "acknowledge" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
+										// Leaf node.
+										switch r.Method {
+										case "POST":
+											s.handleAcknowledgeIncidentsRequest([0]string{}, elemIsEscaped, w, r)
+										default:
+											s.notAllowed(w, r, notAllowedParams{
+												allowedMethods: "POST",
+												allowedHeaders: rn4AllowedHeaders,
+												acceptPost:     "application/json",
+												acceptPatch:    "",
+											})
+										}
+
+										return
+									}
+
+								case 'b': // Prefix: "by-user"
+
+									if l := len("by-user"); len(elem) >= l && elem[0:l] == "by-user" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
+										// Leaf node.
+										switch r.Method {
+										case "DELETE":
+											s.handleUnassignIncidentsRequest([0]string{}, elemIsEscaped, w, r)
+										case "POST":
+											s.handleAssignIncidentsRequest([0]string{}, elemIsEscaped, w, r)
+										default:
+											s.notAllowed(w, r, notAllowedParams{
+												allowedMethods: "DELETE,POST",
+												allowedHeaders: rn14AllowedHeaders,
+												acceptPost:     "application/json",
+												acceptPatch:    "",
+											})
+										}
+
+										return
+									}
+
+								case 'c': // Prefix: "closed"
+
+									if l := len("closed"); len(elem) >= l && elem[0:l] == "closed" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
+										// Leaf node.
+										switch r.Method {
+										case "POST":
+											s.handleCloseIncidentsRequest([0]string{}, elemIsEscaped, w, r)
+										default:
+											s.notAllowed(w, r, notAllowedParams{
+												allowedMethods: "POST",
+												allowedHeaders: rn19AllowedHeaders,
+												acceptPost:     "application/json",
+												acceptPatch:    "",
+											})
+										}
+
+										return
+									}
+
+								case 'r': // Prefix: "resolve"
+
+									if l := len("resolve"); len(elem) >= l && elem[0:l] == "resolve" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
+										// Leaf node.
+										switch r.Method {
+										case "POST":
+											s.handleResolveIncidentsRequest([0]string{}, elemIsEscaped, w, r)
+										default:
+											s.notAllowed(w, r, notAllowedParams{
+												allowedMethods: "POST",
+												allowedHeaders: rn48AllowedHeaders,
+												acceptPost:     "application/json",
+												acceptPatch:    "",
+											})
+										}
+
+										return
+									}
+
+								}
+
+								elem = origElem
+							}
+							// Param: "incident_id"
+							// Match until "/"
+							idx := strings.IndexByte(elem, '/')
+							if idx < 0 {
+								idx = len(elem)
+							}
+							args[0] = elem[:idx]
+							elem = elem[idx:]
+
+							if len(elem) == 0 {
+								break
+							}
+							switch elem[0] {
+							case '/': // Prefix: "/events"
+
+								if l := len("/events"); len(elem) >= l && elem[0:l] == "/events" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									// Leaf node.
+									switch r.Method {
+									case "GET":
+										s.handleListIncidentEventsRequest([1]string{
+											args[0],
+										}, elemIsEscaped, w, r)
+									default:
+										s.notAllowed(w, r, notAllowedParams{
+											allowedMethods: "GET",
+											allowedHeaders: rn45AllowedHeaders,
+											acceptPost:     "",
+											acceptPatch:    "",
+										})
+									}
+
+									return
+								}
+
+							}
+
 						}
 
 					case 'r': // Prefix: "recording-rules/recording-rules/v1"
@@ -259,7 +1108,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "DELETE,GET,POST",
-									allowedHeaders: rn5AllowedHeaders,
+									allowedHeaders: rn26AllowedHeaders,
 									acceptPost:     "application/json",
 									acceptPatch:    "",
 								})
@@ -303,7 +1152,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "DELETE,GET,PUT",
-										allowedHeaders: rn10AllowedHeaders,
+										allowedHeaders: rn33AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -427,7 +1276,6 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 				}
 
 				if len(elem) == 0 {
-					// Leaf node.
 					switch method {
 					case "GET":
 						r.name = AdminListTeamsOperation
@@ -451,6 +1299,90 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 						return
 					}
 				}
+				switch elem[0] {
+				case '/': // Prefix: "/"
+
+					if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+						elem = elem[l:]
+					} else {
+						break
+					}
+
+					// Param: "team_id"
+					// Match until "/"
+					idx := strings.IndexByte(elem, '/')
+					if idx < 0 {
+						idx = len(elem)
+					}
+					args[0] = elem[:idx]
+					elem = elem[idx:]
+
+					if len(elem) == 0 {
+						break
+					}
+					switch elem[0] {
+					case '/': // Prefix: "/case-kpis"
+
+						if l := len("/case-kpis"); len(elem) >= l && elem[0:l] == "/case-kpis" {
+							elem = elem[l:]
+						} else {
+							break
+						}
+
+						if len(elem) == 0 {
+							// Leaf node.
+							switch method {
+							case "GET":
+								r.name = AdminGetCaseKPIsOperation
+								r.summary = "Read a team's case KPI thresholds"
+								r.operationID = "AdminGetCaseKPIs"
+								r.operationGroup = ""
+								r.pathPattern = "/admin/v1/teams/{team_id}/case-kpis"
+								r.args = args
+								r.count = 1
+								return r, true
+							case "PUT":
+								r.name = AdminSetCaseKPIsOperation
+								r.summary = "Replace a team's case KPI thresholds"
+								r.operationID = "AdminSetCaseKPIs"
+								r.operationGroup = ""
+								r.pathPattern = "/admin/v1/teams/{team_id}/case-kpis"
+								r.args = args
+								r.count = 1
+								return r, true
+							default:
+								return
+							}
+						}
+
+					}
+
+				}
+
+			case 'i': // Prefix: "ingest/alertmanager/v1"
+
+				if l := len("ingest/alertmanager/v1"); len(elem) >= l && elem[0:l] == "ingest/alertmanager/v1" {
+					elem = elem[l:]
+				} else {
+					break
+				}
+
+				if len(elem) == 0 {
+					// Leaf node.
+					switch method {
+					case "POST":
+						r.name = IngestAlertmanagerOperation
+						r.summary = "Receive a Prometheus Alertmanager webhook notification"
+						r.operationID = "IngestAlertmanager"
+						r.operationGroup = ""
+						r.pathPattern = "/ingest/alertmanager/v1"
+						r.args = args
+						r.count = 0
+						return r, true
+					default:
+						return
+					}
+				}
 
 			case 'm': // Prefix: "mgmt/openapi/"
 
@@ -464,29 +1396,102 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 					break
 				}
 				switch elem[0] {
-				case '4': // Prefix: "4/aaa/api-keys/v3"
+				case '3': // Prefix: "3/incidents/incidents/v1/"
 
-					if l := len("4/aaa/api-keys/v3"); len(elem) >= l && elem[0:l] == "4/aaa/api-keys/v3" {
+					if l := len("3/incidents/incidents/v1/"); len(elem) >= l && elem[0:l] == "3/incidents/incidents/v1/" {
+						elem = elem[l:]
+					} else {
+						break
+					}
+
+					// Param: "id"
+					// Leaf parameter, slashes are prohibited
+					idx := strings.IndexByte(elem, '/')
+					if idx >= 0 {
+						break
+					}
+					args[0] = elem
+					elem = ""
+
+					if len(elem) == 0 {
+						// Leaf node.
+						switch method {
+						case "GET":
+							r.name = GetIncidentOperation
+							r.summary = "Get an incident with its events"
+							r.operationID = "GetIncident"
+							r.operationGroup = ""
+							r.pathPattern = "/mgmt/openapi/3/incidents/incidents/v1/{id}"
+							r.args = args
+							r.count = 1
+							return r, true
+						default:
+							return
+						}
+					}
+
+				case '4': // Prefix: "4/"
+
+					if l := len("4/"); len(elem) >= l && elem[0:l] == "4/" {
 						elem = elem[l:]
 					} else {
 						break
 					}
 
 					if len(elem) == 0 {
-						// Leaf node.
-						switch method {
-						case "POST":
-							r.name = CreateApiKeyOperation
-							r.summary = "Create an API key"
-							r.operationID = "CreateApiKey"
-							r.operationGroup = ""
-							r.pathPattern = "/mgmt/openapi/4/aaa/api-keys/v3"
-							r.args = args
-							r.count = 0
-							return r, true
-						default:
-							return
+						break
+					}
+					switch elem[0] {
+					case 'a': // Prefix: "aaa/api-keys/v3"
+
+						if l := len("aaa/api-keys/v3"); len(elem) >= l && elem[0:l] == "aaa/api-keys/v3" {
+							elem = elem[l:]
+						} else {
+							break
 						}
+
+						if len(elem) == 0 {
+							// Leaf node.
+							switch method {
+							case "POST":
+								r.name = CreateApiKeyOperation
+								r.summary = "Create an API key"
+								r.operationID = "CreateApiKey"
+								r.operationGroup = ""
+								r.pathPattern = "/mgmt/openapi/4/aaa/api-keys/v3"
+								r.args = args
+								r.count = 0
+								return r, true
+							default:
+								return
+							}
+						}
+
+					case 'i': // Prefix: "incidents/aggregations/v1"
+
+						if l := len("incidents/aggregations/v1"); len(elem) >= l && elem[0:l] == "incidents/aggregations/v1" {
+							elem = elem[l:]
+						} else {
+							break
+						}
+
+						if len(elem) == 0 {
+							// Leaf node.
+							switch method {
+							case "GET":
+								r.name = ListIncidentAggregationsOperation
+								r.summary = "Aggregate incidents by group"
+								r.operationID = "ListIncidentAggregations"
+								r.operationGroup = ""
+								r.pathPattern = "/mgmt/openapi/4/incidents/aggregations/v1"
+								r.args = args
+								r.count = 0
+								return r, true
+							default:
+								return
+							}
+						}
+
 					}
 
 				case '5': // Prefix: "5/"
@@ -582,6 +1587,642 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 							default:
 								return
 							}
+						}
+
+					case 'c': // Prefix: "cases/"
+
+						if l := len("cases/"); len(elem) >= l && elem[0:l] == "cases/" {
+							elem = elem[l:]
+						} else {
+							break
+						}
+
+						if len(elem) == 0 {
+							break
+						}
+						switch elem[0] {
+						case 'a': // Prefix: "a"
+
+							if l := len("a"); len(elem) >= l && elem[0:l] == "a" {
+								elem = elem[l:]
+							} else {
+								break
+							}
+
+							if len(elem) == 0 {
+								break
+							}
+							switch elem[0] {
+							case 'c': // Prefix: "cknowledged/v1/"
+
+								if l := len("cknowledged/v1/"); len(elem) >= l && elem[0:l] == "cknowledged/v1/" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								// Param: "case_id"
+								// Leaf parameter, slashes are prohibited
+								idx := strings.IndexByte(elem, '/')
+								if idx >= 0 {
+									break
+								}
+								args[0] = elem
+								elem = ""
+
+								if len(elem) == 0 {
+									// Leaf node.
+									switch method {
+									case "DELETE":
+										r.name = UnacknowledgeCaseOperation
+										r.summary = "Return an acknowledged case to active"
+										r.operationID = "UnacknowledgeCase"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/cases/acknowledged/v1/{case_id}"
+										r.args = args
+										r.count = 1
+										return r, true
+									case "PUT":
+										r.name = AcknowledgeCaseOperation
+										r.summary = "Acknowledge an active case"
+										r.operationID = "AcknowledgeCase"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/cases/acknowledged/v1/{case_id}"
+										r.args = args
+										r.count = 1
+										return r, true
+									default:
+										return
+									}
+								}
+
+							case 's': // Prefix: "ssigned/v1/"
+
+								if l := len("ssigned/v1/"); len(elem) >= l && elem[0:l] == "ssigned/v1/" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								// Param: "case_id"
+								// Leaf parameter, slashes are prohibited
+								idx := strings.IndexByte(elem, '/')
+								if idx >= 0 {
+									break
+								}
+								args[0] = elem
+								elem = ""
+
+								if len(elem) == 0 {
+									// Leaf node.
+									switch method {
+									case "DELETE":
+										r.name = UnassignCaseOperation
+										r.summary = "Remove a case's assignee"
+										r.operationID = "UnassignCase"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/cases/assigned/v1/{case_id}"
+										r.args = args
+										r.count = 1
+										return r, true
+									case "POST":
+										r.name = AssignCaseOperation
+										r.summary = "Assign a case to a user"
+										r.operationID = "AssignCase"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/cases/assigned/v1/{case_id}"
+										r.args = args
+										r.count = 1
+										return r, true
+									default:
+										return
+									}
+								}
+
+							}
+
+						case 'c': // Prefix: "c"
+
+							if l := len("c"); len(elem) >= l && elem[0:l] == "c" {
+								elem = elem[l:]
+							} else {
+								break
+							}
+
+							if len(elem) == 0 {
+								break
+							}
+							switch elem[0] {
+							case 'a': // Prefix: "ases/v1"
+
+								if l := len("ases/v1"); len(elem) >= l && elem[0:l] == "ases/v1" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									switch method {
+									case "POST":
+										r.name = ListCasesOperation
+										r.summary = "List cases"
+										r.operationID = "ListCases"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/cases/cases/v1"
+										r.args = args
+										r.count = 0
+										return r, true
+									default:
+										return
+									}
+								}
+								switch elem[0] {
+								case '/': // Prefix: "/"
+
+									if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									// Param: "case_id"
+									// Match until "/"
+									idx := strings.IndexByte(elem, '/')
+									if idx < 0 {
+										idx = len(elem)
+									}
+									args[0] = elem[:idx]
+									elem = elem[idx:]
+
+									if len(elem) == 0 {
+										switch method {
+										case "GET":
+											r.name = GetCaseOperation
+											r.summary = "Get a case"
+											r.operationID = "GetCase"
+											r.operationGroup = ""
+											r.pathPattern = "/mgmt/openapi/5/cases/cases/v1/{case_id}"
+											r.args = args
+											r.count = 1
+											return r, true
+										case "PUT":
+											r.name = UpdateCaseOperation
+											r.summary = "Change a case's title, priority override or resolution reason"
+											r.operationID = "UpdateCase"
+											r.operationGroup = ""
+											r.pathPattern = "/mgmt/openapi/5/cases/cases/v1/{case_id}"
+											r.args = args
+											r.count = 1
+											return r, true
+										default:
+											return
+										}
+									}
+									switch elem[0] {
+									case '/': // Prefix: "/"
+
+										if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+											elem = elem[l:]
+										} else {
+											break
+										}
+
+										if len(elem) == 0 {
+											break
+										}
+										switch elem[0] {
+										case 'c': // Prefix: "comments"
+
+											if l := len("comments"); len(elem) >= l && elem[0:l] == "comments" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												// Leaf node.
+												switch method {
+												case "POST":
+													r.name = CreateCaseCommentOperation
+													r.summary = "Comment on a case"
+													r.operationID = "CreateCaseComment"
+													r.operationGroup = ""
+													r.pathPattern = "/mgmt/openapi/5/cases/cases/v1/{case_id}/comments"
+													r.args = args
+													r.count = 1
+													return r, true
+												default:
+													return
+												}
+											}
+
+										case 'e': // Prefix: "events"
+
+											if l := len("events"); len(elem) >= l && elem[0:l] == "events" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												// Leaf node.
+												switch method {
+												case "GET":
+													r.name = ListCaseEventsOperation
+													r.summary = "List a case's events, oldest first"
+													r.operationID = "ListCaseEvents"
+													r.operationGroup = ""
+													r.pathPattern = "/mgmt/openapi/5/cases/cases/v1/{case_id}/events"
+													r.args = args
+													r.count = 1
+													return r, true
+												default:
+													return
+												}
+											}
+
+										case 's': // Prefix: "sync-external-thread-comments"
+
+											if l := len("sync-external-thread-comments"); len(elem) >= l && elem[0:l] == "sync-external-thread-comments" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												// Leaf node.
+												switch method {
+												case "POST":
+													r.name = SyncCaseExternalThreadOperation
+													r.summary = "Register a synchronisation of the case's external chat thread"
+													r.operationID = "SyncCaseExternalThread"
+													r.operationGroup = ""
+													r.pathPattern = "/mgmt/openapi/5/cases/cases/v1/{case_id}/sync-external-thread-comments"
+													r.args = args
+													r.count = 1
+													return r, true
+												default:
+													return
+												}
+											}
+
+										}
+
+									}
+
+								}
+
+							case 'l': // Prefix: "losed/v1/"
+
+								if l := len("losed/v1/"); len(elem) >= l && elem[0:l] == "losed/v1/" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								// Param: "case_id"
+								// Leaf parameter, slashes are prohibited
+								idx := strings.IndexByte(elem, '/')
+								if idx >= 0 {
+									break
+								}
+								args[0] = elem
+								elem = ""
+
+								if len(elem) == 0 {
+									// Leaf node.
+									switch method {
+									case "POST":
+										r.name = CloseCaseOperation
+										r.summary = "Close a case for good"
+										r.operationID = "CloseCase"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/cases/closed/v1/{case_id}"
+										r.args = args
+										r.count = 1
+										return r, true
+									default:
+										return
+									}
+								}
+
+							}
+
+						case 'e': // Prefix: "events/v1/"
+
+							if l := len("events/v1/"); len(elem) >= l && elem[0:l] == "events/v1/" {
+								elem = elem[l:]
+							} else {
+								break
+							}
+
+							// Param: "event_id"
+							// Match until "/"
+							idx := strings.IndexByte(elem, '/')
+							if idx < 0 {
+								idx = len(elem)
+							}
+							args[0] = elem[:idx]
+							elem = elem[idx:]
+
+							if len(elem) == 0 {
+								switch method {
+								case "GET":
+									r.name = GetCaseEventOperation
+									r.summary = "Get one case event"
+									r.operationID = "GetCaseEvent"
+									r.operationGroup = ""
+									r.pathPattern = "/mgmt/openapi/5/cases/events/v1/{event_id}"
+									r.args = args
+									r.count = 1
+									return r, true
+								default:
+									return
+								}
+							}
+							switch elem[0] {
+							case '/': // Prefix: "/comments"
+
+								if l := len("/comments"); len(elem) >= l && elem[0:l] == "/comments" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									// Leaf node.
+									switch method {
+									case "DELETE":
+										r.name = DeleteCaseCommentOperation
+										r.summary = "Delete a comment"
+										r.operationID = "DeleteCaseComment"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/cases/events/v1/{event_id}/comments"
+										r.args = args
+										r.count = 1
+										return r, true
+									case "PUT":
+										r.name = UpdateCaseCommentOperation
+										r.summary = "Edit a comment"
+										r.operationID = "UpdateCaseComment"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/cases/events/v1/{event_id}/comments"
+										r.args = args
+										r.count = 1
+										return r, true
+									default:
+										return
+									}
+								}
+
+							}
+
+						case 'r': // Prefix: "resolved/v1/"
+
+							if l := len("resolved/v1/"); len(elem) >= l && elem[0:l] == "resolved/v1/" {
+								elem = elem[l:]
+							} else {
+								break
+							}
+
+							// Param: "case_id"
+							// Leaf parameter, slashes are prohibited
+							idx := strings.IndexByte(elem, '/')
+							if idx >= 0 {
+								break
+							}
+							args[0] = elem
+							elem = ""
+
+							if len(elem) == 0 {
+								// Leaf node.
+								switch method {
+								case "PUT":
+									r.name = ResolveCaseOperation
+									r.summary = "Resolve a case, with an optional reason"
+									r.operationID = "ResolveCase"
+									r.operationGroup = ""
+									r.pathPattern = "/mgmt/openapi/5/cases/resolved/v1/{case_id}"
+									r.args = args
+									r.count = 1
+									return r, true
+								default:
+									return
+								}
+							}
+
+						}
+
+					case 'i': // Prefix: "incidents/incidents/v1"
+
+						if l := len("incidents/incidents/v1"); len(elem) >= l && elem[0:l] == "incidents/incidents/v1" {
+							elem = elem[l:]
+						} else {
+							break
+						}
+
+						if len(elem) == 0 {
+							switch method {
+							case "GET":
+								r.name = BatchGetIncidentsOperation
+								r.summary = "Get incidents by id"
+								r.operationID = "BatchGetIncidents"
+								r.operationGroup = ""
+								r.pathPattern = "/mgmt/openapi/5/incidents/incidents/v1"
+								r.args = args
+								r.count = 0
+								return r, true
+							case "POST":
+								r.name = ListIncidentsOperation
+								r.summary = "List incidents"
+								r.operationID = "ListIncidents"
+								r.operationGroup = ""
+								r.pathPattern = "/mgmt/openapi/5/incidents/incidents/v1"
+								r.args = args
+								r.count = 0
+								return r, true
+							default:
+								return
+							}
+						}
+						switch elem[0] {
+						case '/': // Prefix: "/"
+
+							if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+								elem = elem[l:]
+							} else {
+								break
+							}
+
+							if len(elem) == 0 {
+								break
+							}
+							switch elem[0] {
+							case 'a': // Prefix: "all/"
+								origElem := elem
+								if l := len("all/"); len(elem) >= l && elem[0:l] == "all/" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									break
+								}
+								switch elem[0] {
+								case 'a': // Prefix: "acknowledge"
+
+									if l := len("acknowledge"); len(elem) >= l && elem[0:l] == "acknowledge" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
+										// Leaf node.
+										switch method {
+										case "POST":
+											r.name = AcknowledgeIncidentsOperation
+											r.summary = "Acknowledge incidents"
+											r.operationID = "AcknowledgeIncidents"
+											r.operationGroup = ""
+											r.pathPattern = "/mgmt/openapi/5/incidents/incidents/v1/all/acknowledge"
+											r.args = args
+											r.count = 0
+											return r, true
+										default:
+											return
+										}
+									}
+
+								case 'b': // Prefix: "by-user"
+
+									if l := len("by-user"); len(elem) >= l && elem[0:l] == "by-user" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
+										// Leaf node.
+										switch method {
+										case "DELETE":
+											r.name = UnassignIncidentsOperation
+											r.summary = "Remove the assignee of incidents"
+											r.operationID = "UnassignIncidents"
+											r.operationGroup = ""
+											r.pathPattern = "/mgmt/openapi/5/incidents/incidents/v1/all/by-user"
+											r.args = args
+											r.count = 0
+											return r, true
+										case "POST":
+											r.name = AssignIncidentsOperation
+											r.summary = "Assign incidents to a user"
+											r.operationID = "AssignIncidents"
+											r.operationGroup = ""
+											r.pathPattern = "/mgmt/openapi/5/incidents/incidents/v1/all/by-user"
+											r.args = args
+											r.count = 0
+											return r, true
+										default:
+											return
+										}
+									}
+
+								case 'c': // Prefix: "closed"
+
+									if l := len("closed"); len(elem) >= l && elem[0:l] == "closed" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
+										// Leaf node.
+										switch method {
+										case "POST":
+											r.name = CloseIncidentsOperation
+											r.summary = "Close incidents"
+											r.operationID = "CloseIncidents"
+											r.operationGroup = ""
+											r.pathPattern = "/mgmt/openapi/5/incidents/incidents/v1/all/closed"
+											r.args = args
+											r.count = 0
+											return r, true
+										default:
+											return
+										}
+									}
+
+								case 'r': // Prefix: "resolve"
+
+									if l := len("resolve"); len(elem) >= l && elem[0:l] == "resolve" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
+										// Leaf node.
+										switch method {
+										case "POST":
+											r.name = ResolveIncidentsOperation
+											r.summary = "Resolve incidents"
+											r.operationID = "ResolveIncidents"
+											r.operationGroup = ""
+											r.pathPattern = "/mgmt/openapi/5/incidents/incidents/v1/all/resolve"
+											r.args = args
+											r.count = 0
+											return r, true
+										default:
+											return
+										}
+									}
+
+								}
+
+								elem = origElem
+							}
+							// Param: "incident_id"
+							// Match until "/"
+							idx := strings.IndexByte(elem, '/')
+							if idx < 0 {
+								idx = len(elem)
+							}
+							args[0] = elem[:idx]
+							elem = elem[idx:]
+
+							if len(elem) == 0 {
+								break
+							}
+							switch elem[0] {
+							case '/': // Prefix: "/events"
+
+								if l := len("/events"); len(elem) >= l && elem[0:l] == "/events" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									// Leaf node.
+									switch method {
+									case "GET":
+										r.name = ListIncidentEventsOperation
+										r.summary = "List an incident's events, oldest first"
+										r.operationID = "ListIncidentEvents"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/incidents/incidents/v1/{incident_id}/events"
+										r.args = args
+										r.count = 1
+										return r, true
+									default:
+										return
+									}
+								}
+
+							}
+
 						}
 
 					case 'r': // Prefix: "recording-rules/recording-rules/v1"

@@ -4,6 +4,9 @@ package oas
 
 import (
 	"fmt"
+	"time"
+
+	"github.com/go-faster/errors"
 )
 
 func (s *ErrorStatusCode) Error() string {
@@ -119,6 +122,609 @@ func (s *AdminTeamKey) SetValue(val string) {
 	s.Value = val
 }
 
+// One alerting rule (Alertmanager `alertname`) that fired in the case; each firing label set is a
+// permutation.
+// Ref: #/components/schemas/AlertIndicator
+type AlertIndicator struct {
+	AlertId                string                     `json:"alertId"`
+	AlertName              OptString                  `json:"alertName"`
+	LatestAlertVersion     string                     `json:"latestAlertVersion"`
+	AlertVersions          []string                   `json:"alertVersions"`
+	Priority               IndicatorPriority          `json:"priority"`
+	GroupingType           AlertIndicatorGroupingType `json:"groupingType"`
+	State                  IndicatorState             `json:"state"`
+	TriggerTime            time.Time                  `json:"triggerTime"`
+	ResolveTime            OptDateTime                `json:"resolveTime"`
+	ResolveWithSignal      OptBool                    `json:"resolveWithSignal"`
+	CustomDataprimeQueries []string                   `json:"customDataprimeQueries"`
+	Permutations           []AlertPermutation         `json:"permutations"`
+}
+
+// GetAlertId returns the value of AlertId.
+func (s *AlertIndicator) GetAlertId() string {
+	return s.AlertId
+}
+
+// GetAlertName returns the value of AlertName.
+func (s *AlertIndicator) GetAlertName() OptString {
+	return s.AlertName
+}
+
+// GetLatestAlertVersion returns the value of LatestAlertVersion.
+func (s *AlertIndicator) GetLatestAlertVersion() string {
+	return s.LatestAlertVersion
+}
+
+// GetAlertVersions returns the value of AlertVersions.
+func (s *AlertIndicator) GetAlertVersions() []string {
+	return s.AlertVersions
+}
+
+// GetPriority returns the value of Priority.
+func (s *AlertIndicator) GetPriority() IndicatorPriority {
+	return s.Priority
+}
+
+// GetGroupingType returns the value of GroupingType.
+func (s *AlertIndicator) GetGroupingType() AlertIndicatorGroupingType {
+	return s.GroupingType
+}
+
+// GetState returns the value of State.
+func (s *AlertIndicator) GetState() IndicatorState {
+	return s.State
+}
+
+// GetTriggerTime returns the value of TriggerTime.
+func (s *AlertIndicator) GetTriggerTime() time.Time {
+	return s.TriggerTime
+}
+
+// GetResolveTime returns the value of ResolveTime.
+func (s *AlertIndicator) GetResolveTime() OptDateTime {
+	return s.ResolveTime
+}
+
+// GetResolveWithSignal returns the value of ResolveWithSignal.
+func (s *AlertIndicator) GetResolveWithSignal() OptBool {
+	return s.ResolveWithSignal
+}
+
+// GetCustomDataprimeQueries returns the value of CustomDataprimeQueries.
+func (s *AlertIndicator) GetCustomDataprimeQueries() []string {
+	return s.CustomDataprimeQueries
+}
+
+// GetPermutations returns the value of Permutations.
+func (s *AlertIndicator) GetPermutations() []AlertPermutation {
+	return s.Permutations
+}
+
+// SetAlertId sets the value of AlertId.
+func (s *AlertIndicator) SetAlertId(val string) {
+	s.AlertId = val
+}
+
+// SetAlertName sets the value of AlertName.
+func (s *AlertIndicator) SetAlertName(val OptString) {
+	s.AlertName = val
+}
+
+// SetLatestAlertVersion sets the value of LatestAlertVersion.
+func (s *AlertIndicator) SetLatestAlertVersion(val string) {
+	s.LatestAlertVersion = val
+}
+
+// SetAlertVersions sets the value of AlertVersions.
+func (s *AlertIndicator) SetAlertVersions(val []string) {
+	s.AlertVersions = val
+}
+
+// SetPriority sets the value of Priority.
+func (s *AlertIndicator) SetPriority(val IndicatorPriority) {
+	s.Priority = val
+}
+
+// SetGroupingType sets the value of GroupingType.
+func (s *AlertIndicator) SetGroupingType(val AlertIndicatorGroupingType) {
+	s.GroupingType = val
+}
+
+// SetState sets the value of State.
+func (s *AlertIndicator) SetState(val IndicatorState) {
+	s.State = val
+}
+
+// SetTriggerTime sets the value of TriggerTime.
+func (s *AlertIndicator) SetTriggerTime(val time.Time) {
+	s.TriggerTime = val
+}
+
+// SetResolveTime sets the value of ResolveTime.
+func (s *AlertIndicator) SetResolveTime(val OptDateTime) {
+	s.ResolveTime = val
+}
+
+// SetResolveWithSignal sets the value of ResolveWithSignal.
+func (s *AlertIndicator) SetResolveWithSignal(val OptBool) {
+	s.ResolveWithSignal = val
+}
+
+// SetCustomDataprimeQueries sets the value of CustomDataprimeQueries.
+func (s *AlertIndicator) SetCustomDataprimeQueries(val []string) {
+	s.CustomDataprimeQueries = val
+}
+
+// SetPermutations sets the value of Permutations.
+func (s *AlertIndicator) SetPermutations(val []AlertPermutation) {
+	s.Permutations = val
+}
+
+type AlertIndicatorGroupingType string
+
+const (
+	AlertIndicatorGroupingTypeGROUPINGTYPEUNSPECIFIED      AlertIndicatorGroupingType = "GROUPING_TYPE_UNSPECIFIED"
+	AlertIndicatorGroupingTypeGROUPINGTYPECOMPOSITEALERT   AlertIndicatorGroupingType = "GROUPING_TYPE_COMPOSITE_ALERT"
+	AlertIndicatorGroupingTypeGROUPINGTYPECOMBINATIONALERT AlertIndicatorGroupingType = "GROUPING_TYPE_COMBINATION_ALERT"
+	AlertIndicatorGroupingTypeGROUPINGTYPENONE             AlertIndicatorGroupingType = "GROUPING_TYPE_NONE"
+)
+
+// AllValues returns all AlertIndicatorGroupingType values.
+func (AlertIndicatorGroupingType) AllValues() []AlertIndicatorGroupingType {
+	return []AlertIndicatorGroupingType{
+		AlertIndicatorGroupingTypeGROUPINGTYPEUNSPECIFIED,
+		AlertIndicatorGroupingTypeGROUPINGTYPECOMPOSITEALERT,
+		AlertIndicatorGroupingTypeGROUPINGTYPECOMBINATIONALERT,
+		AlertIndicatorGroupingTypeGROUPINGTYPENONE,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertIndicatorGroupingType) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertIndicatorGroupingTypeGROUPINGTYPEUNSPECIFIED:
+		return []byte(s), nil
+	case AlertIndicatorGroupingTypeGROUPINGTYPECOMPOSITEALERT:
+		return []byte(s), nil
+	case AlertIndicatorGroupingTypeGROUPINGTYPECOMBINATIONALERT:
+		return []byte(s), nil
+	case AlertIndicatorGroupingTypeGROUPINGTYPENONE:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertIndicatorGroupingType) UnmarshalText(data []byte) error {
+	switch AlertIndicatorGroupingType(data) {
+	case AlertIndicatorGroupingTypeGROUPINGTYPEUNSPECIFIED:
+		*s = AlertIndicatorGroupingTypeGROUPINGTYPEUNSPECIFIED
+		return nil
+	case AlertIndicatorGroupingTypeGROUPINGTYPECOMPOSITEALERT:
+		*s = AlertIndicatorGroupingTypeGROUPINGTYPECOMPOSITEALERT
+		return nil
+	case AlertIndicatorGroupingTypeGROUPINGTYPECOMBINATIONALERT:
+		*s = AlertIndicatorGroupingTypeGROUPINGTYPECOMBINATIONALERT
+		return nil
+	case AlertIndicatorGroupingTypeGROUPINGTYPENONE:
+		*s = AlertIndicatorGroupingTypeGROUPINGTYPENONE
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertManagerActor
+type AlertManagerActor struct {
+	ReceiverName OptString `json:"receiverName"`
+}
+
+// GetReceiverName returns the value of ReceiverName.
+func (s *AlertManagerActor) GetReceiverName() OptString {
+	return s.ReceiverName
+}
+
+// SetReceiverName sets the value of ReceiverName.
+func (s *AlertManagerActor) SetReceiverName(val OptString) {
+	s.ReceiverName = val
+}
+
+// Ref: #/components/schemas/AlertPermutation
+type AlertPermutation struct {
+	Permutation OptAlertPermutationPermutation `json:"permutation"`
+}
+
+// GetPermutation returns the value of Permutation.
+func (s *AlertPermutation) GetPermutation() OptAlertPermutationPermutation {
+	return s.Permutation
+}
+
+// SetPermutation sets the value of Permutation.
+func (s *AlertPermutation) SetPermutation(val OptAlertPermutationPermutation) {
+	s.Permutation = val
+}
+
+type AlertPermutationPermutation map[string]string
+
+func (s *AlertPermutationPermutation) init() AlertPermutationPermutation {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/AlertmanagerAlert
+type AlertmanagerAlert struct {
+	Status       AlertmanagerAlertStatus         `json:"status"`
+	Labels       AlertmanagerAlertLabels         `json:"labels"`
+	Annotations  OptAlertmanagerAlertAnnotations `json:"annotations"`
+	StartsAt     time.Time                       `json:"startsAt"`
+	EndsAt       OptDateTime                     `json:"endsAt"`
+	GeneratorURL OptString                       `json:"generatorURL"`
+	Fingerprint  string                          `json:"fingerprint"`
+}
+
+// GetStatus returns the value of Status.
+func (s *AlertmanagerAlert) GetStatus() AlertmanagerAlertStatus {
+	return s.Status
+}
+
+// GetLabels returns the value of Labels.
+func (s *AlertmanagerAlert) GetLabels() AlertmanagerAlertLabels {
+	return s.Labels
+}
+
+// GetAnnotations returns the value of Annotations.
+func (s *AlertmanagerAlert) GetAnnotations() OptAlertmanagerAlertAnnotations {
+	return s.Annotations
+}
+
+// GetStartsAt returns the value of StartsAt.
+func (s *AlertmanagerAlert) GetStartsAt() time.Time {
+	return s.StartsAt
+}
+
+// GetEndsAt returns the value of EndsAt.
+func (s *AlertmanagerAlert) GetEndsAt() OptDateTime {
+	return s.EndsAt
+}
+
+// GetGeneratorURL returns the value of GeneratorURL.
+func (s *AlertmanagerAlert) GetGeneratorURL() OptString {
+	return s.GeneratorURL
+}
+
+// GetFingerprint returns the value of Fingerprint.
+func (s *AlertmanagerAlert) GetFingerprint() string {
+	return s.Fingerprint
+}
+
+// SetStatus sets the value of Status.
+func (s *AlertmanagerAlert) SetStatus(val AlertmanagerAlertStatus) {
+	s.Status = val
+}
+
+// SetLabels sets the value of Labels.
+func (s *AlertmanagerAlert) SetLabels(val AlertmanagerAlertLabels) {
+	s.Labels = val
+}
+
+// SetAnnotations sets the value of Annotations.
+func (s *AlertmanagerAlert) SetAnnotations(val OptAlertmanagerAlertAnnotations) {
+	s.Annotations = val
+}
+
+// SetStartsAt sets the value of StartsAt.
+func (s *AlertmanagerAlert) SetStartsAt(val time.Time) {
+	s.StartsAt = val
+}
+
+// SetEndsAt sets the value of EndsAt.
+func (s *AlertmanagerAlert) SetEndsAt(val OptDateTime) {
+	s.EndsAt = val
+}
+
+// SetGeneratorURL sets the value of GeneratorURL.
+func (s *AlertmanagerAlert) SetGeneratorURL(val OptString) {
+	s.GeneratorURL = val
+}
+
+// SetFingerprint sets the value of Fingerprint.
+func (s *AlertmanagerAlert) SetFingerprint(val string) {
+	s.Fingerprint = val
+}
+
+type AlertmanagerAlertAnnotations map[string]string
+
+func (s *AlertmanagerAlertAnnotations) init() AlertmanagerAlertAnnotations {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
+type AlertmanagerAlertLabels map[string]string
+
+func (s *AlertmanagerAlertLabels) init() AlertmanagerAlertLabels {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
+type AlertmanagerAlertStatus string
+
+const (
+	AlertmanagerAlertStatusFiring   AlertmanagerAlertStatus = "firing"
+	AlertmanagerAlertStatusResolved AlertmanagerAlertStatus = "resolved"
+)
+
+// AllValues returns all AlertmanagerAlertStatus values.
+func (AlertmanagerAlertStatus) AllValues() []AlertmanagerAlertStatus {
+	return []AlertmanagerAlertStatus{
+		AlertmanagerAlertStatusFiring,
+		AlertmanagerAlertStatusResolved,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertmanagerAlertStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertmanagerAlertStatusFiring:
+		return []byte(s), nil
+	case AlertmanagerAlertStatusResolved:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertmanagerAlertStatus) UnmarshalText(data []byte) error {
+	switch AlertmanagerAlertStatus(data) {
+	case AlertmanagerAlertStatusFiring:
+		*s = AlertmanagerAlertStatusFiring
+		return nil
+	case AlertmanagerAlertStatusResolved:
+		*s = AlertmanagerAlertStatusResolved
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// The Alertmanager webhook payload, version 4.
+// Ref: #/components/schemas/AlertmanagerNotification
+type AlertmanagerNotification struct {
+	Version           AlertmanagerNotificationVersion              `json:"version"`
+	GroupKey          string                                       `json:"groupKey"`
+	TruncatedAlerts   OptInt64                                     `json:"truncatedAlerts"`
+	Status            AlertmanagerNotificationStatus               `json:"status"`
+	Receiver          string                                       `json:"receiver"`
+	GroupLabels       OptAlertmanagerNotificationGroupLabels       `json:"groupLabels"`
+	CommonLabels      OptAlertmanagerNotificationCommonLabels      `json:"commonLabels"`
+	CommonAnnotations OptAlertmanagerNotificationCommonAnnotations `json:"commonAnnotations"`
+	ExternalURL       OptString                                    `json:"externalURL"`
+	Alerts            []AlertmanagerAlert                          `json:"alerts"`
+}
+
+// GetVersion returns the value of Version.
+func (s *AlertmanagerNotification) GetVersion() AlertmanagerNotificationVersion {
+	return s.Version
+}
+
+// GetGroupKey returns the value of GroupKey.
+func (s *AlertmanagerNotification) GetGroupKey() string {
+	return s.GroupKey
+}
+
+// GetTruncatedAlerts returns the value of TruncatedAlerts.
+func (s *AlertmanagerNotification) GetTruncatedAlerts() OptInt64 {
+	return s.TruncatedAlerts
+}
+
+// GetStatus returns the value of Status.
+func (s *AlertmanagerNotification) GetStatus() AlertmanagerNotificationStatus {
+	return s.Status
+}
+
+// GetReceiver returns the value of Receiver.
+func (s *AlertmanagerNotification) GetReceiver() string {
+	return s.Receiver
+}
+
+// GetGroupLabels returns the value of GroupLabels.
+func (s *AlertmanagerNotification) GetGroupLabels() OptAlertmanagerNotificationGroupLabels {
+	return s.GroupLabels
+}
+
+// GetCommonLabels returns the value of CommonLabels.
+func (s *AlertmanagerNotification) GetCommonLabels() OptAlertmanagerNotificationCommonLabels {
+	return s.CommonLabels
+}
+
+// GetCommonAnnotations returns the value of CommonAnnotations.
+func (s *AlertmanagerNotification) GetCommonAnnotations() OptAlertmanagerNotificationCommonAnnotations {
+	return s.CommonAnnotations
+}
+
+// GetExternalURL returns the value of ExternalURL.
+func (s *AlertmanagerNotification) GetExternalURL() OptString {
+	return s.ExternalURL
+}
+
+// GetAlerts returns the value of Alerts.
+func (s *AlertmanagerNotification) GetAlerts() []AlertmanagerAlert {
+	return s.Alerts
+}
+
+// SetVersion sets the value of Version.
+func (s *AlertmanagerNotification) SetVersion(val AlertmanagerNotificationVersion) {
+	s.Version = val
+}
+
+// SetGroupKey sets the value of GroupKey.
+func (s *AlertmanagerNotification) SetGroupKey(val string) {
+	s.GroupKey = val
+}
+
+// SetTruncatedAlerts sets the value of TruncatedAlerts.
+func (s *AlertmanagerNotification) SetTruncatedAlerts(val OptInt64) {
+	s.TruncatedAlerts = val
+}
+
+// SetStatus sets the value of Status.
+func (s *AlertmanagerNotification) SetStatus(val AlertmanagerNotificationStatus) {
+	s.Status = val
+}
+
+// SetReceiver sets the value of Receiver.
+func (s *AlertmanagerNotification) SetReceiver(val string) {
+	s.Receiver = val
+}
+
+// SetGroupLabels sets the value of GroupLabels.
+func (s *AlertmanagerNotification) SetGroupLabels(val OptAlertmanagerNotificationGroupLabels) {
+	s.GroupLabels = val
+}
+
+// SetCommonLabels sets the value of CommonLabels.
+func (s *AlertmanagerNotification) SetCommonLabels(val OptAlertmanagerNotificationCommonLabels) {
+	s.CommonLabels = val
+}
+
+// SetCommonAnnotations sets the value of CommonAnnotations.
+func (s *AlertmanagerNotification) SetCommonAnnotations(val OptAlertmanagerNotificationCommonAnnotations) {
+	s.CommonAnnotations = val
+}
+
+// SetExternalURL sets the value of ExternalURL.
+func (s *AlertmanagerNotification) SetExternalURL(val OptString) {
+	s.ExternalURL = val
+}
+
+// SetAlerts sets the value of Alerts.
+func (s *AlertmanagerNotification) SetAlerts(val []AlertmanagerAlert) {
+	s.Alerts = val
+}
+
+type AlertmanagerNotificationCommonAnnotations map[string]string
+
+func (s *AlertmanagerNotificationCommonAnnotations) init() AlertmanagerNotificationCommonAnnotations {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
+type AlertmanagerNotificationCommonLabels map[string]string
+
+func (s *AlertmanagerNotificationCommonLabels) init() AlertmanagerNotificationCommonLabels {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
+type AlertmanagerNotificationGroupLabels map[string]string
+
+func (s *AlertmanagerNotificationGroupLabels) init() AlertmanagerNotificationGroupLabels {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
+type AlertmanagerNotificationStatus string
+
+const (
+	AlertmanagerNotificationStatusFiring   AlertmanagerNotificationStatus = "firing"
+	AlertmanagerNotificationStatusResolved AlertmanagerNotificationStatus = "resolved"
+)
+
+// AllValues returns all AlertmanagerNotificationStatus values.
+func (AlertmanagerNotificationStatus) AllValues() []AlertmanagerNotificationStatus {
+	return []AlertmanagerNotificationStatus{
+		AlertmanagerNotificationStatusFiring,
+		AlertmanagerNotificationStatusResolved,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertmanagerNotificationStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertmanagerNotificationStatusFiring:
+		return []byte(s), nil
+	case AlertmanagerNotificationStatusResolved:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertmanagerNotificationStatus) UnmarshalText(data []byte) error {
+	switch AlertmanagerNotificationStatus(data) {
+	case AlertmanagerNotificationStatusFiring:
+		*s = AlertmanagerNotificationStatusFiring
+		return nil
+	case AlertmanagerNotificationStatusResolved:
+		*s = AlertmanagerNotificationStatusResolved
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type AlertmanagerNotificationVersion string
+
+const (
+	AlertmanagerNotificationVersion4 AlertmanagerNotificationVersion = "4"
+)
+
+// AllValues returns all AlertmanagerNotificationVersion values.
+func (AlertmanagerNotificationVersion) AllValues() []AlertmanagerNotificationVersion {
+	return []AlertmanagerNotificationVersion{
+		AlertmanagerNotificationVersion4,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertmanagerNotificationVersion) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertmanagerNotificationVersion4:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertmanagerNotificationVersion) UnmarshalText(data []byte) error {
+	switch AlertmanagerNotificationVersion(data) {
+	case AlertmanagerNotificationVersion4:
+		*s = AlertmanagerNotificationVersion4
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type AnyCaseUUID string
+
 type ApiKey struct {
 	APIKey string
 	Roles  []string
@@ -142,6 +748,32 @@ func (s *ApiKey) SetAPIKey(val string) {
 // SetRoles sets the value of Roles.
 func (s *ApiKey) SetRoles(val []string) {
 	s.Roles = val
+}
+
+// Ref: #/components/schemas/ApiKeyActor
+type ApiKeyActor struct {
+	ID   OptString `json:"id"`
+	Name OptString `json:"name"`
+}
+
+// GetID returns the value of ID.
+func (s *ApiKeyActor) GetID() OptString {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *ApiKeyActor) GetName() OptString {
+	return s.Name
+}
+
+// SetID sets the value of ID.
+func (s *ApiKeyActor) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *ApiKeyActor) SetName(val OptString) {
+	s.Name = val
 }
 
 // Ref: #/components/schemas/ApiKeyInfo
@@ -290,6 +922,1814 @@ func (s *ApiKeyOwner) SetOrganisationId(val OptString) {
 	s.OrganisationId = val
 }
 
+// Ref: #/components/schemas/AssignCaseRequest
+type AssignCaseRequest struct {
+	Assignee CaseUser `json:"assignee"`
+}
+
+// GetAssignee returns the value of Assignee.
+func (s *AssignCaseRequest) GetAssignee() CaseUser {
+	return s.Assignee
+}
+
+// SetAssignee sets the value of Assignee.
+func (s *AssignCaseRequest) SetAssignee(val CaseUser) {
+	s.Assignee = val
+}
+
+// Ref: #/components/schemas/AssignIncidentsRequest
+type AssignIncidentsRequest struct {
+	IncidentIds []IncidentID `json:"incidentIds"`
+	AssignedTo  IncidentUser `json:"assignedTo"`
+}
+
+// GetIncidentIds returns the value of IncidentIds.
+func (s *AssignIncidentsRequest) GetIncidentIds() []IncidentID {
+	return s.IncidentIds
+}
+
+// GetAssignedTo returns the value of AssignedTo.
+func (s *AssignIncidentsRequest) GetAssignedTo() IncidentUser {
+	return s.AssignedTo
+}
+
+// SetIncidentIds sets the value of IncidentIds.
+func (s *AssignIncidentsRequest) SetIncidentIds(val []IncidentID) {
+	s.IncidentIds = val
+}
+
+// SetAssignedTo sets the value of AssignedTo.
+func (s *AssignIncidentsRequest) SetAssignedTo(val IncidentUser) {
+	s.AssignedTo = val
+}
+
+// Exactly one of `assignee` (a user id) and `unassigned`.
+// Ref: #/components/schemas/AssigneeOption
+type AssigneeOption struct {
+	Assignee   OptString    `json:"assignee"`
+	Unassigned *EmptyObject `json:"unassigned"`
+}
+
+// GetAssignee returns the value of Assignee.
+func (s *AssigneeOption) GetAssignee() OptString {
+	return s.Assignee
+}
+
+// GetUnassigned returns the value of Unassigned.
+func (s *AssigneeOption) GetUnassigned() *EmptyObject {
+	return s.Unassigned
+}
+
+// SetAssignee sets the value of Assignee.
+func (s *AssigneeOption) SetAssignee(val OptString) {
+	s.Assignee = val
+}
+
+// SetUnassigned sets the value of Unassigned.
+func (s *AssigneeOption) SetUnassigned(val *EmptyObject) {
+	s.Unassigned = val
+}
+
+// Ref: #/components/schemas/BatchGetIncidentsResponse
+type BatchGetIncidentsResponse struct {
+	Incidents   BatchGetIncidentsResponseIncidents `json:"incidents"`
+	NotFoundIds []string                           `json:"notFoundIds"`
+}
+
+// GetIncidents returns the value of Incidents.
+func (s *BatchGetIncidentsResponse) GetIncidents() BatchGetIncidentsResponseIncidents {
+	return s.Incidents
+}
+
+// GetNotFoundIds returns the value of NotFoundIds.
+func (s *BatchGetIncidentsResponse) GetNotFoundIds() []string {
+	return s.NotFoundIds
+}
+
+// SetIncidents sets the value of Incidents.
+func (s *BatchGetIncidentsResponse) SetIncidents(val BatchGetIncidentsResponseIncidents) {
+	s.Incidents = val
+}
+
+// SetNotFoundIds sets the value of NotFoundIds.
+func (s *BatchGetIncidentsResponse) SetNotFoundIds(val []string) {
+	s.NotFoundIds = val
+}
+
+type BatchGetIncidentsResponseIncidents map[string]Incident
+
+func (s *BatchGetIncidentsResponseIncidents) init() BatchGetIncidentsResponseIncidents {
+	m := *s
+	if m == nil {
+		m = map[string]Incident{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/BreachedKPI
+type BreachedKPI struct {
+	ID           string                  `json:"id"`
+	CreatedAt    time.Time               `json:"createdAt"`
+	KpiType      KPIType                 `json:"kpiType"`
+	CasePriority KPIPriority             `json:"casePriority"`
+	BreachedAt   time.Time               `json:"breachedAt"`
+	BreachStatus BreachedKPIBreachStatus `json:"breachStatus"`
+}
+
+// GetID returns the value of ID.
+func (s *BreachedKPI) GetID() string {
+	return s.ID
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *BreachedKPI) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetKpiType returns the value of KpiType.
+func (s *BreachedKPI) GetKpiType() KPIType {
+	return s.KpiType
+}
+
+// GetCasePriority returns the value of CasePriority.
+func (s *BreachedKPI) GetCasePriority() KPIPriority {
+	return s.CasePriority
+}
+
+// GetBreachedAt returns the value of BreachedAt.
+func (s *BreachedKPI) GetBreachedAt() time.Time {
+	return s.BreachedAt
+}
+
+// GetBreachStatus returns the value of BreachStatus.
+func (s *BreachedKPI) GetBreachStatus() BreachedKPIBreachStatus {
+	return s.BreachStatus
+}
+
+// SetID sets the value of ID.
+func (s *BreachedKPI) SetID(val string) {
+	s.ID = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *BreachedKPI) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetKpiType sets the value of KpiType.
+func (s *BreachedKPI) SetKpiType(val KPIType) {
+	s.KpiType = val
+}
+
+// SetCasePriority sets the value of CasePriority.
+func (s *BreachedKPI) SetCasePriority(val KPIPriority) {
+	s.CasePriority = val
+}
+
+// SetBreachedAt sets the value of BreachedAt.
+func (s *BreachedKPI) SetBreachedAt(val time.Time) {
+	s.BreachedAt = val
+}
+
+// SetBreachStatus sets the value of BreachStatus.
+func (s *BreachedKPI) SetBreachStatus(val BreachedKPIBreachStatus) {
+	s.BreachStatus = val
+}
+
+type BreachedKPIBreachStatus string
+
+const (
+	BreachedKPIBreachStatusBREACHSTATUSUNSPECIFIED BreachedKPIBreachStatus = "BREACH_STATUS_UNSPECIFIED"
+	BreachedKPIBreachStatusBREACHSTATUSBREACHED    BreachedKPIBreachStatus = "BREACH_STATUS_BREACHED"
+	BreachedKPIBreachStatusBREACHSTATUSMITIGATED   BreachedKPIBreachStatus = "BREACH_STATUS_MITIGATED"
+)
+
+// AllValues returns all BreachedKPIBreachStatus values.
+func (BreachedKPIBreachStatus) AllValues() []BreachedKPIBreachStatus {
+	return []BreachedKPIBreachStatus{
+		BreachedKPIBreachStatusBREACHSTATUSUNSPECIFIED,
+		BreachedKPIBreachStatusBREACHSTATUSBREACHED,
+		BreachedKPIBreachStatusBREACHSTATUSMITIGATED,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s BreachedKPIBreachStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case BreachedKPIBreachStatusBREACHSTATUSUNSPECIFIED:
+		return []byte(s), nil
+	case BreachedKPIBreachStatusBREACHSTATUSBREACHED:
+		return []byte(s), nil
+	case BreachedKPIBreachStatusBREACHSTATUSMITIGATED:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *BreachedKPIBreachStatus) UnmarshalText(data []byte) error {
+	switch BreachedKPIBreachStatus(data) {
+	case BreachedKPIBreachStatusBREACHSTATUSUNSPECIFIED:
+		*s = BreachedKPIBreachStatusBREACHSTATUSUNSPECIFIED
+		return nil
+	case BreachedKPIBreachStatusBREACHSTATUSBREACHED:
+		*s = BreachedKPIBreachStatusBREACHSTATUSBREACHED
+		return nil
+	case BreachedKPIBreachStatusBREACHSTATUSMITIGATED:
+		*s = BreachedKPIBreachStatusBREACHSTATUSMITIGATED
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// A case. `priority` is the override when one is set, else the system priority.
+// Ref: #/components/schemas/Case
+type Case struct {
+	ID string `json:"id"`
+	// CASE-, numbered per team from 1.
+	ReadableId      string          `json:"readableId"`
+	Title           string          `json:"title"`
+	Status          CaseStatus      `json:"status"`
+	Priority        CasePriority    `json:"priority"`
+	PriorityDetails PriorityDetails `json:"priorityDetails"`
+	Category        CaseCategory    `json:"category"`
+	CreateTime      time.Time       `json:"createTime"`
+	UpdateTime      time.Time       `json:"updateTime"`
+	AcknowledgeTime OptDateTime     `json:"acknowledgeTime"`
+	// Whole seconds the case has been (or was) open.
+	Duration          OptString            `json:"duration"`
+	Assignee          OptCaseUser          `json:"assignee"`
+	Labels            []KeyValue           `json:"labels"`
+	Groupings         []KeyValue           `json:"groupings"`
+	ImpactedEntities  []EmptyObject        `json:"impactedEntities"`
+	CaseIndicators    CaseIndicators       `json:"caseIndicators"`
+	KpiBreaches       KPIBreaches          `json:"kpiBreaches"`
+	ResolutionDetails OptResolutionDetails `json:"resolutionDetails"`
+}
+
+// GetID returns the value of ID.
+func (s *Case) GetID() string {
+	return s.ID
+}
+
+// GetReadableId returns the value of ReadableId.
+func (s *Case) GetReadableId() string {
+	return s.ReadableId
+}
+
+// GetTitle returns the value of Title.
+func (s *Case) GetTitle() string {
+	return s.Title
+}
+
+// GetStatus returns the value of Status.
+func (s *Case) GetStatus() CaseStatus {
+	return s.Status
+}
+
+// GetPriority returns the value of Priority.
+func (s *Case) GetPriority() CasePriority {
+	return s.Priority
+}
+
+// GetPriorityDetails returns the value of PriorityDetails.
+func (s *Case) GetPriorityDetails() PriorityDetails {
+	return s.PriorityDetails
+}
+
+// GetCategory returns the value of Category.
+func (s *Case) GetCategory() CaseCategory {
+	return s.Category
+}
+
+// GetCreateTime returns the value of CreateTime.
+func (s *Case) GetCreateTime() time.Time {
+	return s.CreateTime
+}
+
+// GetUpdateTime returns the value of UpdateTime.
+func (s *Case) GetUpdateTime() time.Time {
+	return s.UpdateTime
+}
+
+// GetAcknowledgeTime returns the value of AcknowledgeTime.
+func (s *Case) GetAcknowledgeTime() OptDateTime {
+	return s.AcknowledgeTime
+}
+
+// GetDuration returns the value of Duration.
+func (s *Case) GetDuration() OptString {
+	return s.Duration
+}
+
+// GetAssignee returns the value of Assignee.
+func (s *Case) GetAssignee() OptCaseUser {
+	return s.Assignee
+}
+
+// GetLabels returns the value of Labels.
+func (s *Case) GetLabels() []KeyValue {
+	return s.Labels
+}
+
+// GetGroupings returns the value of Groupings.
+func (s *Case) GetGroupings() []KeyValue {
+	return s.Groupings
+}
+
+// GetImpactedEntities returns the value of ImpactedEntities.
+func (s *Case) GetImpactedEntities() []EmptyObject {
+	return s.ImpactedEntities
+}
+
+// GetCaseIndicators returns the value of CaseIndicators.
+func (s *Case) GetCaseIndicators() CaseIndicators {
+	return s.CaseIndicators
+}
+
+// GetKpiBreaches returns the value of KpiBreaches.
+func (s *Case) GetKpiBreaches() KPIBreaches {
+	return s.KpiBreaches
+}
+
+// GetResolutionDetails returns the value of ResolutionDetails.
+func (s *Case) GetResolutionDetails() OptResolutionDetails {
+	return s.ResolutionDetails
+}
+
+// SetID sets the value of ID.
+func (s *Case) SetID(val string) {
+	s.ID = val
+}
+
+// SetReadableId sets the value of ReadableId.
+func (s *Case) SetReadableId(val string) {
+	s.ReadableId = val
+}
+
+// SetTitle sets the value of Title.
+func (s *Case) SetTitle(val string) {
+	s.Title = val
+}
+
+// SetStatus sets the value of Status.
+func (s *Case) SetStatus(val CaseStatus) {
+	s.Status = val
+}
+
+// SetPriority sets the value of Priority.
+func (s *Case) SetPriority(val CasePriority) {
+	s.Priority = val
+}
+
+// SetPriorityDetails sets the value of PriorityDetails.
+func (s *Case) SetPriorityDetails(val PriorityDetails) {
+	s.PriorityDetails = val
+}
+
+// SetCategory sets the value of Category.
+func (s *Case) SetCategory(val CaseCategory) {
+	s.Category = val
+}
+
+// SetCreateTime sets the value of CreateTime.
+func (s *Case) SetCreateTime(val time.Time) {
+	s.CreateTime = val
+}
+
+// SetUpdateTime sets the value of UpdateTime.
+func (s *Case) SetUpdateTime(val time.Time) {
+	s.UpdateTime = val
+}
+
+// SetAcknowledgeTime sets the value of AcknowledgeTime.
+func (s *Case) SetAcknowledgeTime(val OptDateTime) {
+	s.AcknowledgeTime = val
+}
+
+// SetDuration sets the value of Duration.
+func (s *Case) SetDuration(val OptString) {
+	s.Duration = val
+}
+
+// SetAssignee sets the value of Assignee.
+func (s *Case) SetAssignee(val OptCaseUser) {
+	s.Assignee = val
+}
+
+// SetLabels sets the value of Labels.
+func (s *Case) SetLabels(val []KeyValue) {
+	s.Labels = val
+}
+
+// SetGroupings sets the value of Groupings.
+func (s *Case) SetGroupings(val []KeyValue) {
+	s.Groupings = val
+}
+
+// SetImpactedEntities sets the value of ImpactedEntities.
+func (s *Case) SetImpactedEntities(val []EmptyObject) {
+	s.ImpactedEntities = val
+}
+
+// SetCaseIndicators sets the value of CaseIndicators.
+func (s *Case) SetCaseIndicators(val CaseIndicators) {
+	s.CaseIndicators = val
+}
+
+// SetKpiBreaches sets the value of KpiBreaches.
+func (s *Case) SetKpiBreaches(val KPIBreaches) {
+	s.KpiBreaches = val
+}
+
+// SetResolutionDetails sets the value of ResolutionDetails.
+func (s *Case) SetResolutionDetails(val OptResolutionDetails) {
+	s.ResolutionDetails = val
+}
+
+// Ref: #/components/schemas/CaseCategory
+type CaseCategory string
+
+const (
+	CaseCategoryCASECATEGORYUNSPECIFIED  CaseCategory = "CASE_CATEGORY_UNSPECIFIED"
+	CaseCategoryCASECATEGORYSECURITY     CaseCategory = "CASE_CATEGORY_SECURITY"
+	CaseCategoryCASECATEGORYAVAILABILITY CaseCategory = "CASE_CATEGORY_AVAILABILITY"
+)
+
+// AllValues returns all CaseCategory values.
+func (CaseCategory) AllValues() []CaseCategory {
+	return []CaseCategory{
+		CaseCategoryCASECATEGORYUNSPECIFIED,
+		CaseCategoryCASECATEGORYSECURITY,
+		CaseCategoryCASECATEGORYAVAILABILITY,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CaseCategory) MarshalText() ([]byte, error) {
+	switch s {
+	case CaseCategoryCASECATEGORYUNSPECIFIED:
+		return []byte(s), nil
+	case CaseCategoryCASECATEGORYSECURITY:
+		return []byte(s), nil
+	case CaseCategoryCASECATEGORYAVAILABILITY:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CaseCategory) UnmarshalText(data []byte) error {
+	switch CaseCategory(data) {
+	case CaseCategoryCASECATEGORYUNSPECIFIED:
+		*s = CaseCategoryCASECATEGORYUNSPECIFIED
+		return nil
+	case CaseCategoryCASECATEGORYSECURITY:
+		*s = CaseCategoryCASECATEGORYSECURITY
+		return nil
+	case CaseCategoryCASECATEGORYAVAILABILITY:
+		*s = CaseCategoryCASECATEGORYAVAILABILITY
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Cases created from `from` (inclusive) to `to` (exclusive).
+// Ref: #/components/schemas/CaseDateRange
+type CaseDateRange struct {
+	From time.Time `json:"from"`
+	To   time.Time `json:"to"`
+}
+
+// GetFrom returns the value of From.
+func (s *CaseDateRange) GetFrom() time.Time {
+	return s.From
+}
+
+// GetTo returns the value of To.
+func (s *CaseDateRange) GetTo() time.Time {
+	return s.To
+}
+
+// SetFrom sets the value of From.
+func (s *CaseDateRange) SetFrom(val time.Time) {
+	s.From = val
+}
+
+// SetTo sets the value of To.
+func (s *CaseDateRange) SetTo(val time.Time) {
+	s.To = val
+}
+
+// Ref: #/components/schemas/CaseEvent
+type CaseEvent struct {
+	EventId    string        `json:"eventId"`
+	Actor      EventActor    `json:"actor"`
+	EventData  CaseEventData `json:"eventData"`
+	CreateTime time.Time     `json:"createTime"`
+	EventTime  time.Time     `json:"eventTime"`
+	UpdateTime OptDateTime   `json:"updateTime"`
+}
+
+// GetEventId returns the value of EventId.
+func (s *CaseEvent) GetEventId() string {
+	return s.EventId
+}
+
+// GetActor returns the value of Actor.
+func (s *CaseEvent) GetActor() EventActor {
+	return s.Actor
+}
+
+// GetEventData returns the value of EventData.
+func (s *CaseEvent) GetEventData() CaseEventData {
+	return s.EventData
+}
+
+// GetCreateTime returns the value of CreateTime.
+func (s *CaseEvent) GetCreateTime() time.Time {
+	return s.CreateTime
+}
+
+// GetEventTime returns the value of EventTime.
+func (s *CaseEvent) GetEventTime() time.Time {
+	return s.EventTime
+}
+
+// GetUpdateTime returns the value of UpdateTime.
+func (s *CaseEvent) GetUpdateTime() OptDateTime {
+	return s.UpdateTime
+}
+
+// SetEventId sets the value of EventId.
+func (s *CaseEvent) SetEventId(val string) {
+	s.EventId = val
+}
+
+// SetActor sets the value of Actor.
+func (s *CaseEvent) SetActor(val EventActor) {
+	s.Actor = val
+}
+
+// SetEventData sets the value of EventData.
+func (s *CaseEvent) SetEventData(val CaseEventData) {
+	s.EventData = val
+}
+
+// SetCreateTime sets the value of CreateTime.
+func (s *CaseEvent) SetCreateTime(val time.Time) {
+	s.CreateTime = val
+}
+
+// SetEventTime sets the value of EventTime.
+func (s *CaseEvent) SetEventTime(val time.Time) {
+	s.EventTime = val
+}
+
+// SetUpdateTime sets the value of UpdateTime.
+func (s *CaseEvent) SetUpdateTime(val OptDateTime) {
+	s.UpdateTime = val
+}
+
+// What happened; exactly one key is present.
+// Ref: #/components/schemas/CaseEventData
+type CaseEventData struct {
+	Assigned                     OptCaseEventDataAssigned                     `json:"assigned"`
+	ChangeAssigneeFailed         OptCaseEventDataChangeAssigneeFailed         `json:"changeAssigneeFailed"`
+	Comment                      OptCommentEventData                          `json:"comment"`
+	Created                      OptCaseEventDataCreated                      `json:"created"`
+	KpiBreached                  OptCaseEventDataKpiBreached                  `json:"kpiBreached"`
+	NotificationFailed           OptCaseEventDataNotificationFailed           `json:"notificationFailed"`
+	NotificationSent             OptCaseEventDataNotificationSent             `json:"notificationSent"`
+	PriorityDetailsChanged       OptCaseEventDataPriorityDetailsChanged       `json:"priorityDetailsChanged"`
+	ResolutionReasonChangedEvent OptCaseEventDataResolutionReasonChangedEvent `json:"resolutionReasonChangedEvent"`
+	StatusChanged                OptCaseEventDataStatusChanged                `json:"statusChanged"`
+	TitleChangedEvent            OptCaseEventDataTitleChangedEvent            `json:"titleChangedEvent"`
+	Unassigned                   OptCaseEventDataUnassigned                   `json:"unassigned"`
+}
+
+// GetAssigned returns the value of Assigned.
+func (s *CaseEventData) GetAssigned() OptCaseEventDataAssigned {
+	return s.Assigned
+}
+
+// GetChangeAssigneeFailed returns the value of ChangeAssigneeFailed.
+func (s *CaseEventData) GetChangeAssigneeFailed() OptCaseEventDataChangeAssigneeFailed {
+	return s.ChangeAssigneeFailed
+}
+
+// GetComment returns the value of Comment.
+func (s *CaseEventData) GetComment() OptCommentEventData {
+	return s.Comment
+}
+
+// GetCreated returns the value of Created.
+func (s *CaseEventData) GetCreated() OptCaseEventDataCreated {
+	return s.Created
+}
+
+// GetKpiBreached returns the value of KpiBreached.
+func (s *CaseEventData) GetKpiBreached() OptCaseEventDataKpiBreached {
+	return s.KpiBreached
+}
+
+// GetNotificationFailed returns the value of NotificationFailed.
+func (s *CaseEventData) GetNotificationFailed() OptCaseEventDataNotificationFailed {
+	return s.NotificationFailed
+}
+
+// GetNotificationSent returns the value of NotificationSent.
+func (s *CaseEventData) GetNotificationSent() OptCaseEventDataNotificationSent {
+	return s.NotificationSent
+}
+
+// GetPriorityDetailsChanged returns the value of PriorityDetailsChanged.
+func (s *CaseEventData) GetPriorityDetailsChanged() OptCaseEventDataPriorityDetailsChanged {
+	return s.PriorityDetailsChanged
+}
+
+// GetResolutionReasonChangedEvent returns the value of ResolutionReasonChangedEvent.
+func (s *CaseEventData) GetResolutionReasonChangedEvent() OptCaseEventDataResolutionReasonChangedEvent {
+	return s.ResolutionReasonChangedEvent
+}
+
+// GetStatusChanged returns the value of StatusChanged.
+func (s *CaseEventData) GetStatusChanged() OptCaseEventDataStatusChanged {
+	return s.StatusChanged
+}
+
+// GetTitleChangedEvent returns the value of TitleChangedEvent.
+func (s *CaseEventData) GetTitleChangedEvent() OptCaseEventDataTitleChangedEvent {
+	return s.TitleChangedEvent
+}
+
+// GetUnassigned returns the value of Unassigned.
+func (s *CaseEventData) GetUnassigned() OptCaseEventDataUnassigned {
+	return s.Unassigned
+}
+
+// SetAssigned sets the value of Assigned.
+func (s *CaseEventData) SetAssigned(val OptCaseEventDataAssigned) {
+	s.Assigned = val
+}
+
+// SetChangeAssigneeFailed sets the value of ChangeAssigneeFailed.
+func (s *CaseEventData) SetChangeAssigneeFailed(val OptCaseEventDataChangeAssigneeFailed) {
+	s.ChangeAssigneeFailed = val
+}
+
+// SetComment sets the value of Comment.
+func (s *CaseEventData) SetComment(val OptCommentEventData) {
+	s.Comment = val
+}
+
+// SetCreated sets the value of Created.
+func (s *CaseEventData) SetCreated(val OptCaseEventDataCreated) {
+	s.Created = val
+}
+
+// SetKpiBreached sets the value of KpiBreached.
+func (s *CaseEventData) SetKpiBreached(val OptCaseEventDataKpiBreached) {
+	s.KpiBreached = val
+}
+
+// SetNotificationFailed sets the value of NotificationFailed.
+func (s *CaseEventData) SetNotificationFailed(val OptCaseEventDataNotificationFailed) {
+	s.NotificationFailed = val
+}
+
+// SetNotificationSent sets the value of NotificationSent.
+func (s *CaseEventData) SetNotificationSent(val OptCaseEventDataNotificationSent) {
+	s.NotificationSent = val
+}
+
+// SetPriorityDetailsChanged sets the value of PriorityDetailsChanged.
+func (s *CaseEventData) SetPriorityDetailsChanged(val OptCaseEventDataPriorityDetailsChanged) {
+	s.PriorityDetailsChanged = val
+}
+
+// SetResolutionReasonChangedEvent sets the value of ResolutionReasonChangedEvent.
+func (s *CaseEventData) SetResolutionReasonChangedEvent(val OptCaseEventDataResolutionReasonChangedEvent) {
+	s.ResolutionReasonChangedEvent = val
+}
+
+// SetStatusChanged sets the value of StatusChanged.
+func (s *CaseEventData) SetStatusChanged(val OptCaseEventDataStatusChanged) {
+	s.StatusChanged = val
+}
+
+// SetTitleChangedEvent sets the value of TitleChangedEvent.
+func (s *CaseEventData) SetTitleChangedEvent(val OptCaseEventDataTitleChangedEvent) {
+	s.TitleChangedEvent = val
+}
+
+// SetUnassigned sets the value of Unassigned.
+func (s *CaseEventData) SetUnassigned(val OptCaseEventDataUnassigned) {
+	s.Unassigned = val
+}
+
+type CaseEventDataAssigned struct {
+	AssigneeUserId         OptString `json:"assigneeUserId"`
+	PreviousAssigneeUserId OptString `json:"previousAssigneeUserId"`
+}
+
+// GetAssigneeUserId returns the value of AssigneeUserId.
+func (s *CaseEventDataAssigned) GetAssigneeUserId() OptString {
+	return s.AssigneeUserId
+}
+
+// GetPreviousAssigneeUserId returns the value of PreviousAssigneeUserId.
+func (s *CaseEventDataAssigned) GetPreviousAssigneeUserId() OptString {
+	return s.PreviousAssigneeUserId
+}
+
+// SetAssigneeUserId sets the value of AssigneeUserId.
+func (s *CaseEventDataAssigned) SetAssigneeUserId(val OptString) {
+	s.AssigneeUserId = val
+}
+
+// SetPreviousAssigneeUserId sets the value of PreviousAssigneeUserId.
+func (s *CaseEventDataAssigned) SetPreviousAssigneeUserId(val OptString) {
+	s.PreviousAssigneeUserId = val
+}
+
+type CaseEventDataChangeAssigneeFailed struct {
+	UnknownAssigneeError OptCaseEventDataChangeAssigneeFailedUnknownAssigneeError `json:"unknownAssigneeError"`
+}
+
+// GetUnknownAssigneeError returns the value of UnknownAssigneeError.
+func (s *CaseEventDataChangeAssigneeFailed) GetUnknownAssigneeError() OptCaseEventDataChangeAssigneeFailedUnknownAssigneeError {
+	return s.UnknownAssigneeError
+}
+
+// SetUnknownAssigneeError sets the value of UnknownAssigneeError.
+func (s *CaseEventDataChangeAssigneeFailed) SetUnknownAssigneeError(val OptCaseEventDataChangeAssigneeFailedUnknownAssigneeError) {
+	s.UnknownAssigneeError = val
+}
+
+type CaseEventDataChangeAssigneeFailedUnknownAssigneeError struct {
+	UnknownAssigneeEmail OptString `json:"unknownAssigneeEmail"`
+}
+
+// GetUnknownAssigneeEmail returns the value of UnknownAssigneeEmail.
+func (s *CaseEventDataChangeAssigneeFailedUnknownAssigneeError) GetUnknownAssigneeEmail() OptString {
+	return s.UnknownAssigneeEmail
+}
+
+// SetUnknownAssigneeEmail sets the value of UnknownAssigneeEmail.
+func (s *CaseEventDataChangeAssigneeFailedUnknownAssigneeError) SetUnknownAssigneeEmail(val OptString) {
+	s.UnknownAssigneeEmail = val
+}
+
+type CaseEventDataCreated struct {
+	Priority OptCasePriority `json:"priority"`
+}
+
+// GetPriority returns the value of Priority.
+func (s *CaseEventDataCreated) GetPriority() OptCasePriority {
+	return s.Priority
+}
+
+// SetPriority sets the value of Priority.
+func (s *CaseEventDataCreated) SetPriority(val OptCasePriority) {
+	s.Priority = val
+}
+
+type CaseEventDataKpiBreached struct {
+	KpiType  OptKPIType      `json:"kpiType"`
+	Priority OptCasePriority `json:"priority"`
+	// Whole seconds followed by `s`, e.g. `1800s`.
+	Threshold OptString `json:"threshold"`
+}
+
+// GetKpiType returns the value of KpiType.
+func (s *CaseEventDataKpiBreached) GetKpiType() OptKPIType {
+	return s.KpiType
+}
+
+// GetPriority returns the value of Priority.
+func (s *CaseEventDataKpiBreached) GetPriority() OptCasePriority {
+	return s.Priority
+}
+
+// GetThreshold returns the value of Threshold.
+func (s *CaseEventDataKpiBreached) GetThreshold() OptString {
+	return s.Threshold
+}
+
+// SetKpiType sets the value of KpiType.
+func (s *CaseEventDataKpiBreached) SetKpiType(val OptKPIType) {
+	s.KpiType = val
+}
+
+// SetPriority sets the value of Priority.
+func (s *CaseEventDataKpiBreached) SetPriority(val OptCasePriority) {
+	s.Priority = val
+}
+
+// SetThreshold sets the value of Threshold.
+func (s *CaseEventDataKpiBreached) SetThreshold(val OptString) {
+	s.Threshold = val
+}
+
+type CaseEventDataNotificationFailed struct {
+	Error OptString `json:"error"`
+}
+
+// GetError returns the value of Error.
+func (s *CaseEventDataNotificationFailed) GetError() OptString {
+	return s.Error
+}
+
+// SetError sets the value of Error.
+func (s *CaseEventDataNotificationFailed) SetError(val OptString) {
+	s.Error = val
+}
+
+type CaseEventDataNotificationSent struct {
+	NotificationRequestId OptString                                        `json:"notificationRequestId"`
+	Notifications         []CaseEventDataNotificationSentNotificationsItem `json:"notifications"`
+}
+
+// GetNotificationRequestId returns the value of NotificationRequestId.
+func (s *CaseEventDataNotificationSent) GetNotificationRequestId() OptString {
+	return s.NotificationRequestId
+}
+
+// GetNotifications returns the value of Notifications.
+func (s *CaseEventDataNotificationSent) GetNotifications() []CaseEventDataNotificationSentNotificationsItem {
+	return s.Notifications
+}
+
+// SetNotificationRequestId sets the value of NotificationRequestId.
+func (s *CaseEventDataNotificationSent) SetNotificationRequestId(val OptString) {
+	s.NotificationRequestId = val
+}
+
+// SetNotifications sets the value of Notifications.
+func (s *CaseEventDataNotificationSent) SetNotifications(val []CaseEventDataNotificationSentNotificationsItem) {
+	s.Notifications = val
+}
+
+type CaseEventDataNotificationSentNotificationsItem struct {
+	Token OptString `json:"token"`
+}
+
+// GetToken returns the value of Token.
+func (s *CaseEventDataNotificationSentNotificationsItem) GetToken() OptString {
+	return s.Token
+}
+
+// SetToken sets the value of Token.
+func (s *CaseEventDataNotificationSentNotificationsItem) SetToken(val OptString) {
+	s.Token = val
+}
+
+type CaseEventDataPriorityDetailsChanged struct {
+	From OptPriorityDetails `json:"from"`
+	To   OptPriorityDetails `json:"to"`
+}
+
+// GetFrom returns the value of From.
+func (s *CaseEventDataPriorityDetailsChanged) GetFrom() OptPriorityDetails {
+	return s.From
+}
+
+// GetTo returns the value of To.
+func (s *CaseEventDataPriorityDetailsChanged) GetTo() OptPriorityDetails {
+	return s.To
+}
+
+// SetFrom sets the value of From.
+func (s *CaseEventDataPriorityDetailsChanged) SetFrom(val OptPriorityDetails) {
+	s.From = val
+}
+
+// SetTo sets the value of To.
+func (s *CaseEventDataPriorityDetailsChanged) SetTo(val OptPriorityDetails) {
+	s.To = val
+}
+
+type CaseEventDataResolutionReasonChangedEvent struct {
+	From OptString `json:"from"`
+	To   OptString `json:"to"`
+}
+
+// GetFrom returns the value of From.
+func (s *CaseEventDataResolutionReasonChangedEvent) GetFrom() OptString {
+	return s.From
+}
+
+// GetTo returns the value of To.
+func (s *CaseEventDataResolutionReasonChangedEvent) GetTo() OptString {
+	return s.To
+}
+
+// SetFrom sets the value of From.
+func (s *CaseEventDataResolutionReasonChangedEvent) SetFrom(val OptString) {
+	s.From = val
+}
+
+// SetTo sets the value of To.
+func (s *CaseEventDataResolutionReasonChangedEvent) SetTo(val OptString) {
+	s.To = val
+}
+
+type CaseEventDataStatusChanged struct {
+	OldStatus OptCaseStatus `json:"oldStatus"`
+	NewStatus OptCaseStatus `json:"newStatus"`
+}
+
+// GetOldStatus returns the value of OldStatus.
+func (s *CaseEventDataStatusChanged) GetOldStatus() OptCaseStatus {
+	return s.OldStatus
+}
+
+// GetNewStatus returns the value of NewStatus.
+func (s *CaseEventDataStatusChanged) GetNewStatus() OptCaseStatus {
+	return s.NewStatus
+}
+
+// SetOldStatus sets the value of OldStatus.
+func (s *CaseEventDataStatusChanged) SetOldStatus(val OptCaseStatus) {
+	s.OldStatus = val
+}
+
+// SetNewStatus sets the value of NewStatus.
+func (s *CaseEventDataStatusChanged) SetNewStatus(val OptCaseStatus) {
+	s.NewStatus = val
+}
+
+type CaseEventDataTitleChangedEvent struct {
+	From OptString `json:"from"`
+	To   OptString `json:"to"`
+}
+
+// GetFrom returns the value of From.
+func (s *CaseEventDataTitleChangedEvent) GetFrom() OptString {
+	return s.From
+}
+
+// GetTo returns the value of To.
+func (s *CaseEventDataTitleChangedEvent) GetTo() OptString {
+	return s.To
+}
+
+// SetFrom sets the value of From.
+func (s *CaseEventDataTitleChangedEvent) SetFrom(val OptString) {
+	s.From = val
+}
+
+// SetTo sets the value of To.
+func (s *CaseEventDataTitleChangedEvent) SetTo(val OptString) {
+	s.To = val
+}
+
+type CaseEventDataUnassigned struct {
+	PreviousAssigneeUserId OptString `json:"previousAssigneeUserId"`
+}
+
+// GetPreviousAssigneeUserId returns the value of PreviousAssigneeUserId.
+func (s *CaseEventDataUnassigned) GetPreviousAssigneeUserId() OptString {
+	return s.PreviousAssigneeUserId
+}
+
+// SetPreviousAssigneeUserId sets the value of PreviousAssigneeUserId.
+func (s *CaseEventDataUnassigned) SetPreviousAssigneeUserId(val OptString) {
+	s.PreviousAssigneeUserId = val
+}
+
+// Ref: #/components/schemas/CaseEventList
+type CaseEventList struct {
+	Events []CaseEvent `json:"events"`
+}
+
+// GetEvents returns the value of Events.
+func (s *CaseEventList) GetEvents() []CaseEvent {
+	return s.Events
+}
+
+// SetEvents sets the value of Events.
+func (s *CaseEventList) SetEvents(val []CaseEvent) {
+	s.Events = val
+}
+
+// Ref: #/components/schemas/CaseEventResponse
+type CaseEventResponse struct {
+	Event CaseEvent `json:"event"`
+}
+
+// GetEvent returns the value of Event.
+func (s *CaseEventResponse) GetEvent() CaseEvent {
+	return s.Event
+}
+
+// SetEvent sets the value of Event.
+func (s *CaseEventResponse) SetEvent(val CaseEvent) {
+	s.Event = val
+}
+
+// Ref: #/components/schemas/CaseFilters
+type CaseFilters struct {
+	Statuses   []CaseStatus     `json:"statuses"`
+	Priorities []CasePriority   `json:"priorities"`
+	Categories []CaseCategory   `json:"categories"`
+	Breached   []KPIFilter      `json:"breached"`
+	Assignees  []AssigneeOption `json:"assignees"`
+	Labels     []FilterGroup    `json:"labels"`
+	Groupings  []FilterGroup    `json:"groupings"`
+	TextSearch OptString        `json:"textSearch"`
+	DateRange  OptCaseDateRange `json:"dateRange"`
+}
+
+// GetStatuses returns the value of Statuses.
+func (s *CaseFilters) GetStatuses() []CaseStatus {
+	return s.Statuses
+}
+
+// GetPriorities returns the value of Priorities.
+func (s *CaseFilters) GetPriorities() []CasePriority {
+	return s.Priorities
+}
+
+// GetCategories returns the value of Categories.
+func (s *CaseFilters) GetCategories() []CaseCategory {
+	return s.Categories
+}
+
+// GetBreached returns the value of Breached.
+func (s *CaseFilters) GetBreached() []KPIFilter {
+	return s.Breached
+}
+
+// GetAssignees returns the value of Assignees.
+func (s *CaseFilters) GetAssignees() []AssigneeOption {
+	return s.Assignees
+}
+
+// GetLabels returns the value of Labels.
+func (s *CaseFilters) GetLabels() []FilterGroup {
+	return s.Labels
+}
+
+// GetGroupings returns the value of Groupings.
+func (s *CaseFilters) GetGroupings() []FilterGroup {
+	return s.Groupings
+}
+
+// GetTextSearch returns the value of TextSearch.
+func (s *CaseFilters) GetTextSearch() OptString {
+	return s.TextSearch
+}
+
+// GetDateRange returns the value of DateRange.
+func (s *CaseFilters) GetDateRange() OptCaseDateRange {
+	return s.DateRange
+}
+
+// SetStatuses sets the value of Statuses.
+func (s *CaseFilters) SetStatuses(val []CaseStatus) {
+	s.Statuses = val
+}
+
+// SetPriorities sets the value of Priorities.
+func (s *CaseFilters) SetPriorities(val []CasePriority) {
+	s.Priorities = val
+}
+
+// SetCategories sets the value of Categories.
+func (s *CaseFilters) SetCategories(val []CaseCategory) {
+	s.Categories = val
+}
+
+// SetBreached sets the value of Breached.
+func (s *CaseFilters) SetBreached(val []KPIFilter) {
+	s.Breached = val
+}
+
+// SetAssignees sets the value of Assignees.
+func (s *CaseFilters) SetAssignees(val []AssigneeOption) {
+	s.Assignees = val
+}
+
+// SetLabels sets the value of Labels.
+func (s *CaseFilters) SetLabels(val []FilterGroup) {
+	s.Labels = val
+}
+
+// SetGroupings sets the value of Groupings.
+func (s *CaseFilters) SetGroupings(val []FilterGroup) {
+	s.Groupings = val
+}
+
+// SetTextSearch sets the value of TextSearch.
+func (s *CaseFilters) SetTextSearch(val OptString) {
+	s.TextSearch = val
+}
+
+// SetDateRange sets the value of DateRange.
+func (s *CaseFilters) SetDateRange(val OptCaseDateRange) {
+	s.DateRange = val
+}
+
+type CaseIdentifier string
+
+// Ref: #/components/schemas/CaseIndicators
+type CaseIndicators struct {
+	AlertIndicators []AlertIndicator `json:"alertIndicators"`
+}
+
+// GetAlertIndicators returns the value of AlertIndicators.
+func (s *CaseIndicators) GetAlertIndicators() []AlertIndicator {
+	return s.AlertIndicators
+}
+
+// SetAlertIndicators sets the value of AlertIndicators.
+func (s *CaseIndicators) SetAlertIndicators(val []AlertIndicator) {
+	s.AlertIndicators = val
+}
+
+// Seconds allowed per priority before each KPI is breached.
+// Ref: #/components/schemas/CaseKPIThresholds
+type CaseKPIThresholds struct {
+	TimeToAcknowledge KPIThresholdsByPriority `json:"timeToAcknowledge"`
+	TimeToResolve     KPIThresholdsByPriority `json:"timeToResolve"`
+	TimeToUpdate      KPIThresholdsByPriority `json:"timeToUpdate"`
+}
+
+// GetTimeToAcknowledge returns the value of TimeToAcknowledge.
+func (s *CaseKPIThresholds) GetTimeToAcknowledge() KPIThresholdsByPriority {
+	return s.TimeToAcknowledge
+}
+
+// GetTimeToResolve returns the value of TimeToResolve.
+func (s *CaseKPIThresholds) GetTimeToResolve() KPIThresholdsByPriority {
+	return s.TimeToResolve
+}
+
+// GetTimeToUpdate returns the value of TimeToUpdate.
+func (s *CaseKPIThresholds) GetTimeToUpdate() KPIThresholdsByPriority {
+	return s.TimeToUpdate
+}
+
+// SetTimeToAcknowledge sets the value of TimeToAcknowledge.
+func (s *CaseKPIThresholds) SetTimeToAcknowledge(val KPIThresholdsByPriority) {
+	s.TimeToAcknowledge = val
+}
+
+// SetTimeToResolve sets the value of TimeToResolve.
+func (s *CaseKPIThresholds) SetTimeToResolve(val KPIThresholdsByPriority) {
+	s.TimeToResolve = val
+}
+
+// SetTimeToUpdate sets the value of TimeToUpdate.
+func (s *CaseKPIThresholds) SetTimeToUpdate(val KPIThresholdsByPriority) {
+	s.TimeToUpdate = val
+}
+
+// Ref: #/components/schemas/CaseOrderBy
+type CaseOrderBy struct {
+	Field     OptCaseOrderByField     `json:"field"`
+	Direction OptCaseOrderByDirection `json:"direction"`
+}
+
+// GetField returns the value of Field.
+func (s *CaseOrderBy) GetField() OptCaseOrderByField {
+	return s.Field
+}
+
+// GetDirection returns the value of Direction.
+func (s *CaseOrderBy) GetDirection() OptCaseOrderByDirection {
+	return s.Direction
+}
+
+// SetField sets the value of Field.
+func (s *CaseOrderBy) SetField(val OptCaseOrderByField) {
+	s.Field = val
+}
+
+// SetDirection sets the value of Direction.
+func (s *CaseOrderBy) SetDirection(val OptCaseOrderByDirection) {
+	s.Direction = val
+}
+
+type CaseOrderByDirection string
+
+const (
+	CaseOrderByDirectionCASEORDERBYDIRECTIONUNSPECIFIED CaseOrderByDirection = "CASE_ORDER_BY_DIRECTION_UNSPECIFIED"
+	CaseOrderByDirectionCASEORDERBYDIRECTIONASCENDING   CaseOrderByDirection = "CASE_ORDER_BY_DIRECTION_ASCENDING"
+	CaseOrderByDirectionCASEORDERBYDIRECTIONDESCENDING  CaseOrderByDirection = "CASE_ORDER_BY_DIRECTION_DESCENDING"
+)
+
+// AllValues returns all CaseOrderByDirection values.
+func (CaseOrderByDirection) AllValues() []CaseOrderByDirection {
+	return []CaseOrderByDirection{
+		CaseOrderByDirectionCASEORDERBYDIRECTIONUNSPECIFIED,
+		CaseOrderByDirectionCASEORDERBYDIRECTIONASCENDING,
+		CaseOrderByDirectionCASEORDERBYDIRECTIONDESCENDING,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CaseOrderByDirection) MarshalText() ([]byte, error) {
+	switch s {
+	case CaseOrderByDirectionCASEORDERBYDIRECTIONUNSPECIFIED:
+		return []byte(s), nil
+	case CaseOrderByDirectionCASEORDERBYDIRECTIONASCENDING:
+		return []byte(s), nil
+	case CaseOrderByDirectionCASEORDERBYDIRECTIONDESCENDING:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CaseOrderByDirection) UnmarshalText(data []byte) error {
+	switch CaseOrderByDirection(data) {
+	case CaseOrderByDirectionCASEORDERBYDIRECTIONUNSPECIFIED:
+		*s = CaseOrderByDirectionCASEORDERBYDIRECTIONUNSPECIFIED
+		return nil
+	case CaseOrderByDirectionCASEORDERBYDIRECTIONASCENDING:
+		*s = CaseOrderByDirectionCASEORDERBYDIRECTIONASCENDING
+		return nil
+	case CaseOrderByDirectionCASEORDERBYDIRECTIONDESCENDING:
+		*s = CaseOrderByDirectionCASEORDERBYDIRECTIONDESCENDING
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type CaseOrderByField string
+
+const (
+	CaseOrderByFieldCASEORDERBYFIELDUNSPECIFIED CaseOrderByField = "CASE_ORDER_BY_FIELD_UNSPECIFIED"
+	CaseOrderByFieldCASEORDERBYFIELDPRIORITY    CaseOrderByField = "CASE_ORDER_BY_FIELD_PRIORITY"
+	CaseOrderByFieldCASEORDERBYFIELDSTATUS      CaseOrderByField = "CASE_ORDER_BY_FIELD_STATUS"
+	CaseOrderByFieldCASEORDERBYFIELDUPDATEDAT   CaseOrderByField = "CASE_ORDER_BY_FIELD_UPDATED_AT"
+	CaseOrderByFieldCASEORDERBYFIELDCATEGORY    CaseOrderByField = "CASE_ORDER_BY_FIELD_CATEGORY"
+	CaseOrderByFieldCASEORDERBYFIELDDURATION    CaseOrderByField = "CASE_ORDER_BY_FIELD_DURATION"
+	CaseOrderByFieldCASEORDERBYFIELDCREATEDAT   CaseOrderByField = "CASE_ORDER_BY_FIELD_CREATED_AT"
+)
+
+// AllValues returns all CaseOrderByField values.
+func (CaseOrderByField) AllValues() []CaseOrderByField {
+	return []CaseOrderByField{
+		CaseOrderByFieldCASEORDERBYFIELDUNSPECIFIED,
+		CaseOrderByFieldCASEORDERBYFIELDPRIORITY,
+		CaseOrderByFieldCASEORDERBYFIELDSTATUS,
+		CaseOrderByFieldCASEORDERBYFIELDUPDATEDAT,
+		CaseOrderByFieldCASEORDERBYFIELDCATEGORY,
+		CaseOrderByFieldCASEORDERBYFIELDDURATION,
+		CaseOrderByFieldCASEORDERBYFIELDCREATEDAT,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CaseOrderByField) MarshalText() ([]byte, error) {
+	switch s {
+	case CaseOrderByFieldCASEORDERBYFIELDUNSPECIFIED:
+		return []byte(s), nil
+	case CaseOrderByFieldCASEORDERBYFIELDPRIORITY:
+		return []byte(s), nil
+	case CaseOrderByFieldCASEORDERBYFIELDSTATUS:
+		return []byte(s), nil
+	case CaseOrderByFieldCASEORDERBYFIELDUPDATEDAT:
+		return []byte(s), nil
+	case CaseOrderByFieldCASEORDERBYFIELDCATEGORY:
+		return []byte(s), nil
+	case CaseOrderByFieldCASEORDERBYFIELDDURATION:
+		return []byte(s), nil
+	case CaseOrderByFieldCASEORDERBYFIELDCREATEDAT:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CaseOrderByField) UnmarshalText(data []byte) error {
+	switch CaseOrderByField(data) {
+	case CaseOrderByFieldCASEORDERBYFIELDUNSPECIFIED:
+		*s = CaseOrderByFieldCASEORDERBYFIELDUNSPECIFIED
+		return nil
+	case CaseOrderByFieldCASEORDERBYFIELDPRIORITY:
+		*s = CaseOrderByFieldCASEORDERBYFIELDPRIORITY
+		return nil
+	case CaseOrderByFieldCASEORDERBYFIELDSTATUS:
+		*s = CaseOrderByFieldCASEORDERBYFIELDSTATUS
+		return nil
+	case CaseOrderByFieldCASEORDERBYFIELDUPDATEDAT:
+		*s = CaseOrderByFieldCASEORDERBYFIELDUPDATEDAT
+		return nil
+	case CaseOrderByFieldCASEORDERBYFIELDCATEGORY:
+		*s = CaseOrderByFieldCASEORDERBYFIELDCATEGORY
+		return nil
+	case CaseOrderByFieldCASEORDERBYFIELDDURATION:
+		*s = CaseOrderByFieldCASEORDERBYFIELDDURATION
+		return nil
+	case CaseOrderByFieldCASEORDERBYFIELDCREATEDAT:
+		*s = CaseOrderByFieldCASEORDERBYFIELDCREATEDAT
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/CasePageRequest
+type CasePageRequest struct {
+	PageSize  OptInt64  `json:"pageSize"`
+	PageToken OptString `json:"pageToken"`
+}
+
+// GetPageSize returns the value of PageSize.
+func (s *CasePageRequest) GetPageSize() OptInt64 {
+	return s.PageSize
+}
+
+// GetPageToken returns the value of PageToken.
+func (s *CasePageRequest) GetPageToken() OptString {
+	return s.PageToken
+}
+
+// SetPageSize sets the value of PageSize.
+func (s *CasePageRequest) SetPageSize(val OptInt64) {
+	s.PageSize = val
+}
+
+// SetPageToken sets the value of PageToken.
+func (s *CasePageRequest) SetPageToken(val OptString) {
+	s.PageToken = val
+}
+
+// Ref: #/components/schemas/CasePageResponse
+type CasePageResponse struct {
+	NextPageToken OptString `json:"nextPageToken"`
+	TotalSize     OptInt64  `json:"totalSize"`
+}
+
+// GetNextPageToken returns the value of NextPageToken.
+func (s *CasePageResponse) GetNextPageToken() OptString {
+	return s.NextPageToken
+}
+
+// GetTotalSize returns the value of TotalSize.
+func (s *CasePageResponse) GetTotalSize() OptInt64 {
+	return s.TotalSize
+}
+
+// SetNextPageToken sets the value of NextPageToken.
+func (s *CasePageResponse) SetNextPageToken(val OptString) {
+	s.NextPageToken = val
+}
+
+// SetTotalSize sets the value of TotalSize.
+func (s *CasePageResponse) SetTotalSize(val OptInt64) {
+	s.TotalSize = val
+}
+
+// Ref: #/components/schemas/CasePriority
+type CasePriority string
+
+const (
+	CasePriorityCASEPRIORITYUNSPECIFIED CasePriority = "CASE_PRIORITY_UNSPECIFIED"
+	CasePriorityCASEPRIORITYP1          CasePriority = "CASE_PRIORITY_P1"
+	CasePriorityCASEPRIORITYP2          CasePriority = "CASE_PRIORITY_P2"
+	CasePriorityCASEPRIORITYP3          CasePriority = "CASE_PRIORITY_P3"
+	CasePriorityCASEPRIORITYP4          CasePriority = "CASE_PRIORITY_P4"
+	CasePriorityCASEPRIORITYP5          CasePriority = "CASE_PRIORITY_P5"
+)
+
+// AllValues returns all CasePriority values.
+func (CasePriority) AllValues() []CasePriority {
+	return []CasePriority{
+		CasePriorityCASEPRIORITYUNSPECIFIED,
+		CasePriorityCASEPRIORITYP1,
+		CasePriorityCASEPRIORITYP2,
+		CasePriorityCASEPRIORITYP3,
+		CasePriorityCASEPRIORITYP4,
+		CasePriorityCASEPRIORITYP5,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CasePriority) MarshalText() ([]byte, error) {
+	switch s {
+	case CasePriorityCASEPRIORITYUNSPECIFIED:
+		return []byte(s), nil
+	case CasePriorityCASEPRIORITYP1:
+		return []byte(s), nil
+	case CasePriorityCASEPRIORITYP2:
+		return []byte(s), nil
+	case CasePriorityCASEPRIORITYP3:
+		return []byte(s), nil
+	case CasePriorityCASEPRIORITYP4:
+		return []byte(s), nil
+	case CasePriorityCASEPRIORITYP5:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CasePriority) UnmarshalText(data []byte) error {
+	switch CasePriority(data) {
+	case CasePriorityCASEPRIORITYUNSPECIFIED:
+		*s = CasePriorityCASEPRIORITYUNSPECIFIED
+		return nil
+	case CasePriorityCASEPRIORITYP1:
+		*s = CasePriorityCASEPRIORITYP1
+		return nil
+	case CasePriorityCASEPRIORITYP2:
+		*s = CasePriorityCASEPRIORITYP2
+		return nil
+	case CasePriorityCASEPRIORITYP3:
+		*s = CasePriorityCASEPRIORITYP3
+		return nil
+	case CasePriorityCASEPRIORITYP4:
+		*s = CasePriorityCASEPRIORITYP4
+		return nil
+	case CasePriorityCASEPRIORITYP5:
+		*s = CasePriorityCASEPRIORITYP5
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/CaseResponse
+type CaseResponse struct {
+	Case Case `json:"case"`
+}
+
+// GetCase returns the value of Case.
+func (s *CaseResponse) GetCase() Case {
+	return s.Case
+}
+
+// SetCase sets the value of Case.
+func (s *CaseResponse) SetCase(val Case) {
+	s.Case = val
+}
+
+// Ref: #/components/schemas/CaseStatus
+type CaseStatus string
+
+const (
+	CaseStatusCASESTATUSUNSPECIFIED       CaseStatus = "CASE_STATUS_UNSPECIFIED"
+	CaseStatusCASESTATUSPENDINGACTIVATION CaseStatus = "CASE_STATUS_PENDING_ACTIVATION"
+	CaseStatusCASESTATUSACTIVE            CaseStatus = "CASE_STATUS_ACTIVE"
+	CaseStatusCASESTATUSACKNOWLEDGED      CaseStatus = "CASE_STATUS_ACKNOWLEDGED"
+	CaseStatusCASESTATUSRESOLVED          CaseStatus = "CASE_STATUS_RESOLVED"
+	CaseStatusCASESTATUSCLOSED            CaseStatus = "CASE_STATUS_CLOSED"
+)
+
+// AllValues returns all CaseStatus values.
+func (CaseStatus) AllValues() []CaseStatus {
+	return []CaseStatus{
+		CaseStatusCASESTATUSUNSPECIFIED,
+		CaseStatusCASESTATUSPENDINGACTIVATION,
+		CaseStatusCASESTATUSACTIVE,
+		CaseStatusCASESTATUSACKNOWLEDGED,
+		CaseStatusCASESTATUSRESOLVED,
+		CaseStatusCASESTATUSCLOSED,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CaseStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case CaseStatusCASESTATUSUNSPECIFIED:
+		return []byte(s), nil
+	case CaseStatusCASESTATUSPENDINGACTIVATION:
+		return []byte(s), nil
+	case CaseStatusCASESTATUSACTIVE:
+		return []byte(s), nil
+	case CaseStatusCASESTATUSACKNOWLEDGED:
+		return []byte(s), nil
+	case CaseStatusCASESTATUSRESOLVED:
+		return []byte(s), nil
+	case CaseStatusCASESTATUSCLOSED:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CaseStatus) UnmarshalText(data []byte) error {
+	switch CaseStatus(data) {
+	case CaseStatusCASESTATUSUNSPECIFIED:
+		*s = CaseStatusCASESTATUSUNSPECIFIED
+		return nil
+	case CaseStatusCASESTATUSPENDINGACTIVATION:
+		*s = CaseStatusCASESTATUSPENDINGACTIVATION
+		return nil
+	case CaseStatusCASESTATUSACTIVE:
+		*s = CaseStatusCASESTATUSACTIVE
+		return nil
+	case CaseStatusCASESTATUSACKNOWLEDGED:
+		*s = CaseStatusCASESTATUSACKNOWLEDGED
+		return nil
+	case CaseStatusCASESTATUSRESOLVED:
+		*s = CaseStatusCASESTATUSRESOLVED
+		return nil
+	case CaseStatusCASESTATUSCLOSED:
+		*s = CaseStatusCASESTATUSCLOSED
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/CaseUser
+type CaseUser struct {
+	UserId LowerUUID `json:"userId"`
+}
+
+// GetUserId returns the value of UserId.
+func (s *CaseUser) GetUserId() LowerUUID {
+	return s.UserId
+}
+
+// SetUserId sets the value of UserId.
+func (s *CaseUser) SetUserId(val LowerUUID) {
+	s.UserId = val
+}
+
+// Exactly one of `log`, `customWidget` and `file`.
+// Ref: #/components/schemas/CommentAttachment
+type CommentAttachment struct {
+	Log          OptLogAttachment    `json:"log"`
+	CustomWidget OptWidgetAttachment `json:"customWidget"`
+	File         OptFileRef          `json:"file"`
+}
+
+// GetLog returns the value of Log.
+func (s *CommentAttachment) GetLog() OptLogAttachment {
+	return s.Log
+}
+
+// GetCustomWidget returns the value of CustomWidget.
+func (s *CommentAttachment) GetCustomWidget() OptWidgetAttachment {
+	return s.CustomWidget
+}
+
+// GetFile returns the value of File.
+func (s *CommentAttachment) GetFile() OptFileRef {
+	return s.File
+}
+
+// SetLog sets the value of Log.
+func (s *CommentAttachment) SetLog(val OptLogAttachment) {
+	s.Log = val
+}
+
+// SetCustomWidget sets the value of CustomWidget.
+func (s *CommentAttachment) SetCustomWidget(val OptWidgetAttachment) {
+	s.CustomWidget = val
+}
+
+// SetFile sets the value of File.
+func (s *CommentAttachment) SetFile(val OptFileRef) {
+	s.File = val
+}
+
+// Ref: #/components/schemas/CommentEventData
+type CommentEventData struct {
+	UnsafeText     OptString                         `json:"unsafeText"`
+	Attachments    []CommentAttachment               `json:"attachments"`
+	Slack          OptCommentEventDataSlack          `json:"slack"`
+	MicrosoftTeams OptCommentEventDataMicrosoftTeams `json:"microsoftTeams"`
+}
+
+// GetUnsafeText returns the value of UnsafeText.
+func (s *CommentEventData) GetUnsafeText() OptString {
+	return s.UnsafeText
+}
+
+// GetAttachments returns the value of Attachments.
+func (s *CommentEventData) GetAttachments() []CommentAttachment {
+	return s.Attachments
+}
+
+// GetSlack returns the value of Slack.
+func (s *CommentEventData) GetSlack() OptCommentEventDataSlack {
+	return s.Slack
+}
+
+// GetMicrosoftTeams returns the value of MicrosoftTeams.
+func (s *CommentEventData) GetMicrosoftTeams() OptCommentEventDataMicrosoftTeams {
+	return s.MicrosoftTeams
+}
+
+// SetUnsafeText sets the value of UnsafeText.
+func (s *CommentEventData) SetUnsafeText(val OptString) {
+	s.UnsafeText = val
+}
+
+// SetAttachments sets the value of Attachments.
+func (s *CommentEventData) SetAttachments(val []CommentAttachment) {
+	s.Attachments = val
+}
+
+// SetSlack sets the value of Slack.
+func (s *CommentEventData) SetSlack(val OptCommentEventDataSlack) {
+	s.Slack = val
+}
+
+// SetMicrosoftTeams sets the value of MicrosoftTeams.
+func (s *CommentEventData) SetMicrosoftTeams(val OptCommentEventDataMicrosoftTeams) {
+	s.MicrosoftTeams = val
+}
+
+type CommentEventDataMicrosoftTeams struct {
+	ChannelId  OptString `json:"channelId"`
+	MessageId  OptString `json:"messageId"`
+	MessageUrl OptString `json:"messageUrl"`
+	TeamId     OptString `json:"teamId"`
+	TenantId   OptString `json:"tenantId"`
+	UserEmail  OptString `json:"userEmail"`
+	UserId     OptString `json:"userId"`
+}
+
+// GetChannelId returns the value of ChannelId.
+func (s *CommentEventDataMicrosoftTeams) GetChannelId() OptString {
+	return s.ChannelId
+}
+
+// GetMessageId returns the value of MessageId.
+func (s *CommentEventDataMicrosoftTeams) GetMessageId() OptString {
+	return s.MessageId
+}
+
+// GetMessageUrl returns the value of MessageUrl.
+func (s *CommentEventDataMicrosoftTeams) GetMessageUrl() OptString {
+	return s.MessageUrl
+}
+
+// GetTeamId returns the value of TeamId.
+func (s *CommentEventDataMicrosoftTeams) GetTeamId() OptString {
+	return s.TeamId
+}
+
+// GetTenantId returns the value of TenantId.
+func (s *CommentEventDataMicrosoftTeams) GetTenantId() OptString {
+	return s.TenantId
+}
+
+// GetUserEmail returns the value of UserEmail.
+func (s *CommentEventDataMicrosoftTeams) GetUserEmail() OptString {
+	return s.UserEmail
+}
+
+// GetUserId returns the value of UserId.
+func (s *CommentEventDataMicrosoftTeams) GetUserId() OptString {
+	return s.UserId
+}
+
+// SetChannelId sets the value of ChannelId.
+func (s *CommentEventDataMicrosoftTeams) SetChannelId(val OptString) {
+	s.ChannelId = val
+}
+
+// SetMessageId sets the value of MessageId.
+func (s *CommentEventDataMicrosoftTeams) SetMessageId(val OptString) {
+	s.MessageId = val
+}
+
+// SetMessageUrl sets the value of MessageUrl.
+func (s *CommentEventDataMicrosoftTeams) SetMessageUrl(val OptString) {
+	s.MessageUrl = val
+}
+
+// SetTeamId sets the value of TeamId.
+func (s *CommentEventDataMicrosoftTeams) SetTeamId(val OptString) {
+	s.TeamId = val
+}
+
+// SetTenantId sets the value of TenantId.
+func (s *CommentEventDataMicrosoftTeams) SetTenantId(val OptString) {
+	s.TenantId = val
+}
+
+// SetUserEmail sets the value of UserEmail.
+func (s *CommentEventDataMicrosoftTeams) SetUserEmail(val OptString) {
+	s.UserEmail = val
+}
+
+// SetUserId sets the value of UserId.
+func (s *CommentEventDataMicrosoftTeams) SetUserId(val OptString) {
+	s.UserId = val
+}
+
+type CommentEventDataSlack struct {
+	ChannelId   OptString `json:"channelId"`
+	ThreadId    OptString `json:"threadId"`
+	UserEmail   OptString `json:"userEmail"`
+	UserId      OptString `json:"userId"`
+	WorkspaceId OptString `json:"workspaceId"`
+}
+
+// GetChannelId returns the value of ChannelId.
+func (s *CommentEventDataSlack) GetChannelId() OptString {
+	return s.ChannelId
+}
+
+// GetThreadId returns the value of ThreadId.
+func (s *CommentEventDataSlack) GetThreadId() OptString {
+	return s.ThreadId
+}
+
+// GetUserEmail returns the value of UserEmail.
+func (s *CommentEventDataSlack) GetUserEmail() OptString {
+	return s.UserEmail
+}
+
+// GetUserId returns the value of UserId.
+func (s *CommentEventDataSlack) GetUserId() OptString {
+	return s.UserId
+}
+
+// GetWorkspaceId returns the value of WorkspaceId.
+func (s *CommentEventDataSlack) GetWorkspaceId() OptString {
+	return s.WorkspaceId
+}
+
+// SetChannelId sets the value of ChannelId.
+func (s *CommentEventDataSlack) SetChannelId(val OptString) {
+	s.ChannelId = val
+}
+
+// SetThreadId sets the value of ThreadId.
+func (s *CommentEventDataSlack) SetThreadId(val OptString) {
+	s.ThreadId = val
+}
+
+// SetUserEmail sets the value of UserEmail.
+func (s *CommentEventDataSlack) SetUserEmail(val OptString) {
+	s.UserEmail = val
+}
+
+// SetUserId sets the value of UserId.
+func (s *CommentEventDataSlack) SetUserId(val OptString) {
+	s.UserId = val
+}
+
+// SetWorkspaceId sets the value of WorkspaceId.
+func (s *CommentEventDataSlack) SetWorkspaceId(val OptString) {
+	s.WorkspaceId = val
+}
+
+// Ref: #/components/schemas/CommentRequest
+type CommentRequest struct {
+	// 1 to 10000 characters once leading and trailing white space is removed.
+	Text        string              `json:"text"`
+	Attachments []CommentAttachment `json:"attachments"`
+}
+
+// GetText returns the value of Text.
+func (s *CommentRequest) GetText() string {
+	return s.Text
+}
+
+// GetAttachments returns the value of Attachments.
+func (s *CommentRequest) GetAttachments() []CommentAttachment {
+	return s.Attachments
+}
+
+// SetText sets the value of Text.
+func (s *CommentRequest) SetText(val string) {
+	s.Text = val
+}
+
+// SetAttachments sets the value of Attachments.
+func (s *CommentRequest) SetAttachments(val []CommentAttachment) {
+	s.Attachments = val
+}
+
+// Ref: #/components/schemas/ContextualLabelValues
+type ContextualLabelValues struct {
+	ContextualLabelValues []string `json:"contextualLabelValues"`
+}
+
+// GetContextualLabelValues returns the value of ContextualLabelValues.
+func (s *ContextualLabelValues) GetContextualLabelValues() []string {
+	return s.ContextualLabelValues
+}
+
+// SetContextualLabelValues sets the value of ContextualLabelValues.
+func (s *ContextualLabelValues) SetContextualLabelValues(val []string) {
+	s.ContextualLabelValues = val
+}
+
 // Ref: #/components/schemas/CreateApiKeyRequest
 type CreateApiKeyRequest struct {
 	// Display name of the key.
@@ -392,6 +2832,21 @@ func (s *CreateApiKeyResponse) SetValue(val string) {
 	s.Value = val
 }
 
+// Ref: #/components/schemas/DisplayLabelValues
+type DisplayLabelValues struct {
+	DisplayLabelValues []string `json:"displayLabelValues"`
+}
+
+// GetDisplayLabelValues returns the value of DisplayLabelValues.
+func (s *DisplayLabelValues) GetDisplayLabelValues() []string {
+	return s.DisplayLabelValues
+}
+
+// SetDisplayLabelValues sets the value of DisplayLabelValues.
+func (s *DisplayLabelValues) SetDisplayLabelValues(val []string) {
+	s.DisplayLabelValues = val
+}
+
 // An object with no fields, `{}`.
 // Ref: #/components/schemas/EmptyObject
 type EmptyObject struct{}
@@ -451,6 +2906,162 @@ func (s *ErrorStatusCode) SetResponse(val Error) {
 	s.Response = val
 }
 
+// Who caused the event; exactly one key is present.
+// Ref: #/components/schemas/EventActor
+type EventActor struct {
+	System         *EmptyObject           `json:"system"`
+	ApiKey         OptApiKeyActor         `json:"apiKey"`
+	User           OptUserActor           `json:"user"`
+	Slack          OptSlackActor          `json:"slack"`
+	MicrosoftTeams OptMicrosoftTeamsActor `json:"microsoftTeams"`
+	PagerDuty      OptPagerDutyActor      `json:"pagerDuty"`
+	ServiceNow     OptServiceNowActor     `json:"serviceNow"`
+	AlertManager   OptAlertManagerActor   `json:"alertManager"`
+}
+
+// GetSystem returns the value of System.
+func (s *EventActor) GetSystem() *EmptyObject {
+	return s.System
+}
+
+// GetApiKey returns the value of ApiKey.
+func (s *EventActor) GetApiKey() OptApiKeyActor {
+	return s.ApiKey
+}
+
+// GetUser returns the value of User.
+func (s *EventActor) GetUser() OptUserActor {
+	return s.User
+}
+
+// GetSlack returns the value of Slack.
+func (s *EventActor) GetSlack() OptSlackActor {
+	return s.Slack
+}
+
+// GetMicrosoftTeams returns the value of MicrosoftTeams.
+func (s *EventActor) GetMicrosoftTeams() OptMicrosoftTeamsActor {
+	return s.MicrosoftTeams
+}
+
+// GetPagerDuty returns the value of PagerDuty.
+func (s *EventActor) GetPagerDuty() OptPagerDutyActor {
+	return s.PagerDuty
+}
+
+// GetServiceNow returns the value of ServiceNow.
+func (s *EventActor) GetServiceNow() OptServiceNowActor {
+	return s.ServiceNow
+}
+
+// GetAlertManager returns the value of AlertManager.
+func (s *EventActor) GetAlertManager() OptAlertManagerActor {
+	return s.AlertManager
+}
+
+// SetSystem sets the value of System.
+func (s *EventActor) SetSystem(val *EmptyObject) {
+	s.System = val
+}
+
+// SetApiKey sets the value of ApiKey.
+func (s *EventActor) SetApiKey(val OptApiKeyActor) {
+	s.ApiKey = val
+}
+
+// SetUser sets the value of User.
+func (s *EventActor) SetUser(val OptUserActor) {
+	s.User = val
+}
+
+// SetSlack sets the value of Slack.
+func (s *EventActor) SetSlack(val OptSlackActor) {
+	s.Slack = val
+}
+
+// SetMicrosoftTeams sets the value of MicrosoftTeams.
+func (s *EventActor) SetMicrosoftTeams(val OptMicrosoftTeamsActor) {
+	s.MicrosoftTeams = val
+}
+
+// SetPagerDuty sets the value of PagerDuty.
+func (s *EventActor) SetPagerDuty(val OptPagerDutyActor) {
+	s.PagerDuty = val
+}
+
+// SetServiceNow sets the value of ServiceNow.
+func (s *EventActor) SetServiceNow(val OptServiceNowActor) {
+	s.ServiceNow = val
+}
+
+// SetAlertManager sets the value of AlertManager.
+func (s *EventActor) SetAlertManager(val OptAlertManagerActor) {
+	s.AlertManager = val
+}
+
+// Ref: #/components/schemas/FileRef
+type FileRef struct {
+	FileId    AnyCaseUUID `json:"fileId"`
+	FileName  string      `json:"fileName"`
+	IsDeleted bool        `json:"isDeleted"`
+}
+
+// GetFileId returns the value of FileId.
+func (s *FileRef) GetFileId() AnyCaseUUID {
+	return s.FileId
+}
+
+// GetFileName returns the value of FileName.
+func (s *FileRef) GetFileName() string {
+	return s.FileName
+}
+
+// GetIsDeleted returns the value of IsDeleted.
+func (s *FileRef) GetIsDeleted() bool {
+	return s.IsDeleted
+}
+
+// SetFileId sets the value of FileId.
+func (s *FileRef) SetFileId(val AnyCaseUUID) {
+	s.FileId = val
+}
+
+// SetFileName sets the value of FileName.
+func (s *FileRef) SetFileName(val string) {
+	s.FileName = val
+}
+
+// SetIsDeleted sets the value of IsDeleted.
+func (s *FileRef) SetIsDeleted(val bool) {
+	s.IsDeleted = val
+}
+
+// Ref: #/components/schemas/FilterGroup
+type FilterGroup struct {
+	Key    string   `json:"key"`
+	Values []string `json:"values"`
+}
+
+// GetKey returns the value of Key.
+func (s *FilterGroup) GetKey() string {
+	return s.Key
+}
+
+// GetValues returns the value of Values.
+func (s *FilterGroup) GetValues() []string {
+	return s.Values
+}
+
+// SetKey sets the value of Key.
+func (s *FilterGroup) SetKey(val string) {
+	s.Key = val
+}
+
+// SetValues sets the value of Values.
+func (s *FilterGroup) SetValues(val []string) {
+	s.Values = val
+}
+
 // Ref: #/components/schemas/GetApiKeyResponse
 type GetApiKeyResponse struct {
 	KeyInfo ApiKeyInfo `json:"keyInfo"`
@@ -464,6 +3075,2329 @@ func (s *GetApiKeyResponse) GetKeyInfo() ApiKeyInfo {
 // SetKeyInfo sets the value of KeyInfo.
 func (s *GetApiKeyResponse) SetKeyInfo(val ApiKeyInfo) {
 	s.KeyInfo = val
+}
+
+// The group's value for one group-by; `incidentField` holds one key named after the field.
+// Ref: #/components/schemas/GroupByValue
+type GroupByValue struct {
+	IncidentField    OptGroupByValueIncidentField    `json:"incidentField"`
+	ContextualLabels OptGroupByValueContextualLabels `json:"contextualLabels"`
+}
+
+// GetIncidentField returns the value of IncidentField.
+func (s *GroupByValue) GetIncidentField() OptGroupByValueIncidentField {
+	return s.IncidentField
+}
+
+// GetContextualLabels returns the value of ContextualLabels.
+func (s *GroupByValue) GetContextualLabels() OptGroupByValueContextualLabels {
+	return s.ContextualLabels
+}
+
+// SetIncidentField sets the value of IncidentField.
+func (s *GroupByValue) SetIncidentField(val OptGroupByValueIncidentField) {
+	s.IncidentField = val
+}
+
+// SetContextualLabels sets the value of ContextualLabels.
+func (s *GroupByValue) SetContextualLabels(val OptGroupByValueContextualLabels) {
+	s.ContextualLabels = val
+}
+
+type GroupByValueContextualLabels struct {
+	FieldName  string `json:"fieldName"`
+	FieldValue string `json:"fieldValue"`
+}
+
+// GetFieldName returns the value of FieldName.
+func (s *GroupByValueContextualLabels) GetFieldName() string {
+	return s.FieldName
+}
+
+// GetFieldValue returns the value of FieldValue.
+func (s *GroupByValueContextualLabels) GetFieldValue() string {
+	return s.FieldValue
+}
+
+// SetFieldName sets the value of FieldName.
+func (s *GroupByValueContextualLabels) SetFieldName(val string) {
+	s.FieldName = val
+}
+
+// SetFieldValue sets the value of FieldValue.
+func (s *GroupByValueContextualLabels) SetFieldValue(val string) {
+	s.FieldValue = val
+}
+
+type GroupByValueIncidentField struct {
+	ID                  OptString           `json:"id"`
+	Severity            OptIncidentSeverity `json:"severity"`
+	Name                OptString           `json:"name"`
+	CreatedAt           OptDateTime         `json:"createdAt"`
+	ClosedAt            OptDateTime         `json:"closedAt"`
+	State               OptIncidentState    `json:"state"`
+	Status              OptIncidentStatus   `json:"status"`
+	LastStateUpdateTime OptDateTime         `json:"lastStateUpdateTime"`
+	ApplicationName     OptString           `json:"applicationName"`
+	SubsystemName       OptString           `json:"subsystemName"`
+	Duration            OptString           `json:"duration"`
+}
+
+// GetID returns the value of ID.
+func (s *GroupByValueIncidentField) GetID() OptString {
+	return s.ID
+}
+
+// GetSeverity returns the value of Severity.
+func (s *GroupByValueIncidentField) GetSeverity() OptIncidentSeverity {
+	return s.Severity
+}
+
+// GetName returns the value of Name.
+func (s *GroupByValueIncidentField) GetName() OptString {
+	return s.Name
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *GroupByValueIncidentField) GetCreatedAt() OptDateTime {
+	return s.CreatedAt
+}
+
+// GetClosedAt returns the value of ClosedAt.
+func (s *GroupByValueIncidentField) GetClosedAt() OptDateTime {
+	return s.ClosedAt
+}
+
+// GetState returns the value of State.
+func (s *GroupByValueIncidentField) GetState() OptIncidentState {
+	return s.State
+}
+
+// GetStatus returns the value of Status.
+func (s *GroupByValueIncidentField) GetStatus() OptIncidentStatus {
+	return s.Status
+}
+
+// GetLastStateUpdateTime returns the value of LastStateUpdateTime.
+func (s *GroupByValueIncidentField) GetLastStateUpdateTime() OptDateTime {
+	return s.LastStateUpdateTime
+}
+
+// GetApplicationName returns the value of ApplicationName.
+func (s *GroupByValueIncidentField) GetApplicationName() OptString {
+	return s.ApplicationName
+}
+
+// GetSubsystemName returns the value of SubsystemName.
+func (s *GroupByValueIncidentField) GetSubsystemName() OptString {
+	return s.SubsystemName
+}
+
+// GetDuration returns the value of Duration.
+func (s *GroupByValueIncidentField) GetDuration() OptString {
+	return s.Duration
+}
+
+// SetID sets the value of ID.
+func (s *GroupByValueIncidentField) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetSeverity sets the value of Severity.
+func (s *GroupByValueIncidentField) SetSeverity(val OptIncidentSeverity) {
+	s.Severity = val
+}
+
+// SetName sets the value of Name.
+func (s *GroupByValueIncidentField) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *GroupByValueIncidentField) SetCreatedAt(val OptDateTime) {
+	s.CreatedAt = val
+}
+
+// SetClosedAt sets the value of ClosedAt.
+func (s *GroupByValueIncidentField) SetClosedAt(val OptDateTime) {
+	s.ClosedAt = val
+}
+
+// SetState sets the value of State.
+func (s *GroupByValueIncidentField) SetState(val OptIncidentState) {
+	s.State = val
+}
+
+// SetStatus sets the value of Status.
+func (s *GroupByValueIncidentField) SetStatus(val OptIncidentStatus) {
+	s.Status = val
+}
+
+// SetLastStateUpdateTime sets the value of LastStateUpdateTime.
+func (s *GroupByValueIncidentField) SetLastStateUpdateTime(val OptDateTime) {
+	s.LastStateUpdateTime = val
+}
+
+// SetApplicationName sets the value of ApplicationName.
+func (s *GroupByValueIncidentField) SetApplicationName(val OptString) {
+	s.ApplicationName = val
+}
+
+// SetSubsystemName sets the value of SubsystemName.
+func (s *GroupByValueIncidentField) SetSubsystemName(val OptString) {
+	s.SubsystemName = val
+}
+
+// SetDuration sets the value of Duration.
+func (s *GroupByValueIncidentField) SetDuration(val OptString) {
+	s.Duration = val
+}
+
+// Ref: #/components/schemas/Incident
+type Incident struct {
+	ID                  string                   `json:"id"`
+	Name                OptString                `json:"name"`
+	Description         OptString                `json:"description"`
+	State               IncidentState            `json:"state"`
+	Status              IncidentStatus           `json:"status"`
+	Severity            IncidentSeverity         `json:"severity"`
+	IsMuted             OptBool                  `json:"isMuted"`
+	Assignments         []IncidentAssignment     `json:"assignments"`
+	ContextualLabels    IncidentContextualLabels `json:"contextualLabels"`
+	DisplayLabels       IncidentDisplayLabels    `json:"displayLabels"`
+	MetaLabels          []MetaLabel              `json:"metaLabels"`
+	Events              []IncidentEvent          `json:"events"`
+	CreatedAt           time.Time                `json:"createdAt"`
+	ClosedAt            OptDateTime              `json:"closedAt"`
+	LastStateUpdateTime time.Time                `json:"lastStateUpdateTime"`
+	LastStateUpdateKey  string                   `json:"lastStateUpdateKey"`
+	// Whole seconds followed by `s`: open time so far, or until `closedAt`.
+	Duration string `json:"duration"`
+}
+
+// GetID returns the value of ID.
+func (s *Incident) GetID() string {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *Incident) GetName() OptString {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *Incident) GetDescription() OptString {
+	return s.Description
+}
+
+// GetState returns the value of State.
+func (s *Incident) GetState() IncidentState {
+	return s.State
+}
+
+// GetStatus returns the value of Status.
+func (s *Incident) GetStatus() IncidentStatus {
+	return s.Status
+}
+
+// GetSeverity returns the value of Severity.
+func (s *Incident) GetSeverity() IncidentSeverity {
+	return s.Severity
+}
+
+// GetIsMuted returns the value of IsMuted.
+func (s *Incident) GetIsMuted() OptBool {
+	return s.IsMuted
+}
+
+// GetAssignments returns the value of Assignments.
+func (s *Incident) GetAssignments() []IncidentAssignment {
+	return s.Assignments
+}
+
+// GetContextualLabels returns the value of ContextualLabels.
+func (s *Incident) GetContextualLabels() IncidentContextualLabels {
+	return s.ContextualLabels
+}
+
+// GetDisplayLabels returns the value of DisplayLabels.
+func (s *Incident) GetDisplayLabels() IncidentDisplayLabels {
+	return s.DisplayLabels
+}
+
+// GetMetaLabels returns the value of MetaLabels.
+func (s *Incident) GetMetaLabels() []MetaLabel {
+	return s.MetaLabels
+}
+
+// GetEvents returns the value of Events.
+func (s *Incident) GetEvents() []IncidentEvent {
+	return s.Events
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *Incident) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetClosedAt returns the value of ClosedAt.
+func (s *Incident) GetClosedAt() OptDateTime {
+	return s.ClosedAt
+}
+
+// GetLastStateUpdateTime returns the value of LastStateUpdateTime.
+func (s *Incident) GetLastStateUpdateTime() time.Time {
+	return s.LastStateUpdateTime
+}
+
+// GetLastStateUpdateKey returns the value of LastStateUpdateKey.
+func (s *Incident) GetLastStateUpdateKey() string {
+	return s.LastStateUpdateKey
+}
+
+// GetDuration returns the value of Duration.
+func (s *Incident) GetDuration() string {
+	return s.Duration
+}
+
+// SetID sets the value of ID.
+func (s *Incident) SetID(val string) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *Incident) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *Incident) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetState sets the value of State.
+func (s *Incident) SetState(val IncidentState) {
+	s.State = val
+}
+
+// SetStatus sets the value of Status.
+func (s *Incident) SetStatus(val IncidentStatus) {
+	s.Status = val
+}
+
+// SetSeverity sets the value of Severity.
+func (s *Incident) SetSeverity(val IncidentSeverity) {
+	s.Severity = val
+}
+
+// SetIsMuted sets the value of IsMuted.
+func (s *Incident) SetIsMuted(val OptBool) {
+	s.IsMuted = val
+}
+
+// SetAssignments sets the value of Assignments.
+func (s *Incident) SetAssignments(val []IncidentAssignment) {
+	s.Assignments = val
+}
+
+// SetContextualLabels sets the value of ContextualLabels.
+func (s *Incident) SetContextualLabels(val IncidentContextualLabels) {
+	s.ContextualLabels = val
+}
+
+// SetDisplayLabels sets the value of DisplayLabels.
+func (s *Incident) SetDisplayLabels(val IncidentDisplayLabels) {
+	s.DisplayLabels = val
+}
+
+// SetMetaLabels sets the value of MetaLabels.
+func (s *Incident) SetMetaLabels(val []MetaLabel) {
+	s.MetaLabels = val
+}
+
+// SetEvents sets the value of Events.
+func (s *Incident) SetEvents(val []IncidentEvent) {
+	s.Events = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *Incident) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetClosedAt sets the value of ClosedAt.
+func (s *Incident) SetClosedAt(val OptDateTime) {
+	s.ClosedAt = val
+}
+
+// SetLastStateUpdateTime sets the value of LastStateUpdateTime.
+func (s *Incident) SetLastStateUpdateTime(val time.Time) {
+	s.LastStateUpdateTime = val
+}
+
+// SetLastStateUpdateKey sets the value of LastStateUpdateKey.
+func (s *Incident) SetLastStateUpdateKey(val string) {
+	s.LastStateUpdateKey = val
+}
+
+// SetDuration sets the value of Duration.
+func (s *Incident) SetDuration(val string) {
+	s.Duration = val
+}
+
+// Ref: #/components/schemas/IncidentAggregation
+type IncidentAggregation struct {
+	GroupBysValue       []GroupByValue                               `json:"groupBysValue"`
+	AggSeverityCount    []IncidentAggregationAggSeverityCountItem    `json:"aggSeverityCount"`
+	AggStateCount       []IncidentAggregationAggStateCountItem       `json:"aggStateCount"`
+	AggStatusCount      []IncidentAggregationAggStatusCountItem      `json:"aggStatusCount"`
+	AggAssignmentsCount []IncidentAggregationAggAssignmentsCountItem `json:"aggAssignmentsCount"`
+	AggMetaLabelsCount  []IncidentAggregationAggMetaLabelsCountItem  `json:"aggMetaLabelsCount"`
+	AllValuesCount      int64                                        `json:"allValuesCount"`
+	FirstCreatedAt      OptDateTime                                  `json:"firstCreatedAt"`
+	LastClosedAt        OptDateTime                                  `json:"lastClosedAt"`
+	LastStateUpdateTime OptDateTime                                  `json:"lastStateUpdateTime"`
+	ListIncidentsId     []string                                     `json:"listIncidentsId"`
+}
+
+// GetGroupBysValue returns the value of GroupBysValue.
+func (s *IncidentAggregation) GetGroupBysValue() []GroupByValue {
+	return s.GroupBysValue
+}
+
+// GetAggSeverityCount returns the value of AggSeverityCount.
+func (s *IncidentAggregation) GetAggSeverityCount() []IncidentAggregationAggSeverityCountItem {
+	return s.AggSeverityCount
+}
+
+// GetAggStateCount returns the value of AggStateCount.
+func (s *IncidentAggregation) GetAggStateCount() []IncidentAggregationAggStateCountItem {
+	return s.AggStateCount
+}
+
+// GetAggStatusCount returns the value of AggStatusCount.
+func (s *IncidentAggregation) GetAggStatusCount() []IncidentAggregationAggStatusCountItem {
+	return s.AggStatusCount
+}
+
+// GetAggAssignmentsCount returns the value of AggAssignmentsCount.
+func (s *IncidentAggregation) GetAggAssignmentsCount() []IncidentAggregationAggAssignmentsCountItem {
+	return s.AggAssignmentsCount
+}
+
+// GetAggMetaLabelsCount returns the value of AggMetaLabelsCount.
+func (s *IncidentAggregation) GetAggMetaLabelsCount() []IncidentAggregationAggMetaLabelsCountItem {
+	return s.AggMetaLabelsCount
+}
+
+// GetAllValuesCount returns the value of AllValuesCount.
+func (s *IncidentAggregation) GetAllValuesCount() int64 {
+	return s.AllValuesCount
+}
+
+// GetFirstCreatedAt returns the value of FirstCreatedAt.
+func (s *IncidentAggregation) GetFirstCreatedAt() OptDateTime {
+	return s.FirstCreatedAt
+}
+
+// GetLastClosedAt returns the value of LastClosedAt.
+func (s *IncidentAggregation) GetLastClosedAt() OptDateTime {
+	return s.LastClosedAt
+}
+
+// GetLastStateUpdateTime returns the value of LastStateUpdateTime.
+func (s *IncidentAggregation) GetLastStateUpdateTime() OptDateTime {
+	return s.LastStateUpdateTime
+}
+
+// GetListIncidentsId returns the value of ListIncidentsId.
+func (s *IncidentAggregation) GetListIncidentsId() []string {
+	return s.ListIncidentsId
+}
+
+// SetGroupBysValue sets the value of GroupBysValue.
+func (s *IncidentAggregation) SetGroupBysValue(val []GroupByValue) {
+	s.GroupBysValue = val
+}
+
+// SetAggSeverityCount sets the value of AggSeverityCount.
+func (s *IncidentAggregation) SetAggSeverityCount(val []IncidentAggregationAggSeverityCountItem) {
+	s.AggSeverityCount = val
+}
+
+// SetAggStateCount sets the value of AggStateCount.
+func (s *IncidentAggregation) SetAggStateCount(val []IncidentAggregationAggStateCountItem) {
+	s.AggStateCount = val
+}
+
+// SetAggStatusCount sets the value of AggStatusCount.
+func (s *IncidentAggregation) SetAggStatusCount(val []IncidentAggregationAggStatusCountItem) {
+	s.AggStatusCount = val
+}
+
+// SetAggAssignmentsCount sets the value of AggAssignmentsCount.
+func (s *IncidentAggregation) SetAggAssignmentsCount(val []IncidentAggregationAggAssignmentsCountItem) {
+	s.AggAssignmentsCount = val
+}
+
+// SetAggMetaLabelsCount sets the value of AggMetaLabelsCount.
+func (s *IncidentAggregation) SetAggMetaLabelsCount(val []IncidentAggregationAggMetaLabelsCountItem) {
+	s.AggMetaLabelsCount = val
+}
+
+// SetAllValuesCount sets the value of AllValuesCount.
+func (s *IncidentAggregation) SetAllValuesCount(val int64) {
+	s.AllValuesCount = val
+}
+
+// SetFirstCreatedAt sets the value of FirstCreatedAt.
+func (s *IncidentAggregation) SetFirstCreatedAt(val OptDateTime) {
+	s.FirstCreatedAt = val
+}
+
+// SetLastClosedAt sets the value of LastClosedAt.
+func (s *IncidentAggregation) SetLastClosedAt(val OptDateTime) {
+	s.LastClosedAt = val
+}
+
+// SetLastStateUpdateTime sets the value of LastStateUpdateTime.
+func (s *IncidentAggregation) SetLastStateUpdateTime(val OptDateTime) {
+	s.LastStateUpdateTime = val
+}
+
+// SetListIncidentsId sets the value of ListIncidentsId.
+func (s *IncidentAggregation) SetListIncidentsId(val []string) {
+	s.ListIncidentsId = val
+}
+
+type IncidentAggregationAggAssignmentsCountItem struct {
+	AssignedTo IncidentUser `json:"assignedTo"`
+	Count      int64        `json:"count"`
+}
+
+// GetAssignedTo returns the value of AssignedTo.
+func (s *IncidentAggregationAggAssignmentsCountItem) GetAssignedTo() IncidentUser {
+	return s.AssignedTo
+}
+
+// GetCount returns the value of Count.
+func (s *IncidentAggregationAggAssignmentsCountItem) GetCount() int64 {
+	return s.Count
+}
+
+// SetAssignedTo sets the value of AssignedTo.
+func (s *IncidentAggregationAggAssignmentsCountItem) SetAssignedTo(val IncidentUser) {
+	s.AssignedTo = val
+}
+
+// SetCount sets the value of Count.
+func (s *IncidentAggregationAggAssignmentsCountItem) SetCount(val int64) {
+	s.Count = val
+}
+
+type IncidentAggregationAggMetaLabelsCountItem struct {
+	MetaLabel MetaLabel `json:"metaLabel"`
+	Count     int64     `json:"count"`
+}
+
+// GetMetaLabel returns the value of MetaLabel.
+func (s *IncidentAggregationAggMetaLabelsCountItem) GetMetaLabel() MetaLabel {
+	return s.MetaLabel
+}
+
+// GetCount returns the value of Count.
+func (s *IncidentAggregationAggMetaLabelsCountItem) GetCount() int64 {
+	return s.Count
+}
+
+// SetMetaLabel sets the value of MetaLabel.
+func (s *IncidentAggregationAggMetaLabelsCountItem) SetMetaLabel(val MetaLabel) {
+	s.MetaLabel = val
+}
+
+// SetCount sets the value of Count.
+func (s *IncidentAggregationAggMetaLabelsCountItem) SetCount(val int64) {
+	s.Count = val
+}
+
+type IncidentAggregationAggSeverityCountItem struct {
+	Severity IncidentSeverity `json:"severity"`
+	Count    int64            `json:"count"`
+}
+
+// GetSeverity returns the value of Severity.
+func (s *IncidentAggregationAggSeverityCountItem) GetSeverity() IncidentSeverity {
+	return s.Severity
+}
+
+// GetCount returns the value of Count.
+func (s *IncidentAggregationAggSeverityCountItem) GetCount() int64 {
+	return s.Count
+}
+
+// SetSeverity sets the value of Severity.
+func (s *IncidentAggregationAggSeverityCountItem) SetSeverity(val IncidentSeverity) {
+	s.Severity = val
+}
+
+// SetCount sets the value of Count.
+func (s *IncidentAggregationAggSeverityCountItem) SetCount(val int64) {
+	s.Count = val
+}
+
+type IncidentAggregationAggStateCountItem struct {
+	State IncidentState `json:"state"`
+	Count int64         `json:"count"`
+}
+
+// GetState returns the value of State.
+func (s *IncidentAggregationAggStateCountItem) GetState() IncidentState {
+	return s.State
+}
+
+// GetCount returns the value of Count.
+func (s *IncidentAggregationAggStateCountItem) GetCount() int64 {
+	return s.Count
+}
+
+// SetState sets the value of State.
+func (s *IncidentAggregationAggStateCountItem) SetState(val IncidentState) {
+	s.State = val
+}
+
+// SetCount sets the value of Count.
+func (s *IncidentAggregationAggStateCountItem) SetCount(val int64) {
+	s.Count = val
+}
+
+type IncidentAggregationAggStatusCountItem struct {
+	Status IncidentStatus `json:"status"`
+	Count  int64          `json:"count"`
+}
+
+// GetStatus returns the value of Status.
+func (s *IncidentAggregationAggStatusCountItem) GetStatus() IncidentStatus {
+	return s.Status
+}
+
+// GetCount returns the value of Count.
+func (s *IncidentAggregationAggStatusCountItem) GetCount() int64 {
+	return s.Count
+}
+
+// SetStatus sets the value of Status.
+func (s *IncidentAggregationAggStatusCountItem) SetStatus(val IncidentStatus) {
+	s.Status = val
+}
+
+// SetCount sets the value of Count.
+func (s *IncidentAggregationAggStatusCountItem) SetCount(val int64) {
+	s.Count = val
+}
+
+// Ref: #/components/schemas/IncidentAggregationsResponse
+type IncidentAggregationsResponse struct {
+	IncidentAggs []IncidentAggregation `json:"incidentAggs"`
+	Pagination   IncidentPageResponse  `json:"pagination"`
+}
+
+// GetIncidentAggs returns the value of IncidentAggs.
+func (s *IncidentAggregationsResponse) GetIncidentAggs() []IncidentAggregation {
+	return s.IncidentAggs
+}
+
+// GetPagination returns the value of Pagination.
+func (s *IncidentAggregationsResponse) GetPagination() IncidentPageResponse {
+	return s.Pagination
+}
+
+// SetIncidentAggs sets the value of IncidentAggs.
+func (s *IncidentAggregationsResponse) SetIncidentAggs(val []IncidentAggregation) {
+	s.IncidentAggs = val
+}
+
+// SetPagination sets the value of Pagination.
+func (s *IncidentAggregationsResponse) SetPagination(val IncidentPageResponse) {
+	s.Pagination = val
+}
+
+// Ref: #/components/schemas/IncidentAssignment
+type IncidentAssignment struct {
+	AssignedTo IncidentUser `json:"assignedTo"`
+	AssignedBy IncidentUser `json:"assignedBy"`
+}
+
+// GetAssignedTo returns the value of AssignedTo.
+func (s *IncidentAssignment) GetAssignedTo() IncidentUser {
+	return s.AssignedTo
+}
+
+// GetAssignedBy returns the value of AssignedBy.
+func (s *IncidentAssignment) GetAssignedBy() IncidentUser {
+	return s.AssignedBy
+}
+
+// SetAssignedTo sets the value of AssignedTo.
+func (s *IncidentAssignment) SetAssignedTo(val IncidentUser) {
+	s.AssignedTo = val
+}
+
+// SetAssignedBy sets the value of AssignedBy.
+func (s *IncidentAssignment) SetAssignedBy(val IncidentUser) {
+	s.AssignedBy = val
+}
+
+type IncidentContextualLabels map[string]string
+
+func (s *IncidentContextualLabels) init() IncidentContextualLabels {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
+type IncidentDisplayLabels map[string]string
+
+func (s *IncidentDisplayLabels) init() IncidentDisplayLabels {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/IncidentEvent
+type IncidentEvent struct {
+	ID                  string                              `json:"id"`
+	IncidentEventType   IncidentEventIncidentEventType      `json:"incidentEventType"`
+	OriginatorType      IncidentEventOriginatorType         `json:"originatorType"`
+	AdministrativeEvent OptIncidentEventAdministrativeEvent `json:"administrativeEvent"`
+	OperationalEvent    OptIncidentEventOperationalEvent    `json:"operationalEvent"`
+	Acknowledge         OptIncidentEventAcknowledge         `json:"acknowledge"`
+	Assignment          OptIncidentEventAssignment          `json:"assignment"`
+	Unassign            *EmptyObject                        `json:"unassign"`
+	Close               OptIncidentEventClose               `json:"close"`
+	UpsertState         OptIncidentEventUpsertState         `json:"upsertState"`
+}
+
+// GetID returns the value of ID.
+func (s *IncidentEvent) GetID() string {
+	return s.ID
+}
+
+// GetIncidentEventType returns the value of IncidentEventType.
+func (s *IncidentEvent) GetIncidentEventType() IncidentEventIncidentEventType {
+	return s.IncidentEventType
+}
+
+// GetOriginatorType returns the value of OriginatorType.
+func (s *IncidentEvent) GetOriginatorType() IncidentEventOriginatorType {
+	return s.OriginatorType
+}
+
+// GetAdministrativeEvent returns the value of AdministrativeEvent.
+func (s *IncidentEvent) GetAdministrativeEvent() OptIncidentEventAdministrativeEvent {
+	return s.AdministrativeEvent
+}
+
+// GetOperationalEvent returns the value of OperationalEvent.
+func (s *IncidentEvent) GetOperationalEvent() OptIncidentEventOperationalEvent {
+	return s.OperationalEvent
+}
+
+// GetAcknowledge returns the value of Acknowledge.
+func (s *IncidentEvent) GetAcknowledge() OptIncidentEventAcknowledge {
+	return s.Acknowledge
+}
+
+// GetAssignment returns the value of Assignment.
+func (s *IncidentEvent) GetAssignment() OptIncidentEventAssignment {
+	return s.Assignment
+}
+
+// GetUnassign returns the value of Unassign.
+func (s *IncidentEvent) GetUnassign() *EmptyObject {
+	return s.Unassign
+}
+
+// GetClose returns the value of Close.
+func (s *IncidentEvent) GetClose() OptIncidentEventClose {
+	return s.Close
+}
+
+// GetUpsertState returns the value of UpsertState.
+func (s *IncidentEvent) GetUpsertState() OptIncidentEventUpsertState {
+	return s.UpsertState
+}
+
+// SetID sets the value of ID.
+func (s *IncidentEvent) SetID(val string) {
+	s.ID = val
+}
+
+// SetIncidentEventType sets the value of IncidentEventType.
+func (s *IncidentEvent) SetIncidentEventType(val IncidentEventIncidentEventType) {
+	s.IncidentEventType = val
+}
+
+// SetOriginatorType sets the value of OriginatorType.
+func (s *IncidentEvent) SetOriginatorType(val IncidentEventOriginatorType) {
+	s.OriginatorType = val
+}
+
+// SetAdministrativeEvent sets the value of AdministrativeEvent.
+func (s *IncidentEvent) SetAdministrativeEvent(val OptIncidentEventAdministrativeEvent) {
+	s.AdministrativeEvent = val
+}
+
+// SetOperationalEvent sets the value of OperationalEvent.
+func (s *IncidentEvent) SetOperationalEvent(val OptIncidentEventOperationalEvent) {
+	s.OperationalEvent = val
+}
+
+// SetAcknowledge sets the value of Acknowledge.
+func (s *IncidentEvent) SetAcknowledge(val OptIncidentEventAcknowledge) {
+	s.Acknowledge = val
+}
+
+// SetAssignment sets the value of Assignment.
+func (s *IncidentEvent) SetAssignment(val OptIncidentEventAssignment) {
+	s.Assignment = val
+}
+
+// SetUnassign sets the value of Unassign.
+func (s *IncidentEvent) SetUnassign(val *EmptyObject) {
+	s.Unassign = val
+}
+
+// SetClose sets the value of Close.
+func (s *IncidentEvent) SetClose(val OptIncidentEventClose) {
+	s.Close = val
+}
+
+// SetUpsertState sets the value of UpsertState.
+func (s *IncidentEvent) SetUpsertState(val OptIncidentEventUpsertState) {
+	s.UpsertState = val
+}
+
+type IncidentEventAcknowledge struct {
+	AcknowledgedBy OptIncidentUser `json:"acknowledgedBy"`
+}
+
+// GetAcknowledgedBy returns the value of AcknowledgedBy.
+func (s *IncidentEventAcknowledge) GetAcknowledgedBy() OptIncidentUser {
+	return s.AcknowledgedBy
+}
+
+// SetAcknowledgedBy sets the value of AcknowledgedBy.
+func (s *IncidentEventAcknowledge) SetAcknowledgedBy(val OptIncidentUser) {
+	s.AcknowledgedBy = val
+}
+
+type IncidentEventAdministrativeEvent struct {
+	UserId OptString `json:"userId"`
+}
+
+// GetUserId returns the value of UserId.
+func (s *IncidentEventAdministrativeEvent) GetUserId() OptString {
+	return s.UserId
+}
+
+// SetUserId sets the value of UserId.
+func (s *IncidentEventAdministrativeEvent) SetUserId(val OptString) {
+	s.UserId = val
+}
+
+type IncidentEventAssignment struct {
+	Assignment OptIncidentAssignment `json:"assignment"`
+}
+
+// GetAssignment returns the value of Assignment.
+func (s *IncidentEventAssignment) GetAssignment() OptIncidentAssignment {
+	return s.Assignment
+}
+
+// SetAssignment sets the value of Assignment.
+func (s *IncidentEventAssignment) SetAssignment(val OptIncidentAssignment) {
+	s.Assignment = val
+}
+
+type IncidentEventClose struct {
+	ClosedBy OptIncidentUser `json:"closedBy"`
+}
+
+// GetClosedBy returns the value of ClosedBy.
+func (s *IncidentEventClose) GetClosedBy() OptIncidentUser {
+	return s.ClosedBy
+}
+
+// SetClosedBy sets the value of ClosedBy.
+func (s *IncidentEventClose) SetClosedBy(val OptIncidentUser) {
+	s.ClosedBy = val
+}
+
+type IncidentEventIncidentEventType string
+
+const (
+	IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUNSPECIFIED     IncidentEventIncidentEventType = "INCIDENT_EVENT_TYPE_UNSPECIFIED"
+	IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUPSERTSTATE     IncidentEventIncidentEventType = "INCIDENT_EVENT_TYPE_UPSERT_STATE"
+	IncidentEventIncidentEventTypeINCIDENTEVENTTYPEOPEN            IncidentEventIncidentEventType = "INCIDENT_EVENT_TYPE_OPEN"
+	IncidentEventIncidentEventTypeINCIDENTEVENTTYPECLOSE           IncidentEventIncidentEventType = "INCIDENT_EVENT_TYPE_CLOSE"
+	IncidentEventIncidentEventTypeINCIDENTEVENTTYPESNOOZEINDICATOR IncidentEventIncidentEventType = "INCIDENT_EVENT_TYPE_SNOOZE_INDICATOR"
+	IncidentEventIncidentEventTypeINCIDENTEVENTTYPEASSIGN          IncidentEventIncidentEventType = "INCIDENT_EVENT_TYPE_ASSIGN"
+	IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUNASSIGN        IncidentEventIncidentEventType = "INCIDENT_EVENT_TYPE_UNASSIGN"
+	IncidentEventIncidentEventTypeINCIDENTEVENTTYPEACKNOWLEDGE     IncidentEventIncidentEventType = "INCIDENT_EVENT_TYPE_ACKNOWLEDGE"
+)
+
+// AllValues returns all IncidentEventIncidentEventType values.
+func (IncidentEventIncidentEventType) AllValues() []IncidentEventIncidentEventType {
+	return []IncidentEventIncidentEventType{
+		IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUNSPECIFIED,
+		IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUPSERTSTATE,
+		IncidentEventIncidentEventTypeINCIDENTEVENTTYPEOPEN,
+		IncidentEventIncidentEventTypeINCIDENTEVENTTYPECLOSE,
+		IncidentEventIncidentEventTypeINCIDENTEVENTTYPESNOOZEINDICATOR,
+		IncidentEventIncidentEventTypeINCIDENTEVENTTYPEASSIGN,
+		IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUNASSIGN,
+		IncidentEventIncidentEventTypeINCIDENTEVENTTYPEACKNOWLEDGE,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s IncidentEventIncidentEventType) MarshalText() ([]byte, error) {
+	switch s {
+	case IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUNSPECIFIED:
+		return []byte(s), nil
+	case IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUPSERTSTATE:
+		return []byte(s), nil
+	case IncidentEventIncidentEventTypeINCIDENTEVENTTYPEOPEN:
+		return []byte(s), nil
+	case IncidentEventIncidentEventTypeINCIDENTEVENTTYPECLOSE:
+		return []byte(s), nil
+	case IncidentEventIncidentEventTypeINCIDENTEVENTTYPESNOOZEINDICATOR:
+		return []byte(s), nil
+	case IncidentEventIncidentEventTypeINCIDENTEVENTTYPEASSIGN:
+		return []byte(s), nil
+	case IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUNASSIGN:
+		return []byte(s), nil
+	case IncidentEventIncidentEventTypeINCIDENTEVENTTYPEACKNOWLEDGE:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *IncidentEventIncidentEventType) UnmarshalText(data []byte) error {
+	switch IncidentEventIncidentEventType(data) {
+	case IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUNSPECIFIED:
+		*s = IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUNSPECIFIED
+		return nil
+	case IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUPSERTSTATE:
+		*s = IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUPSERTSTATE
+		return nil
+	case IncidentEventIncidentEventTypeINCIDENTEVENTTYPEOPEN:
+		*s = IncidentEventIncidentEventTypeINCIDENTEVENTTYPEOPEN
+		return nil
+	case IncidentEventIncidentEventTypeINCIDENTEVENTTYPECLOSE:
+		*s = IncidentEventIncidentEventTypeINCIDENTEVENTTYPECLOSE
+		return nil
+	case IncidentEventIncidentEventTypeINCIDENTEVENTTYPESNOOZEINDICATOR:
+		*s = IncidentEventIncidentEventTypeINCIDENTEVENTTYPESNOOZEINDICATOR
+		return nil
+	case IncidentEventIncidentEventTypeINCIDENTEVENTTYPEASSIGN:
+		*s = IncidentEventIncidentEventTypeINCIDENTEVENTTYPEASSIGN
+		return nil
+	case IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUNASSIGN:
+		*s = IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUNASSIGN
+		return nil
+	case IncidentEventIncidentEventTypeINCIDENTEVENTTYPEACKNOWLEDGE:
+		*s = IncidentEventIncidentEventTypeINCIDENTEVENTTYPEACKNOWLEDGE
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/IncidentEventList
+type IncidentEventList struct {
+	IncidentEvents []IncidentEvent `json:"incidentEvents"`
+}
+
+// GetIncidentEvents returns the value of IncidentEvents.
+func (s *IncidentEventList) GetIncidentEvents() []IncidentEvent {
+	return s.IncidentEvents
+}
+
+// SetIncidentEvents sets the value of IncidentEvents.
+func (s *IncidentEventList) SetIncidentEvents(val []IncidentEvent) {
+	s.IncidentEvents = val
+}
+
+type IncidentEventOperationalEvent struct {
+	SystemName OptString `json:"systemName"`
+}
+
+// GetSystemName returns the value of SystemName.
+func (s *IncidentEventOperationalEvent) GetSystemName() OptString {
+	return s.SystemName
+}
+
+// SetSystemName sets the value of SystemName.
+func (s *IncidentEventOperationalEvent) SetSystemName(val OptString) {
+	s.SystemName = val
+}
+
+type IncidentEventOriginatorType string
+
+const (
+	IncidentEventOriginatorTypeORIGINATORTYPEUNSPECIFIED    IncidentEventOriginatorType = "ORIGINATOR_TYPE_UNSPECIFIED"
+	IncidentEventOriginatorTypeORIGINATORTYPEOPERATIONAL    IncidentEventOriginatorType = "ORIGINATOR_TYPE_OPERATIONAL"
+	IncidentEventOriginatorTypeORIGINATORTYPEADMINISTRATIVE IncidentEventOriginatorType = "ORIGINATOR_TYPE_ADMINISTRATIVE"
+)
+
+// AllValues returns all IncidentEventOriginatorType values.
+func (IncidentEventOriginatorType) AllValues() []IncidentEventOriginatorType {
+	return []IncidentEventOriginatorType{
+		IncidentEventOriginatorTypeORIGINATORTYPEUNSPECIFIED,
+		IncidentEventOriginatorTypeORIGINATORTYPEOPERATIONAL,
+		IncidentEventOriginatorTypeORIGINATORTYPEADMINISTRATIVE,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s IncidentEventOriginatorType) MarshalText() ([]byte, error) {
+	switch s {
+	case IncidentEventOriginatorTypeORIGINATORTYPEUNSPECIFIED:
+		return []byte(s), nil
+	case IncidentEventOriginatorTypeORIGINATORTYPEOPERATIONAL:
+		return []byte(s), nil
+	case IncidentEventOriginatorTypeORIGINATORTYPEADMINISTRATIVE:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *IncidentEventOriginatorType) UnmarshalText(data []byte) error {
+	switch IncidentEventOriginatorType(data) {
+	case IncidentEventOriginatorTypeORIGINATORTYPEUNSPECIFIED:
+		*s = IncidentEventOriginatorTypeORIGINATORTYPEUNSPECIFIED
+		return nil
+	case IncidentEventOriginatorTypeORIGINATORTYPEOPERATIONAL:
+		*s = IncidentEventOriginatorTypeORIGINATORTYPEOPERATIONAL
+		return nil
+	case IncidentEventOriginatorTypeORIGINATORTYPEADMINISTRATIVE:
+		*s = IncidentEventOriginatorTypeORIGINATORTYPEADMINISTRATIVE
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type IncidentEventUpsertState struct {
+	StateType IncidentEventUpsertStateStateType `json:"stateType"`
+	IsMuted   OptBool                           `json:"isMuted"`
+	Payload   IncidentEventUpsertStatePayload   `json:"payload"`
+}
+
+// GetStateType returns the value of StateType.
+func (s *IncidentEventUpsertState) GetStateType() IncidentEventUpsertStateStateType {
+	return s.StateType
+}
+
+// GetIsMuted returns the value of IsMuted.
+func (s *IncidentEventUpsertState) GetIsMuted() OptBool {
+	return s.IsMuted
+}
+
+// GetPayload returns the value of Payload.
+func (s *IncidentEventUpsertState) GetPayload() IncidentEventUpsertStatePayload {
+	return s.Payload
+}
+
+// SetStateType sets the value of StateType.
+func (s *IncidentEventUpsertState) SetStateType(val IncidentEventUpsertStateStateType) {
+	s.StateType = val
+}
+
+// SetIsMuted sets the value of IsMuted.
+func (s *IncidentEventUpsertState) SetIsMuted(val OptBool) {
+	s.IsMuted = val
+}
+
+// SetPayload sets the value of Payload.
+func (s *IncidentEventUpsertState) SetPayload(val IncidentEventUpsertStatePayload) {
+	s.Payload = val
+}
+
+type IncidentEventUpsertStatePayload struct {
+	CxEventKey OptString `json:"cxEventKey"`
+}
+
+// GetCxEventKey returns the value of CxEventKey.
+func (s *IncidentEventUpsertStatePayload) GetCxEventKey() OptString {
+	return s.CxEventKey
+}
+
+// SetCxEventKey sets the value of CxEventKey.
+func (s *IncidentEventUpsertStatePayload) SetCxEventKey(val OptString) {
+	s.CxEventKey = val
+}
+
+type IncidentEventUpsertStateStateType string
+
+const (
+	IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPEUNSPECIFIED IncidentEventUpsertStateStateType = "UPSERT_INCIDENT_STATE_TYPE_UNSPECIFIED"
+	IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPETRIGGERED   IncidentEventUpsertStateStateType = "UPSERT_INCIDENT_STATE_TYPE_TRIGGERED"
+	IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPERESOLVED    IncidentEventUpsertStateStateType = "UPSERT_INCIDENT_STATE_TYPE_RESOLVED"
+)
+
+// AllValues returns all IncidentEventUpsertStateStateType values.
+func (IncidentEventUpsertStateStateType) AllValues() []IncidentEventUpsertStateStateType {
+	return []IncidentEventUpsertStateStateType{
+		IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPEUNSPECIFIED,
+		IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPETRIGGERED,
+		IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPERESOLVED,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s IncidentEventUpsertStateStateType) MarshalText() ([]byte, error) {
+	switch s {
+	case IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPEUNSPECIFIED:
+		return []byte(s), nil
+	case IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPETRIGGERED:
+		return []byte(s), nil
+	case IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPERESOLVED:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *IncidentEventUpsertStateStateType) UnmarshalText(data []byte) error {
+	switch IncidentEventUpsertStateStateType(data) {
+	case IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPEUNSPECIFIED:
+		*s = IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPEUNSPECIFIED
+		return nil
+	case IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPETRIGGERED:
+		*s = IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPETRIGGERED
+		return nil
+	case IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPERESOLVED:
+		*s = IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPERESOLVED
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/IncidentFields
+type IncidentFields string
+
+const (
+	IncidentFieldsINCIDENTSFIELDSUNSPECIFIED         IncidentFields = "INCIDENTS_FIELDS_UNSPECIFIED"
+	IncidentFieldsINCIDENTSFIELDSID                  IncidentFields = "INCIDENTS_FIELDS_ID"
+	IncidentFieldsINCIDENTSFIELDSSEVERITY            IncidentFields = "INCIDENTS_FIELDS_SEVERITY"
+	IncidentFieldsINCIDENTSFIELDSNAME                IncidentFields = "INCIDENTS_FIELDS_NAME"
+	IncidentFieldsINCIDENTSFIELDSCREATEDTIME         IncidentFields = "INCIDENTS_FIELDS_CREATED_TIME"
+	IncidentFieldsINCIDENTSFIELDSCLOSEDTIME          IncidentFields = "INCIDENTS_FIELDS_CLOSED_TIME"
+	IncidentFieldsINCIDENTSFIELDSSTATE               IncidentFields = "INCIDENTS_FIELDS_STATE"
+	IncidentFieldsINCIDENTSFIELDSSTATUS              IncidentFields = "INCIDENTS_FIELDS_STATUS"
+	IncidentFieldsINCIDENTSFIELDSLASTSTATEUPDATETIME IncidentFields = "INCIDENTS_FIELDS_LAST_STATE_UPDATE_TIME"
+	IncidentFieldsINCIDENTSFIELDSAPPLICATIONNAME     IncidentFields = "INCIDENTS_FIELDS_APPLICATION_NAME"
+	IncidentFieldsINCIDENTSFIELDSSUBSYSTEMNAME       IncidentFields = "INCIDENTS_FIELDS_SUBSYSTEM_NAME"
+	IncidentFieldsINCIDENTSFIELDSDURATION            IncidentFields = "INCIDENTS_FIELDS_DURATION"
+)
+
+// AllValues returns all IncidentFields values.
+func (IncidentFields) AllValues() []IncidentFields {
+	return []IncidentFields{
+		IncidentFieldsINCIDENTSFIELDSUNSPECIFIED,
+		IncidentFieldsINCIDENTSFIELDSID,
+		IncidentFieldsINCIDENTSFIELDSSEVERITY,
+		IncidentFieldsINCIDENTSFIELDSNAME,
+		IncidentFieldsINCIDENTSFIELDSCREATEDTIME,
+		IncidentFieldsINCIDENTSFIELDSCLOSEDTIME,
+		IncidentFieldsINCIDENTSFIELDSSTATE,
+		IncidentFieldsINCIDENTSFIELDSSTATUS,
+		IncidentFieldsINCIDENTSFIELDSLASTSTATEUPDATETIME,
+		IncidentFieldsINCIDENTSFIELDSAPPLICATIONNAME,
+		IncidentFieldsINCIDENTSFIELDSSUBSYSTEMNAME,
+		IncidentFieldsINCIDENTSFIELDSDURATION,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s IncidentFields) MarshalText() ([]byte, error) {
+	switch s {
+	case IncidentFieldsINCIDENTSFIELDSUNSPECIFIED:
+		return []byte(s), nil
+	case IncidentFieldsINCIDENTSFIELDSID:
+		return []byte(s), nil
+	case IncidentFieldsINCIDENTSFIELDSSEVERITY:
+		return []byte(s), nil
+	case IncidentFieldsINCIDENTSFIELDSNAME:
+		return []byte(s), nil
+	case IncidentFieldsINCIDENTSFIELDSCREATEDTIME:
+		return []byte(s), nil
+	case IncidentFieldsINCIDENTSFIELDSCLOSEDTIME:
+		return []byte(s), nil
+	case IncidentFieldsINCIDENTSFIELDSSTATE:
+		return []byte(s), nil
+	case IncidentFieldsINCIDENTSFIELDSSTATUS:
+		return []byte(s), nil
+	case IncidentFieldsINCIDENTSFIELDSLASTSTATEUPDATETIME:
+		return []byte(s), nil
+	case IncidentFieldsINCIDENTSFIELDSAPPLICATIONNAME:
+		return []byte(s), nil
+	case IncidentFieldsINCIDENTSFIELDSSUBSYSTEMNAME:
+		return []byte(s), nil
+	case IncidentFieldsINCIDENTSFIELDSDURATION:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *IncidentFields) UnmarshalText(data []byte) error {
+	switch IncidentFields(data) {
+	case IncidentFieldsINCIDENTSFIELDSUNSPECIFIED:
+		*s = IncidentFieldsINCIDENTSFIELDSUNSPECIFIED
+		return nil
+	case IncidentFieldsINCIDENTSFIELDSID:
+		*s = IncidentFieldsINCIDENTSFIELDSID
+		return nil
+	case IncidentFieldsINCIDENTSFIELDSSEVERITY:
+		*s = IncidentFieldsINCIDENTSFIELDSSEVERITY
+		return nil
+	case IncidentFieldsINCIDENTSFIELDSNAME:
+		*s = IncidentFieldsINCIDENTSFIELDSNAME
+		return nil
+	case IncidentFieldsINCIDENTSFIELDSCREATEDTIME:
+		*s = IncidentFieldsINCIDENTSFIELDSCREATEDTIME
+		return nil
+	case IncidentFieldsINCIDENTSFIELDSCLOSEDTIME:
+		*s = IncidentFieldsINCIDENTSFIELDSCLOSEDTIME
+		return nil
+	case IncidentFieldsINCIDENTSFIELDSSTATE:
+		*s = IncidentFieldsINCIDENTSFIELDSSTATE
+		return nil
+	case IncidentFieldsINCIDENTSFIELDSSTATUS:
+		*s = IncidentFieldsINCIDENTSFIELDSSTATUS
+		return nil
+	case IncidentFieldsINCIDENTSFIELDSLASTSTATEUPDATETIME:
+		*s = IncidentFieldsINCIDENTSFIELDSLASTSTATEUPDATETIME
+		return nil
+	case IncidentFieldsINCIDENTSFIELDSAPPLICATIONNAME:
+		*s = IncidentFieldsINCIDENTSFIELDSAPPLICATIONNAME
+		return nil
+	case IncidentFieldsINCIDENTSFIELDSSUBSYSTEMNAME:
+		*s = IncidentFieldsINCIDENTSFIELDSSUBSYSTEMNAME
+		return nil
+	case IncidentFieldsINCIDENTSFIELDSDURATION:
+		*s = IncidentFieldsINCIDENTSFIELDSDURATION
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type IncidentID string
+
+// Ref: #/components/schemas/IncidentIDsRequest
+type IncidentIDsRequest struct {
+	IncidentIds []IncidentID `json:"incidentIds"`
+}
+
+// GetIncidentIds returns the value of IncidentIds.
+func (s *IncidentIDsRequest) GetIncidentIds() []IncidentID {
+	return s.IncidentIds
+}
+
+// SetIncidentIds sets the value of IncidentIds.
+func (s *IncidentIDsRequest) SetIncidentIds(val []IncidentID) {
+	s.IncidentIds = val
+}
+
+// Exactly one of `incidentField` and `contextualLabel`.
+// Ref: #/components/schemas/IncidentOrderBy
+type IncidentOrderBy struct {
+	IncidentField   OptIncidentFields `json:"incidentField"`
+	ContextualLabel OptString         `json:"contextualLabel"`
+	Direction       OrderByDirection  `json:"direction"`
+}
+
+// GetIncidentField returns the value of IncidentField.
+func (s *IncidentOrderBy) GetIncidentField() OptIncidentFields {
+	return s.IncidentField
+}
+
+// GetContextualLabel returns the value of ContextualLabel.
+func (s *IncidentOrderBy) GetContextualLabel() OptString {
+	return s.ContextualLabel
+}
+
+// GetDirection returns the value of Direction.
+func (s *IncidentOrderBy) GetDirection() OrderByDirection {
+	return s.Direction
+}
+
+// SetIncidentField sets the value of IncidentField.
+func (s *IncidentOrderBy) SetIncidentField(val OptIncidentFields) {
+	s.IncidentField = val
+}
+
+// SetContextualLabel sets the value of ContextualLabel.
+func (s *IncidentOrderBy) SetContextualLabel(val OptString) {
+	s.ContextualLabel = val
+}
+
+// SetDirection sets the value of Direction.
+func (s *IncidentOrderBy) SetDirection(val OrderByDirection) {
+	s.Direction = val
+}
+
+// Ref: #/components/schemas/IncidentPageRequest
+type IncidentPageRequest struct {
+	PageSize  int64     `json:"pageSize"`
+	PageToken OptString `json:"pageToken"`
+}
+
+// GetPageSize returns the value of PageSize.
+func (s *IncidentPageRequest) GetPageSize() int64 {
+	return s.PageSize
+}
+
+// GetPageToken returns the value of PageToken.
+func (s *IncidentPageRequest) GetPageToken() OptString {
+	return s.PageToken
+}
+
+// SetPageSize sets the value of PageSize.
+func (s *IncidentPageRequest) SetPageSize(val int64) {
+	s.PageSize = val
+}
+
+// SetPageToken sets the value of PageToken.
+func (s *IncidentPageRequest) SetPageToken(val OptString) {
+	s.PageToken = val
+}
+
+// Ref: #/components/schemas/IncidentPageResponse
+type IncidentPageResponse struct {
+	TotalSize     int64     `json:"totalSize"`
+	NextPageToken OptString `json:"nextPageToken"`
+}
+
+// GetTotalSize returns the value of TotalSize.
+func (s *IncidentPageResponse) GetTotalSize() int64 {
+	return s.TotalSize
+}
+
+// GetNextPageToken returns the value of NextPageToken.
+func (s *IncidentPageResponse) GetNextPageToken() OptString {
+	return s.NextPageToken
+}
+
+// SetTotalSize sets the value of TotalSize.
+func (s *IncidentPageResponse) SetTotalSize(val int64) {
+	s.TotalSize = val
+}
+
+// SetNextPageToken sets the value of NextPageToken.
+func (s *IncidentPageResponse) SetNextPageToken(val OptString) {
+	s.NextPageToken = val
+}
+
+// Every given field must match; the values of one field are alternatives.
+// Ref: #/components/schemas/IncidentQueryFilter
+type IncidentQueryFilter struct {
+	ApplicationName       []string                               `json:"applicationName"`
+	SubsystemName         []string                               `json:"subsystemName"`
+	Assignee              []string                               `json:"assignee"`
+	Severity              []IncidentSeverity                     `json:"severity"`
+	State                 []IncidentState                        `json:"state"`
+	Status                []IncidentStatus                       `json:"status"`
+	ContextualLabels      OptIncidentQueryFilterContextualLabels `json:"contextualLabels"`
+	DisplayLabels         OptIncidentQueryFilterDisplayLabels    `json:"displayLabels"`
+	MetaLabels            []MetaLabel                            `json:"metaLabels"`
+	MetaLabelsOp          OptIncidentQueryFilterMetaLabelsOp     `json:"metaLabelsOp"`
+	IsMuted               OptBool                                `json:"isMuted"`
+	CreatedAtRange        OptIncidentTimeRange                   `json:"createdAtRange"`
+	IncidentDurationRange OptIncidentTimeRange                   `json:"incidentDurationRange"`
+	// Deprecated: schema marks this property as deprecated.
+	StartTime OptDateTime `json:"startTime"`
+	// Deprecated: schema marks this property as deprecated.
+	EndTime     OptDateTime            `json:"endTime"`
+	SearchQuery OptIncidentSearchQuery `json:"searchQuery"`
+}
+
+// GetApplicationName returns the value of ApplicationName.
+func (s *IncidentQueryFilter) GetApplicationName() []string {
+	return s.ApplicationName
+}
+
+// GetSubsystemName returns the value of SubsystemName.
+func (s *IncidentQueryFilter) GetSubsystemName() []string {
+	return s.SubsystemName
+}
+
+// GetAssignee returns the value of Assignee.
+func (s *IncidentQueryFilter) GetAssignee() []string {
+	return s.Assignee
+}
+
+// GetSeverity returns the value of Severity.
+func (s *IncidentQueryFilter) GetSeverity() []IncidentSeverity {
+	return s.Severity
+}
+
+// GetState returns the value of State.
+func (s *IncidentQueryFilter) GetState() []IncidentState {
+	return s.State
+}
+
+// GetStatus returns the value of Status.
+func (s *IncidentQueryFilter) GetStatus() []IncidentStatus {
+	return s.Status
+}
+
+// GetContextualLabels returns the value of ContextualLabels.
+func (s *IncidentQueryFilter) GetContextualLabels() OptIncidentQueryFilterContextualLabels {
+	return s.ContextualLabels
+}
+
+// GetDisplayLabels returns the value of DisplayLabels.
+func (s *IncidentQueryFilter) GetDisplayLabels() OptIncidentQueryFilterDisplayLabels {
+	return s.DisplayLabels
+}
+
+// GetMetaLabels returns the value of MetaLabels.
+func (s *IncidentQueryFilter) GetMetaLabels() []MetaLabel {
+	return s.MetaLabels
+}
+
+// GetMetaLabelsOp returns the value of MetaLabelsOp.
+func (s *IncidentQueryFilter) GetMetaLabelsOp() OptIncidentQueryFilterMetaLabelsOp {
+	return s.MetaLabelsOp
+}
+
+// GetIsMuted returns the value of IsMuted.
+func (s *IncidentQueryFilter) GetIsMuted() OptBool {
+	return s.IsMuted
+}
+
+// GetCreatedAtRange returns the value of CreatedAtRange.
+func (s *IncidentQueryFilter) GetCreatedAtRange() OptIncidentTimeRange {
+	return s.CreatedAtRange
+}
+
+// GetIncidentDurationRange returns the value of IncidentDurationRange.
+func (s *IncidentQueryFilter) GetIncidentDurationRange() OptIncidentTimeRange {
+	return s.IncidentDurationRange
+}
+
+// GetStartTime returns the value of StartTime.
+func (s *IncidentQueryFilter) GetStartTime() OptDateTime {
+	return s.StartTime
+}
+
+// GetEndTime returns the value of EndTime.
+func (s *IncidentQueryFilter) GetEndTime() OptDateTime {
+	return s.EndTime
+}
+
+// GetSearchQuery returns the value of SearchQuery.
+func (s *IncidentQueryFilter) GetSearchQuery() OptIncidentSearchQuery {
+	return s.SearchQuery
+}
+
+// SetApplicationName sets the value of ApplicationName.
+func (s *IncidentQueryFilter) SetApplicationName(val []string) {
+	s.ApplicationName = val
+}
+
+// SetSubsystemName sets the value of SubsystemName.
+func (s *IncidentQueryFilter) SetSubsystemName(val []string) {
+	s.SubsystemName = val
+}
+
+// SetAssignee sets the value of Assignee.
+func (s *IncidentQueryFilter) SetAssignee(val []string) {
+	s.Assignee = val
+}
+
+// SetSeverity sets the value of Severity.
+func (s *IncidentQueryFilter) SetSeverity(val []IncidentSeverity) {
+	s.Severity = val
+}
+
+// SetState sets the value of State.
+func (s *IncidentQueryFilter) SetState(val []IncidentState) {
+	s.State = val
+}
+
+// SetStatus sets the value of Status.
+func (s *IncidentQueryFilter) SetStatus(val []IncidentStatus) {
+	s.Status = val
+}
+
+// SetContextualLabels sets the value of ContextualLabels.
+func (s *IncidentQueryFilter) SetContextualLabels(val OptIncidentQueryFilterContextualLabels) {
+	s.ContextualLabels = val
+}
+
+// SetDisplayLabels sets the value of DisplayLabels.
+func (s *IncidentQueryFilter) SetDisplayLabels(val OptIncidentQueryFilterDisplayLabels) {
+	s.DisplayLabels = val
+}
+
+// SetMetaLabels sets the value of MetaLabels.
+func (s *IncidentQueryFilter) SetMetaLabels(val []MetaLabel) {
+	s.MetaLabels = val
+}
+
+// SetMetaLabelsOp sets the value of MetaLabelsOp.
+func (s *IncidentQueryFilter) SetMetaLabelsOp(val OptIncidentQueryFilterMetaLabelsOp) {
+	s.MetaLabelsOp = val
+}
+
+// SetIsMuted sets the value of IsMuted.
+func (s *IncidentQueryFilter) SetIsMuted(val OptBool) {
+	s.IsMuted = val
+}
+
+// SetCreatedAtRange sets the value of CreatedAtRange.
+func (s *IncidentQueryFilter) SetCreatedAtRange(val OptIncidentTimeRange) {
+	s.CreatedAtRange = val
+}
+
+// SetIncidentDurationRange sets the value of IncidentDurationRange.
+func (s *IncidentQueryFilter) SetIncidentDurationRange(val OptIncidentTimeRange) {
+	s.IncidentDurationRange = val
+}
+
+// SetStartTime sets the value of StartTime.
+func (s *IncidentQueryFilter) SetStartTime(val OptDateTime) {
+	s.StartTime = val
+}
+
+// SetEndTime sets the value of EndTime.
+func (s *IncidentQueryFilter) SetEndTime(val OptDateTime) {
+	s.EndTime = val
+}
+
+// SetSearchQuery sets the value of SearchQuery.
+func (s *IncidentQueryFilter) SetSearchQuery(val OptIncidentSearchQuery) {
+	s.SearchQuery = val
+}
+
+type IncidentQueryFilterContextualLabels map[string]ContextualLabelValues
+
+func (s *IncidentQueryFilterContextualLabels) init() IncidentQueryFilterContextualLabels {
+	m := *s
+	if m == nil {
+		m = map[string]ContextualLabelValues{}
+		*s = m
+	}
+	return m
+}
+
+type IncidentQueryFilterDisplayLabels map[string]DisplayLabelValues
+
+func (s *IncidentQueryFilterDisplayLabels) init() IncidentQueryFilterDisplayLabels {
+	m := *s
+	if m == nil {
+		m = map[string]DisplayLabelValues{}
+		*s = m
+	}
+	return m
+}
+
+type IncidentQueryFilterMetaLabelsOp string
+
+const (
+	IncidentQueryFilterMetaLabelsOpFILTEROPERATORORORUNSPECIFIED IncidentQueryFilterMetaLabelsOp = "FILTER_OPERATOR_OR_OR_UNSPECIFIED"
+	IncidentQueryFilterMetaLabelsOpFILTEROPERATORAND             IncidentQueryFilterMetaLabelsOp = "FILTER_OPERATOR_AND"
+)
+
+// AllValues returns all IncidentQueryFilterMetaLabelsOp values.
+func (IncidentQueryFilterMetaLabelsOp) AllValues() []IncidentQueryFilterMetaLabelsOp {
+	return []IncidentQueryFilterMetaLabelsOp{
+		IncidentQueryFilterMetaLabelsOpFILTEROPERATORORORUNSPECIFIED,
+		IncidentQueryFilterMetaLabelsOpFILTEROPERATORAND,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s IncidentQueryFilterMetaLabelsOp) MarshalText() ([]byte, error) {
+	switch s {
+	case IncidentQueryFilterMetaLabelsOpFILTEROPERATORORORUNSPECIFIED:
+		return []byte(s), nil
+	case IncidentQueryFilterMetaLabelsOpFILTEROPERATORAND:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *IncidentQueryFilterMetaLabelsOp) UnmarshalText(data []byte) error {
+	switch IncidentQueryFilterMetaLabelsOp(data) {
+	case IncidentQueryFilterMetaLabelsOpFILTEROPERATORORORUNSPECIFIED:
+		*s = IncidentQueryFilterMetaLabelsOpFILTEROPERATORORORUNSPECIFIED
+		return nil
+	case IncidentQueryFilterMetaLabelsOpFILTEROPERATORAND:
+		*s = IncidentQueryFilterMetaLabelsOpFILTEROPERATORAND
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/IncidentResponse
+type IncidentResponse struct {
+	Incident Incident `json:"incident"`
+}
+
+// GetIncident returns the value of Incident.
+func (s *IncidentResponse) GetIncident() Incident {
+	return s.Incident
+}
+
+// SetIncident sets the value of Incident.
+func (s *IncidentResponse) SetIncident(val Incident) {
+	s.Incident = val
+}
+
+// A case-insensitive substring search in one field or contextual label (exactly one of the two).
+// Ref: #/components/schemas/IncidentSearchQuery
+type IncidentSearchQuery struct {
+	Query           string            `json:"query"`
+	IncidentField   OptIncidentFields `json:"incidentField"`
+	ContextualLabel OptString         `json:"contextualLabel"`
+}
+
+// GetQuery returns the value of Query.
+func (s *IncidentSearchQuery) GetQuery() string {
+	return s.Query
+}
+
+// GetIncidentField returns the value of IncidentField.
+func (s *IncidentSearchQuery) GetIncidentField() OptIncidentFields {
+	return s.IncidentField
+}
+
+// GetContextualLabel returns the value of ContextualLabel.
+func (s *IncidentSearchQuery) GetContextualLabel() OptString {
+	return s.ContextualLabel
+}
+
+// SetQuery sets the value of Query.
+func (s *IncidentSearchQuery) SetQuery(val string) {
+	s.Query = val
+}
+
+// SetIncidentField sets the value of IncidentField.
+func (s *IncidentSearchQuery) SetIncidentField(val OptIncidentFields) {
+	s.IncidentField = val
+}
+
+// SetContextualLabel sets the value of ContextualLabel.
+func (s *IncidentSearchQuery) SetContextualLabel(val OptString) {
+	s.ContextualLabel = val
+}
+
+// Ref: #/components/schemas/IncidentSeverity
+type IncidentSeverity string
+
+const (
+	IncidentSeverityINCIDENTSEVERITYUNSPECIFIED IncidentSeverity = "INCIDENT_SEVERITY_UNSPECIFIED"
+	IncidentSeverityINCIDENTSEVERITYINFO        IncidentSeverity = "INCIDENT_SEVERITY_INFO"
+	IncidentSeverityINCIDENTSEVERITYWARNING     IncidentSeverity = "INCIDENT_SEVERITY_WARNING"
+	IncidentSeverityINCIDENTSEVERITYERROR       IncidentSeverity = "INCIDENT_SEVERITY_ERROR"
+	IncidentSeverityINCIDENTSEVERITYCRITICAL    IncidentSeverity = "INCIDENT_SEVERITY_CRITICAL"
+	IncidentSeverityINCIDENTSEVERITYLOW         IncidentSeverity = "INCIDENT_SEVERITY_LOW"
+)
+
+// AllValues returns all IncidentSeverity values.
+func (IncidentSeverity) AllValues() []IncidentSeverity {
+	return []IncidentSeverity{
+		IncidentSeverityINCIDENTSEVERITYUNSPECIFIED,
+		IncidentSeverityINCIDENTSEVERITYINFO,
+		IncidentSeverityINCIDENTSEVERITYWARNING,
+		IncidentSeverityINCIDENTSEVERITYERROR,
+		IncidentSeverityINCIDENTSEVERITYCRITICAL,
+		IncidentSeverityINCIDENTSEVERITYLOW,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s IncidentSeverity) MarshalText() ([]byte, error) {
+	switch s {
+	case IncidentSeverityINCIDENTSEVERITYUNSPECIFIED:
+		return []byte(s), nil
+	case IncidentSeverityINCIDENTSEVERITYINFO:
+		return []byte(s), nil
+	case IncidentSeverityINCIDENTSEVERITYWARNING:
+		return []byte(s), nil
+	case IncidentSeverityINCIDENTSEVERITYERROR:
+		return []byte(s), nil
+	case IncidentSeverityINCIDENTSEVERITYCRITICAL:
+		return []byte(s), nil
+	case IncidentSeverityINCIDENTSEVERITYLOW:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *IncidentSeverity) UnmarshalText(data []byte) error {
+	switch IncidentSeverity(data) {
+	case IncidentSeverityINCIDENTSEVERITYUNSPECIFIED:
+		*s = IncidentSeverityINCIDENTSEVERITYUNSPECIFIED
+		return nil
+	case IncidentSeverityINCIDENTSEVERITYINFO:
+		*s = IncidentSeverityINCIDENTSEVERITYINFO
+		return nil
+	case IncidentSeverityINCIDENTSEVERITYWARNING:
+		*s = IncidentSeverityINCIDENTSEVERITYWARNING
+		return nil
+	case IncidentSeverityINCIDENTSEVERITYERROR:
+		*s = IncidentSeverityINCIDENTSEVERITYERROR
+		return nil
+	case IncidentSeverityINCIDENTSEVERITYCRITICAL:
+		*s = IncidentSeverityINCIDENTSEVERITYCRITICAL
+		return nil
+	case IncidentSeverityINCIDENTSEVERITYLOW:
+		*s = IncidentSeverityINCIDENTSEVERITYLOW
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/IncidentState
+type IncidentState string
+
+const (
+	IncidentStateINCIDENTSTATEUNSPECIFIED IncidentState = "INCIDENT_STATE_UNSPECIFIED"
+	IncidentStateINCIDENTSTATETRIGGERED   IncidentState = "INCIDENT_STATE_TRIGGERED"
+	IncidentStateINCIDENTSTATERESOLVED    IncidentState = "INCIDENT_STATE_RESOLVED"
+)
+
+// AllValues returns all IncidentState values.
+func (IncidentState) AllValues() []IncidentState {
+	return []IncidentState{
+		IncidentStateINCIDENTSTATEUNSPECIFIED,
+		IncidentStateINCIDENTSTATETRIGGERED,
+		IncidentStateINCIDENTSTATERESOLVED,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s IncidentState) MarshalText() ([]byte, error) {
+	switch s {
+	case IncidentStateINCIDENTSTATEUNSPECIFIED:
+		return []byte(s), nil
+	case IncidentStateINCIDENTSTATETRIGGERED:
+		return []byte(s), nil
+	case IncidentStateINCIDENTSTATERESOLVED:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *IncidentState) UnmarshalText(data []byte) error {
+	switch IncidentState(data) {
+	case IncidentStateINCIDENTSTATEUNSPECIFIED:
+		*s = IncidentStateINCIDENTSTATEUNSPECIFIED
+		return nil
+	case IncidentStateINCIDENTSTATETRIGGERED:
+		*s = IncidentStateINCIDENTSTATETRIGGERED
+		return nil
+	case IncidentStateINCIDENTSTATERESOLVED:
+		*s = IncidentStateINCIDENTSTATERESOLVED
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/IncidentStatus
+type IncidentStatus string
+
+const (
+	IncidentStatusINCIDENTSTATUSUNSPECIFIED  IncidentStatus = "INCIDENT_STATUS_UNSPECIFIED"
+	IncidentStatusINCIDENTSTATUSTRIGGERED    IncidentStatus = "INCIDENT_STATUS_TRIGGERED"
+	IncidentStatusINCIDENTSTATUSACKNOWLEDGED IncidentStatus = "INCIDENT_STATUS_ACKNOWLEDGED"
+	IncidentStatusINCIDENTSTATUSRESOLVED     IncidentStatus = "INCIDENT_STATUS_RESOLVED"
+)
+
+// AllValues returns all IncidentStatus values.
+func (IncidentStatus) AllValues() []IncidentStatus {
+	return []IncidentStatus{
+		IncidentStatusINCIDENTSTATUSUNSPECIFIED,
+		IncidentStatusINCIDENTSTATUSTRIGGERED,
+		IncidentStatusINCIDENTSTATUSACKNOWLEDGED,
+		IncidentStatusINCIDENTSTATUSRESOLVED,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s IncidentStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case IncidentStatusINCIDENTSTATUSUNSPECIFIED:
+		return []byte(s), nil
+	case IncidentStatusINCIDENTSTATUSTRIGGERED:
+		return []byte(s), nil
+	case IncidentStatusINCIDENTSTATUSACKNOWLEDGED:
+		return []byte(s), nil
+	case IncidentStatusINCIDENTSTATUSRESOLVED:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *IncidentStatus) UnmarshalText(data []byte) error {
+	switch IncidentStatus(data) {
+	case IncidentStatusINCIDENTSTATUSUNSPECIFIED:
+		*s = IncidentStatusINCIDENTSTATUSUNSPECIFIED
+		return nil
+	case IncidentStatusINCIDENTSTATUSTRIGGERED:
+		*s = IncidentStatusINCIDENTSTATUSTRIGGERED
+		return nil
+	case IncidentStatusINCIDENTSTATUSACKNOWLEDGED:
+		*s = IncidentStatusINCIDENTSTATUSACKNOWLEDGED
+		return nil
+	case IncidentStatusINCIDENTSTATUSRESOLVED:
+		*s = IncidentStatusINCIDENTSTATUSRESOLVED
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/IncidentTimeRange
+type IncidentTimeRange struct {
+	StartTime time.Time `json:"startTime"`
+	EndTime   time.Time `json:"endTime"`
+}
+
+// GetStartTime returns the value of StartTime.
+func (s *IncidentTimeRange) GetStartTime() time.Time {
+	return s.StartTime
+}
+
+// GetEndTime returns the value of EndTime.
+func (s *IncidentTimeRange) GetEndTime() time.Time {
+	return s.EndTime
+}
+
+// SetStartTime sets the value of StartTime.
+func (s *IncidentTimeRange) SetStartTime(val time.Time) {
+	s.StartTime = val
+}
+
+// SetEndTime sets the value of EndTime.
+func (s *IncidentTimeRange) SetEndTime(val time.Time) {
+	s.EndTime = val
+}
+
+// Ref: #/components/schemas/IncidentUser
+type IncidentUser struct {
+	UserId string `json:"userId"`
+}
+
+// GetUserId returns the value of UserId.
+func (s *IncidentUser) GetUserId() string {
+	return s.UserId
+}
+
+// SetUserId sets the value of UserId.
+func (s *IncidentUser) SetUserId(val string) {
+	s.UserId = val
+}
+
+// Ref: #/components/schemas/IncidentsResponse
+type IncidentsResponse struct {
+	Incidents []Incident `json:"incidents"`
+}
+
+// GetIncidents returns the value of Incidents.
+func (s *IncidentsResponse) GetIncidents() []Incident {
+	return s.Incidents
+}
+
+// SetIncidents sets the value of Incidents.
+func (s *IncidentsResponse) SetIncidents(val []Incident) {
+	s.Incidents = val
+}
+
+// Ref: #/components/schemas/IndicatorPriority
+type IndicatorPriority string
+
+const (
+	IndicatorPriorityINDICATORPRIORITYUNSPECIFIED IndicatorPriority = "INDICATOR_PRIORITY_UNSPECIFIED"
+	IndicatorPriorityINDICATORPRIORITYP1          IndicatorPriority = "INDICATOR_PRIORITY_P1"
+	IndicatorPriorityINDICATORPRIORITYP2          IndicatorPriority = "INDICATOR_PRIORITY_P2"
+	IndicatorPriorityINDICATORPRIORITYP3          IndicatorPriority = "INDICATOR_PRIORITY_P3"
+	IndicatorPriorityINDICATORPRIORITYP4          IndicatorPriority = "INDICATOR_PRIORITY_P4"
+	IndicatorPriorityINDICATORPRIORITYP5          IndicatorPriority = "INDICATOR_PRIORITY_P5"
+)
+
+// AllValues returns all IndicatorPriority values.
+func (IndicatorPriority) AllValues() []IndicatorPriority {
+	return []IndicatorPriority{
+		IndicatorPriorityINDICATORPRIORITYUNSPECIFIED,
+		IndicatorPriorityINDICATORPRIORITYP1,
+		IndicatorPriorityINDICATORPRIORITYP2,
+		IndicatorPriorityINDICATORPRIORITYP3,
+		IndicatorPriorityINDICATORPRIORITYP4,
+		IndicatorPriorityINDICATORPRIORITYP5,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s IndicatorPriority) MarshalText() ([]byte, error) {
+	switch s {
+	case IndicatorPriorityINDICATORPRIORITYUNSPECIFIED:
+		return []byte(s), nil
+	case IndicatorPriorityINDICATORPRIORITYP1:
+		return []byte(s), nil
+	case IndicatorPriorityINDICATORPRIORITYP2:
+		return []byte(s), nil
+	case IndicatorPriorityINDICATORPRIORITYP3:
+		return []byte(s), nil
+	case IndicatorPriorityINDICATORPRIORITYP4:
+		return []byte(s), nil
+	case IndicatorPriorityINDICATORPRIORITYP5:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *IndicatorPriority) UnmarshalText(data []byte) error {
+	switch IndicatorPriority(data) {
+	case IndicatorPriorityINDICATORPRIORITYUNSPECIFIED:
+		*s = IndicatorPriorityINDICATORPRIORITYUNSPECIFIED
+		return nil
+	case IndicatorPriorityINDICATORPRIORITYP1:
+		*s = IndicatorPriorityINDICATORPRIORITYP1
+		return nil
+	case IndicatorPriorityINDICATORPRIORITYP2:
+		*s = IndicatorPriorityINDICATORPRIORITYP2
+		return nil
+	case IndicatorPriorityINDICATORPRIORITYP3:
+		*s = IndicatorPriorityINDICATORPRIORITYP3
+		return nil
+	case IndicatorPriorityINDICATORPRIORITYP4:
+		*s = IndicatorPriorityINDICATORPRIORITYP4
+		return nil
+	case IndicatorPriorityINDICATORPRIORITYP5:
+		*s = IndicatorPriorityINDICATORPRIORITYP5
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/IndicatorState
+type IndicatorState string
+
+const (
+	IndicatorStateINDICATORSTATEUNSPECIFIED IndicatorState = "INDICATOR_STATE_UNSPECIFIED"
+	IndicatorStateINDICATORSTATETRIGGERED   IndicatorState = "INDICATOR_STATE_TRIGGERED"
+	IndicatorStateINDICATORSTATERESOLVED    IndicatorState = "INDICATOR_STATE_RESOLVED"
+	IndicatorStateINDICATORSTATENODATA      IndicatorState = "INDICATOR_STATE_NO_DATA"
+)
+
+// AllValues returns all IndicatorState values.
+func (IndicatorState) AllValues() []IndicatorState {
+	return []IndicatorState{
+		IndicatorStateINDICATORSTATEUNSPECIFIED,
+		IndicatorStateINDICATORSTATETRIGGERED,
+		IndicatorStateINDICATORSTATERESOLVED,
+		IndicatorStateINDICATORSTATENODATA,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s IndicatorState) MarshalText() ([]byte, error) {
+	switch s {
+	case IndicatorStateINDICATORSTATEUNSPECIFIED:
+		return []byte(s), nil
+	case IndicatorStateINDICATORSTATETRIGGERED:
+		return []byte(s), nil
+	case IndicatorStateINDICATORSTATERESOLVED:
+		return []byte(s), nil
+	case IndicatorStateINDICATORSTATENODATA:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *IndicatorState) UnmarshalText(data []byte) error {
+	switch IndicatorState(data) {
+	case IndicatorStateINDICATORSTATEUNSPECIFIED:
+		*s = IndicatorStateINDICATORSTATEUNSPECIFIED
+		return nil
+	case IndicatorStateINDICATORSTATETRIGGERED:
+		*s = IndicatorStateINDICATORSTATETRIGGERED
+		return nil
+	case IndicatorStateINDICATORSTATERESOLVED:
+		*s = IndicatorStateINDICATORSTATERESOLVED
+		return nil
+	case IndicatorStateINDICATORSTATENODATA:
+		*s = IndicatorStateINDICATORSTATENODATA
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/IngestResult
+type IngestResult struct {
+	// The case the group's alerts belong to.
+	CaseId     string `json:"caseId"`
+	ReadableId string `json:"readableId"`
+	// Alerts seen for the first time.
+	IncidentsOpened int64 `json:"incidentsOpened"`
+	// Incidents this notification resolved.
+	IncidentsResolved int64 `json:"incidentsResolved"`
+	// Alerts already recorded as they are (a redelivery).
+	Unchanged int64 `json:"unchanged"`
+}
+
+// GetCaseId returns the value of CaseId.
+func (s *IngestResult) GetCaseId() string {
+	return s.CaseId
+}
+
+// GetReadableId returns the value of ReadableId.
+func (s *IngestResult) GetReadableId() string {
+	return s.ReadableId
+}
+
+// GetIncidentsOpened returns the value of IncidentsOpened.
+func (s *IngestResult) GetIncidentsOpened() int64 {
+	return s.IncidentsOpened
+}
+
+// GetIncidentsResolved returns the value of IncidentsResolved.
+func (s *IngestResult) GetIncidentsResolved() int64 {
+	return s.IncidentsResolved
+}
+
+// GetUnchanged returns the value of Unchanged.
+func (s *IngestResult) GetUnchanged() int64 {
+	return s.Unchanged
+}
+
+// SetCaseId sets the value of CaseId.
+func (s *IngestResult) SetCaseId(val string) {
+	s.CaseId = val
+}
+
+// SetReadableId sets the value of ReadableId.
+func (s *IngestResult) SetReadableId(val string) {
+	s.ReadableId = val
+}
+
+// SetIncidentsOpened sets the value of IncidentsOpened.
+func (s *IngestResult) SetIncidentsOpened(val int64) {
+	s.IncidentsOpened = val
+}
+
+// SetIncidentsResolved sets the value of IncidentsResolved.
+func (s *IngestResult) SetIncidentsResolved(val int64) {
+	s.IncidentsResolved = val
+}
+
+// SetUnchanged sets the value of Unchanged.
+func (s *IngestResult) SetUnchanged(val int64) {
+	s.Unchanged = val
+}
+
+// Ref: #/components/schemas/KPIBreaches
+type KPIBreaches struct {
+	BreachedKpis []BreachedKPI `json:"breachedKpis"`
+}
+
+// GetBreachedKpis returns the value of BreachedKpis.
+func (s *KPIBreaches) GetBreachedKpis() []BreachedKPI {
+	return s.BreachedKpis
+}
+
+// SetBreachedKpis sets the value of BreachedKpis.
+func (s *KPIBreaches) SetBreachedKpis(val []BreachedKPI) {
+	s.BreachedKpis = val
+}
+
+// Ref: #/components/schemas/KPIFilter
+type KPIFilter string
+
+const (
+	KPIFilterKPIFILTERUNSPECIFIED               KPIFilter = "KPI_FILTER_UNSPECIFIED"
+	KPIFilterKPIFILTERTIMETOACKNOWLEDGEBREACHED KPIFilter = "KPI_FILTER_TIME_TO_ACKNOWLEDGE_BREACHED"
+	KPIFilterKPIFILTERTIMETORESOLVEBREACHED     KPIFilter = "KPI_FILTER_TIME_TO_RESOLVE_BREACHED"
+	KPIFilterKPIFILTERNOTBREACHED               KPIFilter = "KPI_FILTER_NOT_BREACHED"
+	KPIFilterKPIFILTERTIMETOUPDATEBREACHED      KPIFilter = "KPI_FILTER_TIME_TO_UPDATE_BREACHED"
+)
+
+// AllValues returns all KPIFilter values.
+func (KPIFilter) AllValues() []KPIFilter {
+	return []KPIFilter{
+		KPIFilterKPIFILTERUNSPECIFIED,
+		KPIFilterKPIFILTERTIMETOACKNOWLEDGEBREACHED,
+		KPIFilterKPIFILTERTIMETORESOLVEBREACHED,
+		KPIFilterKPIFILTERNOTBREACHED,
+		KPIFilterKPIFILTERTIMETOUPDATEBREACHED,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s KPIFilter) MarshalText() ([]byte, error) {
+	switch s {
+	case KPIFilterKPIFILTERUNSPECIFIED:
+		return []byte(s), nil
+	case KPIFilterKPIFILTERTIMETOACKNOWLEDGEBREACHED:
+		return []byte(s), nil
+	case KPIFilterKPIFILTERTIMETORESOLVEBREACHED:
+		return []byte(s), nil
+	case KPIFilterKPIFILTERNOTBREACHED:
+		return []byte(s), nil
+	case KPIFilterKPIFILTERTIMETOUPDATEBREACHED:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *KPIFilter) UnmarshalText(data []byte) error {
+	switch KPIFilter(data) {
+	case KPIFilterKPIFILTERUNSPECIFIED:
+		*s = KPIFilterKPIFILTERUNSPECIFIED
+		return nil
+	case KPIFilterKPIFILTERTIMETOACKNOWLEDGEBREACHED:
+		*s = KPIFilterKPIFILTERTIMETOACKNOWLEDGEBREACHED
+		return nil
+	case KPIFilterKPIFILTERTIMETORESOLVEBREACHED:
+		*s = KPIFilterKPIFILTERTIMETORESOLVEBREACHED
+		return nil
+	case KPIFilterKPIFILTERNOTBREACHED:
+		*s = KPIFilterKPIFILTERNOTBREACHED
+		return nil
+	case KPIFilterKPIFILTERTIMETOUPDATEBREACHED:
+		*s = KPIFilterKPIFILTERTIMETOUPDATEBREACHED
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/KPIPriority
+type KPIPriority string
+
+const (
+	KPIPriorityKPIPRIORITYUNSPECIFIED KPIPriority = "KPI_PRIORITY_UNSPECIFIED"
+	KPIPriorityKPIPRIORITYP1          KPIPriority = "KPI_PRIORITY_P1"
+	KPIPriorityKPIPRIORITYP2          KPIPriority = "KPI_PRIORITY_P2"
+	KPIPriorityKPIPRIORITYP3          KPIPriority = "KPI_PRIORITY_P3"
+	KPIPriorityKPIPRIORITYP4          KPIPriority = "KPI_PRIORITY_P4"
+	KPIPriorityKPIPRIORITYP5          KPIPriority = "KPI_PRIORITY_P5"
+)
+
+// AllValues returns all KPIPriority values.
+func (KPIPriority) AllValues() []KPIPriority {
+	return []KPIPriority{
+		KPIPriorityKPIPRIORITYUNSPECIFIED,
+		KPIPriorityKPIPRIORITYP1,
+		KPIPriorityKPIPRIORITYP2,
+		KPIPriorityKPIPRIORITYP3,
+		KPIPriorityKPIPRIORITYP4,
+		KPIPriorityKPIPRIORITYP5,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s KPIPriority) MarshalText() ([]byte, error) {
+	switch s {
+	case KPIPriorityKPIPRIORITYUNSPECIFIED:
+		return []byte(s), nil
+	case KPIPriorityKPIPRIORITYP1:
+		return []byte(s), nil
+	case KPIPriorityKPIPRIORITYP2:
+		return []byte(s), nil
+	case KPIPriorityKPIPRIORITYP3:
+		return []byte(s), nil
+	case KPIPriorityKPIPRIORITYP4:
+		return []byte(s), nil
+	case KPIPriorityKPIPRIORITYP5:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *KPIPriority) UnmarshalText(data []byte) error {
+	switch KPIPriority(data) {
+	case KPIPriorityKPIPRIORITYUNSPECIFIED:
+		*s = KPIPriorityKPIPRIORITYUNSPECIFIED
+		return nil
+	case KPIPriorityKPIPRIORITYP1:
+		*s = KPIPriorityKPIPRIORITYP1
+		return nil
+	case KPIPriorityKPIPRIORITYP2:
+		*s = KPIPriorityKPIPRIORITYP2
+		return nil
+	case KPIPriorityKPIPRIORITYP3:
+		*s = KPIPriorityKPIPRIORITYP3
+		return nil
+	case KPIPriorityKPIPRIORITYP4:
+		*s = KPIPriorityKPIPRIORITYP4
+		return nil
+	case KPIPriorityKPIPRIORITYP5:
+		*s = KPIPriorityKPIPRIORITYP5
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type KPISeconds int64
+
+// Ref: #/components/schemas/KPIThresholdsByPriority
+type KPIThresholdsByPriority struct {
+	P1 KPISeconds `json:"p1"`
+	P2 KPISeconds `json:"p2"`
+	P3 KPISeconds `json:"p3"`
+	P4 KPISeconds `json:"p4"`
+	P5 KPISeconds `json:"p5"`
+}
+
+// GetP1 returns the value of P1.
+func (s *KPIThresholdsByPriority) GetP1() KPISeconds {
+	return s.P1
+}
+
+// GetP2 returns the value of P2.
+func (s *KPIThresholdsByPriority) GetP2() KPISeconds {
+	return s.P2
+}
+
+// GetP3 returns the value of P3.
+func (s *KPIThresholdsByPriority) GetP3() KPISeconds {
+	return s.P3
+}
+
+// GetP4 returns the value of P4.
+func (s *KPIThresholdsByPriority) GetP4() KPISeconds {
+	return s.P4
+}
+
+// GetP5 returns the value of P5.
+func (s *KPIThresholdsByPriority) GetP5() KPISeconds {
+	return s.P5
+}
+
+// SetP1 sets the value of P1.
+func (s *KPIThresholdsByPriority) SetP1(val KPISeconds) {
+	s.P1 = val
+}
+
+// SetP2 sets the value of P2.
+func (s *KPIThresholdsByPriority) SetP2(val KPISeconds) {
+	s.P2 = val
+}
+
+// SetP3 sets the value of P3.
+func (s *KPIThresholdsByPriority) SetP3(val KPISeconds) {
+	s.P3 = val
+}
+
+// SetP4 sets the value of P4.
+func (s *KPIThresholdsByPriority) SetP4(val KPISeconds) {
+	s.P4 = val
+}
+
+// SetP5 sets the value of P5.
+func (s *KPIThresholdsByPriority) SetP5(val KPISeconds) {
+	s.P5 = val
+}
+
+// Ref: #/components/schemas/KPIType
+type KPIType string
+
+const (
+	KPITypeKPITYPEUNSPECIFIED       KPIType = "KPI_TYPE_UNSPECIFIED"
+	KPITypeKPITYPETIMETOACKNOWLEDGE KPIType = "KPI_TYPE_TIME_TO_ACKNOWLEDGE"
+	KPITypeKPITYPETIMETORESOLVE     KPIType = "KPI_TYPE_TIME_TO_RESOLVE"
+	KPITypeKPITYPETIMETOUPDATE      KPIType = "KPI_TYPE_TIME_TO_UPDATE"
+)
+
+// AllValues returns all KPIType values.
+func (KPIType) AllValues() []KPIType {
+	return []KPIType{
+		KPITypeKPITYPEUNSPECIFIED,
+		KPITypeKPITYPETIMETOACKNOWLEDGE,
+		KPITypeKPITYPETIMETORESOLVE,
+		KPITypeKPITYPETIMETOUPDATE,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s KPIType) MarshalText() ([]byte, error) {
+	switch s {
+	case KPITypeKPITYPEUNSPECIFIED:
+		return []byte(s), nil
+	case KPITypeKPITYPETIMETOACKNOWLEDGE:
+		return []byte(s), nil
+	case KPITypeKPITYPETIMETORESOLVE:
+		return []byte(s), nil
+	case KPITypeKPITYPETIMETOUPDATE:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *KPIType) UnmarshalText(data []byte) error {
+	switch KPIType(data) {
+	case KPITypeKPITYPEUNSPECIFIED:
+		*s = KPITypeKPITYPEUNSPECIFIED
+		return nil
+	case KPITypeKPITYPETIMETOACKNOWLEDGE:
+		*s = KPITypeKPITYPETIMETOACKNOWLEDGE
+		return nil
+	case KPITypeKPITYPETIMETORESOLVE:
+		*s = KPITypeKPITYPETIMETORESOLVE
+		return nil
+	case KPITypeKPITYPETIMETOUPDATE:
+		*s = KPITypeKPITYPETIMETOUPDATE
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/KeyPermissionsInput
@@ -494,6 +5428,32 @@ func (s *KeyPermissionsInput) SetPresets(val []string) {
 	s.Presets = val
 }
 
+// Ref: #/components/schemas/KeyValue
+type KeyValue struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// GetKey returns the value of Key.
+func (s *KeyValue) GetKey() string {
+	return s.Key
+}
+
+// GetValue returns the value of Value.
+func (s *KeyValue) GetValue() string {
+	return s.Value
+}
+
+// SetKey sets the value of Key.
+func (s *KeyValue) SetKey(val string) {
+	s.Key = val
+}
+
+// SetValue sets the value of Value.
+func (s *KeyValue) SetValue(val string) {
+	s.Value = val
+}
+
 // Ref: #/components/schemas/ListApiKeysResponse
 type ListApiKeysResponse struct {
 	Keys []ApiKeyInfo `json:"keys"`
@@ -507,6 +5467,256 @@ func (s *ListApiKeysResponse) GetKeys() []ApiKeyInfo {
 // SetKeys sets the value of Keys.
 func (s *ListApiKeysResponse) SetKeys(val []ApiKeyInfo) {
 	s.Keys = val
+}
+
+// Ref: #/components/schemas/ListCasesRequest
+type ListCasesRequest struct {
+	Filters    OptCaseFilters     `json:"filters"`
+	OrderBy    OptCaseOrderBy     `json:"orderBy"`
+	Pagination OptCasePageRequest `json:"pagination"`
+}
+
+// GetFilters returns the value of Filters.
+func (s *ListCasesRequest) GetFilters() OptCaseFilters {
+	return s.Filters
+}
+
+// GetOrderBy returns the value of OrderBy.
+func (s *ListCasesRequest) GetOrderBy() OptCaseOrderBy {
+	return s.OrderBy
+}
+
+// GetPagination returns the value of Pagination.
+func (s *ListCasesRequest) GetPagination() OptCasePageRequest {
+	return s.Pagination
+}
+
+// SetFilters sets the value of Filters.
+func (s *ListCasesRequest) SetFilters(val OptCaseFilters) {
+	s.Filters = val
+}
+
+// SetOrderBy sets the value of OrderBy.
+func (s *ListCasesRequest) SetOrderBy(val OptCaseOrderBy) {
+	s.OrderBy = val
+}
+
+// SetPagination sets the value of Pagination.
+func (s *ListCasesRequest) SetPagination(val OptCasePageRequest) {
+	s.Pagination = val
+}
+
+// Ref: #/components/schemas/ListCasesResponse
+type ListCasesResponse struct {
+	Cases      []Case           `json:"cases"`
+	Pagination CasePageResponse `json:"pagination"`
+}
+
+// GetCases returns the value of Cases.
+func (s *ListCasesResponse) GetCases() []Case {
+	return s.Cases
+}
+
+// GetPagination returns the value of Pagination.
+func (s *ListCasesResponse) GetPagination() CasePageResponse {
+	return s.Pagination
+}
+
+// SetCases sets the value of Cases.
+func (s *ListCasesResponse) SetCases(val []Case) {
+	s.Cases = val
+}
+
+// SetPagination sets the value of Pagination.
+func (s *ListCasesResponse) SetPagination(val CasePageResponse) {
+	s.Pagination = val
+}
+
+// Ref: #/components/schemas/ListIncidentsRequest
+type ListIncidentsRequest struct {
+	Filter     OptIncidentQueryFilter `json:"filter"`
+	OrderBys   []IncidentOrderBy      `json:"orderBys"`
+	Pagination OptIncidentPageRequest `json:"pagination"`
+}
+
+// GetFilter returns the value of Filter.
+func (s *ListIncidentsRequest) GetFilter() OptIncidentQueryFilter {
+	return s.Filter
+}
+
+// GetOrderBys returns the value of OrderBys.
+func (s *ListIncidentsRequest) GetOrderBys() []IncidentOrderBy {
+	return s.OrderBys
+}
+
+// GetPagination returns the value of Pagination.
+func (s *ListIncidentsRequest) GetPagination() OptIncidentPageRequest {
+	return s.Pagination
+}
+
+// SetFilter sets the value of Filter.
+func (s *ListIncidentsRequest) SetFilter(val OptIncidentQueryFilter) {
+	s.Filter = val
+}
+
+// SetOrderBys sets the value of OrderBys.
+func (s *ListIncidentsRequest) SetOrderBys(val []IncidentOrderBy) {
+	s.OrderBys = val
+}
+
+// SetPagination sets the value of Pagination.
+func (s *ListIncidentsRequest) SetPagination(val OptIncidentPageRequest) {
+	s.Pagination = val
+}
+
+// Ref: #/components/schemas/ListIncidentsResponse
+type ListIncidentsResponse struct {
+	Incidents  []Incident           `json:"incidents"`
+	Pagination IncidentPageResponse `json:"pagination"`
+}
+
+// GetIncidents returns the value of Incidents.
+func (s *ListIncidentsResponse) GetIncidents() []Incident {
+	return s.Incidents
+}
+
+// GetPagination returns the value of Pagination.
+func (s *ListIncidentsResponse) GetPagination() IncidentPageResponse {
+	return s.Pagination
+}
+
+// SetIncidents sets the value of Incidents.
+func (s *ListIncidentsResponse) SetIncidents(val []Incident) {
+	s.Incidents = val
+}
+
+// SetPagination sets the value of Pagination.
+func (s *ListIncidentsResponse) SetPagination(val IncidentPageResponse) {
+	s.Pagination = val
+}
+
+// Ref: #/components/schemas/LogAttachment
+type LogAttachment struct {
+	LogContent      string      `json:"logContent"`
+	LogId           AnyCaseUUID `json:"logId"`
+	LogTimestamp    time.Time   `json:"logTimestamp"`
+	QueryLinkSuffix OptString   `json:"queryLinkSuffix"`
+}
+
+// GetLogContent returns the value of LogContent.
+func (s *LogAttachment) GetLogContent() string {
+	return s.LogContent
+}
+
+// GetLogId returns the value of LogId.
+func (s *LogAttachment) GetLogId() AnyCaseUUID {
+	return s.LogId
+}
+
+// GetLogTimestamp returns the value of LogTimestamp.
+func (s *LogAttachment) GetLogTimestamp() time.Time {
+	return s.LogTimestamp
+}
+
+// GetQueryLinkSuffix returns the value of QueryLinkSuffix.
+func (s *LogAttachment) GetQueryLinkSuffix() OptString {
+	return s.QueryLinkSuffix
+}
+
+// SetLogContent sets the value of LogContent.
+func (s *LogAttachment) SetLogContent(val string) {
+	s.LogContent = val
+}
+
+// SetLogId sets the value of LogId.
+func (s *LogAttachment) SetLogId(val AnyCaseUUID) {
+	s.LogId = val
+}
+
+// SetLogTimestamp sets the value of LogTimestamp.
+func (s *LogAttachment) SetLogTimestamp(val time.Time) {
+	s.LogTimestamp = val
+}
+
+// SetQueryLinkSuffix sets the value of QueryLinkSuffix.
+func (s *LogAttachment) SetQueryLinkSuffix(val OptString) {
+	s.QueryLinkSuffix = val
+}
+
+type LowerUUID string
+
+// Ref: #/components/schemas/MetaLabel
+type MetaLabel struct {
+	Key   OptString `json:"key"`
+	Value OptString `json:"value"`
+}
+
+// GetKey returns the value of Key.
+func (s *MetaLabel) GetKey() OptString {
+	return s.Key
+}
+
+// GetValue returns the value of Value.
+func (s *MetaLabel) GetValue() OptString {
+	return s.Value
+}
+
+// SetKey sets the value of Key.
+func (s *MetaLabel) SetKey(val OptString) {
+	s.Key = val
+}
+
+// SetValue sets the value of Value.
+func (s *MetaLabel) SetValue(val OptString) {
+	s.Value = val
+}
+
+// Ref: #/components/schemas/MicrosoftTeamsActor
+type MicrosoftTeamsActor struct {
+	PlatformUserId OptString `json:"platformUserId"`
+	DisplayName    OptString `json:"displayName"`
+	TeamsUserId    OptString `json:"teamsUserId"`
+	UserEmail      OptString `json:"userEmail"`
+}
+
+// GetPlatformUserId returns the value of PlatformUserId.
+func (s *MicrosoftTeamsActor) GetPlatformUserId() OptString {
+	return s.PlatformUserId
+}
+
+// GetDisplayName returns the value of DisplayName.
+func (s *MicrosoftTeamsActor) GetDisplayName() OptString {
+	return s.DisplayName
+}
+
+// GetTeamsUserId returns the value of TeamsUserId.
+func (s *MicrosoftTeamsActor) GetTeamsUserId() OptString {
+	return s.TeamsUserId
+}
+
+// GetUserEmail returns the value of UserEmail.
+func (s *MicrosoftTeamsActor) GetUserEmail() OptString {
+	return s.UserEmail
+}
+
+// SetPlatformUserId sets the value of PlatformUserId.
+func (s *MicrosoftTeamsActor) SetPlatformUserId(val OptString) {
+	s.PlatformUserId = val
+}
+
+// SetDisplayName sets the value of DisplayName.
+func (s *MicrosoftTeamsActor) SetDisplayName(val OptString) {
+	s.DisplayName = val
+}
+
+// SetTeamsUserId sets the value of TeamsUserId.
+func (s *MicrosoftTeamsActor) SetTeamsUserId(val OptString) {
+	s.TeamsUserId = val
+}
+
+// SetUserEmail sets the value of UserEmail.
+func (s *MicrosoftTeamsActor) SetUserEmail(val OptString) {
+	s.UserEmail = val
 }
 
 type OperatorKey struct {
@@ -532,6 +5742,328 @@ func (s *OperatorKey) SetAPIKey(val string) {
 // SetRoles sets the value of Roles.
 func (s *OperatorKey) SetRoles(val []string) {
 	s.Roles = val
+}
+
+// NewOptAlertManagerActor returns new OptAlertManagerActor with value set to v.
+func NewOptAlertManagerActor(v AlertManagerActor) OptAlertManagerActor {
+	return OptAlertManagerActor{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertManagerActor is optional AlertManagerActor.
+type OptAlertManagerActor struct {
+	Value AlertManagerActor
+	Set   bool
+}
+
+// IsSet returns true if OptAlertManagerActor was set.
+func (o OptAlertManagerActor) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertManagerActor) Reset() {
+	var v AlertManagerActor
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertManagerActor) SetTo(v AlertManagerActor) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertManagerActor) Get() (v AlertManagerActor, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertManagerActor) Or(d AlertManagerActor) AlertManagerActor {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertPermutationPermutation returns new OptAlertPermutationPermutation with value set to v.
+func NewOptAlertPermutationPermutation(v AlertPermutationPermutation) OptAlertPermutationPermutation {
+	return OptAlertPermutationPermutation{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertPermutationPermutation is optional AlertPermutationPermutation.
+type OptAlertPermutationPermutation struct {
+	Value AlertPermutationPermutation
+	Set   bool
+}
+
+// IsSet returns true if OptAlertPermutationPermutation was set.
+func (o OptAlertPermutationPermutation) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertPermutationPermutation) Reset() {
+	var v AlertPermutationPermutation
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertPermutationPermutation) SetTo(v AlertPermutationPermutation) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertPermutationPermutation) Get() (v AlertPermutationPermutation, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertPermutationPermutation) Or(d AlertPermutationPermutation) AlertPermutationPermutation {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertmanagerAlertAnnotations returns new OptAlertmanagerAlertAnnotations with value set to v.
+func NewOptAlertmanagerAlertAnnotations(v AlertmanagerAlertAnnotations) OptAlertmanagerAlertAnnotations {
+	return OptAlertmanagerAlertAnnotations{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertmanagerAlertAnnotations is optional AlertmanagerAlertAnnotations.
+type OptAlertmanagerAlertAnnotations struct {
+	Value AlertmanagerAlertAnnotations
+	Set   bool
+}
+
+// IsSet returns true if OptAlertmanagerAlertAnnotations was set.
+func (o OptAlertmanagerAlertAnnotations) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertmanagerAlertAnnotations) Reset() {
+	var v AlertmanagerAlertAnnotations
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertmanagerAlertAnnotations) SetTo(v AlertmanagerAlertAnnotations) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertmanagerAlertAnnotations) Get() (v AlertmanagerAlertAnnotations, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertmanagerAlertAnnotations) Or(d AlertmanagerAlertAnnotations) AlertmanagerAlertAnnotations {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertmanagerNotificationCommonAnnotations returns new OptAlertmanagerNotificationCommonAnnotations with value set to v.
+func NewOptAlertmanagerNotificationCommonAnnotations(v AlertmanagerNotificationCommonAnnotations) OptAlertmanagerNotificationCommonAnnotations {
+	return OptAlertmanagerNotificationCommonAnnotations{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertmanagerNotificationCommonAnnotations is optional AlertmanagerNotificationCommonAnnotations.
+type OptAlertmanagerNotificationCommonAnnotations struct {
+	Value AlertmanagerNotificationCommonAnnotations
+	Set   bool
+}
+
+// IsSet returns true if OptAlertmanagerNotificationCommonAnnotations was set.
+func (o OptAlertmanagerNotificationCommonAnnotations) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertmanagerNotificationCommonAnnotations) Reset() {
+	var v AlertmanagerNotificationCommonAnnotations
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertmanagerNotificationCommonAnnotations) SetTo(v AlertmanagerNotificationCommonAnnotations) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertmanagerNotificationCommonAnnotations) Get() (v AlertmanagerNotificationCommonAnnotations, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertmanagerNotificationCommonAnnotations) Or(d AlertmanagerNotificationCommonAnnotations) AlertmanagerNotificationCommonAnnotations {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertmanagerNotificationCommonLabels returns new OptAlertmanagerNotificationCommonLabels with value set to v.
+func NewOptAlertmanagerNotificationCommonLabels(v AlertmanagerNotificationCommonLabels) OptAlertmanagerNotificationCommonLabels {
+	return OptAlertmanagerNotificationCommonLabels{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertmanagerNotificationCommonLabels is optional AlertmanagerNotificationCommonLabels.
+type OptAlertmanagerNotificationCommonLabels struct {
+	Value AlertmanagerNotificationCommonLabels
+	Set   bool
+}
+
+// IsSet returns true if OptAlertmanagerNotificationCommonLabels was set.
+func (o OptAlertmanagerNotificationCommonLabels) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertmanagerNotificationCommonLabels) Reset() {
+	var v AlertmanagerNotificationCommonLabels
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertmanagerNotificationCommonLabels) SetTo(v AlertmanagerNotificationCommonLabels) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertmanagerNotificationCommonLabels) Get() (v AlertmanagerNotificationCommonLabels, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertmanagerNotificationCommonLabels) Or(d AlertmanagerNotificationCommonLabels) AlertmanagerNotificationCommonLabels {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertmanagerNotificationGroupLabels returns new OptAlertmanagerNotificationGroupLabels with value set to v.
+func NewOptAlertmanagerNotificationGroupLabels(v AlertmanagerNotificationGroupLabels) OptAlertmanagerNotificationGroupLabels {
+	return OptAlertmanagerNotificationGroupLabels{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertmanagerNotificationGroupLabels is optional AlertmanagerNotificationGroupLabels.
+type OptAlertmanagerNotificationGroupLabels struct {
+	Value AlertmanagerNotificationGroupLabels
+	Set   bool
+}
+
+// IsSet returns true if OptAlertmanagerNotificationGroupLabels was set.
+func (o OptAlertmanagerNotificationGroupLabels) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertmanagerNotificationGroupLabels) Reset() {
+	var v AlertmanagerNotificationGroupLabels
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertmanagerNotificationGroupLabels) SetTo(v AlertmanagerNotificationGroupLabels) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertmanagerNotificationGroupLabels) Get() (v AlertmanagerNotificationGroupLabels, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertmanagerNotificationGroupLabels) Or(d AlertmanagerNotificationGroupLabels) AlertmanagerNotificationGroupLabels {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptApiKeyActor returns new OptApiKeyActor with value set to v.
+func NewOptApiKeyActor(v ApiKeyActor) OptApiKeyActor {
+	return OptApiKeyActor{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptApiKeyActor is optional ApiKeyActor.
+type OptApiKeyActor struct {
+	Value ApiKeyActor
+	Set   bool
+}
+
+// IsSet returns true if OptApiKeyActor was set.
+func (o OptApiKeyActor) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptApiKeyActor) Reset() {
+	var v ApiKeyActor
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptApiKeyActor) SetTo(v ApiKeyActor) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptApiKeyActor) Get() (v ApiKeyActor, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptApiKeyActor) Or(d ApiKeyActor) ApiKeyActor {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
 }
 
 // NewOptApiKeyOwner returns new OptApiKeyOwner with value set to v.
@@ -626,6 +6158,2214 @@ func (o OptBool) Or(d bool) bool {
 	return d
 }
 
+// NewOptCaseDateRange returns new OptCaseDateRange with value set to v.
+func NewOptCaseDateRange(v CaseDateRange) OptCaseDateRange {
+	return OptCaseDateRange{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseDateRange is optional CaseDateRange.
+type OptCaseDateRange struct {
+	Value CaseDateRange
+	Set   bool
+}
+
+// IsSet returns true if OptCaseDateRange was set.
+func (o OptCaseDateRange) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseDateRange) Reset() {
+	var v CaseDateRange
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseDateRange) SetTo(v CaseDateRange) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseDateRange) Get() (v CaseDateRange, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseDateRange) Or(d CaseDateRange) CaseDateRange {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseEventDataAssigned returns new OptCaseEventDataAssigned with value set to v.
+func NewOptCaseEventDataAssigned(v CaseEventDataAssigned) OptCaseEventDataAssigned {
+	return OptCaseEventDataAssigned{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseEventDataAssigned is optional CaseEventDataAssigned.
+type OptCaseEventDataAssigned struct {
+	Value CaseEventDataAssigned
+	Set   bool
+}
+
+// IsSet returns true if OptCaseEventDataAssigned was set.
+func (o OptCaseEventDataAssigned) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseEventDataAssigned) Reset() {
+	var v CaseEventDataAssigned
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseEventDataAssigned) SetTo(v CaseEventDataAssigned) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseEventDataAssigned) Get() (v CaseEventDataAssigned, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseEventDataAssigned) Or(d CaseEventDataAssigned) CaseEventDataAssigned {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseEventDataChangeAssigneeFailed returns new OptCaseEventDataChangeAssigneeFailed with value set to v.
+func NewOptCaseEventDataChangeAssigneeFailed(v CaseEventDataChangeAssigneeFailed) OptCaseEventDataChangeAssigneeFailed {
+	return OptCaseEventDataChangeAssigneeFailed{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseEventDataChangeAssigneeFailed is optional CaseEventDataChangeAssigneeFailed.
+type OptCaseEventDataChangeAssigneeFailed struct {
+	Value CaseEventDataChangeAssigneeFailed
+	Set   bool
+}
+
+// IsSet returns true if OptCaseEventDataChangeAssigneeFailed was set.
+func (o OptCaseEventDataChangeAssigneeFailed) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseEventDataChangeAssigneeFailed) Reset() {
+	var v CaseEventDataChangeAssigneeFailed
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseEventDataChangeAssigneeFailed) SetTo(v CaseEventDataChangeAssigneeFailed) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseEventDataChangeAssigneeFailed) Get() (v CaseEventDataChangeAssigneeFailed, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseEventDataChangeAssigneeFailed) Or(d CaseEventDataChangeAssigneeFailed) CaseEventDataChangeAssigneeFailed {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseEventDataChangeAssigneeFailedUnknownAssigneeError returns new OptCaseEventDataChangeAssigneeFailedUnknownAssigneeError with value set to v.
+func NewOptCaseEventDataChangeAssigneeFailedUnknownAssigneeError(v CaseEventDataChangeAssigneeFailedUnknownAssigneeError) OptCaseEventDataChangeAssigneeFailedUnknownAssigneeError {
+	return OptCaseEventDataChangeAssigneeFailedUnknownAssigneeError{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseEventDataChangeAssigneeFailedUnknownAssigneeError is optional CaseEventDataChangeAssigneeFailedUnknownAssigneeError.
+type OptCaseEventDataChangeAssigneeFailedUnknownAssigneeError struct {
+	Value CaseEventDataChangeAssigneeFailedUnknownAssigneeError
+	Set   bool
+}
+
+// IsSet returns true if OptCaseEventDataChangeAssigneeFailedUnknownAssigneeError was set.
+func (o OptCaseEventDataChangeAssigneeFailedUnknownAssigneeError) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseEventDataChangeAssigneeFailedUnknownAssigneeError) Reset() {
+	var v CaseEventDataChangeAssigneeFailedUnknownAssigneeError
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseEventDataChangeAssigneeFailedUnknownAssigneeError) SetTo(v CaseEventDataChangeAssigneeFailedUnknownAssigneeError) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseEventDataChangeAssigneeFailedUnknownAssigneeError) Get() (v CaseEventDataChangeAssigneeFailedUnknownAssigneeError, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseEventDataChangeAssigneeFailedUnknownAssigneeError) Or(d CaseEventDataChangeAssigneeFailedUnknownAssigneeError) CaseEventDataChangeAssigneeFailedUnknownAssigneeError {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseEventDataCreated returns new OptCaseEventDataCreated with value set to v.
+func NewOptCaseEventDataCreated(v CaseEventDataCreated) OptCaseEventDataCreated {
+	return OptCaseEventDataCreated{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseEventDataCreated is optional CaseEventDataCreated.
+type OptCaseEventDataCreated struct {
+	Value CaseEventDataCreated
+	Set   bool
+}
+
+// IsSet returns true if OptCaseEventDataCreated was set.
+func (o OptCaseEventDataCreated) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseEventDataCreated) Reset() {
+	var v CaseEventDataCreated
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseEventDataCreated) SetTo(v CaseEventDataCreated) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseEventDataCreated) Get() (v CaseEventDataCreated, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseEventDataCreated) Or(d CaseEventDataCreated) CaseEventDataCreated {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseEventDataKpiBreached returns new OptCaseEventDataKpiBreached with value set to v.
+func NewOptCaseEventDataKpiBreached(v CaseEventDataKpiBreached) OptCaseEventDataKpiBreached {
+	return OptCaseEventDataKpiBreached{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseEventDataKpiBreached is optional CaseEventDataKpiBreached.
+type OptCaseEventDataKpiBreached struct {
+	Value CaseEventDataKpiBreached
+	Set   bool
+}
+
+// IsSet returns true if OptCaseEventDataKpiBreached was set.
+func (o OptCaseEventDataKpiBreached) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseEventDataKpiBreached) Reset() {
+	var v CaseEventDataKpiBreached
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseEventDataKpiBreached) SetTo(v CaseEventDataKpiBreached) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseEventDataKpiBreached) Get() (v CaseEventDataKpiBreached, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseEventDataKpiBreached) Or(d CaseEventDataKpiBreached) CaseEventDataKpiBreached {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseEventDataNotificationFailed returns new OptCaseEventDataNotificationFailed with value set to v.
+func NewOptCaseEventDataNotificationFailed(v CaseEventDataNotificationFailed) OptCaseEventDataNotificationFailed {
+	return OptCaseEventDataNotificationFailed{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseEventDataNotificationFailed is optional CaseEventDataNotificationFailed.
+type OptCaseEventDataNotificationFailed struct {
+	Value CaseEventDataNotificationFailed
+	Set   bool
+}
+
+// IsSet returns true if OptCaseEventDataNotificationFailed was set.
+func (o OptCaseEventDataNotificationFailed) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseEventDataNotificationFailed) Reset() {
+	var v CaseEventDataNotificationFailed
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseEventDataNotificationFailed) SetTo(v CaseEventDataNotificationFailed) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseEventDataNotificationFailed) Get() (v CaseEventDataNotificationFailed, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseEventDataNotificationFailed) Or(d CaseEventDataNotificationFailed) CaseEventDataNotificationFailed {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseEventDataNotificationSent returns new OptCaseEventDataNotificationSent with value set to v.
+func NewOptCaseEventDataNotificationSent(v CaseEventDataNotificationSent) OptCaseEventDataNotificationSent {
+	return OptCaseEventDataNotificationSent{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseEventDataNotificationSent is optional CaseEventDataNotificationSent.
+type OptCaseEventDataNotificationSent struct {
+	Value CaseEventDataNotificationSent
+	Set   bool
+}
+
+// IsSet returns true if OptCaseEventDataNotificationSent was set.
+func (o OptCaseEventDataNotificationSent) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseEventDataNotificationSent) Reset() {
+	var v CaseEventDataNotificationSent
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseEventDataNotificationSent) SetTo(v CaseEventDataNotificationSent) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseEventDataNotificationSent) Get() (v CaseEventDataNotificationSent, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseEventDataNotificationSent) Or(d CaseEventDataNotificationSent) CaseEventDataNotificationSent {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseEventDataPriorityDetailsChanged returns new OptCaseEventDataPriorityDetailsChanged with value set to v.
+func NewOptCaseEventDataPriorityDetailsChanged(v CaseEventDataPriorityDetailsChanged) OptCaseEventDataPriorityDetailsChanged {
+	return OptCaseEventDataPriorityDetailsChanged{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseEventDataPriorityDetailsChanged is optional CaseEventDataPriorityDetailsChanged.
+type OptCaseEventDataPriorityDetailsChanged struct {
+	Value CaseEventDataPriorityDetailsChanged
+	Set   bool
+}
+
+// IsSet returns true if OptCaseEventDataPriorityDetailsChanged was set.
+func (o OptCaseEventDataPriorityDetailsChanged) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseEventDataPriorityDetailsChanged) Reset() {
+	var v CaseEventDataPriorityDetailsChanged
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseEventDataPriorityDetailsChanged) SetTo(v CaseEventDataPriorityDetailsChanged) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseEventDataPriorityDetailsChanged) Get() (v CaseEventDataPriorityDetailsChanged, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseEventDataPriorityDetailsChanged) Or(d CaseEventDataPriorityDetailsChanged) CaseEventDataPriorityDetailsChanged {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseEventDataResolutionReasonChangedEvent returns new OptCaseEventDataResolutionReasonChangedEvent with value set to v.
+func NewOptCaseEventDataResolutionReasonChangedEvent(v CaseEventDataResolutionReasonChangedEvent) OptCaseEventDataResolutionReasonChangedEvent {
+	return OptCaseEventDataResolutionReasonChangedEvent{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseEventDataResolutionReasonChangedEvent is optional CaseEventDataResolutionReasonChangedEvent.
+type OptCaseEventDataResolutionReasonChangedEvent struct {
+	Value CaseEventDataResolutionReasonChangedEvent
+	Set   bool
+}
+
+// IsSet returns true if OptCaseEventDataResolutionReasonChangedEvent was set.
+func (o OptCaseEventDataResolutionReasonChangedEvent) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseEventDataResolutionReasonChangedEvent) Reset() {
+	var v CaseEventDataResolutionReasonChangedEvent
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseEventDataResolutionReasonChangedEvent) SetTo(v CaseEventDataResolutionReasonChangedEvent) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseEventDataResolutionReasonChangedEvent) Get() (v CaseEventDataResolutionReasonChangedEvent, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseEventDataResolutionReasonChangedEvent) Or(d CaseEventDataResolutionReasonChangedEvent) CaseEventDataResolutionReasonChangedEvent {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseEventDataStatusChanged returns new OptCaseEventDataStatusChanged with value set to v.
+func NewOptCaseEventDataStatusChanged(v CaseEventDataStatusChanged) OptCaseEventDataStatusChanged {
+	return OptCaseEventDataStatusChanged{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseEventDataStatusChanged is optional CaseEventDataStatusChanged.
+type OptCaseEventDataStatusChanged struct {
+	Value CaseEventDataStatusChanged
+	Set   bool
+}
+
+// IsSet returns true if OptCaseEventDataStatusChanged was set.
+func (o OptCaseEventDataStatusChanged) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseEventDataStatusChanged) Reset() {
+	var v CaseEventDataStatusChanged
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseEventDataStatusChanged) SetTo(v CaseEventDataStatusChanged) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseEventDataStatusChanged) Get() (v CaseEventDataStatusChanged, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseEventDataStatusChanged) Or(d CaseEventDataStatusChanged) CaseEventDataStatusChanged {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseEventDataTitleChangedEvent returns new OptCaseEventDataTitleChangedEvent with value set to v.
+func NewOptCaseEventDataTitleChangedEvent(v CaseEventDataTitleChangedEvent) OptCaseEventDataTitleChangedEvent {
+	return OptCaseEventDataTitleChangedEvent{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseEventDataTitleChangedEvent is optional CaseEventDataTitleChangedEvent.
+type OptCaseEventDataTitleChangedEvent struct {
+	Value CaseEventDataTitleChangedEvent
+	Set   bool
+}
+
+// IsSet returns true if OptCaseEventDataTitleChangedEvent was set.
+func (o OptCaseEventDataTitleChangedEvent) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseEventDataTitleChangedEvent) Reset() {
+	var v CaseEventDataTitleChangedEvent
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseEventDataTitleChangedEvent) SetTo(v CaseEventDataTitleChangedEvent) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseEventDataTitleChangedEvent) Get() (v CaseEventDataTitleChangedEvent, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseEventDataTitleChangedEvent) Or(d CaseEventDataTitleChangedEvent) CaseEventDataTitleChangedEvent {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseEventDataUnassigned returns new OptCaseEventDataUnassigned with value set to v.
+func NewOptCaseEventDataUnassigned(v CaseEventDataUnassigned) OptCaseEventDataUnassigned {
+	return OptCaseEventDataUnassigned{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseEventDataUnassigned is optional CaseEventDataUnassigned.
+type OptCaseEventDataUnassigned struct {
+	Value CaseEventDataUnassigned
+	Set   bool
+}
+
+// IsSet returns true if OptCaseEventDataUnassigned was set.
+func (o OptCaseEventDataUnassigned) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseEventDataUnassigned) Reset() {
+	var v CaseEventDataUnassigned
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseEventDataUnassigned) SetTo(v CaseEventDataUnassigned) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseEventDataUnassigned) Get() (v CaseEventDataUnassigned, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseEventDataUnassigned) Or(d CaseEventDataUnassigned) CaseEventDataUnassigned {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseFilters returns new OptCaseFilters with value set to v.
+func NewOptCaseFilters(v CaseFilters) OptCaseFilters {
+	return OptCaseFilters{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseFilters is optional CaseFilters.
+type OptCaseFilters struct {
+	Value CaseFilters
+	Set   bool
+}
+
+// IsSet returns true if OptCaseFilters was set.
+func (o OptCaseFilters) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseFilters) Reset() {
+	var v CaseFilters
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseFilters) SetTo(v CaseFilters) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseFilters) Get() (v CaseFilters, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseFilters) Or(d CaseFilters) CaseFilters {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseOrderBy returns new OptCaseOrderBy with value set to v.
+func NewOptCaseOrderBy(v CaseOrderBy) OptCaseOrderBy {
+	return OptCaseOrderBy{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseOrderBy is optional CaseOrderBy.
+type OptCaseOrderBy struct {
+	Value CaseOrderBy
+	Set   bool
+}
+
+// IsSet returns true if OptCaseOrderBy was set.
+func (o OptCaseOrderBy) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseOrderBy) Reset() {
+	var v CaseOrderBy
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseOrderBy) SetTo(v CaseOrderBy) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseOrderBy) Get() (v CaseOrderBy, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseOrderBy) Or(d CaseOrderBy) CaseOrderBy {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseOrderByDirection returns new OptCaseOrderByDirection with value set to v.
+func NewOptCaseOrderByDirection(v CaseOrderByDirection) OptCaseOrderByDirection {
+	return OptCaseOrderByDirection{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseOrderByDirection is optional CaseOrderByDirection.
+type OptCaseOrderByDirection struct {
+	Value CaseOrderByDirection
+	Set   bool
+}
+
+// IsSet returns true if OptCaseOrderByDirection was set.
+func (o OptCaseOrderByDirection) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseOrderByDirection) Reset() {
+	var v CaseOrderByDirection
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseOrderByDirection) SetTo(v CaseOrderByDirection) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseOrderByDirection) Get() (v CaseOrderByDirection, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseOrderByDirection) Or(d CaseOrderByDirection) CaseOrderByDirection {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseOrderByField returns new OptCaseOrderByField with value set to v.
+func NewOptCaseOrderByField(v CaseOrderByField) OptCaseOrderByField {
+	return OptCaseOrderByField{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseOrderByField is optional CaseOrderByField.
+type OptCaseOrderByField struct {
+	Value CaseOrderByField
+	Set   bool
+}
+
+// IsSet returns true if OptCaseOrderByField was set.
+func (o OptCaseOrderByField) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseOrderByField) Reset() {
+	var v CaseOrderByField
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseOrderByField) SetTo(v CaseOrderByField) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseOrderByField) Get() (v CaseOrderByField, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseOrderByField) Or(d CaseOrderByField) CaseOrderByField {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCasePageRequest returns new OptCasePageRequest with value set to v.
+func NewOptCasePageRequest(v CasePageRequest) OptCasePageRequest {
+	return OptCasePageRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCasePageRequest is optional CasePageRequest.
+type OptCasePageRequest struct {
+	Value CasePageRequest
+	Set   bool
+}
+
+// IsSet returns true if OptCasePageRequest was set.
+func (o OptCasePageRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCasePageRequest) Reset() {
+	var v CasePageRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCasePageRequest) SetTo(v CasePageRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCasePageRequest) Get() (v CasePageRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCasePageRequest) Or(d CasePageRequest) CasePageRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCasePriority returns new OptCasePriority with value set to v.
+func NewOptCasePriority(v CasePriority) OptCasePriority {
+	return OptCasePriority{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCasePriority is optional CasePriority.
+type OptCasePriority struct {
+	Value CasePriority
+	Set   bool
+}
+
+// IsSet returns true if OptCasePriority was set.
+func (o OptCasePriority) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCasePriority) Reset() {
+	var v CasePriority
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCasePriority) SetTo(v CasePriority) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCasePriority) Get() (v CasePriority, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCasePriority) Or(d CasePriority) CasePriority {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseStatus returns new OptCaseStatus with value set to v.
+func NewOptCaseStatus(v CaseStatus) OptCaseStatus {
+	return OptCaseStatus{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseStatus is optional CaseStatus.
+type OptCaseStatus struct {
+	Value CaseStatus
+	Set   bool
+}
+
+// IsSet returns true if OptCaseStatus was set.
+func (o OptCaseStatus) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseStatus) Reset() {
+	var v CaseStatus
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseStatus) SetTo(v CaseStatus) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseStatus) Get() (v CaseStatus, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseStatus) Or(d CaseStatus) CaseStatus {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseUser returns new OptCaseUser with value set to v.
+func NewOptCaseUser(v CaseUser) OptCaseUser {
+	return OptCaseUser{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseUser is optional CaseUser.
+type OptCaseUser struct {
+	Value CaseUser
+	Set   bool
+}
+
+// IsSet returns true if OptCaseUser was set.
+func (o OptCaseUser) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseUser) Reset() {
+	var v CaseUser
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseUser) SetTo(v CaseUser) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseUser) Get() (v CaseUser, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseUser) Or(d CaseUser) CaseUser {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCommentEventData returns new OptCommentEventData with value set to v.
+func NewOptCommentEventData(v CommentEventData) OptCommentEventData {
+	return OptCommentEventData{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCommentEventData is optional CommentEventData.
+type OptCommentEventData struct {
+	Value CommentEventData
+	Set   bool
+}
+
+// IsSet returns true if OptCommentEventData was set.
+func (o OptCommentEventData) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCommentEventData) Reset() {
+	var v CommentEventData
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCommentEventData) SetTo(v CommentEventData) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCommentEventData) Get() (v CommentEventData, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCommentEventData) Or(d CommentEventData) CommentEventData {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCommentEventDataMicrosoftTeams returns new OptCommentEventDataMicrosoftTeams with value set to v.
+func NewOptCommentEventDataMicrosoftTeams(v CommentEventDataMicrosoftTeams) OptCommentEventDataMicrosoftTeams {
+	return OptCommentEventDataMicrosoftTeams{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCommentEventDataMicrosoftTeams is optional CommentEventDataMicrosoftTeams.
+type OptCommentEventDataMicrosoftTeams struct {
+	Value CommentEventDataMicrosoftTeams
+	Set   bool
+}
+
+// IsSet returns true if OptCommentEventDataMicrosoftTeams was set.
+func (o OptCommentEventDataMicrosoftTeams) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCommentEventDataMicrosoftTeams) Reset() {
+	var v CommentEventDataMicrosoftTeams
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCommentEventDataMicrosoftTeams) SetTo(v CommentEventDataMicrosoftTeams) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCommentEventDataMicrosoftTeams) Get() (v CommentEventDataMicrosoftTeams, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCommentEventDataMicrosoftTeams) Or(d CommentEventDataMicrosoftTeams) CommentEventDataMicrosoftTeams {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCommentEventDataSlack returns new OptCommentEventDataSlack with value set to v.
+func NewOptCommentEventDataSlack(v CommentEventDataSlack) OptCommentEventDataSlack {
+	return OptCommentEventDataSlack{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCommentEventDataSlack is optional CommentEventDataSlack.
+type OptCommentEventDataSlack struct {
+	Value CommentEventDataSlack
+	Set   bool
+}
+
+// IsSet returns true if OptCommentEventDataSlack was set.
+func (o OptCommentEventDataSlack) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCommentEventDataSlack) Reset() {
+	var v CommentEventDataSlack
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCommentEventDataSlack) SetTo(v CommentEventDataSlack) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCommentEventDataSlack) Get() (v CommentEventDataSlack, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCommentEventDataSlack) Or(d CommentEventDataSlack) CommentEventDataSlack {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptDateTime returns new OptDateTime with value set to v.
+func NewOptDateTime(v time.Time) OptDateTime {
+	return OptDateTime{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptDateTime is optional time.Time.
+type OptDateTime struct {
+	Value time.Time
+	Set   bool
+}
+
+// IsSet returns true if OptDateTime was set.
+func (o OptDateTime) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptDateTime) Reset() {
+	var v time.Time
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptDateTime) SetTo(v time.Time) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptDateTime) Get() (v time.Time, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptDateTime) Or(d time.Time) time.Time {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptEventActor returns new OptEventActor with value set to v.
+func NewOptEventActor(v EventActor) OptEventActor {
+	return OptEventActor{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptEventActor is optional EventActor.
+type OptEventActor struct {
+	Value EventActor
+	Set   bool
+}
+
+// IsSet returns true if OptEventActor was set.
+func (o OptEventActor) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptEventActor) Reset() {
+	var v EventActor
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptEventActor) SetTo(v EventActor) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptEventActor) Get() (v EventActor, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptEventActor) Or(d EventActor) EventActor {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptFileRef returns new OptFileRef with value set to v.
+func NewOptFileRef(v FileRef) OptFileRef {
+	return OptFileRef{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptFileRef is optional FileRef.
+type OptFileRef struct {
+	Value FileRef
+	Set   bool
+}
+
+// IsSet returns true if OptFileRef was set.
+func (o OptFileRef) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptFileRef) Reset() {
+	var v FileRef
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptFileRef) SetTo(v FileRef) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptFileRef) Get() (v FileRef, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptFileRef) Or(d FileRef) FileRef {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptGroupByValueContextualLabels returns new OptGroupByValueContextualLabels with value set to v.
+func NewOptGroupByValueContextualLabels(v GroupByValueContextualLabels) OptGroupByValueContextualLabels {
+	return OptGroupByValueContextualLabels{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptGroupByValueContextualLabels is optional GroupByValueContextualLabels.
+type OptGroupByValueContextualLabels struct {
+	Value GroupByValueContextualLabels
+	Set   bool
+}
+
+// IsSet returns true if OptGroupByValueContextualLabels was set.
+func (o OptGroupByValueContextualLabels) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptGroupByValueContextualLabels) Reset() {
+	var v GroupByValueContextualLabels
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptGroupByValueContextualLabels) SetTo(v GroupByValueContextualLabels) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptGroupByValueContextualLabels) Get() (v GroupByValueContextualLabels, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptGroupByValueContextualLabels) Or(d GroupByValueContextualLabels) GroupByValueContextualLabels {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptGroupByValueIncidentField returns new OptGroupByValueIncidentField with value set to v.
+func NewOptGroupByValueIncidentField(v GroupByValueIncidentField) OptGroupByValueIncidentField {
+	return OptGroupByValueIncidentField{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptGroupByValueIncidentField is optional GroupByValueIncidentField.
+type OptGroupByValueIncidentField struct {
+	Value GroupByValueIncidentField
+	Set   bool
+}
+
+// IsSet returns true if OptGroupByValueIncidentField was set.
+func (o OptGroupByValueIncidentField) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptGroupByValueIncidentField) Reset() {
+	var v GroupByValueIncidentField
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptGroupByValueIncidentField) SetTo(v GroupByValueIncidentField) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptGroupByValueIncidentField) Get() (v GroupByValueIncidentField, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptGroupByValueIncidentField) Or(d GroupByValueIncidentField) GroupByValueIncidentField {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIncidentAssignment returns new OptIncidentAssignment with value set to v.
+func NewOptIncidentAssignment(v IncidentAssignment) OptIncidentAssignment {
+	return OptIncidentAssignment{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentAssignment is optional IncidentAssignment.
+type OptIncidentAssignment struct {
+	Value IncidentAssignment
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentAssignment was set.
+func (o OptIncidentAssignment) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentAssignment) Reset() {
+	var v IncidentAssignment
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentAssignment) SetTo(v IncidentAssignment) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentAssignment) Get() (v IncidentAssignment, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentAssignment) Or(d IncidentAssignment) IncidentAssignment {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIncidentEventAcknowledge returns new OptIncidentEventAcknowledge with value set to v.
+func NewOptIncidentEventAcknowledge(v IncidentEventAcknowledge) OptIncidentEventAcknowledge {
+	return OptIncidentEventAcknowledge{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentEventAcknowledge is optional IncidentEventAcknowledge.
+type OptIncidentEventAcknowledge struct {
+	Value IncidentEventAcknowledge
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentEventAcknowledge was set.
+func (o OptIncidentEventAcknowledge) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentEventAcknowledge) Reset() {
+	var v IncidentEventAcknowledge
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentEventAcknowledge) SetTo(v IncidentEventAcknowledge) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentEventAcknowledge) Get() (v IncidentEventAcknowledge, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentEventAcknowledge) Or(d IncidentEventAcknowledge) IncidentEventAcknowledge {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIncidentEventAdministrativeEvent returns new OptIncidentEventAdministrativeEvent with value set to v.
+func NewOptIncidentEventAdministrativeEvent(v IncidentEventAdministrativeEvent) OptIncidentEventAdministrativeEvent {
+	return OptIncidentEventAdministrativeEvent{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentEventAdministrativeEvent is optional IncidentEventAdministrativeEvent.
+type OptIncidentEventAdministrativeEvent struct {
+	Value IncidentEventAdministrativeEvent
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentEventAdministrativeEvent was set.
+func (o OptIncidentEventAdministrativeEvent) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentEventAdministrativeEvent) Reset() {
+	var v IncidentEventAdministrativeEvent
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentEventAdministrativeEvent) SetTo(v IncidentEventAdministrativeEvent) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentEventAdministrativeEvent) Get() (v IncidentEventAdministrativeEvent, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentEventAdministrativeEvent) Or(d IncidentEventAdministrativeEvent) IncidentEventAdministrativeEvent {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIncidentEventAssignment returns new OptIncidentEventAssignment with value set to v.
+func NewOptIncidentEventAssignment(v IncidentEventAssignment) OptIncidentEventAssignment {
+	return OptIncidentEventAssignment{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentEventAssignment is optional IncidentEventAssignment.
+type OptIncidentEventAssignment struct {
+	Value IncidentEventAssignment
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentEventAssignment was set.
+func (o OptIncidentEventAssignment) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentEventAssignment) Reset() {
+	var v IncidentEventAssignment
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentEventAssignment) SetTo(v IncidentEventAssignment) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentEventAssignment) Get() (v IncidentEventAssignment, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentEventAssignment) Or(d IncidentEventAssignment) IncidentEventAssignment {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIncidentEventClose returns new OptIncidentEventClose with value set to v.
+func NewOptIncidentEventClose(v IncidentEventClose) OptIncidentEventClose {
+	return OptIncidentEventClose{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentEventClose is optional IncidentEventClose.
+type OptIncidentEventClose struct {
+	Value IncidentEventClose
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentEventClose was set.
+func (o OptIncidentEventClose) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentEventClose) Reset() {
+	var v IncidentEventClose
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentEventClose) SetTo(v IncidentEventClose) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentEventClose) Get() (v IncidentEventClose, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentEventClose) Or(d IncidentEventClose) IncidentEventClose {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIncidentEventOperationalEvent returns new OptIncidentEventOperationalEvent with value set to v.
+func NewOptIncidentEventOperationalEvent(v IncidentEventOperationalEvent) OptIncidentEventOperationalEvent {
+	return OptIncidentEventOperationalEvent{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentEventOperationalEvent is optional IncidentEventOperationalEvent.
+type OptIncidentEventOperationalEvent struct {
+	Value IncidentEventOperationalEvent
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentEventOperationalEvent was set.
+func (o OptIncidentEventOperationalEvent) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentEventOperationalEvent) Reset() {
+	var v IncidentEventOperationalEvent
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentEventOperationalEvent) SetTo(v IncidentEventOperationalEvent) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentEventOperationalEvent) Get() (v IncidentEventOperationalEvent, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentEventOperationalEvent) Or(d IncidentEventOperationalEvent) IncidentEventOperationalEvent {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIncidentEventUpsertState returns new OptIncidentEventUpsertState with value set to v.
+func NewOptIncidentEventUpsertState(v IncidentEventUpsertState) OptIncidentEventUpsertState {
+	return OptIncidentEventUpsertState{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentEventUpsertState is optional IncidentEventUpsertState.
+type OptIncidentEventUpsertState struct {
+	Value IncidentEventUpsertState
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentEventUpsertState was set.
+func (o OptIncidentEventUpsertState) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentEventUpsertState) Reset() {
+	var v IncidentEventUpsertState
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentEventUpsertState) SetTo(v IncidentEventUpsertState) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentEventUpsertState) Get() (v IncidentEventUpsertState, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentEventUpsertState) Or(d IncidentEventUpsertState) IncidentEventUpsertState {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIncidentFields returns new OptIncidentFields with value set to v.
+func NewOptIncidentFields(v IncidentFields) OptIncidentFields {
+	return OptIncidentFields{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentFields is optional IncidentFields.
+type OptIncidentFields struct {
+	Value IncidentFields
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentFields was set.
+func (o OptIncidentFields) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentFields) Reset() {
+	var v IncidentFields
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentFields) SetTo(v IncidentFields) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentFields) Get() (v IncidentFields, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentFields) Or(d IncidentFields) IncidentFields {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIncidentPageRequest returns new OptIncidentPageRequest with value set to v.
+func NewOptIncidentPageRequest(v IncidentPageRequest) OptIncidentPageRequest {
+	return OptIncidentPageRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentPageRequest is optional IncidentPageRequest.
+type OptIncidentPageRequest struct {
+	Value IncidentPageRequest
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentPageRequest was set.
+func (o OptIncidentPageRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentPageRequest) Reset() {
+	var v IncidentPageRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentPageRequest) SetTo(v IncidentPageRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentPageRequest) Get() (v IncidentPageRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentPageRequest) Or(d IncidentPageRequest) IncidentPageRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIncidentQueryFilter returns new OptIncidentQueryFilter with value set to v.
+func NewOptIncidentQueryFilter(v IncidentQueryFilter) OptIncidentQueryFilter {
+	return OptIncidentQueryFilter{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentQueryFilter is optional IncidentQueryFilter.
+type OptIncidentQueryFilter struct {
+	Value IncidentQueryFilter
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentQueryFilter was set.
+func (o OptIncidentQueryFilter) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentQueryFilter) Reset() {
+	var v IncidentQueryFilter
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentQueryFilter) SetTo(v IncidentQueryFilter) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentQueryFilter) Get() (v IncidentQueryFilter, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentQueryFilter) Or(d IncidentQueryFilter) IncidentQueryFilter {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIncidentQueryFilterContextualLabels returns new OptIncidentQueryFilterContextualLabels with value set to v.
+func NewOptIncidentQueryFilterContextualLabels(v IncidentQueryFilterContextualLabels) OptIncidentQueryFilterContextualLabels {
+	return OptIncidentQueryFilterContextualLabels{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentQueryFilterContextualLabels is optional IncidentQueryFilterContextualLabels.
+type OptIncidentQueryFilterContextualLabels struct {
+	Value IncidentQueryFilterContextualLabels
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentQueryFilterContextualLabels was set.
+func (o OptIncidentQueryFilterContextualLabels) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentQueryFilterContextualLabels) Reset() {
+	var v IncidentQueryFilterContextualLabels
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentQueryFilterContextualLabels) SetTo(v IncidentQueryFilterContextualLabels) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentQueryFilterContextualLabels) Get() (v IncidentQueryFilterContextualLabels, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentQueryFilterContextualLabels) Or(d IncidentQueryFilterContextualLabels) IncidentQueryFilterContextualLabels {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIncidentQueryFilterDisplayLabels returns new OptIncidentQueryFilterDisplayLabels with value set to v.
+func NewOptIncidentQueryFilterDisplayLabels(v IncidentQueryFilterDisplayLabels) OptIncidentQueryFilterDisplayLabels {
+	return OptIncidentQueryFilterDisplayLabels{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentQueryFilterDisplayLabels is optional IncidentQueryFilterDisplayLabels.
+type OptIncidentQueryFilterDisplayLabels struct {
+	Value IncidentQueryFilterDisplayLabels
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentQueryFilterDisplayLabels was set.
+func (o OptIncidentQueryFilterDisplayLabels) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentQueryFilterDisplayLabels) Reset() {
+	var v IncidentQueryFilterDisplayLabels
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentQueryFilterDisplayLabels) SetTo(v IncidentQueryFilterDisplayLabels) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentQueryFilterDisplayLabels) Get() (v IncidentQueryFilterDisplayLabels, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentQueryFilterDisplayLabels) Or(d IncidentQueryFilterDisplayLabels) IncidentQueryFilterDisplayLabels {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIncidentQueryFilterMetaLabelsOp returns new OptIncidentQueryFilterMetaLabelsOp with value set to v.
+func NewOptIncidentQueryFilterMetaLabelsOp(v IncidentQueryFilterMetaLabelsOp) OptIncidentQueryFilterMetaLabelsOp {
+	return OptIncidentQueryFilterMetaLabelsOp{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentQueryFilterMetaLabelsOp is optional IncidentQueryFilterMetaLabelsOp.
+type OptIncidentQueryFilterMetaLabelsOp struct {
+	Value IncidentQueryFilterMetaLabelsOp
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentQueryFilterMetaLabelsOp was set.
+func (o OptIncidentQueryFilterMetaLabelsOp) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentQueryFilterMetaLabelsOp) Reset() {
+	var v IncidentQueryFilterMetaLabelsOp
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentQueryFilterMetaLabelsOp) SetTo(v IncidentQueryFilterMetaLabelsOp) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentQueryFilterMetaLabelsOp) Get() (v IncidentQueryFilterMetaLabelsOp, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentQueryFilterMetaLabelsOp) Or(d IncidentQueryFilterMetaLabelsOp) IncidentQueryFilterMetaLabelsOp {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIncidentSearchQuery returns new OptIncidentSearchQuery with value set to v.
+func NewOptIncidentSearchQuery(v IncidentSearchQuery) OptIncidentSearchQuery {
+	return OptIncidentSearchQuery{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentSearchQuery is optional IncidentSearchQuery.
+type OptIncidentSearchQuery struct {
+	Value IncidentSearchQuery
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentSearchQuery was set.
+func (o OptIncidentSearchQuery) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentSearchQuery) Reset() {
+	var v IncidentSearchQuery
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentSearchQuery) SetTo(v IncidentSearchQuery) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentSearchQuery) Get() (v IncidentSearchQuery, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentSearchQuery) Or(d IncidentSearchQuery) IncidentSearchQuery {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIncidentSeverity returns new OptIncidentSeverity with value set to v.
+func NewOptIncidentSeverity(v IncidentSeverity) OptIncidentSeverity {
+	return OptIncidentSeverity{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentSeverity is optional IncidentSeverity.
+type OptIncidentSeverity struct {
+	Value IncidentSeverity
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentSeverity was set.
+func (o OptIncidentSeverity) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentSeverity) Reset() {
+	var v IncidentSeverity
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentSeverity) SetTo(v IncidentSeverity) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentSeverity) Get() (v IncidentSeverity, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentSeverity) Or(d IncidentSeverity) IncidentSeverity {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIncidentState returns new OptIncidentState with value set to v.
+func NewOptIncidentState(v IncidentState) OptIncidentState {
+	return OptIncidentState{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentState is optional IncidentState.
+type OptIncidentState struct {
+	Value IncidentState
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentState was set.
+func (o OptIncidentState) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentState) Reset() {
+	var v IncidentState
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentState) SetTo(v IncidentState) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentState) Get() (v IncidentState, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentState) Or(d IncidentState) IncidentState {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIncidentStatus returns new OptIncidentStatus with value set to v.
+func NewOptIncidentStatus(v IncidentStatus) OptIncidentStatus {
+	return OptIncidentStatus{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentStatus is optional IncidentStatus.
+type OptIncidentStatus struct {
+	Value IncidentStatus
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentStatus was set.
+func (o OptIncidentStatus) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentStatus) Reset() {
+	var v IncidentStatus
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentStatus) SetTo(v IncidentStatus) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentStatus) Get() (v IncidentStatus, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentStatus) Or(d IncidentStatus) IncidentStatus {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIncidentTimeRange returns new OptIncidentTimeRange with value set to v.
+func NewOptIncidentTimeRange(v IncidentTimeRange) OptIncidentTimeRange {
+	return OptIncidentTimeRange{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentTimeRange is optional IncidentTimeRange.
+type OptIncidentTimeRange struct {
+	Value IncidentTimeRange
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentTimeRange was set.
+func (o OptIncidentTimeRange) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentTimeRange) Reset() {
+	var v IncidentTimeRange
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentTimeRange) SetTo(v IncidentTimeRange) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentTimeRange) Get() (v IncidentTimeRange, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentTimeRange) Or(d IncidentTimeRange) IncidentTimeRange {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIncidentUser returns new OptIncidentUser with value set to v.
+func NewOptIncidentUser(v IncidentUser) OptIncidentUser {
+	return OptIncidentUser{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentUser is optional IncidentUser.
+type OptIncidentUser struct {
+	Value IncidentUser
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentUser was set.
+func (o OptIncidentUser) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentUser) Reset() {
+	var v IncidentUser
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentUser) SetTo(v IncidentUser) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentUser) Get() (v IncidentUser, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentUser) Or(d IncidentUser) IncidentUser {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptInt64 returns new OptInt64 with value set to v.
 func NewOptInt64(v int64) OptInt64 {
 	return OptInt64{
@@ -666,6 +8406,52 @@ func (o OptInt64) Get() (v int64, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptInt64) Or(d int64) int64 {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptKPIType returns new OptKPIType with value set to v.
+func NewOptKPIType(v KPIType) OptKPIType {
+	return OptKPIType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptKPIType is optional KPIType.
+type OptKPIType struct {
+	Value KPIType
+	Set   bool
+}
+
+// IsSet returns true if OptKPIType was set.
+func (o OptKPIType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptKPIType) Reset() {
+	var v KPIType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptKPIType) SetTo(v KPIType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptKPIType) Get() (v KPIType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptKPIType) Or(d KPIType) KPIType {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -718,6 +8504,282 @@ func (o OptKeyPermissionsInput) Or(d KeyPermissionsInput) KeyPermissionsInput {
 	return d
 }
 
+// NewOptListCasesRequest returns new OptListCasesRequest with value set to v.
+func NewOptListCasesRequest(v ListCasesRequest) OptListCasesRequest {
+	return OptListCasesRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptListCasesRequest is optional ListCasesRequest.
+type OptListCasesRequest struct {
+	Value ListCasesRequest
+	Set   bool
+}
+
+// IsSet returns true if OptListCasesRequest was set.
+func (o OptListCasesRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptListCasesRequest) Reset() {
+	var v ListCasesRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptListCasesRequest) SetTo(v ListCasesRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptListCasesRequest) Get() (v ListCasesRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptListCasesRequest) Or(d ListCasesRequest) ListCasesRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptListIncidentsRequest returns new OptListIncidentsRequest with value set to v.
+func NewOptListIncidentsRequest(v ListIncidentsRequest) OptListIncidentsRequest {
+	return OptListIncidentsRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptListIncidentsRequest is optional ListIncidentsRequest.
+type OptListIncidentsRequest struct {
+	Value ListIncidentsRequest
+	Set   bool
+}
+
+// IsSet returns true if OptListIncidentsRequest was set.
+func (o OptListIncidentsRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptListIncidentsRequest) Reset() {
+	var v ListIncidentsRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptListIncidentsRequest) SetTo(v ListIncidentsRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptListIncidentsRequest) Get() (v ListIncidentsRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptListIncidentsRequest) Or(d ListIncidentsRequest) ListIncidentsRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptLogAttachment returns new OptLogAttachment with value set to v.
+func NewOptLogAttachment(v LogAttachment) OptLogAttachment {
+	return OptLogAttachment{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptLogAttachment is optional LogAttachment.
+type OptLogAttachment struct {
+	Value LogAttachment
+	Set   bool
+}
+
+// IsSet returns true if OptLogAttachment was set.
+func (o OptLogAttachment) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptLogAttachment) Reset() {
+	var v LogAttachment
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptLogAttachment) SetTo(v LogAttachment) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptLogAttachment) Get() (v LogAttachment, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptLogAttachment) Or(d LogAttachment) LogAttachment {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptMicrosoftTeamsActor returns new OptMicrosoftTeamsActor with value set to v.
+func NewOptMicrosoftTeamsActor(v MicrosoftTeamsActor) OptMicrosoftTeamsActor {
+	return OptMicrosoftTeamsActor{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptMicrosoftTeamsActor is optional MicrosoftTeamsActor.
+type OptMicrosoftTeamsActor struct {
+	Value MicrosoftTeamsActor
+	Set   bool
+}
+
+// IsSet returns true if OptMicrosoftTeamsActor was set.
+func (o OptMicrosoftTeamsActor) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptMicrosoftTeamsActor) Reset() {
+	var v MicrosoftTeamsActor
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptMicrosoftTeamsActor) SetTo(v MicrosoftTeamsActor) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptMicrosoftTeamsActor) Get() (v MicrosoftTeamsActor, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptMicrosoftTeamsActor) Or(d MicrosoftTeamsActor) MicrosoftTeamsActor {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPagerDutyActor returns new OptPagerDutyActor with value set to v.
+func NewOptPagerDutyActor(v PagerDutyActor) OptPagerDutyActor {
+	return OptPagerDutyActor{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPagerDutyActor is optional PagerDutyActor.
+type OptPagerDutyActor struct {
+	Value PagerDutyActor
+	Set   bool
+}
+
+// IsSet returns true if OptPagerDutyActor was set.
+func (o OptPagerDutyActor) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPagerDutyActor) Reset() {
+	var v PagerDutyActor
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPagerDutyActor) SetTo(v PagerDutyActor) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPagerDutyActor) Get() (v PagerDutyActor, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPagerDutyActor) Or(d PagerDutyActor) PagerDutyActor {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPriorityDetails returns new OptPriorityDetails with value set to v.
+func NewOptPriorityDetails(v PriorityDetails) OptPriorityDetails {
+	return OptPriorityDetails{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPriorityDetails is optional PriorityDetails.
+type OptPriorityDetails struct {
+	Value PriorityDetails
+	Set   bool
+}
+
+// IsSet returns true if OptPriorityDetails was set.
+func (o OptPriorityDetails) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPriorityDetails) Reset() {
+	var v PriorityDetails
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPriorityDetails) SetTo(v PriorityDetails) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPriorityDetails) Get() (v PriorityDetails, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPriorityDetails) Or(d PriorityDetails) PriorityDetails {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptRecordingRuleInputLabels returns new OptRecordingRuleInputLabels with value set to v.
 func NewOptRecordingRuleInputLabels(v RecordingRuleInputLabels) OptRecordingRuleInputLabels {
 	return OptRecordingRuleInputLabels{
@@ -758,6 +8820,190 @@ func (o OptRecordingRuleInputLabels) Get() (v RecordingRuleInputLabels, ok bool)
 
 // Or returns value if set, or given parameter if does not.
 func (o OptRecordingRuleInputLabels) Or(d RecordingRuleInputLabels) RecordingRuleInputLabels {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptResolutionDetails returns new OptResolutionDetails with value set to v.
+func NewOptResolutionDetails(v ResolutionDetails) OptResolutionDetails {
+	return OptResolutionDetails{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptResolutionDetails is optional ResolutionDetails.
+type OptResolutionDetails struct {
+	Value ResolutionDetails
+	Set   bool
+}
+
+// IsSet returns true if OptResolutionDetails was set.
+func (o OptResolutionDetails) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptResolutionDetails) Reset() {
+	var v ResolutionDetails
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptResolutionDetails) SetTo(v ResolutionDetails) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptResolutionDetails) Get() (v ResolutionDetails, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptResolutionDetails) Or(d ResolutionDetails) ResolutionDetails {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptResolveCaseRequest returns new OptResolveCaseRequest with value set to v.
+func NewOptResolveCaseRequest(v ResolveCaseRequest) OptResolveCaseRequest {
+	return OptResolveCaseRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptResolveCaseRequest is optional ResolveCaseRequest.
+type OptResolveCaseRequest struct {
+	Value ResolveCaseRequest
+	Set   bool
+}
+
+// IsSet returns true if OptResolveCaseRequest was set.
+func (o OptResolveCaseRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptResolveCaseRequest) Reset() {
+	var v ResolveCaseRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptResolveCaseRequest) SetTo(v ResolveCaseRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptResolveCaseRequest) Get() (v ResolveCaseRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptResolveCaseRequest) Or(d ResolveCaseRequest) ResolveCaseRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptServiceNowActor returns new OptServiceNowActor with value set to v.
+func NewOptServiceNowActor(v ServiceNowActor) OptServiceNowActor {
+	return OptServiceNowActor{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptServiceNowActor is optional ServiceNowActor.
+type OptServiceNowActor struct {
+	Value ServiceNowActor
+	Set   bool
+}
+
+// IsSet returns true if OptServiceNowActor was set.
+func (o OptServiceNowActor) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptServiceNowActor) Reset() {
+	var v ServiceNowActor
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptServiceNowActor) SetTo(v ServiceNowActor) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptServiceNowActor) Get() (v ServiceNowActor, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptServiceNowActor) Or(d ServiceNowActor) ServiceNowActor {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSlackActor returns new OptSlackActor with value set to v.
+func NewOptSlackActor(v SlackActor) OptSlackActor {
+	return OptSlackActor{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSlackActor is optional SlackActor.
+type OptSlackActor struct {
+	Value SlackActor
+	Set   bool
+}
+
+// IsSet returns true if OptSlackActor was set.
+func (o OptSlackActor) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSlackActor) Reset() {
+	var v SlackActor
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSlackActor) SetTo(v SlackActor) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSlackActor) Get() (v SlackActor, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSlackActor) Or(d SlackActor) SlackActor {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -902,6 +9148,195 @@ func (o OptUpdateApiKeyRequestPresets) Or(d UpdateApiKeyRequestPresets) UpdateAp
 	return d
 }
 
+// NewOptUserActor returns new OptUserActor with value set to v.
+func NewOptUserActor(v UserActor) OptUserActor {
+	return OptUserActor{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUserActor is optional UserActor.
+type OptUserActor struct {
+	Value UserActor
+	Set   bool
+}
+
+// IsSet returns true if OptUserActor was set.
+func (o OptUserActor) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUserActor) Reset() {
+	var v UserActor
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUserActor) SetTo(v UserActor) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUserActor) Get() (v UserActor, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUserActor) Or(d UserActor) UserActor {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptWidgetAttachment returns new OptWidgetAttachment with value set to v.
+func NewOptWidgetAttachment(v WidgetAttachment) OptWidgetAttachment {
+	return OptWidgetAttachment{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptWidgetAttachment is optional WidgetAttachment.
+type OptWidgetAttachment struct {
+	Value WidgetAttachment
+	Set   bool
+}
+
+// IsSet returns true if OptWidgetAttachment was set.
+func (o OptWidgetAttachment) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptWidgetAttachment) Reset() {
+	var v WidgetAttachment
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptWidgetAttachment) SetTo(v WidgetAttachment) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptWidgetAttachment) Get() (v WidgetAttachment, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptWidgetAttachment) Or(d WidgetAttachment) WidgetAttachment {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// Ref: #/components/schemas/OrderByDirection
+type OrderByDirection string
+
+const (
+	OrderByDirectionORDERBYDIRECTIONUNSPECIFIED OrderByDirection = "ORDER_BY_DIRECTION_UNSPECIFIED"
+	OrderByDirectionORDERBYDIRECTIONASC         OrderByDirection = "ORDER_BY_DIRECTION_ASC"
+	OrderByDirectionORDERBYDIRECTIONDESC        OrderByDirection = "ORDER_BY_DIRECTION_DESC"
+)
+
+// AllValues returns all OrderByDirection values.
+func (OrderByDirection) AllValues() []OrderByDirection {
+	return []OrderByDirection{
+		OrderByDirectionORDERBYDIRECTIONUNSPECIFIED,
+		OrderByDirectionORDERBYDIRECTIONASC,
+		OrderByDirectionORDERBYDIRECTIONDESC,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s OrderByDirection) MarshalText() ([]byte, error) {
+	switch s {
+	case OrderByDirectionORDERBYDIRECTIONUNSPECIFIED:
+		return []byte(s), nil
+	case OrderByDirectionORDERBYDIRECTIONASC:
+		return []byte(s), nil
+	case OrderByDirectionORDERBYDIRECTIONDESC:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *OrderByDirection) UnmarshalText(data []byte) error {
+	switch OrderByDirection(data) {
+	case OrderByDirectionORDERBYDIRECTIONUNSPECIFIED:
+		*s = OrderByDirectionORDERBYDIRECTIONUNSPECIFIED
+		return nil
+	case OrderByDirectionORDERBYDIRECTIONASC:
+		*s = OrderByDirectionORDERBYDIRECTIONASC
+		return nil
+	case OrderByDirectionORDERBYDIRECTIONDESC:
+		*s = OrderByDirectionORDERBYDIRECTIONDESC
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/PagerDutyActor
+type PagerDutyActor struct {
+	PlatformUserId  OptString `json:"platformUserId"`
+	DisplayName     OptString `json:"displayName"`
+	PagerDutyUserId OptString `json:"pagerDutyUserId"`
+	UserEmail       OptString `json:"userEmail"`
+}
+
+// GetPlatformUserId returns the value of PlatformUserId.
+func (s *PagerDutyActor) GetPlatformUserId() OptString {
+	return s.PlatformUserId
+}
+
+// GetDisplayName returns the value of DisplayName.
+func (s *PagerDutyActor) GetDisplayName() OptString {
+	return s.DisplayName
+}
+
+// GetPagerDutyUserId returns the value of PagerDutyUserId.
+func (s *PagerDutyActor) GetPagerDutyUserId() OptString {
+	return s.PagerDutyUserId
+}
+
+// GetUserEmail returns the value of UserEmail.
+func (s *PagerDutyActor) GetUserEmail() OptString {
+	return s.UserEmail
+}
+
+// SetPlatformUserId sets the value of PlatformUserId.
+func (s *PagerDutyActor) SetPlatformUserId(val OptString) {
+	s.PlatformUserId = val
+}
+
+// SetDisplayName sets the value of DisplayName.
+func (s *PagerDutyActor) SetDisplayName(val OptString) {
+	s.DisplayName = val
+}
+
+// SetPagerDutyUserId sets the value of PagerDutyUserId.
+func (s *PagerDutyActor) SetPagerDutyUserId(val OptString) {
+	s.PagerDutyUserId = val
+}
+
+// SetUserEmail sets the value of UserEmail.
+func (s *PagerDutyActor) SetUserEmail(val OptString) {
+	s.UserEmail = val
+}
+
 // Ref: #/components/schemas/PermissionPresetInfo
 type PermissionPresetInfo struct {
 	Name        string   `json:"name"`
@@ -926,6 +9361,32 @@ func (s *PermissionPresetInfo) SetName(val string) {
 // SetPermissions sets the value of Permissions.
 func (s *PermissionPresetInfo) SetPermissions(val []string) {
 	s.Permissions = val
+}
+
+// Ref: #/components/schemas/PriorityDetails
+type PriorityDetails struct {
+	Override OptCasePriority `json:"override"`
+	System   OptCasePriority `json:"system"`
+}
+
+// GetOverride returns the value of Override.
+func (s *PriorityDetails) GetOverride() OptCasePriority {
+	return s.Override
+}
+
+// GetSystem returns the value of System.
+func (s *PriorityDetails) GetSystem() OptCasePriority {
+	return s.System
+}
+
+// SetOverride sets the value of Override.
+func (s *PriorityDetails) SetOverride(val OptCasePriority) {
+	s.Override = val
+}
+
+// SetSystem sets the value of System.
+func (s *PriorityDetails) SetSystem(val OptCasePriority) {
+	s.System = val
 }
 
 // Ref: #/components/schemas/RecordingRule
@@ -1285,6 +9746,169 @@ func (s *RecordingRuleSetList) SetSets(val []RecordingRuleSet) {
 	s.Sets = val
 }
 
+// Ref: #/components/schemas/ResolutionDetails
+type ResolutionDetails struct {
+	Reason      OptString     `json:"reason"`
+	ResolveTime OptDateTime   `json:"resolveTime"`
+	ResolvedBy  OptEventActor `json:"resolvedBy"`
+}
+
+// GetReason returns the value of Reason.
+func (s *ResolutionDetails) GetReason() OptString {
+	return s.Reason
+}
+
+// GetResolveTime returns the value of ResolveTime.
+func (s *ResolutionDetails) GetResolveTime() OptDateTime {
+	return s.ResolveTime
+}
+
+// GetResolvedBy returns the value of ResolvedBy.
+func (s *ResolutionDetails) GetResolvedBy() OptEventActor {
+	return s.ResolvedBy
+}
+
+// SetReason sets the value of Reason.
+func (s *ResolutionDetails) SetReason(val OptString) {
+	s.Reason = val
+}
+
+// SetResolveTime sets the value of ResolveTime.
+func (s *ResolutionDetails) SetResolveTime(val OptDateTime) {
+	s.ResolveTime = val
+}
+
+// SetResolvedBy sets the value of ResolvedBy.
+func (s *ResolutionDetails) SetResolvedBy(val OptEventActor) {
+	s.ResolvedBy = val
+}
+
+// Ref: #/components/schemas/ResolveCaseRequest
+type ResolveCaseRequest struct {
+	Reason OptString `json:"reason"`
+}
+
+// GetReason returns the value of Reason.
+func (s *ResolveCaseRequest) GetReason() OptString {
+	return s.Reason
+}
+
+// SetReason sets the value of Reason.
+func (s *ResolveCaseRequest) SetReason(val OptString) {
+	s.Reason = val
+}
+
+// Ref: #/components/schemas/ServiceNowActor
+type ServiceNowActor struct {
+	PlatformUserId OptString `json:"platformUserId"`
+	ID             OptString `json:"id"`
+	UserEmail      OptString `json:"userEmail"`
+	Username       OptString `json:"username"`
+}
+
+// GetPlatformUserId returns the value of PlatformUserId.
+func (s *ServiceNowActor) GetPlatformUserId() OptString {
+	return s.PlatformUserId
+}
+
+// GetID returns the value of ID.
+func (s *ServiceNowActor) GetID() OptString {
+	return s.ID
+}
+
+// GetUserEmail returns the value of UserEmail.
+func (s *ServiceNowActor) GetUserEmail() OptString {
+	return s.UserEmail
+}
+
+// GetUsername returns the value of Username.
+func (s *ServiceNowActor) GetUsername() OptString {
+	return s.Username
+}
+
+// SetPlatformUserId sets the value of PlatformUserId.
+func (s *ServiceNowActor) SetPlatformUserId(val OptString) {
+	s.PlatformUserId = val
+}
+
+// SetID sets the value of ID.
+func (s *ServiceNowActor) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetUserEmail sets the value of UserEmail.
+func (s *ServiceNowActor) SetUserEmail(val OptString) {
+	s.UserEmail = val
+}
+
+// SetUsername sets the value of Username.
+func (s *ServiceNowActor) SetUsername(val OptString) {
+	s.Username = val
+}
+
+// Ref: #/components/schemas/SlackActor
+type SlackActor struct {
+	PlatformUserId OptString `json:"platformUserId"`
+	DisplayName    OptString `json:"displayName"`
+	SlackUserId    OptString `json:"slackUserId"`
+	UserEmail      OptString `json:"userEmail"`
+}
+
+// GetPlatformUserId returns the value of PlatformUserId.
+func (s *SlackActor) GetPlatformUserId() OptString {
+	return s.PlatformUserId
+}
+
+// GetDisplayName returns the value of DisplayName.
+func (s *SlackActor) GetDisplayName() OptString {
+	return s.DisplayName
+}
+
+// GetSlackUserId returns the value of SlackUserId.
+func (s *SlackActor) GetSlackUserId() OptString {
+	return s.SlackUserId
+}
+
+// GetUserEmail returns the value of UserEmail.
+func (s *SlackActor) GetUserEmail() OptString {
+	return s.UserEmail
+}
+
+// SetPlatformUserId sets the value of PlatformUserId.
+func (s *SlackActor) SetPlatformUserId(val OptString) {
+	s.PlatformUserId = val
+}
+
+// SetDisplayName sets the value of DisplayName.
+func (s *SlackActor) SetDisplayName(val OptString) {
+	s.DisplayName = val
+}
+
+// SetSlackUserId sets the value of SlackUserId.
+func (s *SlackActor) SetSlackUserId(val OptString) {
+	s.SlackUserId = val
+}
+
+// SetUserEmail sets the value of UserEmail.
+func (s *SlackActor) SetUserEmail(val OptString) {
+	s.UserEmail = val
+}
+
+// Ref: #/components/schemas/SyncExternalThreadResponse
+type SyncExternalThreadResponse struct {
+	SyncRegistered bool `json:"syncRegistered"`
+}
+
+// GetSyncRegistered returns the value of SyncRegistered.
+func (s *SyncExternalThreadResponse) GetSyncRegistered() bool {
+	return s.SyncRegistered
+}
+
+// SetSyncRegistered sets the value of SyncRegistered.
+func (s *SyncExternalThreadResponse) SetSyncRegistered(val bool) {
+	s.SyncRegistered = val
+}
+
 // Ref: #/components/schemas/UpdateApiKeyRequest
 type UpdateApiKeyRequest struct {
 	NewName  OptString `json:"newName"`
@@ -1371,4 +9995,104 @@ func (s *UpdateApiKeyRequestPresets) GetPresets() []string {
 // SetPresets sets the value of Presets.
 func (s *UpdateApiKeyRequestPresets) SetPresets(val []string) {
 	s.Presets = val
+}
+
+// Ref: #/components/schemas/UpdateCaseRequest
+type UpdateCaseRequest struct {
+	Title            OptString       `json:"title"`
+	PriorityOverride OptCasePriority `json:"priorityOverride"`
+	ResolutionReason OptString       `json:"resolutionReason"`
+}
+
+// GetTitle returns the value of Title.
+func (s *UpdateCaseRequest) GetTitle() OptString {
+	return s.Title
+}
+
+// GetPriorityOverride returns the value of PriorityOverride.
+func (s *UpdateCaseRequest) GetPriorityOverride() OptCasePriority {
+	return s.PriorityOverride
+}
+
+// GetResolutionReason returns the value of ResolutionReason.
+func (s *UpdateCaseRequest) GetResolutionReason() OptString {
+	return s.ResolutionReason
+}
+
+// SetTitle sets the value of Title.
+func (s *UpdateCaseRequest) SetTitle(val OptString) {
+	s.Title = val
+}
+
+// SetPriorityOverride sets the value of PriorityOverride.
+func (s *UpdateCaseRequest) SetPriorityOverride(val OptCasePriority) {
+	s.PriorityOverride = val
+}
+
+// SetResolutionReason sets the value of ResolutionReason.
+func (s *UpdateCaseRequest) SetResolutionReason(val OptString) {
+	s.ResolutionReason = val
+}
+
+// Ref: #/components/schemas/UserActor
+type UserActor struct {
+	ID OptString `json:"id"`
+}
+
+// GetID returns the value of ID.
+func (s *UserActor) GetID() OptString {
+	return s.ID
+}
+
+// SetID sets the value of ID.
+func (s *UserActor) SetID(val OptString) {
+	s.ID = val
+}
+
+// Ref: #/components/schemas/WidgetAttachment
+type WidgetAttachment struct {
+	CustomDashboardId string    `json:"customDashboardId"`
+	WidgetId          string    `json:"widgetId"`
+	WidgetScreenshot  FileRef   `json:"widgetScreenshot"`
+	QueryLinkSuffix   OptString `json:"queryLinkSuffix"`
+}
+
+// GetCustomDashboardId returns the value of CustomDashboardId.
+func (s *WidgetAttachment) GetCustomDashboardId() string {
+	return s.CustomDashboardId
+}
+
+// GetWidgetId returns the value of WidgetId.
+func (s *WidgetAttachment) GetWidgetId() string {
+	return s.WidgetId
+}
+
+// GetWidgetScreenshot returns the value of WidgetScreenshot.
+func (s *WidgetAttachment) GetWidgetScreenshot() FileRef {
+	return s.WidgetScreenshot
+}
+
+// GetQueryLinkSuffix returns the value of QueryLinkSuffix.
+func (s *WidgetAttachment) GetQueryLinkSuffix() OptString {
+	return s.QueryLinkSuffix
+}
+
+// SetCustomDashboardId sets the value of CustomDashboardId.
+func (s *WidgetAttachment) SetCustomDashboardId(val string) {
+	s.CustomDashboardId = val
+}
+
+// SetWidgetId sets the value of WidgetId.
+func (s *WidgetAttachment) SetWidgetId(val string) {
+	s.WidgetId = val
+}
+
+// SetWidgetScreenshot sets the value of WidgetScreenshot.
+func (s *WidgetAttachment) SetWidgetScreenshot(val FileRef) {
+	s.WidgetScreenshot = val
+}
+
+// SetQueryLinkSuffix sets the value of QueryLinkSuffix.
+func (s *WidgetAttachment) SetQueryLinkSuffix(val OptString) {
+	s.QueryLinkSuffix = val
 }

@@ -38,16 +38,42 @@ func findAuthorization(h http.Header, prefix string) (string, bool) {
 
 // operationRolesApiKey is a private map storing roles per operation.
 var operationRolesApiKey = map[string][]string{
+	AcknowledgeCaseOperation:               []string{},
+	AcknowledgeIncidentsOperation:          []string{},
+	AssignCaseOperation:                    []string{},
+	AssignIncidentsOperation:               []string{},
+	BatchGetIncidentsOperation:             []string{},
+	CloseCaseOperation:                     []string{},
+	CloseIncidentsOperation:                []string{},
 	CreateApiKeyOperation:                  []string{},
+	CreateCaseCommentOperation:             []string{},
 	CreateRecordingRuleSetOperation:        []string{},
 	DeleteApiKeyOperation:                  []string{},
+	DeleteCaseCommentOperation:             []string{},
 	DeleteRecordingRuleSetOperation:        []string{},
 	DeleteRecordingRuleSetByQueryOperation: []string{},
 	GetApiKeyOperation:                     []string{},
+	GetCaseOperation:                       []string{},
+	GetCaseEventOperation:                  []string{},
+	GetIncidentOperation:                   []string{},
 	GetRecordingRuleSetOperation:           []string{},
+	IngestAlertmanagerOperation:            []string{},
 	ListApiKeysOperation:                   []string{},
+	ListCaseEventsOperation:                []string{},
+	ListCasesOperation:                     []string{},
+	ListIncidentAggregationsOperation:      []string{},
+	ListIncidentEventsOperation:            []string{},
+	ListIncidentsOperation:                 []string{},
 	ListRecordingRuleSetsOperation:         []string{},
+	ResolveCaseOperation:                   []string{},
+	ResolveIncidentsOperation:              []string{},
+	SyncCaseExternalThreadOperation:        []string{},
+	UnacknowledgeCaseOperation:             []string{},
+	UnassignCaseOperation:                  []string{},
+	UnassignIncidentsOperation:             []string{},
 	UpdateApiKeyOperation:                  []string{},
+	UpdateCaseOperation:                    []string{},
+	UpdateCaseCommentOperation:             []string{},
 	UpdateRecordingRuleSetOperation:        []string{},
 }
 
@@ -74,8 +100,10 @@ func GetRolesForApiKey(operation string) []string {
 
 // operationRolesOperatorKey is a private map storing roles per operation.
 var operationRolesOperatorKey = map[string][]string{
-	AdminCreateTeamOperation: []string{},
-	AdminListTeamsOperation:  []string{},
+	AdminCreateTeamOperation:  []string{},
+	AdminGetCaseKPIsOperation: []string{},
+	AdminListTeamsOperation:   []string{},
+	AdminSetCaseKPIsOperation: []string{},
 }
 
 // GetRolesForOperatorKey returns the required roles for the given operation.

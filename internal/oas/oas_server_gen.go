@@ -8,18 +8,73 @@ import (
 
 // Handler handles operations described by OpenAPI v3 specification.
 type Handler interface {
+	// AcknowledgeCase implements AcknowledgeCase operation.
+	//
+	// Acknowledge an active case.
+	//
+	// PUT /mgmt/openapi/5/cases/acknowledged/v1/{case_id}
+	AcknowledgeCase(ctx context.Context, params AcknowledgeCaseParams) (*CaseResponse, error)
+	// AcknowledgeIncidents implements AcknowledgeIncidents operation.
+	//
+	// All or nothing. An unknown id is a 404 and a resolved incident a 409; then nothing changes.
+	//
+	// POST /mgmt/openapi/5/incidents/incidents/v1/all/acknowledge
+	AcknowledgeIncidents(ctx context.Context, req *IncidentIDsRequest) (*IncidentsResponse, error)
 	// AdminCreateTeam implements AdminCreateTeam operation.
 	//
 	// The key holds every permission; its value is shown once, in this answer.
 	//
 	// POST /admin/v1/teams
 	AdminCreateTeam(ctx context.Context, req *AdminCreateTeamRequest) (*AdminCreateTeamResponse, error)
+	// AdminGetCaseKPIs implements AdminGetCaseKPIs operation.
+	//
+	// Read a team's case KPI thresholds.
+	//
+	// GET /admin/v1/teams/{team_id}/case-kpis
+	AdminGetCaseKPIs(ctx context.Context, params AdminGetCaseKPIsParams) (*CaseKPIThresholds, error)
 	// AdminListTeams implements AdminListTeams operation.
 	//
 	// List every team.
 	//
 	// GET /admin/v1/teams
 	AdminListTeams(ctx context.Context) (*AdminListTeamsResponse, error)
+	// AdminSetCaseKPIs implements AdminSetCaseKPIs operation.
+	//
+	// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000.
+	//
+	// PUT /admin/v1/teams/{team_id}/case-kpis
+	AdminSetCaseKPIs(ctx context.Context, req *CaseKPIThresholds, params AdminSetCaseKPIsParams) (*CaseKPIThresholds, error)
+	// AssignCase implements AssignCase operation.
+	//
+	// Assign a case to a user.
+	//
+	// POST /mgmt/openapi/5/cases/assigned/v1/{case_id}
+	AssignCase(ctx context.Context, req *AssignCaseRequest, params AssignCaseParams) (*CaseResponse, error)
+	// AssignIncidents implements AssignIncidents operation.
+	//
+	// All or nothing; an unknown id is a 404.
+	//
+	// POST /mgmt/openapi/5/incidents/incidents/v1/all/by-user
+	AssignIncidents(ctx context.Context, req *AssignIncidentsRequest) (*IncidentsResponse, error)
+	// BatchGetIncidents implements BatchGetIncidents operation.
+	//
+	// Get incidents by id.
+	//
+	// GET /mgmt/openapi/5/incidents/incidents/v1
+	BatchGetIncidents(ctx context.Context, params BatchGetIncidentsParams) (*BatchGetIncidentsResponse, error)
+	// CloseCase implements CloseCase operation.
+	//
+	// Close a case for good.
+	//
+	// POST /mgmt/openapi/5/cases/closed/v1/{case_id}
+	CloseCase(ctx context.Context, params CloseCaseParams) (*CaseResponse, error)
+	// CloseIncidents implements CloseIncidents operation.
+	//
+	// All or nothing. Ends the incidents (state and status resolved, `closedAt` set); an unknown id is a
+	// 404.
+	//
+	// POST /mgmt/openapi/5/incidents/incidents/v1/all/closed
+	CloseIncidents(ctx context.Context, req *IncidentIDsRequest) (*IncidentsResponse, error)
 	// CreateApiKey implements CreateApiKey operation.
 	//
 	// Creates a key in the caller's team. The answer carries the key's secret `value`; it is shown here
@@ -28,6 +83,13 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/4/aaa/api-keys/v3
 	CreateApiKey(ctx context.Context, req *CreateApiKeyRequest) (*CreateApiKeyResponse, error)
+	// CreateCaseComment implements CreateCaseComment operation.
+	//
+	// Appends a `comment` event. `text` is stored without its leading and trailing white space and must
+	// then hold 1 to 10000 characters. The event's actor is the caller.
+	//
+	// POST /mgmt/openapi/5/cases/cases/v1/{case_id}/comments
+	CreateCaseComment(ctx context.Context, req *CommentRequest, params CreateCaseCommentParams) (*CaseEventResponse, error)
 	// CreateRecordingRuleSet implements CreateRecordingRuleSet operation.
 	//
 	// Stores a named set of rule groups. Every `expr` must be valid PromQL, every `record` a valid metric
@@ -42,6 +104,12 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/aaa/api-keys/v3/{key_id}
 	DeleteApiKey(ctx context.Context, params DeleteApiKeyParams) error
+	// DeleteCaseComment implements DeleteCaseComment operation.
+	//
+	// Removes a comment event from the case's history. Only comment events can be deleted (400 otherwise).
+	//
+	// DELETE /mgmt/openapi/5/cases/events/v1/{event_id}/comments
+	DeleteCaseComment(ctx context.Context, params DeleteCaseCommentParams) error
 	// DeleteRecordingRuleSet implements DeleteRecordingRuleSet operation.
 	//
 	// Delete a recording-rule set.
@@ -60,24 +128,133 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/aaa/api-keys/v3/{key_id}
 	GetApiKey(ctx context.Context, params GetApiKeyParams) (*GetApiKeyResponse, error)
+	// GetCase implements GetCase operation.
+	//
+	// Get a case.
+	//
+	// GET /mgmt/openapi/5/cases/cases/v1/{case_id}
+	GetCase(ctx context.Context, params GetCaseParams) (*CaseResponse, error)
+	// GetCaseEvent implements GetCaseEvent operation.
+	//
+	// Get one case event.
+	//
+	// GET /mgmt/openapi/5/cases/events/v1/{event_id}
+	GetCaseEvent(ctx context.Context, params GetCaseEventParams) (*CaseEventResponse, error)
+	// GetIncident implements GetIncident operation.
+	//
+	// Get an incident with its events.
+	//
+	// GET /mgmt/openapi/3/incidents/incidents/v1/{id}
+	GetIncident(ctx context.Context, params GetIncidentParams) (*IncidentResponse, error)
 	// GetRecordingRuleSet implements GetRecordingRuleSet operation.
 	//
 	// Read one recording-rule set.
 	//
 	// GET /mgmt/openapi/5/recording-rules/recording-rules/v1/{id}
 	GetRecordingRuleSet(ctx context.Context, params GetRecordingRuleSetParams) (*RecordingRuleSet, error)
+	// IngestAlertmanager implements IngestAlertmanager operation.
+	//
+	// Point an Alertmanager `webhook_config` here, with a team key as bearer credentials. Each alert
+	// (fingerprint and `startsAt`) is an incident; each Alertmanager group (`groupKey`) with an open case
+	// adds its alerts to that case, otherwise a new case is opened. A notification delivered again changes
+	// nothing. See the README for the severity and priority mapping.
+	//
+	// POST /ingest/alertmanager/v1
+	IngestAlertmanager(ctx context.Context, req *AlertmanagerNotification) (*IngestResult, error)
 	// ListApiKeys implements ListApiKeys operation.
 	//
 	// Every key of the caller's team, oldest first. Secret values are never included.
 	//
 	// GET /mgmt/openapi/5/aaa/api-keys/v3/list/all
 	ListApiKeys(ctx context.Context) (*ListApiKeysResponse, error)
+	// ListCaseEvents implements ListCaseEvents operation.
+	//
+	// List a case's events, oldest first.
+	//
+	// GET /mgmt/openapi/5/cases/cases/v1/{case_id}/events
+	ListCaseEvents(ctx context.Context, params ListCaseEventsParams) (*CaseEventList, error)
+	// ListCases implements ListCases operation.
+	//
+	// The team's cases that match every given filter (values inside one filter are alternatives), in the
+	// requested order (newest first by default), one page at a time. `nextPageToken` is absent on the last
+	// page.
+	//
+	// POST /mgmt/openapi/5/cases/cases/v1
+	ListCases(ctx context.Context, req OptListCasesRequest) (*ListCasesResponse, error)
+	// ListIncidentAggregations implements ListIncidentAggregations operation.
+	//
+	// Groups the team's incidents that match `filter` by the fields of `group_bys` (all incidents form one
+	// group when it is empty) and answers, per group, counts by severity, state, status, assignee and meta
+	// label, the number of incidents, the first creation time, the last close time, the last state update
+	// time and up to 1000 incident ids. Groups are ordered by their values (`orderByDirection` per
+	// group-by, ascending by default).
+	//
+	// The three query parameters are objects; their schemas are named in `x-query-objects`. Their fields
+	// are written in bracket form (`filter[severity]=INCIDENT_SEVERITY_ERROR`,
+	// `group_bys[0][incidentField]=INCIDENTS_FIELDS_SEVERITY`, `pagination[pageSize]=50`) or dot form
+	// (`filter.severity=...`, `group_bys[0].incidentField=...`, `pagination.pageSize=50`). A repeated
+	// array field lists several values; array items may also be indexed (`filter[severity][0]=...`). Map
+	// fields take their key as a segment: `filter[contextualLabels][service][contextualLabelValues]=api`.
+	//
+	// GET /mgmt/openapi/4/incidents/aggregations/v1
+	ListIncidentAggregations(ctx context.Context) (*IncidentAggregationsResponse, error)
+	// ListIncidentEvents implements ListIncidentEvents operation.
+	//
+	// List an incident's events, oldest first.
+	//
+	// GET /mgmt/openapi/5/incidents/incidents/v1/{incident_id}/events
+	ListIncidentEvents(ctx context.Context, params ListIncidentEventsParams) (*IncidentEventList, error)
+	// ListIncidents implements ListIncidents operation.
+	//
+	// The team's incidents that match `filter`, in the requested order (newest first by default), one page
+	// at a time.
+	//
+	// POST /mgmt/openapi/5/incidents/incidents/v1
+	ListIncidents(ctx context.Context, req OptListIncidentsRequest) (*ListIncidentsResponse, error)
 	// ListRecordingRuleSets implements ListRecordingRuleSets operation.
 	//
 	// List the team's recording-rule sets.
 	//
 	// GET /mgmt/openapi/5/recording-rules/recording-rules/v1
 	ListRecordingRuleSets(ctx context.Context) (*RecordingRuleSetList, error)
+	// ResolveCase implements ResolveCase operation.
+	//
+	// Resolve a case, with an optional reason.
+	//
+	// PUT /mgmt/openapi/5/cases/resolved/v1/{case_id}
+	ResolveCase(ctx context.Context, req OptResolveCaseRequest, params ResolveCaseParams) (*CaseResponse, error)
+	// ResolveIncidents implements ResolveIncidents operation.
+	//
+	// All or nothing. Marks the incidents' status resolved; an unknown id is a 404.
+	//
+	// POST /mgmt/openapi/5/incidents/incidents/v1/all/resolve
+	ResolveIncidents(ctx context.Context, req *IncidentIDsRequest) (*IncidentsResponse, error)
+	// SyncCaseExternalThread implements SyncCaseExternalThread operation.
+	//
+	// Records a request to copy the comments of the case's external chat thread into the case.
+	// `syncRegistered` is true when this call recorded a new request, false when a request for the same
+	// case was already recorded in the last 60 seconds (the calls are coalesced).
+	//
+	// POST /mgmt/openapi/5/cases/cases/v1/{case_id}/sync-external-thread-comments
+	SyncCaseExternalThread(ctx context.Context, params SyncCaseExternalThreadParams) (*SyncExternalThreadResponse, error)
+	// UnacknowledgeCase implements UnacknowledgeCase operation.
+	//
+	// Return an acknowledged case to active.
+	//
+	// DELETE /mgmt/openapi/5/cases/acknowledged/v1/{case_id}
+	UnacknowledgeCase(ctx context.Context, params UnacknowledgeCaseParams) (*CaseResponse, error)
+	// UnassignCase implements UnassignCase operation.
+	//
+	// Remove a case's assignee.
+	//
+	// DELETE /mgmt/openapi/5/cases/assigned/v1/{case_id}
+	UnassignCase(ctx context.Context, params UnassignCaseParams) (*CaseResponse, error)
+	// UnassignIncidents implements UnassignIncidents operation.
+	//
+	// All or nothing; an unknown id is a 404.
+	//
+	// DELETE /mgmt/openapi/5/incidents/incidents/v1/all/by-user
+	UnassignIncidents(ctx context.Context, params UnassignIncidentsParams) (*IncidentsResponse, error)
 	// UpdateApiKey implements UpdateApiKey operation.
 	//
 	// Changes only what the body carries: the name, the active flag, the explicit permissions, the
@@ -86,6 +263,21 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/5/aaa/api-keys/v3/{key_id}
 	UpdateApiKey(ctx context.Context, req *UpdateApiKeyRequest, params UpdateApiKeyParams) error
+	// UpdateCase implements UpdateCase operation.
+	//
+	// Each field that is present is changed and records its event (`titleChangedEvent`,
+	// `priorityDetailsChanged`, `resolutionReasonChangedEvent`). A `priorityOverride` of
+	// `CASE_PRIORITY_UNSPECIFIED` removes the override. A closed case cannot change (409).
+	//
+	// PUT /mgmt/openapi/5/cases/cases/v1/{case_id}
+	UpdateCase(ctx context.Context, req *UpdateCaseRequest, params UpdateCaseParams) (*CaseResponse, error)
+	// UpdateCaseComment implements UpdateCaseComment operation.
+	//
+	// Replaces the text and attachments of a comment event; `updateTime` records when. Only comment events
+	// can be edited (400 otherwise).
+	//
+	// PUT /mgmt/openapi/5/cases/events/v1/{event_id}/comments
+	UpdateCaseComment(ctx context.Context, req *CommentRequest, params UpdateCaseCommentParams) (*CaseEventResponse, error)
 	// UpdateRecordingRuleSet implements UpdateRecordingRuleSet operation.
 	//
 	// The set's name and groups become exactly those of the body, under the same rules as create.

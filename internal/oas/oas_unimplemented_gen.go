@@ -13,12 +13,39 @@ type UnimplementedHandler struct{}
 
 var _ Handler = UnimplementedHandler{}
 
+// AcknowledgeCase implements AcknowledgeCase operation.
+//
+// Acknowledge an active case.
+//
+// PUT /mgmt/openapi/5/cases/acknowledged/v1/{case_id}
+func (UnimplementedHandler) AcknowledgeCase(ctx context.Context, params AcknowledgeCaseParams) (r *CaseResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AcknowledgeIncidents implements AcknowledgeIncidents operation.
+//
+// All or nothing. An unknown id is a 404 and a resolved incident a 409; then nothing changes.
+//
+// POST /mgmt/openapi/5/incidents/incidents/v1/all/acknowledge
+func (UnimplementedHandler) AcknowledgeIncidents(ctx context.Context, req *IncidentIDsRequest) (r *IncidentsResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // AdminCreateTeam implements AdminCreateTeam operation.
 //
 // The key holds every permission; its value is shown once, in this answer.
 //
 // POST /admin/v1/teams
 func (UnimplementedHandler) AdminCreateTeam(ctx context.Context, req *AdminCreateTeamRequest) (r *AdminCreateTeamResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AdminGetCaseKPIs implements AdminGetCaseKPIs operation.
+//
+// Read a team's case KPI thresholds.
+//
+// GET /admin/v1/teams/{team_id}/case-kpis
+func (UnimplementedHandler) AdminGetCaseKPIs(ctx context.Context, params AdminGetCaseKPIsParams) (r *CaseKPIThresholds, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -31,6 +58,61 @@ func (UnimplementedHandler) AdminListTeams(ctx context.Context) (r *AdminListTea
 	return r, ht.ErrNotImplemented
 }
 
+// AdminSetCaseKPIs implements AdminSetCaseKPIs operation.
+//
+// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000.
+//
+// PUT /admin/v1/teams/{team_id}/case-kpis
+func (UnimplementedHandler) AdminSetCaseKPIs(ctx context.Context, req *CaseKPIThresholds, params AdminSetCaseKPIsParams) (r *CaseKPIThresholds, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AssignCase implements AssignCase operation.
+//
+// Assign a case to a user.
+//
+// POST /mgmt/openapi/5/cases/assigned/v1/{case_id}
+func (UnimplementedHandler) AssignCase(ctx context.Context, req *AssignCaseRequest, params AssignCaseParams) (r *CaseResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// AssignIncidents implements AssignIncidents operation.
+//
+// All or nothing; an unknown id is a 404.
+//
+// POST /mgmt/openapi/5/incidents/incidents/v1/all/by-user
+func (UnimplementedHandler) AssignIncidents(ctx context.Context, req *AssignIncidentsRequest) (r *IncidentsResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// BatchGetIncidents implements BatchGetIncidents operation.
+//
+// Get incidents by id.
+//
+// GET /mgmt/openapi/5/incidents/incidents/v1
+func (UnimplementedHandler) BatchGetIncidents(ctx context.Context, params BatchGetIncidentsParams) (r *BatchGetIncidentsResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CloseCase implements CloseCase operation.
+//
+// Close a case for good.
+//
+// POST /mgmt/openapi/5/cases/closed/v1/{case_id}
+func (UnimplementedHandler) CloseCase(ctx context.Context, params CloseCaseParams) (r *CaseResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CloseIncidents implements CloseIncidents operation.
+//
+// All or nothing. Ends the incidents (state and status resolved, `closedAt` set); an unknown id is a
+// 404.
+//
+// POST /mgmt/openapi/5/incidents/incidents/v1/all/closed
+func (UnimplementedHandler) CloseIncidents(ctx context.Context, req *IncidentIDsRequest) (r *IncidentsResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // CreateApiKey implements CreateApiKey operation.
 //
 // Creates a key in the caller's team. The answer carries the key's secret `value`; it is shown here
@@ -39,6 +121,16 @@ func (UnimplementedHandler) AdminListTeams(ctx context.Context) (r *AdminListTea
 //
 // POST /mgmt/openapi/4/aaa/api-keys/v3
 func (UnimplementedHandler) CreateApiKey(ctx context.Context, req *CreateApiKeyRequest) (r *CreateApiKeyResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CreateCaseComment implements CreateCaseComment operation.
+//
+// Appends a `comment` event. `text` is stored without its leading and trailing white space and must
+// then hold 1 to 10000 characters. The event's actor is the caller.
+//
+// POST /mgmt/openapi/5/cases/cases/v1/{case_id}/comments
+func (UnimplementedHandler) CreateCaseComment(ctx context.Context, req *CommentRequest, params CreateCaseCommentParams) (r *CaseEventResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -59,6 +151,15 @@ func (UnimplementedHandler) CreateRecordingRuleSet(ctx context.Context, req *Rec
 //
 // DELETE /mgmt/openapi/5/aaa/api-keys/v3/{key_id}
 func (UnimplementedHandler) DeleteApiKey(ctx context.Context, params DeleteApiKeyParams) error {
+	return ht.ErrNotImplemented
+}
+
+// DeleteCaseComment implements DeleteCaseComment operation.
+//
+// Removes a comment event from the case's history. Only comment events can be deleted (400 otherwise).
+//
+// DELETE /mgmt/openapi/5/cases/events/v1/{event_id}/comments
+func (UnimplementedHandler) DeleteCaseComment(ctx context.Context, params DeleteCaseCommentParams) error {
 	return ht.ErrNotImplemented
 }
 
@@ -89,12 +190,51 @@ func (UnimplementedHandler) GetApiKey(ctx context.Context, params GetApiKeyParam
 	return r, ht.ErrNotImplemented
 }
 
+// GetCase implements GetCase operation.
+//
+// Get a case.
+//
+// GET /mgmt/openapi/5/cases/cases/v1/{case_id}
+func (UnimplementedHandler) GetCase(ctx context.Context, params GetCaseParams) (r *CaseResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetCaseEvent implements GetCaseEvent operation.
+//
+// Get one case event.
+//
+// GET /mgmt/openapi/5/cases/events/v1/{event_id}
+func (UnimplementedHandler) GetCaseEvent(ctx context.Context, params GetCaseEventParams) (r *CaseEventResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetIncident implements GetIncident operation.
+//
+// Get an incident with its events.
+//
+// GET /mgmt/openapi/3/incidents/incidents/v1/{id}
+func (UnimplementedHandler) GetIncident(ctx context.Context, params GetIncidentParams) (r *IncidentResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetRecordingRuleSet implements GetRecordingRuleSet operation.
 //
 // Read one recording-rule set.
 //
 // GET /mgmt/openapi/5/recording-rules/recording-rules/v1/{id}
 func (UnimplementedHandler) GetRecordingRuleSet(ctx context.Context, params GetRecordingRuleSetParams) (r *RecordingRuleSet, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// IngestAlertmanager implements IngestAlertmanager operation.
+//
+// Point an Alertmanager `webhook_config` here, with a team key as bearer credentials. Each alert
+// (fingerprint and `startsAt`) is an incident; each Alertmanager group (`groupKey`) with an open case
+// adds its alerts to that case, otherwise a new case is opened. A notification delivered again changes
+// nothing. See the README for the severity and priority mapping.
+//
+// POST /ingest/alertmanager/v1
+func (UnimplementedHandler) IngestAlertmanager(ctx context.Context, req *AlertmanagerNotification) (r *IngestResult, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -107,12 +247,127 @@ func (UnimplementedHandler) ListApiKeys(ctx context.Context) (r *ListApiKeysResp
 	return r, ht.ErrNotImplemented
 }
 
+// ListCaseEvents implements ListCaseEvents operation.
+//
+// List a case's events, oldest first.
+//
+// GET /mgmt/openapi/5/cases/cases/v1/{case_id}/events
+func (UnimplementedHandler) ListCaseEvents(ctx context.Context, params ListCaseEventsParams) (r *CaseEventList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListCases implements ListCases operation.
+//
+// The team's cases that match every given filter (values inside one filter are alternatives), in the
+// requested order (newest first by default), one page at a time. `nextPageToken` is absent on the last
+// page.
+//
+// POST /mgmt/openapi/5/cases/cases/v1
+func (UnimplementedHandler) ListCases(ctx context.Context, req OptListCasesRequest) (r *ListCasesResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListIncidentAggregations implements ListIncidentAggregations operation.
+//
+// Groups the team's incidents that match `filter` by the fields of `group_bys` (all incidents form one
+// group when it is empty) and answers, per group, counts by severity, state, status, assignee and meta
+// label, the number of incidents, the first creation time, the last close time, the last state update
+// time and up to 1000 incident ids. Groups are ordered by their values (`orderByDirection` per
+// group-by, ascending by default).
+//
+// The three query parameters are objects; their schemas are named in `x-query-objects`. Their fields
+// are written in bracket form (`filter[severity]=INCIDENT_SEVERITY_ERROR`,
+// `group_bys[0][incidentField]=INCIDENTS_FIELDS_SEVERITY`, `pagination[pageSize]=50`) or dot form
+// (`filter.severity=...`, `group_bys[0].incidentField=...`, `pagination.pageSize=50`). A repeated
+// array field lists several values; array items may also be indexed (`filter[severity][0]=...`). Map
+// fields take their key as a segment: `filter[contextualLabels][service][contextualLabelValues]=api`.
+//
+// GET /mgmt/openapi/4/incidents/aggregations/v1
+func (UnimplementedHandler) ListIncidentAggregations(ctx context.Context) (r *IncidentAggregationsResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListIncidentEvents implements ListIncidentEvents operation.
+//
+// List an incident's events, oldest first.
+//
+// GET /mgmt/openapi/5/incidents/incidents/v1/{incident_id}/events
+func (UnimplementedHandler) ListIncidentEvents(ctx context.Context, params ListIncidentEventsParams) (r *IncidentEventList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListIncidents implements ListIncidents operation.
+//
+// The team's incidents that match `filter`, in the requested order (newest first by default), one page
+// at a time.
+//
+// POST /mgmt/openapi/5/incidents/incidents/v1
+func (UnimplementedHandler) ListIncidents(ctx context.Context, req OptListIncidentsRequest) (r *ListIncidentsResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ListRecordingRuleSets implements ListRecordingRuleSets operation.
 //
 // List the team's recording-rule sets.
 //
 // GET /mgmt/openapi/5/recording-rules/recording-rules/v1
 func (UnimplementedHandler) ListRecordingRuleSets(ctx context.Context) (r *RecordingRuleSetList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ResolveCase implements ResolveCase operation.
+//
+// Resolve a case, with an optional reason.
+//
+// PUT /mgmt/openapi/5/cases/resolved/v1/{case_id}
+func (UnimplementedHandler) ResolveCase(ctx context.Context, req OptResolveCaseRequest, params ResolveCaseParams) (r *CaseResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ResolveIncidents implements ResolveIncidents operation.
+//
+// All or nothing. Marks the incidents' status resolved; an unknown id is a 404.
+//
+// POST /mgmt/openapi/5/incidents/incidents/v1/all/resolve
+func (UnimplementedHandler) ResolveIncidents(ctx context.Context, req *IncidentIDsRequest) (r *IncidentsResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// SyncCaseExternalThread implements SyncCaseExternalThread operation.
+//
+// Records a request to copy the comments of the case's external chat thread into the case.
+// `syncRegistered` is true when this call recorded a new request, false when a request for the same
+// case was already recorded in the last 60 seconds (the calls are coalesced).
+//
+// POST /mgmt/openapi/5/cases/cases/v1/{case_id}/sync-external-thread-comments
+func (UnimplementedHandler) SyncCaseExternalThread(ctx context.Context, params SyncCaseExternalThreadParams) (r *SyncExternalThreadResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UnacknowledgeCase implements UnacknowledgeCase operation.
+//
+// Return an acknowledged case to active.
+//
+// DELETE /mgmt/openapi/5/cases/acknowledged/v1/{case_id}
+func (UnimplementedHandler) UnacknowledgeCase(ctx context.Context, params UnacknowledgeCaseParams) (r *CaseResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UnassignCase implements UnassignCase operation.
+//
+// Remove a case's assignee.
+//
+// DELETE /mgmt/openapi/5/cases/assigned/v1/{case_id}
+func (UnimplementedHandler) UnassignCase(ctx context.Context, params UnassignCaseParams) (r *CaseResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UnassignIncidents implements UnassignIncidents operation.
+//
+// All or nothing; an unknown id is a 404.
+//
+// DELETE /mgmt/openapi/5/incidents/incidents/v1/all/by-user
+func (UnimplementedHandler) UnassignIncidents(ctx context.Context, params UnassignIncidentsParams) (r *IncidentsResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -125,6 +380,27 @@ func (UnimplementedHandler) ListRecordingRuleSets(ctx context.Context) (r *Recor
 // PUT /mgmt/openapi/5/aaa/api-keys/v3/{key_id}
 func (UnimplementedHandler) UpdateApiKey(ctx context.Context, req *UpdateApiKeyRequest, params UpdateApiKeyParams) error {
 	return ht.ErrNotImplemented
+}
+
+// UpdateCase implements UpdateCase operation.
+//
+// Each field that is present is changed and records its event (`titleChangedEvent`,
+// `priorityDetailsChanged`, `resolutionReasonChangedEvent`). A `priorityOverride` of
+// `CASE_PRIORITY_UNSPECIFIED` removes the override. A closed case cannot change (409).
+//
+// PUT /mgmt/openapi/5/cases/cases/v1/{case_id}
+func (UnimplementedHandler) UpdateCase(ctx context.Context, req *UpdateCaseRequest, params UpdateCaseParams) (r *CaseResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UpdateCaseComment implements UpdateCaseComment operation.
+//
+// Replaces the text and attachments of a comment event; `updateTime` records when. Only comment events
+// can be edited (400 otherwise).
+//
+// PUT /mgmt/openapi/5/cases/events/v1/{event_id}/comments
+func (UnimplementedHandler) UpdateCaseComment(ctx context.Context, req *CommentRequest, params UpdateCaseCommentParams) (r *CaseEventResponse, _ error) {
+	return r, ht.ErrNotImplemented
 }
 
 // UpdateRecordingRuleSet implements UpdateRecordingRuleSet operation.

@@ -1,0 +1,71 @@
+-- Cases, their events and KPI breaches. A team numbers its cases itself (teams.last_case_number),
+-- inside the transaction that opens the case, so numbers have no gap and no duplicate.
+ALTER TABLE teams ADD COLUMN last_case_number BIGINT NOT NULL DEFAULT 0;
+
+CREATE TABLE case_kpi_thresholds (
+    team_id    BIGINT NOT NULL PRIMARY KEY REFERENCES teams (id),
+    document   TEXT    NOT NULL,
+    updated_at BIGINT NOT NULL
+);
+
+CREATE TABLE cases (
+    team_id           BIGINT NOT NULL REFERENCES teams (id),
+    id                TEXT    NOT NULL,
+    number            BIGINT NOT NULL,
+    title             TEXT    NOT NULL,
+    status            TEXT    NOT NULL,
+    system_priority   TEXT    NOT NULL,
+    priority_override TEXT    NOT NULL DEFAULT '',
+    priority          TEXT    NOT NULL,
+    category          TEXT    NOT NULL,
+    assignee          TEXT    NOT NULL DEFAULT '',
+    group_key         TEXT    NOT NULL DEFAULT '',
+    receiver          TEXT    NOT NULL DEFAULT '',
+    labels            TEXT    NOT NULL,
+    groupings         TEXT    NOT NULL,
+    indicators        TEXT    NOT NULL,
+    resolution        TEXT    NOT NULL DEFAULT '',
+    created_at        BIGINT NOT NULL,
+    updated_at        BIGINT NOT NULL,
+    acknowledged_at   BIGINT,
+    resolved_at       BIGINT,
+    closed_at         BIGINT,
+    last_update_at    BIGINT NOT NULL,
+    sync_requested_at BIGINT,
+    PRIMARY KEY (team_id, id),
+    UNIQUE (team_id, number)
+);
+CREATE INDEX cases_by_created ON cases (team_id, created_at);
+-- At most one open case per Alertmanager group: concurrent notifications of a new group cannot
+-- both open one.
+CREATE UNIQUE INDEX cases_open_group ON cases (team_id, group_key)
+    WHERE group_key <> '' AND status IN ('CASE_STATUS_ACTIVE', 'CASE_STATUS_ACKNOWLEDGED');
+
+CREATE TABLE case_events (
+    team_id    BIGINT NOT NULL REFERENCES teams (id),
+    id         TEXT    NOT NULL,
+    case_id    TEXT    NOT NULL,
+    seq        BIGINT NOT NULL,
+    kind       TEXT    NOT NULL,
+    actor      TEXT    NOT NULL,
+    data       TEXT    NOT NULL,
+    event_time BIGINT NOT NULL,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT,
+    PRIMARY KEY (team_id, id),
+    UNIQUE (team_id, case_id, seq)
+);
+
+CREATE TABLE case_kpi_breaches (
+    team_id       BIGINT NOT NULL REFERENCES teams (id),
+    id            TEXT    NOT NULL,
+    case_id       TEXT    NOT NULL,
+    kpi_type      TEXT    NOT NULL,
+    since_at      BIGINT NOT NULL,
+    case_priority TEXT    NOT NULL,
+    status        TEXT    NOT NULL,
+    breached_at   BIGINT NOT NULL,
+    created_at    BIGINT NOT NULL,
+    PRIMARY KEY (team_id, id),
+    UNIQUE (team_id, case_id, kpi_type, since_at)
+);

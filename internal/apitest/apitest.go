@@ -43,7 +43,7 @@ type Env struct {
 	DB     *db.DB
 	// RootKey holds every permission in the bootstrap team (id 1).
 	RootKey string
-	// Clock drives the authenticator's cache; tests move it with Advance.
+	// Clock is the database's and the authenticator's clock; tests move it with Advance.
 	Clock *Clock
 
 	opts    Options
@@ -130,7 +130,7 @@ func FreshSchema(t *testing.T) string {
 func (e *Env) open(t *testing.T) {
 	t.Helper()
 	ctx := context.Background()
-	database, err := db.Open(ctx, db.Options{URL: e.dbURL, DataDir: e.dataDir})
+	database, err := db.Open(ctx, db.Options{URL: e.dbURL, DataDir: e.dataDir, Now: e.Clock.Now})
 	if err != nil {
 		t.Fatalf("open database: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Config is the whole configuration of `mgmtapi serve`.
@@ -24,6 +25,8 @@ type Config struct {
 	LogLevel     slog.Level
 	BootstrapKey string
 	OperatorKey  string
+	// KPIInterval is how often open cases are checked for KPI breaches.
+	KPIInterval time.Duration
 }
 
 // Parse reads the flags that follow the `serve` subcommand and the MGMTAPI_ variables through
@@ -56,7 +59,7 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (Config, 
 	}
 
 	var c Config
-	var level string
+	var level, kpiInterval string
 	var limit int
 	fs := flag.NewFlagSet("mgmtapi serve", flag.ContinueOnError)
 	fs.SetOutput(usage)
@@ -68,6 +71,7 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (Config, 
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", maxBody, "largest accepted request body (MGMTAPI_MAX_BODY_BYTES)")
 	fs.StringVar(&c.LogFormat, "log-format", env("MGMTAPI_LOG_FORMAT", "text"), "text or json (MGMTAPI_LOG_FORMAT)")
 	fs.StringVar(&level, "log-level", env("MGMTAPI_LOG_LEVEL", "info"), "debug, info, warn or error (MGMTAPI_LOG_LEVEL)")
+	fs.StringVar(&kpiInterval, "kpi-interval", env("MGMTAPI_KPI_INTERVAL", "30s"), "how often open cases are checked for KPI breaches, 1s to 1h (MGMTAPI_KPI_INTERVAL)")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
 	}
@@ -88,6 +92,9 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (Config, 
 	case c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://"):
 		return Config{}, errors.New("--database-url: must start with postgres:// or postgresql://")
 	}
+	if c.KPIInterval, err = time.ParseDuration(kpiInterval); err != nil || c.KPIInterval < time.Second || c.KPIInterval > time.Hour {
+		return Config{}, fmt.Errorf("--kpi-interval: must be a duration from 1s to 1h, such as 30s, not %q", kpiInterval)
+	}
 	if err := c.LogLevel.UnmarshalText([]byte(level)); err != nil {
 		return Config{}, fmt.Errorf("--log-level: must be debug, info, warn or error, not %q", level)
 	}
@@ -106,8 +113,8 @@ func (c Config) String() string {
 	if c.DatabaseURL != "" {
 		db = "postgres " + maskURL(c.DatabaseURL)
 	}
-	return fmt.Sprintf("addr=%s database=%s region=%s policy-limit=%d max-body-bytes=%d log=%s/%s bootstrap-key=%s operator-key=%s",
-		c.Addr, db, c.Region, c.PolicyLimit, c.MaxBodyBytes, c.LogFormat, c.LogLevel, mask(c.BootstrapKey), mask(c.OperatorKey))
+	return fmt.Sprintf("addr=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s log=%s/%s bootstrap-key=%s operator-key=%s",
+		c.Addr, db, c.Region, c.PolicyLimit, c.MaxBodyBytes, c.KPIInterval, c.LogFormat, c.LogLevel, mask(c.BootstrapKey), mask(c.OperatorKey))
 }
 
 // maskURL hides the password of a database URL.

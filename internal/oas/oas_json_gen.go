@@ -13220,12 +13220,16 @@ func (s *IngestResult) Encode(e *jx.Encoder) {
 // encodeFields encodes fields.
 func (s *IngestResult) encodeFields(e *jx.Encoder) {
 	{
-		e.FieldStart("caseId")
-		e.Str(s.CaseId)
+		if s.CaseId.Set {
+			e.FieldStart("caseId")
+			s.CaseId.Encode(e)
+		}
 	}
 	{
-		e.FieldStart("readableId")
-		e.Str(s.ReadableId)
+		if s.ReadableId.Set {
+			e.FieldStart("readableId")
+			s.ReadableId.Encode(e)
+		}
 	}
 	{
 		e.FieldStart("incidentsOpened")
@@ -13259,11 +13263,9 @@ func (s *IngestResult) Decode(d *jx.Decoder) error {
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
 		case "caseId":
-			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := d.Str()
-				s.CaseId = string(v)
-				if err != nil {
+				s.CaseId.Reset()
+				if err := s.CaseId.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -13271,11 +13273,9 @@ func (s *IngestResult) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"caseId\"")
 			}
 		case "readableId":
-			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
-				v, err := d.Str()
-				s.ReadableId = string(v)
-				if err != nil {
+				s.ReadableId.Reset()
+				if err := s.ReadableId.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -13328,7 +13328,7 @@ func (s *IngestResult) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00011111,
+		0b00011100,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.

@@ -5074,9 +5074,9 @@ func (s *IndicatorState) UnmarshalText(data []byte) error {
 
 // Ref: #/components/schemas/IngestResult
 type IngestResult struct {
-	// The case the group's alerts belong to.
-	CaseId     string `json:"caseId"`
-	ReadableId string `json:"readableId"`
+	// The group's open case, present when the notification brought an alert not seen before.
+	CaseId     OptString `json:"caseId"`
+	ReadableId OptString `json:"readableId"`
 	// Alerts seen for the first time.
 	IncidentsOpened int64 `json:"incidentsOpened"`
 	// Incidents this notification resolved.
@@ -5086,12 +5086,12 @@ type IngestResult struct {
 }
 
 // GetCaseId returns the value of CaseId.
-func (s *IngestResult) GetCaseId() string {
+func (s *IngestResult) GetCaseId() OptString {
 	return s.CaseId
 }
 
 // GetReadableId returns the value of ReadableId.
-func (s *IngestResult) GetReadableId() string {
+func (s *IngestResult) GetReadableId() OptString {
 	return s.ReadableId
 }
 
@@ -5111,12 +5111,12 @@ func (s *IngestResult) GetUnchanged() int64 {
 }
 
 // SetCaseId sets the value of CaseId.
-func (s *IngestResult) SetCaseId(val string) {
+func (s *IngestResult) SetCaseId(val OptString) {
 	s.CaseId = val
 }
 
 // SetReadableId sets the value of ReadableId.
-func (s *IngestResult) SetReadableId(val string) {
+func (s *IngestResult) SetReadableId(val OptString) {
 	s.ReadableId = val
 }
 

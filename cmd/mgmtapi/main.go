@@ -22,6 +22,7 @@ import (
 	spec "github.com/mgmtapi/mgmtapi/api"
 	"github.com/mgmtapi/mgmtapi/internal/api"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/cases"
 	"github.com/mgmtapi/mgmtapi/internal/config"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/server"
@@ -115,6 +116,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 
+	kpiCtx, stopKPIs := context.WithCancel(ctx)
+	defer stopKPIs()
+	go evaluateKPIs(kpiCtx, database, cfg.KPIInterval, logger)
+
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(listener) }()
 	logger.Info("listening", "addr", addr, "region", cfg.Region, "database", string(database.Engine))
@@ -147,4 +152,26 @@ func newLogger(cfg config.Config, w io.Writer) *slog.Logger {
 	logger := slog.New(server.LogHandler(h))
 	slog.SetDefault(logger)
 	return logger
+}
+
+// evaluateKPIs records the case KPI breaches every interval until ctx ends. A failed round is
+// logged and the next one tries again; breaches are recorded once however many replicas run this.
+func evaluateKPIs(ctx context.Context, database *db.DB, interval time.Duration, logger *slog.Logger) {
+	ticker := time.NewTicker(interval)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		n, err := cases.EvaluateKPIs(ctx, database)
+		if err != nil && ctx.Err() == nil {
+			logger.Warn("case KPI evaluation failed", "error", err.Error())
+			continue
+		}
+		if n > 0 {
+			logger.Info("case KPI breaches recorded", "count", n)
+		}
+	}
 }

@@ -1,6 +1,16 @@
 package cases
 
-import "github.com/mgmtapi/mgmtapi/internal/db"
+import (
+	"context"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
 
 // CaseHandler serves the cases operations.
 type CaseHandler struct {
@@ -10,4 +20,454 @@ type CaseHandler struct {
 // NewHandler returns the cases operations over database.
 func NewHandler(database *db.DB) *CaseHandler {
 	return &CaseHandler{db: database}
+}
+
+func callerActor(ctx context.Context) (*auth.Principal, oas.EventActor) {
+	caller := auth.PrincipalFrom(ctx)
+	return caller, apiKeyActor(caller.KeyID, caller.KeyName)
+}
+
+// touch records a human change of the case made at tx.Now: updateTime and the time-to-update
+// clock restart, and the case's open time-to-update breaches become MITIGATED.
+func touch(ctx context.Context, tx *db.Tx, c *caseRow) error {
+	c.UpdatedAt, c.LastUpdateAt = micros(tx.Now), micros(tx.Now)
+	if err := saveCase(ctx, tx, c); err != nil {
+		return err
+	}
+	return mitigate(ctx, tx, c.TeamID, c.ID, oas.KPITypeKPITYPETIMETOUPDATE)
+}
+
+// change runs fn on the locked case in one transaction. When fn reports a change, the case is
+// saved as a human change (touch) and fn has written the events. It answers the case as the
+// transaction left it.
+func (h *CaseHandler) change(ctx context.Context, ident string, fn func(tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error)) (*oas.CaseResponse, error) {
+	caller, actor := callerActor(ctx)
+	var out oas.Case
+	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		c, err := lockCase(ctx, tx, caller.TeamID, ident)
+		if err != nil {
+			return err
+		}
+		changed, err := fn(tx, &c, actor)
+		if err != nil {
+			return err
+		}
+		if changed {
+			if err := touch(ctx, tx, &c); err != nil {
+				return err
+			}
+		}
+		out, err = buildCase(ctx, tx, c, tx.Now)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &oas.CaseResponse{Case: out}, nil
+}
+
+// CreateCaseComment appends a comment event to the case (E1), allowed in every status. The text
+// is stored trimmed; the actor is the calling key. It counts as an update of the case.
+//
+// Errors: Invalid for a text that is blank or longer than 10000 characters once trimmed, or an
+// attachment that does not set exactly one kind; NotFound when the team has no such case.
+func (h *CaseHandler) CreateCaseComment(ctx context.Context, req *oas.CommentRequest, params oas.CreateCaseCommentParams) (*oas.CaseEventResponse, error) {
+	caller, actor := callerActor(ctx)
+	var event oas.CaseEvent
+	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		c, err := lockCase(ctx, tx, caller.TeamID, string(params.CaseID))
+		if err != nil {
+			return err
+		}
+		text, err := checkComment(req)
+		if err != nil {
+			return err
+		}
+		event, err = appendEvent(ctx, tx, c.TeamID, c.ID, actor, commentData(text, req.Attachments), tx.Now)
+		if err != nil {
+			return err
+		}
+		return touch(ctx, tx, &c)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &oas.CaseEventResponse{Event: event}, nil
+}
+
+// SyncCaseExternalThread records a request to copy the case's external chat thread into it
+// (E2), in any status; it writes no event. syncRegistered is true when this call recorded a new
+// request, and false when the case already had one recorded less than 60 seconds ago (calls
+// are coalesced; the earlier request stands).
+//
+// Errors: NotFound when the team has no such case.
+func (h *CaseHandler) SyncCaseExternalThread(ctx context.Context, params oas.SyncCaseExternalThreadParams) (*oas.SyncExternalThreadResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	registered := false
+	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		c, err := lockCase(ctx, tx, caller.TeamID, string(params.CaseID))
+		if err != nil {
+			return err
+		}
+		if c.SyncRequestedAt.Valid && micros(tx.Now)-c.SyncRequestedAt.Int64 < syncCoalescence.Microseconds() {
+			return nil
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE cases SET sync_requested_at = $3 WHERE team_id = $1 AND id = $2`,
+			c.TeamID, c.ID, micros(tx.Now))
+		if err != nil {
+			return fmt.Errorf("record sync request: %w", err)
+		}
+		registered = true
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &oas.SyncExternalThreadResponse{SyncRegistered: registered}, nil
+}
+
+// ListCaseEvents returns the case's events, oldest first.
+//
+// Errors: NotFound when the team has no such case.
+func (h *CaseHandler) ListCaseEvents(ctx context.Context, params oas.ListCaseEventsParams) (*oas.CaseEventList, error) {
+	caller := auth.PrincipalFrom(ctx)
+	c, err := findCase(ctx, h.db.Read(), h.db.Engine, caller.TeamID, string(params.CaseID), false)
+	if err != nil {
+		return nil, err
+	}
+	events, err := listEvents(ctx, h.db.Read(), c.TeamID, c.ID)
+	if err != nil {
+		return nil, err
+	}
+	return &oas.CaseEventList{Events: events}, nil
+}
+
+// GetCaseEvent returns one event of one of the team's cases.
+//
+// Errors: NotFound when the team has no such event.
+func (h *CaseHandler) GetCaseEvent(ctx context.Context, params oas.GetCaseEventParams) (*oas.CaseEventResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	r, err := findEvent(ctx, h.db.Read(), caller.TeamID, string(params.EventID))
+	if err != nil {
+		return nil, err
+	}
+	return &oas.CaseEventResponse{Event: r.Event}, nil
+}
+
+func notAComment(r eventRow, verb string) error {
+	return apierror.Invalidf("event_id: event %s is a %s event, not a comment; only comments can be %s", r.ID, r.Kind, verb)
+}
+
+// UpdateCaseComment replaces the text and attachments of a comment event and sets its
+// updateTime; the actor stays the comment's author. It counts as an update of the case.
+//
+// Errors: NotFound when the team has no such event; Invalid when the event is not a comment or
+// the body breaks a rule of E1.
+func (h *CaseHandler) UpdateCaseComment(ctx context.Context, req *oas.CommentRequest, params oas.UpdateCaseCommentParams) (*oas.CaseEventResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	var event oas.CaseEvent
+	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		r, err := findEvent(ctx, tx, caller.TeamID, string(params.EventID))
+		if err != nil {
+			return err
+		}
+		if r.Kind != "comment" {
+			return notAComment(r, "edited")
+		}
+		c, err := lockCaseByID(ctx, tx, caller.TeamID, r.CaseID)
+		if err != nil {
+			return err
+		}
+		text, err := checkComment(req)
+		if err != nil {
+			return err
+		}
+		data := r.Event.EventData
+		comment := data.Comment.Value
+		comment.UnsafeText = oas.NewOptString(text)
+		comment.Attachments = commentData(text, req.Attachments).Comment.Value.Attachments
+		data.Comment = oas.NewOptCommentEventData(comment)
+		dataJSON, err := data.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE case_events SET data = $3, updated_at = $4
+			WHERE team_id = $1 AND id = $2`, caller.TeamID, r.ID, string(dataJSON), micros(tx.Now))
+		if err != nil {
+			return fmt.Errorf("edit comment: %w", err)
+		}
+		event = r.Event
+		event.EventData = data
+		event.UpdateTime = oas.NewOptDateTime(tx.Now)
+		return touch(ctx, tx, &c)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &oas.CaseEventResponse{Event: event}, nil
+}
+
+// DeleteCaseComment removes a comment event from its case's history. It counts as an update of
+// the case.
+//
+// Errors: NotFound when the team has no such event; Invalid when the event is not a comment.
+func (h *CaseHandler) DeleteCaseComment(ctx context.Context, params oas.DeleteCaseCommentParams) error {
+	caller := auth.PrincipalFrom(ctx)
+	return h.db.InTx(ctx, func(tx *db.Tx) error {
+		r, err := findEvent(ctx, tx, caller.TeamID, string(params.EventID))
+		if err != nil {
+			return err
+		}
+		if r.Kind != "comment" {
+			return notAComment(r, "deleted")
+		}
+		c, err := lockCaseByID(ctx, tx, caller.TeamID, r.CaseID)
+		if err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM case_events WHERE team_id = $1 AND id = $2`,
+			caller.TeamID, r.ID); err != nil {
+			return fmt.Errorf("delete comment: %w", err)
+		}
+		return touch(ctx, tx, &c)
+	})
+}
+
+// GetCase returns one case.
+//
+// Errors: NotFound when the team has no such case.
+func (h *CaseHandler) GetCase(ctx context.Context, params oas.GetCaseParams) (*oas.CaseResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	c, err := findCase(ctx, h.db.Read(), h.db.Engine, caller.TeamID, string(params.CaseID), false)
+	if err != nil {
+		return nil, err
+	}
+	out, err := buildCase(ctx, h.db.Read(), c, h.db.Now())
+	if err != nil {
+		return nil, err
+	}
+	return &oas.CaseResponse{Case: out}, nil
+}
+
+// UpdateCase changes the title, the priority override (CASE_PRIORITY_UNSPECIFIED removes it) or
+// the resolution reason, each with its event (titleChangedEvent, priorityDetailsChanged,
+// resolutionReasonChangedEvent). A field equal to the current value changes nothing.
+//
+// Errors: Invalid for an empty body or a title that is blank once trimmed; NotFound when the
+// team has no such case; Conflict when the case is closed.
+func (h *CaseHandler) UpdateCase(ctx context.Context, req *oas.UpdateCaseRequest, params oas.UpdateCaseParams) (*oas.CaseResponse, error) {
+	if !req.Title.Set && !req.PriorityOverride.Set && !req.ResolutionReason.Set {
+		return nil, apierror.Invalidf("body: nothing to change; give title, priorityOverride or resolutionReason")
+	}
+	title := strings.TrimSpace(req.Title.Value)
+	if req.Title.Set {
+		if title == "" {
+			return nil, apierror.Invalidf("title: must contain a non-whitespace character")
+		}
+		if utf8.RuneCountInString(title) > maxTitle {
+			return nil, apierror.Invalidf("title: must hold at most %d characters", maxTitle)
+		}
+	}
+	reason := strings.TrimSpace(req.ResolutionReason.Value)
+	if req.ResolutionReason.Set && reason == "" {
+		return nil, apierror.Invalidf("resolutionReason: must contain a non-whitespace character")
+	}
+	return h.change(ctx, string(params.CaseID), func(tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error) {
+		if c.Status == oas.CaseStatusCASESTATUSCLOSED {
+			return false, conflictf(c, "a closed case cannot change")
+		}
+		changed := false
+		if req.Title.Set && title != c.Title {
+			d := oas.CaseEventData{TitleChangedEvent: oas.NewOptCaseEventDataTitleChangedEvent(
+				oas.CaseEventDataTitleChangedEvent{From: oas.NewOptString(c.Title), To: oas.NewOptString(title)})}
+			if _, err := appendEvent(ctx, tx, c.TeamID, c.ID, actor, d, tx.Now); err != nil {
+				return false, err
+			}
+			c.Title, changed = title, true
+		}
+		if req.PriorityOverride.Set {
+			override := req.PriorityOverride.Value
+			if override == oas.CasePriorityCASEPRIORITYUNSPECIFIED {
+				override = ""
+			}
+			if override != c.PriorityOverride {
+				before := *c
+				c.PriorityOverride = override
+				if _, err := appendEvent(ctx, tx, c.TeamID, c.ID, actor, priorityChanged(&before, c), tx.Now); err != nil {
+					return false, err
+				}
+				changed = true
+			}
+		}
+		if req.ResolutionReason.Set {
+			r, _ := c.resolution()
+			if old := r.Reason.Value; old != reason {
+				r.Reason = oas.NewOptString(reason)
+				if err := c.setResolution(r); err != nil {
+					return false, err
+				}
+				if _, err := appendEvent(ctx, tx, c.TeamID, c.ID, actor, reasonChanged(old, reason), tx.Now); err != nil {
+					return false, err
+				}
+				changed = true
+			}
+		}
+		return changed, nil
+	})
+}
+
+// AssignCase makes the user the case's assignee (assigned event). Assigning the current
+// assignee changes nothing.
+//
+// Errors: NotFound when the team has no such case; Conflict when the case is closed.
+func (h *CaseHandler) AssignCase(ctx context.Context, req *oas.AssignCaseRequest, params oas.AssignCaseParams) (*oas.CaseResponse, error) {
+	user := string(req.Assignee.UserId)
+	return h.change(ctx, string(params.CaseID), func(tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error) {
+		if c.Status == oas.CaseStatusCASESTATUSCLOSED {
+			return false, conflictf(c, "a closed case cannot be assigned")
+		}
+		if c.Assignee == user {
+			return false, nil
+		}
+		d := oas.CaseEventDataAssigned{AssigneeUserId: oas.NewOptString(user)}
+		if c.Assignee != "" {
+			d.PreviousAssigneeUserId = oas.NewOptString(c.Assignee)
+		}
+		c.Assignee = user
+		_, err := appendEvent(ctx, tx, c.TeamID, c.ID, actor,
+			oas.CaseEventData{Assigned: oas.NewOptCaseEventDataAssigned(d)}, tx.Now)
+		return err == nil, err
+	})
+}
+
+// UnassignCase removes the case's assignee (unassigned event). A case without one is answered
+// unchanged.
+//
+// Errors: NotFound when the team has no such case; Conflict when the case is closed.
+func (h *CaseHandler) UnassignCase(ctx context.Context, params oas.UnassignCaseParams) (*oas.CaseResponse, error) {
+	return h.change(ctx, string(params.CaseID), func(tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error) {
+		if c.Status == oas.CaseStatusCASESTATUSCLOSED {
+			return false, conflictf(c, "a closed case cannot be unassigned")
+		}
+		if c.Assignee == "" {
+			return false, nil
+		}
+		d := oas.CaseEventDataUnassigned{PreviousAssigneeUserId: oas.NewOptString(c.Assignee)}
+		c.Assignee = ""
+		_, err := appendEvent(ctx, tx, c.TeamID, c.ID, actor,
+			oas.CaseEventData{Unassigned: oas.NewOptCaseEventDataUnassigned(d)}, tx.Now)
+		return err == nil, err
+	})
+}
+
+// AcknowledgeCase moves an ACTIVE case to ACKNOWLEDGED, sets acknowledgeTime and marks its
+// time-to-acknowledge breaches MITIGATED; an ACKNOWLEDGED case is answered unchanged.
+//
+// Errors: NotFound when the team has no such case; Conflict when it is resolved or closed.
+func (h *CaseHandler) AcknowledgeCase(ctx context.Context, params oas.AcknowledgeCaseParams) (*oas.CaseResponse, error) {
+	return h.change(ctx, string(params.CaseID), func(tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error) {
+		switch ruleFor(acknowledgeRule, c.Status) {
+		case noop:
+			return false, nil
+		case refuse:
+			return false, conflictf(c, "only an active case can be acknowledged")
+		}
+		old := c.Status
+		c.Status, c.AcknowledgedAt = oas.CaseStatusCASESTATUSACKNOWLEDGED, nullMicros(tx.Now)
+		if err := mitigate(ctx, tx, c.TeamID, c.ID, oas.KPITypeKPITYPETIMETOACKNOWLEDGE); err != nil {
+			return false, err
+		}
+		_, err := appendEvent(ctx, tx, c.TeamID, c.ID, actor, statusChanged(old, c.Status), tx.Now)
+		return err == nil, err
+	})
+}
+
+// UnacknowledgeCase returns an ACKNOWLEDGED case to ACTIVE; an ACTIVE case is answered
+// unchanged. Time to acknowledge is measured to the first acknowledgement only.
+//
+// Errors: NotFound when the team has no such case; Conflict when it is resolved or closed.
+func (h *CaseHandler) UnacknowledgeCase(ctx context.Context, params oas.UnacknowledgeCaseParams) (*oas.CaseResponse, error) {
+	return h.change(ctx, string(params.CaseID), func(tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error) {
+		switch ruleFor(unacknowledgeRule, c.Status) {
+		case noop:
+			return false, nil
+		case refuse:
+			return false, conflictf(c, "only an acknowledged case can be unacknowledged")
+		}
+		old := c.Status
+		c.Status = oas.CaseStatusCASESTATUSACTIVE
+		_, err := appendEvent(ctx, tx, c.TeamID, c.ID, actor, statusChanged(old, c.Status), tx.Now)
+		return err == nil, err
+	})
+}
+
+// ResolveCase moves an ACTIVE or ACKNOWLEDGED case to RESOLVED with resolutionDetails (reason,
+// resolveTime, resolvedBy the caller) and marks its time-to-resolve and time-to-update breaches
+// MITIGATED. A reason that differs from the case's current one also writes
+// resolutionReasonChangedEvent, on a RESOLVED case too; otherwise a RESOLVED case is answered
+// unchanged.
+//
+// Errors: Invalid for a blank reason; NotFound when the team has no such case; Conflict when
+// the case is closed.
+func (h *CaseHandler) ResolveCase(ctx context.Context, req oas.OptResolveCaseRequest, params oas.ResolveCaseParams) (*oas.CaseResponse, error) {
+	reason := strings.TrimSpace(req.Value.Reason.Value)
+	hasReason := req.Set && req.Value.Reason.Set
+	if hasReason && reason == "" {
+		return nil, apierror.Invalidf("reason: must contain a non-whitespace character")
+	}
+	return h.change(ctx, string(params.CaseID), func(tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error) {
+		rule := ruleFor(resolveRule, c.Status)
+		if rule == refuse {
+			return false, conflictf(c, "a closed case cannot be resolved")
+		}
+		changed := false
+		if rule == move {
+			old := c.Status
+			if err := resolveRow(c, actor, tx.Now); err != nil {
+				return false, err
+			}
+			err := mitigate(ctx, tx, c.TeamID, c.ID, oas.KPITypeKPITYPETIMETORESOLVE, oas.KPITypeKPITYPETIMETOUPDATE)
+			if err != nil {
+				return false, err
+			}
+			if _, err := appendEvent(ctx, tx, c.TeamID, c.ID, actor, statusChanged(old, c.Status), tx.Now); err != nil {
+				return false, err
+			}
+			changed = true
+		}
+		if hasReason {
+			r, _ := c.resolution()
+			if old := r.Reason.Value; old != reason {
+				r.Reason = oas.NewOptString(reason)
+				if err := c.setResolution(r); err != nil {
+					return false, err
+				}
+				if _, err := appendEvent(ctx, tx, c.TeamID, c.ID, actor, reasonChanged(old, reason), tx.Now); err != nil {
+					return false, err
+				}
+				changed = true
+			}
+		}
+		return changed, nil
+	})
+}
+
+// CloseCase moves a case in any status to CLOSED for good and marks its time-to-resolve and
+// time-to-update breaches MITIGATED; a CLOSED case is answered unchanged.
+//
+// Errors: NotFound when the team has no such case.
+func (h *CaseHandler) CloseCase(ctx context.Context, params oas.CloseCaseParams) (*oas.CaseResponse, error) {
+	return h.change(ctx, string(params.CaseID), func(tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error) {
+		if ruleFor(closeRule, c.Status) != move {
+			return false, nil
+		}
+		old := c.Status
+		c.Status, c.ClosedAt = oas.CaseStatusCASESTATUSCLOSED, nullMicros(tx.Now)
+		err := mitigate(ctx, tx, c.TeamID, c.ID, oas.KPITypeKPITYPETIMETORESOLVE, oas.KPITypeKPITYPETIMETOUPDATE)
+		if err != nil {
+			return false, err
+		}
+		_, err = appendEvent(ctx, tx, c.TeamID, c.ID, actor, statusChanged(old, c.Status), tx.Now)
+		return err == nil, err
+	})
 }

@@ -13,6 +13,9 @@ CREATE TABLE cases (
     id                TEXT    NOT NULL,
     number            INTEGER NOT NULL,
     title             TEXT    NOT NULL,
+    -- title_folded is the title in lower case (Go's strings.ToLower), for textSearch: SQLite's
+    -- LOWER folds ASCII only.
+    title_folded      TEXT    NOT NULL,
     status            TEXT    NOT NULL,
     system_priority   TEXT    NOT NULL,
     priority_override TEXT    NOT NULL DEFAULT '',
@@ -23,6 +26,9 @@ CREATE TABLE cases (
     receiver          TEXT    NOT NULL DEFAULT '',
     labels            TEXT    NOT NULL,
     groupings         TEXT    NOT NULL,
+    -- alerts holds every alert of the case with its own state (firing or not); indicators is the
+    -- caseIndicators.alertIndicators document derived from it.
+    alerts            TEXT    NOT NULL,
     indicators        TEXT    NOT NULL,
     resolution        TEXT    NOT NULL DEFAULT '',
     created_at        INTEGER NOT NULL,
@@ -40,6 +46,18 @@ CREATE INDEX cases_by_created ON cases (team_id, created_at);
 -- both open one.
 CREATE UNIQUE INDEX cases_open_group ON cases (team_id, group_key)
     WHERE group_key <> '' AND status IN ('CASE_STATUS_ACTIVE', 'CASE_STATUS_ACKNOWLEDGED');
+
+-- The labels (kind 'label') and groupings (kind 'grouping') of each case, one row per pair, for
+-- the list filters.
+CREATE TABLE case_labels (
+    team_id INTEGER NOT NULL REFERENCES teams (id),
+    case_id TEXT    NOT NULL,
+    kind    TEXT    NOT NULL,
+    key     TEXT    NOT NULL,
+    value   TEXT    NOT NULL,
+    PRIMARY KEY (team_id, case_id, kind, key)
+);
+CREATE INDEX case_labels_by_pair ON case_labels (team_id, kind, key, value);
 
 CREATE TABLE case_events (
     team_id    INTEGER NOT NULL REFERENCES teams (id),

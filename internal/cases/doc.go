@@ -1,0 +1,43 @@
+// Package cases serves cases: their lifecycle, their history of events (comments among them),
+// the synchronisation requests of their external threads, their KPI breaches and the operator's
+// KPI thresholds. Alert ingestion opens cases and feeds them alerts through ingest.go.
+//
+// A case is opened ACTIVE by ingestion (PENDING_ACTIVATION is never used by mgmtapi). Every
+// change writes its event in the same transaction, with the caller as actor (apiKey {id, name}
+// for an API key, alertManager {receiverName} for ingestion, system {} for KPI breaches).
+//
+// # States and transitions
+//
+//	operation       | ACTIVE                | ACKNOWLEDGED          | RESOLVED                    | CLOSED
+//	----------------+-----------------------+-----------------------+-----------------------------+-----------------
+//	acknowledge     | → ACKNOWLEDGED (1)    | no-op                 | 409                         | 409
+//	unacknowledge   | no-op                 | → ACTIVE              | 409                         | 409
+//	resolve         | → RESOLVED (2)        | → RESOLVED (2)        | no-op (3)                   | 409
+//	close           | → CLOSED (4)          | → CLOSED (4)          | → CLOSED (4)                | no-op
+//	assign/unassign | allowed               | allowed               | allowed                     | 409
+//	update          | allowed               | allowed               | allowed                     | 409
+//	comment         | allowed               | allowed               | allowed                     | allowed
+//	alerts resolved | → RESOLVED (5)        | → RESOLVED (5)        | unchanged                   | unchanged
+//
+//	(1) sets acknowledgeTime; time-to-acknowledge breaches become MITIGATED.
+//	(2) sets resolutionDetails {reason, resolveTime, resolvedBy: the caller}; time-to-resolve
+//	    and time-to-update breaches become MITIGATED; a reason also writes
+//	    resolutionReasonChangedEvent.
+//	(3) a reason different from the current one still writes resolutionReasonChangedEvent.
+//	(4) time-to-resolve and time-to-update breaches become MITIGATED.
+//	(5) ingestion (ResolveByAlerts), actor alertManager.
+//
+// A move writes statusChanged {oldStatus, newStatus}. A no-op answers 200 with the case as it is
+// and writes nothing. 409 messages say why, e.g. "case CASE-3 is resolved; only an active case
+// can be acknowledged". Every human change (comment and its edit or deletion, update, assign,
+// unassign, acknowledge, unacknowledge, resolve, close) sets updateTime and restarts the
+// time-to-update clock, and marks time-to-update breaches MITIGATED.
+//
+// # KPIs
+//
+// Per team, thresholds in seconds per priority (operator API; defaults in
+// DefaultKPIThresholds). EvaluateKPIs, run on a ticker, records a breach when an open case's
+// clock passes the threshold of its current priority: time to acknowledge from creation until
+// the first acknowledgement, time to resolve from creation, time to update from the last human
+// change (the creation at first).
+package cases

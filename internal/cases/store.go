@@ -1,0 +1,410 @@
+package cases
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+// caseRow is one row of the cases table.
+type caseRow struct {
+	TeamID           int64
+	ID               string
+	Number           int64
+	Title            string
+	Status           oas.CaseStatus
+	SystemPriority   oas.CasePriority
+	PriorityOverride oas.CasePriority // "" when none
+	Category         oas.CaseCategory
+	Assignee         string
+	GroupKey         string
+	Receiver         string
+	Labels           string
+	Groupings        string
+	Alerts           string
+	Indicators       string
+	Resolution       string // JSON of oas.ResolutionDetails, "" when none
+	CreatedAt        int64
+	UpdatedAt        int64
+	LastUpdateAt     int64
+	AcknowledgedAt   sql.NullInt64
+	ResolvedAt       sql.NullInt64
+	ClosedAt         sql.NullInt64
+	SyncRequestedAt  sql.NullInt64
+}
+
+const caseColumns = `team_id, id, number, title, status, system_priority, priority_override, category,
+	assignee, group_key, receiver, labels, groupings, alerts, indicators, resolution, created_at,
+	updated_at, last_update_at, acknowledged_at, resolved_at, closed_at, sync_requested_at`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanCase(s scanner) (caseRow, error) {
+	var c caseRow
+	var status, system, override, category string
+	err := s.Scan(&c.TeamID, &c.ID, &c.Number, &c.Title, &status, &system, &override, &category,
+		&c.Assignee, &c.GroupKey, &c.Receiver, &c.Labels, &c.Groupings, &c.Alerts, &c.Indicators,
+		&c.Resolution, &c.CreatedAt, &c.UpdatedAt, &c.LastUpdateAt, &c.AcknowledgedAt, &c.ResolvedAt,
+		&c.ClosedAt, &c.SyncRequestedAt)
+	c.Status, c.SystemPriority = oas.CaseStatus(status), oas.CasePriority(system)
+	c.PriorityOverride, c.Category = oas.CasePriority(override), oas.CaseCategory(category)
+	return c, err
+}
+
+// Priority is the priority the case shows: the override when one is set, else the system one.
+func (c *caseRow) Priority() oas.CasePriority {
+	if c.PriorityOverride != "" {
+		return c.PriorityOverride
+	}
+	return c.SystemPriority
+}
+
+func (c *caseRow) ReadableID() string { return readableID(c.Number) }
+
+func readableID(n int64) string { return "CASE-" + strconv.FormatInt(n, 10) }
+
+var lowerUUID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// caseKey turns a case_id path value into the column and value that find it. ok is false for a
+// value that can name no case (another prefix, a number that is not canonical).
+func caseKey(ident string) (column string, value any, ok bool) {
+	if lowerUUID.MatchString(ident) {
+		return "id", ident, true
+	}
+	digits, found := strings.CutPrefix(ident, "CASE-")
+	if !found {
+		return "", nil, false
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || n < 1 || strconv.FormatInt(n, 10) != digits {
+		return "", nil, false
+	}
+	return "number", n, true
+}
+
+func caseNotFound(ident string) error {
+	return apierror.NotFoundf("case_id: no case %q", ident)
+}
+
+// findCase reads the team's case named by ident (id or readable id). With lock, on PostgreSQL,
+// the row stays locked until the transaction ends.
+//
+// Errors: NotFound when the team has no such case.
+func findCase(ctx context.Context, q db.Querier, engine db.Engine, teamID int64, ident string, lock bool) (caseRow, error) {
+	column, value, ok := caseKey(ident)
+	if !ok {
+		return caseRow{}, caseNotFound(ident)
+	}
+	query := `SELECT ` + caseColumns + ` FROM cases WHERE team_id = $1 AND ` + column + ` = $2`
+	if lock && engine == db.Postgres {
+		query += ` FOR UPDATE`
+	}
+	c, err := scanCase(q.QueryRowContext(ctx, query, teamID, value))
+	if db.IsNotFound(err) {
+		return caseRow{}, caseNotFound(ident)
+	}
+	if err != nil {
+		return caseRow{}, fmt.Errorf("read case: %w", err)
+	}
+	return c, nil
+}
+
+// lockCase is findCase inside a transaction, locking the row.
+func lockCase(ctx context.Context, tx *db.Tx, teamID int64, ident string) (caseRow, error) {
+	return findCase(ctx, tx, tx.Engine, teamID, ident, true)
+}
+
+// saveCase writes every column that a change can touch.
+func saveCase(ctx context.Context, tx *db.Tx, c *caseRow) error {
+	_, err := tx.ExecContext(ctx, `UPDATE cases SET title = $3, title_folded = $4, status = $5,
+		system_priority = $6, priority_override = $7, priority = $8, assignee = $9, alerts = $10,
+		indicators = $11, resolution = $12, updated_at = $13, last_update_at = $14,
+		acknowledged_at = $15, resolved_at = $16, closed_at = $17, sync_requested_at = $18
+		WHERE team_id = $1 AND id = $2`,
+		c.TeamID, c.ID, c.Title, strings.ToLower(c.Title), string(c.Status), string(c.SystemPriority),
+		string(c.PriorityOverride), string(c.Priority()), c.Assignee, c.Alerts, c.Indicators,
+		c.Resolution, c.UpdatedAt, c.LastUpdateAt, c.AcknowledgedAt, c.ResolvedAt, c.ClosedAt,
+		c.SyncRequestedAt)
+	if err != nil {
+		return fmt.Errorf("save case: %w", err)
+	}
+	return nil
+}
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
+
+func nullMicros(t time.Time) sql.NullInt64 { return sql.NullInt64{Int64: t.UnixMicro(), Valid: true} }
+
+// resolution decodes the stored resolution details; ok is false when the case has none.
+func (c *caseRow) resolution() (oas.ResolutionDetails, bool) {
+	var r oas.ResolutionDetails
+	if c.Resolution == "" {
+		return r, false
+	}
+	if err := r.UnmarshalJSON([]byte(c.Resolution)); err != nil {
+		return oas.ResolutionDetails{}, false
+	}
+	return r, true
+}
+
+func (c *caseRow) setResolution(r oas.ResolutionDetails) error {
+	b, err := r.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	c.Resolution = string(b)
+	return nil
+}
+
+// buildCase turns a row into the API's Case; now measures the duration of an open case.
+func buildCase(ctx context.Context, q db.Querier, c caseRow, now time.Time) (oas.Case, error) {
+	breaches, err := loadBreaches(ctx, q, c.TeamID, []string{c.ID})
+	if err != nil {
+		return oas.Case{}, err
+	}
+	return caseFromRow(c, breaches[c.ID], now)
+}
+
+func caseFromRow(c caseRow, breaches []oas.BreachedKPI, now time.Time) (oas.Case, error) {
+	out := oas.Case{
+		ID:               c.ID,
+		ReadableId:       c.ReadableID(),
+		Title:            c.Title,
+		Status:           c.Status,
+		Priority:         c.Priority(),
+		PriorityDetails:  priorityDetails(c.SystemPriority, c.PriorityOverride),
+		Category:         c.Category,
+		CreateTime:       fromMicros(c.CreatedAt),
+		UpdateTime:       fromMicros(c.UpdatedAt),
+		Labels:           []oas.KeyValue{},
+		Groupings:        []oas.KeyValue{},
+		ImpactedEntities: []oas.EmptyObject{},
+		CaseIndicators:   oas.CaseIndicators{AlertIndicators: []oas.AlertIndicator{}},
+		KpiBreaches:      oas.KPIBreaches{BreachedKpis: breaches},
+	}
+	if out.KpiBreaches.BreachedKpis == nil {
+		out.KpiBreaches.BreachedKpis = []oas.BreachedKPI{}
+	}
+	if c.AcknowledgedAt.Valid && c.Status != oas.CaseStatusCASESTATUSACTIVE {
+		out.AcknowledgeTime = oas.NewOptDateTime(fromMicros(c.AcknowledgedAt.Int64))
+	}
+	end := micros(now)
+	switch {
+	case c.ResolvedAt.Valid:
+		end = c.ResolvedAt.Int64
+	case c.ClosedAt.Valid:
+		end = c.ClosedAt.Int64
+	}
+	out.Duration = oas.NewOptString(strconv.FormatInt(max(0, end-c.CreatedAt)/1e6, 10) + "s")
+	if c.Assignee != "" {
+		out.Assignee = oas.NewOptCaseUser(oas.CaseUser{UserId: oas.LowerUUID(c.Assignee)})
+	}
+	if err := json.Unmarshal([]byte(c.Labels), &out.Labels); err != nil {
+		return oas.Case{}, fmt.Errorf("case %s labels: %w", c.ID, err)
+	}
+	if err := json.Unmarshal([]byte(c.Groupings), &out.Groupings); err != nil {
+		return oas.Case{}, fmt.Errorf("case %s groupings: %w", c.ID, err)
+	}
+	if err := json.Unmarshal([]byte(c.Indicators), &out.CaseIndicators.AlertIndicators); err != nil {
+		return oas.Case{}, fmt.Errorf("case %s indicators: %w", c.ID, err)
+	}
+	if r, ok := c.resolution(); ok {
+		out.ResolutionDetails = oas.NewOptResolutionDetails(r)
+	}
+	return out, nil
+}
+
+func priorityDetails(system, override oas.CasePriority) oas.PriorityDetails {
+	d := oas.PriorityDetails{System: oas.NewOptCasePriority(system)}
+	if override != "" {
+		d.Override = oas.NewOptCasePriority(override)
+	}
+	return d
+}
+
+// loadBreaches returns the KPI breaches of the given cases of a team, oldest first, by case id.
+func loadBreaches(ctx context.Context, q db.Querier, teamID int64, caseIDs []string) (map[string][]oas.BreachedKPI, error) {
+	out := map[string][]oas.BreachedKPI{}
+	if len(caseIDs) == 0 {
+		return out, nil
+	}
+	args := []any{teamID}
+	marks := make([]string, len(caseIDs))
+	for i, id := range caseIDs {
+		args = append(args, id)
+		marks[i] = "$" + strconv.Itoa(i+2)
+	}
+	rows, err := q.QueryContext(ctx, `SELECT case_id, id, created_at, kpi_type, case_priority,
+		breached_at, status FROM case_kpi_breaches WHERE team_id = $1 AND case_id IN (`+
+		strings.Join(marks, ", ")+`) ORDER BY breached_at, kpi_type, id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read breaches: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var caseID, kpiType, priority, status string
+		var b oas.BreachedKPI
+		var created, breached int64
+		if err := rows.Scan(&caseID, &b.ID, &created, &kpiType, &priority, &breached, &status); err != nil {
+			return nil, fmt.Errorf("read breaches: %w", err)
+		}
+		b.CreatedAt, b.BreachedAt = fromMicros(created), fromMicros(breached)
+		b.KpiType, b.CasePriority = oas.KPIType(kpiType), kpiPriority(oas.CasePriority(priority))
+		b.BreachStatus = oas.BreachedKPIBreachStatus(status)
+		out[caseID] = append(out[caseID], b)
+	}
+	return out, rows.Err()
+}
+
+// ------------------------------------------------------------------------------ events
+
+// eventKind names the one variant that data holds.
+func eventKind(d *oas.CaseEventData) string {
+	switch {
+	case d.Comment.Set:
+		return "comment"
+	case d.Created.Set:
+		return "created"
+	case d.Assigned.Set:
+		return "assigned"
+	case d.Unassigned.Set:
+		return "unassigned"
+	case d.StatusChanged.Set:
+		return "statusChanged"
+	case d.PriorityDetailsChanged.Set:
+		return "priorityDetailsChanged"
+	case d.TitleChangedEvent.Set:
+		return "titleChangedEvent"
+	case d.ResolutionReasonChangedEvent.Set:
+		return "resolutionReasonChangedEvent"
+	case d.KpiBreached.Set:
+		return "kpiBreached"
+	case d.ChangeAssigneeFailed.Set:
+		return "changeAssigneeFailed"
+	case d.NotificationSent.Set:
+		return "notificationSent"
+	case d.NotificationFailed.Set:
+		return "notificationFailed"
+	}
+	return "unknown"
+}
+
+// appendEvent adds an event at the end of the case's history, in the caller's transaction. The
+// caller holds the case row's lock, so the sequence number cannot be taken twice.
+func appendEvent(ctx context.Context, tx *db.Tx, teamID int64, caseID string, actor oas.EventActor, data oas.CaseEventData, eventTime time.Time) (oas.CaseEvent, error) {
+	actorJSON, err := actor.MarshalJSON()
+	if err != nil {
+		return oas.CaseEvent{}, err
+	}
+	dataJSON, err := data.MarshalJSON()
+	if err != nil {
+		return oas.CaseEvent{}, err
+	}
+	id := tx.NewID()
+	_, err = tx.ExecContext(ctx, `INSERT INTO case_events
+		(team_id, id, case_id, seq, kind, actor, data, event_time, created_at, updated_at)
+		VALUES ($1, $2, $3,
+			(SELECT COALESCE(MAX(seq), 0) + 1 FROM case_events WHERE team_id = $1 AND case_id = $3),
+			$4, $5, $6, $7, $8, $8)`,
+		teamID, id, caseID, eventKind(&data), string(actorJSON), string(dataJSON),
+		micros(eventTime), micros(tx.Now))
+	if err != nil {
+		return oas.CaseEvent{}, fmt.Errorf("append case event: %w", err)
+	}
+	return oas.CaseEvent{
+		EventId: id, Actor: actor, EventData: data, EventTime: eventTime.UTC(),
+		CreateTime: tx.Now, UpdateTime: oas.NewOptDateTime(tx.Now),
+	}, nil
+}
+
+const eventColumns = `id, case_id, kind, actor, data, event_time, created_at, updated_at`
+
+type eventRow struct {
+	ID, CaseID, Kind string
+	Event            oas.CaseEvent
+}
+
+func scanEvent(s scanner) (eventRow, error) {
+	var r eventRow
+	var actor, data string
+	var eventTime, created int64
+	var updated sql.NullInt64
+	if err := s.Scan(&r.ID, &r.CaseID, &r.Kind, &actor, &data, &eventTime, &created, &updated); err != nil {
+		return r, err
+	}
+	r.Event = oas.CaseEvent{EventId: r.ID, EventTime: fromMicros(eventTime), CreateTime: fromMicros(created)}
+	if updated.Valid {
+		r.Event.UpdateTime = oas.NewOptDateTime(fromMicros(updated.Int64))
+	}
+	if err := r.Event.Actor.UnmarshalJSON([]byte(actor)); err != nil {
+		return r, fmt.Errorf("event %s actor: %w", r.ID, err)
+	}
+	if err := r.Event.EventData.UnmarshalJSON([]byte(data)); err != nil {
+		return r, fmt.Errorf("event %s data: %w", r.ID, err)
+	}
+	return r, nil
+}
+
+func eventNotFound(id string) error {
+	return apierror.NotFoundf("event_id: no case event %q", id)
+}
+
+// findEvent reads one event of the team by id (any letter case).
+//
+// Errors: NotFound when the team has no such event.
+func findEvent(ctx context.Context, q db.Querier, teamID int64, id string) (eventRow, error) {
+	r, err := scanEvent(q.QueryRowContext(ctx, `SELECT `+eventColumns+` FROM case_events
+		WHERE team_id = $1 AND id = $2`, teamID, strings.ToLower(id)))
+	if db.IsNotFound(err) {
+		return r, eventNotFound(id)
+	}
+	if err != nil {
+		return r, fmt.Errorf("read case event: %w", err)
+	}
+	return r, nil
+}
+
+func listEvents(ctx context.Context, q db.Querier, teamID int64, caseID string) ([]oas.CaseEvent, error) {
+	rows, err := q.QueryContext(ctx, `SELECT `+eventColumns+` FROM case_events
+		WHERE team_id = $1 AND case_id = $2 ORDER BY seq`, teamID, caseID)
+	if err != nil {
+		return nil, fmt.Errorf("list case events: %w", err)
+	}
+	defer rows.Close()
+	out := []oas.CaseEvent{}
+	for rows.Next() {
+		r, err := scanEvent(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r.Event)
+	}
+	return out, rows.Err()
+}
+
+// ------------------------------------------------------------------------------ actors
+
+func apiKeyActor(keyID, keyName string) oas.EventActor {
+	return oas.EventActor{ApiKey: oas.NewOptApiKeyActor(oas.ApiKeyActor{
+		ID: oas.NewOptString(keyID), Name: oas.NewOptString(keyName),
+	})}
+}
+
+func alertManagerActor(receiver string) oas.EventActor {
+	return oas.EventActor{AlertManager: oas.NewOptAlertManagerActor(oas.AlertManagerActor{
+		ReceiverName: oas.NewOptString(receiver),
+	})}
+}
+
+func systemActor() oas.EventActor { return oas.EventActor{System: &oas.EmptyObject{}} }

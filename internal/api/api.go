@@ -36,11 +36,7 @@ type handler struct {
 	*cases.CaseHandler
 	*incidents.IncidentHandler
 	*ingest.AlertHandler
-	unbuilt
 }
-
-// unbuilt answers the operations no area serves yet. TODO(issue 3): remove before resolving.
-type unbuilt struct{ oas.UnimplementedHandler }
 
 // NewError is the exit for errors returned by handlers and by the security handler.
 func (handler) NewError(ctx context.Context, err error) *oas.ErrorStatusCode {

@@ -2,7 +2,11 @@ package incidents
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"sort"
 	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -29,24 +33,139 @@ type Alert struct {
 	SystemName string
 }
 
-var errNotBuilt = errors.New("incidents: not built yet")
-
 // Trigger records a firing alert. When no incident of the team has the alert's fingerprint and
 // start time, it inserts one (state and status TRIGGERED) with its OPEN and UPSERT_STATE
 // events and answers created=true. Otherwise it changes nothing and answers the existing id.
 func Trigger(ctx context.Context, tx *db.Tx, a Alert) (id string, created bool, err error) {
-	return "", false, errNotBuilt
+	name := a.Name
+	if name == "" {
+		name = a.Fingerprint
+	}
+	labels := a.Labels
+	if labels == nil {
+		labels = map[string]string{}
+	}
+	annotations := a.Annotations
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	contextual, err := json.Marshal(labels)
+	if err != nil {
+		return "", false, err
+	}
+	display, err := json.Marshal(annotations)
+	if err != nil {
+		return "", false, err
+	}
+	severity := a.Severity
+	if severity == "" {
+		severity = oas.IncidentSeverityINCIDENTSEVERITYUNSPECIFIED
+	}
+	now := micros(tx.Now)
+	id = tx.NewID()
+	err = tx.QueryRowContext(ctx, `INSERT INTO incidents (team_id, id, case_id, fingerprint, starts_at, name,
+		description, severity, state, status, is_muted, application_name, subsystem_name, contextual_labels,
+		display_labels, meta_labels, created_at, last_state_update_time, last_state_update_key)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $17, $18)
+		ON CONFLICT (team_id, fingerprint, starts_at) DO NOTHING RETURNING id`,
+		a.TeamID, id, a.CaseID, a.Fingerprint, micros(a.StartsAt), name, a.Description, string(severity),
+		string(oas.IncidentStateINCIDENTSTATETRIGGERED), string(oas.IncidentStatusINCIDENTSTATUSTRIGGERED), false,
+		a.ApplicationName, a.SubsystemName, string(contextual), string(display), canonicalMetaLabels(a.MetaLabels),
+		now, "alertmanager:"+a.Fingerprint+":firing").Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		err = tx.QueryRowContext(ctx, `SELECT id FROM incidents WHERE team_id = $1 AND fingerprint = $2 AND starts_at = $3`,
+			a.TeamID, a.Fingerprint, micros(a.StartsAt)).Scan(&id)
+		if err != nil {
+			return "", false, fmt.Errorf("find incident: %w", err)
+		}
+		return id, false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("insert incident: %w", err)
+	}
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO incident_labels (team_id, key, value, incident_id) VALUES ($1, $2, $3, $4)`,
+			a.TeamID, k, labels[k], id); err != nil {
+			return "", false, fmt.Errorf("insert incident label: %w", err)
+		}
+	}
+	open := operational(oas.IncidentEventIncidentEventTypeINCIDENTEVENTTYPEOPEN, a.SystemName)
+	if err := appendEvent(ctx, tx, a.TeamID, id, open); err != nil {
+		return "", false, err
+	}
+	trig := operational(oas.IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUPSERTSTATE, a.SystemName)
+	trig.UpsertState = upsertState(oas.IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPETRIGGERED, a.Fingerprint)
+	if err := appendEvent(ctx, tx, a.TeamID, id, trig); err != nil {
+		return "", false, err
+	}
+	return id, true, nil
 }
 
 // ResolveFromSource records that the alert (fingerprint, start time) was resolved at endsAt:
 // state and status RESOLVED, closedAt endsAt, and an UPSERT_STATE event with stateType
 // RESOLVED from an operational originator. found=false when no such incident exists;
-// changed=false when it was already resolved by its source.
+// changed=false when it was already resolved by its source. An incident that a user closed
+// earlier keeps its closedAt.
 func ResolveFromSource(ctx context.Context, tx *db.Tx, teamID int64, fingerprint string, startsAt, endsAt time.Time, systemName string) (id string, found, changed bool, err error) {
-	return "", false, false, errNotBuilt
+	query := `SELECT id, source_resolved_at FROM incidents WHERE team_id = $1 AND fingerprint = $2 AND starts_at = $3`
+	if tx.Engine == db.Postgres {
+		query += ` FOR UPDATE`
+	}
+	var resolved sql.NullInt64
+	err = tx.QueryRowContext(ctx, query, teamID, fingerprint, micros(startsAt)).Scan(&id, &resolved)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, false, nil
+	}
+	if err != nil {
+		return "", false, false, fmt.Errorf("find incident: %w", err)
+	}
+	if resolved.Valid {
+		return id, true, false, nil
+	}
+	now := micros(tx.Now)
+	_, err = tx.ExecContext(ctx, `UPDATE incidents SET state = $3, status = $4, closed_at = COALESCE(closed_at, $5),
+		last_state_update_time = $6, last_state_update_key = $7, source_resolved_at = $6
+		WHERE team_id = $1 AND id = $2`,
+		teamID, id, string(oas.IncidentStateINCIDENTSTATERESOLVED), string(oas.IncidentStatusINCIDENTSTATUSRESOLVED),
+		micros(endsAt), now, "alertmanager:"+fingerprint+":resolved")
+	if err != nil {
+		return "", false, false, fmt.Errorf("resolve incident: %w", err)
+	}
+	ev := operational(oas.IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUPSERTSTATE, systemName)
+	ev.UpsertState = upsertState(oas.IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPERESOLVED, fingerprint)
+	if err := appendEvent(ctx, tx, teamID, id, ev); err != nil {
+		return "", false, false, err
+	}
+	return id, true, true, nil
 }
 
 // OpenInCase counts the case's incidents whose state is still TRIGGERED.
 func OpenInCase(ctx context.Context, tx *db.Tx, teamID int64, caseID string) (int, error) {
-	return 0, errNotBuilt
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM incidents WHERE team_id = $1 AND case_id = $2 AND state = $3`,
+		teamID, caseID, string(oas.IncidentStateINCIDENTSTATETRIGGERED)).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count open incidents: %w", err)
+	}
+	return n, nil
+}
+
+// CaseOfAlert returns the case of the team's incident for the alert (fingerprint, start time);
+// found=false when the alert has no incident yet.
+func CaseOfAlert(ctx context.Context, tx *db.Tx, teamID int64, fingerprint string, startsAt time.Time) (caseID string, found bool, err error) {
+	err = tx.QueryRowContext(ctx,
+		`SELECT case_id FROM incidents WHERE team_id = $1 AND fingerprint = $2 AND starts_at = $3`,
+		teamID, fingerprint, micros(startsAt)).Scan(&caseID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("find incident of alert: %w", err)
+	}
+	return caseID, true, nil
 }

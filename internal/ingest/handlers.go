@@ -131,7 +131,7 @@ func (n notification) apply(ctx context.Context, tx *db.Tx) (*oas.IngestResult, 
 	caseOf := make([]string, len(n.alerts))
 	var anyNewFiring bool
 	for i, a := range n.alerts {
-		caseID, found, err := caseOfAlert(ctx, tx, n.teamID, a.incident.Fingerprint, a.incident.StartsAt)
+		caseID, found, err := incidents.CaseOfAlert(ctx, tx, n.teamID, a.incident.Fingerprint, a.incident.StartsAt)
 		if err != nil {
 			return nil, err
 		}
@@ -336,19 +336,4 @@ func nonNil(m map[string]string) map[string]string {
 		return map[string]string{}
 	}
 	return m
-}
-
-// caseOfAlert returns the case of the team's incident for the alert (fingerprint, start time).
-func caseOfAlert(ctx context.Context, tx *db.Tx, teamID int64, fingerprint string, startsAt time.Time) (string, bool, error) {
-	var caseID string
-	err := tx.QueryRowContext(ctx,
-		`SELECT case_id FROM incidents WHERE team_id = $1 AND fingerprint = $2 AND starts_at = $3`,
-		teamID, fingerprint, startsAt.UnixMicro()).Scan(&caseID)
-	if db.IsNotFound(err) {
-		return "", false, nil
-	}
-	if err != nil {
-		return "", false, fmt.Errorf("find incident of alert: %w", err)
-	}
-	return caseID, true, nil
 }

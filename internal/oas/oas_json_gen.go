@@ -11241,15 +11241,15 @@ func (s *IncidentEventUpsertStatePayload) Encode(e *jx.Encoder) {
 // encodeFields encodes fields.
 func (s *IncidentEventUpsertStatePayload) encodeFields(e *jx.Encoder) {
 	{
-		if s.CxEventKey.Set {
-			e.FieldStart("cxEventKey")
-			s.CxEventKey.Encode(e)
+		if s.PlatformEventKey.Set {
+			e.FieldStart("platformEventKey")
+			s.PlatformEventKey.Encode(e)
 		}
 	}
 }
 
 var jsonFieldsNameOfIncidentEventUpsertStatePayload = [1]string{
-	0: "cxEventKey",
+	0: "platformEventKey",
 }
 
 // Decode decodes IncidentEventUpsertStatePayload from json.
@@ -11260,15 +11260,15 @@ func (s *IncidentEventUpsertStatePayload) Decode(d *jx.Decoder) error {
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
-		case "cxEventKey":
+		case "platformEventKey":
 			if err := func() error {
-				s.CxEventKey.Reset()
-				if err := s.CxEventKey.Decode(d); err != nil {
+				s.PlatformEventKey.Reset()
+				if err := s.PlatformEventKey.Decode(d); err != nil {
 					return err
 				}
 				return nil
 			}(); err != nil {
-				return errors.Wrap(err, "decode field \"cxEventKey\"")
+				return errors.Wrap(err, "decode field \"platformEventKey\"")
 			}
 		default:
 			return d.Skip()

@@ -4136,17 +4136,17 @@ func (s *IncidentEventUpsertState) SetPayload(val IncidentEventUpsertStatePayloa
 }
 
 type IncidentEventUpsertStatePayload struct {
-	CxEventKey OptString `json:"cxEventKey"`
+	PlatformEventKey OptString `json:"platformEventKey"`
 }
 
-// GetCxEventKey returns the value of CxEventKey.
-func (s *IncidentEventUpsertStatePayload) GetCxEventKey() OptString {
-	return s.CxEventKey
+// GetPlatformEventKey returns the value of PlatformEventKey.
+func (s *IncidentEventUpsertStatePayload) GetPlatformEventKey() OptString {
+	return s.PlatformEventKey
 }
 
-// SetCxEventKey sets the value of CxEventKey.
-func (s *IncidentEventUpsertStatePayload) SetCxEventKey(val OptString) {
-	s.CxEventKey = val
+// SetPlatformEventKey sets the value of PlatformEventKey.
+func (s *IncidentEventUpsertStatePayload) SetPlatformEventKey(val OptString) {
+	s.PlatformEventKey = val
 }
 
 type IncidentEventUpsertStateStateType string

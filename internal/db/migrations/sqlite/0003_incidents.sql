@@ -23,6 +23,8 @@ CREATE TABLE incidents (
     closed_at              INTEGER,
     last_state_update_time INTEGER NOT NULL,
     last_state_update_key  TEXT    NOT NULL,
+    -- set when the alert's source reported it resolved (a redelivery then changes nothing)
+    source_resolved_at     INTEGER,
     PRIMARY KEY (team_id, id),
     UNIQUE (team_id, fingerprint, starts_at)
 );
@@ -38,6 +40,9 @@ CREATE TABLE incident_labels (
     incident_id TEXT    NOT NULL,
     PRIMARY KEY (team_id, key, value, incident_id)
 );
+-- Grouping by a label reads one incident's value of one key (covering, so SQLite prefers it
+-- to the primary key for that lookup).
+CREATE INDEX incident_labels_by_incident ON incident_labels (team_id, incident_id, key, value);
 
 CREATE TABLE incident_events (
     team_id     INTEGER NOT NULL REFERENCES teams (id),

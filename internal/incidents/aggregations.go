@@ -1,0 +1,460 @@
+package incidents
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/queryobject"
+)
+
+// groupBy is one item of E18's group_bys query object (it has no generated type).
+type groupBy struct {
+	IncidentField    *string `json:"incidentField,omitempty"`
+	ContextualLabel  *string `json:"contextualLabel,omitempty"`
+	OrderByDirection *string `json:"orderByDirection,omitempty"`
+}
+
+// aggQuery is E18's three query objects, read and checked.
+type aggQuery struct {
+	filter   oas.IncidentQueryFilter
+	groupBys []groupBy
+	page     oas.IncidentPageRequest
+	hash     string
+}
+
+// readAggQuery reads filter, group_bys and pagination from the request's query.
+//
+// Errors: Invalid naming the full path of the first value that breaks a rule.
+func readAggQuery(ctx context.Context) (aggQuery, error) {
+	values := queryobject.Values(ctx)
+	var q aggQuery
+	doc, err := queryobject.Decode(values, "filter", filterSchema)
+	if err != nil {
+		return q, err
+	}
+	filterDoc := doc
+	if doc != nil {
+		if err := queryobject.Unmarshal("filter", doc, &q.filter); err != nil {
+			return q, err
+		}
+	}
+	doc, err = queryobject.Decode(values, "group_bys", groupBysSchema)
+	if err != nil {
+		return q, err
+	}
+	if doc != nil {
+		if err := json.Unmarshal(doc, &q.groupBys); err != nil {
+			return q, apierror.Invalidf("group_bys: must be an array of objects with incidentField, contextualLabel and orderByDirection strings")
+		}
+	}
+	if len(q.groupBys) > maxGroupBys {
+		return q, apierror.Invalidf("group_bys: must have at most %d items (got %d)", maxGroupBys, len(q.groupBys))
+	}
+	for i, g := range q.groupBys {
+		path := fmt.Sprintf("group_bys[%d]", i)
+		if (g.IncidentField == nil) == (g.ContextualLabel == nil) {
+			return q, apierror.Invalidf("%s: must set exactly one of incidentField, contextualLabel", path)
+		}
+		if g.IncidentField != nil {
+			f := oas.IncidentFields(*g.IncidentField)
+			if err := f.Validate(); err != nil {
+				return q, apierror.Invalidf("%s.incidentField: must be one of %s", path, strings.Join(enumStrings(f.AllValues()), ", "))
+			}
+			if _, ok := fieldColumn(f); !ok {
+				return q, apierror.Invalidf("%s.incidentField: %s is not groupable", path, f)
+			}
+		}
+		if g.ContextualLabel != nil {
+			if n := utf8.RuneCountInString(*g.ContextualLabel); n < 1 || n > 256 {
+				return q, apierror.Invalidf("%s.contextualLabel: must have 1 to 256 characters (got %d)", path, n)
+			}
+		}
+		if g.OrderByDirection != nil {
+			d := oas.OrderByDirection(*g.OrderByDirection)
+			if err := d.Validate(); err != nil {
+				return q, apierror.Invalidf("%s.orderByDirection: must be one of %s", path, strings.Join(enumStrings(d.AllValues()), ", "))
+			}
+		}
+	}
+	q.page = oas.IncidentPageRequest{PageSize: defaultPageSize}
+	doc, err = queryobject.Decode(values, "pagination", paginationSchema)
+	if err != nil {
+		return q, err
+	}
+	if doc != nil {
+		if err := queryobject.Unmarshal("pagination", doc, &q.page); err != nil {
+			return q, err
+		}
+	}
+	groupDoc, _ := json.Marshal(q.groupBys)
+	if filterDoc != nil {
+		filterDoc, _ = q.filter.MarshalJSON()
+	}
+	q.hash = hashQuery(filterDoc, groupDoc)
+	return q, nil
+}
+
+// groupValue is one group-by value of a group: a string, a time (Unix microseconds) or none.
+type groupValue struct {
+	null bool
+	s    string
+	n    int64
+}
+
+func toGroupValue(v any) groupValue {
+	switch x := v.(type) {
+	case nil:
+		return groupValue{null: true}
+	case int64:
+		return groupValue{n: x}
+	case []byte:
+		return groupValue{s: string(x)}
+	case string:
+		return groupValue{s: x}
+	default:
+		return groupValue{s: fmt.Sprint(x)}
+	}
+}
+
+type group struct {
+	values      []groupValue
+	severity    map[string]int64
+	state       map[string]int64
+	status      map[string]int64
+	assignee    map[string]int64
+	metaStrings map[string]int64 // meta-label columns seen, before parsing
+	total       int64
+	firstCreate int64
+	lastClosed  *int64
+	lastUpdate  int64
+}
+
+// ListIncidentAggregations answers E18: the team's incidents that match filter, grouped by
+// group_bys (one group of all when none; no group when nothing matches), one page of groups in
+// the order of their values. See the package documentation for the grouping rules.
+//
+// Errors: Invalid for a malformed query object (full path named), a field that cannot be grouped
+// by, or a page token of another query.
+func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context) (*oas.IncidentAggregationsResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	aq, err := readAggQuery(ctx)
+	if err != nil {
+		return nil, err
+	}
+	offset := 0
+	if tok, ok := aq.page.PageToken.Get(); ok {
+		if offset, err = readPageToken("pagination.pageToken", tok, aq.hash); err != nil {
+			return nil, err
+		}
+	}
+	args := &sqlArgs{}
+	from, where, err := filterSQL(h.db.Engine, caller.TeamID, aq.filter, "filter", args)
+	if err != nil {
+		return nil, err
+	}
+	cols := make([]column, len(aq.groupBys))
+	desc := make([]bool, len(aq.groupBys))
+	for i, g := range aq.groupBys {
+		if g.IncidentField != nil {
+			cols[i], _ = fieldColumn(oas.IncidentFields(*g.IncidentField))
+		} else {
+			cols[i] = labelColumn(*g.ContextualLabel, args)
+		}
+		desc[i] = g.OrderByDirection != nil && *g.OrderByDirection == string(oas.OrderByDirectionORDERBYDIRECTIONDESC)
+	}
+	// Group by the requested columns and the counted ones; the counted columns come in the order
+	// of the index incidents_by_severity, so that grouping by severity walks that index.
+	var groupExprs []string
+	seen := map[string]bool{}
+	for _, c := range append(cols, column{expr: "i.severity"}, column{expr: "i.state"}, column{expr: "i.status"},
+		column{expr: "i.assigned_to"}, column{expr: "i.meta_labels"}) {
+		if !seen[c.expr] {
+			seen[c.expr] = true
+			groupExprs = append(groupExprs, c.expr)
+		}
+	}
+	selects := make([]string, 0, len(cols)+9)
+	for _, c := range cols {
+		selects = append(selects, c.expr)
+	}
+	selects = append(selects, "i.severity", "i.state", "i.status", "i.assigned_to", "i.meta_labels",
+		"COUNT(*)", "MIN(i.created_at)", "MAX(i.closed_at)", "MAX(i.last_state_update_time)")
+	query := `SELECT ` + strings.Join(selects, ", ") + ` FROM ` + from + ` WHERE ` + where +
+		` GROUP BY ` + strings.Join(groupExprs, ", ")
+	db := h.db.Read()
+	rows, err := db.QueryContext(ctx, query, args.list...)
+	if err != nil {
+		return nil, fmt.Errorf("aggregate incidents: %w", err)
+	}
+	groups := map[string]*group{}
+	var order []*group
+	scan := make([]any, len(cols)+9)
+	raw := make([]any, len(cols))
+	var severity, state, status, assignee, meta string
+	var count, minCreated, lastUpdate int64
+	var maxClosed *int64
+	for i := range raw {
+		scan[i] = &raw[i]
+	}
+	n := len(cols)
+	scan[n], scan[n+1], scan[n+2], scan[n+3], scan[n+4] = &severity, &state, &status, &assignee, &meta
+	scan[n+5], scan[n+6], scan[n+7], scan[n+8] = &count, &minCreated, &maxClosed, &lastUpdate
+	for rows.Next() {
+		maxClosed = nil
+		if err := rows.Scan(scan...); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		values := make([]groupValue, n)
+		var key strings.Builder
+		for i, v := range raw {
+			values[i] = toGroupValue(v)
+			fmt.Fprintf(&key, "%t|%d|%d:%s|", values[i].null, values[i].n, len(values[i].s), values[i].s)
+		}
+		g, ok := groups[key.String()]
+		if !ok {
+			g = &group{values: values, severity: map[string]int64{}, state: map[string]int64{}, status: map[string]int64{},
+				assignee: map[string]int64{}, metaStrings: map[string]int64{}, firstCreate: minCreated, lastUpdate: lastUpdate}
+			groups[key.String()] = g
+			order = append(order, g)
+		}
+		g.total += count
+		g.severity[severity] += count
+		g.state[state] += count
+		g.status[status] += count
+		if assignee != "" {
+			g.assignee[assignee] += count
+		}
+		g.metaStrings[meta] += count
+		if minCreated < g.firstCreate {
+			g.firstCreate = minCreated
+		}
+		if lastUpdate > g.lastUpdate {
+			g.lastUpdate = lastUpdate
+		}
+		if maxClosed != nil && (g.lastClosed == nil || *maxClosed > *g.lastClosed) {
+			v := *maxClosed
+			g.lastClosed = &v
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("aggregate incidents: %w", err)
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		for i, c := range cols {
+			if cmp := compareValues(c, order[a].values[i], order[b].values[i]); cmp != 0 {
+				if desc[i] {
+					return cmp > 0
+				}
+				return cmp < 0
+			}
+		}
+		return false
+	})
+	total := len(order)
+	end := offset + int(aq.page.PageSize)
+	if offset > total {
+		offset = total
+	}
+	if end > total {
+		end = total
+	}
+	res := &oas.IncidentAggregationsResponse{IncidentAggs: []oas.IncidentAggregation{},
+		Pagination: oas.IncidentPageResponse{TotalSize: int64(total)}}
+	if end < total {
+		res.Pagination.NextPageToken = oas.NewOptString(pageToken(end, aq.hash))
+	}
+	for _, g := range order[offset:end] {
+		ids, err := h.groupIDs(ctx, from, where, args.list, cols, g.values)
+		if err != nil {
+			return nil, err
+		}
+		item, err := g.aggregation(cols, aq.groupBys, ids)
+		if err != nil {
+			return nil, err
+		}
+		res.IncidentAggs = append(res.IncidentAggs, item)
+	}
+	return res, nil
+}
+
+// compareValues orders two values of column c: enumerations by position, no value first.
+func compareValues(c column, a, b groupValue) int {
+	switch {
+	case a.null && b.null:
+		return 0
+	case a.null:
+		return -1
+	case b.null:
+		return 1
+	}
+	switch c.kind {
+	case timeCol:
+		return cmpInt(a.n, b.n)
+	case enumCol:
+		return cmpInt(int64(position(c.order, a.s)), int64(position(c.order, b.s)))
+	}
+	return strings.Compare(a.s, b.s)
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func position(list []string, v string) int {
+	for i, x := range list {
+		if x == v {
+			return i
+		}
+	}
+	return len(list)
+}
+
+// groupIDs returns up to maxListedIDs ids of the group's incidents, sorted.
+func (h *IncidentHandler) groupIDs(ctx context.Context, from, where string, base []any, cols []column, values []groupValue) ([]string, error) {
+	args := &sqlArgs{list: append([]any(nil), base...)}
+	conds := []string{where}
+	for i, c := range cols {
+		v := values[i]
+		switch {
+		case v.null:
+			conds = append(conds, c.expr+" IS NULL")
+		case c.kind == timeCol:
+			conds = append(conds, c.expr+" = "+args.add(v.n))
+		default:
+			conds = append(conds, c.expr+" = "+args.add(v.s))
+		}
+	}
+	rows, err := h.db.Read().QueryContext(ctx, `SELECT i.id FROM `+from+` WHERE `+strings.Join(conds, " AND ")+
+		` LIMIT `+args.add(int64(maxListedIDs)), args.list...)
+	if err != nil {
+		return nil, fmt.Errorf("list group incidents: %w", err)
+	}
+	defer rows.Close()
+	ids := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids, rows.Err()
+}
+
+// aggregation renders a folded group.
+func (g *group) aggregation(cols []column, groupBys []groupBy, ids []string) (oas.IncidentAggregation, error) {
+	item := oas.IncidentAggregation{
+		GroupBysValue:       []oas.GroupByValue{},
+		AggSeverityCount:    []oas.IncidentAggregationAggSeverityCountItem{},
+		AggStateCount:       []oas.IncidentAggregationAggStateCountItem{},
+		AggStatusCount:      []oas.IncidentAggregationAggStatusCountItem{},
+		AggAssignmentsCount: []oas.IncidentAggregationAggAssignmentsCountItem{},
+		AggMetaLabelsCount:  []oas.IncidentAggregationAggMetaLabelsCountItem{},
+		AllValuesCount:      g.total,
+		FirstCreatedAt:      oas.NewOptDateTime(fromMicros(g.firstCreate)),
+		LastStateUpdateTime: oas.NewOptDateTime(fromMicros(g.lastUpdate)),
+		ListIncidentsId:     ids,
+	}
+	if g.lastClosed != nil {
+		item.LastClosedAt = oas.NewOptDateTime(fromMicros(*g.lastClosed))
+	}
+	for _, s := range oas.IncidentSeverity("").AllValues() {
+		if c := g.severity[string(s)]; c > 0 {
+			item.AggSeverityCount = append(item.AggSeverityCount, oas.IncidentAggregationAggSeverityCountItem{Severity: s, Count: c})
+		}
+	}
+	for _, s := range oas.IncidentState("").AllValues() {
+		if c := g.state[string(s)]; c > 0 {
+			item.AggStateCount = append(item.AggStateCount, oas.IncidentAggregationAggStateCountItem{State: s, Count: c})
+		}
+	}
+	for _, s := range oas.IncidentStatus("").AllValues() {
+		if c := g.status[string(s)]; c > 0 {
+			item.AggStatusCount = append(item.AggStatusCount, oas.IncidentAggregationAggStatusCountItem{Status: s, Count: c})
+		}
+	}
+	users := make([]string, 0, len(g.assignee))
+	for u := range g.assignee {
+		users = append(users, u)
+	}
+	sort.Strings(users)
+	for _, u := range users {
+		item.AggAssignmentsCount = append(item.AggAssignmentsCount, oas.IncidentAggregationAggAssignmentsCountItem{
+			AssignedTo: oas.IncidentUser{UserId: u}, Count: g.assignee[u]})
+	}
+	metaCounts := map[metaLabel]int64{}
+	for s, c := range g.metaStrings {
+		labels, err := parseMetaLabels(s)
+		if err != nil {
+			return item, fmt.Errorf("meta labels %q: %w", s, err)
+		}
+		for _, l := range labels {
+			metaCounts[l] += c
+		}
+	}
+	metas := make([]metaLabel, 0, len(metaCounts))
+	for l := range metaCounts {
+		metas = append(metas, l)
+	}
+	sort.Slice(metas, func(a, b int) bool {
+		if metas[a].Key != metas[b].Key {
+			return metas[a].Key < metas[b].Key
+		}
+		return metas[a].Value < metas[b].Value
+	})
+	for _, l := range metas {
+		item.AggMetaLabelsCount = append(item.AggMetaLabelsCount, oas.IncidentAggregationAggMetaLabelsCountItem{
+			MetaLabel: oas.MetaLabel{Key: oas.NewOptString(l.Key), Value: oas.NewOptString(l.Value)}, Count: metaCounts[l]})
+	}
+	for i, c := range cols {
+		v := g.values[i]
+		if groupBys[i].ContextualLabel != nil {
+			item.GroupBysValue = append(item.GroupBysValue, oas.GroupByValue{ContextualLabels: oas.NewOptGroupByValueContextualLabels(
+				oas.GroupByValueContextualLabels{FieldName: *groupBys[i].ContextualLabel, FieldValue: v.s})})
+			continue
+		}
+		var f oas.GroupByValueIncidentField
+		if !v.null {
+			switch c.field {
+			case oas.IncidentFieldsINCIDENTSFIELDSID:
+				f.ID = oas.NewOptString(v.s)
+			case oas.IncidentFieldsINCIDENTSFIELDSSEVERITY:
+				f.Severity = oas.NewOptIncidentSeverity(oas.IncidentSeverity(v.s))
+			case oas.IncidentFieldsINCIDENTSFIELDSNAME:
+				f.Name = oas.NewOptString(v.s)
+			case oas.IncidentFieldsINCIDENTSFIELDSCREATEDTIME:
+				f.CreatedAt = oas.NewOptDateTime(fromMicros(v.n))
+			case oas.IncidentFieldsINCIDENTSFIELDSCLOSEDTIME:
+				f.ClosedAt = oas.NewOptDateTime(fromMicros(v.n))
+			case oas.IncidentFieldsINCIDENTSFIELDSSTATE:
+				f.State = oas.NewOptIncidentState(oas.IncidentState(v.s))
+			case oas.IncidentFieldsINCIDENTSFIELDSSTATUS:
+				f.Status = oas.NewOptIncidentStatus(oas.IncidentStatus(v.s))
+			case oas.IncidentFieldsINCIDENTSFIELDSLASTSTATEUPDATETIME:
+				f.LastStateUpdateTime = oas.NewOptDateTime(fromMicros(v.n))
+			case oas.IncidentFieldsINCIDENTSFIELDSAPPLICATIONNAME:
+				f.ApplicationName = oas.NewOptString(v.s)
+			case oas.IncidentFieldsINCIDENTSFIELDSSUBSYSTEMNAME:
+				f.SubsystemName = oas.NewOptString(v.s)
+			}
+		}
+		item.GroupBysValue = append(item.GroupBysValue, oas.GroupByValue{IncidentField: oas.NewOptGroupByValueIncidentField(f)})
+	}
+	return item, nil
+}

@@ -1,0 +1,228 @@
+package incidents_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mgmtapi/mgmtapi/internal/api"
+	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/teams"
+)
+
+// BenchmarkAggregations measures E18 over N incidents of one team (N from
+// MGMTAPI_BENCH_INCIDENTS, default 1,000,000) on SQLite, and on PostgreSQL when
+// MGMTAPI_TEST_DATABASE_URL is set. Besides ns/op it reports the median request time (p50-ms).
+//
+//	go test -run '^$' -bench Aggregations -benchtime 20x ./internal/incidents/
+func BenchmarkAggregations(b *testing.B) {
+	n := 1000000
+	if v := os.Getenv("MGMTAPI_BENCH_INCIDENTS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			b.Fatalf("MGMTAPI_BENCH_INCIDENTS=%q: must be a positive integer", v)
+		}
+	}
+	engines := []db.Engine{db.SQLite}
+	if os.Getenv(apitest.DatabaseURLVariable) != "" {
+		engines = append(engines, db.Postgres)
+	}
+	queries := []struct{ name, query string }{
+		{"group-by-severity", "group_bys[0][incidentField]=INCIDENTS_FIELDS_SEVERITY"},
+		{"group-by-severity-label-filter", "group_bys[0][incidentField]=INCIDENTS_FIELDS_SEVERITY&filter[contextualLabels][service][contextualLabelValues]=svc-7"},
+		{"no-group-by", ""},
+	}
+	for _, engine := range engines {
+		srv, key := benchServer(b, engine)
+		start := time.Now()
+		bulkLoad(b, srv.db, n)
+		b.Logf("%s: loaded %d incidents in %s", engine, n, time.Since(start).Round(time.Millisecond))
+		for _, q := range queries {
+			b.Run(string(engine)+"/"+q.name, func(b *testing.B) {
+				u := srv.url + aggPath + "?" + encodeQuery(q.query)
+				var took []time.Duration
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					t0 := time.Now()
+					benchGet(b, u, key)
+					took = append(took, time.Since(t0))
+				}
+				b.StopTimer()
+				sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+				b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+			})
+		}
+	}
+}
+
+// encodeQuery escapes the brackets of a readable query string.
+func encodeQuery(q string) string {
+	if q == "" {
+		return ""
+	}
+	v := url.Values{}
+	for _, part := range strings.Split(q, "&") {
+		k, val, _ := strings.Cut(part, "=")
+		v.Add(k, val)
+	}
+	return v.Encode()
+}
+
+type benchEnv struct {
+	url string
+	db  *db.DB
+}
+
+func benchServer(b *testing.B, engine db.Engine) (benchEnv, string) {
+	ctx := context.Background()
+	opts := db.Options{DataDir: b.TempDir()}
+	if engine == db.Postgres {
+		opts.URL = benchSchema(b)
+	}
+	database, err := db.Open(ctx, opts)
+	if err != nil {
+		b.Fatalf("open: %v", err)
+	}
+	b.Cleanup(func() { database.Close() })
+	const key = "mgmt_bench_root_key"
+	if _, err := teams.Bootstrap(ctx, database, key); err != nil {
+		b.Fatalf("bootstrap: %v", err)
+	}
+	a, err := api.New(api.Options{DB: database, Authn: auth.NewAuthenticator(database, time.Now)})
+	if err != nil {
+		b.Fatalf("api: %v", err)
+	}
+	s := httptest.NewServer(a)
+	b.Cleanup(s.Close)
+	return benchEnv{url: s.URL, db: database}, key
+}
+
+func benchSchema(b *testing.B) string {
+	base := os.Getenv(apitest.DatabaseURLVariable)
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		b.Fatalf("open postgres: %v", err)
+	}
+	defer admin.Close()
+	name := fmt.Sprintf("bench_%d_%d", os.Getpid(), time.Now().UnixNano()%1e9)
+	if _, err := admin.Exec(`CREATE SCHEMA ` + name); err != nil {
+		b.Fatalf("create schema: %v", err)
+	}
+	b.Cleanup(func() {
+		if admin, err := sql.Open("pgx", base); err == nil {
+			_, _ = admin.Exec(`DROP SCHEMA ` + name + ` CASCADE`)
+			admin.Close()
+		}
+	})
+	u, _ := url.Parse(base)
+	q := u.Query()
+	q.Set("search_path", name)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+func benchGet(b *testing.B, u, key string) {
+	req, _ := http.NewRequest("GET", u, nil)
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatalf("GET: %v", err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		b.Fatalf("status %d: %s", res.StatusCode, body)
+	}
+}
+
+// bulkLoad inserts n realistic incidents of team 1 with multi-row INSERTs: six severities, a mix
+// of states and statuses (half closed), 20 services as the contextual label "service", two meta
+// labels, a third assigned.
+func bulkLoad(b *testing.B, database *db.DB, n int) {
+	severities := []string{"INCIDENT_SEVERITY_UNSPECIFIED", "INCIDENT_SEVERITY_INFO", "INCIDENT_SEVERITY_WARNING",
+		"INCIDENT_SEVERITY_ERROR", "INCIDENT_SEVERITY_CRITICAL", "INCIDENT_SEVERITY_LOW"}
+	base := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
+	const perStatement = 100
+	const perTx = 100000
+	ctx := context.Background()
+	for txStart := 0; txStart < n; txStart += perTx {
+		err := database.InTx(ctx, func(tx *db.Tx) error {
+			for s := txStart; s < txStart+perTx && s < n; s += perStatement {
+				var inc, lab strings.Builder
+				var incArgs, labArgs []any
+				inc.WriteString(`INSERT INTO incidents (team_id, id, case_id, fingerprint, starts_at, name, description, severity,
+					state, status, is_muted, application_name, subsystem_name, assigned_to, assigned_by, contextual_labels,
+					display_labels, meta_labels, created_at, closed_at, last_state_update_time, last_state_update_key) VALUES `)
+				lab.WriteString(`INSERT INTO incident_labels (team_id, key, value, incident_id) VALUES `)
+				for i := s; i < s+perStatement && i < n; i++ {
+					id := fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i)
+					svc := fmt.Sprintf("svc-%d", i%20)
+					created := base + int64(i)*1e6
+					state, status := "INCIDENT_STATE_TRIGGERED", "INCIDENT_STATUS_TRIGGERED"
+					var closed any
+					if i%2 == 0 {
+						state, status, closed = "INCIDENT_STATE_RESOLVED", "INCIDENT_STATUS_RESOLVED", created+int64(i%3600)*1e6
+					} else if i%5 == 0 {
+						status = "INCIDENT_STATUS_ACKNOWLEDGED"
+					}
+					assigned, by := "", ""
+					if i%3 == 0 {
+						assigned, by = fmt.Sprintf("user-%d", i%7), "apikey:bench"
+					}
+					meta := fmt.Sprintf(`[{"key":"env","value":"%s"},{"key":"team","value":"team-%d"}]`, []string{"prod", "staging"}[i%2], i%4)
+					if i > s {
+						inc.WriteByte(',')
+						lab.WriteByte(',')
+					}
+					p := len(incArgs)
+					inc.WriteString("(" + placeholderList(p+1, 22) + ")")
+					incArgs = append(incArgs, int64(1), id, "case", "fp-"+strconv.Itoa(i), created, fmt.Sprintf("alert-%d", i%50), "",
+						severities[(i*7)%6], state, status, false, "shop", svc, assigned, by,
+						`{"service":"`+svc+`"}`, `{}`, meta, created, closed, created, "bench")
+					q := len(labArgs)
+					lab.WriteString("(" + placeholderList(q+1, 4) + ")")
+					labArgs = append(labArgs, int64(1), "service", svc, id)
+				}
+				if _, err := tx.ExecContext(ctx, inc.String(), incArgs...); err != nil {
+					return err
+				}
+				if _, err := tx.ExecContext(ctx, lab.String(), labArgs...); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatalf("bulk load: %v", err)
+		}
+	}
+	if database.Engine == db.Postgres {
+		// autovacuum would do this soon after a load this size
+		if err := database.InTx(ctx, func(tx *db.Tx) error { _, err := tx.ExecContext(ctx, `ANALYZE`); return err }); err != nil {
+			b.Fatalf("analyze: %v", err)
+		}
+	}
+}
+
+func placeholderList(from, n int) string {
+	var sb strings.Builder
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString("$" + strconv.Itoa(from+i))
+	}
+	return sb.String()
+}

@@ -1,0 +1,38 @@
+// Package incidents serves incidents: one per alert (fingerprint and start time), with their
+// events, their lifecycle operations (acknowledge, resolve, close, assign, unassign), lists,
+// batch reads and aggregations (E18, E19). Alert ingestion creates and resolves them through
+// Trigger and ResolveFromSource.
+//
+// # States and transitions
+//
+// An incident has a state (TRIGGERED or RESOLVED: is the alert still going on) and a status
+// (TRIGGERED, ACKNOWLEDGED or RESOLVED: what people did about it). Every change appends its event
+// in the same transaction; an operation that changes nothing appends nothing.
+//
+//	source fires (Trigger)      new incident: state TRIGGERED, status TRIGGERED; events OPEN and
+//	                            UPSERT_STATE TRIGGERED (operational). A redelivery changes nothing.
+//	source resolves             state RESOLVED, status RESOLVED, closedAt = the alert's end (kept
+//	(ResolveFromSource)         when already closed); UPSERT_STATE RESOLVED (operational). A
+//	                            redelivery changes nothing.
+//	acknowledge                 status TRIGGERED → ACKNOWLEDGED, event ACKNOWLEDGE;
+//	                            ACKNOWLEDGED → no change; status RESOLVED → 409.
+//	resolve                     status → RESOLVED, event UPSERT_STATE RESOLVED (administrative);
+//	                            already RESOLVED → no change. The state and closedAt are kept.
+//	close                       state and status → RESOLVED, closedAt = now, event CLOSE;
+//	                            already closed (closedAt set, by close or by the source) → no change.
+//	assign                      any state: assignee set (replaced), event ASSIGN.
+//	unassign                    any state: assignee removed, event UNASSIGN; none → no change.
+//
+// Batches are all or nothing: every id is checked first (an unknown id is a 404 naming it, a
+// forbidden transition a 409 naming the incident), then every incident changes. Administrative
+// events name the caller as "apikey:<key id>".
+//
+// # Aggregations (E18)
+//
+// Groups are formed by the group-by fields in order; groups by SEVERITY, STATE and STATUS sort in
+// the enumeration's order, other fields by value, with no value (an open incident's closedAt)
+// first when ascending. Incidents without a grouped contextual label form the "" group.
+// INCIDENTS_FIELDS_DURATION and INCIDENTS_FIELDS_UNSPECIFIED cannot be grouped by (400), since a
+// duration of an open incident changes every second. A filter on a contextual label with no
+// values matches incidents that carry the label at all.
+package incidents

@@ -22,6 +22,10 @@ func checkText(r *http.Request) (string, int) {
 		return "path: must be valid UTF-8 without NUL characters", http.StatusBadRequest
 	}
 	if r.URL.RawQuery != "" {
+		if n := strings.Count(r.URL.RawQuery, "&") + 1; n > maxQueryParameters {
+			return fmt.Sprintf("query: has %d parameters, more than the %d allowed; a repeated parameter such as ids takes at most %d values",
+				n, maxQueryParameters, maxQueryParameters), http.StatusBadRequest
+		}
 		values, err := url.ParseQuery(r.URL.RawQuery)
 		if err != nil {
 			return "query: " + err.Error(), http.StatusBadRequest
@@ -77,3 +81,7 @@ func pathOfNUL(body []byte) string {
 		}
 	}
 }
+
+// maxQueryParameters is the most query parameters a request may have: net/url refuses more, and
+// no operation takes more (the incident id lists take 1–10000).
+const maxQueryParameters = 10000

@@ -165,7 +165,7 @@ func TestTooManyQueryParametersAreRefusedByName(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		id := "00000000-0000-0000-0000-000000000000"
 		path := "/mgmt/openapi/5/incidents/incidents/v1?ids=" + strings.Repeat(id+"&ids=", 10000) + id
-		apitest.ExpectError(t, env.JSON(t, "GET", path, env.RootKey, ""), 400, "10001 parameters", "ids", "at most 10000")
+		apitest.ExpectError(t, env.JSON(t, "GET", path, env.RootKey, ""), 400, "ids: given 10001 times", "at most 10000")
 		ok := "/mgmt/openapi/5/incidents/incidents/v1?ids=" + strings.Repeat(id+"&ids=", 9999) + id
 		if res := env.JSON(t, "GET", ok, env.RootKey, ""); res.Status != 200 {
 			t.Fatalf("10000 ids: %d %s", res.Status, res.Body)

@@ -57,6 +57,11 @@ func pathAtOffset(body []byte, offset int64) string {
 			if key, ok := tok.(string); ok {
 				stack[n-1].key = key
 				stack[n-1].expectKey = false
+				if offset >= start && offset < end {
+					// The offending byte is in this key: name the object that holds it.
+					stack[n-1].key = ""
+					return strings.TrimSuffix(render(), ".")
+				}
 				continue
 			}
 		}

@@ -23,8 +23,9 @@ func checkText(r *http.Request) (string, int) {
 	}
 	if r.URL.RawQuery != "" {
 		if n := strings.Count(r.URL.RawQuery, "&") + 1; n > maxQueryParameters {
-			return fmt.Sprintf("query: has %d parameters, more than the %d allowed; a repeated parameter such as ids takes at most %d values",
-				n, maxQueryParameters, maxQueryParameters), http.StatusBadRequest
+			name, times := mostRepeatedParameter(r.URL.RawQuery)
+			return fmt.Sprintf("%s: given %d times; a request takes at most %d query parameters (%d in all here)",
+				name, times, maxQueryParameters, n), http.StatusBadRequest
 		}
 		values, err := url.ParseQuery(r.URL.RawQuery)
 		if err != nil {
@@ -85,3 +86,21 @@ func pathOfNUL(body []byte) string {
 // maxQueryParameters is the most query parameters a request may have: net/url refuses more, and
 // no operation takes more (the incident id lists take 1–10000).
 const maxQueryParameters = 10000
+
+// mostRepeatedParameter returns the (unescaped) name that occurs most often in a raw query, and
+// how often.
+func mostRepeatedParameter(rawQuery string) (string, int) {
+	counts := map[string]int{}
+	best, most := "query", 0
+	for _, pair := range strings.Split(rawQuery, "&") {
+		name, _, _ := strings.Cut(pair, "=")
+		if unescaped, err := url.QueryUnescape(name); err == nil {
+			name = unescaped
+		}
+		counts[name]++
+		if counts[name] > most {
+			best, most = name, counts[name]
+		}
+	}
+	return best, most
+}

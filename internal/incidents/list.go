@@ -90,6 +90,10 @@ func pageToken(offset int, queryHash string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte(strconv.Itoa(offset) + ":" + queryHash))
 }
 
+// maxPageOffset bounds the offsets a token can carry (answers count at most 1000000000 items), so
+// that offset arithmetic cannot overflow.
+const maxPageOffset = 1_000_000_000
+
 // readPageToken returns the offset a token points at.
 //
 // Errors: Invalid when the token is malformed or belongs to another query.
@@ -98,7 +102,7 @@ func readPageToken(path, token, queryHash string) (int, error) {
 	if err == nil {
 		off, hash, ok := strings.Cut(string(raw), ":")
 		n, convErr := strconv.Atoi(off)
-		if ok && convErr == nil && n >= 0 && hash == queryHash {
+		if ok && convErr == nil && n >= 0 && n <= maxPageOffset && hash == queryHash {
 			return n, nil
 		}
 	}

@@ -2,14 +2,18 @@ package incidents
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/queryobject"
 )
@@ -169,84 +173,21 @@ func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context) (*oas.In
 		}
 		desc[i] = g.OrderByDirection != nil && *g.OrderByDirection == string(oas.OrderByDirectionORDERBYDIRECTIONDESC)
 	}
-	// Group by the requested columns and the counted ones; the counted columns come in the order
-	// of the index incidents_by_severity, so that grouping by severity walks that index.
-	var groupExprs []string
-	seen := map[string]bool{}
-	for _, c := range append(cols, column{expr: "i.severity"}, column{expr: "i.state"}, column{expr: "i.status"},
-		column{expr: "i.assigned_to"}, column{expr: "i.meta_labels"}) {
-		if !seen[c.expr] {
-			seen[c.expr] = true
-			groupExprs = append(groupExprs, c.expr)
-		}
-	}
-	selects := make([]string, 0, len(cols)+9)
-	for _, c := range cols {
-		selects = append(selects, c.expr)
-	}
-	selects = append(selects, "i.severity", "i.state", "i.status", "i.assigned_to", "i.meta_labels",
-		"COUNT(*)", "MIN(i.created_at)", "MAX(i.closed_at)", "MAX(i.last_state_update_time)")
-	query := `SELECT ` + strings.Join(selects, ", ") + ` FROM ` + from + ` WHERE ` + where +
-		` GROUP BY ` + strings.Join(groupExprs, ", ")
-	db := h.db.Read()
-	rows, err := db.QueryContext(ctx, query, args.list...)
-	if err != nil {
-		return nil, fmt.Errorf("aggregate incidents: %w", err)
-	}
-	groups := map[string]*group{}
+	// Fast paths (see the package documentation); where is exactly the team's condition when the
+	// filter selects every incident of the team.
 	var order []*group
-	scan := make([]any, len(cols)+9)
-	raw := make([]any, len(cols))
-	var severity, state, status, assignee, meta string
-	var count, minCreated, lastUpdate int64
-	var maxClosed *int64
-	for i := range raw {
-		scan[i] = &raw[i]
+	switch {
+	case where == "i.team_id = $1" && onlyFields(aq.groupBys, oas.IncidentFieldsINCIDENTSFIELDSSEVERITY):
+		order, err = h.countedGroups(ctx, caller.TeamID, len(cols))
+	case onlyFields(aq.groupBys, oas.IncidentFieldsINCIDENTSFIELDSSEVERITY, oas.IncidentFieldsINCIDENTSFIELDSSTATE,
+		oas.IncidentFieldsINCIDENTSFIELDSSTATUS) && labelOnly(aq.filter):
+		query, largs := labelAggQuery(caller.TeamID, aq.filter, cols)
+		order, err = h.foldGroups(ctx, query, largs, len(cols))
+	default:
+		order, err = h.foldGroups(ctx, aggQuerySQL(cols, "i.", from, where), args.list, len(cols))
 	}
-	n := len(cols)
-	scan[n], scan[n+1], scan[n+2], scan[n+3], scan[n+4] = &severity, &state, &status, &assignee, &meta
-	scan[n+5], scan[n+6], scan[n+7], scan[n+8] = &count, &minCreated, &maxClosed, &lastUpdate
-	for rows.Next() {
-		maxClosed = nil
-		if err := rows.Scan(scan...); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		values := make([]groupValue, n)
-		var key strings.Builder
-		for i, v := range raw {
-			values[i] = toGroupValue(v)
-			fmt.Fprintf(&key, "%t|%d|%d:%s|", values[i].null, values[i].n, len(values[i].s), values[i].s)
-		}
-		g, ok := groups[key.String()]
-		if !ok {
-			g = &group{values: values, severity: map[string]int64{}, state: map[string]int64{}, status: map[string]int64{},
-				assignee: map[string]int64{}, metaStrings: map[string]int64{}, firstCreate: minCreated, lastUpdate: lastUpdate}
-			groups[key.String()] = g
-			order = append(order, g)
-		}
-		g.total += count
-		g.severity[severity] += count
-		g.state[state] += count
-		g.status[status] += count
-		if assignee != "" {
-			g.assignee[assignee] += count
-		}
-		g.metaStrings[meta] += count
-		if minCreated < g.firstCreate {
-			g.firstCreate = minCreated
-		}
-		if lastUpdate > g.lastUpdate {
-			g.lastUpdate = lastUpdate
-		}
-		if maxClosed != nil && (g.lastClosed == nil || *maxClosed > *g.lastClosed) {
-			v := *maxClosed
-			g.lastClosed = &v
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("aggregate incidents: %w", err)
+	if err != nil {
+		return nil, err
 	}
 	sort.SliceStable(order, func(a, b int) bool {
 		for i, c := range cols {
@@ -457,4 +398,229 @@ func (g *group) aggregation(cols []column, groupBys []groupBy, ids []string) (oa
 		item.GroupBysValue = append(item.GroupBysValue, oas.GroupByValue{IncidentField: oas.NewOptGroupByValueIncidentField(f)})
 	}
 	return item, nil
+}
+
+// aggQuerySQL groups the rows of from (alias i) that match where by the requested columns and the
+// counted ones, whose names it takes with prefix ("i." for incidents, "l." for incident_labels,
+// whose requested columns must then be plain incident columns). It selects the requested
+// columns, then severity, state, status, assigned_to, meta_labels, the count and the times, as
+// foldGroups reads them. The counted columns come in the order of the indexes
+// incidents_by_severity and incident_labels_aggregated, so that grouping by severity walks them.
+func aggQuerySQL(cols []column, prefix, from, where string) string {
+	var groupExprs []string
+	seen := map[string]bool{}
+	counted := []column{{expr: "i.severity"}, {expr: "i.state"}, {expr: "i.status"}, {expr: "i.assigned_to"}, {expr: "i.meta_labels"}}
+	exprs := make([]string, 0, len(cols)+5)
+	for _, c := range append(append([]column(nil), cols...), counted...) {
+		e := c.expr
+		if prefix != "i." {
+			e = prefix + strings.TrimPrefix(e, "i.")
+		}
+		exprs = append(exprs, e)
+		if !seen[e] {
+			seen[e] = true
+			groupExprs = append(groupExprs, e)
+		}
+	}
+	selects := append(exprs, "COUNT(*)", "MIN("+prefix+"created_at)", "MAX("+prefix+"closed_at)", "MAX("+prefix+"last_state_update_time)")
+	return `SELECT ` + strings.Join(selects, ", ") + ` FROM ` + from + ` WHERE ` + where + ` GROUP BY ` + strings.Join(groupExprs, ", ")
+}
+
+// foldGroups runs an aggregate query of aggQuerySQL's shape (n requested columns) and folds its
+// rows into groups, in the order first seen.
+func (h *IncidentHandler) foldGroups(ctx context.Context, query string, args []any, n int) ([]*group, error) {
+	rows, err := h.db.Read().QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("aggregate incidents: %w", err)
+	}
+	defer rows.Close()
+	groups := map[string]*group{}
+	var order []*group
+	scan := make([]any, n+9)
+	raw := make([]any, n)
+	var severity, state, status, assignee, meta string
+	var count, minCreated, lastUpdate int64
+	var maxClosed *int64
+	for i := range raw {
+		scan[i] = &raw[i]
+	}
+	scan[n], scan[n+1], scan[n+2], scan[n+3], scan[n+4] = &severity, &state, &status, &assignee, &meta
+	scan[n+5], scan[n+6], scan[n+7], scan[n+8] = &count, &minCreated, &maxClosed, &lastUpdate
+	for rows.Next() {
+		maxClosed = nil
+		if err := rows.Scan(scan...); err != nil {
+			return nil, err
+		}
+		values := make([]groupValue, n)
+		var key strings.Builder
+		for i, v := range raw {
+			values[i] = toGroupValue(v)
+			fmt.Fprintf(&key, "%t|%d|%d:%s|", values[i].null, values[i].n, len(values[i].s), values[i].s)
+		}
+		g, ok := groups[key.String()]
+		if !ok {
+			g = newGroup(values, minCreated, lastUpdate)
+			groups[key.String()] = g
+			order = append(order, g)
+		}
+		g.add(severity, state, status, assignee, meta, count, minCreated, maxClosed, lastUpdate)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("aggregate incidents: %w", err)
+	}
+	return order, nil
+}
+
+func newGroup(values []groupValue, firstCreate, lastUpdate int64) *group {
+	return &group{values: values, severity: map[string]int64{}, state: map[string]int64{}, status: map[string]int64{},
+		assignee: map[string]int64{}, metaStrings: map[string]int64{}, firstCreate: firstCreate, lastUpdate: lastUpdate}
+}
+
+// add folds count incidents with these counted values and times into the group.
+func (g *group) add(severity, state, status, assignee, meta string, count, minCreated int64, maxClosed *int64, lastUpdate int64) {
+	g.total += count
+	g.severity[severity] += count
+	g.state[state] += count
+	g.status[status] += count
+	if assignee != "" {
+		g.assignee[assignee] += count
+	}
+	g.metaStrings[meta] += count
+	if minCreated < g.firstCreate {
+		g.firstCreate = minCreated
+	}
+	if lastUpdate > g.lastUpdate {
+		g.lastUpdate = lastUpdate
+	}
+	if maxClosed != nil && (g.lastClosed == nil || *maxClosed > *g.lastClosed) {
+		v := *maxClosed
+		g.lastClosed = &v
+	}
+}
+
+// onlyFields reports whether every group-by is one of the incident fields (true for none).
+func onlyFields(groupBys []groupBy, fields ...oas.IncidentFields) bool {
+	for _, g := range groupBys {
+		if g.IncidentField == nil || !slices.Contains(fields, oas.IncidentFields(*g.IncidentField)) {
+			return false
+		}
+	}
+	return true
+}
+
+// labelOnly reports whether the filter is one contextual label with values, possibly with
+// severity, state, status and assignee filters: what the label rows alone can answer.
+func labelOnly(f oas.IncidentQueryFilter) bool {
+	labels, ok := f.ContextualLabels.Get()
+	if !ok || len(labels) != 1 {
+		return false
+	}
+	for _, l := range labels {
+		if len(l.ContextualLabelValues) == 0 {
+			return false
+		}
+	}
+	kept := oas.IncidentQueryFilter{ContextualLabels: f.ContextualLabels, Severity: f.Severity, State: f.State,
+		Status: f.Status, Assignee: f.Assignee}
+	return reflect.DeepEqual(kept, f)
+}
+
+// labelAggQuery is the aggregate query of a labelOnly filter over incident_labels alone (an
+// incident has one value per key, so no incident is counted twice).
+func labelAggQuery(teamID int64, f oas.IncidentQueryFilter, cols []column) (string, []any) {
+	args := &sqlArgs{}
+	conds := []string{"l.team_id = " + args.add(teamID)}
+	for k, l := range f.ContextualLabels.Value {
+		conds = append(conds, "l.key = "+args.add(k), "l.value IN ("+args.in(l.ContextualLabelValues)+")")
+	}
+	inList := func(col string, values []string) {
+		if len(values) > 0 {
+			conds = append(conds, col+" IN ("+args.in(values)+")")
+		}
+	}
+	inList("l.assigned_to", f.Assignee)
+	inList("l.severity", enumStrings(f.Severity))
+	inList("l.state", enumStrings(f.State))
+	inList("l.status", enumStrings(f.Status))
+	return aggQuerySQL(cols, "l.", "incident_labels l", strings.Join(conds, " AND ")), args.list
+}
+
+// countedGroups answers an unfiltered aggregation grouped by severity (n group-bys, all by
+// severity) or not grouped (n = 0) from incident_counts, with the times of each severity read by
+// index seeks, in one read transaction so that counts and times agree.
+func (h *IncidentHandler) countedGroups(ctx context.Context, teamID int64, n int) (order []*group, err error) {
+	beginner, ok := h.db.Read().(interface {
+		BeginTx(context.Context, *sql.TxOptions) (*sql.Tx, error)
+	})
+	if !ok {
+		return nil, fmt.Errorf("aggregate incidents: read pool cannot begin transactions")
+	}
+	var opts *sql.TxOptions
+	if h.db.Engine == db.Postgres {
+		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	tx, err := beginner.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("aggregate incidents: %w", err)
+	}
+	defer tx.Rollback() //nolint:errcheck // read only
+	type counted struct {
+		severity, state, status, assignee, meta string
+		n                                       int64
+	}
+	var all []counted
+	rows, err := tx.QueryContext(ctx, `SELECT severity, state, status, assigned_to, meta_labels, n FROM incident_counts
+		WHERE team_id = $1 AND n > 0`, teamID)
+	if err != nil {
+		return nil, fmt.Errorf("aggregate incidents: %w", err)
+	}
+	for rows.Next() {
+		var c counted
+		if err := rows.Scan(&c.severity, &c.state, &c.status, &c.assignee, &c.meta, &c.n); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		all = append(all, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("aggregate incidents: %w", err)
+	}
+	groups := map[string]*group{}
+	for _, c := range all {
+		key := ""
+		if n > 0 {
+			key = c.severity
+		}
+		g, ok := groups[key]
+		if ok && g.severity[c.severity] > 0 {
+			g.add(c.severity, c.state, c.status, c.assignee, c.meta, c.n, g.firstCreate, nil, g.lastUpdate)
+			continue
+		}
+		// the first row of this severity: read its times
+		var first, last sql.NullInt64
+		var closed *int64
+		err := tx.QueryRowContext(ctx, `SELECT
+			(SELECT MIN(created_at) FROM incidents WHERE team_id = $1 AND severity = $2),
+			(SELECT MAX(closed_at) FROM incidents WHERE team_id = $1 AND severity = $2),
+			(SELECT MAX(last_state_update_time) FROM incidents WHERE team_id = $1 AND severity = $2)`,
+			teamID, c.severity).Scan(&first, &closed, &last)
+		if err != nil {
+			return nil, fmt.Errorf("aggregate incidents: %w", err)
+		}
+		if !first.Valid || !last.Valid {
+			return nil, fmt.Errorf("aggregate incidents: counts of severity %s have no incidents", c.severity)
+		}
+		if !ok {
+			values := make([]groupValue, n)
+			for i := range values {
+				values[i] = groupValue{s: c.severity}
+			}
+			g = newGroup(values, first.Int64, last.Int64)
+			groups[key] = g
+			order = append(order, g)
+		}
+		g.add(c.severity, c.state, c.status, c.assignee, c.meta, c.n, first.Int64, closed, last.Int64)
+	}
+	return order, nil
 }

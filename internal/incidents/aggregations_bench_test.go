@@ -157,6 +157,8 @@ func bulkLoad(b *testing.B, database *db.DB, n int) {
 	const perStatement = 100
 	const perTx = 100000
 	ctx := context.Background()
+	type countKey struct{ severity, state, status, assigned, meta string }
+	counts := map[countKey]int64{}
 	for txStart := 0; txStart < n; txStart += perTx {
 		err := database.InTx(ctx, func(tx *db.Tx) error {
 			for s := txStart; s < txStart+perTx && s < n; s += perStatement {
@@ -165,7 +167,8 @@ func bulkLoad(b *testing.B, database *db.DB, n int) {
 				inc.WriteString(`INSERT INTO incidents (team_id, id, case_id, fingerprint, starts_at, name, description, severity,
 					state, status, is_muted, application_name, subsystem_name, assigned_to, assigned_by, contextual_labels,
 					display_labels, meta_labels, created_at, closed_at, last_state_update_time, last_state_update_key) VALUES `)
-				lab.WriteString(`INSERT INTO incident_labels (team_id, key, value, incident_id) VALUES `)
+				lab.WriteString(`INSERT INTO incident_labels (team_id, key, value, incident_id, severity, state, status,
+					assigned_to, meta_labels, created_at, closed_at, last_state_update_time) VALUES `)
 				for i := s; i < s+perStatement && i < n; i++ {
 					id := fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i)
 					svc := fmt.Sprintf("svc-%d", i%20)
@@ -192,8 +195,10 @@ func bulkLoad(b *testing.B, database *db.DB, n int) {
 						severities[(i*7)%6], state, status, false, "shop", svc, assigned, by,
 						`{"service":"`+svc+`"}`, `{}`, meta, created, closed, created, "bench")
 					q := len(labArgs)
-					lab.WriteString("(" + placeholderList(q+1, 4) + ")")
-					labArgs = append(labArgs, int64(1), "service", svc, id)
+					lab.WriteString("(" + placeholderList(q+1, 12) + ")")
+					labArgs = append(labArgs, int64(1), "service", svc, id, severities[(i*7)%6], state, status, assigned, meta,
+						created, closed, created)
+					counts[countKey{severities[(i*7)%6], state, status, assigned, meta}]++
 				}
 				if _, err := tx.ExecContext(ctx, inc.String(), incArgs...); err != nil {
 					return err
@@ -207,6 +212,18 @@ func bulkLoad(b *testing.B, database *db.DB, n int) {
 		if err != nil {
 			b.Fatalf("bulk load: %v", err)
 		}
+	}
+	err := database.InTx(ctx, func(tx *db.Tx) error {
+		for k, c := range counts {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO incident_counts (team_id, severity, state, status, assigned_to, meta_labels, n)
+				VALUES ($1, $2, $3, $4, $5, $6, $7)`, int64(1), k.severity, k.state, k.status, k.assigned, k.meta, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatalf("bulk load counts: %v", err)
 	}
 	if database.Engine == db.Postgres {
 		// autovacuum would do this soon after a load this size

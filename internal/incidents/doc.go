@@ -35,4 +35,14 @@
 // INCIDENTS_FIELDS_DURATION and INCIDENTS_FIELDS_UNSPECIFIED cannot be grouped by (400), since a
 // duration of an open incident changes every second. A filter on a contextual label with no
 // values matches incidents that carry the label at all.
+//
+// Two fast paths answer exactly what the generic GROUP BY over incidents answers. Without a filter,
+// grouped by severity or not grouped, the counts come from incident_counts (one row per
+// severity, state, status, assignee and meta labels, kept by every write of this package in the
+// same transaction) and each severity's first creation, last close and last state update from
+// MIN/MAX index seeks, all in one read transaction. With a filter of exactly one contextual label
+// with values (possibly with severity, state, status and assignee filters), grouped by nothing
+// but SEVERITY, STATE and STATUS, the aggregation reads the label rows alone: they carry copies of
+// the incident's aggregated columns, kept in step by every write that changes them. Every other
+// query, and every listIncidentsId, takes the generic path.
 package incidents

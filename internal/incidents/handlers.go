@@ -162,7 +162,29 @@ func setStatus(ctx context.Context, tx *db.Tx, teamID int64, r row, state, statu
 	_, err := tx.ExecContext(ctx, `UPDATE incidents SET state = $3, status = $4, closed_at = COALESCE($5, closed_at),
 		last_state_update_time = $6, last_state_update_key = $7 WHERE team_id = $1 AND id = $2`,
 		teamID, r.id, state, status, closed, micros(tx.Now), key)
-	return err
+	if err != nil {
+		return err
+	}
+	to := r.countKey()
+	to.state, to.status = state, status
+	if err := moveCount(ctx, tx, teamID, r.countKey(), to); err != nil {
+		return err
+	}
+	return syncLabels(ctx, tx, teamID, r.id)
+}
+
+// setAssignee writes a new assignee (to "" removes it), keeping the counts and label rows in step.
+func setAssignee(ctx context.Context, tx *db.Tx, teamID int64, r row, to, by string) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE incidents SET assigned_to = $3, assigned_by = $4 WHERE team_id = $1 AND id = $2`,
+		teamID, r.id, to, by); err != nil {
+		return err
+	}
+	moved := r.countKey()
+	moved.assignedTo = to
+	if err := moveCount(ctx, tx, teamID, r.countKey(), moved); err != nil {
+		return err
+	}
+	return syncLabels(ctx, tx, teamID, r.id)
 }
 
 // AcknowledgeIncidents moves triggered incidents to status ACKNOWLEDGED with an ACKNOWLEDGE event;
@@ -243,8 +265,7 @@ func (h *IncidentHandler) AssignIncidents(ctx context.Context, req *oas.AssignIn
 	to := req.AssignedTo.UserId
 	return h.batch(ctx, req.IncidentIds, "incidentIds", nil,
 		func(tx *db.Tx, teamID int64, r row) error {
-			if _, err := tx.ExecContext(ctx, `UPDATE incidents SET assigned_to = $3, assigned_by = $4 WHERE team_id = $1 AND id = $2`,
-				teamID, r.id, to, user); err != nil {
+			if err := setAssignee(ctx, tx, teamID, r, to, user); err != nil {
 				return err
 			}
 			ev := administrative(oas.IncidentEventIncidentEventTypeINCIDENTEVENTTYPEASSIGN, user)
@@ -266,8 +287,7 @@ func (h *IncidentHandler) UnassignIncidents(ctx context.Context, params oas.Unas
 			if r.assignedTo == "" {
 				return nil
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE incidents SET assigned_to = '', assigned_by = '' WHERE team_id = $1 AND id = $2`,
-				teamID, r.id); err != nil {
+			if err := setAssignee(ctx, tx, teamID, r, "", ""); err != nil {
 				return err
 			}
 			ev := administrative(oas.IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUNASSIGN, user)

@@ -83,14 +83,21 @@ func Trigger(ctx context.Context, tx *db.Tx, a Alert) (id string, created bool, 
 	if err != nil {
 		return "", false, fmt.Errorf("insert incident: %w", err)
 	}
+	key := countKey{severity: string(severity), state: string(oas.IncidentStateINCIDENTSTATETRIGGERED),
+		status: string(oas.IncidentStatusINCIDENTSTATUSTRIGGERED), meta: canonicalMetaLabels(a.MetaLabels)}
+	if err := addCount(ctx, tx, a.TeamID, key, 1); err != nil {
+		return "", false, err
+	}
 	keys := make([]string, 0, len(labels))
 	for k := range labels {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO incident_labels (team_id, key, value, incident_id) VALUES ($1, $2, $3, $4)`,
-			a.TeamID, k, labels[k], id); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO incident_labels (team_id, key, value, incident_id, severity, state,
+			status, assigned_to, meta_labels, created_at, closed_at, last_state_update_time)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $10)`,
+			a.TeamID, k, labels[k], id, key.severity, key.state, key.status, key.assignedTo, key.meta, now); err != nil {
 			return "", false, fmt.Errorf("insert incident label: %w", err)
 		}
 	}
@@ -112,12 +119,15 @@ func Trigger(ctx context.Context, tx *db.Tx, a Alert) (id string, created bool, 
 // changed=false when it was already resolved by its source. An incident that a user closed
 // earlier keeps its closedAt.
 func ResolveFromSource(ctx context.Context, tx *db.Tx, teamID int64, fingerprint string, startsAt, endsAt time.Time, systemName string) (id string, found, changed bool, err error) {
-	query := `SELECT id, source_resolved_at FROM incidents WHERE team_id = $1 AND fingerprint = $2 AND starts_at = $3`
+	query := `SELECT id, source_resolved_at, severity, state, status, assigned_to, meta_labels FROM incidents
+		WHERE team_id = $1 AND fingerprint = $2 AND starts_at = $3`
 	if tx.Engine == db.Postgres {
 		query += ` FOR UPDATE`
 	}
 	var resolved sql.NullInt64
-	err = tx.QueryRowContext(ctx, query, teamID, fingerprint, micros(startsAt)).Scan(&id, &resolved)
+	var old countKey
+	err = tx.QueryRowContext(ctx, query, teamID, fingerprint, micros(startsAt)).Scan(&id, &resolved,
+		&old.severity, &old.state, &old.status, &old.assignedTo, &old.meta)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, false, nil
 	}
@@ -135,6 +145,14 @@ func ResolveFromSource(ctx context.Context, tx *db.Tx, teamID int64, fingerprint
 		micros(endsAt), now, "alertmanager:"+fingerprint+":resolved")
 	if err != nil {
 		return "", false, false, fmt.Errorf("resolve incident: %w", err)
+	}
+	moved := old
+	moved.state, moved.status = string(oas.IncidentStateINCIDENTSTATERESOLVED), string(oas.IncidentStatusINCIDENTSTATUSRESOLVED)
+	if err := moveCount(ctx, tx, teamID, old, moved); err != nil {
+		return "", false, false, err
+	}
+	if err := syncLabels(ctx, tx, teamID, id); err != nil {
+		return "", false, false, err
 	}
 	ev := operational(oas.IncidentEventIncidentEventTypeINCIDENTEVENTTYPEUPSERTSTATE, systemName)
 	ev.UpsertState = upsertState(oas.IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPERESOLVED, fingerprint)

@@ -167,9 +167,7 @@ func setStatus(ctx context.Context, tx *db.Tx, teamID int64, r row, state, statu
 	}
 	to := r.countKey()
 	to.state, to.status = state, status
-	if err := moveCount(ctx, tx, teamID, r.countKey(), to); err != nil {
-		return err
-	}
+	moveCount(ctx, tx, teamID, r.countKey(), to)
 	return syncLabels(ctx, tx, teamID, r.id)
 }
 
@@ -181,9 +179,7 @@ func setAssignee(ctx context.Context, tx *db.Tx, teamID int64, r row, to, by str
 	}
 	moved := r.countKey()
 	moved.assignedTo = to
-	if err := moveCount(ctx, tx, teamID, r.countKey(), moved); err != nil {
-		return err
-	}
+	moveCount(ctx, tx, teamID, r.countKey(), moved)
 	return syncLabels(ctx, tx, teamID, r.id)
 }
 

@@ -202,6 +202,8 @@ func (n notification) apply(ctx context.Context, tx *db.Tx) (*oas.IngestResult, 
 		touch(caseID, a)
 	}
 
+	// Cases in a fixed order, so that concurrent notifications lock them in the same order.
+	slices.Sort(touchedOrder)
 	for _, caseID := range touchedOrder {
 		if err := cases.RecordAlerts(ctx, tx, n.teamID, caseID, n.receiver, touched[caseID]); err != nil {
 			return nil, err

@@ -508,3 +508,109 @@ func apitestDo(env *apitest.Env, key, body string) string {
 	}
 	return ""
 }
+
+// TestIngestConcurrentMixedSeverities sends, at once, notifications whose alerts of several
+// severities come in opposite orders; every one must succeed (no deadlock between transactions
+// that count the same kinds of incidents) and the aggregation must count every incident.
+func TestIngestConcurrentMixedSeverities(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		key := env.MustKey(t, env.RootKey, "alerts:Ingest")
+		severities := []string{"critical", "error", "warning", "info", "low"}
+		var wg sync.WaitGroup
+		errs := make(chan string, 40)
+		for i := range 40 {
+			var alerts []amAlert
+			for j := range severities {
+				s := severities[j]
+				if i%2 == 1 {
+					s = severities[len(severities)-1-j]
+				}
+				alerts = append(alerts, firing(fmt.Sprintf("M%d", i), s, s, t0))
+			}
+			body, _ := json.Marshal(group(fmt.Sprintf("mixed-%d", i), alerts...))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if e := apitestDo(env, key, string(body)); e != "" {
+					errs <- e
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+		res := env.JSON(t, http.MethodGet, "/mgmt/openapi/4/incidents/aggregations/v1?group_bys[0][incidentField]=INCIDENTS_FIELDS_SEVERITY", env.RootKey, "")
+		var out struct {
+			IncidentAggs []struct {
+				AllValuesCount int `json:"allValuesCount"`
+			} `json:"incidentAggs"`
+		}
+		if err := json.Unmarshal(res.Body, &out); err != nil || res.Status != http.StatusOK {
+			t.Fatalf("aggregations: %d %s", res.Status, res.Body)
+		}
+		if len(out.IncidentAggs) != len(severities) {
+			t.Fatalf("groups: %d, want %d", len(out.IncidentAggs), len(severities))
+		}
+		for _, g := range out.IncidentAggs {
+			if g.AllValuesCount != 40 {
+				t.Fatalf("a severity counts %d incidents, want 40: %s", g.AllValuesCount, res.Body)
+			}
+		}
+	})
+}
+
+// TestConcurrentBatchesInOppositeOrders acknowledges, at once, pairs of incidents of two
+// severities listed in opposite orders; every batch must succeed (the per-kind incident counters
+// are written in one fixed order, so two batches cannot wait on each other).
+func TestConcurrentBatchesInOppositeOrders(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		key := env.MustKey(t, env.RootKey, "alerts:Ingest")
+		const pairs = 30
+		var alerts []amAlert
+		for i := range pairs {
+			alerts = append(alerts, firing(fmt.Sprintf("C%d", i), "critical", "a", t0), firing(fmt.Sprintf("W%d", i), "warning", "a", t0))
+		}
+		send(t, env, key, group("pairs", alerts...))
+		byName := map[string]string{}
+		for _, inc := range listIncidents(t, env, env.RootKey) {
+			byName[inc.Name] = inc.ID
+		}
+		var wg sync.WaitGroup
+		errs := make(chan string, pairs)
+		for i := range pairs {
+			ids := []string{byName[fmt.Sprintf("C%d", i)], byName[fmt.Sprintf("W%d", i)]}
+			if i%2 == 1 {
+				ids[0], ids[1] = ids[1], ids[0]
+			}
+			body, _ := json.Marshal(map[string][]string{"incidentIds": ids})
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				req, _ := http.NewRequest(http.MethodPost, env.URL+"/mgmt/openapi/5/incidents/incidents/v1/all/acknowledge", strings.NewReader(string(body)))
+				req.Header.Set("Authorization", "Bearer "+env.RootKey)
+				req.Header.Set("Content-Type", "application/json")
+				res, err := http.DefaultClient.Do(req)
+				if err != nil {
+					errs <- err.Error()
+					return
+				}
+				res.Body.Close()
+				if res.StatusCode != http.StatusOK {
+					errs <- fmt.Sprintf("acknowledge %v: status %d", ids, res.StatusCode)
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+		for _, inc := range listIncidents(t, env, env.RootKey) {
+			if inc.Status != "INCIDENT_STATUS_ACKNOWLEDGED" {
+				t.Fatalf("incident %s is %s", inc.Name, inc.Status)
+			}
+		}
+	})
+}

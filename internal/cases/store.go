@@ -206,7 +206,7 @@ func caseFromRow(c caseRow, breaches []oas.BreachedKPI, now time.Time) (oas.Case
 	case c.ClosedAt.Valid:
 		end = c.ClosedAt.Int64
 	}
-	out.Duration = oas.NewOptString(strconv.FormatInt(max(0, end-c.CreatedAt)/1e6, 10) + "s")
+	out.Duration = oas.NewOptString(strconv.FormatInt(max(0, end-c.CreatedAt)/1e6, 10))
 	if c.Assignee != "" {
 		out.Assignee = oas.NewOptCaseUser(oas.CaseUser{UserId: oas.LowerUUID(c.Assignee)})
 	}

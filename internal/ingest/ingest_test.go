@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -110,6 +111,7 @@ type caseView struct {
 	Title           string `json:"title"`
 	Status          string `json:"status"`
 	Priority        string `json:"priority"`
+	Duration        string `json:"duration"`
 	PriorityDetails struct {
 		System string `json:"system"`
 	} `json:"priorityDetails"`
@@ -233,6 +235,10 @@ func TestIngestLifecycle(t *testing.T) {
 		c := getCase(t, env, env.RootKey, first.CaseID)
 		if c.Status != "CASE_STATUS_ACTIVE" || c.Priority != "CASE_PRIORITY_P3" || c.Title != "alertname=HighLatency" {
 			t.Fatalf("new case: %+v", c)
+		}
+		env.Clock.Advance(2 * time.Minute)
+		if d, err := strconv.Atoi(getCase(t, env, env.RootKey, first.CaseID).Duration); err != nil || d < 120 || d > 180 {
+			t.Fatalf("duration of a case open for two minutes: %q (whole seconds expected)", getCase(t, env, env.RootKey, first.CaseID).Duration)
 		}
 		if len(c.Groupings) != 1 || c.Groupings[0].Key != "alertname" || c.Groupings[0].Value != "HighLatency" {
 			t.Fatalf("groupings: %+v", c.Groupings)

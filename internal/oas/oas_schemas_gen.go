@@ -1159,7 +1159,7 @@ type Case struct {
 	CreateTime      time.Time       `json:"createTime"`
 	UpdateTime      time.Time       `json:"updateTime"`
 	AcknowledgeTime OptDateTime     `json:"acknowledgeTime"`
-	// Whole seconds the case has been (or was) open.
+	// Whole seconds (digits only) the case has been open, or was until resolved or closed.
 	Duration          OptString            `json:"duration"`
 	Assignee          OptCaseUser          `json:"assignee"`
 	Labels            []KeyValue           `json:"labels"`

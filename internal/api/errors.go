@@ -76,7 +76,7 @@ func describeParam(p *ogenerrors.DecodeParamError) string {
 	if errors.Is(p.Err, validate.ErrFieldRequired) || strings.HasSuffix(p.Err.Error(), "not set") {
 		return fmt.Sprintf("%s: is required", p.Name)
 	}
-	return fmt.Sprintf("%s: %s", p.Name, describeRule(p.Err))
+	return fmt.Sprintf("%s: %s", p.Name, apierror.DescribeRule(p.Err))
 }
 
 func describeBody(err error) (int, string) {
@@ -129,49 +129,7 @@ func describeValidation(prefix string, v *validate.Error) string {
 	if path == "" {
 		path = "body"
 	}
-	return path + ": " + describeRule(leaf)
-}
-
-// count writes "1 character", "2 characters".
-func count(n int, unit string) string {
-	if n == 1 {
-		unit = strings.TrimSuffix(unit, "s")
-	}
-	return strconv.Itoa(n) + " " + unit
-}
-
-var intBound = regexp.MustCompile(`value (-?\d+) (less|greater) than (-?\d+)`)
-
-// describeRule says which rule a leaf validation error broke, in words.
-func describeRule(err error) string {
-	text := err.Error()
-	unit := "items"
-	if strings.HasPrefix(text, "string") {
-		unit = "characters"
-	}
-	var minLen *validate.MinLengthError
-	var maxLen *validate.MaxLengthError
-	var regex *validate.NoRegexMatchError
-	switch {
-	case errors.Is(err, validate.ErrFieldRequired):
-		return "is required"
-	case errors.As(err, &minLen):
-		return fmt.Sprintf("must have at least %s (got %d)", count(minLen.MinLength, unit), minLen.Len)
-	case errors.As(err, &maxLen):
-		return fmt.Sprintf("must have at most %s (got %d)", count(maxLen.MaxLength, unit), maxLen.Len)
-	case errors.As(err, &regex):
-		return fmt.Sprintf("must match the pattern %s", regex.Pattern)
-	}
-	if m := intBound.FindStringSubmatch(text); m != nil {
-		if m[2] == "less" {
-			return fmt.Sprintf("must be at least %s (got %s)", m[3], m[1])
-		}
-		return fmt.Sprintf("must be at most %s (got %s)", m[3], m[1])
-	}
-	if strings.Contains(text, "nil is invalid value") {
-		return "must not be null"
-	}
-	return text
+	return path + ": " + apierror.DescribeRule(leaf)
 }
 
 var (

@@ -3,9 +3,7 @@ package queryobject
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/url"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -332,32 +330,5 @@ func Describe(prefix string, err error) error {
 		}
 		leaf = f.Error
 	}
-	return apierror.Invalidf("%s: %s", path, describeRule(leaf))
-}
-
-var intBound = regexp.MustCompile(`value (-?\d+) (less|greater) than (-?\d+)`)
-
-func describeRule(err error) string {
-	text := err.Error()
-	unit := "items"
-	if strings.HasPrefix(text, "string") {
-		unit = "characters"
-	}
-	var minLen *validate.MinLengthError
-	var maxLen *validate.MaxLengthError
-	switch {
-	case errors.Is(err, validate.ErrFieldRequired):
-		return "is required"
-	case errors.As(err, &minLen):
-		return fmt.Sprintf("must have at least %d %s (got %d)", minLen.MinLength, unit, minLen.Len)
-	case errors.As(err, &maxLen):
-		return fmt.Sprintf("must have at most %d %s (got %d)", maxLen.MaxLength, unit, maxLen.Len)
-	}
-	if m := intBound.FindStringSubmatch(text); m != nil {
-		if m[2] == "less" {
-			return fmt.Sprintf("must be at least %s (got %s)", m[3], m[1])
-		}
-		return fmt.Sprintf("must be at most %s (got %s)", m[3], m[1])
-	}
-	return text
+	return apierror.Invalidf("%s: %s", path, apierror.DescribeRule(leaf))
 }

@@ -1,0 +1,54 @@
+package apierror
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/ogen-go/ogen/validate"
+)
+
+// count writes "1 character", "2 characters".
+func count(n int, unit string) string {
+	if n == 1 {
+		unit = strings.TrimSuffix(unit, "s")
+	}
+	return strconv.Itoa(n) + " " + unit
+}
+
+var intBound = regexp.MustCompile(`value (-?\d+) (less|greater) than (-?\d+)`)
+
+// DescribeRule says in words which rule a leaf validation error of the generated code broke
+// ("must have at most 512 characters (got 513)"); errors it does not know keep their own text.
+func DescribeRule(err error) string {
+	text := err.Error()
+	unit := "items"
+	if strings.HasPrefix(text, "string") {
+		unit = "characters"
+	}
+	var minLen *validate.MinLengthError
+	var maxLen *validate.MaxLengthError
+	var regex *validate.NoRegexMatchError
+	switch {
+	case errors.Is(err, validate.ErrFieldRequired):
+		return "is required"
+	case errors.As(err, &minLen):
+		return fmt.Sprintf("must have at least %s (got %d)", count(minLen.MinLength, unit), minLen.Len)
+	case errors.As(err, &maxLen):
+		return fmt.Sprintf("must have at most %s (got %d)", count(maxLen.MaxLength, unit), maxLen.Len)
+	case errors.As(err, &regex):
+		return fmt.Sprintf("must match the pattern %s", regex.Pattern)
+	}
+	if m := intBound.FindStringSubmatch(text); m != nil {
+		if m[2] == "less" {
+			return fmt.Sprintf("must be at least %s (got %s)", m[3], m[1])
+		}
+		return fmt.Sprintf("must be at most %s (got %s)", m[3], m[1])
+	}
+	if strings.Contains(text, "nil is invalid value") {
+		return "must not be null"
+	}
+	return text
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/incidents"
 	"github.com/mgmtapi/mgmtapi/internal/ingest"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/policies"
 	"github.com/mgmtapi/mgmtapi/internal/queryobject"
 	"github.com/mgmtapi/mgmtapi/internal/recordingrules"
 	"github.com/mgmtapi/mgmtapi/internal/teams"
@@ -26,6 +27,8 @@ type Options struct {
 	Authn *auth.Authenticator
 	// OperatorKey enables /admin/v1 when not empty.
 	OperatorKey string
+	// PolicyLimit is the most data-plan policies a team may hold per data type (200 when 0).
+	PolicyLimit int
 }
 
 // handler is every area's operations in one oas.Handler.
@@ -36,6 +39,7 @@ type handler struct {
 	*cases.CaseHandler
 	*incidents.IncidentHandler
 	*ingest.AlertHandler
+	*policies.PolicyHandler
 }
 
 // NewError is the exit for errors returned by handlers and by the security handler.
@@ -62,6 +66,7 @@ func New(opts Options) (*API, error) {
 		CaseHandler:     cases.NewHandler(opts.DB),
 		IncidentHandler: incidents.NewHandler(opts.DB),
 		AlertHandler:    ingest.NewHandler(opts.DB),
+		PolicyHandler:   policies.NewHandler(opts.DB, opts.PolicyLimit),
 	}
 	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey}
 	router, err := oas.NewServer(h, sec,

@@ -55,6 +55,8 @@ type Env struct {
 // Options change how an Env starts.
 type Options struct {
 	MaxBodyBytes int64
+	// PolicyLimit is the most data-plan policies per team and data type; 200 when 0.
+	PolicyLimit int
 }
 
 // Engines runs fn once on SQLite and, when MGMTAPI_TEST_DATABASE_URL is set, once on PostgreSQL,
@@ -81,6 +83,9 @@ func start(t *testing.T, opts Options, engine db.Engine) *Env {
 	t.Helper()
 	if opts.MaxBodyBytes == 0 {
 		opts.MaxBodyBytes = 16 << 20
+	}
+	if opts.PolicyLimit == 0 {
+		opts.PolicyLimit = 200
 	}
 	env := &Env{Engine: engine, opts: opts, Clock: NewClock()}
 	switch engine {
@@ -142,11 +147,23 @@ func (e *Env) open(t *testing.T) {
 	e.URL = e.server.URL
 }
 
+// OpenDB opens a second connection pool to the Env's database, as another process would; it is
+// closed when the test ends.
+func (e *Env) OpenDB(t *testing.T) *db.DB {
+	t.Helper()
+	database, err := db.Open(context.Background(), db.Options{URL: e.dbURL, DataDir: e.dataDir, Now: e.Clock.Now})
+	if err != nil {
+		t.Fatalf("open database: %v", err)
+	}
+	t.Cleanup(func() { _ = database.Close() })
+	return database
+}
+
 // Handler builds the root handler over database with the given authenticator, as the server
 // process does; tests use it to run a second replica over the same database.
 func (e *Env) Handler(t *testing.T, database *db.DB, authn *auth.Authenticator) http.Handler {
 	t.Helper()
-	a, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: OperatorKey})
+	a, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: OperatorKey, PolicyLimit: e.opts.PolicyLimit})
 	if err != nil {
 		t.Fatalf("api: %v", err)
 	}

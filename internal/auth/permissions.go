@@ -33,6 +33,10 @@ var catalog = []Permission{
 	{"incidents:close", "resolve and close incidents"},
 	{"incidents:assign", "assign and unassign incidents"},
 	{"alerts:Ingest", "send Alertmanager notifications to /ingest/alertmanager/v1"},
+	{"policies:ReadConfig", "list and read data-plan policies"},
+	{"policies:Manage", "create, change, reorder, overwrite and delete data-plan policies"},
+	{"policy-settings:ReadConfig", "read the default policy priorities"},
+	{"policy-settings:Manage", "replace the default policy priorities"},
 }
 
 // Preset is a named bundle of permissions that a key can hold by name.
@@ -56,8 +60,11 @@ var presets = []Preset{
 		Permissions: []string{"incidents:read", "incidents:acknowledge", "incidents:close", "incidents:assign"}},
 	{Name: "alertmanager", Description: "what an Alertmanager webhook receiver needs",
 		Permissions: []string{"alerts:Ingest"}},
+	{Name: "data-plans", Description: "everything about data-plan policies and their settings",
+		Permissions: []string{"policies:ReadConfig", "policies:Manage", "policy-settings:ReadConfig", "policy-settings:Manage"}},
 	{Name: "read-only", Description: "every permission that only reads",
-		Permissions: []string{"api-keys:ReadConfig", "recording-rules:ReadConfig", "case:Read", "incidents:read"}},
+		Permissions: []string{"api-keys:ReadConfig", "recording-rules:ReadConfig", "case:Read", "incidents:read",
+			"policies:ReadConfig", "policy-settings:ReadConfig"}},
 	{Name: FullAccess, Description: "every permission", Permissions: nil},
 }
 

@@ -18,6 +18,8 @@ var regexMap = map[string]ogenregex.Regexp{
 	"^[0-9]+$": ogenregex.MustCompile("^[0-9]+$"),
 	"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$": ogenregex.MustCompile("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"),
 	"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$":                ogenregex.MustCompile("^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"),
+	"^[\\x00-\\xFF]*$": ogenregex.MustCompile("^[\\x00-\\xFF]*$"),
+	"^tags\\..*$":      ogenregex.MustCompile("^tags\\..*$"),
 }
 
 type (

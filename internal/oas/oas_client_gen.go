@@ -104,6 +104,15 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1/{case_id}/comments
 	CreateCaseComment(ctx context.Context, request *CommentRequest, params CreateCaseCommentParams) (*CaseEventResponse, error)
+	// CreatePolicy invokes CreatePolicy operation.
+	//
+	// Creates a policy for one data type, chosen by which of `logRules`, `spanRules` or `rumRules` is set
+	// (exactly one). `placement` puts it first or last (the default) among the team's policies of that
+	// type. A team holds at most the server's policy limit per data type; a create beyond it answers 429
+	// and changes nothing.
+	//
+	// POST /mgmt/openapi/3/dataplans/policies/v1
+	CreatePolicy(ctx context.Context, request *CreatePolicyRequest) (*PolicyResponse, error)
 	// CreateRecordingRuleSet invokes CreateRecordingRuleSet operation.
 	//
 	// Stores a named set of rule groups. Every `expr` must be valid PromQL, every `record` a valid metric
@@ -124,6 +133,12 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 	DeleteCaseComment(ctx context.Context, params DeleteCaseCommentParams) error
+	// DeletePolicy invokes DeletePolicy operation.
+	//
+	// The policies after it of the same data type move up one place.
+	//
+	// DELETE /mgmt/openapi/5/dataplans/policies/v1/{id}
+	DeletePolicy(ctx context.Context, params DeletePolicyParams) (*DeletePolicyResponse, error)
 	// DeleteRecordingRuleSet invokes DeleteRecordingRuleSet operation.
 	//
 	// Delete a recording-rule set.
@@ -160,6 +175,18 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/3/incidents/incidents/v1/{id}
 	GetIncident(ctx context.Context, params GetIncidentParams) (*IncidentResponse, error)
+	// GetPolicy invokes GetPolicy operation.
+	//
+	// Read a policy.
+	//
+	// GET /mgmt/openapi/5/dataplans/policies/v1/{id}
+	GetPolicy(ctx context.Context, params GetPolicyParams) (*PolicyResponse, error)
+	// GetPolicySettings invokes GetPolicySettings operation.
+	//
+	// A team that never replaced them reads PRIORITY_TYPE_UNSPECIFIED in both sections.
+	//
+	// GET /mgmt/openapi/5/dataplans/policy-settings/v1
+	GetPolicySettings(ctx context.Context) (*PolicySettings, error)
 	// GetRecordingRuleSet invokes GetRecordingRuleSet operation.
 	//
 	// Read one recording-rule set.
@@ -225,12 +252,53 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1
 	ListIncidents(ctx context.Context, request OptListIncidentsRequest) (*ListIncidentsResponse, error)
+	// ListPolicies invokes ListPolicies operation.
+	//
+	// Every policy of the team, by data type (logs, spans, RUM) and then by order.
+	//
+	// GET /mgmt/openapi/5/dataplans/policies/v1
+	ListPolicies(ctx context.Context, params ListPoliciesParams) (*PolicyList, error)
 	// ListRecordingRuleSets invokes ListRecordingRuleSets operation.
 	//
 	// List the team's recording-rule sets.
 	//
 	// GET /mgmt/openapi/5/recording-rules/recording-rules/v1
 	ListRecordingRuleSets(ctx context.Context) (*RecordingRuleSetList, error)
+	// OverwriteLogPolicies invokes OverwriteLogPolicies operation.
+	//
+	// As the span-policy overwrite, for log policies.
+	//
+	// PUT /mgmt/openapi/5/dataplans/log-policies/v1
+	OverwriteLogPolicies(ctx context.Context, request *OverwriteLogPoliciesRequest) (*OverwritePoliciesResponse, error)
+	// OverwriteRumPolicies invokes OverwriteRumPolicies operation.
+	//
+	// As the span-policy overwrite, for RUM policies.
+	//
+	// PUT /mgmt/openapi/5/dataplans/rum-policies/v1
+	OverwriteRumPolicies(ctx context.Context, request *OverwriteRumPoliciesRequest) (*OverwritePoliciesResponse, error)
+	// OverwriteSpanPolicies invokes OverwriteSpanPolicies operation.
+	//
+	// In one transaction, deletes every span policy of the team and creates the given ones in the given
+	// order. An invalid entry, or a list longer than the policy limit (429), leaves the previous policies
+	// as they were.
+	//
+	// PUT /mgmt/openapi/4/dataplans/span-policies/v1
+	OverwriteSpanPolicies(ctx context.Context, request *OverwriteSpanPoliciesRequest) (*OverwritePoliciesResponse, error)
+	// ReorderPolicies invokes ReorderPolicies operation.
+	//
+	// `orders` names every policy of `sourceType` exactly once with distinct orders; the policies are then
+	// numbered 1, 2, … in the order of the given values.
+	//
+	// POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
+	ReorderPolicies(ctx context.Context, request *ReorderPoliciesRequest) (*PolicyOrders, error)
+	// ReplacePolicySettings invokes ReplacePolicySettings operation.
+	//
+	// Each section the request sets replaces the stored one; a section left out keeps its value. The
+	// server keeps its own creation and change times; such fields in the request are ignored. (The path's
+	// spelling is the specification's.).
+	//
+	// POST /mgmt/openapi/5/dataplans/policiy-settings/v1
+	ReplacePolicySettings(ctx context.Context, request *PolicySettings) (*PolicySettings, error)
 	// ResolveCase invokes ResolveCase operation.
 	//
 	// Resolve a case, with an optional reason.
@@ -292,6 +360,13 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 	UpdateCaseComment(ctx context.Context, request *CommentRequest, params UpdateCaseCommentParams) (*CaseEventResponse, error)
+	// UpdatePolicy invokes UpdatePolicy operation.
+	//
+	// Changes the fields that the request sets; the others keep their values. The data type of a policy
+	// never changes: a rules object of another type is a 400.
+	//
+	// PUT /mgmt/openapi/5/dataplans/policies/v1
+	UpdatePolicy(ctx context.Context, request *UpdatePolicyRequest) (*PolicyResponse, error)
 	// UpdateRecordingRuleSet invokes UpdateRecordingRuleSet operation.
 	//
 	// The set's name and groups become exactly those of the body, under the same rules as create.
@@ -1509,6 +1584,88 @@ func (c *Client) sendCreateCaseComment(ctx context.Context, request *CommentRequ
 	return result, nil
 }
 
+// CreatePolicy invokes CreatePolicy operation.
+//
+// Creates a policy for one data type, chosen by which of `logRules`, `spanRules` or `rumRules` is set
+// (exactly one). `placement` puts it first or last (the default) among the team's policies of that
+// type. A team holds at most the server's policy limit per data type; a create beyond it answers 429
+// and changes nothing.
+//
+// POST /mgmt/openapi/3/dataplans/policies/v1
+func (c *Client) CreatePolicy(ctx context.Context, request *CreatePolicyRequest) (*PolicyResponse, error) {
+	res, err := c.sendCreatePolicy(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreatePolicy(ctx context.Context, request *CreatePolicyRequest) (res *PolicyResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/3/dataplans/policies/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreatePolicyRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreatePolicyOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreatePolicyResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CreateRecordingRuleSet invokes CreateRecordingRuleSet operation.
 //
 // Stores a named set of rule groups. Every `expr` must be valid PromQL, every `record` a valid metric
@@ -1775,6 +1932,103 @@ func (c *Client) sendDeleteCaseComment(ctx context.Context, params DeleteCaseCom
 	}()
 
 	result, err := decodeDeleteCaseCommentResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeletePolicy invokes DeletePolicy operation.
+//
+// The policies after it of the same data type move up one place.
+//
+// DELETE /mgmt/openapi/5/dataplans/policies/v1/{id}
+func (c *Client) DeletePolicy(ctx context.Context, params DeletePolicyParams) (*DeletePolicyResponse, error) {
+	res, err := c.sendDeletePolicy(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendDeletePolicy(ctx context.Context, params DeletePolicyParams) (res *DeletePolicyResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/dataplans/policies/v1/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeletePolicyOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeletePolicyResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -2347,6 +2601,179 @@ func (c *Client) sendGetIncident(ctx context.Context, params GetIncidentParams) 
 	}()
 
 	result, err := decodeGetIncidentResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetPolicy invokes GetPolicy operation.
+//
+// Read a policy.
+//
+// GET /mgmt/openapi/5/dataplans/policies/v1/{id}
+func (c *Client) GetPolicy(ctx context.Context, params GetPolicyParams) (*PolicyResponse, error) {
+	res, err := c.sendGetPolicy(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetPolicy(ctx context.Context, params GetPolicyParams) (res *PolicyResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/dataplans/policies/v1/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetPolicyOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetPolicyResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetPolicySettings invokes GetPolicySettings operation.
+//
+// A team that never replaced them reads PRIORITY_TYPE_UNSPECIFIED in both sections.
+//
+// GET /mgmt/openapi/5/dataplans/policy-settings/v1
+func (c *Client) GetPolicySettings(ctx context.Context) (*PolicySettings, error) {
+	res, err := c.sendGetPolicySettings(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetPolicySettings(ctx context.Context) (res *PolicySettings, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplans/policy-settings/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetPolicySettingsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetPolicySettingsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -3050,6 +3477,119 @@ func (c *Client) sendListIncidents(ctx context.Context, request OptListIncidents
 	return result, nil
 }
 
+// ListPolicies invokes ListPolicies operation.
+//
+// Every policy of the team, by data type (logs, spans, RUM) and then by order.
+//
+// GET /mgmt/openapi/5/dataplans/policies/v1
+func (c *Client) ListPolicies(ctx context.Context, params ListPoliciesParams) (*PolicyList, error) {
+	res, err := c.sendListPolicies(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListPolicies(ctx context.Context, params ListPoliciesParams) (res *PolicyList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplans/policies/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "enabled_only" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "enabled_only",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.EnabledOnly.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "source_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "source_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.SourceType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListPoliciesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListPoliciesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListRecordingRuleSets invokes ListRecordingRuleSets operation.
 //
 // List the team's recording-rule sets.
@@ -3119,6 +3659,406 @@ func (c *Client) sendListRecordingRuleSets(ctx context.Context) (res *RecordingR
 	}()
 
 	result, err := decodeListRecordingRuleSetsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// OverwriteLogPolicies invokes OverwriteLogPolicies operation.
+//
+// As the span-policy overwrite, for log policies.
+//
+// PUT /mgmt/openapi/5/dataplans/log-policies/v1
+func (c *Client) OverwriteLogPolicies(ctx context.Context, request *OverwriteLogPoliciesRequest) (*OverwritePoliciesResponse, error) {
+	res, err := c.sendOverwriteLogPolicies(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendOverwriteLogPolicies(ctx context.Context, request *OverwriteLogPoliciesRequest) (res *OverwritePoliciesResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplans/log-policies/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeOverwriteLogPoliciesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, OverwriteLogPoliciesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeOverwriteLogPoliciesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// OverwriteRumPolicies invokes OverwriteRumPolicies operation.
+//
+// As the span-policy overwrite, for RUM policies.
+//
+// PUT /mgmt/openapi/5/dataplans/rum-policies/v1
+func (c *Client) OverwriteRumPolicies(ctx context.Context, request *OverwriteRumPoliciesRequest) (*OverwritePoliciesResponse, error) {
+	res, err := c.sendOverwriteRumPolicies(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendOverwriteRumPolicies(ctx context.Context, request *OverwriteRumPoliciesRequest) (res *OverwritePoliciesResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplans/rum-policies/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeOverwriteRumPoliciesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, OverwriteRumPoliciesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeOverwriteRumPoliciesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// OverwriteSpanPolicies invokes OverwriteSpanPolicies operation.
+//
+// In one transaction, deletes every span policy of the team and creates the given ones in the given
+// order. An invalid entry, or a list longer than the policy limit (429), leaves the previous policies
+// as they were.
+//
+// PUT /mgmt/openapi/4/dataplans/span-policies/v1
+func (c *Client) OverwriteSpanPolicies(ctx context.Context, request *OverwriteSpanPoliciesRequest) (*OverwritePoliciesResponse, error) {
+	res, err := c.sendOverwriteSpanPolicies(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendOverwriteSpanPolicies(ctx context.Context, request *OverwriteSpanPoliciesRequest) (res *OverwritePoliciesResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/4/dataplans/span-policies/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeOverwriteSpanPoliciesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, OverwriteSpanPoliciesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeOverwriteSpanPoliciesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ReorderPolicies invokes ReorderPolicies operation.
+//
+// `orders` names every policy of `sourceType` exactly once with distinct orders; the policies are then
+// numbered 1, 2, … in the order of the given values.
+//
+// POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
+func (c *Client) ReorderPolicies(ctx context.Context, request *ReorderPoliciesRequest) (*PolicyOrders, error) {
+	res, err := c.sendReorderPolicies(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendReorderPolicies(ctx context.Context, request *ReorderPoliciesRequest) (res *PolicyOrders, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplans/policies/v1/all/reorder"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReorderPoliciesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ReorderPoliciesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeReorderPoliciesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ReplacePolicySettings invokes ReplacePolicySettings operation.
+//
+// Each section the request sets replaces the stored one; a section left out keeps its value. The
+// server keeps its own creation and change times; such fields in the request are ignored. (The path's
+// spelling is the specification's.).
+//
+// POST /mgmt/openapi/5/dataplans/policiy-settings/v1
+func (c *Client) ReplacePolicySettings(ctx context.Context, request *PolicySettings) (*PolicySettings, error) {
+	res, err := c.sendReplacePolicySettings(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendReplacePolicySettings(ctx context.Context, request *PolicySettings) (res *PolicySettings, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplans/policiy-settings/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReplacePolicySettingsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ReplacePolicySettingsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeReplacePolicySettingsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -4000,6 +4940,86 @@ func (c *Client) sendUpdateCaseComment(ctx context.Context, request *CommentRequ
 	}()
 
 	result, err := decodeUpdateCaseCommentResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UpdatePolicy invokes UpdatePolicy operation.
+//
+// Changes the fields that the request sets; the others keep their values. The data type of a policy
+// never changes: a rules object of another type is a 400.
+//
+// PUT /mgmt/openapi/5/dataplans/policies/v1
+func (c *Client) UpdatePolicy(ctx context.Context, request *UpdatePolicyRequest) (*PolicyResponse, error) {
+	res, err := c.sendUpdatePolicy(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendUpdatePolicy(ctx context.Context, request *UpdatePolicyRequest) (res *PolicyResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplans/policies/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdatePolicyRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdatePolicyOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdatePolicyResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -780,6 +780,87 @@ func decodeDeleteCaseCommentParams(args [1]string, argsEscaped bool, r *http.Req
 	return params, nil
 }
 
+// DeletePolicyParams is parameters of DeletePolicy operation.
+type DeletePolicyParams struct {
+	// The policy's id, a UUID (hex digits in either case).
+	ID PolicyID
+}
+
+func unpackDeletePolicyParams(packed middleware.Parameters) (params DeletePolicyParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(PolicyID)
+	}
+	return params
+}
+
+func decodeDeletePolicyParams(args [1]string, argsEscaped bool, r *http.Request) (params DeletePolicyParams, _ error) {
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID = PolicyID(paramsDotIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.ID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // DeleteRecordingRuleSetParams is parameters of DeleteRecordingRuleSet operation.
 type DeleteRecordingRuleSetParams struct {
 	// The set's identifier.
@@ -1273,6 +1354,87 @@ func decodeGetIncidentParams(args [1]string, argsEscaped bool, r *http.Request) 
 	return params, nil
 }
 
+// GetPolicyParams is parameters of GetPolicy operation.
+type GetPolicyParams struct {
+	// The policy's id, a UUID (hex digits in either case).
+	ID PolicyID
+}
+
+func unpackGetPolicyParams(packed middleware.Parameters) (params GetPolicyParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(PolicyID)
+	}
+	return params
+}
+
+func decodeGetPolicyParams(args [1]string, argsEscaped bool, r *http.Request) (params GetPolicyParams, _ error) {
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID = PolicyID(paramsDotIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.ID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // GetRecordingRuleSetParams is parameters of GetRecordingRuleSet operation.
 type GetRecordingRuleSetParams struct {
 	// The set's identifier.
@@ -1515,6 +1677,138 @@ func decodeListIncidentEventsParams(args [1]string, argsEscaped bool, r *http.Re
 		return params, &ogenerrors.DecodeParamError{
 			Name: "incident_id",
 			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// ListPoliciesParams is parameters of ListPolicies operation.
+type ListPoliciesParams struct {
+	// Only policies that are enabled.
+	EnabledOnly OptBool `json:",omitempty,omitzero"`
+	// Only policies of this data type; SOURCE_TYPE_UNSPECIFIED means every type.
+	SourceType OptPolicySourceType `json:",omitempty,omitzero"`
+}
+
+func unpackListPoliciesParams(packed middleware.Parameters) (params ListPoliciesParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "enabled_only",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.EnabledOnly = v.(OptBool)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "source_type",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.SourceType = v.(OptPolicySourceType)
+		}
+	}
+	return params
+}
+
+func decodeListPoliciesParams(args [0]string, argsEscaped bool, r *http.Request) (params ListPoliciesParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: enabled_only.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "enabled_only",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotEnabledOnlyVal bool
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToBool(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotEnabledOnlyVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.EnabledOnly.SetTo(paramsDotEnabledOnlyVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "enabled_only",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: source_type.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "source_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotSourceTypeVal PolicySourceType
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotSourceTypeVal = PolicySourceType(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.SourceType.SetTo(paramsDotSourceTypeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.SourceType.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "source_type",
+			In:   "query",
 			Err:  err,
 		}
 	}

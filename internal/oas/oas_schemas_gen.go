@@ -2832,6 +2832,162 @@ func (s *CreateApiKeyResponse) SetValue(val string) {
 	s.Value = val
 }
 
+// Set exactly one of logRules, spanRules, rumRules.
+// Ref: #/components/schemas/CreatePolicyRequest
+type CreatePolicyRequest struct {
+	Name             PolicyName                `json:"name"`
+	Description      OptString                 `json:"description"`
+	Disabled         OptBool                   `json:"disabled"`
+	Priority         PolicyPriority            `json:"priority"`
+	ApplicationRule  OptPolicyRule             `json:"applicationRule"`
+	SubsystemRule    OptPolicyRule             `json:"subsystemRule"`
+	ArchiveRetention OptPolicyArchiveRetention `json:"archiveRetention"`
+	Placement        OptPolicyPlacement        `json:"placement"`
+	LogRules         OptPolicyLogRules         `json:"logRules"`
+	SpanRules        OptPolicySpanRules        `json:"spanRules"`
+	RumRules         OptPolicyLogRules         `json:"rumRules"`
+}
+
+// GetName returns the value of Name.
+func (s *CreatePolicyRequest) GetName() PolicyName {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *CreatePolicyRequest) GetDescription() OptString {
+	return s.Description
+}
+
+// GetDisabled returns the value of Disabled.
+func (s *CreatePolicyRequest) GetDisabled() OptBool {
+	return s.Disabled
+}
+
+// GetPriority returns the value of Priority.
+func (s *CreatePolicyRequest) GetPriority() PolicyPriority {
+	return s.Priority
+}
+
+// GetApplicationRule returns the value of ApplicationRule.
+func (s *CreatePolicyRequest) GetApplicationRule() OptPolicyRule {
+	return s.ApplicationRule
+}
+
+// GetSubsystemRule returns the value of SubsystemRule.
+func (s *CreatePolicyRequest) GetSubsystemRule() OptPolicyRule {
+	return s.SubsystemRule
+}
+
+// GetArchiveRetention returns the value of ArchiveRetention.
+func (s *CreatePolicyRequest) GetArchiveRetention() OptPolicyArchiveRetention {
+	return s.ArchiveRetention
+}
+
+// GetPlacement returns the value of Placement.
+func (s *CreatePolicyRequest) GetPlacement() OptPolicyPlacement {
+	return s.Placement
+}
+
+// GetLogRules returns the value of LogRules.
+func (s *CreatePolicyRequest) GetLogRules() OptPolicyLogRules {
+	return s.LogRules
+}
+
+// GetSpanRules returns the value of SpanRules.
+func (s *CreatePolicyRequest) GetSpanRules() OptPolicySpanRules {
+	return s.SpanRules
+}
+
+// GetRumRules returns the value of RumRules.
+func (s *CreatePolicyRequest) GetRumRules() OptPolicyLogRules {
+	return s.RumRules
+}
+
+// SetName sets the value of Name.
+func (s *CreatePolicyRequest) SetName(val PolicyName) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *CreatePolicyRequest) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetDisabled sets the value of Disabled.
+func (s *CreatePolicyRequest) SetDisabled(val OptBool) {
+	s.Disabled = val
+}
+
+// SetPriority sets the value of Priority.
+func (s *CreatePolicyRequest) SetPriority(val PolicyPriority) {
+	s.Priority = val
+}
+
+// SetApplicationRule sets the value of ApplicationRule.
+func (s *CreatePolicyRequest) SetApplicationRule(val OptPolicyRule) {
+	s.ApplicationRule = val
+}
+
+// SetSubsystemRule sets the value of SubsystemRule.
+func (s *CreatePolicyRequest) SetSubsystemRule(val OptPolicyRule) {
+	s.SubsystemRule = val
+}
+
+// SetArchiveRetention sets the value of ArchiveRetention.
+func (s *CreatePolicyRequest) SetArchiveRetention(val OptPolicyArchiveRetention) {
+	s.ArchiveRetention = val
+}
+
+// SetPlacement sets the value of Placement.
+func (s *CreatePolicyRequest) SetPlacement(val OptPolicyPlacement) {
+	s.Placement = val
+}
+
+// SetLogRules sets the value of LogRules.
+func (s *CreatePolicyRequest) SetLogRules(val OptPolicyLogRules) {
+	s.LogRules = val
+}
+
+// SetSpanRules sets the value of SpanRules.
+func (s *CreatePolicyRequest) SetSpanRules(val OptPolicySpanRules) {
+	s.SpanRules = val
+}
+
+// SetRumRules sets the value of RumRules.
+func (s *CreatePolicyRequest) SetRumRules(val OptPolicyLogRules) {
+	s.RumRules = val
+}
+
+// Ref: #/components/schemas/DefaultPrioritySetting
+type DefaultPrioritySetting struct {
+	DefaultPriority OptPolicyPriority `json:"defaultPriority"`
+}
+
+// GetDefaultPriority returns the value of DefaultPriority.
+func (s *DefaultPrioritySetting) GetDefaultPriority() OptPolicyPriority {
+	return s.DefaultPriority
+}
+
+// SetDefaultPriority sets the value of DefaultPriority.
+func (s *DefaultPrioritySetting) SetDefaultPriority(val OptPolicyPriority) {
+	s.DefaultPriority = val
+}
+
+// Ref: #/components/schemas/DeletePolicyResponse
+type DeletePolicyResponse struct {
+	ID string `json:"id"`
+}
+
+// GetID returns the value of ID.
+func (s *DeletePolicyResponse) GetID() string {
+	return s.ID
+}
+
+// SetID sets the value of ID.
+func (s *DeletePolicyResponse) SetID(val string) {
+	s.ID = val
+}
+
 // Ref: #/components/schemas/DisplayLabelValues
 type DisplayLabelValues struct {
 	DisplayLabelValues []string `json:"displayLabelValues"`
@@ -7308,6 +7464,52 @@ func (o OptDateTime) Or(d time.Time) time.Time {
 	return d
 }
 
+// NewOptDefaultPrioritySetting returns new OptDefaultPrioritySetting with value set to v.
+func NewOptDefaultPrioritySetting(v DefaultPrioritySetting) OptDefaultPrioritySetting {
+	return OptDefaultPrioritySetting{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptDefaultPrioritySetting is optional DefaultPrioritySetting.
+type OptDefaultPrioritySetting struct {
+	Value DefaultPrioritySetting
+	Set   bool
+}
+
+// IsSet returns true if OptDefaultPrioritySetting was set.
+func (o OptDefaultPrioritySetting) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptDefaultPrioritySetting) Reset() {
+	var v DefaultPrioritySetting
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptDefaultPrioritySetting) SetTo(v DefaultPrioritySetting) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptDefaultPrioritySetting) Get() (v DefaultPrioritySetting, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptDefaultPrioritySetting) Or(d DefaultPrioritySetting) DefaultPrioritySetting {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptEventActor returns new OptEventActor with value set to v.
 func NewOptEventActor(v EventActor) OptEventActor {
 	return OptEventActor{
@@ -8734,6 +8936,466 @@ func (o OptPagerDutyActor) Or(d PagerDutyActor) PagerDutyActor {
 	return d
 }
 
+// NewOptPolicyArchiveRetention returns new OptPolicyArchiveRetention with value set to v.
+func NewOptPolicyArchiveRetention(v PolicyArchiveRetention) OptPolicyArchiveRetention {
+	return OptPolicyArchiveRetention{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPolicyArchiveRetention is optional PolicyArchiveRetention.
+type OptPolicyArchiveRetention struct {
+	Value PolicyArchiveRetention
+	Set   bool
+}
+
+// IsSet returns true if OptPolicyArchiveRetention was set.
+func (o OptPolicyArchiveRetention) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPolicyArchiveRetention) Reset() {
+	var v PolicyArchiveRetention
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPolicyArchiveRetention) SetTo(v PolicyArchiveRetention) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPolicyArchiveRetention) Get() (v PolicyArchiveRetention, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPolicyArchiveRetention) Or(d PolicyArchiveRetention) PolicyArchiveRetention {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPolicyID returns new OptPolicyID with value set to v.
+func NewOptPolicyID(v PolicyID) OptPolicyID {
+	return OptPolicyID{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPolicyID is optional PolicyID.
+type OptPolicyID struct {
+	Value PolicyID
+	Set   bool
+}
+
+// IsSet returns true if OptPolicyID was set.
+func (o OptPolicyID) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPolicyID) Reset() {
+	var v PolicyID
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPolicyID) SetTo(v PolicyID) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPolicyID) Get() (v PolicyID, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPolicyID) Or(d PolicyID) PolicyID {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPolicyLogRules returns new OptPolicyLogRules with value set to v.
+func NewOptPolicyLogRules(v PolicyLogRules) OptPolicyLogRules {
+	return OptPolicyLogRules{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPolicyLogRules is optional PolicyLogRules.
+type OptPolicyLogRules struct {
+	Value PolicyLogRules
+	Set   bool
+}
+
+// IsSet returns true if OptPolicyLogRules was set.
+func (o OptPolicyLogRules) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPolicyLogRules) Reset() {
+	var v PolicyLogRules
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPolicyLogRules) SetTo(v PolicyLogRules) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPolicyLogRules) Get() (v PolicyLogRules, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPolicyLogRules) Or(d PolicyLogRules) PolicyLogRules {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPolicyName returns new OptPolicyName with value set to v.
+func NewOptPolicyName(v PolicyName) OptPolicyName {
+	return OptPolicyName{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPolicyName is optional PolicyName.
+type OptPolicyName struct {
+	Value PolicyName
+	Set   bool
+}
+
+// IsSet returns true if OptPolicyName was set.
+func (o OptPolicyName) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPolicyName) Reset() {
+	var v PolicyName
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPolicyName) SetTo(v PolicyName) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPolicyName) Get() (v PolicyName, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPolicyName) Or(d PolicyName) PolicyName {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPolicyPlacement returns new OptPolicyPlacement with value set to v.
+func NewOptPolicyPlacement(v PolicyPlacement) OptPolicyPlacement {
+	return OptPolicyPlacement{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPolicyPlacement is optional PolicyPlacement.
+type OptPolicyPlacement struct {
+	Value PolicyPlacement
+	Set   bool
+}
+
+// IsSet returns true if OptPolicyPlacement was set.
+func (o OptPolicyPlacement) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPolicyPlacement) Reset() {
+	var v PolicyPlacement
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPolicyPlacement) SetTo(v PolicyPlacement) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPolicyPlacement) Get() (v PolicyPlacement, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPolicyPlacement) Or(d PolicyPlacement) PolicyPlacement {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPolicyPriority returns new OptPolicyPriority with value set to v.
+func NewOptPolicyPriority(v PolicyPriority) OptPolicyPriority {
+	return OptPolicyPriority{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPolicyPriority is optional PolicyPriority.
+type OptPolicyPriority struct {
+	Value PolicyPriority
+	Set   bool
+}
+
+// IsSet returns true if OptPolicyPriority was set.
+func (o OptPolicyPriority) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPolicyPriority) Reset() {
+	var v PolicyPriority
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPolicyPriority) SetTo(v PolicyPriority) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPolicyPriority) Get() (v PolicyPriority, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPolicyPriority) Or(d PolicyPriority) PolicyPriority {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPolicyRule returns new OptPolicyRule with value set to v.
+func NewOptPolicyRule(v PolicyRule) OptPolicyRule {
+	return OptPolicyRule{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPolicyRule is optional PolicyRule.
+type OptPolicyRule struct {
+	Value PolicyRule
+	Set   bool
+}
+
+// IsSet returns true if OptPolicyRule was set.
+func (o OptPolicyRule) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPolicyRule) Reset() {
+	var v PolicyRule
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPolicyRule) SetTo(v PolicyRule) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPolicyRule) Get() (v PolicyRule, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPolicyRule) Or(d PolicyRule) PolicyRule {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPolicyRuleTypeId returns new OptPolicyRuleTypeId with value set to v.
+func NewOptPolicyRuleTypeId(v PolicyRuleTypeId) OptPolicyRuleTypeId {
+	return OptPolicyRuleTypeId{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPolicyRuleTypeId is optional PolicyRuleTypeId.
+type OptPolicyRuleTypeId struct {
+	Value PolicyRuleTypeId
+	Set   bool
+}
+
+// IsSet returns true if OptPolicyRuleTypeId was set.
+func (o OptPolicyRuleTypeId) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPolicyRuleTypeId) Reset() {
+	var v PolicyRuleTypeId
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPolicyRuleTypeId) SetTo(v PolicyRuleTypeId) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPolicyRuleTypeId) Get() (v PolicyRuleTypeId, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPolicyRuleTypeId) Or(d PolicyRuleTypeId) PolicyRuleTypeId {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPolicySourceType returns new OptPolicySourceType with value set to v.
+func NewOptPolicySourceType(v PolicySourceType) OptPolicySourceType {
+	return OptPolicySourceType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPolicySourceType is optional PolicySourceType.
+type OptPolicySourceType struct {
+	Value PolicySourceType
+	Set   bool
+}
+
+// IsSet returns true if OptPolicySourceType was set.
+func (o OptPolicySourceType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPolicySourceType) Reset() {
+	var v PolicySourceType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPolicySourceType) SetTo(v PolicySourceType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPolicySourceType) Get() (v PolicySourceType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPolicySourceType) Or(d PolicySourceType) PolicySourceType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPolicySpanRules returns new OptPolicySpanRules with value set to v.
+func NewOptPolicySpanRules(v PolicySpanRules) OptPolicySpanRules {
+	return OptPolicySpanRules{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPolicySpanRules is optional PolicySpanRules.
+type OptPolicySpanRules struct {
+	Value PolicySpanRules
+	Set   bool
+}
+
+// IsSet returns true if OptPolicySpanRules was set.
+func (o OptPolicySpanRules) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPolicySpanRules) Reset() {
+	var v PolicySpanRules
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPolicySpanRules) SetTo(v PolicySpanRules) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPolicySpanRules) Get() (v PolicySpanRules, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPolicySpanRules) Or(d PolicySpanRules) PolicySpanRules {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptPriorityDetails returns new OptPriorityDetails with value set to v.
 func NewOptPriorityDetails(v PriorityDetails) OptPriorityDetails {
 	return OptPriorityDetails{
@@ -9289,6 +9951,141 @@ func (s *OrderByDirection) UnmarshalText(data []byte) error {
 	}
 }
 
+// Ref: #/components/schemas/OverwriteLogPoliciesRequest
+type OverwriteLogPoliciesRequest struct {
+	Policies []OverwriteLogPoliciesRequestPoliciesItem `json:"policies"`
+}
+
+// GetPolicies returns the value of Policies.
+func (s *OverwriteLogPoliciesRequest) GetPolicies() []OverwriteLogPoliciesRequestPoliciesItem {
+	return s.Policies
+}
+
+// SetPolicies sets the value of Policies.
+func (s *OverwriteLogPoliciesRequest) SetPolicies(val []OverwriteLogPoliciesRequestPoliciesItem) {
+	s.Policies = val
+}
+
+type OverwriteLogPoliciesRequestPoliciesItem struct {
+	Policy   PolicyFields   `json:"policy"`
+	LogRules PolicyLogRules `json:"logRules"`
+}
+
+// GetPolicy returns the value of Policy.
+func (s *OverwriteLogPoliciesRequestPoliciesItem) GetPolicy() PolicyFields {
+	return s.Policy
+}
+
+// GetLogRules returns the value of LogRules.
+func (s *OverwriteLogPoliciesRequestPoliciesItem) GetLogRules() PolicyLogRules {
+	return s.LogRules
+}
+
+// SetPolicy sets the value of Policy.
+func (s *OverwriteLogPoliciesRequestPoliciesItem) SetPolicy(val PolicyFields) {
+	s.Policy = val
+}
+
+// SetLogRules sets the value of LogRules.
+func (s *OverwriteLogPoliciesRequestPoliciesItem) SetLogRules(val PolicyLogRules) {
+	s.LogRules = val
+}
+
+// Ref: #/components/schemas/OverwritePoliciesResponse
+type OverwritePoliciesResponse struct {
+	CreateResponses []PolicyResponse `json:"createResponses"`
+}
+
+// GetCreateResponses returns the value of CreateResponses.
+func (s *OverwritePoliciesResponse) GetCreateResponses() []PolicyResponse {
+	return s.CreateResponses
+}
+
+// SetCreateResponses sets the value of CreateResponses.
+func (s *OverwritePoliciesResponse) SetCreateResponses(val []PolicyResponse) {
+	s.CreateResponses = val
+}
+
+// Ref: #/components/schemas/OverwriteRumPoliciesRequest
+type OverwriteRumPoliciesRequest struct {
+	Policies []OverwriteRumPoliciesRequestPoliciesItem `json:"policies"`
+}
+
+// GetPolicies returns the value of Policies.
+func (s *OverwriteRumPoliciesRequest) GetPolicies() []OverwriteRumPoliciesRequestPoliciesItem {
+	return s.Policies
+}
+
+// SetPolicies sets the value of Policies.
+func (s *OverwriteRumPoliciesRequest) SetPolicies(val []OverwriteRumPoliciesRequestPoliciesItem) {
+	s.Policies = val
+}
+
+type OverwriteRumPoliciesRequestPoliciesItem struct {
+	Policy   PolicyFields   `json:"policy"`
+	RumRules PolicyLogRules `json:"rumRules"`
+}
+
+// GetPolicy returns the value of Policy.
+func (s *OverwriteRumPoliciesRequestPoliciesItem) GetPolicy() PolicyFields {
+	return s.Policy
+}
+
+// GetRumRules returns the value of RumRules.
+func (s *OverwriteRumPoliciesRequestPoliciesItem) GetRumRules() PolicyLogRules {
+	return s.RumRules
+}
+
+// SetPolicy sets the value of Policy.
+func (s *OverwriteRumPoliciesRequestPoliciesItem) SetPolicy(val PolicyFields) {
+	s.Policy = val
+}
+
+// SetRumRules sets the value of RumRules.
+func (s *OverwriteRumPoliciesRequestPoliciesItem) SetRumRules(val PolicyLogRules) {
+	s.RumRules = val
+}
+
+// Ref: #/components/schemas/OverwriteSpanPoliciesRequest
+type OverwriteSpanPoliciesRequest struct {
+	Policies []OverwriteSpanPoliciesRequestPoliciesItem `json:"policies"`
+}
+
+// GetPolicies returns the value of Policies.
+func (s *OverwriteSpanPoliciesRequest) GetPolicies() []OverwriteSpanPoliciesRequestPoliciesItem {
+	return s.Policies
+}
+
+// SetPolicies sets the value of Policies.
+func (s *OverwriteSpanPoliciesRequest) SetPolicies(val []OverwriteSpanPoliciesRequestPoliciesItem) {
+	s.Policies = val
+}
+
+type OverwriteSpanPoliciesRequestPoliciesItem struct {
+	Policy    PolicyFields    `json:"policy"`
+	SpanRules PolicySpanRules `json:"spanRules"`
+}
+
+// GetPolicy returns the value of Policy.
+func (s *OverwriteSpanPoliciesRequestPoliciesItem) GetPolicy() PolicyFields {
+	return s.Policy
+}
+
+// GetSpanRules returns the value of SpanRules.
+func (s *OverwriteSpanPoliciesRequestPoliciesItem) GetSpanRules() PolicySpanRules {
+	return s.SpanRules
+}
+
+// SetPolicy sets the value of Policy.
+func (s *OverwriteSpanPoliciesRequestPoliciesItem) SetPolicy(val PolicyFields) {
+	s.Policy = val
+}
+
+// SetSpanRules sets the value of SpanRules.
+func (s *OverwriteSpanPoliciesRequestPoliciesItem) SetSpanRules(val PolicySpanRules) {
+	s.SpanRules = val
+}
+
 // Ref: #/components/schemas/PagerDutyActor
 type PagerDutyActor struct {
 	PlatformUserId  OptString `json:"platformUserId"`
@@ -9361,6 +10158,817 @@ func (s *PermissionPresetInfo) SetName(val string) {
 // SetPermissions sets the value of Permissions.
 func (s *PermissionPresetInfo) SetPermissions(val []string) {
 	s.Permissions = val
+}
+
+// Ref: #/components/schemas/Policy
+type Policy struct {
+	ID string `json:"id"`
+	// The owning team's id.
+	CompanyId   int64          `json:"companyId"`
+	Name        string         `json:"name"`
+	Description OptString      `json:"description"`
+	Priority    PolicyPriority `json:"priority"`
+	// Place among the team's policies of the same data type, from 1.
+	Order            int32                     `json:"order"`
+	Enabled          bool                      `json:"enabled"`
+	Deleted          bool                      `json:"deleted"`
+	ApplicationRule  OptPolicyRule             `json:"applicationRule"`
+	SubsystemRule    OptPolicyRule             `json:"subsystemRule"`
+	ArchiveRetention OptPolicyArchiveRetention `json:"archiveRetention"`
+	LogRules         OptPolicyLogRules         `json:"logRules"`
+	SpanRules        OptPolicySpanRules        `json:"spanRules"`
+	RumRules         OptPolicyLogRules         `json:"rumRules"`
+	CreatedAt        OptDateTime               `json:"createdAt"`
+	UpdatedAt        OptDateTime               `json:"updatedAt"`
+}
+
+// GetID returns the value of ID.
+func (s *Policy) GetID() string {
+	return s.ID
+}
+
+// GetCompanyId returns the value of CompanyId.
+func (s *Policy) GetCompanyId() int64 {
+	return s.CompanyId
+}
+
+// GetName returns the value of Name.
+func (s *Policy) GetName() string {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *Policy) GetDescription() OptString {
+	return s.Description
+}
+
+// GetPriority returns the value of Priority.
+func (s *Policy) GetPriority() PolicyPriority {
+	return s.Priority
+}
+
+// GetOrder returns the value of Order.
+func (s *Policy) GetOrder() int32 {
+	return s.Order
+}
+
+// GetEnabled returns the value of Enabled.
+func (s *Policy) GetEnabled() bool {
+	return s.Enabled
+}
+
+// GetDeleted returns the value of Deleted.
+func (s *Policy) GetDeleted() bool {
+	return s.Deleted
+}
+
+// GetApplicationRule returns the value of ApplicationRule.
+func (s *Policy) GetApplicationRule() OptPolicyRule {
+	return s.ApplicationRule
+}
+
+// GetSubsystemRule returns the value of SubsystemRule.
+func (s *Policy) GetSubsystemRule() OptPolicyRule {
+	return s.SubsystemRule
+}
+
+// GetArchiveRetention returns the value of ArchiveRetention.
+func (s *Policy) GetArchiveRetention() OptPolicyArchiveRetention {
+	return s.ArchiveRetention
+}
+
+// GetLogRules returns the value of LogRules.
+func (s *Policy) GetLogRules() OptPolicyLogRules {
+	return s.LogRules
+}
+
+// GetSpanRules returns the value of SpanRules.
+func (s *Policy) GetSpanRules() OptPolicySpanRules {
+	return s.SpanRules
+}
+
+// GetRumRules returns the value of RumRules.
+func (s *Policy) GetRumRules() OptPolicyLogRules {
+	return s.RumRules
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *Policy) GetCreatedAt() OptDateTime {
+	return s.CreatedAt
+}
+
+// GetUpdatedAt returns the value of UpdatedAt.
+func (s *Policy) GetUpdatedAt() OptDateTime {
+	return s.UpdatedAt
+}
+
+// SetID sets the value of ID.
+func (s *Policy) SetID(val string) {
+	s.ID = val
+}
+
+// SetCompanyId sets the value of CompanyId.
+func (s *Policy) SetCompanyId(val int64) {
+	s.CompanyId = val
+}
+
+// SetName sets the value of Name.
+func (s *Policy) SetName(val string) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *Policy) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetPriority sets the value of Priority.
+func (s *Policy) SetPriority(val PolicyPriority) {
+	s.Priority = val
+}
+
+// SetOrder sets the value of Order.
+func (s *Policy) SetOrder(val int32) {
+	s.Order = val
+}
+
+// SetEnabled sets the value of Enabled.
+func (s *Policy) SetEnabled(val bool) {
+	s.Enabled = val
+}
+
+// SetDeleted sets the value of Deleted.
+func (s *Policy) SetDeleted(val bool) {
+	s.Deleted = val
+}
+
+// SetApplicationRule sets the value of ApplicationRule.
+func (s *Policy) SetApplicationRule(val OptPolicyRule) {
+	s.ApplicationRule = val
+}
+
+// SetSubsystemRule sets the value of SubsystemRule.
+func (s *Policy) SetSubsystemRule(val OptPolicyRule) {
+	s.SubsystemRule = val
+}
+
+// SetArchiveRetention sets the value of ArchiveRetention.
+func (s *Policy) SetArchiveRetention(val OptPolicyArchiveRetention) {
+	s.ArchiveRetention = val
+}
+
+// SetLogRules sets the value of LogRules.
+func (s *Policy) SetLogRules(val OptPolicyLogRules) {
+	s.LogRules = val
+}
+
+// SetSpanRules sets the value of SpanRules.
+func (s *Policy) SetSpanRules(val OptPolicySpanRules) {
+	s.SpanRules = val
+}
+
+// SetRumRules sets the value of RumRules.
+func (s *Policy) SetRumRules(val OptPolicyLogRules) {
+	s.RumRules = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *Policy) SetCreatedAt(val OptDateTime) {
+	s.CreatedAt = val
+}
+
+// SetUpdatedAt sets the value of UpdatedAt.
+func (s *Policy) SetUpdatedAt(val OptDateTime) {
+	s.UpdatedAt = val
+}
+
+// Ref: #/components/schemas/PolicyArchiveRetention
+type PolicyArchiveRetention struct {
+	ID OptPolicyID `json:"id"`
+}
+
+// GetID returns the value of ID.
+func (s *PolicyArchiveRetention) GetID() OptPolicyID {
+	return s.ID
+}
+
+// SetID sets the value of ID.
+func (s *PolicyArchiveRetention) SetID(val OptPolicyID) {
+	s.ID = val
+}
+
+// The fields an overwrite entry shares by every data type.
+// Ref: #/components/schemas/PolicyFields
+type PolicyFields struct {
+	Name             PolicyName                `json:"name"`
+	Description      OptString                 `json:"description"`
+	Disabled         OptBool                   `json:"disabled"`
+	Priority         PolicyPriority            `json:"priority"`
+	ApplicationRule  OptPolicyRule             `json:"applicationRule"`
+	SubsystemRule    OptPolicyRule             `json:"subsystemRule"`
+	ArchiveRetention OptPolicyArchiveRetention `json:"archiveRetention"`
+}
+
+// GetName returns the value of Name.
+func (s *PolicyFields) GetName() PolicyName {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *PolicyFields) GetDescription() OptString {
+	return s.Description
+}
+
+// GetDisabled returns the value of Disabled.
+func (s *PolicyFields) GetDisabled() OptBool {
+	return s.Disabled
+}
+
+// GetPriority returns the value of Priority.
+func (s *PolicyFields) GetPriority() PolicyPriority {
+	return s.Priority
+}
+
+// GetApplicationRule returns the value of ApplicationRule.
+func (s *PolicyFields) GetApplicationRule() OptPolicyRule {
+	return s.ApplicationRule
+}
+
+// GetSubsystemRule returns the value of SubsystemRule.
+func (s *PolicyFields) GetSubsystemRule() OptPolicyRule {
+	return s.SubsystemRule
+}
+
+// GetArchiveRetention returns the value of ArchiveRetention.
+func (s *PolicyFields) GetArchiveRetention() OptPolicyArchiveRetention {
+	return s.ArchiveRetention
+}
+
+// SetName sets the value of Name.
+func (s *PolicyFields) SetName(val PolicyName) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *PolicyFields) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetDisabled sets the value of Disabled.
+func (s *PolicyFields) SetDisabled(val OptBool) {
+	s.Disabled = val
+}
+
+// SetPriority sets the value of Priority.
+func (s *PolicyFields) SetPriority(val PolicyPriority) {
+	s.Priority = val
+}
+
+// SetApplicationRule sets the value of ApplicationRule.
+func (s *PolicyFields) SetApplicationRule(val OptPolicyRule) {
+	s.ApplicationRule = val
+}
+
+// SetSubsystemRule sets the value of SubsystemRule.
+func (s *PolicyFields) SetSubsystemRule(val OptPolicyRule) {
+	s.SubsystemRule = val
+}
+
+// SetArchiveRetention sets the value of ArchiveRetention.
+func (s *PolicyFields) SetArchiveRetention(val OptPolicyArchiveRetention) {
+	s.ArchiveRetention = val
+}
+
+type PolicyID string
+
+// Ref: #/components/schemas/PolicyList
+type PolicyList struct {
+	Policies []Policy `json:"policies"`
+}
+
+// GetPolicies returns the value of Policies.
+func (s *PolicyList) GetPolicies() []Policy {
+	return s.Policies
+}
+
+// SetPolicies sets the value of Policies.
+func (s *PolicyList) SetPolicies(val []Policy) {
+	s.Policies = val
+}
+
+// What a log or RUM policy matches.
+// Ref: #/components/schemas/PolicyLogRules
+type PolicyLogRules struct {
+	Severities     []PolicySeverity `json:"severities"`
+	DpxlExpression OptString        `json:"dpxlExpression"`
+}
+
+// GetSeverities returns the value of Severities.
+func (s *PolicyLogRules) GetSeverities() []PolicySeverity {
+	return s.Severities
+}
+
+// GetDpxlExpression returns the value of DpxlExpression.
+func (s *PolicyLogRules) GetDpxlExpression() OptString {
+	return s.DpxlExpression
+}
+
+// SetSeverities sets the value of Severities.
+func (s *PolicyLogRules) SetSeverities(val []PolicySeverity) {
+	s.Severities = val
+}
+
+// SetDpxlExpression sets the value of DpxlExpression.
+func (s *PolicyLogRules) SetDpxlExpression(val OptString) {
+	s.DpxlExpression = val
+}
+
+type PolicyName string
+
+// Ref: #/components/schemas/PolicyOrder
+type PolicyOrder struct {
+	ID    PolicyID `json:"id"`
+	Order int32    `json:"order"`
+}
+
+// GetID returns the value of ID.
+func (s *PolicyOrder) GetID() PolicyID {
+	return s.ID
+}
+
+// GetOrder returns the value of Order.
+func (s *PolicyOrder) GetOrder() int32 {
+	return s.Order
+}
+
+// SetID sets the value of ID.
+func (s *PolicyOrder) SetID(val PolicyID) {
+	s.ID = val
+}
+
+// SetOrder sets the value of Order.
+func (s *PolicyOrder) SetOrder(val int32) {
+	s.Order = val
+}
+
+// Ref: #/components/schemas/PolicyOrders
+type PolicyOrders struct {
+	Orders []PolicyOrder `json:"orders"`
+}
+
+// GetOrders returns the value of Orders.
+func (s *PolicyOrders) GetOrders() []PolicyOrder {
+	return s.Orders
+}
+
+// SetOrders sets the value of Orders.
+func (s *PolicyOrders) SetOrders(val []PolicyOrder) {
+	s.Orders = val
+}
+
+// Where a new policy goes among those of its type; set at most one of the two.
+// Ref: #/components/schemas/PolicyPlacement
+type PolicyPlacement struct {
+	First *PolicyPlacementMark `json:"first"`
+	Last  *PolicyPlacementMark `json:"last"`
+}
+
+// GetFirst returns the value of First.
+func (s *PolicyPlacement) GetFirst() *PolicyPlacementMark {
+	return s.First
+}
+
+// GetLast returns the value of Last.
+func (s *PolicyPlacement) GetLast() *PolicyPlacementMark {
+	return s.Last
+}
+
+// SetFirst sets the value of First.
+func (s *PolicyPlacement) SetFirst(val *PolicyPlacementMark) {
+	s.First = val
+}
+
+// SetLast sets the value of Last.
+func (s *PolicyPlacement) SetLast(val *PolicyPlacementMark) {
+	s.Last = val
+}
+
+// An empty object.
+// Ref: #/components/schemas/PolicyPlacementMark
+type PolicyPlacementMark struct{}
+
+// Ref: #/components/schemas/PolicyPriority
+type PolicyPriority string
+
+const (
+	PolicyPriorityPRIORITYTYPEUNSPECIFIED PolicyPriority = "PRIORITY_TYPE_UNSPECIFIED"
+	PolicyPriorityPRIORITYTYPEBLOCK       PolicyPriority = "PRIORITY_TYPE_BLOCK"
+	PolicyPriorityPRIORITYTYPELOW         PolicyPriority = "PRIORITY_TYPE_LOW"
+	PolicyPriorityPRIORITYTYPEMEDIUM      PolicyPriority = "PRIORITY_TYPE_MEDIUM"
+	PolicyPriorityPRIORITYTYPEHIGH        PolicyPriority = "PRIORITY_TYPE_HIGH"
+)
+
+// AllValues returns all PolicyPriority values.
+func (PolicyPriority) AllValues() []PolicyPriority {
+	return []PolicyPriority{
+		PolicyPriorityPRIORITYTYPEUNSPECIFIED,
+		PolicyPriorityPRIORITYTYPEBLOCK,
+		PolicyPriorityPRIORITYTYPELOW,
+		PolicyPriorityPRIORITYTYPEMEDIUM,
+		PolicyPriorityPRIORITYTYPEHIGH,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s PolicyPriority) MarshalText() ([]byte, error) {
+	switch s {
+	case PolicyPriorityPRIORITYTYPEUNSPECIFIED:
+		return []byte(s), nil
+	case PolicyPriorityPRIORITYTYPEBLOCK:
+		return []byte(s), nil
+	case PolicyPriorityPRIORITYTYPELOW:
+		return []byte(s), nil
+	case PolicyPriorityPRIORITYTYPEMEDIUM:
+		return []byte(s), nil
+	case PolicyPriorityPRIORITYTYPEHIGH:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *PolicyPriority) UnmarshalText(data []byte) error {
+	switch PolicyPriority(data) {
+	case PolicyPriorityPRIORITYTYPEUNSPECIFIED:
+		*s = PolicyPriorityPRIORITYTYPEUNSPECIFIED
+		return nil
+	case PolicyPriorityPRIORITYTYPEBLOCK:
+		*s = PolicyPriorityPRIORITYTYPEBLOCK
+		return nil
+	case PolicyPriorityPRIORITYTYPELOW:
+		*s = PolicyPriorityPRIORITYTYPELOW
+		return nil
+	case PolicyPriorityPRIORITYTYPEMEDIUM:
+		*s = PolicyPriorityPRIORITYTYPEMEDIUM
+		return nil
+	case PolicyPriorityPRIORITYTYPEHIGH:
+		*s = PolicyPriorityPRIORITYTYPEHIGH
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/PolicyResponse
+type PolicyResponse struct {
+	Policy Policy `json:"policy"`
+}
+
+// GetPolicy returns the value of Policy.
+func (s *PolicyResponse) GetPolicy() Policy {
+	return s.Policy
+}
+
+// SetPolicy sets the value of Policy.
+func (s *PolicyResponse) SetPolicy(val Policy) {
+	s.Policy = val
+}
+
+// Matches a name (application, subsystem, service, action) by the rule type.
+// Ref: #/components/schemas/PolicyRule
+type PolicyRule struct {
+	Name       OptString           `json:"name"`
+	RuleTypeId OptPolicyRuleTypeId `json:"ruleTypeId"`
+}
+
+// GetName returns the value of Name.
+func (s *PolicyRule) GetName() OptString {
+	return s.Name
+}
+
+// GetRuleTypeId returns the value of RuleTypeId.
+func (s *PolicyRule) GetRuleTypeId() OptPolicyRuleTypeId {
+	return s.RuleTypeId
+}
+
+// SetName sets the value of Name.
+func (s *PolicyRule) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetRuleTypeId sets the value of RuleTypeId.
+func (s *PolicyRule) SetRuleTypeId(val OptPolicyRuleTypeId) {
+	s.RuleTypeId = val
+}
+
+// Ref: #/components/schemas/PolicyRuleTypeId
+type PolicyRuleTypeId string
+
+const (
+	PolicyRuleTypeIdRULETYPEIDUNSPECIFIED PolicyRuleTypeId = "RULE_TYPE_ID_UNSPECIFIED"
+	PolicyRuleTypeIdRULETYPEIDIS          PolicyRuleTypeId = "RULE_TYPE_ID_IS"
+	PolicyRuleTypeIdRULETYPEIDISNOT       PolicyRuleTypeId = "RULE_TYPE_ID_IS_NOT"
+	PolicyRuleTypeIdRULETYPEIDSTARTWITH   PolicyRuleTypeId = "RULE_TYPE_ID_START_WITH"
+	PolicyRuleTypeIdRULETYPEIDINCLUDES    PolicyRuleTypeId = "RULE_TYPE_ID_INCLUDES"
+)
+
+// AllValues returns all PolicyRuleTypeId values.
+func (PolicyRuleTypeId) AllValues() []PolicyRuleTypeId {
+	return []PolicyRuleTypeId{
+		PolicyRuleTypeIdRULETYPEIDUNSPECIFIED,
+		PolicyRuleTypeIdRULETYPEIDIS,
+		PolicyRuleTypeIdRULETYPEIDISNOT,
+		PolicyRuleTypeIdRULETYPEIDSTARTWITH,
+		PolicyRuleTypeIdRULETYPEIDINCLUDES,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s PolicyRuleTypeId) MarshalText() ([]byte, error) {
+	switch s {
+	case PolicyRuleTypeIdRULETYPEIDUNSPECIFIED:
+		return []byte(s), nil
+	case PolicyRuleTypeIdRULETYPEIDIS:
+		return []byte(s), nil
+	case PolicyRuleTypeIdRULETYPEIDISNOT:
+		return []byte(s), nil
+	case PolicyRuleTypeIdRULETYPEIDSTARTWITH:
+		return []byte(s), nil
+	case PolicyRuleTypeIdRULETYPEIDINCLUDES:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *PolicyRuleTypeId) UnmarshalText(data []byte) error {
+	switch PolicyRuleTypeId(data) {
+	case PolicyRuleTypeIdRULETYPEIDUNSPECIFIED:
+		*s = PolicyRuleTypeIdRULETYPEIDUNSPECIFIED
+		return nil
+	case PolicyRuleTypeIdRULETYPEIDIS:
+		*s = PolicyRuleTypeIdRULETYPEIDIS
+		return nil
+	case PolicyRuleTypeIdRULETYPEIDISNOT:
+		*s = PolicyRuleTypeIdRULETYPEIDISNOT
+		return nil
+	case PolicyRuleTypeIdRULETYPEIDSTARTWITH:
+		*s = PolicyRuleTypeIdRULETYPEIDSTARTWITH
+		return nil
+	case PolicyRuleTypeIdRULETYPEIDINCLUDES:
+		*s = PolicyRuleTypeIdRULETYPEIDINCLUDES
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/PolicySettings
+type PolicySettings struct {
+	LogsPolicySettings  OptDefaultPrioritySetting `json:"logsPolicySettings"`
+	SpansPolicySettings OptDefaultPrioritySetting `json:"spansPolicySettings"`
+}
+
+// GetLogsPolicySettings returns the value of LogsPolicySettings.
+func (s *PolicySettings) GetLogsPolicySettings() OptDefaultPrioritySetting {
+	return s.LogsPolicySettings
+}
+
+// GetSpansPolicySettings returns the value of SpansPolicySettings.
+func (s *PolicySettings) GetSpansPolicySettings() OptDefaultPrioritySetting {
+	return s.SpansPolicySettings
+}
+
+// SetLogsPolicySettings sets the value of LogsPolicySettings.
+func (s *PolicySettings) SetLogsPolicySettings(val OptDefaultPrioritySetting) {
+	s.LogsPolicySettings = val
+}
+
+// SetSpansPolicySettings sets the value of SpansPolicySettings.
+func (s *PolicySettings) SetSpansPolicySettings(val OptDefaultPrioritySetting) {
+	s.SpansPolicySettings = val
+}
+
+// Ref: #/components/schemas/PolicySeverity
+type PolicySeverity string
+
+const (
+	PolicySeveritySEVERITYUNSPECIFIED PolicySeverity = "SEVERITY_UNSPECIFIED"
+	PolicySeveritySEVERITYDEBUG       PolicySeverity = "SEVERITY_DEBUG"
+	PolicySeveritySEVERITYVERBOSE     PolicySeverity = "SEVERITY_VERBOSE"
+	PolicySeveritySEVERITYINFO        PolicySeverity = "SEVERITY_INFO"
+	PolicySeveritySEVERITYWARNING     PolicySeverity = "SEVERITY_WARNING"
+	PolicySeveritySEVERITYERROR       PolicySeverity = "SEVERITY_ERROR"
+	PolicySeveritySEVERITYCRITICAL    PolicySeverity = "SEVERITY_CRITICAL"
+)
+
+// AllValues returns all PolicySeverity values.
+func (PolicySeverity) AllValues() []PolicySeverity {
+	return []PolicySeverity{
+		PolicySeveritySEVERITYUNSPECIFIED,
+		PolicySeveritySEVERITYDEBUG,
+		PolicySeveritySEVERITYVERBOSE,
+		PolicySeveritySEVERITYINFO,
+		PolicySeveritySEVERITYWARNING,
+		PolicySeveritySEVERITYERROR,
+		PolicySeveritySEVERITYCRITICAL,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s PolicySeverity) MarshalText() ([]byte, error) {
+	switch s {
+	case PolicySeveritySEVERITYUNSPECIFIED:
+		return []byte(s), nil
+	case PolicySeveritySEVERITYDEBUG:
+		return []byte(s), nil
+	case PolicySeveritySEVERITYVERBOSE:
+		return []byte(s), nil
+	case PolicySeveritySEVERITYINFO:
+		return []byte(s), nil
+	case PolicySeveritySEVERITYWARNING:
+		return []byte(s), nil
+	case PolicySeveritySEVERITYERROR:
+		return []byte(s), nil
+	case PolicySeveritySEVERITYCRITICAL:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *PolicySeverity) UnmarshalText(data []byte) error {
+	switch PolicySeverity(data) {
+	case PolicySeveritySEVERITYUNSPECIFIED:
+		*s = PolicySeveritySEVERITYUNSPECIFIED
+		return nil
+	case PolicySeveritySEVERITYDEBUG:
+		*s = PolicySeveritySEVERITYDEBUG
+		return nil
+	case PolicySeveritySEVERITYVERBOSE:
+		*s = PolicySeveritySEVERITYVERBOSE
+		return nil
+	case PolicySeveritySEVERITYINFO:
+		*s = PolicySeveritySEVERITYINFO
+		return nil
+	case PolicySeveritySEVERITYWARNING:
+		*s = PolicySeveritySEVERITYWARNING
+		return nil
+	case PolicySeveritySEVERITYERROR:
+		*s = PolicySeveritySEVERITYERROR
+		return nil
+	case PolicySeveritySEVERITYCRITICAL:
+		*s = PolicySeveritySEVERITYCRITICAL
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/PolicySourceType
+type PolicySourceType string
+
+const (
+	PolicySourceTypeSOURCETYPEUNSPECIFIED PolicySourceType = "SOURCE_TYPE_UNSPECIFIED"
+	PolicySourceTypeSOURCETYPELOGS        PolicySourceType = "SOURCE_TYPE_LOGS"
+	PolicySourceTypeSOURCETYPESPANS       PolicySourceType = "SOURCE_TYPE_SPANS"
+	PolicySourceTypeSOURCETYPERUM         PolicySourceType = "SOURCE_TYPE_RUM"
+)
+
+// AllValues returns all PolicySourceType values.
+func (PolicySourceType) AllValues() []PolicySourceType {
+	return []PolicySourceType{
+		PolicySourceTypeSOURCETYPEUNSPECIFIED,
+		PolicySourceTypeSOURCETYPELOGS,
+		PolicySourceTypeSOURCETYPESPANS,
+		PolicySourceTypeSOURCETYPERUM,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s PolicySourceType) MarshalText() ([]byte, error) {
+	switch s {
+	case PolicySourceTypeSOURCETYPEUNSPECIFIED:
+		return []byte(s), nil
+	case PolicySourceTypeSOURCETYPELOGS:
+		return []byte(s), nil
+	case PolicySourceTypeSOURCETYPESPANS:
+		return []byte(s), nil
+	case PolicySourceTypeSOURCETYPERUM:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *PolicySourceType) UnmarshalText(data []byte) error {
+	switch PolicySourceType(data) {
+	case PolicySourceTypeSOURCETYPEUNSPECIFIED:
+		*s = PolicySourceTypeSOURCETYPEUNSPECIFIED
+		return nil
+	case PolicySourceTypeSOURCETYPELOGS:
+		*s = PolicySourceTypeSOURCETYPELOGS
+		return nil
+	case PolicySourceTypeSOURCETYPESPANS:
+		*s = PolicySourceTypeSOURCETYPESPANS
+		return nil
+	case PolicySourceTypeSOURCETYPERUM:
+		*s = PolicySourceTypeSOURCETYPERUM
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// What a span policy matches.
+// Ref: #/components/schemas/PolicySpanRules
+type PolicySpanRules struct {
+	ActionRule     OptPolicyRule   `json:"actionRule"`
+	ServiceRule    OptPolicyRule   `json:"serviceRule"`
+	TagRules       []PolicyTagRule `json:"tagRules"`
+	DpxlExpression OptString       `json:"dpxlExpression"`
+}
+
+// GetActionRule returns the value of ActionRule.
+func (s *PolicySpanRules) GetActionRule() OptPolicyRule {
+	return s.ActionRule
+}
+
+// GetServiceRule returns the value of ServiceRule.
+func (s *PolicySpanRules) GetServiceRule() OptPolicyRule {
+	return s.ServiceRule
+}
+
+// GetTagRules returns the value of TagRules.
+func (s *PolicySpanRules) GetTagRules() []PolicyTagRule {
+	return s.TagRules
+}
+
+// GetDpxlExpression returns the value of DpxlExpression.
+func (s *PolicySpanRules) GetDpxlExpression() OptString {
+	return s.DpxlExpression
+}
+
+// SetActionRule sets the value of ActionRule.
+func (s *PolicySpanRules) SetActionRule(val OptPolicyRule) {
+	s.ActionRule = val
+}
+
+// SetServiceRule sets the value of ServiceRule.
+func (s *PolicySpanRules) SetServiceRule(val OptPolicyRule) {
+	s.ServiceRule = val
+}
+
+// SetTagRules sets the value of TagRules.
+func (s *PolicySpanRules) SetTagRules(val []PolicyTagRule) {
+	s.TagRules = val
+}
+
+// SetDpxlExpression sets the value of DpxlExpression.
+func (s *PolicySpanRules) SetDpxlExpression(val OptString) {
+	s.DpxlExpression = val
+}
+
+// Ref: #/components/schemas/PolicyTagRule
+type PolicyTagRule struct {
+	RuleTypeId PolicyRuleTypeId `json:"ruleTypeId"`
+	// A span tag, written with the `tags.` prefix.
+	TagName  string `json:"tagName"`
+	TagValue string `json:"tagValue"`
+}
+
+// GetRuleTypeId returns the value of RuleTypeId.
+func (s *PolicyTagRule) GetRuleTypeId() PolicyRuleTypeId {
+	return s.RuleTypeId
+}
+
+// GetTagName returns the value of TagName.
+func (s *PolicyTagRule) GetTagName() string {
+	return s.TagName
+}
+
+// GetTagValue returns the value of TagValue.
+func (s *PolicyTagRule) GetTagValue() string {
+	return s.TagValue
+}
+
+// SetRuleTypeId sets the value of RuleTypeId.
+func (s *PolicyTagRule) SetRuleTypeId(val PolicyRuleTypeId) {
+	s.RuleTypeId = val
+}
+
+// SetTagName sets the value of TagName.
+func (s *PolicyTagRule) SetTagName(val string) {
+	s.TagName = val
+}
+
+// SetTagValue sets the value of TagValue.
+func (s *PolicyTagRule) SetTagValue(val string) {
+	s.TagValue = val
 }
 
 // Ref: #/components/schemas/PriorityDetails
@@ -9746,6 +11354,32 @@ func (s *RecordingRuleSetList) SetSets(val []RecordingRuleSet) {
 	s.Sets = val
 }
 
+// Ref: #/components/schemas/ReorderPoliciesRequest
+type ReorderPoliciesRequest struct {
+	Orders     []PolicyOrder    `json:"orders"`
+	SourceType PolicySourceType `json:"sourceType"`
+}
+
+// GetOrders returns the value of Orders.
+func (s *ReorderPoliciesRequest) GetOrders() []PolicyOrder {
+	return s.Orders
+}
+
+// GetSourceType returns the value of SourceType.
+func (s *ReorderPoliciesRequest) GetSourceType() PolicySourceType {
+	return s.SourceType
+}
+
+// SetOrders sets the value of Orders.
+func (s *ReorderPoliciesRequest) SetOrders(val []PolicyOrder) {
+	s.Orders = val
+}
+
+// SetSourceType sets the value of SourceType.
+func (s *ReorderPoliciesRequest) SetSourceType(val PolicySourceType) {
+	s.SourceType = val
+}
+
 // Ref: #/components/schemas/ResolutionDetails
 type ResolutionDetails struct {
 	Reason      OptString     `json:"reason"`
@@ -10032,6 +11666,132 @@ func (s *UpdateCaseRequest) SetPriorityOverride(val OptCasePriority) {
 // SetResolutionReason sets the value of ResolutionReason.
 func (s *UpdateCaseRequest) SetResolutionReason(val OptString) {
 	s.ResolutionReason = val
+}
+
+// Fields left out keep their values; at most one of logRules, spanRules, rumRules.
+// Ref: #/components/schemas/UpdatePolicyRequest
+type UpdatePolicyRequest struct {
+	ID               PolicyID                  `json:"id"`
+	Name             OptPolicyName             `json:"name"`
+	Description      OptString                 `json:"description"`
+	Enabled          OptBool                   `json:"enabled"`
+	Priority         OptPolicyPriority         `json:"priority"`
+	ApplicationRule  OptPolicyRule             `json:"applicationRule"`
+	SubsystemRule    OptPolicyRule             `json:"subsystemRule"`
+	ArchiveRetention OptPolicyArchiveRetention `json:"archiveRetention"`
+	LogRules         OptPolicyLogRules         `json:"logRules"`
+	SpanRules        OptPolicySpanRules        `json:"spanRules"`
+	RumRules         OptPolicyLogRules         `json:"rumRules"`
+}
+
+// GetID returns the value of ID.
+func (s *UpdatePolicyRequest) GetID() PolicyID {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *UpdatePolicyRequest) GetName() OptPolicyName {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *UpdatePolicyRequest) GetDescription() OptString {
+	return s.Description
+}
+
+// GetEnabled returns the value of Enabled.
+func (s *UpdatePolicyRequest) GetEnabled() OptBool {
+	return s.Enabled
+}
+
+// GetPriority returns the value of Priority.
+func (s *UpdatePolicyRequest) GetPriority() OptPolicyPriority {
+	return s.Priority
+}
+
+// GetApplicationRule returns the value of ApplicationRule.
+func (s *UpdatePolicyRequest) GetApplicationRule() OptPolicyRule {
+	return s.ApplicationRule
+}
+
+// GetSubsystemRule returns the value of SubsystemRule.
+func (s *UpdatePolicyRequest) GetSubsystemRule() OptPolicyRule {
+	return s.SubsystemRule
+}
+
+// GetArchiveRetention returns the value of ArchiveRetention.
+func (s *UpdatePolicyRequest) GetArchiveRetention() OptPolicyArchiveRetention {
+	return s.ArchiveRetention
+}
+
+// GetLogRules returns the value of LogRules.
+func (s *UpdatePolicyRequest) GetLogRules() OptPolicyLogRules {
+	return s.LogRules
+}
+
+// GetSpanRules returns the value of SpanRules.
+func (s *UpdatePolicyRequest) GetSpanRules() OptPolicySpanRules {
+	return s.SpanRules
+}
+
+// GetRumRules returns the value of RumRules.
+func (s *UpdatePolicyRequest) GetRumRules() OptPolicyLogRules {
+	return s.RumRules
+}
+
+// SetID sets the value of ID.
+func (s *UpdatePolicyRequest) SetID(val PolicyID) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *UpdatePolicyRequest) SetName(val OptPolicyName) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *UpdatePolicyRequest) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetEnabled sets the value of Enabled.
+func (s *UpdatePolicyRequest) SetEnabled(val OptBool) {
+	s.Enabled = val
+}
+
+// SetPriority sets the value of Priority.
+func (s *UpdatePolicyRequest) SetPriority(val OptPolicyPriority) {
+	s.Priority = val
+}
+
+// SetApplicationRule sets the value of ApplicationRule.
+func (s *UpdatePolicyRequest) SetApplicationRule(val OptPolicyRule) {
+	s.ApplicationRule = val
+}
+
+// SetSubsystemRule sets the value of SubsystemRule.
+func (s *UpdatePolicyRequest) SetSubsystemRule(val OptPolicyRule) {
+	s.SubsystemRule = val
+}
+
+// SetArchiveRetention sets the value of ArchiveRetention.
+func (s *UpdatePolicyRequest) SetArchiveRetention(val OptPolicyArchiveRetention) {
+	s.ArchiveRetention = val
+}
+
+// SetLogRules sets the value of LogRules.
+func (s *UpdatePolicyRequest) SetLogRules(val OptPolicyLogRules) {
+	s.LogRules = val
+}
+
+// SetSpanRules sets the value of SpanRules.
+func (s *UpdatePolicyRequest) SetSpanRules(val OptPolicySpanRules) {
+	s.SpanRules = val
+}
+
+// SetRumRules sets the value of RumRules.
+func (s *UpdatePolicyRequest) SetRumRules(val OptPolicyLogRules) {
+	s.RumRules = val
 }
 
 // Ref: #/components/schemas/UserActor

@@ -90,6 +90,15 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1/{case_id}/comments
 	CreateCaseComment(ctx context.Context, req *CommentRequest, params CreateCaseCommentParams) (*CaseEventResponse, error)
+	// CreatePolicy implements CreatePolicy operation.
+	//
+	// Creates a policy for one data type, chosen by which of `logRules`, `spanRules` or `rumRules` is set
+	// (exactly one). `placement` puts it first or last (the default) among the team's policies of that
+	// type. A team holds at most the server's policy limit per data type; a create beyond it answers 429
+	// and changes nothing.
+	//
+	// POST /mgmt/openapi/3/dataplans/policies/v1
+	CreatePolicy(ctx context.Context, req *CreatePolicyRequest) (*PolicyResponse, error)
 	// CreateRecordingRuleSet implements CreateRecordingRuleSet operation.
 	//
 	// Stores a named set of rule groups. Every `expr` must be valid PromQL, every `record` a valid metric
@@ -110,6 +119,12 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 	DeleteCaseComment(ctx context.Context, params DeleteCaseCommentParams) error
+	// DeletePolicy implements DeletePolicy operation.
+	//
+	// The policies after it of the same data type move up one place.
+	//
+	// DELETE /mgmt/openapi/5/dataplans/policies/v1/{id}
+	DeletePolicy(ctx context.Context, params DeletePolicyParams) (*DeletePolicyResponse, error)
 	// DeleteRecordingRuleSet implements DeleteRecordingRuleSet operation.
 	//
 	// Delete a recording-rule set.
@@ -146,6 +161,18 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/3/incidents/incidents/v1/{id}
 	GetIncident(ctx context.Context, params GetIncidentParams) (*IncidentResponse, error)
+	// GetPolicy implements GetPolicy operation.
+	//
+	// Read a policy.
+	//
+	// GET /mgmt/openapi/5/dataplans/policies/v1/{id}
+	GetPolicy(ctx context.Context, params GetPolicyParams) (*PolicyResponse, error)
+	// GetPolicySettings implements GetPolicySettings operation.
+	//
+	// A team that never replaced them reads PRIORITY_TYPE_UNSPECIFIED in both sections.
+	//
+	// GET /mgmt/openapi/5/dataplans/policy-settings/v1
+	GetPolicySettings(ctx context.Context) (*PolicySettings, error)
 	// GetRecordingRuleSet implements GetRecordingRuleSet operation.
 	//
 	// Read one recording-rule set.
@@ -211,12 +238,53 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1
 	ListIncidents(ctx context.Context, req OptListIncidentsRequest) (*ListIncidentsResponse, error)
+	// ListPolicies implements ListPolicies operation.
+	//
+	// Every policy of the team, by data type (logs, spans, RUM) and then by order.
+	//
+	// GET /mgmt/openapi/5/dataplans/policies/v1
+	ListPolicies(ctx context.Context, params ListPoliciesParams) (*PolicyList, error)
 	// ListRecordingRuleSets implements ListRecordingRuleSets operation.
 	//
 	// List the team's recording-rule sets.
 	//
 	// GET /mgmt/openapi/5/recording-rules/recording-rules/v1
 	ListRecordingRuleSets(ctx context.Context) (*RecordingRuleSetList, error)
+	// OverwriteLogPolicies implements OverwriteLogPolicies operation.
+	//
+	// As the span-policy overwrite, for log policies.
+	//
+	// PUT /mgmt/openapi/5/dataplans/log-policies/v1
+	OverwriteLogPolicies(ctx context.Context, req *OverwriteLogPoliciesRequest) (*OverwritePoliciesResponse, error)
+	// OverwriteRumPolicies implements OverwriteRumPolicies operation.
+	//
+	// As the span-policy overwrite, for RUM policies.
+	//
+	// PUT /mgmt/openapi/5/dataplans/rum-policies/v1
+	OverwriteRumPolicies(ctx context.Context, req *OverwriteRumPoliciesRequest) (*OverwritePoliciesResponse, error)
+	// OverwriteSpanPolicies implements OverwriteSpanPolicies operation.
+	//
+	// In one transaction, deletes every span policy of the team and creates the given ones in the given
+	// order. An invalid entry, or a list longer than the policy limit (429), leaves the previous policies
+	// as they were.
+	//
+	// PUT /mgmt/openapi/4/dataplans/span-policies/v1
+	OverwriteSpanPolicies(ctx context.Context, req *OverwriteSpanPoliciesRequest) (*OverwritePoliciesResponse, error)
+	// ReorderPolicies implements ReorderPolicies operation.
+	//
+	// `orders` names every policy of `sourceType` exactly once with distinct orders; the policies are then
+	// numbered 1, 2, … in the order of the given values.
+	//
+	// POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
+	ReorderPolicies(ctx context.Context, req *ReorderPoliciesRequest) (*PolicyOrders, error)
+	// ReplacePolicySettings implements ReplacePolicySettings operation.
+	//
+	// Each section the request sets replaces the stored one; a section left out keeps its value. The
+	// server keeps its own creation and change times; such fields in the request are ignored. (The path's
+	// spelling is the specification's.).
+	//
+	// POST /mgmt/openapi/5/dataplans/policiy-settings/v1
+	ReplacePolicySettings(ctx context.Context, req *PolicySettings) (*PolicySettings, error)
 	// ResolveCase implements ResolveCase operation.
 	//
 	// Resolve a case, with an optional reason.
@@ -278,6 +346,13 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 	UpdateCaseComment(ctx context.Context, req *CommentRequest, params UpdateCaseCommentParams) (*CaseEventResponse, error)
+	// UpdatePolicy implements UpdatePolicy operation.
+	//
+	// Changes the fields that the request sets; the others keep their values. The data type of a policy
+	// never changes: a rules object of another type is a 400.
+	//
+	// PUT /mgmt/openapi/5/dataplans/policies/v1
+	UpdatePolicy(ctx context.Context, req *UpdatePolicyRequest) (*PolicyResponse, error)
 	// UpdateRecordingRuleSet implements UpdateRecordingRuleSet operation.
 	//
 	// The set's name and groups become exactly those of the body, under the same rules as create.

@@ -134,6 +134,18 @@ func (UnimplementedHandler) CreateCaseComment(ctx context.Context, req *CommentR
 	return r, ht.ErrNotImplemented
 }
 
+// CreatePolicy implements CreatePolicy operation.
+//
+// Creates a policy for one data type, chosen by which of `logRules`, `spanRules` or `rumRules` is set
+// (exactly one). `placement` puts it first or last (the default) among the team's policies of that
+// type. A team holds at most the server's policy limit per data type; a create beyond it answers 429
+// and changes nothing.
+//
+// POST /mgmt/openapi/3/dataplans/policies/v1
+func (UnimplementedHandler) CreatePolicy(ctx context.Context, req *CreatePolicyRequest) (r *PolicyResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // CreateRecordingRuleSet implements CreateRecordingRuleSet operation.
 //
 // Stores a named set of rule groups. Every `expr` must be valid PromQL, every `record` a valid metric
@@ -161,6 +173,15 @@ func (UnimplementedHandler) DeleteApiKey(ctx context.Context, params DeleteApiKe
 // DELETE /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 func (UnimplementedHandler) DeleteCaseComment(ctx context.Context, params DeleteCaseCommentParams) error {
 	return ht.ErrNotImplemented
+}
+
+// DeletePolicy implements DeletePolicy operation.
+//
+// The policies after it of the same data type move up one place.
+//
+// DELETE /mgmt/openapi/5/dataplans/policies/v1/{id}
+func (UnimplementedHandler) DeletePolicy(ctx context.Context, params DeletePolicyParams) (r *DeletePolicyResponse, _ error) {
+	return r, ht.ErrNotImplemented
 }
 
 // DeleteRecordingRuleSet implements DeleteRecordingRuleSet operation.
@@ -214,6 +235,24 @@ func (UnimplementedHandler) GetCaseEvent(ctx context.Context, params GetCaseEven
 //
 // GET /mgmt/openapi/3/incidents/incidents/v1/{id}
 func (UnimplementedHandler) GetIncident(ctx context.Context, params GetIncidentParams) (r *IncidentResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetPolicy implements GetPolicy operation.
+//
+// Read a policy.
+//
+// GET /mgmt/openapi/5/dataplans/policies/v1/{id}
+func (UnimplementedHandler) GetPolicy(ctx context.Context, params GetPolicyParams) (r *PolicyResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetPolicySettings implements GetPolicySettings operation.
+//
+// A team that never replaced them reads PRIORITY_TYPE_UNSPECIFIED in both sections.
+//
+// GET /mgmt/openapi/5/dataplans/policy-settings/v1
+func (UnimplementedHandler) GetPolicySettings(ctx context.Context) (r *PolicySettings, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -306,12 +345,71 @@ func (UnimplementedHandler) ListIncidents(ctx context.Context, req OptListIncide
 	return r, ht.ErrNotImplemented
 }
 
+// ListPolicies implements ListPolicies operation.
+//
+// Every policy of the team, by data type (logs, spans, RUM) and then by order.
+//
+// GET /mgmt/openapi/5/dataplans/policies/v1
+func (UnimplementedHandler) ListPolicies(ctx context.Context, params ListPoliciesParams) (r *PolicyList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ListRecordingRuleSets implements ListRecordingRuleSets operation.
 //
 // List the team's recording-rule sets.
 //
 // GET /mgmt/openapi/5/recording-rules/recording-rules/v1
 func (UnimplementedHandler) ListRecordingRuleSets(ctx context.Context) (r *RecordingRuleSetList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OverwriteLogPolicies implements OverwriteLogPolicies operation.
+//
+// As the span-policy overwrite, for log policies.
+//
+// PUT /mgmt/openapi/5/dataplans/log-policies/v1
+func (UnimplementedHandler) OverwriteLogPolicies(ctx context.Context, req *OverwriteLogPoliciesRequest) (r *OverwritePoliciesResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OverwriteRumPolicies implements OverwriteRumPolicies operation.
+//
+// As the span-policy overwrite, for RUM policies.
+//
+// PUT /mgmt/openapi/5/dataplans/rum-policies/v1
+func (UnimplementedHandler) OverwriteRumPolicies(ctx context.Context, req *OverwriteRumPoliciesRequest) (r *OverwritePoliciesResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// OverwriteSpanPolicies implements OverwriteSpanPolicies operation.
+//
+// In one transaction, deletes every span policy of the team and creates the given ones in the given
+// order. An invalid entry, or a list longer than the policy limit (429), leaves the previous policies
+// as they were.
+//
+// PUT /mgmt/openapi/4/dataplans/span-policies/v1
+func (UnimplementedHandler) OverwriteSpanPolicies(ctx context.Context, req *OverwriteSpanPoliciesRequest) (r *OverwritePoliciesResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ReorderPolicies implements ReorderPolicies operation.
+//
+// `orders` names every policy of `sourceType` exactly once with distinct orders; the policies are then
+// numbered 1, 2, … in the order of the given values.
+//
+// POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
+func (UnimplementedHandler) ReorderPolicies(ctx context.Context, req *ReorderPoliciesRequest) (r *PolicyOrders, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ReplacePolicySettings implements ReplacePolicySettings operation.
+//
+// Each section the request sets replaces the stored one; a section left out keeps its value. The
+// server keeps its own creation and change times; such fields in the request are ignored. (The path's
+// spelling is the specification's.).
+//
+// POST /mgmt/openapi/5/dataplans/policiy-settings/v1
+func (UnimplementedHandler) ReplacePolicySettings(ctx context.Context, req *PolicySettings) (r *PolicySettings, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -400,6 +498,16 @@ func (UnimplementedHandler) UpdateCase(ctx context.Context, req *UpdateCaseReque
 //
 // PUT /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 func (UnimplementedHandler) UpdateCaseComment(ctx context.Context, req *CommentRequest, params UpdateCaseCommentParams) (r *CaseEventResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UpdatePolicy implements UpdatePolicy operation.
+//
+// Changes the fields that the request sets; the others keep their values. The data type of a policy
+// never changes: a rules object of another type is a 400.
+//
+// PUT /mgmt/openapi/5/dataplans/policies/v1
+func (UnimplementedHandler) UpdatePolicy(ctx context.Context, req *UpdatePolicyRequest) (r *PolicyResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

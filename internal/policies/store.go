@@ -1,0 +1,232 @@
+package policies
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+// lockType serialises, until the transaction ends, every writer of the team's policies of one
+// data type, so that the count checked against the limit and the positions read stay true until
+// commit, across replicas. PostgreSQL: a transaction-level advisory lock on a key derived from
+// (team, type). SQLite: transactions begin IMMEDIATE on the one writer connection, so they are
+// serialised already.
+func lockType(ctx context.Context, tx *db.Tx, teamID int64, src sourceType) error {
+	if tx.Engine != db.Postgres {
+		return nil
+	}
+	key := fmt.Sprintf("mgmtapi.policies:%d:%s", teamID, src)
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
+		return fmt.Errorf("lock policies: %w", err)
+	}
+	return nil
+}
+
+func countType(ctx context.Context, tx *db.Tx, teamID int64, src sourceType) (int, error) {
+	var n int
+	err := tx.QueryRowContext(ctx,
+		`SELECT COUNT(*) FROM policies WHERE team_id = $1 AND source_type = $2`, teamID, string(src)).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count policies: %w", err)
+	}
+	return n, nil
+}
+
+// insertPolicy stores p (its Order is the position) with the transaction's time.
+func insertPolicy(ctx context.Context, tx *db.Tx, teamID int64, src sourceType, p oas.Policy) error {
+	doc, err := p.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx,
+		`INSERT INTO policies (team_id, id, source_type, position, enabled, document, created_at, updated_at)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`,
+		teamID, p.ID, string(src), int64(p.Order), p.Enabled, string(doc), tx.Now.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("insert policy: %w", err)
+	}
+	return nil
+}
+
+// updatePolicy rewrites the document and enabled flag of p.
+func updatePolicy(ctx context.Context, tx *db.Tx, teamID int64, p oas.Policy) error {
+	doc, err := p.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx,
+		`UPDATE policies SET enabled = $3, document = $4, updated_at = $5 WHERE team_id = $1 AND id = $2`,
+		teamID, p.ID, p.Enabled, string(doc), tx.Now.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("update policy: %w", err)
+	}
+	return nil
+}
+
+const selectPolicy = `SELECT source_type, position, enabled, document, created_at, updated_at FROM policies`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanPolicy(row scanner, teamID int64) (oas.Policy, sourceType, error) {
+	var p oas.Policy
+	var src, doc string
+	var pos, created, updated int64
+	var enabled bool
+	if err := row.Scan(&src, &pos, &enabled, &doc, &created, &updated); err != nil {
+		return p, "", db.Translate(err)
+	}
+	if err := p.UnmarshalJSON([]byte(doc)); err != nil {
+		return p, "", fmt.Errorf("policy document: %w", err)
+	}
+	p.CompanyId = teamID
+	p.Order = int32(pos)
+	p.Enabled = enabled
+	p.Deleted = false
+	p.CreatedAt = oas.NewOptDateTime(time.UnixMicro(created).UTC())
+	p.UpdatedAt = oas.NewOptDateTime(time.UnixMicro(updated).UTC())
+	return p, sourceType(src), nil
+}
+
+// getPolicy returns the team's policy and its type; db.ErrNotFound when there is none.
+func getPolicy(ctx context.Context, q db.Querier, teamID int64, id string) (oas.Policy, sourceType, error) {
+	row := q.QueryRowContext(ctx, selectPolicy+` WHERE team_id = $1 AND id = $2`, teamID, normaliseID(id))
+	return scanPolicy(row, teamID)
+}
+
+// listPolicies returns the team's policies by type and order; src "" means every type.
+func listPolicies(ctx context.Context, q db.Querier, teamID int64, src sourceType, enabledOnly bool) ([]oas.Policy, error) {
+	query := selectPolicy + ` WHERE team_id = $1`
+	args := []any{teamID}
+	if src != "" {
+		args = append(args, string(src))
+		query += fmt.Sprintf(` AND source_type = $%d`, len(args))
+	}
+	if enabledOnly {
+		args = append(args, true)
+		query += fmt.Sprintf(` AND enabled = $%d`, len(args))
+	}
+	rows, err := q.QueryContext(ctx, query+` ORDER BY source_type, position, id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list policies: %w", err)
+	}
+	defer rows.Close()
+	out := []oas.Policy{}
+	for rows.Next() {
+		p, _, err := scanPolicy(rows, teamID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// typeIDs returns the ids of the team's policies of one type.
+func typeIDs(ctx context.Context, tx *db.Tx, teamID int64, src sourceType) (map[string]bool, error) {
+	rows, err := tx.QueryContext(ctx,
+		`SELECT id FROM policies WHERE team_id = $1 AND source_type = $2`, teamID, string(src))
+	if err != nil {
+		return nil, fmt.Errorf("list policy ids: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out[id] = true
+	}
+	return out, rows.Err()
+}
+
+// makeRoom moves every policy of the type one place down, so that position 1 is free.
+func makeRoom(ctx context.Context, tx *db.Tx, teamID int64, src sourceType) error {
+	_, err := tx.ExecContext(ctx,
+		`UPDATE policies SET position = position + 1 WHERE team_id = $1 AND source_type = $2`, teamID, string(src))
+	if err != nil {
+		return fmt.Errorf("shift policies: %w", err)
+	}
+	return nil
+}
+
+// deletePolicy removes the policy and closes the gap it leaves in its type's order.
+func deletePolicy(ctx context.Context, tx *db.Tx, teamID int64, src sourceType, id string, pos int32) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM policies WHERE team_id = $1 AND id = $2`, teamID, id); err != nil {
+		return fmt.Errorf("delete policy: %w", err)
+	}
+	_, err := tx.ExecContext(ctx,
+		`UPDATE policies SET position = position - 1 WHERE team_id = $1 AND source_type = $2 AND position > $3`,
+		teamID, string(src), int64(pos))
+	if err != nil {
+		return fmt.Errorf("shift policies: %w", err)
+	}
+	return nil
+}
+
+func deleteType(ctx context.Context, tx *db.Tx, teamID int64, src sourceType) error {
+	_, err := tx.ExecContext(ctx, `DELETE FROM policies WHERE team_id = $1 AND source_type = $2`, teamID, string(src))
+	if err != nil {
+		return fmt.Errorf("delete policies: %w", err)
+	}
+	return nil
+}
+
+func setPosition(ctx context.Context, tx *db.Tx, teamID int64, id string, pos int) error {
+	_, err := tx.ExecContext(ctx,
+		`UPDATE policies SET position = $3, updated_at = $4 WHERE team_id = $1 AND id = $2`,
+		teamID, id, int64(pos), tx.Now.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("reorder policy: %w", err)
+	}
+	return nil
+}
+
+// getSettings returns the team's settings, PRIORITY_TYPE_UNSPECIFIED where never set.
+func getSettings(ctx context.Context, q db.Querier, teamID int64) (oas.PolicySettings, error) {
+	s := defaultSettings()
+	var doc string
+	err := q.QueryRowContext(ctx, `SELECT document FROM policy_settings WHERE team_id = $1`, teamID).Scan(&doc)
+	if err != nil {
+		if err = db.Translate(err); errors.Is(err, db.ErrNotFound) {
+			return s, nil
+		}
+		return s, fmt.Errorf("read policy settings: %w", err)
+	}
+	if err := s.UnmarshalJSON([]byte(doc)); err != nil {
+		return s, fmt.Errorf("policy settings document: %w", err)
+	}
+	return s, nil
+}
+
+func defaultSettings() oas.PolicySettings {
+	unset := oas.DefaultPrioritySetting{DefaultPriority: oas.NewOptPolicyPriority(oas.PolicyPriorityPRIORITYTYPEUNSPECIFIED)}
+	return oas.PolicySettings{
+		LogsPolicySettings:  oas.NewOptDefaultPrioritySetting(unset),
+		SpansPolicySettings: oas.NewOptDefaultPrioritySetting(unset),
+	}
+}
+
+func putSettings(ctx context.Context, tx *db.Tx, teamID int64, s oas.PolicySettings) error {
+	doc, err := s.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx,
+		`INSERT INTO policy_settings (team_id, document, created_at, updated_at) VALUES ($1, $2, $3, $3)
+		 ON CONFLICT (team_id) DO UPDATE SET document = excluded.document, updated_at = excluded.updated_at`,
+		teamID, string(doc), tx.Now.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("write policy settings: %w", err)
+	}
+	return nil
+}
+
+// normaliseID is the stored form of a policy id: the server generates lower-case UUIDs, and a
+// caller may send hex digits in either case.
+func normaliseID(id string) string { return strings.ToLower(id) }

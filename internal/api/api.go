@@ -11,12 +11,14 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/apikeys"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/cases"
+	"github.com/mgmtapi/mgmtapi/internal/datausage"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/incidents"
 	"github.com/mgmtapi/mgmtapi/internal/ingest"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/policies"
 	"github.com/mgmtapi/mgmtapi/internal/queryobject"
+	"github.com/mgmtapi/mgmtapi/internal/quotarules"
 	"github.com/mgmtapi/mgmtapi/internal/recordingrules"
 	"github.com/mgmtapi/mgmtapi/internal/teams"
 )
@@ -40,6 +42,8 @@ type handler struct {
 	*incidents.IncidentHandler
 	*ingest.AlertHandler
 	*policies.PolicyHandler
+	*quotarules.QuotaRuleHandler
+	*datausage.UsageHandler
 }
 
 // NewError is the exit for errors returned by handlers and by the security handler.
@@ -60,13 +64,15 @@ func New(opts Options) (*API, error) {
 		return nil, err
 	}
 	h := handler{
-		KeyHandler:      apikeys.NewHandler(opts.DB, opts.Authn),
-		RuleSetHandler:  recordingrules.NewHandler(opts.DB),
-		OperatorHandler: teams.NewHandler(opts.DB),
-		CaseHandler:     cases.NewHandler(opts.DB),
-		IncidentHandler: incidents.NewHandler(opts.DB),
-		AlertHandler:    ingest.NewHandler(opts.DB),
-		PolicyHandler:   policies.NewHandler(opts.DB, opts.PolicyLimit),
+		KeyHandler:       apikeys.NewHandler(opts.DB, opts.Authn),
+		RuleSetHandler:   recordingrules.NewHandler(opts.DB),
+		OperatorHandler:  teams.NewHandler(opts.DB),
+		CaseHandler:      cases.NewHandler(opts.DB),
+		IncidentHandler:  incidents.NewHandler(opts.DB),
+		AlertHandler:     ingest.NewHandler(opts.DB),
+		PolicyHandler:    policies.NewHandler(opts.DB, opts.PolicyLimit),
+		QuotaRuleHandler: quotarules.NewHandler(opts.DB),
+		UsageHandler:     datausage.NewHandler(opts.DB),
 	}
 	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey}
 	router, err := oas.NewServer(h, sec,

@@ -37,6 +37,9 @@ var catalog = []Permission{
 	{"policies:Manage", "create, change, reorder, overwrite and delete data-plan policies"},
 	{"policy-settings:ReadConfig", "read the default policy priorities"},
 	{"policy-settings:Manage", "replace the default policy priorities"},
+	{"team-quota-rules:Read", "read the team's quota allocation rule set"},
+	{"team-quota-rules:Manage", "create, replace and delete the team's quota allocation rule set"},
+	{"data-usage:Read", "query the team's data usage and its capabilities"},
 }
 
 // Preset is a named bundle of permissions that a key can hold by name.
@@ -62,9 +65,13 @@ var presets = []Preset{
 		Permissions: []string{"alerts:Ingest"}},
 	{Name: "data-plans", Description: "everything about data-plan policies and their settings",
 		Permissions: []string{"policies:ReadConfig", "policies:Manage", "policy-settings:ReadConfig", "policy-settings:Manage"}},
+	{Name: "quota-rules", Description: "everything about the team's quota allocation rule set",
+		Permissions: []string{"team-quota-rules:Read", "team-quota-rules:Manage"}},
+	{Name: "data-usage", Description: "reading the team's data usage",
+		Permissions: []string{"data-usage:Read"}},
 	{Name: "read-only", Description: "every permission that only reads",
 		Permissions: []string{"api-keys:ReadConfig", "recording-rules:ReadConfig", "case:Read", "incidents:read",
-			"policies:ReadConfig", "policy-settings:ReadConfig"}},
+			"policies:ReadConfig", "policy-settings:ReadConfig", "team-quota-rules:Read", "data-usage:Read"}},
 	{Name: FullAccess, Description: "every permission", Permissions: nil},
 }
 

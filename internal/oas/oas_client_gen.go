@@ -46,6 +46,14 @@ type Invoker interface {
 	//
 	// GET /admin/v1/teams/{team_id}/case-kpis
 	AdminGetCaseKPIs(ctx context.Context, params AdminGetCaseKPIsParams) (*CaseKPIThresholds, error)
+	// AdminImportUsage invokes AdminImportUsage operation.
+	//
+	// Stores each record as the team's usage for its hour, measurement kind and label set. A record for an
+	// hour, kind and label set already stored replaces it, so sending the same records again changes
+	// nothing. All records are stored or none.
+	//
+	// POST /admin/v1/teams/{team_id}/usage
+	AdminImportUsage(ctx context.Context, request *UsageImport, params AdminImportUsageParams) (*UsageImportResult, error)
 	// AdminListTeams invokes AdminListTeams operation.
 	//
 	// List every team.
@@ -113,6 +121,14 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/3/dataplans/policies/v1
 	CreatePolicy(ctx context.Context, request *CreatePolicyRequest) (*PolicyResponse, error)
+	// CreateQuotaRuleSet invokes CreateQuotaRuleSet operation.
+	//
+	// Creates the team's one rule set with a new id (an `id` in the request is ignored); a team that
+	// already has a set answers 409. The same allocation rules as the replace operation apply. The answer
+	// is the version 4 shape: rules without `allocationType` and `platformManaged`.
+	//
+	// POST /mgmt/openapi/4/dataplan/quota-rules/v1
+	CreateQuotaRuleSet(ctx context.Context, request *QuotaRuleSetRequest) (*QuotaRuleSetV4Response, error)
 	// CreateRecordingRuleSet invokes CreateRecordingRuleSet operation.
 	//
 	// Stores a named set of rule groups. Every `expr` must be valid PromQL, every `record` a valid metric
@@ -139,6 +155,12 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/dataplans/policies/v1/{id}
 	DeletePolicy(ctx context.Context, params DeletePolicyParams) (*DeletePolicyResponse, error)
+	// DeleteQuotaRuleSet invokes DeleteQuotaRuleSet operation.
+	//
+	// A team without a set answers 404.
+	//
+	// DELETE /mgmt/openapi/5/dataplan/quota-rules/v1
+	DeleteQuotaRuleSet(ctx context.Context) (*DeleteQuotaRuleSetResponse, error)
 	// DeleteRecordingRuleSet invokes DeleteRecordingRuleSet operation.
 	//
 	// Delete a recording-rule set.
@@ -169,6 +191,14 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/cases/events/v1/{event_id}
 	GetCaseEvent(ctx context.Context, params GetCaseEventParams) (*CaseEventResponse, error)
+	// GetDataUsageCapabilities invokes GetDataUsageCapabilities operation.
+	//
+	// The query's limits, the measurement kinds with their units, and the label keys present in the team's
+	// usage records with their values (at most 4096 per key; a key with more is marked `highCardinality`
+	// and lists none).
+	//
+	// GET /mgmt/openapi/5/dataplan/data-usage/v1/capabilities
+	GetDataUsageCapabilities(ctx context.Context) (*UsageCapabilities, error)
 	// GetIncident invokes GetIncident operation.
 	//
 	// Get an incident with its events.
@@ -187,6 +217,13 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/policy-settings/v1
 	GetPolicySettings(ctx context.Context) (*PolicySettings, error)
+	// GetQuotaRuleSet invokes GetQuotaRuleSet operation.
+	//
+	// A team holds at most one rule set. With `id`, the set must have that id; a team without a set, or
+	// whose set has another id, answers 404.
+	//
+	// GET /mgmt/openapi/5/dataplan/quota-rules/v1
+	GetQuotaRuleSet(ctx context.Context, params GetQuotaRuleSetParams) (*QuotaRuleSetResponse, error)
 	// GetRecordingRuleSet invokes GetRecordingRuleSet operation.
 	//
 	// Read one recording-rule set.
@@ -284,6 +321,19 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/4/dataplans/span-policies/v1
 	OverwriteSpanPolicies(ctx context.Context, request *OverwriteSpanPoliciesRequest) (*OverwritePoliciesResponse, error)
+	// QueryDataUsage invokes QueryDataUsage operation.
+	//
+	// Sums the usage records the operator imported for the team into UTC buckets: `daily` (a calendar date
+	// range, both ends included, or a relative range; the last 30 days by default) or `hourly` (a time
+	// range, widened to whole hours, or a relative range; the last 24 hours by default). Setting both is a
+	// 400; setting neither means daily over the last 30 days. Every bucket of the range is answered, empty
+	// ones with no entries. Filters keep records whose label is (IN) or is not (NOT_IN) one of the values;
+	// a record without the label is not IN and is NOT_IN. Entries are grouped by the `groupBy` keys (a
+	// missing label groups as ""), sorted by their label values, and each bucket keeps at most
+	// `limit.perBucket` of them.
+	//
+	// POST /mgmt/openapi/5/dataplan/data-usage/v1/query
+	QueryDataUsage(ctx context.Context, request *UsageQuery) (*UsageQueryResponse, error)
 	// ReorderPolicies invokes ReorderPolicies operation.
 	//
 	// `orders` names every policy of `sourceType` exactly once with distinct orders; the policies are then
@@ -299,6 +349,15 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/policiy-settings/v1
 	ReplacePolicySettings(ctx context.Context, request *PolicySettings) (*PolicySettings, error)
+	// ReplaceQuotaRuleSet invokes ReplaceQuotaRuleSet operation.
+	//
+	// Replaces every rule of the team's existing set and keeps its id; a team without a set answers 404
+	// (create it with the version 4 POST). When `ruleSet.id` is sent it must be the set's id. Percentage
+	// allocations (`QUOTA_ALLOCATION_TYPE_PERCENTAGE`, or unspecified) of one entity type may add up to at
+	// most 100; locked units are at least 0.
+	//
+	// PUT /mgmt/openapi/5/dataplan/quota-rules/v1
+	ReplaceQuotaRuleSet(ctx context.Context, request *QuotaRuleSetRequest) (*QuotaRuleSetResponse, error)
 	// ResolveCase invokes ResolveCase operation.
 	//
 	// Resolve a case, with an optional reason.
@@ -759,6 +818,106 @@ func (c *Client) sendAdminGetCaseKPIs(ctx context.Context, params AdminGetCaseKP
 	}()
 
 	result, err := decodeAdminGetCaseKPIsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// AdminImportUsage invokes AdminImportUsage operation.
+//
+// Stores each record as the team's usage for its hour, measurement kind and label set. A record for an
+// hour, kind and label set already stored replaces it, so sending the same records again changes
+// nothing. All records are stored or none.
+//
+// POST /admin/v1/teams/{team_id}/usage
+func (c *Client) AdminImportUsage(ctx context.Context, request *UsageImport, params AdminImportUsageParams) (*UsageImportResult, error) {
+	res, err := c.sendAdminImportUsage(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendAdminImportUsage(ctx context.Context, request *UsageImport, params AdminImportUsageParams) (res *UsageImportResult, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/admin/v1/teams/"
+	{
+		// Encode "team_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "team_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int64ToString(params.TeamID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/usage"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeAdminImportUsageRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityOperatorKey(ctx, AdminImportUsageOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"OperatorKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeAdminImportUsageResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -1666,6 +1825,87 @@ func (c *Client) sendCreatePolicy(ctx context.Context, request *CreatePolicyRequ
 	return result, nil
 }
 
+// CreateQuotaRuleSet invokes CreateQuotaRuleSet operation.
+//
+// Creates the team's one rule set with a new id (an `id` in the request is ignored); a team that
+// already has a set answers 409. The same allocation rules as the replace operation apply. The answer
+// is the version 4 shape: rules without `allocationType` and `platformManaged`.
+//
+// POST /mgmt/openapi/4/dataplan/quota-rules/v1
+func (c *Client) CreateQuotaRuleSet(ctx context.Context, request *QuotaRuleSetRequest) (*QuotaRuleSetV4Response, error) {
+	res, err := c.sendCreateQuotaRuleSet(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateQuotaRuleSet(ctx context.Context, request *QuotaRuleSetRequest) (res *QuotaRuleSetV4Response, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/4/dataplan/quota-rules/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateQuotaRuleSetRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateQuotaRuleSetOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateQuotaRuleSetResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CreateRecordingRuleSet invokes CreateRecordingRuleSet operation.
 //
 // Stores a named set of rule groups. Every `expr` must be valid PromQL, every `record` a valid metric
@@ -2029,6 +2269,82 @@ func (c *Client) sendDeletePolicy(ctx context.Context, params DeletePolicyParams
 	}()
 
 	result, err := decodeDeletePolicyResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteQuotaRuleSet invokes DeleteQuotaRuleSet operation.
+//
+// A team without a set answers 404.
+//
+// DELETE /mgmt/openapi/5/dataplan/quota-rules/v1
+func (c *Client) DeleteQuotaRuleSet(ctx context.Context) (*DeleteQuotaRuleSetResponse, error) {
+	res, err := c.sendDeleteQuotaRuleSet(ctx)
+	return res, err
+}
+
+func (c *Client) sendDeleteQuotaRuleSet(ctx context.Context) (res *DeleteQuotaRuleSetResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplan/quota-rules/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteQuotaRuleSetOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteQuotaRuleSetResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -2511,6 +2827,84 @@ func (c *Client) sendGetCaseEvent(ctx context.Context, params GetCaseEventParams
 	return result, nil
 }
 
+// GetDataUsageCapabilities invokes GetDataUsageCapabilities operation.
+//
+// The query's limits, the measurement kinds with their units, and the label keys present in the team's
+// usage records with their values (at most 4096 per key; a key with more is marked `highCardinality`
+// and lists none).
+//
+// GET /mgmt/openapi/5/dataplan/data-usage/v1/capabilities
+func (c *Client) GetDataUsageCapabilities(ctx context.Context) (*UsageCapabilities, error) {
+	res, err := c.sendGetDataUsageCapabilities(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetDataUsageCapabilities(ctx context.Context) (res *UsageCapabilities, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplan/data-usage/v1/capabilities"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetDataUsageCapabilitiesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetDataUsageCapabilitiesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetIncident invokes GetIncident operation.
 //
 // Get an incident with its events.
@@ -2774,6 +3168,103 @@ func (c *Client) sendGetPolicySettings(ctx context.Context) (res *PolicySettings
 	}()
 
 	result, err := decodeGetPolicySettingsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetQuotaRuleSet invokes GetQuotaRuleSet operation.
+//
+// A team holds at most one rule set. With `id`, the set must have that id; a team without a set, or
+// whose set has another id, answers 404.
+//
+// GET /mgmt/openapi/5/dataplan/quota-rules/v1
+func (c *Client) GetQuotaRuleSet(ctx context.Context, params GetQuotaRuleSetParams) (*QuotaRuleSetResponse, error) {
+	res, err := c.sendGetQuotaRuleSet(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetQuotaRuleSet(ctx context.Context, params GetQuotaRuleSetParams) (res *QuotaRuleSetResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplan/quota-rules/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "id" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.ID.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetQuotaRuleSetOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetQuotaRuleSetResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -3905,6 +4396,92 @@ func (c *Client) sendOverwriteSpanPolicies(ctx context.Context, request *Overwri
 	return result, nil
 }
 
+// QueryDataUsage invokes QueryDataUsage operation.
+//
+// Sums the usage records the operator imported for the team into UTC buckets: `daily` (a calendar date
+// range, both ends included, or a relative range; the last 30 days by default) or `hourly` (a time
+// range, widened to whole hours, or a relative range; the last 24 hours by default). Setting both is a
+// 400; setting neither means daily over the last 30 days. Every bucket of the range is answered, empty
+// ones with no entries. Filters keep records whose label is (IN) or is not (NOT_IN) one of the values;
+// a record without the label is not IN and is NOT_IN. Entries are grouped by the `groupBy` keys (a
+// missing label groups as ""), sorted by their label values, and each bucket keeps at most
+// `limit.perBucket` of them.
+//
+// POST /mgmt/openapi/5/dataplan/data-usage/v1/query
+func (c *Client) QueryDataUsage(ctx context.Context, request *UsageQuery) (*UsageQueryResponse, error) {
+	res, err := c.sendQueryDataUsage(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendQueryDataUsage(ctx context.Context, request *UsageQuery) (res *UsageQueryResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplan/data-usage/v1/query"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeQueryDataUsageRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, QueryDataUsageOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeQueryDataUsageResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ReorderPolicies invokes ReorderPolicies operation.
 //
 // `orders` names every policy of `sourceType` exactly once with distinct orders; the policies are then
@@ -4059,6 +4636,88 @@ func (c *Client) sendReplacePolicySettings(ctx context.Context, request *PolicyS
 	}()
 
 	result, err := decodeReplacePolicySettingsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ReplaceQuotaRuleSet invokes ReplaceQuotaRuleSet operation.
+//
+// Replaces every rule of the team's existing set and keeps its id; a team without a set answers 404
+// (create it with the version 4 POST). When `ruleSet.id` is sent it must be the set's id. Percentage
+// allocations (`QUOTA_ALLOCATION_TYPE_PERCENTAGE`, or unspecified) of one entity type may add up to at
+// most 100; locked units are at least 0.
+//
+// PUT /mgmt/openapi/5/dataplan/quota-rules/v1
+func (c *Client) ReplaceQuotaRuleSet(ctx context.Context, request *QuotaRuleSetRequest) (*QuotaRuleSetResponse, error) {
+	res, err := c.sendReplaceQuotaRuleSet(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendReplaceQuotaRuleSet(ctx context.Context, request *QuotaRuleSetRequest) (res *QuotaRuleSetResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplan/quota-rules/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReplaceQuotaRuleSetRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ReplaceQuotaRuleSetOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeReplaceQuotaRuleSetResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

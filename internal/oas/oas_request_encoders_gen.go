@@ -38,6 +38,20 @@ func encodeAdminCreateTeamRequest(
 	return nil
 }
 
+func encodeAdminImportUsageRequest(
+	req *UsageImport,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeAdminSetCaseKPIsRequest(
 	req *CaseKPIThresholds,
 	r *http.Request,
@@ -124,6 +138,20 @@ func encodeCreateCaseCommentRequest(
 
 func encodeCreatePolicyRequest(
 	req *CreatePolicyRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeCreateQuotaRuleSetRequest(
+	req *QuotaRuleSetRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -246,6 +274,20 @@ func encodeOverwriteSpanPoliciesRequest(
 	return nil
 }
 
+func encodeQueryDataUsageRequest(
+	req *UsageQuery,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeReorderPoliciesRequest(
 	req *ReorderPoliciesRequest,
 	r *http.Request,
@@ -262,6 +304,20 @@ func encodeReorderPoliciesRequest(
 
 func encodeReplacePolicySettingsRequest(
 	req *PolicySettings,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeReplaceQuotaRuleSetRequest(
+	req *QuotaRuleSetRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

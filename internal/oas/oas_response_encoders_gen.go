@@ -62,6 +62,19 @@ func encodeAdminGetCaseKPIsResponse(response *CaseKPIThresholds, w http.Response
 	return nil
 }
 
+func encodeAdminImportUsageResponse(response *UsageImportResult, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeAdminListTeamsResponse(response *AdminListTeamsResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -192,6 +205,19 @@ func encodeCreatePolicyResponse(response *PolicyResponse, w http.ResponseWriter)
 	return nil
 }
 
+func encodeCreateQuotaRuleSetResponse(response *QuotaRuleSetV4Response, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeCreateRecordingRuleSetResponse(response *RecordingRuleSetCreated, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -232,6 +258,19 @@ func encodeDeleteCaseCommentResponse(response *EmptyObject, w http.ResponseWrite
 }
 
 func encodeDeletePolicyResponse(response *DeletePolicyResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeDeleteQuotaRuleSetResponse(response *DeleteQuotaRuleSetResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -309,6 +348,19 @@ func encodeGetCaseEventResponse(response *CaseEventResponse, w http.ResponseWrit
 	return nil
 }
 
+func encodeGetDataUsageCapabilitiesResponse(response *UsageCapabilities, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeGetIncidentResponse(response *IncidentResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -336,6 +388,19 @@ func encodeGetPolicyResponse(response *PolicyResponse, w http.ResponseWriter) er
 }
 
 func encodeGetPolicySettingsResponse(response *PolicySettings, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeGetQuotaRuleSetResponse(response *QuotaRuleSetResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -517,6 +582,19 @@ func encodeOverwriteSpanPoliciesResponse(response *OverwritePoliciesResponse, w 
 	return nil
 }
 
+func encodeQueryDataUsageResponse(response *UsageQueryResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeReorderPoliciesResponse(response *PolicyOrders, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -531,6 +609,19 @@ func encodeReorderPoliciesResponse(response *PolicyOrders, w http.ResponseWriter
 }
 
 func encodeReplacePolicySettingsResponse(response *PolicySettings, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeReplaceQuotaRuleSetResponse(response *QuotaRuleSetResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

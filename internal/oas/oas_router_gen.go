@@ -19,28 +19,34 @@ var (
 		"GET": "Authorization",
 		"PUT": "Authorization,Content-Type",
 	}
-	rn42AllowedHeaders = map[string]string{
+	rn11AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn26AllowedHeaders = map[string]string{
+	rn50AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn39AllowedHeaders = map[string]string{
+	rn28AllowedHeaders = map[string]string{
+		"POST": "Authorization,Content-Type",
+	}
+	rn47AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn21AllowedHeaders = map[string]string{
+	rn23AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn56AllowedHeaders = map[string]string{
+	rn30AllowedHeaders = map[string]string{
+		"POST": "Authorization,Content-Type",
+	}
+	rn64AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
-	rn48AllowedHeaders = map[string]string{
+	rn55AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn43AllowedHeaders = map[string]string{
+	rn51AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn29AllowedHeaders = map[string]string{
+	rn33AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 		"PUT":    "Authorization,Content-Type",
@@ -49,88 +55,99 @@ var (
 		"DELETE": "Authorization",
 		"PUT":    "Authorization",
 	}
-	rn12AllowedHeaders = map[string]string{
+	rn14AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"POST":   "Authorization,Content-Type",
 	}
-	rn46AllowedHeaders = map[string]string{
+	rn54AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn24AllowedHeaders = map[string]string{
+	rn26AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 		"PUT": "Authorization,Content-Type",
 	}
-	rn25AllowedHeaders = map[string]string{
+	rn27AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn45AllowedHeaders = map[string]string{
+	rn53AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn63AllowedHeaders = map[string]string{
+	rn73AllowedHeaders = map[string]string{
 		"POST": "Authorization",
 	}
-	rn18AllowedHeaders = map[string]string{
+	rn20AllowedHeaders = map[string]string{
 		"POST": "Authorization",
 	}
-	rn31AllowedHeaders = map[string]string{
+	rn35AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn32AllowedHeaders = map[string]string{
+	rn36AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
+		"PUT":    "Authorization,Content-Type",
+	}
+	rn71AllowedHeaders = map[string]string{
+		"PUT": "Authorization,Content-Type",
+	}
+	rn44AllowedHeaders = map[string]string{
+		"GET": "Authorization",
+	}
+	rn66AllowedHeaders = map[string]string{
+		"POST": "Authorization,Content-Type",
+	}
+	rn40AllowedHeaders = map[string]string{
+		"DELETE": "Authorization",
+		"GET":    "Authorization",
 		"PUT":    "Authorization,Content-Type",
 	}
 	rn61AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
-	rn54AllowedHeaders = map[string]string{
-		"PUT": "Authorization,Content-Type",
-	}
-	rn52AllowedHeaders = map[string]string{
+	rn59AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 		"PUT": "Authorization,Content-Type",
 	}
-	rn57AllowedHeaders = map[string]string{
+	rn67AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn34AllowedHeaders = map[string]string{
+	rn38AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 	}
-	rn59AllowedHeaders = map[string]string{
+	rn69AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn41AllowedHeaders = map[string]string{
+	rn49AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn55AllowedHeaders = map[string]string{
+	rn62AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
-	rn15AllowedHeaders = map[string]string{
+	rn17AllowedHeaders = map[string]string{
 		"GET":  "Authorization",
 		"POST": "Authorization,Content-Type",
 	}
 	rn4AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn14AllowedHeaders = map[string]string{
+	rn16AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"POST":   "Authorization,Content-Type",
 	}
-	rn19AllowedHeaders = map[string]string{
+	rn21AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn62AllowedHeaders = map[string]string{
+	rn72AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn51AllowedHeaders = map[string]string{
+	rn58AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn27AllowedHeaders = map[string]string{
+	rn31AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 		"POST":   "Authorization,Content-Type",
 	}
-	rn36AllowedHeaders = map[string]string{
+	rn42AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 		"PUT":    "Authorization,Content-Type",
@@ -235,35 +252,76 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 						break
 					}
 					switch elem[0] {
-					case '/': // Prefix: "/case-kpis"
+					case '/': // Prefix: "/"
 
-						if l := len("/case-kpis"); len(elem) >= l && elem[0:l] == "/case-kpis" {
+						if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
 							elem = elem[l:]
 						} else {
 							break
 						}
 
 						if len(elem) == 0 {
-							// Leaf node.
-							switch r.Method {
-							case "GET":
-								s.handleAdminGetCaseKPIsRequest([1]string{
-									args[0],
-								}, elemIsEscaped, w, r)
-							case "PUT":
-								s.handleAdminSetCaseKPIsRequest([1]string{
-									args[0],
-								}, elemIsEscaped, w, r)
-							default:
-								s.notAllowed(w, r, notAllowedParams{
-									allowedMethods: "GET,PUT",
-									allowedHeaders: rn9AllowedHeaders,
-									acceptPost:     "",
-									acceptPatch:    "",
-								})
+							break
+						}
+						switch elem[0] {
+						case 'c': // Prefix: "case-kpis"
+
+							if l := len("case-kpis"); len(elem) >= l && elem[0:l] == "case-kpis" {
+								elem = elem[l:]
+							} else {
+								break
 							}
 
-							return
+							if len(elem) == 0 {
+								// Leaf node.
+								switch r.Method {
+								case "GET":
+									s.handleAdminGetCaseKPIsRequest([1]string{
+										args[0],
+									}, elemIsEscaped, w, r)
+								case "PUT":
+									s.handleAdminSetCaseKPIsRequest([1]string{
+										args[0],
+									}, elemIsEscaped, w, r)
+								default:
+									s.notAllowed(w, r, notAllowedParams{
+										allowedMethods: "GET,PUT",
+										allowedHeaders: rn9AllowedHeaders,
+										acceptPost:     "",
+										acceptPatch:    "",
+									})
+								}
+
+								return
+							}
+
+						case 'u': // Prefix: "usage"
+
+							if l := len("usage"); len(elem) >= l && elem[0:l] == "usage" {
+								elem = elem[l:]
+							} else {
+								break
+							}
+
+							if len(elem) == 0 {
+								// Leaf node.
+								switch r.Method {
+								case "POST":
+									s.handleAdminImportUsageRequest([1]string{
+										args[0],
+									}, elemIsEscaped, w, r)
+								default:
+									s.notAllowed(w, r, notAllowedParams{
+										allowedMethods: "POST",
+										allowedHeaders: rn11AllowedHeaders,
+										acceptPost:     "application/json",
+										acceptPatch:    "",
+									})
+								}
+
+								return
+							}
+
 						}
 
 					}
@@ -286,7 +344,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					default:
 						s.notAllowed(w, r, notAllowedParams{
 							allowedMethods: "POST",
-							allowedHeaders: rn42AllowedHeaders,
+							allowedHeaders: rn50AllowedHeaders,
 							acceptPost:     "application/json",
 							acceptPatch:    "",
 						})
@@ -335,7 +393,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "POST",
-									allowedHeaders: rn26AllowedHeaders,
+									allowedHeaders: rn28AllowedHeaders,
 									acceptPost:     "application/json",
 									acceptPatch:    "",
 								})
@@ -371,7 +429,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "GET",
-									allowedHeaders: rn39AllowedHeaders,
+									allowedHeaders: rn47AllowedHeaders,
 									acceptPost:     "",
 									acceptPatch:    "",
 								})
@@ -410,7 +468,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "POST",
-									allowedHeaders: rn21AllowedHeaders,
+									allowedHeaders: rn23AllowedHeaders,
 									acceptPost:     "application/json",
 									acceptPatch:    "",
 								})
@@ -419,29 +477,68 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							return
 						}
 
-					case 'd': // Prefix: "dataplans/span-policies/v1"
+					case 'd': // Prefix: "dataplan"
 
-						if l := len("dataplans/span-policies/v1"); len(elem) >= l && elem[0:l] == "dataplans/span-policies/v1" {
+						if l := len("dataplan"); len(elem) >= l && elem[0:l] == "dataplan" {
 							elem = elem[l:]
 						} else {
 							break
 						}
 
 						if len(elem) == 0 {
-							// Leaf node.
-							switch r.Method {
-							case "PUT":
-								s.handleOverwriteSpanPoliciesRequest([0]string{}, elemIsEscaped, w, r)
-							default:
-								s.notAllowed(w, r, notAllowedParams{
-									allowedMethods: "PUT",
-									allowedHeaders: rn56AllowedHeaders,
-									acceptPost:     "",
-									acceptPatch:    "",
-								})
+							break
+						}
+						switch elem[0] {
+						case '/': // Prefix: "/quota-rules/v1"
+
+							if l := len("/quota-rules/v1"); len(elem) >= l && elem[0:l] == "/quota-rules/v1" {
+								elem = elem[l:]
+							} else {
+								break
 							}
 
-							return
+							if len(elem) == 0 {
+								// Leaf node.
+								switch r.Method {
+								case "POST":
+									s.handleCreateQuotaRuleSetRequest([0]string{}, elemIsEscaped, w, r)
+								default:
+									s.notAllowed(w, r, notAllowedParams{
+										allowedMethods: "POST",
+										allowedHeaders: rn30AllowedHeaders,
+										acceptPost:     "application/json",
+										acceptPatch:    "",
+									})
+								}
+
+								return
+							}
+
+						case 's': // Prefix: "s/span-policies/v1"
+
+							if l := len("s/span-policies/v1"); len(elem) >= l && elem[0:l] == "s/span-policies/v1" {
+								elem = elem[l:]
+							} else {
+								break
+							}
+
+							if len(elem) == 0 {
+								// Leaf node.
+								switch r.Method {
+								case "PUT":
+									s.handleOverwriteSpanPoliciesRequest([0]string{}, elemIsEscaped, w, r)
+								default:
+									s.notAllowed(w, r, notAllowedParams{
+										allowedMethods: "PUT",
+										allowedHeaders: rn64AllowedHeaders,
+										acceptPost:     "",
+										acceptPatch:    "",
+									})
+								}
+
+								return
+							}
+
 						}
 
 					case 'i': // Prefix: "incidents/aggregations/v1"
@@ -460,7 +557,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "GET",
-									allowedHeaders: rn48AllowedHeaders,
+									allowedHeaders: rn55AllowedHeaders,
 									acceptPost:     "",
 									acceptPatch:    "",
 								})
@@ -511,7 +608,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "GET",
-										allowedHeaders: rn43AllowedHeaders,
+										allowedHeaders: rn51AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -549,7 +646,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "DELETE,GET,PUT",
-									allowedHeaders: rn29AllowedHeaders,
+									allowedHeaders: rn33AllowedHeaders,
 									acceptPost:     "",
 									acceptPatch:    "",
 								})
@@ -653,7 +750,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "DELETE,POST",
-											allowedHeaders: rn12AllowedHeaders,
+											allowedHeaders: rn14AllowedHeaders,
 											acceptPost:     "application/json",
 											acceptPatch:    "",
 										})
@@ -691,7 +788,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "POST",
-											allowedHeaders: rn46AllowedHeaders,
+											allowedHeaders: rn54AllowedHeaders,
 											acceptPost:     "application/json",
 											acceptPatch:    "",
 										})
@@ -730,7 +827,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										default:
 											s.notAllowed(w, r, notAllowedParams{
 												allowedMethods: "GET,PUT",
-												allowedHeaders: rn24AllowedHeaders,
+												allowedHeaders: rn26AllowedHeaders,
 												acceptPost:     "",
 												acceptPatch:    "",
 											})
@@ -769,7 +866,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 												default:
 													s.notAllowed(w, r, notAllowedParams{
 														allowedMethods: "POST",
-														allowedHeaders: rn25AllowedHeaders,
+														allowedHeaders: rn27AllowedHeaders,
 														acceptPost:     "application/json",
 														acceptPatch:    "",
 													})
@@ -796,7 +893,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 												default:
 													s.notAllowed(w, r, notAllowedParams{
 														allowedMethods: "GET",
-														allowedHeaders: rn45AllowedHeaders,
+														allowedHeaders: rn53AllowedHeaders,
 														acceptPost:     "",
 														acceptPatch:    "",
 													})
@@ -823,7 +920,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 												default:
 													s.notAllowed(w, r, notAllowedParams{
 														allowedMethods: "POST",
-														allowedHeaders: rn63AllowedHeaders,
+														allowedHeaders: rn73AllowedHeaders,
 														acceptPost:     "",
 														acceptPatch:    "",
 													})
@@ -865,7 +962,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "POST",
-											allowedHeaders: rn18AllowedHeaders,
+											allowedHeaders: rn20AllowedHeaders,
 											acceptPost:     "",
 											acceptPatch:    "",
 										})
@@ -902,7 +999,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "GET",
-										allowedHeaders: rn31AllowedHeaders,
+										allowedHeaders: rn35AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -933,7 +1030,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "DELETE,PUT",
-											allowedHeaders: rn32AllowedHeaders,
+											allowedHeaders: rn36AllowedHeaders,
 											acceptPost:     "",
 											acceptPatch:    "",
 										})
@@ -971,7 +1068,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "PUT",
-										allowedHeaders: rn61AllowedHeaders,
+										allowedHeaders: rn71AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -982,9 +1079,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 						}
 
-					case 'd': // Prefix: "dataplans/"
+					case 'd': // Prefix: "dataplan"
 
-						if l := len("dataplans/"); len(elem) >= l && elem[0:l] == "dataplans/" {
+						if l := len("dataplan"); len(elem) >= l && elem[0:l] == "dataplan" {
 							elem = elem[l:]
 						} else {
 							break
@@ -994,34 +1091,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							break
 						}
 						switch elem[0] {
-						case 'l': // Prefix: "log-policies/v1"
+						case '/': // Prefix: "/"
 
-							if l := len("log-policies/v1"); len(elem) >= l && elem[0:l] == "log-policies/v1" {
-								elem = elem[l:]
-							} else {
-								break
-							}
-
-							if len(elem) == 0 {
-								// Leaf node.
-								switch r.Method {
-								case "PUT":
-									s.handleOverwriteLogPoliciesRequest([0]string{}, elemIsEscaped, w, r)
-								default:
-									s.notAllowed(w, r, notAllowedParams{
-										allowedMethods: "PUT",
-										allowedHeaders: rn54AllowedHeaders,
-										acceptPost:     "",
-										acceptPatch:    "",
-									})
-								}
-
-								return
-							}
-
-						case 'p': // Prefix: "polic"
-
-							if l := len("polic"); len(elem) >= l && elem[0:l] == "polic" {
+							if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
 								elem = elem[l:]
 							} else {
 								break
@@ -1031,9 +1103,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								break
 							}
 							switch elem[0] {
-							case 'i': // Prefix: "i"
+							case 'd': // Prefix: "data-usage/v1/"
 
-								if l := len("i"); len(elem) >= l && elem[0:l] == "i" {
+								if l := len("data-usage/v1/"); len(elem) >= l && elem[0:l] == "data-usage/v1/" {
 									elem = elem[l:]
 								} else {
 									break
@@ -1043,24 +1115,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									break
 								}
 								switch elem[0] {
-								case 'e': // Prefix: "es/v1"
+								case 'c': // Prefix: "capabilities"
 
-									if l := len("es/v1"); len(elem) >= l && elem[0:l] == "es/v1" {
+									if l := len("capabilities"); len(elem) >= l && elem[0:l] == "capabilities" {
 										elem = elem[l:]
 									} else {
 										break
 									}
 
 									if len(elem) == 0 {
+										// Leaf node.
 										switch r.Method {
 										case "GET":
-											s.handleListPoliciesRequest([0]string{}, elemIsEscaped, w, r)
-										case "PUT":
-											s.handleUpdatePolicyRequest([0]string{}, elemIsEscaped, w, r)
+											s.handleGetDataUsageCapabilitiesRequest([0]string{}, elemIsEscaped, w, r)
 										default:
 											s.notAllowed(w, r, notAllowedParams{
-												allowedMethods: "GET,PUT",
-												allowedHeaders: rn52AllowedHeaders,
+												allowedMethods: "GET",
+												allowedHeaders: rn44AllowedHeaders,
 												acceptPost:     "",
 												acceptPatch:    "",
 											})
@@ -1068,37 +1139,216 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 										return
 									}
-									switch elem[0] {
-									case '/': // Prefix: "/"
 
-										if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+								case 'q': // Prefix: "query"
+
+									if l := len("query"); len(elem) >= l && elem[0:l] == "query" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
+										// Leaf node.
+										switch r.Method {
+										case "POST":
+											s.handleQueryDataUsageRequest([0]string{}, elemIsEscaped, w, r)
+										default:
+											s.notAllowed(w, r, notAllowedParams{
+												allowedMethods: "POST",
+												allowedHeaders: rn66AllowedHeaders,
+												acceptPost:     "application/json",
+												acceptPatch:    "",
+											})
+										}
+
+										return
+									}
+
+								}
+
+							case 'q': // Prefix: "quota-rules/v1"
+
+								if l := len("quota-rules/v1"); len(elem) >= l && elem[0:l] == "quota-rules/v1" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									// Leaf node.
+									switch r.Method {
+									case "DELETE":
+										s.handleDeleteQuotaRuleSetRequest([0]string{}, elemIsEscaped, w, r)
+									case "GET":
+										s.handleGetQuotaRuleSetRequest([0]string{}, elemIsEscaped, w, r)
+									case "PUT":
+										s.handleReplaceQuotaRuleSetRequest([0]string{}, elemIsEscaped, w, r)
+									default:
+										s.notAllowed(w, r, notAllowedParams{
+											allowedMethods: "DELETE,GET,PUT",
+											allowedHeaders: rn40AllowedHeaders,
+											acceptPost:     "",
+											acceptPatch:    "",
+										})
+									}
+
+									return
+								}
+
+							}
+
+						case 's': // Prefix: "s/"
+
+							if l := len("s/"); len(elem) >= l && elem[0:l] == "s/" {
+								elem = elem[l:]
+							} else {
+								break
+							}
+
+							if len(elem) == 0 {
+								break
+							}
+							switch elem[0] {
+							case 'l': // Prefix: "log-policies/v1"
+
+								if l := len("log-policies/v1"); len(elem) >= l && elem[0:l] == "log-policies/v1" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									// Leaf node.
+									switch r.Method {
+									case "PUT":
+										s.handleOverwriteLogPoliciesRequest([0]string{}, elemIsEscaped, w, r)
+									default:
+										s.notAllowed(w, r, notAllowedParams{
+											allowedMethods: "PUT",
+											allowedHeaders: rn61AllowedHeaders,
+											acceptPost:     "",
+											acceptPatch:    "",
+										})
+									}
+
+									return
+								}
+
+							case 'p': // Prefix: "polic"
+
+								if l := len("polic"); len(elem) >= l && elem[0:l] == "polic" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									break
+								}
+								switch elem[0] {
+								case 'i': // Prefix: "i"
+
+									if l := len("i"); len(elem) >= l && elem[0:l] == "i" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
+										break
+									}
+									switch elem[0] {
+									case 'e': // Prefix: "es/v1"
+
+										if l := len("es/v1"); len(elem) >= l && elem[0:l] == "es/v1" {
 											elem = elem[l:]
 										} else {
 											break
 										}
 
 										if len(elem) == 0 {
-											break
+											switch r.Method {
+											case "GET":
+												s.handleListPoliciesRequest([0]string{}, elemIsEscaped, w, r)
+											case "PUT":
+												s.handleUpdatePolicyRequest([0]string{}, elemIsEscaped, w, r)
+											default:
+												s.notAllowed(w, r, notAllowedParams{
+													allowedMethods: "GET,PUT",
+													allowedHeaders: rn59AllowedHeaders,
+													acceptPost:     "",
+													acceptPatch:    "",
+												})
+											}
+
+											return
 										}
 										switch elem[0] {
-										case 'a': // Prefix: "all/reorder"
-											origElem := elem
-											if l := len("all/reorder"); len(elem) >= l && elem[0:l] == "all/reorder" {
+										case '/': // Prefix: "/"
+
+											if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
 												elem = elem[l:]
 											} else {
 												break
 											}
 
 											if len(elem) == 0 {
+												break
+											}
+											switch elem[0] {
+											case 'a': // Prefix: "all/reorder"
+												origElem := elem
+												if l := len("all/reorder"); len(elem) >= l && elem[0:l] == "all/reorder" {
+													elem = elem[l:]
+												} else {
+													break
+												}
+
+												if len(elem) == 0 {
+													// Leaf node.
+													switch r.Method {
+													case "POST":
+														s.handleReorderPoliciesRequest([0]string{}, elemIsEscaped, w, r)
+													default:
+														s.notAllowed(w, r, notAllowedParams{
+															allowedMethods: "POST",
+															allowedHeaders: rn67AllowedHeaders,
+															acceptPost:     "application/json",
+															acceptPatch:    "",
+														})
+													}
+
+													return
+												}
+
+												elem = origElem
+											}
+											// Param: "id"
+											// Leaf parameter, slashes are prohibited
+											idx := strings.IndexByte(elem, '/')
+											if idx >= 0 {
+												break
+											}
+											args[0] = elem
+											elem = ""
+
+											if len(elem) == 0 {
 												// Leaf node.
 												switch r.Method {
-												case "POST":
-													s.handleReorderPoliciesRequest([0]string{}, elemIsEscaped, w, r)
+												case "DELETE":
+													s.handleDeletePolicyRequest([1]string{
+														args[0],
+													}, elemIsEscaped, w, r)
+												case "GET":
+													s.handleGetPolicyRequest([1]string{
+														args[0],
+													}, elemIsEscaped, w, r)
 												default:
 													s.notAllowed(w, r, notAllowedParams{
-														allowedMethods: "POST",
-														allowedHeaders: rn57AllowedHeaders,
-														acceptPost:     "application/json",
+														allowedMethods: "DELETE,GET",
+														allowedHeaders: rn38AllowedHeaders,
+														acceptPost:     "",
 														acceptPatch:    "",
 													})
 												}
@@ -1106,33 +1356,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 												return
 											}
 
-											elem = origElem
 										}
-										// Param: "id"
-										// Leaf parameter, slashes are prohibited
-										idx := strings.IndexByte(elem, '/')
-										if idx >= 0 {
+
+									case 'y': // Prefix: "y-settings/v1"
+
+										if l := len("y-settings/v1"); len(elem) >= l && elem[0:l] == "y-settings/v1" {
+											elem = elem[l:]
+										} else {
 											break
 										}
-										args[0] = elem
-										elem = ""
 
 										if len(elem) == 0 {
 											// Leaf node.
 											switch r.Method {
-											case "DELETE":
-												s.handleDeletePolicyRequest([1]string{
-													args[0],
-												}, elemIsEscaped, w, r)
-											case "GET":
-												s.handleGetPolicyRequest([1]string{
-													args[0],
-												}, elemIsEscaped, w, r)
+											case "POST":
+												s.handleReplacePolicySettingsRequest([0]string{}, elemIsEscaped, w, r)
 											default:
 												s.notAllowed(w, r, notAllowedParams{
-													allowedMethods: "DELETE,GET",
-													allowedHeaders: rn34AllowedHeaders,
-													acceptPost:     "",
+													allowedMethods: "POST",
+													allowedHeaders: rn69AllowedHeaders,
+													acceptPost:     "application/json",
 													acceptPatch:    "",
 												})
 											}
@@ -1153,13 +1396,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									if len(elem) == 0 {
 										// Leaf node.
 										switch r.Method {
-										case "POST":
-											s.handleReplacePolicySettingsRequest([0]string{}, elemIsEscaped, w, r)
+										case "GET":
+											s.handleGetPolicySettingsRequest([0]string{}, elemIsEscaped, w, r)
 										default:
 											s.notAllowed(w, r, notAllowedParams{
-												allowedMethods: "POST",
-												allowedHeaders: rn59AllowedHeaders,
-												acceptPost:     "application/json",
+												allowedMethods: "GET",
+												allowedHeaders: rn49AllowedHeaders,
+												acceptPost:     "",
 												acceptPatch:    "",
 											})
 										}
@@ -1169,9 +1412,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 								}
 
-							case 'y': // Prefix: "y-settings/v1"
+							case 'r': // Prefix: "rum-policies/v1"
 
-								if l := len("y-settings/v1"); len(elem) >= l && elem[0:l] == "y-settings/v1" {
+								if l := len("rum-policies/v1"); len(elem) >= l && elem[0:l] == "rum-policies/v1" {
 									elem = elem[l:]
 								} else {
 									break
@@ -1180,12 +1423,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								if len(elem) == 0 {
 									// Leaf node.
 									switch r.Method {
-									case "GET":
-										s.handleGetPolicySettingsRequest([0]string{}, elemIsEscaped, w, r)
+									case "PUT":
+										s.handleOverwriteRumPoliciesRequest([0]string{}, elemIsEscaped, w, r)
 									default:
 										s.notAllowed(w, r, notAllowedParams{
-											allowedMethods: "GET",
-											allowedHeaders: rn41AllowedHeaders,
+											allowedMethods: "PUT",
+											allowedHeaders: rn62AllowedHeaders,
 											acceptPost:     "",
 											acceptPatch:    "",
 										})
@@ -1194,31 +1437,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									return
 								}
 
-							}
-
-						case 'r': // Prefix: "rum-policies/v1"
-
-							if l := len("rum-policies/v1"); len(elem) >= l && elem[0:l] == "rum-policies/v1" {
-								elem = elem[l:]
-							} else {
-								break
-							}
-
-							if len(elem) == 0 {
-								// Leaf node.
-								switch r.Method {
-								case "PUT":
-									s.handleOverwriteRumPoliciesRequest([0]string{}, elemIsEscaped, w, r)
-								default:
-									s.notAllowed(w, r, notAllowedParams{
-										allowedMethods: "PUT",
-										allowedHeaders: rn55AllowedHeaders,
-										acceptPost:     "",
-										acceptPatch:    "",
-									})
-								}
-
-								return
 							}
 
 						}
@@ -1240,7 +1458,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "GET,POST",
-									allowedHeaders: rn15AllowedHeaders,
+									allowedHeaders: rn17AllowedHeaders,
 									acceptPost:     "application/json",
 									acceptPatch:    "",
 								})
@@ -1316,7 +1534,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										default:
 											s.notAllowed(w, r, notAllowedParams{
 												allowedMethods: "DELETE,POST",
-												allowedHeaders: rn14AllowedHeaders,
+												allowedHeaders: rn16AllowedHeaders,
 												acceptPost:     "application/json",
 												acceptPatch:    "",
 											})
@@ -1341,7 +1559,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										default:
 											s.notAllowed(w, r, notAllowedParams{
 												allowedMethods: "POST",
-												allowedHeaders: rn19AllowedHeaders,
+												allowedHeaders: rn21AllowedHeaders,
 												acceptPost:     "application/json",
 												acceptPatch:    "",
 											})
@@ -1366,7 +1584,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										default:
 											s.notAllowed(w, r, notAllowedParams{
 												allowedMethods: "POST",
-												allowedHeaders: rn62AllowedHeaders,
+												allowedHeaders: rn72AllowedHeaders,
 												acceptPost:     "application/json",
 												acceptPatch:    "",
 											})
@@ -1410,7 +1628,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "GET",
-											allowedHeaders: rn51AllowedHeaders,
+											allowedHeaders: rn58AllowedHeaders,
 											acceptPost:     "",
 											acceptPatch:    "",
 										})
@@ -1442,7 +1660,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "DELETE,GET,POST",
-									allowedHeaders: rn27AllowedHeaders,
+									allowedHeaders: rn31AllowedHeaders,
 									acceptPost:     "application/json",
 									acceptPatch:    "",
 								})
@@ -1486,7 +1704,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "DELETE,GET,PUT",
-										allowedHeaders: rn36AllowedHeaders,
+										allowedHeaders: rn42AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -1655,38 +1873,77 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 						break
 					}
 					switch elem[0] {
-					case '/': // Prefix: "/case-kpis"
+					case '/': // Prefix: "/"
 
-						if l := len("/case-kpis"); len(elem) >= l && elem[0:l] == "/case-kpis" {
+						if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
 							elem = elem[l:]
 						} else {
 							break
 						}
 
 						if len(elem) == 0 {
-							// Leaf node.
-							switch method {
-							case "GET":
-								r.name = AdminGetCaseKPIsOperation
-								r.summary = "Read a team's case KPI thresholds"
-								r.operationID = "AdminGetCaseKPIs"
-								r.operationGroup = ""
-								r.pathPattern = "/admin/v1/teams/{team_id}/case-kpis"
-								r.args = args
-								r.count = 1
-								return r, true
-							case "PUT":
-								r.name = AdminSetCaseKPIsOperation
-								r.summary = "Replace a team's case KPI thresholds"
-								r.operationID = "AdminSetCaseKPIs"
-								r.operationGroup = ""
-								r.pathPattern = "/admin/v1/teams/{team_id}/case-kpis"
-								r.args = args
-								r.count = 1
-								return r, true
-							default:
-								return
+							break
+						}
+						switch elem[0] {
+						case 'c': // Prefix: "case-kpis"
+
+							if l := len("case-kpis"); len(elem) >= l && elem[0:l] == "case-kpis" {
+								elem = elem[l:]
+							} else {
+								break
 							}
+
+							if len(elem) == 0 {
+								// Leaf node.
+								switch method {
+								case "GET":
+									r.name = AdminGetCaseKPIsOperation
+									r.summary = "Read a team's case KPI thresholds"
+									r.operationID = "AdminGetCaseKPIs"
+									r.operationGroup = ""
+									r.pathPattern = "/admin/v1/teams/{team_id}/case-kpis"
+									r.args = args
+									r.count = 1
+									return r, true
+								case "PUT":
+									r.name = AdminSetCaseKPIsOperation
+									r.summary = "Replace a team's case KPI thresholds"
+									r.operationID = "AdminSetCaseKPIs"
+									r.operationGroup = ""
+									r.pathPattern = "/admin/v1/teams/{team_id}/case-kpis"
+									r.args = args
+									r.count = 1
+									return r, true
+								default:
+									return
+								}
+							}
+
+						case 'u': // Prefix: "usage"
+
+							if l := len("usage"); len(elem) >= l && elem[0:l] == "usage" {
+								elem = elem[l:]
+							} else {
+								break
+							}
+
+							if len(elem) == 0 {
+								// Leaf node.
+								switch method {
+								case "POST":
+									r.name = AdminImportUsageOperation
+									r.summary = "Import a team's hourly usage records"
+									r.operationID = "AdminImportUsage"
+									r.operationGroup = ""
+									r.pathPattern = "/admin/v1/teams/{team_id}/usage"
+									r.args = args
+									r.count = 1
+									return r, true
+								default:
+									return
+								}
+							}
+
 						}
 
 					}
@@ -1840,29 +2097,68 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 							}
 						}
 
-					case 'd': // Prefix: "dataplans/span-policies/v1"
+					case 'd': // Prefix: "dataplan"
 
-						if l := len("dataplans/span-policies/v1"); len(elem) >= l && elem[0:l] == "dataplans/span-policies/v1" {
+						if l := len("dataplan"); len(elem) >= l && elem[0:l] == "dataplan" {
 							elem = elem[l:]
 						} else {
 							break
 						}
 
 						if len(elem) == 0 {
-							// Leaf node.
-							switch method {
-							case "PUT":
-								r.name = OverwriteSpanPoliciesOperation
-								r.summary = "Replace every span policy of the team"
-								r.operationID = "OverwriteSpanPolicies"
-								r.operationGroup = ""
-								r.pathPattern = "/mgmt/openapi/4/dataplans/span-policies/v1"
-								r.args = args
-								r.count = 0
-								return r, true
-							default:
-								return
+							break
+						}
+						switch elem[0] {
+						case '/': // Prefix: "/quota-rules/v1"
+
+							if l := len("/quota-rules/v1"); len(elem) >= l && elem[0:l] == "/quota-rules/v1" {
+								elem = elem[l:]
+							} else {
+								break
 							}
+
+							if len(elem) == 0 {
+								// Leaf node.
+								switch method {
+								case "POST":
+									r.name = CreateQuotaRuleSetOperation
+									r.summary = "Create the team's quota allocation rule set"
+									r.operationID = "CreateQuotaRuleSet"
+									r.operationGroup = ""
+									r.pathPattern = "/mgmt/openapi/4/dataplan/quota-rules/v1"
+									r.args = args
+									r.count = 0
+									return r, true
+								default:
+									return
+								}
+							}
+
+						case 's': // Prefix: "s/span-policies/v1"
+
+							if l := len("s/span-policies/v1"); len(elem) >= l && elem[0:l] == "s/span-policies/v1" {
+								elem = elem[l:]
+							} else {
+								break
+							}
+
+							if len(elem) == 0 {
+								// Leaf node.
+								switch method {
+								case "PUT":
+									r.name = OverwriteSpanPoliciesOperation
+									r.summary = "Replace every span policy of the team"
+									r.operationID = "OverwriteSpanPolicies"
+									r.operationGroup = ""
+									r.pathPattern = "/mgmt/openapi/4/dataplans/span-policies/v1"
+									r.args = args
+									r.count = 0
+									return r, true
+								default:
+									return
+								}
+							}
+
 						}
 
 					case 'i': // Prefix: "incidents/aggregations/v1"
@@ -2411,9 +2707,9 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 
 						}
 
-					case 'd': // Prefix: "dataplans/"
+					case 'd': // Prefix: "dataplan"
 
-						if l := len("dataplans/"); len(elem) >= l && elem[0:l] == "dataplans/" {
+						if l := len("dataplan"); len(elem) >= l && elem[0:l] == "dataplan" {
 							elem = elem[l:]
 						} else {
 							break
@@ -2423,34 +2719,9 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 							break
 						}
 						switch elem[0] {
-						case 'l': // Prefix: "log-policies/v1"
+						case '/': // Prefix: "/"
 
-							if l := len("log-policies/v1"); len(elem) >= l && elem[0:l] == "log-policies/v1" {
-								elem = elem[l:]
-							} else {
-								break
-							}
-
-							if len(elem) == 0 {
-								// Leaf node.
-								switch method {
-								case "PUT":
-									r.name = OverwriteLogPoliciesOperation
-									r.summary = "Replace every log policy of the team"
-									r.operationID = "OverwriteLogPolicies"
-									r.operationGroup = ""
-									r.pathPattern = "/mgmt/openapi/5/dataplans/log-policies/v1"
-									r.args = args
-									r.count = 0
-									return r, true
-								default:
-									return
-								}
-							}
-
-						case 'p': // Prefix: "polic"
-
-							if l := len("polic"); len(elem) >= l && elem[0:l] == "polic" {
+							if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
 								elem = elem[l:]
 							} else {
 								break
@@ -2460,9 +2731,9 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 								break
 							}
 							switch elem[0] {
-							case 'i': // Prefix: "i"
+							case 'd': // Prefix: "data-usage/v1/"
 
-								if l := len("i"); len(elem) >= l && elem[0:l] == "i" {
+								if l := len("data-usage/v1/"); len(elem) >= l && elem[0:l] == "data-usage/v1/" {
 									elem = elem[l:]
 								} else {
 									break
@@ -2472,31 +2743,23 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 									break
 								}
 								switch elem[0] {
-								case 'e': // Prefix: "es/v1"
+								case 'c': // Prefix: "capabilities"
 
-									if l := len("es/v1"); len(elem) >= l && elem[0:l] == "es/v1" {
+									if l := len("capabilities"); len(elem) >= l && elem[0:l] == "capabilities" {
 										elem = elem[l:]
 									} else {
 										break
 									}
 
 									if len(elem) == 0 {
+										// Leaf node.
 										switch method {
 										case "GET":
-											r.name = ListPoliciesOperation
-											r.summary = "List the team's policies"
-											r.operationID = "ListPolicies"
+											r.name = GetDataUsageCapabilitiesOperation
+											r.summary = "What the usage query supports"
+											r.operationID = "GetDataUsageCapabilities"
 											r.operationGroup = ""
-											r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1"
-											r.args = args
-											r.count = 0
-											return r, true
-										case "PUT":
-											r.name = UpdatePolicyOperation
-											r.summary = "Change a policy"
-											r.operationID = "UpdatePolicy"
-											r.operationGroup = ""
-											r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1"
+											r.pathPattern = "/mgmt/openapi/5/dataplan/data-usage/v1/capabilities"
 											r.args = args
 											r.count = 0
 											return r, true
@@ -2504,75 +2767,268 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 											return
 										}
 									}
-									switch elem[0] {
-									case '/': // Prefix: "/"
 
-										if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+								case 'q': // Prefix: "query"
+
+									if l := len("query"); len(elem) >= l && elem[0:l] == "query" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
+										// Leaf node.
+										switch method {
+										case "POST":
+											r.name = QueryDataUsageOperation
+											r.summary = "Query the team's billable usage in daily or hourly buckets"
+											r.operationID = "QueryDataUsage"
+											r.operationGroup = ""
+											r.pathPattern = "/mgmt/openapi/5/dataplan/data-usage/v1/query"
+											r.args = args
+											r.count = 0
+											return r, true
+										default:
+											return
+										}
+									}
+
+								}
+
+							case 'q': // Prefix: "quota-rules/v1"
+
+								if l := len("quota-rules/v1"); len(elem) >= l && elem[0:l] == "quota-rules/v1" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									// Leaf node.
+									switch method {
+									case "DELETE":
+										r.name = DeleteQuotaRuleSetOperation
+										r.summary = "Delete the team's quota allocation rule set"
+										r.operationID = "DeleteQuotaRuleSet"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/dataplan/quota-rules/v1"
+										r.args = args
+										r.count = 0
+										return r, true
+									case "GET":
+										r.name = GetQuotaRuleSetOperation
+										r.summary = "Read the team's quota allocation rule set"
+										r.operationID = "GetQuotaRuleSet"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/dataplan/quota-rules/v1"
+										r.args = args
+										r.count = 0
+										return r, true
+									case "PUT":
+										r.name = ReplaceQuotaRuleSetOperation
+										r.summary = "Replace the team's quota allocation rule set"
+										r.operationID = "ReplaceQuotaRuleSet"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/dataplan/quota-rules/v1"
+										r.args = args
+										r.count = 0
+										return r, true
+									default:
+										return
+									}
+								}
+
+							}
+
+						case 's': // Prefix: "s/"
+
+							if l := len("s/"); len(elem) >= l && elem[0:l] == "s/" {
+								elem = elem[l:]
+							} else {
+								break
+							}
+
+							if len(elem) == 0 {
+								break
+							}
+							switch elem[0] {
+							case 'l': // Prefix: "log-policies/v1"
+
+								if l := len("log-policies/v1"); len(elem) >= l && elem[0:l] == "log-policies/v1" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									// Leaf node.
+									switch method {
+									case "PUT":
+										r.name = OverwriteLogPoliciesOperation
+										r.summary = "Replace every log policy of the team"
+										r.operationID = "OverwriteLogPolicies"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/dataplans/log-policies/v1"
+										r.args = args
+										r.count = 0
+										return r, true
+									default:
+										return
+									}
+								}
+
+							case 'p': // Prefix: "polic"
+
+								if l := len("polic"); len(elem) >= l && elem[0:l] == "polic" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									break
+								}
+								switch elem[0] {
+								case 'i': // Prefix: "i"
+
+									if l := len("i"); len(elem) >= l && elem[0:l] == "i" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
+										break
+									}
+									switch elem[0] {
+									case 'e': // Prefix: "es/v1"
+
+										if l := len("es/v1"); len(elem) >= l && elem[0:l] == "es/v1" {
 											elem = elem[l:]
 										} else {
 											break
 										}
 
 										if len(elem) == 0 {
-											break
+											switch method {
+											case "GET":
+												r.name = ListPoliciesOperation
+												r.summary = "List the team's policies"
+												r.operationID = "ListPolicies"
+												r.operationGroup = ""
+												r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1"
+												r.args = args
+												r.count = 0
+												return r, true
+											case "PUT":
+												r.name = UpdatePolicyOperation
+												r.summary = "Change a policy"
+												r.operationID = "UpdatePolicy"
+												r.operationGroup = ""
+												r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1"
+												r.args = args
+												r.count = 0
+												return r, true
+											default:
+												return
+											}
 										}
 										switch elem[0] {
-										case 'a': // Prefix: "all/reorder"
-											origElem := elem
-											if l := len("all/reorder"); len(elem) >= l && elem[0:l] == "all/reorder" {
+										case '/': // Prefix: "/"
+
+											if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
 												elem = elem[l:]
 											} else {
 												break
 											}
 
 											if len(elem) == 0 {
+												break
+											}
+											switch elem[0] {
+											case 'a': // Prefix: "all/reorder"
+												origElem := elem
+												if l := len("all/reorder"); len(elem) >= l && elem[0:l] == "all/reorder" {
+													elem = elem[l:]
+												} else {
+													break
+												}
+
+												if len(elem) == 0 {
+													// Leaf node.
+													switch method {
+													case "POST":
+														r.name = ReorderPoliciesOperation
+														r.summary = "Reorder the policies of one data type"
+														r.operationID = "ReorderPolicies"
+														r.operationGroup = ""
+														r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1/all/reorder"
+														r.args = args
+														r.count = 0
+														return r, true
+													default:
+														return
+													}
+												}
+
+												elem = origElem
+											}
+											// Param: "id"
+											// Leaf parameter, slashes are prohibited
+											idx := strings.IndexByte(elem, '/')
+											if idx >= 0 {
+												break
+											}
+											args[0] = elem
+											elem = ""
+
+											if len(elem) == 0 {
 												// Leaf node.
 												switch method {
-												case "POST":
-													r.name = ReorderPoliciesOperation
-													r.summary = "Reorder the policies of one data type"
-													r.operationID = "ReorderPolicies"
+												case "DELETE":
+													r.name = DeletePolicyOperation
+													r.summary = "Delete a policy"
+													r.operationID = "DeletePolicy"
 													r.operationGroup = ""
-													r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1/all/reorder"
+													r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1/{id}"
 													r.args = args
-													r.count = 0
+													r.count = 1
+													return r, true
+												case "GET":
+													r.name = GetPolicyOperation
+													r.summary = "Read a policy"
+													r.operationID = "GetPolicy"
+													r.operationGroup = ""
+													r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1/{id}"
+													r.args = args
+													r.count = 1
 													return r, true
 												default:
 													return
 												}
 											}
 
-											elem = origElem
 										}
-										// Param: "id"
-										// Leaf parameter, slashes are prohibited
-										idx := strings.IndexByte(elem, '/')
-										if idx >= 0 {
+
+									case 'y': // Prefix: "y-settings/v1"
+
+										if l := len("y-settings/v1"); len(elem) >= l && elem[0:l] == "y-settings/v1" {
+											elem = elem[l:]
+										} else {
 											break
 										}
-										args[0] = elem
-										elem = ""
 
 										if len(elem) == 0 {
 											// Leaf node.
 											switch method {
-											case "DELETE":
-												r.name = DeletePolicyOperation
-												r.summary = "Delete a policy"
-												r.operationID = "DeletePolicy"
+											case "POST":
+												r.name = ReplacePolicySettingsOperation
+												r.summary = "Replace the team's default policy priorities"
+												r.operationID = "ReplacePolicySettings"
 												r.operationGroup = ""
-												r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1/{id}"
+												r.pathPattern = "/mgmt/openapi/5/dataplans/policiy-settings/v1"
 												r.args = args
-												r.count = 1
-												return r, true
-											case "GET":
-												r.name = GetPolicyOperation
-												r.summary = "Read a policy"
-												r.operationID = "GetPolicy"
-												r.operationGroup = ""
-												r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1/{id}"
-												r.args = args
-												r.count = 1
+												r.count = 0
 												return r, true
 											default:
 												return
@@ -2592,12 +3048,12 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 									if len(elem) == 0 {
 										// Leaf node.
 										switch method {
-										case "POST":
-											r.name = ReplacePolicySettingsOperation
-											r.summary = "Replace the team's default policy priorities"
-											r.operationID = "ReplacePolicySettings"
+										case "GET":
+											r.name = GetPolicySettingsOperation
+											r.summary = "Read the team's default policy priorities"
+											r.operationID = "GetPolicySettings"
 											r.operationGroup = ""
-											r.pathPattern = "/mgmt/openapi/5/dataplans/policiy-settings/v1"
+											r.pathPattern = "/mgmt/openapi/5/dataplans/policy-settings/v1"
 											r.args = args
 											r.count = 0
 											return r, true
@@ -2608,9 +3064,9 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 
 								}
 
-							case 'y': // Prefix: "y-settings/v1"
+							case 'r': // Prefix: "rum-policies/v1"
 
-								if l := len("y-settings/v1"); len(elem) >= l && elem[0:l] == "y-settings/v1" {
+								if l := len("rum-policies/v1"); len(elem) >= l && elem[0:l] == "rum-policies/v1" {
 									elem = elem[l:]
 								} else {
 									break
@@ -2619,12 +3075,12 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 								if len(elem) == 0 {
 									// Leaf node.
 									switch method {
-									case "GET":
-										r.name = GetPolicySettingsOperation
-										r.summary = "Read the team's default policy priorities"
-										r.operationID = "GetPolicySettings"
+									case "PUT":
+										r.name = OverwriteRumPoliciesOperation
+										r.summary = "Replace every RUM policy of the team"
+										r.operationID = "OverwriteRumPolicies"
 										r.operationGroup = ""
-										r.pathPattern = "/mgmt/openapi/5/dataplans/policy-settings/v1"
+										r.pathPattern = "/mgmt/openapi/5/dataplans/rum-policies/v1"
 										r.args = args
 										r.count = 0
 										return r, true
@@ -2633,31 +3089,6 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 									}
 								}
 
-							}
-
-						case 'r': // Prefix: "rum-policies/v1"
-
-							if l := len("rum-policies/v1"); len(elem) >= l && elem[0:l] == "rum-policies/v1" {
-								elem = elem[l:]
-							} else {
-								break
-							}
-
-							if len(elem) == 0 {
-								// Leaf node.
-								switch method {
-								case "PUT":
-									r.name = OverwriteRumPoliciesOperation
-									r.summary = "Replace every RUM policy of the team"
-									r.operationID = "OverwriteRumPolicies"
-									r.operationGroup = ""
-									r.pathPattern = "/mgmt/openapi/5/dataplans/rum-policies/v1"
-									r.args = args
-									r.count = 0
-									return r, true
-								default:
-									return
-								}
 							}
 
 						}

@@ -2988,6 +2988,21 @@ func (s *DeletePolicyResponse) SetID(val string) {
 	s.ID = val
 }
 
+// Ref: #/components/schemas/DeleteQuotaRuleSetResponse
+type DeleteQuotaRuleSetResponse struct {
+	ID string `json:"id"`
+}
+
+// GetID returns the value of ID.
+func (s *DeleteQuotaRuleSetResponse) GetID() string {
+	return s.ID
+}
+
+// SetID sets the value of ID.
+func (s *DeleteQuotaRuleSetResponse) SetID(val string) {
+	s.ID = val
+}
+
 // Ref: #/components/schemas/DisplayLabelValues
 type DisplayLabelValues struct {
 	DisplayLabelValues []string `json:"displayLabelValues"`
@@ -9442,6 +9457,52 @@ func (o OptPriorityDetails) Or(d PriorityDetails) PriorityDetails {
 	return d
 }
 
+// NewOptQuotaAllocationType returns new OptQuotaAllocationType with value set to v.
+func NewOptQuotaAllocationType(v QuotaAllocationType) OptQuotaAllocationType {
+	return OptQuotaAllocationType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptQuotaAllocationType is optional QuotaAllocationType.
+type OptQuotaAllocationType struct {
+	Value QuotaAllocationType
+	Set   bool
+}
+
+// IsSet returns true if OptQuotaAllocationType was set.
+func (o OptQuotaAllocationType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptQuotaAllocationType) Reset() {
+	var v QuotaAllocationType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptQuotaAllocationType) SetTo(v QuotaAllocationType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptQuotaAllocationType) Get() (v QuotaAllocationType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptQuotaAllocationType) Or(d QuotaAllocationType) QuotaAllocationType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptRecordingRuleInputLabels returns new OptRecordingRuleInputLabels with value set to v.
 func NewOptRecordingRuleInputLabels(v RecordingRuleInputLabels) OptRecordingRuleInputLabels {
 	return OptRecordingRuleInputLabels{
@@ -9804,6 +9865,374 @@ func (o OptUpdateApiKeyRequestPresets) Get() (v UpdateApiKeyRequestPresets, ok b
 
 // Or returns value if set, or given parameter if does not.
 func (o OptUpdateApiKeyRequestPresets) Or(d UpdateApiKeyRequestPresets) UpdateApiKeyRequestPresets {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUsageDailyQuery returns new OptUsageDailyQuery with value set to v.
+func NewOptUsageDailyQuery(v UsageDailyQuery) OptUsageDailyQuery {
+	return OptUsageDailyQuery{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUsageDailyQuery is optional UsageDailyQuery.
+type OptUsageDailyQuery struct {
+	Value UsageDailyQuery
+	Set   bool
+}
+
+// IsSet returns true if OptUsageDailyQuery was set.
+func (o OptUsageDailyQuery) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUsageDailyQuery) Reset() {
+	var v UsageDailyQuery
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUsageDailyQuery) SetTo(v UsageDailyQuery) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUsageDailyQuery) Get() (v UsageDailyQuery, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUsageDailyQuery) Or(d UsageDailyQuery) UsageDailyQuery {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUsageDailyQueryRelativeRange returns new OptUsageDailyQueryRelativeRange with value set to v.
+func NewOptUsageDailyQueryRelativeRange(v UsageDailyQueryRelativeRange) OptUsageDailyQueryRelativeRange {
+	return OptUsageDailyQueryRelativeRange{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUsageDailyQueryRelativeRange is optional UsageDailyQueryRelativeRange.
+type OptUsageDailyQueryRelativeRange struct {
+	Value UsageDailyQueryRelativeRange
+	Set   bool
+}
+
+// IsSet returns true if OptUsageDailyQueryRelativeRange was set.
+func (o OptUsageDailyQueryRelativeRange) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUsageDailyQueryRelativeRange) Reset() {
+	var v UsageDailyQueryRelativeRange
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUsageDailyQueryRelativeRange) SetTo(v UsageDailyQueryRelativeRange) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUsageDailyQueryRelativeRange) Get() (v UsageDailyQueryRelativeRange, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUsageDailyQueryRelativeRange) Or(d UsageDailyQueryRelativeRange) UsageDailyQueryRelativeRange {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUsageDateRange returns new OptUsageDateRange with value set to v.
+func NewOptUsageDateRange(v UsageDateRange) OptUsageDateRange {
+	return OptUsageDateRange{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUsageDateRange is optional UsageDateRange.
+type OptUsageDateRange struct {
+	Value UsageDateRange
+	Set   bool
+}
+
+// IsSet returns true if OptUsageDateRange was set.
+func (o OptUsageDateRange) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUsageDateRange) Reset() {
+	var v UsageDateRange
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUsageDateRange) SetTo(v UsageDateRange) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUsageDateRange) Get() (v UsageDateRange, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUsageDateRange) Or(d UsageDateRange) UsageDateRange {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUsageHourlyQuery returns new OptUsageHourlyQuery with value set to v.
+func NewOptUsageHourlyQuery(v UsageHourlyQuery) OptUsageHourlyQuery {
+	return OptUsageHourlyQuery{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUsageHourlyQuery is optional UsageHourlyQuery.
+type OptUsageHourlyQuery struct {
+	Value UsageHourlyQuery
+	Set   bool
+}
+
+// IsSet returns true if OptUsageHourlyQuery was set.
+func (o OptUsageHourlyQuery) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUsageHourlyQuery) Reset() {
+	var v UsageHourlyQuery
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUsageHourlyQuery) SetTo(v UsageHourlyQuery) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUsageHourlyQuery) Get() (v UsageHourlyQuery, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUsageHourlyQuery) Or(d UsageHourlyQuery) UsageHourlyQuery {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUsageHourlyQueryRelativeRange returns new OptUsageHourlyQueryRelativeRange with value set to v.
+func NewOptUsageHourlyQueryRelativeRange(v UsageHourlyQueryRelativeRange) OptUsageHourlyQueryRelativeRange {
+	return OptUsageHourlyQueryRelativeRange{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUsageHourlyQueryRelativeRange is optional UsageHourlyQueryRelativeRange.
+type OptUsageHourlyQueryRelativeRange struct {
+	Value UsageHourlyQueryRelativeRange
+	Set   bool
+}
+
+// IsSet returns true if OptUsageHourlyQueryRelativeRange was set.
+func (o OptUsageHourlyQueryRelativeRange) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUsageHourlyQueryRelativeRange) Reset() {
+	var v UsageHourlyQueryRelativeRange
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUsageHourlyQueryRelativeRange) SetTo(v UsageHourlyQueryRelativeRange) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUsageHourlyQueryRelativeRange) Get() (v UsageHourlyQueryRelativeRange, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUsageHourlyQueryRelativeRange) Or(d UsageHourlyQueryRelativeRange) UsageHourlyQueryRelativeRange {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUsageQueryGroupBy returns new OptUsageQueryGroupBy with value set to v.
+func NewOptUsageQueryGroupBy(v UsageQueryGroupBy) OptUsageQueryGroupBy {
+	return OptUsageQueryGroupBy{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUsageQueryGroupBy is optional UsageQueryGroupBy.
+type OptUsageQueryGroupBy struct {
+	Value UsageQueryGroupBy
+	Set   bool
+}
+
+// IsSet returns true if OptUsageQueryGroupBy was set.
+func (o OptUsageQueryGroupBy) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUsageQueryGroupBy) Reset() {
+	var v UsageQueryGroupBy
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUsageQueryGroupBy) SetTo(v UsageQueryGroupBy) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUsageQueryGroupBy) Get() (v UsageQueryGroupBy, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUsageQueryGroupBy) Or(d UsageQueryGroupBy) UsageQueryGroupBy {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUsageQueryLimit returns new OptUsageQueryLimit with value set to v.
+func NewOptUsageQueryLimit(v UsageQueryLimit) OptUsageQueryLimit {
+	return OptUsageQueryLimit{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUsageQueryLimit is optional UsageQueryLimit.
+type OptUsageQueryLimit struct {
+	Value UsageQueryLimit
+	Set   bool
+}
+
+// IsSet returns true if OptUsageQueryLimit was set.
+func (o OptUsageQueryLimit) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUsageQueryLimit) Reset() {
+	var v UsageQueryLimit
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUsageQueryLimit) SetTo(v UsageQueryLimit) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUsageQueryLimit) Get() (v UsageQueryLimit, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUsageQueryLimit) Or(d UsageQueryLimit) UsageQueryLimit {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUsageTimeRange returns new OptUsageTimeRange with value set to v.
+func NewOptUsageTimeRange(v UsageTimeRange) OptUsageTimeRange {
+	return OptUsageTimeRange{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUsageTimeRange is optional UsageTimeRange.
+type OptUsageTimeRange struct {
+	Value UsageTimeRange
+	Set   bool
+}
+
+// IsSet returns true if OptUsageTimeRange was set.
+func (o OptUsageTimeRange) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUsageTimeRange) Reset() {
+	var v UsageTimeRange
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUsageTimeRange) SetTo(v UsageTimeRange) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUsageTimeRange) Get() (v UsageTimeRange, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUsageTimeRange) Or(d UsageTimeRange) UsageTimeRange {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -10997,6 +11426,363 @@ func (s *PriorityDetails) SetSystem(val OptCasePriority) {
 	s.System = val
 }
 
+// How `allocation` is read; unspecified means a percentage.
+// Ref: #/components/schemas/QuotaAllocationType
+type QuotaAllocationType string
+
+const (
+	QuotaAllocationTypeQUOTAALLOCATIONTYPEUNSPECIFIED QuotaAllocationType = "QUOTA_ALLOCATION_TYPE_UNSPECIFIED"
+	QuotaAllocationTypeQUOTAALLOCATIONTYPEPERCENTAGE  QuotaAllocationType = "QUOTA_ALLOCATION_TYPE_PERCENTAGE"
+	QuotaAllocationTypeQUOTAALLOCATIONTYPELOCKEDUNITS QuotaAllocationType = "QUOTA_ALLOCATION_TYPE_LOCKED_UNITS"
+)
+
+// AllValues returns all QuotaAllocationType values.
+func (QuotaAllocationType) AllValues() []QuotaAllocationType {
+	return []QuotaAllocationType{
+		QuotaAllocationTypeQUOTAALLOCATIONTYPEUNSPECIFIED,
+		QuotaAllocationTypeQUOTAALLOCATIONTYPEPERCENTAGE,
+		QuotaAllocationTypeQUOTAALLOCATIONTYPELOCKEDUNITS,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s QuotaAllocationType) MarshalText() ([]byte, error) {
+	switch s {
+	case QuotaAllocationTypeQUOTAALLOCATIONTYPEUNSPECIFIED:
+		return []byte(s), nil
+	case QuotaAllocationTypeQUOTAALLOCATIONTYPEPERCENTAGE:
+		return []byte(s), nil
+	case QuotaAllocationTypeQUOTAALLOCATIONTYPELOCKEDUNITS:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *QuotaAllocationType) UnmarshalText(data []byte) error {
+	switch QuotaAllocationType(data) {
+	case QuotaAllocationTypeQUOTAALLOCATIONTYPEUNSPECIFIED:
+		*s = QuotaAllocationTypeQUOTAALLOCATIONTYPEUNSPECIFIED
+		return nil
+	case QuotaAllocationTypeQUOTAALLOCATIONTYPEPERCENTAGE:
+		*s = QuotaAllocationTypeQUOTAALLOCATIONTYPEPERCENTAGE
+		return nil
+	case QuotaAllocationTypeQUOTAALLOCATIONTYPELOCKEDUNITS:
+		*s = QuotaAllocationTypeQUOTAALLOCATIONTYPELOCKEDUNITS
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// A stored rule, version 5 shape.
+// Ref: #/components/schemas/QuotaRule
+type QuotaRule struct {
+	EntityType     string              `json:"entityType"`
+	Allocation     float64             `json:"allocation"`
+	AllocationType QuotaAllocationType `json:"allocationType"`
+	Enabled        bool                `json:"enabled"`
+	CanOverflow    bool                `json:"canOverflow"`
+	// Whether the platform, not the team, manages the rule; always false for rules written through this
+	// API.
+	PlatformManaged bool `json:"platformManaged"`
+}
+
+// GetEntityType returns the value of EntityType.
+func (s *QuotaRule) GetEntityType() string {
+	return s.EntityType
+}
+
+// GetAllocation returns the value of Allocation.
+func (s *QuotaRule) GetAllocation() float64 {
+	return s.Allocation
+}
+
+// GetAllocationType returns the value of AllocationType.
+func (s *QuotaRule) GetAllocationType() QuotaAllocationType {
+	return s.AllocationType
+}
+
+// GetEnabled returns the value of Enabled.
+func (s *QuotaRule) GetEnabled() bool {
+	return s.Enabled
+}
+
+// GetCanOverflow returns the value of CanOverflow.
+func (s *QuotaRule) GetCanOverflow() bool {
+	return s.CanOverflow
+}
+
+// GetPlatformManaged returns the value of PlatformManaged.
+func (s *QuotaRule) GetPlatformManaged() bool {
+	return s.PlatformManaged
+}
+
+// SetEntityType sets the value of EntityType.
+func (s *QuotaRule) SetEntityType(val string) {
+	s.EntityType = val
+}
+
+// SetAllocation sets the value of Allocation.
+func (s *QuotaRule) SetAllocation(val float64) {
+	s.Allocation = val
+}
+
+// SetAllocationType sets the value of AllocationType.
+func (s *QuotaRule) SetAllocationType(val QuotaAllocationType) {
+	s.AllocationType = val
+}
+
+// SetEnabled sets the value of Enabled.
+func (s *QuotaRule) SetEnabled(val bool) {
+	s.Enabled = val
+}
+
+// SetCanOverflow sets the value of CanOverflow.
+func (s *QuotaRule) SetCanOverflow(val bool) {
+	s.CanOverflow = val
+}
+
+// SetPlatformManaged sets the value of PlatformManaged.
+func (s *QuotaRule) SetPlatformManaged(val bool) {
+	s.PlatformManaged = val
+}
+
+// Ref: #/components/schemas/QuotaRuleInput
+type QuotaRuleInput struct {
+	// What the rule allocates quota to; must contain a non-whitespace character.
+	EntityType string `json:"entityType"`
+	// A percentage (0–100) or a number of locked units (at least 0).
+	Allocation     float64                `json:"allocation"`
+	AllocationType OptQuotaAllocationType `json:"allocationType"`
+	Enabled        bool                   `json:"enabled"`
+	// Whether the entity type may use more than its allocation when quota is free.
+	CanOverflow bool `json:"canOverflow"`
+}
+
+// GetEntityType returns the value of EntityType.
+func (s *QuotaRuleInput) GetEntityType() string {
+	return s.EntityType
+}
+
+// GetAllocation returns the value of Allocation.
+func (s *QuotaRuleInput) GetAllocation() float64 {
+	return s.Allocation
+}
+
+// GetAllocationType returns the value of AllocationType.
+func (s *QuotaRuleInput) GetAllocationType() OptQuotaAllocationType {
+	return s.AllocationType
+}
+
+// GetEnabled returns the value of Enabled.
+func (s *QuotaRuleInput) GetEnabled() bool {
+	return s.Enabled
+}
+
+// GetCanOverflow returns the value of CanOverflow.
+func (s *QuotaRuleInput) GetCanOverflow() bool {
+	return s.CanOverflow
+}
+
+// SetEntityType sets the value of EntityType.
+func (s *QuotaRuleInput) SetEntityType(val string) {
+	s.EntityType = val
+}
+
+// SetAllocation sets the value of Allocation.
+func (s *QuotaRuleInput) SetAllocation(val float64) {
+	s.Allocation = val
+}
+
+// SetAllocationType sets the value of AllocationType.
+func (s *QuotaRuleInput) SetAllocationType(val OptQuotaAllocationType) {
+	s.AllocationType = val
+}
+
+// SetEnabled sets the value of Enabled.
+func (s *QuotaRuleInput) SetEnabled(val bool) {
+	s.Enabled = val
+}
+
+// SetCanOverflow sets the value of CanOverflow.
+func (s *QuotaRuleInput) SetCanOverflow(val bool) {
+	s.CanOverflow = val
+}
+
+// Ref: #/components/schemas/QuotaRuleSet
+type QuotaRuleSet struct {
+	ID    string      `json:"id"`
+	Rules []QuotaRule `json:"rules"`
+}
+
+// GetID returns the value of ID.
+func (s *QuotaRuleSet) GetID() string {
+	return s.ID
+}
+
+// GetRules returns the value of Rules.
+func (s *QuotaRuleSet) GetRules() []QuotaRule {
+	return s.Rules
+}
+
+// SetID sets the value of ID.
+func (s *QuotaRuleSet) SetID(val string) {
+	s.ID = val
+}
+
+// SetRules sets the value of Rules.
+func (s *QuotaRuleSet) SetRules(val []QuotaRule) {
+	s.Rules = val
+}
+
+// Ref: #/components/schemas/QuotaRuleSetInput
+type QuotaRuleSetInput struct {
+	ID    OptString        `json:"id"`
+	Rules []QuotaRuleInput `json:"rules"`
+}
+
+// GetID returns the value of ID.
+func (s *QuotaRuleSetInput) GetID() OptString {
+	return s.ID
+}
+
+// GetRules returns the value of Rules.
+func (s *QuotaRuleSetInput) GetRules() []QuotaRuleInput {
+	return s.Rules
+}
+
+// SetID sets the value of ID.
+func (s *QuotaRuleSetInput) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetRules sets the value of Rules.
+func (s *QuotaRuleSetInput) SetRules(val []QuotaRuleInput) {
+	s.Rules = val
+}
+
+// Ref: #/components/schemas/QuotaRuleSetRequest
+type QuotaRuleSetRequest struct {
+	RuleSet QuotaRuleSetInput `json:"ruleSet"`
+}
+
+// GetRuleSet returns the value of RuleSet.
+func (s *QuotaRuleSetRequest) GetRuleSet() QuotaRuleSetInput {
+	return s.RuleSet
+}
+
+// SetRuleSet sets the value of RuleSet.
+func (s *QuotaRuleSetRequest) SetRuleSet(val QuotaRuleSetInput) {
+	s.RuleSet = val
+}
+
+// Ref: #/components/schemas/QuotaRuleSetResponse
+type QuotaRuleSetResponse struct {
+	RuleSet QuotaRuleSet `json:"ruleSet"`
+}
+
+// GetRuleSet returns the value of RuleSet.
+func (s *QuotaRuleSetResponse) GetRuleSet() QuotaRuleSet {
+	return s.RuleSet
+}
+
+// SetRuleSet sets the value of RuleSet.
+func (s *QuotaRuleSetResponse) SetRuleSet(val QuotaRuleSet) {
+	s.RuleSet = val
+}
+
+// Ref: #/components/schemas/QuotaRuleSetV4
+type QuotaRuleSetV4 struct {
+	ID    string        `json:"id"`
+	Rules []QuotaRuleV4 `json:"rules"`
+}
+
+// GetID returns the value of ID.
+func (s *QuotaRuleSetV4) GetID() string {
+	return s.ID
+}
+
+// GetRules returns the value of Rules.
+func (s *QuotaRuleSetV4) GetRules() []QuotaRuleV4 {
+	return s.Rules
+}
+
+// SetID sets the value of ID.
+func (s *QuotaRuleSetV4) SetID(val string) {
+	s.ID = val
+}
+
+// SetRules sets the value of Rules.
+func (s *QuotaRuleSetV4) SetRules(val []QuotaRuleV4) {
+	s.Rules = val
+}
+
+// Ref: #/components/schemas/QuotaRuleSetV4Response
+type QuotaRuleSetV4Response struct {
+	RuleSet QuotaRuleSetV4 `json:"ruleSet"`
+}
+
+// GetRuleSet returns the value of RuleSet.
+func (s *QuotaRuleSetV4Response) GetRuleSet() QuotaRuleSetV4 {
+	return s.RuleSet
+}
+
+// SetRuleSet sets the value of RuleSet.
+func (s *QuotaRuleSetV4Response) SetRuleSet(val QuotaRuleSetV4) {
+	s.RuleSet = val
+}
+
+// A stored rule, version 4 shape.
+// Ref: #/components/schemas/QuotaRuleV4
+type QuotaRuleV4 struct {
+	EntityType  string  `json:"entityType"`
+	Allocation  float64 `json:"allocation"`
+	Enabled     bool    `json:"enabled"`
+	CanOverflow bool    `json:"canOverflow"`
+}
+
+// GetEntityType returns the value of EntityType.
+func (s *QuotaRuleV4) GetEntityType() string {
+	return s.EntityType
+}
+
+// GetAllocation returns the value of Allocation.
+func (s *QuotaRuleV4) GetAllocation() float64 {
+	return s.Allocation
+}
+
+// GetEnabled returns the value of Enabled.
+func (s *QuotaRuleV4) GetEnabled() bool {
+	return s.Enabled
+}
+
+// GetCanOverflow returns the value of CanOverflow.
+func (s *QuotaRuleV4) GetCanOverflow() bool {
+	return s.CanOverflow
+}
+
+// SetEntityType sets the value of EntityType.
+func (s *QuotaRuleV4) SetEntityType(val string) {
+	s.EntityType = val
+}
+
+// SetAllocation sets the value of Allocation.
+func (s *QuotaRuleV4) SetAllocation(val float64) {
+	s.Allocation = val
+}
+
+// SetEnabled sets the value of Enabled.
+func (s *QuotaRuleV4) SetEnabled(val bool) {
+	s.Enabled = val
+}
+
+// SetCanOverflow sets the value of CanOverflow.
+func (s *QuotaRuleV4) SetCanOverflow(val bool) {
+	s.CanOverflow = val
+}
+
 // Ref: #/components/schemas/RecordingRule
 type RecordingRule struct {
 	Expr              string              `json:"expr"`
@@ -11792,6 +12578,1040 @@ func (s *UpdatePolicyRequest) SetSpanRules(val OptPolicySpanRules) {
 // SetRumRules sets the value of RumRules.
 func (s *UpdatePolicyRequest) SetRumRules(val OptPolicyLogRules) {
 	s.RumRules = val
+}
+
+// Ref: #/components/schemas/UsageBucket
+type UsageBucket struct {
+	Range   UsageTimeRange `json:"range"`
+	Entries []UsageEntry   `json:"entries"`
+}
+
+// GetRange returns the value of Range.
+func (s *UsageBucket) GetRange() UsageTimeRange {
+	return s.Range
+}
+
+// GetEntries returns the value of Entries.
+func (s *UsageBucket) GetEntries() []UsageEntry {
+	return s.Entries
+}
+
+// SetRange sets the value of Range.
+func (s *UsageBucket) SetRange(val UsageTimeRange) {
+	s.Range = val
+}
+
+// SetEntries sets the value of Entries.
+func (s *UsageBucket) SetEntries(val []UsageEntry) {
+	s.Entries = val
+}
+
+// Ref: #/components/schemas/UsageCapabilities
+type UsageCapabilities struct {
+	MaxFilters                int64                        `json:"maxFilters"`
+	MaxFilterValues           int64                        `json:"maxFilterValues"`
+	MaxGroupByLabels          int64                        `json:"maxGroupByLabels"`
+	MaxUsageEntriesPerMessage int64                        `json:"maxUsageEntriesPerMessage"`
+	SupportedLabels           []UsageCapabilityLabel       `json:"supportedLabels"`
+	SupportedMeasurements     []UsageCapabilityMeasurement `json:"supportedMeasurements"`
+}
+
+// GetMaxFilters returns the value of MaxFilters.
+func (s *UsageCapabilities) GetMaxFilters() int64 {
+	return s.MaxFilters
+}
+
+// GetMaxFilterValues returns the value of MaxFilterValues.
+func (s *UsageCapabilities) GetMaxFilterValues() int64 {
+	return s.MaxFilterValues
+}
+
+// GetMaxGroupByLabels returns the value of MaxGroupByLabels.
+func (s *UsageCapabilities) GetMaxGroupByLabels() int64 {
+	return s.MaxGroupByLabels
+}
+
+// GetMaxUsageEntriesPerMessage returns the value of MaxUsageEntriesPerMessage.
+func (s *UsageCapabilities) GetMaxUsageEntriesPerMessage() int64 {
+	return s.MaxUsageEntriesPerMessage
+}
+
+// GetSupportedLabels returns the value of SupportedLabels.
+func (s *UsageCapabilities) GetSupportedLabels() []UsageCapabilityLabel {
+	return s.SupportedLabels
+}
+
+// GetSupportedMeasurements returns the value of SupportedMeasurements.
+func (s *UsageCapabilities) GetSupportedMeasurements() []UsageCapabilityMeasurement {
+	return s.SupportedMeasurements
+}
+
+// SetMaxFilters sets the value of MaxFilters.
+func (s *UsageCapabilities) SetMaxFilters(val int64) {
+	s.MaxFilters = val
+}
+
+// SetMaxFilterValues sets the value of MaxFilterValues.
+func (s *UsageCapabilities) SetMaxFilterValues(val int64) {
+	s.MaxFilterValues = val
+}
+
+// SetMaxGroupByLabels sets the value of MaxGroupByLabels.
+func (s *UsageCapabilities) SetMaxGroupByLabels(val int64) {
+	s.MaxGroupByLabels = val
+}
+
+// SetMaxUsageEntriesPerMessage sets the value of MaxUsageEntriesPerMessage.
+func (s *UsageCapabilities) SetMaxUsageEntriesPerMessage(val int64) {
+	s.MaxUsageEntriesPerMessage = val
+}
+
+// SetSupportedLabels sets the value of SupportedLabels.
+func (s *UsageCapabilities) SetSupportedLabels(val []UsageCapabilityLabel) {
+	s.SupportedLabels = val
+}
+
+// SetSupportedMeasurements sets the value of SupportedMeasurements.
+func (s *UsageCapabilities) SetSupportedMeasurements(val []UsageCapabilityMeasurement) {
+	s.SupportedMeasurements = val
+}
+
+// Ref: #/components/schemas/UsageCapabilityLabel
+type UsageCapabilityLabel struct {
+	Key             string                                `json:"key"`
+	HighCardinality bool                                  `json:"highCardinality"`
+	KnownValues     []UsageCapabilityLabelKnownValuesItem `json:"knownValues"`
+}
+
+// GetKey returns the value of Key.
+func (s *UsageCapabilityLabel) GetKey() string {
+	return s.Key
+}
+
+// GetHighCardinality returns the value of HighCardinality.
+func (s *UsageCapabilityLabel) GetHighCardinality() bool {
+	return s.HighCardinality
+}
+
+// GetKnownValues returns the value of KnownValues.
+func (s *UsageCapabilityLabel) GetKnownValues() []UsageCapabilityLabelKnownValuesItem {
+	return s.KnownValues
+}
+
+// SetKey sets the value of Key.
+func (s *UsageCapabilityLabel) SetKey(val string) {
+	s.Key = val
+}
+
+// SetHighCardinality sets the value of HighCardinality.
+func (s *UsageCapabilityLabel) SetHighCardinality(val bool) {
+	s.HighCardinality = val
+}
+
+// SetKnownValues sets the value of KnownValues.
+func (s *UsageCapabilityLabel) SetKnownValues(val []UsageCapabilityLabelKnownValuesItem) {
+	s.KnownValues = val
+}
+
+type UsageCapabilityLabelKnownValuesItem struct {
+	Value string `json:"value"`
+}
+
+// GetValue returns the value of Value.
+func (s *UsageCapabilityLabelKnownValuesItem) GetValue() string {
+	return s.Value
+}
+
+// SetValue sets the value of Value.
+func (s *UsageCapabilityLabelKnownValuesItem) SetValue(val string) {
+	s.Value = val
+}
+
+// Ref: #/components/schemas/UsageCapabilityMeasurement
+type UsageCapabilityMeasurement struct {
+	Kind UsageMeasurementKind `json:"kind"`
+	Unit UsageMeasurementUnit `json:"unit"`
+}
+
+// GetKind returns the value of Kind.
+func (s *UsageCapabilityMeasurement) GetKind() UsageMeasurementKind {
+	return s.Kind
+}
+
+// GetUnit returns the value of Unit.
+func (s *UsageCapabilityMeasurement) GetUnit() UsageMeasurementUnit {
+	return s.Unit
+}
+
+// SetKind sets the value of Kind.
+func (s *UsageCapabilityMeasurement) SetKind(val UsageMeasurementKind) {
+	s.Kind = val
+}
+
+// SetUnit sets the value of Unit.
+func (s *UsageCapabilityMeasurement) SetUnit(val UsageMeasurementUnit) {
+	s.Unit = val
+}
+
+// At most one of `dateRange` and `relativeRange`.
+// Ref: #/components/schemas/UsageDailyQuery
+type UsageDailyQuery struct {
+	DateRange     OptUsageDateRange               `json:"dateRange"`
+	RelativeRange OptUsageDailyQueryRelativeRange `json:"relativeRange"`
+}
+
+// GetDateRange returns the value of DateRange.
+func (s *UsageDailyQuery) GetDateRange() OptUsageDateRange {
+	return s.DateRange
+}
+
+// GetRelativeRange returns the value of RelativeRange.
+func (s *UsageDailyQuery) GetRelativeRange() OptUsageDailyQueryRelativeRange {
+	return s.RelativeRange
+}
+
+// SetDateRange sets the value of DateRange.
+func (s *UsageDailyQuery) SetDateRange(val OptUsageDateRange) {
+	s.DateRange = val
+}
+
+// SetRelativeRange sets the value of RelativeRange.
+func (s *UsageDailyQuery) SetRelativeRange(val OptUsageDailyQueryRelativeRange) {
+	s.RelativeRange = val
+}
+
+type UsageDailyQueryRelativeRange string
+
+const (
+	UsageDailyQueryRelativeRangeDAILYRELATIVERANGEUNSPECIFIED   UsageDailyQueryRelativeRange = "DAILY_RELATIVE_RANGE_UNSPECIFIED"
+	UsageDailyQueryRelativeRangeDAILYRELATIVERANGECURRENTMONTH  UsageDailyQueryRelativeRange = "DAILY_RELATIVE_RANGE_CURRENT_MONTH"
+	UsageDailyQueryRelativeRangeDAILYRELATIVERANGEPREVIOUSMONTH UsageDailyQueryRelativeRange = "DAILY_RELATIVE_RANGE_PREVIOUS_MONTH"
+	UsageDailyQueryRelativeRangeDAILYRELATIVERANGECURRENTYEAR   UsageDailyQueryRelativeRange = "DAILY_RELATIVE_RANGE_CURRENT_YEAR"
+	UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST7DAYS     UsageDailyQueryRelativeRange = "DAILY_RELATIVE_RANGE_LAST_7_DAYS"
+	UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST14DAYS    UsageDailyQueryRelativeRange = "DAILY_RELATIVE_RANGE_LAST_14_DAYS"
+	UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST30DAYS    UsageDailyQueryRelativeRange = "DAILY_RELATIVE_RANGE_LAST_30_DAYS"
+	UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST90DAYS    UsageDailyQueryRelativeRange = "DAILY_RELATIVE_RANGE_LAST_90_DAYS"
+	UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST180DAYS   UsageDailyQueryRelativeRange = "DAILY_RELATIVE_RANGE_LAST_180_DAYS"
+	UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST365DAYS   UsageDailyQueryRelativeRange = "DAILY_RELATIVE_RANGE_LAST_365_DAYS"
+)
+
+// AllValues returns all UsageDailyQueryRelativeRange values.
+func (UsageDailyQueryRelativeRange) AllValues() []UsageDailyQueryRelativeRange {
+	return []UsageDailyQueryRelativeRange{
+		UsageDailyQueryRelativeRangeDAILYRELATIVERANGEUNSPECIFIED,
+		UsageDailyQueryRelativeRangeDAILYRELATIVERANGECURRENTMONTH,
+		UsageDailyQueryRelativeRangeDAILYRELATIVERANGEPREVIOUSMONTH,
+		UsageDailyQueryRelativeRangeDAILYRELATIVERANGECURRENTYEAR,
+		UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST7DAYS,
+		UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST14DAYS,
+		UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST30DAYS,
+		UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST90DAYS,
+		UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST180DAYS,
+		UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST365DAYS,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s UsageDailyQueryRelativeRange) MarshalText() ([]byte, error) {
+	switch s {
+	case UsageDailyQueryRelativeRangeDAILYRELATIVERANGEUNSPECIFIED:
+		return []byte(s), nil
+	case UsageDailyQueryRelativeRangeDAILYRELATIVERANGECURRENTMONTH:
+		return []byte(s), nil
+	case UsageDailyQueryRelativeRangeDAILYRELATIVERANGEPREVIOUSMONTH:
+		return []byte(s), nil
+	case UsageDailyQueryRelativeRangeDAILYRELATIVERANGECURRENTYEAR:
+		return []byte(s), nil
+	case UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST7DAYS:
+		return []byte(s), nil
+	case UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST14DAYS:
+		return []byte(s), nil
+	case UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST30DAYS:
+		return []byte(s), nil
+	case UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST90DAYS:
+		return []byte(s), nil
+	case UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST180DAYS:
+		return []byte(s), nil
+	case UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST365DAYS:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *UsageDailyQueryRelativeRange) UnmarshalText(data []byte) error {
+	switch UsageDailyQueryRelativeRange(data) {
+	case UsageDailyQueryRelativeRangeDAILYRELATIVERANGEUNSPECIFIED:
+		*s = UsageDailyQueryRelativeRangeDAILYRELATIVERANGEUNSPECIFIED
+		return nil
+	case UsageDailyQueryRelativeRangeDAILYRELATIVERANGECURRENTMONTH:
+		*s = UsageDailyQueryRelativeRangeDAILYRELATIVERANGECURRENTMONTH
+		return nil
+	case UsageDailyQueryRelativeRangeDAILYRELATIVERANGEPREVIOUSMONTH:
+		*s = UsageDailyQueryRelativeRangeDAILYRELATIVERANGEPREVIOUSMONTH
+		return nil
+	case UsageDailyQueryRelativeRangeDAILYRELATIVERANGECURRENTYEAR:
+		*s = UsageDailyQueryRelativeRangeDAILYRELATIVERANGECURRENTYEAR
+		return nil
+	case UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST7DAYS:
+		*s = UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST7DAYS
+		return nil
+	case UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST14DAYS:
+		*s = UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST14DAYS
+		return nil
+	case UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST30DAYS:
+		*s = UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST30DAYS
+		return nil
+	case UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST90DAYS:
+		*s = UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST90DAYS
+		return nil
+	case UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST180DAYS:
+		*s = UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST180DAYS
+		return nil
+	case UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST365DAYS:
+		*s = UsageDailyQueryRelativeRangeDAILYRELATIVERANGELAST365DAYS
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/UsageDate
+type UsageDate struct {
+	Year  int32 `json:"year"`
+	Month int32 `json:"month"`
+	Day   int32 `json:"day"`
+}
+
+// GetYear returns the value of Year.
+func (s *UsageDate) GetYear() int32 {
+	return s.Year
+}
+
+// GetMonth returns the value of Month.
+func (s *UsageDate) GetMonth() int32 {
+	return s.Month
+}
+
+// GetDay returns the value of Day.
+func (s *UsageDate) GetDay() int32 {
+	return s.Day
+}
+
+// SetYear sets the value of Year.
+func (s *UsageDate) SetYear(val int32) {
+	s.Year = val
+}
+
+// SetMonth sets the value of Month.
+func (s *UsageDate) SetMonth(val int32) {
+	s.Month = val
+}
+
+// SetDay sets the value of Day.
+func (s *UsageDate) SetDay(val int32) {
+	s.Day = val
+}
+
+// Ref: #/components/schemas/UsageDateRange
+type UsageDateRange struct {
+	Start UsageDate `json:"start"`
+	End   UsageDate `json:"end"`
+}
+
+// GetStart returns the value of Start.
+func (s *UsageDateRange) GetStart() UsageDate {
+	return s.Start
+}
+
+// GetEnd returns the value of End.
+func (s *UsageDateRange) GetEnd() UsageDate {
+	return s.End
+}
+
+// SetStart sets the value of Start.
+func (s *UsageDateRange) SetStart(val UsageDate) {
+	s.Start = val
+}
+
+// SetEnd sets the value of End.
+func (s *UsageDateRange) SetEnd(val UsageDate) {
+	s.End = val
+}
+
+// Ref: #/components/schemas/UsageEntry
+type UsageEntry struct {
+	Labels       []UsageLabel       `json:"labels"`
+	Measurements []UsageMeasurement `json:"measurements"`
+}
+
+// GetLabels returns the value of Labels.
+func (s *UsageEntry) GetLabels() []UsageLabel {
+	return s.Labels
+}
+
+// GetMeasurements returns the value of Measurements.
+func (s *UsageEntry) GetMeasurements() []UsageMeasurement {
+	return s.Measurements
+}
+
+// SetLabels sets the value of Labels.
+func (s *UsageEntry) SetLabels(val []UsageLabel) {
+	s.Labels = val
+}
+
+// SetMeasurements sets the value of Measurements.
+func (s *UsageEntry) SetMeasurements(val []UsageMeasurement) {
+	s.Measurements = val
+}
+
+// At most one of `timeRange` and `relativeRange`.
+// Ref: #/components/schemas/UsageHourlyQuery
+type UsageHourlyQuery struct {
+	TimeRange     OptUsageTimeRange                `json:"timeRange"`
+	RelativeRange OptUsageHourlyQueryRelativeRange `json:"relativeRange"`
+}
+
+// GetTimeRange returns the value of TimeRange.
+func (s *UsageHourlyQuery) GetTimeRange() OptUsageTimeRange {
+	return s.TimeRange
+}
+
+// GetRelativeRange returns the value of RelativeRange.
+func (s *UsageHourlyQuery) GetRelativeRange() OptUsageHourlyQueryRelativeRange {
+	return s.RelativeRange
+}
+
+// SetTimeRange sets the value of TimeRange.
+func (s *UsageHourlyQuery) SetTimeRange(val OptUsageTimeRange) {
+	s.TimeRange = val
+}
+
+// SetRelativeRange sets the value of RelativeRange.
+func (s *UsageHourlyQuery) SetRelativeRange(val OptUsageHourlyQueryRelativeRange) {
+	s.RelativeRange = val
+}
+
+type UsageHourlyQueryRelativeRange string
+
+const (
+	UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGEUNSPECIFIED UsageHourlyQueryRelativeRange = "HOURLY_RELATIVE_RANGE_UNSPECIFIED"
+	UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST12HOURS UsageHourlyQueryRelativeRange = "HOURLY_RELATIVE_RANGE_LAST_12_HOURS"
+	UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST24HOURS UsageHourlyQueryRelativeRange = "HOURLY_RELATIVE_RANGE_LAST_24_HOURS"
+	UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST48HOURS UsageHourlyQueryRelativeRange = "HOURLY_RELATIVE_RANGE_LAST_48_HOURS"
+	UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST7DAYS   UsageHourlyQueryRelativeRange = "HOURLY_RELATIVE_RANGE_LAST_7_DAYS"
+	UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST14DAYS  UsageHourlyQueryRelativeRange = "HOURLY_RELATIVE_RANGE_LAST_14_DAYS"
+)
+
+// AllValues returns all UsageHourlyQueryRelativeRange values.
+func (UsageHourlyQueryRelativeRange) AllValues() []UsageHourlyQueryRelativeRange {
+	return []UsageHourlyQueryRelativeRange{
+		UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGEUNSPECIFIED,
+		UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST12HOURS,
+		UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST24HOURS,
+		UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST48HOURS,
+		UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST7DAYS,
+		UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST14DAYS,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s UsageHourlyQueryRelativeRange) MarshalText() ([]byte, error) {
+	switch s {
+	case UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGEUNSPECIFIED:
+		return []byte(s), nil
+	case UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST12HOURS:
+		return []byte(s), nil
+	case UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST24HOURS:
+		return []byte(s), nil
+	case UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST48HOURS:
+		return []byte(s), nil
+	case UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST7DAYS:
+		return []byte(s), nil
+	case UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST14DAYS:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *UsageHourlyQueryRelativeRange) UnmarshalText(data []byte) error {
+	switch UsageHourlyQueryRelativeRange(data) {
+	case UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGEUNSPECIFIED:
+		*s = UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGEUNSPECIFIED
+		return nil
+	case UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST12HOURS:
+		*s = UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST12HOURS
+		return nil
+	case UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST24HOURS:
+		*s = UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST24HOURS
+		return nil
+	case UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST48HOURS:
+		*s = UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST48HOURS
+		return nil
+	case UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST7DAYS:
+		*s = UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST7DAYS
+		return nil
+	case UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST14DAYS:
+		*s = UsageHourlyQueryRelativeRangeHOURLYRELATIVERANGELAST14DAYS
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/UsageImport
+type UsageImport struct {
+	Records []UsageRecord `json:"records"`
+}
+
+// GetRecords returns the value of Records.
+func (s *UsageImport) GetRecords() []UsageRecord {
+	return s.Records
+}
+
+// SetRecords sets the value of Records.
+func (s *UsageImport) SetRecords(val []UsageRecord) {
+	s.Records = val
+}
+
+// Ref: #/components/schemas/UsageImportResult
+type UsageImportResult struct {
+	Stored int64 `json:"stored"`
+}
+
+// GetStored returns the value of Stored.
+func (s *UsageImportResult) GetStored() int64 {
+	return s.Stored
+}
+
+// SetStored sets the value of Stored.
+func (s *UsageImportResult) SetStored(val int64) {
+	s.Stored = val
+}
+
+// Ref: #/components/schemas/UsageLabel
+type UsageLabel struct {
+	Key   UsageLabelKey   `json:"key"`
+	Value UsageLabelValue `json:"value"`
+}
+
+// GetKey returns the value of Key.
+func (s *UsageLabel) GetKey() UsageLabelKey {
+	return s.Key
+}
+
+// GetValue returns the value of Value.
+func (s *UsageLabel) GetValue() UsageLabelValue {
+	return s.Value
+}
+
+// SetKey sets the value of Key.
+func (s *UsageLabel) SetKey(val UsageLabelKey) {
+	s.Key = val
+}
+
+// SetValue sets the value of Value.
+func (s *UsageLabel) SetValue(val UsageLabelValue) {
+	s.Value = val
+}
+
+// Ref: #/components/schemas/UsageLabelFilter
+type UsageLabelFilter struct {
+	Key      UsageLabelKey            `json:"key"`
+	Operator UsageLabelFilterOperator `json:"operator"`
+	Values   []UsageLabelValue        `json:"values"`
+}
+
+// GetKey returns the value of Key.
+func (s *UsageLabelFilter) GetKey() UsageLabelKey {
+	return s.Key
+}
+
+// GetOperator returns the value of Operator.
+func (s *UsageLabelFilter) GetOperator() UsageLabelFilterOperator {
+	return s.Operator
+}
+
+// GetValues returns the value of Values.
+func (s *UsageLabelFilter) GetValues() []UsageLabelValue {
+	return s.Values
+}
+
+// SetKey sets the value of Key.
+func (s *UsageLabelFilter) SetKey(val UsageLabelKey) {
+	s.Key = val
+}
+
+// SetOperator sets the value of Operator.
+func (s *UsageLabelFilter) SetOperator(val UsageLabelFilterOperator) {
+	s.Operator = val
+}
+
+// SetValues sets the value of Values.
+func (s *UsageLabelFilter) SetValues(val []UsageLabelValue) {
+	s.Values = val
+}
+
+type UsageLabelFilterOperator string
+
+const (
+	UsageLabelFilterOperatorFILTEROPERATORUNSPECIFIED UsageLabelFilterOperator = "FILTER_OPERATOR_UNSPECIFIED"
+	UsageLabelFilterOperatorFILTEROPERATORIN          UsageLabelFilterOperator = "FILTER_OPERATOR_IN"
+	UsageLabelFilterOperatorFILTEROPERATORNOTIN       UsageLabelFilterOperator = "FILTER_OPERATOR_NOT_IN"
+)
+
+// AllValues returns all UsageLabelFilterOperator values.
+func (UsageLabelFilterOperator) AllValues() []UsageLabelFilterOperator {
+	return []UsageLabelFilterOperator{
+		UsageLabelFilterOperatorFILTEROPERATORUNSPECIFIED,
+		UsageLabelFilterOperatorFILTEROPERATORIN,
+		UsageLabelFilterOperatorFILTEROPERATORNOTIN,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s UsageLabelFilterOperator) MarshalText() ([]byte, error) {
+	switch s {
+	case UsageLabelFilterOperatorFILTEROPERATORUNSPECIFIED:
+		return []byte(s), nil
+	case UsageLabelFilterOperatorFILTEROPERATORIN:
+		return []byte(s), nil
+	case UsageLabelFilterOperatorFILTEROPERATORNOTIN:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *UsageLabelFilterOperator) UnmarshalText(data []byte) error {
+	switch UsageLabelFilterOperator(data) {
+	case UsageLabelFilterOperatorFILTEROPERATORUNSPECIFIED:
+		*s = UsageLabelFilterOperatorFILTEROPERATORUNSPECIFIED
+		return nil
+	case UsageLabelFilterOperatorFILTEROPERATORIN:
+		*s = UsageLabelFilterOperatorFILTEROPERATORIN
+		return nil
+	case UsageLabelFilterOperatorFILTEROPERATORNOTIN:
+		*s = UsageLabelFilterOperatorFILTEROPERATORNOTIN
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type UsageLabelKey string
+
+type UsageLabelValue string
+
+// Ref: #/components/schemas/UsageMeasurement
+type UsageMeasurement struct {
+	Kind         UsageMeasurementKind `json:"kind"`
+	MeasuredUnit UsageMeasurementUnit `json:"measuredUnit"`
+	// A whole number in decimal digits.
+	MeasuredValue      string          `json:"measuredValue"`
+	PlatformQuotaUnits UsageQuotaUnits `json:"platformQuotaUnits"`
+}
+
+// GetKind returns the value of Kind.
+func (s *UsageMeasurement) GetKind() UsageMeasurementKind {
+	return s.Kind
+}
+
+// GetMeasuredUnit returns the value of MeasuredUnit.
+func (s *UsageMeasurement) GetMeasuredUnit() UsageMeasurementUnit {
+	return s.MeasuredUnit
+}
+
+// GetMeasuredValue returns the value of MeasuredValue.
+func (s *UsageMeasurement) GetMeasuredValue() string {
+	return s.MeasuredValue
+}
+
+// GetPlatformQuotaUnits returns the value of PlatformQuotaUnits.
+func (s *UsageMeasurement) GetPlatformQuotaUnits() UsageQuotaUnits {
+	return s.PlatformQuotaUnits
+}
+
+// SetKind sets the value of Kind.
+func (s *UsageMeasurement) SetKind(val UsageMeasurementKind) {
+	s.Kind = val
+}
+
+// SetMeasuredUnit sets the value of MeasuredUnit.
+func (s *UsageMeasurement) SetMeasuredUnit(val UsageMeasurementUnit) {
+	s.MeasuredUnit = val
+}
+
+// SetMeasuredValue sets the value of MeasuredValue.
+func (s *UsageMeasurement) SetMeasuredValue(val string) {
+	s.MeasuredValue = val
+}
+
+// SetPlatformQuotaUnits sets the value of PlatformQuotaUnits.
+func (s *UsageMeasurement) SetPlatformQuotaUnits(val UsageQuotaUnits) {
+	s.PlatformQuotaUnits = val
+}
+
+// Ref: #/components/schemas/UsageMeasurementKind
+type UsageMeasurementKind string
+
+const (
+	UsageMeasurementKindMEASUREMENTKINDUNSPECIFIED       UsageMeasurementKind = "MEASUREMENT_KIND_UNSPECIFIED"
+	UsageMeasurementKindMEASUREMENTKINDPROCESSEDDATASIZE UsageMeasurementKind = "MEASUREMENT_KIND_PROCESSED_DATA_SIZE"
+	UsageMeasurementKindMEASUREMENTKINDEVALUATIONS       UsageMeasurementKind = "MEASUREMENT_KIND_EVALUATIONS"
+	UsageMeasurementKindMEASUREMENTKINDPROCESSEDEVENTS   UsageMeasurementKind = "MEASUREMENT_KIND_PROCESSED_EVENTS"
+	UsageMeasurementKindMEASUREMENTKINDOLLY              UsageMeasurementKind = "MEASUREMENT_KIND_OLLY"
+)
+
+// AllValues returns all UsageMeasurementKind values.
+func (UsageMeasurementKind) AllValues() []UsageMeasurementKind {
+	return []UsageMeasurementKind{
+		UsageMeasurementKindMEASUREMENTKINDUNSPECIFIED,
+		UsageMeasurementKindMEASUREMENTKINDPROCESSEDDATASIZE,
+		UsageMeasurementKindMEASUREMENTKINDEVALUATIONS,
+		UsageMeasurementKindMEASUREMENTKINDPROCESSEDEVENTS,
+		UsageMeasurementKindMEASUREMENTKINDOLLY,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s UsageMeasurementKind) MarshalText() ([]byte, error) {
+	switch s {
+	case UsageMeasurementKindMEASUREMENTKINDUNSPECIFIED:
+		return []byte(s), nil
+	case UsageMeasurementKindMEASUREMENTKINDPROCESSEDDATASIZE:
+		return []byte(s), nil
+	case UsageMeasurementKindMEASUREMENTKINDEVALUATIONS:
+		return []byte(s), nil
+	case UsageMeasurementKindMEASUREMENTKINDPROCESSEDEVENTS:
+		return []byte(s), nil
+	case UsageMeasurementKindMEASUREMENTKINDOLLY:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *UsageMeasurementKind) UnmarshalText(data []byte) error {
+	switch UsageMeasurementKind(data) {
+	case UsageMeasurementKindMEASUREMENTKINDUNSPECIFIED:
+		*s = UsageMeasurementKindMEASUREMENTKINDUNSPECIFIED
+		return nil
+	case UsageMeasurementKindMEASUREMENTKINDPROCESSEDDATASIZE:
+		*s = UsageMeasurementKindMEASUREMENTKINDPROCESSEDDATASIZE
+		return nil
+	case UsageMeasurementKindMEASUREMENTKINDEVALUATIONS:
+		*s = UsageMeasurementKindMEASUREMENTKINDEVALUATIONS
+		return nil
+	case UsageMeasurementKindMEASUREMENTKINDPROCESSEDEVENTS:
+		*s = UsageMeasurementKindMEASUREMENTKINDPROCESSEDEVENTS
+		return nil
+	case UsageMeasurementKindMEASUREMENTKINDOLLY:
+		*s = UsageMeasurementKindMEASUREMENTKINDOLLY
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/UsageMeasurementUnit
+type UsageMeasurementUnit string
+
+const (
+	UsageMeasurementUnitMEASUREMENTUNITUNSPECIFIED UsageMeasurementUnit = "MEASUREMENT_UNIT_UNSPECIFIED"
+	UsageMeasurementUnitMEASUREMENTUNITBYTES       UsageMeasurementUnit = "MEASUREMENT_UNIT_BYTES"
+	UsageMeasurementUnitMEASUREMENTUNITTOKENS      UsageMeasurementUnit = "MEASUREMENT_UNIT_TOKENS"
+	UsageMeasurementUnitMEASUREMENTUNITEVENTS      UsageMeasurementUnit = "MEASUREMENT_UNIT_EVENTS"
+)
+
+// AllValues returns all UsageMeasurementUnit values.
+func (UsageMeasurementUnit) AllValues() []UsageMeasurementUnit {
+	return []UsageMeasurementUnit{
+		UsageMeasurementUnitMEASUREMENTUNITUNSPECIFIED,
+		UsageMeasurementUnitMEASUREMENTUNITBYTES,
+		UsageMeasurementUnitMEASUREMENTUNITTOKENS,
+		UsageMeasurementUnitMEASUREMENTUNITEVENTS,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s UsageMeasurementUnit) MarshalText() ([]byte, error) {
+	switch s {
+	case UsageMeasurementUnitMEASUREMENTUNITUNSPECIFIED:
+		return []byte(s), nil
+	case UsageMeasurementUnitMEASUREMENTUNITBYTES:
+		return []byte(s), nil
+	case UsageMeasurementUnitMEASUREMENTUNITTOKENS:
+		return []byte(s), nil
+	case UsageMeasurementUnitMEASUREMENTUNITEVENTS:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *UsageMeasurementUnit) UnmarshalText(data []byte) error {
+	switch UsageMeasurementUnit(data) {
+	case UsageMeasurementUnitMEASUREMENTUNITUNSPECIFIED:
+		*s = UsageMeasurementUnitMEASUREMENTUNITUNSPECIFIED
+		return nil
+	case UsageMeasurementUnitMEASUREMENTUNITBYTES:
+		*s = UsageMeasurementUnitMEASUREMENTUNITBYTES
+		return nil
+	case UsageMeasurementUnitMEASUREMENTUNITTOKENS:
+		*s = UsageMeasurementUnitMEASUREMENTUNITTOKENS
+		return nil
+	case UsageMeasurementUnitMEASUREMENTUNITEVENTS:
+		*s = UsageMeasurementUnitMEASUREMENTUNITEVENTS
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/UsageQuery
+type UsageQuery struct {
+	Daily                 OptUsageDailyQuery     `json:"daily"`
+	Hourly                OptUsageHourlyQuery    `json:"hourly"`
+	Filters               []UsageLabelFilter     `json:"filters"`
+	GroupBy               OptUsageQueryGroupBy   `json:"groupBy"`
+	Limit                 OptUsageQueryLimit     `json:"limit"`
+	MeasurementKindFilter []UsageMeasurementKind `json:"measurementKindFilter"`
+}
+
+// GetDaily returns the value of Daily.
+func (s *UsageQuery) GetDaily() OptUsageDailyQuery {
+	return s.Daily
+}
+
+// GetHourly returns the value of Hourly.
+func (s *UsageQuery) GetHourly() OptUsageHourlyQuery {
+	return s.Hourly
+}
+
+// GetFilters returns the value of Filters.
+func (s *UsageQuery) GetFilters() []UsageLabelFilter {
+	return s.Filters
+}
+
+// GetGroupBy returns the value of GroupBy.
+func (s *UsageQuery) GetGroupBy() OptUsageQueryGroupBy {
+	return s.GroupBy
+}
+
+// GetLimit returns the value of Limit.
+func (s *UsageQuery) GetLimit() OptUsageQueryLimit {
+	return s.Limit
+}
+
+// GetMeasurementKindFilter returns the value of MeasurementKindFilter.
+func (s *UsageQuery) GetMeasurementKindFilter() []UsageMeasurementKind {
+	return s.MeasurementKindFilter
+}
+
+// SetDaily sets the value of Daily.
+func (s *UsageQuery) SetDaily(val OptUsageDailyQuery) {
+	s.Daily = val
+}
+
+// SetHourly sets the value of Hourly.
+func (s *UsageQuery) SetHourly(val OptUsageHourlyQuery) {
+	s.Hourly = val
+}
+
+// SetFilters sets the value of Filters.
+func (s *UsageQuery) SetFilters(val []UsageLabelFilter) {
+	s.Filters = val
+}
+
+// SetGroupBy sets the value of GroupBy.
+func (s *UsageQuery) SetGroupBy(val OptUsageQueryGroupBy) {
+	s.GroupBy = val
+}
+
+// SetLimit sets the value of Limit.
+func (s *UsageQuery) SetLimit(val OptUsageQueryLimit) {
+	s.Limit = val
+}
+
+// SetMeasurementKindFilter sets the value of MeasurementKindFilter.
+func (s *UsageQuery) SetMeasurementKindFilter(val []UsageMeasurementKind) {
+	s.MeasurementKindFilter = val
+}
+
+type UsageQueryGroupBy struct {
+	Keys []UsageLabelKey `json:"keys"`
+}
+
+// GetKeys returns the value of Keys.
+func (s *UsageQueryGroupBy) GetKeys() []UsageLabelKey {
+	return s.Keys
+}
+
+// SetKeys sets the value of Keys.
+func (s *UsageQueryGroupBy) SetKeys(val []UsageLabelKey) {
+	s.Keys = val
+}
+
+type UsageQueryLimit struct {
+	PerBucket OptInt64 `json:"perBucket"`
+}
+
+// GetPerBucket returns the value of PerBucket.
+func (s *UsageQueryLimit) GetPerBucket() OptInt64 {
+	return s.PerBucket
+}
+
+// SetPerBucket sets the value of PerBucket.
+func (s *UsageQueryLimit) SetPerBucket(val OptInt64) {
+	s.PerBucket = val
+}
+
+// Ref: #/components/schemas/UsageQueryResponse
+type UsageQueryResponse struct {
+	QueryRange UsageTimeRange `json:"queryRange"`
+	Buckets    []UsageBucket  `json:"buckets"`
+}
+
+// GetQueryRange returns the value of QueryRange.
+func (s *UsageQueryResponse) GetQueryRange() UsageTimeRange {
+	return s.QueryRange
+}
+
+// GetBuckets returns the value of Buckets.
+func (s *UsageQueryResponse) GetBuckets() []UsageBucket {
+	return s.Buckets
+}
+
+// SetQueryRange sets the value of QueryRange.
+func (s *UsageQueryResponse) SetQueryRange(val UsageTimeRange) {
+	s.QueryRange = val
+}
+
+// SetBuckets sets the value of Buckets.
+func (s *UsageQueryResponse) SetBuckets(val []UsageBucket) {
+	s.Buckets = val
+}
+
+// Ref: #/components/schemas/UsageQuotaUnits
+type UsageQuotaUnits struct {
+	// A decimal number, e.g. "1.5".
+	Value string `json:"value"`
+}
+
+// GetValue returns the value of Value.
+func (s *UsageQuotaUnits) GetValue() string {
+	return s.Value
+}
+
+// SetValue sets the value of Value.
+func (s *UsageQuotaUnits) SetValue(val string) {
+	s.Value = val
+}
+
+// Ref: #/components/schemas/UsageRecord
+type UsageRecord struct {
+	// The start of the hour the usage belongs to (minutes, seconds and fractions zero).
+	Hour   time.Time            `json:"hour"`
+	Labels []UsageLabel         `json:"labels"`
+	Kind   UsageMeasurementKind `json:"kind"`
+	Unit   UsageMeasurementUnit `json:"unit"`
+	// The measured amount, a whole number of the unit, at most 9223372036854775807.
+	Value string `json:"value"`
+	// The quota units the usage costs, a decimal with at most 6 fraction digits; 0 when absent.
+	QuotaUnits OptString `json:"quotaUnits"`
+}
+
+// GetHour returns the value of Hour.
+func (s *UsageRecord) GetHour() time.Time {
+	return s.Hour
+}
+
+// GetLabels returns the value of Labels.
+func (s *UsageRecord) GetLabels() []UsageLabel {
+	return s.Labels
+}
+
+// GetKind returns the value of Kind.
+func (s *UsageRecord) GetKind() UsageMeasurementKind {
+	return s.Kind
+}
+
+// GetUnit returns the value of Unit.
+func (s *UsageRecord) GetUnit() UsageMeasurementUnit {
+	return s.Unit
+}
+
+// GetValue returns the value of Value.
+func (s *UsageRecord) GetValue() string {
+	return s.Value
+}
+
+// GetQuotaUnits returns the value of QuotaUnits.
+func (s *UsageRecord) GetQuotaUnits() OptString {
+	return s.QuotaUnits
+}
+
+// SetHour sets the value of Hour.
+func (s *UsageRecord) SetHour(val time.Time) {
+	s.Hour = val
+}
+
+// SetLabels sets the value of Labels.
+func (s *UsageRecord) SetLabels(val []UsageLabel) {
+	s.Labels = val
+}
+
+// SetKind sets the value of Kind.
+func (s *UsageRecord) SetKind(val UsageMeasurementKind) {
+	s.Kind = val
+}
+
+// SetUnit sets the value of Unit.
+func (s *UsageRecord) SetUnit(val UsageMeasurementUnit) {
+	s.Unit = val
+}
+
+// SetValue sets the value of Value.
+func (s *UsageRecord) SetValue(val string) {
+	s.Value = val
+}
+
+// SetQuotaUnits sets the value of QuotaUnits.
+func (s *UsageRecord) SetQuotaUnits(val OptString) {
+	s.QuotaUnits = val
+}
+
+// Ref: #/components/schemas/UsageTimeRange
+type UsageTimeRange struct {
+	Start time.Time `json:"start"`
+	End   time.Time `json:"end"`
+}
+
+// GetStart returns the value of Start.
+func (s *UsageTimeRange) GetStart() time.Time {
+	return s.Start
+}
+
+// GetEnd returns the value of End.
+func (s *UsageTimeRange) GetEnd() time.Time {
+	return s.End
+}
+
+// SetStart sets the value of Start.
+func (s *UsageTimeRange) SetStart(val time.Time) {
+	s.Start = val
+}
+
+// SetEnd sets the value of End.
+func (s *UsageTimeRange) SetEnd(val time.Time) {
+	s.End = val
 }
 
 // Ref: #/components/schemas/UserActor

@@ -32,6 +32,14 @@ type Handler interface {
 	//
 	// GET /admin/v1/teams/{team_id}/case-kpis
 	AdminGetCaseKPIs(ctx context.Context, params AdminGetCaseKPIsParams) (*CaseKPIThresholds, error)
+	// AdminImportUsage implements AdminImportUsage operation.
+	//
+	// Stores each record as the team's usage for its hour, measurement kind and label set. A record for an
+	// hour, kind and label set already stored replaces it, so sending the same records again changes
+	// nothing. All records are stored or none.
+	//
+	// POST /admin/v1/teams/{team_id}/usage
+	AdminImportUsage(ctx context.Context, req *UsageImport, params AdminImportUsageParams) (*UsageImportResult, error)
 	// AdminListTeams implements AdminListTeams operation.
 	//
 	// List every team.
@@ -99,6 +107,14 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/3/dataplans/policies/v1
 	CreatePolicy(ctx context.Context, req *CreatePolicyRequest) (*PolicyResponse, error)
+	// CreateQuotaRuleSet implements CreateQuotaRuleSet operation.
+	//
+	// Creates the team's one rule set with a new id (an `id` in the request is ignored); a team that
+	// already has a set answers 409. The same allocation rules as the replace operation apply. The answer
+	// is the version 4 shape: rules without `allocationType` and `platformManaged`.
+	//
+	// POST /mgmt/openapi/4/dataplan/quota-rules/v1
+	CreateQuotaRuleSet(ctx context.Context, req *QuotaRuleSetRequest) (*QuotaRuleSetV4Response, error)
 	// CreateRecordingRuleSet implements CreateRecordingRuleSet operation.
 	//
 	// Stores a named set of rule groups. Every `expr` must be valid PromQL, every `record` a valid metric
@@ -125,6 +141,12 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/dataplans/policies/v1/{id}
 	DeletePolicy(ctx context.Context, params DeletePolicyParams) (*DeletePolicyResponse, error)
+	// DeleteQuotaRuleSet implements DeleteQuotaRuleSet operation.
+	//
+	// A team without a set answers 404.
+	//
+	// DELETE /mgmt/openapi/5/dataplan/quota-rules/v1
+	DeleteQuotaRuleSet(ctx context.Context) (*DeleteQuotaRuleSetResponse, error)
 	// DeleteRecordingRuleSet implements DeleteRecordingRuleSet operation.
 	//
 	// Delete a recording-rule set.
@@ -155,6 +177,14 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/cases/events/v1/{event_id}
 	GetCaseEvent(ctx context.Context, params GetCaseEventParams) (*CaseEventResponse, error)
+	// GetDataUsageCapabilities implements GetDataUsageCapabilities operation.
+	//
+	// The query's limits, the measurement kinds with their units, and the label keys present in the team's
+	// usage records with their values (at most 4096 per key; a key with more is marked `highCardinality`
+	// and lists none).
+	//
+	// GET /mgmt/openapi/5/dataplan/data-usage/v1/capabilities
+	GetDataUsageCapabilities(ctx context.Context) (*UsageCapabilities, error)
 	// GetIncident implements GetIncident operation.
 	//
 	// Get an incident with its events.
@@ -173,6 +203,13 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/policy-settings/v1
 	GetPolicySettings(ctx context.Context) (*PolicySettings, error)
+	// GetQuotaRuleSet implements GetQuotaRuleSet operation.
+	//
+	// A team holds at most one rule set. With `id`, the set must have that id; a team without a set, or
+	// whose set has another id, answers 404.
+	//
+	// GET /mgmt/openapi/5/dataplan/quota-rules/v1
+	GetQuotaRuleSet(ctx context.Context, params GetQuotaRuleSetParams) (*QuotaRuleSetResponse, error)
 	// GetRecordingRuleSet implements GetRecordingRuleSet operation.
 	//
 	// Read one recording-rule set.
@@ -270,6 +307,19 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/4/dataplans/span-policies/v1
 	OverwriteSpanPolicies(ctx context.Context, req *OverwriteSpanPoliciesRequest) (*OverwritePoliciesResponse, error)
+	// QueryDataUsage implements QueryDataUsage operation.
+	//
+	// Sums the usage records the operator imported for the team into UTC buckets: `daily` (a calendar date
+	// range, both ends included, or a relative range; the last 30 days by default) or `hourly` (a time
+	// range, widened to whole hours, or a relative range; the last 24 hours by default). Setting both is a
+	// 400; setting neither means daily over the last 30 days. Every bucket of the range is answered, empty
+	// ones with no entries. Filters keep records whose label is (IN) or is not (NOT_IN) one of the values;
+	// a record without the label is not IN and is NOT_IN. Entries are grouped by the `groupBy` keys (a
+	// missing label groups as ""), sorted by their label values, and each bucket keeps at most
+	// `limit.perBucket` of them.
+	//
+	// POST /mgmt/openapi/5/dataplan/data-usage/v1/query
+	QueryDataUsage(ctx context.Context, req *UsageQuery) (*UsageQueryResponse, error)
 	// ReorderPolicies implements ReorderPolicies operation.
 	//
 	// `orders` names every policy of `sourceType` exactly once with distinct orders; the policies are then
@@ -285,6 +335,15 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/policiy-settings/v1
 	ReplacePolicySettings(ctx context.Context, req *PolicySettings) (*PolicySettings, error)
+	// ReplaceQuotaRuleSet implements ReplaceQuotaRuleSet operation.
+	//
+	// Replaces every rule of the team's existing set and keeps its id; a team without a set answers 404
+	// (create it with the version 4 POST). When `ruleSet.id` is sent it must be the set's id. Percentage
+	// allocations (`QUOTA_ALLOCATION_TYPE_PERCENTAGE`, or unspecified) of one entity type may add up to at
+	// most 100; locked units are at least 0.
+	//
+	// PUT /mgmt/openapi/5/dataplan/quota-rules/v1
+	ReplaceQuotaRuleSet(ctx context.Context, req *QuotaRuleSetRequest) (*QuotaRuleSetResponse, error)
 	// ResolveCase implements ResolveCase operation.
 	//
 	// Resolve a case, with an optional reason.

@@ -49,6 +49,17 @@ func (UnimplementedHandler) AdminGetCaseKPIs(ctx context.Context, params AdminGe
 	return r, ht.ErrNotImplemented
 }
 
+// AdminImportUsage implements AdminImportUsage operation.
+//
+// Stores each record as the team's usage for its hour, measurement kind and label set. A record for an
+// hour, kind and label set already stored replaces it, so sending the same records again changes
+// nothing. All records are stored or none.
+//
+// POST /admin/v1/teams/{team_id}/usage
+func (UnimplementedHandler) AdminImportUsage(ctx context.Context, req *UsageImport, params AdminImportUsageParams) (r *UsageImportResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // AdminListTeams implements AdminListTeams operation.
 //
 // List every team.
@@ -146,6 +157,17 @@ func (UnimplementedHandler) CreatePolicy(ctx context.Context, req *CreatePolicyR
 	return r, ht.ErrNotImplemented
 }
 
+// CreateQuotaRuleSet implements CreateQuotaRuleSet operation.
+//
+// Creates the team's one rule set with a new id (an `id` in the request is ignored); a team that
+// already has a set answers 409. The same allocation rules as the replace operation apply. The answer
+// is the version 4 shape: rules without `allocationType` and `platformManaged`.
+//
+// POST /mgmt/openapi/4/dataplan/quota-rules/v1
+func (UnimplementedHandler) CreateQuotaRuleSet(ctx context.Context, req *QuotaRuleSetRequest) (r *QuotaRuleSetV4Response, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // CreateRecordingRuleSet implements CreateRecordingRuleSet operation.
 //
 // Stores a named set of rule groups. Every `expr` must be valid PromQL, every `record` a valid metric
@@ -181,6 +203,15 @@ func (UnimplementedHandler) DeleteCaseComment(ctx context.Context, params Delete
 //
 // DELETE /mgmt/openapi/5/dataplans/policies/v1/{id}
 func (UnimplementedHandler) DeletePolicy(ctx context.Context, params DeletePolicyParams) (r *DeletePolicyResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// DeleteQuotaRuleSet implements DeleteQuotaRuleSet operation.
+//
+// A team without a set answers 404.
+//
+// DELETE /mgmt/openapi/5/dataplan/quota-rules/v1
+func (UnimplementedHandler) DeleteQuotaRuleSet(ctx context.Context) (r *DeleteQuotaRuleSetResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -229,6 +260,17 @@ func (UnimplementedHandler) GetCaseEvent(ctx context.Context, params GetCaseEven
 	return r, ht.ErrNotImplemented
 }
 
+// GetDataUsageCapabilities implements GetDataUsageCapabilities operation.
+//
+// The query's limits, the measurement kinds with their units, and the label keys present in the team's
+// usage records with their values (at most 4096 per key; a key with more is marked `highCardinality`
+// and lists none).
+//
+// GET /mgmt/openapi/5/dataplan/data-usage/v1/capabilities
+func (UnimplementedHandler) GetDataUsageCapabilities(ctx context.Context) (r *UsageCapabilities, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetIncident implements GetIncident operation.
 //
 // Get an incident with its events.
@@ -253,6 +295,16 @@ func (UnimplementedHandler) GetPolicy(ctx context.Context, params GetPolicyParam
 //
 // GET /mgmt/openapi/5/dataplans/policy-settings/v1
 func (UnimplementedHandler) GetPolicySettings(ctx context.Context) (r *PolicySettings, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetQuotaRuleSet implements GetQuotaRuleSet operation.
+//
+// A team holds at most one rule set. With `id`, the set must have that id; a team without a set, or
+// whose set has another id, answers 404.
+//
+// GET /mgmt/openapi/5/dataplan/quota-rules/v1
+func (UnimplementedHandler) GetQuotaRuleSet(ctx context.Context, params GetQuotaRuleSetParams) (r *QuotaRuleSetResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -392,6 +444,22 @@ func (UnimplementedHandler) OverwriteSpanPolicies(ctx context.Context, req *Over
 	return r, ht.ErrNotImplemented
 }
 
+// QueryDataUsage implements QueryDataUsage operation.
+//
+// Sums the usage records the operator imported for the team into UTC buckets: `daily` (a calendar date
+// range, both ends included, or a relative range; the last 30 days by default) or `hourly` (a time
+// range, widened to whole hours, or a relative range; the last 24 hours by default). Setting both is a
+// 400; setting neither means daily over the last 30 days. Every bucket of the range is answered, empty
+// ones with no entries. Filters keep records whose label is (IN) or is not (NOT_IN) one of the values;
+// a record without the label is not IN and is NOT_IN. Entries are grouped by the `groupBy` keys (a
+// missing label groups as ""), sorted by their label values, and each bucket keeps at most
+// `limit.perBucket` of them.
+//
+// POST /mgmt/openapi/5/dataplan/data-usage/v1/query
+func (UnimplementedHandler) QueryDataUsage(ctx context.Context, req *UsageQuery) (r *UsageQueryResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ReorderPolicies implements ReorderPolicies operation.
 //
 // `orders` names every policy of `sourceType` exactly once with distinct orders; the policies are then
@@ -410,6 +478,18 @@ func (UnimplementedHandler) ReorderPolicies(ctx context.Context, req *ReorderPol
 //
 // POST /mgmt/openapi/5/dataplans/policiy-settings/v1
 func (UnimplementedHandler) ReplacePolicySettings(ctx context.Context, req *PolicySettings) (r *PolicySettings, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ReplaceQuotaRuleSet implements ReplaceQuotaRuleSet operation.
+//
+// Replaces every rule of the team's existing set and keeps its id; a team without a set answers 404
+// (create it with the version 4 POST). When `ruleSet.id` is sent it must be the set's id. Percentage
+// allocations (`QUOTA_ALLOCATION_TYPE_PERCENTAGE`, or unspecified) of one entity type may add up to at
+// most 100; locked units are at least 0.
+//
+// PUT /mgmt/openapi/5/dataplan/quota-rules/v1
+func (UnimplementedHandler) ReplaceQuotaRuleSet(ctx context.Context, req *QuotaRuleSetRequest) (r *QuotaRuleSetResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

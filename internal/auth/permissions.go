@@ -40,6 +40,7 @@ var catalog = []Permission{
 	{"team-quota-rules:Read", "read the team's quota allocation rule set"},
 	{"team-quota-rules:Manage", "create, replace and delete the team's quota allocation rule set"},
 	{"data-usage:Read", "query the team's data usage and its capabilities"},
+	{"data-usage:Manage", "change the team's data usage export setting"},
 }
 
 // Preset is a named bundle of permissions that a key can hold by name.
@@ -67,8 +68,8 @@ var presets = []Preset{
 		Permissions: []string{"policies:ReadConfig", "policies:Manage", "policy-settings:ReadConfig", "policy-settings:Manage"}},
 	{Name: "quota-rules", Description: "everything about the team's quota allocation rule set",
 		Permissions: []string{"team-quota-rules:Read", "team-quota-rules:Manage"}},
-	{Name: "data-usage", Description: "reading the team's data usage",
-		Permissions: []string{"data-usage:Read"}},
+	{Name: "data-usage", Description: "reading the team's data usage and changing its export setting",
+		Permissions: []string{"data-usage:Read", "data-usage:Manage"}},
 	{Name: "read-only", Description: "every permission that only reads",
 		Permissions: []string{"api-keys:ReadConfig", "recording-rules:ReadConfig", "case:Read", "incidents:read",
 			"policies:ReadConfig", "policy-settings:ReadConfig", "team-quota-rules:Read", "data-usage:Read"}},

@@ -191,6 +191,38 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/cases/events/v1/{event_id}
 	GetCaseEvent(ctx context.Context, params GetCaseEventParams) (*CaseEventResponse, error)
+	// GetDailyUsageEvaluationTokensV2 invokes GetDailyUsageEvaluationTokensV2 operation.
+	//
+	// One entry per UTC day of the range, oldest first, empty days included: the tokens of the day's
+	// `MEASUREMENT_KIND_EVALUATIONS` records in total and per value of their `evaluator` label (sorted by
+	// name; records without it count under ""). The range is chosen as for the daily units.
+	//
+	// Deprecated: schema marks this operation as deprecated.
+	//
+	// POST /mgmt/openapi/5/dataplans/data-usage/v2/daily/evaluation-tokens
+	GetDailyUsageEvaluationTokensV2(ctx context.Context, request *UsageV2DailyRequest) (*UsageV2DailyTokensHeaders, error)
+	// GetDailyUsageProcessedGbsV2 invokes GetDailyUsageProcessedGbsV2 operation.
+	//
+	// One entry per UTC day of the range, oldest first, empty days included: the bytes of the day's
+	// `MEASUREMENT_KIND_PROCESSED_DATA_SIZE` records in gigabytes (10^9 bytes), in total and broken down
+	// by the records' `pillar` and `priority` labels. The range is chosen as for the daily units.
+	//
+	// Deprecated: schema marks this operation as deprecated.
+	//
+	// POST /mgmt/openapi/5/dataplans/data-usage/v2/daily/processed-gbs
+	GetDailyUsageProcessedGbsV2(ctx context.Context, request *UsageV2DailyRequest) (*UsageV2DailyGbsHeaders, error)
+	// GetDailyUsageUnitsV2 invokes GetDailyUsageUnitsV2 operation.
+	//
+	// One entry per UTC day of the range, oldest first, empty days included: `totalUnits` is the sum of
+	// the quota units of every record of the day (what the v1 query answers as `platformQuotaUnits`),
+	// `evaluationUnits` those of `MEASUREMENT_KIND_EVALUATIONS` records, and the pillar and priority
+	// breakdowns those of records labelled `pillar` and `priority` (see the README). The range is
+	// `dateRange` (widened to whole UTC days) or `range`; neither means the last 30 days; both is a 400.
+	//
+	// Deprecated: schema marks this operation as deprecated.
+	//
+	// POST /mgmt/openapi/5/dataplans/data-usage/v2/daily/units
+	GetDailyUsageUnitsV2(ctx context.Context, request *UsageV2DailyRequest) (*UsageV2DailyUnitsHeaders, error)
 	// GetDataUsageCapabilities invokes GetDataUsageCapabilities operation.
 	//
 	// The query's limits, the measurement kinds with their units, and the label keys present in the team's
@@ -199,6 +231,14 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dataplan/data-usage/v1/capabilities
 	GetDataUsageCapabilities(ctx context.Context) (*UsageCapabilities, error)
+	// GetDataUsageExportStatusV2 invokes GetDataUsageExportStatusV2 operation.
+	//
+	// The team's export setting; false until it is set.
+	//
+	// Deprecated: schema marks this operation as deprecated.
+	//
+	// GET /mgmt/openapi/5/dataplans/data-usage/v2/export-status
+	GetDataUsageExportStatusV2(ctx context.Context) (*UsageV2ExportStatusHeaders, error)
 	// GetIncident invokes GetIncident operation.
 	//
 	// Get an incident with its events.
@@ -419,6 +459,15 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 	UpdateCaseComment(ctx context.Context, request *CommentRequest, params UpdateCaseCommentParams) (*CaseEventResponse, error)
+	// UpdateDataUsageExportStatusV2 invokes UpdateDataUsageExportStatusV2 operation.
+	//
+	// Stores the team's export setting (an absent `enabled` means false) and answers it. This server
+	// records the setting only; it exports nothing itself.
+	//
+	// Deprecated: schema marks this operation as deprecated.
+	//
+	// POST /mgmt/openapi/5/dataplans/data-usage/v2/export-status
+	UpdateDataUsageExportStatusV2(ctx context.Context, request *UsageV2ExportStatus) (*UsageV2ExportStatusHeaders, error)
 	// UpdatePolicy invokes UpdatePolicy operation.
 	//
 	// Changes the fields that the request sets; the others keep their values. The data type of a policy
@@ -2827,6 +2876,257 @@ func (c *Client) sendGetCaseEvent(ctx context.Context, params GetCaseEventParams
 	return result, nil
 }
 
+// GetDailyUsageEvaluationTokensV2 invokes GetDailyUsageEvaluationTokensV2 operation.
+//
+// One entry per UTC day of the range, oldest first, empty days included: the tokens of the day's
+// `MEASUREMENT_KIND_EVALUATIONS` records in total and per value of their `evaluator` label (sorted by
+// name; records without it count under ""). The range is chosen as for the daily units.
+//
+// Deprecated: schema marks this operation as deprecated.
+//
+// POST /mgmt/openapi/5/dataplans/data-usage/v2/daily/evaluation-tokens
+func (c *Client) GetDailyUsageEvaluationTokensV2(ctx context.Context, request *UsageV2DailyRequest) (*UsageV2DailyTokensHeaders, error) {
+	res, err := c.sendGetDailyUsageEvaluationTokensV2(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendGetDailyUsageEvaluationTokensV2(ctx context.Context, request *UsageV2DailyRequest) (res *UsageV2DailyTokensHeaders, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplans/data-usage/v2/daily/evaluation-tokens"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeGetDailyUsageEvaluationTokensV2Request(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetDailyUsageEvaluationTokensV2Operation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetDailyUsageEvaluationTokensV2Response(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetDailyUsageProcessedGbsV2 invokes GetDailyUsageProcessedGbsV2 operation.
+//
+// One entry per UTC day of the range, oldest first, empty days included: the bytes of the day's
+// `MEASUREMENT_KIND_PROCESSED_DATA_SIZE` records in gigabytes (10^9 bytes), in total and broken down
+// by the records' `pillar` and `priority` labels. The range is chosen as for the daily units.
+//
+// Deprecated: schema marks this operation as deprecated.
+//
+// POST /mgmt/openapi/5/dataplans/data-usage/v2/daily/processed-gbs
+func (c *Client) GetDailyUsageProcessedGbsV2(ctx context.Context, request *UsageV2DailyRequest) (*UsageV2DailyGbsHeaders, error) {
+	res, err := c.sendGetDailyUsageProcessedGbsV2(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendGetDailyUsageProcessedGbsV2(ctx context.Context, request *UsageV2DailyRequest) (res *UsageV2DailyGbsHeaders, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplans/data-usage/v2/daily/processed-gbs"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeGetDailyUsageProcessedGbsV2Request(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetDailyUsageProcessedGbsV2Operation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetDailyUsageProcessedGbsV2Response(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetDailyUsageUnitsV2 invokes GetDailyUsageUnitsV2 operation.
+//
+// One entry per UTC day of the range, oldest first, empty days included: `totalUnits` is the sum of
+// the quota units of every record of the day (what the v1 query answers as `platformQuotaUnits`),
+// `evaluationUnits` those of `MEASUREMENT_KIND_EVALUATIONS` records, and the pillar and priority
+// breakdowns those of records labelled `pillar` and `priority` (see the README). The range is
+// `dateRange` (widened to whole UTC days) or `range`; neither means the last 30 days; both is a 400.
+//
+// Deprecated: schema marks this operation as deprecated.
+//
+// POST /mgmt/openapi/5/dataplans/data-usage/v2/daily/units
+func (c *Client) GetDailyUsageUnitsV2(ctx context.Context, request *UsageV2DailyRequest) (*UsageV2DailyUnitsHeaders, error) {
+	res, err := c.sendGetDailyUsageUnitsV2(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendGetDailyUsageUnitsV2(ctx context.Context, request *UsageV2DailyRequest) (res *UsageV2DailyUnitsHeaders, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplans/data-usage/v2/daily/units"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeGetDailyUsageUnitsV2Request(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetDailyUsageUnitsV2Operation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetDailyUsageUnitsV2Response(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetDataUsageCapabilities invokes GetDataUsageCapabilities operation.
 //
 // The query's limits, the measurement kinds with their units, and the label keys present in the team's
@@ -2898,6 +3198,84 @@ func (c *Client) sendGetDataUsageCapabilities(ctx context.Context) (res *UsageCa
 	}()
 
 	result, err := decodeGetDataUsageCapabilitiesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetDataUsageExportStatusV2 invokes GetDataUsageExportStatusV2 operation.
+//
+// The team's export setting; false until it is set.
+//
+// Deprecated: schema marks this operation as deprecated.
+//
+// GET /mgmt/openapi/5/dataplans/data-usage/v2/export-status
+func (c *Client) GetDataUsageExportStatusV2(ctx context.Context) (*UsageV2ExportStatusHeaders, error) {
+	res, err := c.sendGetDataUsageExportStatusV2(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetDataUsageExportStatusV2(ctx context.Context) (res *UsageV2ExportStatusHeaders, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplans/data-usage/v2/export-status"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetDataUsageExportStatusV2Operation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetDataUsageExportStatusV2Response(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -5599,6 +5977,88 @@ func (c *Client) sendUpdateCaseComment(ctx context.Context, request *CommentRequ
 	}()
 
 	result, err := decodeUpdateCaseCommentResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UpdateDataUsageExportStatusV2 invokes UpdateDataUsageExportStatusV2 operation.
+//
+// Stores the team's export setting (an absent `enabled` means false) and answers it. This server
+// records the setting only; it exports nothing itself.
+//
+// Deprecated: schema marks this operation as deprecated.
+//
+// POST /mgmt/openapi/5/dataplans/data-usage/v2/export-status
+func (c *Client) UpdateDataUsageExportStatusV2(ctx context.Context, request *UsageV2ExportStatus) (*UsageV2ExportStatusHeaders, error) {
+	res, err := c.sendUpdateDataUsageExportStatusV2(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendUpdateDataUsageExportStatusV2(ctx context.Context, request *UsageV2ExportStatus) (res *UsageV2ExportStatusHeaders, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplans/data-usage/v2/export-status"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateDataUsageExportStatusV2Request(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateDataUsageExportStatusV2Operation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateDataUsageExportStatusV2Response(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

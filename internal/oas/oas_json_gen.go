@@ -18566,6 +18566,72 @@ func (s *OptUsageTimeRange) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes UsageV2DailyRequestRange as json.
+func (o OptUsageV2DailyRequestRange) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes UsageV2DailyRequestRange from json.
+func (o *OptUsageV2DailyRequestRange) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptUsageV2DailyRequestRange to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptUsageV2DailyRequestRange) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptUsageV2DailyRequestRange) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes UsageV2DateRange as json.
+func (o OptUsageV2DateRange) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes UsageV2DateRange from json.
+func (o *OptUsageV2DateRange) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptUsageV2DateRange to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptUsageV2DateRange) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptUsageV2DateRange) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes UserActor as json.
 func (o OptUserActor) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -28308,6 +28374,1509 @@ func (s *UsageTimeRange) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *UsageTimeRange) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *UsageV2DailyGbs) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *UsageV2DailyGbs) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("gbs")
+		e.ArrStart()
+		for _, elem := range s.Gbs {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+}
+
+var jsonFieldsNameOfUsageV2DailyGbs = [1]string{
+	0: "gbs",
+}
+
+// Decode decodes UsageV2DailyGbs from json.
+func (s *UsageV2DailyGbs) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode UsageV2DailyGbs to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "gbs":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				s.Gbs = make([]UsageV2DayGbs, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem UsageV2DayGbs
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Gbs = append(s.Gbs, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"gbs\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode UsageV2DailyGbs")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfUsageV2DailyGbs) {
+					name = jsonFieldsNameOfUsageV2DailyGbs[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *UsageV2DailyGbs) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *UsageV2DailyGbs) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *UsageV2DailyRequest) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *UsageV2DailyRequest) encodeFields(e *jx.Encoder) {
+	{
+		if s.DateRange.Set {
+			e.FieldStart("dateRange")
+			s.DateRange.Encode(e)
+		}
+	}
+	{
+		if s.Range.Set {
+			e.FieldStart("range")
+			s.Range.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfUsageV2DailyRequest = [2]string{
+	0: "dateRange",
+	1: "range",
+}
+
+// Decode decodes UsageV2DailyRequest from json.
+func (s *UsageV2DailyRequest) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode UsageV2DailyRequest to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "dateRange":
+			if err := func() error {
+				s.DateRange.Reset()
+				if err := s.DateRange.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"dateRange\"")
+			}
+		case "range":
+			if err := func() error {
+				s.Range.Reset()
+				if err := s.Range.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"range\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode UsageV2DailyRequest")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *UsageV2DailyRequest) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *UsageV2DailyRequest) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes UsageV2DailyRequestRange as json.
+func (s UsageV2DailyRequestRange) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes UsageV2DailyRequestRange from json.
+func (s *UsageV2DailyRequestRange) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode UsageV2DailyRequestRange to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch UsageV2DailyRequestRange(v) {
+	case UsageV2DailyRequestRangeRANGEUNSPECIFIED:
+		*s = UsageV2DailyRequestRangeRANGEUNSPECIFIED
+	case UsageV2DailyRequestRangeRANGECURRENTMONTH:
+		*s = UsageV2DailyRequestRangeRANGECURRENTMONTH
+	case UsageV2DailyRequestRangeRANGELAST30DAYS:
+		*s = UsageV2DailyRequestRangeRANGELAST30DAYS
+	case UsageV2DailyRequestRangeRANGELAST90DAYS:
+		*s = UsageV2DailyRequestRangeRANGELAST90DAYS
+	case UsageV2DailyRequestRangeRANGELASTWEEK:
+		*s = UsageV2DailyRequestRangeRANGELASTWEEK
+	case UsageV2DailyRequestRangeRANGELASTYEAR:
+		*s = UsageV2DailyRequestRangeRANGELASTYEAR
+	default:
+		*s = UsageV2DailyRequestRange(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s UsageV2DailyRequestRange) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *UsageV2DailyRequestRange) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *UsageV2DailyTokens) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *UsageV2DailyTokens) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("tokens")
+		e.ArrStart()
+		for _, elem := range s.Tokens {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+}
+
+var jsonFieldsNameOfUsageV2DailyTokens = [1]string{
+	0: "tokens",
+}
+
+// Decode decodes UsageV2DailyTokens from json.
+func (s *UsageV2DailyTokens) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode UsageV2DailyTokens to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "tokens":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				s.Tokens = make([]UsageV2DayTokens, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem UsageV2DayTokens
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Tokens = append(s.Tokens, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"tokens\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode UsageV2DailyTokens")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfUsageV2DailyTokens) {
+					name = jsonFieldsNameOfUsageV2DailyTokens[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *UsageV2DailyTokens) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *UsageV2DailyTokens) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *UsageV2DailyUnits) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *UsageV2DailyUnits) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("units")
+		e.ArrStart()
+		for _, elem := range s.Units {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+}
+
+var jsonFieldsNameOfUsageV2DailyUnits = [1]string{
+	0: "units",
+}
+
+// Decode decodes UsageV2DailyUnits from json.
+func (s *UsageV2DailyUnits) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode UsageV2DailyUnits to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "units":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				s.Units = make([]UsageV2DayUnits, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem UsageV2DayUnits
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Units = append(s.Units, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"units\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode UsageV2DailyUnits")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfUsageV2DailyUnits) {
+					name = jsonFieldsNameOfUsageV2DailyUnits[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *UsageV2DailyUnits) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *UsageV2DailyUnits) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *UsageV2DateRange) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *UsageV2DateRange) encodeFields(e *jx.Encoder) {
+	{
+		if s.FromDate.Set {
+			e.FieldStart("fromDate")
+			s.FromDate.Encode(e, json.EncodeDateTime)
+		}
+	}
+	{
+		if s.ToDate.Set {
+			e.FieldStart("toDate")
+			s.ToDate.Encode(e, json.EncodeDateTime)
+		}
+	}
+}
+
+var jsonFieldsNameOfUsageV2DateRange = [2]string{
+	0: "fromDate",
+	1: "toDate",
+}
+
+// Decode decodes UsageV2DateRange from json.
+func (s *UsageV2DateRange) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode UsageV2DateRange to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "fromDate":
+			if err := func() error {
+				s.FromDate.Reset()
+				if err := s.FromDate.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"fromDate\"")
+			}
+		case "toDate":
+			if err := func() error {
+				s.ToDate.Reset()
+				if err := s.ToDate.Decode(d, json.DecodeDateTime); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"toDate\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode UsageV2DateRange")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *UsageV2DateRange) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *UsageV2DateRange) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *UsageV2DayGbs) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *UsageV2DayGbs) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("statsDate")
+		json.EncodeDateTime(e, s.StatsDate)
+	}
+	{
+		e.FieldStart("totalGbs")
+		s.TotalGbs.Encode(e)
+	}
+	{
+		e.FieldStart("highLogsGbs")
+		s.HighLogsGbs.Encode(e)
+	}
+	{
+		e.FieldStart("mediumLogsGbs")
+		s.MediumLogsGbs.Encode(e)
+	}
+	{
+		e.FieldStart("lowLogsGbs")
+		s.LowLogsGbs.Encode(e)
+	}
+	{
+		e.FieldStart("highTracingGbs")
+		s.HighTracingGbs.Encode(e)
+	}
+	{
+		e.FieldStart("mediumTracingGbs")
+		s.MediumTracingGbs.Encode(e)
+	}
+	{
+		e.FieldStart("lowTracingGbs")
+		s.LowTracingGbs.Encode(e)
+	}
+	{
+		e.FieldStart("highMetricsGbs")
+		s.HighMetricsGbs.Encode(e)
+	}
+	{
+		e.FieldStart("blockedMetricsGbs")
+		s.BlockedMetricsGbs.Encode(e)
+	}
+	{
+		e.FieldStart("blockedGbs")
+		s.BlockedGbs.Encode(e)
+	}
+	{
+		e.FieldStart("lowSessionRecordingGbs")
+		s.LowSessionRecordingGbs.Encode(e)
+	}
+	{
+		e.FieldStart("cpuProfilesGbs")
+		s.CpuProfilesGbs.Encode(e)
+	}
+}
+
+var jsonFieldsNameOfUsageV2DayGbs = [13]string{
+	0:  "statsDate",
+	1:  "totalGbs",
+	2:  "highLogsGbs",
+	3:  "mediumLogsGbs",
+	4:  "lowLogsGbs",
+	5:  "highTracingGbs",
+	6:  "mediumTracingGbs",
+	7:  "lowTracingGbs",
+	8:  "highMetricsGbs",
+	9:  "blockedMetricsGbs",
+	10: "blockedGbs",
+	11: "lowSessionRecordingGbs",
+	12: "cpuProfilesGbs",
+}
+
+// Decode decodes UsageV2DayGbs from json.
+func (s *UsageV2DayGbs) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode UsageV2DayGbs to nil")
+	}
+	var requiredBitSet [2]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "statsDate":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := json.DecodeDateTime(d)
+				s.StatsDate = v
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"statsDate\"")
+			}
+		case "totalGbs":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				if err := s.TotalGbs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"totalGbs\"")
+			}
+		case "highLogsGbs":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.HighLogsGbs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"highLogsGbs\"")
+			}
+		case "mediumLogsGbs":
+			requiredBitSet[0] |= 1 << 3
+			if err := func() error {
+				if err := s.MediumLogsGbs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"mediumLogsGbs\"")
+			}
+		case "lowLogsGbs":
+			requiredBitSet[0] |= 1 << 4
+			if err := func() error {
+				if err := s.LowLogsGbs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"lowLogsGbs\"")
+			}
+		case "highTracingGbs":
+			requiredBitSet[0] |= 1 << 5
+			if err := func() error {
+				if err := s.HighTracingGbs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"highTracingGbs\"")
+			}
+		case "mediumTracingGbs":
+			requiredBitSet[0] |= 1 << 6
+			if err := func() error {
+				if err := s.MediumTracingGbs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"mediumTracingGbs\"")
+			}
+		case "lowTracingGbs":
+			requiredBitSet[0] |= 1 << 7
+			if err := func() error {
+				if err := s.LowTracingGbs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"lowTracingGbs\"")
+			}
+		case "highMetricsGbs":
+			requiredBitSet[1] |= 1 << 0
+			if err := func() error {
+				if err := s.HighMetricsGbs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"highMetricsGbs\"")
+			}
+		case "blockedMetricsGbs":
+			requiredBitSet[1] |= 1 << 1
+			if err := func() error {
+				if err := s.BlockedMetricsGbs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"blockedMetricsGbs\"")
+			}
+		case "blockedGbs":
+			requiredBitSet[1] |= 1 << 2
+			if err := func() error {
+				if err := s.BlockedGbs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"blockedGbs\"")
+			}
+		case "lowSessionRecordingGbs":
+			requiredBitSet[1] |= 1 << 3
+			if err := func() error {
+				if err := s.LowSessionRecordingGbs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"lowSessionRecordingGbs\"")
+			}
+		case "cpuProfilesGbs":
+			requiredBitSet[1] |= 1 << 4
+			if err := func() error {
+				if err := s.CpuProfilesGbs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"cpuProfilesGbs\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode UsageV2DayGbs")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [2]uint8{
+		0b11111111,
+		0b00011111,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfUsageV2DayGbs) {
+					name = jsonFieldsNameOfUsageV2DayGbs[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *UsageV2DayGbs) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *UsageV2DayGbs) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *UsageV2DayTokens) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *UsageV2DayTokens) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("statsDate")
+		json.EncodeDateTime(e, s.StatsDate)
+	}
+	{
+		e.FieldStart("totalTokens")
+		s.TotalTokens.Encode(e)
+	}
+	{
+		e.FieldStart("evaluations")
+		e.ArrStart()
+		for _, elem := range s.Evaluations {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+}
+
+var jsonFieldsNameOfUsageV2DayTokens = [3]string{
+	0: "statsDate",
+	1: "totalTokens",
+	2: "evaluations",
+}
+
+// Decode decodes UsageV2DayTokens from json.
+func (s *UsageV2DayTokens) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode UsageV2DayTokens to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "statsDate":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := json.DecodeDateTime(d)
+				s.StatsDate = v
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"statsDate\"")
+			}
+		case "totalTokens":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				if err := s.TotalTokens.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"totalTokens\"")
+			}
+		case "evaluations":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				s.Evaluations = make([]UsageV2Evaluation, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem UsageV2Evaluation
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Evaluations = append(s.Evaluations, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"evaluations\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode UsageV2DayTokens")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000111,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfUsageV2DayTokens) {
+					name = jsonFieldsNameOfUsageV2DayTokens[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *UsageV2DayTokens) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *UsageV2DayTokens) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *UsageV2DayUnits) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *UsageV2DayUnits) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("statsDate")
+		json.EncodeDateTime(e, s.StatsDate)
+	}
+	{
+		e.FieldStart("totalUnits")
+		s.TotalUnits.Encode(e)
+	}
+	{
+		e.FieldStart("evaluationUnits")
+		s.EvaluationUnits.Encode(e)
+	}
+	{
+		e.FieldStart("highLogsUnits")
+		s.HighLogsUnits.Encode(e)
+	}
+	{
+		e.FieldStart("mediumLogsUnits")
+		s.MediumLogsUnits.Encode(e)
+	}
+	{
+		e.FieldStart("lowLogsUnits")
+		s.LowLogsUnits.Encode(e)
+	}
+	{
+		e.FieldStart("highTracingUnits")
+		s.HighTracingUnits.Encode(e)
+	}
+	{
+		e.FieldStart("mediumTracingUnits")
+		s.MediumTracingUnits.Encode(e)
+	}
+	{
+		e.FieldStart("lowTracingUnits")
+		s.LowTracingUnits.Encode(e)
+	}
+	{
+		e.FieldStart("highMetricsUnits")
+		s.HighMetricsUnits.Encode(e)
+	}
+	{
+		e.FieldStart("blockedMetricsUnits")
+		s.BlockedMetricsUnits.Encode(e)
+	}
+	{
+		e.FieldStart("blockedUnits")
+		s.BlockedUnits.Encode(e)
+	}
+	{
+		e.FieldStart("lowSessionRecordingUnits")
+		s.LowSessionRecordingUnits.Encode(e)
+	}
+	{
+		e.FieldStart("cpuProfilesUnits")
+		s.CpuProfilesUnits.Encode(e)
+	}
+}
+
+var jsonFieldsNameOfUsageV2DayUnits = [14]string{
+	0:  "statsDate",
+	1:  "totalUnits",
+	2:  "evaluationUnits",
+	3:  "highLogsUnits",
+	4:  "mediumLogsUnits",
+	5:  "lowLogsUnits",
+	6:  "highTracingUnits",
+	7:  "mediumTracingUnits",
+	8:  "lowTracingUnits",
+	9:  "highMetricsUnits",
+	10: "blockedMetricsUnits",
+	11: "blockedUnits",
+	12: "lowSessionRecordingUnits",
+	13: "cpuProfilesUnits",
+}
+
+// Decode decodes UsageV2DayUnits from json.
+func (s *UsageV2DayUnits) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode UsageV2DayUnits to nil")
+	}
+	var requiredBitSet [2]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "statsDate":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := json.DecodeDateTime(d)
+				s.StatsDate = v
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"statsDate\"")
+			}
+		case "totalUnits":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				if err := s.TotalUnits.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"totalUnits\"")
+			}
+		case "evaluationUnits":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.EvaluationUnits.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"evaluationUnits\"")
+			}
+		case "highLogsUnits":
+			requiredBitSet[0] |= 1 << 3
+			if err := func() error {
+				if err := s.HighLogsUnits.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"highLogsUnits\"")
+			}
+		case "mediumLogsUnits":
+			requiredBitSet[0] |= 1 << 4
+			if err := func() error {
+				if err := s.MediumLogsUnits.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"mediumLogsUnits\"")
+			}
+		case "lowLogsUnits":
+			requiredBitSet[0] |= 1 << 5
+			if err := func() error {
+				if err := s.LowLogsUnits.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"lowLogsUnits\"")
+			}
+		case "highTracingUnits":
+			requiredBitSet[0] |= 1 << 6
+			if err := func() error {
+				if err := s.HighTracingUnits.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"highTracingUnits\"")
+			}
+		case "mediumTracingUnits":
+			requiredBitSet[0] |= 1 << 7
+			if err := func() error {
+				if err := s.MediumTracingUnits.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"mediumTracingUnits\"")
+			}
+		case "lowTracingUnits":
+			requiredBitSet[1] |= 1 << 0
+			if err := func() error {
+				if err := s.LowTracingUnits.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"lowTracingUnits\"")
+			}
+		case "highMetricsUnits":
+			requiredBitSet[1] |= 1 << 1
+			if err := func() error {
+				if err := s.HighMetricsUnits.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"highMetricsUnits\"")
+			}
+		case "blockedMetricsUnits":
+			requiredBitSet[1] |= 1 << 2
+			if err := func() error {
+				if err := s.BlockedMetricsUnits.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"blockedMetricsUnits\"")
+			}
+		case "blockedUnits":
+			requiredBitSet[1] |= 1 << 3
+			if err := func() error {
+				if err := s.BlockedUnits.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"blockedUnits\"")
+			}
+		case "lowSessionRecordingUnits":
+			requiredBitSet[1] |= 1 << 4
+			if err := func() error {
+				if err := s.LowSessionRecordingUnits.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"lowSessionRecordingUnits\"")
+			}
+		case "cpuProfilesUnits":
+			requiredBitSet[1] |= 1 << 5
+			if err := func() error {
+				if err := s.CpuProfilesUnits.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"cpuProfilesUnits\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode UsageV2DayUnits")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [2]uint8{
+		0b11111111,
+		0b00111111,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfUsageV2DayUnits) {
+					name = jsonFieldsNameOfUsageV2DayUnits[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *UsageV2DayUnits) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *UsageV2DayUnits) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *UsageV2Evaluation) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *UsageV2Evaluation) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("evaluatorName")
+		e.Str(s.EvaluatorName)
+	}
+	{
+		e.FieldStart("evaluationTokens")
+		s.EvaluationTokens.Encode(e)
+	}
+}
+
+var jsonFieldsNameOfUsageV2Evaluation = [2]string{
+	0: "evaluatorName",
+	1: "evaluationTokens",
+}
+
+// Decode decodes UsageV2Evaluation from json.
+func (s *UsageV2Evaluation) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode UsageV2Evaluation to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "evaluatorName":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Str()
+				s.EvaluatorName = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"evaluatorName\"")
+			}
+		case "evaluationTokens":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				if err := s.EvaluationTokens.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"evaluationTokens\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode UsageV2Evaluation")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000011,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfUsageV2Evaluation) {
+					name = jsonFieldsNameOfUsageV2Evaluation[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *UsageV2Evaluation) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *UsageV2Evaluation) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *UsageV2ExportStatus) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *UsageV2ExportStatus) encodeFields(e *jx.Encoder) {
+	{
+		if s.Enabled.Set {
+			e.FieldStart("enabled")
+			s.Enabled.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfUsageV2ExportStatus = [1]string{
+	0: "enabled",
+}
+
+// Decode decodes UsageV2ExportStatus from json.
+func (s *UsageV2ExportStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode UsageV2ExportStatus to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "enabled":
+			if err := func() error {
+				s.Enabled.Reset()
+				if err := s.Enabled.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"enabled\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode UsageV2ExportStatus")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *UsageV2ExportStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *UsageV2ExportStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *UsageV2Number) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *UsageV2Number) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("value")
+		e.Float64(s.Value)
+	}
+}
+
+var jsonFieldsNameOfUsageV2Number = [1]string{
+	0: "value",
+}
+
+// Decode decodes UsageV2Number from json.
+func (s *UsageV2Number) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode UsageV2Number to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "value":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Float64()
+				s.Value = float64(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"value\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode UsageV2Number")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfUsageV2Number) {
+					name = jsonFieldsNameOfUsageV2Number[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *UsageV2Number) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *UsageV2Number) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

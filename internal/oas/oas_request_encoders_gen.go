@@ -178,6 +178,48 @@ func encodeCreateRecordingRuleSetRequest(
 	return nil
 }
 
+func encodeGetDailyUsageEvaluationTokensV2Request(
+	req *UsageV2DailyRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeGetDailyUsageProcessedGbsV2Request(
+	req *UsageV2DailyRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeGetDailyUsageUnitsV2Request(
+	req *UsageV2DailyRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeIngestAlertmanagerRequest(
 	req *AlertmanagerNotification,
 	r *http.Request,
@@ -394,6 +436,20 @@ func encodeUpdateCaseRequest(
 
 func encodeUpdateCaseCommentRequest(
 	req *CommentRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeUpdateDataUsageExportStatusV2Request(
+	req *UsageV2ExportStatus,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

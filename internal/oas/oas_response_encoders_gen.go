@@ -7,7 +7,9 @@ import (
 
 	"github.com/go-faster/errors"
 	"github.com/go-faster/jx"
+	"github.com/ogen-go/ogen/conv"
 	ht "github.com/ogen-go/ogen/http"
+	"github.com/ogen-go/ogen/uri"
 )
 
 func encodeAcknowledgeCaseResponse(response *CaseResponse, w http.ResponseWriter) error {
@@ -348,12 +350,168 @@ func encodeGetCaseEventResponse(response *CaseEventResponse, w http.ResponseWrit
 	return nil
 }
 
+func encodeGetDailyUsageEvaluationTokensV2Response(response *UsageV2DailyTokensHeaders, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Access-Control-Expose-Headers", "Deprecation,Link")
+	// Encoding response headers.
+	{
+		h := uri.NewHeaderEncoder(w.Header())
+		// Encode "Deprecation" header.
+		{
+			cfg := uri.HeaderParameterEncodingConfig{
+				Name:    "Deprecation",
+				Explode: false,
+			}
+			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+				return e.EncodeValue(conv.StringToString(response.Deprecation))
+			}); err != nil {
+				return errors.Wrap(err, "encode Deprecation header")
+			}
+		}
+		// Encode "Link" header.
+		{
+			cfg := uri.HeaderParameterEncodingConfig{
+				Name:    "Link",
+				Explode: false,
+			}
+			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+				return e.EncodeValue(conv.StringToString(response.Link))
+			}); err != nil {
+				return errors.Wrap(err, "encode Link header")
+			}
+		}
+	}
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeGetDailyUsageProcessedGbsV2Response(response *UsageV2DailyGbsHeaders, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Access-Control-Expose-Headers", "Deprecation,Link")
+	// Encoding response headers.
+	{
+		h := uri.NewHeaderEncoder(w.Header())
+		// Encode "Deprecation" header.
+		{
+			cfg := uri.HeaderParameterEncodingConfig{
+				Name:    "Deprecation",
+				Explode: false,
+			}
+			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+				return e.EncodeValue(conv.StringToString(response.Deprecation))
+			}); err != nil {
+				return errors.Wrap(err, "encode Deprecation header")
+			}
+		}
+		// Encode "Link" header.
+		{
+			cfg := uri.HeaderParameterEncodingConfig{
+				Name:    "Link",
+				Explode: false,
+			}
+			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+				return e.EncodeValue(conv.StringToString(response.Link))
+			}); err != nil {
+				return errors.Wrap(err, "encode Link header")
+			}
+		}
+	}
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeGetDailyUsageUnitsV2Response(response *UsageV2DailyUnitsHeaders, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Access-Control-Expose-Headers", "Deprecation,Link")
+	// Encoding response headers.
+	{
+		h := uri.NewHeaderEncoder(w.Header())
+		// Encode "Deprecation" header.
+		{
+			cfg := uri.HeaderParameterEncodingConfig{
+				Name:    "Deprecation",
+				Explode: false,
+			}
+			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+				return e.EncodeValue(conv.StringToString(response.Deprecation))
+			}); err != nil {
+				return errors.Wrap(err, "encode Deprecation header")
+			}
+		}
+		// Encode "Link" header.
+		{
+			cfg := uri.HeaderParameterEncodingConfig{
+				Name:    "Link",
+				Explode: false,
+			}
+			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+				return e.EncodeValue(conv.StringToString(response.Link))
+			}); err != nil {
+				return errors.Wrap(err, "encode Link header")
+			}
+		}
+	}
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeGetDataUsageCapabilitiesResponse(response *UsageCapabilities, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
 	e := new(jx.Encoder)
 	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeGetDataUsageExportStatusV2Response(response *UsageV2ExportStatusHeaders, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Access-Control-Expose-Headers", "Deprecation")
+	// Encoding response headers.
+	{
+		h := uri.NewHeaderEncoder(w.Header())
+		// Encode "Deprecation" header.
+		{
+			cfg := uri.HeaderParameterEncodingConfig{
+				Name:    "Deprecation",
+				Explode: false,
+			}
+			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+				return e.EncodeValue(conv.StringToString(response.Deprecation))
+			}); err != nil {
+				return errors.Wrap(err, "encode Deprecation header")
+			}
+		}
+	}
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Response.Encode(e)
 	if _, err := e.WriteTo(w); err != nil {
 		return errors.Wrap(err, "write")
 	}
@@ -744,6 +902,36 @@ func encodeUpdateCaseCommentResponse(response *CaseEventResponse, w http.Respons
 
 	e := new(jx.Encoder)
 	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeUpdateDataUsageExportStatusV2Response(response *UsageV2ExportStatusHeaders, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Access-Control-Expose-Headers", "Deprecation")
+	// Encoding response headers.
+	{
+		h := uri.NewHeaderEncoder(w.Header())
+		// Encode "Deprecation" header.
+		{
+			cfg := uri.HeaderParameterEncodingConfig{
+				Name:    "Deprecation",
+				Explode: false,
+			}
+			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+				return e.EncodeValue(conv.StringToString(response.Deprecation))
+			}); err != nil {
+				return errors.Wrap(err, "encode Deprecation header")
+			}
+		}
+	}
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Response.Encode(e)
 	if _, err := e.WriteTo(w); err != nil {
 		return errors.Wrap(err, "write")
 	}

@@ -10239,6 +10239,98 @@ func (o OptUsageTimeRange) Or(d UsageTimeRange) UsageTimeRange {
 	return d
 }
 
+// NewOptUsageV2DailyRequestRange returns new OptUsageV2DailyRequestRange with value set to v.
+func NewOptUsageV2DailyRequestRange(v UsageV2DailyRequestRange) OptUsageV2DailyRequestRange {
+	return OptUsageV2DailyRequestRange{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUsageV2DailyRequestRange is optional UsageV2DailyRequestRange.
+type OptUsageV2DailyRequestRange struct {
+	Value UsageV2DailyRequestRange
+	Set   bool
+}
+
+// IsSet returns true if OptUsageV2DailyRequestRange was set.
+func (o OptUsageV2DailyRequestRange) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUsageV2DailyRequestRange) Reset() {
+	var v UsageV2DailyRequestRange
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUsageV2DailyRequestRange) SetTo(v UsageV2DailyRequestRange) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUsageV2DailyRequestRange) Get() (v UsageV2DailyRequestRange, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUsageV2DailyRequestRange) Or(d UsageV2DailyRequestRange) UsageV2DailyRequestRange {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUsageV2DateRange returns new OptUsageV2DateRange with value set to v.
+func NewOptUsageV2DateRange(v UsageV2DateRange) OptUsageV2DateRange {
+	return OptUsageV2DateRange{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUsageV2DateRange is optional UsageV2DateRange.
+type OptUsageV2DateRange struct {
+	Value UsageV2DateRange
+	Set   bool
+}
+
+// IsSet returns true if OptUsageV2DateRange was set.
+func (o OptUsageV2DateRange) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUsageV2DateRange) Reset() {
+	var v UsageV2DateRange
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUsageV2DateRange) SetTo(v UsageV2DateRange) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUsageV2DateRange) Get() (v UsageV2DateRange, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUsageV2DateRange) Or(d UsageV2DateRange) UsageV2DateRange {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptUserActor returns new OptUserActor with value set to v.
 func NewOptUserActor(v UserActor) OptUserActor {
 	return OptUserActor{
@@ -13612,6 +13704,709 @@ func (s *UsageTimeRange) SetStart(val time.Time) {
 // SetEnd sets the value of End.
 func (s *UsageTimeRange) SetEnd(val time.Time) {
 	s.End = val
+}
+
+// Ref: #/components/schemas/UsageV2DailyGbs
+type UsageV2DailyGbs struct {
+	Gbs []UsageV2DayGbs `json:"gbs"`
+}
+
+// GetGbs returns the value of Gbs.
+func (s *UsageV2DailyGbs) GetGbs() []UsageV2DayGbs {
+	return s.Gbs
+}
+
+// SetGbs sets the value of Gbs.
+func (s *UsageV2DailyGbs) SetGbs(val []UsageV2DayGbs) {
+	s.Gbs = val
+}
+
+// UsageV2DailyGbsHeaders wraps UsageV2DailyGbs with response headers.
+type UsageV2DailyGbsHeaders struct {
+	Deprecation string
+	Link        string
+	Response    UsageV2DailyGbs
+}
+
+// GetDeprecation returns the value of Deprecation.
+func (s *UsageV2DailyGbsHeaders) GetDeprecation() string {
+	return s.Deprecation
+}
+
+// GetLink returns the value of Link.
+func (s *UsageV2DailyGbsHeaders) GetLink() string {
+	return s.Link
+}
+
+// GetResponse returns the value of Response.
+func (s *UsageV2DailyGbsHeaders) GetResponse() UsageV2DailyGbs {
+	return s.Response
+}
+
+// SetDeprecation sets the value of Deprecation.
+func (s *UsageV2DailyGbsHeaders) SetDeprecation(val string) {
+	s.Deprecation = val
+}
+
+// SetLink sets the value of Link.
+func (s *UsageV2DailyGbsHeaders) SetLink(val string) {
+	s.Link = val
+}
+
+// SetResponse sets the value of Response.
+func (s *UsageV2DailyGbsHeaders) SetResponse(val UsageV2DailyGbs) {
+	s.Response = val
+}
+
+// A day range for the deprecated daily usage operations; at most one of the two.
+// Ref: #/components/schemas/UsageV2DailyRequest
+type UsageV2DailyRequest struct {
+	DateRange OptUsageV2DateRange         `json:"dateRange"`
+	Range     OptUsageV2DailyRequestRange `json:"range"`
+}
+
+// GetDateRange returns the value of DateRange.
+func (s *UsageV2DailyRequest) GetDateRange() OptUsageV2DateRange {
+	return s.DateRange
+}
+
+// GetRange returns the value of Range.
+func (s *UsageV2DailyRequest) GetRange() OptUsageV2DailyRequestRange {
+	return s.Range
+}
+
+// SetDateRange sets the value of DateRange.
+func (s *UsageV2DailyRequest) SetDateRange(val OptUsageV2DateRange) {
+	s.DateRange = val
+}
+
+// SetRange sets the value of Range.
+func (s *UsageV2DailyRequest) SetRange(val OptUsageV2DailyRequestRange) {
+	s.Range = val
+}
+
+type UsageV2DailyRequestRange string
+
+const (
+	UsageV2DailyRequestRangeRANGEUNSPECIFIED  UsageV2DailyRequestRange = "RANGE_UNSPECIFIED"
+	UsageV2DailyRequestRangeRANGECURRENTMONTH UsageV2DailyRequestRange = "RANGE_CURRENT_MONTH"
+	UsageV2DailyRequestRangeRANGELAST30DAYS   UsageV2DailyRequestRange = "RANGE_LAST_30_DAYS"
+	UsageV2DailyRequestRangeRANGELAST90DAYS   UsageV2DailyRequestRange = "RANGE_LAST_90_DAYS"
+	UsageV2DailyRequestRangeRANGELASTWEEK     UsageV2DailyRequestRange = "RANGE_LAST_WEEK"
+	UsageV2DailyRequestRangeRANGELASTYEAR     UsageV2DailyRequestRange = "RANGE_LAST_YEAR"
+)
+
+// AllValues returns all UsageV2DailyRequestRange values.
+func (UsageV2DailyRequestRange) AllValues() []UsageV2DailyRequestRange {
+	return []UsageV2DailyRequestRange{
+		UsageV2DailyRequestRangeRANGEUNSPECIFIED,
+		UsageV2DailyRequestRangeRANGECURRENTMONTH,
+		UsageV2DailyRequestRangeRANGELAST30DAYS,
+		UsageV2DailyRequestRangeRANGELAST90DAYS,
+		UsageV2DailyRequestRangeRANGELASTWEEK,
+		UsageV2DailyRequestRangeRANGELASTYEAR,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s UsageV2DailyRequestRange) MarshalText() ([]byte, error) {
+	switch s {
+	case UsageV2DailyRequestRangeRANGEUNSPECIFIED:
+		return []byte(s), nil
+	case UsageV2DailyRequestRangeRANGECURRENTMONTH:
+		return []byte(s), nil
+	case UsageV2DailyRequestRangeRANGELAST30DAYS:
+		return []byte(s), nil
+	case UsageV2DailyRequestRangeRANGELAST90DAYS:
+		return []byte(s), nil
+	case UsageV2DailyRequestRangeRANGELASTWEEK:
+		return []byte(s), nil
+	case UsageV2DailyRequestRangeRANGELASTYEAR:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *UsageV2DailyRequestRange) UnmarshalText(data []byte) error {
+	switch UsageV2DailyRequestRange(data) {
+	case UsageV2DailyRequestRangeRANGEUNSPECIFIED:
+		*s = UsageV2DailyRequestRangeRANGEUNSPECIFIED
+		return nil
+	case UsageV2DailyRequestRangeRANGECURRENTMONTH:
+		*s = UsageV2DailyRequestRangeRANGECURRENTMONTH
+		return nil
+	case UsageV2DailyRequestRangeRANGELAST30DAYS:
+		*s = UsageV2DailyRequestRangeRANGELAST30DAYS
+		return nil
+	case UsageV2DailyRequestRangeRANGELAST90DAYS:
+		*s = UsageV2DailyRequestRangeRANGELAST90DAYS
+		return nil
+	case UsageV2DailyRequestRangeRANGELASTWEEK:
+		*s = UsageV2DailyRequestRangeRANGELASTWEEK
+		return nil
+	case UsageV2DailyRequestRangeRANGELASTYEAR:
+		*s = UsageV2DailyRequestRangeRANGELASTYEAR
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/UsageV2DailyTokens
+type UsageV2DailyTokens struct {
+	Tokens []UsageV2DayTokens `json:"tokens"`
+}
+
+// GetTokens returns the value of Tokens.
+func (s *UsageV2DailyTokens) GetTokens() []UsageV2DayTokens {
+	return s.Tokens
+}
+
+// SetTokens sets the value of Tokens.
+func (s *UsageV2DailyTokens) SetTokens(val []UsageV2DayTokens) {
+	s.Tokens = val
+}
+
+// UsageV2DailyTokensHeaders wraps UsageV2DailyTokens with response headers.
+type UsageV2DailyTokensHeaders struct {
+	Deprecation string
+	Link        string
+	Response    UsageV2DailyTokens
+}
+
+// GetDeprecation returns the value of Deprecation.
+func (s *UsageV2DailyTokensHeaders) GetDeprecation() string {
+	return s.Deprecation
+}
+
+// GetLink returns the value of Link.
+func (s *UsageV2DailyTokensHeaders) GetLink() string {
+	return s.Link
+}
+
+// GetResponse returns the value of Response.
+func (s *UsageV2DailyTokensHeaders) GetResponse() UsageV2DailyTokens {
+	return s.Response
+}
+
+// SetDeprecation sets the value of Deprecation.
+func (s *UsageV2DailyTokensHeaders) SetDeprecation(val string) {
+	s.Deprecation = val
+}
+
+// SetLink sets the value of Link.
+func (s *UsageV2DailyTokensHeaders) SetLink(val string) {
+	s.Link = val
+}
+
+// SetResponse sets the value of Response.
+func (s *UsageV2DailyTokensHeaders) SetResponse(val UsageV2DailyTokens) {
+	s.Response = val
+}
+
+// Ref: #/components/schemas/UsageV2DailyUnits
+type UsageV2DailyUnits struct {
+	Units []UsageV2DayUnits `json:"units"`
+}
+
+// GetUnits returns the value of Units.
+func (s *UsageV2DailyUnits) GetUnits() []UsageV2DayUnits {
+	return s.Units
+}
+
+// SetUnits sets the value of Units.
+func (s *UsageV2DailyUnits) SetUnits(val []UsageV2DayUnits) {
+	s.Units = val
+}
+
+// UsageV2DailyUnitsHeaders wraps UsageV2DailyUnits with response headers.
+type UsageV2DailyUnitsHeaders struct {
+	Deprecation string
+	Link        string
+	Response    UsageV2DailyUnits
+}
+
+// GetDeprecation returns the value of Deprecation.
+func (s *UsageV2DailyUnitsHeaders) GetDeprecation() string {
+	return s.Deprecation
+}
+
+// GetLink returns the value of Link.
+func (s *UsageV2DailyUnitsHeaders) GetLink() string {
+	return s.Link
+}
+
+// GetResponse returns the value of Response.
+func (s *UsageV2DailyUnitsHeaders) GetResponse() UsageV2DailyUnits {
+	return s.Response
+}
+
+// SetDeprecation sets the value of Deprecation.
+func (s *UsageV2DailyUnitsHeaders) SetDeprecation(val string) {
+	s.Deprecation = val
+}
+
+// SetLink sets the value of Link.
+func (s *UsageV2DailyUnitsHeaders) SetLink(val string) {
+	s.Link = val
+}
+
+// SetResponse sets the value of Response.
+func (s *UsageV2DailyUnitsHeaders) SetResponse(val UsageV2DailyUnits) {
+	s.Response = val
+}
+
+// From the UTC day of `fromDate` to that of `toDate`, both included.
+// Ref: #/components/schemas/UsageV2DateRange
+type UsageV2DateRange struct {
+	FromDate OptDateTime `json:"fromDate"`
+	ToDate   OptDateTime `json:"toDate"`
+}
+
+// GetFromDate returns the value of FromDate.
+func (s *UsageV2DateRange) GetFromDate() OptDateTime {
+	return s.FromDate
+}
+
+// GetToDate returns the value of ToDate.
+func (s *UsageV2DateRange) GetToDate() OptDateTime {
+	return s.ToDate
+}
+
+// SetFromDate sets the value of FromDate.
+func (s *UsageV2DateRange) SetFromDate(val OptDateTime) {
+	s.FromDate = val
+}
+
+// SetToDate sets the value of ToDate.
+func (s *UsageV2DateRange) SetToDate(val OptDateTime) {
+	s.ToDate = val
+}
+
+// Ref: #/components/schemas/UsageV2DayGbs
+type UsageV2DayGbs struct {
+	StatsDate              time.Time     `json:"statsDate"`
+	TotalGbs               UsageV2Number `json:"totalGbs"`
+	HighLogsGbs            UsageV2Number `json:"highLogsGbs"`
+	MediumLogsGbs          UsageV2Number `json:"mediumLogsGbs"`
+	LowLogsGbs             UsageV2Number `json:"lowLogsGbs"`
+	HighTracingGbs         UsageV2Number `json:"highTracingGbs"`
+	MediumTracingGbs       UsageV2Number `json:"mediumTracingGbs"`
+	LowTracingGbs          UsageV2Number `json:"lowTracingGbs"`
+	HighMetricsGbs         UsageV2Number `json:"highMetricsGbs"`
+	BlockedMetricsGbs      UsageV2Number `json:"blockedMetricsGbs"`
+	BlockedGbs             UsageV2Number `json:"blockedGbs"`
+	LowSessionRecordingGbs UsageV2Number `json:"lowSessionRecordingGbs"`
+	CpuProfilesGbs         UsageV2Number `json:"cpuProfilesGbs"`
+}
+
+// GetStatsDate returns the value of StatsDate.
+func (s *UsageV2DayGbs) GetStatsDate() time.Time {
+	return s.StatsDate
+}
+
+// GetTotalGbs returns the value of TotalGbs.
+func (s *UsageV2DayGbs) GetTotalGbs() UsageV2Number {
+	return s.TotalGbs
+}
+
+// GetHighLogsGbs returns the value of HighLogsGbs.
+func (s *UsageV2DayGbs) GetHighLogsGbs() UsageV2Number {
+	return s.HighLogsGbs
+}
+
+// GetMediumLogsGbs returns the value of MediumLogsGbs.
+func (s *UsageV2DayGbs) GetMediumLogsGbs() UsageV2Number {
+	return s.MediumLogsGbs
+}
+
+// GetLowLogsGbs returns the value of LowLogsGbs.
+func (s *UsageV2DayGbs) GetLowLogsGbs() UsageV2Number {
+	return s.LowLogsGbs
+}
+
+// GetHighTracingGbs returns the value of HighTracingGbs.
+func (s *UsageV2DayGbs) GetHighTracingGbs() UsageV2Number {
+	return s.HighTracingGbs
+}
+
+// GetMediumTracingGbs returns the value of MediumTracingGbs.
+func (s *UsageV2DayGbs) GetMediumTracingGbs() UsageV2Number {
+	return s.MediumTracingGbs
+}
+
+// GetLowTracingGbs returns the value of LowTracingGbs.
+func (s *UsageV2DayGbs) GetLowTracingGbs() UsageV2Number {
+	return s.LowTracingGbs
+}
+
+// GetHighMetricsGbs returns the value of HighMetricsGbs.
+func (s *UsageV2DayGbs) GetHighMetricsGbs() UsageV2Number {
+	return s.HighMetricsGbs
+}
+
+// GetBlockedMetricsGbs returns the value of BlockedMetricsGbs.
+func (s *UsageV2DayGbs) GetBlockedMetricsGbs() UsageV2Number {
+	return s.BlockedMetricsGbs
+}
+
+// GetBlockedGbs returns the value of BlockedGbs.
+func (s *UsageV2DayGbs) GetBlockedGbs() UsageV2Number {
+	return s.BlockedGbs
+}
+
+// GetLowSessionRecordingGbs returns the value of LowSessionRecordingGbs.
+func (s *UsageV2DayGbs) GetLowSessionRecordingGbs() UsageV2Number {
+	return s.LowSessionRecordingGbs
+}
+
+// GetCpuProfilesGbs returns the value of CpuProfilesGbs.
+func (s *UsageV2DayGbs) GetCpuProfilesGbs() UsageV2Number {
+	return s.CpuProfilesGbs
+}
+
+// SetStatsDate sets the value of StatsDate.
+func (s *UsageV2DayGbs) SetStatsDate(val time.Time) {
+	s.StatsDate = val
+}
+
+// SetTotalGbs sets the value of TotalGbs.
+func (s *UsageV2DayGbs) SetTotalGbs(val UsageV2Number) {
+	s.TotalGbs = val
+}
+
+// SetHighLogsGbs sets the value of HighLogsGbs.
+func (s *UsageV2DayGbs) SetHighLogsGbs(val UsageV2Number) {
+	s.HighLogsGbs = val
+}
+
+// SetMediumLogsGbs sets the value of MediumLogsGbs.
+func (s *UsageV2DayGbs) SetMediumLogsGbs(val UsageV2Number) {
+	s.MediumLogsGbs = val
+}
+
+// SetLowLogsGbs sets the value of LowLogsGbs.
+func (s *UsageV2DayGbs) SetLowLogsGbs(val UsageV2Number) {
+	s.LowLogsGbs = val
+}
+
+// SetHighTracingGbs sets the value of HighTracingGbs.
+func (s *UsageV2DayGbs) SetHighTracingGbs(val UsageV2Number) {
+	s.HighTracingGbs = val
+}
+
+// SetMediumTracingGbs sets the value of MediumTracingGbs.
+func (s *UsageV2DayGbs) SetMediumTracingGbs(val UsageV2Number) {
+	s.MediumTracingGbs = val
+}
+
+// SetLowTracingGbs sets the value of LowTracingGbs.
+func (s *UsageV2DayGbs) SetLowTracingGbs(val UsageV2Number) {
+	s.LowTracingGbs = val
+}
+
+// SetHighMetricsGbs sets the value of HighMetricsGbs.
+func (s *UsageV2DayGbs) SetHighMetricsGbs(val UsageV2Number) {
+	s.HighMetricsGbs = val
+}
+
+// SetBlockedMetricsGbs sets the value of BlockedMetricsGbs.
+func (s *UsageV2DayGbs) SetBlockedMetricsGbs(val UsageV2Number) {
+	s.BlockedMetricsGbs = val
+}
+
+// SetBlockedGbs sets the value of BlockedGbs.
+func (s *UsageV2DayGbs) SetBlockedGbs(val UsageV2Number) {
+	s.BlockedGbs = val
+}
+
+// SetLowSessionRecordingGbs sets the value of LowSessionRecordingGbs.
+func (s *UsageV2DayGbs) SetLowSessionRecordingGbs(val UsageV2Number) {
+	s.LowSessionRecordingGbs = val
+}
+
+// SetCpuProfilesGbs sets the value of CpuProfilesGbs.
+func (s *UsageV2DayGbs) SetCpuProfilesGbs(val UsageV2Number) {
+	s.CpuProfilesGbs = val
+}
+
+// Ref: #/components/schemas/UsageV2DayTokens
+type UsageV2DayTokens struct {
+	StatsDate   time.Time           `json:"statsDate"`
+	TotalTokens UsageV2Number       `json:"totalTokens"`
+	Evaluations []UsageV2Evaluation `json:"evaluations"`
+}
+
+// GetStatsDate returns the value of StatsDate.
+func (s *UsageV2DayTokens) GetStatsDate() time.Time {
+	return s.StatsDate
+}
+
+// GetTotalTokens returns the value of TotalTokens.
+func (s *UsageV2DayTokens) GetTotalTokens() UsageV2Number {
+	return s.TotalTokens
+}
+
+// GetEvaluations returns the value of Evaluations.
+func (s *UsageV2DayTokens) GetEvaluations() []UsageV2Evaluation {
+	return s.Evaluations
+}
+
+// SetStatsDate sets the value of StatsDate.
+func (s *UsageV2DayTokens) SetStatsDate(val time.Time) {
+	s.StatsDate = val
+}
+
+// SetTotalTokens sets the value of TotalTokens.
+func (s *UsageV2DayTokens) SetTotalTokens(val UsageV2Number) {
+	s.TotalTokens = val
+}
+
+// SetEvaluations sets the value of Evaluations.
+func (s *UsageV2DayTokens) SetEvaluations(val []UsageV2Evaluation) {
+	s.Evaluations = val
+}
+
+// Ref: #/components/schemas/UsageV2DayUnits
+type UsageV2DayUnits struct {
+	StatsDate                time.Time     `json:"statsDate"`
+	TotalUnits               UsageV2Number `json:"totalUnits"`
+	EvaluationUnits          UsageV2Number `json:"evaluationUnits"`
+	HighLogsUnits            UsageV2Number `json:"highLogsUnits"`
+	MediumLogsUnits          UsageV2Number `json:"mediumLogsUnits"`
+	LowLogsUnits             UsageV2Number `json:"lowLogsUnits"`
+	HighTracingUnits         UsageV2Number `json:"highTracingUnits"`
+	MediumTracingUnits       UsageV2Number `json:"mediumTracingUnits"`
+	LowTracingUnits          UsageV2Number `json:"lowTracingUnits"`
+	HighMetricsUnits         UsageV2Number `json:"highMetricsUnits"`
+	BlockedMetricsUnits      UsageV2Number `json:"blockedMetricsUnits"`
+	BlockedUnits             UsageV2Number `json:"blockedUnits"`
+	LowSessionRecordingUnits UsageV2Number `json:"lowSessionRecordingUnits"`
+	CpuProfilesUnits         UsageV2Number `json:"cpuProfilesUnits"`
+}
+
+// GetStatsDate returns the value of StatsDate.
+func (s *UsageV2DayUnits) GetStatsDate() time.Time {
+	return s.StatsDate
+}
+
+// GetTotalUnits returns the value of TotalUnits.
+func (s *UsageV2DayUnits) GetTotalUnits() UsageV2Number {
+	return s.TotalUnits
+}
+
+// GetEvaluationUnits returns the value of EvaluationUnits.
+func (s *UsageV2DayUnits) GetEvaluationUnits() UsageV2Number {
+	return s.EvaluationUnits
+}
+
+// GetHighLogsUnits returns the value of HighLogsUnits.
+func (s *UsageV2DayUnits) GetHighLogsUnits() UsageV2Number {
+	return s.HighLogsUnits
+}
+
+// GetMediumLogsUnits returns the value of MediumLogsUnits.
+func (s *UsageV2DayUnits) GetMediumLogsUnits() UsageV2Number {
+	return s.MediumLogsUnits
+}
+
+// GetLowLogsUnits returns the value of LowLogsUnits.
+func (s *UsageV2DayUnits) GetLowLogsUnits() UsageV2Number {
+	return s.LowLogsUnits
+}
+
+// GetHighTracingUnits returns the value of HighTracingUnits.
+func (s *UsageV2DayUnits) GetHighTracingUnits() UsageV2Number {
+	return s.HighTracingUnits
+}
+
+// GetMediumTracingUnits returns the value of MediumTracingUnits.
+func (s *UsageV2DayUnits) GetMediumTracingUnits() UsageV2Number {
+	return s.MediumTracingUnits
+}
+
+// GetLowTracingUnits returns the value of LowTracingUnits.
+func (s *UsageV2DayUnits) GetLowTracingUnits() UsageV2Number {
+	return s.LowTracingUnits
+}
+
+// GetHighMetricsUnits returns the value of HighMetricsUnits.
+func (s *UsageV2DayUnits) GetHighMetricsUnits() UsageV2Number {
+	return s.HighMetricsUnits
+}
+
+// GetBlockedMetricsUnits returns the value of BlockedMetricsUnits.
+func (s *UsageV2DayUnits) GetBlockedMetricsUnits() UsageV2Number {
+	return s.BlockedMetricsUnits
+}
+
+// GetBlockedUnits returns the value of BlockedUnits.
+func (s *UsageV2DayUnits) GetBlockedUnits() UsageV2Number {
+	return s.BlockedUnits
+}
+
+// GetLowSessionRecordingUnits returns the value of LowSessionRecordingUnits.
+func (s *UsageV2DayUnits) GetLowSessionRecordingUnits() UsageV2Number {
+	return s.LowSessionRecordingUnits
+}
+
+// GetCpuProfilesUnits returns the value of CpuProfilesUnits.
+func (s *UsageV2DayUnits) GetCpuProfilesUnits() UsageV2Number {
+	return s.CpuProfilesUnits
+}
+
+// SetStatsDate sets the value of StatsDate.
+func (s *UsageV2DayUnits) SetStatsDate(val time.Time) {
+	s.StatsDate = val
+}
+
+// SetTotalUnits sets the value of TotalUnits.
+func (s *UsageV2DayUnits) SetTotalUnits(val UsageV2Number) {
+	s.TotalUnits = val
+}
+
+// SetEvaluationUnits sets the value of EvaluationUnits.
+func (s *UsageV2DayUnits) SetEvaluationUnits(val UsageV2Number) {
+	s.EvaluationUnits = val
+}
+
+// SetHighLogsUnits sets the value of HighLogsUnits.
+func (s *UsageV2DayUnits) SetHighLogsUnits(val UsageV2Number) {
+	s.HighLogsUnits = val
+}
+
+// SetMediumLogsUnits sets the value of MediumLogsUnits.
+func (s *UsageV2DayUnits) SetMediumLogsUnits(val UsageV2Number) {
+	s.MediumLogsUnits = val
+}
+
+// SetLowLogsUnits sets the value of LowLogsUnits.
+func (s *UsageV2DayUnits) SetLowLogsUnits(val UsageV2Number) {
+	s.LowLogsUnits = val
+}
+
+// SetHighTracingUnits sets the value of HighTracingUnits.
+func (s *UsageV2DayUnits) SetHighTracingUnits(val UsageV2Number) {
+	s.HighTracingUnits = val
+}
+
+// SetMediumTracingUnits sets the value of MediumTracingUnits.
+func (s *UsageV2DayUnits) SetMediumTracingUnits(val UsageV2Number) {
+	s.MediumTracingUnits = val
+}
+
+// SetLowTracingUnits sets the value of LowTracingUnits.
+func (s *UsageV2DayUnits) SetLowTracingUnits(val UsageV2Number) {
+	s.LowTracingUnits = val
+}
+
+// SetHighMetricsUnits sets the value of HighMetricsUnits.
+func (s *UsageV2DayUnits) SetHighMetricsUnits(val UsageV2Number) {
+	s.HighMetricsUnits = val
+}
+
+// SetBlockedMetricsUnits sets the value of BlockedMetricsUnits.
+func (s *UsageV2DayUnits) SetBlockedMetricsUnits(val UsageV2Number) {
+	s.BlockedMetricsUnits = val
+}
+
+// SetBlockedUnits sets the value of BlockedUnits.
+func (s *UsageV2DayUnits) SetBlockedUnits(val UsageV2Number) {
+	s.BlockedUnits = val
+}
+
+// SetLowSessionRecordingUnits sets the value of LowSessionRecordingUnits.
+func (s *UsageV2DayUnits) SetLowSessionRecordingUnits(val UsageV2Number) {
+	s.LowSessionRecordingUnits = val
+}
+
+// SetCpuProfilesUnits sets the value of CpuProfilesUnits.
+func (s *UsageV2DayUnits) SetCpuProfilesUnits(val UsageV2Number) {
+	s.CpuProfilesUnits = val
+}
+
+// Ref: #/components/schemas/UsageV2Evaluation
+type UsageV2Evaluation struct {
+	EvaluatorName    string        `json:"evaluatorName"`
+	EvaluationTokens UsageV2Number `json:"evaluationTokens"`
+}
+
+// GetEvaluatorName returns the value of EvaluatorName.
+func (s *UsageV2Evaluation) GetEvaluatorName() string {
+	return s.EvaluatorName
+}
+
+// GetEvaluationTokens returns the value of EvaluationTokens.
+func (s *UsageV2Evaluation) GetEvaluationTokens() UsageV2Number {
+	return s.EvaluationTokens
+}
+
+// SetEvaluatorName sets the value of EvaluatorName.
+func (s *UsageV2Evaluation) SetEvaluatorName(val string) {
+	s.EvaluatorName = val
+}
+
+// SetEvaluationTokens sets the value of EvaluationTokens.
+func (s *UsageV2Evaluation) SetEvaluationTokens(val UsageV2Number) {
+	s.EvaluationTokens = val
+}
+
+// Ref: #/components/schemas/UsageV2ExportStatus
+type UsageV2ExportStatus struct {
+	Enabled OptBool `json:"enabled"`
+}
+
+// GetEnabled returns the value of Enabled.
+func (s *UsageV2ExportStatus) GetEnabled() OptBool {
+	return s.Enabled
+}
+
+// SetEnabled sets the value of Enabled.
+func (s *UsageV2ExportStatus) SetEnabled(val OptBool) {
+	s.Enabled = val
+}
+
+// UsageV2ExportStatusHeaders wraps UsageV2ExportStatus with response headers.
+type UsageV2ExportStatusHeaders struct {
+	Deprecation string
+	Response    UsageV2ExportStatus
+}
+
+// GetDeprecation returns the value of Deprecation.
+func (s *UsageV2ExportStatusHeaders) GetDeprecation() string {
+	return s.Deprecation
+}
+
+// GetResponse returns the value of Response.
+func (s *UsageV2ExportStatusHeaders) GetResponse() UsageV2ExportStatus {
+	return s.Response
+}
+
+// SetDeprecation sets the value of Deprecation.
+func (s *UsageV2ExportStatusHeaders) SetDeprecation(val string) {
+	s.Deprecation = val
+}
+
+// SetResponse sets the value of Response.
+func (s *UsageV2ExportStatusHeaders) SetResponse(val UsageV2ExportStatus) {
+	s.Response = val
+}
+
+// Ref: #/components/schemas/UsageV2Number
+type UsageV2Number struct {
+	Value float64 `json:"value"`
+}
+
+// GetValue returns the value of Value.
+func (s *UsageV2Number) GetValue() float64 {
+	return s.Value
+}
+
+// SetValue sets the value of Value.
+func (s *UsageV2Number) SetValue(val float64) {
+	s.Value = val
 }
 
 // Ref: #/components/schemas/UserActor

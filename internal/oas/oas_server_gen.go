@@ -177,6 +177,38 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/cases/events/v1/{event_id}
 	GetCaseEvent(ctx context.Context, params GetCaseEventParams) (*CaseEventResponse, error)
+	// GetDailyUsageEvaluationTokensV2 implements GetDailyUsageEvaluationTokensV2 operation.
+	//
+	// One entry per UTC day of the range, oldest first, empty days included: the tokens of the day's
+	// `MEASUREMENT_KIND_EVALUATIONS` records in total and per value of their `evaluator` label (sorted by
+	// name; records without it count under ""). The range is chosen as for the daily units.
+	//
+	// Deprecated: schema marks this operation as deprecated.
+	//
+	// POST /mgmt/openapi/5/dataplans/data-usage/v2/daily/evaluation-tokens
+	GetDailyUsageEvaluationTokensV2(ctx context.Context, req *UsageV2DailyRequest) (*UsageV2DailyTokensHeaders, error)
+	// GetDailyUsageProcessedGbsV2 implements GetDailyUsageProcessedGbsV2 operation.
+	//
+	// One entry per UTC day of the range, oldest first, empty days included: the bytes of the day's
+	// `MEASUREMENT_KIND_PROCESSED_DATA_SIZE` records in gigabytes (10^9 bytes), in total and broken down
+	// by the records' `pillar` and `priority` labels. The range is chosen as for the daily units.
+	//
+	// Deprecated: schema marks this operation as deprecated.
+	//
+	// POST /mgmt/openapi/5/dataplans/data-usage/v2/daily/processed-gbs
+	GetDailyUsageProcessedGbsV2(ctx context.Context, req *UsageV2DailyRequest) (*UsageV2DailyGbsHeaders, error)
+	// GetDailyUsageUnitsV2 implements GetDailyUsageUnitsV2 operation.
+	//
+	// One entry per UTC day of the range, oldest first, empty days included: `totalUnits` is the sum of
+	// the quota units of every record of the day (what the v1 query answers as `platformQuotaUnits`),
+	// `evaluationUnits` those of `MEASUREMENT_KIND_EVALUATIONS` records, and the pillar and priority
+	// breakdowns those of records labelled `pillar` and `priority` (see the README). The range is
+	// `dateRange` (widened to whole UTC days) or `range`; neither means the last 30 days; both is a 400.
+	//
+	// Deprecated: schema marks this operation as deprecated.
+	//
+	// POST /mgmt/openapi/5/dataplans/data-usage/v2/daily/units
+	GetDailyUsageUnitsV2(ctx context.Context, req *UsageV2DailyRequest) (*UsageV2DailyUnitsHeaders, error)
 	// GetDataUsageCapabilities implements GetDataUsageCapabilities operation.
 	//
 	// The query's limits, the measurement kinds with their units, and the label keys present in the team's
@@ -185,6 +217,14 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dataplan/data-usage/v1/capabilities
 	GetDataUsageCapabilities(ctx context.Context) (*UsageCapabilities, error)
+	// GetDataUsageExportStatusV2 implements GetDataUsageExportStatusV2 operation.
+	//
+	// The team's export setting; false until it is set.
+	//
+	// Deprecated: schema marks this operation as deprecated.
+	//
+	// GET /mgmt/openapi/5/dataplans/data-usage/v2/export-status
+	GetDataUsageExportStatusV2(ctx context.Context) (*UsageV2ExportStatusHeaders, error)
 	// GetIncident implements GetIncident operation.
 	//
 	// Get an incident with its events.
@@ -405,6 +445,15 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 	UpdateCaseComment(ctx context.Context, req *CommentRequest, params UpdateCaseCommentParams) (*CaseEventResponse, error)
+	// UpdateDataUsageExportStatusV2 implements UpdateDataUsageExportStatusV2 operation.
+	//
+	// Stores the team's export setting (an absent `enabled` means false) and answers it. This server
+	// records the setting only; it exports nothing itself.
+	//
+	// Deprecated: schema marks this operation as deprecated.
+	//
+	// POST /mgmt/openapi/5/dataplans/data-usage/v2/export-status
+	UpdateDataUsageExportStatusV2(ctx context.Context, req *UsageV2ExportStatus) (*UsageV2ExportStatusHeaders, error)
 	// UpdatePolicy implements UpdatePolicy operation.
 	//
 	// Changes the fields that the request sets; the others keep their values. The data type of a policy

@@ -260,6 +260,47 @@ func (UnimplementedHandler) GetCaseEvent(ctx context.Context, params GetCaseEven
 	return r, ht.ErrNotImplemented
 }
 
+// GetDailyUsageEvaluationTokensV2 implements GetDailyUsageEvaluationTokensV2 operation.
+//
+// One entry per UTC day of the range, oldest first, empty days included: the tokens of the day's
+// `MEASUREMENT_KIND_EVALUATIONS` records in total and per value of their `evaluator` label (sorted by
+// name; records without it count under ""). The range is chosen as for the daily units.
+//
+// Deprecated: schema marks this operation as deprecated.
+//
+// POST /mgmt/openapi/5/dataplans/data-usage/v2/daily/evaluation-tokens
+func (UnimplementedHandler) GetDailyUsageEvaluationTokensV2(ctx context.Context, req *UsageV2DailyRequest) (r *UsageV2DailyTokensHeaders, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetDailyUsageProcessedGbsV2 implements GetDailyUsageProcessedGbsV2 operation.
+//
+// One entry per UTC day of the range, oldest first, empty days included: the bytes of the day's
+// `MEASUREMENT_KIND_PROCESSED_DATA_SIZE` records in gigabytes (10^9 bytes), in total and broken down
+// by the records' `pillar` and `priority` labels. The range is chosen as for the daily units.
+//
+// Deprecated: schema marks this operation as deprecated.
+//
+// POST /mgmt/openapi/5/dataplans/data-usage/v2/daily/processed-gbs
+func (UnimplementedHandler) GetDailyUsageProcessedGbsV2(ctx context.Context, req *UsageV2DailyRequest) (r *UsageV2DailyGbsHeaders, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetDailyUsageUnitsV2 implements GetDailyUsageUnitsV2 operation.
+//
+// One entry per UTC day of the range, oldest first, empty days included: `totalUnits` is the sum of
+// the quota units of every record of the day (what the v1 query answers as `platformQuotaUnits`),
+// `evaluationUnits` those of `MEASUREMENT_KIND_EVALUATIONS` records, and the pillar and priority
+// breakdowns those of records labelled `pillar` and `priority` (see the README). The range is
+// `dateRange` (widened to whole UTC days) or `range`; neither means the last 30 days; both is a 400.
+//
+// Deprecated: schema marks this operation as deprecated.
+//
+// POST /mgmt/openapi/5/dataplans/data-usage/v2/daily/units
+func (UnimplementedHandler) GetDailyUsageUnitsV2(ctx context.Context, req *UsageV2DailyRequest) (r *UsageV2DailyUnitsHeaders, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetDataUsageCapabilities implements GetDataUsageCapabilities operation.
 //
 // The query's limits, the measurement kinds with their units, and the label keys present in the team's
@@ -268,6 +309,17 @@ func (UnimplementedHandler) GetCaseEvent(ctx context.Context, params GetCaseEven
 //
 // GET /mgmt/openapi/5/dataplan/data-usage/v1/capabilities
 func (UnimplementedHandler) GetDataUsageCapabilities(ctx context.Context) (r *UsageCapabilities, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetDataUsageExportStatusV2 implements GetDataUsageExportStatusV2 operation.
+//
+// The team's export setting; false until it is set.
+//
+// Deprecated: schema marks this operation as deprecated.
+//
+// GET /mgmt/openapi/5/dataplans/data-usage/v2/export-status
+func (UnimplementedHandler) GetDataUsageExportStatusV2(ctx context.Context) (r *UsageV2ExportStatusHeaders, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -578,6 +630,18 @@ func (UnimplementedHandler) UpdateCase(ctx context.Context, req *UpdateCaseReque
 //
 // PUT /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 func (UnimplementedHandler) UpdateCaseComment(ctx context.Context, req *CommentRequest, params UpdateCaseCommentParams) (r *CaseEventResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UpdateDataUsageExportStatusV2 implements UpdateDataUsageExportStatusV2 operation.
+//
+// Stores the team's export setting (an absent `enabled` means false) and answers it. This server
+// records the setting only; it exports nothing itself.
+//
+// Deprecated: schema marks this operation as deprecated.
+//
+// POST /mgmt/openapi/5/dataplans/data-usage/v2/export-status
+func (UnimplementedHandler) UpdateDataUsageExportStatusV2(ctx context.Context, req *UsageV2ExportStatus) (r *UsageV2ExportStatusHeaders, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

@@ -239,12 +239,42 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/data-usage/v2/export-status
 	GetDataUsageExportStatusV2(ctx context.Context) (*UsageV2ExportStatusHeaders, error)
+	// GetDataUsageV2 invokes GetDataUsageV2 operation.
+	//
+	// Sums the team's usage records of `date_range` (widened to whole UTC hours; absent means the last 24
+	// hours ending with the current hour) into buckets of `resolution` starting at its start (absent means
+	// one bucket for the whole range), grouped by the dimensions of `aggregate`, and answers one entry per
+	// non-empty bucket and group, by time and then by dimension values: `units` the quota units of the
+	// records, `sizeGb` the bytes of their `MEASUREMENT_KIND_PROCESSED_DATA_SIZE` records in gigabytes
+	// (10^9 bytes). Dimensions come from record labels (see the README); `dimension_filters` keeps records
+	// that have every listed dimension.
+	//
+	// `date_range`, `aggregate` and `dimension_filters` are query objects (schemas in `x-query-objects`)
+	// written in bracket form (`date_range[fromDate]=…`, `dimension_filters[0][pillar]=PILLAR_LOGS`,
+	// `aggregate[0]=AGGREGATE_BY_PILLAR`) or dot form (`date_range.fromDate=…`,
+	// `dimension_filters[0].genericDimension.key=team`); a repeated `aggregate` lists several values.
+	//
+	// Deprecated: schema marks this operation as deprecated.
+	//
+	// GET /mgmt/openapi/5/dataplans/data-usage/v2
+	GetDataUsageV2(ctx context.Context, params GetDataUsageV2Params) (*UsageV2DataUsageHeaders, error)
 	// GetIncident invokes GetIncident operation.
 	//
 	// Get an incident with its events.
 	//
 	// GET /mgmt/openapi/3/incidents/incidents/v1/{id}
 	GetIncident(ctx context.Context, params GetIncidentParams) (*IncidentResponse, error)
+	// GetLogsCountV2 invokes GetLogsCountV2 operation.
+	//
+	// Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
+	// `date_range` into buckets of `resolution` (as for the span counts), grouped by their `priority` and
+	// `severity` labels and, when asked, by `applicationName` and `subsystemName`; one entry per non-empty
+	// bucket and group, by time and then by group. `filters` as for the span counts.
+	//
+	// Deprecated: schema marks this operation as deprecated.
+	//
+	// GET /mgmt/openapi/5/dataplans/data-usage/v2/logs/count
+	GetLogsCountV2(ctx context.Context, params GetLogsCountV2Params) (*UsageV2LogsCountHeaders, error)
 	// GetPolicy invokes GetPolicy operation.
 	//
 	// Read a policy.
@@ -270,6 +300,20 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/recording-rules/recording-rules/v1/{id}
 	GetRecordingRuleSet(ctx context.Context, params GetRecordingRuleSetParams) (*RecordingRuleSet, error)
+	// GetSpansCountV2 invokes GetSpansCountV2 operation.
+	//
+	// Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_SPANS` of
+	// `date_range` (as for the v2 usage entries) into buckets of `resolution` and answers one entry per
+	// bucket, empty ones with zeros: by the `status` label (`success` or `error`), in total and at
+	// `PRIORITY_LOW` and `PRIORITY_MEDIUM`. `filters` keeps records whose `applicationName` label is one
+	// of `filters.application` and whose `subsystemName` label is one of `filters.subsystem` (an empty or
+	// absent list keeps all). `date_range` and `filters` are query objects (bracket or dot form, see
+	// `x-query-objects`).
+	//
+	// Deprecated: schema marks this operation as deprecated.
+	//
+	// GET /mgmt/openapi/5/dataplans/data-usage/v2/spans/count
+	GetSpansCountV2(ctx context.Context, params GetSpansCountV2Params) (*UsageV2SpansCountHeaders, error)
 	// IngestAlertmanager invokes IngestAlertmanager operation.
 	//
 	// Point an Alertmanager `webhook_config` here, with a team key as bearer credentials. Each alert
@@ -3283,6 +3327,115 @@ func (c *Client) sendGetDataUsageExportStatusV2(ctx context.Context) (res *Usage
 	return result, nil
 }
 
+// GetDataUsageV2 invokes GetDataUsageV2 operation.
+//
+// Sums the team's usage records of `date_range` (widened to whole UTC hours; absent means the last 24
+// hours ending with the current hour) into buckets of `resolution` starting at its start (absent means
+// one bucket for the whole range), grouped by the dimensions of `aggregate`, and answers one entry per
+// non-empty bucket and group, by time and then by dimension values: `units` the quota units of the
+// records, `sizeGb` the bytes of their `MEASUREMENT_KIND_PROCESSED_DATA_SIZE` records in gigabytes
+// (10^9 bytes). Dimensions come from record labels (see the README); `dimension_filters` keeps records
+// that have every listed dimension.
+//
+// `date_range`, `aggregate` and `dimension_filters` are query objects (schemas in `x-query-objects`)
+// written in bracket form (`date_range[fromDate]=…`, `dimension_filters[0][pillar]=PILLAR_LOGS`,
+// `aggregate[0]=AGGREGATE_BY_PILLAR`) or dot form (`date_range.fromDate=…`,
+// `dimension_filters[0].genericDimension.key=team`); a repeated `aggregate` lists several values.
+//
+// Deprecated: schema marks this operation as deprecated.
+//
+// GET /mgmt/openapi/5/dataplans/data-usage/v2
+func (c *Client) GetDataUsageV2(ctx context.Context, params GetDataUsageV2Params) (*UsageV2DataUsageHeaders, error) {
+	res, err := c.sendGetDataUsageV2(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetDataUsageV2(ctx context.Context, params GetDataUsageV2Params) (res *UsageV2DataUsageHeaders, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplans/data-usage/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "resolution" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "resolution",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Resolution.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetDataUsageV2Operation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetDataUsageV2Response(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetIncident invokes GetIncident operation.
 //
 // Get an incident with its events.
@@ -3373,6 +3526,141 @@ func (c *Client) sendGetIncident(ctx context.Context, params GetIncidentParams) 
 	}()
 
 	result, err := decodeGetIncidentResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetLogsCountV2 invokes GetLogsCountV2 operation.
+//
+// Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
+// `date_range` into buckets of `resolution` (as for the span counts), grouped by their `priority` and
+// `severity` labels and, when asked, by `applicationName` and `subsystemName`; one entry per non-empty
+// bucket and group, by time and then by group. `filters` as for the span counts.
+//
+// Deprecated: schema marks this operation as deprecated.
+//
+// GET /mgmt/openapi/5/dataplans/data-usage/v2/logs/count
+func (c *Client) GetLogsCountV2(ctx context.Context, params GetLogsCountV2Params) (*UsageV2LogsCountHeaders, error) {
+	res, err := c.sendGetLogsCountV2(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetLogsCountV2(ctx context.Context, params GetLogsCountV2Params) (res *UsageV2LogsCountHeaders, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplans/data-usage/v2/logs/count"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "resolution" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "resolution",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Resolution.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "subsystem_aggregation" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "subsystem_aggregation",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.SubsystemAggregation.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "application_aggregation" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "application_aggregation",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.ApplicationAggregation.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetLogsCountV2Operation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetLogsCountV2Response(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -3737,6 +4025,110 @@ func (c *Client) sendGetRecordingRuleSet(ctx context.Context, params GetRecordin
 	}()
 
 	result, err := decodeGetRecordingRuleSetResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetSpansCountV2 invokes GetSpansCountV2 operation.
+//
+// Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_SPANS` of
+// `date_range` (as for the v2 usage entries) into buckets of `resolution` and answers one entry per
+// bucket, empty ones with zeros: by the `status` label (`success` or `error`), in total and at
+// `PRIORITY_LOW` and `PRIORITY_MEDIUM`. `filters` keeps records whose `applicationName` label is one
+// of `filters.application` and whose `subsystemName` label is one of `filters.subsystem` (an empty or
+// absent list keeps all). `date_range` and `filters` are query objects (bracket or dot form, see
+// `x-query-objects`).
+//
+// Deprecated: schema marks this operation as deprecated.
+//
+// GET /mgmt/openapi/5/dataplans/data-usage/v2/spans/count
+func (c *Client) GetSpansCountV2(ctx context.Context, params GetSpansCountV2Params) (*UsageV2SpansCountHeaders, error) {
+	res, err := c.sendGetSpansCountV2(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetSpansCountV2(ctx context.Context, params GetSpansCountV2Params) (res *UsageV2SpansCountHeaders, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplans/data-usage/v2/spans/count"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "resolution" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "resolution",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Resolution.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetSpansCountV2Operation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetSpansCountV2Response(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -4430,6 +4430,160 @@ func (s *Server) handleGetDataUsageExportStatusV2Request(args [0]string, argsEsc
 	}
 }
 
+// handleGetDataUsageV2Request handles GetDataUsageV2 operation.
+//
+// Sums the team's usage records of `date_range` (widened to whole UTC hours; absent means the last 24
+// hours ending with the current hour) into buckets of `resolution` starting at its start (absent means
+// one bucket for the whole range), grouped by the dimensions of `aggregate`, and answers one entry per
+// non-empty bucket and group, by time and then by dimension values: `units` the quota units of the
+// records, `sizeGb` the bytes of their `MEASUREMENT_KIND_PROCESSED_DATA_SIZE` records in gigabytes
+// (10^9 bytes). Dimensions come from record labels (see the README); `dimension_filters` keeps records
+// that have every listed dimension.
+//
+// `date_range`, `aggregate` and `dimension_filters` are query objects (schemas in `x-query-objects`)
+// written in bracket form (`date_range[fromDate]=…`, `dimension_filters[0][pillar]=PILLAR_LOGS`,
+// `aggregate[0]=AGGREGATE_BY_PILLAR`) or dot form (`date_range.fromDate=…`,
+// `dimension_filters[0].genericDimension.key=team`); a repeated `aggregate` lists several values.
+//
+// Deprecated: schema marks this operation as deprecated.
+//
+// GET /mgmt/openapi/5/dataplans/data-usage/v2
+func (s *Server) handleGetDataUsageV2Request(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
+	statusWriter := &codeRecorder{ResponseWriter: w}
+	w = statusWriter
+	ctx := r.Context()
+
+	var (
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: GetDataUsageV2Operation,
+			ID:   "GetDataUsageV2",
+		}
+	)
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+			sctx, ok, err := s.securityApiKey(ctx, GetDataUsageV2Operation, r)
+			if err != nil {
+				err = &ogenerrors.SecurityError{
+					OperationContext: opErrContext,
+					Security:         "ApiKey",
+					Err:              err,
+				}
+				if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+					defer recordError("Security:ApiKey", err)
+				}
+				return
+			}
+			if ok {
+				satisfied[0] |= 1 << 0
+				ctx = sctx
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			err = &ogenerrors.SecurityError{
+				OperationContext: opErrContext,
+				Err:              ogenerrors.ErrSecurityRequirementIsNotSatisfied,
+			}
+			if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+				defer recordError("Security", err)
+			}
+			return
+		}
+	}
+	params, err := decodeGetDataUsageV2Params(args, argsEscaped, r)
+	if err != nil {
+		err = &ogenerrors.DecodeParamsError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeParams", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
+
+	var rawBody []byte
+
+	var response *UsageV2DataUsageHeaders
+	if m := s.cfg.Middleware; m != nil {
+		mreq := middleware.Request{
+			Context:          ctx,
+			OperationName:    GetDataUsageV2Operation,
+			OperationSummary: "Usage entries by dimension (deprecated; use the v1 query)",
+			OperationID:      "GetDataUsageV2",
+			Body:             nil,
+			RawBody:          rawBody,
+			Params: middleware.Parameters{
+				{
+					Name: "resolution",
+					In:   "query",
+				}: params.Resolution,
+			},
+			Raw: r,
+		}
+
+		type (
+			Request  = struct{}
+			Params   = GetDataUsageV2Params
+			Response = *UsageV2DataUsageHeaders
+		)
+		response, err = middleware.HookMiddleware[
+			Request,
+			Params,
+			Response,
+		](
+			m,
+			mreq,
+			unpackGetDataUsageV2Params,
+			func(ctx context.Context, request Request, params Params) (response Response, err error) {
+				response, err = s.h.GetDataUsageV2(ctx, params)
+				return response, err
+			},
+		)
+	} else {
+		response, err = s.h.GetDataUsageV2(ctx, params)
+	}
+	if err != nil {
+		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
+			if err := encodeErrorResponse(errRes, w); err != nil {
+				defer recordError("Internal", err)
+			}
+			return
+		}
+		if errors.Is(err, ht.ErrNotImplemented) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+			return
+		}
+		if err := encodeErrorResponse(s.h.NewError(ctx, err), w); err != nil {
+			defer recordError("Internal", err)
+		}
+		return
+	}
+
+	if err := encodeGetDataUsageV2Response(response, w); err != nil {
+		defer recordError("EncodeResponse", err)
+		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+		}
+		return
+	}
+}
+
 // handleGetIncidentRequest handles GetIncident operation.
 //
 // Get an incident with its events.
@@ -4563,6 +4717,160 @@ func (s *Server) handleGetIncidentRequest(args [1]string, argsEscaped bool, w ht
 	}
 
 	if err := encodeGetIncidentResponse(response, w); err != nil {
+		defer recordError("EncodeResponse", err)
+		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+		}
+		return
+	}
+}
+
+// handleGetLogsCountV2Request handles GetLogsCountV2 operation.
+//
+// Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
+// `date_range` into buckets of `resolution` (as for the span counts), grouped by their `priority` and
+// `severity` labels and, when asked, by `applicationName` and `subsystemName`; one entry per non-empty
+// bucket and group, by time and then by group. `filters` as for the span counts.
+//
+// Deprecated: schema marks this operation as deprecated.
+//
+// GET /mgmt/openapi/5/dataplans/data-usage/v2/logs/count
+func (s *Server) handleGetLogsCountV2Request(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
+	statusWriter := &codeRecorder{ResponseWriter: w}
+	w = statusWriter
+	ctx := r.Context()
+
+	var (
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: GetLogsCountV2Operation,
+			ID:   "GetLogsCountV2",
+		}
+	)
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+			sctx, ok, err := s.securityApiKey(ctx, GetLogsCountV2Operation, r)
+			if err != nil {
+				err = &ogenerrors.SecurityError{
+					OperationContext: opErrContext,
+					Security:         "ApiKey",
+					Err:              err,
+				}
+				if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+					defer recordError("Security:ApiKey", err)
+				}
+				return
+			}
+			if ok {
+				satisfied[0] |= 1 << 0
+				ctx = sctx
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			err = &ogenerrors.SecurityError{
+				OperationContext: opErrContext,
+				Err:              ogenerrors.ErrSecurityRequirementIsNotSatisfied,
+			}
+			if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+				defer recordError("Security", err)
+			}
+			return
+		}
+	}
+	params, err := decodeGetLogsCountV2Params(args, argsEscaped, r)
+	if err != nil {
+		err = &ogenerrors.DecodeParamsError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeParams", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
+
+	var rawBody []byte
+
+	var response *UsageV2LogsCountHeaders
+	if m := s.cfg.Middleware; m != nil {
+		mreq := middleware.Request{
+			Context:          ctx,
+			OperationName:    GetLogsCountV2Operation,
+			OperationSummary: "Log counts (deprecated; use the v1 query)",
+			OperationID:      "GetLogsCountV2",
+			Body:             nil,
+			RawBody:          rawBody,
+			Params: middleware.Parameters{
+				{
+					Name: "resolution",
+					In:   "query",
+				}: params.Resolution,
+				{
+					Name: "subsystem_aggregation",
+					In:   "query",
+				}: params.SubsystemAggregation,
+				{
+					Name: "application_aggregation",
+					In:   "query",
+				}: params.ApplicationAggregation,
+			},
+			Raw: r,
+		}
+
+		type (
+			Request  = struct{}
+			Params   = GetLogsCountV2Params
+			Response = *UsageV2LogsCountHeaders
+		)
+		response, err = middleware.HookMiddleware[
+			Request,
+			Params,
+			Response,
+		](
+			m,
+			mreq,
+			unpackGetLogsCountV2Params,
+			func(ctx context.Context, request Request, params Params) (response Response, err error) {
+				response, err = s.h.GetLogsCountV2(ctx, params)
+				return response, err
+			},
+		)
+	} else {
+		response, err = s.h.GetLogsCountV2(ctx, params)
+	}
+	if err != nil {
+		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
+			if err := encodeErrorResponse(errRes, w); err != nil {
+				defer recordError("Internal", err)
+			}
+			return
+		}
+		if errors.Is(err, ht.ErrNotImplemented) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+			return
+		}
+		if err := encodeErrorResponse(s.h.NewError(ctx, err), w); err != nil {
+			defer recordError("Internal", err)
+		}
+		return
+	}
+
+	if err := encodeGetLogsCountV2Response(response, w); err != nil {
 		defer recordError("EncodeResponse", err)
 		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
 			s.cfg.ErrorHandler(ctx, w, r, err)
@@ -5113,6 +5421,155 @@ func (s *Server) handleGetRecordingRuleSetRequest(args [1]string, argsEscaped bo
 	}
 
 	if err := encodeGetRecordingRuleSetResponse(response, w); err != nil {
+		defer recordError("EncodeResponse", err)
+		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+		}
+		return
+	}
+}
+
+// handleGetSpansCountV2Request handles GetSpansCountV2 operation.
+//
+// Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_SPANS` of
+// `date_range` (as for the v2 usage entries) into buckets of `resolution` and answers one entry per
+// bucket, empty ones with zeros: by the `status` label (`success` or `error`), in total and at
+// `PRIORITY_LOW` and `PRIORITY_MEDIUM`. `filters` keeps records whose `applicationName` label is one
+// of `filters.application` and whose `subsystemName` label is one of `filters.subsystem` (an empty or
+// absent list keeps all). `date_range` and `filters` are query objects (bracket or dot form, see
+// `x-query-objects`).
+//
+// Deprecated: schema marks this operation as deprecated.
+//
+// GET /mgmt/openapi/5/dataplans/data-usage/v2/spans/count
+func (s *Server) handleGetSpansCountV2Request(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
+	statusWriter := &codeRecorder{ResponseWriter: w}
+	w = statusWriter
+	ctx := r.Context()
+
+	var (
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: GetSpansCountV2Operation,
+			ID:   "GetSpansCountV2",
+		}
+	)
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+			sctx, ok, err := s.securityApiKey(ctx, GetSpansCountV2Operation, r)
+			if err != nil {
+				err = &ogenerrors.SecurityError{
+					OperationContext: opErrContext,
+					Security:         "ApiKey",
+					Err:              err,
+				}
+				if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+					defer recordError("Security:ApiKey", err)
+				}
+				return
+			}
+			if ok {
+				satisfied[0] |= 1 << 0
+				ctx = sctx
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			err = &ogenerrors.SecurityError{
+				OperationContext: opErrContext,
+				Err:              ogenerrors.ErrSecurityRequirementIsNotSatisfied,
+			}
+			if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+				defer recordError("Security", err)
+			}
+			return
+		}
+	}
+	params, err := decodeGetSpansCountV2Params(args, argsEscaped, r)
+	if err != nil {
+		err = &ogenerrors.DecodeParamsError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeParams", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
+
+	var rawBody []byte
+
+	var response *UsageV2SpansCountHeaders
+	if m := s.cfg.Middleware; m != nil {
+		mreq := middleware.Request{
+			Context:          ctx,
+			OperationName:    GetSpansCountV2Operation,
+			OperationSummary: "Span counts (deprecated; use the v1 query)",
+			OperationID:      "GetSpansCountV2",
+			Body:             nil,
+			RawBody:          rawBody,
+			Params: middleware.Parameters{
+				{
+					Name: "resolution",
+					In:   "query",
+				}: params.Resolution,
+			},
+			Raw: r,
+		}
+
+		type (
+			Request  = struct{}
+			Params   = GetSpansCountV2Params
+			Response = *UsageV2SpansCountHeaders
+		)
+		response, err = middleware.HookMiddleware[
+			Request,
+			Params,
+			Response,
+		](
+			m,
+			mreq,
+			unpackGetSpansCountV2Params,
+			func(ctx context.Context, request Request, params Params) (response Response, err error) {
+				response, err = s.h.GetSpansCountV2(ctx, params)
+				return response, err
+			},
+		)
+	} else {
+		response, err = s.h.GetSpansCountV2(ctx, params)
+	}
+	if err != nil {
+		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
+			if err := encodeErrorResponse(errRes, w); err != nil {
+				defer recordError("Internal", err)
+			}
+			return
+		}
+		if errors.Is(err, ht.ErrNotImplemented) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+			return
+		}
+		if err := encodeErrorResponse(s.h.NewError(ctx, err), w); err != nil {
+			defer recordError("Internal", err)
+		}
+		return
+	}
+
+	if err := encodeGetSpansCountV2Response(response, w); err != nil {
 		defer recordError("EncodeResponse", err)
 		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
 			s.cfg.ErrorHandler(ctx, w, r, err)

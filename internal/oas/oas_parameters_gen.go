@@ -1356,6 +1356,71 @@ func decodeGetCaseEventParams(args [1]string, argsEscaped bool, r *http.Request)
 	return params, nil
 }
 
+// GetDataUsageV2Params is parameters of GetDataUsageV2 operation.
+type GetDataUsageV2Params struct {
+	// Bucket length as whole seconds with an `s` suffix (e.g. `3600s`), from 3600s to the range's length.
+	Resolution OptString `json:",omitempty,omitzero"`
+}
+
+func unpackGetDataUsageV2Params(packed middleware.Parameters) (params GetDataUsageV2Params) {
+	{
+		key := middleware.ParameterKey{
+			Name: "resolution",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Resolution = v.(OptString)
+		}
+	}
+	return params
+}
+
+func decodeGetDataUsageV2Params(args [0]string, argsEscaped bool, r *http.Request) (params GetDataUsageV2Params, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: resolution.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "resolution",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotResolutionVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotResolutionVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.Resolution.SetTo(paramsDotResolutionVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "resolution",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // GetIncidentParams is parameters of GetIncident operation.
 type GetIncidentParams struct {
 	// The incident's id, a UUID (hex digits in either case).
@@ -1431,6 +1496,176 @@ func decodeGetIncidentParams(args [1]string, argsEscaped bool, r *http.Request) 
 		return params, &ogenerrors.DecodeParamError{
 			Name: "id",
 			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetLogsCountV2Params is parameters of GetLogsCountV2 operation.
+type GetLogsCountV2Params struct {
+	// Bucket length as whole seconds with an `s` suffix (e.g. `60s`), from 1s to the range's length;
+	// absent means one bucket for the whole range.
+	Resolution OptString `json:",omitempty,omitzero"`
+	// Group by the `subsystemName` label.
+	SubsystemAggregation OptBool `json:",omitempty,omitzero"`
+	// Group by the `applicationName` label.
+	ApplicationAggregation OptBool `json:",omitempty,omitzero"`
+}
+
+func unpackGetLogsCountV2Params(packed middleware.Parameters) (params GetLogsCountV2Params) {
+	{
+		key := middleware.ParameterKey{
+			Name: "resolution",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Resolution = v.(OptString)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "subsystem_aggregation",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.SubsystemAggregation = v.(OptBool)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "application_aggregation",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.ApplicationAggregation = v.(OptBool)
+		}
+	}
+	return params
+}
+
+func decodeGetLogsCountV2Params(args [0]string, argsEscaped bool, r *http.Request) (params GetLogsCountV2Params, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: resolution.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "resolution",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotResolutionVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotResolutionVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.Resolution.SetTo(paramsDotResolutionVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "resolution",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: subsystem_aggregation.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "subsystem_aggregation",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotSubsystemAggregationVal bool
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToBool(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotSubsystemAggregationVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.SubsystemAggregation.SetTo(paramsDotSubsystemAggregationVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "subsystem_aggregation",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: application_aggregation.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "application_aggregation",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotApplicationAggregationVal bool
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToBool(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotApplicationAggregationVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ApplicationAggregation.SetTo(paramsDotApplicationAggregationVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "application_aggregation",
+			In:   "query",
 			Err:  err,
 		}
 	}
@@ -1689,6 +1924,72 @@ func decodeGetRecordingRuleSetParams(args [1]string, argsEscaped bool, r *http.R
 		return params, &ogenerrors.DecodeParamError{
 			Name: "id",
 			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetSpansCountV2Params is parameters of GetSpansCountV2 operation.
+type GetSpansCountV2Params struct {
+	// Bucket length as whole seconds with an `s` suffix (e.g. `60s`), from 1s to the range's length;
+	// absent means one bucket for the whole range.
+	Resolution OptString `json:",omitempty,omitzero"`
+}
+
+func unpackGetSpansCountV2Params(packed middleware.Parameters) (params GetSpansCountV2Params) {
+	{
+		key := middleware.ParameterKey{
+			Name: "resolution",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Resolution = v.(OptString)
+		}
+	}
+	return params
+}
+
+func decodeGetSpansCountV2Params(args [0]string, argsEscaped bool, r *http.Request) (params GetSpansCountV2Params, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: resolution.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "resolution",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotResolutionVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotResolutionVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.Resolution.SetTo(paramsDotResolutionVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "resolution",
+			In:   "query",
 			Err:  err,
 		}
 	}

@@ -519,12 +519,96 @@ func encodeGetDataUsageExportStatusV2Response(response *UsageV2ExportStatusHeade
 	return nil
 }
 
+func encodeGetDataUsageV2Response(response *UsageV2DataUsageHeaders, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Access-Control-Expose-Headers", "Deprecation,Link")
+	// Encoding response headers.
+	{
+		h := uri.NewHeaderEncoder(w.Header())
+		// Encode "Deprecation" header.
+		{
+			cfg := uri.HeaderParameterEncodingConfig{
+				Name:    "Deprecation",
+				Explode: false,
+			}
+			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+				return e.EncodeValue(conv.StringToString(response.Deprecation))
+			}); err != nil {
+				return errors.Wrap(err, "encode Deprecation header")
+			}
+		}
+		// Encode "Link" header.
+		{
+			cfg := uri.HeaderParameterEncodingConfig{
+				Name:    "Link",
+				Explode: false,
+			}
+			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+				return e.EncodeValue(conv.StringToString(response.Link))
+			}); err != nil {
+				return errors.Wrap(err, "encode Link header")
+			}
+		}
+	}
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeGetIncidentResponse(response *IncidentResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
 	e := new(jx.Encoder)
 	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeGetLogsCountV2Response(response *UsageV2LogsCountHeaders, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Access-Control-Expose-Headers", "Deprecation,Link")
+	// Encoding response headers.
+	{
+		h := uri.NewHeaderEncoder(w.Header())
+		// Encode "Deprecation" header.
+		{
+			cfg := uri.HeaderParameterEncodingConfig{
+				Name:    "Deprecation",
+				Explode: false,
+			}
+			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+				return e.EncodeValue(conv.StringToString(response.Deprecation))
+			}); err != nil {
+				return errors.Wrap(err, "encode Deprecation header")
+			}
+		}
+		// Encode "Link" header.
+		{
+			cfg := uri.HeaderParameterEncodingConfig{
+				Name:    "Link",
+				Explode: false,
+			}
+			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+				return e.EncodeValue(conv.StringToString(response.Link))
+			}); err != nil {
+				return errors.Wrap(err, "encode Link header")
+			}
+		}
+	}
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Response.Encode(e)
 	if _, err := e.WriteTo(w); err != nil {
 		return errors.Wrap(err, "write")
 	}
@@ -577,6 +661,48 @@ func encodeGetRecordingRuleSetResponse(response *RecordingRuleSet, w http.Respon
 
 	e := new(jx.Encoder)
 	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeGetSpansCountV2Response(response *UsageV2SpansCountHeaders, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Access-Control-Expose-Headers", "Deprecation,Link")
+	// Encoding response headers.
+	{
+		h := uri.NewHeaderEncoder(w.Header())
+		// Encode "Deprecation" header.
+		{
+			cfg := uri.HeaderParameterEncodingConfig{
+				Name:    "Deprecation",
+				Explode: false,
+			}
+			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+				return e.EncodeValue(conv.StringToString(response.Deprecation))
+			}); err != nil {
+				return errors.Wrap(err, "encode Deprecation header")
+			}
+		}
+		// Encode "Link" header.
+		{
+			cfg := uri.HeaderParameterEncodingConfig{
+				Name:    "Link",
+				Explode: false,
+			}
+			if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+				return e.EncodeValue(conv.StringToString(response.Link))
+			}); err != nil {
+				return errors.Wrap(err, "encode Link header")
+			}
+		}
+	}
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Response.Encode(e)
 	if _, err := e.WriteTo(w); err != nil {
 		return errors.Wrap(err, "write")
 	}

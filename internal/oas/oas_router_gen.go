@@ -22,13 +22,13 @@ var (
 	rn11AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn57AllowedHeaders = map[string]string{
+	rn60AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
 	rn28AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn54AllowedHeaders = map[string]string{
+	rn55AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
 	rn23AllowedHeaders = map[string]string{
@@ -37,13 +37,13 @@ var (
 	rn30AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn70AllowedHeaders = map[string]string{
+	rn73AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
-	rn62AllowedHeaders = map[string]string{
+	rn65AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn58AllowedHeaders = map[string]string{
+	rn61AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
 	rn33AllowedHeaders = map[string]string{
@@ -59,7 +59,7 @@ var (
 		"DELETE": "Authorization",
 		"POST":   "Authorization,Content-Type",
 	}
-	rn61AllowedHeaders = map[string]string{
+	rn64AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
 	rn26AllowedHeaders = map[string]string{
@@ -69,10 +69,10 @@ var (
 	rn27AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn60AllowedHeaders = map[string]string{
+	rn63AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn79AllowedHeaders = map[string]string{
+	rn82AllowedHeaders = map[string]string{
 		"POST": "Authorization",
 	}
 	rn20AllowedHeaders = map[string]string{
@@ -85,19 +85,22 @@ var (
 		"DELETE": "Authorization",
 		"PUT":    "Authorization,Content-Type",
 	}
-	rn77AllowedHeaders = map[string]string{
+	rn80AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
 	rn49AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn72AllowedHeaders = map[string]string{
+	rn75AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
 	rn40AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 		"PUT":    "Authorization,Content-Type",
+	}
+	rn52AllowedHeaders = map[string]string{
+		"GET": "Authorization",
 	}
 	rn44AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
@@ -112,27 +115,33 @@ var (
 		"GET":  "Authorization",
 		"POST": "Authorization,Content-Type",
 	}
-	rn67AllowedHeaders = map[string]string{
+	rn56AllowedHeaders = map[string]string{
+		"GET": "Authorization",
+	}
+	rn59AllowedHeaders = map[string]string{
+		"GET": "Authorization",
+	}
+	rn70AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
-	rn66AllowedHeaders = map[string]string{
+	rn69AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 		"PUT": "Authorization,Content-Type",
 	}
-	rn73AllowedHeaders = map[string]string{
+	rn76AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
 	rn38AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 	}
-	rn75AllowedHeaders = map[string]string{
+	rn78AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn56AllowedHeaders = map[string]string{
+	rn58AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn68AllowedHeaders = map[string]string{
+	rn71AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
 	rn17AllowedHeaders = map[string]string{
@@ -149,10 +158,10 @@ var (
 	rn21AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn78AllowedHeaders = map[string]string{
+	rn81AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn65AllowedHeaders = map[string]string{
+	rn68AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
 	rn31AllowedHeaders = map[string]string{
@@ -357,7 +366,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					default:
 						s.notAllowed(w, r, notAllowedParams{
 							allowedMethods: "POST",
-							allowedHeaders: rn57AllowedHeaders,
+							allowedHeaders: rn60AllowedHeaders,
 							acceptPost:     "application/json",
 							acceptPatch:    "",
 						})
@@ -442,7 +451,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "GET",
-									allowedHeaders: rn54AllowedHeaders,
+									allowedHeaders: rn55AllowedHeaders,
 									acceptPost:     "",
 									acceptPatch:    "",
 								})
@@ -543,7 +552,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "PUT",
-										allowedHeaders: rn70AllowedHeaders,
+										allowedHeaders: rn73AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -570,7 +579,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "GET",
-									allowedHeaders: rn62AllowedHeaders,
+									allowedHeaders: rn65AllowedHeaders,
 									acceptPost:     "",
 									acceptPatch:    "",
 								})
@@ -621,7 +630,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "GET",
-										allowedHeaders: rn58AllowedHeaders,
+										allowedHeaders: rn61AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -801,7 +810,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "POST",
-											allowedHeaders: rn61AllowedHeaders,
+											allowedHeaders: rn64AllowedHeaders,
 											acceptPost:     "application/json",
 											acceptPatch:    "",
 										})
@@ -906,7 +915,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 												default:
 													s.notAllowed(w, r, notAllowedParams{
 														allowedMethods: "GET",
-														allowedHeaders: rn60AllowedHeaders,
+														allowedHeaders: rn63AllowedHeaders,
 														acceptPost:     "",
 														acceptPatch:    "",
 													})
@@ -933,7 +942,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 												default:
 													s.notAllowed(w, r, notAllowedParams{
 														allowedMethods: "POST",
-														allowedHeaders: rn79AllowedHeaders,
+														allowedHeaders: rn82AllowedHeaders,
 														acceptPost:     "",
 														acceptPatch:    "",
 													})
@@ -1081,7 +1090,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "PUT",
-										allowedHeaders: rn77AllowedHeaders,
+										allowedHeaders: rn80AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -1169,7 +1178,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										default:
 											s.notAllowed(w, r, notAllowedParams{
 												allowedMethods: "POST",
-												allowedHeaders: rn72AllowedHeaders,
+												allowedHeaders: rn75AllowedHeaders,
 												acceptPost:     "application/json",
 												acceptPatch:    "",
 											})
@@ -1223,21 +1232,33 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								break
 							}
 							switch elem[0] {
-							case 'd': // Prefix: "data-usage/v2/"
+							case 'd': // Prefix: "data-usage/v2"
 
-								if l := len("data-usage/v2/"); len(elem) >= l && elem[0:l] == "data-usage/v2/" {
+								if l := len("data-usage/v2"); len(elem) >= l && elem[0:l] == "data-usage/v2" {
 									elem = elem[l:]
 								} else {
 									break
 								}
 
 								if len(elem) == 0 {
-									break
+									switch r.Method {
+									case "GET":
+										s.handleGetDataUsageV2Request([0]string{}, elemIsEscaped, w, r)
+									default:
+										s.notAllowed(w, r, notAllowedParams{
+											allowedMethods: "GET",
+											allowedHeaders: rn52AllowedHeaders,
+											acceptPost:     "",
+											acceptPatch:    "",
+										})
+									}
+
+									return
 								}
 								switch elem[0] {
-								case 'd': // Prefix: "daily/"
+								case '/': // Prefix: "/"
 
-									if l := len("daily/"); len(elem) >= l && elem[0:l] == "daily/" {
+									if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
 										elem = elem[l:]
 									} else {
 										break
@@ -1247,9 +1268,98 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										break
 									}
 									switch elem[0] {
-									case 'e': // Prefix: "evaluation-tokens"
+									case 'd': // Prefix: "daily/"
 
-										if l := len("evaluation-tokens"); len(elem) >= l && elem[0:l] == "evaluation-tokens" {
+										if l := len("daily/"); len(elem) >= l && elem[0:l] == "daily/" {
+											elem = elem[l:]
+										} else {
+											break
+										}
+
+										if len(elem) == 0 {
+											break
+										}
+										switch elem[0] {
+										case 'e': // Prefix: "evaluation-tokens"
+
+											if l := len("evaluation-tokens"); len(elem) >= l && elem[0:l] == "evaluation-tokens" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												// Leaf node.
+												switch r.Method {
+												case "POST":
+													s.handleGetDailyUsageEvaluationTokensV2Request([0]string{}, elemIsEscaped, w, r)
+												default:
+													s.notAllowed(w, r, notAllowedParams{
+														allowedMethods: "POST",
+														allowedHeaders: rn44AllowedHeaders,
+														acceptPost:     "application/json",
+														acceptPatch:    "",
+													})
+												}
+
+												return
+											}
+
+										case 'p': // Prefix: "processed-gbs"
+
+											if l := len("processed-gbs"); len(elem) >= l && elem[0:l] == "processed-gbs" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												// Leaf node.
+												switch r.Method {
+												case "POST":
+													s.handleGetDailyUsageProcessedGbsV2Request([0]string{}, elemIsEscaped, w, r)
+												default:
+													s.notAllowed(w, r, notAllowedParams{
+														allowedMethods: "POST",
+														allowedHeaders: rn46AllowedHeaders,
+														acceptPost:     "application/json",
+														acceptPatch:    "",
+													})
+												}
+
+												return
+											}
+
+										case 'u': // Prefix: "units"
+
+											if l := len("units"); len(elem) >= l && elem[0:l] == "units" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												// Leaf node.
+												switch r.Method {
+												case "POST":
+													s.handleGetDailyUsageUnitsV2Request([0]string{}, elemIsEscaped, w, r)
+												default:
+													s.notAllowed(w, r, notAllowedParams{
+														allowedMethods: "POST",
+														allowedHeaders: rn47AllowedHeaders,
+														acceptPost:     "application/json",
+														acceptPatch:    "",
+													})
+												}
+
+												return
+											}
+
+										}
+
+									case 'e': // Prefix: "export-status"
+
+										if l := len("export-status"); len(elem) >= l && elem[0:l] == "export-status" {
 											elem = elem[l:]
 										} else {
 											break
@@ -1258,12 +1368,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										if len(elem) == 0 {
 											// Leaf node.
 											switch r.Method {
+											case "GET":
+												s.handleGetDataUsageExportStatusV2Request([0]string{}, elemIsEscaped, w, r)
 											case "POST":
-												s.handleGetDailyUsageEvaluationTokensV2Request([0]string{}, elemIsEscaped, w, r)
+												s.handleUpdateDataUsageExportStatusV2Request([0]string{}, elemIsEscaped, w, r)
 											default:
 												s.notAllowed(w, r, notAllowedParams{
-													allowedMethods: "POST",
-													allowedHeaders: rn44AllowedHeaders,
+													allowedMethods: "GET,POST",
+													allowedHeaders: rn51AllowedHeaders,
 													acceptPost:     "application/json",
 													acceptPatch:    "",
 												})
@@ -1272,9 +1384,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 											return
 										}
 
-									case 'p': // Prefix: "processed-gbs"
+									case 'l': // Prefix: "logs/count"
 
-										if l := len("processed-gbs"); len(elem) >= l && elem[0:l] == "processed-gbs" {
+										if l := len("logs/count"); len(elem) >= l && elem[0:l] == "logs/count" {
 											elem = elem[l:]
 										} else {
 											break
@@ -1283,13 +1395,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										if len(elem) == 0 {
 											// Leaf node.
 											switch r.Method {
-											case "POST":
-												s.handleGetDailyUsageProcessedGbsV2Request([0]string{}, elemIsEscaped, w, r)
+											case "GET":
+												s.handleGetLogsCountV2Request([0]string{}, elemIsEscaped, w, r)
 											default:
 												s.notAllowed(w, r, notAllowedParams{
-													allowedMethods: "POST",
-													allowedHeaders: rn46AllowedHeaders,
-													acceptPost:     "application/json",
+													allowedMethods: "GET",
+													allowedHeaders: rn56AllowedHeaders,
+													acceptPost:     "",
 													acceptPatch:    "",
 												})
 											}
@@ -1297,9 +1409,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 											return
 										}
 
-									case 'u': // Prefix: "units"
+									case 's': // Prefix: "spans/count"
 
-										if l := len("units"); len(elem) >= l && elem[0:l] == "units" {
+										if l := len("spans/count"); len(elem) >= l && elem[0:l] == "spans/count" {
 											elem = elem[l:]
 										} else {
 											break
@@ -1308,13 +1420,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										if len(elem) == 0 {
 											// Leaf node.
 											switch r.Method {
-											case "POST":
-												s.handleGetDailyUsageUnitsV2Request([0]string{}, elemIsEscaped, w, r)
+											case "GET":
+												s.handleGetSpansCountV2Request([0]string{}, elemIsEscaped, w, r)
 											default:
 												s.notAllowed(w, r, notAllowedParams{
-													allowedMethods: "POST",
-													allowedHeaders: rn47AllowedHeaders,
-													acceptPost:     "application/json",
+													allowedMethods: "GET",
+													allowedHeaders: rn59AllowedHeaders,
+													acceptPost:     "",
 													acceptPatch:    "",
 												})
 											}
@@ -1322,33 +1434,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 											return
 										}
 
-									}
-
-								case 'e': // Prefix: "export-status"
-
-									if l := len("export-status"); len(elem) >= l && elem[0:l] == "export-status" {
-										elem = elem[l:]
-									} else {
-										break
-									}
-
-									if len(elem) == 0 {
-										// Leaf node.
-										switch r.Method {
-										case "GET":
-											s.handleGetDataUsageExportStatusV2Request([0]string{}, elemIsEscaped, w, r)
-										case "POST":
-											s.handleUpdateDataUsageExportStatusV2Request([0]string{}, elemIsEscaped, w, r)
-										default:
-											s.notAllowed(w, r, notAllowedParams{
-												allowedMethods: "GET,POST",
-												allowedHeaders: rn51AllowedHeaders,
-												acceptPost:     "application/json",
-												acceptPatch:    "",
-											})
-										}
-
-										return
 									}
 
 								}
@@ -1369,7 +1454,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "PUT",
-											allowedHeaders: rn67AllowedHeaders,
+											allowedHeaders: rn70AllowedHeaders,
 											acceptPost:     "",
 											acceptPatch:    "",
 										})
@@ -1419,7 +1504,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 											default:
 												s.notAllowed(w, r, notAllowedParams{
 													allowedMethods: "GET,PUT",
-													allowedHeaders: rn66AllowedHeaders,
+													allowedHeaders: rn69AllowedHeaders,
 													acceptPost:     "",
 													acceptPatch:    "",
 												})
@@ -1456,7 +1541,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 													default:
 														s.notAllowed(w, r, notAllowedParams{
 															allowedMethods: "POST",
-															allowedHeaders: rn73AllowedHeaders,
+															allowedHeaders: rn76AllowedHeaders,
 															acceptPost:     "application/json",
 															acceptPatch:    "",
 														})
@@ -1517,7 +1602,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 											default:
 												s.notAllowed(w, r, notAllowedParams{
 													allowedMethods: "POST",
-													allowedHeaders: rn75AllowedHeaders,
+													allowedHeaders: rn78AllowedHeaders,
 													acceptPost:     "application/json",
 													acceptPatch:    "",
 												})
@@ -1544,7 +1629,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										default:
 											s.notAllowed(w, r, notAllowedParams{
 												allowedMethods: "GET",
-												allowedHeaders: rn56AllowedHeaders,
+												allowedHeaders: rn58AllowedHeaders,
 												acceptPost:     "",
 												acceptPatch:    "",
 											})
@@ -1571,7 +1656,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "PUT",
-											allowedHeaders: rn68AllowedHeaders,
+											allowedHeaders: rn71AllowedHeaders,
 											acceptPost:     "",
 											acceptPatch:    "",
 										})
@@ -1727,7 +1812,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										default:
 											s.notAllowed(w, r, notAllowedParams{
 												allowedMethods: "POST",
-												allowedHeaders: rn78AllowedHeaders,
+												allowedHeaders: rn81AllowedHeaders,
 												acceptPost:     "application/json",
 												acceptPatch:    "",
 											})
@@ -1771,7 +1856,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "GET",
-											allowedHeaders: rn65AllowedHeaders,
+											allowedHeaders: rn68AllowedHeaders,
 											acceptPost:     "",
 											acceptPatch:    "",
 										})
@@ -2995,21 +3080,33 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 								break
 							}
 							switch elem[0] {
-							case 'd': // Prefix: "data-usage/v2/"
+							case 'd': // Prefix: "data-usage/v2"
 
-								if l := len("data-usage/v2/"); len(elem) >= l && elem[0:l] == "data-usage/v2/" {
+								if l := len("data-usage/v2"); len(elem) >= l && elem[0:l] == "data-usage/v2" {
 									elem = elem[l:]
 								} else {
 									break
 								}
 
 								if len(elem) == 0 {
-									break
+									switch method {
+									case "GET":
+										r.name = GetDataUsageV2Operation
+										r.summary = "Usage entries by dimension (deprecated; use the v1 query)"
+										r.operationID = "GetDataUsageV2"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2"
+										r.args = args
+										r.count = 0
+										return r, true
+									default:
+										return
+									}
 								}
 								switch elem[0] {
-								case 'd': // Prefix: "daily/"
+								case '/': // Prefix: "/"
 
-									if l := len("daily/"); len(elem) >= l && elem[0:l] == "daily/" {
+									if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
 										elem = elem[l:]
 									} else {
 										break
@@ -3019,9 +3116,98 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 										break
 									}
 									switch elem[0] {
-									case 'e': // Prefix: "evaluation-tokens"
+									case 'd': // Prefix: "daily/"
 
-										if l := len("evaluation-tokens"); len(elem) >= l && elem[0:l] == "evaluation-tokens" {
+										if l := len("daily/"); len(elem) >= l && elem[0:l] == "daily/" {
+											elem = elem[l:]
+										} else {
+											break
+										}
+
+										if len(elem) == 0 {
+											break
+										}
+										switch elem[0] {
+										case 'e': // Prefix: "evaluation-tokens"
+
+											if l := len("evaluation-tokens"); len(elem) >= l && elem[0:l] == "evaluation-tokens" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												// Leaf node.
+												switch method {
+												case "POST":
+													r.name = GetDailyUsageEvaluationTokensV2Operation
+													r.summary = "Daily evaluation tokens (deprecated; use the v1 query)"
+													r.operationID = "GetDailyUsageEvaluationTokensV2"
+													r.operationGroup = ""
+													r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/daily/evaluation-tokens"
+													r.args = args
+													r.count = 0
+													return r, true
+												default:
+													return
+												}
+											}
+
+										case 'p': // Prefix: "processed-gbs"
+
+											if l := len("processed-gbs"); len(elem) >= l && elem[0:l] == "processed-gbs" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												// Leaf node.
+												switch method {
+												case "POST":
+													r.name = GetDailyUsageProcessedGbsV2Operation
+													r.summary = "Daily processed gigabytes (deprecated; use the v1 query)"
+													r.operationID = "GetDailyUsageProcessedGbsV2"
+													r.operationGroup = ""
+													r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/daily/processed-gbs"
+													r.args = args
+													r.count = 0
+													return r, true
+												default:
+													return
+												}
+											}
+
+										case 'u': // Prefix: "units"
+
+											if l := len("units"); len(elem) >= l && elem[0:l] == "units" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												// Leaf node.
+												switch method {
+												case "POST":
+													r.name = GetDailyUsageUnitsV2Operation
+													r.summary = "Daily quota units (deprecated; use the v1 query)"
+													r.operationID = "GetDailyUsageUnitsV2"
+													r.operationGroup = ""
+													r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/daily/units"
+													r.args = args
+													r.count = 0
+													return r, true
+												default:
+													return
+												}
+											}
+
+										}
+
+									case 'e': // Prefix: "export-status"
+
+										if l := len("export-status"); len(elem) >= l && elem[0:l] == "export-status" {
 											elem = elem[l:]
 										} else {
 											break
@@ -3030,12 +3216,21 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 										if len(elem) == 0 {
 											// Leaf node.
 											switch method {
-											case "POST":
-												r.name = GetDailyUsageEvaluationTokensV2Operation
-												r.summary = "Daily evaluation tokens (deprecated; use the v1 query)"
-												r.operationID = "GetDailyUsageEvaluationTokensV2"
+											case "GET":
+												r.name = GetDataUsageExportStatusV2Operation
+												r.summary = "Whether usage metrics export is enabled (deprecated; no replacement)"
+												r.operationID = "GetDataUsageExportStatusV2"
 												r.operationGroup = ""
-												r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/daily/evaluation-tokens"
+												r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/export-status"
+												r.args = args
+												r.count = 0
+												return r, true
+											case "POST":
+												r.name = UpdateDataUsageExportStatusV2Operation
+												r.summary = "Enable or disable usage metrics export (deprecated; no replacement)"
+												r.operationID = "UpdateDataUsageExportStatusV2"
+												r.operationGroup = ""
+												r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/export-status"
 												r.args = args
 												r.count = 0
 												return r, true
@@ -3044,9 +3239,9 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 											}
 										}
 
-									case 'p': // Prefix: "processed-gbs"
+									case 'l': // Prefix: "logs/count"
 
-										if l := len("processed-gbs"); len(elem) >= l && elem[0:l] == "processed-gbs" {
+										if l := len("logs/count"); len(elem) >= l && elem[0:l] == "logs/count" {
 											elem = elem[l:]
 										} else {
 											break
@@ -3055,12 +3250,12 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 										if len(elem) == 0 {
 											// Leaf node.
 											switch method {
-											case "POST":
-												r.name = GetDailyUsageProcessedGbsV2Operation
-												r.summary = "Daily processed gigabytes (deprecated; use the v1 query)"
-												r.operationID = "GetDailyUsageProcessedGbsV2"
+											case "GET":
+												r.name = GetLogsCountV2Operation
+												r.summary = "Log counts (deprecated; use the v1 query)"
+												r.operationID = "GetLogsCountV2"
 												r.operationGroup = ""
-												r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/daily/processed-gbs"
+												r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/logs/count"
 												r.args = args
 												r.count = 0
 												return r, true
@@ -3069,9 +3264,9 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 											}
 										}
 
-									case 'u': // Prefix: "units"
+									case 's': // Prefix: "spans/count"
 
-										if l := len("units"); len(elem) >= l && elem[0:l] == "units" {
+										if l := len("spans/count"); len(elem) >= l && elem[0:l] == "spans/count" {
 											elem = elem[l:]
 										} else {
 											break
@@ -3080,12 +3275,12 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 										if len(elem) == 0 {
 											// Leaf node.
 											switch method {
-											case "POST":
-												r.name = GetDailyUsageUnitsV2Operation
-												r.summary = "Daily quota units (deprecated; use the v1 query)"
-												r.operationID = "GetDailyUsageUnitsV2"
+											case "GET":
+												r.name = GetSpansCountV2Operation
+												r.summary = "Span counts (deprecated; use the v1 query)"
+												r.operationID = "GetSpansCountV2"
 												r.operationGroup = ""
-												r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/daily/units"
+												r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/spans/count"
 												r.args = args
 												r.count = 0
 												return r, true
@@ -3094,40 +3289,6 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 											}
 										}
 
-									}
-
-								case 'e': // Prefix: "export-status"
-
-									if l := len("export-status"); len(elem) >= l && elem[0:l] == "export-status" {
-										elem = elem[l:]
-									} else {
-										break
-									}
-
-									if len(elem) == 0 {
-										// Leaf node.
-										switch method {
-										case "GET":
-											r.name = GetDataUsageExportStatusV2Operation
-											r.summary = "Whether usage metrics export is enabled (deprecated; no replacement)"
-											r.operationID = "GetDataUsageExportStatusV2"
-											r.operationGroup = ""
-											r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/export-status"
-											r.args = args
-											r.count = 0
-											return r, true
-										case "POST":
-											r.name = UpdateDataUsageExportStatusV2Operation
-											r.summary = "Enable or disable usage metrics export (deprecated; no replacement)"
-											r.operationID = "UpdateDataUsageExportStatusV2"
-											r.operationGroup = ""
-											r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/export-status"
-											r.args = args
-											r.count = 0
-											return r, true
-										default:
-											return
-										}
 									}
 
 								}

@@ -10331,6 +10331,236 @@ func (o OptUsageV2DateRange) Or(d UsageV2DateRange) UsageV2DateRange {
 	return d
 }
 
+// NewOptUsageV2GenericDimension returns new OptUsageV2GenericDimension with value set to v.
+func NewOptUsageV2GenericDimension(v UsageV2GenericDimension) OptUsageV2GenericDimension {
+	return OptUsageV2GenericDimension{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUsageV2GenericDimension is optional UsageV2GenericDimension.
+type OptUsageV2GenericDimension struct {
+	Value UsageV2GenericDimension
+	Set   bool
+}
+
+// IsSet returns true if OptUsageV2GenericDimension was set.
+func (o OptUsageV2GenericDimension) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUsageV2GenericDimension) Reset() {
+	var v UsageV2GenericDimension
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUsageV2GenericDimension) SetTo(v UsageV2GenericDimension) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUsageV2GenericDimension) Get() (v UsageV2GenericDimension, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUsageV2GenericDimension) Or(d UsageV2GenericDimension) UsageV2GenericDimension {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUsageV2Pillar returns new OptUsageV2Pillar with value set to v.
+func NewOptUsageV2Pillar(v UsageV2Pillar) OptUsageV2Pillar {
+	return OptUsageV2Pillar{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUsageV2Pillar is optional UsageV2Pillar.
+type OptUsageV2Pillar struct {
+	Value UsageV2Pillar
+	Set   bool
+}
+
+// IsSet returns true if OptUsageV2Pillar was set.
+func (o OptUsageV2Pillar) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUsageV2Pillar) Reset() {
+	var v UsageV2Pillar
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUsageV2Pillar) SetTo(v UsageV2Pillar) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUsageV2Pillar) Get() (v UsageV2Pillar, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUsageV2Pillar) Or(d UsageV2Pillar) UsageV2Pillar {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUsageV2Priority returns new OptUsageV2Priority with value set to v.
+func NewOptUsageV2Priority(v UsageV2Priority) OptUsageV2Priority {
+	return OptUsageV2Priority{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUsageV2Priority is optional UsageV2Priority.
+type OptUsageV2Priority struct {
+	Value UsageV2Priority
+	Set   bool
+}
+
+// IsSet returns true if OptUsageV2Priority was set.
+func (o OptUsageV2Priority) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUsageV2Priority) Reset() {
+	var v UsageV2Priority
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUsageV2Priority) SetTo(v UsageV2Priority) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUsageV2Priority) Get() (v UsageV2Priority, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUsageV2Priority) Or(d UsageV2Priority) UsageV2Priority {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUsageV2Severity returns new OptUsageV2Severity with value set to v.
+func NewOptUsageV2Severity(v UsageV2Severity) OptUsageV2Severity {
+	return OptUsageV2Severity{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUsageV2Severity is optional UsageV2Severity.
+type OptUsageV2Severity struct {
+	Value UsageV2Severity
+	Set   bool
+}
+
+// IsSet returns true if OptUsageV2Severity was set.
+func (o OptUsageV2Severity) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUsageV2Severity) Reset() {
+	var v UsageV2Severity
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUsageV2Severity) SetTo(v UsageV2Severity) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUsageV2Severity) Get() (v UsageV2Severity, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUsageV2Severity) Or(d UsageV2Severity) UsageV2Severity {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUsageV2Tier returns new OptUsageV2Tier with value set to v.
+func NewOptUsageV2Tier(v UsageV2Tier) OptUsageV2Tier {
+	return OptUsageV2Tier{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUsageV2Tier is optional UsageV2Tier.
+type OptUsageV2Tier struct {
+	Value UsageV2Tier
+	Set   bool
+}
+
+// IsSet returns true if OptUsageV2Tier was set.
+func (o OptUsageV2Tier) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUsageV2Tier) Reset() {
+	var v UsageV2Tier
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUsageV2Tier) SetTo(v UsageV2Tier) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUsageV2Tier) Get() (v UsageV2Tier, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUsageV2Tier) Or(d UsageV2Tier) UsageV2Tier {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptUserActor returns new OptUserActor with value set to v.
 func NewOptUserActor(v UserActor) OptUserActor {
 	return OptUserActor{
@@ -13958,6 +14188,106 @@ func (s *UsageV2DailyUnitsHeaders) SetResponse(val UsageV2DailyUnits) {
 	s.Response = val
 }
 
+// Ref: #/components/schemas/UsageV2DataUsage
+type UsageV2DataUsage struct {
+	Entries []UsageV2DataUsageEntry `json:"entries"`
+}
+
+// GetEntries returns the value of Entries.
+func (s *UsageV2DataUsage) GetEntries() []UsageV2DataUsageEntry {
+	return s.Entries
+}
+
+// SetEntries sets the value of Entries.
+func (s *UsageV2DataUsage) SetEntries(val []UsageV2DataUsageEntry) {
+	s.Entries = val
+}
+
+// Ref: #/components/schemas/UsageV2DataUsageEntry
+type UsageV2DataUsageEntry struct {
+	Timestamp  time.Time          `json:"timestamp"`
+	Dimensions []UsageV2Dimension `json:"dimensions"`
+	Units      float64            `json:"units"`
+	SizeGb     float64            `json:"sizeGb"`
+}
+
+// GetTimestamp returns the value of Timestamp.
+func (s *UsageV2DataUsageEntry) GetTimestamp() time.Time {
+	return s.Timestamp
+}
+
+// GetDimensions returns the value of Dimensions.
+func (s *UsageV2DataUsageEntry) GetDimensions() []UsageV2Dimension {
+	return s.Dimensions
+}
+
+// GetUnits returns the value of Units.
+func (s *UsageV2DataUsageEntry) GetUnits() float64 {
+	return s.Units
+}
+
+// GetSizeGb returns the value of SizeGb.
+func (s *UsageV2DataUsageEntry) GetSizeGb() float64 {
+	return s.SizeGb
+}
+
+// SetTimestamp sets the value of Timestamp.
+func (s *UsageV2DataUsageEntry) SetTimestamp(val time.Time) {
+	s.Timestamp = val
+}
+
+// SetDimensions sets the value of Dimensions.
+func (s *UsageV2DataUsageEntry) SetDimensions(val []UsageV2Dimension) {
+	s.Dimensions = val
+}
+
+// SetUnits sets the value of Units.
+func (s *UsageV2DataUsageEntry) SetUnits(val float64) {
+	s.Units = val
+}
+
+// SetSizeGb sets the value of SizeGb.
+func (s *UsageV2DataUsageEntry) SetSizeGb(val float64) {
+	s.SizeGb = val
+}
+
+// UsageV2DataUsageHeaders wraps UsageV2DataUsage with response headers.
+type UsageV2DataUsageHeaders struct {
+	Deprecation string
+	Link        string
+	Response    UsageV2DataUsage
+}
+
+// GetDeprecation returns the value of Deprecation.
+func (s *UsageV2DataUsageHeaders) GetDeprecation() string {
+	return s.Deprecation
+}
+
+// GetLink returns the value of Link.
+func (s *UsageV2DataUsageHeaders) GetLink() string {
+	return s.Link
+}
+
+// GetResponse returns the value of Response.
+func (s *UsageV2DataUsageHeaders) GetResponse() UsageV2DataUsage {
+	return s.Response
+}
+
+// SetDeprecation sets the value of Deprecation.
+func (s *UsageV2DataUsageHeaders) SetDeprecation(val string) {
+	s.Deprecation = val
+}
+
+// SetLink sets the value of Link.
+func (s *UsageV2DataUsageHeaders) SetLink(val string) {
+	s.Link = val
+}
+
+// SetResponse sets the value of Response.
+func (s *UsageV2DataUsageHeaders) SetResponse(val UsageV2DataUsage) {
+	s.Response = val
+}
+
 // From the UTC day of `fromDate` to that of `toDate`, both included.
 // Ref: #/components/schemas/UsageV2DateRange
 type UsageV2DateRange struct {
@@ -14327,6 +14657,66 @@ func (s *UsageV2DayUnits) SetCpuProfilesUnits(val UsageV2Number) {
 	s.CpuProfilesUnits = val
 }
 
+// At most one of the fields; the label it stands for is in the README.
+// Ref: #/components/schemas/UsageV2Dimension
+type UsageV2Dimension struct {
+	GenericDimension OptUsageV2GenericDimension `json:"genericDimension"`
+	Pillar           OptUsageV2Pillar           `json:"pillar"`
+	Priority         OptUsageV2Priority         `json:"priority"`
+	Severity         OptUsageV2Severity         `json:"severity"`
+	Tier             OptUsageV2Tier             `json:"tier"`
+}
+
+// GetGenericDimension returns the value of GenericDimension.
+func (s *UsageV2Dimension) GetGenericDimension() OptUsageV2GenericDimension {
+	return s.GenericDimension
+}
+
+// GetPillar returns the value of Pillar.
+func (s *UsageV2Dimension) GetPillar() OptUsageV2Pillar {
+	return s.Pillar
+}
+
+// GetPriority returns the value of Priority.
+func (s *UsageV2Dimension) GetPriority() OptUsageV2Priority {
+	return s.Priority
+}
+
+// GetSeverity returns the value of Severity.
+func (s *UsageV2Dimension) GetSeverity() OptUsageV2Severity {
+	return s.Severity
+}
+
+// GetTier returns the value of Tier.
+func (s *UsageV2Dimension) GetTier() OptUsageV2Tier {
+	return s.Tier
+}
+
+// SetGenericDimension sets the value of GenericDimension.
+func (s *UsageV2Dimension) SetGenericDimension(val OptUsageV2GenericDimension) {
+	s.GenericDimension = val
+}
+
+// SetPillar sets the value of Pillar.
+func (s *UsageV2Dimension) SetPillar(val OptUsageV2Pillar) {
+	s.Pillar = val
+}
+
+// SetPriority sets the value of Priority.
+func (s *UsageV2Dimension) SetPriority(val OptUsageV2Priority) {
+	s.Priority = val
+}
+
+// SetSeverity sets the value of Severity.
+func (s *UsageV2Dimension) SetSeverity(val OptUsageV2Severity) {
+	s.Severity = val
+}
+
+// SetTier sets the value of Tier.
+func (s *UsageV2Dimension) SetTier(val OptUsageV2Tier) {
+	s.Tier = val
+}
+
 // Ref: #/components/schemas/UsageV2Evaluation
 type UsageV2Evaluation struct {
 	EvaluatorName    string        `json:"evaluatorName"`
@@ -14394,6 +14784,154 @@ func (s *UsageV2ExportStatusHeaders) SetResponse(val UsageV2ExportStatus) {
 	s.Response = val
 }
 
+// Ref: #/components/schemas/UsageV2GenericDimension
+type UsageV2GenericDimension struct {
+	Key   OptString `json:"key"`
+	Value OptString `json:"value"`
+}
+
+// GetKey returns the value of Key.
+func (s *UsageV2GenericDimension) GetKey() OptString {
+	return s.Key
+}
+
+// GetValue returns the value of Value.
+func (s *UsageV2GenericDimension) GetValue() OptString {
+	return s.Value
+}
+
+// SetKey sets the value of Key.
+func (s *UsageV2GenericDimension) SetKey(val OptString) {
+	s.Key = val
+}
+
+// SetValue sets the value of Value.
+func (s *UsageV2GenericDimension) SetValue(val OptString) {
+	s.Value = val
+}
+
+// Ref: #/components/schemas/UsageV2LogsCount
+type UsageV2LogsCount struct {
+	LogsCount []UsageV2LogsCountEntry `json:"logsCount"`
+}
+
+// GetLogsCount returns the value of LogsCount.
+func (s *UsageV2LogsCount) GetLogsCount() []UsageV2LogsCountEntry {
+	return s.LogsCount
+}
+
+// SetLogsCount sets the value of LogsCount.
+func (s *UsageV2LogsCount) SetLogsCount(val []UsageV2LogsCountEntry) {
+	s.LogsCount = val
+}
+
+// Ref: #/components/schemas/UsageV2LogsCountEntry
+type UsageV2LogsCountEntry struct {
+	Timestamp       time.Time       `json:"timestamp"`
+	LogsCount       string          `json:"logsCount"`
+	Priority        UsageV2Priority `json:"priority"`
+	Severity        UsageV2Severity `json:"severity"`
+	ApplicationName OptString       `json:"applicationName"`
+	SubsystemName   OptString       `json:"subsystemName"`
+}
+
+// GetTimestamp returns the value of Timestamp.
+func (s *UsageV2LogsCountEntry) GetTimestamp() time.Time {
+	return s.Timestamp
+}
+
+// GetLogsCount returns the value of LogsCount.
+func (s *UsageV2LogsCountEntry) GetLogsCount() string {
+	return s.LogsCount
+}
+
+// GetPriority returns the value of Priority.
+func (s *UsageV2LogsCountEntry) GetPriority() UsageV2Priority {
+	return s.Priority
+}
+
+// GetSeverity returns the value of Severity.
+func (s *UsageV2LogsCountEntry) GetSeverity() UsageV2Severity {
+	return s.Severity
+}
+
+// GetApplicationName returns the value of ApplicationName.
+func (s *UsageV2LogsCountEntry) GetApplicationName() OptString {
+	return s.ApplicationName
+}
+
+// GetSubsystemName returns the value of SubsystemName.
+func (s *UsageV2LogsCountEntry) GetSubsystemName() OptString {
+	return s.SubsystemName
+}
+
+// SetTimestamp sets the value of Timestamp.
+func (s *UsageV2LogsCountEntry) SetTimestamp(val time.Time) {
+	s.Timestamp = val
+}
+
+// SetLogsCount sets the value of LogsCount.
+func (s *UsageV2LogsCountEntry) SetLogsCount(val string) {
+	s.LogsCount = val
+}
+
+// SetPriority sets the value of Priority.
+func (s *UsageV2LogsCountEntry) SetPriority(val UsageV2Priority) {
+	s.Priority = val
+}
+
+// SetSeverity sets the value of Severity.
+func (s *UsageV2LogsCountEntry) SetSeverity(val UsageV2Severity) {
+	s.Severity = val
+}
+
+// SetApplicationName sets the value of ApplicationName.
+func (s *UsageV2LogsCountEntry) SetApplicationName(val OptString) {
+	s.ApplicationName = val
+}
+
+// SetSubsystemName sets the value of SubsystemName.
+func (s *UsageV2LogsCountEntry) SetSubsystemName(val OptString) {
+	s.SubsystemName = val
+}
+
+// UsageV2LogsCountHeaders wraps UsageV2LogsCount with response headers.
+type UsageV2LogsCountHeaders struct {
+	Deprecation string
+	Link        string
+	Response    UsageV2LogsCount
+}
+
+// GetDeprecation returns the value of Deprecation.
+func (s *UsageV2LogsCountHeaders) GetDeprecation() string {
+	return s.Deprecation
+}
+
+// GetLink returns the value of Link.
+func (s *UsageV2LogsCountHeaders) GetLink() string {
+	return s.Link
+}
+
+// GetResponse returns the value of Response.
+func (s *UsageV2LogsCountHeaders) GetResponse() UsageV2LogsCount {
+	return s.Response
+}
+
+// SetDeprecation sets the value of Deprecation.
+func (s *UsageV2LogsCountHeaders) SetDeprecation(val string) {
+	s.Deprecation = val
+}
+
+// SetLink sets the value of Link.
+func (s *UsageV2LogsCountHeaders) SetLink(val string) {
+	s.Link = val
+}
+
+// SetResponse sets the value of Response.
+func (s *UsageV2LogsCountHeaders) SetResponse(val UsageV2LogsCount) {
+	s.Response = val
+}
+
 // Ref: #/components/schemas/UsageV2Number
 type UsageV2Number struct {
 	Value float64 `json:"value"`
@@ -14407,6 +14945,412 @@ func (s *UsageV2Number) GetValue() float64 {
 // SetValue sets the value of Value.
 func (s *UsageV2Number) SetValue(val float64) {
 	s.Value = val
+}
+
+// Ref: #/components/schemas/UsageV2Pillar
+type UsageV2Pillar string
+
+const (
+	UsageV2PillarPILLARUNSPECIFIED UsageV2Pillar = "PILLAR_UNSPECIFIED"
+	UsageV2PillarPILLARMETRICS     UsageV2Pillar = "PILLAR_METRICS"
+	UsageV2PillarPILLARLOGS        UsageV2Pillar = "PILLAR_LOGS"
+	UsageV2PillarPILLARSPANS       UsageV2Pillar = "PILLAR_SPANS"
+	UsageV2PillarPILLARBINARY      UsageV2Pillar = "PILLAR_BINARY"
+	UsageV2PillarPILLARPROFILES    UsageV2Pillar = "PILLAR_PROFILES"
+)
+
+// AllValues returns all UsageV2Pillar values.
+func (UsageV2Pillar) AllValues() []UsageV2Pillar {
+	return []UsageV2Pillar{
+		UsageV2PillarPILLARUNSPECIFIED,
+		UsageV2PillarPILLARMETRICS,
+		UsageV2PillarPILLARLOGS,
+		UsageV2PillarPILLARSPANS,
+		UsageV2PillarPILLARBINARY,
+		UsageV2PillarPILLARPROFILES,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s UsageV2Pillar) MarshalText() ([]byte, error) {
+	switch s {
+	case UsageV2PillarPILLARUNSPECIFIED:
+		return []byte(s), nil
+	case UsageV2PillarPILLARMETRICS:
+		return []byte(s), nil
+	case UsageV2PillarPILLARLOGS:
+		return []byte(s), nil
+	case UsageV2PillarPILLARSPANS:
+		return []byte(s), nil
+	case UsageV2PillarPILLARBINARY:
+		return []byte(s), nil
+	case UsageV2PillarPILLARPROFILES:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *UsageV2Pillar) UnmarshalText(data []byte) error {
+	switch UsageV2Pillar(data) {
+	case UsageV2PillarPILLARUNSPECIFIED:
+		*s = UsageV2PillarPILLARUNSPECIFIED
+		return nil
+	case UsageV2PillarPILLARMETRICS:
+		*s = UsageV2PillarPILLARMETRICS
+		return nil
+	case UsageV2PillarPILLARLOGS:
+		*s = UsageV2PillarPILLARLOGS
+		return nil
+	case UsageV2PillarPILLARSPANS:
+		*s = UsageV2PillarPILLARSPANS
+		return nil
+	case UsageV2PillarPILLARBINARY:
+		*s = UsageV2PillarPILLARBINARY
+		return nil
+	case UsageV2PillarPILLARPROFILES:
+		*s = UsageV2PillarPILLARPROFILES
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/UsageV2Priority
+type UsageV2Priority string
+
+const (
+	UsageV2PriorityPRIORITYUNSPECIFIED UsageV2Priority = "PRIORITY_UNSPECIFIED"
+	UsageV2PriorityPRIORITYLOW         UsageV2Priority = "PRIORITY_LOW"
+	UsageV2PriorityPRIORITYMEDIUM      UsageV2Priority = "PRIORITY_MEDIUM"
+	UsageV2PriorityPRIORITYHIGH        UsageV2Priority = "PRIORITY_HIGH"
+	UsageV2PriorityPRIORITYBLOCKED     UsageV2Priority = "PRIORITY_BLOCKED"
+)
+
+// AllValues returns all UsageV2Priority values.
+func (UsageV2Priority) AllValues() []UsageV2Priority {
+	return []UsageV2Priority{
+		UsageV2PriorityPRIORITYUNSPECIFIED,
+		UsageV2PriorityPRIORITYLOW,
+		UsageV2PriorityPRIORITYMEDIUM,
+		UsageV2PriorityPRIORITYHIGH,
+		UsageV2PriorityPRIORITYBLOCKED,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s UsageV2Priority) MarshalText() ([]byte, error) {
+	switch s {
+	case UsageV2PriorityPRIORITYUNSPECIFIED:
+		return []byte(s), nil
+	case UsageV2PriorityPRIORITYLOW:
+		return []byte(s), nil
+	case UsageV2PriorityPRIORITYMEDIUM:
+		return []byte(s), nil
+	case UsageV2PriorityPRIORITYHIGH:
+		return []byte(s), nil
+	case UsageV2PriorityPRIORITYBLOCKED:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *UsageV2Priority) UnmarshalText(data []byte) error {
+	switch UsageV2Priority(data) {
+	case UsageV2PriorityPRIORITYUNSPECIFIED:
+		*s = UsageV2PriorityPRIORITYUNSPECIFIED
+		return nil
+	case UsageV2PriorityPRIORITYLOW:
+		*s = UsageV2PriorityPRIORITYLOW
+		return nil
+	case UsageV2PriorityPRIORITYMEDIUM:
+		*s = UsageV2PriorityPRIORITYMEDIUM
+		return nil
+	case UsageV2PriorityPRIORITYHIGH:
+		*s = UsageV2PriorityPRIORITYHIGH
+		return nil
+	case UsageV2PriorityPRIORITYBLOCKED:
+		*s = UsageV2PriorityPRIORITYBLOCKED
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/UsageV2Severity
+type UsageV2Severity string
+
+const (
+	UsageV2SeveritySEVERITYUNSPECIFIED UsageV2Severity = "SEVERITY_UNSPECIFIED"
+	UsageV2SeveritySEVERITYDEBUG       UsageV2Severity = "SEVERITY_DEBUG"
+	UsageV2SeveritySEVERITYVERBOSE     UsageV2Severity = "SEVERITY_VERBOSE"
+	UsageV2SeveritySEVERITYINFO        UsageV2Severity = "SEVERITY_INFO"
+	UsageV2SeveritySEVERITYWARNING     UsageV2Severity = "SEVERITY_WARNING"
+	UsageV2SeveritySEVERITYERROR       UsageV2Severity = "SEVERITY_ERROR"
+	UsageV2SeveritySEVERITYCRITICAL    UsageV2Severity = "SEVERITY_CRITICAL"
+)
+
+// AllValues returns all UsageV2Severity values.
+func (UsageV2Severity) AllValues() []UsageV2Severity {
+	return []UsageV2Severity{
+		UsageV2SeveritySEVERITYUNSPECIFIED,
+		UsageV2SeveritySEVERITYDEBUG,
+		UsageV2SeveritySEVERITYVERBOSE,
+		UsageV2SeveritySEVERITYINFO,
+		UsageV2SeveritySEVERITYWARNING,
+		UsageV2SeveritySEVERITYERROR,
+		UsageV2SeveritySEVERITYCRITICAL,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s UsageV2Severity) MarshalText() ([]byte, error) {
+	switch s {
+	case UsageV2SeveritySEVERITYUNSPECIFIED:
+		return []byte(s), nil
+	case UsageV2SeveritySEVERITYDEBUG:
+		return []byte(s), nil
+	case UsageV2SeveritySEVERITYVERBOSE:
+		return []byte(s), nil
+	case UsageV2SeveritySEVERITYINFO:
+		return []byte(s), nil
+	case UsageV2SeveritySEVERITYWARNING:
+		return []byte(s), nil
+	case UsageV2SeveritySEVERITYERROR:
+		return []byte(s), nil
+	case UsageV2SeveritySEVERITYCRITICAL:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *UsageV2Severity) UnmarshalText(data []byte) error {
+	switch UsageV2Severity(data) {
+	case UsageV2SeveritySEVERITYUNSPECIFIED:
+		*s = UsageV2SeveritySEVERITYUNSPECIFIED
+		return nil
+	case UsageV2SeveritySEVERITYDEBUG:
+		*s = UsageV2SeveritySEVERITYDEBUG
+		return nil
+	case UsageV2SeveritySEVERITYVERBOSE:
+		*s = UsageV2SeveritySEVERITYVERBOSE
+		return nil
+	case UsageV2SeveritySEVERITYINFO:
+		*s = UsageV2SeveritySEVERITYINFO
+		return nil
+	case UsageV2SeveritySEVERITYWARNING:
+		*s = UsageV2SeveritySEVERITYWARNING
+		return nil
+	case UsageV2SeveritySEVERITYERROR:
+		*s = UsageV2SeveritySEVERITYERROR
+		return nil
+	case UsageV2SeveritySEVERITYCRITICAL:
+		*s = UsageV2SeveritySEVERITYCRITICAL
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/UsageV2SpansCount
+type UsageV2SpansCount struct {
+	SpansCount []UsageV2SpansCountEntry `json:"spansCount"`
+}
+
+// GetSpansCount returns the value of SpansCount.
+func (s *UsageV2SpansCount) GetSpansCount() []UsageV2SpansCountEntry {
+	return s.SpansCount
+}
+
+// SetSpansCount sets the value of SpansCount.
+func (s *UsageV2SpansCount) SetSpansCount(val []UsageV2SpansCountEntry) {
+	s.SpansCount = val
+}
+
+// Ref: #/components/schemas/UsageV2SpansCountEntry
+type UsageV2SpansCountEntry struct {
+	Timestamp              time.Time `json:"timestamp"`
+	SuccessSpanCount       string    `json:"successSpanCount"`
+	ErrorSpanCount         string    `json:"errorSpanCount"`
+	LowSuccessSpanCount    string    `json:"lowSuccessSpanCount"`
+	LowErrorSpanCount      string    `json:"lowErrorSpanCount"`
+	MediumSuccessSpanCount string    `json:"mediumSuccessSpanCount"`
+	MediumErrorSpanCount   string    `json:"mediumErrorSpanCount"`
+}
+
+// GetTimestamp returns the value of Timestamp.
+func (s *UsageV2SpansCountEntry) GetTimestamp() time.Time {
+	return s.Timestamp
+}
+
+// GetSuccessSpanCount returns the value of SuccessSpanCount.
+func (s *UsageV2SpansCountEntry) GetSuccessSpanCount() string {
+	return s.SuccessSpanCount
+}
+
+// GetErrorSpanCount returns the value of ErrorSpanCount.
+func (s *UsageV2SpansCountEntry) GetErrorSpanCount() string {
+	return s.ErrorSpanCount
+}
+
+// GetLowSuccessSpanCount returns the value of LowSuccessSpanCount.
+func (s *UsageV2SpansCountEntry) GetLowSuccessSpanCount() string {
+	return s.LowSuccessSpanCount
+}
+
+// GetLowErrorSpanCount returns the value of LowErrorSpanCount.
+func (s *UsageV2SpansCountEntry) GetLowErrorSpanCount() string {
+	return s.LowErrorSpanCount
+}
+
+// GetMediumSuccessSpanCount returns the value of MediumSuccessSpanCount.
+func (s *UsageV2SpansCountEntry) GetMediumSuccessSpanCount() string {
+	return s.MediumSuccessSpanCount
+}
+
+// GetMediumErrorSpanCount returns the value of MediumErrorSpanCount.
+func (s *UsageV2SpansCountEntry) GetMediumErrorSpanCount() string {
+	return s.MediumErrorSpanCount
+}
+
+// SetTimestamp sets the value of Timestamp.
+func (s *UsageV2SpansCountEntry) SetTimestamp(val time.Time) {
+	s.Timestamp = val
+}
+
+// SetSuccessSpanCount sets the value of SuccessSpanCount.
+func (s *UsageV2SpansCountEntry) SetSuccessSpanCount(val string) {
+	s.SuccessSpanCount = val
+}
+
+// SetErrorSpanCount sets the value of ErrorSpanCount.
+func (s *UsageV2SpansCountEntry) SetErrorSpanCount(val string) {
+	s.ErrorSpanCount = val
+}
+
+// SetLowSuccessSpanCount sets the value of LowSuccessSpanCount.
+func (s *UsageV2SpansCountEntry) SetLowSuccessSpanCount(val string) {
+	s.LowSuccessSpanCount = val
+}
+
+// SetLowErrorSpanCount sets the value of LowErrorSpanCount.
+func (s *UsageV2SpansCountEntry) SetLowErrorSpanCount(val string) {
+	s.LowErrorSpanCount = val
+}
+
+// SetMediumSuccessSpanCount sets the value of MediumSuccessSpanCount.
+func (s *UsageV2SpansCountEntry) SetMediumSuccessSpanCount(val string) {
+	s.MediumSuccessSpanCount = val
+}
+
+// SetMediumErrorSpanCount sets the value of MediumErrorSpanCount.
+func (s *UsageV2SpansCountEntry) SetMediumErrorSpanCount(val string) {
+	s.MediumErrorSpanCount = val
+}
+
+// UsageV2SpansCountHeaders wraps UsageV2SpansCount with response headers.
+type UsageV2SpansCountHeaders struct {
+	Deprecation string
+	Link        string
+	Response    UsageV2SpansCount
+}
+
+// GetDeprecation returns the value of Deprecation.
+func (s *UsageV2SpansCountHeaders) GetDeprecation() string {
+	return s.Deprecation
+}
+
+// GetLink returns the value of Link.
+func (s *UsageV2SpansCountHeaders) GetLink() string {
+	return s.Link
+}
+
+// GetResponse returns the value of Response.
+func (s *UsageV2SpansCountHeaders) GetResponse() UsageV2SpansCount {
+	return s.Response
+}
+
+// SetDeprecation sets the value of Deprecation.
+func (s *UsageV2SpansCountHeaders) SetDeprecation(val string) {
+	s.Deprecation = val
+}
+
+// SetLink sets the value of Link.
+func (s *UsageV2SpansCountHeaders) SetLink(val string) {
+	s.Link = val
+}
+
+// SetResponse sets the value of Response.
+func (s *UsageV2SpansCountHeaders) SetResponse(val UsageV2SpansCount) {
+	s.Response = val
+}
+
+// Ref: #/components/schemas/UsageV2Tier
+type UsageV2Tier string
+
+const (
+	UsageV2TierTCOTIERUNSPECIFIED UsageV2Tier = "TCO_TIER_UNSPECIFIED"
+	UsageV2TierTCOTIERLOW         UsageV2Tier = "TCO_TIER_LOW"
+	UsageV2TierTCOTIERMEDIUM      UsageV2Tier = "TCO_TIER_MEDIUM"
+	UsageV2TierTCOTIERHIGH        UsageV2Tier = "TCO_TIER_HIGH"
+	UsageV2TierTCOTIERBLOCKED     UsageV2Tier = "TCO_TIER_BLOCKED"
+)
+
+// AllValues returns all UsageV2Tier values.
+func (UsageV2Tier) AllValues() []UsageV2Tier {
+	return []UsageV2Tier{
+		UsageV2TierTCOTIERUNSPECIFIED,
+		UsageV2TierTCOTIERLOW,
+		UsageV2TierTCOTIERMEDIUM,
+		UsageV2TierTCOTIERHIGH,
+		UsageV2TierTCOTIERBLOCKED,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s UsageV2Tier) MarshalText() ([]byte, error) {
+	switch s {
+	case UsageV2TierTCOTIERUNSPECIFIED:
+		return []byte(s), nil
+	case UsageV2TierTCOTIERLOW:
+		return []byte(s), nil
+	case UsageV2TierTCOTIERMEDIUM:
+		return []byte(s), nil
+	case UsageV2TierTCOTIERHIGH:
+		return []byte(s), nil
+	case UsageV2TierTCOTIERBLOCKED:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *UsageV2Tier) UnmarshalText(data []byte) error {
+	switch UsageV2Tier(data) {
+	case UsageV2TierTCOTIERUNSPECIFIED:
+		*s = UsageV2TierTCOTIERUNSPECIFIED
+		return nil
+	case UsageV2TierTCOTIERLOW:
+		*s = UsageV2TierTCOTIERLOW
+		return nil
+	case UsageV2TierTCOTIERMEDIUM:
+		*s = UsageV2TierTCOTIERMEDIUM
+		return nil
+	case UsageV2TierTCOTIERHIGH:
+		*s = UsageV2TierTCOTIERHIGH
+		return nil
+	case UsageV2TierTCOTIERBLOCKED:
+		*s = UsageV2TierTCOTIERBLOCKED
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/UserActor

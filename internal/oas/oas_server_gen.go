@@ -225,12 +225,42 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/data-usage/v2/export-status
 	GetDataUsageExportStatusV2(ctx context.Context) (*UsageV2ExportStatusHeaders, error)
+	// GetDataUsageV2 implements GetDataUsageV2 operation.
+	//
+	// Sums the team's usage records of `date_range` (widened to whole UTC hours; absent means the last 24
+	// hours ending with the current hour) into buckets of `resolution` starting at its start (absent means
+	// one bucket for the whole range), grouped by the dimensions of `aggregate`, and answers one entry per
+	// non-empty bucket and group, by time and then by dimension values: `units` the quota units of the
+	// records, `sizeGb` the bytes of their `MEASUREMENT_KIND_PROCESSED_DATA_SIZE` records in gigabytes
+	// (10^9 bytes). Dimensions come from record labels (see the README); `dimension_filters` keeps records
+	// that have every listed dimension.
+	//
+	// `date_range`, `aggregate` and `dimension_filters` are query objects (schemas in `x-query-objects`)
+	// written in bracket form (`date_range[fromDate]=…`, `dimension_filters[0][pillar]=PILLAR_LOGS`,
+	// `aggregate[0]=AGGREGATE_BY_PILLAR`) or dot form (`date_range.fromDate=…`,
+	// `dimension_filters[0].genericDimension.key=team`); a repeated `aggregate` lists several values.
+	//
+	// Deprecated: schema marks this operation as deprecated.
+	//
+	// GET /mgmt/openapi/5/dataplans/data-usage/v2
+	GetDataUsageV2(ctx context.Context, params GetDataUsageV2Params) (*UsageV2DataUsageHeaders, error)
 	// GetIncident implements GetIncident operation.
 	//
 	// Get an incident with its events.
 	//
 	// GET /mgmt/openapi/3/incidents/incidents/v1/{id}
 	GetIncident(ctx context.Context, params GetIncidentParams) (*IncidentResponse, error)
+	// GetLogsCountV2 implements GetLogsCountV2 operation.
+	//
+	// Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
+	// `date_range` into buckets of `resolution` (as for the span counts), grouped by their `priority` and
+	// `severity` labels and, when asked, by `applicationName` and `subsystemName`; one entry per non-empty
+	// bucket and group, by time and then by group. `filters` as for the span counts.
+	//
+	// Deprecated: schema marks this operation as deprecated.
+	//
+	// GET /mgmt/openapi/5/dataplans/data-usage/v2/logs/count
+	GetLogsCountV2(ctx context.Context, params GetLogsCountV2Params) (*UsageV2LogsCountHeaders, error)
 	// GetPolicy implements GetPolicy operation.
 	//
 	// Read a policy.
@@ -256,6 +286,20 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/recording-rules/recording-rules/v1/{id}
 	GetRecordingRuleSet(ctx context.Context, params GetRecordingRuleSetParams) (*RecordingRuleSet, error)
+	// GetSpansCountV2 implements GetSpansCountV2 operation.
+	//
+	// Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_SPANS` of
+	// `date_range` (as for the v2 usage entries) into buckets of `resolution` and answers one entry per
+	// bucket, empty ones with zeros: by the `status` label (`success` or `error`), in total and at
+	// `PRIORITY_LOW` and `PRIORITY_MEDIUM`. `filters` keeps records whose `applicationName` label is one
+	// of `filters.application` and whose `subsystemName` label is one of `filters.subsystem` (an empty or
+	// absent list keeps all). `date_range` and `filters` are query objects (bracket or dot form, see
+	// `x-query-objects`).
+	//
+	// Deprecated: schema marks this operation as deprecated.
+	//
+	// GET /mgmt/openapi/5/dataplans/data-usage/v2/spans/count
+	GetSpansCountV2(ctx context.Context, params GetSpansCountV2Params) (*UsageV2SpansCountHeaders, error)
 	// IngestAlertmanager implements IngestAlertmanager operation.
 	//
 	// Point an Alertmanager `webhook_config` here, with a team key as bearer credentials. Each alert

@@ -17,6 +17,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/ingest"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/policies"
+	"github.com/mgmtapi/mgmtapi/internal/presets"
 	"github.com/mgmtapi/mgmtapi/internal/queryobject"
 	"github.com/mgmtapi/mgmtapi/internal/quotarules"
 	"github.com/mgmtapi/mgmtapi/internal/recordingrules"
@@ -44,6 +45,7 @@ type handler struct {
 	*policies.PolicyHandler
 	*quotarules.QuotaRuleHandler
 	*datausage.UsageHandler
+	*presets.PresetHandler
 }
 
 // NewError is the exit for errors returned by handlers and by the security handler.
@@ -73,6 +75,7 @@ func New(opts Options) (*API, error) {
 		PolicyHandler:    policies.NewHandler(opts.DB, opts.PolicyLimit),
 		QuotaRuleHandler: quotarules.NewHandler(opts.DB),
 		UsageHandler:     datausage.NewHandler(opts.DB),
+		PresetHandler:    presets.NewHandler(opts.DB),
 	}
 	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey}
 	router, err := oas.NewServer(h, sec,

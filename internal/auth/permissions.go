@@ -41,6 +41,8 @@ var catalog = []Permission{
 	{"team-quota-rules:Manage", "create, replace and delete the team's quota allocation rule set"},
 	{"data-usage:Read", "query the team's data usage and its capabilities"},
 	{"data-usage:Manage", "change the team's data usage export setting"},
+	{"notification-presets:ReadConfig", "list and read notification presets and the attachment types of entity types"},
+	{"notification-presets:Manage", "create, replace and delete custom notification presets"},
 }
 
 // Preset is a named bundle of permissions that a key can hold by name.
@@ -70,9 +72,12 @@ var presets = []Preset{
 		Permissions: []string{"team-quota-rules:Read", "team-quota-rules:Manage"}},
 	{Name: "data-usage", Description: "reading the team's data usage and changing its export setting",
 		Permissions: []string{"data-usage:Read", "data-usage:Manage"}},
+	{Name: "notification-presets", Description: "everything about notification presets",
+		Permissions: []string{"notification-presets:ReadConfig", "notification-presets:Manage"}},
 	{Name: "read-only", Description: "every permission that only reads",
 		Permissions: []string{"api-keys:ReadConfig", "recording-rules:ReadConfig", "case:Read", "incidents:read",
-			"policies:ReadConfig", "policy-settings:ReadConfig", "team-quota-rules:Read", "data-usage:Read"}},
+			"policies:ReadConfig", "policy-settings:ReadConfig", "team-quota-rules:Read", "data-usage:Read",
+			"notification-presets:ReadConfig"}},
 	{Name: FullAccess, Description: "every permission", Permissions: nil},
 }
 

@@ -84,6 +84,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/incidents/incidents/v1
 	BatchGetIncidents(ctx context.Context, params BatchGetIncidentsParams) (*BatchGetIncidentsResponse, error)
+	// BatchGetPresets invokes BatchGetPresets operation.
+	//
+	// Answers the presets found, by id, and the requested ids that name no preset.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/presets
+	BatchGetPresets(ctx context.Context, params BatchGetPresetsParams) (*BatchGetPresetsResponse, error)
 	// CloseCase invokes CloseCase operation.
 	//
 	// Close a case for good.
@@ -112,6 +118,16 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1/{case_id}/comments
 	CreateCaseComment(ctx context.Context, request *CommentRequest, params CreateCaseCommentParams) (*CaseEventResponse, error)
+	// CreateCustomPreset invokes CreateCustomPreset operation.
+	//
+	// Stores a new custom preset under a server-assigned id and answers it with every omitted field
+	// filled: `attachmentConfig.policy` AUTO, `connectorType` CONNECTOR_TYPE_UNSPECIFIED, `entityType`
+	// ENTITY_TYPE_UNSPECIFIED, `presetType` PRESET_TYPE_UNSPECIFIED, `description` empty,
+	// `configOverrides` empty. An `id` in the request is ignored. `parentId`, when set, must name one of
+	// the team's presets (system or custom). `presetType` SYSTEM is refused.
+	//
+	// POST /mgmt/openapi/4/notifications/notification-center/v1/presets/custom
+	CreateCustomPreset(ctx context.Context, request *PresetRequest) (*PresetResponse, error)
 	// CreatePolicy invokes CreatePolicy operation.
 	//
 	// Creates a policy for one data type, chosen by which of `logRules`, `spanRules` or `rumRules` is set
@@ -149,6 +165,13 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 	DeleteCaseComment(ctx context.Context, params DeleteCaseCommentParams) error
+	// DeleteCustomPreset invokes DeleteCustomPreset operation.
+	//
+	// System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
+	// (409) until that one is deleted or re-parented.
+	//
+	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}
+	DeleteCustomPreset(ctx context.Context, params DeleteCustomPresetParams) error
 	// DeletePolicy invokes DeletePolicy operation.
 	//
 	// The policies after it of the same data type move up one place.
@@ -287,6 +310,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/policy-settings/v1
 	GetPolicySettings(ctx context.Context) (*PolicySettings, error)
+	// GetPreset invokes GetPreset operation.
+	//
+	// Read a notification preset (system or custom).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/presets/{id}
+	GetPreset(ctx context.Context, params GetPresetParams) (*PresetResponse, error)
 	// GetQuotaRuleSet invokes GetQuotaRuleSet operation.
 	//
 	// A team holds at most one rule set. With `id`, the set must have that id; a team without a set, or
@@ -343,6 +372,14 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1
 	ListCases(ctx context.Context, request OptListCasesRequest) (*ListCasesResponse, error)
+	// ListEntityTypeAttachmentTypes invokes ListEntityTypeAttachmentTypes operation.
+	//
+	// The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
+	// preset whose `attachmentConfig.policy` is AUTO includes the type; ENABLED includes every listed type
+	// and DISABLED none. ENTITY_TYPE_UNSPECIFIED is refused (400).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types/{entity_type}/attachment-types
+	ListEntityTypeAttachmentTypes(ctx context.Context, params ListEntityTypeAttachmentTypesParams) (*AttachmentTypeList, error)
 	// ListIncidentAggregations invokes ListIncidentAggregations operation.
 	//
 	// Groups the team's incidents that match `filter` by the fields of `group_bys` (all incidents form one
@@ -379,6 +416,13 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/policies/v1
 	ListPolicies(ctx context.Context, params ListPoliciesParams) (*PolicyList, error)
+	// ListPresetSummaries invokes ListPresetSummaries operation.
+	//
+	// The team's system presets (in connector-type order) and then its custom presets (oldest first). A
+	// filter left out, or set to its UNSPECIFIED value, does not filter.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/presets:summariesList
+	ListPresetSummaries(ctx context.Context, params ListPresetSummariesParams) (*PresetSummaryList, error)
 	// ListRecordingRuleSets invokes ListRecordingRuleSets operation.
 	//
 	// List the team's recording-rule sets.
@@ -425,6 +469,13 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
 	ReorderPolicies(ctx context.Context, request *ReorderPoliciesRequest) (*PolicyOrders, error)
+	// ReplaceCustomPreset invokes ReplaceCustomPreset operation.
+	//
+	// Replaces the custom preset `preset.id` with the given one, filling omitted fields as the create
+	// does; `createTime` is kept. System presets cannot be replaced (400).
+	//
+	// PUT /mgmt/openapi/5/notifications/notification-center/v1/presets/custom
+	ReplaceCustomPreset(ctx context.Context, request *PresetRequest) (*PresetResponse, error)
 	// ReplacePolicySettings invokes ReplacePolicySettings operation.
 	//
 	// Each section the request sets replaces the stored one; a section left out keeps its value. The
@@ -1476,6 +1527,114 @@ func (c *Client) sendBatchGetIncidents(ctx context.Context, params BatchGetIncid
 	return result, nil
 }
 
+// BatchGetPresets invokes BatchGetPresets operation.
+//
+// Answers the presets found, by id, and the requested ids that name no preset.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/presets
+func (c *Client) BatchGetPresets(ctx context.Context, params BatchGetPresetsParams) (*BatchGetPresetsResponse, error) {
+	res, err := c.sendBatchGetPresets(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendBatchGetPresets(ctx context.Context, params BatchGetPresetsParams) (res *BatchGetPresetsResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/presets"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "preset_ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "preset_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if params.PresetIds != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.PresetIds {
+						if err := func() error {
+							if unwrapped := string(item); true {
+								return e.EncodeValue(conv.StringToString(unwrapped))
+							}
+							return nil
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BatchGetPresetsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBatchGetPresetsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CloseCase invokes CloseCase operation.
 //
 // Close a case for good.
@@ -1829,6 +1988,89 @@ func (c *Client) sendCreateCaseComment(ctx context.Context, request *CommentRequ
 	}()
 
 	result, err := decodeCreateCaseCommentResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CreateCustomPreset invokes CreateCustomPreset operation.
+//
+// Stores a new custom preset under a server-assigned id and answers it with every omitted field
+// filled: `attachmentConfig.policy` AUTO, `connectorType` CONNECTOR_TYPE_UNSPECIFIED, `entityType`
+// ENTITY_TYPE_UNSPECIFIED, `presetType` PRESET_TYPE_UNSPECIFIED, `description` empty,
+// `configOverrides` empty. An `id` in the request is ignored. `parentId`, when set, must name one of
+// the team's presets (system or custom). `presetType` SYSTEM is refused.
+//
+// POST /mgmt/openapi/4/notifications/notification-center/v1/presets/custom
+func (c *Client) CreateCustomPreset(ctx context.Context, request *PresetRequest) (*PresetResponse, error) {
+	res, err := c.sendCreateCustomPreset(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateCustomPreset(ctx context.Context, request *PresetRequest) (res *PresetResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/4/notifications/notification-center/v1/presets/custom"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateCustomPresetRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateCustomPresetOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateCustomPresetResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -2265,6 +2507,104 @@ func (c *Client) sendDeleteCaseComment(ctx context.Context, params DeleteCaseCom
 	}()
 
 	result, err := decodeDeleteCaseCommentResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteCustomPreset invokes DeleteCustomPreset operation.
+//
+// System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
+// (409) until that one is deleted or re-parented.
+//
+// DELETE /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}
+func (c *Client) DeleteCustomPreset(ctx context.Context, params DeleteCustomPresetParams) error {
+	_, err := c.sendDeleteCustomPreset(ctx, params)
+	return err
+}
+
+func (c *Client) sendDeleteCustomPreset(ctx context.Context, params DeleteCustomPresetParams) (res *DeleteCustomPresetResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/presets/custom/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteCustomPresetOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteCustomPresetResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -3841,6 +4181,103 @@ func (c *Client) sendGetPolicySettings(ctx context.Context) (res *PolicySettings
 	return result, nil
 }
 
+// GetPreset invokes GetPreset operation.
+//
+// Read a notification preset (system or custom).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/presets/{id}
+func (c *Client) GetPreset(ctx context.Context, params GetPresetParams) (*PresetResponse, error) {
+	res, err := c.sendGetPreset(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetPreset(ctx context.Context, params GetPresetParams) (res *PresetResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/presets/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetPresetOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetPresetResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetQuotaRuleSet invokes GetQuotaRuleSet operation.
 //
 // A team holds at most one rule set. With `id`, the set must have that id; a team without a set, or
@@ -4473,6 +4910,103 @@ func (c *Client) sendListCases(ctx context.Context, request OptListCasesRequest)
 	return result, nil
 }
 
+// ListEntityTypeAttachmentTypes invokes ListEntityTypeAttachmentTypes operation.
+//
+// The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
+// preset whose `attachmentConfig.policy` is AUTO includes the type; ENABLED includes every listed type
+// and DISABLED none. ENTITY_TYPE_UNSPECIFIED is refused (400).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types/{entity_type}/attachment-types
+func (c *Client) ListEntityTypeAttachmentTypes(ctx context.Context, params ListEntityTypeAttachmentTypesParams) (*AttachmentTypeList, error) {
+	res, err := c.sendListEntityTypeAttachmentTypes(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListEntityTypeAttachmentTypes(ctx context.Context, params ListEntityTypeAttachmentTypesParams) (res *AttachmentTypeList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/entity-types/"
+	{
+		// Encode "entity_type" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "entity_type",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(string(params.EntityType)))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/attachment-types"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListEntityTypeAttachmentTypesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListEntityTypeAttachmentTypesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListIncidentAggregations invokes ListIncidentAggregations operation.
 //
 // Groups the team's incidents that match `filter` by the fields of `group_bys` (all incidents form one
@@ -4844,6 +5378,120 @@ func (c *Client) sendListPolicies(ctx context.Context, params ListPoliciesParams
 	}()
 
 	result, err := decodeListPoliciesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListPresetSummaries invokes ListPresetSummaries operation.
+//
+// The team's system presets (in connector-type order) and then its custom presets (oldest first). A
+// filter left out, or set to its UNSPECIFIED value, does not filter.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/presets:summariesList
+func (c *Client) ListPresetSummaries(ctx context.Context, params ListPresetSummariesParams) (*PresetSummaryList, error) {
+	res, err := c.sendListPresetSummaries(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListPresetSummaries(ctx context.Context, params ListPresetSummariesParams) (res *PresetSummaryList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/presets:summariesList"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "connector_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "connector_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.ConnectorType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "entity_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.EntityType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListPresetSummariesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListPresetSummariesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -5325,6 +5973,86 @@ func (c *Client) sendReorderPolicies(ctx context.Context, request *ReorderPolici
 	}()
 
 	result, err := decodeReorderPoliciesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ReplaceCustomPreset invokes ReplaceCustomPreset operation.
+//
+// Replaces the custom preset `preset.id` with the given one, filling omitted fields as the create
+// does; `createTime` is kept. System presets cannot be replaced (400).
+//
+// PUT /mgmt/openapi/5/notifications/notification-center/v1/presets/custom
+func (c *Client) ReplaceCustomPreset(ctx context.Context, request *PresetRequest) (*PresetResponse, error) {
+	res, err := c.sendReplaceCustomPreset(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendReplaceCustomPreset(ctx context.Context, request *PresetRequest) (res *PresetResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/presets/custom"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReplaceCustomPresetRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ReplaceCustomPresetOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeReplaceCustomPresetResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

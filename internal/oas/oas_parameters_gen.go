@@ -534,6 +534,114 @@ func decodeBatchGetIncidentsParams(args [0]string, argsEscaped bool, r *http.Req
 	return params, nil
 }
 
+// BatchGetPresetsParams is parameters of BatchGetPresets operation.
+type BatchGetPresetsParams struct {
+	// The ids to read (repeat the parameter), at most 100.
+	PresetIds []NotificationCenterID `json:",omitempty"`
+}
+
+func unpackBatchGetPresetsParams(packed middleware.Parameters) (params BatchGetPresetsParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "preset_ids",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.PresetIds = v.([]NotificationCenterID)
+		}
+	}
+	return params
+}
+
+func decodeBatchGetPresetsParams(args [0]string, argsEscaped bool, r *http.Request) (params BatchGetPresetsParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: preset_ids.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "preset_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				params.PresetIds = nil
+				return d.DecodeArray(func(d uri.Decoder) error {
+					var paramsDotPresetIdsVal NotificationCenterID
+					if err := func() error {
+						var paramsDotPresetIdsValVal string
+						if err := func() error {
+							val, err := d.DecodeValue()
+							if err != nil {
+								return err
+							}
+
+							c, err := conv.ToString(val)
+							if err != nil {
+								return err
+							}
+
+							paramsDotPresetIdsValVal = c
+							return nil
+						}(); err != nil {
+							return err
+						}
+						paramsDotPresetIdsVal = NotificationCenterID(paramsDotPresetIdsValVal)
+						return nil
+					}(); err != nil {
+						return err
+					}
+					params.PresetIds = append(params.PresetIds, paramsDotPresetIdsVal)
+					return nil
+				})
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if params.PresetIds == nil {
+					return nil // optional
+				}
+				if err := (validate.Array{
+					MinLength:    0,
+					MinLengthSet: false,
+					MaxLength:    100,
+					MaxLengthSet: true,
+				}).ValidateLength(len(params.PresetIds)); err != nil {
+					return errors.Wrap(err, "array")
+				}
+				var failures []validate.FieldError
+				for i, elem := range params.PresetIds {
+					if err := func() error {
+						if err := elem.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						failures = append(failures, validate.FieldError{
+							Name:  fmt.Sprintf("[%d]", i),
+							Error: err,
+						})
+					}
+				}
+				if len(failures) > 0 {
+					return &validate.Error{Fields: failures}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "preset_ids",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // CloseCaseParams is parameters of CloseCase operation.
 type CloseCaseParams struct {
 	// The case's `id` (a lowercase UUID) or its `readableId` (e.g. `CASE-12`).
@@ -856,6 +964,88 @@ func decodeDeleteCaseCommentParams(args [1]string, argsEscaped bool, r *http.Req
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "event_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// DeleteCustomPresetParams is parameters of DeleteCustomPreset operation.
+type DeleteCustomPresetParams struct {
+	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
+	// `-`.
+	ID NotificationCenterID
+}
+
+func unpackDeleteCustomPresetParams(packed middleware.Parameters) (params DeleteCustomPresetParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(NotificationCenterID)
+	}
+	return params
+}
+
+func decodeDeleteCustomPresetParams(args [1]string, argsEscaped bool, r *http.Request) (params DeleteCustomPresetParams, _ error) {
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID = NotificationCenterID(paramsDotIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.ID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
 			In:   "path",
 			Err:  err,
 		}
@@ -1753,6 +1943,88 @@ func decodeGetPolicyParams(args [1]string, argsEscaped bool, r *http.Request) (p
 	return params, nil
 }
 
+// GetPresetParams is parameters of GetPreset operation.
+type GetPresetParams struct {
+	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
+	// `-`.
+	ID NotificationCenterID
+}
+
+func unpackGetPresetParams(packed middleware.Parameters) (params GetPresetParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(NotificationCenterID)
+	}
+	return params
+}
+
+func decodeGetPresetParams(args [1]string, argsEscaped bool, r *http.Request) (params GetPresetParams, _ error) {
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID = NotificationCenterID(paramsDotIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.ID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // GetQuotaRuleSetParams is parameters of GetQuotaRuleSet operation.
 type GetQuotaRuleSetParams struct {
 	ID OptString `json:",omitempty,omitzero"`
@@ -2077,6 +2349,79 @@ func decodeListCaseEventsParams(args [1]string, argsEscaped bool, r *http.Reques
 	return params, nil
 }
 
+// ListEntityTypeAttachmentTypesParams is parameters of ListEntityTypeAttachmentTypes operation.
+type ListEntityTypeAttachmentTypesParams struct {
+	EntityType NotificationEntityType
+}
+
+func unpackListEntityTypeAttachmentTypesParams(packed middleware.Parameters) (params ListEntityTypeAttachmentTypesParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "entity_type",
+			In:   "path",
+		}
+		params.EntityType = packed[key].(NotificationEntityType)
+	}
+	return params
+}
+
+func decodeListEntityTypeAttachmentTypesParams(args [1]string, argsEscaped bool, r *http.Request) (params ListEntityTypeAttachmentTypesParams, _ error) {
+	// Decode path: entity_type.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "entity_type",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.EntityType = NotificationEntityType(c)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.EntityType.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "entity_type",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // ListIncidentEventsParams is parameters of ListIncidentEvents operation.
 type ListIncidentEventsParams struct {
 	// The incident's id, a UUID (hex digits in either case).
@@ -2283,6 +2628,151 @@ func decodeListPoliciesParams(args [0]string, argsEscaped bool, r *http.Request)
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "source_type",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// ListPresetSummariesParams is parameters of ListPresetSummaries operation.
+type ListPresetSummariesParams struct {
+	ConnectorType OptConnectorType          `json:",omitempty,omitzero"`
+	EntityType    OptNotificationEntityType `json:",omitempty,omitzero"`
+}
+
+func unpackListPresetSummariesParams(packed middleware.Parameters) (params ListPresetSummariesParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "connector_type",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.ConnectorType = v.(OptConnectorType)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "entity_type",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.EntityType = v.(OptNotificationEntityType)
+		}
+	}
+	return params
+}
+
+func decodeListPresetSummariesParams(args [0]string, argsEscaped bool, r *http.Request) (params ListPresetSummariesParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: connector_type.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "connector_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotConnectorTypeVal ConnectorType
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotConnectorTypeVal = ConnectorType(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ConnectorType.SetTo(paramsDotConnectorTypeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.ConnectorType.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "connector_type",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: entity_type.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotEntityTypeVal NotificationEntityType
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotEntityTypeVal = NotificationEntityType(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.EntityType.SetTo(paramsDotEntityTypeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.EntityType.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "entity_type",
 			In:   "query",
 			Err:  err,
 		}

@@ -136,6 +136,20 @@ func encodeCreateCaseCommentRequest(
 	return nil
 }
 
+func encodeCreateCustomPresetRequest(
+	req *PresetRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCreatePolicyRequest(
 	req *CreatePolicyRequest,
 	r *http.Request,
@@ -332,6 +346,20 @@ func encodeQueryDataUsageRequest(
 
 func encodeReorderPoliciesRequest(
 	req *ReorderPoliciesRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeReplaceCustomPresetRequest(
+	req *PresetRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

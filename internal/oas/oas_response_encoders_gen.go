@@ -142,6 +142,19 @@ func encodeBatchGetIncidentsResponse(response *BatchGetIncidentsResponse, w http
 	return nil
 }
 
+func encodeBatchGetPresetsResponse(response *BatchGetPresetsResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeCloseCaseResponse(response *CaseResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -182,6 +195,19 @@ func encodeCreateApiKeyResponse(response *CreateApiKeyResponse, w http.ResponseW
 }
 
 func encodeCreateCaseCommentResponse(response *CaseEventResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeCreateCustomPresetResponse(response *PresetResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -247,6 +273,19 @@ func encodeDeleteApiKeyResponse(response *EmptyObject, w http.ResponseWriter) er
 }
 
 func encodeDeleteCaseCommentResponse(response *EmptyObject, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeDeleteCustomPresetResponse(response *DeleteCustomPresetResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -642,6 +681,19 @@ func encodeGetPolicySettingsResponse(response *PolicySettings, w http.ResponseWr
 	return nil
 }
 
+func encodeGetPresetResponse(response *PresetResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeGetQuotaRuleSetResponse(response *QuotaRuleSetResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -762,6 +814,19 @@ func encodeListCasesResponse(response *ListCasesResponse, w http.ResponseWriter)
 	return nil
 }
 
+func encodeListEntityTypeAttachmentTypesResponse(response *AttachmentTypeList, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeListIncidentAggregationsResponse(response *IncidentAggregationsResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -802,6 +867,19 @@ func encodeListIncidentsResponse(response *ListIncidentsResponse, w http.Respons
 }
 
 func encodeListPoliciesResponse(response *PolicyList, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeListPresetSummariesResponse(response *PresetSummaryList, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -880,6 +958,19 @@ func encodeQueryDataUsageResponse(response *UsageQueryResponse, w http.ResponseW
 }
 
 func encodeReorderPoliciesResponse(response *PolicyOrders, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeReplaceCustomPresetResponse(response *PresetResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

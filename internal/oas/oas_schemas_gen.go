@@ -990,6 +990,113 @@ func (s *AssigneeOption) SetUnassigned(val *EmptyObject) {
 	s.Unassigned = val
 }
 
+// Ref: #/components/schemas/AttachmentConfig
+type AttachmentConfig struct {
+	Policy OptAttachmentPolicy `json:"policy"`
+}
+
+// GetPolicy returns the value of Policy.
+func (s *AttachmentConfig) GetPolicy() OptAttachmentPolicy {
+	return s.Policy
+}
+
+// SetPolicy sets the value of Policy.
+func (s *AttachmentConfig) SetPolicy(val OptAttachmentPolicy) {
+	s.Policy = val
+}
+
+// AUTO attaches the entity type's default-enabled attachment types, ENABLED all of them, DISABLED
+// none.
+// Ref: #/components/schemas/AttachmentPolicy
+type AttachmentPolicy string
+
+const (
+	AttachmentPolicyAUTO     AttachmentPolicy = "AUTO"
+	AttachmentPolicyENABLED  AttachmentPolicy = "ENABLED"
+	AttachmentPolicyDISABLED AttachmentPolicy = "DISABLED"
+)
+
+// AllValues returns all AttachmentPolicy values.
+func (AttachmentPolicy) AllValues() []AttachmentPolicy {
+	return []AttachmentPolicy{
+		AttachmentPolicyAUTO,
+		AttachmentPolicyENABLED,
+		AttachmentPolicyDISABLED,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AttachmentPolicy) MarshalText() ([]byte, error) {
+	switch s {
+	case AttachmentPolicyAUTO:
+		return []byte(s), nil
+	case AttachmentPolicyENABLED:
+		return []byte(s), nil
+	case AttachmentPolicyDISABLED:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AttachmentPolicy) UnmarshalText(data []byte) error {
+	switch AttachmentPolicy(data) {
+	case AttachmentPolicyAUTO:
+		*s = AttachmentPolicyAUTO
+		return nil
+	case AttachmentPolicyENABLED:
+		*s = AttachmentPolicyENABLED
+		return nil
+	case AttachmentPolicyDISABLED:
+		*s = AttachmentPolicyDISABLED
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AttachmentType
+type AttachmentType struct {
+	Name           string `json:"name"`
+	DefaultEnabled bool   `json:"defaultEnabled"`
+}
+
+// GetName returns the value of Name.
+func (s *AttachmentType) GetName() string {
+	return s.Name
+}
+
+// GetDefaultEnabled returns the value of DefaultEnabled.
+func (s *AttachmentType) GetDefaultEnabled() bool {
+	return s.DefaultEnabled
+}
+
+// SetName sets the value of Name.
+func (s *AttachmentType) SetName(val string) {
+	s.Name = val
+}
+
+// SetDefaultEnabled sets the value of DefaultEnabled.
+func (s *AttachmentType) SetDefaultEnabled(val bool) {
+	s.DefaultEnabled = val
+}
+
+// Ref: #/components/schemas/AttachmentTypeList
+type AttachmentTypeList struct {
+	SupportedAttachmentTypes []AttachmentType `json:"supportedAttachmentTypes"`
+}
+
+// GetSupportedAttachmentTypes returns the value of SupportedAttachmentTypes.
+func (s *AttachmentTypeList) GetSupportedAttachmentTypes() []AttachmentType {
+	return s.SupportedAttachmentTypes
+}
+
+// SetSupportedAttachmentTypes sets the value of SupportedAttachmentTypes.
+func (s *AttachmentTypeList) SetSupportedAttachmentTypes(val []AttachmentType) {
+	s.SupportedAttachmentTypes = val
+}
+
 // Ref: #/components/schemas/BatchGetIncidentsResponse
 type BatchGetIncidentsResponse struct {
 	Incidents   BatchGetIncidentsResponseIncidents `json:"incidents"`
@@ -1022,6 +1129,43 @@ func (s *BatchGetIncidentsResponseIncidents) init() BatchGetIncidentsResponseInc
 	m := *s
 	if m == nil {
 		m = map[string]Incident{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/BatchGetPresetsResponse
+type BatchGetPresetsResponse struct {
+	Presets     BatchGetPresetsResponsePresets `json:"presets"`
+	NotFoundIds []string                       `json:"notFoundIds"`
+}
+
+// GetPresets returns the value of Presets.
+func (s *BatchGetPresetsResponse) GetPresets() BatchGetPresetsResponsePresets {
+	return s.Presets
+}
+
+// GetNotFoundIds returns the value of NotFoundIds.
+func (s *BatchGetPresetsResponse) GetNotFoundIds() []string {
+	return s.NotFoundIds
+}
+
+// SetPresets sets the value of Presets.
+func (s *BatchGetPresetsResponse) SetPresets(val BatchGetPresetsResponsePresets) {
+	s.Presets = val
+}
+
+// SetNotFoundIds sets the value of NotFoundIds.
+func (s *BatchGetPresetsResponse) SetNotFoundIds(val []string) {
+	s.NotFoundIds = val
+}
+
+type BatchGetPresetsResponsePresets map[string]Preset
+
+func (s *BatchGetPresetsResponsePresets) init() BatchGetPresetsResponsePresets {
+	m := *s
+	if m == nil {
+		m = map[string]Preset{}
 		*s = m
 	}
 	return m
@@ -2715,6 +2859,105 @@ func (s *CommentRequest) SetAttachments(val []CommentAttachment) {
 	s.Attachments = val
 }
 
+// The kind of connector a preset renders for.
+// Ref: #/components/schemas/ConnectorType
+type ConnectorType string
+
+const (
+	ConnectorTypeCONNECTORTYPEUNSPECIFIED ConnectorType = "CONNECTOR_TYPE_UNSPECIFIED"
+	ConnectorTypeSLACK                    ConnectorType = "SLACK"
+	ConnectorTypeGENERICHTTPS             ConnectorType = "GENERIC_HTTPS"
+	ConnectorTypePAGERDUTY                ConnectorType = "PAGERDUTY"
+	ConnectorTypeIBMEVENTNOTIFICATIONS    ConnectorType = "IBM_EVENT_NOTIFICATIONS"
+	ConnectorTypeSERVICENOW               ConnectorType = "SERVICE_NOW"
+	ConnectorTypeEMAIL                    ConnectorType = "EMAIL"
+	ConnectorTypeMICROSOFTTEAMS           ConnectorType = "MICROSOFT_TEAMS"
+	ConnectorTypeEVENTBRIDGE              ConnectorType = "EVENTBRIDGE"
+	ConnectorTypeINCIDENTIO               ConnectorType = "INCIDENT_IO"
+)
+
+// AllValues returns all ConnectorType values.
+func (ConnectorType) AllValues() []ConnectorType {
+	return []ConnectorType{
+		ConnectorTypeCONNECTORTYPEUNSPECIFIED,
+		ConnectorTypeSLACK,
+		ConnectorTypeGENERICHTTPS,
+		ConnectorTypePAGERDUTY,
+		ConnectorTypeIBMEVENTNOTIFICATIONS,
+		ConnectorTypeSERVICENOW,
+		ConnectorTypeEMAIL,
+		ConnectorTypeMICROSOFTTEAMS,
+		ConnectorTypeEVENTBRIDGE,
+		ConnectorTypeINCIDENTIO,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ConnectorType) MarshalText() ([]byte, error) {
+	switch s {
+	case ConnectorTypeCONNECTORTYPEUNSPECIFIED:
+		return []byte(s), nil
+	case ConnectorTypeSLACK:
+		return []byte(s), nil
+	case ConnectorTypeGENERICHTTPS:
+		return []byte(s), nil
+	case ConnectorTypePAGERDUTY:
+		return []byte(s), nil
+	case ConnectorTypeIBMEVENTNOTIFICATIONS:
+		return []byte(s), nil
+	case ConnectorTypeSERVICENOW:
+		return []byte(s), nil
+	case ConnectorTypeEMAIL:
+		return []byte(s), nil
+	case ConnectorTypeMICROSOFTTEAMS:
+		return []byte(s), nil
+	case ConnectorTypeEVENTBRIDGE:
+		return []byte(s), nil
+	case ConnectorTypeINCIDENTIO:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ConnectorType) UnmarshalText(data []byte) error {
+	switch ConnectorType(data) {
+	case ConnectorTypeCONNECTORTYPEUNSPECIFIED:
+		*s = ConnectorTypeCONNECTORTYPEUNSPECIFIED
+		return nil
+	case ConnectorTypeSLACK:
+		*s = ConnectorTypeSLACK
+		return nil
+	case ConnectorTypeGENERICHTTPS:
+		*s = ConnectorTypeGENERICHTTPS
+		return nil
+	case ConnectorTypePAGERDUTY:
+		*s = ConnectorTypePAGERDUTY
+		return nil
+	case ConnectorTypeIBMEVENTNOTIFICATIONS:
+		*s = ConnectorTypeIBMEVENTNOTIFICATIONS
+		return nil
+	case ConnectorTypeSERVICENOW:
+		*s = ConnectorTypeSERVICENOW
+		return nil
+	case ConnectorTypeEMAIL:
+		*s = ConnectorTypeEMAIL
+		return nil
+	case ConnectorTypeMICROSOFTTEAMS:
+		*s = ConnectorTypeMICROSOFTTEAMS
+		return nil
+	case ConnectorTypeEVENTBRIDGE:
+		*s = ConnectorTypeEVENTBRIDGE
+		return nil
+	case ConnectorTypeINCIDENTIO:
+		*s = ConnectorTypeINCIDENTIO
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // Ref: #/components/schemas/ContextualLabelValues
 type ContextualLabelValues struct {
 	ContextualLabelValues []string `json:"contextualLabelValues"`
@@ -2972,6 +3215,9 @@ func (s *DefaultPrioritySetting) GetDefaultPriority() OptPolicyPriority {
 func (s *DefaultPrioritySetting) SetDefaultPriority(val OptPolicyPriority) {
 	s.DefaultPriority = val
 }
+
+// Ref: #/components/schemas/DeleteCustomPresetResponse
+type DeleteCustomPresetResponse struct{}
 
 // Ref: #/components/schemas/DeletePolicyResponse
 type DeletePolicyResponse struct {
@@ -5890,6 +6136,65 @@ func (s *MicrosoftTeamsActor) SetUserEmail(val OptString) {
 	s.UserEmail = val
 }
 
+type NotificationCenterID string
+
+// The kind of thing a notification is about.
+// Ref: #/components/schemas/NotificationEntityType
+type NotificationEntityType string
+
+const (
+	NotificationEntityTypeENTITYTYPEUNSPECIFIED NotificationEntityType = "ENTITY_TYPE_UNSPECIFIED"
+	NotificationEntityTypeALERTS                NotificationEntityType = "ALERTS"
+	NotificationEntityTypeTESTNOTIFICATIONS     NotificationEntityType = "TEST_NOTIFICATIONS"
+	NotificationEntityTypeCASES                 NotificationEntityType = "CASES"
+)
+
+// AllValues returns all NotificationEntityType values.
+func (NotificationEntityType) AllValues() []NotificationEntityType {
+	return []NotificationEntityType{
+		NotificationEntityTypeENTITYTYPEUNSPECIFIED,
+		NotificationEntityTypeALERTS,
+		NotificationEntityTypeTESTNOTIFICATIONS,
+		NotificationEntityTypeCASES,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s NotificationEntityType) MarshalText() ([]byte, error) {
+	switch s {
+	case NotificationEntityTypeENTITYTYPEUNSPECIFIED:
+		return []byte(s), nil
+	case NotificationEntityTypeALERTS:
+		return []byte(s), nil
+	case NotificationEntityTypeTESTNOTIFICATIONS:
+		return []byte(s), nil
+	case NotificationEntityTypeCASES:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *NotificationEntityType) UnmarshalText(data []byte) error {
+	switch NotificationEntityType(data) {
+	case NotificationEntityTypeENTITYTYPEUNSPECIFIED:
+		*s = NotificationEntityTypeENTITYTYPEUNSPECIFIED
+		return nil
+	case NotificationEntityTypeALERTS:
+		*s = NotificationEntityTypeALERTS
+		return nil
+	case NotificationEntityTypeTESTNOTIFICATIONS:
+		*s = NotificationEntityTypeTESTNOTIFICATIONS
+		return nil
+	case NotificationEntityTypeCASES:
+		*s = NotificationEntityTypeCASES
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 type OperatorKey struct {
 	APIKey string
 	Roles  []string
@@ -6277,6 +6582,98 @@ func (o OptApiKeyOwner) Get() (v ApiKeyOwner, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptApiKeyOwner) Or(d ApiKeyOwner) ApiKeyOwner {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAttachmentConfig returns new OptAttachmentConfig with value set to v.
+func NewOptAttachmentConfig(v AttachmentConfig) OptAttachmentConfig {
+	return OptAttachmentConfig{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAttachmentConfig is optional AttachmentConfig.
+type OptAttachmentConfig struct {
+	Value AttachmentConfig
+	Set   bool
+}
+
+// IsSet returns true if OptAttachmentConfig was set.
+func (o OptAttachmentConfig) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAttachmentConfig) Reset() {
+	var v AttachmentConfig
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAttachmentConfig) SetTo(v AttachmentConfig) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAttachmentConfig) Get() (v AttachmentConfig, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAttachmentConfig) Or(d AttachmentConfig) AttachmentConfig {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAttachmentPolicy returns new OptAttachmentPolicy with value set to v.
+func NewOptAttachmentPolicy(v AttachmentPolicy) OptAttachmentPolicy {
+	return OptAttachmentPolicy{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAttachmentPolicy is optional AttachmentPolicy.
+type OptAttachmentPolicy struct {
+	Value AttachmentPolicy
+	Set   bool
+}
+
+// IsSet returns true if OptAttachmentPolicy was set.
+func (o OptAttachmentPolicy) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAttachmentPolicy) Reset() {
+	var v AttachmentPolicy
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAttachmentPolicy) SetTo(v AttachmentPolicy) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAttachmentPolicy) Get() (v AttachmentPolicy, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAttachmentPolicy) Or(d AttachmentPolicy) AttachmentPolicy {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -7427,6 +7824,52 @@ func (o OptCommentEventDataSlack) Get() (v CommentEventDataSlack, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptCommentEventDataSlack) Or(d CommentEventDataSlack) CommentEventDataSlack {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptConnectorType returns new OptConnectorType with value set to v.
+func NewOptConnectorType(v ConnectorType) OptConnectorType {
+	return OptConnectorType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptConnectorType is optional ConnectorType.
+type OptConnectorType struct {
+	Value ConnectorType
+	Set   bool
+}
+
+// IsSet returns true if OptConnectorType was set.
+func (o OptConnectorType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptConnectorType) Reset() {
+	var v ConnectorType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptConnectorType) SetTo(v ConnectorType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptConnectorType) Get() (v ConnectorType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptConnectorType) Or(d ConnectorType) ConnectorType {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -8905,6 +9348,52 @@ func (o OptMicrosoftTeamsActor) Or(d MicrosoftTeamsActor) MicrosoftTeamsActor {
 	return d
 }
 
+// NewOptNotificationEntityType returns new OptNotificationEntityType with value set to v.
+func NewOptNotificationEntityType(v NotificationEntityType) OptNotificationEntityType {
+	return OptNotificationEntityType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptNotificationEntityType is optional NotificationEntityType.
+type OptNotificationEntityType struct {
+	Value NotificationEntityType
+	Set   bool
+}
+
+// IsSet returns true if OptNotificationEntityType was set.
+func (o OptNotificationEntityType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptNotificationEntityType) Reset() {
+	var v NotificationEntityType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptNotificationEntityType) SetTo(v NotificationEntityType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptNotificationEntityType) Get() (v NotificationEntityType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptNotificationEntityType) Or(d NotificationEntityType) NotificationEntityType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptPagerDutyActor returns new OptPagerDutyActor with value set to v.
 func NewOptPagerDutyActor(v PagerDutyActor) OptPagerDutyActor {
 	return OptPagerDutyActor{
@@ -9405,6 +9894,190 @@ func (o OptPolicySpanRules) Get() (v PolicySpanRules, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptPolicySpanRules) Or(d PolicySpanRules) PolicySpanRules {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPresetConditionType returns new OptPresetConditionType with value set to v.
+func NewOptPresetConditionType(v PresetConditionType) OptPresetConditionType {
+	return OptPresetConditionType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPresetConditionType is optional PresetConditionType.
+type OptPresetConditionType struct {
+	Value PresetConditionType
+	Set   bool
+}
+
+// IsSet returns true if OptPresetConditionType was set.
+func (o OptPresetConditionType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPresetConditionType) Reset() {
+	var v PresetConditionType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPresetConditionType) SetTo(v PresetConditionType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPresetConditionType) Get() (v PresetConditionType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPresetConditionType) Or(d PresetConditionType) PresetConditionType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPresetConditionTypeMatchEntityTypeAndSubType returns new OptPresetConditionTypeMatchEntityTypeAndSubType with value set to v.
+func NewOptPresetConditionTypeMatchEntityTypeAndSubType(v PresetConditionTypeMatchEntityTypeAndSubType) OptPresetConditionTypeMatchEntityTypeAndSubType {
+	return OptPresetConditionTypeMatchEntityTypeAndSubType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPresetConditionTypeMatchEntityTypeAndSubType is optional PresetConditionTypeMatchEntityTypeAndSubType.
+type OptPresetConditionTypeMatchEntityTypeAndSubType struct {
+	Value PresetConditionTypeMatchEntityTypeAndSubType
+	Set   bool
+}
+
+// IsSet returns true if OptPresetConditionTypeMatchEntityTypeAndSubType was set.
+func (o OptPresetConditionTypeMatchEntityTypeAndSubType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPresetConditionTypeMatchEntityTypeAndSubType) Reset() {
+	var v PresetConditionTypeMatchEntityTypeAndSubType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPresetConditionTypeMatchEntityTypeAndSubType) SetTo(v PresetConditionTypeMatchEntityTypeAndSubType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPresetConditionTypeMatchEntityTypeAndSubType) Get() (v PresetConditionTypeMatchEntityTypeAndSubType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPresetConditionTypeMatchEntityTypeAndSubType) Or(d PresetConditionTypeMatchEntityTypeAndSubType) PresetConditionTypeMatchEntityTypeAndSubType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPresetMessageConfig returns new OptPresetMessageConfig with value set to v.
+func NewOptPresetMessageConfig(v PresetMessageConfig) OptPresetMessageConfig {
+	return OptPresetMessageConfig{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPresetMessageConfig is optional PresetMessageConfig.
+type OptPresetMessageConfig struct {
+	Value PresetMessageConfig
+	Set   bool
+}
+
+// IsSet returns true if OptPresetMessageConfig was set.
+func (o OptPresetMessageConfig) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPresetMessageConfig) Reset() {
+	var v PresetMessageConfig
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPresetMessageConfig) SetTo(v PresetMessageConfig) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPresetMessageConfig) Get() (v PresetMessageConfig, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPresetMessageConfig) Or(d PresetMessageConfig) PresetMessageConfig {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPresetType returns new OptPresetType with value set to v.
+func NewOptPresetType(v PresetType) OptPresetType {
+	return OptPresetType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPresetType is optional PresetType.
+type OptPresetType struct {
+	Value PresetType
+	Set   bool
+}
+
+// IsSet returns true if OptPresetType was set.
+func (o OptPresetType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPresetType) Reset() {
+	var v PresetType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPresetType) SetTo(v PresetType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPresetType) Get() (v PresetType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPresetType) Or(d PresetType) PresetType {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -11720,6 +12393,470 @@ func (s *PolicyTagRule) SetTagName(val string) {
 // SetTagValue sets the value of TagValue.
 func (s *PolicyTagRule) SetTagValue(val string) {
 	s.TagValue = val
+}
+
+// Templates that shape the notifications sent through one kind of connector.
+// Ref: #/components/schemas/Preset
+type Preset struct {
+	// Assigned by the server on create; required on replace.
+	ID          OptString `json:"id"`
+	Name        OptString `json:"name"`
+	Description OptString `json:"description"`
+	// The preset this one derives from; must exist in the team.
+	ParentId         OptString                 `json:"parentId"`
+	ConnectorType    OptConnectorType          `json:"connectorType"`
+	EntityType       OptNotificationEntityType `json:"entityType"`
+	PresetType       OptPresetType             `json:"presetType"`
+	AttachmentConfig OptAttachmentConfig       `json:"attachmentConfig"`
+	ConfigOverrides  []PresetConfigOverride    `json:"configOverrides"`
+	// Set by the server; ignored in requests.
+	CreateTime OptDateTime `json:"createTime"`
+	// Set by the server; ignored in requests.
+	UpdateTime OptDateTime `json:"updateTime"`
+}
+
+// GetID returns the value of ID.
+func (s *Preset) GetID() OptString {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *Preset) GetName() OptString {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *Preset) GetDescription() OptString {
+	return s.Description
+}
+
+// GetParentId returns the value of ParentId.
+func (s *Preset) GetParentId() OptString {
+	return s.ParentId
+}
+
+// GetConnectorType returns the value of ConnectorType.
+func (s *Preset) GetConnectorType() OptConnectorType {
+	return s.ConnectorType
+}
+
+// GetEntityType returns the value of EntityType.
+func (s *Preset) GetEntityType() OptNotificationEntityType {
+	return s.EntityType
+}
+
+// GetPresetType returns the value of PresetType.
+func (s *Preset) GetPresetType() OptPresetType {
+	return s.PresetType
+}
+
+// GetAttachmentConfig returns the value of AttachmentConfig.
+func (s *Preset) GetAttachmentConfig() OptAttachmentConfig {
+	return s.AttachmentConfig
+}
+
+// GetConfigOverrides returns the value of ConfigOverrides.
+func (s *Preset) GetConfigOverrides() []PresetConfigOverride {
+	return s.ConfigOverrides
+}
+
+// GetCreateTime returns the value of CreateTime.
+func (s *Preset) GetCreateTime() OptDateTime {
+	return s.CreateTime
+}
+
+// GetUpdateTime returns the value of UpdateTime.
+func (s *Preset) GetUpdateTime() OptDateTime {
+	return s.UpdateTime
+}
+
+// SetID sets the value of ID.
+func (s *Preset) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *Preset) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *Preset) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetParentId sets the value of ParentId.
+func (s *Preset) SetParentId(val OptString) {
+	s.ParentId = val
+}
+
+// SetConnectorType sets the value of ConnectorType.
+func (s *Preset) SetConnectorType(val OptConnectorType) {
+	s.ConnectorType = val
+}
+
+// SetEntityType sets the value of EntityType.
+func (s *Preset) SetEntityType(val OptNotificationEntityType) {
+	s.EntityType = val
+}
+
+// SetPresetType sets the value of PresetType.
+func (s *Preset) SetPresetType(val OptPresetType) {
+	s.PresetType = val
+}
+
+// SetAttachmentConfig sets the value of AttachmentConfig.
+func (s *Preset) SetAttachmentConfig(val OptAttachmentConfig) {
+	s.AttachmentConfig = val
+}
+
+// SetConfigOverrides sets the value of ConfigOverrides.
+func (s *Preset) SetConfigOverrides(val []PresetConfigOverride) {
+	s.ConfigOverrides = val
+}
+
+// SetCreateTime sets the value of CreateTime.
+func (s *Preset) SetCreateTime(val OptDateTime) {
+	s.CreateTime = val
+}
+
+// SetUpdateTime sets the value of UpdateTime.
+func (s *Preset) SetUpdateTime(val OptDateTime) {
+	s.UpdateTime = val
+}
+
+// Which notifications an override applies to; exactly one of the two must be set.
+// Ref: #/components/schemas/PresetConditionType
+type PresetConditionType struct {
+	// Every notification of the preset's entity type.
+	MatchEntityType           *PresetConditionTypeMatchEntityType             `json:"matchEntityType"`
+	MatchEntityTypeAndSubType OptPresetConditionTypeMatchEntityTypeAndSubType `json:"matchEntityTypeAndSubType"`
+}
+
+// GetMatchEntityType returns the value of MatchEntityType.
+func (s *PresetConditionType) GetMatchEntityType() *PresetConditionTypeMatchEntityType {
+	return s.MatchEntityType
+}
+
+// GetMatchEntityTypeAndSubType returns the value of MatchEntityTypeAndSubType.
+func (s *PresetConditionType) GetMatchEntityTypeAndSubType() OptPresetConditionTypeMatchEntityTypeAndSubType {
+	return s.MatchEntityTypeAndSubType
+}
+
+// SetMatchEntityType sets the value of MatchEntityType.
+func (s *PresetConditionType) SetMatchEntityType(val *PresetConditionTypeMatchEntityType) {
+	s.MatchEntityType = val
+}
+
+// SetMatchEntityTypeAndSubType sets the value of MatchEntityTypeAndSubType.
+func (s *PresetConditionType) SetMatchEntityTypeAndSubType(val OptPresetConditionTypeMatchEntityTypeAndSubType) {
+	s.MatchEntityTypeAndSubType = val
+}
+
+// Every notification of the preset's entity type.
+type PresetConditionTypeMatchEntityType struct{}
+
+type PresetConditionTypeMatchEntityTypeAndSubType struct {
+	EntitySubType OptString `json:"entitySubType"`
+}
+
+// GetEntitySubType returns the value of EntitySubType.
+func (s *PresetConditionTypeMatchEntityTypeAndSubType) GetEntitySubType() OptString {
+	return s.EntitySubType
+}
+
+// SetEntitySubType sets the value of EntitySubType.
+func (s *PresetConditionTypeMatchEntityTypeAndSubType) SetEntitySubType(val OptString) {
+	s.EntitySubType = val
+}
+
+// Ref: #/components/schemas/PresetConfigOverride
+type PresetConfigOverride struct {
+	ConditionType OptPresetConditionType `json:"conditionType"`
+	MessageConfig OptPresetMessageConfig `json:"messageConfig"`
+	PayloadType   OptString              `json:"payloadType"`
+}
+
+// GetConditionType returns the value of ConditionType.
+func (s *PresetConfigOverride) GetConditionType() OptPresetConditionType {
+	return s.ConditionType
+}
+
+// GetMessageConfig returns the value of MessageConfig.
+func (s *PresetConfigOverride) GetMessageConfig() OptPresetMessageConfig {
+	return s.MessageConfig
+}
+
+// GetPayloadType returns the value of PayloadType.
+func (s *PresetConfigOverride) GetPayloadType() OptString {
+	return s.PayloadType
+}
+
+// SetConditionType sets the value of ConditionType.
+func (s *PresetConfigOverride) SetConditionType(val OptPresetConditionType) {
+	s.ConditionType = val
+}
+
+// SetMessageConfig sets the value of MessageConfig.
+func (s *PresetConfigOverride) SetMessageConfig(val OptPresetMessageConfig) {
+	s.MessageConfig = val
+}
+
+// SetPayloadType sets the value of PayloadType.
+func (s *PresetConfigOverride) SetPayloadType(val OptString) {
+	s.PayloadType = val
+}
+
+// Ref: #/components/schemas/PresetMessageConfig
+type PresetMessageConfig struct {
+	Fields []PresetMessageField `json:"fields"`
+}
+
+// GetFields returns the value of Fields.
+func (s *PresetMessageConfig) GetFields() []PresetMessageField {
+	return s.Fields
+}
+
+// SetFields sets the value of Fields.
+func (s *PresetMessageConfig) SetFields(val []PresetMessageField) {
+	s.Fields = val
+}
+
+// Ref: #/components/schemas/PresetMessageField
+type PresetMessageField struct {
+	FieldName OptString `json:"fieldName"`
+	Template  OptString `json:"template"`
+}
+
+// GetFieldName returns the value of FieldName.
+func (s *PresetMessageField) GetFieldName() OptString {
+	return s.FieldName
+}
+
+// GetTemplate returns the value of Template.
+func (s *PresetMessageField) GetTemplate() OptString {
+	return s.Template
+}
+
+// SetFieldName sets the value of FieldName.
+func (s *PresetMessageField) SetFieldName(val OptString) {
+	s.FieldName = val
+}
+
+// SetTemplate sets the value of Template.
+func (s *PresetMessageField) SetTemplate(val OptString) {
+	s.Template = val
+}
+
+// Ref: #/components/schemas/PresetRequest
+type PresetRequest struct {
+	Preset Preset `json:"preset"`
+}
+
+// GetPreset returns the value of Preset.
+func (s *PresetRequest) GetPreset() Preset {
+	return s.Preset
+}
+
+// SetPreset sets the value of Preset.
+func (s *PresetRequest) SetPreset(val Preset) {
+	s.Preset = val
+}
+
+// Ref: #/components/schemas/PresetResponse
+type PresetResponse struct {
+	Preset Preset `json:"preset"`
+}
+
+// GetPreset returns the value of Preset.
+func (s *PresetResponse) GetPreset() Preset {
+	return s.Preset
+}
+
+// SetPreset sets the value of Preset.
+func (s *PresetResponse) SetPreset(val Preset) {
+	s.Preset = val
+}
+
+// A preset without its configOverrides.
+// Ref: #/components/schemas/PresetSummary
+type PresetSummary struct {
+	ID               OptString                 `json:"id"`
+	Name             OptString                 `json:"name"`
+	Description      OptString                 `json:"description"`
+	ParentId         OptString                 `json:"parentId"`
+	ConnectorType    OptConnectorType          `json:"connectorType"`
+	EntityType       OptNotificationEntityType `json:"entityType"`
+	PresetType       OptPresetType             `json:"presetType"`
+	AttachmentConfig OptAttachmentConfig       `json:"attachmentConfig"`
+	CreateTime       OptDateTime               `json:"createTime"`
+	UpdateTime       OptDateTime               `json:"updateTime"`
+}
+
+// GetID returns the value of ID.
+func (s *PresetSummary) GetID() OptString {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *PresetSummary) GetName() OptString {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *PresetSummary) GetDescription() OptString {
+	return s.Description
+}
+
+// GetParentId returns the value of ParentId.
+func (s *PresetSummary) GetParentId() OptString {
+	return s.ParentId
+}
+
+// GetConnectorType returns the value of ConnectorType.
+func (s *PresetSummary) GetConnectorType() OptConnectorType {
+	return s.ConnectorType
+}
+
+// GetEntityType returns the value of EntityType.
+func (s *PresetSummary) GetEntityType() OptNotificationEntityType {
+	return s.EntityType
+}
+
+// GetPresetType returns the value of PresetType.
+func (s *PresetSummary) GetPresetType() OptPresetType {
+	return s.PresetType
+}
+
+// GetAttachmentConfig returns the value of AttachmentConfig.
+func (s *PresetSummary) GetAttachmentConfig() OptAttachmentConfig {
+	return s.AttachmentConfig
+}
+
+// GetCreateTime returns the value of CreateTime.
+func (s *PresetSummary) GetCreateTime() OptDateTime {
+	return s.CreateTime
+}
+
+// GetUpdateTime returns the value of UpdateTime.
+func (s *PresetSummary) GetUpdateTime() OptDateTime {
+	return s.UpdateTime
+}
+
+// SetID sets the value of ID.
+func (s *PresetSummary) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *PresetSummary) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *PresetSummary) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetParentId sets the value of ParentId.
+func (s *PresetSummary) SetParentId(val OptString) {
+	s.ParentId = val
+}
+
+// SetConnectorType sets the value of ConnectorType.
+func (s *PresetSummary) SetConnectorType(val OptConnectorType) {
+	s.ConnectorType = val
+}
+
+// SetEntityType sets the value of EntityType.
+func (s *PresetSummary) SetEntityType(val OptNotificationEntityType) {
+	s.EntityType = val
+}
+
+// SetPresetType sets the value of PresetType.
+func (s *PresetSummary) SetPresetType(val OptPresetType) {
+	s.PresetType = val
+}
+
+// SetAttachmentConfig sets the value of AttachmentConfig.
+func (s *PresetSummary) SetAttachmentConfig(val OptAttachmentConfig) {
+	s.AttachmentConfig = val
+}
+
+// SetCreateTime sets the value of CreateTime.
+func (s *PresetSummary) SetCreateTime(val OptDateTime) {
+	s.CreateTime = val
+}
+
+// SetUpdateTime sets the value of UpdateTime.
+func (s *PresetSummary) SetUpdateTime(val OptDateTime) {
+	s.UpdateTime = val
+}
+
+// Ref: #/components/schemas/PresetSummaryList
+type PresetSummaryList struct {
+	PresetSummaries []PresetSummary `json:"presetSummaries"`
+}
+
+// GetPresetSummaries returns the value of PresetSummaries.
+func (s *PresetSummaryList) GetPresetSummaries() []PresetSummary {
+	return s.PresetSummaries
+}
+
+// SetPresetSummaries sets the value of PresetSummaries.
+func (s *PresetSummaryList) SetPresetSummaries(val []PresetSummary) {
+	s.PresetSummaries = val
+}
+
+// SYSTEM for the presets every team starts with; custom presets carry what their writer sent
+// (PRESET_TYPE_UNSPECIFIED when omitted, or CUSTOM).
+// Ref: #/components/schemas/PresetType
+type PresetType string
+
+const (
+	PresetTypePRESETTYPEUNSPECIFIED PresetType = "PRESET_TYPE_UNSPECIFIED"
+	PresetTypeSYSTEM                PresetType = "SYSTEM"
+	PresetTypeCUSTOM                PresetType = "CUSTOM"
+)
+
+// AllValues returns all PresetType values.
+func (PresetType) AllValues() []PresetType {
+	return []PresetType{
+		PresetTypePRESETTYPEUNSPECIFIED,
+		PresetTypeSYSTEM,
+		PresetTypeCUSTOM,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s PresetType) MarshalText() ([]byte, error) {
+	switch s {
+	case PresetTypePRESETTYPEUNSPECIFIED:
+		return []byte(s), nil
+	case PresetTypeSYSTEM:
+		return []byte(s), nil
+	case PresetTypeCUSTOM:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *PresetType) UnmarshalText(data []byte) error {
+	switch PresetType(data) {
+	case PresetTypePRESETTYPEUNSPECIFIED:
+		*s = PresetTypePRESETTYPEUNSPECIFIED
+		return nil
+	case PresetTypeSYSTEM:
+		*s = PresetTypeSYSTEM
+		return nil
+	case PresetTypeCUSTOM:
+		*s = PresetTypeCUSTOM
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/PriorityDetails

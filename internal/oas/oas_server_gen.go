@@ -70,6 +70,12 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/incidents/incidents/v1
 	BatchGetIncidents(ctx context.Context, params BatchGetIncidentsParams) (*BatchGetIncidentsResponse, error)
+	// BatchGetPresets implements BatchGetPresets operation.
+	//
+	// Answers the presets found, by id, and the requested ids that name no preset.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/presets
+	BatchGetPresets(ctx context.Context, params BatchGetPresetsParams) (*BatchGetPresetsResponse, error)
 	// CloseCase implements CloseCase operation.
 	//
 	// Close a case for good.
@@ -98,6 +104,16 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1/{case_id}/comments
 	CreateCaseComment(ctx context.Context, req *CommentRequest, params CreateCaseCommentParams) (*CaseEventResponse, error)
+	// CreateCustomPreset implements CreateCustomPreset operation.
+	//
+	// Stores a new custom preset under a server-assigned id and answers it with every omitted field
+	// filled: `attachmentConfig.policy` AUTO, `connectorType` CONNECTOR_TYPE_UNSPECIFIED, `entityType`
+	// ENTITY_TYPE_UNSPECIFIED, `presetType` PRESET_TYPE_UNSPECIFIED, `description` empty,
+	// `configOverrides` empty. An `id` in the request is ignored. `parentId`, when set, must name one of
+	// the team's presets (system or custom). `presetType` SYSTEM is refused.
+	//
+	// POST /mgmt/openapi/4/notifications/notification-center/v1/presets/custom
+	CreateCustomPreset(ctx context.Context, req *PresetRequest) (*PresetResponse, error)
 	// CreatePolicy implements CreatePolicy operation.
 	//
 	// Creates a policy for one data type, chosen by which of `logRules`, `spanRules` or `rumRules` is set
@@ -135,6 +151,13 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 	DeleteCaseComment(ctx context.Context, params DeleteCaseCommentParams) error
+	// DeleteCustomPreset implements DeleteCustomPreset operation.
+	//
+	// System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
+	// (409) until that one is deleted or re-parented.
+	//
+	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}
+	DeleteCustomPreset(ctx context.Context, params DeleteCustomPresetParams) error
 	// DeletePolicy implements DeletePolicy operation.
 	//
 	// The policies after it of the same data type move up one place.
@@ -273,6 +296,12 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/policy-settings/v1
 	GetPolicySettings(ctx context.Context) (*PolicySettings, error)
+	// GetPreset implements GetPreset operation.
+	//
+	// Read a notification preset (system or custom).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/presets/{id}
+	GetPreset(ctx context.Context, params GetPresetParams) (*PresetResponse, error)
 	// GetQuotaRuleSet implements GetQuotaRuleSet operation.
 	//
 	// A team holds at most one rule set. With `id`, the set must have that id; a team without a set, or
@@ -329,6 +358,14 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1
 	ListCases(ctx context.Context, req OptListCasesRequest) (*ListCasesResponse, error)
+	// ListEntityTypeAttachmentTypes implements ListEntityTypeAttachmentTypes operation.
+	//
+	// The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
+	// preset whose `attachmentConfig.policy` is AUTO includes the type; ENABLED includes every listed type
+	// and DISABLED none. ENTITY_TYPE_UNSPECIFIED is refused (400).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types/{entity_type}/attachment-types
+	ListEntityTypeAttachmentTypes(ctx context.Context, params ListEntityTypeAttachmentTypesParams) (*AttachmentTypeList, error)
 	// ListIncidentAggregations implements ListIncidentAggregations operation.
 	//
 	// Groups the team's incidents that match `filter` by the fields of `group_bys` (all incidents form one
@@ -365,6 +402,13 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/policies/v1
 	ListPolicies(ctx context.Context, params ListPoliciesParams) (*PolicyList, error)
+	// ListPresetSummaries implements ListPresetSummaries operation.
+	//
+	// The team's system presets (in connector-type order) and then its custom presets (oldest first). A
+	// filter left out, or set to its UNSPECIFIED value, does not filter.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/presets:summariesList
+	ListPresetSummaries(ctx context.Context, params ListPresetSummariesParams) (*PresetSummaryList, error)
 	// ListRecordingRuleSets implements ListRecordingRuleSets operation.
 	//
 	// List the team's recording-rule sets.
@@ -411,6 +455,13 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
 	ReorderPolicies(ctx context.Context, req *ReorderPoliciesRequest) (*PolicyOrders, error)
+	// ReplaceCustomPreset implements ReplaceCustomPreset operation.
+	//
+	// Replaces the custom preset `preset.id` with the given one, filling omitted fields as the create
+	// does; `createTime` is kept. System presets cannot be replaced (400).
+	//
+	// PUT /mgmt/openapi/5/notifications/notification-center/v1/presets/custom
+	ReplaceCustomPreset(ctx context.Context, req *PresetRequest) (*PresetResponse, error)
 	// ReplacePolicySettings implements ReplacePolicySettings operation.
 	//
 	// Each section the request sets replaces the stored one; a section left out keeps its value. The

@@ -105,6 +105,15 @@ func (UnimplementedHandler) BatchGetIncidents(ctx context.Context, params BatchG
 	return r, ht.ErrNotImplemented
 }
 
+// BatchGetPresets implements BatchGetPresets operation.
+//
+// Answers the presets found, by id, and the requested ids that name no preset.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/presets
+func (UnimplementedHandler) BatchGetPresets(ctx context.Context, params BatchGetPresetsParams) (r *BatchGetPresetsResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // CloseCase implements CloseCase operation.
 //
 // Close a case for good.
@@ -142,6 +151,19 @@ func (UnimplementedHandler) CreateApiKey(ctx context.Context, req *CreateApiKeyR
 //
 // POST /mgmt/openapi/5/cases/cases/v1/{case_id}/comments
 func (UnimplementedHandler) CreateCaseComment(ctx context.Context, req *CommentRequest, params CreateCaseCommentParams) (r *CaseEventResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CreateCustomPreset implements CreateCustomPreset operation.
+//
+// Stores a new custom preset under a server-assigned id and answers it with every omitted field
+// filled: `attachmentConfig.policy` AUTO, `connectorType` CONNECTOR_TYPE_UNSPECIFIED, `entityType`
+// ENTITY_TYPE_UNSPECIFIED, `presetType` PRESET_TYPE_UNSPECIFIED, `description` empty,
+// `configOverrides` empty. An `id` in the request is ignored. `parentId`, when set, must name one of
+// the team's presets (system or custom). `presetType` SYSTEM is refused.
+//
+// POST /mgmt/openapi/4/notifications/notification-center/v1/presets/custom
+func (UnimplementedHandler) CreateCustomPreset(ctx context.Context, req *PresetRequest) (r *PresetResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -194,6 +216,16 @@ func (UnimplementedHandler) DeleteApiKey(ctx context.Context, params DeleteApiKe
 //
 // DELETE /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 func (UnimplementedHandler) DeleteCaseComment(ctx context.Context, params DeleteCaseCommentParams) error {
+	return ht.ErrNotImplemented
+}
+
+// DeleteCustomPreset implements DeleteCustomPreset operation.
+//
+// System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
+// (409) until that one is deleted or re-parented.
+//
+// DELETE /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}
+func (UnimplementedHandler) DeleteCustomPreset(ctx context.Context, params DeleteCustomPresetParams) error {
 	return ht.ErrNotImplemented
 }
 
@@ -386,6 +418,15 @@ func (UnimplementedHandler) GetPolicySettings(ctx context.Context) (r *PolicySet
 	return r, ht.ErrNotImplemented
 }
 
+// GetPreset implements GetPreset operation.
+//
+// Read a notification preset (system or custom).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/presets/{id}
+func (UnimplementedHandler) GetPreset(ctx context.Context, params GetPresetParams) (r *PresetResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetQuotaRuleSet implements GetQuotaRuleSet operation.
 //
 // A team holds at most one rule set. With `id`, the set must have that id; a team without a set, or
@@ -463,6 +504,17 @@ func (UnimplementedHandler) ListCases(ctx context.Context, req OptListCasesReque
 	return r, ht.ErrNotImplemented
 }
 
+// ListEntityTypeAttachmentTypes implements ListEntityTypeAttachmentTypes operation.
+//
+// The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
+// preset whose `attachmentConfig.policy` is AUTO includes the type; ENABLED includes every listed type
+// and DISABLED none. ENTITY_TYPE_UNSPECIFIED is refused (400).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types/{entity_type}/attachment-types
+func (UnimplementedHandler) ListEntityTypeAttachmentTypes(ctx context.Context, params ListEntityTypeAttachmentTypesParams) (r *AttachmentTypeList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ListIncidentAggregations implements ListIncidentAggregations operation.
 //
 // Groups the team's incidents that match `filter` by the fields of `group_bys` (all incidents form one
@@ -508,6 +560,16 @@ func (UnimplementedHandler) ListIncidents(ctx context.Context, req OptListIncide
 //
 // GET /mgmt/openapi/5/dataplans/policies/v1
 func (UnimplementedHandler) ListPolicies(ctx context.Context, params ListPoliciesParams) (r *PolicyList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListPresetSummaries implements ListPresetSummaries operation.
+//
+// The team's system presets (in connector-type order) and then its custom presets (oldest first). A
+// filter left out, or set to its UNSPECIFIED value, does not filter.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/presets:summariesList
+func (UnimplementedHandler) ListPresetSummaries(ctx context.Context, params ListPresetSummariesParams) (r *PresetSummaryList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -572,6 +634,16 @@ func (UnimplementedHandler) QueryDataUsage(ctx context.Context, req *UsageQuery)
 //
 // POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
 func (UnimplementedHandler) ReorderPolicies(ctx context.Context, req *ReorderPoliciesRequest) (r *PolicyOrders, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ReplaceCustomPreset implements ReplaceCustomPreset operation.
+//
+// Replaces the custom preset `preset.id` with the given one, filling omitted fields as the create
+// does; `createTime` is kept. System presets cannot be replaced (400).
+//
+// PUT /mgmt/openapi/5/notifications/notification-center/v1/presets/custom
+func (UnimplementedHandler) ReplaceCustomPreset(ctx context.Context, req *PresetRequest) (r *PresetResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

@@ -1,0 +1,231 @@
+// Package presets serves notification presets: the system presets every team starts with (one per
+// connector type, never stored, never changed), the team's custom presets (E6 create, and replace,
+// delete, get, batch get and the summaries list), and the attachment types of each entity type
+// that an AUTO attachment policy draws on.
+package presets
+
+import (
+	"context"
+	"errors"
+
+	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+// PresetHandler implements the notification-preset operations of oas.Handler.
+type PresetHandler struct {
+	db *db.DB
+}
+
+// NewHandler returns the notification-preset operations.
+func NewHandler(database *db.DB) *PresetHandler {
+	return &PresetHandler{db: database}
+}
+
+// CreateCustomPreset stores a new custom preset under a fresh id and answers it with every
+// omitted field filled (E6).
+//
+// Errors: Invalid (see checkPreset, checkParent).
+func (h *PresetHandler) CreateCustomPreset(ctx context.Context, req *oas.PresetRequest) (*oas.PresetResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	p, err := checkPreset(req.Preset)
+	if err != nil {
+		return nil, err
+	}
+	err = h.db.InTx(ctx, func(tx *db.Tx) error {
+		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
+			return err
+		}
+		p.ID = oas.NewOptString(tx.NewID())
+		if err := checkParent(ctx, tx, caller.TeamID, p); err != nil {
+			return err
+		}
+		p.CreateTime = oas.NewOptDateTime(tx.Now)
+		p.UpdateTime = oas.NewOptDateTime(tx.Now)
+		return insertPreset(ctx, tx, caller.TeamID, p)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &oas.PresetResponse{Preset: p}, nil
+}
+
+// ReplaceCustomPreset replaces the custom preset preset.id, keeping its createTime.
+//
+// Errors: Invalid when preset.id is missing or names a system preset, and see checkPreset and
+// checkParent; NotFound when the team has no such preset.
+func (h *PresetHandler) ReplaceCustomPreset(ctx context.Context, req *oas.PresetRequest) (*oas.PresetResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	id, ok := req.Preset.ID.Get()
+	if !ok || id == "" {
+		return nil, apierror.Invalidf("preset.id: required; it names the custom preset to replace")
+	}
+	if _, sys := system(id); sys {
+		return nil, apierror.Invalidf("preset.id: %q is a system preset; only custom presets can be replaced", id)
+	}
+	p, err := checkPreset(req.Preset)
+	if err != nil {
+		return nil, err
+	}
+	err = h.db.InTx(ctx, func(tx *db.Tx) error {
+		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
+			return err
+		}
+		old, err := getPreset(ctx, tx, caller.TeamID, id)
+		if err != nil {
+			return err
+		}
+		if err := checkParent(ctx, tx, caller.TeamID, p); err != nil {
+			return err
+		}
+		p.CreateTime = old.CreateTime
+		p.UpdateTime = oas.NewOptDateTime(tx.Now)
+		return updatePreset(ctx, tx, caller.TeamID, p)
+	})
+	if err != nil {
+		return nil, notFoundAs(err, "preset.id", id)
+	}
+	return &oas.PresetResponse{Preset: p}, nil
+}
+
+// checkParent requires p's parentId, when set, to name one of the team's presets other than p
+// itself and not derived from p (no cycles).
+//
+// Errors: Invalid naming preset.parentId.
+func checkParent(ctx context.Context, tx *db.Tx, teamID int64, p oas.Preset) error {
+	id := p.ID.Or("")
+	parent, ok := p.ParentId.Get()
+	for ok {
+		if parent == id {
+			return apierror.Invalidf("preset.parentId: %q would make the preset derive from itself", p.ParentId.Or(""))
+		}
+		if _, sys := system(parent); sys {
+			return nil
+		}
+		q, err := getPreset(ctx, tx, teamID, parent)
+		if errors.Is(err, db.ErrNotFound) {
+			return apierror.Invalidf("preset.parentId: no preset %q; it must name an existing preset", parent)
+		}
+		if err != nil {
+			return err
+		}
+		parent, ok = q.ParentId.Get()
+	}
+	return nil
+}
+
+// DeleteCustomPreset deletes a custom preset.
+//
+// Errors: Invalid for a system preset; NotFound when the team has no such preset; Conflict while
+// another preset derives from it.
+func (h *PresetHandler) DeleteCustomPreset(ctx context.Context, params oas.DeleteCustomPresetParams) error {
+	caller := auth.PrincipalFrom(ctx)
+	id := string(params.ID)
+	if _, sys := system(id); sys {
+		return apierror.Invalidf("id: %q is a system preset; system presets cannot be deleted", id)
+	}
+	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
+			return err
+		}
+		if _, err := getPreset(ctx, tx, caller.TeamID, id); err != nil {
+			return err
+		}
+		child, err := childOf(ctx, tx, caller.TeamID, id)
+		if err != nil {
+			return err
+		}
+		if child != "" {
+			return apierror.Conflictf("id: preset %q is the parentId of preset %q; delete or re-parent that one first", id, child)
+		}
+		return deletePreset(ctx, tx, caller.TeamID, id)
+	})
+	return notFoundAs(err, "id", id)
+}
+
+// GetPreset returns one system or custom preset.
+//
+// Errors: NotFound when the team has no such preset.
+func (h *PresetHandler) GetPreset(ctx context.Context, params oas.GetPresetParams) (*oas.PresetResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	p, err := h.lookup(ctx, caller.TeamID, string(params.ID))
+	if err != nil {
+		return nil, notFoundAs(err, "id", string(params.ID))
+	}
+	return &oas.PresetResponse{Preset: p}, nil
+}
+
+func (h *PresetHandler) lookup(ctx context.Context, teamID int64, id string) (oas.Preset, error) {
+	if p, ok := system(id); ok {
+		return p, nil
+	}
+	return getPreset(ctx, h.db.Read(), teamID, id)
+}
+
+// BatchGetPresets returns the presets found by id and, in request order without repeats, the ids
+// that name none.
+func (h *PresetHandler) BatchGetPresets(ctx context.Context, params oas.BatchGetPresetsParams) (*oas.BatchGetPresetsResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	out := &oas.BatchGetPresetsResponse{Presets: oas.BatchGetPresetsResponsePresets{}, NotFoundIds: []string{}}
+	seen := map[string]bool{}
+	for _, raw := range params.PresetIds {
+		id := string(raw)
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		p, err := h.lookup(ctx, caller.TeamID, id)
+		switch {
+		case errors.Is(err, db.ErrNotFound):
+			out.NotFoundIds = append(out.NotFoundIds, id)
+		case err != nil:
+			return nil, err
+		default:
+			out.Presets[id] = p
+		}
+	}
+	return out, nil
+}
+
+// ListPresetSummaries lists the system presets and then the team's custom presets, oldest first,
+// without their overrides, filtered by connector and entity type.
+func (h *PresetHandler) ListPresetSummaries(ctx context.Context, params oas.ListPresetSummariesParams) (*oas.PresetSummaryList, error) {
+	caller := auth.PrincipalFrom(ctx)
+	custom, err := listPresets(ctx, h.db.Read(), caller.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	c := params.ConnectorType.Or(oas.ConnectorTypeCONNECTORTYPEUNSPECIFIED)
+	e := params.EntityType.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED)
+	out := []oas.PresetSummary{}
+	all := make([]oas.Preset, 0, len(systemConnectors)+len(custom))
+	for _, sc := range systemConnectors {
+		all = append(all, systemPreset(sc))
+	}
+	for _, p := range append(all, custom...) {
+		if matches(p, c, e) {
+			out = append(out, summaryOf(p))
+		}
+	}
+	return &oas.PresetSummaryList{PresetSummaries: out}, nil
+}
+
+// ListEntityTypeAttachmentTypes returns the attachment types of an entity type.
+//
+// Errors: Invalid for ENTITY_TYPE_UNSPECIFIED.
+func (h *PresetHandler) ListEntityTypeAttachmentTypes(ctx context.Context, params oas.ListEntityTypeAttachmentTypesParams) (*oas.AttachmentTypeList, error) {
+	types, ok := attachmentTypes[params.EntityType]
+	if !ok {
+		return nil, apierror.Invalidf("entity_type: must name an entity type (ALERTS, TEST_NOTIFICATIONS or CASES), not %s", params.EntityType)
+	}
+	return &oas.AttachmentTypeList{SupportedAttachmentTypes: append([]oas.AttachmentType{}, types...)}, nil
+}
+
+func notFoundAs(err error, field, id string) error {
+	if errors.Is(err, db.ErrNotFound) {
+		return apierror.NotFoundf("%s: no preset %q", field, id)
+	}
+	return err
+}

@@ -1,0 +1,331 @@
+package presets_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/mgmtapi/mgmtapi/internal/apitest"
+)
+
+const (
+	createPath  = "/mgmt/openapi/4/notifications/notification-center/v1/presets/custom"
+	replacePath = "/mgmt/openapi/5/notifications/notification-center/v1/presets/custom"
+	deletePath  = "/mgmt/openapi/5/notifications/notification-center/v1/presets/custom/"
+	getPath     = "/mgmt/openapi/5/notifications/notification-center/v1/presets/"
+	batchPath   = "/mgmt/openapi/5/notifications/notification-center/v1/presets"
+	listPath    = "/mgmt/openapi/5/notifications/notification-center/v1/presets:summariesList"
+	typesPath   = "/mgmt/openapi/5/notifications/notification-center/v1/entity-types/"
+	slackID     = "preset_system_slack_alerts_basic"
+)
+
+type presetOut struct {
+	ID               string  `json:"id"`
+	Name             string  `json:"name"`
+	Description      *string `json:"description"`
+	ParentID         string  `json:"parentId"`
+	ConnectorType    string  `json:"connectorType"`
+	EntityType       string  `json:"entityType"`
+	PresetType       string  `json:"presetType"`
+	AttachmentConfig struct{ Policy string }
+	ConfigOverrides  json.RawMessage `json:"configOverrides"`
+	CreateTime       string          `json:"createTime"`
+	UpdateTime       string          `json:"updateTime"`
+}
+
+func decode[T any](t *testing.T, res apitest.Response) T {
+	t.Helper()
+	if res.Status != http.StatusOK {
+		t.Fatalf("status %d, want 200; body %s", res.Status, res.Body)
+	}
+	var out T
+	if err := json.Unmarshal(res.Body, &out); err != nil {
+		t.Fatalf("decode %s: %v", res.Body, err)
+	}
+	return out
+}
+
+func create(t *testing.T, env *apitest.Env, key, preset string) presetOut {
+	t.Helper()
+	return decode[struct{ Preset presetOut }](t, env.JSON(t, http.MethodPost, createPath, key, `{"preset":`+preset+`}`)).Preset
+}
+
+func summaries(t *testing.T, env *apitest.Env, key, query string) []presetOut {
+	t.Helper()
+	return decode[struct{ PresetSummaries []presetOut }](t, env.JSON(t, http.MethodGet, listPath+query, key, "")).PresetSummaries
+}
+
+func TestCreateFillsDefaults(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		p := create(t, env, key, `{"id":"mine","name":"n","createTime":"2000-01-01T00:00:00Z"}`)
+		if p.ID == "" || p.ID == "mine" || p.Name != "n" || p.Description == nil || *p.Description != "" || p.ParentID != "" ||
+			p.ConnectorType != "CONNECTOR_TYPE_UNSPECIFIED" || p.EntityType != "ENTITY_TYPE_UNSPECIFIED" ||
+			p.PresetType != "PRESET_TYPE_UNSPECIFIED" || p.AttachmentConfig.Policy != "AUTO" ||
+			string(p.ConfigOverrides) != "[]" || p.CreateTime == "" || p.CreateTime == "2000-01-01T00:00:00Z" || p.UpdateTime != p.CreateTime {
+			t.Fatalf("defaults %+v", p)
+		}
+		full := `{"name":"f","description":"d","parentId":"` + slackID + `","connectorType":"SLACK","entityType":"CASES","presetType":"CUSTOM",` +
+			`"attachmentConfig":{"policy":"DISABLED"},"configOverrides":[{"conditionType":{"matchEntityTypeAndSubType":{"entitySubType":"s"}},` +
+			`"messageConfig":{"fields":[{"fieldName":"title","template":"{{x}}"}]},"payloadType":"default"}]}`
+		f := create(t, env, key, full)
+		if f.ParentID != slackID || f.ConnectorType != "SLACK" || f.EntityType != "CASES" || f.PresetType != "CUSTOM" || f.AttachmentConfig.Policy != "DISABLED" ||
+			!strings.Contains(string(f.ConfigOverrides), `"entitySubType":"s"`) {
+			t.Fatalf("full %+v", f)
+		}
+		env.Restart(t)
+		got := decode[struct{ Preset presetOut }](t, env.JSON(t, http.MethodGet, getPath+f.ID, key, "")).Preset
+		if got.ID != f.ID || got.CreateTime != f.CreateTime || string(got.ConfigOverrides) != string(f.ConfigOverrides) {
+			t.Fatalf("get %+v, want %+v", got, f)
+		}
+		// A parent may be a custom preset too.
+		c := create(t, env, key, `{"name":"child","parentId":"`+f.ID+`"}`)
+		if c.ParentID != f.ID {
+			t.Fatalf("child %+v", c)
+		}
+	})
+}
+
+func TestSystemPresets(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		all := summaries(t, env, key, "")
+		want := []string{"SLACK", "GENERIC_HTTPS", "PAGERDUTY", "IBM_EVENT_NOTIFICATIONS", "SERVICE_NOW", "EMAIL", "MICROSOFT_TEAMS", "EVENTBRIDGE", "INCIDENT_IO"}
+		if len(all) != len(want) {
+			t.Fatalf("system presets %d: %+v", len(all), all)
+		}
+		for i, p := range all {
+			if p.ConnectorType != want[i] || p.PresetType != "SYSTEM" || p.EntityType != "ALERTS" || p.AttachmentConfig.Policy != "AUTO" ||
+				p.ID != "preset_system_"+strings.ToLower(want[i])+"_alerts_basic" || p.ConfigOverrides != nil {
+				t.Fatalf("system preset %d: %+v", i, p)
+			}
+		}
+		got := decode[struct{ Preset presetOut }](t, env.JSON(t, http.MethodGet, getPath+slackID, key, "")).Preset
+		if got.PresetType != "SYSTEM" || !strings.Contains(string(got.ConfigOverrides), "matchEntityType") {
+			t.Fatalf("get system %+v", got)
+		}
+		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, deletePath+slackID, key, ""), 400, "system preset")
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, replacePath, key, `{"preset":{"id":"`+slackID+`","name":"x"}}`), 400, "preset.id", "system preset")
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, createPath, key, `{"preset":{"name":"x","presetType":"SYSTEM"}}`), 400, "preset.presetType")
+		// A team created later has them too.
+		_, later := env.MustTeam(t, "later")
+		if n := len(summaries(t, env, later, "")); n != len(want) {
+			t.Fatalf("later team sees %d", n)
+		}
+		// Filters.
+		create(t, env, key, `{"name":"c","connectorType":"SLACK","entityType":"CASES"}`)
+		if got := summaries(t, env, key, "?connector_type=SLACK"); len(got) != 2 || got[1].Name != "c" {
+			t.Fatalf("slack %+v", got)
+		}
+		if got := summaries(t, env, key, "?connector_type=SLACK&entity_type=ALERTS"); len(got) != 1 || got[0].ID != slackID {
+			t.Fatalf("slack alerts %+v", got)
+		}
+		if got := summaries(t, env, key, "?connector_type=CONNECTOR_TYPE_UNSPECIFIED&entity_type=ENTITY_TYPE_UNSPECIFIED"); len(got) != 10 {
+			t.Fatalf("unspecified filters %d", len(got))
+		}
+		apitest.ExpectError(t, env.JSON(t, http.MethodGet, listPath+"?connector_type=TELEGRAM", key, ""), 400, "connector_type")
+	})
+}
+
+func TestReplaceAndDelete(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		a := create(t, env, key, `{"name":"a","connectorType":"EMAIL","attachmentConfig":{"policy":"ENABLED"}}`)
+		b := create(t, env, key, `{"name":"b","parentId":"`+a.ID+`"}`)
+		env.Clock.Advance(1e9)
+		up := decode[struct{ Preset presetOut }](t, env.JSON(t, http.MethodPut, replacePath, key, `{"preset":{"id":"`+a.ID+`","name":"a2","attachmentConfig":{}}}`)).Preset
+		if up.Name != "a2" || up.ConnectorType != "CONNECTOR_TYPE_UNSPECIFIED" || up.AttachmentConfig.Policy != "AUTO" || up.CreateTime != a.CreateTime || up.UpdateTime == a.UpdateTime {
+			t.Fatalf("replaced %+v", up)
+		}
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, replacePath, key, `{"preset":{"name":"x"}}`), 400, "preset.id", "required")
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, replacePath, key, `{"preset":{"id":"nope","name":"x"}}`), 404, "nope")
+		// Cycles are refused.
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, replacePath, key, `{"preset":{"id":"`+a.ID+`","name":"a","parentId":"`+a.ID+`"}}`), 400, "preset.parentId", "itself")
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, replacePath, key, `{"preset":{"id":"`+a.ID+`","name":"a","parentId":"`+b.ID+`"}}`), 400, "preset.parentId", "itself")
+		// A parent cannot go while a child derives from it.
+		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, deletePath+a.ID, key, ""), 409, a.ID, b.ID)
+		if res := env.JSON(t, http.MethodDelete, deletePath+b.ID, key, ""); res.Status != 200 || string(res.Body) != "{}" {
+			t.Fatalf("delete b: %d %s", res.Status, res.Body)
+		}
+		if res := env.JSON(t, http.MethodDelete, deletePath+a.ID, key, ""); res.Status != 200 {
+			t.Fatalf("delete a: %d %s", res.Status, res.Body)
+		}
+		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, deletePath+a.ID, key, ""), 404, a.ID)
+		apitest.ExpectError(t, env.JSON(t, http.MethodGet, getPath+a.ID, key, ""), 404, a.ID)
+	})
+}
+
+func TestBatchGet(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		a := create(t, env, key, `{"name":"a"}`)
+		q := url.Values{"preset_ids": {a.ID, slackID, "missing", a.ID, "missing"}}
+		res := decode[struct {
+			Presets     map[string]presetOut
+			NotFoundIds []string
+		}](t, env.JSON(t, http.MethodGet, batchPath+"?"+q.Encode(), key, ""))
+		if len(res.Presets) != 2 || res.Presets[a.ID].Name != "a" || res.Presets[slackID].PresetType != "SYSTEM" ||
+			len(res.NotFoundIds) != 1 || res.NotFoundIds[0] != "missing" {
+			t.Fatalf("batch %+v", res)
+		}
+		empty := decode[struct {
+			Presets     map[string]presetOut
+			NotFoundIds []string
+		}](t, env.JSON(t, http.MethodGet, batchPath, key, ""))
+		if len(empty.Presets) != 0 || empty.NotFoundIds == nil {
+			t.Fatalf("empty batch %+v", empty)
+		}
+		// 0–100 ids.
+		ids := url.Values{}
+		for i := range 100 {
+			ids.Add("preset_ids", fmt.Sprintf("id-%d", i))
+		}
+		if got := decode[struct{ NotFoundIds []string }](t, env.JSON(t, http.MethodGet, batchPath+"?"+ids.Encode(), key, "")); len(got.NotFoundIds) != 100 {
+			t.Fatalf("100 ids: %d", len(got.NotFoundIds))
+		}
+		ids.Add("preset_ids", "one-more")
+		apitest.ExpectError(t, env.JSON(t, http.MethodGet, batchPath+"?"+ids.Encode(), key, ""), 400, "preset_ids")
+		apitest.ExpectError(t, env.JSON(t, http.MethodGet, batchPath+"?preset_ids=_bad", key, ""), 400, "preset_ids")
+	})
+}
+
+func TestBounds(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		// Names 1–200 and descriptions 0–5000 characters (code points).
+		create(t, env, key, `{"name":"é"}`)
+		create(t, env, key, `{"name":"`+strings.Repeat("é", 200)+`","description":"`+strings.Repeat("é", 5000)+`"}`)
+		create(t, env, key, `{"name":"x","description":""}`)
+		for _, c := range []struct{ body, frag string }{
+			{`{}`, "preset.name"},
+			{`{"name":""}`, "name"},
+			{`{"name":"` + strings.Repeat("é", 201) + `"}`, "name"},
+			{`{"name":"x","description":"` + strings.Repeat("é", 5001) + `"}`, "description"},
+			{`{"name":"x","connectorType":"TELEGRAM"}`, "connectorType"},
+			{`{"name":"x","entityType":"DOGS"}`, "entityType"},
+			{`{"name":"x","attachmentConfig":{"policy":"SOMETIMES"}}`, "policy"},
+			{`{"name":"x","parentId":"nope"}`, "preset.parentId: no preset"},
+			{`{"name":"x","configOverrides":[{"conditionType":{}}]}`, "preset.configOverrides[0].conditionType: must set exactly one"},
+			{`{"name":"x","configOverrides":[{"conditionType":{"matchEntityType":{},"matchEntityTypeAndSubType":{}}}]}`, "preset.configOverrides[0].conditionType"},
+		} {
+			apitest.ExpectError(t, env.JSON(t, http.MethodPost, createPath, key, `{"preset":`+c.body+`}`), 400, c.frag)
+		}
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, createPath, key, `{}`), 400, "preset")
+		// Override bounds: 0–100 overrides of 0–100 fields; fieldName, payloadType and entitySubType
+		// up to 1000 characters, template up to 65535.
+		override := func(fields int, name, tmpl, payload, sub int) string {
+			fs := make([]string, fields)
+			for i := range fs {
+				fs[i] = `{"fieldName":"` + strings.Repeat("f", name) + `","template":"` + strings.Repeat("t", tmpl) + `"}`
+			}
+			return `{"conditionType":{"matchEntityTypeAndSubType":{"entitySubType":"` + strings.Repeat("s", sub) + `"}},` +
+				`"messageConfig":{"fields":[` + strings.Join(fs, ",") + `]},"payloadType":"` + strings.Repeat("p", payload) + `"}`
+		}
+		overrides := func(n int, one string) string {
+			items := make([]string, n)
+			for i := range items {
+				items[i] = one
+			}
+			return `{"name":"o","configOverrides":[` + strings.Join(items, ",") + `]}`
+		}
+		create(t, env, key, overrides(100, override(1, 0, 0, 0, 0)))
+		create(t, env, key, overrides(1, override(100, 1000, 65535, 1000, 1000)))
+		for _, c := range []struct{ body, frag string }{
+			{overrides(101, override(0, 0, 0, 0, 0)), "configOverrides"},
+			{overrides(1, override(101, 0, 0, 0, 0)), "fields"},
+			{overrides(1, override(1, 1001, 0, 0, 0)), "fieldName"},
+			{overrides(1, override(1, 0, 65536, 0, 0)), "template"},
+			{overrides(1, override(1, 0, 0, 1001, 0)), "payloadType"},
+			{overrides(1, override(1, 0, 0, 0, 1001)), "entitySubType"},
+		} {
+			apitest.ExpectError(t, env.JSON(t, http.MethodPost, createPath, key, `{"preset":`+c.body+`}`), 400, c.frag)
+		}
+		// Notification-center id path parameters: 1–128 characters, alphanumeric first, then
+		// alphanumerics, _ or -.
+		for _, id := range []string{"a", "0", strings.Repeat("a", 128), "a_b-C9"} {
+			apitest.ExpectError(t, env.JSON(t, http.MethodGet, getPath+id, key, ""), 404, id)
+			apitest.ExpectError(t, env.JSON(t, http.MethodDelete, deletePath+id, key, ""), 404, id)
+		}
+		for _, id := range []string{strings.Repeat("a", 129), "_a", "-a", "a.b", "a%20b", "%C3%A9"} {
+			apitest.ExpectError(t, env.JSON(t, http.MethodGet, getPath+id, key, ""), 400, "id")
+			apitest.ExpectError(t, env.JSON(t, http.MethodDelete, deletePath+id, key, ""), 400, "id")
+		}
+	})
+}
+
+func TestAttachmentTypes(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		type list struct {
+			SupportedAttachmentTypes []struct {
+				Name           string
+				DefaultEnabled bool
+			}
+		}
+		alerts := decode[list](t, env.JSON(t, http.MethodGet, typesPath+"ALERTS/attachment-types", key, ""))
+		if len(alerts.SupportedAttachmentTypes) != 2 || alerts.SupportedAttachmentTypes[0].Name != "alert_graph" ||
+			!alerts.SupportedAttachmentTypes[0].DefaultEnabled || alerts.SupportedAttachmentTypes[1].DefaultEnabled {
+			t.Fatalf("alerts %+v", alerts)
+		}
+		if got := decode[list](t, env.JSON(t, http.MethodGet, typesPath+"CASES/attachment-types", key, "")); len(got.SupportedAttachmentTypes) != 2 {
+			t.Fatalf("cases %+v", got)
+		}
+		res := env.JSON(t, http.MethodGet, typesPath+"TEST_NOTIFICATIONS/attachment-types", key, "")
+		if res.Status != 200 || string(res.Body) != `{"supportedAttachmentTypes":[]}` {
+			t.Fatalf("test notifications %d %s", res.Status, res.Body)
+		}
+		apitest.ExpectError(t, env.JSON(t, http.MethodGet, typesPath+"ENTITY_TYPE_UNSPECIFIED/attachment-types", key, ""), 400, "entity_type")
+		apitest.ExpectError(t, env.JSON(t, http.MethodGet, typesPath+"DOGS/attachment-types", key, ""), 400, "entity_type")
+	})
+}
+
+func TestPermissionsAndIsolation(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		_, otherKey := env.MustTeam(t, "other")
+		p := create(t, env, key, `{"name":"a"}`)
+		ops := []struct {
+			method, path, body, perm string
+		}{
+			{http.MethodPost, createPath, `{"preset":{"name":"b"}}`, "notification-presets:Manage"},
+			{http.MethodPut, replacePath, `{"preset":{"id":"` + p.ID + `","name":"a"}}`, "notification-presets:Manage"},
+			{http.MethodGet, getPath + p.ID, "", "notification-presets:ReadConfig"},
+			{http.MethodGet, batchPath + "?preset_ids=" + p.ID, "", "notification-presets:ReadConfig"},
+			{http.MethodGet, listPath, "", "notification-presets:ReadConfig"},
+			{http.MethodGet, typesPath + "ALERTS/attachment-types", "", "notification-presets:ReadConfig"},
+			{http.MethodDelete, deletePath + p.ID, "", "notification-presets:Manage"},
+		}
+		wrong := env.MustKey(t, key, "case:Read")
+		for _, op := range ops {
+			apitest.ExpectError(t, env.JSON(t, op.method, op.path, wrong, op.body), 403, op.perm)
+			apitest.ExpectError(t, env.Do(t, op.method, op.path, "", "application/json", op.body), 401)
+		}
+		// Another team's preset is missing, and the other team's writes do not touch it.
+		apitest.ExpectError(t, env.JSON(t, http.MethodGet, getPath+p.ID, otherKey, ""), 404, p.ID)
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, replacePath, otherKey, `{"preset":{"id":"`+p.ID+`","name":"x"}}`), 404)
+		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, deletePath+p.ID, otherKey, ""), 404)
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, createPath, otherKey, `{"preset":{"name":"x","parentId":"`+p.ID+`"}}`), 400, "preset.parentId")
+		if got := decode[struct{ NotFoundIds []string }](t, env.JSON(t, http.MethodGet, batchPath+"?preset_ids="+p.ID, otherKey, "")); len(got.NotFoundIds) != 1 {
+			t.Fatalf("other team batch %+v", got)
+		}
+		if n := len(summaries(t, env, otherKey, "")); n != 9 {
+			t.Fatalf("other team lists %d", n)
+		}
+		// Each permission alone is enough (the delete last).
+		for _, op := range ops {
+			k := env.MustKey(t, key, op.perm)
+			if res := env.JSON(t, op.method, op.path, k, op.body); res.Status != 200 {
+				t.Fatalf("%s %s with %s: %d %s", op.method, op.path, op.perm, res.Status, res.Body)
+			}
+		}
+		// The notification-presets preset holds both.
+		preset := decode[struct{ Value string }](t, env.JSON(t, http.MethodPost, "/mgmt/openapi/4/aaa/api-keys/v3", key,
+			`{"name":"np","keyPermissions":{"presets":["notification-presets"]}}`)).Value
+		if res := env.JSON(t, http.MethodPost, createPath, preset, `{"preset":{"name":"c"}}`); res.Status != 200 {
+			t.Fatalf("preset key: %d %s", res.Status, res.Body)
+		}
+	})
+}

@@ -1,0 +1,142 @@
+package presets
+
+import (
+	"strings"
+	"time"
+
+	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+// systemTime is the createTime and updateTime of every system preset: they ship with the server
+// and never change, so they carry one fixed instant rather than the team's creation time.
+var systemTime = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
+
+// systemConnectors are the connector types that have a system preset, in the order the list
+// answers them.
+var systemConnectors = []oas.ConnectorType{
+	oas.ConnectorTypeSLACK,
+	oas.ConnectorTypeGENERICHTTPS,
+	oas.ConnectorTypePAGERDUTY,
+	oas.ConnectorTypeIBMEVENTNOTIFICATIONS,
+	oas.ConnectorTypeSERVICENOW,
+	oas.ConnectorTypeEMAIL,
+	oas.ConnectorTypeMICROSOFTTEAMS,
+	oas.ConnectorTypeEVENTBRIDGE,
+	oas.ConnectorTypeINCIDENTIO,
+}
+
+// systemID is the id of the system preset of a connector type, e.g.
+// preset_system_generic_https_alerts_basic.
+func systemID(c oas.ConnectorType) string {
+	return "preset_system_" + strings.ToLower(string(c)) + "_alerts_basic"
+}
+
+// systemPreset returns the system preset of a connector type. Every team has the same ones; they
+// are not stored, so a team created at any time has them on either engine.
+func systemPreset(c oas.ConnectorType) oas.Preset {
+	field := func(name, template string) oas.PresetMessageField {
+		return oas.PresetMessageField{FieldName: oas.NewOptString(name), Template: oas.NewOptString(template)}
+	}
+	return oas.Preset{
+		ID:               oas.NewOptString(systemID(c)),
+		Name:             oas.NewOptString("Basic alerts (" + string(c) + ")"),
+		Description:      oas.NewOptString("The platform's default alert message for " + string(c) + " connectors."),
+		ConnectorType:    oas.NewOptConnectorType(c),
+		EntityType:       oas.NewOptNotificationEntityType(oas.NotificationEntityTypeALERTS),
+		PresetType:       oas.NewOptPresetType(oas.PresetTypeSYSTEM),
+		AttachmentConfig: oas.NewOptAttachmentConfig(oas.AttachmentConfig{Policy: oas.NewOptAttachmentPolicy(oas.AttachmentPolicyAUTO)}),
+		ConfigOverrides: []oas.PresetConfigOverride{{
+			ConditionType: oas.NewOptPresetConditionType(oas.PresetConditionType{MatchEntityType: &oas.PresetConditionTypeMatchEntityType{}}),
+			MessageConfig: oas.NewOptPresetMessageConfig(oas.PresetMessageConfig{Fields: []oas.PresetMessageField{
+				field("title", "[{{alert.status}}] {{alertDef.name}}"),
+				field("description", "{{alertDef.description}}"),
+			}}),
+		}},
+		CreateTime: oas.NewOptDateTime(systemTime),
+		UpdateTime: oas.NewOptDateTime(systemTime),
+	}
+}
+
+// system returns the system preset with that id.
+func system(id string) (oas.Preset, bool) {
+	for _, c := range systemConnectors {
+		if systemID(c) == id {
+			return systemPreset(c), true
+		}
+	}
+	return oas.Preset{}, false
+}
+
+// attachmentTypes lists, per entity type, the attachments a notification can carry; an AUTO
+// attachment policy includes those with DefaultEnabled.
+var attachmentTypes = map[oas.NotificationEntityType][]oas.AttachmentType{
+	oas.NotificationEntityTypeALERTS: {
+		{Name: "alert_graph", DefaultEnabled: true},
+		{Name: "log_example", DefaultEnabled: false},
+	},
+	oas.NotificationEntityTypeCASES: {
+		{Name: "alert_graph", DefaultEnabled: true},
+		{Name: "case_timeline", DefaultEnabled: false},
+	},
+	oas.NotificationEntityTypeTESTNOTIFICATIONS: {},
+}
+
+// checkPreset applies the rules the decoder cannot: name is required, SYSTEM is the server's,
+// and each override's conditionType sets one condition. It returns the preset with every
+// omitted field filled and the server's fields (id, times) cleared.
+//
+// Errors: Invalid naming the field path under preset.
+func checkPreset(p oas.Preset) (oas.Preset, error) {
+	if !p.Name.Set {
+		return p, apierror.Invalidf("preset.name: required")
+	}
+	if p.PresetType.Or(oas.PresetTypePRESETTYPEUNSPECIFIED) == oas.PresetTypeSYSTEM {
+		return p, apierror.Invalidf("preset.presetType: must be PRESET_TYPE_UNSPECIFIED or CUSTOM; only the server makes SYSTEM presets")
+	}
+	for i, o := range p.ConfigOverrides {
+		ct, ok := o.ConditionType.Get()
+		if !ok {
+			continue
+		}
+		if (ct.MatchEntityType != nil) == ct.MatchEntityTypeAndSubType.Set {
+			return p, apierror.Invalidf("preset.configOverrides[%d].conditionType: must set exactly one of matchEntityType and matchEntityTypeAndSubType", i)
+		}
+	}
+	if p.ParentId.Or("") == "" {
+		p.ParentId.Reset()
+	}
+	p.Description = oas.NewOptString(p.Description.Or(""))
+	p.ConnectorType = oas.NewOptConnectorType(p.ConnectorType.Or(oas.ConnectorTypeCONNECTORTYPEUNSPECIFIED))
+	p.EntityType = oas.NewOptNotificationEntityType(p.EntityType.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED))
+	p.PresetType = oas.NewOptPresetType(p.PresetType.Or(oas.PresetTypePRESETTYPEUNSPECIFIED))
+	ac := p.AttachmentConfig.Or(oas.AttachmentConfig{})
+	ac.Policy = oas.NewOptAttachmentPolicy(ac.Policy.Or(oas.AttachmentPolicyAUTO))
+	p.AttachmentConfig = oas.NewOptAttachmentConfig(ac)
+	if p.ConfigOverrides == nil {
+		p.ConfigOverrides = []oas.PresetConfigOverride{}
+	}
+	p.CreateTime.Reset()
+	p.UpdateTime.Reset()
+	return p, nil
+}
+
+// summaryOf is a preset without its overrides.
+func summaryOf(p oas.Preset) oas.PresetSummary {
+	return oas.PresetSummary{
+		ID: p.ID, Name: p.Name, Description: p.Description, ParentId: p.ParentId,
+		ConnectorType: p.ConnectorType, EntityType: p.EntityType, PresetType: p.PresetType,
+		AttachmentConfig: p.AttachmentConfig, CreateTime: p.CreateTime, UpdateTime: p.UpdateTime,
+	}
+}
+
+// matches reports whether p passes the list filters; an UNSPECIFIED filter passes everything.
+func matches(p oas.Preset, c oas.ConnectorType, e oas.NotificationEntityType) bool {
+	if c != oas.ConnectorTypeCONNECTORTYPEUNSPECIFIED && p.ConnectorType.Or("") != c {
+		return false
+	}
+	if e != oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED && p.EntityType.Or("") != e {
+		return false
+	}
+	return true
+}

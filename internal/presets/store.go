@@ -1,0 +1,122 @@
+package presets
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+// lockTeam serialises, until the transaction ends, every writer of the team's presets, so that a
+// parent checked to exist (or a preset checked to have no children) stays so until commit, across
+// replicas. PostgreSQL: a transaction-level advisory lock on the team. SQLite: transactions begin
+// IMMEDIATE on the one writer connection, so they are serialised already.
+func lockTeam(ctx context.Context, tx *db.Tx, teamID int64) error {
+	if tx.Engine != db.Postgres {
+		return nil
+	}
+	key := fmt.Sprintf("mgmtapi.presets:%d", teamID)
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
+		return fmt.Errorf("lock presets: %w", err)
+	}
+	return nil
+}
+
+// insertPreset stores p (its id already set) with the transaction's time.
+func insertPreset(ctx context.Context, tx *db.Tx, teamID int64, p oas.Preset) error {
+	doc, err := p.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx,
+		`INSERT INTO notification_presets (team_id, id, connector_type, entity_type, parent_id, document, created_at, updated_at)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $7)`,
+		teamID, p.ID.Or(""), string(p.ConnectorType.Or("")), string(p.EntityType.Or("")), p.ParentId.Or(""),
+		string(doc), tx.Now.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("insert preset: %w", err)
+	}
+	return nil
+}
+
+// updatePreset rewrites p and its change time.
+func updatePreset(ctx context.Context, tx *db.Tx, teamID int64, p oas.Preset) error {
+	doc, err := p.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx,
+		`UPDATE notification_presets SET connector_type = $3, entity_type = $4, parent_id = $5, document = $6, updated_at = $7
+		 WHERE team_id = $1 AND id = $2`,
+		teamID, p.ID.Or(""), string(p.ConnectorType.Or("")), string(p.EntityType.Or("")), p.ParentId.Or(""),
+		string(doc), tx.Now.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("update preset: %w", err)
+	}
+	return nil
+}
+
+const selectPreset = `SELECT document, created_at, updated_at FROM notification_presets`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanPreset(row scanner) (oas.Preset, error) {
+	var p oas.Preset
+	var doc string
+	var created, updated int64
+	if err := row.Scan(&doc, &created, &updated); err != nil {
+		return p, db.Translate(err)
+	}
+	if err := p.UnmarshalJSON([]byte(doc)); err != nil {
+		return p, fmt.Errorf("preset document: %w", err)
+	}
+	p.CreateTime = oas.NewOptDateTime(time.UnixMicro(created).UTC())
+	p.UpdateTime = oas.NewOptDateTime(time.UnixMicro(updated).UTC())
+	return p, nil
+}
+
+// getPreset returns the team's custom preset; db.ErrNotFound when there is none.
+func getPreset(ctx context.Context, q db.Querier, teamID int64, id string) (oas.Preset, error) {
+	return scanPreset(q.QueryRowContext(ctx, selectPreset+` WHERE team_id = $1 AND id = $2`, teamID, id))
+}
+
+// listPresets returns the team's custom presets, oldest first.
+func listPresets(ctx context.Context, q db.Querier, teamID int64) ([]oas.Preset, error) {
+	rows, err := q.QueryContext(ctx, selectPreset+` WHERE team_id = $1 ORDER BY created_at, id`, teamID)
+	if err != nil {
+		return nil, fmt.Errorf("list presets: %w", err)
+	}
+	defer rows.Close()
+	out := []oas.Preset{}
+	for rows.Next() {
+		p, err := scanPreset(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// childOf returns the id of one of the team's presets whose parent is id, or "" when none is.
+func childOf(ctx context.Context, tx *db.Tx, teamID int64, id string) (string, error) {
+	var child string
+	err := tx.QueryRowContext(ctx,
+		`SELECT id FROM notification_presets WHERE team_id = $1 AND parent_id = $2 ORDER BY id LIMIT 1`, teamID, id).Scan(&child)
+	if err != nil {
+		if db.IsNotFound(err) {
+			return "", nil
+		}
+		return "", fmt.Errorf("find child presets: %w", err)
+	}
+	return child, nil
+}
+
+func deletePreset(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM notification_presets WHERE team_id = $1 AND id = $2`, teamID, id); err != nil {
+		return fmt.Errorf("delete preset: %w", err)
+	}
+	return nil
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/incidents"
 	"github.com/mgmtapi/mgmtapi/internal/ingest"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/parsingrules"
 	"github.com/mgmtapi/mgmtapi/internal/policies"
 	"github.com/mgmtapi/mgmtapi/internal/presets"
 	"github.com/mgmtapi/mgmtapi/internal/queryobject"
@@ -46,6 +47,7 @@ type handler struct {
 	*quotarules.QuotaRuleHandler
 	*datausage.UsageHandler
 	*presets.PresetHandler
+	*parsingrules.RuleGroupHandler
 }
 
 // NewError is the exit for errors returned by handlers and by the security handler.
@@ -76,6 +78,7 @@ func New(opts Options) (*API, error) {
 		QuotaRuleHandler: quotarules.NewHandler(opts.DB),
 		UsageHandler:     datausage.NewHandler(opts.DB),
 		PresetHandler:    presets.NewHandler(opts.DB),
+		RuleGroupHandler: parsingrules.NewHandler(opts.DB),
 	}
 	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey}
 	router, err := oas.NewServer(h, sec,

@@ -43,6 +43,8 @@ var catalog = []Permission{
 	{"data-usage:Manage", "change the team's data usage export setting"},
 	{"notification-presets:ReadConfig", "list and read notification presets and the attachment types of entity types"},
 	{"notification-presets:Manage", "create, replace and delete custom notification presets"},
+	{"parsing-rules:ReadConfig", "list and read parsing rule groups"},
+	{"parsing-rules:Manage", "create, replace and delete parsing rule groups"},
 }
 
 // Preset is a named bundle of permissions that a key can hold by name.
@@ -74,10 +76,12 @@ var presets = []Preset{
 		Permissions: []string{"data-usage:Read", "data-usage:Manage"}},
 	{Name: "notification-presets", Description: "everything about notification presets",
 		Permissions: []string{"notification-presets:ReadConfig", "notification-presets:Manage"}},
+	{Name: "parsing-rules", Description: "everything about parsing rule groups",
+		Permissions: []string{"parsing-rules:ReadConfig", "parsing-rules:Manage"}},
 	{Name: "read-only", Description: "every permission that only reads",
 		Permissions: []string{"api-keys:ReadConfig", "recording-rules:ReadConfig", "case:Read", "incidents:read",
 			"policies:ReadConfig", "policy-settings:ReadConfig", "team-quota-rules:Read", "data-usage:Read",
-			"notification-presets:ReadConfig"}},
+			"notification-presets:ReadConfig", "parsing-rules:ReadConfig"}},
 	{Name: FullAccess, Description: "every permission", Permissions: nil},
 }
 

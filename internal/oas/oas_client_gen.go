@@ -90,6 +90,13 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/notifications/notification-center/v1/presets
 	BatchGetPresets(ctx context.Context, params BatchGetPresetsParams) (*BatchGetPresetsResponse, error)
+	// BulkDeleteParsingRuleGroups invokes BulkDeleteParsingRuleGroups operation.
+	//
+	// Deletes every group named by a `group_ids` value, all or none: when one names no group of the team,
+	// the answer is 404 and nothing is deleted. Repeated ids count once; no ids deletes nothing.
+	//
+	// DELETE /mgmt/openapi/5/parsing-rules/rule-groups/v1
+	BulkDeleteParsingRuleGroups(ctx context.Context, params BulkDeleteParsingRuleGroupsParams) error
 	// CloseCase invokes CloseCase operation.
 	//
 	// Close a case for good.
@@ -128,6 +135,17 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/4/notifications/notification-center/v1/presets/custom
 	CreateCustomPreset(ctx context.Context, request *PresetRequest) (*PresetResponse, error)
+	// CreateParsingRuleGroup invokes CreateParsingRuleGroup operation.
+	//
+	// Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets
+	// exactly one kind; every matcher sets exactly one of `applicationName`, `subsystemName` and
+	// `severity`. Regular expressions use Go's RE2 syntax and are compiled on write: one that does not
+	// compile is a 400 naming the rule. An omitted group `order` places the group after the team's others;
+	// an omitted subgroup or rule `order` is its 1-based position in its array. `teamId`, when given, must
+	// be the caller's team.
+	//
+	// POST /mgmt/openapi/5/parsing-rules/rule-groups/v1
+	CreateParsingRuleGroup(ctx context.Context, request *ParsingRuleGroup) (*ParsingRuleGroupResponse, error)
 	// CreatePolicy invokes CreatePolicy operation.
 	//
 	// Creates a policy for one data type, chosen by which of `logRules`, `spanRules` or `rumRules` is set
@@ -172,6 +190,12 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}
 	DeleteCustomPreset(ctx context.Context, params DeleteCustomPresetParams) error
+	// DeleteParsingRuleGroup invokes DeleteParsingRuleGroup operation.
+	//
+	// Delete one parsing rule group.
+	//
+	// DELETE /mgmt/openapi/5/parsing-rules/rule-groups/v1/{group_id}
+	DeleteParsingRuleGroup(ctx context.Context, params DeleteParsingRuleGroupParams) error
 	// DeletePolicy invokes DeletePolicy operation.
 	//
 	// The policies after it of the same data type move up one place.
@@ -298,6 +322,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/data-usage/v2/logs/count
 	GetLogsCountV2(ctx context.Context, params GetLogsCountV2Params) (*UsageV2LogsCountHeaders, error)
+	// GetParsingRuleGroup invokes GetParsingRuleGroup operation.
+	//
+	// Read one parsing rule group.
+	//
+	// GET /mgmt/openapi/5/parsing-rules/rule-groups/v1/{group_id}
+	GetParsingRuleGroup(ctx context.Context, params GetParsingRuleGroupParams) (*ParsingRuleGroupResponse, error)
 	// GetPolicy invokes GetPolicy operation.
 	//
 	// Read a policy.
@@ -410,6 +440,12 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1
 	ListIncidents(ctx context.Context, request OptListIncidentsRequest) (*ListIncidentsResponse, error)
+	// ListParsingRuleGroups invokes ListParsingRuleGroups operation.
+	//
+	// Every group of the team, by `order`, then oldest first.
+	//
+	// GET /mgmt/openapi/5/parsing-rules/rule-groups/v1
+	ListParsingRuleGroups(ctx context.Context) (*ParsingRuleGroupList, error)
 	// ListPolicies invokes ListPolicies operation.
 	//
 	// Every policy of the team, by data type (logs, spans, RUM) and then by order.
@@ -563,6 +599,14 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/data-usage/v2/export-status
 	UpdateDataUsageExportStatusV2(ctx context.Context, request *UsageV2ExportStatus) (*UsageV2ExportStatusHeaders, error)
+	// UpdateParsingRuleGroup invokes UpdateParsingRuleGroup operation.
+	//
+	// Replaces the whole group `group_id` with the given one and answers it with ids on the group, on
+	// every subgroup and on every rule. Subgroup and rule ids are assigned afresh on every write; `id`
+	// fields in the request are ignored. Validation is the create's.
+	//
+	// PUT /mgmt/openapi/3/parsing-rules/rule-groups/v1/{group_id}
+	UpdateParsingRuleGroup(ctx context.Context, request *ParsingRuleGroup, params UpdateParsingRuleGroupParams) (*ParsingRuleGroupResponse, error)
 	// UpdatePolicy invokes UpdatePolicy operation.
 	//
 	// Changes the fields that the request sets; the others keep their values. The data type of a policy
@@ -1635,6 +1679,112 @@ func (c *Client) sendBatchGetPresets(ctx context.Context, params BatchGetPresets
 	return result, nil
 }
 
+// BulkDeleteParsingRuleGroups invokes BulkDeleteParsingRuleGroups operation.
+//
+// Deletes every group named by a `group_ids` value, all or none: when one names no group of the team,
+// the answer is 404 and nothing is deleted. Repeated ids count once; no ids deletes nothing.
+//
+// DELETE /mgmt/openapi/5/parsing-rules/rule-groups/v1
+func (c *Client) BulkDeleteParsingRuleGroups(ctx context.Context, params BulkDeleteParsingRuleGroupsParams) error {
+	_, err := c.sendBulkDeleteParsingRuleGroups(ctx, params)
+	return err
+}
+
+func (c *Client) sendBulkDeleteParsingRuleGroups(ctx context.Context, params BulkDeleteParsingRuleGroupsParams) (res *ParsingRuleGroupDeleted, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/parsing-rules/rule-groups/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "group_ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "group_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if params.GroupIds != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.GroupIds {
+						if err := func() error {
+							return e.EncodeValue(conv.StringToString(item))
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BulkDeleteParsingRuleGroupsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBulkDeleteParsingRuleGroupsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CloseCase invokes CloseCase operation.
 //
 // Close a case for good.
@@ -2071,6 +2221,90 @@ func (c *Client) sendCreateCustomPreset(ctx context.Context, request *PresetRequ
 	}()
 
 	result, err := decodeCreateCustomPresetResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CreateParsingRuleGroup invokes CreateParsingRuleGroup operation.
+//
+// Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets
+// exactly one kind; every matcher sets exactly one of `applicationName`, `subsystemName` and
+// `severity`. Regular expressions use Go's RE2 syntax and are compiled on write: one that does not
+// compile is a 400 naming the rule. An omitted group `order` places the group after the team's others;
+// an omitted subgroup or rule `order` is its 1-based position in its array. `teamId`, when given, must
+// be the caller's team.
+//
+// POST /mgmt/openapi/5/parsing-rules/rule-groups/v1
+func (c *Client) CreateParsingRuleGroup(ctx context.Context, request *ParsingRuleGroup) (*ParsingRuleGroupResponse, error) {
+	res, err := c.sendCreateParsingRuleGroup(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateParsingRuleGroup(ctx context.Context, request *ParsingRuleGroup) (res *ParsingRuleGroupResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/parsing-rules/rule-groups/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateParsingRuleGroupRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateParsingRuleGroupOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateParsingRuleGroupResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -2605,6 +2839,100 @@ func (c *Client) sendDeleteCustomPreset(ctx context.Context, params DeleteCustom
 	}()
 
 	result, err := decodeDeleteCustomPresetResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteParsingRuleGroup invokes DeleteParsingRuleGroup operation.
+//
+// Delete one parsing rule group.
+//
+// DELETE /mgmt/openapi/5/parsing-rules/rule-groups/v1/{group_id}
+func (c *Client) DeleteParsingRuleGroup(ctx context.Context, params DeleteParsingRuleGroupParams) error {
+	_, err := c.sendDeleteParsingRuleGroup(ctx, params)
+	return err
+}
+
+func (c *Client) sendDeleteParsingRuleGroup(ctx context.Context, params DeleteParsingRuleGroupParams) (res *ParsingRuleGroupDeleted, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/parsing-rules/rule-groups/v1/"
+	{
+		// Encode "group_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "group_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.GroupID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteParsingRuleGroupOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteParsingRuleGroupResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -4008,6 +4336,100 @@ func (c *Client) sendGetLogsCountV2(ctx context.Context, params GetLogsCountV2Pa
 	return result, nil
 }
 
+// GetParsingRuleGroup invokes GetParsingRuleGroup operation.
+//
+// Read one parsing rule group.
+//
+// GET /mgmt/openapi/5/parsing-rules/rule-groups/v1/{group_id}
+func (c *Client) GetParsingRuleGroup(ctx context.Context, params GetParsingRuleGroupParams) (*ParsingRuleGroupResponse, error) {
+	res, err := c.sendGetParsingRuleGroup(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetParsingRuleGroup(ctx context.Context, params GetParsingRuleGroupParams) (res *ParsingRuleGroupResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/parsing-rules/rule-groups/v1/"
+	{
+		// Encode "group_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "group_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.GroupID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetParsingRuleGroupOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetParsingRuleGroupResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetPolicy invokes GetPolicy operation.
 //
 // Read a policy.
@@ -5265,6 +5687,82 @@ func (c *Client) sendListIncidents(ctx context.Context, request OptListIncidents
 	}()
 
 	result, err := decodeListIncidentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListParsingRuleGroups invokes ListParsingRuleGroups operation.
+//
+// Every group of the team, by `order`, then oldest first.
+//
+// GET /mgmt/openapi/5/parsing-rules/rule-groups/v1
+func (c *Client) ListParsingRuleGroups(ctx context.Context) (*ParsingRuleGroupList, error) {
+	res, err := c.sendListParsingRuleGroups(ctx)
+	return res, err
+}
+
+func (c *Client) sendListParsingRuleGroups(ctx context.Context) (res *ParsingRuleGroupList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/parsing-rules/rule-groups/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListParsingRuleGroupsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListParsingRuleGroupsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -7179,6 +7677,105 @@ func (c *Client) sendUpdateDataUsageExportStatusV2(ctx context.Context, request 
 	}()
 
 	result, err := decodeUpdateDataUsageExportStatusV2Response(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UpdateParsingRuleGroup invokes UpdateParsingRuleGroup operation.
+//
+// Replaces the whole group `group_id` with the given one and answers it with ids on the group, on
+// every subgroup and on every rule. Subgroup and rule ids are assigned afresh on every write; `id`
+// fields in the request are ignored. Validation is the create's.
+//
+// PUT /mgmt/openapi/3/parsing-rules/rule-groups/v1/{group_id}
+func (c *Client) UpdateParsingRuleGroup(ctx context.Context, request *ParsingRuleGroup, params UpdateParsingRuleGroupParams) (*ParsingRuleGroupResponse, error) {
+	res, err := c.sendUpdateParsingRuleGroup(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendUpdateParsingRuleGroup(ctx context.Context, request *ParsingRuleGroup, params UpdateParsingRuleGroupParams) (res *ParsingRuleGroupResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/3/parsing-rules/rule-groups/v1/"
+	{
+		// Encode "group_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "group_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.GroupID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateParsingRuleGroupRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateParsingRuleGroupOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateParsingRuleGroupResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -18449,6 +18449,567 @@ func (s *OptPagerDutyActor) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes ParsingRuleDestinationField as json.
+func (o OptParsingRuleDestinationField) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes ParsingRuleDestinationField from json.
+func (o *OptParsingRuleDestinationField) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptParsingRuleDestinationField to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptParsingRuleDestinationField) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptParsingRuleDestinationField) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ParsingRuleFormatStandard as json.
+func (o OptParsingRuleFormatStandard) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes ParsingRuleFormatStandard from json.
+func (o *OptParsingRuleFormatStandard) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptParsingRuleFormatStandard to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptParsingRuleFormatStandard) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptParsingRuleFormatStandard) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ParsingRuleNameConstraint as json.
+func (o OptParsingRuleNameConstraint) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes ParsingRuleNameConstraint from json.
+func (o *OptParsingRuleNameConstraint) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptParsingRuleNameConstraint to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptParsingRuleNameConstraint) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptParsingRuleNameConstraint) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ParsingRuleParameters as json.
+func (o OptParsingRuleParameters) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes ParsingRuleParameters from json.
+func (o *OptParsingRuleParameters) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptParsingRuleParameters to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptParsingRuleParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptParsingRuleParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ParsingRuleParametersAllowParameters as json.
+func (o OptParsingRuleParametersAllowParameters) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes ParsingRuleParametersAllowParameters from json.
+func (o *OptParsingRuleParametersAllowParameters) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptParsingRuleParametersAllowParameters to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptParsingRuleParametersAllowParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptParsingRuleParametersAllowParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ParsingRuleParametersBlockParameters as json.
+func (o OptParsingRuleParametersBlockParameters) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes ParsingRuleParametersBlockParameters from json.
+func (o *OptParsingRuleParametersBlockParameters) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptParsingRuleParametersBlockParameters to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptParsingRuleParametersBlockParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptParsingRuleParametersBlockParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ParsingRuleParametersExtractParameters as json.
+func (o OptParsingRuleParametersExtractParameters) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes ParsingRuleParametersExtractParameters from json.
+func (o *OptParsingRuleParametersExtractParameters) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptParsingRuleParametersExtractParameters to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptParsingRuleParametersExtractParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptParsingRuleParametersExtractParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ParsingRuleParametersExtractTimestampParameters as json.
+func (o OptParsingRuleParametersExtractTimestampParameters) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes ParsingRuleParametersExtractTimestampParameters from json.
+func (o *OptParsingRuleParametersExtractTimestampParameters) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptParsingRuleParametersExtractTimestampParameters to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptParsingRuleParametersExtractTimestampParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptParsingRuleParametersExtractTimestampParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ParsingRuleParametersJsonExtractParameters as json.
+func (o OptParsingRuleParametersJsonExtractParameters) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes ParsingRuleParametersJsonExtractParameters from json.
+func (o *OptParsingRuleParametersJsonExtractParameters) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptParsingRuleParametersJsonExtractParameters to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptParsingRuleParametersJsonExtractParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptParsingRuleParametersJsonExtractParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ParsingRuleParametersJsonParseParameters as json.
+func (o OptParsingRuleParametersJsonParseParameters) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes ParsingRuleParametersJsonParseParameters from json.
+func (o *OptParsingRuleParametersJsonParseParameters) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptParsingRuleParametersJsonParseParameters to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptParsingRuleParametersJsonParseParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptParsingRuleParametersJsonParseParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ParsingRuleParametersJsonStringifyParameters as json.
+func (o OptParsingRuleParametersJsonStringifyParameters) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes ParsingRuleParametersJsonStringifyParameters from json.
+func (o *OptParsingRuleParametersJsonStringifyParameters) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptParsingRuleParametersJsonStringifyParameters to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptParsingRuleParametersJsonStringifyParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptParsingRuleParametersJsonStringifyParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ParsingRuleParametersParseParameters as json.
+func (o OptParsingRuleParametersParseParameters) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes ParsingRuleParametersParseParameters from json.
+func (o *OptParsingRuleParametersParseParameters) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptParsingRuleParametersParseParameters to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptParsingRuleParametersParseParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptParsingRuleParametersParseParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ParsingRuleParametersRemoveFieldsParameters as json.
+func (o OptParsingRuleParametersRemoveFieldsParameters) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes ParsingRuleParametersRemoveFieldsParameters from json.
+func (o *OptParsingRuleParametersRemoveFieldsParameters) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptParsingRuleParametersRemoveFieldsParameters to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptParsingRuleParametersRemoveFieldsParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptParsingRuleParametersRemoveFieldsParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ParsingRuleParametersReplaceParameters as json.
+func (o OptParsingRuleParametersReplaceParameters) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes ParsingRuleParametersReplaceParameters from json.
+func (o *OptParsingRuleParametersReplaceParameters) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptParsingRuleParametersReplaceParameters to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptParsingRuleParametersReplaceParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptParsingRuleParametersReplaceParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ParsingRuleSeverity as json.
+func (o OptParsingRuleSeverity) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes ParsingRuleSeverity from json.
+func (o *OptParsingRuleSeverity) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptParsingRuleSeverity to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptParsingRuleSeverity) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptParsingRuleSeverity) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ParsingRuleSeverityConstraint as json.
+func (o OptParsingRuleSeverityConstraint) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes ParsingRuleSeverityConstraint from json.
+func (o *OptParsingRuleSeverityConstraint) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptParsingRuleSeverityConstraint to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptParsingRuleSeverityConstraint) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptParsingRuleSeverityConstraint) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ParsingRuleTeamID as json.
+func (o OptParsingRuleTeamID) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes ParsingRuleTeamID from json.
+func (o *OptParsingRuleTeamID) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptParsingRuleTeamID to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptParsingRuleTeamID) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptParsingRuleTeamID) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes PolicyArchiveRetention as json.
 func (o OptPolicyArchiveRetention) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -20675,6 +21236,2273 @@ func (s *PagerDutyActor) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *PagerDutyActor) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ParsingRule) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ParsingRule) encodeFields(e *jx.Encoder) {
+	{
+		if s.ID.Set {
+			e.FieldStart("id")
+			s.ID.Encode(e)
+		}
+	}
+	{
+		if s.Name.Set {
+			e.FieldStart("name")
+			s.Name.Encode(e)
+		}
+	}
+	{
+		if s.Description.Set {
+			e.FieldStart("description")
+			s.Description.Encode(e)
+		}
+	}
+	{
+		if s.Enabled.Set {
+			e.FieldStart("enabled")
+			s.Enabled.Encode(e)
+		}
+	}
+	{
+		if s.Order.Set {
+			e.FieldStart("order")
+			s.Order.Encode(e)
+		}
+	}
+	{
+		if s.SourceField.Set {
+			e.FieldStart("sourceField")
+			s.SourceField.Encode(e)
+		}
+	}
+	{
+		if s.Parameters.Set {
+			e.FieldStart("parameters")
+			s.Parameters.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfParsingRule = [7]string{
+	0: "id",
+	1: "name",
+	2: "description",
+	3: "enabled",
+	4: "order",
+	5: "sourceField",
+	6: "parameters",
+}
+
+// Decode decodes ParsingRule from json.
+func (s *ParsingRule) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRule to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "id":
+			if err := func() error {
+				s.ID.Reset()
+				if err := s.ID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		case "name":
+			if err := func() error {
+				s.Name.Reset()
+				if err := s.Name.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"name\"")
+			}
+		case "description":
+			if err := func() error {
+				s.Description.Reset()
+				if err := s.Description.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"description\"")
+			}
+		case "enabled":
+			if err := func() error {
+				s.Enabled.Reset()
+				if err := s.Enabled.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"enabled\"")
+			}
+		case "order":
+			if err := func() error {
+				s.Order.Reset()
+				if err := s.Order.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"order\"")
+			}
+		case "sourceField":
+			if err := func() error {
+				s.SourceField.Reset()
+				if err := s.SourceField.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"sourceField\"")
+			}
+		case "parameters":
+			if err := func() error {
+				s.Parameters.Reset()
+				if err := s.Parameters.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"parameters\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ParsingRule")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ParsingRule) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRule) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ParsingRuleDestinationField as json.
+func (s ParsingRuleDestinationField) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes ParsingRuleDestinationField from json.
+func (s *ParsingRuleDestinationField) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleDestinationField to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch ParsingRuleDestinationField(v) {
+	case ParsingRuleDestinationFieldDESTINATIONFIELDCATEGORYORUNSPECIFIED:
+		*s = ParsingRuleDestinationFieldDESTINATIONFIELDCATEGORYORUNSPECIFIED
+	case ParsingRuleDestinationFieldDESTINATIONFIELDCLASSNAME:
+		*s = ParsingRuleDestinationFieldDESTINATIONFIELDCLASSNAME
+	case ParsingRuleDestinationFieldDESTINATIONFIELDMETHODNAME:
+		*s = ParsingRuleDestinationFieldDESTINATIONFIELDMETHODNAME
+	case ParsingRuleDestinationFieldDESTINATIONFIELDTHREADID:
+		*s = ParsingRuleDestinationFieldDESTINATIONFIELDTHREADID
+	case ParsingRuleDestinationFieldDESTINATIONFIELDSEVERITY:
+		*s = ParsingRuleDestinationFieldDESTINATIONFIELDSEVERITY
+	case ParsingRuleDestinationFieldDESTINATIONFIELDTEXT:
+		*s = ParsingRuleDestinationFieldDESTINATIONFIELDTEXT
+	default:
+		*s = ParsingRuleDestinationField(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s ParsingRuleDestinationField) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleDestinationField) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ParsingRuleFormatStandard as json.
+func (s ParsingRuleFormatStandard) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes ParsingRuleFormatStandard from json.
+func (s *ParsingRuleFormatStandard) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleFormatStandard to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch ParsingRuleFormatStandard(v) {
+	case ParsingRuleFormatStandardFORMATSTANDARDSTRFTIMEORUNSPECIFIED:
+		*s = ParsingRuleFormatStandardFORMATSTANDARDSTRFTIMEORUNSPECIFIED
+	case ParsingRuleFormatStandardFORMATSTANDARDJAVASDF:
+		*s = ParsingRuleFormatStandardFORMATSTANDARDJAVASDF
+	case ParsingRuleFormatStandardFORMATSTANDARDGOLANG:
+		*s = ParsingRuleFormatStandardFORMATSTANDARDGOLANG
+	case ParsingRuleFormatStandardFORMATSTANDARDSECONDSTS:
+		*s = ParsingRuleFormatStandardFORMATSTANDARDSECONDSTS
+	case ParsingRuleFormatStandardFORMATSTANDARDMILLITS:
+		*s = ParsingRuleFormatStandardFORMATSTANDARDMILLITS
+	case ParsingRuleFormatStandardFORMATSTANDARDMICROTS:
+		*s = ParsingRuleFormatStandardFORMATSTANDARDMICROTS
+	case ParsingRuleFormatStandardFORMATSTANDARDNANOTS:
+		*s = ParsingRuleFormatStandardFORMATSTANDARDNANOTS
+	default:
+		*s = ParsingRuleFormatStandard(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s ParsingRuleFormatStandard) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleFormatStandard) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ParsingRuleGroup) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ParsingRuleGroup) encodeFields(e *jx.Encoder) {
+	{
+		if s.ID.Set {
+			e.FieldStart("id")
+			s.ID.Encode(e)
+		}
+	}
+	{
+		if s.Name.Set {
+			e.FieldStart("name")
+			s.Name.Encode(e)
+		}
+	}
+	{
+		if s.Description.Set {
+			e.FieldStart("description")
+			s.Description.Encode(e)
+		}
+	}
+	{
+		if s.Creator.Set {
+			e.FieldStart("creator")
+			s.Creator.Encode(e)
+		}
+	}
+	{
+		if s.Enabled.Set {
+			e.FieldStart("enabled")
+			s.Enabled.Encode(e)
+		}
+	}
+	{
+		if s.Hidden.Set {
+			e.FieldStart("hidden")
+			s.Hidden.Encode(e)
+		}
+	}
+	{
+		if s.Order.Set {
+			e.FieldStart("order")
+			s.Order.Encode(e)
+		}
+	}
+	{
+		if s.RuleMatchers != nil {
+			e.FieldStart("ruleMatchers")
+			e.ArrStart()
+			for _, elem := range s.RuleMatchers {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.RuleSubgroups != nil {
+			e.FieldStart("ruleSubgroups")
+			e.ArrStart()
+			for _, elem := range s.RuleSubgroups {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.TeamId.Set {
+			e.FieldStart("teamId")
+			s.TeamId.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfParsingRuleGroup = [10]string{
+	0: "id",
+	1: "name",
+	2: "description",
+	3: "creator",
+	4: "enabled",
+	5: "hidden",
+	6: "order",
+	7: "ruleMatchers",
+	8: "ruleSubgroups",
+	9: "teamId",
+}
+
+// Decode decodes ParsingRuleGroup from json.
+func (s *ParsingRuleGroup) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleGroup to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "id":
+			if err := func() error {
+				s.ID.Reset()
+				if err := s.ID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		case "name":
+			if err := func() error {
+				s.Name.Reset()
+				if err := s.Name.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"name\"")
+			}
+		case "description":
+			if err := func() error {
+				s.Description.Reset()
+				if err := s.Description.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"description\"")
+			}
+		case "creator":
+			if err := func() error {
+				s.Creator.Reset()
+				if err := s.Creator.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"creator\"")
+			}
+		case "enabled":
+			if err := func() error {
+				s.Enabled.Reset()
+				if err := s.Enabled.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"enabled\"")
+			}
+		case "hidden":
+			if err := func() error {
+				s.Hidden.Reset()
+				if err := s.Hidden.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"hidden\"")
+			}
+		case "order":
+			if err := func() error {
+				s.Order.Reset()
+				if err := s.Order.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"order\"")
+			}
+		case "ruleMatchers":
+			if err := func() error {
+				s.RuleMatchers = make([]ParsingRuleMatcher, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem ParsingRuleMatcher
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.RuleMatchers = append(s.RuleMatchers, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"ruleMatchers\"")
+			}
+		case "ruleSubgroups":
+			if err := func() error {
+				s.RuleSubgroups = make([]ParsingRuleSubgroup, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem ParsingRuleSubgroup
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.RuleSubgroups = append(s.RuleSubgroups, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"ruleSubgroups\"")
+			}
+		case "teamId":
+			if err := func() error {
+				s.TeamId.Reset()
+				if err := s.TeamId.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"teamId\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ParsingRuleGroup")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ParsingRuleGroup) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleGroup) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ParsingRuleGroupDeleted) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ParsingRuleGroupDeleted) encodeFields(e *jx.Encoder) {
+}
+
+var jsonFieldsNameOfParsingRuleGroupDeleted = [0]string{}
+
+// Decode decodes ParsingRuleGroupDeleted from json.
+func (s *ParsingRuleGroupDeleted) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleGroupDeleted to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		default:
+			return d.Skip()
+		}
+	}); err != nil {
+		return errors.Wrap(err, "decode ParsingRuleGroupDeleted")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ParsingRuleGroupDeleted) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleGroupDeleted) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ParsingRuleGroupList) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ParsingRuleGroupList) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("ruleGroups")
+		e.ArrStart()
+		for _, elem := range s.RuleGroups {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+}
+
+var jsonFieldsNameOfParsingRuleGroupList = [1]string{
+	0: "ruleGroups",
+}
+
+// Decode decodes ParsingRuleGroupList from json.
+func (s *ParsingRuleGroupList) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleGroupList to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "ruleGroups":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				s.RuleGroups = make([]ParsingRuleGroup, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem ParsingRuleGroup
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.RuleGroups = append(s.RuleGroups, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"ruleGroups\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ParsingRuleGroupList")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfParsingRuleGroupList) {
+					name = jsonFieldsNameOfParsingRuleGroupList[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ParsingRuleGroupList) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleGroupList) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ParsingRuleGroupResponse) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ParsingRuleGroupResponse) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("ruleGroup")
+		s.RuleGroup.Encode(e)
+	}
+}
+
+var jsonFieldsNameOfParsingRuleGroupResponse = [1]string{
+	0: "ruleGroup",
+}
+
+// Decode decodes ParsingRuleGroupResponse from json.
+func (s *ParsingRuleGroupResponse) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleGroupResponse to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "ruleGroup":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				if err := s.RuleGroup.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"ruleGroup\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ParsingRuleGroupResponse")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfParsingRuleGroupResponse) {
+					name = jsonFieldsNameOfParsingRuleGroupResponse[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ParsingRuleGroupResponse) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleGroupResponse) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ParsingRuleMatcher) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ParsingRuleMatcher) encodeFields(e *jx.Encoder) {
+	{
+		if s.ApplicationName.Set {
+			e.FieldStart("applicationName")
+			s.ApplicationName.Encode(e)
+		}
+	}
+	{
+		if s.SubsystemName.Set {
+			e.FieldStart("subsystemName")
+			s.SubsystemName.Encode(e)
+		}
+	}
+	{
+		if s.Severity.Set {
+			e.FieldStart("severity")
+			s.Severity.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfParsingRuleMatcher = [3]string{
+	0: "applicationName",
+	1: "subsystemName",
+	2: "severity",
+}
+
+// Decode decodes ParsingRuleMatcher from json.
+func (s *ParsingRuleMatcher) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleMatcher to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "applicationName":
+			if err := func() error {
+				s.ApplicationName.Reset()
+				if err := s.ApplicationName.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"applicationName\"")
+			}
+		case "subsystemName":
+			if err := func() error {
+				s.SubsystemName.Reset()
+				if err := s.SubsystemName.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"subsystemName\"")
+			}
+		case "severity":
+			if err := func() error {
+				s.Severity.Reset()
+				if err := s.Severity.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"severity\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ParsingRuleMatcher")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ParsingRuleMatcher) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleMatcher) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ParsingRuleNameConstraint) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ParsingRuleNameConstraint) encodeFields(e *jx.Encoder) {
+	{
+		if s.Value.Set {
+			e.FieldStart("value")
+			s.Value.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfParsingRuleNameConstraint = [1]string{
+	0: "value",
+}
+
+// Decode decodes ParsingRuleNameConstraint from json.
+func (s *ParsingRuleNameConstraint) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleNameConstraint to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "value":
+			if err := func() error {
+				s.Value.Reset()
+				if err := s.Value.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"value\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ParsingRuleNameConstraint")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ParsingRuleNameConstraint) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleNameConstraint) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ParsingRuleParameters) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ParsingRuleParameters) encodeFields(e *jx.Encoder) {
+	{
+		if s.ExtractParameters.Set {
+			e.FieldStart("extractParameters")
+			s.ExtractParameters.Encode(e)
+		}
+	}
+	{
+		if s.JsonExtractParameters.Set {
+			e.FieldStart("jsonExtractParameters")
+			s.JsonExtractParameters.Encode(e)
+		}
+	}
+	{
+		if s.ReplaceParameters.Set {
+			e.FieldStart("replaceParameters")
+			s.ReplaceParameters.Encode(e)
+		}
+	}
+	{
+		if s.ParseParameters.Set {
+			e.FieldStart("parseParameters")
+			s.ParseParameters.Encode(e)
+		}
+	}
+	{
+		if s.AllowParameters.Set {
+			e.FieldStart("allowParameters")
+			s.AllowParameters.Encode(e)
+		}
+	}
+	{
+		if s.BlockParameters.Set {
+			e.FieldStart("blockParameters")
+			s.BlockParameters.Encode(e)
+		}
+	}
+	{
+		if s.ExtractTimestampParameters.Set {
+			e.FieldStart("extractTimestampParameters")
+			s.ExtractTimestampParameters.Encode(e)
+		}
+	}
+	{
+		if s.RemoveFieldsParameters.Set {
+			e.FieldStart("removeFieldsParameters")
+			s.RemoveFieldsParameters.Encode(e)
+		}
+	}
+	{
+		if s.JsonStringifyParameters.Set {
+			e.FieldStart("jsonStringifyParameters")
+			s.JsonStringifyParameters.Encode(e)
+		}
+	}
+	{
+		if s.JsonParseParameters.Set {
+			e.FieldStart("jsonParseParameters")
+			s.JsonParseParameters.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfParsingRuleParameters = [10]string{
+	0: "extractParameters",
+	1: "jsonExtractParameters",
+	2: "replaceParameters",
+	3: "parseParameters",
+	4: "allowParameters",
+	5: "blockParameters",
+	6: "extractTimestampParameters",
+	7: "removeFieldsParameters",
+	8: "jsonStringifyParameters",
+	9: "jsonParseParameters",
+}
+
+// Decode decodes ParsingRuleParameters from json.
+func (s *ParsingRuleParameters) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleParameters to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "extractParameters":
+			if err := func() error {
+				s.ExtractParameters.Reset()
+				if err := s.ExtractParameters.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"extractParameters\"")
+			}
+		case "jsonExtractParameters":
+			if err := func() error {
+				s.JsonExtractParameters.Reset()
+				if err := s.JsonExtractParameters.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"jsonExtractParameters\"")
+			}
+		case "replaceParameters":
+			if err := func() error {
+				s.ReplaceParameters.Reset()
+				if err := s.ReplaceParameters.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"replaceParameters\"")
+			}
+		case "parseParameters":
+			if err := func() error {
+				s.ParseParameters.Reset()
+				if err := s.ParseParameters.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"parseParameters\"")
+			}
+		case "allowParameters":
+			if err := func() error {
+				s.AllowParameters.Reset()
+				if err := s.AllowParameters.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"allowParameters\"")
+			}
+		case "blockParameters":
+			if err := func() error {
+				s.BlockParameters.Reset()
+				if err := s.BlockParameters.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"blockParameters\"")
+			}
+		case "extractTimestampParameters":
+			if err := func() error {
+				s.ExtractTimestampParameters.Reset()
+				if err := s.ExtractTimestampParameters.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"extractTimestampParameters\"")
+			}
+		case "removeFieldsParameters":
+			if err := func() error {
+				s.RemoveFieldsParameters.Reset()
+				if err := s.RemoveFieldsParameters.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"removeFieldsParameters\"")
+			}
+		case "jsonStringifyParameters":
+			if err := func() error {
+				s.JsonStringifyParameters.Reset()
+				if err := s.JsonStringifyParameters.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"jsonStringifyParameters\"")
+			}
+		case "jsonParseParameters":
+			if err := func() error {
+				s.JsonParseParameters.Reset()
+				if err := s.JsonParseParameters.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"jsonParseParameters\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ParsingRuleParameters")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ParsingRuleParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ParsingRuleParametersAllowParameters) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ParsingRuleParametersAllowParameters) encodeFields(e *jx.Encoder) {
+	{
+		if s.Rule.Set {
+			e.FieldStart("rule")
+			s.Rule.Encode(e)
+		}
+	}
+	{
+		if s.KeepBlockedLogs.Set {
+			e.FieldStart("keepBlockedLogs")
+			s.KeepBlockedLogs.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfParsingRuleParametersAllowParameters = [2]string{
+	0: "rule",
+	1: "keepBlockedLogs",
+}
+
+// Decode decodes ParsingRuleParametersAllowParameters from json.
+func (s *ParsingRuleParametersAllowParameters) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleParametersAllowParameters to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "rule":
+			if err := func() error {
+				s.Rule.Reset()
+				if err := s.Rule.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rule\"")
+			}
+		case "keepBlockedLogs":
+			if err := func() error {
+				s.KeepBlockedLogs.Reset()
+				if err := s.KeepBlockedLogs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"keepBlockedLogs\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ParsingRuleParametersAllowParameters")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ParsingRuleParametersAllowParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleParametersAllowParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ParsingRuleParametersBlockParameters) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ParsingRuleParametersBlockParameters) encodeFields(e *jx.Encoder) {
+	{
+		if s.Rule.Set {
+			e.FieldStart("rule")
+			s.Rule.Encode(e)
+		}
+	}
+	{
+		if s.KeepBlockedLogs.Set {
+			e.FieldStart("keepBlockedLogs")
+			s.KeepBlockedLogs.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfParsingRuleParametersBlockParameters = [2]string{
+	0: "rule",
+	1: "keepBlockedLogs",
+}
+
+// Decode decodes ParsingRuleParametersBlockParameters from json.
+func (s *ParsingRuleParametersBlockParameters) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleParametersBlockParameters to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "rule":
+			if err := func() error {
+				s.Rule.Reset()
+				if err := s.Rule.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rule\"")
+			}
+		case "keepBlockedLogs":
+			if err := func() error {
+				s.KeepBlockedLogs.Reset()
+				if err := s.KeepBlockedLogs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"keepBlockedLogs\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ParsingRuleParametersBlockParameters")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ParsingRuleParametersBlockParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleParametersBlockParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ParsingRuleParametersExtractParameters) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ParsingRuleParametersExtractParameters) encodeFields(e *jx.Encoder) {
+	{
+		if s.Rule.Set {
+			e.FieldStart("rule")
+			s.Rule.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfParsingRuleParametersExtractParameters = [1]string{
+	0: "rule",
+}
+
+// Decode decodes ParsingRuleParametersExtractParameters from json.
+func (s *ParsingRuleParametersExtractParameters) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleParametersExtractParameters to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "rule":
+			if err := func() error {
+				s.Rule.Reset()
+				if err := s.Rule.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rule\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ParsingRuleParametersExtractParameters")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ParsingRuleParametersExtractParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleParametersExtractParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ParsingRuleParametersExtractTimestampParameters) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ParsingRuleParametersExtractTimestampParameters) encodeFields(e *jx.Encoder) {
+	{
+		if s.Format.Set {
+			e.FieldStart("format")
+			s.Format.Encode(e)
+		}
+	}
+	{
+		if s.Standard.Set {
+			e.FieldStart("standard")
+			s.Standard.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfParsingRuleParametersExtractTimestampParameters = [2]string{
+	0: "format",
+	1: "standard",
+}
+
+// Decode decodes ParsingRuleParametersExtractTimestampParameters from json.
+func (s *ParsingRuleParametersExtractTimestampParameters) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleParametersExtractTimestampParameters to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "format":
+			if err := func() error {
+				s.Format.Reset()
+				if err := s.Format.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"format\"")
+			}
+		case "standard":
+			if err := func() error {
+				s.Standard.Reset()
+				if err := s.Standard.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"standard\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ParsingRuleParametersExtractTimestampParameters")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ParsingRuleParametersExtractTimestampParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleParametersExtractTimestampParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ParsingRuleParametersJsonExtractParameters) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ParsingRuleParametersJsonExtractParameters) encodeFields(e *jx.Encoder) {
+	{
+		if s.Rule.Set {
+			e.FieldStart("rule")
+			s.Rule.Encode(e)
+		}
+	}
+	{
+		if s.DestinationFieldText.Set {
+			e.FieldStart("destinationFieldText")
+			s.DestinationFieldText.Encode(e)
+		}
+	}
+	{
+		if s.DestinationFieldType.Set {
+			e.FieldStart("destinationFieldType")
+			s.DestinationFieldType.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfParsingRuleParametersJsonExtractParameters = [3]string{
+	0: "rule",
+	1: "destinationFieldText",
+	2: "destinationFieldType",
+}
+
+// Decode decodes ParsingRuleParametersJsonExtractParameters from json.
+func (s *ParsingRuleParametersJsonExtractParameters) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleParametersJsonExtractParameters to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "rule":
+			if err := func() error {
+				s.Rule.Reset()
+				if err := s.Rule.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rule\"")
+			}
+		case "destinationFieldText":
+			if err := func() error {
+				s.DestinationFieldText.Reset()
+				if err := s.DestinationFieldText.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"destinationFieldText\"")
+			}
+		case "destinationFieldType":
+			if err := func() error {
+				s.DestinationFieldType.Reset()
+				if err := s.DestinationFieldType.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"destinationFieldType\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ParsingRuleParametersJsonExtractParameters")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ParsingRuleParametersJsonExtractParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleParametersJsonExtractParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ParsingRuleParametersJsonParseParameters) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ParsingRuleParametersJsonParseParameters) encodeFields(e *jx.Encoder) {
+	{
+		if s.DestinationField.Set {
+			e.FieldStart("destinationField")
+			s.DestinationField.Encode(e)
+		}
+	}
+	{
+		if s.DeleteSource.Set {
+			e.FieldStart("deleteSource")
+			s.DeleteSource.Encode(e)
+		}
+	}
+	{
+		if s.EscapedValue.Set {
+			e.FieldStart("escapedValue")
+			s.EscapedValue.Encode(e)
+		}
+	}
+	{
+		if s.OverrideDest.Set {
+			e.FieldStart("overrideDest")
+			s.OverrideDest.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfParsingRuleParametersJsonParseParameters = [4]string{
+	0: "destinationField",
+	1: "deleteSource",
+	2: "escapedValue",
+	3: "overrideDest",
+}
+
+// Decode decodes ParsingRuleParametersJsonParseParameters from json.
+func (s *ParsingRuleParametersJsonParseParameters) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleParametersJsonParseParameters to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "destinationField":
+			if err := func() error {
+				s.DestinationField.Reset()
+				if err := s.DestinationField.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"destinationField\"")
+			}
+		case "deleteSource":
+			if err := func() error {
+				s.DeleteSource.Reset()
+				if err := s.DeleteSource.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"deleteSource\"")
+			}
+		case "escapedValue":
+			if err := func() error {
+				s.EscapedValue.Reset()
+				if err := s.EscapedValue.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"escapedValue\"")
+			}
+		case "overrideDest":
+			if err := func() error {
+				s.OverrideDest.Reset()
+				if err := s.OverrideDest.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"overrideDest\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ParsingRuleParametersJsonParseParameters")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ParsingRuleParametersJsonParseParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleParametersJsonParseParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ParsingRuleParametersJsonStringifyParameters) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ParsingRuleParametersJsonStringifyParameters) encodeFields(e *jx.Encoder) {
+	{
+		if s.DestinationField.Set {
+			e.FieldStart("destinationField")
+			s.DestinationField.Encode(e)
+		}
+	}
+	{
+		if s.DeleteSource.Set {
+			e.FieldStart("deleteSource")
+			s.DeleteSource.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfParsingRuleParametersJsonStringifyParameters = [2]string{
+	0: "destinationField",
+	1: "deleteSource",
+}
+
+// Decode decodes ParsingRuleParametersJsonStringifyParameters from json.
+func (s *ParsingRuleParametersJsonStringifyParameters) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleParametersJsonStringifyParameters to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "destinationField":
+			if err := func() error {
+				s.DestinationField.Reset()
+				if err := s.DestinationField.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"destinationField\"")
+			}
+		case "deleteSource":
+			if err := func() error {
+				s.DeleteSource.Reset()
+				if err := s.DeleteSource.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"deleteSource\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ParsingRuleParametersJsonStringifyParameters")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ParsingRuleParametersJsonStringifyParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleParametersJsonStringifyParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ParsingRuleParametersParseParameters) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ParsingRuleParametersParseParameters) encodeFields(e *jx.Encoder) {
+	{
+		if s.Rule.Set {
+			e.FieldStart("rule")
+			s.Rule.Encode(e)
+		}
+	}
+	{
+		if s.DestinationField.Set {
+			e.FieldStart("destinationField")
+			s.DestinationField.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfParsingRuleParametersParseParameters = [2]string{
+	0: "rule",
+	1: "destinationField",
+}
+
+// Decode decodes ParsingRuleParametersParseParameters from json.
+func (s *ParsingRuleParametersParseParameters) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleParametersParseParameters to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "rule":
+			if err := func() error {
+				s.Rule.Reset()
+				if err := s.Rule.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rule\"")
+			}
+		case "destinationField":
+			if err := func() error {
+				s.DestinationField.Reset()
+				if err := s.DestinationField.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"destinationField\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ParsingRuleParametersParseParameters")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ParsingRuleParametersParseParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleParametersParseParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ParsingRuleParametersRemoveFieldsParameters) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ParsingRuleParametersRemoveFieldsParameters) encodeFields(e *jx.Encoder) {
+	{
+		if s.Fields != nil {
+			e.FieldStart("fields")
+			e.ArrStart()
+			for _, elem := range s.Fields {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfParsingRuleParametersRemoveFieldsParameters = [1]string{
+	0: "fields",
+}
+
+// Decode decodes ParsingRuleParametersRemoveFieldsParameters from json.
+func (s *ParsingRuleParametersRemoveFieldsParameters) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleParametersRemoveFieldsParameters to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "fields":
+			if err := func() error {
+				s.Fields = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.Fields = append(s.Fields, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"fields\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ParsingRuleParametersRemoveFieldsParameters")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ParsingRuleParametersRemoveFieldsParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleParametersRemoveFieldsParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ParsingRuleParametersReplaceParameters) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ParsingRuleParametersReplaceParameters) encodeFields(e *jx.Encoder) {
+	{
+		if s.Rule.Set {
+			e.FieldStart("rule")
+			s.Rule.Encode(e)
+		}
+	}
+	{
+		if s.DestinationField.Set {
+			e.FieldStart("destinationField")
+			s.DestinationField.Encode(e)
+		}
+	}
+	{
+		if s.ReplaceNewVal.Set {
+			e.FieldStart("replaceNewVal")
+			s.ReplaceNewVal.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfParsingRuleParametersReplaceParameters = [3]string{
+	0: "rule",
+	1: "destinationField",
+	2: "replaceNewVal",
+}
+
+// Decode decodes ParsingRuleParametersReplaceParameters from json.
+func (s *ParsingRuleParametersReplaceParameters) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleParametersReplaceParameters to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "rule":
+			if err := func() error {
+				s.Rule.Reset()
+				if err := s.Rule.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rule\"")
+			}
+		case "destinationField":
+			if err := func() error {
+				s.DestinationField.Reset()
+				if err := s.DestinationField.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"destinationField\"")
+			}
+		case "replaceNewVal":
+			if err := func() error {
+				s.ReplaceNewVal.Reset()
+				if err := s.ReplaceNewVal.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"replaceNewVal\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ParsingRuleParametersReplaceParameters")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ParsingRuleParametersReplaceParameters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleParametersReplaceParameters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes ParsingRuleSeverity as json.
+func (s ParsingRuleSeverity) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes ParsingRuleSeverity from json.
+func (s *ParsingRuleSeverity) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleSeverity to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch ParsingRuleSeverity(v) {
+	case ParsingRuleSeverityVALUEDEBUGORUNSPECIFIED:
+		*s = ParsingRuleSeverityVALUEDEBUGORUNSPECIFIED
+	case ParsingRuleSeverityVALUEVERBOSE:
+		*s = ParsingRuleSeverityVALUEVERBOSE
+	case ParsingRuleSeverityVALUEINFO:
+		*s = ParsingRuleSeverityVALUEINFO
+	case ParsingRuleSeverityVALUEWARNING:
+		*s = ParsingRuleSeverityVALUEWARNING
+	case ParsingRuleSeverityVALUEERROR:
+		*s = ParsingRuleSeverityVALUEERROR
+	case ParsingRuleSeverityVALUECRITICAL:
+		*s = ParsingRuleSeverityVALUECRITICAL
+	default:
+		*s = ParsingRuleSeverity(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s ParsingRuleSeverity) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleSeverity) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ParsingRuleSeverityConstraint) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ParsingRuleSeverityConstraint) encodeFields(e *jx.Encoder) {
+	{
+		if s.Value.Set {
+			e.FieldStart("value")
+			s.Value.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfParsingRuleSeverityConstraint = [1]string{
+	0: "value",
+}
+
+// Decode decodes ParsingRuleSeverityConstraint from json.
+func (s *ParsingRuleSeverityConstraint) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleSeverityConstraint to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "value":
+			if err := func() error {
+				s.Value.Reset()
+				if err := s.Value.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"value\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ParsingRuleSeverityConstraint")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ParsingRuleSeverityConstraint) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleSeverityConstraint) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ParsingRuleSubgroup) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ParsingRuleSubgroup) encodeFields(e *jx.Encoder) {
+	{
+		if s.ID.Set {
+			e.FieldStart("id")
+			s.ID.Encode(e)
+		}
+	}
+	{
+		if s.Enabled.Set {
+			e.FieldStart("enabled")
+			s.Enabled.Encode(e)
+		}
+	}
+	{
+		if s.Order.Set {
+			e.FieldStart("order")
+			s.Order.Encode(e)
+		}
+	}
+	{
+		if s.Rules != nil {
+			e.FieldStart("rules")
+			e.ArrStart()
+			for _, elem := range s.Rules {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfParsingRuleSubgroup = [4]string{
+	0: "id",
+	1: "enabled",
+	2: "order",
+	3: "rules",
+}
+
+// Decode decodes ParsingRuleSubgroup from json.
+func (s *ParsingRuleSubgroup) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleSubgroup to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "id":
+			if err := func() error {
+				s.ID.Reset()
+				if err := s.ID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		case "enabled":
+			if err := func() error {
+				s.Enabled.Reset()
+				if err := s.Enabled.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"enabled\"")
+			}
+		case "order":
+			if err := func() error {
+				s.Order.Reset()
+				if err := s.Order.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"order\"")
+			}
+		case "rules":
+			if err := func() error {
+				s.Rules = make([]ParsingRule, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem ParsingRule
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Rules = append(s.Rules, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rules\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ParsingRuleSubgroup")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ParsingRuleSubgroup) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleSubgroup) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *ParsingRuleTeamID) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *ParsingRuleTeamID) encodeFields(e *jx.Encoder) {
+	{
+		if s.ID.Set {
+			e.FieldStart("id")
+			s.ID.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfParsingRuleTeamID = [1]string{
+	0: "id",
+}
+
+// Decode decodes ParsingRuleTeamID from json.
+func (s *ParsingRuleTeamID) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode ParsingRuleTeamID to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "id":
+			if err := func() error {
+				s.ID.Reset()
+				if err := s.ID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode ParsingRuleTeamID")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *ParsingRuleTeamID) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *ParsingRuleTeamID) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

@@ -642,6 +642,73 @@ func decodeBatchGetPresetsParams(args [0]string, argsEscaped bool, r *http.Reque
 	return params, nil
 }
 
+// BulkDeleteParsingRuleGroupsParams is parameters of BulkDeleteParsingRuleGroups operation.
+type BulkDeleteParsingRuleGroupsParams struct {
+	GroupIds []string `json:",omitempty"`
+}
+
+func unpackBulkDeleteParsingRuleGroupsParams(packed middleware.Parameters) (params BulkDeleteParsingRuleGroupsParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "group_ids",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.GroupIds = v.([]string)
+		}
+	}
+	return params
+}
+
+func decodeBulkDeleteParsingRuleGroupsParams(args [0]string, argsEscaped bool, r *http.Request) (params BulkDeleteParsingRuleGroupsParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: group_ids.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "group_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				params.GroupIds = nil
+				return d.DecodeArray(func(d uri.Decoder) error {
+					var paramsDotGroupIdsVal string
+					if err := func() error {
+						val, err := d.DecodeValue()
+						if err != nil {
+							return err
+						}
+
+						c, err := conv.ToString(val)
+						if err != nil {
+							return err
+						}
+
+						paramsDotGroupIdsVal = c
+						return nil
+					}(); err != nil {
+						return err
+					}
+					params.GroupIds = append(params.GroupIds, paramsDotGroupIdsVal)
+					return nil
+				})
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "group_ids",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // CloseCaseParams is parameters of CloseCase operation.
 type CloseCaseParams struct {
 	// The case's `id` (a lowercase UUID) or its `readableId` (e.g. `CASE-12`).
@@ -1046,6 +1113,72 @@ func decodeDeleteCustomPresetParams(args [1]string, argsEscaped bool, r *http.Re
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// DeleteParsingRuleGroupParams is parameters of DeleteParsingRuleGroup operation.
+type DeleteParsingRuleGroupParams struct {
+	// A parsing rule group id, as the create answered it.
+	GroupID string
+}
+
+func unpackDeleteParsingRuleGroupParams(packed middleware.Parameters) (params DeleteParsingRuleGroupParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "group_id",
+			In:   "path",
+		}
+		params.GroupID = packed[key].(string)
+	}
+	return params
+}
+
+func decodeDeleteParsingRuleGroupParams(args [1]string, argsEscaped bool, r *http.Request) (params DeleteParsingRuleGroupParams, _ error) {
+	// Decode path: group_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "group_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.GroupID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "group_id",
 			In:   "path",
 			Err:  err,
 		}
@@ -1856,6 +1989,72 @@ func decodeGetLogsCountV2Params(args [0]string, argsEscaped bool, r *http.Reques
 		return params, &ogenerrors.DecodeParamError{
 			Name: "application_aggregation",
 			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetParsingRuleGroupParams is parameters of GetParsingRuleGroup operation.
+type GetParsingRuleGroupParams struct {
+	// A parsing rule group id, as the create answered it.
+	GroupID string
+}
+
+func unpackGetParsingRuleGroupParams(packed middleware.Parameters) (params GetParsingRuleGroupParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "group_id",
+			In:   "path",
+		}
+		params.GroupID = packed[key].(string)
+	}
+	return params
+}
+
+func decodeGetParsingRuleGroupParams(args [1]string, argsEscaped bool, r *http.Request) (params GetParsingRuleGroupParams, _ error) {
+	// Decode path: group_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "group_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.GroupID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "group_id",
+			In:   "path",
 			Err:  err,
 		}
 	}
@@ -3453,6 +3652,72 @@ func decodeUpdateCaseCommentParams(args [1]string, argsEscaped bool, r *http.Req
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "event_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// UpdateParsingRuleGroupParams is parameters of UpdateParsingRuleGroup operation.
+type UpdateParsingRuleGroupParams struct {
+	// A parsing rule group id, as the create answered it.
+	GroupID string
+}
+
+func unpackUpdateParsingRuleGroupParams(packed middleware.Parameters) (params UpdateParsingRuleGroupParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "group_id",
+			In:   "path",
+		}
+		params.GroupID = packed[key].(string)
+	}
+	return params
+}
+
+func decodeUpdateParsingRuleGroupParams(args [1]string, argsEscaped bool, r *http.Request) (params UpdateParsingRuleGroupParams, _ error) {
+	// Decode path: group_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "group_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.GroupID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "group_id",
 			In:   "path",
 			Err:  err,
 		}

@@ -150,6 +150,20 @@ func encodeCreateCustomPresetRequest(
 	return nil
 }
 
+func encodeCreateParsingRuleGroupRequest(
+	req *ParsingRuleGroup,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCreatePolicyRequest(
 	req *CreatePolicyRequest,
 	r *http.Request,
@@ -478,6 +492,20 @@ func encodeUpdateCaseCommentRequest(
 
 func encodeUpdateDataUsageExportStatusV2Request(
 	req *UsageV2ExportStatus,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeUpdateParsingRuleGroupRequest(
+	req *ParsingRuleGroup,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

@@ -9440,6 +9440,788 @@ func (o OptPagerDutyActor) Or(d PagerDutyActor) PagerDutyActor {
 	return d
 }
 
+// NewOptParsingRuleDestinationField returns new OptParsingRuleDestinationField with value set to v.
+func NewOptParsingRuleDestinationField(v ParsingRuleDestinationField) OptParsingRuleDestinationField {
+	return OptParsingRuleDestinationField{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptParsingRuleDestinationField is optional ParsingRuleDestinationField.
+type OptParsingRuleDestinationField struct {
+	Value ParsingRuleDestinationField
+	Set   bool
+}
+
+// IsSet returns true if OptParsingRuleDestinationField was set.
+func (o OptParsingRuleDestinationField) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptParsingRuleDestinationField) Reset() {
+	var v ParsingRuleDestinationField
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptParsingRuleDestinationField) SetTo(v ParsingRuleDestinationField) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptParsingRuleDestinationField) Get() (v ParsingRuleDestinationField, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptParsingRuleDestinationField) Or(d ParsingRuleDestinationField) ParsingRuleDestinationField {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptParsingRuleFormatStandard returns new OptParsingRuleFormatStandard with value set to v.
+func NewOptParsingRuleFormatStandard(v ParsingRuleFormatStandard) OptParsingRuleFormatStandard {
+	return OptParsingRuleFormatStandard{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptParsingRuleFormatStandard is optional ParsingRuleFormatStandard.
+type OptParsingRuleFormatStandard struct {
+	Value ParsingRuleFormatStandard
+	Set   bool
+}
+
+// IsSet returns true if OptParsingRuleFormatStandard was set.
+func (o OptParsingRuleFormatStandard) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptParsingRuleFormatStandard) Reset() {
+	var v ParsingRuleFormatStandard
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptParsingRuleFormatStandard) SetTo(v ParsingRuleFormatStandard) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptParsingRuleFormatStandard) Get() (v ParsingRuleFormatStandard, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptParsingRuleFormatStandard) Or(d ParsingRuleFormatStandard) ParsingRuleFormatStandard {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptParsingRuleNameConstraint returns new OptParsingRuleNameConstraint with value set to v.
+func NewOptParsingRuleNameConstraint(v ParsingRuleNameConstraint) OptParsingRuleNameConstraint {
+	return OptParsingRuleNameConstraint{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptParsingRuleNameConstraint is optional ParsingRuleNameConstraint.
+type OptParsingRuleNameConstraint struct {
+	Value ParsingRuleNameConstraint
+	Set   bool
+}
+
+// IsSet returns true if OptParsingRuleNameConstraint was set.
+func (o OptParsingRuleNameConstraint) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptParsingRuleNameConstraint) Reset() {
+	var v ParsingRuleNameConstraint
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptParsingRuleNameConstraint) SetTo(v ParsingRuleNameConstraint) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptParsingRuleNameConstraint) Get() (v ParsingRuleNameConstraint, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptParsingRuleNameConstraint) Or(d ParsingRuleNameConstraint) ParsingRuleNameConstraint {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptParsingRuleParameters returns new OptParsingRuleParameters with value set to v.
+func NewOptParsingRuleParameters(v ParsingRuleParameters) OptParsingRuleParameters {
+	return OptParsingRuleParameters{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptParsingRuleParameters is optional ParsingRuleParameters.
+type OptParsingRuleParameters struct {
+	Value ParsingRuleParameters
+	Set   bool
+}
+
+// IsSet returns true if OptParsingRuleParameters was set.
+func (o OptParsingRuleParameters) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptParsingRuleParameters) Reset() {
+	var v ParsingRuleParameters
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptParsingRuleParameters) SetTo(v ParsingRuleParameters) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptParsingRuleParameters) Get() (v ParsingRuleParameters, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptParsingRuleParameters) Or(d ParsingRuleParameters) ParsingRuleParameters {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptParsingRuleParametersAllowParameters returns new OptParsingRuleParametersAllowParameters with value set to v.
+func NewOptParsingRuleParametersAllowParameters(v ParsingRuleParametersAllowParameters) OptParsingRuleParametersAllowParameters {
+	return OptParsingRuleParametersAllowParameters{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptParsingRuleParametersAllowParameters is optional ParsingRuleParametersAllowParameters.
+type OptParsingRuleParametersAllowParameters struct {
+	Value ParsingRuleParametersAllowParameters
+	Set   bool
+}
+
+// IsSet returns true if OptParsingRuleParametersAllowParameters was set.
+func (o OptParsingRuleParametersAllowParameters) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptParsingRuleParametersAllowParameters) Reset() {
+	var v ParsingRuleParametersAllowParameters
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptParsingRuleParametersAllowParameters) SetTo(v ParsingRuleParametersAllowParameters) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptParsingRuleParametersAllowParameters) Get() (v ParsingRuleParametersAllowParameters, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptParsingRuleParametersAllowParameters) Or(d ParsingRuleParametersAllowParameters) ParsingRuleParametersAllowParameters {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptParsingRuleParametersBlockParameters returns new OptParsingRuleParametersBlockParameters with value set to v.
+func NewOptParsingRuleParametersBlockParameters(v ParsingRuleParametersBlockParameters) OptParsingRuleParametersBlockParameters {
+	return OptParsingRuleParametersBlockParameters{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptParsingRuleParametersBlockParameters is optional ParsingRuleParametersBlockParameters.
+type OptParsingRuleParametersBlockParameters struct {
+	Value ParsingRuleParametersBlockParameters
+	Set   bool
+}
+
+// IsSet returns true if OptParsingRuleParametersBlockParameters was set.
+func (o OptParsingRuleParametersBlockParameters) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptParsingRuleParametersBlockParameters) Reset() {
+	var v ParsingRuleParametersBlockParameters
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptParsingRuleParametersBlockParameters) SetTo(v ParsingRuleParametersBlockParameters) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptParsingRuleParametersBlockParameters) Get() (v ParsingRuleParametersBlockParameters, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptParsingRuleParametersBlockParameters) Or(d ParsingRuleParametersBlockParameters) ParsingRuleParametersBlockParameters {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptParsingRuleParametersExtractParameters returns new OptParsingRuleParametersExtractParameters with value set to v.
+func NewOptParsingRuleParametersExtractParameters(v ParsingRuleParametersExtractParameters) OptParsingRuleParametersExtractParameters {
+	return OptParsingRuleParametersExtractParameters{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptParsingRuleParametersExtractParameters is optional ParsingRuleParametersExtractParameters.
+type OptParsingRuleParametersExtractParameters struct {
+	Value ParsingRuleParametersExtractParameters
+	Set   bool
+}
+
+// IsSet returns true if OptParsingRuleParametersExtractParameters was set.
+func (o OptParsingRuleParametersExtractParameters) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptParsingRuleParametersExtractParameters) Reset() {
+	var v ParsingRuleParametersExtractParameters
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptParsingRuleParametersExtractParameters) SetTo(v ParsingRuleParametersExtractParameters) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptParsingRuleParametersExtractParameters) Get() (v ParsingRuleParametersExtractParameters, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptParsingRuleParametersExtractParameters) Or(d ParsingRuleParametersExtractParameters) ParsingRuleParametersExtractParameters {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptParsingRuleParametersExtractTimestampParameters returns new OptParsingRuleParametersExtractTimestampParameters with value set to v.
+func NewOptParsingRuleParametersExtractTimestampParameters(v ParsingRuleParametersExtractTimestampParameters) OptParsingRuleParametersExtractTimestampParameters {
+	return OptParsingRuleParametersExtractTimestampParameters{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptParsingRuleParametersExtractTimestampParameters is optional ParsingRuleParametersExtractTimestampParameters.
+type OptParsingRuleParametersExtractTimestampParameters struct {
+	Value ParsingRuleParametersExtractTimestampParameters
+	Set   bool
+}
+
+// IsSet returns true if OptParsingRuleParametersExtractTimestampParameters was set.
+func (o OptParsingRuleParametersExtractTimestampParameters) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptParsingRuleParametersExtractTimestampParameters) Reset() {
+	var v ParsingRuleParametersExtractTimestampParameters
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptParsingRuleParametersExtractTimestampParameters) SetTo(v ParsingRuleParametersExtractTimestampParameters) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptParsingRuleParametersExtractTimestampParameters) Get() (v ParsingRuleParametersExtractTimestampParameters, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptParsingRuleParametersExtractTimestampParameters) Or(d ParsingRuleParametersExtractTimestampParameters) ParsingRuleParametersExtractTimestampParameters {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptParsingRuleParametersJsonExtractParameters returns new OptParsingRuleParametersJsonExtractParameters with value set to v.
+func NewOptParsingRuleParametersJsonExtractParameters(v ParsingRuleParametersJsonExtractParameters) OptParsingRuleParametersJsonExtractParameters {
+	return OptParsingRuleParametersJsonExtractParameters{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptParsingRuleParametersJsonExtractParameters is optional ParsingRuleParametersJsonExtractParameters.
+type OptParsingRuleParametersJsonExtractParameters struct {
+	Value ParsingRuleParametersJsonExtractParameters
+	Set   bool
+}
+
+// IsSet returns true if OptParsingRuleParametersJsonExtractParameters was set.
+func (o OptParsingRuleParametersJsonExtractParameters) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptParsingRuleParametersJsonExtractParameters) Reset() {
+	var v ParsingRuleParametersJsonExtractParameters
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptParsingRuleParametersJsonExtractParameters) SetTo(v ParsingRuleParametersJsonExtractParameters) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptParsingRuleParametersJsonExtractParameters) Get() (v ParsingRuleParametersJsonExtractParameters, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptParsingRuleParametersJsonExtractParameters) Or(d ParsingRuleParametersJsonExtractParameters) ParsingRuleParametersJsonExtractParameters {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptParsingRuleParametersJsonParseParameters returns new OptParsingRuleParametersJsonParseParameters with value set to v.
+func NewOptParsingRuleParametersJsonParseParameters(v ParsingRuleParametersJsonParseParameters) OptParsingRuleParametersJsonParseParameters {
+	return OptParsingRuleParametersJsonParseParameters{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptParsingRuleParametersJsonParseParameters is optional ParsingRuleParametersJsonParseParameters.
+type OptParsingRuleParametersJsonParseParameters struct {
+	Value ParsingRuleParametersJsonParseParameters
+	Set   bool
+}
+
+// IsSet returns true if OptParsingRuleParametersJsonParseParameters was set.
+func (o OptParsingRuleParametersJsonParseParameters) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptParsingRuleParametersJsonParseParameters) Reset() {
+	var v ParsingRuleParametersJsonParseParameters
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptParsingRuleParametersJsonParseParameters) SetTo(v ParsingRuleParametersJsonParseParameters) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptParsingRuleParametersJsonParseParameters) Get() (v ParsingRuleParametersJsonParseParameters, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptParsingRuleParametersJsonParseParameters) Or(d ParsingRuleParametersJsonParseParameters) ParsingRuleParametersJsonParseParameters {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptParsingRuleParametersJsonStringifyParameters returns new OptParsingRuleParametersJsonStringifyParameters with value set to v.
+func NewOptParsingRuleParametersJsonStringifyParameters(v ParsingRuleParametersJsonStringifyParameters) OptParsingRuleParametersJsonStringifyParameters {
+	return OptParsingRuleParametersJsonStringifyParameters{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptParsingRuleParametersJsonStringifyParameters is optional ParsingRuleParametersJsonStringifyParameters.
+type OptParsingRuleParametersJsonStringifyParameters struct {
+	Value ParsingRuleParametersJsonStringifyParameters
+	Set   bool
+}
+
+// IsSet returns true if OptParsingRuleParametersJsonStringifyParameters was set.
+func (o OptParsingRuleParametersJsonStringifyParameters) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptParsingRuleParametersJsonStringifyParameters) Reset() {
+	var v ParsingRuleParametersJsonStringifyParameters
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptParsingRuleParametersJsonStringifyParameters) SetTo(v ParsingRuleParametersJsonStringifyParameters) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptParsingRuleParametersJsonStringifyParameters) Get() (v ParsingRuleParametersJsonStringifyParameters, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptParsingRuleParametersJsonStringifyParameters) Or(d ParsingRuleParametersJsonStringifyParameters) ParsingRuleParametersJsonStringifyParameters {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptParsingRuleParametersParseParameters returns new OptParsingRuleParametersParseParameters with value set to v.
+func NewOptParsingRuleParametersParseParameters(v ParsingRuleParametersParseParameters) OptParsingRuleParametersParseParameters {
+	return OptParsingRuleParametersParseParameters{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptParsingRuleParametersParseParameters is optional ParsingRuleParametersParseParameters.
+type OptParsingRuleParametersParseParameters struct {
+	Value ParsingRuleParametersParseParameters
+	Set   bool
+}
+
+// IsSet returns true if OptParsingRuleParametersParseParameters was set.
+func (o OptParsingRuleParametersParseParameters) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptParsingRuleParametersParseParameters) Reset() {
+	var v ParsingRuleParametersParseParameters
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptParsingRuleParametersParseParameters) SetTo(v ParsingRuleParametersParseParameters) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptParsingRuleParametersParseParameters) Get() (v ParsingRuleParametersParseParameters, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptParsingRuleParametersParseParameters) Or(d ParsingRuleParametersParseParameters) ParsingRuleParametersParseParameters {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptParsingRuleParametersRemoveFieldsParameters returns new OptParsingRuleParametersRemoveFieldsParameters with value set to v.
+func NewOptParsingRuleParametersRemoveFieldsParameters(v ParsingRuleParametersRemoveFieldsParameters) OptParsingRuleParametersRemoveFieldsParameters {
+	return OptParsingRuleParametersRemoveFieldsParameters{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptParsingRuleParametersRemoveFieldsParameters is optional ParsingRuleParametersRemoveFieldsParameters.
+type OptParsingRuleParametersRemoveFieldsParameters struct {
+	Value ParsingRuleParametersRemoveFieldsParameters
+	Set   bool
+}
+
+// IsSet returns true if OptParsingRuleParametersRemoveFieldsParameters was set.
+func (o OptParsingRuleParametersRemoveFieldsParameters) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptParsingRuleParametersRemoveFieldsParameters) Reset() {
+	var v ParsingRuleParametersRemoveFieldsParameters
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptParsingRuleParametersRemoveFieldsParameters) SetTo(v ParsingRuleParametersRemoveFieldsParameters) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptParsingRuleParametersRemoveFieldsParameters) Get() (v ParsingRuleParametersRemoveFieldsParameters, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptParsingRuleParametersRemoveFieldsParameters) Or(d ParsingRuleParametersRemoveFieldsParameters) ParsingRuleParametersRemoveFieldsParameters {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptParsingRuleParametersReplaceParameters returns new OptParsingRuleParametersReplaceParameters with value set to v.
+func NewOptParsingRuleParametersReplaceParameters(v ParsingRuleParametersReplaceParameters) OptParsingRuleParametersReplaceParameters {
+	return OptParsingRuleParametersReplaceParameters{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptParsingRuleParametersReplaceParameters is optional ParsingRuleParametersReplaceParameters.
+type OptParsingRuleParametersReplaceParameters struct {
+	Value ParsingRuleParametersReplaceParameters
+	Set   bool
+}
+
+// IsSet returns true if OptParsingRuleParametersReplaceParameters was set.
+func (o OptParsingRuleParametersReplaceParameters) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptParsingRuleParametersReplaceParameters) Reset() {
+	var v ParsingRuleParametersReplaceParameters
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptParsingRuleParametersReplaceParameters) SetTo(v ParsingRuleParametersReplaceParameters) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptParsingRuleParametersReplaceParameters) Get() (v ParsingRuleParametersReplaceParameters, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptParsingRuleParametersReplaceParameters) Or(d ParsingRuleParametersReplaceParameters) ParsingRuleParametersReplaceParameters {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptParsingRuleSeverity returns new OptParsingRuleSeverity with value set to v.
+func NewOptParsingRuleSeverity(v ParsingRuleSeverity) OptParsingRuleSeverity {
+	return OptParsingRuleSeverity{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptParsingRuleSeverity is optional ParsingRuleSeverity.
+type OptParsingRuleSeverity struct {
+	Value ParsingRuleSeverity
+	Set   bool
+}
+
+// IsSet returns true if OptParsingRuleSeverity was set.
+func (o OptParsingRuleSeverity) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptParsingRuleSeverity) Reset() {
+	var v ParsingRuleSeverity
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptParsingRuleSeverity) SetTo(v ParsingRuleSeverity) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptParsingRuleSeverity) Get() (v ParsingRuleSeverity, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptParsingRuleSeverity) Or(d ParsingRuleSeverity) ParsingRuleSeverity {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptParsingRuleSeverityConstraint returns new OptParsingRuleSeverityConstraint with value set to v.
+func NewOptParsingRuleSeverityConstraint(v ParsingRuleSeverityConstraint) OptParsingRuleSeverityConstraint {
+	return OptParsingRuleSeverityConstraint{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptParsingRuleSeverityConstraint is optional ParsingRuleSeverityConstraint.
+type OptParsingRuleSeverityConstraint struct {
+	Value ParsingRuleSeverityConstraint
+	Set   bool
+}
+
+// IsSet returns true if OptParsingRuleSeverityConstraint was set.
+func (o OptParsingRuleSeverityConstraint) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptParsingRuleSeverityConstraint) Reset() {
+	var v ParsingRuleSeverityConstraint
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptParsingRuleSeverityConstraint) SetTo(v ParsingRuleSeverityConstraint) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptParsingRuleSeverityConstraint) Get() (v ParsingRuleSeverityConstraint, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptParsingRuleSeverityConstraint) Or(d ParsingRuleSeverityConstraint) ParsingRuleSeverityConstraint {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptParsingRuleTeamID returns new OptParsingRuleTeamID with value set to v.
+func NewOptParsingRuleTeamID(v ParsingRuleTeamID) OptParsingRuleTeamID {
+	return OptParsingRuleTeamID{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptParsingRuleTeamID is optional ParsingRuleTeamID.
+type OptParsingRuleTeamID struct {
+	Value ParsingRuleTeamID
+	Set   bool
+}
+
+// IsSet returns true if OptParsingRuleTeamID was set.
+func (o OptParsingRuleTeamID) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptParsingRuleTeamID) Reset() {
+	var v ParsingRuleTeamID
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptParsingRuleTeamID) SetTo(v ParsingRuleTeamID) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptParsingRuleTeamID) Get() (v ParsingRuleTeamID, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptParsingRuleTeamID) Or(d ParsingRuleTeamID) ParsingRuleTeamID {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptPolicyArchiveRetention returns new OptPolicyArchiveRetention with value set to v.
 func NewOptPolicyArchiveRetention(v PolicyArchiveRetention) OptPolicyArchiveRetention {
 	return OptPolicyArchiveRetention{
@@ -11556,6 +12338,987 @@ func (s *PagerDutyActor) SetPagerDutyUserId(val OptString) {
 // SetUserEmail sets the value of UserEmail.
 func (s *PagerDutyActor) SetUserEmail(val OptString) {
 	s.UserEmail = val
+}
+
+// Ref: #/components/schemas/ParsingRule
+type ParsingRule struct {
+	ID          OptString                `json:"id"`
+	Name        OptString                `json:"name"`
+	Description OptString                `json:"description"`
+	Enabled     OptBool                  `json:"enabled"`
+	Order       OptInt64                 `json:"order"`
+	SourceField OptString                `json:"sourceField"`
+	Parameters  OptParsingRuleParameters `json:"parameters"`
+}
+
+// GetID returns the value of ID.
+func (s *ParsingRule) GetID() OptString {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *ParsingRule) GetName() OptString {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *ParsingRule) GetDescription() OptString {
+	return s.Description
+}
+
+// GetEnabled returns the value of Enabled.
+func (s *ParsingRule) GetEnabled() OptBool {
+	return s.Enabled
+}
+
+// GetOrder returns the value of Order.
+func (s *ParsingRule) GetOrder() OptInt64 {
+	return s.Order
+}
+
+// GetSourceField returns the value of SourceField.
+func (s *ParsingRule) GetSourceField() OptString {
+	return s.SourceField
+}
+
+// GetParameters returns the value of Parameters.
+func (s *ParsingRule) GetParameters() OptParsingRuleParameters {
+	return s.Parameters
+}
+
+// SetID sets the value of ID.
+func (s *ParsingRule) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *ParsingRule) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *ParsingRule) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetEnabled sets the value of Enabled.
+func (s *ParsingRule) SetEnabled(val OptBool) {
+	s.Enabled = val
+}
+
+// SetOrder sets the value of Order.
+func (s *ParsingRule) SetOrder(val OptInt64) {
+	s.Order = val
+}
+
+// SetSourceField sets the value of SourceField.
+func (s *ParsingRule) SetSourceField(val OptString) {
+	s.SourceField = val
+}
+
+// SetParameters sets the value of Parameters.
+func (s *ParsingRule) SetParameters(val OptParsingRuleParameters) {
+	s.Parameters = val
+}
+
+// Ref: #/components/schemas/ParsingRuleDestinationField
+type ParsingRuleDestinationField string
+
+const (
+	ParsingRuleDestinationFieldDESTINATIONFIELDCATEGORYORUNSPECIFIED ParsingRuleDestinationField = "DESTINATION_FIELD_CATEGORY_OR_UNSPECIFIED"
+	ParsingRuleDestinationFieldDESTINATIONFIELDCLASSNAME             ParsingRuleDestinationField = "DESTINATION_FIELD_CLASSNAME"
+	ParsingRuleDestinationFieldDESTINATIONFIELDMETHODNAME            ParsingRuleDestinationField = "DESTINATION_FIELD_METHODNAME"
+	ParsingRuleDestinationFieldDESTINATIONFIELDTHREADID              ParsingRuleDestinationField = "DESTINATION_FIELD_THREADID"
+	ParsingRuleDestinationFieldDESTINATIONFIELDSEVERITY              ParsingRuleDestinationField = "DESTINATION_FIELD_SEVERITY"
+	ParsingRuleDestinationFieldDESTINATIONFIELDTEXT                  ParsingRuleDestinationField = "DESTINATION_FIELD_TEXT"
+)
+
+// AllValues returns all ParsingRuleDestinationField values.
+func (ParsingRuleDestinationField) AllValues() []ParsingRuleDestinationField {
+	return []ParsingRuleDestinationField{
+		ParsingRuleDestinationFieldDESTINATIONFIELDCATEGORYORUNSPECIFIED,
+		ParsingRuleDestinationFieldDESTINATIONFIELDCLASSNAME,
+		ParsingRuleDestinationFieldDESTINATIONFIELDMETHODNAME,
+		ParsingRuleDestinationFieldDESTINATIONFIELDTHREADID,
+		ParsingRuleDestinationFieldDESTINATIONFIELDSEVERITY,
+		ParsingRuleDestinationFieldDESTINATIONFIELDTEXT,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ParsingRuleDestinationField) MarshalText() ([]byte, error) {
+	switch s {
+	case ParsingRuleDestinationFieldDESTINATIONFIELDCATEGORYORUNSPECIFIED:
+		return []byte(s), nil
+	case ParsingRuleDestinationFieldDESTINATIONFIELDCLASSNAME:
+		return []byte(s), nil
+	case ParsingRuleDestinationFieldDESTINATIONFIELDMETHODNAME:
+		return []byte(s), nil
+	case ParsingRuleDestinationFieldDESTINATIONFIELDTHREADID:
+		return []byte(s), nil
+	case ParsingRuleDestinationFieldDESTINATIONFIELDSEVERITY:
+		return []byte(s), nil
+	case ParsingRuleDestinationFieldDESTINATIONFIELDTEXT:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ParsingRuleDestinationField) UnmarshalText(data []byte) error {
+	switch ParsingRuleDestinationField(data) {
+	case ParsingRuleDestinationFieldDESTINATIONFIELDCATEGORYORUNSPECIFIED:
+		*s = ParsingRuleDestinationFieldDESTINATIONFIELDCATEGORYORUNSPECIFIED
+		return nil
+	case ParsingRuleDestinationFieldDESTINATIONFIELDCLASSNAME:
+		*s = ParsingRuleDestinationFieldDESTINATIONFIELDCLASSNAME
+		return nil
+	case ParsingRuleDestinationFieldDESTINATIONFIELDMETHODNAME:
+		*s = ParsingRuleDestinationFieldDESTINATIONFIELDMETHODNAME
+		return nil
+	case ParsingRuleDestinationFieldDESTINATIONFIELDTHREADID:
+		*s = ParsingRuleDestinationFieldDESTINATIONFIELDTHREADID
+		return nil
+	case ParsingRuleDestinationFieldDESTINATIONFIELDSEVERITY:
+		*s = ParsingRuleDestinationFieldDESTINATIONFIELDSEVERITY
+		return nil
+	case ParsingRuleDestinationFieldDESTINATIONFIELDTEXT:
+		*s = ParsingRuleDestinationFieldDESTINATIONFIELDTEXT
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/ParsingRuleFormatStandard
+type ParsingRuleFormatStandard string
+
+const (
+	ParsingRuleFormatStandardFORMATSTANDARDSTRFTIMEORUNSPECIFIED ParsingRuleFormatStandard = "FORMAT_STANDARD_STRFTIME_OR_UNSPECIFIED"
+	ParsingRuleFormatStandardFORMATSTANDARDJAVASDF               ParsingRuleFormatStandard = "FORMAT_STANDARD_JAVASDF"
+	ParsingRuleFormatStandardFORMATSTANDARDGOLANG                ParsingRuleFormatStandard = "FORMAT_STANDARD_GOLANG"
+	ParsingRuleFormatStandardFORMATSTANDARDSECONDSTS             ParsingRuleFormatStandard = "FORMAT_STANDARD_SECONDSTS"
+	ParsingRuleFormatStandardFORMATSTANDARDMILLITS               ParsingRuleFormatStandard = "FORMAT_STANDARD_MILLITS"
+	ParsingRuleFormatStandardFORMATSTANDARDMICROTS               ParsingRuleFormatStandard = "FORMAT_STANDARD_MICROTS"
+	ParsingRuleFormatStandardFORMATSTANDARDNANOTS                ParsingRuleFormatStandard = "FORMAT_STANDARD_NANOTS"
+)
+
+// AllValues returns all ParsingRuleFormatStandard values.
+func (ParsingRuleFormatStandard) AllValues() []ParsingRuleFormatStandard {
+	return []ParsingRuleFormatStandard{
+		ParsingRuleFormatStandardFORMATSTANDARDSTRFTIMEORUNSPECIFIED,
+		ParsingRuleFormatStandardFORMATSTANDARDJAVASDF,
+		ParsingRuleFormatStandardFORMATSTANDARDGOLANG,
+		ParsingRuleFormatStandardFORMATSTANDARDSECONDSTS,
+		ParsingRuleFormatStandardFORMATSTANDARDMILLITS,
+		ParsingRuleFormatStandardFORMATSTANDARDMICROTS,
+		ParsingRuleFormatStandardFORMATSTANDARDNANOTS,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ParsingRuleFormatStandard) MarshalText() ([]byte, error) {
+	switch s {
+	case ParsingRuleFormatStandardFORMATSTANDARDSTRFTIMEORUNSPECIFIED:
+		return []byte(s), nil
+	case ParsingRuleFormatStandardFORMATSTANDARDJAVASDF:
+		return []byte(s), nil
+	case ParsingRuleFormatStandardFORMATSTANDARDGOLANG:
+		return []byte(s), nil
+	case ParsingRuleFormatStandardFORMATSTANDARDSECONDSTS:
+		return []byte(s), nil
+	case ParsingRuleFormatStandardFORMATSTANDARDMILLITS:
+		return []byte(s), nil
+	case ParsingRuleFormatStandardFORMATSTANDARDMICROTS:
+		return []byte(s), nil
+	case ParsingRuleFormatStandardFORMATSTANDARDNANOTS:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ParsingRuleFormatStandard) UnmarshalText(data []byte) error {
+	switch ParsingRuleFormatStandard(data) {
+	case ParsingRuleFormatStandardFORMATSTANDARDSTRFTIMEORUNSPECIFIED:
+		*s = ParsingRuleFormatStandardFORMATSTANDARDSTRFTIMEORUNSPECIFIED
+		return nil
+	case ParsingRuleFormatStandardFORMATSTANDARDJAVASDF:
+		*s = ParsingRuleFormatStandardFORMATSTANDARDJAVASDF
+		return nil
+	case ParsingRuleFormatStandardFORMATSTANDARDGOLANG:
+		*s = ParsingRuleFormatStandardFORMATSTANDARDGOLANG
+		return nil
+	case ParsingRuleFormatStandardFORMATSTANDARDSECONDSTS:
+		*s = ParsingRuleFormatStandardFORMATSTANDARDSECONDSTS
+		return nil
+	case ParsingRuleFormatStandardFORMATSTANDARDMILLITS:
+		*s = ParsingRuleFormatStandardFORMATSTANDARDMILLITS
+		return nil
+	case ParsingRuleFormatStandardFORMATSTANDARDMICROTS:
+		*s = ParsingRuleFormatStandardFORMATSTANDARDMICROTS
+		return nil
+	case ParsingRuleFormatStandardFORMATSTANDARDNANOTS:
+		*s = ParsingRuleFormatStandardFORMATSTANDARDNANOTS
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// A group of log parsing rules: the matchers choose the logs it applies to; its subgroups run in
+// `order`, and so do the rules inside each subgroup. `id` fields are assigned by the server and
+// ignored in requests.
+// Ref: #/components/schemas/ParsingRuleGroup
+type ParsingRuleGroup struct {
+	ID            OptString             `json:"id"`
+	Name          OptString             `json:"name"`
+	Description   OptString             `json:"description"`
+	Creator       OptString             `json:"creator"`
+	Enabled       OptBool               `json:"enabled"`
+	Hidden        OptBool               `json:"hidden"`
+	Order         OptInt64              `json:"order"`
+	RuleMatchers  []ParsingRuleMatcher  `json:"ruleMatchers"`
+	RuleSubgroups []ParsingRuleSubgroup `json:"ruleSubgroups"`
+	TeamId        OptParsingRuleTeamID  `json:"teamId"`
+}
+
+// GetID returns the value of ID.
+func (s *ParsingRuleGroup) GetID() OptString {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *ParsingRuleGroup) GetName() OptString {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *ParsingRuleGroup) GetDescription() OptString {
+	return s.Description
+}
+
+// GetCreator returns the value of Creator.
+func (s *ParsingRuleGroup) GetCreator() OptString {
+	return s.Creator
+}
+
+// GetEnabled returns the value of Enabled.
+func (s *ParsingRuleGroup) GetEnabled() OptBool {
+	return s.Enabled
+}
+
+// GetHidden returns the value of Hidden.
+func (s *ParsingRuleGroup) GetHidden() OptBool {
+	return s.Hidden
+}
+
+// GetOrder returns the value of Order.
+func (s *ParsingRuleGroup) GetOrder() OptInt64 {
+	return s.Order
+}
+
+// GetRuleMatchers returns the value of RuleMatchers.
+func (s *ParsingRuleGroup) GetRuleMatchers() []ParsingRuleMatcher {
+	return s.RuleMatchers
+}
+
+// GetRuleSubgroups returns the value of RuleSubgroups.
+func (s *ParsingRuleGroup) GetRuleSubgroups() []ParsingRuleSubgroup {
+	return s.RuleSubgroups
+}
+
+// GetTeamId returns the value of TeamId.
+func (s *ParsingRuleGroup) GetTeamId() OptParsingRuleTeamID {
+	return s.TeamId
+}
+
+// SetID sets the value of ID.
+func (s *ParsingRuleGroup) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *ParsingRuleGroup) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *ParsingRuleGroup) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetCreator sets the value of Creator.
+func (s *ParsingRuleGroup) SetCreator(val OptString) {
+	s.Creator = val
+}
+
+// SetEnabled sets the value of Enabled.
+func (s *ParsingRuleGroup) SetEnabled(val OptBool) {
+	s.Enabled = val
+}
+
+// SetHidden sets the value of Hidden.
+func (s *ParsingRuleGroup) SetHidden(val OptBool) {
+	s.Hidden = val
+}
+
+// SetOrder sets the value of Order.
+func (s *ParsingRuleGroup) SetOrder(val OptInt64) {
+	s.Order = val
+}
+
+// SetRuleMatchers sets the value of RuleMatchers.
+func (s *ParsingRuleGroup) SetRuleMatchers(val []ParsingRuleMatcher) {
+	s.RuleMatchers = val
+}
+
+// SetRuleSubgroups sets the value of RuleSubgroups.
+func (s *ParsingRuleGroup) SetRuleSubgroups(val []ParsingRuleSubgroup) {
+	s.RuleSubgroups = val
+}
+
+// SetTeamId sets the value of TeamId.
+func (s *ParsingRuleGroup) SetTeamId(val OptParsingRuleTeamID) {
+	s.TeamId = val
+}
+
+// Ref: #/components/schemas/ParsingRuleGroupDeleted
+type ParsingRuleGroupDeleted struct{}
+
+// Ref: #/components/schemas/ParsingRuleGroupList
+type ParsingRuleGroupList struct {
+	RuleGroups []ParsingRuleGroup `json:"ruleGroups"`
+}
+
+// GetRuleGroups returns the value of RuleGroups.
+func (s *ParsingRuleGroupList) GetRuleGroups() []ParsingRuleGroup {
+	return s.RuleGroups
+}
+
+// SetRuleGroups sets the value of RuleGroups.
+func (s *ParsingRuleGroupList) SetRuleGroups(val []ParsingRuleGroup) {
+	s.RuleGroups = val
+}
+
+// Ref: #/components/schemas/ParsingRuleGroupResponse
+type ParsingRuleGroupResponse struct {
+	RuleGroup ParsingRuleGroup `json:"ruleGroup"`
+}
+
+// GetRuleGroup returns the value of RuleGroup.
+func (s *ParsingRuleGroupResponse) GetRuleGroup() ParsingRuleGroup {
+	return s.RuleGroup
+}
+
+// SetRuleGroup sets the value of RuleGroup.
+func (s *ParsingRuleGroupResponse) SetRuleGroup(val ParsingRuleGroup) {
+	s.RuleGroup = val
+}
+
+// Exactly one of the three constraints.
+// Ref: #/components/schemas/ParsingRuleMatcher
+type ParsingRuleMatcher struct {
+	ApplicationName OptParsingRuleNameConstraint     `json:"applicationName"`
+	SubsystemName   OptParsingRuleNameConstraint     `json:"subsystemName"`
+	Severity        OptParsingRuleSeverityConstraint `json:"severity"`
+}
+
+// GetApplicationName returns the value of ApplicationName.
+func (s *ParsingRuleMatcher) GetApplicationName() OptParsingRuleNameConstraint {
+	return s.ApplicationName
+}
+
+// GetSubsystemName returns the value of SubsystemName.
+func (s *ParsingRuleMatcher) GetSubsystemName() OptParsingRuleNameConstraint {
+	return s.SubsystemName
+}
+
+// GetSeverity returns the value of Severity.
+func (s *ParsingRuleMatcher) GetSeverity() OptParsingRuleSeverityConstraint {
+	return s.Severity
+}
+
+// SetApplicationName sets the value of ApplicationName.
+func (s *ParsingRuleMatcher) SetApplicationName(val OptParsingRuleNameConstraint) {
+	s.ApplicationName = val
+}
+
+// SetSubsystemName sets the value of SubsystemName.
+func (s *ParsingRuleMatcher) SetSubsystemName(val OptParsingRuleNameConstraint) {
+	s.SubsystemName = val
+}
+
+// SetSeverity sets the value of Severity.
+func (s *ParsingRuleMatcher) SetSeverity(val OptParsingRuleSeverityConstraint) {
+	s.Severity = val
+}
+
+// Ref: #/components/schemas/ParsingRuleNameConstraint
+type ParsingRuleNameConstraint struct {
+	Value OptString `json:"value"`
+}
+
+// GetValue returns the value of Value.
+func (s *ParsingRuleNameConstraint) GetValue() OptString {
+	return s.Value
+}
+
+// SetValue sets the value of Value.
+func (s *ParsingRuleNameConstraint) SetValue(val OptString) {
+	s.Value = val
+}
+
+// Exactly one of the properties is set; it is the rule's kind.
+// Ref: #/components/schemas/ParsingRuleParameters
+type ParsingRuleParameters struct {
+	// Named groups of the regular expression `rule` become fields.
+	ExtractParameters OptParsingRuleParametersExtractParameters `json:"extractParameters"`
+	// Copies the JSON key `rule` into a destination field.
+	JsonExtractParameters OptParsingRuleParametersJsonExtractParameters `json:"jsonExtractParameters"`
+	// Replaces matches of the regular expression `rule` by `replaceNewVal`.
+	ReplaceParameters OptParsingRuleParametersReplaceParameters `json:"replaceParameters"`
+	// Named groups of the regular expression `rule` become the fields of `destinationField`.
+	ParseParameters OptParsingRuleParametersParseParameters `json:"parseParameters"`
+	// Keeps only logs matching the regular expression `rule`.
+	AllowParameters OptParsingRuleParametersAllowParameters `json:"allowParameters"`
+	// Drops logs matching the regular expression `rule`.
+	BlockParameters OptParsingRuleParametersBlockParameters `json:"blockParameters"`
+	// Reads the log's timestamp from the source field in `format` of `standard`.
+	ExtractTimestampParameters OptParsingRuleParametersExtractTimestampParameters `json:"extractTimestampParameters"`
+	RemoveFieldsParameters     OptParsingRuleParametersRemoveFieldsParameters     `json:"removeFieldsParameters"`
+	JsonStringifyParameters    OptParsingRuleParametersJsonStringifyParameters    `json:"jsonStringifyParameters"`
+	JsonParseParameters        OptParsingRuleParametersJsonParseParameters        `json:"jsonParseParameters"`
+}
+
+// GetExtractParameters returns the value of ExtractParameters.
+func (s *ParsingRuleParameters) GetExtractParameters() OptParsingRuleParametersExtractParameters {
+	return s.ExtractParameters
+}
+
+// GetJsonExtractParameters returns the value of JsonExtractParameters.
+func (s *ParsingRuleParameters) GetJsonExtractParameters() OptParsingRuleParametersJsonExtractParameters {
+	return s.JsonExtractParameters
+}
+
+// GetReplaceParameters returns the value of ReplaceParameters.
+func (s *ParsingRuleParameters) GetReplaceParameters() OptParsingRuleParametersReplaceParameters {
+	return s.ReplaceParameters
+}
+
+// GetParseParameters returns the value of ParseParameters.
+func (s *ParsingRuleParameters) GetParseParameters() OptParsingRuleParametersParseParameters {
+	return s.ParseParameters
+}
+
+// GetAllowParameters returns the value of AllowParameters.
+func (s *ParsingRuleParameters) GetAllowParameters() OptParsingRuleParametersAllowParameters {
+	return s.AllowParameters
+}
+
+// GetBlockParameters returns the value of BlockParameters.
+func (s *ParsingRuleParameters) GetBlockParameters() OptParsingRuleParametersBlockParameters {
+	return s.BlockParameters
+}
+
+// GetExtractTimestampParameters returns the value of ExtractTimestampParameters.
+func (s *ParsingRuleParameters) GetExtractTimestampParameters() OptParsingRuleParametersExtractTimestampParameters {
+	return s.ExtractTimestampParameters
+}
+
+// GetRemoveFieldsParameters returns the value of RemoveFieldsParameters.
+func (s *ParsingRuleParameters) GetRemoveFieldsParameters() OptParsingRuleParametersRemoveFieldsParameters {
+	return s.RemoveFieldsParameters
+}
+
+// GetJsonStringifyParameters returns the value of JsonStringifyParameters.
+func (s *ParsingRuleParameters) GetJsonStringifyParameters() OptParsingRuleParametersJsonStringifyParameters {
+	return s.JsonStringifyParameters
+}
+
+// GetJsonParseParameters returns the value of JsonParseParameters.
+func (s *ParsingRuleParameters) GetJsonParseParameters() OptParsingRuleParametersJsonParseParameters {
+	return s.JsonParseParameters
+}
+
+// SetExtractParameters sets the value of ExtractParameters.
+func (s *ParsingRuleParameters) SetExtractParameters(val OptParsingRuleParametersExtractParameters) {
+	s.ExtractParameters = val
+}
+
+// SetJsonExtractParameters sets the value of JsonExtractParameters.
+func (s *ParsingRuleParameters) SetJsonExtractParameters(val OptParsingRuleParametersJsonExtractParameters) {
+	s.JsonExtractParameters = val
+}
+
+// SetReplaceParameters sets the value of ReplaceParameters.
+func (s *ParsingRuleParameters) SetReplaceParameters(val OptParsingRuleParametersReplaceParameters) {
+	s.ReplaceParameters = val
+}
+
+// SetParseParameters sets the value of ParseParameters.
+func (s *ParsingRuleParameters) SetParseParameters(val OptParsingRuleParametersParseParameters) {
+	s.ParseParameters = val
+}
+
+// SetAllowParameters sets the value of AllowParameters.
+func (s *ParsingRuleParameters) SetAllowParameters(val OptParsingRuleParametersAllowParameters) {
+	s.AllowParameters = val
+}
+
+// SetBlockParameters sets the value of BlockParameters.
+func (s *ParsingRuleParameters) SetBlockParameters(val OptParsingRuleParametersBlockParameters) {
+	s.BlockParameters = val
+}
+
+// SetExtractTimestampParameters sets the value of ExtractTimestampParameters.
+func (s *ParsingRuleParameters) SetExtractTimestampParameters(val OptParsingRuleParametersExtractTimestampParameters) {
+	s.ExtractTimestampParameters = val
+}
+
+// SetRemoveFieldsParameters sets the value of RemoveFieldsParameters.
+func (s *ParsingRuleParameters) SetRemoveFieldsParameters(val OptParsingRuleParametersRemoveFieldsParameters) {
+	s.RemoveFieldsParameters = val
+}
+
+// SetJsonStringifyParameters sets the value of JsonStringifyParameters.
+func (s *ParsingRuleParameters) SetJsonStringifyParameters(val OptParsingRuleParametersJsonStringifyParameters) {
+	s.JsonStringifyParameters = val
+}
+
+// SetJsonParseParameters sets the value of JsonParseParameters.
+func (s *ParsingRuleParameters) SetJsonParseParameters(val OptParsingRuleParametersJsonParseParameters) {
+	s.JsonParseParameters = val
+}
+
+// Keeps only logs matching the regular expression `rule`.
+type ParsingRuleParametersAllowParameters struct {
+	Rule            OptString `json:"rule"`
+	KeepBlockedLogs OptBool   `json:"keepBlockedLogs"`
+}
+
+// GetRule returns the value of Rule.
+func (s *ParsingRuleParametersAllowParameters) GetRule() OptString {
+	return s.Rule
+}
+
+// GetKeepBlockedLogs returns the value of KeepBlockedLogs.
+func (s *ParsingRuleParametersAllowParameters) GetKeepBlockedLogs() OptBool {
+	return s.KeepBlockedLogs
+}
+
+// SetRule sets the value of Rule.
+func (s *ParsingRuleParametersAllowParameters) SetRule(val OptString) {
+	s.Rule = val
+}
+
+// SetKeepBlockedLogs sets the value of KeepBlockedLogs.
+func (s *ParsingRuleParametersAllowParameters) SetKeepBlockedLogs(val OptBool) {
+	s.KeepBlockedLogs = val
+}
+
+// Drops logs matching the regular expression `rule`.
+type ParsingRuleParametersBlockParameters struct {
+	Rule            OptString `json:"rule"`
+	KeepBlockedLogs OptBool   `json:"keepBlockedLogs"`
+}
+
+// GetRule returns the value of Rule.
+func (s *ParsingRuleParametersBlockParameters) GetRule() OptString {
+	return s.Rule
+}
+
+// GetKeepBlockedLogs returns the value of KeepBlockedLogs.
+func (s *ParsingRuleParametersBlockParameters) GetKeepBlockedLogs() OptBool {
+	return s.KeepBlockedLogs
+}
+
+// SetRule sets the value of Rule.
+func (s *ParsingRuleParametersBlockParameters) SetRule(val OptString) {
+	s.Rule = val
+}
+
+// SetKeepBlockedLogs sets the value of KeepBlockedLogs.
+func (s *ParsingRuleParametersBlockParameters) SetKeepBlockedLogs(val OptBool) {
+	s.KeepBlockedLogs = val
+}
+
+// Named groups of the regular expression `rule` become fields.
+type ParsingRuleParametersExtractParameters struct {
+	Rule OptString `json:"rule"`
+}
+
+// GetRule returns the value of Rule.
+func (s *ParsingRuleParametersExtractParameters) GetRule() OptString {
+	return s.Rule
+}
+
+// SetRule sets the value of Rule.
+func (s *ParsingRuleParametersExtractParameters) SetRule(val OptString) {
+	s.Rule = val
+}
+
+// Reads the log's timestamp from the source field in `format` of `standard`.
+type ParsingRuleParametersExtractTimestampParameters struct {
+	Format   OptString                    `json:"format"`
+	Standard OptParsingRuleFormatStandard `json:"standard"`
+}
+
+// GetFormat returns the value of Format.
+func (s *ParsingRuleParametersExtractTimestampParameters) GetFormat() OptString {
+	return s.Format
+}
+
+// GetStandard returns the value of Standard.
+func (s *ParsingRuleParametersExtractTimestampParameters) GetStandard() OptParsingRuleFormatStandard {
+	return s.Standard
+}
+
+// SetFormat sets the value of Format.
+func (s *ParsingRuleParametersExtractTimestampParameters) SetFormat(val OptString) {
+	s.Format = val
+}
+
+// SetStandard sets the value of Standard.
+func (s *ParsingRuleParametersExtractTimestampParameters) SetStandard(val OptParsingRuleFormatStandard) {
+	s.Standard = val
+}
+
+// Copies the JSON key `rule` into a destination field.
+type ParsingRuleParametersJsonExtractParameters struct {
+	Rule                 OptString                      `json:"rule"`
+	DestinationFieldText OptString                      `json:"destinationFieldText"`
+	DestinationFieldType OptParsingRuleDestinationField `json:"destinationFieldType"`
+}
+
+// GetRule returns the value of Rule.
+func (s *ParsingRuleParametersJsonExtractParameters) GetRule() OptString {
+	return s.Rule
+}
+
+// GetDestinationFieldText returns the value of DestinationFieldText.
+func (s *ParsingRuleParametersJsonExtractParameters) GetDestinationFieldText() OptString {
+	return s.DestinationFieldText
+}
+
+// GetDestinationFieldType returns the value of DestinationFieldType.
+func (s *ParsingRuleParametersJsonExtractParameters) GetDestinationFieldType() OptParsingRuleDestinationField {
+	return s.DestinationFieldType
+}
+
+// SetRule sets the value of Rule.
+func (s *ParsingRuleParametersJsonExtractParameters) SetRule(val OptString) {
+	s.Rule = val
+}
+
+// SetDestinationFieldText sets the value of DestinationFieldText.
+func (s *ParsingRuleParametersJsonExtractParameters) SetDestinationFieldText(val OptString) {
+	s.DestinationFieldText = val
+}
+
+// SetDestinationFieldType sets the value of DestinationFieldType.
+func (s *ParsingRuleParametersJsonExtractParameters) SetDestinationFieldType(val OptParsingRuleDestinationField) {
+	s.DestinationFieldType = val
+}
+
+type ParsingRuleParametersJsonParseParameters struct {
+	DestinationField OptString `json:"destinationField"`
+	DeleteSource     OptBool   `json:"deleteSource"`
+	EscapedValue     OptBool   `json:"escapedValue"`
+	OverrideDest     OptBool   `json:"overrideDest"`
+}
+
+// GetDestinationField returns the value of DestinationField.
+func (s *ParsingRuleParametersJsonParseParameters) GetDestinationField() OptString {
+	return s.DestinationField
+}
+
+// GetDeleteSource returns the value of DeleteSource.
+func (s *ParsingRuleParametersJsonParseParameters) GetDeleteSource() OptBool {
+	return s.DeleteSource
+}
+
+// GetEscapedValue returns the value of EscapedValue.
+func (s *ParsingRuleParametersJsonParseParameters) GetEscapedValue() OptBool {
+	return s.EscapedValue
+}
+
+// GetOverrideDest returns the value of OverrideDest.
+func (s *ParsingRuleParametersJsonParseParameters) GetOverrideDest() OptBool {
+	return s.OverrideDest
+}
+
+// SetDestinationField sets the value of DestinationField.
+func (s *ParsingRuleParametersJsonParseParameters) SetDestinationField(val OptString) {
+	s.DestinationField = val
+}
+
+// SetDeleteSource sets the value of DeleteSource.
+func (s *ParsingRuleParametersJsonParseParameters) SetDeleteSource(val OptBool) {
+	s.DeleteSource = val
+}
+
+// SetEscapedValue sets the value of EscapedValue.
+func (s *ParsingRuleParametersJsonParseParameters) SetEscapedValue(val OptBool) {
+	s.EscapedValue = val
+}
+
+// SetOverrideDest sets the value of OverrideDest.
+func (s *ParsingRuleParametersJsonParseParameters) SetOverrideDest(val OptBool) {
+	s.OverrideDest = val
+}
+
+type ParsingRuleParametersJsonStringifyParameters struct {
+	DestinationField OptString `json:"destinationField"`
+	DeleteSource     OptBool   `json:"deleteSource"`
+}
+
+// GetDestinationField returns the value of DestinationField.
+func (s *ParsingRuleParametersJsonStringifyParameters) GetDestinationField() OptString {
+	return s.DestinationField
+}
+
+// GetDeleteSource returns the value of DeleteSource.
+func (s *ParsingRuleParametersJsonStringifyParameters) GetDeleteSource() OptBool {
+	return s.DeleteSource
+}
+
+// SetDestinationField sets the value of DestinationField.
+func (s *ParsingRuleParametersJsonStringifyParameters) SetDestinationField(val OptString) {
+	s.DestinationField = val
+}
+
+// SetDeleteSource sets the value of DeleteSource.
+func (s *ParsingRuleParametersJsonStringifyParameters) SetDeleteSource(val OptBool) {
+	s.DeleteSource = val
+}
+
+// Named groups of the regular expression `rule` become the fields of `destinationField`.
+type ParsingRuleParametersParseParameters struct {
+	Rule             OptString `json:"rule"`
+	DestinationField OptString `json:"destinationField"`
+}
+
+// GetRule returns the value of Rule.
+func (s *ParsingRuleParametersParseParameters) GetRule() OptString {
+	return s.Rule
+}
+
+// GetDestinationField returns the value of DestinationField.
+func (s *ParsingRuleParametersParseParameters) GetDestinationField() OptString {
+	return s.DestinationField
+}
+
+// SetRule sets the value of Rule.
+func (s *ParsingRuleParametersParseParameters) SetRule(val OptString) {
+	s.Rule = val
+}
+
+// SetDestinationField sets the value of DestinationField.
+func (s *ParsingRuleParametersParseParameters) SetDestinationField(val OptString) {
+	s.DestinationField = val
+}
+
+type ParsingRuleParametersRemoveFieldsParameters struct {
+	Fields []string `json:"fields"`
+}
+
+// GetFields returns the value of Fields.
+func (s *ParsingRuleParametersRemoveFieldsParameters) GetFields() []string {
+	return s.Fields
+}
+
+// SetFields sets the value of Fields.
+func (s *ParsingRuleParametersRemoveFieldsParameters) SetFields(val []string) {
+	s.Fields = val
+}
+
+// Replaces matches of the regular expression `rule` by `replaceNewVal`.
+type ParsingRuleParametersReplaceParameters struct {
+	Rule             OptString `json:"rule"`
+	DestinationField OptString `json:"destinationField"`
+	ReplaceNewVal    OptString `json:"replaceNewVal"`
+}
+
+// GetRule returns the value of Rule.
+func (s *ParsingRuleParametersReplaceParameters) GetRule() OptString {
+	return s.Rule
+}
+
+// GetDestinationField returns the value of DestinationField.
+func (s *ParsingRuleParametersReplaceParameters) GetDestinationField() OptString {
+	return s.DestinationField
+}
+
+// GetReplaceNewVal returns the value of ReplaceNewVal.
+func (s *ParsingRuleParametersReplaceParameters) GetReplaceNewVal() OptString {
+	return s.ReplaceNewVal
+}
+
+// SetRule sets the value of Rule.
+func (s *ParsingRuleParametersReplaceParameters) SetRule(val OptString) {
+	s.Rule = val
+}
+
+// SetDestinationField sets the value of DestinationField.
+func (s *ParsingRuleParametersReplaceParameters) SetDestinationField(val OptString) {
+	s.DestinationField = val
+}
+
+// SetReplaceNewVal sets the value of ReplaceNewVal.
+func (s *ParsingRuleParametersReplaceParameters) SetReplaceNewVal(val OptString) {
+	s.ReplaceNewVal = val
+}
+
+// Ref: #/components/schemas/ParsingRuleSeverity
+type ParsingRuleSeverity string
+
+const (
+	ParsingRuleSeverityVALUEDEBUGORUNSPECIFIED ParsingRuleSeverity = "VALUE_DEBUG_OR_UNSPECIFIED"
+	ParsingRuleSeverityVALUEVERBOSE            ParsingRuleSeverity = "VALUE_VERBOSE"
+	ParsingRuleSeverityVALUEINFO               ParsingRuleSeverity = "VALUE_INFO"
+	ParsingRuleSeverityVALUEWARNING            ParsingRuleSeverity = "VALUE_WARNING"
+	ParsingRuleSeverityVALUEERROR              ParsingRuleSeverity = "VALUE_ERROR"
+	ParsingRuleSeverityVALUECRITICAL           ParsingRuleSeverity = "VALUE_CRITICAL"
+)
+
+// AllValues returns all ParsingRuleSeverity values.
+func (ParsingRuleSeverity) AllValues() []ParsingRuleSeverity {
+	return []ParsingRuleSeverity{
+		ParsingRuleSeverityVALUEDEBUGORUNSPECIFIED,
+		ParsingRuleSeverityVALUEVERBOSE,
+		ParsingRuleSeverityVALUEINFO,
+		ParsingRuleSeverityVALUEWARNING,
+		ParsingRuleSeverityVALUEERROR,
+		ParsingRuleSeverityVALUECRITICAL,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ParsingRuleSeverity) MarshalText() ([]byte, error) {
+	switch s {
+	case ParsingRuleSeverityVALUEDEBUGORUNSPECIFIED:
+		return []byte(s), nil
+	case ParsingRuleSeverityVALUEVERBOSE:
+		return []byte(s), nil
+	case ParsingRuleSeverityVALUEINFO:
+		return []byte(s), nil
+	case ParsingRuleSeverityVALUEWARNING:
+		return []byte(s), nil
+	case ParsingRuleSeverityVALUEERROR:
+		return []byte(s), nil
+	case ParsingRuleSeverityVALUECRITICAL:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ParsingRuleSeverity) UnmarshalText(data []byte) error {
+	switch ParsingRuleSeverity(data) {
+	case ParsingRuleSeverityVALUEDEBUGORUNSPECIFIED:
+		*s = ParsingRuleSeverityVALUEDEBUGORUNSPECIFIED
+		return nil
+	case ParsingRuleSeverityVALUEVERBOSE:
+		*s = ParsingRuleSeverityVALUEVERBOSE
+		return nil
+	case ParsingRuleSeverityVALUEINFO:
+		*s = ParsingRuleSeverityVALUEINFO
+		return nil
+	case ParsingRuleSeverityVALUEWARNING:
+		*s = ParsingRuleSeverityVALUEWARNING
+		return nil
+	case ParsingRuleSeverityVALUEERROR:
+		*s = ParsingRuleSeverityVALUEERROR
+		return nil
+	case ParsingRuleSeverityVALUECRITICAL:
+		*s = ParsingRuleSeverityVALUECRITICAL
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/ParsingRuleSeverityConstraint
+type ParsingRuleSeverityConstraint struct {
+	Value OptParsingRuleSeverity `json:"value"`
+}
+
+// GetValue returns the value of Value.
+func (s *ParsingRuleSeverityConstraint) GetValue() OptParsingRuleSeverity {
+	return s.Value
+}
+
+// SetValue sets the value of Value.
+func (s *ParsingRuleSeverityConstraint) SetValue(val OptParsingRuleSeverity) {
+	s.Value = val
+}
+
+// Ref: #/components/schemas/ParsingRuleSubgroup
+type ParsingRuleSubgroup struct {
+	ID      OptString     `json:"id"`
+	Enabled OptBool       `json:"enabled"`
+	Order   OptInt64      `json:"order"`
+	Rules   []ParsingRule `json:"rules"`
+}
+
+// GetID returns the value of ID.
+func (s *ParsingRuleSubgroup) GetID() OptString {
+	return s.ID
+}
+
+// GetEnabled returns the value of Enabled.
+func (s *ParsingRuleSubgroup) GetEnabled() OptBool {
+	return s.Enabled
+}
+
+// GetOrder returns the value of Order.
+func (s *ParsingRuleSubgroup) GetOrder() OptInt64 {
+	return s.Order
+}
+
+// GetRules returns the value of Rules.
+func (s *ParsingRuleSubgroup) GetRules() []ParsingRule {
+	return s.Rules
+}
+
+// SetID sets the value of ID.
+func (s *ParsingRuleSubgroup) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetEnabled sets the value of Enabled.
+func (s *ParsingRuleSubgroup) SetEnabled(val OptBool) {
+	s.Enabled = val
+}
+
+// SetOrder sets the value of Order.
+func (s *ParsingRuleSubgroup) SetOrder(val OptInt64) {
+	s.Order = val
+}
+
+// SetRules sets the value of Rules.
+func (s *ParsingRuleSubgroup) SetRules(val []ParsingRule) {
+	s.Rules = val
+}
+
+// Request only; when given it must be the caller's team. Never answered.
+// Ref: #/components/schemas/ParsingRuleTeamID
+type ParsingRuleTeamID struct {
+	ID OptInt64 `json:"id"`
+}
+
+// GetID returns the value of ID.
+func (s *ParsingRuleTeamID) GetID() OptInt64 {
+	return s.ID
+}
+
+// SetID sets the value of ID.
+func (s *ParsingRuleTeamID) SetID(val OptInt64) {
+	s.ID = val
 }
 
 // Ref: #/components/schemas/PermissionPresetInfo

@@ -76,6 +76,13 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/notifications/notification-center/v1/presets
 	BatchGetPresets(ctx context.Context, params BatchGetPresetsParams) (*BatchGetPresetsResponse, error)
+	// BulkDeleteParsingRuleGroups implements BulkDeleteParsingRuleGroups operation.
+	//
+	// Deletes every group named by a `group_ids` value, all or none: when one names no group of the team,
+	// the answer is 404 and nothing is deleted. Repeated ids count once; no ids deletes nothing.
+	//
+	// DELETE /mgmt/openapi/5/parsing-rules/rule-groups/v1
+	BulkDeleteParsingRuleGroups(ctx context.Context, params BulkDeleteParsingRuleGroupsParams) error
 	// CloseCase implements CloseCase operation.
 	//
 	// Close a case for good.
@@ -114,6 +121,17 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/4/notifications/notification-center/v1/presets/custom
 	CreateCustomPreset(ctx context.Context, req *PresetRequest) (*PresetResponse, error)
+	// CreateParsingRuleGroup implements CreateParsingRuleGroup operation.
+	//
+	// Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets
+	// exactly one kind; every matcher sets exactly one of `applicationName`, `subsystemName` and
+	// `severity`. Regular expressions use Go's RE2 syntax and are compiled on write: one that does not
+	// compile is a 400 naming the rule. An omitted group `order` places the group after the team's others;
+	// an omitted subgroup or rule `order` is its 1-based position in its array. `teamId`, when given, must
+	// be the caller's team.
+	//
+	// POST /mgmt/openapi/5/parsing-rules/rule-groups/v1
+	CreateParsingRuleGroup(ctx context.Context, req *ParsingRuleGroup) (*ParsingRuleGroupResponse, error)
 	// CreatePolicy implements CreatePolicy operation.
 	//
 	// Creates a policy for one data type, chosen by which of `logRules`, `spanRules` or `rumRules` is set
@@ -158,6 +176,12 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}
 	DeleteCustomPreset(ctx context.Context, params DeleteCustomPresetParams) error
+	// DeleteParsingRuleGroup implements DeleteParsingRuleGroup operation.
+	//
+	// Delete one parsing rule group.
+	//
+	// DELETE /mgmt/openapi/5/parsing-rules/rule-groups/v1/{group_id}
+	DeleteParsingRuleGroup(ctx context.Context, params DeleteParsingRuleGroupParams) error
 	// DeletePolicy implements DeletePolicy operation.
 	//
 	// The policies after it of the same data type move up one place.
@@ -284,6 +308,12 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/data-usage/v2/logs/count
 	GetLogsCountV2(ctx context.Context, params GetLogsCountV2Params) (*UsageV2LogsCountHeaders, error)
+	// GetParsingRuleGroup implements GetParsingRuleGroup operation.
+	//
+	// Read one parsing rule group.
+	//
+	// GET /mgmt/openapi/5/parsing-rules/rule-groups/v1/{group_id}
+	GetParsingRuleGroup(ctx context.Context, params GetParsingRuleGroupParams) (*ParsingRuleGroupResponse, error)
 	// GetPolicy implements GetPolicy operation.
 	//
 	// Read a policy.
@@ -396,6 +426,12 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1
 	ListIncidents(ctx context.Context, req OptListIncidentsRequest) (*ListIncidentsResponse, error)
+	// ListParsingRuleGroups implements ListParsingRuleGroups operation.
+	//
+	// Every group of the team, by `order`, then oldest first.
+	//
+	// GET /mgmt/openapi/5/parsing-rules/rule-groups/v1
+	ListParsingRuleGroups(ctx context.Context) (*ParsingRuleGroupList, error)
 	// ListPolicies implements ListPolicies operation.
 	//
 	// Every policy of the team, by data type (logs, spans, RUM) and then by order.
@@ -549,6 +585,14 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/data-usage/v2/export-status
 	UpdateDataUsageExportStatusV2(ctx context.Context, req *UsageV2ExportStatus) (*UsageV2ExportStatusHeaders, error)
+	// UpdateParsingRuleGroup implements UpdateParsingRuleGroup operation.
+	//
+	// Replaces the whole group `group_id` with the given one and answers it with ids on the group, on
+	// every subgroup and on every rule. Subgroup and rule ids are assigned afresh on every write; `id`
+	// fields in the request are ignored. Validation is the create's.
+	//
+	// PUT /mgmt/openapi/3/parsing-rules/rule-groups/v1/{group_id}
+	UpdateParsingRuleGroup(ctx context.Context, req *ParsingRuleGroup, params UpdateParsingRuleGroupParams) (*ParsingRuleGroupResponse, error)
 	// UpdatePolicy implements UpdatePolicy operation.
 	//
 	// Changes the fields that the request sets; the others keep their values. The data type of a policy

@@ -114,6 +114,16 @@ func (UnimplementedHandler) BatchGetPresets(ctx context.Context, params BatchGet
 	return r, ht.ErrNotImplemented
 }
 
+// BulkDeleteParsingRuleGroups implements BulkDeleteParsingRuleGroups operation.
+//
+// Deletes every group named by a `group_ids` value, all or none: when one names no group of the team,
+// the answer is 404 and nothing is deleted. Repeated ids count once; no ids deletes nothing.
+//
+// DELETE /mgmt/openapi/5/parsing-rules/rule-groups/v1
+func (UnimplementedHandler) BulkDeleteParsingRuleGroups(ctx context.Context, params BulkDeleteParsingRuleGroupsParams) error {
+	return ht.ErrNotImplemented
+}
+
 // CloseCase implements CloseCase operation.
 //
 // Close a case for good.
@@ -164,6 +174,20 @@ func (UnimplementedHandler) CreateCaseComment(ctx context.Context, req *CommentR
 //
 // POST /mgmt/openapi/4/notifications/notification-center/v1/presets/custom
 func (UnimplementedHandler) CreateCustomPreset(ctx context.Context, req *PresetRequest) (r *PresetResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CreateParsingRuleGroup implements CreateParsingRuleGroup operation.
+//
+// Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets
+// exactly one kind; every matcher sets exactly one of `applicationName`, `subsystemName` and
+// `severity`. Regular expressions use Go's RE2 syntax and are compiled on write: one that does not
+// compile is a 400 naming the rule. An omitted group `order` places the group after the team's others;
+// an omitted subgroup or rule `order` is its 1-based position in its array. `teamId`, when given, must
+// be the caller's team.
+//
+// POST /mgmt/openapi/5/parsing-rules/rule-groups/v1
+func (UnimplementedHandler) CreateParsingRuleGroup(ctx context.Context, req *ParsingRuleGroup) (r *ParsingRuleGroupResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -226,6 +250,15 @@ func (UnimplementedHandler) DeleteCaseComment(ctx context.Context, params Delete
 //
 // DELETE /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}
 func (UnimplementedHandler) DeleteCustomPreset(ctx context.Context, params DeleteCustomPresetParams) error {
+	return ht.ErrNotImplemented
+}
+
+// DeleteParsingRuleGroup implements DeleteParsingRuleGroup operation.
+//
+// Delete one parsing rule group.
+//
+// DELETE /mgmt/openapi/5/parsing-rules/rule-groups/v1/{group_id}
+func (UnimplementedHandler) DeleteParsingRuleGroup(ctx context.Context, params DeleteParsingRuleGroupParams) error {
 	return ht.ErrNotImplemented
 }
 
@@ -400,6 +433,15 @@ func (UnimplementedHandler) GetLogsCountV2(ctx context.Context, params GetLogsCo
 	return r, ht.ErrNotImplemented
 }
 
+// GetParsingRuleGroup implements GetParsingRuleGroup operation.
+//
+// Read one parsing rule group.
+//
+// GET /mgmt/openapi/5/parsing-rules/rule-groups/v1/{group_id}
+func (UnimplementedHandler) GetParsingRuleGroup(ctx context.Context, params GetParsingRuleGroupParams) (r *ParsingRuleGroupResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetPolicy implements GetPolicy operation.
 //
 // Read a policy.
@@ -551,6 +593,15 @@ func (UnimplementedHandler) ListIncidentEvents(ctx context.Context, params ListI
 //
 // POST /mgmt/openapi/5/incidents/incidents/v1
 func (UnimplementedHandler) ListIncidents(ctx context.Context, req OptListIncidentsRequest) (r *ListIncidentsResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListParsingRuleGroups implements ListParsingRuleGroups operation.
+//
+// Every group of the team, by `order`, then oldest first.
+//
+// GET /mgmt/openapi/5/parsing-rules/rule-groups/v1
+func (UnimplementedHandler) ListParsingRuleGroups(ctx context.Context) (r *ParsingRuleGroupList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -767,6 +818,17 @@ func (UnimplementedHandler) UpdateCaseComment(ctx context.Context, req *CommentR
 //
 // POST /mgmt/openapi/5/dataplans/data-usage/v2/export-status
 func (UnimplementedHandler) UpdateDataUsageExportStatusV2(ctx context.Context, req *UsageV2ExportStatus) (r *UsageV2ExportStatusHeaders, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UpdateParsingRuleGroup implements UpdateParsingRuleGroup operation.
+//
+// Replaces the whole group `group_id` with the given one and answers it with ids on the group, on
+// every subgroup and on every rule. Subgroup and rule ids are assigned afresh on every write; `id`
+// fields in the request are ignored. Validation is the create's.
+//
+// PUT /mgmt/openapi/3/parsing-rules/rule-groups/v1/{group_id}
+func (UnimplementedHandler) UpdateParsingRuleGroup(ctx context.Context, req *ParsingRuleGroup, params UpdateParsingRuleGroupParams) (r *ParsingRuleGroupResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

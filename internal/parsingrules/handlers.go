@@ -1,0 +1,153 @@
+// Package parsingrules serves log parsing rule groups: create, E7 replace, list, get, delete and
+// bulk delete. A group's matchers choose the logs it applies to; its subgroups and their rules run
+// in order. Regular expressions are Go's RE2 dialect (package regexp), compiled on every write.
+package parsingrules
+
+import (
+	"context"
+	"errors"
+
+	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+// RuleGroupHandler implements the parsing-rule-group operations of oas.Handler.
+type RuleGroupHandler struct {
+	db *db.DB
+}
+
+// NewHandler returns the parsing-rule-group operations.
+func NewHandler(database *db.DB) *RuleGroupHandler {
+	return &RuleGroupHandler{db: database}
+}
+
+// CreateParsingRuleGroup stores a new group under a fresh id, with fresh ids on its subgroups and
+// rules; an omitted order places it after the team's other groups.
+//
+// Errors: Invalid (see checkGroup).
+func (h *RuleGroupHandler) CreateParsingRuleGroup(ctx context.Context, req *oas.ParsingRuleGroup) (*oas.ParsingRuleGroupResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	g, err := checkGroup(*req, caller.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	err = h.db.InTx(ctx, func(tx *db.Tx) error {
+		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
+			return err
+		}
+		if !g.Order.IsSet() {
+			next, err := nextOrder(ctx, tx, caller.TeamID)
+			if err != nil {
+				return err
+			}
+			g.Order = oas.NewOptInt64(next)
+		}
+		assignIDs(&g, tx.NewID(), tx.NewID)
+		return insertGroup(ctx, tx, caller.TeamID, g)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &oas.ParsingRuleGroupResponse{RuleGroup: g}, nil
+}
+
+// UpdateParsingRuleGroup replaces the group group_id (E7); its subgroups and rules get fresh ids,
+// and an omitted order keeps the group's current one.
+//
+// Errors: Invalid (see checkGroup); NotFound when the team has no such group.
+func (h *RuleGroupHandler) UpdateParsingRuleGroup(ctx context.Context, req *oas.ParsingRuleGroup, params oas.UpdateParsingRuleGroupParams) (*oas.ParsingRuleGroupResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	g, err := checkGroup(*req, caller.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	err = h.db.InTx(ctx, func(tx *db.Tx) error {
+		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
+			return err
+		}
+		old, err := getGroup(ctx, tx, caller.TeamID, params.GroupID)
+		if err != nil {
+			return err
+		}
+		if !g.Order.IsSet() {
+			g.Order = old.Order
+		}
+		assignIDs(&g, params.GroupID, tx.NewID)
+		return updateGroup(ctx, tx, caller.TeamID, g)
+	})
+	if err != nil {
+		return nil, notFoundAs(err, params.GroupID)
+	}
+	return &oas.ParsingRuleGroupResponse{RuleGroup: g}, nil
+}
+
+// GetParsingRuleGroup returns one group.
+//
+// Errors: NotFound when the team has no such group.
+func (h *RuleGroupHandler) GetParsingRuleGroup(ctx context.Context, params oas.GetParsingRuleGroupParams) (*oas.ParsingRuleGroupResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	g, err := getGroup(ctx, h.db.Read(), caller.TeamID, params.GroupID)
+	if err != nil {
+		return nil, notFoundAs(err, params.GroupID)
+	}
+	return &oas.ParsingRuleGroupResponse{RuleGroup: g}, nil
+}
+
+// ListParsingRuleGroups returns the team's groups by order, then oldest first.
+func (h *RuleGroupHandler) ListParsingRuleGroups(ctx context.Context) (*oas.ParsingRuleGroupList, error) {
+	caller := auth.PrincipalFrom(ctx)
+	groups, err := listGroups(ctx, h.db.Read(), caller.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	return &oas.ParsingRuleGroupList{RuleGroups: groups}, nil
+}
+
+// DeleteParsingRuleGroup deletes one group.
+//
+// Errors: NotFound when the team has no such group.
+func (h *RuleGroupHandler) DeleteParsingRuleGroup(ctx context.Context, params oas.DeleteParsingRuleGroupParams) error {
+	caller := auth.PrincipalFrom(ctx)
+	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
+			return err
+		}
+		return deleteGroup(ctx, tx, caller.TeamID, params.GroupID)
+	})
+	return notFoundAs(err, params.GroupID)
+}
+
+// BulkDeleteParsingRuleGroups deletes every named group, all or none.
+//
+// Errors: NotFound naming the first id that names no group of the team; nothing is deleted then.
+func (h *RuleGroupHandler) BulkDeleteParsingRuleGroups(ctx context.Context, params oas.BulkDeleteParsingRuleGroupsParams) error {
+	caller := auth.PrincipalFrom(ctx)
+	seen := map[string]bool{}
+	return h.db.InTx(ctx, func(tx *db.Tx) error {
+		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
+			return err
+		}
+		for i, id := range params.GroupIds {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+			if err := deleteGroup(ctx, tx, caller.TeamID, id); err != nil {
+				if errors.Is(err, db.ErrNotFound) {
+					return apierror.NotFoundf("group_ids[%d]: no rule group %q; nothing was deleted", i, id)
+				}
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func notFoundAs(err error, id string) error {
+	if errors.Is(err, db.ErrNotFound) {
+		return apierror.NotFoundf("group_id: no rule group %q", id)
+	}
+	return err
+}

@@ -22,6 +22,8 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/queryobject"
 	"github.com/mgmtapi/mgmtapi/internal/quotarules"
 	"github.com/mgmtapi/mgmtapi/internal/recordingrules"
+	"github.com/mgmtapi/mgmtapi/internal/retentions"
+	"github.com/mgmtapi/mgmtapi/internal/roles"
 	"github.com/mgmtapi/mgmtapi/internal/teams"
 )
 
@@ -48,6 +50,8 @@ type handler struct {
 	*datausage.UsageHandler
 	*presets.PresetHandler
 	*parsingrules.RuleGroupHandler
+	*retentions.RetentionHandler
+	*roles.RoleHandler
 }
 
 // NewError is the exit for errors returned by handlers and by the security handler.
@@ -79,6 +83,8 @@ func New(opts Options) (*API, error) {
 		UsageHandler:     datausage.NewHandler(opts.DB),
 		PresetHandler:    presets.NewHandler(opts.DB),
 		RuleGroupHandler: parsingrules.NewHandler(opts.DB),
+		RetentionHandler: retentions.NewHandler(opts.DB),
+		RoleHandler:      roles.NewHandler(opts.DB),
 	}
 	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey}
 	router, err := oas.NewServer(h, sec,

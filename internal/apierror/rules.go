@@ -31,6 +31,7 @@ func DescribeRule(err error) string {
 	var minLen *validate.MinLengthError
 	var maxLen *validate.MaxLengthError
 	var regex *validate.NoRegexMatchError
+	var num *strconv.NumError
 	switch {
 	case errors.Is(err, validate.ErrFieldRequired):
 		return "is required"
@@ -40,6 +41,10 @@ func DescribeRule(err error) string {
 		return fmt.Sprintf("must have at most %s (got %d)", count(maxLen.MaxLength, unit), maxLen.Len)
 	case errors.As(err, &regex):
 		return fmt.Sprintf("must match the pattern %s", regex.Pattern)
+	case errors.As(err, &num) && errors.Is(num.Err, strconv.ErrRange):
+		return fmt.Sprintf("must be an integer within range (got %q)", num.Num)
+	case errors.As(err, &num):
+		return fmt.Sprintf("must be an integer (got %q)", num.Num)
 	}
 	if m := intBound.FindStringSubmatch(text); m != nil {
 		if m[2] == "less" {

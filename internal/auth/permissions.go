@@ -45,6 +45,10 @@ var catalog = []Permission{
 	{"notification-presets:Manage", "create, replace and delete custom notification presets"},
 	{"parsing-rules:ReadConfig", "list and read parsing rule groups"},
 	{"parsing-rules:Manage", "create, replace and delete parsing rule groups"},
+	{"retention-tags:ReadConfig", "list the team's retention tags"},
+	{"retention-tags:Manage", "rename the team's editable retention tags"},
+	{"team-roles:ReadConfig", "list and read custom roles and the system roles"},
+	{"team-roles:Manage", "create, change and delete custom roles"},
 }
 
 // Preset is a named bundle of permissions that a key can hold by name.
@@ -78,10 +82,15 @@ var presets = []Preset{
 		Permissions: []string{"notification-presets:ReadConfig", "notification-presets:Manage"}},
 	{Name: "parsing-rules", Description: "everything about parsing rule groups",
 		Permissions: []string{"parsing-rules:ReadConfig", "parsing-rules:Manage"}},
+	{Name: "retention-tags", Description: "everything about retention tags",
+		Permissions: []string{"retention-tags:ReadConfig", "retention-tags:Manage"}},
+	{Name: "team-roles", Description: "everything about custom roles, and reading the system roles",
+		Permissions: []string{"team-roles:ReadConfig", "team-roles:Manage"}},
 	{Name: "read-only", Description: "every permission that only reads",
 		Permissions: []string{"api-keys:ReadConfig", "recording-rules:ReadConfig", "case:Read", "incidents:read",
 			"policies:ReadConfig", "policy-settings:ReadConfig", "team-quota-rules:Read", "data-usage:Read",
-			"notification-presets:ReadConfig", "parsing-rules:ReadConfig"}},
+			"notification-presets:ReadConfig", "parsing-rules:ReadConfig", "retention-tags:ReadConfig",
+			"team-roles:ReadConfig"}},
 	{Name: FullAccess, Description: "every permission", Permissions: nil},
 }
 

@@ -135,6 +135,15 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/4/notifications/notification-center/v1/presets/custom
 	CreateCustomPreset(ctx context.Context, request *PresetRequest) (*PresetResponse, error)
+	// CreateCustomRole invokes CreateCustomRole operation.
+	//
+	// Creates a role derived from one system role, named by exactly one of `parentRoleId` and
+	// `parentRoleName`, holding the listed permissions (names from the permission catalog, the one API
+	// keys use; repeats are dropped). Names are unique within the team (409). `teamId`, when given, must
+	// be the caller's team. Answers 200 with the new role's id.
+	//
+	// PUT /mgmt/openapi/3/aaa/team-roles/v1/custom-roles
+	CreateCustomRole(ctx context.Context, request *CustomRoleRequest) (*CustomRoleCreated, error)
 	// CreateParsingRuleGroup invokes CreateParsingRuleGroup operation.
 	//
 	// Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets
@@ -190,6 +199,12 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}
 	DeleteCustomPreset(ctx context.Context, params DeleteCustomPresetParams) error
+	// DeleteCustomRole invokes DeleteCustomRole operation.
+	//
+	// Delete a custom role.
+	//
+	// DELETE /mgmt/openapi/5/aaa/team-roles/v1/custom-roles/{role_id}
+	DeleteCustomRole(ctx context.Context, params DeleteCustomRoleParams) error
 	// DeleteParsingRuleGroup invokes DeleteParsingRuleGroup operation.
 	//
 	// Delete one parsing rule group.
@@ -238,6 +253,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/cases/events/v1/{event_id}
 	GetCaseEvent(ctx context.Context, params GetCaseEventParams) (*CaseEventResponse, error)
+	// GetCustomRole invokes GetCustomRole operation.
+	//
+	// Read a custom role.
+	//
+	// GET /mgmt/openapi/5/aaa/team-roles/v1/custom-roles/{role_id}
+	GetCustomRole(ctx context.Context, params GetCustomRoleParams) (*CustomRoleResponse, error)
 	// GetDailyUsageEvaluationTokensV2 invokes GetDailyUsageEvaluationTokensV2 operation.
 	//
 	// One entry per UTC day of the range, oldest first, empty days included: the tokens of the day's
@@ -402,6 +423,13 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1
 	ListCases(ctx context.Context, request OptListCasesRequest) (*ListCasesResponse, error)
+	// ListCustomRoles invokes ListCustomRoles operation.
+	//
+	// The team's custom roles, by id. `team_id`, when given, must be the caller's team; any other team
+	// answers 404.
+	//
+	// GET /mgmt/openapi/5/aaa/team-roles/v1/custom-roles
+	ListCustomRoles(ctx context.Context, params ListCustomRolesParams) (*CustomRoleList, error)
 	// ListEntityTypeAttachmentTypes invokes ListEntityTypeAttachmentTypes operation.
 	//
 	// The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -465,6 +493,21 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/recording-rules/recording-rules/v1
 	ListRecordingRuleSets(ctx context.Context) (*RecordingRuleSetList, error)
+	// ListRetentionTags invokes ListRetentionTags operation.
+	//
+	// Every team has the platform's four retention tags, in `order`: `Default` (not editable) and three
+	// editable ones. The answer shows the team's current names.
+	//
+	// GET /mgmt/openapi/5/dataengine/retention-tags/v1
+	ListRetentionTags(ctx context.Context) (*RetentionTagList, error)
+	// ListSystemRoles invokes ListSystemRoles operation.
+	//
+	// The roles every team has, which custom roles derive from: `admin` (every permission), `member`
+	// (every permission except managing API keys and roles) and `viewer` (every permission that only
+	// reads).
+	//
+	// GET /mgmt/openapi/5/aaa/team-roles/v1/system-roles
+	ListSystemRoles(ctx context.Context) (*SystemRoleList, error)
 	// OverwriteLogPolicies invokes OverwriteLogPolicies operation.
 	//
 	// As the span-policy overwrite, for log policies.
@@ -590,6 +633,13 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 	UpdateCaseComment(ctx context.Context, request *CommentRequest, params UpdateCaseCommentParams) (*CaseEventResponse, error)
+	// UpdateCustomRole invokes UpdateCustomRole operation.
+	//
+	// Changes what is given: `newName` (unique within the team, 409), `newDescription`, and
+	// `newPermissions.permissions` (replaces the whole set). The parent role does not change.
+	//
+	// POST /mgmt/openapi/5/aaa/team-roles/v1/custom-roles/{role_id}
+	UpdateCustomRole(ctx context.Context, request *CustomRoleUpdate, params UpdateCustomRoleParams) error
 	// UpdateDataUsageExportStatusV2 invokes UpdateDataUsageExportStatusV2 operation.
 	//
 	// Stores the team's export setting (an absent `enabled` means false) and answers it. This server
@@ -620,6 +670,14 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/recording-rules/recording-rules/v1/{id}
 	UpdateRecordingRuleSet(ctx context.Context, request *RecordingRuleSetInput, params UpdateRecordingRuleSetParams) error
+	// UpdateRetentionTags invokes UpdateRetentionTags operation.
+	//
+	// Renames each tag named by `id` to `name`, all or none. An unknown `id` is a 404, a tag that is not
+	// editable a 400, and so is an `id` given twice. A name is 1–100 characters and must contain a
+	// non-whitespace character. The answer is the full list after the change.
+	//
+	// POST /mgmt/openapi/5/dataengine/retention-tags/v1
+	UpdateRetentionTags(ctx context.Context, request *RetentionTagUpdate) (*RetentionTagList, error)
 }
 
 // Client implements OAS client.
@@ -2228,6 +2286,88 @@ func (c *Client) sendCreateCustomPreset(ctx context.Context, request *PresetRequ
 	return result, nil
 }
 
+// CreateCustomRole invokes CreateCustomRole operation.
+//
+// Creates a role derived from one system role, named by exactly one of `parentRoleId` and
+// `parentRoleName`, holding the listed permissions (names from the permission catalog, the one API
+// keys use; repeats are dropped). Names are unique within the team (409). `teamId`, when given, must
+// be the caller's team. Answers 200 with the new role's id.
+//
+// PUT /mgmt/openapi/3/aaa/team-roles/v1/custom-roles
+func (c *Client) CreateCustomRole(ctx context.Context, request *CustomRoleRequest) (*CustomRoleCreated, error) {
+	res, err := c.sendCreateCustomRole(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateCustomRole(ctx context.Context, request *CustomRoleRequest) (res *CustomRoleCreated, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/3/aaa/team-roles/v1/custom-roles"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateCustomRoleRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateCustomRoleOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateCustomRoleResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CreateParsingRuleGroup invokes CreateParsingRuleGroup operation.
 //
 // Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets
@@ -2839,6 +2979,100 @@ func (c *Client) sendDeleteCustomPreset(ctx context.Context, params DeleteCustom
 	}()
 
 	result, err := decodeDeleteCustomPresetResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteCustomRole invokes DeleteCustomRole operation.
+//
+// Delete a custom role.
+//
+// DELETE /mgmt/openapi/5/aaa/team-roles/v1/custom-roles/{role_id}
+func (c *Client) DeleteCustomRole(ctx context.Context, params DeleteCustomRoleParams) error {
+	_, err := c.sendDeleteCustomRole(ctx, params)
+	return err
+}
+
+func (c *Client) sendDeleteCustomRole(ctx context.Context, params DeleteCustomRoleParams) (res *DeleteCustomRoleNoContent, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-roles/v1/custom-roles/"
+	{
+		// Encode "role_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "role_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int64ToString(params.RoleID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteCustomRoleOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteCustomRoleResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -3581,6 +3815,100 @@ func (c *Client) sendGetCaseEvent(ctx context.Context, params GetCaseEventParams
 	}()
 
 	result, err := decodeGetCaseEventResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetCustomRole invokes GetCustomRole operation.
+//
+// Read a custom role.
+//
+// GET /mgmt/openapi/5/aaa/team-roles/v1/custom-roles/{role_id}
+func (c *Client) GetCustomRole(ctx context.Context, params GetCustomRoleParams) (*CustomRoleResponse, error) {
+	res, err := c.sendGetCustomRole(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetCustomRole(ctx context.Context, params GetCustomRoleParams) (res *CustomRoleResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-roles/v1/custom-roles/"
+	{
+		// Encode "role_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "role_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int64ToString(params.RoleID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetCustomRoleOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetCustomRoleResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -5332,6 +5660,103 @@ func (c *Client) sendListCases(ctx context.Context, request OptListCasesRequest)
 	return result, nil
 }
 
+// ListCustomRoles invokes ListCustomRoles operation.
+//
+// The team's custom roles, by id. `team_id`, when given, must be the caller's team; any other team
+// answers 404.
+//
+// GET /mgmt/openapi/5/aaa/team-roles/v1/custom-roles
+func (c *Client) ListCustomRoles(ctx context.Context, params ListCustomRolesParams) (*CustomRoleList, error) {
+	res, err := c.sendListCustomRoles(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListCustomRoles(ctx context.Context, params ListCustomRolesParams) (res *CustomRoleList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-roles/v1/custom-roles"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "team_id" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "team_id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.TeamID.Get(); ok {
+				return e.EncodeValue(conv.Int64ToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListCustomRolesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListCustomRolesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListEntityTypeAttachmentTypes invokes ListEntityTypeAttachmentTypes operation.
 //
 // The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -6066,6 +6491,161 @@ func (c *Client) sendListRecordingRuleSets(ctx context.Context) (res *RecordingR
 	}()
 
 	result, err := decodeListRecordingRuleSetsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListRetentionTags invokes ListRetentionTags operation.
+//
+// Every team has the platform's four retention tags, in `order`: `Default` (not editable) and three
+// editable ones. The answer shows the team's current names.
+//
+// GET /mgmt/openapi/5/dataengine/retention-tags/v1
+func (c *Client) ListRetentionTags(ctx context.Context) (*RetentionTagList, error) {
+	res, err := c.sendListRetentionTags(ctx)
+	return res, err
+}
+
+func (c *Client) sendListRetentionTags(ctx context.Context) (res *RetentionTagList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataengine/retention-tags/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListRetentionTagsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListRetentionTagsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListSystemRoles invokes ListSystemRoles operation.
+//
+// The roles every team has, which custom roles derive from: `admin` (every permission), `member`
+// (every permission except managing API keys and roles) and `viewer` (every permission that only
+// reads).
+//
+// GET /mgmt/openapi/5/aaa/team-roles/v1/system-roles
+func (c *Client) ListSystemRoles(ctx context.Context) (*SystemRoleList, error) {
+	res, err := c.sendListSystemRoles(ctx)
+	return res, err
+}
+
+func (c *Client) sendListSystemRoles(ctx context.Context) (res *SystemRoleList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-roles/v1/system-roles"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListSystemRolesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListSystemRolesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -7602,6 +8182,104 @@ func (c *Client) sendUpdateCaseComment(ctx context.Context, request *CommentRequ
 	return result, nil
 }
 
+// UpdateCustomRole invokes UpdateCustomRole operation.
+//
+// Changes what is given: `newName` (unique within the team, 409), `newDescription`, and
+// `newPermissions.permissions` (replaces the whole set). The parent role does not change.
+//
+// POST /mgmt/openapi/5/aaa/team-roles/v1/custom-roles/{role_id}
+func (c *Client) UpdateCustomRole(ctx context.Context, request *CustomRoleUpdate, params UpdateCustomRoleParams) error {
+	_, err := c.sendUpdateCustomRole(ctx, request, params)
+	return err
+}
+
+func (c *Client) sendUpdateCustomRole(ctx context.Context, request *CustomRoleUpdate, params UpdateCustomRoleParams) (res *CustomRoleUpdated, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-roles/v1/custom-roles/"
+	{
+		// Encode "role_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "role_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int64ToString(params.RoleID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateCustomRoleRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateCustomRoleOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateCustomRoleResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // UpdateDataUsageExportStatusV2 invokes UpdateDataUsageExportStatusV2 operation.
 //
 // Stores the team's export setting (an absent `enabled` means false) and answers it. This server
@@ -7953,6 +8631,87 @@ func (c *Client) sendUpdateRecordingRuleSet(ctx context.Context, request *Record
 	}()
 
 	result, err := decodeUpdateRecordingRuleSetResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UpdateRetentionTags invokes UpdateRetentionTags operation.
+//
+// Renames each tag named by `id` to `name`, all or none. An unknown `id` is a 404, a tag that is not
+// editable a 400, and so is an `id` given twice. A name is 1–100 characters and must contain a
+// non-whitespace character. The answer is the full list after the change.
+//
+// POST /mgmt/openapi/5/dataengine/retention-tags/v1
+func (c *Client) UpdateRetentionTags(ctx context.Context, request *RetentionTagUpdate) (*RetentionTagList, error) {
+	res, err := c.sendUpdateRetentionTags(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendUpdateRetentionTags(ctx context.Context, request *RetentionTagUpdate) (res *RetentionTagList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataengine/retention-tags/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateRetentionTagsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateRetentionTagsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateRetentionTagsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

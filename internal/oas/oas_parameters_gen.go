@@ -1120,6 +1120,90 @@ func decodeDeleteCustomPresetParams(args [1]string, argsEscaped bool, r *http.Re
 	return params, nil
 }
 
+// DeleteCustomRoleParams is parameters of DeleteCustomRole operation.
+type DeleteCustomRoleParams struct {
+	// A custom role's id.
+	RoleID int64
+}
+
+func unpackDeleteCustomRoleParams(packed middleware.Parameters) (params DeleteCustomRoleParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "role_id",
+			In:   "path",
+		}
+		params.RoleID = packed[key].(int64)
+	}
+	return params
+}
+
+func decodeDeleteCustomRoleParams(args [1]string, argsEscaped bool, r *http.Request) (params DeleteCustomRoleParams, _ error) {
+	// Decode path: role_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "role_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToInt64(val)
+				if err != nil {
+					return err
+				}
+
+				params.RoleID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.Int{
+					MinSet:        true,
+					Min:           1,
+					MaxSet:        false,
+					Max:           0,
+					MinExclusive:  false,
+					MaxExclusive:  false,
+					MultipleOfSet: false,
+					MultipleOf:    0,
+					Pattern:       nil,
+				}).Validate(int64(params.RoleID)); err != nil {
+					return errors.Wrap(err, "int")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "role_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // DeleteParsingRuleGroupParams is parameters of DeleteParsingRuleGroup operation.
 type DeleteParsingRuleGroupParams struct {
 	// A parsing rule group id, as the create answered it.
@@ -1672,6 +1756,90 @@ func decodeGetCaseEventParams(args [1]string, argsEscaped bool, r *http.Request)
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "event_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetCustomRoleParams is parameters of GetCustomRole operation.
+type GetCustomRoleParams struct {
+	// A custom role's id.
+	RoleID int64
+}
+
+func unpackGetCustomRoleParams(packed middleware.Parameters) (params GetCustomRoleParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "role_id",
+			In:   "path",
+		}
+		params.RoleID = packed[key].(int64)
+	}
+	return params
+}
+
+func decodeGetCustomRoleParams(args [1]string, argsEscaped bool, r *http.Request) (params GetCustomRoleParams, _ error) {
+	// Decode path: role_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "role_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToInt64(val)
+				if err != nil {
+					return err
+				}
+
+				params.RoleID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.Int{
+					MinSet:        true,
+					Min:           1,
+					MaxSet:        false,
+					Max:           0,
+					MinExclusive:  false,
+					MaxExclusive:  false,
+					MultipleOfSet: false,
+					MultipleOf:    0,
+					Pattern:       nil,
+				}).Validate(int64(params.RoleID)); err != nil {
+					return errors.Wrap(err, "int")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "role_id",
 			In:   "path",
 			Err:  err,
 		}
@@ -2542,6 +2710,70 @@ func decodeListCaseEventsParams(args [1]string, argsEscaped bool, r *http.Reques
 		return params, &ogenerrors.DecodeParamError{
 			Name: "case_id",
 			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// ListCustomRolesParams is parameters of ListCustomRoles operation.
+type ListCustomRolesParams struct {
+	TeamID OptInt64 `json:",omitempty,omitzero"`
+}
+
+func unpackListCustomRolesParams(packed middleware.Parameters) (params ListCustomRolesParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "team_id",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.TeamID = v.(OptInt64)
+		}
+	}
+	return params
+}
+
+func decodeListCustomRolesParams(args [0]string, argsEscaped bool, r *http.Request) (params ListCustomRolesParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: team_id.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "team_id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotTeamIDVal int64
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToInt64(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotTeamIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.TeamID.SetTo(paramsDotTeamIDVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "team_id",
+			In:   "query",
 			Err:  err,
 		}
 	}
@@ -3652,6 +3884,90 @@ func decodeUpdateCaseCommentParams(args [1]string, argsEscaped bool, r *http.Req
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "event_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// UpdateCustomRoleParams is parameters of UpdateCustomRole operation.
+type UpdateCustomRoleParams struct {
+	// A custom role's id.
+	RoleID int64
+}
+
+func unpackUpdateCustomRoleParams(packed middleware.Parameters) (params UpdateCustomRoleParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "role_id",
+			In:   "path",
+		}
+		params.RoleID = packed[key].(int64)
+	}
+	return params
+}
+
+func decodeUpdateCustomRoleParams(args [1]string, argsEscaped bool, r *http.Request) (params UpdateCustomRoleParams, _ error) {
+	// Decode path: role_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "role_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToInt64(val)
+				if err != nil {
+					return err
+				}
+
+				params.RoleID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.Int{
+					MinSet:        true,
+					Min:           1,
+					MaxSet:        false,
+					Max:           0,
+					MinExclusive:  false,
+					MaxExclusive:  false,
+					MultipleOfSet: false,
+					MultipleOf:    0,
+					Pattern:       nil,
+				}).Validate(int64(params.RoleID)); err != nil {
+					return errors.Wrap(err, "int")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "role_id",
 			In:   "path",
 			Err:  err,
 		}

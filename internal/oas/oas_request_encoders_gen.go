@@ -150,6 +150,20 @@ func encodeCreateCustomPresetRequest(
 	return nil
 }
 
+func encodeCreateCustomRoleRequest(
+	req *CustomRoleRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCreateParsingRuleGroupRequest(
 	req *ParsingRuleGroup,
 	r *http.Request,
@@ -490,6 +504,20 @@ func encodeUpdateCaseCommentRequest(
 	return nil
 }
 
+func encodeUpdateCustomRoleRequest(
+	req *CustomRoleUpdate,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeUpdateDataUsageExportStatusV2Request(
 	req *UsageV2ExportStatus,
 	r *http.Request,
@@ -534,6 +562,20 @@ func encodeUpdatePolicyRequest(
 
 func encodeUpdateRecordingRuleSetRequest(
 	req *RecordingRuleSetInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeUpdateRetentionTagsRequest(
+	req *RetentionTagUpdate,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

@@ -233,6 +233,19 @@ func encodeCreateCustomPresetResponse(response *PresetResponse, w http.ResponseW
 	return nil
 }
 
+func encodeCreateCustomRoleResponse(response *CustomRoleCreated, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeCreateParsingRuleGroupResponse(response *ParsingRuleGroupResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -320,6 +333,12 @@ func encodeDeleteCustomPresetResponse(response *DeleteCustomPresetResponse, w ht
 	if _, err := e.WriteTo(w); err != nil {
 		return errors.Wrap(err, "write")
 	}
+
+	return nil
+}
+
+func encodeDeleteCustomRoleResponse(response *DeleteCustomRoleNoContent, w http.ResponseWriter) error {
+	w.WriteHeader(204)
 
 	return nil
 }
@@ -416,6 +435,19 @@ func encodeGetCaseResponse(response *CaseResponse, w http.ResponseWriter) error 
 }
 
 func encodeGetCaseEventResponse(response *CaseEventResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeGetCustomRoleResponse(response *CustomRoleResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -866,6 +898,19 @@ func encodeListCasesResponse(response *ListCasesResponse, w http.ResponseWriter)
 	return nil
 }
 
+func encodeListCustomRolesResponse(response *CustomRoleList, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeListEntityTypeAttachmentTypesResponse(response *AttachmentTypeList, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -958,6 +1003,32 @@ func encodeListPresetSummariesResponse(response *PresetSummaryList, w http.Respo
 }
 
 func encodeListRecordingRuleSetsResponse(response *RecordingRuleSetList, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeListRetentionTagsResponse(response *RetentionTagList, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeListSystemRolesResponse(response *SystemRoleList, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -1191,6 +1262,19 @@ func encodeUpdateCaseCommentResponse(response *CaseEventResponse, w http.Respons
 	return nil
 }
 
+func encodeUpdateCustomRoleResponse(response *CustomRoleUpdated, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeUpdateDataUsageExportStatusV2Response(response *UsageV2ExportStatusHeaders, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Access-Control-Expose-Headers", "Deprecation")
@@ -1248,6 +1332,19 @@ func encodeUpdatePolicyResponse(response *PolicyResponse, w http.ResponseWriter)
 }
 
 func encodeUpdateRecordingRuleSetResponse(response *EmptyObject, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeUpdateRetentionTagsResponse(response *RetentionTagList, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

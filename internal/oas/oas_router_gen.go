@@ -22,40 +22,54 @@ var (
 	rn11AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn69AllowedHeaders = map[string]string{
+	rn73AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
 	rn32AllowedHeaders = map[string]string{
+		"PUT": "Authorization,Content-Type",
+	}
+	rn34AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn62AllowedHeaders = map[string]string{
+	rn66AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn99AllowedHeaders = map[string]string{
+	rn108AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
 	rn25AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn33AllowedHeaders = map[string]string{
+	rn35AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn87AllowedHeaders = map[string]string{
+	rn96AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
-	rn78AllowedHeaders = map[string]string{
+	rn83AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
 	rn31AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn70AllowedHeaders = map[string]string{
+	rn74AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn36AllowedHeaders = map[string]string{
+	rn38AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 		"PUT":    "Authorization,Content-Type",
+	}
+	rn78AllowedHeaders = map[string]string{
+		"GET": "Authorization",
+	}
+	rn46AllowedHeaders = map[string]string{
+		"DELETE": "Authorization",
+		"GET":    "Authorization",
+		"POST":   "Authorization,Content-Type",
+	}
+	rn92AllowedHeaders = map[string]string{
+		"GET": "Authorization",
 	}
 	rn2AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
@@ -65,7 +79,7 @@ var (
 		"DELETE": "Authorization",
 		"POST":   "Authorization,Content-Type",
 	}
-	rn73AllowedHeaders = map[string]string{
+	rn77AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
 	rn28AllowedHeaders = map[string]string{
@@ -75,79 +89,83 @@ var (
 	rn29AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn72AllowedHeaders = map[string]string{
+	rn76AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn97AllowedHeaders = map[string]string{
+	rn106AllowedHeaders = map[string]string{
 		"POST": "Authorization",
 	}
 	rn22AllowedHeaders = map[string]string{
 		"POST": "Authorization",
 	}
-	rn38AllowedHeaders = map[string]string{
+	rn40AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn39AllowedHeaders = map[string]string{
+	rn41AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"PUT":    "Authorization,Content-Type",
 	}
-	rn95AllowedHeaders = map[string]string{
-		"PUT": "Authorization,Content-Type",
-	}
-	rn56AllowedHeaders = map[string]string{
-		"GET": "Authorization",
-	}
-	rn89AllowedHeaders = map[string]string{
-		"POST": "Authorization,Content-Type",
-	}
-	rn47AllowedHeaders = map[string]string{
-		"DELETE": "Authorization",
-		"GET":    "Authorization",
-		"PUT":    "Authorization,Content-Type",
-	}
-	rn59AllowedHeaders = map[string]string{
-		"GET": "Authorization",
-	}
-	rn51AllowedHeaders = map[string]string{
-		"POST": "Authorization,Content-Type",
-	}
-	rn53AllowedHeaders = map[string]string{
-		"POST": "Authorization,Content-Type",
-	}
-	rn54AllowedHeaders = map[string]string{
-		"POST": "Authorization,Content-Type",
-	}
-	rn58AllowedHeaders = map[string]string{
-		"GET":  "Authorization",
-		"POST": "Authorization,Content-Type",
-	}
-	rn63AllowedHeaders = map[string]string{
-		"GET": "Authorization",
-	}
-	rn68AllowedHeaders = map[string]string{
-		"GET": "Authorization",
-	}
-	rn84AllowedHeaders = map[string]string{
-		"PUT": "Authorization,Content-Type",
-	}
-	rn82AllowedHeaders = map[string]string{
-		"GET": "Authorization",
+	rn104AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
 	rn90AllowedHeaders = map[string]string{
+		"GET":  "Authorization",
 		"POST": "Authorization,Content-Type",
 	}
-	rn45AllowedHeaders = map[string]string{
+	rn61AllowedHeaders = map[string]string{
+		"GET": "Authorization",
+	}
+	rn98AllowedHeaders = map[string]string{
+		"POST": "Authorization,Content-Type",
+	}
+	rn52AllowedHeaders = map[string]string{
+		"DELETE": "Authorization",
+		"GET":    "Authorization",
+		"PUT":    "Authorization,Content-Type",
+	}
+	rn64AllowedHeaders = map[string]string{
+		"GET": "Authorization",
+	}
+	rn56AllowedHeaders = map[string]string{
+		"POST": "Authorization,Content-Type",
+	}
+	rn58AllowedHeaders = map[string]string{
+		"POST": "Authorization,Content-Type",
+	}
+	rn59AllowedHeaders = map[string]string{
+		"POST": "Authorization,Content-Type",
+	}
+	rn63AllowedHeaders = map[string]string{
+		"GET":  "Authorization",
+		"POST": "Authorization,Content-Type",
+	}
+	rn67AllowedHeaders = map[string]string{
+		"GET": "Authorization",
+	}
+	rn72AllowedHeaders = map[string]string{
+		"GET": "Authorization",
+	}
+	rn93AllowedHeaders = map[string]string{
+		"PUT": "Authorization,Content-Type",
+	}
+	rn87AllowedHeaders = map[string]string{
+		"GET": "Authorization",
+		"PUT": "Authorization,Content-Type",
+	}
+	rn99AllowedHeaders = map[string]string{
+		"POST": "Authorization,Content-Type",
+	}
+	rn50AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 	}
-	rn93AllowedHeaders = map[string]string{
+	rn102AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn65AllowedHeaders = map[string]string{
+	rn69AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn85AllowedHeaders = map[string]string{
+	rn94AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
 	rn17AllowedHeaders = map[string]string{
@@ -164,28 +182,28 @@ var (
 	rn23AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn96AllowedHeaders = map[string]string{
+	rn105AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn81AllowedHeaders = map[string]string{
+	rn86AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn77AllowedHeaders = map[string]string{
+	rn82AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
 	rn18AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn91AllowedHeaders = map[string]string{
+	rn100AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
-	rn41AllowedHeaders = map[string]string{
+	rn43AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 	}
-	rn67AllowedHeaders = map[string]string{
+	rn71AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn83AllowedHeaders = map[string]string{
+	rn88AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
 	rn19AllowedHeaders = map[string]string{
@@ -193,16 +211,16 @@ var (
 		"GET":    "Authorization",
 		"POST":   "Authorization,Content-Type",
 	}
-	rn43AllowedHeaders = map[string]string{
+	rn48AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 	}
-	rn34AllowedHeaders = map[string]string{
+	rn36AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 		"POST":   "Authorization,Content-Type",
 	}
-	rn49AllowedHeaders = map[string]string{
+	rn54AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 		"PUT":    "Authorization,Content-Type",
@@ -399,7 +417,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					default:
 						s.notAllowed(w, r, notAllowedParams{
 							allowedMethods: "POST",
-							allowedHeaders: rn69AllowedHeaders,
+							allowedHeaders: rn73AllowedHeaders,
 							acceptPost:     "application/json",
 							acceptPatch:    "",
 						})
@@ -432,6 +450,31 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 						break
 					}
 					switch elem[0] {
+					case 'a': // Prefix: "aaa/team-roles/v1/custom-roles"
+
+						if l := len("aaa/team-roles/v1/custom-roles"); len(elem) >= l && elem[0:l] == "aaa/team-roles/v1/custom-roles" {
+							elem = elem[l:]
+						} else {
+							break
+						}
+
+						if len(elem) == 0 {
+							// Leaf node.
+							switch r.Method {
+							case "PUT":
+								s.handleCreateCustomRoleRequest([0]string{}, elemIsEscaped, w, r)
+							default:
+								s.notAllowed(w, r, notAllowedParams{
+									allowedMethods: "PUT",
+									allowedHeaders: rn32AllowedHeaders,
+									acceptPost:     "",
+									acceptPatch:    "",
+								})
+							}
+
+							return
+						}
+
 					case 'd': // Prefix: "dataplans/policies/v1"
 
 						if l := len("dataplans/policies/v1"); len(elem) >= l && elem[0:l] == "dataplans/policies/v1" {
@@ -448,7 +491,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "POST",
-									allowedHeaders: rn32AllowedHeaders,
+									allowedHeaders: rn34AllowedHeaders,
 									acceptPost:     "application/json",
 									acceptPatch:    "",
 								})
@@ -484,7 +527,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "GET",
-									allowedHeaders: rn62AllowedHeaders,
+									allowedHeaders: rn66AllowedHeaders,
 									acceptPost:     "",
 									acceptPatch:    "",
 								})
@@ -520,7 +563,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "PUT",
-									allowedHeaders: rn99AllowedHeaders,
+									allowedHeaders: rn108AllowedHeaders,
 									acceptPost:     "",
 									acceptPatch:    "",
 								})
@@ -596,7 +639,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "POST",
-										allowedHeaders: rn33AllowedHeaders,
+										allowedHeaders: rn35AllowedHeaders,
 										acceptPost:     "application/json",
 										acceptPatch:    "",
 									})
@@ -621,7 +664,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "PUT",
-										allowedHeaders: rn87AllowedHeaders,
+										allowedHeaders: rn96AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -648,7 +691,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "GET",
-									allowedHeaders: rn78AllowedHeaders,
+									allowedHeaders: rn83AllowedHeaders,
 									acceptPost:     "",
 									acceptPatch:    "",
 								})
@@ -696,9 +739,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 						break
 					}
 					switch elem[0] {
-					case 'a': // Prefix: "aaa/api-keys/v3/"
+					case 'a': // Prefix: "aaa/"
 
-						if l := len("aaa/api-keys/v3/"); len(elem) >= l && elem[0:l] == "aaa/api-keys/v3/" {
+						if l := len("aaa/"); len(elem) >= l && elem[0:l] == "aaa/" {
 							elem = elem[l:]
 						} else {
 							break
@@ -708,23 +751,73 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							break
 						}
 						switch elem[0] {
-						case 'l': // Prefix: "list/all"
-							origElem := elem
-							if l := len("list/all"); len(elem) >= l && elem[0:l] == "list/all" {
+						case 'a': // Prefix: "api-keys/v3/"
+
+							if l := len("api-keys/v3/"); len(elem) >= l && elem[0:l] == "api-keys/v3/" {
 								elem = elem[l:]
 							} else {
 								break
 							}
 
 							if len(elem) == 0 {
+								break
+							}
+							switch elem[0] {
+							case 'l': // Prefix: "list/all"
+								origElem := elem
+								if l := len("list/all"); len(elem) >= l && elem[0:l] == "list/all" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									// Leaf node.
+									switch r.Method {
+									case "GET":
+										s.handleListApiKeysRequest([0]string{}, elemIsEscaped, w, r)
+									default:
+										s.notAllowed(w, r, notAllowedParams{
+											allowedMethods: "GET",
+											allowedHeaders: rn74AllowedHeaders,
+											acceptPost:     "",
+											acceptPatch:    "",
+										})
+									}
+
+									return
+								}
+
+								elem = origElem
+							}
+							// Param: "key_id"
+							// Leaf parameter, slashes are prohibited
+							idx := strings.IndexByte(elem, '/')
+							if idx >= 0 {
+								break
+							}
+							args[0] = elem
+							elem = ""
+
+							if len(elem) == 0 {
 								// Leaf node.
 								switch r.Method {
+								case "DELETE":
+									s.handleDeleteApiKeyRequest([1]string{
+										args[0],
+									}, elemIsEscaped, w, r)
 								case "GET":
-									s.handleListApiKeysRequest([0]string{}, elemIsEscaped, w, r)
+									s.handleGetApiKeyRequest([1]string{
+										args[0],
+									}, elemIsEscaped, w, r)
+								case "PUT":
+									s.handleUpdateApiKeyRequest([1]string{
+										args[0],
+									}, elemIsEscaped, w, r)
 								default:
 									s.notAllowed(w, r, notAllowedParams{
-										allowedMethods: "GET",
-										allowedHeaders: rn70AllowedHeaders,
+										allowedMethods: "DELETE,GET,PUT",
+										allowedHeaders: rn38AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -733,42 +826,115 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								return
 							}
 
-							elem = origElem
-						}
-						// Param: "key_id"
-						// Leaf parameter, slashes are prohibited
-						idx := strings.IndexByte(elem, '/')
-						if idx >= 0 {
-							break
-						}
-						args[0] = elem
-						elem = ""
+						case 't': // Prefix: "team-roles/v1/"
 
-						if len(elem) == 0 {
-							// Leaf node.
-							switch r.Method {
-							case "DELETE":
-								s.handleDeleteApiKeyRequest([1]string{
-									args[0],
-								}, elemIsEscaped, w, r)
-							case "GET":
-								s.handleGetApiKeyRequest([1]string{
-									args[0],
-								}, elemIsEscaped, w, r)
-							case "PUT":
-								s.handleUpdateApiKeyRequest([1]string{
-									args[0],
-								}, elemIsEscaped, w, r)
-							default:
-								s.notAllowed(w, r, notAllowedParams{
-									allowedMethods: "DELETE,GET,PUT",
-									allowedHeaders: rn36AllowedHeaders,
-									acceptPost:     "",
-									acceptPatch:    "",
-								})
+							if l := len("team-roles/v1/"); len(elem) >= l && elem[0:l] == "team-roles/v1/" {
+								elem = elem[l:]
+							} else {
+								break
 							}
 
-							return
+							if len(elem) == 0 {
+								break
+							}
+							switch elem[0] {
+							case 'c': // Prefix: "custom-roles"
+
+								if l := len("custom-roles"); len(elem) >= l && elem[0:l] == "custom-roles" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									switch r.Method {
+									case "GET":
+										s.handleListCustomRolesRequest([0]string{}, elemIsEscaped, w, r)
+									default:
+										s.notAllowed(w, r, notAllowedParams{
+											allowedMethods: "GET",
+											allowedHeaders: rn78AllowedHeaders,
+											acceptPost:     "",
+											acceptPatch:    "",
+										})
+									}
+
+									return
+								}
+								switch elem[0] {
+								case '/': // Prefix: "/"
+
+									if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									// Param: "role_id"
+									// Leaf parameter, slashes are prohibited
+									idx := strings.IndexByte(elem, '/')
+									if idx >= 0 {
+										break
+									}
+									args[0] = elem
+									elem = ""
+
+									if len(elem) == 0 {
+										// Leaf node.
+										switch r.Method {
+										case "DELETE":
+											s.handleDeleteCustomRoleRequest([1]string{
+												args[0],
+											}, elemIsEscaped, w, r)
+										case "GET":
+											s.handleGetCustomRoleRequest([1]string{
+												args[0],
+											}, elemIsEscaped, w, r)
+										case "POST":
+											s.handleUpdateCustomRoleRequest([1]string{
+												args[0],
+											}, elemIsEscaped, w, r)
+										default:
+											s.notAllowed(w, r, notAllowedParams{
+												allowedMethods: "DELETE,GET,POST",
+												allowedHeaders: rn46AllowedHeaders,
+												acceptPost:     "application/json",
+												acceptPatch:    "",
+											})
+										}
+
+										return
+									}
+
+								}
+
+							case 's': // Prefix: "system-roles"
+
+								if l := len("system-roles"); len(elem) >= l && elem[0:l] == "system-roles" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									// Leaf node.
+									switch r.Method {
+									case "GET":
+										s.handleListSystemRolesRequest([0]string{}, elemIsEscaped, w, r)
+									default:
+										s.notAllowed(w, r, notAllowedParams{
+											allowedMethods: "GET",
+											allowedHeaders: rn92AllowedHeaders,
+											acceptPost:     "",
+											acceptPatch:    "",
+										})
+									}
+
+									return
+								}
+
+							}
+
 						}
 
 					case 'c': // Prefix: "cases/"
@@ -904,7 +1070,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "POST",
-											allowedHeaders: rn73AllowedHeaders,
+											allowedHeaders: rn77AllowedHeaders,
 											acceptPost:     "application/json",
 											acceptPatch:    "",
 										})
@@ -1009,7 +1175,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 												default:
 													s.notAllowed(w, r, notAllowedParams{
 														allowedMethods: "GET",
-														allowedHeaders: rn72AllowedHeaders,
+														allowedHeaders: rn76AllowedHeaders,
 														acceptPost:     "",
 														acceptPatch:    "",
 													})
@@ -1036,7 +1202,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 												default:
 													s.notAllowed(w, r, notAllowedParams{
 														allowedMethods: "POST",
-														allowedHeaders: rn97AllowedHeaders,
+														allowedHeaders: rn106AllowedHeaders,
 														acceptPost:     "",
 														acceptPatch:    "",
 													})
@@ -1115,7 +1281,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "GET",
-										allowedHeaders: rn38AllowedHeaders,
+										allowedHeaders: rn40AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -1146,7 +1312,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "DELETE,PUT",
-											allowedHeaders: rn39AllowedHeaders,
+											allowedHeaders: rn41AllowedHeaders,
 											acceptPost:     "",
 											acceptPatch:    "",
 										})
@@ -1184,7 +1350,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "PUT",
-										allowedHeaders: rn95AllowedHeaders,
+										allowedHeaders: rn104AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -1195,9 +1361,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 						}
 
-					case 'd': // Prefix: "dataplan"
+					case 'd': // Prefix: "data"
 
-						if l := len("dataplan"); len(elem) >= l && elem[0:l] == "dataplan" {
+						if l := len("data"); len(elem) >= l && elem[0:l] == "data" {
 							elem = elem[l:]
 						} else {
 							break
@@ -1207,9 +1373,36 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							break
 						}
 						switch elem[0] {
-						case '/': // Prefix: "/"
+						case 'e': // Prefix: "engine/retention-tags/v1"
 
-							if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+							if l := len("engine/retention-tags/v1"); len(elem) >= l && elem[0:l] == "engine/retention-tags/v1" {
+								elem = elem[l:]
+							} else {
+								break
+							}
+
+							if len(elem) == 0 {
+								// Leaf node.
+								switch r.Method {
+								case "GET":
+									s.handleListRetentionTagsRequest([0]string{}, elemIsEscaped, w, r)
+								case "POST":
+									s.handleUpdateRetentionTagsRequest([0]string{}, elemIsEscaped, w, r)
+								default:
+									s.notAllowed(w, r, notAllowedParams{
+										allowedMethods: "GET,POST",
+										allowedHeaders: rn90AllowedHeaders,
+										acceptPost:     "application/json",
+										acceptPatch:    "",
+									})
+								}
+
+								return
+							}
+
+						case 'p': // Prefix: "plan"
+
+							if l := len("plan"); len(elem) >= l && elem[0:l] == "plan" {
 								elem = elem[l:]
 							} else {
 								break
@@ -1219,9 +1412,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								break
 							}
 							switch elem[0] {
-							case 'd': // Prefix: "data-usage/v1/"
+							case '/': // Prefix: "/"
 
-								if l := len("data-usage/v1/"); len(elem) >= l && elem[0:l] == "data-usage/v1/" {
+								if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
 									elem = elem[l:]
 								} else {
 									break
@@ -1231,128 +1424,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									break
 								}
 								switch elem[0] {
-								case 'c': // Prefix: "capabilities"
+								case 'd': // Prefix: "data-usage/v1/"
 
-									if l := len("capabilities"); len(elem) >= l && elem[0:l] == "capabilities" {
-										elem = elem[l:]
-									} else {
-										break
-									}
-
-									if len(elem) == 0 {
-										// Leaf node.
-										switch r.Method {
-										case "GET":
-											s.handleGetDataUsageCapabilitiesRequest([0]string{}, elemIsEscaped, w, r)
-										default:
-											s.notAllowed(w, r, notAllowedParams{
-												allowedMethods: "GET",
-												allowedHeaders: rn56AllowedHeaders,
-												acceptPost:     "",
-												acceptPatch:    "",
-											})
-										}
-
-										return
-									}
-
-								case 'q': // Prefix: "query"
-
-									if l := len("query"); len(elem) >= l && elem[0:l] == "query" {
-										elem = elem[l:]
-									} else {
-										break
-									}
-
-									if len(elem) == 0 {
-										// Leaf node.
-										switch r.Method {
-										case "POST":
-											s.handleQueryDataUsageRequest([0]string{}, elemIsEscaped, w, r)
-										default:
-											s.notAllowed(w, r, notAllowedParams{
-												allowedMethods: "POST",
-												allowedHeaders: rn89AllowedHeaders,
-												acceptPost:     "application/json",
-												acceptPatch:    "",
-											})
-										}
-
-										return
-									}
-
-								}
-
-							case 'q': // Prefix: "quota-rules/v1"
-
-								if l := len("quota-rules/v1"); len(elem) >= l && elem[0:l] == "quota-rules/v1" {
-									elem = elem[l:]
-								} else {
-									break
-								}
-
-								if len(elem) == 0 {
-									// Leaf node.
-									switch r.Method {
-									case "DELETE":
-										s.handleDeleteQuotaRuleSetRequest([0]string{}, elemIsEscaped, w, r)
-									case "GET":
-										s.handleGetQuotaRuleSetRequest([0]string{}, elemIsEscaped, w, r)
-									case "PUT":
-										s.handleReplaceQuotaRuleSetRequest([0]string{}, elemIsEscaped, w, r)
-									default:
-										s.notAllowed(w, r, notAllowedParams{
-											allowedMethods: "DELETE,GET,PUT",
-											allowedHeaders: rn47AllowedHeaders,
-											acceptPost:     "",
-											acceptPatch:    "",
-										})
-									}
-
-									return
-								}
-
-							}
-
-						case 's': // Prefix: "s/"
-
-							if l := len("s/"); len(elem) >= l && elem[0:l] == "s/" {
-								elem = elem[l:]
-							} else {
-								break
-							}
-
-							if len(elem) == 0 {
-								break
-							}
-							switch elem[0] {
-							case 'd': // Prefix: "data-usage/v2"
-
-								if l := len("data-usage/v2"); len(elem) >= l && elem[0:l] == "data-usage/v2" {
-									elem = elem[l:]
-								} else {
-									break
-								}
-
-								if len(elem) == 0 {
-									switch r.Method {
-									case "GET":
-										s.handleGetDataUsageV2Request([0]string{}, elemIsEscaped, w, r)
-									default:
-										s.notAllowed(w, r, notAllowedParams{
-											allowedMethods: "GET",
-											allowedHeaders: rn59AllowedHeaders,
-											acceptPost:     "",
-											acceptPatch:    "",
-										})
-									}
-
-									return
-								}
-								switch elem[0] {
-								case '/': // Prefix: "/"
-
-									if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+									if l := len("data-usage/v1/"); len(elem) >= l && elem[0:l] == "data-usage/v1/" {
 										elem = elem[l:]
 									} else {
 										break
@@ -1362,98 +1436,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										break
 									}
 									switch elem[0] {
-									case 'd': // Prefix: "daily/"
+									case 'c': // Prefix: "capabilities"
 
-										if l := len("daily/"); len(elem) >= l && elem[0:l] == "daily/" {
-											elem = elem[l:]
-										} else {
-											break
-										}
-
-										if len(elem) == 0 {
-											break
-										}
-										switch elem[0] {
-										case 'e': // Prefix: "evaluation-tokens"
-
-											if l := len("evaluation-tokens"); len(elem) >= l && elem[0:l] == "evaluation-tokens" {
-												elem = elem[l:]
-											} else {
-												break
-											}
-
-											if len(elem) == 0 {
-												// Leaf node.
-												switch r.Method {
-												case "POST":
-													s.handleGetDailyUsageEvaluationTokensV2Request([0]string{}, elemIsEscaped, w, r)
-												default:
-													s.notAllowed(w, r, notAllowedParams{
-														allowedMethods: "POST",
-														allowedHeaders: rn51AllowedHeaders,
-														acceptPost:     "application/json",
-														acceptPatch:    "",
-													})
-												}
-
-												return
-											}
-
-										case 'p': // Prefix: "processed-gbs"
-
-											if l := len("processed-gbs"); len(elem) >= l && elem[0:l] == "processed-gbs" {
-												elem = elem[l:]
-											} else {
-												break
-											}
-
-											if len(elem) == 0 {
-												// Leaf node.
-												switch r.Method {
-												case "POST":
-													s.handleGetDailyUsageProcessedGbsV2Request([0]string{}, elemIsEscaped, w, r)
-												default:
-													s.notAllowed(w, r, notAllowedParams{
-														allowedMethods: "POST",
-														allowedHeaders: rn53AllowedHeaders,
-														acceptPost:     "application/json",
-														acceptPatch:    "",
-													})
-												}
-
-												return
-											}
-
-										case 'u': // Prefix: "units"
-
-											if l := len("units"); len(elem) >= l && elem[0:l] == "units" {
-												elem = elem[l:]
-											} else {
-												break
-											}
-
-											if len(elem) == 0 {
-												// Leaf node.
-												switch r.Method {
-												case "POST":
-													s.handleGetDailyUsageUnitsV2Request([0]string{}, elemIsEscaped, w, r)
-												default:
-													s.notAllowed(w, r, notAllowedParams{
-														allowedMethods: "POST",
-														allowedHeaders: rn54AllowedHeaders,
-														acceptPost:     "application/json",
-														acceptPatch:    "",
-													})
-												}
-
-												return
-											}
-
-										}
-
-									case 'e': // Prefix: "export-status"
-
-										if l := len("export-status"); len(elem) >= l && elem[0:l] == "export-status" {
+										if l := len("capabilities"); len(elem) >= l && elem[0:l] == "capabilities" {
 											elem = elem[l:]
 										} else {
 											break
@@ -1463,13 +1448,36 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 											// Leaf node.
 											switch r.Method {
 											case "GET":
-												s.handleGetDataUsageExportStatusV2Request([0]string{}, elemIsEscaped, w, r)
-											case "POST":
-												s.handleUpdateDataUsageExportStatusV2Request([0]string{}, elemIsEscaped, w, r)
+												s.handleGetDataUsageCapabilitiesRequest([0]string{}, elemIsEscaped, w, r)
 											default:
 												s.notAllowed(w, r, notAllowedParams{
-													allowedMethods: "GET,POST",
-													allowedHeaders: rn58AllowedHeaders,
+													allowedMethods: "GET",
+													allowedHeaders: rn61AllowedHeaders,
+													acceptPost:     "",
+													acceptPatch:    "",
+												})
+											}
+
+											return
+										}
+
+									case 'q': // Prefix: "query"
+
+										if l := len("query"); len(elem) >= l && elem[0:l] == "query" {
+											elem = elem[l:]
+										} else {
+											break
+										}
+
+										if len(elem) == 0 {
+											// Leaf node.
+											switch r.Method {
+											case "POST":
+												s.handleQueryDataUsageRequest([0]string{}, elemIsEscaped, w, r)
+											default:
+												s.notAllowed(w, r, notAllowedParams{
+													allowedMethods: "POST",
+													allowedHeaders: rn98AllowedHeaders,
 													acceptPost:     "application/json",
 													acceptPatch:    "",
 												})
@@ -1478,88 +1486,42 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 											return
 										}
 
-									case 'l': // Prefix: "logs/count"
+									}
 
-										if l := len("logs/count"); len(elem) >= l && elem[0:l] == "logs/count" {
-											elem = elem[l:]
-										} else {
-											break
+								case 'q': // Prefix: "quota-rules/v1"
+
+									if l := len("quota-rules/v1"); len(elem) >= l && elem[0:l] == "quota-rules/v1" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
+										// Leaf node.
+										switch r.Method {
+										case "DELETE":
+											s.handleDeleteQuotaRuleSetRequest([0]string{}, elemIsEscaped, w, r)
+										case "GET":
+											s.handleGetQuotaRuleSetRequest([0]string{}, elemIsEscaped, w, r)
+										case "PUT":
+											s.handleReplaceQuotaRuleSetRequest([0]string{}, elemIsEscaped, w, r)
+										default:
+											s.notAllowed(w, r, notAllowedParams{
+												allowedMethods: "DELETE,GET,PUT",
+												allowedHeaders: rn52AllowedHeaders,
+												acceptPost:     "",
+												acceptPatch:    "",
+											})
 										}
 
-										if len(elem) == 0 {
-											// Leaf node.
-											switch r.Method {
-											case "GET":
-												s.handleGetLogsCountV2Request([0]string{}, elemIsEscaped, w, r)
-											default:
-												s.notAllowed(w, r, notAllowedParams{
-													allowedMethods: "GET",
-													allowedHeaders: rn63AllowedHeaders,
-													acceptPost:     "",
-													acceptPatch:    "",
-												})
-											}
-
-											return
-										}
-
-									case 's': // Prefix: "spans/count"
-
-										if l := len("spans/count"); len(elem) >= l && elem[0:l] == "spans/count" {
-											elem = elem[l:]
-										} else {
-											break
-										}
-
-										if len(elem) == 0 {
-											// Leaf node.
-											switch r.Method {
-											case "GET":
-												s.handleGetSpansCountV2Request([0]string{}, elemIsEscaped, w, r)
-											default:
-												s.notAllowed(w, r, notAllowedParams{
-													allowedMethods: "GET",
-													allowedHeaders: rn68AllowedHeaders,
-													acceptPost:     "",
-													acceptPatch:    "",
-												})
-											}
-
-											return
-										}
-
+										return
 									}
 
 								}
 
-							case 'l': // Prefix: "log-policies/v1"
+							case 's': // Prefix: "s/"
 
-								if l := len("log-policies/v1"); len(elem) >= l && elem[0:l] == "log-policies/v1" {
-									elem = elem[l:]
-								} else {
-									break
-								}
-
-								if len(elem) == 0 {
-									// Leaf node.
-									switch r.Method {
-									case "PUT":
-										s.handleOverwriteLogPoliciesRequest([0]string{}, elemIsEscaped, w, r)
-									default:
-										s.notAllowed(w, r, notAllowedParams{
-											allowedMethods: "PUT",
-											allowedHeaders: rn84AllowedHeaders,
-											acceptPost:     "",
-											acceptPatch:    "",
-										})
-									}
-
-									return
-								}
-
-							case 'p': // Prefix: "polic"
-
-								if l := len("polic"); len(elem) >= l && elem[0:l] == "polic" {
+								if l := len("s/"); len(elem) >= l && elem[0:l] == "s/" {
 									elem = elem[l:]
 								} else {
 									break
@@ -1569,47 +1531,45 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									break
 								}
 								switch elem[0] {
-								case 'i': // Prefix: "i"
+								case 'd': // Prefix: "data-usage/v2"
 
-									if l := len("i"); len(elem) >= l && elem[0:l] == "i" {
+									if l := len("data-usage/v2"); len(elem) >= l && elem[0:l] == "data-usage/v2" {
 										elem = elem[l:]
 									} else {
 										break
 									}
 
 									if len(elem) == 0 {
-										break
+										switch r.Method {
+										case "GET":
+											s.handleGetDataUsageV2Request([0]string{}, elemIsEscaped, w, r)
+										default:
+											s.notAllowed(w, r, notAllowedParams{
+												allowedMethods: "GET",
+												allowedHeaders: rn64AllowedHeaders,
+												acceptPost:     "",
+												acceptPatch:    "",
+											})
+										}
+
+										return
 									}
 									switch elem[0] {
-									case 'e': // Prefix: "es/v1"
+									case '/': // Prefix: "/"
 
-										if l := len("es/v1"); len(elem) >= l && elem[0:l] == "es/v1" {
+										if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
 											elem = elem[l:]
 										} else {
 											break
 										}
 
 										if len(elem) == 0 {
-											switch r.Method {
-											case "GET":
-												s.handleListPoliciesRequest([0]string{}, elemIsEscaped, w, r)
-											case "PUT":
-												s.handleUpdatePolicyRequest([0]string{}, elemIsEscaped, w, r)
-											default:
-												s.notAllowed(w, r, notAllowedParams{
-													allowedMethods: "GET,PUT",
-													allowedHeaders: rn82AllowedHeaders,
-													acceptPost:     "",
-													acceptPatch:    "",
-												})
-											}
-
-											return
+											break
 										}
 										switch elem[0] {
-										case '/': // Prefix: "/"
+										case 'd': // Prefix: "daily/"
 
-											if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+											if l := len("daily/"); len(elem) >= l && elem[0:l] == "daily/" {
 												elem = elem[l:]
 											} else {
 												break
@@ -1619,9 +1579,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 												break
 											}
 											switch elem[0] {
-											case 'a': // Prefix: "all/reorder"
-												origElem := elem
-												if l := len("all/reorder"); len(elem) >= l && elem[0:l] == "all/reorder" {
+											case 'e': // Prefix: "evaluation-tokens"
+
+												if l := len("evaluation-tokens"); len(elem) >= l && elem[0:l] == "evaluation-tokens" {
 													elem = elem[l:]
 												} else {
 													break
@@ -1631,11 +1591,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 													// Leaf node.
 													switch r.Method {
 													case "POST":
-														s.handleReorderPoliciesRequest([0]string{}, elemIsEscaped, w, r)
+														s.handleGetDailyUsageEvaluationTokensV2Request([0]string{}, elemIsEscaped, w, r)
 													default:
 														s.notAllowed(w, r, notAllowedParams{
 															allowedMethods: "POST",
-															allowedHeaders: rn90AllowedHeaders,
+															allowedHeaders: rn56AllowedHeaders,
 															acceptPost:     "application/json",
 															acceptPatch:    "",
 														})
@@ -1644,33 +1604,305 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 													return
 												}
 
-												elem = origElem
+											case 'p': // Prefix: "processed-gbs"
+
+												if l := len("processed-gbs"); len(elem) >= l && elem[0:l] == "processed-gbs" {
+													elem = elem[l:]
+												} else {
+													break
+												}
+
+												if len(elem) == 0 {
+													// Leaf node.
+													switch r.Method {
+													case "POST":
+														s.handleGetDailyUsageProcessedGbsV2Request([0]string{}, elemIsEscaped, w, r)
+													default:
+														s.notAllowed(w, r, notAllowedParams{
+															allowedMethods: "POST",
+															allowedHeaders: rn58AllowedHeaders,
+															acceptPost:     "application/json",
+															acceptPatch:    "",
+														})
+													}
+
+													return
+												}
+
+											case 'u': // Prefix: "units"
+
+												if l := len("units"); len(elem) >= l && elem[0:l] == "units" {
+													elem = elem[l:]
+												} else {
+													break
+												}
+
+												if len(elem) == 0 {
+													// Leaf node.
+													switch r.Method {
+													case "POST":
+														s.handleGetDailyUsageUnitsV2Request([0]string{}, elemIsEscaped, w, r)
+													default:
+														s.notAllowed(w, r, notAllowedParams{
+															allowedMethods: "POST",
+															allowedHeaders: rn59AllowedHeaders,
+															acceptPost:     "application/json",
+															acceptPatch:    "",
+														})
+													}
+
+													return
+												}
+
 											}
-											// Param: "id"
-											// Leaf parameter, slashes are prohibited
-											idx := strings.IndexByte(elem, '/')
-											if idx >= 0 {
+
+										case 'e': // Prefix: "export-status"
+
+											if l := len("export-status"); len(elem) >= l && elem[0:l] == "export-status" {
+												elem = elem[l:]
+											} else {
 												break
 											}
-											args[0] = elem
-											elem = ""
 
 											if len(elem) == 0 {
 												// Leaf node.
 												switch r.Method {
-												case "DELETE":
-													s.handleDeletePolicyRequest([1]string{
-														args[0],
-													}, elemIsEscaped, w, r)
 												case "GET":
-													s.handleGetPolicyRequest([1]string{
-														args[0],
-													}, elemIsEscaped, w, r)
+													s.handleGetDataUsageExportStatusV2Request([0]string{}, elemIsEscaped, w, r)
+												case "POST":
+													s.handleUpdateDataUsageExportStatusV2Request([0]string{}, elemIsEscaped, w, r)
 												default:
 													s.notAllowed(w, r, notAllowedParams{
-														allowedMethods: "DELETE,GET",
-														allowedHeaders: rn45AllowedHeaders,
+														allowedMethods: "GET,POST",
+														allowedHeaders: rn63AllowedHeaders,
+														acceptPost:     "application/json",
+														acceptPatch:    "",
+													})
+												}
+
+												return
+											}
+
+										case 'l': // Prefix: "logs/count"
+
+											if l := len("logs/count"); len(elem) >= l && elem[0:l] == "logs/count" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												// Leaf node.
+												switch r.Method {
+												case "GET":
+													s.handleGetLogsCountV2Request([0]string{}, elemIsEscaped, w, r)
+												default:
+													s.notAllowed(w, r, notAllowedParams{
+														allowedMethods: "GET",
+														allowedHeaders: rn67AllowedHeaders,
 														acceptPost:     "",
+														acceptPatch:    "",
+													})
+												}
+
+												return
+											}
+
+										case 's': // Prefix: "spans/count"
+
+											if l := len("spans/count"); len(elem) >= l && elem[0:l] == "spans/count" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												// Leaf node.
+												switch r.Method {
+												case "GET":
+													s.handleGetSpansCountV2Request([0]string{}, elemIsEscaped, w, r)
+												default:
+													s.notAllowed(w, r, notAllowedParams{
+														allowedMethods: "GET",
+														allowedHeaders: rn72AllowedHeaders,
+														acceptPost:     "",
+														acceptPatch:    "",
+													})
+												}
+
+												return
+											}
+
+										}
+
+									}
+
+								case 'l': // Prefix: "log-policies/v1"
+
+									if l := len("log-policies/v1"); len(elem) >= l && elem[0:l] == "log-policies/v1" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
+										// Leaf node.
+										switch r.Method {
+										case "PUT":
+											s.handleOverwriteLogPoliciesRequest([0]string{}, elemIsEscaped, w, r)
+										default:
+											s.notAllowed(w, r, notAllowedParams{
+												allowedMethods: "PUT",
+												allowedHeaders: rn93AllowedHeaders,
+												acceptPost:     "",
+												acceptPatch:    "",
+											})
+										}
+
+										return
+									}
+
+								case 'p': // Prefix: "polic"
+
+									if l := len("polic"); len(elem) >= l && elem[0:l] == "polic" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
+										break
+									}
+									switch elem[0] {
+									case 'i': // Prefix: "i"
+
+										if l := len("i"); len(elem) >= l && elem[0:l] == "i" {
+											elem = elem[l:]
+										} else {
+											break
+										}
+
+										if len(elem) == 0 {
+											break
+										}
+										switch elem[0] {
+										case 'e': // Prefix: "es/v1"
+
+											if l := len("es/v1"); len(elem) >= l && elem[0:l] == "es/v1" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												switch r.Method {
+												case "GET":
+													s.handleListPoliciesRequest([0]string{}, elemIsEscaped, w, r)
+												case "PUT":
+													s.handleUpdatePolicyRequest([0]string{}, elemIsEscaped, w, r)
+												default:
+													s.notAllowed(w, r, notAllowedParams{
+														allowedMethods: "GET,PUT",
+														allowedHeaders: rn87AllowedHeaders,
+														acceptPost:     "",
+														acceptPatch:    "",
+													})
+												}
+
+												return
+											}
+											switch elem[0] {
+											case '/': // Prefix: "/"
+
+												if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+													elem = elem[l:]
+												} else {
+													break
+												}
+
+												if len(elem) == 0 {
+													break
+												}
+												switch elem[0] {
+												case 'a': // Prefix: "all/reorder"
+													origElem := elem
+													if l := len("all/reorder"); len(elem) >= l && elem[0:l] == "all/reorder" {
+														elem = elem[l:]
+													} else {
+														break
+													}
+
+													if len(elem) == 0 {
+														// Leaf node.
+														switch r.Method {
+														case "POST":
+															s.handleReorderPoliciesRequest([0]string{}, elemIsEscaped, w, r)
+														default:
+															s.notAllowed(w, r, notAllowedParams{
+																allowedMethods: "POST",
+																allowedHeaders: rn99AllowedHeaders,
+																acceptPost:     "application/json",
+																acceptPatch:    "",
+															})
+														}
+
+														return
+													}
+
+													elem = origElem
+												}
+												// Param: "id"
+												// Leaf parameter, slashes are prohibited
+												idx := strings.IndexByte(elem, '/')
+												if idx >= 0 {
+													break
+												}
+												args[0] = elem
+												elem = ""
+
+												if len(elem) == 0 {
+													// Leaf node.
+													switch r.Method {
+													case "DELETE":
+														s.handleDeletePolicyRequest([1]string{
+															args[0],
+														}, elemIsEscaped, w, r)
+													case "GET":
+														s.handleGetPolicyRequest([1]string{
+															args[0],
+														}, elemIsEscaped, w, r)
+													default:
+														s.notAllowed(w, r, notAllowedParams{
+															allowedMethods: "DELETE,GET",
+															allowedHeaders: rn50AllowedHeaders,
+															acceptPost:     "",
+															acceptPatch:    "",
+														})
+													}
+
+													return
+												}
+
+											}
+
+										case 'y': // Prefix: "y-settings/v1"
+
+											if l := len("y-settings/v1"); len(elem) >= l && elem[0:l] == "y-settings/v1" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												// Leaf node.
+												switch r.Method {
+												case "POST":
+													s.handleReplacePolicySettingsRequest([0]string{}, elemIsEscaped, w, r)
+												default:
+													s.notAllowed(w, r, notAllowedParams{
+														allowedMethods: "POST",
+														allowedHeaders: rn102AllowedHeaders,
+														acceptPost:     "application/json",
 														acceptPatch:    "",
 													})
 												}
@@ -1691,13 +1923,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										if len(elem) == 0 {
 											// Leaf node.
 											switch r.Method {
-											case "POST":
-												s.handleReplacePolicySettingsRequest([0]string{}, elemIsEscaped, w, r)
+											case "GET":
+												s.handleGetPolicySettingsRequest([0]string{}, elemIsEscaped, w, r)
 											default:
 												s.notAllowed(w, r, notAllowedParams{
-													allowedMethods: "POST",
-													allowedHeaders: rn93AllowedHeaders,
-													acceptPost:     "application/json",
+													allowedMethods: "GET",
+													allowedHeaders: rn69AllowedHeaders,
+													acceptPost:     "",
 													acceptPatch:    "",
 												})
 											}
@@ -1707,9 +1939,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 									}
 
-								case 'y': // Prefix: "y-settings/v1"
+								case 'r': // Prefix: "rum-policies/v1"
 
-									if l := len("y-settings/v1"); len(elem) >= l && elem[0:l] == "y-settings/v1" {
+									if l := len("rum-policies/v1"); len(elem) >= l && elem[0:l] == "rum-policies/v1" {
 										elem = elem[l:]
 									} else {
 										break
@@ -1718,12 +1950,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									if len(elem) == 0 {
 										// Leaf node.
 										switch r.Method {
-										case "GET":
-											s.handleGetPolicySettingsRequest([0]string{}, elemIsEscaped, w, r)
+										case "PUT":
+											s.handleOverwriteRumPoliciesRequest([0]string{}, elemIsEscaped, w, r)
 										default:
 											s.notAllowed(w, r, notAllowedParams{
-												allowedMethods: "GET",
-												allowedHeaders: rn65AllowedHeaders,
+												allowedMethods: "PUT",
+												allowedHeaders: rn94AllowedHeaders,
 												acceptPost:     "",
 												acceptPatch:    "",
 											})
@@ -1732,31 +1964,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										return
 									}
 
-								}
-
-							case 'r': // Prefix: "rum-policies/v1"
-
-								if l := len("rum-policies/v1"); len(elem) >= l && elem[0:l] == "rum-policies/v1" {
-									elem = elem[l:]
-								} else {
-									break
-								}
-
-								if len(elem) == 0 {
-									// Leaf node.
-									switch r.Method {
-									case "PUT":
-										s.handleOverwriteRumPoliciesRequest([0]string{}, elemIsEscaped, w, r)
-									default:
-										s.notAllowed(w, r, notAllowedParams{
-											allowedMethods: "PUT",
-											allowedHeaders: rn85AllowedHeaders,
-											acceptPost:     "",
-											acceptPatch:    "",
-										})
-									}
-
-									return
 								}
 
 							}
@@ -1906,7 +2113,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										default:
 											s.notAllowed(w, r, notAllowedParams{
 												allowedMethods: "POST",
-												allowedHeaders: rn96AllowedHeaders,
+												allowedHeaders: rn105AllowedHeaders,
 												acceptPost:     "application/json",
 												acceptPatch:    "",
 											})
@@ -1950,7 +2157,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "GET",
-											allowedHeaders: rn81AllowedHeaders,
+											allowedHeaders: rn86AllowedHeaders,
 											acceptPost:     "",
 											acceptPatch:    "",
 										})
@@ -2014,7 +2221,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "GET",
-											allowedHeaders: rn77AllowedHeaders,
+											allowedHeaders: rn82AllowedHeaders,
 											acceptPost:     "",
 											acceptPatch:    "",
 										})
@@ -2076,7 +2283,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										default:
 											s.notAllowed(w, r, notAllowedParams{
 												allowedMethods: "PUT",
-												allowedHeaders: rn91AllowedHeaders,
+												allowedHeaders: rn100AllowedHeaders,
 												acceptPost:     "",
 												acceptPatch:    "",
 											})
@@ -2112,7 +2319,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 											default:
 												s.notAllowed(w, r, notAllowedParams{
 													allowedMethods: "DELETE",
-													allowedHeaders: rn41AllowedHeaders,
+													allowedHeaders: rn43AllowedHeaders,
 													acceptPost:     "",
 													acceptPatch:    "",
 												})
@@ -2144,7 +2351,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "GET",
-											allowedHeaders: rn67AllowedHeaders,
+											allowedHeaders: rn71AllowedHeaders,
 											acceptPost:     "",
 											acceptPatch:    "",
 										})
@@ -2169,7 +2376,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "GET",
-											allowedHeaders: rn83AllowedHeaders,
+											allowedHeaders: rn88AllowedHeaders,
 											acceptPost:     "",
 											acceptPatch:    "",
 										})
@@ -2241,7 +2448,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "DELETE,GET",
-										allowedHeaders: rn43AllowedHeaders,
+										allowedHeaders: rn48AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -2271,7 +2478,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "DELETE,GET,POST",
-									allowedHeaders: rn34AllowedHeaders,
+									allowedHeaders: rn36AllowedHeaders,
 									acceptPost:     "application/json",
 									acceptPatch:    "",
 								})
@@ -2315,7 +2522,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "DELETE,GET,PUT",
-										allowedHeaders: rn49AllowedHeaders,
+										allowedHeaders: rn54AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -2610,6 +2817,31 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 						break
 					}
 					switch elem[0] {
+					case 'a': // Prefix: "aaa/team-roles/v1/custom-roles"
+
+						if l := len("aaa/team-roles/v1/custom-roles"); len(elem) >= l && elem[0:l] == "aaa/team-roles/v1/custom-roles" {
+							elem = elem[l:]
+						} else {
+							break
+						}
+
+						if len(elem) == 0 {
+							// Leaf node.
+							switch method {
+							case "PUT":
+								r.name = CreateCustomRoleOperation
+								r.summary = "Create a custom role (E17)"
+								r.operationID = "CreateCustomRole"
+								r.operationGroup = ""
+								r.pathPattern = "/mgmt/openapi/3/aaa/team-roles/v1/custom-roles"
+								r.args = args
+								r.count = 0
+								return r, true
+							default:
+								return
+							}
+						}
+
 					case 'd': // Prefix: "dataplans/policies/v1"
 
 						if l := len("dataplans/policies/v1"); len(elem) >= l && elem[0:l] == "dataplans/policies/v1" {
@@ -2870,9 +3102,9 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 						break
 					}
 					switch elem[0] {
-					case 'a': // Prefix: "aaa/api-keys/v3/"
+					case 'a': // Prefix: "aaa/"
 
-						if l := len("aaa/api-keys/v3/"); len(elem) >= l && elem[0:l] == "aaa/api-keys/v3/" {
+						if l := len("aaa/"); len(elem) >= l && elem[0:l] == "aaa/" {
 							elem = elem[l:]
 						} else {
 							break
@@ -2882,75 +3114,206 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 							break
 						}
 						switch elem[0] {
-						case 'l': // Prefix: "list/all"
-							origElem := elem
-							if l := len("list/all"); len(elem) >= l && elem[0:l] == "list/all" {
+						case 'a': // Prefix: "api-keys/v3/"
+
+							if l := len("api-keys/v3/"); len(elem) >= l && elem[0:l] == "api-keys/v3/" {
 								elem = elem[l:]
 							} else {
 								break
 							}
 
 							if len(elem) == 0 {
+								break
+							}
+							switch elem[0] {
+							case 'l': // Prefix: "list/all"
+								origElem := elem
+								if l := len("list/all"); len(elem) >= l && elem[0:l] == "list/all" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									// Leaf node.
+									switch method {
+									case "GET":
+										r.name = ListApiKeysOperation
+										r.summary = "List the team's API keys"
+										r.operationID = "ListApiKeys"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/aaa/api-keys/v3/list/all"
+										r.args = args
+										r.count = 0
+										return r, true
+									default:
+										return
+									}
+								}
+
+								elem = origElem
+							}
+							// Param: "key_id"
+							// Leaf parameter, slashes are prohibited
+							idx := strings.IndexByte(elem, '/')
+							if idx >= 0 {
+								break
+							}
+							args[0] = elem
+							elem = ""
+
+							if len(elem) == 0 {
 								// Leaf node.
 								switch method {
-								case "GET":
-									r.name = ListApiKeysOperation
-									r.summary = "List the team's API keys"
-									r.operationID = "ListApiKeys"
+								case "DELETE":
+									r.name = DeleteApiKeyOperation
+									r.summary = "Delete an API key"
+									r.operationID = "DeleteApiKey"
 									r.operationGroup = ""
-									r.pathPattern = "/mgmt/openapi/5/aaa/api-keys/v3/list/all"
+									r.pathPattern = "/mgmt/openapi/5/aaa/api-keys/v3/{key_id}"
 									r.args = args
-									r.count = 0
+									r.count = 1
+									return r, true
+								case "GET":
+									r.name = GetApiKeyOperation
+									r.summary = "Read one API key"
+									r.operationID = "GetApiKey"
+									r.operationGroup = ""
+									r.pathPattern = "/mgmt/openapi/5/aaa/api-keys/v3/{key_id}"
+									r.args = args
+									r.count = 1
+									return r, true
+								case "PUT":
+									r.name = UpdateApiKeyOperation
+									r.summary = "Change an API key"
+									r.operationID = "UpdateApiKey"
+									r.operationGroup = ""
+									r.pathPattern = "/mgmt/openapi/5/aaa/api-keys/v3/{key_id}"
+									r.args = args
+									r.count = 1
 									return r, true
 								default:
 									return
 								}
 							}
 
-							elem = origElem
-						}
-						// Param: "key_id"
-						// Leaf parameter, slashes are prohibited
-						idx := strings.IndexByte(elem, '/')
-						if idx >= 0 {
-							break
-						}
-						args[0] = elem
-						elem = ""
+						case 't': // Prefix: "team-roles/v1/"
 
-						if len(elem) == 0 {
-							// Leaf node.
-							switch method {
-							case "DELETE":
-								r.name = DeleteApiKeyOperation
-								r.summary = "Delete an API key"
-								r.operationID = "DeleteApiKey"
-								r.operationGroup = ""
-								r.pathPattern = "/mgmt/openapi/5/aaa/api-keys/v3/{key_id}"
-								r.args = args
-								r.count = 1
-								return r, true
-							case "GET":
-								r.name = GetApiKeyOperation
-								r.summary = "Read one API key"
-								r.operationID = "GetApiKey"
-								r.operationGroup = ""
-								r.pathPattern = "/mgmt/openapi/5/aaa/api-keys/v3/{key_id}"
-								r.args = args
-								r.count = 1
-								return r, true
-							case "PUT":
-								r.name = UpdateApiKeyOperation
-								r.summary = "Change an API key"
-								r.operationID = "UpdateApiKey"
-								r.operationGroup = ""
-								r.pathPattern = "/mgmt/openapi/5/aaa/api-keys/v3/{key_id}"
-								r.args = args
-								r.count = 1
-								return r, true
-							default:
-								return
+							if l := len("team-roles/v1/"); len(elem) >= l && elem[0:l] == "team-roles/v1/" {
+								elem = elem[l:]
+							} else {
+								break
 							}
+
+							if len(elem) == 0 {
+								break
+							}
+							switch elem[0] {
+							case 'c': // Prefix: "custom-roles"
+
+								if l := len("custom-roles"); len(elem) >= l && elem[0:l] == "custom-roles" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									switch method {
+									case "GET":
+										r.name = ListCustomRolesOperation
+										r.summary = "List the team's custom roles"
+										r.operationID = "ListCustomRoles"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/aaa/team-roles/v1/custom-roles"
+										r.args = args
+										r.count = 0
+										return r, true
+									default:
+										return
+									}
+								}
+								switch elem[0] {
+								case '/': // Prefix: "/"
+
+									if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									// Param: "role_id"
+									// Leaf parameter, slashes are prohibited
+									idx := strings.IndexByte(elem, '/')
+									if idx >= 0 {
+										break
+									}
+									args[0] = elem
+									elem = ""
+
+									if len(elem) == 0 {
+										// Leaf node.
+										switch method {
+										case "DELETE":
+											r.name = DeleteCustomRoleOperation
+											r.summary = "Delete a custom role"
+											r.operationID = "DeleteCustomRole"
+											r.operationGroup = ""
+											r.pathPattern = "/mgmt/openapi/5/aaa/team-roles/v1/custom-roles/{role_id}"
+											r.args = args
+											r.count = 1
+											return r, true
+										case "GET":
+											r.name = GetCustomRoleOperation
+											r.summary = "Read a custom role"
+											r.operationID = "GetCustomRole"
+											r.operationGroup = ""
+											r.pathPattern = "/mgmt/openapi/5/aaa/team-roles/v1/custom-roles/{role_id}"
+											r.args = args
+											r.count = 1
+											return r, true
+										case "POST":
+											r.name = UpdateCustomRoleOperation
+											r.summary = "Change a custom role"
+											r.operationID = "UpdateCustomRole"
+											r.operationGroup = ""
+											r.pathPattern = "/mgmt/openapi/5/aaa/team-roles/v1/custom-roles/{role_id}"
+											r.args = args
+											r.count = 1
+											return r, true
+										default:
+											return
+										}
+									}
+
+								}
+
+							case 's': // Prefix: "system-roles"
+
+								if l := len("system-roles"); len(elem) >= l && elem[0:l] == "system-roles" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									// Leaf node.
+									switch method {
+									case "GET":
+										r.name = ListSystemRolesOperation
+										r.summary = "List the system roles"
+										r.operationID = "ListSystemRoles"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/aaa/team-roles/v1/system-roles"
+										r.args = args
+										r.count = 0
+										return r, true
+									default:
+										return
+									}
+								}
+
+							}
+
 						}
 
 					case 'c': // Prefix: "cases/"
@@ -3377,9 +3740,9 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 
 						}
 
-					case 'd': // Prefix: "dataplan"
+					case 'd': // Prefix: "data"
 
-						if l := len("dataplan"); len(elem) >= l && elem[0:l] == "dataplan" {
+						if l := len("data"); len(elem) >= l && elem[0:l] == "data" {
 							elem = elem[l:]
 						} else {
 							break
@@ -3389,9 +3752,43 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 							break
 						}
 						switch elem[0] {
-						case '/': // Prefix: "/"
+						case 'e': // Prefix: "engine/retention-tags/v1"
 
-							if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+							if l := len("engine/retention-tags/v1"); len(elem) >= l && elem[0:l] == "engine/retention-tags/v1" {
+								elem = elem[l:]
+							} else {
+								break
+							}
+
+							if len(elem) == 0 {
+								// Leaf node.
+								switch method {
+								case "GET":
+									r.name = ListRetentionTagsOperation
+									r.summary = "List the team's retention tags"
+									r.operationID = "ListRetentionTags"
+									r.operationGroup = ""
+									r.pathPattern = "/mgmt/openapi/5/dataengine/retention-tags/v1"
+									r.args = args
+									r.count = 0
+									return r, true
+								case "POST":
+									r.name = UpdateRetentionTagsOperation
+									r.summary = "Rename retention tags (E16)"
+									r.operationID = "UpdateRetentionTags"
+									r.operationGroup = ""
+									r.pathPattern = "/mgmt/openapi/5/dataengine/retention-tags/v1"
+									r.args = args
+									r.count = 0
+									return r, true
+								default:
+									return
+								}
+							}
+
+						case 'p': // Prefix: "plan"
+
+							if l := len("plan"); len(elem) >= l && elem[0:l] == "plan" {
 								elem = elem[l:]
 							} else {
 								break
@@ -3401,9 +3798,9 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 								break
 							}
 							switch elem[0] {
-							case 'd': // Prefix: "data-usage/v1/"
+							case '/': // Prefix: "/"
 
-								if l := len("data-usage/v1/"); len(elem) >= l && elem[0:l] == "data-usage/v1/" {
+								if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
 									elem = elem[l:]
 								} else {
 									break
@@ -3413,9 +3810,73 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 									break
 								}
 								switch elem[0] {
-								case 'c': // Prefix: "capabilities"
+								case 'd': // Prefix: "data-usage/v1/"
 
-									if l := len("capabilities"); len(elem) >= l && elem[0:l] == "capabilities" {
+									if l := len("data-usage/v1/"); len(elem) >= l && elem[0:l] == "data-usage/v1/" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
+										break
+									}
+									switch elem[0] {
+									case 'c': // Prefix: "capabilities"
+
+										if l := len("capabilities"); len(elem) >= l && elem[0:l] == "capabilities" {
+											elem = elem[l:]
+										} else {
+											break
+										}
+
+										if len(elem) == 0 {
+											// Leaf node.
+											switch method {
+											case "GET":
+												r.name = GetDataUsageCapabilitiesOperation
+												r.summary = "What the usage query supports"
+												r.operationID = "GetDataUsageCapabilities"
+												r.operationGroup = ""
+												r.pathPattern = "/mgmt/openapi/5/dataplan/data-usage/v1/capabilities"
+												r.args = args
+												r.count = 0
+												return r, true
+											default:
+												return
+											}
+										}
+
+									case 'q': // Prefix: "query"
+
+										if l := len("query"); len(elem) >= l && elem[0:l] == "query" {
+											elem = elem[l:]
+										} else {
+											break
+										}
+
+										if len(elem) == 0 {
+											// Leaf node.
+											switch method {
+											case "POST":
+												r.name = QueryDataUsageOperation
+												r.summary = "Query the team's billable usage in daily or hourly buckets"
+												r.operationID = "QueryDataUsage"
+												r.operationGroup = ""
+												r.pathPattern = "/mgmt/openapi/5/dataplan/data-usage/v1/query"
+												r.args = args
+												r.count = 0
+												return r, true
+											default:
+												return
+											}
+										}
+
+									}
+
+								case 'q': // Prefix: "quota-rules/v1"
+
+									if l := len("quota-rules/v1"); len(elem) >= l && elem[0:l] == "quota-rules/v1" {
 										elem = elem[l:]
 									} else {
 										break
@@ -3423,144 +3884,80 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 
 									if len(elem) == 0 {
 										// Leaf node.
+										switch method {
+										case "DELETE":
+											r.name = DeleteQuotaRuleSetOperation
+											r.summary = "Delete the team's quota allocation rule set"
+											r.operationID = "DeleteQuotaRuleSet"
+											r.operationGroup = ""
+											r.pathPattern = "/mgmt/openapi/5/dataplan/quota-rules/v1"
+											r.args = args
+											r.count = 0
+											return r, true
+										case "GET":
+											r.name = GetQuotaRuleSetOperation
+											r.summary = "Read the team's quota allocation rule set"
+											r.operationID = "GetQuotaRuleSet"
+											r.operationGroup = ""
+											r.pathPattern = "/mgmt/openapi/5/dataplan/quota-rules/v1"
+											r.args = args
+											r.count = 0
+											return r, true
+										case "PUT":
+											r.name = ReplaceQuotaRuleSetOperation
+											r.summary = "Replace the team's quota allocation rule set"
+											r.operationID = "ReplaceQuotaRuleSet"
+											r.operationGroup = ""
+											r.pathPattern = "/mgmt/openapi/5/dataplan/quota-rules/v1"
+											r.args = args
+											r.count = 0
+											return r, true
+										default:
+											return
+										}
+									}
+
+								}
+
+							case 's': // Prefix: "s/"
+
+								if l := len("s/"); len(elem) >= l && elem[0:l] == "s/" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									break
+								}
+								switch elem[0] {
+								case 'd': // Prefix: "data-usage/v2"
+
+									if l := len("data-usage/v2"); len(elem) >= l && elem[0:l] == "data-usage/v2" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
 										switch method {
 										case "GET":
-											r.name = GetDataUsageCapabilitiesOperation
-											r.summary = "What the usage query supports"
-											r.operationID = "GetDataUsageCapabilities"
+											r.name = GetDataUsageV2Operation
+											r.summary = "Usage entries by dimension (deprecated; use the v1 query)"
+											r.operationID = "GetDataUsageV2"
 											r.operationGroup = ""
-											r.pathPattern = "/mgmt/openapi/5/dataplan/data-usage/v1/capabilities"
+											r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2"
 											r.args = args
 											r.count = 0
 											return r, true
 										default:
 											return
 										}
-									}
-
-								case 'q': // Prefix: "query"
-
-									if l := len("query"); len(elem) >= l && elem[0:l] == "query" {
-										elem = elem[l:]
-									} else {
-										break
-									}
-
-									if len(elem) == 0 {
-										// Leaf node.
-										switch method {
-										case "POST":
-											r.name = QueryDataUsageOperation
-											r.summary = "Query the team's billable usage in daily or hourly buckets"
-											r.operationID = "QueryDataUsage"
-											r.operationGroup = ""
-											r.pathPattern = "/mgmt/openapi/5/dataplan/data-usage/v1/query"
-											r.args = args
-											r.count = 0
-											return r, true
-										default:
-											return
-										}
-									}
-
-								}
-
-							case 'q': // Prefix: "quota-rules/v1"
-
-								if l := len("quota-rules/v1"); len(elem) >= l && elem[0:l] == "quota-rules/v1" {
-									elem = elem[l:]
-								} else {
-									break
-								}
-
-								if len(elem) == 0 {
-									// Leaf node.
-									switch method {
-									case "DELETE":
-										r.name = DeleteQuotaRuleSetOperation
-										r.summary = "Delete the team's quota allocation rule set"
-										r.operationID = "DeleteQuotaRuleSet"
-										r.operationGroup = ""
-										r.pathPattern = "/mgmt/openapi/5/dataplan/quota-rules/v1"
-										r.args = args
-										r.count = 0
-										return r, true
-									case "GET":
-										r.name = GetQuotaRuleSetOperation
-										r.summary = "Read the team's quota allocation rule set"
-										r.operationID = "GetQuotaRuleSet"
-										r.operationGroup = ""
-										r.pathPattern = "/mgmt/openapi/5/dataplan/quota-rules/v1"
-										r.args = args
-										r.count = 0
-										return r, true
-									case "PUT":
-										r.name = ReplaceQuotaRuleSetOperation
-										r.summary = "Replace the team's quota allocation rule set"
-										r.operationID = "ReplaceQuotaRuleSet"
-										r.operationGroup = ""
-										r.pathPattern = "/mgmt/openapi/5/dataplan/quota-rules/v1"
-										r.args = args
-										r.count = 0
-										return r, true
-									default:
-										return
-									}
-								}
-
-							}
-
-						case 's': // Prefix: "s/"
-
-							if l := len("s/"); len(elem) >= l && elem[0:l] == "s/" {
-								elem = elem[l:]
-							} else {
-								break
-							}
-
-							if len(elem) == 0 {
-								break
-							}
-							switch elem[0] {
-							case 'd': // Prefix: "data-usage/v2"
-
-								if l := len("data-usage/v2"); len(elem) >= l && elem[0:l] == "data-usage/v2" {
-									elem = elem[l:]
-								} else {
-									break
-								}
-
-								if len(elem) == 0 {
-									switch method {
-									case "GET":
-										r.name = GetDataUsageV2Operation
-										r.summary = "Usage entries by dimension (deprecated; use the v1 query)"
-										r.operationID = "GetDataUsageV2"
-										r.operationGroup = ""
-										r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2"
-										r.args = args
-										r.count = 0
-										return r, true
-									default:
-										return
-									}
-								}
-								switch elem[0] {
-								case '/': // Prefix: "/"
-
-									if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
-										elem = elem[l:]
-									} else {
-										break
-									}
-
-									if len(elem) == 0 {
-										break
 									}
 									switch elem[0] {
-									case 'd': // Prefix: "daily/"
+									case '/': // Prefix: "/"
 
-										if l := len("daily/"); len(elem) >= l && elem[0:l] == "daily/" {
+										if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
 											elem = elem[l:]
 										} else {
 											break
@@ -3570,256 +3967,9 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 											break
 										}
 										switch elem[0] {
-										case 'e': // Prefix: "evaluation-tokens"
+										case 'd': // Prefix: "daily/"
 
-											if l := len("evaluation-tokens"); len(elem) >= l && elem[0:l] == "evaluation-tokens" {
-												elem = elem[l:]
-											} else {
-												break
-											}
-
-											if len(elem) == 0 {
-												// Leaf node.
-												switch method {
-												case "POST":
-													r.name = GetDailyUsageEvaluationTokensV2Operation
-													r.summary = "Daily evaluation tokens (deprecated; use the v1 query)"
-													r.operationID = "GetDailyUsageEvaluationTokensV2"
-													r.operationGroup = ""
-													r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/daily/evaluation-tokens"
-													r.args = args
-													r.count = 0
-													return r, true
-												default:
-													return
-												}
-											}
-
-										case 'p': // Prefix: "processed-gbs"
-
-											if l := len("processed-gbs"); len(elem) >= l && elem[0:l] == "processed-gbs" {
-												elem = elem[l:]
-											} else {
-												break
-											}
-
-											if len(elem) == 0 {
-												// Leaf node.
-												switch method {
-												case "POST":
-													r.name = GetDailyUsageProcessedGbsV2Operation
-													r.summary = "Daily processed gigabytes (deprecated; use the v1 query)"
-													r.operationID = "GetDailyUsageProcessedGbsV2"
-													r.operationGroup = ""
-													r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/daily/processed-gbs"
-													r.args = args
-													r.count = 0
-													return r, true
-												default:
-													return
-												}
-											}
-
-										case 'u': // Prefix: "units"
-
-											if l := len("units"); len(elem) >= l && elem[0:l] == "units" {
-												elem = elem[l:]
-											} else {
-												break
-											}
-
-											if len(elem) == 0 {
-												// Leaf node.
-												switch method {
-												case "POST":
-													r.name = GetDailyUsageUnitsV2Operation
-													r.summary = "Daily quota units (deprecated; use the v1 query)"
-													r.operationID = "GetDailyUsageUnitsV2"
-													r.operationGroup = ""
-													r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/daily/units"
-													r.args = args
-													r.count = 0
-													return r, true
-												default:
-													return
-												}
-											}
-
-										}
-
-									case 'e': // Prefix: "export-status"
-
-										if l := len("export-status"); len(elem) >= l && elem[0:l] == "export-status" {
-											elem = elem[l:]
-										} else {
-											break
-										}
-
-										if len(elem) == 0 {
-											// Leaf node.
-											switch method {
-											case "GET":
-												r.name = GetDataUsageExportStatusV2Operation
-												r.summary = "Whether usage metrics export is enabled (deprecated; no replacement)"
-												r.operationID = "GetDataUsageExportStatusV2"
-												r.operationGroup = ""
-												r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/export-status"
-												r.args = args
-												r.count = 0
-												return r, true
-											case "POST":
-												r.name = UpdateDataUsageExportStatusV2Operation
-												r.summary = "Enable or disable usage metrics export (deprecated; no replacement)"
-												r.operationID = "UpdateDataUsageExportStatusV2"
-												r.operationGroup = ""
-												r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/export-status"
-												r.args = args
-												r.count = 0
-												return r, true
-											default:
-												return
-											}
-										}
-
-									case 'l': // Prefix: "logs/count"
-
-										if l := len("logs/count"); len(elem) >= l && elem[0:l] == "logs/count" {
-											elem = elem[l:]
-										} else {
-											break
-										}
-
-										if len(elem) == 0 {
-											// Leaf node.
-											switch method {
-											case "GET":
-												r.name = GetLogsCountV2Operation
-												r.summary = "Log counts (deprecated; use the v1 query)"
-												r.operationID = "GetLogsCountV2"
-												r.operationGroup = ""
-												r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/logs/count"
-												r.args = args
-												r.count = 0
-												return r, true
-											default:
-												return
-											}
-										}
-
-									case 's': // Prefix: "spans/count"
-
-										if l := len("spans/count"); len(elem) >= l && elem[0:l] == "spans/count" {
-											elem = elem[l:]
-										} else {
-											break
-										}
-
-										if len(elem) == 0 {
-											// Leaf node.
-											switch method {
-											case "GET":
-												r.name = GetSpansCountV2Operation
-												r.summary = "Span counts (deprecated; use the v1 query)"
-												r.operationID = "GetSpansCountV2"
-												r.operationGroup = ""
-												r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/spans/count"
-												r.args = args
-												r.count = 0
-												return r, true
-											default:
-												return
-											}
-										}
-
-									}
-
-								}
-
-							case 'l': // Prefix: "log-policies/v1"
-
-								if l := len("log-policies/v1"); len(elem) >= l && elem[0:l] == "log-policies/v1" {
-									elem = elem[l:]
-								} else {
-									break
-								}
-
-								if len(elem) == 0 {
-									// Leaf node.
-									switch method {
-									case "PUT":
-										r.name = OverwriteLogPoliciesOperation
-										r.summary = "Replace every log policy of the team"
-										r.operationID = "OverwriteLogPolicies"
-										r.operationGroup = ""
-										r.pathPattern = "/mgmt/openapi/5/dataplans/log-policies/v1"
-										r.args = args
-										r.count = 0
-										return r, true
-									default:
-										return
-									}
-								}
-
-							case 'p': // Prefix: "polic"
-
-								if l := len("polic"); len(elem) >= l && elem[0:l] == "polic" {
-									elem = elem[l:]
-								} else {
-									break
-								}
-
-								if len(elem) == 0 {
-									break
-								}
-								switch elem[0] {
-								case 'i': // Prefix: "i"
-
-									if l := len("i"); len(elem) >= l && elem[0:l] == "i" {
-										elem = elem[l:]
-									} else {
-										break
-									}
-
-									if len(elem) == 0 {
-										break
-									}
-									switch elem[0] {
-									case 'e': // Prefix: "es/v1"
-
-										if l := len("es/v1"); len(elem) >= l && elem[0:l] == "es/v1" {
-											elem = elem[l:]
-										} else {
-											break
-										}
-
-										if len(elem) == 0 {
-											switch method {
-											case "GET":
-												r.name = ListPoliciesOperation
-												r.summary = "List the team's policies"
-												r.operationID = "ListPolicies"
-												r.operationGroup = ""
-												r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1"
-												r.args = args
-												r.count = 0
-												return r, true
-											case "PUT":
-												r.name = UpdatePolicyOperation
-												r.summary = "Change a policy"
-												r.operationID = "UpdatePolicy"
-												r.operationGroup = ""
-												r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1"
-												r.args = args
-												r.count = 0
-												return r, true
-											default:
-												return
-											}
-										}
-										switch elem[0] {
-										case '/': // Prefix: "/"
-
-											if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+											if l := len("daily/"); len(elem) >= l && elem[0:l] == "daily/" {
 												elem = elem[l:]
 											} else {
 												break
@@ -3829,9 +3979,9 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 												break
 											}
 											switch elem[0] {
-											case 'a': // Prefix: "all/reorder"
-												origElem := elem
-												if l := len("all/reorder"); len(elem) >= l && elem[0:l] == "all/reorder" {
+											case 'e': // Prefix: "evaluation-tokens"
+
+												if l := len("evaluation-tokens"); len(elem) >= l && elem[0:l] == "evaluation-tokens" {
 													elem = elem[l:]
 												} else {
 													break
@@ -3841,11 +3991,11 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 													// Leaf node.
 													switch method {
 													case "POST":
-														r.name = ReorderPoliciesOperation
-														r.summary = "Reorder the policies of one data type"
-														r.operationID = "ReorderPolicies"
+														r.name = GetDailyUsageEvaluationTokensV2Operation
+														r.summary = "Daily evaluation tokens (deprecated; use the v1 query)"
+														r.operationID = "GetDailyUsageEvaluationTokensV2"
 														r.operationGroup = ""
-														r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1/all/reorder"
+														r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/daily/evaluation-tokens"
 														r.args = args
 														r.count = 0
 														return r, true
@@ -3854,37 +4004,323 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 													}
 												}
 
-												elem = origElem
+											case 'p': // Prefix: "processed-gbs"
+
+												if l := len("processed-gbs"); len(elem) >= l && elem[0:l] == "processed-gbs" {
+													elem = elem[l:]
+												} else {
+													break
+												}
+
+												if len(elem) == 0 {
+													// Leaf node.
+													switch method {
+													case "POST":
+														r.name = GetDailyUsageProcessedGbsV2Operation
+														r.summary = "Daily processed gigabytes (deprecated; use the v1 query)"
+														r.operationID = "GetDailyUsageProcessedGbsV2"
+														r.operationGroup = ""
+														r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/daily/processed-gbs"
+														r.args = args
+														r.count = 0
+														return r, true
+													default:
+														return
+													}
+												}
+
+											case 'u': // Prefix: "units"
+
+												if l := len("units"); len(elem) >= l && elem[0:l] == "units" {
+													elem = elem[l:]
+												} else {
+													break
+												}
+
+												if len(elem) == 0 {
+													// Leaf node.
+													switch method {
+													case "POST":
+														r.name = GetDailyUsageUnitsV2Operation
+														r.summary = "Daily quota units (deprecated; use the v1 query)"
+														r.operationID = "GetDailyUsageUnitsV2"
+														r.operationGroup = ""
+														r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/daily/units"
+														r.args = args
+														r.count = 0
+														return r, true
+													default:
+														return
+													}
+												}
+
 											}
-											// Param: "id"
-											// Leaf parameter, slashes are prohibited
-											idx := strings.IndexByte(elem, '/')
-											if idx >= 0 {
+
+										case 'e': // Prefix: "export-status"
+
+											if l := len("export-status"); len(elem) >= l && elem[0:l] == "export-status" {
+												elem = elem[l:]
+											} else {
 												break
 											}
-											args[0] = elem
-											elem = ""
 
 											if len(elem) == 0 {
 												// Leaf node.
 												switch method {
-												case "DELETE":
-													r.name = DeletePolicyOperation
-													r.summary = "Delete a policy"
-													r.operationID = "DeletePolicy"
-													r.operationGroup = ""
-													r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1/{id}"
-													r.args = args
-													r.count = 1
-													return r, true
 												case "GET":
-													r.name = GetPolicyOperation
-													r.summary = "Read a policy"
-													r.operationID = "GetPolicy"
+													r.name = GetDataUsageExportStatusV2Operation
+													r.summary = "Whether usage metrics export is enabled (deprecated; no replacement)"
+													r.operationID = "GetDataUsageExportStatusV2"
 													r.operationGroup = ""
-													r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1/{id}"
+													r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/export-status"
 													r.args = args
-													r.count = 1
+													r.count = 0
+													return r, true
+												case "POST":
+													r.name = UpdateDataUsageExportStatusV2Operation
+													r.summary = "Enable or disable usage metrics export (deprecated; no replacement)"
+													r.operationID = "UpdateDataUsageExportStatusV2"
+													r.operationGroup = ""
+													r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/export-status"
+													r.args = args
+													r.count = 0
+													return r, true
+												default:
+													return
+												}
+											}
+
+										case 'l': // Prefix: "logs/count"
+
+											if l := len("logs/count"); len(elem) >= l && elem[0:l] == "logs/count" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												// Leaf node.
+												switch method {
+												case "GET":
+													r.name = GetLogsCountV2Operation
+													r.summary = "Log counts (deprecated; use the v1 query)"
+													r.operationID = "GetLogsCountV2"
+													r.operationGroup = ""
+													r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/logs/count"
+													r.args = args
+													r.count = 0
+													return r, true
+												default:
+													return
+												}
+											}
+
+										case 's': // Prefix: "spans/count"
+
+											if l := len("spans/count"); len(elem) >= l && elem[0:l] == "spans/count" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												// Leaf node.
+												switch method {
+												case "GET":
+													r.name = GetSpansCountV2Operation
+													r.summary = "Span counts (deprecated; use the v1 query)"
+													r.operationID = "GetSpansCountV2"
+													r.operationGroup = ""
+													r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/spans/count"
+													r.args = args
+													r.count = 0
+													return r, true
+												default:
+													return
+												}
+											}
+
+										}
+
+									}
+
+								case 'l': // Prefix: "log-policies/v1"
+
+									if l := len("log-policies/v1"); len(elem) >= l && elem[0:l] == "log-policies/v1" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
+										// Leaf node.
+										switch method {
+										case "PUT":
+											r.name = OverwriteLogPoliciesOperation
+											r.summary = "Replace every log policy of the team"
+											r.operationID = "OverwriteLogPolicies"
+											r.operationGroup = ""
+											r.pathPattern = "/mgmt/openapi/5/dataplans/log-policies/v1"
+											r.args = args
+											r.count = 0
+											return r, true
+										default:
+											return
+										}
+									}
+
+								case 'p': // Prefix: "polic"
+
+									if l := len("polic"); len(elem) >= l && elem[0:l] == "polic" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
+										break
+									}
+									switch elem[0] {
+									case 'i': // Prefix: "i"
+
+										if l := len("i"); len(elem) >= l && elem[0:l] == "i" {
+											elem = elem[l:]
+										} else {
+											break
+										}
+
+										if len(elem) == 0 {
+											break
+										}
+										switch elem[0] {
+										case 'e': // Prefix: "es/v1"
+
+											if l := len("es/v1"); len(elem) >= l && elem[0:l] == "es/v1" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												switch method {
+												case "GET":
+													r.name = ListPoliciesOperation
+													r.summary = "List the team's policies"
+													r.operationID = "ListPolicies"
+													r.operationGroup = ""
+													r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1"
+													r.args = args
+													r.count = 0
+													return r, true
+												case "PUT":
+													r.name = UpdatePolicyOperation
+													r.summary = "Change a policy"
+													r.operationID = "UpdatePolicy"
+													r.operationGroup = ""
+													r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1"
+													r.args = args
+													r.count = 0
+													return r, true
+												default:
+													return
+												}
+											}
+											switch elem[0] {
+											case '/': // Prefix: "/"
+
+												if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+													elem = elem[l:]
+												} else {
+													break
+												}
+
+												if len(elem) == 0 {
+													break
+												}
+												switch elem[0] {
+												case 'a': // Prefix: "all/reorder"
+													origElem := elem
+													if l := len("all/reorder"); len(elem) >= l && elem[0:l] == "all/reorder" {
+														elem = elem[l:]
+													} else {
+														break
+													}
+
+													if len(elem) == 0 {
+														// Leaf node.
+														switch method {
+														case "POST":
+															r.name = ReorderPoliciesOperation
+															r.summary = "Reorder the policies of one data type"
+															r.operationID = "ReorderPolicies"
+															r.operationGroup = ""
+															r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1/all/reorder"
+															r.args = args
+															r.count = 0
+															return r, true
+														default:
+															return
+														}
+													}
+
+													elem = origElem
+												}
+												// Param: "id"
+												// Leaf parameter, slashes are prohibited
+												idx := strings.IndexByte(elem, '/')
+												if idx >= 0 {
+													break
+												}
+												args[0] = elem
+												elem = ""
+
+												if len(elem) == 0 {
+													// Leaf node.
+													switch method {
+													case "DELETE":
+														r.name = DeletePolicyOperation
+														r.summary = "Delete a policy"
+														r.operationID = "DeletePolicy"
+														r.operationGroup = ""
+														r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1/{id}"
+														r.args = args
+														r.count = 1
+														return r, true
+													case "GET":
+														r.name = GetPolicyOperation
+														r.summary = "Read a policy"
+														r.operationID = "GetPolicy"
+														r.operationGroup = ""
+														r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1/{id}"
+														r.args = args
+														r.count = 1
+														return r, true
+													default:
+														return
+													}
+												}
+
+											}
+
+										case 'y': // Prefix: "y-settings/v1"
+
+											if l := len("y-settings/v1"); len(elem) >= l && elem[0:l] == "y-settings/v1" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												// Leaf node.
+												switch method {
+												case "POST":
+													r.name = ReplacePolicySettingsOperation
+													r.summary = "Replace the team's default policy priorities"
+													r.operationID = "ReplacePolicySettings"
+													r.operationGroup = ""
+													r.pathPattern = "/mgmt/openapi/5/dataplans/policiy-settings/v1"
+													r.args = args
+													r.count = 0
 													return r, true
 												default:
 													return
@@ -3904,12 +4340,12 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 										if len(elem) == 0 {
 											// Leaf node.
 											switch method {
-											case "POST":
-												r.name = ReplacePolicySettingsOperation
-												r.summary = "Replace the team's default policy priorities"
-												r.operationID = "ReplacePolicySettings"
+											case "GET":
+												r.name = GetPolicySettingsOperation
+												r.summary = "Read the team's default policy priorities"
+												r.operationID = "GetPolicySettings"
 												r.operationGroup = ""
-												r.pathPattern = "/mgmt/openapi/5/dataplans/policiy-settings/v1"
+												r.pathPattern = "/mgmt/openapi/5/dataplans/policy-settings/v1"
 												r.args = args
 												r.count = 0
 												return r, true
@@ -3920,9 +4356,9 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 
 									}
 
-								case 'y': // Prefix: "y-settings/v1"
+								case 'r': // Prefix: "rum-policies/v1"
 
-									if l := len("y-settings/v1"); len(elem) >= l && elem[0:l] == "y-settings/v1" {
+									if l := len("rum-policies/v1"); len(elem) >= l && elem[0:l] == "rum-policies/v1" {
 										elem = elem[l:]
 									} else {
 										break
@@ -3931,12 +4367,12 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 									if len(elem) == 0 {
 										// Leaf node.
 										switch method {
-										case "GET":
-											r.name = GetPolicySettingsOperation
-											r.summary = "Read the team's default policy priorities"
-											r.operationID = "GetPolicySettings"
+										case "PUT":
+											r.name = OverwriteRumPoliciesOperation
+											r.summary = "Replace every RUM policy of the team"
+											r.operationID = "OverwriteRumPolicies"
 											r.operationGroup = ""
-											r.pathPattern = "/mgmt/openapi/5/dataplans/policy-settings/v1"
+											r.pathPattern = "/mgmt/openapi/5/dataplans/rum-policies/v1"
 											r.args = args
 											r.count = 0
 											return r, true
@@ -3945,31 +4381,6 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 										}
 									}
 
-								}
-
-							case 'r': // Prefix: "rum-policies/v1"
-
-								if l := len("rum-policies/v1"); len(elem) >= l && elem[0:l] == "rum-policies/v1" {
-									elem = elem[l:]
-								} else {
-									break
-								}
-
-								if len(elem) == 0 {
-									// Leaf node.
-									switch method {
-									case "PUT":
-										r.name = OverwriteRumPoliciesOperation
-										r.summary = "Replace every RUM policy of the team"
-										r.operationID = "OverwriteRumPolicies"
-										r.operationGroup = ""
-										r.pathPattern = "/mgmt/openapi/5/dataplans/rum-policies/v1"
-										r.args = args
-										r.count = 0
-										return r, true
-									default:
-										return
-									}
 								}
 
 							}

@@ -3201,6 +3201,261 @@ func (s *CreatePolicyRequest) SetRumRules(val OptPolicyLogRules) {
 	s.RumRules = val
 }
 
+// Ref: #/components/schemas/CustomRole
+type CustomRole struct {
+	RoleId         int64    `json:"roleId"`
+	TeamId         int64    `json:"teamId"`
+	Name           string   `json:"name"`
+	Description    string   `json:"description"`
+	ParentRoleId   int64    `json:"parentRoleId"`
+	ParentRoleName string   `json:"parentRoleName"`
+	Permissions    []string `json:"permissions"`
+}
+
+// GetRoleId returns the value of RoleId.
+func (s *CustomRole) GetRoleId() int64 {
+	return s.RoleId
+}
+
+// GetTeamId returns the value of TeamId.
+func (s *CustomRole) GetTeamId() int64 {
+	return s.TeamId
+}
+
+// GetName returns the value of Name.
+func (s *CustomRole) GetName() string {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *CustomRole) GetDescription() string {
+	return s.Description
+}
+
+// GetParentRoleId returns the value of ParentRoleId.
+func (s *CustomRole) GetParentRoleId() int64 {
+	return s.ParentRoleId
+}
+
+// GetParentRoleName returns the value of ParentRoleName.
+func (s *CustomRole) GetParentRoleName() string {
+	return s.ParentRoleName
+}
+
+// GetPermissions returns the value of Permissions.
+func (s *CustomRole) GetPermissions() []string {
+	return s.Permissions
+}
+
+// SetRoleId sets the value of RoleId.
+func (s *CustomRole) SetRoleId(val int64) {
+	s.RoleId = val
+}
+
+// SetTeamId sets the value of TeamId.
+func (s *CustomRole) SetTeamId(val int64) {
+	s.TeamId = val
+}
+
+// SetName sets the value of Name.
+func (s *CustomRole) SetName(val string) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *CustomRole) SetDescription(val string) {
+	s.Description = val
+}
+
+// SetParentRoleId sets the value of ParentRoleId.
+func (s *CustomRole) SetParentRoleId(val int64) {
+	s.ParentRoleId = val
+}
+
+// SetParentRoleName sets the value of ParentRoleName.
+func (s *CustomRole) SetParentRoleName(val string) {
+	s.ParentRoleName = val
+}
+
+// SetPermissions sets the value of Permissions.
+func (s *CustomRole) SetPermissions(val []string) {
+	s.Permissions = val
+}
+
+// Ref: #/components/schemas/CustomRoleCreated
+type CustomRoleCreated struct {
+	ID int64 `json:"id"`
+}
+
+// GetID returns the value of ID.
+func (s *CustomRoleCreated) GetID() int64 {
+	return s.ID
+}
+
+// SetID sets the value of ID.
+func (s *CustomRoleCreated) SetID(val int64) {
+	s.ID = val
+}
+
+// Ref: #/components/schemas/CustomRoleList
+type CustomRoleList struct {
+	Roles []CustomRole `json:"roles"`
+}
+
+// GetRoles returns the value of Roles.
+func (s *CustomRoleList) GetRoles() []CustomRole {
+	return s.Roles
+}
+
+// SetRoles sets the value of Roles.
+func (s *CustomRoleList) SetRoles(val []CustomRole) {
+	s.Roles = val
+}
+
+// Ref: #/components/schemas/CustomRolePermissions
+type CustomRolePermissions struct {
+	Permissions []string `json:"permissions"`
+}
+
+// GetPermissions returns the value of Permissions.
+func (s *CustomRolePermissions) GetPermissions() []string {
+	return s.Permissions
+}
+
+// SetPermissions sets the value of Permissions.
+func (s *CustomRolePermissions) SetPermissions(val []string) {
+	s.Permissions = val
+}
+
+// Ref: #/components/schemas/CustomRoleRequest
+type CustomRoleRequest struct {
+	// 1–100 characters with a non-whitespace one; unique within the team.
+	Name        string    `json:"name"`
+	Description OptString `json:"description"`
+	// The system role this role derives from (or give `parentRoleName`).
+	ParentRoleId OptInt64 `json:"parentRoleId"`
+	// The system role this role derives from, by name (or give `parentRoleId`).
+	ParentRoleName OptString `json:"parentRoleName"`
+	Permissions    []string  `json:"permissions"`
+	// When given, the caller's team.
+	TeamId OptInt64 `json:"teamId"`
+}
+
+// GetName returns the value of Name.
+func (s *CustomRoleRequest) GetName() string {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *CustomRoleRequest) GetDescription() OptString {
+	return s.Description
+}
+
+// GetParentRoleId returns the value of ParentRoleId.
+func (s *CustomRoleRequest) GetParentRoleId() OptInt64 {
+	return s.ParentRoleId
+}
+
+// GetParentRoleName returns the value of ParentRoleName.
+func (s *CustomRoleRequest) GetParentRoleName() OptString {
+	return s.ParentRoleName
+}
+
+// GetPermissions returns the value of Permissions.
+func (s *CustomRoleRequest) GetPermissions() []string {
+	return s.Permissions
+}
+
+// GetTeamId returns the value of TeamId.
+func (s *CustomRoleRequest) GetTeamId() OptInt64 {
+	return s.TeamId
+}
+
+// SetName sets the value of Name.
+func (s *CustomRoleRequest) SetName(val string) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *CustomRoleRequest) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetParentRoleId sets the value of ParentRoleId.
+func (s *CustomRoleRequest) SetParentRoleId(val OptInt64) {
+	s.ParentRoleId = val
+}
+
+// SetParentRoleName sets the value of ParentRoleName.
+func (s *CustomRoleRequest) SetParentRoleName(val OptString) {
+	s.ParentRoleName = val
+}
+
+// SetPermissions sets the value of Permissions.
+func (s *CustomRoleRequest) SetPermissions(val []string) {
+	s.Permissions = val
+}
+
+// SetTeamId sets the value of TeamId.
+func (s *CustomRoleRequest) SetTeamId(val OptInt64) {
+	s.TeamId = val
+}
+
+// Ref: #/components/schemas/CustomRoleResponse
+type CustomRoleResponse struct {
+	Role CustomRole `json:"role"`
+}
+
+// GetRole returns the value of Role.
+func (s *CustomRoleResponse) GetRole() CustomRole {
+	return s.Role
+}
+
+// SetRole sets the value of Role.
+func (s *CustomRoleResponse) SetRole(val CustomRole) {
+	s.Role = val
+}
+
+// Ref: #/components/schemas/CustomRoleUpdate
+type CustomRoleUpdate struct {
+	NewName        OptString                `json:"newName"`
+	NewDescription OptString                `json:"newDescription"`
+	NewPermissions OptCustomRolePermissions `json:"newPermissions"`
+}
+
+// GetNewName returns the value of NewName.
+func (s *CustomRoleUpdate) GetNewName() OptString {
+	return s.NewName
+}
+
+// GetNewDescription returns the value of NewDescription.
+func (s *CustomRoleUpdate) GetNewDescription() OptString {
+	return s.NewDescription
+}
+
+// GetNewPermissions returns the value of NewPermissions.
+func (s *CustomRoleUpdate) GetNewPermissions() OptCustomRolePermissions {
+	return s.NewPermissions
+}
+
+// SetNewName sets the value of NewName.
+func (s *CustomRoleUpdate) SetNewName(val OptString) {
+	s.NewName = val
+}
+
+// SetNewDescription sets the value of NewDescription.
+func (s *CustomRoleUpdate) SetNewDescription(val OptString) {
+	s.NewDescription = val
+}
+
+// SetNewPermissions sets the value of NewPermissions.
+func (s *CustomRoleUpdate) SetNewPermissions(val OptCustomRolePermissions) {
+	s.NewPermissions = val
+}
+
+// Ref: #/components/schemas/CustomRoleUpdated
+type CustomRoleUpdated struct{}
+
 // Ref: #/components/schemas/DefaultPrioritySetting
 type DefaultPrioritySetting struct {
 	DefaultPriority OptPolicyPriority `json:"defaultPriority"`
@@ -3218,6 +3473,9 @@ func (s *DefaultPrioritySetting) SetDefaultPriority(val OptPolicyPriority) {
 
 // Ref: #/components/schemas/DeleteCustomPresetResponse
 type DeleteCustomPresetResponse struct{}
+
+// DeleteCustomRoleNoContent is response for DeleteCustomRole operation.
+type DeleteCustomRoleNoContent struct{}
 
 // Ref: #/components/schemas/DeletePolicyResponse
 type DeletePolicyResponse struct {
@@ -7870,6 +8128,52 @@ func (o OptConnectorType) Get() (v ConnectorType, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptConnectorType) Or(d ConnectorType) ConnectorType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCustomRolePermissions returns new OptCustomRolePermissions with value set to v.
+func NewOptCustomRolePermissions(v CustomRolePermissions) OptCustomRolePermissions {
+	return OptCustomRolePermissions{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCustomRolePermissions is optional CustomRolePermissions.
+type OptCustomRolePermissions struct {
+	Value CustomRolePermissions
+	Set   bool
+}
+
+// IsSet returns true if OptCustomRolePermissions was set.
+func (o OptCustomRolePermissions) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCustomRolePermissions) Reset() {
+	var v CustomRolePermissions
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCustomRolePermissions) SetTo(v CustomRolePermissions) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCustomRolePermissions) Get() (v CustomRolePermissions, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCustomRolePermissions) Or(d CustomRolePermissions) CustomRolePermissions {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -15440,6 +15744,116 @@ func (s *ResolveCaseRequest) SetReason(val OptString) {
 	s.Reason = val
 }
 
+// A retention tag.
+// Ref: #/components/schemas/RetentionTag
+type RetentionTag struct {
+	// The tag's id, the same for every team; data-plan policies name it in `archiveRetention.id`.
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Whether the tag can be renamed.
+	Editable bool `json:"editable"`
+	// The tag's position, from 1.
+	Order int32 `json:"order"`
+}
+
+// GetID returns the value of ID.
+func (s *RetentionTag) GetID() string {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *RetentionTag) GetName() string {
+	return s.Name
+}
+
+// GetEditable returns the value of Editable.
+func (s *RetentionTag) GetEditable() bool {
+	return s.Editable
+}
+
+// GetOrder returns the value of Order.
+func (s *RetentionTag) GetOrder() int32 {
+	return s.Order
+}
+
+// SetID sets the value of ID.
+func (s *RetentionTag) SetID(val string) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *RetentionTag) SetName(val string) {
+	s.Name = val
+}
+
+// SetEditable sets the value of Editable.
+func (s *RetentionTag) SetEditable(val bool) {
+	s.Editable = val
+}
+
+// SetOrder sets the value of Order.
+func (s *RetentionTag) SetOrder(val int32) {
+	s.Order = val
+}
+
+// Ref: #/components/schemas/RetentionTagList
+type RetentionTagList struct {
+	Retentions []RetentionTag `json:"retentions"`
+}
+
+// GetRetentions returns the value of Retentions.
+func (s *RetentionTagList) GetRetentions() []RetentionTag {
+	return s.Retentions
+}
+
+// SetRetentions sets the value of Retentions.
+func (s *RetentionTagList) SetRetentions(val []RetentionTag) {
+	s.Retentions = val
+}
+
+// Ref: #/components/schemas/RetentionTagRename
+type RetentionTagRename struct {
+	// The tag to rename.
+	ID string `json:"id"`
+	// The new name, 1–100 characters with a non-whitespace one.
+	Name string `json:"name"`
+}
+
+// GetID returns the value of ID.
+func (s *RetentionTagRename) GetID() string {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *RetentionTagRename) GetName() string {
+	return s.Name
+}
+
+// SetID sets the value of ID.
+func (s *RetentionTagRename) SetID(val string) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *RetentionTagRename) SetName(val string) {
+	s.Name = val
+}
+
+// Ref: #/components/schemas/RetentionTagUpdate
+type RetentionTagUpdate struct {
+	RetentionUpdateElements []RetentionTagRename `json:"retentionUpdateElements"`
+}
+
+// GetRetentionUpdateElements returns the value of RetentionUpdateElements.
+func (s *RetentionTagUpdate) GetRetentionUpdateElements() []RetentionTagRename {
+	return s.RetentionUpdateElements
+}
+
+// SetRetentionUpdateElements sets the value of RetentionUpdateElements.
+func (s *RetentionTagUpdate) SetRetentionUpdateElements(val []RetentionTagRename) {
+	s.RetentionUpdateElements = val
+}
+
 // Ref: #/components/schemas/ServiceNowActor
 type ServiceNowActor struct {
 	PlatformUserId OptString `json:"platformUserId"`
@@ -15549,6 +15963,69 @@ func (s *SyncExternalThreadResponse) GetSyncRegistered() bool {
 // SetSyncRegistered sets the value of SyncRegistered.
 func (s *SyncExternalThreadResponse) SetSyncRegistered(val bool) {
 	s.SyncRegistered = val
+}
+
+// Ref: #/components/schemas/SystemRole
+type SystemRole struct {
+	RoleId      int64    `json:"roleId"`
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Permissions []string `json:"permissions"`
+}
+
+// GetRoleId returns the value of RoleId.
+func (s *SystemRole) GetRoleId() int64 {
+	return s.RoleId
+}
+
+// GetName returns the value of Name.
+func (s *SystemRole) GetName() string {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *SystemRole) GetDescription() string {
+	return s.Description
+}
+
+// GetPermissions returns the value of Permissions.
+func (s *SystemRole) GetPermissions() []string {
+	return s.Permissions
+}
+
+// SetRoleId sets the value of RoleId.
+func (s *SystemRole) SetRoleId(val int64) {
+	s.RoleId = val
+}
+
+// SetName sets the value of Name.
+func (s *SystemRole) SetName(val string) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *SystemRole) SetDescription(val string) {
+	s.Description = val
+}
+
+// SetPermissions sets the value of Permissions.
+func (s *SystemRole) SetPermissions(val []string) {
+	s.Permissions = val
+}
+
+// Ref: #/components/schemas/SystemRoleList
+type SystemRoleList struct {
+	Roles []SystemRole `json:"roles"`
+}
+
+// GetRoles returns the value of Roles.
+func (s *SystemRoleList) GetRoles() []SystemRole {
+	return s.Roles
+}
+
+// SetRoles sets the value of Roles.
+func (s *SystemRoleList) SetRoles(val []SystemRole) {
+	s.Roles = val
 }
 
 // Ref: #/components/schemas/UpdateApiKeyRequest

@@ -121,6 +121,15 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/4/notifications/notification-center/v1/presets/custom
 	CreateCustomPreset(ctx context.Context, req *PresetRequest) (*PresetResponse, error)
+	// CreateCustomRole implements CreateCustomRole operation.
+	//
+	// Creates a role derived from one system role, named by exactly one of `parentRoleId` and
+	// `parentRoleName`, holding the listed permissions (names from the permission catalog, the one API
+	// keys use; repeats are dropped). Names are unique within the team (409). `teamId`, when given, must
+	// be the caller's team. Answers 200 with the new role's id.
+	//
+	// PUT /mgmt/openapi/3/aaa/team-roles/v1/custom-roles
+	CreateCustomRole(ctx context.Context, req *CustomRoleRequest) (*CustomRoleCreated, error)
 	// CreateParsingRuleGroup implements CreateParsingRuleGroup operation.
 	//
 	// Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets
@@ -176,6 +185,12 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}
 	DeleteCustomPreset(ctx context.Context, params DeleteCustomPresetParams) error
+	// DeleteCustomRole implements DeleteCustomRole operation.
+	//
+	// Delete a custom role.
+	//
+	// DELETE /mgmt/openapi/5/aaa/team-roles/v1/custom-roles/{role_id}
+	DeleteCustomRole(ctx context.Context, params DeleteCustomRoleParams) error
 	// DeleteParsingRuleGroup implements DeleteParsingRuleGroup operation.
 	//
 	// Delete one parsing rule group.
@@ -224,6 +239,12 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/cases/events/v1/{event_id}
 	GetCaseEvent(ctx context.Context, params GetCaseEventParams) (*CaseEventResponse, error)
+	// GetCustomRole implements GetCustomRole operation.
+	//
+	// Read a custom role.
+	//
+	// GET /mgmt/openapi/5/aaa/team-roles/v1/custom-roles/{role_id}
+	GetCustomRole(ctx context.Context, params GetCustomRoleParams) (*CustomRoleResponse, error)
 	// GetDailyUsageEvaluationTokensV2 implements GetDailyUsageEvaluationTokensV2 operation.
 	//
 	// One entry per UTC day of the range, oldest first, empty days included: the tokens of the day's
@@ -388,6 +409,13 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1
 	ListCases(ctx context.Context, req OptListCasesRequest) (*ListCasesResponse, error)
+	// ListCustomRoles implements ListCustomRoles operation.
+	//
+	// The team's custom roles, by id. `team_id`, when given, must be the caller's team; any other team
+	// answers 404.
+	//
+	// GET /mgmt/openapi/5/aaa/team-roles/v1/custom-roles
+	ListCustomRoles(ctx context.Context, params ListCustomRolesParams) (*CustomRoleList, error)
 	// ListEntityTypeAttachmentTypes implements ListEntityTypeAttachmentTypes operation.
 	//
 	// The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -451,6 +479,21 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/recording-rules/recording-rules/v1
 	ListRecordingRuleSets(ctx context.Context) (*RecordingRuleSetList, error)
+	// ListRetentionTags implements ListRetentionTags operation.
+	//
+	// Every team has the platform's four retention tags, in `order`: `Default` (not editable) and three
+	// editable ones. The answer shows the team's current names.
+	//
+	// GET /mgmt/openapi/5/dataengine/retention-tags/v1
+	ListRetentionTags(ctx context.Context) (*RetentionTagList, error)
+	// ListSystemRoles implements ListSystemRoles operation.
+	//
+	// The roles every team has, which custom roles derive from: `admin` (every permission), `member`
+	// (every permission except managing API keys and roles) and `viewer` (every permission that only
+	// reads).
+	//
+	// GET /mgmt/openapi/5/aaa/team-roles/v1/system-roles
+	ListSystemRoles(ctx context.Context) (*SystemRoleList, error)
 	// OverwriteLogPolicies implements OverwriteLogPolicies operation.
 	//
 	// As the span-policy overwrite, for log policies.
@@ -576,6 +619,13 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 	UpdateCaseComment(ctx context.Context, req *CommentRequest, params UpdateCaseCommentParams) (*CaseEventResponse, error)
+	// UpdateCustomRole implements UpdateCustomRole operation.
+	//
+	// Changes what is given: `newName` (unique within the team, 409), `newDescription`, and
+	// `newPermissions.permissions` (replaces the whole set). The parent role does not change.
+	//
+	// POST /mgmt/openapi/5/aaa/team-roles/v1/custom-roles/{role_id}
+	UpdateCustomRole(ctx context.Context, req *CustomRoleUpdate, params UpdateCustomRoleParams) error
 	// UpdateDataUsageExportStatusV2 implements UpdateDataUsageExportStatusV2 operation.
 	//
 	// Stores the team's export setting (an absent `enabled` means false) and answers it. This server
@@ -606,6 +656,14 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/5/recording-rules/recording-rules/v1/{id}
 	UpdateRecordingRuleSet(ctx context.Context, req *RecordingRuleSetInput, params UpdateRecordingRuleSetParams) error
+	// UpdateRetentionTags implements UpdateRetentionTags operation.
+	//
+	// Renames each tag named by `id` to `name`, all or none. An unknown `id` is a 404, a tag that is not
+	// editable a 400, and so is an `id` given twice. A name is 1–100 characters and must contain a
+	// non-whitespace character. The answer is the full list after the change.
+	//
+	// POST /mgmt/openapi/5/dataengine/retention-tags/v1
+	UpdateRetentionTags(ctx context.Context, req *RetentionTagUpdate) (*RetentionTagList, error)
 	// NewError creates *ErrorStatusCode from error returned by handler.
 	//
 	// Used for common default response.

@@ -177,6 +177,18 @@ func (UnimplementedHandler) CreateCustomPreset(ctx context.Context, req *PresetR
 	return r, ht.ErrNotImplemented
 }
 
+// CreateCustomRole implements CreateCustomRole operation.
+//
+// Creates a role derived from one system role, named by exactly one of `parentRoleId` and
+// `parentRoleName`, holding the listed permissions (names from the permission catalog, the one API
+// keys use; repeats are dropped). Names are unique within the team (409). `teamId`, when given, must
+// be the caller's team. Answers 200 with the new role's id.
+//
+// PUT /mgmt/openapi/3/aaa/team-roles/v1/custom-roles
+func (UnimplementedHandler) CreateCustomRole(ctx context.Context, req *CustomRoleRequest) (r *CustomRoleCreated, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // CreateParsingRuleGroup implements CreateParsingRuleGroup operation.
 //
 // Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets
@@ -253,6 +265,15 @@ func (UnimplementedHandler) DeleteCustomPreset(ctx context.Context, params Delet
 	return ht.ErrNotImplemented
 }
 
+// DeleteCustomRole implements DeleteCustomRole operation.
+//
+// Delete a custom role.
+//
+// DELETE /mgmt/openapi/5/aaa/team-roles/v1/custom-roles/{role_id}
+func (UnimplementedHandler) DeleteCustomRole(ctx context.Context, params DeleteCustomRoleParams) error {
+	return ht.ErrNotImplemented
+}
+
 // DeleteParsingRuleGroup implements DeleteParsingRuleGroup operation.
 //
 // Delete one parsing rule group.
@@ -322,6 +343,15 @@ func (UnimplementedHandler) GetCase(ctx context.Context, params GetCaseParams) (
 //
 // GET /mgmt/openapi/5/cases/events/v1/{event_id}
 func (UnimplementedHandler) GetCaseEvent(ctx context.Context, params GetCaseEventParams) (r *CaseEventResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetCustomRole implements GetCustomRole operation.
+//
+// Read a custom role.
+//
+// GET /mgmt/openapi/5/aaa/team-roles/v1/custom-roles/{role_id}
+func (UnimplementedHandler) GetCustomRole(ctx context.Context, params GetCustomRoleParams) (r *CustomRoleResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -546,6 +576,16 @@ func (UnimplementedHandler) ListCases(ctx context.Context, req OptListCasesReque
 	return r, ht.ErrNotImplemented
 }
 
+// ListCustomRoles implements ListCustomRoles operation.
+//
+// The team's custom roles, by id. `team_id`, when given, must be the caller's team; any other team
+// answers 404.
+//
+// GET /mgmt/openapi/5/aaa/team-roles/v1/custom-roles
+func (UnimplementedHandler) ListCustomRoles(ctx context.Context, params ListCustomRolesParams) (r *CustomRoleList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ListEntityTypeAttachmentTypes implements ListEntityTypeAttachmentTypes operation.
 //
 // The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -630,6 +670,27 @@ func (UnimplementedHandler) ListPresetSummaries(ctx context.Context, params List
 //
 // GET /mgmt/openapi/5/recording-rules/recording-rules/v1
 func (UnimplementedHandler) ListRecordingRuleSets(ctx context.Context) (r *RecordingRuleSetList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListRetentionTags implements ListRetentionTags operation.
+//
+// Every team has the platform's four retention tags, in `order`: `Default` (not editable) and three
+// editable ones. The answer shows the team's current names.
+//
+// GET /mgmt/openapi/5/dataengine/retention-tags/v1
+func (UnimplementedHandler) ListRetentionTags(ctx context.Context) (r *RetentionTagList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListSystemRoles implements ListSystemRoles operation.
+//
+// The roles every team has, which custom roles derive from: `admin` (every permission), `member`
+// (every permission except managing API keys and roles) and `viewer` (every permission that only
+// reads).
+//
+// GET /mgmt/openapi/5/aaa/team-roles/v1/system-roles
+func (UnimplementedHandler) ListSystemRoles(ctx context.Context) (r *SystemRoleList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -809,6 +870,16 @@ func (UnimplementedHandler) UpdateCaseComment(ctx context.Context, req *CommentR
 	return r, ht.ErrNotImplemented
 }
 
+// UpdateCustomRole implements UpdateCustomRole operation.
+//
+// Changes what is given: `newName` (unique within the team, 409), `newDescription`, and
+// `newPermissions.permissions` (replaces the whole set). The parent role does not change.
+//
+// POST /mgmt/openapi/5/aaa/team-roles/v1/custom-roles/{role_id}
+func (UnimplementedHandler) UpdateCustomRole(ctx context.Context, req *CustomRoleUpdate, params UpdateCustomRoleParams) error {
+	return ht.ErrNotImplemented
+}
+
 // UpdateDataUsageExportStatusV2 implements UpdateDataUsageExportStatusV2 operation.
 //
 // Stores the team's export setting (an absent `enabled` means false) and answers it. This server
@@ -849,6 +920,17 @@ func (UnimplementedHandler) UpdatePolicy(ctx context.Context, req *UpdatePolicyR
 // PUT /mgmt/openapi/5/recording-rules/recording-rules/v1/{id}
 func (UnimplementedHandler) UpdateRecordingRuleSet(ctx context.Context, req *RecordingRuleSetInput, params UpdateRecordingRuleSetParams) error {
 	return ht.ErrNotImplemented
+}
+
+// UpdateRetentionTags implements UpdateRetentionTags operation.
+//
+// Renames each tag named by `id` to `name`, all or none. An unknown `id` is a 404, a tag that is not
+// editable a 400, and so is an `id` given twice. A name is 1–100 characters and must contain a
+// non-whitespace character. The answer is the full list after the change.
+//
+// POST /mgmt/openapi/5/dataengine/retention-tags/v1
+func (UnimplementedHandler) UpdateRetentionTags(ctx context.Context, req *RetentionTagUpdate) (r *RetentionTagList, _ error) {
+	return r, ht.ErrNotImplemented
 }
 
 // NewError creates *ErrorStatusCode from error returned by handler.

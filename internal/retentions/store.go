@@ -1,0 +1,49 @@
+package retentions
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+// list returns the platform's tags, in order, with the team's names.
+func list(ctx context.Context, q db.Querier, teamID int64) ([]oas.RetentionTag, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, name FROM retention_tag_names WHERE team_id = $1`, teamID)
+	if err != nil {
+		return nil, fmt.Errorf("list retention tag names: %w", err)
+	}
+	defer rows.Close()
+	names := map[string]string{}
+	for rows.Next() {
+		var id, name string
+		if err := rows.Scan(&id, &name); err != nil {
+			return nil, fmt.Errorf("scan retention tag name: %w", err)
+		}
+		names[id] = name
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list retention tag names: %w", err)
+	}
+	out := make([]oas.RetentionTag, 0, len(defaults))
+	for _, t := range defaults {
+		if name, ok := names[t.ID]; ok {
+			t.Name = name
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// setName stores the team's name for tag id.
+func setName(ctx context.Context, tx *db.Tx, teamID int64, id, name string) error {
+	_, err := tx.ExecContext(ctx,
+		`INSERT INTO retention_tag_names (team_id, id, name, updated_at) VALUES ($1, $2, $3, $4)
+		 ON CONFLICT (team_id, id) DO UPDATE SET name = excluded.name, updated_at = excluded.updated_at`,
+		teamID, id, name, tx.Now.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("rename retention tag: %w", err)
+	}
+	return nil
+}

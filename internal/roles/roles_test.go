@@ -1,0 +1,289 @@
+package roles_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/auth"
+)
+
+const (
+	createPath = "/mgmt/openapi/3/aaa/team-roles/v1/custom-roles"
+	rolesPath  = "/mgmt/openapi/5/aaa/team-roles/v1/custom-roles"
+	systemPath = "/mgmt/openapi/5/aaa/team-roles/v1/system-roles"
+)
+
+type customRole struct {
+	RoleID         int64
+	TeamID         int64
+	Name           string
+	Description    string
+	ParentRoleID   int64
+	ParentRoleName string
+	Permissions    []string
+}
+
+func decode[T any](t *testing.T, res apitest.Response) T {
+	t.Helper()
+	if res.Status != http.StatusOK {
+		t.Fatalf("status %d, want 200; body %s", res.Status, res.Body)
+	}
+	var out T
+	if err := json.Unmarshal(res.Body, &out); err != nil {
+		t.Fatalf("decode %s: %v", res.Body, err)
+	}
+	return out
+}
+
+func create(t *testing.T, env *apitest.Env, key, body string) int64 {
+	t.Helper()
+	return decode[struct{ ID int64 }](t, env.JSON(t, http.MethodPut, createPath, key, body)).ID
+}
+
+func get(t *testing.T, env *apitest.Env, key string, id int64) customRole {
+	t.Helper()
+	return decode[struct{ Role customRole }](t, env.JSON(t, http.MethodGet, rolePath(id), key, "")).Role
+}
+
+func list(t *testing.T, env *apitest.Env, key, query string) []customRole {
+	t.Helper()
+	return decode[struct{ Roles []customRole }](t, env.JSON(t, http.MethodGet, rolesPath+query, key, "")).Roles
+}
+
+func rolePath(id int64) string { return rolesPath + "/" + strconv.FormatInt(id, 10) }
+
+func TestSystemRoles(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		got := decode[struct {
+			Roles []struct {
+				RoleID      int64
+				Name        string
+				Description string
+				Permissions []string
+			}
+		}](t, env.JSON(t, http.MethodGet, systemPath, key, "")).Roles
+		if len(got) != 3 || got[0].Name != "admin" || got[1].Name != "member" || got[2].Name != "viewer" ||
+			got[0].RoleID != 1 || got[1].RoleID != 2 || got[2].RoleID != 3 {
+			t.Fatalf("system roles %+v", got)
+		}
+		if !slices.Equal(got[0].Permissions, auth.PresetPermissions(auth.FullAccess)) {
+			t.Fatalf("admin %v", got[0].Permissions)
+		}
+		if slices.Contains(got[1].Permissions, "api-keys:Manage") || slices.Contains(got[1].Permissions, "team-roles:Manage") ||
+			!slices.Contains(got[1].Permissions, "case:Comment") || len(got[1].Permissions) != len(got[0].Permissions)-2 {
+			t.Fatalf("member %v", got[1].Permissions)
+		}
+		if !slices.Equal(got[2].Permissions, auth.PresetPermissions("read-only")) {
+			t.Fatalf("viewer %v", got[2].Permissions)
+		}
+	})
+}
+
+func TestCreateGetUpdateDelete(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		team, key := env.MustTeam(t, "acme")
+		res := env.JSON(t, http.MethodPut, createPath, key,
+			`{"name":"oncall","description":"d","parentRoleId":2,"permissions":["case:Read","case:Comment","case:Read"],"teamId":`+strconv.FormatInt(team, 10)+`}`)
+		if res.Status != http.StatusOK {
+			t.Fatalf("create status %d (want 200, never 201): %s", res.Status, res.Body)
+		}
+		id := decode[struct{ ID int64 }](t, res).ID
+		want := customRole{id, team, "oncall", "d", 2, "member", []string{"case:Comment", "case:Read"}}
+		if got := get(t, env, key, id); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("get %+v, want %+v", got, want)
+		}
+		// By parent name, without permissions or description.
+		id2 := create(t, env, key, `{"name":"ro","parentRoleName":"viewer"}`)
+		if id2 <= id {
+			t.Fatalf("ids %d then %d", id, id2)
+		}
+		if got := get(t, env, key, id2); got.ParentRoleID != 3 || got.ParentRoleName != "viewer" || got.Permissions == nil || len(got.Permissions) != 0 || got.Description != "" {
+			t.Fatalf("by name %+v", got)
+		}
+		env.Restart(t)
+		if got := list(t, env, key, ""); len(got) != 2 || got[0].RoleID != id || got[1].RoleID != id2 {
+			t.Fatalf("list %+v", got)
+		}
+		if got := list(t, env, key, "?team_id="+strconv.FormatInt(team, 10)); len(got) != 2 {
+			t.Fatalf("list by team %+v", got)
+		}
+		// Update: only what is given changes.
+		upd := env.JSON(t, http.MethodPost, rolePath(id), key, `{"newName":"pager","newPermissions":{"permissions":["incidents:read"]}}`)
+		if upd.Status != http.StatusOK || string(upd.Body) != "{}" {
+			t.Fatalf("update %d %s", upd.Status, upd.Body)
+		}
+		want.Name, want.Permissions = "pager", []string{"incidents:read"}
+		if got := get(t, env, key, id); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("after update %+v, want %+v", got, want)
+		}
+		decode[struct{}](t, env.JSON(t, http.MethodPost, rolePath(id), key, `{"newDescription":""}`))
+		if got := get(t, env, key, id); got.Description != "" || got.Name != "pager" {
+			t.Fatalf("after description %+v", got)
+		}
+		// Renaming to its own name is no conflict; to another role's is.
+		decode[struct{}](t, env.JSON(t, http.MethodPost, rolePath(id), key, `{"newName":"pager"}`))
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, rolePath(id), key, `{"newName":"ro"}`), 409, "newName", "ro")
+		// Delete: 204 with no body, then 404.
+		del := env.JSON(t, http.MethodDelete, rolePath(id), key, "")
+		if del.Status != http.StatusNoContent || len(del.Body) != 0 {
+			t.Fatalf("delete %d %q", del.Status, del.Body)
+		}
+		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, rolePath(id), key, ""), 404, "role_id")
+		apitest.ExpectError(t, env.JSON(t, http.MethodGet, rolePath(id), key, ""), 404, "role_id")
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, rolePath(id), key, `{}`), 404, "role_id")
+		// The name is free again; ids are never reused.
+		if id3 := create(t, env, key, `{"name":"pager","parentRoleName":"admin"}`); id3 <= id2 {
+			t.Fatalf("id after delete %d", id3)
+		}
+	})
+}
+
+func TestCreateRefused(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		other, _ := env.MustTeam(t, "other")
+		long := func(n int) string { return strings.Repeat("é", n) }
+		cases := []struct {
+			body      string
+			status    int
+			fragments []string
+		}{
+			{`{"parentRoleId":1}`, 400, []string{"name"}},
+			{`{"name":"","parentRoleId":1}`, 400, []string{"name"}},
+			{`{"name":"` + long(101) + `","parentRoleId":1}`, 400, []string{"name", "100"}},
+			{`{"name":"  ","parentRoleId":1}`, 400, []string{"name", "non-whitespace"}},
+			{`{"name":"x","description":"` + long(1001) + `","parentRoleId":1}`, 400, []string{"description", "1000"}},
+			{`{"name":"x"}`, 400, []string{"parentRoleId", "parentRoleName", "required"}},
+			{`{"name":"x","parentRoleId":1,"parentRoleName":"admin"}`, 400, []string{"parentRoleId", "parentRoleName", "not both"}},
+			{`{"name":"x","parentRoleId":4}`, 400, []string{"parentRoleId", "system role"}},
+			{`{"name":"x","parentRoleId":0}`, 400, []string{"parentRoleId", "system role"}},
+			{`{"name":"x","parentRoleName":"owner"}`, 400, []string{"parentRoleName", "owner", "admin, member, viewer"}},
+			{`{"name":"x","parentRoleId":1,"permissions":["case:Read","case:Fly"]}`, 400, []string{"permissions[1]", "case:Fly"}},
+			{`{"name":"x","parentRoleId":1,"teamId":` + strconv.FormatInt(other, 10) + `}`, 404, []string{"teamId"}},
+		}
+		for _, c := range cases {
+			apitest.ExpectError(t, env.JSON(t, http.MethodPut, createPath, key, c.body), c.status, c.fragments...)
+		}
+		if got := list(t, env, key, ""); len(got) != 0 {
+			t.Fatalf("refused creates stored %+v", got)
+		}
+		// Bounds at both edges are accepted.
+		a := create(t, env, key, `{"name":"a","description":"","parentRoleId":1}`)
+		b := create(t, env, key, `{"name":"`+long(100)+`","description":"`+long(1000)+`","parentRoleId":1}`)
+		if got := get(t, env, key, b); got.Name != long(100) || got.Description != long(1000) {
+			t.Fatalf("long role %+v", got)
+		}
+		// The update checks the same bounds.
+		for _, c := range []struct{ body, field string }{
+			{`{"newName":""}`, "newName"},
+			{`{"newName":"` + long(101) + `"}`, "newName"},
+			{`{"newName":" "}`, "newName"},
+			{`{"newDescription":"` + long(1001) + `"}`, "newDescription"},
+			{`{"newPermissions":{"permissions":["nope"]}}`, "newPermissions.permissions[0]"},
+		} {
+			apitest.ExpectError(t, env.JSON(t, http.MethodPost, rolePath(a), key, c.body), 400, c.field)
+		}
+		for _, p := range []string{"0", "-1", "x"} {
+			apitest.ExpectError(t, env.JSON(t, http.MethodGet, rolesPath+"/"+p, key, ""), 400, "role_id: must be")
+		}
+		// Duplicate name: 409.
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, createPath, key, `{"name":"a","parentRoleId":2}`), 409, "name", `"a"`)
+	})
+}
+
+func TestDuplicateNameUnderConcurrency(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		const n = 8
+		statuses := make([]int, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				statuses[i] = env.JSON(t, http.MethodPut, createPath, key, `{"name":"same","parentRoleId":1}`).Status
+			})
+		}
+		wg.Wait()
+		ok := 0
+		for _, s := range statuses {
+			switch s {
+			case http.StatusOK:
+				ok++
+			case http.StatusConflict:
+			default:
+				t.Fatalf("status %d in %v", s, statuses)
+			}
+		}
+		if ok != 1 {
+			t.Fatalf("%d creates succeeded: %v", ok, statuses)
+		}
+		// Distinct names created concurrently get distinct ids.
+		answers := make([]apitest.Response, n)
+		for i := range n {
+			wg.Go(func() {
+				answers[i] = env.JSON(t, http.MethodPut, createPath, key, fmt.Sprintf(`{"name":"r%d","parentRoleId":1}`, i))
+			})
+		}
+		wg.Wait()
+		ids := make([]int64, n)
+		for i, a := range answers {
+			ids[i] = decode[struct{ ID int64 }](t, a).ID
+		}
+		slices.Sort(ids)
+		if len(slices.Compact(ids)) != n {
+			t.Fatalf("ids %v", ids)
+		}
+		if got := list(t, env, key, ""); len(got) != n+1 {
+			t.Fatalf("list %d", len(got))
+		}
+	})
+}
+
+func TestRoleIsolationAndPermissions(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		team, key := env.MustTeam(t, "acme")
+		_, otherKey := env.MustTeam(t, "other")
+		id := create(t, env, key, `{"name":"mine","parentRoleId":1}`)
+		// Another team sees nothing of it and may use the same name.
+		for _, m := range []string{http.MethodGet, http.MethodDelete} {
+			apitest.ExpectError(t, env.JSON(t, m, rolePath(id), otherKey, ""), 404, "role_id")
+		}
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, rolePath(id), otherKey, `{"newName":"x"}`), 404, "role_id")
+		apitest.ExpectError(t, env.JSON(t, http.MethodGet, rolesPath+"?team_id="+strconv.FormatInt(team, 10), otherKey, ""), 404, "team_id")
+		if got := list(t, env, otherKey, ""); len(got) != 0 {
+			t.Fatalf("other team lists %+v", got)
+		}
+		create(t, env, otherKey, `{"name":"mine","parentRoleId":1}`)
+		if got := get(t, env, key, id); got.Name != "mine" || got.TeamID != team {
+			t.Fatalf("own role %+v", got)
+		}
+
+		reader := env.MustKey(t, key, "team-roles:ReadConfig")
+		writer := env.MustKey(t, key, "team-roles:Manage")
+		for _, c := range []struct {
+			method, path, body string
+		}{
+			{http.MethodPut, createPath, `{"name":"w","parentRoleId":1}`},
+			{http.MethodPost, rolePath(id), `{}`},
+			{http.MethodDelete, rolePath(id), ""},
+		} {
+			apitest.ExpectError(t, env.JSON(t, c.method, c.path, reader, c.body), 403)
+		}
+		for _, p := range []string{rolesPath, rolePath(id), systemPath} {
+			apitest.ExpectError(t, env.JSON(t, http.MethodGet, p, writer, ""), 403)
+			list := env.JSON(t, http.MethodGet, p, reader, "")
+			if list.Status != http.StatusOK {
+				t.Fatalf("reader GET %s: %d %s", p, list.Status, list.Body)
+			}
+		}
+		create(t, env, writer, `{"name":"w","parentRoleId":1}`)
+		apitest.ExpectError(t, env.JSON(t, http.MethodGet, systemPath, "nope", ""), 401)
+	})
+}

@@ -25,6 +25,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/retentions"
 	"github.com/mgmtapi/mgmtapi/internal/roles"
 	"github.com/mgmtapi/mgmtapi/internal/teams"
+	"github.com/mgmtapi/mgmtapi/internal/views"
 )
 
 // Options are what the API needs from the process that runs it.
@@ -52,6 +53,7 @@ type handler struct {
 	*parsingrules.RuleGroupHandler
 	*retentions.RetentionHandler
 	*roles.RoleHandler
+	*views.ViewHandler
 }
 
 // NewError is the exit for errors returned by handlers and by the security handler.
@@ -85,6 +87,7 @@ func New(opts Options) (*API, error) {
 		RuleGroupHandler: parsingrules.NewHandler(opts.DB),
 		RetentionHandler: retentions.NewHandler(opts.DB),
 		RoleHandler:      roles.NewHandler(opts.DB),
+		ViewHandler:      views.NewHandler(opts.DB),
 	}
 	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey}
 	router, err := oas.NewServer(h, sec,

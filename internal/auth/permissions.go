@@ -49,6 +49,8 @@ var catalog = []Permission{
 	{"retention-tags:Manage", "rename the team's editable retention tags"},
 	{"team-roles:ReadConfig", "list and read custom roles and the system roles"},
 	{"team-roles:Manage", "create, change and delete custom roles"},
+	{"views:ReadConfig", "list and read saved views and view folders"},
+	{"views:Manage", "create, replace and delete saved views and view folders"},
 }
 
 // Preset is a named bundle of permissions that a key can hold by name.
@@ -86,11 +88,13 @@ var presets = []Preset{
 		Permissions: []string{"retention-tags:ReadConfig", "retention-tags:Manage"}},
 	{Name: "team-roles", Description: "everything about custom roles, and reading the system roles",
 		Permissions: []string{"team-roles:ReadConfig", "team-roles:Manage"}},
+	{Name: "views", Description: "everything about saved views and view folders",
+		Permissions: []string{"views:ReadConfig", "views:Manage"}},
 	{Name: "read-only", Description: "every permission that only reads",
 		Permissions: []string{"api-keys:ReadConfig", "recording-rules:ReadConfig", "case:Read", "incidents:read",
 			"policies:ReadConfig", "policy-settings:ReadConfig", "team-quota-rules:Read", "data-usage:Read",
 			"notification-presets:ReadConfig", "parsing-rules:ReadConfig", "retention-tags:ReadConfig",
-			"team-roles:ReadConfig"}},
+			"team-roles:ReadConfig", "views:ReadConfig"}},
 	{Name: FullAccess, Description: "every permission", Permissions: nil},
 }
 

@@ -180,6 +180,20 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/recording-rules/recording-rules/v1
 	CreateRecordingRuleSet(ctx context.Context, request *RecordingRuleSetInput) (*RecordingRuleSetCreated, error)
+	// CreateView invokes CreateView operation.
+	//
+	// Stores a saved view under the team's next view id (1–2147483647, never reused). `folderId`, when
+	// given, must name one of the team's view folders. `timeSelection` holds at most one of
+	// `quickSelection` and `customSelection`; custom times are RFC 3339 date-times.
+	//
+	// POST /mgmt/openapi/5/data-exploration/views/v1/views
+	CreateView(ctx context.Context, request *ViewRequest) (*View, error)
+	// CreateViewFolder invokes CreateViewFolder operation.
+	//
+	// The server assigns the folder's id (a lowercase UUID).
+	//
+	// POST /mgmt/openapi/5/data-exploration/views/v1/folders
+	CreateViewFolder(ctx context.Context, request *ViewFolderRequest) (*ViewFolder, error)
 	// DeleteApiKey invokes DeleteApiKey operation.
 	//
 	// The key stops authenticating at once on this server and within seconds on every replica.
@@ -235,6 +249,19 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/recording-rules/recording-rules/v1
 	DeleteRecordingRuleSetByQuery(ctx context.Context, params DeleteRecordingRuleSetByQueryParams) error
+	// DeleteView invokes DeleteView operation.
+	//
+	// Delete a view.
+	//
+	// DELETE /mgmt/openapi/5/data-exploration/views/v1/views/{id}
+	DeleteView(ctx context.Context, params DeleteViewParams) error
+	// DeleteViewFolder invokes DeleteViewFolder operation.
+	//
+	// Deletes an empty folder. A folder that still holds views is refused with 409; move or delete its
+	// views first.
+	//
+	// DELETE /mgmt/openapi/5/data-exploration/views/v1/folders/{id}
+	DeleteViewFolder(ctx context.Context, params DeleteViewFolderParams) error
 	// GetApiKey invokes GetApiKey operation.
 	//
 	// Read one API key.
@@ -394,6 +421,18 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/data-usage/v2/spans/count
 	GetSpansCountV2(ctx context.Context, params GetSpansCountV2Params) (*UsageV2SpansCountHeaders, error)
+	// GetView invokes GetView operation.
+	//
+	// Read a view.
+	//
+	// GET /mgmt/openapi/5/data-exploration/views/v1/views/{id}
+	GetView(ctx context.Context, params GetViewParams) (*View, error)
+	// GetViewFolder invokes GetViewFolder operation.
+	//
+	// Read a view folder.
+	//
+	// GET /mgmt/openapi/5/data-exploration/views/v1/folders/{id}
+	GetViewFolder(ctx context.Context, params GetViewFolderParams) (*ViewFolder, error)
 	// IngestAlertmanager invokes IngestAlertmanager operation.
 	//
 	// Point an Alertmanager `webhook_config` here, with a team key as bearer credentials. Each alert
@@ -508,6 +547,18 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/aaa/team-roles/v1/system-roles
 	ListSystemRoles(ctx context.Context) (*SystemRoleList, error)
+	// ListViewFolders invokes ListViewFolders operation.
+	//
+	// List the team's view folders.
+	//
+	// GET /mgmt/openapi/5/data-exploration/views/v1/folders
+	ListViewFolders(ctx context.Context) (*ViewFolderList, error)
+	// ListViews invokes ListViews operation.
+	//
+	// List the team's views.
+	//
+	// GET /mgmt/openapi/5/data-exploration/views/v1/views
+	ListViews(ctx context.Context) (*ViewList, error)
 	// OverwriteLogPolicies invokes OverwriteLogPolicies operation.
 	//
 	// As the span-policy overwrite, for log policies.
@@ -572,6 +623,18 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/dataplan/quota-rules/v1
 	ReplaceQuotaRuleSet(ctx context.Context, request *QuotaRuleSetRequest) (*QuotaRuleSetResponse, error)
+	// ReplaceView invokes ReplaceView operation.
+	//
+	// The view becomes the request body (same rules as the create); its id stays.
+	//
+	// PUT /mgmt/openapi/5/data-exploration/views/v1/views/{id}
+	ReplaceView(ctx context.Context, request *ViewRequest, params ReplaceViewParams) (*View, error)
+	// ReplaceViewFolder invokes ReplaceViewFolder operation.
+	//
+	// Renames the folder named by `id` (required; another team's or a missing one is a 404).
+	//
+	// PUT /mgmt/openapi/5/data-exploration/views/v1/folders
+	ReplaceViewFolder(ctx context.Context, request *ViewFolderReplace) (*ViewFolder, error)
 	// ResolveCase invokes ResolveCase operation.
 	//
 	// Resolve a case, with an optional reason.
@@ -2696,6 +2759,166 @@ func (c *Client) sendCreateRecordingRuleSet(ctx context.Context, request *Record
 	return result, nil
 }
 
+// CreateView invokes CreateView operation.
+//
+// Stores a saved view under the team's next view id (1–2147483647, never reused). `folderId`, when
+// given, must name one of the team's view folders. `timeSelection` holds at most one of
+// `quickSelection` and `customSelection`; custom times are RFC 3339 date-times.
+//
+// POST /mgmt/openapi/5/data-exploration/views/v1/views
+func (c *Client) CreateView(ctx context.Context, request *ViewRequest) (*View, error) {
+	res, err := c.sendCreateView(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateView(ctx context.Context, request *ViewRequest) (res *View, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/data-exploration/views/v1/views"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateViewRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateViewOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateViewResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CreateViewFolder invokes CreateViewFolder operation.
+//
+// The server assigns the folder's id (a lowercase UUID).
+//
+// POST /mgmt/openapi/5/data-exploration/views/v1/folders
+func (c *Client) CreateViewFolder(ctx context.Context, request *ViewFolderRequest) (*ViewFolder, error) {
+	res, err := c.sendCreateViewFolder(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateViewFolder(ctx context.Context, request *ViewFolderRequest) (res *ViewFolder, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/data-exploration/views/v1/folders"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateViewFolderRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateViewFolderOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateViewFolderResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // DeleteApiKey invokes DeleteApiKey operation.
 //
 // The key stops authenticating at once on this server and within seconds on every replica.
@@ -3527,6 +3750,198 @@ func (c *Client) sendDeleteRecordingRuleSetByQuery(ctx context.Context, params D
 	}()
 
 	result, err := decodeDeleteRecordingRuleSetByQueryResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteView invokes DeleteView operation.
+//
+// Delete a view.
+//
+// DELETE /mgmt/openapi/5/data-exploration/views/v1/views/{id}
+func (c *Client) DeleteView(ctx context.Context, params DeleteViewParams) error {
+	_, err := c.sendDeleteView(ctx, params)
+	return err
+}
+
+func (c *Client) sendDeleteView(ctx context.Context, params DeleteViewParams) (res *ViewDeleted, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/data-exploration/views/v1/views/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int32ToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteViewOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteViewResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteViewFolder invokes DeleteViewFolder operation.
+//
+// Deletes an empty folder. A folder that still holds views is refused with 409; move or delete its
+// views first.
+//
+// DELETE /mgmt/openapi/5/data-exploration/views/v1/folders/{id}
+func (c *Client) DeleteViewFolder(ctx context.Context, params DeleteViewFolderParams) error {
+	_, err := c.sendDeleteViewFolder(ctx, params)
+	return err
+}
+
+func (c *Client) sendDeleteViewFolder(ctx context.Context, params DeleteViewFolderParams) (res *ViewFolderDeleted, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/data-exploration/views/v1/folders/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteViewFolderOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteViewFolderResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -5323,6 +5738,197 @@ func (c *Client) sendGetSpansCountV2(ctx context.Context, params GetSpansCountV2
 	return result, nil
 }
 
+// GetView invokes GetView operation.
+//
+// Read a view.
+//
+// GET /mgmt/openapi/5/data-exploration/views/v1/views/{id}
+func (c *Client) GetView(ctx context.Context, params GetViewParams) (*View, error) {
+	res, err := c.sendGetView(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetView(ctx context.Context, params GetViewParams) (res *View, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/data-exploration/views/v1/views/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int32ToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetViewOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetViewResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetViewFolder invokes GetViewFolder operation.
+//
+// Read a view folder.
+//
+// GET /mgmt/openapi/5/data-exploration/views/v1/folders/{id}
+func (c *Client) GetViewFolder(ctx context.Context, params GetViewFolderParams) (*ViewFolder, error) {
+	res, err := c.sendGetViewFolder(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetViewFolder(ctx context.Context, params GetViewFolderParams) (res *ViewFolder, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/data-exploration/views/v1/folders/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetViewFolderOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetViewFolderResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // IngestAlertmanager invokes IngestAlertmanager operation.
 //
 // Point an Alertmanager `webhook_config` here, with a team key as bearer credentials. Each alert
@@ -6653,6 +7259,158 @@ func (c *Client) sendListSystemRoles(ctx context.Context) (res *SystemRoleList, 
 	return result, nil
 }
 
+// ListViewFolders invokes ListViewFolders operation.
+//
+// List the team's view folders.
+//
+// GET /mgmt/openapi/5/data-exploration/views/v1/folders
+func (c *Client) ListViewFolders(ctx context.Context) (*ViewFolderList, error) {
+	res, err := c.sendListViewFolders(ctx)
+	return res, err
+}
+
+func (c *Client) sendListViewFolders(ctx context.Context) (res *ViewFolderList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/data-exploration/views/v1/folders"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListViewFoldersOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListViewFoldersResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListViews invokes ListViews operation.
+//
+// List the team's views.
+//
+// GET /mgmt/openapi/5/data-exploration/views/v1/views
+func (c *Client) ListViews(ctx context.Context) (*ViewList, error) {
+	res, err := c.sendListViews(ctx)
+	return res, err
+}
+
+func (c *Client) sendListViews(ctx context.Context) (res *ViewList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/data-exploration/views/v1/views"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListViewsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListViewsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // OverwriteLogPolicies invokes OverwriteLogPolicies operation.
 //
 // As the span-policy overwrite, for log policies.
@@ -7294,6 +8052,182 @@ func (c *Client) sendReplaceQuotaRuleSet(ctx context.Context, request *QuotaRule
 	}()
 
 	result, err := decodeReplaceQuotaRuleSetResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ReplaceView invokes ReplaceView operation.
+//
+// The view becomes the request body (same rules as the create); its id stays.
+//
+// PUT /mgmt/openapi/5/data-exploration/views/v1/views/{id}
+func (c *Client) ReplaceView(ctx context.Context, request *ViewRequest, params ReplaceViewParams) (*View, error) {
+	res, err := c.sendReplaceView(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendReplaceView(ctx context.Context, request *ViewRequest, params ReplaceViewParams) (res *View, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/data-exploration/views/v1/views/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int32ToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReplaceViewRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ReplaceViewOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeReplaceViewResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ReplaceViewFolder invokes ReplaceViewFolder operation.
+//
+// Renames the folder named by `id` (required; another team's or a missing one is a 404).
+//
+// PUT /mgmt/openapi/5/data-exploration/views/v1/folders
+func (c *Client) ReplaceViewFolder(ctx context.Context, request *ViewFolderReplace) (*ViewFolder, error) {
+	res, err := c.sendReplaceViewFolder(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendReplaceViewFolder(ctx context.Context, request *ViewFolderReplace) (res *ViewFolder, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/data-exploration/views/v1/folders"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReplaceViewFolderRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ReplaceViewFolderOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeReplaceViewFolderResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -220,6 +220,34 @@ func encodeCreateRecordingRuleSetRequest(
 	return nil
 }
 
+func encodeCreateViewRequest(
+	req *ViewRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeCreateViewFolderRequest(
+	req *ViewFolderRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeGetDailyUsageEvaluationTokensV2Request(
 	req *UsageV2DailyRequest,
 	r *http.Request,
@@ -416,6 +444,34 @@ func encodeReplacePolicySettingsRequest(
 
 func encodeReplaceQuotaRuleSetRequest(
 	req *QuotaRuleSetRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeReplaceViewRequest(
+	req *ViewRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeReplaceViewFolderRequest(
+	req *ViewFolderReplace,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

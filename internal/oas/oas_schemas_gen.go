@@ -12366,6 +12366,328 @@ func (o OptUserActor) Or(d UserActor) UserActor {
 	return d
 }
 
+// NewOptViewCustomSelection returns new OptViewCustomSelection with value set to v.
+func NewOptViewCustomSelection(v ViewCustomSelection) OptViewCustomSelection {
+	return OptViewCustomSelection{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptViewCustomSelection is optional ViewCustomSelection.
+type OptViewCustomSelection struct {
+	Value ViewCustomSelection
+	Set   bool
+}
+
+// IsSet returns true if OptViewCustomSelection was set.
+func (o OptViewCustomSelection) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptViewCustomSelection) Reset() {
+	var v ViewCustomSelection
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptViewCustomSelection) SetTo(v ViewCustomSelection) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptViewCustomSelection) Get() (v ViewCustomSelection, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptViewCustomSelection) Or(d ViewCustomSelection) ViewCustomSelection {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptViewFilters returns new OptViewFilters with value set to v.
+func NewOptViewFilters(v ViewFilters) OptViewFilters {
+	return OptViewFilters{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptViewFilters is optional ViewFilters.
+type OptViewFilters struct {
+	Value ViewFilters
+	Set   bool
+}
+
+// IsSet returns true if OptViewFilters was set.
+func (o OptViewFilters) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptViewFilters) Reset() {
+	var v ViewFilters
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptViewFilters) SetTo(v ViewFilters) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptViewFilters) Get() (v ViewFilters, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptViewFilters) Or(d ViewFilters) ViewFilters {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptViewFolderUUID returns new OptViewFolderUUID with value set to v.
+func NewOptViewFolderUUID(v ViewFolderUUID) OptViewFolderUUID {
+	return OptViewFolderUUID{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptViewFolderUUID is optional ViewFolderUUID.
+type OptViewFolderUUID struct {
+	Value ViewFolderUUID
+	Set   bool
+}
+
+// IsSet returns true if OptViewFolderUUID was set.
+func (o OptViewFolderUUID) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptViewFolderUUID) Reset() {
+	var v ViewFolderUUID
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptViewFolderUUID) SetTo(v ViewFolderUUID) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptViewFolderUUID) Get() (v ViewFolderUUID, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptViewFolderUUID) Or(d ViewFolderUUID) ViewFolderUUID {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptViewQuickSelection returns new OptViewQuickSelection with value set to v.
+func NewOptViewQuickSelection(v ViewQuickSelection) OptViewQuickSelection {
+	return OptViewQuickSelection{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptViewQuickSelection is optional ViewQuickSelection.
+type OptViewQuickSelection struct {
+	Value ViewQuickSelection
+	Set   bool
+}
+
+// IsSet returns true if OptViewQuickSelection was set.
+func (o OptViewQuickSelection) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptViewQuickSelection) Reset() {
+	var v ViewQuickSelection
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptViewQuickSelection) SetTo(v ViewQuickSelection) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptViewQuickSelection) Get() (v ViewQuickSelection, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptViewQuickSelection) Or(d ViewQuickSelection) ViewQuickSelection {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptViewSearchQuery returns new OptViewSearchQuery with value set to v.
+func NewOptViewSearchQuery(v ViewSearchQuery) OptViewSearchQuery {
+	return OptViewSearchQuery{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptViewSearchQuery is optional ViewSearchQuery.
+type OptViewSearchQuery struct {
+	Value ViewSearchQuery
+	Set   bool
+}
+
+// IsSet returns true if OptViewSearchQuery was set.
+func (o OptViewSearchQuery) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptViewSearchQuery) Reset() {
+	var v ViewSearchQuery
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptViewSearchQuery) SetTo(v ViewSearchQuery) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptViewSearchQuery) Get() (v ViewSearchQuery, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptViewSearchQuery) Or(d ViewSearchQuery) ViewSearchQuery {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptViewSearchQuerySyntaxType returns new OptViewSearchQuerySyntaxType with value set to v.
+func NewOptViewSearchQuerySyntaxType(v ViewSearchQuerySyntaxType) OptViewSearchQuerySyntaxType {
+	return OptViewSearchQuerySyntaxType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptViewSearchQuerySyntaxType is optional ViewSearchQuerySyntaxType.
+type OptViewSearchQuerySyntaxType struct {
+	Value ViewSearchQuerySyntaxType
+	Set   bool
+}
+
+// IsSet returns true if OptViewSearchQuerySyntaxType was set.
+func (o OptViewSearchQuerySyntaxType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptViewSearchQuerySyntaxType) Reset() {
+	var v ViewSearchQuerySyntaxType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptViewSearchQuerySyntaxType) SetTo(v ViewSearchQuerySyntaxType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptViewSearchQuerySyntaxType) Get() (v ViewSearchQuerySyntaxType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptViewSearchQuerySyntaxType) Or(d ViewSearchQuerySyntaxType) ViewSearchQuerySyntaxType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptViewType returns new OptViewType with value set to v.
+func NewOptViewType(v ViewType) OptViewType {
+	return OptViewType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptViewType is optional ViewType.
+type OptViewType struct {
+	Value ViewType
+	Set   bool
+}
+
+// IsSet returns true if OptViewType was set.
+func (o OptViewType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptViewType) Reset() {
+	var v ViewType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptViewType) SetTo(v ViewType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptViewType) Get() (v ViewType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptViewType) Or(d ViewType) ViewType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptWidgetAttachment returns new OptWidgetAttachment with value set to v.
 func NewOptWidgetAttachment(v WidgetAttachment) OptWidgetAttachment {
 	return OptWidgetAttachment{
@@ -18743,6 +19065,557 @@ func (s *UserActor) GetID() OptString {
 // SetID sets the value of ID.
 func (s *UserActor) SetID(val OptString) {
 	s.ID = val
+}
+
+// Ref: #/components/schemas/View
+type View struct {
+	ID            int32              `json:"id"`
+	Name          string             `json:"name"`
+	SearchQuery   OptViewSearchQuery `json:"searchQuery"`
+	TimeSelection ViewTimeSelection  `json:"timeSelection"`
+	Filters       OptViewFilters     `json:"filters"`
+	FolderId      OptString          `json:"folderId"`
+	IsCompactMode OptBool            `json:"isCompactMode"`
+	ViewType      OptViewType        `json:"viewType"`
+}
+
+// GetID returns the value of ID.
+func (s *View) GetID() int32 {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *View) GetName() string {
+	return s.Name
+}
+
+// GetSearchQuery returns the value of SearchQuery.
+func (s *View) GetSearchQuery() OptViewSearchQuery {
+	return s.SearchQuery
+}
+
+// GetTimeSelection returns the value of TimeSelection.
+func (s *View) GetTimeSelection() ViewTimeSelection {
+	return s.TimeSelection
+}
+
+// GetFilters returns the value of Filters.
+func (s *View) GetFilters() OptViewFilters {
+	return s.Filters
+}
+
+// GetFolderId returns the value of FolderId.
+func (s *View) GetFolderId() OptString {
+	return s.FolderId
+}
+
+// GetIsCompactMode returns the value of IsCompactMode.
+func (s *View) GetIsCompactMode() OptBool {
+	return s.IsCompactMode
+}
+
+// GetViewType returns the value of ViewType.
+func (s *View) GetViewType() OptViewType {
+	return s.ViewType
+}
+
+// SetID sets the value of ID.
+func (s *View) SetID(val int32) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *View) SetName(val string) {
+	s.Name = val
+}
+
+// SetSearchQuery sets the value of SearchQuery.
+func (s *View) SetSearchQuery(val OptViewSearchQuery) {
+	s.SearchQuery = val
+}
+
+// SetTimeSelection sets the value of TimeSelection.
+func (s *View) SetTimeSelection(val ViewTimeSelection) {
+	s.TimeSelection = val
+}
+
+// SetFilters sets the value of Filters.
+func (s *View) SetFilters(val OptViewFilters) {
+	s.Filters = val
+}
+
+// SetFolderId sets the value of FolderId.
+func (s *View) SetFolderId(val OptString) {
+	s.FolderId = val
+}
+
+// SetIsCompactMode sets the value of IsCompactMode.
+func (s *View) SetIsCompactMode(val OptBool) {
+	s.IsCompactMode = val
+}
+
+// SetViewType sets the value of ViewType.
+func (s *View) SetViewType(val OptViewType) {
+	s.ViewType = val
+}
+
+// Ref: #/components/schemas/ViewCustomSelection
+type ViewCustomSelection struct {
+	// An RFC 3339 date-time.
+	FromTime string `json:"fromTime"`
+	// An RFC 3339 date-time.
+	ToTime string `json:"toTime"`
+}
+
+// GetFromTime returns the value of FromTime.
+func (s *ViewCustomSelection) GetFromTime() string {
+	return s.FromTime
+}
+
+// GetToTime returns the value of ToTime.
+func (s *ViewCustomSelection) GetToTime() string {
+	return s.ToTime
+}
+
+// SetFromTime sets the value of FromTime.
+func (s *ViewCustomSelection) SetFromTime(val string) {
+	s.FromTime = val
+}
+
+// SetToTime sets the value of ToTime.
+func (s *ViewCustomSelection) SetToTime(val string) {
+	s.ToTime = val
+}
+
+// Ref: #/components/schemas/ViewDeleted
+type ViewDeleted struct{}
+
+// Ref: #/components/schemas/ViewFilter
+type ViewFilter struct {
+	Name string `json:"name"`
+	// Each value of the field, and whether it is selected.
+	SelectedValues ViewFilterSelectedValues `json:"selectedValues"`
+}
+
+// GetName returns the value of Name.
+func (s *ViewFilter) GetName() string {
+	return s.Name
+}
+
+// GetSelectedValues returns the value of SelectedValues.
+func (s *ViewFilter) GetSelectedValues() ViewFilterSelectedValues {
+	return s.SelectedValues
+}
+
+// SetName sets the value of Name.
+func (s *ViewFilter) SetName(val string) {
+	s.Name = val
+}
+
+// SetSelectedValues sets the value of SelectedValues.
+func (s *ViewFilter) SetSelectedValues(val ViewFilterSelectedValues) {
+	s.SelectedValues = val
+}
+
+// Each value of the field, and whether it is selected.
+type ViewFilterSelectedValues map[string]bool
+
+func (s *ViewFilterSelectedValues) init() ViewFilterSelectedValues {
+	m := *s
+	if m == nil {
+		m = map[string]bool{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/ViewFilters
+type ViewFilters struct {
+	Filters []ViewFilter `json:"filters"`
+}
+
+// GetFilters returns the value of Filters.
+func (s *ViewFilters) GetFilters() []ViewFilter {
+	return s.Filters
+}
+
+// SetFilters sets the value of Filters.
+func (s *ViewFilters) SetFilters(val []ViewFilter) {
+	s.Filters = val
+}
+
+// Ref: #/components/schemas/ViewFolder
+type ViewFolder struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// GetID returns the value of ID.
+func (s *ViewFolder) GetID() string {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *ViewFolder) GetName() string {
+	return s.Name
+}
+
+// SetID sets the value of ID.
+func (s *ViewFolder) SetID(val string) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *ViewFolder) SetName(val string) {
+	s.Name = val
+}
+
+// Ref: #/components/schemas/ViewFolderDeleted
+type ViewFolderDeleted struct{}
+
+// Ref: #/components/schemas/ViewFolderList
+type ViewFolderList struct {
+	Folders []ViewFolder `json:"folders"`
+}
+
+// GetFolders returns the value of Folders.
+func (s *ViewFolderList) GetFolders() []ViewFolder {
+	return s.Folders
+}
+
+// SetFolders sets the value of Folders.
+func (s *ViewFolderList) SetFolders(val []ViewFolder) {
+	s.Folders = val
+}
+
+// Ref: #/components/schemas/ViewFolderReplace
+type ViewFolderReplace struct {
+	ID   ViewFolderUUID `json:"id"`
+	Name string         `json:"name"`
+}
+
+// GetID returns the value of ID.
+func (s *ViewFolderReplace) GetID() ViewFolderUUID {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *ViewFolderReplace) GetName() string {
+	return s.Name
+}
+
+// SetID sets the value of ID.
+func (s *ViewFolderReplace) SetID(val ViewFolderUUID) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *ViewFolderReplace) SetName(val string) {
+	s.Name = val
+}
+
+// Ref: #/components/schemas/ViewFolderRequest
+type ViewFolderRequest struct {
+	Name string `json:"name"`
+}
+
+// GetName returns the value of Name.
+func (s *ViewFolderRequest) GetName() string {
+	return s.Name
+}
+
+// SetName sets the value of Name.
+func (s *ViewFolderRequest) SetName(val string) {
+	s.Name = val
+}
+
+type ViewFolderUUID string
+
+// Ref: #/components/schemas/ViewList
+type ViewList struct {
+	Views []View `json:"views"`
+}
+
+// GetViews returns the value of Views.
+func (s *ViewList) GetViews() []View {
+	return s.Views
+}
+
+// SetViews sets the value of Views.
+func (s *ViewList) SetViews(val []View) {
+	s.Views = val
+}
+
+// Ref: #/components/schemas/ViewQuickSelection
+type ViewQuickSelection struct {
+	Caption OptString `json:"caption"`
+	// The length of the window that ends now.
+	Seconds int64 `json:"seconds"`
+}
+
+// GetCaption returns the value of Caption.
+func (s *ViewQuickSelection) GetCaption() OptString {
+	return s.Caption
+}
+
+// GetSeconds returns the value of Seconds.
+func (s *ViewQuickSelection) GetSeconds() int64 {
+	return s.Seconds
+}
+
+// SetCaption sets the value of Caption.
+func (s *ViewQuickSelection) SetCaption(val OptString) {
+	s.Caption = val
+}
+
+// SetSeconds sets the value of Seconds.
+func (s *ViewQuickSelection) SetSeconds(val int64) {
+	s.Seconds = val
+}
+
+// Ref: #/components/schemas/ViewRequest
+type ViewRequest struct {
+	Name          string             `json:"name"`
+	SearchQuery   OptViewSearchQuery `json:"searchQuery"`
+	TimeSelection ViewTimeSelection  `json:"timeSelection"`
+	Filters       OptViewFilters     `json:"filters"`
+	FolderId      OptViewFolderUUID  `json:"folderId"`
+	IsCompactMode OptBool            `json:"isCompactMode"`
+	ViewType      OptViewType        `json:"viewType"`
+}
+
+// GetName returns the value of Name.
+func (s *ViewRequest) GetName() string {
+	return s.Name
+}
+
+// GetSearchQuery returns the value of SearchQuery.
+func (s *ViewRequest) GetSearchQuery() OptViewSearchQuery {
+	return s.SearchQuery
+}
+
+// GetTimeSelection returns the value of TimeSelection.
+func (s *ViewRequest) GetTimeSelection() ViewTimeSelection {
+	return s.TimeSelection
+}
+
+// GetFilters returns the value of Filters.
+func (s *ViewRequest) GetFilters() OptViewFilters {
+	return s.Filters
+}
+
+// GetFolderId returns the value of FolderId.
+func (s *ViewRequest) GetFolderId() OptViewFolderUUID {
+	return s.FolderId
+}
+
+// GetIsCompactMode returns the value of IsCompactMode.
+func (s *ViewRequest) GetIsCompactMode() OptBool {
+	return s.IsCompactMode
+}
+
+// GetViewType returns the value of ViewType.
+func (s *ViewRequest) GetViewType() OptViewType {
+	return s.ViewType
+}
+
+// SetName sets the value of Name.
+func (s *ViewRequest) SetName(val string) {
+	s.Name = val
+}
+
+// SetSearchQuery sets the value of SearchQuery.
+func (s *ViewRequest) SetSearchQuery(val OptViewSearchQuery) {
+	s.SearchQuery = val
+}
+
+// SetTimeSelection sets the value of TimeSelection.
+func (s *ViewRequest) SetTimeSelection(val ViewTimeSelection) {
+	s.TimeSelection = val
+}
+
+// SetFilters sets the value of Filters.
+func (s *ViewRequest) SetFilters(val OptViewFilters) {
+	s.Filters = val
+}
+
+// SetFolderId sets the value of FolderId.
+func (s *ViewRequest) SetFolderId(val OptViewFolderUUID) {
+	s.FolderId = val
+}
+
+// SetIsCompactMode sets the value of IsCompactMode.
+func (s *ViewRequest) SetIsCompactMode(val OptBool) {
+	s.IsCompactMode = val
+}
+
+// SetViewType sets the value of ViewType.
+func (s *ViewRequest) SetViewType(val OptViewType) {
+	s.ViewType = val
+}
+
+// Ref: #/components/schemas/ViewSearchQuery
+type ViewSearchQuery struct {
+	Query      string                       `json:"query"`
+	SyntaxType OptViewSearchQuerySyntaxType `json:"syntaxType"`
+}
+
+// GetQuery returns the value of Query.
+func (s *ViewSearchQuery) GetQuery() string {
+	return s.Query
+}
+
+// GetSyntaxType returns the value of SyntaxType.
+func (s *ViewSearchQuery) GetSyntaxType() OptViewSearchQuerySyntaxType {
+	return s.SyntaxType
+}
+
+// SetQuery sets the value of Query.
+func (s *ViewSearchQuery) SetQuery(val string) {
+	s.Query = val
+}
+
+// SetSyntaxType sets the value of SyntaxType.
+func (s *ViewSearchQuery) SetSyntaxType(val OptViewSearchQuerySyntaxType) {
+	s.SyntaxType = val
+}
+
+type ViewSearchQuerySyntaxType string
+
+const (
+	ViewSearchQuerySyntaxTypeSYNTAXTYPEUNSPECIFIED ViewSearchQuerySyntaxType = "SYNTAX_TYPE_UNSPECIFIED"
+	ViewSearchQuerySyntaxTypeSYNTAXTYPELUCENE      ViewSearchQuerySyntaxType = "SYNTAX_TYPE_LUCENE"
+	ViewSearchQuerySyntaxTypeSYNTAXTYPEDATAPRIME   ViewSearchQuerySyntaxType = "SYNTAX_TYPE_DATAPRIME"
+)
+
+// AllValues returns all ViewSearchQuerySyntaxType values.
+func (ViewSearchQuerySyntaxType) AllValues() []ViewSearchQuerySyntaxType {
+	return []ViewSearchQuerySyntaxType{
+		ViewSearchQuerySyntaxTypeSYNTAXTYPEUNSPECIFIED,
+		ViewSearchQuerySyntaxTypeSYNTAXTYPELUCENE,
+		ViewSearchQuerySyntaxTypeSYNTAXTYPEDATAPRIME,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ViewSearchQuerySyntaxType) MarshalText() ([]byte, error) {
+	switch s {
+	case ViewSearchQuerySyntaxTypeSYNTAXTYPEUNSPECIFIED:
+		return []byte(s), nil
+	case ViewSearchQuerySyntaxTypeSYNTAXTYPELUCENE:
+		return []byte(s), nil
+	case ViewSearchQuerySyntaxTypeSYNTAXTYPEDATAPRIME:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ViewSearchQuerySyntaxType) UnmarshalText(data []byte) error {
+	switch ViewSearchQuerySyntaxType(data) {
+	case ViewSearchQuerySyntaxTypeSYNTAXTYPEUNSPECIFIED:
+		*s = ViewSearchQuerySyntaxTypeSYNTAXTYPEUNSPECIFIED
+		return nil
+	case ViewSearchQuerySyntaxTypeSYNTAXTYPELUCENE:
+		*s = ViewSearchQuerySyntaxTypeSYNTAXTYPELUCENE
+		return nil
+	case ViewSearchQuerySyntaxTypeSYNTAXTYPEDATAPRIME:
+		*s = ViewSearchQuerySyntaxTypeSYNTAXTYPEDATAPRIME
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// At most one of `quickSelection` and `customSelection`.
+// Ref: #/components/schemas/ViewTimeSelection
+type ViewTimeSelection struct {
+	QuickSelection  OptViewQuickSelection  `json:"quickSelection"`
+	CustomSelection OptViewCustomSelection `json:"customSelection"`
+}
+
+// GetQuickSelection returns the value of QuickSelection.
+func (s *ViewTimeSelection) GetQuickSelection() OptViewQuickSelection {
+	return s.QuickSelection
+}
+
+// GetCustomSelection returns the value of CustomSelection.
+func (s *ViewTimeSelection) GetCustomSelection() OptViewCustomSelection {
+	return s.CustomSelection
+}
+
+// SetQuickSelection sets the value of QuickSelection.
+func (s *ViewTimeSelection) SetQuickSelection(val OptViewQuickSelection) {
+	s.QuickSelection = val
+}
+
+// SetCustomSelection sets the value of CustomSelection.
+func (s *ViewTimeSelection) SetCustomSelection(val OptViewCustomSelection) {
+	s.CustomSelection = val
+}
+
+// Ref: #/components/schemas/ViewType
+type ViewType string
+
+const (
+	ViewTypeVIEWTYPEUNSPECIFIED      ViewType = "VIEW_TYPE_UNSPECIFIED"
+	ViewTypeVIEWTYPELOGS             ViewType = "VIEW_TYPE_LOGS"
+	ViewTypeVIEWTYPETEMPLATES        ViewType = "VIEW_TYPE_TEMPLATES"
+	ViewTypeVIEWTYPEARCHIVELOGS      ViewType = "VIEW_TYPE_ARCHIVE_LOGS"
+	ViewTypeVIEWTYPEARCHIVETEMPLATES ViewType = "VIEW_TYPE_ARCHIVE_TEMPLATES"
+)
+
+// AllValues returns all ViewType values.
+func (ViewType) AllValues() []ViewType {
+	return []ViewType{
+		ViewTypeVIEWTYPEUNSPECIFIED,
+		ViewTypeVIEWTYPELOGS,
+		ViewTypeVIEWTYPETEMPLATES,
+		ViewTypeVIEWTYPEARCHIVELOGS,
+		ViewTypeVIEWTYPEARCHIVETEMPLATES,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ViewType) MarshalText() ([]byte, error) {
+	switch s {
+	case ViewTypeVIEWTYPEUNSPECIFIED:
+		return []byte(s), nil
+	case ViewTypeVIEWTYPELOGS:
+		return []byte(s), nil
+	case ViewTypeVIEWTYPETEMPLATES:
+		return []byte(s), nil
+	case ViewTypeVIEWTYPEARCHIVELOGS:
+		return []byte(s), nil
+	case ViewTypeVIEWTYPEARCHIVETEMPLATES:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ViewType) UnmarshalText(data []byte) error {
+	switch ViewType(data) {
+	case ViewTypeVIEWTYPEUNSPECIFIED:
+		*s = ViewTypeVIEWTYPEUNSPECIFIED
+		return nil
+	case ViewTypeVIEWTYPELOGS:
+		*s = ViewTypeVIEWTYPELOGS
+		return nil
+	case ViewTypeVIEWTYPETEMPLATES:
+		*s = ViewTypeVIEWTYPETEMPLATES
+		return nil
+	case ViewTypeVIEWTYPEARCHIVELOGS:
+		*s = ViewTypeVIEWTYPEARCHIVELOGS
+		return nil
+	case ViewTypeVIEWTYPEARCHIVETEMPLATES:
+		*s = ViewTypeVIEWTYPEARCHIVETEMPLATES
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/WidgetAttachment

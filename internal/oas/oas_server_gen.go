@@ -166,6 +166,20 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/recording-rules/recording-rules/v1
 	CreateRecordingRuleSet(ctx context.Context, req *RecordingRuleSetInput) (*RecordingRuleSetCreated, error)
+	// CreateView implements CreateView operation.
+	//
+	// Stores a saved view under the team's next view id (1–2147483647, never reused). `folderId`, when
+	// given, must name one of the team's view folders. `timeSelection` holds at most one of
+	// `quickSelection` and `customSelection`; custom times are RFC 3339 date-times.
+	//
+	// POST /mgmt/openapi/5/data-exploration/views/v1/views
+	CreateView(ctx context.Context, req *ViewRequest) (*View, error)
+	// CreateViewFolder implements CreateViewFolder operation.
+	//
+	// The server assigns the folder's id (a lowercase UUID).
+	//
+	// POST /mgmt/openapi/5/data-exploration/views/v1/folders
+	CreateViewFolder(ctx context.Context, req *ViewFolderRequest) (*ViewFolder, error)
 	// DeleteApiKey implements DeleteApiKey operation.
 	//
 	// The key stops authenticating at once on this server and within seconds on every replica.
@@ -221,6 +235,19 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/recording-rules/recording-rules/v1
 	DeleteRecordingRuleSetByQuery(ctx context.Context, params DeleteRecordingRuleSetByQueryParams) error
+	// DeleteView implements DeleteView operation.
+	//
+	// Delete a view.
+	//
+	// DELETE /mgmt/openapi/5/data-exploration/views/v1/views/{id}
+	DeleteView(ctx context.Context, params DeleteViewParams) error
+	// DeleteViewFolder implements DeleteViewFolder operation.
+	//
+	// Deletes an empty folder. A folder that still holds views is refused with 409; move or delete its
+	// views first.
+	//
+	// DELETE /mgmt/openapi/5/data-exploration/views/v1/folders/{id}
+	DeleteViewFolder(ctx context.Context, params DeleteViewFolderParams) error
 	// GetApiKey implements GetApiKey operation.
 	//
 	// Read one API key.
@@ -380,6 +407,18 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/data-usage/v2/spans/count
 	GetSpansCountV2(ctx context.Context, params GetSpansCountV2Params) (*UsageV2SpansCountHeaders, error)
+	// GetView implements GetView operation.
+	//
+	// Read a view.
+	//
+	// GET /mgmt/openapi/5/data-exploration/views/v1/views/{id}
+	GetView(ctx context.Context, params GetViewParams) (*View, error)
+	// GetViewFolder implements GetViewFolder operation.
+	//
+	// Read a view folder.
+	//
+	// GET /mgmt/openapi/5/data-exploration/views/v1/folders/{id}
+	GetViewFolder(ctx context.Context, params GetViewFolderParams) (*ViewFolder, error)
 	// IngestAlertmanager implements IngestAlertmanager operation.
 	//
 	// Point an Alertmanager `webhook_config` here, with a team key as bearer credentials. Each alert
@@ -494,6 +533,18 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/aaa/team-roles/v1/system-roles
 	ListSystemRoles(ctx context.Context) (*SystemRoleList, error)
+	// ListViewFolders implements ListViewFolders operation.
+	//
+	// List the team's view folders.
+	//
+	// GET /mgmt/openapi/5/data-exploration/views/v1/folders
+	ListViewFolders(ctx context.Context) (*ViewFolderList, error)
+	// ListViews implements ListViews operation.
+	//
+	// List the team's views.
+	//
+	// GET /mgmt/openapi/5/data-exploration/views/v1/views
+	ListViews(ctx context.Context) (*ViewList, error)
 	// OverwriteLogPolicies implements OverwriteLogPolicies operation.
 	//
 	// As the span-policy overwrite, for log policies.
@@ -558,6 +609,18 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/5/dataplan/quota-rules/v1
 	ReplaceQuotaRuleSet(ctx context.Context, req *QuotaRuleSetRequest) (*QuotaRuleSetResponse, error)
+	// ReplaceView implements ReplaceView operation.
+	//
+	// The view becomes the request body (same rules as the create); its id stays.
+	//
+	// PUT /mgmt/openapi/5/data-exploration/views/v1/views/{id}
+	ReplaceView(ctx context.Context, req *ViewRequest, params ReplaceViewParams) (*View, error)
+	// ReplaceViewFolder implements ReplaceViewFolder operation.
+	//
+	// Renames the folder named by `id` (required; another team's or a missing one is a 404).
+	//
+	// PUT /mgmt/openapi/5/data-exploration/views/v1/folders
+	ReplaceViewFolder(ctx context.Context, req *ViewFolderReplace) (*ViewFolder, error)
 	// ResolveCase implements ResolveCase operation.
 	//
 	// Resolve a case, with an optional reason.

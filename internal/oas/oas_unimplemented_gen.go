@@ -237,6 +237,26 @@ func (UnimplementedHandler) CreateRecordingRuleSet(ctx context.Context, req *Rec
 	return r, ht.ErrNotImplemented
 }
 
+// CreateView implements CreateView operation.
+//
+// Stores a saved view under the team's next view id (1–2147483647, never reused). `folderId`, when
+// given, must name one of the team's view folders. `timeSelection` holds at most one of
+// `quickSelection` and `customSelection`; custom times are RFC 3339 date-times.
+//
+// POST /mgmt/openapi/5/data-exploration/views/v1/views
+func (UnimplementedHandler) CreateView(ctx context.Context, req *ViewRequest) (r *View, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CreateViewFolder implements CreateViewFolder operation.
+//
+// The server assigns the folder's id (a lowercase UUID).
+//
+// POST /mgmt/openapi/5/data-exploration/views/v1/folders
+func (UnimplementedHandler) CreateViewFolder(ctx context.Context, req *ViewFolderRequest) (r *ViewFolder, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // DeleteApiKey implements DeleteApiKey operation.
 //
 // The key stops authenticating at once on this server and within seconds on every replica.
@@ -316,6 +336,25 @@ func (UnimplementedHandler) DeleteRecordingRuleSet(ctx context.Context, params D
 //
 // DELETE /mgmt/openapi/5/recording-rules/recording-rules/v1
 func (UnimplementedHandler) DeleteRecordingRuleSetByQuery(ctx context.Context, params DeleteRecordingRuleSetByQueryParams) error {
+	return ht.ErrNotImplemented
+}
+
+// DeleteView implements DeleteView operation.
+//
+// Delete a view.
+//
+// DELETE /mgmt/openapi/5/data-exploration/views/v1/views/{id}
+func (UnimplementedHandler) DeleteView(ctx context.Context, params DeleteViewParams) error {
+	return ht.ErrNotImplemented
+}
+
+// DeleteViewFolder implements DeleteViewFolder operation.
+//
+// Deletes an empty folder. A folder that still holds views is refused with 409; move or delete its
+// views first.
+//
+// DELETE /mgmt/openapi/5/data-exploration/views/v1/folders/{id}
+func (UnimplementedHandler) DeleteViewFolder(ctx context.Context, params DeleteViewFolderParams) error {
 	return ht.ErrNotImplemented
 }
 
@@ -535,6 +574,24 @@ func (UnimplementedHandler) GetSpansCountV2(ctx context.Context, params GetSpans
 	return r, ht.ErrNotImplemented
 }
 
+// GetView implements GetView operation.
+//
+// Read a view.
+//
+// GET /mgmt/openapi/5/data-exploration/views/v1/views/{id}
+func (UnimplementedHandler) GetView(ctx context.Context, params GetViewParams) (r *View, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetViewFolder implements GetViewFolder operation.
+//
+// Read a view folder.
+//
+// GET /mgmt/openapi/5/data-exploration/views/v1/folders/{id}
+func (UnimplementedHandler) GetViewFolder(ctx context.Context, params GetViewFolderParams) (r *ViewFolder, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // IngestAlertmanager implements IngestAlertmanager operation.
 //
 // Point an Alertmanager `webhook_config` here, with a team key as bearer credentials. Each alert
@@ -694,6 +751,24 @@ func (UnimplementedHandler) ListSystemRoles(ctx context.Context) (r *SystemRoleL
 	return r, ht.ErrNotImplemented
 }
 
+// ListViewFolders implements ListViewFolders operation.
+//
+// List the team's view folders.
+//
+// GET /mgmt/openapi/5/data-exploration/views/v1/folders
+func (UnimplementedHandler) ListViewFolders(ctx context.Context) (r *ViewFolderList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListViews implements ListViews operation.
+//
+// List the team's views.
+//
+// GET /mgmt/openapi/5/data-exploration/views/v1/views
+func (UnimplementedHandler) ListViews(ctx context.Context) (r *ViewList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // OverwriteLogPolicies implements OverwriteLogPolicies operation.
 //
 // As the span-policy overwrite, for log policies.
@@ -779,6 +854,24 @@ func (UnimplementedHandler) ReplacePolicySettings(ctx context.Context, req *Poli
 //
 // PUT /mgmt/openapi/5/dataplan/quota-rules/v1
 func (UnimplementedHandler) ReplaceQuotaRuleSet(ctx context.Context, req *QuotaRuleSetRequest) (r *QuotaRuleSetResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ReplaceView implements ReplaceView operation.
+//
+// The view becomes the request body (same rules as the create); its id stays.
+//
+// PUT /mgmt/openapi/5/data-exploration/views/v1/views/{id}
+func (UnimplementedHandler) ReplaceView(ctx context.Context, req *ViewRequest, params ReplaceViewParams) (r *View, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ReplaceViewFolder implements ReplaceViewFolder operation.
+//
+// Renames the folder named by `id` (required; another team's or a missing one is a 404).
+//
+// PUT /mgmt/openapi/5/data-exploration/views/v1/folders
+func (UnimplementedHandler) ReplaceViewFolder(ctx context.Context, req *ViewFolderReplace) (r *ViewFolder, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

@@ -1,0 +1,224 @@
+// Package views serves the data explorer's saved views and the folders that group them: create,
+// list, get, replace and delete of each. View ids are integers numbered per team; folder ids are
+// UUIDs. A folder that still holds views cannot be deleted (409).
+package views
+
+import (
+	"context"
+	"errors"
+
+	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+// ViewHandler implements the view and view-folder operations of oas.Handler.
+type ViewHandler struct {
+	db *db.DB
+}
+
+// NewHandler returns the view and view-folder operations.
+func NewHandler(database *db.DB) *ViewHandler {
+	return &ViewHandler{db: database}
+}
+
+// CreateView stores a view under the team's next view id and answers it.
+//
+// Errors: Invalid (see checkView; folderId naming no folder of the team); LimitExceeded when the
+// team's view ids are used up or it holds MaxViews views.
+func (h *ViewHandler) CreateView(ctx context.Context, req *oas.ViewRequest) (*oas.View, error) {
+	caller := auth.PrincipalFrom(ctx)
+	if err := checkView(req); err != nil {
+		return nil, err
+	}
+	var v view
+	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		if err := checkFolder(ctx, tx, caller.TeamID, req); err != nil {
+			return err
+		}
+		id, err := nextID(ctx, tx, caller.TeamID)
+		if err != nil {
+			return err
+		}
+		if id > MaxID {
+			return apierror.LimitExceededf("id: the team has used every view id (1 to %d)", MaxID)
+		}
+		// The counter row taken above serialises this team's creates, so the count is exact.
+		if n, err := countViews(ctx, tx, caller.TeamID); err != nil {
+			return err
+		} else if n >= MaxViews {
+			return apierror.LimitExceededf("views: the team holds %d views, the most it may; delete some first", n)
+		}
+		v = view{id: int32(id), folderID: string(req.FolderId.Or("")), doc: *req}
+		return insertView(ctx, tx, caller.TeamID, id, *req)
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := v.wire()
+	return &out, nil
+}
+
+// ListViews returns the team's views by id.
+func (h *ViewHandler) ListViews(ctx context.Context) (*oas.ViewList, error) {
+	caller := auth.PrincipalFrom(ctx)
+	vs, err := listViews(ctx, h.db.Read(), caller.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]oas.View, 0, len(vs))
+	for _, v := range vs {
+		out = append(out, v.wire())
+	}
+	return &oas.ViewList{Views: out}, nil
+}
+
+// GetView returns one of the team's views.
+//
+// Errors: NotFound when the team has no such view.
+func (h *ViewHandler) GetView(ctx context.Context, params oas.GetViewParams) (*oas.View, error) {
+	caller := auth.PrincipalFrom(ctx)
+	v, err := getView(ctx, h.db.Read(), caller.TeamID, int64(params.ID))
+	if err != nil {
+		return nil, viewNotFoundAs(err, params.ID)
+	}
+	out := v.wire()
+	return &out, nil
+}
+
+// ReplaceView makes the request body the view's new content; the id stays.
+//
+// Errors: as CreateView's Invalid; NotFound when the team has no such view.
+func (h *ViewHandler) ReplaceView(ctx context.Context, req *oas.ViewRequest, params oas.ReplaceViewParams) (*oas.View, error) {
+	caller := auth.PrincipalFrom(ctx)
+	if err := checkView(req); err != nil {
+		return nil, err
+	}
+	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		if err := checkFolder(ctx, tx, caller.TeamID, req); err != nil {
+			return err
+		}
+		return replaceView(ctx, tx, caller.TeamID, int64(params.ID), *req)
+	})
+	if err != nil {
+		return nil, viewNotFoundAs(err, params.ID)
+	}
+	out := view{id: params.ID, folderID: string(req.FolderId.Or("")), doc: *req}.wire()
+	return &out, nil
+}
+
+// DeleteView deletes one of the team's views (200, {}).
+//
+// Errors: NotFound when the team has no such view.
+func (h *ViewHandler) DeleteView(ctx context.Context, params oas.DeleteViewParams) error {
+	caller := auth.PrincipalFrom(ctx)
+	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		return deleteView(ctx, tx, caller.TeamID, int64(params.ID))
+	})
+	return viewNotFoundAs(err, params.ID)
+}
+
+// CreateViewFolder stores a folder under a fresh id and answers it.
+func (h *ViewHandler) CreateViewFolder(ctx context.Context, req *oas.ViewFolderRequest) (*oas.ViewFolder, error) {
+	caller := auth.PrincipalFrom(ctx)
+	var f oas.ViewFolder
+	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		f = oas.ViewFolder{ID: tx.NewID(), Name: req.Name}
+		return insertFolder(ctx, tx, caller.TeamID, f)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &f, nil
+}
+
+// ListViewFolders returns the team's folders by name, then id.
+func (h *ViewHandler) ListViewFolders(ctx context.Context) (*oas.ViewFolderList, error) {
+	caller := auth.PrincipalFrom(ctx)
+	fs, err := listFolders(ctx, h.db.Read(), caller.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	return &oas.ViewFolderList{Folders: fs}, nil
+}
+
+// GetViewFolder returns one of the team's folders.
+//
+// Errors: NotFound when the team has no such folder.
+func (h *ViewHandler) GetViewFolder(ctx context.Context, params oas.GetViewFolderParams) (*oas.ViewFolder, error) {
+	caller := auth.PrincipalFrom(ctx)
+	f, err := getFolder(ctx, h.db.Read(), caller.TeamID, string(params.ID))
+	if err != nil {
+		return nil, folderNotFoundAs(err, "id", string(params.ID))
+	}
+	return &f, nil
+}
+
+// ReplaceViewFolder renames the folder named by the body's id.
+//
+// Errors: NotFound when the team has no such folder.
+func (h *ViewHandler) ReplaceViewFolder(ctx context.Context, req *oas.ViewFolderReplace) (*oas.ViewFolder, error) {
+	caller := auth.PrincipalFrom(ctx)
+	f := oas.ViewFolder{ID: string(req.ID), Name: req.Name}
+	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		return renameFolder(ctx, tx, caller.TeamID, f)
+	})
+	if err != nil {
+		return nil, folderNotFoundAs(err, "id", f.ID)
+	}
+	return &f, nil
+}
+
+// DeleteViewFolder deletes one of the team's folders when it holds no views (200, {}).
+//
+// Errors: NotFound when the team has no such folder; Conflict when views are in it.
+func (h *ViewHandler) DeleteViewFolder(ctx context.Context, params oas.DeleteViewFolderParams) error {
+	caller := auth.PrincipalFrom(ctx)
+	id := string(params.ID)
+	var held int
+	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		var err error
+		held, err = deleteFolder(ctx, tx, caller.TeamID, id)
+		return err
+	})
+	if err != nil {
+		return folderNotFoundAs(err, "id", id)
+	}
+	if held > 0 {
+		return apierror.Conflictf("id: view folder %s holds %d views; move or delete them first", id, held)
+	}
+	return nil
+}
+
+// checkFolder requires the request's folderId, when set, to name one of the team's folders, and
+// locks that folder until the transaction ends.
+//
+// Errors: Invalid naming folderId.
+func checkFolder(ctx context.Context, tx *db.Tx, teamID int64, req *oas.ViewRequest) error {
+	f, ok := req.FolderId.Get()
+	if !ok {
+		return nil
+	}
+	if err := lockFolder(ctx, tx, teamID, string(f)); err != nil {
+		if errors.Is(err, db.ErrNotFound) {
+			return apierror.Invalidf("folderId: no view folder %s; it must name one of the team's view folders", f)
+		}
+		return err
+	}
+	return nil
+}
+
+func viewNotFoundAs(err error, id int32) error {
+	if errors.Is(err, db.ErrNotFound) {
+		return apierror.NotFoundf("id: no view %d", id)
+	}
+	return err
+}
+
+func folderNotFoundAs(err error, field, id string) error {
+	if errors.Is(err, db.ErrNotFound) {
+		return apierror.NotFoundf("%s: no view folder %s", field, id)
+	}
+	return err
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/apikeys"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/cases"
+	"github.com/mgmtapi/mgmtapi/internal/dashboards"
 	"github.com/mgmtapi/mgmtapi/internal/datausage"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/incidents"
@@ -54,6 +55,7 @@ type handler struct {
 	*retentions.RetentionHandler
 	*roles.RoleHandler
 	*views.ViewHandler
+	*dashboards.DashboardHandler
 }
 
 // NewError is the exit for errors returned by handlers and by the security handler.
@@ -88,6 +90,7 @@ func New(opts Options) (*API, error) {
 		RetentionHandler: retentions.NewHandler(opts.DB),
 		RoleHandler:      roles.NewHandler(opts.DB),
 		ViewHandler:      views.NewHandler(opts.DB),
+		DashboardHandler: dashboards.NewHandler(opts.DB),
 	}
 	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey}
 	router, err := oas.NewServer(h, sec,

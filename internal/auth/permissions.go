@@ -51,6 +51,8 @@ var catalog = []Permission{
 	{"team-roles:Manage", "create, change and delete custom roles"},
 	{"views:ReadConfig", "list and read saved views and view folders"},
 	{"views:Manage", "create, replace and delete saved views and view folders"},
+	{"team-dashboards:Read", "read custom dashboards and list the dashboard catalog"},
+	{"team-dashboards:Update", "create, replace and delete custom dashboards"},
 }
 
 // Preset is a named bundle of permissions that a key can hold by name.
@@ -90,11 +92,13 @@ var presets = []Preset{
 		Permissions: []string{"team-roles:ReadConfig", "team-roles:Manage"}},
 	{Name: "views", Description: "everything about saved views and view folders",
 		Permissions: []string{"views:ReadConfig", "views:Manage"}},
+	{Name: "dashboards", Description: "everything about custom dashboards",
+		Permissions: []string{"team-dashboards:Read", "team-dashboards:Update"}},
 	{Name: "read-only", Description: "every permission that only reads",
 		Permissions: []string{"api-keys:ReadConfig", "recording-rules:ReadConfig", "case:Read", "incidents:read",
 			"policies:ReadConfig", "policy-settings:ReadConfig", "team-quota-rules:Read", "data-usage:Read",
 			"notification-presets:ReadConfig", "parsing-rules:ReadConfig", "retention-tags:ReadConfig",
-			"team-roles:ReadConfig", "views:ReadConfig"}},
+			"team-roles:ReadConfig", "views:ReadConfig", "team-dashboards:Read"}},
 	{Name: FullAccess, Description: "every permission", Permissions: nil},
 }
 

@@ -144,6 +144,13 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/3/aaa/team-roles/v1/custom-roles
 	CreateCustomRole(ctx context.Context, request *CustomRoleRequest) (*CustomRoleCreated, error)
+	// CreateDashboard invokes CreateDashboard operation.
+	//
+	// Stores the dashboard under a fresh 21-character id chosen by the server (an `id` in the body is
+	// replaced) and answers that id. See the Dashboard schema for the checked bounds.
+	//
+	// POST /mgmt/openapi/5/dashboards/dashboards/v1
+	CreateDashboard(ctx context.Context, request *DashboardWrite) (*DashboardCreated, error)
 	// CreateParsingRuleGroup invokes CreateParsingRuleGroup operation.
 	//
 	// Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets
@@ -219,6 +226,14 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/aaa/team-roles/v1/custom-roles/{role_id}
 	DeleteCustomRole(ctx context.Context, params DeleteCustomRoleParams) error
+	// DeleteDashboard invokes DeleteDashboard operation.
+	//
+	// Deletes the dashboard and answers `{}`. When `request_id` is given, it is remembered with the
+	// deleted dashboard's id: repeating the delete of that dashboard with the same `request_id` answers
+	// `{}` again, where any other repeat answers 404.
+	//
+	// DELETE /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}
+	DeleteDashboard(ctx context.Context, params DeleteDashboardParams) error
 	// DeleteParsingRuleGroup invokes DeleteParsingRuleGroup operation.
 	//
 	// Delete one parsing rule group.
@@ -318,6 +333,12 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/data-usage/v2/daily/units
 	GetDailyUsageUnitsV2(ctx context.Context, request *UsageV2DailyRequest) (*UsageV2DailyUnitsHeaders, error)
+	// GetDashboard invokes GetDashboard operation.
+	//
+	// Read a dashboard.
+	//
+	// GET /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}
+	GetDashboard(ctx context.Context, params GetDashboardParams) (*DashboardRead, error)
 	// GetDataUsageCapabilities invokes GetDataUsageCapabilities operation.
 	//
 	// The query's limits, the measurement kinds with their units, and the label keys present in the team's
@@ -469,6 +490,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/aaa/team-roles/v1/custom-roles
 	ListCustomRoles(ctx context.Context, params ListCustomRolesParams) (*CustomRoleList, error)
+	// ListDashboardCatalog invokes ListDashboardCatalog operation.
+	//
+	// One summary per dashboard of the team, by name, then id.
+	//
+	// GET /mgmt/openapi/5/dashboards/dashboards/v1/catalog/list
+	ListDashboardCatalog(ctx context.Context) (*DashboardCatalog, error)
 	// ListEntityTypeAttachmentTypes invokes ListEntityTypeAttachmentTypes operation.
 	//
 	// The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -606,6 +633,13 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/notifications/notification-center/v1/presets/custom
 	ReplaceCustomPreset(ctx context.Context, request *PresetRequest) (*PresetResponse, error)
+	// ReplaceDashboard invokes ReplaceDashboard operation.
+	//
+	// The dashboard named by `dashboard.id` becomes the body's dashboard (same checks as the create); its
+	// access policy and lock flag become the body's.
+	//
+	// PUT /mgmt/openapi/5/dashboards/dashboards/v1
+	ReplaceDashboard(ctx context.Context, request *DashboardWrite) error
 	// ReplacePolicySettings invokes ReplacePolicySettings operation.
 	//
 	// Each section the request sets replaces the stored one; a section left out keeps its value. The
@@ -2431,6 +2465,86 @@ func (c *Client) sendCreateCustomRole(ctx context.Context, request *CustomRoleRe
 	return result, nil
 }
 
+// CreateDashboard invokes CreateDashboard operation.
+//
+// Stores the dashboard under a fresh 21-character id chosen by the server (an `id` in the body is
+// replaced) and answers that id. See the Dashboard schema for the checked bounds.
+//
+// POST /mgmt/openapi/5/dashboards/dashboards/v1
+func (c *Client) CreateDashboard(ctx context.Context, request *DashboardWrite) (*DashboardCreated, error) {
+	res, err := c.sendCreateDashboard(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateDashboard(ctx context.Context, request *DashboardWrite) (res *DashboardCreated, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dashboards/dashboards/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateDashboardRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateDashboardOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateDashboardResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CreateParsingRuleGroup invokes CreateParsingRuleGroup operation.
 //
 // Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets
@@ -3296,6 +3410,122 @@ func (c *Client) sendDeleteCustomRole(ctx context.Context, params DeleteCustomRo
 	}()
 
 	result, err := decodeDeleteCustomRoleResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteDashboard invokes DeleteDashboard operation.
+//
+// Deletes the dashboard and answers `{}`. When `request_id` is given, it is remembered with the
+// deleted dashboard's id: repeating the delete of that dashboard with the same `request_id` answers
+// `{}` again, where any other repeat answers 404.
+//
+// DELETE /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}
+func (c *Client) DeleteDashboard(ctx context.Context, params DeleteDashboardParams) error {
+	_, err := c.sendDeleteDashboard(ctx, params)
+	return err
+}
+
+func (c *Client) sendDeleteDashboard(ctx context.Context, params DeleteDashboardParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/dashboards/dashboards/v1/"
+	{
+		// Encode "dashboard_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "dashboard_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.DashboardID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "request_id" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "request_id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.RequestID.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteDashboardOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteDashboardResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -4575,6 +4805,100 @@ func (c *Client) sendGetDailyUsageUnitsV2(ctx context.Context, request *UsageV2D
 	}()
 
 	result, err := decodeGetDailyUsageUnitsV2Response(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetDashboard invokes GetDashboard operation.
+//
+// Read a dashboard.
+//
+// GET /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}
+func (c *Client) GetDashboard(ctx context.Context, params GetDashboardParams) (*DashboardRead, error) {
+	res, err := c.sendGetDashboard(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetDashboard(ctx context.Context, params GetDashboardParams) (res *DashboardRead, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/dashboards/dashboards/v1/"
+	{
+		// Encode "dashboard_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "dashboard_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.DashboardID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetDashboardOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetDashboardResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -6363,6 +6687,82 @@ func (c *Client) sendListCustomRoles(ctx context.Context, params ListCustomRoles
 	return result, nil
 }
 
+// ListDashboardCatalog invokes ListDashboardCatalog operation.
+//
+// One summary per dashboard of the team, by name, then id.
+//
+// GET /mgmt/openapi/5/dashboards/dashboards/v1/catalog/list
+func (c *Client) ListDashboardCatalog(ctx context.Context) (*DashboardCatalog, error) {
+	res, err := c.sendListDashboardCatalog(ctx)
+	return res, err
+}
+
+func (c *Client) sendListDashboardCatalog(ctx context.Context) (res *DashboardCatalog, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dashboards/dashboards/v1/catalog/list"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListDashboardCatalogOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListDashboardCatalogResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListEntityTypeAttachmentTypes invokes ListEntityTypeAttachmentTypes operation.
 //
 // The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -7889,6 +8289,86 @@ func (c *Client) sendReplaceCustomPreset(ctx context.Context, request *PresetReq
 	}()
 
 	result, err := decodeReplaceCustomPresetResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ReplaceDashboard invokes ReplaceDashboard operation.
+//
+// The dashboard named by `dashboard.id` becomes the body's dashboard (same checks as the create); its
+// access policy and lock flag become the body's.
+//
+// PUT /mgmt/openapi/5/dashboards/dashboards/v1
+func (c *Client) ReplaceDashboard(ctx context.Context, request *DashboardWrite) error {
+	_, err := c.sendReplaceDashboard(ctx, request)
+	return err
+}
+
+func (c *Client) sendReplaceDashboard(ctx context.Context, request *DashboardWrite) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dashboards/dashboards/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReplaceDashboardRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ReplaceDashboardOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeReplaceDashboardResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

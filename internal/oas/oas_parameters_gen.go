@@ -1204,6 +1204,172 @@ func decodeDeleteCustomRoleParams(args [1]string, argsEscaped bool, r *http.Requ
 	return params, nil
 }
 
+// DeleteDashboardParams is parameters of DeleteDashboard operation.
+type DeleteDashboardParams struct {
+	// The caller's id for this deletion; repeats with the same id are answered alike.
+	RequestID OptString `json:",omitempty,omitzero"`
+	// A dashboard's id.
+	DashboardID string
+}
+
+func unpackDeleteDashboardParams(packed middleware.Parameters) (params DeleteDashboardParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "request_id",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.RequestID = v.(OptString)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "dashboard_id",
+			In:   "path",
+		}
+		params.DashboardID = packed[key].(string)
+	}
+	return params
+}
+
+func decodeDeleteDashboardParams(args [1]string, argsEscaped bool, r *http.Request) (params DeleteDashboardParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: request_id.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "request_id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotRequestIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotRequestIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.RequestID.SetTo(paramsDotRequestIDVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.RequestID.Get(); ok {
+					if err := func() error {
+						if err := (validate.String{
+							MinLength:     1,
+							MinLengthSet:  true,
+							MaxLength:     128,
+							MaxLengthSet:  true,
+							Email:         false,
+							Hostname:      false,
+							Regex:         nil,
+							MinNumeric:    0,
+							MinNumericSet: false,
+							MaxNumeric:    0,
+							MaxNumericSet: false,
+						}).Validate(string(value)); err != nil {
+							return errors.Wrap(err, "string")
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "request_id",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode path: dashboard_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "dashboard_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.DashboardID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     21,
+					MinLengthSet:  true,
+					MaxLength:     21,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.DashboardID)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "dashboard_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // DeleteParsingRuleGroupParams is parameters of DeleteParsingRuleGroup operation.
 type DeleteParsingRuleGroupParams struct {
 	// A parsing rule group id, as the create answered it.
@@ -2005,6 +2171,92 @@ func decodeGetCustomRoleParams(args [1]string, argsEscaped bool, r *http.Request
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "role_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetDashboardParams is parameters of GetDashboard operation.
+type GetDashboardParams struct {
+	// A dashboard's id.
+	DashboardID string
+}
+
+func unpackGetDashboardParams(packed middleware.Parameters) (params GetDashboardParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "dashboard_id",
+			In:   "path",
+		}
+		params.DashboardID = packed[key].(string)
+	}
+	return params
+}
+
+func decodeGetDashboardParams(args [1]string, argsEscaped bool, r *http.Request) (params GetDashboardParams, _ error) {
+	// Decode path: dashboard_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "dashboard_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.DashboardID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     21,
+					MinLengthSet:  true,
+					MaxLength:     21,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.DashboardID)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "dashboard_id",
 			In:   "path",
 			Err:  err,
 		}

@@ -164,6 +164,20 @@ func encodeCreateCustomRoleRequest(
 	return nil
 }
 
+func encodeCreateDashboardRequest(
+	req *DashboardWrite,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCreateParsingRuleGroupRequest(
 	req *ParsingRuleGroup,
 	r *http.Request,
@@ -416,6 +430,20 @@ func encodeReorderPoliciesRequest(
 
 func encodeReplaceCustomPresetRequest(
 	req *PresetRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeReplaceDashboardRequest(
+	req *DashboardWrite,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

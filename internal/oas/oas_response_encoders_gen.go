@@ -246,6 +246,19 @@ func encodeCreateCustomRoleResponse(response *CustomRoleCreated, w http.Response
 	return nil
 }
 
+func encodeCreateDashboardResponse(response *DashboardCreated, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeCreateParsingRuleGroupResponse(response *ParsingRuleGroupResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -365,6 +378,19 @@ func encodeDeleteCustomPresetResponse(response *DeleteCustomPresetResponse, w ht
 
 func encodeDeleteCustomRoleResponse(response *DeleteCustomRoleNoContent, w http.ResponseWriter) error {
 	w.WriteHeader(204)
+
+	return nil
+}
+
+func encodeDeleteDashboardResponse(response *EmptyObject, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
 
 	return nil
 }
@@ -631,6 +657,19 @@ func encodeGetDailyUsageUnitsV2Response(response *UsageV2DailyUnitsHeaders, w ht
 
 	e := new(jx.Encoder)
 	response.Response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeGetDashboardResponse(response *DashboardRead, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
 	if _, err := e.WriteTo(w); err != nil {
 		return errors.Wrap(err, "write")
 	}
@@ -989,6 +1028,19 @@ func encodeListCustomRolesResponse(response *CustomRoleList, w http.ResponseWrit
 	return nil
 }
 
+func encodeListDashboardCatalogResponse(response *DashboardCatalog, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeListEntityTypeAttachmentTypesResponse(response *AttachmentTypeList, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -1211,6 +1263,19 @@ func encodeReorderPoliciesResponse(response *PolicyOrders, w http.ResponseWriter
 }
 
 func encodeReplaceCustomPresetResponse(response *PresetResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeReplaceDashboardResponse(response *EmptyObject, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

@@ -22,53 +22,53 @@ var (
 	rn11AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn81AllowedHeaders = map[string]string{
+	rn85AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
 	rn32AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
-	rn34AllowedHeaders = map[string]string{
+	rn35AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn74AllowedHeaders = map[string]string{
+	rn78AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn115AllowedHeaders = map[string]string{
+	rn120AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
 	rn25AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn35AllowedHeaders = map[string]string{
+	rn36AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn103AllowedHeaders = map[string]string{
+	rn108AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
-	rn91AllowedHeaders = map[string]string{
+	rn96AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
 	rn31AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn82AllowedHeaders = map[string]string{
+	rn86AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn41AllowedHeaders = map[string]string{
+	rn43AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 		"PUT":    "Authorization,Content-Type",
 	}
-	rn86AllowedHeaders = map[string]string{
+	rn90AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn49AllowedHeaders = map[string]string{
+	rn51AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 		"POST":   "Authorization,Content-Type",
 	}
-	rn99AllowedHeaders = map[string]string{
+	rn104AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
 	rn2AllowedHeaders = map[string]string{
@@ -79,7 +79,7 @@ var (
 		"DELETE": "Authorization",
 		"POST":   "Authorization,Content-Type",
 	}
-	rn85AllowedHeaders = map[string]string{
+	rn89AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
 	rn28AllowedHeaders = map[string]string{
@@ -89,36 +89,62 @@ var (
 	rn29AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn84AllowedHeaders = map[string]string{
+	rn88AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn113AllowedHeaders = map[string]string{
+	rn118AllowedHeaders = map[string]string{
 		"POST": "Authorization",
 	}
 	rn22AllowedHeaders = map[string]string{
 		"POST": "Authorization",
 	}
-	rn43AllowedHeaders = map[string]string{
+	rn45AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn44AllowedHeaders = map[string]string{
+	rn46AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"PUT":    "Authorization,Content-Type",
 	}
-	rn111AllowedHeaders = map[string]string{
+	rn116AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
-	rn39AllowedHeaders = map[string]string{
+	rn33AllowedHeaders = map[string]string{
+		"POST": "Authorization,Content-Type",
+		"PUT":  "Authorization,Content-Type",
+	}
+	rn91AllowedHeaders = map[string]string{
+		"GET": "Authorization",
+	}
+	rn53AllowedHeaders = map[string]string{
+		"DELETE": "Authorization",
+		"GET":    "Authorization",
+	}
+	rn41AllowedHeaders = map[string]string{
 		"GET":  "Authorization",
 		"POST": "Authorization,Content-Type",
 		"PUT":  "Authorization,Content-Type",
 	}
-	rn62AllowedHeaders = map[string]string{
+	rn66AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 	}
-	rn37AllowedHeaders = map[string]string{
+	rn39AllowedHeaders = map[string]string{
 		"GET":  "Authorization",
+		"POST": "Authorization,Content-Type",
+	}
+	rn64AllowedHeaders = map[string]string{
+		"DELETE": "Authorization",
+		"GET":    "Authorization",
+		"PUT":    "Authorization,Content-Type",
+	}
+	rn102AllowedHeaders = map[string]string{
+		"GET":  "Authorization",
+		"POST": "Authorization,Content-Type",
+	}
+	rn73AllowedHeaders = map[string]string{
+		"GET": "Authorization",
+	}
+	rn110AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
 	rn60AllowedHeaders = map[string]string{
@@ -126,64 +152,49 @@ var (
 		"GET":    "Authorization",
 		"PUT":    "Authorization,Content-Type",
 	}
-	rn97AllowedHeaders = map[string]string{
-		"GET":  "Authorization",
-		"POST": "Authorization,Content-Type",
-	}
-	rn69AllowedHeaders = map[string]string{
+	rn76AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn105AllowedHeaders = map[string]string{
+	rn68AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn56AllowedHeaders = map[string]string{
-		"DELETE": "Authorization",
-		"GET":    "Authorization",
-		"PUT":    "Authorization,Content-Type",
-	}
-	rn72AllowedHeaders = map[string]string{
-		"GET": "Authorization",
-	}
-	rn64AllowedHeaders = map[string]string{
-		"POST": "Authorization,Content-Type",
-	}
-	rn66AllowedHeaders = map[string]string{
-		"POST": "Authorization,Content-Type",
-	}
-	rn67AllowedHeaders = map[string]string{
+	rn70AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
 	rn71AllowedHeaders = map[string]string{
-		"GET":  "Authorization",
 		"POST": "Authorization,Content-Type",
 	}
 	rn75AllowedHeaders = map[string]string{
-		"GET": "Authorization",
-	}
-	rn80AllowedHeaders = map[string]string{
-		"GET": "Authorization",
-	}
-	rn100AllowedHeaders = map[string]string{
-		"PUT": "Authorization,Content-Type",
-	}
-	rn95AllowedHeaders = map[string]string{
-		"GET": "Authorization",
-		"PUT": "Authorization,Content-Type",
-	}
-	rn106AllowedHeaders = map[string]string{
+		"GET":  "Authorization",
 		"POST": "Authorization,Content-Type",
 	}
-	rn54AllowedHeaders = map[string]string{
+	rn79AllowedHeaders = map[string]string{
+		"GET": "Authorization",
+	}
+	rn84AllowedHeaders = map[string]string{
+		"GET": "Authorization",
+	}
+	rn105AllowedHeaders = map[string]string{
+		"PUT": "Authorization,Content-Type",
+	}
+	rn100AllowedHeaders = map[string]string{
+		"GET": "Authorization",
+		"PUT": "Authorization,Content-Type",
+	}
+	rn111AllowedHeaders = map[string]string{
+		"POST": "Authorization,Content-Type",
+	}
+	rn58AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 	}
-	rn109AllowedHeaders = map[string]string{
+	rn114AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn77AllowedHeaders = map[string]string{
+	rn81AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn101AllowedHeaders = map[string]string{
+	rn106AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
 	rn17AllowedHeaders = map[string]string{
@@ -200,28 +211,28 @@ var (
 	rn23AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn112AllowedHeaders = map[string]string{
+	rn117AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn94AllowedHeaders = map[string]string{
+	rn99AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn90AllowedHeaders = map[string]string{
+	rn95AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
 	rn18AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn107AllowedHeaders = map[string]string{
+	rn112AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
-	rn46AllowedHeaders = map[string]string{
+	rn48AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 	}
-	rn79AllowedHeaders = map[string]string{
+	rn83AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn96AllowedHeaders = map[string]string{
+	rn101AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
 	rn19AllowedHeaders = map[string]string{
@@ -229,16 +240,16 @@ var (
 		"GET":    "Authorization",
 		"POST":   "Authorization,Content-Type",
 	}
-	rn51AllowedHeaders = map[string]string{
+	rn55AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 	}
-	rn36AllowedHeaders = map[string]string{
+	rn37AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 		"POST":   "Authorization,Content-Type",
 	}
-	rn58AllowedHeaders = map[string]string{
+	rn62AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 		"PUT":    "Authorization,Content-Type",
@@ -435,7 +446,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					default:
 						s.notAllowed(w, r, notAllowedParams{
 							allowedMethods: "POST",
-							allowedHeaders: rn81AllowedHeaders,
+							allowedHeaders: rn85AllowedHeaders,
 							acceptPost:     "application/json",
 							acceptPatch:    "",
 						})
@@ -509,7 +520,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "POST",
-									allowedHeaders: rn34AllowedHeaders,
+									allowedHeaders: rn35AllowedHeaders,
 									acceptPost:     "application/json",
 									acceptPatch:    "",
 								})
@@ -545,7 +556,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "GET",
-									allowedHeaders: rn74AllowedHeaders,
+									allowedHeaders: rn78AllowedHeaders,
 									acceptPost:     "",
 									acceptPatch:    "",
 								})
@@ -581,7 +592,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "PUT",
-									allowedHeaders: rn115AllowedHeaders,
+									allowedHeaders: rn120AllowedHeaders,
 									acceptPost:     "",
 									acceptPatch:    "",
 								})
@@ -657,7 +668,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "POST",
-										allowedHeaders: rn35AllowedHeaders,
+										allowedHeaders: rn36AllowedHeaders,
 										acceptPost:     "application/json",
 										acceptPatch:    "",
 									})
@@ -682,7 +693,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "PUT",
-										allowedHeaders: rn103AllowedHeaders,
+										allowedHeaders: rn108AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -709,7 +720,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "GET",
-									allowedHeaders: rn91AllowedHeaders,
+									allowedHeaders: rn96AllowedHeaders,
 									acceptPost:     "",
 									acceptPatch:    "",
 								})
@@ -797,7 +808,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "GET",
-											allowedHeaders: rn82AllowedHeaders,
+											allowedHeaders: rn86AllowedHeaders,
 											acceptPost:     "",
 											acceptPatch:    "",
 										})
@@ -835,7 +846,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "DELETE,GET,PUT",
-										allowedHeaders: rn41AllowedHeaders,
+										allowedHeaders: rn43AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -871,7 +882,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "GET",
-											allowedHeaders: rn86AllowedHeaders,
+											allowedHeaders: rn90AllowedHeaders,
 											acceptPost:     "",
 											acceptPatch:    "",
 										})
@@ -915,7 +926,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										default:
 											s.notAllowed(w, r, notAllowedParams{
 												allowedMethods: "DELETE,GET,POST",
-												allowedHeaders: rn49AllowedHeaders,
+												allowedHeaders: rn51AllowedHeaders,
 												acceptPost:     "application/json",
 												acceptPatch:    "",
 											})
@@ -942,7 +953,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "GET",
-											allowedHeaders: rn99AllowedHeaders,
+											allowedHeaders: rn104AllowedHeaders,
 											acceptPost:     "",
 											acceptPatch:    "",
 										})
@@ -1088,7 +1099,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "POST",
-											allowedHeaders: rn85AllowedHeaders,
+											allowedHeaders: rn89AllowedHeaders,
 											acceptPost:     "application/json",
 											acceptPatch:    "",
 										})
@@ -1193,7 +1204,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 												default:
 													s.notAllowed(w, r, notAllowedParams{
 														allowedMethods: "GET",
-														allowedHeaders: rn84AllowedHeaders,
+														allowedHeaders: rn88AllowedHeaders,
 														acceptPost:     "",
 														acceptPatch:    "",
 													})
@@ -1220,7 +1231,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 												default:
 													s.notAllowed(w, r, notAllowedParams{
 														allowedMethods: "POST",
-														allowedHeaders: rn113AllowedHeaders,
+														allowedHeaders: rn118AllowedHeaders,
 														acceptPost:     "",
 														acceptPatch:    "",
 													})
@@ -1299,7 +1310,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "GET",
-										allowedHeaders: rn43AllowedHeaders,
+										allowedHeaders: rn45AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -1330,7 +1341,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "DELETE,PUT",
-											allowedHeaders: rn44AllowedHeaders,
+											allowedHeaders: rn46AllowedHeaders,
 											acceptPost:     "",
 											acceptPatch:    "",
 										})
@@ -1368,7 +1379,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "PUT",
-										allowedHeaders: rn111AllowedHeaders,
+										allowedHeaders: rn116AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -1379,9 +1390,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 						}
 
-					case 'd': // Prefix: "data"
+					case 'd': // Prefix: "da"
 
-						if l := len("data"); len(elem) >= l && elem[0:l] == "data" {
+						if l := len("da"); len(elem) >= l && elem[0:l] == "da" {
 							elem = elem[l:]
 						} else {
 							break
@@ -1391,199 +1402,30 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							break
 						}
 						switch elem[0] {
-						case '-': // Prefix: "-exploration/views/v1/"
+						case 's': // Prefix: "shboards/dashboards/v1"
 
-							if l := len("-exploration/views/v1/"); len(elem) >= l && elem[0:l] == "-exploration/views/v1/" {
+							if l := len("shboards/dashboards/v1"); len(elem) >= l && elem[0:l] == "shboards/dashboards/v1" {
 								elem = elem[l:]
 							} else {
 								break
 							}
 
 							if len(elem) == 0 {
-								break
-							}
-							switch elem[0] {
-							case 'f': // Prefix: "folders"
-
-								if l := len("folders"); len(elem) >= l && elem[0:l] == "folders" {
-									elem = elem[l:]
-								} else {
-									break
-								}
-
-								if len(elem) == 0 {
-									switch r.Method {
-									case "GET":
-										s.handleListViewFoldersRequest([0]string{}, elemIsEscaped, w, r)
-									case "POST":
-										s.handleCreateViewFolderRequest([0]string{}, elemIsEscaped, w, r)
-									case "PUT":
-										s.handleReplaceViewFolderRequest([0]string{}, elemIsEscaped, w, r)
-									default:
-										s.notAllowed(w, r, notAllowedParams{
-											allowedMethods: "GET,POST,PUT",
-											allowedHeaders: rn39AllowedHeaders,
-											acceptPost:     "application/json",
-											acceptPatch:    "",
-										})
-									}
-
-									return
-								}
-								switch elem[0] {
-								case '/': // Prefix: "/"
-
-									if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
-										elem = elem[l:]
-									} else {
-										break
-									}
-
-									// Param: "id"
-									// Leaf parameter, slashes are prohibited
-									idx := strings.IndexByte(elem, '/')
-									if idx >= 0 {
-										break
-									}
-									args[0] = elem
-									elem = ""
-
-									if len(elem) == 0 {
-										// Leaf node.
-										switch r.Method {
-										case "DELETE":
-											s.handleDeleteViewFolderRequest([1]string{
-												args[0],
-											}, elemIsEscaped, w, r)
-										case "GET":
-											s.handleGetViewFolderRequest([1]string{
-												args[0],
-											}, elemIsEscaped, w, r)
-										default:
-											s.notAllowed(w, r, notAllowedParams{
-												allowedMethods: "DELETE,GET",
-												allowedHeaders: rn62AllowedHeaders,
-												acceptPost:     "",
-												acceptPatch:    "",
-											})
-										}
-
-										return
-									}
-
-								}
-
-							case 'v': // Prefix: "views"
-
-								if l := len("views"); len(elem) >= l && elem[0:l] == "views" {
-									elem = elem[l:]
-								} else {
-									break
-								}
-
-								if len(elem) == 0 {
-									switch r.Method {
-									case "GET":
-										s.handleListViewsRequest([0]string{}, elemIsEscaped, w, r)
-									case "POST":
-										s.handleCreateViewRequest([0]string{}, elemIsEscaped, w, r)
-									default:
-										s.notAllowed(w, r, notAllowedParams{
-											allowedMethods: "GET,POST",
-											allowedHeaders: rn37AllowedHeaders,
-											acceptPost:     "application/json",
-											acceptPatch:    "",
-										})
-									}
-
-									return
-								}
-								switch elem[0] {
-								case '/': // Prefix: "/"
-
-									if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
-										elem = elem[l:]
-									} else {
-										break
-									}
-
-									// Param: "id"
-									// Leaf parameter, slashes are prohibited
-									idx := strings.IndexByte(elem, '/')
-									if idx >= 0 {
-										break
-									}
-									args[0] = elem
-									elem = ""
-
-									if len(elem) == 0 {
-										// Leaf node.
-										switch r.Method {
-										case "DELETE":
-											s.handleDeleteViewRequest([1]string{
-												args[0],
-											}, elemIsEscaped, w, r)
-										case "GET":
-											s.handleGetViewRequest([1]string{
-												args[0],
-											}, elemIsEscaped, w, r)
-										case "PUT":
-											s.handleReplaceViewRequest([1]string{
-												args[0],
-											}, elemIsEscaped, w, r)
-										default:
-											s.notAllowed(w, r, notAllowedParams{
-												allowedMethods: "DELETE,GET,PUT",
-												allowedHeaders: rn60AllowedHeaders,
-												acceptPost:     "",
-												acceptPatch:    "",
-											})
-										}
-
-										return
-									}
-
-								}
-
-							}
-
-						case 'e': // Prefix: "engine/retention-tags/v1"
-
-							if l := len("engine/retention-tags/v1"); len(elem) >= l && elem[0:l] == "engine/retention-tags/v1" {
-								elem = elem[l:]
-							} else {
-								break
-							}
-
-							if len(elem) == 0 {
-								// Leaf node.
 								switch r.Method {
-								case "GET":
-									s.handleListRetentionTagsRequest([0]string{}, elemIsEscaped, w, r)
 								case "POST":
-									s.handleUpdateRetentionTagsRequest([0]string{}, elemIsEscaped, w, r)
+									s.handleCreateDashboardRequest([0]string{}, elemIsEscaped, w, r)
+								case "PUT":
+									s.handleReplaceDashboardRequest([0]string{}, elemIsEscaped, w, r)
 								default:
 									s.notAllowed(w, r, notAllowedParams{
-										allowedMethods: "GET,POST",
-										allowedHeaders: rn97AllowedHeaders,
+										allowedMethods: "POST,PUT",
+										allowedHeaders: rn33AllowedHeaders,
 										acceptPost:     "application/json",
 										acceptPatch:    "",
 									})
 								}
 
 								return
-							}
-
-						case 'p': // Prefix: "plan"
-
-							if l := len("plan"); len(elem) >= l && elem[0:l] == "plan" {
-								elem = elem[l:]
-							} else {
-								break
-							}
-
-							if len(elem) == 0 {
-								break
 							}
 							switch elem[0] {
 							case '/': // Prefix: "/"
@@ -1598,73 +1440,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									break
 								}
 								switch elem[0] {
-								case 'd': // Prefix: "data-usage/v1/"
-
-									if l := len("data-usage/v1/"); len(elem) >= l && elem[0:l] == "data-usage/v1/" {
-										elem = elem[l:]
-									} else {
-										break
-									}
-
-									if len(elem) == 0 {
-										break
-									}
-									switch elem[0] {
-									case 'c': // Prefix: "capabilities"
-
-										if l := len("capabilities"); len(elem) >= l && elem[0:l] == "capabilities" {
-											elem = elem[l:]
-										} else {
-											break
-										}
-
-										if len(elem) == 0 {
-											// Leaf node.
-											switch r.Method {
-											case "GET":
-												s.handleGetDataUsageCapabilitiesRequest([0]string{}, elemIsEscaped, w, r)
-											default:
-												s.notAllowed(w, r, notAllowedParams{
-													allowedMethods: "GET",
-													allowedHeaders: rn69AllowedHeaders,
-													acceptPost:     "",
-													acceptPatch:    "",
-												})
-											}
-
-											return
-										}
-
-									case 'q': // Prefix: "query"
-
-										if l := len("query"); len(elem) >= l && elem[0:l] == "query" {
-											elem = elem[l:]
-										} else {
-											break
-										}
-
-										if len(elem) == 0 {
-											// Leaf node.
-											switch r.Method {
-											case "POST":
-												s.handleQueryDataUsageRequest([0]string{}, elemIsEscaped, w, r)
-											default:
-												s.notAllowed(w, r, notAllowedParams{
-													allowedMethods: "POST",
-													allowedHeaders: rn105AllowedHeaders,
-													acceptPost:     "application/json",
-													acceptPatch:    "",
-												})
-											}
-
-											return
-										}
-
-									}
-
-								case 'q': // Prefix: "quota-rules/v1"
-
-									if l := len("quota-rules/v1"); len(elem) >= l && elem[0:l] == "quota-rules/v1" {
+								case 'c': // Prefix: "catalog/list"
+									origElem := elem
+									if l := len("catalog/list"); len(elem) >= l && elem[0:l] == "catalog/list" {
 										elem = elem[l:]
 									} else {
 										break
@@ -1673,16 +1451,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									if len(elem) == 0 {
 										// Leaf node.
 										switch r.Method {
-										case "DELETE":
-											s.handleDeleteQuotaRuleSetRequest([0]string{}, elemIsEscaped, w, r)
 										case "GET":
-											s.handleGetQuotaRuleSetRequest([0]string{}, elemIsEscaped, w, r)
-										case "PUT":
-											s.handleReplaceQuotaRuleSetRequest([0]string{}, elemIsEscaped, w, r)
+											s.handleListDashboardCatalogRequest([0]string{}, elemIsEscaped, w, r)
 										default:
 											s.notAllowed(w, r, notAllowedParams{
-												allowedMethods: "DELETE,GET,PUT",
-												allowedHeaders: rn56AllowedHeaders,
+												allowedMethods: "GET",
+												allowedHeaders: rn91AllowedHeaders,
 												acceptPost:     "",
 												acceptPatch:    "",
 											})
@@ -1691,11 +1465,57 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										return
 									}
 
+									elem = origElem
+								}
+								// Param: "dashboard_id"
+								// Leaf parameter, slashes are prohibited
+								idx := strings.IndexByte(elem, '/')
+								if idx >= 0 {
+									break
+								}
+								args[0] = elem
+								elem = ""
+
+								if len(elem) == 0 {
+									// Leaf node.
+									switch r.Method {
+									case "DELETE":
+										s.handleDeleteDashboardRequest([1]string{
+											args[0],
+										}, elemIsEscaped, w, r)
+									case "GET":
+										s.handleGetDashboardRequest([1]string{
+											args[0],
+										}, elemIsEscaped, w, r)
+									default:
+										s.notAllowed(w, r, notAllowedParams{
+											allowedMethods: "DELETE,GET",
+											allowedHeaders: rn53AllowedHeaders,
+											acceptPost:     "",
+											acceptPatch:    "",
+										})
+									}
+
+									return
 								}
 
-							case 's': // Prefix: "s/"
+							}
 
-								if l := len("s/"); len(elem) >= l && elem[0:l] == "s/" {
+						case 't': // Prefix: "ta"
+
+							if l := len("ta"); len(elem) >= l && elem[0:l] == "ta" {
+								elem = elem[l:]
+							} else {
+								break
+							}
+
+							if len(elem) == 0 {
+								break
+							}
+							switch elem[0] {
+							case '-': // Prefix: "-exploration/views/v1/"
+
+								if l := len("-exploration/views/v1/"); len(elem) >= l && elem[0:l] == "-exploration/views/v1/" {
 									elem = elem[l:]
 								} else {
 									break
@@ -1705,9 +1525,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									break
 								}
 								switch elem[0] {
-								case 'd': // Prefix: "data-usage/v2"
+								case 'f': // Prefix: "folders"
 
-									if l := len("data-usage/v2"); len(elem) >= l && elem[0:l] == "data-usage/v2" {
+									if l := len("folders"); len(elem) >= l && elem[0:l] == "folders" {
 										elem = elem[l:]
 									} else {
 										break
@@ -1716,12 +1536,16 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									if len(elem) == 0 {
 										switch r.Method {
 										case "GET":
-											s.handleGetDataUsageV2Request([0]string{}, elemIsEscaped, w, r)
+											s.handleListViewFoldersRequest([0]string{}, elemIsEscaped, w, r)
+										case "POST":
+											s.handleCreateViewFolderRequest([0]string{}, elemIsEscaped, w, r)
+										case "PUT":
+											s.handleReplaceViewFolderRequest([0]string{}, elemIsEscaped, w, r)
 										default:
 											s.notAllowed(w, r, notAllowedParams{
-												allowedMethods: "GET",
-												allowedHeaders: rn72AllowedHeaders,
-												acceptPost:     "",
+												allowedMethods: "GET,POST,PUT",
+												allowedHeaders: rn41AllowedHeaders,
+												acceptPost:     "application/json",
 												acceptPatch:    "",
 											})
 										}
@@ -1737,208 +1561,156 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 											break
 										}
 
-										if len(elem) == 0 {
+										// Param: "id"
+										// Leaf parameter, slashes are prohibited
+										idx := strings.IndexByte(elem, '/')
+										if idx >= 0 {
 											break
 										}
-										switch elem[0] {
-										case 'd': // Prefix: "daily/"
+										args[0] = elem
+										elem = ""
 
-											if l := len("daily/"); len(elem) >= l && elem[0:l] == "daily/" {
-												elem = elem[l:]
-											} else {
-												break
+										if len(elem) == 0 {
+											// Leaf node.
+											switch r.Method {
+											case "DELETE":
+												s.handleDeleteViewFolderRequest([1]string{
+													args[0],
+												}, elemIsEscaped, w, r)
+											case "GET":
+												s.handleGetViewFolderRequest([1]string{
+													args[0],
+												}, elemIsEscaped, w, r)
+											default:
+												s.notAllowed(w, r, notAllowedParams{
+													allowedMethods: "DELETE,GET",
+													allowedHeaders: rn66AllowedHeaders,
+													acceptPost:     "",
+													acceptPatch:    "",
+												})
 											}
 
-											if len(elem) == 0 {
-												break
-											}
-											switch elem[0] {
-											case 'e': // Prefix: "evaluation-tokens"
-
-												if l := len("evaluation-tokens"); len(elem) >= l && elem[0:l] == "evaluation-tokens" {
-													elem = elem[l:]
-												} else {
-													break
-												}
-
-												if len(elem) == 0 {
-													// Leaf node.
-													switch r.Method {
-													case "POST":
-														s.handleGetDailyUsageEvaluationTokensV2Request([0]string{}, elemIsEscaped, w, r)
-													default:
-														s.notAllowed(w, r, notAllowedParams{
-															allowedMethods: "POST",
-															allowedHeaders: rn64AllowedHeaders,
-															acceptPost:     "application/json",
-															acceptPatch:    "",
-														})
-													}
-
-													return
-												}
-
-											case 'p': // Prefix: "processed-gbs"
-
-												if l := len("processed-gbs"); len(elem) >= l && elem[0:l] == "processed-gbs" {
-													elem = elem[l:]
-												} else {
-													break
-												}
-
-												if len(elem) == 0 {
-													// Leaf node.
-													switch r.Method {
-													case "POST":
-														s.handleGetDailyUsageProcessedGbsV2Request([0]string{}, elemIsEscaped, w, r)
-													default:
-														s.notAllowed(w, r, notAllowedParams{
-															allowedMethods: "POST",
-															allowedHeaders: rn66AllowedHeaders,
-															acceptPost:     "application/json",
-															acceptPatch:    "",
-														})
-													}
-
-													return
-												}
-
-											case 'u': // Prefix: "units"
-
-												if l := len("units"); len(elem) >= l && elem[0:l] == "units" {
-													elem = elem[l:]
-												} else {
-													break
-												}
-
-												if len(elem) == 0 {
-													// Leaf node.
-													switch r.Method {
-													case "POST":
-														s.handleGetDailyUsageUnitsV2Request([0]string{}, elemIsEscaped, w, r)
-													default:
-														s.notAllowed(w, r, notAllowedParams{
-															allowedMethods: "POST",
-															allowedHeaders: rn67AllowedHeaders,
-															acceptPost:     "application/json",
-															acceptPatch:    "",
-														})
-													}
-
-													return
-												}
-
-											}
-
-										case 'e': // Prefix: "export-status"
-
-											if l := len("export-status"); len(elem) >= l && elem[0:l] == "export-status" {
-												elem = elem[l:]
-											} else {
-												break
-											}
-
-											if len(elem) == 0 {
-												// Leaf node.
-												switch r.Method {
-												case "GET":
-													s.handleGetDataUsageExportStatusV2Request([0]string{}, elemIsEscaped, w, r)
-												case "POST":
-													s.handleUpdateDataUsageExportStatusV2Request([0]string{}, elemIsEscaped, w, r)
-												default:
-													s.notAllowed(w, r, notAllowedParams{
-														allowedMethods: "GET,POST",
-														allowedHeaders: rn71AllowedHeaders,
-														acceptPost:     "application/json",
-														acceptPatch:    "",
-													})
-												}
-
-												return
-											}
-
-										case 'l': // Prefix: "logs/count"
-
-											if l := len("logs/count"); len(elem) >= l && elem[0:l] == "logs/count" {
-												elem = elem[l:]
-											} else {
-												break
-											}
-
-											if len(elem) == 0 {
-												// Leaf node.
-												switch r.Method {
-												case "GET":
-													s.handleGetLogsCountV2Request([0]string{}, elemIsEscaped, w, r)
-												default:
-													s.notAllowed(w, r, notAllowedParams{
-														allowedMethods: "GET",
-														allowedHeaders: rn75AllowedHeaders,
-														acceptPost:     "",
-														acceptPatch:    "",
-													})
-												}
-
-												return
-											}
-
-										case 's': // Prefix: "spans/count"
-
-											if l := len("spans/count"); len(elem) >= l && elem[0:l] == "spans/count" {
-												elem = elem[l:]
-											} else {
-												break
-											}
-
-											if len(elem) == 0 {
-												// Leaf node.
-												switch r.Method {
-												case "GET":
-													s.handleGetSpansCountV2Request([0]string{}, elemIsEscaped, w, r)
-												default:
-													s.notAllowed(w, r, notAllowedParams{
-														allowedMethods: "GET",
-														allowedHeaders: rn80AllowedHeaders,
-														acceptPost:     "",
-														acceptPatch:    "",
-													})
-												}
-
-												return
-											}
-
+											return
 										}
 
 									}
 
-								case 'l': // Prefix: "log-policies/v1"
+								case 'v': // Prefix: "views"
 
-									if l := len("log-policies/v1"); len(elem) >= l && elem[0:l] == "log-policies/v1" {
+									if l := len("views"); len(elem) >= l && elem[0:l] == "views" {
 										elem = elem[l:]
 									} else {
 										break
 									}
 
 									if len(elem) == 0 {
-										// Leaf node.
 										switch r.Method {
-										case "PUT":
-											s.handleOverwriteLogPoliciesRequest([0]string{}, elemIsEscaped, w, r)
+										case "GET":
+											s.handleListViewsRequest([0]string{}, elemIsEscaped, w, r)
+										case "POST":
+											s.handleCreateViewRequest([0]string{}, elemIsEscaped, w, r)
 										default:
 											s.notAllowed(w, r, notAllowedParams{
-												allowedMethods: "PUT",
-												allowedHeaders: rn100AllowedHeaders,
-												acceptPost:     "",
+												allowedMethods: "GET,POST",
+												allowedHeaders: rn39AllowedHeaders,
+												acceptPost:     "application/json",
 												acceptPatch:    "",
 											})
 										}
 
 										return
 									}
+									switch elem[0] {
+									case '/': // Prefix: "/"
 
-								case 'p': // Prefix: "polic"
+										if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+											elem = elem[l:]
+										} else {
+											break
+										}
 
-									if l := len("polic"); len(elem) >= l && elem[0:l] == "polic" {
+										// Param: "id"
+										// Leaf parameter, slashes are prohibited
+										idx := strings.IndexByte(elem, '/')
+										if idx >= 0 {
+											break
+										}
+										args[0] = elem
+										elem = ""
+
+										if len(elem) == 0 {
+											// Leaf node.
+											switch r.Method {
+											case "DELETE":
+												s.handleDeleteViewRequest([1]string{
+													args[0],
+												}, elemIsEscaped, w, r)
+											case "GET":
+												s.handleGetViewRequest([1]string{
+													args[0],
+												}, elemIsEscaped, w, r)
+											case "PUT":
+												s.handleReplaceViewRequest([1]string{
+													args[0],
+												}, elemIsEscaped, w, r)
+											default:
+												s.notAllowed(w, r, notAllowedParams{
+													allowedMethods: "DELETE,GET,PUT",
+													allowedHeaders: rn64AllowedHeaders,
+													acceptPost:     "",
+													acceptPatch:    "",
+												})
+											}
+
+											return
+										}
+
+									}
+
+								}
+
+							case 'e': // Prefix: "engine/retention-tags/v1"
+
+								if l := len("engine/retention-tags/v1"); len(elem) >= l && elem[0:l] == "engine/retention-tags/v1" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									// Leaf node.
+									switch r.Method {
+									case "GET":
+										s.handleListRetentionTagsRequest([0]string{}, elemIsEscaped, w, r)
+									case "POST":
+										s.handleUpdateRetentionTagsRequest([0]string{}, elemIsEscaped, w, r)
+									default:
+										s.notAllowed(w, r, notAllowedParams{
+											allowedMethods: "GET,POST",
+											allowedHeaders: rn102AllowedHeaders,
+											acceptPost:     "application/json",
+											acceptPatch:    "",
+										})
+									}
+
+									return
+								}
+
+							case 'p': // Prefix: "plan"
+
+								if l := len("plan"); len(elem) >= l && elem[0:l] == "plan" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									break
+								}
+								switch elem[0] {
+								case '/': // Prefix: "/"
+
+									if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
 										elem = elem[l:]
 									} else {
 										break
@@ -1948,9 +1720,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										break
 									}
 									switch elem[0] {
-									case 'i': // Prefix: "i"
+									case 'd': // Prefix: "data-usage/v1/"
 
-										if l := len("i"); len(elem) >= l && elem[0:l] == "i" {
+										if l := len("data-usage/v1/"); len(elem) >= l && elem[0:l] == "data-usage/v1/" {
 											elem = elem[l:]
 										} else {
 											break
@@ -1960,24 +1732,23 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 											break
 										}
 										switch elem[0] {
-										case 'e': // Prefix: "es/v1"
+										case 'c': // Prefix: "capabilities"
 
-											if l := len("es/v1"); len(elem) >= l && elem[0:l] == "es/v1" {
+											if l := len("capabilities"); len(elem) >= l && elem[0:l] == "capabilities" {
 												elem = elem[l:]
 											} else {
 												break
 											}
 
 											if len(elem) == 0 {
+												// Leaf node.
 												switch r.Method {
 												case "GET":
-													s.handleListPoliciesRequest([0]string{}, elemIsEscaped, w, r)
-												case "PUT":
-													s.handleUpdatePolicyRequest([0]string{}, elemIsEscaped, w, r)
+													s.handleGetDataUsageCapabilitiesRequest([0]string{}, elemIsEscaped, w, r)
 												default:
 													s.notAllowed(w, r, notAllowedParams{
-														allowedMethods: "GET,PUT",
-														allowedHeaders: rn95AllowedHeaders,
+														allowedMethods: "GET",
+														allowedHeaders: rn73AllowedHeaders,
 														acceptPost:     "",
 														acceptPatch:    "",
 													})
@@ -1985,10 +1756,116 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 												return
 											}
-											switch elem[0] {
-											case '/': // Prefix: "/"
 
-												if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+										case 'q': // Prefix: "query"
+
+											if l := len("query"); len(elem) >= l && elem[0:l] == "query" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												// Leaf node.
+												switch r.Method {
+												case "POST":
+													s.handleQueryDataUsageRequest([0]string{}, elemIsEscaped, w, r)
+												default:
+													s.notAllowed(w, r, notAllowedParams{
+														allowedMethods: "POST",
+														allowedHeaders: rn110AllowedHeaders,
+														acceptPost:     "application/json",
+														acceptPatch:    "",
+													})
+												}
+
+												return
+											}
+
+										}
+
+									case 'q': // Prefix: "quota-rules/v1"
+
+										if l := len("quota-rules/v1"); len(elem) >= l && elem[0:l] == "quota-rules/v1" {
+											elem = elem[l:]
+										} else {
+											break
+										}
+
+										if len(elem) == 0 {
+											// Leaf node.
+											switch r.Method {
+											case "DELETE":
+												s.handleDeleteQuotaRuleSetRequest([0]string{}, elemIsEscaped, w, r)
+											case "GET":
+												s.handleGetQuotaRuleSetRequest([0]string{}, elemIsEscaped, w, r)
+											case "PUT":
+												s.handleReplaceQuotaRuleSetRequest([0]string{}, elemIsEscaped, w, r)
+											default:
+												s.notAllowed(w, r, notAllowedParams{
+													allowedMethods: "DELETE,GET,PUT",
+													allowedHeaders: rn60AllowedHeaders,
+													acceptPost:     "",
+													acceptPatch:    "",
+												})
+											}
+
+											return
+										}
+
+									}
+
+								case 's': // Prefix: "s/"
+
+									if l := len("s/"); len(elem) >= l && elem[0:l] == "s/" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
+										break
+									}
+									switch elem[0] {
+									case 'd': // Prefix: "data-usage/v2"
+
+										if l := len("data-usage/v2"); len(elem) >= l && elem[0:l] == "data-usage/v2" {
+											elem = elem[l:]
+										} else {
+											break
+										}
+
+										if len(elem) == 0 {
+											switch r.Method {
+											case "GET":
+												s.handleGetDataUsageV2Request([0]string{}, elemIsEscaped, w, r)
+											default:
+												s.notAllowed(w, r, notAllowedParams{
+													allowedMethods: "GET",
+													allowedHeaders: rn76AllowedHeaders,
+													acceptPost:     "",
+													acceptPatch:    "",
+												})
+											}
+
+											return
+										}
+										switch elem[0] {
+										case '/': // Prefix: "/"
+
+											if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												break
+											}
+											switch elem[0] {
+											case 'd': // Prefix: "daily/"
+
+												if l := len("daily/"); len(elem) >= l && elem[0:l] == "daily/" {
 													elem = elem[l:]
 												} else {
 													break
@@ -1998,9 +1875,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 													break
 												}
 												switch elem[0] {
-												case 'a': // Prefix: "all/reorder"
-													origElem := elem
-													if l := len("all/reorder"); len(elem) >= l && elem[0:l] == "all/reorder" {
+												case 'e': // Prefix: "evaluation-tokens"
+
+													if l := len("evaluation-tokens"); len(elem) >= l && elem[0:l] == "evaluation-tokens" {
 														elem = elem[l:]
 													} else {
 														break
@@ -2010,11 +1887,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 														// Leaf node.
 														switch r.Method {
 														case "POST":
-															s.handleReorderPoliciesRequest([0]string{}, elemIsEscaped, w, r)
+															s.handleGetDailyUsageEvaluationTokensV2Request([0]string{}, elemIsEscaped, w, r)
 														default:
 															s.notAllowed(w, r, notAllowedParams{
 																allowedMethods: "POST",
-																allowedHeaders: rn106AllowedHeaders,
+																allowedHeaders: rn68AllowedHeaders,
 																acceptPost:     "application/json",
 																acceptPatch:    "",
 															})
@@ -2023,33 +1900,305 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 														return
 													}
 
-													elem = origElem
+												case 'p': // Prefix: "processed-gbs"
+
+													if l := len("processed-gbs"); len(elem) >= l && elem[0:l] == "processed-gbs" {
+														elem = elem[l:]
+													} else {
+														break
+													}
+
+													if len(elem) == 0 {
+														// Leaf node.
+														switch r.Method {
+														case "POST":
+															s.handleGetDailyUsageProcessedGbsV2Request([0]string{}, elemIsEscaped, w, r)
+														default:
+															s.notAllowed(w, r, notAllowedParams{
+																allowedMethods: "POST",
+																allowedHeaders: rn70AllowedHeaders,
+																acceptPost:     "application/json",
+																acceptPatch:    "",
+															})
+														}
+
+														return
+													}
+
+												case 'u': // Prefix: "units"
+
+													if l := len("units"); len(elem) >= l && elem[0:l] == "units" {
+														elem = elem[l:]
+													} else {
+														break
+													}
+
+													if len(elem) == 0 {
+														// Leaf node.
+														switch r.Method {
+														case "POST":
+															s.handleGetDailyUsageUnitsV2Request([0]string{}, elemIsEscaped, w, r)
+														default:
+															s.notAllowed(w, r, notAllowedParams{
+																allowedMethods: "POST",
+																allowedHeaders: rn71AllowedHeaders,
+																acceptPost:     "application/json",
+																acceptPatch:    "",
+															})
+														}
+
+														return
+													}
+
 												}
-												// Param: "id"
-												// Leaf parameter, slashes are prohibited
-												idx := strings.IndexByte(elem, '/')
-												if idx >= 0 {
+
+											case 'e': // Prefix: "export-status"
+
+												if l := len("export-status"); len(elem) >= l && elem[0:l] == "export-status" {
+													elem = elem[l:]
+												} else {
 													break
 												}
-												args[0] = elem
-												elem = ""
 
 												if len(elem) == 0 {
 													// Leaf node.
 													switch r.Method {
-													case "DELETE":
-														s.handleDeletePolicyRequest([1]string{
-															args[0],
-														}, elemIsEscaped, w, r)
 													case "GET":
-														s.handleGetPolicyRequest([1]string{
-															args[0],
-														}, elemIsEscaped, w, r)
+														s.handleGetDataUsageExportStatusV2Request([0]string{}, elemIsEscaped, w, r)
+													case "POST":
+														s.handleUpdateDataUsageExportStatusV2Request([0]string{}, elemIsEscaped, w, r)
 													default:
 														s.notAllowed(w, r, notAllowedParams{
-															allowedMethods: "DELETE,GET",
-															allowedHeaders: rn54AllowedHeaders,
+															allowedMethods: "GET,POST",
+															allowedHeaders: rn75AllowedHeaders,
+															acceptPost:     "application/json",
+															acceptPatch:    "",
+														})
+													}
+
+													return
+												}
+
+											case 'l': // Prefix: "logs/count"
+
+												if l := len("logs/count"); len(elem) >= l && elem[0:l] == "logs/count" {
+													elem = elem[l:]
+												} else {
+													break
+												}
+
+												if len(elem) == 0 {
+													// Leaf node.
+													switch r.Method {
+													case "GET":
+														s.handleGetLogsCountV2Request([0]string{}, elemIsEscaped, w, r)
+													default:
+														s.notAllowed(w, r, notAllowedParams{
+															allowedMethods: "GET",
+															allowedHeaders: rn79AllowedHeaders,
 															acceptPost:     "",
+															acceptPatch:    "",
+														})
+													}
+
+													return
+												}
+
+											case 's': // Prefix: "spans/count"
+
+												if l := len("spans/count"); len(elem) >= l && elem[0:l] == "spans/count" {
+													elem = elem[l:]
+												} else {
+													break
+												}
+
+												if len(elem) == 0 {
+													// Leaf node.
+													switch r.Method {
+													case "GET":
+														s.handleGetSpansCountV2Request([0]string{}, elemIsEscaped, w, r)
+													default:
+														s.notAllowed(w, r, notAllowedParams{
+															allowedMethods: "GET",
+															allowedHeaders: rn84AllowedHeaders,
+															acceptPost:     "",
+															acceptPatch:    "",
+														})
+													}
+
+													return
+												}
+
+											}
+
+										}
+
+									case 'l': // Prefix: "log-policies/v1"
+
+										if l := len("log-policies/v1"); len(elem) >= l && elem[0:l] == "log-policies/v1" {
+											elem = elem[l:]
+										} else {
+											break
+										}
+
+										if len(elem) == 0 {
+											// Leaf node.
+											switch r.Method {
+											case "PUT":
+												s.handleOverwriteLogPoliciesRequest([0]string{}, elemIsEscaped, w, r)
+											default:
+												s.notAllowed(w, r, notAllowedParams{
+													allowedMethods: "PUT",
+													allowedHeaders: rn105AllowedHeaders,
+													acceptPost:     "",
+													acceptPatch:    "",
+												})
+											}
+
+											return
+										}
+
+									case 'p': // Prefix: "polic"
+
+										if l := len("polic"); len(elem) >= l && elem[0:l] == "polic" {
+											elem = elem[l:]
+										} else {
+											break
+										}
+
+										if len(elem) == 0 {
+											break
+										}
+										switch elem[0] {
+										case 'i': // Prefix: "i"
+
+											if l := len("i"); len(elem) >= l && elem[0:l] == "i" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												break
+											}
+											switch elem[0] {
+											case 'e': // Prefix: "es/v1"
+
+												if l := len("es/v1"); len(elem) >= l && elem[0:l] == "es/v1" {
+													elem = elem[l:]
+												} else {
+													break
+												}
+
+												if len(elem) == 0 {
+													switch r.Method {
+													case "GET":
+														s.handleListPoliciesRequest([0]string{}, elemIsEscaped, w, r)
+													case "PUT":
+														s.handleUpdatePolicyRequest([0]string{}, elemIsEscaped, w, r)
+													default:
+														s.notAllowed(w, r, notAllowedParams{
+															allowedMethods: "GET,PUT",
+															allowedHeaders: rn100AllowedHeaders,
+															acceptPost:     "",
+															acceptPatch:    "",
+														})
+													}
+
+													return
+												}
+												switch elem[0] {
+												case '/': // Prefix: "/"
+
+													if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+														elem = elem[l:]
+													} else {
+														break
+													}
+
+													if len(elem) == 0 {
+														break
+													}
+													switch elem[0] {
+													case 'a': // Prefix: "all/reorder"
+														origElem := elem
+														if l := len("all/reorder"); len(elem) >= l && elem[0:l] == "all/reorder" {
+															elem = elem[l:]
+														} else {
+															break
+														}
+
+														if len(elem) == 0 {
+															// Leaf node.
+															switch r.Method {
+															case "POST":
+																s.handleReorderPoliciesRequest([0]string{}, elemIsEscaped, w, r)
+															default:
+																s.notAllowed(w, r, notAllowedParams{
+																	allowedMethods: "POST",
+																	allowedHeaders: rn111AllowedHeaders,
+																	acceptPost:     "application/json",
+																	acceptPatch:    "",
+																})
+															}
+
+															return
+														}
+
+														elem = origElem
+													}
+													// Param: "id"
+													// Leaf parameter, slashes are prohibited
+													idx := strings.IndexByte(elem, '/')
+													if idx >= 0 {
+														break
+													}
+													args[0] = elem
+													elem = ""
+
+													if len(elem) == 0 {
+														// Leaf node.
+														switch r.Method {
+														case "DELETE":
+															s.handleDeletePolicyRequest([1]string{
+																args[0],
+															}, elemIsEscaped, w, r)
+														case "GET":
+															s.handleGetPolicyRequest([1]string{
+																args[0],
+															}, elemIsEscaped, w, r)
+														default:
+															s.notAllowed(w, r, notAllowedParams{
+																allowedMethods: "DELETE,GET",
+																allowedHeaders: rn58AllowedHeaders,
+																acceptPost:     "",
+																acceptPatch:    "",
+															})
+														}
+
+														return
+													}
+
+												}
+
+											case 'y': // Prefix: "y-settings/v1"
+
+												if l := len("y-settings/v1"); len(elem) >= l && elem[0:l] == "y-settings/v1" {
+													elem = elem[l:]
+												} else {
+													break
+												}
+
+												if len(elem) == 0 {
+													// Leaf node.
+													switch r.Method {
+													case "POST":
+														s.handleReplacePolicySettingsRequest([0]string{}, elemIsEscaped, w, r)
+													default:
+														s.notAllowed(w, r, notAllowedParams{
+															allowedMethods: "POST",
+															allowedHeaders: rn114AllowedHeaders,
+															acceptPost:     "application/json",
 															acceptPatch:    "",
 														})
 													}
@@ -2070,13 +2219,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 											if len(elem) == 0 {
 												// Leaf node.
 												switch r.Method {
-												case "POST":
-													s.handleReplacePolicySettingsRequest([0]string{}, elemIsEscaped, w, r)
+												case "GET":
+													s.handleGetPolicySettingsRequest([0]string{}, elemIsEscaped, w, r)
 												default:
 													s.notAllowed(w, r, notAllowedParams{
-														allowedMethods: "POST",
-														allowedHeaders: rn109AllowedHeaders,
-														acceptPost:     "application/json",
+														allowedMethods: "GET",
+														allowedHeaders: rn81AllowedHeaders,
+														acceptPost:     "",
 														acceptPatch:    "",
 													})
 												}
@@ -2086,9 +2235,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 										}
 
-									case 'y': // Prefix: "y-settings/v1"
+									case 'r': // Prefix: "rum-policies/v1"
 
-										if l := len("y-settings/v1"); len(elem) >= l && elem[0:l] == "y-settings/v1" {
+										if l := len("rum-policies/v1"); len(elem) >= l && elem[0:l] == "rum-policies/v1" {
 											elem = elem[l:]
 										} else {
 											break
@@ -2097,12 +2246,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										if len(elem) == 0 {
 											// Leaf node.
 											switch r.Method {
-											case "GET":
-												s.handleGetPolicySettingsRequest([0]string{}, elemIsEscaped, w, r)
+											case "PUT":
+												s.handleOverwriteRumPoliciesRequest([0]string{}, elemIsEscaped, w, r)
 											default:
 												s.notAllowed(w, r, notAllowedParams{
-													allowedMethods: "GET",
-													allowedHeaders: rn77AllowedHeaders,
+													allowedMethods: "PUT",
+													allowedHeaders: rn106AllowedHeaders,
 													acceptPost:     "",
 													acceptPatch:    "",
 												})
@@ -2111,31 +2260,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 											return
 										}
 
-									}
-
-								case 'r': // Prefix: "rum-policies/v1"
-
-									if l := len("rum-policies/v1"); len(elem) >= l && elem[0:l] == "rum-policies/v1" {
-										elem = elem[l:]
-									} else {
-										break
-									}
-
-									if len(elem) == 0 {
-										// Leaf node.
-										switch r.Method {
-										case "PUT":
-											s.handleOverwriteRumPoliciesRequest([0]string{}, elemIsEscaped, w, r)
-										default:
-											s.notAllowed(w, r, notAllowedParams{
-												allowedMethods: "PUT",
-												allowedHeaders: rn101AllowedHeaders,
-												acceptPost:     "",
-												acceptPatch:    "",
-											})
-										}
-
-										return
 									}
 
 								}
@@ -2287,7 +2411,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										default:
 											s.notAllowed(w, r, notAllowedParams{
 												allowedMethods: "POST",
-												allowedHeaders: rn112AllowedHeaders,
+												allowedHeaders: rn117AllowedHeaders,
 												acceptPost:     "application/json",
 												acceptPatch:    "",
 											})
@@ -2331,7 +2455,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "GET",
-											allowedHeaders: rn94AllowedHeaders,
+											allowedHeaders: rn99AllowedHeaders,
 											acceptPost:     "",
 											acceptPatch:    "",
 										})
@@ -2395,7 +2519,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "GET",
-											allowedHeaders: rn90AllowedHeaders,
+											allowedHeaders: rn95AllowedHeaders,
 											acceptPost:     "",
 											acceptPatch:    "",
 										})
@@ -2457,7 +2581,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										default:
 											s.notAllowed(w, r, notAllowedParams{
 												allowedMethods: "PUT",
-												allowedHeaders: rn107AllowedHeaders,
+												allowedHeaders: rn112AllowedHeaders,
 												acceptPost:     "",
 												acceptPatch:    "",
 											})
@@ -2493,7 +2617,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 											default:
 												s.notAllowed(w, r, notAllowedParams{
 													allowedMethods: "DELETE",
-													allowedHeaders: rn46AllowedHeaders,
+													allowedHeaders: rn48AllowedHeaders,
 													acceptPost:     "",
 													acceptPatch:    "",
 												})
@@ -2525,7 +2649,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "GET",
-											allowedHeaders: rn79AllowedHeaders,
+											allowedHeaders: rn83AllowedHeaders,
 											acceptPost:     "",
 											acceptPatch:    "",
 										})
@@ -2550,7 +2674,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "GET",
-											allowedHeaders: rn96AllowedHeaders,
+											allowedHeaders: rn101AllowedHeaders,
 											acceptPost:     "",
 											acceptPatch:    "",
 										})
@@ -2622,7 +2746,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "DELETE,GET",
-										allowedHeaders: rn51AllowedHeaders,
+										allowedHeaders: rn55AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -2652,7 +2776,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "DELETE,GET,POST",
-									allowedHeaders: rn36AllowedHeaders,
+									allowedHeaders: rn37AllowedHeaders,
 									acceptPost:     "application/json",
 									acceptPatch:    "",
 								})
@@ -2696,7 +2820,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "DELETE,GET,PUT",
-										allowedHeaders: rn58AllowedHeaders,
+										allowedHeaders: rn62AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -3914,9 +4038,9 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 
 						}
 
-					case 'd': // Prefix: "data"
+					case 'd': // Prefix: "da"
 
-						if l := len("data"); len(elem) >= l && elem[0:l] == "data" {
+						if l := len("da"); len(elem) >= l && elem[0:l] == "da" {
 							elem = elem[l:]
 						} else {
 							break
@@ -3926,238 +4050,37 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 							break
 						}
 						switch elem[0] {
-						case '-': // Prefix: "-exploration/views/v1/"
+						case 's': // Prefix: "shboards/dashboards/v1"
 
-							if l := len("-exploration/views/v1/"); len(elem) >= l && elem[0:l] == "-exploration/views/v1/" {
+							if l := len("shboards/dashboards/v1"); len(elem) >= l && elem[0:l] == "shboards/dashboards/v1" {
 								elem = elem[l:]
 							} else {
 								break
 							}
 
 							if len(elem) == 0 {
-								break
-							}
-							switch elem[0] {
-							case 'f': // Prefix: "folders"
-
-								if l := len("folders"); len(elem) >= l && elem[0:l] == "folders" {
-									elem = elem[l:]
-								} else {
-									break
-								}
-
-								if len(elem) == 0 {
-									switch method {
-									case "GET":
-										r.name = ListViewFoldersOperation
-										r.summary = "List the team's view folders"
-										r.operationID = "ListViewFolders"
-										r.operationGroup = ""
-										r.pathPattern = "/mgmt/openapi/5/data-exploration/views/v1/folders"
-										r.args = args
-										r.count = 0
-										return r, true
-									case "POST":
-										r.name = CreateViewFolderOperation
-										r.summary = "Create a view folder"
-										r.operationID = "CreateViewFolder"
-										r.operationGroup = ""
-										r.pathPattern = "/mgmt/openapi/5/data-exploration/views/v1/folders"
-										r.args = args
-										r.count = 0
-										return r, true
-									case "PUT":
-										r.name = ReplaceViewFolderOperation
-										r.summary = "Rename a view folder"
-										r.operationID = "ReplaceViewFolder"
-										r.operationGroup = ""
-										r.pathPattern = "/mgmt/openapi/5/data-exploration/views/v1/folders"
-										r.args = args
-										r.count = 0
-										return r, true
-									default:
-										return
-									}
-								}
-								switch elem[0] {
-								case '/': // Prefix: "/"
-
-									if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
-										elem = elem[l:]
-									} else {
-										break
-									}
-
-									// Param: "id"
-									// Leaf parameter, slashes are prohibited
-									idx := strings.IndexByte(elem, '/')
-									if idx >= 0 {
-										break
-									}
-									args[0] = elem
-									elem = ""
-
-									if len(elem) == 0 {
-										// Leaf node.
-										switch method {
-										case "DELETE":
-											r.name = DeleteViewFolderOperation
-											r.summary = "Delete a view folder"
-											r.operationID = "DeleteViewFolder"
-											r.operationGroup = ""
-											r.pathPattern = "/mgmt/openapi/5/data-exploration/views/v1/folders/{id}"
-											r.args = args
-											r.count = 1
-											return r, true
-										case "GET":
-											r.name = GetViewFolderOperation
-											r.summary = "Read a view folder"
-											r.operationID = "GetViewFolder"
-											r.operationGroup = ""
-											r.pathPattern = "/mgmt/openapi/5/data-exploration/views/v1/folders/{id}"
-											r.args = args
-											r.count = 1
-											return r, true
-										default:
-											return
-										}
-									}
-
-								}
-
-							case 'v': // Prefix: "views"
-
-								if l := len("views"); len(elem) >= l && elem[0:l] == "views" {
-									elem = elem[l:]
-								} else {
-									break
-								}
-
-								if len(elem) == 0 {
-									switch method {
-									case "GET":
-										r.name = ListViewsOperation
-										r.summary = "List the team's views"
-										r.operationID = "ListViews"
-										r.operationGroup = ""
-										r.pathPattern = "/mgmt/openapi/5/data-exploration/views/v1/views"
-										r.args = args
-										r.count = 0
-										return r, true
-									case "POST":
-										r.name = CreateViewOperation
-										r.summary = "Create a view"
-										r.operationID = "CreateView"
-										r.operationGroup = ""
-										r.pathPattern = "/mgmt/openapi/5/data-exploration/views/v1/views"
-										r.args = args
-										r.count = 0
-										return r, true
-									default:
-										return
-									}
-								}
-								switch elem[0] {
-								case '/': // Prefix: "/"
-
-									if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
-										elem = elem[l:]
-									} else {
-										break
-									}
-
-									// Param: "id"
-									// Leaf parameter, slashes are prohibited
-									idx := strings.IndexByte(elem, '/')
-									if idx >= 0 {
-										break
-									}
-									args[0] = elem
-									elem = ""
-
-									if len(elem) == 0 {
-										// Leaf node.
-										switch method {
-										case "DELETE":
-											r.name = DeleteViewOperation
-											r.summary = "Delete a view"
-											r.operationID = "DeleteView"
-											r.operationGroup = ""
-											r.pathPattern = "/mgmt/openapi/5/data-exploration/views/v1/views/{id}"
-											r.args = args
-											r.count = 1
-											return r, true
-										case "GET":
-											r.name = GetViewOperation
-											r.summary = "Read a view"
-											r.operationID = "GetView"
-											r.operationGroup = ""
-											r.pathPattern = "/mgmt/openapi/5/data-exploration/views/v1/views/{id}"
-											r.args = args
-											r.count = 1
-											return r, true
-										case "PUT":
-											r.name = ReplaceViewOperation
-											r.summary = "Replace a view"
-											r.operationID = "ReplaceView"
-											r.operationGroup = ""
-											r.pathPattern = "/mgmt/openapi/5/data-exploration/views/v1/views/{id}"
-											r.args = args
-											r.count = 1
-											return r, true
-										default:
-											return
-										}
-									}
-
-								}
-
-							}
-
-						case 'e': // Prefix: "engine/retention-tags/v1"
-
-							if l := len("engine/retention-tags/v1"); len(elem) >= l && elem[0:l] == "engine/retention-tags/v1" {
-								elem = elem[l:]
-							} else {
-								break
-							}
-
-							if len(elem) == 0 {
-								// Leaf node.
 								switch method {
-								case "GET":
-									r.name = ListRetentionTagsOperation
-									r.summary = "List the team's retention tags"
-									r.operationID = "ListRetentionTags"
+								case "POST":
+									r.name = CreateDashboardOperation
+									r.summary = "Create a dashboard"
+									r.operationID = "CreateDashboard"
 									r.operationGroup = ""
-									r.pathPattern = "/mgmt/openapi/5/dataengine/retention-tags/v1"
+									r.pathPattern = "/mgmt/openapi/5/dashboards/dashboards/v1"
 									r.args = args
 									r.count = 0
 									return r, true
-								case "POST":
-									r.name = UpdateRetentionTagsOperation
-									r.summary = "Rename retention tags (E16)"
-									r.operationID = "UpdateRetentionTags"
+								case "PUT":
+									r.name = ReplaceDashboardOperation
+									r.summary = "Replace a dashboard"
+									r.operationID = "ReplaceDashboard"
 									r.operationGroup = ""
-									r.pathPattern = "/mgmt/openapi/5/dataengine/retention-tags/v1"
+									r.pathPattern = "/mgmt/openapi/5/dashboards/dashboards/v1"
 									r.args = args
 									r.count = 0
 									return r, true
 								default:
 									return
 								}
-							}
-
-						case 'p': // Prefix: "plan"
-
-							if l := len("plan"); len(elem) >= l && elem[0:l] == "plan" {
-								elem = elem[l:]
-							} else {
-								break
-							}
-
-							if len(elem) == 0 {
-								break
 							}
 							switch elem[0] {
 							case '/': // Prefix: "/"
@@ -4172,73 +4095,9 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 									break
 								}
 								switch elem[0] {
-								case 'd': // Prefix: "data-usage/v1/"
-
-									if l := len("data-usage/v1/"); len(elem) >= l && elem[0:l] == "data-usage/v1/" {
-										elem = elem[l:]
-									} else {
-										break
-									}
-
-									if len(elem) == 0 {
-										break
-									}
-									switch elem[0] {
-									case 'c': // Prefix: "capabilities"
-
-										if l := len("capabilities"); len(elem) >= l && elem[0:l] == "capabilities" {
-											elem = elem[l:]
-										} else {
-											break
-										}
-
-										if len(elem) == 0 {
-											// Leaf node.
-											switch method {
-											case "GET":
-												r.name = GetDataUsageCapabilitiesOperation
-												r.summary = "What the usage query supports"
-												r.operationID = "GetDataUsageCapabilities"
-												r.operationGroup = ""
-												r.pathPattern = "/mgmt/openapi/5/dataplan/data-usage/v1/capabilities"
-												r.args = args
-												r.count = 0
-												return r, true
-											default:
-												return
-											}
-										}
-
-									case 'q': // Prefix: "query"
-
-										if l := len("query"); len(elem) >= l && elem[0:l] == "query" {
-											elem = elem[l:]
-										} else {
-											break
-										}
-
-										if len(elem) == 0 {
-											// Leaf node.
-											switch method {
-											case "POST":
-												r.name = QueryDataUsageOperation
-												r.summary = "Query the team's billable usage in daily or hourly buckets"
-												r.operationID = "QueryDataUsage"
-												r.operationGroup = ""
-												r.pathPattern = "/mgmt/openapi/5/dataplan/data-usage/v1/query"
-												r.args = args
-												r.count = 0
-												return r, true
-											default:
-												return
-											}
-										}
-
-									}
-
-								case 'q': // Prefix: "quota-rules/v1"
-
-									if l := len("quota-rules/v1"); len(elem) >= l && elem[0:l] == "quota-rules/v1" {
+								case 'c': // Prefix: "catalog/list"
+									origElem := elem
+									if l := len("catalog/list"); len(elem) >= l && elem[0:l] == "catalog/list" {
 										elem = elem[l:]
 									} else {
 										break
@@ -4247,30 +4106,12 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 									if len(elem) == 0 {
 										// Leaf node.
 										switch method {
-										case "DELETE":
-											r.name = DeleteQuotaRuleSetOperation
-											r.summary = "Delete the team's quota allocation rule set"
-											r.operationID = "DeleteQuotaRuleSet"
-											r.operationGroup = ""
-											r.pathPattern = "/mgmt/openapi/5/dataplan/quota-rules/v1"
-											r.args = args
-											r.count = 0
-											return r, true
 										case "GET":
-											r.name = GetQuotaRuleSetOperation
-											r.summary = "Read the team's quota allocation rule set"
-											r.operationID = "GetQuotaRuleSet"
+											r.name = ListDashboardCatalogOperation
+											r.summary = "List the team's dashboards"
+											r.operationID = "ListDashboardCatalog"
 											r.operationGroup = ""
-											r.pathPattern = "/mgmt/openapi/5/dataplan/quota-rules/v1"
-											r.args = args
-											r.count = 0
-											return r, true
-										case "PUT":
-											r.name = ReplaceQuotaRuleSetOperation
-											r.summary = "Replace the team's quota allocation rule set"
-											r.operationID = "ReplaceQuotaRuleSet"
-											r.operationGroup = ""
-											r.pathPattern = "/mgmt/openapi/5/dataplan/quota-rules/v1"
+											r.pathPattern = "/mgmt/openapi/5/dashboards/dashboards/v1/catalog/list"
 											r.args = args
 											r.count = 0
 											return r, true
@@ -4279,11 +4120,60 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 										}
 									}
 
+									elem = origElem
+								}
+								// Param: "dashboard_id"
+								// Leaf parameter, slashes are prohibited
+								idx := strings.IndexByte(elem, '/')
+								if idx >= 0 {
+									break
+								}
+								args[0] = elem
+								elem = ""
+
+								if len(elem) == 0 {
+									// Leaf node.
+									switch method {
+									case "DELETE":
+										r.name = DeleteDashboardOperation
+										r.summary = "Delete a dashboard"
+										r.operationID = "DeleteDashboard"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}"
+										r.args = args
+										r.count = 1
+										return r, true
+									case "GET":
+										r.name = GetDashboardOperation
+										r.summary = "Read a dashboard"
+										r.operationID = "GetDashboard"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}"
+										r.args = args
+										r.count = 1
+										return r, true
+									default:
+										return
+									}
 								}
 
-							case 's': // Prefix: "s/"
+							}
 
-								if l := len("s/"); len(elem) >= l && elem[0:l] == "s/" {
+						case 't': // Prefix: "ta"
+
+							if l := len("ta"); len(elem) >= l && elem[0:l] == "ta" {
+								elem = elem[l:]
+							} else {
+								break
+							}
+
+							if len(elem) == 0 {
+								break
+							}
+							switch elem[0] {
+							case '-': // Prefix: "-exploration/views/v1/"
+
+								if l := len("-exploration/views/v1/"); len(elem) >= l && elem[0:l] == "-exploration/views/v1/" {
 									elem = elem[l:]
 								} else {
 									break
@@ -4293,9 +4183,9 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 									break
 								}
 								switch elem[0] {
-								case 'd': // Prefix: "data-usage/v2"
+								case 'f': // Prefix: "folders"
 
-									if l := len("data-usage/v2"); len(elem) >= l && elem[0:l] == "data-usage/v2" {
+									if l := len("folders"); len(elem) >= l && elem[0:l] == "folders" {
 										elem = elem[l:]
 									} else {
 										break
@@ -4304,11 +4194,29 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 									if len(elem) == 0 {
 										switch method {
 										case "GET":
-											r.name = GetDataUsageV2Operation
-											r.summary = "Usage entries by dimension (deprecated; use the v1 query)"
-											r.operationID = "GetDataUsageV2"
+											r.name = ListViewFoldersOperation
+											r.summary = "List the team's view folders"
+											r.operationID = "ListViewFolders"
 											r.operationGroup = ""
-											r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2"
+											r.pathPattern = "/mgmt/openapi/5/data-exploration/views/v1/folders"
+											r.args = args
+											r.count = 0
+											return r, true
+										case "POST":
+											r.name = CreateViewFolderOperation
+											r.summary = "Create a view folder"
+											r.operationID = "CreateViewFolder"
+											r.operationGroup = ""
+											r.pathPattern = "/mgmt/openapi/5/data-exploration/views/v1/folders"
+											r.args = args
+											r.count = 0
+											return r, true
+										case "PUT":
+											r.name = ReplaceViewFolderOperation
+											r.summary = "Rename a view folder"
+											r.operationID = "ReplaceViewFolder"
+											r.operationGroup = ""
+											r.pathPattern = "/mgmt/openapi/5/data-exploration/views/v1/folders"
 											r.args = args
 											r.count = 0
 											return r, true
@@ -4325,204 +4233,68 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 											break
 										}
 
-										if len(elem) == 0 {
+										// Param: "id"
+										// Leaf parameter, slashes are prohibited
+										idx := strings.IndexByte(elem, '/')
+										if idx >= 0 {
 											break
 										}
-										switch elem[0] {
-										case 'd': // Prefix: "daily/"
+										args[0] = elem
+										elem = ""
 
-											if l := len("daily/"); len(elem) >= l && elem[0:l] == "daily/" {
-												elem = elem[l:]
-											} else {
-												break
+										if len(elem) == 0 {
+											// Leaf node.
+											switch method {
+											case "DELETE":
+												r.name = DeleteViewFolderOperation
+												r.summary = "Delete a view folder"
+												r.operationID = "DeleteViewFolder"
+												r.operationGroup = ""
+												r.pathPattern = "/mgmt/openapi/5/data-exploration/views/v1/folders/{id}"
+												r.args = args
+												r.count = 1
+												return r, true
+											case "GET":
+												r.name = GetViewFolderOperation
+												r.summary = "Read a view folder"
+												r.operationID = "GetViewFolder"
+												r.operationGroup = ""
+												r.pathPattern = "/mgmt/openapi/5/data-exploration/views/v1/folders/{id}"
+												r.args = args
+												r.count = 1
+												return r, true
+											default:
+												return
 											}
-
-											if len(elem) == 0 {
-												break
-											}
-											switch elem[0] {
-											case 'e': // Prefix: "evaluation-tokens"
-
-												if l := len("evaluation-tokens"); len(elem) >= l && elem[0:l] == "evaluation-tokens" {
-													elem = elem[l:]
-												} else {
-													break
-												}
-
-												if len(elem) == 0 {
-													// Leaf node.
-													switch method {
-													case "POST":
-														r.name = GetDailyUsageEvaluationTokensV2Operation
-														r.summary = "Daily evaluation tokens (deprecated; use the v1 query)"
-														r.operationID = "GetDailyUsageEvaluationTokensV2"
-														r.operationGroup = ""
-														r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/daily/evaluation-tokens"
-														r.args = args
-														r.count = 0
-														return r, true
-													default:
-														return
-													}
-												}
-
-											case 'p': // Prefix: "processed-gbs"
-
-												if l := len("processed-gbs"); len(elem) >= l && elem[0:l] == "processed-gbs" {
-													elem = elem[l:]
-												} else {
-													break
-												}
-
-												if len(elem) == 0 {
-													// Leaf node.
-													switch method {
-													case "POST":
-														r.name = GetDailyUsageProcessedGbsV2Operation
-														r.summary = "Daily processed gigabytes (deprecated; use the v1 query)"
-														r.operationID = "GetDailyUsageProcessedGbsV2"
-														r.operationGroup = ""
-														r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/daily/processed-gbs"
-														r.args = args
-														r.count = 0
-														return r, true
-													default:
-														return
-													}
-												}
-
-											case 'u': // Prefix: "units"
-
-												if l := len("units"); len(elem) >= l && elem[0:l] == "units" {
-													elem = elem[l:]
-												} else {
-													break
-												}
-
-												if len(elem) == 0 {
-													// Leaf node.
-													switch method {
-													case "POST":
-														r.name = GetDailyUsageUnitsV2Operation
-														r.summary = "Daily quota units (deprecated; use the v1 query)"
-														r.operationID = "GetDailyUsageUnitsV2"
-														r.operationGroup = ""
-														r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/daily/units"
-														r.args = args
-														r.count = 0
-														return r, true
-													default:
-														return
-													}
-												}
-
-											}
-
-										case 'e': // Prefix: "export-status"
-
-											if l := len("export-status"); len(elem) >= l && elem[0:l] == "export-status" {
-												elem = elem[l:]
-											} else {
-												break
-											}
-
-											if len(elem) == 0 {
-												// Leaf node.
-												switch method {
-												case "GET":
-													r.name = GetDataUsageExportStatusV2Operation
-													r.summary = "Whether usage metrics export is enabled (deprecated; no replacement)"
-													r.operationID = "GetDataUsageExportStatusV2"
-													r.operationGroup = ""
-													r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/export-status"
-													r.args = args
-													r.count = 0
-													return r, true
-												case "POST":
-													r.name = UpdateDataUsageExportStatusV2Operation
-													r.summary = "Enable or disable usage metrics export (deprecated; no replacement)"
-													r.operationID = "UpdateDataUsageExportStatusV2"
-													r.operationGroup = ""
-													r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/export-status"
-													r.args = args
-													r.count = 0
-													return r, true
-												default:
-													return
-												}
-											}
-
-										case 'l': // Prefix: "logs/count"
-
-											if l := len("logs/count"); len(elem) >= l && elem[0:l] == "logs/count" {
-												elem = elem[l:]
-											} else {
-												break
-											}
-
-											if len(elem) == 0 {
-												// Leaf node.
-												switch method {
-												case "GET":
-													r.name = GetLogsCountV2Operation
-													r.summary = "Log counts (deprecated; use the v1 query)"
-													r.operationID = "GetLogsCountV2"
-													r.operationGroup = ""
-													r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/logs/count"
-													r.args = args
-													r.count = 0
-													return r, true
-												default:
-													return
-												}
-											}
-
-										case 's': // Prefix: "spans/count"
-
-											if l := len("spans/count"); len(elem) >= l && elem[0:l] == "spans/count" {
-												elem = elem[l:]
-											} else {
-												break
-											}
-
-											if len(elem) == 0 {
-												// Leaf node.
-												switch method {
-												case "GET":
-													r.name = GetSpansCountV2Operation
-													r.summary = "Span counts (deprecated; use the v1 query)"
-													r.operationID = "GetSpansCountV2"
-													r.operationGroup = ""
-													r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/spans/count"
-													r.args = args
-													r.count = 0
-													return r, true
-												default:
-													return
-												}
-											}
-
 										}
 
 									}
 
-								case 'l': // Prefix: "log-policies/v1"
+								case 'v': // Prefix: "views"
 
-									if l := len("log-policies/v1"); len(elem) >= l && elem[0:l] == "log-policies/v1" {
+									if l := len("views"); len(elem) >= l && elem[0:l] == "views" {
 										elem = elem[l:]
 									} else {
 										break
 									}
 
 									if len(elem) == 0 {
-										// Leaf node.
 										switch method {
-										case "PUT":
-											r.name = OverwriteLogPoliciesOperation
-											r.summary = "Replace every log policy of the team"
-											r.operationID = "OverwriteLogPolicies"
+										case "GET":
+											r.name = ListViewsOperation
+											r.summary = "List the team's views"
+											r.operationID = "ListViews"
 											r.operationGroup = ""
-											r.pathPattern = "/mgmt/openapi/5/dataplans/log-policies/v1"
+											r.pathPattern = "/mgmt/openapi/5/data-exploration/views/v1/views"
+											r.args = args
+											r.count = 0
+											return r, true
+										case "POST":
+											r.name = CreateViewOperation
+											r.summary = "Create a view"
+											r.operationID = "CreateView"
+											r.operationGroup = ""
+											r.pathPattern = "/mgmt/openapi/5/data-exploration/views/v1/views"
 											r.args = args
 											r.count = 0
 											return r, true
@@ -4530,10 +4302,112 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 											return
 										}
 									}
+									switch elem[0] {
+									case '/': // Prefix: "/"
 
-								case 'p': // Prefix: "polic"
+										if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+											elem = elem[l:]
+										} else {
+											break
+										}
 
-									if l := len("polic"); len(elem) >= l && elem[0:l] == "polic" {
+										// Param: "id"
+										// Leaf parameter, slashes are prohibited
+										idx := strings.IndexByte(elem, '/')
+										if idx >= 0 {
+											break
+										}
+										args[0] = elem
+										elem = ""
+
+										if len(elem) == 0 {
+											// Leaf node.
+											switch method {
+											case "DELETE":
+												r.name = DeleteViewOperation
+												r.summary = "Delete a view"
+												r.operationID = "DeleteView"
+												r.operationGroup = ""
+												r.pathPattern = "/mgmt/openapi/5/data-exploration/views/v1/views/{id}"
+												r.args = args
+												r.count = 1
+												return r, true
+											case "GET":
+												r.name = GetViewOperation
+												r.summary = "Read a view"
+												r.operationID = "GetView"
+												r.operationGroup = ""
+												r.pathPattern = "/mgmt/openapi/5/data-exploration/views/v1/views/{id}"
+												r.args = args
+												r.count = 1
+												return r, true
+											case "PUT":
+												r.name = ReplaceViewOperation
+												r.summary = "Replace a view"
+												r.operationID = "ReplaceView"
+												r.operationGroup = ""
+												r.pathPattern = "/mgmt/openapi/5/data-exploration/views/v1/views/{id}"
+												r.args = args
+												r.count = 1
+												return r, true
+											default:
+												return
+											}
+										}
+
+									}
+
+								}
+
+							case 'e': // Prefix: "engine/retention-tags/v1"
+
+								if l := len("engine/retention-tags/v1"); len(elem) >= l && elem[0:l] == "engine/retention-tags/v1" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									// Leaf node.
+									switch method {
+									case "GET":
+										r.name = ListRetentionTagsOperation
+										r.summary = "List the team's retention tags"
+										r.operationID = "ListRetentionTags"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/dataengine/retention-tags/v1"
+										r.args = args
+										r.count = 0
+										return r, true
+									case "POST":
+										r.name = UpdateRetentionTagsOperation
+										r.summary = "Rename retention tags (E16)"
+										r.operationID = "UpdateRetentionTags"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/dataengine/retention-tags/v1"
+										r.args = args
+										r.count = 0
+										return r, true
+									default:
+										return
+									}
+								}
+
+							case 'p': // Prefix: "plan"
+
+								if l := len("plan"); len(elem) >= l && elem[0:l] == "plan" {
+									elem = elem[l:]
+								} else {
+									break
+								}
+
+								if len(elem) == 0 {
+									break
+								}
+								switch elem[0] {
+								case '/': // Prefix: "/"
+
+									if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
 										elem = elem[l:]
 									} else {
 										break
@@ -4543,9 +4417,9 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 										break
 									}
 									switch elem[0] {
-									case 'i': // Prefix: "i"
+									case 'd': // Prefix: "data-usage/v1/"
 
-										if l := len("i"); len(elem) >= l && elem[0:l] == "i" {
+										if l := len("data-usage/v1/"); len(elem) >= l && elem[0:l] == "data-usage/v1/" {
 											elem = elem[l:]
 										} else {
 											break
@@ -4555,31 +4429,23 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 											break
 										}
 										switch elem[0] {
-										case 'e': // Prefix: "es/v1"
+										case 'c': // Prefix: "capabilities"
 
-											if l := len("es/v1"); len(elem) >= l && elem[0:l] == "es/v1" {
+											if l := len("capabilities"); len(elem) >= l && elem[0:l] == "capabilities" {
 												elem = elem[l:]
 											} else {
 												break
 											}
 
 											if len(elem) == 0 {
+												// Leaf node.
 												switch method {
 												case "GET":
-													r.name = ListPoliciesOperation
-													r.summary = "List the team's policies"
-													r.operationID = "ListPolicies"
+													r.name = GetDataUsageCapabilitiesOperation
+													r.summary = "What the usage query supports"
+													r.operationID = "GetDataUsageCapabilities"
 													r.operationGroup = ""
-													r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1"
-													r.args = args
-													r.count = 0
-													return r, true
-												case "PUT":
-													r.name = UpdatePolicyOperation
-													r.summary = "Change a policy"
-													r.operationID = "UpdatePolicy"
-													r.operationGroup = ""
-													r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1"
+													r.pathPattern = "/mgmt/openapi/5/dataplan/data-usage/v1/capabilities"
 													r.args = args
 													r.count = 0
 													return r, true
@@ -4587,10 +4453,130 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 													return
 												}
 											}
-											switch elem[0] {
-											case '/': // Prefix: "/"
 
-												if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+										case 'q': // Prefix: "query"
+
+											if l := len("query"); len(elem) >= l && elem[0:l] == "query" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												// Leaf node.
+												switch method {
+												case "POST":
+													r.name = QueryDataUsageOperation
+													r.summary = "Query the team's billable usage in daily or hourly buckets"
+													r.operationID = "QueryDataUsage"
+													r.operationGroup = ""
+													r.pathPattern = "/mgmt/openapi/5/dataplan/data-usage/v1/query"
+													r.args = args
+													r.count = 0
+													return r, true
+												default:
+													return
+												}
+											}
+
+										}
+
+									case 'q': // Prefix: "quota-rules/v1"
+
+										if l := len("quota-rules/v1"); len(elem) >= l && elem[0:l] == "quota-rules/v1" {
+											elem = elem[l:]
+										} else {
+											break
+										}
+
+										if len(elem) == 0 {
+											// Leaf node.
+											switch method {
+											case "DELETE":
+												r.name = DeleteQuotaRuleSetOperation
+												r.summary = "Delete the team's quota allocation rule set"
+												r.operationID = "DeleteQuotaRuleSet"
+												r.operationGroup = ""
+												r.pathPattern = "/mgmt/openapi/5/dataplan/quota-rules/v1"
+												r.args = args
+												r.count = 0
+												return r, true
+											case "GET":
+												r.name = GetQuotaRuleSetOperation
+												r.summary = "Read the team's quota allocation rule set"
+												r.operationID = "GetQuotaRuleSet"
+												r.operationGroup = ""
+												r.pathPattern = "/mgmt/openapi/5/dataplan/quota-rules/v1"
+												r.args = args
+												r.count = 0
+												return r, true
+											case "PUT":
+												r.name = ReplaceQuotaRuleSetOperation
+												r.summary = "Replace the team's quota allocation rule set"
+												r.operationID = "ReplaceQuotaRuleSet"
+												r.operationGroup = ""
+												r.pathPattern = "/mgmt/openapi/5/dataplan/quota-rules/v1"
+												r.args = args
+												r.count = 0
+												return r, true
+											default:
+												return
+											}
+										}
+
+									}
+
+								case 's': // Prefix: "s/"
+
+									if l := len("s/"); len(elem) >= l && elem[0:l] == "s/" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
+										break
+									}
+									switch elem[0] {
+									case 'd': // Prefix: "data-usage/v2"
+
+										if l := len("data-usage/v2"); len(elem) >= l && elem[0:l] == "data-usage/v2" {
+											elem = elem[l:]
+										} else {
+											break
+										}
+
+										if len(elem) == 0 {
+											switch method {
+											case "GET":
+												r.name = GetDataUsageV2Operation
+												r.summary = "Usage entries by dimension (deprecated; use the v1 query)"
+												r.operationID = "GetDataUsageV2"
+												r.operationGroup = ""
+												r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2"
+												r.args = args
+												r.count = 0
+												return r, true
+											default:
+												return
+											}
+										}
+										switch elem[0] {
+										case '/': // Prefix: "/"
+
+											if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												break
+											}
+											switch elem[0] {
+											case 'd': // Prefix: "daily/"
+
+												if l := len("daily/"); len(elem) >= l && elem[0:l] == "daily/" {
 													elem = elem[l:]
 												} else {
 													break
@@ -4600,9 +4586,9 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 													break
 												}
 												switch elem[0] {
-												case 'a': // Prefix: "all/reorder"
-													origElem := elem
-													if l := len("all/reorder"); len(elem) >= l && elem[0:l] == "all/reorder" {
+												case 'e': // Prefix: "evaluation-tokens"
+
+													if l := len("evaluation-tokens"); len(elem) >= l && elem[0:l] == "evaluation-tokens" {
 														elem = elem[l:]
 													} else {
 														break
@@ -4612,11 +4598,11 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 														// Leaf node.
 														switch method {
 														case "POST":
-															r.name = ReorderPoliciesOperation
-															r.summary = "Reorder the policies of one data type"
-															r.operationID = "ReorderPolicies"
+															r.name = GetDailyUsageEvaluationTokensV2Operation
+															r.summary = "Daily evaluation tokens (deprecated; use the v1 query)"
+															r.operationID = "GetDailyUsageEvaluationTokensV2"
 															r.operationGroup = ""
-															r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1/all/reorder"
+															r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/daily/evaluation-tokens"
 															r.args = args
 															r.count = 0
 															return r, true
@@ -4625,37 +4611,323 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 														}
 													}
 
-													elem = origElem
+												case 'p': // Prefix: "processed-gbs"
+
+													if l := len("processed-gbs"); len(elem) >= l && elem[0:l] == "processed-gbs" {
+														elem = elem[l:]
+													} else {
+														break
+													}
+
+													if len(elem) == 0 {
+														// Leaf node.
+														switch method {
+														case "POST":
+															r.name = GetDailyUsageProcessedGbsV2Operation
+															r.summary = "Daily processed gigabytes (deprecated; use the v1 query)"
+															r.operationID = "GetDailyUsageProcessedGbsV2"
+															r.operationGroup = ""
+															r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/daily/processed-gbs"
+															r.args = args
+															r.count = 0
+															return r, true
+														default:
+															return
+														}
+													}
+
+												case 'u': // Prefix: "units"
+
+													if l := len("units"); len(elem) >= l && elem[0:l] == "units" {
+														elem = elem[l:]
+													} else {
+														break
+													}
+
+													if len(elem) == 0 {
+														// Leaf node.
+														switch method {
+														case "POST":
+															r.name = GetDailyUsageUnitsV2Operation
+															r.summary = "Daily quota units (deprecated; use the v1 query)"
+															r.operationID = "GetDailyUsageUnitsV2"
+															r.operationGroup = ""
+															r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/daily/units"
+															r.args = args
+															r.count = 0
+															return r, true
+														default:
+															return
+														}
+													}
+
 												}
-												// Param: "id"
-												// Leaf parameter, slashes are prohibited
-												idx := strings.IndexByte(elem, '/')
-												if idx >= 0 {
+
+											case 'e': // Prefix: "export-status"
+
+												if l := len("export-status"); len(elem) >= l && elem[0:l] == "export-status" {
+													elem = elem[l:]
+												} else {
 													break
 												}
-												args[0] = elem
-												elem = ""
 
 												if len(elem) == 0 {
 													// Leaf node.
 													switch method {
-													case "DELETE":
-														r.name = DeletePolicyOperation
-														r.summary = "Delete a policy"
-														r.operationID = "DeletePolicy"
-														r.operationGroup = ""
-														r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1/{id}"
-														r.args = args
-														r.count = 1
-														return r, true
 													case "GET":
-														r.name = GetPolicyOperation
-														r.summary = "Read a policy"
-														r.operationID = "GetPolicy"
+														r.name = GetDataUsageExportStatusV2Operation
+														r.summary = "Whether usage metrics export is enabled (deprecated; no replacement)"
+														r.operationID = "GetDataUsageExportStatusV2"
 														r.operationGroup = ""
-														r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1/{id}"
+														r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/export-status"
 														r.args = args
-														r.count = 1
+														r.count = 0
+														return r, true
+													case "POST":
+														r.name = UpdateDataUsageExportStatusV2Operation
+														r.summary = "Enable or disable usage metrics export (deprecated; no replacement)"
+														r.operationID = "UpdateDataUsageExportStatusV2"
+														r.operationGroup = ""
+														r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/export-status"
+														r.args = args
+														r.count = 0
+														return r, true
+													default:
+														return
+													}
+												}
+
+											case 'l': // Prefix: "logs/count"
+
+												if l := len("logs/count"); len(elem) >= l && elem[0:l] == "logs/count" {
+													elem = elem[l:]
+												} else {
+													break
+												}
+
+												if len(elem) == 0 {
+													// Leaf node.
+													switch method {
+													case "GET":
+														r.name = GetLogsCountV2Operation
+														r.summary = "Log counts (deprecated; use the v1 query)"
+														r.operationID = "GetLogsCountV2"
+														r.operationGroup = ""
+														r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/logs/count"
+														r.args = args
+														r.count = 0
+														return r, true
+													default:
+														return
+													}
+												}
+
+											case 's': // Prefix: "spans/count"
+
+												if l := len("spans/count"); len(elem) >= l && elem[0:l] == "spans/count" {
+													elem = elem[l:]
+												} else {
+													break
+												}
+
+												if len(elem) == 0 {
+													// Leaf node.
+													switch method {
+													case "GET":
+														r.name = GetSpansCountV2Operation
+														r.summary = "Span counts (deprecated; use the v1 query)"
+														r.operationID = "GetSpansCountV2"
+														r.operationGroup = ""
+														r.pathPattern = "/mgmt/openapi/5/dataplans/data-usage/v2/spans/count"
+														r.args = args
+														r.count = 0
+														return r, true
+													default:
+														return
+													}
+												}
+
+											}
+
+										}
+
+									case 'l': // Prefix: "log-policies/v1"
+
+										if l := len("log-policies/v1"); len(elem) >= l && elem[0:l] == "log-policies/v1" {
+											elem = elem[l:]
+										} else {
+											break
+										}
+
+										if len(elem) == 0 {
+											// Leaf node.
+											switch method {
+											case "PUT":
+												r.name = OverwriteLogPoliciesOperation
+												r.summary = "Replace every log policy of the team"
+												r.operationID = "OverwriteLogPolicies"
+												r.operationGroup = ""
+												r.pathPattern = "/mgmt/openapi/5/dataplans/log-policies/v1"
+												r.args = args
+												r.count = 0
+												return r, true
+											default:
+												return
+											}
+										}
+
+									case 'p': // Prefix: "polic"
+
+										if l := len("polic"); len(elem) >= l && elem[0:l] == "polic" {
+											elem = elem[l:]
+										} else {
+											break
+										}
+
+										if len(elem) == 0 {
+											break
+										}
+										switch elem[0] {
+										case 'i': // Prefix: "i"
+
+											if l := len("i"); len(elem) >= l && elem[0:l] == "i" {
+												elem = elem[l:]
+											} else {
+												break
+											}
+
+											if len(elem) == 0 {
+												break
+											}
+											switch elem[0] {
+											case 'e': // Prefix: "es/v1"
+
+												if l := len("es/v1"); len(elem) >= l && elem[0:l] == "es/v1" {
+													elem = elem[l:]
+												} else {
+													break
+												}
+
+												if len(elem) == 0 {
+													switch method {
+													case "GET":
+														r.name = ListPoliciesOperation
+														r.summary = "List the team's policies"
+														r.operationID = "ListPolicies"
+														r.operationGroup = ""
+														r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1"
+														r.args = args
+														r.count = 0
+														return r, true
+													case "PUT":
+														r.name = UpdatePolicyOperation
+														r.summary = "Change a policy"
+														r.operationID = "UpdatePolicy"
+														r.operationGroup = ""
+														r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1"
+														r.args = args
+														r.count = 0
+														return r, true
+													default:
+														return
+													}
+												}
+												switch elem[0] {
+												case '/': // Prefix: "/"
+
+													if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
+														elem = elem[l:]
+													} else {
+														break
+													}
+
+													if len(elem) == 0 {
+														break
+													}
+													switch elem[0] {
+													case 'a': // Prefix: "all/reorder"
+														origElem := elem
+														if l := len("all/reorder"); len(elem) >= l && elem[0:l] == "all/reorder" {
+															elem = elem[l:]
+														} else {
+															break
+														}
+
+														if len(elem) == 0 {
+															// Leaf node.
+															switch method {
+															case "POST":
+																r.name = ReorderPoliciesOperation
+																r.summary = "Reorder the policies of one data type"
+																r.operationID = "ReorderPolicies"
+																r.operationGroup = ""
+																r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1/all/reorder"
+																r.args = args
+																r.count = 0
+																return r, true
+															default:
+																return
+															}
+														}
+
+														elem = origElem
+													}
+													// Param: "id"
+													// Leaf parameter, slashes are prohibited
+													idx := strings.IndexByte(elem, '/')
+													if idx >= 0 {
+														break
+													}
+													args[0] = elem
+													elem = ""
+
+													if len(elem) == 0 {
+														// Leaf node.
+														switch method {
+														case "DELETE":
+															r.name = DeletePolicyOperation
+															r.summary = "Delete a policy"
+															r.operationID = "DeletePolicy"
+															r.operationGroup = ""
+															r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1/{id}"
+															r.args = args
+															r.count = 1
+															return r, true
+														case "GET":
+															r.name = GetPolicyOperation
+															r.summary = "Read a policy"
+															r.operationID = "GetPolicy"
+															r.operationGroup = ""
+															r.pathPattern = "/mgmt/openapi/5/dataplans/policies/v1/{id}"
+															r.args = args
+															r.count = 1
+															return r, true
+														default:
+															return
+														}
+													}
+
+												}
+
+											case 'y': // Prefix: "y-settings/v1"
+
+												if l := len("y-settings/v1"); len(elem) >= l && elem[0:l] == "y-settings/v1" {
+													elem = elem[l:]
+												} else {
+													break
+												}
+
+												if len(elem) == 0 {
+													// Leaf node.
+													switch method {
+													case "POST":
+														r.name = ReplacePolicySettingsOperation
+														r.summary = "Replace the team's default policy priorities"
+														r.operationID = "ReplacePolicySettings"
+														r.operationGroup = ""
+														r.pathPattern = "/mgmt/openapi/5/dataplans/policiy-settings/v1"
+														r.args = args
+														r.count = 0
 														return r, true
 													default:
 														return
@@ -4675,12 +4947,12 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 											if len(elem) == 0 {
 												// Leaf node.
 												switch method {
-												case "POST":
-													r.name = ReplacePolicySettingsOperation
-													r.summary = "Replace the team's default policy priorities"
-													r.operationID = "ReplacePolicySettings"
+												case "GET":
+													r.name = GetPolicySettingsOperation
+													r.summary = "Read the team's default policy priorities"
+													r.operationID = "GetPolicySettings"
 													r.operationGroup = ""
-													r.pathPattern = "/mgmt/openapi/5/dataplans/policiy-settings/v1"
+													r.pathPattern = "/mgmt/openapi/5/dataplans/policy-settings/v1"
 													r.args = args
 													r.count = 0
 													return r, true
@@ -4691,9 +4963,9 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 
 										}
 
-									case 'y': // Prefix: "y-settings/v1"
+									case 'r': // Prefix: "rum-policies/v1"
 
-										if l := len("y-settings/v1"); len(elem) >= l && elem[0:l] == "y-settings/v1" {
+										if l := len("rum-policies/v1"); len(elem) >= l && elem[0:l] == "rum-policies/v1" {
 											elem = elem[l:]
 										} else {
 											break
@@ -4702,12 +4974,12 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 										if len(elem) == 0 {
 											// Leaf node.
 											switch method {
-											case "GET":
-												r.name = GetPolicySettingsOperation
-												r.summary = "Read the team's default policy priorities"
-												r.operationID = "GetPolicySettings"
+											case "PUT":
+												r.name = OverwriteRumPoliciesOperation
+												r.summary = "Replace every RUM policy of the team"
+												r.operationID = "OverwriteRumPolicies"
 												r.operationGroup = ""
-												r.pathPattern = "/mgmt/openapi/5/dataplans/policy-settings/v1"
+												r.pathPattern = "/mgmt/openapi/5/dataplans/rum-policies/v1"
 												r.args = args
 												r.count = 0
 												return r, true
@@ -4716,31 +4988,6 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 											}
 										}
 
-									}
-
-								case 'r': // Prefix: "rum-policies/v1"
-
-									if l := len("rum-policies/v1"); len(elem) >= l && elem[0:l] == "rum-policies/v1" {
-										elem = elem[l:]
-									} else {
-										break
-									}
-
-									if len(elem) == 0 {
-										// Leaf node.
-										switch method {
-										case "PUT":
-											r.name = OverwriteRumPoliciesOperation
-											r.summary = "Replace every RUM policy of the team"
-											r.operationID = "OverwriteRumPolicies"
-											r.operationGroup = ""
-											r.pathPattern = "/mgmt/openapi/5/dataplans/rum-policies/v1"
-											r.args = args
-											r.count = 0
-											return r, true
-										default:
-											return
-										}
 									}
 
 								}

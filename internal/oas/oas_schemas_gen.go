@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-faster/errors"
+	"github.com/go-faster/jx"
 )
 
 func (s *ErrorStatusCode) Error() string {
@@ -3455,6 +3456,237 @@ func (s *CustomRoleUpdate) SetNewPermissions(val OptCustomRolePermissions) {
 
 // Ref: #/components/schemas/CustomRoleUpdated
 type CustomRoleUpdated struct{}
+
+// A dashboard document. It is stored and answered as sent (apart from `id`, which the server owns);
+// these parts are checked, and a violation is a 400 naming the field path: `name` 1–100 characters
+// (required); `slugName` 1–255 lowercase letters and digits joined by `-` or `_`; `description`
+// 0–4096; `layout` an object (required); `folderId.value` and `variablesV2[].id.value` UUIDs (36
+// characters); `folderPath.segments` 1–2 items of 1–100 characters; `variables[]` and
+// `variablesV2[]` `name` and `displayName` 1–100; `annotations[]` `id` a UUID, `name` 1–100,
+// `source.<kind>.messageTemplate` 0–1000, `labelFields` and `labels` at most 10 items; every line
+// chart's `queryDefinitions` at least 1 item; every spans-query `fieldValue` variable source exactly
+// one of `observationField` and `value`.
+// Ref: #/components/schemas/Dashboard
+type Dashboard map[string]jx.Raw
+
+func (s *Dashboard) init() Dashboard {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/DashboardCatalog
+type DashboardCatalog struct {
+	Items []DashboardCatalogItem `json:"items"`
+}
+
+// GetItems returns the value of Items.
+func (s *DashboardCatalog) GetItems() []DashboardCatalogItem {
+	return s.Items
+}
+
+// SetItems sets the value of Items.
+func (s *DashboardCatalog) SetItems(val []DashboardCatalogItem) {
+	s.Items = val
+}
+
+// Ref: #/components/schemas/DashboardCatalogItem
+type DashboardCatalogItem struct {
+	ID         string    `json:"id"`
+	Name       string    `json:"name"`
+	SlugName   OptString `json:"slugName"`
+	IsLocked   bool      `json:"isLocked"`
+	CreateTime time.Time `json:"createTime"`
+	UpdateTime time.Time `json:"updateTime"`
+}
+
+// GetID returns the value of ID.
+func (s *DashboardCatalogItem) GetID() string {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *DashboardCatalogItem) GetName() string {
+	return s.Name
+}
+
+// GetSlugName returns the value of SlugName.
+func (s *DashboardCatalogItem) GetSlugName() OptString {
+	return s.SlugName
+}
+
+// GetIsLocked returns the value of IsLocked.
+func (s *DashboardCatalogItem) GetIsLocked() bool {
+	return s.IsLocked
+}
+
+// GetCreateTime returns the value of CreateTime.
+func (s *DashboardCatalogItem) GetCreateTime() time.Time {
+	return s.CreateTime
+}
+
+// GetUpdateTime returns the value of UpdateTime.
+func (s *DashboardCatalogItem) GetUpdateTime() time.Time {
+	return s.UpdateTime
+}
+
+// SetID sets the value of ID.
+func (s *DashboardCatalogItem) SetID(val string) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *DashboardCatalogItem) SetName(val string) {
+	s.Name = val
+}
+
+// SetSlugName sets the value of SlugName.
+func (s *DashboardCatalogItem) SetSlugName(val OptString) {
+	s.SlugName = val
+}
+
+// SetIsLocked sets the value of IsLocked.
+func (s *DashboardCatalogItem) SetIsLocked(val bool) {
+	s.IsLocked = val
+}
+
+// SetCreateTime sets the value of CreateTime.
+func (s *DashboardCatalogItem) SetCreateTime(val time.Time) {
+	s.CreateTime = val
+}
+
+// SetUpdateTime sets the value of UpdateTime.
+func (s *DashboardCatalogItem) SetUpdateTime(val time.Time) {
+	s.UpdateTime = val
+}
+
+// Ref: #/components/schemas/DashboardCreated
+type DashboardCreated struct {
+	DashboardId string `json:"dashboardId"`
+}
+
+// GetDashboardId returns the value of DashboardId.
+func (s *DashboardCreated) GetDashboardId() string {
+	return s.DashboardId
+}
+
+// SetDashboardId sets the value of DashboardId.
+func (s *DashboardCreated) SetDashboardId(val string) {
+	s.DashboardId = val
+}
+
+// Ref: #/components/schemas/DashboardRead
+type DashboardRead struct {
+	Dashboard Dashboard `json:"dashboard"`
+	// Present when the last create or replace gave one (possibly empty).
+	AccessPolicy OptString `json:"accessPolicy"`
+	IsLocked     bool      `json:"isLocked"`
+	CreatedAt    time.Time `json:"createdAt"`
+	UpdatedAt    time.Time `json:"updatedAt"`
+}
+
+// GetDashboard returns the value of Dashboard.
+func (s *DashboardRead) GetDashboard() Dashboard {
+	return s.Dashboard
+}
+
+// GetAccessPolicy returns the value of AccessPolicy.
+func (s *DashboardRead) GetAccessPolicy() OptString {
+	return s.AccessPolicy
+}
+
+// GetIsLocked returns the value of IsLocked.
+func (s *DashboardRead) GetIsLocked() bool {
+	return s.IsLocked
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *DashboardRead) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetUpdatedAt returns the value of UpdatedAt.
+func (s *DashboardRead) GetUpdatedAt() time.Time {
+	return s.UpdatedAt
+}
+
+// SetDashboard sets the value of Dashboard.
+func (s *DashboardRead) SetDashboard(val Dashboard) {
+	s.Dashboard = val
+}
+
+// SetAccessPolicy sets the value of AccessPolicy.
+func (s *DashboardRead) SetAccessPolicy(val OptString) {
+	s.AccessPolicy = val
+}
+
+// SetIsLocked sets the value of IsLocked.
+func (s *DashboardRead) SetIsLocked(val bool) {
+	s.IsLocked = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *DashboardRead) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetUpdatedAt sets the value of UpdatedAt.
+func (s *DashboardRead) SetUpdatedAt(val time.Time) {
+	s.UpdatedAt = val
+}
+
+// Ref: #/components/schemas/DashboardWrite
+type DashboardWrite struct {
+	// The caller's id for this request (correlation only).
+	RequestId string    `json:"requestId"`
+	Dashboard Dashboard `json:"dashboard"`
+	// The dashboard's access policy as a JSON string, stored as sent; may be empty.
+	AccessPolicy OptString `json:"accessPolicy"`
+	IsLocked     OptBool   `json:"isLocked"`
+}
+
+// GetRequestId returns the value of RequestId.
+func (s *DashboardWrite) GetRequestId() string {
+	return s.RequestId
+}
+
+// GetDashboard returns the value of Dashboard.
+func (s *DashboardWrite) GetDashboard() Dashboard {
+	return s.Dashboard
+}
+
+// GetAccessPolicy returns the value of AccessPolicy.
+func (s *DashboardWrite) GetAccessPolicy() OptString {
+	return s.AccessPolicy
+}
+
+// GetIsLocked returns the value of IsLocked.
+func (s *DashboardWrite) GetIsLocked() OptBool {
+	return s.IsLocked
+}
+
+// SetRequestId sets the value of RequestId.
+func (s *DashboardWrite) SetRequestId(val string) {
+	s.RequestId = val
+}
+
+// SetDashboard sets the value of Dashboard.
+func (s *DashboardWrite) SetDashboard(val Dashboard) {
+	s.Dashboard = val
+}
+
+// SetAccessPolicy sets the value of AccessPolicy.
+func (s *DashboardWrite) SetAccessPolicy(val OptString) {
+	s.AccessPolicy = val
+}
+
+// SetIsLocked sets the value of IsLocked.
+func (s *DashboardWrite) SetIsLocked(val OptBool) {
+	s.IsLocked = val
+}
 
 // Ref: #/components/schemas/DefaultPrioritySetting
 type DefaultPrioritySetting struct {

@@ -130,6 +130,13 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/3/aaa/team-roles/v1/custom-roles
 	CreateCustomRole(ctx context.Context, req *CustomRoleRequest) (*CustomRoleCreated, error)
+	// CreateDashboard implements CreateDashboard operation.
+	//
+	// Stores the dashboard under a fresh 21-character id chosen by the server (an `id` in the body is
+	// replaced) and answers that id. See the Dashboard schema for the checked bounds.
+	//
+	// POST /mgmt/openapi/5/dashboards/dashboards/v1
+	CreateDashboard(ctx context.Context, req *DashboardWrite) (*DashboardCreated, error)
 	// CreateParsingRuleGroup implements CreateParsingRuleGroup operation.
 	//
 	// Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets
@@ -205,6 +212,14 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/aaa/team-roles/v1/custom-roles/{role_id}
 	DeleteCustomRole(ctx context.Context, params DeleteCustomRoleParams) error
+	// DeleteDashboard implements DeleteDashboard operation.
+	//
+	// Deletes the dashboard and answers `{}`. When `request_id` is given, it is remembered with the
+	// deleted dashboard's id: repeating the delete of that dashboard with the same `request_id` answers
+	// `{}` again, where any other repeat answers 404.
+	//
+	// DELETE /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}
+	DeleteDashboard(ctx context.Context, params DeleteDashboardParams) error
 	// DeleteParsingRuleGroup implements DeleteParsingRuleGroup operation.
 	//
 	// Delete one parsing rule group.
@@ -304,6 +319,12 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/data-usage/v2/daily/units
 	GetDailyUsageUnitsV2(ctx context.Context, req *UsageV2DailyRequest) (*UsageV2DailyUnitsHeaders, error)
+	// GetDashboard implements GetDashboard operation.
+	//
+	// Read a dashboard.
+	//
+	// GET /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}
+	GetDashboard(ctx context.Context, params GetDashboardParams) (*DashboardRead, error)
 	// GetDataUsageCapabilities implements GetDataUsageCapabilities operation.
 	//
 	// The query's limits, the measurement kinds with their units, and the label keys present in the team's
@@ -455,6 +476,12 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/aaa/team-roles/v1/custom-roles
 	ListCustomRoles(ctx context.Context, params ListCustomRolesParams) (*CustomRoleList, error)
+	// ListDashboardCatalog implements ListDashboardCatalog operation.
+	//
+	// One summary per dashboard of the team, by name, then id.
+	//
+	// GET /mgmt/openapi/5/dashboards/dashboards/v1/catalog/list
+	ListDashboardCatalog(ctx context.Context) (*DashboardCatalog, error)
 	// ListEntityTypeAttachmentTypes implements ListEntityTypeAttachmentTypes operation.
 	//
 	// The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -592,6 +619,13 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/5/notifications/notification-center/v1/presets/custom
 	ReplaceCustomPreset(ctx context.Context, req *PresetRequest) (*PresetResponse, error)
+	// ReplaceDashboard implements ReplaceDashboard operation.
+	//
+	// The dashboard named by `dashboard.id` becomes the body's dashboard (same checks as the create); its
+	// access policy and lock flag become the body's.
+	//
+	// PUT /mgmt/openapi/5/dashboards/dashboards/v1
+	ReplaceDashboard(ctx context.Context, req *DashboardWrite) error
 	// ReplacePolicySettings implements ReplacePolicySettings operation.
 	//
 	// Each section the request sets replaces the stored one; a section left out keeps its value. The

@@ -189,6 +189,16 @@ func (UnimplementedHandler) CreateCustomRole(ctx context.Context, req *CustomRol
 	return r, ht.ErrNotImplemented
 }
 
+// CreateDashboard implements CreateDashboard operation.
+//
+// Stores the dashboard under a fresh 21-character id chosen by the server (an `id` in the body is
+// replaced) and answers that id. See the Dashboard schema for the checked bounds.
+//
+// POST /mgmt/openapi/5/dashboards/dashboards/v1
+func (UnimplementedHandler) CreateDashboard(ctx context.Context, req *DashboardWrite) (r *DashboardCreated, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // CreateParsingRuleGroup implements CreateParsingRuleGroup operation.
 //
 // Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets
@@ -291,6 +301,17 @@ func (UnimplementedHandler) DeleteCustomPreset(ctx context.Context, params Delet
 //
 // DELETE /mgmt/openapi/5/aaa/team-roles/v1/custom-roles/{role_id}
 func (UnimplementedHandler) DeleteCustomRole(ctx context.Context, params DeleteCustomRoleParams) error {
+	return ht.ErrNotImplemented
+}
+
+// DeleteDashboard implements DeleteDashboard operation.
+//
+// Deletes the dashboard and answers `{}`. When `request_id` is given, it is remembered with the
+// deleted dashboard's id: repeating the delete of that dashboard with the same `request_id` answers
+// `{}` again, where any other repeat answers 404.
+//
+// DELETE /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}
+func (UnimplementedHandler) DeleteDashboard(ctx context.Context, params DeleteDashboardParams) error {
 	return ht.ErrNotImplemented
 }
 
@@ -432,6 +453,15 @@ func (UnimplementedHandler) GetDailyUsageProcessedGbsV2(ctx context.Context, req
 //
 // POST /mgmt/openapi/5/dataplans/data-usage/v2/daily/units
 func (UnimplementedHandler) GetDailyUsageUnitsV2(ctx context.Context, req *UsageV2DailyRequest) (r *UsageV2DailyUnitsHeaders, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetDashboard implements GetDashboard operation.
+//
+// Read a dashboard.
+//
+// GET /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}
+func (UnimplementedHandler) GetDashboard(ctx context.Context, params GetDashboardParams) (r *DashboardRead, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -643,6 +673,15 @@ func (UnimplementedHandler) ListCustomRoles(ctx context.Context, params ListCust
 	return r, ht.ErrNotImplemented
 }
 
+// ListDashboardCatalog implements ListDashboardCatalog operation.
+//
+// One summary per dashboard of the team, by name, then id.
+//
+// GET /mgmt/openapi/5/dashboards/dashboards/v1/catalog/list
+func (UnimplementedHandler) ListDashboardCatalog(ctx context.Context) (r *DashboardCatalog, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ListEntityTypeAttachmentTypes implements ListEntityTypeAttachmentTypes operation.
 //
 // The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -832,6 +871,16 @@ func (UnimplementedHandler) ReorderPolicies(ctx context.Context, req *ReorderPol
 // PUT /mgmt/openapi/5/notifications/notification-center/v1/presets/custom
 func (UnimplementedHandler) ReplaceCustomPreset(ctx context.Context, req *PresetRequest) (r *PresetResponse, _ error) {
 	return r, ht.ErrNotImplemented
+}
+
+// ReplaceDashboard implements ReplaceDashboard operation.
+//
+// The dashboard named by `dashboard.id` becomes the body's dashboard (same checks as the create); its
+// access policy and lock flag become the body's.
+//
+// PUT /mgmt/openapi/5/dashboards/dashboards/v1
+func (UnimplementedHandler) ReplaceDashboard(ctx context.Context, req *DashboardWrite) error {
+	return ht.ErrNotImplemented
 }
 
 // ReplacePolicySettings implements ReplacePolicySettings operation.

@@ -1,0 +1,382 @@
+package dashboards
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/go-faster/jx"
+
+	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+// Bounds of the dashboard document, in characters (code points) or items.
+const (
+	IDLength              = 21
+	MaxNameLength         = 100
+	MaxSlugLength         = 255
+	MaxDescriptionLength  = 4096
+	MaxMessageTemplate    = 1000
+	MaxAnnotationLabels   = 10
+	MaxFolderPathSegments = 2
+	MaxCatalogItems       = 100000
+)
+
+var (
+	uuidPattern = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	slugPattern = regexp.MustCompile(`^[a-z0-9]+(?:[-_]+[a-z0-9]+)*$`)
+)
+
+const idAlphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+// newID returns a random dashboard id: 21 letters and digits.
+func newID() (string, error) {
+	var b strings.Builder
+	limit := big.NewInt(int64(len(idAlphabet)))
+	for range IDLength {
+		n, err := rand.Int(rand.Reader, limit)
+		if err != nil {
+			return "", fmt.Errorf("dashboard id: %w", err)
+		}
+		b.WriteByte(idAlphabet[n.Int64()])
+	}
+	return b.String(), nil
+}
+
+// document is a dashboard decoded for checking: each top-level field as generic JSON.
+type document map[string]any
+
+// decode turns the request's dashboard into generic JSON for the checks.
+func decode(d oas.Dashboard) (document, error) {
+	doc := document{}
+	for k, raw := range d {
+		var v any
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return nil, apierror.Invalidf("dashboard.%s: not valid JSON", k)
+		}
+		doc[k] = v
+	}
+	return doc, nil
+}
+
+// checkDashboard enforces the dashboard bounds (see the Dashboard schema of api/openapi.yaml) and
+// answers the dashboard's name and slug (empty when none).
+//
+// Errors: Invalid naming the field path under dashboard and the rule broken.
+func checkDashboard(doc document) (name, slug string, err error) {
+	const at = "dashboard"
+	name, err = requiredText(doc, at, "name", 1, MaxNameLength)
+	if err != nil {
+		return "", "", err
+	}
+	if v, ok := present(doc, "slugName"); ok {
+		if slug, err = text(v, at+".slugName", 1, MaxSlugLength); err != nil {
+			return "", "", err
+		}
+		if !slugPattern.MatchString(slug) {
+			return "", "", apierror.Invalidf("%s.slugName: must be lowercase letters and digits joined by - or _ (got %q)", at, slug)
+		}
+	}
+	if v, ok := present(doc, "description"); ok {
+		if _, err := text(v, at+".description", 0, MaxDescriptionLength); err != nil {
+			return "", "", err
+		}
+	}
+	layout, ok := present(doc, "layout")
+	if !ok {
+		return "", "", apierror.Invalidf("%s.layout: required", at)
+	}
+	if _, err := object(layout, at+".layout"); err != nil {
+		return "", "", err
+	}
+	if v, ok := present(doc, "folderId"); ok {
+		if err := uuidObject(v, at+".folderId"); err != nil {
+			return "", "", err
+		}
+	}
+	if v, ok := present(doc, "folderPath"); ok {
+		if err := checkFolderPath(v, at+".folderPath"); err != nil {
+			return "", "", err
+		}
+	}
+	if err := eachObject(doc, at, "variables", func(o map[string]any, p string) error {
+		return checkNames(o, p)
+	}); err != nil {
+		return "", "", err
+	}
+	if err := eachObject(doc, at, "variablesV2", func(o map[string]any, p string) error {
+		if v, ok := present(o, "id"); ok {
+			if err := uuidObject(v, p+".id"); err != nil {
+				return err
+			}
+		}
+		return checkNames(o, p)
+	}); err != nil {
+		return "", "", err
+	}
+	if err := eachObject(doc, at, "annotations", checkAnnotation); err != nil {
+		return "", "", err
+	}
+	if err := walk(map[string]any(doc), at); err != nil {
+		return "", "", err
+	}
+	return name, slug, nil
+}
+
+// checkFolderPath requires 1 to 2 segments of 1 to 100 characters each.
+func checkFolderPath(v any, p string) error {
+	o, err := object(v, p)
+	if err != nil {
+		return err
+	}
+	segs, _ := present(o, "segments")
+	var items []any
+	if segs != nil {
+		if items, err = array(segs, p+".segments"); err != nil {
+			return err
+		}
+	}
+	if len(items) < 1 || len(items) > MaxFolderPathSegments {
+		return apierror.Invalidf("%s.segments: must have 1 to %d items (got %d)", p, MaxFolderPathSegments, len(items))
+	}
+	for i, s := range items {
+		if _, err := text(s, fmt.Sprintf("%s.segments[%d]", p, i), 1, MaxNameLength); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkNames bounds a variable's name and displayName when given.
+func checkNames(o map[string]any, p string) error {
+	for _, f := range []string{"name", "displayName"} {
+		if v, ok := present(o, f); ok {
+			if _, err := text(v, p+"."+f, 1, MaxNameLength); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkAnnotation bounds an annotation's id, name and each source kind's messageTemplate,
+// labelFields and labels.
+func checkAnnotation(o map[string]any, p string) error {
+	if v, ok := present(o, "id"); ok {
+		if err := uuidText(v, p+".id"); err != nil {
+			return err
+		}
+	}
+	if v, ok := present(o, "name"); ok {
+		if _, err := text(v, p+".name", 1, MaxNameLength); err != nil {
+			return err
+		}
+	}
+	src, ok := present(o, "source")
+	if !ok {
+		return nil
+	}
+	so, err := object(src, p+".source")
+	if err != nil {
+		return err
+	}
+	for _, kind := range sortedKeys(so) {
+		ko, ok := so[kind].(map[string]any)
+		if !ok {
+			continue
+		}
+		kp := p + ".source." + kind
+		if v, ok := present(ko, "messageTemplate"); ok {
+			if _, err := text(v, kp+".messageTemplate", 0, MaxMessageTemplate); err != nil {
+				return err
+			}
+		}
+		for _, f := range []string{"labelFields", "labels"} {
+			if v, ok := present(ko, f); ok {
+				items, err := array(v, kp+"."+f)
+				if err != nil {
+					return err
+				}
+				if len(items) > MaxAnnotationLabels {
+					return apierror.Invalidf("%s.%s: must have at most %d items (got %d)", kp, f, MaxAnnotationLabels, len(items))
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// walk visits every object of the document: each line chart needs at least one query
+// definition, and each spans-query fieldValue source exactly one of observationField and value.
+func walk(v any, p string) error {
+	switch x := v.(type) {
+	case []any:
+		for i, e := range x {
+			if err := walk(e, fmt.Sprintf("%s[%d]", p, i)); err != nil {
+				return err
+			}
+		}
+	case map[string]any:
+		for _, k := range sortedKeys(x) {
+			kp := p + "." + k
+			switch k {
+			case "lineChart":
+				if lc, ok := x[k].(map[string]any); ok {
+					qd, _ := present(lc, "queryDefinitions")
+					items, ok := qd.([]any)
+					if qd != nil && !ok {
+						return apierror.Invalidf("%s.queryDefinitions: must be an array", kp)
+					}
+					if len(items) < 1 {
+						return apierror.Invalidf("%s.queryDefinitions: must have at least 1 item", kp)
+					}
+				}
+			case "spansQuery":
+				if err := checkSpansQuery(x[k], kp); err != nil {
+					return err
+				}
+			}
+			if err := walk(x[k], kp); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func checkSpansQuery(v any, p string) error {
+	sq, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	t, ok := sq["type"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	fv, ok := t["fieldValue"].(map[string]any)
+	if !ok {
+		return nil
+	}
+	_, obs := present(fv, "observationField")
+	_, val := present(fv, "value")
+	switch {
+	case obs && val:
+		return apierror.Invalidf("%s.type.fieldValue: give exactly one of observationField and value, not both", p)
+	case !obs && !val:
+		return apierror.Invalidf("%s.type.fieldValue: give exactly one of observationField (preferred) and value", p)
+	}
+	return nil
+}
+
+// eachObject calls fn on each item of the array field f of o (absent or null: no items).
+func eachObject(o map[string]any, p, f string, fn func(map[string]any, string) error) error {
+	v, ok := present(o, f)
+	if !ok {
+		return nil
+	}
+	items, err := array(v, p+"."+f)
+	if err != nil {
+		return err
+	}
+	for i, it := range items {
+		ip := fmt.Sprintf("%s.%s[%d]", p, f, i)
+		io, err := object(it, ip)
+		if err != nil {
+			return err
+		}
+		if err := fn(io, ip); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// present answers o[f] when it is given and not null.
+func present(o map[string]any, f string) (any, bool) {
+	v, ok := o[f]
+	return v, ok && v != nil
+}
+
+func requiredText(o map[string]any, p, f string, lo, hi int) (string, error) {
+	v, ok := present(o, f)
+	if !ok {
+		return "", apierror.Invalidf("%s.%s: required", p, f)
+	}
+	return text(v, p+"."+f, lo, hi)
+}
+
+func text(v any, p string, lo, hi int) (string, error) {
+	s, ok := v.(string)
+	if !ok {
+		return "", apierror.Invalidf("%s: must be a string", p)
+	}
+	if n := utf8.RuneCountInString(s); n < lo || n > hi {
+		return "", apierror.Invalidf("%s: length must be %d to %d characters (got %d)", p, lo, hi, n)
+	}
+	return s, nil
+}
+
+func uuidText(v any, p string) error {
+	s, ok := v.(string)
+	if !ok {
+		return apierror.Invalidf("%s: must be a string", p)
+	}
+	if !uuidPattern.MatchString(s) {
+		return apierror.Invalidf("%s: must be a UUID of 36 characters (got %q)", p, s)
+	}
+	return nil
+}
+
+// uuidObject checks a {value: UUID} object.
+func uuidObject(v any, p string) error {
+	o, err := object(v, p)
+	if err != nil {
+		return err
+	}
+	val, ok := present(o, "value")
+	if !ok {
+		return apierror.Invalidf("%s.value: required", p)
+	}
+	return uuidText(val, p+".value")
+}
+
+func object(v any, p string) (map[string]any, error) {
+	o, ok := v.(map[string]any)
+	if !ok {
+		return nil, apierror.Invalidf("%s: must be an object", p)
+	}
+	return o, nil
+}
+
+func array(v any, p string) ([]any, error) {
+	a, ok := v.([]any)
+	if !ok {
+		return nil, apierror.Invalidf("%s: must be an array", p)
+	}
+	return a, nil
+}
+
+func sortedKeys(o map[string]any) []string {
+	keys := make([]string, 0, len(o))
+	for k := range o {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// withID returns the dashboard with its id field set to id.
+func withID(d oas.Dashboard, id string) oas.Dashboard {
+	out := make(oas.Dashboard, len(d)+1)
+	for k, v := range d {
+		out[k] = v
+	}
+	out["id"] = jx.Raw(`"` + id + `"`)
+	return out
+}

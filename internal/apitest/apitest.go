@@ -7,6 +7,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -310,4 +311,18 @@ func Serve(t *testing.T, handler http.Handler) *Replica {
 func (r *Replica) Do(t *testing.T, method, path, authorization, contentType, body string) Response {
 	t.Helper()
 	return do(t, r.url, method, path, authorization, contentType, body)
+}
+
+// Decode checks that res is a 200 and decodes its JSON body into a T; it fails the test
+// otherwise.
+func Decode[T any](t *testing.T, res Response) T {
+	t.Helper()
+	if res.Status != http.StatusOK {
+		t.Fatalf("status %d, want 200; body %.300s", res.Status, res.Body)
+	}
+	var out T
+	if err := json.Unmarshal(res.Body, &out); err != nil {
+		t.Fatalf("decode %.300s: %v", res.Body, err)
+	}
+	return out
 }

@@ -19,25 +19,13 @@ const (
 	uuid        = "0b7e8c1a-3f2d-4e5f-9a6b-7c8d9e0f1a2B"
 )
 
-func decode[T any](t *testing.T, res apitest.Response) T {
-	t.Helper()
-	if res.Status != http.StatusOK {
-		t.Fatalf("status %d, want 200; body %.400s", res.Status, res.Body)
-	}
-	var out T
-	if err := json.Unmarshal(res.Body, &out); err != nil {
-		t.Fatalf("decode %.300s: %v", res.Body, err)
-	}
-	return out
-}
-
 func write(dashboard string) string {
 	return `{"requestId":"r1","dashboard":` + dashboard + `}`
 }
 
 func create(t *testing.T, env *apitest.Env, key, dashboard string) string {
 	t.Helper()
-	out := decode[struct{ DashboardID string }](t, env.JSON(t, http.MethodPost, basePath, key, write(dashboard)))
+	out := apitest.Decode[struct{ DashboardID string }](t, env.JSON(t, http.MethodPost, basePath, key, write(dashboard)))
 	if len(out.DashboardID) != 21 {
 		t.Fatalf("id %q is not 21 characters", out.DashboardID)
 	}
@@ -53,7 +41,7 @@ type read struct {
 
 func get(t *testing.T, env *apitest.Env, key, id string) read {
 	t.Helper()
-	return decode[read](t, env.JSON(t, http.MethodGet, basePath+"/"+id, key, ""))
+	return apitest.Decode[read](t, env.JSON(t, http.MethodGet, basePath+"/"+id, key, ""))
 }
 
 func asMap(t *testing.T, s string) map[string]any {
@@ -83,7 +71,7 @@ func TestDashboardLifecycle(t *testing.T) {
 		withID := strings.Replace(rich, `{"name"`, `{"id":"AAAAAAAAAAAAAAAAAAAAA","name"`, 1)
 		res := env.JSON(t, http.MethodPost, basePath, key,
 			`{"requestId":"r1","accessPolicy":"","isLocked":true,"dashboard":`+withID+`}`)
-		id := decode[struct{ DashboardID string }](t, res).DashboardID
+		id := apitest.Decode[struct{ DashboardID string }](t, res).DashboardID
 		if len(id) != 21 || id == "AAAAAAAAAAAAAAAAAAAAA" {
 			t.Fatalf("id %q", id)
 		}
@@ -106,7 +94,7 @@ func TestDashboardLifecycle(t *testing.T) {
 			IsLocked               bool
 			CreateTime, UpdateTime string
 		}
-		cat := decode[struct{ Items []item }](t, env.JSON(t, http.MethodGet, catalogPath, key, "")).Items
+		cat := apitest.Decode[struct{ Items []item }](t, env.JSON(t, http.MethodGet, catalogPath, key, "")).Items
 		if len(cat) != 2 || cat[0].ID != other || cat[0].Name != "Another" || cat[0].SlugName != "" ||
 			cat[1].ID != id || cat[1].SlugName != "service-health" || !cat[1].IsLocked || cat[1].CreateTime == "" {
 			t.Fatalf("catalog %+v", cat)
@@ -206,7 +194,7 @@ func TestDashboardBounds(t *testing.T) {
 			create(t, env, key, d)
 		}
 		// An empty access policy is accepted.
-		decode[struct{ DashboardID string }](t, env.JSON(t, http.MethodPost, basePath, key, `{"requestId":"r","accessPolicy":"","dashboard":`+dash("")+`}`))
+		apitest.Decode[struct{ DashboardID string }](t, env.JSON(t, http.MethodPost, basePath, key, `{"requestId":"r","accessPolicy":"","dashboard":`+dash("")+`}`))
 		bad := []struct {
 			body  string
 			frags []string
@@ -261,7 +249,7 @@ func TestDashboardBounds(t *testing.T) {
 		} {
 			apitest.ExpectError(t, env.JSON(t, http.MethodPost, basePath, key, b), 400)
 		}
-		decode[struct{ DashboardID string }](t, env.JSON(t, http.MethodPost, basePath, key, `{"requestId":`+s(128)+`,"accessPolicy":`+s(65536)+`,"dashboard":`+dash("")+`}`))
+		apitest.Decode[struct{ DashboardID string }](t, env.JSON(t, http.MethodPost, basePath, key, `{"requestId":`+s(128)+`,"accessPolicy":`+s(65536)+`,"dashboard":`+dash("")+`}`))
 	})
 }
 
@@ -274,7 +262,7 @@ func TestDashboardTeamsAndPermissions(t *testing.T) {
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, basePath+"/"+id, otherKey, ""), 404)
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, basePath, otherKey, write(`{"id":"`+id+`","name":"x","layout":{}}`)), 404)
 		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, basePath+"/"+id+"?request_id=r", otherKey, ""), 404)
-		if cat := decode[struct{ Items []any }](t, env.JSON(t, http.MethodGet, catalogPath, otherKey, "")).Items; len(cat) != 0 {
+		if cat := apitest.Decode[struct{ Items []any }](t, env.JSON(t, http.MethodGet, catalogPath, otherKey, "")).Items; len(cat) != 0 {
 			t.Fatalf("other team's catalog %v", cat)
 		}
 		get(t, env, key, id)
@@ -290,7 +278,7 @@ func TestDashboardTeamsAndPermissions(t *testing.T) {
 		}
 		for _, p := range []string{basePath + "/" + id, catalogPath} {
 			apitest.ExpectError(t, env.JSON(t, http.MethodGet, p, writer, ""), 403)
-			decode[map[string]any](t, env.JSON(t, http.MethodGet, p, reader, ""))
+			apitest.Decode[map[string]any](t, env.JSON(t, http.MethodGet, p, reader, ""))
 		}
 		if r := env.JSON(t, http.MethodDelete, basePath+"/"+id, writer, ""); r.Status != 200 {
 			t.Fatalf("delete with Update: %d %s", r.Status, r.Body)
@@ -328,7 +316,7 @@ func TestDashboardConcurrentRepeatedDelete(t *testing.T) {
 		for _, id := range ids {
 			seen[id] = true
 		}
-		if cat := decode[struct{ Items []any }](t, env.JSON(t, http.MethodGet, catalogPath, key, "")).Items; len(cat) != n || len(seen) != n {
+		if cat := apitest.Decode[struct{ Items []any }](t, env.JSON(t, http.MethodGet, catalogPath, key, "")).Items; len(cat) != n || len(seen) != n {
 			t.Fatalf("catalog %d items, %d distinct ids", len(cat), len(seen))
 		}
 	})

@@ -1,7 +1,6 @@
 package datausage_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -17,18 +16,6 @@ const (
 )
 
 func importPath(team int64) string { return fmt.Sprintf("/admin/v1/teams/%d/usage", team) }
-
-func decode[T any](t *testing.T, res apitest.Response) T {
-	t.Helper()
-	if res.Status != http.StatusOK {
-		t.Fatalf("status %d, want 200; body %s", res.Status, res.Body)
-	}
-	var out T
-	if err := json.Unmarshal(res.Body, &out); err != nil {
-		t.Fatalf("decode %s: %v", res.Body, err)
-	}
-	return out
-}
 
 type answer struct {
 	QueryRange struct{ Start, End time.Time }
@@ -105,7 +92,7 @@ func TestDailyAndHourlyBucketsAcrossMidnightUTC(t *testing.T) {
 			rec("2026-03-02T01:00:00+01:00", "feature_id=logs,app=a", "1000", ""),
 			rec("2026-03-02T05:00:00Z", "feature_id=spans", "7", "2"),
 		))
-		daily := decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key,
+		daily := apitest.Decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key,
 			`{"daily":{"dateRange":{"start":{"year":2026,"month":3,"day":1},"end":{"year":2026,"month":3,"day":3}}}}`))
 		if len(daily.Buckets) != 3 || !daily.QueryRange.Start.Equal(time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)) ||
 			!daily.QueryRange.End.Equal(time.Date(2026, 3, 4, 0, 0, 0, 0, time.UTC)) {
@@ -121,13 +108,13 @@ func TestDailyAndHourlyBucketsAcrossMidnightUTC(t *testing.T) {
 		if len(daily.Buckets[2].Entries) != 0 || daily.Buckets[2].Entries == nil {
 			t.Fatalf("empty bucket %+v", daily.Buckets[2])
 		}
-		grouped := decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key,
+		grouped := apitest.Decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key,
 			`{"daily":{"dateRange":{"start":{"year":2026,"month":3,"day":1},"end":{"year":2026,"month":3,"day":2}}},"groupBy":{"keys":["app","feature_id"]}}`))
 		if got := summary(grouped); got != "03-01T00:app=a,feature_id=logs=100/1.5;app=b,feature_id=logs=200/0.25|03-02T00:app=,feature_id=spans=7/2;app=a,feature_id=logs=1000/0" {
 			t.Fatalf("grouped %s", got)
 		}
 		// Hourly across midnight; the range is widened to whole hours.
-		hourly := decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key,
+		hourly := apitest.Decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key,
 			`{"hourly":{"timeRange":{"start":"2026-03-01T23:30:00Z","end":"2026-03-02T00:10:00Z"}},"groupBy":{"keys":["app"]}}`))
 		if len(hourly.Buckets) != 2 || !hourly.QueryRange.Start.Equal(time.Date(2026, 3, 1, 23, 0, 0, 0, time.UTC)) {
 			t.Fatalf("hourly %+v", hourly.QueryRange)
@@ -141,20 +128,20 @@ func TestDailyAndHourlyBucketsAcrossMidnightUTC(t *testing.T) {
 			{`{"key":"app","operator":"FILTER_OPERATOR_NOT_IN","values":["a"]}`, "03-01T00:=200/0.25|03-02T00:=7/2"},
 			{`{"key":"feature_id","operator":"FILTER_OPERATOR_IN","values":["nope"]}`, ""},
 		} {
-			a := decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key,
+			a := apitest.Decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key,
 				`{"daily":{"dateRange":{"start":{"year":2026,"month":3,"day":1},"end":{"year":2026,"month":3,"day":2}}},"filters":[`+c.filter+`]}`))
 			if got := summary(a); got != c.want {
 				t.Fatalf("filter %s: %s, want %s", c.filter, got, c.want)
 			}
 		}
 		// Per-bucket limit keeps the first entries by label value.
-		limited := decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key,
+		limited := apitest.Decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key,
 			`{"daily":{"dateRange":{"start":{"year":2026,"month":3,"day":1},"end":{"year":2026,"month":3,"day":1}}},"groupBy":{"keys":["app"]},"limit":{"perBucket":1}}`))
 		if got := summary(limited); got != "03-01T00:app=a=100/1.5" {
 			t.Fatalf("limited %s", got)
 		}
 		// Measurement kind filter: no evaluations were imported.
-		none := decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key,
+		none := apitest.Decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key,
 			`{"daily":{"dateRange":{"start":{"year":2026,"month":3,"day":1},"end":{"year":2026,"month":3,"day":2}}},"measurementKindFilter":["MEASUREMENT_KIND_EVALUATIONS"]}`))
 		if got := summary(none); got != "" {
 			t.Fatalf("kind filter %s", got)
@@ -173,14 +160,14 @@ func TestImportIsIdempotentPerHourAndLabels(t *testing.T) {
 		// Another label set in the same hour is another record.
 		mustImport(t, env, team, records(rec("2026-03-01T10:00:00Z", "a=1", "10", "")))
 		q := `{"daily":{"dateRange":{"start":{"year":2026,"month":3,"day":1},"end":{"year":2026,"month":3,"day":1}}}}`
-		if got := summary(decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key, q))); got != "03-01T00:=16/0.000001" {
+		if got := summary(apitest.Decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key, q))); got != "03-01T00:=16/0.000001" {
 			t.Fatalf("after imports %s", got)
 		}
 		env.Restart(t)
-		if got := summary(decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key, q))); got != "03-01T00:=16/0.000001" {
+		if got := summary(apitest.Decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key, q))); got != "03-01T00:=16/0.000001" {
 			t.Fatalf("after restart %s", got)
 		}
-		caps := decode[struct {
+		caps := apitest.Decode[struct {
 			MaxFilters, MaxFilterValues, MaxGroupByLabels, MaxUsageEntriesPerMessage int
 			SupportedLabels                                                          []struct {
 				Key             string
@@ -198,7 +185,7 @@ func TestImportIsIdempotentPerHourAndLabels(t *testing.T) {
 		res := env.JSON(t, http.MethodPost, importPath(team), apitest.OperatorKey,
 			records(rec("2026-03-01T11:00:00Z", "", "1", ""), rec("2026-03-01T11:30:00Z", "", "1", "")))
 		apitest.ExpectError(t, res, 400, "records[1].hour: must be the start of an hour")
-		if got := summary(decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key, q))); got != "03-01T00:=16/0.000001" {
+		if got := summary(apitest.Decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key, q))); got != "03-01T00:=16/0.000001" {
 			t.Fatalf("after failed import %s", got)
 		}
 	})
@@ -225,7 +212,7 @@ func TestRelativeRanges(t *testing.T) {
 			{`{"hourly":{"relativeRange":"HOURLY_RELATIVE_RANGE_LAST_12_HOURS"}}`, 12, time.Hour},
 			{`{"hourly":{"relativeRange":"HOURLY_RELATIVE_RANGE_LAST_14_DAYS"}}`, 336, time.Hour},
 		} {
-			a := decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key, c.body))
+			a := apitest.Decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key, c.body))
 			last := a.Buckets[len(a.Buckets)-1]
 			if len(a.Buckets) != c.buckets || last.Range.End.Sub(last.Range.Start) != c.step || !a.QueryRange.End.Equal(last.Range.End) {
 				t.Fatalf("%s: %d buckets, last %+v", c.body, len(a.Buckets), last.Range)
@@ -235,7 +222,7 @@ func TestRelativeRanges(t *testing.T) {
 			}
 		}
 		// The last 24 hours hold the current hour and the one 23 hours before, not 24.
-		a := decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key, `{"hourly":{"relativeRange":"HOURLY_RELATIVE_RANGE_LAST_24_HOURS"}}`))
+		a := apitest.Decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key, `{"hourly":{"relativeRange":"HOURLY_RELATIVE_RANGE_LAST_24_HOURS"}}`))
 		total := 0
 		for _, b := range a.Buckets {
 			for _, e := range b.Entries {
@@ -247,11 +234,11 @@ func TestRelativeRanges(t *testing.T) {
 		if total != 3 && env.Clock.Now().Truncate(time.Hour).Equal(hour) {
 			t.Fatalf("last 24 hours sum %d, want 3", total)
 		}
-		month := decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key, `{"daily":{"relativeRange":"DAILY_RELATIVE_RANGE_PREVIOUS_MONTH"}}`))
+		month := apitest.Decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key, `{"daily":{"relativeRange":"DAILY_RELATIVE_RANGE_PREVIOUS_MONTH"}}`))
 		if month.QueryRange.Start.Day() != 1 || month.QueryRange.End.Day() != 1 || len(month.Buckets) < 28 || len(month.Buckets) > 31 {
 			t.Fatalf("previous month %+v (%d)", month.QueryRange, len(month.Buckets))
 		}
-		cur := decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key, `{"daily":{"relativeRange":"DAILY_RELATIVE_RANGE_CURRENT_YEAR"}}`))
+		cur := apitest.Decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key, `{"daily":{"relativeRange":"DAILY_RELATIVE_RANGE_CURRENT_YEAR"}}`))
 		if cur.QueryRange.Start.YearDay() != 1 || len(cur.Buckets) != now.YearDay() && len(cur.Buckets) != env.Clock.Now().UTC().YearDay() {
 			t.Fatalf("current year %+v (%d)", cur.QueryRange, len(cur.Buckets))
 		}
@@ -297,7 +284,7 @@ func TestQueryAndImportValidation(t *testing.T) {
 			`{"filters":[{"key":"k","operator":"FILTER_OPERATOR_NOT_IN","values":["` + strings.Repeat("x", 1024) + `"]}]}`,
 		}
 		for _, body := range ok {
-			decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key, body))
+			apitest.Decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key, body))
 		}
 		bad := []struct{ body, msg string }{
 			{dr(day(0, 1, 1), day(1, 1, 1)), "year"},
@@ -376,7 +363,7 @@ func TestQueryAndImportValidation(t *testing.T) {
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, importPath(999), apitest.OperatorKey, raw("", kindSize, bytes, "1", "")), 404, "team_id: no team 999")
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, importPath(team), key, raw("", kindSize, bytes, "1", "")), 401)
 		// The largest record reads back exactly.
-		a := decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key, dr(day(2026, 1, 1), day(2026, 1, 1))))
+		a := apitest.Decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key, dr(day(2026, 1, 1), day(2026, 1, 1))))
 		if got := summary(a); got != "01-01T00:=9223372036854775807/9223372036853.999999;=0/0.000001;=1/0" {
 			t.Fatalf("largest %s", got)
 		}
@@ -390,18 +377,18 @@ func TestUsagePermissionsAndIsolation(t *testing.T) {
 		mustImport(t, env, team, records(rec("2026-03-01T10:00:00Z", "app=a", "5", "")))
 		q := `{"daily":{"dateRange":{"start":{"year":2026,"month":3,"day":1},"end":{"year":2026,"month":3,"day":1}}}}`
 		reader := env.MustKey(t, key, "data-usage:Read")
-		if got := summary(decode[answer](t, env.JSON(t, http.MethodPost, queryPath, reader, q))); got != "03-01T00:=5/0" {
+		if got := summary(apitest.Decode[answer](t, env.JSON(t, http.MethodPost, queryPath, reader, q))); got != "03-01T00:=5/0" {
 			t.Fatalf("reader %s", got)
 		}
-		decode[answer](t, env.JSON(t, http.MethodGet, capsPath, reader, ""))
+		apitest.Decode[answer](t, env.JSON(t, http.MethodGet, capsPath, reader, ""))
 		other := env.MustKey(t, key, "team-quota-rules:Read")
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, queryPath, other, q), 403, "data-usage:Read")
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, capsPath, other, ""), 403, "data-usage:Read")
 		// Another team's usage is its own: none here.
-		if got := summary(decode[answer](t, env.JSON(t, http.MethodPost, queryPath, otherKey, q))); got != "" {
+		if got := summary(apitest.Decode[answer](t, env.JSON(t, http.MethodPost, queryPath, otherKey, q))); got != "" {
 			t.Fatalf("other team sees %s", got)
 		}
-		caps := decode[struct{ SupportedLabels []any }](t, env.JSON(t, http.MethodGet, capsPath, otherKey, ""))
+		caps := apitest.Decode[struct{ SupportedLabels []any }](t, env.JSON(t, http.MethodGet, capsPath, otherKey, ""))
 		if len(caps.SupportedLabels) != 0 {
 			t.Fatalf("other team labels %+v", caps)
 		}

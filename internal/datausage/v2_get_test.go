@@ -162,7 +162,7 @@ func TestV2DataUsageFromRecords(t *testing.T) {
 			t.Fatalf("usage %s", got)
 		}
 		// The units equal the v1 query's quota units for the same days.
-		v1 := decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key,
+		v1 := apitest.Decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key,
 			`{"daily":{"dateRange":{"start":{"year":2026,"month":3,"day":1},"end":{"year":2026,"month":3,"day":2}}}}`))
 		for i, b := range v1.Buckets {
 			sum := 0.0

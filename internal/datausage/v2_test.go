@@ -39,7 +39,7 @@ func deprecatedOK[T any](t *testing.T, res apitest.Response, link bool) T {
 	if got := res.Header.Get("Link"); got != want {
 		t.Fatalf("Link %q, want %q", got, want)
 	}
-	return decode[T](t, res)
+	return apitest.Decode[T](t, res)
 }
 
 func TestV2DailyOperationsComputeFromRecords(t *testing.T) {
@@ -73,7 +73,7 @@ func TestV2DailyOperationsComputeFromRecords(t *testing.T) {
 			t.Fatalf("units %+v", units.Units)
 		}
 		// The daily totals equal the v1 query's quota units for the same days.
-		v1 := decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key,
+		v1 := apitest.Decode[answer](t, env.JSON(t, http.MethodPost, queryPath, key,
 			`{"daily":{"dateRange":{"start":{"year":2026,"month":3,"day":1},"end":{"year":2026,"month":3,"day":3}}}}`))
 		for i, b := range v1.Buckets {
 			sum := 0.0

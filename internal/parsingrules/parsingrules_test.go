@@ -44,26 +44,14 @@ type groupOut struct {
 	}
 }
 
-func decode[T any](t *testing.T, res apitest.Response) T {
-	t.Helper()
-	if res.Status != http.StatusOK {
-		t.Fatalf("status %d, want 200; body %s", res.Status, res.Body)
-	}
-	var out T
-	if err := json.Unmarshal(res.Body, &out); err != nil {
-		t.Fatalf("decode %s: %v", res.Body, err)
-	}
-	return out
-}
-
 func create(t *testing.T, env *apitest.Env, key, body string) groupOut {
 	t.Helper()
-	return decode[struct{ RuleGroup groupOut }](t, env.JSON(t, http.MethodPost, collPath, key, body)).RuleGroup
+	return apitest.Decode[struct{ RuleGroup groupOut }](t, env.JSON(t, http.MethodPost, collPath, key, body)).RuleGroup
 }
 
 func list(t *testing.T, env *apitest.Env, key string) []groupOut {
 	t.Helper()
-	return decode[struct{ RuleGroups []groupOut }](t, env.JSON(t, http.MethodGet, collPath, key, "")).RuleGroups
+	return apitest.Decode[struct{ RuleGroups []groupOut }](t, env.JSON(t, http.MethodGet, collPath, key, "")).RuleGroups
 }
 
 // allKinds is one rule of each parameter kind, in a group with each matcher kind.
@@ -124,7 +112,7 @@ func TestCreateEveryKindAndDefaults(t *testing.T) {
 			t.Fatalf("minimal %+v", m)
 		}
 		env.Restart(t)
-		got := decode[struct{ RuleGroup groupOut }](t, env.JSON(t, http.MethodGet, itemPath+g.ID, key, "")).RuleGroup
+		got := apitest.Decode[struct{ RuleGroup groupOut }](t, env.JSON(t, http.MethodGet, itemPath+g.ID, key, "")).RuleGroup
 		a, _ := json.Marshal(got)
 		b, _ := json.Marshal(g)
 		if string(a) != string(b) {
@@ -156,17 +144,17 @@ func TestUpdateAndOrdering(t *testing.T) {
 		body := `{"name":"a2","ruleSubgroups":[
 		  {"order":2,"rules":[{"name":"y","order":9,"parameters":{"blockParameters":{"rule":"y"}}},{"name":"x","order":1,"parameters":{"allowParameters":{"rule":"x"}}}]},
 		  {"order":1,"rules":[]}]}`
-		u := decode[struct{ RuleGroup groupOut }](t, env.JSON(t, http.MethodPut, e7Path+a.ID, key, body)).RuleGroup
+		u := apitest.Decode[struct{ RuleGroup groupOut }](t, env.JSON(t, http.MethodPut, e7Path+a.ID, key, body)).RuleGroup
 		if u.ID != a.ID || u.Name != "a2" || u.Order != 5 || len(u.RuleSubgroups) != 2 || u.RuleSubgroups[0].Order != 1 ||
 			u.RuleSubgroups[1].Rules[0].Name != "x" || u.RuleSubgroups[1].Rules[1].Name != "y" ||
 			u.RuleSubgroups[0].ID == "" || u.RuleSubgroups[1].Rules[0].ID == "" {
 			t.Fatalf("update %+v", u)
 		}
-		u2 := decode[struct{ RuleGroup groupOut }](t, env.JSON(t, http.MethodPut, e7Path+a.ID, key, body)).RuleGroup
+		u2 := apitest.Decode[struct{ RuleGroup groupOut }](t, env.JSON(t, http.MethodPut, e7Path+a.ID, key, body)).RuleGroup
 		if u2.RuleSubgroups[0].ID == u.RuleSubgroups[0].ID {
 			t.Fatalf("subgroup id kept: %s", u2.RuleSubgroups[0].ID)
 		}
-		u3 := decode[struct{ RuleGroup groupOut }](t, env.JSON(t, http.MethodPut, e7Path+a.ID, key, `{"name":"a3","order":100}`)).RuleGroup
+		u3 := apitest.Decode[struct{ RuleGroup groupOut }](t, env.JSON(t, http.MethodPut, e7Path+a.ID, key, `{"name":"a3","order":100}`)).RuleGroup
 		if u3.Order != 100 || len(u3.RuleSubgroups) != 0 {
 			t.Fatalf("update order %+v", u3)
 		}
@@ -180,12 +168,12 @@ func TestUpdateAndOrdering(t *testing.T) {
 		if got := names(); got != "c,b,a3" {
 			t.Fatalf("failed bulk delete removed something: %s", got)
 		}
-		decode[struct{}](t, env.JSON(t, http.MethodDelete, collPath, key, ""))
-		decode[struct{}](t, env.JSON(t, http.MethodDelete, collPath+"?group_ids="+b.ID+"&group_ids="+c.ID+"&group_ids="+b.ID, key, ""))
+		apitest.Decode[struct{}](t, env.JSON(t, http.MethodDelete, collPath, key, ""))
+		apitest.Decode[struct{}](t, env.JSON(t, http.MethodDelete, collPath+"?group_ids="+b.ID+"&group_ids="+c.ID+"&group_ids="+b.ID, key, ""))
 		if got := names(); got != "a3" {
 			t.Fatalf("after bulk delete %s", got)
 		}
-		decode[struct{}](t, env.JSON(t, http.MethodDelete, itemPath+a.ID, key, ""))
+		apitest.Decode[struct{}](t, env.JSON(t, http.MethodDelete, itemPath+a.ID, key, ""))
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, itemPath+a.ID, key, ""), 404, a.ID)
 		if got := names(); got != "" {
 			t.Fatalf("after delete %s", got)
@@ -308,7 +296,7 @@ func TestPermissionsAndIsolation(t *testing.T) {
 			preset string
 			want   int
 		}{{"parsing-rules", 200}, {"read-only", 403}} {
-			k := decode[struct{ Value string }](t, env.JSON(t, http.MethodPost, "/mgmt/openapi/4/aaa/api-keys/v3", key,
+			k := apitest.Decode[struct{ Value string }](t, env.JSON(t, http.MethodPost, "/mgmt/openapi/4/aaa/api-keys/v3", key,
 				`{"name":"pr","keyPermissions":{"presets":["`+c.preset+`"]}}`)).Value
 			if res := env.JSON(t, http.MethodPost, collPath, k, `{"name":"c"}`); res.Status != c.want {
 				t.Fatalf("%s key create: %d %s", c.preset, res.Status, res.Body)

@@ -39,30 +39,18 @@ type policyOut struct {
 	UpdatedAt   string          `json:"updatedAt"`
 }
 
-func decode[T any](t *testing.T, res apitest.Response) T {
-	t.Helper()
-	if res.Status != http.StatusOK {
-		t.Fatalf("status %d, want 200; body %s", res.Status, res.Body)
-	}
-	var out T
-	if err := json.Unmarshal(res.Body, &out); err != nil {
-		t.Fatalf("decode %s: %v", res.Body, err)
-	}
-	return out
-}
-
 func logBody(name string, extra string) string {
 	return fmt.Sprintf(`{"name":%q,"priority":"PRIORITY_TYPE_LOW","logRules":{"severities":["SEVERITY_ERROR"]}%s}`, name, extra)
 }
 
 func create(t *testing.T, env *apitest.Env, key, body string) policyOut {
 	t.Helper()
-	return decode[struct{ Policy policyOut }](t, env.JSON(t, http.MethodPost, createPath, key, body)).Policy
+	return apitest.Decode[struct{ Policy policyOut }](t, env.JSON(t, http.MethodPost, createPath, key, body)).Policy
 }
 
 func list(t *testing.T, env *apitest.Env, key, query string) []policyOut {
 	t.Helper()
-	return decode[struct{ Policies []policyOut }](t, env.JSON(t, http.MethodGet, policiesPath+query, key, "")).Policies
+	return apitest.Decode[struct{ Policies []policyOut }](t, env.JSON(t, http.MethodGet, policiesPath+query, key, "")).Policies
 }
 
 func names(ps []policyOut) string {
@@ -83,7 +71,7 @@ func TestCreateAndRead(t *testing.T) {
 		if string(p.LogRules) != `{"severities":["SEVERITY_ERROR"]}` || p.SpanRules != nil || p.CreatedAt == "" || p.UpdatedAt == "" {
 			t.Fatalf("rules/timestamps %+v", p)
 		}
-		got := decode[struct{ Policy policyOut }](t, env.JSON(t, http.MethodGet, policiesPath+"/"+strings.ToUpper(p.ID), key, "")).Policy
+		got := apitest.Decode[struct{ Policy policyOut }](t, env.JSON(t, http.MethodGet, policiesPath+"/"+strings.ToUpper(p.ID), key, "")).Policy
 		if got.ID != p.ID || got.Name != "a" || got.CreatedAt != p.CreatedAt {
 			t.Fatalf("get %+v, want %+v", got, p)
 		}
@@ -119,7 +107,7 @@ func TestUpdateDeleteReorder(t *testing.T) {
 		c := create(t, env, key, logBody("c", ""))
 
 		env.Clock.Advance(1e9)
-		up := decode[struct{ Policy policyOut }](t, env.JSON(t, http.MethodPut, policiesPath, key,
+		up := apitest.Decode[struct{ Policy policyOut }](t, env.JSON(t, http.MethodPut, policiesPath, key,
 			fmt.Sprintf(`{"id":%q,"name":"b2","enabled":false,"logRules":{"severities":["SEVERITY_INFO","SEVERITY_DEBUG"]}}`, b.ID))).Policy
 		if up.Name != "b2" || up.Enabled || up.Priority != "PRIORITY_TYPE_LOW" || up.Order != 2 || up.UpdatedAt == b.UpdatedAt || up.CreatedAt != b.CreatedAt {
 			t.Fatalf("updated %+v", up)
@@ -129,7 +117,7 @@ func TestUpdateDeleteReorder(t *testing.T) {
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, policiesPath, key,
 			`{"id":"00000000-0000-0000-0000-000000000000","name":"x"}`), 404, "id")
 
-		res := decode[struct {
+		res := apitest.Decode[struct {
 			Orders []struct {
 				ID    string
 				Order int
@@ -153,7 +141,7 @@ func TestUpdateDeleteReorder(t *testing.T) {
 			apitest.ExpectError(t, env.JSON(t, http.MethodPost, reorderPath, key, tc.body), 400, tc.frag)
 		}
 
-		del := decode[struct{ ID string }](t, env.JSON(t, http.MethodDelete, policiesPath+"/"+b.ID, key, ""))
+		del := apitest.Decode[struct{ ID string }](t, env.JSON(t, http.MethodDelete, policiesPath+"/"+b.ID, key, ""))
 		if del.ID != b.ID {
 			t.Fatalf("delete answered %+v", del)
 		}
@@ -262,7 +250,7 @@ func TestOverwriteAtomic(t *testing.T) {
 			{"rum", rumPath, "SOURCE_TYPE_RUM"},
 		} {
 			q := "?source_type=" + tc.source
-			res := decode[struct{ CreateResponses []struct{ Policy policyOut } }](t, env.JSON(t, http.MethodPut, tc.path, key, entries(tc.kind, 3, -1)))
+			res := apitest.Decode[struct{ CreateResponses []struct{ Policy policyOut } }](t, env.JSON(t, http.MethodPut, tc.path, key, entries(tc.kind, 3, -1)))
 			if len(res.CreateResponses) != 3 || res.CreateResponses[2].Policy.Order != 3 {
 				t.Fatalf("%s overwrite: %+v", tc.kind, res)
 			}
@@ -278,10 +266,10 @@ func TestOverwriteAtomic(t *testing.T) {
 			if got := names(list(t, env, key, q)); got != want {
 				t.Fatalf("%s after rejected overwrites: %s", tc.kind, got)
 			}
-			if got := len(decode[struct{ CreateResponses []any }](t, env.JSON(t, http.MethodPut, tc.path, key, entries(tc.kind, 5, -1))).CreateResponses); got != 5 {
+			if got := len(apitest.Decode[struct{ CreateResponses []any }](t, env.JSON(t, http.MethodPut, tc.path, key, entries(tc.kind, 5, -1))).CreateResponses); got != 5 {
 				t.Fatalf("%s at the cap: %d", tc.kind, got)
 			}
-			if got := len(decode[struct{ CreateResponses []any }](t, env.JSON(t, http.MethodPut, tc.path, key, `{"policies":[]}`)).CreateResponses); got != 0 {
+			if got := len(apitest.Decode[struct{ CreateResponses []any }](t, env.JSON(t, http.MethodPut, tc.path, key, `{"policies":[]}`)).CreateResponses); got != 0 {
 				t.Fatalf("%s empty: %d", tc.kind, got)
 			}
 			if got := len(list(t, env, key, q)); got != 0 {
@@ -290,7 +278,7 @@ func TestOverwriteAtomic(t *testing.T) {
 		}
 		// A span overwrite leaves log policies alone.
 		create(t, env, key, logBody("keep", ""))
-		decode[any](t, env.JSON(t, http.MethodPut, spanPath, key, entries("span", 2, -1)))
+		apitest.Decode[any](t, env.JSON(t, http.MethodPut, spanPath, key, entries("span", 2, -1)))
 		if got := names(list(t, env, key, "?source_type=SOURCE_TYPE_LOGS")); got != "keep@1" {
 			t.Fatalf("logs after span overwrite: %s", got)
 		}
@@ -330,7 +318,7 @@ func TestCreateCap(t *testing.T) {
 		create(t, env, other, logBody("o", ""))
 		// Deleting makes room.
 		p := list(t, env, key, "?source_type=SOURCE_TYPE_LOGS")[0]
-		decode[any](t, env.JSON(t, http.MethodDelete, policiesPath+"/"+p.ID, key, ""))
+		apitest.Decode[any](t, env.JSON(t, http.MethodDelete, policiesPath+"/"+p.ID, key, ""))
 		create(t, env, key, logBody("again", ""))
 	})
 }
@@ -445,7 +433,7 @@ func TestPermissionsAndIsolation(t *testing.T) {
 			}
 		}
 		// The data-plans preset holds all four.
-		preset := decode[struct{ Value string }](t, env.JSON(t, http.MethodPost, "/mgmt/openapi/4/aaa/api-keys/v3", key,
+		preset := apitest.Decode[struct{ Value string }](t, env.JSON(t, http.MethodPost, "/mgmt/openapi/4/aaa/api-keys/v3", key,
 			`{"name":"dp","keyPermissions":{"presets":["data-plans"]}}`)).Value
 		if res := env.JSON(t, http.MethodGet, settingsGet, preset, ""); res.Status != 200 {
 			t.Fatalf("preset key: %d %s", res.Status, res.Body)
@@ -459,7 +447,7 @@ func TestPermissionsAndIsolation(t *testing.T) {
 		if got := len(list(t, env, otherKey, "")); got != 0 {
 			t.Fatalf("other team lists %d", got)
 		}
-		if got := decode[struct{ Policy policyOut }](t, env.JSON(t, http.MethodGet, policiesPath+"/"+p.ID, key, "")).Policy; got.Name != "a" {
+		if got := apitest.Decode[struct{ Policy policyOut }](t, env.JSON(t, http.MethodGet, policiesPath+"/"+p.ID, key, "")).Policy; got.Name != "a" {
 			t.Fatalf("policy changed by the other team: %+v", got)
 		}
 	})

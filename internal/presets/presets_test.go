@@ -36,26 +36,14 @@ type presetOut struct {
 	UpdateTime       string          `json:"updateTime"`
 }
 
-func decode[T any](t *testing.T, res apitest.Response) T {
-	t.Helper()
-	if res.Status != http.StatusOK {
-		t.Fatalf("status %d, want 200; body %s", res.Status, res.Body)
-	}
-	var out T
-	if err := json.Unmarshal(res.Body, &out); err != nil {
-		t.Fatalf("decode %s: %v", res.Body, err)
-	}
-	return out
-}
-
 func create(t *testing.T, env *apitest.Env, key, preset string) presetOut {
 	t.Helper()
-	return decode[struct{ Preset presetOut }](t, env.JSON(t, http.MethodPost, createPath, key, `{"preset":`+preset+`}`)).Preset
+	return apitest.Decode[struct{ Preset presetOut }](t, env.JSON(t, http.MethodPost, createPath, key, `{"preset":`+preset+`}`)).Preset
 }
 
 func summaries(t *testing.T, env *apitest.Env, key, query string) []presetOut {
 	t.Helper()
-	return decode[struct{ PresetSummaries []presetOut }](t, env.JSON(t, http.MethodGet, listPath+query, key, "")).PresetSummaries
+	return apitest.Decode[struct{ PresetSummaries []presetOut }](t, env.JSON(t, http.MethodGet, listPath+query, key, "")).PresetSummaries
 }
 
 func TestCreateFillsDefaults(t *testing.T) {
@@ -77,7 +65,7 @@ func TestCreateFillsDefaults(t *testing.T) {
 			t.Fatalf("full %+v", f)
 		}
 		env.Restart(t)
-		got := decode[struct{ Preset presetOut }](t, env.JSON(t, http.MethodGet, getPath+f.ID, key, "")).Preset
+		got := apitest.Decode[struct{ Preset presetOut }](t, env.JSON(t, http.MethodGet, getPath+f.ID, key, "")).Preset
 		if got.ID != f.ID || got.CreateTime != f.CreateTime || string(got.ConfigOverrides) != string(f.ConfigOverrides) {
 			t.Fatalf("get %+v, want %+v", got, f)
 		}
@@ -103,7 +91,7 @@ func TestSystemPresets(t *testing.T) {
 				t.Fatalf("system preset %d: %+v", i, p)
 			}
 		}
-		got := decode[struct{ Preset presetOut }](t, env.JSON(t, http.MethodGet, getPath+slackID, key, "")).Preset
+		got := apitest.Decode[struct{ Preset presetOut }](t, env.JSON(t, http.MethodGet, getPath+slackID, key, "")).Preset
 		if got.PresetType != "SYSTEM" || !strings.Contains(string(got.ConfigOverrides), "matchEntityType") {
 			t.Fatalf("get system %+v", got)
 		}
@@ -136,7 +124,7 @@ func TestReplaceAndDelete(t *testing.T) {
 		a := create(t, env, key, `{"name":"a","connectorType":"EMAIL","attachmentConfig":{"policy":"ENABLED"}}`)
 		b := create(t, env, key, `{"name":"b","parentId":"`+a.ID+`"}`)
 		env.Clock.Advance(1e9)
-		up := decode[struct{ Preset presetOut }](t, env.JSON(t, http.MethodPut, replacePath, key, `{"preset":{"id":"`+a.ID+`","name":"a2","attachmentConfig":{}}}`)).Preset
+		up := apitest.Decode[struct{ Preset presetOut }](t, env.JSON(t, http.MethodPut, replacePath, key, `{"preset":{"id":"`+a.ID+`","name":"a2","attachmentConfig":{}}}`)).Preset
 		if up.Name != "a2" || up.ConnectorType != "CONNECTOR_TYPE_UNSPECIFIED" || up.AttachmentConfig.Policy != "AUTO" || up.CreateTime != a.CreateTime || up.UpdateTime == a.UpdateTime {
 			t.Fatalf("replaced %+v", up)
 		}
@@ -163,7 +151,7 @@ func TestBatchGet(t *testing.T) {
 		_, key := env.MustTeam(t, "acme")
 		a := create(t, env, key, `{"name":"a"}`)
 		q := url.Values{"preset_ids": {a.ID, slackID, "missing", a.ID, "missing"}}
-		res := decode[struct {
+		res := apitest.Decode[struct {
 			Presets     map[string]presetOut
 			NotFoundIds []string
 		}](t, env.JSON(t, http.MethodGet, batchPath+"?"+q.Encode(), key, ""))
@@ -171,7 +159,7 @@ func TestBatchGet(t *testing.T) {
 			len(res.NotFoundIds) != 1 || res.NotFoundIds[0] != "missing" {
 			t.Fatalf("batch %+v", res)
 		}
-		empty := decode[struct {
+		empty := apitest.Decode[struct {
 			Presets     map[string]presetOut
 			NotFoundIds []string
 		}](t, env.JSON(t, http.MethodGet, batchPath, key, ""))
@@ -183,7 +171,7 @@ func TestBatchGet(t *testing.T) {
 		for i := range 100 {
 			ids.Add("preset_ids", fmt.Sprintf("id-%d", i))
 		}
-		if got := decode[struct{ NotFoundIds []string }](t, env.JSON(t, http.MethodGet, batchPath+"?"+ids.Encode(), key, "")); len(got.NotFoundIds) != 100 {
+		if got := apitest.Decode[struct{ NotFoundIds []string }](t, env.JSON(t, http.MethodGet, batchPath+"?"+ids.Encode(), key, "")); len(got.NotFoundIds) != 100 {
 			t.Fatalf("100 ids: %d", len(got.NotFoundIds))
 		}
 		ids.Add("preset_ids", "one-more")
@@ -265,12 +253,12 @@ func TestAttachmentTypes(t *testing.T) {
 				DefaultEnabled bool
 			}
 		}
-		alerts := decode[list](t, env.JSON(t, http.MethodGet, typesPath+"ALERTS/attachment-types", key, ""))
+		alerts := apitest.Decode[list](t, env.JSON(t, http.MethodGet, typesPath+"ALERTS/attachment-types", key, ""))
 		if len(alerts.SupportedAttachmentTypes) != 2 || alerts.SupportedAttachmentTypes[0].Name != "alert_graph" ||
 			!alerts.SupportedAttachmentTypes[0].DefaultEnabled || alerts.SupportedAttachmentTypes[1].DefaultEnabled {
 			t.Fatalf("alerts %+v", alerts)
 		}
-		if got := decode[list](t, env.JSON(t, http.MethodGet, typesPath+"CASES/attachment-types", key, "")); len(got.SupportedAttachmentTypes) != 2 {
+		if got := apitest.Decode[list](t, env.JSON(t, http.MethodGet, typesPath+"CASES/attachment-types", key, "")); len(got.SupportedAttachmentTypes) != 2 {
 			t.Fatalf("cases %+v", got)
 		}
 		res := env.JSON(t, http.MethodGet, typesPath+"TEST_NOTIFICATIONS/attachment-types", key, "")
@@ -308,7 +296,7 @@ func TestPermissionsAndIsolation(t *testing.T) {
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, replacePath, otherKey, `{"preset":{"id":"`+p.ID+`","name":"x"}}`), 404)
 		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, deletePath+p.ID, otherKey, ""), 404)
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, createPath, otherKey, `{"preset":{"name":"x","parentId":"`+p.ID+`"}}`), 400, "preset.parentId")
-		if got := decode[struct{ NotFoundIds []string }](t, env.JSON(t, http.MethodGet, batchPath+"?preset_ids="+p.ID, otherKey, "")); len(got.NotFoundIds) != 1 {
+		if got := apitest.Decode[struct{ NotFoundIds []string }](t, env.JSON(t, http.MethodGet, batchPath+"?preset_ids="+p.ID, otherKey, "")); len(got.NotFoundIds) != 1 {
 			t.Fatalf("other team batch %+v", got)
 		}
 		if n := len(summaries(t, env, otherKey, "")); n != 9 {
@@ -322,7 +310,7 @@ func TestPermissionsAndIsolation(t *testing.T) {
 			}
 		}
 		// The notification-presets preset holds both.
-		preset := decode[struct{ Value string }](t, env.JSON(t, http.MethodPost, "/mgmt/openapi/4/aaa/api-keys/v3", key,
+		preset := apitest.Decode[struct{ Value string }](t, env.JSON(t, http.MethodPost, "/mgmt/openapi/4/aaa/api-keys/v3", key,
 			`{"name":"np","keyPermissions":{"presets":["notification-presets"]}}`)).Value
 		if res := env.JSON(t, http.MethodPost, createPath, preset, `{"preset":{"name":"c"}}`); res.Status != 200 {
 			t.Fatalf("preset key: %d %s", res.Status, res.Body)

@@ -14,18 +14,6 @@ const (
 	v4Path = "/mgmt/openapi/4/dataplan/quota-rules/v1"
 )
 
-func decode[T any](t *testing.T, res apitest.Response) T {
-	t.Helper()
-	if res.Status != http.StatusOK {
-		t.Fatalf("status %d, want 200; body %s", res.Status, res.Body)
-	}
-	var out T
-	if err := json.Unmarshal(res.Body, &out); err != nil {
-		t.Fatalf("decode %s: %v", res.Body, err)
-	}
-	return out
-}
-
 // ruleSet is a response's set, rules kept raw so that the presence of fields can be checked.
 type ruleSet struct {
 	RuleSet struct {
@@ -41,7 +29,7 @@ const twoRules = `{"ruleSet":{"rules":[
 func TestShapesPerVersion(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
-		created := decode[ruleSet](t, env.JSON(t, http.MethodPost, v4Path, key, twoRules))
+		created := apitest.Decode[ruleSet](t, env.JSON(t, http.MethodPost, v4Path, key, twoRules))
 		if len(created.RuleSet.ID) != 36 || len(created.RuleSet.Rules) != 2 {
 			t.Fatalf("created %+v", created)
 		}
@@ -56,7 +44,7 @@ func TestShapesPerVersion(t *testing.T) {
 		if string(created.RuleSet.Rules[1]["allocation"]) != "5.5" || string(created.RuleSet.Rules[1]["canOverflow"]) != "true" {
 			t.Fatalf("v4 rule %v", created.RuleSet.Rules[1])
 		}
-		got := decode[ruleSet](t, env.JSON(t, http.MethodGet, v5Path, key, ""))
+		got := apitest.Decode[ruleSet](t, env.JSON(t, http.MethodGet, v5Path, key, ""))
 		if got.RuleSet.ID != created.RuleSet.ID || len(got.RuleSet.Rules) != 2 {
 			t.Fatalf("get %+v", got)
 		}
@@ -70,11 +58,11 @@ func TestShapesPerVersion(t *testing.T) {
 			t.Fatalf("v5 rule 1 %v", r1)
 		}
 		// Lookup by id: the set's id, in either case of absence; another id is 404.
-		decode[ruleSet](t, env.JSON(t, http.MethodGet, v5Path+"?id="+created.RuleSet.ID, key, ""))
+		apitest.Decode[ruleSet](t, env.JSON(t, http.MethodGet, v5Path+"?id="+created.RuleSet.ID, key, ""))
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, v5Path+"?id=other", key, ""), 404, "ruleSet")
 
 		// Replace keeps the id and answers the v5 shape.
-		replaced := decode[ruleSet](t, env.JSON(t, http.MethodPut, v5Path, key,
+		replaced := apitest.Decode[ruleSet](t, env.JSON(t, http.MethodPut, v5Path, key,
 			`{"ruleSet":{"id":"`+created.RuleSet.ID+`","rules":[{"entityType":"logs","allocation":100,"allocationType":"QUOTA_ALLOCATION_TYPE_PERCENTAGE","enabled":true,"canOverflow":true}]}}`))
 		if replaced.RuleSet.ID != created.RuleSet.ID || len(replaced.RuleSet.Rules) != 1 ||
 			string(replaced.RuleSet.Rules[0]["allocationType"]) != `"QUOTA_ALLOCATION_TYPE_PERCENTAGE"` || string(replaced.RuleSet.Rules[0]["platformManaged"]) != "false" {
@@ -83,12 +71,12 @@ func TestShapesPerVersion(t *testing.T) {
 		// A replace naming another set's id is 404 and changes nothing.
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, v5Path, key, `{"ruleSet":{"id":"nope","rules":[]}}`), 404)
 		// An empty rule list is a valid set.
-		empty := decode[ruleSet](t, env.JSON(t, http.MethodPut, v5Path, key, `{"ruleSet":{"rules":[]}}`))
+		empty := apitest.Decode[ruleSet](t, env.JSON(t, http.MethodPut, v5Path, key, `{"ruleSet":{"rules":[]}}`))
 		if empty.RuleSet.Rules == nil || len(empty.RuleSet.Rules) != 0 {
 			t.Fatalf("empty %s", env.JSON(t, http.MethodGet, v5Path, key, "").Body)
 		}
 		env.Restart(t)
-		if got := decode[ruleSet](t, env.JSON(t, http.MethodGet, v5Path, key, "")); got.RuleSet.ID != created.RuleSet.ID || len(got.RuleSet.Rules) != 0 {
+		if got := apitest.Decode[ruleSet](t, env.JSON(t, http.MethodGet, v5Path, key, "")); got.RuleSet.ID != created.RuleSet.ID || len(got.RuleSet.Rules) != 0 {
 			t.Fatalf("after restart %+v", got)
 		}
 	})
@@ -102,20 +90,20 @@ func TestLifecycleConflictsAndMissing(t *testing.T) {
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, v5Path, key, ""), 404)
 		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, v5Path, key, ""), 404)
 
-		first := decode[ruleSet](t, env.JSON(t, http.MethodPost, v4Path, key, twoRules))
+		first := apitest.Decode[ruleSet](t, env.JSON(t, http.MethodPost, v4Path, key, twoRules))
 		// A second create is 409 and leaves the first set alone; the client's id is ignored.
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, v4Path, key, `{"ruleSet":{"id":"mine","rules":[]}}`), 409, "already has")
-		if got := decode[ruleSet](t, env.JSON(t, http.MethodGet, v5Path, key, "")); got.RuleSet.ID != first.RuleSet.ID || len(got.RuleSet.Rules) != 2 {
+		if got := apitest.Decode[ruleSet](t, env.JSON(t, http.MethodGet, v5Path, key, "")); got.RuleSet.ID != first.RuleSet.ID || len(got.RuleSet.Rules) != 2 {
 			t.Fatalf("after 409 %+v", got)
 		}
-		deleted := decode[struct{ ID string }](t, env.JSON(t, http.MethodDelete, v5Path, key, ""))
+		deleted := apitest.Decode[struct{ ID string }](t, env.JSON(t, http.MethodDelete, v5Path, key, ""))
 		if deleted.ID != first.RuleSet.ID {
 			t.Fatalf("deleted %q, want %q", deleted.ID, first.RuleSet.ID)
 		}
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, v5Path, key, ""), 404)
 		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, v5Path, key, ""), 404)
 		// After a delete, create works again with a new id.
-		again := decode[ruleSet](t, env.JSON(t, http.MethodPost, v4Path, key, `{"ruleSet":{"id":"mine","rules":[]}}`))
+		again := apitest.Decode[ruleSet](t, env.JSON(t, http.MethodPost, v4Path, key, `{"ruleSet":{"id":"mine","rules":[]}}`))
 		if again.RuleSet.ID == first.RuleSet.ID || again.RuleSet.ID == "mine" {
 			t.Fatalf("again %+v", again)
 		}
@@ -142,7 +130,7 @@ func TestValidation(t *testing.T) {
 	const pct, units = "QUOTA_ALLOCATION_TYPE_PERCENTAGE", "QUOTA_ALLOCATION_TYPE_LOCKED_UNITS"
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
-		decode[ruleSet](t, env.JSON(t, http.MethodPost, v4Path, key, set()))
+		apitest.Decode[ruleSet](t, env.JSON(t, http.MethodPost, v4Path, key, set()))
 		ok := []string{
 			set(rule("logs", "0", "")),
 			set(rule("logs", "100", pct)),
@@ -153,7 +141,7 @@ func TestValidation(t *testing.T) {
 		}
 		for _, body := range ok {
 			for _, m := range []string{http.MethodPut} {
-				decode[ruleSet](t, env.JSON(t, m, v5Path, key, body))
+				apitest.Decode[ruleSet](t, env.JSON(t, m, v5Path, key, body))
 			}
 		}
 		bad := []struct{ body, msg string }{
@@ -177,7 +165,7 @@ func TestValidation(t *testing.T) {
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, v5Path+"?id="+strings.Repeat("a", 36), key, ""), 404)
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, v5Path+"?id="+strings.Repeat("a", 37), key, ""), 400, "id")
 		// Nothing invalid was stored: the last good replace stands.
-		got := decode[ruleSet](t, env.JSON(t, http.MethodGet, v5Path, key, ""))
+		got := apitest.Decode[ruleSet](t, env.JSON(t, http.MethodGet, v5Path, key, ""))
 		if len(got.RuleSet.Rules) != 1 || string(got.RuleSet.Rules[0]["allocationType"]) != `"`+units+`"` {
 			t.Fatalf("stored %+v", got)
 		}
@@ -188,26 +176,26 @@ func TestPermissionsAndIsolation(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
 		_, otherKey := env.MustTeam(t, "other")
-		decode[ruleSet](t, env.JSON(t, http.MethodPost, v4Path, key, twoRules))
+		apitest.Decode[ruleSet](t, env.JSON(t, http.MethodPost, v4Path, key, twoRules))
 
 		reader := env.MustKey(t, key, "team-quota-rules:Read")
 		manager := env.MustKey(t, key, "team-quota-rules:Manage")
-		decode[ruleSet](t, env.JSON(t, http.MethodGet, v5Path, reader, ""))
+		apitest.Decode[ruleSet](t, env.JSON(t, http.MethodGet, v5Path, reader, ""))
 		for _, c := range []struct{ method, path, body string }{
 			{http.MethodPut, v5Path, twoRules}, {http.MethodPost, v4Path, twoRules}, {http.MethodDelete, v5Path, ""},
 		} {
 			apitest.ExpectError(t, env.JSON(t, c.method, c.path, reader, c.body), 403, "team-quota-rules:Manage")
 		}
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, v5Path, manager, ""), 403, "team-quota-rules:Read")
-		decode[ruleSet](t, env.JSON(t, http.MethodPut, v5Path, manager, twoRules))
+		apitest.Decode[ruleSet](t, env.JSON(t, http.MethodPut, v5Path, manager, twoRules))
 		apitest.ExpectError(t, env.Do(t, http.MethodGet, v5Path, "", "", ""), 401)
 
 		// Another team sees no set, cannot replace or delete this one, and has its own.
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, v5Path, otherKey, ""), 404)
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, v5Path, otherKey, twoRules), 404)
 		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, v5Path, otherKey, ""), 404)
-		theirs := decode[ruleSet](t, env.JSON(t, http.MethodPost, v4Path, otherKey, set(rule("rum", "10", ""))))
-		mine := decode[ruleSet](t, env.JSON(t, http.MethodGet, v5Path, key, ""))
+		theirs := apitest.Decode[ruleSet](t, env.JSON(t, http.MethodPost, v4Path, otherKey, set(rule("rum", "10", ""))))
+		mine := apitest.Decode[ruleSet](t, env.JSON(t, http.MethodGet, v5Path, key, ""))
 		if theirs.RuleSet.ID == mine.RuleSet.ID || len(mine.RuleSet.Rules) != 2 {
 			t.Fatalf("mine %+v theirs %+v", mine, theirs)
 		}

@@ -1,7 +1,6 @@
 package roles_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -30,31 +29,19 @@ type customRole struct {
 	Permissions    []string
 }
 
-func decode[T any](t *testing.T, res apitest.Response) T {
-	t.Helper()
-	if res.Status != http.StatusOK {
-		t.Fatalf("status %d, want 200; body %s", res.Status, res.Body)
-	}
-	var out T
-	if err := json.Unmarshal(res.Body, &out); err != nil {
-		t.Fatalf("decode %s: %v", res.Body, err)
-	}
-	return out
-}
-
 func create(t *testing.T, env *apitest.Env, key, body string) int64 {
 	t.Helper()
-	return decode[struct{ ID int64 }](t, env.JSON(t, http.MethodPut, createPath, key, body)).ID
+	return apitest.Decode[struct{ ID int64 }](t, env.JSON(t, http.MethodPut, createPath, key, body)).ID
 }
 
 func get(t *testing.T, env *apitest.Env, key string, id int64) customRole {
 	t.Helper()
-	return decode[struct{ Role customRole }](t, env.JSON(t, http.MethodGet, rolePath(id), key, "")).Role
+	return apitest.Decode[struct{ Role customRole }](t, env.JSON(t, http.MethodGet, rolePath(id), key, "")).Role
 }
 
 func list(t *testing.T, env *apitest.Env, key, query string) []customRole {
 	t.Helper()
-	return decode[struct{ Roles []customRole }](t, env.JSON(t, http.MethodGet, rolesPath+query, key, "")).Roles
+	return apitest.Decode[struct{ Roles []customRole }](t, env.JSON(t, http.MethodGet, rolesPath+query, key, "")).Roles
 }
 
 func rolePath(id int64) string { return rolesPath + "/" + strconv.FormatInt(id, 10) }
@@ -62,7 +49,7 @@ func rolePath(id int64) string { return rolesPath + "/" + strconv.FormatInt(id, 
 func TestSystemRoles(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
-		got := decode[struct {
+		got := apitest.Decode[struct {
 			Roles []struct {
 				RoleID      int64
 				Name        string
@@ -95,7 +82,7 @@ func TestCreateGetUpdateDelete(t *testing.T) {
 		if res.Status != http.StatusOK {
 			t.Fatalf("create status %d (want 200, never 201): %s", res.Status, res.Body)
 		}
-		id := decode[struct{ ID int64 }](t, res).ID
+		id := apitest.Decode[struct{ ID int64 }](t, res).ID
 		want := customRole{id, team, "oncall", "d", 2, "member", []string{"case:Comment", "case:Read"}}
 		if got := get(t, env, key, id); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("get %+v, want %+v", got, want)
@@ -124,12 +111,12 @@ func TestCreateGetUpdateDelete(t *testing.T) {
 		if got := get(t, env, key, id); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("after update %+v, want %+v", got, want)
 		}
-		decode[struct{}](t, env.JSON(t, http.MethodPost, rolePath(id), key, `{"newDescription":""}`))
+		apitest.Decode[struct{}](t, env.JSON(t, http.MethodPost, rolePath(id), key, `{"newDescription":""}`))
 		if got := get(t, env, key, id); got.Description != "" || got.Name != "pager" {
 			t.Fatalf("after description %+v", got)
 		}
 		// Renaming to its own name is no conflict; to another role's is.
-		decode[struct{}](t, env.JSON(t, http.MethodPost, rolePath(id), key, `{"newName":"pager"}`))
+		apitest.Decode[struct{}](t, env.JSON(t, http.MethodPost, rolePath(id), key, `{"newName":"pager"}`))
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, rolePath(id), key, `{"newName":"ro"}`), 409, "newName", "ro")
 		// Delete: 204 with no body, then 404.
 		del := env.JSON(t, http.MethodDelete, rolePath(id), key, "")
@@ -234,7 +221,7 @@ func TestDuplicateNameUnderConcurrency(t *testing.T) {
 		wg.Wait()
 		ids := make([]int64, n)
 		for i, a := range answers {
-			ids[i] = decode[struct{ ID int64 }](t, a).ID
+			ids[i] = apitest.Decode[struct{ ID int64 }](t, a).ID
 		}
 		slices.Sort(ids)
 		if len(slices.Compact(ids)) != n {

@@ -44,18 +44,6 @@ type viewDoc struct {
 
 type folder struct{ ID, Name string }
 
-func decode[T any](t *testing.T, res apitest.Response) T {
-	t.Helper()
-	if res.Status != http.StatusOK {
-		t.Fatalf("status %d, want 200; body %.300s", res.Status, res.Body)
-	}
-	var out T
-	if err := json.Unmarshal(res.Body, &out); err != nil {
-		t.Fatalf("decode %.300s: %v", res.Body, err)
-	}
-	return out
-}
-
 func asJSON(t *testing.T, v any) string {
 	t.Helper()
 	b, err := json.Marshal(v)
@@ -69,22 +57,22 @@ func viewPath(id int64) string { return viewsPath + "/" + strconv.FormatInt(id, 
 
 func createView(t *testing.T, env *apitest.Env, key, body string) viewDoc {
 	t.Helper()
-	return decode[viewDoc](t, env.JSON(t, http.MethodPost, viewsPath, key, body))
+	return apitest.Decode[viewDoc](t, env.JSON(t, http.MethodPost, viewsPath, key, body))
 }
 
 func createFolder(t *testing.T, env *apitest.Env, key, name string) folder {
 	t.Helper()
-	return decode[folder](t, env.JSON(t, http.MethodPost, foldersPath, key, `{"name":`+strconv.Quote(name)+`}`))
+	return apitest.Decode[folder](t, env.JSON(t, http.MethodPost, foldersPath, key, `{"name":`+strconv.Quote(name)+`}`))
 }
 
 func listViews(t *testing.T, env *apitest.Env, key string) []viewDoc {
 	t.Helper()
-	return decode[struct{ Views []viewDoc }](t, env.JSON(t, http.MethodGet, viewsPath, key, "")).Views
+	return apitest.Decode[struct{ Views []viewDoc }](t, env.JSON(t, http.MethodGet, viewsPath, key, "")).Views
 }
 
 func listFolders(t *testing.T, env *apitest.Env, key string) []folder {
 	t.Helper()
-	return decode[struct{ Folders []folder }](t, env.JSON(t, http.MethodGet, foldersPath, key, "")).Folders
+	return apitest.Decode[struct{ Folders []folder }](t, env.JSON(t, http.MethodGet, foldersPath, key, "")).Folders
 }
 
 const quick = `"timeSelection":{"quickSelection":{"caption":"Last hour","seconds":3600}}`
@@ -113,7 +101,7 @@ func TestViewCRUD(t *testing.T) {
 			t.Fatalf("bare %+v", v2)
 		}
 		env.Restart(t)
-		got := decode[viewDoc](t, env.JSON(t, http.MethodGet, viewPath(1), key, ""))
+		got := apitest.Decode[viewDoc](t, env.JSON(t, http.MethodGet, viewPath(1), key, ""))
 		if got.Name != "errors" || got.FolderID != f.ID || got.Filters == nil {
 			t.Fatalf("get %+v", got)
 		}
@@ -121,12 +109,12 @@ func TestViewCRUD(t *testing.T) {
 			t.Fatalf("list %+v", l)
 		}
 		// Replace: the body becomes the view, the id stays; the folder can be dropped.
-		r := decode[viewDoc](t, env.JSON(t, http.MethodPut, viewPath(1), key,
+		r := apitest.Decode[viewDoc](t, env.JSON(t, http.MethodPut, viewPath(1), key,
 			`{"name":"renamed","timeSelection":{"customSelection":{"fromTime":"2026-01-01T00:00:00Z","toTime":"2026-01-02T00:00:00.5+02:00"}}}`))
 		if r.ID != 1 || r.Name != "renamed" || r.FolderID != "" || r.Filters != nil || r.TimeSelection.CustomSelection.ToTime != "2026-01-02T00:00:00.5+02:00" {
 			t.Fatalf("replace %+v", r)
 		}
-		if g := decode[viewDoc](t, env.JSON(t, http.MethodGet, viewPath(1), key, "")); asJSON(t, g) != asJSON(t, r) {
+		if g := apitest.Decode[viewDoc](t, env.JSON(t, http.MethodGet, viewPath(1), key, "")); asJSON(t, g) != asJSON(t, r) {
 			t.Fatalf("after replace %+v, want %+v", g, r)
 		}
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, viewPath(9), key, `{"name":"x","timeSelection":{}}`), 404, "id", "9")
@@ -152,11 +140,11 @@ func TestFolderCRUD(t *testing.T) {
 		if l := listFolders(t, env, key); len(l) != 2 || l[0] != a || l[1] != b {
 			t.Fatalf("list %+v", l)
 		}
-		r := decode[folder](t, env.JSON(t, http.MethodPut, foldersPath, key, `{"id":"`+a.ID+`","name":"z"}`))
+		r := apitest.Decode[folder](t, env.JSON(t, http.MethodPut, foldersPath, key, `{"id":"`+a.ID+`","name":"z"}`))
 		if r.ID != a.ID || r.Name != "z" {
 			t.Fatalf("rename %+v", r)
 		}
-		if g := decode[folder](t, env.JSON(t, http.MethodGet, foldersPath+"/"+a.ID, key, "")); g != r {
+		if g := apitest.Decode[folder](t, env.JSON(t, http.MethodGet, foldersPath+"/"+a.ID, key, "")); g != r {
 			t.Fatalf("get %+v", g)
 		}
 		missing := "00000000-0000-4000-8000-000000000000"
@@ -166,7 +154,7 @@ func TestFolderCRUD(t *testing.T) {
 		// A folder holding views is refused; empty, it goes.
 		v := createView(t, env, key, `{"name":"v","folderId":"`+b.ID+`","timeSelection":{}}`)
 		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, foldersPath+"/"+b.ID, key, ""), 409, "id", "holds 1 views")
-		decode[viewDoc](t, env.JSON(t, http.MethodPut, viewPath(v.ID), key, `{"name":"v","folderId":"`+a.ID+`","timeSelection":{}}`))
+		apitest.Decode[viewDoc](t, env.JSON(t, http.MethodPut, viewPath(v.ID), key, `{"name":"v","folderId":"`+a.ID+`","timeSelection":{}}`))
 		del := env.JSON(t, http.MethodDelete, foldersPath+"/"+b.ID, key, "")
 		if del.Status != http.StatusOK || string(del.Body) != "{}" {
 			t.Fatalf("delete %d %s", del.Status, del.Body)
@@ -251,11 +239,11 @@ func TestViewBounds(t *testing.T) {
 		}
 		for _, body := range accepted {
 			created := createView(t, env, key, body)
-			got := decode[viewDoc](t, env.JSON(t, http.MethodGet, viewPath(created.ID), key, ""))
+			got := apitest.Decode[viewDoc](t, env.JSON(t, http.MethodGet, viewPath(created.ID), key, ""))
 			if asJSON(t, got) != asJSON(t, created) {
 				t.Fatalf("stored %.200v, answered %.200v", got, created)
 			}
-			decode[viewDoc](t, env.JSON(t, http.MethodPut, viewPath(v.ID), key, body))
+			apitest.Decode[viewDoc](t, env.JSON(t, http.MethodPut, viewPath(v.ID), key, body))
 		}
 		l := listViews(t, env, key)
 		if len(l) != 5 || l[1].Name != long(250) || len(l[2].Filters.Filters) != 1000 || l[2].TimeSelection.QuickSelection.Seconds != 4294967295 ||
@@ -284,7 +272,7 @@ func TestViewLimits(t *testing.T) {
 		if v := createView(t, env, key, `{"name":"last",`+quick+`}`); v.ID != 2147483647 {
 			t.Fatalf("id %d", v.ID)
 		}
-		if g := decode[viewDoc](t, env.JSON(t, http.MethodGet, viewPath(2147483647), key, "")); g.Name != "last" {
+		if g := apitest.Decode[viewDoc](t, env.JSON(t, http.MethodGet, viewPath(2147483647), key, "")); g.Name != "last" {
 			t.Fatalf("get %+v", g)
 		}
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, viewsPath, key, `{"name":"more",`+quick+`}`), 429, "id", "2147483647")
@@ -333,7 +321,7 @@ func TestFolderBounds(t *testing.T) {
 			apitest.ExpectError(t, env.JSON(t, http.MethodGet, foldersPath+"/"+id, key, ""), 400, "id")
 			apitest.ExpectError(t, env.JSON(t, http.MethodPut, foldersPath, key, `{"id":"`+id+`","name":"n"}`), 400, "id")
 		}
-		if g := decode[folder](t, env.JSON(t, http.MethodGet, foldersPath+"/"+f.ID, key, "")); g.Name != long {
+		if g := apitest.Decode[folder](t, env.JSON(t, http.MethodGet, foldersPath+"/"+f.ID, key, "")); g.Name != long {
 			t.Fatalf("get %+v", g)
 		}
 	})
@@ -358,7 +346,7 @@ func TestConcurrentCreatesAndFolderDelete(t *testing.T) {
 		for _, a := range answers {
 			switch a.Status {
 			case http.StatusOK:
-				ids = append(ids, decode[viewDoc](t, a).ID)
+				ids = append(ids, apitest.Decode[viewDoc](t, a).ID)
 			case http.StatusBadRequest: // the folder was deleted first
 			default:
 				t.Fatalf("create %d %s", a.Status, a.Body)
@@ -407,7 +395,7 @@ func TestViewIsolationAndPermissions(t *testing.T) {
 		if len(listViews(t, env, otherKey)) != 0 || len(listFolders(t, env, otherKey)) != 0 {
 			t.Fatalf("other team lists something")
 		}
-		if g := decode[viewDoc](t, env.JSON(t, http.MethodGet, viewPath(v.ID), key, "")); g.Name != "mine" {
+		if g := apitest.Decode[viewDoc](t, env.JSON(t, http.MethodGet, viewPath(v.ID), key, "")); g.Name != "mine" {
 			t.Fatalf("own view %+v", g)
 		}
 

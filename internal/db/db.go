@@ -178,6 +178,21 @@ func (tx *Tx) NewID() string { return tx.newID() }
 // transaction, so that concurrent transactions cannot lock them in opposite orders.
 func (tx *Tx) BeforeCommit(fn func() error) { tx.beforeCommit = append(tx.beforeCommit, fn) }
 
+// Serialize makes every other transaction that serializes on the same key wait until this one
+// ends, across replicas: on PostgreSQL a transaction-level advisory lock on a hash of key; on
+// SQLite nothing, since its transactions already run one at a time on the single writer
+// connection. Areas use it to keep what they checked (a count, the existence of a row) true
+// until they commit.
+func (tx *Tx) Serialize(ctx context.Context, key string) error {
+	if tx.Engine != Postgres {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
+		return fmt.Errorf("lock %s: %w", key, err)
+	}
+	return nil
+}
+
 // Local returns the value stored under key for this transaction, made by create the first time.
 func (tx *Tx) Local(key any, create func() any) any {
 	if v, ok := tx.locals[key]; ok {

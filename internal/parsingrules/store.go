@@ -11,17 +11,9 @@ import (
 
 // lockTeam serialises the team's rule-group writers until the transaction ends, so that the
 // "after the others" order of a new group and an all-or-nothing bulk delete see a stable set
-// across replicas. PostgreSQL: a transaction-level advisory lock; SQLite's IMMEDIATE transactions
-// on one writer connection are serialised already.
+// across replicas. (db.Tx.Serialize).
 func lockTeam(ctx context.Context, tx *db.Tx, teamID int64) error {
-	if tx.Engine != db.Postgres {
-		return nil
-	}
-	key := fmt.Sprintf("mgmtapi.parsingrules:%d", teamID)
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
-		return fmt.Errorf("lock rule groups: %w", err)
-	}
-	return nil
+	return tx.Serialize(ctx, fmt.Sprintf("mgmtapi.parsingrules:%d", teamID))
 }
 
 // nextOrder is one more than the highest order of the team's groups, or 1 when it has none; it

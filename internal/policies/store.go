@@ -14,17 +14,9 @@ import (
 // lockType serialises, until the transaction ends, every writer of the team's policies of one
 // data type, so that the count checked against the limit and the positions read stay true until
 // commit, across replicas. PostgreSQL: a transaction-level advisory lock on a key derived from
-// (team, type). SQLite: transactions begin IMMEDIATE on the one writer connection, so they are
-// serialised already.
+// (team, type) (db.Tx.Serialize).
 func lockType(ctx context.Context, tx *db.Tx, teamID int64, src sourceType) error {
-	if tx.Engine != db.Postgres {
-		return nil
-	}
-	key := fmt.Sprintf("mgmtapi.policies:%d:%s", teamID, src)
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
-		return fmt.Errorf("lock policies: %w", err)
-	}
-	return nil
+	return tx.Serialize(ctx, fmt.Sprintf("mgmtapi.policies:%d:%s", teamID, src))
 }
 
 func countType(ctx context.Context, tx *db.Tx, teamID int64, src sourceType) (int, error) {

@@ -11,17 +11,9 @@ import (
 
 // lockTeam serialises, until the transaction ends, every writer of the team's presets, so that a
 // parent checked to exist (or a preset checked to have no children) stays so until commit, across
-// replicas. PostgreSQL: a transaction-level advisory lock on the team. SQLite: transactions begin
-// IMMEDIATE on the one writer connection, so they are serialised already.
+// replicas (db.Tx.Serialize).
 func lockTeam(ctx context.Context, tx *db.Tx, teamID int64) error {
-	if tx.Engine != db.Postgres {
-		return nil
-	}
-	key := fmt.Sprintf("mgmtapi.presets:%d", teamID)
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, key); err != nil {
-		return fmt.Errorf("lock presets: %w", err)
-	}
-	return nil
+	return tx.Serialize(ctx, fmt.Sprintf("mgmtapi.presets:%d", teamID))
 }
 
 // insertPreset stores p (its id already set) with the transaction's time.

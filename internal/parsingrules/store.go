@@ -11,7 +11,7 @@ import (
 
 // lockTeam serialises the team's rule-group writers until the transaction ends, so that the
 // "after the others" order of a new group and an all-or-nothing bulk delete see a stable set
-// across replicas. (db.Tx.Serialize).
+// across replicas (db.Tx.Serialize).
 func lockTeam(ctx context.Context, tx *db.Tx, teamID int64) error {
 	return tx.Serialize(ctx, fmt.Sprintf("mgmtapi.parsingrules:%d", teamID))
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/cases"
 	"github.com/mgmtapi/mgmtapi/internal/config"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/server"
 	"github.com/mgmtapi/mgmtapi/internal/teams"
 )
@@ -62,6 +63,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	logger := newLogger(cfg, stdout)
 	logger.Info("starting", "config", cfg.String())
 
+	// Read the extension catalog before anything else starts, so that a bad file stops the start.
+	catalog, err := extensions.LoadCatalog(cfg.ExtensionsDir)
+	if err != nil {
+		return err
+	}
+	logger.Info("extension catalog loaded", "extensions", catalog.Len())
+
 	// Listen first, so that a taken port fails at once and :0 is known before anything else.
 	listener, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
@@ -88,7 +96,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	authn := auth.NewAuthenticator(database, nil)
-	apiHandler, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: cfg.OperatorKey, PolicyLimit: cfg.PolicyLimit})
+	apiHandler, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: cfg.OperatorKey, PolicyLimit: cfg.PolicyLimit,
+		Extensions: catalog})
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -236,5 +237,36 @@ func TestShutdownWaitsAndReturns(t *testing.T) {
 	}
 	if !strings.Contains(p.stdout.String(), `"request_id":`) {
 		t.Fatal("request log lines carry no request_id")
+	}
+}
+
+func TestExtensionsDirectory(t *testing.T) {
+	// A bad catalog file stops the start with a message naming the file and the field.
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"id": "Bad"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"serve", "--data-dir", t.TempDir(), "--extensions-dir", dir}, nil, "extensions-dir " + bad + `: id: "Bad" must match`},
+		{[]string{"serve", "--data-dir", t.TempDir()}, map[string]string{"MGMTAPI_EXTENSIONS_DIR": dir}, "extensions-dir " + bad + ": id:"},
+		{[]string{"serve", "--data-dir", t.TempDir(), "--extensions-dir", filepath.Join(dir, "missing")}, nil, "extensions-dir " + filepath.Join(dir, "missing")},
+	} {
+		err := run(context.Background(), c.args, func(k string) string { return c.env[k] }, io.Discard, io.Discard, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("run %v %v: error %v, want one containing %q", c.args, c.env, err, c.want)
+		}
+	}
+
+	// A good directory adds its extensions to the served catalog.
+	p := start(t, map[string]string{"MGMTAPI_BOOTSTRAP_KEY": "my-chosen-key-0123456789"},
+		"--data-dir", t.TempDir(), "--extensions-dir", "../../internal/extensions/testdata/catalog")
+	if status, body := p.get(t, "/mgmt/openapi/3/integrations/extensions/v1/acme-widgets", "my-chosen-key-0123456789"); status != 200 ||
+		!strings.Contains(body, `"name":"Acme Widgets"`) {
+		t.Fatalf("operator extension: %d %.300s", status, body)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/dashboards"
 	"github.com/mgmtapi/mgmtapi/internal/datausage"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/incidents"
 	"github.com/mgmtapi/mgmtapi/internal/ingest"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
@@ -37,6 +38,8 @@ type Options struct {
 	OperatorKey string
 	// PolicyLimit is the most data-plan policies a team may hold per data type (200 when 0).
 	PolicyLimit int
+	// Extensions is the extension catalog; nil means the built-in catalog only.
+	Extensions *extensions.Catalog
 }
 
 // handler is every area's operations in one oas.Handler.
@@ -56,6 +59,7 @@ type handler struct {
 	*roles.RoleHandler
 	*views.ViewHandler
 	*dashboards.DashboardHandler
+	*extensions.ExtensionHandler
 }
 
 // NewError is the exit for errors returned by handlers and by the security handler.
@@ -69,11 +73,18 @@ type API struct {
 	operatorKey string
 }
 
-// New builds the API. It fails when the OpenAPI document names a permission the catalog lacks.
+// New builds the API. It fails when the OpenAPI document names a permission the catalog lacks,
+// or when opts.Extensions is nil and the built-in extension catalog does not load.
 func New(opts Options) (*API, error) {
 	perms, err := operationPermissions()
 	if err != nil {
 		return nil, err
+	}
+	catalog := opts.Extensions
+	if catalog == nil {
+		if catalog, err = extensions.LoadCatalog(""); err != nil {
+			return nil, err
+		}
 	}
 	h := handler{
 		KeyHandler:       apikeys.NewHandler(opts.DB, opts.Authn),
@@ -91,6 +102,7 @@ func New(opts Options) (*API, error) {
 		RoleHandler:      roles.NewHandler(opts.DB),
 		ViewHandler:      views.NewHandler(opts.DB),
 		DashboardHandler: dashboards.NewHandler(opts.DB),
+		ExtensionHandler: extensions.NewHandler(opts.DB, catalog),
 	}
 	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey}
 	router, err := oas.NewServer(h, sec,

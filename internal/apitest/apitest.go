@@ -26,6 +26,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/api"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/server"
 	"github.com/mgmtapi/mgmtapi/internal/teams"
@@ -58,6 +59,8 @@ type Options struct {
 	MaxBodyBytes int64
 	// PolicyLimit is the most data-plan policies per team and data type; 200 when 0.
 	PolicyLimit int
+	// Extensions is the extension catalog; nil means the built-in one.
+	Extensions *extensions.Catalog
 }
 
 // Engines runs fn once on SQLite and, when MGMTAPI_TEST_DATABASE_URL is set, once on PostgreSQL,
@@ -164,7 +167,8 @@ func (e *Env) OpenDB(t *testing.T) *db.DB {
 // process does; tests use it to run a second replica over the same database.
 func (e *Env) Handler(t *testing.T, database *db.DB, authn *auth.Authenticator) http.Handler {
 	t.Helper()
-	a, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: OperatorKey, PolicyLimit: e.opts.PolicyLimit})
+	a, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: OperatorKey, PolicyLimit: e.opts.PolicyLimit,
+		Extensions: e.opts.Extensions})
 	if err != nil {
 		t.Fatalf("api: %v", err)
 	}

@@ -53,6 +53,15 @@ var catalog = []Permission{
 	{"views:Manage", "create, replace and delete saved views and view folders"},
 	{"team-dashboards:Read", "read custom dashboards and list the dashboard catalog"},
 	{"team-dashboards:Update", "create, replace and delete custom dashboards"},
+	{"extensions:ReadConfig", "list and read the extension catalog and the team's deployed extensions"},
+	{"extensions:Deploy", "deploy, change and undeploy extensions (each item also needs its own deploy permission)"},
+	{"actions:Manage", "deploy extension items of kind ACTION; mgmtapi has no other operation for actions"},
+	{"alerts:Manage", "deploy extension items of kind ALERT and ALERT_V3; mgmtapi has no other operation for alert definitions"},
+	{"enrichments:Manage", "deploy extension items of kind ENRICHMENT; mgmtapi has no other operation for enrichments"},
+	{"grafana-dashboards:Manage", "deploy extension items of kind GRAFANA_DASHBOARD; mgmtapi has no other operation for Grafana dashboards"},
+	{"kibana-dashboards:Manage", "deploy extension items of kind KIBANA_DASHBOARD; mgmtapi has no other operation for Kibana dashboards"},
+	{"events2metrics:ReadConfig", "list and read events-to-metrics rules"},
+	{"events2metrics:Manage", "deploy extension items of kind EVENTS_TO_METRICS (span and log events-to-metrics rules)"},
 }
 
 // Preset is a named bundle of permissions that a key can hold by name.
@@ -94,11 +103,15 @@ var presets = []Preset{
 		Permissions: []string{"views:ReadConfig", "views:Manage"}},
 	{Name: "dashboards", Description: "everything about custom dashboards",
 		Permissions: []string{"team-dashboards:Read", "team-dashboards:Update"}},
+	{Name: "extensions", Description: "reading the extension catalog, deploying extensions, and deploying the item kinds that have no area of their own",
+		Permissions: []string{"extensions:ReadConfig", "extensions:Deploy", "actions:Manage", "alerts:Manage",
+			"enrichments:Manage", "grafana-dashboards:Manage", "kibana-dashboards:Manage"}},
 	{Name: "read-only", Description: "every permission that only reads",
 		Permissions: []string{"api-keys:ReadConfig", "recording-rules:ReadConfig", "case:Read", "incidents:read",
 			"policies:ReadConfig", "policy-settings:ReadConfig", "team-quota-rules:Read", "data-usage:Read",
 			"notification-presets:ReadConfig", "parsing-rules:ReadConfig", "retention-tags:ReadConfig",
-			"team-roles:ReadConfig", "views:ReadConfig", "team-dashboards:Read"}},
+			"team-roles:ReadConfig", "views:ReadConfig", "team-dashboards:Read", "extensions:ReadConfig",
+			"events2metrics:ReadConfig"}},
 	{Name: FullAccess, Description: "every permission", Permissions: nil},
 }
 

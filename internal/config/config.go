@@ -27,6 +27,9 @@ type Config struct {
 	OperatorKey  string
 	// KPIInterval is how often open cases are checked for KPI breaches.
 	KPIInterval time.Duration
+	// ExtensionsDir holds the operator's extension catalog files (*.json); empty means the
+	// built-in catalog only.
+	ExtensionsDir string
 }
 
 // Parse reads the flags that follow the `serve` subcommand and the MGMTAPI_ variables through
@@ -71,6 +74,7 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (Config, 
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", maxBody, "largest accepted request body (MGMTAPI_MAX_BODY_BYTES)")
 	fs.StringVar(&c.LogFormat, "log-format", env("MGMTAPI_LOG_FORMAT", "text"), "text or json (MGMTAPI_LOG_FORMAT)")
 	fs.StringVar(&level, "log-level", env("MGMTAPI_LOG_LEVEL", "info"), "debug, info, warn or error (MGMTAPI_LOG_LEVEL)")
+	fs.StringVar(&c.ExtensionsDir, "extensions-dir", env("MGMTAPI_EXTENSIONS_DIR", ""), "directory of extension catalog files (*.json) added to the built-in catalog (MGMTAPI_EXTENSIONS_DIR)")
 	fs.StringVar(&kpiInterval, "kpi-interval", env("MGMTAPI_KPI_INTERVAL", "30s"), "how often open cases are checked for KPI breaches, 1s to 1h (MGMTAPI_KPI_INTERVAL)")
 	if err := fs.Parse(args); err != nil {
 		return Config{}, err
@@ -113,8 +117,12 @@ func (c Config) String() string {
 	if c.DatabaseURL != "" {
 		db = "postgres " + maskURL(c.DatabaseURL)
 	}
-	return fmt.Sprintf("addr=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s log=%s/%s bootstrap-key=%s operator-key=%s",
-		c.Addr, db, c.Region, c.PolicyLimit, c.MaxBodyBytes, c.KPIInterval, c.LogFormat, c.LogLevel, mask(c.BootstrapKey), mask(c.OperatorKey))
+	extensionsDir := c.ExtensionsDir
+	if extensionsDir == "" {
+		extensionsDir = "(built-in only)"
+	}
+	return fmt.Sprintf("addr=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s log=%s/%s bootstrap-key=%s operator-key=%s",
+		c.Addr, db, c.Region, c.PolicyLimit, c.MaxBodyBytes, c.KPIInterval, extensionsDir, c.LogFormat, c.LogLevel, mask(c.BootstrapKey), mask(c.OperatorKey))
 }
 
 // maskURL hides the password of a database URL.

@@ -277,6 +277,28 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/data-exploration/views/v1/folders/{id}
 	DeleteViewFolder(ctx context.Context, params DeleteViewFolderParams) error
+	// DeployExtension invokes DeployExtension operation.
+	//
+	// Records the deployment of one revision of a catalog extension in the team. There is no body: the
+	// deployment is given in the query, either as the flat parameters `id`, `version`, `item_ids`,
+	// `applications`, `subsystems` (arrays repeated), or as the query object `extension_deployment` (see
+	// `x-query-objects`) in bracket form
+	// (`extension_deployment[id]=kubernetes&extension_deployment[itemIds]=a`, items may be indexed:
+	// `extension_deployment[itemIds][0]=a`), dot form (`extension_deployment.id=…`) or as one JSON
+	// document (`extension_deployment={"id":"kubernetes",…}`). Both forms in one request are a 400.
+	//
+	// Rules: `id` is required and must name a catalog extension (404 otherwise); `version` is required and
+	// must be one of its revisions; `itemIds` holds 1 or more distinct items of that revision and every
+	// mandatory one; the key must hold, besides `extensions:Deploy`, the deploy permission of every listed
+	// item (403 naming the item and the permission); `applications` and `subsystems` hold 0–10000
+	// distinct strings of 1–255 characters. A request carries at most 10000 query parameters in all, so
+	// arrays near the bound need the JSON-document form. An extension already deployed in the team is a
+	// 409 (update it with POST).
+	//
+	// Deploying records the choice only: the items are not created in the other areas.
+	//
+	// PUT /mgmt/openapi/3/integrations/extensions/v1/deployed
+	DeployExtension(ctx context.Context, params DeployExtensionParams) (*ExtensionDeploymentResponse, error)
 	// GetApiKey invokes GetApiKey operation.
 	//
 	// Read one API key.
@@ -374,6 +396,29 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/data-usage/v2
 	GetDataUsageV2(ctx context.Context, params GetDataUsageV2Params) (*UsageV2DataUsageHeaders, error)
+	// GetDeployedExtension invokes GetDeployedExtension operation.
+	//
+	// The team's deployment of the extension `id`; 404 when it is not deployed in the team. This operation
+	// is mgmtapi's own; the reference API lists deployments only.
+	//
+	// GET /mgmt/openapi/3/integrations/extensions/v1/deployed/{id}
+	GetDeployedExtension(ctx context.Context, params GetDeployedExtensionParams) (*DeployedExtensionResponse, error)
+	// GetExtension invokes GetExtension operation.
+	//
+	// Answers the extension with its changelog and its revisions, newest first; hidden extensions are
+	// readable by id. A testing revision is included only with `include_testing_revision=true`. Item
+	// binaries of the types `KIBANA_DASHBOARD_DEFINITION`, `GRAFANA_DASHBOARD_DEFINITION` and
+	// `CX_CUSTOM_DASHBOARD_DEFINITION` are included only with `include_dashboard_binaries=true`; the other
+	// binaries always are.
+	//
+	// Items and revisions are split by the caller's permissions: an item whose deploy permission (from its
+	// `permissionResource`, see the README) the key holds is in `items`, any other in
+	// `permissionDeniedItems`. A revision with a mandatory item the key may not deploy is in
+	// `permissionDeniedRevisions` instead of `revisions` (its items split the same way). An unknown id is
+	// a 404.
+	//
+	// GET /mgmt/openapi/3/integrations/extensions/v1/{id}
+	GetExtension(ctx context.Context, params GetExtensionParams) (*Extension, error)
 	// GetIncident invokes GetIncident operation.
 	//
 	// Get an incident with its events.
@@ -496,6 +541,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dashboards/dashboards/v1/catalog/list
 	ListDashboardCatalog(ctx context.Context) (*DashboardCatalog, error)
+	// ListDeployedExtensions invokes ListDeployedExtensions operation.
+	//
+	// The team's deployments, by extension id, each with the counts of its deployed items.
+	//
+	// GET /mgmt/openapi/3/integrations/extensions/v1/deployed
+	ListDeployedExtensions(ctx context.Context) (*DeployedExtensionList, error)
 	// ListEntityTypeAttachmentTypes invokes ListEntityTypeAttachmentTypes operation.
 	//
 	// The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -504,6 +555,17 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types/{entity_type}/attachment-types
 	ListEntityTypeAttachmentTypes(ctx context.Context, params ListEntityTypeAttachmentTypesParams) (*AttachmentTypeList, error)
+	// ListExtensions invokes ListExtensions operation.
+	//
+	// Lists the catalog's extensions by name, then id, each with its released revisions (newest first;
+	// testing revisions are never listed) and their item counts. Hidden extensions are listed only when
+	// `includeHiddenExtensions` is true. With a non-empty `filter.integrations`, an extension is listed
+	// when it shares at least one integration with the filter. The body and both fields are optional; `{}`
+	// lists every visible extension. mgmtapi bounds the filter: at most 100 integrations of 1–128
+	// characters.
+	//
+	// POST /mgmt/openapi/3/integrations/extensions/v1/all
+	ListExtensions(ctx context.Context, request OptListExtensionsRequest) (*ExtensionList, error)
 	// ListIncidentAggregations invokes ListIncidentAggregations operation.
 	//
 	// Groups the team's incidents that match `filter` by the fields of `group_bys` (all incidents form one
@@ -707,6 +769,15 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/incidents/incidents/v1/all/by-user
 	UnassignIncidents(ctx context.Context, params UnassignIncidentsParams) (*IncidentsResponse, error)
+	// UndeployExtension invokes UndeployExtension operation.
+	//
+	// Removes the team's deployment of the extension `id` and answers it. `keptExtensionItems` names items
+	// of the deployment to keep; each must be one of its `itemIds` (400 otherwise). Since deploying
+	// creates nothing in the other areas, nothing is removed from them and `failedItems` is always empty.
+	// An extension not deployed in the team is a 404.
+	//
+	// DELETE /mgmt/openapi/3/integrations/extensions/v1/deployed
+	UndeployExtension(ctx context.Context, request *UndeployExtensionRequest) (*UndeployExtensionResponse, error)
 	// UpdateApiKey invokes UpdateApiKey operation.
 	//
 	// Changes only what the body carries: the name, the active flag, the explicit permissions, the
@@ -746,6 +817,14 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/data-usage/v2/export-status
 	UpdateDataUsageExportStatusV2(ctx context.Context, request *UsageV2ExportStatus) (*UsageV2ExportStatusHeaders, error)
+	// UpdateExtensionDeployment invokes UpdateExtensionDeployment operation.
+	//
+	// Replaces the team's deployment of the extension `id` (version, items, applications, subsystems) with
+	// the one given in the query, in the same forms and under the same rules as the deploy. An extension
+	// not deployed in the team is a 404.
+	//
+	// POST /mgmt/openapi/3/integrations/extensions/v1/deployed
+	UpdateExtensionDeployment(ctx context.Context, params UpdateExtensionDeploymentParams) (*ExtensionDeploymentResponse, error)
 	// UpdateParsingRuleGroup invokes UpdateParsingRuleGroup operation.
 	//
 	// Replaces the whole group `group_id` with the given one and answers it with ids on the group, on
@@ -4179,6 +4258,219 @@ func (c *Client) sendDeleteViewFolder(ctx context.Context, params DeleteViewFold
 	return result, nil
 }
 
+// DeployExtension invokes DeployExtension operation.
+//
+// Records the deployment of one revision of a catalog extension in the team. There is no body: the
+// deployment is given in the query, either as the flat parameters `id`, `version`, `item_ids`,
+// `applications`, `subsystems` (arrays repeated), or as the query object `extension_deployment` (see
+// `x-query-objects`) in bracket form
+// (`extension_deployment[id]=kubernetes&extension_deployment[itemIds]=a`, items may be indexed:
+// `extension_deployment[itemIds][0]=a`), dot form (`extension_deployment.id=…`) or as one JSON
+// document (`extension_deployment={"id":"kubernetes",…}`). Both forms in one request are a 400.
+//
+// Rules: `id` is required and must name a catalog extension (404 otherwise); `version` is required and
+// must be one of its revisions; `itemIds` holds 1 or more distinct items of that revision and every
+// mandatory one; the key must hold, besides `extensions:Deploy`, the deploy permission of every listed
+// item (403 naming the item and the permission); `applications` and `subsystems` hold 0–10000
+// distinct strings of 1–255 characters. A request carries at most 10000 query parameters in all, so
+// arrays near the bound need the JSON-document form. An extension already deployed in the team is a
+// 409 (update it with POST).
+//
+// Deploying records the choice only: the items are not created in the other areas.
+//
+// PUT /mgmt/openapi/3/integrations/extensions/v1/deployed
+func (c *Client) DeployExtension(ctx context.Context, params DeployExtensionParams) (*ExtensionDeploymentResponse, error) {
+	res, err := c.sendDeployExtension(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendDeployExtension(ctx context.Context, params DeployExtensionParams) (res *ExtensionDeploymentResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/3/integrations/extensions/v1/deployed"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "id" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.ID.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "version" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "version",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Version.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "item_ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "item_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if params.ItemIds != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.ItemIds {
+						if err := func() error {
+							return e.EncodeValue(conv.StringToString(item))
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "applications" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "applications",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if unwrapped := []string(params.Applications); true {
+				if unwrapped != nil {
+					return e.EncodeArray(func(e uri.Encoder) error {
+						for i, item := range unwrapped {
+							if err := func() error {
+								return e.EncodeValue(conv.StringToString(item))
+							}(); err != nil {
+								return errors.Wrapf(err, "[%d]", i)
+							}
+						}
+						return nil
+					})
+				}
+				return nil
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "subsystems" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "subsystems",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if unwrapped := []string(params.Subsystems); true {
+				if unwrapped != nil {
+					return e.EncodeArray(func(e uri.Encoder) error {
+						for i, item := range unwrapped {
+							if err := func() error {
+								return e.EncodeValue(conv.StringToString(item))
+							}(); err != nil {
+								return errors.Wrapf(err, "[%d]", i)
+							}
+						}
+						return nil
+					})
+				}
+				return nil
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeployExtensionOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeployExtensionResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetApiKey invokes GetApiKey operation.
 //
 // Read one API key.
@@ -5164,6 +5456,242 @@ func (c *Client) sendGetDataUsageV2(ctx context.Context, params GetDataUsageV2Pa
 	}()
 
 	result, err := decodeGetDataUsageV2Response(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetDeployedExtension invokes GetDeployedExtension operation.
+//
+// The team's deployment of the extension `id`; 404 when it is not deployed in the team. This operation
+// is mgmtapi's own; the reference API lists deployments only.
+//
+// GET /mgmt/openapi/3/integrations/extensions/v1/deployed/{id}
+func (c *Client) GetDeployedExtension(ctx context.Context, params GetDeployedExtensionParams) (*DeployedExtensionResponse, error) {
+	res, err := c.sendGetDeployedExtension(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetDeployedExtension(ctx context.Context, params GetDeployedExtensionParams) (res *DeployedExtensionResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/3/integrations/extensions/v1/deployed/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetDeployedExtensionOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetDeployedExtensionResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetExtension invokes GetExtension operation.
+//
+// Answers the extension with its changelog and its revisions, newest first; hidden extensions are
+// readable by id. A testing revision is included only with `include_testing_revision=true`. Item
+// binaries of the types `KIBANA_DASHBOARD_DEFINITION`, `GRAFANA_DASHBOARD_DEFINITION` and
+// `CX_CUSTOM_DASHBOARD_DEFINITION` are included only with `include_dashboard_binaries=true`; the other
+// binaries always are.
+//
+// Items and revisions are split by the caller's permissions: an item whose deploy permission (from its
+// `permissionResource`, see the README) the key holds is in `items`, any other in
+// `permissionDeniedItems`. A revision with a mandatory item the key may not deploy is in
+// `permissionDeniedRevisions` instead of `revisions` (its items split the same way). An unknown id is
+// a 404.
+//
+// GET /mgmt/openapi/3/integrations/extensions/v1/{id}
+func (c *Client) GetExtension(ctx context.Context, params GetExtensionParams) (*Extension, error) {
+	res, err := c.sendGetExtension(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetExtension(ctx context.Context, params GetExtensionParams) (res *Extension, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/3/integrations/extensions/v1/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "include_dashboard_binaries" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "include_dashboard_binaries",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IncludeDashboardBinaries.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "include_testing_revision" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "include_testing_revision",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IncludeTestingRevision.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetExtensionOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetExtensionResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -6763,6 +7291,82 @@ func (c *Client) sendListDashboardCatalog(ctx context.Context) (res *DashboardCa
 	return result, nil
 }
 
+// ListDeployedExtensions invokes ListDeployedExtensions operation.
+//
+// The team's deployments, by extension id, each with the counts of its deployed items.
+//
+// GET /mgmt/openapi/3/integrations/extensions/v1/deployed
+func (c *Client) ListDeployedExtensions(ctx context.Context) (*DeployedExtensionList, error) {
+	res, err := c.sendListDeployedExtensions(ctx)
+	return res, err
+}
+
+func (c *Client) sendListDeployedExtensions(ctx context.Context) (res *DeployedExtensionList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/3/integrations/extensions/v1/deployed"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListDeployedExtensionsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListDeployedExtensionsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListEntityTypeAttachmentTypes invokes ListEntityTypeAttachmentTypes operation.
 //
 // The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -6853,6 +7457,90 @@ func (c *Client) sendListEntityTypeAttachmentTypes(ctx context.Context, params L
 	}()
 
 	result, err := decodeListEntityTypeAttachmentTypesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListExtensions invokes ListExtensions operation.
+//
+// Lists the catalog's extensions by name, then id, each with its released revisions (newest first;
+// testing revisions are never listed) and their item counts. Hidden extensions are listed only when
+// `includeHiddenExtensions` is true. With a non-empty `filter.integrations`, an extension is listed
+// when it shares at least one integration with the filter. The body and both fields are optional; `{}`
+// lists every visible extension. mgmtapi bounds the filter: at most 100 integrations of 1–128
+// characters.
+//
+// POST /mgmt/openapi/3/integrations/extensions/v1/all
+func (c *Client) ListExtensions(ctx context.Context, request OptListExtensionsRequest) (*ExtensionList, error) {
+	res, err := c.sendListExtensions(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendListExtensions(ctx context.Context, request OptListExtensionsRequest) (res *ExtensionList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/3/integrations/extensions/v1/all"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeListExtensionsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListExtensionsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListExtensionsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -9293,6 +9981,88 @@ func (c *Client) sendUnassignIncidents(ctx context.Context, params UnassignIncid
 	return result, nil
 }
 
+// UndeployExtension invokes UndeployExtension operation.
+//
+// Removes the team's deployment of the extension `id` and answers it. `keptExtensionItems` names items
+// of the deployment to keep; each must be one of its `itemIds` (400 otherwise). Since deploying
+// creates nothing in the other areas, nothing is removed from them and `failedItems` is always empty.
+// An extension not deployed in the team is a 404.
+//
+// DELETE /mgmt/openapi/3/integrations/extensions/v1/deployed
+func (c *Client) UndeployExtension(ctx context.Context, request *UndeployExtensionRequest) (*UndeployExtensionResponse, error) {
+	res, err := c.sendUndeployExtension(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendUndeployExtension(ctx context.Context, request *UndeployExtensionRequest) (res *UndeployExtensionResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/3/integrations/extensions/v1/deployed"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUndeployExtensionRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UndeployExtensionOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUndeployExtensionResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // UpdateApiKey invokes UpdateApiKey operation.
 //
 // Changes only what the body carries: the name, the active flag, the explicit permissions, the
@@ -9769,6 +10539,205 @@ func (c *Client) sendUpdateDataUsageExportStatusV2(ctx context.Context, request 
 	}()
 
 	result, err := decodeUpdateDataUsageExportStatusV2Response(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UpdateExtensionDeployment invokes UpdateExtensionDeployment operation.
+//
+// Replaces the team's deployment of the extension `id` (version, items, applications, subsystems) with
+// the one given in the query, in the same forms and under the same rules as the deploy. An extension
+// not deployed in the team is a 404.
+//
+// POST /mgmt/openapi/3/integrations/extensions/v1/deployed
+func (c *Client) UpdateExtensionDeployment(ctx context.Context, params UpdateExtensionDeploymentParams) (*ExtensionDeploymentResponse, error) {
+	res, err := c.sendUpdateExtensionDeployment(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendUpdateExtensionDeployment(ctx context.Context, params UpdateExtensionDeploymentParams) (res *ExtensionDeploymentResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/3/integrations/extensions/v1/deployed"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "id" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.ID.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "version" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "version",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Version.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "item_ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "item_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if params.ItemIds != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.ItemIds {
+						if err := func() error {
+							return e.EncodeValue(conv.StringToString(item))
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "applications" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "applications",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if unwrapped := []string(params.Applications); true {
+				if unwrapped != nil {
+					return e.EncodeArray(func(e uri.Encoder) error {
+						for i, item := range unwrapped {
+							if err := func() error {
+								return e.EncodeValue(conv.StringToString(item))
+							}(); err != nil {
+								return errors.Wrapf(err, "[%d]", i)
+							}
+						}
+						return nil
+					})
+				}
+				return nil
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "subsystems" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "subsystems",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if unwrapped := []string(params.Subsystems); true {
+				if unwrapped != nil {
+					return e.EncodeArray(func(e uri.Encoder) error {
+						for i, item := range unwrapped {
+							if err := func() error {
+								return e.EncodeValue(conv.StringToString(item))
+							}(); err != nil {
+								return errors.Wrapf(err, "[%d]", i)
+							}
+						}
+						return nil
+					})
+				}
+				return nil
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateExtensionDeploymentOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateExtensionDeploymentResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

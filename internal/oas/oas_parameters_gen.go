@@ -1846,6 +1846,417 @@ func decodeDeleteViewFolderParams(args [1]string, argsEscaped bool, r *http.Requ
 	return params, nil
 }
 
+// DeployExtensionParams is parameters of DeployExtension operation.
+type DeployExtensionParams struct {
+	// The extension's id (flat form).
+	ID OptString `json:",omitempty,omitzero"`
+	// The revision's version (flat form).
+	Version OptString `json:",omitempty,omitzero"`
+	// The ids of the items to deploy, repeated (flat form).
+	ItemIds []string `json:",omitempty"`
+	// Application names the deployment applies to, repeated (flat form).
+	Applications ExtensionDeploymentNames
+	// Subsystem names the deployment applies to, repeated (flat form).
+	Subsystems ExtensionDeploymentNames
+}
+
+func unpackDeployExtensionParams(packed middleware.Parameters) (params DeployExtensionParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.ID = v.(OptString)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "version",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Version = v.(OptString)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "item_ids",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.ItemIds = v.([]string)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "applications",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Applications = v.(ExtensionDeploymentNames)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "subsystems",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Subsystems = v.(ExtensionDeploymentNames)
+		}
+	}
+	return params
+}
+
+func decodeDeployExtensionParams(args [0]string, argsEscaped bool, r *http.Request) (params DeployExtensionParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: id.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID.SetTo(paramsDotIDVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.ID.Get(); ok {
+					if err := func() error {
+						if err := (validate.String{
+							MinLength:     0,
+							MinLengthSet:  false,
+							MaxLength:     65535,
+							MaxLengthSet:  true,
+							Email:         false,
+							Hostname:      false,
+							Regex:         nil,
+							MinNumeric:    0,
+							MinNumericSet: false,
+							MaxNumeric:    0,
+							MaxNumericSet: false,
+						}).Validate(string(value)); err != nil {
+							return errors.Wrap(err, "string")
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: version.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "version",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotVersionVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotVersionVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.Version.SetTo(paramsDotVersionVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.Version.Get(); ok {
+					if err := func() error {
+						if err := (validate.String{
+							MinLength:     0,
+							MinLengthSet:  false,
+							MaxLength:     65535,
+							MaxLengthSet:  true,
+							Email:         false,
+							Hostname:      false,
+							Regex:         nil,
+							MinNumeric:    0,
+							MinNumericSet: false,
+							MaxNumeric:    0,
+							MaxNumericSet: false,
+						}).Validate(string(value)); err != nil {
+							return errors.Wrap(err, "string")
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "version",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: item_ids.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "item_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				params.ItemIds = nil
+				return d.DecodeArray(func(d uri.Decoder) error {
+					var paramsDotItemIdsVal string
+					if err := func() error {
+						val, err := d.DecodeValue()
+						if err != nil {
+							return err
+						}
+
+						c, err := conv.ToString(val)
+						if err != nil {
+							return err
+						}
+
+						paramsDotItemIdsVal = c
+						return nil
+					}(); err != nil {
+						return err
+					}
+					params.ItemIds = append(params.ItemIds, paramsDotItemIdsVal)
+					return nil
+				})
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if params.ItemIds == nil {
+					return nil // optional
+				}
+				if err := (validate.Array{
+					MinLength:    0,
+					MinLengthSet: false,
+					MaxLength:    10000,
+					MaxLengthSet: true,
+				}).ValidateLength(len(params.ItemIds)); err != nil {
+					return errors.Wrap(err, "array")
+				}
+				var failures []validate.FieldError
+				for i, elem := range params.ItemIds {
+					if err := func() error {
+						if err := (validate.String{
+							MinLength:     0,
+							MinLengthSet:  false,
+							MaxLength:     65535,
+							MaxLengthSet:  true,
+							Email:         false,
+							Hostname:      false,
+							Regex:         nil,
+							MinNumeric:    0,
+							MinNumericSet: false,
+							MaxNumeric:    0,
+							MaxNumericSet: false,
+						}).Validate(string(elem)); err != nil {
+							return errors.Wrap(err, "string")
+						}
+						return nil
+					}(); err != nil {
+						failures = append(failures, validate.FieldError{
+							Name:  fmt.Sprintf("[%d]", i),
+							Error: err,
+						})
+					}
+				}
+				if len(failures) > 0 {
+					return &validate.Error{Fields: failures}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "item_ids",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: applications.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "applications",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotApplicationsVal []string
+				if err := func() error {
+					paramsDotApplicationsVal = nil
+					return d.DecodeArray(func(d uri.Decoder) error {
+						var paramsDotApplicationsValVal string
+						if err := func() error {
+							val, err := d.DecodeValue()
+							if err != nil {
+								return err
+							}
+
+							c, err := conv.ToString(val)
+							if err != nil {
+								return err
+							}
+
+							paramsDotApplicationsValVal = c
+							return nil
+						}(); err != nil {
+							return err
+						}
+						paramsDotApplicationsVal = append(paramsDotApplicationsVal, paramsDotApplicationsValVal)
+						return nil
+					})
+				}(); err != nil {
+					return err
+				}
+				params.Applications = ExtensionDeploymentNames(paramsDotApplicationsVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.Applications.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "applications",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: subsystems.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "subsystems",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotSubsystemsVal []string
+				if err := func() error {
+					paramsDotSubsystemsVal = nil
+					return d.DecodeArray(func(d uri.Decoder) error {
+						var paramsDotSubsystemsValVal string
+						if err := func() error {
+							val, err := d.DecodeValue()
+							if err != nil {
+								return err
+							}
+
+							c, err := conv.ToString(val)
+							if err != nil {
+								return err
+							}
+
+							paramsDotSubsystemsValVal = c
+							return nil
+						}(); err != nil {
+							return err
+						}
+						paramsDotSubsystemsVal = append(paramsDotSubsystemsVal, paramsDotSubsystemsValVal)
+						return nil
+					})
+				}(); err != nil {
+					return err
+				}
+				params.Subsystems = ExtensionDeploymentNames(paramsDotSubsystemsVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.Subsystems.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "subsystems",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // GetApiKeyParams is parameters of GetApiKey operation.
 type GetApiKeyParams struct {
 	// The key's identifier, as returned in `keyId`.
@@ -2322,6 +2733,253 @@ func decodeGetDataUsageV2Params(args [0]string, argsEscaped bool, r *http.Reques
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "resolution",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetDeployedExtensionParams is parameters of GetDeployedExtension operation.
+type GetDeployedExtensionParams struct {
+	// The extension's id.
+	ID string
+}
+
+func unpackGetDeployedExtensionParams(packed middleware.Parameters) (params GetDeployedExtensionParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(string)
+	}
+	return params
+}
+
+func decodeGetDeployedExtensionParams(args [1]string, argsEscaped bool, r *http.Request) (params GetDeployedExtensionParams, _ error) {
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.ID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetExtensionParams is parameters of GetExtension operation.
+type GetExtensionParams struct {
+	// The extension's id.
+	ID string
+	// Include the dashboard-definition binaries of items.
+	IncludeDashboardBinaries OptBool `json:",omitempty,omitzero"`
+	// Include the testing revision, when the extension has one.
+	IncludeTestingRevision OptBool `json:",omitempty,omitzero"`
+}
+
+func unpackGetExtensionParams(packed middleware.Parameters) (params GetExtensionParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(string)
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "include_dashboard_binaries",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.IncludeDashboardBinaries = v.(OptBool)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "include_testing_revision",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.IncludeTestingRevision = v.(OptBool)
+		}
+	}
+	return params
+}
+
+func decodeGetExtensionParams(args [1]string, argsEscaped bool, r *http.Request) (params GetExtensionParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.ID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	// Set default value for query: include_dashboard_binaries.
+	{
+		val := bool(false)
+		params.IncludeDashboardBinaries.SetTo(val)
+	}
+	// Decode query: include_dashboard_binaries.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "include_dashboard_binaries",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotIncludeDashboardBinariesVal bool
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToBool(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIncludeDashboardBinariesVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.IncludeDashboardBinaries.SetTo(paramsDotIncludeDashboardBinariesVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "include_dashboard_binaries",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Set default value for query: include_testing_revision.
+	{
+		val := bool(false)
+		params.IncludeTestingRevision.SetTo(val)
+	}
+	// Decode query: include_testing_revision.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "include_testing_revision",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotIncludeTestingRevisionVal bool
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToBool(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIncludeTestingRevisionVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.IncludeTestingRevision.SetTo(paramsDotIncludeTestingRevisionVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "include_testing_revision",
 			In:   "query",
 			Err:  err,
 		}
@@ -4635,6 +5293,417 @@ func decodeUpdateCustomRoleParams(args [1]string, argsEscaped bool, r *http.Requ
 		return params, &ogenerrors.DecodeParamError{
 			Name: "role_id",
 			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// UpdateExtensionDeploymentParams is parameters of UpdateExtensionDeployment operation.
+type UpdateExtensionDeploymentParams struct {
+	// The extension's id (flat form).
+	ID OptString `json:",omitempty,omitzero"`
+	// The revision's version (flat form).
+	Version OptString `json:",omitempty,omitzero"`
+	// The ids of the items to deploy, repeated (flat form).
+	ItemIds []string `json:",omitempty"`
+	// Application names the deployment applies to, repeated (flat form).
+	Applications ExtensionDeploymentNames
+	// Subsystem names the deployment applies to, repeated (flat form).
+	Subsystems ExtensionDeploymentNames
+}
+
+func unpackUpdateExtensionDeploymentParams(packed middleware.Parameters) (params UpdateExtensionDeploymentParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.ID = v.(OptString)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "version",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Version = v.(OptString)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "item_ids",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.ItemIds = v.([]string)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "applications",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Applications = v.(ExtensionDeploymentNames)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "subsystems",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Subsystems = v.(ExtensionDeploymentNames)
+		}
+	}
+	return params
+}
+
+func decodeUpdateExtensionDeploymentParams(args [0]string, argsEscaped bool, r *http.Request) (params UpdateExtensionDeploymentParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: id.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID.SetTo(paramsDotIDVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.ID.Get(); ok {
+					if err := func() error {
+						if err := (validate.String{
+							MinLength:     0,
+							MinLengthSet:  false,
+							MaxLength:     65535,
+							MaxLengthSet:  true,
+							Email:         false,
+							Hostname:      false,
+							Regex:         nil,
+							MinNumeric:    0,
+							MinNumericSet: false,
+							MaxNumeric:    0,
+							MaxNumericSet: false,
+						}).Validate(string(value)); err != nil {
+							return errors.Wrap(err, "string")
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: version.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "version",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotVersionVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotVersionVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.Version.SetTo(paramsDotVersionVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.Version.Get(); ok {
+					if err := func() error {
+						if err := (validate.String{
+							MinLength:     0,
+							MinLengthSet:  false,
+							MaxLength:     65535,
+							MaxLengthSet:  true,
+							Email:         false,
+							Hostname:      false,
+							Regex:         nil,
+							MinNumeric:    0,
+							MinNumericSet: false,
+							MaxNumeric:    0,
+							MaxNumericSet: false,
+						}).Validate(string(value)); err != nil {
+							return errors.Wrap(err, "string")
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "version",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: item_ids.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "item_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				params.ItemIds = nil
+				return d.DecodeArray(func(d uri.Decoder) error {
+					var paramsDotItemIdsVal string
+					if err := func() error {
+						val, err := d.DecodeValue()
+						if err != nil {
+							return err
+						}
+
+						c, err := conv.ToString(val)
+						if err != nil {
+							return err
+						}
+
+						paramsDotItemIdsVal = c
+						return nil
+					}(); err != nil {
+						return err
+					}
+					params.ItemIds = append(params.ItemIds, paramsDotItemIdsVal)
+					return nil
+				})
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if params.ItemIds == nil {
+					return nil // optional
+				}
+				if err := (validate.Array{
+					MinLength:    0,
+					MinLengthSet: false,
+					MaxLength:    10000,
+					MaxLengthSet: true,
+				}).ValidateLength(len(params.ItemIds)); err != nil {
+					return errors.Wrap(err, "array")
+				}
+				var failures []validate.FieldError
+				for i, elem := range params.ItemIds {
+					if err := func() error {
+						if err := (validate.String{
+							MinLength:     0,
+							MinLengthSet:  false,
+							MaxLength:     65535,
+							MaxLengthSet:  true,
+							Email:         false,
+							Hostname:      false,
+							Regex:         nil,
+							MinNumeric:    0,
+							MinNumericSet: false,
+							MaxNumeric:    0,
+							MaxNumericSet: false,
+						}).Validate(string(elem)); err != nil {
+							return errors.Wrap(err, "string")
+						}
+						return nil
+					}(); err != nil {
+						failures = append(failures, validate.FieldError{
+							Name:  fmt.Sprintf("[%d]", i),
+							Error: err,
+						})
+					}
+				}
+				if len(failures) > 0 {
+					return &validate.Error{Fields: failures}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "item_ids",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: applications.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "applications",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotApplicationsVal []string
+				if err := func() error {
+					paramsDotApplicationsVal = nil
+					return d.DecodeArray(func(d uri.Decoder) error {
+						var paramsDotApplicationsValVal string
+						if err := func() error {
+							val, err := d.DecodeValue()
+							if err != nil {
+								return err
+							}
+
+							c, err := conv.ToString(val)
+							if err != nil {
+								return err
+							}
+
+							paramsDotApplicationsValVal = c
+							return nil
+						}(); err != nil {
+							return err
+						}
+						paramsDotApplicationsVal = append(paramsDotApplicationsVal, paramsDotApplicationsValVal)
+						return nil
+					})
+				}(); err != nil {
+					return err
+				}
+				params.Applications = ExtensionDeploymentNames(paramsDotApplicationsVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.Applications.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "applications",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: subsystems.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "subsystems",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotSubsystemsVal []string
+				if err := func() error {
+					paramsDotSubsystemsVal = nil
+					return d.DecodeArray(func(d uri.Decoder) error {
+						var paramsDotSubsystemsValVal string
+						if err := func() error {
+							val, err := d.DecodeValue()
+							if err != nil {
+								return err
+							}
+
+							c, err := conv.ToString(val)
+							if err != nil {
+								return err
+							}
+
+							paramsDotSubsystemsValVal = c
+							return nil
+						}(); err != nil {
+							return err
+						}
+						paramsDotSubsystemsVal = append(paramsDotSubsystemsVal, paramsDotSubsystemsValVal)
+						return nil
+					})
+				}(); err != nil {
+					return err
+				}
+				params.Subsystems = ExtensionDeploymentNames(paramsDotSubsystemsVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.Subsystems.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "subsystems",
+			In:   "query",
 			Err:  err,
 		}
 	}

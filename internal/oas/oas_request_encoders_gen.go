@@ -338,6 +338,26 @@ func encodeListCasesRequest(
 	return nil
 }
 
+func encodeListExtensionsRequest(
+	req OptListExtensionsRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	if !req.Set {
+		// Keep request with empty body if value is not set.
+		return nil
+	}
+	e := new(jx.Encoder)
+	{
+		if req.Set {
+			req.Encode(e)
+		}
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeListIncidentsRequest(
 	req OptListIncidentsRequest,
 	r *http.Request,
@@ -534,6 +554,20 @@ func encodeResolveCaseRequest(
 
 func encodeResolveIncidentsRequest(
 	req *IncidentIDsRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeUndeployExtensionRequest(
+	req *UndeployExtensionRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

@@ -3739,6 +3739,121 @@ func (s *DeleteQuotaRuleSetResponse) SetID(val string) {
 	s.ID = val
 }
 
+// Ref: #/components/schemas/DeployedExtension
+type DeployedExtension struct {
+	ID           string                   `json:"id"`
+	Version      string                   `json:"version"`
+	ItemIds      []string                 `json:"itemIds"`
+	Applications []string                 `json:"applications"`
+	Subsystems   []string                 `json:"subsystems"`
+	Summary      DeployedExtensionSummary `json:"summary"`
+}
+
+// GetID returns the value of ID.
+func (s *DeployedExtension) GetID() string {
+	return s.ID
+}
+
+// GetVersion returns the value of Version.
+func (s *DeployedExtension) GetVersion() string {
+	return s.Version
+}
+
+// GetItemIds returns the value of ItemIds.
+func (s *DeployedExtension) GetItemIds() []string {
+	return s.ItemIds
+}
+
+// GetApplications returns the value of Applications.
+func (s *DeployedExtension) GetApplications() []string {
+	return s.Applications
+}
+
+// GetSubsystems returns the value of Subsystems.
+func (s *DeployedExtension) GetSubsystems() []string {
+	return s.Subsystems
+}
+
+// GetSummary returns the value of Summary.
+func (s *DeployedExtension) GetSummary() DeployedExtensionSummary {
+	return s.Summary
+}
+
+// SetID sets the value of ID.
+func (s *DeployedExtension) SetID(val string) {
+	s.ID = val
+}
+
+// SetVersion sets the value of Version.
+func (s *DeployedExtension) SetVersion(val string) {
+	s.Version = val
+}
+
+// SetItemIds sets the value of ItemIds.
+func (s *DeployedExtension) SetItemIds(val []string) {
+	s.ItemIds = val
+}
+
+// SetApplications sets the value of Applications.
+func (s *DeployedExtension) SetApplications(val []string) {
+	s.Applications = val
+}
+
+// SetSubsystems sets the value of Subsystems.
+func (s *DeployedExtension) SetSubsystems(val []string) {
+	s.Subsystems = val
+}
+
+// SetSummary sets the value of Summary.
+func (s *DeployedExtension) SetSummary(val DeployedExtensionSummary) {
+	s.Summary = val
+}
+
+// Ref: #/components/schemas/DeployedExtensionList
+type DeployedExtensionList struct {
+	DeployedExtensions []DeployedExtension `json:"deployedExtensions"`
+}
+
+// GetDeployedExtensions returns the value of DeployedExtensions.
+func (s *DeployedExtensionList) GetDeployedExtensions() []DeployedExtension {
+	return s.DeployedExtensions
+}
+
+// SetDeployedExtensions sets the value of DeployedExtensions.
+func (s *DeployedExtensionList) SetDeployedExtensions(val []DeployedExtension) {
+	s.DeployedExtensions = val
+}
+
+// Ref: #/components/schemas/DeployedExtensionResponse
+type DeployedExtensionResponse struct {
+	DeployedExtension DeployedExtension `json:"deployedExtension"`
+}
+
+// GetDeployedExtension returns the value of DeployedExtension.
+func (s *DeployedExtensionResponse) GetDeployedExtension() DeployedExtension {
+	return s.DeployedExtension
+}
+
+// SetDeployedExtension sets the value of DeployedExtension.
+func (s *DeployedExtensionResponse) SetDeployedExtension(val DeployedExtension) {
+	s.DeployedExtension = val
+}
+
+// Ref: #/components/schemas/DeployedExtensionSummary
+type DeployedExtensionSummary struct {
+	DeployedItemCounts ExtensionItemCounts `json:"deployedItemCounts"`
+}
+
+// GetDeployedItemCounts returns the value of DeployedItemCounts.
+func (s *DeployedExtensionSummary) GetDeployedItemCounts() ExtensionItemCounts {
+	return s.DeployedItemCounts
+}
+
+// SetDeployedItemCounts sets the value of DeployedItemCounts.
+func (s *DeployedExtensionSummary) SetDeployedItemCounts(val ExtensionItemCounts) {
+	s.DeployedItemCounts = val
+}
+
 // Ref: #/components/schemas/DisplayLabelValues
 type DisplayLabelValues struct {
 	DisplayLabelValues []string `json:"displayLabelValues"`
@@ -3904,6 +4019,1291 @@ func (s *EventActor) SetServiceNow(val OptServiceNowActor) {
 // SetAlertManager sets the value of AlertManager.
 func (s *EventActor) SetAlertManager(val OptAlertManagerActor) {
 	s.AlertManager = val
+}
+
+// Ref: #/components/schemas/Extension
+type Extension struct {
+	ID                        string                    `json:"id"`
+	Name                      string                    `json:"name"`
+	Image                     string                    `json:"image"`
+	DarkModeImage             string                    `json:"darkModeImage"`
+	Deprecation               OptExtensionDeprecation   `json:"deprecation"`
+	Integrations              []string                  `json:"integrations"`
+	IsHidden                  bool                      `json:"isHidden"`
+	Keywords                  []string                  `json:"keywords"`
+	Changelog                 []ExtensionChangelogEntry `json:"changelog"`
+	Revisions                 []ExtensionRevision       `json:"revisions"`
+	PermissionDeniedRevisions []ExtensionRevision       `json:"permissionDeniedRevisions"`
+}
+
+// GetID returns the value of ID.
+func (s *Extension) GetID() string {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *Extension) GetName() string {
+	return s.Name
+}
+
+// GetImage returns the value of Image.
+func (s *Extension) GetImage() string {
+	return s.Image
+}
+
+// GetDarkModeImage returns the value of DarkModeImage.
+func (s *Extension) GetDarkModeImage() string {
+	return s.DarkModeImage
+}
+
+// GetDeprecation returns the value of Deprecation.
+func (s *Extension) GetDeprecation() OptExtensionDeprecation {
+	return s.Deprecation
+}
+
+// GetIntegrations returns the value of Integrations.
+func (s *Extension) GetIntegrations() []string {
+	return s.Integrations
+}
+
+// GetIsHidden returns the value of IsHidden.
+func (s *Extension) GetIsHidden() bool {
+	return s.IsHidden
+}
+
+// GetKeywords returns the value of Keywords.
+func (s *Extension) GetKeywords() []string {
+	return s.Keywords
+}
+
+// GetChangelog returns the value of Changelog.
+func (s *Extension) GetChangelog() []ExtensionChangelogEntry {
+	return s.Changelog
+}
+
+// GetRevisions returns the value of Revisions.
+func (s *Extension) GetRevisions() []ExtensionRevision {
+	return s.Revisions
+}
+
+// GetPermissionDeniedRevisions returns the value of PermissionDeniedRevisions.
+func (s *Extension) GetPermissionDeniedRevisions() []ExtensionRevision {
+	return s.PermissionDeniedRevisions
+}
+
+// SetID sets the value of ID.
+func (s *Extension) SetID(val string) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *Extension) SetName(val string) {
+	s.Name = val
+}
+
+// SetImage sets the value of Image.
+func (s *Extension) SetImage(val string) {
+	s.Image = val
+}
+
+// SetDarkModeImage sets the value of DarkModeImage.
+func (s *Extension) SetDarkModeImage(val string) {
+	s.DarkModeImage = val
+}
+
+// SetDeprecation sets the value of Deprecation.
+func (s *Extension) SetDeprecation(val OptExtensionDeprecation) {
+	s.Deprecation = val
+}
+
+// SetIntegrations sets the value of Integrations.
+func (s *Extension) SetIntegrations(val []string) {
+	s.Integrations = val
+}
+
+// SetIsHidden sets the value of IsHidden.
+func (s *Extension) SetIsHidden(val bool) {
+	s.IsHidden = val
+}
+
+// SetKeywords sets the value of Keywords.
+func (s *Extension) SetKeywords(val []string) {
+	s.Keywords = val
+}
+
+// SetChangelog sets the value of Changelog.
+func (s *Extension) SetChangelog(val []ExtensionChangelogEntry) {
+	s.Changelog = val
+}
+
+// SetRevisions sets the value of Revisions.
+func (s *Extension) SetRevisions(val []ExtensionRevision) {
+	s.Revisions = val
+}
+
+// SetPermissionDeniedRevisions sets the value of PermissionDeniedRevisions.
+func (s *Extension) SetPermissionDeniedRevisions(val []ExtensionRevision) {
+	s.PermissionDeniedRevisions = val
+}
+
+// Ref: #/components/schemas/ExtensionBinary
+type ExtensionBinary struct {
+	Type ExtensionBinaryType `json:"type"`
+	Data string              `json:"data"`
+}
+
+// GetType returns the value of Type.
+func (s *ExtensionBinary) GetType() ExtensionBinaryType {
+	return s.Type
+}
+
+// GetData returns the value of Data.
+func (s *ExtensionBinary) GetData() string {
+	return s.Data
+}
+
+// SetType sets the value of Type.
+func (s *ExtensionBinary) SetType(val ExtensionBinaryType) {
+	s.Type = val
+}
+
+// SetData sets the value of Data.
+func (s *ExtensionBinary) SetData(val string) {
+	s.Data = val
+}
+
+type ExtensionBinaryType string
+
+const (
+	ExtensionBinaryTypeKIBANAINDEXPATTERN ExtensionBinaryType = "KIBANA_INDEX_PATTERN"
+)
+
+// AllValues returns all ExtensionBinaryType values.
+func (ExtensionBinaryType) AllValues() []ExtensionBinaryType {
+	return []ExtensionBinaryType{
+		ExtensionBinaryTypeKIBANAINDEXPATTERN,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ExtensionBinaryType) MarshalText() ([]byte, error) {
+	switch s {
+	case ExtensionBinaryTypeKIBANAINDEXPATTERN:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ExtensionBinaryType) UnmarshalText(data []byte) error {
+	switch ExtensionBinaryType(data) {
+	case ExtensionBinaryTypeKIBANAINDEXPATTERN:
+		*s = ExtensionBinaryTypeKIBANAINDEXPATTERN
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/ExtensionChangelogEntry
+type ExtensionChangelogEntry struct {
+	Version       string `json:"version"`
+	DescriptionMd string `json:"descriptionMd"`
+}
+
+// GetVersion returns the value of Version.
+func (s *ExtensionChangelogEntry) GetVersion() string {
+	return s.Version
+}
+
+// GetDescriptionMd returns the value of DescriptionMd.
+func (s *ExtensionChangelogEntry) GetDescriptionMd() string {
+	return s.DescriptionMd
+}
+
+// SetVersion sets the value of Version.
+func (s *ExtensionChangelogEntry) SetVersion(val string) {
+	s.Version = val
+}
+
+// SetDescriptionMd sets the value of DescriptionMd.
+func (s *ExtensionChangelogEntry) SetDescriptionMd(val string) {
+	s.DescriptionMd = val
+}
+
+// Ref: #/components/schemas/ExtensionDeployment
+type ExtensionDeployment struct {
+	ID           string   `json:"id"`
+	Version      string   `json:"version"`
+	ItemIds      []string `json:"itemIds"`
+	Applications []string `json:"applications"`
+	Subsystems   []string `json:"subsystems"`
+}
+
+// GetID returns the value of ID.
+func (s *ExtensionDeployment) GetID() string {
+	return s.ID
+}
+
+// GetVersion returns the value of Version.
+func (s *ExtensionDeployment) GetVersion() string {
+	return s.Version
+}
+
+// GetItemIds returns the value of ItemIds.
+func (s *ExtensionDeployment) GetItemIds() []string {
+	return s.ItemIds
+}
+
+// GetApplications returns the value of Applications.
+func (s *ExtensionDeployment) GetApplications() []string {
+	return s.Applications
+}
+
+// GetSubsystems returns the value of Subsystems.
+func (s *ExtensionDeployment) GetSubsystems() []string {
+	return s.Subsystems
+}
+
+// SetID sets the value of ID.
+func (s *ExtensionDeployment) SetID(val string) {
+	s.ID = val
+}
+
+// SetVersion sets the value of Version.
+func (s *ExtensionDeployment) SetVersion(val string) {
+	s.Version = val
+}
+
+// SetItemIds sets the value of ItemIds.
+func (s *ExtensionDeployment) SetItemIds(val []string) {
+	s.ItemIds = val
+}
+
+// SetApplications sets the value of Applications.
+func (s *ExtensionDeployment) SetApplications(val []string) {
+	s.Applications = val
+}
+
+// SetSubsystems sets the value of Subsystems.
+func (s *ExtensionDeployment) SetSubsystems(val []string) {
+	s.Subsystems = val
+}
+
+type ExtensionDeploymentNames []string
+
+// Ref: #/components/schemas/ExtensionDeploymentResponse
+type ExtensionDeploymentResponse struct {
+	ExtensionDeployment ExtensionDeployment `json:"extensionDeployment"`
+}
+
+// GetExtensionDeployment returns the value of ExtensionDeployment.
+func (s *ExtensionDeploymentResponse) GetExtensionDeployment() ExtensionDeployment {
+	return s.ExtensionDeployment
+}
+
+// SetExtensionDeployment sets the value of ExtensionDeployment.
+func (s *ExtensionDeploymentResponse) SetExtensionDeployment(val ExtensionDeployment) {
+	s.ExtensionDeployment = val
+}
+
+// Ref: #/components/schemas/ExtensionDeprecation
+type ExtensionDeprecation struct {
+	Reason                string   `json:"reason"`
+	ReplacementExtensions []string `json:"replacementExtensions"`
+}
+
+// GetReason returns the value of Reason.
+func (s *ExtensionDeprecation) GetReason() string {
+	return s.Reason
+}
+
+// GetReplacementExtensions returns the value of ReplacementExtensions.
+func (s *ExtensionDeprecation) GetReplacementExtensions() []string {
+	return s.ReplacementExtensions
+}
+
+// SetReason sets the value of Reason.
+func (s *ExtensionDeprecation) SetReason(val string) {
+	s.Reason = val
+}
+
+// SetReplacementExtensions sets the value of ReplacementExtensions.
+func (s *ExtensionDeprecation) SetReplacementExtensions(val []string) {
+	s.ReplacementExtensions = val
+}
+
+// Ref: #/components/schemas/ExtensionFailedItem
+type ExtensionFailedItem struct {
+	ItemId   string    `json:"itemId"`
+	Reason   string    `json:"reason"`
+	RemoteId OptString `json:"remoteId"`
+}
+
+// GetItemId returns the value of ItemId.
+func (s *ExtensionFailedItem) GetItemId() string {
+	return s.ItemId
+}
+
+// GetReason returns the value of Reason.
+func (s *ExtensionFailedItem) GetReason() string {
+	return s.Reason
+}
+
+// GetRemoteId returns the value of RemoteId.
+func (s *ExtensionFailedItem) GetRemoteId() OptString {
+	return s.RemoteId
+}
+
+// SetItemId sets the value of ItemId.
+func (s *ExtensionFailedItem) SetItemId(val string) {
+	s.ItemId = val
+}
+
+// SetReason sets the value of Reason.
+func (s *ExtensionFailedItem) SetReason(val string) {
+	s.Reason = val
+}
+
+// SetRemoteId sets the value of RemoteId.
+func (s *ExtensionFailedItem) SetRemoteId(val OptString) {
+	s.RemoteId = val
+}
+
+// Ref: #/components/schemas/ExtensionIntegrationDetail
+type ExtensionIntegrationDetail struct {
+	Name string `json:"name"`
+	Link string `json:"link"`
+}
+
+// GetName returns the value of Name.
+func (s *ExtensionIntegrationDetail) GetName() string {
+	return s.Name
+}
+
+// GetLink returns the value of Link.
+func (s *ExtensionIntegrationDetail) GetLink() string {
+	return s.Link
+}
+
+// SetName sets the value of Name.
+func (s *ExtensionIntegrationDetail) SetName(val string) {
+	s.Name = val
+}
+
+// SetLink sets the value of Link.
+func (s *ExtensionIntegrationDetail) SetLink(val string) {
+	s.Link = val
+}
+
+// Ref: #/components/schemas/ExtensionItem
+type ExtensionItem struct {
+	ID          string `json:"id"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// `<extension id>/<item id>`, the same across versions.
+	StableId string `json:"stableId"`
+	// `<extension id>@<version>/<item id>`.
+	UniqueId string `json:"uniqueId"`
+	// `<extension id>@<version>/<item id>`.
+	ExtendedInternalId string                          `json:"extendedInternalId"`
+	IsMandatory        bool                            `json:"isMandatory"`
+	TargetDomain       ExtensionItemTargetDomain       `json:"targetDomain"`
+	PermissionResource ExtensionItemPermissionResource `json:"permissionResource"`
+	Data               ExtensionItemData               `json:"data"`
+	Binaries           []ExtensionItemBinary           `json:"binaries"`
+}
+
+// GetID returns the value of ID.
+func (s *ExtensionItem) GetID() string {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *ExtensionItem) GetName() string {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *ExtensionItem) GetDescription() string {
+	return s.Description
+}
+
+// GetStableId returns the value of StableId.
+func (s *ExtensionItem) GetStableId() string {
+	return s.StableId
+}
+
+// GetUniqueId returns the value of UniqueId.
+func (s *ExtensionItem) GetUniqueId() string {
+	return s.UniqueId
+}
+
+// GetExtendedInternalId returns the value of ExtendedInternalId.
+func (s *ExtensionItem) GetExtendedInternalId() string {
+	return s.ExtendedInternalId
+}
+
+// GetIsMandatory returns the value of IsMandatory.
+func (s *ExtensionItem) GetIsMandatory() bool {
+	return s.IsMandatory
+}
+
+// GetTargetDomain returns the value of TargetDomain.
+func (s *ExtensionItem) GetTargetDomain() ExtensionItemTargetDomain {
+	return s.TargetDomain
+}
+
+// GetPermissionResource returns the value of PermissionResource.
+func (s *ExtensionItem) GetPermissionResource() ExtensionItemPermissionResource {
+	return s.PermissionResource
+}
+
+// GetData returns the value of Data.
+func (s *ExtensionItem) GetData() ExtensionItemData {
+	return s.Data
+}
+
+// GetBinaries returns the value of Binaries.
+func (s *ExtensionItem) GetBinaries() []ExtensionItemBinary {
+	return s.Binaries
+}
+
+// SetID sets the value of ID.
+func (s *ExtensionItem) SetID(val string) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *ExtensionItem) SetName(val string) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *ExtensionItem) SetDescription(val string) {
+	s.Description = val
+}
+
+// SetStableId sets the value of StableId.
+func (s *ExtensionItem) SetStableId(val string) {
+	s.StableId = val
+}
+
+// SetUniqueId sets the value of UniqueId.
+func (s *ExtensionItem) SetUniqueId(val string) {
+	s.UniqueId = val
+}
+
+// SetExtendedInternalId sets the value of ExtendedInternalId.
+func (s *ExtensionItem) SetExtendedInternalId(val string) {
+	s.ExtendedInternalId = val
+}
+
+// SetIsMandatory sets the value of IsMandatory.
+func (s *ExtensionItem) SetIsMandatory(val bool) {
+	s.IsMandatory = val
+}
+
+// SetTargetDomain sets the value of TargetDomain.
+func (s *ExtensionItem) SetTargetDomain(val ExtensionItemTargetDomain) {
+	s.TargetDomain = val
+}
+
+// SetPermissionResource sets the value of PermissionResource.
+func (s *ExtensionItem) SetPermissionResource(val ExtensionItemPermissionResource) {
+	s.PermissionResource = val
+}
+
+// SetData sets the value of Data.
+func (s *ExtensionItem) SetData(val ExtensionItemData) {
+	s.Data = val
+}
+
+// SetBinaries sets the value of Binaries.
+func (s *ExtensionItem) SetBinaries(val []ExtensionItemBinary) {
+	s.Binaries = val
+}
+
+// Ref: #/components/schemas/ExtensionItemBinary
+type ExtensionItemBinary struct {
+	Type     ExtensionItemBinaryType `json:"type"`
+	FileName string                  `json:"fileName"`
+	// Base64.
+	Data string `json:"data"`
+}
+
+// GetType returns the value of Type.
+func (s *ExtensionItemBinary) GetType() ExtensionItemBinaryType {
+	return s.Type
+}
+
+// GetFileName returns the value of FileName.
+func (s *ExtensionItemBinary) GetFileName() string {
+	return s.FileName
+}
+
+// GetData returns the value of Data.
+func (s *ExtensionItemBinary) GetData() string {
+	return s.Data
+}
+
+// SetType sets the value of Type.
+func (s *ExtensionItemBinary) SetType(val ExtensionItemBinaryType) {
+	s.Type = val
+}
+
+// SetFileName sets the value of FileName.
+func (s *ExtensionItemBinary) SetFileName(val string) {
+	s.FileName = val
+}
+
+// SetData sets the value of Data.
+func (s *ExtensionItemBinary) SetData(val string) {
+	s.Data = val
+}
+
+type ExtensionItemBinaryType string
+
+const (
+	ExtensionItemBinaryTypePREVIEWIMAGE                ExtensionItemBinaryType = "PREVIEW_IMAGE"
+	ExtensionItemBinaryTypeKIBANADASHBOARDDEFINITION   ExtensionItemBinaryType = "KIBANA_DASHBOARD_DEFINITION"
+	ExtensionItemBinaryTypeGRAFANADASHBOARDDEFINITION  ExtensionItemBinaryType = "GRAFANA_DASHBOARD_DEFINITION"
+	ExtensionItemBinaryTypeENRICHMENTCSV               ExtensionItemBinaryType = "ENRICHMENT_CSV"
+	ExtensionItemBinaryTypeCXCUSTOMDASHBOARDDEFINITION ExtensionItemBinaryType = "CX_CUSTOM_DASHBOARD_DEFINITION"
+)
+
+// AllValues returns all ExtensionItemBinaryType values.
+func (ExtensionItemBinaryType) AllValues() []ExtensionItemBinaryType {
+	return []ExtensionItemBinaryType{
+		ExtensionItemBinaryTypePREVIEWIMAGE,
+		ExtensionItemBinaryTypeKIBANADASHBOARDDEFINITION,
+		ExtensionItemBinaryTypeGRAFANADASHBOARDDEFINITION,
+		ExtensionItemBinaryTypeENRICHMENTCSV,
+		ExtensionItemBinaryTypeCXCUSTOMDASHBOARDDEFINITION,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ExtensionItemBinaryType) MarshalText() ([]byte, error) {
+	switch s {
+	case ExtensionItemBinaryTypePREVIEWIMAGE:
+		return []byte(s), nil
+	case ExtensionItemBinaryTypeKIBANADASHBOARDDEFINITION:
+		return []byte(s), nil
+	case ExtensionItemBinaryTypeGRAFANADASHBOARDDEFINITION:
+		return []byte(s), nil
+	case ExtensionItemBinaryTypeENRICHMENTCSV:
+		return []byte(s), nil
+	case ExtensionItemBinaryTypeCXCUSTOMDASHBOARDDEFINITION:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ExtensionItemBinaryType) UnmarshalText(data []byte) error {
+	switch ExtensionItemBinaryType(data) {
+	case ExtensionItemBinaryTypePREVIEWIMAGE:
+		*s = ExtensionItemBinaryTypePREVIEWIMAGE
+		return nil
+	case ExtensionItemBinaryTypeKIBANADASHBOARDDEFINITION:
+		*s = ExtensionItemBinaryTypeKIBANADASHBOARDDEFINITION
+		return nil
+	case ExtensionItemBinaryTypeGRAFANADASHBOARDDEFINITION:
+		*s = ExtensionItemBinaryTypeGRAFANADASHBOARDDEFINITION
+		return nil
+	case ExtensionItemBinaryTypeENRICHMENTCSV:
+		*s = ExtensionItemBinaryTypeENRICHMENTCSV
+		return nil
+	case ExtensionItemBinaryTypeCXCUSTOMDASHBOARDDEFINITION:
+		*s = ExtensionItemBinaryTypeCXCUSTOMDASHBOARDDEFINITION
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Items by target domain (ALERT and ALERT_V3 both count as alerts).
+// Ref: #/components/schemas/ExtensionItemCounts
+type ExtensionItemCounts struct {
+	Actions           int64 `json:"actions"`
+	Alerts            int64 `json:"alerts"`
+	CustomDashboards  int64 `json:"customDashboards"`
+	Enrichments       int64 `json:"enrichments"`
+	EventsToMetrics   int64 `json:"eventsToMetrics"`
+	GrafanaDashboards int64 `json:"grafanaDashboards"`
+	KibanaDashboards  int64 `json:"kibanaDashboards"`
+	MetricsRuleGroup  int64 `json:"metricsRuleGroup"`
+	ParsingRules      int64 `json:"parsingRules"`
+	SavedViews        int64 `json:"savedViews"`
+}
+
+// GetActions returns the value of Actions.
+func (s *ExtensionItemCounts) GetActions() int64 {
+	return s.Actions
+}
+
+// GetAlerts returns the value of Alerts.
+func (s *ExtensionItemCounts) GetAlerts() int64 {
+	return s.Alerts
+}
+
+// GetCustomDashboards returns the value of CustomDashboards.
+func (s *ExtensionItemCounts) GetCustomDashboards() int64 {
+	return s.CustomDashboards
+}
+
+// GetEnrichments returns the value of Enrichments.
+func (s *ExtensionItemCounts) GetEnrichments() int64 {
+	return s.Enrichments
+}
+
+// GetEventsToMetrics returns the value of EventsToMetrics.
+func (s *ExtensionItemCounts) GetEventsToMetrics() int64 {
+	return s.EventsToMetrics
+}
+
+// GetGrafanaDashboards returns the value of GrafanaDashboards.
+func (s *ExtensionItemCounts) GetGrafanaDashboards() int64 {
+	return s.GrafanaDashboards
+}
+
+// GetKibanaDashboards returns the value of KibanaDashboards.
+func (s *ExtensionItemCounts) GetKibanaDashboards() int64 {
+	return s.KibanaDashboards
+}
+
+// GetMetricsRuleGroup returns the value of MetricsRuleGroup.
+func (s *ExtensionItemCounts) GetMetricsRuleGroup() int64 {
+	return s.MetricsRuleGroup
+}
+
+// GetParsingRules returns the value of ParsingRules.
+func (s *ExtensionItemCounts) GetParsingRules() int64 {
+	return s.ParsingRules
+}
+
+// GetSavedViews returns the value of SavedViews.
+func (s *ExtensionItemCounts) GetSavedViews() int64 {
+	return s.SavedViews
+}
+
+// SetActions sets the value of Actions.
+func (s *ExtensionItemCounts) SetActions(val int64) {
+	s.Actions = val
+}
+
+// SetAlerts sets the value of Alerts.
+func (s *ExtensionItemCounts) SetAlerts(val int64) {
+	s.Alerts = val
+}
+
+// SetCustomDashboards sets the value of CustomDashboards.
+func (s *ExtensionItemCounts) SetCustomDashboards(val int64) {
+	s.CustomDashboards = val
+}
+
+// SetEnrichments sets the value of Enrichments.
+func (s *ExtensionItemCounts) SetEnrichments(val int64) {
+	s.Enrichments = val
+}
+
+// SetEventsToMetrics sets the value of EventsToMetrics.
+func (s *ExtensionItemCounts) SetEventsToMetrics(val int64) {
+	s.EventsToMetrics = val
+}
+
+// SetGrafanaDashboards sets the value of GrafanaDashboards.
+func (s *ExtensionItemCounts) SetGrafanaDashboards(val int64) {
+	s.GrafanaDashboards = val
+}
+
+// SetKibanaDashboards sets the value of KibanaDashboards.
+func (s *ExtensionItemCounts) SetKibanaDashboards(val int64) {
+	s.KibanaDashboards = val
+}
+
+// SetMetricsRuleGroup sets the value of MetricsRuleGroup.
+func (s *ExtensionItemCounts) SetMetricsRuleGroup(val int64) {
+	s.MetricsRuleGroup = val
+}
+
+// SetParsingRules sets the value of ParsingRules.
+func (s *ExtensionItemCounts) SetParsingRules(val int64) {
+	s.ParsingRules = val
+}
+
+// SetSavedViews sets the value of SavedViews.
+func (s *ExtensionItemCounts) SetSavedViews(val int64) {
+	s.SavedViews = val
+}
+
+// The item's definition, as the target area would take it.
+// Ref: #/components/schemas/ExtensionItemData
+type ExtensionItemData map[string]jx.Raw
+
+func (s *ExtensionItemData) init() ExtensionItemData {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+type ExtensionItemPermissionResource string
+
+const (
+	ExtensionItemPermissionResourceUNKNOWN                         ExtensionItemPermissionResource = "UNKNOWN"
+	ExtensionItemPermissionResourceACTION                          ExtensionItemPermissionResource = "ACTION"
+	ExtensionItemPermissionResourceALERT                           ExtensionItemPermissionResource = "ALERT"
+	ExtensionItemPermissionResourceCUSTOMENRICHMENT                ExtensionItemPermissionResource = "CUSTOM_ENRICHMENT"
+	ExtensionItemPermissionResourceGEOENRICHMENT                   ExtensionItemPermissionResource = "GEO_ENRICHMENT"
+	ExtensionItemPermissionResourceSECURITYENRICHMENT              ExtensionItemPermissionResource = "SECURITY_ENRICHMENT"
+	ExtensionItemPermissionResourceRESOURCECLOUDMETADATAENRICHMENT ExtensionItemPermissionResource = "RESOURCE_CLOUD_METADATA_ENRICHMENT"
+	ExtensionItemPermissionResourceGRAFANADASHBOARD                ExtensionItemPermissionResource = "GRAFANA_DASHBOARD"
+	ExtensionItemPermissionResourceKIBANADASHBOARD                 ExtensionItemPermissionResource = "KIBANA_DASHBOARD"
+	ExtensionItemPermissionResourcePARSINGRULE                     ExtensionItemPermissionResource = "PARSING_RULE"
+	ExtensionItemPermissionResourceSAVEDVIEW                       ExtensionItemPermissionResource = "SAVED_VIEW"
+	ExtensionItemPermissionResourceCXCUSTOMDASHBOARD               ExtensionItemPermissionResource = "CX_CUSTOM_DASHBOARD"
+	ExtensionItemPermissionResourceMETRICSRULEGROUP                ExtensionItemPermissionResource = "METRICS_RULE_GROUP"
+	ExtensionItemPermissionResourceSPANEVENTSTOMETRICS             ExtensionItemPermissionResource = "SPAN_EVENTS_TO_METRICS"
+	ExtensionItemPermissionResourceLOGSEVENTSTOMETRICS             ExtensionItemPermissionResource = "LOGS_EVENTS_TO_METRICS"
+)
+
+// AllValues returns all ExtensionItemPermissionResource values.
+func (ExtensionItemPermissionResource) AllValues() []ExtensionItemPermissionResource {
+	return []ExtensionItemPermissionResource{
+		ExtensionItemPermissionResourceUNKNOWN,
+		ExtensionItemPermissionResourceACTION,
+		ExtensionItemPermissionResourceALERT,
+		ExtensionItemPermissionResourceCUSTOMENRICHMENT,
+		ExtensionItemPermissionResourceGEOENRICHMENT,
+		ExtensionItemPermissionResourceSECURITYENRICHMENT,
+		ExtensionItemPermissionResourceRESOURCECLOUDMETADATAENRICHMENT,
+		ExtensionItemPermissionResourceGRAFANADASHBOARD,
+		ExtensionItemPermissionResourceKIBANADASHBOARD,
+		ExtensionItemPermissionResourcePARSINGRULE,
+		ExtensionItemPermissionResourceSAVEDVIEW,
+		ExtensionItemPermissionResourceCXCUSTOMDASHBOARD,
+		ExtensionItemPermissionResourceMETRICSRULEGROUP,
+		ExtensionItemPermissionResourceSPANEVENTSTOMETRICS,
+		ExtensionItemPermissionResourceLOGSEVENTSTOMETRICS,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ExtensionItemPermissionResource) MarshalText() ([]byte, error) {
+	switch s {
+	case ExtensionItemPermissionResourceUNKNOWN:
+		return []byte(s), nil
+	case ExtensionItemPermissionResourceACTION:
+		return []byte(s), nil
+	case ExtensionItemPermissionResourceALERT:
+		return []byte(s), nil
+	case ExtensionItemPermissionResourceCUSTOMENRICHMENT:
+		return []byte(s), nil
+	case ExtensionItemPermissionResourceGEOENRICHMENT:
+		return []byte(s), nil
+	case ExtensionItemPermissionResourceSECURITYENRICHMENT:
+		return []byte(s), nil
+	case ExtensionItemPermissionResourceRESOURCECLOUDMETADATAENRICHMENT:
+		return []byte(s), nil
+	case ExtensionItemPermissionResourceGRAFANADASHBOARD:
+		return []byte(s), nil
+	case ExtensionItemPermissionResourceKIBANADASHBOARD:
+		return []byte(s), nil
+	case ExtensionItemPermissionResourcePARSINGRULE:
+		return []byte(s), nil
+	case ExtensionItemPermissionResourceSAVEDVIEW:
+		return []byte(s), nil
+	case ExtensionItemPermissionResourceCXCUSTOMDASHBOARD:
+		return []byte(s), nil
+	case ExtensionItemPermissionResourceMETRICSRULEGROUP:
+		return []byte(s), nil
+	case ExtensionItemPermissionResourceSPANEVENTSTOMETRICS:
+		return []byte(s), nil
+	case ExtensionItemPermissionResourceLOGSEVENTSTOMETRICS:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ExtensionItemPermissionResource) UnmarshalText(data []byte) error {
+	switch ExtensionItemPermissionResource(data) {
+	case ExtensionItemPermissionResourceUNKNOWN:
+		*s = ExtensionItemPermissionResourceUNKNOWN
+		return nil
+	case ExtensionItemPermissionResourceACTION:
+		*s = ExtensionItemPermissionResourceACTION
+		return nil
+	case ExtensionItemPermissionResourceALERT:
+		*s = ExtensionItemPermissionResourceALERT
+		return nil
+	case ExtensionItemPermissionResourceCUSTOMENRICHMENT:
+		*s = ExtensionItemPermissionResourceCUSTOMENRICHMENT
+		return nil
+	case ExtensionItemPermissionResourceGEOENRICHMENT:
+		*s = ExtensionItemPermissionResourceGEOENRICHMENT
+		return nil
+	case ExtensionItemPermissionResourceSECURITYENRICHMENT:
+		*s = ExtensionItemPermissionResourceSECURITYENRICHMENT
+		return nil
+	case ExtensionItemPermissionResourceRESOURCECLOUDMETADATAENRICHMENT:
+		*s = ExtensionItemPermissionResourceRESOURCECLOUDMETADATAENRICHMENT
+		return nil
+	case ExtensionItemPermissionResourceGRAFANADASHBOARD:
+		*s = ExtensionItemPermissionResourceGRAFANADASHBOARD
+		return nil
+	case ExtensionItemPermissionResourceKIBANADASHBOARD:
+		*s = ExtensionItemPermissionResourceKIBANADASHBOARD
+		return nil
+	case ExtensionItemPermissionResourcePARSINGRULE:
+		*s = ExtensionItemPermissionResourcePARSINGRULE
+		return nil
+	case ExtensionItemPermissionResourceSAVEDVIEW:
+		*s = ExtensionItemPermissionResourceSAVEDVIEW
+		return nil
+	case ExtensionItemPermissionResourceCXCUSTOMDASHBOARD:
+		*s = ExtensionItemPermissionResourceCXCUSTOMDASHBOARD
+		return nil
+	case ExtensionItemPermissionResourceMETRICSRULEGROUP:
+		*s = ExtensionItemPermissionResourceMETRICSRULEGROUP
+		return nil
+	case ExtensionItemPermissionResourceSPANEVENTSTOMETRICS:
+		*s = ExtensionItemPermissionResourceSPANEVENTSTOMETRICS
+		return nil
+	case ExtensionItemPermissionResourceLOGSEVENTSTOMETRICS:
+		*s = ExtensionItemPermissionResourceLOGSEVENTSTOMETRICS
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type ExtensionItemTargetDomain string
+
+const (
+	ExtensionItemTargetDomainACTION            ExtensionItemTargetDomain = "ACTION"
+	ExtensionItemTargetDomainALERT             ExtensionItemTargetDomain = "ALERT"
+	ExtensionItemTargetDomainENRICHMENT        ExtensionItemTargetDomain = "ENRICHMENT"
+	ExtensionItemTargetDomainGRAFANADASHBOARD  ExtensionItemTargetDomain = "GRAFANA_DASHBOARD"
+	ExtensionItemTargetDomainKIBANADASHBOARD   ExtensionItemTargetDomain = "KIBANA_DASHBOARD"
+	ExtensionItemTargetDomainPARSINGRULE       ExtensionItemTargetDomain = "PARSING_RULE"
+	ExtensionItemTargetDomainSAVEDVIEW         ExtensionItemTargetDomain = "SAVED_VIEW"
+	ExtensionItemTargetDomainCXCUSTOMDASHBOARD ExtensionItemTargetDomain = "CX_CUSTOM_DASHBOARD"
+	ExtensionItemTargetDomainMETRICSRULEGROUP  ExtensionItemTargetDomain = "METRICS_RULE_GROUP"
+	ExtensionItemTargetDomainEVENTSTOMETRICS   ExtensionItemTargetDomain = "EVENTS_TO_METRICS"
+	ExtensionItemTargetDomainALERTV3           ExtensionItemTargetDomain = "ALERT_V3"
+)
+
+// AllValues returns all ExtensionItemTargetDomain values.
+func (ExtensionItemTargetDomain) AllValues() []ExtensionItemTargetDomain {
+	return []ExtensionItemTargetDomain{
+		ExtensionItemTargetDomainACTION,
+		ExtensionItemTargetDomainALERT,
+		ExtensionItemTargetDomainENRICHMENT,
+		ExtensionItemTargetDomainGRAFANADASHBOARD,
+		ExtensionItemTargetDomainKIBANADASHBOARD,
+		ExtensionItemTargetDomainPARSINGRULE,
+		ExtensionItemTargetDomainSAVEDVIEW,
+		ExtensionItemTargetDomainCXCUSTOMDASHBOARD,
+		ExtensionItemTargetDomainMETRICSRULEGROUP,
+		ExtensionItemTargetDomainEVENTSTOMETRICS,
+		ExtensionItemTargetDomainALERTV3,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ExtensionItemTargetDomain) MarshalText() ([]byte, error) {
+	switch s {
+	case ExtensionItemTargetDomainACTION:
+		return []byte(s), nil
+	case ExtensionItemTargetDomainALERT:
+		return []byte(s), nil
+	case ExtensionItemTargetDomainENRICHMENT:
+		return []byte(s), nil
+	case ExtensionItemTargetDomainGRAFANADASHBOARD:
+		return []byte(s), nil
+	case ExtensionItemTargetDomainKIBANADASHBOARD:
+		return []byte(s), nil
+	case ExtensionItemTargetDomainPARSINGRULE:
+		return []byte(s), nil
+	case ExtensionItemTargetDomainSAVEDVIEW:
+		return []byte(s), nil
+	case ExtensionItemTargetDomainCXCUSTOMDASHBOARD:
+		return []byte(s), nil
+	case ExtensionItemTargetDomainMETRICSRULEGROUP:
+		return []byte(s), nil
+	case ExtensionItemTargetDomainEVENTSTOMETRICS:
+		return []byte(s), nil
+	case ExtensionItemTargetDomainALERTV3:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ExtensionItemTargetDomain) UnmarshalText(data []byte) error {
+	switch ExtensionItemTargetDomain(data) {
+	case ExtensionItemTargetDomainACTION:
+		*s = ExtensionItemTargetDomainACTION
+		return nil
+	case ExtensionItemTargetDomainALERT:
+		*s = ExtensionItemTargetDomainALERT
+		return nil
+	case ExtensionItemTargetDomainENRICHMENT:
+		*s = ExtensionItemTargetDomainENRICHMENT
+		return nil
+	case ExtensionItemTargetDomainGRAFANADASHBOARD:
+		*s = ExtensionItemTargetDomainGRAFANADASHBOARD
+		return nil
+	case ExtensionItemTargetDomainKIBANADASHBOARD:
+		*s = ExtensionItemTargetDomainKIBANADASHBOARD
+		return nil
+	case ExtensionItemTargetDomainPARSINGRULE:
+		*s = ExtensionItemTargetDomainPARSINGRULE
+		return nil
+	case ExtensionItemTargetDomainSAVEDVIEW:
+		*s = ExtensionItemTargetDomainSAVEDVIEW
+		return nil
+	case ExtensionItemTargetDomainCXCUSTOMDASHBOARD:
+		*s = ExtensionItemTargetDomainCXCUSTOMDASHBOARD
+		return nil
+	case ExtensionItemTargetDomainMETRICSRULEGROUP:
+		*s = ExtensionItemTargetDomainMETRICSRULEGROUP
+		return nil
+	case ExtensionItemTargetDomainEVENTSTOMETRICS:
+		*s = ExtensionItemTargetDomainEVENTSTOMETRICS
+		return nil
+	case ExtensionItemTargetDomainALERTV3:
+		*s = ExtensionItemTargetDomainALERTV3
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/ExtensionList
+type ExtensionList struct {
+	Extensions []ExtensionSummary `json:"extensions"`
+}
+
+// GetExtensions returns the value of Extensions.
+func (s *ExtensionList) GetExtensions() []ExtensionSummary {
+	return s.Extensions
+}
+
+// SetExtensions sets the value of Extensions.
+func (s *ExtensionList) SetExtensions(val []ExtensionSummary) {
+	s.Extensions = val
+}
+
+// Ref: #/components/schemas/ExtensionRevision
+type ExtensionRevision struct {
+	Version               string                       `json:"version"`
+	Description           string                       `json:"description"`
+	Excerpt               string                       `json:"excerpt"`
+	IntegrationDetails    []ExtensionIntegrationDetail `json:"integrationDetails"`
+	Labels                []string                     `json:"labels"`
+	IsTesting             bool                         `json:"isTesting"`
+	Binaries              []ExtensionBinary            `json:"binaries"`
+	Items                 []ExtensionItem              `json:"items"`
+	PermissionDeniedItems []ExtensionItem              `json:"permissionDeniedItems"`
+}
+
+// GetVersion returns the value of Version.
+func (s *ExtensionRevision) GetVersion() string {
+	return s.Version
+}
+
+// GetDescription returns the value of Description.
+func (s *ExtensionRevision) GetDescription() string {
+	return s.Description
+}
+
+// GetExcerpt returns the value of Excerpt.
+func (s *ExtensionRevision) GetExcerpt() string {
+	return s.Excerpt
+}
+
+// GetIntegrationDetails returns the value of IntegrationDetails.
+func (s *ExtensionRevision) GetIntegrationDetails() []ExtensionIntegrationDetail {
+	return s.IntegrationDetails
+}
+
+// GetLabels returns the value of Labels.
+func (s *ExtensionRevision) GetLabels() []string {
+	return s.Labels
+}
+
+// GetIsTesting returns the value of IsTesting.
+func (s *ExtensionRevision) GetIsTesting() bool {
+	return s.IsTesting
+}
+
+// GetBinaries returns the value of Binaries.
+func (s *ExtensionRevision) GetBinaries() []ExtensionBinary {
+	return s.Binaries
+}
+
+// GetItems returns the value of Items.
+func (s *ExtensionRevision) GetItems() []ExtensionItem {
+	return s.Items
+}
+
+// GetPermissionDeniedItems returns the value of PermissionDeniedItems.
+func (s *ExtensionRevision) GetPermissionDeniedItems() []ExtensionItem {
+	return s.PermissionDeniedItems
+}
+
+// SetVersion sets the value of Version.
+func (s *ExtensionRevision) SetVersion(val string) {
+	s.Version = val
+}
+
+// SetDescription sets the value of Description.
+func (s *ExtensionRevision) SetDescription(val string) {
+	s.Description = val
+}
+
+// SetExcerpt sets the value of Excerpt.
+func (s *ExtensionRevision) SetExcerpt(val string) {
+	s.Excerpt = val
+}
+
+// SetIntegrationDetails sets the value of IntegrationDetails.
+func (s *ExtensionRevision) SetIntegrationDetails(val []ExtensionIntegrationDetail) {
+	s.IntegrationDetails = val
+}
+
+// SetLabels sets the value of Labels.
+func (s *ExtensionRevision) SetLabels(val []string) {
+	s.Labels = val
+}
+
+// SetIsTesting sets the value of IsTesting.
+func (s *ExtensionRevision) SetIsTesting(val bool) {
+	s.IsTesting = val
+}
+
+// SetBinaries sets the value of Binaries.
+func (s *ExtensionRevision) SetBinaries(val []ExtensionBinary) {
+	s.Binaries = val
+}
+
+// SetItems sets the value of Items.
+func (s *ExtensionRevision) SetItems(val []ExtensionItem) {
+	s.Items = val
+}
+
+// SetPermissionDeniedItems sets the value of PermissionDeniedItems.
+func (s *ExtensionRevision) SetPermissionDeniedItems(val []ExtensionItem) {
+	s.PermissionDeniedItems = val
+}
+
+// Ref: #/components/schemas/ExtensionRevisionSummary
+type ExtensionRevisionSummary struct {
+	IsNew      bool                `json:"isNew"`
+	ItemCounts ExtensionItemCounts `json:"itemCounts"`
+}
+
+// GetIsNew returns the value of IsNew.
+func (s *ExtensionRevisionSummary) GetIsNew() bool {
+	return s.IsNew
+}
+
+// GetItemCounts returns the value of ItemCounts.
+func (s *ExtensionRevisionSummary) GetItemCounts() ExtensionItemCounts {
+	return s.ItemCounts
+}
+
+// SetIsNew sets the value of IsNew.
+func (s *ExtensionRevisionSummary) SetIsNew(val bool) {
+	s.IsNew = val
+}
+
+// SetItemCounts sets the value of ItemCounts.
+func (s *ExtensionRevisionSummary) SetItemCounts(val ExtensionItemCounts) {
+	s.ItemCounts = val
+}
+
+// Ref: #/components/schemas/ExtensionSummary
+type ExtensionSummary struct {
+	ID            string                     `json:"id"`
+	Name          string                     `json:"name"`
+	Image         string                     `json:"image"`
+	DarkModeImage string                     `json:"darkModeImage"`
+	Deprecation   OptExtensionDeprecation    `json:"deprecation"`
+	Integrations  []string                   `json:"integrations"`
+	IsHidden      bool                       `json:"isHidden"`
+	Keywords      []string                   `json:"keywords"`
+	Revisions     []ExtensionSummaryRevision `json:"revisions"`
+}
+
+// GetID returns the value of ID.
+func (s *ExtensionSummary) GetID() string {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *ExtensionSummary) GetName() string {
+	return s.Name
+}
+
+// GetImage returns the value of Image.
+func (s *ExtensionSummary) GetImage() string {
+	return s.Image
+}
+
+// GetDarkModeImage returns the value of DarkModeImage.
+func (s *ExtensionSummary) GetDarkModeImage() string {
+	return s.DarkModeImage
+}
+
+// GetDeprecation returns the value of Deprecation.
+func (s *ExtensionSummary) GetDeprecation() OptExtensionDeprecation {
+	return s.Deprecation
+}
+
+// GetIntegrations returns the value of Integrations.
+func (s *ExtensionSummary) GetIntegrations() []string {
+	return s.Integrations
+}
+
+// GetIsHidden returns the value of IsHidden.
+func (s *ExtensionSummary) GetIsHidden() bool {
+	return s.IsHidden
+}
+
+// GetKeywords returns the value of Keywords.
+func (s *ExtensionSummary) GetKeywords() []string {
+	return s.Keywords
+}
+
+// GetRevisions returns the value of Revisions.
+func (s *ExtensionSummary) GetRevisions() []ExtensionSummaryRevision {
+	return s.Revisions
+}
+
+// SetID sets the value of ID.
+func (s *ExtensionSummary) SetID(val string) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *ExtensionSummary) SetName(val string) {
+	s.Name = val
+}
+
+// SetImage sets the value of Image.
+func (s *ExtensionSummary) SetImage(val string) {
+	s.Image = val
+}
+
+// SetDarkModeImage sets the value of DarkModeImage.
+func (s *ExtensionSummary) SetDarkModeImage(val string) {
+	s.DarkModeImage = val
+}
+
+// SetDeprecation sets the value of Deprecation.
+func (s *ExtensionSummary) SetDeprecation(val OptExtensionDeprecation) {
+	s.Deprecation = val
+}
+
+// SetIntegrations sets the value of Integrations.
+func (s *ExtensionSummary) SetIntegrations(val []string) {
+	s.Integrations = val
+}
+
+// SetIsHidden sets the value of IsHidden.
+func (s *ExtensionSummary) SetIsHidden(val bool) {
+	s.IsHidden = val
+}
+
+// SetKeywords sets the value of Keywords.
+func (s *ExtensionSummary) SetKeywords(val []string) {
+	s.Keywords = val
+}
+
+// SetRevisions sets the value of Revisions.
+func (s *ExtensionSummary) SetRevisions(val []ExtensionSummaryRevision) {
+	s.Revisions = val
+}
+
+// Ref: #/components/schemas/ExtensionSummaryRevision
+type ExtensionSummaryRevision struct {
+	Version            string                       `json:"version"`
+	Description        string                       `json:"description"`
+	Excerpt            string                       `json:"excerpt"`
+	IntegrationDetails []ExtensionIntegrationDetail `json:"integrationDetails"`
+	Labels             []string                     `json:"labels"`
+	Summary            ExtensionRevisionSummary     `json:"summary"`
+}
+
+// GetVersion returns the value of Version.
+func (s *ExtensionSummaryRevision) GetVersion() string {
+	return s.Version
+}
+
+// GetDescription returns the value of Description.
+func (s *ExtensionSummaryRevision) GetDescription() string {
+	return s.Description
+}
+
+// GetExcerpt returns the value of Excerpt.
+func (s *ExtensionSummaryRevision) GetExcerpt() string {
+	return s.Excerpt
+}
+
+// GetIntegrationDetails returns the value of IntegrationDetails.
+func (s *ExtensionSummaryRevision) GetIntegrationDetails() []ExtensionIntegrationDetail {
+	return s.IntegrationDetails
+}
+
+// GetLabels returns the value of Labels.
+func (s *ExtensionSummaryRevision) GetLabels() []string {
+	return s.Labels
+}
+
+// GetSummary returns the value of Summary.
+func (s *ExtensionSummaryRevision) GetSummary() ExtensionRevisionSummary {
+	return s.Summary
+}
+
+// SetVersion sets the value of Version.
+func (s *ExtensionSummaryRevision) SetVersion(val string) {
+	s.Version = val
+}
+
+// SetDescription sets the value of Description.
+func (s *ExtensionSummaryRevision) SetDescription(val string) {
+	s.Description = val
+}
+
+// SetExcerpt sets the value of Excerpt.
+func (s *ExtensionSummaryRevision) SetExcerpt(val string) {
+	s.Excerpt = val
+}
+
+// SetIntegrationDetails sets the value of IntegrationDetails.
+func (s *ExtensionSummaryRevision) SetIntegrationDetails(val []ExtensionIntegrationDetail) {
+	s.IntegrationDetails = val
+}
+
+// SetLabels sets the value of Labels.
+func (s *ExtensionSummaryRevision) SetLabels(val []string) {
+	s.Labels = val
+}
+
+// SetSummary sets the value of Summary.
+func (s *ExtensionSummaryRevision) SetSummary(val ExtensionRevisionSummary) {
+	s.Summary = val
 }
 
 // Ref: #/components/schemas/FileRef
@@ -6439,6 +7839,49 @@ func (s *ListCasesResponse) SetPagination(val CasePageResponse) {
 	s.Pagination = val
 }
 
+// Ref: #/components/schemas/ListExtensionsFilter
+type ListExtensionsFilter struct {
+	// List only extensions sharing at least one of these integrations (none means all).
+	Integrations []string `json:"integrations"`
+}
+
+// GetIntegrations returns the value of Integrations.
+func (s *ListExtensionsFilter) GetIntegrations() []string {
+	return s.Integrations
+}
+
+// SetIntegrations sets the value of Integrations.
+func (s *ListExtensionsFilter) SetIntegrations(val []string) {
+	s.Integrations = val
+}
+
+// Ref: #/components/schemas/ListExtensionsRequest
+type ListExtensionsRequest struct {
+	Filter OptListExtensionsFilter `json:"filter"`
+	// List hidden extensions too.
+	IncludeHiddenExtensions OptBool `json:"includeHiddenExtensions"`
+}
+
+// GetFilter returns the value of Filter.
+func (s *ListExtensionsRequest) GetFilter() OptListExtensionsFilter {
+	return s.Filter
+}
+
+// GetIncludeHiddenExtensions returns the value of IncludeHiddenExtensions.
+func (s *ListExtensionsRequest) GetIncludeHiddenExtensions() OptBool {
+	return s.IncludeHiddenExtensions
+}
+
+// SetFilter sets the value of Filter.
+func (s *ListExtensionsRequest) SetFilter(val OptListExtensionsFilter) {
+	s.Filter = val
+}
+
+// SetIncludeHiddenExtensions sets the value of IncludeHiddenExtensions.
+func (s *ListExtensionsRequest) SetIncludeHiddenExtensions(val OptBool) {
+	s.IncludeHiddenExtensions = val
+}
+
 // Ref: #/components/schemas/ListIncidentsRequest
 type ListIncidentsRequest struct {
 	Filter     OptIncidentQueryFilter `json:"filter"`
@@ -8550,6 +9993,52 @@ func (o OptEventActor) Or(d EventActor) EventActor {
 	return d
 }
 
+// NewOptExtensionDeprecation returns new OptExtensionDeprecation with value set to v.
+func NewOptExtensionDeprecation(v ExtensionDeprecation) OptExtensionDeprecation {
+	return OptExtensionDeprecation{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptExtensionDeprecation is optional ExtensionDeprecation.
+type OptExtensionDeprecation struct {
+	Value ExtensionDeprecation
+	Set   bool
+}
+
+// IsSet returns true if OptExtensionDeprecation was set.
+func (o OptExtensionDeprecation) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptExtensionDeprecation) Reset() {
+	var v ExtensionDeprecation
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptExtensionDeprecation) SetTo(v ExtensionDeprecation) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptExtensionDeprecation) Get() (v ExtensionDeprecation, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptExtensionDeprecation) Or(d ExtensionDeprecation) ExtensionDeprecation {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptFileRef returns new OptFileRef with value set to v.
 func NewOptFileRef(v FileRef) OptFileRef {
 	return OptFileRef{
@@ -9740,6 +11229,98 @@ func (o OptListCasesRequest) Get() (v ListCasesRequest, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptListCasesRequest) Or(d ListCasesRequest) ListCasesRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptListExtensionsFilter returns new OptListExtensionsFilter with value set to v.
+func NewOptListExtensionsFilter(v ListExtensionsFilter) OptListExtensionsFilter {
+	return OptListExtensionsFilter{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptListExtensionsFilter is optional ListExtensionsFilter.
+type OptListExtensionsFilter struct {
+	Value ListExtensionsFilter
+	Set   bool
+}
+
+// IsSet returns true if OptListExtensionsFilter was set.
+func (o OptListExtensionsFilter) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptListExtensionsFilter) Reset() {
+	var v ListExtensionsFilter
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptListExtensionsFilter) SetTo(v ListExtensionsFilter) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptListExtensionsFilter) Get() (v ListExtensionsFilter, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptListExtensionsFilter) Or(d ListExtensionsFilter) ListExtensionsFilter {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptListExtensionsRequest returns new OptListExtensionsRequest with value set to v.
+func NewOptListExtensionsRequest(v ListExtensionsRequest) OptListExtensionsRequest {
+	return OptListExtensionsRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptListExtensionsRequest is optional ListExtensionsRequest.
+type OptListExtensionsRequest struct {
+	Value ListExtensionsRequest
+	Set   bool
+}
+
+// IsSet returns true if OptListExtensionsRequest was set.
+func (o OptListExtensionsRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptListExtensionsRequest) Reset() {
+	var v ListExtensionsRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptListExtensionsRequest) SetTo(v ListExtensionsRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptListExtensionsRequest) Get() (v ListExtensionsRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptListExtensionsRequest) Or(d ListExtensionsRequest) ListExtensionsRequest {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -16580,6 +18161,59 @@ func (s *SystemRoleList) GetRoles() []SystemRole {
 // SetRoles sets the value of Roles.
 func (s *SystemRoleList) SetRoles(val []SystemRole) {
 	s.Roles = val
+}
+
+// Ref: #/components/schemas/UndeployExtensionRequest
+type UndeployExtensionRequest struct {
+	ID string `json:"id"`
+	// Items of the deployment to keep; each must be one of its itemIds.
+	KeptExtensionItems []string `json:"keptExtensionItems"`
+}
+
+// GetID returns the value of ID.
+func (s *UndeployExtensionRequest) GetID() string {
+	return s.ID
+}
+
+// GetKeptExtensionItems returns the value of KeptExtensionItems.
+func (s *UndeployExtensionRequest) GetKeptExtensionItems() []string {
+	return s.KeptExtensionItems
+}
+
+// SetID sets the value of ID.
+func (s *UndeployExtensionRequest) SetID(val string) {
+	s.ID = val
+}
+
+// SetKeptExtensionItems sets the value of KeptExtensionItems.
+func (s *UndeployExtensionRequest) SetKeptExtensionItems(val []string) {
+	s.KeptExtensionItems = val
+}
+
+// Ref: #/components/schemas/UndeployExtensionResponse
+type UndeployExtensionResponse struct {
+	ExtensionDeployment ExtensionDeployment   `json:"extensionDeployment"`
+	FailedItems         []ExtensionFailedItem `json:"failedItems"`
+}
+
+// GetExtensionDeployment returns the value of ExtensionDeployment.
+func (s *UndeployExtensionResponse) GetExtensionDeployment() ExtensionDeployment {
+	return s.ExtensionDeployment
+}
+
+// GetFailedItems returns the value of FailedItems.
+func (s *UndeployExtensionResponse) GetFailedItems() []ExtensionFailedItem {
+	return s.FailedItems
+}
+
+// SetExtensionDeployment sets the value of ExtensionDeployment.
+func (s *UndeployExtensionResponse) SetExtensionDeployment(val ExtensionDeployment) {
+	s.ExtensionDeployment = val
+}
+
+// SetFailedItems sets the value of FailedItems.
+func (s *UndeployExtensionResponse) SetFailedItems(val []ExtensionFailedItem) {
+	s.FailedItems = val
 }
 
 // Ref: #/components/schemas/UpdateApiKeyRequest

@@ -263,6 +263,28 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/data-exploration/views/v1/folders/{id}
 	DeleteViewFolder(ctx context.Context, params DeleteViewFolderParams) error
+	// DeployExtension implements DeployExtension operation.
+	//
+	// Records the deployment of one revision of a catalog extension in the team. There is no body: the
+	// deployment is given in the query, either as the flat parameters `id`, `version`, `item_ids`,
+	// `applications`, `subsystems` (arrays repeated), or as the query object `extension_deployment` (see
+	// `x-query-objects`) in bracket form
+	// (`extension_deployment[id]=kubernetes&extension_deployment[itemIds]=a`, items may be indexed:
+	// `extension_deployment[itemIds][0]=a`), dot form (`extension_deployment.id=…`) or as one JSON
+	// document (`extension_deployment={"id":"kubernetes",…}`). Both forms in one request are a 400.
+	//
+	// Rules: `id` is required and must name a catalog extension (404 otherwise); `version` is required and
+	// must be one of its revisions; `itemIds` holds 1 or more distinct items of that revision and every
+	// mandatory one; the key must hold, besides `extensions:Deploy`, the deploy permission of every listed
+	// item (403 naming the item and the permission); `applications` and `subsystems` hold 0–10000
+	// distinct strings of 1–255 characters. A request carries at most 10000 query parameters in all, so
+	// arrays near the bound need the JSON-document form. An extension already deployed in the team is a
+	// 409 (update it with POST).
+	//
+	// Deploying records the choice only: the items are not created in the other areas.
+	//
+	// PUT /mgmt/openapi/3/integrations/extensions/v1/deployed
+	DeployExtension(ctx context.Context, params DeployExtensionParams) (*ExtensionDeploymentResponse, error)
 	// GetApiKey implements GetApiKey operation.
 	//
 	// Read one API key.
@@ -360,6 +382,29 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/data-usage/v2
 	GetDataUsageV2(ctx context.Context, params GetDataUsageV2Params) (*UsageV2DataUsageHeaders, error)
+	// GetDeployedExtension implements GetDeployedExtension operation.
+	//
+	// The team's deployment of the extension `id`; 404 when it is not deployed in the team. This operation
+	// is mgmtapi's own; the reference API lists deployments only.
+	//
+	// GET /mgmt/openapi/3/integrations/extensions/v1/deployed/{id}
+	GetDeployedExtension(ctx context.Context, params GetDeployedExtensionParams) (*DeployedExtensionResponse, error)
+	// GetExtension implements GetExtension operation.
+	//
+	// Answers the extension with its changelog and its revisions, newest first; hidden extensions are
+	// readable by id. A testing revision is included only with `include_testing_revision=true`. Item
+	// binaries of the types `KIBANA_DASHBOARD_DEFINITION`, `GRAFANA_DASHBOARD_DEFINITION` and
+	// `CX_CUSTOM_DASHBOARD_DEFINITION` are included only with `include_dashboard_binaries=true`; the other
+	// binaries always are.
+	//
+	// Items and revisions are split by the caller's permissions: an item whose deploy permission (from its
+	// `permissionResource`, see the README) the key holds is in `items`, any other in
+	// `permissionDeniedItems`. A revision with a mandatory item the key may not deploy is in
+	// `permissionDeniedRevisions` instead of `revisions` (its items split the same way). An unknown id is
+	// a 404.
+	//
+	// GET /mgmt/openapi/3/integrations/extensions/v1/{id}
+	GetExtension(ctx context.Context, params GetExtensionParams) (*Extension, error)
 	// GetIncident implements GetIncident operation.
 	//
 	// Get an incident with its events.
@@ -482,6 +527,12 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dashboards/dashboards/v1/catalog/list
 	ListDashboardCatalog(ctx context.Context) (*DashboardCatalog, error)
+	// ListDeployedExtensions implements ListDeployedExtensions operation.
+	//
+	// The team's deployments, by extension id, each with the counts of its deployed items.
+	//
+	// GET /mgmt/openapi/3/integrations/extensions/v1/deployed
+	ListDeployedExtensions(ctx context.Context) (*DeployedExtensionList, error)
 	// ListEntityTypeAttachmentTypes implements ListEntityTypeAttachmentTypes operation.
 	//
 	// The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -490,6 +541,17 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types/{entity_type}/attachment-types
 	ListEntityTypeAttachmentTypes(ctx context.Context, params ListEntityTypeAttachmentTypesParams) (*AttachmentTypeList, error)
+	// ListExtensions implements ListExtensions operation.
+	//
+	// Lists the catalog's extensions by name, then id, each with its released revisions (newest first;
+	// testing revisions are never listed) and their item counts. Hidden extensions are listed only when
+	// `includeHiddenExtensions` is true. With a non-empty `filter.integrations`, an extension is listed
+	// when it shares at least one integration with the filter. The body and both fields are optional; `{}`
+	// lists every visible extension. mgmtapi bounds the filter: at most 100 integrations of 1–128
+	// characters.
+	//
+	// POST /mgmt/openapi/3/integrations/extensions/v1/all
+	ListExtensions(ctx context.Context, req OptListExtensionsRequest) (*ExtensionList, error)
 	// ListIncidentAggregations implements ListIncidentAggregations operation.
 	//
 	// Groups the team's incidents that match `filter` by the fields of `group_bys` (all incidents form one
@@ -693,6 +755,15 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/incidents/incidents/v1/all/by-user
 	UnassignIncidents(ctx context.Context, params UnassignIncidentsParams) (*IncidentsResponse, error)
+	// UndeployExtension implements UndeployExtension operation.
+	//
+	// Removes the team's deployment of the extension `id` and answers it. `keptExtensionItems` names items
+	// of the deployment to keep; each must be one of its `itemIds` (400 otherwise). Since deploying
+	// creates nothing in the other areas, nothing is removed from them and `failedItems` is always empty.
+	// An extension not deployed in the team is a 404.
+	//
+	// DELETE /mgmt/openapi/3/integrations/extensions/v1/deployed
+	UndeployExtension(ctx context.Context, req *UndeployExtensionRequest) (*UndeployExtensionResponse, error)
 	// UpdateApiKey implements UpdateApiKey operation.
 	//
 	// Changes only what the body carries: the name, the active flag, the explicit permissions, the
@@ -732,6 +803,14 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/data-usage/v2/export-status
 	UpdateDataUsageExportStatusV2(ctx context.Context, req *UsageV2ExportStatus) (*UsageV2ExportStatusHeaders, error)
+	// UpdateExtensionDeployment implements UpdateExtensionDeployment operation.
+	//
+	// Replaces the team's deployment of the extension `id` (version, items, applications, subsystems) with
+	// the one given in the query, in the same forms and under the same rules as the deploy. An extension
+	// not deployed in the team is a 404.
+	//
+	// POST /mgmt/openapi/3/integrations/extensions/v1/deployed
+	UpdateExtensionDeployment(ctx context.Context, params UpdateExtensionDeploymentParams) (*ExtensionDeploymentResponse, error)
 	// UpdateParsingRuleGroup implements UpdateParsingRuleGroup operation.
 	//
 	// Replaces the whole group `group_id` with the given one and answers it with ids on the group, on

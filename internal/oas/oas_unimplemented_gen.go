@@ -379,6 +379,31 @@ func (UnimplementedHandler) DeleteViewFolder(ctx context.Context, params DeleteV
 	return ht.ErrNotImplemented
 }
 
+// DeployExtension implements DeployExtension operation.
+//
+// Records the deployment of one revision of a catalog extension in the team. There is no body: the
+// deployment is given in the query, either as the flat parameters `id`, `version`, `item_ids`,
+// `applications`, `subsystems` (arrays repeated), or as the query object `extension_deployment` (see
+// `x-query-objects`) in bracket form
+// (`extension_deployment[id]=kubernetes&extension_deployment[itemIds]=a`, items may be indexed:
+// `extension_deployment[itemIds][0]=a`), dot form (`extension_deployment.id=…`) or as one JSON
+// document (`extension_deployment={"id":"kubernetes",…}`). Both forms in one request are a 400.
+//
+// Rules: `id` is required and must name a catalog extension (404 otherwise); `version` is required and
+// must be one of its revisions; `itemIds` holds 1 or more distinct items of that revision and every
+// mandatory one; the key must hold, besides `extensions:Deploy`, the deploy permission of every listed
+// item (403 naming the item and the permission); `applications` and `subsystems` hold 0–10000
+// distinct strings of 1–255 characters. A request carries at most 10000 query parameters in all, so
+// arrays near the bound need the JSON-document form. An extension already deployed in the team is a
+// 409 (update it with POST).
+//
+// Deploying records the choice only: the items are not created in the other areas.
+//
+// PUT /mgmt/openapi/3/integrations/extensions/v1/deployed
+func (UnimplementedHandler) DeployExtension(ctx context.Context, params DeployExtensionParams) (r *ExtensionDeploymentResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetApiKey implements GetApiKey operation.
 //
 // Read one API key.
@@ -506,6 +531,35 @@ func (UnimplementedHandler) GetDataUsageExportStatusV2(ctx context.Context) (r *
 //
 // GET /mgmt/openapi/5/dataplans/data-usage/v2
 func (UnimplementedHandler) GetDataUsageV2(ctx context.Context, params GetDataUsageV2Params) (r *UsageV2DataUsageHeaders, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetDeployedExtension implements GetDeployedExtension operation.
+//
+// The team's deployment of the extension `id`; 404 when it is not deployed in the team. This operation
+// is mgmtapi's own; the reference API lists deployments only.
+//
+// GET /mgmt/openapi/3/integrations/extensions/v1/deployed/{id}
+func (UnimplementedHandler) GetDeployedExtension(ctx context.Context, params GetDeployedExtensionParams) (r *DeployedExtensionResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetExtension implements GetExtension operation.
+//
+// Answers the extension with its changelog and its revisions, newest first; hidden extensions are
+// readable by id. A testing revision is included only with `include_testing_revision=true`. Item
+// binaries of the types `KIBANA_DASHBOARD_DEFINITION`, `GRAFANA_DASHBOARD_DEFINITION` and
+// `CX_CUSTOM_DASHBOARD_DEFINITION` are included only with `include_dashboard_binaries=true`; the other
+// binaries always are.
+//
+// Items and revisions are split by the caller's permissions: an item whose deploy permission (from its
+// `permissionResource`, see the README) the key holds is in `items`, any other in
+// `permissionDeniedItems`. A revision with a mandatory item the key may not deploy is in
+// `permissionDeniedRevisions` instead of `revisions` (its items split the same way). An unknown id is
+// a 404.
+//
+// GET /mgmt/openapi/3/integrations/extensions/v1/{id}
+func (UnimplementedHandler) GetExtension(ctx context.Context, params GetExtensionParams) (r *Extension, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -682,6 +736,15 @@ func (UnimplementedHandler) ListDashboardCatalog(ctx context.Context) (r *Dashbo
 	return r, ht.ErrNotImplemented
 }
 
+// ListDeployedExtensions implements ListDeployedExtensions operation.
+//
+// The team's deployments, by extension id, each with the counts of its deployed items.
+//
+// GET /mgmt/openapi/3/integrations/extensions/v1/deployed
+func (UnimplementedHandler) ListDeployedExtensions(ctx context.Context) (r *DeployedExtensionList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ListEntityTypeAttachmentTypes implements ListEntityTypeAttachmentTypes operation.
 //
 // The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -690,6 +753,20 @@ func (UnimplementedHandler) ListDashboardCatalog(ctx context.Context) (r *Dashbo
 //
 // GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types/{entity_type}/attachment-types
 func (UnimplementedHandler) ListEntityTypeAttachmentTypes(ctx context.Context, params ListEntityTypeAttachmentTypesParams) (r *AttachmentTypeList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListExtensions implements ListExtensions operation.
+//
+// Lists the catalog's extensions by name, then id, each with its released revisions (newest first;
+// testing revisions are never listed) and their item counts. Hidden extensions are listed only when
+// `includeHiddenExtensions` is true. With a non-empty `filter.integrations`, an extension is listed
+// when it shares at least one integration with the filter. The body and both fields are optional; `{}`
+// lists every visible extension. mgmtapi bounds the filter: at most 100 integrations of 1–128
+// characters.
+//
+// POST /mgmt/openapi/3/integrations/extensions/v1/all
+func (UnimplementedHandler) ListExtensions(ctx context.Context, req OptListExtensionsRequest) (r *ExtensionList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -980,6 +1057,18 @@ func (UnimplementedHandler) UnassignIncidents(ctx context.Context, params Unassi
 	return r, ht.ErrNotImplemented
 }
 
+// UndeployExtension implements UndeployExtension operation.
+//
+// Removes the team's deployment of the extension `id` and answers it. `keptExtensionItems` names items
+// of the deployment to keep; each must be one of its `itemIds` (400 otherwise). Since deploying
+// creates nothing in the other areas, nothing is removed from them and `failedItems` is always empty.
+// An extension not deployed in the team is a 404.
+//
+// DELETE /mgmt/openapi/3/integrations/extensions/v1/deployed
+func (UnimplementedHandler) UndeployExtension(ctx context.Context, req *UndeployExtensionRequest) (r *UndeployExtensionResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // UpdateApiKey implements UpdateApiKey operation.
 //
 // Changes only what the body carries: the name, the active flag, the explicit permissions, the
@@ -1031,6 +1120,17 @@ func (UnimplementedHandler) UpdateCustomRole(ctx context.Context, req *CustomRol
 //
 // POST /mgmt/openapi/5/dataplans/data-usage/v2/export-status
 func (UnimplementedHandler) UpdateDataUsageExportStatusV2(ctx context.Context, req *UsageV2ExportStatus) (r *UsageV2ExportStatusHeaders, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UpdateExtensionDeployment implements UpdateExtensionDeployment operation.
+//
+// Replaces the team's deployment of the extension `id` (version, items, applications, subsystems) with
+// the one given in the query, in the same forms and under the same rules as the deploy. An extension
+// not deployed in the team is a 404.
+//
+// POST /mgmt/openapi/3/integrations/extensions/v1/deployed
+func (UnimplementedHandler) UpdateExtensionDeployment(ctx context.Context, params UpdateExtensionDeploymentParams) (r *ExtensionDeploymentResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

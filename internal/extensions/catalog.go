@@ -166,10 +166,10 @@ var dashboardBinaryTypes = map[string]bool{
 }
 
 var (
-	extensionIDPattern  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
-	integrationPattern  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
-	versionPattern      = regexp.MustCompile(`^[0-9A-Za-z.+-]+$`)
-	itemIDPattern       = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,127}$`)
+	extensionIDPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,63}$`)
+	integrationPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+	versionPattern     = regexp.MustCompile(`^[0-9A-Za-z.+-]+$`)
+	itemIDPattern      = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,127}$`)
 	// reservedExtensionIDs are path segments of other operations next to GET /v1/{id}.
 	reservedExtensionIDs = map[string]string{
 		"deployed": "it is the path of the deployments",

@@ -25,6 +25,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/recordingrules"
 	"github.com/mgmtapi/mgmtapi/internal/retentions"
 	"github.com/mgmtapi/mgmtapi/internal/roles"
+	"github.com/mgmtapi/mgmtapi/internal/slos"
 	"github.com/mgmtapi/mgmtapi/internal/teams"
 	"github.com/mgmtapi/mgmtapi/internal/views"
 )
@@ -56,6 +57,7 @@ type handler struct {
 	*roles.RoleHandler
 	*views.ViewHandler
 	*dashboards.DashboardHandler
+	*slos.SloHandler
 }
 
 // NewError is the exit for errors returned by handlers and by the security handler.
@@ -91,6 +93,7 @@ func New(opts Options) (*API, error) {
 		RoleHandler:      roles.NewHandler(opts.DB),
 		ViewHandler:      views.NewHandler(opts.DB),
 		DashboardHandler: dashboards.NewHandler(opts.DB),
+		SloHandler:       slos.NewHandler(opts.DB),
 	}
 	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey}
 	router, err := oas.NewServer(h, sec,

@@ -26,6 +26,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/recordingrules"
 	"github.com/mgmtapi/mgmtapi/internal/retentions"
 	"github.com/mgmtapi/mgmtapi/internal/roles"
+	"github.com/mgmtapi/mgmtapi/internal/slos"
 	"github.com/mgmtapi/mgmtapi/internal/teams"
 	"github.com/mgmtapi/mgmtapi/internal/views"
 )
@@ -60,6 +61,7 @@ type handler struct {
 	*views.ViewHandler
 	*dashboards.DashboardHandler
 	*extensions.ExtensionHandler
+	*slos.SloHandler
 }
 
 // NewError is the exit for errors returned by handlers and by the security handler.
@@ -103,6 +105,7 @@ func New(opts Options) (*API, error) {
 		ViewHandler:      views.NewHandler(opts.DB),
 		DashboardHandler: dashboards.NewHandler(opts.DB),
 		ExtensionHandler: extensions.NewHandler(opts.DB, catalog),
+		SloHandler:       slos.NewHandler(opts.DB),
 	}
 	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey}
 	router, err := oas.NewServer(h, sec,

@@ -20,6 +20,21 @@ func count(n int, unit string) string {
 
 var intBound = regexp.MustCompile(`value (-?\d+) (less|greater) than (-?\d+)`)
 
+// floatBound is the generated validator's words for a number outside its minimum or maximum; it
+// prints both with six decimals.
+var floatBound = regexp.MustCompile(`^float: value (-?[\d.]+) (less|greater) than (-?[\d.]+)$`)
+
+// decimal trims the validator's six-decimal form: "100.000100" → "100.0001", "0.000000" → "0".
+func decimal(s string) string {
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	if s == "-0" {
+		return "0"
+	}
+	return s
+}
+
 // DescribeRule says in words which rule a leaf validation error of the generated code broke
 // ("must have at most 512 characters (got 513)"); errors it does not know keep their own text.
 func DescribeRule(err error) string {
@@ -45,6 +60,18 @@ func DescribeRule(err error) string {
 		return fmt.Sprintf("must be an integer within range (got %q)", num.Num)
 	case errors.As(err, &num):
 		return fmt.Sprintf("must be an integer (got %q)", num.Num)
+	}
+	if m := floatBound.FindStringSubmatch(text); m != nil {
+		got, bound := decimal(m[1]), decimal(m[3])
+		switch {
+		case m[2] == "greater":
+			return fmt.Sprintf("must be at most %s (got %s)", bound, got)
+		case got == bound:
+			// Only an exclusive minimum refuses its own value.
+			return fmt.Sprintf("must be greater than %s (got %s)", bound, got)
+		default:
+			return fmt.Sprintf("must be at least %s (got %s)", bound, got)
+		}
 	}
 	if m := intBound.FindStringSubmatch(text); m != nil {
 		if m[2] == "less" {

@@ -62,6 +62,8 @@ var catalog = []Permission{
 	{"kibana-dashboards:Manage", "deploy extension items of kind KIBANA_DASHBOARD; mgmtapi has no other operation for Kibana dashboards"},
 	{"events2metrics:ReadConfig", "list and read events-to-metrics rules"},
 	{"events2metrics:Manage", "deploy extension items of kind EVENTS_TO_METRICS (span and log events-to-metrics rules)"},
+	{"slos:ReadConfig", "list and read SLOs"},
+	{"slos:Manage", "create, replace and delete SLOs, one at a time or in a batch"},
 }
 
 // Preset is a named bundle of permissions that a key can hold by name.
@@ -106,12 +108,14 @@ var presets = []Preset{
 	{Name: "extensions", Description: "reading the extension catalog, deploying extensions, and deploying the item kinds that have no area of their own",
 		Permissions: []string{"extensions:ReadConfig", "extensions:Deploy", "actions:Manage", "alerts:Manage",
 			"enrichments:Manage", "grafana-dashboards:Manage", "kibana-dashboards:Manage"}},
+	{Name: "slos", Description: "everything about SLOs",
+		Permissions: []string{"slos:ReadConfig", "slos:Manage"}},
 	{Name: "read-only", Description: "every permission that only reads",
 		Permissions: []string{"api-keys:ReadConfig", "recording-rules:ReadConfig", "case:Read", "incidents:read",
 			"policies:ReadConfig", "policy-settings:ReadConfig", "team-quota-rules:Read", "data-usage:Read",
 			"notification-presets:ReadConfig", "parsing-rules:ReadConfig", "retention-tags:ReadConfig",
 			"team-roles:ReadConfig", "views:ReadConfig", "team-dashboards:Read", "extensions:ReadConfig",
-			"events2metrics:ReadConfig"}},
+			"events2metrics:ReadConfig", "slos:ReadConfig"}},
 	{Name: FullAccess, Description: "every permission", Permissions: nil},
 }
 

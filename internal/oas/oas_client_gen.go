@@ -78,6 +78,17 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/by-user
 	AssignIncidents(ctx context.Context, request *AssignIncidentsRequest) (*IncidentsResponse, error)
+	// BatchExecuteSlos invokes BatchExecuteSlos operation.
+	//
+	// Runs 1–1000 requests in order, each exactly one of `createSloRequest`, `replaceSloRequest` and
+	// `deleteSloRequest`, all in one transaction: when any request fails (invalid SLO, unknown id, an id
+	// already deleted earlier in the batch) the answer is that request's error, its message naming
+	// `requests[i]`, and nothing is changed. On success `matchingResponses` holds one answer per request,
+	// in request order, in the alternative that matches it, and `status` is
+	// `{statusCode: OK, details: {}, message: ""}`. The SLO rules are those of the create (see `Slo`).
+	//
+	// POST /mgmt/openapi/4/slo/slos/v1/all/execute
+	BatchExecuteSlos(ctx context.Context, request *BatchExecuteSloRequest) (*BatchExecuteSloResponse, error)
 	// BatchGetIncidents invokes BatchGetIncidents operation.
 	//
 	// Get incidents by id.
@@ -90,6 +101,14 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/notifications/notification-center/v1/presets
 	BatchGetPresets(ctx context.Context, params BatchGetPresetsParams) (*BatchGetPresetsResponse, error)
+	// BatchGetSlos invokes BatchGetSlos operation.
+	//
+	// Answers the team's SLOs named by the repeated `ids` parameter, in request order and each once, and
+	// in `notFoundIds` (request order, each once) the ids that name none of the team's SLOs — including
+	// ids of other teams' SLOs and ids that are not UUIDs.
+	//
+	// GET /mgmt/openapi/3/v1/slo/slos:batchGet
+	BatchGetSlos(ctx context.Context, params BatchGetSlosParams) (*BatchGetSlosResponse, error)
 	// BulkDeleteParsingRuleGroups invokes BulkDeleteParsingRuleGroups operation.
 	//
 	// Deletes every group named by a `group_ids` value, all or none: when one names no group of the team,
@@ -187,6 +206,15 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/recording-rules/recording-rules/v1
 	CreateRecordingRuleSet(ctx context.Context, request *RecordingRuleSetInput) (*RecordingRuleSetCreated, error)
+	// CreateSlo invokes CreateSlo operation.
+	//
+	// Stores the SLO under a server-assigned id (a lowercase UUID) and answers it. The server sets
+	// `createTime`, `updateTime`, `revision` (`{revision: 1, updateTime}`) and `creator` (the name of the
+	// calling API key); values sent for them, and an `id`, are ignored. `sloType` and `type` are filled
+	// from the SLI shape; `productType` defaults to SLO_PRODUCT_TYPE_UNSPECIFIED.
+	//
+	// POST /mgmt/openapi/4/slo/slos/v1
+	CreateSlo(ctx context.Context, request *Slo) (*CreateSloResponse, error)
 	// CreateView invokes CreateView operation.
 	//
 	// Stores a saved view under the team's next view id (1–2147483647, never reused). `folderId`, when
@@ -264,6 +292,12 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/recording-rules/recording-rules/v1
 	DeleteRecordingRuleSetByQuery(ctx context.Context, params DeleteRecordingRuleSetByQueryParams) error
+	// DeleteSlo invokes DeleteSlo operation.
+	//
+	// Delete an SLO.
+	//
+	// DELETE /mgmt/openapi/4/slo/slos/v1/{id}
+	DeleteSlo(ctx context.Context, params DeleteSloParams) (*DeleteSloResponse, error)
 	// DeleteView invokes DeleteView operation.
 	//
 	// Delete a view.
@@ -473,6 +507,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/recording-rules/recording-rules/v1/{id}
 	GetRecordingRuleSet(ctx context.Context, params GetRecordingRuleSetParams) (*RecordingRuleSet, error)
+	// GetSlo invokes GetSlo operation.
+	//
+	// Read an SLO.
+	//
+	// GET /mgmt/openapi/4/slo/slos/v1/{id}
+	GetSlo(ctx context.Context, params GetSloParams) (*GetSloResponse, error)
 	// GetSpansCountV2 invokes GetSpansCountV2 operation.
 	//
 	// Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_SPANS` of
@@ -628,6 +668,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dataengine/retention-tags/v1
 	ListRetentionTags(ctx context.Context) (*RetentionTagList, error)
+	// ListSlos invokes ListSlos operation.
+	//
+	// The team's SLOs, oldest first (by createTime, then id).
+	//
+	// GET /mgmt/openapi/4/slo/slos/v1
+	ListSlos(ctx context.Context) (*ListSlosResponse, error)
 	// ListSystemRoles invokes ListSystemRoles operation.
 	//
 	// The roles every team has, which custom roles derive from: `admin` (every permission), `member`
@@ -719,6 +765,14 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/dataplan/quota-rules/v1
 	ReplaceQuotaRuleSet(ctx context.Context, request *QuotaRuleSetRequest) (*QuotaRuleSetResponse, error)
+	// ReplaceSlo invokes ReplaceSlo operation.
+	//
+	// Replaces the SLO named by the body's `id` (required; an unknown one, or another team's, is a 404)
+	// with the body. `createTime` and `creator` are kept, `revision.revision` goes up by 1, and
+	// `revision.updateTime` and `updateTime` become the time of the replace.
+	//
+	// PUT /mgmt/openapi/4/slo/slos/v1
+	ReplaceSlo(ctx context.Context, request *Slo) (*ReplaceSloResponse, error)
 	// ReplaceView invokes ReplaceView operation.
 	//
 	// The view becomes the request body (same rules as the create); its id stays.
@@ -1700,6 +1754,90 @@ func (c *Client) sendAssignIncidents(ctx context.Context, request *AssignInciden
 	return result, nil
 }
 
+// BatchExecuteSlos invokes BatchExecuteSlos operation.
+//
+// Runs 1–1000 requests in order, each exactly one of `createSloRequest`, `replaceSloRequest` and
+// `deleteSloRequest`, all in one transaction: when any request fails (invalid SLO, unknown id, an id
+// already deleted earlier in the batch) the answer is that request's error, its message naming
+// `requests[i]`, and nothing is changed. On success `matchingResponses` holds one answer per request,
+// in request order, in the alternative that matches it, and `status` is
+// `{statusCode: OK, details: {}, message: ""}`. The SLO rules are those of the create (see `Slo`).
+//
+// POST /mgmt/openapi/4/slo/slos/v1/all/execute
+func (c *Client) BatchExecuteSlos(ctx context.Context, request *BatchExecuteSloRequest) (*BatchExecuteSloResponse, error) {
+	res, err := c.sendBatchExecuteSlos(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendBatchExecuteSlos(ctx context.Context, request *BatchExecuteSloRequest) (res *BatchExecuteSloResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/4/slo/slos/v1/all/execute"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeBatchExecuteSlosRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BatchExecuteSlosOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBatchExecuteSlosResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // BatchGetIncidents invokes BatchGetIncidents operation.
 //
 // Get incidents by id.
@@ -1906,6 +2044,113 @@ func (c *Client) sendBatchGetPresets(ctx context.Context, params BatchGetPresets
 	}()
 
 	result, err := decodeBatchGetPresetsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BatchGetSlos invokes BatchGetSlos operation.
+//
+// Answers the team's SLOs named by the repeated `ids` parameter, in request order and each once, and
+// in `notFoundIds` (request order, each once) the ids that name none of the team's SLOs — including
+// ids of other teams' SLOs and ids that are not UUIDs.
+//
+// GET /mgmt/openapi/3/v1/slo/slos:batchGet
+func (c *Client) BatchGetSlos(ctx context.Context, params BatchGetSlosParams) (*BatchGetSlosResponse, error) {
+	res, err := c.sendBatchGetSlos(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendBatchGetSlos(ctx context.Context, params BatchGetSlosParams) (res *BatchGetSlosResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/3/v1/slo/slos:batchGet"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			return e.EncodeArray(func(e uri.Encoder) error {
+				for i, item := range params.Ids {
+					if err := func() error {
+						if unwrapped := string(item); true {
+							return e.EncodeValue(conv.StringToString(unwrapped))
+						}
+						return nil
+					}(); err != nil {
+						return errors.Wrapf(err, "[%d]", i)
+					}
+				}
+				return nil
+			})
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BatchGetSlosOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBatchGetSlosResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -2945,6 +3190,88 @@ func (c *Client) sendCreateRecordingRuleSet(ctx context.Context, request *Record
 	}()
 
 	result, err := decodeCreateRecordingRuleSetResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CreateSlo invokes CreateSlo operation.
+//
+// Stores the SLO under a server-assigned id (a lowercase UUID) and answers it. The server sets
+// `createTime`, `updateTime`, `revision` (`{revision: 1, updateTime}`) and `creator` (the name of the
+// calling API key); values sent for them, and an `id`, are ignored. `sloType` and `type` are filled
+// from the SLI shape; `productType` defaults to SLO_PRODUCT_TYPE_UNSPECIFIED.
+//
+// POST /mgmt/openapi/4/slo/slos/v1
+func (c *Client) CreateSlo(ctx context.Context, request *Slo) (*CreateSloResponse, error) {
+	res, err := c.sendCreateSlo(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateSlo(ctx context.Context, request *Slo) (res *CreateSloResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/4/slo/slos/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateSloRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateSloOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateSloResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -4059,6 +4386,103 @@ func (c *Client) sendDeleteRecordingRuleSetByQuery(ctx context.Context, params D
 	}()
 
 	result, err := decodeDeleteRecordingRuleSetByQueryResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteSlo invokes DeleteSlo operation.
+//
+// Delete an SLO.
+//
+// DELETE /mgmt/openapi/4/slo/slos/v1/{id}
+func (c *Client) DeleteSlo(ctx context.Context, params DeleteSloParams) (*DeleteSloResponse, error) {
+	res, err := c.sendDeleteSlo(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendDeleteSlo(ctx context.Context, params DeleteSloParams) (res *DeleteSloResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/4/slo/slos/v1/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteSloOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteSloResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -6486,6 +6910,103 @@ func (c *Client) sendGetRecordingRuleSet(ctx context.Context, params GetRecordin
 	return result, nil
 }
 
+// GetSlo invokes GetSlo operation.
+//
+// Read an SLO.
+//
+// GET /mgmt/openapi/4/slo/slos/v1/{id}
+func (c *Client) GetSlo(ctx context.Context, params GetSloParams) (*GetSloResponse, error) {
+	res, err := c.sendGetSlo(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetSlo(ctx context.Context, params GetSloParams) (res *GetSloResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/4/slo/slos/v1/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetSloOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetSloResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetSpansCountV2 invokes GetSpansCountV2 operation.
 //
 // Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_SPANS` of
@@ -8269,6 +8790,82 @@ func (c *Client) sendListRetentionTags(ctx context.Context) (res *RetentionTagLi
 	return result, nil
 }
 
+// ListSlos invokes ListSlos operation.
+//
+// The team's SLOs, oldest first (by createTime, then id).
+//
+// GET /mgmt/openapi/4/slo/slos/v1
+func (c *Client) ListSlos(ctx context.Context) (*ListSlosResponse, error) {
+	res, err := c.sendListSlos(ctx)
+	return res, err
+}
+
+func (c *Client) sendListSlos(ctx context.Context) (res *ListSlosResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/4/slo/slos/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListSlosOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListSlosResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListSystemRoles invokes ListSystemRoles operation.
 //
 // The roles every team has, which custom roles derive from: `admin` (every permission), `member`
@@ -9220,6 +9817,87 @@ func (c *Client) sendReplaceQuotaRuleSet(ctx context.Context, request *QuotaRule
 	}()
 
 	result, err := decodeReplaceQuotaRuleSetResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ReplaceSlo invokes ReplaceSlo operation.
+//
+// Replaces the SLO named by the body's `id` (required; an unknown one, or another team's, is a 404)
+// with the body. `createTime` and `creator` are kept, `revision.revision` goes up by 1, and
+// `revision.updateTime` and `updateTime` become the time of the replace.
+//
+// PUT /mgmt/openapi/4/slo/slos/v1
+func (c *Client) ReplaceSlo(ctx context.Context, request *Slo) (*ReplaceSloResponse, error) {
+	res, err := c.sendReplaceSlo(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendReplaceSlo(ctx context.Context, request *Slo) (res *ReplaceSloResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/4/slo/slos/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReplaceSloRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ReplaceSloOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeReplaceSloResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

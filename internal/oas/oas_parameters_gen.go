@@ -642,6 +642,114 @@ func decodeBatchGetPresetsParams(args [0]string, argsEscaped bool, r *http.Reque
 	return params, nil
 }
 
+// BatchGetSlosParams is parameters of BatchGetSlos operation.
+type BatchGetSlosParams struct {
+	// 1 to 1000 SLO ids of 1–36 characters (repeat the parameter).
+	Ids []SloIDParam `json:",omitempty"`
+}
+
+func unpackBatchGetSlosParams(packed middleware.Parameters) (params BatchGetSlosParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "ids",
+			In:   "query",
+		}
+		params.Ids = packed[key].([]SloIDParam)
+	}
+	return params
+}
+
+func decodeBatchGetSlosParams(args [0]string, argsEscaped bool, r *http.Request) (params BatchGetSlosParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: ids.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				params.Ids = nil
+				return d.DecodeArray(func(d uri.Decoder) error {
+					var paramsDotIdsVal SloIDParam
+					if err := func() error {
+						var paramsDotIdsValVal string
+						if err := func() error {
+							val, err := d.DecodeValue()
+							if err != nil {
+								return err
+							}
+
+							c, err := conv.ToString(val)
+							if err != nil {
+								return err
+							}
+
+							paramsDotIdsValVal = c
+							return nil
+						}(); err != nil {
+							return err
+						}
+						paramsDotIdsVal = SloIDParam(paramsDotIdsValVal)
+						return nil
+					}(); err != nil {
+						return err
+					}
+					params.Ids = append(params.Ids, paramsDotIdsVal)
+					return nil
+				})
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if params.Ids == nil {
+					return errors.New("nil is invalid value")
+				}
+				if err := (validate.Array{
+					MinLength:    1,
+					MinLengthSet: true,
+					MaxLength:    1000,
+					MaxLengthSet: true,
+				}).ValidateLength(len(params.Ids)); err != nil {
+					return errors.Wrap(err, "array")
+				}
+				var failures []validate.FieldError
+				for i, elem := range params.Ids {
+					if err := func() error {
+						if err := elem.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						failures = append(failures, validate.FieldError{
+							Name:  fmt.Sprintf("[%d]", i),
+							Error: err,
+						})
+					}
+				}
+				if len(failures) > 0 {
+					return &validate.Error{Fields: failures}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "ids",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // BulkDeleteParsingRuleGroupsParams is parameters of BulkDeleteParsingRuleGroups operation.
 type BulkDeleteParsingRuleGroupsParams struct {
 	GroupIds []string `json:",omitempty"`
@@ -1675,6 +1783,87 @@ func decodeDeleteRecordingRuleSetByQueryParams(args [0]string, argsEscaped bool,
 		return params, &ogenerrors.DecodeParamError{
 			Name: "id",
 			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// DeleteSloParams is parameters of DeleteSlo operation.
+type DeleteSloParams struct {
+	// An SLO id (1–36 characters).
+	ID SloIDParam
+}
+
+func unpackDeleteSloParams(packed middleware.Parameters) (params DeleteSloParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(SloIDParam)
+	}
+	return params
+}
+
+func decodeDeleteSloParams(args [1]string, argsEscaped bool, r *http.Request) (params DeleteSloParams, _ error) {
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID = SloIDParam(paramsDotIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.ID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "path",
 			Err:  err,
 		}
 	}
@@ -3625,6 +3814,87 @@ func decodeGetRecordingRuleSetParams(args [1]string, argsEscaped bool, r *http.R
 					MaxNumericSet: false,
 				}).Validate(string(params.ID)); err != nil {
 					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetSloParams is parameters of GetSlo operation.
+type GetSloParams struct {
+	// An SLO id (1–36 characters).
+	ID SloIDParam
+}
+
+func unpackGetSloParams(packed middleware.Parameters) (params GetSloParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(SloIDParam)
+	}
+	return params
+}
+
+func decodeGetSloParams(args [1]string, argsEscaped bool, r *http.Request) (params GetSloParams, _ error) {
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID = SloIDParam(paramsDotIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.ID.Validate(); err != nil {
+					return err
 				}
 				return nil
 			}(); err != nil {

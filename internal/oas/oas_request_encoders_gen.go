@@ -94,6 +94,20 @@ func encodeAssignIncidentsRequest(
 	return nil
 }
 
+func encodeBatchExecuteSlosRequest(
+	req *BatchExecuteSloRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCloseIncidentsRequest(
 	req *IncidentIDsRequest,
 	r *http.Request,
@@ -222,6 +236,20 @@ func encodeCreateQuotaRuleSetRequest(
 
 func encodeCreateRecordingRuleSetRequest(
 	req *RecordingRuleSetInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeCreateSloRequest(
+	req *Slo,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -492,6 +520,20 @@ func encodeReplacePolicySettingsRequest(
 
 func encodeReplaceQuotaRuleSetRequest(
 	req *QuotaRuleSetRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeReplaceSloRequest(
+	req *Slo,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

@@ -129,6 +129,19 @@ func encodeAssignIncidentsResponse(response *IncidentsResponse, w http.ResponseW
 	return nil
 }
 
+func encodeBatchExecuteSlosResponse(response *BatchExecuteSloResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeBatchGetIncidentsResponse(response *BatchGetIncidentsResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -143,6 +156,19 @@ func encodeBatchGetIncidentsResponse(response *BatchGetIncidentsResponse, w http
 }
 
 func encodeBatchGetPresetsResponse(response *BatchGetPresetsResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeBatchGetSlosResponse(response *BatchGetSlosResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -311,6 +337,19 @@ func encodeCreateRecordingRuleSetResponse(response *RecordingRuleSetCreated, w h
 	return nil
 }
 
+func encodeCreateSloResponse(response *CreateSloResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeCreateViewResponse(response *View, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -448,6 +487,19 @@ func encodeDeleteRecordingRuleSetResponse(response *EmptyObject, w http.Response
 }
 
 func encodeDeleteRecordingRuleSetByQueryResponse(response *EmptyObject, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeDeleteSloResponse(response *DeleteSloResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -934,6 +986,19 @@ func encodeGetRecordingRuleSetResponse(response *RecordingRuleSet, w http.Respon
 	return nil
 }
 
+func encodeGetSloResponse(response *GetSloResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeGetSpansCountV2Response(response *UsageV2SpansCountHeaders, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Access-Control-Expose-Headers", "Deprecation,Link")
@@ -1223,6 +1288,19 @@ func encodeListRetentionTagsResponse(response *RetentionTagList, w http.Response
 	return nil
 }
 
+func encodeListSlosResponse(response *ListSlosResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeListSystemRolesResponse(response *SystemRoleList, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -1367,6 +1445,19 @@ func encodeReplacePolicySettingsResponse(response *PolicySettings, w http.Respon
 }
 
 func encodeReplaceQuotaRuleSetResponse(response *QuotaRuleSetResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeReplaceSloResponse(response *ReplaceSloResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

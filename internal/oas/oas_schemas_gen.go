@@ -1098,6 +1098,47 @@ func (s *AttachmentTypeList) SetSupportedAttachmentTypes(val []AttachmentType) {
 	s.SupportedAttachmentTypes = val
 }
 
+// Ref: #/components/schemas/BatchExecuteSloRequest
+type BatchExecuteSloRequest struct {
+	Requests []SloExecutionRequest `json:"requests"`
+}
+
+// GetRequests returns the value of Requests.
+func (s *BatchExecuteSloRequest) GetRequests() []SloExecutionRequest {
+	return s.Requests
+}
+
+// SetRequests sets the value of Requests.
+func (s *BatchExecuteSloRequest) SetRequests(val []SloExecutionRequest) {
+	s.Requests = val
+}
+
+// Ref: #/components/schemas/BatchExecuteSloResponse
+type BatchExecuteSloResponse struct {
+	MatchingResponses []SloExecutionResponse `json:"matchingResponses"`
+	Status            SloResponseStatus      `json:"status"`
+}
+
+// GetMatchingResponses returns the value of MatchingResponses.
+func (s *BatchExecuteSloResponse) GetMatchingResponses() []SloExecutionResponse {
+	return s.MatchingResponses
+}
+
+// GetStatus returns the value of Status.
+func (s *BatchExecuteSloResponse) GetStatus() SloResponseStatus {
+	return s.Status
+}
+
+// SetMatchingResponses sets the value of MatchingResponses.
+func (s *BatchExecuteSloResponse) SetMatchingResponses(val []SloExecutionResponse) {
+	s.MatchingResponses = val
+}
+
+// SetStatus sets the value of Status.
+func (s *BatchExecuteSloResponse) SetStatus(val SloResponseStatus) {
+	s.Status = val
+}
+
 // Ref: #/components/schemas/BatchGetIncidentsResponse
 type BatchGetIncidentsResponse struct {
 	Incidents   BatchGetIncidentsResponseIncidents `json:"incidents"`
@@ -1170,6 +1211,32 @@ func (s *BatchGetPresetsResponsePresets) init() BatchGetPresetsResponsePresets {
 		*s = m
 	}
 	return m
+}
+
+// Ref: #/components/schemas/BatchGetSlosResponse
+type BatchGetSlosResponse struct {
+	Slos        []Slo    `json:"slos"`
+	NotFoundIds []string `json:"notFoundIds"`
+}
+
+// GetSlos returns the value of Slos.
+func (s *BatchGetSlosResponse) GetSlos() []Slo {
+	return s.Slos
+}
+
+// GetNotFoundIds returns the value of NotFoundIds.
+func (s *BatchGetSlosResponse) GetNotFoundIds() []string {
+	return s.NotFoundIds
+}
+
+// SetSlos sets the value of Slos.
+func (s *BatchGetSlosResponse) SetSlos(val []Slo) {
+	s.Slos = val
+}
+
+// SetNotFoundIds sets the value of NotFoundIds.
+func (s *BatchGetSlosResponse) SetNotFoundIds(val []string) {
+	s.NotFoundIds = val
 }
 
 // Ref: #/components/schemas/BreachedKPI
@@ -3202,6 +3269,50 @@ func (s *CreatePolicyRequest) SetRumRules(val OptPolicyLogRules) {
 	s.RumRules = val
 }
 
+// Ref: #/components/schemas/CreateSloRequest
+type CreateSloRequest struct {
+	Slo Slo `json:"slo"`
+	// Accepted and ignored; this server runs no data validations.
+	//
+	// Deprecated: schema marks this property as deprecated.
+	SilenceDataValidations OptBool `json:"silenceDataValidations"`
+}
+
+// GetSlo returns the value of Slo.
+func (s *CreateSloRequest) GetSlo() Slo {
+	return s.Slo
+}
+
+// GetSilenceDataValidations returns the value of SilenceDataValidations.
+func (s *CreateSloRequest) GetSilenceDataValidations() OptBool {
+	return s.SilenceDataValidations
+}
+
+// SetSlo sets the value of Slo.
+func (s *CreateSloRequest) SetSlo(val Slo) {
+	s.Slo = val
+}
+
+// SetSilenceDataValidations sets the value of SilenceDataValidations.
+func (s *CreateSloRequest) SetSilenceDataValidations(val OptBool) {
+	s.SilenceDataValidations = val
+}
+
+// Ref: #/components/schemas/CreateSloResponse
+type CreateSloResponse struct {
+	Slo Slo `json:"slo"`
+}
+
+// GetSlo returns the value of Slo.
+func (s *CreateSloResponse) GetSlo() Slo {
+	return s.Slo
+}
+
+// SetSlo sets the value of Slo.
+func (s *CreateSloResponse) SetSlo(val Slo) {
+	s.Slo = val
+}
+
 // Ref: #/components/schemas/CustomRole
 type CustomRole struct {
 	RoleId         int64    `json:"roleId"`
@@ -3737,6 +3848,37 @@ func (s *DeleteQuotaRuleSetResponse) GetID() string {
 // SetID sets the value of ID.
 func (s *DeleteQuotaRuleSetResponse) SetID(val string) {
 	s.ID = val
+}
+
+// Ref: #/components/schemas/DeleteSloRequest
+type DeleteSloRequest struct {
+	ID SloIDParam `json:"id"`
+}
+
+// GetID returns the value of ID.
+func (s *DeleteSloRequest) GetID() SloIDParam {
+	return s.ID
+}
+
+// SetID sets the value of ID.
+func (s *DeleteSloRequest) SetID(val SloIDParam) {
+	s.ID = val
+}
+
+// Ref: #/components/schemas/DeleteSloResponse
+type DeleteSloResponse struct {
+	// Always empty; this server keeps no SLO alerts.
+	EffectedSloAlertIds []string `json:"effectedSloAlertIds"`
+}
+
+// GetEffectedSloAlertIds returns the value of EffectedSloAlertIds.
+func (s *DeleteSloResponse) GetEffectedSloAlertIds() []string {
+	return s.EffectedSloAlertIds
+}
+
+// SetEffectedSloAlertIds sets the value of EffectedSloAlertIds.
+func (s *DeleteSloResponse) SetEffectedSloAlertIds(val []string) {
+	s.EffectedSloAlertIds = val
 }
 
 // Ref: #/components/schemas/DeployedExtension
@@ -5382,6 +5524,21 @@ func (s *GetApiKeyResponse) GetKeyInfo() ApiKeyInfo {
 // SetKeyInfo sets the value of KeyInfo.
 func (s *GetApiKeyResponse) SetKeyInfo(val ApiKeyInfo) {
 	s.KeyInfo = val
+}
+
+// Ref: #/components/schemas/GetSloResponse
+type GetSloResponse struct {
+	Slo Slo `json:"slo"`
+}
+
+// GetSlo returns the value of Slo.
+func (s *GetSloResponse) GetSlo() Slo {
+	return s.Slo
+}
+
+// SetSlo sets the value of Slo.
+func (s *GetSloResponse) SetSlo(val Slo) {
+	s.Slo = val
 }
 
 // The group's value for one group-by; `incidentField` holds one key named after the field.
@@ -7945,6 +8102,21 @@ func (s *ListIncidentsResponse) SetPagination(val IncidentPageResponse) {
 	s.Pagination = val
 }
 
+// Ref: #/components/schemas/ListSlosResponse
+type ListSlosResponse struct {
+	Slos []Slo `json:"slos"`
+}
+
+// GetSlos returns the value of Slos.
+func (s *ListSlosResponse) GetSlos() []Slo {
+	return s.Slos
+}
+
+// SetSlos sets the value of Slos.
+func (s *ListSlosResponse) SetSlos(val []Slo) {
+	s.Slos = val
+}
+
 // Ref: #/components/schemas/LogAttachment
 type LogAttachment struct {
 	LogContent      string      `json:"logContent"`
@@ -9809,6 +9981,98 @@ func (o OptConnectorType) Or(d ConnectorType) ConnectorType {
 	return d
 }
 
+// NewOptCreateSloRequest returns new OptCreateSloRequest with value set to v.
+func NewOptCreateSloRequest(v CreateSloRequest) OptCreateSloRequest {
+	return OptCreateSloRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCreateSloRequest is optional CreateSloRequest.
+type OptCreateSloRequest struct {
+	Value CreateSloRequest
+	Set   bool
+}
+
+// IsSet returns true if OptCreateSloRequest was set.
+func (o OptCreateSloRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCreateSloRequest) Reset() {
+	var v CreateSloRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCreateSloRequest) SetTo(v CreateSloRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCreateSloRequest) Get() (v CreateSloRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCreateSloRequest) Or(d CreateSloRequest) CreateSloRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCreateSloResponse returns new OptCreateSloResponse with value set to v.
+func NewOptCreateSloResponse(v CreateSloResponse) OptCreateSloResponse {
+	return OptCreateSloResponse{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCreateSloResponse is optional CreateSloResponse.
+type OptCreateSloResponse struct {
+	Value CreateSloResponse
+	Set   bool
+}
+
+// IsSet returns true if OptCreateSloResponse was set.
+func (o OptCreateSloResponse) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCreateSloResponse) Reset() {
+	var v CreateSloResponse
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCreateSloResponse) SetTo(v CreateSloResponse) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCreateSloResponse) Get() (v CreateSloResponse, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCreateSloResponse) Or(d CreateSloResponse) CreateSloResponse {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptCustomRolePermissions returns new OptCustomRolePermissions with value set to v.
 func NewOptCustomRolePermissions(v CustomRolePermissions) OptCustomRolePermissions {
 	return OptCustomRolePermissions{
@@ -9941,6 +10205,98 @@ func (o OptDefaultPrioritySetting) Get() (v DefaultPrioritySetting, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptDefaultPrioritySetting) Or(d DefaultPrioritySetting) DefaultPrioritySetting {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptDeleteSloRequest returns new OptDeleteSloRequest with value set to v.
+func NewOptDeleteSloRequest(v DeleteSloRequest) OptDeleteSloRequest {
+	return OptDeleteSloRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptDeleteSloRequest is optional DeleteSloRequest.
+type OptDeleteSloRequest struct {
+	Value DeleteSloRequest
+	Set   bool
+}
+
+// IsSet returns true if OptDeleteSloRequest was set.
+func (o OptDeleteSloRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptDeleteSloRequest) Reset() {
+	var v DeleteSloRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptDeleteSloRequest) SetTo(v DeleteSloRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptDeleteSloRequest) Get() (v DeleteSloRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptDeleteSloRequest) Or(d DeleteSloRequest) DeleteSloRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptDeleteSloResponse returns new OptDeleteSloResponse with value set to v.
+func NewOptDeleteSloResponse(v DeleteSloResponse) OptDeleteSloResponse {
+	return OptDeleteSloResponse{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptDeleteSloResponse is optional DeleteSloResponse.
+type OptDeleteSloResponse struct {
+	Value DeleteSloResponse
+	Set   bool
+}
+
+// IsSet returns true if OptDeleteSloResponse was set.
+func (o OptDeleteSloResponse) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptDeleteSloResponse) Reset() {
+	var v DeleteSloResponse
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptDeleteSloResponse) SetTo(v DeleteSloResponse) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptDeleteSloResponse) Get() (v DeleteSloResponse, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptDeleteSloResponse) Or(d DeleteSloResponse) DeleteSloResponse {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -11045,6 +11401,52 @@ func (o OptIncidentUser) Get() (v IncidentUser, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptIncidentUser) Or(d IncidentUser) IncidentUser {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptInt32 returns new OptInt32 with value set to v.
+func NewOptInt32(v int32) OptInt32 {
+	return OptInt32{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptInt32 is optional int32.
+type OptInt32 struct {
+	Value int32
+	Set   bool
+}
+
+// IsSet returns true if OptInt32 was set.
+func (o OptInt32) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptInt32) Reset() {
+	var v int32
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptInt32) SetTo(v int32) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptInt32) Get() (v int32, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptInt32) Or(d int32) int32 {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -13121,6 +13523,144 @@ func (o OptRecordingRuleInputLabels) Or(d RecordingRuleInputLabels) RecordingRul
 	return d
 }
 
+// NewOptReplaceSloRequest returns new OptReplaceSloRequest with value set to v.
+func NewOptReplaceSloRequest(v ReplaceSloRequest) OptReplaceSloRequest {
+	return OptReplaceSloRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptReplaceSloRequest is optional ReplaceSloRequest.
+type OptReplaceSloRequest struct {
+	Value ReplaceSloRequest
+	Set   bool
+}
+
+// IsSet returns true if OptReplaceSloRequest was set.
+func (o OptReplaceSloRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptReplaceSloRequest) Reset() {
+	var v ReplaceSloRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptReplaceSloRequest) SetTo(v ReplaceSloRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptReplaceSloRequest) Get() (v ReplaceSloRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptReplaceSloRequest) Or(d ReplaceSloRequest) ReplaceSloRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptReplaceSloResponse returns new OptReplaceSloResponse with value set to v.
+func NewOptReplaceSloResponse(v ReplaceSloResponse) OptReplaceSloResponse {
+	return OptReplaceSloResponse{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptReplaceSloResponse is optional ReplaceSloResponse.
+type OptReplaceSloResponse struct {
+	Value ReplaceSloResponse
+	Set   bool
+}
+
+// IsSet returns true if OptReplaceSloResponse was set.
+func (o OptReplaceSloResponse) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptReplaceSloResponse) Reset() {
+	var v ReplaceSloResponse
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptReplaceSloResponse) SetTo(v ReplaceSloResponse) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptReplaceSloResponse) Get() (v ReplaceSloResponse, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptReplaceSloResponse) Or(d ReplaceSloResponse) ReplaceSloResponse {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptRequestBasedMetricSli returns new OptRequestBasedMetricSli with value set to v.
+func NewOptRequestBasedMetricSli(v RequestBasedMetricSli) OptRequestBasedMetricSli {
+	return OptRequestBasedMetricSli{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptRequestBasedMetricSli is optional RequestBasedMetricSli.
+type OptRequestBasedMetricSli struct {
+	Value RequestBasedMetricSli
+	Set   bool
+}
+
+// IsSet returns true if OptRequestBasedMetricSli was set.
+func (o OptRequestBasedMetricSli) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptRequestBasedMetricSli) Reset() {
+	var v RequestBasedMetricSli
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptRequestBasedMetricSli) SetTo(v RequestBasedMetricSli) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptRequestBasedMetricSli) Get() (v RequestBasedMetricSli, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptRequestBasedMetricSli) Or(d RequestBasedMetricSli) RequestBasedMetricSli {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptResolutionDetails returns new OptResolutionDetails with value set to v.
 func NewOptResolutionDetails(v ResolutionDetails) OptResolutionDetails {
 	return OptResolutionDetails{
@@ -13299,6 +13839,374 @@ func (o OptSlackActor) Get() (v SlackActor, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptSlackActor) Or(d SlackActor) SlackActor {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSloApmSli returns new OptSloApmSli with value set to v.
+func NewOptSloApmSli(v SloApmSli) OptSloApmSli {
+	return OptSloApmSli{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSloApmSli is optional SloApmSli.
+type OptSloApmSli struct {
+	Value SloApmSli
+	Set   bool
+}
+
+// IsSet returns true if OptSloApmSli was set.
+func (o OptSloApmSli) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSloApmSli) Reset() {
+	var v SloApmSli
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSloApmSli) SetTo(v SloApmSli) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSloApmSli) Get() (v SloApmSli, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSloApmSli) Or(d SloApmSli) SloApmSli {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSloGrouping returns new OptSloGrouping with value set to v.
+func NewOptSloGrouping(v SloGrouping) OptSloGrouping {
+	return OptSloGrouping{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSloGrouping is optional SloGrouping.
+type OptSloGrouping struct {
+	Value SloGrouping
+	Set   bool
+}
+
+// IsSet returns true if OptSloGrouping was set.
+func (o OptSloGrouping) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSloGrouping) Reset() {
+	var v SloGrouping
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSloGrouping) SetTo(v SloGrouping) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSloGrouping) Get() (v SloGrouping, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSloGrouping) Or(d SloGrouping) SloGrouping {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSloLabels returns new OptSloLabels with value set to v.
+func NewOptSloLabels(v SloLabels) OptSloLabels {
+	return OptSloLabels{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSloLabels is optional SloLabels.
+type OptSloLabels struct {
+	Value SloLabels
+	Set   bool
+}
+
+// IsSet returns true if OptSloLabels was set.
+func (o OptSloLabels) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSloLabels) Reset() {
+	var v SloLabels
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSloLabels) SetTo(v SloLabels) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSloLabels) Get() (v SloLabels, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSloLabels) Or(d SloLabels) SloLabels {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSloLegacyType returns new OptSloLegacyType with value set to v.
+func NewOptSloLegacyType(v SloLegacyType) OptSloLegacyType {
+	return OptSloLegacyType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSloLegacyType is optional SloLegacyType.
+type OptSloLegacyType struct {
+	Value SloLegacyType
+	Set   bool
+}
+
+// IsSet returns true if OptSloLegacyType was set.
+func (o OptSloLegacyType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSloLegacyType) Reset() {
+	var v SloLegacyType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSloLegacyType) SetTo(v SloLegacyType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSloLegacyType) Get() (v SloLegacyType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSloLegacyType) Or(d SloLegacyType) SloLegacyType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSloMissingDataStrategy returns new OptSloMissingDataStrategy with value set to v.
+func NewOptSloMissingDataStrategy(v SloMissingDataStrategy) OptSloMissingDataStrategy {
+	return OptSloMissingDataStrategy{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSloMissingDataStrategy is optional SloMissingDataStrategy.
+type OptSloMissingDataStrategy struct {
+	Value SloMissingDataStrategy
+	Set   bool
+}
+
+// IsSet returns true if OptSloMissingDataStrategy was set.
+func (o OptSloMissingDataStrategy) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSloMissingDataStrategy) Reset() {
+	var v SloMissingDataStrategy
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSloMissingDataStrategy) SetTo(v SloMissingDataStrategy) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSloMissingDataStrategy) Get() (v SloMissingDataStrategy, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSloMissingDataStrategy) Or(d SloMissingDataStrategy) SloMissingDataStrategy {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSloProductType returns new OptSloProductType with value set to v.
+func NewOptSloProductType(v SloProductType) OptSloProductType {
+	return OptSloProductType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSloProductType is optional SloProductType.
+type OptSloProductType struct {
+	Value SloProductType
+	Set   bool
+}
+
+// IsSet returns true if OptSloProductType was set.
+func (o OptSloProductType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSloProductType) Reset() {
+	var v SloProductType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSloProductType) SetTo(v SloProductType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSloProductType) Get() (v SloProductType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSloProductType) Or(d SloProductType) SloProductType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSloRevision returns new OptSloRevision with value set to v.
+func NewOptSloRevision(v SloRevision) OptSloRevision {
+	return OptSloRevision{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSloRevision is optional SloRevision.
+type OptSloRevision struct {
+	Value SloRevision
+	Set   bool
+}
+
+// IsSet returns true if OptSloRevision was set.
+func (o OptSloRevision) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSloRevision) Reset() {
+	var v SloRevision
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSloRevision) SetTo(v SloRevision) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSloRevision) Get() (v SloRevision, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSloRevision) Or(d SloRevision) SloRevision {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSloType returns new OptSloType with value set to v.
+func NewOptSloType(v SloType) OptSloType {
+	return OptSloType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSloType is optional SloType.
+type OptSloType struct {
+	Value SloType
+	Set   bool
+}
+
+// IsSet returns true if OptSloType was set.
+func (o OptSloType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSloType) Reset() {
+	var v SloType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSloType) SetTo(v SloType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSloType) Get() (v SloType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSloType) Or(d SloType) SloType {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -14541,6 +15449,52 @@ func (o OptWidgetAttachment) Get() (v WidgetAttachment, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptWidgetAttachment) Or(d WidgetAttachment) WidgetAttachment {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptWindowBasedMetricSli returns new OptWindowBasedMetricSli with value set to v.
+func NewOptWindowBasedMetricSli(v WindowBasedMetricSli) OptWindowBasedMetricSli {
+	return OptWindowBasedMetricSli{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptWindowBasedMetricSli is optional WindowBasedMetricSli.
+type OptWindowBasedMetricSli struct {
+	Value WindowBasedMetricSli
+	Set   bool
+}
+
+// IsSet returns true if OptWindowBasedMetricSli was set.
+func (o OptWindowBasedMetricSli) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptWindowBasedMetricSli) Reset() {
+	var v WindowBasedMetricSli
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptWindowBasedMetricSli) SetTo(v WindowBasedMetricSli) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptWindowBasedMetricSli) Get() (v WindowBasedMetricSli, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptWindowBasedMetricSli) Or(d WindowBasedMetricSli) WindowBasedMetricSli {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -17827,6 +18781,89 @@ func (s *ReorderPoliciesRequest) SetSourceType(val PolicySourceType) {
 	s.SourceType = val
 }
 
+// Ref: #/components/schemas/ReplaceSloRequest
+type ReplaceSloRequest struct {
+	Slo Slo `json:"slo"`
+	// Accepted and ignored; this server runs no data validations.
+	//
+	// Deprecated: schema marks this property as deprecated.
+	SilenceDataValidations OptBool `json:"silenceDataValidations"`
+}
+
+// GetSlo returns the value of Slo.
+func (s *ReplaceSloRequest) GetSlo() Slo {
+	return s.Slo
+}
+
+// GetSilenceDataValidations returns the value of SilenceDataValidations.
+func (s *ReplaceSloRequest) GetSilenceDataValidations() OptBool {
+	return s.SilenceDataValidations
+}
+
+// SetSlo sets the value of Slo.
+func (s *ReplaceSloRequest) SetSlo(val Slo) {
+	s.Slo = val
+}
+
+// SetSilenceDataValidations sets the value of SilenceDataValidations.
+func (s *ReplaceSloRequest) SetSilenceDataValidations(val OptBool) {
+	s.SilenceDataValidations = val
+}
+
+// Ref: #/components/schemas/ReplaceSloResponse
+type ReplaceSloResponse struct {
+	Slo Slo `json:"slo"`
+	// Always empty; this server keeps no SLO alerts.
+	EffectedSloAlertIds []string `json:"effectedSloAlertIds"`
+}
+
+// GetSlo returns the value of Slo.
+func (s *ReplaceSloResponse) GetSlo() Slo {
+	return s.Slo
+}
+
+// GetEffectedSloAlertIds returns the value of EffectedSloAlertIds.
+func (s *ReplaceSloResponse) GetEffectedSloAlertIds() []string {
+	return s.EffectedSloAlertIds
+}
+
+// SetSlo sets the value of Slo.
+func (s *ReplaceSloResponse) SetSlo(val Slo) {
+	s.Slo = val
+}
+
+// SetEffectedSloAlertIds sets the value of EffectedSloAlertIds.
+func (s *ReplaceSloResponse) SetEffectedSloAlertIds(val []string) {
+	s.EffectedSloAlertIds = val
+}
+
+// Good events over total events, each a PromQL query.
+// Ref: #/components/schemas/RequestBasedMetricSli
+type RequestBasedMetricSli struct {
+	GoodEvents  SloMetric `json:"goodEvents"`
+	TotalEvents SloMetric `json:"totalEvents"`
+}
+
+// GetGoodEvents returns the value of GoodEvents.
+func (s *RequestBasedMetricSli) GetGoodEvents() SloMetric {
+	return s.GoodEvents
+}
+
+// GetTotalEvents returns the value of TotalEvents.
+func (s *RequestBasedMetricSli) GetTotalEvents() SloMetric {
+	return s.TotalEvents
+}
+
+// SetGoodEvents sets the value of GoodEvents.
+func (s *RequestBasedMetricSli) SetGoodEvents(val SloMetric) {
+	s.GoodEvents = val
+}
+
+// SetTotalEvents sets the value of TotalEvents.
+func (s *RequestBasedMetricSli) SetTotalEvents(val SloMetric) {
+	s.TotalEvents = val
+}
+
 // Ref: #/components/schemas/ResolutionDetails
 type ResolutionDetails struct {
 	Reason      OptString     `json:"reason"`
@@ -18083,6 +19120,874 @@ func (s *SlackActor) SetSlackUserId(val OptString) {
 // SetUserEmail sets the value of UserEmail.
 func (s *SlackActor) SetUserEmail(val OptString) {
 	s.UserEmail = val
+}
+
+// A service level objective. Exactly one SLI shape is required: `requestBasedMetricSli` or
+// `windowBasedMetricSli` (`apmSli` is refused with 400: not supported by this server). Every PromQL
+// `query` must parse. `sloType` and the deprecated `type`, when sent, must match the SLI shape
+// (SLO_TYPE_REQUEST / `request`, SLO_TYPE_WINDOW / `window`); answers always carry both. `id` (on
+// create), `creator`, `createTime`, `updateTime` and `revision` are the server's and are ignored in
+// requests.
+// Ref: #/components/schemas/Slo
+type Slo struct {
+	// Assigned by the server on create (a lowercase UUID); names the SLO on replace.
+	ID          OptString `json:"id"`
+	Name        string    `json:"name"`
+	Description OptString `json:"description"`
+	// The name of the API key that created the SLO; set by the server.
+	Creator OptString `json:"creator"`
+	// The target share of good events or windows, in percent (above 0, at most 100).
+	TargetThresholdPercentage float64        `json:"targetThresholdPercentage"`
+	Grouping                  OptSloGrouping `json:"grouping"`
+	// At most 64 labels (checked by the server; a 400 names the field); keys are Prometheus label names of
+	// 1–63 characters, values 0–255 characters.
+	Labels                OptSloLabels             `json:"labels"`
+	RequestBasedMetricSli OptRequestBasedMetricSli `json:"requestBasedMetricSli"`
+	WindowBasedMetricSli  OptWindowBasedMetricSli  `json:"windowBasedMetricSli"`
+	// APM-generated SLIs are not supported by this server; sending one is a 400.
+	ApmSli       OptSloApmSli      `json:"apmSli"`
+	Revision     OptSloRevision    `json:"revision"`
+	SloTimeFrame SloTimeFrame      `json:"sloTimeFrame"`
+	ProductType  OptSloProductType `json:"productType"`
+	SloType      OptSloType        `json:"sloType"`
+	// Deprecated: schema marks this property as deprecated.
+	Type       OptSloLegacyType `json:"type"`
+	CreateTime OptDateTime      `json:"createTime"`
+	UpdateTime OptDateTime      `json:"updateTime"`
+}
+
+// GetID returns the value of ID.
+func (s *Slo) GetID() OptString {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *Slo) GetName() string {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *Slo) GetDescription() OptString {
+	return s.Description
+}
+
+// GetCreator returns the value of Creator.
+func (s *Slo) GetCreator() OptString {
+	return s.Creator
+}
+
+// GetTargetThresholdPercentage returns the value of TargetThresholdPercentage.
+func (s *Slo) GetTargetThresholdPercentage() float64 {
+	return s.TargetThresholdPercentage
+}
+
+// GetGrouping returns the value of Grouping.
+func (s *Slo) GetGrouping() OptSloGrouping {
+	return s.Grouping
+}
+
+// GetLabels returns the value of Labels.
+func (s *Slo) GetLabels() OptSloLabels {
+	return s.Labels
+}
+
+// GetRequestBasedMetricSli returns the value of RequestBasedMetricSli.
+func (s *Slo) GetRequestBasedMetricSli() OptRequestBasedMetricSli {
+	return s.RequestBasedMetricSli
+}
+
+// GetWindowBasedMetricSli returns the value of WindowBasedMetricSli.
+func (s *Slo) GetWindowBasedMetricSli() OptWindowBasedMetricSli {
+	return s.WindowBasedMetricSli
+}
+
+// GetApmSli returns the value of ApmSli.
+func (s *Slo) GetApmSli() OptSloApmSli {
+	return s.ApmSli
+}
+
+// GetRevision returns the value of Revision.
+func (s *Slo) GetRevision() OptSloRevision {
+	return s.Revision
+}
+
+// GetSloTimeFrame returns the value of SloTimeFrame.
+func (s *Slo) GetSloTimeFrame() SloTimeFrame {
+	return s.SloTimeFrame
+}
+
+// GetProductType returns the value of ProductType.
+func (s *Slo) GetProductType() OptSloProductType {
+	return s.ProductType
+}
+
+// GetSloType returns the value of SloType.
+func (s *Slo) GetSloType() OptSloType {
+	return s.SloType
+}
+
+// GetType returns the value of Type.
+func (s *Slo) GetType() OptSloLegacyType {
+	return s.Type
+}
+
+// GetCreateTime returns the value of CreateTime.
+func (s *Slo) GetCreateTime() OptDateTime {
+	return s.CreateTime
+}
+
+// GetUpdateTime returns the value of UpdateTime.
+func (s *Slo) GetUpdateTime() OptDateTime {
+	return s.UpdateTime
+}
+
+// SetID sets the value of ID.
+func (s *Slo) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *Slo) SetName(val string) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *Slo) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetCreator sets the value of Creator.
+func (s *Slo) SetCreator(val OptString) {
+	s.Creator = val
+}
+
+// SetTargetThresholdPercentage sets the value of TargetThresholdPercentage.
+func (s *Slo) SetTargetThresholdPercentage(val float64) {
+	s.TargetThresholdPercentage = val
+}
+
+// SetGrouping sets the value of Grouping.
+func (s *Slo) SetGrouping(val OptSloGrouping) {
+	s.Grouping = val
+}
+
+// SetLabels sets the value of Labels.
+func (s *Slo) SetLabels(val OptSloLabels) {
+	s.Labels = val
+}
+
+// SetRequestBasedMetricSli sets the value of RequestBasedMetricSli.
+func (s *Slo) SetRequestBasedMetricSli(val OptRequestBasedMetricSli) {
+	s.RequestBasedMetricSli = val
+}
+
+// SetWindowBasedMetricSli sets the value of WindowBasedMetricSli.
+func (s *Slo) SetWindowBasedMetricSli(val OptWindowBasedMetricSli) {
+	s.WindowBasedMetricSli = val
+}
+
+// SetApmSli sets the value of ApmSli.
+func (s *Slo) SetApmSli(val OptSloApmSli) {
+	s.ApmSli = val
+}
+
+// SetRevision sets the value of Revision.
+func (s *Slo) SetRevision(val OptSloRevision) {
+	s.Revision = val
+}
+
+// SetSloTimeFrame sets the value of SloTimeFrame.
+func (s *Slo) SetSloTimeFrame(val SloTimeFrame) {
+	s.SloTimeFrame = val
+}
+
+// SetProductType sets the value of ProductType.
+func (s *Slo) SetProductType(val OptSloProductType) {
+	s.ProductType = val
+}
+
+// SetSloType sets the value of SloType.
+func (s *Slo) SetSloType(val OptSloType) {
+	s.SloType = val
+}
+
+// SetType sets the value of Type.
+func (s *Slo) SetType(val OptSloLegacyType) {
+	s.Type = val
+}
+
+// SetCreateTime sets the value of CreateTime.
+func (s *Slo) SetCreateTime(val OptDateTime) {
+	s.CreateTime = val
+}
+
+// SetUpdateTime sets the value of UpdateTime.
+func (s *Slo) SetUpdateTime(val OptDateTime) {
+	s.UpdateTime = val
+}
+
+// APM-generated SLIs are not supported by this server; sending one is a 400.
+type SloApmSli map[string]jx.Raw
+
+func (s *SloApmSli) init() SloApmSli {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/SloComparisonOperator
+type SloComparisonOperator string
+
+const (
+	SloComparisonOperatorCOMPARISONOPERATORUNSPECIFIED         SloComparisonOperator = "COMPARISON_OPERATOR_UNSPECIFIED"
+	SloComparisonOperatorCOMPARISONOPERATORGREATERTHAN         SloComparisonOperator = "COMPARISON_OPERATOR_GREATER_THAN"
+	SloComparisonOperatorCOMPARISONOPERATORGREATERTHANOREQUALS SloComparisonOperator = "COMPARISON_OPERATOR_GREATER_THAN_OR_EQUALS"
+	SloComparisonOperatorCOMPARISONOPERATORLESSTHAN            SloComparisonOperator = "COMPARISON_OPERATOR_LESS_THAN"
+	SloComparisonOperatorCOMPARISONOPERATORLESSTHANOREQUALS    SloComparisonOperator = "COMPARISON_OPERATOR_LESS_THAN_OR_EQUALS"
+)
+
+// AllValues returns all SloComparisonOperator values.
+func (SloComparisonOperator) AllValues() []SloComparisonOperator {
+	return []SloComparisonOperator{
+		SloComparisonOperatorCOMPARISONOPERATORUNSPECIFIED,
+		SloComparisonOperatorCOMPARISONOPERATORGREATERTHAN,
+		SloComparisonOperatorCOMPARISONOPERATORGREATERTHANOREQUALS,
+		SloComparisonOperatorCOMPARISONOPERATORLESSTHAN,
+		SloComparisonOperatorCOMPARISONOPERATORLESSTHANOREQUALS,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s SloComparisonOperator) MarshalText() ([]byte, error) {
+	switch s {
+	case SloComparisonOperatorCOMPARISONOPERATORUNSPECIFIED:
+		return []byte(s), nil
+	case SloComparisonOperatorCOMPARISONOPERATORGREATERTHAN:
+		return []byte(s), nil
+	case SloComparisonOperatorCOMPARISONOPERATORGREATERTHANOREQUALS:
+		return []byte(s), nil
+	case SloComparisonOperatorCOMPARISONOPERATORLESSTHAN:
+		return []byte(s), nil
+	case SloComparisonOperatorCOMPARISONOPERATORLESSTHANOREQUALS:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *SloComparisonOperator) UnmarshalText(data []byte) error {
+	switch SloComparisonOperator(data) {
+	case SloComparisonOperatorCOMPARISONOPERATORUNSPECIFIED:
+		*s = SloComparisonOperatorCOMPARISONOPERATORUNSPECIFIED
+		return nil
+	case SloComparisonOperatorCOMPARISONOPERATORGREATERTHAN:
+		*s = SloComparisonOperatorCOMPARISONOPERATORGREATERTHAN
+		return nil
+	case SloComparisonOperatorCOMPARISONOPERATORGREATERTHANOREQUALS:
+		*s = SloComparisonOperatorCOMPARISONOPERATORGREATERTHANOREQUALS
+		return nil
+	case SloComparisonOperatorCOMPARISONOPERATORLESSTHAN:
+		*s = SloComparisonOperatorCOMPARISONOPERATORLESSTHAN
+		return nil
+	case SloComparisonOperatorCOMPARISONOPERATORLESSTHANOREQUALS:
+		*s = SloComparisonOperatorCOMPARISONOPERATORLESSTHANOREQUALS
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Exactly one of the three alternatives.
+// Ref: #/components/schemas/SloExecutionRequest
+type SloExecutionRequest struct {
+	CreateSloRequest  OptCreateSloRequest  `json:"createSloRequest"`
+	ReplaceSloRequest OptReplaceSloRequest `json:"replaceSloRequest"`
+	DeleteSloRequest  OptDeleteSloRequest  `json:"deleteSloRequest"`
+}
+
+// GetCreateSloRequest returns the value of CreateSloRequest.
+func (s *SloExecutionRequest) GetCreateSloRequest() OptCreateSloRequest {
+	return s.CreateSloRequest
+}
+
+// GetReplaceSloRequest returns the value of ReplaceSloRequest.
+func (s *SloExecutionRequest) GetReplaceSloRequest() OptReplaceSloRequest {
+	return s.ReplaceSloRequest
+}
+
+// GetDeleteSloRequest returns the value of DeleteSloRequest.
+func (s *SloExecutionRequest) GetDeleteSloRequest() OptDeleteSloRequest {
+	return s.DeleteSloRequest
+}
+
+// SetCreateSloRequest sets the value of CreateSloRequest.
+func (s *SloExecutionRequest) SetCreateSloRequest(val OptCreateSloRequest) {
+	s.CreateSloRequest = val
+}
+
+// SetReplaceSloRequest sets the value of ReplaceSloRequest.
+func (s *SloExecutionRequest) SetReplaceSloRequest(val OptReplaceSloRequest) {
+	s.ReplaceSloRequest = val
+}
+
+// SetDeleteSloRequest sets the value of DeleteSloRequest.
+func (s *SloExecutionRequest) SetDeleteSloRequest(val OptDeleteSloRequest) {
+	s.DeleteSloRequest = val
+}
+
+// The answer to one request, in the alternative matching it.
+// Ref: #/components/schemas/SloExecutionResponse
+type SloExecutionResponse struct {
+	CreateSloResponse  OptCreateSloResponse  `json:"createSloResponse"`
+	ReplaceSloResponse OptReplaceSloResponse `json:"replaceSloResponse"`
+	DeleteSloResponse  OptDeleteSloResponse  `json:"deleteSloResponse"`
+}
+
+// GetCreateSloResponse returns the value of CreateSloResponse.
+func (s *SloExecutionResponse) GetCreateSloResponse() OptCreateSloResponse {
+	return s.CreateSloResponse
+}
+
+// GetReplaceSloResponse returns the value of ReplaceSloResponse.
+func (s *SloExecutionResponse) GetReplaceSloResponse() OptReplaceSloResponse {
+	return s.ReplaceSloResponse
+}
+
+// GetDeleteSloResponse returns the value of DeleteSloResponse.
+func (s *SloExecutionResponse) GetDeleteSloResponse() OptDeleteSloResponse {
+	return s.DeleteSloResponse
+}
+
+// SetCreateSloResponse sets the value of CreateSloResponse.
+func (s *SloExecutionResponse) SetCreateSloResponse(val OptCreateSloResponse) {
+	s.CreateSloResponse = val
+}
+
+// SetReplaceSloResponse sets the value of ReplaceSloResponse.
+func (s *SloExecutionResponse) SetReplaceSloResponse(val OptReplaceSloResponse) {
+	s.ReplaceSloResponse = val
+}
+
+// SetDeleteSloResponse sets the value of DeleteSloResponse.
+func (s *SloExecutionResponse) SetDeleteSloResponse(val OptDeleteSloResponse) {
+	s.DeleteSloResponse = val
+}
+
+// The labels the SLO's results are grouped by; 0–10 unique Prometheus label names.
+// Ref: #/components/schemas/SloGrouping
+type SloGrouping struct {
+	Labels []SloLabelName `json:"labels"`
+}
+
+// GetLabels returns the value of Labels.
+func (s *SloGrouping) GetLabels() []SloLabelName {
+	return s.Labels
+}
+
+// SetLabels sets the value of Labels.
+func (s *SloGrouping) SetLabels(val []SloLabelName) {
+	s.Labels = val
+}
+
+type SloIDParam string
+
+type SloLabelName string
+
+// At most 64 labels (checked by the server; a 400 names the field); keys are Prometheus label names of
+// 1–63 characters, values 0–255 characters.
+type SloLabels map[string]string
+
+func (s *SloLabels) init() SloLabels {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
+// Deprecated; the lowercase form of sloType.
+//
+// Deprecated: schema marks this type as deprecated.
+// Ref: #/components/schemas/SloLegacyType
+type SloLegacyType string
+
+const (
+	SloLegacyTypeRequest SloLegacyType = "request"
+	SloLegacyTypeWindow  SloLegacyType = "window"
+)
+
+// AllValues returns all SloLegacyType values.
+func (SloLegacyType) AllValues() []SloLegacyType {
+	return []SloLegacyType{
+		SloLegacyTypeRequest,
+		SloLegacyTypeWindow,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s SloLegacyType) MarshalText() ([]byte, error) {
+	switch s {
+	case SloLegacyTypeRequest:
+		return []byte(s), nil
+	case SloLegacyTypeWindow:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *SloLegacyType) UnmarshalText(data []byte) error {
+	switch SloLegacyType(data) {
+	case SloLegacyTypeRequest:
+		*s = SloLegacyTypeRequest
+		return nil
+	case SloLegacyTypeWindow:
+		*s = SloLegacyTypeWindow
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/SloMetric
+type SloMetric struct {
+	// A PromQL expression.
+	Query string `json:"query"`
+}
+
+// GetQuery returns the value of Query.
+func (s *SloMetric) GetQuery() string {
+	return s.Query
+}
+
+// SetQuery sets the value of Query.
+func (s *SloMetric) SetQuery(val string) {
+	s.Query = val
+}
+
+// Ref: #/components/schemas/SloMissingDataStrategy
+type SloMissingDataStrategy string
+
+const (
+	SloMissingDataStrategyMISSINGDATASTRATEGYUNCOUNTED SloMissingDataStrategy = "MISSING_DATA_STRATEGY_UNCOUNTED"
+	SloMissingDataStrategyMISSINGDATASTRATEGYGOOD      SloMissingDataStrategy = "MISSING_DATA_STRATEGY_GOOD"
+	SloMissingDataStrategyMISSINGDATASTRATEGYBAD       SloMissingDataStrategy = "MISSING_DATA_STRATEGY_BAD"
+)
+
+// AllValues returns all SloMissingDataStrategy values.
+func (SloMissingDataStrategy) AllValues() []SloMissingDataStrategy {
+	return []SloMissingDataStrategy{
+		SloMissingDataStrategyMISSINGDATASTRATEGYUNCOUNTED,
+		SloMissingDataStrategyMISSINGDATASTRATEGYGOOD,
+		SloMissingDataStrategyMISSINGDATASTRATEGYBAD,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s SloMissingDataStrategy) MarshalText() ([]byte, error) {
+	switch s {
+	case SloMissingDataStrategyMISSINGDATASTRATEGYUNCOUNTED:
+		return []byte(s), nil
+	case SloMissingDataStrategyMISSINGDATASTRATEGYGOOD:
+		return []byte(s), nil
+	case SloMissingDataStrategyMISSINGDATASTRATEGYBAD:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *SloMissingDataStrategy) UnmarshalText(data []byte) error {
+	switch SloMissingDataStrategy(data) {
+	case SloMissingDataStrategyMISSINGDATASTRATEGYUNCOUNTED:
+		*s = SloMissingDataStrategyMISSINGDATASTRATEGYUNCOUNTED
+		return nil
+	case SloMissingDataStrategyMISSINGDATASTRATEGYGOOD:
+		*s = SloMissingDataStrategyMISSINGDATASTRATEGYGOOD
+		return nil
+	case SloMissingDataStrategyMISSINGDATASTRATEGYBAD:
+		*s = SloMissingDataStrategyMISSINGDATASTRATEGYBAD
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/SloProductType
+type SloProductType string
+
+const (
+	SloProductTypeSLOPRODUCTTYPEUNSPECIFIED SloProductType = "SLO_PRODUCT_TYPE_UNSPECIFIED"
+	SloProductTypeSLOPRODUCTTYPEAPM         SloProductType = "SLO_PRODUCT_TYPE_APM"
+)
+
+// AllValues returns all SloProductType values.
+func (SloProductType) AllValues() []SloProductType {
+	return []SloProductType{
+		SloProductTypeSLOPRODUCTTYPEUNSPECIFIED,
+		SloProductTypeSLOPRODUCTTYPEAPM,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s SloProductType) MarshalText() ([]byte, error) {
+	switch s {
+	case SloProductTypeSLOPRODUCTTYPEUNSPECIFIED:
+		return []byte(s), nil
+	case SloProductTypeSLOPRODUCTTYPEAPM:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *SloProductType) UnmarshalText(data []byte) error {
+	switch SloProductType(data) {
+	case SloProductTypeSLOPRODUCTTYPEUNSPECIFIED:
+		*s = SloProductTypeSLOPRODUCTTYPEUNSPECIFIED
+		return nil
+	case SloProductTypeSLOPRODUCTTYPEAPM:
+		*s = SloProductTypeSLOPRODUCTTYPEAPM
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/SloResponseStatus
+type SloResponseStatus struct {
+	// OK on every successful answer (failures are error answers).
+	StatusCode SloResponseStatusStatusCode `json:"statusCode"`
+	Details    SloResponseStatusDetails    `json:"details"`
+	Message    string                      `json:"message"`
+}
+
+// GetStatusCode returns the value of StatusCode.
+func (s *SloResponseStatus) GetStatusCode() SloResponseStatusStatusCode {
+	return s.StatusCode
+}
+
+// GetDetails returns the value of Details.
+func (s *SloResponseStatus) GetDetails() SloResponseStatusDetails {
+	return s.Details
+}
+
+// GetMessage returns the value of Message.
+func (s *SloResponseStatus) GetMessage() string {
+	return s.Message
+}
+
+// SetStatusCode sets the value of StatusCode.
+func (s *SloResponseStatus) SetStatusCode(val SloResponseStatusStatusCode) {
+	s.StatusCode = val
+}
+
+// SetDetails sets the value of Details.
+func (s *SloResponseStatus) SetDetails(val SloResponseStatusDetails) {
+	s.Details = val
+}
+
+// SetMessage sets the value of Message.
+func (s *SloResponseStatus) SetMessage(val string) {
+	s.Message = val
+}
+
+type SloResponseStatusDetails map[string]string
+
+func (s *SloResponseStatusDetails) init() SloResponseStatusDetails {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
+// OK on every successful answer (failures are error answers).
+type SloResponseStatusStatusCode string
+
+const (
+	SloResponseStatusStatusCodeOK                 SloResponseStatusStatusCode = "OK"
+	SloResponseStatusStatusCodeCANCELLED          SloResponseStatusStatusCode = "CANCELLED"
+	SloResponseStatusStatusCodeUNKNOWN            SloResponseStatusStatusCode = "UNKNOWN"
+	SloResponseStatusStatusCodeINVALIDARGUMENT    SloResponseStatusStatusCode = "INVALID_ARGUMENT"
+	SloResponseStatusStatusCodeDEADLINEEXCEEDED   SloResponseStatusStatusCode = "DEADLINE_EXCEEDED"
+	SloResponseStatusStatusCodeNOTFOUND           SloResponseStatusStatusCode = "NOT_FOUND"
+	SloResponseStatusStatusCodeALREADYEXISTS      SloResponseStatusStatusCode = "ALREADY_EXISTS"
+	SloResponseStatusStatusCodePERMISSIONDENIED   SloResponseStatusStatusCode = "PERMISSION_DENIED"
+	SloResponseStatusStatusCodeUNAUTHENTICATED    SloResponseStatusStatusCode = "UNAUTHENTICATED"
+	SloResponseStatusStatusCodeRESOURCEEXHAUSTED  SloResponseStatusStatusCode = "RESOURCE_EXHAUSTED"
+	SloResponseStatusStatusCodeFAILEDPRECONDITION SloResponseStatusStatusCode = "FAILED_PRECONDITION"
+	SloResponseStatusStatusCodeABORTED            SloResponseStatusStatusCode = "ABORTED"
+	SloResponseStatusStatusCodeOUTOFRANGE         SloResponseStatusStatusCode = "OUT_OF_RANGE"
+	SloResponseStatusStatusCodeUNIMPLEMENTED      SloResponseStatusStatusCode = "UNIMPLEMENTED"
+	SloResponseStatusStatusCodeINTERNAL           SloResponseStatusStatusCode = "INTERNAL"
+	SloResponseStatusStatusCodeUNAVAILABLE        SloResponseStatusStatusCode = "UNAVAILABLE"
+	SloResponseStatusStatusCodeDATALOSS           SloResponseStatusStatusCode = "DATA_LOSS"
+)
+
+// AllValues returns all SloResponseStatusStatusCode values.
+func (SloResponseStatusStatusCode) AllValues() []SloResponseStatusStatusCode {
+	return []SloResponseStatusStatusCode{
+		SloResponseStatusStatusCodeOK,
+		SloResponseStatusStatusCodeCANCELLED,
+		SloResponseStatusStatusCodeUNKNOWN,
+		SloResponseStatusStatusCodeINVALIDARGUMENT,
+		SloResponseStatusStatusCodeDEADLINEEXCEEDED,
+		SloResponseStatusStatusCodeNOTFOUND,
+		SloResponseStatusStatusCodeALREADYEXISTS,
+		SloResponseStatusStatusCodePERMISSIONDENIED,
+		SloResponseStatusStatusCodeUNAUTHENTICATED,
+		SloResponseStatusStatusCodeRESOURCEEXHAUSTED,
+		SloResponseStatusStatusCodeFAILEDPRECONDITION,
+		SloResponseStatusStatusCodeABORTED,
+		SloResponseStatusStatusCodeOUTOFRANGE,
+		SloResponseStatusStatusCodeUNIMPLEMENTED,
+		SloResponseStatusStatusCodeINTERNAL,
+		SloResponseStatusStatusCodeUNAVAILABLE,
+		SloResponseStatusStatusCodeDATALOSS,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s SloResponseStatusStatusCode) MarshalText() ([]byte, error) {
+	switch s {
+	case SloResponseStatusStatusCodeOK:
+		return []byte(s), nil
+	case SloResponseStatusStatusCodeCANCELLED:
+		return []byte(s), nil
+	case SloResponseStatusStatusCodeUNKNOWN:
+		return []byte(s), nil
+	case SloResponseStatusStatusCodeINVALIDARGUMENT:
+		return []byte(s), nil
+	case SloResponseStatusStatusCodeDEADLINEEXCEEDED:
+		return []byte(s), nil
+	case SloResponseStatusStatusCodeNOTFOUND:
+		return []byte(s), nil
+	case SloResponseStatusStatusCodeALREADYEXISTS:
+		return []byte(s), nil
+	case SloResponseStatusStatusCodePERMISSIONDENIED:
+		return []byte(s), nil
+	case SloResponseStatusStatusCodeUNAUTHENTICATED:
+		return []byte(s), nil
+	case SloResponseStatusStatusCodeRESOURCEEXHAUSTED:
+		return []byte(s), nil
+	case SloResponseStatusStatusCodeFAILEDPRECONDITION:
+		return []byte(s), nil
+	case SloResponseStatusStatusCodeABORTED:
+		return []byte(s), nil
+	case SloResponseStatusStatusCodeOUTOFRANGE:
+		return []byte(s), nil
+	case SloResponseStatusStatusCodeUNIMPLEMENTED:
+		return []byte(s), nil
+	case SloResponseStatusStatusCodeINTERNAL:
+		return []byte(s), nil
+	case SloResponseStatusStatusCodeUNAVAILABLE:
+		return []byte(s), nil
+	case SloResponseStatusStatusCodeDATALOSS:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *SloResponseStatusStatusCode) UnmarshalText(data []byte) error {
+	switch SloResponseStatusStatusCode(data) {
+	case SloResponseStatusStatusCodeOK:
+		*s = SloResponseStatusStatusCodeOK
+		return nil
+	case SloResponseStatusStatusCodeCANCELLED:
+		*s = SloResponseStatusStatusCodeCANCELLED
+		return nil
+	case SloResponseStatusStatusCodeUNKNOWN:
+		*s = SloResponseStatusStatusCodeUNKNOWN
+		return nil
+	case SloResponseStatusStatusCodeINVALIDARGUMENT:
+		*s = SloResponseStatusStatusCodeINVALIDARGUMENT
+		return nil
+	case SloResponseStatusStatusCodeDEADLINEEXCEEDED:
+		*s = SloResponseStatusStatusCodeDEADLINEEXCEEDED
+		return nil
+	case SloResponseStatusStatusCodeNOTFOUND:
+		*s = SloResponseStatusStatusCodeNOTFOUND
+		return nil
+	case SloResponseStatusStatusCodeALREADYEXISTS:
+		*s = SloResponseStatusStatusCodeALREADYEXISTS
+		return nil
+	case SloResponseStatusStatusCodePERMISSIONDENIED:
+		*s = SloResponseStatusStatusCodePERMISSIONDENIED
+		return nil
+	case SloResponseStatusStatusCodeUNAUTHENTICATED:
+		*s = SloResponseStatusStatusCodeUNAUTHENTICATED
+		return nil
+	case SloResponseStatusStatusCodeRESOURCEEXHAUSTED:
+		*s = SloResponseStatusStatusCodeRESOURCEEXHAUSTED
+		return nil
+	case SloResponseStatusStatusCodeFAILEDPRECONDITION:
+		*s = SloResponseStatusStatusCodeFAILEDPRECONDITION
+		return nil
+	case SloResponseStatusStatusCodeABORTED:
+		*s = SloResponseStatusStatusCodeABORTED
+		return nil
+	case SloResponseStatusStatusCodeOUTOFRANGE:
+		*s = SloResponseStatusStatusCodeOUTOFRANGE
+		return nil
+	case SloResponseStatusStatusCodeUNIMPLEMENTED:
+		*s = SloResponseStatusStatusCodeUNIMPLEMENTED
+		return nil
+	case SloResponseStatusStatusCodeINTERNAL:
+		*s = SloResponseStatusStatusCodeINTERNAL
+		return nil
+	case SloResponseStatusStatusCodeUNAVAILABLE:
+		*s = SloResponseStatusStatusCodeUNAVAILABLE
+		return nil
+	case SloResponseStatusStatusCodeDATALOSS:
+		*s = SloResponseStatusStatusCodeDATALOSS
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Set by the server; revision is 1 on create and goes up by 1 on every replace.
+// Ref: #/components/schemas/SloRevision
+type SloRevision struct {
+	Revision   OptInt32    `json:"revision"`
+	UpdateTime OptDateTime `json:"updateTime"`
+}
+
+// GetRevision returns the value of Revision.
+func (s *SloRevision) GetRevision() OptInt32 {
+	return s.Revision
+}
+
+// GetUpdateTime returns the value of UpdateTime.
+func (s *SloRevision) GetUpdateTime() OptDateTime {
+	return s.UpdateTime
+}
+
+// SetRevision sets the value of Revision.
+func (s *SloRevision) SetRevision(val OptInt32) {
+	s.Revision = val
+}
+
+// SetUpdateTime sets the value of UpdateTime.
+func (s *SloRevision) SetUpdateTime(val OptDateTime) {
+	s.UpdateTime = val
+}
+
+// Ref: #/components/schemas/SloTimeFrame
+type SloTimeFrame string
+
+const (
+	SloTimeFrameSLOTIMEFRAMEUNSPECIFIED SloTimeFrame = "SLO_TIME_FRAME_UNSPECIFIED"
+	SloTimeFrameSLOTIMEFRAME7DAYS       SloTimeFrame = "SLO_TIME_FRAME_7_DAYS"
+	SloTimeFrameSLOTIMEFRAME14DAYS      SloTimeFrame = "SLO_TIME_FRAME_14_DAYS"
+	SloTimeFrameSLOTIMEFRAME21DAYS      SloTimeFrame = "SLO_TIME_FRAME_21_DAYS"
+	SloTimeFrameSLOTIMEFRAME28DAYS      SloTimeFrame = "SLO_TIME_FRAME_28_DAYS"
+)
+
+// AllValues returns all SloTimeFrame values.
+func (SloTimeFrame) AllValues() []SloTimeFrame {
+	return []SloTimeFrame{
+		SloTimeFrameSLOTIMEFRAMEUNSPECIFIED,
+		SloTimeFrameSLOTIMEFRAME7DAYS,
+		SloTimeFrameSLOTIMEFRAME14DAYS,
+		SloTimeFrameSLOTIMEFRAME21DAYS,
+		SloTimeFrameSLOTIMEFRAME28DAYS,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s SloTimeFrame) MarshalText() ([]byte, error) {
+	switch s {
+	case SloTimeFrameSLOTIMEFRAMEUNSPECIFIED:
+		return []byte(s), nil
+	case SloTimeFrameSLOTIMEFRAME7DAYS:
+		return []byte(s), nil
+	case SloTimeFrameSLOTIMEFRAME14DAYS:
+		return []byte(s), nil
+	case SloTimeFrameSLOTIMEFRAME21DAYS:
+		return []byte(s), nil
+	case SloTimeFrameSLOTIMEFRAME28DAYS:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *SloTimeFrame) UnmarshalText(data []byte) error {
+	switch SloTimeFrame(data) {
+	case SloTimeFrameSLOTIMEFRAMEUNSPECIFIED:
+		*s = SloTimeFrameSLOTIMEFRAMEUNSPECIFIED
+		return nil
+	case SloTimeFrameSLOTIMEFRAME7DAYS:
+		*s = SloTimeFrameSLOTIMEFRAME7DAYS
+		return nil
+	case SloTimeFrameSLOTIMEFRAME14DAYS:
+		*s = SloTimeFrameSLOTIMEFRAME14DAYS
+		return nil
+	case SloTimeFrameSLOTIMEFRAME21DAYS:
+		*s = SloTimeFrameSLOTIMEFRAME21DAYS
+		return nil
+	case SloTimeFrameSLOTIMEFRAME28DAYS:
+		*s = SloTimeFrameSLOTIMEFRAME28DAYS
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/SloType
+type SloType string
+
+const (
+	SloTypeSLOTYPEREQUEST SloType = "SLO_TYPE_REQUEST"
+	SloTypeSLOTYPEWINDOW  SloType = "SLO_TYPE_WINDOW"
+)
+
+// AllValues returns all SloType values.
+func (SloType) AllValues() []SloType {
+	return []SloType{
+		SloTypeSLOTYPEREQUEST,
+		SloTypeSLOTYPEWINDOW,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s SloType) MarshalText() ([]byte, error) {
+	switch s {
+	case SloTypeSLOTYPEREQUEST:
+		return []byte(s), nil
+	case SloTypeSLOTYPEWINDOW:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *SloType) UnmarshalText(data []byte) error {
+	switch SloType(data) {
+	case SloTypeSLOTYPEREQUEST:
+		*s = SloTypeSLOTYPEREQUEST
+		return nil
+	case SloTypeSLOTYPEWINDOW:
+		*s = SloTypeSLOTYPEWINDOW
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/SyncExternalThreadResponse
@@ -21530,4 +23435,115 @@ func (s *WidgetAttachment) SetWidgetScreenshot(val FileRef) {
 // SetQueryLinkSuffix sets the value of QueryLinkSuffix.
 func (s *WidgetAttachment) SetQueryLinkSuffix(val OptString) {
 	s.QueryLinkSuffix = val
+}
+
+// A window is good when the query's value compares to `threshold` by `comparisonOperator`. `window`
+// and `comparisonOperator` must not be their UNSPECIFIED values; `missingDataStrategy` defaults to
+// MISSING_DATA_STRATEGY_UNCOUNTED.
+// Ref: #/components/schemas/WindowBasedMetricSli
+type WindowBasedMetricSli struct {
+	Query               SloMetric                 `json:"query"`
+	Window              WindowSloWindow           `json:"window"`
+	ComparisonOperator  SloComparisonOperator     `json:"comparisonOperator"`
+	Threshold           float64                   `json:"threshold"`
+	MissingDataStrategy OptSloMissingDataStrategy `json:"missingDataStrategy"`
+}
+
+// GetQuery returns the value of Query.
+func (s *WindowBasedMetricSli) GetQuery() SloMetric {
+	return s.Query
+}
+
+// GetWindow returns the value of Window.
+func (s *WindowBasedMetricSli) GetWindow() WindowSloWindow {
+	return s.Window
+}
+
+// GetComparisonOperator returns the value of ComparisonOperator.
+func (s *WindowBasedMetricSli) GetComparisonOperator() SloComparisonOperator {
+	return s.ComparisonOperator
+}
+
+// GetThreshold returns the value of Threshold.
+func (s *WindowBasedMetricSli) GetThreshold() float64 {
+	return s.Threshold
+}
+
+// GetMissingDataStrategy returns the value of MissingDataStrategy.
+func (s *WindowBasedMetricSli) GetMissingDataStrategy() OptSloMissingDataStrategy {
+	return s.MissingDataStrategy
+}
+
+// SetQuery sets the value of Query.
+func (s *WindowBasedMetricSli) SetQuery(val SloMetric) {
+	s.Query = val
+}
+
+// SetWindow sets the value of Window.
+func (s *WindowBasedMetricSli) SetWindow(val WindowSloWindow) {
+	s.Window = val
+}
+
+// SetComparisonOperator sets the value of ComparisonOperator.
+func (s *WindowBasedMetricSli) SetComparisonOperator(val SloComparisonOperator) {
+	s.ComparisonOperator = val
+}
+
+// SetThreshold sets the value of Threshold.
+func (s *WindowBasedMetricSli) SetThreshold(val float64) {
+	s.Threshold = val
+}
+
+// SetMissingDataStrategy sets the value of MissingDataStrategy.
+func (s *WindowBasedMetricSli) SetMissingDataStrategy(val OptSloMissingDataStrategy) {
+	s.MissingDataStrategy = val
+}
+
+// Ref: #/components/schemas/WindowSloWindow
+type WindowSloWindow string
+
+const (
+	WindowSloWindowWINDOWSLOWINDOWUNSPECIFIED WindowSloWindow = "WINDOW_SLO_WINDOW_UNSPECIFIED"
+	WindowSloWindowWINDOWSLOWINDOW1MINUTE     WindowSloWindow = "WINDOW_SLO_WINDOW_1_MINUTE"
+	WindowSloWindowWINDOWSLOWINDOW5MINUTES    WindowSloWindow = "WINDOW_SLO_WINDOW_5_MINUTES"
+)
+
+// AllValues returns all WindowSloWindow values.
+func (WindowSloWindow) AllValues() []WindowSloWindow {
+	return []WindowSloWindow{
+		WindowSloWindowWINDOWSLOWINDOWUNSPECIFIED,
+		WindowSloWindowWINDOWSLOWINDOW1MINUTE,
+		WindowSloWindowWINDOWSLOWINDOW5MINUTES,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s WindowSloWindow) MarshalText() ([]byte, error) {
+	switch s {
+	case WindowSloWindowWINDOWSLOWINDOWUNSPECIFIED:
+		return []byte(s), nil
+	case WindowSloWindowWINDOWSLOWINDOW1MINUTE:
+		return []byte(s), nil
+	case WindowSloWindowWINDOWSLOWINDOW5MINUTES:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *WindowSloWindow) UnmarshalText(data []byte) error {
+	switch WindowSloWindow(data) {
+	case WindowSloWindowWINDOWSLOWINDOWUNSPECIFIED:
+		*s = WindowSloWindowWINDOWSLOWINDOWUNSPECIFIED
+		return nil
+	case WindowSloWindowWINDOWSLOWINDOW1MINUTE:
+		*s = WindowSloWindowWINDOWSLOWINDOW1MINUTE
+		return nil
+	case WindowSloWindowWINDOWSLOWINDOW5MINUTES:
+		*s = WindowSloWindowWINDOWSLOWINDOW5MINUTES
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }

@@ -64,6 +64,17 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/by-user
 	AssignIncidents(ctx context.Context, req *AssignIncidentsRequest) (*IncidentsResponse, error)
+	// BatchExecuteSlos implements BatchExecuteSlos operation.
+	//
+	// Runs 1–1000 requests in order, each exactly one of `createSloRequest`, `replaceSloRequest` and
+	// `deleteSloRequest`, all in one transaction: when any request fails (invalid SLO, unknown id, an id
+	// already deleted earlier in the batch) the answer is that request's error, its message naming
+	// `requests[i]`, and nothing is changed. On success `matchingResponses` holds one answer per request,
+	// in request order, in the alternative that matches it, and `status` is
+	// `{statusCode: OK, details: {}, message: ""}`. The SLO rules are those of the create (see `Slo`).
+	//
+	// POST /mgmt/openapi/4/slo/slos/v1/all/execute
+	BatchExecuteSlos(ctx context.Context, req *BatchExecuteSloRequest) (*BatchExecuteSloResponse, error)
 	// BatchGetIncidents implements BatchGetIncidents operation.
 	//
 	// Get incidents by id.
@@ -76,6 +87,14 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/notifications/notification-center/v1/presets
 	BatchGetPresets(ctx context.Context, params BatchGetPresetsParams) (*BatchGetPresetsResponse, error)
+	// BatchGetSlos implements BatchGetSlos operation.
+	//
+	// Answers the team's SLOs named by the repeated `ids` parameter, in request order and each once, and
+	// in `notFoundIds` (request order, each once) the ids that name none of the team's SLOs — including
+	// ids of other teams' SLOs and ids that are not UUIDs.
+	//
+	// GET /mgmt/openapi/3/v1/slo/slos:batchGet
+	BatchGetSlos(ctx context.Context, params BatchGetSlosParams) (*BatchGetSlosResponse, error)
 	// BulkDeleteParsingRuleGroups implements BulkDeleteParsingRuleGroups operation.
 	//
 	// Deletes every group named by a `group_ids` value, all or none: when one names no group of the team,
@@ -173,6 +192,15 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/recording-rules/recording-rules/v1
 	CreateRecordingRuleSet(ctx context.Context, req *RecordingRuleSetInput) (*RecordingRuleSetCreated, error)
+	// CreateSlo implements CreateSlo operation.
+	//
+	// Stores the SLO under a server-assigned id (a lowercase UUID) and answers it. The server sets
+	// `createTime`, `updateTime`, `revision` (`{revision: 1, updateTime}`) and `creator` (the name of the
+	// calling API key); values sent for them, and an `id`, are ignored. `sloType` and `type` are filled
+	// from the SLI shape; `productType` defaults to SLO_PRODUCT_TYPE_UNSPECIFIED.
+	//
+	// POST /mgmt/openapi/4/slo/slos/v1
+	CreateSlo(ctx context.Context, req *Slo) (*CreateSloResponse, error)
 	// CreateView implements CreateView operation.
 	//
 	// Stores a saved view under the team's next view id (1–2147483647, never reused). `folderId`, when
@@ -250,6 +278,12 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/recording-rules/recording-rules/v1
 	DeleteRecordingRuleSetByQuery(ctx context.Context, params DeleteRecordingRuleSetByQueryParams) error
+	// DeleteSlo implements DeleteSlo operation.
+	//
+	// Delete an SLO.
+	//
+	// DELETE /mgmt/openapi/4/slo/slos/v1/{id}
+	DeleteSlo(ctx context.Context, params DeleteSloParams) (*DeleteSloResponse, error)
 	// DeleteView implements DeleteView operation.
 	//
 	// Delete a view.
@@ -459,6 +493,12 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/recording-rules/recording-rules/v1/{id}
 	GetRecordingRuleSet(ctx context.Context, params GetRecordingRuleSetParams) (*RecordingRuleSet, error)
+	// GetSlo implements GetSlo operation.
+	//
+	// Read an SLO.
+	//
+	// GET /mgmt/openapi/4/slo/slos/v1/{id}
+	GetSlo(ctx context.Context, params GetSloParams) (*GetSloResponse, error)
 	// GetSpansCountV2 implements GetSpansCountV2 operation.
 	//
 	// Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_SPANS` of
@@ -614,6 +654,12 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dataengine/retention-tags/v1
 	ListRetentionTags(ctx context.Context) (*RetentionTagList, error)
+	// ListSlos implements ListSlos operation.
+	//
+	// The team's SLOs, oldest first (by createTime, then id).
+	//
+	// GET /mgmt/openapi/4/slo/slos/v1
+	ListSlos(ctx context.Context) (*ListSlosResponse, error)
 	// ListSystemRoles implements ListSystemRoles operation.
 	//
 	// The roles every team has, which custom roles derive from: `admin` (every permission), `member`
@@ -705,6 +751,14 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/5/dataplan/quota-rules/v1
 	ReplaceQuotaRuleSet(ctx context.Context, req *QuotaRuleSetRequest) (*QuotaRuleSetResponse, error)
+	// ReplaceSlo implements ReplaceSlo operation.
+	//
+	// Replaces the SLO named by the body's `id` (required; an unknown one, or another team's, is a 404)
+	// with the body. `createTime` and `creator` are kept, `revision.revision` goes up by 1, and
+	// `revision.updateTime` and `updateTime` become the time of the replace.
+	//
+	// PUT /mgmt/openapi/4/slo/slos/v1
+	ReplaceSlo(ctx context.Context, req *Slo) (*ReplaceSloResponse, error)
 	// ReplaceView implements ReplaceView operation.
 	//
 	// The view becomes the request body (same rules as the create); its id stays.

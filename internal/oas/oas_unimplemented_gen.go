@@ -96,6 +96,20 @@ func (UnimplementedHandler) AssignIncidents(ctx context.Context, req *AssignInci
 	return r, ht.ErrNotImplemented
 }
 
+// BatchExecuteSlos implements BatchExecuteSlos operation.
+//
+// Runs 1–1000 requests in order, each exactly one of `createSloRequest`, `replaceSloRequest` and
+// `deleteSloRequest`, all in one transaction: when any request fails (invalid SLO, unknown id, an id
+// already deleted earlier in the batch) the answer is that request's error, its message naming
+// `requests[i]`, and nothing is changed. On success `matchingResponses` holds one answer per request,
+// in request order, in the alternative that matches it, and `status` is
+// `{statusCode: OK, details: {}, message: ""}`. The SLO rules are those of the create (see `Slo`).
+//
+// POST /mgmt/openapi/4/slo/slos/v1/all/execute
+func (UnimplementedHandler) BatchExecuteSlos(ctx context.Context, req *BatchExecuteSloRequest) (r *BatchExecuteSloResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // BatchGetIncidents implements BatchGetIncidents operation.
 //
 // Get incidents by id.
@@ -111,6 +125,17 @@ func (UnimplementedHandler) BatchGetIncidents(ctx context.Context, params BatchG
 //
 // GET /mgmt/openapi/5/notifications/notification-center/v1/presets
 func (UnimplementedHandler) BatchGetPresets(ctx context.Context, params BatchGetPresetsParams) (r *BatchGetPresetsResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// BatchGetSlos implements BatchGetSlos operation.
+//
+// Answers the team's SLOs named by the repeated `ids` parameter, in request order and each once, and
+// in `notFoundIds` (request order, each once) the ids that name none of the team's SLOs — including
+// ids of other teams' SLOs and ids that are not UUIDs.
+//
+// GET /mgmt/openapi/3/v1/slo/slos:batchGet
+func (UnimplementedHandler) BatchGetSlos(ctx context.Context, params BatchGetSlosParams) (r *BatchGetSlosResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -247,6 +272,18 @@ func (UnimplementedHandler) CreateRecordingRuleSet(ctx context.Context, req *Rec
 	return r, ht.ErrNotImplemented
 }
 
+// CreateSlo implements CreateSlo operation.
+//
+// Stores the SLO under a server-assigned id (a lowercase UUID) and answers it. The server sets
+// `createTime`, `updateTime`, `revision` (`{revision: 1, updateTime}`) and `creator` (the name of the
+// calling API key); values sent for them, and an `id`, are ignored. `sloType` and `type` are filled
+// from the SLI shape; `productType` defaults to SLO_PRODUCT_TYPE_UNSPECIFIED.
+//
+// POST /mgmt/openapi/4/slo/slos/v1
+func (UnimplementedHandler) CreateSlo(ctx context.Context, req *Slo) (r *CreateSloResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // CreateView implements CreateView operation.
 //
 // Stores a saved view under the team's next view id (1–2147483647, never reused). `folderId`, when
@@ -358,6 +395,15 @@ func (UnimplementedHandler) DeleteRecordingRuleSet(ctx context.Context, params D
 // DELETE /mgmt/openapi/5/recording-rules/recording-rules/v1
 func (UnimplementedHandler) DeleteRecordingRuleSetByQuery(ctx context.Context, params DeleteRecordingRuleSetByQueryParams) error {
 	return ht.ErrNotImplemented
+}
+
+// DeleteSlo implements DeleteSlo operation.
+//
+// Delete an SLO.
+//
+// DELETE /mgmt/openapi/4/slo/slos/v1/{id}
+func (UnimplementedHandler) DeleteSlo(ctx context.Context, params DeleteSloParams) (r *DeleteSloResponse, _ error) {
+	return r, ht.ErrNotImplemented
 }
 
 // DeleteView implements DeleteView operation.
@@ -641,6 +687,15 @@ func (UnimplementedHandler) GetRecordingRuleSet(ctx context.Context, params GetR
 	return r, ht.ErrNotImplemented
 }
 
+// GetSlo implements GetSlo operation.
+//
+// Read an SLO.
+//
+// GET /mgmt/openapi/4/slo/slos/v1/{id}
+func (UnimplementedHandler) GetSlo(ctx context.Context, params GetSloParams) (r *GetSloResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetSpansCountV2 implements GetSpansCountV2 operation.
 //
 // Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_SPANS` of
@@ -856,6 +911,15 @@ func (UnimplementedHandler) ListRetentionTags(ctx context.Context) (r *Retention
 	return r, ht.ErrNotImplemented
 }
 
+// ListSlos implements ListSlos operation.
+//
+// The team's SLOs, oldest first (by createTime, then id).
+//
+// GET /mgmt/openapi/4/slo/slos/v1
+func (UnimplementedHandler) ListSlos(ctx context.Context) (r *ListSlosResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ListSystemRoles implements ListSystemRoles operation.
 //
 // The roles every team has, which custom roles derive from: `admin` (every permission), `member`
@@ -980,6 +1044,17 @@ func (UnimplementedHandler) ReplacePolicySettings(ctx context.Context, req *Poli
 //
 // PUT /mgmt/openapi/5/dataplan/quota-rules/v1
 func (UnimplementedHandler) ReplaceQuotaRuleSet(ctx context.Context, req *QuotaRuleSetRequest) (r *QuotaRuleSetResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ReplaceSlo implements ReplaceSlo operation.
+//
+// Replaces the SLO named by the body's `id` (required; an unknown one, or another team's, is a 404)
+// with the body. `createTime` and `creator` are kept, `revision.revision` goes up by 1, and
+// `revision.updateTime` and `updateTime` become the time of the replace.
+//
+// PUT /mgmt/openapi/4/slo/slos/v1
+func (UnimplementedHandler) ReplaceSlo(ctx context.Context, req *Slo) (r *ReplaceSloResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

@@ -1,0 +1,256 @@
+// Package slos serves service level objectives: the batch execute of creates, replaces and deletes
+// in one transaction (E14), the batch get by id (E15), and the single create, replace, list, get
+// and delete. An SLO is stored as its JSON document; the server owns its id, creator, times and
+// revision.
+package slos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+// SloHandler implements the SLO operations of oas.Handler.
+type SloHandler struct {
+	db *db.DB
+}
+
+// NewHandler returns the SLO operations over database.
+func NewHandler(database *db.DB) *SloHandler {
+	return &SloHandler{db: database}
+}
+
+// BatchExecuteSlos runs every request in order in one transaction and answers one response per
+// request, in the matching alternative (E14). When one request fails, nothing is changed and the
+// answer is that failure, naming requests[i].
+//
+// Errors: Invalid when a request sets not exactly one alternative, and see checkSlo; NotFound
+// when a replace or delete names no SLO of the team (also one deleted earlier in the batch).
+func (h *SloHandler) BatchExecuteSlos(ctx context.Context, req *oas.BatchExecuteSloRequest) (*oas.BatchExecuteSloResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	var out []oas.SloExecutionResponse
+	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		out = make([]oas.SloExecutionResponse, 0, len(req.Requests))
+		for i, r := range req.Requests {
+			res, err := execute(ctx, tx, caller, fmt.Sprintf("requests[%d]", i), r)
+			if err != nil {
+				return err
+			}
+			out = append(out, res)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &oas.BatchExecuteSloResponse{
+		MatchingResponses: out,
+		Status:            oas.SloResponseStatus{StatusCode: oas.SloResponseStatusStatusCodeOK, Details: oas.SloResponseStatusDetails{}},
+	}, nil
+}
+
+// execute runs one request of a batch inside its transaction; where is "requests[i]".
+func execute(ctx context.Context, tx *db.Tx, caller *auth.Principal, where string, r oas.SloExecutionRequest) (oas.SloExecutionResponse, error) {
+	var res oas.SloExecutionResponse
+	set := 0
+	for _, s := range []bool{r.CreateSloRequest.Set, r.ReplaceSloRequest.Set, r.DeleteSloRequest.Set} {
+		if s {
+			set++
+		}
+	}
+	if set != 1 {
+		return res, apierror.Invalidf("%s: must set exactly one of createSloRequest, replaceSloRequest and deleteSloRequest (got %d)", where, set)
+	}
+	switch {
+	case r.CreateSloRequest.Set:
+		prefix := where + ".createSloRequest.slo"
+		s, err := checkSlo(prefix, r.CreateSloRequest.Value.Slo)
+		if err != nil {
+			return res, err
+		}
+		s, err = create(ctx, tx, caller, s)
+		if err != nil {
+			return res, err
+		}
+		res.CreateSloResponse = oas.NewOptCreateSloResponse(oas.CreateSloResponse{Slo: s})
+	case r.ReplaceSloRequest.Set:
+		prefix := where + ".replaceSloRequest.slo"
+		s, err := checkReplace(prefix, r.ReplaceSloRequest.Value.Slo)
+		if err != nil {
+			return res, err
+		}
+		s, err = replace(ctx, tx, caller.TeamID, prefix, s)
+		if err != nil {
+			return res, err
+		}
+		res.ReplaceSloResponse = oas.NewOptReplaceSloResponse(oas.ReplaceSloResponse{Slo: s, EffectedSloAlertIds: []string{}})
+	default:
+		id := string(r.DeleteSloRequest.Value.ID)
+		if err := remove(ctx, tx, caller.TeamID, where+".deleteSloRequest.id", id); err != nil {
+			return res, err
+		}
+		res.DeleteSloResponse = oas.NewOptDeleteSloResponse(oas.DeleteSloResponse{EffectedSloAlertIds: []string{}})
+	}
+	return res, nil
+}
+
+// CreateSlo stores a new SLO under a fresh id and answers it.
+//
+// Errors: Invalid (see checkSlo).
+func (h *SloHandler) CreateSlo(ctx context.Context, req *oas.Slo) (*oas.CreateSloResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	s, err := checkSlo("", *req)
+	if err != nil {
+		return nil, err
+	}
+	err = h.db.InTx(ctx, func(tx *db.Tx) error {
+		s, err = create(ctx, tx, caller, s)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &oas.CreateSloResponse{Slo: s}, nil
+}
+
+// ReplaceSlo replaces the SLO named by the body's id, keeping its createTime and creator and
+// counting its revision up by one.
+//
+// Errors: Invalid when id is missing, and see checkSlo; NotFound when the team has no such SLO.
+func (h *SloHandler) ReplaceSlo(ctx context.Context, req *oas.Slo) (*oas.ReplaceSloResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	s, err := checkReplace("", *req)
+	if err != nil {
+		return nil, err
+	}
+	err = h.db.InTx(ctx, func(tx *db.Tx) error {
+		s, err = replace(ctx, tx, caller.TeamID, "", s)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &oas.ReplaceSloResponse{Slo: s, EffectedSloAlertIds: []string{}}, nil
+}
+
+// ListSlos answers the team's SLOs by create time, then id.
+func (h *SloHandler) ListSlos(ctx context.Context) (*oas.ListSlosResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	all, err := listSlos(ctx, h.db.Read(), caller.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	return &oas.ListSlosResponse{Slos: all}, nil
+}
+
+// GetSlo answers one SLO.
+//
+// Errors: NotFound when the team has no such SLO.
+func (h *SloHandler) GetSlo(ctx context.Context, params oas.GetSloParams) (*oas.GetSloResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	id := string(params.ID)
+	s, err := getSlo(ctx, h.db.Read(), caller.TeamID, id)
+	if err != nil {
+		return nil, notFoundAs(err, "id", id)
+	}
+	return &oas.GetSloResponse{Slo: s}, nil
+}
+
+// DeleteSlo deletes one SLO.
+//
+// Errors: NotFound when the team has no such SLO.
+func (h *SloHandler) DeleteSlo(ctx context.Context, params oas.DeleteSloParams) (*oas.DeleteSloResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		return remove(ctx, tx, caller.TeamID, "id", string(params.ID))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &oas.DeleteSloResponse{EffectedSloAlertIds: []string{}}, nil
+}
+
+// BatchGetSlos answers the team's SLOs named by ids, in request order and each once, and the ids
+// that name none, in request order and each once (E15). Other teams' SLOs are not found.
+func (h *SloHandler) BatchGetSlos(ctx context.Context, params oas.BatchGetSlosParams) (*oas.BatchGetSlosResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	ids := make([]string, 0, len(params.Ids))
+	seen := make(map[string]bool, len(params.Ids))
+	for _, raw := range params.Ids {
+		id := string(raw)
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	found, err := sloMap(ctx, h.db.Read(), caller.TeamID, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := &oas.BatchGetSlosResponse{Slos: []oas.Slo{}, NotFoundIds: []string{}}
+	for _, id := range ids {
+		if s, ok := found[id]; ok {
+			out.Slos = append(out.Slos, s)
+		} else {
+			out.NotFoundIds = append(out.NotFoundIds, id)
+		}
+	}
+	return out, nil
+}
+
+// checkReplace is checkSlo for a replace, which also requires the id.
+func checkReplace(prefix string, in oas.Slo) (oas.Slo, error) {
+	id, ok := in.ID.Get()
+	if !ok || id == "" {
+		return in, apierror.Invalidf("%s: required; it names the SLO to replace", field(prefix, "id"))
+	}
+	s, err := checkSlo(prefix, in)
+	s.ID = oas.NewOptString(id)
+	return s, err
+}
+
+// create stores a checked SLO under a new id, with the caller's key name as creator and
+// revision 1, and returns it as stored.
+func create(ctx context.Context, tx *db.Tx, caller *auth.Principal, s oas.Slo) (oas.Slo, error) {
+	s.ID = oas.NewOptString(tx.NewID())
+	s.Creator = oas.NewOptString(caller.KeyName)
+	s.CreateTime = oas.NewOptDateTime(tx.Now)
+	s.UpdateTime = oas.NewOptDateTime(tx.Now)
+	s.Revision = oas.NewOptSloRevision(oas.SloRevision{Revision: oas.NewOptInt32(1), UpdateTime: oas.NewOptDateTime(tx.Now)})
+	return s, insertSlo(ctx, tx, caller.TeamID, s)
+}
+
+// replace overwrites the team's SLO s.ID with the checked s, keeping createTime and creator and
+// counting the revision up; prefix locates the SLO in the request for the NotFound message.
+func replace(ctx context.Context, tx *db.Tx, teamID int64, prefix string, s oas.Slo) (oas.Slo, error) {
+	id := s.ID.Or("")
+	old, err := getSloForUpdate(ctx, tx, teamID, id)
+	if err != nil {
+		return s, notFoundAs(err, field(prefix, "id"), id)
+	}
+	s.Creator = old.Creator
+	s.CreateTime = old.CreateTime
+	s.UpdateTime = oas.NewOptDateTime(tx.Now)
+	s.Revision = oas.NewOptSloRevision(oas.SloRevision{
+		Revision:   oas.NewOptInt32(old.Revision.Value.Revision.Or(0) + 1),
+		UpdateTime: oas.NewOptDateTime(tx.Now),
+	})
+	return s, notFoundAs(updateSlo(ctx, tx, teamID, s), field(prefix, "id"), id)
+}
+
+// remove deletes the team's SLO; where names the id's field for the NotFound message.
+func remove(ctx context.Context, tx *db.Tx, teamID int64, where, id string) error {
+	return notFoundAs(deleteSlo(ctx, tx, teamID, id), where, id)
+}
+
+func notFoundAs(err error, where, id string) error {
+	if errors.Is(err, db.ErrNotFound) {
+		return apierror.NotFoundf("%s: no SLO %q", where, id)
+	}
+	return err
+}

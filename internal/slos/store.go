@@ -1,0 +1,140 @@
+package slos
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+// insertSlo stores s, whose id, times and revision are already set.
+func insertSlo(ctx context.Context, tx *db.Tx, teamID int64, s oas.Slo) error {
+	doc, err := s.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx,
+		`INSERT INTO slos (team_id, id, revision, document, created_at, updated_at)
+		 VALUES ($1, $2, $3, $4, $5, $5)`,
+		teamID, s.ID.Or(""), int64(s.Revision.Value.Revision.Or(1)), string(doc), tx.Now.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("insert slo: %w", err)
+	}
+	return nil
+}
+
+// updateSlo overwrites the team's SLO s.ID with s; db.ErrNotFound when there is none.
+func updateSlo(ctx context.Context, tx *db.Tx, teamID int64, s oas.Slo) error {
+	doc, err := s.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx,
+		`UPDATE slos SET revision = $3, document = $4, updated_at = $5 WHERE team_id = $1 AND id = $2`,
+		teamID, s.ID.Or(""), int64(s.Revision.Value.Revision.Or(1)), string(doc), tx.Now.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("update slo: %w", err)
+	}
+	return requireOneRow(res)
+}
+
+// deleteSlo removes the team's SLO; db.ErrNotFound when there is none.
+func deleteSlo(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
+	res, err := tx.ExecContext(ctx, `DELETE FROM slos WHERE team_id = $1 AND id = $2`, teamID, id)
+	if err != nil {
+		return fmt.Errorf("delete slo: %w", err)
+	}
+	return requireOneRow(res)
+}
+
+func requireOneRow(res interface{ RowsAffected() (int64, error) }) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return db.ErrNotFound
+	}
+	return nil
+}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanSlo(row scanner) (oas.Slo, error) {
+	var s oas.Slo
+	var id, doc string
+	if err := row.Scan(&id, &doc); err != nil {
+		return s, db.Translate(err)
+	}
+	if err := s.UnmarshalJSON([]byte(doc)); err != nil {
+		return s, fmt.Errorf("slo %s document: %w", id, err)
+	}
+	return s, nil
+}
+
+// getSlo returns the team's SLO; db.ErrNotFound when there is none.
+func getSlo(ctx context.Context, q db.Querier, teamID int64, id string) (oas.Slo, error) {
+	return scanSlo(q.QueryRowContext(ctx, `SELECT id, document FROM slos WHERE team_id = $1 AND id = $2`, teamID, id))
+}
+
+// getSloForUpdate is getSlo that, on PostgreSQL, also locks the row until the transaction ends, so
+// that concurrent replaces count revisions one after the other (SQLite's single writer already
+// does).
+func getSloForUpdate(ctx context.Context, tx *db.Tx, teamID int64, id string) (oas.Slo, error) {
+	query := `SELECT id, document FROM slos WHERE team_id = $1 AND id = $2`
+	if tx.Engine == db.Postgres {
+		query += ` FOR UPDATE`
+	}
+	return scanSlo(tx.QueryRowContext(ctx, query, teamID, id))
+}
+
+// listSlos returns the team's SLOs by create time, then id.
+func listSlos(ctx context.Context, q db.Querier, teamID int64) ([]oas.Slo, error) {
+	rows, err := q.QueryContext(ctx,
+		`SELECT id, document FROM slos WHERE team_id = $1 ORDER BY created_at, id`, teamID)
+	if err != nil {
+		return nil, fmt.Errorf("list slos: %w", err)
+	}
+	defer rows.Close()
+	out := []oas.Slo{}
+	for rows.Next() {
+		s, err := scanSlo(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// sloMap returns the team's SLOs among ids, by id.
+func sloMap(ctx context.Context, q db.Querier, teamID int64, ids []string) (map[string]oas.Slo, error) {
+	out := make(map[string]oas.Slo, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	args := make([]any, 0, len(ids)+1)
+	args = append(args, teamID)
+	marks := make([]string, 0, len(ids))
+	for _, id := range ids {
+		args = append(args, id)
+		marks = append(marks, "$"+strconv.Itoa(len(args)))
+	}
+	rows, err := q.QueryContext(ctx,
+		`SELECT id, document FROM slos WHERE team_id = $1 AND id IN (`+strings.Join(marks, ", ")+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("batch get slos: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		s, err := scanSlo(rows)
+		if err != nil {
+			return nil, err
+		}
+		out[s.ID.Or("")] = s
+	}
+	return out, rows.Err()
+}

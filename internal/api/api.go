@@ -14,6 +14,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/dashboards"
 	"github.com/mgmtapi/mgmtapi/internal/datausage"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/e2m"
 	"github.com/mgmtapi/mgmtapi/internal/incidents"
 	"github.com/mgmtapi/mgmtapi/internal/ingest"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
@@ -56,6 +57,7 @@ type handler struct {
 	*roles.RoleHandler
 	*views.ViewHandler
 	*dashboards.DashboardHandler
+	*e2m.E2MHandler
 }
 
 // NewError is the exit for errors returned by handlers and by the security handler.
@@ -91,6 +93,7 @@ func New(opts Options) (*API, error) {
 		RoleHandler:      roles.NewHandler(opts.DB),
 		ViewHandler:      views.NewHandler(opts.DB),
 		DashboardHandler: dashboards.NewHandler(opts.DB),
+		E2MHandler:       e2m.NewHandler(opts.DB),
 	}
 	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey}
 	router, err := oas.NewServer(h, sec,

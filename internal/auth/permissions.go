@@ -53,6 +53,8 @@ var catalog = []Permission{
 	{"views:Manage", "create, replace and delete saved views and view folders"},
 	{"team-dashboards:Read", "read custom dashboards and list the dashboard catalog"},
 	{"team-dashboards:Update", "create, replace and delete custom dashboards"},
+	{"events2metrics:ReadConfig", "list and read events-to-metrics rules"},
+	{"events2metrics:Manage", "create, replace and delete events-to-metrics rules, alone or in atomic batches"},
 }
 
 // Preset is a named bundle of permissions that a key can hold by name.
@@ -94,11 +96,13 @@ var presets = []Preset{
 		Permissions: []string{"views:ReadConfig", "views:Manage"}},
 	{Name: "dashboards", Description: "everything about custom dashboards",
 		Permissions: []string{"team-dashboards:Read", "team-dashboards:Update"}},
+	{Name: "events2metrics", Description: "everything about events-to-metrics rules",
+		Permissions: []string{"events2metrics:ReadConfig", "events2metrics:Manage"}},
 	{Name: "read-only", Description: "every permission that only reads",
 		Permissions: []string{"api-keys:ReadConfig", "recording-rules:ReadConfig", "case:Read", "incidents:read",
 			"policies:ReadConfig", "policy-settings:ReadConfig", "team-quota-rules:Read", "data-usage:Read",
 			"notification-presets:ReadConfig", "parsing-rules:ReadConfig", "retention-tags:ReadConfig",
-			"team-roles:ReadConfig", "views:ReadConfig", "team-dashboards:Read"}},
+			"team-roles:ReadConfig", "views:ReadConfig", "team-dashboards:Read", "events2metrics:ReadConfig"}},
 	{Name: FullAccess, Description: "every permission", Permissions: nil},
 }
 

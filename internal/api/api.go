@@ -14,6 +14,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/dashboards"
 	"github.com/mgmtapi/mgmtapi/internal/datausage"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/e2m"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/incidents"
 	"github.com/mgmtapi/mgmtapi/internal/ingest"
@@ -62,6 +63,7 @@ type handler struct {
 	*dashboards.DashboardHandler
 	*extensions.ExtensionHandler
 	*slos.SloHandler
+	*e2m.E2MHandler
 }
 
 // NewError is the exit for errors returned by handlers and by the security handler.
@@ -106,6 +108,7 @@ func New(opts Options) (*API, error) {
 		DashboardHandler: dashboards.NewHandler(opts.DB),
 		ExtensionHandler: extensions.NewHandler(opts.DB, catalog),
 		SloHandler:       slos.NewHandler(opts.DB),
+		E2MHandler:       e2m.NewHandler(opts.DB),
 	}
 	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey}
 	router, err := oas.NewServer(h, sec,

@@ -60,10 +60,10 @@ var catalog = []Permission{
 	{"enrichments:Manage", "deploy extension items of kind ENRICHMENT; mgmtapi has no other operation for enrichments"},
 	{"grafana-dashboards:Manage", "deploy extension items of kind GRAFANA_DASHBOARD; mgmtapi has no other operation for Grafana dashboards"},
 	{"kibana-dashboards:Manage", "deploy extension items of kind KIBANA_DASHBOARD; mgmtapi has no other operation for Kibana dashboards"},
-	{"events2metrics:ReadConfig", "list and read events-to-metrics rules"},
-	{"events2metrics:Manage", "deploy extension items of kind EVENTS_TO_METRICS (span and log events-to-metrics rules)"},
 	{"slos:ReadConfig", "list and read SLOs"},
 	{"slos:Manage", "create, replace and delete SLOs, one at a time or in a batch"},
+	{"events2metrics:ReadConfig", "list and read events-to-metrics rules"},
+	{"events2metrics:Manage", "create, replace and delete events-to-metrics rules, alone or in atomic batches, and deploy extension items of kind EVENTS_TO_METRICS"},
 }
 
 // Preset is a named bundle of permissions that a key can hold by name.
@@ -110,6 +110,8 @@ var presets = []Preset{
 			"enrichments:Manage", "grafana-dashboards:Manage", "kibana-dashboards:Manage"}},
 	{Name: "slos", Description: "everything about SLOs",
 		Permissions: []string{"slos:ReadConfig", "slos:Manage"}},
+	{Name: "events2metrics", Description: "everything about events-to-metrics rules",
+		Permissions: []string{"events2metrics:ReadConfig", "events2metrics:Manage"}},
 	{Name: "read-only", Description: "every permission that only reads",
 		Permissions: []string{"api-keys:ReadConfig", "recording-rules:ReadConfig", "case:Read", "incidents:read",
 			"policies:ReadConfig", "policy-settings:ReadConfig", "team-quota-rules:Read", "data-usage:Read",

@@ -20,6 +20,7 @@ var regexMap = map[string]ogenregex.Regexp{
 	"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$": ogenregex.MustCompile("^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"),
 	"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$":                ogenregex.MustCompile("^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"),
 	"^[A-Za-z0-9][A-Za-z0-9_-]*$":                                                   ogenregex.MustCompile("^[A-Za-z0-9][A-Za-z0-9_-]*$"),
+	"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}/[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$":         ogenregex.MustCompile("^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}/[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"),
 	"^[A-Za-z][A-Za-z0-9_]*$":                                                       ogenregex.MustCompile("^[A-Za-z][A-Za-z0-9_]*$"),
 	"^[\\x00-\\xFF]*$":                                                              ogenregex.MustCompile("^[\\x00-\\xFF]*$"),
 	"^[a-zA-Z_][a-zA-Z0-9_]*$":                                                      ogenregex.MustCompile("^[a-zA-Z_][a-zA-Z0-9_]*$"),

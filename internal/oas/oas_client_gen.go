@@ -78,6 +78,18 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/by-user
 	AssignIncidents(ctx context.Context, request *AssignIncidentsRequest) (*IncidentsResponse, error)
+	// AtomicBatchExecuteE2M invokes AtomicBatchExecuteE2M operation.
+	//
+	// Runs 1–100 requests in order, in one transaction: either every request takes effect or, when any
+	// fails, none does and the answer is that failure, its message starting with the failing request's
+	// path (e.g. `requests[2].replace.e2m.id: …`). Each request holds exactly one of `create`, `replace`
+	// and `delete`, checked as the single operations are. Rule names must be unique among the team's rules
+	// once the whole batch has run, so deleting a rule and creating another of the same name in one batch
+	// works, while two creates of one name are a 409 naming the later request. The answer holds one entry
+	// per request, in order: `{created: {e2m}}`, `{replaced: {e2m}}` or `{deleted: {id}}`.
+	//
+	// POST /mgmt/openapi/5/events2metrics/events2metrics/v2/all/execute
+	AtomicBatchExecuteE2M(ctx context.Context, request *E2MBatchRequest) (*E2MBatchResponse, error)
 	// BatchExecuteSlos invokes BatchExecuteSlos operation.
 	//
 	// Runs 1–1000 requests in order, each exactly one of `createSloRequest`, `replaceSloRequest` and
@@ -170,6 +182,15 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dashboards/dashboards/v1
 	CreateDashboard(ctx context.Context, request *DashboardWrite) (*DashboardCreated, error)
+	// CreateE2M invokes CreateE2M operation.
+	//
+	// Stores a rule under a fresh lowercase UUID chosen by the server and answers it. `name` is unique
+	// within the team (409 on a clash). `type` must match the one query given: `E2M_TYPE_LOGS2METRICS`
+	// with `logsQuery`, `E2M_TYPE_SPANS2METRICS` with `spansQuery`. `permutationsLimit` is 30000 when
+	// omitted. See E2MCreateParams and E2MAggregation for the checked rules.
+	//
+	// POST /mgmt/openapi/5/events2metrics/events2metrics/v2
+	CreateE2M(ctx context.Context, request *E2MCreateParams) (*E2MEnvelope, error)
 	// CreateParsingRuleGroup invokes CreateParsingRuleGroup operation.
 	//
 	// Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets
@@ -262,6 +283,12 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}
 	DeleteDashboard(ctx context.Context, params DeleteDashboardParams) error
+	// DeleteE2M invokes DeleteE2M operation.
+	//
+	// Deletes the rule and answers its id (lowercase). An id the team does not hold is a 404.
+	//
+	// DELETE /mgmt/openapi/5/events2metrics/events2metrics/v2/{id}
+	DeleteE2M(ctx context.Context, params DeleteE2MParams) (*E2MDeleted, error)
 	// DeleteParsingRuleGroup invokes DeleteParsingRuleGroup operation.
 	//
 	// Delete one parsing rule group.
@@ -437,6 +464,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/3/integrations/extensions/v1/deployed/{id}
 	GetDeployedExtension(ctx context.Context, params GetDeployedExtensionParams) (*DeployedExtensionResponse, error)
+	// GetE2M invokes GetE2M operation.
+	//
+	// Read an events-to-metrics rule (E23).
+	//
+	// GET /mgmt/openapi/5/events2metrics/events2metrics/v2/{id}
+	GetE2M(ctx context.Context, params GetE2MParams) (*E2MEnvelope, error)
 	// GetExtension invokes GetExtension operation.
 	//
 	// Answers the extension with its changelog and its revisions, newest first; hidden extensions are
@@ -587,6 +620,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/3/integrations/extensions/v1/deployed
 	ListDeployedExtensions(ctx context.Context) (*DeployedExtensionList, error)
+	// ListE2M invokes ListE2M operation.
+	//
+	// List the team's events-to-metrics rules.
+	//
+	// GET /mgmt/openapi/5/events2metrics/events2metrics/v2
+	ListE2M(ctx context.Context) (*E2MList, error)
 	// ListEntityTypeAttachmentTypes invokes ListEntityTypeAttachmentTypes operation.
 	//
 	// The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -748,6 +787,15 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/dashboards/dashboards/v1
 	ReplaceDashboard(ctx context.Context, request *DashboardWrite) error
+	// ReplaceE2M invokes ReplaceE2M operation.
+	//
+	// The rule named by the body's `id` (either hex case; required) becomes the body, under the same
+	// checks as the create. `createTime` stays, `updateTime` becomes now; `isInternal`, `createTime`,
+	// `updateTime` and `permutations` in the body are ignored. `permutationsLimit`, when given, sets the
+	// limit; when omitted the rule keeps its current limit. An id the team does not hold is a 404.
+	//
+	// PUT /mgmt/openapi/5/events2metrics/events2metrics/v2
+	ReplaceE2M(ctx context.Context, request *E2M) (*E2MEnvelope, error)
 	// ReplacePolicySettings invokes ReplacePolicySettings operation.
 	//
 	// Each section the request sets replaces the stored one; a section left out keeps its value. The
@@ -1747,6 +1795,91 @@ func (c *Client) sendAssignIncidents(ctx context.Context, request *AssignInciden
 	}()
 
 	result, err := decodeAssignIncidentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// AtomicBatchExecuteE2M invokes AtomicBatchExecuteE2M operation.
+//
+// Runs 1–100 requests in order, in one transaction: either every request takes effect or, when any
+// fails, none does and the answer is that failure, its message starting with the failing request's
+// path (e.g. `requests[2].replace.e2m.id: …`). Each request holds exactly one of `create`, `replace`
+// and `delete`, checked as the single operations are. Rule names must be unique among the team's rules
+// once the whole batch has run, so deleting a rule and creating another of the same name in one batch
+// works, while two creates of one name are a 409 naming the later request. The answer holds one entry
+// per request, in order: `{created: {e2m}}`, `{replaced: {e2m}}` or `{deleted: {id}}`.
+//
+// POST /mgmt/openapi/5/events2metrics/events2metrics/v2/all/execute
+func (c *Client) AtomicBatchExecuteE2M(ctx context.Context, request *E2MBatchRequest) (*E2MBatchResponse, error) {
+	res, err := c.sendAtomicBatchExecuteE2M(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendAtomicBatchExecuteE2M(ctx context.Context, request *E2MBatchRequest) (res *E2MBatchResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/events2metrics/events2metrics/v2/all/execute"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeAtomicBatchExecuteE2MRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, AtomicBatchExecuteE2MOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeAtomicBatchExecuteE2MResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -2869,6 +3002,88 @@ func (c *Client) sendCreateDashboard(ctx context.Context, request *DashboardWrit
 	return result, nil
 }
 
+// CreateE2M invokes CreateE2M operation.
+//
+// Stores a rule under a fresh lowercase UUID chosen by the server and answers it. `name` is unique
+// within the team (409 on a clash). `type` must match the one query given: `E2M_TYPE_LOGS2METRICS`
+// with `logsQuery`, `E2M_TYPE_SPANS2METRICS` with `spansQuery`. `permutationsLimit` is 30000 when
+// omitted. See E2MCreateParams and E2MAggregation for the checked rules.
+//
+// POST /mgmt/openapi/5/events2metrics/events2metrics/v2
+func (c *Client) CreateE2M(ctx context.Context, request *E2MCreateParams) (*E2MEnvelope, error) {
+	res, err := c.sendCreateE2M(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateE2M(ctx context.Context, request *E2MCreateParams) (res *E2MEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/events2metrics/events2metrics/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateE2MRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateE2MOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateE2MResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CreateParsingRuleGroup invokes CreateParsingRuleGroup operation.
 //
 // Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets
@@ -3932,6 +4147,103 @@ func (c *Client) sendDeleteDashboard(ctx context.Context, params DeleteDashboard
 	}()
 
 	result, err := decodeDeleteDashboardResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteE2M invokes DeleteE2M operation.
+//
+// Deletes the rule and answers its id (lowercase). An id the team does not hold is a 404.
+//
+// DELETE /mgmt/openapi/5/events2metrics/events2metrics/v2/{id}
+func (c *Client) DeleteE2M(ctx context.Context, params DeleteE2MParams) (*E2MDeleted, error) {
+	res, err := c.sendDeleteE2M(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendDeleteE2M(ctx context.Context, params DeleteE2MParams) (res *E2MDeleted, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/events2metrics/events2metrics/v2/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteE2MOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteE2MResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -5982,6 +6294,103 @@ func (c *Client) sendGetDeployedExtension(ctx context.Context, params GetDeploye
 	return result, nil
 }
 
+// GetE2M invokes GetE2M operation.
+//
+// Read an events-to-metrics rule (E23).
+//
+// GET /mgmt/openapi/5/events2metrics/events2metrics/v2/{id}
+func (c *Client) GetE2M(ctx context.Context, params GetE2MParams) (*E2MEnvelope, error) {
+	res, err := c.sendGetE2M(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetE2M(ctx context.Context, params GetE2MParams) (res *E2MEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/events2metrics/events2metrics/v2/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetE2MOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetE2MResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetExtension invokes GetExtension operation.
 //
 // Answers the extension with its changelog and its revisions, newest first; hidden extensions are
@@ -7888,6 +8297,82 @@ func (c *Client) sendListDeployedExtensions(ctx context.Context) (res *DeployedE
 	return result, nil
 }
 
+// ListE2M invokes ListE2M operation.
+//
+// List the team's events-to-metrics rules.
+//
+// GET /mgmt/openapi/5/events2metrics/events2metrics/v2
+func (c *Client) ListE2M(ctx context.Context) (*E2MList, error) {
+	res, err := c.sendListE2M(ctx)
+	return res, err
+}
+
+func (c *Client) sendListE2M(ctx context.Context) (res *E2MList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/events2metrics/events2metrics/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListE2MOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListE2MResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListEntityTypeAttachmentTypes invokes ListEntityTypeAttachmentTypes operation.
 //
 // The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -9654,6 +10139,88 @@ func (c *Client) sendReplaceDashboard(ctx context.Context, request *DashboardWri
 	}()
 
 	result, err := decodeReplaceDashboardResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ReplaceE2M invokes ReplaceE2M operation.
+//
+// The rule named by the body's `id` (either hex case; required) becomes the body, under the same
+// checks as the create. `createTime` stays, `updateTime` becomes now; `isInternal`, `createTime`,
+// `updateTime` and `permutations` in the body are ignored. `permutationsLimit`, when given, sets the
+// limit; when omitted the rule keeps its current limit. An id the team does not hold is a 404.
+//
+// PUT /mgmt/openapi/5/events2metrics/events2metrics/v2
+func (c *Client) ReplaceE2M(ctx context.Context, request *E2M) (*E2MEnvelope, error) {
+	res, err := c.sendReplaceE2M(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendReplaceE2M(ctx context.Context, request *E2M) (res *E2MEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/events2metrics/events2metrics/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReplaceE2MRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ReplaceE2MOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeReplaceE2MResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -94,6 +94,20 @@ func encodeAssignIncidentsRequest(
 	return nil
 }
 
+func encodeAtomicBatchExecuteE2MRequest(
+	req *E2MBatchRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeBatchExecuteSlosRequest(
 	req *BatchExecuteSloRequest,
 	r *http.Request,
@@ -180,6 +194,20 @@ func encodeCreateCustomRoleRequest(
 
 func encodeCreateDashboardRequest(
 	req *DashboardWrite,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeCreateE2MRequest(
+	req *E2MCreateParams,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -492,6 +520,20 @@ func encodeReplaceCustomPresetRequest(
 
 func encodeReplaceDashboardRequest(
 	req *DashboardWrite,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeReplaceE2MRequest(
+	req *E2M,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

@@ -4011,6 +4011,1081 @@ func (s *DisplayLabelValues) SetDisplayLabelValues(val []string) {
 	s.DisplayLabelValues = val
 }
 
+// A stored rule, and the body of the replace. Answers always carry `id` (lowercase), `isInternal`
+// (always false), `createTime`, `updateTime`, `permutations`, `metricFields` and `metricLabels`
+// (possibly empty), and `aggType` and `targetMetricName` on every aggregation; they never carry
+// `permutationsLimit`, which only the replace reads.
+// Ref: #/components/schemas/E2M
+type E2M struct {
+	ID          E2MUUID           `json:"id"`
+	Name        E2MName           `json:"name"`
+	Description OptE2MDescription `json:"description"`
+	DataSource  OptE2MDataSource  `json:"dataSource"`
+	Type        E2MType           `json:"type"`
+	// Set by the server (false); ignored in the replace.
+	IsInternal OptBool `json:"isInternal"`
+	// Set by the server; ignored in the replace.
+	CreateTime OptDateTime `json:"createTime"`
+	// Set by the server; ignored in the replace.
+	UpdateTime        OptDateTime             `json:"updateTime"`
+	PermutationsLimit OptE2MPermutationsLimit `json:"permutationsLimit"`
+	Permutations      OptE2MPermutations      `json:"permutations"`
+	LogsQuery         OptE2MLogsQuery         `json:"logsQuery"`
+	SpansQuery        OptE2MSpansQuery        `json:"spansQuery"`
+	MetricFields      E2MMetricFields         `json:"metricFields"`
+	MetricLabels      E2MMetricLabels         `json:"metricLabels"`
+}
+
+// GetID returns the value of ID.
+func (s *E2M) GetID() E2MUUID {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *E2M) GetName() E2MName {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *E2M) GetDescription() OptE2MDescription {
+	return s.Description
+}
+
+// GetDataSource returns the value of DataSource.
+func (s *E2M) GetDataSource() OptE2MDataSource {
+	return s.DataSource
+}
+
+// GetType returns the value of Type.
+func (s *E2M) GetType() E2MType {
+	return s.Type
+}
+
+// GetIsInternal returns the value of IsInternal.
+func (s *E2M) GetIsInternal() OptBool {
+	return s.IsInternal
+}
+
+// GetCreateTime returns the value of CreateTime.
+func (s *E2M) GetCreateTime() OptDateTime {
+	return s.CreateTime
+}
+
+// GetUpdateTime returns the value of UpdateTime.
+func (s *E2M) GetUpdateTime() OptDateTime {
+	return s.UpdateTime
+}
+
+// GetPermutationsLimit returns the value of PermutationsLimit.
+func (s *E2M) GetPermutationsLimit() OptE2MPermutationsLimit {
+	return s.PermutationsLimit
+}
+
+// GetPermutations returns the value of Permutations.
+func (s *E2M) GetPermutations() OptE2MPermutations {
+	return s.Permutations
+}
+
+// GetLogsQuery returns the value of LogsQuery.
+func (s *E2M) GetLogsQuery() OptE2MLogsQuery {
+	return s.LogsQuery
+}
+
+// GetSpansQuery returns the value of SpansQuery.
+func (s *E2M) GetSpansQuery() OptE2MSpansQuery {
+	return s.SpansQuery
+}
+
+// GetMetricFields returns the value of MetricFields.
+func (s *E2M) GetMetricFields() E2MMetricFields {
+	return s.MetricFields
+}
+
+// GetMetricLabels returns the value of MetricLabels.
+func (s *E2M) GetMetricLabels() E2MMetricLabels {
+	return s.MetricLabels
+}
+
+// SetID sets the value of ID.
+func (s *E2M) SetID(val E2MUUID) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *E2M) SetName(val E2MName) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *E2M) SetDescription(val OptE2MDescription) {
+	s.Description = val
+}
+
+// SetDataSource sets the value of DataSource.
+func (s *E2M) SetDataSource(val OptE2MDataSource) {
+	s.DataSource = val
+}
+
+// SetType sets the value of Type.
+func (s *E2M) SetType(val E2MType) {
+	s.Type = val
+}
+
+// SetIsInternal sets the value of IsInternal.
+func (s *E2M) SetIsInternal(val OptBool) {
+	s.IsInternal = val
+}
+
+// SetCreateTime sets the value of CreateTime.
+func (s *E2M) SetCreateTime(val OptDateTime) {
+	s.CreateTime = val
+}
+
+// SetUpdateTime sets the value of UpdateTime.
+func (s *E2M) SetUpdateTime(val OptDateTime) {
+	s.UpdateTime = val
+}
+
+// SetPermutationsLimit sets the value of PermutationsLimit.
+func (s *E2M) SetPermutationsLimit(val OptE2MPermutationsLimit) {
+	s.PermutationsLimit = val
+}
+
+// SetPermutations sets the value of Permutations.
+func (s *E2M) SetPermutations(val OptE2MPermutations) {
+	s.Permutations = val
+}
+
+// SetLogsQuery sets the value of LogsQuery.
+func (s *E2M) SetLogsQuery(val OptE2MLogsQuery) {
+	s.LogsQuery = val
+}
+
+// SetSpansQuery sets the value of SpansQuery.
+func (s *E2M) SetSpansQuery(val OptE2MSpansQuery) {
+	s.SpansQuery = val
+}
+
+// SetMetricFields sets the value of MetricFields.
+func (s *E2M) SetMetricFields(val E2MMetricFields) {
+	s.MetricFields = val
+}
+
+// SetMetricLabels sets the value of MetricLabels.
+func (s *E2M) SetMetricLabels(val E2MMetricLabels) {
+	s.MetricLabels = val
+}
+
+// The aggregation's kind. With `none` the caller names it (`AGG_TYPE_MIN`, `AGG_TYPE_MAX`,
+// `AGG_TYPE_COUNT`, `AGG_TYPE_AVG` or `AGG_TYPE_SUM`; required); with `histogram` it is
+// `AGG_TYPE_HISTOGRAM` and with `samples` `AGG_TYPE_SAMPLES`, filled in by the server (a different
+// value sent is a 400).
+// Ref: #/components/schemas/E2MAggType
+type E2MAggType string
+
+const (
+	E2MAggTypeAGGTYPEUNSPECIFIED E2MAggType = "AGG_TYPE_UNSPECIFIED"
+	E2MAggTypeAGGTYPEMIN         E2MAggType = "AGG_TYPE_MIN"
+	E2MAggTypeAGGTYPEMAX         E2MAggType = "AGG_TYPE_MAX"
+	E2MAggTypeAGGTYPECOUNT       E2MAggType = "AGG_TYPE_COUNT"
+	E2MAggTypeAGGTYPEAVG         E2MAggType = "AGG_TYPE_AVG"
+	E2MAggTypeAGGTYPESUM         E2MAggType = "AGG_TYPE_SUM"
+	E2MAggTypeAGGTYPEHISTOGRAM   E2MAggType = "AGG_TYPE_HISTOGRAM"
+	E2MAggTypeAGGTYPESAMPLES     E2MAggType = "AGG_TYPE_SAMPLES"
+)
+
+// AllValues returns all E2MAggType values.
+func (E2MAggType) AllValues() []E2MAggType {
+	return []E2MAggType{
+		E2MAggTypeAGGTYPEUNSPECIFIED,
+		E2MAggTypeAGGTYPEMIN,
+		E2MAggTypeAGGTYPEMAX,
+		E2MAggTypeAGGTYPECOUNT,
+		E2MAggTypeAGGTYPEAVG,
+		E2MAggTypeAGGTYPESUM,
+		E2MAggTypeAGGTYPEHISTOGRAM,
+		E2MAggTypeAGGTYPESAMPLES,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s E2MAggType) MarshalText() ([]byte, error) {
+	switch s {
+	case E2MAggTypeAGGTYPEUNSPECIFIED:
+		return []byte(s), nil
+	case E2MAggTypeAGGTYPEMIN:
+		return []byte(s), nil
+	case E2MAggTypeAGGTYPEMAX:
+		return []byte(s), nil
+	case E2MAggTypeAGGTYPECOUNT:
+		return []byte(s), nil
+	case E2MAggTypeAGGTYPEAVG:
+		return []byte(s), nil
+	case E2MAggTypeAGGTYPESUM:
+		return []byte(s), nil
+	case E2MAggTypeAGGTYPEHISTOGRAM:
+		return []byte(s), nil
+	case E2MAggTypeAGGTYPESAMPLES:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *E2MAggType) UnmarshalText(data []byte) error {
+	switch E2MAggType(data) {
+	case E2MAggTypeAGGTYPEUNSPECIFIED:
+		*s = E2MAggTypeAGGTYPEUNSPECIFIED
+		return nil
+	case E2MAggTypeAGGTYPEMIN:
+		*s = E2MAggTypeAGGTYPEMIN
+		return nil
+	case E2MAggTypeAGGTYPEMAX:
+		*s = E2MAggTypeAGGTYPEMAX
+		return nil
+	case E2MAggTypeAGGTYPECOUNT:
+		*s = E2MAggTypeAGGTYPECOUNT
+		return nil
+	case E2MAggTypeAGGTYPEAVG:
+		*s = E2MAggTypeAGGTYPEAVG
+		return nil
+	case E2MAggTypeAGGTYPESUM:
+		*s = E2MAggTypeAGGTYPESUM
+		return nil
+	case E2MAggTypeAGGTYPEHISTOGRAM:
+		*s = E2MAggTypeAGGTYPEHISTOGRAM
+		return nil
+	case E2MAggTypeAGGTYPESAMPLES:
+		*s = E2MAggTypeAGGTYPESAMPLES
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// One metric made from a field: exactly one of `none`, `histogram` and `samples`. `targetMetricName`,
+// when omitted, is `<targetBaseMetricName>_<suffix>` with suffix `min`, `max`, `count`, `avg` or `sum`
+// (by `aggType`) for `none`, `histogram` for a histogram and `samples_min` / `samples_max` for
+// samples; the result must be at most 255 characters. Target metric names are unique within a rule.
+// `enabled` is true when omitted.
+// Ref: #/components/schemas/E2MAggregation
+type E2MAggregation struct {
+	Enabled          OptBool          `json:"enabled"`
+	TargetMetricName OptE2MMetricName `json:"targetMetricName"`
+	AggType          OptE2MAggType    `json:"aggType"`
+	None             *E2MNone         `json:"none"`
+	Histogram        OptE2MHistogram  `json:"histogram"`
+	Samples          OptE2MSamples    `json:"samples"`
+}
+
+// GetEnabled returns the value of Enabled.
+func (s *E2MAggregation) GetEnabled() OptBool {
+	return s.Enabled
+}
+
+// GetTargetMetricName returns the value of TargetMetricName.
+func (s *E2MAggregation) GetTargetMetricName() OptE2MMetricName {
+	return s.TargetMetricName
+}
+
+// GetAggType returns the value of AggType.
+func (s *E2MAggregation) GetAggType() OptE2MAggType {
+	return s.AggType
+}
+
+// GetNone returns the value of None.
+func (s *E2MAggregation) GetNone() *E2MNone {
+	return s.None
+}
+
+// GetHistogram returns the value of Histogram.
+func (s *E2MAggregation) GetHistogram() OptE2MHistogram {
+	return s.Histogram
+}
+
+// GetSamples returns the value of Samples.
+func (s *E2MAggregation) GetSamples() OptE2MSamples {
+	return s.Samples
+}
+
+// SetEnabled sets the value of Enabled.
+func (s *E2MAggregation) SetEnabled(val OptBool) {
+	s.Enabled = val
+}
+
+// SetTargetMetricName sets the value of TargetMetricName.
+func (s *E2MAggregation) SetTargetMetricName(val OptE2MMetricName) {
+	s.TargetMetricName = val
+}
+
+// SetAggType sets the value of AggType.
+func (s *E2MAggregation) SetAggType(val OptE2MAggType) {
+	s.AggType = val
+}
+
+// SetNone sets the value of None.
+func (s *E2MAggregation) SetNone(val *E2MNone) {
+	s.None = val
+}
+
+// SetHistogram sets the value of Histogram.
+func (s *E2MAggregation) SetHistogram(val OptE2MHistogram) {
+	s.Histogram = val
+}
+
+// SetSamples sets the value of Samples.
+func (s *E2MAggregation) SetSamples(val OptE2MSamples) {
+	s.Samples = val
+}
+
+// Ref: #/components/schemas/E2MBatchRequest
+type E2MBatchRequest struct {
+	Requests []E2MExecutionRequest `json:"requests"`
+}
+
+// GetRequests returns the value of Requests.
+func (s *E2MBatchRequest) GetRequests() []E2MExecutionRequest {
+	return s.Requests
+}
+
+// SetRequests sets the value of Requests.
+func (s *E2MBatchRequest) SetRequests(val []E2MExecutionRequest) {
+	s.Requests = val
+}
+
+// Ref: #/components/schemas/E2MBatchResponse
+type E2MBatchResponse struct {
+	MatchingResponses []E2MExecutionResponse `json:"matchingResponses"`
+}
+
+// GetMatchingResponses returns the value of MatchingResponses.
+func (s *E2MBatchResponse) GetMatchingResponses() []E2MExecutionResponse {
+	return s.MatchingResponses
+}
+
+// SetMatchingResponses sets the value of MatchingResponses.
+func (s *E2MBatchResponse) SetMatchingResponses(val []E2MExecutionResponse) {
+	s.MatchingResponses = val
+}
+
+// A new rule. `type` must match the one query given (exactly one of `logsQuery` and `spansQuery`).
+// Ref: #/components/schemas/E2MCreateParams
+type E2MCreateParams struct {
+	Name              E2MName                 `json:"name"`
+	Description       OptE2MDescription       `json:"description"`
+	DataSource        OptE2MDataSource        `json:"dataSource"`
+	Type              E2MType                 `json:"type"`
+	PermutationsLimit OptE2MPermutationsLimit `json:"permutationsLimit"`
+	LogsQuery         OptE2MLogsQuery         `json:"logsQuery"`
+	SpansQuery        OptE2MSpansQuery        `json:"spansQuery"`
+	MetricFields      E2MMetricFields         `json:"metricFields"`
+	MetricLabels      E2MMetricLabels         `json:"metricLabels"`
+}
+
+// GetName returns the value of Name.
+func (s *E2MCreateParams) GetName() E2MName {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *E2MCreateParams) GetDescription() OptE2MDescription {
+	return s.Description
+}
+
+// GetDataSource returns the value of DataSource.
+func (s *E2MCreateParams) GetDataSource() OptE2MDataSource {
+	return s.DataSource
+}
+
+// GetType returns the value of Type.
+func (s *E2MCreateParams) GetType() E2MType {
+	return s.Type
+}
+
+// GetPermutationsLimit returns the value of PermutationsLimit.
+func (s *E2MCreateParams) GetPermutationsLimit() OptE2MPermutationsLimit {
+	return s.PermutationsLimit
+}
+
+// GetLogsQuery returns the value of LogsQuery.
+func (s *E2MCreateParams) GetLogsQuery() OptE2MLogsQuery {
+	return s.LogsQuery
+}
+
+// GetSpansQuery returns the value of SpansQuery.
+func (s *E2MCreateParams) GetSpansQuery() OptE2MSpansQuery {
+	return s.SpansQuery
+}
+
+// GetMetricFields returns the value of MetricFields.
+func (s *E2MCreateParams) GetMetricFields() E2MMetricFields {
+	return s.MetricFields
+}
+
+// GetMetricLabels returns the value of MetricLabels.
+func (s *E2MCreateParams) GetMetricLabels() E2MMetricLabels {
+	return s.MetricLabels
+}
+
+// SetName sets the value of Name.
+func (s *E2MCreateParams) SetName(val E2MName) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *E2MCreateParams) SetDescription(val OptE2MDescription) {
+	s.Description = val
+}
+
+// SetDataSource sets the value of DataSource.
+func (s *E2MCreateParams) SetDataSource(val OptE2MDataSource) {
+	s.DataSource = val
+}
+
+// SetType sets the value of Type.
+func (s *E2MCreateParams) SetType(val E2MType) {
+	s.Type = val
+}
+
+// SetPermutationsLimit sets the value of PermutationsLimit.
+func (s *E2MCreateParams) SetPermutationsLimit(val OptE2MPermutationsLimit) {
+	s.PermutationsLimit = val
+}
+
+// SetLogsQuery sets the value of LogsQuery.
+func (s *E2MCreateParams) SetLogsQuery(val OptE2MLogsQuery) {
+	s.LogsQuery = val
+}
+
+// SetSpansQuery sets the value of SpansQuery.
+func (s *E2MCreateParams) SetSpansQuery(val OptE2MSpansQuery) {
+	s.SpansQuery = val
+}
+
+// SetMetricFields sets the value of MetricFields.
+func (s *E2MCreateParams) SetMetricFields(val E2MMetricFields) {
+	s.MetricFields = val
+}
+
+// SetMetricLabels sets the value of MetricLabels.
+func (s *E2MCreateParams) SetMetricLabels(val E2MMetricLabels) {
+	s.MetricLabels = val
+}
+
+// Ref: #/components/schemas/E2MCreateRequest
+type E2MCreateRequest struct {
+	E2m E2MCreateParams `json:"e2m"`
+}
+
+// GetE2m returns the value of E2m.
+func (s *E2MCreateRequest) GetE2m() E2MCreateParams {
+	return s.E2m
+}
+
+// SetE2m sets the value of E2m.
+func (s *E2MCreateRequest) SetE2m(val E2MCreateParams) {
+	s.E2m = val
+}
+
+type E2MDataSource string
+
+// Ref: #/components/schemas/E2MDeleteRequest
+type E2MDeleteRequest struct {
+	ID E2MUUID `json:"id"`
+}
+
+// GetID returns the value of ID.
+func (s *E2MDeleteRequest) GetID() E2MUUID {
+	return s.ID
+}
+
+// SetID sets the value of ID.
+func (s *E2MDeleteRequest) SetID(val E2MUUID) {
+	s.ID = val
+}
+
+// Ref: #/components/schemas/E2MDeleted
+type E2MDeleted struct {
+	ID E2MUUID `json:"id"`
+}
+
+// GetID returns the value of ID.
+func (s *E2MDeleted) GetID() E2MUUID {
+	return s.ID
+}
+
+// SetID sets the value of ID.
+func (s *E2MDeleted) SetID(val E2MUUID) {
+	s.ID = val
+}
+
+type E2MDescription string
+
+// Ref: #/components/schemas/E2MEnvelope
+type E2MEnvelope struct {
+	E2m E2M `json:"e2m"`
+}
+
+// GetE2m returns the value of E2m.
+func (s *E2MEnvelope) GetE2m() E2M {
+	return s.E2m
+}
+
+// SetE2m sets the value of E2m.
+func (s *E2MEnvelope) SetE2m(val E2M) {
+	s.E2m = val
+}
+
+// Exactly one of `create`, `replace` and `delete`.
+// Ref: #/components/schemas/E2MExecutionRequest
+type E2MExecutionRequest struct {
+	Create  OptE2MCreateRequest  `json:"create"`
+	Replace OptE2MReplaceRequest `json:"replace"`
+	Delete  OptE2MDeleteRequest  `json:"delete"`
+}
+
+// GetCreate returns the value of Create.
+func (s *E2MExecutionRequest) GetCreate() OptE2MCreateRequest {
+	return s.Create
+}
+
+// GetReplace returns the value of Replace.
+func (s *E2MExecutionRequest) GetReplace() OptE2MReplaceRequest {
+	return s.Replace
+}
+
+// GetDelete returns the value of Delete.
+func (s *E2MExecutionRequest) GetDelete() OptE2MDeleteRequest {
+	return s.Delete
+}
+
+// SetCreate sets the value of Create.
+func (s *E2MExecutionRequest) SetCreate(val OptE2MCreateRequest) {
+	s.Create = val
+}
+
+// SetReplace sets the value of Replace.
+func (s *E2MExecutionRequest) SetReplace(val OptE2MReplaceRequest) {
+	s.Replace = val
+}
+
+// SetDelete sets the value of Delete.
+func (s *E2MExecutionRequest) SetDelete(val OptE2MDeleteRequest) {
+	s.Delete = val
+}
+
+// Exactly one of `created`, `replaced` and `deleted`, matching its request.
+// Ref: #/components/schemas/E2MExecutionResponse
+type E2MExecutionResponse struct {
+	Created  OptE2MEnvelope `json:"created"`
+	Replaced OptE2MEnvelope `json:"replaced"`
+	Deleted  OptE2MDeleted  `json:"deleted"`
+}
+
+// GetCreated returns the value of Created.
+func (s *E2MExecutionResponse) GetCreated() OptE2MEnvelope {
+	return s.Created
+}
+
+// GetReplaced returns the value of Replaced.
+func (s *E2MExecutionResponse) GetReplaced() OptE2MEnvelope {
+	return s.Replaced
+}
+
+// GetDeleted returns the value of Deleted.
+func (s *E2MExecutionResponse) GetDeleted() OptE2MDeleted {
+	return s.Deleted
+}
+
+// SetCreated sets the value of Created.
+func (s *E2MExecutionResponse) SetCreated(val OptE2MEnvelope) {
+	s.Created = val
+}
+
+// SetReplaced sets the value of Replaced.
+func (s *E2MExecutionResponse) SetReplaced(val OptE2MEnvelope) {
+	s.Replaced = val
+}
+
+// SetDeleted sets the value of Deleted.
+func (s *E2MExecutionResponse) SetDeleted(val OptE2MDeleted) {
+	s.Deleted = val
+}
+
+type E2MFilterValue string
+
+type E2MFilterValues []E2MFilterValue
+
+// Ref: #/components/schemas/E2MHistogram
+type E2MHistogram struct {
+	// Upper bounds of the buckets, finite and strictly increasing.
+	Buckets []float64 `json:"buckets"`
+}
+
+// GetBuckets returns the value of Buckets.
+func (s *E2MHistogram) GetBuckets() []float64 {
+	return s.Buckets
+}
+
+// SetBuckets sets the value of Buckets.
+func (s *E2MHistogram) SetBuckets(val []float64) {
+	s.Buckets = val
+}
+
+// Ref: #/components/schemas/E2MList
+type E2MList struct {
+	// A team holds at most 10000 rules.
+	E2m []E2M `json:"e2m"`
+}
+
+// GetE2m returns the value of E2m.
+func (s *E2MList) GetE2m() []E2M {
+	return s.E2m
+}
+
+// SetE2m sets the value of E2m.
+func (s *E2MList) SetE2m(val []E2M) {
+	s.E2m = val
+}
+
+// Which logs the rule reads.
+// Ref: #/components/schemas/E2MLogsQuery
+type E2MLogsQuery struct {
+	Alias                  OptString       `json:"alias"`
+	Lucene                 OptE2MLucene    `json:"lucene"`
+	ApplicationnameFilters E2MFilterValues `json:"applicationnameFilters"`
+	SubsystemnameFilters   E2MFilterValues `json:"subsystemnameFilters"`
+	SeverityFilters        []E2MSeverity   `json:"severityFilters"`
+}
+
+// GetAlias returns the value of Alias.
+func (s *E2MLogsQuery) GetAlias() OptString {
+	return s.Alias
+}
+
+// GetLucene returns the value of Lucene.
+func (s *E2MLogsQuery) GetLucene() OptE2MLucene {
+	return s.Lucene
+}
+
+// GetApplicationnameFilters returns the value of ApplicationnameFilters.
+func (s *E2MLogsQuery) GetApplicationnameFilters() E2MFilterValues {
+	return s.ApplicationnameFilters
+}
+
+// GetSubsystemnameFilters returns the value of SubsystemnameFilters.
+func (s *E2MLogsQuery) GetSubsystemnameFilters() E2MFilterValues {
+	return s.SubsystemnameFilters
+}
+
+// GetSeverityFilters returns the value of SeverityFilters.
+func (s *E2MLogsQuery) GetSeverityFilters() []E2MSeverity {
+	return s.SeverityFilters
+}
+
+// SetAlias sets the value of Alias.
+func (s *E2MLogsQuery) SetAlias(val OptString) {
+	s.Alias = val
+}
+
+// SetLucene sets the value of Lucene.
+func (s *E2MLogsQuery) SetLucene(val OptE2MLucene) {
+	s.Lucene = val
+}
+
+// SetApplicationnameFilters sets the value of ApplicationnameFilters.
+func (s *E2MLogsQuery) SetApplicationnameFilters(val E2MFilterValues) {
+	s.ApplicationnameFilters = val
+}
+
+// SetSubsystemnameFilters sets the value of SubsystemnameFilters.
+func (s *E2MLogsQuery) SetSubsystemnameFilters(val E2MFilterValues) {
+	s.SubsystemnameFilters = val
+}
+
+// SetSeverityFilters sets the value of SeverityFilters.
+func (s *E2MLogsQuery) SetSeverityFilters(val []E2MSeverity) {
+	s.SeverityFilters = val
+}
+
+type E2MLucene string
+
+// Ref: #/components/schemas/E2MMetricField
+type E2MMetricField struct {
+	SourceField          string           `json:"sourceField"`
+	TargetBaseMetricName E2MMetricName    `json:"targetBaseMetricName"`
+	Aggregations         []E2MAggregation `json:"aggregations"`
+}
+
+// GetSourceField returns the value of SourceField.
+func (s *E2MMetricField) GetSourceField() string {
+	return s.SourceField
+}
+
+// GetTargetBaseMetricName returns the value of TargetBaseMetricName.
+func (s *E2MMetricField) GetTargetBaseMetricName() E2MMetricName {
+	return s.TargetBaseMetricName
+}
+
+// GetAggregations returns the value of Aggregations.
+func (s *E2MMetricField) GetAggregations() []E2MAggregation {
+	return s.Aggregations
+}
+
+// SetSourceField sets the value of SourceField.
+func (s *E2MMetricField) SetSourceField(val string) {
+	s.SourceField = val
+}
+
+// SetTargetBaseMetricName sets the value of TargetBaseMetricName.
+func (s *E2MMetricField) SetTargetBaseMetricName(val E2MMetricName) {
+	s.TargetBaseMetricName = val
+}
+
+// SetAggregations sets the value of Aggregations.
+func (s *E2MMetricField) SetAggregations(val []E2MAggregation) {
+	s.Aggregations = val
+}
+
+type E2MMetricFields []E2MMetricField
+
+// Ref: #/components/schemas/E2MMetricLabel
+type E2MMetricLabel struct {
+	SourceField string `json:"sourceField"`
+	// A Prometheus label name, not starting with `__` (reserved); unique within the rule.
+	TargetLabel string `json:"targetLabel"`
+}
+
+// GetSourceField returns the value of SourceField.
+func (s *E2MMetricLabel) GetSourceField() string {
+	return s.SourceField
+}
+
+// GetTargetLabel returns the value of TargetLabel.
+func (s *E2MMetricLabel) GetTargetLabel() string {
+	return s.TargetLabel
+}
+
+// SetSourceField sets the value of SourceField.
+func (s *E2MMetricLabel) SetSourceField(val string) {
+	s.SourceField = val
+}
+
+// SetTargetLabel sets the value of TargetLabel.
+func (s *E2MMetricLabel) SetTargetLabel(val string) {
+	s.TargetLabel = val
+}
+
+type E2MMetricLabels []E2MMetricLabel
+
+type E2MMetricName string
+
+type E2MName string
+
+// Marks a plain aggregation (its kind is `aggType`); no fields.
+// Ref: #/components/schemas/E2MNone
+type E2MNone struct{}
+
+// The rule's permutation limit, and whether it was exceeded. This server ingests no events, so
+// `hasExceededLimit` is always false.
+// Ref: #/components/schemas/E2MPermutations
+type E2MPermutations struct {
+	HasExceededLimit bool  `json:"hasExceededLimit"`
+	Limit            int32 `json:"limit"`
+}
+
+// GetHasExceededLimit returns the value of HasExceededLimit.
+func (s *E2MPermutations) GetHasExceededLimit() bool {
+	return s.HasExceededLimit
+}
+
+// GetLimit returns the value of Limit.
+func (s *E2MPermutations) GetLimit() int32 {
+	return s.Limit
+}
+
+// SetHasExceededLimit sets the value of HasExceededLimit.
+func (s *E2MPermutations) SetHasExceededLimit(val bool) {
+	s.HasExceededLimit = val
+}
+
+// SetLimit sets the value of Limit.
+func (s *E2MPermutations) SetLimit(val int32) {
+	s.Limit = val
+}
+
+type E2MPermutationsLimit int32
+
+// Ref: #/components/schemas/E2MReplaceRequest
+type E2MReplaceRequest struct {
+	E2m E2M `json:"e2m"`
+}
+
+// GetE2m returns the value of E2m.
+func (s *E2MReplaceRequest) GetE2m() E2M {
+	return s.E2m
+}
+
+// SetE2m sets the value of E2m.
+func (s *E2MReplaceRequest) SetE2m(val E2M) {
+	s.E2m = val
+}
+
+// Which sample to keep; `SAMPLE_TYPE_UNSPECIFIED` is refused (400).
+// Ref: #/components/schemas/E2MSampleType
+type E2MSampleType string
+
+const (
+	E2MSampleTypeSAMPLETYPEUNSPECIFIED E2MSampleType = "SAMPLE_TYPE_UNSPECIFIED"
+	E2MSampleTypeSAMPLETYPEMIN         E2MSampleType = "SAMPLE_TYPE_MIN"
+	E2MSampleTypeSAMPLETYPEMAX         E2MSampleType = "SAMPLE_TYPE_MAX"
+)
+
+// AllValues returns all E2MSampleType values.
+func (E2MSampleType) AllValues() []E2MSampleType {
+	return []E2MSampleType{
+		E2MSampleTypeSAMPLETYPEUNSPECIFIED,
+		E2MSampleTypeSAMPLETYPEMIN,
+		E2MSampleTypeSAMPLETYPEMAX,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s E2MSampleType) MarshalText() ([]byte, error) {
+	switch s {
+	case E2MSampleTypeSAMPLETYPEUNSPECIFIED:
+		return []byte(s), nil
+	case E2MSampleTypeSAMPLETYPEMIN:
+		return []byte(s), nil
+	case E2MSampleTypeSAMPLETYPEMAX:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *E2MSampleType) UnmarshalText(data []byte) error {
+	switch E2MSampleType(data) {
+	case E2MSampleTypeSAMPLETYPEUNSPECIFIED:
+		*s = E2MSampleTypeSAMPLETYPEUNSPECIFIED
+		return nil
+	case E2MSampleTypeSAMPLETYPEMIN:
+		*s = E2MSampleTypeSAMPLETYPEMIN
+		return nil
+	case E2MSampleTypeSAMPLETYPEMAX:
+		*s = E2MSampleTypeSAMPLETYPEMAX
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/E2MSamples
+type E2MSamples struct {
+	SampleType E2MSampleType `json:"sampleType"`
+}
+
+// GetSampleType returns the value of SampleType.
+func (s *E2MSamples) GetSampleType() E2MSampleType {
+	return s.SampleType
+}
+
+// SetSampleType sets the value of SampleType.
+func (s *E2MSamples) SetSampleType(val E2MSampleType) {
+	s.SampleType = val
+}
+
+// Ref: #/components/schemas/E2MSeverity
+type E2MSeverity string
+
+const (
+	E2MSeveritySEVERITYUNSPECIFIED E2MSeverity = "SEVERITY_UNSPECIFIED"
+	E2MSeveritySEVERITYDEBUG       E2MSeverity = "SEVERITY_DEBUG"
+	E2MSeveritySEVERITYVERBOSE     E2MSeverity = "SEVERITY_VERBOSE"
+	E2MSeveritySEVERITYINFO        E2MSeverity = "SEVERITY_INFO"
+	E2MSeveritySEVERITYWARNING     E2MSeverity = "SEVERITY_WARNING"
+	E2MSeveritySEVERITYERROR       E2MSeverity = "SEVERITY_ERROR"
+	E2MSeveritySEVERITYCRITICAL    E2MSeverity = "SEVERITY_CRITICAL"
+)
+
+// AllValues returns all E2MSeverity values.
+func (E2MSeverity) AllValues() []E2MSeverity {
+	return []E2MSeverity{
+		E2MSeveritySEVERITYUNSPECIFIED,
+		E2MSeveritySEVERITYDEBUG,
+		E2MSeveritySEVERITYVERBOSE,
+		E2MSeveritySEVERITYINFO,
+		E2MSeveritySEVERITYWARNING,
+		E2MSeveritySEVERITYERROR,
+		E2MSeveritySEVERITYCRITICAL,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s E2MSeverity) MarshalText() ([]byte, error) {
+	switch s {
+	case E2MSeveritySEVERITYUNSPECIFIED:
+		return []byte(s), nil
+	case E2MSeveritySEVERITYDEBUG:
+		return []byte(s), nil
+	case E2MSeveritySEVERITYVERBOSE:
+		return []byte(s), nil
+	case E2MSeveritySEVERITYINFO:
+		return []byte(s), nil
+	case E2MSeveritySEVERITYWARNING:
+		return []byte(s), nil
+	case E2MSeveritySEVERITYERROR:
+		return []byte(s), nil
+	case E2MSeveritySEVERITYCRITICAL:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *E2MSeverity) UnmarshalText(data []byte) error {
+	switch E2MSeverity(data) {
+	case E2MSeveritySEVERITYUNSPECIFIED:
+		*s = E2MSeveritySEVERITYUNSPECIFIED
+		return nil
+	case E2MSeveritySEVERITYDEBUG:
+		*s = E2MSeveritySEVERITYDEBUG
+		return nil
+	case E2MSeveritySEVERITYVERBOSE:
+		*s = E2MSeveritySEVERITYVERBOSE
+		return nil
+	case E2MSeveritySEVERITYINFO:
+		*s = E2MSeveritySEVERITYINFO
+		return nil
+	case E2MSeveritySEVERITYWARNING:
+		*s = E2MSeveritySEVERITYWARNING
+		return nil
+	case E2MSeveritySEVERITYERROR:
+		*s = E2MSeveritySEVERITYERROR
+		return nil
+	case E2MSeveritySEVERITYCRITICAL:
+		*s = E2MSeveritySEVERITYCRITICAL
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Which spans the rule reads.
+// Ref: #/components/schemas/E2MSpansQuery
+type E2MSpansQuery struct {
+	Lucene                 OptE2MLucene    `json:"lucene"`
+	ApplicationnameFilters E2MFilterValues `json:"applicationnameFilters"`
+	SubsystemnameFilters   E2MFilterValues `json:"subsystemnameFilters"`
+	ServiceFilters         E2MFilterValues `json:"serviceFilters"`
+	ActionFilters          E2MFilterValues `json:"actionFilters"`
+}
+
+// GetLucene returns the value of Lucene.
+func (s *E2MSpansQuery) GetLucene() OptE2MLucene {
+	return s.Lucene
+}
+
+// GetApplicationnameFilters returns the value of ApplicationnameFilters.
+func (s *E2MSpansQuery) GetApplicationnameFilters() E2MFilterValues {
+	return s.ApplicationnameFilters
+}
+
+// GetSubsystemnameFilters returns the value of SubsystemnameFilters.
+func (s *E2MSpansQuery) GetSubsystemnameFilters() E2MFilterValues {
+	return s.SubsystemnameFilters
+}
+
+// GetServiceFilters returns the value of ServiceFilters.
+func (s *E2MSpansQuery) GetServiceFilters() E2MFilterValues {
+	return s.ServiceFilters
+}
+
+// GetActionFilters returns the value of ActionFilters.
+func (s *E2MSpansQuery) GetActionFilters() E2MFilterValues {
+	return s.ActionFilters
+}
+
+// SetLucene sets the value of Lucene.
+func (s *E2MSpansQuery) SetLucene(val OptE2MLucene) {
+	s.Lucene = val
+}
+
+// SetApplicationnameFilters sets the value of ApplicationnameFilters.
+func (s *E2MSpansQuery) SetApplicationnameFilters(val E2MFilterValues) {
+	s.ApplicationnameFilters = val
+}
+
+// SetSubsystemnameFilters sets the value of SubsystemnameFilters.
+func (s *E2MSpansQuery) SetSubsystemnameFilters(val E2MFilterValues) {
+	s.SubsystemnameFilters = val
+}
+
+// SetServiceFilters sets the value of ServiceFilters.
+func (s *E2MSpansQuery) SetServiceFilters(val E2MFilterValues) {
+	s.ServiceFilters = val
+}
+
+// SetActionFilters sets the value of ActionFilters.
+func (s *E2MSpansQuery) SetActionFilters(val E2MFilterValues) {
+	s.ActionFilters = val
+}
+
+// What the rule reads. `E2M_TYPE_UNSPECIFIED` is refused (400): the type must match the query given.
+// Ref: #/components/schemas/E2MType
+type E2MType string
+
+const (
+	E2MTypeE2MTYPEUNSPECIFIED   E2MType = "E2M_TYPE_UNSPECIFIED"
+	E2MTypeE2MTYPELOGS2METRICS  E2MType = "E2M_TYPE_LOGS2METRICS"
+	E2MTypeE2MTYPESPANS2METRICS E2MType = "E2M_TYPE_SPANS2METRICS"
+)
+
+// AllValues returns all E2MType values.
+func (E2MType) AllValues() []E2MType {
+	return []E2MType{
+		E2MTypeE2MTYPEUNSPECIFIED,
+		E2MTypeE2MTYPELOGS2METRICS,
+		E2MTypeE2MTYPESPANS2METRICS,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s E2MType) MarshalText() ([]byte, error) {
+	switch s {
+	case E2MTypeE2MTYPEUNSPECIFIED:
+		return []byte(s), nil
+	case E2MTypeE2MTYPELOGS2METRICS:
+		return []byte(s), nil
+	case E2MTypeE2MTYPESPANS2METRICS:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *E2MType) UnmarshalText(data []byte) error {
+	switch E2MType(data) {
+	case E2MTypeE2MTYPEUNSPECIFIED:
+		*s = E2MTypeE2MTYPEUNSPECIFIED
+		return nil
+	case E2MTypeE2MTYPELOGS2METRICS:
+		*s = E2MTypeE2MTYPELOGS2METRICS
+		return nil
+	case E2MTypeE2MTYPESPANS2METRICS:
+		*s = E2MTypeE2MTYPESPANS2METRICS
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type E2MUUID string
+
 // An object with no fields, `{}`.
 // Ref: #/components/schemas/EmptyObject
 type EmptyObject struct{}
@@ -10297,6 +11372,742 @@ func (o OptDeleteSloResponse) Get() (v DeleteSloResponse, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptDeleteSloResponse) Or(d DeleteSloResponse) DeleteSloResponse {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptE2MAggType returns new OptE2MAggType with value set to v.
+func NewOptE2MAggType(v E2MAggType) OptE2MAggType {
+	return OptE2MAggType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptE2MAggType is optional E2MAggType.
+type OptE2MAggType struct {
+	Value E2MAggType
+	Set   bool
+}
+
+// IsSet returns true if OptE2MAggType was set.
+func (o OptE2MAggType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptE2MAggType) Reset() {
+	var v E2MAggType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptE2MAggType) SetTo(v E2MAggType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptE2MAggType) Get() (v E2MAggType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptE2MAggType) Or(d E2MAggType) E2MAggType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptE2MCreateRequest returns new OptE2MCreateRequest with value set to v.
+func NewOptE2MCreateRequest(v E2MCreateRequest) OptE2MCreateRequest {
+	return OptE2MCreateRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptE2MCreateRequest is optional E2MCreateRequest.
+type OptE2MCreateRequest struct {
+	Value E2MCreateRequest
+	Set   bool
+}
+
+// IsSet returns true if OptE2MCreateRequest was set.
+func (o OptE2MCreateRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptE2MCreateRequest) Reset() {
+	var v E2MCreateRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptE2MCreateRequest) SetTo(v E2MCreateRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptE2MCreateRequest) Get() (v E2MCreateRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptE2MCreateRequest) Or(d E2MCreateRequest) E2MCreateRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptE2MDataSource returns new OptE2MDataSource with value set to v.
+func NewOptE2MDataSource(v E2MDataSource) OptE2MDataSource {
+	return OptE2MDataSource{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptE2MDataSource is optional E2MDataSource.
+type OptE2MDataSource struct {
+	Value E2MDataSource
+	Set   bool
+}
+
+// IsSet returns true if OptE2MDataSource was set.
+func (o OptE2MDataSource) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptE2MDataSource) Reset() {
+	var v E2MDataSource
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptE2MDataSource) SetTo(v E2MDataSource) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptE2MDataSource) Get() (v E2MDataSource, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptE2MDataSource) Or(d E2MDataSource) E2MDataSource {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptE2MDeleteRequest returns new OptE2MDeleteRequest with value set to v.
+func NewOptE2MDeleteRequest(v E2MDeleteRequest) OptE2MDeleteRequest {
+	return OptE2MDeleteRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptE2MDeleteRequest is optional E2MDeleteRequest.
+type OptE2MDeleteRequest struct {
+	Value E2MDeleteRequest
+	Set   bool
+}
+
+// IsSet returns true if OptE2MDeleteRequest was set.
+func (o OptE2MDeleteRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptE2MDeleteRequest) Reset() {
+	var v E2MDeleteRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptE2MDeleteRequest) SetTo(v E2MDeleteRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptE2MDeleteRequest) Get() (v E2MDeleteRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptE2MDeleteRequest) Or(d E2MDeleteRequest) E2MDeleteRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptE2MDeleted returns new OptE2MDeleted with value set to v.
+func NewOptE2MDeleted(v E2MDeleted) OptE2MDeleted {
+	return OptE2MDeleted{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptE2MDeleted is optional E2MDeleted.
+type OptE2MDeleted struct {
+	Value E2MDeleted
+	Set   bool
+}
+
+// IsSet returns true if OptE2MDeleted was set.
+func (o OptE2MDeleted) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptE2MDeleted) Reset() {
+	var v E2MDeleted
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptE2MDeleted) SetTo(v E2MDeleted) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptE2MDeleted) Get() (v E2MDeleted, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptE2MDeleted) Or(d E2MDeleted) E2MDeleted {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptE2MDescription returns new OptE2MDescription with value set to v.
+func NewOptE2MDescription(v E2MDescription) OptE2MDescription {
+	return OptE2MDescription{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptE2MDescription is optional E2MDescription.
+type OptE2MDescription struct {
+	Value E2MDescription
+	Set   bool
+}
+
+// IsSet returns true if OptE2MDescription was set.
+func (o OptE2MDescription) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptE2MDescription) Reset() {
+	var v E2MDescription
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptE2MDescription) SetTo(v E2MDescription) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptE2MDescription) Get() (v E2MDescription, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptE2MDescription) Or(d E2MDescription) E2MDescription {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptE2MEnvelope returns new OptE2MEnvelope with value set to v.
+func NewOptE2MEnvelope(v E2MEnvelope) OptE2MEnvelope {
+	return OptE2MEnvelope{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptE2MEnvelope is optional E2MEnvelope.
+type OptE2MEnvelope struct {
+	Value E2MEnvelope
+	Set   bool
+}
+
+// IsSet returns true if OptE2MEnvelope was set.
+func (o OptE2MEnvelope) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptE2MEnvelope) Reset() {
+	var v E2MEnvelope
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptE2MEnvelope) SetTo(v E2MEnvelope) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptE2MEnvelope) Get() (v E2MEnvelope, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptE2MEnvelope) Or(d E2MEnvelope) E2MEnvelope {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptE2MHistogram returns new OptE2MHistogram with value set to v.
+func NewOptE2MHistogram(v E2MHistogram) OptE2MHistogram {
+	return OptE2MHistogram{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptE2MHistogram is optional E2MHistogram.
+type OptE2MHistogram struct {
+	Value E2MHistogram
+	Set   bool
+}
+
+// IsSet returns true if OptE2MHistogram was set.
+func (o OptE2MHistogram) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptE2MHistogram) Reset() {
+	var v E2MHistogram
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptE2MHistogram) SetTo(v E2MHistogram) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptE2MHistogram) Get() (v E2MHistogram, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptE2MHistogram) Or(d E2MHistogram) E2MHistogram {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptE2MLogsQuery returns new OptE2MLogsQuery with value set to v.
+func NewOptE2MLogsQuery(v E2MLogsQuery) OptE2MLogsQuery {
+	return OptE2MLogsQuery{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptE2MLogsQuery is optional E2MLogsQuery.
+type OptE2MLogsQuery struct {
+	Value E2MLogsQuery
+	Set   bool
+}
+
+// IsSet returns true if OptE2MLogsQuery was set.
+func (o OptE2MLogsQuery) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptE2MLogsQuery) Reset() {
+	var v E2MLogsQuery
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptE2MLogsQuery) SetTo(v E2MLogsQuery) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptE2MLogsQuery) Get() (v E2MLogsQuery, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptE2MLogsQuery) Or(d E2MLogsQuery) E2MLogsQuery {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptE2MLucene returns new OptE2MLucene with value set to v.
+func NewOptE2MLucene(v E2MLucene) OptE2MLucene {
+	return OptE2MLucene{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptE2MLucene is optional E2MLucene.
+type OptE2MLucene struct {
+	Value E2MLucene
+	Set   bool
+}
+
+// IsSet returns true if OptE2MLucene was set.
+func (o OptE2MLucene) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptE2MLucene) Reset() {
+	var v E2MLucene
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptE2MLucene) SetTo(v E2MLucene) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptE2MLucene) Get() (v E2MLucene, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptE2MLucene) Or(d E2MLucene) E2MLucene {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptE2MMetricName returns new OptE2MMetricName with value set to v.
+func NewOptE2MMetricName(v E2MMetricName) OptE2MMetricName {
+	return OptE2MMetricName{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptE2MMetricName is optional E2MMetricName.
+type OptE2MMetricName struct {
+	Value E2MMetricName
+	Set   bool
+}
+
+// IsSet returns true if OptE2MMetricName was set.
+func (o OptE2MMetricName) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptE2MMetricName) Reset() {
+	var v E2MMetricName
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptE2MMetricName) SetTo(v E2MMetricName) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptE2MMetricName) Get() (v E2MMetricName, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptE2MMetricName) Or(d E2MMetricName) E2MMetricName {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptE2MPermutations returns new OptE2MPermutations with value set to v.
+func NewOptE2MPermutations(v E2MPermutations) OptE2MPermutations {
+	return OptE2MPermutations{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptE2MPermutations is optional E2MPermutations.
+type OptE2MPermutations struct {
+	Value E2MPermutations
+	Set   bool
+}
+
+// IsSet returns true if OptE2MPermutations was set.
+func (o OptE2MPermutations) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptE2MPermutations) Reset() {
+	var v E2MPermutations
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptE2MPermutations) SetTo(v E2MPermutations) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptE2MPermutations) Get() (v E2MPermutations, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptE2MPermutations) Or(d E2MPermutations) E2MPermutations {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptE2MPermutationsLimit returns new OptE2MPermutationsLimit with value set to v.
+func NewOptE2MPermutationsLimit(v E2MPermutationsLimit) OptE2MPermutationsLimit {
+	return OptE2MPermutationsLimit{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptE2MPermutationsLimit is optional E2MPermutationsLimit.
+type OptE2MPermutationsLimit struct {
+	Value E2MPermutationsLimit
+	Set   bool
+}
+
+// IsSet returns true if OptE2MPermutationsLimit was set.
+func (o OptE2MPermutationsLimit) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptE2MPermutationsLimit) Reset() {
+	var v E2MPermutationsLimit
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptE2MPermutationsLimit) SetTo(v E2MPermutationsLimit) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptE2MPermutationsLimit) Get() (v E2MPermutationsLimit, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptE2MPermutationsLimit) Or(d E2MPermutationsLimit) E2MPermutationsLimit {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptE2MReplaceRequest returns new OptE2MReplaceRequest with value set to v.
+func NewOptE2MReplaceRequest(v E2MReplaceRequest) OptE2MReplaceRequest {
+	return OptE2MReplaceRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptE2MReplaceRequest is optional E2MReplaceRequest.
+type OptE2MReplaceRequest struct {
+	Value E2MReplaceRequest
+	Set   bool
+}
+
+// IsSet returns true if OptE2MReplaceRequest was set.
+func (o OptE2MReplaceRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptE2MReplaceRequest) Reset() {
+	var v E2MReplaceRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptE2MReplaceRequest) SetTo(v E2MReplaceRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptE2MReplaceRequest) Get() (v E2MReplaceRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptE2MReplaceRequest) Or(d E2MReplaceRequest) E2MReplaceRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptE2MSamples returns new OptE2MSamples with value set to v.
+func NewOptE2MSamples(v E2MSamples) OptE2MSamples {
+	return OptE2MSamples{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptE2MSamples is optional E2MSamples.
+type OptE2MSamples struct {
+	Value E2MSamples
+	Set   bool
+}
+
+// IsSet returns true if OptE2MSamples was set.
+func (o OptE2MSamples) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptE2MSamples) Reset() {
+	var v E2MSamples
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptE2MSamples) SetTo(v E2MSamples) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptE2MSamples) Get() (v E2MSamples, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptE2MSamples) Or(d E2MSamples) E2MSamples {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptE2MSpansQuery returns new OptE2MSpansQuery with value set to v.
+func NewOptE2MSpansQuery(v E2MSpansQuery) OptE2MSpansQuery {
+	return OptE2MSpansQuery{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptE2MSpansQuery is optional E2MSpansQuery.
+type OptE2MSpansQuery struct {
+	Value E2MSpansQuery
+	Set   bool
+}
+
+// IsSet returns true if OptE2MSpansQuery was set.
+func (o OptE2MSpansQuery) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptE2MSpansQuery) Reset() {
+	var v E2MSpansQuery
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptE2MSpansQuery) SetTo(v E2MSpansQuery) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptE2MSpansQuery) Get() (v E2MSpansQuery, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptE2MSpansQuery) Or(d E2MSpansQuery) E2MSpansQuery {
 	if v, ok := o.Get(); ok {
 		return v
 	}

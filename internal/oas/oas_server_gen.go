@@ -64,6 +64,18 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/by-user
 	AssignIncidents(ctx context.Context, req *AssignIncidentsRequest) (*IncidentsResponse, error)
+	// AtomicBatchExecuteE2M implements AtomicBatchExecuteE2M operation.
+	//
+	// Runs 1–100 requests in order, in one transaction: either every request takes effect or, when any
+	// fails, none does and the answer is that failure, its message starting with the failing request's
+	// path (e.g. `requests[2].replace.e2m.id: …`). Each request holds exactly one of `create`, `replace`
+	// and `delete`, checked as the single operations are. Rule names must be unique among the team's rules
+	// once the whole batch has run, so deleting a rule and creating another of the same name in one batch
+	// works, while two creates of one name are a 409 naming the later request. The answer holds one entry
+	// per request, in order: `{created: {e2m}}`, `{replaced: {e2m}}` or `{deleted: {id}}`.
+	//
+	// POST /mgmt/openapi/5/events2metrics/events2metrics/v2/all/execute
+	AtomicBatchExecuteE2M(ctx context.Context, req *E2MBatchRequest) (*E2MBatchResponse, error)
 	// BatchExecuteSlos implements BatchExecuteSlos operation.
 	//
 	// Runs 1–1000 requests in order, each exactly one of `createSloRequest`, `replaceSloRequest` and
@@ -156,6 +168,15 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/dashboards/dashboards/v1
 	CreateDashboard(ctx context.Context, req *DashboardWrite) (*DashboardCreated, error)
+	// CreateE2M implements CreateE2M operation.
+	//
+	// Stores a rule under a fresh lowercase UUID chosen by the server and answers it. `name` is unique
+	// within the team (409 on a clash). `type` must match the one query given: `E2M_TYPE_LOGS2METRICS`
+	// with `logsQuery`, `E2M_TYPE_SPANS2METRICS` with `spansQuery`. `permutationsLimit` is 30000 when
+	// omitted. See E2MCreateParams and E2MAggregation for the checked rules.
+	//
+	// POST /mgmt/openapi/5/events2metrics/events2metrics/v2
+	CreateE2M(ctx context.Context, req *E2MCreateParams) (*E2MEnvelope, error)
 	// CreateParsingRuleGroup implements CreateParsingRuleGroup operation.
 	//
 	// Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets
@@ -248,6 +269,12 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}
 	DeleteDashboard(ctx context.Context, params DeleteDashboardParams) error
+	// DeleteE2M implements DeleteE2M operation.
+	//
+	// Deletes the rule and answers its id (lowercase). An id the team does not hold is a 404.
+	//
+	// DELETE /mgmt/openapi/5/events2metrics/events2metrics/v2/{id}
+	DeleteE2M(ctx context.Context, params DeleteE2MParams) (*E2MDeleted, error)
 	// DeleteParsingRuleGroup implements DeleteParsingRuleGroup operation.
 	//
 	// Delete one parsing rule group.
@@ -423,6 +450,12 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/3/integrations/extensions/v1/deployed/{id}
 	GetDeployedExtension(ctx context.Context, params GetDeployedExtensionParams) (*DeployedExtensionResponse, error)
+	// GetE2M implements GetE2M operation.
+	//
+	// Read an events-to-metrics rule (E23).
+	//
+	// GET /mgmt/openapi/5/events2metrics/events2metrics/v2/{id}
+	GetE2M(ctx context.Context, params GetE2MParams) (*E2MEnvelope, error)
 	// GetExtension implements GetExtension operation.
 	//
 	// Answers the extension with its changelog and its revisions, newest first; hidden extensions are
@@ -573,6 +606,12 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/3/integrations/extensions/v1/deployed
 	ListDeployedExtensions(ctx context.Context) (*DeployedExtensionList, error)
+	// ListE2M implements ListE2M operation.
+	//
+	// List the team's events-to-metrics rules.
+	//
+	// GET /mgmt/openapi/5/events2metrics/events2metrics/v2
+	ListE2M(ctx context.Context) (*E2MList, error)
 	// ListEntityTypeAttachmentTypes implements ListEntityTypeAttachmentTypes operation.
 	//
 	// The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -734,6 +773,15 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/5/dashboards/dashboards/v1
 	ReplaceDashboard(ctx context.Context, req *DashboardWrite) error
+	// ReplaceE2M implements ReplaceE2M operation.
+	//
+	// The rule named by the body's `id` (either hex case; required) becomes the body, under the same
+	// checks as the create. `createTime` stays, `updateTime` becomes now; `isInternal`, `createTime`,
+	// `updateTime` and `permutations` in the body are ignored. `permutationsLimit`, when given, sets the
+	// limit; when omitted the rule keeps its current limit. An id the team does not hold is a 404.
+	//
+	// PUT /mgmt/openapi/5/events2metrics/events2metrics/v2
+	ReplaceE2M(ctx context.Context, req *E2M) (*E2MEnvelope, error)
 	// ReplacePolicySettings implements ReplacePolicySettings operation.
 	//
 	// Each section the request sets replaces the stored one; a section left out keeps its value. The

@@ -96,6 +96,21 @@ func (UnimplementedHandler) AssignIncidents(ctx context.Context, req *AssignInci
 	return r, ht.ErrNotImplemented
 }
 
+// AtomicBatchExecuteE2M implements AtomicBatchExecuteE2M operation.
+//
+// Runs 1–100 requests in order, in one transaction: either every request takes effect or, when any
+// fails, none does and the answer is that failure, its message starting with the failing request's
+// path (e.g. `requests[2].replace.e2m.id: …`). Each request holds exactly one of `create`, `replace`
+// and `delete`, checked as the single operations are. Rule names must be unique among the team's rules
+// once the whole batch has run, so deleting a rule and creating another of the same name in one batch
+// works, while two creates of one name are a 409 naming the later request. The answer holds one entry
+// per request, in order: `{created: {e2m}}`, `{replaced: {e2m}}` or `{deleted: {id}}`.
+//
+// POST /mgmt/openapi/5/events2metrics/events2metrics/v2/all/execute
+func (UnimplementedHandler) AtomicBatchExecuteE2M(ctx context.Context, req *E2MBatchRequest) (r *E2MBatchResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // BatchExecuteSlos implements BatchExecuteSlos operation.
 //
 // Runs 1–1000 requests in order, each exactly one of `createSloRequest`, `replaceSloRequest` and
@@ -221,6 +236,18 @@ func (UnimplementedHandler) CreateCustomRole(ctx context.Context, req *CustomRol
 //
 // POST /mgmt/openapi/5/dashboards/dashboards/v1
 func (UnimplementedHandler) CreateDashboard(ctx context.Context, req *DashboardWrite) (r *DashboardCreated, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CreateE2M implements CreateE2M operation.
+//
+// Stores a rule under a fresh lowercase UUID chosen by the server and answers it. `name` is unique
+// within the team (409 on a clash). `type` must match the one query given: `E2M_TYPE_LOGS2METRICS`
+// with `logsQuery`, `E2M_TYPE_SPANS2METRICS` with `spansQuery`. `permutationsLimit` is 30000 when
+// omitted. See E2MCreateParams and E2MAggregation for the checked rules.
+//
+// POST /mgmt/openapi/5/events2metrics/events2metrics/v2
+func (UnimplementedHandler) CreateE2M(ctx context.Context, req *E2MCreateParams) (r *E2MEnvelope, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -350,6 +377,15 @@ func (UnimplementedHandler) DeleteCustomRole(ctx context.Context, params DeleteC
 // DELETE /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}
 func (UnimplementedHandler) DeleteDashboard(ctx context.Context, params DeleteDashboardParams) error {
 	return ht.ErrNotImplemented
+}
+
+// DeleteE2M implements DeleteE2M operation.
+//
+// Deletes the rule and answers its id (lowercase). An id the team does not hold is a 404.
+//
+// DELETE /mgmt/openapi/5/events2metrics/events2metrics/v2/{id}
+func (UnimplementedHandler) DeleteE2M(ctx context.Context, params DeleteE2MParams) (r *E2MDeleted, _ error) {
+	return r, ht.ErrNotImplemented
 }
 
 // DeleteParsingRuleGroup implements DeleteParsingRuleGroup operation.
@@ -590,6 +626,15 @@ func (UnimplementedHandler) GetDeployedExtension(ctx context.Context, params Get
 	return r, ht.ErrNotImplemented
 }
 
+// GetE2M implements GetE2M operation.
+//
+// Read an events-to-metrics rule (E23).
+//
+// GET /mgmt/openapi/5/events2metrics/events2metrics/v2/{id}
+func (UnimplementedHandler) GetE2M(ctx context.Context, params GetE2MParams) (r *E2MEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetExtension implements GetExtension operation.
 //
 // Answers the extension with its changelog and its revisions, newest first; hidden extensions are
@@ -797,6 +842,15 @@ func (UnimplementedHandler) ListDashboardCatalog(ctx context.Context) (r *Dashbo
 //
 // GET /mgmt/openapi/3/integrations/extensions/v1/deployed
 func (UnimplementedHandler) ListDeployedExtensions(ctx context.Context) (r *DeployedExtensionList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListE2M implements ListE2M operation.
+//
+// List the team's events-to-metrics rules.
+//
+// GET /mgmt/openapi/5/events2metrics/events2metrics/v2
+func (UnimplementedHandler) ListE2M(ctx context.Context) (r *E2MList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1022,6 +1076,18 @@ func (UnimplementedHandler) ReplaceCustomPreset(ctx context.Context, req *Preset
 // PUT /mgmt/openapi/5/dashboards/dashboards/v1
 func (UnimplementedHandler) ReplaceDashboard(ctx context.Context, req *DashboardWrite) error {
 	return ht.ErrNotImplemented
+}
+
+// ReplaceE2M implements ReplaceE2M operation.
+//
+// The rule named by the body's `id` (either hex case; required) becomes the body, under the same
+// checks as the create. `createTime` stays, `updateTime` becomes now; `isInternal`, `createTime`,
+// `updateTime` and `permutations` in the body are ignored. `permutationsLimit`, when given, sets the
+// limit; when omitted the rule keeps its current limit. An id the team does not hold is a 404.
+//
+// PUT /mgmt/openapi/5/events2metrics/events2metrics/v2
+func (UnimplementedHandler) ReplaceE2M(ctx context.Context, req *E2M) (r *E2MEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
 }
 
 // ReplacePolicySettings implements ReplacePolicySettings operation.

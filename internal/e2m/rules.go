@@ -1,0 +1,197 @@
+package e2m
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+// DefaultPermutationsLimit is a rule's permutation limit when its create does not give one.
+const DefaultPermutationsLimit = 30000
+
+// MaxRules is the most rules a team may hold: the list answers at most this many.
+const MaxRules = 10000
+
+// checkCreate enforces, on a create body, what the OpenAPI document cannot express and answers
+// the rule it describes, normalised (see checkRule). prefix is the path of the body in the
+// request ("" for the single create, "requests[2].create.e2m." in a batch).
+//
+// Errors: Invalid naming the full path of the field and the rule.
+func checkCreate(prefix string, p *oas.E2MCreateParams) (oas.E2M, error) {
+	r := oas.E2M{
+		Name:              p.Name,
+		Description:       p.Description,
+		DataSource:        p.DataSource,
+		Type:              p.Type,
+		PermutationsLimit: p.PermutationsLimit,
+		LogsQuery:         p.LogsQuery,
+		SpansQuery:        p.SpansQuery,
+		MetricFields:      p.MetricFields,
+		MetricLabels:      p.MetricLabels,
+	}
+	return r, checkRule(prefix, &r)
+}
+
+// checkReplace is checkCreate for a replace body: it also lowercases the id, and drops what the
+// server sets (isInternal, createTime, updateTime, permutations).
+func checkReplace(prefix string, e *oas.E2M) (oas.E2M, error) {
+	r := *e
+	r.ID = oas.E2MUUID(strings.ToLower(string(r.ID)))
+	r.IsInternal.Reset()
+	r.CreateTime.Reset()
+	r.UpdateTime.Reset()
+	r.Permutations.Reset()
+	return r, checkRule(prefix, &r)
+}
+
+// checkRule checks a rule and normalises it in place: every aggregation gets its aggType, its
+// targetMetricName and enabled (true when omitted), and metricFields and metricLabels become
+// empty arrays when omitted.
+//
+// The rules: type is LOGS2METRICS with exactly logsQuery or SPANS2METRICS with exactly spansQuery;
+// every aggregation holds exactly one of none, histogram and samples, with a consistent aggType
+// (required with none: MIN, MAX, COUNT, AVG or SUM), finite strictly increasing histogram buckets
+// and a sampleType other than UNSPECIFIED; target metric names (given or derived, at most 255
+// characters) are unique within the rule; target labels do not start with "__" and are unique
+// within the rule.
+func checkRule(prefix string, r *oas.E2M) error {
+	switch r.Type {
+	case oas.E2MTypeE2MTYPELOGS2METRICS:
+		if !r.LogsQuery.Set {
+			return apierror.Invalidf("%slogsQuery: is required when type is %s", prefix, r.Type)
+		}
+		if r.SpansQuery.Set {
+			return apierror.Invalidf("%sspansQuery: must be absent when type is %s (give logsQuery only)", prefix, r.Type)
+		}
+	case oas.E2MTypeE2MTYPESPANS2METRICS:
+		if !r.SpansQuery.Set {
+			return apierror.Invalidf("%sspansQuery: is required when type is %s", prefix, r.Type)
+		}
+		if r.LogsQuery.Set {
+			return apierror.Invalidf("%slogsQuery: must be absent when type is %s (give spansQuery only)", prefix, r.Type)
+		}
+	default:
+		return apierror.Invalidf("%stype: must be %s or %s (got %s)", prefix,
+			oas.E2MTypeE2MTYPELOGS2METRICS, oas.E2MTypeE2MTYPESPANS2METRICS, r.Type)
+	}
+
+	if r.MetricFields == nil {
+		r.MetricFields = oas.E2MMetricFields{}
+	}
+	metricNames := map[string]string{} // target metric name → path of the aggregation that makes it
+	for i := range r.MetricFields {
+		f := &r.MetricFields[i]
+		for j := range f.Aggregations {
+			path := fmt.Sprintf("%smetricFields[%d].aggregations[%d]", prefix, i, j)
+			if err := checkAggregation(path, string(f.TargetBaseMetricName), &f.Aggregations[j]); err != nil {
+				return err
+			}
+			name := string(f.Aggregations[j].TargetMetricName.Value)
+			if first, ok := metricNames[name]; ok {
+				return apierror.Invalidf("%s.targetMetricName: %q is already the target metric of %s; target metric names must be unique within the rule",
+					path, name, first)
+			}
+			metricNames[name] = path
+		}
+	}
+
+	if r.MetricLabels == nil {
+		r.MetricLabels = oas.E2MMetricLabels{}
+	}
+	labels := map[string]int{}
+	for k, l := range r.MetricLabels {
+		if strings.HasPrefix(l.TargetLabel, "__") {
+			return apierror.Invalidf("%smetricLabels[%d].targetLabel: must not start with \"__\", which Prometheus reserves (got %q)",
+				prefix, k, l.TargetLabel)
+		}
+		if first, ok := labels[l.TargetLabel]; ok {
+			return apierror.Invalidf("%smetricLabels[%d].targetLabel: %q is already the target of metricLabels[%d]; target labels must be unique within the rule",
+				prefix, k, l.TargetLabel, first)
+		}
+		labels[l.TargetLabel] = k
+	}
+	return nil
+}
+
+// plainSuffix is the metric-name suffix of each aggregation type that a `none` aggregation may name.
+var plainSuffix = map[oas.E2MAggType]string{
+	oas.E2MAggTypeAGGTYPEMIN:   "min",
+	oas.E2MAggTypeAGGTYPEMAX:   "max",
+	oas.E2MAggTypeAGGTYPECOUNT: "count",
+	oas.E2MAggTypeAGGTYPEAVG:   "avg",
+	oas.E2MAggTypeAGGTYPESUM:   "sum",
+}
+
+// checkAggregation checks one aggregation at path and fills in its aggType, enabled and
+// targetMetricName (derived from base when omitted).
+func checkAggregation(path, base string, a *oas.E2MAggregation) error {
+	kinds := 0
+	for _, set := range []bool{a.None != nil, a.Histogram.Set, a.Samples.Set} {
+		if set {
+			kinds++
+		}
+	}
+	if kinds != 1 {
+		return apierror.Invalidf("%s: must hold exactly one of none, histogram and samples (got %d)", path, kinds)
+	}
+	given, hasType := a.AggType.Get()
+	var agg oas.E2MAggType
+	var suffix string
+	switch {
+	case a.None != nil:
+		s, ok := plainSuffix[given]
+		if !hasType || !ok {
+			return apierror.Invalidf("%s.aggType: with none, must be one of AGG_TYPE_MIN, AGG_TYPE_MAX, AGG_TYPE_COUNT, AGG_TYPE_AVG, AGG_TYPE_SUM (got %s)",
+				path, orMissing(given, hasType))
+		}
+		agg, suffix = given, s
+	case a.Histogram.Set:
+		agg, suffix = oas.E2MAggTypeAGGTYPEHISTOGRAM, "histogram"
+		var last float64
+		for k, b := range a.Histogram.Value.Buckets {
+			if math.IsInf(b, 0) || math.IsNaN(b) {
+				return apierror.Invalidf("%s.histogram.buckets[%d]: must be a finite number", path, k)
+			}
+			if k > 0 && b <= last {
+				return apierror.Invalidf("%s.histogram.buckets[%d]: must be greater than the bucket before it (%g), got %g", path, k, last, b)
+			}
+			last = b
+		}
+	default:
+		agg = oas.E2MAggTypeAGGTYPESAMPLES
+		switch a.Samples.Value.SampleType {
+		case oas.E2MSampleTypeSAMPLETYPEMIN:
+			suffix = "samples_min"
+		case oas.E2MSampleTypeSAMPLETYPEMAX:
+			suffix = "samples_max"
+		default:
+			return apierror.Invalidf("%s.samples.sampleType: must be SAMPLE_TYPE_MIN or SAMPLE_TYPE_MAX (got %s)", path, a.Samples.Value.SampleType)
+		}
+	}
+	if hasType && given != agg && given != oas.E2MAggTypeAGGTYPEUNSPECIFIED {
+		return apierror.Invalidf("%s.aggType: must be %s (or omitted) for this aggregation (got %s)", path, agg, given)
+	}
+	a.AggType = oas.NewOptE2MAggType(agg)
+	if !a.Enabled.Set {
+		a.Enabled = oas.NewOptBool(true)
+	}
+	if !a.TargetMetricName.Set {
+		name := base + "_" + suffix
+		if len(name) > 255 {
+			return apierror.Invalidf("%s.targetMetricName: the derived name (targetBaseMetricName + %q) would have %d characters, more than 255; give a shorter targetBaseMetricName or a targetMetricName",
+				path, "_"+suffix, len(name))
+		}
+		a.TargetMetricName = oas.NewOptE2MMetricName(oas.E2MMetricName(name))
+	}
+	return nil
+}
+
+func orMissing(v oas.E2MAggType, set bool) string {
+	if !set {
+		return "nothing"
+	}
+	return string(v)
+}

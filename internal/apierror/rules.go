@@ -56,6 +56,10 @@ func DescribeRule(err error) string {
 		return fmt.Sprintf("must have at most %s (got %d)", count(maxLen.MaxLength, unit), maxLen.Len)
 	case errors.As(err, &regex):
 		return fmt.Sprintf("must match the pattern %s", regex.Pattern)
+	case errors.As(err, &num) && num.Func == "ParseBool":
+		return fmt.Sprintf("must be true or false (got %q)", num.Num)
+	case errors.As(err, &num) && num.Func == "ParseFloat":
+		return fmt.Sprintf("must be a number (got %q)", num.Num)
 	case errors.As(err, &num) && errors.Is(num.Err, strconv.ErrRange):
 		return fmt.Sprintf("must be an integer within range (got %q)", num.Num)
 	case errors.As(err, &num):

@@ -386,7 +386,7 @@ func TestGetExtensionFlags(t *testing.T) {
 			t.Fatalf("hidden: %+v", e)
 		}
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, base+"/no-such-extension", key, ""), 404, `id: no extension "no-such-extension" in the catalog`)
-		apitest.ExpectError(t, env.JSON(t, http.MethodGet, base+"/kubernetes?include_testing_revision=maybe", key, ""), 400, "include_testing_revision")
+		apitest.ExpectError(t, env.JSON(t, http.MethodGet, base+"/kubernetes?include_testing_revision=maybe", key, ""), 400, `include_testing_revision: must be true or false (got "maybe")`)
 	})
 }
 

@@ -1,13 +1,14 @@
 // Package slos serves service level objectives: the batch execute of creates, replaces and deletes
 // in one transaction (E14), the batch get by id (E15), and the single create, replace, list, get
 // and delete. An SLO is stored as its JSON document; the server owns its id, creator, times and
-// revision.
+// revision. Ids are lowercase UUIDs; every lookup by id matches its hex digits in either case.
 package slos
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
@@ -90,7 +91,7 @@ func execute(ctx context.Context, tx *db.Tx, caller *auth.Principal, where strin
 		}
 		res.ReplaceSloResponse = oas.NewOptReplaceSloResponse(oas.ReplaceSloResponse{Slo: s, EffectedSloAlertIds: []string{}})
 	default:
-		id := string(r.DeleteSloRequest.Value.ID)
+		id := strings.ToLower(string(r.DeleteSloRequest.Value.ID))
 		if err := remove(ctx, tx, caller.TeamID, where+".deleteSloRequest.id", id); err != nil {
 			return res, err
 		}
@@ -153,7 +154,7 @@ func (h *SloHandler) ListSlos(ctx context.Context) (*oas.ListSlosResponse, error
 // Errors: NotFound when the team has no such SLO.
 func (h *SloHandler) GetSlo(ctx context.Context, params oas.GetSloParams) (*oas.GetSloResponse, error) {
 	caller := auth.PrincipalFrom(ctx)
-	id := string(params.ID)
+	id := strings.ToLower(string(params.ID))
 	s, err := getSlo(ctx, h.db.Read(), caller.TeamID, id)
 	if err != nil {
 		return nil, notFoundAs(err, "id", id)
@@ -167,7 +168,7 @@ func (h *SloHandler) GetSlo(ctx context.Context, params oas.GetSloParams) (*oas.
 func (h *SloHandler) DeleteSlo(ctx context.Context, params oas.DeleteSloParams) (*oas.DeleteSloResponse, error) {
 	caller := auth.PrincipalFrom(ctx)
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		return remove(ctx, tx, caller.TeamID, "id", string(params.ID))
+		return remove(ctx, tx, caller.TeamID, "id", strings.ToLower(string(params.ID)))
 	})
 	if err != nil {
 		return nil, err
@@ -181,20 +182,22 @@ func (h *SloHandler) BatchGetSlos(ctx context.Context, params oas.BatchGetSlosPa
 	caller := auth.PrincipalFrom(ctx)
 	ids := make([]string, 0, len(params.Ids))
 	seen := make(map[string]bool, len(params.Ids))
+	keys := make([]string, 0, len(params.Ids))
 	for _, raw := range params.Ids {
 		id := string(raw)
-		if !seen[id] {
-			seen[id] = true
+		if key := strings.ToLower(id); !seen[key] {
+			seen[key] = true
 			ids = append(ids, id)
+			keys = append(keys, key)
 		}
 	}
-	found, err := sloMap(ctx, h.db.Read(), caller.TeamID, ids)
+	found, err := sloMap(ctx, h.db.Read(), caller.TeamID, keys)
 	if err != nil {
 		return nil, err
 	}
 	out := &oas.BatchGetSlosResponse{Slos: []oas.Slo{}, NotFoundIds: []string{}}
-	for _, id := range ids {
-		if s, ok := found[id]; ok {
+	for i, id := range ids {
+		if s, ok := found[keys[i]]; ok {
 			out.Slos = append(out.Slos, s)
 		} else {
 			out.NotFoundIds = append(out.NotFoundIds, id)
@@ -210,7 +213,7 @@ func checkReplace(prefix string, in oas.Slo) (oas.Slo, error) {
 		return in, apierror.Invalidf("%s: required; it names the SLO to replace", field(prefix, "id"))
 	}
 	s, err := checkSlo(prefix, in)
-	s.ID = oas.NewOptString(id)
+	s.ID = oas.NewOptString(strings.ToLower(id))
 	return s, err
 }
 

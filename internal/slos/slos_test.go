@@ -652,3 +652,42 @@ func TestSloTeamIsolation(t *testing.T) {
 		}
 	})
 }
+
+// Ids are lowercase UUIDs, and every lookup matches their hex digits in either case: get, batch
+// get, replace (which answers the stored, lowercase id), batch delete and delete.
+func TestSloIDsMatchInEitherCase(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		a := create(t, env, key, body("a"))
+		b := create(t, env, key, body("b"))
+		upA, upB := strings.ToUpper(a.ID), strings.ToUpper(b.ID)
+		if upA == a.ID || a.ID != strings.ToLower(a.ID) {
+			t.Fatalf("id %q is not a lowercase UUID", a.ID)
+		}
+		if got := get(t, env, key, upA); got.ID != a.ID || got.Name != "a" {
+			t.Fatalf("get by %s: %+v", upA, got)
+		}
+		found := apitest.Decode[struct {
+			Slos        []slo
+			NotFoundIds []string
+		}](t, env.JSON(t, http.MethodGet, batchGetPath(upA, a.ID, missingID), key, ""))
+		if len(found.Slos) != 1 || found.Slos[0].ID != a.ID || asJSON(t, found.NotFoundIds) != asJSON(t, []string{missingID}) {
+			t.Fatalf("batch get: %+v", found)
+		}
+		replaced := apitest.Decode[struct{ Slo slo }](t, env.JSON(t, http.MethodPut, slosPath, key, asJSON(t, body("a2", withID(upA))))).Slo
+		if replaced.ID != a.ID || replaced.Name != "a2" || replaced.Revision.Revision != 2 {
+			t.Fatalf("replace by %s: %+v", upA, replaced)
+		}
+		for _, res := range []apitest.Response{
+			env.JSON(t, http.MethodPost, executePath, key, `{"requests":[{"deleteSloRequest":{"id":"`+upB+`"}}]}`),
+			env.JSON(t, http.MethodDelete, slosPath+"/"+upA, key, ""),
+		} {
+			if res.Status != http.StatusOK {
+				t.Fatalf("delete by upper-case id: %d %s", res.Status, res.Body)
+			}
+		}
+		if left := list(t, env, key); len(left) != 0 {
+			t.Fatalf("left after deletes: %+v", left)
+		}
+	})
+}

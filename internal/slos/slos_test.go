@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -688,6 +689,75 @@ func TestSloIDsMatchInEitherCase(t *testing.T) {
 		}
 		if left := list(t, env, key); len(left) != 0 {
 			t.Fatalf("left after deletes: %+v", left)
+		}
+	})
+}
+
+// Concurrent replaces of one SLO, single and batched, each count the revision up exactly once:
+// no two answers carry the same revision and the last one is 1 + the number of replaces.
+func TestConcurrentReplacesCountEveryRevision(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		s := create(t, env, key, body("busy"))
+		const writers = 16
+		revisions := make(chan int, writers)
+		failures := make(chan string, writers)
+		var wg sync.WaitGroup
+		for i := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				b := body(fmt.Sprintf("busy-%d", i), withID(s.ID))
+				if i%2 == 0 {
+					res := env.JSON(t, http.MethodPut, slosPath, key, asJSON(t, b))
+					if res.Status != http.StatusOK {
+						failures <- fmt.Sprintf("replace %d: %d %s", i, res.Status, res.Body)
+						return
+					}
+					var got struct{ Slo slo }
+					if err := json.Unmarshal(res.Body, &got); err != nil {
+						failures <- err.Error()
+						return
+					}
+					revisions <- got.Slo.Revision.Revision
+					return
+				}
+				res := env.JSON(t, http.MethodPost, executePath, key,
+					asJSON(t, map[string]any{"requests": []any{map[string]any{"replaceSloRequest": map[string]any{"slo": b}}}}))
+				if res.Status != http.StatusOK {
+					failures <- fmt.Sprintf("batch replace %d: %d %s", i, res.Status, res.Body)
+					return
+				}
+				var got struct {
+					MatchingResponses []struct {
+						ReplaceSloResponse struct{ Slo slo }
+					}
+				}
+				if err := json.Unmarshal(res.Body, &got); err != nil || len(got.MatchingResponses) != 1 {
+					failures <- fmt.Sprintf("batch answer %s", res.Body)
+					return
+				}
+				revisions <- got.MatchingResponses[0].ReplaceSloResponse.Slo.Revision.Revision
+			}()
+		}
+		wg.Wait()
+		close(revisions)
+		close(failures)
+		for f := range failures {
+			t.Error(f)
+		}
+		seen := map[int]bool{}
+		for r := range revisions {
+			if seen[r] || r < 2 || r > writers+1 {
+				t.Errorf("revision %d answered twice or out of 2..%d", r, writers+1)
+			}
+			seen[r] = true
+		}
+		if len(seen) != writers {
+			t.Fatalf("%d distinct revisions, want %d", len(seen), writers)
+		}
+		if got := get(t, env, key, s.ID); got.Revision.Revision != writers+1 {
+			t.Fatalf("final revision %d, want %d", got.Revision.Revision, writers+1)
 		}
 	})
 }

@@ -544,6 +544,13 @@ func TestBatchGetAndList(t *testing.T) {
 			equal(t, "ordered", inc.ID, sorted[i])
 		}
 		apitest.ExpectError(t, env.JSON(t, "POST", listPath, env.RootKey, `{"orderBys":[{"direction":"ORDER_BY_DIRECTION_ASC"}]}`), 400, "orderBys[0]", "exactly one")
+		// Order-bys that carry a statement argument (a label key, the current time) leave the count's
+		// arguments alone (PostgreSQL refused the count with a 500).
+		for _, ob := range []string{`{"contextualLabel":"nosuchlabel","direction":"ORDER_BY_DIRECTION_ASC"}`, `{"incidentField":"INCIDENTS_FIELDS_DURATION","direction":"ORDER_BY_DIRECTION_DESC"}`} {
+			decode(t, env.JSON(t, "POST", listPath, env.RootKey, `{"orderBys":[`+ob+`],"filter":{"state":["INCIDENT_STATE_RESOLVED"]}}`), &list)
+			equal(t, "ordered by "+ob, len(list.Incidents), 1)
+			equal(t, "ordered by "+ob+" id", list.Incidents[0].ID, all[1])
+		}
 		// more values than one statement can carry: a 400, not a failure of the database
 		labels := map[string]any{}
 		for k := 0; k < 31; k++ {

@@ -132,6 +132,8 @@ func (h *IncidentHandler) ListIncidents(ctx context.Context, req oas.OptListInci
 	if err != nil {
 		return nil, err
 	}
+	// The count carries only the filter's arguments; the order-bys append theirs after them.
+	filterArgs := len(args.list)
 	now := h.db.Now()
 	var order []string
 	for i, ob := range body.OrderBys {
@@ -176,7 +178,7 @@ func (h *IncidentHandler) ListIncidents(ctx context.Context, req oas.OptListInci
 	}
 	q := h.db.Read()
 	var total int64
-	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+from+` WHERE `+where, args.list...).Scan(&total); err != nil {
+	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+from+` WHERE `+where, args.list[:filterArgs]...).Scan(&total); err != nil {
 		return nil, fmt.Errorf("count incidents: %w", err)
 	}
 	query := `SELECT i.id FROM ` + from + ` WHERE ` + where + ` ORDER BY ` + strings.Join(order, ", ") +

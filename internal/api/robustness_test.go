@@ -21,12 +21,106 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/db"
 )
 
+// Request examples. Every operation with a request body carries one `example` under
+// requestBody.content.application/json: a valid, realistic body. An example that can only be
+// accepted when a resource already exists (a replace naming an id, a batch over existing
+// incidents) says so with `x-example-needs-existing: true` next to it, and names that resource
+// with a placeholder id (placeholderIDs): before it is sent, every placeholder that is the value
+// of a property named id, or an element of an array whose name ends in Ids, is replaced with the
+// id seeded in the same area (the seeded resource whose creating path shares the most segments
+// with the operation's path), when there is one.
+
+// placeholderIDs stand, in examples, for the id of an existing resource: a UUID, and a
+// dashboard's 21-character id.
+var placeholderIDs = []string{"00000000-0000-4000-8000-000000000000", "000000000000000000000"}
+
+// TestEveryRequestExampleIsAccepted sends the example of every operation that has one. A POST
+// or PUT without path parameters whose example needs nothing existing is sent on a fresh team
+// (a key with every permission; the operator key for operator operations) and must be answered
+// with a 2xx. Every other example is sent on the bootstrap team after the seeding, with its path
+// parameters and placeholder ids naming seeded resources; its answer must be below 500, a 4xx
+// must carry a well-formed error body and must have changed nothing.
+func TestEveryRequestExampleIsAccepted(t *testing.T) {
+	doc := loadDocument(t)
+	ops := doc.operations(t)
+	var missing []string
+	for _, op := range ops {
+		if op.body != nil && op.example == nil {
+			missing = append(missing, op.id)
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("operations with a request body and no example: %v", missing)
+	}
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		var later []operation
+		fresh := 0
+		for _, op := range ops {
+			if op.example == nil {
+				continue
+			}
+			if op.needsExisting || op.hasPathParams() || (op.method != http.MethodPost && op.method != http.MethodPut) {
+				later = append(later, op)
+				continue
+			}
+			fresh++
+			_, key := env.MustTeam(t, "examples "+op.id)
+			auth := "Bearer " + key
+			if op.operator {
+				auth = "Bearer " + apitest.OperatorKey
+			}
+			body, _ := json.Marshal(op.example)
+			res := env.Do(t, op.method, op.path, auth, "application/json", string(body))
+			if res.Status < 200 || res.Status > 299 {
+				t.Errorf("%s (%s %s): the example was refused on a fresh team\n body %s\n answer %d %s",
+					op.id, op.method, op.path, body, res.Status, short(string(res.Body), 500))
+			}
+		}
+		ids := seed(t, env, doc, ops)
+		accepted := 0
+		for _, op := range later {
+			path := op.path
+			for _, p := range op.params {
+				if p.in == "path" {
+					path = strings.ReplaceAll(path, "{"+p.name+"}", url.PathEscape(defaultPathValue(op, p, ids)))
+				}
+			}
+			body, _ := json.Marshal(withSeededIDs(op, op.example, ids))
+			before := snapshotDB(t, env)
+			res := env.Do(t, op.method, path, authorization(env, op), "application/json", string(body))
+			describe := fmt.Sprintf("%s (%s %s): %s %s\n body %s\n answer %d %s", op.id, op.method, op.path,
+				op.method, path, body, res.Status, short(string(res.Body), 500))
+			switch {
+			case res.Status >= 500:
+				t.Errorf("%s", describe)
+			case res.Status >= 400:
+				if msg := errorBodyProblem(res); msg != "" {
+					t.Errorf("%s\n %s", describe, msg)
+				}
+				if diff := compareSnapshots(before, snapshotDB(t, env)); diff != "" {
+					t.Errorf("%s\n the refused write changed the database: %s", describe, diff)
+				}
+				t.Logf("refused after the seeding: %s", describe)
+			default:
+				accepted++
+			}
+		}
+		if fresh < 25 {
+			t.Errorf("only %d examples were sent on a fresh team", fresh)
+		}
+		t.Logf("%s: %d examples sent on a fresh team (each must be accepted); %d sent after the seeding, %d of them accepted",
+			env.Engine, fresh, len(later), accepted)
+	})
+}
+
 // TestEveryOperationSurvivesMalformedInput reads api/openapi.yaml and sends every operation it
 // declares malformed path parameters, query parameters and bodies, generated from the document
-// itself, so that an operation added later is covered without touching this file. For every
-// probe the answer must be below 500; a 4xx must carry exactly {code, message} with code equal
-// to the status and a non-empty message; and a write (POST, PUT, PATCH, DELETE) answered with a
-// 4xx must leave every row of every table of the database as it was.
+// itself, so that an operation added later is covered without touching this file. The body
+// probes start from the operation's example (its placeholder ids naming seeded resources), or,
+// without one, from the minimal instance of its schema, and break one property at a time. For
+// every probe the answer must be below 500; a 4xx must carry exactly {code, message} with code
+// equal to the status and a non-empty message; and a write (POST, PUT, PATCH, DELETE) answered
+// with a 4xx must leave every row of every table of the database as it was.
 func TestEveryOperationSurvivesMalformedInput(t *testing.T) {
 	doc := loadDocument(t)
 	ops := doc.operations(t)
@@ -107,10 +201,18 @@ type operation struct {
 	objects  []string       // names under x-query-objects
 	body     map[string]any // the JSON body schema, nil when there is none
 	operator bool           // guarded by the operator key
+	// example is the body's example, nil when there is none; needsExisting is its
+	// x-example-needs-existing.
+	example       any
+	needsExisting bool
 }
 
 func (o operation) isWrite() bool {
 	return o.method != http.MethodGet && o.method != http.MethodHead
+}
+
+func (o operation) hasPathParams() bool {
+	return slices.ContainsFunc(o.params, func(p parameter) bool { return p.in == "path" })
 }
 
 // methodOrder runs reads before writes, and deletes last, so that a seeded resource is there
@@ -159,6 +261,8 @@ func (d *document) operations(t *testing.T) []operation {
 				if o.body == nil {
 					o.body = map[string]any{}
 				}
+				o.example = media["example"]
+				o.needsExisting, _ = media["x-example-needs-existing"].(bool)
 			}
 			if sec, ok := op["security"].([]any); ok {
 				for _, s := range sec {
@@ -498,8 +602,9 @@ func (d *document) probes(op operation, ids []seeded) []probe {
 	}
 	base := build(pathArgs, "")
 	validBody := ""
+	baseBody := d.baseBody(op, ids)
 	if op.body != nil {
-		b, _ := json.Marshal(d.minimal(op.body, 0))
+		b, _ := json.Marshal(baseBody)
 		validBody = string(b)
 	}
 	withBody := func(name, path string) probe {
@@ -561,7 +666,7 @@ func (d *document) probes(op operation, ids []seeded) []probe {
 	}
 	deep := strings.Repeat("[", 100) + strings.Repeat("]", 100)
 	fixed = append(fixed,
-		raw("body minimal", "application/json", validBody),
+		raw("body as is", "application/json", validBody),
 		raw("body empty", "application/json", ""),
 		raw("body {", "application/json", "{"),
 		raw("body []", "application/json", "[]"),
@@ -575,7 +680,7 @@ func (d *document) probes(op operation, ids []seeded) []probe {
 		raw("body invalid UTF-8 bytes", "application/json", "\xff\xfe\xfd"),
 		raw("body 1 MiB object", "application/json", `{"a":"`+strings.Repeat("x", 1<<20)+`"}`),
 		raw("body duplicate key", "application/json", duplicateKey(validBody)),
-		raw("body minimal then trailing data", "application/json", validBody+" {}"),
+		raw("body then trailing data", "application/json", validBody+" {}"),
 		raw("no Content-Type", "", validBody),
 		raw("Content-Type text/plain", "text/plain", validBody),
 		raw("Content-Type application/json; charset=latin1", "application/json; charset=latin1", validBody),
@@ -583,7 +688,6 @@ func (d *document) probes(op operation, ids []seeded) []probe {
 	)
 
 	var schemaProbes []probe
-	minimal := d.minimal(op.body, 0)
 	paths := d.propertyPaths(op.body)
 	budget := maxProbesPerOperation - len(fixed)
 	if budget < len(paths) {
@@ -596,7 +700,7 @@ func (d *document) probes(op operation, ids []seeded) []probe {
 	for i, p := range paths {
 		for m := range perPath {
 			r := replacements[(i*perPath+m)%len(replacements)]
-			body, err := json.Marshal(d.setPath(minimal, p, json.RawMessage(r)))
+			body, err := json.Marshal(d.setPath(baseBody, p, json.RawMessage(r)))
 			if err != nil {
 				continue
 			}
@@ -604,6 +708,77 @@ func (d *document) probes(op operation, ids []seeded) []probe {
 		}
 	}
 	return append(fixed, schemaProbes...)
+}
+
+// baseBody is the valid body that the body probes change: the operation's example with its
+// placeholder ids naming seeded resources, or the minimal instance of its schema.
+func (d *document) baseBody(op operation, ids []seeded) any {
+	if op.body == nil {
+		return nil
+	}
+	if op.example != nil {
+		return withSeededIDs(op, op.example, ids)
+	}
+	return d.minimal(op.body, 0)
+}
+
+// withSeededIDs returns a copy of example with every placeholder id (a property named id, or an
+// element of an array whose name ends in Ids) replaced by the id seeded in op's area, when
+// there is one.
+func withSeededIDs(op operation, example any, ids []seeded) any {
+	id, ok := seededInArea(op.path, ids)
+	if !ok {
+		return example
+	}
+	var walk func(v any, key string) any
+	walk = func(v any, key string) any {
+		switch x := v.(type) {
+		case map[string]any:
+			out := make(map[string]any, len(x))
+			for k, e := range x {
+				out[k] = walk(e, k)
+			}
+			return out
+		case []any:
+			out := make([]any, len(x))
+			for i, e := range x {
+				if s, isString := e.(string); isString && strings.HasSuffix(key, "Ids") && slices.Contains(placeholderIDs, s) {
+					out[i] = id
+					continue
+				}
+				out[i] = walk(e, "")
+			}
+			return out
+		case string:
+			if key == "id" && slices.Contains(placeholderIDs, x) {
+				return id
+			}
+		}
+		return v
+	}
+	return walk(example, "")
+}
+
+// seededInArea is the id seeded at the creating path that shares the most segments (at least
+// the area's) with path; among those, one that the answer held in a property named id.
+func seededInArea(path string, ids []seeded) (string, bool) {
+	want := strings.Split(versionSegment.ReplaceAllString(path, ""), "/")
+	best, bestScore := "", 3 // two shared segments: "" and the area
+	for _, s := range ids {
+		have := strings.Split(versionSegment.ReplaceAllString(s.path, ""), "/")
+		shared := 0
+		for shared < len(have) && shared < len(want) && have[shared] == want[shared] {
+			shared++
+		}
+		score := 2 * shared
+		if s.key == "id" {
+			score++
+		}
+		if score > bestScore {
+			best, bestScore = s.id, score
+		}
+	}
+	return best, best != ""
 }
 
 // duplicateKey repeats the first property of a JSON object with another value.
@@ -647,16 +822,17 @@ type seeded struct {
 
 var versionSegment = regexp.MustCompile(`^/mgmt/openapi/\d+`)
 
-// seed posts the minimal body of every creating operation (a POST without path parameters)
-// and keeps the ids the answers carry, so that path parameters can name real resources.
+// seed posts the example (or, without one, the minimal body) of every creating operation (a
+// POST without path parameters whose example needs nothing existing) and keeps the ids the
+// answers carry, so that path parameters and placeholder ids can name real resources.
 func seed(t *testing.T, env *apitest.Env, doc *document, ops []operation) []seeded {
 	t.Helper()
 	var out []seeded
 	for _, op := range ops {
-		if op.method != http.MethodPost || op.body == nil || strings.Contains(op.path, "{") {
+		if op.method != http.MethodPost || op.body == nil || op.needsExisting || strings.Contains(op.path, "{") {
 			continue
 		}
-		body, _ := json.Marshal(doc.minimal(op.body, 0))
+		body, _ := json.Marshal(doc.baseBody(op, nil))
 		res := env.Do(t, op.method, op.path, authorization(env, op), "application/json", string(body))
 		if res.Status != http.StatusOK {
 			continue
@@ -675,7 +851,8 @@ func seed(t *testing.T, env *apitest.Env, doc *document, ops []operation) []seed
 	return out
 }
 
-// idsIn collects string values of properties named id or ending in Id, a few levels deep.
+// idsIn collects string values of properties named id or ending in Id, a few levels deep,
+// shallower first.
 func idsIn(v any, depth int) []seeded {
 	if depth > 4 {
 		return nil
@@ -688,10 +865,13 @@ func idsIn(v any, depth int) []seeded {
 			keys = append(keys, k)
 		}
 		sort.Strings(keys)
+		// An object's own ids come before those of what it holds (an incident's before its events').
 		for _, k := range keys {
 			if s, ok := x[k].(string); ok && s != "" && (k == "id" || strings.HasSuffix(k, "Id")) && len(s) < 100 {
 				out = append(out, seeded{key: k, id: s})
 			}
+		}
+		for _, k := range keys {
 			out = append(out, idsIn(x[k], depth+1)...)
 		}
 	case []any:
@@ -704,8 +884,8 @@ func idsIn(v any, depth int) []seeded {
 
 // defaultPathValue is the value a path parameter takes while another part of the request is
 // probed: an integer parameter gets 1 (the bootstrap team); any other the id seeded under the
-// parameter's name in camel case, or else the id of the seeded resource whose creating path
-// shares the most segments with the path up to the parameter.
+// parameter's name in camel case (unless that is just id), or else the id seeded in the area of
+// the path up to the parameter (seededInArea), or else x.
 func defaultPathValue(op operation, p parameter, ids []seeded) string {
 	if typ, _ := p.schema["type"].(string); typ == "integer" {
 		return "1"
@@ -713,24 +893,15 @@ func defaultPathValue(op operation, p parameter, ids []seeded) string {
 	// caseId answers case_id.
 	camel := regexp.MustCompile(`_([a-z])`).ReplaceAllStringFunc(p.name, func(m string) string { return strings.ToUpper(m[1:]) })
 	for _, s := range ids {
-		if s.key == camel {
+		if s.key == camel && camel != "id" {
 			return s.id
 		}
 	}
 	prefix, _, _ := strings.Cut(op.path, "{"+p.name+"}")
-	want := strings.Split(versionSegment.ReplaceAllString(prefix, ""), "/")
-	best, bestScore := "x", 0
-	for _, s := range ids {
-		have := strings.Split(versionSegment.ReplaceAllString(s.path, ""), "/")
-		score := 0
-		for score < len(have) && score < len(want) && have[score] == want[score] {
-			score++
-		}
-		if score > bestScore {
-			best, bestScore = s.id, score
-		}
+	if id, ok := seededInArea(prefix, ids); ok {
+		return id
 	}
-	return best
+	return "x"
 }
 
 func authorization(env *apitest.Env, op operation) string {

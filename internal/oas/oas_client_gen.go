@@ -92,12 +92,13 @@ type Invoker interface {
 	AtomicBatchExecuteE2M(ctx context.Context, request *E2MBatchRequest) (*E2MBatchResponse, error)
 	// BatchExecuteSlos invokes BatchExecuteSlos operation.
 	//
-	// Runs 1–1000 requests in order, each exactly one of `createSloRequest`, `replaceSloRequest` and
-	// `deleteSloRequest`, all in one transaction: when any request fails (invalid SLO, unknown id, an id
-	// already deleted earlier in the batch) the answer is that request's error, its message naming
-	// `requests[i]`, and nothing is changed. On success `matchingResponses` holds one answer per request,
-	// in request order, in the alternative that matches it, and `status` is
-	// `{statusCode: OK, details: {}, message: ""}`. The SLO rules are those of the create (see `Slo`).
+	// Runs 0–1000 requests in order (none answers an empty `matchingResponses`), each exactly one of
+	// `createSloRequest`, `replaceSloRequest` and `deleteSloRequest`, all in one transaction: when any
+	// request fails (invalid SLO, unknown id, an id already deleted earlier in the batch) the answer is
+	// that request's error, its message naming `requests[i]`, and nothing is changed. On success
+	// `matchingResponses` holds one answer per request, in request order, in the alternative that matches
+	// it, and `status` is `{statusCode: OK, details: {}, message: ""}`. The SLO rules are those of the
+	// create (see `Slo`).
 	//
 	// POST /mgmt/openapi/4/slo/slos/v1/all/execute
 	BatchExecuteSlos(ctx context.Context, request *BatchExecuteSloRequest) (*BatchExecuteSloResponse, error)
@@ -1889,12 +1890,13 @@ func (c *Client) sendAtomicBatchExecuteE2M(ctx context.Context, request *E2MBatc
 
 // BatchExecuteSlos invokes BatchExecuteSlos operation.
 //
-// Runs 1–1000 requests in order, each exactly one of `createSloRequest`, `replaceSloRequest` and
-// `deleteSloRequest`, all in one transaction: when any request fails (invalid SLO, unknown id, an id
-// already deleted earlier in the batch) the answer is that request's error, its message naming
-// `requests[i]`, and nothing is changed. On success `matchingResponses` holds one answer per request,
-// in request order, in the alternative that matches it, and `status` is
-// `{statusCode: OK, details: {}, message: ""}`. The SLO rules are those of the create (see `Slo`).
+// Runs 0–1000 requests in order (none answers an empty `matchingResponses`), each exactly one of
+// `createSloRequest`, `replaceSloRequest` and `deleteSloRequest`, all in one transaction: when any
+// request fails (invalid SLO, unknown id, an id already deleted earlier in the batch) the answer is
+// that request's error, its message naming `requests[i]`, and nothing is changed. On success
+// `matchingResponses` holds one answer per request, in request order, in the alternative that matches
+// it, and `status` is `{statusCode: OK, details: {}, message: ""}`. The SLO rules are those of the
+// create (see `Slo`).
 //
 // POST /mgmt/openapi/4/slo/slos/v1/all/execute
 func (c *Client) BatchExecuteSlos(ctx context.Context, request *BatchExecuteSloRequest) (*BatchExecuteSloResponse, error) {
@@ -2213,19 +2215,22 @@ func (c *Client) sendBatchGetSlos(ctx context.Context, params BatchGetSlosParams
 		}
 
 		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
-			return e.EncodeArray(func(e uri.Encoder) error {
-				for i, item := range params.Ids {
-					if err := func() error {
-						if unwrapped := string(item); true {
-							return e.EncodeValue(conv.StringToString(unwrapped))
+			if params.Ids != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.Ids {
+						if err := func() error {
+							if unwrapped := string(item); true {
+								return e.EncodeValue(conv.StringToString(unwrapped))
+							}
+							return nil
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
 						}
-						return nil
-					}(); err != nil {
-						return errors.Wrapf(err, "[%d]", i)
 					}
-				}
-				return nil
-			})
+					return nil
+				})
+			}
+			return nil
 		}); err != nil {
 			return res, errors.Wrap(err, "encode query")
 		}

@@ -644,7 +644,7 @@ func decodeBatchGetPresetsParams(args [0]string, argsEscaped bool, r *http.Reque
 
 // BatchGetSlosParams is parameters of BatchGetSlos operation.
 type BatchGetSlosParams struct {
-	// 1 to 1000 SLO ids of 1–36 characters (repeat the parameter).
+	// 0 to 1000 SLO ids of 1–36 characters (repeat the parameter); none answers two empty lists.
 	Ids []SloIDParam `json:",omitempty"`
 }
 
@@ -654,7 +654,9 @@ func unpackBatchGetSlosParams(packed middleware.Parameters) (params BatchGetSlos
 			Name: "ids",
 			In:   "query",
 		}
-		params.Ids = packed[key].([]SloIDParam)
+		if v, ok := packed[key]; ok {
+			params.Ids = v.([]SloIDParam)
+		}
 	}
 	return params
 }
@@ -705,10 +707,10 @@ func decodeBatchGetSlosParams(args [0]string, argsEscaped bool, r *http.Request)
 			}
 			if err := func() error {
 				if params.Ids == nil {
-					return errors.New("nil is invalid value")
+					return nil // optional
 				}
 				if err := (validate.Array{
-					MinLength:    1,
+					MinLength:    0,
 					MinLengthSet: true,
 					MaxLength:    1000,
 					MaxLengthSet: true,
@@ -736,8 +738,6 @@ func decodeBatchGetSlosParams(args [0]string, argsEscaped bool, r *http.Request)
 			}(); err != nil {
 				return err
 			}
-		} else {
-			return err
 		}
 		return nil
 	}(); err != nil {

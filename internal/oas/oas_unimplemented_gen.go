@@ -113,12 +113,13 @@ func (UnimplementedHandler) AtomicBatchExecuteE2M(ctx context.Context, req *E2MB
 
 // BatchExecuteSlos implements BatchExecuteSlos operation.
 //
-// Runs 1–1000 requests in order, each exactly one of `createSloRequest`, `replaceSloRequest` and
-// `deleteSloRequest`, all in one transaction: when any request fails (invalid SLO, unknown id, an id
-// already deleted earlier in the batch) the answer is that request's error, its message naming
-// `requests[i]`, and nothing is changed. On success `matchingResponses` holds one answer per request,
-// in request order, in the alternative that matches it, and `status` is
-// `{statusCode: OK, details: {}, message: ""}`. The SLO rules are those of the create (see `Slo`).
+// Runs 0–1000 requests in order (none answers an empty `matchingResponses`), each exactly one of
+// `createSloRequest`, `replaceSloRequest` and `deleteSloRequest`, all in one transaction: when any
+// request fails (invalid SLO, unknown id, an id already deleted earlier in the batch) the answer is
+// that request's error, its message naming `requests[i]`, and nothing is changed. On success
+// `matchingResponses` holds one answer per request, in request order, in the alternative that matches
+// it, and `status` is `{statusCode: OK, details: {}, message: ""}`. The SLO rules are those of the
+// create (see `Slo`).
 //
 // POST /mgmt/openapi/4/slo/slos/v1/all/execute
 func (UnimplementedHandler) BatchExecuteSlos(ctx context.Context, req *BatchExecuteSloRequest) (r *BatchExecuteSloResponse, _ error) {

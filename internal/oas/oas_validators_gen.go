@@ -1033,7 +1033,7 @@ func (s *BatchExecuteSloRequest) Validate() error {
 			return errors.New("nil is invalid value")
 		}
 		if err := (validate.Array{
-			MinLength:    1,
+			MinLength:    0,
 			MinLengthSet: true,
 			MaxLength:    1000,
 			MaxLengthSet: true,

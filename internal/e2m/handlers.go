@@ -188,7 +188,22 @@ func (h *E2MHandler) execute(ctx context.Context, ops []op) ([]oas.E2MExecutionR
 		if err := serializeTeam(ctx, tx, caller.TeamID); err != nil {
 			return err
 		}
-		index, err := loadIndex(ctx, tx, caller.TeamID)
+		var ids, names []string
+		for _, o := range ops {
+			if o.kind != opCreate {
+				ids = append(ids, o.id)
+			}
+			if o.kind != opDelete {
+				names = append(names, string(o.rule.Name))
+			}
+		}
+		// Only the rules the batch names by id, and those holding a name it sets, can take part
+		// in a clash or a 404; every other rule of the team stays as it is and is only counted.
+		index, err := loadIndex(ctx, tx, caller.TeamID, ids, names)
+		if err != nil {
+			return err
+		}
+		total, err := countRules(ctx, tx, caller.TeamID)
 		if err != nil {
 			return err
 		}
@@ -229,7 +244,7 @@ func (h *E2MHandler) execute(ctx context.Context, ops []op) ([]oas.E2MExecutionR
 				out[i].Deleted = oas.NewOptE2MDeleted(oas.E2MDeleted{ID: oas.E2MUUID(o.id)})
 			}
 		}
-		if err := checkEndState(ops, state, lastCreate); err != nil {
+		if err := checkEndState(ops, state, total-len(index), lastCreate); err != nil {
 			return err
 		}
 		return write(ctx, tx, caller.TeamID, ops, state)
@@ -240,12 +255,12 @@ func (h *E2MHandler) execute(ctx context.Context, ops []op) ([]oas.E2MExecutionR
 	return out, nil
 }
 
-// checkEndState requires the team's rules after the batch to number at most MaxRules and to have
-// unique names. A clash is blamed on the latest request that set one of the clashing names, and
-// the earliest such request is reported.
-func checkEndState(ops []op, state map[string]*entry, lastCreate int) error {
+// checkEndState requires the team's rules after the batch (those in state plus the others it
+// leaves alone) to number at most MaxRules and to have unique names. A clash is blamed on the
+// latest request that set one of the clashing names, and the earliest such request is reported.
+func checkEndState(ops []op, state map[string]*entry, others, lastCreate int) error {
 	holders := map[string][]*entry{}
-	live := 0
+	live := others
 	for _, e := range state {
 		if e.live {
 			live++

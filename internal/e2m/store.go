@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -43,15 +44,32 @@ type indexed struct {
 	createdAt time.Time
 }
 
-// loadIndex returns the name, limit and create time of each of the team's rules by id.
-func loadIndex(ctx context.Context, tx *db.Tx, teamID int64) (map[string]indexed, error) {
-	rows, err := tx.QueryContext(ctx,
-		`SELECT id, name, permutations_limit, created_at FROM e2m_rules WHERE team_id = $1`, teamID)
+// loadIndex returns the name, limit and create time, by id, of the team's rules whose id is in ids
+// or whose name is in names.
+func loadIndex(ctx context.Context, tx *db.Tx, teamID int64, ids, names []string) (map[string]indexed, error) {
+	out := map[string]indexed{}
+	if len(ids)+len(names) == 0 {
+		return out, nil
+	}
+	args := []any{teamID}
+	in := func(values []string) string {
+		if len(values) == 0 {
+			return "NULL"
+		}
+		marks := make([]string, len(values))
+		for i, v := range values {
+			args = append(args, v)
+			marks[i] = "$" + strconv.Itoa(len(args))
+		}
+		return strings.Join(marks, ", ")
+	}
+	query := `SELECT id, name, permutations_limit, created_at FROM e2m_rules WHERE team_id = $1 AND (id IN (` +
+		in(ids) + `) OR name IN (` + in(names) + `))`
+	rows, err := tx.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("load e2m index: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]indexed{}
 	for rows.Next() {
 		var id string
 		var r indexed
@@ -63,6 +81,15 @@ func loadIndex(ctx context.Context, tx *db.Tx, teamID int64) (map[string]indexed
 		out[id] = r
 	}
 	return out, rows.Err()
+}
+
+// countRules is the number of the team's rules.
+func countRules(ctx context.Context, tx *db.Tx, teamID int64) (int, error) {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM e2m_rules WHERE team_id = $1`, teamID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count e2m rules: %w", err)
+	}
+	return n, nil
 }
 
 // deleteRule deletes the team's rule; db.ErrNotFound when there is none.

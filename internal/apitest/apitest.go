@@ -81,9 +81,15 @@ func EnginesWith(t *testing.T, opts Options, fn func(t *testing.T, env *Env)) {
 	}
 }
 
+// Start runs a server on a fresh database of one engine, for benchmarks (tests use Engines). The
+// server and database go away when t ends.
+func Start(t testing.TB, opts Options, engine db.Engine) *Env {
+	return start(t, opts, engine)
+}
+
 var schemaCounter atomic.Int64
 
-func start(t *testing.T, opts Options, engine db.Engine) *Env {
+func start(t testing.TB, opts Options, engine db.Engine) *Env {
 	t.Helper()
 	if opts.MaxBodyBytes == 0 {
 		opts.MaxBodyBytes = 16 << 20
@@ -106,7 +112,7 @@ func start(t *testing.T, opts Options, engine db.Engine) *Env {
 
 // FreshSchema creates an empty schema in the test PostgreSQL database and returns a URL whose
 // connections use it; the schema is dropped when the test ends.
-func FreshSchema(t *testing.T) string {
+func FreshSchema(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv(DatabaseURLVariable)
 	admin, err := sql.Open("pgx", base)
@@ -136,7 +142,7 @@ func FreshSchema(t *testing.T) string {
 	return u.String()
 }
 
-func (e *Env) open(t *testing.T) {
+func (e *Env) open(t testing.TB) {
 	t.Helper()
 	ctx := context.Background()
 	database, err := db.Open(ctx, db.Options{URL: e.dbURL, DataDir: e.dataDir, Now: e.Clock.Now})
@@ -153,7 +159,7 @@ func (e *Env) open(t *testing.T) {
 
 // OpenDB opens a second connection pool to the Env's database, as another process would; it is
 // closed when the test ends.
-func (e *Env) OpenDB(t *testing.T) *db.DB {
+func (e *Env) OpenDB(t testing.TB) *db.DB {
 	t.Helper()
 	database, err := db.Open(context.Background(), db.Options{URL: e.dbURL, DataDir: e.dataDir, Now: e.Clock.Now})
 	if err != nil {
@@ -165,7 +171,7 @@ func (e *Env) OpenDB(t *testing.T) *db.DB {
 
 // Handler builds the root handler over database with the given authenticator, as the server
 // process does; tests use it to run a second replica over the same database.
-func (e *Env) Handler(t *testing.T, database *db.DB, authn *auth.Authenticator) http.Handler {
+func (e *Env) Handler(t testing.TB, database *db.DB, authn *auth.Authenticator) http.Handler {
 	t.Helper()
 	a, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: OperatorKey, PolicyLimit: e.opts.PolicyLimit,
 		Extensions: e.opts.Extensions})
@@ -202,14 +208,14 @@ func (e *Env) stop() {
 
 // Restart stops the server and closes the database, then opens the same database again and
 // serves it at a new URL, as a process restart would.
-func (e *Env) Restart(t *testing.T) {
+func (e *Env) Restart(t testing.TB) {
 	t.Helper()
 	e.stop()
 	e.open(t)
 }
 
 // Client returns a generated client that sends key in the Authorization header.
-func (e *Env) Client(t *testing.T, key string) *oas.Client {
+func (e *Env) Client(t testing.TB, key string) *oas.Client {
 	t.Helper()
 	c, err := oas.NewClient(e.URL, keySource(key))
 	if err != nil {
@@ -230,7 +236,7 @@ func (k keySource) OperatorKey(context.Context, oas.OperationName) (oas.Operator
 
 // MustTeam creates a team through the operator API and returns its id and a key holding every
 // permission.
-func (e *Env) MustTeam(t *testing.T, name string) (int64, string) {
+func (e *Env) MustTeam(t testing.TB, name string) (int64, string) {
 	t.Helper()
 	res, err := e.Client(t, OperatorKey).AdminCreateTeam(context.Background(), &oas.AdminCreateTeamRequest{Name: name})
 	if err != nil {
@@ -240,7 +246,7 @@ func (e *Env) MustTeam(t *testing.T, name string) (int64, string) {
 }
 
 // MustKey creates, with the team key teamKey, a key holding exactly the given permissions.
-func (e *Env) MustKey(t *testing.T, teamKey string, permissions ...string) string {
+func (e *Env) MustKey(t testing.TB, teamKey string, permissions ...string) string {
 	t.Helper()
 	res, err := e.Client(t, teamKey).CreateApiKey(context.Background(), &oas.CreateApiKeyRequest{
 		Name:           "test key",
@@ -261,12 +267,12 @@ type Response struct {
 
 // Do sends a raw request: method, path (with query), the Authorization header value (none when
 // empty), the Content-Type (none when empty) and the body.
-func (e *Env) Do(t *testing.T, method, path, authorization, contentType, body string) Response {
+func (e *Env) Do(t testing.TB, method, path, authorization, contentType, body string) Response {
 	t.Helper()
 	return do(t, e.URL, method, path, authorization, contentType, body)
 }
 
-func do(t *testing.T, base, method, path, authorization, contentType, body string) Response {
+func do(t testing.TB, base, method, path, authorization, contentType, body string) Response {
 	t.Helper()
 	req, err := http.NewRequest(method, base+path, bytes.NewBufferString(body))
 	if err != nil {
@@ -295,7 +301,7 @@ func do(t *testing.T, base, method, path, authorization, contentType, body strin
 }
 
 // JSON sends body as application/json with "Bearer key".
-func (e *Env) JSON(t *testing.T, method, path, key, body string) Response {
+func (e *Env) JSON(t testing.TB, method, path, key, body string) Response {
 	t.Helper()
 	return e.Do(t, method, path, "Bearer "+key, "application/json", body)
 }
@@ -304,7 +310,7 @@ func (e *Env) JSON(t *testing.T, method, path, key, body string) Response {
 type Replica struct{ url string }
 
 // Serve runs handler on a test server until the test ends.
-func Serve(t *testing.T, handler http.Handler) *Replica {
+func Serve(t testing.TB, handler http.Handler) *Replica {
 	t.Helper()
 	s := httptest.NewServer(handler)
 	t.Cleanup(s.Close)
@@ -312,14 +318,14 @@ func Serve(t *testing.T, handler http.Handler) *Replica {
 }
 
 // Do sends a raw request to the replica, as Env.Do does.
-func (r *Replica) Do(t *testing.T, method, path, authorization, contentType, body string) Response {
+func (r *Replica) Do(t testing.TB, method, path, authorization, contentType, body string) Response {
 	t.Helper()
 	return do(t, r.url, method, path, authorization, contentType, body)
 }
 
 // Decode checks that res is a 200 and decodes its JSON body into a T; it fails the test
 // otherwise.
-func Decode[T any](t *testing.T, res Response) T {
+func Decode[T any](t testing.TB, res Response) T {
 	t.Helper()
 	if res.Status != http.StatusOK {
 		t.Fatalf("status %d, want 200; body %.300s", res.Status, res.Body)

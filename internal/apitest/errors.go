@@ -11,7 +11,7 @@ import (
 
 // ExpectError checks that the answer is the Error body with the status, and that its message
 // contains every fragment.
-func ExpectError(t *testing.T, res Response, status int, fragments ...string) {
+func ExpectError(t testing.TB, res Response, status int, fragments ...string) {
 	t.Helper()
 	if res.Status != status {
 		t.Fatalf("status %d, want %d; body %s", res.Status, status, res.Body)
@@ -38,7 +38,7 @@ func ExpectError(t *testing.T, res Response, status int, fragments ...string) {
 
 // ExpectStatus checks that a generated client's call failed with the Error body and status, and
 // returns the message.
-func ExpectStatus(t *testing.T, err error, status int) string {
+func ExpectStatus(t testing.TB, err error, status int) string {
 	t.Helper()
 	var e *oas.ErrorStatusCode
 	if !errors.As(err, &e) {

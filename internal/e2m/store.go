@@ -77,7 +77,7 @@ func loadIndex(ctx context.Context, tx *db.Tx, teamID int64, ids, names []string
 		if err := rows.Scan(&id, &r.name, &r.limit, &created); err != nil {
 			return nil, fmt.Errorf("load e2m index: %w", err)
 		}
-		r.createdAt = time.UnixMicro(created)
+		r.createdAt = time.UnixMicro(created).UTC()
 		out[id] = r
 	}
 	return out, rows.Err()
@@ -140,7 +140,7 @@ func scanRule(row scanner) (stored, error) {
 	if err := s.rule.UnmarshalJSON([]byte(doc)); err != nil {
 		return s, fmt.Errorf("e2m %s document: %w", id, err)
 	}
-	s.createdAt, s.updatedAt = time.UnixMicro(created), time.UnixMicro(updated)
+	s.createdAt, s.updatedAt = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC()
 	return s, nil
 }
 

@@ -595,12 +595,12 @@ func (s *AlertIndicator) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("triggerTime")
-		json.EncodeDateTime(e, s.TriggerTime)
+		json.EncodeTimeFormat(e, s.TriggerTime, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		if s.ResolveTime.Set {
 			e.FieldStart("resolveTime")
-			s.ResolveTime.Encode(e, json.EncodeDateTime)
+			s.ResolveTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 	{
@@ -740,7 +740,7 @@ func (s *AlertIndicator) Decode(d *jx.Decoder) error {
 		case "triggerTime":
 			requiredBitSet[0] |= 1 << 7
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.TriggerTime = v
 				if err != nil {
 					return err
@@ -752,7 +752,7 @@ func (s *AlertIndicator) Decode(d *jx.Decoder) error {
 		case "resolveTime":
 			if err := func() error {
 				s.ResolveTime.Reset()
-				if err := s.ResolveTime.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.ResolveTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -1114,12 +1114,12 @@ func (s *AlertmanagerAlert) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("startsAt")
-		json.EncodeDateTime(e, s.StartsAt)
+		json.EncodeTimeFormat(e, s.StartsAt, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		if s.EndsAt.Set {
 			e.FieldStart("endsAt")
-			s.EndsAt.Encode(e, json.EncodeDateTime)
+			s.EndsAt.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 	{
@@ -1186,7 +1186,7 @@ func (s *AlertmanagerAlert) Decode(d *jx.Decoder) error {
 		case "startsAt":
 			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.StartsAt = v
 				if err != nil {
 					return err
@@ -1198,7 +1198,7 @@ func (s *AlertmanagerAlert) Decode(d *jx.Decoder) error {
 		case "endsAt":
 			if err := func() error {
 				s.EndsAt.Reset()
-				if err := s.EndsAt.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.EndsAt.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -3835,7 +3835,7 @@ func (s *BreachedKPI) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("createdAt")
-		json.EncodeDateTime(e, s.CreatedAt)
+		json.EncodeTimeFormat(e, s.CreatedAt, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		e.FieldStart("kpiType")
@@ -3847,7 +3847,7 @@ func (s *BreachedKPI) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("breachedAt")
-		json.EncodeDateTime(e, s.BreachedAt)
+		json.EncodeTimeFormat(e, s.BreachedAt, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		e.FieldStart("breachStatus")
@@ -3888,7 +3888,7 @@ func (s *BreachedKPI) Decode(d *jx.Decoder) error {
 		case "createdAt":
 			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.CreatedAt = v
 				if err != nil {
 					return err
@@ -3920,7 +3920,7 @@ func (s *BreachedKPI) Decode(d *jx.Decoder) error {
 		case "breachedAt":
 			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.BreachedAt = v
 				if err != nil {
 					return err
@@ -4076,16 +4076,16 @@ func (s *Case) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("createTime")
-		json.EncodeDateTime(e, s.CreateTime)
+		json.EncodeTimeFormat(e, s.CreateTime, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		e.FieldStart("updateTime")
-		json.EncodeDateTime(e, s.UpdateTime)
+		json.EncodeTimeFormat(e, s.UpdateTime, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		if s.AcknowledgeTime.Set {
 			e.FieldStart("acknowledgeTime")
-			s.AcknowledgeTime.Encode(e, json.EncodeDateTime)
+			s.AcknowledgeTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 	{
@@ -4249,7 +4249,7 @@ func (s *Case) Decode(d *jx.Decoder) error {
 		case "createTime":
 			requiredBitSet[0] |= 1 << 7
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.CreateTime = v
 				if err != nil {
 					return err
@@ -4261,7 +4261,7 @@ func (s *Case) Decode(d *jx.Decoder) error {
 		case "updateTime":
 			requiredBitSet[1] |= 1 << 0
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.UpdateTime = v
 				if err != nil {
 					return err
@@ -4273,7 +4273,7 @@ func (s *Case) Decode(d *jx.Decoder) error {
 		case "acknowledgeTime":
 			if err := func() error {
 				s.AcknowledgeTime.Reset()
-				if err := s.AcknowledgeTime.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.AcknowledgeTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -4495,11 +4495,11 @@ func (s *CaseDateRange) Encode(e *jx.Encoder) {
 func (s *CaseDateRange) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("from")
-		json.EncodeDateTime(e, s.From)
+		json.EncodeTimeFormat(e, s.From, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		e.FieldStart("to")
-		json.EncodeDateTime(e, s.To)
+		json.EncodeTimeFormat(e, s.To, "2006-01-02T15:04:05.999999Z07:00")
 	}
 }
 
@@ -4520,7 +4520,7 @@ func (s *CaseDateRange) Decode(d *jx.Decoder) error {
 		case "from":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.From = v
 				if err != nil {
 					return err
@@ -4532,7 +4532,7 @@ func (s *CaseDateRange) Decode(d *jx.Decoder) error {
 		case "to":
 			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.To = v
 				if err != nil {
 					return err
@@ -4620,16 +4620,16 @@ func (s *CaseEvent) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("createTime")
-		json.EncodeDateTime(e, s.CreateTime)
+		json.EncodeTimeFormat(e, s.CreateTime, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		e.FieldStart("eventTime")
-		json.EncodeDateTime(e, s.EventTime)
+		json.EncodeTimeFormat(e, s.EventTime, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		if s.UpdateTime.Set {
 			e.FieldStart("updateTime")
-			s.UpdateTime.Encode(e, json.EncodeDateTime)
+			s.UpdateTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 }
@@ -4687,7 +4687,7 @@ func (s *CaseEvent) Decode(d *jx.Decoder) error {
 		case "createTime":
 			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.CreateTime = v
 				if err != nil {
 					return err
@@ -4699,7 +4699,7 @@ func (s *CaseEvent) Decode(d *jx.Decoder) error {
 		case "eventTime":
 			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.EventTime = v
 				if err != nil {
 					return err
@@ -4711,7 +4711,7 @@ func (s *CaseEvent) Decode(d *jx.Decoder) error {
 		case "updateTime":
 			if err := func() error {
 				s.UpdateTime.Reset()
-				if err := s.UpdateTime.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.UpdateTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -10022,11 +10022,11 @@ func (s *DashboardCatalogItem) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("createTime")
-		json.EncodeDateTime(e, s.CreateTime)
+		json.EncodeTimeFormat(e, s.CreateTime, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		e.FieldStart("updateTime")
-		json.EncodeDateTime(e, s.UpdateTime)
+		json.EncodeTimeFormat(e, s.UpdateTime, "2006-01-02T15:04:05.999999Z07:00")
 	}
 }
 
@@ -10097,7 +10097,7 @@ func (s *DashboardCatalogItem) Decode(d *jx.Decoder) error {
 		case "createTime":
 			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.CreateTime = v
 				if err != nil {
 					return err
@@ -10109,7 +10109,7 @@ func (s *DashboardCatalogItem) Decode(d *jx.Decoder) error {
 		case "updateTime":
 			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.UpdateTime = v
 				if err != nil {
 					return err
@@ -10295,11 +10295,11 @@ func (s *DashboardRead) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("createdAt")
-		json.EncodeDateTime(e, s.CreatedAt)
+		json.EncodeTimeFormat(e, s.CreatedAt, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		e.FieldStart("updatedAt")
-		json.EncodeDateTime(e, s.UpdatedAt)
+		json.EncodeTimeFormat(e, s.UpdatedAt, "2006-01-02T15:04:05.999999Z07:00")
 	}
 }
 
@@ -10355,7 +10355,7 @@ func (s *DashboardRead) Decode(d *jx.Decoder) error {
 		case "createdAt":
 			requiredBitSet[0] |= 1 << 3
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.CreatedAt = v
 				if err != nil {
 					return err
@@ -10367,7 +10367,7 @@ func (s *DashboardRead) Decode(d *jx.Decoder) error {
 		case "updatedAt":
 			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.UpdatedAt = v
 				if err != nil {
 					return err
@@ -11737,13 +11737,13 @@ func (s *E2M) encodeFields(e *jx.Encoder) {
 	{
 		if s.CreateTime.Set {
 			e.FieldStart("createTime")
-			s.CreateTime.Encode(e, json.EncodeDateTime)
+			s.CreateTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 	{
 		if s.UpdateTime.Set {
 			e.FieldStart("updateTime")
-			s.UpdateTime.Encode(e, json.EncodeDateTime)
+			s.UpdateTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 	{
@@ -11873,7 +11873,7 @@ func (s *E2M) Decode(d *jx.Decoder) error {
 		case "createTime":
 			if err := func() error {
 				s.CreateTime.Reset()
-				if err := s.CreateTime.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.CreateTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -11883,7 +11883,7 @@ func (s *E2M) Decode(d *jx.Decoder) error {
 		case "updateTime":
 			if err := func() error {
 				s.UpdateTime.Reset()
-				if err := s.UpdateTime.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.UpdateTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -19009,13 +19009,13 @@ func (s *GroupByValueIncidentField) encodeFields(e *jx.Encoder) {
 	{
 		if s.CreatedAt.Set {
 			e.FieldStart("createdAt")
-			s.CreatedAt.Encode(e, json.EncodeDateTime)
+			s.CreatedAt.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 	{
 		if s.ClosedAt.Set {
 			e.FieldStart("closedAt")
-			s.ClosedAt.Encode(e, json.EncodeDateTime)
+			s.ClosedAt.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 	{
@@ -19033,7 +19033,7 @@ func (s *GroupByValueIncidentField) encodeFields(e *jx.Encoder) {
 	{
 		if s.LastStateUpdateTime.Set {
 			e.FieldStart("lastStateUpdateTime")
-			s.LastStateUpdateTime.Encode(e, json.EncodeDateTime)
+			s.LastStateUpdateTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 	{
@@ -19111,7 +19111,7 @@ func (s *GroupByValueIncidentField) Decode(d *jx.Decoder) error {
 		case "createdAt":
 			if err := func() error {
 				s.CreatedAt.Reset()
-				if err := s.CreatedAt.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.CreatedAt.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -19121,7 +19121,7 @@ func (s *GroupByValueIncidentField) Decode(d *jx.Decoder) error {
 		case "closedAt":
 			if err := func() error {
 				s.ClosedAt.Reset()
-				if err := s.ClosedAt.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.ClosedAt.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -19151,7 +19151,7 @@ func (s *GroupByValueIncidentField) Decode(d *jx.Decoder) error {
 		case "lastStateUpdateTime":
 			if err := func() error {
 				s.LastStateUpdateTime.Reset()
-				if err := s.LastStateUpdateTime.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.LastStateUpdateTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -19291,17 +19291,17 @@ func (s *Incident) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("createdAt")
-		json.EncodeDateTime(e, s.CreatedAt)
+		json.EncodeTimeFormat(e, s.CreatedAt, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		if s.ClosedAt.Set {
 			e.FieldStart("closedAt")
-			s.ClosedAt.Encode(e, json.EncodeDateTime)
+			s.ClosedAt.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 	{
 		e.FieldStart("lastStateUpdateTime")
-		json.EncodeDateTime(e, s.LastStateUpdateTime)
+		json.EncodeTimeFormat(e, s.LastStateUpdateTime, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		e.FieldStart("lastStateUpdateKey")
@@ -19490,7 +19490,7 @@ func (s *Incident) Decode(d *jx.Decoder) error {
 		case "createdAt":
 			requiredBitSet[1] |= 1 << 4
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.CreatedAt = v
 				if err != nil {
 					return err
@@ -19502,7 +19502,7 @@ func (s *Incident) Decode(d *jx.Decoder) error {
 		case "closedAt":
 			if err := func() error {
 				s.ClosedAt.Reset()
-				if err := s.ClosedAt.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.ClosedAt.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -19512,7 +19512,7 @@ func (s *Incident) Decode(d *jx.Decoder) error {
 		case "lastStateUpdateTime":
 			requiredBitSet[1] |= 1 << 6
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.LastStateUpdateTime = v
 				if err != nil {
 					return err
@@ -19667,19 +19667,19 @@ func (s *IncidentAggregation) encodeFields(e *jx.Encoder) {
 	{
 		if s.FirstCreatedAt.Set {
 			e.FieldStart("firstCreatedAt")
-			s.FirstCreatedAt.Encode(e, json.EncodeDateTime)
+			s.FirstCreatedAt.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 	{
 		if s.LastClosedAt.Set {
 			e.FieldStart("lastClosedAt")
-			s.LastClosedAt.Encode(e, json.EncodeDateTime)
+			s.LastClosedAt.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 	{
 		if s.LastStateUpdateTime.Set {
 			e.FieldStart("lastStateUpdateTime")
-			s.LastStateUpdateTime.Encode(e, json.EncodeDateTime)
+			s.LastStateUpdateTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 	{
@@ -19838,7 +19838,7 @@ func (s *IncidentAggregation) Decode(d *jx.Decoder) error {
 		case "firstCreatedAt":
 			if err := func() error {
 				s.FirstCreatedAt.Reset()
-				if err := s.FirstCreatedAt.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.FirstCreatedAt.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -19848,7 +19848,7 @@ func (s *IncidentAggregation) Decode(d *jx.Decoder) error {
 		case "lastClosedAt":
 			if err := func() error {
 				s.LastClosedAt.Reset()
-				if err := s.LastClosedAt.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.LastClosedAt.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -19858,7 +19858,7 @@ func (s *IncidentAggregation) Decode(d *jx.Decoder) error {
 		case "lastStateUpdateTime":
 			if err := func() error {
 				s.LastStateUpdateTime.Reset()
-				if err := s.LastStateUpdateTime.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.LastStateUpdateTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -22511,13 +22511,13 @@ func (s *IncidentQueryFilter) encodeFields(e *jx.Encoder) {
 	{
 		if s.StartTime.Set {
 			e.FieldStart("startTime")
-			s.StartTime.Encode(e, json.EncodeDateTime)
+			s.StartTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 	{
 		if s.EndTime.Set {
 			e.FieldStart("endTime")
-			s.EndTime.Encode(e, json.EncodeDateTime)
+			s.EndTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 	{
@@ -22743,7 +22743,7 @@ func (s *IncidentQueryFilter) Decode(d *jx.Decoder) error {
 		case "startTime":
 			if err := func() error {
 				s.StartTime.Reset()
-				if err := s.StartTime.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.StartTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -22753,7 +22753,7 @@ func (s *IncidentQueryFilter) Decode(d *jx.Decoder) error {
 		case "endTime":
 			if err := func() error {
 				s.EndTime.Reset()
-				if err := s.EndTime.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.EndTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -23311,11 +23311,11 @@ func (s *IncidentTimeRange) Encode(e *jx.Encoder) {
 func (s *IncidentTimeRange) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("startTime")
-		json.EncodeDateTime(e, s.StartTime)
+		json.EncodeTimeFormat(e, s.StartTime, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		e.FieldStart("endTime")
-		json.EncodeDateTime(e, s.EndTime)
+		json.EncodeTimeFormat(e, s.EndTime, "2006-01-02T15:04:05.999999Z07:00")
 	}
 }
 
@@ -23336,7 +23336,7 @@ func (s *IncidentTimeRange) Decode(d *jx.Decoder) error {
 		case "startTime":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.StartTime = v
 				if err != nil {
 					return err
@@ -23348,7 +23348,7 @@ func (s *IncidentTimeRange) Decode(d *jx.Decoder) error {
 		case "endTime":
 			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.EndTime = v
 				if err != nil {
 					return err
@@ -25362,7 +25362,7 @@ func (s *LogAttachment) encodeFields(e *jx.Encoder) {
 	}
 	{
 		e.FieldStart("logTimestamp")
-		json.EncodeDateTime(e, s.LogTimestamp)
+		json.EncodeTimeFormat(e, s.LogTimestamp, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		if s.QueryLinkSuffix.Set {
@@ -25413,7 +25413,7 @@ func (s *LogAttachment) Decode(d *jx.Decoder) error {
 		case "logTimestamp":
 			requiredBitSet[0] |= 1 << 2
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.LogTimestamp = v
 				if err != nil {
 					return err
@@ -27085,14 +27085,14 @@ func (o *OptDateTime) Decode(d *jx.Decoder, format func(*jx.Decoder) (time.Time,
 // MarshalJSON implements stdjson.Marshaler.
 func (s OptDateTime) MarshalJSON() ([]byte, error) {
 	e := jx.Encoder{}
-	s.Encode(&e, json.EncodeDateTime)
+	s.Encode(&e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 	return e.Bytes(), nil
 }
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptDateTime) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
-	return s.Decode(d, json.DecodeDateTime)
+	return s.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00"))
 }
 
 // Encode encodes DefaultPrioritySetting as json.
@@ -34810,13 +34810,13 @@ func (s *Policy) encodeFields(e *jx.Encoder) {
 	{
 		if s.CreatedAt.Set {
 			e.FieldStart("createdAt")
-			s.CreatedAt.Encode(e, json.EncodeDateTime)
+			s.CreatedAt.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 	{
 		if s.UpdatedAt.Set {
 			e.FieldStart("updatedAt")
-			s.UpdatedAt.Encode(e, json.EncodeDateTime)
+			s.UpdatedAt.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 }
@@ -35004,7 +35004,7 @@ func (s *Policy) Decode(d *jx.Decoder) error {
 		case "createdAt":
 			if err := func() error {
 				s.CreatedAt.Reset()
-				if err := s.CreatedAt.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.CreatedAt.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -35014,7 +35014,7 @@ func (s *Policy) Decode(d *jx.Decoder) error {
 		case "updatedAt":
 			if err := func() error {
 				s.UpdatedAt.Reset()
-				if err := s.UpdatedAt.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.UpdatedAt.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -36752,13 +36752,13 @@ func (s *Preset) encodeFields(e *jx.Encoder) {
 	{
 		if s.CreateTime.Set {
 			e.FieldStart("createTime")
-			s.CreateTime.Encode(e, json.EncodeDateTime)
+			s.CreateTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 	{
 		if s.UpdateTime.Set {
 			e.FieldStart("updateTime")
-			s.UpdateTime.Encode(e, json.EncodeDateTime)
+			s.UpdateTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 }
@@ -36885,7 +36885,7 @@ func (s *Preset) Decode(d *jx.Decoder) error {
 		case "createTime":
 			if err := func() error {
 				s.CreateTime.Reset()
-				if err := s.CreateTime.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.CreateTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -36895,7 +36895,7 @@ func (s *Preset) Decode(d *jx.Decoder) error {
 		case "updateTime":
 			if err := func() error {
 				s.UpdateTime.Reset()
-				if err := s.UpdateTime.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.UpdateTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -37614,13 +37614,13 @@ func (s *PresetSummary) encodeFields(e *jx.Encoder) {
 	{
 		if s.CreateTime.Set {
 			e.FieldStart("createTime")
-			s.CreateTime.Encode(e, json.EncodeDateTime)
+			s.CreateTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 	{
 		if s.UpdateTime.Set {
 			e.FieldStart("updateTime")
-			s.UpdateTime.Encode(e, json.EncodeDateTime)
+			s.UpdateTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 }
@@ -37729,7 +37729,7 @@ func (s *PresetSummary) Decode(d *jx.Decoder) error {
 		case "createTime":
 			if err := func() error {
 				s.CreateTime.Reset()
-				if err := s.CreateTime.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.CreateTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -37739,7 +37739,7 @@ func (s *PresetSummary) Decode(d *jx.Decoder) error {
 		case "updateTime":
 			if err := func() error {
 				s.UpdateTime.Reset()
-				if err := s.UpdateTime.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.UpdateTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -40916,7 +40916,7 @@ func (s *ResolutionDetails) encodeFields(e *jx.Encoder) {
 	{
 		if s.ResolveTime.Set {
 			e.FieldStart("resolveTime")
-			s.ResolveTime.Encode(e, json.EncodeDateTime)
+			s.ResolveTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 	{
@@ -40954,7 +40954,7 @@ func (s *ResolutionDetails) Decode(d *jx.Decoder) error {
 		case "resolveTime":
 			if err := func() error {
 				s.ResolveTime.Reset()
-				if err := s.ResolveTime.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.ResolveTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -41854,13 +41854,13 @@ func (s *Slo) encodeFields(e *jx.Encoder) {
 	{
 		if s.CreateTime.Set {
 			e.FieldStart("createTime")
-			s.CreateTime.Encode(e, json.EncodeDateTime)
+			s.CreateTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 	{
 		if s.UpdateTime.Set {
 			e.FieldStart("updateTime")
-			s.UpdateTime.Encode(e, json.EncodeDateTime)
+			s.UpdateTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 }
@@ -42051,7 +42051,7 @@ func (s *Slo) Decode(d *jx.Decoder) error {
 		case "createTime":
 			if err := func() error {
 				s.CreateTime.Reset()
-				if err := s.CreateTime.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.CreateTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -42061,7 +42061,7 @@ func (s *Slo) Decode(d *jx.Decoder) error {
 		case "updateTime":
 			if err := func() error {
 				s.UpdateTime.Reset()
-				if err := s.UpdateTime.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.UpdateTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -43122,7 +43122,7 @@ func (s *SloRevision) encodeFields(e *jx.Encoder) {
 	{
 		if s.UpdateTime.Set {
 			e.FieldStart("updateTime")
-			s.UpdateTime.Encode(e, json.EncodeDateTime)
+			s.UpdateTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 }
@@ -43153,7 +43153,7 @@ func (s *SloRevision) Decode(d *jx.Decoder) error {
 		case "updateTime":
 			if err := func() error {
 				s.UpdateTime.Reset()
-				if err := s.UpdateTime.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.UpdateTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -47161,7 +47161,7 @@ func (s *UsageRecord) Encode(e *jx.Encoder) {
 func (s *UsageRecord) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("hour")
-		json.EncodeDateTime(e, s.Hour)
+		json.EncodeTimeFormat(e, s.Hour, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		if s.Labels != nil {
@@ -47214,7 +47214,7 @@ func (s *UsageRecord) Decode(d *jx.Decoder) error {
 		case "hour":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.Hour = v
 				if err != nil {
 					return err
@@ -47349,11 +47349,11 @@ func (s *UsageTimeRange) Encode(e *jx.Encoder) {
 func (s *UsageTimeRange) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("start")
-		json.EncodeDateTime(e, s.Start)
+		json.EncodeTimeFormat(e, s.Start, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		e.FieldStart("end")
-		json.EncodeDateTime(e, s.End)
+		json.EncodeTimeFormat(e, s.End, "2006-01-02T15:04:05.999999Z07:00")
 	}
 }
 
@@ -47374,7 +47374,7 @@ func (s *UsageTimeRange) Decode(d *jx.Decoder) error {
 		case "start":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.Start = v
 				if err != nil {
 					return err
@@ -47386,7 +47386,7 @@ func (s *UsageTimeRange) Decode(d *jx.Decoder) error {
 		case "end":
 			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.End = v
 				if err != nil {
 					return err
@@ -48014,7 +48014,7 @@ func (s *UsageV2DataUsageEntry) Encode(e *jx.Encoder) {
 func (s *UsageV2DataUsageEntry) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("timestamp")
-		json.EncodeDateTime(e, s.Timestamp)
+		json.EncodeTimeFormat(e, s.Timestamp, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		e.FieldStart("dimensions")
@@ -48053,7 +48053,7 @@ func (s *UsageV2DataUsageEntry) Decode(d *jx.Decoder) error {
 		case "timestamp":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.Timestamp = v
 				if err != nil {
 					return err
@@ -48172,13 +48172,13 @@ func (s *UsageV2DateRange) encodeFields(e *jx.Encoder) {
 	{
 		if s.FromDate.Set {
 			e.FieldStart("fromDate")
-			s.FromDate.Encode(e, json.EncodeDateTime)
+			s.FromDate.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 	{
 		if s.ToDate.Set {
 			e.FieldStart("toDate")
-			s.ToDate.Encode(e, json.EncodeDateTime)
+			s.ToDate.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
 		}
 	}
 }
@@ -48199,7 +48199,7 @@ func (s *UsageV2DateRange) Decode(d *jx.Decoder) error {
 		case "fromDate":
 			if err := func() error {
 				s.FromDate.Reset()
-				if err := s.FromDate.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.FromDate.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -48209,7 +48209,7 @@ func (s *UsageV2DateRange) Decode(d *jx.Decoder) error {
 		case "toDate":
 			if err := func() error {
 				s.ToDate.Reset()
-				if err := s.ToDate.Decode(d, json.DecodeDateTime); err != nil {
+				if err := s.ToDate.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
 					return err
 				}
 				return nil
@@ -48251,7 +48251,7 @@ func (s *UsageV2DayGbs) Encode(e *jx.Encoder) {
 func (s *UsageV2DayGbs) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("statsDate")
-		json.EncodeDateTime(e, s.StatsDate)
+		json.EncodeTimeFormat(e, s.StatsDate, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		e.FieldStart("totalGbs")
@@ -48331,7 +48331,7 @@ func (s *UsageV2DayGbs) Decode(d *jx.Decoder) error {
 		case "statsDate":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.StatsDate = v
 				if err != nil {
 					return err
@@ -48528,7 +48528,7 @@ func (s *UsageV2DayTokens) Encode(e *jx.Encoder) {
 func (s *UsageV2DayTokens) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("statsDate")
-		json.EncodeDateTime(e, s.StatsDate)
+		json.EncodeTimeFormat(e, s.StatsDate, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		e.FieldStart("totalTokens")
@@ -48562,7 +48562,7 @@ func (s *UsageV2DayTokens) Decode(d *jx.Decoder) error {
 		case "statsDate":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.StatsDate = v
 				if err != nil {
 					return err
@@ -48666,7 +48666,7 @@ func (s *UsageV2DayUnits) Encode(e *jx.Encoder) {
 func (s *UsageV2DayUnits) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("statsDate")
-		json.EncodeDateTime(e, s.StatsDate)
+		json.EncodeTimeFormat(e, s.StatsDate, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		e.FieldStart("totalUnits")
@@ -48751,7 +48751,7 @@ func (s *UsageV2DayUnits) Decode(d *jx.Decoder) error {
 		case "statsDate":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.StatsDate = v
 				if err != nil {
 					return err
@@ -49449,7 +49449,7 @@ func (s *UsageV2LogsCountEntry) Encode(e *jx.Encoder) {
 func (s *UsageV2LogsCountEntry) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("timestamp")
-		json.EncodeDateTime(e, s.Timestamp)
+		json.EncodeTimeFormat(e, s.Timestamp, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		e.FieldStart("logsCount")
@@ -49498,7 +49498,7 @@ func (s *UsageV2LogsCountEntry) Decode(d *jx.Decoder) error {
 		case "timestamp":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.Timestamp = v
 				if err != nil {
 					return err
@@ -49972,7 +49972,7 @@ func (s *UsageV2SpansCountEntry) Encode(e *jx.Encoder) {
 func (s *UsageV2SpansCountEntry) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("timestamp")
-		json.EncodeDateTime(e, s.Timestamp)
+		json.EncodeTimeFormat(e, s.Timestamp, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		e.FieldStart("successSpanCount")
@@ -50022,7 +50022,7 @@ func (s *UsageV2SpansCountEntry) Decode(d *jx.Decoder) error {
 		case "timestamp":
 			requiredBitSet[0] |= 1 << 0
 			if err := func() error {
-				v, err := json.DecodeDateTime(d)
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
 				s.Timestamp = v
 				if err != nil {
 					return err

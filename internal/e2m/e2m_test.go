@@ -656,3 +656,29 @@ func TestIsolationAndPermissions(t *testing.T) {
 		apitest.ExpectError(t, env.Do(t, http.MethodPost, executePath, "", "application/json", batch()), 401)
 	})
 }
+
+// Time stamps keep their microseconds: a replace 1.5 ms after the create answers an updateTime
+// 1.5 ms (plus the real time that passed) after the createTime, not the same whole second.
+func TestTimesKeepMicroseconds(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		r := create(t, env, key, logsBody("precise", ""))
+		env.Clock.Advance(1500 * time.Microsecond)
+		replaced := apitest.Decode[envelope](t, env.JSON(t, http.MethodPut, rulesPath, key,
+			`{"id":"`+r.ID+`","name":"precise","type":"E2M_TYPE_LOGS2METRICS","logsQuery":{"lucene":"level:warn"}}`)).E2M
+		created, err := time.Parse(time.RFC3339Nano, r.CreateTime)
+		if err != nil {
+			t.Fatal(err)
+		}
+		updated, err := time.Parse(time.RFC3339Nano, replaced.UpdateTime)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if gap := updated.Sub(created); gap < 1500*time.Microsecond || gap >= 500*time.Millisecond {
+			t.Fatalf("createTime %s, updateTime %s: %s apart, want 1.5 ms to 0.5 s", r.CreateTime, replaced.UpdateTime, gap)
+		}
+		if replaced.CreateTime != r.CreateTime || !strings.HasSuffix(r.CreateTime, "Z") {
+			t.Fatalf("createTime %s then %s, want one UTC value", r.CreateTime, replaced.CreateTime)
+		}
+	})
+}

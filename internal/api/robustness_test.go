@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,12 +35,17 @@ import (
 // dashboard's 21-character id.
 var placeholderIDs = []string{"00000000-0000-4000-8000-000000000000", "000000000000000000000"}
 
+// acceptedAfterSeeding are operations whose example, sent after the seeding, must be accepted:
+// the seeding creates the resource each names (a deployment, a custom role, a case comment).
+var acceptedAfterSeeding = []string{"UndeployExtension", "UpdateCustomRole", "UpdateCaseComment"}
+
 // TestEveryRequestExampleIsAccepted sends the example of every operation that has one. A POST
 // or PUT without path parameters whose example needs nothing existing is sent on a fresh team
 // (a key with every permission; the operator key for operator operations) and must be answered
 // with a 2xx. Every other example is sent on the bootstrap team after the seeding, with its path
 // parameters and placeholder ids naming seeded resources; its answer must be below 500, a 4xx
-// must carry a well-formed error body and must have changed nothing.
+// must carry a well-formed error body and must have changed nothing, and the examples of
+// acceptedAfterSeeding must get a 2xx.
 func TestEveryRequestExampleIsAccepted(t *testing.T) {
 	doc := loadDocument(t)
 	ops := doc.operations(t)
@@ -77,6 +83,11 @@ func TestEveryRequestExampleIsAccepted(t *testing.T) {
 			}
 		}
 		ids := seed(t, env, doc, ops)
+		for _, id := range acceptedAfterSeeding {
+			if !slices.ContainsFunc(later, func(o operation) bool { return o.id == id }) {
+				t.Errorf("%s: no such operation with an example sent after the seeding", id)
+			}
+		}
 		accepted := 0
 		for _, op := range later {
 			path := op.path
@@ -93,6 +104,8 @@ func TestEveryRequestExampleIsAccepted(t *testing.T) {
 			switch {
 			case res.Status >= 500:
 				t.Errorf("%s", describe)
+			case res.Status >= 400 && slices.Contains(acceptedAfterSeeding, op.id):
+				t.Errorf("%s\n the seeding gives this example what it names; it must be accepted", describe)
 			case res.Status >= 400:
 				if msg := errorBodyProblem(res); msg != "" {
 					t.Errorf("%s\n %s", describe, msg)
@@ -103,6 +116,9 @@ func TestEveryRequestExampleIsAccepted(t *testing.T) {
 				t.Logf("refused after the seeding: %s", describe)
 			default:
 				accepted++
+				if restore := restorers[op.id]; restore != nil {
+					restore(t, env)
+				}
 			}
 		}
 		if fresh < 25 {
@@ -726,7 +742,7 @@ func (d *document) baseBody(op operation, ids []seeded) any {
 // element of an array whose name ends in Ids) replaced by the id seeded in op's area, when
 // there is one.
 func withSeededIDs(op operation, example any, ids []seeded) any {
-	id, ok := seededInArea(op.path, ids)
+	id, ok := seededInArea(op.path, ids, false)
 	if !ok {
 		return example
 	}
@@ -760,11 +776,15 @@ func withSeededIDs(op operation, example any, ids []seeded) any {
 }
 
 // seededInArea is the id seeded at the creating path that shares the most segments (at least
-// the area's) with path; among those, one that the answer held in a property named id.
-func seededInArea(path string, ids []seeded) (string, bool) {
+// the area's) with path; among those, one that the answer held in a property named id. integer
+// chooses between the integer ids and the string ones.
+func seededInArea(path string, ids []seeded, integer bool) (string, bool) {
 	want := strings.Split(versionSegment.ReplaceAllString(path, ""), "/")
 	best, bestScore := "", 3 // two shared segments: "" and the area
 	for _, s := range ids {
+		if s.integer != integer {
+			continue
+		}
 		have := strings.Split(versionSegment.ReplaceAllString(s.path, ""), "/")
 		shared := 0
 		for shared < len(have) && shared < len(want) && have[shared] == want[shared] {
@@ -813,46 +833,117 @@ func short(s string, n int) string {
 
 // ---------------------------------------------------------------- seeding
 
-// seeded is a resource that a POST created: its id and the path it was posted to.
+// seeded is a resource that the seeding created: its id and the path it was created at.
 type seeded struct {
 	path string
 	key  string // the property that held the id
 	id   string
+	// integer is true for an id the answer held as a JSON number (a custom role's); such an id
+	// names only integer path parameters.
+	integer bool
 }
 
 var versionSegment = regexp.MustCompile(`^/mgmt/openapi/\d+`)
 
+// creatingPuts are the PUTs without path parameters that create a resource with a new id, and
+// are seeded as the creating POSTs are. (The other such PUTs replace a team's whole set.)
+var creatingPuts = []string{"CreateCustomRole"}
+
+// nestedCreators are POSTs under a path parameter that create what another operation's path
+// parameter names (a comment's eventId for event_id). They are seeded after the rest, their
+// path parameters naming what was seeded; of their answers only the named ids (eventId) are
+// kept: a plain id there is the calling key's, as the event's actor.
+var nestedCreators = []string{"CreateCaseComment"}
+
+// Seeded by seed in the bootstrap team: the catalog extension kubernetes, deployed with two
+// of its items. UndeployExtension's example names it and keeps one of the items.
+const (
+	deployedPath     = "/mgmt/openapi/3/integrations/extensions/v1/deployed"
+	seededDeployment = deployedPath + "?id=kubernetes&version=2.1.0&item_ids=k8s-cluster-dashboard&item_ids=k8s-container-logs"
+)
+
 // seed posts the example (or, without one, the minimal body) of every creating operation (a
-// POST without path parameters whose example needs nothing existing) and keeps the ids the
-// answers carry, so that path parameters and placeholder ids can name real resources.
+// POST without path parameters whose example needs nothing existing, and creatingPuts) and
+// keeps the ids the answers carry, so that path parameters and placeholder ids can name real
+// resources. It then deploys an extension (seededDeployment) and runs nestedCreators.
 func seed(t *testing.T, env *apitest.Env, doc *document, ops []operation) []seeded {
 	t.Helper()
+	for _, id := range slices.Concat(creatingPuts, nestedCreators) {
+		if !slices.ContainsFunc(ops, func(o operation) bool { return o.id == id }) {
+			t.Fatalf("seeding: the document has no operation %s", id)
+		}
+	}
 	var out []seeded
+	keep := func(path string, answer any, onlyNamed bool) {
+		for _, s := range idsIn(answer, 0) {
+			if onlyNamed && s.key == "id" {
+				continue
+			}
+			if !slices.ContainsFunc(out, func(o seeded) bool { return o.id == s.id && o.integer == s.integer }) {
+				s.path = path
+				out = append(out, s)
+			}
+		}
+	}
 	for _, op := range ops {
-		if op.method != http.MethodPost || op.body == nil || op.needsExisting || strings.Contains(op.path, "{") {
+		creating := op.method == http.MethodPost || slices.Contains(creatingPuts, op.id)
+		if !creating || op.body == nil || op.needsExisting || strings.Contains(op.path, "{") {
 			continue
 		}
 		body, _ := json.Marshal(doc.baseBody(op, nil))
 		res := env.Do(t, op.method, op.path, authorization(env, op), "application/json", string(body))
 		if res.Status != http.StatusOK {
+			if slices.Contains(creatingPuts, op.id) {
+				t.Fatalf("seeding %s: %d %s", op.id, res.Status, res.Body)
+			}
 			continue
 		}
 		var answer any
 		if json.Unmarshal(res.Body, &answer) != nil {
 			continue
 		}
-		for _, s := range idsIn(answer, 0) {
-			if !slices.ContainsFunc(out, func(o seeded) bool { return o.id == s.id }) {
-				s.path = op.path
-				out = append(out, s)
+		keep(op.path, answer, false)
+	}
+	keep(deployedPath, deployExtension(t, env), false)
+	for _, id := range nestedCreators {
+		op := ops[slices.IndexFunc(ops, func(o operation) bool { return o.id == id })]
+		path := op.path
+		for _, p := range op.params {
+			if p.in == "path" {
+				path = strings.ReplaceAll(path, "{"+p.name+"}", url.PathEscape(defaultPathValue(op, p, out)))
 			}
 		}
+		body, _ := json.Marshal(doc.baseBody(op, out))
+		res := env.Do(t, op.method, path, authorization(env, op), "application/json", string(body))
+		var answer any
+		if res.Status != http.StatusOK || json.Unmarshal(res.Body, &answer) != nil {
+			t.Fatalf("seeding %s: %s %s: %d %s", op.id, op.method, path, res.Status, res.Body)
+		}
+		keep(op.path, answer, true)
 	}
 	return out
 }
 
-// idsIn collects string values of properties named id or ending in Id, a few levels deep,
-// shallower first.
+// deployExtension deploys seededDeployment in the bootstrap team and returns the answer.
+func deployExtension(t *testing.T, env *apitest.Env) any {
+	t.Helper()
+	res := env.Do(t, http.MethodPut, seededDeployment, "Bearer "+env.RootKey, "", "")
+	var answer any
+	if res.Status != http.StatusOK || json.Unmarshal(res.Body, &answer) != nil {
+		t.Fatalf("seeding the deployment: PUT %s: %d %s", seededDeployment, res.Status, res.Body)
+	}
+	return answer
+}
+
+// restorers put back what an accepted request of the operation removed and the requests after
+// it rely on: the body probes of UndeployExtension (and its example) undeploy the seeded
+// deployment, which its other probes and GetDeployedExtension need.
+var restorers = map[string]func(t *testing.T, env *apitest.Env){
+	"UndeployExtension": func(t *testing.T, env *apitest.Env) { deployExtension(t, env) },
+}
+
+// idsIn collects the values of properties named id or ending in Id, a few levels deep,
+// shallower first: strings, and whole positive numbers (marked integer).
 func idsIn(v any, depth int) []seeded {
 	if depth > 4 {
 		return nil
@@ -867,8 +958,18 @@ func idsIn(v any, depth int) []seeded {
 		sort.Strings(keys)
 		// An object's own ids come before those of what it holds (an incident's before its events').
 		for _, k := range keys {
-			if s, ok := x[k].(string); ok && s != "" && (k == "id" || strings.HasSuffix(k, "Id")) && len(s) < 100 {
-				out = append(out, seeded{key: k, id: s})
+			if k != "id" && !strings.HasSuffix(k, "Id") {
+				continue
+			}
+			switch id := x[k].(type) {
+			case string:
+				if id != "" && len(id) < 100 {
+					out = append(out, seeded{key: k, id: id})
+				}
+			case float64:
+				if id >= 1 && id < 1<<53 && id == float64(int64(id)) {
+					out = append(out, seeded{key: k, id: strconv.FormatInt(int64(id), 10), integer: true})
+				}
 			}
 		}
 		for _, k := range keys {
@@ -883,22 +984,27 @@ func idsIn(v any, depth int) []seeded {
 }
 
 // defaultPathValue is the value a path parameter takes while another part of the request is
-// probed: an integer parameter gets 1 (the bootstrap team); any other the id seeded under the
-// parameter's name in camel case (unless that is just id), or else the id seeded in the area of
-// the path up to the parameter (seededInArea), or else x.
+// probed. An integer parameter gets the integer id seeded in the area of the path up to the
+// parameter (a custom role's for role_id), or else 1 (team_id always gets 1, the bootstrap team,
+// which holds everything seeded). Any other gets the id seeded under the parameter's name in
+// camel case (unless that is just id), or else the string id seeded in the area of the path up
+// to the parameter (seededInArea), or else x.
 func defaultPathValue(op operation, p parameter, ids []seeded) string {
+	prefix, _, _ := strings.Cut(op.path, "{"+p.name+"}")
 	if typ, _ := p.schema["type"].(string); typ == "integer" {
+		if id, ok := seededInArea(prefix, ids, true); ok && p.name != "team_id" {
+			return id
+		}
 		return "1"
 	}
 	// caseId answers case_id.
 	camel := regexp.MustCompile(`_([a-z])`).ReplaceAllStringFunc(p.name, func(m string) string { return strings.ToUpper(m[1:]) })
 	for _, s := range ids {
-		if s.key == camel && camel != "id" {
+		if s.key == camel && camel != "id" && !s.integer {
 			return s.id
 		}
 	}
-	prefix, _, _ := strings.Cut(op.path, "{"+p.name+"}")
-	if id, ok := seededInArea(prefix, ids); ok {
+	if id, ok := seededInArea(prefix, ids, false); ok {
 		return id
 	}
 	return "x"
@@ -943,6 +1049,9 @@ func runProbes(t *testing.T, env *apitest.Env, op operation, probes []probe, sta
 			if diff := compareSnapshots(before, after); diff != "" {
 				t.Errorf("%s\n the refused write changed the database: %s", describe, diff)
 			}
+		} else if restore := restorers[op.id]; restore != nil {
+			restore(t, env)
+			after = snapshotDB(t, env)
 		}
 		before = after
 	}

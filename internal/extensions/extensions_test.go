@@ -595,6 +595,7 @@ func TestDeploymentLifecycle(t *testing.T) {
 		apitest.ExpectError(t, call(t, env, http.MethodPost, key, flatQuery), 404, `id: extension "kubernetes" is not deployed in the team`)
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, deployedPath+"/kubernetes", key, ""), 404, `extension "kubernetes" is not deployed in the team`)
 		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, deployedPath, key, `{"id":"kubernetes"}`), 404, `id: extension "kubernetes" is not deployed`)
+		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, deployedPath, key, `{"id":""}`), 400, "id: must have at least 1 character (got 0)")
 		expectNothingDeployed(t, env, key)
 
 		deploymentOf(t, call(t, env, http.MethodPut, key, flatQuery))

@@ -13160,8 +13160,8 @@ func (s *UndeployExtensionRequest) Validate() error {
 	var failures []validate.FieldError
 	if err := func() error {
 		if err := (validate.String{
-			MinLength:     0,
-			MinLengthSet:  false,
+			MinLength:     1,
+			MinLengthSet:  true,
 			MaxLength:     65535,
 			MaxLengthSet:  true,
 			Email:         false,

@@ -162,6 +162,14 @@ func describeDecode(body []byte, err error) string {
 		offset, _ := strconv.ParseInt(m[1], 10, 64)
 		path = pathAtOffset(body, offset)
 	}
+	if path == "" && strings.HasSuffix(msg, "value out of range") {
+		if at, number := pathOfOutOfRange(body, fields); at != "" {
+			if len(number) > 40 {
+				number = number[:37] + "..."
+			}
+			return fmt.Sprintf("%s: %s is out of range for this field", at, number)
+		}
+	}
 	if path == "" {
 		path = strings.Join(fields, ".")
 	}

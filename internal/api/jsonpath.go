@@ -120,3 +120,59 @@ func pathOfMissing(body []byte, fields []string, missing string) string {
 	}
 	return find(v, fields, "")
 }
+
+// pathOfOutOfRange follows the field names through the body like pathOfMissing and returns the
+// path and text of the number there that the decoder could not hold: first one beyond float64,
+// else one beyond int64, else one beyond int32. It returns "" when there is none.
+func pathOfOutOfRange(body []byte, fields []string) (string, string) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return "", ""
+	}
+	type found struct{ path, text string }
+	var numbers []found
+	var collect func(v any, fields []string, path string)
+	collect = func(v any, fields []string, path string) {
+		switch t := v.(type) {
+		case []any:
+			for i, e := range t {
+				collect(e, fields, path+"["+strconv.Itoa(i)+"]")
+			}
+		case map[string]any:
+			if len(fields) == 0 {
+				return
+			}
+			next := fields[0]
+			if path != "" {
+				next = path + "." + fields[0]
+			}
+			collect(t[fields[0]], fields[1:], next)
+		case json.Number:
+			if len(fields) == 0 {
+				numbers = append(numbers, found{path, string(t)})
+			}
+		}
+	}
+	collect(v, fields, "")
+	beyond := []func(string) bool{
+		func(s string) bool { _, err := strconv.ParseFloat(s, 64); return err != nil },
+		func(s string) bool {
+			_, err := strconv.ParseInt(s, 10, 64)
+			return err != nil && !strings.ContainsAny(s, ".eE")
+		},
+		func(s string) bool {
+			_, err := strconv.ParseInt(s, 10, 32)
+			return err != nil && !strings.ContainsAny(s, ".eE")
+		},
+	}
+	for _, out := range beyond {
+		for _, n := range numbers {
+			if out(n.text) {
+				return n.path, n.text
+			}
+		}
+	}
+	return "", ""
+}

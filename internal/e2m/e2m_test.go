@@ -568,9 +568,9 @@ func TestRules(t *testing.T) {
 				t.Fatalf("batch message for %s: %s", c.body, res.Body)
 			}
 		}
-		// A bucket beyond float64 is refused by the decoder, whose message names the field without indexes.
-		apitest.ExpectError(t, env.JSON(t, http.MethodPost, rulesPath, key, logsBody("r", agg(`{"histogram":{"buckets":[1e999]}}`))),
-			400, "metricFields.aggregations.histogram.buckets", "out of range")
+		// A bucket beyond float64 is refused by the decoder; the message names its full path.
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, rulesPath, key, logsBody("r", agg(`{"histogram":{"buckets":[1,1e999]}}`))),
+			400, "metricFields[0].aggregations[0].histogram.buckets[1]: 1e999 is out of range for this field")
 		if l := list(t, env, key); len(l) != 0 {
 			t.Fatalf("refused bodies stored %d rules", len(l))
 		}

@@ -126,15 +126,7 @@ func updateKey(ctx context.Context, tx *db.Tx, teamID int64, k storedKey) error 
 // deleteKey removes the team's key; db.ErrNotFound when there is none.
 func deleteKey(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
 	res, err := tx.ExecContext(ctx, `DELETE FROM api_keys WHERE team_id = $1 AND id = $2`, teamID, id)
-	if err != nil {
-		return fmt.Errorf("delete api key: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return db.ErrNotFound
-	}
-	return nil
+	return db.OneRow(res, err, "delete api key")
 }
 
 func nonNil(s []string) []string {

@@ -88,7 +88,7 @@ func replaceDashboard(ctx context.Context, tx *db.Tx, teamID int64, d stored, po
 		`UPDATE dashboards SET name = $3, slug_name = $4, document = $5, access_policy = $6, is_locked = $7, updated_at = $8
 		 WHERE team_id = $1 AND id = $2`,
 		teamID, d.id, d.name, nullable(d.slug), text, policyArg(policy), d.locked, tx.Now.UnixMicro())
-	return affectedOne(res, err, "replace dashboard")
+	return db.OneRow(res, err, "replace dashboard")
 }
 
 // getDashboard returns the team's dashboard; db.ErrNotFound when there is none.
@@ -153,7 +153,7 @@ func countForCreate(ctx context.Context, tx *db.Tx, teamID int64) (int, error) {
 // db.ErrNotFound otherwise.
 func deleteDashboard(ctx context.Context, tx *db.Tx, teamID int64, id, requestID string) error {
 	res, err := tx.ExecContext(ctx, `DELETE FROM dashboards WHERE team_id = $1 AND id = $2`, teamID, id)
-	err = affectedOne(res, err, "delete dashboard")
+	err = db.OneRow(res, err, "delete dashboard")
 	switch {
 	case err == nil && requestID != "":
 		_, err = tx.ExecContext(ctx,
@@ -175,18 +175,4 @@ func deleteDashboard(ctx context.Context, tx *db.Tx, teamID int64, id, requestID
 		}
 	}
 	return err
-}
-
-func affectedOne(res sql.Result, err error, what string) error {
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, db.Translate(err))
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	if n == 0 {
-		return db.ErrNotFound
-	}
-	return nil
 }

@@ -3,6 +3,7 @@ package db
 import (
 	"database/sql"
 	"errors"
+	"fmt"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	sqlite "modernc.org/sqlite"
@@ -43,3 +44,20 @@ func IsConflict(err error) bool { return errors.Is(Translate(err), ErrConflict) 
 
 // IsNotFound reports whether err is, or translates to, a missing row.
 func IsNotFound(err error) bool { return errors.Is(Translate(err), ErrNotFound) }
+
+// OneRow finishes an UPDATE or DELETE that must change a row: it returns ErrNotFound when the
+// statement changed none, and otherwise the statement's error (translated), both prefixed with
+// what.
+func OneRow(res sql.Result, err error, what string) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, Translate(err))
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}

@@ -95,17 +95,7 @@ func countRules(ctx context.Context, tx *db.Tx, teamID int64) (int, error) {
 // deleteRule deletes the team's rule; db.ErrNotFound when there is none.
 func deleteRule(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
 	res, err := tx.ExecContext(ctx, `DELETE FROM e2m_rules WHERE team_id = $1 AND id = $2`, teamID, id)
-	if err != nil {
-		return fmt.Errorf("delete e2m: %w", db.Translate(err))
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("delete e2m: %w", err)
-	}
-	if n == 0 {
-		return db.ErrNotFound
-	}
-	return nil
+	return db.OneRow(res, err, "delete e2m")
 }
 
 // insertRule stores s; a name or id the team already holds is db.ErrConflict.

@@ -29,27 +29,13 @@ func updateDeployment(ctx context.Context, tx *db.Tx, teamID int64, d deployment
 		`UPDATE extension_deployments SET version = $3, item_ids = $4, applications = $5, subsystems = $6, updated_at = $7
 		 WHERE team_id = $1 AND extension_id = $2`,
 		teamID, d.ID, d.Version, items, apps, subs, tx.Now.UnixMicro())
-	return affectedOne(res, err, "update extension deployment")
+	return db.OneRow(res, err, "update extension deployment")
 }
 
 // deleteDeployment removes the team's deployment of the extension; db.ErrNotFound when there is none.
 func deleteDeployment(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
 	res, err := tx.ExecContext(ctx, `DELETE FROM extension_deployments WHERE team_id = $1 AND extension_id = $2`, teamID, id)
-	return affectedOne(res, err, "delete extension deployment")
-}
-
-func affectedOne(res interface{ RowsAffected() (int64, error) }, err error, what string) error {
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, db.Translate(err))
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	if n == 0 {
-		return db.ErrNotFound
-	}
-	return nil
+	return db.OneRow(res, err, "delete extension deployment")
 }
 
 func encodeLists(d deployment) (string, string, string) {

@@ -100,15 +100,5 @@ func listGroups(ctx context.Context, q db.Querier, teamID int64) ([]oas.ParsingR
 // deleteGroup deletes the team's group; db.ErrNotFound when there is none.
 func deleteGroup(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
 	res, err := tx.ExecContext(ctx, `DELETE FROM parsing_rule_groups WHERE team_id = $1 AND id = $2`, teamID, id)
-	if err != nil {
-		return fmt.Errorf("delete rule group: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("delete rule group: %w", err)
-	}
-	if n == 0 {
-		return db.ErrNotFound
-	}
-	return nil
+	return db.OneRow(res, err, "delete rule group")
 }

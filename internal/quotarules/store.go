@@ -48,15 +48,7 @@ func replaceSet(ctx context.Context, tx *db.Tx, teamID int64, s oas.QuotaRuleSet
 	res, err := tx.ExecContext(ctx,
 		`UPDATE quota_rule_sets SET document = $2, updated_at = $3 WHERE team_id = $1`,
 		teamID, doc, tx.Now.UnixMicro())
-	if err != nil {
-		return fmt.Errorf("replace quota rule set: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("replace quota rule set: %w", err)
-	} else if n == 0 {
-		return db.ErrNotFound
-	}
-	return nil
+	return db.OneRow(res, err, "replace quota rule set")
 }
 
 // deleteSet removes the team's set and returns its id; db.ErrNotFound when there is none.

@@ -33,31 +33,14 @@ func replaceSet(ctx context.Context, tx *db.Tx, teamID int64, set oas.RecordingR
 		`UPDATE recording_rule_sets SET name = $3, document = $4, updated_at = $5
 		  WHERE team_id = $1 AND id = $2`,
 		teamID, set.ID, set.Name, string(doc), tx.Now.UnixMicro())
-	if err != nil {
-		return fmt.Errorf("update recording rule set: %w", err)
-	}
-	return requireOneRow(res)
+	return db.OneRow(res, err, "update recording rule set")
 }
 
 // deleteSet removes the team's set; db.ErrNotFound when there is none.
 func deleteSet(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
 	res, err := tx.ExecContext(ctx,
 		`DELETE FROM recording_rule_sets WHERE team_id = $1 AND id = $2`, teamID, id)
-	if err != nil {
-		return fmt.Errorf("delete recording rule set: %w", err)
-	}
-	return requireOneRow(res)
-}
-
-func requireOneRow(res interface{ RowsAffected() (int64, error) }) error {
-	n, err := res.RowsAffected()
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return db.ErrNotFound
-	}
-	return nil
+	return db.OneRow(res, err, "delete recording rule set")
 }
 
 // getSet returns the team's set; db.ErrNotFound when there is none.

@@ -101,15 +101,5 @@ func listRoles(ctx context.Context, q db.Querier, teamID int64) ([]role, error) 
 // deleteRole deletes the team's custom role; db.ErrNotFound when there is none.
 func deleteRole(ctx context.Context, tx *db.Tx, teamID, id int64) error {
 	res, err := tx.ExecContext(ctx, `DELETE FROM custom_roles WHERE team_id = $1 AND id = $2`, teamID, id)
-	if err != nil {
-		return fmt.Errorf("delete custom role: %w", err)
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("delete custom role: %w", err)
-	}
-	if n == 0 {
-		return db.ErrNotFound
-	}
-	return nil
+	return db.OneRow(res, err, "delete custom role")
 }

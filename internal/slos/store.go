@@ -35,30 +35,13 @@ func updateSlo(ctx context.Context, tx *db.Tx, teamID int64, s oas.Slo) error {
 	res, err := tx.ExecContext(ctx,
 		`UPDATE slos SET revision = $3, document = $4, updated_at = $5 WHERE team_id = $1 AND id = $2`,
 		teamID, s.ID.Or(""), int64(s.Revision.Value.Revision.Or(1)), string(doc), tx.Now.UnixMicro())
-	if err != nil {
-		return fmt.Errorf("update slo: %w", err)
-	}
-	return requireOneRow(res)
+	return db.OneRow(res, err, "update slo")
 }
 
 // deleteSlo removes the team's SLO; db.ErrNotFound when there is none.
 func deleteSlo(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
 	res, err := tx.ExecContext(ctx, `DELETE FROM slos WHERE team_id = $1 AND id = $2`, teamID, id)
-	if err != nil {
-		return fmt.Errorf("delete slo: %w", err)
-	}
-	return requireOneRow(res)
-}
-
-func requireOneRow(res interface{ RowsAffected() (int64, error) }) error {
-	n, err := res.RowsAffected()
-	if err != nil {
-		return err
-	}
-	if n == 0 {
-		return db.ErrNotFound
-	}
-	return nil
+	return db.OneRow(res, err, "delete slo")
 }
 
 type scanner interface{ Scan(dest ...any) error }

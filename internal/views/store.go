@@ -29,21 +29,7 @@ func nextID(ctx context.Context, tx *db.Tx, teamID int64) (int64, error) {
 func lockFolder(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
 	res, err := tx.ExecContext(ctx,
 		`UPDATE view_folders SET updated_at = updated_at WHERE team_id = $1 AND id = $2`, teamID, id)
-	return affectedOne(res, err, "lock view folder")
-}
-
-func affectedOne(res sql.Result, err error, what string) error {
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, db.Translate(err))
-	}
-	n, err := res.RowsAffected()
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	if n == 0 {
-		return db.ErrNotFound
-	}
-	return nil
+	return db.OneRow(res, err, "lock view folder")
 }
 
 func encodeDoc(doc oas.ViewRequest) (string, any, error) {
@@ -83,7 +69,7 @@ func replaceView(ctx context.Context, tx *db.Tx, teamID, id int64, doc oas.ViewR
 	res, err := tx.ExecContext(ctx,
 		`UPDATE views SET folder_id = $3, document = $4, updated_at = $5 WHERE team_id = $1 AND id = $2`,
 		teamID, id, folder, text, tx.Now.UnixMicro())
-	return affectedOne(res, err, "replace view")
+	return db.OneRow(res, err, "replace view")
 }
 
 const selectView = `SELECT id, folder_id, document FROM views`
@@ -139,7 +125,7 @@ func countViews(ctx context.Context, q db.Querier, teamID int64) (int, error) {
 // deleteView deletes the team's view; db.ErrNotFound when there is none.
 func deleteView(ctx context.Context, tx *db.Tx, teamID, id int64) error {
 	res, err := tx.ExecContext(ctx, `DELETE FROM views WHERE team_id = $1 AND id = $2`, teamID, id)
-	return affectedOne(res, err, "delete view")
+	return db.OneRow(res, err, "delete view")
 }
 
 // insertFolder stores a new folder.
@@ -158,7 +144,7 @@ func renameFolder(ctx context.Context, tx *db.Tx, teamID int64, f oas.ViewFolder
 	res, err := tx.ExecContext(ctx,
 		`UPDATE view_folders SET name = $3, updated_at = $4 WHERE team_id = $1 AND id = $2`,
 		teamID, f.ID, f.Name, tx.Now.UnixMicro())
-	return affectedOne(res, err, "rename view folder")
+	return db.OneRow(res, err, "rename view folder")
 }
 
 const selectFolder = `SELECT id, name FROM view_folders`
@@ -209,5 +195,5 @@ func deleteFolder(ctx context.Context, tx *db.Tx, teamID int64, id string) (int,
 		return n, nil
 	}
 	res, err := tx.ExecContext(ctx, `DELETE FROM view_folders WHERE team_id = $1 AND id = $2`, teamID, id)
-	return 0, affectedOne(res, err, "delete view folder")
+	return 0, db.OneRow(res, err, "delete view folder")
 }

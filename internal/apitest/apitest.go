@@ -323,6 +323,17 @@ func (r *Replica) Do(t testing.TB, method, path, authorization, contentType, bod
 	return do(t, r.url, method, path, authorization, contentType, body)
 }
 
+// JSONOf is v as JSON text, for building request bodies; it fails the test when v cannot be
+// encoded.
+func JSONOf(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // Decode checks that res is a 200 and decodes its JSON body into a T; it fails the test
 // otherwise.
 func Decode[T any](t testing.TB, res Response) T {

@@ -67,15 +67,6 @@ type batchAnswer struct {
 	}
 }
 
-func asJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // logsBody is a minimal logs rule named name, with extra fields (each starting with a comma).
 func logsBody(name, extra string) string {
 	return `{"name":` + asJSONString(name) + `,"type":"E2M_TYPE_LOGS2METRICS","logsQuery":{"lucene":"level:error"}` + extra + `}`
@@ -164,18 +155,18 @@ func TestRoundTripAndDefaults(t *testing.T) {
 			t.Fatalf("permutations %+v", r.Permutations)
 		}
 		q := r.LogsQuery
-		if q.Alias != "q" || q.Lucene != "log_obj.ms:[50 TO 100]" || asJSON(t, q.ApplicationnameFilters) != `["shop",""]` ||
-			asJSON(t, q.SubsystemnameFilters) != `["catalog"]` || asJSON(t, q.SeverityFilters) != `["SEVERITY_ERROR","SEVERITY_CRITICAL"]` {
+		if q.Alias != "q" || q.Lucene != "log_obj.ms:[50 TO 100]" || apitest.JSONOf(t, q.ApplicationnameFilters) != `["shop",""]` ||
+			apitest.JSONOf(t, q.SubsystemnameFilters) != `["catalog"]` || apitest.JSONOf(t, q.SeverityFilters) != `["SEVERITY_ERROR","SEVERITY_CRITICAL"]` {
 			t.Fatalf("logsQuery %+v", q)
 		}
 		wantFields := `[{"SourceField":"log_obj.ms","TargetBaseMetricName":"catalog_ms","Aggregations":[` +
 			`{"Enabled":true,"TargetMetricName":"catalog_ms_avg","AggType":"AGG_TYPE_AVG","None":{},"Histogram":null,"Samples":null},` +
 			`{"Enabled":false,"TargetMetricName":"catalog_ms_histogram","AggType":"AGG_TYPE_HISTOGRAM","None":null,"Histogram":{"Buckets":[0.5,1,2.25]},"Samples":null},` +
 			`{"Enabled":true,"TargetMetricName":"slowest_ms","AggType":"AGG_TYPE_SAMPLES","None":null,"Histogram":null,"Samples":{"SampleType":"SAMPLE_TYPE_MAX"}}]}]`
-		if got := asJSON(t, r.MetricFields); got != wantFields {
+		if got := apitest.JSONOf(t, r.MetricFields); got != wantFields {
 			t.Fatalf("metricFields\n got %s\nwant %s", got, wantFields)
 		}
-		if asJSON(t, r.MetricLabels) != `[{"SourceField":"log_obj.region","TargetLabel":"region"}]` {
+		if apitest.JSONOf(t, r.MetricLabels) != `[{"SourceField":"log_obj.region","TargetLabel":"region"}]` {
 			t.Fatalf("metricLabels %+v", r.MetricLabels)
 		}
 
@@ -187,23 +178,23 @@ func TestRoundTripAndDefaults(t *testing.T) {
 			t.Fatalf("empty lists not answered: %s", res.Body)
 		}
 		if s.Description != nil || s.DataSource != nil || s.LogsQuery != nil || s.SpansQuery.Lucene != "" ||
-			asJSON(t, s.SpansQuery.ServiceFilters) != `["api"]` || s.SpansQuery.ActionFilters != nil || s.Permutations.Limit != 12 {
+			apitest.JSONOf(t, s.SpansQuery.ServiceFilters) != `["api"]` || s.SpansQuery.ActionFilters != nil || s.Permutations.Limit != 12 {
 			t.Fatalf("spans rule %s", res.Body)
 		}
 
 		// Get by id in either case; the list is by create time.
-		if g := get(t, env, key, r.ID); asJSON(t, g) != asJSON(t, r) {
+		if g := get(t, env, key, r.ID); apitest.JSONOf(t, g) != apitest.JSONOf(t, r) {
 			t.Fatalf("get %+v", g)
 		}
 		if g := get(t, env, key, strings.ToUpper(r.ID)); g.ID != r.ID {
 			t.Fatalf("uppercase get %+v", g)
 		}
 		before := list(t, env, key)
-		if asJSON(t, before) != asJSON(t, []rule{r, s}) {
+		if apitest.JSONOf(t, before) != apitest.JSONOf(t, []rule{r, s}) {
 			t.Fatalf("list %+v", before)
 		}
 		env.Restart(t)
-		if after := list(t, env, key); asJSON(t, after) != asJSON(t, before) {
+		if after := list(t, env, key); apitest.JSONOf(t, after) != apitest.JSONOf(t, before) {
 			t.Fatalf("after restart %+v", after)
 		}
 	})
@@ -232,7 +223,7 @@ func TestReplaceE21(t *testing.T) {
 		if d := updated.Sub(created); d < time.Hour || d > time.Hour+time.Minute {
 			t.Fatalf("updateTime %s moved by %v from %s", got.UpdateTime, d, r.CreateTime)
 		}
-		if g := get(t, env, key, r.ID); asJSON(t, g) != asJSON(t, got) {
+		if g := get(t, env, key, r.ID); apitest.JSONOf(t, g) != apitest.JSONOf(t, got) {
 			t.Fatalf("get after replace %+v", g)
 		}
 		// A given limit replaces the stored one; the rule may keep its own name.
@@ -246,7 +237,7 @@ func TestReplaceE21(t *testing.T) {
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, rulesPath, key, replaceBody(missing, "x", "")), 404, "id", missing)
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, rulesPath, key, replaceBody(r.ID, "other", "")), 409, "name", `"other"`)
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, rulesPath, key, `{"name":"x","type":"E2M_TYPE_LOGS2METRICS","logsQuery":{}}`), 400, "id")
-		if after := list(t, env, key); asJSON(t, after) != asJSON(t, before) || len(after) != 2 || after[1].ID != other.ID {
+		if after := list(t, env, key); apitest.JSONOf(t, after) != apitest.JSONOf(t, before) || len(after) != 2 || after[1].ID != other.ID {
 			t.Fatalf("list changed: %+v", after)
 		}
 	})
@@ -293,7 +284,7 @@ func TestBatchMixesAllThreeInOrder(t *testing.T) {
 		if a.Name != "a" || a.Permutations.Limit != 7 || len(a.ID) != 36 || x2.ID != x.ID || x2.Name != "x2" ||
 			x2.CreateTime != x.CreateTime || x2.UpdateTime == x.UpdateTime || m[2].Deleted.ID != y.ID ||
 			b.Name != "y" || b.ID == y.ID || b.Permutations.Limit != 30000 {
-			t.Fatalf("answers %s", asJSON(t, m))
+			t.Fatalf("answers %s", apitest.JSONOf(t, m))
 		}
 		// x2 keeps x's older create time; a and b were created at one moment, so the id orders them.
 		want := []rule{x2, a, b}
@@ -301,8 +292,8 @@ func TestBatchMixesAllThreeInOrder(t *testing.T) {
 			want = []rule{x2, b, a}
 		}
 		l := list(t, env, key)
-		if asJSON(t, l) != asJSON(t, want) {
-			t.Fatalf("list %s", asJSON(t, l))
+		if apitest.JSONOf(t, l) != apitest.JSONOf(t, want) {
+			t.Fatalf("list %s", apitest.JSONOf(t, l))
 		}
 		// Names only need to be unique once the batch has run: a swap, and delete-then-create.
 		ans = apitest.Decode[batchAnswer](t, env.JSON(t, http.MethodPost, executePath, key, batch(
@@ -312,9 +303,9 @@ func TestBatchMixesAllThreeInOrder(t *testing.T) {
 			createReq(logsBody("y", "")),
 		)))
 		if len(ans.MatchingResponses) != 4 || ans.MatchingResponses[0].Replaced.E2M.Name != "x2" || ans.MatchingResponses[1].Replaced.E2M.Name != "a" {
-			t.Fatalf("swap %s", asJSON(t, ans))
+			t.Fatalf("swap %s", apitest.JSONOf(t, ans))
 		}
-		if n := names(list(t, env, key)); asJSON(t, n) != `["a","x2","y"]` {
+		if n := names(list(t, env, key)); apitest.JSONOf(t, n) != `["a","x2","y"]` {
 			t.Fatalf("names %v", n)
 		}
 		// A rule replaced and then deleted in one batch is gone.
@@ -359,15 +350,15 @@ func TestBatchIsAllOrNothing(t *testing.T) {
 		}
 		for _, c := range cases {
 			apitest.ExpectError(t, env.JSON(t, http.MethodPost, executePath, key, batch(append(prefix, c.last)...)), c.status, c.frags...)
-			if after := list(t, env, key); asJSON(t, after) != asJSON(t, before) {
-				t.Fatalf("after failing %s the list is %s", c.last, asJSON(t, after))
+			if after := list(t, env, key); apitest.JSONOf(t, after) != apitest.JSONOf(t, before) {
+				t.Fatalf("after failing %s the list is %s", c.last, apitest.JSONOf(t, after))
 			}
 		}
 		// Two creates of one name: the later request is named.
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, executePath, key,
 			batch(createReq(logsBody("A", "")), createReq(logsBody("A", "")))), 409, "requests[1].create.e2m.name", `"A"`)
-		if after := list(t, env, key); asJSON(t, after) != asJSON(t, before) {
-			t.Fatalf("list changed: %s", asJSON(t, after))
+		if after := list(t, env, key); apitest.JSONOf(t, after) != apitest.JSONOf(t, before) {
+			t.Fatalf("list changed: %s", apitest.JSONOf(t, after))
 		}
 	})
 }
@@ -385,7 +376,7 @@ func TestNameClashes(t *testing.T) {
 		create(t, env, key, logsBody("a", ""))
 		_, otherKey := env.MustTeam(t, "other")
 		create(t, env, otherKey, logsBody("A", ""))
-		if n := names(list(t, env, key)); asJSON(t, n) != `["A","B","a"]` || a.Name != "A" {
+		if n := names(list(t, env, key)); apitest.JSONOf(t, n) != `["A","B","a"]` || a.Name != "A" {
 			t.Fatalf("names %v", n)
 		}
 
@@ -411,7 +402,7 @@ func TestNameClashes(t *testing.T) {
 		if won != 1 {
 			t.Fatalf("%d creates won", won)
 		}
-		if n := names(list(t, env, key)); asJSON(t, n) != `["A","B","a","race"]` {
+		if n := names(list(t, env, key)); apitest.JSONOf(t, n) != `["A","B","a","race"]` {
 			t.Fatalf("names %v", n)
 		}
 	})

@@ -136,15 +136,6 @@ func expectNotFound(t *testing.T, env *apitest.Env, key, id string) {
 
 type doc = map[string]any
 
-func mustJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 // oneRule builds {"name":"s","groups":[{"name":"g","rules":[{"record":"r","expr":"up"}]}]} and
 // lets edit change the set, its group and its rule before encoding.
 func oneRule(edit func(s, g, r doc)) func(t *testing.T) string {
@@ -155,7 +146,7 @@ func oneRule(edit func(s, g, r doc)) func(t *testing.T) string {
 		if edit != nil {
 			edit(s, g, r)
 		}
-		return mustJSON(t, s)
+		return apitest.JSONOf(t, s)
 	}
 }
 

@@ -78,18 +78,9 @@ func windowSli(m map[string]any) {
 	}
 }
 
-func asJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
-
 func create(t *testing.T, env *apitest.Env, key string, m map[string]any) slo {
 	t.Helper()
-	return apitest.Decode[struct{ Slo slo }](t, env.JSON(t, http.MethodPost, slosPath, key, asJSON(t, m))).Slo
+	return apitest.Decode[struct{ Slo slo }](t, env.JSON(t, http.MethodPost, slosPath, key, apitest.JSONOf(t, m))).Slo
 }
 
 func get(t *testing.T, env *apitest.Env, key, id string) slo {
@@ -117,7 +108,7 @@ func execute(t *testing.T, env *apitest.Env, key string, requests ...any) apites
 	if requests == nil {
 		requests = []any{}
 	}
-	return env.JSON(t, http.MethodPost, executePath, key, asJSON(t, map[string]any{"requests": requests}))
+	return env.JSON(t, http.MethodPost, executePath, key, apitest.JSONOf(t, map[string]any{"requests": requests}))
 }
 
 func createReq(m map[string]any) any {
@@ -163,7 +154,7 @@ func TestSloRoundTrip(t *testing.T) {
 		}
 		if c.Name != "checkout availability" || c.Description == nil || *c.Description != "99.9% of checkouts succeed" ||
 			c.Creator != "test key" || c.TargetThresholdPercentage != 99.9 ||
-			asJSON(t, c.Grouping.Labels) != `["region","service"]` || asJSON(t, c.Labels) != `{"team":"payments","tier":""}` ||
+			apitest.JSONOf(t, c.Grouping.Labels) != `["region","service"]` || apitest.JSONOf(t, c.Labels) != `{"team":"payments","tier":""}` ||
 			c.RequestBasedMetricSli == nil || c.RequestBasedMetricSli.GoodEvents.Query != `sum(rate(http_requests_total{code!~"5.."}[5m]))` ||
 			c.RequestBasedMetricSli.TotalEvents.Query != `sum(rate(http_requests_total[5m]))` || c.WindowBasedMetricSli != nil ||
 			c.SloTimeFrame != "SLO_TIME_FRAME_28_DAYS" || c.ProductType != "SLO_PRODUCT_TYPE_UNSPECIFIED" ||
@@ -180,7 +171,7 @@ func TestSloRoundTrip(t *testing.T) {
 			bare.Labels == nil || len(bare.Labels) != 0 {
 			t.Fatalf("bare %+v", bare)
 		}
-		if g := get(t, env, key, c.ID); asJSON(t, g) != asJSON(t, c) {
+		if g := get(t, env, key, c.ID); apitest.JSONOf(t, g) != apitest.JSONOf(t, c) {
 			t.Fatalf("get %+v, want %+v", g, c)
 		}
 		if l := list(t, env, key); len(l) != 2 || l[0].ID != c.ID || l[1].ID != bare.ID {
@@ -193,7 +184,7 @@ func TestSloRoundTrip(t *testing.T) {
 		r2 := apitest.Decode[struct {
 			Slo                 slo
 			EffectedSloAlertIds []string
-		}](t, env.JSON(t, http.MethodPut, slosPath, other, asJSON(t, body("renamed", withID(c.ID), windowSli,
+		}](t, env.JSON(t, http.MethodPut, slosPath, other, apitest.JSONOf(t, body("renamed", withID(c.ID), windowSli,
 			func(m map[string]any) { m["creator"] = "x"; m["sloType"] = "SLO_TYPE_WINDOW"; m["type"] = "window" }))))
 		s2 := r2.Slo
 		if r2.EffectedSloAlertIds == nil || len(r2.EffectedSloAlertIds) != 0 {
@@ -210,22 +201,22 @@ func TestSloRoundTrip(t *testing.T) {
 			t.Fatalf("replaced %+v", s2)
 		}
 		env.Clock.Advance(time.Hour)
-		s3 := apitest.Decode[struct{ Slo slo }](t, env.JSON(t, http.MethodPut, slosPath, key, asJSON(t, body("third", withID(c.ID))))).Slo
+		s3 := apitest.Decode[struct{ Slo slo }](t, env.JSON(t, http.MethodPut, slosPath, key, apitest.JSONOf(t, body("third", withID(c.ID))))).Slo
 		if s3.Revision.Revision != 3 || s3.CreateTime != c.CreateTime || s3.Revision.UpdateTime != s3.UpdateTime ||
 			!parseTime(t, s3.UpdateTime).After(parseTime(t, s2.UpdateTime).Add(59*time.Minute)) || s3.SloType != "SLO_TYPE_REQUEST" {
 			t.Fatalf("third %+v", s3)
 		}
 		// The list stays in create order after replaces.
-		if l := list(t, env, key); len(l) != 2 || l[0].ID != c.ID || l[1].ID != bare.ID || asJSON(t, l[0]) != asJSON(t, s3) {
+		if l := list(t, env, key); len(l) != 2 || l[0].ID != c.ID || l[1].ID != bare.ID || apitest.JSONOf(t, l[0]) != apitest.JSONOf(t, s3) {
 			t.Fatalf("list after replace %+v", l)
 		}
 
 		env.Restart(t)
-		if g := get(t, env, key, c.ID); asJSON(t, g) != asJSON(t, s3) {
+		if g := get(t, env, key, c.ID); apitest.JSONOf(t, g) != apitest.JSONOf(t, s3) {
 			t.Fatalf("after restart %+v, want %+v", g, s3)
 		}
-		apitest.ExpectError(t, env.JSON(t, http.MethodPut, slosPath, key, asJSON(t, body("x", withID(missingID)))), 404, "id: no SLO", missingID)
-		apitest.ExpectError(t, env.JSON(t, http.MethodPut, slosPath, key, asJSON(t, body("x"))), 400, "id: required")
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, slosPath, key, apitest.JSONOf(t, body("x", withID(missingID)))), 404, "id: no SLO", missingID)
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, slosPath, key, apitest.JSONOf(t, body("x"))), 400, "id: required")
 
 		del := env.JSON(t, http.MethodDelete, slosPath+"/"+c.ID, key, "")
 		if del.Status != http.StatusOK || string(del.Body) != `{"effectedSloAlertIds":[]}` {
@@ -263,13 +254,13 @@ func TestBatchExecuteAtomic(t *testing.T) {
 		b := create(t, env, key, body("b"))
 		foreign := create(t, env, otherKey, body("foreign"))
 		snapshot := listRaw(t, env, key)
-		aJSON, bJSON := asJSON(t, get(t, env, key, a.ID)), asJSON(t, get(t, env, key, b.ID))
+		aJSON, bJSON := apitest.JSONOf(t, get(t, env, key, a.ID)), apitest.JSONOf(t, get(t, env, key, b.ID))
 		unchanged := func(label string) {
 			t.Helper()
 			if got := listRaw(t, env, key); got != snapshot {
 				t.Fatalf("%s: list changed:\n%s\nwas\n%s", label, got, snapshot)
 			}
-			if asJSON(t, get(t, env, key, a.ID)) != aJSON || asJSON(t, get(t, env, key, b.ID)) != bJSON {
+			if apitest.JSONOf(t, get(t, env, key, a.ID)) != aJSON || apitest.JSONOf(t, get(t, env, key, b.ID)) != bJSON {
 				t.Fatalf("%s: an SLO changed", label)
 			}
 		}
@@ -365,7 +356,7 @@ func TestBatchExecuteSuccess(t *testing.T) {
 			first, second = second, first
 		}
 		l := list(t, env, key)
-		if len(l) != 3 || asJSON(t, l[0]) != asJSON(t, a3.Slo) || asJSON(t, l[1]) != asJSON(t, first) || asJSON(t, l[2]) != asJSON(t, second) {
+		if len(l) != 3 || apitest.JSONOf(t, l[0]) != apitest.JSONOf(t, a3.Slo) || apitest.JSONOf(t, l[1]) != apitest.JSONOf(t, first) || apitest.JSONOf(t, l[2]) != apitest.JSONOf(t, second) {
 			t.Fatalf("list %+v", l)
 		}
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, slosPath+"/"+b.ID, key, ""), 404, b.ID)
@@ -425,10 +416,10 @@ func TestBatchGet(t *testing.T) {
 			Slos        []slo
 			NotFoundIds []string
 		}](t, env.JSON(t, http.MethodGet, batchGetPath(b.ID, missingID, a.ID, b.ID, foreign.ID, "x", missingID, id36), key, ""))
-		if len(got.Slos) != 2 || asJSON(t, got.Slos[0]) != asJSON(t, b) || asJSON(t, got.Slos[1]) != asJSON(t, a) {
+		if len(got.Slos) != 2 || apitest.JSONOf(t, got.Slos[0]) != apitest.JSONOf(t, b) || apitest.JSONOf(t, got.Slos[1]) != apitest.JSONOf(t, a) {
 			t.Fatalf("slos %+v", got.Slos)
 		}
-		if asJSON(t, got.NotFoundIds) != asJSON(t, []string{missingID, foreign.ID, "x", id36}) {
+		if apitest.JSONOf(t, got.NotFoundIds) != apitest.JSONOf(t, []string{missingID, foreign.ID, "x", id36}) {
 			t.Fatalf("notFoundIds %v", got.NotFoundIds)
 		}
 		// Nothing found: both arrays present.
@@ -572,7 +563,7 @@ func TestSloBounds(t *testing.T) {
 			{"id 37 on create", set("id", strings.Repeat("q", 37)), []string{"id: must have at most 36 characters"}},
 		}
 		for _, r := range refused {
-			res := env.JSON(t, http.MethodPost, slosPath, key, asJSON(t, body("bad", r.mod)))
+			res := env.JSON(t, http.MethodPost, slosPath, key, apitest.JSONOf(t, body("bad", r.mod)))
 			if res.Status != http.StatusBadRequest {
 				t.Fatalf("%s: status %d %s", r.label, res.Status, res.Body)
 			}
@@ -585,8 +576,8 @@ func TestSloBounds(t *testing.T) {
 			t.Fatalf("list has %d, want %d", len(l), len(accepted))
 		}
 		// Replace and path ids: 36 characters is an unknown id (404), 37 a 400.
-		apitest.ExpectError(t, env.JSON(t, http.MethodPut, slosPath, key, asJSON(t, body("x", withID(strings.Repeat("q", 36))))), 404, "id: no SLO")
-		apitest.ExpectError(t, env.JSON(t, http.MethodPut, slosPath, key, asJSON(t, body("x", withID(strings.Repeat("q", 37))))), 400, "id: must have at most 36 characters")
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, slosPath, key, apitest.JSONOf(t, body("x", withID(strings.Repeat("q", 36))))), 404, "id: no SLO")
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, slosPath, key, apitest.JSONOf(t, body("x", withID(strings.Repeat("q", 37))))), 400, "id: must have at most 36 characters")
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, slosPath+"/"+strings.Repeat("q", 36), key, ""), 404, "id: no SLO")
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, slosPath+"/"+strings.Repeat("q", 37), key, ""), 400, "id")
 		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, slosPath+"/"+strings.Repeat("q", 37), key, ""), 400, "id")
@@ -612,9 +603,9 @@ func TestSloAuth(t *testing.T) {
 			{http.MethodGet, batchGetPath(s.ID), ""},
 		}
 		writes := []struct{ method, path, body string }{
-			{http.MethodPost, slosPath, asJSON(t, body("b"))},
-			{http.MethodPut, slosPath, asJSON(t, body("a", withID(s.ID)))},
-			{http.MethodPost, executePath, asJSON(t, map[string]any{"requests": []any{replaceReq(body("a", withID(s.ID)))}})},
+			{http.MethodPost, slosPath, apitest.JSONOf(t, body("b"))},
+			{http.MethodPut, slosPath, apitest.JSONOf(t, body("a", withID(s.ID)))},
+			{http.MethodPost, executePath, apitest.JSONOf(t, map[string]any{"requests": []any{replaceReq(body("a", withID(s.ID)))}})},
 			{http.MethodDelete, slosPath + "/" + s.ID, ""},
 		}
 		for _, op := range append(append([]struct{ method, path, body string }{}, reads...), writes...) {
@@ -648,13 +639,13 @@ func TestSloTeamIsolation(t *testing.T) {
 		_, globex := env.MustTeam(t, "globex")
 		s := create(t, env, acme, body("a"))
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, slosPath+"/"+s.ID, globex, ""), 404, s.ID)
-		apitest.ExpectError(t, env.JSON(t, http.MethodPut, slosPath, globex, asJSON(t, body("x", withID(s.ID)))), 404, s.ID)
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, slosPath, globex, apitest.JSONOf(t, body("x", withID(s.ID)))), 404, s.ID)
 		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, slosPath+"/"+s.ID, globex, ""), 404, s.ID)
 		apitest.ExpectError(t, execute(t, env, globex, deleteReq(s.ID)), 404, "requests[0].deleteSloRequest.id", s.ID)
 		if l := list(t, env, globex); len(l) != 0 {
 			t.Fatalf("globex lists %+v", l)
 		}
-		if g := get(t, env, acme, s.ID); asJSON(t, g) != asJSON(t, s) {
+		if g := get(t, env, acme, s.ID); apitest.JSONOf(t, g) != apitest.JSONOf(t, s) {
 			t.Fatalf("acme's SLO changed %+v", g)
 		}
 	})
@@ -678,10 +669,10 @@ func TestSloIDsMatchInEitherCase(t *testing.T) {
 			Slos        []slo
 			NotFoundIds []string
 		}](t, env.JSON(t, http.MethodGet, batchGetPath(upA, a.ID, missingID), key, ""))
-		if len(found.Slos) != 1 || found.Slos[0].ID != a.ID || asJSON(t, found.NotFoundIds) != asJSON(t, []string{missingID}) {
+		if len(found.Slos) != 1 || found.Slos[0].ID != a.ID || apitest.JSONOf(t, found.NotFoundIds) != apitest.JSONOf(t, []string{missingID}) {
 			t.Fatalf("batch get: %+v", found)
 		}
-		replaced := apitest.Decode[struct{ Slo slo }](t, env.JSON(t, http.MethodPut, slosPath, key, asJSON(t, body("a2", withID(upA))))).Slo
+		replaced := apitest.Decode[struct{ Slo slo }](t, env.JSON(t, http.MethodPut, slosPath, key, apitest.JSONOf(t, body("a2", withID(upA))))).Slo
 		if replaced.ID != a.ID || replaced.Name != "a2" || replaced.Revision.Revision != 2 {
 			t.Fatalf("replace by %s: %+v", upA, replaced)
 		}
@@ -715,7 +706,7 @@ func TestConcurrentReplacesCountEveryRevision(t *testing.T) {
 				defer wg.Done()
 				b := body(fmt.Sprintf("busy-%d", i), withID(s.ID))
 				if i%2 == 0 {
-					res := env.JSON(t, http.MethodPut, slosPath, key, asJSON(t, b))
+					res := env.JSON(t, http.MethodPut, slosPath, key, apitest.JSONOf(t, b))
 					if res.Status != http.StatusOK {
 						failures <- fmt.Sprintf("replace %d: %d %s", i, res.Status, res.Body)
 						return
@@ -729,7 +720,7 @@ func TestConcurrentReplacesCountEveryRevision(t *testing.T) {
 					return
 				}
 				res := env.JSON(t, http.MethodPost, executePath, key,
-					asJSON(t, map[string]any{"requests": []any{map[string]any{"replaceSloRequest": map[string]any{"slo": b}}}}))
+					apitest.JSONOf(t, map[string]any{"requests": []any{map[string]any{"replaceSloRequest": map[string]any{"slo": b}}}}))
 				if res.Status != http.StatusOK {
 					failures <- fmt.Sprintf("batch replace %d: %d %s", i, res.Status, res.Body)
 					return

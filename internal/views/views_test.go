@@ -2,7 +2,6 @@ package views_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -43,15 +42,6 @@ type viewDoc struct {
 }
 
 type folder struct{ ID, Name string }
-
-func asJSON(t *testing.T, v any) string {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
-}
 
 func viewPath(id int64) string { return viewsPath + "/" + strconv.FormatInt(id, 10) }
 
@@ -114,7 +104,7 @@ func TestViewCRUD(t *testing.T) {
 		if r.ID != 1 || r.Name != "renamed" || r.FolderID != "" || r.Filters != nil || r.TimeSelection.CustomSelection.ToTime != "2026-01-02T00:00:00.5+02:00" {
 			t.Fatalf("replace %+v", r)
 		}
-		if g := apitest.Decode[viewDoc](t, env.JSON(t, http.MethodGet, viewPath(1), key, "")); asJSON(t, g) != asJSON(t, r) {
+		if g := apitest.Decode[viewDoc](t, env.JSON(t, http.MethodGet, viewPath(1), key, "")); apitest.JSONOf(t, g) != apitest.JSONOf(t, r) {
 			t.Fatalf("after replace %+v, want %+v", g, r)
 		}
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, viewPath(9), key, `{"name":"x","timeSelection":{}}`), 404, "id", "9")
@@ -240,7 +230,7 @@ func TestViewBounds(t *testing.T) {
 		for _, body := range accepted {
 			created := createView(t, env, key, body)
 			got := apitest.Decode[viewDoc](t, env.JSON(t, http.MethodGet, viewPath(created.ID), key, ""))
-			if asJSON(t, got) != asJSON(t, created) {
+			if apitest.JSONOf(t, got) != apitest.JSONOf(t, created) {
 				t.Fatalf("stored %.200v, answered %.200v", got, created)
 			}
 			apitest.Decode[viewDoc](t, env.JSON(t, http.MethodPut, viewPath(v.ID), key, body))

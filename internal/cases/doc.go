@@ -4,7 +4,7 @@
 //
 // A case is opened ACTIVE by ingestion (PENDING_ACTIVATION is never used by mgmtapi). Every
 // change writes its event in the same transaction, with the caller as actor (apiKey {id, name}
-// for an API key, alertManager {receiverName} for ingestion, system {} for KPI breaches).
+// for an API key, prometheusAlertManager {receiverName} for ingestion, system {} for KPI breaches).
 //
 // # States and transitions
 //
@@ -25,7 +25,7 @@
 //	    resolutionReasonChangedEvent.
 //	(3) a reason different from the current one still writes resolutionReasonChangedEvent.
 //	(4) time-to-resolve and time-to-update breaches become MITIGATED.
-//	(5) ingestion (ResolveByAlerts), actor alertManager.
+//	(5) ingestion (ResolveByAlerts), actor prometheusAlertManager.
 //
 // A move writes statusChanged {oldStatus, newStatus}. A no-op answers 200 with the case as it is
 // and writes nothing. 409 messages say why, e.g. "case CASE-3 is resolved; only an active case

@@ -37,10 +37,15 @@ func touch(ctx context.Context, tx *db.Tx, c *caseRow) error {
 	return mitigate(ctx, tx, c.TeamID, c.ID, oas.KPITypeKPITYPETIMETOUPDATE)
 }
 
+// caseChange is one operation's rule applied to a locked case: it changes c and writes the
+// events of the change, and reports whether it changed anything (false for a no-op). Its errors
+// are those of the operation (Conflict for a status that refuses it).
+type caseChange func(ctx context.Context, tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error)
+
 // change runs fn on the locked case in one transaction. When fn reports a change, the case is
 // saved as a human change (touch) and fn has written the events. It answers the case as the
 // transaction left it.
-func (h *CaseHandler) change(ctx context.Context, ident string, fn func(tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error)) (*oas.CaseResponse, error) {
+func (h *CaseHandler) change(ctx context.Context, ident string, fn caseChange) (*oas.CaseResponse, error) {
 	caller, actor := callerActor(ctx)
 	var out oas.Case
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
@@ -48,7 +53,7 @@ func (h *CaseHandler) change(ctx context.Context, ident string, fn func(tx *db.T
 		if err != nil {
 			return err
 		}
-		changed, err := fn(tx, &c, actor)
+		changed, err := fn(ctx, tx, &c, actor)
 		if err != nil {
 			return err
 		}
@@ -272,7 +277,7 @@ func (h *CaseHandler) UpdateCase(ctx context.Context, req *oas.UpdateCaseRequest
 	if req.ResolutionReason.Set && reason == "" {
 		return nil, apierror.Invalidf("resolutionReason: must contain a non-whitespace character")
 	}
-	return h.change(ctx, string(params.CaseID), func(tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error) {
+	return h.change(ctx, string(params.CaseID), func(ctx context.Context, tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error) {
 		if c.Status == oas.CaseStatusCASESTATUSCLOSED {
 			return false, conflictf(c, "a closed case cannot change")
 		}
@@ -290,14 +295,11 @@ func (h *CaseHandler) UpdateCase(ctx context.Context, req *oas.UpdateCaseRequest
 			if override == oas.CasePriorityCASEPRIORITYUNSPECIFIED {
 				override = ""
 			}
-			if override != c.PriorityOverride {
-				before := *c
-				c.PriorityOverride = override
-				if _, err := appendEvent(ctx, tx, c.TeamID, c.ID, actor, priorityChanged(&before, c), tx.Now); err != nil {
-					return false, err
-				}
-				changed = true
+			moved, err := overridePriority(override)(ctx, tx, c, actor)
+			if err != nil {
+				return false, err
 			}
+			changed = changed || moved
 		}
 		if req.ResolutionReason.Set {
 			r, _ := c.resolution()
@@ -321,8 +323,12 @@ func (h *CaseHandler) UpdateCase(ctx context.Context, req *oas.UpdateCaseRequest
 //
 // Errors: NotFound when the team has no such case; Conflict when the case is closed.
 func (h *CaseHandler) AssignCase(ctx context.Context, req *oas.AssignCaseRequest, params oas.AssignCaseParams) (*oas.CaseResponse, error) {
-	user := string(req.Assignee.UserId)
-	return h.change(ctx, string(params.CaseID), func(tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error) {
+	return h.change(ctx, string(params.CaseID), assignTo(string(req.Assignee.UserId)))
+}
+
+// assignTo is the assign rule: a closed case refuses it, the current assignee is a no-op.
+func assignTo(user string) caseChange {
+	return func(ctx context.Context, tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error) {
 		if c.Status == oas.CaseStatusCASESTATUSCLOSED {
 			return false, conflictf(c, "a closed case cannot be assigned")
 		}
@@ -337,7 +343,7 @@ func (h *CaseHandler) AssignCase(ctx context.Context, req *oas.AssignCaseRequest
 		_, err := appendEvent(ctx, tx, c.TeamID, c.ID, actor,
 			oas.CaseEventData{Assigned: oas.NewOptCaseEventDataAssigned(d)}, tx.Now)
 		return err == nil, err
-	})
+	}
 }
 
 // UnassignCase removes the case's assignee (unassigned event). A case without one is answered
@@ -345,19 +351,22 @@ func (h *CaseHandler) AssignCase(ctx context.Context, req *oas.AssignCaseRequest
 //
 // Errors: NotFound when the team has no such case; Conflict when the case is closed.
 func (h *CaseHandler) UnassignCase(ctx context.Context, params oas.UnassignCaseParams) (*oas.CaseResponse, error) {
-	return h.change(ctx, string(params.CaseID), func(tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error) {
-		if c.Status == oas.CaseStatusCASESTATUSCLOSED {
-			return false, conflictf(c, "a closed case cannot be unassigned")
-		}
-		if c.Assignee == "" {
-			return false, nil
-		}
-		d := oas.CaseEventDataUnassigned{PreviousAssigneeUserId: oas.NewOptString(c.Assignee)}
-		c.Assignee = ""
-		_, err := appendEvent(ctx, tx, c.TeamID, c.ID, actor,
-			oas.CaseEventData{Unassigned: oas.NewOptCaseEventDataUnassigned(d)}, tx.Now)
-		return err == nil, err
-	})
+	return h.change(ctx, string(params.CaseID), unassign)
+}
+
+// unassign is the unassign rule: a closed case refuses it, a case without assignee is a no-op.
+func unassign(ctx context.Context, tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error) {
+	if c.Status == oas.CaseStatusCASESTATUSCLOSED {
+		return false, conflictf(c, "a closed case cannot be unassigned")
+	}
+	if c.Assignee == "" {
+		return false, nil
+	}
+	d := oas.CaseEventDataUnassigned{PreviousAssigneeUserId: oas.NewOptString(c.Assignee)}
+	c.Assignee = ""
+	_, err := appendEvent(ctx, tx, c.TeamID, c.ID, actor,
+		oas.CaseEventData{Unassigned: oas.NewOptCaseEventDataUnassigned(d)}, tx.Now)
+	return err == nil, err
 }
 
 // AcknowledgeCase moves an ACTIVE case to ACKNOWLEDGED, sets acknowledgeTime and marks its
@@ -365,21 +374,24 @@ func (h *CaseHandler) UnassignCase(ctx context.Context, params oas.UnassignCaseP
 //
 // Errors: NotFound when the team has no such case; Conflict when it is resolved or closed.
 func (h *CaseHandler) AcknowledgeCase(ctx context.Context, params oas.AcknowledgeCaseParams) (*oas.CaseResponse, error) {
-	return h.change(ctx, string(params.CaseID), func(tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error) {
-		switch ruleFor(acknowledgeRule, c.Status) {
-		case noop:
-			return false, nil
-		case refuse:
-			return false, conflictf(c, "only an active case can be acknowledged")
-		}
-		old := c.Status
-		c.Status, c.AcknowledgedAt = oas.CaseStatusCASESTATUSACKNOWLEDGED, nullMicros(tx.Now)
-		if err := mitigate(ctx, tx, c.TeamID, c.ID, oas.KPITypeKPITYPETIMETOACKNOWLEDGE); err != nil {
-			return false, err
-		}
-		_, err := appendEvent(ctx, tx, c.TeamID, c.ID, actor, statusChanged(old, c.Status), tx.Now)
-		return err == nil, err
-	})
+	return h.change(ctx, string(params.CaseID), acknowledge)
+}
+
+// acknowledge is the acknowledge rule of the state machine (package comment).
+func acknowledge(ctx context.Context, tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error) {
+	switch ruleFor(acknowledgeRule, c.Status) {
+	case noop:
+		return false, nil
+	case refuse:
+		return false, conflictf(c, "only an active case can be acknowledged")
+	}
+	old := c.Status
+	c.Status, c.AcknowledgedAt = oas.CaseStatusCASESTATUSACKNOWLEDGED, nullMicros(tx.Now)
+	if err := mitigate(ctx, tx, c.TeamID, c.ID, oas.KPITypeKPITYPETIMETOACKNOWLEDGE); err != nil {
+		return false, err
+	}
+	_, err := appendEvent(ctx, tx, c.TeamID, c.ID, actor, statusChanged(old, c.Status), tx.Now)
+	return err == nil, err
 }
 
 // UnacknowledgeCase returns an ACKNOWLEDGED case to ACTIVE; an ACTIVE case is answered
@@ -387,7 +399,7 @@ func (h *CaseHandler) AcknowledgeCase(ctx context.Context, params oas.Acknowledg
 //
 // Errors: NotFound when the team has no such case; Conflict when it is resolved or closed.
 func (h *CaseHandler) UnacknowledgeCase(ctx context.Context, params oas.UnacknowledgeCaseParams) (*oas.CaseResponse, error) {
-	return h.change(ctx, string(params.CaseID), func(tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error) {
+	return h.change(ctx, string(params.CaseID), func(ctx context.Context, tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error) {
 		switch ruleFor(unacknowledgeRule, c.Status) {
 		case noop:
 			return false, nil
@@ -410,12 +422,17 @@ func (h *CaseHandler) UnacknowledgeCase(ctx context.Context, params oas.Unacknow
 // Errors: Invalid for a blank reason; NotFound when the team has no such case; Conflict when
 // the case is closed.
 func (h *CaseHandler) ResolveCase(ctx context.Context, req oas.OptResolveCaseRequest, params oas.ResolveCaseParams) (*oas.CaseResponse, error) {
-	reason := strings.TrimSpace(req.Value.Reason.Value)
-	hasReason := req.Set && req.Value.Reason.Set
-	if hasReason && reason == "" {
-		return nil, apierror.Invalidf("reason: must contain a non-whitespace character")
+	reason, hasReason, err := checkReason(req.Value.Reason)
+	if err != nil {
+		return nil, err
 	}
-	return h.change(ctx, string(params.CaseID), func(tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error) {
+	return h.change(ctx, string(params.CaseID), resolveWith(reason, hasReason))
+}
+
+// resolveWith is the resolve rule of the state machine (package comment), with a reason when
+// hasReason.
+func resolveWith(reason string, hasReason bool) caseChange {
+	return func(ctx context.Context, tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error) {
 		rule := ruleFor(resolveRule, c.Status)
 		if rule == refuse {
 			return false, conflictf(c, "a closed case cannot be resolved")
@@ -449,7 +466,18 @@ func (h *CaseHandler) ResolveCase(ctx context.Context, req oas.OptResolveCaseReq
 			}
 		}
 		return changed, nil
-	})
+	}
+}
+
+// checkReason returns a resolve reason trimmed of white space, and whether one was given.
+//
+// Errors: Invalid naming `reason` when it is blank.
+func checkReason(r oas.OptString) (string, bool, error) {
+	reason := strings.TrimSpace(r.Value)
+	if r.Set && reason == "" {
+		return "", false, apierror.Invalidf("reason: must contain a non-whitespace character")
+	}
+	return reason, r.Set, nil
 }
 
 // CloseCase moves a case in any status to CLOSED for good and marks its time-to-resolve and
@@ -457,17 +485,20 @@ func (h *CaseHandler) ResolveCase(ctx context.Context, req oas.OptResolveCaseReq
 //
 // Errors: NotFound when the team has no such case.
 func (h *CaseHandler) CloseCase(ctx context.Context, params oas.CloseCaseParams) (*oas.CaseResponse, error) {
-	return h.change(ctx, string(params.CaseID), func(tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error) {
-		if ruleFor(closeRule, c.Status) != move {
-			return false, nil
-		}
-		old := c.Status
-		c.Status, c.ClosedAt = oas.CaseStatusCASESTATUSCLOSED, nullMicros(tx.Now)
-		err := mitigate(ctx, tx, c.TeamID, c.ID, oas.KPITypeKPITYPETIMETORESOLVE, oas.KPITypeKPITYPETIMETOUPDATE)
-		if err != nil {
-			return false, err
-		}
-		_, err = appendEvent(ctx, tx, c.TeamID, c.ID, actor, statusChanged(old, c.Status), tx.Now)
-		return err == nil, err
-	})
+	return h.change(ctx, string(params.CaseID), closeCase)
+}
+
+// closeCase is the close rule of the state machine (package comment).
+func closeCase(ctx context.Context, tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error) {
+	if ruleFor(closeRule, c.Status) != move {
+		return false, nil
+	}
+	old := c.Status
+	c.Status, c.ClosedAt = oas.CaseStatusCASESTATUSCLOSED, nullMicros(tx.Now)
+	err := mitigate(ctx, tx, c.TeamID, c.ID, oas.KPITypeKPITYPETIMETORESOLVE, oas.KPITypeKPITYPETIMETOUPDATE)
+	if err != nil {
+		return false, err
+	}
+	_, err = appendEvent(ctx, tx, c.TeamID, c.ID, actor, statusChanged(old, c.Status), tx.Now)
+	return err == nil, err
 }

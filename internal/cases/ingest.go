@@ -17,7 +17,7 @@ import (
 )
 
 // This file is what alert ingestion (internal/ingest) calls, inside its own transaction. The
-// actor of every event written here is alertManager {receiverName}.
+// actor of every event written here is prometheusAlertManager {receiverName}.
 
 // AlertGroup is an Alertmanager group (groupKey) as a case sees it.
 type AlertGroup struct {
@@ -376,7 +376,7 @@ func buildIndicators(teamID int64, alerts []storedAlert, now time.Time) []oas.Al
 }
 
 // ResolveByAlerts moves an ACTIVE or ACKNOWLEDGED case to RESOLVED because all its alerts
-// resolved (statusChanged, actor alertManager; resolutionDetails.resolvedBy is that actor). Its
+// resolved (statusChanged, actor prometheusAlertManager; resolutionDetails.resolvedBy is {prometheusAlertManager: {}}). Its
 // time-to-resolve and time-to-update breaches become MITIGATED. A case in any other status is
 // left alone. Errors: db.ErrNotFound when the team has no case caseID.
 func ResolveByAlerts(ctx context.Context, tx *db.Tx, teamID int64, caseID, receiver string) error {

@@ -3,6 +3,7 @@ package cases
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -67,9 +68,83 @@ func likeEscape(s string) string {
 func (h *CaseHandler) ListCases(ctx context.Context, req oas.OptListCasesRequest) (*oas.ListCasesResponse, error) {
 	caller := auth.PrincipalFrom(ctx)
 	now := h.db.Now()
+	q, err := filterCases(caller.TeamID, req.Value.Filters.Value)
+	if err != nil {
+		return nil, err
+	}
+
+	page := req.Value.Pagination.Value
+	size := int64(defaultPageSize)
+	if page.PageSize.Set {
+		size = page.PageSize.Value
+	}
+	offset := int64(0)
+	if page.PageToken.Set {
+		var ok bool
+		if offset, ok = parsePageToken(page.PageToken.Value); !ok {
+			return nil, apierror.Invalidf("pagination.pageToken: not a page token of this list; pass nextPageToken unchanged")
+		}
+	}
+	offset += page.Skip.Value
+
+	where := strings.Join(q.where, " AND ")
+	var total int64
+	rq := h.db.Read()
+	if err := rq.QueryRowContext(ctx, `SELECT count(*) FROM cases c WHERE `+where, q.args...).Scan(&total); err != nil {
+		return nil, fmt.Errorf("count cases: %w", err)
+	}
+	order := orderBy(q, req.Value.OrderBy.Value, micros(now))
+	cols := "c." + strings.ReplaceAll(strings.Join(strings.Fields(caseColumns), " "), ", ", ", c.")
+	rows, err := rq.QueryContext(ctx, `SELECT `+cols+` FROM cases c WHERE `+where+` ORDER BY `+order+
+		` LIMIT `+q.arg(size)+` OFFSET `+q.arg(offset), q.args...)
+	if err != nil {
+		return nil, fmt.Errorf("list cases: %w", err)
+	}
+	var found []caseRow
+	for rows.Next() {
+		c, err := scanCase(rows)
+		if err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("list cases: %w", err)
+		}
+		found = append(found, c)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list cases: %w", err)
+	}
+	ids := make([]string, len(found))
+	for i, c := range found {
+		ids[i] = c.ID
+	}
+	breaches, err := loadBreaches(ctx, rq, caller.TeamID, ids)
+	if err != nil {
+		return nil, err
+	}
+	out := &oas.ListCasesResponse{Cases: make([]oas.Case, 0, len(found))}
+	for _, c := range found {
+		oc, err := caseFromRow(c, breaches[c.ID], now)
+		if err != nil {
+			return nil, err
+		}
+		out.Cases = append(out.Cases, oc)
+	}
+	out.Pagination.TotalSize = oas.NewOptInt64(total)
+	if next := offset + int64(len(found)); len(found) > 0 && next < total {
+		out.Pagination.NextPageToken = oas.NewOptString(pageToken(next))
+	}
+	return out, nil
+}
+
+// filterCases is the WHERE clause (on cases c) that keeps the team's cases matching every
+// filter of f; the list and the filter values share it. Values inside one filter are
+// alternatives; UNSPECIFIED values filter nothing.
+//
+// Errors: Invalid naming the field under filters for an assignee option or impacted-entity
+// filter that does not set exactly one alternative, or a dateRange whose to is before its from.
+func filterCases(teamID int64, f oas.CaseFilters) (*query, error) {
 	q := &query{}
-	q.where = append(q.where, "c.team_id = "+q.arg(caller.TeamID))
-	f := req.Value.Filters.Value
+	q.where = append(q.where, "c.team_id = "+q.arg(teamID))
 	q.in("c.status", known(f.Statuses))
 	q.in("c.priority", known(f.Priorities))
 	q.in("c.category", known(f.Categories))
@@ -151,69 +226,81 @@ func (h *CaseHandler) ListCases(ctx context.Context, req oas.OptListCasesRequest
 		if r.To.Before(r.From) {
 			return nil, apierror.Invalidf("filters.dateRange: to must not be before from")
 		}
-		q.where = append(q.where, "c.created_at >= "+q.arg(micros(r.From)), "c.created_at < "+q.arg(micros(r.To)))
-	}
-
-	page := req.Value.Pagination.Value
-	size := int64(defaultPageSize)
-	if page.PageSize.Set {
-		size = page.PageSize.Value
-	}
-	offset := int64(0)
-	if page.PageToken.Set {
-		var ok bool
-		if offset, ok = parsePageToken(page.PageToken.Value); !ok {
-			return nil, apierror.Invalidf("pagination.pageToken: not a page token of this list; pass nextPageToken unchanged")
+		if r.Mode.Value == oas.CaseDateRangeModeDATERANGEMODEACTIVEWINDOW {
+			// Open at some instant of [from, to): created before to, not ended before from.
+			q.where = append(q.where, "c.created_at < "+q.arg(micros(r.To)),
+				"COALESCE(c.resolved_at, c.closed_at, "+q.arg(int64(1)<<62)+") >= "+q.arg(micros(r.From)))
+		} else {
+			q.where = append(q.where, "c.created_at >= "+q.arg(micros(r.From)), "c.created_at < "+q.arg(micros(r.To)))
 		}
 	}
 
-	where := strings.Join(q.where, " AND ")
-	var total int64
-	rq := h.db.Read()
-	if err := rq.QueryRowContext(ctx, `SELECT count(*) FROM cases c WHERE `+where, q.args...).Scan(&total); err != nil {
-		return nil, fmt.Errorf("count cases: %w", err)
-	}
-	order := orderBy(q, req.Value.OrderBy.Value, micros(now))
-	cols := "c." + strings.ReplaceAll(strings.Join(strings.Fields(caseColumns), " "), ", ", ", c.")
-	rows, err := rq.QueryContext(ctx, `SELECT `+cols+` FROM cases c WHERE `+where+` ORDER BY `+order+
-		` LIMIT `+q.arg(size)+` OFFSET `+q.arg(offset), q.args...)
-	if err != nil {
-		return nil, fmt.Errorf("list cases: %w", err)
-	}
-	var found []caseRow
-	for rows.Next() {
-		c, err := scanCase(rows)
-		if err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("list cases: %w", err)
+	if af := f.AlertFilters.Value; len(af.AlertIds) > 0 || len(af.AlertVersions) > 0 {
+		// The indicators column is the JSON of caseIndicators.alertIndicators, as encoding/json
+		// writes it: "alertId":"<id>" and each version (fingerprint) as an element of
+		// "alertVersions".
+		var alts []string
+		for _, id := range af.AlertIds {
+			alts = append(alts, "c.indicators LIKE "+q.arg(likeEscape(`"alertId":"`+string(id)+`"`))+` ESCAPE '\'`)
 		}
-		found = append(found, c)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list cases: %w", err)
-	}
-	ids := make([]string, len(found))
-	for i, c := range found {
-		ids[i] = c.ID
-	}
-	breaches, err := loadBreaches(ctx, rq, caller.TeamID, ids)
-	if err != nil {
-		return nil, err
-	}
-	out := &oas.ListCasesResponse{Cases: make([]oas.Case, 0, len(found))}
-	for _, c := range found {
-		oc, err := caseFromRow(c, breaches[c.ID], now)
-		if err != nil {
-			return nil, err
+		for _, v := range af.AlertVersions {
+			quoted, _ := json.Marshal(v)
+			alts = append(alts, "c.alerts LIKE "+q.arg(likeEscape(`"fingerprint":`+string(quoted)))+` ESCAPE '\'`)
 		}
-		out.Cases = append(out.Cases, oc)
+		q.where = append(q.where, "("+strings.Join(alts, " OR ")+")")
 	}
-	out.Pagination.TotalSize = oas.NewOptInt64(total)
-	if next := offset + int64(len(found)); len(found) > 0 && next < total {
-		out.Pagination.NextPageToken = oas.NewOptString(pageToken(next))
+
+	if flat := f.CaseLabelsFilter.Value.FlatLabels; len(flat) > 0 {
+		var alts []string
+		for _, kv := range flat {
+			alts = append(alts, `EXISTS (SELECT 1 FROM case_labels l WHERE l.team_id = c.team_id
+				AND l.case_id = c.id AND l.kind = 'label' AND l.key = `+q.arg(kv.Key)+` AND l.value = `+q.arg(kv.Value)+`)`)
+		}
+		q.where = append(q.where, "("+strings.Join(alts, " OR ")+")")
 	}
-	return out, nil
+
+	// mgmtapi sends no case to a connector: noConnector keeps every case, a connector type none.
+	if len(f.ConnectorTypeFilters) > 0 {
+		matchesAll, specified := false, false
+		for _, ct := range f.ConnectorTypeFilters {
+			switch {
+			case ct.NoConnector != nil:
+				matchesAll, specified = true, true
+			case ct.ConnectorType.Set && ct.ConnectorType.Value != oas.ConnectorTypeFilterConnectorTypeCONNECTORTYPEUNSPECIFIED:
+				specified = true
+			}
+		}
+		if specified && !matchesAll {
+			q.where = append(q.where, "1 = 0")
+		}
+	}
+
+	// Cases hold no impacted entity: any entity filter keeps no case.
+	for i, e := range f.ImpactedEntities {
+		if e.ApmService.Set == e.ApmDatabase.Set {
+			return nil, apierror.Invalidf("filters.impactedEntities[%d]: must set exactly one of apmService, apmDatabase", i)
+		}
+	}
+	if len(f.ImpactedEntities) > 0 {
+		q.where = append(q.where, "1 = 0")
+	}
+
+	if types := known(f.IndicatorTypes); len(types) > 0 {
+		withAlerts := false
+		for _, t := range types {
+			switch oas.CaseFiltersIndicatorTypesItem(t) {
+			case oas.CaseFiltersIndicatorTypesItemINDICATORTYPEALERT,
+				oas.CaseFiltersIndicatorTypesItemINDICATORTYPEPROMETHEUSALERTMANAGER:
+				withAlerts = true
+			}
+		}
+		if withAlerts {
+			q.where = append(q.where, "c.indicators <> '[]'")
+		} else {
+			q.where = append(q.where, "1 = 0")
+		}
+	}
+	return q, nil
 }
 
 func orderBy(q *query, o oas.CaseOrderBy, now int64) string {

@@ -118,7 +118,7 @@ func ruleFor(row map[oas.CaseStatus]transition, s oas.CaseStatus) transition {
 func resolveRow(c *caseRow, actor oas.EventActor, now time.Time) error {
 	r, _ := c.resolution()
 	r.ResolveTime = oas.NewOptDateTime(now)
-	r.ResolvedBy = oas.NewOptEventActor(actor)
+	r.ResolvedBy = oas.NewOptCaseResolver(resolverOf(actor))
 	if err := c.setResolution(r); err != nil {
 		return err
 	}

@@ -146,16 +146,87 @@ func fromMicros(v int64) time.Time { return time.UnixMicro(v).UTC() }
 
 func nullMicros(t time.Time) sql.NullInt64 { return sql.NullInt64{Int64: t.UnixMicro(), Valid: true} }
 
+// storedResolution reads the resolution column as every version of mgmtapi wrote it: resolvedBy
+// was once the full event actor ({"apiKey": {"id", "name"}}, {"alertManager": {...}}) and is now
+// the resolver kind alone ({"apiKey": {}}, {"prometheusAlertManager": {}}).
+type storedResolution struct {
+	Reason      *string                    `json:"reason"`
+	ResolveTime *time.Time                 `json:"resolveTime"`
+	ResolvedBy  map[string]json.RawMessage `json:"resolvedBy"`
+}
+
 // resolution decodes the stored resolution details; ok is false when the case has none.
 func (c *caseRow) resolution() (oas.ResolutionDetails, bool) {
 	var r oas.ResolutionDetails
 	if c.Resolution == "" {
 		return r, false
 	}
-	if err := r.UnmarshalJSON([]byte(c.Resolution)); err != nil {
+	var stored storedResolution
+	if err := json.Unmarshal([]byte(c.Resolution), &stored); err != nil {
 		return oas.ResolutionDetails{}, false
 	}
+	if stored.Reason != nil && *stored.Reason != "" {
+		r.Reason = oas.NewOptString(*stored.Reason)
+	}
+	if stored.ResolveTime != nil {
+		r.ResolveTime = oas.NewOptDateTime(stored.ResolveTime.UTC())
+	}
+	if stored.ResolvedBy != nil {
+		var kind oas.CaseResolver
+		for key := range stored.ResolvedBy {
+			setResolverKind(&kind, key)
+		}
+		r.ResolvedBy = oas.NewOptCaseResolver(kind)
+	}
 	return r, true
+}
+
+// setResolverKind marks the resolver kind named by an event actor's key (or a resolver's own
+// key); an unknown key marks nothing.
+func setResolverKind(r *oas.CaseResolver, key string) {
+	empty := &oas.EmptyObject{}
+	switch key {
+	case "system":
+		r.System = empty
+	case "user", "platformUser":
+		r.PlatformUser = empty
+	case "serviceNow":
+		r.ServiceNow = empty
+	case "apiKey":
+		r.ApiKey = empty
+	case "slack":
+		r.Slack = empty
+	case "alertManager", "prometheusAlertManager":
+		r.PrometheusAlertManager = empty
+	case "pagerDuty":
+		r.PagerDuty = empty
+	case "microsoftTeams":
+		r.MicrosoftTeams = empty
+	}
+}
+
+// resolverOf is the resolver kind of an event actor, as resolutionDetails.resolvedBy shows it.
+func resolverOf(actor oas.EventActor) oas.CaseResolver {
+	var r oas.CaseResolver
+	switch {
+	case actor.ApiKey.Set:
+		setResolverKind(&r, "apiKey")
+	case actor.PrometheusAlertManager.Set:
+		setResolverKind(&r, "prometheusAlertManager")
+	case actor.User.Set:
+		setResolverKind(&r, "user")
+	case actor.Slack.Set:
+		setResolverKind(&r, "slack")
+	case actor.MicrosoftTeams.Set:
+		setResolverKind(&r, "microsoftTeams")
+	case actor.PagerDuty.Set:
+		setResolverKind(&r, "pagerDuty")
+	case actor.ServiceNow.Set:
+		setResolverKind(&r, "serviceNow")
+	default:
+		setResolverKind(&r, "system")
+	}
+	return r
 }
 
 func (c *caseRow) setResolution(r oas.ResolutionDetails) error {
@@ -395,16 +466,27 @@ func listEvents(ctx context.Context, q db.Querier, teamID int64, caseID string) 
 
 // ------------------------------------------------------------------------------ actors
 
+// actorText is an actor field as the API shows it: at most 256 characters, absent when empty.
+func actorText(s string) oas.OptActorText {
+	if s == "" {
+		return oas.OptActorText{}
+	}
+	return oas.NewOptActorText(oas.ActorText(cut(s, 256)))
+}
+
+// apiKeyActor is the actor of a change made with an API key: {apiKey: {id, name}}, a field the
+// key lacks omitted.
 func apiKeyActor(keyID, keyName string) oas.EventActor {
 	return oas.EventActor{ApiKey: oas.NewOptApiKeyActor(oas.ApiKeyActor{
-		ID: oas.NewOptString(keyID), Name: oas.NewOptString(keyName),
+		ID: actorText(keyID), Name: actorText(keyName),
 	})}
 }
 
+// alertManagerActor is the actor of alert ingestion: {prometheusAlertManager: {receiverName}},
+// the name omitted when the receiver has none.
 func alertManagerActor(receiver string) oas.EventActor {
-	return oas.EventActor{AlertManager: oas.NewOptAlertManagerActor(oas.AlertManagerActor{
-		ReceiverName: oas.NewOptString(receiver),
-	})}
+	return oas.EventActor{PrometheusAlertManager: oas.NewOptPrometheusAlertManagerActor(
+		oas.PrometheusAlertManagerActor{ReceiverName: actorText(receiver)})}
 }
 
 func systemActor() oas.EventActor { return oas.EventActor{System: &oas.EmptyObject{}} }

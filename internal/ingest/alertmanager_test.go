@@ -162,7 +162,7 @@ receivers:
 			t.Fatalf("case events: %s", k)
 		}
 		var actor struct{ ReceiverName string }
-		if err := json.Unmarshal(events[1].Actor["alertManager"], &actor); err != nil || actor.ReceiverName != "mgmtapi" {
+		if err := json.Unmarshal(events[1].Actor["prometheusAlertManager"], &actor); err != nil || actor.ReceiverName != "mgmtapi" {
 			t.Fatalf("actor: %v", events[1].Actor)
 		}
 	})

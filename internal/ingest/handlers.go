@@ -5,7 +5,7 @@
 // Alertmanager group (groupKey) go to the group's open case; when the group has none and a
 // notification brings an alert not seen before, a new case is opened. A resolved alert resolves
 // its incident, and a case whose incidents are all resolved is resolved with it. Every event that
-// ingestion writes has the actor alertManager {receiverName}.
+// ingestion writes has the actor prometheusAlertManager {receiverName}.
 //
 // A notification is applied in one transaction, and applying it again changes nothing: alerts
 // already recorded as they are count as unchanged.

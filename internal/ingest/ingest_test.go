@@ -161,7 +161,7 @@ type caseEvent struct {
 }
 
 // eventKinds lists the eventData keys of a case's events, oldest first, and checks that every
-// event has the alertManager actor of the receiver, or another actor when the kind is listed in
+// event has the prometheusAlertManager actor of the receiver, or another actor when the kind is listed in
 // byOthers.
 func caseEvents(t *testing.T, env *apitest.Env, key, id string) []caseEvent {
 	t.Helper()
@@ -337,7 +337,7 @@ func TestIngestLifecycle(t *testing.T) {
 				t.Fatalf("last event: %s", kinds(events))
 			}
 			var actor struct{ ReceiverName string }
-			if err := json.Unmarshal(last.Actor["alertManager"], &actor); err != nil || actor.ReceiverName != "team-pager" {
+			if err := json.Unmarshal(last.Actor["prometheusAlertManager"], &actor); err != nil || actor.ReceiverName != "team-pager" {
 				t.Fatalf("actor of the resolution: %v", last.Actor)
 			}
 			for _, inc := range listIncidents(t, env, env.RootKey) {

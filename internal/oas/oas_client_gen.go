@@ -122,6 +122,34 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/3/v1/slo/slos:batchGet
 	BatchGetSlos(ctx context.Context, params BatchGetSlosParams) (*BatchGetSlosResponse, error)
+	// BulkAcknowledgeCases invokes BulkAcknowledgeCases operation.
+	//
+	// Applies the single acknowledge to each listed case, all or nothing: when one id names no case of the
+	// team (404) or one case cannot be acknowledged (409), no case changes. Each case that moves records
+	// its `statusChanged` event with the caller as actor. The answer lists the cases in the order of
+	// `ids`, once each.
+	//
+	// POST /mgmt/openapi/5/cases/acknowledged/v1
+	BulkAcknowledgeCases(ctx context.Context, request *BulkAcknowledgeCasesRequest) (*BulkCasesResponse, error)
+	// BulkAssignCases invokes BulkAssignCases operation.
+	//
+	// Applies the single assign to each listed case, all or nothing (404 for an id that names no case of
+	// the team, 409 for a closed case; then nothing changes).
+	//
+	// PUT /mgmt/openapi/5/cases/assigned/v1
+	BulkAssignCases(ctx context.Context, request *BulkAssignCasesRequest) (*BulkCasesResponse, error)
+	// BulkClearCasePriorityOverride invokes BulkClearCasePriorityOverride operation.
+	//
+	// Applies the single clear to each listed case, all or nothing.
+	//
+	// DELETE /mgmt/openapi/5/cases/priority-override/v1
+	BulkClearCasePriorityOverride(ctx context.Context, params BulkClearCasePriorityOverrideParams) (*BulkCasesResponse, error)
+	// BulkCloseCases invokes BulkCloseCases operation.
+	//
+	// Applies the single close to each listed case, all or nothing.
+	//
+	// POST /mgmt/openapi/5/cases/closed/v1
+	BulkCloseCases(ctx context.Context, request *BulkCaseIDsRequest) (*BulkCasesResponse, error)
 	// BulkDeleteParsingRuleGroups invokes BulkDeleteParsingRuleGroups operation.
 	//
 	// Deletes every group named by a `group_ids` value, all or none: when one names no group of the team,
@@ -129,6 +157,31 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/parsing-rules/rule-groups/v1
 	BulkDeleteParsingRuleGroups(ctx context.Context, params BulkDeleteParsingRuleGroupsParams) error
+	// BulkResolveCases invokes BulkResolveCases operation.
+	//
+	// Applies the single resolve (with the same `reason`) to each listed case, all or nothing.
+	//
+	// POST /mgmt/openapi/5/cases/resolved/v1
+	BulkResolveCases(ctx context.Context, request *BulkResolveCasesRequest) (*BulkCasesResponse, error)
+	// BulkSetCasePriorityOverride invokes BulkSetCasePriorityOverride operation.
+	//
+	// Applies the single priority override to each listed case, all or nothing.
+	//
+	// POST /mgmt/openapi/5/cases/priority-override/v1
+	BulkSetCasePriorityOverride(ctx context.Context, request *BulkSetCasePriorityOverrideRequest) (*BulkCasesResponse, error)
+	// BulkUnassignCases invokes BulkUnassignCases operation.
+	//
+	// Applies the single unassign to each listed case, all or nothing.
+	//
+	// DELETE /mgmt/openapi/5/cases/assigned/v1
+	BulkUnassignCases(ctx context.Context, params BulkUnassignCasesParams) (*BulkCasesResponse, error)
+	// ClearCasePriorityOverride invokes ClearCasePriorityOverride operation.
+	//
+	// The case shows its system priority again; a change records `priorityDetailsChanged`. A case without
+	// an override is answered unchanged. A closed case cannot change (409).
+	//
+	// DELETE /mgmt/openapi/5/cases/priority-override/v1/{case_id}
+	ClearCasePriorityOverride(ctx context.Context, params ClearCasePriorityOverrideParams) (*CaseResponse, error)
 	// CloseCase invokes CloseCase operation.
 	//
 	// Close a case for good.
@@ -373,12 +426,42 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/cases/cases/v1/{case_id}
 	GetCase(ctx context.Context, params GetCaseParams) (*CaseResponse, error)
+	// GetCaseByIndicator invokes GetCaseByIndicator operation.
+	//
+	// The team's case whose alerts include the alert with this `fingerprint` that started at `startedAt`
+	// (compared to the microsecond); the most recently opened one when several do. 404 when none does.
+	//
+	// POST /mgmt/openapi/5/cases/indicators/v1/get
+	GetCaseByIndicator(ctx context.Context, request *GetCaseByIndicatorRequest) (*CaseResponse, error)
+	// GetCaseDeepLinks invokes GetCaseDeepLinks operation.
+	//
+	// Mgmtapi has no web interface, so the one link it has leads to this server's API: `detail` is the
+	// path of the case (GetCase, by `id`), relative to the server the client called. mgmtapi holds no
+	// alert definitions and cases hold no impacted entities, so `alertIndicators` is an empty object and
+	// `impactedEntities` an empty array.
+	//
+	// GET /mgmt/openapi/5/cases/cases/v1/{case_id}/deep-links
+	GetCaseDeepLinks(ctx context.Context, params GetCaseDeepLinksParams) (*GetCaseDeepLinksResponse, error)
 	// GetCaseEvent invokes GetCaseEvent operation.
 	//
 	// Get one case event.
 	//
 	// GET /mgmt/openapi/5/cases/events/v1/{event_id}
 	GetCaseEvent(ctx context.Context, params GetCaseEventParams) (*CaseEventResponse, error)
+	// GetCaseFilterValues invokes GetCaseFilterValues operation.
+	//
+	// Among the team's cases that match `filters` (the list's filters, same rules), how many have each
+	// status, priority, category, assignee, label and grouping value, and each alert indicator id. Values
+	// no matching case has are absent.
+	//
+	// POST /mgmt/openapi/5/cases/filter-values/v1
+	GetCaseFilterValues(ctx context.Context, request OptGetCaseFilterValuesRequest) (*GetCaseFilterValuesResponse, error)
+	// GetCaseGroupingKeys invokes GetCaseGroupingKeys operation.
+	//
+	// Every distinct key of the `groupings` of the team's cases, sorted.
+	//
+	// GET /mgmt/openapi/5/cases/grouping-keys/v1
+	GetCaseGroupingKeys(ctx context.Context) (*GetCaseGroupingKeysResponse, error)
 	// GetCustomRole invokes GetCustomRole operation.
 	//
 	// Read a custom role.
@@ -846,6 +929,14 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/resolve
 	ResolveIncidents(ctx context.Context, request *IncidentIDsRequest) (*IncidentsResponse, error)
+	// SetCasePriorityOverride invokes SetCasePriorityOverride operation.
+	//
+	// The case shows `priority` as the override from now on (`priorityDetails.override`), until the
+	// override is cleared; a change records `priorityDetailsChanged`. Setting the current override changes
+	// nothing. A closed case cannot change (409).
+	//
+	// PUT /mgmt/openapi/5/cases/priority-override/v1/{case_id}
+	SetCasePriorityOverride(ctx context.Context, request *SetCasePriorityOverrideRequest, params SetCasePriorityOverrideParams) (*CaseResponse, error)
 	// SyncCaseExternalThread invokes SyncCaseExternalThread operation.
 	//
 	// Records a request to copy the comments of the case's external chat thread into the case.
@@ -2296,6 +2387,352 @@ func (c *Client) sendBatchGetSlos(ctx context.Context, params BatchGetSlosParams
 	return result, nil
 }
 
+// BulkAcknowledgeCases invokes BulkAcknowledgeCases operation.
+//
+// Applies the single acknowledge to each listed case, all or nothing: when one id names no case of the
+// team (404) or one case cannot be acknowledged (409), no case changes. Each case that moves records
+// its `statusChanged` event with the caller as actor. The answer lists the cases in the order of
+// `ids`, once each.
+//
+// POST /mgmt/openapi/5/cases/acknowledged/v1
+func (c *Client) BulkAcknowledgeCases(ctx context.Context, request *BulkAcknowledgeCasesRequest) (*BulkCasesResponse, error) {
+	res, err := c.sendBulkAcknowledgeCases(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendBulkAcknowledgeCases(ctx context.Context, request *BulkAcknowledgeCasesRequest) (res *BulkCasesResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/cases/acknowledged/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeBulkAcknowledgeCasesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BulkAcknowledgeCasesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBulkAcknowledgeCasesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BulkAssignCases invokes BulkAssignCases operation.
+//
+// Applies the single assign to each listed case, all or nothing (404 for an id that names no case of
+// the team, 409 for a closed case; then nothing changes).
+//
+// PUT /mgmt/openapi/5/cases/assigned/v1
+func (c *Client) BulkAssignCases(ctx context.Context, request *BulkAssignCasesRequest) (*BulkCasesResponse, error) {
+	res, err := c.sendBulkAssignCases(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendBulkAssignCases(ctx context.Context, request *BulkAssignCasesRequest) (res *BulkCasesResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/cases/assigned/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeBulkAssignCasesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BulkAssignCasesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBulkAssignCasesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BulkClearCasePriorityOverride invokes BulkClearCasePriorityOverride operation.
+//
+// Applies the single clear to each listed case, all or nothing.
+//
+// DELETE /mgmt/openapi/5/cases/priority-override/v1
+func (c *Client) BulkClearCasePriorityOverride(ctx context.Context, params BulkClearCasePriorityOverrideParams) (*BulkCasesResponse, error) {
+	res, err := c.sendBulkClearCasePriorityOverride(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendBulkClearCasePriorityOverride(ctx context.Context, params BulkClearCasePriorityOverrideParams) (res *BulkCasesResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/cases/priority-override/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			return e.EncodeArray(func(e uri.Encoder) error {
+				for i, item := range params.Ids {
+					if err := func() error {
+						if unwrapped := string(item); true {
+							return e.EncodeValue(conv.StringToString(unwrapped))
+						}
+						return nil
+					}(); err != nil {
+						return errors.Wrapf(err, "[%d]", i)
+					}
+				}
+				return nil
+			})
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BulkClearCasePriorityOverrideOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBulkClearCasePriorityOverrideResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BulkCloseCases invokes BulkCloseCases operation.
+//
+// Applies the single close to each listed case, all or nothing.
+//
+// POST /mgmt/openapi/5/cases/closed/v1
+func (c *Client) BulkCloseCases(ctx context.Context, request *BulkCaseIDsRequest) (*BulkCasesResponse, error) {
+	res, err := c.sendBulkCloseCases(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendBulkCloseCases(ctx context.Context, request *BulkCaseIDsRequest) (res *BulkCasesResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/cases/closed/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeBulkCloseCasesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BulkCloseCasesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBulkCloseCasesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // BulkDeleteParsingRuleGroups invokes BulkDeleteParsingRuleGroups operation.
 //
 // Deletes every group named by a `group_ids` value, all or none: when one names no group of the team,
@@ -2395,6 +2832,367 @@ func (c *Client) sendBulkDeleteParsingRuleGroups(ctx context.Context, params Bul
 	}()
 
 	result, err := decodeBulkDeleteParsingRuleGroupsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BulkResolveCases invokes BulkResolveCases operation.
+//
+// Applies the single resolve (with the same `reason`) to each listed case, all or nothing.
+//
+// POST /mgmt/openapi/5/cases/resolved/v1
+func (c *Client) BulkResolveCases(ctx context.Context, request *BulkResolveCasesRequest) (*BulkCasesResponse, error) {
+	res, err := c.sendBulkResolveCases(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendBulkResolveCases(ctx context.Context, request *BulkResolveCasesRequest) (res *BulkCasesResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/cases/resolved/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeBulkResolveCasesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BulkResolveCasesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBulkResolveCasesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BulkSetCasePriorityOverride invokes BulkSetCasePriorityOverride operation.
+//
+// Applies the single priority override to each listed case, all or nothing.
+//
+// POST /mgmt/openapi/5/cases/priority-override/v1
+func (c *Client) BulkSetCasePriorityOverride(ctx context.Context, request *BulkSetCasePriorityOverrideRequest) (*BulkCasesResponse, error) {
+	res, err := c.sendBulkSetCasePriorityOverride(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendBulkSetCasePriorityOverride(ctx context.Context, request *BulkSetCasePriorityOverrideRequest) (res *BulkCasesResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/cases/priority-override/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeBulkSetCasePriorityOverrideRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BulkSetCasePriorityOverrideOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBulkSetCasePriorityOverrideResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BulkUnassignCases invokes BulkUnassignCases operation.
+//
+// Applies the single unassign to each listed case, all or nothing.
+//
+// DELETE /mgmt/openapi/5/cases/assigned/v1
+func (c *Client) BulkUnassignCases(ctx context.Context, params BulkUnassignCasesParams) (*BulkCasesResponse, error) {
+	res, err := c.sendBulkUnassignCases(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendBulkUnassignCases(ctx context.Context, params BulkUnassignCasesParams) (res *BulkCasesResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/cases/assigned/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			return e.EncodeArray(func(e uri.Encoder) error {
+				for i, item := range params.Ids {
+					if err := func() error {
+						if unwrapped := string(item); true {
+							return e.EncodeValue(conv.StringToString(unwrapped))
+						}
+						return nil
+					}(); err != nil {
+						return errors.Wrapf(err, "[%d]", i)
+					}
+				}
+				return nil
+			})
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BulkUnassignCasesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBulkUnassignCasesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ClearCasePriorityOverride invokes ClearCasePriorityOverride operation.
+//
+// The case shows its system priority again; a change records `priorityDetailsChanged`. A case without
+// an override is answered unchanged. A closed case cannot change (409).
+//
+// DELETE /mgmt/openapi/5/cases/priority-override/v1/{case_id}
+func (c *Client) ClearCasePriorityOverride(ctx context.Context, params ClearCasePriorityOverrideParams) (*CaseResponse, error) {
+	res, err := c.sendClearCasePriorityOverride(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendClearCasePriorityOverride(ctx context.Context, params ClearCasePriorityOverrideParams) (res *CaseResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/cases/priority-override/v1/"
+	{
+		// Encode "case_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "case_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.CaseID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ClearCasePriorityOverrideOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeClearCasePriorityOverrideResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -5403,6 +6201,187 @@ func (c *Client) sendGetCase(ctx context.Context, params GetCaseParams) (res *Ca
 	return result, nil
 }
 
+// GetCaseByIndicator invokes GetCaseByIndicator operation.
+//
+// The team's case whose alerts include the alert with this `fingerprint` that started at `startedAt`
+// (compared to the microsecond); the most recently opened one when several do. 404 when none does.
+//
+// POST /mgmt/openapi/5/cases/indicators/v1/get
+func (c *Client) GetCaseByIndicator(ctx context.Context, request *GetCaseByIndicatorRequest) (*CaseResponse, error) {
+	res, err := c.sendGetCaseByIndicator(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendGetCaseByIndicator(ctx context.Context, request *GetCaseByIndicatorRequest) (res *CaseResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/cases/indicators/v1/get"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeGetCaseByIndicatorRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetCaseByIndicatorOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetCaseByIndicatorResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetCaseDeepLinks invokes GetCaseDeepLinks operation.
+//
+// Mgmtapi has no web interface, so the one link it has leads to this server's API: `detail` is the
+// path of the case (GetCase, by `id`), relative to the server the client called. mgmtapi holds no
+// alert definitions and cases hold no impacted entities, so `alertIndicators` is an empty object and
+// `impactedEntities` an empty array.
+//
+// GET /mgmt/openapi/5/cases/cases/v1/{case_id}/deep-links
+func (c *Client) GetCaseDeepLinks(ctx context.Context, params GetCaseDeepLinksParams) (*GetCaseDeepLinksResponse, error) {
+	res, err := c.sendGetCaseDeepLinks(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetCaseDeepLinks(ctx context.Context, params GetCaseDeepLinksParams) (res *GetCaseDeepLinksResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/cases/cases/v1/"
+	{
+		// Encode "case_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "case_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.CaseID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/deep-links"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetCaseDeepLinksOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetCaseDeepLinksResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetCaseEvent invokes GetCaseEvent operation.
 //
 // Get one case event.
@@ -5493,6 +6472,163 @@ func (c *Client) sendGetCaseEvent(ctx context.Context, params GetCaseEventParams
 	}()
 
 	result, err := decodeGetCaseEventResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetCaseFilterValues invokes GetCaseFilterValues operation.
+//
+// Among the team's cases that match `filters` (the list's filters, same rules), how many have each
+// status, priority, category, assignee, label and grouping value, and each alert indicator id. Values
+// no matching case has are absent.
+//
+// POST /mgmt/openapi/5/cases/filter-values/v1
+func (c *Client) GetCaseFilterValues(ctx context.Context, request OptGetCaseFilterValuesRequest) (*GetCaseFilterValuesResponse, error) {
+	res, err := c.sendGetCaseFilterValues(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendGetCaseFilterValues(ctx context.Context, request OptGetCaseFilterValuesRequest) (res *GetCaseFilterValuesResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/cases/filter-values/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeGetCaseFilterValuesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetCaseFilterValuesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetCaseFilterValuesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetCaseGroupingKeys invokes GetCaseGroupingKeys operation.
+//
+// Every distinct key of the `groupings` of the team's cases, sorted.
+//
+// GET /mgmt/openapi/5/cases/grouping-keys/v1
+func (c *Client) GetCaseGroupingKeys(ctx context.Context) (*GetCaseGroupingKeysResponse, error) {
+	res, err := c.sendGetCaseGroupingKeys(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetCaseGroupingKeys(ctx context.Context) (res *GetCaseGroupingKeysResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/cases/grouping-keys/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetCaseGroupingKeysOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetCaseGroupingKeysResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -10825,6 +11961,108 @@ func (c *Client) sendResolveIncidents(ctx context.Context, request *IncidentIDsR
 	}()
 
 	result, err := decodeResolveIncidentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// SetCasePriorityOverride invokes SetCasePriorityOverride operation.
+//
+// The case shows `priority` as the override from now on (`priorityDetails.override`), until the
+// override is cleared; a change records `priorityDetailsChanged`. Setting the current override changes
+// nothing. A closed case cannot change (409).
+//
+// PUT /mgmt/openapi/5/cases/priority-override/v1/{case_id}
+func (c *Client) SetCasePriorityOverride(ctx context.Context, request *SetCasePriorityOverrideRequest, params SetCasePriorityOverrideParams) (*CaseResponse, error) {
+	res, err := c.sendSetCasePriorityOverride(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendSetCasePriorityOverride(ctx context.Context, request *SetCasePriorityOverrideRequest, params SetCasePriorityOverrideParams) (res *CaseResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/cases/priority-override/v1/"
+	{
+		// Encode "case_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "case_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.CaseID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeSetCasePriorityOverrideRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, SetCasePriorityOverrideOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeSetCasePriorityOverrideResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

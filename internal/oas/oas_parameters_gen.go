@@ -750,6 +750,114 @@ func decodeBatchGetSlosParams(args [0]string, argsEscaped bool, r *http.Request)
 	return params, nil
 }
 
+// BulkClearCasePriorityOverrideParams is parameters of BulkClearCasePriorityOverride operation.
+type BulkClearCasePriorityOverrideParams struct {
+	// 1 to 1000 cases, each by `id` or `readableId` (repeat the parameter).
+	Ids []CaseIdentifier `json:",omitempty"`
+}
+
+func unpackBulkClearCasePriorityOverrideParams(packed middleware.Parameters) (params BulkClearCasePriorityOverrideParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "ids",
+			In:   "query",
+		}
+		params.Ids = packed[key].([]CaseIdentifier)
+	}
+	return params
+}
+
+func decodeBulkClearCasePriorityOverrideParams(args [0]string, argsEscaped bool, r *http.Request) (params BulkClearCasePriorityOverrideParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: ids.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				params.Ids = nil
+				return d.DecodeArray(func(d uri.Decoder) error {
+					var paramsDotIdsVal CaseIdentifier
+					if err := func() error {
+						var paramsDotIdsValVal string
+						if err := func() error {
+							val, err := d.DecodeValue()
+							if err != nil {
+								return err
+							}
+
+							c, err := conv.ToString(val)
+							if err != nil {
+								return err
+							}
+
+							paramsDotIdsValVal = c
+							return nil
+						}(); err != nil {
+							return err
+						}
+						paramsDotIdsVal = CaseIdentifier(paramsDotIdsValVal)
+						return nil
+					}(); err != nil {
+						return err
+					}
+					params.Ids = append(params.Ids, paramsDotIdsVal)
+					return nil
+				})
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if params.Ids == nil {
+					return errors.New("nil is invalid value")
+				}
+				if err := (validate.Array{
+					MinLength:    1,
+					MinLengthSet: true,
+					MaxLength:    1000,
+					MaxLengthSet: true,
+				}).ValidateLength(len(params.Ids)); err != nil {
+					return errors.Wrap(err, "array")
+				}
+				var failures []validate.FieldError
+				for i, elem := range params.Ids {
+					if err := func() error {
+						if err := elem.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						failures = append(failures, validate.FieldError{
+							Name:  fmt.Sprintf("[%d]", i),
+							Error: err,
+						})
+					}
+				}
+				if len(failures) > 0 {
+					return &validate.Error{Fields: failures}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "ids",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // BulkDeleteParsingRuleGroupsParams is parameters of BulkDeleteParsingRuleGroups operation.
 type BulkDeleteParsingRuleGroupsParams struct {
 	GroupIds []string `json:",omitempty"`
@@ -811,6 +919,195 @@ func decodeBulkDeleteParsingRuleGroupsParams(args [0]string, argsEscaped bool, r
 		return params, &ogenerrors.DecodeParamError{
 			Name: "group_ids",
 			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// BulkUnassignCasesParams is parameters of BulkUnassignCases operation.
+type BulkUnassignCasesParams struct {
+	// 1 to 1000 cases, each by `id` or `readableId` (repeat the parameter).
+	Ids []CaseIdentifier `json:",omitempty"`
+}
+
+func unpackBulkUnassignCasesParams(packed middleware.Parameters) (params BulkUnassignCasesParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "ids",
+			In:   "query",
+		}
+		params.Ids = packed[key].([]CaseIdentifier)
+	}
+	return params
+}
+
+func decodeBulkUnassignCasesParams(args [0]string, argsEscaped bool, r *http.Request) (params BulkUnassignCasesParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: ids.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				params.Ids = nil
+				return d.DecodeArray(func(d uri.Decoder) error {
+					var paramsDotIdsVal CaseIdentifier
+					if err := func() error {
+						var paramsDotIdsValVal string
+						if err := func() error {
+							val, err := d.DecodeValue()
+							if err != nil {
+								return err
+							}
+
+							c, err := conv.ToString(val)
+							if err != nil {
+								return err
+							}
+
+							paramsDotIdsValVal = c
+							return nil
+						}(); err != nil {
+							return err
+						}
+						paramsDotIdsVal = CaseIdentifier(paramsDotIdsValVal)
+						return nil
+					}(); err != nil {
+						return err
+					}
+					params.Ids = append(params.Ids, paramsDotIdsVal)
+					return nil
+				})
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if params.Ids == nil {
+					return errors.New("nil is invalid value")
+				}
+				if err := (validate.Array{
+					MinLength:    1,
+					MinLengthSet: true,
+					MaxLength:    1000,
+					MaxLengthSet: true,
+				}).ValidateLength(len(params.Ids)); err != nil {
+					return errors.Wrap(err, "array")
+				}
+				var failures []validate.FieldError
+				for i, elem := range params.Ids {
+					if err := func() error {
+						if err := elem.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						failures = append(failures, validate.FieldError{
+							Name:  fmt.Sprintf("[%d]", i),
+							Error: err,
+						})
+					}
+				}
+				if len(failures) > 0 {
+					return &validate.Error{Fields: failures}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "ids",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// ClearCasePriorityOverrideParams is parameters of ClearCasePriorityOverride operation.
+type ClearCasePriorityOverrideParams struct {
+	// The case's `id` (a lowercase UUID) or its `readableId` (e.g. `CASE-12`).
+	CaseID CaseIdentifier
+}
+
+func unpackClearCasePriorityOverrideParams(packed middleware.Parameters) (params ClearCasePriorityOverrideParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "case_id",
+			In:   "path",
+		}
+		params.CaseID = packed[key].(CaseIdentifier)
+	}
+	return params
+}
+
+func decodeClearCasePriorityOverrideParams(args [1]string, argsEscaped bool, r *http.Request) (params ClearCasePriorityOverrideParams, _ error) {
+	// Decode path: case_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "case_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotCaseIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotCaseIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.CaseID = CaseIdentifier(paramsDotCaseIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.CaseID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "case_id",
+			In:   "path",
 			Err:  err,
 		}
 	}
@@ -2631,6 +2928,87 @@ func unpackGetCaseParams(packed middleware.Parameters) (params GetCaseParams) {
 }
 
 func decodeGetCaseParams(args [1]string, argsEscaped bool, r *http.Request) (params GetCaseParams, _ error) {
+	// Decode path: case_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "case_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotCaseIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotCaseIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.CaseID = CaseIdentifier(paramsDotCaseIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.CaseID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "case_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetCaseDeepLinksParams is parameters of GetCaseDeepLinks operation.
+type GetCaseDeepLinksParams struct {
+	// The case's `id` (a lowercase UUID) or its `readableId` (e.g. `CASE-12`).
+	CaseID CaseIdentifier
+}
+
+func unpackGetCaseDeepLinksParams(packed middleware.Parameters) (params GetCaseDeepLinksParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "case_id",
+			In:   "path",
+		}
+		params.CaseID = packed[key].(CaseIdentifier)
+	}
+	return params
+}
+
+func decodeGetCaseDeepLinksParams(args [1]string, argsEscaped bool, r *http.Request) (params GetCaseDeepLinksParams, _ error) {
 	// Decode path: case_id.
 	if err := func() error {
 		param := args[0]
@@ -4985,6 +5363,87 @@ func unpackResolveCaseParams(packed middleware.Parameters) (params ResolveCasePa
 }
 
 func decodeResolveCaseParams(args [1]string, argsEscaped bool, r *http.Request) (params ResolveCaseParams, _ error) {
+	// Decode path: case_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "case_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotCaseIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotCaseIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.CaseID = CaseIdentifier(paramsDotCaseIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.CaseID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "case_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// SetCasePriorityOverrideParams is parameters of SetCasePriorityOverride operation.
+type SetCasePriorityOverrideParams struct {
+	// The case's `id` (a lowercase UUID) or its `readableId` (e.g. `CASE-12`).
+	CaseID CaseIdentifier
+}
+
+func unpackSetCasePriorityOverrideParams(packed middleware.Parameters) (params SetCasePriorityOverrideParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "case_id",
+			In:   "path",
+		}
+		params.CaseID = packed[key].(CaseIdentifier)
+	}
+	return params
+}
+
+func decodeSetCasePriorityOverrideParams(args [1]string, argsEscaped bool, r *http.Request) (params SetCasePriorityOverrideParams, _ error) {
 	// Decode path: case_id.
 	if err := func() error {
 		param := args[0]

@@ -14,6 +14,8 @@ func (s *ErrorStatusCode) Error() string {
 	return fmt.Sprintf("code %d: %+v", s.StatusCode, s.Response)
 }
 
+type ActorText string
+
 // Ref: #/components/schemas/AdminCreateTeamRequest
 type AdminCreateTeamRequest struct {
 	// Unique among teams.
@@ -314,21 +316,6 @@ func (s *AlertIndicatorGroupingType) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
-}
-
-// Ref: #/components/schemas/AlertManagerActor
-type AlertManagerActor struct {
-	ReceiverName OptString `json:"receiverName"`
-}
-
-// GetReceiverName returns the value of ReceiverName.
-func (s *AlertManagerActor) GetReceiverName() OptString {
-	return s.ReceiverName
-}
-
-// SetReceiverName sets the value of ReceiverName.
-func (s *AlertManagerActor) SetReceiverName(val OptString) {
-	s.ReceiverName = val
 }
 
 // Ref: #/components/schemas/AlertPermutation
@@ -751,29 +738,30 @@ func (s *ApiKey) SetRoles(val []string) {
 	s.Roles = val
 }
 
+// The API key that made the change; a field the key lacks (an empty name) is omitted.
 // Ref: #/components/schemas/ApiKeyActor
 type ApiKeyActor struct {
-	ID   OptString `json:"id"`
-	Name OptString `json:"name"`
+	ID   OptActorText `json:"id"`
+	Name OptActorText `json:"name"`
 }
 
 // GetID returns the value of ID.
-func (s *ApiKeyActor) GetID() OptString {
+func (s *ApiKeyActor) GetID() OptActorText {
 	return s.ID
 }
 
 // GetName returns the value of Name.
-func (s *ApiKeyActor) GetName() OptString {
+func (s *ApiKeyActor) GetName() OptActorText {
 	return s.Name
 }
 
 // SetID sets the value of ID.
-func (s *ApiKeyActor) SetID(val OptString) {
+func (s *ApiKeyActor) SetID(val OptActorText) {
 	s.ID = val
 }
 
 // SetName sets the value of Name.
-func (s *ApiKeyActor) SetName(val OptString) {
+func (s *ApiKeyActor) SetName(val OptActorText) {
 	s.Name = val
 }
 
@@ -1357,6 +1345,159 @@ func (s *BreachedKPIBreachStatus) UnmarshalText(data []byte) error {
 	}
 }
 
+// Ref: #/components/schemas/BulkAcknowledgeCasesRequest
+type BulkAcknowledgeCasesRequest struct {
+	Ids   BulkCaseIDs   `json:"ids"`
+	Actor BulkActorUser `json:"actor"`
+}
+
+// GetIds returns the value of Ids.
+func (s *BulkAcknowledgeCasesRequest) GetIds() BulkCaseIDs {
+	return s.Ids
+}
+
+// GetActor returns the value of Actor.
+func (s *BulkAcknowledgeCasesRequest) GetActor() BulkActorUser {
+	return s.Actor
+}
+
+// SetIds sets the value of Ids.
+func (s *BulkAcknowledgeCasesRequest) SetIds(val BulkCaseIDs) {
+	s.Ids = val
+}
+
+// SetActor sets the value of Actor.
+func (s *BulkAcknowledgeCasesRequest) SetActor(val BulkActorUser) {
+	s.Actor = val
+}
+
+// The user on whose behalf the calling key acts; the events record the key itself as actor.
+// Ref: #/components/schemas/BulkActorUser
+type BulkActorUser struct {
+	UserId OptLowerUUID `json:"userId"`
+}
+
+// GetUserId returns the value of UserId.
+func (s *BulkActorUser) GetUserId() OptLowerUUID {
+	return s.UserId
+}
+
+// SetUserId sets the value of UserId.
+func (s *BulkActorUser) SetUserId(val OptLowerUUID) {
+	s.UserId = val
+}
+
+// Ref: #/components/schemas/BulkAssignCasesRequest
+type BulkAssignCasesRequest struct {
+	Ids      BulkCaseIDs `json:"ids"`
+	Assignee CaseUser    `json:"assignee"`
+}
+
+// GetIds returns the value of Ids.
+func (s *BulkAssignCasesRequest) GetIds() BulkCaseIDs {
+	return s.Ids
+}
+
+// GetAssignee returns the value of Assignee.
+func (s *BulkAssignCasesRequest) GetAssignee() CaseUser {
+	return s.Assignee
+}
+
+// SetIds sets the value of Ids.
+func (s *BulkAssignCasesRequest) SetIds(val BulkCaseIDs) {
+	s.Ids = val
+}
+
+// SetAssignee sets the value of Assignee.
+func (s *BulkAssignCasesRequest) SetAssignee(val CaseUser) {
+	s.Assignee = val
+}
+
+type BulkCaseIDs []CaseIdentifier
+
+// Ref: #/components/schemas/BulkCaseIDsRequest
+type BulkCaseIDsRequest struct {
+	Ids BulkCaseIDs `json:"ids"`
+}
+
+// GetIds returns the value of Ids.
+func (s *BulkCaseIDsRequest) GetIds() BulkCaseIDs {
+	return s.Ids
+}
+
+// SetIds sets the value of Ids.
+func (s *BulkCaseIDsRequest) SetIds(val BulkCaseIDs) {
+	s.Ids = val
+}
+
+// Ref: #/components/schemas/BulkCasesResponse
+type BulkCasesResponse struct {
+	Cases []Case `json:"cases"`
+}
+
+// GetCases returns the value of Cases.
+func (s *BulkCasesResponse) GetCases() []Case {
+	return s.Cases
+}
+
+// SetCases sets the value of Cases.
+func (s *BulkCasesResponse) SetCases(val []Case) {
+	s.Cases = val
+}
+
+// Ref: #/components/schemas/BulkResolveCasesRequest
+type BulkResolveCasesRequest struct {
+	Ids BulkCaseIDs `json:"ids"`
+	// At most 500 characters, the bound of a single resolve and of `resolutionReasonChangedEvent`.
+	Reason OptString `json:"reason"`
+}
+
+// GetIds returns the value of Ids.
+func (s *BulkResolveCasesRequest) GetIds() BulkCaseIDs {
+	return s.Ids
+}
+
+// GetReason returns the value of Reason.
+func (s *BulkResolveCasesRequest) GetReason() OptString {
+	return s.Reason
+}
+
+// SetIds sets the value of Ids.
+func (s *BulkResolveCasesRequest) SetIds(val BulkCaseIDs) {
+	s.Ids = val
+}
+
+// SetReason sets the value of Reason.
+func (s *BulkResolveCasesRequest) SetReason(val OptString) {
+	s.Reason = val
+}
+
+// Ref: #/components/schemas/BulkSetCasePriorityOverrideRequest
+type BulkSetCasePriorityOverrideRequest struct {
+	Ids      BulkCaseIDs  `json:"ids"`
+	Priority CasePriority `json:"priority"`
+}
+
+// GetIds returns the value of Ids.
+func (s *BulkSetCasePriorityOverrideRequest) GetIds() BulkCaseIDs {
+	return s.Ids
+}
+
+// GetPriority returns the value of Priority.
+func (s *BulkSetCasePriorityOverrideRequest) GetPriority() CasePriority {
+	return s.Priority
+}
+
+// SetIds sets the value of Ids.
+func (s *BulkSetCasePriorityOverrideRequest) SetIds(val BulkCaseIDs) {
+	s.Ids = val
+}
+
+// SetPriority sets the value of Priority.
+func (s *BulkSetCasePriorityOverrideRequest) SetPriority(val CasePriority) {
+	s.Priority = val
+}
+
 // A case. `priority` is the override when one is set, else the system priority.
 // Ref: #/components/schemas/Case
 type Case struct {
@@ -1562,6 +1703,34 @@ func (s *Case) SetResolutionDetails(val OptResolutionDetails) {
 	s.ResolutionDetails = val
 }
 
+// Cases with an alert indicator whose `alertId` is listed, or with an alert whose version
+// (fingerprint) is listed.
+// Ref: #/components/schemas/CaseAlertFilters
+type CaseAlertFilters struct {
+	AlertIds      []LowerUUID `json:"alertIds"`
+	AlertVersions []string    `json:"alertVersions"`
+}
+
+// GetAlertIds returns the value of AlertIds.
+func (s *CaseAlertFilters) GetAlertIds() []LowerUUID {
+	return s.AlertIds
+}
+
+// GetAlertVersions returns the value of AlertVersions.
+func (s *CaseAlertFilters) GetAlertVersions() []string {
+	return s.AlertVersions
+}
+
+// SetAlertIds sets the value of AlertIds.
+func (s *CaseAlertFilters) SetAlertIds(val []LowerUUID) {
+	s.AlertIds = val
+}
+
+// SetAlertVersions sets the value of AlertVersions.
+func (s *CaseAlertFilters) SetAlertVersions(val []string) {
+	s.AlertVersions = val
+}
+
 // Ref: #/components/schemas/CaseCategory
 type CaseCategory string
 
@@ -1611,11 +1780,14 @@ func (s *CaseCategory) UnmarshalText(data []byte) error {
 	}
 }
 
-// Cases created from `from` (inclusive) to `to` (exclusive).
+// With `mode` CREATED_AT (the default), cases created from `from` (inclusive) to `to` (exclusive);
+// with ACTIVE_WINDOW, cases open at some instant of that window (created before `to`, and not resolved
+// or closed before `from`).
 // Ref: #/components/schemas/CaseDateRange
 type CaseDateRange struct {
-	From time.Time `json:"from"`
-	To   time.Time `json:"to"`
+	From time.Time            `json:"from"`
+	To   time.Time            `json:"to"`
+	Mode OptCaseDateRangeMode `json:"mode"`
 }
 
 // GetFrom returns the value of From.
@@ -1628,6 +1800,11 @@ func (s *CaseDateRange) GetTo() time.Time {
 	return s.To
 }
 
+// GetMode returns the value of Mode.
+func (s *CaseDateRange) GetMode() OptCaseDateRangeMode {
+	return s.Mode
+}
+
 // SetFrom sets the value of From.
 func (s *CaseDateRange) SetFrom(val time.Time) {
 	s.From = val
@@ -1636,6 +1813,59 @@ func (s *CaseDateRange) SetFrom(val time.Time) {
 // SetTo sets the value of To.
 func (s *CaseDateRange) SetTo(val time.Time) {
 	s.To = val
+}
+
+// SetMode sets the value of Mode.
+func (s *CaseDateRange) SetMode(val OptCaseDateRangeMode) {
+	s.Mode = val
+}
+
+type CaseDateRangeMode string
+
+const (
+	CaseDateRangeModeDATERANGEMODEUNSPECIFIED  CaseDateRangeMode = "DATE_RANGE_MODE_UNSPECIFIED"
+	CaseDateRangeModeDATERANGEMODEACTIVEWINDOW CaseDateRangeMode = "DATE_RANGE_MODE_ACTIVE_WINDOW"
+	CaseDateRangeModeDATERANGEMODECREATEDAT    CaseDateRangeMode = "DATE_RANGE_MODE_CREATED_AT"
+)
+
+// AllValues returns all CaseDateRangeMode values.
+func (CaseDateRangeMode) AllValues() []CaseDateRangeMode {
+	return []CaseDateRangeMode{
+		CaseDateRangeModeDATERANGEMODEUNSPECIFIED,
+		CaseDateRangeModeDATERANGEMODEACTIVEWINDOW,
+		CaseDateRangeModeDATERANGEMODECREATEDAT,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CaseDateRangeMode) MarshalText() ([]byte, error) {
+	switch s {
+	case CaseDateRangeModeDATERANGEMODEUNSPECIFIED:
+		return []byte(s), nil
+	case CaseDateRangeModeDATERANGEMODEACTIVEWINDOW:
+		return []byte(s), nil
+	case CaseDateRangeModeDATERANGEMODECREATEDAT:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CaseDateRangeMode) UnmarshalText(data []byte) error {
+	switch CaseDateRangeMode(data) {
+	case CaseDateRangeModeDATERANGEMODEUNSPECIFIED:
+		*s = CaseDateRangeModeDATERANGEMODEUNSPECIFIED
+		return nil
+	case CaseDateRangeModeDATERANGEMODEACTIVEWINDOW:
+		*s = CaseDateRangeModeDATERANGEMODEACTIVEWINDOW
+		return nil
+	case CaseDateRangeModeDATERANGEMODECREATEDAT:
+		*s = CaseDateRangeModeDATERANGEMODECREATEDAT
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/CaseEvent
@@ -2146,17 +2376,78 @@ func (s *CaseEventResponse) SetEvent(val CaseEvent) {
 	s.Event = val
 }
 
+// Ref: #/components/schemas/CaseFilterGroupAggregation
+type CaseFilterGroupAggregation struct {
+	Key         string                                      `json:"key"`
+	ValueCounts []CaseFilterGroupAggregationValueCountsItem `json:"valueCounts"`
+}
+
+// GetKey returns the value of Key.
+func (s *CaseFilterGroupAggregation) GetKey() string {
+	return s.Key
+}
+
+// GetValueCounts returns the value of ValueCounts.
+func (s *CaseFilterGroupAggregation) GetValueCounts() []CaseFilterGroupAggregationValueCountsItem {
+	return s.ValueCounts
+}
+
+// SetKey sets the value of Key.
+func (s *CaseFilterGroupAggregation) SetKey(val string) {
+	s.Key = val
+}
+
+// SetValueCounts sets the value of ValueCounts.
+func (s *CaseFilterGroupAggregation) SetValueCounts(val []CaseFilterGroupAggregationValueCountsItem) {
+	s.ValueCounts = val
+}
+
+type CaseFilterGroupAggregationValueCountsItem struct {
+	Value string `json:"value"`
+	Count int64  `json:"count"`
+}
+
+// GetValue returns the value of Value.
+func (s *CaseFilterGroupAggregationValueCountsItem) GetValue() string {
+	return s.Value
+}
+
+// GetCount returns the value of Count.
+func (s *CaseFilterGroupAggregationValueCountsItem) GetCount() int64 {
+	return s.Count
+}
+
+// SetValue sets the value of Value.
+func (s *CaseFilterGroupAggregationValueCountsItem) SetValue(val string) {
+	s.Value = val
+}
+
+// SetCount sets the value of Count.
+func (s *CaseFilterGroupAggregationValueCountsItem) SetCount(val int64) {
+	s.Count = val
+}
+
 // Ref: #/components/schemas/CaseFilters
 type CaseFilters struct {
-	Statuses   []CaseStatus     `json:"statuses"`
-	Priorities []CasePriority   `json:"priorities"`
-	Categories []CaseCategory   `json:"categories"`
-	Breached   []KPIFilter      `json:"breached"`
-	Assignees  []AssigneeOption `json:"assignees"`
-	Labels     []FilterGroup    `json:"labels"`
-	Groupings  []FilterGroup    `json:"groupings"`
-	TextSearch OptString        `json:"textSearch"`
-	DateRange  OptCaseDateRange `json:"dateRange"`
+	Statuses         []CaseStatus        `json:"statuses"`
+	Priorities       []CasePriority      `json:"priorities"`
+	Categories       []CaseCategory      `json:"categories"`
+	Breached         []KPIFilter         `json:"breached"`
+	Assignees        []AssigneeOption    `json:"assignees"`
+	Labels           []FilterGroup       `json:"labels"`
+	Groupings        []FilterGroup       `json:"groupings"`
+	TextSearch       OptString           `json:"textSearch"`
+	DateRange        OptCaseDateRange    `json:"dateRange"`
+	AlertFilters     OptCaseAlertFilters `json:"alertFilters"`
+	CaseLabelsFilter OptCaseLabelsFilter `json:"caseLabelsFilter"`
+	// Mgmtapi sends no case to a connector, so `noConnector` matches every case and any `connectorType`
+	// none.
+	ConnectorTypeFilters []ConnectorTypeFilter `json:"connectorTypeFilters"`
+	// Cases hold no impacted entity, so a non-empty list matches no case.
+	ImpactedEntities []ImpactedEntityFilter `json:"impactedEntities"`
+	// `INDICATOR_TYPE_ALERT` and `INDICATOR_TYPE_PROMETHEUS_ALERTMANAGER` match cases with at least one
+	// alert indicator (every one comes from Alertmanager); `INDICATOR_TYPE_ERROR_TRACKING` none.
+	IndicatorTypes []CaseFiltersIndicatorTypesItem `json:"indicatorTypes"`
 }
 
 // GetStatuses returns the value of Statuses.
@@ -2204,6 +2495,31 @@ func (s *CaseFilters) GetDateRange() OptCaseDateRange {
 	return s.DateRange
 }
 
+// GetAlertFilters returns the value of AlertFilters.
+func (s *CaseFilters) GetAlertFilters() OptCaseAlertFilters {
+	return s.AlertFilters
+}
+
+// GetCaseLabelsFilter returns the value of CaseLabelsFilter.
+func (s *CaseFilters) GetCaseLabelsFilter() OptCaseLabelsFilter {
+	return s.CaseLabelsFilter
+}
+
+// GetConnectorTypeFilters returns the value of ConnectorTypeFilters.
+func (s *CaseFilters) GetConnectorTypeFilters() []ConnectorTypeFilter {
+	return s.ConnectorTypeFilters
+}
+
+// GetImpactedEntities returns the value of ImpactedEntities.
+func (s *CaseFilters) GetImpactedEntities() []ImpactedEntityFilter {
+	return s.ImpactedEntities
+}
+
+// GetIndicatorTypes returns the value of IndicatorTypes.
+func (s *CaseFilters) GetIndicatorTypes() []CaseFiltersIndicatorTypesItem {
+	return s.IndicatorTypes
+}
+
 // SetStatuses sets the value of Statuses.
 func (s *CaseFilters) SetStatuses(val []CaseStatus) {
 	s.Statuses = val
@@ -2247,6 +2563,86 @@ func (s *CaseFilters) SetTextSearch(val OptString) {
 // SetDateRange sets the value of DateRange.
 func (s *CaseFilters) SetDateRange(val OptCaseDateRange) {
 	s.DateRange = val
+}
+
+// SetAlertFilters sets the value of AlertFilters.
+func (s *CaseFilters) SetAlertFilters(val OptCaseAlertFilters) {
+	s.AlertFilters = val
+}
+
+// SetCaseLabelsFilter sets the value of CaseLabelsFilter.
+func (s *CaseFilters) SetCaseLabelsFilter(val OptCaseLabelsFilter) {
+	s.CaseLabelsFilter = val
+}
+
+// SetConnectorTypeFilters sets the value of ConnectorTypeFilters.
+func (s *CaseFilters) SetConnectorTypeFilters(val []ConnectorTypeFilter) {
+	s.ConnectorTypeFilters = val
+}
+
+// SetImpactedEntities sets the value of ImpactedEntities.
+func (s *CaseFilters) SetImpactedEntities(val []ImpactedEntityFilter) {
+	s.ImpactedEntities = val
+}
+
+// SetIndicatorTypes sets the value of IndicatorTypes.
+func (s *CaseFilters) SetIndicatorTypes(val []CaseFiltersIndicatorTypesItem) {
+	s.IndicatorTypes = val
+}
+
+type CaseFiltersIndicatorTypesItem string
+
+const (
+	CaseFiltersIndicatorTypesItemINDICATORTYPEUNSPECIFIED            CaseFiltersIndicatorTypesItem = "INDICATOR_TYPE_UNSPECIFIED"
+	CaseFiltersIndicatorTypesItemINDICATORTYPEALERT                  CaseFiltersIndicatorTypesItem = "INDICATOR_TYPE_ALERT"
+	CaseFiltersIndicatorTypesItemINDICATORTYPEPROMETHEUSALERTMANAGER CaseFiltersIndicatorTypesItem = "INDICATOR_TYPE_PROMETHEUS_ALERTMANAGER"
+	CaseFiltersIndicatorTypesItemINDICATORTYPEERRORTRACKING          CaseFiltersIndicatorTypesItem = "INDICATOR_TYPE_ERROR_TRACKING"
+)
+
+// AllValues returns all CaseFiltersIndicatorTypesItem values.
+func (CaseFiltersIndicatorTypesItem) AllValues() []CaseFiltersIndicatorTypesItem {
+	return []CaseFiltersIndicatorTypesItem{
+		CaseFiltersIndicatorTypesItemINDICATORTYPEUNSPECIFIED,
+		CaseFiltersIndicatorTypesItemINDICATORTYPEALERT,
+		CaseFiltersIndicatorTypesItemINDICATORTYPEPROMETHEUSALERTMANAGER,
+		CaseFiltersIndicatorTypesItemINDICATORTYPEERRORTRACKING,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CaseFiltersIndicatorTypesItem) MarshalText() ([]byte, error) {
+	switch s {
+	case CaseFiltersIndicatorTypesItemINDICATORTYPEUNSPECIFIED:
+		return []byte(s), nil
+	case CaseFiltersIndicatorTypesItemINDICATORTYPEALERT:
+		return []byte(s), nil
+	case CaseFiltersIndicatorTypesItemINDICATORTYPEPROMETHEUSALERTMANAGER:
+		return []byte(s), nil
+	case CaseFiltersIndicatorTypesItemINDICATORTYPEERRORTRACKING:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CaseFiltersIndicatorTypesItem) UnmarshalText(data []byte) error {
+	switch CaseFiltersIndicatorTypesItem(data) {
+	case CaseFiltersIndicatorTypesItemINDICATORTYPEUNSPECIFIED:
+		*s = CaseFiltersIndicatorTypesItemINDICATORTYPEUNSPECIFIED
+		return nil
+	case CaseFiltersIndicatorTypesItemINDICATORTYPEALERT:
+		*s = CaseFiltersIndicatorTypesItemINDICATORTYPEALERT
+		return nil
+	case CaseFiltersIndicatorTypesItemINDICATORTYPEPROMETHEUSALERTMANAGER:
+		*s = CaseFiltersIndicatorTypesItemINDICATORTYPEPROMETHEUSALERTMANAGER
+		return nil
+	case CaseFiltersIndicatorTypesItemINDICATORTYPEERRORTRACKING:
+		*s = CaseFiltersIndicatorTypesItemINDICATORTYPEERRORTRACKING
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 type CaseIdentifier string
@@ -2302,6 +2698,22 @@ func (s *CaseKPIThresholds) SetTimeToResolve(val KPIThresholdsByPriority) {
 // SetTimeToUpdate sets the value of TimeToUpdate.
 func (s *CaseKPIThresholds) SetTimeToUpdate(val KPIThresholdsByPriority) {
 	s.TimeToUpdate = val
+}
+
+// Ref: #/components/schemas/CaseLabelsFilter
+type CaseLabelsFilter struct {
+	// Cases with at least one of these labels (key and value).
+	FlatLabels []NonEmptyKeyValue `json:"flatLabels"`
+}
+
+// GetFlatLabels returns the value of FlatLabels.
+func (s *CaseLabelsFilter) GetFlatLabels() []NonEmptyKeyValue {
+	return s.FlatLabels
+}
+
+// SetFlatLabels sets the value of FlatLabels.
+func (s *CaseLabelsFilter) SetFlatLabels(val []NonEmptyKeyValue) {
+	s.FlatLabels = val
 }
 
 // Ref: #/components/schemas/CaseOrderBy
@@ -2458,6 +2870,9 @@ func (s *CaseOrderByField) UnmarshalText(data []byte) error {
 type CasePageRequest struct {
 	PageSize  OptInt64  `json:"pageSize"`
 	PageToken OptString `json:"pageToken"`
+	// Matches to pass over before the page starts, counted from where `pageToken` (or the first match)
+	// puts it.
+	Skip OptInt64 `json:"skip"`
 }
 
 // GetPageSize returns the value of PageSize.
@@ -2470,6 +2885,11 @@ func (s *CasePageRequest) GetPageToken() OptString {
 	return s.PageToken
 }
 
+// GetSkip returns the value of Skip.
+func (s *CasePageRequest) GetSkip() OptInt64 {
+	return s.Skip
+}
+
 // SetPageSize sets the value of PageSize.
 func (s *CasePageRequest) SetPageSize(val OptInt64) {
 	s.PageSize = val
@@ -2478,6 +2898,11 @@ func (s *CasePageRequest) SetPageSize(val OptInt64) {
 // SetPageToken sets the value of PageToken.
 func (s *CasePageRequest) SetPageToken(val OptString) {
 	s.PageToken = val
+}
+
+// SetSkip sets the value of Skip.
+func (s *CasePageRequest) SetSkip(val OptInt64) {
+	s.Skip = val
 }
 
 // Ref: #/components/schemas/CasePageResponse
@@ -2574,6 +2999,100 @@ func (s *CasePriority) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// The kind of actor that resolved the case, as one empty object (`{"apiKey": {}}`); which key or
+// receiver it was is in the case's `statusChanged` event.
+// Ref: #/components/schemas/CaseResolver
+type CaseResolver struct {
+	System                 *EmptyObject `json:"system"`
+	PlatformUser           *EmptyObject `json:"platformUser"`
+	ServiceNow             *EmptyObject `json:"serviceNow"`
+	ApiKey                 *EmptyObject `json:"apiKey"`
+	Slack                  *EmptyObject `json:"slack"`
+	PrometheusAlertManager *EmptyObject `json:"prometheusAlertManager"`
+	PagerDuty              *EmptyObject `json:"pagerDuty"`
+	MicrosoftTeams         *EmptyObject `json:"microsoftTeams"`
+}
+
+// GetSystem returns the value of System.
+func (s *CaseResolver) GetSystem() *EmptyObject {
+	return s.System
+}
+
+// GetPlatformUser returns the value of PlatformUser.
+func (s *CaseResolver) GetPlatformUser() *EmptyObject {
+	return s.PlatformUser
+}
+
+// GetServiceNow returns the value of ServiceNow.
+func (s *CaseResolver) GetServiceNow() *EmptyObject {
+	return s.ServiceNow
+}
+
+// GetApiKey returns the value of ApiKey.
+func (s *CaseResolver) GetApiKey() *EmptyObject {
+	return s.ApiKey
+}
+
+// GetSlack returns the value of Slack.
+func (s *CaseResolver) GetSlack() *EmptyObject {
+	return s.Slack
+}
+
+// GetPrometheusAlertManager returns the value of PrometheusAlertManager.
+func (s *CaseResolver) GetPrometheusAlertManager() *EmptyObject {
+	return s.PrometheusAlertManager
+}
+
+// GetPagerDuty returns the value of PagerDuty.
+func (s *CaseResolver) GetPagerDuty() *EmptyObject {
+	return s.PagerDuty
+}
+
+// GetMicrosoftTeams returns the value of MicrosoftTeams.
+func (s *CaseResolver) GetMicrosoftTeams() *EmptyObject {
+	return s.MicrosoftTeams
+}
+
+// SetSystem sets the value of System.
+func (s *CaseResolver) SetSystem(val *EmptyObject) {
+	s.System = val
+}
+
+// SetPlatformUser sets the value of PlatformUser.
+func (s *CaseResolver) SetPlatformUser(val *EmptyObject) {
+	s.PlatformUser = val
+}
+
+// SetServiceNow sets the value of ServiceNow.
+func (s *CaseResolver) SetServiceNow(val *EmptyObject) {
+	s.ServiceNow = val
+}
+
+// SetApiKey sets the value of ApiKey.
+func (s *CaseResolver) SetApiKey(val *EmptyObject) {
+	s.ApiKey = val
+}
+
+// SetSlack sets the value of Slack.
+func (s *CaseResolver) SetSlack(val *EmptyObject) {
+	s.Slack = val
+}
+
+// SetPrometheusAlertManager sets the value of PrometheusAlertManager.
+func (s *CaseResolver) SetPrometheusAlertManager(val *EmptyObject) {
+	s.PrometheusAlertManager = val
+}
+
+// SetPagerDuty sets the value of PagerDuty.
+func (s *CaseResolver) SetPagerDuty(val *EmptyObject) {
+	s.PagerDuty = val
+}
+
+// SetMicrosoftTeams sets the value of MicrosoftTeams.
+func (s *CaseResolver) SetMicrosoftTeams(val *EmptyObject) {
+	s.MicrosoftTeams = val
 }
 
 // Ref: #/components/schemas/CaseResponse
@@ -3020,6 +3539,109 @@ func (s *ConnectorType) UnmarshalText(data []byte) error {
 		return nil
 	case ConnectorTypeINCIDENTIO:
 		*s = ConnectorTypeINCIDENTIO
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Exactly one of `connectorType` and `noConnector`.
+// Ref: #/components/schemas/ConnectorTypeFilter
+type ConnectorTypeFilter struct {
+	ConnectorType OptConnectorTypeFilterConnectorType `json:"connectorType"`
+	NoConnector   *EmptyObject                        `json:"noConnector"`
+}
+
+// GetConnectorType returns the value of ConnectorType.
+func (s *ConnectorTypeFilter) GetConnectorType() OptConnectorTypeFilterConnectorType {
+	return s.ConnectorType
+}
+
+// GetNoConnector returns the value of NoConnector.
+func (s *ConnectorTypeFilter) GetNoConnector() *EmptyObject {
+	return s.NoConnector
+}
+
+// SetConnectorType sets the value of ConnectorType.
+func (s *ConnectorTypeFilter) SetConnectorType(val OptConnectorTypeFilterConnectorType) {
+	s.ConnectorType = val
+}
+
+// SetNoConnector sets the value of NoConnector.
+func (s *ConnectorTypeFilter) SetNoConnector(val *EmptyObject) {
+	s.NoConnector = val
+}
+
+type ConnectorTypeFilterConnectorType string
+
+const (
+	ConnectorTypeFilterConnectorTypeCONNECTORTYPEUNSPECIFIED    ConnectorTypeFilterConnectorType = "CONNECTOR_TYPE_UNSPECIFIED"
+	ConnectorTypeFilterConnectorTypeCONNECTORTYPESLACK          ConnectorTypeFilterConnectorType = "CONNECTOR_TYPE_SLACK"
+	ConnectorTypeFilterConnectorTypeCONNECTORTYPESERVICENOW     ConnectorTypeFilterConnectorType = "CONNECTOR_TYPE_SERVICE_NOW"
+	ConnectorTypeFilterConnectorTypeCONNECTORTYPEPAGERDUTY      ConnectorTypeFilterConnectorType = "CONNECTOR_TYPE_PAGER_DUTY"
+	ConnectorTypeFilterConnectorTypeCONNECTORTYPEEMAIL          ConnectorTypeFilterConnectorType = "CONNECTOR_TYPE_EMAIL"
+	ConnectorTypeFilterConnectorTypeCONNECTORTYPEGENERICHTTPS   ConnectorTypeFilterConnectorType = "CONNECTOR_TYPE_GENERIC_HTTPS"
+	ConnectorTypeFilterConnectorTypeCONNECTORTYPEMICROSOFTTEAMS ConnectorTypeFilterConnectorType = "CONNECTOR_TYPE_MICROSOFT_TEAMS"
+)
+
+// AllValues returns all ConnectorTypeFilterConnectorType values.
+func (ConnectorTypeFilterConnectorType) AllValues() []ConnectorTypeFilterConnectorType {
+	return []ConnectorTypeFilterConnectorType{
+		ConnectorTypeFilterConnectorTypeCONNECTORTYPEUNSPECIFIED,
+		ConnectorTypeFilterConnectorTypeCONNECTORTYPESLACK,
+		ConnectorTypeFilterConnectorTypeCONNECTORTYPESERVICENOW,
+		ConnectorTypeFilterConnectorTypeCONNECTORTYPEPAGERDUTY,
+		ConnectorTypeFilterConnectorTypeCONNECTORTYPEEMAIL,
+		ConnectorTypeFilterConnectorTypeCONNECTORTYPEGENERICHTTPS,
+		ConnectorTypeFilterConnectorTypeCONNECTORTYPEMICROSOFTTEAMS,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ConnectorTypeFilterConnectorType) MarshalText() ([]byte, error) {
+	switch s {
+	case ConnectorTypeFilterConnectorTypeCONNECTORTYPEUNSPECIFIED:
+		return []byte(s), nil
+	case ConnectorTypeFilterConnectorTypeCONNECTORTYPESLACK:
+		return []byte(s), nil
+	case ConnectorTypeFilterConnectorTypeCONNECTORTYPESERVICENOW:
+		return []byte(s), nil
+	case ConnectorTypeFilterConnectorTypeCONNECTORTYPEPAGERDUTY:
+		return []byte(s), nil
+	case ConnectorTypeFilterConnectorTypeCONNECTORTYPEEMAIL:
+		return []byte(s), nil
+	case ConnectorTypeFilterConnectorTypeCONNECTORTYPEGENERICHTTPS:
+		return []byte(s), nil
+	case ConnectorTypeFilterConnectorTypeCONNECTORTYPEMICROSOFTTEAMS:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ConnectorTypeFilterConnectorType) UnmarshalText(data []byte) error {
+	switch ConnectorTypeFilterConnectorType(data) {
+	case ConnectorTypeFilterConnectorTypeCONNECTORTYPEUNSPECIFIED:
+		*s = ConnectorTypeFilterConnectorTypeCONNECTORTYPEUNSPECIFIED
+		return nil
+	case ConnectorTypeFilterConnectorTypeCONNECTORTYPESLACK:
+		*s = ConnectorTypeFilterConnectorTypeCONNECTORTYPESLACK
+		return nil
+	case ConnectorTypeFilterConnectorTypeCONNECTORTYPESERVICENOW:
+		*s = ConnectorTypeFilterConnectorTypeCONNECTORTYPESERVICENOW
+		return nil
+	case ConnectorTypeFilterConnectorTypeCONNECTORTYPEPAGERDUTY:
+		*s = ConnectorTypeFilterConnectorTypeCONNECTORTYPEPAGERDUTY
+		return nil
+	case ConnectorTypeFilterConnectorTypeCONNECTORTYPEEMAIL:
+		*s = ConnectorTypeFilterConnectorTypeCONNECTORTYPEEMAIL
+		return nil
+	case ConnectorTypeFilterConnectorTypeCONNECTORTYPEGENERICHTTPS:
+		*s = ConnectorTypeFilterConnectorTypeCONNECTORTYPEGENERICHTTPS
+		return nil
+	case ConnectorTypeFilterConnectorTypeCONNECTORTYPEMICROSOFTTEAMS:
+		*s = ConnectorTypeFilterConnectorTypeCONNECTORTYPEMICROSOFTTEAMS
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -5148,14 +5770,14 @@ func (s *ErrorStatusCode) SetResponse(val Error) {
 // Who caused the event; exactly one key is present.
 // Ref: #/components/schemas/EventActor
 type EventActor struct {
-	System         *EmptyObject           `json:"system"`
-	ApiKey         OptApiKeyActor         `json:"apiKey"`
-	User           OptUserActor           `json:"user"`
-	Slack          OptSlackActor          `json:"slack"`
-	MicrosoftTeams OptMicrosoftTeamsActor `json:"microsoftTeams"`
-	PagerDuty      OptPagerDutyActor      `json:"pagerDuty"`
-	ServiceNow     OptServiceNowActor     `json:"serviceNow"`
-	AlertManager   OptAlertManagerActor   `json:"alertManager"`
+	System                 *EmptyObject                   `json:"system"`
+	ApiKey                 OptApiKeyActor                 `json:"apiKey"`
+	User                   OptUserActor                   `json:"user"`
+	Slack                  OptSlackActor                  `json:"slack"`
+	MicrosoftTeams         OptMicrosoftTeamsActor         `json:"microsoftTeams"`
+	PagerDuty              OptPagerDutyActor              `json:"pagerDuty"`
+	ServiceNow             OptServiceNowActor             `json:"serviceNow"`
+	PrometheusAlertManager OptPrometheusAlertManagerActor `json:"prometheusAlertManager"`
 }
 
 // GetSystem returns the value of System.
@@ -5193,9 +5815,9 @@ func (s *EventActor) GetServiceNow() OptServiceNowActor {
 	return s.ServiceNow
 }
 
-// GetAlertManager returns the value of AlertManager.
-func (s *EventActor) GetAlertManager() OptAlertManagerActor {
-	return s.AlertManager
+// GetPrometheusAlertManager returns the value of PrometheusAlertManager.
+func (s *EventActor) GetPrometheusAlertManager() OptPrometheusAlertManagerActor {
+	return s.PrometheusAlertManager
 }
 
 // SetSystem sets the value of System.
@@ -5233,9 +5855,9 @@ func (s *EventActor) SetServiceNow(val OptServiceNowActor) {
 	s.ServiceNow = val
 }
 
-// SetAlertManager sets the value of AlertManager.
-func (s *EventActor) SetAlertManager(val OptAlertManagerActor) {
-	s.AlertManager = val
+// SetPrometheusAlertManager sets the value of PrometheusAlertManager.
+func (s *EventActor) SetPrometheusAlertManager(val OptPrometheusAlertManagerActor) {
+	s.PrometheusAlertManager = val
 }
 
 // Ref: #/components/schemas/Extension
@@ -6601,6 +7223,419 @@ func (s *GetApiKeyResponse) SetKeyInfo(val ApiKeyInfo) {
 	s.KeyInfo = val
 }
 
+// Ref: #/components/schemas/GetCaseByIndicatorRequest
+type GetCaseByIndicatorRequest struct {
+	PrometheusAlert GetCaseByIndicatorRequestPrometheusAlert `json:"prometheusAlert"`
+}
+
+// GetPrometheusAlert returns the value of PrometheusAlert.
+func (s *GetCaseByIndicatorRequest) GetPrometheusAlert() GetCaseByIndicatorRequestPrometheusAlert {
+	return s.PrometheusAlert
+}
+
+// SetPrometheusAlert sets the value of PrometheusAlert.
+func (s *GetCaseByIndicatorRequest) SetPrometheusAlert(val GetCaseByIndicatorRequestPrometheusAlert) {
+	s.PrometheusAlert = val
+}
+
+type GetCaseByIndicatorRequestPrometheusAlert struct {
+	Fingerprint string    `json:"fingerprint"`
+	StartedAt   time.Time `json:"startedAt"`
+}
+
+// GetFingerprint returns the value of Fingerprint.
+func (s *GetCaseByIndicatorRequestPrometheusAlert) GetFingerprint() string {
+	return s.Fingerprint
+}
+
+// GetStartedAt returns the value of StartedAt.
+func (s *GetCaseByIndicatorRequestPrometheusAlert) GetStartedAt() time.Time {
+	return s.StartedAt
+}
+
+// SetFingerprint sets the value of Fingerprint.
+func (s *GetCaseByIndicatorRequestPrometheusAlert) SetFingerprint(val string) {
+	s.Fingerprint = val
+}
+
+// SetStartedAt sets the value of StartedAt.
+func (s *GetCaseByIndicatorRequestPrometheusAlert) SetStartedAt(val time.Time) {
+	s.StartedAt = val
+}
+
+// Ref: #/components/schemas/GetCaseDeepLinksResponse
+type GetCaseDeepLinksResponse struct {
+	DeepLinks GetCaseDeepLinksResponseDeepLinks `json:"deepLinks"`
+}
+
+// GetDeepLinks returns the value of DeepLinks.
+func (s *GetCaseDeepLinksResponse) GetDeepLinks() GetCaseDeepLinksResponseDeepLinks {
+	return s.DeepLinks
+}
+
+// SetDeepLinks sets the value of DeepLinks.
+func (s *GetCaseDeepLinksResponse) SetDeepLinks(val GetCaseDeepLinksResponseDeepLinks) {
+	s.DeepLinks = val
+}
+
+type GetCaseDeepLinksResponseDeepLinks struct {
+	Detail           string                                           `json:"detail"`
+	AlertIndicators  GetCaseDeepLinksResponseDeepLinksAlertIndicators `json:"alertIndicators"`
+	ImpactedEntities []EmptyObject                                    `json:"impactedEntities"`
+}
+
+// GetDetail returns the value of Detail.
+func (s *GetCaseDeepLinksResponseDeepLinks) GetDetail() string {
+	return s.Detail
+}
+
+// GetAlertIndicators returns the value of AlertIndicators.
+func (s *GetCaseDeepLinksResponseDeepLinks) GetAlertIndicators() GetCaseDeepLinksResponseDeepLinksAlertIndicators {
+	return s.AlertIndicators
+}
+
+// GetImpactedEntities returns the value of ImpactedEntities.
+func (s *GetCaseDeepLinksResponseDeepLinks) GetImpactedEntities() []EmptyObject {
+	return s.ImpactedEntities
+}
+
+// SetDetail sets the value of Detail.
+func (s *GetCaseDeepLinksResponseDeepLinks) SetDetail(val string) {
+	s.Detail = val
+}
+
+// SetAlertIndicators sets the value of AlertIndicators.
+func (s *GetCaseDeepLinksResponseDeepLinks) SetAlertIndicators(val GetCaseDeepLinksResponseDeepLinksAlertIndicators) {
+	s.AlertIndicators = val
+}
+
+// SetImpactedEntities sets the value of ImpactedEntities.
+func (s *GetCaseDeepLinksResponseDeepLinks) SetImpactedEntities(val []EmptyObject) {
+	s.ImpactedEntities = val
+}
+
+type GetCaseDeepLinksResponseDeepLinksAlertIndicators map[string]GetCaseDeepLinksResponseDeepLinksAlertIndicatorsItem
+
+func (s *GetCaseDeepLinksResponseDeepLinksAlertIndicators) init() GetCaseDeepLinksResponseDeepLinksAlertIndicators {
+	m := *s
+	if m == nil {
+		m = map[string]GetCaseDeepLinksResponseDeepLinksAlertIndicatorsItem{}
+		*s = m
+	}
+	return m
+}
+
+type GetCaseDeepLinksResponseDeepLinksAlertIndicatorsItem struct {
+	AlertDef string `json:"alertDef"`
+}
+
+// GetAlertDef returns the value of AlertDef.
+func (s *GetCaseDeepLinksResponseDeepLinksAlertIndicatorsItem) GetAlertDef() string {
+	return s.AlertDef
+}
+
+// SetAlertDef sets the value of AlertDef.
+func (s *GetCaseDeepLinksResponseDeepLinksAlertIndicatorsItem) SetAlertDef(val string) {
+	s.AlertDef = val
+}
+
+// Ref: #/components/schemas/GetCaseFilterValuesRequest
+type GetCaseFilterValuesRequest struct {
+	Filters OptCaseFilters `json:"filters"`
+}
+
+// GetFilters returns the value of Filters.
+func (s *GetCaseFilterValuesRequest) GetFilters() OptCaseFilters {
+	return s.Filters
+}
+
+// SetFilters sets the value of Filters.
+func (s *GetCaseFilterValuesRequest) SetFilters(val OptCaseFilters) {
+	s.Filters = val
+}
+
+// Ref: #/components/schemas/GetCaseFilterValuesResponse
+type GetCaseFilterValuesResponse struct {
+	PriorityAggregations  []GetCaseFilterValuesResponsePriorityAggregationsItem  `json:"priorityAggregations"`
+	CategoryAggregations  []GetCaseFilterValuesResponseCategoryAggregationsItem  `json:"categoryAggregations"`
+	StatusAggregations    []GetCaseFilterValuesResponseStatusAggregationsItem    `json:"statusAggregations"`
+	AssigneeAggregations  GetCaseFilterValuesResponseAssigneeAggregations        `json:"assigneeAggregations"`
+	LabelAggregations     []CaseFilterGroupAggregation                           `json:"labelAggregations"`
+	GroupingAggregations  []CaseFilterGroupAggregation                           `json:"groupingAggregations"`
+	FlatLabelsAggregation []GetCaseFilterValuesResponseFlatLabelsAggregationItem `json:"flatLabelsAggregation"`
+	AlertIdAggregations   []GetCaseFilterValuesResponseAlertIdAggregationsItem   `json:"alertIdAggregations"`
+}
+
+// GetPriorityAggregations returns the value of PriorityAggregations.
+func (s *GetCaseFilterValuesResponse) GetPriorityAggregations() []GetCaseFilterValuesResponsePriorityAggregationsItem {
+	return s.PriorityAggregations
+}
+
+// GetCategoryAggregations returns the value of CategoryAggregations.
+func (s *GetCaseFilterValuesResponse) GetCategoryAggregations() []GetCaseFilterValuesResponseCategoryAggregationsItem {
+	return s.CategoryAggregations
+}
+
+// GetStatusAggregations returns the value of StatusAggregations.
+func (s *GetCaseFilterValuesResponse) GetStatusAggregations() []GetCaseFilterValuesResponseStatusAggregationsItem {
+	return s.StatusAggregations
+}
+
+// GetAssigneeAggregations returns the value of AssigneeAggregations.
+func (s *GetCaseFilterValuesResponse) GetAssigneeAggregations() GetCaseFilterValuesResponseAssigneeAggregations {
+	return s.AssigneeAggregations
+}
+
+// GetLabelAggregations returns the value of LabelAggregations.
+func (s *GetCaseFilterValuesResponse) GetLabelAggregations() []CaseFilterGroupAggregation {
+	return s.LabelAggregations
+}
+
+// GetGroupingAggregations returns the value of GroupingAggregations.
+func (s *GetCaseFilterValuesResponse) GetGroupingAggregations() []CaseFilterGroupAggregation {
+	return s.GroupingAggregations
+}
+
+// GetFlatLabelsAggregation returns the value of FlatLabelsAggregation.
+func (s *GetCaseFilterValuesResponse) GetFlatLabelsAggregation() []GetCaseFilterValuesResponseFlatLabelsAggregationItem {
+	return s.FlatLabelsAggregation
+}
+
+// GetAlertIdAggregations returns the value of AlertIdAggregations.
+func (s *GetCaseFilterValuesResponse) GetAlertIdAggregations() []GetCaseFilterValuesResponseAlertIdAggregationsItem {
+	return s.AlertIdAggregations
+}
+
+// SetPriorityAggregations sets the value of PriorityAggregations.
+func (s *GetCaseFilterValuesResponse) SetPriorityAggregations(val []GetCaseFilterValuesResponsePriorityAggregationsItem) {
+	s.PriorityAggregations = val
+}
+
+// SetCategoryAggregations sets the value of CategoryAggregations.
+func (s *GetCaseFilterValuesResponse) SetCategoryAggregations(val []GetCaseFilterValuesResponseCategoryAggregationsItem) {
+	s.CategoryAggregations = val
+}
+
+// SetStatusAggregations sets the value of StatusAggregations.
+func (s *GetCaseFilterValuesResponse) SetStatusAggregations(val []GetCaseFilterValuesResponseStatusAggregationsItem) {
+	s.StatusAggregations = val
+}
+
+// SetAssigneeAggregations sets the value of AssigneeAggregations.
+func (s *GetCaseFilterValuesResponse) SetAssigneeAggregations(val GetCaseFilterValuesResponseAssigneeAggregations) {
+	s.AssigneeAggregations = val
+}
+
+// SetLabelAggregations sets the value of LabelAggregations.
+func (s *GetCaseFilterValuesResponse) SetLabelAggregations(val []CaseFilterGroupAggregation) {
+	s.LabelAggregations = val
+}
+
+// SetGroupingAggregations sets the value of GroupingAggregations.
+func (s *GetCaseFilterValuesResponse) SetGroupingAggregations(val []CaseFilterGroupAggregation) {
+	s.GroupingAggregations = val
+}
+
+// SetFlatLabelsAggregation sets the value of FlatLabelsAggregation.
+func (s *GetCaseFilterValuesResponse) SetFlatLabelsAggregation(val []GetCaseFilterValuesResponseFlatLabelsAggregationItem) {
+	s.FlatLabelsAggregation = val
+}
+
+// SetAlertIdAggregations sets the value of AlertIdAggregations.
+func (s *GetCaseFilterValuesResponse) SetAlertIdAggregations(val []GetCaseFilterValuesResponseAlertIdAggregationsItem) {
+	s.AlertIdAggregations = val
+}
+
+type GetCaseFilterValuesResponseAlertIdAggregationsItem struct {
+	AlertId string `json:"alertId"`
+	Count   int64  `json:"count"`
+}
+
+// GetAlertId returns the value of AlertId.
+func (s *GetCaseFilterValuesResponseAlertIdAggregationsItem) GetAlertId() string {
+	return s.AlertId
+}
+
+// GetCount returns the value of Count.
+func (s *GetCaseFilterValuesResponseAlertIdAggregationsItem) GetCount() int64 {
+	return s.Count
+}
+
+// SetAlertId sets the value of AlertId.
+func (s *GetCaseFilterValuesResponseAlertIdAggregationsItem) SetAlertId(val string) {
+	s.AlertId = val
+}
+
+// SetCount sets the value of Count.
+func (s *GetCaseFilterValuesResponseAlertIdAggregationsItem) SetCount(val int64) {
+	s.Count = val
+}
+
+type GetCaseFilterValuesResponseAssigneeAggregations struct {
+	AssignedCounts  []GetCaseFilterValuesResponseAssigneeAggregationsAssignedCountsItem `json:"assignedCounts"`
+	UnassignedCount int64                                                               `json:"unassignedCount"`
+}
+
+// GetAssignedCounts returns the value of AssignedCounts.
+func (s *GetCaseFilterValuesResponseAssigneeAggregations) GetAssignedCounts() []GetCaseFilterValuesResponseAssigneeAggregationsAssignedCountsItem {
+	return s.AssignedCounts
+}
+
+// GetUnassignedCount returns the value of UnassignedCount.
+func (s *GetCaseFilterValuesResponseAssigneeAggregations) GetUnassignedCount() int64 {
+	return s.UnassignedCount
+}
+
+// SetAssignedCounts sets the value of AssignedCounts.
+func (s *GetCaseFilterValuesResponseAssigneeAggregations) SetAssignedCounts(val []GetCaseFilterValuesResponseAssigneeAggregationsAssignedCountsItem) {
+	s.AssignedCounts = val
+}
+
+// SetUnassignedCount sets the value of UnassignedCount.
+func (s *GetCaseFilterValuesResponseAssigneeAggregations) SetUnassignedCount(val int64) {
+	s.UnassignedCount = val
+}
+
+type GetCaseFilterValuesResponseAssigneeAggregationsAssignedCountsItem struct {
+	Assignee string `json:"assignee"`
+	Count    int64  `json:"count"`
+}
+
+// GetAssignee returns the value of Assignee.
+func (s *GetCaseFilterValuesResponseAssigneeAggregationsAssignedCountsItem) GetAssignee() string {
+	return s.Assignee
+}
+
+// GetCount returns the value of Count.
+func (s *GetCaseFilterValuesResponseAssigneeAggregationsAssignedCountsItem) GetCount() int64 {
+	return s.Count
+}
+
+// SetAssignee sets the value of Assignee.
+func (s *GetCaseFilterValuesResponseAssigneeAggregationsAssignedCountsItem) SetAssignee(val string) {
+	s.Assignee = val
+}
+
+// SetCount sets the value of Count.
+func (s *GetCaseFilterValuesResponseAssigneeAggregationsAssignedCountsItem) SetCount(val int64) {
+	s.Count = val
+}
+
+type GetCaseFilterValuesResponseCategoryAggregationsItem struct {
+	Category CaseCategory `json:"category"`
+	Count    int64        `json:"count"`
+}
+
+// GetCategory returns the value of Category.
+func (s *GetCaseFilterValuesResponseCategoryAggregationsItem) GetCategory() CaseCategory {
+	return s.Category
+}
+
+// GetCount returns the value of Count.
+func (s *GetCaseFilterValuesResponseCategoryAggregationsItem) GetCount() int64 {
+	return s.Count
+}
+
+// SetCategory sets the value of Category.
+func (s *GetCaseFilterValuesResponseCategoryAggregationsItem) SetCategory(val CaseCategory) {
+	s.Category = val
+}
+
+// SetCount sets the value of Count.
+func (s *GetCaseFilterValuesResponseCategoryAggregationsItem) SetCount(val int64) {
+	s.Count = val
+}
+
+type GetCaseFilterValuesResponseFlatLabelsAggregationItem struct {
+	Filter KeyValue `json:"filter"`
+	Count  int64    `json:"count"`
+}
+
+// GetFilter returns the value of Filter.
+func (s *GetCaseFilterValuesResponseFlatLabelsAggregationItem) GetFilter() KeyValue {
+	return s.Filter
+}
+
+// GetCount returns the value of Count.
+func (s *GetCaseFilterValuesResponseFlatLabelsAggregationItem) GetCount() int64 {
+	return s.Count
+}
+
+// SetFilter sets the value of Filter.
+func (s *GetCaseFilterValuesResponseFlatLabelsAggregationItem) SetFilter(val KeyValue) {
+	s.Filter = val
+}
+
+// SetCount sets the value of Count.
+func (s *GetCaseFilterValuesResponseFlatLabelsAggregationItem) SetCount(val int64) {
+	s.Count = val
+}
+
+type GetCaseFilterValuesResponsePriorityAggregationsItem struct {
+	Priority CasePriority `json:"priority"`
+	Count    int64        `json:"count"`
+}
+
+// GetPriority returns the value of Priority.
+func (s *GetCaseFilterValuesResponsePriorityAggregationsItem) GetPriority() CasePriority {
+	return s.Priority
+}
+
+// GetCount returns the value of Count.
+func (s *GetCaseFilterValuesResponsePriorityAggregationsItem) GetCount() int64 {
+	return s.Count
+}
+
+// SetPriority sets the value of Priority.
+func (s *GetCaseFilterValuesResponsePriorityAggregationsItem) SetPriority(val CasePriority) {
+	s.Priority = val
+}
+
+// SetCount sets the value of Count.
+func (s *GetCaseFilterValuesResponsePriorityAggregationsItem) SetCount(val int64) {
+	s.Count = val
+}
+
+type GetCaseFilterValuesResponseStatusAggregationsItem struct {
+	Status CaseStatus `json:"status"`
+	Count  int64      `json:"count"`
+}
+
+// GetStatus returns the value of Status.
+func (s *GetCaseFilterValuesResponseStatusAggregationsItem) GetStatus() CaseStatus {
+	return s.Status
+}
+
+// GetCount returns the value of Count.
+func (s *GetCaseFilterValuesResponseStatusAggregationsItem) GetCount() int64 {
+	return s.Count
+}
+
+// SetStatus sets the value of Status.
+func (s *GetCaseFilterValuesResponseStatusAggregationsItem) SetStatus(val CaseStatus) {
+	s.Status = val
+}
+
+// SetCount sets the value of Count.
+func (s *GetCaseFilterValuesResponseStatusAggregationsItem) SetCount(val int64) {
+	s.Count = val
+}
+
+// Ref: #/components/schemas/GetCaseGroupingKeysResponse
+type GetCaseGroupingKeysResponse struct {
+	GroupingKeys []string `json:"groupingKeys"`
+}
+
+// GetGroupingKeys returns the value of GroupingKeys.
+func (s *GetCaseGroupingKeysResponse) GetGroupingKeys() []string {
+	return s.GroupingKeys
+}
+
+// SetGroupingKeys sets the value of GroupingKeys.
+func (s *GetCaseGroupingKeysResponse) SetGroupingKeys(val []string) {
+	s.GroupingKeys = val
+}
+
 // Ref: #/components/schemas/GetSloResponse
 type GetSloResponse struct {
 	Slo Slo `json:"slo"`
@@ -6790,6 +7825,48 @@ func (s *GroupByValueIncidentField) SetSubsystemName(val OptString) {
 // SetDuration sets the value of Duration.
 func (s *GroupByValueIncidentField) SetDuration(val OptString) {
 	s.Duration = val
+}
+
+// Exactly one of `apmService` and `apmDatabase`.
+// Ref: #/components/schemas/ImpactedEntityFilter
+type ImpactedEntityFilter struct {
+	ApmService  OptImpactedEntityNameFilter `json:"apmService"`
+	ApmDatabase OptImpactedEntityNameFilter `json:"apmDatabase"`
+}
+
+// GetApmService returns the value of ApmService.
+func (s *ImpactedEntityFilter) GetApmService() OptImpactedEntityNameFilter {
+	return s.ApmService
+}
+
+// GetApmDatabase returns the value of ApmDatabase.
+func (s *ImpactedEntityFilter) GetApmDatabase() OptImpactedEntityNameFilter {
+	return s.ApmDatabase
+}
+
+// SetApmService sets the value of ApmService.
+func (s *ImpactedEntityFilter) SetApmService(val OptImpactedEntityNameFilter) {
+	s.ApmService = val
+}
+
+// SetApmDatabase sets the value of ApmDatabase.
+func (s *ImpactedEntityFilter) SetApmDatabase(val OptImpactedEntityNameFilter) {
+	s.ApmDatabase = val
+}
+
+// Ref: #/components/schemas/ImpactedEntityNameFilter
+type ImpactedEntityNameFilter struct {
+	Name string `json:"name"`
+}
+
+// GetName returns the value of Name.
+func (s *ImpactedEntityNameFilter) GetName() string {
+	return s.Name
+}
+
+// SetName sets the value of Name.
+func (s *ImpactedEntityNameFilter) SetName(val string) {
+	s.Name = val
 }
 
 // Ref: #/components/schemas/Incident
@@ -9270,50 +10347,76 @@ func (s *MetaLabel) SetValue(val OptString) {
 
 // Ref: #/components/schemas/MicrosoftTeamsActor
 type MicrosoftTeamsActor struct {
-	PlatformUserId OptString `json:"platformUserId"`
-	DisplayName    OptString `json:"displayName"`
-	TeamsUserId    OptString `json:"teamsUserId"`
-	UserEmail      OptString `json:"userEmail"`
+	PlatformUserId OptLowerUUID `json:"platformUserId"`
+	DisplayName    OptActorText `json:"displayName"`
+	TeamsUserId    OptActorText `json:"teamsUserId"`
+	UserEmail      OptActorText `json:"userEmail"`
 }
 
 // GetPlatformUserId returns the value of PlatformUserId.
-func (s *MicrosoftTeamsActor) GetPlatformUserId() OptString {
+func (s *MicrosoftTeamsActor) GetPlatformUserId() OptLowerUUID {
 	return s.PlatformUserId
 }
 
 // GetDisplayName returns the value of DisplayName.
-func (s *MicrosoftTeamsActor) GetDisplayName() OptString {
+func (s *MicrosoftTeamsActor) GetDisplayName() OptActorText {
 	return s.DisplayName
 }
 
 // GetTeamsUserId returns the value of TeamsUserId.
-func (s *MicrosoftTeamsActor) GetTeamsUserId() OptString {
+func (s *MicrosoftTeamsActor) GetTeamsUserId() OptActorText {
 	return s.TeamsUserId
 }
 
 // GetUserEmail returns the value of UserEmail.
-func (s *MicrosoftTeamsActor) GetUserEmail() OptString {
+func (s *MicrosoftTeamsActor) GetUserEmail() OptActorText {
 	return s.UserEmail
 }
 
 // SetPlatformUserId sets the value of PlatformUserId.
-func (s *MicrosoftTeamsActor) SetPlatformUserId(val OptString) {
+func (s *MicrosoftTeamsActor) SetPlatformUserId(val OptLowerUUID) {
 	s.PlatformUserId = val
 }
 
 // SetDisplayName sets the value of DisplayName.
-func (s *MicrosoftTeamsActor) SetDisplayName(val OptString) {
+func (s *MicrosoftTeamsActor) SetDisplayName(val OptActorText) {
 	s.DisplayName = val
 }
 
 // SetTeamsUserId sets the value of TeamsUserId.
-func (s *MicrosoftTeamsActor) SetTeamsUserId(val OptString) {
+func (s *MicrosoftTeamsActor) SetTeamsUserId(val OptActorText) {
 	s.TeamsUserId = val
 }
 
 // SetUserEmail sets the value of UserEmail.
-func (s *MicrosoftTeamsActor) SetUserEmail(val OptString) {
+func (s *MicrosoftTeamsActor) SetUserEmail(val OptActorText) {
 	s.UserEmail = val
+}
+
+// Ref: #/components/schemas/NonEmptyKeyValue
+type NonEmptyKeyValue struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// GetKey returns the value of Key.
+func (s *NonEmptyKeyValue) GetKey() string {
+	return s.Key
+}
+
+// GetValue returns the value of Value.
+func (s *NonEmptyKeyValue) GetValue() string {
+	return s.Value
+}
+
+// SetKey sets the value of Key.
+func (s *NonEmptyKeyValue) SetKey(val string) {
+	s.Key = val
+}
+
+// SetValue sets the value of Value.
+func (s *NonEmptyKeyValue) SetValue(val string) {
+	s.Value = val
 }
 
 type NotificationCenterID string
@@ -9400,38 +10503,38 @@ func (s *OperatorKey) SetRoles(val []string) {
 	s.Roles = val
 }
 
-// NewOptAlertManagerActor returns new OptAlertManagerActor with value set to v.
-func NewOptAlertManagerActor(v AlertManagerActor) OptAlertManagerActor {
-	return OptAlertManagerActor{
+// NewOptActorText returns new OptActorText with value set to v.
+func NewOptActorText(v ActorText) OptActorText {
+	return OptActorText{
 		Value: v,
 		Set:   true,
 	}
 }
 
-// OptAlertManagerActor is optional AlertManagerActor.
-type OptAlertManagerActor struct {
-	Value AlertManagerActor
+// OptActorText is optional ActorText.
+type OptActorText struct {
+	Value ActorText
 	Set   bool
 }
 
-// IsSet returns true if OptAlertManagerActor was set.
-func (o OptAlertManagerActor) IsSet() bool { return o.Set }
+// IsSet returns true if OptActorText was set.
+func (o OptActorText) IsSet() bool { return o.Set }
 
 // Reset unsets value.
-func (o *OptAlertManagerActor) Reset() {
-	var v AlertManagerActor
+func (o *OptActorText) Reset() {
+	var v ActorText
 	o.Value = v
 	o.Set = false
 }
 
 // SetTo sets value to v.
-func (o *OptAlertManagerActor) SetTo(v AlertManagerActor) {
+func (o *OptActorText) SetTo(v ActorText) {
 	o.Set = true
 	o.Value = v
 }
 
 // Get returns value and boolean that denotes whether value was set.
-func (o OptAlertManagerActor) Get() (v AlertManagerActor, ok bool) {
+func (o OptActorText) Get() (v ActorText, ok bool) {
 	if !o.Set {
 		return v, false
 	}
@@ -9439,7 +10542,7 @@ func (o OptAlertManagerActor) Get() (v AlertManagerActor, ok bool) {
 }
 
 // Or returns value if set, or given parameter if does not.
-func (o OptAlertManagerActor) Or(d AlertManagerActor) AlertManagerActor {
+func (o OptActorText) Or(d ActorText) ActorText {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -9676,6 +10779,52 @@ func (o OptAlertmanagerNotificationGroupLabels) Or(d AlertmanagerNotificationGro
 	return d
 }
 
+// NewOptAnyCaseUUID returns new OptAnyCaseUUID with value set to v.
+func NewOptAnyCaseUUID(v AnyCaseUUID) OptAnyCaseUUID {
+	return OptAnyCaseUUID{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAnyCaseUUID is optional AnyCaseUUID.
+type OptAnyCaseUUID struct {
+	Value AnyCaseUUID
+	Set   bool
+}
+
+// IsSet returns true if OptAnyCaseUUID was set.
+func (o OptAnyCaseUUID) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAnyCaseUUID) Reset() {
+	var v AnyCaseUUID
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAnyCaseUUID) SetTo(v AnyCaseUUID) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAnyCaseUUID) Get() (v AnyCaseUUID, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAnyCaseUUID) Or(d AnyCaseUUID) AnyCaseUUID {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptApiKeyActor returns new OptApiKeyActor with value set to v.
 func NewOptApiKeyActor(v ApiKeyActor) OptApiKeyActor {
 	return OptApiKeyActor{
@@ -9906,6 +11055,52 @@ func (o OptBool) Or(d bool) bool {
 	return d
 }
 
+// NewOptCaseAlertFilters returns new OptCaseAlertFilters with value set to v.
+func NewOptCaseAlertFilters(v CaseAlertFilters) OptCaseAlertFilters {
+	return OptCaseAlertFilters{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseAlertFilters is optional CaseAlertFilters.
+type OptCaseAlertFilters struct {
+	Value CaseAlertFilters
+	Set   bool
+}
+
+// IsSet returns true if OptCaseAlertFilters was set.
+func (o OptCaseAlertFilters) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseAlertFilters) Reset() {
+	var v CaseAlertFilters
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseAlertFilters) SetTo(v CaseAlertFilters) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseAlertFilters) Get() (v CaseAlertFilters, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseAlertFilters) Or(d CaseAlertFilters) CaseAlertFilters {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptCaseDateRange returns new OptCaseDateRange with value set to v.
 func NewOptCaseDateRange(v CaseDateRange) OptCaseDateRange {
 	return OptCaseDateRange{
@@ -9946,6 +11141,52 @@ func (o OptCaseDateRange) Get() (v CaseDateRange, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptCaseDateRange) Or(d CaseDateRange) CaseDateRange {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseDateRangeMode returns new OptCaseDateRangeMode with value set to v.
+func NewOptCaseDateRangeMode(v CaseDateRangeMode) OptCaseDateRangeMode {
+	return OptCaseDateRangeMode{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseDateRangeMode is optional CaseDateRangeMode.
+type OptCaseDateRangeMode struct {
+	Value CaseDateRangeMode
+	Set   bool
+}
+
+// IsSet returns true if OptCaseDateRangeMode was set.
+func (o OptCaseDateRangeMode) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseDateRangeMode) Reset() {
+	var v CaseDateRangeMode
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseDateRangeMode) SetTo(v CaseDateRangeMode) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseDateRangeMode) Get() (v CaseDateRangeMode, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseDateRangeMode) Or(d CaseDateRangeMode) CaseDateRangeMode {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -10550,6 +11791,52 @@ func (o OptCaseFilters) Or(d CaseFilters) CaseFilters {
 	return d
 }
 
+// NewOptCaseLabelsFilter returns new OptCaseLabelsFilter with value set to v.
+func NewOptCaseLabelsFilter(v CaseLabelsFilter) OptCaseLabelsFilter {
+	return OptCaseLabelsFilter{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseLabelsFilter is optional CaseLabelsFilter.
+type OptCaseLabelsFilter struct {
+	Value CaseLabelsFilter
+	Set   bool
+}
+
+// IsSet returns true if OptCaseLabelsFilter was set.
+func (o OptCaseLabelsFilter) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseLabelsFilter) Reset() {
+	var v CaseLabelsFilter
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseLabelsFilter) SetTo(v CaseLabelsFilter) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseLabelsFilter) Get() (v CaseLabelsFilter, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseLabelsFilter) Or(d CaseLabelsFilter) CaseLabelsFilter {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptCaseOrderBy returns new OptCaseOrderBy with value set to v.
 func NewOptCaseOrderBy(v CaseOrderBy) OptCaseOrderBy {
 	return OptCaseOrderBy{
@@ -10774,6 +12061,52 @@ func (o OptCasePriority) Get() (v CasePriority, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptCasePriority) Or(d CasePriority) CasePriority {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseResolver returns new OptCaseResolver with value set to v.
+func NewOptCaseResolver(v CaseResolver) OptCaseResolver {
+	return OptCaseResolver{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseResolver is optional CaseResolver.
+type OptCaseResolver struct {
+	Value CaseResolver
+	Set   bool
+}
+
+// IsSet returns true if OptCaseResolver was set.
+func (o OptCaseResolver) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseResolver) Reset() {
+	var v CaseResolver
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseResolver) SetTo(v CaseResolver) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseResolver) Get() (v CaseResolver, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseResolver) Or(d CaseResolver) CaseResolver {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -11050,6 +12383,52 @@ func (o OptConnectorType) Get() (v ConnectorType, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptConnectorType) Or(d ConnectorType) ConnectorType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptConnectorTypeFilterConnectorType returns new OptConnectorTypeFilterConnectorType with value set to v.
+func NewOptConnectorTypeFilterConnectorType(v ConnectorTypeFilterConnectorType) OptConnectorTypeFilterConnectorType {
+	return OptConnectorTypeFilterConnectorType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptConnectorTypeFilterConnectorType is optional ConnectorTypeFilterConnectorType.
+type OptConnectorTypeFilterConnectorType struct {
+	Value ConnectorTypeFilterConnectorType
+	Set   bool
+}
+
+// IsSet returns true if OptConnectorTypeFilterConnectorType was set.
+func (o OptConnectorTypeFilterConnectorType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptConnectorTypeFilterConnectorType) Reset() {
+	var v ConnectorTypeFilterConnectorType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptConnectorTypeFilterConnectorType) SetTo(v ConnectorTypeFilterConnectorType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptConnectorTypeFilterConnectorType) Get() (v ConnectorTypeFilterConnectorType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptConnectorTypeFilterConnectorType) Or(d ConnectorTypeFilterConnectorType) ConnectorTypeFilterConnectorType {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -12114,52 +13493,6 @@ func (o OptE2MSpansQuery) Or(d E2MSpansQuery) E2MSpansQuery {
 	return d
 }
 
-// NewOptEventActor returns new OptEventActor with value set to v.
-func NewOptEventActor(v EventActor) OptEventActor {
-	return OptEventActor{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptEventActor is optional EventActor.
-type OptEventActor struct {
-	Value EventActor
-	Set   bool
-}
-
-// IsSet returns true if OptEventActor was set.
-func (o OptEventActor) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptEventActor) Reset() {
-	var v EventActor
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptEventActor) SetTo(v EventActor) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptEventActor) Get() (v EventActor, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptEventActor) Or(d EventActor) EventActor {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
 // NewOptExtensionDeprecation returns new OptExtensionDeprecation with value set to v.
 func NewOptExtensionDeprecation(v ExtensionDeprecation) OptExtensionDeprecation {
 	return OptExtensionDeprecation{
@@ -12252,6 +13585,52 @@ func (o OptFileRef) Or(d FileRef) FileRef {
 	return d
 }
 
+// NewOptGetCaseFilterValuesRequest returns new OptGetCaseFilterValuesRequest with value set to v.
+func NewOptGetCaseFilterValuesRequest(v GetCaseFilterValuesRequest) OptGetCaseFilterValuesRequest {
+	return OptGetCaseFilterValuesRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptGetCaseFilterValuesRequest is optional GetCaseFilterValuesRequest.
+type OptGetCaseFilterValuesRequest struct {
+	Value GetCaseFilterValuesRequest
+	Set   bool
+}
+
+// IsSet returns true if OptGetCaseFilterValuesRequest was set.
+func (o OptGetCaseFilterValuesRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptGetCaseFilterValuesRequest) Reset() {
+	var v GetCaseFilterValuesRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptGetCaseFilterValuesRequest) SetTo(v GetCaseFilterValuesRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptGetCaseFilterValuesRequest) Get() (v GetCaseFilterValuesRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptGetCaseFilterValuesRequest) Or(d GetCaseFilterValuesRequest) GetCaseFilterValuesRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptGroupByValueContextualLabels returns new OptGroupByValueContextualLabels with value set to v.
 func NewOptGroupByValueContextualLabels(v GroupByValueContextualLabels) OptGroupByValueContextualLabels {
 	return OptGroupByValueContextualLabels{
@@ -12338,6 +13717,52 @@ func (o OptGroupByValueIncidentField) Get() (v GroupByValueIncidentField, ok boo
 
 // Or returns value if set, or given parameter if does not.
 func (o OptGroupByValueIncidentField) Or(d GroupByValueIncidentField) GroupByValueIncidentField {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptImpactedEntityNameFilter returns new OptImpactedEntityNameFilter with value set to v.
+func NewOptImpactedEntityNameFilter(v ImpactedEntityNameFilter) OptImpactedEntityNameFilter {
+	return OptImpactedEntityNameFilter{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptImpactedEntityNameFilter is optional ImpactedEntityNameFilter.
+type OptImpactedEntityNameFilter struct {
+	Value ImpactedEntityNameFilter
+	Set   bool
+}
+
+// IsSet returns true if OptImpactedEntityNameFilter was set.
+func (o OptImpactedEntityNameFilter) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptImpactedEntityNameFilter) Reset() {
+	var v ImpactedEntityNameFilter
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptImpactedEntityNameFilter) SetTo(v ImpactedEntityNameFilter) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptImpactedEntityNameFilter) Get() (v ImpactedEntityNameFilter, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptImpactedEntityNameFilter) Or(d ImpactedEntityNameFilter) ImpactedEntityNameFilter {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -13626,6 +15051,52 @@ func (o OptLogAttachment) Get() (v LogAttachment, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptLogAttachment) Or(d LogAttachment) LogAttachment {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptLowerUUID returns new OptLowerUUID with value set to v.
+func NewOptLowerUUID(v LowerUUID) OptLowerUUID {
+	return OptLowerUUID{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptLowerUUID is optional LowerUUID.
+type OptLowerUUID struct {
+	Value LowerUUID
+	Set   bool
+}
+
+// IsSet returns true if OptLowerUUID was set.
+func (o OptLowerUUID) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptLowerUUID) Reset() {
+	var v LowerUUID
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptLowerUUID) SetTo(v LowerUUID) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptLowerUUID) Get() (v LowerUUID, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptLowerUUID) Or(d LowerUUID) LowerUUID {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -15236,6 +16707,52 @@ func (o OptPriorityDetails) Get() (v PriorityDetails, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptPriorityDetails) Or(d PriorityDetails) PriorityDetails {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPrometheusAlertManagerActor returns new OptPrometheusAlertManagerActor with value set to v.
+func NewOptPrometheusAlertManagerActor(v PrometheusAlertManagerActor) OptPrometheusAlertManagerActor {
+	return OptPrometheusAlertManagerActor{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPrometheusAlertManagerActor is optional PrometheusAlertManagerActor.
+type OptPrometheusAlertManagerActor struct {
+	Value PrometheusAlertManagerActor
+	Set   bool
+}
+
+// IsSet returns true if OptPrometheusAlertManagerActor was set.
+func (o OptPrometheusAlertManagerActor) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPrometheusAlertManagerActor) Reset() {
+	var v PrometheusAlertManagerActor
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPrometheusAlertManagerActor) SetTo(v PrometheusAlertManagerActor) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPrometheusAlertManagerActor) Get() (v PrometheusAlertManagerActor, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPrometheusAlertManagerActor) Or(d PrometheusAlertManagerActor) PrometheusAlertManagerActor {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -17498,49 +19015,49 @@ func (s *OverwriteSpanPoliciesRequestPoliciesItem) SetSpanRules(val PolicySpanRu
 
 // Ref: #/components/schemas/PagerDutyActor
 type PagerDutyActor struct {
-	PlatformUserId  OptString `json:"platformUserId"`
-	DisplayName     OptString `json:"displayName"`
-	PagerDutyUserId OptString `json:"pagerDutyUserId"`
-	UserEmail       OptString `json:"userEmail"`
+	PlatformUserId  OptLowerUUID `json:"platformUserId"`
+	DisplayName     OptActorText `json:"displayName"`
+	PagerDutyUserId OptActorText `json:"pagerDutyUserId"`
+	UserEmail       OptActorText `json:"userEmail"`
 }
 
 // GetPlatformUserId returns the value of PlatformUserId.
-func (s *PagerDutyActor) GetPlatformUserId() OptString {
+func (s *PagerDutyActor) GetPlatformUserId() OptLowerUUID {
 	return s.PlatformUserId
 }
 
 // GetDisplayName returns the value of DisplayName.
-func (s *PagerDutyActor) GetDisplayName() OptString {
+func (s *PagerDutyActor) GetDisplayName() OptActorText {
 	return s.DisplayName
 }
 
 // GetPagerDutyUserId returns the value of PagerDutyUserId.
-func (s *PagerDutyActor) GetPagerDutyUserId() OptString {
+func (s *PagerDutyActor) GetPagerDutyUserId() OptActorText {
 	return s.PagerDutyUserId
 }
 
 // GetUserEmail returns the value of UserEmail.
-func (s *PagerDutyActor) GetUserEmail() OptString {
+func (s *PagerDutyActor) GetUserEmail() OptActorText {
 	return s.UserEmail
 }
 
 // SetPlatformUserId sets the value of PlatformUserId.
-func (s *PagerDutyActor) SetPlatformUserId(val OptString) {
+func (s *PagerDutyActor) SetPlatformUserId(val OptLowerUUID) {
 	s.PlatformUserId = val
 }
 
 // SetDisplayName sets the value of DisplayName.
-func (s *PagerDutyActor) SetDisplayName(val OptString) {
+func (s *PagerDutyActor) SetDisplayName(val OptActorText) {
 	s.DisplayName = val
 }
 
 // SetPagerDutyUserId sets the value of PagerDutyUserId.
-func (s *PagerDutyActor) SetPagerDutyUserId(val OptString) {
+func (s *PagerDutyActor) SetPagerDutyUserId(val OptActorText) {
 	s.PagerDutyUserId = val
 }
 
 // SetUserEmail sets the value of UserEmail.
-func (s *PagerDutyActor) SetUserEmail(val OptString) {
+func (s *PagerDutyActor) SetUserEmail(val OptActorText) {
 	s.UserEmail = val
 }
 
@@ -19852,6 +21369,22 @@ func (s *PriorityDetails) SetSystem(val OptCasePriority) {
 	s.System = val
 }
 
+// Alert ingestion, named by the Alertmanager receiver; omitted when the receiver has no name.
+// Ref: #/components/schemas/PrometheusAlertManagerActor
+type PrometheusAlertManagerActor struct {
+	ReceiverName OptActorText `json:"receiverName"`
+}
+
+// GetReceiverName returns the value of ReceiverName.
+func (s *PrometheusAlertManagerActor) GetReceiverName() OptActorText {
+	return s.ReceiverName
+}
+
+// SetReceiverName sets the value of ReceiverName.
+func (s *PrometheusAlertManagerActor) SetReceiverName(val OptActorText) {
+	s.ReceiverName = val
+}
+
 // How `allocation` is read; unspecified means a percentage.
 // Ref: #/components/schemas/QuotaAllocationType
 type QuotaAllocationType string
@@ -20677,9 +22210,9 @@ func (s *RequestBasedMetricSli) SetTotalEvents(val SloMetric) {
 
 // Ref: #/components/schemas/ResolutionDetails
 type ResolutionDetails struct {
-	Reason      OptString     `json:"reason"`
-	ResolveTime OptDateTime   `json:"resolveTime"`
-	ResolvedBy  OptEventActor `json:"resolvedBy"`
+	Reason      OptString       `json:"reason"`
+	ResolveTime OptDateTime     `json:"resolveTime"`
+	ResolvedBy  OptCaseResolver `json:"resolvedBy"`
 }
 
 // GetReason returns the value of Reason.
@@ -20693,7 +22226,7 @@ func (s *ResolutionDetails) GetResolveTime() OptDateTime {
 }
 
 // GetResolvedBy returns the value of ResolvedBy.
-func (s *ResolutionDetails) GetResolvedBy() OptEventActor {
+func (s *ResolutionDetails) GetResolvedBy() OptCaseResolver {
 	return s.ResolvedBy
 }
 
@@ -20708,7 +22241,7 @@ func (s *ResolutionDetails) SetResolveTime(val OptDateTime) {
 }
 
 // SetResolvedBy sets the value of ResolvedBy.
-func (s *ResolutionDetails) SetResolvedBy(val OptEventActor) {
+func (s *ResolutionDetails) SetResolvedBy(val OptCaseResolver) {
 	s.ResolvedBy = val
 }
 
@@ -20839,97 +22372,112 @@ func (s *RetentionTagUpdate) SetRetentionUpdateElements(val []RetentionTagRename
 
 // Ref: #/components/schemas/ServiceNowActor
 type ServiceNowActor struct {
-	PlatformUserId OptString `json:"platformUserId"`
-	ID             OptString `json:"id"`
-	UserEmail      OptString `json:"userEmail"`
-	Username       OptString `json:"username"`
+	PlatformUserId OptAnyCaseUUID `json:"platformUserId"`
+	ID             OptActorText   `json:"id"`
+	UserEmail      OptActorText   `json:"userEmail"`
+	Username       OptActorText   `json:"username"`
 }
 
 // GetPlatformUserId returns the value of PlatformUserId.
-func (s *ServiceNowActor) GetPlatformUserId() OptString {
+func (s *ServiceNowActor) GetPlatformUserId() OptAnyCaseUUID {
 	return s.PlatformUserId
 }
 
 // GetID returns the value of ID.
-func (s *ServiceNowActor) GetID() OptString {
+func (s *ServiceNowActor) GetID() OptActorText {
 	return s.ID
 }
 
 // GetUserEmail returns the value of UserEmail.
-func (s *ServiceNowActor) GetUserEmail() OptString {
+func (s *ServiceNowActor) GetUserEmail() OptActorText {
 	return s.UserEmail
 }
 
 // GetUsername returns the value of Username.
-func (s *ServiceNowActor) GetUsername() OptString {
+func (s *ServiceNowActor) GetUsername() OptActorText {
 	return s.Username
 }
 
 // SetPlatformUserId sets the value of PlatformUserId.
-func (s *ServiceNowActor) SetPlatformUserId(val OptString) {
+func (s *ServiceNowActor) SetPlatformUserId(val OptAnyCaseUUID) {
 	s.PlatformUserId = val
 }
 
 // SetID sets the value of ID.
-func (s *ServiceNowActor) SetID(val OptString) {
+func (s *ServiceNowActor) SetID(val OptActorText) {
 	s.ID = val
 }
 
 // SetUserEmail sets the value of UserEmail.
-func (s *ServiceNowActor) SetUserEmail(val OptString) {
+func (s *ServiceNowActor) SetUserEmail(val OptActorText) {
 	s.UserEmail = val
 }
 
 // SetUsername sets the value of Username.
-func (s *ServiceNowActor) SetUsername(val OptString) {
+func (s *ServiceNowActor) SetUsername(val OptActorText) {
 	s.Username = val
+}
+
+// Ref: #/components/schemas/SetCasePriorityOverrideRequest
+type SetCasePriorityOverrideRequest struct {
+	Priority CasePriority `json:"priority"`
+}
+
+// GetPriority returns the value of Priority.
+func (s *SetCasePriorityOverrideRequest) GetPriority() CasePriority {
+	return s.Priority
+}
+
+// SetPriority sets the value of Priority.
+func (s *SetCasePriorityOverrideRequest) SetPriority(val CasePriority) {
+	s.Priority = val
 }
 
 // Ref: #/components/schemas/SlackActor
 type SlackActor struct {
-	PlatformUserId OptString `json:"platformUserId"`
-	DisplayName    OptString `json:"displayName"`
-	SlackUserId    OptString `json:"slackUserId"`
-	UserEmail      OptString `json:"userEmail"`
+	PlatformUserId OptAnyCaseUUID `json:"platformUserId"`
+	DisplayName    OptActorText   `json:"displayName"`
+	SlackUserId    OptActorText   `json:"slackUserId"`
+	UserEmail      OptActorText   `json:"userEmail"`
 }
 
 // GetPlatformUserId returns the value of PlatformUserId.
-func (s *SlackActor) GetPlatformUserId() OptString {
+func (s *SlackActor) GetPlatformUserId() OptAnyCaseUUID {
 	return s.PlatformUserId
 }
 
 // GetDisplayName returns the value of DisplayName.
-func (s *SlackActor) GetDisplayName() OptString {
+func (s *SlackActor) GetDisplayName() OptActorText {
 	return s.DisplayName
 }
 
 // GetSlackUserId returns the value of SlackUserId.
-func (s *SlackActor) GetSlackUserId() OptString {
+func (s *SlackActor) GetSlackUserId() OptActorText {
 	return s.SlackUserId
 }
 
 // GetUserEmail returns the value of UserEmail.
-func (s *SlackActor) GetUserEmail() OptString {
+func (s *SlackActor) GetUserEmail() OptActorText {
 	return s.UserEmail
 }
 
 // SetPlatformUserId sets the value of PlatformUserId.
-func (s *SlackActor) SetPlatformUserId(val OptString) {
+func (s *SlackActor) SetPlatformUserId(val OptAnyCaseUUID) {
 	s.PlatformUserId = val
 }
 
 // SetDisplayName sets the value of DisplayName.
-func (s *SlackActor) SetDisplayName(val OptString) {
+func (s *SlackActor) SetDisplayName(val OptActorText) {
 	s.DisplayName = val
 }
 
 // SetSlackUserId sets the value of SlackUserId.
-func (s *SlackActor) SetSlackUserId(val OptString) {
+func (s *SlackActor) SetSlackUserId(val OptActorText) {
 	s.SlackUserId = val
 }
 
 // SetUserEmail sets the value of UserEmail.
-func (s *SlackActor) SetUserEmail(val OptString) {
+func (s *SlackActor) SetUserEmail(val OptActorText) {
 	s.UserEmail = val
 }
 
@@ -24636,16 +26184,16 @@ func (s *UsageV2Tier) UnmarshalText(data []byte) error {
 
 // Ref: #/components/schemas/UserActor
 type UserActor struct {
-	ID OptString `json:"id"`
+	ID OptAnyCaseUUID `json:"id"`
 }
 
 // GetID returns the value of ID.
-func (s *UserActor) GetID() OptString {
+func (s *UserActor) GetID() OptAnyCaseUUID {
 	return s.ID
 }
 
 // SetID sets the value of ID.
-func (s *UserActor) SetID(val OptString) {
+func (s *UserActor) SetID(val OptAnyCaseUUID) {
 	s.ID = val
 }
 

@@ -108,6 +108,34 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/3/v1/slo/slos:batchGet
 	BatchGetSlos(ctx context.Context, params BatchGetSlosParams) (*BatchGetSlosResponse, error)
+	// BulkAcknowledgeCases implements BulkAcknowledgeCases operation.
+	//
+	// Applies the single acknowledge to each listed case, all or nothing: when one id names no case of the
+	// team (404) or one case cannot be acknowledged (409), no case changes. Each case that moves records
+	// its `statusChanged` event with the caller as actor. The answer lists the cases in the order of
+	// `ids`, once each.
+	//
+	// POST /mgmt/openapi/5/cases/acknowledged/v1
+	BulkAcknowledgeCases(ctx context.Context, req *BulkAcknowledgeCasesRequest) (*BulkCasesResponse, error)
+	// BulkAssignCases implements BulkAssignCases operation.
+	//
+	// Applies the single assign to each listed case, all or nothing (404 for an id that names no case of
+	// the team, 409 for a closed case; then nothing changes).
+	//
+	// PUT /mgmt/openapi/5/cases/assigned/v1
+	BulkAssignCases(ctx context.Context, req *BulkAssignCasesRequest) (*BulkCasesResponse, error)
+	// BulkClearCasePriorityOverride implements BulkClearCasePriorityOverride operation.
+	//
+	// Applies the single clear to each listed case, all or nothing.
+	//
+	// DELETE /mgmt/openapi/5/cases/priority-override/v1
+	BulkClearCasePriorityOverride(ctx context.Context, params BulkClearCasePriorityOverrideParams) (*BulkCasesResponse, error)
+	// BulkCloseCases implements BulkCloseCases operation.
+	//
+	// Applies the single close to each listed case, all or nothing.
+	//
+	// POST /mgmt/openapi/5/cases/closed/v1
+	BulkCloseCases(ctx context.Context, req *BulkCaseIDsRequest) (*BulkCasesResponse, error)
 	// BulkDeleteParsingRuleGroups implements BulkDeleteParsingRuleGroups operation.
 	//
 	// Deletes every group named by a `group_ids` value, all or none: when one names no group of the team,
@@ -115,6 +143,31 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/parsing-rules/rule-groups/v1
 	BulkDeleteParsingRuleGroups(ctx context.Context, params BulkDeleteParsingRuleGroupsParams) error
+	// BulkResolveCases implements BulkResolveCases operation.
+	//
+	// Applies the single resolve (with the same `reason`) to each listed case, all or nothing.
+	//
+	// POST /mgmt/openapi/5/cases/resolved/v1
+	BulkResolveCases(ctx context.Context, req *BulkResolveCasesRequest) (*BulkCasesResponse, error)
+	// BulkSetCasePriorityOverride implements BulkSetCasePriorityOverride operation.
+	//
+	// Applies the single priority override to each listed case, all or nothing.
+	//
+	// POST /mgmt/openapi/5/cases/priority-override/v1
+	BulkSetCasePriorityOverride(ctx context.Context, req *BulkSetCasePriorityOverrideRequest) (*BulkCasesResponse, error)
+	// BulkUnassignCases implements BulkUnassignCases operation.
+	//
+	// Applies the single unassign to each listed case, all or nothing.
+	//
+	// DELETE /mgmt/openapi/5/cases/assigned/v1
+	BulkUnassignCases(ctx context.Context, params BulkUnassignCasesParams) (*BulkCasesResponse, error)
+	// ClearCasePriorityOverride implements ClearCasePriorityOverride operation.
+	//
+	// The case shows its system priority again; a change records `priorityDetailsChanged`. A case without
+	// an override is answered unchanged. A closed case cannot change (409).
+	//
+	// DELETE /mgmt/openapi/5/cases/priority-override/v1/{case_id}
+	ClearCasePriorityOverride(ctx context.Context, params ClearCasePriorityOverrideParams) (*CaseResponse, error)
 	// CloseCase implements CloseCase operation.
 	//
 	// Close a case for good.
@@ -359,12 +412,42 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/cases/cases/v1/{case_id}
 	GetCase(ctx context.Context, params GetCaseParams) (*CaseResponse, error)
+	// GetCaseByIndicator implements GetCaseByIndicator operation.
+	//
+	// The team's case whose alerts include the alert with this `fingerprint` that started at `startedAt`
+	// (compared to the microsecond); the most recently opened one when several do. 404 when none does.
+	//
+	// POST /mgmt/openapi/5/cases/indicators/v1/get
+	GetCaseByIndicator(ctx context.Context, req *GetCaseByIndicatorRequest) (*CaseResponse, error)
+	// GetCaseDeepLinks implements GetCaseDeepLinks operation.
+	//
+	// Mgmtapi has no web interface, so the one link it has leads to this server's API: `detail` is the
+	// path of the case (GetCase, by `id`), relative to the server the client called. mgmtapi holds no
+	// alert definitions and cases hold no impacted entities, so `alertIndicators` is an empty object and
+	// `impactedEntities` an empty array.
+	//
+	// GET /mgmt/openapi/5/cases/cases/v1/{case_id}/deep-links
+	GetCaseDeepLinks(ctx context.Context, params GetCaseDeepLinksParams) (*GetCaseDeepLinksResponse, error)
 	// GetCaseEvent implements GetCaseEvent operation.
 	//
 	// Get one case event.
 	//
 	// GET /mgmt/openapi/5/cases/events/v1/{event_id}
 	GetCaseEvent(ctx context.Context, params GetCaseEventParams) (*CaseEventResponse, error)
+	// GetCaseFilterValues implements GetCaseFilterValues operation.
+	//
+	// Among the team's cases that match `filters` (the list's filters, same rules), how many have each
+	// status, priority, category, assignee, label and grouping value, and each alert indicator id. Values
+	// no matching case has are absent.
+	//
+	// POST /mgmt/openapi/5/cases/filter-values/v1
+	GetCaseFilterValues(ctx context.Context, req OptGetCaseFilterValuesRequest) (*GetCaseFilterValuesResponse, error)
+	// GetCaseGroupingKeys implements GetCaseGroupingKeys operation.
+	//
+	// Every distinct key of the `groupings` of the team's cases, sorted.
+	//
+	// GET /mgmt/openapi/5/cases/grouping-keys/v1
+	GetCaseGroupingKeys(ctx context.Context) (*GetCaseGroupingKeysResponse, error)
 	// GetCustomRole implements GetCustomRole operation.
 	//
 	// Read a custom role.
@@ -832,6 +915,14 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/resolve
 	ResolveIncidents(ctx context.Context, req *IncidentIDsRequest) (*IncidentsResponse, error)
+	// SetCasePriorityOverride implements SetCasePriorityOverride operation.
+	//
+	// The case shows `priority` as the override from now on (`priorityDetails.override`), until the
+	// override is cleared; a change records `priorityDetailsChanged`. Setting the current override changes
+	// nothing. A closed case cannot change (409).
+	//
+	// PUT /mgmt/openapi/5/cases/priority-override/v1/{case_id}
+	SetCasePriorityOverride(ctx context.Context, req *SetCasePriorityOverrideRequest, params SetCasePriorityOverrideParams) (*CaseResponse, error)
 	// SyncCaseExternalThread implements SyncCaseExternalThread operation.
 	//
 	// Records a request to copy the comments of the case's external chat thread into the case.

@@ -155,6 +155,46 @@ func (UnimplementedHandler) BatchGetSlos(ctx context.Context, params BatchGetSlo
 	return r, ht.ErrNotImplemented
 }
 
+// BulkAcknowledgeCases implements BulkAcknowledgeCases operation.
+//
+// Applies the single acknowledge to each listed case, all or nothing: when one id names no case of the
+// team (404) or one case cannot be acknowledged (409), no case changes. Each case that moves records
+// its `statusChanged` event with the caller as actor. The answer lists the cases in the order of
+// `ids`, once each.
+//
+// POST /mgmt/openapi/5/cases/acknowledged/v1
+func (UnimplementedHandler) BulkAcknowledgeCases(ctx context.Context, req *BulkAcknowledgeCasesRequest) (r *BulkCasesResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// BulkAssignCases implements BulkAssignCases operation.
+//
+// Applies the single assign to each listed case, all or nothing (404 for an id that names no case of
+// the team, 409 for a closed case; then nothing changes).
+//
+// PUT /mgmt/openapi/5/cases/assigned/v1
+func (UnimplementedHandler) BulkAssignCases(ctx context.Context, req *BulkAssignCasesRequest) (r *BulkCasesResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// BulkClearCasePriorityOverride implements BulkClearCasePriorityOverride operation.
+//
+// Applies the single clear to each listed case, all or nothing.
+//
+// DELETE /mgmt/openapi/5/cases/priority-override/v1
+func (UnimplementedHandler) BulkClearCasePriorityOverride(ctx context.Context, params BulkClearCasePriorityOverrideParams) (r *BulkCasesResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// BulkCloseCases implements BulkCloseCases operation.
+//
+// Applies the single close to each listed case, all or nothing.
+//
+// POST /mgmt/openapi/5/cases/closed/v1
+func (UnimplementedHandler) BulkCloseCases(ctx context.Context, req *BulkCaseIDsRequest) (r *BulkCasesResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // BulkDeleteParsingRuleGroups implements BulkDeleteParsingRuleGroups operation.
 //
 // Deletes every group named by a `group_ids` value, all or none: when one names no group of the team,
@@ -163,6 +203,43 @@ func (UnimplementedHandler) BatchGetSlos(ctx context.Context, params BatchGetSlo
 // DELETE /mgmt/openapi/5/parsing-rules/rule-groups/v1
 func (UnimplementedHandler) BulkDeleteParsingRuleGroups(ctx context.Context, params BulkDeleteParsingRuleGroupsParams) error {
 	return ht.ErrNotImplemented
+}
+
+// BulkResolveCases implements BulkResolveCases operation.
+//
+// Applies the single resolve (with the same `reason`) to each listed case, all or nothing.
+//
+// POST /mgmt/openapi/5/cases/resolved/v1
+func (UnimplementedHandler) BulkResolveCases(ctx context.Context, req *BulkResolveCasesRequest) (r *BulkCasesResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// BulkSetCasePriorityOverride implements BulkSetCasePriorityOverride operation.
+//
+// Applies the single priority override to each listed case, all or nothing.
+//
+// POST /mgmt/openapi/5/cases/priority-override/v1
+func (UnimplementedHandler) BulkSetCasePriorityOverride(ctx context.Context, req *BulkSetCasePriorityOverrideRequest) (r *BulkCasesResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// BulkUnassignCases implements BulkUnassignCases operation.
+//
+// Applies the single unassign to each listed case, all or nothing.
+//
+// DELETE /mgmt/openapi/5/cases/assigned/v1
+func (UnimplementedHandler) BulkUnassignCases(ctx context.Context, params BulkUnassignCasesParams) (r *BulkCasesResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ClearCasePriorityOverride implements ClearCasePriorityOverride operation.
+//
+// The case shows its system priority again; a change records `priorityDetailsChanged`. A case without
+// an override is answered unchanged. A closed case cannot change (409).
+//
+// DELETE /mgmt/openapi/5/cases/priority-override/v1/{case_id}
+func (UnimplementedHandler) ClearCasePriorityOverride(ctx context.Context, params ClearCasePriorityOverrideParams) (r *CaseResponse, _ error) {
+	return r, ht.ErrNotImplemented
 }
 
 // CloseCase implements CloseCase operation.
@@ -505,12 +582,54 @@ func (UnimplementedHandler) GetCase(ctx context.Context, params GetCaseParams) (
 	return r, ht.ErrNotImplemented
 }
 
+// GetCaseByIndicator implements GetCaseByIndicator operation.
+//
+// The team's case whose alerts include the alert with this `fingerprint` that started at `startedAt`
+// (compared to the microsecond); the most recently opened one when several do. 404 when none does.
+//
+// POST /mgmt/openapi/5/cases/indicators/v1/get
+func (UnimplementedHandler) GetCaseByIndicator(ctx context.Context, req *GetCaseByIndicatorRequest) (r *CaseResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetCaseDeepLinks implements GetCaseDeepLinks operation.
+//
+// Mgmtapi has no web interface, so the one link it has leads to this server's API: `detail` is the
+// path of the case (GetCase, by `id`), relative to the server the client called. mgmtapi holds no
+// alert definitions and cases hold no impacted entities, so `alertIndicators` is an empty object and
+// `impactedEntities` an empty array.
+//
+// GET /mgmt/openapi/5/cases/cases/v1/{case_id}/deep-links
+func (UnimplementedHandler) GetCaseDeepLinks(ctx context.Context, params GetCaseDeepLinksParams) (r *GetCaseDeepLinksResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetCaseEvent implements GetCaseEvent operation.
 //
 // Get one case event.
 //
 // GET /mgmt/openapi/5/cases/events/v1/{event_id}
 func (UnimplementedHandler) GetCaseEvent(ctx context.Context, params GetCaseEventParams) (r *CaseEventResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetCaseFilterValues implements GetCaseFilterValues operation.
+//
+// Among the team's cases that match `filters` (the list's filters, same rules), how many have each
+// status, priority, category, assignee, label and grouping value, and each alert indicator id. Values
+// no matching case has are absent.
+//
+// POST /mgmt/openapi/5/cases/filter-values/v1
+func (UnimplementedHandler) GetCaseFilterValues(ctx context.Context, req OptGetCaseFilterValuesRequest) (r *GetCaseFilterValuesResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetCaseGroupingKeys implements GetCaseGroupingKeys operation.
+//
+// Every distinct key of the `groupings` of the team's cases, sorted.
+//
+// GET /mgmt/openapi/5/cases/grouping-keys/v1
+func (UnimplementedHandler) GetCaseGroupingKeys(ctx context.Context) (r *GetCaseGroupingKeysResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1158,6 +1277,17 @@ func (UnimplementedHandler) ResolveCase(ctx context.Context, req OptResolveCaseR
 //
 // POST /mgmt/openapi/5/incidents/incidents/v1/all/resolve
 func (UnimplementedHandler) ResolveIncidents(ctx context.Context, req *IncidentIDsRequest) (r *IncidentsResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// SetCasePriorityOverride implements SetCasePriorityOverride operation.
+//
+// The case shows `priority` as the override from now on (`priorityDetails.override`), until the
+// override is cleared; a change records `priorityDetailsChanged`. Setting the current override changes
+// nothing. A closed case cannot change (409).
+//
+// PUT /mgmt/openapi/5/cases/priority-override/v1/{case_id}
+func (UnimplementedHandler) SetCasePriorityOverride(ctx context.Context, req *SetCasePriorityOverrideRequest, params SetCasePriorityOverrideParams) (r *CaseResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -101,7 +102,9 @@ func (h *CaseHandler) bulk(ctx context.Context, idents []oas.CaseIdentifier, fn 
 func withIndex(i int, err error) error {
 	var e *apierror.Error
 	if errors.As(err, &e) {
-		return &apierror.Error{Kind: e.Kind, Message: "ids[" + strconv.Itoa(i) + "]: " + e.Message}
+		// A lookup names the path parameter of the single operations; here the case is ids[i].
+		message := strings.TrimPrefix(e.Message, "case_id: ")
+		return &apierror.Error{Kind: e.Kind, Message: "ids[" + strconv.Itoa(i) + "]: " + message}
 	}
 	return err
 }

@@ -20,12 +20,15 @@
 //	alerts resolved | → RESOLVED (5)        | → RESOLVED (5)        | unchanged                   | unchanged
 //
 //	(1) sets acknowledgeTime; time-to-acknowledge breaches become MITIGATED.
-//	(2) sets resolutionDetails {reason, resolveTime, resolvedBy: the caller}; time-to-resolve
+//	(2) sets resolutionDetails {reason, resolveTime, resolvedBy: the caller's kind}; time-to-resolve
 //	    and time-to-update breaches become MITIGATED; a reason also writes
 //	    resolutionReasonChangedEvent.
 //	(3) a reason different from the current one still writes resolutionReasonChangedEvent.
 //	(4) time-to-resolve and time-to-update breaches become MITIGATED.
 //	(5) ingestion (ResolveByAlerts), actor prometheusAlertManager.
+//
+// The bulk operations (bulk.go) apply the same rules to many cases in one transaction, all or
+// nothing; the priority override (single and bulk) follows the update's override rule.
 //
 // A move writes statusChanged {oldStatus, newStatus}. A no-op answers 200 with the case as it is
 // and writes nothing. 409 messages say why, e.g. "case CASE-3 is resolved; only an active case

@@ -3,6 +3,7 @@ package cases_test
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -156,5 +157,107 @@ func TestListCases(t *testing.T) {
 				}
 			}
 		})
+	})
+}
+
+func TestListSkipAndPublicFilters(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		h := newHarness(t, env)
+		start := h.DB.Now()
+		prod := oas.KeyValue{Key: "env", Value: "prod"}
+		var ids []string
+		for i := 1; i <= 4; i++ {
+			var labels []oas.KeyValue
+			if i%2 == 1 {
+				labels = append(labels, prod)
+			}
+			ids = append(ids, h.open(1, fmt.Sprintf("skip-%d", i), fmt.Sprintf("case %d", i), labels...).ID)
+			h.Clock.Advance(time.Minute)
+		}
+		// CASE-2 has alert Disk (fingerprint fp-Disk), CASE-3 alert Cpu; CASE-1 is resolved at
+		// start+10m; CASE-4 is closed at start+10m.
+		h.record(1, ids[1], p1Alert("Disk"))
+		h.record(1, ids[2], p1Alert("Cpu"))
+		h.Clock.Advance(6 * time.Minute)
+		h.ok(h.resolve(h.RootKey, "CASE-1", ""), "resolve")
+		h.ok(h.close(h.RootKey, "CASE-4"), "close")
+		diskID := h.getCase(h.RootKey, "CASE-2").CaseIndicators.AlertIndicators[0].AlertId
+		at := func(d time.Duration) string { return start.Add(d).Format(time.RFC3339Nano) }
+
+		t.Run("skip", func(t *testing.T) {
+			for _, tc := range []struct {
+				body string
+				want []string
+				next bool
+			}{
+				{`{"pagination":{"skip":0,"pageSize":2}}`, []string{"CASE-4", "CASE-3"}, true},
+				{`{"pagination":{"skip":1,"pageSize":2}}`, []string{"CASE-3", "CASE-2"}, true},
+				{`{"pagination":{"skip":2,"pageSize":2}}`, []string{"CASE-2", "CASE-1"}, false},
+				{`{"pagination":{"skip":3}}`, []string{"CASE-1"}, false},
+				{`{"pagination":{"skip":4}}`, []string{}, false},
+				{`{"pagination":{"skip":1000000}}`, []string{}, false},
+				{`{"pagination":{"skip":1,"pageToken":"` + h.list(h.RootKey, `{"pagination":{"pageSize":1}}`).Pagination.NextPageToken.Value + `"}}`,
+					[]string{"CASE-2", "CASE-1"}, false},
+			} {
+				l := h.list(h.RootKey, tc.body)
+				if got := readableIDs(l); !reflect.DeepEqual(got, tc.want) || l.Pagination.NextPageToken.Set != tc.next || l.Pagination.TotalSize.Value != 4 {
+					t.Fatalf("%s: got %v next %v, want %v next %v", tc.body, got, l.Pagination.NextPageToken.Set, tc.want, tc.next)
+				}
+			}
+			// The next token of a skipped page continues after it.
+			l := h.list(h.RootKey, `{"pagination":{"skip":1,"pageSize":1}}`)
+			l = h.list(h.RootKey, `{"pagination":{"pageSize":1,"pageToken":"`+l.Pagination.NextPageToken.Value+`"}}`)
+			if got := readableIDs(l); !reflect.DeepEqual(got, []string{"CASE-2"}) {
+				t.Fatalf("after a skipped page: %v", got)
+			}
+			apitest.ExpectError(t, h.do("POST", casesPath, h.RootKey, `{"pagination":{"skip":-1}}`), 400, "pagination.skip")
+			apitest.ExpectError(t, h.do("POST", casesPath, h.RootKey, `{"pagination":{"skip":1000001}}`), 400, "pagination.skip")
+		})
+
+		for _, tc := range []struct {
+			name, filters string
+			want          []string
+		}{
+			{"alert id", `{"alertFilters":{"alertIds":["` + diskID + `"]}}`, []string{"CASE-2"}},
+			{"unknown alert id", `{"alertFilters":{"alertIds":["00000000-0000-4000-8000-000000000000"]}}`, []string{}},
+			{"alert version", `{"alertFilters":{"alertVersions":["fp-Cpu"]}}`, []string{"CASE-3"}},
+			{"alert id or version", `{"alertFilters":{"alertIds":["` + diskID + `"],"alertVersions":["fp-Cpu"]}}`, []string{"CASE-3", "CASE-2"}},
+			{"empty alert filters", `{"alertFilters":{}}`, []string{"CASE-4", "CASE-3", "CASE-2", "CASE-1"}},
+			{"flat labels", `{"caseLabelsFilter":{"flatLabels":[{"key":"env","value":"prod"}]}}`, []string{"CASE-3", "CASE-1"}},
+			{"flat labels, value differs", `{"caseLabelsFilter":{"flatLabels":[{"key":"env","value":"dev"}]}}`, []string{}},
+			{"no connector", `{"connectorTypeFilters":[{"noConnector":{}}]}`, []string{"CASE-4", "CASE-3", "CASE-2", "CASE-1"}},
+			{"a connector", `{"connectorTypeFilters":[{"connectorType":"CONNECTOR_TYPE_SLACK"}]}`, []string{}},
+			{"a connector or none", `{"connectorTypeFilters":[{"connectorType":"CONNECTOR_TYPE_SLACK"},{"noConnector":{}}]}`, []string{"CASE-4", "CASE-3", "CASE-2", "CASE-1"}},
+			{"impacted entity", `{"impactedEntities":[{"apmService":{"name":"checkout"}}]}`, []string{}},
+			{"alert indicators", `{"indicatorTypes":["INDICATOR_TYPE_ALERT"]}`, []string{"CASE-3", "CASE-2"}},
+			{"alertmanager indicators", `{"indicatorTypes":["INDICATOR_TYPE_PROMETHEUS_ALERTMANAGER"]}`, []string{"CASE-3", "CASE-2"}},
+			{"error tracking", `{"indicatorTypes":["INDICATOR_TYPE_ERROR_TRACKING"]}`, []string{}},
+			{"unspecified indicator type", `{"indicatorTypes":["INDICATOR_TYPE_UNSPECIFIED"]}`, []string{"CASE-4", "CASE-3", "CASE-2", "CASE-1"}},
+			{"created in window", `{"dateRange":{"from":"` + at(30*time.Second) + `","to":"` + at(150*time.Second) + `","mode":"DATE_RANGE_MODE_CREATED_AT"}}`, []string{"CASE-3", "CASE-2"}},
+			{"active in window", `{"dateRange":{"from":"` + at(30*time.Second) + `","to":"` + at(150*time.Second) + `","mode":"DATE_RANGE_MODE_ACTIVE_WINDOW"}}`, []string{"CASE-3", "CASE-2", "CASE-1"}},
+			{"active after the ends", `{"dateRange":{"from":"` + at(11*time.Minute) + `","to":"` + at(20*time.Minute) + `","mode":"DATE_RANGE_MODE_ACTIVE_WINDOW"}}`, []string{"CASE-3", "CASE-2"}},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				if got := readableIDs(h.list(h.RootKey, `{"filters":`+tc.filters+`}`)); !reflect.DeepEqual(got, tc.want) {
+					t.Fatalf("got %v, want %v", got, tc.want)
+				}
+			})
+		}
+
+		for _, tc := range []struct{ name, filters, fragment string }{
+			{"entity with both", `{"impactedEntities":[{"apmService":{"name":"a"},"apmDatabase":{"name":"b"}}]}`, "filters.impactedEntities[0]: must set exactly one of apmService, apmDatabase"},
+			{"entity with neither", `{"impactedEntities":[{}]}`, "filters.impactedEntities[0]"},
+			{"entity without name", `{"impactedEntities":[{"apmService":{}}]}`, "filters.impactedEntities[0].apmService.name"},
+			{"bad alert id", `{"alertFilters":{"alertIds":["DISK"]}}`, "filters.alertFilters.alertIds[0]"},
+			{"long alert version", `{"alertFilters":{"alertVersions":["` + strings.Repeat("v", 65) + `"]}}`, "filters.alertFilters.alertVersions[0]"},
+			{"empty flat label value", `{"caseLabelsFilter":{"flatLabels":[{"key":"env","value":""}]}}`, "filters.caseLabelsFilter.flatLabels[0].value"},
+			{"unknown connector", `{"connectorTypeFilters":[{"connectorType":"CONNECTOR_TYPE_FAX"}]}`, "filters.connectorTypeFilters[0].connectorType"},
+			{"unknown indicator type", `{"indicatorTypes":["INDICATOR_TYPE_LOG"]}`, "filters.indicatorTypes[0]"},
+			{"unknown mode", `{"dateRange":{"from":"` + at(0) + `","to":"` + at(time.Minute) + `","mode":"DATE_RANGE_MODE_SOMETIME"}}`, "filters.dateRange.mode"},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				apitest.ExpectError(t, h.do("POST", casesPath, h.RootKey, `{"filters":`+tc.filters+`}`), 400, tc.fragment)
+			})
+		}
 	})
 }

@@ -308,12 +308,14 @@ func (g *group) aggregation(cols []column, groupBys []groupBy, ids []string) (oa
 		AggAssignmentsCount: []oas.IncidentAggregationAggAssignmentsCountItem{},
 		AggMetaLabelsCount:  []oas.IncidentAggregationAggMetaLabelsCountItem{},
 		AllValuesCount:      g.total,
-		FirstCreatedAt:      oas.NewOptDateTime(fromMicros(g.firstCreate)),
-		LastStateUpdateTime: oas.NewOptDateTime(fromMicros(g.lastUpdate)),
-		ListIncidentsId:     ids,
+		FirstCreatedAt:      fromMicros(g.firstCreate),
+		LastStateUpdateTime: fromMicros(g.lastUpdate),
+		// The field is required; a group without a closed incident answers the Unix epoch.
+		LastClosedAt:    fromMicros(0),
+		ListIncidentsId: ids,
 	}
 	if g.lastClosed != nil {
-		item.LastClosedAt = oas.NewOptDateTime(fromMicros(*g.lastClosed))
+		item.LastClosedAt = fromMicros(*g.lastClosed)
 	}
 	for _, s := range oas.IncidentSeverity("").AllValues() {
 		if c := g.severity[string(s)]; c > 0 {

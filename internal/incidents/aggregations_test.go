@@ -121,10 +121,14 @@ func TestAggregationsAllFields(t *testing.T) {
 		equal(t, "lastStateUpdateTime", g.LastStateUpdateTime.Equal(lastUpdate), true)
 		equal(t, "lastClosedAt", g.LastClosedAt != nil && g.LastClosedAt.Equal(*ib.ClosedAt), true)
 
-		// only open incidents: no lastClosedAt
+		// only open incidents: lastClosedAt is required, and the Unix epoch says "never"
 		open := aggs(t, env, "filter[state]=INCIDENT_STATE_TRIGGERED")
 		equal(t, "open count", open.IncidentAggs[0].AllValuesCount, int64(3))
-		equal(t, "open lastClosedAt", open.IncidentAggs[0].LastClosedAt == nil, true)
+		equal(t, "open lastClosedAt", open.IncidentAggs[0].LastClosedAt != nil && open.IncidentAggs[0].LastClosedAt.Equal(time.Unix(0, 0)), true)
+		raw := env.Do(t, "GET", aggPath+"?filter[state]=INCIDENT_STATE_TRIGGERED", "Bearer "+env.RootKey, "", "")
+		equal(t, "open lastClosedAt as sent", strings.Contains(string(raw.Body), `"lastClosedAt":"1970-01-01T00:00:00Z"`), true)
+		equal(t, "open firstCreatedAt", open.IncidentAggs[0].FirstCreatedAt != nil, true)
+		equal(t, "open lastStateUpdateTime", open.IncidentAggs[0].LastStateUpdateTime != nil, true)
 		// nothing matches: no group
 		equal(t, "no match", len(aggs(t, env, "filter[applicationName]=nope").IncidentAggs), 0)
 	})

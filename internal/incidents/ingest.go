@@ -99,7 +99,10 @@ func Trigger(ctx context.Context, tx *db.Tx, a Alert) (id string, created bool, 
 			return "", false, fmt.Errorf("insert incident label: %w", err)
 		}
 	}
+	// The OPEN event carries the state the incident opens in: each event holds exactly one of
+	// the event kinds' bodies, and OPEN has none of its own.
 	open := operational(oas.IncidentEventIncidentEventTypeINCIDENTEVENTTYPEOPEN, a.SystemName)
+	open.UpsertState = upsertState(oas.IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPETRIGGERED, a.Fingerprint)
 	if err := appendEvent(ctx, tx, a.TeamID, id, open); err != nil {
 		return "", false, err
 	}

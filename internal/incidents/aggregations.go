@@ -373,7 +373,9 @@ func (g *group) aggregation(cols []column, groupBys []groupBy, ids []string) (oa
 			continue
 		}
 		var f oas.GroupByValueIncidentField
-		if !v.null {
+		// No value (an open incident's closedAt, an empty application name) is the empty
+		// incidentField: the public text fields are at least one character long.
+		if !v.null && (c.kind != textCol || v.s != "") {
 			switch c.field {
 			case oas.IncidentFieldsINCIDENTSFIELDSID:
 				f.ID = oas.NewOptString(v.s)

@@ -337,3 +337,20 @@ func TestAggregationsBadQueries(t *testing.T) {
 		equal(t, "100 group-bys", len(out.IncidentAggs[0].GroupBysValue), 100)
 	})
 }
+
+// TestAggregationsEmptyTextValue: a group of incidents without an application name answers the
+// empty incidentField (the public text values are at least one character long), sorted first.
+func TestAggregationsEmptyTextValue(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		noApp := alert("no-app")
+		noApp.ApplicationName = ""
+		trigger(t, env, noApp)
+		trigger(t, env, alert("with-app"))
+		out := aggs(t, env, "group_bys[0][incidentField]=INCIDENTS_FIELDS_APPLICATION_NAME")
+		equal(t, "groups", len(out.IncidentAggs), 2)
+		equal(t, "empty value", len(out.IncidentAggs[0].GroupBysValue[0].IncidentField), 0)
+		equal(t, "empty value present", out.IncidentAggs[0].GroupBysValue[0].IncidentField != nil, true)
+		equal(t, "its count", out.IncidentAggs[0].AllValuesCount, int64(1))
+		equal(t, "named value", out.IncidentAggs[1].GroupBysValue[0].IncidentField["applicationName"], "shop")
+	})
+}

@@ -120,6 +120,9 @@ type eventQuery struct {
 	hash        string // of the filter, for page tokens
 	// metaLabelsOp is filter.labels.operator (OR when absent), which filter values echo.
 	metaLabelsOp oas.IncidentFilterValuesMetaLabelsOp
+	// selectsIncidents is false when the filter has nothing but a time range: every incident of
+	// the team qualifies, and the events are read without the incidents.
+	selectsIncidents bool
 }
 
 // readEventFilter reads the filter query object of the events operations.
@@ -180,6 +183,8 @@ func (h *IncidentHandler) readEventFilter(ctx context.Context, teamID int64) (ev
 		start, end := micros(f.Timestamp.StartTime), micros(f.Timestamp.EndTime)
 		q.start, q.end = &start, &end
 	}
+	q.selectsIncidents = f.Name != nil || f.Severity != nil || f.Status != nil || f.ContextualLabels != nil ||
+		f.DisplayLabels != nil || f.IsMuted != nil || f.Labels != nil
 	q.args = &sqlArgs{}
 	q.from, q.where, err = filterSQL(h.db.Engine, teamID, incidentFilter, "filter", q.args)
 	if err != nil {
@@ -191,13 +196,19 @@ func (h *IncidentHandler) readEventFilter(ctx context.Context, teamID int64) (ev
 }
 
 // eventsSQL is the FROM and WHERE of the events the query selects (alias e), adding the time
-// range's parameters to q.args.
+// range's parameters to q.args. Without incident conditions the events are read alone, in the
+// order of the index incident_events_by_time, so that a page stops early.
 func (q eventQuery) eventsSQL() (from, where string) {
-	where = q.where + " AND e.team_id = i.team_id AND e.incident_id = i.id"
+	if q.selectsIncidents {
+		from, where = q.from+" CROSS JOIN incident_events e", q.where+" AND e.team_id = i.team_id AND e.incident_id = i.id"
+	} else {
+		// filterSQL's first parameter is the team.
+		from, where = "incident_events e", "e.team_id = $1"
+	}
 	if q.start != nil {
 		where += " AND e.created_at >= " + q.args.add(*q.start) + " AND e.created_at < " + q.args.add(*q.end)
 	}
-	return q.from + " CROSS JOIN incident_events e", where
+	return from, where
 }
 
 // ListIncidentEventsFeed returns one page of the events of the team's incidents that match the

@@ -5,3 +5,6 @@ SET document = jsonb_set(document::jsonb, '{upsertState}',
     '{"stateType":"UPSERT_INCIDENT_STATE_TYPE_TRIGGERED","isMuted":false,"payload":{}}'::jsonb)::text
 WHERE document::jsonb ->> 'incidentEventType' = 'INCIDENT_EVENT_TYPE_OPEN'
   AND document::jsonb -> 'upsertState' IS NULL;
+
+-- The events feed reads a team's events newest (or oldest) first.
+CREATE INDEX incident_events_by_time ON incident_events (team_id, created_at, incident_id, seq);

@@ -5,3 +5,6 @@ SET document = json_set(document, '$.upsertState',
     json('{"stateType":"UPSERT_INCIDENT_STATE_TYPE_TRIGGERED","isMuted":false,"payload":{}}'))
 WHERE json_extract(document, '$.incidentEventType') = 'INCIDENT_EVENT_TYPE_OPEN'
   AND json_type(document, '$.upsertState') IS NULL;
+
+-- The events feed reads a team's events newest (or oldest) first.
+CREATE INDEX incident_events_by_time ON incident_events (team_id, created_at, incident_id, seq);

@@ -1,6 +1,7 @@
 package incidents_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
@@ -525,5 +527,41 @@ func TestFilterValues(t *testing.T) {
 		equal(t, "other team", other.summary(), " op=FILTER_OPERATOR_OR_OR_UNSPECIFIED")
 		raw := env.JSON(t, "POST", filterValuesPath, otherKey, `{}`)
 		equal(t, "empty lists are present", strings.Contains(string(raw.Body), `"assigneeWithCount":[]`) && strings.Contains(string(raw.Body), `"contextualLabels":{}`), true)
+	})
+}
+
+// TestOpenEventMigration: migration 0018 gives OPEN events stored without an event body the
+// state the incident opened in, and leaves every other event as it was.
+func TestOpenEventMigration(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		id, _ := trigger(t, env, alert("legacy"))
+		decode(t, env.JSON(t, "POST", ackPath, env.RootKey, ids(id)), &incidentsOut{})
+		before := get(t, env, env.RootKey, id)
+		strip := `UPDATE incident_events SET document = json_remove(document, '$.upsertState') WHERE id = $1`
+		if env.Engine == "postgres" {
+			strip = `UPDATE incident_events SET document = (document::jsonb - 'upsertState')::text WHERE id = $1`
+		}
+		err := env.DB.InTx(context.Background(), func(tx *db.Tx) error {
+			if _, err := tx.ExecContext(context.Background(), strip, before.Events[0].ID); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(context.Background(), `DELETE FROM schema_migrations WHERE version = 18`)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		equal(t, "stripped", get(t, env, env.RootKey, id).Events[0].UpsertState == nil, true)
+		env.Restart(t)
+		after := get(t, env, env.RootKey, id)
+		equal(t, "events", strings.Join(eventTypes(after), ","), "OPEN,UPSERT_STATE,ACKNOWLEDGE")
+		equal(t, "OPEN body", after.Events[0].UpsertState != nil && after.Events[0].UpsertState.StateType == "UPSERT_INCIDENT_STATE_TYPE_TRIGGERED", true)
+		equal(t, "OPEN originator", after.Events[0].OperationalEvent.SystemName, "receiver-1")
+		equal(t, "OPEN id", after.Events[0].ID, before.Events[0].ID)
+		for i := 1; i < 3; i++ {
+			a, _ := json.Marshal(after.Events[i])
+			b, _ := json.Marshal(before.Events[i])
+			equal(t, fmt.Sprintf("event %d unchanged", i), string(a), string(b))
+		}
 	})
 }

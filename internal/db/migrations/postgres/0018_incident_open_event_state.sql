@@ -7,4 +7,4 @@ WHERE document::jsonb ->> 'incidentEventType' = 'INCIDENT_EVENT_TYPE_OPEN'
   AND document::jsonb -> 'upsertState' IS NULL;
 
 -- The events feed reads a team's events newest (or oldest) first.
-CREATE INDEX incident_events_by_time ON incident_events (team_id, created_at, incident_id, seq);
+CREATE INDEX IF NOT EXISTS incident_events_by_time ON incident_events (team_id, created_at, incident_id, seq);

@@ -308,12 +308,14 @@ func (g *group) aggregation(cols []column, groupBys []groupBy, ids []string) (oa
 		AggAssignmentsCount: []oas.IncidentAggregationAggAssignmentsCountItem{},
 		AggMetaLabelsCount:  []oas.IncidentAggregationAggMetaLabelsCountItem{},
 		AllValuesCount:      g.total,
-		FirstCreatedAt:      oas.NewOptDateTime(fromMicros(g.firstCreate)),
-		LastStateUpdateTime: oas.NewOptDateTime(fromMicros(g.lastUpdate)),
-		ListIncidentsId:     ids,
+		FirstCreatedAt:      fromMicros(g.firstCreate),
+		LastStateUpdateTime: fromMicros(g.lastUpdate),
+		// The field is required; a group without a closed incident answers the Unix epoch.
+		LastClosedAt:    fromMicros(0),
+		ListIncidentsId: ids,
 	}
 	if g.lastClosed != nil {
-		item.LastClosedAt = oas.NewOptDateTime(fromMicros(*g.lastClosed))
+		item.LastClosedAt = fromMicros(*g.lastClosed)
 	}
 	for _, s := range oas.IncidentSeverity("").AllValues() {
 		if c := g.severity[string(s)]; c > 0 {
@@ -371,7 +373,9 @@ func (g *group) aggregation(cols []column, groupBys []groupBy, ids []string) (oa
 			continue
 		}
 		var f oas.GroupByValueIncidentField
-		if !v.null {
+		// No value (an open incident's closedAt, an empty application name) is the empty
+		// incidentField: the public text fields are at least one character long.
+		if !v.null && (c.kind != textCol || v.s != "") {
 			switch c.field {
 			case oas.IncidentFieldsINCIDENTSFIELDSID:
 				f.ID = oas.NewOptString(v.s)

@@ -121,10 +121,14 @@ func TestAggregationsAllFields(t *testing.T) {
 		equal(t, "lastStateUpdateTime", g.LastStateUpdateTime.Equal(lastUpdate), true)
 		equal(t, "lastClosedAt", g.LastClosedAt != nil && g.LastClosedAt.Equal(*ib.ClosedAt), true)
 
-		// only open incidents: no lastClosedAt
+		// only open incidents: lastClosedAt is required, and the Unix epoch says "never"
 		open := aggs(t, env, "filter[state]=INCIDENT_STATE_TRIGGERED")
 		equal(t, "open count", open.IncidentAggs[0].AllValuesCount, int64(3))
-		equal(t, "open lastClosedAt", open.IncidentAggs[0].LastClosedAt == nil, true)
+		equal(t, "open lastClosedAt", open.IncidentAggs[0].LastClosedAt != nil && open.IncidentAggs[0].LastClosedAt.Equal(time.Unix(0, 0)), true)
+		raw := env.Do(t, "GET", aggPath+"?filter[state]=INCIDENT_STATE_TRIGGERED", "Bearer "+env.RootKey, "", "")
+		equal(t, "open lastClosedAt as sent", strings.Contains(string(raw.Body), `"lastClosedAt":"1970-01-01T00:00:00Z"`), true)
+		equal(t, "open firstCreatedAt", open.IncidentAggs[0].FirstCreatedAt != nil, true)
+		equal(t, "open lastStateUpdateTime", open.IncidentAggs[0].LastStateUpdateTime != nil, true)
 		// nothing matches: no group
 		equal(t, "no match", len(aggs(t, env, "filter[applicationName]=nope").IncidentAggs), 0)
 	})
@@ -331,5 +335,22 @@ func TestAggregationsBadQueries(t *testing.T) {
 		var out aggOut
 		decode(t, env.JSON(t, "GET", aggPath+"?"+v.Encode(), env.RootKey, ""), &out)
 		equal(t, "100 group-bys", len(out.IncidentAggs[0].GroupBysValue), 100)
+	})
+}
+
+// TestAggregationsEmptyTextValue: a group of incidents without an application name answers the
+// empty incidentField (the public text values are at least one character long), sorted first.
+func TestAggregationsEmptyTextValue(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		noApp := alert("no-app")
+		noApp.ApplicationName = ""
+		trigger(t, env, noApp)
+		trigger(t, env, alert("with-app"))
+		out := aggs(t, env, "group_bys[0][incidentField]=INCIDENTS_FIELDS_APPLICATION_NAME")
+		equal(t, "groups", len(out.IncidentAggs), 2)
+		equal(t, "empty value", len(out.IncidentAggs[0].GroupBysValue[0].IncidentField), 0)
+		equal(t, "empty value present", out.IncidentAggs[0].GroupBysValue[0].IncidentField != nil, true)
+		equal(t, "its count", out.IncidentAggs[0].AllValuesCount, int64(1))
+		equal(t, "named value", out.IncidentAggs[1].GroupBysValue[0].IncidentField["applicationName"], "shop")
 	})
 }

@@ -9,8 +9,9 @@
 // (TRIGGERED, ACKNOWLEDGED or RESOLVED: what people did about it). Every change appends its event
 // in the same transaction; an operation that changes nothing appends nothing.
 //
-//	source fires (Trigger)      new incident: state TRIGGERED, status TRIGGERED; events OPEN and
-//	                            UPSERT_STATE TRIGGERED (operational). A redelivery changes nothing.
+//	source fires (Trigger)      new incident: state TRIGGERED, status TRIGGERED; events OPEN (with
+//	                            upsertState TRIGGERED as its body) and UPSERT_STATE TRIGGERED
+//	                            (operational). A redelivery changes nothing.
 //	source resolves             state RESOLVED, status RESOLVED, closedAt = the alert's end (kept
 //	(ResolveFromSource)         when already closed); UPSERT_STATE RESOLVED (operational). A
 //	                            redelivery changes nothing.
@@ -23,9 +24,18 @@
 //	assign                      any state: assignee set (replaced), event ASSIGN.
 //	unassign                    any state: assignee removed, event UNASSIGN; none → no change.
 //
+// Every event carries exactly one event body (upsertState, acknowledge, close, assignment,
+// unassign) and one originator (operationalEvent or administrativeEvent).
+//
 // Batches are all or nothing: every id is checked first (an unknown id is a 404 naming it, a
 // forbidden transition a 409 naming the incident), then every incident changes. Administrative
 // events name the caller as "apikey:<key id>".
+//
+// # The events feed
+//
+// The feed lists the stored events of the team's incidents (events.go); an event's id is its
+// platformEventKey and what the by-event operations take, which run the lifecycle operations
+// above on the event's incident. Filter values (filtervalues.go) count incidents.
 //
 // # Aggregations (E18)
 //

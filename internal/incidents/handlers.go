@@ -188,11 +188,16 @@ func setAssignee(ctx context.Context, tx *db.Tx, teamID int64, r row, to, by str
 //
 // Errors: NotFound for an unknown id; Conflict when an incident is resolved.
 func (h *IncidentHandler) AcknowledgeIncidents(ctx context.Context, req *oas.IncidentIDsRequest) (*oas.IncidentsResponse, error) {
+	return h.acknowledge(ctx, req.IncidentIds, "incidentIds")
+}
+
+// acknowledge is AcknowledgeIncidents over ids; field names them in messages.
+func (h *IncidentHandler) acknowledge(ctx context.Context, ids []oas.IncidentID, field string) (*oas.IncidentsResponse, error) {
 	user := userID(auth.PrincipalFrom(ctx))
-	return h.batch(ctx, req.IncidentIds, "incidentIds",
+	return h.batch(ctx, ids, field,
 		func(r row) error {
 			if isResolved(r) {
-				return apierror.Conflictf("incidentIds: incident %s is resolved and cannot be acknowledged", r.id)
+				return apierror.Conflictf("%s: incident %s is resolved and cannot be acknowledged", field, r.id)
 			}
 			return nil
 		},
@@ -215,8 +220,13 @@ func (h *IncidentHandler) AcknowledgeIncidents(ctx context.Context, req *oas.Inc
 //
 // Errors: NotFound for an unknown id.
 func (h *IncidentHandler) ResolveIncidents(ctx context.Context, req *oas.IncidentIDsRequest) (*oas.IncidentsResponse, error) {
+	return h.resolve(ctx, req.IncidentIds, "incidentIds")
+}
+
+// resolve is ResolveIncidents over ids; field names them in messages.
+func (h *IncidentHandler) resolve(ctx context.Context, ids []oas.IncidentID, field string) (*oas.IncidentsResponse, error) {
 	user := userID(auth.PrincipalFrom(ctx))
-	return h.batch(ctx, req.IncidentIds, "incidentIds", nil,
+	return h.batch(ctx, ids, field, nil,
 		func(tx *db.Tx, teamID int64, r row) error {
 			if r.status == string(oas.IncidentStatusINCIDENTSTATUSRESOLVED) {
 				return nil

@@ -292,6 +292,16 @@ func TestTriggerAndGet(t *testing.T) {
 		nid, _ := trigger(t, env, b)
 		equal(t, "nameless", get(t, env, env.RootKey, nid).Name, "fp-nameless")
 
+		// names are at most 500 characters: a longer alert name is cut
+		long := alert("fp-long-name")
+		long.Name = strings.Repeat("é", 501)
+		lid, _ := trigger(t, env, long)
+		equal(t, "long name", get(t, env, env.RootKey, lid).Name, strings.Repeat("é", 500))
+		long500 := alert("fp-500-name")
+		long500.Name = strings.Repeat("n", 500)
+		lid, _ = trigger(t, env, long500)
+		equal(t, "500-character name", get(t, env, env.RootKey, lid).Name, long500.Name)
+
 		// the events operation answers the same events
 		var evs struct {
 			IncidentEvents []event `json:"incidentEvents"`

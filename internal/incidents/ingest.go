@@ -33,6 +33,9 @@ type Alert struct {
 	SystemName string
 }
 
+// maxNameLength is the longest incident name (the public bound); a longer alert name is cut.
+const maxNameLength = 500
+
 // Trigger records a firing alert. When no incident of the team has the alert's fingerprint and
 // start time, it inserts one (state and status TRIGGERED) with its OPEN and UPSERT_STATE
 // events and answers created=true. Otherwise it changes nothing and answers the existing id.
@@ -40,6 +43,9 @@ func Trigger(ctx context.Context, tx *db.Tx, a Alert) (id string, created bool, 
 	name := a.Name
 	if name == "" {
 		name = a.Fingerprint
+	}
+	if runes := []rune(name); len(runes) > maxNameLength {
+		name = string(runes[:maxNameLength])
 	}
 	labels := a.Labels
 	if labels == nil {
@@ -99,7 +105,10 @@ func Trigger(ctx context.Context, tx *db.Tx, a Alert) (id string, created bool, 
 			return "", false, fmt.Errorf("insert incident label: %w", err)
 		}
 	}
+	// The OPEN event carries the state the incident opens in: each event holds exactly one of
+	// the event kinds' bodies, and OPEN has none of its own.
 	open := operational(oas.IncidentEventIncidentEventTypeINCIDENTEVENTTYPEOPEN, a.SystemName)
+	open.UpsertState = upsertState(oas.IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPETRIGGERED, a.Fingerprint)
 	if err := appendEvent(ctx, tx, a.TeamID, id, open); err != nil {
 		return "", false, err
 	}

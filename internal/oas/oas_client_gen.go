@@ -28,6 +28,12 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/cases/acknowledged/v1/{case_id}
 	AcknowledgeCase(ctx context.Context, params AcknowledgeCaseParams) (*CaseResponse, error)
+	// AcknowledgeIncidentByEventID invokes AcknowledgeIncidentByEventID operation.
+	//
+	// As acknowledging incidents by id; a resolved incident is a 409.
+	//
+	// POST /mgmt/openapi/5/incidents/events/v1/{event_id}/acknowledge
+	AcknowledgeIncidentByEventID(ctx context.Context, params AcknowledgeIncidentByEventIDParams) (*IncidentResponse, error)
 	// AcknowledgeIncidents invokes AcknowledgeIncidents operation.
 	//
 	// All or nothing. An unknown id is a 404 and a resolved incident a 409; then nothing changes.
@@ -195,6 +201,13 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/closed
 	CloseIncidents(ctx context.Context, request *IncidentIDsRequest) (*IncidentsResponse, error)
+	// CountIncidentEvents invokes CountIncidentEvents operation.
+	//
+	// The number of events the events feed lists for the same `filter` (every one is counted, so
+	// `reachedLimit` is false).
+	//
+	// GET /mgmt/openapi/5/incidents/events/v1/all/count
+	CountIncidentEvents(ctx context.Context) (*IncidentEventsCountResponse, error)
 	// CreateApiKey invokes CreateApiKey operation.
 	//
 	// Creates a key in the caller's team. The answer carries the key's secret `value`; it is shown here
@@ -576,6 +589,19 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/3/incidents/incidents/v1/{id}
 	GetIncident(ctx context.Context, params GetIncidentParams) (*IncidentResponse, error)
+	// GetIncidentByEventID invokes GetIncidentByEventID operation.
+	//
+	// Get the incident an event belongs to.
+	//
+	// GET /mgmt/openapi/5/incidents/events/v1/{event_id}
+	GetIncidentByEventID(ctx context.Context, params GetIncidentByEventIDParams) (*IncidentResponse, error)
+	// GetIncidentFilterValues invokes GetIncidentFilterValues operation.
+	//
+	// For the team's incidents that match `filter`: how many have each severity, state, status, assignee,
+	// meta label, and each value of each contextual and display label.
+	//
+	// POST /mgmt/openapi/5/incidents/filter-values/v1
+	GetIncidentFilterValues(ctx context.Context, request OptIncidentFilterValuesRequest) (*IncidentFilterValuesResponse, error)
 	// GetLogsCountV2 invokes GetLogsCountV2 operation.
 	//
 	// Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
@@ -746,12 +772,31 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/4/incidents/aggregations/v1
 	ListIncidentAggregations(ctx context.Context) (*IncidentAggregationsResponse, error)
+	// ListIncidentEventFilterValues invokes ListIncidentEventFilterValues operation.
+	//
+	// As the incident filter values, over the incidents that have an event the events feed lists for the
+	// same `filter`.
+	//
+	// GET /mgmt/openapi/5/incidents/filter-values/v1/events
+	ListIncidentEventFilterValues(ctx context.Context) (*IncidentFilterValuesResponse, error)
 	// ListIncidentEvents invokes ListIncidentEvents operation.
 	//
 	// List an incident's events, oldest first.
 	//
 	// GET /mgmt/openapi/5/incidents/incidents/v1/{incident_id}/events
 	ListIncidentEvents(ctx context.Context, params ListIncidentEventsParams) (*IncidentEventList, error)
+	// ListIncidentEventsFeed invokes ListIncidentEventsFeed operation.
+	//
+	// One page of the events of every incident of the team that matches `filter`, each with the incident's
+	// current severity, state and status. `filter.timestamp` keeps the events written in
+	// `[startTime, endTime)`; the other filter fields select incidents (`name` is a case-insensitive
+	// substring of the incident's name). Events come newest first unless
+	// `order_by[direction]=ORDER_BY_DIRECTION_ASC`. `pagination.pageSize` is 1–1000 (100 when absent).
+	// The query objects are written like those of the aggregations
+	// (`filter[severity]=INCIDENT_SEVERITY_ERROR`, `pagination.pageSize=50`).
+	//
+	// GET /mgmt/openapi/5/incidents/events/v1
+	ListIncidentEventsFeed(ctx context.Context) (*IncidentEventsFeedResponse, error)
 	// ListIncidents invokes ListIncidents operation.
 	//
 	// The team's incidents that match `filter`, in the requested order (newest first by default), one page
@@ -923,6 +968,12 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/cases/resolved/v1/{case_id}
 	ResolveCase(ctx context.Context, request OptResolveCaseRequest, params ResolveCaseParams) (*CaseResponse, error)
+	// ResolveIncidentByEventID invokes ResolveIncidentByEventID operation.
+	//
+	// As resolving incidents by id.
+	//
+	// POST /mgmt/openapi/5/incidents/events/v1/{event_id}/resolve
+	ResolveIncidentByEventID(ctx context.Context, params ResolveIncidentByEventIDParams) (*IncidentResponse, error)
 	// ResolveIncidents invokes ResolveIncidents operation.
 	//
 	// All or nothing. Marks the incidents' status resolved; an unknown id is a 404.
@@ -1181,6 +1232,101 @@ func (c *Client) sendAcknowledgeCase(ctx context.Context, params AcknowledgeCase
 	}()
 
 	result, err := decodeAcknowledgeCaseResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// AcknowledgeIncidentByEventID invokes AcknowledgeIncidentByEventID operation.
+//
+// As acknowledging incidents by id; a resolved incident is a 409.
+//
+// POST /mgmt/openapi/5/incidents/events/v1/{event_id}/acknowledge
+func (c *Client) AcknowledgeIncidentByEventID(ctx context.Context, params AcknowledgeIncidentByEventIDParams) (*IncidentResponse, error) {
+	res, err := c.sendAcknowledgeIncidentByEventID(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendAcknowledgeIncidentByEventID(ctx context.Context, params AcknowledgeIncidentByEventIDParams) (res *IncidentResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/incidents/events/v1/"
+	{
+		// Encode "event_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "event_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.EventID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/acknowledge"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, AcknowledgeIncidentByEventIDOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeAcknowledgeIncidentByEventIDResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -3370,6 +3516,83 @@ func (c *Client) sendCloseIncidents(ctx context.Context, request *IncidentIDsReq
 	}()
 
 	result, err := decodeCloseIncidentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CountIncidentEvents invokes CountIncidentEvents operation.
+//
+// The number of events the events feed lists for the same `filter` (every one is counted, so
+// `reachedLimit` is false).
+//
+// GET /mgmt/openapi/5/incidents/events/v1/all/count
+func (c *Client) CountIncidentEvents(ctx context.Context) (*IncidentEventsCountResponse, error) {
+	res, err := c.sendCountIncidentEvents(ctx)
+	return res, err
+}
+
+func (c *Client) sendCountIncidentEvents(ctx context.Context) (res *IncidentEventsCountResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/incidents/events/v1/all/count"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CountIncidentEventsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCountIncidentEventsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -7770,6 +7993,180 @@ func (c *Client) sendGetIncident(ctx context.Context, params GetIncidentParams) 
 	return result, nil
 }
 
+// GetIncidentByEventID invokes GetIncidentByEventID operation.
+//
+// Get the incident an event belongs to.
+//
+// GET /mgmt/openapi/5/incidents/events/v1/{event_id}
+func (c *Client) GetIncidentByEventID(ctx context.Context, params GetIncidentByEventIDParams) (*IncidentResponse, error) {
+	res, err := c.sendGetIncidentByEventID(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetIncidentByEventID(ctx context.Context, params GetIncidentByEventIDParams) (res *IncidentResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/incidents/events/v1/"
+	{
+		// Encode "event_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "event_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.EventID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetIncidentByEventIDOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetIncidentByEventIDResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetIncidentFilterValues invokes GetIncidentFilterValues operation.
+//
+// For the team's incidents that match `filter`: how many have each severity, state, status, assignee,
+// meta label, and each value of each contextual and display label.
+//
+// POST /mgmt/openapi/5/incidents/filter-values/v1
+func (c *Client) GetIncidentFilterValues(ctx context.Context, request OptIncidentFilterValuesRequest) (*IncidentFilterValuesResponse, error) {
+	res, err := c.sendGetIncidentFilterValues(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendGetIncidentFilterValues(ctx context.Context, request OptIncidentFilterValuesRequest) (res *IncidentFilterValuesResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/incidents/filter-values/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeGetIncidentFilterValuesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetIncidentFilterValuesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetIncidentFilterValuesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetLogsCountV2 invokes GetLogsCountV2 operation.
 //
 // Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
@@ -9782,6 +10179,83 @@ func (c *Client) sendListIncidentAggregations(ctx context.Context) (res *Inciden
 	return result, nil
 }
 
+// ListIncidentEventFilterValues invokes ListIncidentEventFilterValues operation.
+//
+// As the incident filter values, over the incidents that have an event the events feed lists for the
+// same `filter`.
+//
+// GET /mgmt/openapi/5/incidents/filter-values/v1/events
+func (c *Client) ListIncidentEventFilterValues(ctx context.Context) (*IncidentFilterValuesResponse, error) {
+	res, err := c.sendListIncidentEventFilterValues(ctx)
+	return res, err
+}
+
+func (c *Client) sendListIncidentEventFilterValues(ctx context.Context) (res *IncidentFilterValuesResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/incidents/filter-values/v1/events"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListIncidentEventFilterValuesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListIncidentEventFilterValuesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListIncidentEvents invokes ListIncidentEvents operation.
 //
 // List an incident's events, oldest first.
@@ -9873,6 +10347,88 @@ func (c *Client) sendListIncidentEvents(ctx context.Context, params ListIncident
 	}()
 
 	result, err := decodeListIncidentEventsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListIncidentEventsFeed invokes ListIncidentEventsFeed operation.
+//
+// One page of the events of every incident of the team that matches `filter`, each with the incident's
+// current severity, state and status. `filter.timestamp` keeps the events written in
+// `[startTime, endTime)`; the other filter fields select incidents (`name` is a case-insensitive
+// substring of the incident's name). Events come newest first unless
+// `order_by[direction]=ORDER_BY_DIRECTION_ASC`. `pagination.pageSize` is 1–1000 (100 when absent).
+// The query objects are written like those of the aggregations
+// (`filter[severity]=INCIDENT_SEVERITY_ERROR`, `pagination.pageSize=50`).
+//
+// GET /mgmt/openapi/5/incidents/events/v1
+func (c *Client) ListIncidentEventsFeed(ctx context.Context) (*IncidentEventsFeedResponse, error) {
+	res, err := c.sendListIncidentEventsFeed(ctx)
+	return res, err
+}
+
+func (c *Client) sendListIncidentEventsFeed(ctx context.Context) (res *IncidentEventsFeedResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/incidents/events/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListIncidentEventsFeedOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListIncidentEventsFeedResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -11882,6 +12438,101 @@ func (c *Client) sendResolveCase(ctx context.Context, request OptResolveCaseRequ
 	}()
 
 	result, err := decodeResolveCaseResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ResolveIncidentByEventID invokes ResolveIncidentByEventID operation.
+//
+// As resolving incidents by id.
+//
+// POST /mgmt/openapi/5/incidents/events/v1/{event_id}/resolve
+func (c *Client) ResolveIncidentByEventID(ctx context.Context, params ResolveIncidentByEventIDParams) (*IncidentResponse, error) {
+	res, err := c.sendResolveIncidentByEventID(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendResolveIncidentByEventID(ctx context.Context, params ResolveIncidentByEventIDParams) (res *IncidentResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/incidents/events/v1/"
+	{
+		// Encode "event_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "event_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.EventID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/resolve"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ResolveIncidentByEventIDOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeResolveIncidentByEventIDResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -23427,22 +23427,16 @@ func (s *IncidentAggregation) encodeFields(e *jx.Encoder) {
 		e.Int64(s.AllValuesCount)
 	}
 	{
-		if s.FirstCreatedAt.Set {
-			e.FieldStart("firstCreatedAt")
-			s.FirstCreatedAt.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
-		}
+		e.FieldStart("firstCreatedAt")
+		json.EncodeTimeFormat(e, s.FirstCreatedAt, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
-		if s.LastClosedAt.Set {
-			e.FieldStart("lastClosedAt")
-			s.LastClosedAt.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
-		}
+		e.FieldStart("lastClosedAt")
+		json.EncodeTimeFormat(e, s.LastClosedAt, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
-		if s.LastStateUpdateTime.Set {
-			e.FieldStart("lastStateUpdateTime")
-			s.LastStateUpdateTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
-		}
+		e.FieldStart("lastStateUpdateTime")
+		json.EncodeTimeFormat(e, s.LastStateUpdateTime, "2006-01-02T15:04:05.999999Z07:00")
 	}
 	{
 		e.FieldStart("listIncidentsId")
@@ -23598,9 +23592,11 @@ func (s *IncidentAggregation) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"allValuesCount\"")
 			}
 		case "firstCreatedAt":
+			requiredBitSet[0] |= 1 << 7
 			if err := func() error {
-				s.FirstCreatedAt.Reset()
-				if err := s.FirstCreatedAt.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
+				s.FirstCreatedAt = v
+				if err != nil {
 					return err
 				}
 				return nil
@@ -23608,9 +23604,11 @@ func (s *IncidentAggregation) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"firstCreatedAt\"")
 			}
 		case "lastClosedAt":
+			requiredBitSet[1] |= 1 << 0
 			if err := func() error {
-				s.LastClosedAt.Reset()
-				if err := s.LastClosedAt.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
+				s.LastClosedAt = v
+				if err != nil {
 					return err
 				}
 				return nil
@@ -23618,9 +23616,11 @@ func (s *IncidentAggregation) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"lastClosedAt\"")
 			}
 		case "lastStateUpdateTime":
+			requiredBitSet[1] |= 1 << 1
 			if err := func() error {
-				s.LastStateUpdateTime.Reset()
-				if err := s.LastStateUpdateTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
+				s.LastStateUpdateTime = v
+				if err != nil {
 					return err
 				}
 				return nil
@@ -23657,8 +23657,8 @@ func (s *IncidentAggregation) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [2]uint8{
-		0b01111111,
-		0b00000100,
+		0b11111111,
+		0b00000111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -24659,6 +24659,12 @@ func (s *IncidentEvent) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.SnoozeIndicator.Set {
+			e.FieldStart("snoozeIndicator")
+			s.SnoozeIndicator.Encode(e)
+		}
+	}
+	{
 		if s.UpsertState.Set {
 			e.FieldStart("upsertState")
 			s.UpsertState.Encode(e)
@@ -24666,17 +24672,18 @@ func (s *IncidentEvent) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfIncidentEvent = [10]string{
-	0: "id",
-	1: "incidentEventType",
-	2: "originatorType",
-	3: "administrativeEvent",
-	4: "operationalEvent",
-	5: "acknowledge",
-	6: "assignment",
-	7: "unassign",
-	8: "close",
-	9: "upsertState",
+var jsonFieldsNameOfIncidentEvent = [11]string{
+	0:  "id",
+	1:  "incidentEventType",
+	2:  "originatorType",
+	3:  "administrativeEvent",
+	4:  "operationalEvent",
+	5:  "acknowledge",
+	6:  "assignment",
+	7:  "unassign",
+	8:  "close",
+	9:  "snoozeIndicator",
+	10: "upsertState",
 }
 
 // Decode decodes IncidentEvent from json.
@@ -24781,6 +24788,16 @@ func (s *IncidentEvent) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"close\"")
+			}
+		case "snoozeIndicator":
+			if err := func() error {
+				s.SnoozeIndicator.Reset()
+				if err := s.SnoozeIndicator.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"snoozeIndicator\"")
 			}
 		case "upsertState":
 			if err := func() error {
@@ -25101,6 +25118,355 @@ func (s *IncidentEventClose) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode implements json.Marshaler.
+func (s *IncidentEventExtended) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IncidentEventExtended) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("platformEventKey")
+		e.Str(s.PlatformEventKey)
+	}
+	{
+		e.FieldStart("platformEventTimestamp")
+		json.EncodeTimeFormat(e, s.PlatformEventTimestamp, "2006-01-02T15:04:05.999999Z07:00")
+	}
+	{
+		e.FieldStart("incidentEvent")
+		s.IncidentEvent.Encode(e)
+	}
+	{
+		if s.IncidentEventExtendedMetadata.Set {
+			e.FieldStart("incidentEventExtendedMetadata")
+			s.IncidentEventExtendedMetadata.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfIncidentEventExtended = [4]string{
+	0: "platformEventKey",
+	1: "platformEventTimestamp",
+	2: "incidentEvent",
+	3: "incidentEventExtendedMetadata",
+}
+
+// Decode decodes IncidentEventExtended from json.
+func (s *IncidentEventExtended) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IncidentEventExtended to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "platformEventKey":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Str()
+				s.PlatformEventKey = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"platformEventKey\"")
+			}
+		case "platformEventTimestamp":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := json.DecodeTimeFormat(d, "2006-01-02T15:04:05.999999Z07:00")
+				s.PlatformEventTimestamp = v
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"platformEventTimestamp\"")
+			}
+		case "incidentEvent":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.IncidentEvent.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"incidentEvent\"")
+			}
+		case "incidentEventExtendedMetadata":
+			if err := func() error {
+				s.IncidentEventExtendedMetadata.Reset()
+				if err := s.IncidentEventExtendedMetadata.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"incidentEventExtendedMetadata\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IncidentEventExtended")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000111,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfIncidentEventExtended) {
+					name = jsonFieldsNameOfIncidentEventExtended[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IncidentEventExtended) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IncidentEventExtended) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *IncidentEventExtendedIncidentEventExtendedMetadata) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IncidentEventExtendedIncidentEventExtendedMetadata) encodeFields(e *jx.Encoder) {
+	{
+		if s.AlertName.Set {
+			e.FieldStart("alertName")
+			s.AlertName.Encode(e)
+		}
+	}
+	{
+		if s.IncidentPermutation.Set {
+			e.FieldStart("incidentPermutation")
+			s.IncidentPermutation.Encode(e)
+		}
+	}
+	{
+		if s.IncidentSeverity.Set {
+			e.FieldStart("incidentSeverity")
+			s.IncidentSeverity.Encode(e)
+		}
+	}
+	{
+		if s.IncidentState.Set {
+			e.FieldStart("incidentState")
+			s.IncidentState.Encode(e)
+		}
+	}
+	{
+		if s.IncidentStatus.Set {
+			e.FieldStart("incidentStatus")
+			s.IncidentStatus.Encode(e)
+		}
+	}
+	{
+		if s.IsMuted.Set {
+			e.FieldStart("isMuted")
+			s.IsMuted.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfIncidentEventExtendedIncidentEventExtendedMetadata = [6]string{
+	0: "alertName",
+	1: "incidentPermutation",
+	2: "incidentSeverity",
+	3: "incidentState",
+	4: "incidentStatus",
+	5: "isMuted",
+}
+
+// Decode decodes IncidentEventExtendedIncidentEventExtendedMetadata from json.
+func (s *IncidentEventExtendedIncidentEventExtendedMetadata) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IncidentEventExtendedIncidentEventExtendedMetadata to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "alertName":
+			if err := func() error {
+				s.AlertName.Reset()
+				if err := s.AlertName.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"alertName\"")
+			}
+		case "incidentPermutation":
+			if err := func() error {
+				s.IncidentPermutation.Reset()
+				if err := s.IncidentPermutation.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"incidentPermutation\"")
+			}
+		case "incidentSeverity":
+			if err := func() error {
+				s.IncidentSeverity.Reset()
+				if err := s.IncidentSeverity.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"incidentSeverity\"")
+			}
+		case "incidentState":
+			if err := func() error {
+				s.IncidentState.Reset()
+				if err := s.IncidentState.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"incidentState\"")
+			}
+		case "incidentStatus":
+			if err := func() error {
+				s.IncidentStatus.Reset()
+				if err := s.IncidentStatus.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"incidentStatus\"")
+			}
+		case "isMuted":
+			if err := func() error {
+				s.IsMuted.Reset()
+				if err := s.IsMuted.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"isMuted\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IncidentEventExtendedIncidentEventExtendedMetadata")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IncidentEventExtendedIncidentEventExtendedMetadata) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IncidentEventExtendedIncidentEventExtendedMetadata) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s IncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields implements json.Marshaler.
+func (s IncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
+
+		e.Str(elem)
+	}
+}
+
+// Decode decodes IncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation from json.
+func (s *IncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation to nil")
+	}
+	m := s.init()
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		var elem string
+		if err := func() error {
+			v, err := d.Str()
+			elem = string(v)
+			if err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
+		}
+		m[string(k)] = elem
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s IncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes IncidentEventIncidentEventType as json.
 func (s IncidentEventIncidentEventType) Encode(e *jx.Encoder) {
 	e.Str(string(s))
@@ -25365,6 +25731,103 @@ func (s *IncidentEventOriginatorType) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
+func (s *IncidentEventSnoozeIndicator) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IncidentEventSnoozeIndicator) encodeFields(e *jx.Encoder) {
+	{
+		if s.DurationMinutes.Set {
+			e.FieldStart("durationMinutes")
+			s.DurationMinutes.Encode(e)
+		}
+	}
+	{
+		if s.StartTime.Set {
+			e.FieldStart("startTime")
+			s.StartTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
+		}
+	}
+	{
+		if s.UserId.Set {
+			e.FieldStart("userId")
+			s.UserId.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfIncidentEventSnoozeIndicator = [3]string{
+	0: "durationMinutes",
+	1: "startTime",
+	2: "userId",
+}
+
+// Decode decodes IncidentEventSnoozeIndicator from json.
+func (s *IncidentEventSnoozeIndicator) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IncidentEventSnoozeIndicator to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "durationMinutes":
+			if err := func() error {
+				s.DurationMinutes.Reset()
+				if err := s.DurationMinutes.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"durationMinutes\"")
+			}
+		case "startTime":
+			if err := func() error {
+				s.StartTime.Reset()
+				if err := s.StartTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"startTime\"")
+			}
+		case "userId":
+			if err := func() error {
+				s.UserId.Reset()
+				if err := s.UserId.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"userId\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IncidentEventSnoozeIndicator")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IncidentEventSnoozeIndicator) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IncidentEventSnoozeIndicator) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
 func (s *IncidentEventUpsertState) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -25595,6 +26058,240 @@ func (s *IncidentEventUpsertStateStateType) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode implements json.Marshaler.
+func (s *IncidentEventsCountResponse) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IncidentEventsCountResponse) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("count")
+		e.Str(s.Count)
+	}
+	{
+		e.FieldStart("reachedLimit")
+		e.Bool(s.ReachedLimit)
+	}
+}
+
+var jsonFieldsNameOfIncidentEventsCountResponse = [2]string{
+	0: "count",
+	1: "reachedLimit",
+}
+
+// Decode decodes IncidentEventsCountResponse from json.
+func (s *IncidentEventsCountResponse) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IncidentEventsCountResponse to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "count":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Str()
+				s.Count = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"count\"")
+			}
+		case "reachedLimit":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Bool()
+				s.ReachedLimit = bool(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"reachedLimit\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IncidentEventsCountResponse")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000011,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfIncidentEventsCountResponse) {
+					name = jsonFieldsNameOfIncidentEventsCountResponse[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IncidentEventsCountResponse) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IncidentEventsCountResponse) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *IncidentEventsFeedResponse) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IncidentEventsFeedResponse) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("items")
+		e.ArrStart()
+		for _, elem := range s.Items {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+	{
+		e.FieldStart("pagination")
+		s.Pagination.Encode(e)
+	}
+}
+
+var jsonFieldsNameOfIncidentEventsFeedResponse = [2]string{
+	0: "items",
+	1: "pagination",
+}
+
+// Decode decodes IncidentEventsFeedResponse from json.
+func (s *IncidentEventsFeedResponse) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IncidentEventsFeedResponse to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "items":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				s.Items = make([]IncidentEventExtended, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem IncidentEventExtended
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Items = append(s.Items, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"items\"")
+			}
+		case "pagination":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				if err := s.Pagination.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"pagination\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IncidentEventsFeedResponse")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000011,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfIncidentEventsFeedResponse) {
+					name = jsonFieldsNameOfIncidentEventsFeedResponse[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IncidentEventsFeedResponse) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IncidentEventsFeedResponse) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes IncidentFields as json.
 func (s IncidentFields) Encode(e *jx.Encoder) {
 	e.Str(string(s))
@@ -25651,6 +26348,1565 @@ func (s IncidentFields) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *IncidentFields) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *IncidentFilterValues) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IncidentFilterValues) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("assigneeWithCount")
+		e.ArrStart()
+		for _, elem := range s.AssigneeWithCount {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+	{
+		e.FieldStart("statusWithCount")
+		e.ArrStart()
+		for _, elem := range s.StatusWithCount {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+	{
+		e.FieldStart("stateWithCount")
+		e.ArrStart()
+		for _, elem := range s.StateWithCount {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+	{
+		e.FieldStart("severityWithCount")
+		e.ArrStart()
+		for _, elem := range s.SeverityWithCount {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+	{
+		e.FieldStart("contextualLabels")
+		s.ContextualLabels.Encode(e)
+	}
+	{
+		e.FieldStart("displayLabels")
+		s.DisplayLabels.Encode(e)
+	}
+	{
+		e.FieldStart("metaLabelsWithCount")
+		e.ArrStart()
+		for _, elem := range s.MetaLabelsWithCount {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+	{
+		e.FieldStart("metaLabelsOp")
+		s.MetaLabelsOp.Encode(e)
+	}
+}
+
+var jsonFieldsNameOfIncidentFilterValues = [8]string{
+	0: "assigneeWithCount",
+	1: "statusWithCount",
+	2: "stateWithCount",
+	3: "severityWithCount",
+	4: "contextualLabels",
+	5: "displayLabels",
+	6: "metaLabelsWithCount",
+	7: "metaLabelsOp",
+}
+
+// Decode decodes IncidentFilterValues from json.
+func (s *IncidentFilterValues) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IncidentFilterValues to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "assigneeWithCount":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				s.AssigneeWithCount = make([]IncidentFilterValuesAssigneeWithCountItem, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem IncidentFilterValuesAssigneeWithCountItem
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.AssigneeWithCount = append(s.AssigneeWithCount, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"assigneeWithCount\"")
+			}
+		case "statusWithCount":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				s.StatusWithCount = make([]IncidentFilterValuesStatusWithCountItem, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem IncidentFilterValuesStatusWithCountItem
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.StatusWithCount = append(s.StatusWithCount, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"statusWithCount\"")
+			}
+		case "stateWithCount":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				s.StateWithCount = make([]IncidentFilterValuesStateWithCountItem, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem IncidentFilterValuesStateWithCountItem
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.StateWithCount = append(s.StateWithCount, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"stateWithCount\"")
+			}
+		case "severityWithCount":
+			requiredBitSet[0] |= 1 << 3
+			if err := func() error {
+				s.SeverityWithCount = make([]IncidentFilterValuesSeverityWithCountItem, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem IncidentFilterValuesSeverityWithCountItem
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.SeverityWithCount = append(s.SeverityWithCount, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"severityWithCount\"")
+			}
+		case "contextualLabels":
+			requiredBitSet[0] |= 1 << 4
+			if err := func() error {
+				if err := s.ContextualLabels.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"contextualLabels\"")
+			}
+		case "displayLabels":
+			requiredBitSet[0] |= 1 << 5
+			if err := func() error {
+				if err := s.DisplayLabels.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"displayLabels\"")
+			}
+		case "metaLabelsWithCount":
+			requiredBitSet[0] |= 1 << 6
+			if err := func() error {
+				s.MetaLabelsWithCount = make([]IncidentFilterValuesMetaLabelsWithCountItem, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem IncidentFilterValuesMetaLabelsWithCountItem
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.MetaLabelsWithCount = append(s.MetaLabelsWithCount, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"metaLabelsWithCount\"")
+			}
+		case "metaLabelsOp":
+			requiredBitSet[0] |= 1 << 7
+			if err := func() error {
+				if err := s.MetaLabelsOp.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"metaLabelsOp\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IncidentFilterValues")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b11111111,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfIncidentFilterValues) {
+					name = jsonFieldsNameOfIncidentFilterValues[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IncidentFilterValues) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IncidentFilterValues) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *IncidentFilterValuesAssigneeWithCountItem) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IncidentFilterValuesAssigneeWithCountItem) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("assignee")
+		e.Str(s.Assignee)
+	}
+	{
+		e.FieldStart("count")
+		e.Int32(s.Count)
+	}
+}
+
+var jsonFieldsNameOfIncidentFilterValuesAssigneeWithCountItem = [2]string{
+	0: "assignee",
+	1: "count",
+}
+
+// Decode decodes IncidentFilterValuesAssigneeWithCountItem from json.
+func (s *IncidentFilterValuesAssigneeWithCountItem) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IncidentFilterValuesAssigneeWithCountItem to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "assignee":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Str()
+				s.Assignee = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"assignee\"")
+			}
+		case "count":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Int32()
+				s.Count = int32(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"count\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IncidentFilterValuesAssigneeWithCountItem")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000011,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfIncidentFilterValuesAssigneeWithCountItem) {
+					name = jsonFieldsNameOfIncidentFilterValuesAssigneeWithCountItem[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IncidentFilterValuesAssigneeWithCountItem) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IncidentFilterValuesAssigneeWithCountItem) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s IncidentFilterValuesContextualLabels) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields implements json.Marshaler.
+func (s IncidentFilterValuesContextualLabels) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
+
+		elem.Encode(e)
+	}
+}
+
+// Decode decodes IncidentFilterValuesContextualLabels from json.
+func (s *IncidentFilterValuesContextualLabels) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IncidentFilterValuesContextualLabels to nil")
+	}
+	m := s.init()
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		var elem IncidentFilterValuesContextualLabelsItem
+		if err := func() error {
+			if err := elem.Decode(d); err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
+		}
+		m[string(k)] = elem
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IncidentFilterValuesContextualLabels")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s IncidentFilterValuesContextualLabels) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IncidentFilterValuesContextualLabels) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *IncidentFilterValuesContextualLabelsItem) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IncidentFilterValuesContextualLabelsItem) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("valuesWithCount")
+		e.ArrStart()
+		for _, elem := range s.ValuesWithCount {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+}
+
+var jsonFieldsNameOfIncidentFilterValuesContextualLabelsItem = [1]string{
+	0: "valuesWithCount",
+}
+
+// Decode decodes IncidentFilterValuesContextualLabelsItem from json.
+func (s *IncidentFilterValuesContextualLabelsItem) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IncidentFilterValuesContextualLabelsItem to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "valuesWithCount":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				s.ValuesWithCount = make([]IncidentFilterValuesContextualLabelsItemValuesWithCountItem, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem IncidentFilterValuesContextualLabelsItemValuesWithCountItem
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.ValuesWithCount = append(s.ValuesWithCount, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"valuesWithCount\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IncidentFilterValuesContextualLabelsItem")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfIncidentFilterValuesContextualLabelsItem) {
+					name = jsonFieldsNameOfIncidentFilterValuesContextualLabelsItem[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IncidentFilterValuesContextualLabelsItem) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IncidentFilterValuesContextualLabelsItem) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *IncidentFilterValuesContextualLabelsItemValuesWithCountItem) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IncidentFilterValuesContextualLabelsItemValuesWithCountItem) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("contextualLabelValue")
+		e.Str(s.ContextualLabelValue)
+	}
+	{
+		e.FieldStart("count")
+		e.Int32(s.Count)
+	}
+}
+
+var jsonFieldsNameOfIncidentFilterValuesContextualLabelsItemValuesWithCountItem = [2]string{
+	0: "contextualLabelValue",
+	1: "count",
+}
+
+// Decode decodes IncidentFilterValuesContextualLabelsItemValuesWithCountItem from json.
+func (s *IncidentFilterValuesContextualLabelsItemValuesWithCountItem) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IncidentFilterValuesContextualLabelsItemValuesWithCountItem to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "contextualLabelValue":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Str()
+				s.ContextualLabelValue = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"contextualLabelValue\"")
+			}
+		case "count":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Int32()
+				s.Count = int32(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"count\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IncidentFilterValuesContextualLabelsItemValuesWithCountItem")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000011,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfIncidentFilterValuesContextualLabelsItemValuesWithCountItem) {
+					name = jsonFieldsNameOfIncidentFilterValuesContextualLabelsItemValuesWithCountItem[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IncidentFilterValuesContextualLabelsItemValuesWithCountItem) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IncidentFilterValuesContextualLabelsItemValuesWithCountItem) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s IncidentFilterValuesDisplayLabels) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields implements json.Marshaler.
+func (s IncidentFilterValuesDisplayLabels) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
+
+		elem.Encode(e)
+	}
+}
+
+// Decode decodes IncidentFilterValuesDisplayLabels from json.
+func (s *IncidentFilterValuesDisplayLabels) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IncidentFilterValuesDisplayLabels to nil")
+	}
+	m := s.init()
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		var elem IncidentFilterValuesDisplayLabelsItem
+		if err := func() error {
+			if err := elem.Decode(d); err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
+		}
+		m[string(k)] = elem
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IncidentFilterValuesDisplayLabels")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s IncidentFilterValuesDisplayLabels) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IncidentFilterValuesDisplayLabels) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *IncidentFilterValuesDisplayLabelsItem) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IncidentFilterValuesDisplayLabelsItem) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("valuesWithCount")
+		e.ArrStart()
+		for _, elem := range s.ValuesWithCount {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+}
+
+var jsonFieldsNameOfIncidentFilterValuesDisplayLabelsItem = [1]string{
+	0: "valuesWithCount",
+}
+
+// Decode decodes IncidentFilterValuesDisplayLabelsItem from json.
+func (s *IncidentFilterValuesDisplayLabelsItem) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IncidentFilterValuesDisplayLabelsItem to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "valuesWithCount":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				s.ValuesWithCount = make([]IncidentFilterValuesDisplayLabelsItemValuesWithCountItem, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem IncidentFilterValuesDisplayLabelsItemValuesWithCountItem
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.ValuesWithCount = append(s.ValuesWithCount, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"valuesWithCount\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IncidentFilterValuesDisplayLabelsItem")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfIncidentFilterValuesDisplayLabelsItem) {
+					name = jsonFieldsNameOfIncidentFilterValuesDisplayLabelsItem[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IncidentFilterValuesDisplayLabelsItem) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IncidentFilterValuesDisplayLabelsItem) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *IncidentFilterValuesDisplayLabelsItemValuesWithCountItem) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IncidentFilterValuesDisplayLabelsItemValuesWithCountItem) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("displayLabelValue")
+		e.Str(s.DisplayLabelValue)
+	}
+	{
+		e.FieldStart("count")
+		e.Int32(s.Count)
+	}
+}
+
+var jsonFieldsNameOfIncidentFilterValuesDisplayLabelsItemValuesWithCountItem = [2]string{
+	0: "displayLabelValue",
+	1: "count",
+}
+
+// Decode decodes IncidentFilterValuesDisplayLabelsItemValuesWithCountItem from json.
+func (s *IncidentFilterValuesDisplayLabelsItemValuesWithCountItem) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IncidentFilterValuesDisplayLabelsItemValuesWithCountItem to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "displayLabelValue":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Str()
+				s.DisplayLabelValue = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"displayLabelValue\"")
+			}
+		case "count":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Int32()
+				s.Count = int32(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"count\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IncidentFilterValuesDisplayLabelsItemValuesWithCountItem")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000011,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfIncidentFilterValuesDisplayLabelsItemValuesWithCountItem) {
+					name = jsonFieldsNameOfIncidentFilterValuesDisplayLabelsItemValuesWithCountItem[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IncidentFilterValuesDisplayLabelsItemValuesWithCountItem) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IncidentFilterValuesDisplayLabelsItemValuesWithCountItem) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes IncidentFilterValuesMetaLabelsOp as json.
+func (s IncidentFilterValuesMetaLabelsOp) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes IncidentFilterValuesMetaLabelsOp from json.
+func (s *IncidentFilterValuesMetaLabelsOp) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IncidentFilterValuesMetaLabelsOp to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch IncidentFilterValuesMetaLabelsOp(v) {
+	case IncidentFilterValuesMetaLabelsOpFILTEROPERATORORORUNSPECIFIED:
+		*s = IncidentFilterValuesMetaLabelsOpFILTEROPERATORORORUNSPECIFIED
+	case IncidentFilterValuesMetaLabelsOpFILTEROPERATORAND:
+		*s = IncidentFilterValuesMetaLabelsOpFILTEROPERATORAND
+	default:
+		*s = IncidentFilterValuesMetaLabelsOp(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s IncidentFilterValuesMetaLabelsOp) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IncidentFilterValuesMetaLabelsOp) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *IncidentFilterValuesMetaLabelsWithCountItem) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IncidentFilterValuesMetaLabelsWithCountItem) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("metaLabel")
+		s.MetaLabel.Encode(e)
+	}
+	{
+		e.FieldStart("count")
+		e.Int32(s.Count)
+	}
+}
+
+var jsonFieldsNameOfIncidentFilterValuesMetaLabelsWithCountItem = [2]string{
+	0: "metaLabel",
+	1: "count",
+}
+
+// Decode decodes IncidentFilterValuesMetaLabelsWithCountItem from json.
+func (s *IncidentFilterValuesMetaLabelsWithCountItem) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IncidentFilterValuesMetaLabelsWithCountItem to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "metaLabel":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				if err := s.MetaLabel.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"metaLabel\"")
+			}
+		case "count":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Int32()
+				s.Count = int32(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"count\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IncidentFilterValuesMetaLabelsWithCountItem")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000011,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfIncidentFilterValuesMetaLabelsWithCountItem) {
+					name = jsonFieldsNameOfIncidentFilterValuesMetaLabelsWithCountItem[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IncidentFilterValuesMetaLabelsWithCountItem) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IncidentFilterValuesMetaLabelsWithCountItem) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *IncidentFilterValuesRequest) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IncidentFilterValuesRequest) encodeFields(e *jx.Encoder) {
+	{
+		if s.Filter.Set {
+			e.FieldStart("filter")
+			s.Filter.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfIncidentFilterValuesRequest = [1]string{
+	0: "filter",
+}
+
+// Decode decodes IncidentFilterValuesRequest from json.
+func (s *IncidentFilterValuesRequest) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IncidentFilterValuesRequest to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "filter":
+			if err := func() error {
+				s.Filter.Reset()
+				if err := s.Filter.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"filter\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IncidentFilterValuesRequest")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IncidentFilterValuesRequest) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IncidentFilterValuesRequest) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *IncidentFilterValuesResponse) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IncidentFilterValuesResponse) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("filtersValues")
+		s.FiltersValues.Encode(e)
+	}
+}
+
+var jsonFieldsNameOfIncidentFilterValuesResponse = [1]string{
+	0: "filtersValues",
+}
+
+// Decode decodes IncidentFilterValuesResponse from json.
+func (s *IncidentFilterValuesResponse) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IncidentFilterValuesResponse to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "filtersValues":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				if err := s.FiltersValues.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"filtersValues\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IncidentFilterValuesResponse")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfIncidentFilterValuesResponse) {
+					name = jsonFieldsNameOfIncidentFilterValuesResponse[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IncidentFilterValuesResponse) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IncidentFilterValuesResponse) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *IncidentFilterValuesSeverityWithCountItem) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IncidentFilterValuesSeverityWithCountItem) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("severity")
+		s.Severity.Encode(e)
+	}
+	{
+		e.FieldStart("count")
+		e.Int32(s.Count)
+	}
+}
+
+var jsonFieldsNameOfIncidentFilterValuesSeverityWithCountItem = [2]string{
+	0: "severity",
+	1: "count",
+}
+
+// Decode decodes IncidentFilterValuesSeverityWithCountItem from json.
+func (s *IncidentFilterValuesSeverityWithCountItem) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IncidentFilterValuesSeverityWithCountItem to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "severity":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				if err := s.Severity.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"severity\"")
+			}
+		case "count":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Int32()
+				s.Count = int32(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"count\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IncidentFilterValuesSeverityWithCountItem")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000011,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfIncidentFilterValuesSeverityWithCountItem) {
+					name = jsonFieldsNameOfIncidentFilterValuesSeverityWithCountItem[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IncidentFilterValuesSeverityWithCountItem) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IncidentFilterValuesSeverityWithCountItem) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *IncidentFilterValuesStateWithCountItem) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IncidentFilterValuesStateWithCountItem) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("state")
+		s.State.Encode(e)
+	}
+	{
+		e.FieldStart("count")
+		e.Int32(s.Count)
+	}
+}
+
+var jsonFieldsNameOfIncidentFilterValuesStateWithCountItem = [2]string{
+	0: "state",
+	1: "count",
+}
+
+// Decode decodes IncidentFilterValuesStateWithCountItem from json.
+func (s *IncidentFilterValuesStateWithCountItem) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IncidentFilterValuesStateWithCountItem to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "state":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				if err := s.State.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"state\"")
+			}
+		case "count":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Int32()
+				s.Count = int32(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"count\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IncidentFilterValuesStateWithCountItem")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000011,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfIncidentFilterValuesStateWithCountItem) {
+					name = jsonFieldsNameOfIncidentFilterValuesStateWithCountItem[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IncidentFilterValuesStateWithCountItem) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IncidentFilterValuesStateWithCountItem) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *IncidentFilterValuesStatusWithCountItem) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *IncidentFilterValuesStatusWithCountItem) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("status")
+		s.Status.Encode(e)
+	}
+	{
+		e.FieldStart("count")
+		e.Int32(s.Count)
+	}
+}
+
+var jsonFieldsNameOfIncidentFilterValuesStatusWithCountItem = [2]string{
+	0: "status",
+	1: "count",
+}
+
+// Decode decodes IncidentFilterValuesStatusWithCountItem from json.
+func (s *IncidentFilterValuesStatusWithCountItem) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode IncidentFilterValuesStatusWithCountItem to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "status":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				if err := s.Status.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"status\"")
+			}
+		case "count":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Int32()
+				s.Count = int32(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"count\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode IncidentFilterValuesStatusWithCountItem")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000011,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfIncidentFilterValuesStatusWithCountItem) {
+					name = jsonFieldsNameOfIncidentFilterValuesStatusWithCountItem[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *IncidentFilterValuesStatusWithCountItem) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *IncidentFilterValuesStatusWithCountItem) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -32158,6 +34414,73 @@ func (s *OptIncidentEventClose) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes IncidentEventExtendedIncidentEventExtendedMetadata as json.
+func (o OptIncidentEventExtendedIncidentEventExtendedMetadata) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes IncidentEventExtendedIncidentEventExtendedMetadata from json.
+func (o *OptIncidentEventExtendedIncidentEventExtendedMetadata) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptIncidentEventExtendedIncidentEventExtendedMetadata to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptIncidentEventExtendedIncidentEventExtendedMetadata) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptIncidentEventExtendedIncidentEventExtendedMetadata) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes IncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation as json.
+func (o OptIncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes IncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation from json.
+func (o *OptIncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptIncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation to nil")
+	}
+	o.Set = true
+	o.Value = make(IncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation)
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptIncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptIncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes IncidentEventOperationalEvent as json.
 func (o OptIncidentEventOperationalEvent) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -32187,6 +34510,39 @@ func (s OptIncidentEventOperationalEvent) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptIncidentEventOperationalEvent) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes IncidentEventSnoozeIndicator as json.
+func (o OptIncidentEventSnoozeIndicator) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes IncidentEventSnoozeIndicator from json.
+func (o *OptIncidentEventSnoozeIndicator) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptIncidentEventSnoozeIndicator to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptIncidentEventSnoozeIndicator) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptIncidentEventSnoozeIndicator) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -32253,6 +34609,39 @@ func (s OptIncidentFields) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptIncidentFields) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes IncidentFilterValuesRequest as json.
+func (o OptIncidentFilterValuesRequest) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes IncidentFilterValuesRequest from json.
+func (o *OptIncidentFilterValuesRequest) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptIncidentFilterValuesRequest to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptIncidentFilterValuesRequest) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptIncidentFilterValuesRequest) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

@@ -96,6 +96,93 @@ func decodeAcknowledgeCaseParams(args [1]string, argsEscaped bool, r *http.Reque
 	return params, nil
 }
 
+// AcknowledgeIncidentByEventIDParams is parameters of AcknowledgeIncidentByEventID operation.
+type AcknowledgeIncidentByEventIDParams struct {
+	// The id of one of the incident's events (1–64 characters; event ids are UUIDs, matched in either
+	// case).
+	EventID string
+}
+
+func unpackAcknowledgeIncidentByEventIDParams(packed middleware.Parameters) (params AcknowledgeIncidentByEventIDParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "event_id",
+			In:   "path",
+		}
+		params.EventID = packed[key].(string)
+	}
+	return params
+}
+
+func decodeAcknowledgeIncidentByEventIDParams(args [1]string, argsEscaped bool, r *http.Request) (params AcknowledgeIncidentByEventIDParams, _ error) {
+	// Decode path: event_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "event_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.EventID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     1,
+					MinLengthSet:  true,
+					MaxLength:     64,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.EventID)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "event_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // AdminGetCaseKPIsParams is parameters of AdminGetCaseKPIs operation.
 type AdminGetCaseKPIsParams struct {
 	TeamID int64
@@ -3797,6 +3884,93 @@ func decodeGetIncidentParams(args [1]string, argsEscaped bool, r *http.Request) 
 	return params, nil
 }
 
+// GetIncidentByEventIDParams is parameters of GetIncidentByEventID operation.
+type GetIncidentByEventIDParams struct {
+	// The id of one of the incident's events (1–64 characters; event ids are UUIDs, matched in either
+	// case).
+	EventID string
+}
+
+func unpackGetIncidentByEventIDParams(packed middleware.Parameters) (params GetIncidentByEventIDParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "event_id",
+			In:   "path",
+		}
+		params.EventID = packed[key].(string)
+	}
+	return params
+}
+
+func decodeGetIncidentByEventIDParams(args [1]string, argsEscaped bool, r *http.Request) (params GetIncidentByEventIDParams, _ error) {
+	// Decode path: event_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "event_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.EventID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     1,
+					MinLengthSet:  true,
+					MaxLength:     64,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.EventID)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "event_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // GetLogsCountV2Params is parameters of GetLogsCountV2 operation.
 type GetLogsCountV2Params struct {
 	// Bucket length as whole seconds with an `s` suffix (e.g. `60s`), from 1s to the range's length;
@@ -5419,6 +5593,93 @@ func decodeResolveCaseParams(args [1]string, argsEscaped bool, r *http.Request) 
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "case_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// ResolveIncidentByEventIDParams is parameters of ResolveIncidentByEventID operation.
+type ResolveIncidentByEventIDParams struct {
+	// The id of one of the incident's events (1–64 characters; event ids are UUIDs, matched in either
+	// case).
+	EventID string
+}
+
+func unpackResolveIncidentByEventIDParams(packed middleware.Parameters) (params ResolveIncidentByEventIDParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "event_id",
+			In:   "path",
+		}
+		params.EventID = packed[key].(string)
+	}
+	return params
+}
+
+func decodeResolveIncidentByEventIDParams(args [1]string, argsEscaped bool, r *http.Request) (params ResolveIncidentByEventIDParams, _ error) {
+	// Decode path: event_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "event_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.EventID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     1,
+					MinLengthSet:  true,
+					MaxLength:     64,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.EventID)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "event_id",
 			In:   "path",
 			Err:  err,
 		}

@@ -464,6 +464,26 @@ func encodeGetDailyUsageUnitsV2Request(
 	return nil
 }
 
+func encodeGetIncidentFilterValuesRequest(
+	req OptIncidentFilterValuesRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	if !req.Set {
+		// Keep request with empty body if value is not set.
+		return nil
+	}
+	e := new(jx.Encoder)
+	{
+		if req.Set {
+			req.Encode(e)
+		}
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeIngestAlertmanagerRequest(
 	req *AlertmanagerNotification,
 	r *http.Request,

@@ -8070,10 +8070,11 @@ type IncidentAggregation struct {
 	AggAssignmentsCount []IncidentAggregationAggAssignmentsCountItem `json:"aggAssignmentsCount"`
 	AggMetaLabelsCount  []IncidentAggregationAggMetaLabelsCountItem  `json:"aggMetaLabelsCount"`
 	AllValuesCount      int64                                        `json:"allValuesCount"`
-	FirstCreatedAt      OptDateTime                                  `json:"firstCreatedAt"`
-	LastClosedAt        OptDateTime                                  `json:"lastClosedAt"`
-	LastStateUpdateTime OptDateTime                                  `json:"lastStateUpdateTime"`
-	ListIncidentsId     []string                                     `json:"listIncidentsId"`
+	FirstCreatedAt      time.Time                                    `json:"firstCreatedAt"`
+	// The latest `closedAt` of the group's incidents; `1970-01-01T00:00:00Z` when none of them is closed.
+	LastClosedAt        time.Time `json:"lastClosedAt"`
+	LastStateUpdateTime time.Time `json:"lastStateUpdateTime"`
+	ListIncidentsId     []string  `json:"listIncidentsId"`
 }
 
 // GetGroupBysValue returns the value of GroupBysValue.
@@ -8112,17 +8113,17 @@ func (s *IncidentAggregation) GetAllValuesCount() int64 {
 }
 
 // GetFirstCreatedAt returns the value of FirstCreatedAt.
-func (s *IncidentAggregation) GetFirstCreatedAt() OptDateTime {
+func (s *IncidentAggregation) GetFirstCreatedAt() time.Time {
 	return s.FirstCreatedAt
 }
 
 // GetLastClosedAt returns the value of LastClosedAt.
-func (s *IncidentAggregation) GetLastClosedAt() OptDateTime {
+func (s *IncidentAggregation) GetLastClosedAt() time.Time {
 	return s.LastClosedAt
 }
 
 // GetLastStateUpdateTime returns the value of LastStateUpdateTime.
-func (s *IncidentAggregation) GetLastStateUpdateTime() OptDateTime {
+func (s *IncidentAggregation) GetLastStateUpdateTime() time.Time {
 	return s.LastStateUpdateTime
 }
 
@@ -8167,17 +8168,17 @@ func (s *IncidentAggregation) SetAllValuesCount(val int64) {
 }
 
 // SetFirstCreatedAt sets the value of FirstCreatedAt.
-func (s *IncidentAggregation) SetFirstCreatedAt(val OptDateTime) {
+func (s *IncidentAggregation) SetFirstCreatedAt(val time.Time) {
 	s.FirstCreatedAt = val
 }
 
 // SetLastClosedAt sets the value of LastClosedAt.
-func (s *IncidentAggregation) SetLastClosedAt(val OptDateTime) {
+func (s *IncidentAggregation) SetLastClosedAt(val time.Time) {
 	s.LastClosedAt = val
 }
 
 // SetLastStateUpdateTime sets the value of LastStateUpdateTime.
-func (s *IncidentAggregation) SetLastStateUpdateTime(val OptDateTime) {
+func (s *IncidentAggregation) SetLastStateUpdateTime(val time.Time) {
 	s.LastStateUpdateTime = val
 }
 
@@ -8396,7 +8397,9 @@ type IncidentEvent struct {
 	Assignment          OptIncidentEventAssignment          `json:"assignment"`
 	Unassign            *EmptyObject                        `json:"unassign"`
 	Close               OptIncidentEventClose               `json:"close"`
-	UpsertState         OptIncidentEventUpsertState         `json:"upsertState"`
+	// A snooze of the incident's notifications (never written here; mgmtapi has no snoozing).
+	SnoozeIndicator OptIncidentEventSnoozeIndicator `json:"snoozeIndicator"`
+	UpsertState     OptIncidentEventUpsertState     `json:"upsertState"`
 }
 
 // GetID returns the value of ID.
@@ -8442,6 +8445,11 @@ func (s *IncidentEvent) GetUnassign() *EmptyObject {
 // GetClose returns the value of Close.
 func (s *IncidentEvent) GetClose() OptIncidentEventClose {
 	return s.Close
+}
+
+// GetSnoozeIndicator returns the value of SnoozeIndicator.
+func (s *IncidentEvent) GetSnoozeIndicator() OptIncidentEventSnoozeIndicator {
+	return s.SnoozeIndicator
 }
 
 // GetUpsertState returns the value of UpsertState.
@@ -8492,6 +8500,11 @@ func (s *IncidentEvent) SetUnassign(val *EmptyObject) {
 // SetClose sets the value of Close.
 func (s *IncidentEvent) SetClose(val OptIncidentEventClose) {
 	s.Close = val
+}
+
+// SetSnoozeIndicator sets the value of SnoozeIndicator.
+func (s *IncidentEvent) SetSnoozeIndicator(val OptIncidentEventSnoozeIndicator) {
+	s.SnoozeIndicator = val
 }
 
 // SetUpsertState sets the value of UpsertState.
@@ -8553,6 +8566,140 @@ func (s *IncidentEventClose) GetClosedBy() OptIncidentUser {
 // SetClosedBy sets the value of ClosedBy.
 func (s *IncidentEventClose) SetClosedBy(val OptIncidentUser) {
 	s.ClosedBy = val
+}
+
+// An incident event in the events feed. `platformEventKey` is the event's id (what
+// `/incidents/events/v1/{event_id}` takes) and `platformEventTimestamp` the time it was written.
+// Ref: #/components/schemas/IncidentEventExtended
+type IncidentEventExtended struct {
+	PlatformEventKey       string        `json:"platformEventKey"`
+	PlatformEventTimestamp time.Time     `json:"platformEventTimestamp"`
+	IncidentEvent          IncidentEvent `json:"incidentEvent"`
+	// The incident as it is now.
+	IncidentEventExtendedMetadata OptIncidentEventExtendedIncidentEventExtendedMetadata `json:"incidentEventExtendedMetadata"`
+}
+
+// GetPlatformEventKey returns the value of PlatformEventKey.
+func (s *IncidentEventExtended) GetPlatformEventKey() string {
+	return s.PlatformEventKey
+}
+
+// GetPlatformEventTimestamp returns the value of PlatformEventTimestamp.
+func (s *IncidentEventExtended) GetPlatformEventTimestamp() time.Time {
+	return s.PlatformEventTimestamp
+}
+
+// GetIncidentEvent returns the value of IncidentEvent.
+func (s *IncidentEventExtended) GetIncidentEvent() IncidentEvent {
+	return s.IncidentEvent
+}
+
+// GetIncidentEventExtendedMetadata returns the value of IncidentEventExtendedMetadata.
+func (s *IncidentEventExtended) GetIncidentEventExtendedMetadata() OptIncidentEventExtendedIncidentEventExtendedMetadata {
+	return s.IncidentEventExtendedMetadata
+}
+
+// SetPlatformEventKey sets the value of PlatformEventKey.
+func (s *IncidentEventExtended) SetPlatformEventKey(val string) {
+	s.PlatformEventKey = val
+}
+
+// SetPlatformEventTimestamp sets the value of PlatformEventTimestamp.
+func (s *IncidentEventExtended) SetPlatformEventTimestamp(val time.Time) {
+	s.PlatformEventTimestamp = val
+}
+
+// SetIncidentEvent sets the value of IncidentEvent.
+func (s *IncidentEventExtended) SetIncidentEvent(val IncidentEvent) {
+	s.IncidentEvent = val
+}
+
+// SetIncidentEventExtendedMetadata sets the value of IncidentEventExtendedMetadata.
+func (s *IncidentEventExtended) SetIncidentEventExtendedMetadata(val OptIncidentEventExtendedIncidentEventExtendedMetadata) {
+	s.IncidentEventExtendedMetadata = val
+}
+
+// The incident as it is now.
+type IncidentEventExtendedIncidentEventExtendedMetadata struct {
+	AlertName OptString `json:"alertName"`
+	// The incident's contextual labels.
+	IncidentPermutation OptIncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation `json:"incidentPermutation"`
+	IncidentSeverity    OptIncidentSeverity                                                      `json:"incidentSeverity"`
+	IncidentState       OptIncidentState                                                         `json:"incidentState"`
+	IncidentStatus      OptIncidentStatus                                                        `json:"incidentStatus"`
+	IsMuted             OptBool                                                                  `json:"isMuted"`
+}
+
+// GetAlertName returns the value of AlertName.
+func (s *IncidentEventExtendedIncidentEventExtendedMetadata) GetAlertName() OptString {
+	return s.AlertName
+}
+
+// GetIncidentPermutation returns the value of IncidentPermutation.
+func (s *IncidentEventExtendedIncidentEventExtendedMetadata) GetIncidentPermutation() OptIncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation {
+	return s.IncidentPermutation
+}
+
+// GetIncidentSeverity returns the value of IncidentSeverity.
+func (s *IncidentEventExtendedIncidentEventExtendedMetadata) GetIncidentSeverity() OptIncidentSeverity {
+	return s.IncidentSeverity
+}
+
+// GetIncidentState returns the value of IncidentState.
+func (s *IncidentEventExtendedIncidentEventExtendedMetadata) GetIncidentState() OptIncidentState {
+	return s.IncidentState
+}
+
+// GetIncidentStatus returns the value of IncidentStatus.
+func (s *IncidentEventExtendedIncidentEventExtendedMetadata) GetIncidentStatus() OptIncidentStatus {
+	return s.IncidentStatus
+}
+
+// GetIsMuted returns the value of IsMuted.
+func (s *IncidentEventExtendedIncidentEventExtendedMetadata) GetIsMuted() OptBool {
+	return s.IsMuted
+}
+
+// SetAlertName sets the value of AlertName.
+func (s *IncidentEventExtendedIncidentEventExtendedMetadata) SetAlertName(val OptString) {
+	s.AlertName = val
+}
+
+// SetIncidentPermutation sets the value of IncidentPermutation.
+func (s *IncidentEventExtendedIncidentEventExtendedMetadata) SetIncidentPermutation(val OptIncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation) {
+	s.IncidentPermutation = val
+}
+
+// SetIncidentSeverity sets the value of IncidentSeverity.
+func (s *IncidentEventExtendedIncidentEventExtendedMetadata) SetIncidentSeverity(val OptIncidentSeverity) {
+	s.IncidentSeverity = val
+}
+
+// SetIncidentState sets the value of IncidentState.
+func (s *IncidentEventExtendedIncidentEventExtendedMetadata) SetIncidentState(val OptIncidentState) {
+	s.IncidentState = val
+}
+
+// SetIncidentStatus sets the value of IncidentStatus.
+func (s *IncidentEventExtendedIncidentEventExtendedMetadata) SetIncidentStatus(val OptIncidentStatus) {
+	s.IncidentStatus = val
+}
+
+// SetIsMuted sets the value of IsMuted.
+func (s *IncidentEventExtendedIncidentEventExtendedMetadata) SetIsMuted(val OptBool) {
+	s.IsMuted = val
+}
+
+// The incident's contextual labels.
+type IncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation map[string]string
+
+func (s *IncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation) init() IncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
 }
 
 type IncidentEventIncidentEventType string
@@ -8715,6 +8862,43 @@ func (s *IncidentEventOriginatorType) UnmarshalText(data []byte) error {
 	}
 }
 
+// A snooze of the incident's notifications (never written here; mgmtapi has no snoozing).
+type IncidentEventSnoozeIndicator struct {
+	DurationMinutes OptInt32    `json:"durationMinutes"`
+	StartTime       OptDateTime `json:"startTime"`
+	UserId          OptString   `json:"userId"`
+}
+
+// GetDurationMinutes returns the value of DurationMinutes.
+func (s *IncidentEventSnoozeIndicator) GetDurationMinutes() OptInt32 {
+	return s.DurationMinutes
+}
+
+// GetStartTime returns the value of StartTime.
+func (s *IncidentEventSnoozeIndicator) GetStartTime() OptDateTime {
+	return s.StartTime
+}
+
+// GetUserId returns the value of UserId.
+func (s *IncidentEventSnoozeIndicator) GetUserId() OptString {
+	return s.UserId
+}
+
+// SetDurationMinutes sets the value of DurationMinutes.
+func (s *IncidentEventSnoozeIndicator) SetDurationMinutes(val OptInt32) {
+	s.DurationMinutes = val
+}
+
+// SetStartTime sets the value of StartTime.
+func (s *IncidentEventSnoozeIndicator) SetStartTime(val OptDateTime) {
+	s.StartTime = val
+}
+
+// SetUserId sets the value of UserId.
+func (s *IncidentEventSnoozeIndicator) SetUserId(val OptString) {
+	s.UserId = val
+}
+
 type IncidentEventUpsertState struct {
 	StateType IncidentEventUpsertStateStateType `json:"stateType"`
 	IsMuted   OptBool                           `json:"isMuted"`
@@ -8811,6 +8995,59 @@ func (s *IncidentEventUpsertStateStateType) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// Ref: #/components/schemas/IncidentEventsCountResponse
+type IncidentEventsCountResponse struct {
+	// The number of events as a decimal string.
+	Count        string `json:"count"`
+	ReachedLimit bool   `json:"reachedLimit"`
+}
+
+// GetCount returns the value of Count.
+func (s *IncidentEventsCountResponse) GetCount() string {
+	return s.Count
+}
+
+// GetReachedLimit returns the value of ReachedLimit.
+func (s *IncidentEventsCountResponse) GetReachedLimit() bool {
+	return s.ReachedLimit
+}
+
+// SetCount sets the value of Count.
+func (s *IncidentEventsCountResponse) SetCount(val string) {
+	s.Count = val
+}
+
+// SetReachedLimit sets the value of ReachedLimit.
+func (s *IncidentEventsCountResponse) SetReachedLimit(val bool) {
+	s.ReachedLimit = val
+}
+
+// Ref: #/components/schemas/IncidentEventsFeedResponse
+type IncidentEventsFeedResponse struct {
+	Items      []IncidentEventExtended `json:"items"`
+	Pagination IncidentPageResponse    `json:"pagination"`
+}
+
+// GetItems returns the value of Items.
+func (s *IncidentEventsFeedResponse) GetItems() []IncidentEventExtended {
+	return s.Items
+}
+
+// GetPagination returns the value of Pagination.
+func (s *IncidentEventsFeedResponse) GetPagination() IncidentPageResponse {
+	return s.Pagination
+}
+
+// SetItems sets the value of Items.
+func (s *IncidentEventsFeedResponse) SetItems(val []IncidentEventExtended) {
+	s.Items = val
+}
+
+// SetPagination sets the value of Pagination.
+func (s *IncidentEventsFeedResponse) SetPagination(val IncidentPageResponse) {
+	s.Pagination = val
 }
 
 // Ref: #/components/schemas/IncidentFields
@@ -8923,6 +9160,397 @@ func (s *IncidentFields) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// Counts of incidents. Each list holds at most 1000 entries, the largest counts first (then by value).
+// Ref: #/components/schemas/IncidentFilterValues
+type IncidentFilterValues struct {
+	AssigneeWithCount   []IncidentFilterValuesAssigneeWithCountItem   `json:"assigneeWithCount"`
+	StatusWithCount     []IncidentFilterValuesStatusWithCountItem     `json:"statusWithCount"`
+	StateWithCount      []IncidentFilterValuesStateWithCountItem      `json:"stateWithCount"`
+	SeverityWithCount   []IncidentFilterValuesSeverityWithCountItem   `json:"severityWithCount"`
+	ContextualLabels    IncidentFilterValuesContextualLabels          `json:"contextualLabels"`
+	DisplayLabels       IncidentFilterValuesDisplayLabels             `json:"displayLabels"`
+	MetaLabelsWithCount []IncidentFilterValuesMetaLabelsWithCountItem `json:"metaLabelsWithCount"`
+	// The filter's `metaLabelsOp` (FILTER_OPERATOR_OR_OR_UNSPECIFIED when it has none).
+	MetaLabelsOp IncidentFilterValuesMetaLabelsOp `json:"metaLabelsOp"`
+}
+
+// GetAssigneeWithCount returns the value of AssigneeWithCount.
+func (s *IncidentFilterValues) GetAssigneeWithCount() []IncidentFilterValuesAssigneeWithCountItem {
+	return s.AssigneeWithCount
+}
+
+// GetStatusWithCount returns the value of StatusWithCount.
+func (s *IncidentFilterValues) GetStatusWithCount() []IncidentFilterValuesStatusWithCountItem {
+	return s.StatusWithCount
+}
+
+// GetStateWithCount returns the value of StateWithCount.
+func (s *IncidentFilterValues) GetStateWithCount() []IncidentFilterValuesStateWithCountItem {
+	return s.StateWithCount
+}
+
+// GetSeverityWithCount returns the value of SeverityWithCount.
+func (s *IncidentFilterValues) GetSeverityWithCount() []IncidentFilterValuesSeverityWithCountItem {
+	return s.SeverityWithCount
+}
+
+// GetContextualLabels returns the value of ContextualLabels.
+func (s *IncidentFilterValues) GetContextualLabels() IncidentFilterValuesContextualLabels {
+	return s.ContextualLabels
+}
+
+// GetDisplayLabels returns the value of DisplayLabels.
+func (s *IncidentFilterValues) GetDisplayLabels() IncidentFilterValuesDisplayLabels {
+	return s.DisplayLabels
+}
+
+// GetMetaLabelsWithCount returns the value of MetaLabelsWithCount.
+func (s *IncidentFilterValues) GetMetaLabelsWithCount() []IncidentFilterValuesMetaLabelsWithCountItem {
+	return s.MetaLabelsWithCount
+}
+
+// GetMetaLabelsOp returns the value of MetaLabelsOp.
+func (s *IncidentFilterValues) GetMetaLabelsOp() IncidentFilterValuesMetaLabelsOp {
+	return s.MetaLabelsOp
+}
+
+// SetAssigneeWithCount sets the value of AssigneeWithCount.
+func (s *IncidentFilterValues) SetAssigneeWithCount(val []IncidentFilterValuesAssigneeWithCountItem) {
+	s.AssigneeWithCount = val
+}
+
+// SetStatusWithCount sets the value of StatusWithCount.
+func (s *IncidentFilterValues) SetStatusWithCount(val []IncidentFilterValuesStatusWithCountItem) {
+	s.StatusWithCount = val
+}
+
+// SetStateWithCount sets the value of StateWithCount.
+func (s *IncidentFilterValues) SetStateWithCount(val []IncidentFilterValuesStateWithCountItem) {
+	s.StateWithCount = val
+}
+
+// SetSeverityWithCount sets the value of SeverityWithCount.
+func (s *IncidentFilterValues) SetSeverityWithCount(val []IncidentFilterValuesSeverityWithCountItem) {
+	s.SeverityWithCount = val
+}
+
+// SetContextualLabels sets the value of ContextualLabels.
+func (s *IncidentFilterValues) SetContextualLabels(val IncidentFilterValuesContextualLabels) {
+	s.ContextualLabels = val
+}
+
+// SetDisplayLabels sets the value of DisplayLabels.
+func (s *IncidentFilterValues) SetDisplayLabels(val IncidentFilterValuesDisplayLabels) {
+	s.DisplayLabels = val
+}
+
+// SetMetaLabelsWithCount sets the value of MetaLabelsWithCount.
+func (s *IncidentFilterValues) SetMetaLabelsWithCount(val []IncidentFilterValuesMetaLabelsWithCountItem) {
+	s.MetaLabelsWithCount = val
+}
+
+// SetMetaLabelsOp sets the value of MetaLabelsOp.
+func (s *IncidentFilterValues) SetMetaLabelsOp(val IncidentFilterValuesMetaLabelsOp) {
+	s.MetaLabelsOp = val
+}
+
+type IncidentFilterValuesAssigneeWithCountItem struct {
+	Assignee string `json:"assignee"`
+	Count    int32  `json:"count"`
+}
+
+// GetAssignee returns the value of Assignee.
+func (s *IncidentFilterValuesAssigneeWithCountItem) GetAssignee() string {
+	return s.Assignee
+}
+
+// GetCount returns the value of Count.
+func (s *IncidentFilterValuesAssigneeWithCountItem) GetCount() int32 {
+	return s.Count
+}
+
+// SetAssignee sets the value of Assignee.
+func (s *IncidentFilterValuesAssigneeWithCountItem) SetAssignee(val string) {
+	s.Assignee = val
+}
+
+// SetCount sets the value of Count.
+func (s *IncidentFilterValuesAssigneeWithCountItem) SetCount(val int32) {
+	s.Count = val
+}
+
+type IncidentFilterValuesContextualLabels map[string]IncidentFilterValuesContextualLabelsItem
+
+func (s *IncidentFilterValuesContextualLabels) init() IncidentFilterValuesContextualLabels {
+	m := *s
+	if m == nil {
+		m = map[string]IncidentFilterValuesContextualLabelsItem{}
+		*s = m
+	}
+	return m
+}
+
+type IncidentFilterValuesContextualLabelsItem struct {
+	ValuesWithCount []IncidentFilterValuesContextualLabelsItemValuesWithCountItem `json:"valuesWithCount"`
+}
+
+// GetValuesWithCount returns the value of ValuesWithCount.
+func (s *IncidentFilterValuesContextualLabelsItem) GetValuesWithCount() []IncidentFilterValuesContextualLabelsItemValuesWithCountItem {
+	return s.ValuesWithCount
+}
+
+// SetValuesWithCount sets the value of ValuesWithCount.
+func (s *IncidentFilterValuesContextualLabelsItem) SetValuesWithCount(val []IncidentFilterValuesContextualLabelsItemValuesWithCountItem) {
+	s.ValuesWithCount = val
+}
+
+type IncidentFilterValuesContextualLabelsItemValuesWithCountItem struct {
+	ContextualLabelValue string `json:"contextualLabelValue"`
+	Count                int32  `json:"count"`
+}
+
+// GetContextualLabelValue returns the value of ContextualLabelValue.
+func (s *IncidentFilterValuesContextualLabelsItemValuesWithCountItem) GetContextualLabelValue() string {
+	return s.ContextualLabelValue
+}
+
+// GetCount returns the value of Count.
+func (s *IncidentFilterValuesContextualLabelsItemValuesWithCountItem) GetCount() int32 {
+	return s.Count
+}
+
+// SetContextualLabelValue sets the value of ContextualLabelValue.
+func (s *IncidentFilterValuesContextualLabelsItemValuesWithCountItem) SetContextualLabelValue(val string) {
+	s.ContextualLabelValue = val
+}
+
+// SetCount sets the value of Count.
+func (s *IncidentFilterValuesContextualLabelsItemValuesWithCountItem) SetCount(val int32) {
+	s.Count = val
+}
+
+type IncidentFilterValuesDisplayLabels map[string]IncidentFilterValuesDisplayLabelsItem
+
+func (s *IncidentFilterValuesDisplayLabels) init() IncidentFilterValuesDisplayLabels {
+	m := *s
+	if m == nil {
+		m = map[string]IncidentFilterValuesDisplayLabelsItem{}
+		*s = m
+	}
+	return m
+}
+
+type IncidentFilterValuesDisplayLabelsItem struct {
+	ValuesWithCount []IncidentFilterValuesDisplayLabelsItemValuesWithCountItem `json:"valuesWithCount"`
+}
+
+// GetValuesWithCount returns the value of ValuesWithCount.
+func (s *IncidentFilterValuesDisplayLabelsItem) GetValuesWithCount() []IncidentFilterValuesDisplayLabelsItemValuesWithCountItem {
+	return s.ValuesWithCount
+}
+
+// SetValuesWithCount sets the value of ValuesWithCount.
+func (s *IncidentFilterValuesDisplayLabelsItem) SetValuesWithCount(val []IncidentFilterValuesDisplayLabelsItemValuesWithCountItem) {
+	s.ValuesWithCount = val
+}
+
+type IncidentFilterValuesDisplayLabelsItemValuesWithCountItem struct {
+	DisplayLabelValue string `json:"displayLabelValue"`
+	Count             int32  `json:"count"`
+}
+
+// GetDisplayLabelValue returns the value of DisplayLabelValue.
+func (s *IncidentFilterValuesDisplayLabelsItemValuesWithCountItem) GetDisplayLabelValue() string {
+	return s.DisplayLabelValue
+}
+
+// GetCount returns the value of Count.
+func (s *IncidentFilterValuesDisplayLabelsItemValuesWithCountItem) GetCount() int32 {
+	return s.Count
+}
+
+// SetDisplayLabelValue sets the value of DisplayLabelValue.
+func (s *IncidentFilterValuesDisplayLabelsItemValuesWithCountItem) SetDisplayLabelValue(val string) {
+	s.DisplayLabelValue = val
+}
+
+// SetCount sets the value of Count.
+func (s *IncidentFilterValuesDisplayLabelsItemValuesWithCountItem) SetCount(val int32) {
+	s.Count = val
+}
+
+// The filter's `metaLabelsOp` (FILTER_OPERATOR_OR_OR_UNSPECIFIED when it has none).
+type IncidentFilterValuesMetaLabelsOp string
+
+const (
+	IncidentFilterValuesMetaLabelsOpFILTEROPERATORORORUNSPECIFIED IncidentFilterValuesMetaLabelsOp = "FILTER_OPERATOR_OR_OR_UNSPECIFIED"
+	IncidentFilterValuesMetaLabelsOpFILTEROPERATORAND             IncidentFilterValuesMetaLabelsOp = "FILTER_OPERATOR_AND"
+)
+
+// AllValues returns all IncidentFilterValuesMetaLabelsOp values.
+func (IncidentFilterValuesMetaLabelsOp) AllValues() []IncidentFilterValuesMetaLabelsOp {
+	return []IncidentFilterValuesMetaLabelsOp{
+		IncidentFilterValuesMetaLabelsOpFILTEROPERATORORORUNSPECIFIED,
+		IncidentFilterValuesMetaLabelsOpFILTEROPERATORAND,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s IncidentFilterValuesMetaLabelsOp) MarshalText() ([]byte, error) {
+	switch s {
+	case IncidentFilterValuesMetaLabelsOpFILTEROPERATORORORUNSPECIFIED:
+		return []byte(s), nil
+	case IncidentFilterValuesMetaLabelsOpFILTEROPERATORAND:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *IncidentFilterValuesMetaLabelsOp) UnmarshalText(data []byte) error {
+	switch IncidentFilterValuesMetaLabelsOp(data) {
+	case IncidentFilterValuesMetaLabelsOpFILTEROPERATORORORUNSPECIFIED:
+		*s = IncidentFilterValuesMetaLabelsOpFILTEROPERATORORORUNSPECIFIED
+		return nil
+	case IncidentFilterValuesMetaLabelsOpFILTEROPERATORAND:
+		*s = IncidentFilterValuesMetaLabelsOpFILTEROPERATORAND
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type IncidentFilterValuesMetaLabelsWithCountItem struct {
+	MetaLabel MetaLabel `json:"metaLabel"`
+	Count     int32     `json:"count"`
+}
+
+// GetMetaLabel returns the value of MetaLabel.
+func (s *IncidentFilterValuesMetaLabelsWithCountItem) GetMetaLabel() MetaLabel {
+	return s.MetaLabel
+}
+
+// GetCount returns the value of Count.
+func (s *IncidentFilterValuesMetaLabelsWithCountItem) GetCount() int32 {
+	return s.Count
+}
+
+// SetMetaLabel sets the value of MetaLabel.
+func (s *IncidentFilterValuesMetaLabelsWithCountItem) SetMetaLabel(val MetaLabel) {
+	s.MetaLabel = val
+}
+
+// SetCount sets the value of Count.
+func (s *IncidentFilterValuesMetaLabelsWithCountItem) SetCount(val int32) {
+	s.Count = val
+}
+
+// Ref: #/components/schemas/IncidentFilterValuesRequest
+type IncidentFilterValuesRequest struct {
+	Filter OptIncidentQueryFilter `json:"filter"`
+}
+
+// GetFilter returns the value of Filter.
+func (s *IncidentFilterValuesRequest) GetFilter() OptIncidentQueryFilter {
+	return s.Filter
+}
+
+// SetFilter sets the value of Filter.
+func (s *IncidentFilterValuesRequest) SetFilter(val OptIncidentQueryFilter) {
+	s.Filter = val
+}
+
+// Ref: #/components/schemas/IncidentFilterValuesResponse
+type IncidentFilterValuesResponse struct {
+	FiltersValues IncidentFilterValues `json:"filtersValues"`
+}
+
+// GetFiltersValues returns the value of FiltersValues.
+func (s *IncidentFilterValuesResponse) GetFiltersValues() IncidentFilterValues {
+	return s.FiltersValues
+}
+
+// SetFiltersValues sets the value of FiltersValues.
+func (s *IncidentFilterValuesResponse) SetFiltersValues(val IncidentFilterValues) {
+	s.FiltersValues = val
+}
+
+type IncidentFilterValuesSeverityWithCountItem struct {
+	Severity IncidentSeverity `json:"severity"`
+	Count    int32            `json:"count"`
+}
+
+// GetSeverity returns the value of Severity.
+func (s *IncidentFilterValuesSeverityWithCountItem) GetSeverity() IncidentSeverity {
+	return s.Severity
+}
+
+// GetCount returns the value of Count.
+func (s *IncidentFilterValuesSeverityWithCountItem) GetCount() int32 {
+	return s.Count
+}
+
+// SetSeverity sets the value of Severity.
+func (s *IncidentFilterValuesSeverityWithCountItem) SetSeverity(val IncidentSeverity) {
+	s.Severity = val
+}
+
+// SetCount sets the value of Count.
+func (s *IncidentFilterValuesSeverityWithCountItem) SetCount(val int32) {
+	s.Count = val
+}
+
+type IncidentFilterValuesStateWithCountItem struct {
+	State IncidentState `json:"state"`
+	Count int32         `json:"count"`
+}
+
+// GetState returns the value of State.
+func (s *IncidentFilterValuesStateWithCountItem) GetState() IncidentState {
+	return s.State
+}
+
+// GetCount returns the value of Count.
+func (s *IncidentFilterValuesStateWithCountItem) GetCount() int32 {
+	return s.Count
+}
+
+// SetState sets the value of State.
+func (s *IncidentFilterValuesStateWithCountItem) SetState(val IncidentState) {
+	s.State = val
+}
+
+// SetCount sets the value of Count.
+func (s *IncidentFilterValuesStateWithCountItem) SetCount(val int32) {
+	s.Count = val
+}
+
+type IncidentFilterValuesStatusWithCountItem struct {
+	Status IncidentStatus `json:"status"`
+	Count  int32          `json:"count"`
+}
+
+// GetStatus returns the value of Status.
+func (s *IncidentFilterValuesStatusWithCountItem) GetStatus() IncidentStatus {
+	return s.Status
+}
+
+// GetCount returns the value of Count.
+func (s *IncidentFilterValuesStatusWithCountItem) GetCount() int32 {
+	return s.Count
+}
+
+// SetStatus sets the value of Status.
+func (s *IncidentFilterValuesStatusWithCountItem) SetStatus(val IncidentStatus) {
+	s.Status = val
+}
+
+// SetCount sets the value of Count.
+func (s *IncidentFilterValuesStatusWithCountItem) SetCount(val int32) {
+	s.Count = val
 }
 
 type IncidentID string
@@ -13999,6 +14627,100 @@ func (o OptIncidentEventClose) Or(d IncidentEventClose) IncidentEventClose {
 	return d
 }
 
+// NewOptIncidentEventExtendedIncidentEventExtendedMetadata returns new OptIncidentEventExtendedIncidentEventExtendedMetadata with value set to v.
+func NewOptIncidentEventExtendedIncidentEventExtendedMetadata(v IncidentEventExtendedIncidentEventExtendedMetadata) OptIncidentEventExtendedIncidentEventExtendedMetadata {
+	return OptIncidentEventExtendedIncidentEventExtendedMetadata{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentEventExtendedIncidentEventExtendedMetadata is optional IncidentEventExtendedIncidentEventExtendedMetadata.
+type OptIncidentEventExtendedIncidentEventExtendedMetadata struct {
+	Value IncidentEventExtendedIncidentEventExtendedMetadata
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentEventExtendedIncidentEventExtendedMetadata was set.
+func (o OptIncidentEventExtendedIncidentEventExtendedMetadata) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentEventExtendedIncidentEventExtendedMetadata) Reset() {
+	var v IncidentEventExtendedIncidentEventExtendedMetadata
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentEventExtendedIncidentEventExtendedMetadata) SetTo(v IncidentEventExtendedIncidentEventExtendedMetadata) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentEventExtendedIncidentEventExtendedMetadata) Get() (v IncidentEventExtendedIncidentEventExtendedMetadata, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentEventExtendedIncidentEventExtendedMetadata) Or(d IncidentEventExtendedIncidentEventExtendedMetadata) IncidentEventExtendedIncidentEventExtendedMetadata {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation returns new OptIncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation with value set to v.
+func NewOptIncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation(v IncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation) OptIncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation {
+	return OptIncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation is optional IncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation.
+type OptIncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation struct {
+	Value IncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation was set.
+func (o OptIncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation) IsSet() bool {
+	return o.Set
+}
+
+// Reset unsets value.
+func (o *OptIncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation) Reset() {
+	var v IncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation) SetTo(v IncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation) Get() (v IncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation) Or(d IncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation) IncidentEventExtendedIncidentEventExtendedMetadataIncidentPermutation {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptIncidentEventOperationalEvent returns new OptIncidentEventOperationalEvent with value set to v.
 func NewOptIncidentEventOperationalEvent(v IncidentEventOperationalEvent) OptIncidentEventOperationalEvent {
 	return OptIncidentEventOperationalEvent{
@@ -14039,6 +14761,52 @@ func (o OptIncidentEventOperationalEvent) Get() (v IncidentEventOperationalEvent
 
 // Or returns value if set, or given parameter if does not.
 func (o OptIncidentEventOperationalEvent) Or(d IncidentEventOperationalEvent) IncidentEventOperationalEvent {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIncidentEventSnoozeIndicator returns new OptIncidentEventSnoozeIndicator with value set to v.
+func NewOptIncidentEventSnoozeIndicator(v IncidentEventSnoozeIndicator) OptIncidentEventSnoozeIndicator {
+	return OptIncidentEventSnoozeIndicator{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentEventSnoozeIndicator is optional IncidentEventSnoozeIndicator.
+type OptIncidentEventSnoozeIndicator struct {
+	Value IncidentEventSnoozeIndicator
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentEventSnoozeIndicator was set.
+func (o OptIncidentEventSnoozeIndicator) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentEventSnoozeIndicator) Reset() {
+	var v IncidentEventSnoozeIndicator
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentEventSnoozeIndicator) SetTo(v IncidentEventSnoozeIndicator) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentEventSnoozeIndicator) Get() (v IncidentEventSnoozeIndicator, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentEventSnoozeIndicator) Or(d IncidentEventSnoozeIndicator) IncidentEventSnoozeIndicator {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -14131,6 +14899,52 @@ func (o OptIncidentFields) Get() (v IncidentFields, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptIncidentFields) Or(d IncidentFields) IncidentFields {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIncidentFilterValuesRequest returns new OptIncidentFilterValuesRequest with value set to v.
+func NewOptIncidentFilterValuesRequest(v IncidentFilterValuesRequest) OptIncidentFilterValuesRequest {
+	return OptIncidentFilterValuesRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentFilterValuesRequest is optional IncidentFilterValuesRequest.
+type OptIncidentFilterValuesRequest struct {
+	Value IncidentFilterValuesRequest
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentFilterValuesRequest was set.
+func (o OptIncidentFilterValuesRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentFilterValuesRequest) Reset() {
+	var v IncidentFilterValuesRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentFilterValuesRequest) SetTo(v IncidentFilterValuesRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentFilterValuesRequest) Get() (v IncidentFilterValuesRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentFilterValuesRequest) Or(d IncidentFilterValuesRequest) IncidentFilterValuesRequest {
 	if v, ok := o.Get(); ok {
 		return v
 	}

@@ -14,6 +14,12 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/5/cases/acknowledged/v1/{case_id}
 	AcknowledgeCase(ctx context.Context, params AcknowledgeCaseParams) (*CaseResponse, error)
+	// AcknowledgeIncidentByEventID implements AcknowledgeIncidentByEventID operation.
+	//
+	// As acknowledging incidents by id; a resolved incident is a 409.
+	//
+	// POST /mgmt/openapi/5/incidents/events/v1/{event_id}/acknowledge
+	AcknowledgeIncidentByEventID(ctx context.Context, params AcknowledgeIncidentByEventIDParams) (*IncidentResponse, error)
 	// AcknowledgeIncidents implements AcknowledgeIncidents operation.
 	//
 	// All or nothing. An unknown id is a 404 and a resolved incident a 409; then nothing changes.
@@ -181,6 +187,13 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/closed
 	CloseIncidents(ctx context.Context, req *IncidentIDsRequest) (*IncidentsResponse, error)
+	// CountIncidentEvents implements CountIncidentEvents operation.
+	//
+	// The number of events the events feed lists for the same `filter` (every one is counted, so
+	// `reachedLimit` is false).
+	//
+	// GET /mgmt/openapi/5/incidents/events/v1/all/count
+	CountIncidentEvents(ctx context.Context) (*IncidentEventsCountResponse, error)
 	// CreateApiKey implements CreateApiKey operation.
 	//
 	// Creates a key in the caller's team. The answer carries the key's secret `value`; it is shown here
@@ -562,6 +575,19 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/3/incidents/incidents/v1/{id}
 	GetIncident(ctx context.Context, params GetIncidentParams) (*IncidentResponse, error)
+	// GetIncidentByEventID implements GetIncidentByEventID operation.
+	//
+	// Get the incident an event belongs to.
+	//
+	// GET /mgmt/openapi/5/incidents/events/v1/{event_id}
+	GetIncidentByEventID(ctx context.Context, params GetIncidentByEventIDParams) (*IncidentResponse, error)
+	// GetIncidentFilterValues implements GetIncidentFilterValues operation.
+	//
+	// For the team's incidents that match `filter`: how many have each severity, state, status, assignee,
+	// meta label, and each value of each contextual and display label.
+	//
+	// POST /mgmt/openapi/5/incidents/filter-values/v1
+	GetIncidentFilterValues(ctx context.Context, req OptIncidentFilterValuesRequest) (*IncidentFilterValuesResponse, error)
 	// GetLogsCountV2 implements GetLogsCountV2 operation.
 	//
 	// Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
@@ -732,12 +758,31 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/4/incidents/aggregations/v1
 	ListIncidentAggregations(ctx context.Context) (*IncidentAggregationsResponse, error)
+	// ListIncidentEventFilterValues implements ListIncidentEventFilterValues operation.
+	//
+	// As the incident filter values, over the incidents that have an event the events feed lists for the
+	// same `filter`.
+	//
+	// GET /mgmt/openapi/5/incidents/filter-values/v1/events
+	ListIncidentEventFilterValues(ctx context.Context) (*IncidentFilterValuesResponse, error)
 	// ListIncidentEvents implements ListIncidentEvents operation.
 	//
 	// List an incident's events, oldest first.
 	//
 	// GET /mgmt/openapi/5/incidents/incidents/v1/{incident_id}/events
 	ListIncidentEvents(ctx context.Context, params ListIncidentEventsParams) (*IncidentEventList, error)
+	// ListIncidentEventsFeed implements ListIncidentEventsFeed operation.
+	//
+	// One page of the events of every incident of the team that matches `filter`, each with the incident's
+	// current severity, state and status. `filter.timestamp` keeps the events written in
+	// `[startTime, endTime)`; the other filter fields select incidents (`name` is a case-insensitive
+	// substring of the incident's name). Events come newest first unless
+	// `order_by[direction]=ORDER_BY_DIRECTION_ASC`. `pagination.pageSize` is 1–1000 (100 when absent).
+	// The query objects are written like those of the aggregations
+	// (`filter[severity]=INCIDENT_SEVERITY_ERROR`, `pagination.pageSize=50`).
+	//
+	// GET /mgmt/openapi/5/incidents/events/v1
+	ListIncidentEventsFeed(ctx context.Context) (*IncidentEventsFeedResponse, error)
 	// ListIncidents implements ListIncidents operation.
 	//
 	// The team's incidents that match `filter`, in the requested order (newest first by default), one page
@@ -909,6 +954,12 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/5/cases/resolved/v1/{case_id}
 	ResolveCase(ctx context.Context, req OptResolveCaseRequest, params ResolveCaseParams) (*CaseResponse, error)
+	// ResolveIncidentByEventID implements ResolveIncidentByEventID operation.
+	//
+	// As resolving incidents by id.
+	//
+	// POST /mgmt/openapi/5/incidents/events/v1/{event_id}/resolve
+	ResolveIncidentByEventID(ctx context.Context, params ResolveIncidentByEventIDParams) (*IncidentResponse, error)
 	// ResolveIncidents implements ResolveIncidents operation.
 	//
 	// All or nothing. Marks the incidents' status resolved; an unknown id is a 404.

@@ -22,6 +22,15 @@ func (UnimplementedHandler) AcknowledgeCase(ctx context.Context, params Acknowle
 	return r, ht.ErrNotImplemented
 }
 
+// AcknowledgeIncidentByEventID implements AcknowledgeIncidentByEventID operation.
+//
+// As acknowledging incidents by id; a resolved incident is a 409.
+//
+// POST /mgmt/openapi/5/incidents/events/v1/{event_id}/acknowledge
+func (UnimplementedHandler) AcknowledgeIncidentByEventID(ctx context.Context, params AcknowledgeIncidentByEventIDParams) (r *IncidentResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // AcknowledgeIncidents implements AcknowledgeIncidents operation.
 //
 // All or nothing. An unknown id is a 404 and a resolved incident a 409; then nothing changes.
@@ -258,6 +267,16 @@ func (UnimplementedHandler) CloseCase(ctx context.Context, params CloseCaseParam
 //
 // POST /mgmt/openapi/5/incidents/incidents/v1/all/closed
 func (UnimplementedHandler) CloseIncidents(ctx context.Context, req *IncidentIDsRequest) (r *IncidentsResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CountIncidentEvents implements CountIncidentEvents operation.
+//
+// The number of events the events feed lists for the same `filter` (every one is counted, so
+// `reachedLimit` is false).
+//
+// GET /mgmt/openapi/5/incidents/events/v1/all/count
+func (UnimplementedHandler) CountIncidentEvents(ctx context.Context) (r *IncidentEventsCountResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -783,6 +802,25 @@ func (UnimplementedHandler) GetIncident(ctx context.Context, params GetIncidentP
 	return r, ht.ErrNotImplemented
 }
 
+// GetIncidentByEventID implements GetIncidentByEventID operation.
+//
+// Get the incident an event belongs to.
+//
+// GET /mgmt/openapi/5/incidents/events/v1/{event_id}
+func (UnimplementedHandler) GetIncidentByEventID(ctx context.Context, params GetIncidentByEventIDParams) (r *IncidentResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetIncidentFilterValues implements GetIncidentFilterValues operation.
+//
+// For the team's incidents that match `filter`: how many have each severity, state, status, assignee,
+// meta label, and each value of each contextual and display label.
+//
+// POST /mgmt/openapi/5/incidents/filter-values/v1
+func (UnimplementedHandler) GetIncidentFilterValues(ctx context.Context, req OptIncidentFilterValuesRequest) (r *IncidentFilterValuesResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetLogsCountV2 implements GetLogsCountV2 operation.
 //
 // Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
@@ -1019,12 +1057,37 @@ func (UnimplementedHandler) ListIncidentAggregations(ctx context.Context) (r *In
 	return r, ht.ErrNotImplemented
 }
 
+// ListIncidentEventFilterValues implements ListIncidentEventFilterValues operation.
+//
+// As the incident filter values, over the incidents that have an event the events feed lists for the
+// same `filter`.
+//
+// GET /mgmt/openapi/5/incidents/filter-values/v1/events
+func (UnimplementedHandler) ListIncidentEventFilterValues(ctx context.Context) (r *IncidentFilterValuesResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ListIncidentEvents implements ListIncidentEvents operation.
 //
 // List an incident's events, oldest first.
 //
 // GET /mgmt/openapi/5/incidents/incidents/v1/{incident_id}/events
 func (UnimplementedHandler) ListIncidentEvents(ctx context.Context, params ListIncidentEventsParams) (r *IncidentEventList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListIncidentEventsFeed implements ListIncidentEventsFeed operation.
+//
+// One page of the events of every incident of the team that matches `filter`, each with the incident's
+// current severity, state and status. `filter.timestamp` keeps the events written in
+// `[startTime, endTime)`; the other filter fields select incidents (`name` is a case-insensitive
+// substring of the incident's name). Events come newest first unless
+// `order_by[direction]=ORDER_BY_DIRECTION_ASC`. `pagination.pageSize` is 1–1000 (100 when absent).
+// The query objects are written like those of the aggregations
+// (`filter[severity]=INCIDENT_SEVERITY_ERROR`, `pagination.pageSize=50`).
+//
+// GET /mgmt/openapi/5/incidents/events/v1
+func (UnimplementedHandler) ListIncidentEventsFeed(ctx context.Context) (r *IncidentEventsFeedResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1268,6 +1331,15 @@ func (UnimplementedHandler) ReplaceViewFolder(ctx context.Context, req *ViewFold
 //
 // PUT /mgmt/openapi/5/cases/resolved/v1/{case_id}
 func (UnimplementedHandler) ResolveCase(ctx context.Context, req OptResolveCaseRequest, params ResolveCaseParams) (r *CaseResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ResolveIncidentByEventID implements ResolveIncidentByEventID operation.
+//
+// As resolving incidents by id.
+//
+// POST /mgmt/openapi/5/incidents/events/v1/{event_id}/resolve
+func (UnimplementedHandler) ResolveIncidentByEventID(ctx context.Context, params ResolveIncidentByEventIDParams) (r *IncidentResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

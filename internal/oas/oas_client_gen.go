@@ -584,7 +584,8 @@ type Invoker interface {
 	IngestAlertmanager(ctx context.Context, request *AlertmanagerNotification) (*IngestResult, error)
 	// ListApiKeys invokes ListApiKeys operation.
 	//
-	// Every key of the caller's team, oldest first. Secret values are never included.
+	// Every API key of the caller's team, oldest first; send-data keys are listed by
+	// `…/aaa/send-data-keys/v3` instead. Secret values are never included.
 	//
 	// GET /mgmt/openapi/5/aaa/api-keys/v3/list/all
 	ListApiKeys(ctx context.Context) (*ListApiKeysResponse, error)
@@ -708,6 +709,16 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dataengine/retention-tags/v1
 	ListRetentionTags(ctx context.Context) (*RetentionTagList, error)
+	// ListSendDataApiKeys invokes ListSendDataApiKeys operation.
+	//
+	// The team's send-data keys, oldest first, without their values. A send-data key is created by the
+	// create operation with `keyPermissions.presets` exactly `[SendData]` (no other preset, permission or
+	// access policy); it authenticates only ingestion (`POST /ingest/alertmanager/v1`) and every
+	// management operation refuses it with 403. It is read, renamed, (de)activated and deleted through
+	// `…/aaa/api-keys/v3/{key_id}` like any key, and is not part of the list of API keys.
+	//
+	// GET /mgmt/openapi/5/aaa/send-data-keys/v3
+	ListSendDataApiKeys(ctx context.Context) (*ListApiKeysResponse, error)
 	// ListSlos invokes ListSlos operation.
 	//
 	// The team's SLOs, oldest first (by createTime, then id).
@@ -722,6 +733,16 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/aaa/team-roles/v1/system-roles
 	ListSystemRoles(ctx context.Context) (*SystemRoleList, error)
+	// ListTeamMembersApiKeys invokes ListTeamMembersApiKeys operation.
+	//
+	// Mgmtapi keeps no user directory: a user exists only as the `owner.userId` recorded on a key. This
+	// lists the team's keys (of both kinds) whose owner is a user, ordered by user id, then oldest first,
+	// with the user as `apiKey.owner.user.userId` (`userEmail` is never known), the key's own permissions
+	// and its presets. Keys owned by the team or an organisation are not members' keys and are not listed.
+	// Secret values are never included.
+	//
+	// GET /mgmt/openapi/5/aaa/api-keys/v3
+	ListTeamMembersApiKeys(ctx context.Context) (*TeamMembersApiKeysResponse, error)
 	// ListViewFolders invokes ListViewFolders operation.
 	//
 	// List the team's view folders.
@@ -7800,7 +7821,8 @@ func (c *Client) sendIngestAlertmanager(ctx context.Context, request *Alertmanag
 
 // ListApiKeys invokes ListApiKeys operation.
 //
-// Every key of the caller's team, oldest first. Secret values are never included.
+// Every API key of the caller's team, oldest first; send-data keys are listed by
+// `…/aaa/send-data-keys/v3` instead. Secret values are never included.
 //
 // GET /mgmt/openapi/5/aaa/api-keys/v3/list/all
 func (c *Client) ListApiKeys(ctx context.Context) (*ListApiKeysResponse, error) {
@@ -9280,6 +9302,86 @@ func (c *Client) sendListRetentionTags(ctx context.Context) (res *RetentionTagLi
 	return result, nil
 }
 
+// ListSendDataApiKeys invokes ListSendDataApiKeys operation.
+//
+// The team's send-data keys, oldest first, without their values. A send-data key is created by the
+// create operation with `keyPermissions.presets` exactly `[SendData]` (no other preset, permission or
+// access policy); it authenticates only ingestion (`POST /ingest/alertmanager/v1`) and every
+// management operation refuses it with 403. It is read, renamed, (de)activated and deleted through
+// `…/aaa/api-keys/v3/{key_id}` like any key, and is not part of the list of API keys.
+//
+// GET /mgmt/openapi/5/aaa/send-data-keys/v3
+func (c *Client) ListSendDataApiKeys(ctx context.Context) (*ListApiKeysResponse, error) {
+	res, err := c.sendListSendDataApiKeys(ctx)
+	return res, err
+}
+
+func (c *Client) sendListSendDataApiKeys(ctx context.Context) (res *ListApiKeysResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/send-data-keys/v3"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListSendDataApiKeysOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListSendDataApiKeysResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListSlos invokes ListSlos operation.
 //
 // The team's SLOs, oldest first (by createTime, then id).
@@ -9427,6 +9529,86 @@ func (c *Client) sendListSystemRoles(ctx context.Context) (res *SystemRoleList, 
 	}()
 
 	result, err := decodeListSystemRolesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListTeamMembersApiKeys invokes ListTeamMembersApiKeys operation.
+//
+// Mgmtapi keeps no user directory: a user exists only as the `owner.userId` recorded on a key. This
+// lists the team's keys (of both kinds) whose owner is a user, ordered by user id, then oldest first,
+// with the user as `apiKey.owner.user.userId` (`userEmail` is never known), the key's own permissions
+// and its presets. Keys owned by the team or an organisation are not members' keys and are not listed.
+// Secret values are never included.
+//
+// GET /mgmt/openapi/5/aaa/api-keys/v3
+func (c *Client) ListTeamMembersApiKeys(ctx context.Context) (*TeamMembersApiKeysResponse, error) {
+	res, err := c.sendListTeamMembersApiKeys(ctx)
+	return res, err
+}
+
+func (c *Client) sendListTeamMembersApiKeys(ctx context.Context) (res *TeamMembersApiKeysResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/api-keys/v3"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListTeamMembersApiKeysOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListTeamMembersApiKeysResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

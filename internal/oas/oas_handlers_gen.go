@@ -10331,7 +10331,8 @@ func (s *Server) handleIngestAlertmanagerRequest(args [0]string, argsEscaped boo
 
 // handleListApiKeysRequest handles ListApiKeys operation.
 //
-// Every key of the caller's team, oldest first. Secret values are never included.
+// Every API key of the caller's team, oldest first; send-data keys are listed by
+// `…/aaa/send-data-keys/v3` instead. Secret values are never included.
 //
 // GET /mgmt/openapi/5/aaa/api-keys/v3/list/all
 func (s *Server) handleListApiKeysRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -12638,6 +12639,136 @@ func (s *Server) handleListRetentionTagsRequest(args [0]string, argsEscaped bool
 	}
 }
 
+// handleListSendDataApiKeysRequest handles ListSendDataApiKeys operation.
+//
+// The team's send-data keys, oldest first, without their values. A send-data key is created by the
+// create operation with `keyPermissions.presets` exactly `[SendData]` (no other preset, permission or
+// access policy); it authenticates only ingestion (`POST /ingest/alertmanager/v1`) and every
+// management operation refuses it with 403. It is read, renamed, (de)activated and deleted through
+// `…/aaa/api-keys/v3/{key_id}` like any key, and is not part of the list of API keys.
+//
+// GET /mgmt/openapi/5/aaa/send-data-keys/v3
+func (s *Server) handleListSendDataApiKeysRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
+	statusWriter := &codeRecorder{ResponseWriter: w}
+	w = statusWriter
+	ctx := r.Context()
+
+	var (
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: ListSendDataApiKeysOperation,
+			ID:   "ListSendDataApiKeys",
+		}
+	)
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+			sctx, ok, err := s.securityApiKey(ctx, ListSendDataApiKeysOperation, r)
+			if err != nil {
+				err = &ogenerrors.SecurityError{
+					OperationContext: opErrContext,
+					Security:         "ApiKey",
+					Err:              err,
+				}
+				if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+					defer recordError("Security:ApiKey", err)
+				}
+				return
+			}
+			if ok {
+				satisfied[0] |= 1 << 0
+				ctx = sctx
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			err = &ogenerrors.SecurityError{
+				OperationContext: opErrContext,
+				Err:              ogenerrors.ErrSecurityRequirementIsNotSatisfied,
+			}
+			if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+				defer recordError("Security", err)
+			}
+			return
+		}
+	}
+
+	var rawBody []byte
+
+	var response *ListApiKeysResponse
+	if m := s.cfg.Middleware; m != nil {
+		mreq := middleware.Request{
+			Context:          ctx,
+			OperationName:    ListSendDataApiKeysOperation,
+			OperationSummary: "List the team's send-data keys",
+			OperationID:      "ListSendDataApiKeys",
+			Body:             nil,
+			RawBody:          rawBody,
+			Params:           middleware.Parameters{},
+			Raw:              r,
+		}
+
+		type (
+			Request  = struct{}
+			Params   = struct{}
+			Response = *ListApiKeysResponse
+		)
+		response, err = middleware.HookMiddleware[
+			Request,
+			Params,
+			Response,
+		](
+			m,
+			mreq,
+			nil,
+			func(ctx context.Context, request Request, params Params) (response Response, err error) {
+				response, err = s.h.ListSendDataApiKeys(ctx)
+				return response, err
+			},
+		)
+	} else {
+		response, err = s.h.ListSendDataApiKeys(ctx)
+	}
+	if err != nil {
+		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
+			if err := encodeErrorResponse(errRes, w); err != nil {
+				defer recordError("Internal", err)
+			}
+			return
+		}
+		if errors.Is(err, ht.ErrNotImplemented) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+			return
+		}
+		if err := encodeErrorResponse(s.h.NewError(ctx, err), w); err != nil {
+			defer recordError("Internal", err)
+		}
+		return
+	}
+
+	if err := encodeListSendDataApiKeysResponse(response, w); err != nil {
+		defer recordError("EncodeResponse", err)
+		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+		}
+		return
+	}
+}
+
 // handleListSlosRequest handles ListSlos operation.
 //
 // The team's SLOs, oldest first (by createTime, then id).
@@ -12884,6 +13015,136 @@ func (s *Server) handleListSystemRolesRequest(args [0]string, argsEscaped bool, 
 	}
 
 	if err := encodeListSystemRolesResponse(response, w); err != nil {
+		defer recordError("EncodeResponse", err)
+		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+		}
+		return
+	}
+}
+
+// handleListTeamMembersApiKeysRequest handles ListTeamMembersApiKeys operation.
+//
+// Mgmtapi keeps no user directory: a user exists only as the `owner.userId` recorded on a key. This
+// lists the team's keys (of both kinds) whose owner is a user, ordered by user id, then oldest first,
+// with the user as `apiKey.owner.user.userId` (`userEmail` is never known), the key's own permissions
+// and its presets. Keys owned by the team or an organisation are not members' keys and are not listed.
+// Secret values are never included.
+//
+// GET /mgmt/openapi/5/aaa/api-keys/v3
+func (s *Server) handleListTeamMembersApiKeysRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
+	statusWriter := &codeRecorder{ResponseWriter: w}
+	w = statusWriter
+	ctx := r.Context()
+
+	var (
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: ListTeamMembersApiKeysOperation,
+			ID:   "ListTeamMembersApiKeys",
+		}
+	)
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+			sctx, ok, err := s.securityApiKey(ctx, ListTeamMembersApiKeysOperation, r)
+			if err != nil {
+				err = &ogenerrors.SecurityError{
+					OperationContext: opErrContext,
+					Security:         "ApiKey",
+					Err:              err,
+				}
+				if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+					defer recordError("Security:ApiKey", err)
+				}
+				return
+			}
+			if ok {
+				satisfied[0] |= 1 << 0
+				ctx = sctx
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			err = &ogenerrors.SecurityError{
+				OperationContext: opErrContext,
+				Err:              ogenerrors.ErrSecurityRequirementIsNotSatisfied,
+			}
+			if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+				defer recordError("Security", err)
+			}
+			return
+		}
+	}
+
+	var rawBody []byte
+
+	var response *TeamMembersApiKeysResponse
+	if m := s.cfg.Middleware; m != nil {
+		mreq := middleware.Request{
+			Context:          ctx,
+			OperationName:    ListTeamMembersApiKeysOperation,
+			OperationSummary: "List the keys that belong to users of the team",
+			OperationID:      "ListTeamMembersApiKeys",
+			Body:             nil,
+			RawBody:          rawBody,
+			Params:           middleware.Parameters{},
+			Raw:              r,
+		}
+
+		type (
+			Request  = struct{}
+			Params   = struct{}
+			Response = *TeamMembersApiKeysResponse
+		)
+		response, err = middleware.HookMiddleware[
+			Request,
+			Params,
+			Response,
+		](
+			m,
+			mreq,
+			nil,
+			func(ctx context.Context, request Request, params Params) (response Response, err error) {
+				response, err = s.h.ListTeamMembersApiKeys(ctx)
+				return response, err
+			},
+		)
+	} else {
+		response, err = s.h.ListTeamMembersApiKeys(ctx)
+	}
+	if err != nil {
+		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
+			if err := encodeErrorResponse(errRes, w); err != nil {
+				defer recordError("Internal", err)
+			}
+			return
+		}
+		if errors.Is(err, ht.ErrNotImplemented) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+			return
+		}
+		if err := encodeErrorResponse(s.h.NewError(ctx, err), w); err != nil {
+			defer recordError("Internal", err)
+		}
+		return
+	}
+
+	if err := encodeListTeamMembersApiKeysResponse(response, w); err != nil {
 		defer recordError("EncodeResponse", err)
 		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
 			s.cfg.ErrorHandler(ctx, w, r, err)

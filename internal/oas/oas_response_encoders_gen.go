@@ -1353,6 +1353,19 @@ func encodeListRetentionTagsResponse(response *RetentionTagList, w http.Response
 	return nil
 }
 
+func encodeListSendDataApiKeysResponse(response *ListApiKeysResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeListSlosResponse(response *ListSlosResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -1367,6 +1380,19 @@ func encodeListSlosResponse(response *ListSlosResponse, w http.ResponseWriter) e
 }
 
 func encodeListSystemRolesResponse(response *SystemRoleList, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeListTeamMembersApiKeysResponse(response *TeamMembersApiKeysResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

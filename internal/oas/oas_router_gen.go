@@ -49,7 +49,7 @@ var (
 	rn90AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn136AllowedHeaders = map[string]string{
+	rn138AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
 	rn22AllowedHeaders = map[string]string{
@@ -61,7 +61,7 @@ var (
 	rn40AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn124AllowedHeaders = map[string]string{
+	rn126AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
 	rn112AllowedHeaders = map[string]string{
@@ -82,6 +82,9 @@ var (
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 	}
+	rn122AllowedHeaders = map[string]string{
+		"GET": "Authorization",
+	}
 	rn101AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
@@ -89,6 +92,9 @@ var (
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 		"PUT":    "Authorization,Content-Type",
+	}
+	rn119AllowedHeaders = map[string]string{
+		"GET": "Authorization",
 	}
 	rn105AllowedHeaders = map[string]string{
 		"GET": "Authorization",
@@ -98,7 +104,7 @@ var (
 		"GET":    "Authorization",
 		"POST":   "Authorization,Content-Type",
 	}
-	rn120AllowedHeaders = map[string]string{
+	rn121AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
 	rn2AllowedHeaders = map[string]string{
@@ -122,7 +128,7 @@ var (
 	rn103AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn134AllowedHeaders = map[string]string{
+	rn136AllowedHeaders = map[string]string{
 		"POST": "Authorization",
 	}
 	rn26AllowedHeaders = map[string]string{
@@ -135,7 +141,7 @@ var (
 		"DELETE": "Authorization",
 		"PUT":    "Authorization,Content-Type",
 	}
-	rn132AllowedHeaders = map[string]string{
+	rn134AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
 	rn37AllowedHeaders = map[string]string{
@@ -174,7 +180,7 @@ var (
 	rn83AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn126AllowedHeaders = map[string]string{
+	rn128AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
 	rn67AllowedHeaders = map[string]string{
@@ -204,27 +210,27 @@ var (
 	rn99AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn121AllowedHeaders = map[string]string{
+	rn123AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
 	rn116AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 		"PUT": "Authorization,Content-Type",
 	}
-	rn127AllowedHeaders = map[string]string{
+	rn129AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
 	rn65AllowedHeaders = map[string]string{
 		"DELETE": "Authorization",
 		"GET":    "Authorization",
 	}
-	rn130AllowedHeaders = map[string]string{
+	rn132AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
 	rn96AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn122AllowedHeaders = map[string]string{
+	rn124AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
 	rn38AllowedHeaders = map[string]string{
@@ -253,7 +259,7 @@ var (
 	rn27AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
-	rn133AllowedHeaders = map[string]string{
+	rn135AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",
 	}
 	rn115AllowedHeaders = map[string]string{
@@ -265,7 +271,7 @@ var (
 	rn21AllowedHeaders = map[string]string{
 		"GET": "Authorization",
 	}
-	rn128AllowedHeaders = map[string]string{
+	rn130AllowedHeaders = map[string]string{
 		"PUT": "Authorization,Content-Type",
 	}
 	rn53AllowedHeaders = map[string]string{
@@ -784,7 +790,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							default:
 								s.notAllowed(w, r, notAllowedParams{
 									allowedMethods: "PUT",
-									allowedHeaders: rn136AllowedHeaders,
+									allowedHeaders: rn138AllowedHeaders,
 									acceptPost:     "",
 									acceptPatch:    "",
 								})
@@ -910,7 +916,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "PUT",
-										allowedHeaders: rn124AllowedHeaders,
+										allowedHeaders: rn126AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -1098,35 +1104,97 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 							break
 						}
 						switch elem[0] {
-						case 'a': // Prefix: "api-keys/v3/"
+						case 'a': // Prefix: "api-keys/v3"
 
-							if l := len("api-keys/v3/"); len(elem) >= l && elem[0:l] == "api-keys/v3/" {
+							if l := len("api-keys/v3"); len(elem) >= l && elem[0:l] == "api-keys/v3" {
 								elem = elem[l:]
 							} else {
 								break
 							}
 
 							if len(elem) == 0 {
-								break
+								switch r.Method {
+								case "GET":
+									s.handleListTeamMembersApiKeysRequest([0]string{}, elemIsEscaped, w, r)
+								default:
+									s.notAllowed(w, r, notAllowedParams{
+										allowedMethods: "GET",
+										allowedHeaders: rn122AllowedHeaders,
+										acceptPost:     "",
+										acceptPatch:    "",
+									})
+								}
+
+								return
 							}
 							switch elem[0] {
-							case 'l': // Prefix: "list/all"
-								origElem := elem
-								if l := len("list/all"); len(elem) >= l && elem[0:l] == "list/all" {
+							case '/': // Prefix: "/"
+
+								if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
 									elem = elem[l:]
 								} else {
 									break
 								}
 
 								if len(elem) == 0 {
+									break
+								}
+								switch elem[0] {
+								case 'l': // Prefix: "list/all"
+									origElem := elem
+									if l := len("list/all"); len(elem) >= l && elem[0:l] == "list/all" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
+										// Leaf node.
+										switch r.Method {
+										case "GET":
+											s.handleListApiKeysRequest([0]string{}, elemIsEscaped, w, r)
+										default:
+											s.notAllowed(w, r, notAllowedParams{
+												allowedMethods: "GET",
+												allowedHeaders: rn101AllowedHeaders,
+												acceptPost:     "",
+												acceptPatch:    "",
+											})
+										}
+
+										return
+									}
+
+									elem = origElem
+								}
+								// Param: "key_id"
+								// Leaf parameter, slashes are prohibited
+								idx := strings.IndexByte(elem, '/')
+								if idx >= 0 {
+									break
+								}
+								args[0] = elem
+								elem = ""
+
+								if len(elem) == 0 {
 									// Leaf node.
 									switch r.Method {
+									case "DELETE":
+										s.handleDeleteApiKeyRequest([1]string{
+											args[0],
+										}, elemIsEscaped, w, r)
 									case "GET":
-										s.handleListApiKeysRequest([0]string{}, elemIsEscaped, w, r)
+										s.handleGetApiKeyRequest([1]string{
+											args[0],
+										}, elemIsEscaped, w, r)
+									case "PUT":
+										s.handleUpdateApiKeyRequest([1]string{
+											args[0],
+										}, elemIsEscaped, w, r)
 									default:
 										s.notAllowed(w, r, notAllowedParams{
-											allowedMethods: "GET",
-											allowedHeaders: rn101AllowedHeaders,
+											allowedMethods: "DELETE,GET,PUT",
+											allowedHeaders: rn48AllowedHeaders,
 											acceptPost:     "",
 											acceptPatch:    "",
 										})
@@ -1135,36 +1203,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									return
 								}
 
-								elem = origElem
 							}
-							// Param: "key_id"
-							// Leaf parameter, slashes are prohibited
-							idx := strings.IndexByte(elem, '/')
-							if idx >= 0 {
+
+						case 's': // Prefix: "send-data-keys/v3"
+
+							if l := len("send-data-keys/v3"); len(elem) >= l && elem[0:l] == "send-data-keys/v3" {
+								elem = elem[l:]
+							} else {
 								break
 							}
-							args[0] = elem
-							elem = ""
 
 							if len(elem) == 0 {
 								// Leaf node.
 								switch r.Method {
-								case "DELETE":
-									s.handleDeleteApiKeyRequest([1]string{
-										args[0],
-									}, elemIsEscaped, w, r)
 								case "GET":
-									s.handleGetApiKeyRequest([1]string{
-										args[0],
-									}, elemIsEscaped, w, r)
-								case "PUT":
-									s.handleUpdateApiKeyRequest([1]string{
-										args[0],
-									}, elemIsEscaped, w, r)
+									s.handleListSendDataApiKeysRequest([0]string{}, elemIsEscaped, w, r)
 								default:
 									s.notAllowed(w, r, notAllowedParams{
-										allowedMethods: "DELETE,GET,PUT",
-										allowedHeaders: rn48AllowedHeaders,
+										allowedMethods: "GET",
+										allowedHeaders: rn119AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -1271,7 +1328,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 									default:
 										s.notAllowed(w, r, notAllowedParams{
 											allowedMethods: "GET",
-											allowedHeaders: rn120AllowedHeaders,
+											allowedHeaders: rn121AllowedHeaders,
 											acceptPost:     "",
 											acceptPatch:    "",
 										})
@@ -1549,7 +1606,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 												default:
 													s.notAllowed(w, r, notAllowedParams{
 														allowedMethods: "POST",
-														allowedHeaders: rn134AllowedHeaders,
+														allowedHeaders: rn136AllowedHeaders,
 														acceptPost:     "",
 														acceptPatch:    "",
 													})
@@ -1697,7 +1754,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 								default:
 									s.notAllowed(w, r, notAllowedParams{
 										allowedMethods: "PUT",
-										allowedHeaders: rn132AllowedHeaders,
+										allowedHeaders: rn134AllowedHeaders,
 										acceptPost:     "",
 										acceptPatch:    "",
 									})
@@ -2091,7 +2148,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 												default:
 													s.notAllowed(w, r, notAllowedParams{
 														allowedMethods: "POST",
-														allowedHeaders: rn126AllowedHeaders,
+														allowedHeaders: rn128AllowedHeaders,
 														acceptPost:     "application/json",
 														acceptPatch:    "",
 													})
@@ -2367,7 +2424,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 											default:
 												s.notAllowed(w, r, notAllowedParams{
 													allowedMethods: "PUT",
-													allowedHeaders: rn121AllowedHeaders,
+													allowedHeaders: rn123AllowedHeaders,
 													acceptPost:     "",
 													acceptPatch:    "",
 												})
@@ -2454,7 +2511,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 															default:
 																s.notAllowed(w, r, notAllowedParams{
 																	allowedMethods: "POST",
-																	allowedHeaders: rn127AllowedHeaders,
+																	allowedHeaders: rn129AllowedHeaders,
 																	acceptPost:     "application/json",
 																	acceptPatch:    "",
 																})
@@ -2515,7 +2572,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 													default:
 														s.notAllowed(w, r, notAllowedParams{
 															allowedMethods: "POST",
-															allowedHeaders: rn130AllowedHeaders,
+															allowedHeaders: rn132AllowedHeaders,
 															acceptPost:     "application/json",
 															acceptPatch:    "",
 														})
@@ -2569,7 +2626,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 											default:
 												s.notAllowed(w, r, notAllowedParams{
 													allowedMethods: "PUT",
-													allowedHeaders: rn122AllowedHeaders,
+													allowedHeaders: rn124AllowedHeaders,
 													acceptPost:     "",
 													acceptPatch:    "",
 												})
@@ -2830,7 +2887,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										default:
 											s.notAllowed(w, r, notAllowedParams{
 												allowedMethods: "POST",
-												allowedHeaders: rn133AllowedHeaders,
+												allowedHeaders: rn135AllowedHeaders,
 												acceptPost:     "application/json",
 												acceptPatch:    "",
 											})
@@ -3000,7 +3057,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 										default:
 											s.notAllowed(w, r, notAllowedParams{
 												allowedMethods: "PUT",
-												allowedHeaders: rn128AllowedHeaders,
+												allowedHeaders: rn130AllowedHeaders,
 												acceptPost:     "",
 												acceptPatch:    "",
 											})
@@ -4141,83 +4198,134 @@ func (s *Server) FindPath(method string, u *url.URL) (r Route, _ bool) {
 							break
 						}
 						switch elem[0] {
-						case 'a': // Prefix: "api-keys/v3/"
+						case 'a': // Prefix: "api-keys/v3"
 
-							if l := len("api-keys/v3/"); len(elem) >= l && elem[0:l] == "api-keys/v3/" {
+							if l := len("api-keys/v3"); len(elem) >= l && elem[0:l] == "api-keys/v3" {
 								elem = elem[l:]
 							} else {
 								break
 							}
 
 							if len(elem) == 0 {
-								break
+								switch method {
+								case "GET":
+									r.name = ListTeamMembersApiKeysOperation
+									r.summary = "List the keys that belong to users of the team"
+									r.operationID = "ListTeamMembersApiKeys"
+									r.operationGroup = ""
+									r.pathPattern = "/mgmt/openapi/5/aaa/api-keys/v3"
+									r.args = args
+									r.count = 0
+									return r, true
+								default:
+									return
+								}
 							}
 							switch elem[0] {
-							case 'l': // Prefix: "list/all"
-								origElem := elem
-								if l := len("list/all"); len(elem) >= l && elem[0:l] == "list/all" {
+							case '/': // Prefix: "/"
+
+								if l := len("/"); len(elem) >= l && elem[0:l] == "/" {
 									elem = elem[l:]
 								} else {
 									break
 								}
 
 								if len(elem) == 0 {
+									break
+								}
+								switch elem[0] {
+								case 'l': // Prefix: "list/all"
+									origElem := elem
+									if l := len("list/all"); len(elem) >= l && elem[0:l] == "list/all" {
+										elem = elem[l:]
+									} else {
+										break
+									}
+
+									if len(elem) == 0 {
+										// Leaf node.
+										switch method {
+										case "GET":
+											r.name = ListApiKeysOperation
+											r.summary = "List the team's API keys"
+											r.operationID = "ListApiKeys"
+											r.operationGroup = ""
+											r.pathPattern = "/mgmt/openapi/5/aaa/api-keys/v3/list/all"
+											r.args = args
+											r.count = 0
+											return r, true
+										default:
+											return
+										}
+									}
+
+									elem = origElem
+								}
+								// Param: "key_id"
+								// Leaf parameter, slashes are prohibited
+								idx := strings.IndexByte(elem, '/')
+								if idx >= 0 {
+									break
+								}
+								args[0] = elem
+								elem = ""
+
+								if len(elem) == 0 {
 									// Leaf node.
 									switch method {
-									case "GET":
-										r.name = ListApiKeysOperation
-										r.summary = "List the team's API keys"
-										r.operationID = "ListApiKeys"
+									case "DELETE":
+										r.name = DeleteApiKeyOperation
+										r.summary = "Delete an API key"
+										r.operationID = "DeleteApiKey"
 										r.operationGroup = ""
-										r.pathPattern = "/mgmt/openapi/5/aaa/api-keys/v3/list/all"
+										r.pathPattern = "/mgmt/openapi/5/aaa/api-keys/v3/{key_id}"
 										r.args = args
-										r.count = 0
+										r.count = 1
+										return r, true
+									case "GET":
+										r.name = GetApiKeyOperation
+										r.summary = "Read one API key"
+										r.operationID = "GetApiKey"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/aaa/api-keys/v3/{key_id}"
+										r.args = args
+										r.count = 1
+										return r, true
+									case "PUT":
+										r.name = UpdateApiKeyOperation
+										r.summary = "Change an API key"
+										r.operationID = "UpdateApiKey"
+										r.operationGroup = ""
+										r.pathPattern = "/mgmt/openapi/5/aaa/api-keys/v3/{key_id}"
+										r.args = args
+										r.count = 1
 										return r, true
 									default:
 										return
 									}
 								}
 
-								elem = origElem
 							}
-							// Param: "key_id"
-							// Leaf parameter, slashes are prohibited
-							idx := strings.IndexByte(elem, '/')
-							if idx >= 0 {
+
+						case 's': // Prefix: "send-data-keys/v3"
+
+							if l := len("send-data-keys/v3"); len(elem) >= l && elem[0:l] == "send-data-keys/v3" {
+								elem = elem[l:]
+							} else {
 								break
 							}
-							args[0] = elem
-							elem = ""
 
 							if len(elem) == 0 {
 								// Leaf node.
 								switch method {
-								case "DELETE":
-									r.name = DeleteApiKeyOperation
-									r.summary = "Delete an API key"
-									r.operationID = "DeleteApiKey"
-									r.operationGroup = ""
-									r.pathPattern = "/mgmt/openapi/5/aaa/api-keys/v3/{key_id}"
-									r.args = args
-									r.count = 1
-									return r, true
 								case "GET":
-									r.name = GetApiKeyOperation
-									r.summary = "Read one API key"
-									r.operationID = "GetApiKey"
+									r.name = ListSendDataApiKeysOperation
+									r.summary = "List the team's send-data keys"
+									r.operationID = "ListSendDataApiKeys"
 									r.operationGroup = ""
-									r.pathPattern = "/mgmt/openapi/5/aaa/api-keys/v3/{key_id}"
+									r.pathPattern = "/mgmt/openapi/5/aaa/send-data-keys/v3"
 									r.args = args
-									r.count = 1
-									return r, true
-								case "PUT":
-									r.name = UpdateApiKeyOperation
-									r.summary = "Change an API key"
-									r.operationID = "UpdateApiKey"
-									r.operationGroup = ""
-									r.pathPattern = "/mgmt/openapi/5/aaa/api-keys/v3/{key_id}"
-									r.args = args
-									r.count = 1
+									r.count = 0
 									return r, true
 								default:
 									return

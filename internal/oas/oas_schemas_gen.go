@@ -923,6 +923,44 @@ func (s *ApiKeyOwner) SetOrganisationId(val OptString) {
 	s.OrganisationId = val
 }
 
+// Ref: #/components/schemas/ApiKeySummary
+type ApiKeySummary struct {
+	ApiKey MemberApiKey `json:"apiKey"`
+	// Permission names granted directly.
+	Permissions []string               `json:"permissions"`
+	Presets     []PermissionPresetInfo `json:"presets"`
+}
+
+// GetApiKey returns the value of ApiKey.
+func (s *ApiKeySummary) GetApiKey() MemberApiKey {
+	return s.ApiKey
+}
+
+// GetPermissions returns the value of Permissions.
+func (s *ApiKeySummary) GetPermissions() []string {
+	return s.Permissions
+}
+
+// GetPresets returns the value of Presets.
+func (s *ApiKeySummary) GetPresets() []PermissionPresetInfo {
+	return s.Presets
+}
+
+// SetApiKey sets the value of ApiKey.
+func (s *ApiKeySummary) SetApiKey(val MemberApiKey) {
+	s.ApiKey = val
+}
+
+// SetPermissions sets the value of Permissions.
+func (s *ApiKeySummary) SetPermissions(val []string) {
+	s.Permissions = val
+}
+
+// SetPresets sets the value of Presets.
+func (s *ApiKeySummary) SetPresets(val []PermissionPresetInfo) {
+	s.Presets = val
+}
+
 // Ref: #/components/schemas/AssignCaseRequest
 type AssignCaseRequest struct {
 	Assignee CaseUser `json:"assignee"`
@@ -9241,6 +9279,117 @@ func (s *LogAttachment) SetQueryLinkSuffix(val OptString) {
 }
 
 type LowerUUID string
+
+// Ref: #/components/schemas/MemberApiKey
+type MemberApiKey struct {
+	ID        string    `json:"id"`
+	KeyName   string    `json:"keyName"`
+	IsActive  bool      `json:"isActive"`
+	CreatedAt time.Time `json:"createdAt"`
+	// When the key was created or last switched from inactive to active.
+	LastActivated time.Time         `json:"lastActivated"`
+	Owner         MemberApiKeyOwner `json:"owner"`
+}
+
+// GetID returns the value of ID.
+func (s *MemberApiKey) GetID() string {
+	return s.ID
+}
+
+// GetKeyName returns the value of KeyName.
+func (s *MemberApiKey) GetKeyName() string {
+	return s.KeyName
+}
+
+// GetIsActive returns the value of IsActive.
+func (s *MemberApiKey) GetIsActive() bool {
+	return s.IsActive
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *MemberApiKey) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetLastActivated returns the value of LastActivated.
+func (s *MemberApiKey) GetLastActivated() time.Time {
+	return s.LastActivated
+}
+
+// GetOwner returns the value of Owner.
+func (s *MemberApiKey) GetOwner() MemberApiKeyOwner {
+	return s.Owner
+}
+
+// SetID sets the value of ID.
+func (s *MemberApiKey) SetID(val string) {
+	s.ID = val
+}
+
+// SetKeyName sets the value of KeyName.
+func (s *MemberApiKey) SetKeyName(val string) {
+	s.KeyName = val
+}
+
+// SetIsActive sets the value of IsActive.
+func (s *MemberApiKey) SetIsActive(val bool) {
+	s.IsActive = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *MemberApiKey) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetLastActivated sets the value of LastActivated.
+func (s *MemberApiKey) SetLastActivated(val time.Time) {
+	s.LastActivated = val
+}
+
+// SetOwner sets the value of Owner.
+func (s *MemberApiKey) SetOwner(val MemberApiKeyOwner) {
+	s.Owner = val
+}
+
+type MemberApiKeyOwner struct {
+	User MemberApiKeyOwnerUser `json:"user"`
+}
+
+// GetUser returns the value of User.
+func (s *MemberApiKeyOwner) GetUser() MemberApiKeyOwnerUser {
+	return s.User
+}
+
+// SetUser sets the value of User.
+func (s *MemberApiKeyOwner) SetUser(val MemberApiKeyOwnerUser) {
+	s.User = val
+}
+
+type MemberApiKeyOwnerUser struct {
+	UserId string `json:"userId"`
+	// Never set; mgmtapi knows no e-mail addresses.
+	UserEmail OptString `json:"userEmail"`
+}
+
+// GetUserId returns the value of UserId.
+func (s *MemberApiKeyOwnerUser) GetUserId() string {
+	return s.UserId
+}
+
+// GetUserEmail returns the value of UserEmail.
+func (s *MemberApiKeyOwnerUser) GetUserEmail() OptString {
+	return s.UserEmail
+}
+
+// SetUserId sets the value of UserId.
+func (s *MemberApiKeyOwnerUser) SetUserId(val string) {
+	s.UserId = val
+}
+
+// SetUserEmail sets the value of UserEmail.
+func (s *MemberApiKeyOwnerUser) SetUserEmail(val OptString) {
+	s.UserEmail = val
+}
 
 // Ref: #/components/schemas/MetaLabel
 type MetaLabel struct {
@@ -21877,6 +22026,21 @@ func (s *SystemRoleList) GetRoles() []SystemRole {
 // SetRoles sets the value of Roles.
 func (s *SystemRoleList) SetRoles(val []SystemRole) {
 	s.Roles = val
+}
+
+// Ref: #/components/schemas/TeamMembersApiKeysResponse
+type TeamMembersApiKeysResponse struct {
+	Keys []ApiKeySummary `json:"keys"`
+}
+
+// GetKeys returns the value of Keys.
+func (s *TeamMembersApiKeysResponse) GetKeys() []ApiKeySummary {
+	return s.Keys
+}
+
+// SetKeys sets the value of Keys.
+func (s *TeamMembersApiKeysResponse) SetKeys(val []ApiKeySummary) {
+	s.Keys = val
 }
 
 // Ref: #/components/schemas/UndeployExtensionRequest

@@ -570,7 +570,8 @@ type Handler interface {
 	IngestAlertmanager(ctx context.Context, req *AlertmanagerNotification) (*IngestResult, error)
 	// ListApiKeys implements ListApiKeys operation.
 	//
-	// Every key of the caller's team, oldest first. Secret values are never included.
+	// Every API key of the caller's team, oldest first; send-data keys are listed by
+	// `…/aaa/send-data-keys/v3` instead. Secret values are never included.
 	//
 	// GET /mgmt/openapi/5/aaa/api-keys/v3/list/all
 	ListApiKeys(ctx context.Context) (*ListApiKeysResponse, error)
@@ -694,6 +695,16 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dataengine/retention-tags/v1
 	ListRetentionTags(ctx context.Context) (*RetentionTagList, error)
+	// ListSendDataApiKeys implements ListSendDataApiKeys operation.
+	//
+	// The team's send-data keys, oldest first, without their values. A send-data key is created by the
+	// create operation with `keyPermissions.presets` exactly `[SendData]` (no other preset, permission or
+	// access policy); it authenticates only ingestion (`POST /ingest/alertmanager/v1`) and every
+	// management operation refuses it with 403. It is read, renamed, (de)activated and deleted through
+	// `…/aaa/api-keys/v3/{key_id}` like any key, and is not part of the list of API keys.
+	//
+	// GET /mgmt/openapi/5/aaa/send-data-keys/v3
+	ListSendDataApiKeys(ctx context.Context) (*ListApiKeysResponse, error)
 	// ListSlos implements ListSlos operation.
 	//
 	// The team's SLOs, oldest first (by createTime, then id).
@@ -708,6 +719,16 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/aaa/team-roles/v1/system-roles
 	ListSystemRoles(ctx context.Context) (*SystemRoleList, error)
+	// ListTeamMembersApiKeys implements ListTeamMembersApiKeys operation.
+	//
+	// Mgmtapi keeps no user directory: a user exists only as the `owner.userId` recorded on a key. This
+	// lists the team's keys (of both kinds) whose owner is a user, ordered by user id, then oldest first,
+	// with the user as `apiKey.owner.user.userId` (`userEmail` is never known), the key's own permissions
+	// and its presets. Keys owned by the team or an organisation are not members' keys and are not listed.
+	// Secret values are never included.
+	//
+	// GET /mgmt/openapi/5/aaa/api-keys/v3
+	ListTeamMembersApiKeys(ctx context.Context) (*TeamMembersApiKeysResponse, error)
 	// ListViewFolders implements ListViewFolders operation.
 	//
 	// List the team's view folders.

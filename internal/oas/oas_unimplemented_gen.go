@@ -791,7 +791,8 @@ func (UnimplementedHandler) IngestAlertmanager(ctx context.Context, req *Alertma
 
 // ListApiKeys implements ListApiKeys operation.
 //
-// Every key of the caller's team, oldest first. Secret values are never included.
+// Every API key of the caller's team, oldest first; send-data keys are listed by
+// `…/aaa/send-data-keys/v3` instead. Secret values are never included.
 //
 // GET /mgmt/openapi/5/aaa/api-keys/v3/list/all
 func (UnimplementedHandler) ListApiKeys(ctx context.Context) (r *ListApiKeysResponse, _ error) {
@@ -966,6 +967,19 @@ func (UnimplementedHandler) ListRetentionTags(ctx context.Context) (r *Retention
 	return r, ht.ErrNotImplemented
 }
 
+// ListSendDataApiKeys implements ListSendDataApiKeys operation.
+//
+// The team's send-data keys, oldest first, without their values. A send-data key is created by the
+// create operation with `keyPermissions.presets` exactly `[SendData]` (no other preset, permission or
+// access policy); it authenticates only ingestion (`POST /ingest/alertmanager/v1`) and every
+// management operation refuses it with 403. It is read, renamed, (de)activated and deleted through
+// `…/aaa/api-keys/v3/{key_id}` like any key, and is not part of the list of API keys.
+//
+// GET /mgmt/openapi/5/aaa/send-data-keys/v3
+func (UnimplementedHandler) ListSendDataApiKeys(ctx context.Context) (r *ListApiKeysResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ListSlos implements ListSlos operation.
 //
 // The team's SLOs, oldest first (by createTime, then id).
@@ -983,6 +997,19 @@ func (UnimplementedHandler) ListSlos(ctx context.Context) (r *ListSlosResponse, 
 //
 // GET /mgmt/openapi/5/aaa/team-roles/v1/system-roles
 func (UnimplementedHandler) ListSystemRoles(ctx context.Context) (r *SystemRoleList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListTeamMembersApiKeys implements ListTeamMembersApiKeys operation.
+//
+// Mgmtapi keeps no user directory: a user exists only as the `owner.userId` recorded on a key. This
+// lists the team's keys (of both kinds) whose owner is a user, ordered by user id, then oldest first,
+// with the user as `apiKey.owner.user.userId` (`userEmail` is never known), the key's own permissions
+// and its presets. Keys owned by the team or an organisation are not members' keys and are not listed.
+// Secret values are never included.
+//
+// GET /mgmt/openapi/5/aaa/api-keys/v3
+func (UnimplementedHandler) ListTeamMembersApiKeys(ctx context.Context) (r *TeamMembersApiKeysResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

@@ -122,6 +122,14 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/3/v1/slo/slos:batchGet
 	BatchGetSlos(ctx context.Context, params BatchGetSlosParams) (*BatchGetSlosResponse, error)
+	// BatchGetSlosByList invokes BatchGetSlosByList operation.
+	//
+	// The same operation as E15 (`GET /mgmt/openapi/3/v1/slo/slos:batchGet`), at the public path: the
+	// team's SLOs named by the repeated `ids` parameter, in request order and each once, and in
+	// `notFoundIds` the ids that name none of the team's SLOs.
+	//
+	// GET /mgmt/openapi/5/slo/slos/v1/all/list
+	BatchGetSlosByList(ctx context.Context, params BatchGetSlosByListParams) (*BatchGetSlosResponse, error)
 	// BulkDeleteParsingRuleGroups invokes BulkDeleteParsingRuleGroups operation.
 	//
 	// Deletes every group named by a `group_ids` value, all or none: when one names no group of the team,
@@ -233,10 +241,11 @@ type Invoker interface {
 	// Stores the SLO under a server-assigned id (a lowercase UUID) and answers it. The server sets
 	// `createTime`, `updateTime`, `revision` (`{revision: 1, updateTime}`) and `creator` (the name of the
 	// calling API key); values sent for them, and an `id`, are ignored. `sloType` and `type` are filled
-	// from the SLI shape; `productType` defaults to SLO_PRODUCT_TYPE_UNSPECIFIED.
+	// from the SLI shape; `productType` defaults to SLO_PRODUCT_TYPE_UNSPECIFIED (SLO_PRODUCT_TYPE_APM
+	// with an `apmSli` or `apmSliMetadata`).
 	//
 	// POST /mgmt/openapi/4/slo/slos/v1
-	CreateSlo(ctx context.Context, request *Slo) (*CreateSloResponse, error)
+	CreateSlo(ctx context.Context, request *Slo, params CreateSloParams) (*CreateSloResponse, error)
 	// CreateView invokes CreateView operation.
 	//
 	// Stores a saved view under the team's next view id (1–2147483647, never reused). `folderId`, when
@@ -547,6 +556,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/4/slo/slos/v1/{id}
 	GetSlo(ctx context.Context, params GetSloParams) (*GetSloResponse, error)
+	// GetSloZeroState invokes GetSloZeroState operation.
+	//
+	// `zeroState` is true while the team has no SLO, false once it has one.
+	//
+	// GET /mgmt/openapi/5/slo/zero-state/v1
+	GetSloZeroState(ctx context.Context) (*SloZeroStateResponse, error)
 	// GetSpansCountV2 invokes GetSpansCountV2 operation.
 	//
 	// Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_SPANS` of
@@ -721,7 +736,26 @@ type Invoker interface {
 	ListSendDataApiKeys(ctx context.Context) (*ListApiKeysResponse, error)
 	// ListSlos invokes ListSlos operation.
 	//
-	// The team's SLOs, oldest first (by createTime, then id).
+	// The team's SLOs that match every item of the query object `filters` (all of them when it is absent),
+	// oldest first (by createTime, then id). Each filter is a `field` (exactly one of its alternatives)
+	// and, for the fields that do not carry their own values, a `predicate.is` whose values the SLO's
+	// value must equal one of:
+	//
+	//  - `constFilter` SLO_CONST_FILTER_FIELD_SLO_NAME (the name) or SLO_CONST_FILTER_FIELD_USER_NAME (the
+	//    creator) with `predicate.is.stringValues`;
+	//  - `labelName` (the value of that label; an SLO without the label does not match) with
+	//    `predicate.is.stringValues`;
+	//  - `sloType: true` with `predicate.is.typeValues`; `productType: true` with
+	//    `predicate.is.productTypeValues`;
+	//  - `serviceName` (one of the services of the SLO's `apmSli` or `apmSliMetadata`), no predicate; it
+	//    needs a `productType` filter that includes SLO_PRODUCT_TYPE_APM;
+	//  - `ownershipServiceValues`, `ownershipEnvironmentValues`, `ownershipTeamValues` (`{values}`: one of
+	//    them is among the resolved values of that ownership tag), no predicate. Anything else (no field
+	//    or two, a wrong or missing predicate, an UNSPECIFIED constant) is a 400 naming `filters[i]…`.
+	//    Write the items in bracket or dot form
+	//    (`filters[0][field][labelName]=env&filters[0][predicate][is][stringValues][values]=prod`) or as
+	//    one JSON array
+	//    (`filters=[{"field":{"sloType":true},"predicate":{"is":{"typeValues":{"values":["SLO_TYPE_WINDOW"]}}}}]`).
 	//
 	// GET /mgmt/openapi/4/slo/slos/v1
 	ListSlos(ctx context.Context) (*ListSlosResponse, error)
@@ -842,7 +876,7 @@ type Invoker interface {
 	// `revision.updateTime` and `updateTime` become the time of the replace.
 	//
 	// PUT /mgmt/openapi/4/slo/slos/v1
-	ReplaceSlo(ctx context.Context, request *Slo) (*ReplaceSloResponse, error)
+	ReplaceSlo(ctx context.Context, request *Slo, params ReplaceSloParams) (*ReplaceSloResponse, error)
 	// ReplaceView invokes ReplaceView operation.
 	//
 	// The view becomes the request body (same rules as the create); its id stays.
@@ -978,6 +1012,15 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataengine/retention-tags/v1
 	UpdateRetentionTags(ctx context.Context, request *RetentionTagUpdate) (*RetentionTagList, error)
+	// ValidateReplaceSloAlerts invokes ValidateReplaceSloAlerts operation.
+	//
+	// Checks the body as the replace does and stores it, exactly as `PUT …/slo/slos/v1` would (same
+	// rules, 404 for an unknown id, `revision` counted up). The answer lists, per alert defined on the
+	// SLO, whether the new definition keeps it valid; this server keeps no SLO alerts, so the list is
+	// always empty.
+	//
+	// PUT /mgmt/openapi/5/slo/validated/v1
+	ValidateReplaceSloAlerts(ctx context.Context, request *Slo) (*SloAlertsValidationResponse, error)
 }
 
 // Client implements OAS client.
@@ -2317,6 +2360,116 @@ func (c *Client) sendBatchGetSlos(ctx context.Context, params BatchGetSlosParams
 	return result, nil
 }
 
+// BatchGetSlosByList invokes BatchGetSlosByList operation.
+//
+// The same operation as E15 (`GET /mgmt/openapi/3/v1/slo/slos:batchGet`), at the public path: the
+// team's SLOs named by the repeated `ids` parameter, in request order and each once, and in
+// `notFoundIds` the ids that name none of the team's SLOs.
+//
+// GET /mgmt/openapi/5/slo/slos/v1/all/list
+func (c *Client) BatchGetSlosByList(ctx context.Context, params BatchGetSlosByListParams) (*BatchGetSlosResponse, error) {
+	res, err := c.sendBatchGetSlosByList(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendBatchGetSlosByList(ctx context.Context, params BatchGetSlosByListParams) (res *BatchGetSlosResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/slo/slos/v1/all/list"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if params.Ids != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.Ids {
+						if err := func() error {
+							if unwrapped := string(item); true {
+								return e.EncodeValue(conv.StringToString(unwrapped))
+							}
+							return nil
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BatchGetSlosByListOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBatchGetSlosByListResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // BulkDeleteParsingRuleGroups invokes BulkDeleteParsingRuleGroups operation.
 //
 // Deletes every group named by a `group_ids` value, all or none: when one names no group of the team,
@@ -3443,20 +3596,41 @@ func (c *Client) sendCreateRecordingRuleSet(ctx context.Context, request *Record
 // Stores the SLO under a server-assigned id (a lowercase UUID) and answers it. The server sets
 // `createTime`, `updateTime`, `revision` (`{revision: 1, updateTime}`) and `creator` (the name of the
 // calling API key); values sent for them, and an `id`, are ignored. `sloType` and `type` are filled
-// from the SLI shape; `productType` defaults to SLO_PRODUCT_TYPE_UNSPECIFIED.
+// from the SLI shape; `productType` defaults to SLO_PRODUCT_TYPE_UNSPECIFIED (SLO_PRODUCT_TYPE_APM
+// with an `apmSli` or `apmSliMetadata`).
 //
 // POST /mgmt/openapi/4/slo/slos/v1
-func (c *Client) CreateSlo(ctx context.Context, request *Slo) (*CreateSloResponse, error) {
-	res, err := c.sendCreateSlo(ctx, request)
+func (c *Client) CreateSlo(ctx context.Context, request *Slo, params CreateSloParams) (*CreateSloResponse, error) {
+	res, err := c.sendCreateSlo(ctx, request, params)
 	return res, err
 }
 
-func (c *Client) sendCreateSlo(ctx context.Context, request *Slo) (res *CreateSloResponse, err error) {
+func (c *Client) sendCreateSlo(ctx context.Context, request *Slo, params CreateSloParams) (res *CreateSloResponse, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/mgmt/openapi/4/slo/slos/v1"
 	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "silence_data_validations" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "silence_data_validations",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.SilenceDataValidations.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
 
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
@@ -7442,6 +7616,82 @@ func (c *Client) sendGetSlo(ctx context.Context, params GetSloParams) (res *GetS
 	return result, nil
 }
 
+// GetSloZeroState invokes GetSloZeroState operation.
+//
+// `zeroState` is true while the team has no SLO, false once it has one.
+//
+// GET /mgmt/openapi/5/slo/zero-state/v1
+func (c *Client) GetSloZeroState(ctx context.Context) (*SloZeroStateResponse, error) {
+	res, err := c.sendGetSloZeroState(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetSloZeroState(ctx context.Context) (res *SloZeroStateResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/slo/zero-state/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetSloZeroStateOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetSloZeroStateResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetSpansCountV2 invokes GetSpansCountV2 operation.
 //
 // Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_SPANS` of
@@ -9384,7 +9634,26 @@ func (c *Client) sendListSendDataApiKeys(ctx context.Context) (res *ListApiKeysR
 
 // ListSlos invokes ListSlos operation.
 //
-// The team's SLOs, oldest first (by createTime, then id).
+// The team's SLOs that match every item of the query object `filters` (all of them when it is absent),
+// oldest first (by createTime, then id). Each filter is a `field` (exactly one of its alternatives)
+// and, for the fields that do not carry their own values, a `predicate.is` whose values the SLO's
+// value must equal one of:
+//
+//   - `constFilter` SLO_CONST_FILTER_FIELD_SLO_NAME (the name) or SLO_CONST_FILTER_FIELD_USER_NAME (the
+//     creator) with `predicate.is.stringValues`;
+//   - `labelName` (the value of that label; an SLO without the label does not match) with
+//     `predicate.is.stringValues`;
+//   - `sloType: true` with `predicate.is.typeValues`; `productType: true` with
+//     `predicate.is.productTypeValues`;
+//   - `serviceName` (one of the services of the SLO's `apmSli` or `apmSliMetadata`), no predicate; it
+//     needs a `productType` filter that includes SLO_PRODUCT_TYPE_APM;
+//   - `ownershipServiceValues`, `ownershipEnvironmentValues`, `ownershipTeamValues` (`{values}`: one of
+//     them is among the resolved values of that ownership tag), no predicate. Anything else (no field
+//     or two, a wrong or missing predicate, an UNSPECIFIED constant) is a 400 naming `filters[i]…`.
+//     Write the items in bracket or dot form
+//     (`filters[0][field][labelName]=env&filters[0][predicate][is][stringValues][values]=prod`) or as
+//     one JSON array
+//     (`filters=[{"field":{"sloType":true},"predicate":{"is":{"typeValues":{"values":["SLO_TYPE_WINDOW"]}}}}]`).
 //
 // GET /mgmt/openapi/4/slo/slos/v1
 func (c *Client) ListSlos(ctx context.Context) (*ListSlosResponse, error) {
@@ -10585,17 +10854,37 @@ func (c *Client) sendReplaceQuotaRuleSet(ctx context.Context, request *QuotaRule
 // `revision.updateTime` and `updateTime` become the time of the replace.
 //
 // PUT /mgmt/openapi/4/slo/slos/v1
-func (c *Client) ReplaceSlo(ctx context.Context, request *Slo) (*ReplaceSloResponse, error) {
-	res, err := c.sendReplaceSlo(ctx, request)
+func (c *Client) ReplaceSlo(ctx context.Context, request *Slo, params ReplaceSloParams) (*ReplaceSloResponse, error) {
+	res, err := c.sendReplaceSlo(ctx, request, params)
 	return res, err
 }
 
-func (c *Client) sendReplaceSlo(ctx context.Context, request *Slo) (res *ReplaceSloResponse, err error) {
+func (c *Client) sendReplaceSlo(ctx context.Context, request *Slo, params ReplaceSloParams) (res *ReplaceSloResponse, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/mgmt/openapi/4/slo/slos/v1"
 	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "silence_data_validations" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "silence_data_validations",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.SilenceDataValidations.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
 
 	r, err := ht.NewRequest(ctx, "PUT", u)
 	if err != nil {
@@ -12527,6 +12816,88 @@ func (c *Client) sendUpdateRetentionTags(ctx context.Context, request *Retention
 	}()
 
 	result, err := decodeUpdateRetentionTagsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ValidateReplaceSloAlerts invokes ValidateReplaceSloAlerts operation.
+//
+// Checks the body as the replace does and stores it, exactly as `PUT …/slo/slos/v1` would (same
+// rules, 404 for an unknown id, `revision` counted up). The answer lists, per alert defined on the
+// SLO, whether the new definition keeps it valid; this server keeps no SLO alerts, so the list is
+// always empty.
+//
+// PUT /mgmt/openapi/5/slo/validated/v1
+func (c *Client) ValidateReplaceSloAlerts(ctx context.Context, request *Slo) (*SloAlertsValidationResponse, error) {
+	res, err := c.sendValidateReplaceSloAlerts(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendValidateReplaceSloAlerts(ctx context.Context, request *Slo) (res *SloAlertsValidationResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/slo/validated/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeValidateReplaceSloAlertsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ValidateReplaceSloAlertsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeValidateReplaceSloAlertsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

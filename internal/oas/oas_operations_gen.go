@@ -20,6 +20,7 @@ const (
 	BatchGetIncidentsOperation               OperationName = "BatchGetIncidents"
 	BatchGetPresetsOperation                 OperationName = "BatchGetPresets"
 	BatchGetSlosOperation                    OperationName = "BatchGetSlos"
+	BatchGetSlosByListOperation              OperationName = "BatchGetSlosByList"
 	BulkDeleteParsingRuleGroupsOperation     OperationName = "BulkDeleteParsingRuleGroups"
 	CloseCaseOperation                       OperationName = "CloseCase"
 	CloseIncidentsOperation                  OperationName = "CloseIncidents"
@@ -74,6 +75,7 @@ const (
 	GetQuotaRuleSetOperation                 OperationName = "GetQuotaRuleSet"
 	GetRecordingRuleSetOperation             OperationName = "GetRecordingRuleSet"
 	GetSloOperation                          OperationName = "GetSlo"
+	GetSloZeroStateOperation                 OperationName = "GetSloZeroState"
 	GetSpansCountV2Operation                 OperationName = "GetSpansCountV2"
 	GetViewOperation                         OperationName = "GetView"
 	GetViewFolderOperation                   OperationName = "GetViewFolder"
@@ -131,4 +133,5 @@ const (
 	UpdatePolicyOperation                    OperationName = "UpdatePolicy"
 	UpdateRecordingRuleSetOperation          OperationName = "UpdateRecordingRuleSet"
 	UpdateRetentionTagsOperation             OperationName = "UpdateRetentionTags"
+	ValidateReplaceSloAlertsOperation        OperationName = "ValidateReplaceSloAlerts"
 )

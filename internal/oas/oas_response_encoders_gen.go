@@ -194,6 +194,19 @@ func encodeBatchGetSlosResponse(response *BatchGetSlosResponse, w http.ResponseW
 	return nil
 }
 
+func encodeBatchGetSlosByListResponse(response *BatchGetSlosResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeBulkDeleteParsingRuleGroupsResponse(response *ParsingRuleGroupDeleted, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -1051,6 +1064,19 @@ func encodeGetSloResponse(response *GetSloResponse, w http.ResponseWriter) error
 	return nil
 }
 
+func encodeGetSloZeroStateResponse(response *SloZeroStateResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeGetSpansCountV2Response(response *UsageV2SpansCountHeaders, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Access-Control-Expose-Headers", "Deprecation,Link")
@@ -1826,6 +1852,19 @@ func encodeUpdateRecordingRuleSetResponse(response *EmptyObject, w http.Response
 }
 
 func encodeUpdateRetentionTagsResponse(response *RetentionTagList, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeValidateReplaceSloAlertsResponse(response *SloAlertsValidationResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

@@ -47,6 +47,7 @@ var operationRolesApiKey = map[string][]string{
 	BatchGetIncidentsOperation:               []string{},
 	BatchGetPresetsOperation:                 []string{},
 	BatchGetSlosOperation:                    []string{},
+	BatchGetSlosByListOperation:              []string{},
 	BulkDeleteParsingRuleGroupsOperation:     []string{},
 	CloseCaseOperation:                       []string{},
 	CloseIncidentsOperation:                  []string{},
@@ -101,6 +102,7 @@ var operationRolesApiKey = map[string][]string{
 	GetQuotaRuleSetOperation:                 []string{},
 	GetRecordingRuleSetOperation:             []string{},
 	GetSloOperation:                          []string{},
+	GetSloZeroStateOperation:                 []string{},
 	GetSpansCountV2Operation:                 []string{},
 	GetViewOperation:                         []string{},
 	GetViewFolderOperation:                   []string{},
@@ -158,6 +160,7 @@ var operationRolesApiKey = map[string][]string{
 	UpdatePolicyOperation:                    []string{},
 	UpdateRecordingRuleSetOperation:          []string{},
 	UpdateRetentionTagsOperation:             []string{},
+	ValidateReplaceSloAlertsOperation:        []string{},
 }
 
 // GetRolesForApiKey returns the required roles for the given operation.

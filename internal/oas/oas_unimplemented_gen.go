@@ -155,6 +155,17 @@ func (UnimplementedHandler) BatchGetSlos(ctx context.Context, params BatchGetSlo
 	return r, ht.ErrNotImplemented
 }
 
+// BatchGetSlosByList implements BatchGetSlosByList operation.
+//
+// The same operation as E15 (`GET /mgmt/openapi/3/v1/slo/slos:batchGet`), at the public path: the
+// team's SLOs named by the repeated `ids` parameter, in request order and each once, and in
+// `notFoundIds` the ids that name none of the team's SLOs.
+//
+// GET /mgmt/openapi/5/slo/slos/v1/all/list
+func (UnimplementedHandler) BatchGetSlosByList(ctx context.Context, params BatchGetSlosByListParams) (r *BatchGetSlosResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // BulkDeleteParsingRuleGroups implements BulkDeleteParsingRuleGroups operation.
 //
 // Deletes every group named by a `group_ids` value, all or none: when one names no group of the team,
@@ -305,10 +316,11 @@ func (UnimplementedHandler) CreateRecordingRuleSet(ctx context.Context, req *Rec
 // Stores the SLO under a server-assigned id (a lowercase UUID) and answers it. The server sets
 // `createTime`, `updateTime`, `revision` (`{revision: 1, updateTime}`) and `creator` (the name of the
 // calling API key); values sent for them, and an `id`, are ignored. `sloType` and `type` are filled
-// from the SLI shape; `productType` defaults to SLO_PRODUCT_TYPE_UNSPECIFIED.
+// from the SLI shape; `productType` defaults to SLO_PRODUCT_TYPE_UNSPECIFIED (SLO_PRODUCT_TYPE_APM
+// with an `apmSli` or `apmSliMetadata`).
 //
 // POST /mgmt/openapi/4/slo/slos/v1
-func (UnimplementedHandler) CreateSlo(ctx context.Context, req *Slo) (r *CreateSloResponse, _ error) {
+func (UnimplementedHandler) CreateSlo(ctx context.Context, req *Slo, params CreateSloParams) (r *CreateSloResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -742,6 +754,15 @@ func (UnimplementedHandler) GetSlo(ctx context.Context, params GetSloParams) (r 
 	return r, ht.ErrNotImplemented
 }
 
+// GetSloZeroState implements GetSloZeroState operation.
+//
+// `zeroState` is true while the team has no SLO, false once it has one.
+//
+// GET /mgmt/openapi/5/slo/zero-state/v1
+func (UnimplementedHandler) GetSloZeroState(ctx context.Context) (r *SloZeroStateResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetSpansCountV2 implements GetSpansCountV2 operation.
 //
 // Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_SPANS` of
@@ -982,7 +1003,26 @@ func (UnimplementedHandler) ListSendDataApiKeys(ctx context.Context) (r *ListApi
 
 // ListSlos implements ListSlos operation.
 //
-// The team's SLOs, oldest first (by createTime, then id).
+// The team's SLOs that match every item of the query object `filters` (all of them when it is absent),
+// oldest first (by createTime, then id). Each filter is a `field` (exactly one of its alternatives)
+// and, for the fields that do not carry their own values, a `predicate.is` whose values the SLO's
+// value must equal one of:
+//
+//   - `constFilter` SLO_CONST_FILTER_FIELD_SLO_NAME (the name) or SLO_CONST_FILTER_FIELD_USER_NAME (the
+//     creator) with `predicate.is.stringValues`;
+//   - `labelName` (the value of that label; an SLO without the label does not match) with
+//     `predicate.is.stringValues`;
+//   - `sloType: true` with `predicate.is.typeValues`; `productType: true` with
+//     `predicate.is.productTypeValues`;
+//   - `serviceName` (one of the services of the SLO's `apmSli` or `apmSliMetadata`), no predicate; it
+//     needs a `productType` filter that includes SLO_PRODUCT_TYPE_APM;
+//   - `ownershipServiceValues`, `ownershipEnvironmentValues`, `ownershipTeamValues` (`{values}`: one of
+//     them is among the resolved values of that ownership tag), no predicate. Anything else (no field
+//     or two, a wrong or missing predicate, an UNSPECIFIED constant) is a 400 naming `filters[i]…`.
+//     Write the items in bracket or dot form
+//     (`filters[0][field][labelName]=env&filters[0][predicate][is][stringValues][values]=prod`) or as
+//     one JSON array
+//     (`filters=[{"field":{"sloType":true},"predicate":{"is":{"typeValues":{"values":["SLO_TYPE_WINDOW"]}}}}]`).
 //
 // GET /mgmt/openapi/4/slo/slos/v1
 func (UnimplementedHandler) ListSlos(ctx context.Context) (r *ListSlosResponse, _ error) {
@@ -1148,7 +1188,7 @@ func (UnimplementedHandler) ReplaceQuotaRuleSet(ctx context.Context, req *QuotaR
 // `revision.updateTime` and `updateTime` become the time of the replace.
 //
 // PUT /mgmt/openapi/4/slo/slos/v1
-func (UnimplementedHandler) ReplaceSlo(ctx context.Context, req *Slo) (r *ReplaceSloResponse, _ error) {
+func (UnimplementedHandler) ReplaceSlo(ctx context.Context, req *Slo, params ReplaceSloParams) (r *ReplaceSloResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1341,6 +1381,18 @@ func (UnimplementedHandler) UpdateRecordingRuleSet(ctx context.Context, req *Rec
 //
 // POST /mgmt/openapi/5/dataengine/retention-tags/v1
 func (UnimplementedHandler) UpdateRetentionTags(ctx context.Context, req *RetentionTagUpdate) (r *RetentionTagList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ValidateReplaceSloAlerts implements ValidateReplaceSloAlerts operation.
+//
+// Checks the body as the replace does and stores it, exactly as `PUT …/slo/slos/v1` would (same
+// rules, 404 for an unknown id, `revision` counted up). The answer lists, per alert defined on the
+// SLO, whether the new definition keeps it valid; this server keeps no SLO alerts, so the list is
+// always empty.
+//
+// PUT /mgmt/openapi/5/slo/validated/v1
+func (UnimplementedHandler) ValidateReplaceSloAlerts(ctx context.Context, req *Slo) (r *SloAlertsValidationResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

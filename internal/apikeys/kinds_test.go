@@ -100,6 +100,19 @@ func TestSendDataKeyOnlyIngests(t *testing.T) {
 		if res := env.JSON(t, "POST", ingestPath, send.Value, notification); res.Status != 200 {
 			t.Fatalf("ingestion with a send-data key: %d %s", res.Status, res.Body)
 		}
+		// Another team sees neither the key nor its ingestion.
+		_, otherKey := env.MustTeam(t, "other")
+		if res := env.JSON(t, "GET", sendDataPath, otherKey, ""); res.Status != 200 || string(res.Body) != `{"keys":[]}` {
+			t.Fatalf("other team's send-data keys: %d %s", res.Status, res.Body)
+		}
+		apitest.ExpectError(t, env.JSON(t, "GET", keyPath+send.KeyID, otherKey, ""), 404)
+		apitest.ExpectError(t, env.JSON(t, "DELETE", keyPath+send.KeyID, otherKey, ""), 404)
+		if res := env.JSON(t, "POST", "/mgmt/openapi/5/cases/cases/v1", otherKey, "{}"); res.Status != 200 || strings.Contains(string(res.Body), "DiskFull") {
+			t.Fatalf("other team's cases: %d %s", res.Status, res.Body)
+		}
+		if res := env.JSON(t, "POST", "/mgmt/openapi/5/cases/cases/v1", env.RootKey, "{}"); res.Status != 200 || !strings.Contains(string(res.Body), "DiskFull") {
+			t.Fatalf("the send-data key's team has no case from its notification: %d %s", res.Status, res.Body)
+		}
 		for _, op := range ops {
 			res := env.JSON(t, op[0], op[1], send.Value, "{}")
 			apitest.ExpectError(t, res, 403, "send-data key")

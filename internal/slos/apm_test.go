@@ -157,6 +157,7 @@ func TestApmSliBounds(t *testing.T) {
 			{"services 100 of 255", apmMod("services", names(100, 255))},
 			{"filters 50", apmMod("filters", filters(50))},
 			{"filter values 100", apmMod("filters", []any{map[string]any{"key": "k", "values": names(100, 255)}})},
+			{"filter key 255", apmMod("filters", []any{map[string]any{"key": strings.Repeat("é", 255), "value": strings.Repeat("é", 255)}})},
 			{"groupingKeys 10", apmMod("groupingKeys", labels(10))},
 			{"percentile 0.999", latencyMod("quantile", map[string]any{"percentile": 0.999})},
 			{"average", func(m map[string]any) {
@@ -188,6 +189,8 @@ func TestApmSliBounds(t *testing.T) {
 			{"filter key missing", apmMod("filters", []any{map[string]any{"values": []string{"v"}}}), []string{"apmSli.filters[0].key: is required"}},
 			{"filter key blank", apmMod("filters", []any{map[string]any{"key": " ", "values": []string{"v"}}}), []string{"apmSli.filters[0].key: must contain a non-whitespace character"}},
 			{"filter without values", apmMod("filters", []any{map[string]any{"key": "k"}}), []string{"apmSli.filters[0].values: at least one value is required"}},
+			{"filter key 256", apmMod("filters", []any{map[string]any{"key": strings.Repeat("é", 256), "values": []string{"v"}}}), []string{"apmSli.filters[0].key: must have at most 255 characters"}},
+			{"filter value 256", apmMod("filters", []any{map[string]any{"key": "k", "values": []string{"v", strings.Repeat("é", 256)}}}), []string{"apmSli.filters[0].values[1]: must have at most 255 characters"}},
 			{"filter values 101", apmMod("filters", []any{map[string]any{"key": "k", "values": names(101, 1)}}), []string{"apmSli.filters[0].values: must have at most 100 items"}},
 			{"groupingKeys 11", apmMod("groupingKeys", labels(11)), []string{"apmSli.groupingKeys: must have at most 10 items"}},
 			{"groupingKey invalid", apmMod("groupingKeys", []string{"a-b"}), []string{"apmSli.groupingKeys[0]: must match the pattern"}},
@@ -251,6 +254,21 @@ func TestOwnershipTags(t *testing.T) {
 		if apitest.JSONOf(t, getRaw(t, env, key, s["id"].(string))["ownershipTags"]) != want {
 			t.Fatal("get differs")
 		}
+		edge := make([]string, 100)
+		for i := range edge {
+			edge[i] = fmt.Sprintf("%0255d", i)
+		}
+		keys := make([]string, 11)
+		for i := range keys {
+			keys[i] = fmt.Sprintf("k%d", i)
+		}
+		full := createRaw(t, env, key, body("edges", set("ownershipTags", map[string]any{
+			"environment": map[string]any{"staticValues": edge, "labelKeys": keys[:10]}})))
+		if n := len(full["ownershipTags"].(map[string]any)["environment"].(map[string]any)["resolvedValues"].([]any)); n != 100 {
+			t.Fatalf("resolvedValues has %d values, want 100", n)
+		}
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, slosPath, key, apitest.JSONOf(t, body("bad", set("ownershipTags", map[string]any{
+			"team": map[string]any{"labelKeys": keys}})))), 400, "ownershipTags.team.labelKeys: must have at most 10 items")
 		plain := createRaw(t, env, key, body("plain"))
 		if _, ok := plain["ownershipTags"]; ok {
 			t.Fatalf("ownershipTags appeared: %v", plain)
@@ -278,8 +296,8 @@ func TestOwnershipTags(t *testing.T) {
 			t.Fatalf("silenced replace: %d %s", res.Status, res.Body)
 		}
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, slosPath+"?silence_data_validations=maybe", key, apitest.JSONOf(t, body("x"))), 400, "silence_data_validations")
-		if n := len(list(t, env, key)); n != 3 {
-			t.Fatalf("%d SLOs, want 3", n)
+		if n := len(list(t, env, key)); n != 4 {
+			t.Fatalf("%d SLOs, want 4", n)
 		}
 	})
 }
@@ -344,6 +362,13 @@ func TestListFilters(t *testing.T) {
 			}
 		}
 
+		hundred := ""
+		for i := 0; i < 100; i++ {
+			hundred += fmt.Sprintf("&filters[%d][field][labelName]=env&filters[%d][predicate][is][stringValues][values]=prod", i, i)
+		}
+		if got := apitest.Decode[struct{ Slos []slo }](t, env.JSON(t, http.MethodGet, slosPath+"?"+hundred[1:], key, "")).Slos; names(got) != "checkout" {
+			t.Fatalf("100 filters: %q", names(got))
+		}
 		many := ""
 		for i := 0; i < 101; i++ {
 			many += fmt.Sprintf("&filters[%d][field][labelName]=env&filters[%d][predicate][is][stringValues][values]=x", i, i)

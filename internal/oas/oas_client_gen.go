@@ -154,7 +154,9 @@ type Invoker interface {
 	//
 	// Creates a key in the caller's team. The answer carries the key's secret `value`; it is shown here
 	// once and never again. Permissions are the union of `keyPermissions.permissions` and of the named
-	// presets, narrowed or widened by the optional `accessPolicy` (deny wins).
+	// presets, narrowed or widened by the optional `accessPolicy` (deny wins). With
+	// `keyPermissions.presets` exactly `[SendData]` (and no permission or access policy) the key is a
+	// send-data key: it authenticates only ingestion (see `…/aaa/send-data-keys/v3`).
 	//
 	// POST /mgmt/openapi/4/aaa/api-keys/v3
 	CreateApiKey(ctx context.Context, request *CreateApiKeyRequest) (*CreateApiKeyResponse, error)
@@ -2757,7 +2759,9 @@ func (c *Client) sendCloseIncidents(ctx context.Context, request *IncidentIDsReq
 //
 // Creates a key in the caller's team. The answer carries the key's secret `value`; it is shown here
 // once and never again. Permissions are the union of `keyPermissions.permissions` and of the named
-// presets, narrowed or widened by the optional `accessPolicy` (deny wins).
+// presets, narrowed or widened by the optional `accessPolicy` (deny wins). With
+// `keyPermissions.presets` exactly `[SendData]` (and no permission or access policy) the key is a
+// send-data key: it authenticates only ingestion (see `…/aaa/send-data-keys/v3`).
 //
 // POST /mgmt/openapi/4/aaa/api-keys/v3
 func (c *Client) CreateApiKey(ctx context.Context, request *CreateApiKeyRequest) (*CreateApiKeyResponse, error) {

@@ -2620,7 +2620,9 @@ func (s *Server) handleCloseIncidentsRequest(args [0]string, argsEscaped bool, w
 //
 // Creates a key in the caller's team. The answer carries the key's secret `value`; it is shown here
 // once and never again. Permissions are the union of `keyPermissions.permissions` and of the named
-// presets, narrowed or widened by the optional `accessPolicy` (deny wins).
+// presets, narrowed or widened by the optional `accessPolicy` (deny wins). With
+// `keyPermissions.presets` exactly `[SendData]` (and no permission or access policy) the key is a
+// send-data key: it authenticates only ingestion (see `…/aaa/send-data-keys/v3`).
 //
 // POST /mgmt/openapi/4/aaa/api-keys/v3
 func (s *Server) handleCreateApiKeyRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {

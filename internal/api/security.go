@@ -18,13 +18,17 @@ type security struct {
 
 // HandleApiKey authenticates a team key and requires the operation's permission.
 //
-// Errors: Unauthenticated for a missing or unusable key; Forbidden for a missing permission.
+// Errors: Unauthenticated for a missing or unusable key; Forbidden for a missing permission, and
+// for a send-data key on any operation but ingestion.
 func (s *security) HandleApiKey(ctx context.Context, operation oas.OperationName, t oas.ApiKey) (context.Context, error) {
 	p, err := s.authn.Authenticate(ctx, t.APIKey)
 	if err != nil {
 		return nil, err
 	}
 	need := s.permissions[operation]
+	if p.SendData && need != auth.IngestPermission {
+		return nil, apierror.Forbiddenf("Authorization: a send-data key authenticates only ingestion (POST /ingest/alertmanager/v1), not %s", operation)
+	}
 	if need == "" || !p.Can(need) {
 		return nil, apierror.Forbiddenf("the API key lacks the permission %q, which %s requires", need, operation)
 	}

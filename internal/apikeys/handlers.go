@@ -1,10 +1,13 @@
-// Package apikeys serves the API key operations: create (E3), list, get, update and delete. Keys
-// belong to a team; a key never sees another team's keys.
+// Package apikeys serves the API key operations: create (E3), list, get, update and delete, and
+// the lists of send-data keys and of the keys users own. Keys belong to a team; a key never sees
+// another team's keys. A key is of one of two kinds, fixed at creation: an API key calls the
+// management API, a send-data key (created with the SendData preset alone) only ingestion.
 package apikeys
 
 import (
 	"context"
 	"errors"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
@@ -27,8 +30,8 @@ func NewHandler(database *db.DB, authn *auth.Authenticator) *KeyHandler {
 
 // CreateApiKey creates a key in the caller's team (E3).
 //
-// Errors: Invalid for an unknown permission or preset, a bad access policy, or an owner with more
-// than one field or another team's id.
+// Errors: Invalid for an unknown permission or preset, a bad access policy, an owner with more
+// than one field or another team's id, or the SendData preset together with any other grant.
 func (h *KeyHandler) CreateApiKey(ctx context.Context, req *oas.CreateApiKeyRequest) (*oas.CreateApiKeyResponse, error) {
 	caller := auth.PrincipalFrom(ctx)
 	owner, err := checkOwner(req.Owner, caller.TeamID)
@@ -44,6 +47,10 @@ func (h *KeyHandler) CreateApiKey(ctx context.Context, req *oas.CreateApiKeyRequ
 	if _, err := auth.ParseAccessPolicy("accessPolicy", policy); err != nil {
 		return nil, err
 	}
+	kind, err := kindOf(perms, presets, policy)
+	if err != nil {
+		return nil, err
+	}
 	var id, value string
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
 		id, value, err = Insert(ctx, tx, NewKey{
@@ -54,6 +61,7 @@ func (h *KeyHandler) CreateApiKey(ctx context.Context, req *oas.CreateApiKeyRequ
 			Permissions:  dedupe(perms),
 			Presets:      dedupe(presets),
 			AccessPolicy: policy,
+			Kind:         kind,
 		})
 		return err
 	})
@@ -61,6 +69,29 @@ func (h *KeyHandler) CreateApiKey(ctx context.Context, req *oas.CreateApiKeyRequ
 		return nil, err
 	}
 	return &oas.CreateApiKeyResponse{KeyId: id, Name: req.Name, Value: value}, nil
+}
+
+// kindOf tells the kind of a key to create from its grants: a send-data key when the presets name
+// SendData, which must then be the only grant.
+//
+// Errors: Invalid when SendData comes with another preset, a permission or an access policy.
+func kindOf(perms, presets []string, policy string) (string, error) {
+	at := slices.Index(presets, auth.SendData)
+	if at < 0 {
+		return auth.KindAPI, nil
+	}
+	for i, p := range presets {
+		if p != auth.SendData {
+			return "", apierror.Invalidf("keyPermissions.presets[%d]: %q cannot be combined with %q; a send-data key holds only that preset", i, p, auth.SendData)
+		}
+	}
+	if len(perms) > 0 {
+		return "", apierror.Invalidf("keyPermissions.permissions: must be empty for a send-data key (presets [%q]); it authenticates only ingestion", auth.SendData)
+	}
+	if policy != "" {
+		return "", apierror.Invalidf("accessPolicy: must be empty for a send-data key (presets [%q])", auth.SendData)
+	}
+	return auth.KindSendData, nil
 }
 
 func checkOwner(o oas.OptApiKeyOwner, teamID int64) (Owner, error) {
@@ -98,16 +129,55 @@ func checkOwner(o oas.OptApiKeyOwner, teamID int64) (Owner, error) {
 	return out, nil
 }
 
-// ListApiKeys lists the caller's team's keys, oldest first, without their values.
+// ListApiKeys lists the caller's team's API keys (not its send-data keys), oldest first, without
+// their values.
 func (h *KeyHandler) ListApiKeys(ctx context.Context) (*oas.ListApiKeysResponse, error) {
+	return h.listOfKind(ctx, auth.KindAPI)
+}
+
+// ListSendDataApiKeys lists the caller's team's send-data keys, oldest first, without their
+// values.
+func (h *KeyHandler) ListSendDataApiKeys(ctx context.Context) (*oas.ListApiKeysResponse, error) {
+	return h.listOfKind(ctx, auth.KindSendData)
+}
+
+func (h *KeyHandler) listOfKind(ctx context.Context, kind string) (*oas.ListApiKeysResponse, error) {
 	caller := auth.PrincipalFrom(ctx)
-	keys, err := listKeys(ctx, h.db.Read(), caller.TeamID)
+	keys, err := listKeys(ctx, h.db.Read(), caller.TeamID, kind)
 	if err != nil {
 		return nil, err
 	}
 	out := &oas.ListApiKeysResponse{Keys: make([]oas.ApiKeyInfo, 0, len(keys))}
 	for _, k := range keys {
 		out.Keys = append(out.Keys, keyInfo(k, caller.TeamID))
+	}
+	return out, nil
+}
+
+// ListTeamMembersApiKeys lists the caller's team's keys, of both kinds, that a user owns (owner
+// userId), by user id and then oldest first. mgmtapi has no user directory: the user is the id
+// recorded on the key, and no e-mail address is known.
+func (h *KeyHandler) ListTeamMembersApiKeys(ctx context.Context) (*oas.TeamMembersApiKeysResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	keys, err := listUserOwnedKeys(ctx, h.db.Read(), caller.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	out := &oas.TeamMembersApiKeysResponse{Keys: make([]oas.ApiKeySummary, 0, len(keys))}
+	for _, k := range keys {
+		info := keyInfo(k, caller.TeamID)
+		out.Keys = append(out.Keys, oas.ApiKeySummary{
+			ApiKey: oas.MemberApiKey{
+				ID:            k.ID,
+				KeyName:       k.Name,
+				IsActive:      k.Active,
+				CreatedAt:     k.CreatedAt,
+				LastActivated: k.ActivatedAt,
+				Owner:         oas.MemberApiKeyOwner{User: oas.MemberApiKeyOwnerUser{UserId: k.Owner.UserID}},
+			},
+			Permissions: info.KeyPermissions.Permissions,
+			Presets:     info.KeyPermissions.Presets,
+		})
 	}
 	return out, nil
 }
@@ -128,9 +198,11 @@ func (h *KeyHandler) GetApiKey(ctx context.Context, params oas.GetApiKeyParams) 
 	return &oas.GetApiKeyResponse{KeyInfo: info}, nil
 }
 
-// UpdateApiKey changes the fields the body carries and leaves the others as they are.
+// UpdateApiKey changes the fields the body carries and leaves the others as they are. Switching
+// an inactive key to active records the time as its last activation. A key's kind never changes.
 //
-// Errors: NotFound when the team has no such key; Invalid as for create.
+// Errors: NotFound when the team has no such key; Invalid as for create, when a send-data key is
+// sent permissions, presets or an access policy, or when an API key is sent the SendData preset.
 func (h *KeyHandler) UpdateApiKey(ctx context.Context, req *oas.UpdateApiKeyRequest, params oas.UpdateApiKeyParams) error {
 	caller := auth.PrincipalFrom(ctx)
 	if req.Permissions.Set {
@@ -153,10 +225,16 @@ func (h *KeyHandler) UpdateApiKey(ctx context.Context, req *oas.UpdateApiKeyRequ
 		if err != nil {
 			return err
 		}
+		if err := checkKindUpdate(k.Kind, req); err != nil {
+			return err
+		}
 		if v, ok := req.NewName.Get(); ok {
 			k.Name = v
 		}
 		if v, ok := req.IsActive.Get(); ok {
+			if v && !k.Active {
+				k.ActivatedAt = tx.Now
+			}
 			k.Active = v
 		}
 		if req.Permissions.Set {
@@ -195,6 +273,28 @@ func (h *KeyHandler) DeleteApiKey(ctx context.Context, params oas.DeleteApiKeyPa
 		return err
 	}
 	h.authn.Forget(params.KeyID)
+	return nil
+}
+
+// checkKindUpdate refuses the changes that would make a key of another kind: a send-data key keeps
+// its single preset and nothing else, an API key cannot take the SendData preset.
+func checkKindUpdate(kind string, req *oas.UpdateApiKeyRequest) error {
+	if kind == auth.KindSendData {
+		switch {
+		case req.Permissions.Set:
+			return apierror.Invalidf("permissions: a send-data key holds only the %q preset; its permissions cannot change", auth.SendData)
+		case req.Presets.Set:
+			return apierror.Invalidf("presets: a send-data key holds only the %q preset; its presets cannot change", auth.SendData)
+		case req.AccessPolicy.Set && req.AccessPolicy.Value != "":
+			return apierror.Invalidf("accessPolicy: a send-data key cannot have an access policy")
+		}
+		return nil
+	}
+	if req.Presets.Set {
+		if i := slices.Index(req.Presets.Value.Presets, auth.SendData); i >= 0 {
+			return apierror.Invalidf("presets.presets[%d]: %q makes a send-data key; create a new key with it instead", i, auth.SendData)
+		}
+	}
 	return nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
+	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -18,6 +20,8 @@ type NewKey struct {
 	Permissions  []string
 	Presets      []string
 	AccessPolicy string
+	// Kind is auth.KindAPI (when empty) or auth.KindSendData.
+	Kind string
 	// Value is the secret to use; a fresh random one when empty.
 	Value string
 }
@@ -37,15 +41,19 @@ func Insert(ctx context.Context, tx *db.Tx, k NewKey) (id, value string, err err
 	if value == "" {
 		value = auth.NewKeyValue()
 	}
+	kind := k.Kind
+	if kind == "" {
+		kind = auth.KindAPI
+	}
 	owner, _ := json.Marshal(k.Owner)
 	perms, _ := json.Marshal(nonNil(k.Permissions))
 	presets, _ := json.Marshal(nonNil(k.Presets))
 	_, err = tx.ExecContext(ctx,
 		`INSERT INTO api_keys (id, team_id, name, value_hash, hashed, active, owner, permissions,
-		                       presets, access_policy, created_at, updated_at)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11)`,
+		                       presets, access_policy, kind, created_at, updated_at, activated_at)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12, $12)`,
 		id, k.TeamID, k.Name, auth.HashKey(value), k.Hashed, true, string(owner), string(perms),
-		string(presets), k.AccessPolicy, tx.Now.UnixMicro())
+		string(presets), k.AccessPolicy, kind, tx.Now.UnixMicro())
 	if err != nil {
 		return "", "", fmt.Errorf("insert api key: %w", err)
 	}
@@ -62,16 +70,24 @@ type storedKey struct {
 	Permissions  []string
 	Presets      []string
 	AccessPolicy string
+	Kind         string
+	CreatedAt    time.Time
+	// ActivatedAt is when the key was created or last switched from inactive to active.
+	ActivatedAt time.Time
 }
 
-const keyColumns = `id, name, hashed, active, owner, permissions, presets, access_policy`
+const keyColumns = `id, name, hashed, active, owner, permissions, presets, access_policy, kind, created_at, activated_at`
 
 func scanKey(row interface{ Scan(...any) error }) (storedKey, error) {
 	var k storedKey
 	var owner, perms, presets string
-	if err := row.Scan(&k.ID, &k.Name, &k.Hashed, &k.Active, &owner, &perms, &presets, &k.AccessPolicy); err != nil {
+	var created, activated int64
+	if err := row.Scan(&k.ID, &k.Name, &k.Hashed, &k.Active, &owner, &perms, &presets, &k.AccessPolicy,
+		&k.Kind, &created, &activated); err != nil {
 		return k, err
 	}
+	k.CreatedAt = time.UnixMicro(created).UTC()
+	k.ActivatedAt = time.UnixMicro(activated).UTC()
 	if err := json.Unmarshal([]byte(owner), &k.Owner); err != nil {
 		return k, fmt.Errorf("key %s owner: %w", k.ID, err)
 	}
@@ -84,9 +100,10 @@ func scanKey(row interface{ Scan(...any) error }) (storedKey, error) {
 	return k, nil
 }
 
-func listKeys(ctx context.Context, q db.Querier, teamID int64) ([]storedKey, error) {
+// listKeys returns the team's keys of one kind (auth.KindAPI or auth.KindSendData), oldest first.
+func listKeys(ctx context.Context, q db.Querier, teamID int64, kind string) ([]storedKey, error) {
 	rows, err := q.QueryContext(ctx,
-		`SELECT `+keyColumns+` FROM api_keys WHERE team_id = $1 ORDER BY created_at, id`, teamID)
+		`SELECT `+keyColumns+` FROM api_keys WHERE team_id = $1 AND kind = $2 ORDER BY created_at, id`, teamID, kind)
 	if err != nil {
 		return nil, fmt.Errorf("list api keys: %w", err)
 	}
@@ -109,14 +126,46 @@ func getKey(ctx context.Context, q db.Querier, teamID int64, id string) (storedK
 	return k, db.Translate(err)
 }
 
+// listUserOwnedKeys returns the team's keys, of both kinds, whose owner is a user, by user id and
+// then oldest first.
+func listUserOwnedKeys(ctx context.Context, q db.Querier, teamID int64) ([]storedKey, error) {
+	all, err := listKeys(ctx, q, teamID, auth.KindAPI)
+	if err != nil {
+		return nil, err
+	}
+	sendData, err := listKeys(ctx, q, teamID, auth.KindSendData)
+	if err != nil {
+		return nil, err
+	}
+	var out []storedKey
+	for _, k := range append(all, sendData...) {
+		if k.Owner.UserID != "" {
+			out = append(out, k)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Owner.UserID != b.Owner.UserID {
+			return a.Owner.UserID < b.Owner.UserID
+		}
+		if !a.CreatedAt.Equal(b.CreatedAt) {
+			return a.CreatedAt.Before(b.CreatedAt)
+		}
+		return a.ID < b.ID
+	})
+	return out, nil
+}
+
+// updateKey writes k's changeable fields; ActivatedAt is written as given.
 func updateKey(ctx context.Context, tx *db.Tx, teamID int64, k storedKey) error {
 	perms, _ := json.Marshal(nonNil(k.Permissions))
 	presets, _ := json.Marshal(nonNil(k.Presets))
 	_, err := tx.ExecContext(ctx,
 		`UPDATE api_keys SET name = $3, active = $4, permissions = $5, presets = $6,
-		        access_policy = $7, updated_at = $8
+		        access_policy = $7, updated_at = $8, activated_at = $9
 		  WHERE team_id = $1 AND id = $2`,
-		teamID, k.ID, k.Name, k.Active, string(perms), string(presets), k.AccessPolicy, tx.Now.UnixMicro())
+		teamID, k.ID, k.Name, k.Active, string(perms), string(presets), k.AccessPolicy, tx.Now.UnixMicro(),
+		k.ActivatedAt.UnixMicro())
 	if err != nil {
 		return fmt.Errorf("update api key: %w", err)
 	}

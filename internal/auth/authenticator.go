@@ -76,12 +76,12 @@ func (a *Authenticator) load(ctx context.Context, hash string) (*Principal, erro
 		p                      Principal
 		active                 bool
 		permsJSON, presetsJSON string
-		policyText             string
+		policyText, kind       string
 	)
 	err := a.db.Read().QueryRowContext(ctx,
-		`SELECT id, team_id, name, active, permissions, presets, access_policy
+		`SELECT id, team_id, name, active, permissions, presets, access_policy, kind
 		   FROM api_keys WHERE value_hash = $1`, hash).
-		Scan(&p.KeyID, &p.TeamID, &p.KeyName, &active, &permsJSON, &presetsJSON, &policyText)
+		Scan(&p.KeyID, &p.TeamID, &p.KeyName, &active, &permsJSON, &presetsJSON, &policyText, &kind)
 	if db.IsNotFound(err) {
 		return nil, apierror.Unauthenticatedf("Authorization: the API key is not valid")
 	}
@@ -102,6 +102,7 @@ func (a *Authenticator) load(ctx context.Context, hash string) (*Principal, erro
 	if err != nil {
 		return nil, fmt.Errorf("key %s stored access policy: %w", p.KeyID, err)
 	}
+	p.SendData = kind == KindSendData
 	p.permissions = Effective(perms, presetNames, policy)
 	return &p, nil
 }

@@ -43,3 +43,11 @@ func SameSecret(a, b string) bool {
 	ha, hb := sha256.Sum256([]byte(a)), sha256.Sum256([]byte(b))
 	return subtle.ConstantTimeCompare(ha[:], hb[:]) == 1
 }
+
+// The kinds of API key, as stored in api_keys.kind.
+const (
+	// KindAPI is a key for the management API.
+	KindAPI = "api"
+	// KindSendData is a send-data key: it authenticates only ingestion.
+	KindSendData = "send-data"
+)

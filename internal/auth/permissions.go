@@ -76,6 +76,13 @@ type Preset struct {
 // FullAccess is the preset that holds every permission, now and as the catalog grows.
 const FullAccess = "full-access"
 
+// SendData is the preset that makes a key a send-data key, as the real service names it. Such a
+// key holds only IngestPermission and is refused on every management operation.
+const SendData = "SendData"
+
+// IngestPermission is the permission of the ingestion operation (POST /ingest/alertmanager/v1).
+const IngestPermission = "alerts:Ingest"
+
 var presets = []Preset{
 	{Name: "api-keys", Description: "everything about API keys",
 		Permissions: []string{"api-keys:ReadConfig", "api-keys:Manage"}},
@@ -87,6 +94,8 @@ var presets = []Preset{
 		Permissions: []string{"incidents:read", "incidents:acknowledge", "incidents:close", "incidents:assign"}},
 	{Name: "alertmanager", Description: "what an Alertmanager webhook receiver needs",
 		Permissions: []string{"alerts:Ingest"}},
+	{Name: SendData, Description: "makes a send-data key: it authenticates only ingestion, never a management operation",
+		Permissions: []string{IngestPermission}},
 	{Name: "data-plans", Description: "everything about data-plan policies and their settings",
 		Permissions: []string{"policies:ReadConfig", "policies:Manage", "policy-settings:ReadConfig", "policy-settings:Manage"}},
 	{Name: "quota-rules", Description: "everything about the team's quota allocation rule set",

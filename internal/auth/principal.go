@@ -4,9 +4,11 @@ import "context"
 
 // Principal is the authenticated caller of a request: a key of one team.
 type Principal struct {
-	TeamID      int64
-	KeyID       string
-	KeyName     string
+	TeamID  int64
+	KeyID   string
+	KeyName string
+	// SendData marks a send-data key: it may call ingestion only (see SendData).
+	SendData    bool
 	permissions map[string]bool
 }
 

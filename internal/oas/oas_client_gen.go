@@ -128,6 +128,14 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/3/v1/slo/slos:batchGet
 	BatchGetSlos(ctx context.Context, params BatchGetSlosParams) (*BatchGetSlosResponse, error)
+	// BatchGetSlosByList invokes BatchGetSlosByList operation.
+	//
+	// The same operation as E15 (`GET /mgmt/openapi/3/v1/slo/slos:batchGet`), at the public path: the
+	// team's SLOs named by the repeated `ids` parameter, in request order and each once, and in
+	// `notFoundIds` the ids that name none of the team's SLOs.
+	//
+	// GET /mgmt/openapi/5/slo/slos/v1/all/list
+	BatchGetSlosByList(ctx context.Context, params BatchGetSlosByListParams) (*BatchGetSlosResponse, error)
 	// BulkAcknowledgeCases invokes BulkAcknowledgeCases operation.
 	//
 	// Applies the single acknowledge to each listed case, all or nothing: when one id names no case of the
@@ -212,7 +220,9 @@ type Invoker interface {
 	//
 	// Creates a key in the caller's team. The answer carries the key's secret `value`; it is shown here
 	// once and never again. Permissions are the union of `keyPermissions.permissions` and of the named
-	// presets, narrowed or widened by the optional `accessPolicy` (deny wins).
+	// presets, narrowed or widened by the optional `accessPolicy` (deny wins). With
+	// `keyPermissions.presets` exactly `[SendData]` (and no permission or access policy) the key is a
+	// send-data key: it authenticates only ingestion (see `…/aaa/send-data-keys/v3`).
 	//
 	// POST /mgmt/openapi/4/aaa/api-keys/v3
 	CreateApiKey(ctx context.Context, request *CreateApiKeyRequest) (*CreateApiKeyResponse, error)
@@ -299,10 +309,11 @@ type Invoker interface {
 	// Stores the SLO under a server-assigned id (a lowercase UUID) and answers it. The server sets
 	// `createTime`, `updateTime`, `revision` (`{revision: 1, updateTime}`) and `creator` (the name of the
 	// calling API key); values sent for them, and an `id`, are ignored. `sloType` and `type` are filled
-	// from the SLI shape; `productType` defaults to SLO_PRODUCT_TYPE_UNSPECIFIED.
+	// from the SLI shape; `productType` defaults to SLO_PRODUCT_TYPE_UNSPECIFIED (SLO_PRODUCT_TYPE_APM
+	// with an `apmSli` or `apmSliMetadata`).
 	//
 	// POST /mgmt/openapi/4/slo/slos/v1
-	CreateSlo(ctx context.Context, request *Slo) (*CreateSloResponse, error)
+	CreateSlo(ctx context.Context, request *Slo, params CreateSloParams) (*CreateSloResponse, error)
 	// CreateView invokes CreateView operation.
 	//
 	// Stores a saved view under the team's next view id (1–2147483647, never reused). `folderId`, when
@@ -656,6 +667,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/4/slo/slos/v1/{id}
 	GetSlo(ctx context.Context, params GetSloParams) (*GetSloResponse, error)
+	// GetSloZeroState invokes GetSloZeroState operation.
+	//
+	// `zeroState` is true while the team has no SLO, false once it has one.
+	//
+	// GET /mgmt/openapi/5/slo/zero-state/v1
+	GetSloZeroState(ctx context.Context) (*SloZeroStateResponse, error)
 	// GetSpansCountV2 invokes GetSpansCountV2 operation.
 	//
 	// Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_SPANS` of
@@ -693,7 +710,8 @@ type Invoker interface {
 	IngestAlertmanager(ctx context.Context, request *AlertmanagerNotification) (*IngestResult, error)
 	// ListApiKeys invokes ListApiKeys operation.
 	//
-	// Every key of the caller's team, oldest first. Secret values are never included.
+	// Every API key of the caller's team, oldest first; send-data keys are listed by
+	// `…/aaa/send-data-keys/v3` instead. Secret values are never included.
 	//
 	// GET /mgmt/openapi/5/aaa/api-keys/v3/list/all
 	ListApiKeys(ctx context.Context) (*ListApiKeysResponse, error)
@@ -836,9 +854,38 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dataengine/retention-tags/v1
 	ListRetentionTags(ctx context.Context) (*RetentionTagList, error)
+	// ListSendDataApiKeys invokes ListSendDataApiKeys operation.
+	//
+	// The team's send-data keys, oldest first, without their values. A send-data key is created by the
+	// create operation with `keyPermissions.presets` exactly `[SendData]` (no other preset, permission or
+	// access policy); it authenticates only ingestion (`POST /ingest/alertmanager/v1`) and every
+	// management operation refuses it with 403. It is read, renamed, (de)activated and deleted through
+	// `…/aaa/api-keys/v3/{key_id}` like any key, and is not part of the list of API keys.
+	//
+	// GET /mgmt/openapi/5/aaa/send-data-keys/v3
+	ListSendDataApiKeys(ctx context.Context) (*ListApiKeysResponse, error)
 	// ListSlos invokes ListSlos operation.
 	//
-	// The team's SLOs, oldest first (by createTime, then id).
+	// The team's SLOs that match every item of the query object `filters` (all of them when it is absent),
+	// oldest first (by createTime, then id). Each filter is a `field` (exactly one of its alternatives)
+	// and, for the fields that do not carry their own values, a `predicate.is` whose values the SLO's
+	// value must equal one of:
+	//
+	//  - `constFilter` SLO_CONST_FILTER_FIELD_SLO_NAME (the name) or SLO_CONST_FILTER_FIELD_USER_NAME (the
+	//    creator) with `predicate.is.stringValues`;
+	//  - `labelName` (the value of that label; an SLO without the label does not match) with
+	//    `predicate.is.stringValues`;
+	//  - `sloType: true` with `predicate.is.typeValues`; `productType: true` with
+	//    `predicate.is.productTypeValues`;
+	//  - `serviceName` (one of the services of the SLO's `apmSli` or `apmSliMetadata`), no predicate; it
+	//    needs a `productType` filter that includes SLO_PRODUCT_TYPE_APM;
+	//  - `ownershipServiceValues`, `ownershipEnvironmentValues`, `ownershipTeamValues` (`{values}`: one of
+	//    them is among the resolved values of that ownership tag), no predicate. Anything else (no field
+	//    or two, a wrong or missing predicate, an UNSPECIFIED constant) is a 400 naming `filters[i]…`.
+	//    Write the items in bracket or dot form
+	//    (`filters[0][field][labelName]=env&filters[0][predicate][is][stringValues][values]=prod`) or as
+	//    one JSON array
+	//    (`filters=[{"field":{"sloType":true},"predicate":{"is":{"typeValues":{"values":["SLO_TYPE_WINDOW"]}}}}]`).
 	//
 	// GET /mgmt/openapi/4/slo/slos/v1
 	ListSlos(ctx context.Context) (*ListSlosResponse, error)
@@ -850,6 +897,16 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/aaa/team-roles/v1/system-roles
 	ListSystemRoles(ctx context.Context) (*SystemRoleList, error)
+	// ListTeamMembersApiKeys invokes ListTeamMembersApiKeys operation.
+	//
+	// Mgmtapi keeps no user directory: a user exists only as the `owner.userId` recorded on a key. This
+	// lists the team's keys (of both kinds) whose owner is a user, ordered by user id, then oldest first,
+	// with the user as `apiKey.owner.user.userId` (`userEmail` is never known), the key's own permissions
+	// and its presets. Keys owned by the team or an organisation are not members' keys and are not listed.
+	// Secret values are never included.
+	//
+	// GET /mgmt/openapi/5/aaa/api-keys/v3
+	ListTeamMembersApiKeys(ctx context.Context) (*TeamMembersApiKeysResponse, error)
 	// ListViewFolders invokes ListViewFolders operation.
 	//
 	// List the team's view folders.
@@ -949,7 +1006,7 @@ type Invoker interface {
 	// `revision.updateTime` and `updateTime` become the time of the replace.
 	//
 	// PUT /mgmt/openapi/4/slo/slos/v1
-	ReplaceSlo(ctx context.Context, request *Slo) (*ReplaceSloResponse, error)
+	ReplaceSlo(ctx context.Context, request *Slo, params ReplaceSloParams) (*ReplaceSloResponse, error)
 	// ReplaceView invokes ReplaceView operation.
 	//
 	// The view becomes the request body (same rules as the create); its id stays.
@@ -1099,6 +1156,15 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataengine/retention-tags/v1
 	UpdateRetentionTags(ctx context.Context, request *RetentionTagUpdate) (*RetentionTagList, error)
+	// ValidateReplaceSloAlerts invokes ValidateReplaceSloAlerts operation.
+	//
+	// Checks the body as the replace does and stores it, exactly as `PUT …/slo/slos/v1` would (same
+	// rules, 404 for an unknown id, `revision` counted up). The answer lists, per alert defined on the
+	// SLO, whether the new definition keeps it valid; this server keeps no SLO alerts, so the list is
+	// always empty.
+	//
+	// PUT /mgmt/openapi/5/slo/validated/v1
+	ValidateReplaceSloAlerts(ctx context.Context, request *Slo) (*SloAlertsValidationResponse, error)
 }
 
 // Client implements OAS client.
@@ -2533,6 +2599,116 @@ func (c *Client) sendBatchGetSlos(ctx context.Context, params BatchGetSlosParams
 	return result, nil
 }
 
+// BatchGetSlosByList invokes BatchGetSlosByList operation.
+//
+// The same operation as E15 (`GET /mgmt/openapi/3/v1/slo/slos:batchGet`), at the public path: the
+// team's SLOs named by the repeated `ids` parameter, in request order and each once, and in
+// `notFoundIds` the ids that name none of the team's SLOs.
+//
+// GET /mgmt/openapi/5/slo/slos/v1/all/list
+func (c *Client) BatchGetSlosByList(ctx context.Context, params BatchGetSlosByListParams) (*BatchGetSlosResponse, error) {
+	res, err := c.sendBatchGetSlosByList(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendBatchGetSlosByList(ctx context.Context, params BatchGetSlosByListParams) (res *BatchGetSlosResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/slo/slos/v1/all/list"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if params.Ids != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.Ids {
+						if err := func() error {
+							if unwrapped := string(item); true {
+								return e.EncodeValue(conv.StringToString(unwrapped))
+							}
+							return nil
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BatchGetSlosByListOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBatchGetSlosByListResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // BulkAcknowledgeCases invokes BulkAcknowledgeCases operation.
 //
 // Applies the single acknowledge to each listed case, all or nothing: when one id names no case of the
@@ -3604,7 +3780,9 @@ func (c *Client) sendCountIncidentEvents(ctx context.Context) (res *IncidentEven
 //
 // Creates a key in the caller's team. The answer carries the key's secret `value`; it is shown here
 // once and never again. Permissions are the union of `keyPermissions.permissions` and of the named
-// presets, narrowed or widened by the optional `accessPolicy` (deny wins).
+// presets, narrowed or widened by the optional `accessPolicy` (deny wins). With
+// `keyPermissions.presets` exactly `[SendData]` (and no permission or access policy) the key is a
+// send-data key: it authenticates only ingestion (see `…/aaa/send-data-keys/v3`).
 //
 // POST /mgmt/openapi/4/aaa/api-keys/v3
 func (c *Client) CreateApiKey(ctx context.Context, request *CreateApiKeyRequest) (*CreateApiKeyResponse, error) {
@@ -4443,20 +4621,41 @@ func (c *Client) sendCreateRecordingRuleSet(ctx context.Context, request *Record
 // Stores the SLO under a server-assigned id (a lowercase UUID) and answers it. The server sets
 // `createTime`, `updateTime`, `revision` (`{revision: 1, updateTime}`) and `creator` (the name of the
 // calling API key); values sent for them, and an `id`, are ignored. `sloType` and `type` are filled
-// from the SLI shape; `productType` defaults to SLO_PRODUCT_TYPE_UNSPECIFIED.
+// from the SLI shape; `productType` defaults to SLO_PRODUCT_TYPE_UNSPECIFIED (SLO_PRODUCT_TYPE_APM
+// with an `apmSli` or `apmSliMetadata`).
 //
 // POST /mgmt/openapi/4/slo/slos/v1
-func (c *Client) CreateSlo(ctx context.Context, request *Slo) (*CreateSloResponse, error) {
-	res, err := c.sendCreateSlo(ctx, request)
+func (c *Client) CreateSlo(ctx context.Context, request *Slo, params CreateSloParams) (*CreateSloResponse, error) {
+	res, err := c.sendCreateSlo(ctx, request, params)
 	return res, err
 }
 
-func (c *Client) sendCreateSlo(ctx context.Context, request *Slo) (res *CreateSloResponse, err error) {
+func (c *Client) sendCreateSlo(ctx context.Context, request *Slo, params CreateSloParams) (res *CreateSloResponse, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/mgmt/openapi/4/slo/slos/v1"
 	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "silence_data_validations" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "silence_data_validations",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.SilenceDataValidations.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
 
 	r, err := ht.NewRequest(ctx, "POST", u)
 	if err != nil {
@@ -8954,6 +9153,82 @@ func (c *Client) sendGetSlo(ctx context.Context, params GetSloParams) (res *GetS
 	return result, nil
 }
 
+// GetSloZeroState invokes GetSloZeroState operation.
+//
+// `zeroState` is true while the team has no SLO, false once it has one.
+//
+// GET /mgmt/openapi/5/slo/zero-state/v1
+func (c *Client) GetSloZeroState(ctx context.Context) (*SloZeroStateResponse, error) {
+	res, err := c.sendGetSloZeroState(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetSloZeroState(ctx context.Context) (res *SloZeroStateResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/slo/zero-state/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetSloZeroStateOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetSloZeroStateResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetSpansCountV2 invokes GetSpansCountV2 operation.
 //
 // Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_SPANS` of
@@ -9333,7 +9608,8 @@ func (c *Client) sendIngestAlertmanager(ctx context.Context, request *Alertmanag
 
 // ListApiKeys invokes ListApiKeys operation.
 //
-// Every key of the caller's team, oldest first. Secret values are never included.
+// Every API key of the caller's team, oldest first; send-data keys are listed by
+// `…/aaa/send-data-keys/v3` instead. Secret values are never included.
 //
 // GET /mgmt/openapi/5/aaa/api-keys/v3/list/all
 func (c *Client) ListApiKeys(ctx context.Context) (*ListApiKeysResponse, error) {
@@ -10972,9 +11248,108 @@ func (c *Client) sendListRetentionTags(ctx context.Context) (res *RetentionTagLi
 	return result, nil
 }
 
+// ListSendDataApiKeys invokes ListSendDataApiKeys operation.
+//
+// The team's send-data keys, oldest first, without their values. A send-data key is created by the
+// create operation with `keyPermissions.presets` exactly `[SendData]` (no other preset, permission or
+// access policy); it authenticates only ingestion (`POST /ingest/alertmanager/v1`) and every
+// management operation refuses it with 403. It is read, renamed, (de)activated and deleted through
+// `…/aaa/api-keys/v3/{key_id}` like any key, and is not part of the list of API keys.
+//
+// GET /mgmt/openapi/5/aaa/send-data-keys/v3
+func (c *Client) ListSendDataApiKeys(ctx context.Context) (*ListApiKeysResponse, error) {
+	res, err := c.sendListSendDataApiKeys(ctx)
+	return res, err
+}
+
+func (c *Client) sendListSendDataApiKeys(ctx context.Context) (res *ListApiKeysResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/send-data-keys/v3"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListSendDataApiKeysOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListSendDataApiKeysResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListSlos invokes ListSlos operation.
 //
-// The team's SLOs, oldest first (by createTime, then id).
+// The team's SLOs that match every item of the query object `filters` (all of them when it is absent),
+// oldest first (by createTime, then id). Each filter is a `field` (exactly one of its alternatives)
+// and, for the fields that do not carry their own values, a `predicate.is` whose values the SLO's
+// value must equal one of:
+//
+//   - `constFilter` SLO_CONST_FILTER_FIELD_SLO_NAME (the name) or SLO_CONST_FILTER_FIELD_USER_NAME (the
+//     creator) with `predicate.is.stringValues`;
+//   - `labelName` (the value of that label; an SLO without the label does not match) with
+//     `predicate.is.stringValues`;
+//   - `sloType: true` with `predicate.is.typeValues`; `productType: true` with
+//     `predicate.is.productTypeValues`;
+//   - `serviceName` (one of the services of the SLO's `apmSli` or `apmSliMetadata`), no predicate; it
+//     needs a `productType` filter that includes SLO_PRODUCT_TYPE_APM;
+//   - `ownershipServiceValues`, `ownershipEnvironmentValues`, `ownershipTeamValues` (`{values}`: one of
+//     them is among the resolved values of that ownership tag), no predicate. Anything else (no field
+//     or two, a wrong or missing predicate, an UNSPECIFIED constant) is a 400 naming `filters[i]…`.
+//     Write the items in bracket or dot form
+//     (`filters[0][field][labelName]=env&filters[0][predicate][is][stringValues][values]=prod`) or as
+//     one JSON array
+//     (`filters=[{"field":{"sloType":true},"predicate":{"is":{"typeValues":{"values":["SLO_TYPE_WINDOW"]}}}}]`).
 //
 // GET /mgmt/openapi/4/slo/slos/v1
 func (c *Client) ListSlos(ctx context.Context) (*ListSlosResponse, error) {
@@ -11119,6 +11494,86 @@ func (c *Client) sendListSystemRoles(ctx context.Context) (res *SystemRoleList, 
 	}()
 
 	result, err := decodeListSystemRolesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListTeamMembersApiKeys invokes ListTeamMembersApiKeys operation.
+//
+// Mgmtapi keeps no user directory: a user exists only as the `owner.userId` recorded on a key. This
+// lists the team's keys (of both kinds) whose owner is a user, ordered by user id, then oldest first,
+// with the user as `apiKey.owner.user.userId` (`userEmail` is never known), the key's own permissions
+// and its presets. Keys owned by the team or an organisation are not members' keys and are not listed.
+// Secret values are never included.
+//
+// GET /mgmt/openapi/5/aaa/api-keys/v3
+func (c *Client) ListTeamMembersApiKeys(ctx context.Context) (*TeamMembersApiKeysResponse, error) {
+	res, err := c.sendListTeamMembersApiKeys(ctx)
+	return res, err
+}
+
+func (c *Client) sendListTeamMembersApiKeys(ctx context.Context) (res *TeamMembersApiKeysResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/api-keys/v3"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListTeamMembersApiKeysOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListTeamMembersApiKeysResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -12095,17 +12550,37 @@ func (c *Client) sendReplaceQuotaRuleSet(ctx context.Context, request *QuotaRule
 // `revision.updateTime` and `updateTime` become the time of the replace.
 //
 // PUT /mgmt/openapi/4/slo/slos/v1
-func (c *Client) ReplaceSlo(ctx context.Context, request *Slo) (*ReplaceSloResponse, error) {
-	res, err := c.sendReplaceSlo(ctx, request)
+func (c *Client) ReplaceSlo(ctx context.Context, request *Slo, params ReplaceSloParams) (*ReplaceSloResponse, error) {
+	res, err := c.sendReplaceSlo(ctx, request, params)
 	return res, err
 }
 
-func (c *Client) sendReplaceSlo(ctx context.Context, request *Slo) (res *ReplaceSloResponse, err error) {
+func (c *Client) sendReplaceSlo(ctx context.Context, request *Slo, params ReplaceSloParams) (res *ReplaceSloResponse, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/mgmt/openapi/4/slo/slos/v1"
 	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "silence_data_validations" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "silence_data_validations",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.SilenceDataValidations.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
 
 	r, err := ht.NewRequest(ctx, "PUT", u)
 	if err != nil {
@@ -14234,6 +14709,88 @@ func (c *Client) sendUpdateRetentionTags(ctx context.Context, request *Retention
 	}()
 
 	result, err := decodeUpdateRetentionTagsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ValidateReplaceSloAlerts invokes ValidateReplaceSloAlerts operation.
+//
+// Checks the body as the replace does and stores it, exactly as `PUT …/slo/slos/v1` would (same
+// rules, 404 for an unknown id, `revision` counted up). The answer lists, per alert defined on the
+// SLO, whether the new definition keeps it valid; this server keeps no SLO alerts, so the list is
+// always empty.
+//
+// PUT /mgmt/openapi/5/slo/validated/v1
+func (c *Client) ValidateReplaceSloAlerts(ctx context.Context, request *Slo) (*SloAlertsValidationResponse, error) {
+	res, err := c.sendValidateReplaceSloAlerts(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendValidateReplaceSloAlerts(ctx context.Context, request *Slo) (res *SloAlertsValidationResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/slo/validated/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeValidateReplaceSloAlertsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ValidateReplaceSloAlertsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeValidateReplaceSloAlertsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

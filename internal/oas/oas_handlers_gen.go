@@ -2189,6 +2189,149 @@ func (s *Server) handleBatchGetSlosRequest(args [0]string, argsEscaped bool, w h
 	}
 }
 
+// handleBatchGetSlosByListRequest handles BatchGetSlosByList operation.
+//
+// The same operation as E15 (`GET /mgmt/openapi/3/v1/slo/slos:batchGet`), at the public path: the
+// team's SLOs named by the repeated `ids` parameter, in request order and each once, and in
+// `notFoundIds` the ids that name none of the team's SLOs.
+//
+// GET /mgmt/openapi/5/slo/slos/v1/all/list
+func (s *Server) handleBatchGetSlosByListRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
+	statusWriter := &codeRecorder{ResponseWriter: w}
+	w = statusWriter
+	ctx := r.Context()
+
+	var (
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: BatchGetSlosByListOperation,
+			ID:   "BatchGetSlosByList",
+		}
+	)
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+			sctx, ok, err := s.securityApiKey(ctx, BatchGetSlosByListOperation, r)
+			if err != nil {
+				err = &ogenerrors.SecurityError{
+					OperationContext: opErrContext,
+					Security:         "ApiKey",
+					Err:              err,
+				}
+				if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+					defer recordError("Security:ApiKey", err)
+				}
+				return
+			}
+			if ok {
+				satisfied[0] |= 1 << 0
+				ctx = sctx
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			err = &ogenerrors.SecurityError{
+				OperationContext: opErrContext,
+				Err:              ogenerrors.ErrSecurityRequirementIsNotSatisfied,
+			}
+			if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+				defer recordError("Security", err)
+			}
+			return
+		}
+	}
+	params, err := decodeBatchGetSlosByListParams(args, argsEscaped, r)
+	if err != nil {
+		err = &ogenerrors.DecodeParamsError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeParams", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
+
+	var rawBody []byte
+
+	var response *BatchGetSlosResponse
+	if m := s.cfg.Middleware; m != nil {
+		mreq := middleware.Request{
+			Context:          ctx,
+			OperationName:    BatchGetSlosByListOperation,
+			OperationSummary: "Read several SLOs by id (E15 at its public path)",
+			OperationID:      "BatchGetSlosByList",
+			Body:             nil,
+			RawBody:          rawBody,
+			Params: middleware.Parameters{
+				{
+					Name: "ids",
+					In:   "query",
+				}: params.Ids,
+			},
+			Raw: r,
+		}
+
+		type (
+			Request  = struct{}
+			Params   = BatchGetSlosByListParams
+			Response = *BatchGetSlosResponse
+		)
+		response, err = middleware.HookMiddleware[
+			Request,
+			Params,
+			Response,
+		](
+			m,
+			mreq,
+			unpackBatchGetSlosByListParams,
+			func(ctx context.Context, request Request, params Params) (response Response, err error) {
+				response, err = s.h.BatchGetSlosByList(ctx, params)
+				return response, err
+			},
+		)
+	} else {
+		response, err = s.h.BatchGetSlosByList(ctx, params)
+	}
+	if err != nil {
+		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
+			if err := encodeErrorResponse(errRes, w); err != nil {
+				defer recordError("Internal", err)
+			}
+			return
+		}
+		if errors.Is(err, ht.ErrNotImplemented) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+			return
+		}
+		if err := encodeErrorResponse(s.h.NewError(ctx, err), w); err != nil {
+			defer recordError("Internal", err)
+		}
+		return
+	}
+
+	if err := encodeBatchGetSlosByListResponse(response, w); err != nil {
+		defer recordError("EncodeResponse", err)
+		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+		}
+		return
+	}
+}
+
 // handleBulkAcknowledgeCasesRequest handles BulkAcknowledgeCases operation.
 //
 // Applies the single acknowledge to each listed case, all or nothing: when one id names no case of the
@@ -3878,7 +4021,9 @@ func (s *Server) handleCountIncidentEventsRequest(args [0]string, argsEscaped bo
 //
 // Creates a key in the caller's team. The answer carries the key's secret `value`; it is shown here
 // once and never again. Permissions are the union of `keyPermissions.permissions` and of the named
-// presets, narrowed or widened by the optional `accessPolicy` (deny wins).
+// presets, narrowed or widened by the optional `accessPolicy` (deny wins). With
+// `keyPermissions.presets` exactly `[SendData]` (and no permission or access policy) the key is a
+// send-data key: it authenticates only ingestion (see `…/aaa/send-data-keys/v3`).
 //
 // POST /mgmt/openapi/4/aaa/api-keys/v3
 func (s *Server) handleCreateApiKeyRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -5330,7 +5475,8 @@ func (s *Server) handleCreateRecordingRuleSetRequest(args [0]string, argsEscaped
 // Stores the SLO under a server-assigned id (a lowercase UUID) and answers it. The server sets
 // `createTime`, `updateTime`, `revision` (`{revision: 1, updateTime}`) and `creator` (the name of the
 // calling API key); values sent for them, and an `id`, are ignored. `sloType` and `type` are filled
-// from the SLI shape; `productType` defaults to SLO_PRODUCT_TYPE_UNSPECIFIED.
+// from the SLI shape; `productType` defaults to SLO_PRODUCT_TYPE_UNSPECIFIED (SLO_PRODUCT_TYPE_APM
+// with an `apmSli` or `apmSliMetadata`).
 //
 // POST /mgmt/openapi/4/slo/slos/v1
 func (s *Server) handleCreateSloRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -5391,6 +5537,16 @@ func (s *Server) handleCreateSloRequest(args [0]string, argsEscaped bool, w http
 			return
 		}
 	}
+	params, err := decodeCreateSloParams(args, argsEscaped, r)
+	if err != nil {
+		err = &ogenerrors.DecodeParamsError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeParams", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
 
 	var rawBody []byte
 	request, rawBody, close, err := s.decodeCreateSloRequest(r)
@@ -5418,13 +5574,18 @@ func (s *Server) handleCreateSloRequest(args [0]string, argsEscaped bool, w http
 			OperationID:      "CreateSlo",
 			Body:             request,
 			RawBody:          rawBody,
-			Params:           middleware.Parameters{},
-			Raw:              r,
+			Params: middleware.Parameters{
+				{
+					Name: "silence_data_validations",
+					In:   "query",
+				}: params.SilenceDataValidations,
+			},
+			Raw: r,
 		}
 
 		type (
 			Request  = *Slo
-			Params   = struct{}
+			Params   = CreateSloParams
 			Response = *CreateSloResponse
 		)
 		response, err = middleware.HookMiddleware[
@@ -5434,14 +5595,14 @@ func (s *Server) handleCreateSloRequest(args [0]string, argsEscaped bool, w http
 		](
 			m,
 			mreq,
-			nil,
+			unpackCreateSloParams,
 			func(ctx context.Context, request Request, params Params) (response Response, err error) {
-				response, err = s.h.CreateSlo(ctx, request)
+				response, err = s.h.CreateSlo(ctx, request, params)
 				return response, err
 			},
 		)
 	} else {
-		response, err = s.h.CreateSlo(ctx, request)
+		response, err = s.h.CreateSlo(ctx, request, params)
 	}
 	if err != nil {
 		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
@@ -11993,6 +12154,132 @@ func (s *Server) handleGetSloRequest(args [1]string, argsEscaped bool, w http.Re
 	}
 }
 
+// handleGetSloZeroStateRequest handles GetSloZeroState operation.
+//
+// `zeroState` is true while the team has no SLO, false once it has one.
+//
+// GET /mgmt/openapi/5/slo/zero-state/v1
+func (s *Server) handleGetSloZeroStateRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
+	statusWriter := &codeRecorder{ResponseWriter: w}
+	w = statusWriter
+	ctx := r.Context()
+
+	var (
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: GetSloZeroStateOperation,
+			ID:   "GetSloZeroState",
+		}
+	)
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+			sctx, ok, err := s.securityApiKey(ctx, GetSloZeroStateOperation, r)
+			if err != nil {
+				err = &ogenerrors.SecurityError{
+					OperationContext: opErrContext,
+					Security:         "ApiKey",
+					Err:              err,
+				}
+				if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+					defer recordError("Security:ApiKey", err)
+				}
+				return
+			}
+			if ok {
+				satisfied[0] |= 1 << 0
+				ctx = sctx
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			err = &ogenerrors.SecurityError{
+				OperationContext: opErrContext,
+				Err:              ogenerrors.ErrSecurityRequirementIsNotSatisfied,
+			}
+			if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+				defer recordError("Security", err)
+			}
+			return
+		}
+	}
+
+	var rawBody []byte
+
+	var response *SloZeroStateResponse
+	if m := s.cfg.Middleware; m != nil {
+		mreq := middleware.Request{
+			Context:          ctx,
+			OperationName:    GetSloZeroStateOperation,
+			OperationSummary: "Tell whether the team has no SLO yet",
+			OperationID:      "GetSloZeroState",
+			Body:             nil,
+			RawBody:          rawBody,
+			Params:           middleware.Parameters{},
+			Raw:              r,
+		}
+
+		type (
+			Request  = struct{}
+			Params   = struct{}
+			Response = *SloZeroStateResponse
+		)
+		response, err = middleware.HookMiddleware[
+			Request,
+			Params,
+			Response,
+		](
+			m,
+			mreq,
+			nil,
+			func(ctx context.Context, request Request, params Params) (response Response, err error) {
+				response, err = s.h.GetSloZeroState(ctx)
+				return response, err
+			},
+		)
+	} else {
+		response, err = s.h.GetSloZeroState(ctx)
+	}
+	if err != nil {
+		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
+			if err := encodeErrorResponse(errRes, w); err != nil {
+				defer recordError("Internal", err)
+			}
+			return
+		}
+		if errors.Is(err, ht.ErrNotImplemented) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+			return
+		}
+		if err := encodeErrorResponse(s.h.NewError(ctx, err), w); err != nil {
+			defer recordError("Internal", err)
+		}
+		return
+	}
+
+	if err := encodeGetSloZeroStateResponse(response, w); err != nil {
+		defer recordError("EncodeResponse", err)
+		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+		}
+		return
+	}
+}
+
 // handleGetSpansCountV2Request handles GetSpansCountV2 operation.
 //
 // Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_SPANS` of
@@ -12570,7 +12857,8 @@ func (s *Server) handleIngestAlertmanagerRequest(args [0]string, argsEscaped boo
 
 // handleListApiKeysRequest handles ListApiKeys operation.
 //
-// Every key of the caller's team, oldest first. Secret values are never included.
+// Every API key of the caller's team, oldest first; send-data keys are listed by
+// `…/aaa/send-data-keys/v3` instead. Secret values are never included.
 //
 // GET /mgmt/openapi/5/aaa/api-keys/v3/list/all
 func (s *Server) handleListApiKeysRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -15136,9 +15424,158 @@ func (s *Server) handleListRetentionTagsRequest(args [0]string, argsEscaped bool
 	}
 }
 
+// handleListSendDataApiKeysRequest handles ListSendDataApiKeys operation.
+//
+// The team's send-data keys, oldest first, without their values. A send-data key is created by the
+// create operation with `keyPermissions.presets` exactly `[SendData]` (no other preset, permission or
+// access policy); it authenticates only ingestion (`POST /ingest/alertmanager/v1`) and every
+// management operation refuses it with 403. It is read, renamed, (de)activated and deleted through
+// `…/aaa/api-keys/v3/{key_id}` like any key, and is not part of the list of API keys.
+//
+// GET /mgmt/openapi/5/aaa/send-data-keys/v3
+func (s *Server) handleListSendDataApiKeysRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
+	statusWriter := &codeRecorder{ResponseWriter: w}
+	w = statusWriter
+	ctx := r.Context()
+
+	var (
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: ListSendDataApiKeysOperation,
+			ID:   "ListSendDataApiKeys",
+		}
+	)
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+			sctx, ok, err := s.securityApiKey(ctx, ListSendDataApiKeysOperation, r)
+			if err != nil {
+				err = &ogenerrors.SecurityError{
+					OperationContext: opErrContext,
+					Security:         "ApiKey",
+					Err:              err,
+				}
+				if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+					defer recordError("Security:ApiKey", err)
+				}
+				return
+			}
+			if ok {
+				satisfied[0] |= 1 << 0
+				ctx = sctx
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			err = &ogenerrors.SecurityError{
+				OperationContext: opErrContext,
+				Err:              ogenerrors.ErrSecurityRequirementIsNotSatisfied,
+			}
+			if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+				defer recordError("Security", err)
+			}
+			return
+		}
+	}
+
+	var rawBody []byte
+
+	var response *ListApiKeysResponse
+	if m := s.cfg.Middleware; m != nil {
+		mreq := middleware.Request{
+			Context:          ctx,
+			OperationName:    ListSendDataApiKeysOperation,
+			OperationSummary: "List the team's send-data keys",
+			OperationID:      "ListSendDataApiKeys",
+			Body:             nil,
+			RawBody:          rawBody,
+			Params:           middleware.Parameters{},
+			Raw:              r,
+		}
+
+		type (
+			Request  = struct{}
+			Params   = struct{}
+			Response = *ListApiKeysResponse
+		)
+		response, err = middleware.HookMiddleware[
+			Request,
+			Params,
+			Response,
+		](
+			m,
+			mreq,
+			nil,
+			func(ctx context.Context, request Request, params Params) (response Response, err error) {
+				response, err = s.h.ListSendDataApiKeys(ctx)
+				return response, err
+			},
+		)
+	} else {
+		response, err = s.h.ListSendDataApiKeys(ctx)
+	}
+	if err != nil {
+		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
+			if err := encodeErrorResponse(errRes, w); err != nil {
+				defer recordError("Internal", err)
+			}
+			return
+		}
+		if errors.Is(err, ht.ErrNotImplemented) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+			return
+		}
+		if err := encodeErrorResponse(s.h.NewError(ctx, err), w); err != nil {
+			defer recordError("Internal", err)
+		}
+		return
+	}
+
+	if err := encodeListSendDataApiKeysResponse(response, w); err != nil {
+		defer recordError("EncodeResponse", err)
+		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+		}
+		return
+	}
+}
+
 // handleListSlosRequest handles ListSlos operation.
 //
-// The team's SLOs, oldest first (by createTime, then id).
+// The team's SLOs that match every item of the query object `filters` (all of them when it is absent),
+// oldest first (by createTime, then id). Each filter is a `field` (exactly one of its alternatives)
+// and, for the fields that do not carry their own values, a `predicate.is` whose values the SLO's
+// value must equal one of:
+//
+//   - `constFilter` SLO_CONST_FILTER_FIELD_SLO_NAME (the name) or SLO_CONST_FILTER_FIELD_USER_NAME (the
+//     creator) with `predicate.is.stringValues`;
+//   - `labelName` (the value of that label; an SLO without the label does not match) with
+//     `predicate.is.stringValues`;
+//   - `sloType: true` with `predicate.is.typeValues`; `productType: true` with
+//     `predicate.is.productTypeValues`;
+//   - `serviceName` (one of the services of the SLO's `apmSli` or `apmSliMetadata`), no predicate; it
+//     needs a `productType` filter that includes SLO_PRODUCT_TYPE_APM;
+//   - `ownershipServiceValues`, `ownershipEnvironmentValues`, `ownershipTeamValues` (`{values}`: one of
+//     them is among the resolved values of that ownership tag), no predicate. Anything else (no field
+//     or two, a wrong or missing predicate, an UNSPECIFIED constant) is a 400 naming `filters[i]…`.
+//     Write the items in bracket or dot form
+//     (`filters[0][field][labelName]=env&filters[0][predicate][is][stringValues][values]=prod`) or as
+//     one JSON array
+//     (`filters=[{"field":{"sloType":true},"predicate":{"is":{"typeValues":{"values":["SLO_TYPE_WINDOW"]}}}}]`).
 //
 // GET /mgmt/openapi/4/slo/slos/v1
 func (s *Server) handleListSlosRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -15382,6 +15819,136 @@ func (s *Server) handleListSystemRolesRequest(args [0]string, argsEscaped bool, 
 	}
 
 	if err := encodeListSystemRolesResponse(response, w); err != nil {
+		defer recordError("EncodeResponse", err)
+		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+		}
+		return
+	}
+}
+
+// handleListTeamMembersApiKeysRequest handles ListTeamMembersApiKeys operation.
+//
+// Mgmtapi keeps no user directory: a user exists only as the `owner.userId` recorded on a key. This
+// lists the team's keys (of both kinds) whose owner is a user, ordered by user id, then oldest first,
+// with the user as `apiKey.owner.user.userId` (`userEmail` is never known), the key's own permissions
+// and its presets. Keys owned by the team or an organisation are not members' keys and are not listed.
+// Secret values are never included.
+//
+// GET /mgmt/openapi/5/aaa/api-keys/v3
+func (s *Server) handleListTeamMembersApiKeysRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
+	statusWriter := &codeRecorder{ResponseWriter: w}
+	w = statusWriter
+	ctx := r.Context()
+
+	var (
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: ListTeamMembersApiKeysOperation,
+			ID:   "ListTeamMembersApiKeys",
+		}
+	)
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+			sctx, ok, err := s.securityApiKey(ctx, ListTeamMembersApiKeysOperation, r)
+			if err != nil {
+				err = &ogenerrors.SecurityError{
+					OperationContext: opErrContext,
+					Security:         "ApiKey",
+					Err:              err,
+				}
+				if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+					defer recordError("Security:ApiKey", err)
+				}
+				return
+			}
+			if ok {
+				satisfied[0] |= 1 << 0
+				ctx = sctx
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			err = &ogenerrors.SecurityError{
+				OperationContext: opErrContext,
+				Err:              ogenerrors.ErrSecurityRequirementIsNotSatisfied,
+			}
+			if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+				defer recordError("Security", err)
+			}
+			return
+		}
+	}
+
+	var rawBody []byte
+
+	var response *TeamMembersApiKeysResponse
+	if m := s.cfg.Middleware; m != nil {
+		mreq := middleware.Request{
+			Context:          ctx,
+			OperationName:    ListTeamMembersApiKeysOperation,
+			OperationSummary: "List the keys that belong to users of the team",
+			OperationID:      "ListTeamMembersApiKeys",
+			Body:             nil,
+			RawBody:          rawBody,
+			Params:           middleware.Parameters{},
+			Raw:              r,
+		}
+
+		type (
+			Request  = struct{}
+			Params   = struct{}
+			Response = *TeamMembersApiKeysResponse
+		)
+		response, err = middleware.HookMiddleware[
+			Request,
+			Params,
+			Response,
+		](
+			m,
+			mreq,
+			nil,
+			func(ctx context.Context, request Request, params Params) (response Response, err error) {
+				response, err = s.h.ListTeamMembersApiKeys(ctx)
+				return response, err
+			},
+		)
+	} else {
+		response, err = s.h.ListTeamMembersApiKeys(ctx)
+	}
+	if err != nil {
+		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
+			if err := encodeErrorResponse(errRes, w); err != nil {
+				defer recordError("Internal", err)
+			}
+			return
+		}
+		if errors.Is(err, ht.ErrNotImplemented) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+			return
+		}
+		if err := encodeErrorResponse(s.h.NewError(ctx, err), w); err != nil {
+			defer recordError("Internal", err)
+		}
+		return
+	}
+
+	if err := encodeListTeamMembersApiKeysResponse(response, w); err != nil {
 		defer recordError("EncodeResponse", err)
 		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
 			s.cfg.ErrorHandler(ctx, w, r, err)
@@ -17137,6 +17704,16 @@ func (s *Server) handleReplaceSloRequest(args [0]string, argsEscaped bool, w htt
 			return
 		}
 	}
+	params, err := decodeReplaceSloParams(args, argsEscaped, r)
+	if err != nil {
+		err = &ogenerrors.DecodeParamsError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeParams", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
 
 	var rawBody []byte
 	request, rawBody, close, err := s.decodeReplaceSloRequest(r)
@@ -17164,13 +17741,18 @@ func (s *Server) handleReplaceSloRequest(args [0]string, argsEscaped bool, w htt
 			OperationID:      "ReplaceSlo",
 			Body:             request,
 			RawBody:          rawBody,
-			Params:           middleware.Parameters{},
-			Raw:              r,
+			Params: middleware.Parameters{
+				{
+					Name: "silence_data_validations",
+					In:   "query",
+				}: params.SilenceDataValidations,
+			},
+			Raw: r,
 		}
 
 		type (
 			Request  = *Slo
-			Params   = struct{}
+			Params   = ReplaceSloParams
 			Response = *ReplaceSloResponse
 		)
 		response, err = middleware.HookMiddleware[
@@ -17180,14 +17762,14 @@ func (s *Server) handleReplaceSloRequest(args [0]string, argsEscaped bool, w htt
 		](
 			m,
 			mreq,
-			nil,
+			unpackReplaceSloParams,
 			func(ctx context.Context, request Request, params Params) (response Response, err error) {
-				response, err = s.h.ReplaceSlo(ctx, request)
+				response, err = s.h.ReplaceSlo(ctx, request, params)
 				return response, err
 			},
 		)
 	} else {
-		response, err = s.h.ReplaceSlo(ctx, request)
+		response, err = s.h.ReplaceSlo(ctx, request, params)
 	}
 	if err != nil {
 		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
@@ -20342,6 +20924,150 @@ func (s *Server) handleUpdateRetentionTagsRequest(args [0]string, argsEscaped bo
 	}
 
 	if err := encodeUpdateRetentionTagsResponse(response, w); err != nil {
+		defer recordError("EncodeResponse", err)
+		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+		}
+		return
+	}
+}
+
+// handleValidateReplaceSloAlertsRequest handles ValidateReplaceSloAlerts operation.
+//
+// Checks the body as the replace does and stores it, exactly as `PUT …/slo/slos/v1` would (same
+// rules, 404 for an unknown id, `revision` counted up). The answer lists, per alert defined on the
+// SLO, whether the new definition keeps it valid; this server keeps no SLO alerts, so the list is
+// always empty.
+//
+// PUT /mgmt/openapi/5/slo/validated/v1
+func (s *Server) handleValidateReplaceSloAlertsRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
+	statusWriter := &codeRecorder{ResponseWriter: w}
+	w = statusWriter
+	ctx := r.Context()
+
+	var (
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: ValidateReplaceSloAlertsOperation,
+			ID:   "ValidateReplaceSloAlerts",
+		}
+	)
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+			sctx, ok, err := s.securityApiKey(ctx, ValidateReplaceSloAlertsOperation, r)
+			if err != nil {
+				err = &ogenerrors.SecurityError{
+					OperationContext: opErrContext,
+					Security:         "ApiKey",
+					Err:              err,
+				}
+				if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+					defer recordError("Security:ApiKey", err)
+				}
+				return
+			}
+			if ok {
+				satisfied[0] |= 1 << 0
+				ctx = sctx
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			err = &ogenerrors.SecurityError{
+				OperationContext: opErrContext,
+				Err:              ogenerrors.ErrSecurityRequirementIsNotSatisfied,
+			}
+			if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+				defer recordError("Security", err)
+			}
+			return
+		}
+	}
+
+	var rawBody []byte
+	request, rawBody, close, err := s.decodeValidateReplaceSloAlertsRequest(r)
+	if err != nil {
+		err = &ogenerrors.DecodeRequestError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeRequest", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
+	defer func() {
+		if err := close(); err != nil {
+			recordError("CloseRequest", err)
+		}
+	}()
+
+	var response *SloAlertsValidationResponse
+	if m := s.cfg.Middleware; m != nil {
+		mreq := middleware.Request{
+			Context:          ctx,
+			OperationName:    ValidateReplaceSloAlertsOperation,
+			OperationSummary: "Validate and replace an SLO, answering the validation of its alerts",
+			OperationID:      "ValidateReplaceSloAlerts",
+			Body:             request,
+			RawBody:          rawBody,
+			Params:           middleware.Parameters{},
+			Raw:              r,
+		}
+
+		type (
+			Request  = *Slo
+			Params   = struct{}
+			Response = *SloAlertsValidationResponse
+		)
+		response, err = middleware.HookMiddleware[
+			Request,
+			Params,
+			Response,
+		](
+			m,
+			mreq,
+			nil,
+			func(ctx context.Context, request Request, params Params) (response Response, err error) {
+				response, err = s.h.ValidateReplaceSloAlerts(ctx, request)
+				return response, err
+			},
+		)
+	} else {
+		response, err = s.h.ValidateReplaceSloAlerts(ctx, request)
+	}
+	if err != nil {
+		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
+			if err := encodeErrorResponse(errRes, w); err != nil {
+				defer recordError("Internal", err)
+			}
+			return
+		}
+		if errors.Is(err, ht.ErrNotImplemented) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+			return
+		}
+		if err := encodeErrorResponse(s.h.NewError(ctx, err), w); err != nil {
+			defer recordError("Internal", err)
+		}
+		return
+	}
+
+	if err := encodeValidateReplaceSloAlertsResponse(response, w); err != nil {
 		defer recordError("EncodeResponse", err)
 		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
 			s.cfg.ErrorHandler(ctx, w, r, err)

@@ -837,6 +837,114 @@ func decodeBatchGetSlosParams(args [0]string, argsEscaped bool, r *http.Request)
 	return params, nil
 }
 
+// BatchGetSlosByListParams is parameters of BatchGetSlosByList operation.
+type BatchGetSlosByListParams struct {
+	// 0 to 1000 SLO ids of 1–36 characters (repeat the parameter); none answers two empty lists.
+	Ids []SloIDParam `json:",omitempty"`
+}
+
+func unpackBatchGetSlosByListParams(packed middleware.Parameters) (params BatchGetSlosByListParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "ids",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Ids = v.([]SloIDParam)
+		}
+	}
+	return params
+}
+
+func decodeBatchGetSlosByListParams(args [0]string, argsEscaped bool, r *http.Request) (params BatchGetSlosByListParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: ids.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				params.Ids = nil
+				return d.DecodeArray(func(d uri.Decoder) error {
+					var paramsDotIdsVal SloIDParam
+					if err := func() error {
+						var paramsDotIdsValVal string
+						if err := func() error {
+							val, err := d.DecodeValue()
+							if err != nil {
+								return err
+							}
+
+							c, err := conv.ToString(val)
+							if err != nil {
+								return err
+							}
+
+							paramsDotIdsValVal = c
+							return nil
+						}(); err != nil {
+							return err
+						}
+						paramsDotIdsVal = SloIDParam(paramsDotIdsValVal)
+						return nil
+					}(); err != nil {
+						return err
+					}
+					params.Ids = append(params.Ids, paramsDotIdsVal)
+					return nil
+				})
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if params.Ids == nil {
+					return nil // optional
+				}
+				if err := (validate.Array{
+					MinLength:    0,
+					MinLengthSet: true,
+					MaxLength:    1000,
+					MaxLengthSet: true,
+				}).ValidateLength(len(params.Ids)); err != nil {
+					return errors.Wrap(err, "array")
+				}
+				var failures []validate.FieldError
+				for i, elem := range params.Ids {
+					if err := func() error {
+						if err := elem.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						failures = append(failures, validate.FieldError{
+							Name:  fmt.Sprintf("[%d]", i),
+							Error: err,
+						})
+					}
+				}
+				if len(failures) > 0 {
+					return &validate.Error{Fields: failures}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "ids",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // BulkClearCasePriorityOverrideParams is parameters of BulkClearCasePriorityOverride operation.
 type BulkClearCasePriorityOverrideParams struct {
 	// 1 to 1000 cases, each by `id` or `readableId` (repeat the parameter).
@@ -1357,6 +1465,73 @@ func decodeCreateCaseCommentParams(args [1]string, argsEscaped bool, r *http.Req
 		return params, &ogenerrors.DecodeParamError{
 			Name: "case_id",
 			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// CreateSloParams is parameters of CreateSlo operation.
+type CreateSloParams struct {
+	// Accepted and without effect; this server runs no data validations.
+	//
+	// Deprecated: schema marks this parameter as deprecated.
+	SilenceDataValidations OptBool `json:",omitempty,omitzero"`
+}
+
+func unpackCreateSloParams(packed middleware.Parameters) (params CreateSloParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "silence_data_validations",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.SilenceDataValidations = v.(OptBool)
+		}
+	}
+	return params
+}
+
+func decodeCreateSloParams(args [0]string, argsEscaped bool, r *http.Request) (params CreateSloParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: silence_data_validations.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "silence_data_validations",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotSilenceDataValidationsVal bool
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToBool(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotSilenceDataValidationsVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.SilenceDataValidations.SetTo(paramsDotSilenceDataValidationsVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "silence_data_validations",
+			In:   "query",
 			Err:  err,
 		}
 	}
@@ -5428,6 +5603,73 @@ func decodeListPresetSummariesParams(args [0]string, argsEscaped bool, r *http.R
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "entity_type",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// ReplaceSloParams is parameters of ReplaceSlo operation.
+type ReplaceSloParams struct {
+	// Accepted and without effect; this server runs no data validations.
+	//
+	// Deprecated: schema marks this parameter as deprecated.
+	SilenceDataValidations OptBool `json:",omitempty,omitzero"`
+}
+
+func unpackReplaceSloParams(packed middleware.Parameters) (params ReplaceSloParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "silence_data_validations",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.SilenceDataValidations = v.(OptBool)
+		}
+	}
+	return params
+}
+
+func decodeReplaceSloParams(args [0]string, argsEscaped bool, r *http.Request) (params ReplaceSloParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: silence_data_validations.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "silence_data_validations",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotSilenceDataValidationsVal bool
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToBool(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotSilenceDataValidationsVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.SilenceDataValidations.SetTo(paramsDotSilenceDataValidationsVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "silence_data_validations",
 			In:   "query",
 			Err:  err,
 		}

@@ -207,6 +207,19 @@ func encodeBatchGetSlosResponse(response *BatchGetSlosResponse, w http.ResponseW
 	return nil
 }
 
+func encodeBatchGetSlosByListResponse(response *BatchGetSlosResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeBulkAcknowledgeCasesResponse(response *BulkCasesResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -1259,6 +1272,19 @@ func encodeGetSloResponse(response *GetSloResponse, w http.ResponseWriter) error
 	return nil
 }
 
+func encodeGetSloZeroStateResponse(response *SloZeroStateResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeGetSpansCountV2Response(response *UsageV2SpansCountHeaders, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.Header().Set("Access-Control-Expose-Headers", "Deprecation,Link")
@@ -1587,6 +1613,19 @@ func encodeListRetentionTagsResponse(response *RetentionTagList, w http.Response
 	return nil
 }
 
+func encodeListSendDataApiKeysResponse(response *ListApiKeysResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeListSlosResponse(response *ListSlosResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -1601,6 +1640,19 @@ func encodeListSlosResponse(response *ListSlosResponse, w http.ResponseWriter) e
 }
 
 func encodeListSystemRolesResponse(response *SystemRoleList, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeListTeamMembersApiKeysResponse(response *TeamMembersApiKeysResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -2060,6 +2112,19 @@ func encodeUpdateRecordingRuleSetResponse(response *EmptyObject, w http.Response
 }
 
 func encodeUpdateRetentionTagsResponse(response *RetentionTagList, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeValidateReplaceSloAlertsResponse(response *SloAlertsValidationResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

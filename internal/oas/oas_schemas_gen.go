@@ -911,6 +911,44 @@ func (s *ApiKeyOwner) SetOrganisationId(val OptString) {
 	s.OrganisationId = val
 }
 
+// Ref: #/components/schemas/ApiKeySummary
+type ApiKeySummary struct {
+	ApiKey MemberApiKey `json:"apiKey"`
+	// Permission names granted directly.
+	Permissions []string               `json:"permissions"`
+	Presets     []PermissionPresetInfo `json:"presets"`
+}
+
+// GetApiKey returns the value of ApiKey.
+func (s *ApiKeySummary) GetApiKey() MemberApiKey {
+	return s.ApiKey
+}
+
+// GetPermissions returns the value of Permissions.
+func (s *ApiKeySummary) GetPermissions() []string {
+	return s.Permissions
+}
+
+// GetPresets returns the value of Presets.
+func (s *ApiKeySummary) GetPresets() []PermissionPresetInfo {
+	return s.Presets
+}
+
+// SetApiKey sets the value of ApiKey.
+func (s *ApiKeySummary) SetApiKey(val MemberApiKey) {
+	s.ApiKey = val
+}
+
+// SetPermissions sets the value of Permissions.
+func (s *ApiKeySummary) SetPermissions(val []string) {
+	s.Permissions = val
+}
+
+// SetPresets sets the value of Presets.
+func (s *ApiKeySummary) SetPresets(val []PermissionPresetInfo) {
+	s.Presets = val
+}
+
 // Ref: #/components/schemas/AssignCaseRequest
 type AssignCaseRequest struct {
 	Assignee CaseUser `json:"assignee"`
@@ -10947,6 +10985,117 @@ func (s *LogAttachment) SetQueryLinkSuffix(val OptString) {
 
 type LowerUUID string
 
+// Ref: #/components/schemas/MemberApiKey
+type MemberApiKey struct {
+	ID        string    `json:"id"`
+	KeyName   string    `json:"keyName"`
+	IsActive  bool      `json:"isActive"`
+	CreatedAt time.Time `json:"createdAt"`
+	// When the key was created or last switched from inactive to active.
+	LastActivated time.Time         `json:"lastActivated"`
+	Owner         MemberApiKeyOwner `json:"owner"`
+}
+
+// GetID returns the value of ID.
+func (s *MemberApiKey) GetID() string {
+	return s.ID
+}
+
+// GetKeyName returns the value of KeyName.
+func (s *MemberApiKey) GetKeyName() string {
+	return s.KeyName
+}
+
+// GetIsActive returns the value of IsActive.
+func (s *MemberApiKey) GetIsActive() bool {
+	return s.IsActive
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *MemberApiKey) GetCreatedAt() time.Time {
+	return s.CreatedAt
+}
+
+// GetLastActivated returns the value of LastActivated.
+func (s *MemberApiKey) GetLastActivated() time.Time {
+	return s.LastActivated
+}
+
+// GetOwner returns the value of Owner.
+func (s *MemberApiKey) GetOwner() MemberApiKeyOwner {
+	return s.Owner
+}
+
+// SetID sets the value of ID.
+func (s *MemberApiKey) SetID(val string) {
+	s.ID = val
+}
+
+// SetKeyName sets the value of KeyName.
+func (s *MemberApiKey) SetKeyName(val string) {
+	s.KeyName = val
+}
+
+// SetIsActive sets the value of IsActive.
+func (s *MemberApiKey) SetIsActive(val bool) {
+	s.IsActive = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *MemberApiKey) SetCreatedAt(val time.Time) {
+	s.CreatedAt = val
+}
+
+// SetLastActivated sets the value of LastActivated.
+func (s *MemberApiKey) SetLastActivated(val time.Time) {
+	s.LastActivated = val
+}
+
+// SetOwner sets the value of Owner.
+func (s *MemberApiKey) SetOwner(val MemberApiKeyOwner) {
+	s.Owner = val
+}
+
+type MemberApiKeyOwner struct {
+	User MemberApiKeyOwnerUser `json:"user"`
+}
+
+// GetUser returns the value of User.
+func (s *MemberApiKeyOwner) GetUser() MemberApiKeyOwnerUser {
+	return s.User
+}
+
+// SetUser sets the value of User.
+func (s *MemberApiKeyOwner) SetUser(val MemberApiKeyOwnerUser) {
+	s.User = val
+}
+
+type MemberApiKeyOwnerUser struct {
+	UserId string `json:"userId"`
+	// Never set; mgmtapi knows no e-mail addresses.
+	UserEmail OptString `json:"userEmail"`
+}
+
+// GetUserId returns the value of UserId.
+func (s *MemberApiKeyOwnerUser) GetUserId() string {
+	return s.UserId
+}
+
+// GetUserEmail returns the value of UserEmail.
+func (s *MemberApiKeyOwnerUser) GetUserEmail() OptString {
+	return s.UserEmail
+}
+
+// SetUserId sets the value of UserId.
+func (s *MemberApiKeyOwnerUser) SetUserId(val string) {
+	s.UserId = val
+}
+
+// SetUserEmail sets the value of UserEmail.
+func (s *MemberApiKeyOwnerUser) SetUserEmail(val OptString) {
+	s.UserEmail = val
+}
+
 // Ref: #/components/schemas/MetaLabel
 type MetaLabel struct {
 	Key   OptString `json:"key"`
@@ -17987,6 +18136,98 @@ func (o OptSlackActor) Or(d SlackActor) SlackActor {
 	return d
 }
 
+// NewOptSloApmLatency returns new OptSloApmLatency with value set to v.
+func NewOptSloApmLatency(v SloApmLatency) OptSloApmLatency {
+	return OptSloApmLatency{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSloApmLatency is optional SloApmLatency.
+type OptSloApmLatency struct {
+	Value SloApmLatency
+	Set   bool
+}
+
+// IsSet returns true if OptSloApmLatency was set.
+func (o OptSloApmLatency) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSloApmLatency) Reset() {
+	var v SloApmLatency
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSloApmLatency) SetTo(v SloApmLatency) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSloApmLatency) Get() (v SloApmLatency, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSloApmLatency) Or(d SloApmLatency) SloApmLatency {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSloApmLatencyQuantile returns new OptSloApmLatencyQuantile with value set to v.
+func NewOptSloApmLatencyQuantile(v SloApmLatencyQuantile) OptSloApmLatencyQuantile {
+	return OptSloApmLatencyQuantile{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSloApmLatencyQuantile is optional SloApmLatencyQuantile.
+type OptSloApmLatencyQuantile struct {
+	Value SloApmLatencyQuantile
+	Set   bool
+}
+
+// IsSet returns true if OptSloApmLatencyQuantile was set.
+func (o OptSloApmLatencyQuantile) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSloApmLatencyQuantile) Reset() {
+	var v SloApmLatencyQuantile
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSloApmLatencyQuantile) SetTo(v SloApmLatencyQuantile) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSloApmLatencyQuantile) Get() (v SloApmLatencyQuantile, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSloApmLatencyQuantile) Or(d SloApmLatencyQuantile) SloApmLatencyQuantile {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptSloApmSli returns new OptSloApmSli with value set to v.
 func NewOptSloApmSli(v SloApmSli) OptSloApmSli {
 	return OptSloApmSli{
@@ -18211,6 +18452,98 @@ func (o OptSloMissingDataStrategy) Get() (v SloMissingDataStrategy, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptSloMissingDataStrategy) Or(d SloMissingDataStrategy) SloMissingDataStrategy {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSloOwnershipTag returns new OptSloOwnershipTag with value set to v.
+func NewOptSloOwnershipTag(v SloOwnershipTag) OptSloOwnershipTag {
+	return OptSloOwnershipTag{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSloOwnershipTag is optional SloOwnershipTag.
+type OptSloOwnershipTag struct {
+	Value SloOwnershipTag
+	Set   bool
+}
+
+// IsSet returns true if OptSloOwnershipTag was set.
+func (o OptSloOwnershipTag) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSloOwnershipTag) Reset() {
+	var v SloOwnershipTag
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSloOwnershipTag) SetTo(v SloOwnershipTag) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSloOwnershipTag) Get() (v SloOwnershipTag, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSloOwnershipTag) Or(d SloOwnershipTag) SloOwnershipTag {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSloOwnershipTags returns new OptSloOwnershipTags with value set to v.
+func NewOptSloOwnershipTags(v SloOwnershipTags) OptSloOwnershipTags {
+	return OptSloOwnershipTags{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSloOwnershipTags is optional SloOwnershipTags.
+type OptSloOwnershipTags struct {
+	Value SloOwnershipTags
+	Set   bool
+}
+
+// IsSet returns true if OptSloOwnershipTags was set.
+func (o OptSloOwnershipTags) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSloOwnershipTags) Reset() {
+	var v SloOwnershipTags
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSloOwnershipTags) SetTo(v SloOwnershipTags) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSloOwnershipTags) Get() (v SloOwnershipTags, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSloOwnershipTags) Or(d SloOwnershipTags) SloOwnershipTags {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -23295,12 +23628,14 @@ func (s *SlackActor) SetUserEmail(val OptActorText) {
 	s.UserEmail = val
 }
 
-// A service level objective. Exactly one SLI shape is required: `requestBasedMetricSli` or
-// `windowBasedMetricSli` (`apmSli` is refused with 400: not supported by this server). Every PromQL
-// `query` must parse. `sloType` and the deprecated `type`, when sent, must match the SLI shape
-// (SLO_TYPE_REQUEST / `request`, SLO_TYPE_WINDOW / `window`); answers always carry both. `id` (on
-// create), `creator`, `createTime`, `updateTime` and `revision` are the server's and are ignored in
-// requests.
+// A service level objective. Exactly one SLI shape is required: `requestBasedMetricSli`,
+// `windowBasedMetricSli` or `apmSli`. Every PromQL `query` must parse. `sloType` and the deprecated
+// `type`, when sent, must match the SLI shape (SLO_TYPE_REQUEST / `request` for a request-based SLI or
+// an APM error SLI, SLO_TYPE_WINDOW / `window` for a window-based SLI or an APM latency SLI); answers
+// always carry both. An SLO with `apmSli`, or a metric SLO with `apmSliMetadata` (the APM description
+// its queries were made from), is of product type SLO_PRODUCT_TYPE_APM; `apmSli` and `apmSliMetadata`
+// are never both set. `id` (on create), `creator`, `createTime`, `updateTime`, `revision` and the
+// ownership tags' `resolvedValues` are the server's and are ignored in requests.
 // Ref: #/components/schemas/Slo
 type Slo struct {
 	// Assigned by the server on create (a lowercase UUID); names the SLO on replace.
@@ -23317,12 +23652,13 @@ type Slo struct {
 	Labels                OptSloLabels             `json:"labels"`
 	RequestBasedMetricSli OptRequestBasedMetricSli `json:"requestBasedMetricSli"`
 	WindowBasedMetricSli  OptWindowBasedMetricSli  `json:"windowBasedMetricSli"`
-	// APM-generated SLIs are not supported by this server; sending one is a 400.
-	ApmSli       OptSloApmSli      `json:"apmSli"`
-	Revision     OptSloRevision    `json:"revision"`
-	SloTimeFrame SloTimeFrame      `json:"sloTimeFrame"`
-	ProductType  OptSloProductType `json:"productType"`
-	SloType      OptSloType        `json:"sloType"`
+	ApmSli                OptSloApmSli             `json:"apmSli"`
+	ApmSliMetadata        OptSloApmSli             `json:"apmSliMetadata"`
+	OwnershipTags         OptSloOwnershipTags      `json:"ownershipTags"`
+	Revision              OptSloRevision           `json:"revision"`
+	SloTimeFrame          SloTimeFrame             `json:"sloTimeFrame"`
+	ProductType           OptSloProductType        `json:"productType"`
+	SloType               OptSloType               `json:"sloType"`
 	// Deprecated: schema marks this property as deprecated.
 	Type       OptSloLegacyType `json:"type"`
 	CreateTime OptDateTime      `json:"createTime"`
@@ -23377,6 +23713,16 @@ func (s *Slo) GetWindowBasedMetricSli() OptWindowBasedMetricSli {
 // GetApmSli returns the value of ApmSli.
 func (s *Slo) GetApmSli() OptSloApmSli {
 	return s.ApmSli
+}
+
+// GetApmSliMetadata returns the value of ApmSliMetadata.
+func (s *Slo) GetApmSliMetadata() OptSloApmSli {
+	return s.ApmSliMetadata
+}
+
+// GetOwnershipTags returns the value of OwnershipTags.
+func (s *Slo) GetOwnershipTags() OptSloOwnershipTags {
+	return s.OwnershipTags
 }
 
 // GetRevision returns the value of Revision.
@@ -23464,6 +23810,16 @@ func (s *Slo) SetApmSli(val OptSloApmSli) {
 	s.ApmSli = val
 }
 
+// SetApmSliMetadata sets the value of ApmSliMetadata.
+func (s *Slo) SetApmSliMetadata(val OptSloApmSli) {
+	s.ApmSliMetadata = val
+}
+
+// SetOwnershipTags sets the value of OwnershipTags.
+func (s *Slo) SetOwnershipTags(val OptSloOwnershipTags) {
+	s.OwnershipTags = val
+}
+
 // SetRevision sets the value of Revision.
 func (s *Slo) SetRevision(val OptSloRevision) {
 	s.Revision = val
@@ -23499,16 +23855,237 @@ func (s *Slo) SetUpdateTime(val OptDateTime) {
 	s.UpdateTime = val
 }
 
-// APM-generated SLIs are not supported by this server; sending one is a 400.
-type SloApmSli map[string]jx.Raw
+// Ref: #/components/schemas/SloAlertValidity
+type SloAlertValidity struct {
+	ID             OptString `json:"id"`
+	Name           OptString `json:"name"`
+	AlertVersionId OptString `json:"alertVersionId"`
+	ErrorMessage   OptString `json:"errorMessage"`
+}
 
-func (s *SloApmSli) init() SloApmSli {
-	m := *s
-	if m == nil {
-		m = map[string]jx.Raw{}
-		*s = m
-	}
-	return m
+// GetID returns the value of ID.
+func (s *SloAlertValidity) GetID() OptString {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *SloAlertValidity) GetName() OptString {
+	return s.Name
+}
+
+// GetAlertVersionId returns the value of AlertVersionId.
+func (s *SloAlertValidity) GetAlertVersionId() OptString {
+	return s.AlertVersionId
+}
+
+// GetErrorMessage returns the value of ErrorMessage.
+func (s *SloAlertValidity) GetErrorMessage() OptString {
+	return s.ErrorMessage
+}
+
+// SetID sets the value of ID.
+func (s *SloAlertValidity) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *SloAlertValidity) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetAlertVersionId sets the value of AlertVersionId.
+func (s *SloAlertValidity) SetAlertVersionId(val OptString) {
+	s.AlertVersionId = val
+}
+
+// SetErrorMessage sets the value of ErrorMessage.
+func (s *SloAlertValidity) SetErrorMessage(val OptString) {
+	s.ErrorMessage = val
+}
+
+// Ref: #/components/schemas/SloAlertsValidationResponse
+type SloAlertsValidationResponse struct {
+	// One result per alert defined on the SLO; always empty here.
+	AlertsValidationResult []SloAlertValidity `json:"alertsValidationResult"`
+}
+
+// GetAlertsValidationResult returns the value of AlertsValidationResult.
+func (s *SloAlertsValidationResponse) GetAlertsValidationResult() []SloAlertValidity {
+	return s.AlertsValidationResult
+}
+
+// SetAlertsValidationResult sets the value of AlertsValidationResult.
+func (s *SloAlertsValidationResponse) SetAlertsValidationResult(val []SloAlertValidity) {
+	s.AlertsValidationResult = val
+}
+
+// Keeps the metrics whose tag `key` has one of the values: `values`, or the deprecated single `value`;
+// at least one value is required.
+// Ref: #/components/schemas/SloApmFilter
+type SloApmFilter struct {
+	Key string `json:"key"`
+	// Deprecated: schema marks this property as deprecated.
+	Value  OptString `json:"value"`
+	Values []string  `json:"values"`
+}
+
+// GetKey returns the value of Key.
+func (s *SloApmFilter) GetKey() string {
+	return s.Key
+}
+
+// GetValue returns the value of Value.
+func (s *SloApmFilter) GetValue() OptString {
+	return s.Value
+}
+
+// GetValues returns the value of Values.
+func (s *SloApmFilter) GetValues() []string {
+	return s.Values
+}
+
+// SetKey sets the value of Key.
+func (s *SloApmFilter) SetKey(val string) {
+	s.Key = val
+}
+
+// SetValue sets the value of Value.
+func (s *SloApmFilter) SetValue(val OptString) {
+	s.Value = val
+}
+
+// SetValues sets the value of Values.
+func (s *SloApmFilter) SetValues(val []string) {
+	s.Values = val
+}
+
+// Exactly one of `quantile` and `average`.
+// Ref: #/components/schemas/SloApmLatency
+type SloApmLatency struct {
+	Quantile OptSloApmLatencyQuantile `json:"quantile"`
+	Average  *EmptyObject             `json:"average"`
+	// Milliseconds; a window is good when its latency is at most this.
+	Threshold  float64         `json:"threshold"`
+	TimeWindow WindowSloWindow `json:"timeWindow"`
+}
+
+// GetQuantile returns the value of Quantile.
+func (s *SloApmLatency) GetQuantile() OptSloApmLatencyQuantile {
+	return s.Quantile
+}
+
+// GetAverage returns the value of Average.
+func (s *SloApmLatency) GetAverage() *EmptyObject {
+	return s.Average
+}
+
+// GetThreshold returns the value of Threshold.
+func (s *SloApmLatency) GetThreshold() float64 {
+	return s.Threshold
+}
+
+// GetTimeWindow returns the value of TimeWindow.
+func (s *SloApmLatency) GetTimeWindow() WindowSloWindow {
+	return s.TimeWindow
+}
+
+// SetQuantile sets the value of Quantile.
+func (s *SloApmLatency) SetQuantile(val OptSloApmLatencyQuantile) {
+	s.Quantile = val
+}
+
+// SetAverage sets the value of Average.
+func (s *SloApmLatency) SetAverage(val *EmptyObject) {
+	s.Average = val
+}
+
+// SetThreshold sets the value of Threshold.
+func (s *SloApmLatency) SetThreshold(val float64) {
+	s.Threshold = val
+}
+
+// SetTimeWindow sets the value of TimeWindow.
+func (s *SloApmLatency) SetTimeWindow(val WindowSloWindow) {
+	s.TimeWindow = val
+}
+
+type SloApmLatencyQuantile struct {
+	// The quantile measured, above 0 and below 1 (0.95 is P95; 1 is refused by the server).
+	Percentile float64 `json:"percentile"`
+}
+
+// GetPercentile returns the value of Percentile.
+func (s *SloApmLatencyQuantile) GetPercentile() float64 {
+	return s.Percentile
+}
+
+// SetPercentile sets the value of Percentile.
+func (s *SloApmLatencyQuantile) SetPercentile(val float64) {
+	s.Percentile = val
+}
+
+// An SLI over the APM metrics of services: the share of requests without error (`errorConfig`, a
+// request-based SLO) or of windows whose latency is at most `threshold` milliseconds (`latencyConfig`,
+// a window-based SLO); exactly one of the two.
+// Ref: #/components/schemas/SloApmSli
+type SloApmSli struct {
+	// The services measured, 1–100 unique names of 1–255 characters.
+	Services []string       `json:"services"`
+	Filters  []SloApmFilter `json:"filters"`
+	// Unique label names the results are grouped by.
+	GroupingKeys  []SloLabelName   `json:"groupingKeys"`
+	ErrorConfig   *EmptyObject     `json:"errorConfig"`
+	LatencyConfig OptSloApmLatency `json:"latencyConfig"`
+}
+
+// GetServices returns the value of Services.
+func (s *SloApmSli) GetServices() []string {
+	return s.Services
+}
+
+// GetFilters returns the value of Filters.
+func (s *SloApmSli) GetFilters() []SloApmFilter {
+	return s.Filters
+}
+
+// GetGroupingKeys returns the value of GroupingKeys.
+func (s *SloApmSli) GetGroupingKeys() []SloLabelName {
+	return s.GroupingKeys
+}
+
+// GetErrorConfig returns the value of ErrorConfig.
+func (s *SloApmSli) GetErrorConfig() *EmptyObject {
+	return s.ErrorConfig
+}
+
+// GetLatencyConfig returns the value of LatencyConfig.
+func (s *SloApmSli) GetLatencyConfig() OptSloApmLatency {
+	return s.LatencyConfig
+}
+
+// SetServices sets the value of Services.
+func (s *SloApmSli) SetServices(val []string) {
+	s.Services = val
+}
+
+// SetFilters sets the value of Filters.
+func (s *SloApmSli) SetFilters(val []SloApmFilter) {
+	s.Filters = val
+}
+
+// SetGroupingKeys sets the value of GroupingKeys.
+func (s *SloApmSli) SetGroupingKeys(val []SloLabelName) {
+	s.GroupingKeys = val
+}
+
+// SetErrorConfig sets the value of ErrorConfig.
+func (s *SloApmSli) SetErrorConfig(val *EmptyObject) {
+	s.ErrorConfig = val
+}
+
+// SetLatencyConfig sets the value of LatencyConfig.
+func (s *SloApmSli) SetLatencyConfig(val OptSloApmLatency) {
+	s.LatencyConfig = val
 }
 
 // Ref: #/components/schemas/SloComparisonOperator
@@ -23791,6 +24368,85 @@ func (s *SloMissingDataStrategy) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// Ref: #/components/schemas/SloOwnershipTag
+type SloOwnershipTag struct {
+	// Values that apply to the whole SLO, 1–255 characters each.
+	StaticValues []string `json:"staticValues"`
+	// Metric label names whose values name the owner per series.
+	LabelKeys []SloLabelName `json:"labelKeys"`
+	// Set by the server: the static values, each once. Values behind `labelKeys` would come from series
+	// this server does not observe, so they never appear here.
+	ResolvedValues []string `json:"resolvedValues"`
+}
+
+// GetStaticValues returns the value of StaticValues.
+func (s *SloOwnershipTag) GetStaticValues() []string {
+	return s.StaticValues
+}
+
+// GetLabelKeys returns the value of LabelKeys.
+func (s *SloOwnershipTag) GetLabelKeys() []SloLabelName {
+	return s.LabelKeys
+}
+
+// GetResolvedValues returns the value of ResolvedValues.
+func (s *SloOwnershipTag) GetResolvedValues() []string {
+	return s.ResolvedValues
+}
+
+// SetStaticValues sets the value of StaticValues.
+func (s *SloOwnershipTag) SetStaticValues(val []string) {
+	s.StaticValues = val
+}
+
+// SetLabelKeys sets the value of LabelKeys.
+func (s *SloOwnershipTag) SetLabelKeys(val []SloLabelName) {
+	s.LabelKeys = val
+}
+
+// SetResolvedValues sets the value of ResolvedValues.
+func (s *SloOwnershipTag) SetResolvedValues(val []string) {
+	s.ResolvedValues = val
+}
+
+// Who owns the SLO, per dimension; a dimension left out is unset.
+// Ref: #/components/schemas/SloOwnershipTags
+type SloOwnershipTags struct {
+	Service     OptSloOwnershipTag `json:"service"`
+	Environment OptSloOwnershipTag `json:"environment"`
+	Team        OptSloOwnershipTag `json:"team"`
+}
+
+// GetService returns the value of Service.
+func (s *SloOwnershipTags) GetService() OptSloOwnershipTag {
+	return s.Service
+}
+
+// GetEnvironment returns the value of Environment.
+func (s *SloOwnershipTags) GetEnvironment() OptSloOwnershipTag {
+	return s.Environment
+}
+
+// GetTeam returns the value of Team.
+func (s *SloOwnershipTags) GetTeam() OptSloOwnershipTag {
+	return s.Team
+}
+
+// SetService sets the value of Service.
+func (s *SloOwnershipTags) SetService(val OptSloOwnershipTag) {
+	s.Service = val
+}
+
+// SetEnvironment sets the value of Environment.
+func (s *SloOwnershipTags) SetEnvironment(val OptSloOwnershipTag) {
+	s.Environment = val
+}
+
+// SetTeam sets the value of Team.
+func (s *SloOwnershipTags) SetTeam(val OptSloOwnershipTag) {
+	s.Team = val
 }
 
 // Ref: #/components/schemas/SloProductType
@@ -24163,6 +24819,21 @@ func (s *SloType) UnmarshalText(data []byte) error {
 	}
 }
 
+// Ref: #/components/schemas/SloZeroStateResponse
+type SloZeroStateResponse struct {
+	ZeroState bool `json:"zeroState"`
+}
+
+// GetZeroState returns the value of ZeroState.
+func (s *SloZeroStateResponse) GetZeroState() bool {
+	return s.ZeroState
+}
+
+// SetZeroState sets the value of ZeroState.
+func (s *SloZeroStateResponse) SetZeroState(val bool) {
+	s.ZeroState = val
+}
+
 // Ref: #/components/schemas/SyncExternalThreadResponse
 type SyncExternalThreadResponse struct {
 	SyncRegistered bool `json:"syncRegistered"`
@@ -24239,6 +24910,21 @@ func (s *SystemRoleList) GetRoles() []SystemRole {
 // SetRoles sets the value of Roles.
 func (s *SystemRoleList) SetRoles(val []SystemRole) {
 	s.Roles = val
+}
+
+// Ref: #/components/schemas/TeamMembersApiKeysResponse
+type TeamMembersApiKeysResponse struct {
+	Keys []ApiKeySummary `json:"keys"`
+}
+
+// GetKeys returns the value of Keys.
+func (s *TeamMembersApiKeysResponse) GetKeys() []ApiKeySummary {
+	return s.Keys
+}
+
+// SetKeys sets the value of Keys.
+func (s *TeamMembersApiKeysResponse) SetKeys(val []ApiKeySummary) {
+	s.Keys = val
 }
 
 // Ref: #/components/schemas/UndeployExtensionRequest

@@ -48,6 +48,7 @@ var operationRolesApiKey = map[string][]string{
 	BatchGetIncidentsOperation:               []string{},
 	BatchGetPresetsOperation:                 []string{},
 	BatchGetSlosOperation:                    []string{},
+	BatchGetSlosByListOperation:              []string{},
 	BulkAcknowledgeCasesOperation:            []string{},
 	BulkAssignCasesOperation:                 []string{},
 	BulkClearCasePriorityOverrideOperation:   []string{},
@@ -117,6 +118,7 @@ var operationRolesApiKey = map[string][]string{
 	GetQuotaRuleSetOperation:                 []string{},
 	GetRecordingRuleSetOperation:             []string{},
 	GetSloOperation:                          []string{},
+	GetSloZeroStateOperation:                 []string{},
 	GetSpansCountV2Operation:                 []string{},
 	GetViewOperation:                         []string{},
 	GetViewFolderOperation:                   []string{},
@@ -140,8 +142,10 @@ var operationRolesApiKey = map[string][]string{
 	ListPresetSummariesOperation:             []string{},
 	ListRecordingRuleSetsOperation:           []string{},
 	ListRetentionTagsOperation:               []string{},
+	ListSendDataApiKeysOperation:             []string{},
 	ListSlosOperation:                        []string{},
 	ListSystemRolesOperation:                 []string{},
+	ListTeamMembersApiKeysOperation:          []string{},
 	ListViewFoldersOperation:                 []string{},
 	ListViewsOperation:                       []string{},
 	OverwriteLogPoliciesOperation:            []string{},
@@ -176,6 +180,7 @@ var operationRolesApiKey = map[string][]string{
 	UpdatePolicyOperation:                    []string{},
 	UpdateRecordingRuleSetOperation:          []string{},
 	UpdateRetentionTagsOperation:             []string{},
+	ValidateReplaceSloAlertsOperation:        []string{},
 }
 
 // GetRolesForApiKey returns the required roles for the given operation.

@@ -114,6 +114,14 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/3/v1/slo/slos:batchGet
 	BatchGetSlos(ctx context.Context, params BatchGetSlosParams) (*BatchGetSlosResponse, error)
+	// BatchGetSlosByList implements BatchGetSlosByList operation.
+	//
+	// The same operation as E15 (`GET /mgmt/openapi/3/v1/slo/slos:batchGet`), at the public path: the
+	// team's SLOs named by the repeated `ids` parameter, in request order and each once, and in
+	// `notFoundIds` the ids that name none of the team's SLOs.
+	//
+	// GET /mgmt/openapi/5/slo/slos/v1/all/list
+	BatchGetSlosByList(ctx context.Context, params BatchGetSlosByListParams) (*BatchGetSlosResponse, error)
 	// BulkAcknowledgeCases implements BulkAcknowledgeCases operation.
 	//
 	// Applies the single acknowledge to each listed case, all or nothing: when one id names no case of the
@@ -198,7 +206,9 @@ type Handler interface {
 	//
 	// Creates a key in the caller's team. The answer carries the key's secret `value`; it is shown here
 	// once and never again. Permissions are the union of `keyPermissions.permissions` and of the named
-	// presets, narrowed or widened by the optional `accessPolicy` (deny wins).
+	// presets, narrowed or widened by the optional `accessPolicy` (deny wins). With
+	// `keyPermissions.presets` exactly `[SendData]` (and no permission or access policy) the key is a
+	// send-data key: it authenticates only ingestion (see `…/aaa/send-data-keys/v3`).
 	//
 	// POST /mgmt/openapi/4/aaa/api-keys/v3
 	CreateApiKey(ctx context.Context, req *CreateApiKeyRequest) (*CreateApiKeyResponse, error)
@@ -285,10 +295,11 @@ type Handler interface {
 	// Stores the SLO under a server-assigned id (a lowercase UUID) and answers it. The server sets
 	// `createTime`, `updateTime`, `revision` (`{revision: 1, updateTime}`) and `creator` (the name of the
 	// calling API key); values sent for them, and an `id`, are ignored. `sloType` and `type` are filled
-	// from the SLI shape; `productType` defaults to SLO_PRODUCT_TYPE_UNSPECIFIED.
+	// from the SLI shape; `productType` defaults to SLO_PRODUCT_TYPE_UNSPECIFIED (SLO_PRODUCT_TYPE_APM
+	// with an `apmSli` or `apmSliMetadata`).
 	//
 	// POST /mgmt/openapi/4/slo/slos/v1
-	CreateSlo(ctx context.Context, req *Slo) (*CreateSloResponse, error)
+	CreateSlo(ctx context.Context, req *Slo, params CreateSloParams) (*CreateSloResponse, error)
 	// CreateView implements CreateView operation.
 	//
 	// Stores a saved view under the team's next view id (1–2147483647, never reused). `folderId`, when
@@ -642,6 +653,12 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/4/slo/slos/v1/{id}
 	GetSlo(ctx context.Context, params GetSloParams) (*GetSloResponse, error)
+	// GetSloZeroState implements GetSloZeroState operation.
+	//
+	// `zeroState` is true while the team has no SLO, false once it has one.
+	//
+	// GET /mgmt/openapi/5/slo/zero-state/v1
+	GetSloZeroState(ctx context.Context) (*SloZeroStateResponse, error)
 	// GetSpansCountV2 implements GetSpansCountV2 operation.
 	//
 	// Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_SPANS` of
@@ -679,7 +696,8 @@ type Handler interface {
 	IngestAlertmanager(ctx context.Context, req *AlertmanagerNotification) (*IngestResult, error)
 	// ListApiKeys implements ListApiKeys operation.
 	//
-	// Every key of the caller's team, oldest first. Secret values are never included.
+	// Every API key of the caller's team, oldest first; send-data keys are listed by
+	// `…/aaa/send-data-keys/v3` instead. Secret values are never included.
 	//
 	// GET /mgmt/openapi/5/aaa/api-keys/v3/list/all
 	ListApiKeys(ctx context.Context) (*ListApiKeysResponse, error)
@@ -822,9 +840,38 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dataengine/retention-tags/v1
 	ListRetentionTags(ctx context.Context) (*RetentionTagList, error)
+	// ListSendDataApiKeys implements ListSendDataApiKeys operation.
+	//
+	// The team's send-data keys, oldest first, without their values. A send-data key is created by the
+	// create operation with `keyPermissions.presets` exactly `[SendData]` (no other preset, permission or
+	// access policy); it authenticates only ingestion (`POST /ingest/alertmanager/v1`) and every
+	// management operation refuses it with 403. It is read, renamed, (de)activated and deleted through
+	// `…/aaa/api-keys/v3/{key_id}` like any key, and is not part of the list of API keys.
+	//
+	// GET /mgmt/openapi/5/aaa/send-data-keys/v3
+	ListSendDataApiKeys(ctx context.Context) (*ListApiKeysResponse, error)
 	// ListSlos implements ListSlos operation.
 	//
-	// The team's SLOs, oldest first (by createTime, then id).
+	// The team's SLOs that match every item of the query object `filters` (all of them when it is absent),
+	// oldest first (by createTime, then id). Each filter is a `field` (exactly one of its alternatives)
+	// and, for the fields that do not carry their own values, a `predicate.is` whose values the SLO's
+	// value must equal one of:
+	//
+	//  - `constFilter` SLO_CONST_FILTER_FIELD_SLO_NAME (the name) or SLO_CONST_FILTER_FIELD_USER_NAME (the
+	//    creator) with `predicate.is.stringValues`;
+	//  - `labelName` (the value of that label; an SLO without the label does not match) with
+	//    `predicate.is.stringValues`;
+	//  - `sloType: true` with `predicate.is.typeValues`; `productType: true` with
+	//    `predicate.is.productTypeValues`;
+	//  - `serviceName` (one of the services of the SLO's `apmSli` or `apmSliMetadata`), no predicate; it
+	//    needs a `productType` filter that includes SLO_PRODUCT_TYPE_APM;
+	//  - `ownershipServiceValues`, `ownershipEnvironmentValues`, `ownershipTeamValues` (`{values}`: one of
+	//    them is among the resolved values of that ownership tag), no predicate. Anything else (no field
+	//    or two, a wrong or missing predicate, an UNSPECIFIED constant) is a 400 naming `filters[i]…`.
+	//    Write the items in bracket or dot form
+	//    (`filters[0][field][labelName]=env&filters[0][predicate][is][stringValues][values]=prod`) or as
+	//    one JSON array
+	//    (`filters=[{"field":{"sloType":true},"predicate":{"is":{"typeValues":{"values":["SLO_TYPE_WINDOW"]}}}}]`).
 	//
 	// GET /mgmt/openapi/4/slo/slos/v1
 	ListSlos(ctx context.Context) (*ListSlosResponse, error)
@@ -836,6 +883,16 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/aaa/team-roles/v1/system-roles
 	ListSystemRoles(ctx context.Context) (*SystemRoleList, error)
+	// ListTeamMembersApiKeys implements ListTeamMembersApiKeys operation.
+	//
+	// Mgmtapi keeps no user directory: a user exists only as the `owner.userId` recorded on a key. This
+	// lists the team's keys (of both kinds) whose owner is a user, ordered by user id, then oldest first,
+	// with the user as `apiKey.owner.user.userId` (`userEmail` is never known), the key's own permissions
+	// and its presets. Keys owned by the team or an organisation are not members' keys and are not listed.
+	// Secret values are never included.
+	//
+	// GET /mgmt/openapi/5/aaa/api-keys/v3
+	ListTeamMembersApiKeys(ctx context.Context) (*TeamMembersApiKeysResponse, error)
 	// ListViewFolders implements ListViewFolders operation.
 	//
 	// List the team's view folders.
@@ -935,7 +992,7 @@ type Handler interface {
 	// `revision.updateTime` and `updateTime` become the time of the replace.
 	//
 	// PUT /mgmt/openapi/4/slo/slos/v1
-	ReplaceSlo(ctx context.Context, req *Slo) (*ReplaceSloResponse, error)
+	ReplaceSlo(ctx context.Context, req *Slo, params ReplaceSloParams) (*ReplaceSloResponse, error)
 	// ReplaceView implements ReplaceView operation.
 	//
 	// The view becomes the request body (same rules as the create); its id stays.
@@ -1085,6 +1142,15 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/dataengine/retention-tags/v1
 	UpdateRetentionTags(ctx context.Context, req *RetentionTagUpdate) (*RetentionTagList, error)
+	// ValidateReplaceSloAlerts implements ValidateReplaceSloAlerts operation.
+	//
+	// Checks the body as the replace does and stores it, exactly as `PUT …/slo/slos/v1` would (same
+	// rules, 404 for an unknown id, `revision` counted up). The answer lists, per alert defined on the
+	// SLO, whether the new definition keeps it valid; this server keeps no SLO alerts, so the list is
+	// always empty.
+	//
+	// PUT /mgmt/openapi/5/slo/validated/v1
+	ValidateReplaceSloAlerts(ctx context.Context, req *Slo) (*SloAlertsValidationResponse, error)
 	// NewError creates *ErrorStatusCode from error returned by handler.
 	//
 	// Used for common default response.

@@ -164,6 +164,17 @@ func (UnimplementedHandler) BatchGetSlos(ctx context.Context, params BatchGetSlo
 	return r, ht.ErrNotImplemented
 }
 
+// BatchGetSlosByList implements BatchGetSlosByList operation.
+//
+// The same operation as E15 (`GET /mgmt/openapi/3/v1/slo/slos:batchGet`), at the public path: the
+// team's SLOs named by the repeated `ids` parameter, in request order and each once, and in
+// `notFoundIds` the ids that name none of the team's SLOs.
+//
+// GET /mgmt/openapi/5/slo/slos/v1/all/list
+func (UnimplementedHandler) BatchGetSlosByList(ctx context.Context, params BatchGetSlosByListParams) (r *BatchGetSlosResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // BulkAcknowledgeCases implements BulkAcknowledgeCases operation.
 //
 // Applies the single acknowledge to each listed case, all or nothing: when one id names no case of the
@@ -284,7 +295,9 @@ func (UnimplementedHandler) CountIncidentEvents(ctx context.Context) (r *Inciden
 //
 // Creates a key in the caller's team. The answer carries the key's secret `value`; it is shown here
 // once and never again. Permissions are the union of `keyPermissions.permissions` and of the named
-// presets, narrowed or widened by the optional `accessPolicy` (deny wins).
+// presets, narrowed or widened by the optional `accessPolicy` (deny wins). With
+// `keyPermissions.presets` exactly `[SendData]` (and no permission or access policy) the key is a
+// send-data key: it authenticates only ingestion (see `…/aaa/send-data-keys/v3`).
 //
 // POST /mgmt/openapi/4/aaa/api-keys/v3
 func (UnimplementedHandler) CreateApiKey(ctx context.Context, req *CreateApiKeyRequest) (r *CreateApiKeyResponse, _ error) {
@@ -401,10 +414,11 @@ func (UnimplementedHandler) CreateRecordingRuleSet(ctx context.Context, req *Rec
 // Stores the SLO under a server-assigned id (a lowercase UUID) and answers it. The server sets
 // `createTime`, `updateTime`, `revision` (`{revision: 1, updateTime}`) and `creator` (the name of the
 // calling API key); values sent for them, and an `id`, are ignored. `sloType` and `type` are filled
-// from the SLI shape; `productType` defaults to SLO_PRODUCT_TYPE_UNSPECIFIED.
+// from the SLI shape; `productType` defaults to SLO_PRODUCT_TYPE_UNSPECIFIED (SLO_PRODUCT_TYPE_APM
+// with an `apmSli` or `apmSliMetadata`).
 //
 // POST /mgmt/openapi/4/slo/slos/v1
-func (UnimplementedHandler) CreateSlo(ctx context.Context, req *Slo) (r *CreateSloResponse, _ error) {
+func (UnimplementedHandler) CreateSlo(ctx context.Context, req *Slo, params CreateSloParams) (r *CreateSloResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -899,6 +913,15 @@ func (UnimplementedHandler) GetSlo(ctx context.Context, params GetSloParams) (r 
 	return r, ht.ErrNotImplemented
 }
 
+// GetSloZeroState implements GetSloZeroState operation.
+//
+// `zeroState` is true while the team has no SLO, false once it has one.
+//
+// GET /mgmt/openapi/5/slo/zero-state/v1
+func (UnimplementedHandler) GetSloZeroState(ctx context.Context) (r *SloZeroStateResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetSpansCountV2 implements GetSpansCountV2 operation.
 //
 // Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_SPANS` of
@@ -948,7 +971,8 @@ func (UnimplementedHandler) IngestAlertmanager(ctx context.Context, req *Alertma
 
 // ListApiKeys implements ListApiKeys operation.
 //
-// Every key of the caller's team, oldest first. Secret values are never included.
+// Every API key of the caller's team, oldest first; send-data keys are listed by
+// `…/aaa/send-data-keys/v3` instead. Secret values are never included.
 //
 // GET /mgmt/openapi/5/aaa/api-keys/v3/list/all
 func (UnimplementedHandler) ListApiKeys(ctx context.Context) (r *ListApiKeysResponse, _ error) {
@@ -1148,9 +1172,41 @@ func (UnimplementedHandler) ListRetentionTags(ctx context.Context) (r *Retention
 	return r, ht.ErrNotImplemented
 }
 
+// ListSendDataApiKeys implements ListSendDataApiKeys operation.
+//
+// The team's send-data keys, oldest first, without their values. A send-data key is created by the
+// create operation with `keyPermissions.presets` exactly `[SendData]` (no other preset, permission or
+// access policy); it authenticates only ingestion (`POST /ingest/alertmanager/v1`) and every
+// management operation refuses it with 403. It is read, renamed, (de)activated and deleted through
+// `…/aaa/api-keys/v3/{key_id}` like any key, and is not part of the list of API keys.
+//
+// GET /mgmt/openapi/5/aaa/send-data-keys/v3
+func (UnimplementedHandler) ListSendDataApiKeys(ctx context.Context) (r *ListApiKeysResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ListSlos implements ListSlos operation.
 //
-// The team's SLOs, oldest first (by createTime, then id).
+// The team's SLOs that match every item of the query object `filters` (all of them when it is absent),
+// oldest first (by createTime, then id). Each filter is a `field` (exactly one of its alternatives)
+// and, for the fields that do not carry their own values, a `predicate.is` whose values the SLO's
+// value must equal one of:
+//
+//   - `constFilter` SLO_CONST_FILTER_FIELD_SLO_NAME (the name) or SLO_CONST_FILTER_FIELD_USER_NAME (the
+//     creator) with `predicate.is.stringValues`;
+//   - `labelName` (the value of that label; an SLO without the label does not match) with
+//     `predicate.is.stringValues`;
+//   - `sloType: true` with `predicate.is.typeValues`; `productType: true` with
+//     `predicate.is.productTypeValues`;
+//   - `serviceName` (one of the services of the SLO's `apmSli` or `apmSliMetadata`), no predicate; it
+//     needs a `productType` filter that includes SLO_PRODUCT_TYPE_APM;
+//   - `ownershipServiceValues`, `ownershipEnvironmentValues`, `ownershipTeamValues` (`{values}`: one of
+//     them is among the resolved values of that ownership tag), no predicate. Anything else (no field
+//     or two, a wrong or missing predicate, an UNSPECIFIED constant) is a 400 naming `filters[i]…`.
+//     Write the items in bracket or dot form
+//     (`filters[0][field][labelName]=env&filters[0][predicate][is][stringValues][values]=prod`) or as
+//     one JSON array
+//     (`filters=[{"field":{"sloType":true},"predicate":{"is":{"typeValues":{"values":["SLO_TYPE_WINDOW"]}}}}]`).
 //
 // GET /mgmt/openapi/4/slo/slos/v1
 func (UnimplementedHandler) ListSlos(ctx context.Context) (r *ListSlosResponse, _ error) {
@@ -1165,6 +1221,19 @@ func (UnimplementedHandler) ListSlos(ctx context.Context) (r *ListSlosResponse, 
 //
 // GET /mgmt/openapi/5/aaa/team-roles/v1/system-roles
 func (UnimplementedHandler) ListSystemRoles(ctx context.Context) (r *SystemRoleList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListTeamMembersApiKeys implements ListTeamMembersApiKeys operation.
+//
+// Mgmtapi keeps no user directory: a user exists only as the `owner.userId` recorded on a key. This
+// lists the team's keys (of both kinds) whose owner is a user, ordered by user id, then oldest first,
+// with the user as `apiKey.owner.user.userId` (`userEmail` is never known), the key's own permissions
+// and its presets. Keys owned by the team or an organisation are not members' keys and are not listed.
+// Secret values are never included.
+//
+// GET /mgmt/openapi/5/aaa/api-keys/v3
+func (UnimplementedHandler) ListTeamMembersApiKeys(ctx context.Context) (r *TeamMembersApiKeysResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1303,7 +1372,7 @@ func (UnimplementedHandler) ReplaceQuotaRuleSet(ctx context.Context, req *QuotaR
 // `revision.updateTime` and `updateTime` become the time of the replace.
 //
 // PUT /mgmt/openapi/4/slo/slos/v1
-func (UnimplementedHandler) ReplaceSlo(ctx context.Context, req *Slo) (r *ReplaceSloResponse, _ error) {
+func (UnimplementedHandler) ReplaceSlo(ctx context.Context, req *Slo, params ReplaceSloParams) (r *ReplaceSloResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1516,6 +1585,18 @@ func (UnimplementedHandler) UpdateRecordingRuleSet(ctx context.Context, req *Rec
 //
 // POST /mgmt/openapi/5/dataengine/retention-tags/v1
 func (UnimplementedHandler) UpdateRetentionTags(ctx context.Context, req *RetentionTagUpdate) (r *RetentionTagList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ValidateReplaceSloAlerts implements ValidateReplaceSloAlerts operation.
+//
+// Checks the body as the replace does and stores it, exactly as `PUT …/slo/slos/v1` would (same
+// rules, 404 for an unknown id, `revision` counted up). The answer lists, per alert defined on the
+// SLO, whether the new definition keeps it valid; this server keeps no SLO alerts, so the list is
+// always empty.
+//
+// PUT /mgmt/openapi/5/slo/validated/v1
+func (UnimplementedHandler) ValidateReplaceSloAlerts(ctx context.Context, req *Slo) (r *SloAlertsValidationResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

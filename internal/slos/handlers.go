@@ -1,6 +1,6 @@
 // Package slos serves service level objectives: the batch execute of creates, replaces and deletes
-// in one transaction (E14), the batch get by id (E15), and the single create, replace, list, get
-// and delete. An SLO is stored as its JSON document; the server owns its id, creator, times and
+// in one transaction (E14), the batch get by id (E15, also at its public path), the single create,
+// replace, filtered list, get and delete, the validating replace and the zero state. An SLO is stored as its JSON document; the server owns its id, creator, times and
 // revision. Ids are lowercase UUIDs; every lookup by id matches its hex digits in either case.
 package slos
 
@@ -100,10 +100,11 @@ func execute(ctx context.Context, tx *db.Tx, caller *auth.Principal, where strin
 	return res, nil
 }
 
-// CreateSlo stores a new SLO under a fresh id and answers it.
+// CreateSlo stores a new SLO under a fresh id and answers it. silence_data_validations has no
+// effect: this server runs no data validations.
 //
 // Errors: Invalid (see checkSlo).
-func (h *SloHandler) CreateSlo(ctx context.Context, req *oas.Slo) (*oas.CreateSloResponse, error) {
+func (h *SloHandler) CreateSlo(ctx context.Context, req *oas.Slo, _ oas.CreateSloParams) (*oas.CreateSloResponse, error) {
 	caller := auth.PrincipalFrom(ctx)
 	s, err := checkSlo("", *req)
 	if err != nil {
@@ -120,33 +121,78 @@ func (h *SloHandler) CreateSlo(ctx context.Context, req *oas.Slo) (*oas.CreateSl
 }
 
 // ReplaceSlo replaces the SLO named by the body's id, keeping its createTime and creator and
-// counting its revision up by one.
+// counting its revision up by one. silence_data_validations has no effect.
 //
 // Errors: Invalid when id is missing, and see checkSlo; NotFound when the team has no such SLO.
-func (h *SloHandler) ReplaceSlo(ctx context.Context, req *oas.Slo) (*oas.ReplaceSloResponse, error) {
-	caller := auth.PrincipalFrom(ctx)
-	s, err := checkReplace("", *req)
-	if err != nil {
-		return nil, err
-	}
-	err = h.db.InTx(ctx, func(tx *db.Tx) error {
-		s, err = replace(ctx, tx, caller.TeamID, "", s)
-		return err
-	})
+func (h *SloHandler) ReplaceSlo(ctx context.Context, req *oas.Slo, _ oas.ReplaceSloParams) (*oas.ReplaceSloResponse, error) {
+	s, err := h.replaceOne(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	return &oas.ReplaceSloResponse{Slo: s, EffectedSloAlertIds: []string{}}, nil
 }
 
-// ListSlos answers the team's SLOs by create time, then id.
+// ValidateReplaceSloAlerts replaces the SLO exactly as ReplaceSlo does and answers the validation
+// of the SLO's alerts under the new definition: none, since this server keeps no SLO alerts.
+//
+// Errors: as ReplaceSlo.
+func (h *SloHandler) ValidateReplaceSloAlerts(ctx context.Context, req *oas.Slo) (*oas.SloAlertsValidationResponse, error) {
+	if _, err := h.replaceOne(ctx, req); err != nil {
+		return nil, err
+	}
+	return &oas.SloAlertsValidationResponse{AlertsValidationResult: []oas.SloAlertValidity{}}, nil
+}
+
+// replaceOne checks and stores one replace in its own transaction and returns the stored SLO.
+func (h *SloHandler) replaceOne(ctx context.Context, req *oas.Slo) (oas.Slo, error) {
+	caller := auth.PrincipalFrom(ctx)
+	s, err := checkReplace("", *req)
+	if err != nil {
+		return s, err
+	}
+	err = h.db.InTx(ctx, func(tx *db.Tx) error {
+		s, err = replace(ctx, tx, caller.TeamID, "", s)
+		return err
+	})
+	return s, err
+}
+
+// ListSlos answers the team's SLOs that pass every filter of the query object filters, by create
+// time, then id.
+//
+// Errors: Invalid for filters that readFilters refuses.
 func (h *SloHandler) ListSlos(ctx context.Context) (*oas.ListSlosResponse, error) {
 	caller := auth.PrincipalFrom(ctx)
+	filters, err := readFilters(ctx)
+	if err != nil {
+		return nil, err
+	}
 	all, err := listSlos(ctx, h.db.Read(), caller.TeamID)
 	if err != nil {
 		return nil, err
 	}
-	return &oas.ListSlosResponse{Slos: all}, nil
+	out := make([]oas.Slo, 0, len(all))
+	for _, s := range all {
+		if matchesAll(s, filters) {
+			out = append(out, s)
+		}
+	}
+	return &oas.ListSlosResponse{Slos: out}, nil
+}
+
+// GetSloZeroState answers whether the team has no SLO yet.
+func (h *SloHandler) GetSloZeroState(ctx context.Context) (*oas.SloZeroStateResponse, error) {
+	caller := auth.PrincipalFrom(ctx)
+	some, err := hasSlos(ctx, h.db.Read(), caller.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	return &oas.SloZeroStateResponse{ZeroState: !some}, nil
+}
+
+// BatchGetSlosByList is E15 at its public path: the same operation as BatchGetSlos.
+func (h *SloHandler) BatchGetSlosByList(ctx context.Context, params oas.BatchGetSlosByListParams) (*oas.BatchGetSlosResponse, error) {
+	return h.BatchGetSlos(ctx, oas.BatchGetSlosParams(params))
 }
 
 // GetSlo answers one SLO.

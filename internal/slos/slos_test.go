@@ -18,6 +18,8 @@ const (
 	slosPath    = "/mgmt/openapi/4/slo/slos/v1"
 	executePath = "/mgmt/openapi/4/slo/slos/v1/all/execute"
 	batchGet    = "/mgmt/openapi/3/v1/slo/slos:batchGet"
+	// batchGetList is E15 at its public path.
+	batchGetList = "/mgmt/openapi/5/slo/slos/v1/all/list"
 )
 
 var lowerUUID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
@@ -399,12 +401,21 @@ func TestBatchExecuteBounds(t *testing.T) {
 	})
 }
 
-func batchGetPath(ids ...string) string {
+func batchGetPath(ids ...string) string { return batchGetAt(batchGet, ids...) }
+
+func batchGetAt(base string, ids ...string) string {
 	q := url.Values{"ids": ids}
-	return batchGet + "?" + q.Encode()
+	return base + "?" + q.Encode()
 }
 
+// E15 answers the same at its seed path and at its public path.
 func TestBatchGet(t *testing.T) {
+	for _, base := range []string{batchGet, batchGetList} {
+		t.Run(base, func(t *testing.T) { testBatchGet(t, base) })
+	}
+}
+
+func testBatchGet(t *testing.T, base string) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
 		_, otherKey := env.MustTeam(t, "globex")
@@ -415,7 +426,7 @@ func TestBatchGet(t *testing.T) {
 		got := apitest.Decode[struct {
 			Slos        []slo
 			NotFoundIds []string
-		}](t, env.JSON(t, http.MethodGet, batchGetPath(b.ID, missingID, a.ID, b.ID, foreign.ID, "x", missingID, id36), key, ""))
+		}](t, env.JSON(t, http.MethodGet, batchGetAt(base, b.ID, missingID, a.ID, b.ID, foreign.ID, "x", missingID, id36), key, ""))
 		if len(got.Slos) != 2 || apitest.JSONOf(t, got.Slos[0]) != apitest.JSONOf(t, b) || apitest.JSONOf(t, got.Slos[1]) != apitest.JSONOf(t, a) {
 			t.Fatalf("slos %+v", got.Slos)
 		}
@@ -423,16 +434,16 @@ func TestBatchGet(t *testing.T) {
 			t.Fatalf("notFoundIds %v", got.NotFoundIds)
 		}
 		// Nothing found: both arrays present.
-		res := env.JSON(t, http.MethodGet, batchGetPath("x"), key, "")
+		res := env.JSON(t, http.MethodGet, batchGetAt(base, "x"), key, "")
 		if res.Status != http.StatusOK || string(res.Body) != `{"slos":[],"notFoundIds":["x"]}` {
 			t.Fatalf("none found %d %s", res.Status, res.Body)
 		}
 		// Bounds: 0–1000 ids of 1–36 characters; no ids answers two empty lists.
-		if res := env.JSON(t, http.MethodGet, batchGet, key, ""); res.Status != http.StatusOK || string(res.Body) != `{"slos":[],"notFoundIds":[]}` {
+		if res := env.JSON(t, http.MethodGet, base, key, ""); res.Status != http.StatusOK || string(res.Body) != `{"slos":[],"notFoundIds":[]}` {
 			t.Fatalf("no ids: %d %s", res.Status, res.Body)
 		}
-		apitest.ExpectError(t, env.JSON(t, http.MethodGet, batchGetPath(""), key, ""), 400, "ids")
-		apitest.ExpectError(t, env.JSON(t, http.MethodGet, batchGetPath(a.ID, id36+"z"), key, ""), 400, "ids", "36")
+		apitest.ExpectError(t, env.JSON(t, http.MethodGet, batchGetAt(base, ""), key, ""), 400, "ids")
+		apitest.ExpectError(t, env.JSON(t, http.MethodGet, batchGetAt(base, a.ID, id36+"z"), key, ""), 400, "ids", "36")
 		ids := make([]string, 1001)
 		for i := range ids {
 			ids[i] = fmt.Sprintf("id-%d", i)
@@ -441,11 +452,11 @@ func TestBatchGet(t *testing.T) {
 		thousand := apitest.Decode[struct {
 			Slos        []slo
 			NotFoundIds []string
-		}](t, env.JSON(t, http.MethodGet, batchGetPath(ids[:1000]...), key, ""))
+		}](t, env.JSON(t, http.MethodGet, batchGetAt(base, ids[:1000]...), key, ""))
 		if len(thousand.Slos) != 1 || thousand.Slos[0].ID != a.ID || len(thousand.NotFoundIds) != 999 || thousand.NotFoundIds[998] != "id-998" {
 			t.Fatalf("1000 ids: %d found, %d not", len(thousand.Slos), len(thousand.NotFoundIds))
 		}
-		apitest.ExpectError(t, env.JSON(t, http.MethodGet, batchGetPath(ids...), key, ""), 400, "ids", "1000")
+		apitest.ExpectError(t, env.JSON(t, http.MethodGet, batchGetAt(base, ids...), key, ""), 400, "ids", "1000")
 	})
 }
 
@@ -538,7 +549,7 @@ func TestSloBounds(t *testing.T) {
 				windowSli(m)
 				m["requestBasedMetricSli"] = r
 			}, []string{"windowBasedMetricSli: only one SLI may be set"}},
-			{"apmSli", set("apmSli", map[string]any{"services": []string{"x"}, "errorConfig": map[string]any{}}), []string{"apmSli: APM SLIs are not supported"}},
+			{"apmSli beside a metric SLI", set("apmSli", map[string]any{"services": []string{"x"}, "errorConfig": map[string]any{}}), []string{"apmSli: only one SLI may be set"}},
 			{"good query missing", sli("goodEvents", map[string]any{}), []string{"requestBasedMetricSli.goodEvents.query: is required"}},
 			{"good query empty", sli("goodEvents", map[string]any{"query": ""}), []string{"requestBasedMetricSli.goodEvents.query: must have at least 1 character"}},
 			{"good query 10001", sli("goodEvents", map[string]any{"query": longMetric(10001)}), []string{"requestBasedMetricSli.goodEvents.query: must have at most 10000 characters"}},
@@ -601,10 +612,13 @@ func TestSloAuth(t *testing.T) {
 			{http.MethodGet, slosPath, ""},
 			{http.MethodGet, slosPath + "/" + s.ID, ""},
 			{http.MethodGet, batchGetPath(s.ID), ""},
+			{http.MethodGet, batchGetAt(batchGetList, s.ID), ""},
+			{http.MethodGet, zeroStatePath, ""},
 		}
 		writes := []struct{ method, path, body string }{
 			{http.MethodPost, slosPath, apitest.JSONOf(t, body("b"))},
 			{http.MethodPut, slosPath, apitest.JSONOf(t, body("a", withID(s.ID)))},
+			{http.MethodPut, validatedPath, apitest.JSONOf(t, body("a", withID(s.ID)))},
 			{http.MethodPost, executePath, apitest.JSONOf(t, map[string]any{"requests": []any{replaceReq(body("a", withID(s.ID)))}})},
 			{http.MethodDelete, slosPath + "/" + s.ID, ""},
 		}

@@ -93,6 +93,19 @@ func listSlos(ctx context.Context, q db.Querier, teamID int64) ([]oas.Slo, error
 	return out, rows.Err()
 }
 
+// hasSlos tells whether the team has at least one SLO.
+func hasSlos(ctx context.Context, q db.Querier, teamID int64) (bool, error) {
+	var one int
+	err := q.QueryRowContext(ctx, `SELECT 1 FROM slos WHERE team_id = $1 LIMIT 1`, teamID).Scan(&one)
+	if db.IsNotFound(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("look for slos: %w", err)
+	}
+	return true, nil
+}
+
 // sloMap returns the team's SLOs among ids, by id.
 func sloMap(ctx context.Context, q db.Querier, teamID int64, ids []string) (map[string]oas.Slo, error) {
 	out := make(map[string]oas.Slo, len(ids))

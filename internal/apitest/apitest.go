@@ -25,6 +25,7 @@ import (
 	spec "github.com/mgmtapi/mgmtapi/api"
 	"github.com/mgmtapi/mgmtapi/internal/api"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/conformance"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
@@ -170,7 +171,8 @@ func (e *Env) OpenDB(t testing.TB) *db.DB {
 }
 
 // Handler builds the root handler over database with the given authenticator, as the server
-// process does; tests use it to run a second replica over the same database.
+// process does; tests use it to run a second replica over the same database. When the public
+// documents are available, its answers are checked against them (see package conformance).
 func (e *Env) Handler(t testing.TB, database *db.DB, authn *auth.Authenticator) http.Handler {
 	t.Helper()
 	a, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: OperatorKey, PolicyLimit: e.opts.PolicyLimit,
@@ -182,7 +184,7 @@ func (e *Env) Handler(t testing.TB, database *db.DB, authn *auth.Authenticator) 
 	if err != nil {
 		t.Fatalf("documents: %v", err)
 	}
-	return server.New(server.Options{
+	handler := server.New(server.Options{
 		API:           a,
 		WriteError:    api.WriteError,
 		OperationName: a.OperationName,
@@ -193,6 +195,22 @@ func (e *Env) Handler(t testing.TB, database *db.DB, authn *auth.Authenticator) 
 		MaxBodyBytes:  e.opts.MaxBodyBytes,
 		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
+	return checkedAgainstPublicDocuments(t, handler, a.OperationName)
+}
+
+// checkedAgainstPublicDocuments wraps handler so that every answer it gives to an operation of
+// the public documents is validated against them (package conformance), when they are available;
+// it fails t when MGMTAPI_PUBLIC_SPEC_DIR names documents that cannot be loaded.
+func checkedAgainstPublicDocuments(t testing.TB, handler http.Handler, operationName func(*http.Request) string) http.Handler {
+	t.Helper()
+	checker, _, err := conformance.Shared()
+	if err != nil {
+		t.Fatalf("conformance check: %v", err)
+	}
+	if checker == nil {
+		return handler
+	}
+	return checker.Middleware(t, handler, operationName)
 }
 
 func (e *Env) stop() {

@@ -12,20 +12,6 @@ var allowlist = []Key{
 	// characters (every operation: the fix is in the error writer, internal/api).
 	{"*", "/message", `maximum string length is 4096`},
 
-	// Cases: the API-key resolver is an empty object in the public document; we add id and name.
-	{"CasesService_AssignCase", "/case/resolutionDetails/resolvedBy/apiKey", `property "id" is unsupported`},
-	{"CasesService_AssignCase", "/case/resolutionDetails/resolvedBy/apiKey", `property "name" is unsupported`},
-	{"CasesService_CloseCase", "/case/resolutionDetails/resolvedBy/apiKey", `property "id" is unsupported`},
-	{"CasesService_CloseCase", "/case/resolutionDetails/resolvedBy/apiKey", `property "name" is unsupported`},
-	{"CasesService_GetCase", "/case/resolutionDetails/resolvedBy/apiKey", `property "id" is unsupported`},
-	{"CasesService_GetCase", "/case/resolutionDetails/resolvedBy/apiKey", `property "name" is unsupported`},
-	{"CasesService_ListCases", "/cases/*/resolutionDetails/resolvedBy/apiKey", `property "id" is unsupported`},
-	{"CasesService_ListCases", "/cases/*/resolutionDetails/resolvedBy/apiKey", `property "name" is unsupported`},
-	{"CasesService_ResolveCase", "/case/resolutionDetails/resolvedBy/apiKey", `property "id" is unsupported`},
-	{"CasesService_ResolveCase", "/case/resolutionDetails/resolvedBy/apiKey", `property "name" is unsupported`},
-	{"CasesService_UpdateCase", "/case/resolutionDetails/resolvedBy/apiKey", `property "id" is unsupported`},
-	{"CasesService_UpdateCase", "/case/resolutionDetails/resolvedBy/apiKey", `property "name" is unsupported`},
-
 	// Cases: alert versions from ingestion are longer than the public 64 characters.
 	{"CasesService_ListCases", "/cases/*/caseIndicators/alertIndicators/*/alertVersions/*", `maximum string length is 64`},
 	{"CasesService_ListCases", "/cases/*/caseIndicators/alertIndicators/*/latestAlertVersion", `maximum string length is 64`},
@@ -44,21 +30,6 @@ var allowlist = []Key{
 	{"ExtensionService_GetExtension", "/revisions/*/items/*/binaries/*/type", `value is not one of the allowed values ["PREVIEW_IMAGE","KIBANA_DASHBOARD_DEFINITION","GRAFANA_DASHBOARD_DEFINITION","ENRICHMENT_CSV","PLATFORM_CUSTOM_DASHBOARD_DEFINITION"]`},
 	{"ExtensionService_GetExtension", "/revisions/*/items/*/permissionResource", `value is not one of the allowed values ["UNKNOWN","ACTION","ALERT","CUSTOM_ENRICHMENT","GEO_ENRICHMENT","SECURITY_ENRICHMENT","RESOURCE_CLOUD_METADATA_ENRICHMENT","GRAFANA_DASHBOARD","KIBANA_DASHBOARD","PARSING_RULE","SAVED_VIEW","PLATFORM_CUSTOM_DASHBOARD","METRICS_RULE_GROUP","SPAN_EVENTS_TO_METRICS","LOGS_EVENTS_TO_METRICS"]`},
 	{"ExtensionService_GetExtension", "/revisions/*/items/*/targetDomain", `value is not one of the allowed values ["ACTION","ALERT","ENRICHMENT","GRAFANA_DASHBOARD","KIBANA_DASHBOARD","PARSING_RULE","SAVED_VIEW","PLATFORM_CUSTOM_DASHBOARD","METRICS_RULE_GROUP","EVENTS_TO_METRICS","ALERT_V3"]`},
-
-	// Incidents: the OPEN event carries only operationalEvent, which the event one-of refuses
-	// (issue 11 §2).
-	{"IncidentsService_AcknowledgeIncidents", "/incidents/*/events/*", `value doesn't match any schema from "oneOf"`},
-	{"IncidentsService_AssignIncidents", "/incidents/*/events/*", `value doesn't match any schema from "oneOf"`},
-	{"IncidentsService_BatchGetIncident", "/incidents/{id}/events/*", `value doesn't match any schema from "oneOf"`},
-	{"IncidentsService_CloseIncidents", "/incidents/*/events/*", `value doesn't match any schema from "oneOf"`},
-	{"IncidentsService_GetIncident", "/incident/events/*", `value doesn't match any schema from "oneOf"`},
-	{"IncidentsService_GetIncidentEvents", "/incidentEvents/*", `value doesn't match any schema from "oneOf"`},
-	{"IncidentsService_ListIncidents", "/incidents/*/events/*", `value doesn't match any schema from "oneOf"`},
-	{"IncidentsService_ResolveIncidents", "/incidents/*/events/*", `value doesn't match any schema from "oneOf"`},
-	{"IncidentsService_UnassignIncidents", "/incidents/*/events/*", `value doesn't match any schema from "oneOf"`},
-
-	// Incidents: E18 groups without a closed incident lack the required lastClosedAt.
-	{"IncidentsService_ListIncidentAggregations", "/incidentAggs/*/lastClosedAt", `property "lastClosedAt" is missing`},
 
 	// Presets: MICROSOFT_TEAMS is not a public connector type.
 	{"PresetsService_ListPresetSummaries", "/presetSummaries/*/connectorType", `value is not one of the allowed values ["CONNECTOR_TYPE_UNSPECIFIED","SLACK","GENERIC_HTTPS","PAGERDUTY","IBM_EVENT_NOTIFICATIONS","SERVICE_NOW","EMAIL"]`},

@@ -82,7 +82,7 @@ func TestEveryOperationIsMatchedOrListed(t *testing.T) {
 		if op.Public == nil {
 			continue
 		}
-		if prev, ok := served[op.Public.ID]; ok {
+		if prev, ok := served[op.Public.ID]; ok && !conformance.AtSeedPath(prev) && !conformance.AtSeedPath(op.ID) {
 			t.Errorf("%s and %s both implement public %s", prev, op.ID, op.Public.ID)
 		}
 		served[op.Public.ID] = op.ID

@@ -37,6 +37,13 @@ var publicPathRenamed = map[string]string{
 	"BatchGetSlos": "SlosService_BatchGetSlos",
 }
 
+// AtSeedPath reports whether operation is served at the specification's path of a public
+// operation whose public path is served too (by another operationId of ours, on one handler).
+func AtSeedPath(operation string) bool {
+	_, ok := publicPathRenamed[operation]
+	return ok
+}
+
 // OurOperation is one operation of api/openapi.yaml and the public operation it implements (nil
 // for the operations of NotPublic).
 type OurOperation struct {

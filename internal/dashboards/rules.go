@@ -2,6 +2,7 @@ package dashboards
 
 import (
 	"crypto/rand"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -378,5 +379,94 @@ func withID(d oas.Dashboard, id string) oas.Dashboard {
 		out[k] = v
 	}
 	out["id"] = jx.Raw(`"` + id + `"`)
+	return out
+}
+
+// Bounds of a check's answer: issues, an issue's location (bytes) and message (characters).
+const (
+	MaxIssues        = 1000
+	MaxIssueLocation = 512
+	MaxIssueMessage  = 4096
+)
+
+// folderOf is the document's folderId.value (checked to be a UUID), NULL when it has none.
+func folderOf(doc document) sql.NullString {
+	f, _ := doc["folderId"].(map[string]any)
+	v, ok := f["value"].(string)
+	return sql.NullString{String: v, Valid: ok}
+}
+
+// inFolder returns the document with folderId set to {value: folder}, or removed when folder is
+// empty; folderPath is removed either way, as the folder the caller named replaces it.
+func inFolder(d oas.Dashboard, folder string) oas.Dashboard {
+	out := make(oas.Dashboard, len(d)+1)
+	for k, v := range d {
+		if k != "folderId" && k != "folderPath" {
+			out[k] = v
+		}
+	}
+	if folder != "" {
+		out["folderId"] = jx.Raw(`{"value":"` + folder + `"}`) // a UUID: nothing to escape
+	}
+	return out
+}
+
+// issueOf turns a check's message "<path>: <rule>" (the path under "dashboard") into an issue at
+// that path's JSON Pointer.
+func issueOf(message string, severity oas.DashboardIssueSeverity) oas.DashboardIssue {
+	path, _, _ := strings.Cut(message, ": ")
+	if r := []rune(message); len(r) > MaxIssueMessage {
+		message = string(r[:MaxIssueMessage])
+	}
+	return oas.DashboardIssue{Location: pointerOf(path), Message: message, Severity: severity}
+}
+
+// pointerOf turns a path such as dashboard.layout.sections[0].rows into the JSON Pointer
+// (RFC 6901) /layout/sections/0/rows of the part of the dashboard it names.
+func pointerOf(path string) string {
+	path = strings.TrimPrefix(strings.TrimPrefix(path, "dashboard"), ".")
+	if path == "" {
+		return ""
+	}
+	path = strings.ReplaceAll(strings.ReplaceAll(path, "[", "."), "]", "")
+	var b strings.Builder
+	for _, seg := range strings.Split(path, ".") {
+		seg = "/" + strings.ReplaceAll(strings.ReplaceAll(seg, "~", "~0"), "/", "~1")
+		if b.Len()+len(seg) > MaxIssueLocation {
+			break // the deepest part that fits: a pointer is at most MaxIssueLocation bytes
+		}
+		b.WriteString(seg)
+	}
+	return b.String()
+}
+
+// deprecatedValueSources lists the paths (as the checks name them) of every spans-query
+// fieldValue source that uses the deprecated value rather than observationField.
+func deprecatedValueSources(doc document) []string {
+	var out []string
+	var visit func(v any, p string)
+	visit = func(v any, p string) {
+		switch x := v.(type) {
+		case []any:
+			for i, e := range x {
+				visit(e, fmt.Sprintf("%s[%d]", p, i))
+			}
+		case map[string]any:
+			for _, k := range sortedKeys(x) {
+				kp := p + "." + k
+				if k == "spansQuery" {
+					sq, _ := x[k].(map[string]any)
+					t, _ := sq["type"].(map[string]any)
+					fv, _ := t["fieldValue"].(map[string]any)
+					_, obs := present(fv, "observationField")
+					if _, val := present(fv, "value"); val && !obs {
+						out = append(out, kp+".type.fieldValue.value")
+					}
+				}
+				visit(x[k], kp)
+			}
+		}
+	}
+	visit(map[string]any(doc), "dashboard")
 	return out
 }

@@ -72,6 +72,16 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/cases/assigned/v1/{case_id}
 	AssignCase(ctx context.Context, request *AssignCaseRequest, params AssignCaseParams) (*CaseResponse, error)
+	// AssignDashboardFolder invokes AssignDashboardFolder operation.
+	//
+	// Sets the dashboard's `folderId` to `{value: folderId}` (dropping any `folderPath`), or, when
+	// `folderId` is absent or null, removes both so that the dashboard is at the root. A dashboard folder
+	// is known by its UUID only: mgmtapi keeps no directory of dashboard folders (view folders are a
+	// different thing), so any UUID is accepted. The change counts as an update of the dashboard
+	// (`updatedAt`, updater).
+	//
+	// POST /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/folder
+	AssignDashboardFolder(ctx context.Context, request *AssignDashboardFolderRequest, params AssignDashboardFolderParams) error
 	// AssignIncidents invokes AssignIncidents operation.
 	//
 	// All or nothing; an unknown id is a 404.
@@ -129,6 +139,17 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/parsing-rules/rule-groups/v1
 	BulkDeleteParsingRuleGroups(ctx context.Context, params BulkDeleteParsingRuleGroupsParams) error
+	// CheckDashboard invokes CheckDashboard operation.
+	//
+	// Runs the checks of the create (see the Dashboard schema) on `dashboard`, or on the stored dashboard
+	// `dashboardId` names, and answers what they find as `issues` instead of a 400: an empty list when the
+	// dashboard would be accepted. Each issue carries a JSON Pointer into the dashboard (`location`), a
+	// message and a severity. A `slugName` that another of the team's dashboards already uses is an issue
+	// too. Nothing is stored; give at most one of `dashboard` and `dashboardId` (neither is a 400, as
+	// there is nothing to check).
+	//
+	// POST /mgmt/openapi/5/dashboards/check/v1
+	CheckDashboard(ctx context.Context, request *DashboardCheckRequest) (*DashboardCheckResult, error)
 	// CloseCase invokes CloseCase operation.
 	//
 	// Close a case for good.
@@ -423,6 +444,14 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}
 	GetDashboard(ctx context.Context, params GetDashboardParams) (*DashboardRead, error)
+	// GetDashboardBySlug invokes GetDashboardBySlug operation.
+	//
+	// The team's dashboard whose `slugName` is `slug`, answered as the read by id answers it. A slug is
+	// the `slugName` its writer gave the dashboard (the server derives none); the create, replace and
+	// check keep slugs unique within a team.
+	//
+	// GET /mgmt/openapi/5/dashboards/dashboards/v1/slugs/lookup/{slug}
+	GetDashboardBySlug(ctx context.Context, params GetDashboardBySlugParams) (*DashboardRead, error)
 	// GetDataUsageCapabilities invokes GetDataUsageCapabilities operation.
 	//
 	// The query's limits, the measurement kinds with their units, and the label keys present in the team's
@@ -754,6 +783,14 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/4/dataplans/span-policies/v1
 	OverwriteSpanPolicies(ctx context.Context, request *OverwriteSpanPoliciesRequest) (*OverwritePoliciesResponse, error)
+	// PinDashboard invokes PinDashboard operation.
+	//
+	// Adds the dashboard to the calling API key's pinned dashboards (its favourites; the catalog answers
+	// `isPinned` for the key that asks). Pins belong to the key, not the team, which is why reading
+	// dashboards is enough to pin them. Pinning a pinned dashboard changes nothing.
+	//
+	// PUT /mgmt/openapi/5/dashboards/pinned/v1/{dashboard_id}
+	PinDashboard(ctx context.Context, params PinDashboardParams) error
 	// QueryDataUsage invokes QueryDataUsage operation.
 	//
 	// Sums the usage records the operator imported for the team into UTC buckets: `daily` (a calendar date
@@ -788,6 +825,14 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/dashboards/dashboards/v1
 	ReplaceDashboard(ctx context.Context, request *DashboardWrite) error
+	// ReplaceDefaultDashboard invokes ReplaceDefaultDashboard operation.
+	//
+	// The dashboard becomes the team's one default dashboard (the catalog marks it with `isDefault`),
+	// replacing the previous default. Setting the current default again changes nothing. Deleting the
+	// default dashboard leaves the team without one.
+	//
+	// PUT /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/default
+	ReplaceDefaultDashboard(ctx context.Context, request *ReplaceDefaultDashboardRequest, params ReplaceDefaultDashboardParams) error
 	// ReplaceE2M invokes ReplaceE2M operation.
 	//
 	// The rule named by the body's `id` (either hex case; required) becomes the body, under the same
@@ -881,6 +926,13 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/3/integrations/extensions/v1/deployed
 	UndeployExtension(ctx context.Context, request *UndeployExtensionRequest) (*UndeployExtensionResponse, error)
+	// UnpinDashboard invokes UnpinDashboard operation.
+	//
+	// Removes the dashboard from the calling key's pinned dashboards; unpinning a dashboard that is not
+	// pinned changes nothing. The dashboard must exist.
+	//
+	// DELETE /mgmt/openapi/5/dashboards/pinned/v1/{dashboard_id}
+	UnpinDashboard(ctx context.Context, params UnpinDashboardParams) error
 	// UpdateApiKey invokes UpdateApiKey operation.
 	//
 	// Changes only what the body carries: the name, the active flag, the explicit permissions, the
@@ -1724,6 +1776,108 @@ func (c *Client) sendAssignCase(ctx context.Context, request *AssignCaseRequest,
 	return result, nil
 }
 
+// AssignDashboardFolder invokes AssignDashboardFolder operation.
+//
+// Sets the dashboard's `folderId` to `{value: folderId}` (dropping any `folderPath`), or, when
+// `folderId` is absent or null, removes both so that the dashboard is at the root. A dashboard folder
+// is known by its UUID only: mgmtapi keeps no directory of dashboard folders (view folders are a
+// different thing), so any UUID is accepted. The change counts as an update of the dashboard
+// (`updatedAt`, updater).
+//
+// POST /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/folder
+func (c *Client) AssignDashboardFolder(ctx context.Context, request *AssignDashboardFolderRequest, params AssignDashboardFolderParams) error {
+	_, err := c.sendAssignDashboardFolder(ctx, request, params)
+	return err
+}
+
+func (c *Client) sendAssignDashboardFolder(ctx context.Context, request *AssignDashboardFolderRequest, params AssignDashboardFolderParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/dashboards/dashboards/v1/"
+	{
+		// Encode "dashboard_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "dashboard_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.DashboardID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/folder"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeAssignDashboardFolderRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, AssignDashboardFolderOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeAssignDashboardFolderResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // AssignIncidents invokes AssignIncidents operation.
 //
 // All or nothing; an unknown id is a 404.
@@ -2395,6 +2549,90 @@ func (c *Client) sendBulkDeleteParsingRuleGroups(ctx context.Context, params Bul
 	}()
 
 	result, err := decodeBulkDeleteParsingRuleGroupsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CheckDashboard invokes CheckDashboard operation.
+//
+// Runs the checks of the create (see the Dashboard schema) on `dashboard`, or on the stored dashboard
+// `dashboardId` names, and answers what they find as `issues` instead of a 400: an empty list when the
+// dashboard would be accepted. Each issue carries a JSON Pointer into the dashboard (`location`), a
+// message and a severity. A `slugName` that another of the team's dashboards already uses is an issue
+// too. Nothing is stored; give at most one of `dashboard` and `dashboardId` (neither is a 400, as
+// there is nothing to check).
+//
+// POST /mgmt/openapi/5/dashboards/check/v1
+func (c *Client) CheckDashboard(ctx context.Context, request *DashboardCheckRequest) (*DashboardCheckResult, error) {
+	res, err := c.sendCheckDashboard(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCheckDashboard(ctx context.Context, request *DashboardCheckRequest) (res *DashboardCheckResult, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dashboards/check/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCheckDashboardRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CheckDashboardOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCheckDashboardResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -5932,6 +6170,102 @@ func (c *Client) sendGetDashboard(ctx context.Context, params GetDashboardParams
 	}()
 
 	result, err := decodeGetDashboardResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetDashboardBySlug invokes GetDashboardBySlug operation.
+//
+// The team's dashboard whose `slugName` is `slug`, answered as the read by id answers it. A slug is
+// the `slugName` its writer gave the dashboard (the server derives none); the create, replace and
+// check keep slugs unique within a team.
+//
+// GET /mgmt/openapi/5/dashboards/dashboards/v1/slugs/lookup/{slug}
+func (c *Client) GetDashboardBySlug(ctx context.Context, params GetDashboardBySlugParams) (*DashboardRead, error) {
+	res, err := c.sendGetDashboardBySlug(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetDashboardBySlug(ctx context.Context, params GetDashboardBySlugParams) (res *DashboardRead, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/dashboards/dashboards/v1/slugs/lookup/"
+	{
+		// Encode "slug" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "slug",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.Slug))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetDashboardBySlugOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetDashboardBySlugResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -9825,6 +10159,122 @@ func (c *Client) sendOverwriteSpanPolicies(ctx context.Context, request *Overwri
 	return result, nil
 }
 
+// PinDashboard invokes PinDashboard operation.
+//
+// Adds the dashboard to the calling API key's pinned dashboards (its favourites; the catalog answers
+// `isPinned` for the key that asks). Pins belong to the key, not the team, which is why reading
+// dashboards is enough to pin them. Pinning a pinned dashboard changes nothing.
+//
+// PUT /mgmt/openapi/5/dashboards/pinned/v1/{dashboard_id}
+func (c *Client) PinDashboard(ctx context.Context, params PinDashboardParams) error {
+	_, err := c.sendPinDashboard(ctx, params)
+	return err
+}
+
+func (c *Client) sendPinDashboard(ctx context.Context, params PinDashboardParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/dashboards/pinned/v1/"
+	{
+		// Encode "dashboard_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "dashboard_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.DashboardID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "request_id" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "request_id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.RequestID.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, PinDashboardOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePinDashboardResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // QueryDataUsage invokes QueryDataUsage operation.
 //
 // Sums the usage records the operator imported for the team into UTC buckets: `daily` (a calendar date
@@ -10144,6 +10594,106 @@ func (c *Client) sendReplaceDashboard(ctx context.Context, request *DashboardWri
 	}()
 
 	result, err := decodeReplaceDashboardResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ReplaceDefaultDashboard invokes ReplaceDefaultDashboard operation.
+//
+// The dashboard becomes the team's one default dashboard (the catalog marks it with `isDefault`),
+// replacing the previous default. Setting the current default again changes nothing. Deleting the
+// default dashboard leaves the team without one.
+//
+// PUT /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/default
+func (c *Client) ReplaceDefaultDashboard(ctx context.Context, request *ReplaceDefaultDashboardRequest, params ReplaceDefaultDashboardParams) error {
+	_, err := c.sendReplaceDefaultDashboard(ctx, request, params)
+	return err
+}
+
+func (c *Client) sendReplaceDefaultDashboard(ctx context.Context, request *ReplaceDefaultDashboardRequest, params ReplaceDefaultDashboardParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/dashboards/dashboards/v1/"
+	{
+		// Encode "dashboard_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "dashboard_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.DashboardID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/default"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReplaceDefaultDashboardRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ReplaceDefaultDashboardOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeReplaceDefaultDashboardResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -11306,6 +11856,121 @@ func (c *Client) sendUndeployExtension(ctx context.Context, request *UndeployExt
 	}()
 
 	result, err := decodeUndeployExtensionResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UnpinDashboard invokes UnpinDashboard operation.
+//
+// Removes the dashboard from the calling key's pinned dashboards; unpinning a dashboard that is not
+// pinned changes nothing. The dashboard must exist.
+//
+// DELETE /mgmt/openapi/5/dashboards/pinned/v1/{dashboard_id}
+func (c *Client) UnpinDashboard(ctx context.Context, params UnpinDashboardParams) error {
+	_, err := c.sendUnpinDashboard(ctx, params)
+	return err
+}
+
+func (c *Client) sendUnpinDashboard(ctx context.Context, params UnpinDashboardParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/dashboards/pinned/v1/"
+	{
+		// Encode "dashboard_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "dashboard_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.DashboardID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "request_id" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "request_id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.RequestID.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UnpinDashboardOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUnpinDashboardResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -58,6 +58,16 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/cases/assigned/v1/{case_id}
 	AssignCase(ctx context.Context, req *AssignCaseRequest, params AssignCaseParams) (*CaseResponse, error)
+	// AssignDashboardFolder implements AssignDashboardFolder operation.
+	//
+	// Sets the dashboard's `folderId` to `{value: folderId}` (dropping any `folderPath`), or, when
+	// `folderId` is absent or null, removes both so that the dashboard is at the root. A dashboard folder
+	// is known by its UUID only: mgmtapi keeps no directory of dashboard folders (view folders are a
+	// different thing), so any UUID is accepted. The change counts as an update of the dashboard
+	// (`updatedAt`, updater).
+	//
+	// POST /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/folder
+	AssignDashboardFolder(ctx context.Context, req *AssignDashboardFolderRequest, params AssignDashboardFolderParams) error
 	// AssignIncidents implements AssignIncidents operation.
 	//
 	// All or nothing; an unknown id is a 404.
@@ -115,6 +125,17 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/parsing-rules/rule-groups/v1
 	BulkDeleteParsingRuleGroups(ctx context.Context, params BulkDeleteParsingRuleGroupsParams) error
+	// CheckDashboard implements CheckDashboard operation.
+	//
+	// Runs the checks of the create (see the Dashboard schema) on `dashboard`, or on the stored dashboard
+	// `dashboardId` names, and answers what they find as `issues` instead of a 400: an empty list when the
+	// dashboard would be accepted. Each issue carries a JSON Pointer into the dashboard (`location`), a
+	// message and a severity. A `slugName` that another of the team's dashboards already uses is an issue
+	// too. Nothing is stored; give at most one of `dashboard` and `dashboardId` (neither is a 400, as
+	// there is nothing to check).
+	//
+	// POST /mgmt/openapi/5/dashboards/check/v1
+	CheckDashboard(ctx context.Context, req *DashboardCheckRequest) (*DashboardCheckResult, error)
 	// CloseCase implements CloseCase operation.
 	//
 	// Close a case for good.
@@ -409,6 +430,14 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}
 	GetDashboard(ctx context.Context, params GetDashboardParams) (*DashboardRead, error)
+	// GetDashboardBySlug implements GetDashboardBySlug operation.
+	//
+	// The team's dashboard whose `slugName` is `slug`, answered as the read by id answers it. A slug is
+	// the `slugName` its writer gave the dashboard (the server derives none); the create, replace and
+	// check keep slugs unique within a team.
+	//
+	// GET /mgmt/openapi/5/dashboards/dashboards/v1/slugs/lookup/{slug}
+	GetDashboardBySlug(ctx context.Context, params GetDashboardBySlugParams) (*DashboardRead, error)
 	// GetDataUsageCapabilities implements GetDataUsageCapabilities operation.
 	//
 	// The query's limits, the measurement kinds with their units, and the label keys present in the team's
@@ -740,6 +769,14 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/4/dataplans/span-policies/v1
 	OverwriteSpanPolicies(ctx context.Context, req *OverwriteSpanPoliciesRequest) (*OverwritePoliciesResponse, error)
+	// PinDashboard implements PinDashboard operation.
+	//
+	// Adds the dashboard to the calling API key's pinned dashboards (its favourites; the catalog answers
+	// `isPinned` for the key that asks). Pins belong to the key, not the team, which is why reading
+	// dashboards is enough to pin them. Pinning a pinned dashboard changes nothing.
+	//
+	// PUT /mgmt/openapi/5/dashboards/pinned/v1/{dashboard_id}
+	PinDashboard(ctx context.Context, params PinDashboardParams) error
 	// QueryDataUsage implements QueryDataUsage operation.
 	//
 	// Sums the usage records the operator imported for the team into UTC buckets: `daily` (a calendar date
@@ -774,6 +811,14 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/5/dashboards/dashboards/v1
 	ReplaceDashboard(ctx context.Context, req *DashboardWrite) error
+	// ReplaceDefaultDashboard implements ReplaceDefaultDashboard operation.
+	//
+	// The dashboard becomes the team's one default dashboard (the catalog marks it with `isDefault`),
+	// replacing the previous default. Setting the current default again changes nothing. Deleting the
+	// default dashboard leaves the team without one.
+	//
+	// PUT /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/default
+	ReplaceDefaultDashboard(ctx context.Context, req *ReplaceDefaultDashboardRequest, params ReplaceDefaultDashboardParams) error
 	// ReplaceE2M implements ReplaceE2M operation.
 	//
 	// The rule named by the body's `id` (either hex case; required) becomes the body, under the same
@@ -867,6 +912,13 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/3/integrations/extensions/v1/deployed
 	UndeployExtension(ctx context.Context, req *UndeployExtensionRequest) (*UndeployExtensionResponse, error)
+	// UnpinDashboard implements UnpinDashboard operation.
+	//
+	// Removes the dashboard from the calling key's pinned dashboards; unpinning a dashboard that is not
+	// pinned changes nothing. The dashboard must exist.
+	//
+	// DELETE /mgmt/openapi/5/dashboards/pinned/v1/{dashboard_id}
+	UnpinDashboard(ctx context.Context, params UnpinDashboardParams) error
 	// UpdateApiKey implements UpdateApiKey operation.
 	//
 	// Changes only what the body carries: the name, the active flag, the explicit permissions, the

@@ -87,6 +87,19 @@ func (UnimplementedHandler) AssignCase(ctx context.Context, req *AssignCaseReque
 	return r, ht.ErrNotImplemented
 }
 
+// AssignDashboardFolder implements AssignDashboardFolder operation.
+//
+// Sets the dashboard's `folderId` to `{value: folderId}` (dropping any `folderPath`), or, when
+// `folderId` is absent or null, removes both so that the dashboard is at the root. A dashboard folder
+// is known by its UUID only: mgmtapi keeps no directory of dashboard folders (view folders are a
+// different thing), so any UUID is accepted. The change counts as an update of the dashboard
+// (`updatedAt`, updater).
+//
+// POST /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/folder
+func (UnimplementedHandler) AssignDashboardFolder(ctx context.Context, req *AssignDashboardFolderRequest, params AssignDashboardFolderParams) error {
+	return ht.ErrNotImplemented
+}
+
 // AssignIncidents implements AssignIncidents operation.
 //
 // All or nothing; an unknown id is a 404.
@@ -163,6 +176,20 @@ func (UnimplementedHandler) BatchGetSlos(ctx context.Context, params BatchGetSlo
 // DELETE /mgmt/openapi/5/parsing-rules/rule-groups/v1
 func (UnimplementedHandler) BulkDeleteParsingRuleGroups(ctx context.Context, params BulkDeleteParsingRuleGroupsParams) error {
 	return ht.ErrNotImplemented
+}
+
+// CheckDashboard implements CheckDashboard operation.
+//
+// Runs the checks of the create (see the Dashboard schema) on `dashboard`, or on the stored dashboard
+// `dashboardId` names, and answers what they find as `issues` instead of a 400: an empty list when the
+// dashboard would be accepted. Each issue carries a JSON Pointer into the dashboard (`location`), a
+// message and a severity. A `slugName` that another of the team's dashboards already uses is an issue
+// too. Nothing is stored; give at most one of `dashboard` and `dashboardId` (neither is a 400, as
+// there is nothing to check).
+//
+// POST /mgmt/openapi/5/dashboards/check/v1
+func (UnimplementedHandler) CheckDashboard(ctx context.Context, req *DashboardCheckRequest) (r *DashboardCheckResult, _ error) {
+	return r, ht.ErrNotImplemented
 }
 
 // CloseCase implements CloseCase operation.
@@ -570,6 +597,17 @@ func (UnimplementedHandler) GetDailyUsageUnitsV2(ctx context.Context, req *Usage
 //
 // GET /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}
 func (UnimplementedHandler) GetDashboard(ctx context.Context, params GetDashboardParams) (r *DashboardRead, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetDashboardBySlug implements GetDashboardBySlug operation.
+//
+// The team's dashboard whose `slugName` is `slug`, answered as the read by id answers it. A slug is
+// the `slugName` its writer gave the dashboard (the server derives none); the create, replace and
+// check keep slugs unique within a team.
+//
+// GET /mgmt/openapi/5/dashboards/dashboards/v1/slugs/lookup/{slug}
+func (UnimplementedHandler) GetDashboardBySlug(ctx context.Context, params GetDashboardBySlugParams) (r *DashboardRead, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1033,6 +1071,17 @@ func (UnimplementedHandler) OverwriteSpanPolicies(ctx context.Context, req *Over
 	return r, ht.ErrNotImplemented
 }
 
+// PinDashboard implements PinDashboard operation.
+//
+// Adds the dashboard to the calling API key's pinned dashboards (its favourites; the catalog answers
+// `isPinned` for the key that asks). Pins belong to the key, not the team, which is why reading
+// dashboards is enough to pin them. Pinning a pinned dashboard changes nothing.
+//
+// PUT /mgmt/openapi/5/dashboards/pinned/v1/{dashboard_id}
+func (UnimplementedHandler) PinDashboard(ctx context.Context, params PinDashboardParams) error {
+	return ht.ErrNotImplemented
+}
+
 // QueryDataUsage implements QueryDataUsage operation.
 //
 // Sums the usage records the operator imported for the team into UTC buckets: `daily` (a calendar date
@@ -1076,6 +1125,17 @@ func (UnimplementedHandler) ReplaceCustomPreset(ctx context.Context, req *Preset
 //
 // PUT /mgmt/openapi/5/dashboards/dashboards/v1
 func (UnimplementedHandler) ReplaceDashboard(ctx context.Context, req *DashboardWrite) error {
+	return ht.ErrNotImplemented
+}
+
+// ReplaceDefaultDashboard implements ReplaceDefaultDashboard operation.
+//
+// The dashboard becomes the team's one default dashboard (the catalog marks it with `isDefault`),
+// replacing the previous default. Setting the current default again changes nothing. Deleting the
+// default dashboard leaves the team without one.
+//
+// PUT /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/default
+func (UnimplementedHandler) ReplaceDefaultDashboard(ctx context.Context, req *ReplaceDefaultDashboardRequest, params ReplaceDefaultDashboardParams) error {
 	return ht.ErrNotImplemented
 }
 
@@ -1209,6 +1269,16 @@ func (UnimplementedHandler) UnassignIncidents(ctx context.Context, params Unassi
 // DELETE /mgmt/openapi/3/integrations/extensions/v1/deployed
 func (UnimplementedHandler) UndeployExtension(ctx context.Context, req *UndeployExtensionRequest) (r *UndeployExtensionResponse, _ error) {
 	return r, ht.ErrNotImplemented
+}
+
+// UnpinDashboard implements UnpinDashboard operation.
+//
+// Removes the dashboard from the calling key's pinned dashboards; unpinning a dashboard that is not
+// pinned changes nothing. The dashboard must exist.
+//
+// DELETE /mgmt/openapi/5/dashboards/pinned/v1/{dashboard_id}
+func (UnimplementedHandler) UnpinDashboard(ctx context.Context, params UnpinDashboardParams) error {
+	return ht.ErrNotImplemented
 }
 
 // UpdateApiKey implements UpdateApiKey operation.

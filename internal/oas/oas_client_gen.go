@@ -487,6 +487,15 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/data-usage/v2
 	GetDataUsageV2(ctx context.Context, params GetDataUsageV2Params) (*UsageV2DataUsageHeaders, error)
+	// GetDefaultPresetSummary invokes GetDefaultPresetSummary operation.
+	//
+	// The summary of the custom preset the team made the pair's default, or else of the pair's system
+	// preset. A pair with neither (system presets exist for ALERTS only) is a 404. `summaries` is a
+	// literal segment: it is never read as a preset id (custom preset ids are UUIDs chosen by the server,
+	// system ids start with `preset_system_`).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/presets/summaries
+	GetDefaultPresetSummary(ctx context.Context, params GetDefaultPresetSummaryParams) (*DefaultPresetSummary, error)
 	// GetDeployedExtension invokes GetDeployedExtension operation.
 	//
 	// The team's deployment of the extension `id`; 404 when it is not deployed in the team. This operation
@@ -590,6 +599,13 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/data-usage/v2/spans/count
 	GetSpansCountV2(ctx context.Context, params GetSpansCountV2Params) (*UsageV2SpansCountHeaders, error)
+	// GetSystemDefaultPresetSummary invokes GetSystemDefaultPresetSummary operation.
+	//
+	// The summary of the pair's system preset, whatever default the team chose. System presets exist for
+	// ALERTS only; other entity types are a 404.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/presets/summaries/system
+	GetSystemDefaultPresetSummary(ctx context.Context, params GetSystemDefaultPresetSummaryParams) (*DefaultPresetSummary, error)
 	// GetView invokes GetView operation.
 	//
 	// Read a view.
@@ -656,6 +672,15 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/events2metrics/events2metrics/v2
 	ListE2M(ctx context.Context) (*E2MList, error)
+	// ListEntitySubTypes invokes ListEntitySubTypes operation.
+	//
+	// Mgmtapi keeps no registry of entity sub-types: an override's
+	// `conditionType.matchEntityTypeAndSubType.entitySubType` is free text. The list is the distinct
+	// sub-types that the team's custom presets of this entity type match, sorted (at most 100).
+	// ENTITY_TYPE_UNSPECIFIED is refused (400).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types/{entity_type}/entity-subtypes
+	ListEntitySubTypes(ctx context.Context, params ListEntitySubTypesParams) (*EntitySubTypeList, error)
 	// ListEntityTypeAttachmentTypes invokes ListEntityTypeAttachmentTypes operation.
 	//
 	// The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -664,6 +689,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types/{entity_type}/attachment-types
 	ListEntityTypeAttachmentTypes(ctx context.Context, params ListEntityTypeAttachmentTypesParams) (*AttachmentTypeList, error)
+	// ListEntityTypes invokes ListEntityTypes operation.
+	//
+	// Every entity type a notification (and so a preset) can be about, without ENTITY_TYPE_UNSPECIFIED.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types
+	ListEntityTypes(ctx context.Context) (*EntityTypeList, error)
 	// ListExtensions invokes ListExtensions operation.
 	//
 	// Lists the catalog's extensions by name, then id, each with its released revisions (newest first;
@@ -891,6 +922,23 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/resolve
 	ResolveIncidents(ctx context.Context, request *IncidentIDsRequest) (*IncidentsResponse, error)
+	// SetCustomPresetAsDefault invokes SetCustomPresetAsDefault operation.
+	//
+	// The custom preset becomes the team's default preset for its (`connectorType`, `entityType`) pair,
+	// replacing the previous default of that pair. The preset must name both (not UNSPECIFIED; 400). A
+	// system id is refused (400; use `POST …/presets/{id}/default`). Deleting the preset, or replacing
+	// it with another pair, gives the pair back its system default.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}/default
+	SetCustomPresetAsDefault(ctx context.Context, params SetCustomPresetAsDefaultParams) error
+	// SetPresetAsDefault invokes SetPresetAsDefault operation.
+	//
+	// For a system preset: its pair (its connector type and ALERTS) goes back to the system default,
+	// dropping the team's custom default of that pair. For a custom preset: as
+	// `POST …/presets/custom/{id}/default`.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/presets/{id}/default
+	SetPresetAsDefault(ctx context.Context, params SetPresetAsDefaultParams) error
 	// SyncCaseExternalThread invokes SyncCaseExternalThread operation.
 	//
 	// Records a request to copy the comments of the case's external chat thread into the case.
@@ -6538,6 +6586,122 @@ func (c *Client) sendGetDataUsageV2(ctx context.Context, params GetDataUsageV2Pa
 	return result, nil
 }
 
+// GetDefaultPresetSummary invokes GetDefaultPresetSummary operation.
+//
+// The summary of the custom preset the team made the pair's default, or else of the pair's system
+// preset. A pair with neither (system presets exist for ALERTS only) is a 404. `summaries` is a
+// literal segment: it is never read as a preset id (custom preset ids are UUIDs chosen by the server,
+// system ids start with `preset_system_`).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/presets/summaries
+func (c *Client) GetDefaultPresetSummary(ctx context.Context, params GetDefaultPresetSummaryParams) (*DefaultPresetSummary, error) {
+	res, err := c.sendGetDefaultPresetSummary(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetDefaultPresetSummary(ctx context.Context, params GetDefaultPresetSummaryParams) (res *DefaultPresetSummary, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/presets/summaries"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "connector_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "connector_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.ConnectorType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "entity_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.EntityType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetDefaultPresetSummaryOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetDefaultPresetSummaryResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetDeployedExtension invokes GetDeployedExtension operation.
 //
 // The team's deployment of the extension `id`; 404 when it is not deployed in the team. This operation
@@ -7859,6 +8023,120 @@ func (c *Client) sendGetSpansCountV2(ctx context.Context, params GetSpansCountV2
 	return result, nil
 }
 
+// GetSystemDefaultPresetSummary invokes GetSystemDefaultPresetSummary operation.
+//
+// The summary of the pair's system preset, whatever default the team chose. System presets exist for
+// ALERTS only; other entity types are a 404.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/presets/summaries/system
+func (c *Client) GetSystemDefaultPresetSummary(ctx context.Context, params GetSystemDefaultPresetSummaryParams) (*DefaultPresetSummary, error) {
+	res, err := c.sendGetSystemDefaultPresetSummary(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetSystemDefaultPresetSummary(ctx context.Context, params GetSystemDefaultPresetSummaryParams) (res *DefaultPresetSummary, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/presets/summaries/system"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "connector_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "connector_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.ConnectorType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "entity_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.EntityType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetSystemDefaultPresetSummaryOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetSystemDefaultPresetSummaryResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetView invokes GetView operation.
 //
 // Read a view.
@@ -8712,6 +8990,104 @@ func (c *Client) sendListE2M(ctx context.Context) (res *E2MList, err error) {
 	return result, nil
 }
 
+// ListEntitySubTypes invokes ListEntitySubTypes operation.
+//
+// Mgmtapi keeps no registry of entity sub-types: an override's
+// `conditionType.matchEntityTypeAndSubType.entitySubType` is free text. The list is the distinct
+// sub-types that the team's custom presets of this entity type match, sorted (at most 100).
+// ENTITY_TYPE_UNSPECIFIED is refused (400).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types/{entity_type}/entity-subtypes
+func (c *Client) ListEntitySubTypes(ctx context.Context, params ListEntitySubTypesParams) (*EntitySubTypeList, error) {
+	res, err := c.sendListEntitySubTypes(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListEntitySubTypes(ctx context.Context, params ListEntitySubTypesParams) (res *EntitySubTypeList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/entity-types/"
+	{
+		// Encode "entity_type" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "entity_type",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(string(params.EntityType)))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/entity-subtypes"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListEntitySubTypesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListEntitySubTypesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListEntityTypeAttachmentTypes invokes ListEntityTypeAttachmentTypes operation.
 //
 // The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -8802,6 +9178,82 @@ func (c *Client) sendListEntityTypeAttachmentTypes(ctx context.Context, params L
 	}()
 
 	result, err := decodeListEntityTypeAttachmentTypesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListEntityTypes invokes ListEntityTypes operation.
+//
+// Every entity type a notification (and so a preset) can be about, without ENTITY_TYPE_UNSPECIFIED.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types
+func (c *Client) ListEntityTypes(ctx context.Context) (*EntityTypeList, error) {
+	res, err := c.sendListEntityTypes(ctx)
+	return res, err
+}
+
+func (c *Client) sendListEntityTypes(ctx context.Context) (res *EntityTypeList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/entity-types"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListEntityTypesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListEntityTypesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -11375,6 +11827,207 @@ func (c *Client) sendResolveIncidents(ctx context.Context, request *IncidentIDsR
 	}()
 
 	result, err := decodeResolveIncidentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// SetCustomPresetAsDefault invokes SetCustomPresetAsDefault operation.
+//
+// The custom preset becomes the team's default preset for its (`connectorType`, `entityType`) pair,
+// replacing the previous default of that pair. The preset must name both (not UNSPECIFIED; 400). A
+// system id is refused (400; use `POST …/presets/{id}/default`). Deleting the preset, or replacing
+// it with another pair, gives the pair back its system default.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}/default
+func (c *Client) SetCustomPresetAsDefault(ctx context.Context, params SetCustomPresetAsDefaultParams) error {
+	_, err := c.sendSetCustomPresetAsDefault(ctx, params)
+	return err
+}
+
+func (c *Client) sendSetCustomPresetAsDefault(ctx context.Context, params SetCustomPresetAsDefaultParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/presets/custom/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/default"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, SetCustomPresetAsDefaultOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeSetCustomPresetAsDefaultResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// SetPresetAsDefault invokes SetPresetAsDefault operation.
+//
+// For a system preset: its pair (its connector type and ALERTS) goes back to the system default,
+// dropping the team's custom default of that pair. For a custom preset: as
+// `POST …/presets/custom/{id}/default`.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/presets/{id}/default
+func (c *Client) SetPresetAsDefault(ctx context.Context, params SetPresetAsDefaultParams) error {
+	_, err := c.sendSetPresetAsDefault(ctx, params)
+	return err
+}
+
+func (c *Client) sendSetPresetAsDefault(ctx context.Context, params SetPresetAsDefaultParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/presets/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/default"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, SetPresetAsDefaultOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeSetPresetAsDefaultResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -3182,6 +3182,153 @@ func decodeGetDataUsageV2Params(args [0]string, argsEscaped bool, r *http.Reques
 	return params, nil
 }
 
+// GetDefaultPresetSummaryParams is parameters of GetDefaultPresetSummary operation.
+type GetDefaultPresetSummaryParams struct {
+	// The connector type of the pair; required in effect (absent or UNSPECIFIED is a 400).
+	ConnectorType OptConnectorType `json:",omitempty,omitzero"`
+	// The entity type of the pair; required in effect (absent or UNSPECIFIED is a 400).
+	EntityType OptNotificationEntityType `json:",omitempty,omitzero"`
+}
+
+func unpackGetDefaultPresetSummaryParams(packed middleware.Parameters) (params GetDefaultPresetSummaryParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "connector_type",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.ConnectorType = v.(OptConnectorType)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "entity_type",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.EntityType = v.(OptNotificationEntityType)
+		}
+	}
+	return params
+}
+
+func decodeGetDefaultPresetSummaryParams(args [0]string, argsEscaped bool, r *http.Request) (params GetDefaultPresetSummaryParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: connector_type.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "connector_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotConnectorTypeVal ConnectorType
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotConnectorTypeVal = ConnectorType(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ConnectorType.SetTo(paramsDotConnectorTypeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.ConnectorType.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "connector_type",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: entity_type.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotEntityTypeVal NotificationEntityType
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotEntityTypeVal = NotificationEntityType(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.EntityType.SetTo(paramsDotEntityTypeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.EntityType.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "entity_type",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // GetDeployedExtensionParams is parameters of GetDeployedExtension operation.
 type GetDeployedExtensionParams struct {
 	// The extension's id.
@@ -4314,6 +4461,153 @@ func decodeGetSpansCountV2Params(args [0]string, argsEscaped bool, r *http.Reque
 	return params, nil
 }
 
+// GetSystemDefaultPresetSummaryParams is parameters of GetSystemDefaultPresetSummary operation.
+type GetSystemDefaultPresetSummaryParams struct {
+	// The connector type of the pair; required in effect (absent or UNSPECIFIED is a 400).
+	ConnectorType OptConnectorType `json:",omitempty,omitzero"`
+	// The entity type of the pair; required in effect (absent or UNSPECIFIED is a 400).
+	EntityType OptNotificationEntityType `json:",omitempty,omitzero"`
+}
+
+func unpackGetSystemDefaultPresetSummaryParams(packed middleware.Parameters) (params GetSystemDefaultPresetSummaryParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "connector_type",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.ConnectorType = v.(OptConnectorType)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "entity_type",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.EntityType = v.(OptNotificationEntityType)
+		}
+	}
+	return params
+}
+
+func decodeGetSystemDefaultPresetSummaryParams(args [0]string, argsEscaped bool, r *http.Request) (params GetSystemDefaultPresetSummaryParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: connector_type.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "connector_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotConnectorTypeVal ConnectorType
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotConnectorTypeVal = ConnectorType(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ConnectorType.SetTo(paramsDotConnectorTypeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.ConnectorType.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "connector_type",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: entity_type.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotEntityTypeVal NotificationEntityType
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotEntityTypeVal = NotificationEntityType(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.EntityType.SetTo(paramsDotEntityTypeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.EntityType.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "entity_type",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // GetViewParams is parameters of GetView operation.
 type GetViewParams struct {
 	// A view's id.
@@ -4618,6 +4912,79 @@ func decodeListCustomRolesParams(args [0]string, argsEscaped bool, r *http.Reque
 		return params, &ogenerrors.DecodeParamError{
 			Name: "team_id",
 			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// ListEntitySubTypesParams is parameters of ListEntitySubTypes operation.
+type ListEntitySubTypesParams struct {
+	EntityType NotificationEntityType
+}
+
+func unpackListEntitySubTypesParams(packed middleware.Parameters) (params ListEntitySubTypesParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "entity_type",
+			In:   "path",
+		}
+		params.EntityType = packed[key].(NotificationEntityType)
+	}
+	return params
+}
+
+func decodeListEntitySubTypesParams(args [1]string, argsEscaped bool, r *http.Request) (params ListEntitySubTypesParams, _ error) {
+	// Decode path: entity_type.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "entity_type",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.EntityType = NotificationEntityType(c)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.EntityType.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "entity_type",
+			In:   "path",
 			Err:  err,
 		}
 	}
@@ -5465,6 +5832,170 @@ func decodeResolveCaseParams(args [1]string, argsEscaped bool, r *http.Request) 
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "case_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// SetCustomPresetAsDefaultParams is parameters of SetCustomPresetAsDefault operation.
+type SetCustomPresetAsDefaultParams struct {
+	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
+	// `-`.
+	ID NotificationCenterID
+}
+
+func unpackSetCustomPresetAsDefaultParams(packed middleware.Parameters) (params SetCustomPresetAsDefaultParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(NotificationCenterID)
+	}
+	return params
+}
+
+func decodeSetCustomPresetAsDefaultParams(args [1]string, argsEscaped bool, r *http.Request) (params SetCustomPresetAsDefaultParams, _ error) {
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID = NotificationCenterID(paramsDotIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.ID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// SetPresetAsDefaultParams is parameters of SetPresetAsDefault operation.
+type SetPresetAsDefaultParams struct {
+	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
+	// `-`.
+	ID NotificationCenterID
+}
+
+func unpackSetPresetAsDefaultParams(packed middleware.Parameters) (params SetPresetAsDefaultParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(NotificationCenterID)
+	}
+	return params
+}
+
+func decodeSetPresetAsDefaultParams(args [1]string, argsEscaped bool, r *http.Request) (params SetPresetAsDefaultParams, _ error) {
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID = NotificationCenterID(paramsDotIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.ID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
 			In:   "path",
 			Err:  err,
 		}

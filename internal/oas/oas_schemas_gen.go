@@ -2967,9 +2967,6 @@ const (
 	ConnectorTypeIBMEVENTNOTIFICATIONS    ConnectorType = "IBM_EVENT_NOTIFICATIONS"
 	ConnectorTypeSERVICENOW               ConnectorType = "SERVICE_NOW"
 	ConnectorTypeEMAIL                    ConnectorType = "EMAIL"
-	ConnectorTypeMICROSOFTTEAMS           ConnectorType = "MICROSOFT_TEAMS"
-	ConnectorTypeEVENTBRIDGE              ConnectorType = "EVENTBRIDGE"
-	ConnectorTypeINCIDENTIO               ConnectorType = "INCIDENT_IO"
 )
 
 // AllValues returns all ConnectorType values.
@@ -2982,9 +2979,6 @@ func (ConnectorType) AllValues() []ConnectorType {
 		ConnectorTypeIBMEVENTNOTIFICATIONS,
 		ConnectorTypeSERVICENOW,
 		ConnectorTypeEMAIL,
-		ConnectorTypeMICROSOFTTEAMS,
-		ConnectorTypeEVENTBRIDGE,
-		ConnectorTypeINCIDENTIO,
 	}
 }
 
@@ -3004,12 +2998,6 @@ func (s ConnectorType) MarshalText() ([]byte, error) {
 	case ConnectorTypeSERVICENOW:
 		return []byte(s), nil
 	case ConnectorTypeEMAIL:
-		return []byte(s), nil
-	case ConnectorTypeMICROSOFTTEAMS:
-		return []byte(s), nil
-	case ConnectorTypeEVENTBRIDGE:
-		return []byte(s), nil
-	case ConnectorTypeINCIDENTIO:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -3039,15 +3027,6 @@ func (s *ConnectorType) UnmarshalText(data []byte) error {
 		return nil
 	case ConnectorTypeEMAIL:
 		*s = ConnectorTypeEMAIL
-		return nil
-	case ConnectorTypeMICROSOFTTEAMS:
-		*s = ConnectorTypeMICROSOFTTEAMS
-		return nil
-	case ConnectorTypeEVENTBRIDGE:
-		*s = ConnectorTypeEVENTBRIDGE
-		return nil
-	case ConnectorTypeINCIDENTIO:
-		*s = ConnectorTypeINCIDENTIO
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -4136,6 +4115,21 @@ func (s *DashboardWrite) SetAccessPolicy(val OptString) {
 // SetIsLocked sets the value of IsLocked.
 func (s *DashboardWrite) SetIsLocked(val OptBool) {
 	s.IsLocked = val
+}
+
+// Ref: #/components/schemas/DefaultPresetSummary
+type DefaultPresetSummary struct {
+	PresetSummary PresetSummary `json:"presetSummary"`
+}
+
+// GetPresetSummary returns the value of PresetSummary.
+func (s *DefaultPresetSummary) GetPresetSummary() PresetSummary {
+	return s.PresetSummary
+}
+
+// SetPresetSummary sets the value of PresetSummary.
+func (s *DefaultPresetSummary) SetPresetSummary(val PresetSummary) {
+	s.PresetSummary = val
 }
 
 // Ref: #/components/schemas/DefaultPrioritySetting
@@ -5428,6 +5422,36 @@ type E2MUUID string
 // An object with no fields, `{}`.
 // Ref: #/components/schemas/EmptyObject
 type EmptyObject struct{}
+
+// Ref: #/components/schemas/EntitySubTypeList
+type EntitySubTypeList struct {
+	EntitySubTypes []string `json:"entitySubTypes"`
+}
+
+// GetEntitySubTypes returns the value of EntitySubTypes.
+func (s *EntitySubTypeList) GetEntitySubTypes() []string {
+	return s.EntitySubTypes
+}
+
+// SetEntitySubTypes sets the value of EntitySubTypes.
+func (s *EntitySubTypeList) SetEntitySubTypes(val []string) {
+	s.EntitySubTypes = val
+}
+
+// Ref: #/components/schemas/EntityTypeList
+type EntityTypeList struct {
+	EntityTypes []NotificationEntityType `json:"entityTypes"`
+}
+
+// GetEntityTypes returns the value of EntityTypes.
+func (s *EntityTypeList) GetEntityTypes() []NotificationEntityType {
+	return s.EntityTypes
+}
+
+// SetEntityTypes sets the value of EntityTypes.
+func (s *EntityTypeList) SetEntityTypes(val []NotificationEntityType) {
+	s.EntityTypes = val
+}
 
 // The body of every error answer.
 // Ref: #/components/schemas/Error
@@ -9666,6 +9690,7 @@ const (
 	NotificationEntityTypeALERTS                NotificationEntityType = "ALERTS"
 	NotificationEntityTypeTESTNOTIFICATIONS     NotificationEntityType = "TEST_NOTIFICATIONS"
 	NotificationEntityTypeCASES                 NotificationEntityType = "CASES"
+	NotificationEntityTypeOLLYSCHEDULEDTASKS    NotificationEntityType = "OLLY_SCHEDULED_TASKS"
 )
 
 // AllValues returns all NotificationEntityType values.
@@ -9675,6 +9700,7 @@ func (NotificationEntityType) AllValues() []NotificationEntityType {
 		NotificationEntityTypeALERTS,
 		NotificationEntityTypeTESTNOTIFICATIONS,
 		NotificationEntityTypeCASES,
+		NotificationEntityTypeOLLYSCHEDULEDTASKS,
 	}
 }
 
@@ -9688,6 +9714,8 @@ func (s NotificationEntityType) MarshalText() ([]byte, error) {
 	case NotificationEntityTypeTESTNOTIFICATIONS:
 		return []byte(s), nil
 	case NotificationEntityTypeCASES:
+		return []byte(s), nil
+	case NotificationEntityTypeOLLYSCHEDULEDTASKS:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -9708,6 +9736,9 @@ func (s *NotificationEntityType) UnmarshalText(data []byte) error {
 		return nil
 	case NotificationEntityTypeCASES:
 		*s = NotificationEntityTypeCASES
+		return nil
+	case NotificationEntityTypeOLLYSCHEDULEDTASKS:
+		*s = NotificationEntityTypeOLLYSCHEDULEDTASKS
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)

@@ -473,6 +473,15 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/data-usage/v2
 	GetDataUsageV2(ctx context.Context, params GetDataUsageV2Params) (*UsageV2DataUsageHeaders, error)
+	// GetDefaultPresetSummary implements GetDefaultPresetSummary operation.
+	//
+	// The summary of the custom preset the team made the pair's default, or else of the pair's system
+	// preset. A pair with neither (system presets exist for ALERTS only) is a 404. `summaries` is a
+	// literal segment: it is never read as a preset id (custom preset ids are UUIDs chosen by the server,
+	// system ids start with `preset_system_`).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/presets/summaries
+	GetDefaultPresetSummary(ctx context.Context, params GetDefaultPresetSummaryParams) (*DefaultPresetSummary, error)
 	// GetDeployedExtension implements GetDeployedExtension operation.
 	//
 	// The team's deployment of the extension `id`; 404 when it is not deployed in the team. This operation
@@ -576,6 +585,13 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/data-usage/v2/spans/count
 	GetSpansCountV2(ctx context.Context, params GetSpansCountV2Params) (*UsageV2SpansCountHeaders, error)
+	// GetSystemDefaultPresetSummary implements GetSystemDefaultPresetSummary operation.
+	//
+	// The summary of the pair's system preset, whatever default the team chose. System presets exist for
+	// ALERTS only; other entity types are a 404.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/presets/summaries/system
+	GetSystemDefaultPresetSummary(ctx context.Context, params GetSystemDefaultPresetSummaryParams) (*DefaultPresetSummary, error)
 	// GetView implements GetView operation.
 	//
 	// Read a view.
@@ -642,6 +658,15 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/events2metrics/events2metrics/v2
 	ListE2M(ctx context.Context) (*E2MList, error)
+	// ListEntitySubTypes implements ListEntitySubTypes operation.
+	//
+	// Mgmtapi keeps no registry of entity sub-types: an override's
+	// `conditionType.matchEntityTypeAndSubType.entitySubType` is free text. The list is the distinct
+	// sub-types that the team's custom presets of this entity type match, sorted (at most 100).
+	// ENTITY_TYPE_UNSPECIFIED is refused (400).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types/{entity_type}/entity-subtypes
+	ListEntitySubTypes(ctx context.Context, params ListEntitySubTypesParams) (*EntitySubTypeList, error)
 	// ListEntityTypeAttachmentTypes implements ListEntityTypeAttachmentTypes operation.
 	//
 	// The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -650,6 +675,12 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types/{entity_type}/attachment-types
 	ListEntityTypeAttachmentTypes(ctx context.Context, params ListEntityTypeAttachmentTypesParams) (*AttachmentTypeList, error)
+	// ListEntityTypes implements ListEntityTypes operation.
+	//
+	// Every entity type a notification (and so a preset) can be about, without ENTITY_TYPE_UNSPECIFIED.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types
+	ListEntityTypes(ctx context.Context) (*EntityTypeList, error)
 	// ListExtensions implements ListExtensions operation.
 	//
 	// Lists the catalog's extensions by name, then id, each with its released revisions (newest first;
@@ -877,6 +908,23 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/resolve
 	ResolveIncidents(ctx context.Context, req *IncidentIDsRequest) (*IncidentsResponse, error)
+	// SetCustomPresetAsDefault implements SetCustomPresetAsDefault operation.
+	//
+	// The custom preset becomes the team's default preset for its (`connectorType`, `entityType`) pair,
+	// replacing the previous default of that pair. The preset must name both (not UNSPECIFIED; 400). A
+	// system id is refused (400; use `POST …/presets/{id}/default`). Deleting the preset, or replacing
+	// it with another pair, gives the pair back its system default.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}/default
+	SetCustomPresetAsDefault(ctx context.Context, params SetCustomPresetAsDefaultParams) error
+	// SetPresetAsDefault implements SetPresetAsDefault operation.
+	//
+	// For a system preset: its pair (its connector type and ALERTS) goes back to the system default,
+	// dropping the team's custom default of that pair. For a custom preset: as
+	// `POST …/presets/custom/{id}/default`.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/presets/{id}/default
+	SetPresetAsDefault(ctx context.Context, params SetPresetAsDefaultParams) error
 	// SyncCaseExternalThread implements SyncCaseExternalThread operation.
 	//
 	// Records a request to copy the comments of the case's external chat thread into the case.

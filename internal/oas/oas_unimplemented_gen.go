@@ -655,6 +655,18 @@ func (UnimplementedHandler) GetDataUsageV2(ctx context.Context, params GetDataUs
 	return r, ht.ErrNotImplemented
 }
 
+// GetDefaultPresetSummary implements GetDefaultPresetSummary operation.
+//
+// The summary of the custom preset the team made the pair's default, or else of the pair's system
+// preset. A pair with neither (system presets exist for ALERTS only) is a 404. `summaries` is a
+// literal segment: it is never read as a preset id (custom preset ids are UUIDs chosen by the server,
+// system ids start with `preset_system_`).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/presets/summaries
+func (UnimplementedHandler) GetDefaultPresetSummary(ctx context.Context, params GetDefaultPresetSummaryParams) (r *DefaultPresetSummary, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetDeployedExtension implements GetDeployedExtension operation.
 //
 // The team's deployment of the extension `id`; 404 when it is not deployed in the team. This operation
@@ -797,6 +809,16 @@ func (UnimplementedHandler) GetSpansCountV2(ctx context.Context, params GetSpans
 	return r, ht.ErrNotImplemented
 }
 
+// GetSystemDefaultPresetSummary implements GetSystemDefaultPresetSummary operation.
+//
+// The summary of the pair's system preset, whatever default the team chose. System presets exist for
+// ALERTS only; other entity types are a 404.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/presets/summaries/system
+func (UnimplementedHandler) GetSystemDefaultPresetSummary(ctx context.Context, params GetSystemDefaultPresetSummaryParams) (r *DefaultPresetSummary, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetView implements GetView operation.
 //
 // Read a view.
@@ -893,6 +915,18 @@ func (UnimplementedHandler) ListE2M(ctx context.Context) (r *E2MList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
+// ListEntitySubTypes implements ListEntitySubTypes operation.
+//
+// Mgmtapi keeps no registry of entity sub-types: an override's
+// `conditionType.matchEntityTypeAndSubType.entitySubType` is free text. The list is the distinct
+// sub-types that the team's custom presets of this entity type match, sorted (at most 100).
+// ENTITY_TYPE_UNSPECIFIED is refused (400).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types/{entity_type}/entity-subtypes
+func (UnimplementedHandler) ListEntitySubTypes(ctx context.Context, params ListEntitySubTypesParams) (r *EntitySubTypeList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ListEntityTypeAttachmentTypes implements ListEntityTypeAttachmentTypes operation.
 //
 // The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -901,6 +935,15 @@ func (UnimplementedHandler) ListE2M(ctx context.Context) (r *E2MList, _ error) {
 //
 // GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types/{entity_type}/attachment-types
 func (UnimplementedHandler) ListEntityTypeAttachmentTypes(ctx context.Context, params ListEntityTypeAttachmentTypesParams) (r *AttachmentTypeList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListEntityTypes implements ListEntityTypes operation.
+//
+// Every entity type a notification (and so a preset) can be about, without ENTITY_TYPE_UNSPECIFIED.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types
+func (UnimplementedHandler) ListEntityTypes(ctx context.Context) (r *EntityTypeList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1219,6 +1262,29 @@ func (UnimplementedHandler) ResolveCase(ctx context.Context, req OptResolveCaseR
 // POST /mgmt/openapi/5/incidents/incidents/v1/all/resolve
 func (UnimplementedHandler) ResolveIncidents(ctx context.Context, req *IncidentIDsRequest) (r *IncidentsResponse, _ error) {
 	return r, ht.ErrNotImplemented
+}
+
+// SetCustomPresetAsDefault implements SetCustomPresetAsDefault operation.
+//
+// The custom preset becomes the team's default preset for its (`connectorType`, `entityType`) pair,
+// replacing the previous default of that pair. The preset must name both (not UNSPECIFIED; 400). A
+// system id is refused (400; use `POST …/presets/{id}/default`). Deleting the preset, or replacing
+// it with another pair, gives the pair back its system default.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}/default
+func (UnimplementedHandler) SetCustomPresetAsDefault(ctx context.Context, params SetCustomPresetAsDefaultParams) error {
+	return ht.ErrNotImplemented
+}
+
+// SetPresetAsDefault implements SetPresetAsDefault operation.
+//
+// For a system preset: its pair (its connector type and ALERTS) goes back to the system default,
+// dropping the team's custom default of that pair. For a custom preset: as
+// `POST …/presets/custom/{id}/default`.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/presets/{id}/default
+func (UnimplementedHandler) SetPresetAsDefault(ctx context.Context, params SetPresetAsDefaultParams) error {
+	return ht.ErrNotImplemented
 }
 
 // SyncCaseExternalThread implements SyncCaseExternalThread operation.

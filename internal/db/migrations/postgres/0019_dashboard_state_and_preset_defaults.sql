@@ -49,3 +49,11 @@ CREATE TABLE notification_preset_defaults (
     updated_at     BIGINT NOT NULL,
     PRIMARY KEY (team_id, connector_type, entity_type)
 );
+
+-- The connector types are the public presets document's. Custom presets stored with a value it
+-- does not have (MICROSOFT_TEAMS, EVENTBRIDGE, INCIDENT_IO) become CONNECTOR_TYPE_UNSPECIFIED, in
+-- the column and in the stored document (written compact by the server), so they stay readable.
+UPDATE notification_presets
+SET document = replace(document, '"connectorType":"' || connector_type || '"', '"connectorType":"CONNECTOR_TYPE_UNSPECIFIED"'),
+    connector_type = 'CONNECTOR_TYPE_UNSPECIFIED'
+WHERE connector_type IN ('MICROSOFT_TEAMS', 'EVENTBRIDGE', 'INCIDENT_IO');

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
@@ -448,6 +449,60 @@ func TestDashboardStatePermissions(t *testing.T) {
 		}
 		if c := catalog(t, env, key)[id]; !c.IsDefault || c.Folder == nil {
 			t.Fatalf("writes with Update: %+v", c)
+		}
+	})
+}
+
+// Concurrent creates with one slug: exactly one lands, the others are 409s; concurrent moves,
+// pins and default changes of one dashboard all succeed.
+func TestDashboardConcurrentSlugsAndState(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		const n = 8
+		answers := make([]apitest.Response, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				answers[i] = env.JSON(t, http.MethodPost, basePath, key, write(`{"name":"same","slugName":"same","layout":{}}`))
+			})
+		}
+		wg.Wait()
+		created := 0
+		for _, a := range answers {
+			switch a.Status {
+			case http.StatusOK:
+				created++
+			case http.StatusConflict:
+			default:
+				t.Fatalf("create: %d %s", a.Status, a.Body)
+			}
+		}
+		if cat := catalog(t, env, key); created != 1 || len(cat) != 1 {
+			t.Fatalf("%d creates landed, catalog %+v", created, cat)
+		}
+		id := create(t, env, key, `{"name":"busy","layout":{}}`)
+		for i := range n {
+			wg.Go(func() {
+				var res apitest.Response
+				switch i % 3 {
+				case 0:
+					res = moveTo(t, env, key, id, `{"requestId":"m","folderId":"`+uuid+`"}`)
+				case 1:
+					res = env.JSON(t, http.MethodPut, pinnedPath+"/"+id, key, "")
+				default:
+					res = makeDefault(t, env, key, id)
+				}
+				answers[i] = res
+			})
+		}
+		wg.Wait()
+		for i, a := range answers {
+			if a.Status != http.StatusOK {
+				t.Fatalf("request %d: %d %s", i, a.Status, a.Body)
+			}
+		}
+		if c := catalog(t, env, key)[id]; !c.IsDefault || !c.IsPinned || c.Folder == nil || c.Folder.ID != uuid {
+			t.Fatalf("after concurrent changes: %+v", c)
 		}
 	})
 }

@@ -121,6 +121,9 @@ func (h *DashboardHandler) ReplaceDashboard(ctx context.Context, req *oas.Dashbo
 		if err := serializeSlugs(ctx, tx, caller.TeamID); err != nil {
 			return err
 		}
+		if err := lockDashboard(ctx, tx, caller.TeamID, id); err != nil {
+			return err // the row stays locked, so the lock state read next is the one replaced
+		}
 		old, err := getDashboard(ctx, tx, caller.TeamID, id)
 		if err != nil {
 			return err
@@ -269,6 +272,11 @@ func (h *DashboardHandler) AssignDashboardFolder(ctx context.Context, req *oas.A
 	caller := auth.PrincipalFrom(ctx)
 	folder, _ := req.FolderId.Get() // absent and null both mean the root
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		// Lock the row first, so that a concurrent replace is not overwritten by the document
+		// read here.
+		if err := lockDashboard(ctx, tx, caller.TeamID, params.DashboardID); err != nil {
+			return err
+		}
 		d, err := getDashboard(ctx, tx, caller.TeamID, params.DashboardID)
 		if err != nil {
 			return err

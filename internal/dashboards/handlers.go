@@ -315,9 +315,10 @@ func (h *DashboardHandler) pin(ctx context.Context, id string, pinned bool) erro
 }
 
 // CheckDashboard checks the body's dashboard, or the stored one dashboardId names, as the create
-// would, and answers what it finds as issues rather than refusing: the first error the create
-// would answer (SEVERITY_ERROR), a slug another dashboard of the team holds (SEVERITY_ERROR),
-// and each deprecated spans-query fieldValue `value` (SEVERITY_WARNING). Nothing is stored.
+// would, and answers what it finds as issues rather than refusing: each rule the create checks
+// that the dashboard breaks (SEVERITY_ERROR; see dashboardViolations), a slug another dashboard
+// of the team holds (SEVERITY_ERROR), and each deprecated spans-query fieldValue `value`
+// (SEVERITY_WARNING). Nothing is stored.
 //
 // Errors: Invalid when both or neither of dashboard and dashboardId are given; NotFound when
 // dashboardId names no dashboard of the team.
@@ -343,11 +344,9 @@ func (h *DashboardHandler) CheckDashboard(ctx context.Context, req *oas.Dashboar
 		return nil, err
 	}
 	issues := []oas.DashboardIssue{}
-	_, slug, err := checkDashboard(doc)
-	if e, ok := apierror.As(err); ok && e.Kind == apierror.Invalid {
-		issues = append(issues, issueOf(e.Message, oas.DashboardIssueSeveritySEVERITYERROR))
-	} else if err != nil {
-		return nil, err
+	_, slug, violations := dashboardViolations(doc)
+	for _, v := range violations {
+		issues = append(issues, issueOf(v.Error(), oas.DashboardIssueSeveritySEVERITYERROR))
 	}
 	if slug != "" {
 		self, _ := doc["id"].(string)

@@ -16,13 +16,6 @@ var allowlist = []Key{
 	{"CasesService_ListCases", "/cases/*/caseIndicators/alertIndicators/*/alertVersions/*", `maximum string length is 64`},
 	{"CasesService_ListCases", "/cases/*/caseIndicators/alertIndicators/*/latestAlertVersion", `maximum string length is 64`},
 
-	// Dashboards: a spans variable's metadataField carries a SPAN_FIELD_* value; the V2 variables
-	// lack the public required displayType, allOption and valuesOrderDirection.
-	{"DashboardsService_GetDashboard", "/dashboard/variables/*/definition/multiSelect/source/query/query/spansQuery/type/fieldValue/value/metadataField", `value is not one of the allowed values ["METADATA_FIELD_UNSPECIFIED","METADATA_FIELD_APPLICATION_NAME","METADATA_FIELD_SUBSYSTEM_NAME","METADATA_FIELD_SERVICE_NAME","METADATA_FIELD_OPERATION_NAME"]`},
-	{"DashboardsService_GetDashboard", "/dashboard/variablesV2/*/displayType", `property "displayType" is missing`},
-	{"DashboardsService_GetDashboard", "/dashboard/variablesV2/*/source/query/allOption", `property "allOption" is missing`},
-	{"DashboardsService_GetDashboard", "/dashboard/variablesV2/*/source/query/valuesOrderDirection", `property "valuesOrderDirection" is missing`},
-
 	// Extensions: CX_CUSTOM_DASHBOARD and CX_CUSTOM_DASHBOARD_DEFINITION are not renamed to
 	// PLATFORM_… (issue 11 §2).
 	{"ExtensionService_GetExtension", "/permissionDeniedRevisions/*/permissionDeniedItems/*/permissionResource", `value is not one of the allowed values ["UNKNOWN","ACTION","ALERT","CUSTOM_ENRICHMENT","GEO_ENRICHMENT","SECURITY_ENRICHMENT","RESOURCE_CLOUD_METADATA_ENRICHMENT","GRAFANA_DASHBOARD","KIBANA_DASHBOARD","PARSING_RULE","SAVED_VIEW","PLATFORM_CUSTOM_DASHBOARD","METRICS_RULE_GROUP","SPAN_EVENTS_TO_METRICS","LOGS_EVENTS_TO_METRICS"]`},
@@ -30,9 +23,6 @@ var allowlist = []Key{
 	{"ExtensionService_GetExtension", "/revisions/*/items/*/binaries/*/type", `value is not one of the allowed values ["PREVIEW_IMAGE","KIBANA_DASHBOARD_DEFINITION","GRAFANA_DASHBOARD_DEFINITION","ENRICHMENT_CSV","PLATFORM_CUSTOM_DASHBOARD_DEFINITION"]`},
 	{"ExtensionService_GetExtension", "/revisions/*/items/*/permissionResource", `value is not one of the allowed values ["UNKNOWN","ACTION","ALERT","CUSTOM_ENRICHMENT","GEO_ENRICHMENT","SECURITY_ENRICHMENT","RESOURCE_CLOUD_METADATA_ENRICHMENT","GRAFANA_DASHBOARD","KIBANA_DASHBOARD","PARSING_RULE","SAVED_VIEW","PLATFORM_CUSTOM_DASHBOARD","METRICS_RULE_GROUP","SPAN_EVENTS_TO_METRICS","LOGS_EVENTS_TO_METRICS"]`},
 	{"ExtensionService_GetExtension", "/revisions/*/items/*/targetDomain", `value is not one of the allowed values ["ACTION","ALERT","ENRICHMENT","GRAFANA_DASHBOARD","KIBANA_DASHBOARD","PARSING_RULE","SAVED_VIEW","PLATFORM_CUSTOM_DASHBOARD","METRICS_RULE_GROUP","EVENTS_TO_METRICS","ALERT_V3"]`},
-
-	// Presets: MICROSOFT_TEAMS is not a public connector type.
-	{"PresetsService_ListPresetSummaries", "/presetSummaries/*/connectorType", `value is not one of the allowed values ["CONNECTOR_TYPE_UNSPECIFIED","SLACK","GENERIC_HTTPS","PAGERDUTY","IBM_EVENT_NOTIFICATIONS","SERVICE_NOW","EMAIL"]`},
 }
 
 var allowed = func() map[Key]bool {

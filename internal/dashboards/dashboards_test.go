@@ -58,8 +58,8 @@ const rich = `{"name":"Service health","description":"d","slugName":"service-hea
  "folderId":{"value":"` + uuid + `"},"folderPath":{"segments":["ops","web"]},
  "layout":{"sections":[{"id":{"value":"` + uuid + `"},"rows":[{"appearance":{"height":19},"widgets":[
    {"id":{"value":"` + uuid + `"},"title":"cpu","definition":{"lineChart":{"queryDefinitions":[{"id":"q","query":{"metrics":{"promqlQuery":{"value":"up"}}},"seriesCountLimit":"20"}],"legend":{"isVisible":true}}}}]}]}]},
- "variablesV2":[{"id":{"value":"` + uuid + `"},"name":"svc","displayName":"Service","source":{"query":{"spansQuery":{"type":{"fieldValue":{"observationField":{"keypath":["service"],"scope":"DATASET_SCOPE_METADATA"}}}}}},"value":{"multiString":{}}}],
- "variables":[{"name":"env","displayName":"Env","definition":{"multiSelect":{"source":{"query":{"query":{"spansQuery":{"type":{"fieldValue":{"value":{"metadataField":"SPAN_FIELD_SERVICE_NAME"}}}}}}}}}}],
+ "variablesV2":[{"id":{"value":"` + uuid + `"},"name":"svc","displayName":"Service","displayType":"VARIABLE_DISPLAY_TYPE_V2_LABEL_VALUE","source":{"query":{"spansQuery":{"type":{"fieldValue":{"observationField":{"keypath":["service"],"scope":"DATASET_SCOPE_METADATA"}}}},"valuesOrderDirection":"ORDER_DIRECTION_ASC","allOption":{"includeAll":false}}},"value":{"multiString":{}}}],
+ "variables":[{"name":"env","displayName":"Env","definition":{"multiSelect":{"source":{"query":{"query":{"spansQuery":{"type":{"fieldValue":{"value":{"metadataField":"METADATA_FIELD_SERVICE_NAME"}}}}}}}}}}],
  "annotations":[{"id":"` + uuid + `","name":"deploys","enabled":true,"source":{"logs":{"messageTemplate":"","labelFields":[],"luceneQuery":{"value":"deploy"}}}}],
  "filters":[{"source":{"logs":{"operator":{"equals":{"selection":{"all":{}}}}}},"enabled":true}],
  "futureField":{"nested":[1,2.50,{"x":null}]}}`
@@ -175,7 +175,7 @@ func TestDashboardBounds(t *testing.T) {
 			return dash(`,"variablesV2":[{"id":{"value":"` + uuid + `"},"name":"v","displayName":"V","source":{"query":{"spansQuery":{"type":{"fieldValue":` + fv + `}}}}}]`)
 		}
 		const obs = `"observationField":{"keypath":["a"]}`
-		const val = `"value":{"metadataField":"SPAN_FIELD_SERVICE_NAME"}`
+		const val = `"value":{"metadataField":"METADATA_FIELD_SERVICE_NAME"}`
 		good := []string{
 			`{"name":` + s(1) + `,"layout":{}}`,
 			`{"name":` + s(100) + `,"layout":{},"description":` + s(4096) + `}`,

@@ -2,6 +2,7 @@ package dashboards
 
 import (
 	"crypto/rand"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"math/big"
@@ -68,65 +69,72 @@ func decode(d oas.Dashboard) (document, error) {
 // checkDashboard enforces the dashboard bounds (see the Dashboard schema of api/openapi.yaml) and
 // answers the dashboard's name and slug (empty when none).
 //
-// Errors: Invalid naming the field path under dashboard and the rule broken.
+// Errors: Invalid naming the field path under dashboard and the rule broken (the first of
+// dashboardViolations).
 func checkDashboard(doc document) (name, slug string, err error) {
+	name, slug, violations := dashboardViolations(doc)
+	if len(violations) > 0 {
+		return "", "", violations[0]
+	}
+	return name, slug, nil
+}
+
+// dashboardViolations checks every part of the dashboard and answers its name and slug (empty
+// when missing or broken) and each broken rule, in document order of the checks: name, slugName,
+// description, layout, folderId, folderPath, each variable, each variableV2, each annotation, then
+// every line chart and spans-query source anywhere. Within one part, only its first broken rule is
+// reported.
+func dashboardViolations(doc document) (name, slug string, violations []error) {
 	const at = "dashboard"
-	name, err = requiredText(doc, at, "name", 1, MaxNameLength)
-	if err != nil {
-		return "", "", err
+	broken := func(err error) bool {
+		if err != nil {
+			violations = append(violations, err)
+		}
+		return err != nil
+	}
+	if n, err := requiredText(doc, at, "name", 1, MaxNameLength); !broken(err) {
+		name = n
 	}
 	if v, ok := present(doc, "slugName"); ok {
-		if slug, err = text(v, at+".slugName", 1, MaxSlugLength); err != nil {
-			return "", "", err
-		}
-		if !slugPattern.MatchString(slug) {
-			return "", "", apierror.Invalidf("%s.slugName: must be lowercase letters and digits joined by - or _ (got %q)", at, slug)
+		s, err := text(v, at+".slugName", 1, MaxSlugLength)
+		switch {
+		case broken(err):
+		case !slugPattern.MatchString(s):
+			broken(apierror.Invalidf("%s.slugName: must be lowercase letters and digits joined by - or _ (got %q)", at, s))
+		default:
+			slug = s
 		}
 	}
 	if v, ok := present(doc, "description"); ok {
-		if _, err := text(v, at+".description", 0, MaxDescriptionLength); err != nil {
-			return "", "", err
-		}
+		_, err := text(v, at+".description", 0, MaxDescriptionLength)
+		broken(err)
 	}
-	layout, ok := present(doc, "layout")
-	if !ok {
-		return "", "", apierror.Invalidf("%s.layout: required", at)
-	}
-	if _, err := object(layout, at+".layout"); err != nil {
-		return "", "", err
+	if layout, ok := present(doc, "layout"); !ok {
+		broken(apierror.Invalidf("%s.layout: required", at))
+	} else {
+		_, err := object(layout, at+".layout")
+		broken(err)
 	}
 	if v, ok := present(doc, "folderId"); ok {
-		if err := uuidObject(v, at+".folderId"); err != nil {
-			return "", "", err
-		}
+		broken(uuidObject(v, at+".folderId"))
 	}
 	if v, ok := present(doc, "folderPath"); ok {
-		if err := checkFolderPath(v, at+".folderPath"); err != nil {
-			return "", "", err
-		}
+		broken(checkFolderPath(v, at+".folderPath"))
 	}
-	if err := eachObject(doc, at, "variables", func(o map[string]any, p string) error {
+	eachObject(doc, at, "variables", broken, func(o map[string]any, p string) error {
 		return checkNames(o, p)
-	}); err != nil {
-		return "", "", err
-	}
-	if err := eachObject(doc, at, "variablesV2", func(o map[string]any, p string) error {
+	})
+	eachObject(doc, at, "variablesV2", broken, func(o map[string]any, p string) error {
 		if v, ok := present(o, "id"); ok {
 			if err := uuidObject(v, p+".id"); err != nil {
 				return err
 			}
 		}
 		return checkNames(o, p)
-	}); err != nil {
-		return "", "", err
-	}
-	if err := eachObject(doc, at, "annotations", checkAnnotation); err != nil {
-		return "", "", err
-	}
-	if err := walk(map[string]any(doc), at); err != nil {
-		return "", "", err
-	}
-	return name, slug, nil
+	})
+	eachObject(doc, at, "annotations", broken, checkAnnotation)
+	walk(map[string]any(doc), at, broken)
+	return name, slug, violations
 }
 
 // checkFolderPath requires 1 to 2 segments of 1 to 100 characters each.
@@ -212,15 +220,14 @@ func checkAnnotation(o map[string]any, p string) error {
 	return nil
 }
 
-// walk visits every object of the document: each line chart needs at least one query
-// definition, and each spans-query fieldValue source exactly one of observationField and value.
-func walk(v any, p string) error {
+// walk visits every object of the document and reports to broken: each line chart needs at
+// least one query definition, and each spans-query fieldValue source exactly one of
+// observationField and value.
+func walk(v any, p string, broken func(error) bool) {
 	switch x := v.(type) {
 	case []any:
 		for i, e := range x {
-			if err := walk(e, fmt.Sprintf("%s[%d]", p, i)); err != nil {
-				return err
-			}
+			walk(e, fmt.Sprintf("%s[%d]", p, i), broken)
 		}
 	case map[string]any:
 		for _, k := range sortedKeys(x) {
@@ -230,24 +237,19 @@ func walk(v any, p string) error {
 				if lc, ok := x[k].(map[string]any); ok {
 					qd, _ := present(lc, "queryDefinitions")
 					items, ok := qd.([]any)
-					if qd != nil && !ok {
-						return apierror.Invalidf("%s.queryDefinitions: must be an array", kp)
-					}
-					if len(items) < 1 {
-						return apierror.Invalidf("%s.queryDefinitions: must have at least 1 item", kp)
+					switch {
+					case qd != nil && !ok:
+						broken(apierror.Invalidf("%s.queryDefinitions: must be an array", kp))
+					case len(items) < 1:
+						broken(apierror.Invalidf("%s.queryDefinitions: must have at least 1 item", kp))
 					}
 				}
 			case "spansQuery":
-				if err := checkSpansQuery(x[k], kp); err != nil {
-					return err
-				}
+				broken(checkSpansQuery(x[k], kp))
 			}
-			if err := walk(x[k], kp); err != nil {
-				return err
-			}
+			walk(x[k], kp, broken)
 		}
 	}
-	return nil
 }
 
 func checkSpansQuery(v any, p string) error {
@@ -274,27 +276,25 @@ func checkSpansQuery(v any, p string) error {
 	return nil
 }
 
-// eachObject calls fn on each item of the array field f of o (absent or null: no items).
-func eachObject(o map[string]any, p, f string, fn func(map[string]any, string) error) error {
+// eachObject calls fn on each item of the array field f of o (absent or null: no items) and
+// reports to broken what is wrong: the field not being an array, an item not being an object, or
+// fn's error.
+func eachObject(o map[string]any, p, f string, broken func(error) bool, fn func(map[string]any, string) error) {
 	v, ok := present(o, f)
 	if !ok {
-		return nil
+		return
 	}
 	items, err := array(v, p+"."+f)
-	if err != nil {
-		return err
+	if broken(err) {
+		return
 	}
 	for i, it := range items {
 		ip := fmt.Sprintf("%s.%s[%d]", p, f, i)
 		io, err := object(it, ip)
-		if err != nil {
-			return err
-		}
-		if err := fn(io, ip); err != nil {
-			return err
+		if !broken(err) {
+			broken(fn(io, ip))
 		}
 	}
-	return nil
 }
 
 // present answers o[f] when it is given and not null.
@@ -378,5 +378,94 @@ func withID(d oas.Dashboard, id string) oas.Dashboard {
 		out[k] = v
 	}
 	out["id"] = jx.Raw(`"` + id + `"`)
+	return out
+}
+
+// Bounds of a check's answer: issues, an issue's location (bytes) and message (characters).
+const (
+	MaxIssues        = 1000
+	MaxIssueLocation = 512
+	MaxIssueMessage  = 4096
+)
+
+// folderOf is the document's folderId.value (checked to be a UUID), NULL when it has none.
+func folderOf(doc document) sql.NullString {
+	f, _ := doc["folderId"].(map[string]any)
+	v, ok := f["value"].(string)
+	return sql.NullString{String: v, Valid: ok}
+}
+
+// inFolder returns the document with folderId set to {value: folder}, or removed when folder is
+// empty; folderPath is removed either way, as the folder the caller named replaces it.
+func inFolder(d oas.Dashboard, folder string) oas.Dashboard {
+	out := make(oas.Dashboard, len(d)+1)
+	for k, v := range d {
+		if k != "folderId" && k != "folderPath" {
+			out[k] = v
+		}
+	}
+	if folder != "" {
+		out["folderId"] = jx.Raw(`{"value":"` + folder + `"}`) // a UUID: nothing to escape
+	}
+	return out
+}
+
+// issueOf turns a check's message "<path>: <rule>" (the path under "dashboard") into an issue at
+// that path's JSON Pointer.
+func issueOf(message string, severity oas.DashboardIssueSeverity) oas.DashboardIssue {
+	path, _, _ := strings.Cut(message, ": ")
+	if r := []rune(message); len(r) > MaxIssueMessage {
+		message = string(r[:MaxIssueMessage])
+	}
+	return oas.DashboardIssue{Location: pointerOf(path), Message: message, Severity: severity}
+}
+
+// pointerOf turns a path such as dashboard.layout.sections[0].rows into the JSON Pointer
+// (RFC 6901) /layout/sections/0/rows of the part of the dashboard it names.
+func pointerOf(path string) string {
+	path = strings.TrimPrefix(strings.TrimPrefix(path, "dashboard"), ".")
+	if path == "" {
+		return ""
+	}
+	path = strings.ReplaceAll(strings.ReplaceAll(path, "[", "."), "]", "")
+	var b strings.Builder
+	for _, seg := range strings.Split(path, ".") {
+		seg = "/" + strings.ReplaceAll(strings.ReplaceAll(seg, "~", "~0"), "/", "~1")
+		if b.Len()+len(seg) > MaxIssueLocation {
+			break // the deepest part that fits: a pointer is at most MaxIssueLocation bytes
+		}
+		b.WriteString(seg)
+	}
+	return b.String()
+}
+
+// deprecatedValueSources lists the paths (as the checks name them) of every spans-query
+// fieldValue source that uses the deprecated value rather than observationField.
+func deprecatedValueSources(doc document) []string {
+	var out []string
+	var visit func(v any, p string)
+	visit = func(v any, p string) {
+		switch x := v.(type) {
+		case []any:
+			for i, e := range x {
+				visit(e, fmt.Sprintf("%s[%d]", p, i))
+			}
+		case map[string]any:
+			for _, k := range sortedKeys(x) {
+				kp := p + "." + k
+				if k == "spansQuery" {
+					sq, _ := x[k].(map[string]any)
+					t, _ := sq["type"].(map[string]any)
+					fv, _ := t["fieldValue"].(map[string]any)
+					_, obs := present(fv, "observationField")
+					if _, val := present(fv, "value"); val && !obs {
+						out = append(out, kp+".type.fieldValue.value")
+					}
+				}
+				visit(x[k], kp)
+			}
+		}
+	}
+	visit(map[string]any(doc), "dashboard")
 	return out
 }

@@ -21,6 +21,23 @@ type stored struct {
 	accessPolicy         sql.NullString
 	locked               bool
 	createdAt, updatedAt time.Time
+	// folderID is the document's folderId.value (NULL: the root).
+	folderID sql.NullString
+	// author, updater and locker are the API keys that created, last changed and locked the
+	// dashboard; NULL where not recorded (written before mgmtapi recorded them; unlocked).
+	author, updater, locker keyRef
+	// isDefault and isPinned are filled by listDashboards only.
+	isDefault, isPinned bool
+}
+
+// keyRef names an API key: its id and its name at the time of the change.
+type keyRef struct {
+	id, name sql.NullString
+}
+
+// keyOf names the caller's key.
+func keyOf(id, name string) keyRef {
+	return keyRef{id: sql.NullString{String: id, Valid: id != ""}, name: sql.NullString{String: name, Valid: name != ""}}
 }
 
 // encodeDoc writes the dashboard as JSON with its keys in order.
@@ -69,9 +86,11 @@ func insertDashboard(ctx context.Context, tx *db.Tx, teamID int64, d stored, pol
 		return err
 	}
 	_, err = tx.ExecContext(ctx,
-		`INSERT INTO dashboards (team_id, id, name, slug_name, document, access_policy, is_locked, created_at, updated_at)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`,
-		teamID, d.id, d.name, nullable(d.slug), text, policyArg(policy), d.locked, tx.Now.UnixMicro())
+		`INSERT INTO dashboards (team_id, id, name, slug_name, document, access_policy, is_locked, created_at, updated_at,
+		   folder_id, author_key_id, author_name, updater_key_id, updater_name, locker_key_id, locker_name)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11, $12, $13, $14, $15)`,
+		teamID, d.id, d.name, nullable(d.slug), text, policyArg(policy), d.locked, tx.Now.UnixMicro(),
+		d.folderID, d.author.id, d.author.name, d.updater.id, d.updater.name, d.locker.id, d.locker.name)
 	if err != nil {
 		return fmt.Errorf("insert dashboard: %w", db.Translate(err))
 	}
@@ -85,21 +104,108 @@ func replaceDashboard(ctx context.Context, tx *db.Tx, teamID int64, d stored, po
 		return err
 	}
 	res, err := tx.ExecContext(ctx,
-		`UPDATE dashboards SET name = $3, slug_name = $4, document = $5, access_policy = $6, is_locked = $7, updated_at = $8
+		`UPDATE dashboards SET name = $3, slug_name = $4, document = $5, access_policy = $6, is_locked = $7, updated_at = $8,
+		   folder_id = $9, updater_key_id = $10, updater_name = $11, locker_key_id = $12, locker_name = $13
 		 WHERE team_id = $1 AND id = $2`,
-		teamID, d.id, d.name, nullable(d.slug), text, policyArg(policy), d.locked, tx.Now.UnixMicro())
+		teamID, d.id, d.name, nullable(d.slug), text, policyArg(policy), d.locked, tx.Now.UnixMicro(),
+		d.folderID, d.updater.id, d.updater.name, d.locker.id, d.locker.name)
 	return db.OneRow(res, err, "replace dashboard")
 }
 
+// moveDashboard rewrites the team's dashboard document with its folder fields changed, as an
+// update by updater; db.ErrNotFound when there is none.
+func moveDashboard(ctx context.Context, tx *db.Tx, teamID int64, d stored) error {
+	text, err := encodeDoc(d.doc)
+	if err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx,
+		`UPDATE dashboards SET document = $3, folder_id = $4, updated_at = $5, updater_key_id = $6, updater_name = $7
+		 WHERE team_id = $1 AND id = $2`,
+		teamID, d.id, text, d.folderID, tx.Now.UnixMicro(), d.updater.id, d.updater.name)
+	return db.OneRow(res, err, "move dashboard")
+}
+
+// slugOwner answers the id of the team's dashboard other than exceptID whose slug is slug, or
+// "" when there is none. Writers call it after serializeSlugs.
+func slugOwner(ctx context.Context, q db.Querier, teamID int64, slug, exceptID string) (string, error) {
+	var id string
+	err := q.QueryRowContext(ctx,
+		`SELECT id FROM dashboards WHERE team_id = $1 AND slug_name = $2 AND id <> $3 ORDER BY created_at, id LIMIT 1`,
+		teamID, slug, exceptID).Scan(&id)
+	if db.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("find dashboard slug: %w", err)
+	}
+	return id, nil
+}
+
+// serializeSlugs makes the team's dashboard writers that check slugs run one at a time until the
+// transaction ends, so that a slug checked to be free stays free until commit.
+func serializeSlugs(ctx context.Context, tx *db.Tx, teamID int64) error {
+	return tx.Serialize(ctx, fmt.Sprintf("mgmtapi.dashboards.slugs:%d", teamID))
+}
+
+// setDefault makes the dashboard the team's default.
+func setDefault(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
+	_, err := tx.ExecContext(ctx,
+		`INSERT INTO dashboard_defaults (team_id, dashboard_id, updated_at) VALUES ($1, $2, $3)
+		 ON CONFLICT (team_id) DO UPDATE SET dashboard_id = excluded.dashboard_id, updated_at = excluded.updated_at`,
+		teamID, id, tx.Now.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("set default dashboard: %w", db.Translate(err))
+	}
+	return nil
+}
+
+// setPinned pins (pinned true) or unpins the dashboard for the key; both are idempotent.
+func setPinned(ctx context.Context, tx *db.Tx, teamID int64, keyID, id string, pinned bool) error {
+	var err error
+	if pinned {
+		_, err = tx.ExecContext(ctx,
+			`INSERT INTO dashboard_pins (team_id, key_id, dashboard_id, pinned_at) VALUES ($1, $2, $3, $4)
+			 ON CONFLICT DO NOTHING`, teamID, keyID, id, tx.Now.UnixMicro())
+	} else {
+		_, err = tx.ExecContext(ctx,
+			`DELETE FROM dashboard_pins WHERE team_id = $1 AND key_id = $2 AND dashboard_id = $3`, teamID, keyID, id)
+	}
+	if err != nil {
+		return fmt.Errorf("pin dashboard: %w", db.Translate(err))
+	}
+	return nil
+}
+
+// lockDashboard answers whether the team has the dashboard, locking its row until the
+// transaction ends (PostgreSQL), so that a delete cannot slip between the check and a write that
+// refers to the dashboard; db.ErrNotFound when there is none.
+func lockDashboard(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
+	res, err := tx.ExecContext(ctx, `UPDATE dashboards SET id = id WHERE team_id = $1 AND id = $2`, teamID, id)
+	return db.OneRow(res, err, "find dashboard")
+}
+
+const selectDashboard = `SELECT id, name, document, access_policy, is_locked, created_at, updated_at, folder_id,
+	author_key_id, author_name, updater_key_id, updater_name, locker_key_id, locker_name FROM dashboards`
+
 // getDashboard returns the team's dashboard; db.ErrNotFound when there is none.
 func getDashboard(ctx context.Context, q db.Querier, teamID int64, id string) (stored, error) {
+	return scanDashboard(q.QueryRowContext(ctx, selectDashboard+` WHERE team_id = $1 AND id = $2`, teamID, id))
+}
+
+// getDashboardBySlug returns the team's dashboard whose slug is slug (the oldest, should rows
+// written before slugs were kept unique share one); db.ErrNotFound when there is none.
+func getDashboardBySlug(ctx context.Context, q db.Querier, teamID int64, slug string) (stored, error) {
+	return scanDashboard(q.QueryRowContext(ctx,
+		selectDashboard+` WHERE team_id = $1 AND slug_name = $2 ORDER BY created_at, id LIMIT 1`, teamID, slug))
+}
+
+func scanDashboard(row *sql.Row) (stored, error) {
 	var d stored
 	var text string
 	var created, updated int64
-	err := q.QueryRowContext(ctx,
-		`SELECT id, name, document, access_policy, is_locked, created_at, updated_at
-		 FROM dashboards WHERE team_id = $1 AND id = $2`, teamID, id).
-		Scan(&d.id, &d.name, &text, &d.accessPolicy, &d.locked, &created, &updated)
+	err := row.Scan(&d.id, &d.name, &text, &d.accessPolicy, &d.locked, &created, &updated, &d.folderID,
+		&d.author.id, &d.author.name, &d.updater.id, &d.updater.name, &d.locker.id, &d.locker.name)
 	if err != nil {
 		return d, db.Translate(err)
 	}
@@ -108,11 +214,16 @@ func getDashboard(ctx context.Context, q db.Querier, teamID int64, id string) (s
 	return d, err
 }
 
-// listDashboards returns the team's dashboards (without documents) by name, then id.
-func listDashboards(ctx context.Context, q db.Querier, teamID int64) ([]stored, error) {
+// listDashboards returns the team's dashboards (without documents) by name, then id, each with
+// whether it is the team's default and whether the key keyID has pinned it.
+func listDashboards(ctx context.Context, q db.Querier, teamID int64, keyID string) ([]stored, error) {
 	rows, err := q.QueryContext(ctx,
-		`SELECT id, name, slug_name, is_locked, created_at, updated_at
-		 FROM dashboards WHERE team_id = $1 ORDER BY name, id`, teamID)
+		`SELECT d.id, d.name, d.slug_name, d.is_locked, d.created_at, d.updated_at, d.folder_id, d.author_key_id,
+		        d.locker_key_id, df.dashboard_id IS NOT NULL, p.dashboard_id IS NOT NULL
+		 FROM dashboards d
+		 LEFT JOIN dashboard_defaults df ON df.team_id = d.team_id AND df.dashboard_id = d.id
+		 LEFT JOIN dashboard_pins p ON p.team_id = d.team_id AND p.key_id = $2 AND p.dashboard_id = d.id
+		 WHERE d.team_id = $1 ORDER BY d.name, d.id`, teamID, keyID)
 	if err != nil {
 		return nil, fmt.Errorf("list dashboards: %w", err)
 	}
@@ -122,7 +233,8 @@ func listDashboards(ctx context.Context, q db.Querier, teamID int64) ([]stored, 
 		var d stored
 		var slug sql.NullString
 		var created, updated int64
-		if err := rows.Scan(&d.id, &d.name, &slug, &d.locked, &created, &updated); err != nil {
+		if err := rows.Scan(&d.id, &d.name, &slug, &d.locked, &created, &updated, &d.folderID, &d.author.id,
+			&d.locker.id, &d.isDefault, &d.isPinned); err != nil {
 			return nil, fmt.Errorf("list dashboards: %w", err)
 		}
 		d.slug = slug.String
@@ -154,6 +266,9 @@ func countForCreate(ctx context.Context, tx *db.Tx, teamID int64) (int, error) {
 func deleteDashboard(ctx context.Context, tx *db.Tx, teamID int64, id, requestID string) error {
 	res, err := tx.ExecContext(ctx, `DELETE FROM dashboards WHERE team_id = $1 AND id = $2`, teamID, id)
 	err = db.OneRow(res, err, "delete dashboard")
+	if err == nil {
+		err = forget(ctx, tx, teamID, id)
+	}
 	switch {
 	case err == nil && requestID != "":
 		_, err = tx.ExecContext(ctx,
@@ -175,4 +290,15 @@ func deleteDashboard(ctx context.Context, tx *db.Tx, teamID int64, id, requestID
 		}
 	}
 	return err
+}
+
+// forget deletes the team default and the pins that name the dashboard.
+func forget(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM dashboard_defaults WHERE team_id = $1 AND dashboard_id = $2`, teamID, id); err != nil {
+		return fmt.Errorf("forget default dashboard: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM dashboard_pins WHERE team_id = $1 AND dashboard_id = $2`, teamID, id); err != nil {
+		return fmt.Errorf("forget dashboard pins: %w", err)
+	}
+	return nil
 }

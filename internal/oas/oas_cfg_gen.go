@@ -23,6 +23,7 @@ var regexMap = map[string]ogenregex.Regexp{
 	"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}/[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$":         ogenregex.MustCompile("^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}/[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"),
 	"^[A-Za-z][A-Za-z0-9_]*$":                                                       ogenregex.MustCompile("^[A-Za-z][A-Za-z0-9_]*$"),
 	"^[\\x00-\\xFF]*$":                                                              ogenregex.MustCompile("^[\\x00-\\xFF]*$"),
+	"^[a-z0-9]+(?:[-_]+[a-z0-9]+)*$":                                                ogenregex.MustCompile("^[a-z0-9]+(?:[-_]+[a-z0-9]+)*$"),
 	"^[a-zA-Z_][a-zA-Z0-9_]*$":                                                      ogenregex.MustCompile("^[a-zA-Z_][a-zA-Z0-9_]*$"),
 	"^tags\\..*$":                                                                   ogenregex.MustCompile("^tags\\..*$"),
 }

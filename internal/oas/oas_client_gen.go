@@ -78,6 +78,16 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/cases/assigned/v1/{case_id}
 	AssignCase(ctx context.Context, request *AssignCaseRequest, params AssignCaseParams) (*CaseResponse, error)
+	// AssignDashboardFolder invokes AssignDashboardFolder operation.
+	//
+	// Sets the dashboard's `folderId` to `{value: folderId}` (dropping any `folderPath`), or, when
+	// `folderId` is absent or null, removes both so that the dashboard is at the root. A dashboard folder
+	// is known by its UUID only: mgmtapi keeps no directory of dashboard folders (view folders are a
+	// different thing), so any UUID is accepted. The change counts as an update of the dashboard
+	// (`updatedAt`, updater).
+	//
+	// POST /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/folder
+	AssignDashboardFolder(ctx context.Context, request *AssignDashboardFolderRequest, params AssignDashboardFolderParams) error
 	// AssignIncidents invokes AssignIncidents operation.
 	//
 	// All or nothing; an unknown id is a 404.
@@ -189,6 +199,17 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/cases/assigned/v1
 	BulkUnassignCases(ctx context.Context, params BulkUnassignCasesParams) (*BulkCasesResponse, error)
+	// CheckDashboard invokes CheckDashboard operation.
+	//
+	// Runs the checks of the create (see the Dashboard schema) on `dashboard`, or on the stored dashboard
+	// `dashboardId` names, and answers what they find as `issues` instead of a 400: an empty list when the
+	// dashboard would be accepted. Each issue carries a JSON Pointer into the dashboard (`location`), a
+	// message and a severity. A `slugName` that another of the team's dashboards already uses is an issue
+	// too. Nothing is stored; give at most one of `dashboard` and `dashboardId` (neither is a 400, as
+	// there is nothing to check).
+	//
+	// POST /mgmt/openapi/5/dashboards/check/v1
+	CheckDashboard(ctx context.Context, request *DashboardCheckRequest) (*DashboardCheckResult, error)
 	// ClearCasePriorityOverride invokes ClearCasePriorityOverride operation.
 	//
 	// The case shows its system priority again; a change records `priorityDetailsChanged`. A case without
@@ -530,6 +551,14 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}
 	GetDashboard(ctx context.Context, params GetDashboardParams) (*DashboardRead, error)
+	// GetDashboardBySlug invokes GetDashboardBySlug operation.
+	//
+	// The team's dashboard whose `slugName` is `slug`, answered as the read by id answers it. A slug is
+	// the `slugName` its writer gave the dashboard (the server derives none); the create, replace and
+	// check keep slugs unique within a team.
+	//
+	// GET /mgmt/openapi/5/dashboards/dashboards/v1/slugs/lookup/{slug}
+	GetDashboardBySlug(ctx context.Context, params GetDashboardBySlugParams) (*DashboardRead, error)
 	// GetDataUsageCapabilities invokes GetDataUsageCapabilities operation.
 	//
 	// The query's limits, the measurement kinds with their units, and the label keys present in the team's
@@ -565,6 +594,15 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/data-usage/v2
 	GetDataUsageV2(ctx context.Context, params GetDataUsageV2Params) (*UsageV2DataUsageHeaders, error)
+	// GetDefaultPresetSummary invokes GetDefaultPresetSummary operation.
+	//
+	// The summary of the custom preset the team made the pair's default, or else of the pair's system
+	// preset. A pair with neither (system presets exist for ALERTS only) is a 404. `summaries` is a
+	// literal segment: it is never read as a preset id (custom preset ids are UUIDs chosen by the server,
+	// system ids start with `preset_system_`).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/presets/summaries
+	GetDefaultPresetSummary(ctx context.Context, params GetDefaultPresetSummaryParams) (*DefaultPresetSummary, error)
 	// GetDeployedExtension invokes GetDeployedExtension operation.
 	//
 	// The team's deployment of the extension `id`; 404 when it is not deployed in the team. This operation
@@ -687,6 +725,13 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/data-usage/v2/spans/count
 	GetSpansCountV2(ctx context.Context, params GetSpansCountV2Params) (*UsageV2SpansCountHeaders, error)
+	// GetSystemDefaultPresetSummary invokes GetSystemDefaultPresetSummary operation.
+	//
+	// The summary of the pair's system preset, whatever default the team chose. System presets exist for
+	// ALERTS only; other entity types are a 404.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/presets/summaries/system
+	GetSystemDefaultPresetSummary(ctx context.Context, params GetSystemDefaultPresetSummaryParams) (*DefaultPresetSummary, error)
 	// GetView invokes GetView operation.
 	//
 	// Read a view.
@@ -754,6 +799,15 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/events2metrics/events2metrics/v2
 	ListE2M(ctx context.Context) (*E2MList, error)
+	// ListEntitySubTypes invokes ListEntitySubTypes operation.
+	//
+	// Mgmtapi keeps no registry of entity sub-types: an override's
+	// `conditionType.matchEntityTypeAndSubType.entitySubType` is free text. The list is the distinct
+	// sub-types that the team's custom presets of this entity type match, sorted (at most 100).
+	// ENTITY_TYPE_UNSPECIFIED is refused (400).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types/{entity_type}/entity-subtypes
+	ListEntitySubTypes(ctx context.Context, params ListEntitySubTypesParams) (*EntitySubTypeList, error)
 	// ListEntityTypeAttachmentTypes invokes ListEntityTypeAttachmentTypes operation.
 	//
 	// The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -762,6 +816,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types/{entity_type}/attachment-types
 	ListEntityTypeAttachmentTypes(ctx context.Context, params ListEntityTypeAttachmentTypesParams) (*AttachmentTypeList, error)
+	// ListEntityTypes invokes ListEntityTypes operation.
+	//
+	// Every entity type a notification (and so a preset) can be about, without ENTITY_TYPE_UNSPECIFIED.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types
+	ListEntityTypes(ctx context.Context) (*EntityTypeList, error)
 	// ListExtensions invokes ListExtensions operation.
 	//
 	// Lists the catalog's extensions by name, then id, each with its released revisions (newest first;
@@ -939,6 +999,14 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/4/dataplans/span-policies/v1
 	OverwriteSpanPolicies(ctx context.Context, request *OverwriteSpanPoliciesRequest) (*OverwritePoliciesResponse, error)
+	// PinDashboard invokes PinDashboard operation.
+	//
+	// Adds the dashboard to the calling API key's pinned dashboards (its favourites; the catalog answers
+	// `isPinned` for the key that asks). Pins belong to the key, not the team, which is why reading
+	// dashboards is enough to pin them. Pinning a pinned dashboard changes nothing.
+	//
+	// PUT /mgmt/openapi/5/dashboards/pinned/v1/{dashboard_id}
+	PinDashboard(ctx context.Context, params PinDashboardParams) error
 	// QueryDataUsage invokes QueryDataUsage operation.
 	//
 	// Sums the usage records the operator imported for the team into UTC buckets: `daily` (a calendar date
@@ -973,6 +1041,14 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/dashboards/dashboards/v1
 	ReplaceDashboard(ctx context.Context, request *DashboardWrite) error
+	// ReplaceDefaultDashboard invokes ReplaceDefaultDashboard operation.
+	//
+	// The dashboard becomes the team's one default dashboard (the catalog marks it with `isDefault`),
+	// replacing the previous default. Setting the current default again changes nothing. Deleting the
+	// default dashboard leaves the team without one.
+	//
+	// PUT /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/default
+	ReplaceDefaultDashboard(ctx context.Context, request *ReplaceDefaultDashboardRequest, params ReplaceDefaultDashboardParams) error
 	// ReplaceE2M invokes ReplaceE2M operation.
 	//
 	// The rule named by the body's `id` (either hex case; required) becomes the body, under the same
@@ -1045,6 +1121,23 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/cases/priority-override/v1/{case_id}
 	SetCasePriorityOverride(ctx context.Context, request *SetCasePriorityOverrideRequest, params SetCasePriorityOverrideParams) (*CaseResponse, error)
+	// SetCustomPresetAsDefault invokes SetCustomPresetAsDefault operation.
+	//
+	// The custom preset becomes the team's default preset for its (`connectorType`, `entityType`) pair,
+	// replacing the previous default of that pair. The preset must name both (not UNSPECIFIED; 400). A
+	// system id is refused (400; use `POST …/presets/{id}/default`). Deleting the preset, or replacing
+	// it with another pair, gives the pair back its system default.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}/default
+	SetCustomPresetAsDefault(ctx context.Context, params SetCustomPresetAsDefaultParams) error
+	// SetPresetAsDefault invokes SetPresetAsDefault operation.
+	//
+	// For a system preset: its pair (its connector type and ALERTS) goes back to the system default,
+	// dropping the team's custom default of that pair. For a custom preset: as
+	// `POST …/presets/custom/{id}/default`.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/presets/{id}/default
+	SetPresetAsDefault(ctx context.Context, params SetPresetAsDefaultParams) error
 	// SyncCaseExternalThread invokes SyncCaseExternalThread operation.
 	//
 	// Records a request to copy the comments of the case's external chat thread into the case.
@@ -1080,6 +1173,13 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/3/integrations/extensions/v1/deployed
 	UndeployExtension(ctx context.Context, request *UndeployExtensionRequest) (*UndeployExtensionResponse, error)
+	// UnpinDashboard invokes UnpinDashboard operation.
+	//
+	// Removes the dashboard from the calling key's pinned dashboards; unpinning a dashboard that is not
+	// pinned changes nothing. The dashboard must exist.
+	//
+	// DELETE /mgmt/openapi/5/dashboards/pinned/v1/{dashboard_id}
+	UnpinDashboard(ctx context.Context, params UnpinDashboardParams) error
 	// UpdateApiKey invokes UpdateApiKey operation.
 	//
 	// Changes only what the body carries: the name, the active flag, the explicit permissions, the
@@ -2020,6 +2120,108 @@ func (c *Client) sendAssignCase(ctx context.Context, request *AssignCaseRequest,
 	}()
 
 	result, err := decodeAssignCaseResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// AssignDashboardFolder invokes AssignDashboardFolder operation.
+//
+// Sets the dashboard's `folderId` to `{value: folderId}` (dropping any `folderPath`), or, when
+// `folderId` is absent or null, removes both so that the dashboard is at the root. A dashboard folder
+// is known by its UUID only: mgmtapi keeps no directory of dashboard folders (view folders are a
+// different thing), so any UUID is accepted. The change counts as an update of the dashboard
+// (`updatedAt`, updater).
+//
+// POST /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/folder
+func (c *Client) AssignDashboardFolder(ctx context.Context, request *AssignDashboardFolderRequest, params AssignDashboardFolderParams) error {
+	_, err := c.sendAssignDashboardFolder(ctx, request, params)
+	return err
+}
+
+func (c *Client) sendAssignDashboardFolder(ctx context.Context, request *AssignDashboardFolderRequest, params AssignDashboardFolderParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/dashboards/dashboards/v1/"
+	{
+		// Encode "dashboard_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "dashboard_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.DashboardID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/folder"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeAssignDashboardFolderRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, AssignDashboardFolderOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeAssignDashboardFolderResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -3417,6 +3619,90 @@ func (c *Client) sendBulkUnassignCases(ctx context.Context, params BulkUnassignC
 	}()
 
 	result, err := decodeBulkUnassignCasesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CheckDashboard invokes CheckDashboard operation.
+//
+// Runs the checks of the create (see the Dashboard schema) on `dashboard`, or on the stored dashboard
+// `dashboardId` names, and answers what they find as `issues` instead of a 400: an empty list when the
+// dashboard would be accepted. Each issue carries a JSON Pointer into the dashboard (`location`), a
+// message and a severity. A `slugName` that another of the team's dashboards already uses is an issue
+// too. Nothing is stored; give at most one of `dashboard` and `dashboardId` (neither is a 400, as
+// there is nothing to check).
+//
+// POST /mgmt/openapi/5/dashboards/check/v1
+func (c *Client) CheckDashboard(ctx context.Context, request *DashboardCheckRequest) (*DashboardCheckResult, error) {
+	res, err := c.sendCheckDashboard(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCheckDashboard(ctx context.Context, request *DashboardCheckRequest) (res *DashboardCheckResult, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dashboards/check/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCheckDashboardRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CheckDashboardOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCheckDashboardResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -7497,6 +7783,102 @@ func (c *Client) sendGetDashboard(ctx context.Context, params GetDashboardParams
 	return result, nil
 }
 
+// GetDashboardBySlug invokes GetDashboardBySlug operation.
+//
+// The team's dashboard whose `slugName` is `slug`, answered as the read by id answers it. A slug is
+// the `slugName` its writer gave the dashboard (the server derives none); the create, replace and
+// check keep slugs unique within a team.
+//
+// GET /mgmt/openapi/5/dashboards/dashboards/v1/slugs/lookup/{slug}
+func (c *Client) GetDashboardBySlug(ctx context.Context, params GetDashboardBySlugParams) (*DashboardRead, error) {
+	res, err := c.sendGetDashboardBySlug(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetDashboardBySlug(ctx context.Context, params GetDashboardBySlugParams) (res *DashboardRead, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/dashboards/dashboards/v1/slugs/lookup/"
+	{
+		// Encode "slug" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "slug",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.Slug))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetDashboardBySlugOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetDashboardBySlugResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetDataUsageCapabilities invokes GetDataUsageCapabilities operation.
 //
 // The query's limits, the measurement kinds with their units, and the label keys present in the team's
@@ -7755,6 +8137,122 @@ func (c *Client) sendGetDataUsageV2(ctx context.Context, params GetDataUsageV2Pa
 	}()
 
 	result, err := decodeGetDataUsageV2Response(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetDefaultPresetSummary invokes GetDefaultPresetSummary operation.
+//
+// The summary of the custom preset the team made the pair's default, or else of the pair's system
+// preset. A pair with neither (system presets exist for ALERTS only) is a 404. `summaries` is a
+// literal segment: it is never read as a preset id (custom preset ids are UUIDs chosen by the server,
+// system ids start with `preset_system_`).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/presets/summaries
+func (c *Client) GetDefaultPresetSummary(ctx context.Context, params GetDefaultPresetSummaryParams) (*DefaultPresetSummary, error) {
+	res, err := c.sendGetDefaultPresetSummary(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetDefaultPresetSummary(ctx context.Context, params GetDefaultPresetSummaryParams) (res *DefaultPresetSummary, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/presets/summaries"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "connector_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "connector_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.ConnectorType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "entity_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.EntityType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetDefaultPresetSummaryOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetDefaultPresetSummaryResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -9333,6 +9831,120 @@ func (c *Client) sendGetSpansCountV2(ctx context.Context, params GetSpansCountV2
 	return result, nil
 }
 
+// GetSystemDefaultPresetSummary invokes GetSystemDefaultPresetSummary operation.
+//
+// The summary of the pair's system preset, whatever default the team chose. System presets exist for
+// ALERTS only; other entity types are a 404.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/presets/summaries/system
+func (c *Client) GetSystemDefaultPresetSummary(ctx context.Context, params GetSystemDefaultPresetSummaryParams) (*DefaultPresetSummary, error) {
+	res, err := c.sendGetSystemDefaultPresetSummary(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetSystemDefaultPresetSummary(ctx context.Context, params GetSystemDefaultPresetSummaryParams) (res *DefaultPresetSummary, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/presets/summaries/system"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "connector_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "connector_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.ConnectorType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "entity_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.EntityType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetSystemDefaultPresetSummaryOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetSystemDefaultPresetSummaryResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetView invokes GetView operation.
 //
 // Read a view.
@@ -10187,6 +10799,104 @@ func (c *Client) sendListE2M(ctx context.Context) (res *E2MList, err error) {
 	return result, nil
 }
 
+// ListEntitySubTypes invokes ListEntitySubTypes operation.
+//
+// Mgmtapi keeps no registry of entity sub-types: an override's
+// `conditionType.matchEntityTypeAndSubType.entitySubType` is free text. The list is the distinct
+// sub-types that the team's custom presets of this entity type match, sorted (at most 100).
+// ENTITY_TYPE_UNSPECIFIED is refused (400).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types/{entity_type}/entity-subtypes
+func (c *Client) ListEntitySubTypes(ctx context.Context, params ListEntitySubTypesParams) (*EntitySubTypeList, error) {
+	res, err := c.sendListEntitySubTypes(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListEntitySubTypes(ctx context.Context, params ListEntitySubTypesParams) (res *EntitySubTypeList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/entity-types/"
+	{
+		// Encode "entity_type" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "entity_type",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(string(params.EntityType)))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/entity-subtypes"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListEntitySubTypesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListEntitySubTypesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListEntityTypeAttachmentTypes invokes ListEntityTypeAttachmentTypes operation.
 //
 // The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -10277,6 +10987,82 @@ func (c *Client) sendListEntityTypeAttachmentTypes(ctx context.Context, params L
 	}()
 
 	result, err := decodeListEntityTypeAttachmentTypesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListEntityTypes invokes ListEntityTypes operation.
+//
+// Every entity type a notification (and so a preset) can be about, without ENTITY_TYPE_UNSPECIFIED.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types
+func (c *Client) ListEntityTypes(ctx context.Context) (*EntityTypeList, error) {
+	res, err := c.sendListEntityTypes(ctx)
+	return res, err
+}
+
+func (c *Client) sendListEntityTypes(ctx context.Context) (res *EntityTypeList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/entity-types"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListEntityTypesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListEntityTypesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -11972,6 +12758,122 @@ func (c *Client) sendOverwriteSpanPolicies(ctx context.Context, request *Overwri
 	return result, nil
 }
 
+// PinDashboard invokes PinDashboard operation.
+//
+// Adds the dashboard to the calling API key's pinned dashboards (its favourites; the catalog answers
+// `isPinned` for the key that asks). Pins belong to the key, not the team, which is why reading
+// dashboards is enough to pin them. Pinning a pinned dashboard changes nothing.
+//
+// PUT /mgmt/openapi/5/dashboards/pinned/v1/{dashboard_id}
+func (c *Client) PinDashboard(ctx context.Context, params PinDashboardParams) error {
+	_, err := c.sendPinDashboard(ctx, params)
+	return err
+}
+
+func (c *Client) sendPinDashboard(ctx context.Context, params PinDashboardParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/dashboards/pinned/v1/"
+	{
+		// Encode "dashboard_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "dashboard_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.DashboardID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "request_id" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "request_id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.RequestID.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, PinDashboardOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodePinDashboardResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // QueryDataUsage invokes QueryDataUsage operation.
 //
 // Sums the usage records the operator imported for the team into UTC buckets: `daily` (a calendar date
@@ -12291,6 +13193,106 @@ func (c *Client) sendReplaceDashboard(ctx context.Context, request *DashboardWri
 	}()
 
 	result, err := decodeReplaceDashboardResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ReplaceDefaultDashboard invokes ReplaceDefaultDashboard operation.
+//
+// The dashboard becomes the team's one default dashboard (the catalog marks it with `isDefault`),
+// replacing the previous default. Setting the current default again changes nothing. Deleting the
+// default dashboard leaves the team without one.
+//
+// PUT /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/default
+func (c *Client) ReplaceDefaultDashboard(ctx context.Context, request *ReplaceDefaultDashboardRequest, params ReplaceDefaultDashboardParams) error {
+	_, err := c.sendReplaceDefaultDashboard(ctx, request, params)
+	return err
+}
+
+func (c *Client) sendReplaceDefaultDashboard(ctx context.Context, request *ReplaceDefaultDashboardRequest, params ReplaceDefaultDashboardParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/dashboards/dashboards/v1/"
+	{
+		// Encode "dashboard_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "dashboard_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.DashboardID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/default"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReplaceDefaultDashboardRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ReplaceDefaultDashboardOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeReplaceDefaultDashboardResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -13196,6 +14198,207 @@ func (c *Client) sendSetCasePriorityOverride(ctx context.Context, request *SetCa
 	return result, nil
 }
 
+// SetCustomPresetAsDefault invokes SetCustomPresetAsDefault operation.
+//
+// The custom preset becomes the team's default preset for its (`connectorType`, `entityType`) pair,
+// replacing the previous default of that pair. The preset must name both (not UNSPECIFIED; 400). A
+// system id is refused (400; use `POST …/presets/{id}/default`). Deleting the preset, or replacing
+// it with another pair, gives the pair back its system default.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}/default
+func (c *Client) SetCustomPresetAsDefault(ctx context.Context, params SetCustomPresetAsDefaultParams) error {
+	_, err := c.sendSetCustomPresetAsDefault(ctx, params)
+	return err
+}
+
+func (c *Client) sendSetCustomPresetAsDefault(ctx context.Context, params SetCustomPresetAsDefaultParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/presets/custom/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/default"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, SetCustomPresetAsDefaultOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeSetCustomPresetAsDefaultResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// SetPresetAsDefault invokes SetPresetAsDefault operation.
+//
+// For a system preset: its pair (its connector type and ALERTS) goes back to the system default,
+// dropping the team's custom default of that pair. For a custom preset: as
+// `POST …/presets/custom/{id}/default`.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/presets/{id}/default
+func (c *Client) SetPresetAsDefault(ctx context.Context, params SetPresetAsDefaultParams) error {
+	_, err := c.sendSetPresetAsDefault(ctx, params)
+	return err
+}
+
+func (c *Client) sendSetPresetAsDefault(ctx context.Context, params SetPresetAsDefaultParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/presets/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/default"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, SetPresetAsDefaultOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeSetPresetAsDefaultResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // SyncCaseExternalThread invokes SyncCaseExternalThread operation.
 //
 // Records a request to copy the comments of the case's external chat thread into the case.
@@ -13670,6 +14873,121 @@ func (c *Client) sendUndeployExtension(ctx context.Context, request *UndeployExt
 	}()
 
 	result, err := decodeUndeployExtensionResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UnpinDashboard invokes UnpinDashboard operation.
+//
+// Removes the dashboard from the calling key's pinned dashboards; unpinning a dashboard that is not
+// pinned changes nothing. The dashboard must exist.
+//
+// DELETE /mgmt/openapi/5/dashboards/pinned/v1/{dashboard_id}
+func (c *Client) UnpinDashboard(ctx context.Context, params UnpinDashboardParams) error {
+	_, err := c.sendUnpinDashboard(ctx, params)
+	return err
+}
+
+func (c *Client) sendUnpinDashboard(ctx context.Context, params UnpinDashboardParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/dashboards/pinned/v1/"
+	{
+		// Encode "dashboard_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "dashboard_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.DashboardID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "request_id" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "request_id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.RequestID.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UnpinDashboardOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUnpinDashboardResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

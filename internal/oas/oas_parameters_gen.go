@@ -513,6 +513,92 @@ func decodeAssignCaseParams(args [1]string, argsEscaped bool, r *http.Request) (
 	return params, nil
 }
 
+// AssignDashboardFolderParams is parameters of AssignDashboardFolder operation.
+type AssignDashboardFolderParams struct {
+	// A dashboard's id.
+	DashboardID string
+}
+
+func unpackAssignDashboardFolderParams(packed middleware.Parameters) (params AssignDashboardFolderParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "dashboard_id",
+			In:   "path",
+		}
+		params.DashboardID = packed[key].(string)
+	}
+	return params
+}
+
+func decodeAssignDashboardFolderParams(args [1]string, argsEscaped bool, r *http.Request) (params AssignDashboardFolderParams, _ error) {
+	// Decode path: dashboard_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "dashboard_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.DashboardID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     21,
+					MinLengthSet:  true,
+					MaxLength:     21,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.DashboardID)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "dashboard_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // BatchGetIncidentsParams is parameters of BatchGetIncidents operation.
 type BatchGetIncidentsParams struct {
 	// 1 to 10000 incident ids (repeat the parameter).
@@ -3585,6 +3671,92 @@ func decodeGetDashboardParams(args [1]string, argsEscaped bool, r *http.Request)
 	return params, nil
 }
 
+// GetDashboardBySlugParams is parameters of GetDashboardBySlug operation.
+type GetDashboardBySlugParams struct {
+	// A dashboard's `slugName`: 1–255 lowercase letters and digits joined by `-` or `_`.
+	Slug string
+}
+
+func unpackGetDashboardBySlugParams(packed middleware.Parameters) (params GetDashboardBySlugParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "slug",
+			In:   "path",
+		}
+		params.Slug = packed[key].(string)
+	}
+	return params
+}
+
+func decodeGetDashboardBySlugParams(args [1]string, argsEscaped bool, r *http.Request) (params GetDashboardBySlugParams, _ error) {
+	// Decode path: slug.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "slug",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.Slug = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     1,
+					MinLengthSet:  true,
+					MaxLength:     255,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         regexMap["^[a-z0-9]+(?:[-_]+[a-z0-9]+)*$"],
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.Slug)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "slug",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // GetDataUsageV2Params is parameters of GetDataUsageV2 operation.
 type GetDataUsageV2Params struct {
 	// Bucket length as whole seconds with an `s` suffix (e.g. `3600s`), from 3600s to the range's length.
@@ -3643,6 +3815,153 @@ func decodeGetDataUsageV2Params(args [0]string, argsEscaped bool, r *http.Reques
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "resolution",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetDefaultPresetSummaryParams is parameters of GetDefaultPresetSummary operation.
+type GetDefaultPresetSummaryParams struct {
+	// The connector type of the pair; required in effect (absent or UNSPECIFIED is a 400).
+	ConnectorType OptConnectorType `json:",omitempty,omitzero"`
+	// The entity type of the pair; required in effect (absent or UNSPECIFIED is a 400).
+	EntityType OptNotificationEntityType `json:",omitempty,omitzero"`
+}
+
+func unpackGetDefaultPresetSummaryParams(packed middleware.Parameters) (params GetDefaultPresetSummaryParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "connector_type",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.ConnectorType = v.(OptConnectorType)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "entity_type",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.EntityType = v.(OptNotificationEntityType)
+		}
+	}
+	return params
+}
+
+func decodeGetDefaultPresetSummaryParams(args [0]string, argsEscaped bool, r *http.Request) (params GetDefaultPresetSummaryParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: connector_type.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "connector_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotConnectorTypeVal ConnectorType
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotConnectorTypeVal = ConnectorType(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ConnectorType.SetTo(paramsDotConnectorTypeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.ConnectorType.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "connector_type",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: entity_type.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotEntityTypeVal NotificationEntityType
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotEntityTypeVal = NotificationEntityType(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.EntityType.SetTo(paramsDotEntityTypeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.EntityType.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "entity_type",
 			In:   "query",
 			Err:  err,
 		}
@@ -4869,6 +5188,153 @@ func decodeGetSpansCountV2Params(args [0]string, argsEscaped bool, r *http.Reque
 	return params, nil
 }
 
+// GetSystemDefaultPresetSummaryParams is parameters of GetSystemDefaultPresetSummary operation.
+type GetSystemDefaultPresetSummaryParams struct {
+	// The connector type of the pair; required in effect (absent or UNSPECIFIED is a 400).
+	ConnectorType OptConnectorType `json:",omitempty,omitzero"`
+	// The entity type of the pair; required in effect (absent or UNSPECIFIED is a 400).
+	EntityType OptNotificationEntityType `json:",omitempty,omitzero"`
+}
+
+func unpackGetSystemDefaultPresetSummaryParams(packed middleware.Parameters) (params GetSystemDefaultPresetSummaryParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "connector_type",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.ConnectorType = v.(OptConnectorType)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "entity_type",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.EntityType = v.(OptNotificationEntityType)
+		}
+	}
+	return params
+}
+
+func decodeGetSystemDefaultPresetSummaryParams(args [0]string, argsEscaped bool, r *http.Request) (params GetSystemDefaultPresetSummaryParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: connector_type.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "connector_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotConnectorTypeVal ConnectorType
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotConnectorTypeVal = ConnectorType(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ConnectorType.SetTo(paramsDotConnectorTypeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.ConnectorType.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "connector_type",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: entity_type.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotEntityTypeVal NotificationEntityType
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotEntityTypeVal = NotificationEntityType(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.EntityType.SetTo(paramsDotEntityTypeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.EntityType.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "entity_type",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // GetViewParams is parameters of GetView operation.
 type GetViewParams struct {
 	// A view's id.
@@ -5173,6 +5639,79 @@ func decodeListCustomRolesParams(args [0]string, argsEscaped bool, r *http.Reque
 		return params, &ogenerrors.DecodeParamError{
 			Name: "team_id",
 			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// ListEntitySubTypesParams is parameters of ListEntitySubTypes operation.
+type ListEntitySubTypesParams struct {
+	EntityType NotificationEntityType
+}
+
+func unpackListEntitySubTypesParams(packed middleware.Parameters) (params ListEntitySubTypesParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "entity_type",
+			In:   "path",
+		}
+		params.EntityType = packed[key].(NotificationEntityType)
+	}
+	return params
+}
+
+func decodeListEntitySubTypesParams(args [1]string, argsEscaped bool, r *http.Request) (params ListEntitySubTypesParams, _ error) {
+	// Decode path: entity_type.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "entity_type",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.EntityType = NotificationEntityType(c)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.EntityType.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "entity_type",
+			In:   "path",
 			Err:  err,
 		}
 	}
@@ -5610,6 +6149,258 @@ func decodeListPresetSummariesParams(args [0]string, argsEscaped bool, r *http.R
 	return params, nil
 }
 
+// PinDashboardParams is parameters of PinDashboard operation.
+type PinDashboardParams struct {
+	// A dashboard's id.
+	DashboardID string
+	// The caller's id for this request (correlation only; pinning is idempotent).
+	RequestID OptString `json:",omitempty,omitzero"`
+}
+
+func unpackPinDashboardParams(packed middleware.Parameters) (params PinDashboardParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "dashboard_id",
+			In:   "path",
+		}
+		params.DashboardID = packed[key].(string)
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "request_id",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.RequestID = v.(OptString)
+		}
+	}
+	return params
+}
+
+func decodePinDashboardParams(args [1]string, argsEscaped bool, r *http.Request) (params PinDashboardParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode path: dashboard_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "dashboard_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.DashboardID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     21,
+					MinLengthSet:  true,
+					MaxLength:     21,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.DashboardID)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "dashboard_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	// Decode query: request_id.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "request_id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotRequestIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotRequestIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.RequestID.SetTo(paramsDotRequestIDVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.RequestID.Get(); ok {
+					if err := func() error {
+						if err := (validate.String{
+							MinLength:     1,
+							MinLengthSet:  true,
+							MaxLength:     128,
+							MaxLengthSet:  true,
+							Email:         false,
+							Hostname:      false,
+							Regex:         nil,
+							MinNumeric:    0,
+							MinNumericSet: false,
+							MaxNumeric:    0,
+							MaxNumericSet: false,
+						}).Validate(string(value)); err != nil {
+							return errors.Wrap(err, "string")
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "request_id",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// ReplaceDefaultDashboardParams is parameters of ReplaceDefaultDashboard operation.
+type ReplaceDefaultDashboardParams struct {
+	// A dashboard's id.
+	DashboardID string
+}
+
+func unpackReplaceDefaultDashboardParams(packed middleware.Parameters) (params ReplaceDefaultDashboardParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "dashboard_id",
+			In:   "path",
+		}
+		params.DashboardID = packed[key].(string)
+	}
+	return params
+}
+
+func decodeReplaceDefaultDashboardParams(args [1]string, argsEscaped bool, r *http.Request) (params ReplaceDefaultDashboardParams, _ error) {
+	// Decode path: dashboard_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "dashboard_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.DashboardID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     21,
+					MinLengthSet:  true,
+					MaxLength:     21,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.DashboardID)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "dashboard_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // ReplaceSloParams is parameters of ReplaceSlo operation.
 type ReplaceSloParams struct {
 	// Accepted and without effect; this server runs no data validations.
@@ -6010,6 +6801,170 @@ func decodeSetCasePriorityOverrideParams(args [1]string, argsEscaped bool, r *ht
 	return params, nil
 }
 
+// SetCustomPresetAsDefaultParams is parameters of SetCustomPresetAsDefault operation.
+type SetCustomPresetAsDefaultParams struct {
+	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
+	// `-`.
+	ID NotificationCenterID
+}
+
+func unpackSetCustomPresetAsDefaultParams(packed middleware.Parameters) (params SetCustomPresetAsDefaultParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(NotificationCenterID)
+	}
+	return params
+}
+
+func decodeSetCustomPresetAsDefaultParams(args [1]string, argsEscaped bool, r *http.Request) (params SetCustomPresetAsDefaultParams, _ error) {
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID = NotificationCenterID(paramsDotIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.ID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// SetPresetAsDefaultParams is parameters of SetPresetAsDefault operation.
+type SetPresetAsDefaultParams struct {
+	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
+	// `-`.
+	ID NotificationCenterID
+}
+
+func unpackSetPresetAsDefaultParams(packed middleware.Parameters) (params SetPresetAsDefaultParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(NotificationCenterID)
+	}
+	return params
+}
+
+func decodeSetPresetAsDefaultParams(args [1]string, argsEscaped bool, r *http.Request) (params SetPresetAsDefaultParams, _ error) {
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID = NotificationCenterID(paramsDotIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.ID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // SyncCaseExternalThreadParams is parameters of SyncCaseExternalThread operation.
 type SyncCaseExternalThreadParams struct {
 	// The case's `id` (a lowercase UUID) or its `readableId` (e.g. `CASE-12`).
@@ -6354,6 +7309,172 @@ func decodeUnassignIncidentsParams(args [0]string, argsEscaped bool, r *http.Req
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "incident_ids",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// UnpinDashboardParams is parameters of UnpinDashboard operation.
+type UnpinDashboardParams struct {
+	// A dashboard's id.
+	DashboardID string
+	// The caller's id for this request (correlation only; pinning is idempotent).
+	RequestID OptString `json:",omitempty,omitzero"`
+}
+
+func unpackUnpinDashboardParams(packed middleware.Parameters) (params UnpinDashboardParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "dashboard_id",
+			In:   "path",
+		}
+		params.DashboardID = packed[key].(string)
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "request_id",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.RequestID = v.(OptString)
+		}
+	}
+	return params
+}
+
+func decodeUnpinDashboardParams(args [1]string, argsEscaped bool, r *http.Request) (params UnpinDashboardParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode path: dashboard_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "dashboard_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.DashboardID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     21,
+					MinLengthSet:  true,
+					MaxLength:     21,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.DashboardID)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "dashboard_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	// Decode query: request_id.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "request_id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotRequestIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotRequestIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.RequestID.SetTo(paramsDotRequestIDVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.RequestID.Get(); ok {
+					if err := func() error {
+						if err := (validate.String{
+							MinLength:     1,
+							MinLengthSet:  true,
+							MaxLength:     128,
+							MaxLengthSet:  true,
+							Email:         false,
+							Hostname:      false,
+							Regex:         nil,
+							MinNumeric:    0,
+							MinNumericSet: false,
+							MaxNumeric:    0,
+							MaxNumericSet: false,
+						}).Validate(string(value)); err != nil {
+							return errors.Wrap(err, "string")
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "request_id",
 			In:   "query",
 			Err:  err,
 		}

@@ -80,6 +80,20 @@ func encodeAssignCaseRequest(
 	return nil
 }
 
+func encodeAssignDashboardFolderRequest(
+	req *AssignDashboardFolderRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeAssignIncidentsRequest(
 	req *AssignIncidentsRequest,
 	r *http.Request,
@@ -180,6 +194,20 @@ func encodeBulkResolveCasesRequest(
 
 func encodeBulkSetCasePriorityOverrideRequest(
 	req *BulkSetCasePriorityOverrideRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeCheckDashboardRequest(
+	req *DashboardCheckRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -644,6 +672,20 @@ func encodeReplaceCustomPresetRequest(
 
 func encodeReplaceDashboardRequest(
 	req *DashboardWrite,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeReplaceDefaultDashboardRequest(
+	req *ReplaceDefaultDashboardRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

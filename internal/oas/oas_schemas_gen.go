@@ -964,6 +964,34 @@ func (s *AssignCaseRequest) SetAssignee(val CaseUser) {
 	s.Assignee = val
 }
 
+// Ref: #/components/schemas/AssignDashboardFolderRequest
+type AssignDashboardFolderRequest struct {
+	// The folder's UUID; absent or null moves the dashboard to the root.
+	FolderId OptNilString `json:"folderId"`
+	// The caller's id for this request (correlation only; the change is idempotent).
+	RequestId string `json:"requestId"`
+}
+
+// GetFolderId returns the value of FolderId.
+func (s *AssignDashboardFolderRequest) GetFolderId() OptNilString {
+	return s.FolderId
+}
+
+// GetRequestId returns the value of RequestId.
+func (s *AssignDashboardFolderRequest) GetRequestId() string {
+	return s.RequestId
+}
+
+// SetFolderId sets the value of FolderId.
+func (s *AssignDashboardFolderRequest) SetFolderId(val OptNilString) {
+	s.FolderId = val
+}
+
+// SetRequestId sets the value of RequestId.
+func (s *AssignDashboardFolderRequest) SetRequestId(val string) {
+	s.RequestId = val
+}
+
 // Ref: #/components/schemas/AssignIncidentsRequest
 type AssignIncidentsRequest struct {
 	IncidentIds []IncidentID `json:"incidentIds"`
@@ -3496,9 +3524,6 @@ const (
 	ConnectorTypeIBMEVENTNOTIFICATIONS    ConnectorType = "IBM_EVENT_NOTIFICATIONS"
 	ConnectorTypeSERVICENOW               ConnectorType = "SERVICE_NOW"
 	ConnectorTypeEMAIL                    ConnectorType = "EMAIL"
-	ConnectorTypeMICROSOFTTEAMS           ConnectorType = "MICROSOFT_TEAMS"
-	ConnectorTypeEVENTBRIDGE              ConnectorType = "EVENTBRIDGE"
-	ConnectorTypeINCIDENTIO               ConnectorType = "INCIDENT_IO"
 )
 
 // AllValues returns all ConnectorType values.
@@ -3511,9 +3536,6 @@ func (ConnectorType) AllValues() []ConnectorType {
 		ConnectorTypeIBMEVENTNOTIFICATIONS,
 		ConnectorTypeSERVICENOW,
 		ConnectorTypeEMAIL,
-		ConnectorTypeMICROSOFTTEAMS,
-		ConnectorTypeEVENTBRIDGE,
-		ConnectorTypeINCIDENTIO,
 	}
 }
 
@@ -3533,12 +3555,6 @@ func (s ConnectorType) MarshalText() ([]byte, error) {
 	case ConnectorTypeSERVICENOW:
 		return []byte(s), nil
 	case ConnectorTypeEMAIL:
-		return []byte(s), nil
-	case ConnectorTypeMICROSOFTTEAMS:
-		return []byte(s), nil
-	case ConnectorTypeEVENTBRIDGE:
-		return []byte(s), nil
-	case ConnectorTypeINCIDENTIO:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -3568,15 +3584,6 @@ func (s *ConnectorType) UnmarshalText(data []byte) error {
 		return nil
 	case ConnectorTypeEMAIL:
 		*s = ConnectorTypeEMAIL
-		return nil
-	case ConnectorTypeMICROSOFTTEAMS:
-		*s = ConnectorTypeMICROSOFTTEAMS
-		return nil
-	case ConnectorTypeEVENTBRIDGE:
-		*s = ConnectorTypeEVENTBRIDGE
-		return nil
-	case ConnectorTypeINCIDENTIO:
-		*s = ConnectorTypeINCIDENTIO
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -4266,12 +4273,21 @@ func (s *DashboardCatalog) SetItems(val []DashboardCatalogItem) {
 
 // Ref: #/components/schemas/DashboardCatalogItem
 type DashboardCatalogItem struct {
-	ID         string    `json:"id"`
-	Name       string    `json:"name"`
-	SlugName   OptString `json:"slugName"`
-	IsLocked   bool      `json:"isLocked"`
-	CreateTime time.Time `json:"createTime"`
-	UpdateTime time.Time `json:"updateTime"`
+	ID       string    `json:"id"`
+	Name     string    `json:"name"`
+	SlugName OptString `json:"slugName"`
+	IsLocked bool      `json:"isLocked"`
+	// Whether this is the team's default dashboard.
+	IsDefault bool `json:"isDefault"`
+	// Whether the calling API key has pinned this dashboard.
+	IsPinned bool               `json:"isPinned"`
+	Folder   OptDashboardFolder `json:"folder"`
+	// The id of the API key that created the dashboard, when recorded.
+	AuthorId OptString `json:"authorId"`
+	// The id of the API key that locked the dashboard, while it is locked.
+	LockerAuthorId OptString `json:"lockerAuthorId"`
+	CreateTime     time.Time `json:"createTime"`
+	UpdateTime     time.Time `json:"updateTime"`
 }
 
 // GetID returns the value of ID.
@@ -4292,6 +4308,31 @@ func (s *DashboardCatalogItem) GetSlugName() OptString {
 // GetIsLocked returns the value of IsLocked.
 func (s *DashboardCatalogItem) GetIsLocked() bool {
 	return s.IsLocked
+}
+
+// GetIsDefault returns the value of IsDefault.
+func (s *DashboardCatalogItem) GetIsDefault() bool {
+	return s.IsDefault
+}
+
+// GetIsPinned returns the value of IsPinned.
+func (s *DashboardCatalogItem) GetIsPinned() bool {
+	return s.IsPinned
+}
+
+// GetFolder returns the value of Folder.
+func (s *DashboardCatalogItem) GetFolder() OptDashboardFolder {
+	return s.Folder
+}
+
+// GetAuthorId returns the value of AuthorId.
+func (s *DashboardCatalogItem) GetAuthorId() OptString {
+	return s.AuthorId
+}
+
+// GetLockerAuthorId returns the value of LockerAuthorId.
+func (s *DashboardCatalogItem) GetLockerAuthorId() OptString {
+	return s.LockerAuthorId
 }
 
 // GetCreateTime returns the value of CreateTime.
@@ -4324,6 +4365,31 @@ func (s *DashboardCatalogItem) SetIsLocked(val bool) {
 	s.IsLocked = val
 }
 
+// SetIsDefault sets the value of IsDefault.
+func (s *DashboardCatalogItem) SetIsDefault(val bool) {
+	s.IsDefault = val
+}
+
+// SetIsPinned sets the value of IsPinned.
+func (s *DashboardCatalogItem) SetIsPinned(val bool) {
+	s.IsPinned = val
+}
+
+// SetFolder sets the value of Folder.
+func (s *DashboardCatalogItem) SetFolder(val OptDashboardFolder) {
+	s.Folder = val
+}
+
+// SetAuthorId sets the value of AuthorId.
+func (s *DashboardCatalogItem) SetAuthorId(val OptString) {
+	s.AuthorId = val
+}
+
+// SetLockerAuthorId sets the value of LockerAuthorId.
+func (s *DashboardCatalogItem) SetLockerAuthorId(val OptString) {
+	s.LockerAuthorId = val
+}
+
 // SetCreateTime sets the value of CreateTime.
 func (s *DashboardCatalogItem) SetCreateTime(val time.Time) {
 	s.CreateTime = val
@@ -4332,6 +4398,60 @@ func (s *DashboardCatalogItem) SetCreateTime(val time.Time) {
 // SetUpdateTime sets the value of UpdateTime.
 func (s *DashboardCatalogItem) SetUpdateTime(val time.Time) {
 	s.UpdateTime = val
+}
+
+// Ref: #/components/schemas/DashboardCheckRequest
+type DashboardCheckRequest struct {
+	Dashboard OptDashboard `json:"dashboard"`
+	// A stored dashboard to check instead of `dashboard`.
+	DashboardId OptString `json:"dashboardId"`
+	// The caller's id for this request (correlation only).
+	RequestId OptString `json:"requestId"`
+}
+
+// GetDashboard returns the value of Dashboard.
+func (s *DashboardCheckRequest) GetDashboard() OptDashboard {
+	return s.Dashboard
+}
+
+// GetDashboardId returns the value of DashboardId.
+func (s *DashboardCheckRequest) GetDashboardId() OptString {
+	return s.DashboardId
+}
+
+// GetRequestId returns the value of RequestId.
+func (s *DashboardCheckRequest) GetRequestId() OptString {
+	return s.RequestId
+}
+
+// SetDashboard sets the value of Dashboard.
+func (s *DashboardCheckRequest) SetDashboard(val OptDashboard) {
+	s.Dashboard = val
+}
+
+// SetDashboardId sets the value of DashboardId.
+func (s *DashboardCheckRequest) SetDashboardId(val OptString) {
+	s.DashboardId = val
+}
+
+// SetRequestId sets the value of RequestId.
+func (s *DashboardCheckRequest) SetRequestId(val OptString) {
+	s.RequestId = val
+}
+
+// Ref: #/components/schemas/DashboardCheckResult
+type DashboardCheckResult struct {
+	Issues []DashboardIssue `json:"issues"`
+}
+
+// GetIssues returns the value of Issues.
+func (s *DashboardCheckResult) GetIssues() []DashboardIssue {
+	return s.Issues
+}
+
+// SetIssues sets the value of Issues.
+func (s *DashboardCheckResult) SetIssues(val []DashboardIssue) {
+	s.Issues = val
 }
 
 // Ref: #/components/schemas/DashboardCreated
@@ -4349,14 +4469,132 @@ func (s *DashboardCreated) SetDashboardId(val string) {
 	s.DashboardId = val
 }
 
+// The folder a dashboard is in, known by its UUID only (mgmtapi keeps no directory of dashboard
+// folders, so it has no name or parent to give).
+// Ref: #/components/schemas/DashboardFolder
+type DashboardFolder struct {
+	ID OptString `json:"id"`
+}
+
+// GetID returns the value of ID.
+func (s *DashboardFolder) GetID() OptString {
+	return s.ID
+}
+
+// SetID sets the value of ID.
+func (s *DashboardFolder) SetID(val OptString) {
+	s.ID = val
+}
+
+// Ref: #/components/schemas/DashboardIssue
+type DashboardIssue struct {
+	// A JSON Pointer (RFC 6901) into the dashboard; empty for the whole dashboard.
+	Location string                 `json:"location"`
+	Message  string                 `json:"message"`
+	Severity DashboardIssueSeverity `json:"severity"`
+}
+
+// GetLocation returns the value of Location.
+func (s *DashboardIssue) GetLocation() string {
+	return s.Location
+}
+
+// GetMessage returns the value of Message.
+func (s *DashboardIssue) GetMessage() string {
+	return s.Message
+}
+
+// GetSeverity returns the value of Severity.
+func (s *DashboardIssue) GetSeverity() DashboardIssueSeverity {
+	return s.Severity
+}
+
+// SetLocation sets the value of Location.
+func (s *DashboardIssue) SetLocation(val string) {
+	s.Location = val
+}
+
+// SetMessage sets the value of Message.
+func (s *DashboardIssue) SetMessage(val string) {
+	s.Message = val
+}
+
+// SetSeverity sets the value of Severity.
+func (s *DashboardIssue) SetSeverity(val DashboardIssueSeverity) {
+	s.Severity = val
+}
+
+// SEVERITY_ERROR for what the create would refuse, SEVERITY_WARNING for what it accepts but is
+// deprecated.
+// Ref: #/components/schemas/DashboardIssueSeverity
+type DashboardIssueSeverity string
+
+const (
+	DashboardIssueSeveritySEVERITYUNSPECIFIED DashboardIssueSeverity = "SEVERITY_UNSPECIFIED"
+	DashboardIssueSeveritySEVERITYERROR       DashboardIssueSeverity = "SEVERITY_ERROR"
+	DashboardIssueSeveritySEVERITYWARNING     DashboardIssueSeverity = "SEVERITY_WARNING"
+)
+
+// AllValues returns all DashboardIssueSeverity values.
+func (DashboardIssueSeverity) AllValues() []DashboardIssueSeverity {
+	return []DashboardIssueSeverity{
+		DashboardIssueSeveritySEVERITYUNSPECIFIED,
+		DashboardIssueSeveritySEVERITYERROR,
+		DashboardIssueSeveritySEVERITYWARNING,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s DashboardIssueSeverity) MarshalText() ([]byte, error) {
+	switch s {
+	case DashboardIssueSeveritySEVERITYUNSPECIFIED:
+		return []byte(s), nil
+	case DashboardIssueSeveritySEVERITYERROR:
+		return []byte(s), nil
+	case DashboardIssueSeveritySEVERITYWARNING:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *DashboardIssueSeverity) UnmarshalText(data []byte) error {
+	switch DashboardIssueSeverity(data) {
+	case DashboardIssueSeveritySEVERITYUNSPECIFIED:
+		*s = DashboardIssueSeveritySEVERITYUNSPECIFIED
+		return nil
+	case DashboardIssueSeveritySEVERITYERROR:
+		*s = DashboardIssueSeveritySEVERITYERROR
+		return nil
+	case DashboardIssueSeveritySEVERITYWARNING:
+		*s = DashboardIssueSeveritySEVERITYWARNING
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// A stored dashboard. The author is the API key that created it, the updater the key of its last
+// change (create, replace or folder move) and the locker the key that locked it (absent while
+// unlocked); ids are key ids and names key names. These are absent for dashboards written before
+// mgmtapi recorded them.
 // Ref: #/components/schemas/DashboardRead
 type DashboardRead struct {
 	Dashboard Dashboard `json:"dashboard"`
 	// Present when the last create or replace gave one (possibly empty).
-	AccessPolicy OptString `json:"accessPolicy"`
-	IsLocked     bool      `json:"isLocked"`
-	CreatedAt    time.Time `json:"createdAt"`
-	UpdatedAt    time.Time `json:"updatedAt"`
+	AccessPolicy      OptString          `json:"accessPolicy"`
+	IsLocked          bool               `json:"isLocked"`
+	AuthorId          OptString          `json:"authorId"`
+	AuthorName        OptString          `json:"authorName"`
+	CreatedOriginType OptTokenOriginType `json:"createdOriginType"`
+	UpdaterAuthorId   OptString          `json:"updaterAuthorId"`
+	UpdaterName       OptString          `json:"updaterName"`
+	UpdatedOriginType OptTokenOriginType `json:"updatedOriginType"`
+	LockerAuthorId    OptString          `json:"lockerAuthorId"`
+	LockerName        OptString          `json:"lockerName"`
+	CreatedAt         time.Time          `json:"createdAt"`
+	UpdatedAt         time.Time          `json:"updatedAt"`
 }
 
 // GetDashboard returns the value of Dashboard.
@@ -4372,6 +4610,46 @@ func (s *DashboardRead) GetAccessPolicy() OptString {
 // GetIsLocked returns the value of IsLocked.
 func (s *DashboardRead) GetIsLocked() bool {
 	return s.IsLocked
+}
+
+// GetAuthorId returns the value of AuthorId.
+func (s *DashboardRead) GetAuthorId() OptString {
+	return s.AuthorId
+}
+
+// GetAuthorName returns the value of AuthorName.
+func (s *DashboardRead) GetAuthorName() OptString {
+	return s.AuthorName
+}
+
+// GetCreatedOriginType returns the value of CreatedOriginType.
+func (s *DashboardRead) GetCreatedOriginType() OptTokenOriginType {
+	return s.CreatedOriginType
+}
+
+// GetUpdaterAuthorId returns the value of UpdaterAuthorId.
+func (s *DashboardRead) GetUpdaterAuthorId() OptString {
+	return s.UpdaterAuthorId
+}
+
+// GetUpdaterName returns the value of UpdaterName.
+func (s *DashboardRead) GetUpdaterName() OptString {
+	return s.UpdaterName
+}
+
+// GetUpdatedOriginType returns the value of UpdatedOriginType.
+func (s *DashboardRead) GetUpdatedOriginType() OptTokenOriginType {
+	return s.UpdatedOriginType
+}
+
+// GetLockerAuthorId returns the value of LockerAuthorId.
+func (s *DashboardRead) GetLockerAuthorId() OptString {
+	return s.LockerAuthorId
+}
+
+// GetLockerName returns the value of LockerName.
+func (s *DashboardRead) GetLockerName() OptString {
+	return s.LockerName
 }
 
 // GetCreatedAt returns the value of CreatedAt.
@@ -4397,6 +4675,46 @@ func (s *DashboardRead) SetAccessPolicy(val OptString) {
 // SetIsLocked sets the value of IsLocked.
 func (s *DashboardRead) SetIsLocked(val bool) {
 	s.IsLocked = val
+}
+
+// SetAuthorId sets the value of AuthorId.
+func (s *DashboardRead) SetAuthorId(val OptString) {
+	s.AuthorId = val
+}
+
+// SetAuthorName sets the value of AuthorName.
+func (s *DashboardRead) SetAuthorName(val OptString) {
+	s.AuthorName = val
+}
+
+// SetCreatedOriginType sets the value of CreatedOriginType.
+func (s *DashboardRead) SetCreatedOriginType(val OptTokenOriginType) {
+	s.CreatedOriginType = val
+}
+
+// SetUpdaterAuthorId sets the value of UpdaterAuthorId.
+func (s *DashboardRead) SetUpdaterAuthorId(val OptString) {
+	s.UpdaterAuthorId = val
+}
+
+// SetUpdaterName sets the value of UpdaterName.
+func (s *DashboardRead) SetUpdaterName(val OptString) {
+	s.UpdaterName = val
+}
+
+// SetUpdatedOriginType sets the value of UpdatedOriginType.
+func (s *DashboardRead) SetUpdatedOriginType(val OptTokenOriginType) {
+	s.UpdatedOriginType = val
+}
+
+// SetLockerAuthorId sets the value of LockerAuthorId.
+func (s *DashboardRead) SetLockerAuthorId(val OptString) {
+	s.LockerAuthorId = val
+}
+
+// SetLockerName sets the value of LockerName.
+func (s *DashboardRead) SetLockerName(val OptString) {
+	s.LockerName = val
 }
 
 // SetCreatedAt sets the value of CreatedAt.
@@ -4457,6 +4775,21 @@ func (s *DashboardWrite) SetAccessPolicy(val OptString) {
 // SetIsLocked sets the value of IsLocked.
 func (s *DashboardWrite) SetIsLocked(val OptBool) {
 	s.IsLocked = val
+}
+
+// Ref: #/components/schemas/DefaultPresetSummary
+type DefaultPresetSummary struct {
+	PresetSummary PresetSummary `json:"presetSummary"`
+}
+
+// GetPresetSummary returns the value of PresetSummary.
+func (s *DefaultPresetSummary) GetPresetSummary() PresetSummary {
+	return s.PresetSummary
+}
+
+// SetPresetSummary sets the value of PresetSummary.
+func (s *DefaultPresetSummary) SetPresetSummary(val PresetSummary) {
+	s.PresetSummary = val
 }
 
 // Ref: #/components/schemas/DefaultPrioritySetting
@@ -5749,6 +6082,36 @@ type E2MUUID string
 // An object with no fields, `{}`.
 // Ref: #/components/schemas/EmptyObject
 type EmptyObject struct{}
+
+// Ref: #/components/schemas/EntitySubTypeList
+type EntitySubTypeList struct {
+	EntitySubTypes []string `json:"entitySubTypes"`
+}
+
+// GetEntitySubTypes returns the value of EntitySubTypes.
+func (s *EntitySubTypeList) GetEntitySubTypes() []string {
+	return s.EntitySubTypes
+}
+
+// SetEntitySubTypes sets the value of EntitySubTypes.
+func (s *EntitySubTypeList) SetEntitySubTypes(val []string) {
+	s.EntitySubTypes = val
+}
+
+// Ref: #/components/schemas/EntityTypeList
+type EntityTypeList struct {
+	EntityTypes []NotificationEntityType `json:"entityTypes"`
+}
+
+// GetEntityTypes returns the value of EntityTypes.
+func (s *EntityTypeList) GetEntityTypes() []NotificationEntityType {
+	return s.EntityTypes
+}
+
+// SetEntityTypes sets the value of EntityTypes.
+func (s *EntityTypeList) SetEntityTypes(val []NotificationEntityType) {
+	s.EntityTypes = val
+}
 
 // The body of every error answer.
 // Ref: #/components/schemas/Error
@@ -11207,6 +11570,7 @@ const (
 	NotificationEntityTypeALERTS                NotificationEntityType = "ALERTS"
 	NotificationEntityTypeTESTNOTIFICATIONS     NotificationEntityType = "TEST_NOTIFICATIONS"
 	NotificationEntityTypeCASES                 NotificationEntityType = "CASES"
+	NotificationEntityTypeOLLYSCHEDULEDTASKS    NotificationEntityType = "OLLY_SCHEDULED_TASKS"
 )
 
 // AllValues returns all NotificationEntityType values.
@@ -11216,6 +11580,7 @@ func (NotificationEntityType) AllValues() []NotificationEntityType {
 		NotificationEntityTypeALERTS,
 		NotificationEntityTypeTESTNOTIFICATIONS,
 		NotificationEntityTypeCASES,
+		NotificationEntityTypeOLLYSCHEDULEDTASKS,
 	}
 }
 
@@ -11229,6 +11594,8 @@ func (s NotificationEntityType) MarshalText() ([]byte, error) {
 	case NotificationEntityTypeTESTNOTIFICATIONS:
 		return []byte(s), nil
 	case NotificationEntityTypeCASES:
+		return []byte(s), nil
+	case NotificationEntityTypeOLLYSCHEDULEDTASKS:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -11249,6 +11616,9 @@ func (s *NotificationEntityType) UnmarshalText(data []byte) error {
 		return nil
 	case NotificationEntityTypeCASES:
 		*s = NotificationEntityTypeCASES
+		return nil
+	case NotificationEntityTypeOLLYSCHEDULEDTASKS:
+		*s = NotificationEntityTypeOLLYSCHEDULEDTASKS
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -13344,6 +13714,98 @@ func (o OptCustomRolePermissions) Get() (v CustomRolePermissions, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptCustomRolePermissions) Or(d CustomRolePermissions) CustomRolePermissions {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptDashboard returns new OptDashboard with value set to v.
+func NewOptDashboard(v Dashboard) OptDashboard {
+	return OptDashboard{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptDashboard is optional Dashboard.
+type OptDashboard struct {
+	Value Dashboard
+	Set   bool
+}
+
+// IsSet returns true if OptDashboard was set.
+func (o OptDashboard) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptDashboard) Reset() {
+	var v Dashboard
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptDashboard) SetTo(v Dashboard) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptDashboard) Get() (v Dashboard, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptDashboard) Or(d Dashboard) Dashboard {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptDashboardFolder returns new OptDashboardFolder with value set to v.
+func NewOptDashboardFolder(v DashboardFolder) OptDashboardFolder {
+	return OptDashboardFolder{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptDashboardFolder is optional DashboardFolder.
+type OptDashboardFolder struct {
+	Value DashboardFolder
+	Set   bool
+}
+
+// IsSet returns true if OptDashboardFolder was set.
+func (o OptDashboardFolder) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptDashboardFolder) Reset() {
+	var v DashboardFolder
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptDashboardFolder) SetTo(v DashboardFolder) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptDashboardFolder) Get() (v DashboardFolder, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptDashboardFolder) Or(d DashboardFolder) DashboardFolder {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -16112,6 +16574,74 @@ func (o OptMicrosoftTeamsActor) Or(d MicrosoftTeamsActor) MicrosoftTeamsActor {
 	return d
 }
 
+// NewOptNilString returns new OptNilString with value set to v.
+func NewOptNilString(v string) OptNilString {
+	return OptNilString{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptNilString is optional nullable string.
+type OptNilString struct {
+	Value string
+	Set   bool
+	Null  bool
+}
+
+// IsSet returns true if OptNilString was set.
+func (o OptNilString) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptNilString) Reset() {
+	var v string
+	o.Value = v
+	o.Set = false
+	o.Null = false
+}
+
+// SetTo sets value to v.
+func (o *OptNilString) SetTo(v string) {
+	o.Set = true
+	o.Null = false
+	o.Value = v
+}
+
+// IsNull returns true if value is Null.
+func (o OptNilString) IsNull() bool { return o.Null }
+
+// SetToNull sets value to null.
+func (o *OptNilString) SetToNull() {
+	o.Set = true
+	o.Null = true
+	var v string
+	o.Value = v
+}
+
+// IsEmpty returns true if the field was omitted from the payload (not Set and not Null).
+func (o OptNilString) IsEmpty() bool {
+	return !o.Set && !o.Null
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptNilString) Get() (v string, ok bool) {
+	if o.Null {
+		return v, false
+	}
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptNilString) Or(d string) string {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptNotificationEntityType returns new OptNotificationEntityType with value set to v.
 func NewOptNotificationEntityType(v NotificationEntityType) OptNotificationEntityType {
 	return OptNotificationEntityType{
@@ -18728,6 +19258,52 @@ func (o OptString) Get() (v string, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptString) Or(d string) string {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTokenOriginType returns new OptTokenOriginType with value set to v.
+func NewOptTokenOriginType(v TokenOriginType) OptTokenOriginType {
+	return OptTokenOriginType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTokenOriginType is optional TokenOriginType.
+type OptTokenOriginType struct {
+	Value TokenOriginType
+	Set   bool
+}
+
+// IsSet returns true if OptTokenOriginType was set.
+func (o OptTokenOriginType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTokenOriginType) Reset() {
+	var v TokenOriginType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTokenOriginType) SetTo(v TokenOriginType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTokenOriginType) Get() (v TokenOriginType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTokenOriginType) Or(d TokenOriginType) TokenOriginType {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -23272,6 +23848,22 @@ func (s *ReorderPoliciesRequest) SetSourceType(val PolicySourceType) {
 	s.SourceType = val
 }
 
+// Ref: #/components/schemas/ReplaceDefaultDashboardRequest
+type ReplaceDefaultDashboardRequest struct {
+	// The caller's id for this request (correlation only; the change is idempotent).
+	RequestId string `json:"requestId"`
+}
+
+// GetRequestId returns the value of RequestId.
+func (s *ReplaceDefaultDashboardRequest) GetRequestId() string {
+	return s.RequestId
+}
+
+// SetRequestId sets the value of RequestId.
+func (s *ReplaceDefaultDashboardRequest) SetRequestId(val string) {
+	s.RequestId = val
+}
+
 // Ref: #/components/schemas/ReplaceSloRequest
 type ReplaceSloRequest struct {
 	Slo Slo `json:"slo"`
@@ -24925,6 +25517,56 @@ func (s *TeamMembersApiKeysResponse) GetKeys() []ApiKeySummary {
 // SetKeys sets the value of Keys.
 func (s *TeamMembersApiKeysResponse) SetKeys(val []ApiKeySummary) {
 	s.Keys = val
+}
+
+// What kind of credential made a change; in mgmtapi always an API key.
+// Ref: #/components/schemas/TokenOriginType
+type TokenOriginType string
+
+const (
+	TokenOriginTypeTOKENORIGINTYPEUNSPECIFIED TokenOriginType = "TOKEN_ORIGIN_TYPE_UNSPECIFIED"
+	TokenOriginTypeTOKENORIGINTYPEUSER        TokenOriginType = "TOKEN_ORIGIN_TYPE_USER"
+	TokenOriginTypeTOKENORIGINTYPEAPI         TokenOriginType = "TOKEN_ORIGIN_TYPE_API"
+)
+
+// AllValues returns all TokenOriginType values.
+func (TokenOriginType) AllValues() []TokenOriginType {
+	return []TokenOriginType{
+		TokenOriginTypeTOKENORIGINTYPEUNSPECIFIED,
+		TokenOriginTypeTOKENORIGINTYPEUSER,
+		TokenOriginTypeTOKENORIGINTYPEAPI,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s TokenOriginType) MarshalText() ([]byte, error) {
+	switch s {
+	case TokenOriginTypeTOKENORIGINTYPEUNSPECIFIED:
+		return []byte(s), nil
+	case TokenOriginTypeTOKENORIGINTYPEUSER:
+		return []byte(s), nil
+	case TokenOriginTypeTOKENORIGINTYPEAPI:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *TokenOriginType) UnmarshalText(data []byte) error {
+	switch TokenOriginType(data) {
+	case TokenOriginTypeTOKENORIGINTYPEUNSPECIFIED:
+		*s = TokenOriginTypeTOKENORIGINTYPEUNSPECIFIED
+		return nil
+	case TokenOriginTypeTOKENORIGINTYPEUSER:
+		*s = TokenOriginTypeTOKENORIGINTYPEUSER
+		return nil
+	case TokenOriginTypeTOKENORIGINTYPEAPI:
+		*s = TokenOriginTypeTOKENORIGINTYPEAPI
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/UndeployExtensionRequest

@@ -64,6 +64,16 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/cases/assigned/v1/{case_id}
 	AssignCase(ctx context.Context, req *AssignCaseRequest, params AssignCaseParams) (*CaseResponse, error)
+	// AssignDashboardFolder implements AssignDashboardFolder operation.
+	//
+	// Sets the dashboard's `folderId` to `{value: folderId}` (dropping any `folderPath`), or, when
+	// `folderId` is absent or null, removes both so that the dashboard is at the root. A dashboard folder
+	// is known by its UUID only: mgmtapi keeps no directory of dashboard folders (view folders are a
+	// different thing), so any UUID is accepted. The change counts as an update of the dashboard
+	// (`updatedAt`, updater).
+	//
+	// POST /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/folder
+	AssignDashboardFolder(ctx context.Context, req *AssignDashboardFolderRequest, params AssignDashboardFolderParams) error
 	// AssignIncidents implements AssignIncidents operation.
 	//
 	// All or nothing; an unknown id is a 404.
@@ -175,6 +185,17 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/cases/assigned/v1
 	BulkUnassignCases(ctx context.Context, params BulkUnassignCasesParams) (*BulkCasesResponse, error)
+	// CheckDashboard implements CheckDashboard operation.
+	//
+	// Runs the checks of the create (see the Dashboard schema) on `dashboard`, or on the stored dashboard
+	// `dashboardId` names, and answers what they find as `issues` instead of a 400: an empty list when the
+	// dashboard would be accepted. Each issue carries a JSON Pointer into the dashboard (`location`), a
+	// message and a severity. A `slugName` that another of the team's dashboards already uses is an issue
+	// too. Nothing is stored; give at most one of `dashboard` and `dashboardId` (neither is a 400, as
+	// there is nothing to check).
+	//
+	// POST /mgmt/openapi/5/dashboards/check/v1
+	CheckDashboard(ctx context.Context, req *DashboardCheckRequest) (*DashboardCheckResult, error)
 	// ClearCasePriorityOverride implements ClearCasePriorityOverride operation.
 	//
 	// The case shows its system priority again; a change records `priorityDetailsChanged`. A case without
@@ -516,6 +537,14 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}
 	GetDashboard(ctx context.Context, params GetDashboardParams) (*DashboardRead, error)
+	// GetDashboardBySlug implements GetDashboardBySlug operation.
+	//
+	// The team's dashboard whose `slugName` is `slug`, answered as the read by id answers it. A slug is
+	// the `slugName` its writer gave the dashboard (the server derives none); the create, replace and
+	// check keep slugs unique within a team.
+	//
+	// GET /mgmt/openapi/5/dashboards/dashboards/v1/slugs/lookup/{slug}
+	GetDashboardBySlug(ctx context.Context, params GetDashboardBySlugParams) (*DashboardRead, error)
 	// GetDataUsageCapabilities implements GetDataUsageCapabilities operation.
 	//
 	// The query's limits, the measurement kinds with their units, and the label keys present in the team's
@@ -551,6 +580,15 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/data-usage/v2
 	GetDataUsageV2(ctx context.Context, params GetDataUsageV2Params) (*UsageV2DataUsageHeaders, error)
+	// GetDefaultPresetSummary implements GetDefaultPresetSummary operation.
+	//
+	// The summary of the custom preset the team made the pair's default, or else of the pair's system
+	// preset. A pair with neither (system presets exist for ALERTS only) is a 404. `summaries` is a
+	// literal segment: it is never read as a preset id (custom preset ids are UUIDs chosen by the server,
+	// system ids start with `preset_system_`).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/presets/summaries
+	GetDefaultPresetSummary(ctx context.Context, params GetDefaultPresetSummaryParams) (*DefaultPresetSummary, error)
 	// GetDeployedExtension implements GetDeployedExtension operation.
 	//
 	// The team's deployment of the extension `id`; 404 when it is not deployed in the team. This operation
@@ -673,6 +711,13 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/data-usage/v2/spans/count
 	GetSpansCountV2(ctx context.Context, params GetSpansCountV2Params) (*UsageV2SpansCountHeaders, error)
+	// GetSystemDefaultPresetSummary implements GetSystemDefaultPresetSummary operation.
+	//
+	// The summary of the pair's system preset, whatever default the team chose. System presets exist for
+	// ALERTS only; other entity types are a 404.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/presets/summaries/system
+	GetSystemDefaultPresetSummary(ctx context.Context, params GetSystemDefaultPresetSummaryParams) (*DefaultPresetSummary, error)
 	// GetView implements GetView operation.
 	//
 	// Read a view.
@@ -740,6 +785,15 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/events2metrics/events2metrics/v2
 	ListE2M(ctx context.Context) (*E2MList, error)
+	// ListEntitySubTypes implements ListEntitySubTypes operation.
+	//
+	// Mgmtapi keeps no registry of entity sub-types: an override's
+	// `conditionType.matchEntityTypeAndSubType.entitySubType` is free text. The list is the distinct
+	// sub-types that the team's custom presets of this entity type match, sorted (at most 100).
+	// ENTITY_TYPE_UNSPECIFIED is refused (400).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types/{entity_type}/entity-subtypes
+	ListEntitySubTypes(ctx context.Context, params ListEntitySubTypesParams) (*EntitySubTypeList, error)
 	// ListEntityTypeAttachmentTypes implements ListEntityTypeAttachmentTypes operation.
 	//
 	// The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -748,6 +802,12 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types/{entity_type}/attachment-types
 	ListEntityTypeAttachmentTypes(ctx context.Context, params ListEntityTypeAttachmentTypesParams) (*AttachmentTypeList, error)
+	// ListEntityTypes implements ListEntityTypes operation.
+	//
+	// Every entity type a notification (and so a preset) can be about, without ENTITY_TYPE_UNSPECIFIED.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types
+	ListEntityTypes(ctx context.Context) (*EntityTypeList, error)
 	// ListExtensions implements ListExtensions operation.
 	//
 	// Lists the catalog's extensions by name, then id, each with its released revisions (newest first;
@@ -925,6 +985,14 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/4/dataplans/span-policies/v1
 	OverwriteSpanPolicies(ctx context.Context, req *OverwriteSpanPoliciesRequest) (*OverwritePoliciesResponse, error)
+	// PinDashboard implements PinDashboard operation.
+	//
+	// Adds the dashboard to the calling API key's pinned dashboards (its favourites; the catalog answers
+	// `isPinned` for the key that asks). Pins belong to the key, not the team, which is why reading
+	// dashboards is enough to pin them. Pinning a pinned dashboard changes nothing.
+	//
+	// PUT /mgmt/openapi/5/dashboards/pinned/v1/{dashboard_id}
+	PinDashboard(ctx context.Context, params PinDashboardParams) error
 	// QueryDataUsage implements QueryDataUsage operation.
 	//
 	// Sums the usage records the operator imported for the team into UTC buckets: `daily` (a calendar date
@@ -959,6 +1027,14 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/5/dashboards/dashboards/v1
 	ReplaceDashboard(ctx context.Context, req *DashboardWrite) error
+	// ReplaceDefaultDashboard implements ReplaceDefaultDashboard operation.
+	//
+	// The dashboard becomes the team's one default dashboard (the catalog marks it with `isDefault`),
+	// replacing the previous default. Setting the current default again changes nothing. Deleting the
+	// default dashboard leaves the team without one.
+	//
+	// PUT /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/default
+	ReplaceDefaultDashboard(ctx context.Context, req *ReplaceDefaultDashboardRequest, params ReplaceDefaultDashboardParams) error
 	// ReplaceE2M implements ReplaceE2M operation.
 	//
 	// The rule named by the body's `id` (either hex case; required) becomes the body, under the same
@@ -1031,6 +1107,23 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/5/cases/priority-override/v1/{case_id}
 	SetCasePriorityOverride(ctx context.Context, req *SetCasePriorityOverrideRequest, params SetCasePriorityOverrideParams) (*CaseResponse, error)
+	// SetCustomPresetAsDefault implements SetCustomPresetAsDefault operation.
+	//
+	// The custom preset becomes the team's default preset for its (`connectorType`, `entityType`) pair,
+	// replacing the previous default of that pair. The preset must name both (not UNSPECIFIED; 400). A
+	// system id is refused (400; use `POST …/presets/{id}/default`). Deleting the preset, or replacing
+	// it with another pair, gives the pair back its system default.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}/default
+	SetCustomPresetAsDefault(ctx context.Context, params SetCustomPresetAsDefaultParams) error
+	// SetPresetAsDefault implements SetPresetAsDefault operation.
+	//
+	// For a system preset: its pair (its connector type and ALERTS) goes back to the system default,
+	// dropping the team's custom default of that pair. For a custom preset: as
+	// `POST …/presets/custom/{id}/default`.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/presets/{id}/default
+	SetPresetAsDefault(ctx context.Context, params SetPresetAsDefaultParams) error
 	// SyncCaseExternalThread implements SyncCaseExternalThread operation.
 	//
 	// Records a request to copy the comments of the case's external chat thread into the case.
@@ -1066,6 +1159,13 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/3/integrations/extensions/v1/deployed
 	UndeployExtension(ctx context.Context, req *UndeployExtensionRequest) (*UndeployExtensionResponse, error)
+	// UnpinDashboard implements UnpinDashboard operation.
+	//
+	// Removes the dashboard from the calling key's pinned dashboards; unpinning a dashboard that is not
+	// pinned changes nothing. The dashboard must exist.
+	//
+	// DELETE /mgmt/openapi/5/dashboards/pinned/v1/{dashboard_id}
+	UnpinDashboard(ctx context.Context, params UnpinDashboardParams) error
 	// UpdateApiKey implements UpdateApiKey operation.
 	//
 	// Changes only what the body carries: the name, the active flag, the explicit permissions, the

@@ -96,6 +96,19 @@ func (UnimplementedHandler) AssignCase(ctx context.Context, req *AssignCaseReque
 	return r, ht.ErrNotImplemented
 }
 
+// AssignDashboardFolder implements AssignDashboardFolder operation.
+//
+// Sets the dashboard's `folderId` to `{value: folderId}` (dropping any `folderPath`), or, when
+// `folderId` is absent or null, removes both so that the dashboard is at the root. A dashboard folder
+// is known by its UUID only: mgmtapi keeps no directory of dashboard folders (view folders are a
+// different thing), so any UUID is accepted. The change counts as an update of the dashboard
+// (`updatedAt`, updater).
+//
+// POST /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/folder
+func (UnimplementedHandler) AssignDashboardFolder(ctx context.Context, req *AssignDashboardFolderRequest, params AssignDashboardFolderParams) error {
+	return ht.ErrNotImplemented
+}
+
 // AssignIncidents implements AssignIncidents operation.
 //
 // All or nothing; an unknown id is a 404.
@@ -249,6 +262,20 @@ func (UnimplementedHandler) BulkSetCasePriorityOverride(ctx context.Context, req
 //
 // DELETE /mgmt/openapi/5/cases/assigned/v1
 func (UnimplementedHandler) BulkUnassignCases(ctx context.Context, params BulkUnassignCasesParams) (r *BulkCasesResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CheckDashboard implements CheckDashboard operation.
+//
+// Runs the checks of the create (see the Dashboard schema) on `dashboard`, or on the stored dashboard
+// `dashboardId` names, and answers what they find as `issues` instead of a 400: an empty list when the
+// dashboard would be accepted. Each issue carries a JSON Pointer into the dashboard (`location`), a
+// message and a severity. A `slugName` that another of the team's dashboards already uses is an issue
+// too. Nothing is stored; give at most one of `dashboard` and `dashboardId` (neither is a 400, as
+// there is nothing to check).
+//
+// POST /mgmt/openapi/5/dashboards/check/v1
+func (UnimplementedHandler) CheckDashboard(ctx context.Context, req *DashboardCheckRequest) (r *DashboardCheckResult, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -725,6 +752,17 @@ func (UnimplementedHandler) GetDashboard(ctx context.Context, params GetDashboar
 	return r, ht.ErrNotImplemented
 }
 
+// GetDashboardBySlug implements GetDashboardBySlug operation.
+//
+// The team's dashboard whose `slugName` is `slug`, answered as the read by id answers it. A slug is
+// the `slugName` its writer gave the dashboard (the server derives none); the create, replace and
+// check keep slugs unique within a team.
+//
+// GET /mgmt/openapi/5/dashboards/dashboards/v1/slugs/lookup/{slug}
+func (UnimplementedHandler) GetDashboardBySlug(ctx context.Context, params GetDashboardBySlugParams) (r *DashboardRead, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetDataUsageCapabilities implements GetDataUsageCapabilities operation.
 //
 // The query's limits, the measurement kinds with their units, and the label keys present in the team's
@@ -766,6 +804,18 @@ func (UnimplementedHandler) GetDataUsageExportStatusV2(ctx context.Context) (r *
 //
 // GET /mgmt/openapi/5/dataplans/data-usage/v2
 func (UnimplementedHandler) GetDataUsageV2(ctx context.Context, params GetDataUsageV2Params) (r *UsageV2DataUsageHeaders, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetDefaultPresetSummary implements GetDefaultPresetSummary operation.
+//
+// The summary of the custom preset the team made the pair's default, or else of the pair's system
+// preset. A pair with neither (system presets exist for ALERTS only) is a 404. `summaries` is a
+// literal segment: it is never read as a preset id (custom preset ids are UUIDs chosen by the server,
+// system ids start with `preset_system_`).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/presets/summaries
+func (UnimplementedHandler) GetDefaultPresetSummary(ctx context.Context, params GetDefaultPresetSummaryParams) (r *DefaultPresetSummary, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -939,6 +989,16 @@ func (UnimplementedHandler) GetSpansCountV2(ctx context.Context, params GetSpans
 	return r, ht.ErrNotImplemented
 }
 
+// GetSystemDefaultPresetSummary implements GetSystemDefaultPresetSummary operation.
+//
+// The summary of the pair's system preset, whatever default the team chose. System presets exist for
+// ALERTS only; other entity types are a 404.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/presets/summaries/system
+func (UnimplementedHandler) GetSystemDefaultPresetSummary(ctx context.Context, params GetSystemDefaultPresetSummaryParams) (r *DefaultPresetSummary, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetView implements GetView operation.
 //
 // Read a view.
@@ -1036,6 +1096,18 @@ func (UnimplementedHandler) ListE2M(ctx context.Context) (r *E2MList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
+// ListEntitySubTypes implements ListEntitySubTypes operation.
+//
+// Mgmtapi keeps no registry of entity sub-types: an override's
+// `conditionType.matchEntityTypeAndSubType.entitySubType` is free text. The list is the distinct
+// sub-types that the team's custom presets of this entity type match, sorted (at most 100).
+// ENTITY_TYPE_UNSPECIFIED is refused (400).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types/{entity_type}/entity-subtypes
+func (UnimplementedHandler) ListEntitySubTypes(ctx context.Context, params ListEntitySubTypesParams) (r *EntitySubTypeList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ListEntityTypeAttachmentTypes implements ListEntityTypeAttachmentTypes operation.
 //
 // The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -1044,6 +1116,15 @@ func (UnimplementedHandler) ListE2M(ctx context.Context) (r *E2MList, _ error) {
 //
 // GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types/{entity_type}/attachment-types
 func (UnimplementedHandler) ListEntityTypeAttachmentTypes(ctx context.Context, params ListEntityTypeAttachmentTypesParams) (r *AttachmentTypeList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListEntityTypes implements ListEntityTypes operation.
+//
+// Every entity type a notification (and so a preset) can be about, without ENTITY_TYPE_UNSPECIFIED.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/entity-types
+func (UnimplementedHandler) ListEntityTypes(ctx context.Context) (r *EntityTypeList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1284,6 +1365,17 @@ func (UnimplementedHandler) OverwriteSpanPolicies(ctx context.Context, req *Over
 	return r, ht.ErrNotImplemented
 }
 
+// PinDashboard implements PinDashboard operation.
+//
+// Adds the dashboard to the calling API key's pinned dashboards (its favourites; the catalog answers
+// `isPinned` for the key that asks). Pins belong to the key, not the team, which is why reading
+// dashboards is enough to pin them. Pinning a pinned dashboard changes nothing.
+//
+// PUT /mgmt/openapi/5/dashboards/pinned/v1/{dashboard_id}
+func (UnimplementedHandler) PinDashboard(ctx context.Context, params PinDashboardParams) error {
+	return ht.ErrNotImplemented
+}
+
 // QueryDataUsage implements QueryDataUsage operation.
 //
 // Sums the usage records the operator imported for the team into UTC buckets: `daily` (a calendar date
@@ -1327,6 +1419,17 @@ func (UnimplementedHandler) ReplaceCustomPreset(ctx context.Context, req *Preset
 //
 // PUT /mgmt/openapi/5/dashboards/dashboards/v1
 func (UnimplementedHandler) ReplaceDashboard(ctx context.Context, req *DashboardWrite) error {
+	return ht.ErrNotImplemented
+}
+
+// ReplaceDefaultDashboard implements ReplaceDefaultDashboard operation.
+//
+// The dashboard becomes the team's one default dashboard (the catalog marks it with `isDefault`),
+// replacing the previous default. Setting the current default again changes nothing. Deleting the
+// default dashboard leaves the team without one.
+//
+// PUT /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/default
+func (UnimplementedHandler) ReplaceDefaultDashboard(ctx context.Context, req *ReplaceDefaultDashboardRequest, params ReplaceDefaultDashboardParams) error {
 	return ht.ErrNotImplemented
 }
 
@@ -1432,6 +1535,29 @@ func (UnimplementedHandler) SetCasePriorityOverride(ctx context.Context, req *Se
 	return r, ht.ErrNotImplemented
 }
 
+// SetCustomPresetAsDefault implements SetCustomPresetAsDefault operation.
+//
+// The custom preset becomes the team's default preset for its (`connectorType`, `entityType`) pair,
+// replacing the previous default of that pair. The preset must name both (not UNSPECIFIED; 400). A
+// system id is refused (400; use `POST …/presets/{id}/default`). Deleting the preset, or replacing
+// it with another pair, gives the pair back its system default.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}/default
+func (UnimplementedHandler) SetCustomPresetAsDefault(ctx context.Context, params SetCustomPresetAsDefaultParams) error {
+	return ht.ErrNotImplemented
+}
+
+// SetPresetAsDefault implements SetPresetAsDefault operation.
+//
+// For a system preset: its pair (its connector type and ALERTS) goes back to the system default,
+// dropping the team's custom default of that pair. For a custom preset: as
+// `POST …/presets/custom/{id}/default`.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/presets/{id}/default
+func (UnimplementedHandler) SetPresetAsDefault(ctx context.Context, params SetPresetAsDefaultParams) error {
+	return ht.ErrNotImplemented
+}
+
 // SyncCaseExternalThread implements SyncCaseExternalThread operation.
 //
 // Records a request to copy the comments of the case's external chat thread into the case.
@@ -1480,6 +1606,16 @@ func (UnimplementedHandler) UnassignIncidents(ctx context.Context, params Unassi
 // DELETE /mgmt/openapi/3/integrations/extensions/v1/deployed
 func (UnimplementedHandler) UndeployExtension(ctx context.Context, req *UndeployExtensionRequest) (r *UndeployExtensionResponse, _ error) {
 	return r, ht.ErrNotImplemented
+}
+
+// UnpinDashboard implements UnpinDashboard operation.
+//
+// Removes the dashboard from the calling key's pinned dashboards; unpinning a dashboard that is not
+// pinned changes nothing. The dashboard must exist.
+//
+// DELETE /mgmt/openapi/5/dashboards/pinned/v1/{dashboard_id}
+func (UnimplementedHandler) UnpinDashboard(ctx context.Context, params UnpinDashboardParams) error {
+	return ht.ErrNotImplemented
 }
 
 // UpdateApiKey implements UpdateApiKey operation.

@@ -7,6 +7,7 @@ package presets
 import (
 	"context"
 	"errors"
+	"slices"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
@@ -52,7 +53,8 @@ func (h *PresetHandler) CreateCustomPreset(ctx context.Context, req *oas.PresetR
 	return &oas.PresetResponse{Preset: p}, nil
 }
 
-// ReplaceCustomPreset replaces the custom preset preset.id, keeping its createTime.
+// ReplaceCustomPreset replaces the custom preset preset.id, keeping its createTime. A default it
+// is of a pair it no longer belongs to is dropped (the pair's system preset is its default again).
 //
 // Errors: Invalid when preset.id is missing or names a system preset, and see checkPreset and
 // checkParent; NotFound when the team has no such preset.
@@ -82,6 +84,9 @@ func (h *PresetHandler) ReplaceCustomPreset(ctx context.Context, req *oas.Preset
 		}
 		p.CreateTime = old.CreateTime
 		p.UpdateTime = oas.NewOptDateTime(tx.Now)
+		if err := forgetPresetDefaults(ctx, tx, caller.TeamID, id, p.ConnectorType.Or(""), p.EntityType.Or("")); err != nil {
+			return err
+		}
 		return updatePreset(ctx, tx, caller.TeamID, p)
 	})
 	if err != nil {
@@ -116,7 +121,8 @@ func checkParent(ctx context.Context, tx *db.Tx, teamID int64, p oas.Preset) err
 	return nil
 }
 
-// DeleteCustomPreset deletes a custom preset.
+// DeleteCustomPreset deletes a custom preset; the pairs it was the default of get their system
+// preset back as default.
 //
 // Errors: Invalid for a system preset; NotFound when the team has no such preset; Conflict while
 // another preset derives from it.
@@ -139,6 +145,9 @@ func (h *PresetHandler) DeleteCustomPreset(ctx context.Context, params oas.Delet
 		}
 		if child != "" {
 			return apierror.Conflictf("id: preset %q is the parentId of preset %q; delete or re-parent that one first", id, child)
+		}
+		if err := forgetPresetDefaults(ctx, tx, caller.TeamID, id, "", ""); err != nil {
+			return err
 		}
 		return deletePreset(ctx, tx, caller.TeamID, id)
 	})
@@ -218,7 +227,7 @@ func (h *PresetHandler) ListPresetSummaries(ctx context.Context, params oas.List
 func (h *PresetHandler) ListEntityTypeAttachmentTypes(ctx context.Context, params oas.ListEntityTypeAttachmentTypesParams) (*oas.AttachmentTypeList, error) {
 	types, ok := attachmentTypes[params.EntityType]
 	if !ok {
-		return nil, apierror.Invalidf("entity_type: must name an entity type (ALERTS, TEST_NOTIFICATIONS or CASES), not %s", params.EntityType)
+		return nil, apierror.Invalidf("entity_type: must name an entity type (ALERTS, TEST_NOTIFICATIONS, CASES or OLLY_SCHEDULED_TASKS), not %s", params.EntityType)
 	}
 	return &oas.AttachmentTypeList{SupportedAttachmentTypes: append([]oas.AttachmentType{}, types...)}, nil
 }
@@ -228,4 +237,130 @@ func notFoundAs(err error, field, id string) error {
 		return apierror.NotFoundf("%s: no preset %q", field, id)
 	}
 	return err
+}
+
+// SetCustomPresetAsDefault makes the custom preset the team's default of its (connector type,
+// entity type) pair.
+//
+// Errors: Invalid for a system preset and for a preset whose connector or entity type is
+// UNSPECIFIED; NotFound when the team has no such preset.
+func (h *PresetHandler) SetCustomPresetAsDefault(ctx context.Context, params oas.SetCustomPresetAsDefaultParams) error {
+	id := string(params.ID)
+	if _, sys := system(id); sys {
+		return apierror.Invalidf("id: %q is a system preset; make it the default with POST .../presets/%s/default", id, id)
+	}
+	return h.setDefault(ctx, id)
+}
+
+// SetPresetAsDefault makes a system or custom preset the team's default of its pair. For a system
+// preset that means dropping the team's custom default of the pair.
+//
+// Errors: as SetCustomPresetAsDefault, but system presets are accepted.
+func (h *PresetHandler) SetPresetAsDefault(ctx context.Context, params oas.SetPresetAsDefaultParams) error {
+	return h.setDefault(ctx, string(params.ID))
+}
+
+func (h *PresetHandler) setDefault(ctx context.Context, id string) error {
+	caller := auth.PrincipalFrom(ctx)
+	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
+			return err
+		}
+		if p, sys := system(id); sys {
+			return clearPresetDefault(ctx, tx, caller.TeamID, p.ConnectorType.Or(""), p.EntityType.Or(""))
+		}
+		p, err := getPreset(ctx, tx, caller.TeamID, id)
+		if err != nil {
+			return err
+		}
+		c, e := p.ConnectorType.Or(oas.ConnectorTypeCONNECTORTYPEUNSPECIFIED), p.EntityType.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED)
+		if c == oas.ConnectorTypeCONNECTORTYPEUNSPECIFIED || e == oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED {
+			return apierror.Invalidf("id: preset %q has connectorType %s and entityType %s; only a preset that names both can be a default", id, c, e)
+		}
+		return setPresetDefault(ctx, tx, caller.TeamID, c, e, id)
+	})
+	return notFoundAs(err, "id", id)
+}
+
+// GetDefaultPresetSummary answers the summary of the pair's default: the custom preset the team
+// chose, or else the pair's system preset.
+//
+// Errors: Invalid when connector_type or entity_type is absent or UNSPECIFIED; NotFound when the
+// pair has neither.
+func (h *PresetHandler) GetDefaultPresetSummary(ctx context.Context, params oas.GetDefaultPresetSummaryParams) (*oas.DefaultPresetSummary, error) {
+	caller := auth.PrincipalFrom(ctx)
+	c, e, err := checkPair(params.ConnectorType, params.EntityType)
+	if err != nil {
+		return nil, err
+	}
+	id, err := presetDefault(ctx, h.db.Read(), caller.TeamID, c, e)
+	if err != nil {
+		return nil, err
+	}
+	if id != "" {
+		p, err := getPreset(ctx, h.db.Read(), caller.TeamID, id)
+		if err == nil {
+			return &oas.DefaultPresetSummary{PresetSummary: summaryOf(p)}, nil
+		}
+		if !errors.Is(err, db.ErrNotFound) { // gone since: the system default applies
+			return nil, err
+		}
+	}
+	return systemDefaultSummary(c, e)
+}
+
+// GetSystemDefaultPresetSummary answers the summary of the pair's system preset.
+//
+// Errors: Invalid when connector_type or entity_type is absent or UNSPECIFIED; NotFound when the
+// pair has no system preset.
+func (h *PresetHandler) GetSystemDefaultPresetSummary(_ context.Context, params oas.GetSystemDefaultPresetSummaryParams) (*oas.DefaultPresetSummary, error) {
+	c, e, err := checkPair(params.ConnectorType, params.EntityType)
+	if err != nil {
+		return nil, err
+	}
+	return systemDefaultSummary(c, e)
+}
+
+func systemDefaultSummary(c oas.ConnectorType, e oas.NotificationEntityType) (*oas.DefaultPresetSummary, error) {
+	p, ok := systemDefault(c, e)
+	if !ok {
+		return nil, apierror.NotFoundf("entity_type: no default preset for connector type %s and entity type %s; system presets exist for ALERTS only, and the team made no custom preset the default", c, e)
+	}
+	return &oas.DefaultPresetSummary{PresetSummary: summaryOf(p)}, nil
+}
+
+// ListEntityTypes answers every entity type but ENTITY_TYPE_UNSPECIFIED.
+func (h *PresetHandler) ListEntityTypes(context.Context) (*oas.EntityTypeList, error) {
+	return &oas.EntityTypeList{EntityTypes: append([]oas.NotificationEntityType{}, entityTypes...)}, nil
+}
+
+// ListEntitySubTypes answers, sorted, the distinct entitySubType values that the overrides of the
+// team's custom presets of the entity type match (the first MaxEntitySubTypes).
+//
+// Errors: Invalid for ENTITY_TYPE_UNSPECIFIED.
+func (h *PresetHandler) ListEntitySubTypes(ctx context.Context, params oas.ListEntitySubTypesParams) (*oas.EntitySubTypeList, error) {
+	caller := auth.PrincipalFrom(ctx)
+	if params.EntityType == oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED {
+		return nil, apierror.Invalidf("entity_type: must name an entity type (ALERTS, TEST_NOTIFICATIONS, CASES or OLLY_SCHEDULED_TASKS), not %s", params.EntityType)
+	}
+	ps, err := listPresetsOfEntityType(ctx, h.db.Read(), caller.TeamID, params.EntityType)
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	out := []string{}
+	for _, p := range ps {
+		for _, o := range p.ConfigOverrides {
+			sub, ok := o.ConditionType.Value.MatchEntityTypeAndSubType.Value.EntitySubType.Get()
+			if o.ConditionType.Set && o.ConditionType.Value.MatchEntityTypeAndSubType.Set && ok && sub != "" && !seen[sub] {
+				seen[sub] = true
+				out = append(out, sub)
+			}
+		}
+	}
+	slices.Sort(out)
+	if len(out) > MaxEntitySubTypes {
+		out = out[:MaxEntitySubTypes]
+	}
+	return &oas.EntitySubTypeList{EntitySubTypes: out}, nil
 }

@@ -1,6 +1,7 @@
 package presets
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -21,9 +22,6 @@ var systemConnectors = []oas.ConnectorType{
 	oas.ConnectorTypeIBMEVENTNOTIFICATIONS,
 	oas.ConnectorTypeSERVICENOW,
 	oas.ConnectorTypeEMAIL,
-	oas.ConnectorTypeMICROSOFTTEAMS,
-	oas.ConnectorTypeEVENTBRIDGE,
-	oas.ConnectorTypeINCIDENTIO,
 }
 
 // systemID is the id of the system preset of a connector type, e.g.
@@ -79,7 +77,43 @@ var attachmentTypes = map[oas.NotificationEntityType][]oas.AttachmentType{
 		{Name: "alert_graph", DefaultEnabled: true},
 		{Name: "case_timeline", DefaultEnabled: false},
 	},
-	oas.NotificationEntityTypeTESTNOTIFICATIONS: {},
+	oas.NotificationEntityTypeTESTNOTIFICATIONS:  {},
+	oas.NotificationEntityTypeOLLYSCHEDULEDTASKS: {},
+}
+
+// entityTypes are the entity types a notification can be about, in the enum's order.
+var entityTypes = []oas.NotificationEntityType{
+	oas.NotificationEntityTypeALERTS,
+	oas.NotificationEntityTypeTESTNOTIFICATIONS,
+	oas.NotificationEntityTypeCASES,
+	oas.NotificationEntityTypeOLLYSCHEDULEDTASKS,
+}
+
+// MaxEntitySubTypes is the most sub-types ListEntitySubTypes answers.
+const MaxEntitySubTypes = 100
+
+// systemDefault returns the system preset of the pair: the connector's system preset for ALERTS,
+// none for the other entity types.
+func systemDefault(c oas.ConnectorType, e oas.NotificationEntityType) (oas.Preset, bool) {
+	if e != oas.NotificationEntityTypeALERTS || !slices.Contains(systemConnectors, c) {
+		return oas.Preset{}, false
+	}
+	return systemPreset(c), true
+}
+
+// checkPair requires both halves of a (connector type, entity type) pair.
+//
+// Errors: Invalid naming connector_type or entity_type.
+func checkPair(c oas.OptConnectorType, e oas.OptNotificationEntityType) (oas.ConnectorType, oas.NotificationEntityType, error) {
+	ct := c.Or(oas.ConnectorTypeCONNECTORTYPEUNSPECIFIED)
+	et := e.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED)
+	if ct == oas.ConnectorTypeCONNECTORTYPEUNSPECIFIED {
+		return ct, et, apierror.Invalidf("connector_type: required; a default preset belongs to one connector type (e.g. SLACK)")
+	}
+	if et == oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED {
+		return ct, et, apierror.Invalidf("entity_type: required; a default preset belongs to one entity type (e.g. ALERTS)")
+	}
+	return ct, et, nil
 }
 
 // checkPreset applies the rules the decoder cannot: name is required, SYSTEM is the server's,

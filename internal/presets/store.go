@@ -112,3 +112,73 @@ func deletePreset(ctx context.Context, tx *db.Tx, teamID int64, id string) error
 	}
 	return nil
 }
+
+// setPresetDefault makes the custom preset id the team's default of the pair.
+func setPresetDefault(ctx context.Context, tx *db.Tx, teamID int64, c oas.ConnectorType, e oas.NotificationEntityType, id string) error {
+	_, err := tx.ExecContext(ctx,
+		`INSERT INTO notification_preset_defaults (team_id, connector_type, entity_type, preset_id, updated_at)
+		 VALUES ($1, $2, $3, $4, $5)
+		 ON CONFLICT (team_id, connector_type, entity_type) DO UPDATE SET preset_id = excluded.preset_id, updated_at = excluded.updated_at`,
+		teamID, string(c), string(e), id, tx.Now.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("set default preset: %w", db.Translate(err))
+	}
+	return nil
+}
+
+// clearPresetDefault gives the pair back its system default.
+func clearPresetDefault(ctx context.Context, tx *db.Tx, teamID int64, c oas.ConnectorType, e oas.NotificationEntityType) error {
+	if _, err := tx.ExecContext(ctx,
+		`DELETE FROM notification_preset_defaults WHERE team_id = $1 AND connector_type = $2 AND entity_type = $3`,
+		teamID, string(c), string(e)); err != nil {
+		return fmt.Errorf("clear default preset: %w", err)
+	}
+	return nil
+}
+
+// forgetPresetDefaults deletes the defaults that name the custom preset id, except that of the
+// pair keep (when the preset still belongs to it); call it when the preset is deleted (keep is
+// the zero pair) or replaced.
+func forgetPresetDefaults(ctx context.Context, tx *db.Tx, teamID int64, id string, keepC oas.ConnectorType, keepE oas.NotificationEntityType) error {
+	if _, err := tx.ExecContext(ctx,
+		`DELETE FROM notification_preset_defaults
+		 WHERE team_id = $1 AND preset_id = $2 AND NOT (connector_type = $3 AND entity_type = $4)`,
+		teamID, id, string(keepC), string(keepE)); err != nil {
+		return fmt.Errorf("forget default preset: %w", err)
+	}
+	return nil
+}
+
+// presetDefault answers the id of the custom preset the team made the pair's default, or ""
+// when it made none.
+func presetDefault(ctx context.Context, q db.Querier, teamID int64, c oas.ConnectorType, e oas.NotificationEntityType) (string, error) {
+	var id string
+	err := q.QueryRowContext(ctx,
+		`SELECT preset_id FROM notification_preset_defaults WHERE team_id = $1 AND connector_type = $2 AND entity_type = $3`,
+		teamID, string(c), string(e)).Scan(&id)
+	if db.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("find default preset: %w", err)
+	}
+	return id, nil
+}
+
+// listPresetsOfEntityType returns the team's custom presets of the entity type, oldest first.
+func listPresetsOfEntityType(ctx context.Context, q db.Querier, teamID int64, e oas.NotificationEntityType) ([]oas.Preset, error) {
+	rows, err := q.QueryContext(ctx, selectPreset+` WHERE team_id = $1 AND entity_type = $2 ORDER BY created_at, id`, teamID, string(e))
+	if err != nil {
+		return nil, fmt.Errorf("list presets: %w", err)
+	}
+	defer rows.Close()
+	out := []oas.Preset{}
+	for rows.Next() {
+		p, err := scanPreset(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}

@@ -22,6 +22,7 @@ var regexMap = map[string]ogenregex.Regexp{
 	"^[A-Za-z0-9][A-Za-z0-9_-]*$":                                                   ogenregex.MustCompile("^[A-Za-z0-9][A-Za-z0-9_-]*$"),
 	"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}/[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$":         ogenregex.MustCompile("^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}/[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$"),
 	"^[A-Za-z][A-Za-z0-9_]*$":                                                       ogenregex.MustCompile("^[A-Za-z][A-Za-z0-9_]*$"),
+	"^[\\w/-]+$":                                                                    ogenregex.MustCompile("^[\\w/-]+$"),
 	"^[\\x00-\\xFF]*$":                                                              ogenregex.MustCompile("^[\\x00-\\xFF]*$"),
 	"^[a-zA-Z_][a-zA-Z0-9_]*$":                                                      ogenregex.MustCompile("^[a-zA-Z_][a-zA-Z0-9_]*$"),
 	"^tags\\..*$":                                                                   ogenregex.MustCompile("^tags\\..*$"),

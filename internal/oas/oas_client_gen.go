@@ -471,6 +471,16 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/events2metrics/events2metrics/v2/{id}
 	GetE2M(ctx context.Context, params GetE2MParams) (*E2MEnvelope, error)
+	// GetE2MLimits invokes GetE2MLimits operation.
+	//
+	// `metricsLimit` is the most rules a team may hold (10000) and the number it holds;
+	// `permutationsLimit` is the most label permutations the team's rules may reserve together (300000000,
+	// the sum of their `permutations.limit`) and the sum they reserve now; `labelsLimit` is the most
+	// `metricLabels` a rule may have (10). A create, replace or batch that would pass either team limit
+	// answers 429 and changes nothing.
+	//
+	// GET /mgmt/openapi/5/events2metrics/limits/v2
+	GetE2MLimits(ctx context.Context) (*E2MLimits, error)
 	// GetExtension invokes GetExtension operation.
 	//
 	// Answers the extension with its changelog and its revisions, newest first; hidden extensions are
@@ -627,6 +637,26 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/events2metrics/events2metrics/v2
 	ListE2M(ctx context.Context) (*E2MList, error)
+	// ListE2MLabelsCardinality invokes ListE2MLabelsCardinality operation.
+	//
+	// For each of the last 30 UTC days (oldest first, today included) the number of distinct combinations
+	// of values that the `metric_labels` would have taken, counted over the team's imported usage records
+	// of that day that the query selects. This server ingests no events: the usage records (see Data usage
+	// in the README) are the only per-day label values it holds. A label's `sourceField` names a record
+	// label, either exactly or by its last dot-separated part (`metadata.applicationName` reads
+	// `applicationName`); a record without that label gives the empty value. `logs_query` selects records
+	// labelled `pillar=PILLAR_LOGS`, `spans_query` those labelled `pillar=PILLAR_SPANS`, neither every
+	// record; their filters keep records whose `applicationName`, `subsystemName`, `severity`,
+	// `serviceName` or `action` label is among the values listed. `lucene` is refused (400): records hold
+	// no event text to search. No labels count one permutation on a day with a selected record.
+	//
+	// `logs_query`, `spans_query` and `metric_labels` are query objects (schemas in `x-query-objects`) in
+	// bracket form (`logs_query[applicationnameFilters]=web`,
+	// `metric_labels[0][sourceField]=subsystemName`) or dot form
+	// (`metric_labels[0].targetLabel=subsystem`).
+	//
+	// GET /mgmt/openapi/5/events2metrics/labels/v2/cardinalities
+	ListE2MLabelsCardinality(ctx context.Context) (*E2MLabelsCardinality, error)
 	// ListEntityTypeAttachmentTypes invokes ListEntityTypeAttachmentTypes operation.
 	//
 	// The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a
@@ -6396,6 +6426,86 @@ func (c *Client) sendGetE2M(ctx context.Context, params GetE2MParams) (res *E2ME
 	return result, nil
 }
 
+// GetE2MLimits invokes GetE2MLimits operation.
+//
+// `metricsLimit` is the most rules a team may hold (10000) and the number it holds;
+// `permutationsLimit` is the most label permutations the team's rules may reserve together (300000000,
+// the sum of their `permutations.limit`) and the sum they reserve now; `labelsLimit` is the most
+// `metricLabels` a rule may have (10). A create, replace or batch that would pass either team limit
+// answers 429 and changes nothing.
+//
+// GET /mgmt/openapi/5/events2metrics/limits/v2
+func (c *Client) GetE2MLimits(ctx context.Context) (*E2MLimits, error) {
+	res, err := c.sendGetE2MLimits(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetE2MLimits(ctx context.Context) (res *E2MLimits, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/events2metrics/limits/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetE2MLimitsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetE2MLimitsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetExtension invokes GetExtension operation.
 //
 // Answers the extension with its changelog and its revisions, newest first; hidden extensions are
@@ -8371,6 +8481,96 @@ func (c *Client) sendListE2M(ctx context.Context) (res *E2MList, err error) {
 	}()
 
 	result, err := decodeListE2MResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListE2MLabelsCardinality invokes ListE2MLabelsCardinality operation.
+//
+// For each of the last 30 UTC days (oldest first, today included) the number of distinct combinations
+// of values that the `metric_labels` would have taken, counted over the team's imported usage records
+// of that day that the query selects. This server ingests no events: the usage records (see Data usage
+// in the README) are the only per-day label values it holds. A label's `sourceField` names a record
+// label, either exactly or by its last dot-separated part (`metadata.applicationName` reads
+// `applicationName`); a record without that label gives the empty value. `logs_query` selects records
+// labelled `pillar=PILLAR_LOGS`, `spans_query` those labelled `pillar=PILLAR_SPANS`, neither every
+// record; their filters keep records whose `applicationName`, `subsystemName`, `severity`,
+// `serviceName` or `action` label is among the values listed. `lucene` is refused (400): records hold
+// no event text to search. No labels count one permutation on a day with a selected record.
+//
+// `logs_query`, `spans_query` and `metric_labels` are query objects (schemas in `x-query-objects`) in
+// bracket form (`logs_query[applicationnameFilters]=web`,
+// `metric_labels[0][sourceField]=subsystemName`) or dot form
+// (`metric_labels[0].targetLabel=subsystem`).
+//
+// GET /mgmt/openapi/5/events2metrics/labels/v2/cardinalities
+func (c *Client) ListE2MLabelsCardinality(ctx context.Context) (*E2MLabelsCardinality, error) {
+	res, err := c.sendListE2MLabelsCardinality(ctx)
+	return res, err
+}
+
+func (c *Client) sendListE2MLabelsCardinality(ctx context.Context) (res *E2MLabelsCardinality, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/events2metrics/labels/v2/cardinalities"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListE2MLabelsCardinalityOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListE2MLabelsCardinalityResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -8327,6 +8327,136 @@ func (s *Server) handleGetE2MRequest(args [1]string, argsEscaped bool, w http.Re
 	}
 }
 
+// handleGetE2MLimitsRequest handles GetE2MLimits operation.
+//
+// `metricsLimit` is the most rules a team may hold (10000) and the number it holds;
+// `permutationsLimit` is the most label permutations the team's rules may reserve together (300000000,
+// the sum of their `permutations.limit`) and the sum they reserve now; `labelsLimit` is the most
+// `metricLabels` a rule may have (10). A create, replace or batch that would pass either team limit
+// answers 429 and changes nothing.
+//
+// GET /mgmt/openapi/5/events2metrics/limits/v2
+func (s *Server) handleGetE2MLimitsRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
+	statusWriter := &codeRecorder{ResponseWriter: w}
+	w = statusWriter
+	ctx := r.Context()
+
+	var (
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: GetE2MLimitsOperation,
+			ID:   "GetE2MLimits",
+		}
+	)
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+			sctx, ok, err := s.securityApiKey(ctx, GetE2MLimitsOperation, r)
+			if err != nil {
+				err = &ogenerrors.SecurityError{
+					OperationContext: opErrContext,
+					Security:         "ApiKey",
+					Err:              err,
+				}
+				if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+					defer recordError("Security:ApiKey", err)
+				}
+				return
+			}
+			if ok {
+				satisfied[0] |= 1 << 0
+				ctx = sctx
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			err = &ogenerrors.SecurityError{
+				OperationContext: opErrContext,
+				Err:              ogenerrors.ErrSecurityRequirementIsNotSatisfied,
+			}
+			if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+				defer recordError("Security", err)
+			}
+			return
+		}
+	}
+
+	var rawBody []byte
+
+	var response *E2MLimits
+	if m := s.cfg.Middleware; m != nil {
+		mreq := middleware.Request{
+			Context:          ctx,
+			OperationName:    GetE2MLimitsOperation,
+			OperationSummary: "The team's events-to-metrics limits and how much of them it uses",
+			OperationID:      "GetE2MLimits",
+			Body:             nil,
+			RawBody:          rawBody,
+			Params:           middleware.Parameters{},
+			Raw:              r,
+		}
+
+		type (
+			Request  = struct{}
+			Params   = struct{}
+			Response = *E2MLimits
+		)
+		response, err = middleware.HookMiddleware[
+			Request,
+			Params,
+			Response,
+		](
+			m,
+			mreq,
+			nil,
+			func(ctx context.Context, request Request, params Params) (response Response, err error) {
+				response, err = s.h.GetE2MLimits(ctx)
+				return response, err
+			},
+		)
+	} else {
+		response, err = s.h.GetE2MLimits(ctx)
+	}
+	if err != nil {
+		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
+			if err := encodeErrorResponse(errRes, w); err != nil {
+				defer recordError("Internal", err)
+			}
+			return
+		}
+		if errors.Is(err, ht.ErrNotImplemented) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+			return
+		}
+		if err := encodeErrorResponse(s.h.NewError(ctx, err), w); err != nil {
+			defer recordError("Internal", err)
+		}
+		return
+	}
+
+	if err := encodeGetE2MLimitsResponse(response, w); err != nil {
+		defer recordError("EncodeResponse", err)
+		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+		}
+		return
+	}
+}
+
 // handleGetExtensionRequest handles GetExtension operation.
 //
 // Answers the extension with its changelog and its revisions, newest first; hidden extensions are
@@ -11251,6 +11381,146 @@ func (s *Server) handleListE2MRequest(args [0]string, argsEscaped bool, w http.R
 	}
 
 	if err := encodeListE2MResponse(response, w); err != nil {
+		defer recordError("EncodeResponse", err)
+		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+		}
+		return
+	}
+}
+
+// handleListE2MLabelsCardinalityRequest handles ListE2MLabelsCardinality operation.
+//
+// For each of the last 30 UTC days (oldest first, today included) the number of distinct combinations
+// of values that the `metric_labels` would have taken, counted over the team's imported usage records
+// of that day that the query selects. This server ingests no events: the usage records (see Data usage
+// in the README) are the only per-day label values it holds. A label's `sourceField` names a record
+// label, either exactly or by its last dot-separated part (`metadata.applicationName` reads
+// `applicationName`); a record without that label gives the empty value. `logs_query` selects records
+// labelled `pillar=PILLAR_LOGS`, `spans_query` those labelled `pillar=PILLAR_SPANS`, neither every
+// record; their filters keep records whose `applicationName`, `subsystemName`, `severity`,
+// `serviceName` or `action` label is among the values listed. `lucene` is refused (400): records hold
+// no event text to search. No labels count one permutation on a day with a selected record.
+//
+// `logs_query`, `spans_query` and `metric_labels` are query objects (schemas in `x-query-objects`) in
+// bracket form (`logs_query[applicationnameFilters]=web`,
+// `metric_labels[0][sourceField]=subsystemName`) or dot form
+// (`metric_labels[0].targetLabel=subsystem`).
+//
+// GET /mgmt/openapi/5/events2metrics/labels/v2/cardinalities
+func (s *Server) handleListE2MLabelsCardinalityRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
+	statusWriter := &codeRecorder{ResponseWriter: w}
+	w = statusWriter
+	ctx := r.Context()
+
+	var (
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: ListE2MLabelsCardinalityOperation,
+			ID:   "ListE2MLabelsCardinality",
+		}
+	)
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+			sctx, ok, err := s.securityApiKey(ctx, ListE2MLabelsCardinalityOperation, r)
+			if err != nil {
+				err = &ogenerrors.SecurityError{
+					OperationContext: opErrContext,
+					Security:         "ApiKey",
+					Err:              err,
+				}
+				if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+					defer recordError("Security:ApiKey", err)
+				}
+				return
+			}
+			if ok {
+				satisfied[0] |= 1 << 0
+				ctx = sctx
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			err = &ogenerrors.SecurityError{
+				OperationContext: opErrContext,
+				Err:              ogenerrors.ErrSecurityRequirementIsNotSatisfied,
+			}
+			if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+				defer recordError("Security", err)
+			}
+			return
+		}
+	}
+
+	var rawBody []byte
+
+	var response *E2MLabelsCardinality
+	if m := s.cfg.Middleware; m != nil {
+		mreq := middleware.Request{
+			Context:          ctx,
+			OperationName:    ListE2MLabelsCardinalityOperation,
+			OperationSummary: "Label permutations per day that a rule with these labels would have made",
+			OperationID:      "ListE2MLabelsCardinality",
+			Body:             nil,
+			RawBody:          rawBody,
+			Params:           middleware.Parameters{},
+			Raw:              r,
+		}
+
+		type (
+			Request  = struct{}
+			Params   = struct{}
+			Response = *E2MLabelsCardinality
+		)
+		response, err = middleware.HookMiddleware[
+			Request,
+			Params,
+			Response,
+		](
+			m,
+			mreq,
+			nil,
+			func(ctx context.Context, request Request, params Params) (response Response, err error) {
+				response, err = s.h.ListE2MLabelsCardinality(ctx)
+				return response, err
+			},
+		)
+	} else {
+		response, err = s.h.ListE2MLabelsCardinality(ctx)
+	}
+	if err != nil {
+		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
+			if err := encodeErrorResponse(errRes, w); err != nil {
+				defer recordError("Internal", err)
+			}
+			return
+		}
+		if errors.Is(err, ht.ErrNotImplemented) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+			return
+		}
+		if err := encodeErrorResponse(s.h.NewError(ctx, err), w); err != nil {
+			defer recordError("Internal", err)
+		}
+		return
+	}
+
+	if err := encodeListE2MLabelsCardinalityResponse(response, w); err != nil {
 		defer recordError("EncodeResponse", err)
 		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
 			s.cfg.ErrorHandler(ctx, w, r, err)

@@ -892,6 +892,19 @@ func encodeGetE2MResponse(response *E2MEnvelope, w http.ResponseWriter) error {
 	return nil
 }
 
+func encodeGetE2MLimitsResponse(response *E2MLimits, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeGetExtensionResponse(response *Extension, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -1211,6 +1224,19 @@ func encodeListDeployedExtensionsResponse(response *DeployedExtensionList, w htt
 }
 
 func encodeListE2MResponse(response *E2MList, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeListE2MLabelsCardinalityResponse(response *E2MLabelsCardinality, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

@@ -4339,6 +4339,8 @@ func (s *E2MAggregation) SetSamples(val OptE2MSamples) {
 	s.Samples = val
 }
 
+type E2MBaseMetricName string
+
 // Ref: #/components/schemas/E2MBatchRequest
 type E2MBatchRequest struct {
 	Requests []E2MExecutionRequest `json:"requests"`
@@ -4633,6 +4635,123 @@ func (s *E2MHistogram) SetBuckets(val []float64) {
 	s.Buckets = val
 }
 
+// Ref: #/components/schemas/E2MLabelsCardinality
+type E2MLabelsCardinality struct {
+	Permutations []E2MLabelsCardinalityDay `json:"permutations"`
+}
+
+// GetPermutations returns the value of Permutations.
+func (s *E2MLabelsCardinality) GetPermutations() []E2MLabelsCardinalityDay {
+	return s.Permutations
+}
+
+// SetPermutations sets the value of Permutations.
+func (s *E2MLabelsCardinality) SetPermutations(val []E2MLabelsCardinalityDay) {
+	s.Permutations = val
+}
+
+// Ref: #/components/schemas/E2MLabelsCardinalityDay
+type E2MLabelsCardinalityDay struct {
+	// The UTC day, `YYYY-MM-DD`.
+	Day          string `json:"day"`
+	Permutations int32  `json:"permutations"`
+}
+
+// GetDay returns the value of Day.
+func (s *E2MLabelsCardinalityDay) GetDay() string {
+	return s.Day
+}
+
+// GetPermutations returns the value of Permutations.
+func (s *E2MLabelsCardinalityDay) GetPermutations() int32 {
+	return s.Permutations
+}
+
+// SetDay sets the value of Day.
+func (s *E2MLabelsCardinalityDay) SetDay(val string) {
+	s.Day = val
+}
+
+// SetPermutations sets the value of Permutations.
+func (s *E2MLabelsCardinalityDay) SetPermutations(val int32) {
+	s.Permutations = val
+}
+
+// Ref: #/components/schemas/E2MLimitUsage
+type E2MLimitUsage struct {
+	Limit int32 `json:"limit"`
+	Used  int32 `json:"used"`
+}
+
+// GetLimit returns the value of Limit.
+func (s *E2MLimitUsage) GetLimit() int32 {
+	return s.Limit
+}
+
+// GetUsed returns the value of Used.
+func (s *E2MLimitUsage) GetUsed() int32 {
+	return s.Used
+}
+
+// SetLimit sets the value of Limit.
+func (s *E2MLimitUsage) SetLimit(val int32) {
+	s.Limit = val
+}
+
+// SetUsed sets the value of Used.
+func (s *E2MLimitUsage) SetUsed(val int32) {
+	s.Used = val
+}
+
+// Ref: #/components/schemas/E2MLimits
+type E2MLimits struct {
+	// The team's id, in decimal.
+	CompanyId         string        `json:"companyId"`
+	LabelsLimit       int32         `json:"labelsLimit"`
+	MetricsLimit      E2MLimitUsage `json:"metricsLimit"`
+	PermutationsLimit E2MLimitUsage `json:"permutationsLimit"`
+}
+
+// GetCompanyId returns the value of CompanyId.
+func (s *E2MLimits) GetCompanyId() string {
+	return s.CompanyId
+}
+
+// GetLabelsLimit returns the value of LabelsLimit.
+func (s *E2MLimits) GetLabelsLimit() int32 {
+	return s.LabelsLimit
+}
+
+// GetMetricsLimit returns the value of MetricsLimit.
+func (s *E2MLimits) GetMetricsLimit() E2MLimitUsage {
+	return s.MetricsLimit
+}
+
+// GetPermutationsLimit returns the value of PermutationsLimit.
+func (s *E2MLimits) GetPermutationsLimit() E2MLimitUsage {
+	return s.PermutationsLimit
+}
+
+// SetCompanyId sets the value of CompanyId.
+func (s *E2MLimits) SetCompanyId(val string) {
+	s.CompanyId = val
+}
+
+// SetLabelsLimit sets the value of LabelsLimit.
+func (s *E2MLimits) SetLabelsLimit(val int32) {
+	s.LabelsLimit = val
+}
+
+// SetMetricsLimit sets the value of MetricsLimit.
+func (s *E2MLimits) SetMetricsLimit(val E2MLimitUsage) {
+	s.MetricsLimit = val
+}
+
+// SetPermutationsLimit sets the value of PermutationsLimit.
+func (s *E2MLimits) SetPermutationsLimit(val E2MLimitUsage) {
+	s.PermutationsLimit = val
+}
+
 // Ref: #/components/schemas/E2MList
 type E2MList struct {
 	// A team holds at most 10000 rules.
@@ -4713,9 +4832,9 @@ type E2MLucene string
 
 // Ref: #/components/schemas/E2MMetricField
 type E2MMetricField struct {
-	SourceField          string           `json:"sourceField"`
-	TargetBaseMetricName E2MMetricName    `json:"targetBaseMetricName"`
-	Aggregations         []E2MAggregation `json:"aggregations"`
+	SourceField          string            `json:"sourceField"`
+	TargetBaseMetricName E2MBaseMetricName `json:"targetBaseMetricName"`
+	Aggregations         []E2MAggregation  `json:"aggregations"`
 }
 
 // GetSourceField returns the value of SourceField.
@@ -4724,7 +4843,7 @@ func (s *E2MMetricField) GetSourceField() string {
 }
 
 // GetTargetBaseMetricName returns the value of TargetBaseMetricName.
-func (s *E2MMetricField) GetTargetBaseMetricName() E2MMetricName {
+func (s *E2MMetricField) GetTargetBaseMetricName() E2MBaseMetricName {
 	return s.TargetBaseMetricName
 }
 
@@ -4739,7 +4858,7 @@ func (s *E2MMetricField) SetSourceField(val string) {
 }
 
 // SetTargetBaseMetricName sets the value of TargetBaseMetricName.
-func (s *E2MMetricField) SetTargetBaseMetricName(val E2MMetricName) {
+func (s *E2MMetricField) SetTargetBaseMetricName(val E2MBaseMetricName) {
 	s.TargetBaseMetricName = val
 }
 
@@ -4753,7 +4872,7 @@ type E2MMetricFields []E2MMetricField
 // Ref: #/components/schemas/E2MMetricLabel
 type E2MMetricLabel struct {
 	SourceField string `json:"sourceField"`
-	// A Prometheus label name, not starting with `__` (reserved); unique within the rule.
+	// Letters, digits, `_`, `/` and `-`; unique within the rule.
 	TargetLabel string `json:"targetLabel"`
 }
 

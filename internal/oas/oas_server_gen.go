@@ -457,6 +457,16 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/events2metrics/events2metrics/v2/{id}
 	GetE2M(ctx context.Context, params GetE2MParams) (*E2MEnvelope, error)
+	// GetE2MLimits implements GetE2MLimits operation.
+	//
+	// `metricsLimit` is the most rules a team may hold (10000) and the number it holds;
+	// `permutationsLimit` is the most label permutations the team's rules may reserve together (300000000,
+	// the sum of their `permutations.limit`) and the sum they reserve now; `labelsLimit` is the most
+	// `metricLabels` a rule may have (10). A create, replace or batch that would pass either team limit
+	// answers 429 and changes nothing.
+	//
+	// GET /mgmt/openapi/5/events2metrics/limits/v2
+	GetE2MLimits(ctx context.Context) (*E2MLimits, error)
 	// GetExtension implements GetExtension operation.
 	//
 	// Answers the extension with its changelog and its revisions, newest first; hidden extensions are
@@ -613,6 +623,26 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/events2metrics/events2metrics/v2
 	ListE2M(ctx context.Context) (*E2MList, error)
+	// ListE2MLabelsCardinality implements ListE2MLabelsCardinality operation.
+	//
+	// For each of the last 30 UTC days (oldest first, today included) the number of distinct combinations
+	// of values that the `metric_labels` would have taken, counted over the team's imported usage records
+	// of that day that the query selects. This server ingests no events: the usage records (see Data usage
+	// in the README) are the only per-day label values it holds. A label's `sourceField` names a record
+	// label, either exactly or by its last dot-separated part (`metadata.applicationName` reads
+	// `applicationName`); a record without that label gives the empty value. `logs_query` selects records
+	// labelled `pillar=PILLAR_LOGS`, `spans_query` those labelled `pillar=PILLAR_SPANS`, neither every
+	// record; their filters keep records whose `applicationName`, `subsystemName`, `severity`,
+	// `serviceName` or `action` label is among the values listed. `lucene` is refused (400): records hold
+	// no event text to search. No labels count one permutation on a day with a selected record.
+	//
+	// `logs_query`, `spans_query` and `metric_labels` are query objects (schemas in `x-query-objects`) in
+	// bracket form (`logs_query[applicationnameFilters]=web`,
+	// `metric_labels[0][sourceField]=subsystemName`) or dot form
+	// (`metric_labels[0].targetLabel=subsystem`).
+	//
+	// GET /mgmt/openapi/5/events2metrics/labels/v2/cardinalities
+	ListE2MLabelsCardinality(ctx context.Context) (*E2MLabelsCardinality, error)
 	// ListEntityTypeAttachmentTypes implements ListEntityTypeAttachmentTypes operation.
 	//
 	// The attachment types notifications about this entity type can carry. `defaultEnabled` says whether a

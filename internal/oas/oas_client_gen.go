@@ -34,6 +34,13 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/acknowledge
 	AcknowledgeIncidents(ctx context.Context, request *IncidentIDsRequest) (*IncidentsResponse, error)
+	// ActivateRetentionTags invokes ActivateRetentionTags operation.
+	//
+	// Turns on retention tags for the team; the enabled read answers `enableTags: true` from then on.
+	// Activating again changes nothing. There is no request body.
+	//
+	// POST /mgmt/openapi/5/dataengine/retention-tags/v1/activate
+	ActivateRetentionTags(ctx context.Context) (*RetentionTagsActivated, error)
 	// AdminCreateTeam invokes AdminCreateTeam operation.
 	//
 	// The key holds every permission; its value is shown once, in this answer.
@@ -551,6 +558,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/recording-rules/recording-rules/v1/{id}
 	GetRecordingRuleSet(ctx context.Context, params GetRecordingRuleSetParams) (*RecordingRuleSet, error)
+	// GetRetentionTagsEnabled invokes GetRetentionTagsEnabled operation.
+	//
+	// `enableTags` is false until the team activates retention tags, true after.
+	//
+	// GET /mgmt/openapi/5/dataengine/retention-tags/v1/enabled
+	GetRetentionTagsEnabled(ctx context.Context) (*RetentionTagsEnabled, error)
 	// GetSlo invokes GetSlo operation.
 	//
 	// Read an SLO.
@@ -1199,6 +1212,83 @@ func (c *Client) sendAcknowledgeIncidents(ctx context.Context, request *Incident
 	}()
 
 	result, err := decodeAcknowledgeIncidentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ActivateRetentionTags invokes ActivateRetentionTags operation.
+//
+// Turns on retention tags for the team; the enabled read answers `enableTags: true` from then on.
+// Activating again changes nothing. There is no request body.
+//
+// POST /mgmt/openapi/5/dataengine/retention-tags/v1/activate
+func (c *Client) ActivateRetentionTags(ctx context.Context) (*RetentionTagsActivated, error) {
+	res, err := c.sendActivateRetentionTags(ctx)
+	return res, err
+}
+
+func (c *Client) sendActivateRetentionTags(ctx context.Context) (res *RetentionTagsActivated, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataengine/retention-tags/v1/activate"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ActivateRetentionTagsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeActivateRetentionTagsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -7427,6 +7517,82 @@ func (c *Client) sendGetRecordingRuleSet(ctx context.Context, params GetRecordin
 	}()
 
 	result, err := decodeGetRecordingRuleSetResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetRetentionTagsEnabled invokes GetRetentionTagsEnabled operation.
+//
+// `enableTags` is false until the team activates retention tags, true after.
+//
+// GET /mgmt/openapi/5/dataengine/retention-tags/v1/enabled
+func (c *Client) GetRetentionTagsEnabled(ctx context.Context) (*RetentionTagsEnabled, error) {
+	res, err := c.sendGetRetentionTagsEnabled(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetRetentionTagsEnabled(ctx context.Context) (res *RetentionTagsEnabled, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataengine/retention-tags/v1/enabled"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetRetentionTagsEnabledOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetRetentionTagsEnabledResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

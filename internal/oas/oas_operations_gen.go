@@ -8,6 +8,7 @@ type OperationName = string
 const (
 	AcknowledgeCaseOperation                 OperationName = "AcknowledgeCase"
 	AcknowledgeIncidentsOperation            OperationName = "AcknowledgeIncidents"
+	ActivateRetentionTagsOperation           OperationName = "ActivateRetentionTags"
 	AdminCreateTeamOperation                 OperationName = "AdminCreateTeam"
 	AdminGetCaseKPIsOperation                OperationName = "AdminGetCaseKPIs"
 	AdminImportUsageOperation                OperationName = "AdminImportUsage"
@@ -74,6 +75,7 @@ const (
 	GetPresetOperation                       OperationName = "GetPreset"
 	GetQuotaRuleSetOperation                 OperationName = "GetQuotaRuleSet"
 	GetRecordingRuleSetOperation             OperationName = "GetRecordingRuleSet"
+	GetRetentionTagsEnabledOperation         OperationName = "GetRetentionTagsEnabled"
 	GetSloOperation                          OperationName = "GetSlo"
 	GetSpansCountV2Operation                 OperationName = "GetSpansCountV2"
 	GetViewOperation                         OperationName = "GetView"

@@ -38,6 +38,19 @@ func encodeAcknowledgeIncidentsResponse(response *IncidentsResponse, w http.Resp
 	return nil
 }
 
+func encodeActivateRetentionTagsResponse(response *RetentionTagsActivated, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeAdminCreateTeamResponse(response *AdminCreateTeamResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -1039,6 +1052,19 @@ func encodeGetQuotaRuleSetResponse(response *QuotaRuleSetResponse, w http.Respon
 }
 
 func encodeGetRecordingRuleSetResponse(response *RecordingRuleSet, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeGetRetentionTagsEnabledResponse(response *RetentionTagsEnabled, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

@@ -20956,6 +20956,37 @@ func (s *RetentionTagUpdate) SetRetentionUpdateElements(val []RetentionTagRename
 	s.RetentionUpdateElements = val
 }
 
+// Ref: #/components/schemas/RetentionTagsActivated
+type RetentionTagsActivated struct {
+	// True once the team's retention tags are active.
+	ActivateRetentions bool `json:"activateRetentions"`
+}
+
+// GetActivateRetentions returns the value of ActivateRetentions.
+func (s *RetentionTagsActivated) GetActivateRetentions() bool {
+	return s.ActivateRetentions
+}
+
+// SetActivateRetentions sets the value of ActivateRetentions.
+func (s *RetentionTagsActivated) SetActivateRetentions(val bool) {
+	s.ActivateRetentions = val
+}
+
+// Ref: #/components/schemas/RetentionTagsEnabled
+type RetentionTagsEnabled struct {
+	EnableTags bool `json:"enableTags"`
+}
+
+// GetEnableTags returns the value of EnableTags.
+func (s *RetentionTagsEnabled) GetEnableTags() bool {
+	return s.EnableTags
+}
+
+// SetEnableTags sets the value of EnableTags.
+func (s *RetentionTagsEnabled) SetEnableTags(val bool) {
+	s.EnableTags = val
+}
+
 // Ref: #/components/schemas/ServiceNowActor
 type ServiceNowActor struct {
 	PlatformUserId OptString `json:"platformUserId"`

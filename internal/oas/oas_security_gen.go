@@ -40,6 +40,7 @@ func findAuthorization(h http.Header, prefix string) (string, bool) {
 var operationRolesApiKey = map[string][]string{
 	AcknowledgeCaseOperation:                 []string{},
 	AcknowledgeIncidentsOperation:            []string{},
+	ActivateRetentionTagsOperation:           []string{},
 	AssignCaseOperation:                      []string{},
 	AssignIncidentsOperation:                 []string{},
 	AtomicBatchExecuteE2MOperation:           []string{},
@@ -101,6 +102,7 @@ var operationRolesApiKey = map[string][]string{
 	GetPresetOperation:                       []string{},
 	GetQuotaRuleSetOperation:                 []string{},
 	GetRecordingRuleSetOperation:             []string{},
+	GetRetentionTagsEnabledOperation:         []string{},
 	GetSloOperation:                          []string{},
 	GetSpansCountV2Operation:                 []string{},
 	GetViewOperation:                         []string{},

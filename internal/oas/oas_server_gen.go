@@ -20,6 +20,13 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/acknowledge
 	AcknowledgeIncidents(ctx context.Context, req *IncidentIDsRequest) (*IncidentsResponse, error)
+	// ActivateRetentionTags implements ActivateRetentionTags operation.
+	//
+	// Turns on retention tags for the team; the enabled read answers `enableTags: true` from then on.
+	// Activating again changes nothing. There is no request body.
+	//
+	// POST /mgmt/openapi/5/dataengine/retention-tags/v1/activate
+	ActivateRetentionTags(ctx context.Context) (*RetentionTagsActivated, error)
 	// AdminCreateTeam implements AdminCreateTeam operation.
 	//
 	// The key holds every permission; its value is shown once, in this answer.
@@ -537,6 +544,12 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/recording-rules/recording-rules/v1/{id}
 	GetRecordingRuleSet(ctx context.Context, params GetRecordingRuleSetParams) (*RecordingRuleSet, error)
+	// GetRetentionTagsEnabled implements GetRetentionTagsEnabled operation.
+	//
+	// `enableTags` is false until the team activates retention tags, true after.
+	//
+	// GET /mgmt/openapi/5/dataengine/retention-tags/v1/enabled
+	GetRetentionTagsEnabled(ctx context.Context) (*RetentionTagsEnabled, error)
 	// GetSlo implements GetSlo operation.
 	//
 	// Read an SLO.

@@ -31,6 +31,16 @@ func (UnimplementedHandler) AcknowledgeIncidents(ctx context.Context, req *Incid
 	return r, ht.ErrNotImplemented
 }
 
+// ActivateRetentionTags implements ActivateRetentionTags operation.
+//
+// Turns on retention tags for the team; the enabled read answers `enableTags: true` from then on.
+// Activating again changes nothing. There is no request body.
+//
+// POST /mgmt/openapi/5/dataengine/retention-tags/v1/activate
+func (UnimplementedHandler) ActivateRetentionTags(ctx context.Context) (r *RetentionTagsActivated, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // AdminCreateTeam implements AdminCreateTeam operation.
 //
 // The key holds every permission; its value is shown once, in this answer.
@@ -743,6 +753,15 @@ func (UnimplementedHandler) GetQuotaRuleSet(ctx context.Context, params GetQuota
 //
 // GET /mgmt/openapi/5/recording-rules/recording-rules/v1/{id}
 func (UnimplementedHandler) GetRecordingRuleSet(ctx context.Context, params GetRecordingRuleSetParams) (r *RecordingRuleSet, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetRetentionTagsEnabled implements GetRetentionTagsEnabled operation.
+//
+// `enableTags` is false until the team activates retention tags, true after.
+//
+// GET /mgmt/openapi/5/dataengine/retention-tags/v1/enabled
+func (UnimplementedHandler) GetRetentionTagsEnabled(ctx context.Context) (r *RetentionTagsEnabled, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

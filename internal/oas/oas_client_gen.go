@@ -527,6 +527,24 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/parsing-rules/rule-groups/v1/{group_id}
 	GetParsingRuleGroup(ctx context.Context, params GetParsingRuleGroupParams) (*ParsingRuleGroupResponse, error)
+	// GetParsingRuleGroupModelMapping invokes GetParsingRuleGroupModelMapping operation.
+	//
+	// Checks the body exactly as a create does and answers, as `ruleDefinition`, the group a create would
+	// store now: every omitted field filled, subgroups and rules sorted by `order`, an omitted group
+	// `order` set after the team's other groups. Ids are assigned only when a group is stored, so the
+	// answer has none. Nothing is stored.
+	//
+	// POST /mgmt/openapi/5/parsing-rules/mapping/v1
+	GetParsingRuleGroupModelMapping(ctx context.Context, request *ParsingRuleGroup) (*ParsingRuleGroupMapping, error)
+	// GetParsingRuleUsageLimits invokes GetParsingRuleUsageLimits operation.
+	//
+	// `limits` are the most rule groups (1000) and rules, over all groups, (10000) a team may hold, and
+	// `usage` what its stored groups hold now. A create or replace that would pass a limit answers 429 and
+	// changes nothing. This server has no parsing themes: both of their numbers are 0. There is no request
+	// body.
+	//
+	// POST /mgmt/openapi/5/parsing-rules/limits/v1
+	GetParsingRuleUsageLimits(ctx context.Context) (*ParsingRuleUsageLimits, error)
 	// GetPolicy invokes GetPolicy operation.
 	//
 	// Read a policy.
@@ -7056,6 +7074,167 @@ func (c *Client) sendGetParsingRuleGroup(ctx context.Context, params GetParsingR
 	}()
 
 	result, err := decodeGetParsingRuleGroupResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetParsingRuleGroupModelMapping invokes GetParsingRuleGroupModelMapping operation.
+//
+// Checks the body exactly as a create does and answers, as `ruleDefinition`, the group a create would
+// store now: every omitted field filled, subgroups and rules sorted by `order`, an omitted group
+// `order` set after the team's other groups. Ids are assigned only when a group is stored, so the
+// answer has none. Nothing is stored.
+//
+// POST /mgmt/openapi/5/parsing-rules/mapping/v1
+func (c *Client) GetParsingRuleGroupModelMapping(ctx context.Context, request *ParsingRuleGroup) (*ParsingRuleGroupMapping, error) {
+	res, err := c.sendGetParsingRuleGroupModelMapping(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendGetParsingRuleGroupModelMapping(ctx context.Context, request *ParsingRuleGroup) (res *ParsingRuleGroupMapping, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/parsing-rules/mapping/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeGetParsingRuleGroupModelMappingRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetParsingRuleGroupModelMappingOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetParsingRuleGroupModelMappingResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetParsingRuleUsageLimits invokes GetParsingRuleUsageLimits operation.
+//
+// `limits` are the most rule groups (1000) and rules, over all groups, (10000) a team may hold, and
+// `usage` what its stored groups hold now. A create or replace that would pass a limit answers 429 and
+// changes nothing. This server has no parsing themes: both of their numbers are 0. There is no request
+// body.
+//
+// POST /mgmt/openapi/5/parsing-rules/limits/v1
+func (c *Client) GetParsingRuleUsageLimits(ctx context.Context) (*ParsingRuleUsageLimits, error) {
+	res, err := c.sendGetParsingRuleUsageLimits(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetParsingRuleUsageLimits(ctx context.Context) (res *ParsingRuleUsageLimits, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/parsing-rules/limits/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetParsingRuleUsageLimitsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetParsingRuleUsageLimitsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -70,6 +70,8 @@ const (
 	GetIncidentOperation                     OperationName = "GetIncident"
 	GetLogsCountV2Operation                  OperationName = "GetLogsCountV2"
 	GetParsingRuleGroupOperation             OperationName = "GetParsingRuleGroup"
+	GetParsingRuleGroupModelMappingOperation OperationName = "GetParsingRuleGroupModelMapping"
+	GetParsingRuleUsageLimitsOperation       OperationName = "GetParsingRuleUsageLimits"
 	GetPolicyOperation                       OperationName = "GetPolicy"
 	GetPolicySettingsOperation               OperationName = "GetPolicySettings"
 	GetPresetOperation                       OperationName = "GetPreset"

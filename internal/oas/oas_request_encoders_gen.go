@@ -360,6 +360,20 @@ func encodeGetDailyUsageUnitsV2Request(
 	return nil
 }
 
+func encodeGetParsingRuleGroupModelMappingRequest(
+	req *ParsingRuleGroup,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeIngestAlertmanagerRequest(
 	req *AlertmanagerNotification,
 	r *http.Request,

@@ -17744,6 +17744,43 @@ func (s *ParsingRule) SetParameters(val OptParsingRuleParameters) {
 	s.Parameters = val
 }
 
+// Ref: #/components/schemas/ParsingRuleCounts
+type ParsingRuleCounts struct {
+	Groups        int32 `json:"groups"`
+	Rules         int32 `json:"rules"`
+	ParsingThemes int32 `json:"parsingThemes"`
+}
+
+// GetGroups returns the value of Groups.
+func (s *ParsingRuleCounts) GetGroups() int32 {
+	return s.Groups
+}
+
+// GetRules returns the value of Rules.
+func (s *ParsingRuleCounts) GetRules() int32 {
+	return s.Rules
+}
+
+// GetParsingThemes returns the value of ParsingThemes.
+func (s *ParsingRuleCounts) GetParsingThemes() int32 {
+	return s.ParsingThemes
+}
+
+// SetGroups sets the value of Groups.
+func (s *ParsingRuleCounts) SetGroups(val int32) {
+	s.Groups = val
+}
+
+// SetRules sets the value of Rules.
+func (s *ParsingRuleCounts) SetRules(val int32) {
+	s.Rules = val
+}
+
+// SetParsingThemes sets the value of ParsingThemes.
+func (s *ParsingRuleCounts) SetParsingThemes(val int32) {
+	s.ParsingThemes = val
+}
+
 // Ref: #/components/schemas/ParsingRuleDestinationField
 type ParsingRuleDestinationField string
 
@@ -18024,6 +18061,21 @@ func (s *ParsingRuleGroupList) GetRuleGroups() []ParsingRuleGroup {
 // SetRuleGroups sets the value of RuleGroups.
 func (s *ParsingRuleGroupList) SetRuleGroups(val []ParsingRuleGroup) {
 	s.RuleGroups = val
+}
+
+// Ref: #/components/schemas/ParsingRuleGroupMapping
+type ParsingRuleGroupMapping struct {
+	RuleDefinition ParsingRuleGroup `json:"ruleDefinition"`
+}
+
+// GetRuleDefinition returns the value of RuleDefinition.
+func (s *ParsingRuleGroupMapping) GetRuleDefinition() ParsingRuleGroup {
+	return s.RuleDefinition
+}
+
+// SetRuleDefinition sets the value of RuleDefinition.
+func (s *ParsingRuleGroupMapping) SetRuleDefinition(val ParsingRuleGroup) {
+	s.RuleDefinition = val
 }
 
 // Ref: #/components/schemas/ParsingRuleGroupResponse
@@ -18642,6 +18694,44 @@ func (s *ParsingRuleTeamID) GetID() OptInt64 {
 // SetID sets the value of ID.
 func (s *ParsingRuleTeamID) SetID(val OptInt64) {
 	s.ID = val
+}
+
+// Ref: #/components/schemas/ParsingRuleUsageLimits
+type ParsingRuleUsageLimits struct {
+	// The team's id, in decimal.
+	CompanyId string            `json:"companyId"`
+	Limits    ParsingRuleCounts `json:"limits"`
+	Usage     ParsingRuleCounts `json:"usage"`
+}
+
+// GetCompanyId returns the value of CompanyId.
+func (s *ParsingRuleUsageLimits) GetCompanyId() string {
+	return s.CompanyId
+}
+
+// GetLimits returns the value of Limits.
+func (s *ParsingRuleUsageLimits) GetLimits() ParsingRuleCounts {
+	return s.Limits
+}
+
+// GetUsage returns the value of Usage.
+func (s *ParsingRuleUsageLimits) GetUsage() ParsingRuleCounts {
+	return s.Usage
+}
+
+// SetCompanyId sets the value of CompanyId.
+func (s *ParsingRuleUsageLimits) SetCompanyId(val string) {
+	s.CompanyId = val
+}
+
+// SetLimits sets the value of Limits.
+func (s *ParsingRuleUsageLimits) SetLimits(val ParsingRuleCounts) {
+	s.Limits = val
+}
+
+// SetUsage sets the value of Usage.
+func (s *ParsingRuleUsageLimits) SetUsage(val ParsingRuleCounts) {
+	s.Usage = val
 }
 
 // Ref: #/components/schemas/PermissionPresetInfo

@@ -97,6 +97,8 @@ var operationRolesApiKey = map[string][]string{
 	GetIncidentOperation:                     []string{},
 	GetLogsCountV2Operation:                  []string{},
 	GetParsingRuleGroupOperation:             []string{},
+	GetParsingRuleGroupModelMappingOperation: []string{},
+	GetParsingRuleUsageLimitsOperation:       []string{},
 	GetPolicyOperation:                       []string{},
 	GetPolicySettingsOperation:               []string{},
 	GetPresetOperation:                       []string{},

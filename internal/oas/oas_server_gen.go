@@ -513,6 +513,24 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/parsing-rules/rule-groups/v1/{group_id}
 	GetParsingRuleGroup(ctx context.Context, params GetParsingRuleGroupParams) (*ParsingRuleGroupResponse, error)
+	// GetParsingRuleGroupModelMapping implements GetParsingRuleGroupModelMapping operation.
+	//
+	// Checks the body exactly as a create does and answers, as `ruleDefinition`, the group a create would
+	// store now: every omitted field filled, subgroups and rules sorted by `order`, an omitted group
+	// `order` set after the team's other groups. Ids are assigned only when a group is stored, so the
+	// answer has none. Nothing is stored.
+	//
+	// POST /mgmt/openapi/5/parsing-rules/mapping/v1
+	GetParsingRuleGroupModelMapping(ctx context.Context, req *ParsingRuleGroup) (*ParsingRuleGroupMapping, error)
+	// GetParsingRuleUsageLimits implements GetParsingRuleUsageLimits operation.
+	//
+	// `limits` are the most rule groups (1000) and rules, over all groups, (10000) a team may hold, and
+	// `usage` what its stored groups hold now. A create or replace that would pass a limit answers 429 and
+	// changes nothing. This server has no parsing themes: both of their numbers are 0. There is no request
+	// body.
+	//
+	// POST /mgmt/openapi/5/parsing-rules/limits/v1
+	GetParsingRuleUsageLimits(ctx context.Context) (*ParsingRuleUsageLimits, error)
 	// GetPolicy implements GetPolicy operation.
 	//
 	// Read a policy.

@@ -136,6 +136,17 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/parsing-rules/rule-groups/v1
 	BulkDeleteParsingRuleGroups(ctx context.Context, params BulkDeleteParsingRuleGroupsParams) error
+	// BulkTestLogPolicies invokes BulkTestLogPolicies operation.
+	//
+	// For each entry of `metaFieldsValuesList` (0–50 entries of application name, subsystem name and
+	// severity) and each of the team's log policies, in order, one result: `matched` is true when the
+	// policy would apply to a log with those values, that is when it is enabled, its `applicationRule` and
+	// `subsystemRule` match the names and its severities (none listed means all) hold the severity. A
+	// policy with a `dpxlExpression` never matches here: the entries carry no log content to evaluate it
+	// on. `severityValues` is a severity name (`SEVERITY_ERROR` or `error`, any case). Nothing is stored.
+	//
+	// POST /mgmt/openapi/5/dataplans/policies/v1/all/test-policies
+	BulkTestLogPolicies(ctx context.Context, request *PolicyTestRequest) (*PolicyTestResults, error)
 	// CloseCase invokes CloseCase operation.
 	//
 	// Close a case for good.
@@ -368,6 +379,24 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/3/integrations/extensions/v1/deployed
 	DeployExtension(ctx context.Context, params DeployExtensionParams) (*ExtensionDeploymentResponse, error)
+	// ForecastPolicyUsage invokes ForecastPolicyUsage operation.
+	//
+	// Sums the bytes (`MEASUREMENT_KIND_PROCESSED_DATA_SIZE`) of the team's imported usage records that
+	// the draft policy's rules match over the last `day` (24 hours, the default) or `week` (168 hours),
+	// ending with the current hour. Records are matched by their labels: `pillar` (`PILLAR_LOGS` for
+	// `logRules`, `PILLAR_SPANS` for `spanRules`, `PILLAR_RUM` for `rumRules`; no rules object matches
+	// every pillar), `applicationName` and `subsystemName` by `applicationRule` and `subsystemRule`,
+	// `severity` by the severities of log and RUM rules (none listed matches every severity),
+	// `serviceName`, `action` and a tag's name after `tags.` by the span rules. A rule matches as in a
+	// stored policy: `IS` and `IS_NOT` take up to 50 comma-separated values, `START_WITH` a prefix,
+	// `INCLUDES` a substring; a rule without a type or name matches everything; a record without the label
+	// has the empty value. `dpxlExpression` is refused (400): records hold no event content to evaluate it
+	// on. `timeBucketMs`, a positive multiple of 3600000 up to the window's length, adds `usageBuckets`:
+	// every bucket of that size (aligned to the Unix epoch) that meets the window, oldest first, with its
+	// bytes.
+	//
+	// POST /mgmt/openapi/5/dataplans/policies/v1/all/forecast-usage
+	ForecastPolicyUsage(ctx context.Context, request *PolicyForecastRequest) (*PolicyForecast, error)
 	// GetApiKey invokes GetApiKey operation.
 	//
 	// Read one API key.
@@ -2533,6 +2562,90 @@ func (c *Client) sendBulkDeleteParsingRuleGroups(ctx context.Context, params Bul
 	}()
 
 	result, err := decodeBulkDeleteParsingRuleGroupsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BulkTestLogPolicies invokes BulkTestLogPolicies operation.
+//
+// For each entry of `metaFieldsValuesList` (0–50 entries of application name, subsystem name and
+// severity) and each of the team's log policies, in order, one result: `matched` is true when the
+// policy would apply to a log with those values, that is when it is enabled, its `applicationRule` and
+// `subsystemRule` match the names and its severities (none listed means all) hold the severity. A
+// policy with a `dpxlExpression` never matches here: the entries carry no log content to evaluate it
+// on. `severityValues` is a severity name (`SEVERITY_ERROR` or `error`, any case). Nothing is stored.
+//
+// POST /mgmt/openapi/5/dataplans/policies/v1/all/test-policies
+func (c *Client) BulkTestLogPolicies(ctx context.Context, request *PolicyTestRequest) (*PolicyTestResults, error) {
+	res, err := c.sendBulkTestLogPolicies(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendBulkTestLogPolicies(ctx context.Context, request *PolicyTestRequest) (res *PolicyTestResults, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplans/policies/v1/all/test-policies"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeBulkTestLogPoliciesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BulkTestLogPoliciesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBulkTestLogPoliciesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -5343,6 +5456,97 @@ func (c *Client) sendDeployExtension(ctx context.Context, params DeployExtension
 	}()
 
 	result, err := decodeDeployExtensionResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ForecastPolicyUsage invokes ForecastPolicyUsage operation.
+//
+// Sums the bytes (`MEASUREMENT_KIND_PROCESSED_DATA_SIZE`) of the team's imported usage records that
+// the draft policy's rules match over the last `day` (24 hours, the default) or `week` (168 hours),
+// ending with the current hour. Records are matched by their labels: `pillar` (`PILLAR_LOGS` for
+// `logRules`, `PILLAR_SPANS` for `spanRules`, `PILLAR_RUM` for `rumRules`; no rules object matches
+// every pillar), `applicationName` and `subsystemName` by `applicationRule` and `subsystemRule`,
+// `severity` by the severities of log and RUM rules (none listed matches every severity),
+// `serviceName`, `action` and a tag's name after `tags.` by the span rules. A rule matches as in a
+// stored policy: `IS` and `IS_NOT` take up to 50 comma-separated values, `START_WITH` a prefix,
+// `INCLUDES` a substring; a rule without a type or name matches everything; a record without the label
+// has the empty value. `dpxlExpression` is refused (400): records hold no event content to evaluate it
+// on. `timeBucketMs`, a positive multiple of 3600000 up to the window's length, adds `usageBuckets`:
+// every bucket of that size (aligned to the Unix epoch) that meets the window, oldest first, with its
+// bytes.
+//
+// POST /mgmt/openapi/5/dataplans/policies/v1/all/forecast-usage
+func (c *Client) ForecastPolicyUsage(ctx context.Context, request *PolicyForecastRequest) (*PolicyForecast, error) {
+	res, err := c.sendForecastPolicyUsage(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendForecastPolicyUsage(ctx context.Context, request *PolicyForecastRequest) (res *PolicyForecast, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplans/policies/v1/all/forecast-usage"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeForecastPolicyUsageRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ForecastPolicyUsageOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeForecastPolicyUsageResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

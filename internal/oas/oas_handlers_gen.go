@@ -2317,6 +2317,152 @@ func (s *Server) handleBulkDeleteParsingRuleGroupsRequest(args [0]string, argsEs
 	}
 }
 
+// handleBulkTestLogPoliciesRequest handles BulkTestLogPolicies operation.
+//
+// For each entry of `metaFieldsValuesList` (0–50 entries of application name, subsystem name and
+// severity) and each of the team's log policies, in order, one result: `matched` is true when the
+// policy would apply to a log with those values, that is when it is enabled, its `applicationRule` and
+// `subsystemRule` match the names and its severities (none listed means all) hold the severity. A
+// policy with a `dpxlExpression` never matches here: the entries carry no log content to evaluate it
+// on. `severityValues` is a severity name (`SEVERITY_ERROR` or `error`, any case). Nothing is stored.
+//
+// POST /mgmt/openapi/5/dataplans/policies/v1/all/test-policies
+func (s *Server) handleBulkTestLogPoliciesRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
+	statusWriter := &codeRecorder{ResponseWriter: w}
+	w = statusWriter
+	ctx := r.Context()
+
+	var (
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: BulkTestLogPoliciesOperation,
+			ID:   "BulkTestLogPolicies",
+		}
+	)
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+			sctx, ok, err := s.securityApiKey(ctx, BulkTestLogPoliciesOperation, r)
+			if err != nil {
+				err = &ogenerrors.SecurityError{
+					OperationContext: opErrContext,
+					Security:         "ApiKey",
+					Err:              err,
+				}
+				if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+					defer recordError("Security:ApiKey", err)
+				}
+				return
+			}
+			if ok {
+				satisfied[0] |= 1 << 0
+				ctx = sctx
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			err = &ogenerrors.SecurityError{
+				OperationContext: opErrContext,
+				Err:              ogenerrors.ErrSecurityRequirementIsNotSatisfied,
+			}
+			if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+				defer recordError("Security", err)
+			}
+			return
+		}
+	}
+
+	var rawBody []byte
+	request, rawBody, close, err := s.decodeBulkTestLogPoliciesRequest(r)
+	if err != nil {
+		err = &ogenerrors.DecodeRequestError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeRequest", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
+	defer func() {
+		if err := close(); err != nil {
+			recordError("CloseRequest", err)
+		}
+	}()
+
+	var response *PolicyTestResults
+	if m := s.cfg.Middleware; m != nil {
+		mreq := middleware.Request{
+			Context:          ctx,
+			OperationName:    BulkTestLogPoliciesOperation,
+			OperationSummary: "Which of the team's log policies match sample log entries",
+			OperationID:      "BulkTestLogPolicies",
+			Body:             request,
+			RawBody:          rawBody,
+			Params:           middleware.Parameters{},
+			Raw:              r,
+		}
+
+		type (
+			Request  = *PolicyTestRequest
+			Params   = struct{}
+			Response = *PolicyTestResults
+		)
+		response, err = middleware.HookMiddleware[
+			Request,
+			Params,
+			Response,
+		](
+			m,
+			mreq,
+			nil,
+			func(ctx context.Context, request Request, params Params) (response Response, err error) {
+				response, err = s.h.BulkTestLogPolicies(ctx, request)
+				return response, err
+			},
+		)
+	} else {
+		response, err = s.h.BulkTestLogPolicies(ctx, request)
+	}
+	if err != nil {
+		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
+			if err := encodeErrorResponse(errRes, w); err != nil {
+				defer recordError("Internal", err)
+			}
+			return
+		}
+		if errors.Is(err, ht.ErrNotImplemented) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+			return
+		}
+		if err := encodeErrorResponse(s.h.NewError(ctx, err), w); err != nil {
+			defer recordError("Internal", err)
+		}
+		return
+	}
+
+	if err := encodeBulkTestLogPoliciesResponse(response, w); err != nil {
+		defer recordError("EncodeResponse", err)
+		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+		}
+		return
+	}
+}
+
 // handleCloseCaseRequest handles CloseCase operation.
 //
 // Close a case for good.
@@ -6611,6 +6757,159 @@ func (s *Server) handleDeployExtensionRequest(args [0]string, argsEscaped bool, 
 	}
 
 	if err := encodeDeployExtensionResponse(response, w); err != nil {
+		defer recordError("EncodeResponse", err)
+		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+		}
+		return
+	}
+}
+
+// handleForecastPolicyUsageRequest handles ForecastPolicyUsage operation.
+//
+// Sums the bytes (`MEASUREMENT_KIND_PROCESSED_DATA_SIZE`) of the team's imported usage records that
+// the draft policy's rules match over the last `day` (24 hours, the default) or `week` (168 hours),
+// ending with the current hour. Records are matched by their labels: `pillar` (`PILLAR_LOGS` for
+// `logRules`, `PILLAR_SPANS` for `spanRules`, `PILLAR_RUM` for `rumRules`; no rules object matches
+// every pillar), `applicationName` and `subsystemName` by `applicationRule` and `subsystemRule`,
+// `severity` by the severities of log and RUM rules (none listed matches every severity),
+// `serviceName`, `action` and a tag's name after `tags.` by the span rules. A rule matches as in a
+// stored policy: `IS` and `IS_NOT` take up to 50 comma-separated values, `START_WITH` a prefix,
+// `INCLUDES` a substring; a rule without a type or name matches everything; a record without the label
+// has the empty value. `dpxlExpression` is refused (400): records hold no event content to evaluate it
+// on. `timeBucketMs`, a positive multiple of 3600000 up to the window's length, adds `usageBuckets`:
+// every bucket of that size (aligned to the Unix epoch) that meets the window, oldest first, with its
+// bytes.
+//
+// POST /mgmt/openapi/5/dataplans/policies/v1/all/forecast-usage
+func (s *Server) handleForecastPolicyUsageRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
+	statusWriter := &codeRecorder{ResponseWriter: w}
+	w = statusWriter
+	ctx := r.Context()
+
+	var (
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: ForecastPolicyUsageOperation,
+			ID:   "ForecastPolicyUsage",
+		}
+	)
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+			sctx, ok, err := s.securityApiKey(ctx, ForecastPolicyUsageOperation, r)
+			if err != nil {
+				err = &ogenerrors.SecurityError{
+					OperationContext: opErrContext,
+					Security:         "ApiKey",
+					Err:              err,
+				}
+				if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+					defer recordError("Security:ApiKey", err)
+				}
+				return
+			}
+			if ok {
+				satisfied[0] |= 1 << 0
+				ctx = sctx
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			err = &ogenerrors.SecurityError{
+				OperationContext: opErrContext,
+				Err:              ogenerrors.ErrSecurityRequirementIsNotSatisfied,
+			}
+			if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+				defer recordError("Security", err)
+			}
+			return
+		}
+	}
+
+	var rawBody []byte
+	request, rawBody, close, err := s.decodeForecastPolicyUsageRequest(r)
+	if err != nil {
+		err = &ogenerrors.DecodeRequestError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeRequest", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
+	defer func() {
+		if err := close(); err != nil {
+			recordError("CloseRequest", err)
+		}
+	}()
+
+	var response *PolicyForecast
+	if m := s.cfg.Middleware; m != nil {
+		mreq := middleware.Request{
+			Context:          ctx,
+			OperationName:    ForecastPolicyUsageOperation,
+			OperationSummary: "Bytes a draft policy would have matched",
+			OperationID:      "ForecastPolicyUsage",
+			Body:             request,
+			RawBody:          rawBody,
+			Params:           middleware.Parameters{},
+			Raw:              r,
+		}
+
+		type (
+			Request  = *PolicyForecastRequest
+			Params   = struct{}
+			Response = *PolicyForecast
+		)
+		response, err = middleware.HookMiddleware[
+			Request,
+			Params,
+			Response,
+		](
+			m,
+			mreq,
+			nil,
+			func(ctx context.Context, request Request, params Params) (response Response, err error) {
+				response, err = s.h.ForecastPolicyUsage(ctx, request)
+				return response, err
+			},
+		)
+	} else {
+		response, err = s.h.ForecastPolicyUsage(ctx, request)
+	}
+	if err != nil {
+		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
+			if err := encodeErrorResponse(errRes, w); err != nil {
+				defer recordError("Internal", err)
+			}
+			return
+		}
+		if errors.Is(err, ht.ErrNotImplemented) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+			return
+		}
+		if err := encodeErrorResponse(s.h.NewError(ctx, err), w); err != nil {
+			defer recordError("Internal", err)
+		}
+		return
+	}
+
+	if err := encodeForecastPolicyUsageResponse(response, w); err != nil {
 		defer recordError("EncodeResponse", err)
 		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
 			s.cfg.ErrorHandler(ctx, w, r, err)

@@ -8442,6 +8442,18 @@ func (s *CreatePolicyRequest) encodeFields(e *jx.Encoder) {
 		s.Priority.Encode(e)
 	}
 	{
+		if s.PriorityOverride.Set {
+			e.FieldStart("priorityOverride")
+			s.PriorityOverride.Encode(e)
+		}
+	}
+	{
+		if s.Targets != nil {
+			e.FieldStart("targets")
+			s.Targets.Encode(e)
+		}
+	}
+	{
 		if s.ApplicationRule.Set {
 			e.FieldStart("applicationRule")
 			s.ApplicationRule.Encode(e)
@@ -8485,18 +8497,20 @@ func (s *CreatePolicyRequest) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfCreatePolicyRequest = [11]string{
+var jsonFieldsNameOfCreatePolicyRequest = [13]string{
 	0:  "name",
 	1:  "description",
 	2:  "disabled",
 	3:  "priority",
-	4:  "applicationRule",
-	5:  "subsystemRule",
-	6:  "archiveRetention",
-	7:  "placement",
-	8:  "logRules",
-	9:  "spanRules",
-	10: "rumRules",
+	4:  "priorityOverride",
+	5:  "targets",
+	6:  "applicationRule",
+	7:  "subsystemRule",
+	8:  "archiveRetention",
+	9:  "placement",
+	10: "logRules",
+	11: "spanRules",
+	12: "rumRules",
 }
 
 // Decode decodes CreatePolicyRequest from json.
@@ -8547,6 +8561,25 @@ func (s *CreatePolicyRequest) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"priority\"")
+			}
+		case "priorityOverride":
+			if err := func() error {
+				s.PriorityOverride.Reset()
+				if err := s.PriorityOverride.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"priorityOverride\"")
+			}
+		case "targets":
+			if err := func() error {
+				if err := s.Targets.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"targets\"")
 			}
 		case "applicationRule":
 			if err := func() error {
@@ -28336,6 +28369,41 @@ func (s *OptFileRef) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes float64 as json.
+func (o OptFloat64) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Float64(float64(o.Value))
+}
+
+// Decode decodes float64 from json.
+func (o *OptFloat64) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptFloat64 to nil")
+	}
+	o.Set = true
+	v, err := d.Float64()
+	if err != nil {
+		return err
+	}
+	o.Value = float64(v)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptFloat64) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptFloat64) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes GroupByValueContextualLabels as json.
 func (o OptGroupByValueContextualLabels) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -30025,6 +30093,39 @@ func (s *OptPolicyArchiveRetention) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes PolicyDescription as json.
+func (o OptPolicyDescription) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes PolicyDescription from json.
+func (o *OptPolicyDescription) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptPolicyDescription to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptPolicyDescription) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptPolicyDescription) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes PolicyID as json.
 func (o OptPolicyID) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -30186,6 +30287,138 @@ func (s OptPolicyPriority) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptPolicyPriority) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PolicyPriorityOverride as json.
+func (o OptPolicyPriorityOverride) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes PolicyPriorityOverride from json.
+func (o *OptPolicyPriorityOverride) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptPolicyPriorityOverride to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptPolicyPriorityOverride) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptPolicyPriorityOverride) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PolicyPriorityOverrideStatus as json.
+func (o OptPolicyPriorityOverrideStatus) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes PolicyPriorityOverrideStatus from json.
+func (o *OptPolicyPriorityOverrideStatus) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptPolicyPriorityOverrideStatus to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptPolicyPriorityOverrideStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptPolicyPriorityOverrideStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PolicyQuotaBased as json.
+func (o OptPolicyQuotaBased) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes PolicyQuotaBased from json.
+func (o *OptPolicyQuotaBased) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptPolicyQuotaBased to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptPolicyQuotaBased) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptPolicyQuotaBased) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PolicyQuotaBasedStatus as json.
+func (o OptPolicyQuotaBasedStatus) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes PolicyQuotaBasedStatus from json.
+func (o *OptPolicyQuotaBasedStatus) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptPolicyQuotaBasedStatus to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptPolicyQuotaBasedStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptPolicyQuotaBasedStatus) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -35625,6 +35858,24 @@ func (s *Policy) encodeFields(e *jx.Encoder) {
 		s.Priority.Encode(e)
 	}
 	{
+		if s.PriorityOverride.Set {
+			e.FieldStart("priorityOverride")
+			s.PriorityOverride.Encode(e)
+		}
+	}
+	{
+		if s.PriorityOverrideStatus.Set {
+			e.FieldStart("priorityOverrideStatus")
+			s.PriorityOverrideStatus.Encode(e)
+		}
+	}
+	{
+		if s.Targets != nil {
+			e.FieldStart("targets")
+			s.Targets.Encode(e)
+		}
+	}
+	{
 		e.FieldStart("order")
 		e.Int32(s.Order)
 	}
@@ -35686,23 +35937,26 @@ func (s *Policy) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfPolicy = [16]string{
+var jsonFieldsNameOfPolicy = [19]string{
 	0:  "id",
 	1:  "companyId",
 	2:  "name",
 	3:  "description",
 	4:  "priority",
-	5:  "order",
-	6:  "enabled",
-	7:  "deleted",
-	8:  "applicationRule",
-	9:  "subsystemRule",
-	10: "archiveRetention",
-	11: "logRules",
-	12: "spanRules",
-	13: "rumRules",
-	14: "createdAt",
-	15: "updatedAt",
+	5:  "priorityOverride",
+	6:  "priorityOverrideStatus",
+	7:  "targets",
+	8:  "order",
+	9:  "enabled",
+	10: "deleted",
+	11: "applicationRule",
+	12: "subsystemRule",
+	13: "archiveRetention",
+	14: "logRules",
+	15: "spanRules",
+	16: "rumRules",
+	17: "createdAt",
+	18: "updatedAt",
 }
 
 // Decode decodes Policy from json.
@@ -35710,7 +35964,7 @@ func (s *Policy) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode Policy to nil")
 	}
-	var requiredBitSet [2]uint8
+	var requiredBitSet [3]uint8
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
@@ -35770,8 +36024,37 @@ func (s *Policy) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"priority\"")
 			}
+		case "priorityOverride":
+			if err := func() error {
+				s.PriorityOverride.Reset()
+				if err := s.PriorityOverride.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"priorityOverride\"")
+			}
+		case "priorityOverrideStatus":
+			if err := func() error {
+				s.PriorityOverrideStatus.Reset()
+				if err := s.PriorityOverrideStatus.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"priorityOverrideStatus\"")
+			}
+		case "targets":
+			if err := func() error {
+				if err := s.Targets.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"targets\"")
+			}
 		case "order":
-			requiredBitSet[0] |= 1 << 5
+			requiredBitSet[1] |= 1 << 0
 			if err := func() error {
 				v, err := d.Int32()
 				s.Order = int32(v)
@@ -35783,7 +36066,7 @@ func (s *Policy) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"order\"")
 			}
 		case "enabled":
-			requiredBitSet[0] |= 1 << 6
+			requiredBitSet[1] |= 1 << 1
 			if err := func() error {
 				v, err := d.Bool()
 				s.Enabled = bool(v)
@@ -35795,7 +36078,7 @@ func (s *Policy) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"enabled\"")
 			}
 		case "deleted":
-			requiredBitSet[0] |= 1 << 7
+			requiredBitSet[1] |= 1 << 2
 			if err := func() error {
 				v, err := d.Bool()
 				s.Deleted = bool(v)
@@ -35895,8 +36178,9 @@ func (s *Policy) Decode(d *jx.Decoder) error {
 	}
 	// Validate required fields.
 	var failures []validate.FieldError
-	for i, mask := range [2]uint8{
-		0b11110111,
+	for i, mask := range [3]uint8{
+		0b00010111,
+		0b00000111,
 		0b00000000,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
@@ -36006,6 +36290,46 @@ func (s *PolicyArchiveRetention) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes PolicyDescription as json.
+func (s PolicyDescription) Encode(e *jx.Encoder) {
+	unwrapped := string(s)
+
+	e.Str(unwrapped)
+}
+
+// Decode decodes PolicyDescription from json.
+func (s *PolicyDescription) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PolicyDescription to nil")
+	}
+	var unwrapped string
+	if err := func() error {
+		v, err := d.Str()
+		unwrapped = string(v)
+		if err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PolicyDescription(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s PolicyDescription) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PolicyDescription) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode implements json.Marshaler.
 func (s *PolicyFields) Encode(e *jx.Encoder) {
 	e.ObjStart()
@@ -36020,10 +36344,8 @@ func (s *PolicyFields) encodeFields(e *jx.Encoder) {
 		s.Name.Encode(e)
 	}
 	{
-		if s.Description.Set {
-			e.FieldStart("description")
-			s.Description.Encode(e)
-		}
+		e.FieldStart("description")
+		s.Description.Encode(e)
 	}
 	{
 		if s.Disabled.Set {
@@ -36034,6 +36356,18 @@ func (s *PolicyFields) encodeFields(e *jx.Encoder) {
 	{
 		e.FieldStart("priority")
 		s.Priority.Encode(e)
+	}
+	{
+		if s.PriorityOverride.Set {
+			e.FieldStart("priorityOverride")
+			s.PriorityOverride.Encode(e)
+		}
+	}
+	{
+		if s.Targets != nil {
+			e.FieldStart("targets")
+			s.Targets.Encode(e)
+		}
 	}
 	{
 		if s.ApplicationRule.Set {
@@ -36055,14 +36389,16 @@ func (s *PolicyFields) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfPolicyFields = [7]string{
+var jsonFieldsNameOfPolicyFields = [9]string{
 	0: "name",
 	1: "description",
 	2: "disabled",
 	3: "priority",
-	4: "applicationRule",
-	5: "subsystemRule",
-	6: "archiveRetention",
+	4: "priorityOverride",
+	5: "targets",
+	6: "applicationRule",
+	7: "subsystemRule",
+	8: "archiveRetention",
 }
 
 // Decode decodes PolicyFields from json.
@@ -36070,7 +36406,7 @@ func (s *PolicyFields) Decode(d *jx.Decoder) error {
 	if s == nil {
 		return errors.New("invalid: unable to decode PolicyFields to nil")
 	}
-	var requiredBitSet [1]uint8
+	var requiredBitSet [2]uint8
 
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
 		switch string(k) {
@@ -36085,8 +36421,8 @@ func (s *PolicyFields) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"name\"")
 			}
 		case "description":
+			requiredBitSet[0] |= 1 << 1
 			if err := func() error {
-				s.Description.Reset()
 				if err := s.Description.Decode(d); err != nil {
 					return err
 				}
@@ -36113,6 +36449,25 @@ func (s *PolicyFields) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"priority\"")
+			}
+		case "priorityOverride":
+			if err := func() error {
+				s.PriorityOverride.Reset()
+				if err := s.PriorityOverride.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"priorityOverride\"")
+			}
+		case "targets":
+			if err := func() error {
+				if err := s.Targets.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"targets\"")
 			}
 		case "applicationRule":
 			if err := func() error {
@@ -36153,8 +36508,9 @@ func (s *PolicyFields) Decode(d *jx.Decoder) error {
 	}
 	// Validate required fields.
 	var failures []validate.FieldError
-	for i, mask := range [1]uint8{
-		0b00001001,
+	for i, mask := range [2]uint8{
+		0b00001011,
+		0b00000000,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.
@@ -36196,6 +36552,360 @@ func (s *PolicyFields) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *PolicyFields) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *PolicyForecast) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *PolicyForecast) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("estimatedBytes")
+		e.Str(s.EstimatedBytes)
+	}
+	{
+		if s.UsageBuckets != nil {
+			e.FieldStart("usageBuckets")
+			e.ArrStart()
+			for _, elem := range s.UsageBuckets {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfPolicyForecast = [2]string{
+	0: "estimatedBytes",
+	1: "usageBuckets",
+}
+
+// Decode decodes PolicyForecast from json.
+func (s *PolicyForecast) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PolicyForecast to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "estimatedBytes":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Str()
+				s.EstimatedBytes = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"estimatedBytes\"")
+			}
+		case "usageBuckets":
+			if err := func() error {
+				s.UsageBuckets = make([]PolicyUsageBucket, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem PolicyUsageBucket
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.UsageBuckets = append(s.UsageBuckets, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"usageBuckets\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode PolicyForecast")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfPolicyForecast) {
+					name = jsonFieldsNameOfPolicyForecast[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PolicyForecast) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PolicyForecast) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *PolicyForecastRequest) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *PolicyForecastRequest) encodeFields(e *jx.Encoder) {
+	{
+		if s.ApplicationRule.Set {
+			e.FieldStart("applicationRule")
+			s.ApplicationRule.Encode(e)
+		}
+	}
+	{
+		if s.SubsystemRule.Set {
+			e.FieldStart("subsystemRule")
+			s.SubsystemRule.Encode(e)
+		}
+	}
+	{
+		if s.LogRules.Set {
+			e.FieldStart("logRules")
+			s.LogRules.Encode(e)
+		}
+	}
+	{
+		if s.SpanRules.Set {
+			e.FieldStart("spanRules")
+			s.SpanRules.Encode(e)
+		}
+	}
+	{
+		if s.RumRules.Set {
+			e.FieldStart("rumRules")
+			s.RumRules.Encode(e)
+		}
+	}
+	{
+		if s.Day != nil {
+			e.FieldStart("day")
+			s.Day.Encode(e)
+		}
+	}
+	{
+		if s.Week != nil {
+			e.FieldStart("week")
+			s.Week.Encode(e)
+		}
+	}
+	{
+		if s.TimeBucketMs.Set {
+			e.FieldStart("timeBucketMs")
+			s.TimeBucketMs.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfPolicyForecastRequest = [8]string{
+	0: "applicationRule",
+	1: "subsystemRule",
+	2: "logRules",
+	3: "spanRules",
+	4: "rumRules",
+	5: "day",
+	6: "week",
+	7: "timeBucketMs",
+}
+
+// Decode decodes PolicyForecastRequest from json.
+func (s *PolicyForecastRequest) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PolicyForecastRequest to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "applicationRule":
+			if err := func() error {
+				s.ApplicationRule.Reset()
+				if err := s.ApplicationRule.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"applicationRule\"")
+			}
+		case "subsystemRule":
+			if err := func() error {
+				s.SubsystemRule.Reset()
+				if err := s.SubsystemRule.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"subsystemRule\"")
+			}
+		case "logRules":
+			if err := func() error {
+				s.LogRules.Reset()
+				if err := s.LogRules.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"logRules\"")
+			}
+		case "spanRules":
+			if err := func() error {
+				s.SpanRules.Reset()
+				if err := s.SpanRules.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"spanRules\"")
+			}
+		case "rumRules":
+			if err := func() error {
+				s.RumRules.Reset()
+				if err := s.RumRules.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rumRules\"")
+			}
+		case "day":
+			if err := func() error {
+				s.Day = nil
+				var elem PolicyForecastWindow
+				if err := elem.Decode(d); err != nil {
+					return err
+				}
+				s.Day = &elem
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"day\"")
+			}
+		case "week":
+			if err := func() error {
+				s.Week = nil
+				var elem PolicyForecastWindow
+				if err := elem.Decode(d); err != nil {
+					return err
+				}
+				s.Week = &elem
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"week\"")
+			}
+		case "timeBucketMs":
+			if err := func() error {
+				s.TimeBucketMs.Reset()
+				if err := s.TimeBucketMs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"timeBucketMs\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode PolicyForecastRequest")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PolicyForecastRequest) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PolicyForecastRequest) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *PolicyForecastWindow) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *PolicyForecastWindow) encodeFields(e *jx.Encoder) {
+}
+
+var jsonFieldsNameOfPolicyForecastWindow = [0]string{}
+
+// Decode decodes PolicyForecastWindow from json.
+func (s *PolicyForecastWindow) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PolicyForecastWindow to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		default:
+			return d.Skip()
+		}
+	}); err != nil {
+		return errors.Wrap(err, "decode PolicyForecastWindow")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PolicyForecastWindow) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PolicyForecastWindow) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -36342,6 +37052,136 @@ func (s *PolicyList) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *PolicyList) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *PolicyLogMetaFields) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *PolicyLogMetaFields) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("applicationNameValues")
+		e.Str(s.ApplicationNameValues)
+	}
+	{
+		e.FieldStart("subsystemNameValues")
+		e.Str(s.SubsystemNameValues)
+	}
+	{
+		e.FieldStart("severityValues")
+		e.Str(s.SeverityValues)
+	}
+}
+
+var jsonFieldsNameOfPolicyLogMetaFields = [3]string{
+	0: "applicationNameValues",
+	1: "subsystemNameValues",
+	2: "severityValues",
+}
+
+// Decode decodes PolicyLogMetaFields from json.
+func (s *PolicyLogMetaFields) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PolicyLogMetaFields to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "applicationNameValues":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Str()
+				s.ApplicationNameValues = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"applicationNameValues\"")
+			}
+		case "subsystemNameValues":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Str()
+				s.SubsystemNameValues = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"subsystemNameValues\"")
+			}
+		case "severityValues":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				v, err := d.Str()
+				s.SeverityValues = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"severityValues\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode PolicyLogMetaFields")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000111,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfPolicyLogMetaFields) {
+					name = jsonFieldsNameOfPolicyLogMetaFields[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PolicyLogMetaFields) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PolicyLogMetaFields) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -36896,6 +37736,303 @@ func (s PolicyPriority) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *PolicyPriority) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *PolicyPriorityOverride) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *PolicyPriorityOverride) encodeFields(e *jx.Encoder) {
+	{
+		if s.QuotaBased.Set {
+			e.FieldStart("quotaBased")
+			s.QuotaBased.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfPolicyPriorityOverride = [1]string{
+	0: "quotaBased",
+}
+
+// Decode decodes PolicyPriorityOverride from json.
+func (s *PolicyPriorityOverride) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PolicyPriorityOverride to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "quotaBased":
+			if err := func() error {
+				s.QuotaBased.Reset()
+				if err := s.QuotaBased.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"quotaBased\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode PolicyPriorityOverride")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PolicyPriorityOverride) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PolicyPriorityOverride) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *PolicyPriorityOverrideStatus) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *PolicyPriorityOverrideStatus) encodeFields(e *jx.Encoder) {
+	{
+		if s.QuotaBased.Set {
+			e.FieldStart("quotaBased")
+			s.QuotaBased.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfPolicyPriorityOverrideStatus = [1]string{
+	0: "quotaBased",
+}
+
+// Decode decodes PolicyPriorityOverrideStatus from json.
+func (s *PolicyPriorityOverrideStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PolicyPriorityOverrideStatus to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "quotaBased":
+			if err := func() error {
+				s.QuotaBased.Reset()
+				if err := s.QuotaBased.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"quotaBased\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode PolicyPriorityOverrideStatus")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PolicyPriorityOverrideStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PolicyPriorityOverrideStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *PolicyQuotaBased) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *PolicyQuotaBased) encodeFields(e *jx.Encoder) {
+	{
+		if s.UsageTiers != nil {
+			e.FieldStart("usageTiers")
+			e.ArrStart()
+			for _, elem := range s.UsageTiers {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfPolicyQuotaBased = [1]string{
+	0: "usageTiers",
+}
+
+// Decode decodes PolicyQuotaBased from json.
+func (s *PolicyQuotaBased) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PolicyQuotaBased to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "usageTiers":
+			if err := func() error {
+				s.UsageTiers = make([]PolicyUsageTier, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem PolicyUsageTier
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.UsageTiers = append(s.UsageTiers, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"usageTiers\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode PolicyQuotaBased")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PolicyQuotaBased) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PolicyQuotaBased) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *PolicyQuotaBasedStatus) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *PolicyQuotaBasedStatus) encodeFields(e *jx.Encoder) {
+	{
+		if s.CurrentPriority.Set {
+			e.FieldStart("currentPriority")
+			s.CurrentPriority.Encode(e)
+		}
+	}
+	{
+		if s.CurrentUsage.Set {
+			e.FieldStart("currentUsage")
+			s.CurrentUsage.Encode(e)
+		}
+	}
+	{
+		if s.DailyLimit.Set {
+			e.FieldStart("dailyLimit")
+			s.DailyLimit.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfPolicyQuotaBasedStatus = [3]string{
+	0: "currentPriority",
+	1: "currentUsage",
+	2: "dailyLimit",
+}
+
+// Decode decodes PolicyQuotaBasedStatus from json.
+func (s *PolicyQuotaBasedStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PolicyQuotaBasedStatus to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "currentPriority":
+			if err := func() error {
+				s.CurrentPriority.Reset()
+				if err := s.CurrentPriority.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"currentPriority\"")
+			}
+		case "currentUsage":
+			if err := func() error {
+				s.CurrentUsage.Reset()
+				if err := s.CurrentUsage.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"currentUsage\"")
+			}
+		case "dailyLimit":
+			if err := func() error {
+				s.DailyLimit.Reset()
+				if err := s.DailyLimit.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"dailyLimit\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode PolicyQuotaBasedStatus")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PolicyQuotaBasedStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PolicyQuotaBasedStatus) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -37543,6 +38680,723 @@ func (s *PolicyTagRule) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *PolicyTagRule) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *PolicyTarget) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *PolicyTarget) encodeFields(e *jx.Encoder) {
+	{
+		if s.ArchiveRetention.Set {
+			e.FieldStart("archiveRetention")
+			s.ArchiveRetention.Encode(e)
+		}
+	}
+	{
+		if s.Dataset.Set {
+			e.FieldStart("dataset")
+			s.Dataset.Encode(e)
+		}
+	}
+	{
+		if s.Dataspace.Set {
+			e.FieldStart("dataspace")
+			s.Dataspace.Encode(e)
+		}
+	}
+	{
+		if s.Priority.Set {
+			e.FieldStart("priority")
+			s.Priority.Encode(e)
+		}
+	}
+	{
+		if s.PriorityOverride.Set {
+			e.FieldStart("priorityOverride")
+			s.PriorityOverride.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfPolicyTarget = [5]string{
+	0: "archiveRetention",
+	1: "dataset",
+	2: "dataspace",
+	3: "priority",
+	4: "priorityOverride",
+}
+
+// Decode decodes PolicyTarget from json.
+func (s *PolicyTarget) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PolicyTarget to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "archiveRetention":
+			if err := func() error {
+				s.ArchiveRetention.Reset()
+				if err := s.ArchiveRetention.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"archiveRetention\"")
+			}
+		case "dataset":
+			if err := func() error {
+				s.Dataset.Reset()
+				if err := s.Dataset.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"dataset\"")
+			}
+		case "dataspace":
+			if err := func() error {
+				s.Dataspace.Reset()
+				if err := s.Dataspace.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"dataspace\"")
+			}
+		case "priority":
+			if err := func() error {
+				s.Priority.Reset()
+				if err := s.Priority.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"priority\"")
+			}
+		case "priorityOverride":
+			if err := func() error {
+				s.PriorityOverride.Reset()
+				if err := s.PriorityOverride.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"priorityOverride\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode PolicyTarget")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PolicyTarget) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PolicyTarget) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes PolicyTargets as json.
+func (s PolicyTargets) Encode(e *jx.Encoder) {
+	unwrapped := []PolicyTarget(s)
+	if unwrapped == nil {
+		e.ArrEmpty()
+		return
+	}
+	if unwrapped != nil {
+		e.ArrStart()
+		for _, elem := range unwrapped {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+}
+
+// Decode decodes PolicyTargets from json.
+func (s *PolicyTargets) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PolicyTargets to nil")
+	}
+	var unwrapped []PolicyTarget
+	if err := func() error {
+		unwrapped = make([]PolicyTarget, 0)
+		if err := d.Arr(func(d *jx.Decoder) error {
+			var elem PolicyTarget
+			if err := elem.Decode(d); err != nil {
+				return err
+			}
+			unwrapped = append(unwrapped, elem)
+			return nil
+		}); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		return errors.Wrap(err, "alias")
+	}
+	*s = PolicyTargets(unwrapped)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s PolicyTargets) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PolicyTargets) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *PolicyTestRequest) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *PolicyTestRequest) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("metaFieldsValuesList")
+		e.ArrStart()
+		for _, elem := range s.MetaFieldsValuesList {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+}
+
+var jsonFieldsNameOfPolicyTestRequest = [1]string{
+	0: "metaFieldsValuesList",
+}
+
+// Decode decodes PolicyTestRequest from json.
+func (s *PolicyTestRequest) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PolicyTestRequest to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "metaFieldsValuesList":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				s.MetaFieldsValuesList = make([]PolicyLogMetaFields, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem PolicyLogMetaFields
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.MetaFieldsValuesList = append(s.MetaFieldsValuesList, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"metaFieldsValuesList\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode PolicyTestRequest")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfPolicyTestRequest) {
+					name = jsonFieldsNameOfPolicyTestRequest[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PolicyTestRequest) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PolicyTestRequest) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *PolicyTestResult) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *PolicyTestResult) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("metaFieldsValues")
+		s.MetaFieldsValues.Encode(e)
+	}
+	{
+		e.FieldStart("matched")
+		e.Bool(s.Matched)
+	}
+	{
+		e.FieldStart("policy")
+		s.Policy.Encode(e)
+	}
+}
+
+var jsonFieldsNameOfPolicyTestResult = [3]string{
+	0: "metaFieldsValues",
+	1: "matched",
+	2: "policy",
+}
+
+// Decode decodes PolicyTestResult from json.
+func (s *PolicyTestResult) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PolicyTestResult to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "metaFieldsValues":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				if err := s.MetaFieldsValues.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"metaFieldsValues\"")
+			}
+		case "matched":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Bool()
+				s.Matched = bool(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"matched\"")
+			}
+		case "policy":
+			requiredBitSet[0] |= 1 << 2
+			if err := func() error {
+				if err := s.Policy.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"policy\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode PolicyTestResult")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000111,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfPolicyTestResult) {
+					name = jsonFieldsNameOfPolicyTestResult[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PolicyTestResult) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PolicyTestResult) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *PolicyTestResults) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *PolicyTestResults) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("testPoliciesBulkResult")
+		e.ArrStart()
+		for _, elem := range s.TestPoliciesBulkResult {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+}
+
+var jsonFieldsNameOfPolicyTestResults = [1]string{
+	0: "testPoliciesBulkResult",
+}
+
+// Decode decodes PolicyTestResults from json.
+func (s *PolicyTestResults) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PolicyTestResults to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "testPoliciesBulkResult":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				s.TestPoliciesBulkResult = make([]PolicyTestResult, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem PolicyTestResult
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.TestPoliciesBulkResult = append(s.TestPoliciesBulkResult, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"testPoliciesBulkResult\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode PolicyTestResults")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfPolicyTestResults) {
+					name = jsonFieldsNameOfPolicyTestResults[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PolicyTestResults) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PolicyTestResults) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *PolicyUsageBucket) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *PolicyUsageBucket) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("bucketStartMs")
+		e.Str(s.BucketStartMs)
+	}
+	{
+		e.FieldStart("bytes")
+		e.Str(s.Bytes)
+	}
+}
+
+var jsonFieldsNameOfPolicyUsageBucket = [2]string{
+	0: "bucketStartMs",
+	1: "bytes",
+}
+
+// Decode decodes PolicyUsageBucket from json.
+func (s *PolicyUsageBucket) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PolicyUsageBucket to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "bucketStartMs":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Str()
+				s.BucketStartMs = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"bucketStartMs\"")
+			}
+		case "bytes":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Str()
+				s.Bytes = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"bytes\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode PolicyUsageBucket")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000011,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfPolicyUsageBucket) {
+					name = jsonFieldsNameOfPolicyUsageBucket[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PolicyUsageBucket) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PolicyUsageBucket) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *PolicyUsageTier) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *PolicyUsageTier) encodeFields(e *jx.Encoder) {
+	{
+		if s.DailyQuotaPercentage.Set {
+			e.FieldStart("dailyQuotaPercentage")
+			s.DailyQuotaPercentage.Encode(e)
+		}
+	}
+	{
+		if s.Priority.Set {
+			e.FieldStart("priority")
+			s.Priority.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfPolicyUsageTier = [2]string{
+	0: "dailyQuotaPercentage",
+	1: "priority",
+}
+
+// Decode decodes PolicyUsageTier from json.
+func (s *PolicyUsageTier) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode PolicyUsageTier to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "dailyQuotaPercentage":
+			if err := func() error {
+				s.DailyQuotaPercentage.Reset()
+				if err := s.DailyQuotaPercentage.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"dailyQuotaPercentage\"")
+			}
+		case "priority":
+			if err := func() error {
+				s.Priority.Reset()
+				if err := s.Priority.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"priority\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode PolicyUsageTier")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *PolicyUsageTier) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *PolicyUsageTier) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -45353,6 +47207,18 @@ func (s *UpdatePolicyRequest) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.PriorityOverride.Set {
+			e.FieldStart("priorityOverride")
+			s.PriorityOverride.Encode(e)
+		}
+	}
+	{
+		if s.Targets != nil {
+			e.FieldStart("targets")
+			s.Targets.Encode(e)
+		}
+	}
+	{
 		if s.ApplicationRule.Set {
 			e.FieldStart("applicationRule")
 			s.ApplicationRule.Encode(e)
@@ -45390,18 +47256,20 @@ func (s *UpdatePolicyRequest) encodeFields(e *jx.Encoder) {
 	}
 }
 
-var jsonFieldsNameOfUpdatePolicyRequest = [11]string{
+var jsonFieldsNameOfUpdatePolicyRequest = [13]string{
 	0:  "id",
 	1:  "name",
 	2:  "description",
 	3:  "enabled",
 	4:  "priority",
-	5:  "applicationRule",
-	6:  "subsystemRule",
-	7:  "archiveRetention",
-	8:  "logRules",
-	9:  "spanRules",
-	10: "rumRules",
+	5:  "priorityOverride",
+	6:  "targets",
+	7:  "applicationRule",
+	8:  "subsystemRule",
+	9:  "archiveRetention",
+	10: "logRules",
+	11: "spanRules",
+	12: "rumRules",
 }
 
 // Decode decodes UpdatePolicyRequest from json.
@@ -45462,6 +47330,25 @@ func (s *UpdatePolicyRequest) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"priority\"")
+			}
+		case "priorityOverride":
+			if err := func() error {
+				s.PriorityOverride.Reset()
+				if err := s.PriorityOverride.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"priorityOverride\"")
+			}
+		case "targets":
+			if err := func() error {
+				if err := s.Targets.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"targets\"")
 			}
 		case "applicationRule":
 			if err := func() error {

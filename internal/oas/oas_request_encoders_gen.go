@@ -122,6 +122,20 @@ func encodeBatchExecuteSlosRequest(
 	return nil
 }
 
+func encodeBulkTestLogPoliciesRequest(
+	req *PolicyTestRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCloseIncidentsRequest(
 	req *IncidentIDsRequest,
 	r *http.Request,
@@ -306,6 +320,20 @@ func encodeCreateViewRequest(
 
 func encodeCreateViewFolderRequest(
 	req *ViewFolderRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeForecastPolicyUsageRequest(
+	req *PolicyForecastRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

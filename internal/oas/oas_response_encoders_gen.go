@@ -220,6 +220,19 @@ func encodeBulkDeleteParsingRuleGroupsResponse(response *ParsingRuleGroupDeleted
 	return nil
 }
 
+func encodeBulkTestLogPoliciesResponse(response *PolicyTestResults, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeCloseCaseResponse(response *CaseResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -591,6 +604,19 @@ func encodeDeleteViewFolderResponse(response *ViewFolderDeleted, w http.Response
 }
 
 func encodeDeployExtensionResponse(response *ExtensionDeploymentResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeForecastPolicyUsageResponse(response *PolicyForecast, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

@@ -122,6 +122,17 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/parsing-rules/rule-groups/v1
 	BulkDeleteParsingRuleGroups(ctx context.Context, params BulkDeleteParsingRuleGroupsParams) error
+	// BulkTestLogPolicies implements BulkTestLogPolicies operation.
+	//
+	// For each entry of `metaFieldsValuesList` (0–50 entries of application name, subsystem name and
+	// severity) and each of the team's log policies, in order, one result: `matched` is true when the
+	// policy would apply to a log with those values, that is when it is enabled, its `applicationRule` and
+	// `subsystemRule` match the names and its severities (none listed means all) hold the severity. A
+	// policy with a `dpxlExpression` never matches here: the entries carry no log content to evaluate it
+	// on. `severityValues` is a severity name (`SEVERITY_ERROR` or `error`, any case). Nothing is stored.
+	//
+	// POST /mgmt/openapi/5/dataplans/policies/v1/all/test-policies
+	BulkTestLogPolicies(ctx context.Context, req *PolicyTestRequest) (*PolicyTestResults, error)
 	// CloseCase implements CloseCase operation.
 	//
 	// Close a case for good.
@@ -354,6 +365,24 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/3/integrations/extensions/v1/deployed
 	DeployExtension(ctx context.Context, params DeployExtensionParams) (*ExtensionDeploymentResponse, error)
+	// ForecastPolicyUsage implements ForecastPolicyUsage operation.
+	//
+	// Sums the bytes (`MEASUREMENT_KIND_PROCESSED_DATA_SIZE`) of the team's imported usage records that
+	// the draft policy's rules match over the last `day` (24 hours, the default) or `week` (168 hours),
+	// ending with the current hour. Records are matched by their labels: `pillar` (`PILLAR_LOGS` for
+	// `logRules`, `PILLAR_SPANS` for `spanRules`, `PILLAR_RUM` for `rumRules`; no rules object matches
+	// every pillar), `applicationName` and `subsystemName` by `applicationRule` and `subsystemRule`,
+	// `severity` by the severities of log and RUM rules (none listed matches every severity),
+	// `serviceName`, `action` and a tag's name after `tags.` by the span rules. A rule matches as in a
+	// stored policy: `IS` and `IS_NOT` take up to 50 comma-separated values, `START_WITH` a prefix,
+	// `INCLUDES` a substring; a rule without a type or name matches everything; a record without the label
+	// has the empty value. `dpxlExpression` is refused (400): records hold no event content to evaluate it
+	// on. `timeBucketMs`, a positive multiple of 3600000 up to the window's length, adds `usageBuckets`:
+	// every bucket of that size (aligned to the Unix epoch) that meets the window, oldest first, with its
+	// bytes.
+	//
+	// POST /mgmt/openapi/5/dataplans/policies/v1/all/forecast-usage
+	ForecastPolicyUsage(ctx context.Context, req *PolicyForecastRequest) (*PolicyForecast, error)
 	// GetApiKey implements GetApiKey operation.
 	//
 	// Read one API key.

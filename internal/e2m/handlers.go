@@ -207,12 +207,13 @@ func (h *E2MHandler) execute(ctx context.Context, ops []op) ([]oas.E2MExecutionR
 		if err != nil {
 			return err
 		}
-		reserved, err := teamPermutations(ctx, tx, caller.TeamID)
+		reservedBefore, err := teamPermutations(ctx, tx, caller.TeamID)
 		if err != nil {
 			return err
 		}
+		othersReserved := reservedBefore
 		for _, r := range index {
-			reserved -= int64(r.limit) // counted again below if the rule stays
+			othersReserved -= int64(r.limit) // the batch's rules are counted from state
 		}
 		state := make(map[string]*entry, len(index)+len(ops))
 		for id, r := range index {
@@ -251,7 +252,7 @@ func (h *E2MHandler) execute(ctx context.Context, ops []op) ([]oas.E2MExecutionR
 				out[i].Deleted = oas.NewOptE2MDeleted(oas.E2MDeleted{ID: oas.E2MUUID(o.id)})
 			}
 		}
-		if err := checkEndState(ops, state, total-len(index), reserved, lastCreate); err != nil {
+		if err := checkEndState(ops, state, total-len(index), othersReserved, reservedBefore, lastCreate); err != nil {
 			return err
 		}
 		return write(ctx, tx, caller.TeamID, ops, state)
@@ -264,10 +265,11 @@ func (h *E2MHandler) execute(ctx context.Context, ops []op) ([]oas.E2MExecutionR
 
 // checkEndState requires the team's rules after the batch (those in state plus the others it
 // leaves alone, which reserve othersReserved permutations) to number at most MaxRules, to reserve
-// at most MaxTeamPermutations permutations and to have unique names. A clash is blamed on the
-// latest request that set one of the clashing names, and the earliest such request is reported;
-// a permutation excess on the latest request that set a limit.
-func checkEndState(ops []op, state map[string]*entry, others int, othersReserved int64, lastCreate int) error {
+// at most MaxTeamPermutations permutations unless that is no more than they reserved before
+// (reservedBefore; a team over the bound may still lower it), and to have unique names. A clash
+// is blamed on the latest request that set one of the clashing names, and the earliest such
+// request is reported; a permutation excess on the latest request that wrote a rule.
+func checkEndState(ops []op, state map[string]*entry, others int, othersReserved, reservedBefore int64, lastCreate int) error {
 	holders := map[string][]*entry{}
 	live := others
 	reserved := othersReserved
@@ -290,7 +292,7 @@ func checkEndState(ops []op, state map[string]*entry, others int, othersReserved
 		return apierror.LimitExceededf("%s: the team may hold at most %d events-to-metrics rules; this would leave %d; delete some first",
 			at, MaxRules, live)
 	}
-	if reserved > MaxTeamPermutations && lastLimit >= 0 {
+	if reserved > MaxTeamPermutations && reserved > reservedBefore && lastLimit >= 0 {
 		at := strings.TrimSuffix(ops[lastLimit].prefix, ".")
 		if at == "" {
 			at = "body"

@@ -86,11 +86,20 @@ func TestTeamPermutationLimit(t *testing.T) {
 		// In a batch, freeing room first makes the later request fit.
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, executePath, key,
 			batch(createReq(logsBody("x", `,"permutationsLimit":1`)))), 429, "requests[0].create.e2m")
-		apitest.Decode[batchAnswer](t, env.JSON(t, http.MethodPost, executePath, key,
-			batch(deleteReq(last.ID), createReq(logsBody("x", `,"permutationsLimit":1`)))))
+		x := apitest.Decode[batchAnswer](t, env.JSON(t, http.MethodPost, executePath, key,
+			batch(deleteReq(last.ID), createReq(logsBody("x", `,"permutationsLimit":1`))))).MatchingResponses[1].Created.E2M
 		if l := apitest.Decode[limits](t, env.JSON(t, http.MethodGet, limitsPath, key, "")); l.PermutationsLimit.Used != 300000000 {
 			t.Fatalf("reserved %+v", l.PermutationsLimit)
 		}
+		// A team over the bound (from before it existed) may still lower its reservation, but not raise it.
+		if err := env.DB.InTx(context.Background(), func(tx *db.Tx) error {
+			_, err := tx.ExecContext(context.Background(), `UPDATE e2m_rules SET permutations_limit = 10000000 WHERE team_id = $1 AND id = 'bulk-30'`, team)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, rulesPath, key, logsBody("more", `,"permutationsLimit":1`)), 429, "300000002")
+		apitest.Decode[envelope](t, env.JSON(t, http.MethodPut, rulesPath, key, replaceBody(x.ID, "x renamed", `,"permutationsLimit":1`)))
 	})
 }
 

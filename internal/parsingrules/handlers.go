@@ -42,7 +42,7 @@ func (h *RuleGroupHandler) CreateParsingRuleGroup(ctx context.Context, req *oas.
 		if err != nil {
 			return err
 		}
-		if err := checkRoom(u, g); err != nil {
+		if err := checkRoom(u, g, nil); err != nil {
 			return err
 		}
 		if !g.Order.IsSet() {
@@ -84,7 +84,7 @@ func (h *RuleGroupHandler) UpdateParsingRuleGroup(ctx context.Context, req *oas.
 		if err != nil {
 			return err
 		}
-		if err := checkRoom(u, g); err != nil {
+		if err := checkRoom(u, g, &old); err != nil {
 			return err
 		}
 		if !g.Order.IsSet() {

@@ -45,14 +45,17 @@ func teamUsage(ctx context.Context, q db.Querier, teamID int64, except string) (
 	return u, nil
 }
 
-// checkRoom refuses g when the team, holding u besides it, would pass a limit.
+// checkRoom refuses g when the team, holding u besides it, would pass a limit. old is the group
+// g replaces (nil for a create): a replace adds no group, and is refused for its rules only when
+// it adds some, so a team above a limit (from before it existed) can still shrink.
 //
 // Errors: LimitExceeded naming the limit.
-func checkRoom(u usage, g oas.ParsingRuleGroup) error {
-	if u.groups+1 > MaxGroups {
+func checkRoom(u usage, g oas.ParsingRuleGroup, old *oas.ParsingRuleGroup) error {
+	if old == nil && u.groups+1 > MaxGroups {
 		return apierror.LimitExceededf("a team may hold at most %d parsing rule groups and this would make it %d; delete some first", MaxGroups, u.groups+1)
 	}
-	if n := u.rules + ruleCount(g); n > MaxRules {
+	n := u.rules + ruleCount(g)
+	if n > MaxRules && (old == nil || ruleCount(g) > ruleCount(*old)) {
 		return apierror.LimitExceededf("ruleSubgroups: a team may hold at most %d parsing rules over all its groups and this would make it %d; delete some first", MaxRules, n)
 	}
 	return nil

@@ -100,6 +100,23 @@ func TestGroupAndRuleLimits(t *testing.T) {
 		if n := len(list(t, env, key)); n != 1000 {
 			t.Fatalf("%d groups", n)
 		}
+		// At the group limit, E7 still works (it adds no group).
+		if res := env.JSON(t, http.MethodPut, e7Path+g.ID, key, `{"name":"two renamed","ruleSubgroups":[{"rules":[`+rule+`]}]}`); res.Status != http.StatusOK {
+			t.Fatalf("E7 at the limit: %d %s", res.Status, res.Body)
+		}
+		// A team above the rule limit (from before it existed) may replace a group without adding rules.
+		err := env.DB.InTx(context.Background(), func(tx *db.Tx) error {
+			_, err := tx.ExecContext(context.Background(), `UPDATE parsing_rule_groups SET document = $2 WHERE team_id = $1 AND id = 'bulk-0'`,
+				team, `{"id":"bulk-0","name":"bulk","ruleSubgroups":[{"rules":[`+strings.TrimSuffix(strings.Repeat(`{},`, 10005), ",")+`]}]}`)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := env.JSON(t, http.MethodPut, e7Path+g.ID, key, `{"name":"same size","ruleSubgroups":[{"rules":[`+rule+`]}]}`); res.Status != http.StatusOK {
+			t.Fatalf("E7 above the rule limit: %d %s", res.Status, res.Body)
+		}
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, e7Path+g.ID, key, two), 429, "10007")
 	})
 }
 

@@ -47,6 +47,11 @@ func TestPriorityOverrideAndTargets(t *testing.T) {
 		if string(upd.Targets) != `[{"dataset":"d2"}]` || string(upd.PriorityOverrideStatus) != `{"quotaBased":{"currentPriority":"PRIORITY_TYPE_MEDIUM"}}` {
 			t.Fatalf("updated %+v", upd)
 		}
+		// An empty list clears the targets; the override, left out, stays.
+		cleared := apitest.Decode[struct{ Policy overridePolicy }](t, env.JSON(t, http.MethodPut, policiesPath, key, fmt.Sprintf(`{"id":%q,"targets":[]}`, p.ID))).Policy
+		if string(cleared.Targets) != `[]` || string(cleared.PriorityOverride) != override {
+			t.Fatalf("cleared %+v", cleared)
+		}
 		// A policy without an override has no status and an empty target list.
 		plain := apitest.Decode[struct{ Policy overridePolicy }](t, env.JSON(t, http.MethodPost, createPath, key, logBody("plain", ""))).Policy
 		if plain.PriorityOverrideStatus != nil || string(plain.Targets) != `[]` {

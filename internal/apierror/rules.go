@@ -35,6 +35,9 @@ func decimal(s string) string {
 	return s
 }
 
+// latin1Pattern is the public documents' pattern for Latin-1 text (policy names and descriptions).
+const latin1Pattern = `^[\x00-\xFF]*$`
+
 // DescribeRule says in words which rule a leaf validation error of the generated code broke
 // ("must have at most 512 characters (got 513)"); errors it does not know keep their own text.
 func DescribeRule(err error) string {
@@ -54,6 +57,8 @@ func DescribeRule(err error) string {
 		return fmt.Sprintf("must have at least %s (got %d)", count(minLen.MinLength, unit), minLen.Len)
 	case errors.As(err, &maxLen):
 		return fmt.Sprintf("must have at most %s (got %d)", count(maxLen.MaxLength, unit), maxLen.Len)
+	case errors.As(err, &regex) && regex.Pattern.String() == latin1Pattern:
+		return "must hold only Latin-1 characters (U+0000 to U+00FF)"
 	case errors.As(err, &regex):
 		return fmt.Sprintf("must match the pattern %s", regex.Pattern)
 	case errors.As(err, &num) && num.Func == "ParseBool":

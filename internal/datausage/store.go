@@ -89,3 +89,25 @@ func parseLabelsKey(s string) (map[string]string, error) {
 	}
 	return m, nil
 }
+
+// Record is one stored hourly usage record, as other areas read it.
+type Record struct {
+	Hour   time.Time         // start of the UTC hour
+	Kind   string            // the measurement kind, e.g. MEASUREMENT_KIND_PROCESSED_DATA_SIZE
+	Labels map[string]string // never nil
+	Value  int64             // in the kind's unit (bytes for PROCESSED_DATA_SIZE)
+}
+
+// Records returns the team's usage records whose hour is in [start, end), oldest first. It only
+// reads; errors are the database's.
+func Records(ctx context.Context, q db.Querier, teamID int64, start, end time.Time) ([]Record, error) {
+	recs, err := listRecords(ctx, q, teamID, start, end)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Record, len(recs))
+	for i, r := range recs {
+		out[i] = Record{Hour: r.hour, Kind: r.kind, Labels: r.labels, Value: r.value}
+	}
+	return out, nil
+}

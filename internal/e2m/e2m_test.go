@@ -538,16 +538,17 @@ func TestRules(t *testing.T) {
 			{logsBody("r", agg(`{"samples":{"sampleType":"SAMPLE_TYPE_MIN"},"aggType":"AGG_TYPE_MIN"}`)), []string{"aggregations[0].aggType: must be AGG_TYPE_SAMPLES"}},
 			{logsBody("r", agg(`{"none":{},"aggType":"AGG_TYPE_MAX"},{"none":{},"aggType":"AGG_TYPE_MIN","targetMetricName":"lat_max"}`)),
 				[]string{"metricFields[0].aggregations[1].targetMetricName: \"lat_max\" is already the target metric of metricFields[0].aggregations[0]"}},
-			{logsBody("r", agg(`{"none":{},"aggType":"AGG_TYPE_MAX","targetMetricName":"bad-name"}`)), []string{"aggregations[0].targetMetricName: must match"}},
+			{logsBody("r", agg(`{"none":{},"aggType":"AGG_TYPE_MAX","targetMetricName":""}`)), []string{"aggregations[0].targetMetricName: must have at least 1 character"}},
 			{logsBody("r", `,"metricFields":[{"sourceField":"f","targetBaseMetricName":"`+strings.Repeat("m", 250)+`","aggregations":[{"histogram":{"buckets":[1]}}]}]`),
 				[]string{"aggregations[0].targetMetricName: the derived name", "260 characters"}},
-			{logsBody("r", `,"metricFields":[{"sourceField":"f","targetBaseMetricName":"9lives","aggregations":[]}]`), []string{"metricFields[0].targetBaseMetricName: must match"}},
+			{logsBody("r", `,"metricFields":[{"sourceField":"f","targetBaseMetricName":"a.b","aggregations":[]}]`), []string{"metricFields[0].targetBaseMetricName: must match"}},
+			{logsBody("r", `,"metricFields":[{"sourceField":"f","targetBaseMetricName":"é","aggregations":[]}]`), []string{"metricFields[0].targetBaseMetricName: must match"}},
 			{logsBody("r", `,"metricFields":[{"sourceField":"","targetBaseMetricName":"m","aggregations":[]}]`), []string{"metricFields[0].sourceField: must have at least 1 character"}},
 			{logsBody("r", `,"metricFields":[{"sourceField":"f","targetBaseMetricName":"m"}]`), []string{"metricFields[0].aggregations: is required"}},
 			{logsBody("r", `,"metricLabels":[{"sourceField":"a","targetLabel":"zone"},{"sourceField":"b","targetLabel":"zone"}]`),
 				[]string{"metricLabels[1].targetLabel: \"zone\" is already the target of metricLabels[0]"}},
-			{logsBody("r", `,"metricLabels":[{"sourceField":"a","targetLabel":"__name"}]`), []string{"metricLabels[0].targetLabel: must not start with \"__\""}},
-			{logsBody("r", `,"metricLabels":[{"sourceField":"a","targetLabel":"my-label"}]`), []string{"metricLabels[0].targetLabel: must match"}},
+			{logsBody("r", `,"metricLabels":[{"sourceField":"a","targetLabel":"my label"}]`), []string{"metricLabels[0].targetLabel: must match"}},
+			{logsBody("r", `,"metricLabels":[{"sourceField":"a","targetLabel":"zone:a"}]`), []string{"metricLabels[0].targetLabel: must match"}},
 			{logsBody("r", `,"metricLabels":[{"sourceField":"a"}]`), []string{"metricLabels[0].targetLabel: is required"}},
 		}
 		for _, c := range cases {
@@ -565,6 +566,12 @@ func TestRules(t *testing.T) {
 		if l := list(t, env, key); len(l) != 0 {
 			t.Fatalf("refused bodies stored %d rules", len(l))
 		}
+		// The public character set of base metric names and labels: word characters, '/' and '-'.
+		wide := create(t, env, key, logsBody("wide", `,"metricFields":[{"sourceField":"f","targetBaseMetricName":"9lives/a-b","aggregations":[{"none":{},"aggType":"AGG_TYPE_MAX","targetMetricName":"any name: ok"}]}],"metricLabels":[{"sourceField":"a","targetLabel":"my-label/x"},{"sourceField":"b","targetLabel":"__name"}]`))
+		if got := get(t, env, key, wide.ID); !strings.Contains(apitest.JSONOf(t, got), `"my-label/x"`) || !strings.Contains(apitest.JSONOf(t, got), `"9lives/a-b"`) {
+			t.Fatalf("wide names not stored: %+v", got)
+		}
+		apitest.Decode[struct{ ID string }](t, env.JSON(t, http.MethodDelete, rulesPath+"/"+wide.ID, key, ""))
 		// The replace runs the same checks, naming the path in the body.
 		r := create(t, env, key, logsBody("r", ""))
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, rulesPath, key, replaceBody(r.ID, "r", agg(`{"histogram":{"buckets":[3,3]}}`))),

@@ -207,6 +207,14 @@ func (h *E2MHandler) execute(ctx context.Context, ops []op) ([]oas.E2MExecutionR
 		if err != nil {
 			return err
 		}
+		reservedBefore, err := teamPermutations(ctx, tx, caller.TeamID)
+		if err != nil {
+			return err
+		}
+		othersReserved := reservedBefore
+		for _, r := range index {
+			othersReserved -= int64(r.limit) // the batch's rules are counted from state
+		}
 		state := make(map[string]*entry, len(index)+len(ops))
 		for id, r := range index {
 			state[id] = &entry{s: stored{rule: oas.E2M{Name: oas.E2MName(r.name)}, limit: r.limit, createdAt: r.createdAt},
@@ -244,7 +252,7 @@ func (h *E2MHandler) execute(ctx context.Context, ops []op) ([]oas.E2MExecutionR
 				out[i].Deleted = oas.NewOptE2MDeleted(oas.E2MDeleted{ID: oas.E2MUUID(o.id)})
 			}
 		}
-		if err := checkEndState(ops, state, total-len(index), lastCreate); err != nil {
+		if err := checkEndState(ops, state, total-len(index), othersReserved, reservedBefore, lastCreate); err != nil {
 			return err
 		}
 		return write(ctx, tx, caller.TeamID, ops, state)
@@ -256,15 +264,24 @@ func (h *E2MHandler) execute(ctx context.Context, ops []op) ([]oas.E2MExecutionR
 }
 
 // checkEndState requires the team's rules after the batch (those in state plus the others it
-// leaves alone) to number at most MaxRules and to have unique names. A clash is blamed on the
-// latest request that set one of the clashing names, and the earliest such request is reported.
-func checkEndState(ops []op, state map[string]*entry, others, lastCreate int) error {
+// leaves alone, which reserve othersReserved permutations) to number at most MaxRules, to reserve
+// at most MaxTeamPermutations permutations unless that is no more than they reserved before
+// (reservedBefore; a team over the bound may still lower it), and to have unique names. A clash
+// is blamed on the latest request that set one of the clashing names, and the earliest such
+// request is reported; a permutation excess on the latest request that wrote a rule.
+func checkEndState(ops []op, state map[string]*entry, others int, othersReserved, reservedBefore int64, lastCreate int) error {
 	holders := map[string][]*entry{}
 	live := others
+	reserved := othersReserved
+	lastLimit := -1
 	for _, e := range state {
 		if e.live {
 			live++
+			reserved += int64(e.s.limit)
 			holders[string(e.s.rule.Name)] = append(holders[string(e.s.rule.Name)], e)
+			if e.origin > lastLimit {
+				lastLimit = e.origin
+			}
 		}
 	}
 	if live > MaxRules && lastCreate >= 0 {
@@ -274,6 +291,14 @@ func checkEndState(ops []op, state map[string]*entry, others, lastCreate int) er
 		}
 		return apierror.LimitExceededf("%s: the team may hold at most %d events-to-metrics rules; this would leave %d; delete some first",
 			at, MaxRules, live)
+	}
+	if reserved > MaxTeamPermutations && reserved > reservedBefore && lastLimit >= 0 {
+		at := strings.TrimSuffix(ops[lastLimit].prefix, ".")
+		if at == "" {
+			at = "body"
+		}
+		return apierror.LimitExceededf("%s: the team's events-to-metrics rules may reserve at most %d label permutations together (the sum of their permutations limits); this would reserve %d; lower some permutationsLimit or delete rules first",
+			at, MaxTeamPermutations, reserved)
 	}
 	blame, clash := len(ops), ""
 	for name, es := range holders {

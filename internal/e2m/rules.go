@@ -15,6 +15,13 @@ const DefaultPermutationsLimit = 30000
 // MaxRules is the most rules a team may hold: the list answers at most this many.
 const MaxRules = 10000
 
+// MaxTeamPermutations is the most label permutations a team's rules may reserve together (the
+// sum of their permutation limits): room for MaxRules rules at DefaultPermutationsLimit.
+const MaxTeamPermutations = MaxRules * DefaultPermutationsLimit
+
+// MaxLabels is the most metric labels a rule may have (the schema's bound).
+const MaxLabels = 10
+
 // checkCreate enforces, on a create body, what the OpenAPI document cannot express and answers
 // the rule it describes, normalised (see checkRule). prefix is the path of the body in the
 // request ("" for the single create, "requests[2].create.e2m." in a batch).
@@ -55,8 +62,7 @@ func checkReplace(prefix string, e *oas.E2M) (oas.E2M, error) {
 // every aggregation holds exactly one of none, histogram and samples, with a consistent aggType
 // (required with none: MIN, MAX, COUNT, AVG or SUM), finite strictly increasing histogram buckets
 // and a sampleType other than UNSPECIFIED; target metric names (given or derived, at most 255
-// characters) are unique within the rule; target labels do not start with "__" and are unique
-// within the rule.
+// characters) are unique within the rule; target labels are unique within the rule.
 func checkRule(prefix string, r *oas.E2M) error {
 	switch r.Type {
 	case oas.E2MTypeE2MTYPELOGS2METRICS:
@@ -103,10 +109,6 @@ func checkRule(prefix string, r *oas.E2M) error {
 	}
 	labels := map[string]int{}
 	for k, l := range r.MetricLabels {
-		if strings.HasPrefix(l.TargetLabel, "__") {
-			return apierror.Invalidf("%smetricLabels[%d].targetLabel: must not start with \"__\", which Prometheus reserves (got %q)",
-				prefix, k, l.TargetLabel)
-		}
 		if first, ok := labels[l.TargetLabel]; ok {
 			return apierror.Invalidf("%smetricLabels[%d].targetLabel: %q is already the target of metricLabels[%d]; target labels must be unique within the rule",
 				prefix, k, l.TargetLabel, first)

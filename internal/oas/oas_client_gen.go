@@ -40,6 +40,13 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/acknowledge
 	AcknowledgeIncidents(ctx context.Context, request *IncidentIDsRequest) (*IncidentsResponse, error)
+	// ActivateRetentionTags invokes ActivateRetentionTags operation.
+	//
+	// Turns on retention tags for the team; the enabled read answers `enableTags: true` from then on.
+	// Activating again changes nothing. There is no request body.
+	//
+	// POST /mgmt/openapi/5/dataengine/retention-tags/v1/activate
+	ActivateRetentionTags(ctx context.Context) (*RetentionTagsActivated, error)
 	// AdminCreateTeam invokes AdminCreateTeam operation.
 	//
 	// The key holds every permission; its value is shown once, in this answer.
@@ -193,6 +200,17 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/cases/priority-override/v1
 	BulkSetCasePriorityOverride(ctx context.Context, request *BulkSetCasePriorityOverrideRequest) (*BulkCasesResponse, error)
+	// BulkTestLogPolicies invokes BulkTestLogPolicies operation.
+	//
+	// For each entry of `metaFieldsValuesList` (0–50 entries of application name, subsystem name and
+	// severity) and each of the team's log policies, in order, one result: `matched` is true when the
+	// policy would apply to a log with those values, that is when it is enabled, its `applicationRule` and
+	// `subsystemRule` match the names and its severities (none listed means all) hold the severity. A
+	// policy with a `dpxlExpression` never matches here: the entries carry no log content to evaluate it
+	// on. `severityValues` is a severity name (`SEVERITY_ERROR` or `error`, any case). Nothing is stored.
+	//
+	// POST /mgmt/openapi/5/dataplans/policies/v1/all/test-policies
+	BulkTestLogPolicies(ctx context.Context, request *PolicyTestRequest) (*PolicyTestResults, error)
 	// BulkUnassignCases invokes BulkUnassignCases operation.
 	//
 	// Applies the single unassign to each listed case, all or nothing.
@@ -459,6 +477,24 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/3/integrations/extensions/v1/deployed
 	DeployExtension(ctx context.Context, params DeployExtensionParams) (*ExtensionDeploymentResponse, error)
+	// ForecastPolicyUsage invokes ForecastPolicyUsage operation.
+	//
+	// Sums the bytes (`MEASUREMENT_KIND_PROCESSED_DATA_SIZE`) of the team's imported usage records that
+	// the draft policy's rules match over the last `day` (24 hours, the default) or `week` (168 hours),
+	// ending with the current hour. Records are matched by their labels: `pillar` (`PILLAR_LOGS` for
+	// `logRules`, `PILLAR_SPANS` for `spanRules`, `PILLAR_RUM` for `rumRules`; no rules object matches
+	// every pillar), `applicationName` and `subsystemName` by `applicationRule` and `subsystemRule`,
+	// `severity` by the severities of log and RUM rules (none listed matches every severity),
+	// `serviceName`, `action` and a tag's name after `tags.` by the span rules. A rule matches as in a
+	// stored policy: `IS` and `IS_NOT` take up to 50 comma-separated values, `START_WITH` a prefix,
+	// `INCLUDES` a substring; a rule without a type or name matches everything; a record without the label
+	// has the empty value. `dpxlExpression` is refused (400): records hold no event content to evaluate it
+	// on. `timeBucketMs`, a positive multiple of 3600000 up to the window's length, adds `usageBuckets`:
+	// every bucket of that size (aligned to the Unix epoch) that meets the window, oldest first, with its
+	// bytes.
+	//
+	// POST /mgmt/openapi/5/dataplans/policies/v1/all/forecast-usage
+	ForecastPolicyUsage(ctx context.Context, request *PolicyForecastRequest) (*PolicyForecast, error)
 	// GetApiKey invokes GetApiKey operation.
 	//
 	// Read one API key.
@@ -616,6 +652,16 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/events2metrics/events2metrics/v2/{id}
 	GetE2M(ctx context.Context, params GetE2MParams) (*E2MEnvelope, error)
+	// GetE2MLimits invokes GetE2MLimits operation.
+	//
+	// `metricsLimit` is the most rules a team may hold (10000) and the number it holds;
+	// `permutationsLimit` is the most label permutations the team's rules may reserve together (300000000,
+	// the sum of their `permutations.limit`) and the sum they reserve now; `labelsLimit` is the most
+	// `metricLabels` a rule may have (10). A create, replace or batch that would pass either team limit
+	// answers 429 and changes nothing.
+	//
+	// GET /mgmt/openapi/5/events2metrics/limits/v2
+	GetE2MLimits(ctx context.Context) (*E2MLimits, error)
 	// GetExtension invokes GetExtension operation.
 	//
 	// Answers the extension with its changelog and its revisions, newest first; hidden extensions are
@@ -668,6 +714,24 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/parsing-rules/rule-groups/v1/{group_id}
 	GetParsingRuleGroup(ctx context.Context, params GetParsingRuleGroupParams) (*ParsingRuleGroupResponse, error)
+	// GetParsingRuleGroupModelMapping invokes GetParsingRuleGroupModelMapping operation.
+	//
+	// Checks the body exactly as a create does and answers, as `ruleDefinition`, the group a create would
+	// store now: every omitted field filled, subgroups and rules sorted by `order`, an omitted group
+	// `order` set after the team's other groups. Ids are assigned only when a group is stored, so the
+	// answer has none. Nothing is stored.
+	//
+	// POST /mgmt/openapi/5/parsing-rules/mapping/v1
+	GetParsingRuleGroupModelMapping(ctx context.Context, request *ParsingRuleGroup) (*ParsingRuleGroupMapping, error)
+	// GetParsingRuleUsageLimits invokes GetParsingRuleUsageLimits operation.
+	//
+	// `limits` are the most rule groups (1000) and rules, over all groups, (10000) a team may hold, and
+	// `usage` what its stored groups hold now. A create or replace that would pass a limit answers 429 and
+	// changes nothing. This server has no parsing themes: both of their numbers are 0. There is no request
+	// body.
+	//
+	// POST /mgmt/openapi/5/parsing-rules/limits/v1
+	GetParsingRuleUsageLimits(ctx context.Context) (*ParsingRuleUsageLimits, error)
 	// GetPolicy invokes GetPolicy operation.
 	//
 	// Read a policy.
@@ -699,6 +763,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/recording-rules/recording-rules/v1/{id}
 	GetRecordingRuleSet(ctx context.Context, params GetRecordingRuleSetParams) (*RecordingRuleSet, error)
+	// GetRetentionTagsEnabled invokes GetRetentionTagsEnabled operation.
+	//
+	// `enableTags` is false until the team activates retention tags, true after.
+	//
+	// GET /mgmt/openapi/5/dataengine/retention-tags/v1/enabled
+	GetRetentionTagsEnabled(ctx context.Context) (*RetentionTagsEnabled, error)
 	// GetSlo invokes GetSlo operation.
 	//
 	// Read an SLO.
@@ -799,6 +869,26 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/events2metrics/events2metrics/v2
 	ListE2M(ctx context.Context) (*E2MList, error)
+	// ListE2MLabelsCardinality invokes ListE2MLabelsCardinality operation.
+	//
+	// For each of the last 30 UTC days (oldest first, today included) the number of distinct combinations
+	// of values that the `metric_labels` would have taken, counted over the team's imported usage records
+	// of that day that the query selects. This server ingests no events: the usage records (see Data usage
+	// in the README) are the only per-day label values it holds. A label's `sourceField` names a record
+	// label, either exactly or by its last dot-separated part (`metadata.applicationName` reads
+	// `applicationName`); a record without that label gives the empty value. `logs_query` selects records
+	// labelled `pillar=PILLAR_LOGS`, `spans_query` those labelled `pillar=PILLAR_SPANS`, neither every
+	// record; their filters keep records whose `applicationName`, `subsystemName`, `severity`,
+	// `serviceName` or `action` label is among the values listed. `lucene` is refused (400): records hold
+	// no event text to search. No labels count one permutation on a day with a selected record.
+	//
+	// `logs_query`, `spans_query` and `metric_labels` are query objects (schemas in `x-query-objects`) in
+	// bracket form (`logs_query[applicationnameFilters]=web`,
+	// `metric_labels[0][sourceField]=subsystemName`) or dot form
+	// (`metric_labels[0].targetLabel=subsystem`).
+	//
+	// GET /mgmt/openapi/5/events2metrics/labels/v2/cardinalities
+	ListE2MLabelsCardinality(ctx context.Context) (*E2MLabelsCardinality, error)
 	// ListEntitySubTypes invokes ListEntitySubTypes operation.
 	//
 	// Mgmtapi keeps no registry of entity sub-types: an override's
@@ -1572,6 +1662,83 @@ func (c *Client) sendAcknowledgeIncidents(ctx context.Context, request *Incident
 	}()
 
 	result, err := decodeAcknowledgeIncidentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ActivateRetentionTags invokes ActivateRetentionTags operation.
+//
+// Turns on retention tags for the team; the enabled read answers `enableTags: true` from then on.
+// Activating again changes nothing. There is no request body.
+//
+// POST /mgmt/openapi/5/dataengine/retention-tags/v1/activate
+func (c *Client) ActivateRetentionTags(ctx context.Context) (*RetentionTagsActivated, error) {
+	res, err := c.sendActivateRetentionTags(ctx)
+	return res, err
+}
+
+func (c *Client) sendActivateRetentionTags(ctx context.Context) (res *RetentionTagsActivated, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataengine/retention-tags/v1/activate"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ActivateRetentionTagsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeActivateRetentionTagsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -3514,6 +3681,90 @@ func (c *Client) sendBulkSetCasePriorityOverride(ctx context.Context, request *B
 	}()
 
 	result, err := decodeBulkSetCasePriorityOverrideResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BulkTestLogPolicies invokes BulkTestLogPolicies operation.
+//
+// For each entry of `metaFieldsValuesList` (0–50 entries of application name, subsystem name and
+// severity) and each of the team's log policies, in order, one result: `matched` is true when the
+// policy would apply to a log with those values, that is when it is enabled, its `applicationRule` and
+// `subsystemRule` match the names and its severities (none listed means all) hold the severity. A
+// policy with a `dpxlExpression` never matches here: the entries carry no log content to evaluate it
+// on. `severityValues` is a severity name (`SEVERITY_ERROR` or `error`, any case). Nothing is stored.
+//
+// POST /mgmt/openapi/5/dataplans/policies/v1/all/test-policies
+func (c *Client) BulkTestLogPolicies(ctx context.Context, request *PolicyTestRequest) (*PolicyTestResults, error) {
+	res, err := c.sendBulkTestLogPolicies(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendBulkTestLogPolicies(ctx context.Context, request *PolicyTestRequest) (res *PolicyTestResults, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplans/policies/v1/all/test-policies"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeBulkTestLogPoliciesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BulkTestLogPoliciesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBulkTestLogPoliciesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -6718,6 +6969,97 @@ func (c *Client) sendDeployExtension(ctx context.Context, params DeployExtension
 	return result, nil
 }
 
+// ForecastPolicyUsage invokes ForecastPolicyUsage operation.
+//
+// Sums the bytes (`MEASUREMENT_KIND_PROCESSED_DATA_SIZE`) of the team's imported usage records that
+// the draft policy's rules match over the last `day` (24 hours, the default) or `week` (168 hours),
+// ending with the current hour. Records are matched by their labels: `pillar` (`PILLAR_LOGS` for
+// `logRules`, `PILLAR_SPANS` for `spanRules`, `PILLAR_RUM` for `rumRules`; no rules object matches
+// every pillar), `applicationName` and `subsystemName` by `applicationRule` and `subsystemRule`,
+// `severity` by the severities of log and RUM rules (none listed matches every severity),
+// `serviceName`, `action` and a tag's name after `tags.` by the span rules. A rule matches as in a
+// stored policy: `IS` and `IS_NOT` take up to 50 comma-separated values, `START_WITH` a prefix,
+// `INCLUDES` a substring; a rule without a type or name matches everything; a record without the label
+// has the empty value. `dpxlExpression` is refused (400): records hold no event content to evaluate it
+// on. `timeBucketMs`, a positive multiple of 3600000 up to the window's length, adds `usageBuckets`:
+// every bucket of that size (aligned to the Unix epoch) that meets the window, oldest first, with its
+// bytes.
+//
+// POST /mgmt/openapi/5/dataplans/policies/v1/all/forecast-usage
+func (c *Client) ForecastPolicyUsage(ctx context.Context, request *PolicyForecastRequest) (*PolicyForecast, error) {
+	res, err := c.sendForecastPolicyUsage(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendForecastPolicyUsage(ctx context.Context, request *PolicyForecastRequest) (res *PolicyForecast, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplans/policies/v1/all/forecast-usage"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeForecastPolicyUsageRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ForecastPolicyUsageOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeForecastPolicyUsageResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetApiKey invokes GetApiKey operation.
 //
 // Read one API key.
@@ -8452,6 +8794,86 @@ func (c *Client) sendGetE2M(ctx context.Context, params GetE2MParams) (res *E2ME
 	return result, nil
 }
 
+// GetE2MLimits invokes GetE2MLimits operation.
+//
+// `metricsLimit` is the most rules a team may hold (10000) and the number it holds;
+// `permutationsLimit` is the most label permutations the team's rules may reserve together (300000000,
+// the sum of their `permutations.limit`) and the sum they reserve now; `labelsLimit` is the most
+// `metricLabels` a rule may have (10). A create, replace or batch that would pass either team limit
+// answers 429 and changes nothing.
+//
+// GET /mgmt/openapi/5/events2metrics/limits/v2
+func (c *Client) GetE2MLimits(ctx context.Context) (*E2MLimits, error) {
+	res, err := c.sendGetE2MLimits(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetE2MLimits(ctx context.Context) (res *E2MLimits, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/events2metrics/limits/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetE2MLimitsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetE2MLimitsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetExtension invokes GetExtension operation.
 //
 // Answers the extension with its changelog and its revisions, newest first; hidden extensions are
@@ -9093,6 +9515,167 @@ func (c *Client) sendGetParsingRuleGroup(ctx context.Context, params GetParsingR
 	return result, nil
 }
 
+// GetParsingRuleGroupModelMapping invokes GetParsingRuleGroupModelMapping operation.
+//
+// Checks the body exactly as a create does and answers, as `ruleDefinition`, the group a create would
+// store now: every omitted field filled, subgroups and rules sorted by `order`, an omitted group
+// `order` set after the team's other groups. Ids are assigned only when a group is stored, so the
+// answer has none. Nothing is stored.
+//
+// POST /mgmt/openapi/5/parsing-rules/mapping/v1
+func (c *Client) GetParsingRuleGroupModelMapping(ctx context.Context, request *ParsingRuleGroup) (*ParsingRuleGroupMapping, error) {
+	res, err := c.sendGetParsingRuleGroupModelMapping(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendGetParsingRuleGroupModelMapping(ctx context.Context, request *ParsingRuleGroup) (res *ParsingRuleGroupMapping, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/parsing-rules/mapping/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeGetParsingRuleGroupModelMappingRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetParsingRuleGroupModelMappingOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetParsingRuleGroupModelMappingResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetParsingRuleUsageLimits invokes GetParsingRuleUsageLimits operation.
+//
+// `limits` are the most rule groups (1000) and rules, over all groups, (10000) a team may hold, and
+// `usage` what its stored groups hold now. A create or replace that would pass a limit answers 429 and
+// changes nothing. This server has no parsing themes: both of their numbers are 0. There is no request
+// body.
+//
+// POST /mgmt/openapi/5/parsing-rules/limits/v1
+func (c *Client) GetParsingRuleUsageLimits(ctx context.Context) (*ParsingRuleUsageLimits, error) {
+	res, err := c.sendGetParsingRuleUsageLimits(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetParsingRuleUsageLimits(ctx context.Context) (res *ParsingRuleUsageLimits, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/parsing-rules/limits/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetParsingRuleUsageLimitsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetParsingRuleUsageLimitsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetPolicy invokes GetPolicy operation.
 //
 // Read a policy.
@@ -9547,6 +10130,82 @@ func (c *Client) sendGetRecordingRuleSet(ctx context.Context, params GetRecordin
 	}()
 
 	result, err := decodeGetRecordingRuleSetResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetRetentionTagsEnabled invokes GetRetentionTagsEnabled operation.
+//
+// `enableTags` is false until the team activates retention tags, true after.
+//
+// GET /mgmt/openapi/5/dataengine/retention-tags/v1/enabled
+func (c *Client) GetRetentionTagsEnabled(ctx context.Context) (*RetentionTagsEnabled, error) {
+	res, err := c.sendGetRetentionTagsEnabled(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetRetentionTagsEnabled(ctx context.Context) (res *RetentionTagsEnabled, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataengine/retention-tags/v1/enabled"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetRetentionTagsEnabledOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetRetentionTagsEnabledResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -10792,6 +11451,96 @@ func (c *Client) sendListE2M(ctx context.Context) (res *E2MList, err error) {
 	}()
 
 	result, err := decodeListE2MResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListE2MLabelsCardinality invokes ListE2MLabelsCardinality operation.
+//
+// For each of the last 30 UTC days (oldest first, today included) the number of distinct combinations
+// of values that the `metric_labels` would have taken, counted over the team's imported usage records
+// of that day that the query selects. This server ingests no events: the usage records (see Data usage
+// in the README) are the only per-day label values it holds. A label's `sourceField` names a record
+// label, either exactly or by its last dot-separated part (`metadata.applicationName` reads
+// `applicationName`); a record without that label gives the empty value. `logs_query` selects records
+// labelled `pillar=PILLAR_LOGS`, `spans_query` those labelled `pillar=PILLAR_SPANS`, neither every
+// record; their filters keep records whose `applicationName`, `subsystemName`, `severity`,
+// `serviceName` or `action` label is among the values listed. `lucene` is refused (400): records hold
+// no event text to search. No labels count one permutation on a day with a selected record.
+//
+// `logs_query`, `spans_query` and `metric_labels` are query objects (schemas in `x-query-objects`) in
+// bracket form (`logs_query[applicationnameFilters]=web`,
+// `metric_labels[0][sourceField]=subsystemName`) or dot form
+// (`metric_labels[0].targetLabel=subsystem`).
+//
+// GET /mgmt/openapi/5/events2metrics/labels/v2/cardinalities
+func (c *Client) ListE2MLabelsCardinality(ctx context.Context) (*E2MLabelsCardinality, error) {
+	res, err := c.sendListE2MLabelsCardinality(ctx)
+	return res, err
+}
+
+func (c *Client) sendListE2MLabelsCardinality(ctx context.Context) (res *E2MLabelsCardinality, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/events2metrics/labels/v2/cardinalities"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListE2MLabelsCardinalityOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListE2MLabelsCardinalityResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

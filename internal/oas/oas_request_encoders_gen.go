@@ -206,6 +206,20 @@ func encodeBulkSetCasePriorityOverrideRequest(
 	return nil
 }
 
+func encodeBulkTestLogPoliciesRequest(
+	req *PolicyTestRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCheckDashboardRequest(
 	req *DashboardCheckRequest,
 	r *http.Request,
@@ -416,6 +430,20 @@ func encodeCreateViewFolderRequest(
 	return nil
 }
 
+func encodeForecastPolicyUsageRequest(
+	req *PolicyForecastRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeGetCaseByIndicatorRequest(
 	req *GetCaseByIndicatorRequest,
 	r *http.Request,
@@ -506,6 +534,20 @@ func encodeGetIncidentFilterValuesRequest(
 		if req.Set {
 			req.Encode(e)
 		}
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeGetParsingRuleGroupModelMappingRequest(
+	req *ParsingRuleGroup,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
 	}
 	encoded := e.Bytes()
 	ht.SetBody(r, bytes.NewReader(encoded), contentType)

@@ -51,6 +51,19 @@ func encodeAcknowledgeIncidentsResponse(response *IncidentsResponse, w http.Resp
 	return nil
 }
 
+func encodeActivateRetentionTagsResponse(response *RetentionTagsActivated, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeAdminCreateTeamResponse(response *AdminCreateTeamResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -312,6 +325,19 @@ func encodeBulkResolveCasesResponse(response *BulkCasesResponse, w http.Response
 }
 
 func encodeBulkSetCasePriorityOverrideResponse(response *BulkCasesResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeBulkTestLogPoliciesResponse(response *PolicyTestResults, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -759,6 +785,19 @@ func encodeDeployExtensionResponse(response *ExtensionDeploymentResponse, w http
 	return nil
 }
 
+func encodeForecastPolicyUsageResponse(response *PolicyForecast, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeGetApiKeyResponse(response *GetApiKeyResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -1139,6 +1178,19 @@ func encodeGetE2MResponse(response *E2MEnvelope, w http.ResponseWriter) error {
 	return nil
 }
 
+func encodeGetE2MLimitsResponse(response *E2MLimits, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeGetExtensionResponse(response *Extension, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -1246,6 +1298,32 @@ func encodeGetParsingRuleGroupResponse(response *ParsingRuleGroupResponse, w htt
 	return nil
 }
 
+func encodeGetParsingRuleGroupModelMappingResponse(response *ParsingRuleGroupMapping, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeGetParsingRuleUsageLimitsResponse(response *ParsingRuleUsageLimits, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeGetPolicyResponse(response *PolicyResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -1299,6 +1377,19 @@ func encodeGetQuotaRuleSetResponse(response *QuotaRuleSetResponse, w http.Respon
 }
 
 func encodeGetRecordingRuleSetResponse(response *RecordingRuleSet, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeGetRetentionTagsEnabledResponse(response *RetentionTagsEnabled, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -1510,6 +1601,19 @@ func encodeListDeployedExtensionsResponse(response *DeployedExtensionList, w htt
 }
 
 func encodeListE2MResponse(response *E2MList, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeListE2MLabelsCardinalityResponse(response *E2MLabelsCardinality, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

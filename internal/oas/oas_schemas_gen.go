@@ -3814,9 +3814,11 @@ func (s *CreateApiKeyResponse) SetValue(val string) {
 // Ref: #/components/schemas/CreatePolicyRequest
 type CreatePolicyRequest struct {
 	Name             PolicyName                `json:"name"`
-	Description      OptString                 `json:"description"`
+	Description      OptPolicyDescription      `json:"description"`
 	Disabled         OptBool                   `json:"disabled"`
 	Priority         PolicyPriority            `json:"priority"`
+	PriorityOverride OptPolicyPriorityOverride `json:"priorityOverride"`
+	Targets          PolicyTargets             `json:"targets"`
 	ApplicationRule  OptPolicyRule             `json:"applicationRule"`
 	SubsystemRule    OptPolicyRule             `json:"subsystemRule"`
 	ArchiveRetention OptPolicyArchiveRetention `json:"archiveRetention"`
@@ -3832,7 +3834,7 @@ func (s *CreatePolicyRequest) GetName() PolicyName {
 }
 
 // GetDescription returns the value of Description.
-func (s *CreatePolicyRequest) GetDescription() OptString {
+func (s *CreatePolicyRequest) GetDescription() OptPolicyDescription {
 	return s.Description
 }
 
@@ -3844,6 +3846,16 @@ func (s *CreatePolicyRequest) GetDisabled() OptBool {
 // GetPriority returns the value of Priority.
 func (s *CreatePolicyRequest) GetPriority() PolicyPriority {
 	return s.Priority
+}
+
+// GetPriorityOverride returns the value of PriorityOverride.
+func (s *CreatePolicyRequest) GetPriorityOverride() OptPolicyPriorityOverride {
+	return s.PriorityOverride
+}
+
+// GetTargets returns the value of Targets.
+func (s *CreatePolicyRequest) GetTargets() PolicyTargets {
+	return s.Targets
 }
 
 // GetApplicationRule returns the value of ApplicationRule.
@@ -3887,7 +3899,7 @@ func (s *CreatePolicyRequest) SetName(val PolicyName) {
 }
 
 // SetDescription sets the value of Description.
-func (s *CreatePolicyRequest) SetDescription(val OptString) {
+func (s *CreatePolicyRequest) SetDescription(val OptPolicyDescription) {
 	s.Description = val
 }
 
@@ -3899,6 +3911,16 @@ func (s *CreatePolicyRequest) SetDisabled(val OptBool) {
 // SetPriority sets the value of Priority.
 func (s *CreatePolicyRequest) SetPriority(val PolicyPriority) {
 	s.Priority = val
+}
+
+// SetPriorityOverride sets the value of PriorityOverride.
+func (s *CreatePolicyRequest) SetPriorityOverride(val OptPolicyPriorityOverride) {
+	s.PriorityOverride = val
+}
+
+// SetTargets sets the value of Targets.
+func (s *CreatePolicyRequest) SetTargets(val PolicyTargets) {
+	s.Targets = val
 }
 
 // SetApplicationRule sets the value of ApplicationRule.
@@ -5332,6 +5354,8 @@ func (s *E2MAggregation) SetSamples(val OptE2MSamples) {
 	s.Samples = val
 }
 
+type E2MBaseMetricName string
+
 // Ref: #/components/schemas/E2MBatchRequest
 type E2MBatchRequest struct {
 	Requests []E2MExecutionRequest `json:"requests"`
@@ -5626,6 +5650,123 @@ func (s *E2MHistogram) SetBuckets(val []float64) {
 	s.Buckets = val
 }
 
+// Ref: #/components/schemas/E2MLabelsCardinality
+type E2MLabelsCardinality struct {
+	Permutations []E2MLabelsCardinalityDay `json:"permutations"`
+}
+
+// GetPermutations returns the value of Permutations.
+func (s *E2MLabelsCardinality) GetPermutations() []E2MLabelsCardinalityDay {
+	return s.Permutations
+}
+
+// SetPermutations sets the value of Permutations.
+func (s *E2MLabelsCardinality) SetPermutations(val []E2MLabelsCardinalityDay) {
+	s.Permutations = val
+}
+
+// Ref: #/components/schemas/E2MLabelsCardinalityDay
+type E2MLabelsCardinalityDay struct {
+	// The UTC day, `YYYY-MM-DD`.
+	Day          string `json:"day"`
+	Permutations int32  `json:"permutations"`
+}
+
+// GetDay returns the value of Day.
+func (s *E2MLabelsCardinalityDay) GetDay() string {
+	return s.Day
+}
+
+// GetPermutations returns the value of Permutations.
+func (s *E2MLabelsCardinalityDay) GetPermutations() int32 {
+	return s.Permutations
+}
+
+// SetDay sets the value of Day.
+func (s *E2MLabelsCardinalityDay) SetDay(val string) {
+	s.Day = val
+}
+
+// SetPermutations sets the value of Permutations.
+func (s *E2MLabelsCardinalityDay) SetPermutations(val int32) {
+	s.Permutations = val
+}
+
+// Ref: #/components/schemas/E2MLimitUsage
+type E2MLimitUsage struct {
+	Limit int32 `json:"limit"`
+	Used  int32 `json:"used"`
+}
+
+// GetLimit returns the value of Limit.
+func (s *E2MLimitUsage) GetLimit() int32 {
+	return s.Limit
+}
+
+// GetUsed returns the value of Used.
+func (s *E2MLimitUsage) GetUsed() int32 {
+	return s.Used
+}
+
+// SetLimit sets the value of Limit.
+func (s *E2MLimitUsage) SetLimit(val int32) {
+	s.Limit = val
+}
+
+// SetUsed sets the value of Used.
+func (s *E2MLimitUsage) SetUsed(val int32) {
+	s.Used = val
+}
+
+// Ref: #/components/schemas/E2MLimits
+type E2MLimits struct {
+	// The team's id, in decimal.
+	CompanyId         string        `json:"companyId"`
+	LabelsLimit       int32         `json:"labelsLimit"`
+	MetricsLimit      E2MLimitUsage `json:"metricsLimit"`
+	PermutationsLimit E2MLimitUsage `json:"permutationsLimit"`
+}
+
+// GetCompanyId returns the value of CompanyId.
+func (s *E2MLimits) GetCompanyId() string {
+	return s.CompanyId
+}
+
+// GetLabelsLimit returns the value of LabelsLimit.
+func (s *E2MLimits) GetLabelsLimit() int32 {
+	return s.LabelsLimit
+}
+
+// GetMetricsLimit returns the value of MetricsLimit.
+func (s *E2MLimits) GetMetricsLimit() E2MLimitUsage {
+	return s.MetricsLimit
+}
+
+// GetPermutationsLimit returns the value of PermutationsLimit.
+func (s *E2MLimits) GetPermutationsLimit() E2MLimitUsage {
+	return s.PermutationsLimit
+}
+
+// SetCompanyId sets the value of CompanyId.
+func (s *E2MLimits) SetCompanyId(val string) {
+	s.CompanyId = val
+}
+
+// SetLabelsLimit sets the value of LabelsLimit.
+func (s *E2MLimits) SetLabelsLimit(val int32) {
+	s.LabelsLimit = val
+}
+
+// SetMetricsLimit sets the value of MetricsLimit.
+func (s *E2MLimits) SetMetricsLimit(val E2MLimitUsage) {
+	s.MetricsLimit = val
+}
+
+// SetPermutationsLimit sets the value of PermutationsLimit.
+func (s *E2MLimits) SetPermutationsLimit(val E2MLimitUsage) {
+	s.PermutationsLimit = val
+}
+
 // Ref: #/components/schemas/E2MList
 type E2MList struct {
 	// A team holds at most 10000 rules.
@@ -5706,9 +5847,9 @@ type E2MLucene string
 
 // Ref: #/components/schemas/E2MMetricField
 type E2MMetricField struct {
-	SourceField          string           `json:"sourceField"`
-	TargetBaseMetricName E2MMetricName    `json:"targetBaseMetricName"`
-	Aggregations         []E2MAggregation `json:"aggregations"`
+	SourceField          string            `json:"sourceField"`
+	TargetBaseMetricName E2MBaseMetricName `json:"targetBaseMetricName"`
+	Aggregations         []E2MAggregation  `json:"aggregations"`
 }
 
 // GetSourceField returns the value of SourceField.
@@ -5717,7 +5858,7 @@ func (s *E2MMetricField) GetSourceField() string {
 }
 
 // GetTargetBaseMetricName returns the value of TargetBaseMetricName.
-func (s *E2MMetricField) GetTargetBaseMetricName() E2MMetricName {
+func (s *E2MMetricField) GetTargetBaseMetricName() E2MBaseMetricName {
 	return s.TargetBaseMetricName
 }
 
@@ -5732,7 +5873,7 @@ func (s *E2MMetricField) SetSourceField(val string) {
 }
 
 // SetTargetBaseMetricName sets the value of TargetBaseMetricName.
-func (s *E2MMetricField) SetTargetBaseMetricName(val E2MMetricName) {
+func (s *E2MMetricField) SetTargetBaseMetricName(val E2MBaseMetricName) {
 	s.TargetBaseMetricName = val
 }
 
@@ -5746,7 +5887,7 @@ type E2MMetricFields []E2MMetricField
 // Ref: #/components/schemas/E2MMetricLabel
 type E2MMetricLabel struct {
 	SourceField string `json:"sourceField"`
-	// A Prometheus label name, not starting with `__` (reserved); unique within the rule.
+	// Letters, digits, `_`, `/` and `-`; unique within the rule.
 	TargetLabel string `json:"targetLabel"`
 }
 
@@ -14824,6 +14965,52 @@ func (o OptFileRef) Or(d FileRef) FileRef {
 	return d
 }
 
+// NewOptFloat64 returns new OptFloat64 with value set to v.
+func NewOptFloat64(v float64) OptFloat64 {
+	return OptFloat64{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptFloat64 is optional float64.
+type OptFloat64 struct {
+	Value float64
+	Set   bool
+}
+
+// IsSet returns true if OptFloat64 was set.
+func (o OptFloat64) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptFloat64) Reset() {
+	var v float64
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptFloat64) SetTo(v float64) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptFloat64) Get() (v float64, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptFloat64) Or(d float64) float64 {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptGetCaseFilterValuesRequest returns new OptGetCaseFilterValuesRequest with value set to v.
 func NewOptGetCaseFilterValuesRequest(v GetCaseFilterValuesRequest) OptGetCaseFilterValuesRequest {
 	return OptGetCaseFilterValuesRequest{
@@ -17562,6 +17749,52 @@ func (o OptPolicyArchiveRetention) Or(d PolicyArchiveRetention) PolicyArchiveRet
 	return d
 }
 
+// NewOptPolicyDescription returns new OptPolicyDescription with value set to v.
+func NewOptPolicyDescription(v PolicyDescription) OptPolicyDescription {
+	return OptPolicyDescription{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPolicyDescription is optional PolicyDescription.
+type OptPolicyDescription struct {
+	Value PolicyDescription
+	Set   bool
+}
+
+// IsSet returns true if OptPolicyDescription was set.
+func (o OptPolicyDescription) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPolicyDescription) Reset() {
+	var v PolicyDescription
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPolicyDescription) SetTo(v PolicyDescription) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPolicyDescription) Get() (v PolicyDescription, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPolicyDescription) Or(d PolicyDescription) PolicyDescription {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptPolicyID returns new OptPolicyID with value set to v.
 func NewOptPolicyID(v PolicyID) OptPolicyID {
 	return OptPolicyID{
@@ -17786,6 +18019,190 @@ func (o OptPolicyPriority) Get() (v PolicyPriority, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptPolicyPriority) Or(d PolicyPriority) PolicyPriority {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPolicyPriorityOverride returns new OptPolicyPriorityOverride with value set to v.
+func NewOptPolicyPriorityOverride(v PolicyPriorityOverride) OptPolicyPriorityOverride {
+	return OptPolicyPriorityOverride{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPolicyPriorityOverride is optional PolicyPriorityOverride.
+type OptPolicyPriorityOverride struct {
+	Value PolicyPriorityOverride
+	Set   bool
+}
+
+// IsSet returns true if OptPolicyPriorityOverride was set.
+func (o OptPolicyPriorityOverride) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPolicyPriorityOverride) Reset() {
+	var v PolicyPriorityOverride
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPolicyPriorityOverride) SetTo(v PolicyPriorityOverride) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPolicyPriorityOverride) Get() (v PolicyPriorityOverride, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPolicyPriorityOverride) Or(d PolicyPriorityOverride) PolicyPriorityOverride {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPolicyPriorityOverrideStatus returns new OptPolicyPriorityOverrideStatus with value set to v.
+func NewOptPolicyPriorityOverrideStatus(v PolicyPriorityOverrideStatus) OptPolicyPriorityOverrideStatus {
+	return OptPolicyPriorityOverrideStatus{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPolicyPriorityOverrideStatus is optional PolicyPriorityOverrideStatus.
+type OptPolicyPriorityOverrideStatus struct {
+	Value PolicyPriorityOverrideStatus
+	Set   bool
+}
+
+// IsSet returns true if OptPolicyPriorityOverrideStatus was set.
+func (o OptPolicyPriorityOverrideStatus) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPolicyPriorityOverrideStatus) Reset() {
+	var v PolicyPriorityOverrideStatus
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPolicyPriorityOverrideStatus) SetTo(v PolicyPriorityOverrideStatus) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPolicyPriorityOverrideStatus) Get() (v PolicyPriorityOverrideStatus, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPolicyPriorityOverrideStatus) Or(d PolicyPriorityOverrideStatus) PolicyPriorityOverrideStatus {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPolicyQuotaBased returns new OptPolicyQuotaBased with value set to v.
+func NewOptPolicyQuotaBased(v PolicyQuotaBased) OptPolicyQuotaBased {
+	return OptPolicyQuotaBased{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPolicyQuotaBased is optional PolicyQuotaBased.
+type OptPolicyQuotaBased struct {
+	Value PolicyQuotaBased
+	Set   bool
+}
+
+// IsSet returns true if OptPolicyQuotaBased was set.
+func (o OptPolicyQuotaBased) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPolicyQuotaBased) Reset() {
+	var v PolicyQuotaBased
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPolicyQuotaBased) SetTo(v PolicyQuotaBased) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPolicyQuotaBased) Get() (v PolicyQuotaBased, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPolicyQuotaBased) Or(d PolicyQuotaBased) PolicyQuotaBased {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPolicyQuotaBasedStatus returns new OptPolicyQuotaBasedStatus with value set to v.
+func NewOptPolicyQuotaBasedStatus(v PolicyQuotaBasedStatus) OptPolicyQuotaBasedStatus {
+	return OptPolicyQuotaBasedStatus{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPolicyQuotaBasedStatus is optional PolicyQuotaBasedStatus.
+type OptPolicyQuotaBasedStatus struct {
+	Value PolicyQuotaBasedStatus
+	Set   bool
+}
+
+// IsSet returns true if OptPolicyQuotaBasedStatus was set.
+func (o OptPolicyQuotaBasedStatus) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPolicyQuotaBasedStatus) Reset() {
+	var v PolicyQuotaBasedStatus
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPolicyQuotaBasedStatus) SetTo(v PolicyQuotaBasedStatus) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPolicyQuotaBasedStatus) Get() (v PolicyQuotaBasedStatus, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPolicyQuotaBasedStatus) Or(d PolicyQuotaBasedStatus) PolicyQuotaBasedStatus {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -20865,6 +21282,43 @@ func (s *ParsingRule) SetParameters(val OptParsingRuleParameters) {
 	s.Parameters = val
 }
 
+// Ref: #/components/schemas/ParsingRuleCounts
+type ParsingRuleCounts struct {
+	Groups        int32 `json:"groups"`
+	Rules         int32 `json:"rules"`
+	ParsingThemes int32 `json:"parsingThemes"`
+}
+
+// GetGroups returns the value of Groups.
+func (s *ParsingRuleCounts) GetGroups() int32 {
+	return s.Groups
+}
+
+// GetRules returns the value of Rules.
+func (s *ParsingRuleCounts) GetRules() int32 {
+	return s.Rules
+}
+
+// GetParsingThemes returns the value of ParsingThemes.
+func (s *ParsingRuleCounts) GetParsingThemes() int32 {
+	return s.ParsingThemes
+}
+
+// SetGroups sets the value of Groups.
+func (s *ParsingRuleCounts) SetGroups(val int32) {
+	s.Groups = val
+}
+
+// SetRules sets the value of Rules.
+func (s *ParsingRuleCounts) SetRules(val int32) {
+	s.Rules = val
+}
+
+// SetParsingThemes sets the value of ParsingThemes.
+func (s *ParsingRuleCounts) SetParsingThemes(val int32) {
+	s.ParsingThemes = val
+}
+
 // Ref: #/components/schemas/ParsingRuleDestinationField
 type ParsingRuleDestinationField string
 
@@ -21145,6 +21599,21 @@ func (s *ParsingRuleGroupList) GetRuleGroups() []ParsingRuleGroup {
 // SetRuleGroups sets the value of RuleGroups.
 func (s *ParsingRuleGroupList) SetRuleGroups(val []ParsingRuleGroup) {
 	s.RuleGroups = val
+}
+
+// Ref: #/components/schemas/ParsingRuleGroupMapping
+type ParsingRuleGroupMapping struct {
+	RuleDefinition ParsingRuleGroup `json:"ruleDefinition"`
+}
+
+// GetRuleDefinition returns the value of RuleDefinition.
+func (s *ParsingRuleGroupMapping) GetRuleDefinition() ParsingRuleGroup {
+	return s.RuleDefinition
+}
+
+// SetRuleDefinition sets the value of RuleDefinition.
+func (s *ParsingRuleGroupMapping) SetRuleDefinition(val ParsingRuleGroup) {
+	s.RuleDefinition = val
 }
 
 // Ref: #/components/schemas/ParsingRuleGroupResponse
@@ -21765,6 +22234,44 @@ func (s *ParsingRuleTeamID) SetID(val OptInt64) {
 	s.ID = val
 }
 
+// Ref: #/components/schemas/ParsingRuleUsageLimits
+type ParsingRuleUsageLimits struct {
+	// The team's id, in decimal.
+	CompanyId string            `json:"companyId"`
+	Limits    ParsingRuleCounts `json:"limits"`
+	Usage     ParsingRuleCounts `json:"usage"`
+}
+
+// GetCompanyId returns the value of CompanyId.
+func (s *ParsingRuleUsageLimits) GetCompanyId() string {
+	return s.CompanyId
+}
+
+// GetLimits returns the value of Limits.
+func (s *ParsingRuleUsageLimits) GetLimits() ParsingRuleCounts {
+	return s.Limits
+}
+
+// GetUsage returns the value of Usage.
+func (s *ParsingRuleUsageLimits) GetUsage() ParsingRuleCounts {
+	return s.Usage
+}
+
+// SetCompanyId sets the value of CompanyId.
+func (s *ParsingRuleUsageLimits) SetCompanyId(val string) {
+	s.CompanyId = val
+}
+
+// SetLimits sets the value of Limits.
+func (s *ParsingRuleUsageLimits) SetLimits(val ParsingRuleCounts) {
+	s.Limits = val
+}
+
+// SetUsage sets the value of Usage.
+func (s *ParsingRuleUsageLimits) SetUsage(val ParsingRuleCounts) {
+	s.Usage = val
+}
+
 // Ref: #/components/schemas/PermissionPresetInfo
 type PermissionPresetInfo struct {
 	Name        string   `json:"name"`
@@ -21795,10 +22302,13 @@ func (s *PermissionPresetInfo) SetPermissions(val []string) {
 type Policy struct {
 	ID string `json:"id"`
 	// The owning team's id.
-	CompanyId   int64          `json:"companyId"`
-	Name        string         `json:"name"`
-	Description OptString      `json:"description"`
-	Priority    PolicyPriority `json:"priority"`
+	CompanyId              int64                           `json:"companyId"`
+	Name                   string                          `json:"name"`
+	Description            OptPolicyDescription            `json:"description"`
+	Priority               PolicyPriority                  `json:"priority"`
+	PriorityOverride       OptPolicyPriorityOverride       `json:"priorityOverride"`
+	PriorityOverrideStatus OptPolicyPriorityOverrideStatus `json:"priorityOverrideStatus"`
+	Targets                PolicyTargets                   `json:"targets"`
 	// Place among the team's policies of the same data type, from 1.
 	Order            int32                     `json:"order"`
 	Enabled          bool                      `json:"enabled"`
@@ -21829,13 +22339,28 @@ func (s *Policy) GetName() string {
 }
 
 // GetDescription returns the value of Description.
-func (s *Policy) GetDescription() OptString {
+func (s *Policy) GetDescription() OptPolicyDescription {
 	return s.Description
 }
 
 // GetPriority returns the value of Priority.
 func (s *Policy) GetPriority() PolicyPriority {
 	return s.Priority
+}
+
+// GetPriorityOverride returns the value of PriorityOverride.
+func (s *Policy) GetPriorityOverride() OptPolicyPriorityOverride {
+	return s.PriorityOverride
+}
+
+// GetPriorityOverrideStatus returns the value of PriorityOverrideStatus.
+func (s *Policy) GetPriorityOverrideStatus() OptPolicyPriorityOverrideStatus {
+	return s.PriorityOverrideStatus
+}
+
+// GetTargets returns the value of Targets.
+func (s *Policy) GetTargets() PolicyTargets {
+	return s.Targets
 }
 
 // GetOrder returns the value of Order.
@@ -21909,13 +22434,28 @@ func (s *Policy) SetName(val string) {
 }
 
 // SetDescription sets the value of Description.
-func (s *Policy) SetDescription(val OptString) {
+func (s *Policy) SetDescription(val OptPolicyDescription) {
 	s.Description = val
 }
 
 // SetPriority sets the value of Priority.
 func (s *Policy) SetPriority(val PolicyPriority) {
 	s.Priority = val
+}
+
+// SetPriorityOverride sets the value of PriorityOverride.
+func (s *Policy) SetPriorityOverride(val OptPolicyPriorityOverride) {
+	s.PriorityOverride = val
+}
+
+// SetPriorityOverrideStatus sets the value of PriorityOverrideStatus.
+func (s *Policy) SetPriorityOverrideStatus(val OptPolicyPriorityOverrideStatus) {
+	s.PriorityOverrideStatus = val
+}
+
+// SetTargets sets the value of Targets.
+func (s *Policy) SetTargets(val PolicyTargets) {
+	s.Targets = val
 }
 
 // SetOrder sets the value of Order.
@@ -21988,13 +22528,17 @@ func (s *PolicyArchiveRetention) SetID(val OptPolicyID) {
 	s.ID = val
 }
 
+type PolicyDescription string
+
 // The fields an overwrite entry shares by every data type.
 // Ref: #/components/schemas/PolicyFields
 type PolicyFields struct {
 	Name             PolicyName                `json:"name"`
-	Description      OptString                 `json:"description"`
+	Description      PolicyDescription         `json:"description"`
 	Disabled         OptBool                   `json:"disabled"`
 	Priority         PolicyPriority            `json:"priority"`
+	PriorityOverride OptPolicyPriorityOverride `json:"priorityOverride"`
+	Targets          PolicyTargets             `json:"targets"`
 	ApplicationRule  OptPolicyRule             `json:"applicationRule"`
 	SubsystemRule    OptPolicyRule             `json:"subsystemRule"`
 	ArchiveRetention OptPolicyArchiveRetention `json:"archiveRetention"`
@@ -22006,7 +22550,7 @@ func (s *PolicyFields) GetName() PolicyName {
 }
 
 // GetDescription returns the value of Description.
-func (s *PolicyFields) GetDescription() OptString {
+func (s *PolicyFields) GetDescription() PolicyDescription {
 	return s.Description
 }
 
@@ -22018,6 +22562,16 @@ func (s *PolicyFields) GetDisabled() OptBool {
 // GetPriority returns the value of Priority.
 func (s *PolicyFields) GetPriority() PolicyPriority {
 	return s.Priority
+}
+
+// GetPriorityOverride returns the value of PriorityOverride.
+func (s *PolicyFields) GetPriorityOverride() OptPolicyPriorityOverride {
+	return s.PriorityOverride
+}
+
+// GetTargets returns the value of Targets.
+func (s *PolicyFields) GetTargets() PolicyTargets {
+	return s.Targets
 }
 
 // GetApplicationRule returns the value of ApplicationRule.
@@ -22041,7 +22595,7 @@ func (s *PolicyFields) SetName(val PolicyName) {
 }
 
 // SetDescription sets the value of Description.
-func (s *PolicyFields) SetDescription(val OptString) {
+func (s *PolicyFields) SetDescription(val PolicyDescription) {
 	s.Description = val
 }
 
@@ -22053,6 +22607,16 @@ func (s *PolicyFields) SetDisabled(val OptBool) {
 // SetPriority sets the value of Priority.
 func (s *PolicyFields) SetPriority(val PolicyPriority) {
 	s.Priority = val
+}
+
+// SetPriorityOverride sets the value of PriorityOverride.
+func (s *PolicyFields) SetPriorityOverride(val OptPolicyPriorityOverride) {
+	s.PriorityOverride = val
+}
+
+// SetTargets sets the value of Targets.
+func (s *PolicyFields) SetTargets(val PolicyTargets) {
+	s.Targets = val
 }
 
 // SetApplicationRule sets the value of ApplicationRule.
@@ -22070,6 +22634,130 @@ func (s *PolicyFields) SetArchiveRetention(val OptPolicyArchiveRetention) {
 	s.ArchiveRetention = val
 }
 
+// Ref: #/components/schemas/PolicyForecast
+type PolicyForecast struct {
+	// Bytes matched over the window, a decimal integer.
+	EstimatedBytes string              `json:"estimatedBytes"`
+	UsageBuckets   []PolicyUsageBucket `json:"usageBuckets"`
+}
+
+// GetEstimatedBytes returns the value of EstimatedBytes.
+func (s *PolicyForecast) GetEstimatedBytes() string {
+	return s.EstimatedBytes
+}
+
+// GetUsageBuckets returns the value of UsageBuckets.
+func (s *PolicyForecast) GetUsageBuckets() []PolicyUsageBucket {
+	return s.UsageBuckets
+}
+
+// SetEstimatedBytes sets the value of EstimatedBytes.
+func (s *PolicyForecast) SetEstimatedBytes(val string) {
+	s.EstimatedBytes = val
+}
+
+// SetUsageBuckets sets the value of UsageBuckets.
+func (s *PolicyForecast) SetUsageBuckets(val []PolicyUsageBucket) {
+	s.UsageBuckets = val
+}
+
+// At most one of logRules, spanRules, rumRules; at most one of day, week.
+// Ref: #/components/schemas/PolicyForecastRequest
+type PolicyForecastRequest struct {
+	ApplicationRule OptPolicyRule         `json:"applicationRule"`
+	SubsystemRule   OptPolicyRule         `json:"subsystemRule"`
+	LogRules        OptPolicyLogRules     `json:"logRules"`
+	SpanRules       OptPolicySpanRules    `json:"spanRules"`
+	RumRules        OptPolicyLogRules     `json:"rumRules"`
+	Day             *PolicyForecastWindow `json:"day"`
+	Week            *PolicyForecastWindow `json:"week"`
+	TimeBucketMs    OptString             `json:"timeBucketMs"`
+}
+
+// GetApplicationRule returns the value of ApplicationRule.
+func (s *PolicyForecastRequest) GetApplicationRule() OptPolicyRule {
+	return s.ApplicationRule
+}
+
+// GetSubsystemRule returns the value of SubsystemRule.
+func (s *PolicyForecastRequest) GetSubsystemRule() OptPolicyRule {
+	return s.SubsystemRule
+}
+
+// GetLogRules returns the value of LogRules.
+func (s *PolicyForecastRequest) GetLogRules() OptPolicyLogRules {
+	return s.LogRules
+}
+
+// GetSpanRules returns the value of SpanRules.
+func (s *PolicyForecastRequest) GetSpanRules() OptPolicySpanRules {
+	return s.SpanRules
+}
+
+// GetRumRules returns the value of RumRules.
+func (s *PolicyForecastRequest) GetRumRules() OptPolicyLogRules {
+	return s.RumRules
+}
+
+// GetDay returns the value of Day.
+func (s *PolicyForecastRequest) GetDay() *PolicyForecastWindow {
+	return s.Day
+}
+
+// GetWeek returns the value of Week.
+func (s *PolicyForecastRequest) GetWeek() *PolicyForecastWindow {
+	return s.Week
+}
+
+// GetTimeBucketMs returns the value of TimeBucketMs.
+func (s *PolicyForecastRequest) GetTimeBucketMs() OptString {
+	return s.TimeBucketMs
+}
+
+// SetApplicationRule sets the value of ApplicationRule.
+func (s *PolicyForecastRequest) SetApplicationRule(val OptPolicyRule) {
+	s.ApplicationRule = val
+}
+
+// SetSubsystemRule sets the value of SubsystemRule.
+func (s *PolicyForecastRequest) SetSubsystemRule(val OptPolicyRule) {
+	s.SubsystemRule = val
+}
+
+// SetLogRules sets the value of LogRules.
+func (s *PolicyForecastRequest) SetLogRules(val OptPolicyLogRules) {
+	s.LogRules = val
+}
+
+// SetSpanRules sets the value of SpanRules.
+func (s *PolicyForecastRequest) SetSpanRules(val OptPolicySpanRules) {
+	s.SpanRules = val
+}
+
+// SetRumRules sets the value of RumRules.
+func (s *PolicyForecastRequest) SetRumRules(val OptPolicyLogRules) {
+	s.RumRules = val
+}
+
+// SetDay sets the value of Day.
+func (s *PolicyForecastRequest) SetDay(val *PolicyForecastWindow) {
+	s.Day = val
+}
+
+// SetWeek sets the value of Week.
+func (s *PolicyForecastRequest) SetWeek(val *PolicyForecastWindow) {
+	s.Week = val
+}
+
+// SetTimeBucketMs sets the value of TimeBucketMs.
+func (s *PolicyForecastRequest) SetTimeBucketMs(val OptString) {
+	s.TimeBucketMs = val
+}
+
+// An empty object that selects the window.
+// Ref: #/components/schemas/PolicyForecastWindow
+type PolicyForecastWindow struct{}
+
 type PolicyID string
 
 // Ref: #/components/schemas/PolicyList
@@ -22085,6 +22773,43 @@ func (s *PolicyList) GetPolicies() []Policy {
 // SetPolicies sets the value of Policies.
 func (s *PolicyList) SetPolicies(val []Policy) {
 	s.Policies = val
+}
+
+// Ref: #/components/schemas/PolicyLogMetaFields
+type PolicyLogMetaFields struct {
+	ApplicationNameValues string `json:"applicationNameValues"`
+	SubsystemNameValues   string `json:"subsystemNameValues"`
+	SeverityValues        string `json:"severityValues"`
+}
+
+// GetApplicationNameValues returns the value of ApplicationNameValues.
+func (s *PolicyLogMetaFields) GetApplicationNameValues() string {
+	return s.ApplicationNameValues
+}
+
+// GetSubsystemNameValues returns the value of SubsystemNameValues.
+func (s *PolicyLogMetaFields) GetSubsystemNameValues() string {
+	return s.SubsystemNameValues
+}
+
+// GetSeverityValues returns the value of SeverityValues.
+func (s *PolicyLogMetaFields) GetSeverityValues() string {
+	return s.SeverityValues
+}
+
+// SetApplicationNameValues sets the value of ApplicationNameValues.
+func (s *PolicyLogMetaFields) SetApplicationNameValues(val string) {
+	s.ApplicationNameValues = val
+}
+
+// SetSubsystemNameValues sets the value of SubsystemNameValues.
+func (s *PolicyLogMetaFields) SetSubsystemNameValues(val string) {
+	s.SubsystemNameValues = val
+}
+
+// SetSeverityValues sets the value of SeverityValues.
+func (s *PolicyLogMetaFields) SetSeverityValues(val string) {
+	s.SeverityValues = val
 }
 
 // What a log or RUM policy matches.
@@ -22249,6 +22974,92 @@ func (s *PolicyPriority) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// Priorities that replace the base one as the team uses up its daily quota.
+// Ref: #/components/schemas/PolicyPriorityOverride
+type PolicyPriorityOverride struct {
+	QuotaBased OptPolicyQuotaBased `json:"quotaBased"`
+}
+
+// GetQuotaBased returns the value of QuotaBased.
+func (s *PolicyPriorityOverride) GetQuotaBased() OptPolicyQuotaBased {
+	return s.QuotaBased
+}
+
+// SetQuotaBased sets the value of QuotaBased.
+func (s *PolicyPriorityOverride) SetQuotaBased(val OptPolicyQuotaBased) {
+	s.QuotaBased = val
+}
+
+// Set by the server on policies with a quota-based override; ignored in requests.
+// Ref: #/components/schemas/PolicyPriorityOverrideStatus
+type PolicyPriorityOverrideStatus struct {
+	QuotaBased OptPolicyQuotaBasedStatus `json:"quotaBased"`
+}
+
+// GetQuotaBased returns the value of QuotaBased.
+func (s *PolicyPriorityOverrideStatus) GetQuotaBased() OptPolicyQuotaBasedStatus {
+	return s.QuotaBased
+}
+
+// SetQuotaBased sets the value of QuotaBased.
+func (s *PolicyPriorityOverrideStatus) SetQuotaBased(val OptPolicyQuotaBasedStatus) {
+	s.QuotaBased = val
+}
+
+// Ref: #/components/schemas/PolicyQuotaBased
+type PolicyQuotaBased struct {
+	// Percentages strictly increasing and priorities strictly decreasing, each priority PRIORITY_TYPE_LOW,
+	// PRIORITY_TYPE_MEDIUM or PRIORITY_TYPE_HIGH.
+	UsageTiers []PolicyUsageTier `json:"usageTiers"`
+}
+
+// GetUsageTiers returns the value of UsageTiers.
+func (s *PolicyQuotaBased) GetUsageTiers() []PolicyUsageTier {
+	return s.UsageTiers
+}
+
+// SetUsageTiers sets the value of UsageTiers.
+func (s *PolicyQuotaBased) SetUsageTiers(val []PolicyUsageTier) {
+	s.UsageTiers = val
+}
+
+// Ref: #/components/schemas/PolicyQuotaBasedStatus
+type PolicyQuotaBasedStatus struct {
+	CurrentPriority OptPolicyPriority `json:"currentPriority"`
+	CurrentUsage    OptFloat64        `json:"currentUsage"`
+	DailyLimit      OptFloat64        `json:"dailyLimit"`
+}
+
+// GetCurrentPriority returns the value of CurrentPriority.
+func (s *PolicyQuotaBasedStatus) GetCurrentPriority() OptPolicyPriority {
+	return s.CurrentPriority
+}
+
+// GetCurrentUsage returns the value of CurrentUsage.
+func (s *PolicyQuotaBasedStatus) GetCurrentUsage() OptFloat64 {
+	return s.CurrentUsage
+}
+
+// GetDailyLimit returns the value of DailyLimit.
+func (s *PolicyQuotaBasedStatus) GetDailyLimit() OptFloat64 {
+	return s.DailyLimit
+}
+
+// SetCurrentPriority sets the value of CurrentPriority.
+func (s *PolicyQuotaBasedStatus) SetCurrentPriority(val OptPolicyPriority) {
+	s.CurrentPriority = val
+}
+
+// SetCurrentUsage sets the value of CurrentUsage.
+func (s *PolicyQuotaBasedStatus) SetCurrentUsage(val OptFloat64) {
+	s.CurrentUsage = val
+}
+
+// SetDailyLimit sets the value of DailyLimit.
+func (s *PolicyQuotaBasedStatus) SetDailyLimit(val OptFloat64) {
+	s.DailyLimit = val
 }
 
 // Ref: #/components/schemas/PolicyResponse
@@ -22600,6 +23411,188 @@ func (s *PolicyTagRule) SetTagName(val string) {
 // SetTagValue sets the value of TagValue.
 func (s *PolicyTagRule) SetTagValue(val string) {
 	s.TagValue = val
+}
+
+// Ref: #/components/schemas/PolicyTarget
+type PolicyTarget struct {
+	ArchiveRetention OptPolicyArchiveRetention `json:"archiveRetention"`
+	Dataset          OptString                 `json:"dataset"`
+	Dataspace        OptString                 `json:"dataspace"`
+	Priority         OptPolicyPriority         `json:"priority"`
+	PriorityOverride OptPolicyPriorityOverride `json:"priorityOverride"`
+}
+
+// GetArchiveRetention returns the value of ArchiveRetention.
+func (s *PolicyTarget) GetArchiveRetention() OptPolicyArchiveRetention {
+	return s.ArchiveRetention
+}
+
+// GetDataset returns the value of Dataset.
+func (s *PolicyTarget) GetDataset() OptString {
+	return s.Dataset
+}
+
+// GetDataspace returns the value of Dataspace.
+func (s *PolicyTarget) GetDataspace() OptString {
+	return s.Dataspace
+}
+
+// GetPriority returns the value of Priority.
+func (s *PolicyTarget) GetPriority() OptPolicyPriority {
+	return s.Priority
+}
+
+// GetPriorityOverride returns the value of PriorityOverride.
+func (s *PolicyTarget) GetPriorityOverride() OptPolicyPriorityOverride {
+	return s.PriorityOverride
+}
+
+// SetArchiveRetention sets the value of ArchiveRetention.
+func (s *PolicyTarget) SetArchiveRetention(val OptPolicyArchiveRetention) {
+	s.ArchiveRetention = val
+}
+
+// SetDataset sets the value of Dataset.
+func (s *PolicyTarget) SetDataset(val OptString) {
+	s.Dataset = val
+}
+
+// SetDataspace sets the value of Dataspace.
+func (s *PolicyTarget) SetDataspace(val OptString) {
+	s.Dataspace = val
+}
+
+// SetPriority sets the value of Priority.
+func (s *PolicyTarget) SetPriority(val OptPolicyPriority) {
+	s.Priority = val
+}
+
+// SetPriorityOverride sets the value of PriorityOverride.
+func (s *PolicyTarget) SetPriorityOverride(val OptPolicyPriorityOverride) {
+	s.PriorityOverride = val
+}
+
+type PolicyTargets []PolicyTarget
+
+// Ref: #/components/schemas/PolicyTestRequest
+type PolicyTestRequest struct {
+	MetaFieldsValuesList []PolicyLogMetaFields `json:"metaFieldsValuesList"`
+}
+
+// GetMetaFieldsValuesList returns the value of MetaFieldsValuesList.
+func (s *PolicyTestRequest) GetMetaFieldsValuesList() []PolicyLogMetaFields {
+	return s.MetaFieldsValuesList
+}
+
+// SetMetaFieldsValuesList sets the value of MetaFieldsValuesList.
+func (s *PolicyTestRequest) SetMetaFieldsValuesList(val []PolicyLogMetaFields) {
+	s.MetaFieldsValuesList = val
+}
+
+// Ref: #/components/schemas/PolicyTestResult
+type PolicyTestResult struct {
+	MetaFieldsValues PolicyLogMetaFields `json:"metaFieldsValues"`
+	Matched          bool                `json:"matched"`
+	Policy           Policy              `json:"policy"`
+}
+
+// GetMetaFieldsValues returns the value of MetaFieldsValues.
+func (s *PolicyTestResult) GetMetaFieldsValues() PolicyLogMetaFields {
+	return s.MetaFieldsValues
+}
+
+// GetMatched returns the value of Matched.
+func (s *PolicyTestResult) GetMatched() bool {
+	return s.Matched
+}
+
+// GetPolicy returns the value of Policy.
+func (s *PolicyTestResult) GetPolicy() Policy {
+	return s.Policy
+}
+
+// SetMetaFieldsValues sets the value of MetaFieldsValues.
+func (s *PolicyTestResult) SetMetaFieldsValues(val PolicyLogMetaFields) {
+	s.MetaFieldsValues = val
+}
+
+// SetMatched sets the value of Matched.
+func (s *PolicyTestResult) SetMatched(val bool) {
+	s.Matched = val
+}
+
+// SetPolicy sets the value of Policy.
+func (s *PolicyTestResult) SetPolicy(val Policy) {
+	s.Policy = val
+}
+
+// Ref: #/components/schemas/PolicyTestResults
+type PolicyTestResults struct {
+	TestPoliciesBulkResult []PolicyTestResult `json:"testPoliciesBulkResult"`
+}
+
+// GetTestPoliciesBulkResult returns the value of TestPoliciesBulkResult.
+func (s *PolicyTestResults) GetTestPoliciesBulkResult() []PolicyTestResult {
+	return s.TestPoliciesBulkResult
+}
+
+// SetTestPoliciesBulkResult sets the value of TestPoliciesBulkResult.
+func (s *PolicyTestResults) SetTestPoliciesBulkResult(val []PolicyTestResult) {
+	s.TestPoliciesBulkResult = val
+}
+
+// Ref: #/components/schemas/PolicyUsageBucket
+type PolicyUsageBucket struct {
+	// Start of the bucket, Unix milliseconds.
+	BucketStartMs string `json:"bucketStartMs"`
+	Bytes         string `json:"bytes"`
+}
+
+// GetBucketStartMs returns the value of BucketStartMs.
+func (s *PolicyUsageBucket) GetBucketStartMs() string {
+	return s.BucketStartMs
+}
+
+// GetBytes returns the value of Bytes.
+func (s *PolicyUsageBucket) GetBytes() string {
+	return s.Bytes
+}
+
+// SetBucketStartMs sets the value of BucketStartMs.
+func (s *PolicyUsageBucket) SetBucketStartMs(val string) {
+	s.BucketStartMs = val
+}
+
+// SetBytes sets the value of Bytes.
+func (s *PolicyUsageBucket) SetBytes(val string) {
+	s.Bytes = val
+}
+
+// Ref: #/components/schemas/PolicyUsageTier
+type PolicyUsageTier struct {
+	// Share of the daily quota from which the tier applies; 0 when omitted.
+	DailyQuotaPercentage OptFloat64        `json:"dailyQuotaPercentage"`
+	Priority             OptPolicyPriority `json:"priority"`
+}
+
+// GetDailyQuotaPercentage returns the value of DailyQuotaPercentage.
+func (s *PolicyUsageTier) GetDailyQuotaPercentage() OptFloat64 {
+	return s.DailyQuotaPercentage
+}
+
+// GetPriority returns the value of Priority.
+func (s *PolicyUsageTier) GetPriority() OptPolicyPriority {
+	return s.Priority
+}
+
+// SetDailyQuotaPercentage sets the value of DailyQuotaPercentage.
+func (s *PolicyUsageTier) SetDailyQuotaPercentage(val OptFloat64) {
+	s.DailyQuotaPercentage = val
+}
+
+// SetPriority sets the value of Priority.
+func (s *PolicyUsageTier) SetPriority(val OptPolicyPriority) {
+	s.Priority = val
 }
 
 // Templates that shape the notifications sent through one kind of connector.
@@ -24107,6 +25100,37 @@ func (s *RetentionTagUpdate) GetRetentionUpdateElements() []RetentionTagRename {
 // SetRetentionUpdateElements sets the value of RetentionUpdateElements.
 func (s *RetentionTagUpdate) SetRetentionUpdateElements(val []RetentionTagRename) {
 	s.RetentionUpdateElements = val
+}
+
+// Ref: #/components/schemas/RetentionTagsActivated
+type RetentionTagsActivated struct {
+	// True once the team's retention tags are active.
+	ActivateRetentions bool `json:"activateRetentions"`
+}
+
+// GetActivateRetentions returns the value of ActivateRetentions.
+func (s *RetentionTagsActivated) GetActivateRetentions() bool {
+	return s.ActivateRetentions
+}
+
+// SetActivateRetentions sets the value of ActivateRetentions.
+func (s *RetentionTagsActivated) SetActivateRetentions(val bool) {
+	s.ActivateRetentions = val
+}
+
+// Ref: #/components/schemas/RetentionTagsEnabled
+type RetentionTagsEnabled struct {
+	EnableTags bool `json:"enableTags"`
+}
+
+// GetEnableTags returns the value of EnableTags.
+func (s *RetentionTagsEnabled) GetEnableTags() bool {
+	return s.EnableTags
+}
+
+// SetEnableTags sets the value of EnableTags.
+func (s *RetentionTagsEnabled) SetEnableTags(val bool) {
+	s.EnableTags = val
 }
 
 // Ref: #/components/schemas/ServiceNowActor
@@ -25752,9 +26776,11 @@ func (s *UpdateCaseRequest) SetResolutionReason(val OptString) {
 type UpdatePolicyRequest struct {
 	ID               PolicyID                  `json:"id"`
 	Name             OptPolicyName             `json:"name"`
-	Description      OptString                 `json:"description"`
+	Description      OptPolicyDescription      `json:"description"`
 	Enabled          OptBool                   `json:"enabled"`
 	Priority         OptPolicyPriority         `json:"priority"`
+	PriorityOverride OptPolicyPriorityOverride `json:"priorityOverride"`
+	Targets          PolicyTargets             `json:"targets"`
 	ApplicationRule  OptPolicyRule             `json:"applicationRule"`
 	SubsystemRule    OptPolicyRule             `json:"subsystemRule"`
 	ArchiveRetention OptPolicyArchiveRetention `json:"archiveRetention"`
@@ -25774,7 +26800,7 @@ func (s *UpdatePolicyRequest) GetName() OptPolicyName {
 }
 
 // GetDescription returns the value of Description.
-func (s *UpdatePolicyRequest) GetDescription() OptString {
+func (s *UpdatePolicyRequest) GetDescription() OptPolicyDescription {
 	return s.Description
 }
 
@@ -25786,6 +26812,16 @@ func (s *UpdatePolicyRequest) GetEnabled() OptBool {
 // GetPriority returns the value of Priority.
 func (s *UpdatePolicyRequest) GetPriority() OptPolicyPriority {
 	return s.Priority
+}
+
+// GetPriorityOverride returns the value of PriorityOverride.
+func (s *UpdatePolicyRequest) GetPriorityOverride() OptPolicyPriorityOverride {
+	return s.PriorityOverride
+}
+
+// GetTargets returns the value of Targets.
+func (s *UpdatePolicyRequest) GetTargets() PolicyTargets {
+	return s.Targets
 }
 
 // GetApplicationRule returns the value of ApplicationRule.
@@ -25829,7 +26865,7 @@ func (s *UpdatePolicyRequest) SetName(val OptPolicyName) {
 }
 
 // SetDescription sets the value of Description.
-func (s *UpdatePolicyRequest) SetDescription(val OptString) {
+func (s *UpdatePolicyRequest) SetDescription(val OptPolicyDescription) {
 	s.Description = val
 }
 
@@ -25841,6 +26877,16 @@ func (s *UpdatePolicyRequest) SetEnabled(val OptBool) {
 // SetPriority sets the value of Priority.
 func (s *UpdatePolicyRequest) SetPriority(val OptPolicyPriority) {
 	s.Priority = val
+}
+
+// SetPriorityOverride sets the value of PriorityOverride.
+func (s *UpdatePolicyRequest) SetPriorityOverride(val OptPolicyPriorityOverride) {
+	s.PriorityOverride = val
+}
+
+// SetTargets sets the value of Targets.
+func (s *UpdatePolicyRequest) SetTargets(val PolicyTargets) {
+	s.Targets = val
 }
 
 // SetApplicationRule sets the value of ApplicationRule.

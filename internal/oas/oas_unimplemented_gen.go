@@ -40,6 +40,16 @@ func (UnimplementedHandler) AcknowledgeIncidents(ctx context.Context, req *Incid
 	return r, ht.ErrNotImplemented
 }
 
+// ActivateRetentionTags implements ActivateRetentionTags operation.
+//
+// Turns on retention tags for the team; the enabled read answers `enableTags: true` from then on.
+// Activating again changes nothing. There is no request body.
+//
+// POST /mgmt/openapi/5/dataengine/retention-tags/v1/activate
+func (UnimplementedHandler) ActivateRetentionTags(ctx context.Context) (r *RetentionTagsActivated, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // AdminCreateTeam implements AdminCreateTeam operation.
 //
 // The key holds every permission; its value is shown once, in this answer.
@@ -253,6 +263,20 @@ func (UnimplementedHandler) BulkResolveCases(ctx context.Context, req *BulkResol
 //
 // POST /mgmt/openapi/5/cases/priority-override/v1
 func (UnimplementedHandler) BulkSetCasePriorityOverride(ctx context.Context, req *BulkSetCasePriorityOverrideRequest) (r *BulkCasesResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// BulkTestLogPolicies implements BulkTestLogPolicies operation.
+//
+// For each entry of `metaFieldsValuesList` (0–50 entries of application name, subsystem name and
+// severity) and each of the team's log policies, in order, one result: `matched` is true when the
+// policy would apply to a log with those values, that is when it is enabled, its `applicationRule` and
+// `subsystemRule` match the names and its severities (none listed means all) hold the severity. A
+// policy with a `dpxlExpression` never matches here: the entries carry no log content to evaluate it
+// on. `severityValues` is a severity name (`SEVERITY_ERROR` or `error`, any case). Nothing is stored.
+//
+// POST /mgmt/openapi/5/dataplans/policies/v1/all/test-policies
+func (UnimplementedHandler) BulkTestLogPolicies(ctx context.Context, req *PolicyTestRequest) (r *PolicyTestResults, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -624,6 +648,27 @@ func (UnimplementedHandler) DeployExtension(ctx context.Context, params DeployEx
 	return r, ht.ErrNotImplemented
 }
 
+// ForecastPolicyUsage implements ForecastPolicyUsage operation.
+//
+// Sums the bytes (`MEASUREMENT_KIND_PROCESSED_DATA_SIZE`) of the team's imported usage records that
+// the draft policy's rules match over the last `day` (24 hours, the default) or `week` (168 hours),
+// ending with the current hour. Records are matched by their labels: `pillar` (`PILLAR_LOGS` for
+// `logRules`, `PILLAR_SPANS` for `spanRules`, `PILLAR_RUM` for `rumRules`; no rules object matches
+// every pillar), `applicationName` and `subsystemName` by `applicationRule` and `subsystemRule`,
+// `severity` by the severities of log and RUM rules (none listed matches every severity),
+// `serviceName`, `action` and a tag's name after `tags.` by the span rules. A rule matches as in a
+// stored policy: `IS` and `IS_NOT` take up to 50 comma-separated values, `START_WITH` a prefix,
+// `INCLUDES` a substring; a rule without a type or name matches everything; a record without the label
+// has the empty value. `dpxlExpression` is refused (400): records hold no event content to evaluate it
+// on. `timeBucketMs`, a positive multiple of 3600000 up to the window's length, adds `usageBuckets`:
+// every bucket of that size (aligned to the Unix epoch) that meets the window, oldest first, with its
+// bytes.
+//
+// POST /mgmt/openapi/5/dataplans/policies/v1/all/forecast-usage
+func (UnimplementedHandler) ForecastPolicyUsage(ctx context.Context, req *PolicyForecastRequest) (r *PolicyForecast, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetApiKey implements GetApiKey operation.
 //
 // Read one API key.
@@ -838,6 +883,19 @@ func (UnimplementedHandler) GetE2M(ctx context.Context, params GetE2MParams) (r 
 	return r, ht.ErrNotImplemented
 }
 
+// GetE2MLimits implements GetE2MLimits operation.
+//
+// `metricsLimit` is the most rules a team may hold (10000) and the number it holds;
+// `permutationsLimit` is the most label permutations the team's rules may reserve together (300000000,
+// the sum of their `permutations.limit`) and the sum they reserve now; `labelsLimit` is the most
+// `metricLabels` a rule may have (10). A create, replace or batch that would pass either team limit
+// answers 429 and changes nothing.
+//
+// GET /mgmt/openapi/5/events2metrics/limits/v2
+func (UnimplementedHandler) GetE2MLimits(ctx context.Context) (r *E2MLimits, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetExtension implements GetExtension operation.
 //
 // Answers the extension with its changelog and its revisions, newest first; hidden extensions are
@@ -908,6 +966,30 @@ func (UnimplementedHandler) GetParsingRuleGroup(ctx context.Context, params GetP
 	return r, ht.ErrNotImplemented
 }
 
+// GetParsingRuleGroupModelMapping implements GetParsingRuleGroupModelMapping operation.
+//
+// Checks the body exactly as a create does and answers, as `ruleDefinition`, the group a create would
+// store now: every omitted field filled, subgroups and rules sorted by `order`, an omitted group
+// `order` set after the team's other groups. Ids are assigned only when a group is stored, so the
+// answer has none. Nothing is stored.
+//
+// POST /mgmt/openapi/5/parsing-rules/mapping/v1
+func (UnimplementedHandler) GetParsingRuleGroupModelMapping(ctx context.Context, req *ParsingRuleGroup) (r *ParsingRuleGroupMapping, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetParsingRuleUsageLimits implements GetParsingRuleUsageLimits operation.
+//
+// `limits` are the most rule groups (1000) and rules, over all groups, (10000) a team may hold, and
+// `usage` what its stored groups hold now. A create or replace that would pass a limit answers 429 and
+// changes nothing. This server has no parsing themes: both of their numbers are 0. There is no request
+// body.
+//
+// POST /mgmt/openapi/5/parsing-rules/limits/v1
+func (UnimplementedHandler) GetParsingRuleUsageLimits(ctx context.Context) (r *ParsingRuleUsageLimits, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetPolicy implements GetPolicy operation.
 //
 // Read a policy.
@@ -951,6 +1033,15 @@ func (UnimplementedHandler) GetQuotaRuleSet(ctx context.Context, params GetQuota
 //
 // GET /mgmt/openapi/5/recording-rules/recording-rules/v1/{id}
 func (UnimplementedHandler) GetRecordingRuleSet(ctx context.Context, params GetRecordingRuleSetParams) (r *RecordingRuleSet, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetRetentionTagsEnabled implements GetRetentionTagsEnabled operation.
+//
+// `enableTags` is false until the team activates retention tags, true after.
+//
+// GET /mgmt/openapi/5/dataengine/retention-tags/v1/enabled
+func (UnimplementedHandler) GetRetentionTagsEnabled(ctx context.Context) (r *RetentionTagsEnabled, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1093,6 +1184,29 @@ func (UnimplementedHandler) ListDeployedExtensions(ctx context.Context) (r *Depl
 //
 // GET /mgmt/openapi/5/events2metrics/events2metrics/v2
 func (UnimplementedHandler) ListE2M(ctx context.Context) (r *E2MList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListE2MLabelsCardinality implements ListE2MLabelsCardinality operation.
+//
+// For each of the last 30 UTC days (oldest first, today included) the number of distinct combinations
+// of values that the `metric_labels` would have taken, counted over the team's imported usage records
+// of that day that the query selects. This server ingests no events: the usage records (see Data usage
+// in the README) are the only per-day label values it holds. A label's `sourceField` names a record
+// label, either exactly or by its last dot-separated part (`metadata.applicationName` reads
+// `applicationName`); a record without that label gives the empty value. `logs_query` selects records
+// labelled `pillar=PILLAR_LOGS`, `spans_query` those labelled `pillar=PILLAR_SPANS`, neither every
+// record; their filters keep records whose `applicationName`, `subsystemName`, `severity`,
+// `serviceName` or `action` label is among the values listed. `lucene` is refused (400): records hold
+// no event text to search. No labels count one permutation on a day with a selected record.
+//
+// `logs_query`, `spans_query` and `metric_labels` are query objects (schemas in `x-query-objects`) in
+// bracket form (`logs_query[applicationnameFilters]=web`,
+// `metric_labels[0][sourceField]=subsystemName`) or dot form
+// (`metric_labels[0].targetLabel=subsystem`).
+//
+// GET /mgmt/openapi/5/events2metrics/labels/v2/cardinalities
+func (UnimplementedHandler) ListE2MLabelsCardinality(ctx context.Context) (r *E2MLabelsCardinality, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

@@ -26,7 +26,8 @@ func NewHandler(database *db.DB) *RuleGroupHandler {
 // CreateParsingRuleGroup stores a new group under a fresh id, with fresh ids on its subgroups and
 // rules; an omitted order places it after the team's other groups.
 //
-// Errors: Invalid (see checkGroup).
+// Errors: Invalid (see checkGroup); LimitExceeded when the team would hold more than MaxGroups
+// groups or MaxRules rules.
 func (h *RuleGroupHandler) CreateParsingRuleGroup(ctx context.Context, req *oas.ParsingRuleGroup) (*oas.ParsingRuleGroupResponse, error) {
 	caller := auth.PrincipalFrom(ctx)
 	g, err := checkGroup(*req, caller.TeamID)
@@ -35,6 +36,13 @@ func (h *RuleGroupHandler) CreateParsingRuleGroup(ctx context.Context, req *oas.
 	}
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
 		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
+			return err
+		}
+		u, err := teamUsage(ctx, tx, caller.TeamID, "")
+		if err != nil {
+			return err
+		}
+		if err := checkRoom(u, g, nil); err != nil {
 			return err
 		}
 		if !g.Order.IsSet() {
@@ -56,7 +64,8 @@ func (h *RuleGroupHandler) CreateParsingRuleGroup(ctx context.Context, req *oas.
 // UpdateParsingRuleGroup replaces the group group_id (E7); its subgroups and rules get fresh ids,
 // and an omitted order keeps the group's current one.
 //
-// Errors: Invalid (see checkGroup); NotFound when the team has no such group.
+// Errors: Invalid (see checkGroup); NotFound when the team has no such group; LimitExceeded when
+// the team would hold more than MaxRules rules.
 func (h *RuleGroupHandler) UpdateParsingRuleGroup(ctx context.Context, req *oas.ParsingRuleGroup, params oas.UpdateParsingRuleGroupParams) (*oas.ParsingRuleGroupResponse, error) {
 	caller := auth.PrincipalFrom(ctx)
 	g, err := checkGroup(*req, caller.TeamID)
@@ -69,6 +78,13 @@ func (h *RuleGroupHandler) UpdateParsingRuleGroup(ctx context.Context, req *oas.
 		}
 		old, err := getGroup(ctx, tx, caller.TeamID, params.GroupID)
 		if err != nil {
+			return err
+		}
+		u, err := teamUsage(ctx, tx, caller.TeamID, params.GroupID)
+		if err != nil {
+			return err
+		}
+		if err := checkRoom(u, g, &old); err != nil {
 			return err
 		}
 		if !g.Order.IsSet() {

@@ -18,9 +18,9 @@ func lockTeam(ctx context.Context, tx *db.Tx, teamID int64) error {
 
 // nextOrder is one more than the highest order of the team's groups, or 1 when it has none; it
 // stays at the largest int64 rather than overflow.
-func nextOrder(ctx context.Context, tx *db.Tx, teamID int64) (int64, error) {
+func nextOrder(ctx context.Context, q db.Querier, teamID int64) (int64, error) {
 	var max int64
-	err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(sort_order), 0) FROM parsing_rule_groups WHERE team_id = $1`, teamID).Scan(&max)
+	err := q.QueryRowContext(ctx, `SELECT COALESCE(MAX(sort_order), 0) FROM parsing_rule_groups WHERE team_id = $1`, teamID).Scan(&max)
 	if err != nil {
 		return 0, fmt.Errorf("next rule group order: %w", err)
 	}

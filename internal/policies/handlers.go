@@ -1,5 +1,6 @@
 // Package policies serves data-plan policies (E8 create, E9 span-policy overwrite, and the list,
-// get, update, delete, reorder and log/RUM overwrite operations) and the team's default policy
+// get, update, delete, reorder and log/RUM overwrite operations, the usage forecast of a draft
+// policy and the test of log policies against sample entries) and the team's default policy
 // priorities (E10 and its read). A team holds at most a configured number of policies per data
 // type (logs, spans, RUM); a write that would pass it answers 429 and changes nothing.
 package policies
@@ -78,6 +79,19 @@ func stamp(tx *db.Tx, teamID int64, p oas.Policy, pos int) oas.Policy {
 	p.Deleted = false
 	p.CreatedAt = oas.NewOptDateTime(tx.Now)
 	p.UpdatedAt = oas.NewOptDateTime(tx.Now)
+	return withStatus(p)
+}
+
+// withStatus sets the priorityOverrideStatus the server keeps: on a policy with a quota-based
+// override, the priority in force, which is the base priority, since this server holds no daily
+// quota whose use could reach a tier (so no usage or limit is answered); absent otherwise.
+func withStatus(p oas.Policy) oas.Policy {
+	p.PriorityOverrideStatus.Reset()
+	if p.PriorityOverride.Value.QuotaBased.Set {
+		p.PriorityOverrideStatus = oas.NewOptPolicyPriorityOverrideStatus(oas.PolicyPriorityOverrideStatus{
+			QuotaBased: oas.NewOptPolicyQuotaBasedStatus(oas.PolicyQuotaBasedStatus{CurrentPriority: oas.NewOptPolicyPriority(p.Priority)}),
+		})
+	}
 	return p
 }
 
@@ -190,6 +204,7 @@ func (h *PolicyHandler) UpdatePolicy(ctx context.Context, req *oas.UpdatePolicyR
 			return err
 		}
 		p.UpdatedAt = oas.NewOptDateTime(tx.Now)
+		p = withStatus(p)
 		out = p
 		return updatePolicy(ctx, tx, caller.TeamID, p)
 	})

@@ -21,6 +21,8 @@ const (
 	reorderPath  = "/mgmt/openapi/5/dataplans/policies/v1/all/reorder"
 	settingsPut  = "/mgmt/openapi/5/dataplans/policiy-settings/v1"
 	settingsGet  = "/mgmt/openapi/5/dataplans/policy-settings/v1"
+	forecastPath = "/mgmt/openapi/5/dataplans/policies/v1/all/forecast-usage"
+	testPath     = "/mgmt/openapi/5/dataplans/policies/v1/all/test-policies"
 )
 
 type policyOut struct {
@@ -236,7 +238,7 @@ func entries(kind string, n int, bad int) string {
 		if i == bad {
 			name = ""
 		}
-		es[i] = fmt.Sprintf(`{"policy":{"name":%q,"priority":"PRIORITY_TYPE_MEDIUM"},%s}`, name, rules)
+		es[i] = fmt.Sprintf(`{"policy":{"name":%q,"description":"","priority":"PRIORITY_TYPE_MEDIUM"},%s}`, name, rules)
 	}
 	return `{"policies":[` + strings.Join(es, ",") + `]}`
 }
@@ -293,7 +295,7 @@ func TestOverwriteEntryBounds(t *testing.T) {
 		}
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, spanPath, key, entries("span", 201, -1)), 400, "policies")
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, logPath, key, entries("log", 201, -1)), 400, "policies")
-		apitest.ExpectError(t, env.JSON(t, http.MethodPut, spanPath, key, `{"policies":[{"policy":{"name":"x","priority":"PRIORITY_TYPE_LOW"}}]}`), 400, "spanRules")
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, spanPath, key, `{"policies":[{"policy":{"name":"x","description":"","priority":"PRIORITY_TYPE_LOW"}}]}`), 400, "spanRules")
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, spanPath, key, `{}`), 400, "policies")
 		if got := len(list(t, env, key, "?source_type=SOURCE_TYPE_SPANS")); got != 200 {
 			t.Fatalf("spans: %d", got)
@@ -414,6 +416,8 @@ func TestPermissionsAndIsolation(t *testing.T) {
 			{http.MethodPut, policiesPath, fmt.Sprintf(`{"id":%q}`, p.ID), "policies:Manage"},
 			{http.MethodDelete, policiesPath + "/" + p.ID, "", "policies:Manage"},
 			{http.MethodPost, reorderPath, `{"sourceType":"SOURCE_TYPE_RUM","orders":[]}`, "policies:Manage"},
+			{http.MethodPost, forecastPath, `{}`, "policies:ReadConfig"},
+			{http.MethodPost, testPath, `{"metaFieldsValuesList":[]}`, "policies:ReadConfig"},
 			{http.MethodPost, settingsPut, `{}`, "policy-settings:Manage"},
 			{http.MethodGet, settingsGet, "", "policy-settings:ReadConfig"},
 		}

@@ -110,12 +110,20 @@ func fromCreate(req *oas.CreatePolicyRequest) (draft, bool, error) {
 		Name:             string(req.Name),
 		Description:      req.Description,
 		Priority:         req.Priority,
+		PriorityOverride: req.PriorityOverride,
+		Targets:          req.Targets,
 		Enabled:          !req.Disabled.Or(false),
 		ApplicationRule:  req.ApplicationRule,
 		SubsystemRule:    req.SubsystemRule,
 		ArchiveRetention: req.ArchiveRetention,
 	}
+	if err := checkOverrides("", &p); err != nil {
+		return draft{}, false, err
+	}
 	if err := setRules(&p, "", src, req.LogRules.Value, req.SpanRules.Value, req.RumRules.Value); err != nil {
+		return draft{}, false, err
+	}
+	if err := checkPolicyRules("", "", p.ApplicationRule, p.SubsystemRule, p.SpanRules); err != nil {
 		return draft{}, false, err
 	}
 	return draft{source: src, policy: p}, first, nil
@@ -125,14 +133,22 @@ func fromCreate(req *oas.CreatePolicyRequest) (draft, bool, error) {
 func fromFields(where string, src sourceType, f oas.PolicyFields, log oas.PolicyLogRules, span oas.PolicySpanRules, rumRules oas.PolicyLogRules) (draft, error) {
 	p := oas.Policy{
 		Name:             string(f.Name),
-		Description:      f.Description,
+		Description:      oas.NewOptPolicyDescription(f.Description),
 		Priority:         f.Priority,
+		PriorityOverride: f.PriorityOverride,
+		Targets:          f.Targets,
 		Enabled:          !f.Disabled.Or(false),
 		ApplicationRule:  f.ApplicationRule,
 		SubsystemRule:    f.SubsystemRule,
 		ArchiveRetention: f.ArchiveRetention,
 	}
+	if err := checkOverrides(where+"policy.", &p); err != nil {
+		return draft{}, err
+	}
 	if err := setRules(&p, where, src, log, span, rumRules); err != nil {
+		return draft{}, err
+	}
+	if err := checkPolicyRules(where+"policy.", where, p.ApplicationRule, p.SubsystemRule, p.SpanRules); err != nil {
 		return draft{}, err
 	}
 	return draft{source: src, policy: p}, nil
@@ -183,6 +199,15 @@ func applyUpdate(p *oas.Policy, src sourceType, req *oas.UpdatePolicyRequest) er
 	if v, ok := req.Priority.Get(); ok {
 		p.Priority = v
 	}
+	if req.PriorityOverride.Set {
+		p.PriorityOverride = req.PriorityOverride
+	}
+	if req.Targets != nil {
+		p.Targets = req.Targets
+	}
+	if err := checkOverrides("", p); err != nil {
+		return err
+	}
 	if req.ApplicationRule.Set {
 		p.ApplicationRule = req.ApplicationRule
 	}
@@ -193,9 +218,11 @@ func applyUpdate(p *oas.Policy, src sourceType, req *oas.UpdatePolicyRequest) er
 		p.ArchiveRetention = req.ArchiveRetention
 	}
 	if got != "" {
-		return setRules(p, "", got, req.LogRules.Value, req.SpanRules.Value, req.RumRules.Value)
+		if err := setRules(p, "", got, req.LogRules.Value, req.SpanRules.Value, req.RumRules.Value); err != nil {
+			return err
+		}
 	}
-	return nil
+	return checkPolicyRules("", "", p.ApplicationRule, p.SubsystemRule, p.SpanRules)
 }
 
 func rulesField(s sourceType) string {
@@ -243,3 +270,60 @@ func checkOrders(src sourceType, orders []oas.PolicyOrder, have map[string]bool)
 }
 
 func entryPath(i int) string { return fmt.Sprintf("policies[%d].", i) }
+
+// tierPriorities ranks the priorities a usage tier may name, highest first.
+var tierPriorities = map[oas.PolicyPriority]int{
+	oas.PolicyPriorityPRIORITYTYPEHIGH:   3,
+	oas.PolicyPriorityPRIORITYTYPEMEDIUM: 2,
+	oas.PolicyPriorityPRIORITYTYPELOW:    1,
+}
+
+// checkOverrides checks the quota-based priority overrides of p and of its targets, and makes
+// an absent targets list empty. where prefixes the paths in messages.
+//
+// Errors: Invalid naming the tier: a priority other than LOW, MEDIUM or HIGH, a percentage not
+// above the one before it, or a priority not below the one before it.
+func checkOverrides(where string, p *oas.Policy) error {
+	if p.Targets == nil {
+		p.Targets = oas.PolicyTargets{}
+	}
+	if err := checkTiers(where+"priorityOverride", p.PriorityOverride); err != nil {
+		return err
+	}
+	for i, t := range p.Targets {
+		if err := checkTiers(fmt.Sprintf("%stargets[%d].priorityOverride", where, i), t.PriorityOverride); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkTiers(path string, o oas.OptPolicyPriorityOverride) error {
+	tiers := o.Value.QuotaBased.Value.UsageTiers
+	for i, t := range tiers {
+		at := fmt.Sprintf("%s.quotaBased.usageTiers[%d]", path, i)
+		rank, ok := tierPriorities[t.Priority.Value]
+		if !t.Priority.Set || !ok {
+			return apierror.Invalidf("%s.priority: must be PRIORITY_TYPE_LOW, PRIORITY_TYPE_MEDIUM or PRIORITY_TYPE_HIGH (got %s)", at, orNothing(t.Priority))
+		}
+		if i == 0 {
+			continue
+		}
+		prev := tiers[i-1]
+		if t.DailyQuotaPercentage.Or(0) <= prev.DailyQuotaPercentage.Or(0) {
+			return apierror.Invalidf("%s.dailyQuotaPercentage: must be greater than the tier before it (%g), got %g",
+				at, prev.DailyQuotaPercentage.Or(0), t.DailyQuotaPercentage.Or(0))
+		}
+		if rank >= tierPriorities[prev.Priority.Value] {
+			return apierror.Invalidf("%s.priority: must be lower than the tier before it (%s), got %s", at, prev.Priority.Value, t.Priority.Value)
+		}
+	}
+	return nil
+}
+
+func orNothing(p oas.OptPolicyPriority) string {
+	if !p.Set {
+		return "nothing"
+	}
+	return string(p.Value)
+}

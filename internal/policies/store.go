@@ -81,7 +81,10 @@ func scanPolicy(row scanner, teamID int64) (oas.Policy, sourceType, error) {
 	p.Deleted = false
 	p.CreatedAt = oas.NewOptDateTime(time.UnixMicro(created).UTC())
 	p.UpdatedAt = oas.NewOptDateTime(time.UnixMicro(updated).UTC())
-	return p, sourceType(src), nil
+	if p.Targets == nil {
+		p.Targets = oas.PolicyTargets{} // stored before targets existed
+	}
+	return withStatus(p), sourceType(src), nil
 }
 
 // getPolicy returns the team's policy and its type; db.ErrNotFound when there is none.

@@ -1,5 +1,6 @@
 // Package retentions serves retention tags: the platform's four tags that every team has (never
-// stored; see rules.go) under the names the team gave them (E16 renames, and the list).
+// stored; see rules.go) under the names the team gave them (E16 renames, and the list), and
+// whether the team has activated them (activate, and the enabled read).
 package retentions
 
 import (
@@ -55,4 +56,25 @@ func (h *RetentionHandler) UpdateRetentionTags(ctx context.Context, req *oas.Ret
 		return nil, err
 	}
 	return &oas.RetentionTagList{Retentions: tags}, nil
+}
+
+// ActivateRetentionTags turns retention tags on for the team and answers that they are active;
+// activating again changes nothing (the first activation time stays).
+func (h *RetentionHandler) ActivateRetentionTags(ctx context.Context) (*oas.RetentionTagsActivated, error) {
+	caller := auth.PrincipalFrom(ctx)
+	err := h.db.InTx(ctx, func(tx *db.Tx) error { return activate(ctx, tx, caller.TeamID) })
+	if err != nil {
+		return nil, err
+	}
+	return &oas.RetentionTagsActivated{ActivateRetentions: true}, nil
+}
+
+// GetRetentionTagsEnabled answers whether the team has activated retention tags.
+func (h *RetentionHandler) GetRetentionTagsEnabled(ctx context.Context) (*oas.RetentionTagsEnabled, error) {
+	caller := auth.PrincipalFrom(ctx)
+	on, err := activated(ctx, h.db.Read(), caller.TeamID)
+	if err != nil {
+		return nil, err
+	}
+	return &oas.RetentionTagsEnabled{EnableTags: on}, nil
 }

@@ -135,3 +135,73 @@ func TestRetentionPermissions(t *testing.T) {
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, path, "nope", ""), 401)
 	})
 }
+
+const (
+	activatePath = path + "/activate"
+	enabledPath  = path + "/enabled"
+)
+
+func enabled(t *testing.T, env *apitest.Env, key string) bool {
+	t.Helper()
+	got := apitest.Decode[struct{ EnableTags *bool }](t, env.JSON(t, http.MethodGet, enabledPath, key, "")).EnableTags
+	if got == nil {
+		t.Fatal("enableTags missing")
+	}
+	return *got
+}
+
+func TestActivate(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		_, other := env.MustTeam(t, "other")
+		// The field is present (false) before activation.
+		if res := env.JSON(t, http.MethodGet, enabledPath, key, ""); res.Status != http.StatusOK || string(res.Body) != `{"enableTags":false}` {
+			t.Fatalf("before activation: %d %s", res.Status, res.Body)
+		}
+		for i := 0; i < 2; i++ { // activating twice is the same as once
+			res := env.JSON(t, http.MethodPost, activatePath, key, "")
+			if res.Status != http.StatusOK || string(res.Body) != `{"activateRetentions":true}` {
+				t.Fatalf("activate #%d: %d %s", i+1, res.Status, res.Body)
+			}
+		}
+		// A body, if a client sends one, is not read.
+		if res := env.JSON(t, http.MethodPost, activatePath, key, `{"ids":["x"]}`); res.Status != http.StatusOK {
+			t.Fatalf("activate with a body: %d %s", res.Status, res.Body)
+		}
+		if !enabled(t, env, key) {
+			t.Fatal("not enabled after activation")
+		}
+		env.Restart(t)
+		if !enabled(t, env, key) {
+			t.Fatal("activation lost on restart")
+		}
+		// Team isolation; the list of tags is unchanged by activation.
+		if enabled(t, env, other) {
+			t.Fatal("other team enabled")
+		}
+		if got := tags(t, env.JSON(t, http.MethodGet, path, key, "")); len(got) != 4 || got[0].ID != defaultID {
+			t.Fatalf("tags after activation %+v", got)
+		}
+	})
+}
+
+func TestActivatePermissions(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		reader := env.MustKey(t, key, "retention-tags:ReadConfig")
+		writer := env.MustKey(t, key, "retention-tags:Manage")
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, activatePath, reader, ""), 403)
+		apitest.ExpectError(t, env.JSON(t, http.MethodGet, enabledPath, writer, ""), 403)
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, activatePath, "nope", ""), 401)
+		apitest.ExpectError(t, env.JSON(t, http.MethodGet, enabledPath, "nope", ""), 401)
+		if enabled(t, env, reader) {
+			t.Fatal("a refused activation changed the state")
+		}
+		if res := env.JSON(t, http.MethodPost, activatePath, writer, ""); res.Status != http.StatusOK {
+			t.Fatalf("writer: %d %s", res.Status, res.Body)
+		}
+		if !enabled(t, env, reader) {
+			t.Fatal("not enabled")
+		}
+	})
+}

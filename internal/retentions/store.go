@@ -47,3 +47,25 @@ func setName(ctx context.Context, tx *db.Tx, teamID int64, id, name string) erro
 	}
 	return nil
 }
+
+// activate records that the team activated retention tags; a team that already did keeps its
+// first activation time.
+func activate(ctx context.Context, tx *db.Tx, teamID int64) error {
+	_, err := tx.ExecContext(ctx,
+		`INSERT INTO retention_tags_activation (team_id, activated_at) VALUES ($1, $2) ON CONFLICT (team_id) DO NOTHING`,
+		teamID, tx.Now.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("activate retention tags: %w", err)
+	}
+	return nil
+}
+
+// activated tells whether the team activated retention tags.
+func activated(ctx context.Context, q db.Querier, teamID int64) (bool, error) {
+	var n int
+	err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM retention_tags_activation WHERE team_id = $1`, teamID).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("read retention tags activation: %w", err)
+	}
+	return n > 0, nil
+}

@@ -1,0 +1,47 @@
+package e2m
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+// GetE2MLimits answers the team's limits (rules, reserved permutations, labels per rule) and how
+// much of the first two the team's rules use. It only reads.
+func (h *E2MHandler) GetE2MLimits(ctx context.Context) (*oas.E2MLimits, error) {
+	caller := auth.PrincipalFrom(ctx)
+	var n, reserved int64
+	err := h.db.Read().QueryRowContext(ctx,
+		`SELECT COUNT(*), COALESCE(SUM(permutations_limit), 0) FROM e2m_rules WHERE team_id = $1`, caller.TeamID).Scan(&n, &reserved)
+	if err != nil {
+		return nil, fmt.Errorf("e2m usage: %w", err)
+	}
+	return &oas.E2MLimits{
+		CompanyId:         strconv.FormatInt(caller.TeamID, 10),
+		LabelsLimit:       MaxLabels,
+		MetricsLimit:      oas.E2MLimitUsage{Limit: MaxRules, Used: clampInt32(n)},
+		PermutationsLimit: oas.E2MLimitUsage{Limit: MaxTeamPermutations, Used: clampInt32(reserved)},
+	}, nil
+}
+
+func clampInt32(v int64) int32 {
+	if v > math.MaxInt32 {
+		return math.MaxInt32
+	}
+	return int32(v)
+}
+
+// teamPermutations is the sum of the permutation limits of the team's rules.
+func teamPermutations(ctx context.Context, tx *db.Tx, teamID int64) (int64, error) {
+	var sum int64
+	err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(permutations_limit), 0) FROM e2m_rules WHERE team_id = $1`, teamID).Scan(&sum)
+	if err != nil {
+		return 0, fmt.Errorf("sum e2m permutations: %w", err)
+	}
+	return sum, nil
+}

@@ -1,0 +1,178 @@
+package parsingrules_test
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/db"
+)
+
+const (
+	limitsPath  = "/mgmt/openapi/5/parsing-rules/limits/v1"
+	mappingPath = "/mgmt/openapi/5/parsing-rules/mapping/v1"
+)
+
+type counts struct{ Groups, Rules, ParsingThemes int }
+
+type usageLimits struct {
+	CompanyID string `json:"companyId"`
+	Limits    counts
+	Usage     counts
+}
+
+// insertGroups stores n groups directly, the first holding rules rules in one subgroup.
+func insertGroups(t *testing.T, env *apitest.Env, team int64, n, rules int) {
+	t.Helper()
+	err := env.DB.InTx(context.Background(), func(tx *db.Tx) error {
+		for i := 0; i < n; i++ {
+			doc := `{"id":"bulk-` + strconv.Itoa(i) + `","name":"bulk"}`
+			if i == 0 {
+				doc = `{"id":"bulk-0","name":"bulk","ruleSubgroups":[{"rules":[` + strings.TrimSuffix(strings.Repeat(`{},`, rules), ",") + `]}]}`
+			}
+			_, err := tx.ExecContext(context.Background(),
+				`INSERT INTO parsing_rule_groups (team_id, id, sort_order, document, created_at, updated_at) VALUES ($1, $2, 0, $3, 0, 0)`,
+				team, "bulk-"+strconv.Itoa(i), doc)
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestUsageLimits(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		team, key := env.MustTeam(t, "acme")
+		_, other := env.MustTeam(t, "other")
+		read := func(key string) usageLimits {
+			t.Helper()
+			return apitest.Decode[usageLimits](t, env.JSON(t, http.MethodPost, limitsPath, key, ""))
+		}
+		want := usageLimits{strconv.FormatInt(team, 10), counts{1000, 10000, 0}, counts{0, 0, 0}}
+		if got := read(key); got != want {
+			t.Fatalf("empty team %+v, want %+v", got, want)
+		}
+		g := create(t, env, key, strings.Replace(allKinds, "TEAM", strconv.FormatInt(team, 10), 1))
+		create(t, env, key, `{"name":"empty"}`)
+		if got := read(key).Usage; got != (counts{2, 10, 0}) {
+			t.Fatalf("after two creates %+v", got)
+		}
+		// E7 replaces the group's rules; delete frees them.
+		env.JSON(t, http.MethodPut, e7Path+g.ID, key, `{"name":"g","ruleSubgroups":[{"rules":[{"name":"r","parameters":{"removeFieldsParameters":{"fields":["a"]}}}]}]}`)
+		if got := read(key).Usage; got != (counts{2, 1, 0}) {
+			t.Fatalf("after E7 %+v", got)
+		}
+		env.JSON(t, http.MethodDelete, itemPath+g.ID, key, "")
+		if got := read(key).Usage; got != (counts{1, 0, 0}) {
+			t.Fatalf("after delete %+v", got)
+		}
+		if got := read(other).Usage; got != (counts{}) {
+			t.Fatalf("other team %+v", got)
+		}
+	})
+}
+
+func TestGroupAndRuleLimits(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		team, key := env.MustTeam(t, "acme")
+		// 998 stored groups, the first with 9998 rules.
+		insertGroups(t, env, team, 998, 9998)
+		rule := `{"name":"r","parameters":{"removeFieldsParameters":{"fields":["a"]}}}`
+		two := `{"name":"two","ruleSubgroups":[{"rules":[` + rule + `,` + rule + `]}]}`
+		// 10001 rules: refused; 10000: accepted.
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, collPath, key, `{"name":"three","ruleSubgroups":[{"rules":[`+rule+`,`+rule+`,`+rule+`]}]}`), 429, "10000", "10001")
+		g := create(t, env, key, two)
+		// E7 of a group counts the others plus the new body.
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, e7Path+g.ID, key, `{"name":"two","ruleSubgroups":[{"rules":[`+rule+`,`+rule+`,`+rule+`]}]}`), 429, "10001")
+		if got := apitest.Decode[usageLimits](t, env.JSON(t, http.MethodPost, limitsPath, key, "")).Usage; got != (counts{999, 10000, 0}) {
+			t.Fatalf("usage %+v", got)
+		}
+		// The 1000th group fits, the 1001st does not.
+		create(t, env, key, `{"name":"1000th"}`)
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, collPath, key, `{"name":"1001st"}`), 429, "1000", "1001")
+		if n := len(list(t, env, key)); n != 1000 {
+			t.Fatalf("%d groups", n)
+		}
+		// At the group limit, E7 still works (it adds no group).
+		if res := env.JSON(t, http.MethodPut, e7Path+g.ID, key, `{"name":"two renamed","ruleSubgroups":[{"rules":[`+rule+`]}]}`); res.Status != http.StatusOK {
+			t.Fatalf("E7 at the limit: %d %s", res.Status, res.Body)
+		}
+		// A team above the rule limit (from before it existed) may replace a group without adding rules.
+		err := env.DB.InTx(context.Background(), func(tx *db.Tx) error {
+			_, err := tx.ExecContext(context.Background(), `UPDATE parsing_rule_groups SET document = $2 WHERE team_id = $1 AND id = 'bulk-0'`,
+				team, `{"id":"bulk-0","name":"bulk","ruleSubgroups":[{"rules":[`+strings.TrimSuffix(strings.Repeat(`{},`, 10005), ",")+`]}]}`)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := env.JSON(t, http.MethodPut, e7Path+g.ID, key, `{"name":"same size","ruleSubgroups":[{"rules":[`+rule+`]}]}`); res.Status != http.StatusOK {
+			t.Fatalf("E7 above the rule limit: %d %s", res.Status, res.Body)
+		}
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, e7Path+g.ID, key, two), 429, "10007")
+	})
+}
+
+func TestModelMapping(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		create(t, env, key, `{"name":"first","order":7}`)
+		body := `{"name":"m","ruleMatchers":[{"severity":{}}],"ruleSubgroups":[{"rules":[
+			{"name":"b","order":2,"parameters":{"blockParameters":{"rule":"x+"}}},
+			{"name":"a","order":1,"parameters":{"jsonParseParameters":{"destinationField":"p"}}}]}],"id":"ignored","teamId":{}}`
+		got := apitest.Decode[struct{ RuleDefinition groupOut }](t, env.JSON(t, http.MethodPost, mappingPath, key, body)).RuleDefinition
+		if got.ID != "" || got.Name != "m" || got.Order != 8 || got.Description == nil || *got.Description != "" ||
+			got.Enabled == nil || *got.Enabled || got.Hidden == nil || got.Creator == nil || len(got.TeamID) != 0 {
+			t.Fatalf("group %+v", got)
+		}
+		if len(got.RuleSubgroups) != 1 || got.RuleSubgroups[0].ID != "" || got.RuleSubgroups[0].Order != 1 {
+			t.Fatalf("subgroups %+v", got.RuleSubgroups)
+		}
+		rs := got.RuleSubgroups[0].Rules
+		if len(rs) != 2 || rs[0].Name != "a" || rs[1].Name != "b" || rs[0].ID != "" || rs[0].SourceField == nil {
+			t.Fatalf("rules %+v", rs)
+		}
+		if v := got.RuleMatchers[0]["severity"]["value"]; v != "VALUE_DEBUG_OR_UNSPECIFIED" {
+			t.Fatalf("matcher %+v", got.RuleMatchers)
+		}
+		// The stored form equals what a create then stores, but for ids.
+		stored := create(t, env, key, body)
+		if stored.Order != 8 || stored.RuleSubgroups[0].Rules[0].Name != "a" {
+			t.Fatalf("stored %+v", stored)
+		}
+		// Nothing was stored by the mapping: two groups.
+		if n := len(list(t, env, key)); n != 2 {
+			t.Fatalf("%d groups", n)
+		}
+		// A given order is kept; the checks are the create's.
+		if o := apitest.Decode[struct{ RuleDefinition groupOut }](t, env.JSON(t, http.MethodPost, mappingPath, key, `{"name":"x","order":3}`)).RuleDefinition.Order; o != 3 {
+			t.Fatalf("order %d", o)
+		}
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, mappingPath, key, `{"name":" "}`), 400, "name")
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, mappingPath, key,
+			`{"name":"x","ruleSubgroups":[{"rules":[{"name":"r","parameters":{"allowParameters":{"rule":"(?=x)"}}}]}]}`), 400, "ruleSubgroups[0].rules[0].parameters.allowParameters.rule")
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, mappingPath, key, `{"name":"x","order":-1}`), 400, "order")
+	})
+}
+
+func TestLimitsAndMappingPermissions(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		reader := env.MustKey(t, key, "parsing-rules:ReadConfig")
+		writer := env.MustKey(t, key, "parsing-rules:Manage")
+		for _, c := range []struct{ path, body string }{{limitsPath, ""}, {mappingPath, `{"name":"x"}`}} {
+			if res := env.JSON(t, http.MethodPost, c.path, reader, c.body); res.Status != http.StatusOK {
+				t.Fatalf("reader %s: %d %s", c.path, res.Status, res.Body)
+			}
+			apitest.ExpectError(t, env.JSON(t, http.MethodPost, c.path, writer, c.body), 403)
+			apitest.ExpectError(t, env.JSON(t, http.MethodPost, c.path, "nope", c.body), 401)
+		}
+	})
+}

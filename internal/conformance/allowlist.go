@@ -12,10 +12,6 @@ var allowlist = []Key{
 	// characters (every operation: the fix is in the error writer, internal/api).
 	{"*", "/message", `maximum string length is 4096`},
 
-	// Cases: alert versions from ingestion are longer than the public 64 characters.
-	{"CasesService_ListCases", "/cases/*/caseIndicators/alertIndicators/*/alertVersions/*", `maximum string length is 64`},
-	{"CasesService_ListCases", "/cases/*/caseIndicators/alertIndicators/*/latestAlertVersion", `maximum string length is 64`},
-
 	// Extensions: CX_CUSTOM_DASHBOARD and CX_CUSTOM_DASHBOARD_DEFINITION are not renamed to
 	// PLATFORM_… (issue 11 §2).
 	{"ExtensionService_GetExtension", "/permissionDeniedRevisions/*/permissionDeniedItems/*/permissionResource", `value is not one of the allowed values ["UNKNOWN","ACTION","ALERT","CUSTOM_ENRICHMENT","GEO_ENRICHMENT","SECURITY_ENRICHMENT","RESOURCE_CLOUD_METADATA_ENRICHMENT","GRAFANA_DASHBOARD","KIBANA_DASHBOARD","PARSING_RULE","SAVED_VIEW","PLATFORM_CUSTOM_DASHBOARD","METRICS_RULE_GROUP","SPAN_EVENTS_TO_METRICS","LOGS_EVENTS_TO_METRICS"]`},

@@ -128,6 +128,34 @@ func TestRenameBrand(t *testing.T) {
 
 // TestBrandNamesAreRenamedInTheDocuments: the loaded documents know the renamed property names
 // and enum values, and no longer the brand ones.
+// TestSharedEnumsAreUnited: the presets document predates the entities document, whose entity
+// type enum has OLLY_SCHEDULED_TASKS; both documents' enum carries it once loaded.
+func TestSharedEnumsAreUnited(t *testing.T) {
+	checker := mustChecker(t)
+	for _, file := range []string{"presets_service.json", "entities_service.json"} {
+		if !checker.Docs.HasEnumValue(file, "OLLY_SCHEDULED_TASKS") {
+			t.Errorf("%s: the entity type enum lacks OLLY_SCHEDULED_TASKS", file)
+		}
+	}
+	vs, err := checker.CheckBody("PresetsService_GetPreset", 200,
+		[]byte(`{"preset": {"id": "p", "name": "n", "entityType": "OLLY_SCHEDULED_TASKS"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vs {
+		if strings.HasSuffix(v.Pointer, "/entityType") {
+			t.Errorf("OLLY_SCHEDULED_TASKS refused in a preset: %v", v)
+		}
+	}
+	vs, err = checker.CheckBody("PresetsService_GetPreset", 200, []byte(`{"preset": {"entityType": "NOT_A_TYPE"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(vs, func(v conformance.Violation) bool { return strings.HasSuffix(v.Pointer, "/entityType") }) {
+		t.Errorf("an unknown entity type passed: %v", vs)
+	}
+}
+
 func TestBrandNamesAreRenamedInTheDocuments(t *testing.T) {
 	checker := mustChecker(t)
 	// E24's answer carries platformManaged (cxManaged in the public document).

@@ -65,11 +65,20 @@ func Load(dir string) (*Documents, error) {
 		return nil, fmt.Errorf("%s: no *.json public documents", dir)
 	}
 	sort.Strings(files)
+	roots := make(map[string]map[string]any, len(files))
+	for _, file := range files {
+		root, err := readDocument(file)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		roots[file] = root
+	}
+	uniteSharedEnums(roots)
 	docs := &Documents{Dir: dir, documents: map[string]*openapi3.T{}, operations: map[string]*PublicOperation{}, byID: map[string]*PublicOperation{}}
 	for _, file := range files {
 		name := filepath.Base(file)
 		docs.Files = append(docs.Files, name)
-		doc, err := loadDocument(file)
+		doc, err := loadDocument(roots[file])
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
@@ -178,7 +187,8 @@ func operationKey(method, path string) string {
 	return strings.ToUpper(method) + " " + pathParameter.ReplaceAllString(path, "{}")
 }
 
-func loadDocument(file string) (*openapi3.T, error) {
+// readDocument decodes one public document and renames its brand words.
+func readDocument(file string) (map[string]any, error) {
 	raw, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err
@@ -188,6 +198,47 @@ func loadDocument(file string) (*openapi3.T, error) {
 		return nil, err
 	}
 	renameBrandsInDocument(root)
+	return root, nil
+}
+
+// uniteSharedEnums gives an enum component that several documents declare under one name the
+// union of their values. The documents are snapshots of different dates (INDEX.md): the presets
+// document predates the entities document, whose notification_center.EntityType has gained
+// OLLY_SCHEDULED_TASKS; the service answers the newer value through both.
+func uniteSharedEnums(roots map[string]map[string]any) {
+	values := map[string][]any{}
+	for _, root := range roots {
+		for name, schema := range componentSchemas(root) {
+			for _, v := range schema["enum"].([]any) {
+				if !slices.Contains(values[name], v) {
+					values[name] = append(values[name], v)
+				}
+			}
+		}
+	}
+	for _, root := range roots {
+		for name, schema := range componentSchemas(root) {
+			schema["enum"] = slices.Clone(values[name])
+		}
+	}
+}
+
+// componentSchemas returns the component schemas of root that are enums.
+func componentSchemas(root map[string]any) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	components, _ := root["components"].(map[string]any)
+	schemas, _ := components["schemas"].(map[string]any)
+	for name, s := range schemas {
+		if schema, ok := s.(map[string]any); ok {
+			if _, ok := schema["enum"].([]any); ok {
+				out[name] = schema
+			}
+		}
+	}
+	return out
+}
+
+func loadDocument(root map[string]any) (*openapi3.T, error) {
 	renamed, err := json.Marshal(root)
 	if err != nil {
 		return nil, err

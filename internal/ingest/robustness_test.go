@@ -452,7 +452,7 @@ func bodyOps(f fixture) []bodyOp {
 				{path: "alerts.0.startsAt", kind: "datetime", name: "startsAt"},
 				{path: "alerts.0.endsAt", kind: "datetime", name: "endsAt"},
 				{path: "alerts.0.generatorURL", kind: "string", max: 4096, name: "generatorURL"},
-				{path: "alerts.0.fingerprint", kind: "string", max: 256, name: "fingerprint"},
+				{path: "alerts.0.fingerprint", kind: "string", max: 64, name: "fingerprint"},
 			}},
 	}
 }
@@ -701,7 +701,7 @@ func TestRobustIngestPayloads(t *testing.T) {
 			body   string
 			status int
 		}{
-			{"fingerprint 256", set("alerts.0.fingerprint", strconv.Quote(strings.Repeat("f", 256))), http.StatusOK},
+			{"fingerprint 64", set("alerts.0.fingerprint", strconv.Quote(strings.Repeat("f", 64))), http.StatusOK},
 			{"groupKey 4096", set("groupKey", strconv.Quote(strings.Repeat("g", 4096))), http.StatusOK},
 			{"receiver 256", set("receiver", strconv.Quote(strings.Repeat("r", 256))), http.StatusOK},
 			{"label value 4096", set("alerts.0.labels", `{"alertname":"Big","a":"`+strings.Repeat("v", 4096)+`"}`), http.StatusOK},

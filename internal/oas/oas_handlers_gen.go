@@ -8332,8 +8332,8 @@ func (s *Server) handleGetE2MRequest(args [1]string, argsEscaped bool, w http.Re
 // Answers the extension with its changelog and its revisions, newest first; hidden extensions are
 // readable by id. A testing revision is included only with `include_testing_revision=true`. Item
 // binaries of the types `KIBANA_DASHBOARD_DEFINITION`, `GRAFANA_DASHBOARD_DEFINITION` and
-// `CX_CUSTOM_DASHBOARD_DEFINITION` are included only with `include_dashboard_binaries=true`; the other
-// binaries always are.
+// `PLATFORM_CUSTOM_DASHBOARD_DEFINITION` are included only with `include_dashboard_binaries=true`; the
+// other binaries always are.
 //
 // Items and revisions are split by the caller's permissions: an item whose deploy permission (from its
 // `permissionResource`, see the README) the key holds is in `items`, any other in

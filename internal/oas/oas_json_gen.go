@@ -16921,8 +16921,8 @@ func (s *ExtensionItemBinaryType) Decode(d *jx.Decoder) error {
 		*s = ExtensionItemBinaryTypeGRAFANADASHBOARDDEFINITION
 	case ExtensionItemBinaryTypeENRICHMENTCSV:
 		*s = ExtensionItemBinaryTypeENRICHMENTCSV
-	case ExtensionItemBinaryTypeCXCUSTOMDASHBOARDDEFINITION:
-		*s = ExtensionItemBinaryTypeCXCUSTOMDASHBOARDDEFINITION
+	case ExtensionItemBinaryTypePLATFORMCUSTOMDASHBOARDDEFINITION:
+		*s = ExtensionItemBinaryTypePLATFORMCUSTOMDASHBOARDDEFINITION
 	default:
 		*s = ExtensionItemBinaryType(v)
 	}
@@ -17289,8 +17289,8 @@ func (s *ExtensionItemPermissionResource) Decode(d *jx.Decoder) error {
 		*s = ExtensionItemPermissionResourcePARSINGRULE
 	case ExtensionItemPermissionResourceSAVEDVIEW:
 		*s = ExtensionItemPermissionResourceSAVEDVIEW
-	case ExtensionItemPermissionResourceCXCUSTOMDASHBOARD:
-		*s = ExtensionItemPermissionResourceCXCUSTOMDASHBOARD
+	case ExtensionItemPermissionResourcePLATFORMCUSTOMDASHBOARD:
+		*s = ExtensionItemPermissionResourcePLATFORMCUSTOMDASHBOARD
 	case ExtensionItemPermissionResourceMETRICSRULEGROUP:
 		*s = ExtensionItemPermissionResourceMETRICSRULEGROUP
 	case ExtensionItemPermissionResourceSPANEVENTSTOMETRICS:
@@ -17347,8 +17347,8 @@ func (s *ExtensionItemTargetDomain) Decode(d *jx.Decoder) error {
 		*s = ExtensionItemTargetDomainPARSINGRULE
 	case ExtensionItemTargetDomainSAVEDVIEW:
 		*s = ExtensionItemTargetDomainSAVEDVIEW
-	case ExtensionItemTargetDomainCXCUSTOMDASHBOARD:
-		*s = ExtensionItemTargetDomainCXCUSTOMDASHBOARD
+	case ExtensionItemTargetDomainPLATFORMCUSTOMDASHBOARD:
+		*s = ExtensionItemTargetDomainPLATFORMCUSTOMDASHBOARD
 	case ExtensionItemTargetDomainMETRICSRULEGROUP:
 		*s = ExtensionItemTargetDomainMETRICSRULEGROUP
 	case ExtensionItemTargetDomainEVENTSTOMETRICS:

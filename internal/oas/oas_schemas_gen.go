@@ -5783,11 +5783,11 @@ func (s *ExtensionItemBinary) SetData(val string) {
 type ExtensionItemBinaryType string
 
 const (
-	ExtensionItemBinaryTypePREVIEWIMAGE                ExtensionItemBinaryType = "PREVIEW_IMAGE"
-	ExtensionItemBinaryTypeKIBANADASHBOARDDEFINITION   ExtensionItemBinaryType = "KIBANA_DASHBOARD_DEFINITION"
-	ExtensionItemBinaryTypeGRAFANADASHBOARDDEFINITION  ExtensionItemBinaryType = "GRAFANA_DASHBOARD_DEFINITION"
-	ExtensionItemBinaryTypeENRICHMENTCSV               ExtensionItemBinaryType = "ENRICHMENT_CSV"
-	ExtensionItemBinaryTypeCXCUSTOMDASHBOARDDEFINITION ExtensionItemBinaryType = "CX_CUSTOM_DASHBOARD_DEFINITION"
+	ExtensionItemBinaryTypePREVIEWIMAGE                      ExtensionItemBinaryType = "PREVIEW_IMAGE"
+	ExtensionItemBinaryTypeKIBANADASHBOARDDEFINITION         ExtensionItemBinaryType = "KIBANA_DASHBOARD_DEFINITION"
+	ExtensionItemBinaryTypeGRAFANADASHBOARDDEFINITION        ExtensionItemBinaryType = "GRAFANA_DASHBOARD_DEFINITION"
+	ExtensionItemBinaryTypeENRICHMENTCSV                     ExtensionItemBinaryType = "ENRICHMENT_CSV"
+	ExtensionItemBinaryTypePLATFORMCUSTOMDASHBOARDDEFINITION ExtensionItemBinaryType = "PLATFORM_CUSTOM_DASHBOARD_DEFINITION"
 )
 
 // AllValues returns all ExtensionItemBinaryType values.
@@ -5797,7 +5797,7 @@ func (ExtensionItemBinaryType) AllValues() []ExtensionItemBinaryType {
 		ExtensionItemBinaryTypeKIBANADASHBOARDDEFINITION,
 		ExtensionItemBinaryTypeGRAFANADASHBOARDDEFINITION,
 		ExtensionItemBinaryTypeENRICHMENTCSV,
-		ExtensionItemBinaryTypeCXCUSTOMDASHBOARDDEFINITION,
+		ExtensionItemBinaryTypePLATFORMCUSTOMDASHBOARDDEFINITION,
 	}
 }
 
@@ -5812,7 +5812,7 @@ func (s ExtensionItemBinaryType) MarshalText() ([]byte, error) {
 		return []byte(s), nil
 	case ExtensionItemBinaryTypeENRICHMENTCSV:
 		return []byte(s), nil
-	case ExtensionItemBinaryTypeCXCUSTOMDASHBOARDDEFINITION:
+	case ExtensionItemBinaryTypePLATFORMCUSTOMDASHBOARDDEFINITION:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -5834,8 +5834,8 @@ func (s *ExtensionItemBinaryType) UnmarshalText(data []byte) error {
 	case ExtensionItemBinaryTypeENRICHMENTCSV:
 		*s = ExtensionItemBinaryTypeENRICHMENTCSV
 		return nil
-	case ExtensionItemBinaryTypeCXCUSTOMDASHBOARDDEFINITION:
-		*s = ExtensionItemBinaryTypeCXCUSTOMDASHBOARDDEFINITION
+	case ExtensionItemBinaryTypePLATFORMCUSTOMDASHBOARDDEFINITION:
+		*s = ExtensionItemBinaryTypePLATFORMCUSTOMDASHBOARDDEFINITION
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -5984,7 +5984,7 @@ const (
 	ExtensionItemPermissionResourceKIBANADASHBOARD                 ExtensionItemPermissionResource = "KIBANA_DASHBOARD"
 	ExtensionItemPermissionResourcePARSINGRULE                     ExtensionItemPermissionResource = "PARSING_RULE"
 	ExtensionItemPermissionResourceSAVEDVIEW                       ExtensionItemPermissionResource = "SAVED_VIEW"
-	ExtensionItemPermissionResourceCXCUSTOMDASHBOARD               ExtensionItemPermissionResource = "CX_CUSTOM_DASHBOARD"
+	ExtensionItemPermissionResourcePLATFORMCUSTOMDASHBOARD         ExtensionItemPermissionResource = "PLATFORM_CUSTOM_DASHBOARD"
 	ExtensionItemPermissionResourceMETRICSRULEGROUP                ExtensionItemPermissionResource = "METRICS_RULE_GROUP"
 	ExtensionItemPermissionResourceSPANEVENTSTOMETRICS             ExtensionItemPermissionResource = "SPAN_EVENTS_TO_METRICS"
 	ExtensionItemPermissionResourceLOGSEVENTSTOMETRICS             ExtensionItemPermissionResource = "LOGS_EVENTS_TO_METRICS"
@@ -6004,7 +6004,7 @@ func (ExtensionItemPermissionResource) AllValues() []ExtensionItemPermissionReso
 		ExtensionItemPermissionResourceKIBANADASHBOARD,
 		ExtensionItemPermissionResourcePARSINGRULE,
 		ExtensionItemPermissionResourceSAVEDVIEW,
-		ExtensionItemPermissionResourceCXCUSTOMDASHBOARD,
+		ExtensionItemPermissionResourcePLATFORMCUSTOMDASHBOARD,
 		ExtensionItemPermissionResourceMETRICSRULEGROUP,
 		ExtensionItemPermissionResourceSPANEVENTSTOMETRICS,
 		ExtensionItemPermissionResourceLOGSEVENTSTOMETRICS,
@@ -6036,7 +6036,7 @@ func (s ExtensionItemPermissionResource) MarshalText() ([]byte, error) {
 		return []byte(s), nil
 	case ExtensionItemPermissionResourceSAVEDVIEW:
 		return []byte(s), nil
-	case ExtensionItemPermissionResourceCXCUSTOMDASHBOARD:
+	case ExtensionItemPermissionResourcePLATFORMCUSTOMDASHBOARD:
 		return []byte(s), nil
 	case ExtensionItemPermissionResourceMETRICSRULEGROUP:
 		return []byte(s), nil
@@ -6085,8 +6085,8 @@ func (s *ExtensionItemPermissionResource) UnmarshalText(data []byte) error {
 	case ExtensionItemPermissionResourceSAVEDVIEW:
 		*s = ExtensionItemPermissionResourceSAVEDVIEW
 		return nil
-	case ExtensionItemPermissionResourceCXCUSTOMDASHBOARD:
-		*s = ExtensionItemPermissionResourceCXCUSTOMDASHBOARD
+	case ExtensionItemPermissionResourcePLATFORMCUSTOMDASHBOARD:
+		*s = ExtensionItemPermissionResourcePLATFORMCUSTOMDASHBOARD
 		return nil
 	case ExtensionItemPermissionResourceMETRICSRULEGROUP:
 		*s = ExtensionItemPermissionResourceMETRICSRULEGROUP
@@ -6105,17 +6105,17 @@ func (s *ExtensionItemPermissionResource) UnmarshalText(data []byte) error {
 type ExtensionItemTargetDomain string
 
 const (
-	ExtensionItemTargetDomainACTION            ExtensionItemTargetDomain = "ACTION"
-	ExtensionItemTargetDomainALERT             ExtensionItemTargetDomain = "ALERT"
-	ExtensionItemTargetDomainENRICHMENT        ExtensionItemTargetDomain = "ENRICHMENT"
-	ExtensionItemTargetDomainGRAFANADASHBOARD  ExtensionItemTargetDomain = "GRAFANA_DASHBOARD"
-	ExtensionItemTargetDomainKIBANADASHBOARD   ExtensionItemTargetDomain = "KIBANA_DASHBOARD"
-	ExtensionItemTargetDomainPARSINGRULE       ExtensionItemTargetDomain = "PARSING_RULE"
-	ExtensionItemTargetDomainSAVEDVIEW         ExtensionItemTargetDomain = "SAVED_VIEW"
-	ExtensionItemTargetDomainCXCUSTOMDASHBOARD ExtensionItemTargetDomain = "CX_CUSTOM_DASHBOARD"
-	ExtensionItemTargetDomainMETRICSRULEGROUP  ExtensionItemTargetDomain = "METRICS_RULE_GROUP"
-	ExtensionItemTargetDomainEVENTSTOMETRICS   ExtensionItemTargetDomain = "EVENTS_TO_METRICS"
-	ExtensionItemTargetDomainALERTV3           ExtensionItemTargetDomain = "ALERT_V3"
+	ExtensionItemTargetDomainACTION                  ExtensionItemTargetDomain = "ACTION"
+	ExtensionItemTargetDomainALERT                   ExtensionItemTargetDomain = "ALERT"
+	ExtensionItemTargetDomainENRICHMENT              ExtensionItemTargetDomain = "ENRICHMENT"
+	ExtensionItemTargetDomainGRAFANADASHBOARD        ExtensionItemTargetDomain = "GRAFANA_DASHBOARD"
+	ExtensionItemTargetDomainKIBANADASHBOARD         ExtensionItemTargetDomain = "KIBANA_DASHBOARD"
+	ExtensionItemTargetDomainPARSINGRULE             ExtensionItemTargetDomain = "PARSING_RULE"
+	ExtensionItemTargetDomainSAVEDVIEW               ExtensionItemTargetDomain = "SAVED_VIEW"
+	ExtensionItemTargetDomainPLATFORMCUSTOMDASHBOARD ExtensionItemTargetDomain = "PLATFORM_CUSTOM_DASHBOARD"
+	ExtensionItemTargetDomainMETRICSRULEGROUP        ExtensionItemTargetDomain = "METRICS_RULE_GROUP"
+	ExtensionItemTargetDomainEVENTSTOMETRICS         ExtensionItemTargetDomain = "EVENTS_TO_METRICS"
+	ExtensionItemTargetDomainALERTV3                 ExtensionItemTargetDomain = "ALERT_V3"
 )
 
 // AllValues returns all ExtensionItemTargetDomain values.
@@ -6128,7 +6128,7 @@ func (ExtensionItemTargetDomain) AllValues() []ExtensionItemTargetDomain {
 		ExtensionItemTargetDomainKIBANADASHBOARD,
 		ExtensionItemTargetDomainPARSINGRULE,
 		ExtensionItemTargetDomainSAVEDVIEW,
-		ExtensionItemTargetDomainCXCUSTOMDASHBOARD,
+		ExtensionItemTargetDomainPLATFORMCUSTOMDASHBOARD,
 		ExtensionItemTargetDomainMETRICSRULEGROUP,
 		ExtensionItemTargetDomainEVENTSTOMETRICS,
 		ExtensionItemTargetDomainALERTV3,
@@ -6152,7 +6152,7 @@ func (s ExtensionItemTargetDomain) MarshalText() ([]byte, error) {
 		return []byte(s), nil
 	case ExtensionItemTargetDomainSAVEDVIEW:
 		return []byte(s), nil
-	case ExtensionItemTargetDomainCXCUSTOMDASHBOARD:
+	case ExtensionItemTargetDomainPLATFORMCUSTOMDASHBOARD:
 		return []byte(s), nil
 	case ExtensionItemTargetDomainMETRICSRULEGROUP:
 		return []byte(s), nil
@@ -6189,8 +6189,8 @@ func (s *ExtensionItemTargetDomain) UnmarshalText(data []byte) error {
 	case ExtensionItemTargetDomainSAVEDVIEW:
 		*s = ExtensionItemTargetDomainSAVEDVIEW
 		return nil
-	case ExtensionItemTargetDomainCXCUSTOMDASHBOARD:
-		*s = ExtensionItemTargetDomainCXCUSTOMDASHBOARD
+	case ExtensionItemTargetDomainPLATFORMCUSTOMDASHBOARD:
+		*s = ExtensionItemTargetDomainPLATFORMCUSTOMDASHBOARD
 		return nil
 	case ExtensionItemTargetDomainMETRICSRULEGROUP:
 		*s = ExtensionItemTargetDomainMETRICSRULEGROUP

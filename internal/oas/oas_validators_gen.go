@@ -5649,7 +5649,7 @@ func (s ExtensionItemBinaryType) Validate() error {
 		return nil
 	case "ENRICHMENT_CSV":
 		return nil
-	case "CX_CUSTOM_DASHBOARD_DEFINITION":
+	case "PLATFORM_CUSTOM_DASHBOARD_DEFINITION":
 		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)
@@ -5680,7 +5680,7 @@ func (s ExtensionItemPermissionResource) Validate() error {
 		return nil
 	case "SAVED_VIEW":
 		return nil
-	case "CX_CUSTOM_DASHBOARD":
+	case "PLATFORM_CUSTOM_DASHBOARD":
 		return nil
 	case "METRICS_RULE_GROUP":
 		return nil
@@ -5709,7 +5709,7 @@ func (s ExtensionItemTargetDomain) Validate() error {
 		return nil
 	case "SAVED_VIEW":
 		return nil
-	case "CX_CUSTOM_DASHBOARD":
+	case "PLATFORM_CUSTOM_DASHBOARD":
 		return nil
 	case "METRICS_RULE_GROUP":
 		return nil

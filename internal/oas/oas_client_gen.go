@@ -343,8 +343,8 @@ type Invoker interface {
 	//
 	// Records the deployment of one revision of a catalog extension in the team. There is no body: the
 	// deployment is given in the query, either as the flat parameters `id`, `version`, `item_ids`,
-	// `applications`, `subsystems` (arrays repeated), or as the query object `extension_deployment` (see
-	// `x-query-objects`) in bracket form
+	// `applications`, `subsystems` (arrays repeated), or as the deepObject parameter
+	// `extension_deployment` in bracket form
 	// (`extension_deployment[id]=kubernetes&extension_deployment[itemIds]=a`, items may be indexed:
 	// `extension_deployment[itemIds][0]=a`), dot form (`extension_deployment.id=…`) or as one JSON
 	// document (`extension_deployment={"id":"kubernetes",…}`). Both forms in one request are a 400.
@@ -449,10 +449,12 @@ type Invoker interface {
 	// (10^9 bytes). Dimensions come from record labels (see the README); `dimension_filters` keeps records
 	// that have every listed dimension.
 	//
-	// `date_range`, `aggregate` and `dimension_filters` are query objects (schemas in `x-query-objects`)
-	// written in bracket form (`date_range[fromDate]=…`, `dimension_filters[0][pillar]=PILLAR_LOGS`,
-	// `aggregate[0]=AGGREGATE_BY_PILLAR`) or dot form (`date_range.fromDate=…`,
-	// `dimension_filters[0].genericDimension.key=team`); a repeated `aggregate` lists several values.
+	// `date_range` and `dimension_filters` are deepObject parameters written in bracket form
+	// (`date_range[fromDate]=…`, `dimension_filters[0][pillar]=PILLAR_LOGS`) or dot form
+	// (`date_range.fromDate=…`, `dimension_filters[0].genericDimension.key=team`); one dimension filter
+	// may also be written unindexed (`dimension_filters[pillar]=PILLAR_LOGS`). `aggregate` is repeated
+	// (`aggregate=AGGREGATE_BY_PILLAR&aggregate=AGGREGATE_BY_SEVERITY`) or indexed
+	// (`aggregate[0]=AGGREGATE_BY_PILLAR`).
 	//
 	// Deprecated: schema marks this operation as deprecated.
 	//
@@ -554,8 +556,8 @@ type Invoker interface {
 	// bucket, empty ones with zeros: by the `status` label (`success` or `error`), in total and at
 	// `PRIORITY_LOW` and `PRIORITY_MEDIUM`. `filters` keeps records whose `applicationName` label is one
 	// of `filters.application` and whose `subsystemName` label is one of `filters.subsystem` (an empty or
-	// absent list keeps all). `date_range` and `filters` are query objects (bracket or dot form, see
-	// `x-query-objects`).
+	// absent list keeps all). `date_range` and `filters` are deepObject parameters (bracket or dot form:
+	// `filters[application]=checkout`, `date_range.fromDate=…`).
 	//
 	// Deprecated: schema marks this operation as deprecated.
 	//
@@ -654,15 +656,17 @@ type Invoker interface {
 	// time and up to 1000 incident ids. Groups are ordered by their values (`orderByDirection` per
 	// group-by, ascending by default).
 	//
-	// The three query parameters are objects; their schemas are named in `x-query-objects`. Their fields
-	// are written in bracket form (`filter[severity]=INCIDENT_SEVERITY_ERROR`,
-	// `group_bys[0][incidentField]=INCIDENTS_FIELDS_SEVERITY`, `pagination[pageSize]=50`) or dot form
-	// (`filter.severity=...`, `group_bys[0].incidentField=...`, `pagination.pageSize=50`). A repeated
-	// array field lists several values; array items may also be indexed (`filter[severity][0]=...`). Map
-	// fields take their key as a segment: `filter[contextualLabels][service][contextualLabelValues]=api`.
+	// The three query parameters are deepObject parameters. Their fields are written in bracket form
+	// (`filter[severity]=INCIDENT_SEVERITY_ERROR`, `pagination[pageSize]=50`) or dot form
+	// (`filter.severity=...`, `pagination.pageSize=50`). A repeated array field lists several values;
+	// array items may also be indexed (`filter[severity][0]=...`). Map fields take their key as a segment:
+	// `filter[contextualLabels][service][contextualLabelValues]=api`. `group_bys` is an array of
+	// group-bys: indexed (`group_bys[0][incidentField]=...`, `group_bys[1].contextualLabel=...`), or, for
+	// one group-by, unindexed (`group_bys[incidentField]=...`, `group_bys.incidentField=...`), which is
+	// how a generated client sends the single object declared below. At most 100 group-bys.
 	//
 	// GET /mgmt/openapi/4/incidents/aggregations/v1
-	ListIncidentAggregations(ctx context.Context) (*IncidentAggregationsResponse, error)
+	ListIncidentAggregations(ctx context.Context, params ListIncidentAggregationsParams) (*IncidentAggregationsResponse, error)
 	// ListIncidentEvents invokes ListIncidentEvents operation.
 	//
 	// List an incident's events, oldest first.
@@ -5003,8 +5007,8 @@ func (c *Client) sendDeleteViewFolder(ctx context.Context, params DeleteViewFold
 //
 // Records the deployment of one revision of a catalog extension in the team. There is no body: the
 // deployment is given in the query, either as the flat parameters `id`, `version`, `item_ids`,
-// `applications`, `subsystems` (arrays repeated), or as the query object `extension_deployment` (see
-// `x-query-objects`) in bracket form
+// `applications`, `subsystems` (arrays repeated), or as the deepObject parameter
+// `extension_deployment` in bracket form
 // (`extension_deployment[id]=kubernetes&extension_deployment[itemIds]=a`, items may be indexed:
 // `extension_deployment[itemIds][0]=a`), dot form (`extension_deployment.id=…`) or as one JSON
 // document (`extension_deployment={"id":"kubernetes",…}`). Both forms in one request are a 400.
@@ -6105,10 +6109,12 @@ func (c *Client) sendGetDataUsageExportStatusV2(ctx context.Context) (res *Usage
 // (10^9 bytes). Dimensions come from record labels (see the README); `dimension_filters` keeps records
 // that have every listed dimension.
 //
-// `date_range`, `aggregate` and `dimension_filters` are query objects (schemas in `x-query-objects`)
-// written in bracket form (`date_range[fromDate]=…`, `dimension_filters[0][pillar]=PILLAR_LOGS`,
-// `aggregate[0]=AGGREGATE_BY_PILLAR`) or dot form (`date_range.fromDate=…`,
-// `dimension_filters[0].genericDimension.key=team`); a repeated `aggregate` lists several values.
+// `date_range` and `dimension_filters` are deepObject parameters written in bracket form
+// (`date_range[fromDate]=…`, `dimension_filters[0][pillar]=PILLAR_LOGS`) or dot form
+// (`date_range.fromDate=…`, `dimension_filters[0].genericDimension.key=team`); one dimension filter
+// may also be written unindexed (`dimension_filters[pillar]=PILLAR_LOGS`). `aggregate` is repeated
+// (`aggregate=AGGREGATE_BY_PILLAR&aggregate=AGGREGATE_BY_SEVERITY`) or indexed
+// (`aggregate[0]=AGGREGATE_BY_PILLAR`).
 //
 // Deprecated: schema marks this operation as deprecated.
 //
@@ -6126,6 +6132,49 @@ func (c *Client) sendGetDataUsageV2(ctx context.Context, params GetDataUsageV2Pa
 	uri.AddPathParts(u, pathParts[:]...)
 
 	q := uri.NewQueryEncoder()
+	{
+		// Encode "date_range" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "date_range",
+			Style:   uri.QueryStyleDeepObject,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.DateRange.Get(); ok {
+				return val.EncodeURI(e)
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "aggregate" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "aggregate",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if params.Aggregate != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.Aggregate {
+						if err := func() error {
+							return e.EncodeValue(conv.StringToString(string(item)))
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
 	{
 		// Encode "resolution" parameter.
 		cfg := uri.QueryParameterEncodingConfig{
@@ -6657,6 +6706,23 @@ func (c *Client) sendGetLogsCountV2(ctx context.Context, params GetLogsCountV2Pa
 	uri.AddPathParts(u, pathParts[:]...)
 
 	q := uri.NewQueryEncoder()
+	{
+		// Encode "date_range" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "date_range",
+			Style:   uri.QueryStyleDeepObject,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.DateRange.Get(); ok {
+				return val.EncodeURI(e)
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
 	{
 		// Encode "resolution" parameter.
 		cfg := uri.QueryParameterEncodingConfig{
@@ -7428,8 +7494,8 @@ func (c *Client) sendGetSlo(ctx context.Context, params GetSloParams) (res *GetS
 // bucket, empty ones with zeros: by the `status` label (`success` or `error`), in total and at
 // `PRIORITY_LOW` and `PRIORITY_MEDIUM`. `filters` keeps records whose `applicationName` label is one
 // of `filters.application` and whose `subsystemName` label is one of `filters.subsystem` (an empty or
-// absent list keeps all). `date_range` and `filters` are query objects (bracket or dot form, see
-// `x-query-objects`).
+// absent list keeps all). `date_range` and `filters` are deepObject parameters (bracket or dot form:
+// `filters[application]=checkout`, `date_range.fromDate=…`).
 //
 // Deprecated: schema marks this operation as deprecated.
 //
@@ -7447,6 +7513,23 @@ func (c *Client) sendGetSpansCountV2(ctx context.Context, params GetSpansCountV2
 	uri.AddPathParts(u, pathParts[:]...)
 
 	q := uri.NewQueryEncoder()
+	{
+		// Encode "date_range" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "date_range",
+			Style:   uri.QueryStyleDeepObject,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.DateRange.Get(); ok {
+				return val.EncodeURI(e)
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
 	{
 		// Encode "resolution" parameter.
 		cfg := uri.QueryParameterEncodingConfig{
@@ -8567,25 +8650,64 @@ func (c *Client) sendListExtensions(ctx context.Context, request OptListExtensio
 // time and up to 1000 incident ids. Groups are ordered by their values (`orderByDirection` per
 // group-by, ascending by default).
 //
-// The three query parameters are objects; their schemas are named in `x-query-objects`. Their fields
-// are written in bracket form (`filter[severity]=INCIDENT_SEVERITY_ERROR`,
-// `group_bys[0][incidentField]=INCIDENTS_FIELDS_SEVERITY`, `pagination[pageSize]=50`) or dot form
-// (`filter.severity=...`, `group_bys[0].incidentField=...`, `pagination.pageSize=50`). A repeated
-// array field lists several values; array items may also be indexed (`filter[severity][0]=...`). Map
-// fields take their key as a segment: `filter[contextualLabels][service][contextualLabelValues]=api`.
+// The three query parameters are deepObject parameters. Their fields are written in bracket form
+// (`filter[severity]=INCIDENT_SEVERITY_ERROR`, `pagination[pageSize]=50`) or dot form
+// (`filter.severity=...`, `pagination.pageSize=50`). A repeated array field lists several values;
+// array items may also be indexed (`filter[severity][0]=...`). Map fields take their key as a segment:
+// `filter[contextualLabels][service][contextualLabelValues]=api`. `group_bys` is an array of
+// group-bys: indexed (`group_bys[0][incidentField]=...`, `group_bys[1].contextualLabel=...`), or, for
+// one group-by, unindexed (`group_bys[incidentField]=...`, `group_bys.incidentField=...`), which is
+// how a generated client sends the single object declared below. At most 100 group-bys.
 //
 // GET /mgmt/openapi/4/incidents/aggregations/v1
-func (c *Client) ListIncidentAggregations(ctx context.Context) (*IncidentAggregationsResponse, error) {
-	res, err := c.sendListIncidentAggregations(ctx)
+func (c *Client) ListIncidentAggregations(ctx context.Context, params ListIncidentAggregationsParams) (*IncidentAggregationsResponse, error) {
+	res, err := c.sendListIncidentAggregations(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendListIncidentAggregations(ctx context.Context) (res *IncidentAggregationsResponse, err error) {
+func (c *Client) sendListIncidentAggregations(ctx context.Context, params ListIncidentAggregationsParams) (res *IncidentAggregationsResponse, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/mgmt/openapi/4/incidents/aggregations/v1"
 	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "group_bys" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "group_bys",
+			Style:   uri.QueryStyleDeepObject,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.GroupBys.Get(); ok {
+				return val.EncodeURI(e)
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "pagination" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "pagination",
+			Style:   uri.QueryStyleDeepObject,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Pagination.Get(); ok {
+				return val.EncodeURI(e)
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
 
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {

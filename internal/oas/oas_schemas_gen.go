@@ -6601,6 +6601,75 @@ func (s *GetApiKeyResponse) SetKeyInfo(val ApiKeyInfo) {
 	s.KeyInfo = val
 }
 
+type GetDataUsageV2AggregateItem string
+
+const (
+	GetDataUsageV2AggregateItemAGGREGATEBYAPPLICATION GetDataUsageV2AggregateItem = "AGGREGATE_BY_APPLICATION"
+	GetDataUsageV2AggregateItemAGGREGATEBYSUBSYSTEM   GetDataUsageV2AggregateItem = "AGGREGATE_BY_SUBSYSTEM"
+	GetDataUsageV2AggregateItemAGGREGATEBYPILLAR      GetDataUsageV2AggregateItem = "AGGREGATE_BY_PILLAR"
+	GetDataUsageV2AggregateItemAGGREGATEBYPRIORITY    GetDataUsageV2AggregateItem = "AGGREGATE_BY_PRIORITY"
+	GetDataUsageV2AggregateItemAGGREGATEBYPOLICYNAME  GetDataUsageV2AggregateItem = "AGGREGATE_BY_POLICY_NAME"
+	GetDataUsageV2AggregateItemAGGREGATEBYSEVERITY    GetDataUsageV2AggregateItem = "AGGREGATE_BY_SEVERITY"
+)
+
+// AllValues returns all GetDataUsageV2AggregateItem values.
+func (GetDataUsageV2AggregateItem) AllValues() []GetDataUsageV2AggregateItem {
+	return []GetDataUsageV2AggregateItem{
+		GetDataUsageV2AggregateItemAGGREGATEBYAPPLICATION,
+		GetDataUsageV2AggregateItemAGGREGATEBYSUBSYSTEM,
+		GetDataUsageV2AggregateItemAGGREGATEBYPILLAR,
+		GetDataUsageV2AggregateItemAGGREGATEBYPRIORITY,
+		GetDataUsageV2AggregateItemAGGREGATEBYPOLICYNAME,
+		GetDataUsageV2AggregateItemAGGREGATEBYSEVERITY,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GetDataUsageV2AggregateItem) MarshalText() ([]byte, error) {
+	switch s {
+	case GetDataUsageV2AggregateItemAGGREGATEBYAPPLICATION:
+		return []byte(s), nil
+	case GetDataUsageV2AggregateItemAGGREGATEBYSUBSYSTEM:
+		return []byte(s), nil
+	case GetDataUsageV2AggregateItemAGGREGATEBYPILLAR:
+		return []byte(s), nil
+	case GetDataUsageV2AggregateItemAGGREGATEBYPRIORITY:
+		return []byte(s), nil
+	case GetDataUsageV2AggregateItemAGGREGATEBYPOLICYNAME:
+		return []byte(s), nil
+	case GetDataUsageV2AggregateItemAGGREGATEBYSEVERITY:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GetDataUsageV2AggregateItem) UnmarshalText(data []byte) error {
+	switch GetDataUsageV2AggregateItem(data) {
+	case GetDataUsageV2AggregateItemAGGREGATEBYAPPLICATION:
+		*s = GetDataUsageV2AggregateItemAGGREGATEBYAPPLICATION
+		return nil
+	case GetDataUsageV2AggregateItemAGGREGATEBYSUBSYSTEM:
+		*s = GetDataUsageV2AggregateItemAGGREGATEBYSUBSYSTEM
+		return nil
+	case GetDataUsageV2AggregateItemAGGREGATEBYPILLAR:
+		*s = GetDataUsageV2AggregateItemAGGREGATEBYPILLAR
+		return nil
+	case GetDataUsageV2AggregateItemAGGREGATEBYPRIORITY:
+		*s = GetDataUsageV2AggregateItemAGGREGATEBYPRIORITY
+		return nil
+	case GetDataUsageV2AggregateItemAGGREGATEBYPOLICYNAME:
+		*s = GetDataUsageV2AggregateItemAGGREGATEBYPOLICYNAME
+		return nil
+	case GetDataUsageV2AggregateItemAGGREGATEBYSEVERITY:
+		*s = GetDataUsageV2AggregateItemAGGREGATEBYSEVERITY
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // Ref: #/components/schemas/GetSloResponse
 type GetSloResponse struct {
 	Slo Slo `json:"slo"`
@@ -7846,6 +7915,44 @@ func (s *IncidentFields) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// Exactly one of `incidentField` and `contextualLabel`.
+// Ref: #/components/schemas/IncidentGroupBy
+type IncidentGroupBy struct {
+	IncidentField    OptIncidentFields   `json:"incidentField"`
+	ContextualLabel  OptString           `json:"contextualLabel"`
+	OrderByDirection OptOrderByDirection `json:"orderByDirection"`
+}
+
+// GetIncidentField returns the value of IncidentField.
+func (s *IncidentGroupBy) GetIncidentField() OptIncidentFields {
+	return s.IncidentField
+}
+
+// GetContextualLabel returns the value of ContextualLabel.
+func (s *IncidentGroupBy) GetContextualLabel() OptString {
+	return s.ContextualLabel
+}
+
+// GetOrderByDirection returns the value of OrderByDirection.
+func (s *IncidentGroupBy) GetOrderByDirection() OptOrderByDirection {
+	return s.OrderByDirection
+}
+
+// SetIncidentField sets the value of IncidentField.
+func (s *IncidentGroupBy) SetIncidentField(val OptIncidentFields) {
+	s.IncidentField = val
+}
+
+// SetContextualLabel sets the value of ContextualLabel.
+func (s *IncidentGroupBy) SetContextualLabel(val OptString) {
+	s.ContextualLabel = val
+}
+
+// SetOrderByDirection sets the value of OrderByDirection.
+func (s *IncidentGroupBy) SetOrderByDirection(val OptOrderByDirection) {
+	s.OrderByDirection = val
 }
 
 type IncidentID string
@@ -12712,6 +12819,52 @@ func (o OptIncidentFields) Or(d IncidentFields) IncidentFields {
 	return d
 }
 
+// NewOptIncidentGroupBy returns new OptIncidentGroupBy with value set to v.
+func NewOptIncidentGroupBy(v IncidentGroupBy) OptIncidentGroupBy {
+	return OptIncidentGroupBy{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentGroupBy is optional IncidentGroupBy.
+type OptIncidentGroupBy struct {
+	Value IncidentGroupBy
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentGroupBy was set.
+func (o OptIncidentGroupBy) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentGroupBy) Reset() {
+	var v IncidentGroupBy
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentGroupBy) SetTo(v IncidentGroupBy) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentGroupBy) Get() (v IncidentGroupBy, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentGroupBy) Or(d IncidentGroupBy) IncidentGroupBy {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptIncidentPageRequest returns new OptIncidentPageRequest with value set to v.
 func NewOptIncidentPageRequest(v IncidentPageRequest) OptIncidentPageRequest {
 	return OptIncidentPageRequest{
@@ -13718,6 +13871,52 @@ func (o OptNotificationEntityType) Get() (v NotificationEntityType, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptNotificationEntityType) Or(d NotificationEntityType) NotificationEntityType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptOrderByDirection returns new OptOrderByDirection with value set to v.
+func NewOptOrderByDirection(v OrderByDirection) OptOrderByDirection {
+	return OptOrderByDirection{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptOrderByDirection is optional OrderByDirection.
+type OptOrderByDirection struct {
+	Value OrderByDirection
+	Set   bool
+}
+
+// IsSet returns true if OptOrderByDirection was set.
+func (o OptOrderByDirection) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptOrderByDirection) Reset() {
+	var v OrderByDirection
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptOrderByDirection) SetTo(v OrderByDirection) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptOrderByDirection) Get() (v OrderByDirection, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptOrderByDirection) Or(d OrderByDirection) OrderByDirection {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -16846,6 +17045,52 @@ func (o OptUsageV2Tier) Get() (v UsageV2Tier, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptUsageV2Tier) Or(d UsageV2Tier) UsageV2Tier {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUsageV2TimeRange returns new OptUsageV2TimeRange with value set to v.
+func NewOptUsageV2TimeRange(v UsageV2TimeRange) OptUsageV2TimeRange {
+	return OptUsageV2TimeRange{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUsageV2TimeRange is optional UsageV2TimeRange.
+type OptUsageV2TimeRange struct {
+	Value UsageV2TimeRange
+	Set   bool
+}
+
+// IsSet returns true if OptUsageV2TimeRange was set.
+func (o OptUsageV2TimeRange) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUsageV2TimeRange) Reset() {
+	var v UsageV2TimeRange
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUsageV2TimeRange) SetTo(v UsageV2TimeRange) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUsageV2TimeRange) Get() (v UsageV2TimeRange, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUsageV2TimeRange) Or(d UsageV2TimeRange) UsageV2TimeRange {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -24632,6 +24877,33 @@ func (s *UsageV2Tier) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// From `fromDate` to `toDate` (both required), widened to whole UTC hours, at most 1827 days.
+// Ref: #/components/schemas/UsageV2TimeRange
+type UsageV2TimeRange struct {
+	FromDate OptDateTime `json:"fromDate"`
+	ToDate   OptDateTime `json:"toDate"`
+}
+
+// GetFromDate returns the value of FromDate.
+func (s *UsageV2TimeRange) GetFromDate() OptDateTime {
+	return s.FromDate
+}
+
+// GetToDate returns the value of ToDate.
+func (s *UsageV2TimeRange) GetToDate() OptDateTime {
+	return s.ToDate
+}
+
+// SetFromDate sets the value of FromDate.
+func (s *UsageV2TimeRange) SetFromDate(val OptDateTime) {
+	s.FromDate = val
+}
+
+// SetToDate sets the value of ToDate.
+func (s *UsageV2TimeRange) SetToDate(val OptDateTime) {
+	s.ToDate = val
 }
 
 // Ref: #/components/schemas/UserActor

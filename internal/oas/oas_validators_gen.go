@@ -6146,6 +6146,25 @@ func (s *GetApiKeyResponse) Validate() error {
 	return nil
 }
 
+func (s GetDataUsageV2AggregateItem) Validate() error {
+	switch s {
+	case "AGGREGATE_BY_APPLICATION":
+		return nil
+	case "AGGREGATE_BY_SUBSYSTEM":
+		return nil
+	case "AGGREGATE_BY_PILLAR":
+		return nil
+	case "AGGREGATE_BY_PRIORITY":
+		return nil
+	case "AGGREGATE_BY_POLICY_NAME":
+		return nil
+	case "AGGREGATE_BY_SEVERITY":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
 func (s *GetSloResponse) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
@@ -7108,6 +7127,84 @@ func (s IncidentFields) Validate() error {
 	default:
 		return errors.Errorf("invalid value: %v", s)
 	}
+}
+
+func (s *IncidentGroupBy) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if value, ok := s.IncidentField.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "incidentField",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if value, ok := s.ContextualLabel.Get(); ok {
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     1,
+					MinLengthSet:  true,
+					MaxLength:     256,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(value)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "contextualLabel",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if value, ok := s.OrderByDirection.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "orderByDirection",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
 }
 
 func (s IncidentID) Validate() error {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -171,6 +172,35 @@ func (d *schemaDocument) check(schema any, v *jsonValue, path string, depth int)
 				return p, w, true
 			}
 		}
+	}
+	for _, key := range []string{"oneOf", "anyOf"} {
+		alts, _ := s[key].([]any)
+		if len(alts) == 0 {
+			continue
+		}
+		// The value must have the type of one alternative; inside it, when only one alternative
+		// has that type, its values are checked against that one.
+		var wants []string
+		var fitting []any
+		for _, alt := range alts {
+			a := d.resolve(alt)
+			if a == nil || expectedType(a) == "" {
+				return "", "", false
+			}
+			if hasType(a, v) {
+				fitting = append(fitting, alt)
+			}
+			if w := describeType(expectedType(a), nil); !slices.Contains(wants, w) {
+				wants = append(wants, w)
+			}
+		}
+		switch len(fitting) {
+		case 0:
+			return path, strings.Join(wants, " or "), true
+		case 1:
+			return d.check(fitting[0], v, path, depth+1)
+		}
+		return "", "", false
 	}
 	want := expectedType(s)
 	if want == "" {

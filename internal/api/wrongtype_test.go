@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -55,6 +56,10 @@ func TestEveryWrongJSONTypeIsNamed(t *testing.T) {
 					continue
 				}
 				send(pathString(p), doc.setPath(base, p, wrong), pathString(p)+": must be "+typ)
+				// The same in the second item of the first array on the way, after a valid one.
+				if body, at, ok := doc.setInSecondItem(base, p, wrong); ok {
+					send(at, body, at+": must be "+typ)
+				}
 			}
 		}
 		if sent < 200 {
@@ -93,6 +98,34 @@ func TestMalformedJSONIsPlacedByLineAndColumn(t *testing.T) {
 			}
 		}
 	})
+}
+
+// setInSecondItem returns base with the first array on path p holding two items: its first
+// (or the minimal one), and a copy of it with the value at the rest of p replaced by value; and
+// the path of the replaced value. ok is false when p crosses no array.
+func (d *document) setInSecondItem(base any, p []step, value any) (any, string, bool) {
+	i := slices.IndexFunc(p, func(s step) bool { return s.index })
+	if i < 0 {
+		return nil, "", false
+	}
+	var first any
+	cur := base
+	for _, s := range p[:i] {
+		m, _ := cur.(map[string]any)
+		cur = m[s.key]
+	}
+	if arr, _ := cur.([]any); len(arr) > 0 && arr[0] != nil {
+		first = arr[0]
+	} else {
+		first = d.minimal(p[i].schema, 0)
+	}
+	if first == nil && i+1 < len(p) {
+		return nil, "", false
+	}
+	second := d.setPath(first, p[i+1:], value)
+	body := d.setPath(base, p[:i], []any{first, second})
+	at := pathString(p[:i]) + "[1]" + strings.TrimPrefix(pathString(append([]step{{key: "x"}}, p[i+1:]...)), "x")
+	return body, at, true
 }
 
 // requestTarget is op's path with every path parameter and required query parameter set to the

@@ -3,6 +3,7 @@ package datausage_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -48,5 +49,17 @@ func TestV2DataUsageFromTheGeneratedClient(t *testing.T) {
 		if s := strings.Join(got, ";"); s != "01T00[PILLAR_LOGS]1.5;01T00[PILLAR_SPANS]0.25;02T00[PILLAR_LOGS]2" {
 			t.Fatalf("entries %s", s)
 		}
+
+		// One dimension filter written without its index, in bracket and dot form, is a one-item
+		// array; mixed with indexed items it is refused.
+		span := v2Usage + "?date_range[fromDate]=2026-03-01T00:00:00Z&date_range[toDate]=2026-03-03T00:00:00Z&resolution=86400s&aggregate=AGGREGATE_BY_PRIORITY"
+		for _, q := range []string{"&dimension_filters[pillar]=PILLAR_LOGS", "&dimension_filters.pillar=PILLAR_LOGS"} {
+			a := deprecatedOK[usageAnswer](t, env.JSON(t, http.MethodGet, span+q, key, ""), true)
+			if got := usageSummary(a); got != "01T00[priority:PRIORITY_HIGH]1.5/1.5;02T00[priority:PRIORITY_LOW]2/2" {
+				t.Fatalf("%s: %s", q, got)
+			}
+		}
+		apitest.ExpectError(t, env.JSON(t, http.MethodGet, span+"&dimension_filters[pillar]=PILLAR_LOGS&dimension_filters[1][pillar]=PILLAR_SPANS", key, ""),
+			400, "dimension_filters: index every item")
 	})
 }

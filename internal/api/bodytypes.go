@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/go-faster/yaml"
 
@@ -76,6 +77,7 @@ func (d *schemaDocument) resolve(node any) map[string]any {
 type jsonValue struct {
 	kind    string // object, array, string, number, boolean, null
 	number  string
+	text    string // a string's value
 	members []jsonMember
 	items   []*jsonValue
 }
@@ -128,7 +130,7 @@ func parseOrdered(body []byte) (*jsonValue, error) {
 			_, err := dec.Token()
 			return v, err
 		case string:
-			return &jsonValue{kind: "string"}, nil
+			return &jsonValue{kind: "string", text: t}, nil
 		case json.Number:
 			return &jsonValue{kind: "number", number: string(t)}, nil
 		case bool:
@@ -209,6 +211,15 @@ func (d *schemaDocument) check(schema any, v *jsonValue, path string, depth int)
 	if !hasType(s, v) {
 		return path, describeType(want, s), true
 	}
+	if layout, isTime := timeLayout(s); isTime && v.kind == "string" {
+		if _, err := time.Parse(layout, v.text); err != nil {
+			shown := v.text
+			if len(shown) > 40 {
+				shown = shown[:37] + "..."
+			}
+			return path, fmt.Sprintf("an RFC 3339 date-time (got %q)", shown), true
+		}
+	}
 	switch v.kind {
 	case "array":
 		for i, item := range v.items {
@@ -233,6 +244,77 @@ func (d *schemaDocument) check(schema any, v *jsonValue, path string, depth int)
 		}
 	}
 	return "", "", false
+}
+
+// enumAt returns the values of the enumeration at path ("records[0].kind") in the request body
+// schema of operation, or none when there is no enumeration there.
+func enumAt(operation, path string) []string {
+	d := requestSchemas()
+	schema := d.resolve(d.bodies[operation])
+	for _, seg := range splitPath(path) {
+		if schema == nil {
+			return nil
+		}
+		schema = d.child(schema, seg)
+	}
+	enum, _ := schema["enum"].([]any)
+	values := make([]string, 0, len(enum))
+	for _, e := range enum {
+		values = append(values, fmt.Sprint(e))
+	}
+	return values
+}
+
+// splitPath turns "a.b[0].c" into ["a", "b", "[]", "c"]; "[]" stands for any array index.
+func splitPath(path string) []string {
+	var segs []string
+	for _, part := range strings.Split(path, ".") {
+		name, rest, indexed := strings.Cut(part, "[")
+		if name != "" {
+			segs = append(segs, name)
+		}
+		if indexed {
+			for range strings.Count(rest, "[") + 1 {
+				segs = append(segs, "[]")
+			}
+		}
+	}
+	return segs
+}
+
+// child is the schema of the property name ("[]": of the items) of schema, looking through allOf.
+func (d *schemaDocument) child(schema map[string]any, name string) map[string]any {
+	if name == "[]" {
+		return d.resolve(schema["items"])
+	}
+	if props, ok := schema["properties"].(map[string]any); ok {
+		if p, ok := props[name]; ok {
+			return d.resolve(p)
+		}
+	}
+	if all, ok := schema["allOf"].([]any); ok {
+		for _, part := range all {
+			if c := d.child(d.resolve(part), name); c != nil {
+				return c
+			}
+		}
+	}
+	if extra, ok := schema["additionalProperties"].(map[string]any); ok {
+		return d.resolve(extra)
+	}
+	return nil
+}
+
+// timeLayout is the layout the generated decoder parses a date-time string of schema s with
+// (its x-ogen-time-format, else RFC 3339); isTime is false for other schemas.
+func timeLayout(s map[string]any) (layout string, isTime bool) {
+	if s["format"] != "date-time" {
+		return "", false
+	}
+	if custom, ok := s["x-ogen-time-format"].(string); ok && custom != "" {
+		return custom, true
+	}
+	return time.RFC3339, true
 }
 
 // expectedType is the JSON type schema requires ("" for any): its type, or object for a schema

@@ -1,6 +1,9 @@
 package api
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The schema walk names the first value, in the order written, whose JSON type the schema does
 // not allow, with its full path and the words for the type wanted.
@@ -20,6 +23,8 @@ func TestFirstWrongTypeAgainstASchema(t *testing.T) {
 		"note":   map[string]any{"type": "string", "nullable": true},
 		"labels": map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
 		"free":   map[string]any{},
+		"at":     map[string]any{"type": "string", "format": "date-time"},
+		"micros": map[string]any{"type": "string", "format": "date-time", "x-ogen-time-format": "2006-01-02T15:04:05.999999Z07:00"},
 		"both": map[string]any{"allOf": []any{
 			map[string]any{"$ref": "#/components/schemas/Rule"},
 			map[string]any{"type": "object", "properties": map[string]any{"extra": map[string]any{"type": "boolean"}}},
@@ -46,6 +51,8 @@ func TestFirstWrongTypeAgainstASchema(t *testing.T) {
 		{`{"either":5}`, "either", "a string or an object"},
 		{`{"either":{"expr":[]}}`, "either.expr", "a string"},
 		{`[1]`, "", "an object"},
+		{`{"at":"2024-01-02"}`, "at", `an RFC 3339 date-time (got "2024-01-02")`},
+		{`{"micros":"2024-01-02T03:04:05.123456789+02:00","at":"yesterday"}`, "at", `an RFC 3339 date-time (got "yesterday")`},
 	}
 	for _, c := range cases {
 		v, err := parseOrdered([]byte(c.body))
@@ -58,7 +65,7 @@ func TestFirstWrongTypeAgainstASchema(t *testing.T) {
 		}
 	}
 	for _, body := range []string{
-		`{}`, `{"note":null,"free":[1,{"a":2}],"unknown":5,"either":"x","rules":[{"count":-3}],"ratio":1.5e3}`,
+		`{}`, `{"note":null,"free":[1,{"a":2}],"unknown":5,"either":"x","rules":[{"count":-3}],"ratio":1.5e3,"at":"2024-01-02T03:04:05.5Z","micros":"2024-01-02T03:04:05Z"}`,
 	} {
 		v, _ := parseOrdered([]byte(body))
 		if path, want, found := d.check(schema, v, "", 0); found {
@@ -82,6 +89,21 @@ func TestDescribeMalformed(t *testing.T) {
 		got, malformed := describeMalformed([]byte(c.body))
 		if got != c.want || malformed != (c.want != "") {
 			t.Errorf("%q: got %q %v, want %q", c.body, got, malformed, c.want)
+		}
+	}
+}
+
+func TestSplitPath(t *testing.T) {
+	cases := map[string]string{
+		"a":               "a",
+		"a.b":             "a b",
+		"records[0].kind": "records [] kind",
+		"m[1][2].x[3]":    "m [] [] x []",
+		"[0].a":           "[] a",
+	}
+	for in, want := range cases {
+		if got := strings.Join(splitPath(in), " "); got != want {
+			t.Errorf("%q: got %q, want %q", in, got, want)
 		}
 	}
 }

@@ -97,7 +97,14 @@ func describeBody(operation string, err error) (int, string) {
 	}
 	var v *validate.Error
 	if errors.As(err, &v) {
-		return http.StatusBadRequest, describeValidation("", v)
+		path, leaf := validationLeaf("", v)
+		if got, ok := strings.CutPrefix(leaf.Error(), "invalid value: "); ok {
+			// An enumeration's generated validator does not say which values it takes.
+			if values := enumAt(operation, path); len(values) > 0 {
+				return http.StatusBadRequest, fmt.Sprintf("%s: must be one of %s (got %q)", path, strings.Join(values, ", "), got)
+			}
+		}
+		return http.StatusBadRequest, path + ": " + apierror.DescribeRule(leaf)
 	}
 	return http.StatusBadRequest, "body: " + err.Error()
 }
@@ -105,6 +112,13 @@ func describeBody(operation string, err error) (int, string) {
 // describeValidation turns the generated validator's nested field errors into
 // "groups[0].rules[1].expr: length must be at most 10000 characters (got 10001)".
 func describeValidation(prefix string, v *validate.Error) string {
+	path, leaf := validationLeaf(prefix, v)
+	return path + ": " + apierror.DescribeRule(leaf)
+}
+
+// validationLeaf follows the generated validator's nested field errors to the rule broken, and
+// returns the full path there ("groups[0].rules[1].expr"; "body" for the body itself).
+func validationLeaf(prefix string, v *validate.Error) (string, error) {
 	path := prefix
 	var leaf error = v
 	for {
@@ -130,7 +144,7 @@ func describeValidation(prefix string, v *validate.Error) string {
 	if path == "" {
 		path = "body"
 	}
-	return path + ": " + apierror.DescribeRule(leaf)
+	return path, leaf
 }
 
 var (

@@ -16,7 +16,9 @@ import (
 // array items at index 0) of its example with a value of another JSON type. Each must be answered
 // 400 with exactly "<path>: must be <type>": the full path with array indexes, and the type the
 // schema wants (string, integer, number, boolean, array, object; an enumeration lists its
-// values). A body of the wrong type altogether is "body: must be <type>".
+// values). A body of the wrong type altogether is "body: must be <type>". A date-time property
+// given a string that is not one is "<path>: must be an RFC 3339 date-time (got "…")", and an
+// enumeration given a string it does not list is "<path>: must be one of A, B (got "…")".
 func TestEveryWrongJSONTypeIsNamed(t *testing.T) {
 	doc := loadDocument(t)
 	ops := doc.operations(t)
@@ -56,6 +58,18 @@ func TestEveryWrongJSONTypeIsNamed(t *testing.T) {
 					continue
 				}
 				send(pathString(p), doc.setPath(base, p, wrong), pathString(p)+": must be "+typ)
+				if enum, ok := schema["enum"].([]any); ok && typ != "" && strings.HasPrefix(typ, "a string") {
+					values := make([]string, len(enum))
+					for i, e := range enum {
+						values[i] = fmt.Sprint(e)
+					}
+					send(pathString(p)+" (not one of its values)", doc.setPath(base, p, "NOT_A_VALUE"),
+						pathString(p)+": must be one of "+strings.Join(values, ", ")+` (got "NOT_A_VALUE")`)
+				}
+				if schema["format"] == "date-time" {
+					send(pathString(p)+" (not a date-time)", doc.setPath(base, p, "yesterday"),
+						pathString(p)+`: must be an RFC 3339 date-time (got "yesterday")`)
+				}
 				// The same in the second item of the first array on the way, after a valid one.
 				if body, at, ok := doc.setInSecondItem(base, p, wrong); ok {
 					send(at, body, at+": must be "+typ)

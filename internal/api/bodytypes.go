@@ -87,21 +87,26 @@ type jsonMember struct {
 	value *jsonValue
 }
 
-// parseOrdered parses one JSON value; it fails on what is not JSON or nests deeper than 1000.
+// keptDepth is how deep parseOrdered builds values; deeper arrays and objects are read through
+// and kept empty (the schema walk stops well before).
+const keptDepth = 128
+
+// parseOrdered parses one JSON value; it fails on what is not JSON. It reads any depth (the
+// body's size bounds it) without recursing deeper than keptDepth.
 func parseOrdered(body []byte) (*jsonValue, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	var parse func(depth int) (*jsonValue, error)
 	parse = func(depth int) (*jsonValue, error) {
-		if depth > 1000 {
-			return nil, errors.New("nested too deeply")
-		}
 		tok, err := dec.Token()
 		if err != nil {
 			return nil, err
 		}
 		switch t := tok.(type) {
 		case json.Delim:
+			if depth >= keptDepth {
+				return skipNested(dec, t)
+			}
 			if t == '{' {
 				v := &jsonValue{kind: "object"}
 				for dec.More() {
@@ -139,6 +144,27 @@ func parseOrdered(body []byte) (*jsonValue, error) {
 		return &jsonValue{kind: "null"}, nil
 	}
 	return parse(0)
+}
+
+// skipNested reads through the array or object that open began and returns it empty.
+func skipNested(dec *json.Decoder, open json.Delim) (*jsonValue, error) {
+	v := &jsonValue{kind: "array"}
+	if open == '{' {
+		v.kind = "object"
+	}
+	for level := 1; level > 0; {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		switch tok {
+		case json.Delim('['), json.Delim('{'):
+			level++
+		case json.Delim(']'), json.Delim('}'):
+			level--
+		}
+	}
+	return v, nil
 }
 
 // firstWrongType returns the path of the first value of body (in the order it is written) whose
@@ -375,8 +401,16 @@ func describeType(t string, s map[string]any) string {
 // from 1, columns in bytes) where reading it stopped; ok is false when body is valid JSON.
 func describeMalformed(body []byte) (string, bool) {
 	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber() // a number of any size is JSON
 	var v any
 	err := dec.Decode(&v)
+	var syntax *json.SyntaxError
+	if errors.As(err, &syntax) && strings.Contains(syntax.Error(), "exceeded max depth") {
+		// Deeper than encoding/json nests values, which is no syntax error: read it token by
+		// token (whose errors say less exactly where they are).
+		dec = json.NewDecoder(bytes.NewReader(body))
+		err = skipValue(dec)
+	}
 	if err == nil {
 		// One value; anything but white space after it is trailing data.
 		rest := body[dec.InputOffset():]
@@ -387,7 +421,6 @@ func describeMalformed(body []byte) (string, bool) {
 		line, column := lineColumn(body, int64(len(body)-len(trimmed)))
 		return fmt.Sprintf("malformed JSON at line %d, column %d: data after the end of the JSON value", line, column), true
 	}
-	var syntax *json.SyntaxError
 	switch {
 	case errors.As(err, &syntax):
 		line, column := lineColumn(body, syntax.Offset-1)
@@ -396,8 +429,20 @@ func describeMalformed(body []byte) (string, bool) {
 		line, column := lineColumn(body, int64(len(body)))
 		return fmt.Sprintf("malformed JSON at line %d, column %d: the body ends before the JSON value does", line, column), true
 	}
-	// Valid JSON that does not fit an `any` cannot happen; say what the reader said.
-	return "malformed JSON: " + err.Error(), true
+	// Anything else is about the values, not the syntax.
+	return "", false
+}
+
+// skipValue reads one JSON value of any depth, token by token.
+func skipValue(dec *json.Decoder) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if open, ok := tok.(json.Delim); ok {
+		_, err = skipNested(dec, open)
+	}
+	return err
 }
 
 // lineColumn turns a byte offset of body into a line and column, both counted from 1.

@@ -79,6 +79,7 @@ func TestDescribeMalformed(t *testing.T) {
 	cases := []struct{ body, want string }{
 		{"{\"a\":1}", ""},
 		{" \n{\"a\":1}\n\t ", ""},
+		{"{\"a\":1e999,\"b\":-99999999999999999999999}", ""},
 		{"{\"a\":\n  }", "malformed JSON at line 2, column 3: invalid character '}' looking for beginning of value"},
 		{"", "malformed JSON at line 1, column 1: the body ends before the JSON value does"},
 		{"{\"a\":[1,\n", "malformed JSON at line 2, column 1: the body ends before the JSON value does"},
@@ -105,5 +106,28 @@ func TestSplitPath(t *testing.T) {
 		if got := strings.Join(splitPath(in), " "); got != want {
 			t.Errorf("%q: got %q, want %q", in, got, want)
 		}
+	}
+}
+
+// Nesting deeper than encoding/json decodes is still JSON: not malformed, and walked by the
+// schema check without recursing that deep.
+func TestDeepNestingIsNotMalformed(t *testing.T) {
+	deep := `{"a":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`
+	if msg, malformed := describeMalformed([]byte(deep)); malformed {
+		t.Fatalf("deep body called malformed: %s", msg)
+	}
+	if msg, malformed := describeMalformed([]byte(`{"a":` + strings.Repeat("[", 20000) + `}`)); !malformed {
+		t.Fatal("unbalanced deep body not called malformed")
+	} else if !strings.HasPrefix(msg, "malformed JSON at line 1, column ") {
+		t.Fatalf("message %q", msg)
+	}
+	v, err := parseOrdered([]byte(deep))
+	if err != nil || v.kind != "object" || v.members[0].value.kind != "array" {
+		t.Fatalf("parse: %v %+v", err, v)
+	}
+	d := &schemaDocument{}
+	schema := map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}}}
+	if path, want, found := d.check(schema, v, "", 0); !found || path != "a" || want != "a string" {
+		t.Fatalf("got %q %q %v", path, want, found)
 	}
 }

@@ -27,12 +27,14 @@ import (
 type schemaDocument struct {
 	root   map[string]any
 	bodies map[string]map[string]any
+	// params holds the schema of each parameter of each operation, by operationId and name.
+	params map[string]map[string]map[string]any
 }
 
 // requestSchemas reads the document once; a document that does not parse leaves it empty (the
 // server's start, which reads the same document for the permissions, fails first).
 var requestSchemas = sync.OnceValue(func() *schemaDocument {
-	d := &schemaDocument{bodies: map[string]map[string]any{}}
+	d := &schemaDocument{bodies: map[string]map[string]any{}, params: map[string]map[string]map[string]any{}}
 	if err := yaml.Unmarshal(spec.OpenAPIYAML, &d.root); err != nil {
 		return d
 	}
@@ -47,6 +49,19 @@ var requestSchemas = sync.OnceValue(func() *schemaDocument {
 			media, _ := content["application/json"].(map[string]any)
 			if id != "" && media != nil {
 				d.bodies[id], _ = media["schema"].(map[string]any)
+			}
+			list, _ := op["parameters"].([]any)
+			shared, _ := item["parameters"].([]any)
+			for _, raw := range append(slices.Clone(shared), list...) {
+				p := d.resolve(raw)
+				name, _ := p["name"].(string)
+				if id == "" || name == "" {
+					continue
+				}
+				if d.params[id] == nil {
+					d.params[id] = map[string]map[string]any{}
+				}
+				d.params[id][name] = d.resolve(p["schema"])
 			}
 		}
 	}
@@ -282,6 +297,22 @@ func enumAt(operation, path string) []string {
 			return nil
 		}
 		schema = d.child(schema, seg)
+	}
+	enum, _ := schema["enum"].([]any)
+	values := make([]string, 0, len(enum))
+	for _, e := range enum {
+		values = append(values, fmt.Sprint(e))
+	}
+	return values
+}
+
+// parameterEnum returns the values of the enumeration of the parameter name of operation (of
+// its items, for an array), or none.
+func parameterEnum(operation, name string) []string {
+	d := requestSchemas()
+	schema := d.params[operation][name]
+	if items := d.resolve(schema["items"]); items != nil {
+		schema = items
 	}
 	enum, _ := schema["enum"].([]any)
 	values := make([]string, 0, len(enum))

@@ -57,7 +57,7 @@ func classify(err error) (int, string) {
 	if errors.As(err, &paramsErr) {
 		var p *ogenerrors.DecodeParamError
 		if errors.As(err, &p) {
-			return http.StatusBadRequest, describeParam(p)
+			return http.StatusBadRequest, describeParam(paramsErr.ID, p)
 		}
 		return http.StatusBadRequest, "parameters: " + err.Error()
 	}
@@ -68,15 +68,22 @@ func classify(err error) (int, string) {
 	return http.StatusInternalServerError, ""
 }
 
-func describeParam(p *ogenerrors.DecodeParamError) string {
+// describeParam explains why the parameter p of operation (its operationId) was refused.
+func describeParam(operation string, p *ogenerrors.DecodeParamError) string {
+	path, leaf := p.Name, p.Err
 	var v *validate.Error
 	if errors.As(p.Err, &v) {
-		return describeValidation(p.Name, v)
-	}
-	if errors.Is(p.Err, validate.ErrFieldRequired) || strings.HasSuffix(p.Err.Error(), "not set") {
+		path, leaf = validationLeaf(p.Name, v)
+	} else if errors.Is(p.Err, validate.ErrFieldRequired) || strings.HasSuffix(p.Err.Error(), "not set") {
 		return fmt.Sprintf("%s: is required", p.Name)
 	}
-	return fmt.Sprintf("%s: %s", p.Name, apierror.DescribeRule(p.Err))
+	if m := invalidValue.FindStringSubmatch(leaf.Error()); m != nil {
+		// An enumeration's generated validator does not say which values it takes.
+		if values := parameterEnum(operation, p.Name); len(values) > 0 {
+			return fmt.Sprintf("%s: must be one of %s (got %q)", path, strings.Join(values, ", "), m[1])
+		}
+	}
+	return path + ": " + apierror.DescribeRule(leaf)
 }
 
 // describeBody explains why the body of operation (its operationId) was refused.
@@ -98,10 +105,10 @@ func describeBody(operation string, err error) (int, string) {
 	var v *validate.Error
 	if errors.As(err, &v) {
 		path, leaf := validationLeaf("", v)
-		if got, ok := strings.CutPrefix(leaf.Error(), "invalid value: "); ok {
+		if m := invalidValue.FindStringSubmatch(leaf.Error()); m != nil {
 			// An enumeration's generated validator does not say which values it takes.
 			if values := enumAt(operation, path); len(values) > 0 {
-				return http.StatusBadRequest, fmt.Sprintf("%s: must be one of %s (got %q)", path, strings.Join(values, ", "), got)
+				return http.StatusBadRequest, fmt.Sprintf("%s: must be one of %s (got %q)", path, strings.Join(values, ", "), m[1])
 			}
 		}
 		return http.StatusBadRequest, path + ": " + apierror.DescribeRule(leaf)
@@ -109,15 +116,9 @@ func describeBody(operation string, err error) (int, string) {
 	return http.StatusBadRequest, "body: " + err.Error()
 }
 
-// describeValidation turns the generated validator's nested field errors into
-// "groups[0].rules[1].expr: length must be at most 10000 characters (got 10001)".
-func describeValidation(prefix string, v *validate.Error) string {
-	path, leaf := validationLeaf(prefix, v)
-	return path + ": " + apierror.DescribeRule(leaf)
-}
-
 // validationLeaf follows the generated validator's nested field errors to the rule broken, and
-// returns the full path there ("groups[0].rules[1].expr"; "body" for the body itself).
+// returns the full path there ("groups[0].rules[1].expr"; "body" for the body itself); the
+// caller words the rule ("must have at most 10000 characters (got 10001)").
 func validationLeaf(prefix string, v *validate.Error) (string, error) {
 	path := prefix
 	var leaf error = v
@@ -151,6 +152,8 @@ var (
 	decodeField = regexp.MustCompile(`decode field "([^"]+)"`)
 	atOffset    = regexp.MustCompile(` at (\d+)$`)
 	missingName = regexp.MustCompile(`invalid: (\w+) \(field required\)`)
+	// invalidValue is the generated enumeration validator's refusal.
+	invalidValue = regexp.MustCompile(`(?:^|: )invalid value: (.*)$`)
 	// unexpectedByte is jx's "unexpected byte 49 '1'", shown as "unexpected '1'".
 	unexpectedByte = regexp.MustCompile(`unexpected byte \d+ ('[^']*')`)
 )

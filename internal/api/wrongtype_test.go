@@ -199,3 +199,56 @@ func wrongValue(schema map[string]any) (any, string) {
 	}
 	return wrong, words
 }
+
+// TestEveryEnumQueryParameterListsItsValues sends every query parameter that is an enumeration
+// (or an array of one) a value it does not list, and expects the values it takes named.
+func TestEveryEnumQueryParameterListsItsValues(t *testing.T) {
+	doc := loadDocument(t)
+	ops := doc.operations(t)
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		sent := 0
+		for _, op := range ops {
+			for _, p := range op.params {
+				if p.in != "query" || p.style == "deepObject" {
+					continue
+				}
+				schema, path := p.schema, p.name
+				if items := doc.resolve(schema["items"]); items != nil {
+					schema, path = items, p.name+"[0]"
+				}
+				enum, _ := schema["enum"].([]any)
+				if len(enum) == 0 {
+					continue
+				}
+				values := make([]string, len(enum))
+				for i, e := range enum {
+					values[i] = fmt.Sprint(e)
+				}
+				others := op
+				others.params = slices.DeleteFunc(slices.Clone(op.params), func(q parameter) bool { return q.name == p.name })
+				target := requestTarget(doc, others)
+				sep := "?"
+				if strings.Contains(target, "?") {
+					sep = "&"
+				}
+				target += sep + url.QueryEscape(p.name) + "=NOT_A_VALUE"
+				sent++
+				var body string
+				if op.body != nil {
+					raw, _ := json.Marshal(op.example)
+					body = string(raw)
+				}
+				res := env.Do(t, op.method, target, authorization(env, op), "application/json", body)
+				want := path + ": must be one of " + strings.Join(values, ", ") + ` (got "NOT_A_VALUE")`
+				var got struct{ Message string }
+				_ = json.Unmarshal(res.Body, &got)
+				if res.Status != 400 || got.Message != want {
+					t.Errorf("%s (%s %s): answer %d %s\n want 400 %q", op.id, op.method, target, res.Status, short(string(res.Body), 300), want)
+				}
+			}
+		}
+		if sent < 3 {
+			t.Errorf("only %d enumeration parameters were found", sent)
+		}
+	})
+}

@@ -75,12 +75,18 @@ func (handler) NewError(ctx context.Context, err error) *oas.ErrorStatusCode {
 type API struct {
 	router      *oas.Server
 	operatorKey string
+	// queryObjects are the deepObject parameters of each operation, read by the operation itself.
+	queryObjects map[string][]string
 }
 
 // New builds the API. It fails when the OpenAPI document names a permission the catalog lacks,
 // or when opts.Extensions is nil and the built-in extension catalog does not load.
 func New(opts Options) (*API, error) {
 	perms, err := operationPermissions()
+	if err != nil {
+		return nil, err
+	}
+	queryObjects, err := deepObjectParameters()
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +134,7 @@ func New(opts Options) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &API{router: router, operatorKey: opts.OperatorKey}, nil
+	return &API{router: router, operatorKey: opts.OperatorKey, queryObjects: queryObjects}, nil
 }
 
 // ServeHTTP routes the request to its operation. Without an operator key the /admin/v1 paths
@@ -144,6 +150,14 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// Object query parameters (the incident aggregation's) are read by their operation.
 	r = r.WithContext(queryobject.WithValues(r.Context(), r.URL.Query()))
+	if route, ok := a.router.FindRoute(r.Method, r.URL.Path); ok {
+		if names := a.queryObjects[route.OperationID()]; len(names) > 0 {
+			// The generated decoder must not read them (see queryobjects.go).
+			u := *r.URL
+			u.RawQuery = withoutQueryObjects(u.RawQuery, names)
+			r.URL = &u
+		}
+	}
 	a.router.ServeHTTP(w, r)
 }
 

@@ -57,29 +57,37 @@ func classify(err error) (int, string) {
 	if errors.As(err, &paramsErr) {
 		var p *ogenerrors.DecodeParamError
 		if errors.As(err, &p) {
-			return http.StatusBadRequest, describeParam(p)
+			return http.StatusBadRequest, describeParam(paramsErr.ID, p)
 		}
 		return http.StatusBadRequest, "parameters: " + err.Error()
 	}
 	var bodyErr *ogenerrors.DecodeRequestError
 	if errors.As(err, &bodyErr) {
-		return describeBody(bodyErr.Err)
+		return describeBody(bodyErr.ID, bodyErr.Err)
 	}
 	return http.StatusInternalServerError, ""
 }
 
-func describeParam(p *ogenerrors.DecodeParamError) string {
+// describeParam explains why the parameter p of operation (its operationId) was refused.
+func describeParam(operation string, p *ogenerrors.DecodeParamError) string {
+	path, leaf := p.Name, p.Err
 	var v *validate.Error
 	if errors.As(p.Err, &v) {
-		return describeValidation(p.Name, v)
-	}
-	if errors.Is(p.Err, validate.ErrFieldRequired) || strings.HasSuffix(p.Err.Error(), "not set") {
+		path, leaf = validationLeaf(p.Name, v)
+	} else if errors.Is(p.Err, validate.ErrFieldRequired) || strings.HasSuffix(p.Err.Error(), "not set") {
 		return fmt.Sprintf("%s: is required", p.Name)
 	}
-	return fmt.Sprintf("%s: %s", p.Name, apierror.DescribeRule(p.Err))
+	if m := invalidValue.FindStringSubmatch(leaf.Error()); m != nil {
+		// An enumeration's generated validator does not say which values it takes.
+		if values := parameterEnum(operation, p.Name); len(values) > 0 {
+			return fmt.Sprintf("%s: must be one of %s (got %q)", path, strings.Join(values, ", "), m[1])
+		}
+	}
+	return path + ": " + apierror.DescribeRule(leaf)
 }
 
-func describeBody(err error) (int, string) {
+// describeBody explains why the body of operation (its operationId) was refused.
+func describeBody(operation string, err error) (int, string) {
 	var ctErr *validate.InvalidContentTypeError
 	switch {
 	case errors.As(err, &ctErr):
@@ -92,18 +100,26 @@ func describeBody(err error) (int, string) {
 	}
 	var decodeErr *ogenerrors.DecodeBodyError
 	if errors.As(err, &decodeErr) {
-		return http.StatusBadRequest, describeDecode(decodeErr.Body, decodeErr.Err)
+		return http.StatusBadRequest, describeDecode(operation, decodeErr.Body, decodeErr.Err)
 	}
 	var v *validate.Error
 	if errors.As(err, &v) {
-		return http.StatusBadRequest, describeValidation("", v)
+		path, leaf := validationLeaf("", v)
+		if m := invalidValue.FindStringSubmatch(leaf.Error()); m != nil {
+			// An enumeration's generated validator does not say which values it takes.
+			if values := enumAt(operation, path); len(values) > 0 {
+				return http.StatusBadRequest, fmt.Sprintf("%s: must be one of %s (got %q)", path, strings.Join(values, ", "), m[1])
+			}
+		}
+		return http.StatusBadRequest, path + ": " + apierror.DescribeRule(leaf)
 	}
 	return http.StatusBadRequest, "body: " + err.Error()
 }
 
-// describeValidation turns the generated validator's nested field errors into
-// "groups[0].rules[1].expr: length must be at most 10000 characters (got 10001)".
-func describeValidation(prefix string, v *validate.Error) string {
+// validationLeaf follows the generated validator's nested field errors to the rule broken, and
+// returns the full path there ("groups[0].rules[1].expr"; "body" for the body itself); the
+// caller words the rule ("must have at most 10000 characters (got 10001)").
+func validationLeaf(prefix string, v *validate.Error) (string, error) {
 	path := prefix
 	var leaf error = v
 	for {
@@ -129,18 +145,27 @@ func describeValidation(prefix string, v *validate.Error) string {
 	if path == "" {
 		path = "body"
 	}
-	return path + ": " + apierror.DescribeRule(leaf)
+	return path, leaf
 }
 
 var (
 	decodeField = regexp.MustCompile(`decode field "([^"]+)"`)
 	atOffset    = regexp.MustCompile(` at (\d+)$`)
 	missingName = regexp.MustCompile(`invalid: (\w+) \(field required\)`)
+	// invalidValue is the generated enumeration validator's refusal.
+	invalidValue = regexp.MustCompile(`(?:^|: )invalid value: (.*)$`)
+	// unexpectedByte is jx's "unexpected byte 49 '1'", shown as "unexpected '1'".
+	unexpectedByte = regexp.MustCompile(`unexpected byte \d+ ('[^']*')`)
 )
 
-// describeDecode explains a body that is not the JSON the operation expects, naming the path of
-// the value where decoding stopped.
-func describeDecode(body []byte, err error) string {
+// describeDecode explains a body that is not the JSON operation expects, naming the path of the
+// offending value: a body that is not JSON at all by line and column; a missing required field;
+// a number the field cannot hold; a value of the wrong JSON type, by what the request body schema
+// of api/openapi.yaml wants there ("groups[0].interval: must be an integer").
+func describeDecode(operation string, body []byte, err error) string {
+	if msg, malformed := describeMalformed(body); malformed {
+		return "body: " + msg
+	}
 	msg := err.Error()
 	var fields []string
 	for _, m := range decodeField.FindAllStringSubmatch(msg, -1) {
@@ -153,16 +178,7 @@ func describeDecode(body []byte, err error) string {
 		}
 		return path + ": is required"
 	}
-	reason := msg
-	if i := strings.LastIndex(msg, ": "); i >= 0 {
-		reason = msg[i+2:]
-	}
-	path := ""
-	if m := atOffset.FindStringSubmatch(msg); m != nil {
-		offset, _ := strconv.ParseInt(m[1], 10, 64)
-		path = pathAtOffset(body, offset)
-	}
-	if path == "" && strings.HasSuffix(msg, "value out of range") {
+	if strings.HasSuffix(msg, "value out of range") {
 		if at, number := pathOfOutOfRange(body, fields); at != "" {
 			if len(number) > 40 {
 				number = number[:37] + "..."
@@ -170,29 +186,29 @@ func describeDecode(body []byte, err error) string {
 			return fmt.Sprintf("%s: %s is out of range for this field", at, number)
 		}
 	}
+	if path, want, found := firstWrongType(operation, body); found {
+		return fmt.Sprintf("%s: must be %s", path, want)
+	}
+	// The schema allows every value's type, yet the decoder refused one: name where it stopped
+	// and what it said, without its byte offsets.
+	path := ""
+	if m := atOffset.FindStringSubmatch(msg); m != nil {
+		offset, _ := strconv.ParseInt(m[1], 10, 64)
+		path = pathAtOffset(body, offset)
+	}
 	if path == "" {
 		path = strings.Join(fields, ".")
 	}
 	if path == "" {
 		path = "body"
 	}
-	if expected := expectedKind(msg); expected != "" {
-		return fmt.Sprintf("%s: must be %s", path, expected)
+	reason := msg
+	if i := strings.LastIndex(msg, ": "); i >= 0 {
+		reason = msg[i+2:]
 	}
-	return fmt.Sprintf("%s: malformed JSON: %s", path, reason)
-}
-
-// expectedKind reads what the decoder wanted from its message, when it says.
-func expectedKind(msg string) string {
-	switch {
-	case strings.Contains(msg, `"{" expected`):
-		return "a JSON object"
-	case strings.Contains(msg, `"[" expected`):
-		return "a JSON array"
-	case strings.Contains(msg, "unexpected floating point character"):
-		return "an integer"
-	}
-	return ""
+	reason = atOffset.ReplaceAllString(reason, "")
+	reason = unexpectedByte.ReplaceAllString(reason, "unexpected $1")
+	return fmt.Sprintf("%s: is not a value this field accepts (%s)", path, reason)
 }
 
 // writeError writes an error answer outside the generated router (unknown path, wrong method,

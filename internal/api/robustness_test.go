@@ -206,6 +206,7 @@ type parameter struct {
 	name     string
 	in       string
 	required bool
+	style    string
 	schema   map[string]any
 }
 
@@ -214,7 +215,7 @@ type operation struct {
 	method   string
 	path     string // the template, e.g. /x/{id}
 	params   []parameter
-	objects  []string       // names under x-query-objects
+	objects  []string       // names of its query objects (deepObject parameters, x-query-objects)
 	body     map[string]any // the JSON body schema, nil when there is none
 	operator bool           // guarded by the operator key
 	// example is the body's example, nil when there is none; needsExisting is its
@@ -261,12 +262,20 @@ func (d *document) operations(t *testing.T) []operation {
 					o.params = append(o.params, p)
 				}
 			}
+			for _, p := range o.params {
+				if p.in == "query" && p.style == "deepObject" {
+					o.objects = append(o.objects, p.name)
+				}
+			}
+			// Query objects documented only under x-query-objects (the older way) are probed too.
 			if objs, ok := op["x-query-objects"].(map[string]any); ok {
 				for name := range objs {
-					o.objects = append(o.objects, name)
+					if !slices.Contains(o.objects, name) {
+						o.objects = append(o.objects, name)
+					}
 				}
-				sort.Strings(o.objects)
 			}
+			sort.Strings(o.objects)
 			if rb := d.resolve(op["requestBody"]); rb != nil {
 				content, _ := rb["content"].(map[string]any)
 				media, _ := content["application/json"].(map[string]any)
@@ -312,7 +321,8 @@ func (d *document) parameters(raw any) []parameter {
 		name, _ := p["name"].(string)
 		in, _ := p["in"].(string)
 		required, _ := p["required"].(bool)
-		out = append(out, parameter{name: name, in: in, required: required, schema: d.resolve(p["schema"])})
+		style, _ := p["style"].(string)
+		out = append(out, parameter{name: name, in: in, required: required, style: style, schema: d.resolve(p["schema"])})
 	}
 	return out
 }

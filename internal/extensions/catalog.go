@@ -120,22 +120,22 @@ type itemBinary struct {
 
 // allowedResources maps each targetDomain to the permissionResources that fit it.
 var allowedResources = map[string][]string{
-	"ACTION":              {"ACTION"},
-	"ALERT":               {"ALERT"},
-	"ALERT_V3":            {"ALERT"},
-	"ENRICHMENT":          {"CUSTOM_ENRICHMENT", "GEO_ENRICHMENT", "SECURITY_ENRICHMENT", "RESOURCE_CLOUD_METADATA_ENRICHMENT"},
-	"GRAFANA_DASHBOARD":   {"GRAFANA_DASHBOARD"},
-	"KIBANA_DASHBOARD":    {"KIBANA_DASHBOARD"},
-	"PARSING_RULE":        {"PARSING_RULE"},
-	"SAVED_VIEW":          {"SAVED_VIEW"},
-	"CX_CUSTOM_DASHBOARD": {"CX_CUSTOM_DASHBOARD"},
-	"METRICS_RULE_GROUP":  {"METRICS_RULE_GROUP"},
-	"EVENTS_TO_METRICS":   {"SPAN_EVENTS_TO_METRICS", "LOGS_EVENTS_TO_METRICS"},
+	"ACTION":                    {"ACTION"},
+	"ALERT":                     {"ALERT"},
+	"ALERT_V3":                  {"ALERT"},
+	"ENRICHMENT":                {"CUSTOM_ENRICHMENT", "GEO_ENRICHMENT", "SECURITY_ENRICHMENT", "RESOURCE_CLOUD_METADATA_ENRICHMENT"},
+	"GRAFANA_DASHBOARD":         {"GRAFANA_DASHBOARD"},
+	"KIBANA_DASHBOARD":          {"KIBANA_DASHBOARD"},
+	"PARSING_RULE":              {"PARSING_RULE"},
+	"SAVED_VIEW":                {"SAVED_VIEW"},
+	"PLATFORM_CUSTOM_DASHBOARD": {"PLATFORM_CUSTOM_DASHBOARD"},
+	"METRICS_RULE_GROUP":        {"METRICS_RULE_GROUP"},
+	"EVENTS_TO_METRICS":         {"SPAN_EVENTS_TO_METRICS", "LOGS_EVENTS_TO_METRICS"},
 }
 
 // targetDomains lists the targetDomain values in the order the messages show them.
 var targetDomains = []string{"ACTION", "ALERT", "ALERT_V3", "ENRICHMENT", "GRAFANA_DASHBOARD", "KIBANA_DASHBOARD",
-	"PARSING_RULE", "SAVED_VIEW", "CX_CUSTOM_DASHBOARD", "METRICS_RULE_GROUP", "EVENTS_TO_METRICS"}
+	"PARSING_RULE", "SAVED_VIEW", "PLATFORM_CUSTOM_DASHBOARD", "METRICS_RULE_GROUP", "EVENTS_TO_METRICS"}
 
 // deployPermission is the permission a key needs to deploy an item, by its permissionResource.
 var deployPermission = map[string]string{
@@ -149,20 +149,20 @@ var deployPermission = map[string]string{
 	"KIBANA_DASHBOARD":                   "kibana-dashboards:Manage",
 	"PARSING_RULE":                       "parsing-rules:Manage",
 	"SAVED_VIEW":                         "views:Manage",
-	"CX_CUSTOM_DASHBOARD":                "team-dashboards:Update",
+	"PLATFORM_CUSTOM_DASHBOARD":          "team-dashboards:Update",
 	"METRICS_RULE_GROUP":                 "recording-rules:Manage",
 	"SPAN_EVENTS_TO_METRICS":             "events2metrics:Manage",
 	"LOGS_EVENTS_TO_METRICS":             "events2metrics:Manage",
 }
 
 var itemBinaryTypes = []string{"PREVIEW_IMAGE", "KIBANA_DASHBOARD_DEFINITION", "GRAFANA_DASHBOARD_DEFINITION",
-	"ENRICHMENT_CSV", "CX_CUSTOM_DASHBOARD_DEFINITION"}
+	"ENRICHMENT_CSV", "PLATFORM_CUSTOM_DASHBOARD_DEFINITION"}
 
 // dashboardBinaryTypes are the item binaries E12 answers only when asked to.
 var dashboardBinaryTypes = map[string]bool{
-	"KIBANA_DASHBOARD_DEFINITION":    true,
-	"GRAFANA_DASHBOARD_DEFINITION":   true,
-	"CX_CUSTOM_DASHBOARD_DEFINITION": true,
+	"KIBANA_DASHBOARD_DEFINITION":          true,
+	"GRAFANA_DASHBOARD_DEFINITION":         true,
+	"PLATFORM_CUSTOM_DASHBOARD_DEFINITION": true,
 }
 
 var (

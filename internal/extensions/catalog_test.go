@@ -129,6 +129,11 @@ func TestCatalogErrors(t *testing.T) {
 			fragments: []string{"revisions[0].items[0].permissionResource: UNKNOWN is refused"}},
 		{name: "unknown target domain", mutate: func(d map[string]any) { item(d, 0)["targetDomain"] = "WIDGET" },
 			fragments: []string{`revisions[0].items[0].targetDomain: "WIDGET" must be one of ACTION,`}},
+		{name: "old brand target domain", mutate: func(d map[string]any) { item(d, 0)["targetDomain"] = "CX_CUSTOM_DASHBOARD" },
+			fragments: []string{`revisions[0].items[0].targetDomain: "CX_CUSTOM_DASHBOARD" must be one of`, "PLATFORM_CUSTOM_DASHBOARD"}},
+		{name: "old brand binary type", mutate: func(d map[string]any) {
+			item(d, 0)["binaries"] = []any{map[string]any{"type": "CX_CUSTOM_DASHBOARD_DEFINITION", "fileName": "d.json", "data": "e30="}}
+		}, fragments: []string{"revisions[0].items[0].binaries[0].type: ", "CX_CUSTOM_DASHBOARD_DEFINITION"}},
 		{name: "no released revision", mutate: func(d map[string]any) { revision0(d)["isTesting"] = true },
 			fragments: []string{"revisions: must hold at least one revision with isTesting false"}},
 		{name: "no revisions", mutate: func(d map[string]any) { d["revisions"] = []any{}; delete(d, "changelog") },

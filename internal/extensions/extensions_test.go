@@ -317,7 +317,7 @@ func TestGetExtensionSplitsByPermission(t *testing.T) {
 		dash := itemByID(t, e.Revisions[0], "k8s-cluster-dashboard")
 		if dash.StableID != "kubernetes/k8s-cluster-dashboard" || dash.UniqueID != "kubernetes@2.1.0/k8s-cluster-dashboard" ||
 			dash.ExtendedInternalID != "kubernetes@2.1.0/k8s-cluster-dashboard" || !dash.IsMandatory ||
-			dash.TargetDomain != "CX_CUSTOM_DASHBOARD" || dash.PermissionResource != "CX_CUSTOM_DASHBOARD" || dash.Name != "Kubernetes cluster overview" {
+			dash.TargetDomain != "PLATFORM_CUSTOM_DASHBOARD" || dash.PermissionResource != "PLATFORM_CUSTOM_DASHBOARD" || dash.Name != "Kubernetes cluster overview" {
 			t.Fatalf("dashboard item: %+v", dash)
 		}
 		var data map[string]any
@@ -358,7 +358,7 @@ func TestGetExtensionFlags(t *testing.T) {
 		for query, want := range map[string][]string{
 			"":                                  {"PREVIEW_IMAGE"},
 			"?include_dashboard_binaries=false": {"PREVIEW_IMAGE"},
-			"?include_dashboard_binaries=true":  {"PREVIEW_IMAGE", "CX_CUSTOM_DASHBOARD_DEFINITION"},
+			"?include_dashboard_binaries=true":  {"PREVIEW_IMAGE", "PLATFORM_CUSTOM_DASHBOARD_DEFINITION"},
 		} {
 			e := getExtension(t, env, key, "kubernetes"+query)
 			if got := binaryTypes(itemByID(t, revisionByVersion(t, e.Revisions, "2.1.0"), "k8s-cluster-dashboard")); !reflect.DeepEqual(got, want) {

@@ -298,7 +298,7 @@ func countItems(items []item) oas.ExtensionItemCounts {
 			c.Actions++
 		case "ALERT", "ALERT_V3":
 			c.Alerts++
-		case "CX_CUSTOM_DASHBOARD":
+		case "PLATFORM_CUSTOM_DASHBOARD":
 			c.CustomDashboards++
 		case "ENRICHMENT":
 			c.Enrichments++

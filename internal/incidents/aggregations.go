@@ -146,7 +146,10 @@ type group struct {
 //
 // Errors: Invalid for a malformed query object (full path named), a field that cannot be grouped
 // by, or a page token of another query.
-func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context) (*oas.IncidentAggregationsResponse, error) {
+//
+// The generated params hold only the flat objects a generated client sends; the query is read
+// whole from the context (readAggQuery), so every form of the contract is accepted.
+func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context, _ oas.ListIncidentAggregationsParams) (*oas.IncidentAggregationsResponse, error) {
 	caller := auth.PrincipalFrom(ctx)
 	aq, err := readAggQuery(ctx)
 	if err != nil {

@@ -324,7 +324,8 @@ func TestAggregationsBadQueries(t *testing.T) {
 		aggErr(t, env, "group_bys[0][incidentField]=NOPE", "group_bys[0].incidentField", "must be one of")
 		aggErr(t, env, "group_bys[0][orderByDirection]=UP&group_bys[0][contextualLabel]=x", "group_bys[0].orderByDirection", "must be one of")
 		aggErr(t, env, "group_bys[0][contextualLabel]="+strings.Repeat("é", 257), "group_bys[0].contextualLabel", "256")
-		aggErr(t, env, "group_bys.incidentField=INCIDENTS_FIELDS_ID", "group_bys", "array index")
+		aggErr(t, env, "group_bys.incidentField=INCIDENTS_FIELDS_ID&group_bys[1][contextualLabel]=x", "group_bys", "index every item")
+		aggErr(t, env, "group_bys[incidentField]=NOPE", "group_bys[0].incidentField", "must be one of")
 		equal(t, "label of 256", len(aggs(t, env, "group_bys[0][contextualLabel]="+strings.Repeat("é", 256)).IncidentAggs), 1)
 		v := url.Values{}
 		for i := 0; i < 101; i++ {

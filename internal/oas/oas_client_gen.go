@@ -459,8 +459,8 @@ type Invoker interface {
 	//
 	// Records the deployment of one revision of a catalog extension in the team. There is no body: the
 	// deployment is given in the query, either as the flat parameters `id`, `version`, `item_ids`,
-	// `applications`, `subsystems` (arrays repeated), or as the query object `extension_deployment` (see
-	// `x-query-objects`) in bracket form
+	// `applications`, `subsystems` (arrays repeated), or as the deepObject parameter
+	// `extension_deployment` in bracket form
 	// (`extension_deployment[id]=kubernetes&extension_deployment[itemIds]=a`, items may be indexed:
 	// `extension_deployment[itemIds][0]=a`), dot form (`extension_deployment.id=…`) or as one JSON
 	// document (`extension_deployment={"id":"kubernetes",…}`). Both forms in one request are a 400.
@@ -621,10 +621,12 @@ type Invoker interface {
 	// (10^9 bytes). Dimensions come from record labels (see the README); `dimension_filters` keeps records
 	// that have every listed dimension.
 	//
-	// `date_range`, `aggregate` and `dimension_filters` are query objects (schemas in `x-query-objects`)
-	// written in bracket form (`date_range[fromDate]=…`, `dimension_filters[0][pillar]=PILLAR_LOGS`,
-	// `aggregate[0]=AGGREGATE_BY_PILLAR`) or dot form (`date_range.fromDate=…`,
-	// `dimension_filters[0].genericDimension.key=team`); a repeated `aggregate` lists several values.
+	// `date_range` and `dimension_filters` are deepObject parameters written in bracket form
+	// (`date_range[fromDate]=…`, `dimension_filters[0][pillar]=PILLAR_LOGS`) or dot form
+	// (`date_range.fromDate=…`, `dimension_filters[0].genericDimension.key=team`); one dimension filter
+	// may also be written unindexed (`dimension_filters[pillar]=PILLAR_LOGS`). `aggregate` is repeated
+	// (`aggregate=AGGREGATE_BY_PILLAR&aggregate=AGGREGATE_BY_SEVERITY`) or indexed
+	// (`aggregate[0]=AGGREGATE_BY_PILLAR`).
 	//
 	// Deprecated: schema marks this operation as deprecated.
 	//
@@ -667,8 +669,8 @@ type Invoker interface {
 	// Answers the extension with its changelog and its revisions, newest first; hidden extensions are
 	// readable by id. A testing revision is included only with `include_testing_revision=true`. Item
 	// binaries of the types `KIBANA_DASHBOARD_DEFINITION`, `GRAFANA_DASHBOARD_DEFINITION` and
-	// `CX_CUSTOM_DASHBOARD_DEFINITION` are included only with `include_dashboard_binaries=true`; the other
-	// binaries always are.
+	// `PLATFORM_CUSTOM_DASHBOARD_DEFINITION` are included only with `include_dashboard_binaries=true`; the
+	// other binaries always are.
 	//
 	// Items and revisions are split by the caller's permissions: an item whose deploy permission (from its
 	// `permissionResource`, see the README) the key holds is in `items`, any other in
@@ -788,8 +790,8 @@ type Invoker interface {
 	// bucket, empty ones with zeros: by the `status` label (`success` or `error`), in total and at
 	// `PRIORITY_LOW` and `PRIORITY_MEDIUM`. `filters` keeps records whose `applicationName` label is one
 	// of `filters.application` and whose `subsystemName` label is one of `filters.subsystem` (an empty or
-	// absent list keeps all). `date_range` and `filters` are query objects (bracket or dot form, see
-	// `x-query-objects`).
+	// absent list keeps all). `date_range` and `filters` are deepObject parameters (bracket or dot form:
+	// `filters[application]=checkout`, `date_range.fromDate=…`).
 	//
 	// Deprecated: schema marks this operation as deprecated.
 	//
@@ -931,15 +933,17 @@ type Invoker interface {
 	// time and up to 1000 incident ids. Groups are ordered by their values (`orderByDirection` per
 	// group-by, ascending by default).
 	//
-	// The three query parameters are objects; their schemas are named in `x-query-objects`. Their fields
-	// are written in bracket form (`filter[severity]=INCIDENT_SEVERITY_ERROR`,
-	// `group_bys[0][incidentField]=INCIDENTS_FIELDS_SEVERITY`, `pagination[pageSize]=50`) or dot form
-	// (`filter.severity=...`, `group_bys[0].incidentField=...`, `pagination.pageSize=50`). A repeated
-	// array field lists several values; array items may also be indexed (`filter[severity][0]=...`). Map
-	// fields take their key as a segment: `filter[contextualLabels][service][contextualLabelValues]=api`.
+	// The three query parameters are deepObject parameters. Their fields are written in bracket form
+	// (`filter[severity]=INCIDENT_SEVERITY_ERROR`, `pagination[pageSize]=50`) or dot form
+	// (`filter.severity=...`, `pagination.pageSize=50`). A repeated array field lists several values;
+	// array items may also be indexed (`filter[severity][0]=...`). Map fields take their key as a segment:
+	// `filter[contextualLabels][service][contextualLabelValues]=api`. `group_bys` is an array of
+	// group-bys: indexed (`group_bys[0][incidentField]=...`, `group_bys[1].contextualLabel=...`), or, for
+	// one group-by, unindexed (`group_bys[incidentField]=...`, `group_bys.incidentField=...`), which is
+	// how a generated client sends the single object declared below. At most 100 group-bys.
 	//
 	// GET /mgmt/openapi/4/incidents/aggregations/v1
-	ListIncidentAggregations(ctx context.Context) (*IncidentAggregationsResponse, error)
+	ListIncidentAggregations(ctx context.Context, params ListIncidentAggregationsParams) (*IncidentAggregationsResponse, error)
 	// ListIncidentEventFilterValues invokes ListIncidentEventFilterValues operation.
 	//
 	// As the incident filter values, over the incidents that have an event the events feed lists for the
@@ -6760,8 +6764,8 @@ func (c *Client) sendDeleteViewFolder(ctx context.Context, params DeleteViewFold
 //
 // Records the deployment of one revision of a catalog extension in the team. There is no body: the
 // deployment is given in the query, either as the flat parameters `id`, `version`, `item_ids`,
-// `applications`, `subsystems` (arrays repeated), or as the query object `extension_deployment` (see
-// `x-query-objects`) in bracket form
+// `applications`, `subsystems` (arrays repeated), or as the deepObject parameter
+// `extension_deployment` in bracket form
 // (`extension_deployment[id]=kubernetes&extension_deployment[itemIds]=a`, items may be indexed:
 // `extension_deployment[itemIds][0]=a`), dot form (`extension_deployment.id=…`) or as one JSON
 // document (`extension_deployment={"id":"kubernetes",…}`). Both forms in one request are a 400.
@@ -8387,10 +8391,12 @@ func (c *Client) sendGetDataUsageExportStatusV2(ctx context.Context) (res *Usage
 // (10^9 bytes). Dimensions come from record labels (see the README); `dimension_filters` keeps records
 // that have every listed dimension.
 //
-// `date_range`, `aggregate` and `dimension_filters` are query objects (schemas in `x-query-objects`)
-// written in bracket form (`date_range[fromDate]=…`, `dimension_filters[0][pillar]=PILLAR_LOGS`,
-// `aggregate[0]=AGGREGATE_BY_PILLAR`) or dot form (`date_range.fromDate=…`,
-// `dimension_filters[0].genericDimension.key=team`); a repeated `aggregate` lists several values.
+// `date_range` and `dimension_filters` are deepObject parameters written in bracket form
+// (`date_range[fromDate]=…`, `dimension_filters[0][pillar]=PILLAR_LOGS`) or dot form
+// (`date_range.fromDate=…`, `dimension_filters[0].genericDimension.key=team`); one dimension filter
+// may also be written unindexed (`dimension_filters[pillar]=PILLAR_LOGS`). `aggregate` is repeated
+// (`aggregate=AGGREGATE_BY_PILLAR&aggregate=AGGREGATE_BY_SEVERITY`) or indexed
+// (`aggregate[0]=AGGREGATE_BY_PILLAR`).
 //
 // Deprecated: schema marks this operation as deprecated.
 //
@@ -8408,6 +8414,49 @@ func (c *Client) sendGetDataUsageV2(ctx context.Context, params GetDataUsageV2Pa
 	uri.AddPathParts(u, pathParts[:]...)
 
 	q := uri.NewQueryEncoder()
+	{
+		// Encode "date_range" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "date_range",
+			Style:   uri.QueryStyleDeepObject,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.DateRange.Get(); ok {
+				return val.EncodeURI(e)
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "aggregate" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "aggregate",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if params.Aggregate != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.Aggregate {
+						if err := func() error {
+							return e.EncodeValue(conv.StringToString(string(item)))
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
 	{
 		// Encode "resolution" parameter.
 		cfg := uri.QueryParameterEncodingConfig{
@@ -8879,8 +8928,8 @@ func (c *Client) sendGetE2MLimits(ctx context.Context) (res *E2MLimits, err erro
 // Answers the extension with its changelog and its revisions, newest first; hidden extensions are
 // readable by id. A testing revision is included only with `include_testing_revision=true`. Item
 // binaries of the types `KIBANA_DASHBOARD_DEFINITION`, `GRAFANA_DASHBOARD_DEFINITION` and
-// `CX_CUSTOM_DASHBOARD_DEFINITION` are included only with `include_dashboard_binaries=true`; the other
-// binaries always are.
+// `PLATFORM_CUSTOM_DASHBOARD_DEFINITION` are included only with `include_dashboard_binaries=true`; the
+// other binaries always are.
 //
 // Items and revisions are split by the caller's permissions: an item whose deploy permission (from its
 // `permissionResource`, see the README) the key holds is in `items`, any other in
@@ -9309,6 +9358,23 @@ func (c *Client) sendGetLogsCountV2(ctx context.Context, params GetLogsCountV2Pa
 	uri.AddPathParts(u, pathParts[:]...)
 
 	q := uri.NewQueryEncoder()
+	{
+		// Encode "date_range" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "date_range",
+			Style:   uri.QueryStyleDeepObject,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.DateRange.Get(); ok {
+				return val.EncodeURI(e)
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
 	{
 		// Encode "resolution" parameter.
 		cfg := uri.QueryParameterEncodingConfig{
@@ -10393,8 +10459,8 @@ func (c *Client) sendGetSloZeroState(ctx context.Context) (res *SloZeroStateResp
 // bucket, empty ones with zeros: by the `status` label (`success` or `error`), in total and at
 // `PRIORITY_LOW` and `PRIORITY_MEDIUM`. `filters` keeps records whose `applicationName` label is one
 // of `filters.application` and whose `subsystemName` label is one of `filters.subsystem` (an empty or
-// absent list keeps all). `date_range` and `filters` are query objects (bracket or dot form, see
-// `x-query-objects`).
+// absent list keeps all). `date_range` and `filters` are deepObject parameters (bracket or dot form:
+// `filters[application]=checkout`, `date_range.fromDate=…`).
 //
 // Deprecated: schema marks this operation as deprecated.
 //
@@ -10412,6 +10478,23 @@ func (c *Client) sendGetSpansCountV2(ctx context.Context, params GetSpansCountV2
 	uri.AddPathParts(u, pathParts[:]...)
 
 	q := uri.NewQueryEncoder()
+	{
+		// Encode "date_range" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "date_range",
+			Style:   uri.QueryStyleDeepObject,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.DateRange.Get(); ok {
+				return val.EncodeURI(e)
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
 	{
 		// Encode "resolution" parameter.
 		cfg := uri.QueryParameterEncodingConfig{
@@ -11911,25 +11994,64 @@ func (c *Client) sendListExtensions(ctx context.Context, request OptListExtensio
 // time and up to 1000 incident ids. Groups are ordered by their values (`orderByDirection` per
 // group-by, ascending by default).
 //
-// The three query parameters are objects; their schemas are named in `x-query-objects`. Their fields
-// are written in bracket form (`filter[severity]=INCIDENT_SEVERITY_ERROR`,
-// `group_bys[0][incidentField]=INCIDENTS_FIELDS_SEVERITY`, `pagination[pageSize]=50`) or dot form
-// (`filter.severity=...`, `group_bys[0].incidentField=...`, `pagination.pageSize=50`). A repeated
-// array field lists several values; array items may also be indexed (`filter[severity][0]=...`). Map
-// fields take their key as a segment: `filter[contextualLabels][service][contextualLabelValues]=api`.
+// The three query parameters are deepObject parameters. Their fields are written in bracket form
+// (`filter[severity]=INCIDENT_SEVERITY_ERROR`, `pagination[pageSize]=50`) or dot form
+// (`filter.severity=...`, `pagination.pageSize=50`). A repeated array field lists several values;
+// array items may also be indexed (`filter[severity][0]=...`). Map fields take their key as a segment:
+// `filter[contextualLabels][service][contextualLabelValues]=api`. `group_bys` is an array of
+// group-bys: indexed (`group_bys[0][incidentField]=...`, `group_bys[1].contextualLabel=...`), or, for
+// one group-by, unindexed (`group_bys[incidentField]=...`, `group_bys.incidentField=...`), which is
+// how a generated client sends the single object declared below. At most 100 group-bys.
 //
 // GET /mgmt/openapi/4/incidents/aggregations/v1
-func (c *Client) ListIncidentAggregations(ctx context.Context) (*IncidentAggregationsResponse, error) {
-	res, err := c.sendListIncidentAggregations(ctx)
+func (c *Client) ListIncidentAggregations(ctx context.Context, params ListIncidentAggregationsParams) (*IncidentAggregationsResponse, error) {
+	res, err := c.sendListIncidentAggregations(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendListIncidentAggregations(ctx context.Context) (res *IncidentAggregationsResponse, err error) {
+func (c *Client) sendListIncidentAggregations(ctx context.Context, params ListIncidentAggregationsParams) (res *IncidentAggregationsResponse, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
 	pathParts[0] = "/mgmt/openapi/4/incidents/aggregations/v1"
 	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "group_bys" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "group_bys",
+			Style:   uri.QueryStyleDeepObject,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.GroupBys.Get(); ok {
+				return val.EncodeURI(e)
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "pagination" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "pagination",
+			Style:   uri.QueryStyleDeepObject,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Pagination.Get(); ok {
+				return val.EncodeURI(e)
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
 
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {

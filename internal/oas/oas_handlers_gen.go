@@ -8464,8 +8464,8 @@ func (s *Server) handleDeleteViewFolderRequest(args [1]string, argsEscaped bool,
 //
 // Records the deployment of one revision of a catalog extension in the team. There is no body: the
 // deployment is given in the query, either as the flat parameters `id`, `version`, `item_ids`,
-// `applications`, `subsystems` (arrays repeated), or as the query object `extension_deployment` (see
-// `x-query-objects`) in bracket form
+// `applications`, `subsystems` (arrays repeated), or as the deepObject parameter
+// `extension_deployment` in bracket form
 // (`extension_deployment[id]=kubernetes&extension_deployment[itemIds]=a`, items may be indexed:
 // `extension_deployment[itemIds][0]=a`), dot form (`extension_deployment.id=…`) or as one JSON
 // document (`extension_deployment={"id":"kubernetes",…}`). Both forms in one request are a 400.
@@ -10892,10 +10892,12 @@ func (s *Server) handleGetDataUsageExportStatusV2Request(args [0]string, argsEsc
 // (10^9 bytes). Dimensions come from record labels (see the README); `dimension_filters` keeps records
 // that have every listed dimension.
 //
-// `date_range`, `aggregate` and `dimension_filters` are query objects (schemas in `x-query-objects`)
-// written in bracket form (`date_range[fromDate]=…`, `dimension_filters[0][pillar]=PILLAR_LOGS`,
-// `aggregate[0]=AGGREGATE_BY_PILLAR`) or dot form (`date_range.fromDate=…`,
-// `dimension_filters[0].genericDimension.key=team`); a repeated `aggregate` lists several values.
+// `date_range` and `dimension_filters` are deepObject parameters written in bracket form
+// (`date_range[fromDate]=…`, `dimension_filters[0][pillar]=PILLAR_LOGS`) or dot form
+// (`date_range.fromDate=…`, `dimension_filters[0].genericDimension.key=team`); one dimension filter
+// may also be written unindexed (`dimension_filters[pillar]=PILLAR_LOGS`). `aggregate` is repeated
+// (`aggregate=AGGREGATE_BY_PILLAR&aggregate=AGGREGATE_BY_SEVERITY`) or indexed
+// (`aggregate[0]=AGGREGATE_BY_PILLAR`).
 //
 // Deprecated: schema marks this operation as deprecated.
 //
@@ -10981,6 +10983,14 @@ func (s *Server) handleGetDataUsageV2Request(args [0]string, argsEscaped bool, w
 			Body:             nil,
 			RawBody:          rawBody,
 			Params: middleware.Parameters{
+				{
+					Name: "date_range",
+					In:   "query",
+				}: params.DateRange,
+				{
+					Name: "aggregate",
+					In:   "query",
+				}: params.Aggregate,
 				{
 					Name: "resolution",
 					In:   "query",
@@ -11602,8 +11612,8 @@ func (s *Server) handleGetE2MLimitsRequest(args [0]string, argsEscaped bool, w h
 // Answers the extension with its changelog and its revisions, newest first; hidden extensions are
 // readable by id. A testing revision is included only with `include_testing_revision=true`. Item
 // binaries of the types `KIBANA_DASHBOARD_DEFINITION`, `GRAFANA_DASHBOARD_DEFINITION` and
-// `CX_CUSTOM_DASHBOARD_DEFINITION` are included only with `include_dashboard_binaries=true`; the other
-// binaries always are.
+// `PLATFORM_CUSTOM_DASHBOARD_DEFINITION` are included only with `include_dashboard_binaries=true`; the
+// other binaries always are.
 //
 // Items and revisions are split by the caller's permissions: an item whose deploy permission (from its
 // `permissionResource`, see the README) the key holds is in `items`, any other in
@@ -12271,6 +12281,10 @@ func (s *Server) handleGetLogsCountV2Request(args [0]string, argsEscaped bool, w
 			Body:             nil,
 			RawBody:          rawBody,
 			Params: middleware.Parameters{
+				{
+					Name: "date_range",
+					In:   "query",
+				}: params.DateRange,
 				{
 					Name: "resolution",
 					In:   "query",
@@ -13839,8 +13853,8 @@ func (s *Server) handleGetSloZeroStateRequest(args [0]string, argsEscaped bool, 
 // bucket, empty ones with zeros: by the `status` label (`success` or `error`), in total and at
 // `PRIORITY_LOW` and `PRIORITY_MEDIUM`. `filters` keeps records whose `applicationName` label is one
 // of `filters.application` and whose `subsystemName` label is one of `filters.subsystem` (an empty or
-// absent list keeps all). `date_range` and `filters` are query objects (bracket or dot form, see
-// `x-query-objects`).
+// absent list keeps all). `date_range` and `filters` are deepObject parameters (bracket or dot form:
+// `filters[application]=checkout`, `date_range.fromDate=…`).
 //
 // Deprecated: schema marks this operation as deprecated.
 //
@@ -13926,6 +13940,10 @@ func (s *Server) handleGetSpansCountV2Request(args [0]string, argsEscaped bool, 
 			Body:             nil,
 			RawBody:          rawBody,
 			Params: middleware.Parameters{
+				{
+					Name: "date_range",
+					In:   "query",
+				}: params.DateRange,
 				{
 					Name: "resolution",
 					In:   "query",
@@ -16191,12 +16209,14 @@ func (s *Server) handleListExtensionsRequest(args [0]string, argsEscaped bool, w
 // time and up to 1000 incident ids. Groups are ordered by their values (`orderByDirection` per
 // group-by, ascending by default).
 //
-// The three query parameters are objects; their schemas are named in `x-query-objects`. Their fields
-// are written in bracket form (`filter[severity]=INCIDENT_SEVERITY_ERROR`,
-// `group_bys[0][incidentField]=INCIDENTS_FIELDS_SEVERITY`, `pagination[pageSize]=50`) or dot form
-// (`filter.severity=...`, `group_bys[0].incidentField=...`, `pagination.pageSize=50`). A repeated
-// array field lists several values; array items may also be indexed (`filter[severity][0]=...`). Map
-// fields take their key as a segment: `filter[contextualLabels][service][contextualLabelValues]=api`.
+// The three query parameters are deepObject parameters. Their fields are written in bracket form
+// (`filter[severity]=INCIDENT_SEVERITY_ERROR`, `pagination[pageSize]=50`) or dot form
+// (`filter.severity=...`, `pagination.pageSize=50`). A repeated array field lists several values;
+// array items may also be indexed (`filter[severity][0]=...`). Map fields take their key as a segment:
+// `filter[contextualLabels][service][contextualLabelValues]=api`. `group_bys` is an array of
+// group-bys: indexed (`group_bys[0][incidentField]=...`, `group_bys[1].contextualLabel=...`), or, for
+// one group-by, unindexed (`group_bys[incidentField]=...`, `group_bys.incidentField=...`), which is
+// how a generated client sends the single object declared below. At most 100 group-bys.
 //
 // GET /mgmt/openapi/4/incidents/aggregations/v1
 func (s *Server) handleListIncidentAggregationsRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -16257,6 +16277,16 @@ func (s *Server) handleListIncidentAggregationsRequest(args [0]string, argsEscap
 			return
 		}
 	}
+	params, err := decodeListIncidentAggregationsParams(args, argsEscaped, r)
+	if err != nil {
+		err = &ogenerrors.DecodeParamsError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeParams", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
 
 	var rawBody []byte
 
@@ -16269,13 +16299,22 @@ func (s *Server) handleListIncidentAggregationsRequest(args [0]string, argsEscap
 			OperationID:      "ListIncidentAggregations",
 			Body:             nil,
 			RawBody:          rawBody,
-			Params:           middleware.Parameters{},
-			Raw:              r,
+			Params: middleware.Parameters{
+				{
+					Name: "group_bys",
+					In:   "query",
+				}: params.GroupBys,
+				{
+					Name: "pagination",
+					In:   "query",
+				}: params.Pagination,
+			},
+			Raw: r,
 		}
 
 		type (
 			Request  = struct{}
-			Params   = struct{}
+			Params   = ListIncidentAggregationsParams
 			Response = *IncidentAggregationsResponse
 		)
 		response, err = middleware.HookMiddleware[
@@ -16285,14 +16324,14 @@ func (s *Server) handleListIncidentAggregationsRequest(args [0]string, argsEscap
 		](
 			m,
 			mreq,
-			nil,
+			unpackListIncidentAggregationsParams,
 			func(ctx context.Context, request Request, params Params) (response Response, err error) {
-				response, err = s.h.ListIncidentAggregations(ctx)
+				response, err = s.h.ListIncidentAggregations(ctx, params)
 				return response, err
 			},
 		)
 	} else {
-		response, err = s.h.ListIncidentAggregations(ctx)
+		response, err = s.h.ListIncidentAggregations(ctx, params)
 	}
 	if err != nil {
 		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {

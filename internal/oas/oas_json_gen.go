@@ -20443,8 +20443,8 @@ func (s *ExtensionItemBinaryType) Decode(d *jx.Decoder) error {
 		*s = ExtensionItemBinaryTypeGRAFANADASHBOARDDEFINITION
 	case ExtensionItemBinaryTypeENRICHMENTCSV:
 		*s = ExtensionItemBinaryTypeENRICHMENTCSV
-	case ExtensionItemBinaryTypeCXCUSTOMDASHBOARDDEFINITION:
-		*s = ExtensionItemBinaryTypeCXCUSTOMDASHBOARDDEFINITION
+	case ExtensionItemBinaryTypePLATFORMCUSTOMDASHBOARDDEFINITION:
+		*s = ExtensionItemBinaryTypePLATFORMCUSTOMDASHBOARDDEFINITION
 	default:
 		*s = ExtensionItemBinaryType(v)
 	}
@@ -20811,8 +20811,8 @@ func (s *ExtensionItemPermissionResource) Decode(d *jx.Decoder) error {
 		*s = ExtensionItemPermissionResourcePARSINGRULE
 	case ExtensionItemPermissionResourceSAVEDVIEW:
 		*s = ExtensionItemPermissionResourceSAVEDVIEW
-	case ExtensionItemPermissionResourceCXCUSTOMDASHBOARD:
-		*s = ExtensionItemPermissionResourceCXCUSTOMDASHBOARD
+	case ExtensionItemPermissionResourcePLATFORMCUSTOMDASHBOARD:
+		*s = ExtensionItemPermissionResourcePLATFORMCUSTOMDASHBOARD
 	case ExtensionItemPermissionResourceMETRICSRULEGROUP:
 		*s = ExtensionItemPermissionResourceMETRICSRULEGROUP
 	case ExtensionItemPermissionResourceSPANEVENTSTOMETRICS:
@@ -20869,8 +20869,8 @@ func (s *ExtensionItemTargetDomain) Decode(d *jx.Decoder) error {
 		*s = ExtensionItemTargetDomainPARSINGRULE
 	case ExtensionItemTargetDomainSAVEDVIEW:
 		*s = ExtensionItemTargetDomainSAVEDVIEW
-	case ExtensionItemTargetDomainCXCUSTOMDASHBOARD:
-		*s = ExtensionItemTargetDomainCXCUSTOMDASHBOARD
+	case ExtensionItemTargetDomainPLATFORMCUSTOMDASHBOARD:
+		*s = ExtensionItemTargetDomainPLATFORMCUSTOMDASHBOARD
 	case ExtensionItemTargetDomainMETRICSRULEGROUP:
 		*s = ExtensionItemTargetDomainMETRICSRULEGROUP
 	case ExtensionItemTargetDomainEVENTSTOMETRICS:

@@ -3759,11 +3759,33 @@ func decodeGetDashboardBySlugParams(args [1]string, argsEscaped bool, r *http.Re
 
 // GetDataUsageV2Params is parameters of GetDataUsageV2 operation.
 type GetDataUsageV2Params struct {
+	// The time range (bracket or dot form); absent means the last 24 hours ending with the current hour.
+	DateRange OptUsageV2TimeRange `json:",omitempty,omitzero"`
+	// The dimensions to group by, at most 6.
+	Aggregate []GetDataUsageV2AggregateItem `json:",omitempty"`
 	// Bucket length as whole seconds with an `s` suffix (e.g. `3600s`), from 3600s to the range's length.
 	Resolution OptString `json:",omitempty,omitzero"`
 }
 
 func unpackGetDataUsageV2Params(packed middleware.Parameters) (params GetDataUsageV2Params) {
+	{
+		key := middleware.ParameterKey{
+			Name: "date_range",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.DateRange = v.(OptUsageV2TimeRange)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "aggregate",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Aggregate = v.([]GetDataUsageV2AggregateItem)
+		}
+	}
 	{
 		key := middleware.ParameterKey{
 			Name: "resolution",
@@ -3778,6 +3800,114 @@ func unpackGetDataUsageV2Params(packed middleware.Parameters) (params GetDataUsa
 
 func decodeGetDataUsageV2Params(args [0]string, argsEscaped bool, r *http.Request) (params GetDataUsageV2Params, _ error) {
 	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: date_range.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "date_range",
+			Style:   uri.QueryStyleDeepObject,
+			Explode: true,
+			Fields:  []uri.QueryParameterObjectField{{Name: "fromDate", Required: false}, {Name: "toDate", Required: false}},
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotDateRangeVal UsageV2TimeRange
+				if err := func() error {
+					return paramsDotDateRangeVal.DecodeURI(d)
+				}(); err != nil {
+					return err
+				}
+				params.DateRange.SetTo(paramsDotDateRangeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "date_range",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: aggregate.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "aggregate",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				params.Aggregate = nil
+				return d.DecodeArray(func(d uri.Decoder) error {
+					var paramsDotAggregateVal GetDataUsageV2AggregateItem
+					if err := func() error {
+						val, err := d.DecodeValue()
+						if err != nil {
+							return err
+						}
+
+						c, err := conv.ToString(val)
+						if err != nil {
+							return err
+						}
+
+						paramsDotAggregateVal = GetDataUsageV2AggregateItem(c)
+						return nil
+					}(); err != nil {
+						return err
+					}
+					params.Aggregate = append(params.Aggregate, paramsDotAggregateVal)
+					return nil
+				})
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if params.Aggregate == nil {
+					return nil // optional
+				}
+				if err := (validate.Array{
+					MinLength:    0,
+					MinLengthSet: false,
+					MaxLength:    6,
+					MaxLengthSet: true,
+				}).ValidateLength(len(params.Aggregate)); err != nil {
+					return errors.Wrap(err, "array")
+				}
+				var failures []validate.FieldError
+				for i, elem := range params.Aggregate {
+					if err := func() error {
+						if err := elem.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						failures = append(failures, validate.FieldError{
+							Name:  fmt.Sprintf("[%d]", i),
+							Error: err,
+						})
+					}
+				}
+				if len(failures) > 0 {
+					return &validate.Error{Fields: failures}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "aggregate",
+			In:   "query",
+			Err:  err,
+		}
+	}
 	// Decode query: resolution.
 	if err := func() error {
 		cfg := uri.QueryParameterDecodingConfig{
@@ -4467,6 +4597,8 @@ func decodeGetIncidentByEventIDParams(args [1]string, argsEscaped bool, r *http.
 
 // GetLogsCountV2Params is parameters of GetLogsCountV2 operation.
 type GetLogsCountV2Params struct {
+	// The time range (bracket or dot form); absent means the last 24 hours ending with the current hour.
+	DateRange OptUsageV2TimeRange `json:",omitempty,omitzero"`
 	// Bucket length as whole seconds with an `s` suffix (e.g. `60s`), from 1s to the range's length;
 	// absent means one bucket for the whole range.
 	Resolution OptString `json:",omitempty,omitzero"`
@@ -4477,6 +4609,15 @@ type GetLogsCountV2Params struct {
 }
 
 func unpackGetLogsCountV2Params(packed middleware.Parameters) (params GetLogsCountV2Params) {
+	{
+		key := middleware.ParameterKey{
+			Name: "date_range",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.DateRange = v.(OptUsageV2TimeRange)
+		}
+	}
 	{
 		key := middleware.ParameterKey{
 			Name: "resolution",
@@ -4509,6 +4650,37 @@ func unpackGetLogsCountV2Params(packed middleware.Parameters) (params GetLogsCou
 
 func decodeGetLogsCountV2Params(args [0]string, argsEscaped bool, r *http.Request) (params GetLogsCountV2Params, _ error) {
 	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: date_range.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "date_range",
+			Style:   uri.QueryStyleDeepObject,
+			Explode: true,
+			Fields:  []uri.QueryParameterObjectField{{Name: "fromDate", Required: false}, {Name: "toDate", Required: false}},
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotDateRangeVal UsageV2TimeRange
+				if err := func() error {
+					return paramsDotDateRangeVal.DecodeURI(d)
+				}(); err != nil {
+					return err
+				}
+				params.DateRange.SetTo(paramsDotDateRangeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "date_range",
+			In:   "query",
+			Err:  err,
+		}
+	}
 	// Decode query: resolution.
 	if err := func() error {
 		cfg := uri.QueryParameterDecodingConfig{
@@ -5124,12 +5296,23 @@ func decodeGetSloParams(args [1]string, argsEscaped bool, r *http.Request) (para
 
 // GetSpansCountV2Params is parameters of GetSpansCountV2 operation.
 type GetSpansCountV2Params struct {
+	// The time range (bracket or dot form); absent means the last 24 hours ending with the current hour.
+	DateRange OptUsageV2TimeRange `json:",omitempty,omitzero"`
 	// Bucket length as whole seconds with an `s` suffix (e.g. `60s`), from 1s to the range's length;
 	// absent means one bucket for the whole range.
 	Resolution OptString `json:",omitempty,omitzero"`
 }
 
 func unpackGetSpansCountV2Params(packed middleware.Parameters) (params GetSpansCountV2Params) {
+	{
+		key := middleware.ParameterKey{
+			Name: "date_range",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.DateRange = v.(OptUsageV2TimeRange)
+		}
+	}
 	{
 		key := middleware.ParameterKey{
 			Name: "resolution",
@@ -5144,6 +5327,37 @@ func unpackGetSpansCountV2Params(packed middleware.Parameters) (params GetSpansC
 
 func decodeGetSpansCountV2Params(args [0]string, argsEscaped bool, r *http.Request) (params GetSpansCountV2Params, _ error) {
 	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: date_range.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "date_range",
+			Style:   uri.QueryStyleDeepObject,
+			Explode: true,
+			Fields:  []uri.QueryParameterObjectField{{Name: "fromDate", Required: false}, {Name: "toDate", Required: false}},
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotDateRangeVal UsageV2TimeRange
+				if err := func() error {
+					return paramsDotDateRangeVal.DecodeURI(d)
+				}(); err != nil {
+					return err
+				}
+				params.DateRange.SetTo(paramsDotDateRangeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "date_range",
+			In:   "query",
+			Err:  err,
+		}
+	}
 	// Decode query: resolution.
 	if err := func() error {
 		cfg := uri.QueryParameterDecodingConfig{
@@ -5785,6 +5999,134 @@ func decodeListEntityTypeAttachmentTypesParams(args [1]string, argsEscaped bool,
 		return params, &ogenerrors.DecodeParamError{
 			Name: "entity_type",
 			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// ListIncidentAggregationsParams is parameters of ListIncidentAggregations operation.
+type ListIncidentAggregationsParams struct {
+	// One group-by as declared; more than one are indexed (`group_bys[0][incidentField]=...`, at most
+	// 100).
+	GroupBys OptIncidentGroupBy `json:",omitempty,omitzero"`
+	// The page size (1–10000) and the token of the page after the previous one.
+	Pagination OptIncidentPageRequest `json:",omitempty,omitzero"`
+}
+
+func unpackListIncidentAggregationsParams(packed middleware.Parameters) (params ListIncidentAggregationsParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "group_bys",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.GroupBys = v.(OptIncidentGroupBy)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "pagination",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Pagination = v.(OptIncidentPageRequest)
+		}
+	}
+	return params
+}
+
+func decodeListIncidentAggregationsParams(args [0]string, argsEscaped bool, r *http.Request) (params ListIncidentAggregationsParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: group_bys.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "group_bys",
+			Style:   uri.QueryStyleDeepObject,
+			Explode: true,
+			Fields:  []uri.QueryParameterObjectField{{Name: "incidentField", Required: false}, {Name: "contextualLabel", Required: false}, {Name: "orderByDirection", Required: false}},
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotGroupBysVal IncidentGroupBy
+				if err := func() error {
+					return paramsDotGroupBysVal.DecodeURI(d)
+				}(); err != nil {
+					return err
+				}
+				params.GroupBys.SetTo(paramsDotGroupBysVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.GroupBys.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "group_bys",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: pagination.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "pagination",
+			Style:   uri.QueryStyleDeepObject,
+			Explode: true,
+			Fields:  []uri.QueryParameterObjectField{{Name: "pageSize", Required: true}, {Name: "pageToken", Required: false}},
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotPaginationVal IncidentPageRequest
+				if err := func() error {
+					return paramsDotPaginationVal.DecodeURI(d)
+				}(); err != nil {
+					return err
+				}
+				params.Pagination.SetTo(paramsDotPaginationVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.Pagination.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "pagination",
+			In:   "query",
 			Err:  err,
 		}
 	}

@@ -6947,11 +6947,11 @@ func (s *ExtensionItemBinary) SetData(val string) {
 type ExtensionItemBinaryType string
 
 const (
-	ExtensionItemBinaryTypePREVIEWIMAGE                ExtensionItemBinaryType = "PREVIEW_IMAGE"
-	ExtensionItemBinaryTypeKIBANADASHBOARDDEFINITION   ExtensionItemBinaryType = "KIBANA_DASHBOARD_DEFINITION"
-	ExtensionItemBinaryTypeGRAFANADASHBOARDDEFINITION  ExtensionItemBinaryType = "GRAFANA_DASHBOARD_DEFINITION"
-	ExtensionItemBinaryTypeENRICHMENTCSV               ExtensionItemBinaryType = "ENRICHMENT_CSV"
-	ExtensionItemBinaryTypeCXCUSTOMDASHBOARDDEFINITION ExtensionItemBinaryType = "CX_CUSTOM_DASHBOARD_DEFINITION"
+	ExtensionItemBinaryTypePREVIEWIMAGE                      ExtensionItemBinaryType = "PREVIEW_IMAGE"
+	ExtensionItemBinaryTypeKIBANADASHBOARDDEFINITION         ExtensionItemBinaryType = "KIBANA_DASHBOARD_DEFINITION"
+	ExtensionItemBinaryTypeGRAFANADASHBOARDDEFINITION        ExtensionItemBinaryType = "GRAFANA_DASHBOARD_DEFINITION"
+	ExtensionItemBinaryTypeENRICHMENTCSV                     ExtensionItemBinaryType = "ENRICHMENT_CSV"
+	ExtensionItemBinaryTypePLATFORMCUSTOMDASHBOARDDEFINITION ExtensionItemBinaryType = "PLATFORM_CUSTOM_DASHBOARD_DEFINITION"
 )
 
 // AllValues returns all ExtensionItemBinaryType values.
@@ -6961,7 +6961,7 @@ func (ExtensionItemBinaryType) AllValues() []ExtensionItemBinaryType {
 		ExtensionItemBinaryTypeKIBANADASHBOARDDEFINITION,
 		ExtensionItemBinaryTypeGRAFANADASHBOARDDEFINITION,
 		ExtensionItemBinaryTypeENRICHMENTCSV,
-		ExtensionItemBinaryTypeCXCUSTOMDASHBOARDDEFINITION,
+		ExtensionItemBinaryTypePLATFORMCUSTOMDASHBOARDDEFINITION,
 	}
 }
 
@@ -6976,7 +6976,7 @@ func (s ExtensionItemBinaryType) MarshalText() ([]byte, error) {
 		return []byte(s), nil
 	case ExtensionItemBinaryTypeENRICHMENTCSV:
 		return []byte(s), nil
-	case ExtensionItemBinaryTypeCXCUSTOMDASHBOARDDEFINITION:
+	case ExtensionItemBinaryTypePLATFORMCUSTOMDASHBOARDDEFINITION:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -6998,8 +6998,8 @@ func (s *ExtensionItemBinaryType) UnmarshalText(data []byte) error {
 	case ExtensionItemBinaryTypeENRICHMENTCSV:
 		*s = ExtensionItemBinaryTypeENRICHMENTCSV
 		return nil
-	case ExtensionItemBinaryTypeCXCUSTOMDASHBOARDDEFINITION:
-		*s = ExtensionItemBinaryTypeCXCUSTOMDASHBOARDDEFINITION
+	case ExtensionItemBinaryTypePLATFORMCUSTOMDASHBOARDDEFINITION:
+		*s = ExtensionItemBinaryTypePLATFORMCUSTOMDASHBOARDDEFINITION
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -7148,7 +7148,7 @@ const (
 	ExtensionItemPermissionResourceKIBANADASHBOARD                 ExtensionItemPermissionResource = "KIBANA_DASHBOARD"
 	ExtensionItemPermissionResourcePARSINGRULE                     ExtensionItemPermissionResource = "PARSING_RULE"
 	ExtensionItemPermissionResourceSAVEDVIEW                       ExtensionItemPermissionResource = "SAVED_VIEW"
-	ExtensionItemPermissionResourceCXCUSTOMDASHBOARD               ExtensionItemPermissionResource = "CX_CUSTOM_DASHBOARD"
+	ExtensionItemPermissionResourcePLATFORMCUSTOMDASHBOARD         ExtensionItemPermissionResource = "PLATFORM_CUSTOM_DASHBOARD"
 	ExtensionItemPermissionResourceMETRICSRULEGROUP                ExtensionItemPermissionResource = "METRICS_RULE_GROUP"
 	ExtensionItemPermissionResourceSPANEVENTSTOMETRICS             ExtensionItemPermissionResource = "SPAN_EVENTS_TO_METRICS"
 	ExtensionItemPermissionResourceLOGSEVENTSTOMETRICS             ExtensionItemPermissionResource = "LOGS_EVENTS_TO_METRICS"
@@ -7168,7 +7168,7 @@ func (ExtensionItemPermissionResource) AllValues() []ExtensionItemPermissionReso
 		ExtensionItemPermissionResourceKIBANADASHBOARD,
 		ExtensionItemPermissionResourcePARSINGRULE,
 		ExtensionItemPermissionResourceSAVEDVIEW,
-		ExtensionItemPermissionResourceCXCUSTOMDASHBOARD,
+		ExtensionItemPermissionResourcePLATFORMCUSTOMDASHBOARD,
 		ExtensionItemPermissionResourceMETRICSRULEGROUP,
 		ExtensionItemPermissionResourceSPANEVENTSTOMETRICS,
 		ExtensionItemPermissionResourceLOGSEVENTSTOMETRICS,
@@ -7200,7 +7200,7 @@ func (s ExtensionItemPermissionResource) MarshalText() ([]byte, error) {
 		return []byte(s), nil
 	case ExtensionItemPermissionResourceSAVEDVIEW:
 		return []byte(s), nil
-	case ExtensionItemPermissionResourceCXCUSTOMDASHBOARD:
+	case ExtensionItemPermissionResourcePLATFORMCUSTOMDASHBOARD:
 		return []byte(s), nil
 	case ExtensionItemPermissionResourceMETRICSRULEGROUP:
 		return []byte(s), nil
@@ -7249,8 +7249,8 @@ func (s *ExtensionItemPermissionResource) UnmarshalText(data []byte) error {
 	case ExtensionItemPermissionResourceSAVEDVIEW:
 		*s = ExtensionItemPermissionResourceSAVEDVIEW
 		return nil
-	case ExtensionItemPermissionResourceCXCUSTOMDASHBOARD:
-		*s = ExtensionItemPermissionResourceCXCUSTOMDASHBOARD
+	case ExtensionItemPermissionResourcePLATFORMCUSTOMDASHBOARD:
+		*s = ExtensionItemPermissionResourcePLATFORMCUSTOMDASHBOARD
 		return nil
 	case ExtensionItemPermissionResourceMETRICSRULEGROUP:
 		*s = ExtensionItemPermissionResourceMETRICSRULEGROUP
@@ -7269,17 +7269,17 @@ func (s *ExtensionItemPermissionResource) UnmarshalText(data []byte) error {
 type ExtensionItemTargetDomain string
 
 const (
-	ExtensionItemTargetDomainACTION            ExtensionItemTargetDomain = "ACTION"
-	ExtensionItemTargetDomainALERT             ExtensionItemTargetDomain = "ALERT"
-	ExtensionItemTargetDomainENRICHMENT        ExtensionItemTargetDomain = "ENRICHMENT"
-	ExtensionItemTargetDomainGRAFANADASHBOARD  ExtensionItemTargetDomain = "GRAFANA_DASHBOARD"
-	ExtensionItemTargetDomainKIBANADASHBOARD   ExtensionItemTargetDomain = "KIBANA_DASHBOARD"
-	ExtensionItemTargetDomainPARSINGRULE       ExtensionItemTargetDomain = "PARSING_RULE"
-	ExtensionItemTargetDomainSAVEDVIEW         ExtensionItemTargetDomain = "SAVED_VIEW"
-	ExtensionItemTargetDomainCXCUSTOMDASHBOARD ExtensionItemTargetDomain = "CX_CUSTOM_DASHBOARD"
-	ExtensionItemTargetDomainMETRICSRULEGROUP  ExtensionItemTargetDomain = "METRICS_RULE_GROUP"
-	ExtensionItemTargetDomainEVENTSTOMETRICS   ExtensionItemTargetDomain = "EVENTS_TO_METRICS"
-	ExtensionItemTargetDomainALERTV3           ExtensionItemTargetDomain = "ALERT_V3"
+	ExtensionItemTargetDomainACTION                  ExtensionItemTargetDomain = "ACTION"
+	ExtensionItemTargetDomainALERT                   ExtensionItemTargetDomain = "ALERT"
+	ExtensionItemTargetDomainENRICHMENT              ExtensionItemTargetDomain = "ENRICHMENT"
+	ExtensionItemTargetDomainGRAFANADASHBOARD        ExtensionItemTargetDomain = "GRAFANA_DASHBOARD"
+	ExtensionItemTargetDomainKIBANADASHBOARD         ExtensionItemTargetDomain = "KIBANA_DASHBOARD"
+	ExtensionItemTargetDomainPARSINGRULE             ExtensionItemTargetDomain = "PARSING_RULE"
+	ExtensionItemTargetDomainSAVEDVIEW               ExtensionItemTargetDomain = "SAVED_VIEW"
+	ExtensionItemTargetDomainPLATFORMCUSTOMDASHBOARD ExtensionItemTargetDomain = "PLATFORM_CUSTOM_DASHBOARD"
+	ExtensionItemTargetDomainMETRICSRULEGROUP        ExtensionItemTargetDomain = "METRICS_RULE_GROUP"
+	ExtensionItemTargetDomainEVENTSTOMETRICS         ExtensionItemTargetDomain = "EVENTS_TO_METRICS"
+	ExtensionItemTargetDomainALERTV3                 ExtensionItemTargetDomain = "ALERT_V3"
 )
 
 // AllValues returns all ExtensionItemTargetDomain values.
@@ -7292,7 +7292,7 @@ func (ExtensionItemTargetDomain) AllValues() []ExtensionItemTargetDomain {
 		ExtensionItemTargetDomainKIBANADASHBOARD,
 		ExtensionItemTargetDomainPARSINGRULE,
 		ExtensionItemTargetDomainSAVEDVIEW,
-		ExtensionItemTargetDomainCXCUSTOMDASHBOARD,
+		ExtensionItemTargetDomainPLATFORMCUSTOMDASHBOARD,
 		ExtensionItemTargetDomainMETRICSRULEGROUP,
 		ExtensionItemTargetDomainEVENTSTOMETRICS,
 		ExtensionItemTargetDomainALERTV3,
@@ -7316,7 +7316,7 @@ func (s ExtensionItemTargetDomain) MarshalText() ([]byte, error) {
 		return []byte(s), nil
 	case ExtensionItemTargetDomainSAVEDVIEW:
 		return []byte(s), nil
-	case ExtensionItemTargetDomainCXCUSTOMDASHBOARD:
+	case ExtensionItemTargetDomainPLATFORMCUSTOMDASHBOARD:
 		return []byte(s), nil
 	case ExtensionItemTargetDomainMETRICSRULEGROUP:
 		return []byte(s), nil
@@ -7353,8 +7353,8 @@ func (s *ExtensionItemTargetDomain) UnmarshalText(data []byte) error {
 	case ExtensionItemTargetDomainSAVEDVIEW:
 		*s = ExtensionItemTargetDomainSAVEDVIEW
 		return nil
-	case ExtensionItemTargetDomainCXCUSTOMDASHBOARD:
-		*s = ExtensionItemTargetDomainCXCUSTOMDASHBOARD
+	case ExtensionItemTargetDomainPLATFORMCUSTOMDASHBOARD:
+		*s = ExtensionItemTargetDomainPLATFORMCUSTOMDASHBOARD
 		return nil
 	case ExtensionItemTargetDomainMETRICSRULEGROUP:
 		*s = ExtensionItemTargetDomainMETRICSRULEGROUP
@@ -8176,6 +8176,75 @@ func (s *GetCaseGroupingKeysResponse) GetGroupingKeys() []string {
 // SetGroupingKeys sets the value of GroupingKeys.
 func (s *GetCaseGroupingKeysResponse) SetGroupingKeys(val []string) {
 	s.GroupingKeys = val
+}
+
+type GetDataUsageV2AggregateItem string
+
+const (
+	GetDataUsageV2AggregateItemAGGREGATEBYAPPLICATION GetDataUsageV2AggregateItem = "AGGREGATE_BY_APPLICATION"
+	GetDataUsageV2AggregateItemAGGREGATEBYSUBSYSTEM   GetDataUsageV2AggregateItem = "AGGREGATE_BY_SUBSYSTEM"
+	GetDataUsageV2AggregateItemAGGREGATEBYPILLAR      GetDataUsageV2AggregateItem = "AGGREGATE_BY_PILLAR"
+	GetDataUsageV2AggregateItemAGGREGATEBYPRIORITY    GetDataUsageV2AggregateItem = "AGGREGATE_BY_PRIORITY"
+	GetDataUsageV2AggregateItemAGGREGATEBYPOLICYNAME  GetDataUsageV2AggregateItem = "AGGREGATE_BY_POLICY_NAME"
+	GetDataUsageV2AggregateItemAGGREGATEBYSEVERITY    GetDataUsageV2AggregateItem = "AGGREGATE_BY_SEVERITY"
+)
+
+// AllValues returns all GetDataUsageV2AggregateItem values.
+func (GetDataUsageV2AggregateItem) AllValues() []GetDataUsageV2AggregateItem {
+	return []GetDataUsageV2AggregateItem{
+		GetDataUsageV2AggregateItemAGGREGATEBYAPPLICATION,
+		GetDataUsageV2AggregateItemAGGREGATEBYSUBSYSTEM,
+		GetDataUsageV2AggregateItemAGGREGATEBYPILLAR,
+		GetDataUsageV2AggregateItemAGGREGATEBYPRIORITY,
+		GetDataUsageV2AggregateItemAGGREGATEBYPOLICYNAME,
+		GetDataUsageV2AggregateItemAGGREGATEBYSEVERITY,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s GetDataUsageV2AggregateItem) MarshalText() ([]byte, error) {
+	switch s {
+	case GetDataUsageV2AggregateItemAGGREGATEBYAPPLICATION:
+		return []byte(s), nil
+	case GetDataUsageV2AggregateItemAGGREGATEBYSUBSYSTEM:
+		return []byte(s), nil
+	case GetDataUsageV2AggregateItemAGGREGATEBYPILLAR:
+		return []byte(s), nil
+	case GetDataUsageV2AggregateItemAGGREGATEBYPRIORITY:
+		return []byte(s), nil
+	case GetDataUsageV2AggregateItemAGGREGATEBYPOLICYNAME:
+		return []byte(s), nil
+	case GetDataUsageV2AggregateItemAGGREGATEBYSEVERITY:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *GetDataUsageV2AggregateItem) UnmarshalText(data []byte) error {
+	switch GetDataUsageV2AggregateItem(data) {
+	case GetDataUsageV2AggregateItemAGGREGATEBYAPPLICATION:
+		*s = GetDataUsageV2AggregateItemAGGREGATEBYAPPLICATION
+		return nil
+	case GetDataUsageV2AggregateItemAGGREGATEBYSUBSYSTEM:
+		*s = GetDataUsageV2AggregateItemAGGREGATEBYSUBSYSTEM
+		return nil
+	case GetDataUsageV2AggregateItemAGGREGATEBYPILLAR:
+		*s = GetDataUsageV2AggregateItemAGGREGATEBYPILLAR
+		return nil
+	case GetDataUsageV2AggregateItemAGGREGATEBYPRIORITY:
+		*s = GetDataUsageV2AggregateItemAGGREGATEBYPRIORITY
+		return nil
+	case GetDataUsageV2AggregateItemAGGREGATEBYPOLICYNAME:
+		*s = GetDataUsageV2AggregateItemAGGREGATEBYPOLICYNAME
+		return nil
+	case GetDataUsageV2AggregateItemAGGREGATEBYSEVERITY:
+		*s = GetDataUsageV2AggregateItemAGGREGATEBYSEVERITY
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/GetSloResponse
@@ -10093,6 +10162,44 @@ func (s *IncidentFilterValuesStatusWithCountItem) SetStatus(val IncidentStatus) 
 // SetCount sets the value of Count.
 func (s *IncidentFilterValuesStatusWithCountItem) SetCount(val int32) {
 	s.Count = val
+}
+
+// Exactly one of `incidentField` and `contextualLabel`.
+// Ref: #/components/schemas/IncidentGroupBy
+type IncidentGroupBy struct {
+	IncidentField    OptIncidentFields   `json:"incidentField"`
+	ContextualLabel  OptString           `json:"contextualLabel"`
+	OrderByDirection OptOrderByDirection `json:"orderByDirection"`
+}
+
+// GetIncidentField returns the value of IncidentField.
+func (s *IncidentGroupBy) GetIncidentField() OptIncidentFields {
+	return s.IncidentField
+}
+
+// GetContextualLabel returns the value of ContextualLabel.
+func (s *IncidentGroupBy) GetContextualLabel() OptString {
+	return s.ContextualLabel
+}
+
+// GetOrderByDirection returns the value of OrderByDirection.
+func (s *IncidentGroupBy) GetOrderByDirection() OptOrderByDirection {
+	return s.OrderByDirection
+}
+
+// SetIncidentField sets the value of IncidentField.
+func (s *IncidentGroupBy) SetIncidentField(val OptIncidentFields) {
+	s.IncidentField = val
+}
+
+// SetContextualLabel sets the value of ContextualLabel.
+func (s *IncidentGroupBy) SetContextualLabel(val OptString) {
+	s.ContextualLabel = val
+}
+
+// SetOrderByDirection sets the value of OrderByDirection.
+func (s *IncidentGroupBy) SetOrderByDirection(val OptOrderByDirection) {
+	s.OrderByDirection = val
 }
 
 type IncidentID string
@@ -15749,6 +15856,52 @@ func (o OptIncidentFilterValuesRequest) Or(d IncidentFilterValuesRequest) Incide
 	return d
 }
 
+// NewOptIncidentGroupBy returns new OptIncidentGroupBy with value set to v.
+func NewOptIncidentGroupBy(v IncidentGroupBy) OptIncidentGroupBy {
+	return OptIncidentGroupBy{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentGroupBy is optional IncidentGroupBy.
+type OptIncidentGroupBy struct {
+	Value IncidentGroupBy
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentGroupBy was set.
+func (o OptIncidentGroupBy) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentGroupBy) Reset() {
+	var v IncidentGroupBy
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentGroupBy) SetTo(v IncidentGroupBy) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentGroupBy) Get() (v IncidentGroupBy, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentGroupBy) Or(d IncidentGroupBy) IncidentGroupBy {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptIncidentPageRequest returns new OptIncidentPageRequest with value set to v.
 func NewOptIncidentPageRequest(v IncidentPageRequest) OptIncidentPageRequest {
 	return OptIncidentPageRequest{
@@ -16869,6 +17022,52 @@ func (o OptNotificationEntityType) Get() (v NotificationEntityType, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptNotificationEntityType) Or(d NotificationEntityType) NotificationEntityType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptOrderByDirection returns new OptOrderByDirection with value set to v.
+func NewOptOrderByDirection(v OrderByDirection) OptOrderByDirection {
+	return OptOrderByDirection{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptOrderByDirection is optional OrderByDirection.
+type OptOrderByDirection struct {
+	Value OrderByDirection
+	Set   bool
+}
+
+// IsSet returns true if OptOrderByDirection was set.
+func (o OptOrderByDirection) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptOrderByDirection) Reset() {
+	var v OrderByDirection
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptOrderByDirection) SetTo(v OrderByDirection) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptOrderByDirection) Get() (v OrderByDirection, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptOrderByDirection) Or(d OrderByDirection) OrderByDirection {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -20503,6 +20702,52 @@ func (o OptUsageV2Tier) Get() (v UsageV2Tier, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptUsageV2Tier) Or(d UsageV2Tier) UsageV2Tier {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUsageV2TimeRange returns new OptUsageV2TimeRange with value set to v.
+func NewOptUsageV2TimeRange(v UsageV2TimeRange) OptUsageV2TimeRange {
+	return OptUsageV2TimeRange{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUsageV2TimeRange is optional UsageV2TimeRange.
+type OptUsageV2TimeRange struct {
+	Value UsageV2TimeRange
+	Set   bool
+}
+
+// IsSet returns true if OptUsageV2TimeRange was set.
+func (o OptUsageV2TimeRange) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUsageV2TimeRange) Reset() {
+	var v UsageV2TimeRange
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUsageV2TimeRange) SetTo(v UsageV2TimeRange) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUsageV2TimeRange) Get() (v UsageV2TimeRange, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUsageV2TimeRange) Or(d UsageV2TimeRange) UsageV2TimeRange {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -29368,6 +29613,33 @@ func (s *UsageV2Tier) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// From `fromDate` to `toDate` (both required), widened to whole UTC hours, at most 1827 days.
+// Ref: #/components/schemas/UsageV2TimeRange
+type UsageV2TimeRange struct {
+	FromDate OptDateTime `json:"fromDate"`
+	ToDate   OptDateTime `json:"toDate"`
+}
+
+// GetFromDate returns the value of FromDate.
+func (s *UsageV2TimeRange) GetFromDate() OptDateTime {
+	return s.FromDate
+}
+
+// GetToDate returns the value of ToDate.
+func (s *UsageV2TimeRange) GetToDate() OptDateTime {
+	return s.ToDate
+}
+
+// SetFromDate sets the value of FromDate.
+func (s *UsageV2TimeRange) SetFromDate(val OptDateTime) {
+	s.FromDate = val
+}
+
+// SetToDate sets the value of ToDate.
+func (s *UsageV2TimeRange) SetToDate(val OptDateTime) {
+	s.ToDate = val
 }
 
 // Ref: #/components/schemas/UserActor

@@ -7589,7 +7589,7 @@ func (s ExtensionItemBinaryType) Validate() error {
 		return nil
 	case "ENRICHMENT_CSV":
 		return nil
-	case "CX_CUSTOM_DASHBOARD_DEFINITION":
+	case "PLATFORM_CUSTOM_DASHBOARD_DEFINITION":
 		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)
@@ -7620,7 +7620,7 @@ func (s ExtensionItemPermissionResource) Validate() error {
 		return nil
 	case "SAVED_VIEW":
 		return nil
-	case "CX_CUSTOM_DASHBOARD":
+	case "PLATFORM_CUSTOM_DASHBOARD":
 		return nil
 	case "METRICS_RULE_GROUP":
 		return nil
@@ -7649,7 +7649,7 @@ func (s ExtensionItemTargetDomain) Validate() error {
 		return nil
 	case "SAVED_VIEW":
 		return nil
-	case "CX_CUSTOM_DASHBOARD":
+	case "PLATFORM_CUSTOM_DASHBOARD":
 		return nil
 	case "METRICS_RULE_GROUP":
 		return nil
@@ -8518,6 +8518,25 @@ func (s *GetCaseGroupingKeysResponse) Validate() error {
 		return &validate.Error{Fields: failures}
 	}
 	return nil
+}
+
+func (s GetDataUsageV2AggregateItem) Validate() error {
+	switch s {
+	case "AGGREGATE_BY_APPLICATION":
+		return nil
+	case "AGGREGATE_BY_SUBSYSTEM":
+		return nil
+	case "AGGREGATE_BY_PILLAR":
+		return nil
+	case "AGGREGATE_BY_PRIORITY":
+		return nil
+	case "AGGREGATE_BY_POLICY_NAME":
+		return nil
+	case "AGGREGATE_BY_SEVERITY":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
 }
 
 func (s *GetSloResponse) Validate() error {
@@ -10207,6 +10226,84 @@ func (s *IncidentFilterValuesStatusWithCountItem) Validate() error {
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
 			Name:  "status",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s *IncidentGroupBy) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if value, ok := s.IncidentField.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "incidentField",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if value, ok := s.ContextualLabel.Get(); ok {
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     1,
+					MinLengthSet:  true,
+					MaxLength:     256,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(value)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "contextualLabel",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if value, ok := s.OrderByDirection.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "orderByDirection",
 			Error: err,
 		})
 	}

@@ -54,6 +54,7 @@ type node struct {
 	fields  map[string]*node // Object and Map
 	indexed map[int]*node    // Array: items written with an index
 	added   []*node          // Array: items written without one, in order
+	single  *node            // Array of objects: its one item, written without an index
 	value   string           // scalars
 	set     bool
 	source  string // the query key that set a scalar, for messages
@@ -62,8 +63,11 @@ type node struct {
 // Decode reads the query object called name (e.g. "filter") from values and returns it as a JSON
 // document shaped by schema, or nil when the query does not mention it. It accepts the bracket
 // form (filter[severity][0]=X, filter[contextualLabels][service][contextualLabelValues]=api), the
-// dot form (filter.severity=X, group_bys[0].incidentField=Y) and a JSON document given as the
-// whole parameter (filter={"severity":["X"]}). Repeated keys of an array of scalars add items;
+// dot form (filter.severity=X, group_bys[0].incidentField=Y), the fields of the only item of an
+// array of objects written without its index (group_bys[incidentField]=Y,
+// group_bys.incidentField=Y: a one-item array; mixing that with indexed items is an error) and
+// a JSON document given as the whole parameter (filter={"severity":["X"]}). Repeated keys of an
+// array of scalars add items;
 // indexed items come first, in index order, then the others in the order of their keys.
 //
 // Errors: Invalid (with the full path, e.g. "pagination.pageSize: must be an integer") for a value
@@ -187,6 +191,13 @@ func (n *node) put(path string, segs []string, vals []string, key string) error 
 			return apierror.Invalidf("%s: items of this array are objects; index them, e.g. %s[0]", path, path)
 		}
 		i, err := strconv.Atoi(segs[0])
+		if err != nil && !isScalar(s.Elem.Kind) && !isNumeric(segs[0]) {
+			// group_bys[incidentField]=X: the fields of a one-item array's only item.
+			if n.single == nil {
+				n.single = &node{schema: s.Elem}
+			}
+			return n.single.put(path+"[0]", segs, vals, key)
+		}
 		if err != nil || i < 0 || i > maxIndex {
 			return apierror.Invalidf("%s: %q is not an array index (0 to %d)", path, segs[0], maxIndex)
 		}
@@ -213,6 +224,11 @@ func (n *node) put(path string, segs []string, vals []string, key string) error 
 
 func isScalar(k Kind) bool { return k != Object && k != Array && k != Map }
 
+// isNumeric says whether seg looks like an array index, valid or not ("-1", "99999999").
+func isNumeric(seg string) bool {
+	return strings.TrimLeft(strings.TrimPrefix(seg, "-"), "0123456789") == "" && seg != "" && seg != "-"
+}
+
 func joinPath(path, seg string) string { return path + "." + seg }
 
 // render builds the JSON value of n, checking types, enumerations and required fields.
@@ -235,6 +251,16 @@ func (n *node) render(path string) (any, error) {
 		}
 		return out, nil
 	case Array:
+		if n.single != nil {
+			if len(n.indexed) > 0 || len(n.added) > 0 {
+				return nil, apierror.Invalidf("%s: index every item (%s[0][field]=…), or write the fields of a single item without one, not both", path, path)
+			}
+			v, err := n.single.render(path + "[0]")
+			if err != nil {
+				return nil, err
+			}
+			return []any{v}, nil
+		}
 		idx := make([]int, 0, len(n.indexed))
 		for i := range n.indexed {
 			idx = append(idx, i)

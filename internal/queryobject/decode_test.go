@@ -36,6 +36,10 @@ func TestDecode(t *testing.T) {
 		{"f[items][0][k]=x&f[items][1].k=y", `{"items":[{"k":"x"},{"k":"y"}]}`},
 		{"f[unknown]=1&f[unknown][deep]=2&f.size=1", `{"size":1}`},
 		{`f={"size":3}`, `{"size":3}`},
+		// the only item of an array of objects, without its index, in either form
+		{"f[items][k]=x", `{"items":[{"k":"x"}]}`},
+		{"f.items.k=x", `{"items":[{"k":"x"}]}`},
+		{"f[items].k=x&f[items][unknown]=1", `{"items":[{"k":"x"}]}`},
 	}
 	for _, c := range cases {
 		v, err := url.ParseQuery(c.query)
@@ -61,7 +65,8 @@ func TestDecodeErrors(t *testing.T) {
 		{"f.muted=yes", "f.muted: must be true or false"},
 		{"f.at=now", "f.at: must be an RFC 3339 date-time"},
 		{"f[labels][svc][other]=1", "f.labels.svc.values: is required"},
-		{"f[items][k]=1", "f.items: \"k\" is not an array index"},
+		{"f[items][k]=1&f[items][0][k]=2", "f.items: index every item"},
+		{"f.items.k=1&f.items.k=2", "f.items[0].k: must be given once"},
 		{"f[items]=1", "f.items: items of this array are objects"},
 		{"f[items][-1][k]=1", "is not an array index"},
 		{"f[items][99999999][k]=1", "is not an array index"},

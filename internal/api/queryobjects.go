@@ -1,0 +1,89 @@
+package api
+
+import (
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/go-faster/yaml"
+
+	spec "github.com/mgmtapi/mgmtapi/api"
+)
+
+// Query objects (deepObject parameters: E18's filter, group_bys and pagination, the v2 usage
+// objects, extension_deployment) are read by their operations from the whole query
+// (internal/queryobject), in every form the contract accepts: bracket, dot, indexed, unindexed
+// for one element, JSON. The generated decoder knows only the bracket form of the flat ones, and
+// would refuse or misread the others; it is therefore handed the query without them, so that each
+// query object has one reader and one wording of its errors.
+
+// deepObjectParameters reads, from the OpenAPI document, the names of the deepObject query
+// parameters of each operation, keyed by operationId.
+func deepObjectParameters() (map[string][]string, error) {
+	var doc struct {
+		Paths      map[string]map[string]yaml.Node `yaml:"paths"`
+		Components struct {
+			Parameters map[string]queryParameter `yaml:"parameters"`
+		} `yaml:"components"`
+	}
+	if err := yaml.Unmarshal(spec.OpenAPIYAML, &doc); err != nil {
+		return nil, fmt.Errorf("openapi document: %w", err)
+	}
+	out := map[string][]string{}
+	for path, item := range doc.Paths {
+		for method, node := range item {
+			if method == "parameters" {
+				continue
+			}
+			var op struct {
+				OperationID string           `yaml:"operationId"`
+				Parameters  []queryParameter `yaml:"parameters"`
+			}
+			if err := node.Decode(&op); err != nil {
+				return nil, fmt.Errorf("openapi document: %s %s: %w", method, path, err)
+			}
+			for _, p := range op.Parameters {
+				if ref, ok := strings.CutPrefix(p.Ref, "#/components/parameters/"); ok {
+					p = doc.Components.Parameters[ref]
+				}
+				if p.In == "query" && p.Style == "deepObject" {
+					out[op.OperationID] = append(out[op.OperationID], p.Name)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+type queryParameter struct {
+	Ref   string `yaml:"$ref"`
+	Name  string `yaml:"name"`
+	In    string `yaml:"in"`
+	Style string `yaml:"style"`
+}
+
+// withoutQueryObjects returns rawQuery without the keys of the named query objects (the name
+// itself, name[…] and name.…), or rawQuery itself when it holds none of them.
+func withoutQueryObjects(rawQuery string, names []string) string {
+	if len(names) == 0 || rawQuery == "" {
+		return rawQuery
+	}
+	belongs := func(key string) bool {
+		for _, n := range names {
+			if key == n || strings.HasPrefix(key, n+"[") || strings.HasPrefix(key, n+".") {
+				return true
+			}
+		}
+		return false
+	}
+	parts := strings.Split(rawQuery, "&")
+	kept := parts[:0]
+	for _, part := range parts {
+		rawKey, _, _ := strings.Cut(part, "=")
+		key, err := url.QueryUnescape(rawKey)
+		if err != nil || !belongs(key) {
+			kept = append(kept, part)
+		}
+	}
+	return strings.Join(kept, "&")
+}

@@ -1,9 +1,11 @@
 package api_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 )
@@ -169,6 +171,32 @@ func TestTooManyQueryParametersAreRefusedByName(t *testing.T) {
 		ok := "/mgmt/openapi/5/incidents/incidents/v1?ids=" + strings.Repeat(id+"&ids=", 9999) + id
 		if res := env.JSON(t, "GET", ok, env.RootKey, ""); res.Status != 200 {
 			t.Fatalf("10000 ids: %d %s", res.Status, res.Body)
+		}
+	})
+}
+
+// A message that quotes a long input is cut to the Error schema's 4096 characters, ending in "…".
+func TestLongMessagesFitTheErrorSchema(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		for _, c := range []struct{ name, path string }{
+			{"one-byte characters", "/mgmt/openapi/5/" + strings.Repeat("x", 10000)},
+			{"two-byte characters", "/mgmt/openapi/5/" + strings.Repeat("é", 10000)},
+		} {
+			res := env.Do(t, "GET", c.path, "Bearer "+env.RootKey, "", "")
+			var body struct {
+				Code    int
+				Message string
+			}
+			if err := json.Unmarshal(res.Body, &body); err != nil {
+				t.Fatalf("%s: %v: %s", c.name, err, res.Body)
+			}
+			if res.Status != 404 || body.Code != 404 {
+				t.Fatalf("%s: %d %s", c.name, res.Status, res.Body)
+			}
+			if n := utf8.RuneCountInString(body.Message); n != 4096 || !strings.HasSuffix(body.Message, "…") ||
+				!strings.HasPrefix(body.Message, "no operation at /mgmt/openapi/5/") {
+				t.Errorf("%s: %d characters, %q…%q", c.name, n, body.Message[:40], body.Message[len(body.Message)-10:])
+			}
 		}
 	})
 }

@@ -408,7 +408,8 @@ func hasType(s map[string]any, v *jsonValue) bool {
 	}
 }
 
-// describeType words a JSON type for "must be …": "an integer", "a string, one of A, B or C".
+// describeType words a JSON type for "must be …": "an integer", "a string, one of A, B, C",
+// "a string or null".
 func describeType(t string, s map[string]any) string {
 	article := "a "
 	if t == "integer" || t == "array" || t == "object" {
@@ -423,7 +424,7 @@ func describeType(t string, s map[string]any) string {
 		text += ", one of " + strings.Join(names, ", ")
 	}
 	if nullable, _ := s["nullable"].(bool); nullable {
-		text += ", or null"
+		text += " or null"
 	}
 	return text
 }

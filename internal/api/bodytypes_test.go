@@ -42,7 +42,7 @@ func TestFirstWrongTypeAgainstASchema(t *testing.T) {
 		{`{"ratio":"x","kind":1}`, "ratio", "a number"},
 		{`{"on":"true"}`, "on", "a boolean"},
 		{`{"on":null}`, "on", "a boolean"},
-		{`{"note":1}`, "note", "a string, or null"},
+		{`{"note":1}`, "note", "a string or null"},
 		{`{"labels":{"a":"x","b":2}}`, "labels.b", "a string"},
 		{`{"labels":[]}`, "labels", "an object"},
 		{`{"rules":{}}`, "rules", "an array"},

@@ -37,7 +37,26 @@ func errorResponse(ctx context.Context, err error) *oas.ErrorStatusCode {
 		slog.ErrorContext(ctx, "request failed", "error", err.Error())
 		message = "internal error; the server log has the details under this request's id"
 	}
-	return &oas.ErrorStatusCode{StatusCode: status, Response: oas.Error{Code: int32(status), Message: message}}
+	return &oas.ErrorStatusCode{StatusCode: status, Response: oas.Error{Code: int32(status), Message: boundedMessage(message)}}
+}
+
+// maxMessageRunes is the Error schema's bound on message (the public documents' too).
+const maxMessageRunes = 4096
+
+// boundedMessage returns message cut to maxMessageRunes characters, ending in "…" when cut: a
+// message that quotes a long input (a 10,000-character name) still fits the Error schema.
+func boundedMessage(message string) string {
+	if len(message) <= maxMessageRunes {
+		return message
+	}
+	n := 0
+	for i := range message {
+		if n == maxMessageRunes-1 {
+			return message[:i] + "…"
+		}
+		n++
+	}
+	return message
 }
 
 func classify(err error) (int, string) {
@@ -218,7 +237,7 @@ func writeError(w http.ResponseWriter, status int, message string) {
 	w.WriteHeader(status)
 	e := jx.GetEncoder()
 	defer jx.PutEncoder(e)
-	body := oas.Error{Code: int32(status), Message: message}
+	body := oas.Error{Code: int32(status), Message: boundedMessage(message)}
 	body.Encode(e)
 	_, _ = w.Write(e.Bytes())
 }

@@ -215,7 +215,7 @@ type operation struct {
 	method   string
 	path     string // the template, e.g. /x/{id}
 	params   []parameter
-	objects  []string       // names of its query objects (deepObject parameters, x-query-objects)
+	objects  []string       // names of its query objects (its deepObject parameters)
 	body     map[string]any // the JSON body schema, nil when there is none
 	operator bool           // guarded by the operator key
 	// example is the body's example, nil when there is none; needsExisting is its
@@ -265,14 +265,6 @@ func (d *document) operations(t *testing.T) []operation {
 			for _, p := range o.params {
 				if p.in == "query" && p.style == "deepObject" {
 					o.objects = append(o.objects, p.name)
-				}
-			}
-			// Query objects documented only under x-query-objects (the older way) are probed too.
-			if objs, ok := op["x-query-objects"].(map[string]any); ok {
-				for name := range objs {
-					if !slices.Contains(o.objects, name) {
-						o.objects = append(o.objects, name)
-					}
 				}
 			}
 			sort.Strings(o.objects)

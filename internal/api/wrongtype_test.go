@@ -197,6 +197,9 @@ func wrongValue(schema map[string]any) (any, string) {
 		}
 		words += ", one of " + strings.Join(names, ", ")
 	}
+	if nullable, _ := schema["nullable"].(bool); nullable {
+		words += " or null"
+	}
 	return wrong, words
 }
 

@@ -37,7 +37,7 @@ type Violation struct {
 }
 
 // Key is the violation without what varies between two answers of the same shape (see
-// GeneralPointer). The allowlist is keyed by it.
+// GeneralPointer): each distinct one is reported once per server.
 func (v Violation) Key() Key {
 	return Key{Operation: v.Operation, Pointer: GeneralPointer(v.Pointer), Reason: v.Reason}
 }

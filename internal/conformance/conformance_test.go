@@ -1,7 +1,6 @@
 package conformance_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -307,45 +306,10 @@ func TestCheckBodyByHand(t *testing.T) {
 	}
 	sort.Slice(vs, func(i, j int) bool { return vs[i].Pointer < vs[j].Pointer })
 	for _, v := range vs {
-		allowed := ""
-		if conformance.Allowed(v) {
-			allowed = " (allowlisted)"
-		}
-		t.Errorf("%s%s", v, allowed)
+		t.Errorf("%s", v)
 	}
 	if len(vs) == 0 {
 		t.Logf("%s %d: the body conforms", operation, status)
-	}
-}
-
-// TestAllowlistEntriesAreStillSeen lists the allowlist entries that a whole run no longer
-// produces, so that they can be removed once their fix is merged:
-//
-//	MGMTAPI_CONFORMANCE_LOG=/tmp/violations.jsonl go test -count=1 ./...
-//	CONFORMANCE_STALE_CHECK=/tmp/violations.jsonl go test ./internal/conformance -run TestAllowlistEntriesAreStillSeen -v
-//
-// Skipped unless CONFORMANCE_STALE_CHECK names the log of a whole run.
-func TestAllowlistEntriesAreStillSeen(t *testing.T) {
-	file := os.Getenv("CONFORMANCE_STALE_CHECK")
-	if file == "" {
-		t.Skip("set CONFORMANCE_STALE_CHECK to the MGMTAPI_CONFORMANCE_LOG file of a whole run")
-	}
-	raw, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var seen []conformance.Violation
-	for _, line := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
-		var v struct{ Operation, Pointer, Reason string }
-		if err := json.Unmarshal([]byte(line), &v); err != nil {
-			t.Fatalf("%s: %v", file, err)
-		}
-		seen = append(seen, conformance.Violation{Operation: v.Operation, Pointer: v.Pointer, Reason: v.Reason})
-	}
-	for _, k := range conformance.Allowlist() {
-		if !slices.ContainsFunc(seen, func(v conformance.Violation) bool { return conformance.Covers(k, v) }) {
-			t.Errorf("no longer seen, remove from the allowlist: %+v", k)
-		}
 	}
 }
 

@@ -174,6 +174,8 @@ func TestLabelsCardinality(t *testing.T) {
 			{"", 1, 1},
 			// Subsystems over every pillar: api, db, checkout today; api yesterday.
 			{q("metric_labels[0][sourceField]", "subsystemName", "metric_labels[0][targetLabel]", "subsystem"), 3, 1},
+			// One label unindexed, as a generated client sends the declared deepObject parameter.
+			{q("metric_labels[sourceField]", "subsystemName", "metric_labels[targetLabel]", "subsystem"), 3, 1},
 			// The source field's last part names the record label; logs only.
 			{q("metric_labels[0].sourceField", "metadata.subsystemName", "metric_labels[0].targetLabel", "s", "logs_query[alias]", "q"), 2, 1},
 			// Two labels: (web, api), (web, db), (shop, api).

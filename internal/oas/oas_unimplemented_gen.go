@@ -1202,10 +1202,9 @@ func (UnimplementedHandler) ListE2M(ctx context.Context) (r *E2MList, _ error) {
 // `serviceName` or `action` label is among the values listed. `lucene` is refused (400): records hold
 // no event text to search. No labels count one permutation on a day with a selected record.
 //
-// `logs_query`, `spans_query` and `metric_labels` are query objects (schemas in `x-query-objects`) in
-// bracket form (`logs_query[applicationnameFilters]=web`,
-// `metric_labels[0][sourceField]=subsystemName`) or dot form
-// (`metric_labels[0].targetLabel=subsystem`).
+// `logs_query`, `spans_query` and `metric_labels` are deepObject query parameters, in bracket form
+// (`logs_query[applicationnameFilters]=web`, `metric_labels[0][sourceField]=subsystemName`) or dot
+// form (`metric_labels[0].targetLabel=subsystem`).
 //
 // GET /mgmt/openapi/5/events2metrics/labels/v2/cardinalities
 func (UnimplementedHandler) ListE2MLabelsCardinality(ctx context.Context) (r *E2MLabelsCardinality, _ error) {

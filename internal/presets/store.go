@@ -76,7 +76,12 @@ func getPreset(ctx context.Context, q db.Querier, teamID int64, id string) (oas.
 
 // listPresets returns the team's custom presets, oldest first.
 func listPresets(ctx context.Context, q db.Querier, teamID int64) ([]oas.Preset, error) {
-	rows, err := q.QueryContext(ctx, selectPreset+` WHERE team_id = $1 ORDER BY created_at, id`, teamID)
+	return queryPresets(ctx, q, `team_id = $1`, teamID)
+}
+
+// queryPresets returns the presets that where (an SQL condition over args) selects, oldest first.
+func queryPresets(ctx context.Context, q db.Querier, where string, args ...any) ([]oas.Preset, error) {
+	rows, err := q.QueryContext(ctx, selectPreset+` WHERE `+where+` ORDER BY created_at, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list presets: %w", err)
 	}
@@ -167,18 +172,5 @@ func presetDefault(ctx context.Context, q db.Querier, teamID int64, c oas.Connec
 
 // listPresetsOfEntityType returns the team's custom presets of the entity type, oldest first.
 func listPresetsOfEntityType(ctx context.Context, q db.Querier, teamID int64, e oas.NotificationEntityType) ([]oas.Preset, error) {
-	rows, err := q.QueryContext(ctx, selectPreset+` WHERE team_id = $1 AND entity_type = $2 ORDER BY created_at, id`, teamID, string(e))
-	if err != nil {
-		return nil, fmt.Errorf("list presets: %w", err)
-	}
-	defer rows.Close()
-	out := []oas.Preset{}
-	for rows.Next() {
-		p, err := scanPreset(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return queryPresets(ctx, q, `team_id = $1 AND entity_type = $2`, teamID, string(e))
 }

@@ -1,0 +1,199 @@
+// Command mgmtload measures mgmtapi against a bare net/http handler on this machine.
+//
+//	go run ./cmd/mgmtload [flags]
+//
+// It builds ./cmd/mgmtapi and runs it as a child process (SQLite in a temporary directory, or
+// PostgreSQL with --database-url), starts a bare handler that decodes and encodes the same JSON
+// from a map, and drives both with the same number of keep-alive connections, in rounds that
+// alternate bare handler and mgmtapi. Per scenario it prints requests per second, the median and
+// 99th-percentile latency of both, the ratio mgmtapi/bare and the peak resident memory (VmHWM) of
+// the mgmtapi process during the scenario. It exits with status 1 when any answer was not 2xx.
+//
+// Both servers and the load generator share the machine's cores, so the absolute figures depend
+// on the machine and on what else runs on it; the ratio, measured in the same run, is the figure
+// to compare.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		os.Exit(2)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "mgmtload:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the command's flags.
+type options struct {
+	duration    time.Duration
+	rounds      int
+	connections int
+	scenarios   []scenario
+	databaseURL string
+	binary      string
+	incidents   int
+}
+
+func parseFlags(args []string, stderr io.Writer) (options, error) {
+	var o options
+	var names string
+	fs := flag.NewFlagSet("mgmtload", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.DurationVar(&o.duration, "duration", 5*time.Second, "length of one round against one server")
+	fs.IntVar(&o.rounds, "rounds", 2, "rounds per server and scenario, alternating bare handler and mgmtapi")
+	fs.IntVar(&o.connections, "connections", 64, "keep-alive connections, each with one request in flight")
+	fs.StringVar(&names, "scenarios", "all", "comma-separated scenarios to run, or all: "+scenarioNames())
+	fs.StringVar(&o.databaseURL, "database-url", "", "postgres:// URL; measure mgmtapi on PostgreSQL instead of SQLite")
+	fs.StringVar(&o.binary, "mgmtapi", "", "mgmtapi binary to run (default: build ./cmd/mgmtapi)")
+	fs.IntVar(&o.incidents, "incidents", 10000, "incidents ingested for the e18 scenario")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: go run ./cmd/mgmtload [flags]")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return o, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	case o.duration <= 0:
+		return o, errors.New("-duration: must be positive")
+	case o.rounds < 1:
+		return o, errors.New("-rounds: must be at least 1")
+	case o.connections < 1:
+		return o, errors.New("-connections: must be at least 1")
+	case o.incidents < 0:
+		return o, errors.New("-incidents: must not be negative")
+	}
+	if names == "all" {
+		o.scenarios = scenarios
+		return o, nil
+	}
+	for name := range strings.SplitSeq(names, ",") {
+		i := slices.IndexFunc(scenarios, func(s scenario) bool { return s.name == strings.TrimSpace(name) })
+		if i < 0 {
+			return o, fmt.Errorf("-scenarios: no scenario %q; the scenarios are %s", name, scenarioNames())
+		}
+		o.scenarios = append(o.scenarios, scenarios[i])
+	}
+	return o, nil
+}
+
+func scenarioNames() string {
+	names := make([]string, len(scenarios))
+	for i, s := range scenarios {
+		names[i] = s.name
+	}
+	return strings.Join(names, ", ")
+}
+
+// measurement is what one scenario measured on both servers.
+type measurement struct {
+	scenario      scenario
+	mgmtapi, bare result
+	peakRSS       int64 // bytes; -1 when unknown
+	// peakOverLife says that peakRSS is the peak since the process started, because the kernel
+	// did not let the peak be reset before the scenario.
+	peakOverLife bool
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
+	if err != nil {
+		return err
+	}
+	workDir, err := os.MkdirTemp("", "mgmtload-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(workDir)
+
+	bin := o.binary
+	if bin == "" {
+		fmt.Fprintln(stderr, "mgmtload: building ./cmd/mgmtapi")
+		if bin, err = buildMgmtapi(ctx, workDir); err != nil {
+			return err
+		}
+	}
+	server, err := startMgmtapi(ctx, bin, workDir, o.databaseURL)
+	if err != nil {
+		return err
+	}
+	defer server.stop()
+
+	bareCtx, stopBare := context.WithCancel(ctx)
+	defer stopBare()
+	bare := newBareHandler()
+	bareURL, err := startBare(bareCtx, bare)
+	if err != nil {
+		return err
+	}
+
+	incidents := 0
+	if slices.ContainsFunc(o.scenarios, func(s scenario) bool { return s.name == "e18" }) {
+		incidents = o.incidents
+	}
+	fmt.Fprintln(stderr, "mgmtload: creating the load team and its data")
+	f, err := newFixture(ctx, server, bare, incidents)
+	if err != nil {
+		return err
+	}
+
+	engine := "SQLite"
+	if o.databaseURL != "" {
+		engine = "PostgreSQL"
+	}
+	fmt.Fprintf(stdout, "mgmtload %s: mgmtapi on %s vs a bare net/http handler; %d connections, %d × %s rounds each, interleaved; %d CPUs (shared with the load generator)\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), engine, o.connections, o.rounds, o.duration, runtime.NumCPU())
+
+	gen := generator{connections: o.connections, header: http.Header{"Authorization": {"Bearer " + f.key}}}
+	warmUp := min(time.Second, o.duration/5)
+	var measured []measurement
+	for _, s := range o.scenarios {
+		fmt.Fprintf(stderr, "mgmtload: %s\n", s.name)
+		next := s.next(f)
+		gen.run(ctx, bareURL, warmUp, next)
+		gen.run(ctx, server.baseURL, warmUp, next)
+		m := measurement{scenario: s, peakOverLife: !server.resetPeakRSS()}
+		for range o.rounds {
+			m.bare.merge(gen.run(ctx, bareURL, o.duration, next))
+			m.mgmtapi.merge(gen.run(ctx, server.baseURL, o.duration, next))
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+		}
+		m.peakRSS = server.peakRSS()
+		measured = append(measured, m)
+	}
+
+	printTable(stdout, measured)
+	failed := 0
+	for _, m := range measured {
+		failed += printFailures(stdout, m.scenario.name, "mgmtapi", m.mgmtapi)
+		failed += printFailures(stdout, m.scenario.name, "bare handler", m.bare)
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d requests were not answered with 2xx", failed)
+	}
+	return nil
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// TestRunPrintsTheTable runs the command for a very short round on SQLite and checks that it
+// prints the table with a row for the scenario and ends without error. It measures nothing.
+func TestRunPrintsTheTable(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err := run(ctx, []string{"-duration", "300ms", "-rounds", "1", "-connections", "4", "-scenarios", "get"}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, &stdout, &stderr)
+	}
+	out := stdout.String()
+	for _, want := range []string{"mgmtapi req/s", "bare req/s", "ratio", "peak RSS", "non-2xx", "\nget ", " MiB"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestGeneratorCountsWhatIsNot2xx shows that every answer outside 2xx is counted by status, which
+// is what makes the command exit non-zero.
+func TestGeneratorCountsWhatIsNot2xx(t *testing.T) {
+	var n atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%3 == 0 {
+			w.WriteHeader(http.StatusTooManyRequests)
+			return
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+	gen := generator{connections: 2, header: http.Header{}}
+	r := gen.run(context.Background(), srv.URL, 100*time.Millisecond, func(int, int) request {
+		return request{method: "GET", path: "/"}
+	})
+	if r.requests == 0 || r.statuses[http.StatusTooManyRequests] == 0 || r.unsuccessful() != r.statuses[http.StatusTooManyRequests] {
+		t.Fatalf("requests %d, statuses %v, unsuccessful %d", r.requests, r.statuses, r.unsuccessful())
+	}
+	var out bytes.Buffer
+	if got := printFailures(&out, "get", "mgmtapi", r); got != r.unsuccessful() || !strings.Contains(out.String(), "× 429") {
+		t.Fatalf("printFailures = %d, %q", got, out.String())
+	}
+}
+
+// TestFlagsAreChecked shows that a scenario that does not exist and bounds out of range are refused.
+func TestFlagsAreChecked(t *testing.T) {
+	for _, args := range [][]string{
+		{"-scenarios", "get,nope"},
+		{"-duration", "0s"},
+		{"-connections", "0"},
+		{"-rounds", "0"},
+		{"extra"},
+	} {
+		if _, err := parseFlags(args, &bytes.Buffer{}); err == nil {
+			t.Errorf("parseFlags(%q) accepted", args)
+		}
+	}
+	o, err := parseFlags([]string{"-scenarios", "mixed, get"}, &bytes.Buffer{})
+	if err != nil || len(o.scenarios) != 2 || o.scenarios[0].name != "mixed" || o.scenarios[1].name != "get" {
+		t.Fatalf("parseFlags: %v %+v", err, o.scenarios)
+	}
+}

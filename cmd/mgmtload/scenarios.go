@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"time"
+)
+
+// Paths of the operations the scenarios drive.
+const (
+	recordingRuleSetsPath = "/mgmt/openapi/5/recording-rules/recording-rules/v1"
+	policiesPath          = "/mgmt/openapi/3/dataplans/policies/v1"
+	casesPath             = "/mgmt/openapi/5/cases/cases/v1"
+	aggregationsPath      = "/mgmt/openapi/4/incidents/aggregations/v1"
+	ingestPath            = "/ingest/alertmanager/v1"
+	adminTeamsPath        = "/admin/v1/teams"
+)
+
+// scenario is one measured profile: every worker asks next for its requests.
+type scenario struct {
+	name  string
+	title string
+	next  func(f *fixture) nextRequest
+}
+
+// scenarios in the order they run and print.
+var scenarios = []scenario{
+	{"get", "GET one recording-rule set by id (auth + read)", func(f *fixture) nextRequest {
+		return func(int, int) request { return f.getSet() }
+	}},
+	{"create-set", "create a recording-rule set (durable)", func(f *fixture) nextRequest { return f.createSet }},
+	{"comment", "E1 comment on a case (durable)", func(f *fixture) nextRequest { return f.comment }},
+	{"create-policy", "create a policy (durable)", func(f *fixture) nextRequest { return f.createPolicy }},
+	{"e18", "E18 incident aggregations", func(f *fixture) nextRequest {
+		return func(int, int) request { return request{method: "GET", path: f.aggregationsQuery} }
+	}},
+	{"mixed", "mixed: 80% GET by id, 10% E1 comments, 10% set creates", func(f *fixture) nextRequest {
+		return func(w, seq int) request {
+			switch seq % 10 {
+			case 8:
+				return f.comment(w, seq)
+			case 9:
+				return f.createSet(w, seq)
+			default:
+				return f.getSet()
+			}
+		}
+	}},
+}
+
+// fixture is the data the scenarios work on: a team of its own, created for this run, with one
+// recording-rule set to read, cases to comment on and incidents to aggregate.
+type fixture struct {
+	key               string // the team's API key
+	run               string // distinguishes this run's names
+	setPath           string
+	caseIDs           []string
+	aggregationsQuery string
+}
+
+// casesToComment is how many cases the comment scenario spreads its comments over.
+const casesToComment = 16
+
+// newFixture creates the team and the data the scenarios need on mgmtapi, and gives the bare
+// handler the same answers to its GETs. Incidents for E18 are ingested only when withIncidents > 0.
+func newFixture(ctx context.Context, m *mgmtapiProcess, bare *bareHandler, withIncidents int) (*fixture, error) {
+	f := &fixture{run: strconv.FormatInt(time.Now().UnixNano(), 36)}
+	var team struct {
+		APIKey struct {
+			Value string `json:"value"`
+		} `json:"apiKey"`
+	}
+	if err := call(ctx, m.baseURL, m.operatorKey, "POST", adminTeamsPath, map[string]any{"name": "mgmtload-" + f.run}, &team); err != nil {
+		return nil, fmt.Errorf("create the load team: %w", err)
+	}
+	f.key = team.APIKey.Value
+
+	var created struct {
+		ID string `json:"id"`
+	}
+	if err := call(ctx, m.baseURL, f.key, "POST", recordingRuleSetsPath, json.RawMessage(f.createSet(0, 0).body), &created); err != nil {
+		return nil, err
+	}
+	f.setPath = recordingRuleSetsPath + "/" + url.PathEscape(created.ID)
+	if err := f.mirror(ctx, m, bare, f.setPath); err != nil {
+		return nil, err
+	}
+
+	for i := range casesToComment {
+		alerts := []map[string]any{alert(fmt.Sprintf("%s-case-%d", f.run, i), i)}
+		caseID, err := f.ingest(ctx, m, fmt.Sprintf("mgmtload-case-%d", i), alerts)
+		if err != nil {
+			return nil, err
+		}
+		f.caseIDs = append(f.caseIDs, caseID)
+	}
+
+	q := url.Values{}
+	q.Set("group_bys[0][incidentField]", "INCIDENTS_FIELDS_APPLICATION_NAME")
+	q.Set("group_bys[1][incidentField]", "INCIDENTS_FIELDS_SEVERITY")
+	q["filter[severity]"] = []string{"INCIDENT_SEVERITY_CRITICAL", "INCIDENT_SEVERITY_WARNING"}
+	q.Set("pagination[pageSize]", "100")
+	f.aggregationsQuery = aggregationsPath + "?" + q.Encode()
+	if withIncidents > 0 {
+		const perNotification = 1000
+		for start := 0; start < withIncidents; start += perNotification {
+			alerts := make([]map[string]any, 0, perNotification)
+			for i := start; i < min(start+perNotification, withIncidents); i++ {
+				alerts = append(alerts, alert(fmt.Sprintf("%s-%d", f.run, i), i))
+			}
+			if _, err := f.ingest(ctx, m, fmt.Sprintf("mgmtload-incidents-%d", start/perNotification), alerts); err != nil {
+				return nil, err
+			}
+		}
+		if err := f.mirror(ctx, m, bare, f.aggregationsQuery); err != nil {
+			return nil, err
+		}
+	}
+	return f, nil
+}
+
+// mirror reads path on mgmtapi and stores the answer in the bare handler under the same path.
+func (f *fixture) mirror(ctx context.Context, m *mgmtapiProcess, bare *bareHandler, path string) error {
+	var answer any
+	if err := call(ctx, m.baseURL, f.key, "GET", path, nil, &answer); err != nil {
+		return err
+	}
+	u, err := url.Parse(path)
+	if err != nil {
+		return err
+	}
+	bare.put(u.Path, answer)
+	return nil
+}
+
+// ingest posts one Alertmanager notification of group groupKey and returns the case it opened.
+func (f *fixture) ingest(ctx context.Context, m *mgmtapiProcess, groupKey string, alerts []map[string]any) (string, error) {
+	var result struct {
+		CaseID string `json:"caseId"`
+	}
+	notification := map[string]any{
+		"version": "4", "groupKey": groupKey + "-" + f.run, "status": "firing", "receiver": "mgmtload",
+		"groupLabels": map[string]string{"alertname": "MgmtloadAlert"},
+		"alerts":      alerts,
+	}
+	if err := call(ctx, m.baseURL, f.key, "POST", ingestPath, notification, &result); err != nil {
+		return "", fmt.Errorf("ingest: %w", err)
+	}
+	return result.CaseID, nil
+}
+
+// alert is the i-th firing alert of a run, spread over 10 applications, 4 subsystems and 3 severities.
+func alert(fingerprint string, i int) map[string]any {
+	severities := []string{"critical", "warning", "info"}
+	return map[string]any{
+		"status": "firing",
+		"labels": map[string]string{
+			"alertname":       "MgmtloadAlert",
+			"applicationName": fmt.Sprintf("app-%d", i%10),
+			"subsystemName":   fmt.Sprintf("subsystem-%d", i%4),
+			"severity":        severities[i%len(severities)],
+		},
+		"annotations": map[string]string{"summary": "load test alert"},
+		"startsAt":    time.Date(2026, 11, 20, 9, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format(time.RFC3339),
+		"fingerprint": fingerprint,
+	}
+}
+
+func (f *fixture) getSet() request { return request{method: "GET", path: f.setPath} }
+
+func (f *fixture) createSet(w, seq int) request {
+	body := fmt.Sprintf(`{"name":"load %s w%d #%d","groups":[{"name":"checkout-http","interval":60,"rules":[`+
+		`{"record":"service:http_requests:rate5m","expr":"sum by (service) (rate(http_requests_total[5m]))","labels":{"team":"payments"}}]}]}`,
+		f.run, w, seq)
+	return request{method: "POST", path: recordingRuleSetsPath, body: []byte(body)}
+}
+
+func (f *fixture) comment(w, seq int) request {
+	body := fmt.Sprintf(`{"text":"Worker %d, comment %d: rolled checkout back; the error rate is recovering."}`, w, seq)
+	caseID := f.caseIDs[(w+seq)%len(f.caseIDs)]
+	return request{method: "POST", path: casesPath + "/" + url.PathEscape(caseID) + "/comments", body: []byte(body)}
+}
+
+func (f *fixture) createPolicy(w, seq int) request {
+	body := fmt.Sprintf(`{"name":"load %s w%d #%d","description":"Debug lines of batch jobs are not kept.",`+
+		`"priority":"PRIORITY_TYPE_LOW","applicationRule":{"name":"batch-","ruleTypeId":"RULE_TYPE_ID_START_WITH"},`+
+		`"logRules":{"severities":["SEVERITY_DEBUG","SEVERITY_VERBOSE"]}}`, f.run, w, seq)
+	return request{method: "POST", path: policiesPath, body: []byte(body)}
+}

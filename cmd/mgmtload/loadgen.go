@@ -16,6 +16,8 @@ type request struct {
 	method string
 	path   string // with its query
 	body   []byte
+	// authorization replaces the generator's Authorization header when it is not empty.
+	authorization string
 }
 
 // nextRequest gives the request a worker sends next; seq counts the worker's requests from 0.
@@ -129,6 +131,9 @@ func (g generator) worker(ctx context.Context, baseURL string, w int, next nextR
 			return res
 		}
 		req.Header = g.header.Clone()
+		if rq.authorization != "" {
+			req.Header.Set("Authorization", rq.authorization)
+		}
 		if rq.body != nil {
 			req.Header.Set("Content-Type", "application/json")
 		}

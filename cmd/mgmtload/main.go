@@ -52,6 +52,7 @@ type options struct {
 	databaseURL string
 	binary      string
 	incidents   int
+	sets        int
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -66,6 +67,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.databaseURL, "database-url", "", "postgres:// URL; measure mgmtapi on PostgreSQL instead of SQLite")
 	fs.StringVar(&o.binary, "mgmtapi", "", "mgmtapi binary to run (default: build ./cmd/mgmtapi)")
 	fs.IntVar(&o.incidents, "incidents", 10000, "incidents ingested for the e18 scenario")
+	fs.IntVar(&o.sets, "sets", 10000, "recording-rule sets the list scenario lists")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: go run ./cmd/mgmtload [flags]")
 		fs.PrintDefaults()
@@ -84,6 +86,8 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("-connections: must be at least 1")
 	case o.incidents < 0:
 		return o, errors.New("-incidents: must not be negative")
+	case o.sets < 0:
+		return o, errors.New("-sets: must not be negative")
 	}
 	if names == "all" {
 		o.scenarios = scenarios
@@ -149,12 +153,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	incidents := 0
-	if slices.ContainsFunc(o.scenarios, func(s scenario) bool { return s.name == "e18" }) {
+	chosen := func(name string) bool {
+		return slices.ContainsFunc(o.scenarios, func(s scenario) bool { return s.name == name })
+	}
+	incidents, sets := 0, 0
+	if chosen("e18") {
 		incidents = o.incidents
 	}
-	fmt.Fprintln(stderr, "mgmtload: creating the load team and its data")
-	f, err := newFixture(ctx, server, bare, incidents)
+	if chosen("list") {
+		sets = o.sets
+	}
+	fmt.Fprintln(stderr, "mgmtload: creating the load teams and their data")
+	f, err := newFixture(ctx, server, bare, incidents, sets)
 	if err != nil {
 		return err
 	}
@@ -166,12 +176,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fmt.Fprintf(stdout, "mgmtload %s: mgmtapi on %s vs a bare net/http handler; %d connections, %d × %s rounds each, interleaved; %d CPUs (shared with the load generator)\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), engine, o.connections, o.rounds, o.duration, runtime.NumCPU())
 
-	gen := generator{connections: o.connections, header: http.Header{"Authorization": {"Bearer " + f.key}}}
+	header := http.Header{"Authorization": {"Bearer " + f.key}}
 	warmUp := min(time.Second, o.duration/5)
 	var measured []measurement
 	for _, s := range o.scenarios {
 		fmt.Fprintf(stderr, "mgmtload: %s\n", s.name)
 		next := s.next(f)
+		gen := generator{connections: o.connections, header: header}
+		if s.maxConnections > 0 {
+			gen.connections = min(gen.connections, s.maxConnections)
+		}
 		gen.run(ctx, bareURL, warmUp, next)
 		gen.run(ctx, server.baseURL, warmUp, next)
 		m := measurement{scenario: s, peakOverLife: !server.resetPeakRSS()}

@@ -24,20 +24,28 @@ type scenario struct {
 	name  string
 	title string
 	next  func(f *fixture) nextRequest
+	// maxConnections, when not 0, caps the connections of this scenario.
+	maxConnections int
 }
 
 // scenarios in the order they run and print.
 var scenarios = []scenario{
-	{"get", "GET one recording-rule set by id (auth + read)", func(f *fixture) nextRequest {
+	{name: "get", title: "GET one recording-rule set by id (auth + read)", next: func(f *fixture) nextRequest {
 		return func(int, int) request { return f.getSet() }
 	}},
-	{"create-set", "create a recording-rule set (durable)", func(f *fixture) nextRequest { return f.createSet }},
-	{"comment", "E1 comment on a case (durable)", func(f *fixture) nextRequest { return f.comment }},
-	{"create-policy", "create a policy (durable)", func(f *fixture) nextRequest { return f.createPolicy }},
-	{"e18", "E18 incident aggregations", func(f *fixture) nextRequest {
+	{name: "create-set", title: "create a recording-rule set (durable)", next: func(f *fixture) nextRequest { return f.createSet }},
+	{name: "comment", title: "E1 comment on a case (durable)", next: func(f *fixture) nextRequest { return f.comment }},
+	{name: "create-policy", title: "create a policy (durable)", next: func(f *fixture) nextRequest { return f.createPolicy }},
+	{name: "list", title: "list the sets of a team holding -sets of them (10 connections at most)", maxConnections: 10,
+		next: func(f *fixture) nextRequest {
+			return func(int, int) request {
+				return request{method: "GET", path: recordingRuleSetsPath, authorization: "Bearer " + f.listKey}
+			}
+		}},
+	{name: "e18", title: "E18 incident aggregations", next: func(f *fixture) nextRequest {
 		return func(int, int) request { return request{method: "GET", path: f.aggregationsQuery} }
 	}},
-	{"mixed", "mixed: 80% GET by id, 10% E1 comments, 10% set creates", func(f *fixture) nextRequest {
+	{name: "mixed", title: "mixed: 80% GET by id, 10% E1 comments, 10% set creates", next: func(f *fixture) nextRequest {
 		return func(w, seq int) request {
 			switch seq % 10 {
 			case 8:
@@ -52,9 +60,11 @@ var scenarios = []scenario{
 }
 
 // fixture is the data the scenarios work on: a team of its own, created for this run, with one
-// recording-rule set to read, cases to comment on and incidents to aggregate.
+// recording-rule set to read, cases to comment on and incidents to aggregate, and a second team
+// whose only data are the sets the list scenario reads.
 type fixture struct {
 	key               string // the team's API key
+	listKey           string // the API key of a second team holding only the sets the list scenario reads
 	run               string // distinguishes this run's names
 	setPath           string
 	caseIDs           []string
@@ -66,17 +76,12 @@ const casesToComment = 16
 
 // newFixture creates the team and the data the scenarios need on mgmtapi, and gives the bare
 // handler the same answers to its GETs. Incidents for E18 are ingested only when withIncidents > 0.
-func newFixture(ctx context.Context, m *mgmtapiProcess, bare *bareHandler, withIncidents int) (*fixture, error) {
+func newFixture(ctx context.Context, m *mgmtapiProcess, bare *bareHandler, withIncidents, withSets int) (*fixture, error) {
 	f := &fixture{run: strconv.FormatInt(time.Now().UnixNano(), 36)}
-	var team struct {
-		APIKey struct {
-			Value string `json:"value"`
-		} `json:"apiKey"`
+	var err error
+	if f.key, err = createTeam(ctx, m, "mgmtload-"+f.run); err != nil {
+		return nil, err
 	}
-	if err := call(ctx, m.baseURL, m.operatorKey, "POST", adminTeamsPath, map[string]any{"name": "mgmtload-" + f.run}, &team); err != nil {
-		return nil, fmt.Errorf("create the load team: %w", err)
-	}
-	f.key = team.APIKey.Value
 
 	var created struct {
 		ID string `json:"id"`
@@ -119,13 +124,67 @@ func newFixture(ctx context.Context, m *mgmtapiProcess, bare *bareHandler, withI
 			return nil, err
 		}
 	}
+	if withSets > 0 {
+		if f.listKey, err = createTeam(ctx, m, "mgmtload-list-"+f.run); err != nil {
+			return nil, err
+		}
+		if err := f.seedSets(ctx, m, withSets); err != nil {
+			return nil, err
+		}
+		if err := f.mirrorAs(ctx, m, bare, f.listKey, recordingRuleSetsPath); err != nil {
+			return nil, err
+		}
+	}
 	return f, nil
+}
+
+// createTeam creates a team through the operator key and returns its API key.
+func createTeam(ctx context.Context, m *mgmtapiProcess, name string) (string, error) {
+	var team struct {
+		APIKey struct {
+			Value string `json:"value"`
+		} `json:"apiKey"`
+	}
+	if err := call(ctx, m.baseURL, m.operatorKey, "POST", adminTeamsPath, map[string]any{"name": name}, &team); err != nil {
+		return "", fmt.Errorf("create the team %s: %w", name, err)
+	}
+	return team.APIKey.Value, nil
+}
+
+// seedSets creates n recording-rule sets in the list team, eight at a time.
+func (f *fixture) seedSets(ctx context.Context, m *mgmtapiProcess, n int) error {
+	const writers = 8
+	errs := make(chan error, writers)
+	for w := range writers {
+		go func() {
+			for seq := w; seq < n; seq += writers {
+				body := json.RawMessage(f.createSet(w, seq).body)
+				if err := call(ctx, m.baseURL, f.listKey, "POST", recordingRuleSetsPath, body, nil); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	var first error
+	for range writers {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // mirror reads path on mgmtapi and stores the answer in the bare handler under the same path.
 func (f *fixture) mirror(ctx context.Context, m *mgmtapiProcess, bare *bareHandler, path string) error {
+	return f.mirrorAs(ctx, m, bare, f.key, path)
+}
+
+// mirrorAs is mirror with the API key key.
+func (f *fixture) mirrorAs(ctx context.Context, m *mgmtapiProcess, bare *bareHandler, key, path string) error {
 	var answer any
-	if err := call(ctx, m.baseURL, f.key, "GET", path, nil, &answer); err != nil {
+	if err := call(ctx, m.baseURL, key, "GET", path, nil, &answer); err != nil {
 		return err
 	}
 	u, err := url.Parse(path)

@@ -3,8 +3,8 @@
 //	go run ./cmd/mgmtload [flags]
 //
 // It builds ./cmd/mgmtapi and runs it as a child process (SQLite in a temporary directory, or
-// PostgreSQL with --database-url), starts a bare handler that decodes and encodes the same JSON
-// from a map, and drives both with the same number of keep-alive connections, in rounds that
+// PostgreSQL with -database-url), runs a bare handler that decodes and encodes the same JSON
+// from a map as another child process, and drives both with the same number of keep-alive connections, in rounds that
 // alternate bare handler and mgmtapi. Per scenario it prints requests per second, the median and
 // 99th-percentile latency of both, the ratio mgmtapi/bare and the peak resident memory (VmHWM) of
 // the mgmtapi process during the scenario. It exits with status 1 when any answer was not 2xx.
@@ -31,6 +31,13 @@ import (
 )
 
 func main() {
+	if os.Getenv(serveBareVariable) == "1" {
+		if err := serveBare(); err != nil {
+			fmt.Fprintln(os.Stderr, "mgmtload: bare handler:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
@@ -114,6 +121,7 @@ func scenarioNames() string {
 // measurement is what one scenario measured on both servers.
 type measurement struct {
 	scenario      scenario
+	connections   int
 	mgmtapi, bare result
 	peakRSS       int64 // bytes; -1 when unknown
 	// peakOverLife says that peakRSS is the peak since the process started, because the kernel
@@ -145,13 +153,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer server.stop()
 
-	bareCtx, stopBare := context.WithCancel(ctx)
-	defer stopBare()
-	bare := newBareHandler()
-	bareURL, err := startBare(bareCtx, bare)
+	bare, err := startBareProcess(ctx)
 	if err != nil {
 		return err
 	}
+	defer bare.stop()
+	bareURL := bare.baseURL
 
 	chosen := func(name string) bool {
 		return slices.ContainsFunc(o.scenarios, func(s scenario) bool { return s.name == name })
@@ -164,7 +171,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		sets = o.sets
 	}
 	fmt.Fprintln(stderr, "mgmtload: creating the load teams and their data")
-	f, err := newFixture(ctx, server, bare, incidents, sets)
+	f, err := newFixture(ctx, server, bareURL, incidents, sets)
 	if err != nil {
 		return err
 	}
@@ -173,7 +180,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if o.databaseURL != "" {
 		engine = "PostgreSQL"
 	}
-	fmt.Fprintf(stdout, "mgmtload %s: mgmtapi on %s vs a bare net/http handler; %d connections, %d × %s rounds each, interleaved; %d CPUs (shared with the load generator)\n",
+	fmt.Fprintf(stdout, "mgmtload %s: mgmtapi on %s vs a bare net/http handler; %d connections unless the scenario has fewer, %d × %s rounds each, interleaved; %d CPUs (shared with the load generator)\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), engine, o.connections, o.rounds, o.duration, runtime.NumCPU())
 
 	header := http.Header{"Authorization": {"Bearer " + f.key}}
@@ -188,7 +195,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		gen.run(ctx, bareURL, warmUp, next)
 		gen.run(ctx, server.baseURL, warmUp, next)
-		m := measurement{scenario: s, peakOverLife: !server.resetPeakRSS()}
+		m := measurement{scenario: s, connections: gen.connections, peakOverLife: !server.resetPeakRSS()}
 		for range o.rounds {
 			m.bare.merge(gen.run(ctx, bareURL, o.duration, next))
 			m.mgmtapi.merge(gen.run(ctx, server.baseURL, o.duration, next))

@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -71,4 +73,16 @@ func TestFlagsAreChecked(t *testing.T) {
 	if err != nil || len(o.scenarios) != 2 || o.scenarios[0].name != "mixed" || o.scenarios[1].name != "get" {
 		t.Fatalf("parseFlags: %v %+v", err, o.scenarios)
 	}
+}
+
+// TestMain lets the test binary serve the bare handler when the command runs itself as one.
+func TestMain(m *testing.M) {
+	if os.Getenv(serveBareVariable) == "1" {
+		if err := serveBare(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
 }

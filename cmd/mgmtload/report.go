@@ -12,17 +12,17 @@ import (
 
 // printTable writes one row per scenario: the name aligned left, the figures aligned right.
 func printTable(w io.Writer, measured []measurement) {
-	rows := [][]string{{"scenario", "mgmtapi req/s", "p50", "p99", "bare req/s", "p50", "p99", "ratio", "peak RSS", "non-2xx"}}
+	rows := [][]string{{"scenario", "conns", "mgmtapi req/s", "p50", "p99", "bare req/s", "p50", "p99", "ratio", "peak RSS", "non-2xx"}}
 	for _, m := range measured {
-		ratio := 0.0
-		if b := m.bare.rate(); b > 0 {
-			ratio = m.mgmtapi.rate() / b
+		ratio := "–"
+		if m.bare.requests > 0 && m.mgmtapi.requests > 0 {
+			ratio = fmt.Sprintf("%.2f×", m.mgmtapi.rate()/m.bare.rate())
 		}
 		rows = append(rows, []string{
-			m.scenario.name,
-			fmt.Sprintf("%.0f", m.mgmtapi.rate()), latency(m.mgmtapi.percentile(0.50)), latency(m.mgmtapi.percentile(0.99)),
-			fmt.Sprintf("%.0f", m.bare.rate()), latency(m.bare.percentile(0.50)), latency(m.bare.percentile(0.99)),
-			fmt.Sprintf("%.2f×", ratio), rss(m.peakRSS, m.peakOverLife),
+			m.scenario.name, fmt.Sprint(m.connections),
+			fmt.Sprintf("%.0f", m.mgmtapi.rate()), latency(&m.mgmtapi, 0.50), latency(&m.mgmtapi, 0.99),
+			fmt.Sprintf("%.0f", m.bare.rate()), latency(&m.bare, 0.50), latency(&m.bare, 0.99),
+			ratio, rss(m.peakRSS, m.peakOverLife),
 			fmt.Sprint(m.mgmtapi.unsuccessful() + m.bare.unsuccessful()),
 		})
 	}
@@ -48,7 +48,8 @@ func printTable(w io.Writer, measured []measurement) {
 	for _, m := range measured {
 		fmt.Fprintf(w, "  %-*s  %s\n", widths[0], m.scenario.name, m.scenario.title)
 	}
-	fmt.Fprintln(w, "  ratio = mgmtapi req/s ÷ bare req/s; peak RSS = VmHWM of the mgmtapi process during the scenario")
+	fmt.Fprintln(w, "  ratio = mgmtapi req/s ÷ bare req/s; peak RSS = VmHWM of the mgmtapi process during the scenario,")
+	fmt.Fprintln(w, "  which includes what it held when the scenario began; – = no request finished within a round")
 }
 
 // printFailures lists what a server answered other than 2xx and returns how many requests that was.
@@ -68,7 +69,12 @@ func printFailures(w io.Writer, scenario, server string, r result) int {
 	return n
 }
 
-func latency(d time.Duration) string {
+// latency formats one percentile of r.
+func latency(r *result, q float64) string {
+	if len(r.latencies) == 0 {
+		return "–"
+	}
+	d := r.percentile(q)
 	switch {
 	case d >= 100*time.Millisecond:
 		return fmt.Sprintf("%.0fms", d.Seconds()*1000)

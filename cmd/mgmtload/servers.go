@@ -7,7 +7,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -16,7 +15,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -154,81 +152,6 @@ func freePort() (int, error) {
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-// bareHandler is the baseline: a plain net/http handler holding JSON objects in a map. A GET
-// encodes the object stored under its path; a POST decodes its body, stores it under a new id and
-// answers it with that id. It checks nothing and stores nothing durably: it is the cost of HTTP
-// and JSON alone, for the same request and answer shapes as mgmtapi's.
-type bareHandler struct {
-	mu      sync.RWMutex
-	objects map[string]any
-	nextID  int64
-}
-
-func newBareHandler() *bareHandler { return &bareHandler{objects: map[string]any{}} }
-
-// put stores the answer a GET of path gives.
-func (h *bareHandler) put(path string, object any) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.objects[path] = object
-}
-
-func (h *bareHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	_ = r.URL.Query() // parsed as a real handler would
-	switch r.Method {
-	case http.MethodGet:
-		h.mu.RLock()
-		object, ok := h.objects[r.URL.Path]
-		h.mu.RUnlock()
-		if !ok {
-			writeJSON(w, http.StatusNotFound, map[string]string{"code": "NOT_FOUND", "message": "no such object"})
-			return
-		}
-		writeJSON(w, http.StatusOK, object)
-	case http.MethodPost:
-		var object map[string]any
-		if err := json.NewDecoder(r.Body).Decode(&object); err != nil {
-			writeJSON(w, http.StatusBadRequest, map[string]string{"code": "INVALID_ARGUMENT", "message": err.Error()})
-			return
-		}
-		h.mu.Lock()
-		h.nextID++
-		id := strconv.FormatInt(h.nextID, 10)
-		object["id"] = id
-		h.objects[r.URL.Path+"/"+id] = object
-		h.mu.Unlock()
-		writeJSON(w, http.StatusOK, object)
-	default:
-		writeJSON(w, http.StatusMethodNotAllowed, map[string]string{"code": "METHOD_NOT_ALLOWED", "message": r.Method})
-	}
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"code":"INTERNAL","message":"encode"}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
-}
-
-// startBare serves h on a free loopback port until ctx ends; it returns the base URL.
-func startBare(ctx context.Context, h http.Handler) (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	go func() {
-		if err := srv.Serve(l); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			fmt.Fprintln(os.Stderr, "mgmtload: bare handler:", err)
-		}
-	}()
-	go func() { <-ctx.Done(); _ = srv.Close() }()
-	return "http://" + l.Addr().String(), nil
 }
 
 // call sends one setup request and decodes a 2xx answer into out (when not nil).

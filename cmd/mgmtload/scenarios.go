@@ -39,8 +39,8 @@ var scenarios = []scenario{
 	{name: "create-policy", title: "create a policy (durable)", next: func(f *fixture) nextRequest { return f.createPolicy }},
 	{name: "e18", title: "E18 incident aggregations over -incidents incidents, one connection: p50 is the latency of one request",
 		maxConnections: 1, next: func(f *fixture) nextRequest {
-		return func(int, int) request { return request{method: "GET", path: f.aggregationsQuery} }
-	}},
+			return func(int, int) request { return request{method: "GET", path: f.aggregationsQuery} }
+		}},
 	{name: "mixed", title: "mixed: 80% GET by id, 10% E1 comments, 10% set creates", next: func(f *fixture) nextRequest {
 		return func(w, seq int) request {
 			switch seq % 10 {

@@ -91,10 +91,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("-rounds: must be at least 1")
 	case o.connections < 1:
 		return o, errors.New("-connections: must be at least 1")
-	case o.incidents < 0:
-		return o, errors.New("-incidents: must not be negative")
-	case o.sets < 0:
-		return o, errors.New("-sets: must not be negative")
+	case o.incidents < 1:
+		return o, errors.New("-incidents: must be at least 1")
+	case o.sets < 1:
+		return o, errors.New("-sets: must be at least 1")
 	}
 	if names == "all" {
 		o.scenarios = scenarios

@@ -63,6 +63,7 @@ func TestFlagsAreChecked(t *testing.T) {
 		{"-duration", "0s"},
 		{"-connections", "0"},
 		{"-rounds", "0"},
+		{"-incidents", "0"},
 		{"extra"},
 	} {
 		if _, err := parseFlags(args, &bytes.Buffer{}); err == nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/url"
 	"strconv"
@@ -77,7 +78,8 @@ type fixture struct {
 const casesToComment = 16
 
 // newFixture creates the team and the data the scenarios need on mgmtapi, and gives the bare
-// handler the same answers to its GETs. Incidents for E18 are ingested only when withIncidents > 0.
+// handler the same answers to its GETs. Incidents for E18 are ingested only when withIncidents > 0,
+// and the list team is created only when withSets > 0.
 func newFixture(ctx context.Context, m *mgmtapiProcess, bareURL string, withIncidents, withSets int) (*fixture, error) {
 	f := &fixture{run: strconv.FormatInt(time.Now().UnixNano(), 36)}
 	var err error
@@ -101,6 +103,9 @@ func newFixture(ctx context.Context, m *mgmtapiProcess, bareURL string, withInci
 		caseID, err := f.ingest(ctx, m, fmt.Sprintf("mgmtload-case-%d", i), alerts)
 		if err != nil {
 			return nil, err
+		}
+		if caseID == "" {
+			return nil, errors.New("ingest: a notification of a new group opened no case")
 		}
 		f.caseIDs = append(f.caseIDs, caseID)
 	}

@@ -18,6 +18,7 @@ import (
 func streamedLists(h handler) map[string]streaming.List {
 	return map[string]streaming.List{
 		oas.ListRecordingRuleSetsOperation: h.StreamRecordingRuleSets,
+		oas.ListParsingRuleGroupsOperation: h.StreamParsingRuleGroups,
 	}
 }
 

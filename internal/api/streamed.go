@@ -19,6 +19,9 @@ func streamedLists(h handler) map[string]streaming.List {
 	return map[string]streaming.List{
 		oas.ListRecordingRuleSetsOperation: h.StreamRecordingRuleSets,
 		oas.ListParsingRuleGroupsOperation: h.StreamParsingRuleGroups,
+		oas.ListE2MOperation:               h.StreamE2M,
+		oas.ListViewsOperation:             h.StreamViews,
+		oas.ListViewFoldersOperation:       h.StreamViewFolders,
 	}
 }
 

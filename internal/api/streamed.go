@@ -22,6 +22,7 @@ func streamedLists(h handler) map[string]streaming.List {
 		oas.ListE2MOperation:               h.StreamE2M,
 		oas.ListViewsOperation:             h.StreamViews,
 		oas.ListViewFoldersOperation:       h.StreamViewFolders,
+		oas.ListDashboardCatalogOperation:  h.StreamDashboardCatalog,
 	}
 }
 

@@ -21,6 +21,14 @@ import (
 func ExpectStreamedAsBuffered[L interface{ Encode(e *jx.Encoder) }](t testing.TB, env *Env, path, key string, teamID int64,
 	buffered func(ctx context.Context) (L, error)) []byte {
 	t.Helper()
+	return ExpectStreamedAsBufferedFor(t, env, path, key, &auth.Principal{TeamID: teamID}, buffered)
+}
+
+// ExpectStreamedAsBufferedFor is ExpectStreamedAsBuffered for a list that depends on more of the
+// caller than its team (the calling key's id): buffered is called with caller.
+func ExpectStreamedAsBufferedFor[L interface{ Encode(e *jx.Encoder) }](t testing.TB, env *Env, path, key string, caller *auth.Principal,
+	buffered func(ctx context.Context) (L, error)) []byte {
+	t.Helper()
 	res := env.JSON(t, "GET", path, key, "")
 	if res.Status != 200 {
 		t.Fatalf("GET %s: status %d; body %.600s", path, res.Status, res.Body)
@@ -28,7 +36,7 @@ func ExpectStreamedAsBuffered[L interface{ Encode(e *jx.Encoder) }](t testing.TB
 	if ct := res.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
 		t.Fatalf("GET %s: Content-Type %q", path, ct)
 	}
-	list, err := buffered(auth.WithPrincipal(context.Background(), &auth.Principal{TeamID: teamID}))
+	list, err := buffered(auth.WithPrincipal(context.Background(), caller))
 	if err != nil {
 		t.Fatalf("buffered list: %v", err)
 	}

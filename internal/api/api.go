@@ -28,6 +28,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/retentions"
 	"github.com/mgmtapi/mgmtapi/internal/roles"
 	"github.com/mgmtapi/mgmtapi/internal/slos"
+	"github.com/mgmtapi/mgmtapi/internal/streaming"
 	"github.com/mgmtapi/mgmtapi/internal/teams"
 	"github.com/mgmtapi/mgmtapi/internal/views"
 )
@@ -77,6 +78,9 @@ type API struct {
 	operatorKey string
 	// queryObjects are the deepObject parameters of each operation, read by the operation itself.
 	queryObjects map[string][]string
+	// streamed lists are served by serveStreamed, not by the router (see streamed.go).
+	streamed map[string]streaming.List
+	security *security
 }
 
 // New builds the API. It fails when the OpenAPI document names a permission the catalog lacks,
@@ -134,7 +138,8 @@ func New(opts Options) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &API{router: router, operatorKey: opts.OperatorKey, queryObjects: queryObjects}, nil
+	return &API{router: router, operatorKey: opts.OperatorKey, queryObjects: queryObjects,
+		streamed: streamedLists(h), security: sec}, nil
 }
 
 // ServeHTTP routes the request to its operation. Without an operator key the /admin/v1 paths
@@ -151,6 +156,10 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Object query parameters (the incident aggregation's) are read by their operation.
 	r = r.WithContext(queryobject.WithValues(r.Context(), r.URL.Query()))
 	if route, ok := a.router.FindRoute(r.Method, r.URL.Path); ok {
+		if list, ok := a.streamed[route.OperationID()]; ok {
+			a.serveStreamed(w, r, route.Name(), list)
+			return
+		}
 		if names := a.queryObjects[route.OperationID()]; len(names) > 0 {
 			// The generated decoder must not read them (see queryobjects.go).
 			u := *r.URL

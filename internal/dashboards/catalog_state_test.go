@@ -10,7 +10,10 @@ import (
 	"testing"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/dashboards"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/streaming"
 )
 
 const (
@@ -517,6 +520,35 @@ func TestDashboardConcurrentSlugsAndState(t *testing.T) {
 		}
 		if c := catalog(t, env, key)[id]; !c.IsDefault || !c.IsPinned || c.Folder == nil || c.Folder.ID != uuid {
 			t.Fatalf("after concurrent changes: %+v", c)
+		}
+	})
+}
+
+// TestStreamedCatalogIsTheBufferedCatalog checks that the catalog, which the server streams, is
+// byte for byte what the generated encoder writes for the same dashboards and calling key: empty,
+// a few with a slug, a default and a pin of the calling key, and more than two streaming buffers.
+func TestStreamedCatalogIsTheBufferedCatalog(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		team, teamKey := env.MustTeam(t, "streamed")
+		keyID, key := namedKey(t, env, teamKey, "lister", "team-dashboards:Read")
+		caller := &auth.Principal{TeamID: team, KeyID: keyID}
+		h := dashboards.NewHandler(env.DB)
+		buffered := func(ctx context.Context) (*oas.DashboardCatalog, error) { return h.ListDashboardCatalog(ctx) }
+		if body := apitest.ExpectStreamedAsBufferedFor(t, env, catalogPath, key, caller, buffered); string(body) != `{"items":[]}` {
+			t.Fatalf("empty catalog: %s", body)
+		}
+		a := create(t, env, teamKey, `{"name":"a \"é\" <&>","slugName":"a-slug","layout":{}}`)
+		b := create(t, env, teamKey, `{"name":"b","layout":{}}`)
+		create(t, env, teamKey, `{"name":"c","layout":{}}`)
+		emptyOK(t, env.JSON(t, http.MethodPut, basePath+"/"+a+"/default", teamKey, `{"requestId":"d1"}`))
+		emptyOK(t, env.JSON(t, http.MethodPut, pinnedPath+"/"+b, key, ""))
+		apitest.ExpectStreamedAsBufferedFor(t, env, catalogPath, key, caller, buffered)
+
+		for i := range 300 {
+			create(t, env, teamKey, `{"name":"bulk `+strconv.Itoa(i)+`","layout":{}}`)
+		}
+		if body := apitest.ExpectStreamedAsBufferedFor(t, env, catalogPath, key, caller, buffered); len(body) <= 2*streaming.BufferBytes {
+			t.Fatalf("the catalog is %d bytes, want more than two buffers", len(body))
 		}
 	})
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/streaming"
 )
 
 // DashboardHandler implements the dashboard operations of oas.Handler.
@@ -204,29 +205,45 @@ func readOf(d stored) *oas.DashboardRead {
 // isDefault for the team's default, isPinned for those the calling key pinned, the folder by id.
 func (h *DashboardHandler) ListDashboardCatalog(ctx context.Context) (*oas.DashboardCatalog, error) {
 	caller := auth.PrincipalFrom(ctx)
-	ds, err := listDashboards(ctx, h.db.Read(), caller.TeamID, caller.KeyID)
+	items := []oas.DashboardCatalogItem{}
+	err := eachDashboard(ctx, h.db.Read(), caller.TeamID, caller.KeyID, func(d *stored) error {
+		items = append(items, catalogItem(d))
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	items := make([]oas.DashboardCatalogItem, 0, len(ds))
-	for _, d := range ds {
-		it := oas.DashboardCatalogItem{ID: d.id, Name: d.name, IsLocked: d.locked, IsDefault: d.isDefault,
-			IsPinned: d.isPinned, CreateTime: d.createdAt, UpdateTime: d.updatedAt}
-		if d.slug != "" {
-			it.SlugName = oas.NewOptString(d.slug)
-		}
-		if d.folderID.Valid {
-			it.Folder = oas.NewOptDashboardFolder(oas.DashboardFolder{ID: oas.NewOptString(d.folderID.String)})
-		}
-		if d.author.id.Valid {
-			it.AuthorId = oas.NewOptString(d.author.id.String)
-		}
-		if d.locked && d.locker.id.Valid {
-			it.LockerAuthorId = oas.NewOptString(d.locker.id.String)
-		}
-		items = append(items, it)
-	}
 	return &oas.DashboardCatalog{Items: items}, nil
+}
+
+// StreamDashboardCatalog writes the answer of ListDashboardCatalog, the same bytes, while
+// reading the dashboards: the server serves the list with it (see package streaming).
+func (h *DashboardHandler) StreamDashboardCatalog(ctx context.Context, out *streaming.Answer) error {
+	caller := auth.PrincipalFrom(ctx)
+	return out.Array("items", func() error {
+		return eachDashboard(ctx, h.db.Read(), caller.TeamID, caller.KeyID, func(d *stored) error {
+			it := catalogItem(d)
+			return out.Item(&it)
+		})
+	})
+}
+
+func catalogItem(d *stored) oas.DashboardCatalogItem {
+	it := oas.DashboardCatalogItem{ID: d.id, Name: d.name, IsLocked: d.locked, IsDefault: d.isDefault,
+		IsPinned: d.isPinned, CreateTime: d.createdAt, UpdateTime: d.updatedAt}
+	if d.slug != "" {
+		it.SlugName = oas.NewOptString(d.slug)
+	}
+	if d.folderID.Valid {
+		it.Folder = oas.NewOptDashboardFolder(oas.DashboardFolder{ID: oas.NewOptString(d.folderID.String)})
+	}
+	if d.author.id.Valid {
+		it.AuthorId = oas.NewOptString(d.author.id.String)
+	}
+	if d.locked && d.locker.id.Valid {
+		it.LockerAuthorId = oas.NewOptString(d.locker.id.String)
+	}
+	return it
 }
 
 // DeleteDashboard deletes one of the team's dashboards (200, {}). A repeat with the request_id

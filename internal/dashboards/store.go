@@ -26,7 +26,7 @@ type stored struct {
 	// author, updater and locker are the API keys that created, last changed and locked the
 	// dashboard; NULL where not recorded (written before mgmtapi recorded them; unlocked).
 	author, updater, locker keyRef
-	// isDefault and isPinned are filled by listDashboards only.
+	// isDefault and isPinned are filled by eachDashboard only.
 	isDefault, isPinned bool
 }
 
@@ -214,9 +214,10 @@ func scanDashboard(row *sql.Row) (stored, error) {
 	return d, err
 }
 
-// listDashboards returns the team's dashboards (without documents) by name, then id, each with
-// whether it is the team's default and whether the key keyID has pinned it.
-func listDashboards(ctx context.Context, q db.Querier, teamID int64, keyID string) ([]stored, error) {
+// eachDashboard calls yield with each of the team's dashboards (without documents) by name, then
+// id, each with whether it is the team's default and whether the key keyID has pinned it, reading
+// one row at a time; it stops at yield's first error and returns it.
+func eachDashboard(ctx context.Context, q db.Querier, teamID int64, keyID string, yield func(*stored) error) error {
 	rows, err := q.QueryContext(ctx,
 		`SELECT d.id, d.name, d.slug_name, d.is_locked, d.created_at, d.updated_at, d.folder_id, d.author_key_id,
 		        d.locker_key_id, df.dashboard_id IS NOT NULL, p.dashboard_id IS NOT NULL
@@ -225,23 +226,24 @@ func listDashboards(ctx context.Context, q db.Querier, teamID int64, keyID strin
 		 LEFT JOIN dashboard_pins p ON p.team_id = d.team_id AND p.key_id = $2 AND p.dashboard_id = d.id
 		 WHERE d.team_id = $1 ORDER BY d.name, d.id`, teamID, keyID)
 	if err != nil {
-		return nil, fmt.Errorf("list dashboards: %w", err)
+		return fmt.Errorf("list dashboards: %w", err)
 	}
 	defer rows.Close()
-	out := []stored{}
 	for rows.Next() {
 		var d stored
 		var slug sql.NullString
 		var created, updated int64
 		if err := rows.Scan(&d.id, &d.name, &slug, &d.locked, &created, &updated, &d.folderID, &d.author.id,
 			&d.locker.id, &d.isDefault, &d.isPinned); err != nil {
-			return nil, fmt.Errorf("list dashboards: %w", err)
+			return fmt.Errorf("list dashboards: %w", err)
 		}
 		d.slug = slug.String
 		d.createdAt, d.updatedAt = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC()
-		out = append(out, d)
+		if err := yield(&d); err != nil {
+			return err
+		}
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 // countForCreate answers how many dashboards the team holds. It first upserts the team's

@@ -12,6 +12,9 @@ import (
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/e2m"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/streaming"
 )
 
 const (
@@ -677,6 +680,33 @@ func TestTimesKeepMicroseconds(t *testing.T) {
 		}
 		if replaced.CreateTime != r.CreateTime || !strings.HasSuffix(r.CreateTime, "Z") {
 			t.Fatalf("createTime %s then %s, want one UTC value", r.CreateTime, replaced.CreateTime)
+		}
+	})
+}
+
+// TestStreamedListIsTheBufferedList checks that the list, which the server streams, is byte for
+// byte what the generated encoder writes for the same rules: empty, one of each kind, and more
+// than two streaming buffers.
+func TestStreamedListIsTheBufferedList(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		team, key := env.MustTeam(t, "streamed")
+		h := e2m.NewHandler(env.DB)
+		buffered := func(ctx context.Context) (*oas.E2MList, error) { return h.ListE2M(ctx) }
+		if body := apitest.ExpectStreamedAsBuffered(t, env, rulesPath, key, team, buffered); string(body) != `{"e2m":[]}` {
+			t.Fatalf("empty list: %s", body)
+		}
+		create(t, env, key, fullLogsRule)
+		create(t, env, key, logsBody("minimal \"é\" <&>", ""))
+		apitest.ExpectStreamedAsBuffered(t, env, rulesPath, key, team, buffered)
+		for b := range 3 {
+			requests := make([]string, 100)
+			for i := range requests {
+				requests[i] = createReq(strings.Replace(fullLogsRule, "catalog latency", fmt.Sprintf("rule %d-%d", b, i), 1))
+			}
+			apitest.Decode[batchAnswer](t, env.JSON(t, http.MethodPost, executePath, key, batch(requests...)))
+		}
+		if body := apitest.ExpectStreamedAsBuffered(t, env, rulesPath, key, team, buffered); len(body) <= 2*streaming.BufferBytes {
+			t.Fatalf("the list is %d bytes, want more than two buffers", len(body))
 		}
 	})
 }

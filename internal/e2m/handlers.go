@@ -17,6 +17,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/streaming"
 )
 
 // E2MHandler implements the events-to-metrics operations of oas.Handler.
@@ -32,15 +33,27 @@ func NewHandler(database *db.DB) *E2MHandler {
 // ListE2M returns the team's rules by create time, then id.
 func (h *E2MHandler) ListE2M(ctx context.Context) (*oas.E2MList, error) {
 	caller := auth.PrincipalFrom(ctx)
-	rules, err := listRules(ctx, h.db.Read(), caller.TeamID)
+	out := []oas.E2M{}
+	err := eachRule(ctx, h.db.Read(), caller.TeamID, func(r stored) error {
+		out = append(out, r.wire())
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]oas.E2M, 0, len(rules))
-	for _, r := range rules {
-		out = append(out, r.wire())
-	}
 	return &oas.E2MList{E2m: out}, nil
+}
+
+// StreamE2M writes the answer of ListE2M, the same bytes, while reading the rules: the server
+// serves the list with it (see package streaming).
+func (h *E2MHandler) StreamE2M(ctx context.Context, out *streaming.Answer) error {
+	caller := auth.PrincipalFrom(ctx)
+	return out.Array("e2m", func() error {
+		return eachRule(ctx, h.db.Read(), caller.TeamID, func(r stored) error {
+			w := r.wire()
+			return out.Item(&w)
+		})
+	})
 }
 
 // GetE2M returns one of the team's rules; the id matches in either hex case.

@@ -139,20 +139,22 @@ func getRule(ctx context.Context, q db.Querier, teamID int64, id string) (stored
 	return scanRule(q.QueryRowContext(ctx, selectRule+` WHERE team_id = $1 AND id = $2`, teamID, id))
 }
 
-// listRules returns the team's rules by create time, then id.
-func listRules(ctx context.Context, q db.Querier, teamID int64) ([]stored, error) {
+// eachRule calls yield with each of the team's rules by create time, then id, reading one row
+// at a time; it stops at yield's first error and returns it.
+func eachRule(ctx context.Context, q db.Querier, teamID int64, yield func(stored) error) error {
 	rows, err := q.QueryContext(ctx, selectRule+` WHERE team_id = $1 ORDER BY created_at, id`, teamID)
 	if err != nil {
-		return nil, fmt.Errorf("list e2m: %w", err)
+		return fmt.Errorf("list e2m: %w", err)
 	}
 	defer rows.Close()
-	out := []stored{}
 	for rows.Next() {
 		s, err := scanRule(rows)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, s)
+		if err := yield(s); err != nil {
+			return err
+		}
 	}
-	return out, rows.Err()
+	return rows.Err()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/streaming"
 )
 
 // RuleGroupHandler implements the parsing-rule-group operations of oas.Handler.
@@ -114,11 +115,24 @@ func (h *RuleGroupHandler) GetParsingRuleGroup(ctx context.Context, params oas.G
 // ListParsingRuleGroups returns the team's groups by order, then oldest first.
 func (h *RuleGroupHandler) ListParsingRuleGroups(ctx context.Context) (*oas.ParsingRuleGroupList, error) {
 	caller := auth.PrincipalFrom(ctx)
-	groups, err := listGroups(ctx, h.db.Read(), caller.TeamID)
+	groups := []oas.ParsingRuleGroup{}
+	err := eachGroup(ctx, h.db.Read(), caller.TeamID, func(g *oas.ParsingRuleGroup) error {
+		groups = append(groups, *g)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
 	return &oas.ParsingRuleGroupList{RuleGroups: groups}, nil
+}
+
+// StreamParsingRuleGroups writes the answer of ListParsingRuleGroups, the same bytes, while
+// reading the groups: the server serves the list with it (see package streaming).
+func (h *RuleGroupHandler) StreamParsingRuleGroups(ctx context.Context, out *streaming.Answer) error {
+	caller := auth.PrincipalFrom(ctx)
+	return out.Array("ruleGroups", func() error {
+		return eachGroup(ctx, h.db.Read(), caller.TeamID, func(g *oas.ParsingRuleGroup) error { return out.Item(g) })
+	})
 }
 
 // DeleteParsingRuleGroup deletes one group.

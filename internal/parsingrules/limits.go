@@ -30,19 +30,15 @@ func ruleCount(g oas.ParsingRuleGroup) int {
 
 // teamUsage counts the team's groups and their rules, leaving out the group except (if not "").
 func teamUsage(ctx context.Context, q db.Querier, teamID int64, except string) (usage, error) {
-	groups, err := listGroups(ctx, q, teamID)
-	if err != nil {
-		return usage{}, err
-	}
 	var u usage
-	for _, g := range groups {
-		if g.ID.Or("") == except {
-			continue
+	err := eachGroup(ctx, q, teamID, func(g *oas.ParsingRuleGroup) error {
+		if g.ID.Or("") != except {
+			u.groups++
+			u.rules += ruleCount(*g)
 		}
-		u.groups++
-		u.rules += ruleCount(g)
-	}
-	return u, nil
+		return nil
+	})
+	return u, err
 }
 
 // checkRoom refuses g when the team, holding u besides it, would pass a limit. old is the group

@@ -9,6 +9,9 @@ import (
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/parsingrules"
+	"github.com/mgmtapi/mgmtapi/internal/streaming"
 )
 
 const (
@@ -173,6 +176,28 @@ func TestLimitsAndMappingPermissions(t *testing.T) {
 			}
 			apitest.ExpectError(t, env.JSON(t, http.MethodPost, c.path, writer, c.body), 403)
 			apitest.ExpectError(t, env.JSON(t, http.MethodPost, c.path, "nope", c.body), 401)
+		}
+	})
+}
+
+// TestStreamedListIsTheBufferedList checks that the list, which the server streams, is byte for
+// byte what the generated encoder writes for the same groups: empty, a few of every kind, and
+// more than two streaming buffers.
+func TestStreamedListIsTheBufferedList(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		team, key := env.MustTeam(t, "streamed")
+		h := parsingrules.NewHandler(env.DB)
+		buffered := func(ctx context.Context) (*oas.ParsingRuleGroupList, error) { return h.ListParsingRuleGroups(ctx) }
+		if body := apitest.ExpectStreamedAsBuffered(t, env, collPath, key, team, buffered); string(body) != `{"ruleGroups":[]}` {
+			t.Fatalf("empty list: %s", body)
+		}
+		for range 3 {
+			create(t, env, key, strings.ReplaceAll(allKinds, "TEAM", strconv.FormatInt(team, 10)))
+		}
+		apitest.ExpectStreamedAsBuffered(t, env, collPath, key, team, buffered)
+		insertGroups(t, env, team, 2000, 3)
+		if body := apitest.ExpectStreamedAsBuffered(t, env, collPath, key, team, buffered); len(body) <= 2*streaming.BufferBytes {
+			t.Fatalf("the list is %d bytes, want more than two buffers", len(body))
 		}
 	})
 }

@@ -78,23 +78,25 @@ func getGroup(ctx context.Context, q db.Querier, teamID int64, id string) (oas.P
 	return scanGroup(q.QueryRowContext(ctx, `SELECT document FROM parsing_rule_groups WHERE team_id = $1 AND id = $2`, teamID, id))
 }
 
-// listGroups returns the team's groups by order, then oldest first.
-func listGroups(ctx context.Context, q db.Querier, teamID int64) ([]oas.ParsingRuleGroup, error) {
+// eachGroup calls yield with each of the team's groups by order, then oldest first, reading one row at a time;
+// it stops at yield's first error and returns it.
+func eachGroup(ctx context.Context, q db.Querier, teamID int64, yield func(*oas.ParsingRuleGroup) error) error {
 	rows, err := q.QueryContext(ctx,
 		`SELECT document FROM parsing_rule_groups WHERE team_id = $1 ORDER BY sort_order, created_at, id`, teamID)
 	if err != nil {
-		return nil, fmt.Errorf("list rule groups: %w", err)
+		return fmt.Errorf("list rule groups: %w", err)
 	}
 	defer rows.Close()
-	out := []oas.ParsingRuleGroup{}
 	for rows.Next() {
 		g, err := scanGroup(rows)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, g)
+		if err := yield(&g); err != nil {
+			return err
+		}
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 // deleteGroup deletes the team's group; db.ErrNotFound when there is none.

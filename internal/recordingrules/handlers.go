@@ -10,6 +10,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/streaming"
 )
 
 // RuleSetHandler implements the recording-rule operations of oas.Handler.
@@ -58,11 +59,26 @@ func (h *RuleSetHandler) UpdateRecordingRuleSet(ctx context.Context, req *oas.Re
 // ListRecordingRuleSets returns the team's sets, oldest first.
 func (h *RuleSetHandler) ListRecordingRuleSets(ctx context.Context) (*oas.RecordingRuleSetList, error) {
 	caller := auth.PrincipalFrom(ctx)
-	sets, err := listSets(ctx, h.db.Read(), caller.TeamID)
+	sets := []oas.RecordingRuleSet{}
+	err := eachSet(ctx, h.db.Read(), caller.TeamID, func(set *oas.RecordingRuleSet) error {
+		sets = append(sets, *set)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
 	return &oas.RecordingRuleSetList{Sets: sets}, nil
+}
+
+// StreamRecordingRuleSets writes the answer of ListRecordingRuleSets, the same bytes, while
+// reading the sets: the server serves the list with it (see package streaming).
+func (h *RuleSetHandler) StreamRecordingRuleSets(ctx context.Context, out *streaming.Answer) error {
+	caller := auth.PrincipalFrom(ctx)
+	return out.Array("sets", func() error {
+		return eachSet(ctx, h.db.Read(), caller.TeamID, func(set *oas.RecordingRuleSet) error {
+			return out.Item(set)
+		})
+	})
 }
 
 // GetRecordingRuleSet returns one set.

@@ -2,6 +2,7 @@ package recordingrules_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -10,6 +11,9 @@ import (
 	"testing"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/recordingrules"
+	"github.com/mgmtapi/mgmtapi/internal/streaming"
 )
 
 const rulesPath = "/mgmt/openapi/5/recording-rules/recording-rules/v1"
@@ -883,6 +887,36 @@ func TestDataSurvivesRestart(t *testing.T) {
 		newer := create(t, env, key, `{"name":"newer"}`)
 		if sets := list(t, env, key); len(sets) != 2 || sets[0].ID != id || sets[1].ID != newer {
 			t.Fatalf("list after a create after restart: %+v", sets)
+		}
+	})
+}
+
+// TestStreamedListIsTheBufferedList checks that the list, which the server streams, is byte for
+// byte what the generated encoder writes for the same sets: empty, one, and more than the
+// streaming buffer holds (so the answer leaves in several writes).
+func TestStreamedListIsTheBufferedList(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		teamID, key := env.MustTeam(t, "streamed")
+		h := recordingrules.NewHandler(env.DB)
+		buffered := func(ctx context.Context) (*oas.RecordingRuleSetList, error) { return h.ListRecordingRuleSets(ctx) }
+		if body := apitest.ExpectStreamedAsBuffered(t, env, rulesPath, key, teamID, buffered); string(body) != `{"sets":[]}` {
+			t.Fatalf("empty list: %s", body)
+		}
+		create(t, env, key, `{"name":"one"}`)
+		apitest.ExpectStreamedAsBuffered(t, env, rulesPath, key, teamID, buffered)
+
+		size := 0
+		for i := 0; size <= 2*streaming.BufferBytes; i++ {
+			body := fmt.Sprintf(`{"name":"set %d \"q\" \u00e9 <&>","groups":[
+				{"name":"g","interval":60,"limit":"10","rules":[
+					{"record":"job:r%d:sum","expr":"sum by (job) (up{x=\"%d\"})","labels":{"k":"v\n%d"}}]},
+				{"name":"h","version":3,"rules":[{"record":"r","expr":"up == 0","evaluationDelayMs":%d}]}]}`, i, i, i, i, i)
+			create(t, env, key, body)
+			size += len(body)
+		}
+		body := apitest.ExpectStreamedAsBuffered(t, env, rulesPath, key, teamID, buffered)
+		if len(body) <= 2*streaming.BufferBytes {
+			t.Fatalf("the list is %d bytes, want more than two buffers", len(body))
 		}
 	})
 }

@@ -58,24 +58,27 @@ func getSet(ctx context.Context, q db.Querier, teamID int64, id string) (oas.Rec
 	return set, nil
 }
 
-func listSets(ctx context.Context, q db.Querier, teamID int64) ([]oas.RecordingRuleSet, error) {
+// eachSet calls yield with each of the team's sets, oldest first, reading one row at a time; it
+// stops at yield's first error and returns it.
+func eachSet(ctx context.Context, q db.Querier, teamID int64, yield func(*oas.RecordingRuleSet) error) error {
 	rows, err := q.QueryContext(ctx,
 		`SELECT id, document FROM recording_rule_sets WHERE team_id = $1 ORDER BY created_at, id`, teamID)
 	if err != nil {
-		return nil, fmt.Errorf("list recording rule sets: %w", err)
+		return fmt.Errorf("list recording rule sets: %w", err)
 	}
 	defer rows.Close()
-	sets := []oas.RecordingRuleSet{}
+	var id, doc string
 	for rows.Next() {
-		var id, doc string
 		if err := rows.Scan(&id, &doc); err != nil {
-			return nil, err
+			return err
 		}
 		var set oas.RecordingRuleSet
 		if err := set.UnmarshalJSON([]byte(doc)); err != nil {
-			return nil, fmt.Errorf("recording rule set %s: %w", id, err)
+			return fmt.Errorf("recording rule set %s: %w", id, err)
 		}
-		sets = append(sets, set)
+		if err := yield(&set); err != nil {
+			return err
+		}
 	}
-	return sets, rows.Err()
+	return rows.Err()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/streaming"
 )
 
 // ViewHandler implements the view and view-folder operations of oas.Handler.
@@ -63,15 +64,27 @@ func (h *ViewHandler) CreateView(ctx context.Context, req *oas.ViewRequest) (*oa
 // ListViews returns the team's views by id.
 func (h *ViewHandler) ListViews(ctx context.Context) (*oas.ViewList, error) {
 	caller := auth.PrincipalFrom(ctx)
-	vs, err := listViews(ctx, h.db.Read(), caller.TeamID)
+	out := []oas.View{}
+	err := eachView(ctx, h.db.Read(), caller.TeamID, func(v view) error {
+		out = append(out, v.wire())
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]oas.View, 0, len(vs))
-	for _, v := range vs {
-		out = append(out, v.wire())
-	}
 	return &oas.ViewList{Views: out}, nil
+}
+
+// StreamViews writes the answer of ListViews, the same bytes, while reading the views: the
+// server serves the list with it (see package streaming).
+func (h *ViewHandler) StreamViews(ctx context.Context, out *streaming.Answer) error {
+	caller := auth.PrincipalFrom(ctx)
+	return out.Array("views", func() error {
+		return eachView(ctx, h.db.Read(), caller.TeamID, func(v view) error {
+			w := v.wire()
+			return out.Item(&w)
+		})
+	})
 }
 
 // GetView returns one of the team's views.
@@ -136,11 +149,24 @@ func (h *ViewHandler) CreateViewFolder(ctx context.Context, req *oas.ViewFolderR
 // ListViewFolders returns the team's folders by name, then id.
 func (h *ViewHandler) ListViewFolders(ctx context.Context) (*oas.ViewFolderList, error) {
 	caller := auth.PrincipalFrom(ctx)
-	fs, err := listFolders(ctx, h.db.Read(), caller.TeamID)
+	fs := []oas.ViewFolder{}
+	err := eachFolder(ctx, h.db.Read(), caller.TeamID, func(f *oas.ViewFolder) error {
+		fs = append(fs, *f)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
 	return &oas.ViewFolderList{Folders: fs}, nil
+}
+
+// StreamViewFolders writes the answer of ListViewFolders, the same bytes, while reading the
+// folders: the server serves the list with it (see package streaming).
+func (h *ViewHandler) StreamViewFolders(ctx context.Context, out *streaming.Answer) error {
+	caller := auth.PrincipalFrom(ctx)
+	return out.Array("folders", func() error {
+		return eachFolder(ctx, h.db.Read(), caller.TeamID, func(f *oas.ViewFolder) error { return out.Item(f) })
+	})
 }
 
 // GetViewFolder returns one of the team's folders.

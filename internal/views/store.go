@@ -95,22 +95,24 @@ func getView(ctx context.Context, q db.Querier, teamID, id int64) (view, error) 
 	return scanView(q.QueryRowContext(ctx, selectView+` WHERE team_id = $1 AND id = $2`, teamID, id))
 }
 
-// listViews returns the team's views by id.
-func listViews(ctx context.Context, q db.Querier, teamID int64) ([]view, error) {
+// eachView calls yield with each of the team's views by id, reading one row at a time; it stops
+// at yield's first error and returns it.
+func eachView(ctx context.Context, q db.Querier, teamID int64, yield func(view) error) error {
 	rows, err := q.QueryContext(ctx, selectView+` WHERE team_id = $1 ORDER BY id`, teamID)
 	if err != nil {
-		return nil, fmt.Errorf("list views: %w", err)
+		return fmt.Errorf("list views: %w", err)
 	}
 	defer rows.Close()
-	out := []view{}
 	for rows.Next() {
 		v, err := scanView(rows)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, v)
+		if err := yield(v); err != nil {
+			return err
+		}
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 // countViews answers how many views the team holds.
@@ -160,22 +162,24 @@ func getFolder(ctx context.Context, q db.Querier, teamID int64, id string) (oas.
 	return scanFolder(q.QueryRowContext(ctx, selectFolder+` WHERE team_id = $1 AND id = $2`, teamID, id))
 }
 
-// listFolders returns the team's folders by name, then id.
-func listFolders(ctx context.Context, q db.Querier, teamID int64) ([]oas.ViewFolder, error) {
+// eachFolder calls yield with each of the team's folders by name, then id, reading one row at a
+// time; it stops at yield's first error and returns it.
+func eachFolder(ctx context.Context, q db.Querier, teamID int64, yield func(*oas.ViewFolder) error) error {
 	rows, err := q.QueryContext(ctx, selectFolder+` WHERE team_id = $1 ORDER BY name, id`, teamID)
 	if err != nil {
-		return nil, fmt.Errorf("list view folders: %w", err)
+		return fmt.Errorf("list view folders: %w", err)
 	}
 	defer rows.Close()
-	out := []oas.ViewFolder{}
 	for rows.Next() {
 		f, err := scanFolder(rows)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, f)
+		if err := yield(&f); err != nil {
+			return err
+		}
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 // deleteFolder deletes the team's folder when it holds no views, and answers how many views it

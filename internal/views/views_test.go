@@ -12,6 +12,9 @@ import (
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/streaming"
+	"github.com/mgmtapi/mgmtapi/internal/views"
 )
 
 const (
@@ -414,5 +417,56 @@ func TestViewIsolationAndPermissions(t *testing.T) {
 			}
 		}
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, viewsPath, "nope", ""), 401)
+	})
+}
+
+// TestStreamedListsAreTheBufferedLists checks that the view and folder lists, which the server
+// streams, are byte for byte what the generated encoder writes for the same rows: empty, a few,
+// and more than two streaming buffers.
+func TestStreamedListsAreTheBufferedLists(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		team, key := env.MustTeam(t, "streamed")
+		h := views.NewHandler(env.DB)
+		bufferedViews := func(ctx context.Context) (*oas.ViewList, error) { return h.ListViews(ctx) }
+		bufferedFolders := func(ctx context.Context) (*oas.ViewFolderList, error) { return h.ListViewFolders(ctx) }
+		if body := apitest.ExpectStreamedAsBuffered(t, env, viewsPath, key, team, bufferedViews); string(body) != `{"views":[]}` {
+			t.Fatalf("empty list: %s", body)
+		}
+		if body := apitest.ExpectStreamedAsBuffered(t, env, foldersPath, key, team, bufferedFolders); string(body) != `{"folders":[]}` {
+			t.Fatalf("empty list: %s", body)
+		}
+		f := createFolder(t, env, key, "ops \"é\" <&>")
+		full := `{"name":"errors NAME","folderId":"` + f.ID + `","isCompactMode":true,"viewType":"VIEW_TYPE_LOGS",
+			"searchQuery":{"query":"level:error","syntaxType":"SYNTAX_TYPE_LUCENE"},
+			"filters":{"filters":[{"name":"applicationName","selectedValues":{"api":true,"web":false}}]},` + quick + `}`
+		createView(t, env, key, full)
+		createView(t, env, key, `{"name":"bare","timeSelection":{}}`)
+		createView(t, env, key, `{"name":"custom","timeSelection":{"customSelection":{"fromTime":"2026-01-02T03:04:05.123456Z","toTime":"2026-01-03T00:00:00Z"}}}`)
+		apitest.ExpectStreamedAsBuffered(t, env, viewsPath, key, team, bufferedViews)
+		apitest.ExpectStreamedAsBuffered(t, env, foldersPath, key, team, bufferedFolders)
+
+		for i := range 250 {
+			createView(t, env, key, strings.Replace(full, "NAME", strconv.Itoa(i), 1))
+		}
+		err := env.DB.InTx(context.Background(), func(tx *db.Tx) error {
+			for i := range 2000 {
+				_, err := tx.ExecContext(context.Background(),
+					`INSERT INTO view_folders (team_id, id, name, created_at, updated_at) VALUES ($1, $2, $3, 0, 0)`,
+					team, fmt.Sprintf("00000000-0000-4000-8000-%012d", i), fmt.Sprintf("folder %d", i))
+				if err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body := apitest.ExpectStreamedAsBuffered(t, env, viewsPath, key, team, bufferedViews); len(body) <= 2*streaming.BufferBytes {
+			t.Fatalf("the view list is %d bytes, want more than two buffers", len(body))
+		}
+		if body := apitest.ExpectStreamedAsBuffered(t, env, foldersPath, key, team, bufferedFolders); len(body) <= 2*streaming.BufferBytes {
+			t.Fatalf("the folder list is %d bytes, want more than two buffers", len(body))
+		}
 	})
 }

@@ -1,0 +1,52 @@
+package api
+
+import (
+	"testing"
+
+	"github.com/go-faster/yaml"
+
+	spec "github.com/mgmtapi/mgmtapi/api"
+)
+
+// The streamed lists bypass the generated server, which would decode parameters and check other
+// security schemes: each must be a GET without parameters under the document's default security
+// (the team API key), so that the security check is all the generated server would have done.
+func TestStreamedListsTakeNoParameters(t *testing.T) {
+	var doc struct {
+		Security []map[string][]string `yaml:"security"`
+		Paths    map[string]map[string]yaml.Node
+	}
+	if err := yaml.Unmarshal(spec.OpenAPIYAML, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Security) != 1 || len(doc.Security[0]) != 1 || doc.Security[0]["apiKey"] == nil {
+		t.Fatalf("default security %v, want the API key alone", doc.Security)
+	}
+	found := map[string]bool{}
+	for path, item := range doc.Paths {
+		for method, node := range item {
+			var op struct {
+				OperationID string         `yaml:"operationId"`
+				Parameters  []any          `yaml:"parameters"`
+				Security    *[]yaml.Node   `yaml:"security"`
+				Body        map[string]any `yaml:"requestBody"`
+			}
+			if method == "parameters" || node.Decode(&op) != nil {
+				continue
+			}
+			if _, ok := streamedLists(handler{})[op.OperationID]; !ok {
+				continue
+			}
+			found[op.OperationID] = true
+			_, pathParams := item["parameters"]
+			if method != "get" || len(op.Parameters) > 0 || pathParams || op.Security != nil || op.Body != nil {
+				t.Errorf("%s (%s %s): a streamed list must be a GET without parameters, body or own security", op.OperationID, method, path)
+			}
+		}
+	}
+	for op := range streamedLists(handler{}) {
+		if !found[op] {
+			t.Errorf("streamed list %s is not in the document", op)
+		}
+	}
+}

@@ -10,39 +10,55 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/db"
 )
 
-// BenchmarkConcurrentWrites measures durable write transactions (one small insert each) from 64
-// goroutines on SQLite with synchronous=FULL, the shape of concurrent API creates.
+// BenchmarkConcurrentWrites measures durable write transactions (one small insert each) on SQLite
+// with synchronous=FULL, from one goroutine (the cost of a commit, an fsync, alone) and from 64
+// (the shape of concurrent API creates), and reports how many commits each transaction cost.
 func BenchmarkConcurrentWrites(b *testing.B) {
-	ctx := context.Background()
-	d, err := db.Open(ctx, db.Options{DataDir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer d.Close()
-	if err := d.InTx(ctx, func(tx *db.Tx) error {
-		_, err := tx.ExecContext(ctx, `CREATE TABLE bench_writes (id TEXT PRIMARY KEY, at INTEGER NOT NULL)`)
-		return err
-	}); err != nil {
-		b.Fatal(err)
-	}
-	before := d.GroupCommitStats()
-	var seq atomic.Int64
-	b.SetParallelism(max(1, 64/runtime.GOMAXPROCS(0))) // about 64 goroutines
-	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			id := fmt.Sprint(seq.Add(1))
+	for _, writers := range []int{1, 64} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			ctx := context.Background()
+			d, err := db.Open(ctx, db.Options{DataDir: b.TempDir()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer d.Close()
 			if err := d.InTx(ctx, func(tx *db.Tx) error {
-				_, err := tx.ExecContext(ctx, `INSERT INTO bench_writes (id, at) VALUES ($1, $2)`, id, tx.Now.UnixMicro())
+				_, err := tx.ExecContext(ctx, `CREATE TABLE bench_writes (id TEXT PRIMARY KEY, at INTEGER NOT NULL)`)
 				return err
 			}); err != nil {
-				b.Error(err)
-				return
+				b.Fatal(err)
 			}
-		}
-	})
-	b.StopTimer()
-	if after := d.GroupCommitStats(); after.Transactions > before.Transactions {
-		b.ReportMetric(float64(after.Commits-before.Commits)/float64(after.Transactions-before.Transactions), "commits/tx")
+			var seq atomic.Int64
+			write := func() error {
+				id := fmt.Sprint(seq.Add(1))
+				return d.InTx(ctx, func(tx *db.Tx) error {
+					_, err := tx.ExecContext(ctx, `INSERT INTO bench_writes (id, at) VALUES ($1, $2)`, id, tx.Now.UnixMicro())
+					return err
+				})
+			}
+			before := d.GroupCommitStats()
+			b.ResetTimer()
+			if writers == 1 {
+				for b.Loop() {
+					if err := write(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			} else {
+				b.SetParallelism(max(1, writers/runtime.GOMAXPROCS(0)))
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						if err := write(); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			b.StopTimer()
+			if after := d.GroupCommitStats(); after.Transactions > before.Transactions {
+				b.ReportMetric(float64(after.Commits-before.Commits)/float64(after.Transactions-before.Transactions), "commits/tx")
+			}
+		})
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -79,7 +80,6 @@ func killDuringWrites(t *testing.T, database ...string) {
 		all = append(all, acks...)
 	}
 	srv := startServer(t, logs, database)
-	defer srv.kill(t)
 	verifyAcknowledged(t, srv, all, logs)
 	t.Logf("%d rounds, %d acknowledged writes, all present after kill -9", crashRounds, len(all))
 }
@@ -89,10 +89,14 @@ type serverProcess struct {
 	base string
 }
 
+// kill sends SIGKILL and waits for the process to end; a process already ended is left alone.
 func (s *serverProcess) kill(t *testing.T) {
 	t.Helper()
-	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatalf("kill: %v", err)
+	if s.cmd.ProcessState != nil {
+		return
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
+		t.Errorf("kill: %v", err)
 	}
 	_ = s.cmd.Wait()
 }
@@ -119,6 +123,7 @@ func startServer(t *testing.T, logs string, database []string) *serverProcess {
 		t.Fatal(err)
 	}
 	srv := &serverProcess{cmd: cmd, base: "http://" + addr}
+	t.Cleanup(func() { srv.kill(t) }) // when the test stops early
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		res, err := http.Get(srv.base + "/readyz")

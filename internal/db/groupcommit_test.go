@@ -416,3 +416,59 @@ func TestGroupCommitBatchesConcurrentWriters(t *testing.T) {
 		t.Errorf("rows = %d, want %d", got, writers*each)
 	}
 }
+
+// TestGroupCommitTransactionRolledBackByTheDatabase has one member of a batch fire a trigger
+// that makes SQLite roll back the whole transaction (RAISE(ROLLBACK)), as it does by itself on a
+// full disk or an I/O error. That member gets its own error; the members that ran before it in
+// the batch lost their work and get a commit error; the ones after it commit in a new batch.
+func TestGroupCommitTransactionRolledBackByTheDatabase(t *testing.T) {
+	ctx := context.Background()
+	d := open(t, db.Options{DataDir: t.TempDir()})
+	exec(t, d, `CREATE TABLE gc_doomed (id TEXT PRIMARY KEY)`)
+	exec(t, d, `CREATE TRIGGER gc_doom BEFORE INSERT ON gc_doomed BEGIN SELECT RAISE(ROLLBACK, 'doomed'); END`)
+	release, held := holdWriter(t, d)
+	const n, doomed = 8, 4
+	var entered atomic.Int64
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			entered.Add(1)
+			errs[i] = d.InTx(ctx, func(tx *db.Tx) error {
+				if i == doomed {
+					_, err := tx.ExecContext(ctx, `INSERT INTO gc_doomed (id) VALUES ('x')`)
+					return err
+				}
+				_, err := tx.ExecContext(ctx, `INSERT INTO gc_rows (id, at) VALUES ($1, 0)`, fmt.Sprint("row-", i))
+				return err
+			})
+		}()
+	}
+	whenQueued(&entered, n)
+	release()
+	heldErr := <-held
+	wg.Wait()
+	t.Logf("held: %v; others: %v", heldErr, errs)
+	ids := rowIDs(t, d)
+	if heldErr == nil || !strings.Contains(heldErr.Error(), "commit") || ids["holder"] {
+		t.Errorf("held transaction, first of the batch: got %v (row present %v), want a commit error and no row", heldErr, ids["holder"])
+	}
+	if err := errs[doomed]; err == nil || !strings.Contains(err.Error(), "doomed") {
+		t.Errorf("doomed transaction: got %v, want its own error", err)
+	}
+	for i, err := range errs {
+		if i == doomed {
+			continue
+		}
+		id := fmt.Sprint("row-", i)
+		switch {
+		case err == nil && !ids[id]:
+			t.Errorf("transaction %d succeeded but its row is missing", i)
+		case err != nil && (ids[id] || !strings.Contains(err.Error(), "commit")):
+			t.Errorf("transaction %d: got %v (row present %v), want success or a commit error and no row", i, err, ids[id])
+		}
+	}
+	exec(t, d, `INSERT INTO gc_rows (id, at) VALUES ('after', 0)`)
+}

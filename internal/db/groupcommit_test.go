@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -95,13 +96,27 @@ func holdWriter(t *testing.T, d *db.DB) (release func(), answer <-chan error) {
 	return func() { close(gate) }, done
 }
 
-// whenQueued waits until n callers have entered InTx, then a little more, so that all of them
-// wait for the writer that holdWriter holds.
-func whenQueued(entered *atomic.Int64, n int64) {
-	for entered.Load() < n {
+// whenQueued waits until n callers wait in InTx for their turn (blocked on the writer that
+// holdWriter holds), read from the goroutines' stacks: then they all join the next batch.
+func whenQueued(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	buf := make([]byte, 1<<20)
+	for {
+		waiting := 0
+		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+			if strings.Contains(g, "[select") && strings.Contains(g, "groupCommitter).inTx(") {
+				waiting++
+			}
+		}
+		if waiting >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d callers wait for a turn, want %d", waiting, n)
+		}
 		time.Sleep(time.Millisecond)
 	}
-	time.Sleep(50 * time.Millisecond)
 }
 
 // kind says what the i-th transaction of the mixed batch does.
@@ -136,7 +151,6 @@ func TestGroupCommitKeepsTheGoodAndDropsTheFailed(t *testing.T) {
 			release, held = holdWriter(t, d)
 		}
 		before := d.GroupCommitStats()
-		var entered atomic.Int64
 		errs := make([]error, n)
 		var wg sync.WaitGroup
 		for i := range n {
@@ -146,7 +160,6 @@ func TestGroupCommitKeepsTheGoodAndDropsTheFailed(t *testing.T) {
 				id := fmt.Sprint("row-", i)
 				txCtx, cancel := context.WithCancel(ctx)
 				defer cancel()
-				entered.Add(1)
 				errs[i] = d.InTx(txCtx, func(tx *db.Tx) error {
 					if err := tx.Serialize(txCtx, "gc_counter"); err != nil {
 						return err
@@ -181,7 +194,7 @@ func TestGroupCommitKeepsTheGoodAndDropsTheFailed(t *testing.T) {
 			}()
 		}
 		if release != nil {
-			whenQueued(&entered, n)
+			whenQueued(t, n)
 			release()
 			if err := <-held; err != nil {
 				t.Fatalf("held transaction: %v", err)
@@ -243,7 +256,6 @@ func TestGroupCommitPanicStaysWithItsCaller(t *testing.T) {
 		if d.Engine == db.SQLite {
 			release, held = holdWriter(t, d)
 		}
-		var entered atomic.Int64
 		errs := make([]error, 3)
 		var recovered any
 		var wg sync.WaitGroup
@@ -254,7 +266,6 @@ func TestGroupCommitPanicStaysWithItsCaller(t *testing.T) {
 				if i == 1 {
 					defer func() { recovered = recover() }()
 				}
-				entered.Add(1)
 				errs[i] = d.InTx(ctx, func(tx *db.Tx) error {
 					if _, err := tx.ExecContext(ctx, `INSERT INTO gc_rows (id, at) VALUES ($1, 0)`, fmt.Sprint("row-", i)); err != nil {
 						return err
@@ -267,7 +278,7 @@ func TestGroupCommitPanicStaysWithItsCaller(t *testing.T) {
 			}()
 		}
 		if release != nil {
-			whenQueued(&entered, 3)
+			whenQueued(t, 3)
 			release()
 			if err := <-held; err != nil {
 				t.Fatalf("held transaction: %v", err)
@@ -304,14 +315,12 @@ func TestGroupCommitFailedCommitFailsTheBatch(t *testing.T) {
 	release, held := holdWriter(t, d)
 	before := d.GroupCommitStats()
 	const n = 8
-	var entered atomic.Int64
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			entered.Add(1)
 			errs[i] = d.InTx(ctx, func(tx *db.Tx) error {
 				if i == n/2 {
 					_, err := tx.ExecContext(ctx, `INSERT INTO gc_child (id, parent_id) VALUES ('orphan', 'missing')`)
@@ -322,7 +331,7 @@ func TestGroupCommitFailedCommitFailsTheBatch(t *testing.T) {
 			})
 		}()
 	}
-	whenQueued(&entered, n)
+	whenQueued(t, n)
 	release()
 	heldErr := <-held
 	wg.Wait()
@@ -352,16 +361,14 @@ func TestGroupCommitCancelledWhileWaiting(t *testing.T) {
 	waitCtx, cancel := context.WithCancel(ctx)
 	ran := atomic.Bool{}
 	answer := make(chan error, 1)
-	var entered atomic.Int64
 	go func() {
-		entered.Add(1)
 		answer <- d.InTx(waitCtx, func(tx *db.Tx) error {
 			ran.Store(true)
 			_, err := tx.ExecContext(ctx, `INSERT INTO gc_rows (id, at) VALUES ('cancelled', 0)`)
 			return err
 		})
 	}()
-	whenQueued(&entered, 1)
+	whenQueued(t, 1)
 	cancel()
 	if err := <-answer; !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled transaction: got %v, want context.Canceled", err)
@@ -428,14 +435,12 @@ func TestGroupCommitTransactionRolledBackByTheDatabase(t *testing.T) {
 	exec(t, d, `CREATE TRIGGER gc_doom BEFORE INSERT ON gc_doomed BEGIN SELECT RAISE(ROLLBACK, 'doomed'); END`)
 	release, held := holdWriter(t, d)
 	const n, doomed = 8, 4
-	var entered atomic.Int64
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			entered.Add(1)
 			errs[i] = d.InTx(ctx, func(tx *db.Tx) error {
 				if i == doomed {
 					_, err := tx.ExecContext(ctx, `INSERT INTO gc_doomed (id) VALUES ('x')`)
@@ -446,7 +451,7 @@ func TestGroupCommitTransactionRolledBackByTheDatabase(t *testing.T) {
 			})
 		}()
 	}
-	whenQueued(&entered, n)
+	whenQueued(t, n)
 	release()
 	heldErr := <-held
 	wg.Wait()

@@ -42,14 +42,15 @@ type Options struct {
 // DB is an open database with its migrations applied.
 //
 // With SQLite, writes go through one connection (SQLite allows one writer at a time, and a single
-// connection turns lock contention into queueing instead of busy errors) while reads use a pool.
-// With PostgreSQL both are the same pool.
+// connection turns lock contention into queueing instead of busy errors) while reads use a pool;
+// concurrent write transactions share commits (see InTx). With PostgreSQL both are the same pool.
 type DB struct {
 	Engine Engine
 	write  *sql.DB
 	read   *sql.DB
 	now    func() time.Time
 	newID  func() string
+	group  *groupCommitter // SQLite only
 }
 
 // Open opens the database, applies pending migrations and returns it ready for use.
@@ -72,6 +73,9 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	d.newID = opts.NewID
 	if d.newID == nil {
 		d.newID = uuid.NewString
+	}
+	if d.Engine == SQLite {
+		d.group = newGroupCommitter(d.write)
 	}
 	if err := d.migrate(ctx); err != nil {
 		d.Close()
@@ -129,8 +133,12 @@ func openSQLite(dir string) (*DB, error) {
 	return &DB{Engine: SQLite, write: write, read: read}, nil
 }
 
-// Close releases the connections.
+// Close waits for the write transactions in progress, then releases the connections. Write
+// transactions that have not started get an error.
 func (d *DB) Close() error {
+	if d.group != nil {
+		d.group.close()
+	}
 	err := d.write.Close()
 	if d.read != d.write {
 		err = errors.Join(err, d.read.Close())
@@ -160,13 +168,39 @@ func (d *DB) Read() Querier { return d.read }
 // Tx is a transaction together with the moment it started, which every timestamp written in it
 // uses, so that a change and the events that describe it carry the same time.
 type Tx struct {
-	*sql.Tx
 	Now    time.Time
 	Engine Engine
 	newID  func() string
 
+	q Querier // the engine's transaction; on SQLite shared with the other transactions of a batch
+	// detached statements ignore the caller's cancellation: on SQLite an interrupted write
+	// statement rolls back the whole shared transaction, the batch's other members included.
+	detached bool
+
 	beforeCommit []func() error
 	locals       map[any]any
+}
+
+func (tx *Tx) statementContext(ctx context.Context) context.Context {
+	if tx.detached {
+		return context.WithoutCancel(ctx)
+	}
+	return ctx
+}
+
+// ExecContext runs a statement that returns no rows in the transaction.
+func (tx *Tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return tx.q.ExecContext(tx.statementContext(ctx), query, args...)
+}
+
+// QueryContext runs a query in the transaction; the caller closes the rows before fn returns.
+func (tx *Tx) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return tx.q.QueryContext(tx.statementContext(ctx), query, args...)
+}
+
+// QueryRowContext runs a query that returns at most one row in the transaction.
+func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return tx.q.QueryRowContext(tx.statementContext(ctx), query, args...)
 }
 
 // NewID returns a fresh identifier from the database's generator.
@@ -180,9 +214,9 @@ func (tx *Tx) BeforeCommit(fn func() error) { tx.beforeCommit = append(tx.before
 
 // Serialize makes every other transaction that serializes on the same key wait until this one
 // ends, across replicas: on PostgreSQL a transaction-level advisory lock on a hash of key; on
-// SQLite nothing, since its transactions already run one at a time on the single writer
-// connection. Areas use it to keep what they checked (a count, the existence of a row) true
-// until they commit.
+// SQLite nothing, since its write transactions run one at a time on the single writer
+// connection (those of a batch one after the other, each seeing the earlier ones' work). Areas
+// use it to keep what they checked (a count, the existence of a row) true until they commit.
 func (tx *Tx) Serialize(ctx context.Context, key string) error {
 	if tx.Engine != Postgres {
 		return nil
@@ -208,13 +242,23 @@ func (tx *Tx) Local(key any, create func() any) any {
 
 // InTx runs fn in a transaction and commits it when fn returns nil; otherwise it rolls back and
 // returns fn's error unchanged. A commit that fails is returned as an error: nothing is durable
-// unless InTx returns nil.
+// unless InTx returns nil. A panic in fn rolls the transaction back and goes on.
+//
+// On SQLite concurrent calls share one commit (group commit): each fn, with its BeforeCommit
+// work, runs in its own savepoint of a batch transaction, after the earlier members of the
+// batch and seeing their work, as if they had committed before it. A failing fn rolls back its
+// savepoint only; a failing commit fails every member of the batch. ctx cancels the wait for a
+// turn; once fn has started, its statements are not interrupted by ctx (an interrupted statement
+// would roll back the batch) and InTx answers the commit's outcome.
 func (d *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	if d.group != nil {
+		return d.group.inTx(ctx, d, fn)
+	}
 	sqlTx, err := d.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
-	tx := &Tx{Tx: sqlTx, Now: d.Now(), Engine: d.Engine, newID: d.newID}
+	tx := &Tx{q: sqlTx, Now: d.Now(), Engine: d.Engine, newID: d.newID}
 	defer func() {
 		if p := recover(); p != nil {
 			_ = sqlTx.Rollback()

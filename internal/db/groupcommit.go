@@ -1,0 +1,241 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// maxGroup is the most transactions one SQLite commit carries. Under 64 concurrent writers a
+// batch rarely reaches it; it bounds how long the first transaction of a batch waits for its
+// commit when writers keep arriving.
+const maxGroup = 128
+
+// memberSavepoint names the savepoint each transaction of a batch runs in. Areas do not use
+// savepoints; one of theirs with another name would nest inside it.
+const memberSavepoint = "group_member"
+
+// errClosed answers transactions that arrive after Close.
+var errClosed = errors.New("begin transaction: the database is closed")
+
+// groupCommitter gives concurrent SQLite write transactions one commit (one fsync) between
+// them. A writer goroutine owns the single write connection: it opens a transaction, hands it
+// to the queued callers one at a time (each runs its function in its own goroutine, inside its
+// own savepoint), then commits once and answers every caller whose work it kept.
+//
+// Promises: a caller's InTx returns nil only after the COMMIT that holds its work succeeded; a
+// caller whose function fails (error or panic) has its savepoint rolled back and its own error
+// (or panic) answered, and the batch goes on; a failed COMMIT, or a transaction SQLite rolled
+// back on its own (disk full, I/O error), fails every caller whose work the batch held.
+type groupCommitter struct {
+	pool      *sql.DB
+	requests  chan *groupMember
+	stop      chan struct{}
+	stopOnce  sync.Once
+	done      chan struct{}
+	commits   atomic.Int64
+	committed atomic.Int64
+}
+
+// groupMember is one InTx call waiting for, then holding, its turn in a batch.
+type groupMember struct {
+	ctx      context.Context
+	turn     chan groupTurn     // writer → caller: the batch transaction, or why it never starts
+	finished chan memberOutcome // caller → writer: what became of its savepoint
+	result   chan error         // writer → caller: the outcome of the COMMIT (kept members only)
+}
+
+type groupTurn struct {
+	tx  *sql.Tx
+	err error
+}
+
+// memberOutcome is what a caller's turn left in the batch transaction.
+type memberOutcome int
+
+const (
+	memberKept   memberOutcome = iota // its savepoint was released: its work rides on the commit
+	memberUndone                      // its savepoint was rolled back: nothing of it remains
+	batchBroken                       // the batch transaction is gone (SQLite rolled it back)
+)
+
+func newGroupCommitter(pool *sql.DB) *groupCommitter {
+	g := &groupCommitter{
+		pool:     pool,
+		requests: make(chan *groupMember),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+	}
+	go g.write()
+	return g
+}
+
+// close stops the writer after the batch in progress, if any, is answered.
+func (g *groupCommitter) close() {
+	g.stopOnce.Do(func() { close(g.stop) })
+	<-g.done
+}
+
+// write is the writer goroutine: one batch per loop, starting with the first caller that
+// arrives and taking every caller already waiting, up to maxGroup.
+func (g *groupCommitter) write() {
+	defer close(g.done)
+	for {
+		select {
+		case first := <-g.requests:
+			g.batch(first)
+		case <-g.stop:
+			return
+		}
+	}
+}
+
+func (g *groupCommitter) batch(first *groupMember) {
+	// The writer's own context: no caller's cancellation may interrupt the shared connection,
+	// since SQLite rolls back the whole transaction when a write statement is interrupted.
+	ctx := context.Background()
+	sqlTx, err := g.pool.BeginTx(ctx, nil)
+	if err != nil {
+		first.turn <- groupTurn{err: fmt.Errorf("begin transaction: %w", err)}
+		return
+	}
+	var kept []*groupMember
+	for n, m := 1, first; m != nil; n++ {
+		if err := m.ctx.Err(); err != nil {
+			m.turn <- groupTurn{err: err}
+		} else {
+			m.turn <- groupTurn{tx: sqlTx}
+			switch <-m.finished {
+			case memberKept:
+				kept = append(kept, m)
+			case batchBroken:
+				_ = sqlTx.Rollback()
+				g.cleanUp(ctx)
+				for _, k := range kept {
+					k.result <- errors.New("commit: the transaction was rolled back by the database")
+				}
+				return
+			}
+		}
+		m = nil
+		if n < maxGroup {
+			select {
+			case m = <-g.requests:
+			default:
+			}
+		}
+	}
+	if len(kept) == 0 {
+		_ = sqlTx.Rollback()
+		return
+	}
+	err = sqlTx.Commit()
+	if err != nil {
+		g.cleanUp(ctx)
+		err = fmt.Errorf("commit: %w", err)
+	} else {
+		g.commits.Add(1)
+		g.committed.Add(int64(len(kept)))
+	}
+	for _, k := range kept {
+		k.result <- err
+	}
+}
+
+// cleanUp ends a transaction SQLite may still hold open on the write connection after a failed
+// COMMIT (a deferred constraint keeps it open), so that the next batch can begin. When no
+// transaction is open the ROLLBACK fails harmlessly.
+func (g *groupCommitter) cleanUp(ctx context.Context) {
+	_, _ = g.pool.ExecContext(ctx, `ROLLBACK`)
+}
+
+// inTx is InTx on SQLite: it queues the caller, runs fn in its turn and waits for the commit.
+// ctx cancels the wait for a turn; once fn has started, the transaction runs to its end and its
+// answer is the commit's.
+func (g *groupCommitter) inTx(ctx context.Context, d *DB, fn func(tx *Tx) error) error {
+	m := &groupMember{
+		ctx:      ctx,
+		turn:     make(chan groupTurn, 1),
+		finished: make(chan memberOutcome, 1),
+		result:   make(chan error, 1),
+	}
+	select {
+	case g.requests <- m:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-g.stop:
+		return errClosed
+	}
+	turn := <-m.turn
+	if turn.err != nil {
+		return turn.err
+	}
+	tx := &Tx{q: turn.tx, Now: d.Now(), Engine: d.Engine, newID: d.newID, detached: true}
+	return g.runTurn(m, turn.tx, tx, fn)
+}
+
+// runTurn runs fn and its BeforeCommit work inside the member's savepoint, tells the writer what
+// remains of it, and, when its work was kept, waits for the commit. A panic in fn rolls back the
+// savepoint and goes on in the caller's goroutine.
+func (g *groupCommitter) runTurn(m *groupMember, sqlTx *sql.Tx, tx *Tx, fn func(tx *Tx) error) error {
+	ctx := context.Background()
+	if _, err := sqlTx.ExecContext(ctx, `SAVEPOINT `+memberSavepoint); err != nil {
+		m.finished <- batchBroken
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	returned := false
+	defer func() {
+		if !returned { // fn panicked or called runtime.Goexit
+			m.finished <- undo(ctx, sqlTx)
+		}
+	}()
+	err := fn(tx)
+	if err == nil {
+		for _, before := range tx.beforeCommit {
+			if err = before(); err != nil {
+				break
+			}
+		}
+	}
+	returned = true
+	if err != nil {
+		m.finished <- undo(ctx, sqlTx)
+		return err
+	}
+	if _, err := sqlTx.ExecContext(ctx, `RELEASE `+memberSavepoint); err != nil {
+		m.finished <- batchBroken
+		return fmt.Errorf("commit: %w", err)
+	}
+	m.finished <- memberKept
+	return <-m.result
+}
+
+// undo rolls a member's savepoint back. It fails only when SQLite has already rolled the whole
+// transaction back, which breaks the batch.
+func undo(ctx context.Context, sqlTx *sql.Tx) memberOutcome {
+	if _, err := sqlTx.ExecContext(ctx, `ROLLBACK TO `+memberSavepoint); err != nil {
+		return batchBroken
+	}
+	if _, err := sqlTx.ExecContext(ctx, `RELEASE `+memberSavepoint); err != nil {
+		return batchBroken
+	}
+	return memberUndone
+}
+
+// GroupCommitStats counts SQLite commits and the write transactions they carried; both stay 0 on
+// PostgreSQL, where every transaction commits on its own.
+type GroupCommitStats struct {
+	Commits      int64
+	Transactions int64
+}
+
+// GroupCommitStats returns the figures since Open.
+func (d *DB) GroupCommitStats() GroupCommitStats {
+	if d.group == nil {
+		return GroupCommitStats{}
+	}
+	return GroupCommitStats{Commits: d.group.commits.Load(), Transactions: d.group.committed.Load()}
+}

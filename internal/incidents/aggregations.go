@@ -9,6 +9,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
@@ -179,6 +180,7 @@ func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context, _ oas.Li
 	// Fast paths (see the package documentation); where is exactly the team's condition when the
 	// filter selects every incident of the team.
 	var order []*group
+	total := 0
 	switch {
 	case where == "i.team_id = $1" && onlyFields(aq.groupBys, oas.IncidentFieldsINCIDENTSFIELDSSEVERITY):
 		order, err = h.countedGroups(ctx, caller.TeamID, len(cols))
@@ -186,6 +188,12 @@ func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context, _ oas.Li
 		oas.IncidentFieldsINCIDENTSFIELDSSTATUS) && labelOnly(aq.filter):
 		query, largs := labelAggQuery(caller.TeamID, aq.filter, cols)
 		order, err = h.foldGroups(ctx, query, largs, len(cols))
+	case pagedInSQL(cols) && !foldEveryGroup.Load():
+		order, total, err = h.pagedGroups(ctx, from, where, args.list, cols, desc, offset, int(aq.page.PageSize))
+		if err != nil {
+			return nil, err
+		}
+		return h.aggregationsPage(ctx, aq, from, where, args.list, cols, order, offset, total)
 	default:
 		order, err = h.foldGroups(ctx, aggQuerySQL(cols, "i.", from, where), args.list, len(cols))
 	}
@@ -203,21 +211,25 @@ func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context, _ oas.Li
 		}
 		return false
 	})
-	total := len(order)
-	end := offset + int(aq.page.PageSize)
+	total = len(order)
 	if offset > total {
 		offset = total
 	}
-	if end > total {
-		end = total
-	}
+	end := min(offset+int(aq.page.PageSize), total)
+	return h.aggregationsPage(ctx, aq, from, where, args.list, cols, order[offset:end], offset, total)
+}
+
+// aggregationsPage renders one page of folded groups (page starts at offset of total groups),
+// each with the ids of its incidents.
+func (h *IncidentHandler) aggregationsPage(ctx context.Context, aq aggQuery, from, where string, args []any, cols []column,
+	page []*group, offset, total int) (*oas.IncidentAggregationsResponse, error) {
 	res := &oas.IncidentAggregationsResponse{IncidentAggs: []oas.IncidentAggregation{},
 		Pagination: oas.IncidentPageResponse{TotalSize: int64(total)}}
-	if end < total {
+	if end := offset + len(page); end < total {
 		res.Pagination.NextPageToken = oas.NewOptString(pageToken(end, aq.hash))
 	}
-	for _, g := range order[offset:end] {
-		ids, err := h.groupIDs(ctx, from, where, args.list, cols, g.values)
+	for _, g := range page {
+		ids, err := h.groupIDs(ctx, from, where, args, cols, g.values)
 		if err != nil {
 			return nil, err
 		}
@@ -459,15 +471,14 @@ func (h *IncidentHandler) foldGroups(ctx context.Context, query string, args []a
 			return nil, err
 		}
 		values := make([]groupValue, n)
-		var key strings.Builder
 		for i, v := range raw {
 			values[i] = toGroupValue(v)
-			fmt.Fprintf(&key, "%t|%d|%d:%s|", values[i].null, values[i].n, len(values[i].s), values[i].s)
 		}
-		g, ok := groups[key.String()]
+		key := groupKey(values)
+		g, ok := groups[key]
 		if !ok {
 			g = newGroup(values, minCreated, lastUpdate)
-			groups[key.String()] = g
+			groups[key] = g
 			order = append(order, g)
 		}
 		g.add(severity, state, status, assignee, meta, count, minCreated, maxClosed, lastUpdate)
@@ -476,6 +487,15 @@ func (h *IncidentHandler) foldGroups(ctx context.Context, query string, args []a
 		return nil, fmt.Errorf("aggregate incidents: %w", err)
 	}
 	return order, nil
+}
+
+// groupKey identifies a group by its values.
+func groupKey(values []groupValue) string {
+	var key strings.Builder
+	for _, v := range values {
+		fmt.Fprintf(&key, "%t|%d|%d:%s|", v.null, v.n, len(v.s), v.s)
+	}
+	return key.String()
 }
 
 func newGroup(values []groupValue, firstCreate, lastUpdate int64) *group {
@@ -631,3 +651,141 @@ func (h *IncidentHandler) countedGroups(ctx context.Context, teamID int64, n int
 	}
 	return order, nil
 }
+
+// foldEveryGroup makes E18 fold every group in Go even where it would page the groups in SQL
+// first; the equivalence test sets it to compare both plans.
+var foldEveryGroup atomic.Bool
+
+// pagedInSQL reports whether a grouping has about as many groups as incidents (a group-by field
+// with a value per incident: the id and the three times), where E18 pages the groups in SQL and
+// aggregates only the page's groups, instead of folding every group in Go.
+func pagedInSQL(cols []column) bool {
+	for _, c := range cols {
+		switch c.field {
+		case oas.IncidentFieldsINCIDENTSFIELDSID, oas.IncidentFieldsINCIDENTSFIELDSCREATEDTIME,
+			oas.IncidentFieldsINCIDENTSFIELDSCLOSEDTIME, oas.IncidentFieldsINCIDENTSFIELDSLASTSTATEUPDATETIME:
+			return true
+		}
+	}
+	return false
+}
+
+// pagedGroups answers the groups from offset (at most size) in the order compareValues and desc
+// give, and the number of groups: the page of groups and the count come from SQL, then the
+// page's groups are folded from an aggregate query restricted to their values.
+func (h *IncidentHandler) pagedGroups(ctx context.Context, from, where string, base []any, cols []column, desc []bool,
+	offset, size int) (page []*group, total int, err error) {
+	exprs := make([]string, len(cols))
+	order := make([]string, len(cols))
+	byID, labels := false, false
+	for i, c := range cols {
+		exprs[i] = c.expr
+		byID = byID || c.field == oas.IncidentFieldsINCIDENTSFIELDSID
+		labels = labels || c.field == ""
+		o := c.sortExpr()
+		if c.kind == textCol && h.db.Engine == db.Postgres {
+			o += ` COLLATE "C"` // byte order, as strings.Compare
+		}
+		switch {
+		case desc[i] && h.db.Engine == db.Postgres:
+			o += " DESC NULLS LAST"
+		case desc[i]:
+			o += " DESC"
+		case h.db.Engine == db.Postgres:
+			o += " ASC NULLS FIRST"
+		}
+		order[i] = o
+	}
+	grouped := strings.Join(exprs, ", ")
+	countQuery := `SELECT COUNT(*) FROM (SELECT 1 AS one FROM ` + from + ` WHERE ` + where + ` GROUP BY ` + grouped + `) AS g`
+	if byID && !labels {
+		// every incident is a group of its own (a label's expression would leave its key unused)
+		countQuery = `SELECT COUNT(*) FROM ` + from + ` WHERE ` + where
+	}
+	if err := h.db.Read().QueryRowContext(ctx, countQuery, base...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count incident groups: %w", err)
+	}
+	if offset >= total {
+		return nil, total, nil
+	}
+	args := &sqlArgs{list: append([]any(nil), base...)}
+	rows, err := h.db.Read().QueryContext(ctx, `SELECT `+grouped+` FROM `+from+` WHERE `+where+` GROUP BY `+grouped+
+		` ORDER BY `+strings.Join(order, ", ")+` LIMIT `+args.add(int64(size))+` OFFSET `+args.add(int64(offset)), args.list...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("page incident groups: %w", err)
+	}
+	raw := make([]any, len(cols))
+	scan := make([]any, len(cols))
+	for i := range raw {
+		scan[i] = &raw[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(scan...); err != nil {
+			rows.Close()
+			return nil, 0, err
+		}
+		values := make([]groupValue, len(cols))
+		for i, v := range raw {
+			values[i] = toGroupValue(v)
+		}
+		page = append(page, &group{values: values})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("page incident groups: %w", err)
+	}
+	// Fold the page's groups, a chunk at a time so that a statement keeps few parameters; a
+	// chunk's condition lists each column's values, so it may select other groups, which are
+	// left out.
+	folded := map[string]*group{}
+	for start := 0; start < len(page); start += pagedFoldChunk {
+		chunk := page[start:min(start+pagedFoldChunk, len(page))]
+		args := &sqlArgs{list: append([]any(nil), base...)}
+		conds := []string{where}
+		for i, c := range cols {
+			var in []string
+			seen := map[groupValue]bool{}
+			hasNull := false
+			for _, g := range chunk {
+				v := g.values[i]
+				switch {
+				case v.null:
+					hasNull = true
+				case seen[v]:
+				case c.kind == timeCol:
+					seen[v] = true
+					in = append(in, args.add(v.n))
+				default:
+					seen[v] = true
+					in = append(in, args.add(v.s))
+				}
+			}
+			var alts []string
+			if hasNull {
+				alts = append(alts, c.expr+" IS NULL")
+			}
+			if len(in) > 0 {
+				alts = append(alts, c.expr+" IN ("+strings.Join(in, ", ")+")")
+			}
+			conds = append(conds, "("+strings.Join(alts, " OR ")+")")
+		}
+		groups, err := h.foldGroups(ctx, aggQuerySQL(cols, "i.", from, strings.Join(conds, " AND ")), args.list, len(cols))
+		if err != nil {
+			return nil, 0, err
+		}
+		for _, g := range groups {
+			folded[groupKey(g.values)] = g
+		}
+	}
+	for i, g := range page {
+		f, ok := folded[groupKey(g.values)]
+		if !ok {
+			return nil, 0, fmt.Errorf("aggregate incidents: group %d of the page has no incidents", offset+i)
+		}
+		page[i] = f
+	}
+	return page, total, nil
+}
+
+// pagedFoldChunk is how many groups of a page one aggregate query folds.
+const pagedFoldChunk = 500

@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"unicode/utf8"
@@ -139,6 +140,7 @@ type group struct {
 	firstCreate int64
 	lastClosed  *int64
 	lastUpdate  int64
+	ids         []string // up to maxListedIDs, sorted, when read with the group (paged in SQL)
 }
 
 // ListIncidentAggregations answers E18: the team's incidents that match filter, grouped by
@@ -229,9 +231,12 @@ func (h *IncidentHandler) aggregationsPage(ctx context.Context, aq aggQuery, fro
 		res.Pagination.NextPageToken = oas.NewOptString(pageToken(end, aq.hash))
 	}
 	for _, g := range page {
-		ids, err := h.groupIDs(ctx, from, where, args, cols, g.values)
-		if err != nil {
-			return nil, err
+		ids := g.ids
+		if ids == nil {
+			var err error
+			if ids, err = h.groupIDs(ctx, from, where, args, cols, g.values); err != nil {
+				return nil, err
+			}
 		}
 		item, err := g.aggregation(cols, aq.groupBys, ids)
 		if err != nil {
@@ -701,6 +706,9 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, from, where string, b
 	if byID && !labels {
 		// every incident is a group of its own (a label's expression would leave its key unused)
 		countQuery = `SELECT COUNT(*) FROM ` + from + ` WHERE ` + where
+		if where == "i.team_id = $1" {
+			countQuery = `SELECT COALESCE(SUM(n), 0) FROM incident_counts WHERE team_id = $1`
+		}
 	}
 	if err := h.db.Read().QueryRowContext(ctx, countQuery, base...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count incident groups: %w", err)
@@ -769,12 +777,16 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, from, where string, b
 			}
 			conds = append(conds, "("+strings.Join(alts, " OR ")+")")
 		}
-		groups, err := h.foldGroups(ctx, aggQuerySQL(cols, "i.", from, strings.Join(conds, " AND ")), args.list, len(cols))
+		groups, err := h.foldGroups(ctx, aggQuerySQL(cols, "i.", h.pageFrom(from, cols), strings.Join(conds, " AND ")), args.list, len(cols))
 		if err != nil {
 			return nil, 0, err
 		}
 		for _, g := range groups {
+			g.ids = []string{}
 			folded[groupKey(g.values)] = g
+		}
+		if err := h.pageIDs(ctx, from, conds, args.list, cols, folded); err != nil {
+			return nil, 0, err
 		}
 	}
 	for i, g := range page {
@@ -785,6 +797,80 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, from, where string, b
 		page[i] = f
 	}
 	return page, total, nil
+}
+
+// pageIDs reads up to maxListedIDs ids (the smallest) of each group of a page's chunk, which
+// conds (over from, with args) select, in one query, into the groups.
+func (h *IncidentHandler) pageIDs(ctx context.Context, from string, conds []string, args []any, cols []column, groups map[string]*group) error {
+	exprs := make([]string, len(cols))
+	for i, c := range cols {
+		exprs[i] = c.expr + " AS g" + strconv.Itoa(i)
+	}
+	byID := "i.id"
+	if h.db.Engine == db.Postgres {
+		byID += ` COLLATE "C"`
+	}
+	partition := make([]string, len(cols))
+	for i, c := range cols {
+		partition[i] = c.expr
+	}
+	query := `SELECT * FROM (SELECT ` + strings.Join(exprs, ", ") + `, i.id AS id, ROW_NUMBER() OVER (PARTITION BY ` +
+		strings.Join(partition, ", ") + ` ORDER BY ` + byID + `) AS n FROM ` + h.pageFrom(from, cols) + ` WHERE ` +
+		strings.Join(conds, " AND ") + `) AS r WHERE n <= ` + strconv.Itoa(maxListedIDs)
+	rows, err := h.db.Read().QueryContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("list group incidents: %w", err)
+	}
+	defer rows.Close()
+	raw := make([]any, len(cols)+2)
+	scan := make([]any, len(raw))
+	for i := range raw {
+		scan[i] = &raw[i]
+	}
+	values := make([]groupValue, len(cols))
+	for rows.Next() {
+		if err := rows.Scan(scan...); err != nil {
+			return err
+		}
+		for i := range cols {
+			values[i] = toGroupValue(raw[i])
+		}
+		if g, ok := groups[groupKey(values)]; ok {
+			g.ids = append(g.ids, toGroupValue(raw[len(cols)]).s)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("list group incidents: %w", err)
+	}
+	for _, g := range groups {
+		sort.Strings(g.ids)
+	}
+	return nil
+}
+
+// pagedIndexes are the SQLite indexes that find the incidents of given values of a field with a
+// value per incident (sqlite_autoindex_incidents_1 is the primary key, team_id and id).
+var pagedIndexes = map[oas.IncidentFields]string{
+	oas.IncidentFieldsINCIDENTSFIELDSID:                  "sqlite_autoindex_incidents_1",
+	oas.IncidentFieldsINCIDENTSFIELDSCREATEDTIME:         "incidents_by_created",
+	oas.IncidentFieldsINCIDENTSFIELDSCLOSEDTIME:          "incidents_by_closed",
+	oas.IncidentFieldsINCIDENTSFIELDSLASTSTATEUPDATETIME: "incidents_by_updated",
+}
+
+// pageFrom is from for the aggregate query of a page's groups. Without statistics SQLite takes
+// the team's condition for a selective one and scans the covering incidents_by_severity rather
+// than look up the page's values; on incidents alone, SQLite is told to look them up in the index
+// of the first column with a value per incident.
+func (h *IncidentHandler) pageFrom(from string, cols []column) string {
+	if h.db.Engine != db.SQLite || from != "incidents i" {
+		return from
+	}
+	for _, c := range cols {
+		if index, ok := pagedIndexes[c.field]; ok {
+			return "incidents i INDEXED BY " + index
+		}
+	}
+	return from
 }
 
 // pagedFoldChunk is how many groups of a page one aggregate query folds.

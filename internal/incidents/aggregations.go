@@ -218,7 +218,24 @@ func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context, _ oas.Li
 		offset = total
 	}
 	end := min(offset+int(aq.page.PageSize), total)
-	return h.aggregationsPage(ctx, aq, from, where, args.list, cols, order[offset:end], offset, total)
+	page := order[offset:end]
+	if from != "incidents i" && len(cols) > 0 {
+		// Driven from the label rows, a query per group would walk them all again for each group:
+		// read the page's ids in one query per chunk instead.
+		for start := 0; start < len(page); start += pagedFoldChunk {
+			chunk := page[start:min(start+pagedFoldChunk, len(page))]
+			chunkArgs := &sqlArgs{list: append([]any(nil), args.list...)}
+			groups := map[string]*group{}
+			for _, g := range chunk {
+				g.ids = []string{}
+				groups[groupKey(g.values)] = g
+			}
+			if err := h.pageIDs(ctx, from, pageConds(where, cols, chunk, chunkArgs, h.db.Engine == db.SQLite), chunkArgs.list, cols, groups); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return h.aggregationsPage(ctx, aq, from, where, args.list, cols, page, offset, total)
 }
 
 // aggregationsPage renders one page of folded groups (page starts at offset of total groups),
@@ -749,34 +766,7 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, from, where string, b
 	for start := 0; start < len(page); start += pagedFoldChunk {
 		chunk := page[start:min(start+pagedFoldChunk, len(page))]
 		args := &sqlArgs{list: append([]any(nil), base...)}
-		conds := []string{where}
-		for i, c := range cols {
-			var in []string
-			seen := map[groupValue]bool{}
-			hasNull := false
-			for _, g := range chunk {
-				v := g.values[i]
-				switch {
-				case v.null:
-					hasNull = true
-				case seen[v]:
-				case c.kind == timeCol:
-					seen[v] = true
-					in = append(in, args.add(v.n))
-				default:
-					seen[v] = true
-					in = append(in, args.add(v.s))
-				}
-			}
-			var alts []string
-			if hasNull {
-				alts = append(alts, c.expr+" IS NULL")
-			}
-			if len(in) > 0 {
-				alts = append(alts, c.expr+" IN ("+strings.Join(in, ", ")+")")
-			}
-			conds = append(conds, "("+strings.Join(alts, " OR ")+")")
-		}
+		conds := pageConds(where, cols, chunk, args, h.db.Engine == db.SQLite && from != "incidents i")
 		groups, err := h.foldGroups(ctx, aggQuerySQL(cols, "i.", h.pageFrom(from, cols), strings.Join(conds, " AND ")), args.list, len(cols))
 		if err != nil {
 			return nil, 0, err
@@ -797,6 +787,47 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, from, where string, b
 		page[i] = f
 	}
 	return page, total, nil
+}
+
+// pageConds are where and, for each column, a condition that its value is one of the groups'
+// (whose parameters it adds to args): they select every incident of the groups, and may select
+// incidents of other groups too. With unindexed (SQLite driven from the label rows) the
+// conditions cannot pick an index: SQLite would otherwise seek the page's values once per
+// label row instead of looking up each label row's incident by its id.
+func pageConds(where string, cols []column, groups []*group, args *sqlArgs, unindexed bool) []string {
+	conds := []string{where}
+	for i, c := range cols {
+		expr := c.expr
+		if unindexed {
+			expr = "+" + expr
+		}
+		var in []string
+		seen := map[groupValue]bool{}
+		hasNull := false
+		for _, g := range groups {
+			v := g.values[i]
+			switch {
+			case v.null:
+				hasNull = true
+			case seen[v]:
+			case c.kind == timeCol:
+				seen[v] = true
+				in = append(in, args.add(v.n))
+			default:
+				seen[v] = true
+				in = append(in, args.add(v.s))
+			}
+		}
+		var alts []string
+		if hasNull {
+			alts = append(alts, expr+" IS NULL")
+		}
+		if len(in) > 0 {
+			alts = append(alts, expr+" IN ("+strings.Join(in, ", ")+")")
+		}
+		conds = append(conds, "("+strings.Join(alts, " OR ")+")")
+	}
+	return conds
 }
 
 // pageIDs reads up to maxListedIDs ids (the smallest) of each group of a page's chunk, which

@@ -219,9 +219,10 @@ func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context, _ oas.Li
 	}
 	end := min(offset+int(aq.page.PageSize), total)
 	page := order[offset:end]
-	if from != "incidents i" && len(cols) > 0 {
-		// Driven from the label rows, a query per group would walk them all again for each group:
-		// read the page's ids in one query per chunk instead.
+	if from != "incidents i" && len(page) > batchedIDsAbove {
+		// Driven from the label rows, a query per group walks them until it has its group's ids,
+		// all of them for a small group: for many groups, read the page's ids in one query per
+		// chunk instead.
 		for start := 0; start < len(page); start += pagedFoldChunk {
 			chunk := page[start:min(start+pagedFoldChunk, len(page))]
 			chunkArgs := &sqlArgs{list: append([]any(nil), args.list...)}
@@ -903,6 +904,10 @@ func (h *IncidentHandler) pageFrom(from string, cols []column) string {
 	}
 	return from
 }
+
+// batchedIDsAbove is the number of groups of a page driven from the label rows above which their
+// ids are read in one query rather than one query per group.
+const batchedIDsAbove = 8
 
 // pagedFoldChunk is how many groups of a page one aggregate query folds.
 const pagedFoldChunk = 500

@@ -117,6 +117,16 @@ func TestAggregationsFastPaths(t *testing.T) {
 					samePaged(by + "&pagination[pageSize]=3&pagination[pageToken]=" + tok)
 				}
 			}
+			// Driven from the label rows, many groups read their ids in one query; a search of the
+			// same label selects the same incidents from the incidents and reads them per group.
+			allServices := "filter[contextualLabels][service][contextualLabelValues][0]=svc-0&filter[contextualLabels][service][contextualLabelValues][1]=svc-1&filter[contextualLabels][service][contextualLabelValues][2]=svc-2"
+			searched := "filter[searchQuery][contextualLabel]=service&filter[searchQuery][query]=svc-"
+			for _, by := range []string{"group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME", "group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME&pagination[pageSize]=10",
+				"group_bys[0][incidentField]=INCIDENTS_FIELDS_STATUS&group_bys[1][incidentField]=INCIDENTS_FIELDS_NAME" + desc(1)} {
+				if got, want := aggJSON(t, env, by+"&"+allServices), aggJSON(t, env, by+"&"+searched); got != want {
+					t.Fatalf("%s: %q from the label rows answers\n%s\nfrom the incidents\n%s", stage, by, got, want)
+				}
+			}
 			// the counts kept on write are what the incidents say
 			gotCounts := sqlRows(t, env, `SELECT severity, state, status, assigned_to, meta_labels, n FROM incident_counts
 				WHERE team_id = 1 AND n > 0 ORDER BY severity, state, status, assigned_to, meta_labels`)

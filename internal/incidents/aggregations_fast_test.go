@@ -121,12 +121,16 @@ func TestAggregationsFastPaths(t *testing.T) {
 			// same label selects the same incidents from the incidents and reads them per group.
 			allServices := "filter[contextualLabels][service][contextualLabelValues][0]=svc-0&filter[contextualLabels][service][contextualLabelValues][1]=svc-1&filter[contextualLabels][service][contextualLabelValues][2]=svc-2"
 			searched := "filter[searchQuery][contextualLabel]=service&filter[searchQuery][query]=svc-"
-			for _, by := range []string{"group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME", "group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME&pagination[pageSize]=10",
-				"group_bys[0][incidentField]=INCIDENTS_FIELDS_STATUS&group_bys[1][incidentField]=INCIDENTS_FIELDS_NAME" + desc(1)} {
+			restore := incidents.FoldEveryGroup()
+			for _, by := range []string{"group_bys[0][incidentField]=INCIDENTS_FIELDS_ID", "group_bys[0][incidentField]=INCIDENTS_FIELDS_ID&pagination[pageSize]=10",
+				"group_bys[0][incidentField]=INCIDENTS_FIELDS_STATUS&group_bys[1][incidentField]=INCIDENTS_FIELDS_CREATED_TIME" + desc(1),
+				"group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME"} {
 				if got, want := aggJSON(t, env, by+"&"+allServices), aggJSON(t, env, by+"&"+searched); got != want {
+					restore()
 					t.Fatalf("%s: %q from the label rows answers\n%s\nfrom the incidents\n%s", stage, by, got, want)
 				}
 			}
+			restore()
 			// the counts kept on write are what the incidents say
 			gotCounts := sqlRows(t, env, `SELECT severity, state, status, assigned_to, meta_labels, n FROM incident_counts
 				WHERE team_id = 1 AND n > 0 ORDER BY severity, state, status, assigned_to, meta_labels`)

@@ -762,21 +762,24 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, from, where string, b
 	}
 	// Fold the page's groups, a chunk at a time so that a statement keeps few parameters; a
 	// chunk's condition lists each column's values, so it may select other groups, which are
-	// left out.
+	// left out. Groups without a value (open incidents by closedAt) can be large: they are
+	// folded apart, by the plan SQLite picks, and read their ids per group.
 	folded := map[string]*group{}
-	for start := 0; start < len(page); start += pagedFoldChunk {
-		chunk := page[start:min(start+pagedFoldChunk, len(page))]
-		args := &sqlArgs{list: append([]any(nil), base...)}
-		conds := pageConds(where, cols, chunk, args, h.db.Engine == db.SQLite && from != "incidents i")
-		groups, err := h.foldGroups(ctx, aggQuerySQL(cols, "i.", h.pageFrom(from, cols), strings.Join(conds, " AND ")), args.list, len(cols))
-		if err != nil {
+	var exact, withNull []*group
+	for _, g := range page {
+		if slices.ContainsFunc(g.values, func(v groupValue) bool { return v.null }) {
+			withNull = append(withNull, g)
+		} else {
+			exact = append(exact, g)
+		}
+	}
+	for start := 0; start < len(exact); start += pagedFoldChunk {
+		if err := h.foldPage(ctx, from, where, base, cols, exact[start:min(start+pagedFoldChunk, len(exact))], true, folded); err != nil {
 			return nil, 0, err
 		}
-		for _, g := range groups {
-			g.ids = []string{}
-			folded[groupKey(g.values)] = g
-		}
-		if err := h.pageIDs(ctx, from, conds, args.list, cols, folded); err != nil {
+	}
+	if len(withNull) > 0 {
+		if err := h.foldPage(ctx, from, where, base, cols, withNull, false, folded); err != nil {
 			return nil, 0, err
 		}
 	}
@@ -788,6 +791,41 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, from, where string, b
 		page[i] = f
 	}
 	return page, total, nil
+}
+
+// foldPage folds the groups of a page (few enough for one statement) into folded. With exact
+// (groups that all have values), SQLite looks their values up in the index of a column with a
+// value per incident and the groups read their ids here; otherwise their ids are left unread.
+func (h *IncidentHandler) foldPage(ctx context.Context, from, where string, base []any, cols []column, groups []*group,
+	exact bool, folded map[string]*group) error {
+	args := &sqlArgs{list: append([]any(nil), base...)}
+	conds := pageConds(where, cols, groups, args, h.db.Engine == db.SQLite && from != "incidents i")
+	pageFrom := from
+	if exact {
+		pageFrom = h.pageFrom(from, cols)
+	}
+	found, err := h.foldGroups(ctx, aggQuerySQL(cols, "i.", pageFrom, strings.Join(conds, " AND ")), args.list, len(cols))
+	if err != nil {
+		return err
+	}
+	wanted := make(map[string]bool, len(groups))
+	for _, g := range groups {
+		wanted[groupKey(g.values)] = true
+	}
+	mine := map[string]*group{}
+	for _, g := range found {
+		if key := groupKey(g.values); wanted[key] {
+			folded[key] = g
+			mine[key] = g
+		}
+	}
+	if !exact {
+		return nil
+	}
+	for _, g := range mine {
+		g.ids = []string{}
+	}
+	return h.pageIDs(ctx, pageFrom, conds, args.list, cols, mine)
 }
 
 // pageConds are where and, for each column, a condition that its value is one of the groups'
@@ -847,7 +885,7 @@ func (h *IncidentHandler) pageIDs(ctx context.Context, from string, conds []stri
 		partition[i] = c.expr
 	}
 	query := `SELECT * FROM (SELECT ` + strings.Join(exprs, ", ") + `, i.id AS id, ROW_NUMBER() OVER (PARTITION BY ` +
-		strings.Join(partition, ", ") + ` ORDER BY ` + byID + `) AS n FROM ` + h.pageFrom(from, cols) + ` WHERE ` +
+		strings.Join(partition, ", ") + ` ORDER BY ` + byID + `) AS n FROM ` + from + ` WHERE ` +
 		strings.Join(conds, " AND ") + `) AS r WHERE n <= ` + strconv.Itoa(maxListedIDs)
 	rows, err := h.db.Read().QueryContext(ctx, query, args...)
 	if err != nil {

@@ -8,7 +8,9 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
@@ -138,6 +140,7 @@ type group struct {
 	firstCreate int64
 	lastClosed  *int64
 	lastUpdate  int64
+	ids         []string // up to maxListedIDs, sorted, when read with the group (paged in SQL)
 }
 
 // ListIncidentAggregations answers E18: the team's incidents that match filter, grouped by
@@ -179,6 +182,7 @@ func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context, _ oas.Li
 	// Fast paths (see the package documentation); where is exactly the team's condition when the
 	// filter selects every incident of the team.
 	var order []*group
+	total := 0
 	switch {
 	case where == "i.team_id = $1" && onlyFields(aq.groupBys, oas.IncidentFieldsINCIDENTSFIELDSSEVERITY):
 		order, err = h.countedGroups(ctx, caller.TeamID, len(cols))
@@ -186,6 +190,12 @@ func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context, _ oas.Li
 		oas.IncidentFieldsINCIDENTSFIELDSSTATUS) && labelOnly(aq.filter):
 		query, largs := labelAggQuery(caller.TeamID, aq.filter, cols)
 		order, err = h.foldGroups(ctx, query, largs, len(cols))
+	case pagedInSQL(cols) && !foldEveryGroup.Load():
+		order, total, err = h.pagedGroups(ctx, from, where, args.list, cols, desc, offset, int(aq.page.PageSize))
+		if err != nil {
+			return nil, err
+		}
+		return h.aggregationsPage(ctx, aq, from, where, args.list, cols, order, offset, total)
 	default:
 		order, err = h.foldGroups(ctx, aggQuerySQL(cols, "i.", from, where), args.list, len(cols))
 	}
@@ -203,23 +213,48 @@ func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context, _ oas.Li
 		}
 		return false
 	})
-	total := len(order)
-	end := offset + int(aq.page.PageSize)
+	total = len(order)
 	if offset > total {
 		offset = total
 	}
-	if end > total {
-		end = total
+	end := min(offset+int(aq.page.PageSize), total)
+	page := order[offset:end]
+	if from != "incidents i" && len(page) > batchedIDsAbove {
+		// Driven from the label rows, a query per group walks them until it has its group's ids,
+		// all of them for a small group: for many groups, read the page's ids in one query per
+		// chunk instead.
+		for start := 0; start < len(page); start += pagedFoldChunk {
+			chunk := page[start:min(start+pagedFoldChunk, len(page))]
+			chunkArgs := &sqlArgs{list: append([]any(nil), args.list...)}
+			groups := map[string]*group{}
+			for _, g := range chunk {
+				g.ids = []string{}
+				groups[groupKey(g.values)] = g
+			}
+			if err := h.pageIDs(ctx, from, pageConds(where, cols, chunk, chunkArgs, h.db.Engine == db.SQLite), chunkArgs.list, cols, groups); err != nil {
+				return nil, err
+			}
+		}
 	}
+	return h.aggregationsPage(ctx, aq, from, where, args.list, cols, page, offset, total)
+}
+
+// aggregationsPage renders one page of folded groups (page starts at offset of total groups),
+// each with the ids of its incidents.
+func (h *IncidentHandler) aggregationsPage(ctx context.Context, aq aggQuery, from, where string, args []any, cols []column,
+	page []*group, offset, total int) (*oas.IncidentAggregationsResponse, error) {
 	res := &oas.IncidentAggregationsResponse{IncidentAggs: []oas.IncidentAggregation{},
 		Pagination: oas.IncidentPageResponse{TotalSize: int64(total)}}
-	if end < total {
+	if end := offset + len(page); end < total {
 		res.Pagination.NextPageToken = oas.NewOptString(pageToken(end, aq.hash))
 	}
-	for _, g := range order[offset:end] {
-		ids, err := h.groupIDs(ctx, from, where, args.list, cols, g.values)
-		if err != nil {
-			return nil, err
+	for _, g := range page {
+		ids := g.ids
+		if ids == nil {
+			var err error
+			if ids, err = h.groupIDs(ctx, from, where, args, cols, g.values); err != nil {
+				return nil, err
+			}
 		}
 		item, err := g.aggregation(cols, aq.groupBys, ids)
 		if err != nil {
@@ -459,15 +494,14 @@ func (h *IncidentHandler) foldGroups(ctx context.Context, query string, args []a
 			return nil, err
 		}
 		values := make([]groupValue, n)
-		var key strings.Builder
 		for i, v := range raw {
 			values[i] = toGroupValue(v)
-			fmt.Fprintf(&key, "%t|%d|%d:%s|", values[i].null, values[i].n, len(values[i].s), values[i].s)
 		}
-		g, ok := groups[key.String()]
+		key := groupKey(values)
+		g, ok := groups[key]
 		if !ok {
 			g = newGroup(values, minCreated, lastUpdate)
-			groups[key.String()] = g
+			groups[key] = g
 			order = append(order, g)
 		}
 		g.add(severity, state, status, assignee, meta, count, minCreated, maxClosed, lastUpdate)
@@ -476,6 +510,15 @@ func (h *IncidentHandler) foldGroups(ctx context.Context, query string, args []a
 		return nil, fmt.Errorf("aggregate incidents: %w", err)
 	}
 	return order, nil
+}
+
+// groupKey identifies a group by its values.
+func groupKey(values []groupValue) string {
+	var key strings.Builder
+	for _, v := range values {
+		fmt.Fprintf(&key, "%t|%d|%d:%s|", v.null, v.n, len(v.s), v.s)
+	}
+	return key.String()
 }
 
 func newGroup(values []groupValue, firstCreate, lastUpdate int64) *group {
@@ -631,3 +674,278 @@ func (h *IncidentHandler) countedGroups(ctx context.Context, teamID int64, n int
 	}
 	return order, nil
 }
+
+// foldEveryGroup makes E18 fold every group in Go even where it would page the groups in SQL
+// first; the equivalence test sets it to compare both plans.
+var foldEveryGroup atomic.Bool
+
+// pagedInSQL reports whether a grouping has about as many groups as incidents (a group-by field
+// with a value per incident: the id and the three times), where E18 pages the groups in SQL and
+// aggregates only the page's groups, instead of folding every group in Go.
+func pagedInSQL(cols []column) bool {
+	for _, c := range cols {
+		switch c.field {
+		case oas.IncidentFieldsINCIDENTSFIELDSID, oas.IncidentFieldsINCIDENTSFIELDSCREATEDTIME,
+			oas.IncidentFieldsINCIDENTSFIELDSCLOSEDTIME, oas.IncidentFieldsINCIDENTSFIELDSLASTSTATEUPDATETIME:
+			return true
+		}
+	}
+	return false
+}
+
+// pagedGroups answers the groups from offset (at most size) in the order compareValues and desc
+// give, and the number of groups: the page of groups and the count come from SQL, then the
+// page's groups are folded from an aggregate query restricted to their values.
+func (h *IncidentHandler) pagedGroups(ctx context.Context, from, where string, base []any, cols []column, desc []bool,
+	offset, size int) (page []*group, total int, err error) {
+	exprs := make([]string, len(cols))
+	order := make([]string, len(cols))
+	byID, labels := false, false
+	for i, c := range cols {
+		exprs[i] = c.expr
+		byID = byID || c.field == oas.IncidentFieldsINCIDENTSFIELDSID
+		labels = labels || c.field == ""
+		o := c.sortExpr()
+		if c.kind == textCol && h.db.Engine == db.Postgres {
+			o += ` COLLATE "C"` // byte order, as strings.Compare
+		}
+		switch {
+		case desc[i] && h.db.Engine == db.Postgres:
+			o += " DESC NULLS LAST"
+		case desc[i]:
+			o += " DESC"
+		case h.db.Engine == db.Postgres:
+			o += " ASC NULLS FIRST"
+		}
+		order[i] = o
+	}
+	grouped := strings.Join(exprs, ", ")
+	countQuery := `SELECT COUNT(*) FROM (SELECT 1 AS one FROM ` + from + ` WHERE ` + where + ` GROUP BY ` + grouped + `) AS g`
+	if byID && !labels {
+		// every incident is a group of its own (a label's expression would leave its key unused)
+		countQuery = `SELECT COUNT(*) FROM ` + from + ` WHERE ` + where
+		if where == "i.team_id = $1" {
+			countQuery = `SELECT COALESCE(SUM(n), 0) FROM incident_counts WHERE team_id = $1`
+		}
+	}
+	if err := h.db.Read().QueryRowContext(ctx, countQuery, base...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count incident groups: %w", err)
+	}
+	if offset >= total {
+		return nil, total, nil
+	}
+	args := &sqlArgs{list: append([]any(nil), base...)}
+	rows, err := h.db.Read().QueryContext(ctx, `SELECT `+grouped+` FROM `+from+` WHERE `+where+` GROUP BY `+grouped+
+		` ORDER BY `+strings.Join(order, ", ")+` LIMIT `+args.add(int64(size))+` OFFSET `+args.add(int64(offset)), args.list...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("page incident groups: %w", err)
+	}
+	raw := make([]any, len(cols))
+	scan := make([]any, len(cols))
+	for i := range raw {
+		scan[i] = &raw[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(scan...); err != nil {
+			rows.Close()
+			return nil, 0, err
+		}
+		values := make([]groupValue, len(cols))
+		for i, v := range raw {
+			values[i] = toGroupValue(v)
+		}
+		page = append(page, &group{values: values})
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("page incident groups: %w", err)
+	}
+	// Fold the page's groups, a chunk at a time so that a statement keeps few parameters; a
+	// chunk's condition lists each column's values, so it may select other groups, which are
+	// left out. Groups without a value (open incidents by closedAt) can be large: they are
+	// folded apart, by the plan SQLite picks, and read their ids per group.
+	folded := map[string]*group{}
+	var exact, withNull []*group
+	for _, g := range page {
+		if slices.ContainsFunc(g.values, func(v groupValue) bool { return v.null }) {
+			withNull = append(withNull, g)
+		} else {
+			exact = append(exact, g)
+		}
+	}
+	for start := 0; start < len(exact); start += pagedFoldChunk {
+		if err := h.foldPage(ctx, from, where, base, cols, exact[start:min(start+pagedFoldChunk, len(exact))], true, folded); err != nil {
+			return nil, 0, err
+		}
+	}
+	if len(withNull) > 0 {
+		if err := h.foldPage(ctx, from, where, base, cols, withNull, false, folded); err != nil {
+			return nil, 0, err
+		}
+	}
+	for i, g := range page {
+		f, ok := folded[groupKey(g.values)]
+		if !ok {
+			return nil, 0, fmt.Errorf("aggregate incidents: group %d of the page has no incidents", offset+i)
+		}
+		page[i] = f
+	}
+	return page, total, nil
+}
+
+// foldPage folds the groups of a page (few enough for one statement) into folded. With exact
+// (groups that all have values), SQLite looks their values up in the index of a column with a
+// value per incident and the groups read their ids here; otherwise their ids are left unread.
+func (h *IncidentHandler) foldPage(ctx context.Context, from, where string, base []any, cols []column, groups []*group,
+	exact bool, folded map[string]*group) error {
+	args := &sqlArgs{list: append([]any(nil), base...)}
+	conds := pageConds(where, cols, groups, args, h.db.Engine == db.SQLite && from != "incidents i")
+	pageFrom := from
+	if exact {
+		pageFrom = h.pageFrom(from, cols)
+	}
+	found, err := h.foldGroups(ctx, aggQuerySQL(cols, "i.", pageFrom, strings.Join(conds, " AND ")), args.list, len(cols))
+	if err != nil {
+		return err
+	}
+	wanted := make(map[string]bool, len(groups))
+	for _, g := range groups {
+		wanted[groupKey(g.values)] = true
+	}
+	mine := map[string]*group{}
+	for _, g := range found {
+		if key := groupKey(g.values); wanted[key] {
+			folded[key] = g
+			mine[key] = g
+		}
+	}
+	if !exact {
+		return nil
+	}
+	for _, g := range mine {
+		g.ids = []string{}
+	}
+	return h.pageIDs(ctx, pageFrom, conds, args.list, cols, mine)
+}
+
+// pageConds are where and, for each column, a condition that its value is one of the groups'
+// (whose parameters it adds to args): they select every incident of the groups, and may select
+// incidents of other groups too. With unindexed (SQLite driven from the label rows) the
+// conditions cannot pick an index: SQLite would otherwise seek the page's values once per
+// label row instead of looking up each label row's incident by its id.
+func pageConds(where string, cols []column, groups []*group, args *sqlArgs, unindexed bool) []string {
+	conds := []string{where}
+	for i, c := range cols {
+		expr := c.expr
+		if unindexed {
+			expr = "+" + expr
+		}
+		var in []string
+		seen := map[groupValue]bool{}
+		hasNull := false
+		for _, g := range groups {
+			v := g.values[i]
+			switch {
+			case v.null:
+				hasNull = true
+			case seen[v]:
+			case c.kind == timeCol:
+				seen[v] = true
+				in = append(in, args.add(v.n))
+			default:
+				seen[v] = true
+				in = append(in, args.add(v.s))
+			}
+		}
+		var alts []string
+		if hasNull {
+			alts = append(alts, expr+" IS NULL")
+		}
+		if len(in) > 0 {
+			alts = append(alts, expr+" IN ("+strings.Join(in, ", ")+")")
+		}
+		conds = append(conds, "("+strings.Join(alts, " OR ")+")")
+	}
+	return conds
+}
+
+// pageIDs reads up to maxListedIDs ids (the smallest) of each group of a page's chunk, which
+// conds (over from, with args) select, in one query, into the groups.
+func (h *IncidentHandler) pageIDs(ctx context.Context, from string, conds []string, args []any, cols []column, groups map[string]*group) error {
+	exprs := make([]string, len(cols))
+	for i, c := range cols {
+		exprs[i] = c.expr + " AS g" + strconv.Itoa(i)
+	}
+	byID := "i.id"
+	if h.db.Engine == db.Postgres {
+		byID += ` COLLATE "C"`
+	}
+	partition := make([]string, len(cols))
+	for i, c := range cols {
+		partition[i] = c.expr
+	}
+	query := `SELECT * FROM (SELECT ` + strings.Join(exprs, ", ") + `, i.id AS id, ROW_NUMBER() OVER (PARTITION BY ` +
+		strings.Join(partition, ", ") + ` ORDER BY ` + byID + `) AS n FROM ` + from + ` WHERE ` +
+		strings.Join(conds, " AND ") + `) AS r WHERE n <= ` + strconv.Itoa(maxListedIDs)
+	rows, err := h.db.Read().QueryContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("list group incidents: %w", err)
+	}
+	defer rows.Close()
+	raw := make([]any, len(cols)+2)
+	scan := make([]any, len(raw))
+	for i := range raw {
+		scan[i] = &raw[i]
+	}
+	values := make([]groupValue, len(cols))
+	for rows.Next() {
+		if err := rows.Scan(scan...); err != nil {
+			return err
+		}
+		for i := range cols {
+			values[i] = toGroupValue(raw[i])
+		}
+		if g, ok := groups[groupKey(values)]; ok {
+			g.ids = append(g.ids, toGroupValue(raw[len(cols)]).s)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("list group incidents: %w", err)
+	}
+	for _, g := range groups {
+		sort.Strings(g.ids)
+	}
+	return nil
+}
+
+// pagedIndexes are the SQLite indexes that find the incidents of given values of a field with a
+// value per incident (sqlite_autoindex_incidents_1 is the primary key, team_id and id).
+var pagedIndexes = map[oas.IncidentFields]string{
+	oas.IncidentFieldsINCIDENTSFIELDSID:                  "sqlite_autoindex_incidents_1",
+	oas.IncidentFieldsINCIDENTSFIELDSCREATEDTIME:         "incidents_by_created",
+	oas.IncidentFieldsINCIDENTSFIELDSCLOSEDTIME:          "incidents_by_closed",
+	oas.IncidentFieldsINCIDENTSFIELDSLASTSTATEUPDATETIME: "incidents_by_updated",
+}
+
+// pageFrom is from for the aggregate query of a page's groups. Without statistics SQLite takes
+// the team's condition for a selective one and scans the covering incidents_by_severity rather
+// than look up the page's values; on incidents alone, SQLite is told to look them up in the index
+// of the first column with a value per incident.
+func (h *IncidentHandler) pageFrom(from string, cols []column) string {
+	if h.db.Engine != db.SQLite || from != "incidents i" {
+		return from
+	}
+	for _, c := range cols {
+		if index, ok := pagedIndexes[c.field]; ok {
+			return "incidents i INDEXED BY " + index
+		}
+	}
+	return from
+}
+
+// batchedIDsAbove is the number of groups of a page driven from the label rows above which their
+// ids are read in one query rather than one query per group.
+const batchedIDsAbove = 8
+
+// pagedFoldChunk is how many groups of a page one aggregate query folds.
+const pagedFoldChunk = 500

@@ -2,8 +2,10 @@ package incidents_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -15,7 +17,8 @@ import (
 // TestAggregationsFastPaths checks that the answers E18 reads from incident_counts (no filter;
 // grouped by severity or not grouped) and from the label rows alone (one contextual-label
 // filter) are exactly those of the generic path, after every kind of write. filter[isMuted]=false
-// matches every incident here and forces the generic path.
+// matches every incident here and forces the generic path. Groupings whose groups E18 pages in
+// SQL (by id and by the times) answer what folding every group in Go answers, page by page.
 func TestAggregationsFastPaths(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		severities := []oas.IncidentSeverity{oas.IncidentSeverityINCIDENTSEVERITYERROR, oas.IncidentSeverityINCIDENTSEVERITYCRITICAL,
@@ -71,6 +74,63 @@ func TestAggregationsFastPaths(t *testing.T) {
 			} {
 				same(q)
 			}
+			// Groupings by a field with a value per incident page their groups in SQL; they
+			// answer what folding every group in Go answers, on every page.
+			samePaged := func(q string) {
+				t.Helper()
+				for page := 0; page < 20; page++ {
+					paged := aggs(t, env, q)
+					restore := incidents.FoldEveryGroup()
+					folded := aggs(t, env, q)
+					restore()
+					got, _ := json.Marshal(paged)
+					want, _ := json.Marshal(folded)
+					if string(got) != string(want) {
+						t.Fatalf("%s: %q (page %d) paged in SQL answers\n%s\nfolding every group answers\n%s", stage, q, page, got, want)
+					}
+					if paged.Pagination.NextPageToken == "" {
+						return
+					}
+					q = strings.Split(q, "&pagination[pageToken]=")[0] + "&pagination[pageToken]=" + paged.Pagination.NextPageToken
+				}
+				t.Fatalf("%s: %q: more than 20 pages", stage, q)
+			}
+			desc := func(i int) string {
+				return fmt.Sprintf("&group_bys[%d][orderByDirection]=ORDER_BY_DIRECTION_DESC", i)
+			}
+			for _, field := range []string{"ID", "CREATED_TIME", "CLOSED_TIME", "LAST_STATE_UPDATE_TIME"} {
+				by := "group_bys[0][incidentField]=INCIDENTS_FIELDS_" + field
+				for _, q := range []string{
+					by, by + desc(0), by + "&pagination[pageSize]=5", by + desc(0) + "&pagination[pageSize]=7",
+					by + "&filter[severity]=INCIDENT_SEVERITY_ERROR&pagination[pageSize]=2",
+					by + "&" + label + "&pagination[pageSize]=2",
+					by + "&filter[isMuted]=false&filter[status]=INCIDENT_STATUS_RESOLVED",
+					"group_bys[0][incidentField]=INCIDENTS_FIELDS_SEVERITY&group_bys[1][incidentField]=INCIDENTS_FIELDS_" + field + desc(1) + "&pagination[pageSize]=4",
+					"group_bys[0][contextualLabel]=service" + desc(0) + "&group_bys[1][incidentField]=INCIDENTS_FIELDS_" + field + "&pagination[pageSize]=3",
+					by + "&group_bys[1][incidentField]=INCIDENTS_FIELDS_CLOSED_TIME" + desc(1) + "&group_bys[2][incidentField]=INCIDENTS_FIELDS_STATUS&pagination[pageSize]=6",
+					by + "&filter[contextualLabels][service][contextualLabelValues]=nope",
+				} {
+					samePaged(q)
+				}
+				// a page token beyond the last group
+				if tok := pageTokenAt(t, env, by+"&pagination[pageSize]=1", 1000); tok != "" {
+					samePaged(by + "&pagination[pageSize]=3&pagination[pageToken]=" + tok)
+				}
+			}
+			// Driven from the label rows, many groups read their ids in one query; a search of the
+			// same label selects the same incidents from the incidents and reads them per group.
+			allServices := "filter[contextualLabels][service][contextualLabelValues][0]=svc-0&filter[contextualLabels][service][contextualLabelValues][1]=svc-1&filter[contextualLabels][service][contextualLabelValues][2]=svc-2"
+			searched := "filter[searchQuery][contextualLabel]=service&filter[searchQuery][query]=svc-"
+			restore := incidents.FoldEveryGroup()
+			for _, by := range []string{"group_bys[0][incidentField]=INCIDENTS_FIELDS_ID", "group_bys[0][incidentField]=INCIDENTS_FIELDS_ID&pagination[pageSize]=10",
+				"group_bys[0][incidentField]=INCIDENTS_FIELDS_STATUS&group_bys[1][incidentField]=INCIDENTS_FIELDS_CREATED_TIME" + desc(1),
+				"group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME"} {
+				if got, want := aggJSON(t, env, by+"&"+allServices), aggJSON(t, env, by+"&"+searched); got != want {
+					restore()
+					t.Fatalf("%s: %q from the label rows answers\n%s\nfrom the incidents\n%s", stage, by, got, want)
+				}
+			}
+			restore()
 			// the counts kept on write are what the incidents say
 			gotCounts := sqlRows(t, env, `SELECT severity, state, status, assigned_to, meta_labels, n FROM incident_counts
 				WHERE team_id = 1 AND n > 0 ORDER BY severity, state, status, assigned_to, meta_labels`)
@@ -118,6 +178,21 @@ func TestAggregationsFastPaths(t *testing.T) {
 		}
 		check("one severity closed")
 	})
+}
+
+// pageTokenAt is query's page token moved to offset ("" when query has one page).
+func pageTokenAt(t *testing.T, env *apitest.Env, query string, offset int) string {
+	t.Helper()
+	tok := aggs(t, env, query).Pagination.NextPageToken
+	if tok == "" {
+		return ""
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		t.Fatalf("page token %q: %v", tok, err)
+	}
+	_, hash, _ := strings.Cut(string(raw), ":")
+	return base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("%d:%s", offset, hash)))
 }
 
 // aggJSON is E18's answer, re-encoded so that answers compare as strings (a page token only

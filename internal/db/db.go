@@ -48,8 +48,10 @@ type DB struct {
 	Engine Engine
 	write  *sql.DB
 	read   *sql.DB
-	now    func() time.Time
-	newID  func() string
+	// reads serves Read on SQLite (pgx keeps its own statement cache per connection).
+	reads *preparedReads
+	now   func() time.Time
+	newID func() string
 }
 
 // Open opens the database, applies pending migrations and returns it ready for use.
@@ -126,11 +128,14 @@ func openSQLite(dir string) (*DB, error) {
 	}
 	read.SetMaxOpenConns(8)
 	read.SetMaxIdleConns(8)
-	return &DB{Engine: SQLite, write: write, read: read}, nil
+	return &DB{Engine: SQLite, write: write, read: read, reads: newPreparedReads(read)}, nil
 }
 
 // Close releases the connections.
 func (d *DB) Close() error {
+	if d.reads != nil {
+		d.reads.close()
+	}
 	err := d.write.Close()
 	if d.read != d.write {
 		err = errors.Join(err, d.read.Close())
@@ -155,7 +160,12 @@ type Querier interface {
 }
 
 // Read returns the pool for queries that change nothing.
-func (d *DB) Read() Querier { return d.read }
+func (d *DB) Read() Querier {
+	if d.reads != nil {
+		return d.reads
+	}
+	return d.read
+}
 
 // Tx is a transaction together with the moment it started, which every timestamp written in it
 // uses, so that a change and the events that describe it carry the same time.

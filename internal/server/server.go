@@ -179,7 +179,7 @@ func (h *root) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body != nil && r.Body != http.NoBody {
 		r.Body = http.MaxBytesReader(rec, r.Body, h.opts.MaxBodyBytes)
 	}
-	if isOperationPath(r.URL.Path) {
+	if r.Method != http.MethodConnect && isOperationPath(r.URL.EscapedPath()) {
 		h.opts.API.ServeHTTP(rec, r)
 		return
 	}
@@ -199,8 +199,9 @@ func (h *root) newRequestID() string {
 	return string(b[:])
 }
 
-// isOperationPath reports whether path is one the ServeMux would hand to the API as it is: under
-// /mgmt/ or /admin/ and already clean (the mux redirects unclean paths, so those still go to it).
+// isOperationPath reports whether the escaped path p is one the ServeMux would hand to the API as
+// it is: under /mgmt/ or /admin/ and already clean as the mux cleans it (the mux redirects unclean
+// paths, so those still go to it, as CONNECT requests do).
 func isOperationPath(p string) bool {
 	if !strings.HasPrefix(p, "/mgmt/") && !strings.HasPrefix(p, "/admin/") {
 		return false

@@ -206,6 +206,8 @@ func TestBadConfigurationIsRefused(t *testing.T) {
 		fragment string
 	}{
 		{[]string{"serve", "--log-format", "xml"}, nil, "--log-format"},
+		{[]string{"serve", "--access-log", "some"}, nil, "--access-log"},
+		{[]string{"serve"}, map[string]string{"MGMTAPI_ACCESS_LOG": "sampled"}, "--access-log"},
 		{[]string{"serve", "--database-url", "mysql://x"}, nil, "--database-url"},
 		{[]string{"serve", "--policy-limit", "0"}, nil, "--policy-limit"},
 		{[]string{"serve", "--kpi-interval", "999ms"}, nil, "--kpi-interval"},
@@ -225,7 +227,7 @@ func TestBadConfigurationIsRefused(t *testing.T) {
 }
 
 func TestShutdownWaitsAndReturns(t *testing.T) {
-	p := start(t, nil, "--data-dir", t.TempDir(), "--log-format", "json")
+	p := start(t, nil, "--data-dir", t.TempDir(), "--log-format", "json", "--access-log", "all")
 	if status, _ := p.get(t, "/healthz", ""); status != 200 {
 		t.Fatalf("healthz %d", status)
 	}
@@ -237,6 +239,42 @@ func TestShutdownWaitsAndReturns(t *testing.T) {
 	}
 	if !strings.Contains(p.stdout.String(), `"request_id":`) {
 		t.Fatal("request log lines carry no request_id")
+	}
+}
+
+// TestAccessLogModes checks which requests get an INFO line under each --access-log, and that the
+// flag wins over MGMTAPI_ACCESS_LOG.
+func TestAccessLogModes(t *testing.T) {
+	const rulesPath = "/mgmt/openapi/5/recording-rules/recording-rules/v1"
+	request := regexp.MustCompile(`"msg":"request".*"path":"([^"]*)".*"status":([0-9]+)`)
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{nil, nil, rulesPath + " 401"}, // errors by default
+		{[]string{"--access-log", "none"}, nil, ""},
+		{nil, map[string]string{"MGMTAPI_ACCESS_LOG": "none"}, ""},
+		{[]string{"--access-log", "errors"}, map[string]string{"MGMTAPI_ACCESS_LOG": "none"}, rulesPath + " 401"},
+		{[]string{"--access-log", "all"}, nil, "/healthz 200," + rulesPath + " 401"},
+	} {
+		p := start(t, c.env, append([]string{"--data-dir", t.TempDir(), "--log-format", "json"}, c.args...)...)
+		if status, _ := p.get(t, "/healthz", ""); status != 200 {
+			t.Fatalf("healthz %d", status)
+		}
+		if status, _ := p.get(t, rulesPath, "not-a-key"); status != 401 {
+			t.Fatalf("GET %s with a bad key: %d", rulesPath, status)
+		}
+		if err := p.stop(); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, m := range request.FindAllStringSubmatch(p.stdout.String(), -1) {
+			got = append(got, m[1]+" "+m[2])
+		}
+		if strings.Join(got, ",") != c.want {
+			t.Errorf("args %v env %v: request lines %q, want %q", c.args, c.env, got, c.want)
+		}
 	}
 }
 

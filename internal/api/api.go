@@ -5,7 +5,9 @@ package api
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/apikeys"
@@ -27,8 +29,8 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/recordingrules"
 	"github.com/mgmtapi/mgmtapi/internal/retentions"
 	"github.com/mgmtapi/mgmtapi/internal/roles"
+	"github.com/mgmtapi/mgmtapi/internal/server"
 	"github.com/mgmtapi/mgmtapi/internal/slos"
-	"github.com/mgmtapi/mgmtapi/internal/streaming"
 	"github.com/mgmtapi/mgmtapi/internal/teams"
 	"github.com/mgmtapi/mgmtapi/internal/views"
 )
@@ -69,7 +71,18 @@ type handler struct {
 
 // NewError is the exit for errors returned by handlers and by the security handler.
 func (handler) NewError(ctx context.Context, err error) *oas.ErrorStatusCode {
+	nameOperation(ctx, err)
 	return errorResponse(ctx, err)
+}
+
+// nameOperation names the request's operation from a router error that carries it: a request
+// without the Authorization header fails its operation's security before the security handler,
+// which names the others, is called.
+func nameOperation(ctx context.Context, err error) {
+	var op interface{ OperationName() string }
+	if errors.As(err, &op) {
+		server.SetOperation(ctx, op.OperationName())
+	}
 }
 
 // API is the HTTP handler of every /mgmt/openapi and /admin/v1 operation.
@@ -78,8 +91,11 @@ type API struct {
 	operatorKey string
 	// queryObjects are the deepObject parameters of each operation, read by the operation itself.
 	queryObjects map[string][]string
-	// streamed lists are served by serveStreamed, not by the router (see streamed.go).
-	streamed map[string]streaming.List
+	// queryObjectNames are the names of every operation's deepObject parameters, once each.
+	queryObjectNames []string
+	// streamed lists are served by serveStreamed, not by the router (see streamed.go), keyed by
+	// "GET <path>" (they have no path parameters).
+	streamed map[string]streamedList
 	security *security
 }
 
@@ -123,6 +139,7 @@ func New(opts Options) (*API, error) {
 	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey}
 	router, err := oas.NewServer(h, sec,
 		oas.WithErrorHandler(func(ctx context.Context, w http.ResponseWriter, r *http.Request, err error) {
+			nameOperation(ctx, err)
 			e := errorResponse(ctx, err)
 			writeError(w, e.StatusCode, e.Response.Message)
 		}),
@@ -138,36 +155,75 @@ func New(opts Options) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &API{router: router, operatorKey: opts.OperatorKey, queryObjects: queryObjects,
-		streamed: streamedLists(h), security: sec}, nil
+	var names []string
+	for _, list := range queryObjects {
+		for _, name := range list {
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	streamed, err := streamedRoutes(h)
+	if err != nil {
+		return nil, err
+	}
+	return &API{router: router, operatorKey: opts.OperatorKey, queryObjects: queryObjects, queryObjectNames: names,
+		streamed: streamed, security: sec}, nil
 }
 
 // ServeHTTP routes the request to its operation. Without an operator key the /admin/v1 paths
 // do not exist.
+//
+// The generated router finds the route once, to serve it; the operation's security handler, the
+// first step of every operation, names it for the metrics and the log line (server.SetOperation).
+// The request is routed a second time only when its query may hold a query object, which its
+// operation reads itself, or when it is refused here, before routing.
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if a.operatorKey == "" && strings.HasPrefix(r.URL.Path, "/admin/") {
 		writeError(w, http.StatusNotFound, "no operation at "+r.URL.Path)
 		return
 	}
-	if msg, status := checkText(r); msg != "" {
+	query, msg, status := checkText(r)
+	if msg != "" {
+		server.SetOperation(r.Context(), a.OperationName(r))
 		writeError(w, status, msg)
 		return
 	}
-	// Object query parameters (the incident aggregation's) are read by their operation.
-	r = r.WithContext(queryobject.WithValues(r.Context(), r.URL.Query()))
-	if route, ok := a.router.FindRoute(r.Method, r.URL.Path); ok {
-		if list, ok := a.streamed[route.OperationID()]; ok {
-			a.serveStreamed(w, r, route.Name(), list)
+	if r.Method == http.MethodGet {
+		if list, ok := a.streamed["GET "+r.URL.Path]; ok {
+			a.serveStreamed(w, r, list.operation, list.list)
 			return
 		}
-		if names := a.queryObjects[route.OperationID()]; len(names) > 0 {
-			// The generated decoder must not read them (see queryobjects.go).
-			u := *r.URL
-			u.RawQuery = withoutQueryObjects(u.RawQuery, names)
-			r.URL = &u
+	}
+	if query == nil {
+		a.router.ServeHTTP(w, r)
+		return
+	}
+	// Object query parameters (the incident aggregation's, among others) are read by their
+	// operation.
+	r = r.WithContext(queryobject.WithValues(r.Context(), query))
+	if a.mayHoldQueryObject(r.URL.RawQuery) {
+		if route, ok := a.router.FindRoute(r.Method, r.URL.Path); ok {
+			if names := a.queryObjects[route.OperationID()]; len(names) > 0 {
+				// The generated decoder must not read them (see queryobjects.go).
+				u := *r.URL
+				u.RawQuery = withoutQueryObjects(u.RawQuery, names)
+				r.URL = &u
+			}
 		}
 	}
 	a.router.ServeHTTP(w, r)
+}
+
+// mayHoldQueryObject reports whether rawQuery has a key that is, or begins, the name of a
+// deepObject parameter of some operation; false means withoutQueryObjects would keep it whole.
+func (a *API) mayHoldQueryObject(rawQuery string) bool {
+	for _, name := range a.queryObjectNames {
+		if strings.Contains(rawQuery, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // OperationName returns the operationId the request is routed to, or "" when none.

@@ -6,10 +6,13 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/server"
 )
 
 // security authenticates each request and checks the operation's permission before any
-// parameter or body is decoded, so that a caller without the right learns nothing else.
+// parameter or body is decoded, so that a caller without the right learns nothing else. Being the
+// first step of every operation (each one has a security requirement), it also names the
+// request's operation for the metrics and the log line.
 type security struct {
 	authn       *auth.Authenticator
 	permissions map[string]string // operationId → permission
@@ -21,6 +24,7 @@ type security struct {
 // Errors: Unauthenticated for a missing or unusable key; Forbidden for a missing permission, and
 // for a send-data key on any operation but ingestion.
 func (s *security) HandleApiKey(ctx context.Context, operation oas.OperationName, t oas.ApiKey) (context.Context, error) {
+	server.SetOperation(ctx, operation)
 	p, err := s.authn.Authenticate(ctx, t.APIKey)
 	if err != nil {
 		return nil, err
@@ -38,7 +42,8 @@ func (s *security) HandleApiKey(ctx context.Context, operation oas.OperationName
 // HandleOperatorKey accepts only the deployment's operator key.
 //
 // Errors: Unauthenticated for any other key.
-func (s *security) HandleOperatorKey(ctx context.Context, _ oas.OperationName, t oas.OperatorKey) (context.Context, error) {
+func (s *security) HandleOperatorKey(ctx context.Context, operation oas.OperationName, t oas.OperatorKey) (context.Context, error) {
+	server.SetOperation(ctx, operation)
 	if s.operatorKey == "" || !auth.SameSecret(auth.KeyFromHeader(t.APIKey), s.operatorKey) {
 		return nil, apierror.Unauthenticatedf("Authorization: the operator key is not valid")
 	}

@@ -1,12 +1,17 @@
 package api
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
+	"strings"
 
+	"github.com/go-faster/yaml"
 	"github.com/ogen-go/ogen/ogenerrors"
 
+	spec "github.com/mgmtapi/mgmtapi/api"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/server"
 	"github.com/mgmtapi/mgmtapi/internal/streaming"
 )
 
@@ -26,11 +31,50 @@ func streamedLists(h handler) map[string]streaming.List {
 	}
 }
 
+// streamedList is a streamed list and the operation it answers.
+type streamedList struct {
+	operation string
+	list      streaming.List
+}
+
+// streamedRoutes keys the streamed lists by "GET <path>", read from the OpenAPI document, so
+// that a request for one is recognised without routing it. It fails when a streamed operation is
+// not a GET without path parameters in the document.
+func streamedRoutes(h handler) (map[string]streamedList, error) {
+	lists := streamedLists(h)
+	var doc struct {
+		Paths map[string]map[string]struct {
+			OperationID string `yaml:"operationId"`
+		} `yaml:"paths"`
+	}
+	if err := yaml.Unmarshal(spec.OpenAPIYAML, &doc); err != nil {
+		return nil, fmt.Errorf("openapi document: %w", err)
+	}
+	routes := map[string]streamedList{}
+	for path, item := range doc.Paths {
+		for method, op := range item {
+			list, ok := lists[op.OperationID]
+			if !ok {
+				continue
+			}
+			if method != "get" || strings.Contains(path, "{") {
+				return nil, fmt.Errorf("openapi document: streamed list %s must be a GET without path parameters", op.OperationID)
+			}
+			routes["GET "+path] = streamedList{operation: op.OperationID, list: list}
+		}
+	}
+	if len(routes) != len(lists) {
+		return nil, fmt.Errorf("openapi document: %d streamed lists, %d found", len(lists), len(routes))
+	}
+	return routes, nil
+}
+
 // serveStreamed serves a streamed list: the same security check as every operation, with the
 // same errors, then the answer. An error before the first byte is an ordinary {code, message}
 // answer; after it, the connection is aborted (see streaming.Serve).
 func (a *API) serveStreamed(w http.ResponseWriter, r *http.Request, operation string, list streaming.List) {
 	ctx := r.Context()
+	server.SetOperation(ctx, operation)
 	opContext := ogenerrors.OperationContext{Name: operation, ID: operation}
 	key := r.Header.Get("Authorization")
 	if key == "" {

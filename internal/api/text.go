@@ -15,50 +15,52 @@ import (
 // checkText refuses, before routing, text that no engine can store alike: invalid UTF-8 and the
 // NUL character, in the path, the query or a JSON body. PostgreSQL's text type holds neither, so
 // letting them through would turn a bad request into a 500 on one engine and into stored garbage
-// on the other. It returns "" when the request is fine; otherwise the message and status. A body
-// it reads is put back for the router.
-func checkText(r *http.Request) (string, int) {
+// on the other. When the request is fine it returns its query parameters (nil for an empty
+// query) and an empty message; otherwise the message and status. A body it reads is put back for
+// the router.
+func checkText(r *http.Request) (query url.Values, msg string, status int) {
 	if !utf8.ValidString(r.URL.Path) || strings.ContainsRune(r.URL.Path, 0) {
-		return "path: must be valid UTF-8 without NUL characters", http.StatusBadRequest
+		return nil, "path: must be valid UTF-8 without NUL characters", http.StatusBadRequest
 	}
 	if r.URL.RawQuery != "" {
 		if n := strings.Count(r.URL.RawQuery, "&") + 1; n > maxQueryParameters {
 			name, times := mostRepeatedParameter(r.URL.RawQuery)
-			return fmt.Sprintf("%s: given %d times; a request takes at most %d query parameters (%d in all here)",
+			return nil, fmt.Sprintf("%s: given %d times; a request takes at most %d query parameters (%d in all here)",
 				name, times, maxQueryParameters, n), http.StatusBadRequest
 		}
 		values, err := url.ParseQuery(r.URL.RawQuery)
+		query = values
 		if err != nil {
-			return "query: " + err.Error(), http.StatusBadRequest
+			return nil, "query: " + err.Error(), http.StatusBadRequest
 		}
 		for name, list := range values {
 			for _, v := range list {
 				if !utf8.ValidString(name+v) || strings.ContainsRune(name+v, 0) {
-					return fmt.Sprintf("%s: must be valid UTF-8 without NUL characters", name), http.StatusBadRequest
+					return nil, fmt.Sprintf("%s: must be valid UTF-8 without NUL characters", name), http.StatusBadRequest
 				}
 			}
 		}
 	}
 	if r.Body == nil || r.Body == http.NoBody {
-		return "", 0
+		return query, "", 0
 	}
 	body, err := io.ReadAll(r.Body)
 	_ = r.Body.Close()
 	if err != nil {
 		var maxBytes *http.MaxBytesError
 		if errors.As(err, &maxBytes) {
-			return fmt.Sprintf("body: larger than the limit of %d bytes", maxBytes.Limit), http.StatusRequestEntityTooLarge
+			return nil, fmt.Sprintf("body: larger than the limit of %d bytes", maxBytes.Limit), http.StatusRequestEntityTooLarge
 		}
-		return "body: could not be read", http.StatusBadRequest
+		return nil, "body: could not be read", http.StatusBadRequest
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	if !utf8.Valid(body) {
-		return "body: must be valid UTF-8", http.StatusBadRequest
+		return nil, "body: must be valid UTF-8", http.StatusBadRequest
 	}
 	if path := pathOfNUL(body); path != "" {
-		return path + ": must not contain the NUL character (\\u0000)", http.StatusBadRequest
+		return nil, path + ": must not contain the NUL character (\\u0000)", http.StatusBadRequest
 	}
-	return "", 0
+	return query, "", 0
 }
 
 // pathOfNUL returns the path of the first JSON string (key or value) holding U+0000, or "".

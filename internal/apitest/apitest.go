@@ -185,15 +185,14 @@ func (e *Env) Handler(t testing.TB, database *db.DB, authn *auth.Authenticator) 
 		t.Fatalf("documents: %v", err)
 	}
 	handler := server.New(server.Options{
-		API:           a,
-		WriteError:    api.WriteError,
-		OperationName: a.OperationName,
-		Ready:         database.Ping,
-		DBStats:       database.Stats,
-		OpenAPIJSON:   jsonDoc,
-		OpenAPIYAML:   yamlDoc,
-		MaxBodyBytes:  e.opts.MaxBodyBytes,
-		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		API:          a,
+		WriteError:   api.WriteError,
+		Ready:        database.Ping,
+		DBStats:      database.Stats,
+		OpenAPIJSON:  jsonDoc,
+		OpenAPIYAML:  yamlDoc,
+		MaxBodyBytes: e.opts.MaxBodyBytes,
+		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	return checkedAgainstPublicDocuments(t, handler, a.OperationName)
 }

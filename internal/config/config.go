@@ -23,6 +23,8 @@ type Config struct {
 	MaxBodyBytes int64
 	LogFormat    string
 	LogLevel     slog.Level
+	// AccessLog chooses the requests logged at INFO: all, errors (status 400 or more) or none.
+	AccessLog    string
 	BootstrapKey string
 	OperatorKey  string
 	// KPIInterval is how often open cases are checked for KPI breaches.
@@ -74,6 +76,7 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (Config, 
 	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", maxBody, "largest accepted request body (MGMTAPI_MAX_BODY_BYTES)")
 	fs.StringVar(&c.LogFormat, "log-format", env("MGMTAPI_LOG_FORMAT", "text"), "text or json (MGMTAPI_LOG_FORMAT)")
 	fs.StringVar(&level, "log-level", env("MGMTAPI_LOG_LEVEL", "info"), "debug, info, warn or error (MGMTAPI_LOG_LEVEL)")
+	fs.StringVar(&c.AccessLog, "access-log", env("MGMTAPI_ACCESS_LOG", "errors"), "requests logged at info: all, errors (status 400 or more) or none (MGMTAPI_ACCESS_LOG)")
 	fs.StringVar(&c.ExtensionsDir, "extensions-dir", env("MGMTAPI_EXTENSIONS_DIR", ""), "directory of extension catalog files (*.json) added to the built-in catalog (MGMTAPI_EXTENSIONS_DIR)")
 	fs.StringVar(&kpiInterval, "kpi-interval", env("MGMTAPI_KPI_INTERVAL", "30s"), "how often open cases are checked for KPI breaches, 1s to 1h (MGMTAPI_KPI_INTERVAL)")
 	if err := fs.Parse(args); err != nil {
@@ -93,6 +96,8 @@ func Parse(args []string, getenv func(string) string, usage io.Writer) (Config, 
 		return Config{}, errors.New("--max-body-bytes: must be at least 1024")
 	case c.LogFormat != "text" && c.LogFormat != "json":
 		return Config{}, fmt.Errorf("--log-format: must be text or json, not %q", c.LogFormat)
+	case c.AccessLog != "all" && c.AccessLog != "errors" && c.AccessLog != "none":
+		return Config{}, fmt.Errorf("--access-log: must be all, errors or none, not %q", c.AccessLog)
 	case c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://"):
 		return Config{}, errors.New("--database-url: must start with postgres:// or postgresql://")
 	}
@@ -121,8 +126,8 @@ func (c Config) String() string {
 	if extensionsDir == "" {
 		extensionsDir = "(built-in only)"
 	}
-	return fmt.Sprintf("addr=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s log=%s/%s bootstrap-key=%s operator-key=%s",
-		c.Addr, db, c.Region, c.PolicyLimit, c.MaxBodyBytes, c.KPIInterval, extensionsDir, c.LogFormat, c.LogLevel, mask(c.BootstrapKey), mask(c.OperatorKey))
+	return fmt.Sprintf("addr=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s log=%s/%s access-log=%s bootstrap-key=%s operator-key=%s",
+		c.Addr, db, c.Region, c.PolicyLimit, c.MaxBodyBytes, c.KPIInterval, extensionsDir, c.LogFormat, c.LogLevel, c.AccessLog, mask(c.BootstrapKey), mask(c.OperatorKey))
 }
 
 // maskURL hides the password of a database URL.

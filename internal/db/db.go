@@ -48,9 +48,11 @@ type DB struct {
 	Engine Engine
 	write  *sql.DB
 	read   *sql.DB
-	now    func() time.Time
-	newID  func() string
-	group  *groupCommitter // SQLite only
+	// reads serves Read on SQLite (pgx keeps its own statement cache per connection).
+	reads *preparedReads
+	now   func() time.Time
+	newID func() string
+	group *groupCommitter // SQLite only
 }
 
 // Open opens the database, applies pending migrations and returns it ready for use.
@@ -130,7 +132,7 @@ func openSQLite(dir string) (*DB, error) {
 	}
 	read.SetMaxOpenConns(8)
 	read.SetMaxIdleConns(8)
-	return &DB{Engine: SQLite, write: write, read: read}, nil
+	return &DB{Engine: SQLite, write: write, read: read, reads: newPreparedReads(read)}, nil
 }
 
 // Close waits for the write transactions in progress, then releases the connections. Write
@@ -138,6 +140,9 @@ func openSQLite(dir string) (*DB, error) {
 func (d *DB) Close() error {
 	if d.group != nil {
 		d.group.close()
+	}
+	if d.reads != nil {
+		d.reads.close()
 	}
 	err := d.write.Close()
 	if d.read != d.write {
@@ -163,7 +168,12 @@ type Querier interface {
 }
 
 // Read returns the pool for queries that change nothing.
-func (d *DB) Read() Querier { return d.read }
+func (d *DB) Read() Querier {
+	if d.reads != nil {
+		return d.reads
+	}
+	return d.read
+}
 
 // Tx is a transaction together with the moment it started, which every timestamp written in it
 // uses, so that a change and the events that describe it carry the same time.

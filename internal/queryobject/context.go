@@ -16,7 +16,8 @@ func WithValues(ctx context.Context, v url.Values) context.Context {
 	return context.WithValue(ctx, valuesKey{}, v)
 }
 
-// Values returns the query parameters stored by WithValues, or none.
+// Values returns the query parameters stored by WithValues, or nil (no parameter): internal/api
+// stores them only for a request with a query, parsed once, when it checks their text.
 func Values(ctx context.Context) url.Values {
 	v, _ := ctx.Value(valuesKey{}).(url.Values)
 	return v

@@ -3,6 +3,7 @@ package server
 import (
 	"database/sql"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,6 +14,21 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	inFlight prometheus.Gauge
+
+	// seen keeps the series already used, so that a request finds its own without hashing its
+	// labels and formatting its status again.
+	mu   sync.RWMutex
+	seen map[requestLabels]series
+}
+
+type series struct {
+	count   prometheus.Counter
+	latency prometheus.Observer
+}
+
+type requestLabels struct {
+	operation string
+	status    int
 }
 
 func newMetrics(reg *prometheus.Registry, dbStats func() sql.DBStats) *metrics {
@@ -30,6 +46,7 @@ func newMetrics(reg *prometheus.Registry, dbStats func() sql.DBStats) *metrics {
 			Name: "mgmtapi_requests_in_flight",
 			Help: "Requests being answered now.",
 		}),
+		seen: map[requestLabels]series{},
 	}
 	reg.MustRegister(m.requests, m.latency, m.inFlight,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -61,6 +78,19 @@ func newMetrics(reg *prometheus.Registry, dbStats func() sql.DBStats) *metrics {
 }
 
 func (m *metrics) observe(operation string, status int, elapsed time.Duration) {
-	m.requests.WithLabelValues(operation, strconv.Itoa(status)).Inc()
-	m.latency.WithLabelValues(operation).Observe(elapsed.Seconds())
+	labels := requestLabels{operation, status}
+	m.mu.RLock()
+	s, ok := m.seen[labels]
+	m.mu.RUnlock()
+	if !ok {
+		s = series{
+			count:   m.requests.WithLabelValues(operation, strconv.Itoa(status)),
+			latency: m.latency.WithLabelValues(operation),
+		}
+		m.mu.Lock()
+		m.seen[labels] = s
+		m.mu.Unlock()
+	}
+	s.count.Inc()
+	s.latency.Observe(elapsed.Seconds())
 }

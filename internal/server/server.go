@@ -1,6 +1,6 @@
 // Package server is the HTTP side of the process: the routes that need no key (/healthz,
 // /readyz, /metrics, /openapi.json, /openapi.yaml), and the middleware every request crosses —
-// request id, structured log line, panic recovery, body limit and metrics.
+// request id, access log line (all, errors or none), panic recovery, body limit and metrics.
 package server
 
 import (
@@ -11,6 +11,9 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"path"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,11 +22,10 @@ import (
 
 // Options configure the handler returned by New.
 type Options struct {
-	// API serves every operation; WriteError writes an Error body for failures outside it.
+	// API serves every operation; WriteError writes an Error body for failures outside it. The API
+	// names the operation of each request it routes with SetOperation, for metrics and logs.
 	API        http.Handler
 	WriteError func(w http.ResponseWriter, status int, message string)
-	// OperationName names the operation a request routes to ("" for none), for metrics and logs.
-	OperationName func(r *http.Request) string
 	// Ready reports whether the database answers.
 	Ready func(ctx context.Context) error
 	// DBStats gives the connection-pool figures for /metrics.
@@ -32,10 +34,30 @@ type Options struct {
 	OpenAPIJSON, OpenAPIYAML []byte
 	MaxBodyBytes             int64
 	Logger                   *slog.Logger
+	// AccessLog chooses the requests that get an INFO "request" line; AccessLogErrors when empty.
+	AccessLog AccessLog
 }
+
+// AccessLog chooses which answered requests are logged at INFO as a "request" line.
+type AccessLog string
+
+const (
+	// AccessLogAll logs every request, probes and /metrics included.
+	AccessLogAll AccessLog = "all"
+	// AccessLogErrors logs the requests answered with a status of 400 or more.
+	AccessLogErrors AccessLog = "errors"
+	// AccessLogNone logs no request line (failures inside still log their own WARN or ERROR).
+	AccessLogNone AccessLog = "none"
+)
+
+// AccessLogModes lists the values of AccessLog, for flags and their errors.
+var AccessLogModes = []AccessLog{AccessLogAll, AccessLogErrors, AccessLogNone}
 
 // New returns the process's root handler.
 func New(opts Options) http.Handler {
+	if opts.AccessLog == "" {
+		opts.AccessLog = AccessLogErrors
+	}
 	reg := prometheus.NewRegistry()
 	m := newMetrics(reg, opts.DBStats)
 	mux := http.NewServeMux()
@@ -62,7 +84,9 @@ func New(opts Options) http.Handler {
 	})
 	mux.Handle("/", opts.API)
 
-	return &root{opts: opts, next: mux, metrics: m}
+	var prefix [8]byte
+	_, _ = rand.Read(prefix[:])
+	return &root{opts: opts, mux: mux, metrics: m, idPrefix: hex.EncodeToString(prefix[:])}
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
@@ -73,35 +97,49 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 
 type root struct {
 	opts    Options
-	next    http.Handler
+	mux     *http.ServeMux
 	metrics *metrics
+	// idPrefix and idCounter make the ids of requests that bring none: unique in the process,
+	// different from one start to the next.
+	idPrefix  string
+	idCounter atomic.Uint32
 }
 
-type requestIDKey struct{}
+// request is what the root middleware knows of a request, in its context.
+type request struct {
+	id        string
+	operation string
+}
+
+type requestKey struct{}
 
 // RequestID returns the id of the request whose context this is, or "".
 func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
+	if req, ok := ctx.Value(requestKey{}).(*request); ok {
+		return req.id
+	}
+	return ""
+}
+
+// SetOperation names the operation that the request whose context this is routes to, for its
+// metrics and log line. Outside a request served by New's handler it does nothing.
+func SetOperation(ctx context.Context, operation string) {
+	if req, ok := ctx.Value(requestKey{}).(*request); ok {
+		req.operation = operation
+	}
 }
 
 func (h *root) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	id := r.Header.Get("X-Request-Id")
-	if id == "" || len(id) > 128 {
-		var b [12]byte
-		_, _ = rand.Read(b[:])
-		id = hex.EncodeToString(b[:])
+	req := &request{id: r.Header.Get("X-Request-Id")}
+	if req.id == "" || len(req.id) > 128 {
+		req.id = h.newRequestID()
 	}
-	ctx := context.WithValue(r.Context(), requestIDKey{}, id)
+	ctx := context.WithValue(r.Context(), requestKey{}, req)
 	r = r.WithContext(ctx)
-	w.Header().Set("X-Request-Id", id)
+	w.Header().Set("X-Request-Id", req.id)
 	rec := &statusRecorder{ResponseWriter: w}
 
-	operation := h.opts.OperationName(r)
-	if operation == "" {
-		operation = "none"
-	}
 	h.metrics.inFlight.Inc()
 	defer func() {
 		h.metrics.inFlight.Dec()
@@ -119,12 +157,18 @@ func (h *root) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if status == 0 {
 			status = http.StatusOK
 		}
+		operation := req.operation
+		if operation == "" {
+			operation = "none"
+		}
 		elapsed := time.Since(start)
 		h.metrics.observe(operation, status, elapsed)
-		h.opts.Logger.LogAttrs(ctx, slog.LevelInfo, "request",
-			slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.String("operation", operation), slog.Int("status", status),
-			slog.Int64("bytes", rec.bytes), slog.Duration("duration", elapsed))
+		if h.opts.AccessLog == AccessLogAll || h.opts.AccessLog == AccessLogErrors && status >= 400 {
+			h.opts.Logger.LogAttrs(ctx, slog.LevelInfo, "request",
+				slog.String("method", r.Method), slog.String("path", r.URL.Path),
+				slog.String("operation", operation), slog.Int("status", status),
+				slog.Int64("bytes", rec.bytes), slog.Duration("duration", elapsed))
+		}
 	}()
 
 	if r.ContentLength > h.opts.MaxBodyBytes {
@@ -132,10 +176,38 @@ func (h *root) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("body: larger than the limit of %d bytes", h.opts.MaxBodyBytes))
 		return
 	}
-	if r.Body != nil {
+	if r.Body != nil && r.Body != http.NoBody {
 		r.Body = http.MaxBytesReader(rec, r.Body, h.opts.MaxBodyBytes)
 	}
-	h.next.ServeHTTP(rec, r)
+	if r.Method != http.MethodConnect && isOperationPath(r.URL.EscapedPath()) {
+		h.opts.API.ServeHTTP(rec, r)
+		return
+	}
+	h.mux.ServeHTTP(rec, r)
+}
+
+// newRequestID returns 24 hex digits: the process's random prefix and a counter.
+func (h *root) newRequestID() string {
+	var b [24]byte
+	copy(b[:16], h.idPrefix)
+	n := h.idCounter.Add(1)
+	const digits = "0123456789abcdef"
+	for i := 23; i >= 16; i-- {
+		b[i] = digits[n&0xf]
+		n >>= 4
+	}
+	return string(b[:])
+}
+
+// isOperationPath reports whether the escaped path p is one the ServeMux would hand to the API as
+// it is: under /mgmt/ or /admin/ and already clean as the mux cleans it (the mux redirects unclean
+// paths, so those still go to it, as CONNECT requests do).
+func isOperationPath(p string) bool {
+	if !strings.HasPrefix(p, "/mgmt/") && !strings.HasPrefix(p, "/admin/") {
+		return false
+	}
+	clean := path.Clean(p)
+	return clean == p || len(p) == len(clean)+1 && p[len(clean)] == '/' && p[:len(clean)] == clean
 }
 
 type statusRecorder struct {

@@ -43,16 +43,23 @@ type streamedList struct {
 func streamedRoutes(h handler) (map[string]streamedList, error) {
 	lists := streamedLists(h)
 	var doc struct {
-		Paths map[string]map[string]struct {
-			OperationID string `yaml:"operationId"`
-		} `yaml:"paths"`
+		Paths map[string]map[string]yaml.Node `yaml:"paths"`
 	}
 	if err := yaml.Unmarshal(spec.OpenAPIYAML, &doc); err != nil {
 		return nil, fmt.Errorf("openapi document: %w", err)
 	}
 	routes := map[string]streamedList{}
 	for path, item := range doc.Paths {
-		for method, op := range item {
+		for method, node := range item {
+			if method == "parameters" {
+				continue
+			}
+			var op struct {
+				OperationID string `yaml:"operationId"`
+			}
+			if err := node.Decode(&op); err != nil {
+				return nil, fmt.Errorf("openapi document: %s %s: %w", method, path, err)
+			}
 			list, ok := lists[op.OperationID]
 			if !ok {
 				continue

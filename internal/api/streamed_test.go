@@ -50,3 +50,27 @@ func TestStreamedListsTakeNoParameters(t *testing.T) {
 		}
 	}
 }
+
+// Each streamed list is recognised by its method and path, without routing.
+func TestStreamedListsAreFoundByTheirPath(t *testing.T) {
+	routes, err := streamedRoutes(handler{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"GET /mgmt/openapi/5/recording-rules/recording-rules/v1":    "ListRecordingRuleSets",
+		"GET /mgmt/openapi/5/parsing-rules/rule-groups/v1":          "ListParsingRuleGroups",
+		"GET /mgmt/openapi/5/events2metrics/events2metrics/v2":      "ListE2M",
+		"GET /mgmt/openapi/5/data-exploration/views/v1/views":       "ListViews",
+		"GET /mgmt/openapi/5/data-exploration/views/v1/folders":     "ListViewFolders",
+		"GET /mgmt/openapi/5/dashboards/dashboards/v1/catalog/list": "ListDashboardCatalog",
+	}
+	if len(routes) != len(want) {
+		t.Errorf("%d streamed routes, want %d: %v", len(routes), len(want), routes)
+	}
+	for route, operation := range want {
+		if got, ok := routes[route]; !ok || got.operation != operation || got.list == nil {
+			t.Errorf("%s: got %+v, want %s", route, got, operation)
+		}
+	}
+}

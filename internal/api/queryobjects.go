@@ -21,7 +21,6 @@ import (
 // parameters of each operation, keyed by operationId.
 func deepObjectParameters() (map[string][]string, error) {
 	var doc struct {
-		Paths      map[string]map[string]yaml.Node `yaml:"paths"`
 		Components struct {
 			Parameters map[string]queryParameter `yaml:"parameters"`
 		} `yaml:"components"`
@@ -29,26 +28,25 @@ func deepObjectParameters() (map[string][]string, error) {
 	if err := yaml.Unmarshal(spec.OpenAPIYAML, &doc); err != nil {
 		return nil, fmt.Errorf("openapi document: %w", err)
 	}
+	ops, err := documentOperations()
+	if err != nil {
+		return nil, err
+	}
 	out := map[string][]string{}
-	for path, item := range doc.Paths {
-		for method, node := range item {
-			if method == "parameters" {
-				continue
+	for _, o := range ops {
+		var op struct {
+			OperationID string           `yaml:"operationId"`
+			Parameters  []queryParameter `yaml:"parameters"`
+		}
+		if err := o.decode(&op); err != nil {
+			return nil, err
+		}
+		for _, p := range op.Parameters {
+			if ref, ok := strings.CutPrefix(p.Ref, "#/components/parameters/"); ok {
+				p = doc.Components.Parameters[ref]
 			}
-			var op struct {
-				OperationID string           `yaml:"operationId"`
-				Parameters  []queryParameter `yaml:"parameters"`
-			}
-			if err := node.Decode(&op); err != nil {
-				return nil, fmt.Errorf("openapi document: %s %s: %w", method, path, err)
-			}
-			for _, p := range op.Parameters {
-				if ref, ok := strings.CutPrefix(p.Ref, "#/components/parameters/"); ok {
-					p = doc.Components.Parameters[ref]
-				}
-				if p.In == "query" && p.Style == "deepObject" {
-					out[op.OperationID] = append(out[op.OperationID], p.Name)
-				}
+			if p.In == "query" && p.Style == "deepObject" {
+				out[op.OperationID] = append(out[op.OperationID], p.Name)
 			}
 		}
 	}

@@ -6,10 +6,8 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/go-faster/yaml"
 	"github.com/ogen-go/ogen/ogenerrors"
 
-	spec "github.com/mgmtapi/mgmtapi/api"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/server"
 	"github.com/mgmtapi/mgmtapi/internal/streaming"
@@ -42,33 +40,26 @@ type streamedList struct {
 // not a GET without path parameters in the document.
 func streamedRoutes(h handler) (map[string]streamedList, error) {
 	lists := streamedLists(h)
-	var doc struct {
-		Paths map[string]map[string]yaml.Node `yaml:"paths"`
-	}
-	if err := yaml.Unmarshal(spec.OpenAPIYAML, &doc); err != nil {
-		return nil, fmt.Errorf("openapi document: %w", err)
+	ops, err := documentOperations()
+	if err != nil {
+		return nil, err
 	}
 	routes := map[string]streamedList{}
-	for path, item := range doc.Paths {
-		for method, node := range item {
-			if method == "parameters" {
-				continue
-			}
-			var op struct {
-				OperationID string `yaml:"operationId"`
-			}
-			if err := node.Decode(&op); err != nil {
-				return nil, fmt.Errorf("openapi document: %s %s: %w", method, path, err)
-			}
-			list, ok := lists[op.OperationID]
-			if !ok {
-				continue
-			}
-			if method != "get" || strings.Contains(path, "{") {
-				return nil, fmt.Errorf("openapi document: streamed list %s must be a GET without path parameters", op.OperationID)
-			}
-			routes["GET "+path] = streamedList{operation: op.OperationID, list: list}
+	for _, o := range ops {
+		var op struct {
+			OperationID string `yaml:"operationId"`
 		}
+		if err := o.decode(&op); err != nil {
+			return nil, err
+		}
+		list, ok := lists[op.OperationID]
+		if !ok {
+			continue
+		}
+		if o.method != "get" || strings.Contains(o.path, "{") {
+			return nil, fmt.Errorf("openapi document: streamed list %s must be a GET without path parameters", op.OperationID)
+		}
+		routes["GET "+o.path] = streamedList{operation: op.OperationID, list: list}
 	}
 	if len(routes) != len(lists) {
 		return nil, fmt.Errorf("openapi document: %d streamed lists, %d found", len(lists), len(routes))

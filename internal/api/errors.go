@@ -96,13 +96,7 @@ func describeParam(operation string, p *ogenerrors.DecodeParamError) string {
 	} else if errors.Is(p.Err, validate.ErrFieldRequired) || strings.HasSuffix(p.Err.Error(), "not set") {
 		return fmt.Sprintf("%s: is required", p.Name)
 	}
-	if m := invalidValue.FindStringSubmatch(leaf.Error()); m != nil {
-		// An enumeration's generated validator does not say which values it takes.
-		if values := parameterEnum(operation, p.Name); len(values) > 0 {
-			return fmt.Sprintf("%s: must be one of %s (got %q)", path, strings.Join(values, ", "), m[1])
-		}
-	}
-	return path + ": " + apierror.DescribeRule(leaf)
+	return describeLeaf(path, leaf, func() []string { return parameterEnum(operation, p.Name) })
 }
 
 // describeBody explains why the body of operation (its operationId) was refused.
@@ -124,15 +118,20 @@ func describeBody(operation string, err error) (int, string) {
 	var v *validate.Error
 	if errors.As(err, &v) {
 		path, leaf := validationLeaf("", v)
-		if m := invalidValue.FindStringSubmatch(leaf.Error()); m != nil {
-			// An enumeration's generated validator does not say which values it takes.
-			if values := enumAt(operation, path); len(values) > 0 {
-				return http.StatusBadRequest, fmt.Sprintf("%s: must be one of %s (got %q)", path, strings.Join(values, ", "), m[1])
-			}
-		}
-		return http.StatusBadRequest, path + ": " + apierror.DescribeRule(leaf)
+		return http.StatusBadRequest, describeLeaf(path, leaf, func() []string { return enumAt(operation, path) })
 	}
 	return http.StatusBadRequest, "body: " + err.Error()
+}
+
+// describeLeaf words the rule leaf broken at path. An enumeration's generated validator does not
+// say which values it takes, so its refusal lists them from the document (enum gives them).
+func describeLeaf(path string, leaf error, enum func() []string) string {
+	if m := invalidValue.FindStringSubmatch(leaf.Error()); m != nil {
+		if values := enum(); len(values) > 0 {
+			return fmt.Sprintf("%s: must be one of %s (got %q)", path, strings.Join(values, ", "), m[1])
+		}
+	}
+	return path + ": " + apierror.DescribeRule(leaf)
 }
 
 // validationLeaf follows the generated validator's nested field errors to the rule broken, and

@@ -389,19 +389,11 @@ func incidentOfEvent(ctx context.Context, q db.Querier, teamID int64, eventID st
 // Errors: NotFound when no incident of the team has the event.
 func (h *IncidentHandler) GetIncidentByEventID(ctx context.Context, params oas.GetIncidentByEventIDParams) (*oas.IncidentResponse, error) {
 	caller := auth.PrincipalFrom(ctx)
-	read := h.db.Read()
-	id, err := incidentOfEvent(ctx, read, caller.TeamID, params.EventID)
+	id, err := incidentOfEvent(ctx, h.db.Read(), caller.TeamID, params.EventID)
 	if err != nil {
 		return nil, err
 	}
-	found, err := loadIncidents(ctx, read, h.db.Engine, caller.TeamID, []string{id}, h.db.Now())
-	if err != nil {
-		return nil, err
-	}
-	if len(found) == 0 {
-		return nil, apierror.NotFoundf("event_id: no incident has the event %q", params.EventID)
-	}
-	return &oas.IncidentResponse{Incident: found[0]}, nil
+	return h.GetIncident(ctx, oas.GetIncidentParams{ID: oas.IncidentID(id)})
 }
 
 // AcknowledgeIncidentByEventID acknowledges the incident that has the event, as

@@ -101,7 +101,6 @@ func (g generator) run(ctx context.Context, baseURL string, d time.Duration, nex
 	wg.Wait()
 	total := result{elapsed: time.Since(start)}
 	for _, r := range perWorker {
-		r.elapsed = 0
 		total.merge(r)
 	}
 	return total

@@ -128,8 +128,6 @@ func TestRenameBrand(t *testing.T) {
 	}
 }
 
-// TestBrandNamesAreRenamedInTheDocuments: the loaded documents know the renamed property names
-// and enum values, and no longer the brand ones.
 // TestSharedEnumsAreUnited: the presets document predates the entities document, whose entity
 // type enum has OLLY_SCHEDULED_TASKS; both documents' enum carries it once loaded.
 func TestSharedEnumsAreUnited(t *testing.T) {
@@ -158,6 +156,8 @@ func TestSharedEnumsAreUnited(t *testing.T) {
 	}
 }
 
+// TestBrandNamesAreRenamedInTheDocuments: the loaded documents know the renamed property names
+// and enum values, and no longer the brand ones.
 func TestBrandNamesAreRenamedInTheDocuments(t *testing.T) {
 	checker := mustChecker(t)
 	// E24's answer carries platformManaged (cxManaged in the public document).

@@ -83,7 +83,7 @@ func decodeQueryObject(doc []byte, name string, v any) error {
 		if errors.As(err, &typeErr) && typeErr.Field != "" {
 			return apierror.Invalidf("%s.%s: must be %s", name, typeErr.Field, jsonTypeName(typeErr.Type.Kind().String()))
 		}
-		return apierror.Invalidf("%s: does not have the expected shape: %s", name, lastMessagePart(err.Error()))
+		return apierror.Invalidf("%s: does not have the expected shape: %s", name, queryobject.LastMessagePart(err.Error()))
 	}
 	return nil
 }
@@ -102,13 +102,6 @@ func jsonTypeName(kind string) string {
 		return "an integer"
 	}
 	return "a " + kind
-}
-
-func lastMessagePart(msg string) string {
-	if i := strings.LastIndex(msg, ": "); i >= 0 {
-		return msg[i+2:]
-	}
-	return msg
 }
 
 // eventQuery is the events feed's filter turned into SQL over incidents i, with the event

@@ -323,7 +323,7 @@ func Unmarshal(name string, doc []byte, v interface {
 	Validate() error
 }) error {
 	if err := v.UnmarshalJSON(doc); err != nil {
-		return apierror.Invalidf("%s: does not have the expected shape: %s", name, lastPart(err.Error()))
+		return apierror.Invalidf("%s: does not have the expected shape: %s", name, LastMessagePart(err.Error()))
 	}
 	if err := v.Validate(); err != nil {
 		return Describe(name, err)
@@ -331,7 +331,9 @@ func Unmarshal(name string, doc []byte, v interface {
 	return nil
 }
 
-func lastPart(msg string) string {
+// LastMessagePart is the last ": "-separated part of an error message: the reason a decoder
+// gave, without the chain of contexts before it.
+func LastMessagePart(msg string) string {
 	if i := strings.LastIndex(msg, ": "); i >= 0 {
 		return msg[i+2:]
 	}

@@ -85,7 +85,6 @@ func TestErrorAfterTheFirstByteAbortsTheConnection(t *testing.T) {
 		_ = streaming.Serve(r.Context(), w, listOf(2*streaming.BufferBytes/100, errors.New("boom")), func(err error) { logged <- err })
 		t.Error("Serve returned after the first byte")
 	}))
-	srv.Config.ErrorLog = nil
 	t.Cleanup(srv.Close)
 	res, err := http.Get(srv.URL)
 	if err != nil {

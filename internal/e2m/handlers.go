@@ -216,14 +216,11 @@ func (h *E2MHandler) execute(ctx context.Context, ops []op) ([]oas.E2MExecutionR
 		if err != nil {
 			return err
 		}
-		total, err := countRules(ctx, tx, caller.TeamID)
+		rules, reservedBefore, err := teamUsage(ctx, tx, caller.TeamID)
 		if err != nil {
 			return err
 		}
-		reservedBefore, err := teamPermutations(ctx, tx, caller.TeamID)
-		if err != nil {
-			return err
-		}
+		total := int(rules)
 		othersReserved := reservedBefore
 		for _, r := range index {
 			othersReserved -= int64(r.limit) // the batch's rules are counted from state

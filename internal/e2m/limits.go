@@ -15,11 +15,9 @@ import (
 // much of the first two the team's rules use. It only reads.
 func (h *E2MHandler) GetE2MLimits(ctx context.Context) (*oas.E2MLimits, error) {
 	caller := auth.PrincipalFrom(ctx)
-	var n, reserved int64
-	err := h.db.Read().QueryRowContext(ctx,
-		`SELECT COUNT(*), COALESCE(SUM(permutations_limit), 0) FROM e2m_rules WHERE team_id = $1`, caller.TeamID).Scan(&n, &reserved)
+	n, reserved, err := teamUsage(ctx, h.db.Read(), caller.TeamID)
 	if err != nil {
-		return nil, fmt.Errorf("e2m usage: %w", err)
+		return nil, err
 	}
 	return &oas.E2MLimits{
 		CompanyId:         strconv.FormatInt(caller.TeamID, 10),
@@ -36,12 +34,12 @@ func clampInt32(v int64) int32 {
 	return int32(v)
 }
 
-// teamPermutations is the sum of the permutation limits of the team's rules.
-func teamPermutations(ctx context.Context, tx *db.Tx, teamID int64) (int64, error) {
-	var sum int64
-	err := tx.QueryRowContext(ctx, `SELECT COALESCE(SUM(permutations_limit), 0) FROM e2m_rules WHERE team_id = $1`, teamID).Scan(&sum)
+// teamUsage is the number of the team's rules and the sum of their permutation limits.
+func teamUsage(ctx context.Context, q db.Querier, teamID int64) (rules, permutations int64, err error) {
+	err = q.QueryRowContext(ctx,
+		`SELECT COUNT(*), COALESCE(SUM(permutations_limit), 0) FROM e2m_rules WHERE team_id = $1`, teamID).Scan(&rules, &permutations)
 	if err != nil {
-		return 0, fmt.Errorf("sum e2m permutations: %w", err)
+		return 0, 0, fmt.Errorf("e2m usage: %w", err)
 	}
-	return sum, nil
+	return rules, permutations, nil
 }

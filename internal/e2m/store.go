@@ -83,15 +83,6 @@ func loadIndex(ctx context.Context, tx *db.Tx, teamID int64, ids, names []string
 	return out, rows.Err()
 }
 
-// countRules is the number of the team's rules.
-func countRules(ctx context.Context, tx *db.Tx, teamID int64) (int, error) {
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM e2m_rules WHERE team_id = $1`, teamID).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count e2m rules: %w", err)
-	}
-	return n, nil
-}
-
 // deleteRule deletes the team's rule; db.ErrNotFound when there is none.
 func deleteRule(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
 	res, err := tx.ExecContext(ctx, `DELETE FROM e2m_rules WHERE team_id = $1 AND id = $2`, teamID, id)

@@ -54,7 +54,12 @@ func (h *CaseHandler) bulk(ctx context.Context, idents []oas.CaseIdentifier, fn 
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
 		var order []string
 		position := map[string]int{}
+		looked := map[oas.CaseIdentifier]bool{}
 		for i, ident := range idents {
+			if looked[ident] {
+				continue // the same text names the same case: look it up once
+			}
+			looked[ident] = true
 			c, err := findCase(ctx, tx, tx.Engine, caller.TeamID, string(ident), false)
 			if err != nil {
 				return withIndex(i, err)
@@ -83,8 +88,12 @@ func (h *CaseHandler) bulk(ctx context.Context, idents []oas.CaseIdentifier, fn 
 			}
 			changed[id] = c
 		}
+		breaches, err := loadBreaches(ctx, tx, caller.TeamID, order)
+		if err != nil {
+			return err
+		}
 		for _, id := range order {
-			built, err := buildCase(ctx, tx, changed[id], tx.Now)
+			built, err := caseFromRow(changed[id], breaches[id], tx.Now)
 			if err != nil {
 				return err
 			}

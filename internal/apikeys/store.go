@@ -102,8 +102,13 @@ func scanKey(row interface{ Scan(...any) error }) (storedKey, error) {
 
 // listKeys returns the team's keys of one kind (auth.KindAPI or auth.KindSendData), oldest first.
 func listKeys(ctx context.Context, q db.Querier, teamID int64, kind string) ([]storedKey, error) {
+	return queryKeys(ctx, q, `team_id = $1 AND kind = $2`, teamID, kind)
+}
+
+// queryKeys returns the keys that where (an SQL condition over args) selects, oldest first.
+func queryKeys(ctx context.Context, q db.Querier, where string, args ...any) ([]storedKey, error) {
 	rows, err := q.QueryContext(ctx,
-		`SELECT `+keyColumns+` FROM api_keys WHERE team_id = $1 AND kind = $2 ORDER BY created_at, id`, teamID, kind)
+		`SELECT `+keyColumns+` FROM api_keys WHERE `+where+` ORDER BY created_at, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list api keys: %w", err)
 	}
@@ -129,30 +134,18 @@ func getKey(ctx context.Context, q db.Querier, teamID int64, id string) (storedK
 // listUserOwnedKeys returns the team's keys, of both kinds, whose owner is a user, by user id and
 // then oldest first.
 func listUserOwnedKeys(ctx context.Context, q db.Querier, teamID int64) ([]storedKey, error) {
-	all, err := listKeys(ctx, q, teamID, auth.KindAPI)
-	if err != nil {
-		return nil, err
-	}
-	sendData, err := listKeys(ctx, q, teamID, auth.KindSendData)
+	keys, err := queryKeys(ctx, q, `team_id = $1`, teamID)
 	if err != nil {
 		return nil, err
 	}
 	var out []storedKey
-	for _, k := range append(all, sendData...) {
+	for _, k := range keys {
 		if k.Owner.UserID != "" {
 			out = append(out, k)
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Owner.UserID != b.Owner.UserID {
-			return a.Owner.UserID < b.Owner.UserID
-		}
-		if !a.CreatedAt.Equal(b.CreatedAt) {
-			return a.CreatedAt.Before(b.CreatedAt)
-		}
-		return a.ID < b.ID
-	})
+	// Oldest first within a user, as queryKeys read them.
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Owner.UserID < out[j].Owner.UserID })
 	return out, nil
 }
 

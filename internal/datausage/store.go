@@ -90,6 +90,16 @@ func parseLabelsKey(s string) (map[string]string, error) {
 	return m, nil
 }
 
+// The record labels other areas select records on (the E2M cardinalities, the policy forecast).
+const (
+	PillarLabel      = "pillar"
+	ApplicationLabel = "applicationName"
+	SubsystemLabel   = "subsystemName"
+	SeverityLabel    = "severity"
+	ServiceLabel     = "serviceName"
+	ActionLabel      = "action"
+)
+
 // Record is one stored hourly usage record, as other areas read it.
 type Record struct {
 	Hour   time.Time         // start of the UTC hour

@@ -20,9 +20,9 @@ import (
 
 // The record labels the v2 reads take their dimensions from, besides pillar and priority.
 const (
-	applicationLabel = "applicationName"
-	subsystemLabel   = "subsystemName"
-	severityLabel    = "severity"
+	applicationLabel = ApplicationLabel
+	subsystemLabel   = SubsystemLabel
+	severityLabel    = SeverityLabel
 	statusLabel      = "status"
 	policyLabel      = "policyName"
 	tierLabel        = "tier"

@@ -16,16 +16,6 @@ import (
 // cardinalityDays is how many UTC days, ending today, the label cardinality answer covers.
 const cardinalityDays = 30
 
-// The usage-record labels that the filters of a rule's query select on.
-const (
-	pillarLabel      = "pillar"
-	applicationLabel = "applicationName"
-	subsystemLabel   = "subsystemName"
-	severityLabel    = "severity"
-	serviceLabel     = "serviceName"
-	actionLabel      = "action"
-)
-
 // cardinalityQuery is what the cardinality operation counts: the records it selects and the
 // record label each metric label reads.
 type cardinalityQuery struct {
@@ -79,7 +69,7 @@ func (h *E2MHandler) ListE2MLabelsCardinality(ctx context.Context) (*oas.E2MLabe
 
 // selects tells whether a record with these labels is one the query counts.
 func (q cardinalityQuery) selects(labels map[string]string) bool {
-	if q.pillar != "" && labels[pillarLabel] != q.pillar {
+	if q.pillar != "" && labels[datausage.PillarLabel] != q.pillar {
 		return false
 	}
 	for label, allowed := range q.filters {
@@ -143,7 +133,7 @@ func readCardinalityQuery(values url.Values) (cardinalityQuery, error) {
 		}
 		q.pillar, lucene = "PILLAR_LOGS", string(lq.Lucene.Or(""))
 		q.filters = map[string][]string{
-			applicationLabel: strs(lq.ApplicationnameFilters), subsystemLabel: strs(lq.SubsystemnameFilters), severityLabel: strs(lq.SeverityFilters),
+			datausage.ApplicationLabel: strs(lq.ApplicationnameFilters), datausage.SubsystemLabel: strs(lq.SubsystemnameFilters), datausage.SeverityLabel: strs(lq.SeverityFilters),
 		}
 		if lucene != "" {
 			return q, apierror.Invalidf("logs_query.lucene: cannot be evaluated here: usage records hold no event text; leave it empty and use the filters")
@@ -155,8 +145,8 @@ func readCardinalityQuery(values url.Values) (cardinalityQuery, error) {
 		}
 		q.pillar, lucene = "PILLAR_SPANS", string(sq.Lucene.Or(""))
 		q.filters = map[string][]string{
-			applicationLabel: strs(sq.ApplicationnameFilters), subsystemLabel: strs(sq.SubsystemnameFilters),
-			serviceLabel: strs(sq.ServiceFilters), actionLabel: strs(sq.ActionFilters),
+			datausage.ApplicationLabel: strs(sq.ApplicationnameFilters), datausage.SubsystemLabel: strs(sq.SubsystemnameFilters),
+			datausage.ServiceLabel: strs(sq.ServiceFilters), datausage.ActionLabel: strs(sq.ActionFilters),
 		}
 		if lucene != "" {
 			return q, apierror.Invalidf("spans_query.lucene: cannot be evaluated here: usage records hold no event text; leave it empty and use the filters")

@@ -13,16 +13,8 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
-// The usage-record labels a forecast matches policy rules against.
-const (
-	pillarLabel      = "pillar"
-	applicationLabel = "applicationName"
-	subsystemLabel   = "subsystemName"
-	severityLabel    = "severity"
-	serviceLabel     = "serviceName"
-	actionLabel      = "action"
-	processedBytes   = string(oas.UsageMeasurementKindMEASUREMENTKINDPROCESSEDDATASIZE)
-)
+// processedBytes is the measurement kind a forecast sums.
+const processedBytes = string(oas.UsageMeasurementKindMEASUREMENTKINDPROCESSEDDATASIZE)
 
 // pillars is the record pillar each data type's policies apply to.
 var pillars = map[sourceType]string{logs: "PILLAR_LOGS", spans: "PILLAR_SPANS", rum: "PILLAR_RUM"}
@@ -121,20 +113,20 @@ func floorDiv(a, b int64) int64 {
 // draftMatches tells whether a usage record with these labels is data the policy p (of data type
 // src, "" for none) applies to.
 func draftMatches(p oas.Policy, src sourceType, labels map[string]string) bool {
-	if src != "" && labels[pillarLabel] != pillars[src] {
+	if src != "" && labels[datausage.PillarLabel] != pillars[src] {
 		return false
 	}
-	if !matchRule(p.ApplicationRule, labels[applicationLabel]) || !matchRule(p.SubsystemRule, labels[subsystemLabel]) {
+	if !matchRule(p.ApplicationRule, labels[datausage.ApplicationLabel]) || !matchRule(p.SubsystemRule, labels[datausage.SubsystemLabel]) {
 		return false
 	}
 	switch src {
 	case logs:
-		return matchSeverity(p.LogRules.Value.Severities, oas.PolicySeverity(labels[severityLabel]))
+		return matchSeverity(p.LogRules.Value.Severities, oas.PolicySeverity(labels[datausage.SeverityLabel]))
 	case rum:
-		return matchSeverity(p.RumRules.Value.Severities, oas.PolicySeverity(labels[severityLabel]))
+		return matchSeverity(p.RumRules.Value.Severities, oas.PolicySeverity(labels[datausage.SeverityLabel]))
 	case spans:
 		r := p.SpanRules.Value
-		if !matchRule(r.ServiceRule, labels[serviceLabel]) || !matchRule(r.ActionRule, labels[actionLabel]) {
+		if !matchRule(r.ServiceRule, labels[datausage.ServiceLabel]) || !matchRule(r.ActionRule, labels[datausage.ActionLabel]) {
 			return false
 		}
 		for _, t := range r.TagRules {

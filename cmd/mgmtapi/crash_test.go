@@ -17,8 +17,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/mgmtapi/mgmtapi/internal/apitest"
 )
 
 // serveVariable, set in the environment of this test binary, makes it run the program itself
@@ -54,17 +52,10 @@ func TestKillDuringWrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts and kills the server 21 times per engine")
 	}
-	t.Run("sqlite", func(t *testing.T) {
-		killDuringWrites(t, "--data-dir", t.TempDir())
-	})
-	if os.Getenv(apitest.DatabaseURLVariable) != "" {
-		t.Run("postgres", func(t *testing.T) {
-			killDuringWrites(t, "--database-url", apitest.FreshSchema(t))
-		})
-	}
+	engines(t, killDuringWrites)
 }
 
-func killDuringWrites(t *testing.T, database ...string) {
+func killDuringWrites(t *testing.T, database []string) {
 	logs := filepath.Join(t.TempDir(), "server.log")
 	var all []acknowledged
 	for round := range crashRounds {

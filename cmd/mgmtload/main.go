@@ -171,7 +171,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		sets = o.sets
 	}
 	fmt.Fprintln(stderr, "mgmtload: creating the load teams and their data")
-	f, err := newFixture(ctx, server, bareURL, incidents, sets)
+	withCases := chosen("comment") || chosen("mixed")
+	f, err := newFixture(ctx, server, bareURL, withCases, incidents, sets)
 	if err != nil {
 		return err
 	}

@@ -78,9 +78,10 @@ type fixture struct {
 const casesToComment = 16
 
 // newFixture creates the team and the data the scenarios need on mgmtapi, and gives the bare
-// handler the same answers to its GETs. Incidents for E18 are ingested only when withIncidents > 0,
-// and the list team is created only when withSets > 0.
-func newFixture(ctx context.Context, m *mgmtapiProcess, bareURL string, withIncidents, withSets int) (*fixture, error) {
+// handler the same answers to its GETs. The cases to comment on are opened only when withCases,
+// incidents for E18 are ingested only when withIncidents > 0, and the list team is created only
+// when withSets > 0.
+func newFixture(ctx context.Context, m *mgmtapiProcess, bareURL string, withCases bool, withIncidents, withSets int) (*fixture, error) {
 	f := &fixture{run: strconv.FormatInt(time.Now().UnixNano(), 36)}
 	var err error
 	if f.key, err = createTeam(ctx, m, "mgmtload-"+f.run); err != nil {
@@ -99,6 +100,9 @@ func newFixture(ctx context.Context, m *mgmtapiProcess, bareURL string, withInci
 	}
 
 	for i := range casesToComment {
+		if !withCases {
+			break
+		}
 		alerts := []map[string]any{alert(fmt.Sprintf("%s-case-%d", f.run, i), i)}
 		caseID, err := f.ingest(ctx, m, fmt.Sprintf("mgmtload-case-%d", i), alerts)
 		if err != nil {

@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -60,21 +61,30 @@ type options struct {
 	binary      string
 	incidents   int
 	sets        int
+	// ready selects the start-up measurement (-scenarios ready), which runs after the others.
+	ready       bool
+	readyStarts int
+	readyDBSize int64
+	readyDir    string
 }
 
-func parseFlags(args []string, stderr io.Writer) (options, error) {
-	var o options
+func parseFlags(args []string, stderr io.Writer) (o options, err error) {
 	var names string
 	fs := flag.NewFlagSet("mgmtload", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.DurationVar(&o.duration, "duration", 5*time.Second, "length of one round against one server")
 	fs.IntVar(&o.rounds, "rounds", 2, "rounds per server and scenario, alternating bare handler and mgmtapi")
 	fs.IntVar(&o.connections, "connections", 64, "keep-alive connections, each with one request in flight")
-	fs.StringVar(&names, "scenarios", "all", "comma-separated scenarios to run, or all: "+scenarioNames())
+	fs.StringVar(&names, "scenarios", "all", "comma-separated scenarios to run, or all: "+scenarioNames()+
+		"; and ready (not in all): the time from start to ready on a database of -ready-db-size")
 	fs.StringVar(&o.databaseURL, "database-url", "", "postgres:// URL; measure mgmtapi on PostgreSQL instead of SQLite")
 	fs.StringVar(&o.binary, "mgmtapi", "", "mgmtapi binary to run (default: build ./cmd/mgmtapi)")
 	fs.IntVar(&o.incidents, "incidents", 10000, "incidents ingested for the e18 scenario")
 	fs.IntVar(&o.sets, "sets", 10000, "recording-rule sets the list scenario lists")
+	fs.IntVar(&o.readyStarts, "ready-starts", 10, "starts of mgmtapi the ready measurement times")
+	readySize := fs.String("ready-db-size", "1GiB", "size of the database the ready measurement starts on (built once, then kept)")
+	fs.StringVar(&o.readyDir, "ready-dir", filepath.Join(os.TempDir(), "mgmtload-ready"),
+		"directory that keeps the ready measurement's SQLite database (and the server's log) between runs")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: go run ./cmd/mgmtload [flags]")
 		fs.PrintDefaults()
@@ -95,12 +105,21 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		return o, errors.New("-incidents: must be at least 1")
 	case o.sets < 1:
 		return o, errors.New("-sets: must be at least 1")
+	case o.readyStarts < 1:
+		return o, errors.New("-ready-starts: must be at least 1")
+	}
+	if o.readyDBSize, err = parseSize(*readySize); err != nil {
+		return o, fmt.Errorf("-ready-db-size: %w", err)
 	}
 	if names == "all" {
 		o.scenarios = scenarios
 		return o, nil
 	}
 	for name := range strings.SplitSeq(names, ",") {
+		if strings.TrimSpace(name) == "ready" {
+			o.ready = true
+			continue
+		}
 		i := slices.IndexFunc(scenarios, func(s scenario) bool { return s.name == strings.TrimSpace(name) })
 		if i < 0 {
 			return o, fmt.Errorf("-scenarios: no scenario %q; the scenarios are %s", name, scenarioNames())
@@ -147,6 +166,27 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	engine := "SQLite"
+	if o.databaseURL != "" {
+		engine = "PostgreSQL"
+	}
+	if len(o.scenarios) > 0 {
+		if err := runScenarios(ctx, o, bin, workDir, engine, stdout, stderr); err != nil {
+			return err
+		}
+	}
+	if o.ready {
+		m, err := measureReady(ctx, o, bin, stderr)
+		if err != nil {
+			return err
+		}
+		printReady(stdout, engine, m)
+	}
+	return nil
+}
+
+// runScenarios measures the load scenarios of o.
+func runScenarios(ctx context.Context, o options, bin, workDir, engine string, stdout, stderr io.Writer) error {
 	server, err := startMgmtapi(ctx, bin, workDir, o.databaseURL)
 	if err != nil {
 		return err
@@ -177,10 +217,6 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	engine := "SQLite"
-	if o.databaseURL != "" {
-		engine = "PostgreSQL"
-	}
 	fmt.Fprintf(stdout, "mgmtload %s: mgmtapi on %s vs a bare net/http handler; %d connections unless the scenario has fewer, %d × %s rounds each, interleaved; %d CPUs (shared with the load generator)\n",
 		time.Now().UTC().Format("2006-01-02 15:04 UTC"), engine, o.connections, o.rounds, o.duration, runtime.NumCPU())
 

@@ -43,33 +43,10 @@ type mgmtapiProcess struct {
 // databaseURL (PostgreSQL) and waits until it answers /readyz. Its output goes to a log file in
 // dataDir, shown when it fails.
 func startMgmtapi(ctx context.Context, bin, dataDir, databaseURL string) (*mgmtapiProcess, error) {
-	port, err := freePort()
+	p, err := newMgmtapiProcess(bin, dataDir, databaseURL)
 	if err != nil {
 		return nil, err
 	}
-	key := make([]byte, 24)
-	if _, err := rand.Read(key); err != nil {
-		return nil, err
-	}
-	p := &mgmtapiProcess{
-		baseURL:     "http://127.0.0.1:" + strconv.Itoa(port),
-		operatorKey: "mgmtload-" + hex.EncodeToString(key),
-		logPath:     filepath.Join(dataDir, "mgmtapi.log"),
-		exited:      make(chan struct{}),
-	}
-	logFile, err := os.Create(p.logPath)
-	if err != nil {
-		return nil, err
-	}
-	defer logFile.Close() // the child holds its own descriptor
-	args := []string{"serve", "--addr", "127.0.0.1:" + strconv.Itoa(port), "--data-dir", dataDir,
-		"--log-level", "warn", "--policy-limit", "1000000000"}
-	if databaseURL != "" {
-		args = append(args, "--database-url", databaseURL)
-	}
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Env = append(os.Environ(), "MGMTAPI_OPERATOR_KEY="+p.operatorKey)
-	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
 	if err := p.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start mgmtapi: %w", err)
 	}
@@ -100,6 +77,40 @@ func startMgmtapi(ctx context.Context, bin, dataDir, databaseURL string) (*mgmta
 }
 
 // stop ends the server gracefully (SIGTERM), or kills it when it does not end within 20 s.
+// newMgmtapiProcess prepares bin serve on a free loopback port with its data in dataDir (SQLite)
+// or in databaseURL (PostgreSQL), its output in a log file in dataDir; the caller starts it.
+func newMgmtapiProcess(bin, dataDir, databaseURL string) (*mgmtapiProcess, error) {
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	key := make([]byte, 24)
+	if _, err := rand.Read(key); err != nil {
+		return nil, err
+	}
+	p := &mgmtapiProcess{
+		baseURL:     "http://127.0.0.1:" + strconv.Itoa(port),
+		operatorKey: "mgmtload-" + hex.EncodeToString(key),
+		logPath:     filepath.Join(dataDir, "mgmtapi.log"),
+		exited:      make(chan struct{}),
+	}
+	logFile, err := os.Create(p.logPath)
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close() // the child holds its own descriptor
+	args := []string{"serve", "--addr", "127.0.0.1:" + strconv.Itoa(port), "--data-dir", dataDir,
+		"--log-level", "warn", "--policy-limit", "1000000000"}
+	if databaseURL != "" {
+		args = append(args, "--database-url", databaseURL)
+	}
+	p.cmd = exec.Command(bin, args...)
+	p.cmd.Env = append(os.Environ(), "MGMTAPI_OPERATOR_KEY="+p.operatorKey)
+	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
+	return p, nil
+}
+
+// stop ends the server gracefully (SIGTERM), or kills it when it does not end within 20 s.
 func (p *mgmtapiProcess) stop() {
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -126,7 +137,13 @@ func (p *mgmtapiProcess) resetPeakRSS() bool {
 }
 
 // peakRSS is the process's peak resident set size in bytes (VmHWM), or -1 when it cannot be read.
-func (p *mgmtapiProcess) peakRSS() int64 {
+func (p *mgmtapiProcess) peakRSS() int64 { return p.status("VmHWM:") }
+
+// rss is the process's resident set size in bytes (VmRSS), or -1 when it cannot be read.
+func (p *mgmtapiProcess) rss() int64 { return p.status("VmRSS:") }
+
+// status reads one size field of /proc/<pid>/status in bytes, or -1.
+func (p *mgmtapiProcess) status(field string) int64 {
 	f, err := os.Open(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
 	if err != nil {
 		return -1
@@ -134,7 +151,7 @@ func (p *mgmtapiProcess) peakRSS() int64 {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(sc.Text(), field); ok {
 			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
 			if err != nil {
 				return -1

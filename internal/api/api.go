@@ -93,8 +93,9 @@ type API struct {
 	queryObjects map[string][]string
 	// queryObjectNames are the names of every operation's deepObject parameters, once each.
 	queryObjectNames []string
-	// streamed lists are served by serveStreamed, not by the router (see streamed.go), keyed by
-	// "GET <path>" (they have no path parameters).
+	// streamed lists are served by serveStreamed, not by the router, or by the router through a
+	// stream slot when their list is nil (see streamed.go), keyed by "GET <path>" (they have no
+	// path parameters).
 	streamed map[string]streamedList
 	security *security
 }
@@ -102,11 +103,15 @@ type API struct {
 // New builds the API. It fails when the OpenAPI document names a permission the catalog lacks,
 // or when opts.Extensions is nil and the built-in extension catalog does not load.
 func New(opts Options) (*API, error) {
-	perms, err := operationPermissions()
+	doc, err := readDocument()
 	if err != nil {
 		return nil, err
 	}
-	queryObjects, err := deepObjectParameters()
+	perms, err := operationPermissions(doc)
+	if err != nil {
+		return nil, err
+	}
+	queryObjects, err := deepObjectParameters(doc)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +168,7 @@ func New(opts Options) (*API, error) {
 			}
 		}
 	}
-	streamed, err := streamedRoutes(h)
+	streamed, err := streamedRoutes(h, doc)
 	if err != nil {
 		return nil, err
 	}
@@ -191,8 +196,12 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method == http.MethodGet {
 		if list, ok := a.streamed["GET "+r.URL.Path]; ok {
-			a.serveStreamed(w, r, list.operation, list.list)
-			return
+			if list.list == nil {
+				w, r = withStreamSlot(w, r, list.operation)
+			} else {
+				a.serveStreamed(w, r, list.operation, list.list)
+				return
+			}
 		}
 	}
 	if query == nil {

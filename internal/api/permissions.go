@@ -13,13 +13,9 @@ const operatorPermission = "operator"
 // (its x-permission), keyed by operationId. The document is the one place where the table lives.
 // It fails when an operation has none or names one that the catalog does not know, so a
 // forgotten permission stops the server at start instead of opening an operation to every key.
-func operationPermissions() (map[string]string, error) {
-	ops, err := documentOperations()
-	if err != nil {
-		return nil, err
-	}
+func operationPermissions(doc *openapiDocument) (map[string]string, error) {
 	out := make(map[string]string)
-	for _, o := range ops {
+	for _, o := range doc.operations {
 		var op struct {
 			OperationID string `yaml:"operationId"`
 			Permission  string `yaml:"x-permission"`

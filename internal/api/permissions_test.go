@@ -9,7 +9,11 @@ import (
 
 // Every operation the generated router knows has a permission from the catalog.
 func TestEveryOperationHasAPermission(t *testing.T) {
-	perms, err := operationPermissions()
+	doc, err := readDocument()
+	if err != nil {
+		t.Fatal(err)
+	}
+	perms, err := operationPermissions(doc)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,8 @@
 package api
 
 import (
-	"fmt"
 	"net/url"
 	"strings"
-
-	"github.com/go-faster/yaml"
-
-	spec "github.com/mgmtapi/mgmtapi/api"
 )
 
 // Query objects (deepObject parameters: E18's filter, group_bys and pagination, the v2 usage
@@ -19,21 +14,9 @@ import (
 
 // deepObjectParameters reads, from the OpenAPI document, the names of the deepObject query
 // parameters of each operation, keyed by operationId.
-func deepObjectParameters() (map[string][]string, error) {
-	var doc struct {
-		Components struct {
-			Parameters map[string]queryParameter `yaml:"parameters"`
-		} `yaml:"components"`
-	}
-	if err := yaml.Unmarshal(spec.OpenAPIYAML, &doc); err != nil {
-		return nil, fmt.Errorf("openapi document: %w", err)
-	}
-	ops, err := documentOperations()
-	if err != nil {
-		return nil, err
-	}
+func deepObjectParameters(doc *openapiDocument) (map[string][]string, error) {
 	out := map[string][]string{}
-	for _, o := range ops {
+	for _, o := range doc.operations {
 		var op struct {
 			OperationID string           `yaml:"operationId"`
 			Parameters  []queryParameter `yaml:"parameters"`
@@ -43,7 +26,7 @@ func deepObjectParameters() (map[string][]string, error) {
 		}
 		for _, p := range op.Parameters {
 			if ref, ok := strings.CutPrefix(p.Ref, "#/components/parameters/"); ok {
-				p = doc.Components.Parameters[ref]
+				p = doc.parameters[ref]
 			}
 			if p.In == "query" && p.Style == "deepObject" {
 				out[op.OperationID] = append(out[op.OperationID], p.Name)

@@ -10,7 +10,11 @@ import (
 
 // Every query object of the contract is a deepObject parameter of its operation in the document.
 func TestQueryObjectsAreDeclaredAsDeepObjects(t *testing.T) {
-	got, err := deepObjectParameters()
+	doc, err := readDocument()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := deepObjectParameters(doc)
 	if err != nil {
 		t.Fatal(err)
 	}

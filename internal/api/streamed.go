@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -29,23 +30,123 @@ func streamedLists(h handler) map[string]streaming.List {
 	}
 }
 
-// streamedList is a streamed list and the operation it answers.
+// routedStreamedLists are the list operations that the public documents do not page and that
+// take parameters (query parameters or query objects): the generated server routes them, checks
+// their security and decodes their parameters as for every operation, then calls the handler's
+// method, which handler overrides for these (below) to write the answer while the rows are read
+// when the request came through API.ServeHTTP. Called otherwise (tests), they answer as the
+// area's method does.
+var routedStreamedLists = []string{
+	oas.ListPoliciesOperation,
+	oas.ListSlosOperation,
+	oas.ListCustomRolesOperation,
+	oas.ListPresetSummariesOperation,
+}
+
+// ListPolicies streams the area's answer (see routedStreamedLists).
+func (h handler) ListPolicies(ctx context.Context, params oas.ListPoliciesParams) (*oas.PolicyList, error) {
+	return streamThroughRouter(ctx, h.PolicyHandler.ListPolicies, params, h.StreamPolicies)
+}
+
+// ListCustomRoles streams the area's answer (see routedStreamedLists).
+func (h handler) ListCustomRoles(ctx context.Context, params oas.ListCustomRolesParams) (*oas.CustomRoleList, error) {
+	return streamThroughRouter(ctx, h.RoleHandler.ListCustomRoles, params, h.StreamCustomRoles)
+}
+
+// ListPresetSummaries streams the area's answer (see routedStreamedLists).
+func (h handler) ListPresetSummaries(ctx context.Context, params oas.ListPresetSummariesParams) (*oas.PresetSummaryList, error) {
+	return streamThroughRouter(ctx, h.PresetHandler.ListPresetSummaries, params, h.StreamPresetSummaries)
+}
+
+// ListSlos streams the area's answer (see routedStreamedLists); its filters are a query object.
+func (h handler) ListSlos(ctx context.Context) (*oas.ListSlosResponse, error) {
+	return streamThroughRouter(ctx,
+		func(ctx context.Context, _ struct{}) (*oas.ListSlosResponse, error) {
+			return h.SloHandler.ListSlos(ctx)
+		},
+		struct{}{},
+		func(ctx context.Context, _ struct{}, a *streaming.Answer) error { return h.StreamSlos(ctx, a) })
+}
+
+// streamSlot carries the response writer of a request for a routed streamed list from
+// API.ServeHTTP, through the generated server, to the operation's method. The generated server
+// writes to the slot; once the method has answered on the writer itself, the slot discards what
+// the generated server writes after it (its answer to errAnsweredByStream).
+type streamSlot struct {
+	http.ResponseWriter
+	operation string
+	answered  bool
+}
+
+type streamSlotKey struct{}
+
+func (s *streamSlot) WriteHeader(code int) {
+	if !s.answered {
+		s.ResponseWriter.WriteHeader(code)
+	}
+}
+
+func (s *streamSlot) Write(p []byte) (int, error) {
+	if s.answered {
+		return len(p), nil
+	}
+	return s.ResponseWriter.Write(p)
+}
+
+// withStreamSlot prepares a request for a routed streamed list: the generated server is to write
+// to the returned writer and read the returned request.
+func withStreamSlot(w http.ResponseWriter, r *http.Request, operation string) (http.ResponseWriter, *http.Request) {
+	slot := &streamSlot{ResponseWriter: w, operation: operation}
+	return slot, r.WithContext(context.WithValue(r.Context(), streamSlotKey{}, slot))
+}
+
+// errAnsweredByStream tells the generated server that the method has answered already: it is an
+// *oas.ErrorStatusCode, which the generated server writes as it is, without calling NewError, to
+// a slot that discards it.
+var errAnsweredByStream = &oas.ErrorStatusCode{StatusCode: http.StatusOK}
+
+// streamThroughRouter answers a routed streamed list: by streaming when ctx carries a stream
+// slot, by buffered otherwise. An error of stream before its first byte is returned, for the
+// generated server to answer as the operation's errors; after it, the connection is aborted
+// (see streaming.Serve).
+func streamThroughRouter[P, L any](ctx context.Context, buffered func(context.Context, P) (L, error), params P,
+	stream func(context.Context, P, *streaming.Answer) error) (L, error) {
+	var none L
+	slot, ok := ctx.Value(streamSlotKey{}).(*streamSlot)
+	if !ok {
+		return buffered(ctx, params)
+	}
+	err := streaming.Serve(ctx, slot.ResponseWriter, func(ctx context.Context, a *streaming.Answer) error {
+		return stream(ctx, params, a)
+	}, func(err error) {
+		slog.ErrorContext(ctx, "list failed after its first bytes; connection aborted",
+			"operation", slot.operation, "error", err.Error())
+	})
+	if err != nil {
+		return none, err
+	}
+	slot.answered = true
+	return none, errAnsweredByStream
+}
+
+// streamedList is a streamed list and the operation it answers; list is nil for the routed ones.
 type streamedList struct {
 	operation string
 	list      streaming.List
 }
 
 // streamedRoutes keys the streamed lists by "GET <path>", read from the OpenAPI document, so
-// that a request for one is recognised without routing it. It fails when a streamed operation is
-// not a GET without path parameters in the document.
-func streamedRoutes(h handler) (map[string]streamedList, error) {
+// that a request for one is recognised without routing it: those of streamedLists, served by
+// serveStreamed, and those of routedStreamedLists, with a nil list, which the generated server
+// serves through a stream slot. It fails when a streamed operation is not a GET without path
+// parameters in the document.
+func streamedRoutes(h handler, doc *openapiDocument) (map[string]streamedList, error) {
 	lists := streamedLists(h)
-	ops, err := documentOperations()
-	if err != nil {
-		return nil, err
+	for _, op := range routedStreamedLists {
+		lists[op] = nil
 	}
 	routes := map[string]streamedList{}
-	for _, o := range ops {
+	for _, o := range doc.operations {
 		var op struct {
 			OperationID string `yaml:"operationId"`
 		}

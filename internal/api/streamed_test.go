@@ -53,9 +53,19 @@ func TestStreamedListsTakeNoParameters(t *testing.T) {
 
 // Each streamed list is recognised by its method and path, without routing.
 func TestStreamedListsAreFoundByTheirPath(t *testing.T) {
-	routes, err := streamedRoutes(handler{})
+	doc, err := readDocument()
 	if err != nil {
 		t.Fatal(err)
+	}
+	routes, err := streamedRoutes(handler{}, doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	routed := map[string]string{
+		"GET /mgmt/openapi/5/dataplans/policies/v1":                                      "ListPolicies",
+		"GET /mgmt/openapi/4/slo/slos/v1":                                                "ListSlos",
+		"GET /mgmt/openapi/5/aaa/team-roles/v1/custom-roles":                             "ListCustomRoles",
+		"GET /mgmt/openapi/5/notifications/notification-center/v1/presets:summariesList": "ListPresetSummaries",
 	}
 	want := map[string]string{
 		"GET /mgmt/openapi/5/recording-rules/recording-rules/v1":    "ListRecordingRuleSets",
@@ -65,8 +75,13 @@ func TestStreamedListsAreFoundByTheirPath(t *testing.T) {
 		"GET /mgmt/openapi/5/data-exploration/views/v1/folders":     "ListViewFolders",
 		"GET /mgmt/openapi/5/dashboards/dashboards/v1/catalog/list": "ListDashboardCatalog",
 	}
-	if len(routes) != len(want) {
-		t.Errorf("%d streamed routes, want %d: %v", len(routes), len(want), routes)
+	if len(routes) != len(want)+len(routed) {
+		t.Errorf("%d streamed routes, want %d: %v", len(routes), len(want)+len(routed), routes)
+	}
+	for route, operation := range routed {
+		if got, ok := routes[route]; !ok || got.operation != operation || got.list != nil {
+			t.Errorf("%s: got %+v, want %s served by the router", route, got, operation)
+		}
 	}
 	for route, operation := range want {
 		if got, ok := routes[route]; !ok || got.operation != operation || got.list == nil {

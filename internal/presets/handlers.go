@@ -13,6 +13,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/streaming"
 )
 
 // PresetHandler implements the notification-preset operations of oas.Handler.
@@ -219,6 +220,30 @@ func (h *PresetHandler) ListPresetSummaries(ctx context.Context, params oas.List
 		}
 	}
 	return &oas.PresetSummaryList{PresetSummaries: out}, nil
+}
+
+// StreamPresetSummaries writes the answer of ListPresetSummaries for params, the same bytes,
+// while reading the custom presets: the server serves the list with it (see package streaming).
+func (h *PresetHandler) StreamPresetSummaries(ctx context.Context, params oas.ListPresetSummariesParams, out *streaming.Answer) error {
+	caller := auth.PrincipalFrom(ctx)
+	c := params.ConnectorType.Or(oas.ConnectorTypeCONNECTORTYPEUNSPECIFIED)
+	e := params.EntityType.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED)
+	item := func(p *oas.Preset) error {
+		if !matches(*p, c, e) {
+			return nil
+		}
+		s := summaryOf(*p)
+		return out.Item(&s)
+	}
+	return out.Array("presetSummaries", func() error {
+		for _, sc := range systemConnectors {
+			p := systemPreset(sc)
+			if err := item(&p); err != nil {
+				return err
+			}
+		}
+		return eachPreset(ctx, h.db.Read(), caller.TeamID, item)
+	})
 }
 
 // ListEntityTypeAttachmentTypes returns the attachment types of an entity type.

@@ -79,6 +79,26 @@ func listPresets(ctx context.Context, q db.Querier, teamID int64) ([]oas.Preset,
 	return queryPresets(ctx, q, `team_id = $1`, teamID)
 }
 
+// eachPreset calls yield with each of the team's custom presets in listPresets's order, reading
+// one row at a time; it stops at yield's first error and returns it.
+func eachPreset(ctx context.Context, q db.Querier, teamID int64, yield func(*oas.Preset) error) error {
+	rows, err := q.QueryContext(ctx, selectPreset+` WHERE team_id = $1 ORDER BY created_at, id`, teamID)
+	if err != nil {
+		return fmt.Errorf("list presets: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		p, err := scanPreset(rows)
+		if err != nil {
+			return err
+		}
+		if err := yield(&p); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
 // queryPresets returns the presets that where (an SQL condition over args) selects, oldest first.
 func queryPresets(ctx context.Context, q db.Querier, where string, args ...any) ([]oas.Preset, error) {
 	rows, err := q.QueryContext(ctx, selectPreset+` WHERE `+where+` ORDER BY created_at, id`, args...)

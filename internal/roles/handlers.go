@@ -11,6 +11,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/streaming"
 )
 
 // RoleHandler implements the role operations of oas.Handler.
@@ -64,6 +65,22 @@ func (h *RoleHandler) ListCustomRoles(ctx context.Context, params oas.ListCustom
 		out = append(out, r.wire(caller.TeamID))
 	}
 	return &oas.CustomRoleList{Roles: out}, nil
+}
+
+// StreamCustomRoles writes the answer of ListCustomRoles for params, the same bytes, while reading
+// the roles: the server serves the list with it (see package streaming). Its errors are
+// ListCustomRoles's.
+func (h *RoleHandler) StreamCustomRoles(ctx context.Context, params oas.ListCustomRolesParams, out *streaming.Answer) error {
+	caller := auth.PrincipalFrom(ctx)
+	if t, ok := params.TeamID.Get(); ok && t != caller.TeamID {
+		return apierror.NotFoundf("team_id: no team %d", t)
+	}
+	return out.Array("roles", func() error {
+		return eachRole(ctx, h.db.Read(), caller.TeamID, func(r role) error {
+			w := r.wire(caller.TeamID)
+			return out.Item(&w)
+		})
+	})
 }
 
 // GetCustomRole returns one of the team's custom roles.

@@ -82,20 +82,32 @@ func getRole(ctx context.Context, q db.Querier, teamID, id int64) (role, error) 
 
 // listRoles returns the team's custom roles by id.
 func listRoles(ctx context.Context, q db.Querier, teamID int64) ([]role, error) {
+	out := []role{}
+	err := eachRole(ctx, q, teamID, func(r role) error {
+		out = append(out, r)
+		return nil
+	})
+	return out, err
+}
+
+// eachRole calls yield with each of the team's custom roles in listRoles's order, reading one
+// row at a time; it stops at yield's first error and returns it.
+func eachRole(ctx context.Context, q db.Querier, teamID int64, yield func(role) error) error {
 	rows, err := q.QueryContext(ctx, selectRole+` WHERE team_id = $1 ORDER BY id`, teamID)
 	if err != nil {
-		return nil, fmt.Errorf("list custom roles: %w", err)
+		return fmt.Errorf("list custom roles: %w", err)
 	}
 	defer rows.Close()
-	out := []role{}
 	for rows.Next() {
 		r, err := scanRole(rows)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, r)
+		if err := yield(r); err != nil {
+			return err
+		}
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 // deleteRole deletes the team's custom role; db.ErrNotFound when there is none.

@@ -14,6 +14,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/streaming"
 )
 
 // SloHandler implements the SLO operations of oas.Handler.
@@ -178,6 +179,24 @@ func (h *SloHandler) ListSlos(ctx context.Context) (*oas.ListSlosResponse, error
 		}
 	}
 	return &oas.ListSlosResponse{Slos: out}, nil
+}
+
+// StreamSlos writes the answer of ListSlos, the same bytes, while reading the SLOs: the server
+// serves the list with it (see package streaming). Its errors are ListSlos's.
+func (h *SloHandler) StreamSlos(ctx context.Context, out *streaming.Answer) error {
+	caller := auth.PrincipalFrom(ctx)
+	filters, err := readFilters(ctx)
+	if err != nil {
+		return err
+	}
+	return out.Array("slos", func() error {
+		return eachSlo(ctx, h.db.Read(), caller.TeamID, func(s *oas.Slo) error {
+			if !matchesAll(*s, filters) {
+				return nil
+			}
+			return out.Item(s)
+		})
+	})
 }
 
 // GetSloZeroState answers whether the team has no SLO yet.

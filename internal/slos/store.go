@@ -76,21 +76,33 @@ func getSloForUpdate(ctx context.Context, tx *db.Tx, teamID int64, id string) (o
 
 // listSlos returns the team's SLOs by create time, then id.
 func listSlos(ctx context.Context, q db.Querier, teamID int64) ([]oas.Slo, error) {
+	out := []oas.Slo{}
+	err := eachSlo(ctx, q, teamID, func(s *oas.Slo) error {
+		out = append(out, *s)
+		return nil
+	})
+	return out, err
+}
+
+// eachSlo calls yield with each of the team's SLOs in listSlos's order, reading one row at a
+// time; it stops at yield's first error and returns it.
+func eachSlo(ctx context.Context, q db.Querier, teamID int64, yield func(*oas.Slo) error) error {
 	rows, err := q.QueryContext(ctx,
 		`SELECT id, document FROM slos WHERE team_id = $1 ORDER BY created_at, id`, teamID)
 	if err != nil {
-		return nil, fmt.Errorf("list slos: %w", err)
+		return fmt.Errorf("list slos: %w", err)
 	}
 	defer rows.Close()
-	out := []oas.Slo{}
 	for rows.Next() {
 		s, err := scanSlo(rows)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out = append(out, s)
+		if err := yield(&s); err != nil {
+			return err
+		}
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 // hasSlos tells whether the team has at least one SLO.

@@ -1,11 +1,19 @@
 package api
 
 import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 
+	"github.com/go-faster/jx"
 	"github.com/go-faster/yaml"
 
 	spec "github.com/mgmtapi/mgmtapi/api"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/streaming"
 )
 
 // The streamed lists bypass the generated server, which would decode parameters and check other
@@ -87,5 +95,62 @@ func TestStreamedListsAreFoundByTheirPath(t *testing.T) {
 		if got, ok := routes[route]; !ok || got.operation != operation || got.list == nil {
 			t.Errorf("%s: got %+v, want %s", route, got, operation)
 		}
+	}
+}
+
+// chunk is a list item of n bytes for the stream slot tests.
+type chunk int
+
+func (c chunk) Encode(e *jx.Encoder) { e.Str(strings.Repeat("x", int(c))) }
+
+// A routed streamed list writes its answer to the client while it produces it, through the stream
+// slot; what the generated server writes after (its answer to errAnsweredByStream) is discarded.
+// Without a slot (a call from outside API.ServeHTTP) the buffered method answers.
+func TestStreamThroughRouter(t *testing.T) {
+	buffered := func(context.Context, int) (*oas.PolicyList, error) { return &oas.PolicyList{}, nil }
+	rec := httptest.NewRecorder()
+	w, r := withStreamSlot(rec, httptest.NewRequest("GET", "/list", nil), oas.ListPoliciesOperation)
+	var sentBefore int
+	list, err := streamThroughRouter(r.Context(), buffered, 3, func(_ context.Context, n int, a *streaming.Answer) error {
+		return a.Array("items", func() error {
+			for range n {
+				if err := a.Item(chunk(streaming.BufferBytes)); err != nil {
+					return err
+				}
+			}
+			sentBefore = rec.Body.Len()
+			return nil
+		})
+	})
+	if list != nil || err != errAnsweredByStream {
+		t.Fatalf("streamThroughRouter = %v, %v", list, err)
+	}
+	if sentBefore < 2*streaming.BufferBytes {
+		t.Fatalf("%d bytes had left when the last item was encoded: the answer was not streamed", sentBefore)
+	}
+	// The generated server answers errAnsweredByStream on the slot: nothing of it reaches the client.
+	w.WriteHeader(http.StatusTeapot)
+	_, _ = w.Write([]byte("after"))
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK || !strings.HasPrefix(body, `{"items":["xxx`) || !strings.HasSuffix(body, `xxx"]}`) ||
+		len(body) != 3*(streaming.BufferBytes+3)+len(`{"items":[]}`)-1 {
+		t.Fatalf("status %d, %d bytes: %.40s … %.40s", rec.Code, len(body), body, body[max(0, len(body)-40):])
+	}
+
+	// An error before the first byte is returned for the generated server to answer, on the slot.
+	rec = httptest.NewRecorder()
+	w, r = withStreamSlot(rec, httptest.NewRequest("GET", "/list", nil), oas.ListPoliciesOperation)
+	refused := errors.New("refused")
+	if _, err := streamThroughRouter(r.Context(), buffered, 1, func(context.Context, int, *streaming.Answer) error { return refused }); err != refused {
+		t.Fatalf("error before the first byte: %v", err)
+	}
+	w.WriteHeader(http.StatusBadRequest)
+	if rec.Code != http.StatusBadRequest {
+		t.Fatalf("the error answer did not reach the client: %d", rec.Code)
+	}
+
+	// Without a slot.
+	if list, err := streamThroughRouter(context.Background(), buffered, 1, nil); err != nil || list == nil {
+		t.Fatalf("without a slot: %v, %v", list, err)
 	}
 }

@@ -78,6 +78,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	defer listener.Close()
 	addr := listener.Addr().String()
 
+	// The OpenAPI documents served at /openapi.* take as long to build as the rest of the start:
+	// they are built on the other core while the database opens.
+	type documents struct {
+		yaml, json []byte
+		err        error
+	}
+	built := make(chan documents, 1)
+	go func() {
+		var d documents
+		d.yaml, d.json, d.err = spec.Documents("http://"+addr, cfg.Region)
+		built <- d
+	}()
+
 	database, err := db.Open(ctx, db.Options{URL: cfg.DatabaseURL, DataDir: cfg.DataDir})
 	if err != nil {
 		return err
@@ -101,9 +114,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	yamlDoc, jsonDoc, err := spec.Documents("http://"+addr, cfg.Region)
-	if err != nil {
-		return err
+	docs := <-built
+	if docs.err != nil {
+		return docs.err
 	}
 	srv := &http.Server{
 		Handler: server.New(server.Options{
@@ -111,8 +124,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			WriteError:   api.WriteError,
 			Ready:        database.Ping,
 			DBStats:      database.Stats,
-			OpenAPIJSON:  jsonDoc,
-			OpenAPIYAML:  yamlDoc,
+			OpenAPIJSON:  docs.json,
+			OpenAPIYAML:  docs.yaml,
 			MaxBodyBytes: cfg.MaxBodyBytes,
 			Logger:       logger,
 			AccessLog:    server.AccessLog(cfg.AccessLog),

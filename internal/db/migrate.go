@@ -5,6 +5,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -37,10 +38,22 @@ func (d *DB) migrate(ctx context.Context) error {
 	}
 	sort.Slice(list, func(i, j int) bool { return list[i].version < list[j].version })
 
+	// A database that has seen every migration, as at almost every start, is left with one read:
+	// no transaction, no lock, no write.
+	applied, err := d.appliedMigrations(ctx)
+	if err != nil {
+		return err
+	}
+	list = slices.DeleteFunc(list, func(m migration) bool { return applied[m.version] })
+	if len(list) == 0 {
+		return nil
+	}
 	if _, err := d.write.ExecContext(ctx,
 		`CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)`); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
+	// Each pending migration checks again under the lock: another replica may have applied it
+	// since the read above.
 	for _, m := range list {
 		body, err := migrations.ReadFile(dir + "/" + m.name)
 		if err != nil {
@@ -71,4 +84,34 @@ func (d *DB) migrate(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// appliedMigrations returns the versions schema_migrations records; none when the table does not
+// exist yet (a new database).
+func (d *DB) appliedMigrations(ctx context.Context) (map[int]bool, error) {
+	var exists bool
+	query := `SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations')`
+	if d.Engine == Postgres {
+		query = `SELECT to_regclass('schema_migrations') IS NOT NULL`
+	}
+	if err := d.write.QueryRowContext(ctx, query).Scan(&exists); err != nil {
+		return nil, fmt.Errorf("look for schema_migrations: %w", err)
+	}
+	applied := map[int]bool{}
+	if !exists {
+		return applied, nil
+	}
+	rows, err := d.write.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+	if err != nil {
+		return nil, fmt.Errorf("read schema_migrations: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var v int
+		if err := rows.Scan(&v); err != nil {
+			return nil, err
+		}
+		applied[v] = true
+	}
+	return applied, rows.Err()
 }

@@ -61,6 +61,7 @@ type options struct {
 	binary      string
 	incidents   int
 	sets        int
+	policies    int
 	// ready selects the start-up measurement (-scenarios ready), which runs after the others.
 	ready       bool
 	readyStarts int
@@ -81,6 +82,7 @@ func parseFlags(args []string, stderr io.Writer) (o options, err error) {
 	fs.StringVar(&o.binary, "mgmtapi", "", "mgmtapi binary to run (default: build ./cmd/mgmtapi)")
 	fs.IntVar(&o.incidents, "incidents", 10000, "incidents ingested for the e18 scenario")
 	fs.IntVar(&o.sets, "sets", 10000, "recording-rule sets the list scenario lists")
+	fs.IntVar(&o.policies, "policies", 10000, "policies the list-policies scenario lists")
 	fs.IntVar(&o.readyStarts, "ready-starts", 10, "starts of mgmtapi the ready measurement times")
 	readySize := fs.String("ready-db-size", "1GiB", "size of the database the ready measurement starts on (built once, then kept)")
 	fs.StringVar(&o.readyDir, "ready-dir", filepath.Join(os.TempDir(), "mgmtload-ready"),
@@ -105,6 +107,8 @@ func parseFlags(args []string, stderr io.Writer) (o options, err error) {
 		return o, errors.New("-incidents: must be at least 1")
 	case o.sets < 1:
 		return o, errors.New("-sets: must be at least 1")
+	case o.policies < 1:
+		return o, errors.New("-policies: must be at least 1")
 	case o.readyStarts < 1:
 		return o, errors.New("-ready-starts: must be at least 1")
 	}
@@ -212,7 +216,11 @@ func runScenarios(ctx context.Context, o options, bin, workDir, engine string, s
 	}
 	fmt.Fprintln(stderr, "mgmtload: creating the load teams and their data")
 	withCases := chosen("comment") || chosen("mixed")
-	f, err := newFixture(ctx, server, bareURL, withCases, incidents, sets)
+	policies := 0
+	if chosen("list-policies") {
+		policies = o.policies
+	}
+	f, err := newFixture(ctx, server, bareURL, withCases, incidents, sets, policies)
 	if err != nil {
 		return err
 	}

@@ -19,12 +19,12 @@ func TestRunPrintsTheTable(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	err := run(ctx, []string{"-duration", "300ms", "-rounds", "1", "-connections", "4", "-scenarios", "get"}, &stdout, &stderr)
+	err := run(ctx, []string{"-duration", "300ms", "-rounds", "1", "-connections", "4", "-scenarios", "get,list-policies", "-policies", "20"}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, &stdout, &stderr)
 	}
 	out := stdout.String()
-	for _, want := range []string{"mgmtapi req/s", "bare req/s", "ratio", "peak RSS", "non-2xx", "\nget ", " MiB"} {
+	for _, want := range []string{"mgmtapi req/s", "bare req/s", "ratio", "peak RSS", "non-2xx", "\nget ", "\nlist-policies ", " MiB"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %q:\n%s", want, out)
 		}
@@ -64,6 +64,9 @@ func TestFlagsAreChecked(t *testing.T) {
 		{"-connections", "0"},
 		{"-rounds", "0"},
 		{"-incidents", "0"},
+		{"-policies", "0"},
+		{"-ready-starts", "0"},
+		{"-ready-db-size", "1TB"},
 		{"extra"},
 	} {
 		if _, err := parseFlags(args, &bytes.Buffer{}); err == nil {
@@ -86,4 +89,37 @@ func TestMain(m *testing.M) {
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// TestReadyMeasuresStarts builds a small database, starts mgmtapi on it twice and checks that the
+// command prints the start-to-ready figures; a second run reuses the database. It measures nothing.
+func TestReadyMeasuresStarts(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	dir := t.TempDir()
+	for _, want := range []string{"built in", "already built"} {
+		var stdout, stderr bytes.Buffer
+		err := run(ctx, []string{"-scenarios", "ready", "-ready-db-size", "2MiB", "-ready-starts", "2", "-ready-dir", dir}, &stdout, &stderr)
+		if err != nil {
+			t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, &stdout, &stderr)
+		}
+		for _, w := range []string{"start to ready: median ", ", max ", "RSS at ready: median ", want, "2 starts"} {
+			if !strings.Contains(stdout.String(), w) {
+				t.Errorf("the output lacks %q:\n%s", w, &stdout)
+			}
+		}
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"1GiB": 1 << 30, "512MiB": 512 << 20, "3KiB": 3 << 10, "100B": 100, "7": 7} {
+		if got, err := parseSize(in); err != nil || got != want {
+			t.Errorf("parseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "1GB", "-1MiB", "x"} {
+		if _, err := parseSize(in); err == nil {
+			t.Errorf("parseSize(%q) accepted", in)
+		}
+	}
 }

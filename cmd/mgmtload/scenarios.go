@@ -14,6 +14,7 @@ import (
 const (
 	recordingRuleSetsPath = "/mgmt/openapi/5/recording-rules/recording-rules/v1"
 	policiesPath          = "/mgmt/openapi/3/dataplans/policies/v1"
+	policyListPath        = "/mgmt/openapi/5/dataplans/policies/v1"
 	casesPath             = "/mgmt/openapi/5/cases/cases/v1"
 	aggregationsPath      = "/mgmt/openapi/4/incidents/aggregations/v1"
 	ingestPath            = "/ingest/alertmanager/v1"
@@ -60,6 +61,12 @@ var scenarios = []scenario{
 				return request{method: "GET", path: recordingRuleSetsPath, authorization: "Bearer " + f.listKey}
 			}
 		}},
+	{name: "list-policies", title: "list the policies of a team holding -policies of them, a list with parameters (10 connections at most)",
+		maxConnections: 10, next: func(f *fixture) nextRequest {
+			return func(int, int) request {
+				return request{method: "GET", path: f.policyListQuery, authorization: "Bearer " + f.policyListKey}
+			}
+		}},
 }
 
 // fixture is the data the scenarios work on: a team of its own, created for this run, with one
@@ -68,6 +75,8 @@ var scenarios = []scenario{
 type fixture struct {
 	key               string // the team's API key
 	listKey           string // the API key of a second team holding only the sets the list scenario reads
+	policyListKey     string // the API key of a team holding only the policies the list-policies scenario reads
+	policyListQuery   string
 	run               string // distinguishes this run's names
 	setPath           string
 	caseIDs           []string
@@ -80,8 +89,8 @@ const casesToComment = 16
 // newFixture creates the team and the data the scenarios need on mgmtapi, and gives the bare
 // handler the same answers to its GETs. The cases to comment on are opened only when withCases,
 // incidents for E18 are ingested only when withIncidents > 0, and the list team is created only
-// when withSets > 0.
-func newFixture(ctx context.Context, m *mgmtapiProcess, bareURL string, withCases bool, withIncidents, withSets int) (*fixture, error) {
+// when withSets > 0, the policy list team only when withPolicies > 0.
+func newFixture(ctx context.Context, m *mgmtapiProcess, bareURL string, withCases bool, withIncidents, withSets, withPolicies int) (*fixture, error) {
 	f := &fixture{run: strconv.FormatInt(time.Now().UnixNano(), 36)}
 	var err error
 	if f.key, err = createTeam(ctx, m, "mgmtload-"+f.run); err != nil {
@@ -146,6 +155,18 @@ func newFixture(ctx context.Context, m *mgmtapiProcess, bareURL string, withCase
 			return nil, err
 		}
 	}
+	if withPolicies > 0 {
+		if f.policyListKey, err = createTeam(ctx, m, "mgmtload-policies-"+f.run); err != nil {
+			return nil, err
+		}
+		if err := f.seed(ctx, m, f.policyListKey, withPolicies, f.createPolicy); err != nil {
+			return nil, err
+		}
+		f.policyListQuery = policyListPath + "?enabled_only=true&source_type=SOURCE_TYPE_LOGS"
+		if err := f.mirrorAs(ctx, m, bareURL, f.policyListKey, f.policyListQuery); err != nil {
+			return nil, err
+		}
+	}
 	return f, nil
 }
 
@@ -164,13 +185,18 @@ func createTeam(ctx context.Context, m *mgmtapiProcess, name string) (string, er
 
 // seedSets creates n recording-rule sets in the list team, eight at a time.
 func (f *fixture) seedSets(ctx context.Context, m *mgmtapiProcess, n int) error {
+	return f.seed(ctx, m, f.listKey, n, f.createSet)
+}
+
+// seed sends n create requests made by create with the API key key, eight at a time.
+func (f *fixture) seed(ctx context.Context, m *mgmtapiProcess, key string, n int, create nextRequest) error {
 	const writers = 8
 	errs := make(chan error, writers)
 	for w := range writers {
 		go func() {
 			for seq := w; seq < n; seq += writers {
-				body := json.RawMessage(f.createSet(w, seq).body)
-				if err := call(ctx, m.baseURL, f.listKey, "POST", recordingRuleSetsPath, body, nil); err != nil {
+				req := create(w, seq)
+				if err := call(ctx, m.baseURL, key, req.method, req.path, json.RawMessage(req.body), nil); err != nil {
 					errs <- err
 					return
 				}

@@ -108,19 +108,18 @@ func newFixture(ctx context.Context, m *mgmtapiProcess, bareURL string, withCase
 		return nil, err
 	}
 
-	for i := range casesToComment {
-		if !withCases {
-			break
+	if withCases {
+		for i := range casesToComment {
+			alerts := []map[string]any{alert(fmt.Sprintf("%s-case-%d", f.run, i), i)}
+			caseID, err := f.ingest(ctx, m, fmt.Sprintf("mgmtload-case-%d", i), alerts)
+			if err != nil {
+				return nil, err
+			}
+			if caseID == "" {
+				return nil, errors.New("ingest: a notification of a new group opened no case")
+			}
+			f.caseIDs = append(f.caseIDs, caseID)
 		}
-		alerts := []map[string]any{alert(fmt.Sprintf("%s-case-%d", f.run, i), i)}
-		caseID, err := f.ingest(ctx, m, fmt.Sprintf("mgmtload-case-%d", i), alerts)
-		if err != nil {
-			return nil, err
-		}
-		if caseID == "" {
-			return nil, errors.New("ingest: a notification of a new group opened no case")
-		}
-		f.caseIDs = append(f.caseIDs, caseID)
 	}
 
 	q := url.Values{}

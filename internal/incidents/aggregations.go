@@ -184,6 +184,8 @@ func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context, _ oas.Li
 	var order []*group
 	total := 0
 	switch {
+	case genericOnly.Load() && !pagedInSQL(cols):
+		order, err = h.foldGroups(ctx, aggQuerySQL(cols, "i.", from, where), args.list, len(cols))
 	case where == "i.team_id = $1" && onlyFields(aq.groupBys, oas.IncidentFieldsINCIDENTSFIELDSSEVERITY):
 		order, err = h.countedGroups(ctx, caller.TeamID, len(cols))
 	case onlyFields(aq.groupBys, oas.IncidentFieldsINCIDENTSFIELDSSEVERITY, oas.IncidentFieldsINCIDENTSFIELDSSTATE,
@@ -196,6 +198,8 @@ func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context, _ oas.Li
 			return nil, err
 		}
 		return h.aggregationsPage(ctx, aq, from, where, args.list, cols, order, offset, total)
+	case onlyFields(aq.groupBys, rollupFields...) && rollupFilter(aq.filter):
+		order, err = h.foldGroups(ctx, rollupAggSQL(cols, where), args.list, len(cols))
 	default:
 		order, err = h.foldGroups(ctx, aggQuerySQL(cols, "i.", from, where), args.list, len(cols))
 	}
@@ -464,9 +468,50 @@ func aggQuerySQL(cols []column, prefix, from, where string) string {
 			groupExprs = append(groupExprs, e)
 		}
 	}
-	selects := append(exprs, "COUNT(*)", "MIN("+prefix+"created_at)", "MAX("+prefix+"closed_at)", "MAX("+prefix+"last_state_update_time)")
+	aggregates := []string{"COUNT(*)", "MIN(" + prefix + "created_at)", "MAX(" + prefix + "closed_at)", "MAX(" + prefix + "last_state_update_time)"}
+	if from == rollupFrom {
+		aggregates = []string{"CAST(SUM(i.n) AS BIGINT)", "MIN(i.first_created)", "MAX(i.last_closed)", "MAX(i.last_update)"}
+	}
+	selects := append(exprs, aggregates...)
 	return `SELECT ` + strings.Join(selects, ", ") + ` FROM ` + from + ` WHERE ` + where + ` GROUP BY ` + strings.Join(groupExprs, ", ")
 }
+
+// rollupFrom is the FROM clause of an aggregation over incident_rollup (whose rows carry every
+// column a rollupFilter condition and a rollupFields group-by name, with the same names).
+const rollupFrom = "incident_rollup i"
+
+// rollupAggSQL is aggQuerySQL over incident_rollup: where (of filterSQL, for a rollupFilter)
+// selects rows of the rollup, which add up their counts and times.
+func rollupAggSQL(cols []column, where string) string {
+	return aggQuerySQL(cols, "i.", rollupFrom, where)
+}
+
+// rollupFields are the group-by fields incident_rollup has.
+var rollupFields = []oas.IncidentFields{oas.IncidentFieldsINCIDENTSFIELDSSEVERITY, oas.IncidentFieldsINCIDENTSFIELDSNAME,
+	oas.IncidentFieldsINCIDENTSFIELDSSTATE, oas.IncidentFieldsINCIDENTSFIELDSSTATUS,
+	oas.IncidentFieldsINCIDENTSFIELDSAPPLICATIONNAME, oas.IncidentFieldsINCIDENTSFIELDSSUBSYSTEMNAME}
+
+// rollupFilter reports whether every condition of the filter is on a column of incident_rollup:
+// application, subsystem, assignee, severity, state, status, meta labels, isMuted, and a search
+// in a field the rollup has (not the id, not a label).
+func rollupFilter(f oas.IncidentQueryFilter) bool {
+	if sq, ok := f.SearchQuery.Get(); ok {
+		if !sq.IncidentField.Set || sq.ContextualLabel.Set || sq.IncidentField.Value == oas.IncidentFieldsINCIDENTSFIELDSID {
+			return false
+		}
+		if !slices.Contains(rollupFields, sq.IncidentField.Value) {
+			return false
+		}
+	}
+	kept := oas.IncidentQueryFilter{ApplicationName: f.ApplicationName, SubsystemName: f.SubsystemName, Assignee: f.Assignee,
+		Severity: f.Severity, State: f.State, Status: f.Status, MetaLabels: f.MetaLabels, MetaLabelsOp: f.MetaLabelsOp,
+		IsMuted: f.IsMuted, SearchQuery: f.SearchQuery}
+	return reflect.DeepEqual(kept, f)
+}
+
+// genericOnly makes E18 take the generic GROUP BY over incidents wherever it would read
+// incident_counts, the label rows or incident_rollup; the equivalence test sets it.
+var genericOnly atomic.Bool
 
 // foldGroups runs an aggregate query of aggQuerySQL's shape (n requested columns) and folds its
 // rows into groups, in the order first seen.

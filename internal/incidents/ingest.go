@@ -92,6 +92,8 @@ func Trigger(ctx context.Context, tx *db.Tx, a Alert) (id string, created bool, 
 	key := countKey{severity: string(severity), state: string(oas.IncidentStateINCIDENTSTATETRIGGERED),
 		status: string(oas.IncidentStatusINCIDENTSTATUSTRIGGERED), meta: canonicalMetaLabels(a.MetaLabels)}
 	addCount(ctx, tx, a.TeamID, key, 1)
+	addRollup(ctx, tx, a.TeamID, rollupEntry{key: rollupKey{name: name, application: a.ApplicationName, subsystem: a.SubsystemName,
+		severity: key.severity, state: key.state, status: key.status, meta: key.meta}, created: now, update: now})
 	keys := make([]string, 0, len(labels))
 	for k := range labels {
 		keys = append(keys, k)
@@ -144,6 +146,10 @@ func ResolveFromSource(ctx context.Context, tx *db.Tx, teamID int64, fingerprint
 	if resolved.Valid {
 		return id, true, false, nil
 	}
+	before, err := readRollupEntry(ctx, tx, teamID, id)
+	if err != nil {
+		return "", false, false, err
+	}
 	now := micros(tx.Now)
 	_, err = tx.ExecContext(ctx, `UPDATE incidents SET state = $3, status = $4, closed_at = COALESCE(closed_at, $5),
 		last_state_update_time = $6, last_state_update_key = $7, source_resolved_at = $6
@@ -156,6 +162,9 @@ func ResolveFromSource(ctx context.Context, tx *db.Tx, teamID int64, fingerprint
 	moved := old
 	moved.state, moved.status = string(oas.IncidentStateINCIDENTSTATERESOLVED), string(oas.IncidentStatusINCIDENTSTATUSRESOLVED)
 	moveCount(ctx, tx, teamID, old, moved)
+	if err := rollupWrite(ctx, tx, teamID, id, before); err != nil {
+		return "", false, false, err
+	}
 	if err := syncLabels(ctx, tx, teamID, id); err != nil {
 		return "", false, false, err
 	}

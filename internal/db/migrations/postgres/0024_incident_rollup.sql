@@ -1,0 +1,35 @@
+-- E18 over many incidents: the number of the team's incidents and their first creation, last close
+-- and last state update per combination of the fields E18 groups by or filters on that every
+-- incident has one value of (incident_rollup), kept by every write of internal/incidents in the
+-- same transaction. Groupings by severity, name, state, status, application and subsystem under
+-- filters on those fields, the assignee, the meta labels and isMuted read these rows (thousands)
+-- instead of the incidents (a million). A row is deleted when n reaches 0; a row's times are
+-- exact: an incident that leaves a row holding one of its extremes makes the row recompute them
+-- from incidents_by_rollup.
+CREATE TABLE incident_rollup (
+    team_id          BIGINT NOT NULL REFERENCES teams (id),
+    name             TEXT    NOT NULL,
+    application_name TEXT    NOT NULL,
+    subsystem_name   TEXT    NOT NULL,
+    severity         TEXT    NOT NULL,
+    state            TEXT    NOT NULL,
+    status           TEXT    NOT NULL,
+    assigned_to      TEXT    NOT NULL,
+    meta_labels      TEXT    NOT NULL,
+    is_muted         BOOLEAN NOT NULL,
+    n                BIGINT NOT NULL,
+    first_created    BIGINT NOT NULL,
+    last_closed      BIGINT,
+    last_update      BIGINT NOT NULL,
+    PRIMARY KEY (team_id, name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted)
+);
+INSERT INTO incident_rollup (team_id, name, application_name, subsystem_name, severity, state, status, assigned_to,
+    meta_labels, is_muted, n, first_created, last_closed, last_update)
+SELECT team_id, name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted,
+    COUNT(*), MIN(created_at), MAX(closed_at), MAX(last_state_update_time)
+FROM incidents
+GROUP BY team_id, name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted;
+-- A rollup row's incidents, contiguous and covered (its times recomputed by one range scan); also
+-- the ids of a group by name.
+CREATE INDEX incidents_by_rollup ON incidents (team_id, name, application_name, subsystem_name, severity, state, status,
+    assigned_to, meta_labels, is_muted, created_at, closed_at, last_state_update_time);

@@ -14,7 +14,7 @@ import (
 // on and that have one value per incident (labels and times aside).
 type rollupKey struct {
 	name, application, subsystem, severity, state, status, assignedTo, meta string
-	muted                                                                 bool
+	muted                                                                   bool
 }
 
 // rollupEntry is an incident as incident_rollup counts it: its row and its times.

@@ -92,8 +92,11 @@ func Trigger(ctx context.Context, tx *db.Tx, a Alert) (id string, created bool, 
 	key := countKey{severity: string(severity), state: string(oas.IncidentStateINCIDENTSTATETRIGGERED),
 		status: string(oas.IncidentStatusINCIDENTSTATUSTRIGGERED), meta: canonicalMetaLabels(a.MetaLabels)}
 	addCount(ctx, tx, a.TeamID, key, 1)
-	addRollup(ctx, tx, a.TeamID, rollupEntry{key: rollupKey{name: name, application: a.ApplicationName, subsystem: a.SubsystemName,
-		severity: key.severity, state: key.state, status: key.status, meta: key.meta}, created: now, update: now})
+	err = addRollup(ctx, tx, a.TeamID, rollupEntry{key: rollupKey{name: name, application: a.ApplicationName, subsystem: a.SubsystemName,
+		severity: key.severity, state: key.state, status: key.status, meta: key.meta}, contextual: string(contextual), created: now, update: now})
+	if err != nil {
+		return "", false, err
+	}
 	keys := make([]string, 0, len(labels))
 	for k := range labels {
 		keys = append(keys, k)

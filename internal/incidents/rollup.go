@@ -4,8 +4,10 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/mgmtapi/mgmtapi/internal/db"
 )
@@ -17,12 +19,36 @@ type rollupKey struct {
 	muted                                                                   bool
 }
 
-// rollupEntry is an incident as incident_rollup counts it: its row and its times.
+// rollupEntry is an incident as incident_rollup and incident_label_rollup count it: its row, its
+// contextual labels (the JSON object stored) and its times.
 type rollupEntry struct {
-	key     rollupKey
-	created int64
-	closed  sql.NullInt64
-	update  int64
+	key        rollupKey
+	contextual string
+	created    int64
+	closed     sql.NullInt64
+	update     int64
+}
+
+// rollupRow is a row of incident_rollup (labeled false) or of incident_label_rollup (an
+// incident's value of one contextual label key, and its rollupKey).
+type rollupRow struct {
+	labeled              bool
+	labelKey, labelValue string
+	key                  rollupKey
+}
+
+// rows are the rollup rows that count the incident: one of incident_rollup, one of
+// incident_label_rollup per contextual label.
+func (e rollupEntry) rows() ([]rollupRow, error) {
+	var labels map[string]string
+	if err := json.Unmarshal([]byte(e.contextual), &labels); err != nil {
+		return nil, fmt.Errorf("contextual labels %q: %w", e.contextual, err)
+	}
+	rows := []rollupRow{{key: e.key}}
+	for k, v := range labels {
+		rows = append(rows, rollupRow{labeled: true, labelKey: k, labelValue: v, key: e.key})
+	}
+	return rows, nil
 }
 
 // rollupKeyColumns are incident_rollup's key columns after team_id, named as in incidents too.
@@ -32,17 +58,26 @@ const rollupKeyColumns = `name, application_name, subsystem_name, severity, stat
 const rollupKeyMatch = `name = $2 AND application_name = $3 AND subsystem_name = $4 AND severity = $5 AND state = $6
 	AND status = $7 AND assigned_to = $8 AND meta_labels = $9 AND is_muted = $10`
 
-func (k rollupKey) args(teamID int64) []any {
-	return []any{teamID, k.name, k.application, k.subsystem, k.severity, k.state, k.status, k.assignedTo, k.meta, k.muted}
+// labelRollupKeyMatch is the condition on incident_label_rollup's key after team_id, with the
+// label's key and value as $11 and $12.
+const labelRollupKeyMatch = rollupKeyMatch + ` AND key = $11 AND value = $12`
+
+func (r rollupRow) args(teamID int64) []any {
+	k := r.key
+	args := []any{teamID, k.name, k.application, k.subsystem, k.severity, k.state, k.status, k.assignedTo, k.meta, k.muted}
+	if r.labeled {
+		args = append(args, r.labelKey, r.labelValue)
+	}
+	return args
 }
 
 // readRollupEntry reads the incident as incident_rollup counts it, inside tx.
 func readRollupEntry(ctx context.Context, tx *db.Tx, teamID int64, id string) (rollupEntry, error) {
 	var e rollupEntry
 	k := &e.key
-	err := tx.QueryRowContext(ctx, `SELECT `+rollupKeyColumns+`, created_at, closed_at, last_state_update_time
+	err := tx.QueryRowContext(ctx, `SELECT `+rollupKeyColumns+`, contextual_labels, created_at, closed_at, last_state_update_time
 		FROM incidents WHERE team_id = $1 AND id = $2`, teamID, id).Scan(&k.name, &k.application, &k.subsystem,
-		&k.severity, &k.state, &k.status, &k.assignedTo, &k.meta, &k.muted, &e.created, &e.closed, &e.update)
+		&k.severity, &k.state, &k.status, &k.assignedTo, &k.meta, &k.muted, &e.contextual, &e.created, &e.closed, &e.update)
 	if err != nil {
 		return e, fmt.Errorf("read incident for its rollup: %w", err)
 	}
@@ -76,7 +111,7 @@ func (d *rollupDelta) merge(e rollupEntry) {
 
 // rollupDeltas are a transaction's changes to incident_rollup, written once before it commits
 // in key order (as countDeltas, so that concurrent transactions cannot deadlock).
-type rollupDeltas map[rollupKey]*rollupDelta
+type rollupDeltas map[rollupRow]*rollupDelta
 
 type rollupDeltasKey struct{ teamID int64 }
 
@@ -88,7 +123,7 @@ func rollupOf(ctx context.Context, tx *db.Tx, teamID int64) rollupDeltas {
 	}).(rollupDeltas)
 }
 
-func (d rollupDeltas) at(k rollupKey) *rollupDelta {
+func (d rollupDeltas) at(k rollupRow) *rollupDelta {
 	if d[k] == nil {
 		d[k] = &rollupDelta{}
 	}
@@ -96,43 +131,68 @@ func (d rollupDeltas) at(k rollupKey) *rollupDelta {
 }
 
 // addRollup counts a new incident when tx commits.
-func addRollup(ctx context.Context, tx *db.Tx, teamID int64, e rollupEntry) {
-	at := rollupOf(ctx, tx, teamID).at(e.key)
-	at.n++
-	at.merge(e)
+func addRollup(ctx context.Context, tx *db.Tx, teamID int64, e rollupEntry) error {
+	rows, err := e.rows()
+	if err != nil {
+		return err
+	}
+	deltas := rollupOf(ctx, tx, teamID)
+	for _, r := range rows {
+		at := deltas.at(r)
+		at.n++
+		at.merge(e)
+	}
+	return nil
 }
 
 // moveRollup records that an incident changed from one entry to another when tx commits: in
-// place when its row is the same and its times only grew, else out of one row and into the other.
-func moveRollup(ctx context.Context, tx *db.Tx, teamID int64, from, to rollupEntry) {
+// place when its rows are the same and its times only grew, else out of its rows and into the others.
+func moveRollup(ctx context.Context, tx *db.Tx, teamID int64, from, to rollupEntry) error {
 	if from == to {
-		return
+		return nil
 	}
 	deltas := rollupOf(ctx, tx, teamID)
+	fromRows, err := from.rows()
+	if err != nil {
+		return err
+	}
+	toRows, err := to.rows()
+	if err != nil {
+		return err
+	}
 	grew := from.created == to.created && to.update >= from.update &&
 		(!from.closed.Valid || (to.closed.Valid && to.closed.Int64 >= from.closed.Int64))
-	if from.key == to.key && grew {
-		deltas.at(to.key).merge(to)
-		return
+	if from.key == to.key && from.contextual == to.contextual && grew {
+		for _, r := range toRows {
+			deltas.at(r).merge(to)
+		}
+		return nil
 	}
-	out := deltas.at(from.key)
-	out.n--
-	out.departed = append(out.departed, from)
-	in := deltas.at(to.key)
-	in.n++
-	in.merge(to)
+	for _, r := range fromRows {
+		out := deltas.at(r)
+		out.n--
+		out.departed = append(out.departed, from)
+	}
+	for _, r := range toRows {
+		in := deltas.at(r)
+		in.n++
+		in.merge(to)
+	}
+	return nil
 }
 
 // write applies the deltas in key order. A row whose count reaches 0 is removed; a row that an
 // incident holding one of its extremes left recomputes its times from incidents_by_rollup (a
 // range scan of the row's own incidents).
 func (d rollupDeltas) write(ctx context.Context, tx *db.Tx, teamID int64) error {
-	keys := make([]rollupKey, 0, len(d))
+	keys := make([]rollupRow, 0, len(d))
 	for k := range d {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b rollupKey) int {
-		return cmp.Or(cmp.Compare(a.name, b.name), cmp.Compare(a.application, b.application), cmp.Compare(a.subsystem, b.subsystem),
+	slices.SortFunc(keys, func(ra, rb rollupRow) int {
+		a, b := ra.key, rb.key
+		return cmp.Or(cmpBool(ra.labeled, rb.labeled), cmp.Compare(ra.labelKey, rb.labelKey), cmp.Compare(ra.labelValue, rb.labelValue),
+			cmp.Compare(a.name, b.name), cmp.Compare(a.application, b.application), cmp.Compare(a.subsystem, b.subsystem),
 			cmp.Compare(a.severity, b.severity), cmp.Compare(a.state, b.state), cmp.Compare(a.status, b.status),
 			cmp.Compare(a.assignedTo, b.assignedTo), cmp.Compare(a.meta, b.meta), cmpBool(a.muted, b.muted))
 	})
@@ -144,32 +204,47 @@ func (d rollupDeltas) write(ctx context.Context, tx *db.Tx, teamID int64) error 
 	return nil
 }
 
-func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, k rollupKey) error {
-	args := k.args(teamID)
+func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, r rollupRow) error {
+	table, columns, match := "incident_rollup", rollupKeyColumns, rollupKeyMatch
+	// a row's incidents, for its times: contiguous in incidents_by_rollup; for a label's row,
+	// contiguous in incident_labels_aggregated up to the label row's copies of the incident's
+	// columns, then each looked up
+	recompute := `SELECT MIN(created_at), MAX(closed_at), MAX(last_state_update_time) FROM incidents
+		WHERE team_id = $1 AND ` + rollupKeyMatch
+	if r.labeled {
+		table, columns, match = "incident_label_rollup", rollupKeyColumns+", key, value", labelRollupKeyMatch
+		recompute = `SELECT MIN(i.created_at), MAX(i.closed_at), MAX(i.last_state_update_time) FROM incident_labels l
+			CROSS JOIN incidents i WHERE l.team_id = $1 AND l.key = $11 AND l.value = $12 AND l.severity = $5 AND l.state = $6
+			AND l.status = $7 AND l.assigned_to = $8 AND l.meta_labels = $9 AND i.team_id = $1 AND i.id = l.incident_id
+			AND i.name = $2 AND i.application_name = $3 AND i.subsystem_name = $4 AND i.severity = $5 AND i.state = $6
+			AND i.status = $7 AND i.assigned_to = $8 AND i.meta_labels = $9 AND i.is_muted = $10`
+	}
+	args := r.args(teamID)
+	p := len(args)
 	var n, first, update int64
 	var closed sql.NullInt64
 	var err error
 	if delta.arrived {
-		err = tx.QueryRowContext(ctx, `INSERT INTO incident_rollup (team_id, `+rollupKeyColumns+`, n, first_created, last_closed, last_update)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-			ON CONFLICT (team_id, `+rollupKeyColumns+`) DO UPDATE SET n = incident_rollup.n + excluded.n,
-				first_created = CASE WHEN excluded.first_created < incident_rollup.first_created
-					THEN excluded.first_created ELSE incident_rollup.first_created END,
-				last_closed = CASE WHEN incident_rollup.last_closed IS NULL OR excluded.last_closed > incident_rollup.last_closed
-					THEN COALESCE(excluded.last_closed, incident_rollup.last_closed) ELSE incident_rollup.last_closed END,
-				last_update = CASE WHEN excluded.last_update > incident_rollup.last_update
-					THEN excluded.last_update ELSE incident_rollup.last_update END
+		err = tx.QueryRowContext(ctx, `INSERT INTO `+table+` (team_id, `+columns+`, n, first_created, last_closed, last_update)
+			VALUES (`+placeholders(1, p+4)+`)
+			ON CONFLICT (team_id, `+columns+`) DO UPDATE SET n = `+table+`.n + excluded.n,
+				first_created = CASE WHEN excluded.first_created < `+table+`.first_created
+					THEN excluded.first_created ELSE `+table+`.first_created END,
+				last_closed = CASE WHEN `+table+`.last_closed IS NULL OR excluded.last_closed > `+table+`.last_closed
+					THEN COALESCE(excluded.last_closed, `+table+`.last_closed) ELSE `+table+`.last_closed END,
+				last_update = CASE WHEN excluded.last_update > `+table+`.last_update
+					THEN excluded.last_update ELSE `+table+`.last_update END
 			RETURNING n, first_created, last_closed, last_update`,
 			append(args, delta.n, delta.first, delta.closed, delta.update)...).Scan(&n, &first, &closed, &update)
 	} else {
-		err = tx.QueryRowContext(ctx, `UPDATE incident_rollup SET n = n + $11 WHERE team_id = $1 AND `+rollupKeyMatch+`
+		err = tx.QueryRowContext(ctx, `UPDATE `+table+` SET n = n + $`+strconv.Itoa(p+1)+` WHERE team_id = $1 AND `+match+`
 			RETURNING n, first_created, last_closed, last_update`, append(args, delta.n)...).Scan(&n, &first, &closed, &update)
 	}
 	if err != nil {
 		return err
 	}
 	if n <= 0 {
-		_, err := tx.ExecContext(ctx, `DELETE FROM incident_rollup WHERE team_id = $1 AND `+rollupKeyMatch, args...)
+		_, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE team_id = $1 AND `+match, args...)
 		return err
 	}
 	held := false
@@ -179,9 +254,8 @@ func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, k 
 	if !held {
 		return nil
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE incident_rollup SET (first_created, last_closed, last_update) =
-		(SELECT MIN(created_at), MAX(closed_at), MAX(last_state_update_time) FROM incidents WHERE team_id = $1 AND `+rollupKeyMatch+`)
-		WHERE team_id = $1 AND `+rollupKeyMatch, args...)
+	_, err = tx.ExecContext(ctx, `UPDATE `+table+` SET (first_created, last_closed, last_update) = (`+recompute+`)
+		WHERE team_id = $1 AND `+match, args...)
 	return err
 }
 
@@ -202,6 +276,5 @@ func rollupWrite(ctx context.Context, tx *db.Tx, teamID int64, id string, before
 	if err != nil {
 		return err
 	}
-	moveRollup(ctx, tx, teamID, before, after)
-	return nil
+	return moveRollup(ctx, tx, teamID, before, after)
 }

@@ -33,3 +33,34 @@ GROUP BY team_id, name, application_name, subsystem_name, severity, state, statu
 -- the ids of a group by name.
 CREATE INDEX incidents_by_rollup ON incidents (team_id, name, application_name, subsystem_name, severity, state, status,
     assigned_to, meta_labels, is_muted, created_at, closed_at, last_state_update_time);
+
+-- The same per contextual label (key and value) of the incidents: groupings by a label and filters
+-- on one label's values read these rows. An incident has one value per key, so a key's rows count
+-- each incident that carries it once; incidents without the key are in no row of that key.
+CREATE TABLE incident_label_rollup (
+    team_id          BIGINT NOT NULL REFERENCES teams (id),
+    key              TEXT    NOT NULL,
+    value            TEXT    NOT NULL,
+    name             TEXT    NOT NULL,
+    application_name TEXT    NOT NULL,
+    subsystem_name   TEXT    NOT NULL,
+    severity         TEXT    NOT NULL,
+    state            TEXT    NOT NULL,
+    status           TEXT    NOT NULL,
+    assigned_to      TEXT    NOT NULL,
+    meta_labels      TEXT    NOT NULL,
+    is_muted         BOOLEAN NOT NULL,
+    n                BIGINT NOT NULL,
+    first_created    BIGINT NOT NULL,
+    last_closed      BIGINT,
+    last_update      BIGINT NOT NULL,
+    PRIMARY KEY (team_id, key, value, name, application_name, subsystem_name, severity, state, status, assigned_to,
+        meta_labels, is_muted)
+);
+INSERT INTO incident_label_rollup (team_id, key, value, name, application_name, subsystem_name, severity, state, status,
+    assigned_to, meta_labels, is_muted, n, first_created, last_closed, last_update)
+SELECT l.team_id, l.key, l.value, i.name, i.application_name, i.subsystem_name, i.severity, i.state, i.status,
+    i.assigned_to, i.meta_labels, i.is_muted, COUNT(*), MIN(i.created_at), MAX(i.closed_at), MAX(i.last_state_update_time)
+FROM incident_labels l JOIN incidents i ON i.team_id = l.team_id AND i.id = l.incident_id
+GROUP BY l.team_id, l.key, l.value, i.name, i.application_name, i.subsystem_name, i.severity, i.state, i.status,
+    i.assigned_to, i.meta_labels, i.is_muted;

@@ -183,7 +183,15 @@ func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context, _ oas.Li
 	// filter selects every incident of the team.
 	var order []*group
 	total := 0
+	labelRolled := false
+	if key, rest, ok := labelRollupQuery(aq); ok && !genericOnly.Load() {
+		order, labelRolled, err = h.labelRollupGroups(ctx, caller.TeamID, key, aq, rest)
+		if err != nil {
+			return nil, err
+		}
+	}
 	switch {
+	case labelRolled: // folded from incident_label_rollup above
 	case genericOnly.Load() && !pagedInSQL(cols):
 		order, err = h.foldGroups(ctx, aggQuerySQL(cols, "i.", from, where), args.list, len(cols))
 	case where == "i.team_id = $1" && onlyFields(aq.groupBys, oas.IncidentFieldsINCIDENTSFIELDSSEVERITY):
@@ -469,7 +477,7 @@ func aggQuerySQL(cols []column, prefix, from, where string) string {
 		}
 	}
 	aggregates := []string{"COUNT(*)", "MIN(" + prefix + "created_at)", "MAX(" + prefix + "closed_at)", "MAX(" + prefix + "last_state_update_time)"}
-	if from == rollupFrom {
+	if from == rollupFrom || from == labelRollupFrom {
 		aggregates = []string{"CAST(SUM(i.n) AS BIGINT)", "MIN(i.first_created)", "MAX(i.last_closed)", "MAX(i.last_update)"}
 	}
 	selects := append(exprs, aggregates...)
@@ -509,6 +517,114 @@ func rollupFilter(f oas.IncidentQueryFilter) bool {
 	return reflect.DeepEqual(kept, f)
 }
 
+// labelRollupFrom is the FROM clause of an aggregation over incident_label_rollup, whose rows carry
+// the columns of incident_rollup and the label's key and value.
+const labelRollupFrom = "incident_label_rollup i"
+
+// labelRollupQuery reports whether incident_label_rollup can answer the aggregation: it involves
+// exactly one contextual label key (grouped by, filtered on with or without values, searched in),
+// every other group-by is one of rollupFields and every other condition is a rollupFilter's. It
+// answers that key and the filter without its label conditions.
+func labelRollupQuery(aq aggQuery) (key string, rest oas.IncidentQueryFilter, ok bool) {
+	one := func(k string) bool {
+		if key == "" || key == k {
+			key = k
+			return true
+		}
+		return false
+	}
+	for _, g := range aq.groupBys {
+		switch {
+		case g.ContextualLabel != nil:
+			if !one(*g.ContextualLabel) {
+				return "", rest, false
+			}
+		case !slices.Contains(rollupFields, oas.IncidentFields(*g.IncidentField)):
+			return "", rest, false
+		}
+	}
+	rest = aq.filter
+	if labels, set := rest.ContextualLabels.Get(); set {
+		if len(labels) > 1 {
+			return "", rest, false
+		}
+		for k := range labels {
+			if !one(k) {
+				return "", rest, false
+			}
+		}
+		rest.ContextualLabels.Reset()
+	}
+	if sq, set := rest.SearchQuery.Get(); set && sq.ContextualLabel.Set && !sq.IncidentField.Set {
+		if !one(sq.ContextualLabel.Value) {
+			return "", rest, false
+		}
+		rest.SearchQuery.Reset()
+	}
+	if key == "" || !rollupFilter(rest) {
+		return "", rest, false
+	}
+	return key, rest, true
+}
+
+// labelRollupGroups folds the groups of an aggregation that labelRollupQuery accepts (key, rest)
+// from incident_label_rollup's rows of the key. When the query does not filter on the label, the
+// team's incidents without it would form the "" group, which those rows do not hold: then, unless
+// incident_rollup counts as many matching incidents as the label's rows (none lack it), it
+// answers ok=false and the generic path answers.
+func (h *IncidentHandler) labelRollupGroups(ctx context.Context, teamID int64, key string, aq aggQuery,
+	rest oas.IncidentQueryFilter) (order []*group, ok bool, err error) {
+	args := &sqlArgs{}
+	_, where, err := filterSQL(h.db.Engine, teamID, rest, "filter", args)
+	if err != nil {
+		return nil, false, err
+	}
+	restArgs := append([]any(nil), args.list...)
+	conds := []string{where, "i.key = " + args.add(key)}
+	filtered := false
+	if labels, set := aq.filter.ContextualLabels.Get(); set && len(labels) == 1 {
+		filtered = true
+		if vals := labels[key].ContextualLabelValues; len(vals) > 0 {
+			conds = append(conds, "i.value IN ("+args.in(vals)+")")
+		}
+	}
+	if sq, set := aq.filter.SearchQuery.Get(); set && sq.ContextualLabel.Set {
+		filtered = true
+		conds = append(conds, instr(h.db.Engine)+"(lower(i.value), "+args.add(strings.ToLower(sq.Query))+") > 0")
+	}
+	cols := make([]column, len(aq.groupBys))
+	for i, g := range aq.groupBys {
+		if g.IncidentField != nil {
+			cols[i], _ = fieldColumn(oas.IncidentFields(*g.IncidentField))
+		} else {
+			cols[i] = column{expr: "i.value"}
+		}
+	}
+	query := aggQuerySQL(cols, "i.", labelRollupFrom, strings.Join(conds, " AND "))
+	if filtered {
+		order, err = h.foldGroups(ctx, query, args.list, len(cols))
+		return order, err == nil, err
+	}
+	// both counts from one snapshot
+	tx, err := h.readTx(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer tx.Rollback() //nolint:errcheck // read only
+	if order, err = foldGroupsOn(ctx, tx, query, args.list, len(cols)); err != nil {
+		return nil, false, err
+	}
+	var all, labeled int64
+	for _, g := range order {
+		labeled += g.total
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(CAST(SUM(i.n) AS BIGINT), 0) FROM `+rollupFrom+` WHERE `+where,
+		restArgs...).Scan(&all); err != nil {
+		return nil, false, fmt.Errorf("aggregate incidents: %w", err)
+	}
+	return order, all == labeled, nil
+}
+
 // genericOnly makes E18 take the generic GROUP BY over incidents wherever it would read
 // incident_counts, the label rows or incident_rollup; the equivalence test sets it.
 var genericOnly atomic.Bool
@@ -516,7 +632,12 @@ var genericOnly atomic.Bool
 // foldGroups runs an aggregate query of aggQuerySQL's shape (n requested columns) and folds its
 // rows into groups, in the order first seen.
 func (h *IncidentHandler) foldGroups(ctx context.Context, query string, args []any, n int) ([]*group, error) {
-	rows, err := h.db.Read().QueryContext(ctx, query, args...)
+	return foldGroupsOn(ctx, h.db.Read(), query, args, n)
+}
+
+// foldGroupsOn is foldGroups on q (a read transaction).
+func foldGroupsOn(ctx context.Context, q db.Querier, query string, args []any, n int) ([]*group, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("aggregate incidents: %w", err)
 	}
@@ -644,19 +765,9 @@ func labelAggQuery(teamID int64, f oas.IncidentQueryFilter, cols []column) (stri
 // severity) or not grouped (n = 0) from incident_counts, with the times of each severity read by
 // index seeks, in one read transaction so that counts and times agree.
 func (h *IncidentHandler) countedGroups(ctx context.Context, teamID int64, n int) (order []*group, err error) {
-	beginner, ok := h.db.Read().(interface {
-		BeginTx(context.Context, *sql.TxOptions) (*sql.Tx, error)
-	})
-	if !ok {
-		return nil, fmt.Errorf("aggregate incidents: read pool cannot begin transactions")
-	}
-	var opts *sql.TxOptions
-	if h.db.Engine == db.Postgres {
-		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
-	}
-	tx, err := beginner.BeginTx(ctx, opts)
+	tx, err := h.readTx(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("aggregate incidents: %w", err)
+		return nil, err
 	}
 	defer tx.Rollback() //nolint:errcheck // read only
 	type counted struct {
@@ -718,6 +829,25 @@ func (h *IncidentHandler) countedGroups(ctx context.Context, teamID int64, n int
 		g.add(c.severity, c.state, c.status, c.assignee, c.meta, c.n, first.Int64, closed, last.Int64)
 	}
 	return order, nil
+}
+
+// readTx begins a read transaction on the read pool: one snapshot (repeatable read on PostgreSQL).
+func (h *IncidentHandler) readTx(ctx context.Context) (*sql.Tx, error) {
+	beginner, ok := h.db.Read().(interface {
+		BeginTx(context.Context, *sql.TxOptions) (*sql.Tx, error)
+	})
+	if !ok {
+		return nil, fmt.Errorf("aggregate incidents: read pool cannot begin transactions")
+	}
+	var opts *sql.TxOptions
+	if h.db.Engine == db.Postgres {
+		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	tx, err := beginner.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("aggregate incidents: %w", err)
+	}
+	return tx, nil
 }
 
 // foldEveryGroup makes E18 fold every group in Go even where it would page the groups in SQL

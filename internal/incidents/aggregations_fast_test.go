@@ -76,6 +76,32 @@ func TestAggregationsFastPaths(t *testing.T) {
 			} {
 				same(q)
 			}
+			// Groupings by one contextual label and the fields of incident_rollup, under filters on
+			// that label and its columns, read incident_label_rollup; without a filter on the label,
+			// only when no matching incident lacks it (alertname; service is missing on some).
+			for _, by := range []string{"", "group_bys[0][contextualLabel]=service", "group_bys[0][contextualLabel]=alertname",
+				"group_bys[0][contextualLabel]=service&group_bys[0][orderByDirection]=ORDER_BY_DIRECTION_DESC&group_bys[1][incidentField]=INCIDENTS_FIELDS_NAME",
+				"group_bys[0][incidentField]=INCIDENTS_FIELDS_STATUS&group_bys[1][contextualLabel]=alertname&pagination[pageSize]=2",
+				"group_bys[0][incidentField]=INCIDENTS_FIELDS_SUBSYSTEM_NAME&group_bys[1][contextualLabel]=service",
+				"group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME"} {
+				for _, f := range []string{"", label, "filter[contextualLabels][service][contextualLabelValues][0]=svc-0&filter[contextualLabels][service][contextualLabelValues][1]=svc-2",
+					label + "&filter[severity]=INCIDENT_SEVERITY_ERROR", label + "&filter[state]=INCIDENT_STATE_RESOLVED&filter[assignee]=bob",
+					"filter[searchQuery][contextualLabel]=service&filter[searchQuery][query]=SVC-",
+					"filter[searchQuery][contextualLabel]=service&filter[searchQuery][query]=1&" + label,
+					"filter[searchQuery][contextualLabel]=alertname&filter[searchQuery][query]=a&filter[status]=INCIDENT_STATUS_TRIGGERED",
+					"filter[subsystemName]=sub-1", "filter[metaLabels][0][value]=prod&filter[isMuted]=false",
+					"filter[contextualLabels][service][contextualLabelValues]=nope",
+					"filter[contextualLabels][alertname][contextualLabelValues]=A&filter[subsystemName]=sub-3"} {
+					switch {
+					case by == "":
+						same(f)
+					case f == "":
+						same(by)
+					default:
+						same(by + "&" + f)
+					}
+				}
+			}
 			// Groupings by the fields of incident_rollup, under filters on its columns, read it.
 			for _, by := range []string{"", bySeverity, "group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME",
 				"group_bys[0][incidentField]=INCIDENTS_FIELDS_STATE", "group_bys[0][incidentField]=INCIDENTS_FIELDS_STATUS&group_bys[0][orderByDirection]=ORDER_BY_DIRECTION_DESC",

@@ -196,10 +196,6 @@ func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context, _ oas.Li
 		order, err = h.foldGroups(ctx, aggQuerySQL(cols, "i.", from, where), args.list, len(cols))
 	case where == "i.team_id = $1" && onlyFields(aq.groupBys, oas.IncidentFieldsINCIDENTSFIELDSSEVERITY):
 		order, err = h.countedGroups(ctx, caller.TeamID, len(cols))
-	case onlyFields(aq.groupBys, oas.IncidentFieldsINCIDENTSFIELDSSEVERITY, oas.IncidentFieldsINCIDENTSFIELDSSTATE,
-		oas.IncidentFieldsINCIDENTSFIELDSSTATUS) && labelOnly(aq.filter):
-		query, largs := labelAggQuery(caller.TeamID, aq.filter, cols)
-		order, err = h.foldGroups(ctx, query, largs, len(cols))
 	case pagedInSQL(cols) && !foldEveryGroup.Load():
 		order, total, err = h.pagedGroups(ctx, from, where, args.list, cols, desc, offset, int(aq.page.PageSize))
 		if err != nil {
@@ -722,43 +718,6 @@ func onlyFields(groupBys []groupBy, fields ...oas.IncidentFields) bool {
 		}
 	}
 	return true
-}
-
-// labelOnly reports whether the filter is one contextual label with values, possibly with
-// severity, state, status and assignee filters: what the label rows alone can answer.
-func labelOnly(f oas.IncidentQueryFilter) bool {
-	labels, ok := f.ContextualLabels.Get()
-	if !ok || len(labels) != 1 {
-		return false
-	}
-	for _, l := range labels {
-		if len(l.ContextualLabelValues) == 0 {
-			return false
-		}
-	}
-	kept := oas.IncidentQueryFilter{ContextualLabels: f.ContextualLabels, Severity: f.Severity, State: f.State,
-		Status: f.Status, Assignee: f.Assignee}
-	return reflect.DeepEqual(kept, f)
-}
-
-// labelAggQuery is the aggregate query of a labelOnly filter over incident_labels alone (an
-// incident has one value per key, so no incident is counted twice).
-func labelAggQuery(teamID int64, f oas.IncidentQueryFilter, cols []column) (string, []any) {
-	args := &sqlArgs{}
-	conds := []string{"l.team_id = " + args.add(teamID)}
-	for k, l := range f.ContextualLabels.Value {
-		conds = append(conds, "l.key = "+args.add(k), "l.value IN ("+args.in(l.ContextualLabelValues)+")")
-	}
-	inList := func(col string, values []string) {
-		if len(values) > 0 {
-			conds = append(conds, col+" IN ("+args.in(values)+")")
-		}
-	}
-	inList("l.assigned_to", f.Assignee)
-	inList("l.severity", enumStrings(f.Severity))
-	inList("l.state", enumStrings(f.State))
-	inList("l.status", enumStrings(f.Status))
-	return aggQuerySQL(cols, "l.", "incident_labels l", strings.Join(conds, " AND ")), args.list
 }
 
 // countedGroups answers an unfiltered aggregation grouped by severity (n group-bys, all by

@@ -315,6 +315,7 @@ func position(list []string, v string) int {
 func (h *IncidentHandler) groupIDs(ctx context.Context, from, where string, base []any, cols []column, values []groupValue) ([]string, error) {
 	args := &sqlArgs{list: append([]any(nil), base...)}
 	conds := []string{where}
+	byLabel, byName := false, false
 	for i, c := range cols {
 		v := values[i]
 		switch {
@@ -322,9 +323,20 @@ func (h *IncidentHandler) groupIDs(ctx context.Context, from, where string, base
 			conds = append(conds, c.expr+" IS NULL")
 		case c.kind == timeCol:
 			conds = append(conds, c.expr+" = "+args.add(v.n))
+		case c.label != "" && v.s != "" && from == "incidents i" && !byLabel:
+			// the same incidents, walked from the label's rows ($1 is the team)
+			byLabel = true
+			from = "incident_labels lg CROSS JOIN incidents i"
+			conds = append(conds, "lg.team_id = $1", "lg.key = "+args.add(c.label), "lg.value = "+args.add(v.s), "i.id = lg.incident_id")
 		default:
+			byName = byName || c.field == oas.IncidentFieldsINCIDENTSFIELDSNAME
 			conds = append(conds, c.expr+" = "+args.add(v.s))
 		}
+	}
+	if from == "incidents i" && h.db.Engine == db.SQLite && byName {
+		// Without statistics SQLite may walk another index with as many equalities (severity's)
+		// and look every incident up for its name.
+		from = "incidents i INDEXED BY incidents_by_rollup"
 	}
 	rows, err := h.db.Read().QueryContext(ctx, `SELECT i.id FROM `+from+` WHERE `+strings.Join(conds, " AND ")+
 		` LIMIT `+args.add(int64(maxListedIDs)), args.list...)

@@ -35,6 +35,7 @@ type column struct {
 	kind  colKind
 	order []string // enumCol: the values in enumeration order
 	field oas.IncidentFields
+	label string // a contextual label's column: its key
 }
 
 // fieldColumn maps an incident field to its column; ok=false for DURATION and UNSPECIFIED.
@@ -67,7 +68,7 @@ func fieldColumn(f oas.IncidentFields) (column, bool) {
 // labelColumn is the value of the incident's contextual label key, "" when it has none.
 func labelColumn(key string, args *sqlArgs) column {
 	return column{expr: "COALESCE((SELECT l.value FROM incident_labels l WHERE l.team_id = i.team_id AND l.incident_id = i.id AND l.key = " +
-		args.add(key) + "), '')"}
+		args.add(key) + "), '')", label: key}
 }
 
 // sortExpr is what ORDER BY uses for c: enumerations by their position.

@@ -315,7 +315,8 @@ func position(list []string, v string) int {
 func (h *IncidentHandler) groupIDs(ctx context.Context, from, where string, base []any, cols []column, values []groupValue) ([]string, error) {
 	args := &sqlArgs{list: append([]any(nil), base...)}
 	conds := []string{where}
-	byLabel, byName := false, false
+	byLabel := false
+	byName := slices.ContainsFunc(cols, func(c column) bool { return c.field == oas.IncidentFieldsINCIDENTSFIELDSNAME })
 	for i, c := range cols {
 		v := values[i]
 		switch {
@@ -323,13 +324,16 @@ func (h *IncidentHandler) groupIDs(ctx context.Context, from, where string, base
 			conds = append(conds, c.expr+" IS NULL")
 		case c.kind == timeCol:
 			conds = append(conds, c.expr+" = "+args.add(v.n))
-		case c.label != "" && v.s != "" && from == "incidents i" && !byLabel:
+		case c.label != "" && v.s != "" && from == "incidents i" && !byLabel && !byName:
 			// the same incidents, walked from the label's rows ($1 is the team)
 			byLabel = true
 			from = "incident_labels lg CROSS JOIN incidents i"
 			conds = append(conds, "lg.team_id = $1", "lg.key = "+args.add(c.label), "lg.value = "+args.add(v.s), "i.id = lg.incident_id")
+		case c.label != "" && v.s != "":
+			// the same incidents, each label looked up by its key
+			conds = append(conds, "EXISTS (SELECT 1 FROM incident_labels l WHERE l.team_id = $1 AND l.key = "+args.add(c.label)+
+				" AND l.value = "+args.add(v.s)+" AND l.incident_id = i.id)")
 		default:
-			byName = byName || c.field == oas.IncidentFieldsINCIDENTSFIELDSNAME
 			conds = append(conds, c.expr+" = "+args.add(v.s))
 		}
 	}

@@ -30,9 +30,9 @@ SELECT team_id, name, application_name, subsystem_name, severity, state, status,
 FROM incidents
 GROUP BY team_id, name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted;
 -- A rollup row's incidents, contiguous and covered (its times recomputed by one range scan); also
--- the ids of a group by name.
+-- the ids of a group by name, without reading the incidents.
 CREATE INDEX incidents_by_rollup ON incidents (team_id, name, application_name, subsystem_name, severity, state, status,
-    assigned_to, meta_labels, is_muted, created_at, closed_at, last_state_update_time);
+    assigned_to, meta_labels, is_muted, created_at, closed_at, last_state_update_time, id);
 
 -- The same per contextual label (key and value) of the incidents: groupings by a label and filters
 -- on one label's values read these rows. An incident has one value per key, so a key's rows count

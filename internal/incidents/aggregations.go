@@ -197,7 +197,7 @@ func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context, _ oas.Li
 	case where == "i.team_id = $1" && onlyFields(aq.groupBys, oas.IncidentFieldsINCIDENTSFIELDSSEVERITY):
 		order, err = h.countedGroups(ctx, caller.TeamID, len(cols))
 	case pagedInSQL(cols) && !foldEveryGroup.Load():
-		order, total, err = h.pagedGroups(ctx, from, where, args.list, cols, desc, offset, int(aq.page.PageSize))
+		order, total, err = h.pagedGroups(ctx, caller.TeamID, aq.filter, from, where, args.list, cols, desc, offset, int(aq.page.PageSize))
 		if err != nil {
 			return nil, err
 		}
@@ -586,24 +586,12 @@ func labelRollupQuery(aq aggQuery) (key string, rest oas.IncidentQueryFilter, ok
 // answers ok=false and the generic path answers.
 func (h *IncidentHandler) labelRollupGroups(ctx context.Context, teamID int64, key string, aq aggQuery,
 	rest oas.IncidentQueryFilter) (order []*group, ok bool, err error) {
-	args := &sqlArgs{}
-	_, where, err := filterSQL(h.db.Engine, teamID, rest, "filter", args)
+	lw, err := labelRollupWhere(h.db.Engine, teamID, key, aq.filter, rest)
 	if err != nil {
 		return nil, false, err
 	}
-	restArgs := append([]any(nil), args.list...)
-	conds := []string{where, "i.key = " + args.add(key)}
-	filtered := false
-	if labels, set := aq.filter.ContextualLabels.Get(); set && len(labels) == 1 {
-		filtered = true
-		if vals := labels[key].ContextualLabelValues; len(vals) > 0 {
-			conds = append(conds, "i.value IN ("+args.in(vals)+")")
-		}
-	}
-	if sq, set := aq.filter.SearchQuery.Get(); set && sq.ContextualLabel.Set {
-		filtered = true
-		conds = append(conds, instr(h.db.Engine)+"(lower(i.value), "+args.add(strings.ToLower(sq.Query))+") > 0")
-	}
+	where, restArgs, filtered, args := lw.restWhere, lw.restArgs, lw.filtered, lw.args
+	conds := []string{lw.where}
 	cols := make([]column, len(aq.groupBys))
 	for i, g := range aq.groupBys {
 		if g.IncidentField != nil {
@@ -635,6 +623,68 @@ func (h *IncidentHandler) labelRollupGroups(ctx context.Context, teamID int64, k
 		return nil, false, fmt.Errorf("aggregate incidents: %w", err)
 	}
 	return order, all == labeled, nil
+}
+
+// labelRollupConds are the conditions on incident_label_rollup's rows (alias i) of an aggregation
+// that labelRollupQuery accepts.
+type labelRollupConds struct {
+	where     string   // the rows of the label's key that match the filter
+	args      *sqlArgs // where's parameters
+	restWhere string   // the filter without its label conditions, on incident_rollup's rows
+	restArgs  []any
+	filtered  bool // the filter has conditions on the label (only incidents that carry it match)
+}
+
+func labelRollupWhere(engine db.Engine, teamID int64, key string, filter, rest oas.IncidentQueryFilter) (labelRollupConds, error) {
+	args := &sqlArgs{}
+	_, where, err := filterSQL(engine, teamID, rest, "filter", args)
+	if err != nil {
+		return labelRollupConds{}, err
+	}
+	c := labelRollupConds{args: args, restWhere: where, restArgs: append([]any(nil), args.list...)}
+	conds := []string{where, "i.key = " + args.add(key)}
+	if labels, set := filter.ContextualLabels.Get(); set && len(labels) == 1 {
+		c.filtered = true
+		if vals := labels[key].ContextualLabelValues; len(vals) > 0 {
+			conds = append(conds, "i.value IN ("+args.in(vals)+")")
+		}
+	}
+	if sq, set := filter.SearchQuery.Get(); set && sq.ContextualLabel.Set {
+		c.filtered = true
+		conds = append(conds, instr(engine)+"(lower(i.value), "+args.add(strings.ToLower(sq.Query))+") > 0")
+	}
+	c.where = strings.Join(conds, " AND ")
+	return c, nil
+}
+
+// rolledCount is the number of the team's incidents that match the filter, from incident_rollup
+// or incident_label_rollup; ok=false when neither can answer the filter.
+func (h *IncidentHandler) rolledCount(ctx context.Context, teamID int64, filter oas.IncidentQueryFilter) (n int64, ok bool, err error) {
+	var query string
+	var args []any
+	if rollupFilter(filter) {
+		a := &sqlArgs{}
+		_, where, err := filterSQL(h.db.Engine, teamID, filter, "filter", a)
+		if err != nil {
+			return 0, false, err
+		}
+		query, args = `SELECT COALESCE(CAST(SUM(i.n) AS BIGINT), 0) FROM `+rollupFrom+` WHERE `+where, a.list
+	} else if key, rest, ok := labelRollupQuery(aggQuery{filter: filter}); ok {
+		lw, err := labelRollupWhere(h.db.Engine, teamID, key, filter, rest)
+		if err != nil {
+			return 0, false, err
+		}
+		if !lw.filtered {
+			return 0, false, nil
+		}
+		query, args = `SELECT COALESCE(CAST(SUM(i.n) AS BIGINT), 0) FROM `+labelRollupFrom+` WHERE `+lw.where, lw.args.list
+	} else {
+		return 0, false, nil
+	}
+	if err := h.db.Read().QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
+		return 0, false, fmt.Errorf("count incidents: %w", err)
+	}
+	return n, true, nil
 }
 
 // genericOnly makes E18 take the generic GROUP BY over incidents wherever it would read
@@ -846,7 +896,7 @@ func pagedInSQL(cols []column) bool {
 // pagedGroups answers the groups from offset (at most size) in the order compareValues and desc
 // give, and the number of groups: the page of groups and the count come from SQL, then the
 // page's groups are folded from an aggregate query restricted to their values.
-func (h *IncidentHandler) pagedGroups(ctx context.Context, from, where string, base []any, cols []column, desc []bool,
+func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter oas.IncidentQueryFilter, from, where string, base []any, cols []column, desc []bool,
 	offset, size int) (page []*group, total int, err error) {
 	exprs := make([]string, len(cols))
 	order := make([]string, len(cols))
@@ -878,8 +928,20 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, from, where string, b
 			countQuery = `SELECT COALESCE(SUM(n), 0) FROM incident_counts WHERE team_id = $1`
 		}
 	}
-	if err := h.db.Read().QueryRowContext(ctx, countQuery, base...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count incident groups: %w", err)
+	counted := false
+	if byID && !labels && !genericOnly.Load() {
+		// every incident is a group: the rollups count them (as the incidents would, for filters
+		// they can answer)
+		n, ok, err := h.rolledCount(ctx, teamID, filter)
+		if err != nil {
+			return nil, 0, err
+		}
+		total, counted = int(n), ok
+	}
+	if !counted {
+		if err := h.db.Read().QueryRowContext(ctx, countQuery, base...).Scan(&total); err != nil {
+			return nil, 0, fmt.Errorf("count incident groups: %w", err)
+		}
 	}
 	if offset >= total {
 		return nil, total, nil

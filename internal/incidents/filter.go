@@ -93,7 +93,9 @@ func filterSQL(engine db.Engine, teamID int64, f oas.IncidentQueryFilter, prefix
 					"i.id = lf.incident_id")
 				continue
 			}
-			c := "i.id IN (SELECT l.incident_id FROM incident_labels l WHERE l.team_id = " + team + " AND l.key = " + args.add(k)
+			// the incident's own label row, one seek (incident_labels_by_incident): a list of every
+			// incident with the key would be built whole first, however few rows the query reads
+			c := "EXISTS (SELECT 1 FROM incident_labels l WHERE l.team_id = i.team_id AND l.incident_id = i.id AND l.key = " + args.add(k)
 			if len(vals) > 0 {
 				c += " AND l.value IN (" + args.in(vals) + ")"
 			}
@@ -184,7 +186,7 @@ func filterSQL(engine db.Engine, teamID int64, f oas.IncidentQueryFilter, prefix
 			}
 			conds = append(conds, instr(engine)+"(lower("+col+"), "+needle+") > 0")
 		default:
-			conds = append(conds, "i.id IN (SELECT l.incident_id FROM incident_labels l WHERE l.team_id = "+team+
+			conds = append(conds, "EXISTS (SELECT 1 FROM incident_labels l WHERE l.team_id = i.team_id AND l.incident_id = i.id"+
 				" AND l.key = "+args.add(sq.ContextualLabel.Value)+" AND "+instr(engine)+"(lower(l.value), "+needle+") > 0)")
 		}
 	}

@@ -197,7 +197,13 @@ func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context, _ oas.Li
 	case where == "i.team_id = $1" && onlyFields(aq.groupBys, oas.IncidentFieldsINCIDENTSFIELDSSEVERITY):
 		order, err = h.countedGroups(ctx, caller.TeamID, len(cols))
 	case pagedInSQL(cols) && !foldEveryGroup.Load():
-		order, total, err = h.pagedGroups(ctx, caller.TeamID, aq.filter, from, where, args.list, cols, desc, offset, int(aq.page.PageSize))
+		// the page's groups are few: they are folded from the incidents of their values, each
+		// checked for its label by its own label row
+		_, seekWhere, err := filterSQLFrom(h.db.Engine, caller.TeamID, aq.filter, "filter", &sqlArgs{}, false)
+		if err != nil {
+			return nil, err
+		}
+		order, total, err = h.pagedGroups(ctx, caller.TeamID, aq.filter, from, where, seekWhere, args.list, cols, desc, offset, int(aq.page.PageSize))
 		if err != nil {
 			return nil, err
 		}
@@ -895,8 +901,10 @@ func pagedInSQL(cols []column) bool {
 
 // pagedGroups answers the groups from offset (at most size) in the order compareValues and desc
 // give, and the number of groups: the page of groups and the count come from SQL, then the
-// page's groups are folded from an aggregate query restricted to their values.
-func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter oas.IncidentQueryFilter, from, where string, base []any, cols []column, desc []bool,
+// page's groups that have values are folded from an aggregate query restricted to their values
+// over the incidents alone (seekWhere: where with every label filter as a seek of the incident's
+// own label row, same parameters).
+func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter oas.IncidentQueryFilter, from, where, seekWhere string, base []any, cols []column, desc []bool,
 	offset, size int) (page []*group, total int, err error) {
 	exprs := make([]string, len(cols))
 	order := make([]string, len(cols))
@@ -986,7 +994,7 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 		}
 	}
 	for start := 0; start < len(exact); start += pagedFoldChunk {
-		if err := h.foldPage(ctx, from, where, base, cols, exact[start:min(start+pagedFoldChunk, len(exact))], true, folded); err != nil {
+		if err := h.foldPage(ctx, "incidents i", seekWhere, base, cols, exact[start:min(start+pagedFoldChunk, len(exact))], true, folded); err != nil {
 			return nil, 0, err
 		}
 	}

@@ -65,6 +65,14 @@ var searchColumns = map[oas.IncidentFields]string{
 // Errors: Invalid for a search query that names no field or label, or both, or a field that
 // cannot be searched.
 func filterSQL(engine db.Engine, teamID int64, f oas.IncidentQueryFilter, prefix string, args *sqlArgs) (from, where string, err error) {
+	return filterSQLFrom(engine, teamID, f, prefix, args, true)
+}
+
+// filterSQLFrom is filterSQL; without drive, a contextual-label filter with values is a condition
+// on each incident's own label row (EXISTS) and from is always the incidents, for queries that
+// read few incidents found by another index. Both forms take the same parameters in the same
+// order.
+func filterSQLFrom(engine db.Engine, teamID int64, f oas.IncidentQueryFilter, prefix string, args *sqlArgs, drive bool) (from, where string, err error) {
 	team := args.add(teamID)
 	from = "incidents i"
 	conds := []string{"i.team_id = " + team}
@@ -87,7 +95,7 @@ func filterSQL(engine db.Engine, teamID int64, f oas.IncidentQueryFilter, prefix
 		sort.Strings(keys)
 		for _, k := range keys {
 			vals := labels[k].ContextualLabelValues
-			if from == "incidents i" && len(vals) > 0 {
+			if drive && from == "incidents i" && len(vals) > 0 {
 				from = "incident_labels lf CROSS JOIN incidents i"
 				conds = append(conds, "lf.team_id = "+team, "lf.key = "+args.add(k), "lf.value IN ("+args.in(vals)+")",
 					"i.id = lf.incident_id")

@@ -334,10 +334,10 @@ func (h *IncidentHandler) groupIDs(ctx context.Context, from, where string, base
 			// the same incidents, walked from the label's rows ($1 is the team)
 			byLabel = true
 			from = "incident_labels lg CROSS JOIN incidents i"
-			conds = append(conds, "lg.team_id = $1", "lg.key = "+args.add(c.label), "lg.value = "+args.add(v.s), "i.id = lg.incident_id")
+			conds = append(conds, "lg.team_id = $1", "lg.key = "+c.labelParam, "lg.value = "+args.add(v.s), "i.id = lg.incident_id")
 		case c.label != "" && v.s != "":
 			// the same incidents, each label looked up by its key
-			conds = append(conds, "EXISTS (SELECT 1 FROM incident_labels l WHERE l.team_id = $1 AND l.key = "+args.add(c.label)+
+			conds = append(conds, "EXISTS (SELECT 1 FROM incident_labels l WHERE l.team_id = $1 AND l.key = "+c.labelParam+
 				" AND l.value = "+args.add(v.s)+" AND l.incident_id = i.id)")
 		default:
 			conds = append(conds, c.expr+" = "+args.add(v.s))

@@ -190,26 +190,7 @@ func TestAggregationsFastPaths(t *testing.T) {
 				WHERE team_id = 1 GROUP BY severity, state, status, assigned_to, meta_labels ORDER BY severity, state, status, assigned_to, meta_labels`)
 			equal(t, stage+": incident_counts", gotCounts, wantCounts)
 			equal(t, stage+": no empty counts", sqlRows(t, env, `SELECT COUNT(*) FROM incident_counts WHERE n <= 0`), "[[0]]")
-			// the rollup kept on write is what the incidents say, times included
-			gotRollup := sqlRows(t, env, `SELECT name, application_name, subsystem_name, severity, state, status, assigned_to,
-				meta_labels, is_muted, n, first_created, last_closed, last_update FROM incident_rollup WHERE team_id = 1
-				ORDER BY name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)
-			wantRollup := sqlRows(t, env, `SELECT name, application_name, subsystem_name, severity, state, status, assigned_to,
-				meta_labels, is_muted, COUNT(*), MIN(created_at), MAX(closed_at), MAX(last_state_update_time) FROM incidents
-				WHERE team_id = 1 GROUP BY name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted
-				ORDER BY name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)
-			equal(t, stage+": incident_rollup", gotRollup, wantRollup)
-			gotLabelRollup := sqlRows(t, env, `SELECT key, value, name, application_name, subsystem_name, severity, state, status,
-				assigned_to, meta_labels, is_muted, n, first_created, last_closed, last_update FROM incident_label_rollup WHERE team_id = 1
-				ORDER BY key, value, name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)
-			wantLabelRollup := sqlRows(t, env, `SELECT l.key, l.value, i.name, i.application_name, i.subsystem_name, i.severity, i.state,
-				i.status, i.assigned_to, i.meta_labels, i.is_muted, COUNT(*), MIN(i.created_at), MAX(i.closed_at), MAX(i.last_state_update_time)
-				FROM incident_labels l JOIN incidents i ON i.team_id = l.team_id AND i.id = l.incident_id WHERE l.team_id = 1
-				GROUP BY l.key, l.value, i.name, i.application_name, i.subsystem_name, i.severity, i.state, i.status, i.assigned_to,
-				i.meta_labels, i.is_muted
-				ORDER BY l.key, l.value, i.name, i.application_name, i.subsystem_name, i.severity, i.state, i.status, i.assigned_to,
-				i.meta_labels, i.is_muted`)
-			equal(t, stage+": incident_label_rollup", gotLabelRollup, wantLabelRollup)
+			checkRollups(t, env, stage)
 			// the label rows carry the incident's columns
 			stale := sqlRows(t, env, `SELECT COUNT(*) FROM incident_labels l JOIN incidents i ON i.team_id = l.team_id AND i.id = l.incident_id
 				WHERE l.severity <> i.severity OR l.state <> i.state OR l.status <> i.status OR l.assigned_to <> i.assigned_to
@@ -310,4 +291,29 @@ func sqlRows(t *testing.T, env *apitest.Env, query string) string {
 	}
 	b, _ := json.Marshal(all)
 	return string(b)
+}
+
+// checkRollups checks that incident_rollup and incident_label_rollup, kept on write, are what the
+// incidents say, times included.
+func checkRollups(t *testing.T, env *apitest.Env, stage string) {
+	t.Helper()
+	gotRollup := sqlRows(t, env, `SELECT name, application_name, subsystem_name, severity, state, status, assigned_to,
+		meta_labels, is_muted, n, first_created, last_closed, last_update FROM incident_rollup WHERE team_id = 1
+		ORDER BY name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)
+	wantRollup := sqlRows(t, env, `SELECT name, application_name, subsystem_name, severity, state, status, assigned_to,
+		meta_labels, is_muted, COUNT(*), MIN(created_at), MAX(closed_at), MAX(last_state_update_time) FROM incidents
+		WHERE team_id = 1 GROUP BY name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted
+		ORDER BY name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)
+	equal(t, stage+": incident_rollup", gotRollup, wantRollup)
+	gotLabelRollup := sqlRows(t, env, `SELECT key, value, name, application_name, subsystem_name, severity, state, status,
+		assigned_to, meta_labels, is_muted, n, first_created, last_closed, last_update FROM incident_label_rollup WHERE team_id = 1
+		ORDER BY key, value, name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)
+	wantLabelRollup := sqlRows(t, env, `SELECT l.key, l.value, i.name, i.application_name, i.subsystem_name, i.severity, i.state,
+		i.status, i.assigned_to, i.meta_labels, i.is_muted, COUNT(*), MIN(i.created_at), MAX(i.closed_at), MAX(i.last_state_update_time)
+		FROM incident_labels l JOIN incidents i ON i.team_id = l.team_id AND i.id = l.incident_id WHERE l.team_id = 1
+		GROUP BY l.key, l.value, i.name, i.application_name, i.subsystem_name, i.severity, i.state, i.status, i.assigned_to,
+		i.meta_labels, i.is_muted
+		ORDER BY l.key, l.value, i.name, i.application_name, i.subsystem_name, i.severity, i.state, i.status, i.assigned_to,
+		i.meta_labels, i.is_muted`)
+	equal(t, stage+": incident_label_rollup", gotLabelRollup, wantLabelRollup)
 }

@@ -31,10 +31,10 @@ const (
 
 // column is an incident field as SQL over the table alias i.
 type column struct {
-	expr  string
-	kind  colKind
-	order []string // enumCol: the values in enumeration order
-	field oas.IncidentFields
+	expr       string
+	kind       colKind
+	order      []string // enumCol: the values in enumeration order
+	field      oas.IncidentFields
 	label      string // a contextual label's column: its key
 	labelParam string // and the key's placeholder, which expr uses
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/db"
 )
@@ -206,18 +207,8 @@ func (d rollupDeltas) write(ctx context.Context, tx *db.Tx, teamID int64) error 
 
 func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, r rollupRow) error {
 	table, columns, match := "incident_rollup", rollupKeyColumns, rollupKeyMatch
-	// a row's incidents, for its times: contiguous in incidents_by_rollup; for a label's row,
-	// contiguous in incident_labels_aggregated up to the label row's copies of the incident's
-	// columns, then each looked up
-	recompute := `SELECT MIN(created_at), MAX(closed_at), MAX(last_state_update_time) FROM incidents
-		WHERE team_id = $1 AND ` + rollupKeyMatch
 	if r.labeled {
 		table, columns, match = "incident_label_rollup", rollupKeyColumns+", key, value", labelRollupKeyMatch
-		recompute = `SELECT MIN(i.created_at), MAX(i.closed_at), MAX(i.last_state_update_time) FROM incident_labels l
-			CROSS JOIN incidents i WHERE l.team_id = $1 AND l.key = $11 AND l.value = $12 AND l.severity = $5 AND l.state = $6
-			AND l.status = $7 AND l.assigned_to = $8 AND l.meta_labels = $9 AND i.team_id = $1 AND i.id = l.incident_id
-			AND i.name = $2 AND i.application_name = $3 AND i.subsystem_name = $4 AND i.severity = $5 AND i.state = $6
-			AND i.status = $7 AND i.assigned_to = $8 AND i.meta_labels = $9 AND i.is_muted = $10`
 	}
 	args := r.args(teamID)
 	p := len(args)
@@ -247,15 +238,48 @@ func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, r 
 		_, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE team_id = $1 AND `+match, args...)
 		return err
 	}
-	held := false
+	var heldFirst, heldClosed, heldUpdate bool
 	for _, e := range delta.departed {
-		held = held || e.created == first || e.update == update || (e.closed.Valid && closed.Valid && e.closed.Int64 == closed.Int64)
+		heldFirst = heldFirst || e.created == first
+		heldUpdate = heldUpdate || e.update == update
+		heldClosed = heldClosed || (e.closed.Valid && closed.Valid && e.closed.Int64 == closed.Int64)
 	}
-	if !held {
+	if !heldFirst && !heldClosed && !heldUpdate {
 		return nil
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE `+table+` SET (first_created, last_closed, last_update) = (`+recompute+`)
-		WHERE team_id = $1 AND `+match, args...)
+	// Each extreme that left is found again among the row's own incidents: the first creation
+	// and the last state update walk an index in that order to the first incident of the row (one
+	// seek for incident_rollup; for a label's row, to the first that carries the label); the last
+	// close (an incident closed before it left) reads the row's incidents.
+	inRow := ` FROM incidents i WHERE i.team_id = $1 AND ` + rollupKeyMatch
+	if r.labeled {
+		inRow += ` AND EXISTS (SELECT 1 FROM incident_labels l WHERE l.team_id = $1 AND l.key = $11 AND l.value = $12
+			AND l.incident_id = i.id)`
+	}
+	byCreated, byUpdated := inRow, inRow
+	if tx.Engine == db.SQLite {
+		byCreated = strings.Replace(inRow, "incidents i", "incidents i INDEXED BY incidents_by_rollup", 1)
+		byUpdated = strings.Replace(inRow, "incidents i", "incidents i INDEXED BY incidents_by_severity", 1)
+	}
+	if heldFirst {
+		if err := tx.QueryRowContext(ctx, `SELECT i.created_at`+byCreated+` ORDER BY i.created_at LIMIT 1`, args...).Scan(&first); err != nil {
+			return err
+		}
+	}
+	if heldUpdate {
+		if err := tx.QueryRowContext(ctx, `SELECT i.last_state_update_time`+byUpdated+` ORDER BY i.last_state_update_time DESC LIMIT 1`,
+			args...).Scan(&update); err != nil {
+			return err
+		}
+	}
+	if heldClosed {
+		if err := tx.QueryRowContext(ctx, `SELECT MAX(i.closed_at)`+byCreated, args...).Scan(&closed); err != nil {
+			return err
+		}
+	}
+	p = len(args)
+	_, err = tx.ExecContext(ctx, `UPDATE `+table+` SET first_created = $`+strconv.Itoa(p+1)+`, last_closed = $`+strconv.Itoa(p+2)+
+		`, last_update = $`+strconv.Itoa(p+3)+` WHERE team_id = $1 AND `+match, append(args, first, closed, update)...)
 	return err
 }
 

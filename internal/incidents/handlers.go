@@ -2,6 +2,7 @@ package incidents
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
@@ -159,11 +160,7 @@ func setStatus(ctx context.Context, tx *db.Tx, teamID int64, r row, state, statu
 	if closedAt != nil {
 		closed = *closedAt
 	}
-	before, err := readRollupEntry(ctx, tx, teamID, r.id)
-	if err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx, `UPDATE incidents SET state = $3, status = $4, closed_at = COALESCE($5, closed_at),
+	_, err := tx.ExecContext(ctx, `UPDATE incidents SET state = $3, status = $4, closed_at = COALESCE($5, closed_at),
 		last_state_update_time = $6, last_state_update_key = $7 WHERE team_id = $1 AND id = $2`,
 		teamID, r.id, state, status, closed, micros(tx.Now), key)
 	if err != nil {
@@ -172,7 +169,12 @@ func setStatus(ctx context.Context, tx *db.Tx, teamID int64, r row, state, statu
 	to := r.countKey()
 	to.state, to.status = state, status
 	moveCount(ctx, tx, teamID, r.countKey(), to)
-	if err := rollupWrite(ctx, tx, teamID, r.id, before); err != nil {
+	after := r.rollupEntry()
+	after.key.state, after.key.status, after.update = state, status, micros(tx.Now)
+	if closedAt != nil {
+		after.closed = sql.NullInt64{Int64: *closedAt, Valid: true}
+	}
+	if err := moveRollup(ctx, tx, teamID, r.rollupEntry(), after); err != nil {
 		return err
 	}
 	return syncLabels(ctx, tx, teamID, r.id)
@@ -180,10 +182,6 @@ func setStatus(ctx context.Context, tx *db.Tx, teamID int64, r row, state, statu
 
 // setAssignee writes a new assignee (to "" removes it), keeping the counts and label rows in step.
 func setAssignee(ctx context.Context, tx *db.Tx, teamID int64, r row, to, by string) error {
-	before, err := readRollupEntry(ctx, tx, teamID, r.id)
-	if err != nil {
-		return err
-	}
 	if _, err := tx.ExecContext(ctx, `UPDATE incidents SET assigned_to = $3, assigned_by = $4 WHERE team_id = $1 AND id = $2`,
 		teamID, r.id, to, by); err != nil {
 		return err
@@ -191,7 +189,9 @@ func setAssignee(ctx context.Context, tx *db.Tx, teamID int64, r row, to, by str
 	moved := r.countKey()
 	moved.assignedTo = to
 	moveCount(ctx, tx, teamID, r.countKey(), moved)
-	if err := rollupWrite(ctx, tx, teamID, r.id, before); err != nil {
+	after := r.rollupEntry()
+	after.key.assignedTo = to
+	if err := moveRollup(ctx, tx, teamID, r.rollupEntry(), after); err != nil {
 		return err
 	}
 	return syncLabels(ctx, tx, teamID, r.id)

@@ -72,17 +72,11 @@ func (r rollupRow) args(teamID int64) []any {
 	return args
 }
 
-// readRollupEntry reads the incident as incident_rollup counts it, inside tx.
-func readRollupEntry(ctx context.Context, tx *db.Tx, teamID int64, id string) (rollupEntry, error) {
-	var e rollupEntry
-	k := &e.key
-	err := tx.QueryRowContext(ctx, `SELECT `+rollupKeyColumns+`, contextual_labels, created_at, closed_at, last_state_update_time
-		FROM incidents WHERE team_id = $1 AND id = $2`, teamID, id).Scan(&k.name, &k.application, &k.subsystem,
-		&k.severity, &k.state, &k.status, &k.assignedTo, &k.meta, &k.muted, &e.contextual, &e.created, &e.closed, &e.update)
-	if err != nil {
-		return e, fmt.Errorf("read incident for its rollup: %w", err)
-	}
-	return e, nil
+// rollupEntry is the incident as the rollups count it.
+func (r row) rollupEntry() rollupEntry {
+	return rollupEntry{key: rollupKey{name: r.name, application: r.application, subsystem: r.subsystem, severity: r.severity,
+		state: r.state, status: r.status, assignedTo: r.assignedTo, meta: r.meta, muted: r.isMuted},
+		contextual: r.contextual, created: r.createdAt, closed: r.closedAt, update: r.lastStateUpdateTime}
 }
 
 // rollupDelta is a transaction's change to one incident_rollup row: incidents in minus out, the
@@ -291,14 +285,4 @@ func cmpBool(a, b bool) int {
 		return -1
 	}
 	return 1
-}
-
-// rollupWrite records the change of incident id, read as before ahead of its UPDATE, when tx
-// commits.
-func rollupWrite(ctx context.Context, tx *db.Tx, teamID int64, id string, before rollupEntry) error {
-	after, err := readRollupEntry(ctx, tx, teamID, id)
-	if err != nil {
-		return err
-	}
-	return moveRollup(ctx, tx, teamID, before, after)
 }

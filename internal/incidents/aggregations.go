@@ -343,10 +343,16 @@ func (h *IncidentHandler) groupIDs(ctx context.Context, from, where string, base
 			conds = append(conds, c.expr+" = "+args.add(v.s))
 		}
 	}
-	if from == "incidents i" && h.db.Engine == db.SQLite && byName {
+	bySeverity := slices.ContainsFunc(cols, func(c column) bool { return c.field == oas.IncidentFieldsINCIDENTSFIELDSSEVERITY })
+	switch {
+	case from != "incidents i" || h.db.Engine != db.SQLite:
+	case byName:
 		// Without statistics SQLite may walk another index with as many equalities (severity's)
 		// and look every incident up for its name.
 		from = "incidents i INDEXED BY incidents_by_rollup"
+	case bySeverity:
+		// and may walk a covering index in name order for a severity's incidents
+		from = "incidents i INDEXED BY incidents_by_severity"
 	}
 	rows, err := h.db.Read().QueryContext(ctx, `SELECT i.id FROM `+from+` WHERE `+strings.Join(conds, " AND ")+
 		` LIMIT `+args.add(int64(maxListedIDs)), args.list...)

@@ -32,12 +32,12 @@ GROUP BY team_id, name, application_name, subsystem_name, severity, state, statu
 -- A rollup row's incidents, contiguous and covered: its first creation is one seek here and its
 -- last state update one seek in incidents_by_severity, which now has the rollup's key before the
 -- times (its first columns, which the generic GROUP BY walks, are unchanged); also the ids of a
--- group by name, without reading the incidents.
+-- group by name (and by severity), without reading the incidents.
 CREATE INDEX incidents_by_rollup ON incidents (team_id, name, application_name, subsystem_name, severity, state, status,
     assigned_to, meta_labels, is_muted, created_at, closed_at, last_state_update_time, id);
 DROP INDEX incidents_by_severity;
 CREATE INDEX incidents_by_severity ON incidents (team_id, severity, state, status, assigned_to, meta_labels, name,
-    application_name, subsystem_name, is_muted, last_state_update_time, created_at, closed_at);
+    application_name, subsystem_name, is_muted, last_state_update_time, created_at, closed_at, id);
 
 -- The same per contextual label (key and value) of the incidents: groupings by a label and filters
 -- on one label's values read these rows. An incident has one value per key, so a key's rows count

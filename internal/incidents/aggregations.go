@@ -353,6 +353,11 @@ func (h *IncidentHandler) groupIDs(ctx context.Context, from, where string, base
 	case bySeverity:
 		// and may walk a covering index in name order for a severity's incidents
 		from = "incidents i INDEXED BY incidents_by_severity"
+	case !byLabel:
+		// No index starts with the group's values: walking a covering index in name order, a
+		// filter on the name (a search) finds its matches only late; in id order they come as
+		// often as they match.
+		from = "incidents i INDEXED BY sqlite_autoindex_incidents_1"
 	}
 	rows, err := h.db.Read().QueryContext(ctx, `SELECT i.id FROM `+from+` WHERE `+strings.Join(conds, " AND ")+
 		` LIMIT `+args.add(int64(maxListedIDs)), args.list...)

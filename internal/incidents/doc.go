@@ -74,5 +74,8 @@
 // listIncidentsId is up to 1000 ids of the group, sorted: a query per group on the generic path
 // over incidents, one query per page (the smallest ids of each group) when the groups are paged
 // in SQL or the query is driven from the label rows, which a query per group would walk again
-// for every group. Every fast path reads the ids as the generic path does.
+// for every group. Every fast path reads the ids as the generic path does. The query per group
+// walks an index that starts with the group's values where there is one (on SQLite: the name's
+// incidents_by_rollup, the severity's incidents_by_severity, a label's rows), else the incidents
+// in id order; which 1000 ids a larger group lists depends on that walk.
 package incidents

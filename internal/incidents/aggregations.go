@@ -183,19 +183,33 @@ func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context, _ oas.Li
 	// filter selects every incident of the team.
 	var order []*group
 	total := 0
+	labelRolled := false
+	if key, rest, ok := labelRollupQuery(aq); ok && !genericOnly.Load() {
+		order, labelRolled, err = h.labelRollupGroups(ctx, caller.TeamID, key, aq, rest)
+		if err != nil {
+			return nil, err
+		}
+	}
 	switch {
+	case labelRolled: // folded from incident_label_rollup above
+	case genericOnly.Load() && !pagedInSQL(cols):
+		order, err = h.foldGroups(ctx, aggQuerySQL(cols, "i.", from, where), args.list, len(cols))
 	case where == "i.team_id = $1" && onlyFields(aq.groupBys, oas.IncidentFieldsINCIDENTSFIELDSSEVERITY):
 		order, err = h.countedGroups(ctx, caller.TeamID, len(cols))
-	case onlyFields(aq.groupBys, oas.IncidentFieldsINCIDENTSFIELDSSEVERITY, oas.IncidentFieldsINCIDENTSFIELDSSTATE,
-		oas.IncidentFieldsINCIDENTSFIELDSSTATUS) && labelOnly(aq.filter):
-		query, largs := labelAggQuery(caller.TeamID, aq.filter, cols)
-		order, err = h.foldGroups(ctx, query, largs, len(cols))
 	case pagedInSQL(cols) && !foldEveryGroup.Load():
-		order, total, err = h.pagedGroups(ctx, from, where, args.list, cols, desc, offset, int(aq.page.PageSize))
+		// the page's groups are few: they are folded from the incidents of their values, each
+		// checked for its label by its own label row
+		_, seekWhere, err := filterSQLFrom(h.db.Engine, caller.TeamID, aq.filter, "filter", &sqlArgs{}, false)
+		if err != nil {
+			return nil, err
+		}
+		order, total, err = h.pagedGroups(ctx, caller.TeamID, aq.filter, from, where, seekWhere, args.list, cols, desc, offset, int(aq.page.PageSize))
 		if err != nil {
 			return nil, err
 		}
 		return h.aggregationsPage(ctx, aq, from, where, args.list, cols, order, offset, total)
+	case onlyFields(aq.groupBys, rollupFields...) && rollupFilter(aq.filter):
+		order, err = h.foldGroups(ctx, rollupAggSQL(cols, where), args.list, len(cols))
 	default:
 		order, err = h.foldGroups(ctx, aggQuerySQL(cols, "i.", from, where), args.list, len(cols))
 	}
@@ -307,6 +321,8 @@ func position(list []string, v string) int {
 func (h *IncidentHandler) groupIDs(ctx context.Context, from, where string, base []any, cols []column, values []groupValue) ([]string, error) {
 	args := &sqlArgs{list: append([]any(nil), base...)}
 	conds := []string{where}
+	byLabel := false
+	byName := slices.ContainsFunc(cols, func(c column) bool { return c.field == oas.IncidentFieldsINCIDENTSFIELDSNAME })
 	for i, c := range cols {
 		v := values[i]
 		switch {
@@ -314,9 +330,34 @@ func (h *IncidentHandler) groupIDs(ctx context.Context, from, where string, base
 			conds = append(conds, c.expr+" IS NULL")
 		case c.kind == timeCol:
 			conds = append(conds, c.expr+" = "+args.add(v.n))
+		case c.label != "" && v.s != "" && from == "incidents i" && !byLabel && !byName:
+			// the same incidents, walked from the label's rows ($1 is the team)
+			byLabel = true
+			from = "incident_labels lg CROSS JOIN incidents i"
+			conds = append(conds, "lg.team_id = $1", "lg.key = "+c.labelParam, "lg.value = "+args.add(v.s), "i.id = lg.incident_id")
+		case c.label != "" && v.s != "":
+			// the same incidents, each label looked up by its key
+			conds = append(conds, "EXISTS (SELECT 1 FROM incident_labels l WHERE l.team_id = $1 AND l.key = "+c.labelParam+
+				" AND l.value = "+args.add(v.s)+" AND l.incident_id = i.id)")
 		default:
 			conds = append(conds, c.expr+" = "+args.add(v.s))
 		}
+	}
+	bySeverity := slices.ContainsFunc(cols, func(c column) bool { return c.field == oas.IncidentFieldsINCIDENTSFIELDSSEVERITY })
+	switch {
+	case from != "incidents i" || h.db.Engine != db.SQLite:
+	case byName:
+		// Without statistics SQLite may walk another index with as many equalities (severity's)
+		// and look every incident up for its name.
+		from = "incidents i INDEXED BY incidents_by_rollup"
+	case bySeverity:
+		// and may walk a covering index in name order for a severity's incidents
+		from = "incidents i INDEXED BY incidents_by_severity"
+	case !byLabel:
+		// No index starts with the group's values: walking a covering index in name order, a
+		// filter on the name (a search) finds its matches only late; in id order they come as
+		// often as they match.
+		from = "incidents i INDEXED BY sqlite_autoindex_incidents_1"
 	}
 	rows, err := h.db.Read().QueryContext(ctx, `SELECT i.id FROM `+from+` WHERE `+strings.Join(conds, " AND ")+
 		` LIMIT `+args.add(int64(maxListedIDs)), args.list...)
@@ -464,14 +505,218 @@ func aggQuerySQL(cols []column, prefix, from, where string) string {
 			groupExprs = append(groupExprs, e)
 		}
 	}
-	selects := append(exprs, "COUNT(*)", "MIN("+prefix+"created_at)", "MAX("+prefix+"closed_at)", "MAX("+prefix+"last_state_update_time)")
+	aggregates := []string{"COUNT(*)", "MIN(" + prefix + "created_at)", "MAX(" + prefix + "closed_at)", "MAX(" + prefix + "last_state_update_time)"}
+	if from == rollupFrom || from == labelRollupFrom {
+		aggregates = []string{"CAST(SUM(i.n) AS BIGINT)", "MIN(i.first_created)", "MAX(i.last_closed)", "MAX(i.last_update)"}
+	}
+	selects := append(exprs, aggregates...)
 	return `SELECT ` + strings.Join(selects, ", ") + ` FROM ` + from + ` WHERE ` + where + ` GROUP BY ` + strings.Join(groupExprs, ", ")
 }
+
+// rollupFrom is the FROM clause of an aggregation over incident_rollup (whose rows carry every
+// column a rollupFilter condition and a rollupFields group-by name, with the same names).
+const rollupFrom = "incident_rollup i"
+
+// rollupAggSQL is aggQuerySQL over incident_rollup: where (of filterSQL, for a rollupFilter)
+// selects rows of the rollup, which add up their counts and times.
+func rollupAggSQL(cols []column, where string) string {
+	return aggQuerySQL(cols, "i.", rollupFrom, where)
+}
+
+// rollupFields are the group-by fields incident_rollup has.
+var rollupFields = []oas.IncidentFields{oas.IncidentFieldsINCIDENTSFIELDSSEVERITY, oas.IncidentFieldsINCIDENTSFIELDSNAME,
+	oas.IncidentFieldsINCIDENTSFIELDSSTATE, oas.IncidentFieldsINCIDENTSFIELDSSTATUS,
+	oas.IncidentFieldsINCIDENTSFIELDSAPPLICATIONNAME, oas.IncidentFieldsINCIDENTSFIELDSSUBSYSTEMNAME}
+
+// rollupFilter reports whether every condition of the filter is on a column of incident_rollup:
+// application, subsystem, assignee, severity, state, status, meta labels, isMuted, and a search
+// in a field the rollup has (not the id, not a label).
+func rollupFilter(f oas.IncidentQueryFilter) bool {
+	if sq, ok := f.SearchQuery.Get(); ok {
+		if !sq.IncidentField.Set || sq.ContextualLabel.Set || sq.IncidentField.Value == oas.IncidentFieldsINCIDENTSFIELDSID {
+			return false
+		}
+		if !slices.Contains(rollupFields, sq.IncidentField.Value) {
+			return false
+		}
+	}
+	kept := oas.IncidentQueryFilter{ApplicationName: f.ApplicationName, SubsystemName: f.SubsystemName, Assignee: f.Assignee,
+		Severity: f.Severity, State: f.State, Status: f.Status, MetaLabels: f.MetaLabels, MetaLabelsOp: f.MetaLabelsOp,
+		IsMuted: f.IsMuted, SearchQuery: f.SearchQuery}
+	return reflect.DeepEqual(kept, f)
+}
+
+// labelRollupFrom is the FROM clause of an aggregation over incident_label_rollup, whose rows carry
+// the columns of incident_rollup and the label's key and value.
+const labelRollupFrom = "incident_label_rollup i"
+
+// labelRollupQuery reports whether incident_label_rollup can answer the aggregation: it involves
+// exactly one contextual label key (grouped by, filtered on with or without values, searched in),
+// every other group-by is one of rollupFields and every other condition is a rollupFilter's. It
+// answers that key and the filter without its label conditions.
+func labelRollupQuery(aq aggQuery) (key string, rest oas.IncidentQueryFilter, ok bool) {
+	one := func(k string) bool {
+		if key == "" || key == k {
+			key = k
+			return true
+		}
+		return false
+	}
+	for _, g := range aq.groupBys {
+		switch {
+		case g.ContextualLabel != nil:
+			if !one(*g.ContextualLabel) {
+				return "", rest, false
+			}
+		case !slices.Contains(rollupFields, oas.IncidentFields(*g.IncidentField)):
+			return "", rest, false
+		}
+	}
+	rest = aq.filter
+	if labels, set := rest.ContextualLabels.Get(); set {
+		if len(labels) > 1 {
+			return "", rest, false
+		}
+		for k := range labels {
+			if !one(k) {
+				return "", rest, false
+			}
+		}
+		rest.ContextualLabels.Reset()
+	}
+	if sq, set := rest.SearchQuery.Get(); set && sq.ContextualLabel.Set && !sq.IncidentField.Set {
+		if !one(sq.ContextualLabel.Value) {
+			return "", rest, false
+		}
+		rest.SearchQuery.Reset()
+	}
+	if key == "" || !rollupFilter(rest) {
+		return "", rest, false
+	}
+	return key, rest, true
+}
+
+// labelRollupGroups folds the groups of an aggregation that labelRollupQuery accepts (key, rest)
+// from incident_label_rollup's rows of the key. When the query does not filter on the label, the
+// team's incidents without it would form the "" group, which those rows do not hold: then, unless
+// incident_rollup counts as many matching incidents as the label's rows (none lack it), it
+// answers ok=false and the generic path answers.
+func (h *IncidentHandler) labelRollupGroups(ctx context.Context, teamID int64, key string, aq aggQuery,
+	rest oas.IncidentQueryFilter) (order []*group, ok bool, err error) {
+	lw, err := labelRollupWhere(h.db.Engine, teamID, key, aq.filter, rest)
+	if err != nil {
+		return nil, false, err
+	}
+	where, restArgs, filtered, args := lw.restWhere, lw.restArgs, lw.filtered, lw.args
+	conds := []string{lw.where}
+	cols := make([]column, len(aq.groupBys))
+	for i, g := range aq.groupBys {
+		if g.IncidentField != nil {
+			cols[i], _ = fieldColumn(oas.IncidentFields(*g.IncidentField))
+		} else {
+			cols[i] = column{expr: "i.value"}
+		}
+	}
+	query := aggQuerySQL(cols, "i.", labelRollupFrom, strings.Join(conds, " AND "))
+	if filtered {
+		order, err = h.foldGroups(ctx, query, args.list, len(cols))
+		return order, err == nil, err
+	}
+	// both counts from one snapshot
+	tx, err := h.readTx(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer tx.Rollback() //nolint:errcheck // read only
+	if order, err = foldGroupsOn(ctx, tx, query, args.list, len(cols)); err != nil {
+		return nil, false, err
+	}
+	var all, labeled int64
+	for _, g := range order {
+		labeled += g.total
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(CAST(SUM(i.n) AS BIGINT), 0) FROM `+rollupFrom+` WHERE `+where,
+		restArgs...).Scan(&all); err != nil {
+		return nil, false, fmt.Errorf("aggregate incidents: %w", err)
+	}
+	return order, all == labeled, nil
+}
+
+// labelRollupConds are the conditions on incident_label_rollup's rows (alias i) of an aggregation
+// that labelRollupQuery accepts.
+type labelRollupConds struct {
+	where     string   // the rows of the label's key that match the filter
+	args      *sqlArgs // where's parameters
+	restWhere string   // the filter without its label conditions, on incident_rollup's rows
+	restArgs  []any
+	filtered  bool // the filter has conditions on the label (only incidents that carry it match)
+}
+
+func labelRollupWhere(engine db.Engine, teamID int64, key string, filter, rest oas.IncidentQueryFilter) (labelRollupConds, error) {
+	args := &sqlArgs{}
+	_, where, err := filterSQL(engine, teamID, rest, "filter", args)
+	if err != nil {
+		return labelRollupConds{}, err
+	}
+	c := labelRollupConds{args: args, restWhere: where, restArgs: append([]any(nil), args.list...)}
+	conds := []string{where, "i.key = " + args.add(key)}
+	if labels, set := filter.ContextualLabels.Get(); set && len(labels) == 1 {
+		c.filtered = true
+		if vals := labels[key].ContextualLabelValues; len(vals) > 0 {
+			conds = append(conds, "i.value IN ("+args.in(vals)+")")
+		}
+	}
+	if sq, set := filter.SearchQuery.Get(); set && sq.ContextualLabel.Set {
+		c.filtered = true
+		conds = append(conds, instr(engine)+"(lower(i.value), "+args.add(strings.ToLower(sq.Query))+") > 0")
+	}
+	c.where = strings.Join(conds, " AND ")
+	return c, nil
+}
+
+// rolledCount is the number of the team's incidents that match the filter, from incident_rollup
+// or incident_label_rollup; ok=false when neither can answer the filter.
+func (h *IncidentHandler) rolledCount(ctx context.Context, teamID int64, filter oas.IncidentQueryFilter) (n int64, ok bool, err error) {
+	var query string
+	var args []any
+	if rollupFilter(filter) {
+		a := &sqlArgs{}
+		_, where, err := filterSQL(h.db.Engine, teamID, filter, "filter", a)
+		if err != nil {
+			return 0, false, err
+		}
+		query, args = `SELECT COALESCE(CAST(SUM(i.n) AS BIGINT), 0) FROM `+rollupFrom+` WHERE `+where, a.list
+	} else if key, rest, ok := labelRollupQuery(aggQuery{filter: filter}); ok {
+		lw, err := labelRollupWhere(h.db.Engine, teamID, key, filter, rest)
+		if err != nil {
+			return 0, false, err
+		}
+		if !lw.filtered {
+			return 0, false, nil
+		}
+		query, args = `SELECT COALESCE(CAST(SUM(i.n) AS BIGINT), 0) FROM `+labelRollupFrom+` WHERE `+lw.where, lw.args.list
+	} else {
+		return 0, false, nil
+	}
+	if err := h.db.Read().QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
+		return 0, false, fmt.Errorf("count incidents: %w", err)
+	}
+	return n, true, nil
+}
+
+// genericOnly makes E18 take the generic GROUP BY over incidents wherever it would read
+// incident_counts, the label rows or incident_rollup; the equivalence test sets it.
+var genericOnly atomic.Bool
 
 // foldGroups runs an aggregate query of aggQuerySQL's shape (n requested columns) and folds its
 // rows into groups, in the order first seen.
 func (h *IncidentHandler) foldGroups(ctx context.Context, query string, args []any, n int) ([]*group, error) {
-	rows, err := h.db.Read().QueryContext(ctx, query, args...)
+	return foldGroupsOn(ctx, h.db.Read(), query, args, n)
+}
+
+// foldGroupsOn is foldGroups on q (a read transaction).
+func foldGroupsOn(ctx context.Context, q db.Querier, query string, args []any, n int) ([]*group, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("aggregate incidents: %w", err)
 	}
@@ -558,60 +803,13 @@ func onlyFields(groupBys []groupBy, fields ...oas.IncidentFields) bool {
 	return true
 }
 
-// labelOnly reports whether the filter is one contextual label with values, possibly with
-// severity, state, status and assignee filters: what the label rows alone can answer.
-func labelOnly(f oas.IncidentQueryFilter) bool {
-	labels, ok := f.ContextualLabels.Get()
-	if !ok || len(labels) != 1 {
-		return false
-	}
-	for _, l := range labels {
-		if len(l.ContextualLabelValues) == 0 {
-			return false
-		}
-	}
-	kept := oas.IncidentQueryFilter{ContextualLabels: f.ContextualLabels, Severity: f.Severity, State: f.State,
-		Status: f.Status, Assignee: f.Assignee}
-	return reflect.DeepEqual(kept, f)
-}
-
-// labelAggQuery is the aggregate query of a labelOnly filter over incident_labels alone (an
-// incident has one value per key, so no incident is counted twice).
-func labelAggQuery(teamID int64, f oas.IncidentQueryFilter, cols []column) (string, []any) {
-	args := &sqlArgs{}
-	conds := []string{"l.team_id = " + args.add(teamID)}
-	for k, l := range f.ContextualLabels.Value {
-		conds = append(conds, "l.key = "+args.add(k), "l.value IN ("+args.in(l.ContextualLabelValues)+")")
-	}
-	inList := func(col string, values []string) {
-		if len(values) > 0 {
-			conds = append(conds, col+" IN ("+args.in(values)+")")
-		}
-	}
-	inList("l.assigned_to", f.Assignee)
-	inList("l.severity", enumStrings(f.Severity))
-	inList("l.state", enumStrings(f.State))
-	inList("l.status", enumStrings(f.Status))
-	return aggQuerySQL(cols, "l.", "incident_labels l", strings.Join(conds, " AND ")), args.list
-}
-
 // countedGroups answers an unfiltered aggregation grouped by severity (n group-bys, all by
 // severity) or not grouped (n = 0) from incident_counts, with the times of each severity read by
 // index seeks, in one read transaction so that counts and times agree.
 func (h *IncidentHandler) countedGroups(ctx context.Context, teamID int64, n int) (order []*group, err error) {
-	beginner, ok := h.db.Read().(interface {
-		BeginTx(context.Context, *sql.TxOptions) (*sql.Tx, error)
-	})
-	if !ok {
-		return nil, fmt.Errorf("aggregate incidents: read pool cannot begin transactions")
-	}
-	var opts *sql.TxOptions
-	if h.db.Engine == db.Postgres {
-		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
-	}
-	tx, err := beginner.BeginTx(ctx, opts)
+	tx, err := h.readTx(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("aggregate incidents: %w", err)
+		return nil, err
 	}
 	defer tx.Rollback() //nolint:errcheck // read only
 	type counted struct {
@@ -675,6 +873,25 @@ func (h *IncidentHandler) countedGroups(ctx context.Context, teamID int64, n int
 	return order, nil
 }
 
+// readTx begins a read transaction on the read pool: one snapshot (repeatable read on PostgreSQL).
+func (h *IncidentHandler) readTx(ctx context.Context) (*sql.Tx, error) {
+	beginner, ok := h.db.Read().(interface {
+		BeginTx(context.Context, *sql.TxOptions) (*sql.Tx, error)
+	})
+	if !ok {
+		return nil, fmt.Errorf("aggregate incidents: read pool cannot begin transactions")
+	}
+	var opts *sql.TxOptions
+	if h.db.Engine == db.Postgres {
+		opts = &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true}
+	}
+	tx, err := beginner.BeginTx(ctx, opts)
+	if err != nil {
+		return nil, fmt.Errorf("aggregate incidents: %w", err)
+	}
+	return tx, nil
+}
+
 // foldEveryGroup makes E18 fold every group in Go even where it would page the groups in SQL
 // first; the equivalence test sets it to compare both plans.
 var foldEveryGroup atomic.Bool
@@ -695,8 +912,10 @@ func pagedInSQL(cols []column) bool {
 
 // pagedGroups answers the groups from offset (at most size) in the order compareValues and desc
 // give, and the number of groups: the page of groups and the count come from SQL, then the
-// page's groups are folded from an aggregate query restricted to their values.
-func (h *IncidentHandler) pagedGroups(ctx context.Context, from, where string, base []any, cols []column, desc []bool,
+// page's groups that have values are folded from an aggregate query restricted to their values
+// over the incidents alone (seekWhere: where with every label filter as a seek of the incident's
+// own label row, same parameters).
+func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter oas.IncidentQueryFilter, from, where, seekWhere string, base []any, cols []column, desc []bool,
 	offset, size int) (page []*group, total int, err error) {
 	exprs := make([]string, len(cols))
 	order := make([]string, len(cols))
@@ -728,8 +947,20 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, from, where string, b
 			countQuery = `SELECT COALESCE(SUM(n), 0) FROM incident_counts WHERE team_id = $1`
 		}
 	}
-	if err := h.db.Read().QueryRowContext(ctx, countQuery, base...).Scan(&total); err != nil {
-		return nil, 0, fmt.Errorf("count incident groups: %w", err)
+	counted := false
+	if byID && !labels && !genericOnly.Load() {
+		// every incident is a group: the rollups count them (as the incidents would, for filters
+		// they can answer)
+		n, ok, err := h.rolledCount(ctx, teamID, filter)
+		if err != nil {
+			return nil, 0, err
+		}
+		total, counted = int(n), ok
+	}
+	if !counted {
+		if err := h.db.Read().QueryRowContext(ctx, countQuery, base...).Scan(&total); err != nil {
+			return nil, 0, fmt.Errorf("count incident groups: %w", err)
+		}
 	}
 	if offset >= total {
 		return nil, total, nil
@@ -774,7 +1005,7 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, from, where string, b
 		}
 	}
 	for start := 0; start < len(exact); start += pagedFoldChunk {
-		if err := h.foldPage(ctx, from, where, base, cols, exact[start:min(start+pagedFoldChunk, len(exact))], true, folded); err != nil {
+		if err := h.foldPage(ctx, "incidents i", seekWhere, base, cols, exact[start:min(start+pagedFoldChunk, len(exact))], true, folded); err != nil {
 			return nil, 0, err
 		}
 	}

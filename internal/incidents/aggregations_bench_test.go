@@ -312,6 +312,29 @@ func bulkLoad(b *testing.B, database *db.DB, n int) {
 	if err != nil {
 		b.Fatalf("bulk load counts: %v", err)
 	}
+	// incident_rollup as migration 0024 backfills it
+	err = database.InTx(ctx, func(tx *db.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO incident_rollup (team_id, name, application_name, subsystem_name, severity,
+			state, status, assigned_to, meta_labels, is_muted, n, first_created, last_closed, last_update)
+			SELECT team_id, name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted,
+				COUNT(*), MIN(created_at), MAX(closed_at), MAX(last_state_update_time)
+			FROM incidents WHERE team_id = 1
+			GROUP BY team_id, name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO incident_label_rollup (team_id, key, value, name, application_name, subsystem_name,
+			severity, state, status, assigned_to, meta_labels, is_muted, n, first_created, last_closed, last_update)
+			SELECT l.team_id, l.key, l.value, i.name, i.application_name, i.subsystem_name, i.severity, i.state, i.status,
+				i.assigned_to, i.meta_labels, i.is_muted, COUNT(*), MIN(i.created_at), MAX(i.closed_at), MAX(i.last_state_update_time)
+			FROM incident_labels l JOIN incidents i ON i.team_id = l.team_id AND i.id = l.incident_id WHERE l.team_id = 1
+			GROUP BY l.team_id, l.key, l.value, i.name, i.application_name, i.subsystem_name, i.severity, i.state, i.status,
+				i.assigned_to, i.meta_labels, i.is_muted`)
+		return err
+	})
+	if err != nil {
+		b.Fatalf("bulk load rollup: %v", err)
+	}
 	if database.Engine == db.Postgres {
 		// autovacuum would do this soon after a load this size
 		if err := database.InTx(ctx, func(tx *db.Tx) error { _, err := tx.ExecContext(ctx, `ANALYZE`); return err }); err != nil {

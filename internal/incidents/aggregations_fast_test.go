@@ -36,6 +36,9 @@ func TestAggregationsFastPaths(t *testing.T) {
 				al.Labels["service"] = fmt.Sprintf("svc-%d", i%3)
 			}
 			al.MetaLabels = []oas.MetaLabel{{Key: oas.NewOptString("env"), Value: oas.NewOptString([]string{"prod", "staging"}[i%2])}}
+			al.Name = fmt.Sprintf("alert-%d", i%3)
+			al.ApplicationName = []string{"shop", "web"}[i%2]
+			al.SubsystemName = fmt.Sprintf("sub-%d", i%4)
 			id, created := trigger(t, env, al)
 			equal(t, "created", created, true)
 			alerts = append(alerts, struct {
@@ -49,11 +52,10 @@ func TestAggregationsFastPaths(t *testing.T) {
 			t.Helper()
 			same := func(fast string) {
 				t.Helper()
-				generic := "filter[isMuted]=false"
-				if fast != "" {
-					generic = fast + "&" + generic
-				}
-				got, want := aggJSON(t, env, fast), aggJSON(t, env, generic)
+				got := aggJSON(t, env, fast)
+				restore := incidents.GenericAggregations()
+				want := aggJSON(t, env, fast)
+				restore()
 				if got != want {
 					t.Fatalf("%s: %q answers\n%s\nthe generic path answers\n%s", stage, fast, got, want)
 				}
@@ -73,6 +75,56 @@ func TestAggregationsFastPaths(t *testing.T) {
 				"filter[contextualLabels][service][contextualLabelValues]=nope",
 			} {
 				same(q)
+			}
+			// Groupings by one contextual label and the fields of incident_rollup, under filters on
+			// that label and its columns, read incident_label_rollup; without a filter on the label,
+			// only when no matching incident lacks it (alertname; service is missing on some).
+			for _, by := range []string{"", "group_bys[0][contextualLabel]=service", "group_bys[0][contextualLabel]=alertname",
+				"group_bys[0][contextualLabel]=service&group_bys[0][orderByDirection]=ORDER_BY_DIRECTION_DESC&group_bys[1][incidentField]=INCIDENTS_FIELDS_NAME",
+				"group_bys[0][incidentField]=INCIDENTS_FIELDS_STATUS&group_bys[1][contextualLabel]=alertname&pagination[pageSize]=2",
+				"group_bys[0][incidentField]=INCIDENTS_FIELDS_SUBSYSTEM_NAME&group_bys[1][contextualLabel]=service",
+				"group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME"} {
+				for _, f := range []string{"", label, "filter[contextualLabels][service][contextualLabelValues][0]=svc-0&filter[contextualLabels][service][contextualLabelValues][1]=svc-2",
+					label + "&filter[severity]=INCIDENT_SEVERITY_ERROR", label + "&filter[state]=INCIDENT_STATE_RESOLVED&filter[assignee]=bob",
+					"filter[searchQuery][contextualLabel]=service&filter[searchQuery][query]=SVC-",
+					"filter[searchQuery][contextualLabel]=service&filter[searchQuery][query]=1&" + label,
+					"filter[searchQuery][contextualLabel]=alertname&filter[searchQuery][query]=a&filter[status]=INCIDENT_STATUS_TRIGGERED",
+					"filter[subsystemName]=sub-1", "filter[metaLabels][0][value]=prod&filter[isMuted]=false",
+					"filter[contextualLabels][service][contextualLabelValues]=nope",
+					"filter[contextualLabels][alertname][contextualLabelValues]=A&filter[subsystemName]=sub-3"} {
+					switch {
+					case by == "":
+						same(f)
+					case f == "":
+						same(by)
+					default:
+						same(by + "&" + f)
+					}
+				}
+			}
+			// Groupings by the fields of incident_rollup, under filters on its columns, read it.
+			for _, by := range []string{"", bySeverity, "group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME",
+				"group_bys[0][incidentField]=INCIDENTS_FIELDS_STATE", "group_bys[0][incidentField]=INCIDENTS_FIELDS_STATUS&group_bys[0][orderByDirection]=ORDER_BY_DIRECTION_DESC",
+				"group_bys[0][incidentField]=INCIDENTS_FIELDS_APPLICATION_NAME",
+				"group_bys[0][incidentField]=INCIDENTS_FIELDS_SUBSYSTEM_NAME&pagination[pageSize]=2",
+				"group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME&group_bys[1][incidentField]=INCIDENTS_FIELDS_STATUS&group_bys[1][orderByDirection]=ORDER_BY_DIRECTION_DESC",
+				"group_bys[0][incidentField]=INCIDENTS_FIELDS_SEVERITY&group_bys[1][incidentField]=INCIDENTS_FIELDS_STATE&group_bys[2][incidentField]=INCIDENTS_FIELDS_SUBSYSTEM_NAME"} {
+				for _, f := range []string{"", "filter[isMuted]=false", "filter[isMuted]=true", "filter[severity]=INCIDENT_SEVERITY_ERROR",
+					"filter[state]=INCIDENT_STATE_RESOLVED", "filter[status]=INCIDENT_STATUS_ACKNOWLEDGED&filter[status]=INCIDENT_STATUS_RESOLVED",
+					"filter[assignee]=bob", "filter[applicationName]=shop", "filter[subsystemName]=sub-1&filter[subsystemName]=sub-2",
+					"filter[metaLabels][0][key]=env&filter[metaLabels][0][value]=prod",
+					"filter[metaLabels][0][value]=staging&filter[metaLabels][1][key]=nope&filter[metaLabelsOp]=FILTER_OPERATOR_AND",
+					"filter[searchQuery][query]=ALERT-1&filter[searchQuery][incidentField]=INCIDENTS_FIELDS_NAME",
+					"filter[searchQuery][query]=sub-&filter[searchQuery][incidentField]=INCIDENTS_FIELDS_SUBSYSTEM_NAME&filter[state]=INCIDENT_STATE_TRIGGERED"} {
+					switch {
+					case by == "":
+						same(f)
+					case f == "":
+						same(by)
+					default:
+						same(by + "&" + f)
+					}
+				}
 			}
 			// Groupings by a field with a value per incident page their groups in SQL; they
 			// answer what folding every group in Go answers, on every page.
@@ -138,6 +190,7 @@ func TestAggregationsFastPaths(t *testing.T) {
 				WHERE team_id = 1 GROUP BY severity, state, status, assigned_to, meta_labels ORDER BY severity, state, status, assigned_to, meta_labels`)
 			equal(t, stage+": incident_counts", gotCounts, wantCounts)
 			equal(t, stage+": no empty counts", sqlRows(t, env, `SELECT COUNT(*) FROM incident_counts WHERE n <= 0`), "[[0]]")
+			checkRollups(t, env, stage)
 			// the label rows carry the incident's columns
 			stale := sqlRows(t, env, `SELECT COUNT(*) FROM incident_labels l JOIN incidents i ON i.team_id = l.team_id AND i.id = l.incident_id
 				WHERE l.severity <> i.severity OR l.state <> i.state OR l.status <> i.status OR l.assigned_to <> i.assigned_to
@@ -238,4 +291,29 @@ func sqlRows(t *testing.T, env *apitest.Env, query string) string {
 	}
 	b, _ := json.Marshal(all)
 	return string(b)
+}
+
+// checkRollups checks that incident_rollup and incident_label_rollup, kept on write, are what the
+// incidents say, times included.
+func checkRollups(t *testing.T, env *apitest.Env, stage string) {
+	t.Helper()
+	gotRollup := sqlRows(t, env, `SELECT name, application_name, subsystem_name, severity, state, status, assigned_to,
+		meta_labels, is_muted, n, first_created, last_closed, last_update FROM incident_rollup WHERE team_id = 1
+		ORDER BY name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)
+	wantRollup := sqlRows(t, env, `SELECT name, application_name, subsystem_name, severity, state, status, assigned_to,
+		meta_labels, is_muted, COUNT(*), MIN(created_at), MAX(closed_at), MAX(last_state_update_time) FROM incidents
+		WHERE team_id = 1 GROUP BY name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted
+		ORDER BY name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)
+	equal(t, stage+": incident_rollup", gotRollup, wantRollup)
+	gotLabelRollup := sqlRows(t, env, `SELECT key, value, name, application_name, subsystem_name, severity, state, status,
+		assigned_to, meta_labels, is_muted, n, first_created, last_closed, last_update FROM incident_label_rollup WHERE team_id = 1
+		ORDER BY key, value, name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)
+	wantLabelRollup := sqlRows(t, env, `SELECT l.key, l.value, i.name, i.application_name, i.subsystem_name, i.severity, i.state,
+		i.status, i.assigned_to, i.meta_labels, i.is_muted, COUNT(*), MIN(i.created_at), MAX(i.closed_at), MAX(i.last_state_update_time)
+		FROM incident_labels l JOIN incidents i ON i.team_id = l.team_id AND i.id = l.incident_id WHERE l.team_id = 1
+		GROUP BY l.key, l.value, i.name, i.application_name, i.subsystem_name, i.severity, i.state, i.status, i.assigned_to,
+		i.meta_labels, i.is_muted
+		ORDER BY l.key, l.value, i.name, i.application_name, i.subsystem_name, i.severity, i.state, i.status, i.assigned_to,
+		i.meta_labels, i.is_muted`)
+	equal(t, stage+": incident_label_rollup", gotLabelRollup, wantLabelRollup)
 }

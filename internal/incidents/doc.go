@@ -46,15 +46,23 @@
 // duration of an open incident changes every second. A filter on a contextual label with no
 // values matches incidents that carry the label at all.
 //
-// Two fast paths answer exactly what the generic GROUP BY over incidents answers. Without a filter,
+// Fast paths answer exactly what the generic GROUP BY over incidents answers. Without a filter,
 // grouped by severity or not grouped, the counts come from incident_counts (one row per
 // severity, state, status, assignee and meta labels, kept by every write of this package in the
 // same transaction) and each severity's first creation, last close and last state update from
-// MIN/MAX index seeks, all in one read transaction. With a filter of exactly one contextual label
-// with values (possibly with severity, state, status and assignee filters), grouped by nothing
-// but SEVERITY, STATE and STATUS, the aggregation reads the label rows alone: they carry copies of
-// the incident's aggregated columns, kept in step by every write that changes them. Every other
-// query takes the generic path: a GROUP BY over the matching incidents, folded and sorted in Go.
+// MIN/MAX index seeks, all in one read transaction.
+//
+// Grouped by nothing but severity, name, state, status, application and subsystem, under filters
+// on those, the assignee, the meta labels, isMuted and a search in one of those fields, the
+// aggregation reads incident_rollup (rollup.go): per combination of those fields, the number of
+// incidents, their first creation, last close and last state update; thousands of rows instead of
+// every incident. incident_label_rollup holds the same per contextual label key and value, read
+// when the query involves exactly one label key (grouped by, filtered on, searched in) besides
+// those: without a filter on the label, only when no matching incident lacks the label (the ""
+// group has no rows of its own there). Every write of this package keeps both in the same
+// transaction; a row's times stay exact: times only grow in place, and a row that an incident
+// holding one of its extremes leaves recomputes them from its own incidents. Every other query
+// takes the generic path: a GROUP BY over the matching incidents, folded and sorted in Go.
 //
 // Groupings with a value per incident (by the id, createdAt, closedAt or the last state update)
 // have about as many groups as incidents, so folding them all in Go to answer one page is what
@@ -66,5 +74,8 @@
 // listIncidentsId is up to 1000 ids of the group, sorted: a query per group on the generic path
 // over incidents, one query per page (the smallest ids of each group) when the groups are paged
 // in SQL or the query is driven from the label rows, which a query per group would walk again
-// for every group.
+// for every group. Every fast path reads the ids as the generic path does. The query per group
+// walks an index that starts with the group's values where there is one (on SQLite: the name's
+// incidents_by_rollup, the severity's incidents_by_severity, a label's rows), else the incidents
+// in id order; which 1000 ids a larger group lists depends on that walk.
 package incidents

@@ -6,3 +6,10 @@ func FoldEveryGroup() (restore func()) {
 	foldEveryGroup.Store(true)
 	return func() { foldEveryGroup.Store(false) }
 }
+
+// GenericAggregations makes E18 answer by the generic GROUP BY over the incidents (no counts, label
+// rows or rollup) until the returned function restores the default.
+func GenericAggregations() (restore func()) {
+	genericOnly.Store(true)
+	return func() { genericOnly.Store(false) }
+}

@@ -65,6 +65,14 @@ var searchColumns = map[oas.IncidentFields]string{
 // Errors: Invalid for a search query that names no field or label, or both, or a field that
 // cannot be searched.
 func filterSQL(engine db.Engine, teamID int64, f oas.IncidentQueryFilter, prefix string, args *sqlArgs) (from, where string, err error) {
+	return filterSQLFrom(engine, teamID, f, prefix, args, true)
+}
+
+// filterSQLFrom is filterSQL; without drive, a contextual-label filter with values is a condition
+// on each incident's own label row (EXISTS) and from is always the incidents, for queries that
+// read few incidents found by another index. Both forms take the same parameters in the same
+// order.
+func filterSQLFrom(engine db.Engine, teamID int64, f oas.IncidentQueryFilter, prefix string, args *sqlArgs, drive bool) (from, where string, err error) {
 	team := args.add(teamID)
 	from = "incidents i"
 	conds := []string{"i.team_id = " + team}
@@ -87,13 +95,15 @@ func filterSQL(engine db.Engine, teamID int64, f oas.IncidentQueryFilter, prefix
 		sort.Strings(keys)
 		for _, k := range keys {
 			vals := labels[k].ContextualLabelValues
-			if from == "incidents i" && len(vals) > 0 {
+			if drive && from == "incidents i" && len(vals) > 0 {
 				from = "incident_labels lf CROSS JOIN incidents i"
 				conds = append(conds, "lf.team_id = "+team, "lf.key = "+args.add(k), "lf.value IN ("+args.in(vals)+")",
 					"i.id = lf.incident_id")
 				continue
 			}
-			c := "i.id IN (SELECT l.incident_id FROM incident_labels l WHERE l.team_id = " + team + " AND l.key = " + args.add(k)
+			// the incident's own label row, one seek (incident_labels_by_incident): a list of every
+			// incident with the key would be built whole first, however few rows the query reads
+			c := "EXISTS (SELECT 1 FROM incident_labels l WHERE l.team_id = i.team_id AND l.incident_id = i.id AND l.key = " + args.add(k)
 			if len(vals) > 0 {
 				c += " AND l.value IN (" + args.in(vals) + ")"
 			}
@@ -184,7 +194,7 @@ func filterSQL(engine db.Engine, teamID int64, f oas.IncidentQueryFilter, prefix
 			}
 			conds = append(conds, instr(engine)+"(lower("+col+"), "+needle+") > 0")
 		default:
-			conds = append(conds, "i.id IN (SELECT l.incident_id FROM incident_labels l WHERE l.team_id = "+team+
+			conds = append(conds, "EXISTS (SELECT 1 FROM incident_labels l WHERE l.team_id = i.team_id AND l.incident_id = i.id"+
 				" AND l.key = "+args.add(sq.ContextualLabel.Value)+" AND "+instr(engine)+"(lower(l.value), "+needle+") > 0)")
 		}
 	}

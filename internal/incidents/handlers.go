@@ -2,6 +2,7 @@ package incidents
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
@@ -168,6 +169,14 @@ func setStatus(ctx context.Context, tx *db.Tx, teamID int64, r row, state, statu
 	to := r.countKey()
 	to.state, to.status = state, status
 	moveCount(ctx, tx, teamID, r.countKey(), to)
+	after := r.rollupEntry()
+	after.key.state, after.key.status, after.update = state, status, micros(tx.Now)
+	if closedAt != nil {
+		after.closed = sql.NullInt64{Int64: *closedAt, Valid: true}
+	}
+	if err := moveRollup(ctx, tx, teamID, r.rollupEntry(), after); err != nil {
+		return err
+	}
 	return syncLabels(ctx, tx, teamID, r.id)
 }
 
@@ -180,6 +189,11 @@ func setAssignee(ctx context.Context, tx *db.Tx, teamID int64, r row, to, by str
 	moved := r.countKey()
 	moved.assignedTo = to
 	moveCount(ctx, tx, teamID, r.countKey(), moved)
+	after := r.rollupEntry()
+	after.key.assignedTo = to
+	if err := moveRollup(ctx, tx, teamID, r.rollupEntry(), after); err != nil {
+		return err
+	}
 	return syncLabels(ctx, tx, teamID, r.id)
 }
 

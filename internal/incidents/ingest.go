@@ -92,6 +92,11 @@ func Trigger(ctx context.Context, tx *db.Tx, a Alert) (id string, created bool, 
 	key := countKey{severity: string(severity), state: string(oas.IncidentStateINCIDENTSTATETRIGGERED),
 		status: string(oas.IncidentStatusINCIDENTSTATUSTRIGGERED), meta: canonicalMetaLabels(a.MetaLabels)}
 	addCount(ctx, tx, a.TeamID, key, 1)
+	err = addRollup(ctx, tx, a.TeamID, rollupEntry{key: rollupKey{name: name, application: a.ApplicationName, subsystem: a.SubsystemName,
+		severity: key.severity, state: key.state, status: key.status, meta: key.meta}, contextual: string(contextual), created: now, update: now})
+	if err != nil {
+		return "", false, err
+	}
 	keys := make([]string, 0, len(labels))
 	for k := range labels {
 		keys = append(keys, k)
@@ -126,15 +131,18 @@ func Trigger(ctx context.Context, tx *db.Tx, a Alert) (id string, created bool, 
 // changed=false when it was already resolved by its source. An incident that a user closed
 // earlier keeps its closedAt.
 func ResolveFromSource(ctx context.Context, tx *db.Tx, teamID int64, fingerprint string, startsAt, endsAt time.Time, systemName string) (id string, found, changed bool, err error) {
-	query := `SELECT id, source_resolved_at, severity, state, status, assigned_to, meta_labels FROM incidents
+	query := `SELECT id, source_resolved_at, severity, state, status, assigned_to, meta_labels, name, application_name,
+		subsystem_name, is_muted, contextual_labels, created_at, closed_at, last_state_update_time FROM incidents
 		WHERE team_id = $1 AND fingerprint = $2 AND starts_at = $3`
 	if tx.Engine == db.Postgres {
 		query += ` FOR UPDATE`
 	}
 	var resolved sql.NullInt64
 	var old countKey
+	var before rollupEntry
 	err = tx.QueryRowContext(ctx, query, teamID, fingerprint, micros(startsAt)).Scan(&id, &resolved,
-		&old.severity, &old.state, &old.status, &old.assignedTo, &old.meta)
+		&old.severity, &old.state, &old.status, &old.assignedTo, &old.meta, &before.key.name, &before.key.application,
+		&before.key.subsystem, &before.key.muted, &before.contextual, &before.created, &before.closed, &before.update)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, false, nil
 	}
@@ -156,6 +164,16 @@ func ResolveFromSource(ctx context.Context, tx *db.Tx, teamID int64, fingerprint
 	moved := old
 	moved.state, moved.status = string(oas.IncidentStateINCIDENTSTATERESOLVED), string(oas.IncidentStatusINCIDENTSTATUSRESOLVED)
 	moveCount(ctx, tx, teamID, old, moved)
+	before.key.severity, before.key.state, before.key.status, before.key.assignedTo, before.key.meta =
+		old.severity, old.state, old.status, old.assignedTo, old.meta
+	after := before
+	after.key.state, after.key.status, after.update = moved.state, moved.status, now
+	if !after.closed.Valid {
+		after.closed = sql.NullInt64{Int64: micros(endsAt), Valid: true}
+	}
+	if err := moveRollup(ctx, tx, teamID, before, after); err != nil {
+		return "", false, false, err
+	}
 	if err := syncLabels(ctx, tx, teamID, id); err != nil {
 		return "", false, false, err
 	}

@@ -31,10 +31,12 @@ const (
 
 // column is an incident field as SQL over the table alias i.
 type column struct {
-	expr  string
-	kind  colKind
-	order []string // enumCol: the values in enumeration order
-	field oas.IncidentFields
+	expr       string
+	kind       colKind
+	order      []string // enumCol: the values in enumeration order
+	field      oas.IncidentFields
+	label      string // a contextual label's column: its key
+	labelParam string // and the key's placeholder, which expr uses
 }
 
 // fieldColumn maps an incident field to its column; ok=false for DURATION and UNSPECIFIED.
@@ -66,8 +68,9 @@ func fieldColumn(f oas.IncidentFields) (column, bool) {
 
 // labelColumn is the value of the incident's contextual label key, "" when it has none.
 func labelColumn(key string, args *sqlArgs) column {
+	ph := args.add(key)
 	return column{expr: "COALESCE((SELECT l.value FROM incident_labels l WHERE l.team_id = i.team_id AND l.incident_id = i.id AND l.key = " +
-		args.add(key) + "), '')"}
+		ph + "), '')", label: key, labelParam: ph}
 }
 
 // sortExpr is what ORDER BY uses for c: enumerations by their position.

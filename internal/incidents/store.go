@@ -26,17 +26,18 @@ type row struct {
 	lastStateUpdateTime       int64
 	lastStateUpdateKey        string
 	sourceResolvedAt          sql.NullInt64
+	application, subsystem    string
 }
 
 const rowColumns = `id, name, description, severity, state, status, is_muted, assigned_to, assigned_by,
 	contextual_labels, display_labels, meta_labels, created_at, closed_at, last_state_update_time,
-	last_state_update_key, source_resolved_at`
+	last_state_update_key, source_resolved_at, application_name, subsystem_name`
 
 func scanRow(s interface{ Scan(...any) error }) (row, error) {
 	var r row
 	err := s.Scan(&r.id, &r.name, &r.description, &r.severity, &r.state, &r.status, &r.isMuted,
 		&r.assignedTo, &r.assignedBy, &r.contextual, &r.display, &r.meta, &r.createdAt, &r.closedAt,
-		&r.lastStateUpdateTime, &r.lastStateUpdateKey, &r.sourceResolvedAt)
+		&r.lastStateUpdateTime, &r.lastStateUpdateKey, &r.sourceResolvedAt, &r.application, &r.subsystem)
 	return r, err
 }
 

@@ -1,0 +1,288 @@
+package incidents
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mgmtapi/mgmtapi/internal/db"
+)
+
+// rollupKey is one row of incident_rollup: the fields of an incident that E18 groups by or filters
+// on and that have one value per incident (labels and times aside).
+type rollupKey struct {
+	name, application, subsystem, severity, state, status, assignedTo, meta string
+	muted                                                                   bool
+}
+
+// rollupEntry is an incident as incident_rollup and incident_label_rollup count it: its row, its
+// contextual labels (the JSON object stored) and its times.
+type rollupEntry struct {
+	key        rollupKey
+	contextual string
+	created    int64
+	closed     sql.NullInt64
+	update     int64
+}
+
+// rollupRow is a row of incident_rollup (labeled false) or of incident_label_rollup (an
+// incident's value of one contextual label key, and its rollupKey).
+type rollupRow struct {
+	labeled              bool
+	labelKey, labelValue string
+	key                  rollupKey
+}
+
+// rows are the rollup rows that count the incident: one of incident_rollup, one of
+// incident_label_rollup per contextual label.
+func (e rollupEntry) rows() ([]rollupRow, error) {
+	var labels map[string]string
+	if err := json.Unmarshal([]byte(e.contextual), &labels); err != nil {
+		return nil, fmt.Errorf("contextual labels %q: %w", e.contextual, err)
+	}
+	rows := []rollupRow{{key: e.key}}
+	for k, v := range labels {
+		rows = append(rows, rollupRow{labeled: true, labelKey: k, labelValue: v, key: e.key})
+	}
+	return rows, nil
+}
+
+// rollupKeyColumns are incident_rollup's key columns after team_id, named as in incidents too.
+const rollupKeyColumns = `name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`
+
+// rollupKeyMatch is the condition on rollupKeyColumns with parameters $2 to $10 ($1 is the team).
+const rollupKeyMatch = `name = $2 AND application_name = $3 AND subsystem_name = $4 AND severity = $5 AND state = $6
+	AND status = $7 AND assigned_to = $8 AND meta_labels = $9 AND is_muted = $10`
+
+// labelRollupKeyMatch is the condition on incident_label_rollup's key after team_id, with the
+// label's key and value as $11 and $12.
+const labelRollupKeyMatch = rollupKeyMatch + ` AND key = $11 AND value = $12`
+
+func (r rollupRow) args(teamID int64) []any {
+	k := r.key
+	args := []any{teamID, k.name, k.application, k.subsystem, k.severity, k.state, k.status, k.assignedTo, k.meta, k.muted}
+	if r.labeled {
+		args = append(args, r.labelKey, r.labelValue)
+	}
+	return args
+}
+
+// rollupEntry is the incident as the rollups count it.
+func (r row) rollupEntry() rollupEntry {
+	return rollupEntry{key: rollupKey{name: r.name, application: r.application, subsystem: r.subsystem, severity: r.severity,
+		state: r.state, status: r.status, assignedTo: r.assignedTo, meta: r.meta, muted: r.isMuted},
+		contextual: r.contextual, created: r.createdAt, closed: r.closedAt, update: r.lastStateUpdateTime}
+}
+
+// rollupDelta is a transaction's change to one incident_rollup row: incidents in minus out, the
+// extremes of the times of the incidents that came in (or whose times grew in place), and the
+// incidents that left (whose times, if they were the row's extremes, make it recompute them).
+type rollupDelta struct {
+	n        int64
+	arrived  bool
+	first    int64
+	closed   sql.NullInt64
+	update   int64
+	departed []rollupEntry
+}
+
+func (d *rollupDelta) merge(e rollupEntry) {
+	if !d.arrived || e.created < d.first {
+		d.first = e.created
+	}
+	if e.closed.Valid && (!d.closed.Valid || e.closed.Int64 > d.closed.Int64) {
+		d.closed = e.closed
+	}
+	if !d.arrived || e.update > d.update {
+		d.update = e.update
+	}
+	d.arrived = true
+}
+
+// rollupDeltas are a transaction's changes to incident_rollup, written once before it commits
+// in key order (as countDeltas, so that concurrent transactions cannot deadlock).
+type rollupDeltas map[rollupRow]*rollupDelta
+
+type rollupDeltasKey struct{ teamID int64 }
+
+func rollupOf(ctx context.Context, tx *db.Tx, teamID int64) rollupDeltas {
+	return tx.Local(rollupDeltasKey{teamID}, func() any {
+		d := rollupDeltas{}
+		tx.BeforeCommit(func() error { return d.write(ctx, tx, teamID) })
+		return d
+	}).(rollupDeltas)
+}
+
+func (d rollupDeltas) at(k rollupRow) *rollupDelta {
+	if d[k] == nil {
+		d[k] = &rollupDelta{}
+	}
+	return d[k]
+}
+
+// addRollup counts a new incident when tx commits.
+func addRollup(ctx context.Context, tx *db.Tx, teamID int64, e rollupEntry) error {
+	rows, err := e.rows()
+	if err != nil {
+		return err
+	}
+	deltas := rollupOf(ctx, tx, teamID)
+	for _, r := range rows {
+		at := deltas.at(r)
+		at.n++
+		at.merge(e)
+	}
+	return nil
+}
+
+// moveRollup records that an incident changed from one entry to another when tx commits: in
+// place when its rows are the same and its times only grew, else out of its rows and into the others.
+func moveRollup(ctx context.Context, tx *db.Tx, teamID int64, from, to rollupEntry) error {
+	if from == to {
+		return nil
+	}
+	deltas := rollupOf(ctx, tx, teamID)
+	fromRows, err := from.rows()
+	if err != nil {
+		return err
+	}
+	toRows, err := to.rows()
+	if err != nil {
+		return err
+	}
+	grew := from.created == to.created && to.update >= from.update &&
+		(!from.closed.Valid || (to.closed.Valid && to.closed.Int64 >= from.closed.Int64))
+	if from.key == to.key && from.contextual == to.contextual && grew {
+		for _, r := range toRows {
+			deltas.at(r).merge(to)
+		}
+		return nil
+	}
+	for _, r := range fromRows {
+		out := deltas.at(r)
+		out.n--
+		out.departed = append(out.departed, from)
+	}
+	for _, r := range toRows {
+		in := deltas.at(r)
+		in.n++
+		in.merge(to)
+	}
+	return nil
+}
+
+// write applies the deltas in key order. A row whose count reaches 0 is removed; a row that an
+// incident holding one of its extremes left recomputes its times from incidents_by_rollup (a
+// range scan of the row's own incidents).
+func (d rollupDeltas) write(ctx context.Context, tx *db.Tx, teamID int64) error {
+	keys := make([]rollupRow, 0, len(d))
+	for k := range d {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(ra, rb rollupRow) int {
+		a, b := ra.key, rb.key
+		return cmp.Or(cmpBool(ra.labeled, rb.labeled), cmp.Compare(ra.labelKey, rb.labelKey), cmp.Compare(ra.labelValue, rb.labelValue),
+			cmp.Compare(a.name, b.name), cmp.Compare(a.application, b.application), cmp.Compare(a.subsystem, b.subsystem),
+			cmp.Compare(a.severity, b.severity), cmp.Compare(a.state, b.state), cmp.Compare(a.status, b.status),
+			cmp.Compare(a.assignedTo, b.assignedTo), cmp.Compare(a.meta, b.meta), cmpBool(a.muted, b.muted))
+	})
+	for _, k := range keys {
+		if err := d[k].write(ctx, tx, teamID, k); err != nil {
+			return fmt.Errorf("roll incidents up: %w", err)
+		}
+	}
+	return nil
+}
+
+func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, r rollupRow) error {
+	table, columns, match := "incident_rollup", rollupKeyColumns, rollupKeyMatch
+	if r.labeled {
+		table, columns, match = "incident_label_rollup", rollupKeyColumns+", key, value", labelRollupKeyMatch
+	}
+	args := r.args(teamID)
+	p := len(args)
+	var n, first, update int64
+	var closed sql.NullInt64
+	var err error
+	if delta.arrived {
+		err = tx.QueryRowContext(ctx, `INSERT INTO `+table+` (team_id, `+columns+`, n, first_created, last_closed, last_update)
+			VALUES (`+placeholders(1, p+4)+`)
+			ON CONFLICT (team_id, `+columns+`) DO UPDATE SET n = `+table+`.n + excluded.n,
+				first_created = CASE WHEN excluded.first_created < `+table+`.first_created
+					THEN excluded.first_created ELSE `+table+`.first_created END,
+				last_closed = CASE WHEN `+table+`.last_closed IS NULL OR excluded.last_closed > `+table+`.last_closed
+					THEN COALESCE(excluded.last_closed, `+table+`.last_closed) ELSE `+table+`.last_closed END,
+				last_update = CASE WHEN excluded.last_update > `+table+`.last_update
+					THEN excluded.last_update ELSE `+table+`.last_update END
+			RETURNING n, first_created, last_closed, last_update`,
+			append(args, delta.n, delta.first, delta.closed, delta.update)...).Scan(&n, &first, &closed, &update)
+	} else {
+		err = tx.QueryRowContext(ctx, `UPDATE `+table+` SET n = n + $`+strconv.Itoa(p+1)+` WHERE team_id = $1 AND `+match+`
+			RETURNING n, first_created, last_closed, last_update`, append(args, delta.n)...).Scan(&n, &first, &closed, &update)
+	}
+	if err != nil {
+		return err
+	}
+	if n <= 0 {
+		_, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE team_id = $1 AND `+match, args...)
+		return err
+	}
+	var heldFirst, heldClosed, heldUpdate bool
+	for _, e := range delta.departed {
+		heldFirst = heldFirst || e.created == first
+		heldUpdate = heldUpdate || e.update == update
+		heldClosed = heldClosed || (e.closed.Valid && closed.Valid && e.closed.Int64 == closed.Int64)
+	}
+	if !heldFirst && !heldClosed && !heldUpdate {
+		return nil
+	}
+	// Each extreme that left is found again among the row's own incidents: the first creation
+	// and the last state update walk an index in that order to the first incident of the row (one
+	// seek for incident_rollup; for a label's row, to the first that carries the label); the last
+	// close (an incident closed before it left) reads the row's incidents.
+	inRow := ` FROM incidents i WHERE i.team_id = $1 AND ` + rollupKeyMatch
+	if r.labeled {
+		inRow += ` AND EXISTS (SELECT 1 FROM incident_labels l WHERE l.team_id = $1 AND l.key = $11 AND l.value = $12
+			AND l.incident_id = i.id)`
+	}
+	byCreated, byUpdated := inRow, inRow
+	if tx.Engine == db.SQLite {
+		byCreated = strings.Replace(inRow, "incidents i", "incidents i INDEXED BY incidents_by_rollup", 1)
+		byUpdated = strings.Replace(inRow, "incidents i", "incidents i INDEXED BY incidents_by_severity", 1)
+	}
+	if heldFirst {
+		if err := tx.QueryRowContext(ctx, `SELECT i.created_at`+byCreated+` ORDER BY i.created_at LIMIT 1`, args...).Scan(&first); err != nil {
+			return err
+		}
+	}
+	if heldUpdate {
+		if err := tx.QueryRowContext(ctx, `SELECT i.last_state_update_time`+byUpdated+` ORDER BY i.last_state_update_time DESC LIMIT 1`,
+			args...).Scan(&update); err != nil {
+			return err
+		}
+	}
+	if heldClosed {
+		if err := tx.QueryRowContext(ctx, `SELECT MAX(i.closed_at)`+byCreated, args...).Scan(&closed); err != nil {
+			return err
+		}
+	}
+	p = len(args)
+	_, err = tx.ExecContext(ctx, `UPDATE `+table+` SET first_created = $`+strconv.Itoa(p+1)+`, last_closed = $`+strconv.Itoa(p+2)+
+		`, last_update = $`+strconv.Itoa(p+3)+` WHERE team_id = $1 AND `+match, append(args, first, closed, update)...)
+	return err
+}
+
+func cmpBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case !a:
+		return -1
+	}
+	return 1
+}

@@ -374,27 +374,52 @@ func eventKind(d *oas.CaseEventData) string {
 // appendEvent adds an event at the end of the case's history, in the caller's transaction. The
 // caller holds the case row's lock, so the sequence number cannot be taken twice.
 func appendEvent(ctx context.Context, tx *db.Tx, teamID int64, caseID string, actor oas.EventActor, data oas.CaseEventData, eventTime time.Time) (oas.CaseEvent, error) {
-	actorJSON, err := actor.MarshalJSON()
+	d, err := draftEvent(actor, data)
 	if err != nil {
 		return oas.CaseEvent{}, err
+	}
+	return d.append(ctx, tx, teamID, caseID, eventTime)
+}
+
+// eventDraft is an event encoded for storage, ready to be appended to a case's history.
+type eventDraft struct {
+	actor     oas.EventActor
+	data      oas.CaseEventData
+	kind      string
+	actorJSON string
+	dataJSON  string
+}
+
+// draftEvent encodes an event, outside any transaction.
+func draftEvent(actor oas.EventActor, data oas.CaseEventData) (eventDraft, error) {
+	actorJSON, err := actor.MarshalJSON()
+	if err != nil {
+		return eventDraft{}, err
 	}
 	dataJSON, err := data.MarshalJSON()
 	if err != nil {
-		return oas.CaseEvent{}, err
+		return eventDraft{}, err
 	}
+	return eventDraft{actor: actor, data: data, kind: eventKind(&data),
+		actorJSON: string(actorJSON), dataJSON: string(dataJSON)}, nil
+}
+
+// append is appendEvent for an encoded event. Its sequence number is one more than the case's
+// last, read from the end of the (team_id, case_id, seq) index, so appending costs the same
+// whatever the length of the history.
+func (d eventDraft) append(ctx context.Context, tx *db.Tx, teamID int64, caseID string, eventTime time.Time) (oas.CaseEvent, error) {
 	id := tx.NewID()
-	_, err = tx.ExecContext(ctx, `INSERT INTO case_events
+	_, err := tx.ExecContext(ctx, `INSERT INTO case_events
 		(team_id, id, case_id, seq, kind, actor, data, event_time, created_at, updated_at)
 		VALUES ($1, $2, $3,
 			(SELECT COALESCE(MAX(seq), 0) + 1 FROM case_events WHERE team_id = $1 AND case_id = $3),
 			$4, $5, $6, $7, $8, $8)`,
-		teamID, id, caseID, eventKind(&data), string(actorJSON), string(dataJSON),
-		micros(eventTime), micros(tx.Now))
+		teamID, id, caseID, d.kind, d.actorJSON, d.dataJSON, micros(eventTime), micros(tx.Now))
 	if err != nil {
 		return oas.CaseEvent{}, fmt.Errorf("append case event: %w", err)
 	}
 	return oas.CaseEvent{
-		EventId: id, Actor: actor, EventData: data, EventTime: eventTime.UTC(),
+		EventId: id, Actor: d.actor, EventData: d.data, EventTime: eventTime.UTC(),
 		CreateTime: tx.Now, UpdateTime: oas.NewOptDateTime(tx.Now),
 	}, nil
 }

@@ -12,3 +12,13 @@ CREATE TABLE policy_type_counts (
 
 INSERT INTO policy_type_counts (team_id, source_type, total)
     SELECT team_id, source_type, COUNT(*) FROM policies GROUP BY team_id, source_type;
+
+-- The number of rules of each parsing rule group (over its subgroups), written with the group
+-- (internal/parsingrules/store.go), so that the team's usage is a sum instead of decoding every
+-- group's document.
+ALTER TABLE parsing_rule_groups ADD COLUMN rule_count BIGINT NOT NULL DEFAULT 0;
+
+UPDATE parsing_rule_groups SET rule_count = (
+    SELECT COALESCE(SUM(CASE WHEN jsonb_typeof(s -> 'rules') = 'array' THEN jsonb_array_length(s -> 'rules') ELSE 0 END), 0)
+    FROM jsonb_array_elements(CASE WHEN jsonb_typeof(document::jsonb -> 'ruleSubgroups') = 'array'
+                                   THEN document::jsonb -> 'ruleSubgroups' ELSE '[]'::jsonb END) AS s);

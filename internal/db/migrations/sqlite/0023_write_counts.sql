@@ -12,3 +12,12 @@ CREATE TABLE policy_type_counts (
 
 INSERT INTO policy_type_counts (team_id, source_type, total)
     SELECT team_id, source_type, COUNT(*) FROM policies GROUP BY team_id, source_type;
+
+-- The number of rules of each parsing rule group (over its subgroups), written with the group
+-- (internal/parsingrules/store.go), so that the team's usage is a sum instead of decoding every
+-- group's document.
+ALTER TABLE parsing_rule_groups ADD COLUMN rule_count INTEGER NOT NULL DEFAULT 0;
+
+UPDATE parsing_rule_groups SET rule_count = (
+    SELECT COALESCE(SUM(json_array_length(s.value, '$.rules')), 0)
+    FROM json_each(parsing_rule_groups.document, '$.ruleSubgroups') AS s);

@@ -47,9 +47,15 @@ func touchCase(ctx context.Context, tx *db.Tx, teamID int64, ident string) (stri
 	if !ok {
 		return "", caseNotFound(ident)
 	}
-	var caseID string
-	err := tx.QueryRowContext(ctx, `UPDATE cases SET updated_at = $3, last_update_at = $3
-		WHERE team_id = $1 AND `+column+` = $2 RETURNING id`, teamID, value, micros(tx.Now)).Scan(&caseID)
+	const update = `UPDATE cases SET updated_at = $3, last_update_at = $3 WHERE team_id = $1 AND `
+	var err error
+	caseID, named := value.(string)
+	if named { // by id: no row to read back (RETURNING runs as a query, which costs more)
+		res, execErr := tx.ExecContext(ctx, update+`id = $2`, teamID, caseID, micros(tx.Now))
+		err = db.OneRow(res, execErr, "touch case")
+	} else {
+		err = tx.QueryRowContext(ctx, update+column+` = $2 RETURNING id`, teamID, value, micros(tx.Now)).Scan(&caseID)
+	}
 	if db.IsNotFound(err) {
 		return "", caseNotFound(ident)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -765,6 +767,51 @@ func TestCommentWritesOnlyItsChange(t *testing.T) {
 		}
 		if n := len(h.events(h.RootKey, ref.ID)); n != len(texts)+1 {
 			t.Fatalf("%d events after refused comments", n)
+		}
+	})
+}
+
+// TestEventNumberBackfill runs the backfill of migration 0023 over cases whose last event number
+// was lost, and expects each case's number to be its last event's, so that the next event goes
+// last in its history.
+func TestEventNumberBackfill(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		h := newHarness(t, env)
+		refs := []cases.CaseRef{h.open(1, "g1", "one"), h.open(1, "g2", "two")}
+		for i := range 3 {
+			h.ok(h.comment(h.RootKey, refs[0].ID, fmt.Sprintf(`{"text":"c%d"}`, i)), "comment")
+		}
+		migration, err := os.ReadFile(filepath.Join("..", "db", "migrations", string(env.DB.Engine), "0023_write_counts.sql"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, backfill, ok := strings.Cut(string(migration), "UPDATE cases SET last_event_seq")
+		if !ok {
+			t.Fatal("the migration has no last_event_seq backfill")
+		}
+		backfill, _, _ = strings.Cut(backfill, ";")
+		ctx := context.Background()
+		err = env.DB.InTx(ctx, func(tx *db.Tx) error {
+			if _, err := tx.ExecContext(ctx, `UPDATE cases SET last_event_seq = 0`); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, "UPDATE cases SET last_event_seq"+backfill)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []int{4, 1} { // created and three comments; created
+			var got int
+			err := env.DB.Read().QueryRowContext(ctx, `SELECT last_event_seq FROM cases WHERE id = $1`, refs[i].ID).Scan(&got)
+			if err != nil || got != want {
+				t.Fatalf("case %d: last_event_seq %d (%v), want %d", i, got, err, want)
+			}
+			h.ok(h.comment(h.RootKey, refs[i].ID, `{"text":"after"}`), "comment")
+			evs := h.events(h.RootKey, refs[i].ID)
+			if len(evs) != want+1 || evs[want].EventData.Comment.Value.UnsafeText.Value != "after" {
+				t.Fatalf("case %d: events %v", i, kinds(evs))
+			}
 		}
 	})
 }

@@ -37,32 +37,28 @@ func touch(ctx context.Context, tx *db.Tx, c *caseRow) error {
 	return mitigate(ctx, tx, c.TeamID, c.ID, oas.KPITypeKPITYPETIMETOUPDATE)
 }
 
-// touchCase is touch for a change that alters nothing else of the case: it writes the two times
-// of the team's case named by ident (id or readable id) without reading the case first, and
-// returns the case's id. On PostgreSQL the row stays locked until the transaction ends.
+// touchWithEvent is touch for a change that adds one event to the case and alters nothing else
+// of it: without reading the case first, it writes the two times of the team's case named by
+// ident (id or readable id) and takes the number of the event (see eventDraft.insert), and
+// returns the case's id and that number. On PostgreSQL the row stays locked until the
+// transaction ends.
 //
 // Errors: NotFound when the team has no such case.
-func touchCase(ctx context.Context, tx *db.Tx, teamID int64, ident string) (string, error) {
+func touchWithEvent(ctx context.Context, tx *db.Tx, teamID int64, ident string) (caseID string, seq int64, err error) {
 	column, value, ok := caseKey(ident)
 	if !ok {
-		return "", caseNotFound(ident)
+		return "", 0, caseNotFound(ident)
 	}
-	const update = `UPDATE cases SET updated_at = $3, last_update_at = $3 WHERE team_id = $1 AND `
-	var err error
-	caseID, named := value.(string)
-	if named { // by id: no row to read back (RETURNING runs as a query, which costs more)
-		res, execErr := tx.ExecContext(ctx, update+`id = $2`, teamID, caseID, micros(tx.Now))
-		err = db.OneRow(res, execErr, "touch case")
-	} else {
-		err = tx.QueryRowContext(ctx, update+column+` = $2 RETURNING id`, teamID, value, micros(tx.Now)).Scan(&caseID)
-	}
+	err = tx.QueryRowContext(ctx, `UPDATE cases SET updated_at = $3, last_update_at = $3,
+		last_event_seq = last_event_seq + 1 WHERE team_id = $1 AND `+column+` = $2
+		RETURNING id, last_event_seq`, teamID, value, micros(tx.Now)).Scan(&caseID, &seq)
 	if db.IsNotFound(err) {
-		return "", caseNotFound(ident)
+		return "", 0, caseNotFound(ident)
 	}
 	if err != nil {
-		return "", fmt.Errorf("touch case: %w", err)
+		return "", 0, fmt.Errorf("touch case: %w", err)
 	}
-	return caseID, mitigate(ctx, tx, teamID, caseID, oas.KPITypeKPITYPETIMETOUPDATE)
+	return caseID, seq, mitigate(ctx, tx, teamID, caseID, oas.KPITypeKPITYPETIMETOUPDATE)
 }
 
 // caseChange is one operation's rule applied to a locked case: it changes c and writes the
@@ -123,11 +119,11 @@ func (h *CaseHandler) CreateCaseComment(ctx context.Context, req *oas.CommentReq
 	}
 	var event oas.CaseEvent
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
-		caseID, err := touchCase(ctx, tx, caller.TeamID, ident)
+		caseID, seq, err := touchWithEvent(ctx, tx, caller.TeamID, ident)
 		if err != nil {
 			return err
 		}
-		event, err = draft.append(ctx, tx, caller.TeamID, caseID, tx.Now)
+		event, err = draft.insert(ctx, tx, caller.TeamID, caseID, seq, tx.Now)
 		return err
 	})
 	if err != nil {

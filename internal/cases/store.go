@@ -372,13 +372,19 @@ func eventKind(d *oas.CaseEventData) string {
 }
 
 // appendEvent adds an event at the end of the case's history, in the caller's transaction. The
-// caller holds the case row's lock, so the sequence number cannot be taken twice.
+// caller holds the case row's lock, which taking the sequence number keeps until commit.
 func appendEvent(ctx context.Context, tx *db.Tx, teamID int64, caseID string, actor oas.EventActor, data oas.CaseEventData, eventTime time.Time) (oas.CaseEvent, error) {
 	d, err := draftEvent(actor, data)
 	if err != nil {
 		return oas.CaseEvent{}, err
 	}
-	return d.append(ctx, tx, teamID, caseID, eventTime)
+	var seq int64
+	err = tx.QueryRowContext(ctx, `UPDATE cases SET last_event_seq = last_event_seq + 1
+		WHERE team_id = $1 AND id = $2 RETURNING last_event_seq`, teamID, caseID).Scan(&seq)
+	if err != nil {
+		return oas.CaseEvent{}, fmt.Errorf("number case event: %w", db.Translate(err))
+	}
+	return d.insert(ctx, tx, teamID, caseID, seq, eventTime)
 }
 
 // eventDraft is an event encoded for storage, ready to be appended to a case's history.
@@ -404,17 +410,15 @@ func draftEvent(actor oas.EventActor, data oas.CaseEventData) (eventDraft, error
 		actorJSON: string(actorJSON), dataJSON: string(dataJSON)}, nil
 }
 
-// append is appendEvent for an encoded event. Its sequence number is one more than the case's
-// last, read from the end of the (team_id, case_id, seq) index, so appending costs the same
-// whatever the length of the history.
-func (d eventDraft) append(ctx context.Context, tx *db.Tx, teamID int64, caseID string, eventTime time.Time) (oas.CaseEvent, error) {
+// insert stores an encoded event as number seq of the case's history. seq comes from the case's
+// last_event_seq, which every append increments while it holds the case row: appending reads no
+// event, whatever the length of the history.
+func (d eventDraft) insert(ctx context.Context, tx *db.Tx, teamID int64, caseID string, seq int64, eventTime time.Time) (oas.CaseEvent, error) {
 	id := tx.NewID()
 	_, err := tx.ExecContext(ctx, `INSERT INTO case_events
 		(team_id, id, case_id, seq, kind, actor, data, event_time, created_at, updated_at)
-		VALUES ($1, $2, $3,
-			(SELECT COALESCE(MAX(seq), 0) + 1 FROM case_events WHERE team_id = $1 AND case_id = $3),
-			$4, $5, $6, $7, $8, $8)`,
-		teamID, id, caseID, d.kind, d.actorJSON, d.dataJSON, micros(eventTime), micros(tx.Now))
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+		teamID, id, caseID, seq, d.kind, d.actorJSON, d.dataJSON, micros(eventTime), micros(tx.Now))
 	if err != nil {
 		return oas.CaseEvent{}, fmt.Errorf("append case event: %w", err)
 	}

@@ -22,3 +22,11 @@ UPDATE parsing_rule_groups SET rule_count = (
     SELECT COALESCE(SUM(CASE WHEN jsonb_typeof(s -> 'rules') = 'array' THEN jsonb_array_length(s -> 'rules') ELSE 0 END), 0)
     FROM jsonb_array_elements(CASE WHEN jsonb_typeof(document::jsonb -> 'ruleSubgroups') = 'array'
                                    THEN document::jsonb -> 'ruleSubgroups' ELSE '[]'::jsonb END) AS s);
+
+-- The sequence number of each case's last event, taken (incremented) by every append to the
+-- case's history (internal/cases/store.go), so that appending an event reads no event.
+ALTER TABLE cases ADD COLUMN last_event_seq BIGINT NOT NULL DEFAULT 0;
+
+UPDATE cases SET last_event_seq = (
+    SELECT COALESCE(MAX(seq), 0) FROM case_events
+    WHERE case_events.team_id = cases.team_id AND case_events.case_id = cases.id);

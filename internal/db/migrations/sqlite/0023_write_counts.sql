@@ -21,3 +21,11 @@ ALTER TABLE parsing_rule_groups ADD COLUMN rule_count INTEGER NOT NULL DEFAULT 0
 UPDATE parsing_rule_groups SET rule_count = (
     SELECT COALESCE(SUM(json_array_length(s.value, '$.rules')), 0)
     FROM json_each(parsing_rule_groups.document, '$.ruleSubgroups') AS s);
+
+-- The sequence number of each case's last event, taken (incremented) by every append to the
+-- case's history (internal/cases/store.go), so that appending an event reads no event.
+ALTER TABLE cases ADD COLUMN last_event_seq INTEGER NOT NULL DEFAULT 0;
+
+UPDATE cases SET last_event_seq = (
+    SELECT COALESCE(MAX(seq), 0) FROM case_events
+    WHERE case_events.team_id = cases.team_id AND case_events.case_id = cases.id);

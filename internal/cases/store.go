@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -72,12 +71,33 @@ func (c *caseRow) ReadableID() string { return readableID(c.Number) }
 
 func readableID(n int64) string { return "CASE-" + strconv.FormatInt(n, 10) }
 
-var lowerUUID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+// isLowerUUID reports whether s is a UUID in lower-case hex (8-4-4-4-12 digits). Every case
+// operation asks it, inside the write transaction for the writes: a regular expression cost 4%
+// of an E1 comment's CPU.
+func isLowerUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 // caseKey turns a case_id path value into the column and value that find it. ok is false for a
 // value that can name no case (another prefix, a number that is not canonical).
 func caseKey(ident string) (column string, value any, ok bool) {
-	if lowerUUID.MatchString(ident) {
+	if isLowerUUID(ident) {
 		return "id", ident, true
 	}
 	digits, found := strings.CutPrefix(ident, "CASE-")

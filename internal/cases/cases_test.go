@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"sort"
 	"strings"
@@ -712,6 +714,104 @@ func TestIngestedAlerts(t *testing.T) {
 		})
 		if !db.IsNotFound(err) {
 			t.Fatalf("RecordAlerts on another team's case: %v", err)
+		}
+	})
+}
+
+// TestCommentWritesOnlyItsChange checks E1 as it writes without reading the case: by id or
+// readable id the case's updateTime becomes the comment's time and nothing else of the case
+// changes; events keep their order; a bad body answers 404 for a missing case (another team's
+// included) and 400 for an existing one, which it leaves untouched.
+func TestCommentWritesOnlyItsChange(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		h := newHarness(t, env)
+		ref := h.open(1, "g1", "Disk full", oas.KeyValue{Key: "env", Value: "prod"})
+		otherTeam, _ := h.team("other")
+		theirs := h.open(otherTeam, "g1", "theirs")
+		before := h.getCase(h.RootKey, ref.ID)
+
+		var texts []string
+		for i, ident := range []string{ref.ID, before.ReadableId, ref.ID, before.ReadableId} {
+			h.Clock.Advance(time.Minute)
+			text := fmt.Sprint("note ", i)
+			texts = append(texts, text)
+			ev := decodeEvent(t, h.ok(h.comment(h.RootKey, ident, `{"text":" `+text+` "}`), "comment"))
+			after := h.getCase(h.RootKey, ref.ID)
+			if !after.UpdateTime.Equal(ev.CreateTime) || !ev.CreateTime.After(before.UpdateTime) {
+				t.Fatalf("comment %d at %v, case updateTime %v", i, ev.CreateTime, after.UpdateTime)
+			}
+			after.UpdateTime, after.Duration = before.UpdateTime, before.Duration
+			if !reflect.DeepEqual(after, before) {
+				t.Fatalf("the comment changed more than updateTime:\n%+v\n%+v", after, before)
+			}
+		}
+		var got []string
+		for _, e := range h.events(h.RootKey, ref.ID) {
+			if e.EventData.Comment.Set {
+				got = append(got, e.EventData.Comment.Value.UnsafeText.Value)
+			}
+		}
+		if !reflect.DeepEqual(got, texts) {
+			t.Fatalf("comments %v, want %v", got, texts)
+		}
+
+		stamp := h.getCase(h.RootKey, ref.ID).UpdateTime
+		h.Clock.Advance(time.Minute)
+		for _, ident := range []string{"CASE-99", theirs.ID, "00000000-0000-4000-8000-000000000000"} {
+			apitest.ExpectError(t, h.comment(h.RootKey, ident, `{"text":"  "}`), 404, "case_id")
+		}
+		apitest.ExpectError(t, h.comment(h.RootKey, ref.ID, `{"text":"  "}`), 400, "text")
+		apitest.ExpectError(t, h.comment(h.RootKey, "CASE-1", `{"text":"x","attachments":[{}]}`), 400, "attachments[0]")
+		if after := h.getCase(h.RootKey, ref.ID); !after.UpdateTime.Equal(stamp) {
+			t.Fatalf("a refused comment moved updateTime to %v", after.UpdateTime)
+		}
+		if n := len(h.events(h.RootKey, ref.ID)); n != len(texts)+1 {
+			t.Fatalf("%d events after refused comments", n)
+		}
+	})
+}
+
+// TestEventNumberBackfill runs the backfill of migration 0023 over cases whose last event number
+// was lost, and expects each case's number to be its last event's, so that the next event goes
+// last in its history.
+func TestEventNumberBackfill(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		h := newHarness(t, env)
+		refs := []cases.CaseRef{h.open(1, "g1", "one"), h.open(1, "g2", "two")}
+		for i := range 3 {
+			h.ok(h.comment(h.RootKey, refs[0].ID, fmt.Sprintf(`{"text":"c%d"}`, i)), "comment")
+		}
+		migration, err := os.ReadFile(filepath.Join("..", "db", "migrations", string(env.DB.Engine), "0023_write_counts.sql"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, backfill, ok := strings.Cut(string(migration), "UPDATE cases SET last_event_seq")
+		if !ok {
+			t.Fatal("the migration has no last_event_seq backfill")
+		}
+		backfill, _, _ = strings.Cut(backfill, ";")
+		ctx := context.Background()
+		err = env.DB.InTx(ctx, func(tx *db.Tx) error {
+			if _, err := tx.ExecContext(ctx, `UPDATE cases SET last_event_seq = 0`); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, "UPDATE cases SET last_event_seq"+backfill)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, want := range []int{4, 1} { // created and three comments; created
+			var got int
+			err := env.DB.Read().QueryRowContext(ctx, `SELECT last_event_seq FROM cases WHERE id = $1`, refs[i].ID).Scan(&got)
+			if err != nil || got != want {
+				t.Fatalf("case %d: last_event_seq %d (%v), want %d", i, got, err, want)
+			}
+			h.ok(h.comment(h.RootKey, refs[i].ID, `{"text":"after"}`), "comment")
+			evs := h.events(h.RootKey, refs[i].ID)
+			if len(evs) != want+1 || evs[want].EventData.Comment.Value.UnsafeText.Value != "after" {
+				t.Fatalf("case %d: events %v", i, kinds(evs))
+			}
 		}
 	})
 }

@@ -37,6 +37,30 @@ func touch(ctx context.Context, tx *db.Tx, c *caseRow) error {
 	return mitigate(ctx, tx, c.TeamID, c.ID, oas.KPITypeKPITYPETIMETOUPDATE)
 }
 
+// touchWithEvent is touch for a change that adds one event to the case and alters nothing else
+// of it: without reading the case first, it writes the two times of the team's case named by
+// ident (id or readable id) and takes the number of the event (see eventDraft.insert), and
+// returns the case's id and that number. On PostgreSQL the row stays locked until the
+// transaction ends.
+//
+// Errors: NotFound when the team has no such case.
+func touchWithEvent(ctx context.Context, tx *db.Tx, teamID int64, ident string) (caseID string, seq int64, err error) {
+	column, value, ok := caseKey(ident)
+	if !ok {
+		return "", 0, caseNotFound(ident)
+	}
+	err = tx.QueryRowContext(ctx, `UPDATE cases SET updated_at = $3, last_update_at = $3,
+		last_event_seq = last_event_seq + 1 WHERE team_id = $1 AND `+column+` = $2
+		RETURNING id, last_event_seq`, teamID, value, micros(tx.Now)).Scan(&caseID, &seq)
+	if db.IsNotFound(err) {
+		return "", 0, caseNotFound(ident)
+	}
+	if err != nil {
+		return "", 0, fmt.Errorf("touch case: %w", err)
+	}
+	return caseID, seq, mitigate(ctx, tx, teamID, caseID, oas.KPITypeKPITYPETIMETOUPDATE)
+}
+
 // caseChange is one operation's rule applied to a locked case: it changes c and writes the
 // events of the change, and reports whether it changed anything (false for a no-op). Its errors
 // are those of the operation (Conflict for a status that refuses it).
@@ -78,21 +102,29 @@ func (h *CaseHandler) change(ctx context.Context, ident string, fn caseChange) (
 // attachment that does not set exactly one kind; NotFound when the team has no such case.
 func (h *CaseHandler) CreateCaseComment(ctx context.Context, req *oas.CommentRequest, params oas.CreateCaseCommentParams) (*oas.CaseEventResponse, error) {
 	caller, actor := callerActor(ctx)
+	ident := string(params.CaseID)
+	text, invalid := checkComment(req)
+	if invalid != nil {
+		// A missing case answers NotFound before the body is judged, as in every change of a case.
+		if _, err := findCase(ctx, h.db.Read(), h.db.Engine, caller.TeamID, ident, false); err != nil {
+			return nil, err
+		}
+		return nil, invalid
+	}
+	// Everything but the writes is done before the transaction: on SQLite, transactions run one
+	// at a time.
+	draft, err := draftEvent(actor, commentData(text, req.Attachments))
+	if err != nil {
+		return nil, err
+	}
 	var event oas.CaseEvent
-	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		c, err := lockCase(ctx, tx, caller.TeamID, string(params.CaseID))
+	err = h.db.InTx(ctx, func(tx *db.Tx) error {
+		caseID, seq, err := touchWithEvent(ctx, tx, caller.TeamID, ident)
 		if err != nil {
 			return err
 		}
-		text, err := checkComment(req)
-		if err != nil {
-			return err
-		}
-		event, err = appendEvent(ctx, tx, c.TeamID, c.ID, actor, commentData(text, req.Attachments), tx.Now)
-		if err != nil {
-			return err
-		}
-		return touch(ctx, tx, &c)
+		event, err = draft.insert(ctx, tx, caller.TeamID, caseID, seq, tx.Now)
+		return err
 	})
 	if err != nil {
 		return nil, err

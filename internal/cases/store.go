@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -72,12 +71,33 @@ func (c *caseRow) ReadableID() string { return readableID(c.Number) }
 
 func readableID(n int64) string { return "CASE-" + strconv.FormatInt(n, 10) }
 
-var lowerUUID = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+// isLowerUUID reports whether s is a UUID in lower-case hex (8-4-4-4-12 digits). Every case
+// operation asks it, inside the write transaction for the writes: a regular expression cost 4%
+// of an E1 comment's CPU.
+func isLowerUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 // caseKey turns a case_id path value into the column and value that find it. ok is false for a
 // value that can name no case (another prefix, a number that is not canonical).
 func caseKey(ident string) (column string, value any, ok bool) {
-	if lowerUUID.MatchString(ident) {
+	if isLowerUUID(ident) {
 		return "id", ident, true
 	}
 	digits, found := strings.CutPrefix(ident, "CASE-")
@@ -372,29 +392,58 @@ func eventKind(d *oas.CaseEventData) string {
 }
 
 // appendEvent adds an event at the end of the case's history, in the caller's transaction. The
-// caller holds the case row's lock, so the sequence number cannot be taken twice.
+// caller holds the case row's lock, which taking the sequence number keeps until commit.
 func appendEvent(ctx context.Context, tx *db.Tx, teamID int64, caseID string, actor oas.EventActor, data oas.CaseEventData, eventTime time.Time) (oas.CaseEvent, error) {
-	actorJSON, err := actor.MarshalJSON()
+	d, err := draftEvent(actor, data)
 	if err != nil {
 		return oas.CaseEvent{}, err
+	}
+	var seq int64
+	err = tx.QueryRowContext(ctx, `UPDATE cases SET last_event_seq = last_event_seq + 1
+		WHERE team_id = $1 AND id = $2 RETURNING last_event_seq`, teamID, caseID).Scan(&seq)
+	if err != nil {
+		return oas.CaseEvent{}, fmt.Errorf("number case event: %w", db.Translate(err))
+	}
+	return d.insert(ctx, tx, teamID, caseID, seq, eventTime)
+}
+
+// eventDraft is an event encoded for storage, ready to be appended to a case's history.
+type eventDraft struct {
+	actor     oas.EventActor
+	data      oas.CaseEventData
+	kind      string
+	actorJSON string
+	dataJSON  string
+}
+
+// draftEvent encodes an event, outside any transaction.
+func draftEvent(actor oas.EventActor, data oas.CaseEventData) (eventDraft, error) {
+	actorJSON, err := actor.MarshalJSON()
+	if err != nil {
+		return eventDraft{}, err
 	}
 	dataJSON, err := data.MarshalJSON()
 	if err != nil {
-		return oas.CaseEvent{}, err
+		return eventDraft{}, err
 	}
+	return eventDraft{actor: actor, data: data, kind: eventKind(&data),
+		actorJSON: string(actorJSON), dataJSON: string(dataJSON)}, nil
+}
+
+// insert stores an encoded event as number seq of the case's history. seq comes from the case's
+// last_event_seq, which every append increments while it holds the case row: appending reads no
+// event, whatever the length of the history.
+func (d eventDraft) insert(ctx context.Context, tx *db.Tx, teamID int64, caseID string, seq int64, eventTime time.Time) (oas.CaseEvent, error) {
 	id := tx.NewID()
-	_, err = tx.ExecContext(ctx, `INSERT INTO case_events
+	_, err := tx.ExecContext(ctx, `INSERT INTO case_events
 		(team_id, id, case_id, seq, kind, actor, data, event_time, created_at, updated_at)
-		VALUES ($1, $2, $3,
-			(SELECT COALESCE(MAX(seq), 0) + 1 FROM case_events WHERE team_id = $1 AND case_id = $3),
-			$4, $5, $6, $7, $8, $8)`,
-		teamID, id, caseID, eventKind(&data), string(actorJSON), string(dataJSON),
-		micros(eventTime), micros(tx.Now))
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $9)`,
+		teamID, id, caseID, seq, d.kind, d.actorJSON, d.dataJSON, micros(eventTime), micros(tx.Now))
 	if err != nil {
 		return oas.CaseEvent{}, fmt.Errorf("append case event: %w", err)
 	}
 	return oas.CaseEvent{
-		EventId: id, Actor: actor, EventData: data, EventTime: eventTime.UTC(),
+		EventId: id, Actor: d.actor, EventData: d.data, EventTime: eventTime.UTC(),
 		CreateTime: tx.Now, UpdateTime: oas.NewOptDateTime(tx.Now),
 	}, nil
 }

@@ -3,6 +3,8 @@ package parsingrules_test
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -27,18 +29,19 @@ type usageLimits struct {
 	Usage     counts
 }
 
-// insertGroups stores n groups directly, the first holding rules rules in one subgroup.
+// insertGroups stores n groups directly, the first holding rules rules in one subgroup, each with
+// its number of rules (rule_count), as the server stores them.
 func insertGroups(t *testing.T, env *apitest.Env, team int64, n, rules int) {
 	t.Helper()
 	err := env.DB.InTx(context.Background(), func(tx *db.Tx) error {
 		for i := 0; i < n; i++ {
-			doc := `{"id":"bulk-` + strconv.Itoa(i) + `","name":"bulk"}`
+			doc, count := `{"id":"bulk-`+strconv.Itoa(i)+`","name":"bulk"}`, 0
 			if i == 0 {
-				doc = `{"id":"bulk-0","name":"bulk","ruleSubgroups":[{"rules":[` + strings.TrimSuffix(strings.Repeat(`{},`, rules), ",") + `]}]}`
+				doc, count = `{"id":"bulk-0","name":"bulk","ruleSubgroups":[{"rules":[`+strings.TrimSuffix(strings.Repeat(`{},`, rules), ",")+`]}]}`, rules
 			}
 			_, err := tx.ExecContext(context.Background(),
-				`INSERT INTO parsing_rule_groups (team_id, id, sort_order, document, created_at, updated_at) VALUES ($1, $2, 0, $3, 0, 0)`,
-				team, "bulk-"+strconv.Itoa(i), doc)
+				`INSERT INTO parsing_rule_groups (team_id, id, sort_order, document, rule_count, created_at, updated_at) VALUES ($1, $2, 0, $3, $4, 0, 0)`,
+				team, "bulk-"+strconv.Itoa(i), doc, count)
 			if err != nil {
 				return err
 			}
@@ -109,7 +112,7 @@ func TestGroupAndRuleLimits(t *testing.T) {
 		}
 		// A team above the rule limit (from before it existed) may replace a group without adding rules.
 		err := env.DB.InTx(context.Background(), func(tx *db.Tx) error {
-			_, err := tx.ExecContext(context.Background(), `UPDATE parsing_rule_groups SET document = $2 WHERE team_id = $1 AND id = 'bulk-0'`,
+			_, err := tx.ExecContext(context.Background(), `UPDATE parsing_rule_groups SET document = $2, rule_count = 10005 WHERE team_id = $1 AND id = 'bulk-0'`,
 				team, `{"id":"bulk-0","name":"bulk","ruleSubgroups":[{"rules":[`+strings.TrimSuffix(strings.Repeat(`{},`, 10005), ",")+`]}]}`)
 			return err
 		})
@@ -198,6 +201,84 @@ func TestStreamedListIsTheBufferedList(t *testing.T) {
 		insertGroups(t, env, team, 2000, 3)
 		if body := apitest.ExpectStreamedAsBuffered(t, env, collPath, key, team, buffered); len(body) <= 2*streaming.BufferBytes {
 			t.Fatalf("the list is %d bytes, want more than two buffers", len(body))
+		}
+	})
+}
+
+// TestRuleCountBackfill runs the backfill of migration 0023 over groups stored without their
+// number of rules, of every shape a document can have, and expects the number the server counts
+// for each (the rules over its subgroups).
+func TestRuleCountBackfill(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		team, key := env.MustTeam(t, "acme")
+		create(t, env, key, strings.Replace(allKinds, "TEAM", strconv.FormatInt(team, 10), 1))
+		docs := []string{
+			`{"id":"a","name":"no subgroups"}`,
+			`{"id":"b","name":"empty","ruleSubgroups":[]}`,
+			`{"id":"c","name":"subgroups without rules","ruleSubgroups":[{},{"rules":[]}]}`,
+			`{"id":"d","name":"several","ruleSubgroups":[{"rules":[{},{}]},{"rules":[{},{},{}]},{}]}`,
+		}
+		migration, err := os.ReadFile(filepath.Join("..", "db", "migrations", string(env.DB.Engine), "0023_write_counts.sql"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, backfill, ok := strings.Cut(string(migration), "UPDATE parsing_rule_groups SET rule_count")
+		if !ok {
+			t.Fatal("the migration has no rule_count backfill")
+		}
+		backfill, _, _ = strings.Cut(backfill, ";")
+		ctx := context.Background()
+		err = env.DB.InTx(ctx, func(tx *db.Tx) error {
+			for _, doc := range docs {
+				var g oas.ParsingRuleGroup
+				if err := g.UnmarshalJSON([]byte(doc)); err != nil {
+					return err
+				}
+				_, err := tx.ExecContext(ctx, `INSERT INTO parsing_rule_groups (team_id, id, sort_order, document, rule_count, created_at, updated_at)
+					VALUES ($1, $2, 0, $3, 0, 0, 0)`, team, g.ID.Value, doc)
+				if err != nil {
+					return err
+				}
+			}
+			_, err := tx.ExecContext(ctx, "UPDATE parsing_rule_groups SET rule_count"+backfill)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := env.DB.Read().QueryContext(ctx, `SELECT document, rule_count FROM parsing_rule_groups WHERE team_id = $1`, team)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		seen := 0
+		for rows.Next() {
+			var doc string
+			var stored int
+			if err := rows.Scan(&doc, &stored); err != nil {
+				t.Fatal(err)
+			}
+			var g oas.ParsingRuleGroup
+			if err := g.UnmarshalJSON([]byte(doc)); err != nil {
+				t.Fatal(err)
+			}
+			want := 0
+			for _, sg := range g.RuleSubgroups {
+				want += len(sg.Rules)
+			}
+			if stored != want {
+				t.Fatalf("group %q: backfilled %d rules, holds %d", g.Name.Value, stored, want)
+			}
+			seen++
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if seen != len(docs)+1 {
+			t.Fatalf("%d groups", seen)
+		}
+		if got := apitest.Decode[usageLimits](t, env.JSON(t, http.MethodPost, limitsPath, key, "")).Usage; got != (counts{5, 15, 0}) {
+			t.Fatalf("usage after the backfill %+v", got)
 		}
 	})
 }

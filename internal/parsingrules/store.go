@@ -30,29 +30,32 @@ func nextOrder(ctx context.Context, q db.Querier, teamID int64) (int64, error) {
 	return max + 1, nil
 }
 
+// insertGroup stores g with its number of rules (rule_count), which teamUsage sums.
 func insertGroup(ctx context.Context, tx *db.Tx, teamID int64, g oas.ParsingRuleGroup) error {
 	doc, err := g.MarshalJSON()
 	if err != nil {
 		return err
 	}
 	_, err = tx.ExecContext(ctx,
-		`INSERT INTO parsing_rule_groups (team_id, id, sort_order, document, created_at, updated_at)
-		 VALUES ($1, $2, $3, $4, $5, $5)`,
-		teamID, g.ID.Or(""), g.Order.Or(0), string(doc), tx.Now.UnixMicro())
+		`INSERT INTO parsing_rule_groups (team_id, id, sort_order, document, rule_count, created_at, updated_at)
+		 VALUES ($1, $2, $3, $4, $5, $6, $6)`,
+		teamID, g.ID.Or(""), g.Order.Or(0), string(doc), ruleCount(g), tx.Now.UnixMicro())
 	if err != nil {
 		return fmt.Errorf("insert rule group: %w", err)
 	}
 	return nil
 }
 
+// updateGroup replaces the stored group g and its number of rules.
 func updateGroup(ctx context.Context, tx *db.Tx, teamID int64, g oas.ParsingRuleGroup) error {
 	doc, err := g.MarshalJSON()
 	if err != nil {
 		return err
 	}
 	_, err = tx.ExecContext(ctx,
-		`UPDATE parsing_rule_groups SET sort_order = $3, document = $4, updated_at = $5 WHERE team_id = $1 AND id = $2`,
-		teamID, g.ID.Or(""), g.Order.Or(0), string(doc), tx.Now.UnixMicro())
+		`UPDATE parsing_rule_groups SET sort_order = $3, document = $4, rule_count = $5, updated_at = $6
+		 WHERE team_id = $1 AND id = $2`,
+		teamID, g.ID.Or(""), g.Order.Or(0), string(doc), ruleCount(g), tx.Now.UnixMicro())
 	if err != nil {
 		return fmt.Errorf("update rule group: %w", err)
 	}

@@ -45,17 +45,14 @@ func (h *PolicyHandler) CreatePolicy(ctx context.Context, req *oas.CreatePolicyR
 	}
 	var out oas.Policy
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lockType(ctx, tx, caller.TeamID, d.source); err != nil {
-			return err
-		}
-		n, err := countType(ctx, tx, caller.TeamID, d.source)
+		n, err := claimType(ctx, tx, caller.TeamID, d.source, 1)
 		if err != nil {
 			return err
 		}
-		if n+1 > h.limit {
-			return limitError(d.source, h.limit, n+1)
+		if n > h.limit {
+			return limitError(d.source, h.limit, n) // rolls the claim back with the rest
 		}
-		pos := n + 1
+		pos := n // positions run 1..n without a gap
 		if first {
 			if err := makeRoom(ctx, tx, caller.TeamID, d.source); err != nil {
 				return err
@@ -144,7 +141,7 @@ func (h *PolicyHandler) overwrite(ctx context.Context, src sourceType, drafts []
 	}
 	out := make([]oas.PolicyResponse, 0, len(drafts))
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lockType(ctx, tx, caller.TeamID, src); err != nil {
+		if err := resetType(ctx, tx, caller.TeamID, src, len(drafts)); err != nil {
 			return err
 		}
 		if err := deleteType(ctx, tx, caller.TeamID, src); err != nil {
@@ -225,7 +222,7 @@ func (h *PolicyHandler) DeletePolicy(ctx context.Context, params oas.DeletePolic
 		if err != nil {
 			return err
 		}
-		if err := lockType(ctx, tx, caller.TeamID, src); err != nil {
+		if _, err := claimType(ctx, tx, caller.TeamID, src, -1); err != nil {
 			return err
 		}
 		// Read again under the lock: a concurrent create may have moved it.
@@ -254,7 +251,7 @@ func (h *PolicyHandler) ReorderPolicies(ctx context.Context, req *oas.ReorderPol
 	sort.SliceStable(orders, func(i, j int) bool { return orders[i].Order < orders[j].Order })
 	out := make([]oas.PolicyOrder, 0, len(orders))
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lockType(ctx, tx, caller.TeamID, src); err != nil {
+		if _, err := claimType(ctx, tx, caller.TeamID, src, 0); err != nil {
 			return err
 		}
 		have, err := typeIDs(ctx, tx, caller.TeamID, src)

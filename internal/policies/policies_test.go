@@ -1,6 +1,7 @@
 package policies_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -454,5 +455,145 @@ func TestPermissionsAndIsolation(t *testing.T) {
 		if got := apitest.Decode[struct{ Policy policyOut }](t, env.JSON(t, http.MethodGet, policiesPath+"/"+p.ID, key, "")).Policy; got.Name != "a" {
 			t.Fatalf("policy changed by the other team: %+v", got)
 		}
+	})
+}
+
+// storedTotal is the number of the team's policies of one type that the database keeps for the
+// limit check (policy_type_counts), read through a pool of its own.
+func storedTotal(t *testing.T, env *apitest.Env, teamID int64, src string) int {
+	t.Helper()
+	var n int
+	err := env.OpenDB(t).Read().QueryRowContext(context.Background(),
+		`SELECT total FROM policy_type_counts WHERE team_id = $1 AND source_type = $2`, teamID, src).Scan(&n)
+	if err != nil {
+		t.Fatalf("read the stored total: %v", err)
+	}
+	return n
+}
+
+// TestCapAfterEveryKindOfWrite checks the limit after each write that changes how many policies
+// a team holds (create, overwrite, delete) or renumbers them (reorder), and after writes that
+// fail: the cap is reached exactly, never before and never after.
+func TestCapAfterEveryKindOfWrite(t *testing.T) {
+	apitest.EnginesWith(t, apitest.Options{PolicyLimit: 3}, func(t *testing.T, env *apitest.Env) {
+		teamID, key := env.MustTeam(t, "acme")
+		full := func(when string) {
+			t.Helper()
+			apitest.ExpectError(t, env.JSON(t, http.MethodPost, createPath, key, logBody("over", "")), 429, "at most 3 log policies")
+			if got := len(list(t, env, key, "?source_type=SOURCE_TYPE_LOGS")); got != 3 {
+				t.Fatalf("%s: %d log policies", when, got)
+			}
+			if got := storedTotal(t, env, teamID, "logs"); got != 3 {
+				t.Fatalf("%s: stored total %d", when, got)
+			}
+		}
+		// An overwrite sets the number: two, then one create fits, at position 3.
+		apitest.Decode[any](t, env.JSON(t, http.MethodPut, logPath, key, entries("log", 2, -1)))
+		if p := create(t, env, key, logBody("third", "")); p.Order != 3 {
+			t.Fatalf("after an overwrite of two, created at %d", p.Order)
+		}
+		full("overwrite of two and a create")
+		// Rejected writes change nothing: an overwrite beyond the cap, a bad one, a missing delete.
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, logPath, key, entries("log", 4, -1)), 429, "at most 3")
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, logPath, key, entries("log", 2, 1)), 400, "policies[1].policy.name")
+		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, policiesPath+"/00000000-0000-0000-0000-000000000000", key, ""), 404, "id")
+		full("rejected writes")
+		// A reorder keeps the number; a delete frees one place, at the end.
+		ps := list(t, env, key, "?source_type=SOURCE_TYPE_LOGS")
+		apitest.Decode[any](t, env.JSON(t, http.MethodPost, reorderPath, key, fmt.Sprintf(
+			`{"sourceType":"SOURCE_TYPE_LOGS","orders":[{"id":%q,"order":1},{"id":%q,"order":2},{"id":%q,"order":3}]}`,
+			ps[2].ID, ps[0].ID, ps[1].ID)))
+		full("reorder")
+		apitest.Decode[any](t, env.JSON(t, http.MethodDelete, policiesPath+"/"+ps[1].ID, key, ""))
+		if p := create(t, env, key, logBody("after delete", `,"placement":{"first":{}}`)); p.Order != 1 {
+			t.Fatalf("created first at %d", p.Order)
+		}
+		full("delete and a create")
+		if got := names(list(t, env, key, "?source_type=SOURCE_TYPE_LOGS")); got != "after delete@1,third@2,log0@3" {
+			t.Fatalf("order %s", got)
+		}
+		// An empty overwrite frees every place.
+		apitest.Decode[any](t, env.JSON(t, http.MethodPut, logPath, key, `{"policies":[]}`))
+		if got := storedTotal(t, env, teamID, "logs"); got != 0 {
+			t.Fatalf("after an empty overwrite: stored total %d", got)
+		}
+		for i := range 3 {
+			if p := create(t, env, key, logBody(fmt.Sprint(i), "")); p.Order != i+1 {
+				t.Fatalf("create %d at %d", i, p.Order)
+			}
+		}
+		full("empty overwrite and three creates")
+	})
+}
+
+// TestConcurrentWritesAcrossReplicas runs creates, deletes, overwrites and reorders of one team's
+// span policies at the same time on two servers over one database, then checks that the number
+// kept for the limit is the number stored, that positions run 1..n, and that exactly the places
+// left under the limit can still be filled.
+func TestConcurrentWritesAcrossReplicas(t *testing.T) {
+	const limit = 12
+	apitest.EnginesWith(t, apitest.Options{PolicyLimit: limit}, func(t *testing.T, env *apitest.Env) {
+		teamID, key := env.MustTeam(t, "acme")
+		otherDB := env.OpenDB(t)
+		replica := apitest.Serve(t, env.Handler(t, otherDB, auth.NewAuthenticator(otherDB, env.Clock.Now)))
+		send := func(i int, method, path, body string) apitest.Response {
+			if i%2 == 0 {
+				return env.JSON(t, method, path, key, body)
+			}
+			return replica.Do(t, method, path, "Bearer "+key, "application/json", body)
+		}
+		spanBody := func(name string, first bool) string {
+			return fmt.Sprintf(`{"name":%q,"priority":"PRIORITY_TYPE_LOW","spanRules":{}%s}`, name,
+				map[bool]string{true: `,"placement":{"first":{}}`}[first])
+		}
+		for i := range 6 {
+			create(t, env, key, spanBody(fmt.Sprint("seed", i), false))
+		}
+		seeded := list(t, env, key, "?source_type=SOURCE_TYPE_SPANS")
+
+		var wg sync.WaitGroup
+		for i := range 60 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				switch {
+				case i%10 == 0:
+					send(i, http.MethodPut, spanPath, entries("span", 1+i%4, -1))
+				case i%10 == 1 && i/10 < len(seeded):
+					send(i, http.MethodDelete, policiesPath+"/"+seeded[i/10].ID, "")
+				case i%10 == 2:
+					// A reorder naming policies that may be gone answers 400; either way it
+					// must not change the number.
+					ps := list(t, env, key, "?source_type=SOURCE_TYPE_SPANS")
+					orders := make([]string, len(ps))
+					for j, p := range ps {
+						orders[j] = fmt.Sprintf(`{"id":%q,"order":%d}`, p.ID, len(ps)-j)
+					}
+					send(i, http.MethodPost, reorderPath, `{"sourceType":"SOURCE_TYPE_SPANS","orders":[`+strings.Join(orders, ",")+`]}`)
+				default:
+					send(i, http.MethodPost, createPath, spanBody(fmt.Sprint("p", i), i%3 == 0))
+				}
+			}()
+		}
+		wg.Wait()
+
+		ps := list(t, env, key, "?source_type=SOURCE_TYPE_SPANS")
+		if len(ps) > limit {
+			t.Fatalf("%d span policies stored, limit %d", len(ps), limit)
+		}
+		for i, p := range ps {
+			if p.Order != i+1 {
+				t.Fatalf("orders not 1..%d: %s", len(ps), names(ps))
+			}
+		}
+		if got := storedTotal(t, env, teamID, "spans"); got != len(ps) {
+			t.Fatalf("stored total %d, %d policies stored", got, len(ps))
+		}
+		for i := len(ps); i < limit; i++ {
+			if p := create(t, env, key, spanBody(fmt.Sprint("fill", i), false)); p.Order != i+1 {
+				t.Fatalf("fill %d created at %d", i, p.Order)
+			}
+		}
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, createPath, key, spanBody("over", false)), 429, "at most 12 span policies")
 	})
 }

@@ -11,22 +11,49 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
-// lockType serialises, until the transaction ends, every writer of the team's policies of one
-// data type, so that the count checked against the limit and the positions read stay true until
-// commit, across replicas. PostgreSQL: a transaction-level advisory lock on a key derived from
-// (team, type) (db.Tx.Serialize).
-func lockType(ctx context.Context, tx *db.Tx, teamID int64, src sourceType) error {
-	return tx.Serialize(ctx, fmt.Sprintf("mgmtapi.policies:%d:%s", teamID, src))
+// claimType serialises, until the transaction ends, every writer of the team's policies of one
+// data type, adds delta to the number of them the team holds and returns that number after the
+// change. Every write that adds, removes or renumbers policies of the type claims it first, so the
+// number checked against the limit and the positions read stay true until commit, across
+// replicas: the number is one row of policy_type_counts, written here, and on PostgreSQL the
+// row's lock holds until the transaction ends (SQLite runs one write transaction at a time).
+// The number and the policies change in the same transaction, so they cannot disagree.
+//
+// The row is written by a plain UPDATE (on SQLite an upsert costs several times more to prepare);
+// only the team's first write of the type creates it, with ON CONFLICT DO NOTHING, so that two
+// first writes at once both go on to the UPDATE, one after the other.
+func claimType(ctx context.Context, tx *db.Tx, teamID int64, src sourceType, delta int) (int, error) {
+	for range 2 {
+		var n int
+		err := tx.QueryRowContext(ctx,
+			`UPDATE policy_type_counts SET total = total + $3 WHERE team_id = $1 AND source_type = $2 RETURNING total`,
+			teamID, string(src), delta).Scan(&n)
+		if !db.IsNotFound(err) {
+			if err != nil {
+				return 0, fmt.Errorf("count policies: %w", err)
+			}
+			return n, nil
+		}
+		_, err = tx.ExecContext(ctx,
+			`INSERT INTO policy_type_counts (team_id, source_type, total) VALUES ($1, $2, 0)
+			 ON CONFLICT (team_id, source_type) DO NOTHING`, teamID, string(src))
+		if err != nil {
+			return 0, fmt.Errorf("count policies: %w", err)
+		}
+	}
+	return 0, fmt.Errorf("count policies: no row for team %d, type %s", teamID, src)
 }
 
-func countType(ctx context.Context, tx *db.Tx, teamID int64, src sourceType) (int, error) {
-	var n int
-	err := tx.QueryRowContext(ctx,
-		`SELECT COUNT(*) FROM policies WHERE team_id = $1 AND source_type = $2`, teamID, string(src)).Scan(&n)
+// resetType is claimType for a write that replaces every policy of the type: the team holds n
+// of them once it commits.
+func resetType(ctx context.Context, tx *db.Tx, teamID int64, src sourceType, n int) error {
+	_, err := tx.ExecContext(ctx,
+		`INSERT INTO policy_type_counts (team_id, source_type, total) VALUES ($1, $2, $3)
+		 ON CONFLICT (team_id, source_type) DO UPDATE SET total = excluded.total`, teamID, string(src), n)
 	if err != nil {
-		return 0, fmt.Errorf("count policies: %w", err)
+		return fmt.Errorf("count policies: %w", err)
 	}
-	return n, nil
+	return nil
 }
 
 // insertPolicy stores p (its Order is the position) with the transaction's time.

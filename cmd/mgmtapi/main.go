@@ -16,7 +16,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 	"time"
 
@@ -63,7 +62,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	logger := newLogger(cfg, stdout)
 	logger.Info("starting", "config", cfg.String())
-	tuneGC(getenv)
 
 	// Read the extension catalog before anything else starts, so that a bad file stops the start.
 	catalog, err := extensions.LoadCatalog(cfg.ExtensionsDir)
@@ -152,28 +150,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	logger.Info("stopped")
 	return nil
-}
-
-// gcPercent and gcMemoryLimit are the garbage collector's settings unless GOGC or GOMEMLIMIT
-// are in the environment. The process's live heap is small (about 10 MiB), so with Go's default
-// GOGC=100 a read-heavy load collects many times a second; GOGC=400 collects a quarter as often.
-// The soft limit keeps a heap that grows (ten concurrent lists, say) from following GOGC=400 up:
-// near it the collector runs as often as needed. It counts the Go heap only; SQLite's page caches
-// (modernc allocates them outside it) come on top. See docs/decisions.md.
-const (
-	gcPercent     = 400
-	gcMemoryLimit = 64 << 20
-)
-
-// tuneGC applies gcPercent and gcMemoryLimit, each unless its variable (GOGC, GOMEMLIMIT) is set:
-// the runtime has already read those.
-func tuneGC(getenv func(string) string) {
-	if getenv("GOGC") == "" {
-		debug.SetGCPercent(gcPercent)
-	}
-	if getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(gcMemoryLimit)
-	}
 }
 
 func newLogger(cfg config.Config, w io.Writer) *slog.Logger {

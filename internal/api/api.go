@@ -195,7 +195,11 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if r.Method == http.MethodGet {
-		if list, ok := a.streamed["GET "+r.URL.Path]; ok {
+		// The key is built in a stack buffer: a map index by string(bytes) does not allocate,
+		// where "GET "+path would on every GET (paths are longer than the compiler's 32 bytes).
+		var buf [128]byte
+		key := append(append(buf[:0], "GET "...), r.URL.Path...)
+		if list, ok := a.streamed[string(key)]; ok {
 			if list.list == nil {
 				w, r = withStreamSlot(w, r, list.operation)
 			} else {

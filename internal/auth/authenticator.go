@@ -2,6 +2,8 @@ package auth
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -22,8 +24,10 @@ type Authenticator struct {
 	db  *db.DB
 	now func() time.Time
 
-	mu    sync.Mutex
-	cache map[string]cachedKey // by key hash
+	// cache is keyed by the key's SHA-256 digest, not its hex form, so that a request served from
+	// the cache hashes its key and allocates nothing more.
+	mu    sync.RWMutex
+	cache map[[sha256.Size]byte]cachedKey
 }
 
 type cachedKey struct {
@@ -37,7 +41,7 @@ func NewAuthenticator(database *db.DB, now func() time.Time) *Authenticator {
 	if now == nil {
 		now = time.Now
 	}
-	return &Authenticator{db: database, now: now, cache: make(map[string]cachedKey)}
+	return &Authenticator{db: database, now: now, cache: make(map[[sha256.Size]byte]cachedKey)}
 }
 
 // Authenticate returns the principal of the key in the header value.
@@ -49,16 +53,16 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (*Princ
 	if value == "" {
 		return nil, apierror.Unauthenticatedf("Authorization: an API key is required")
 	}
-	hash := HashKey(value)
+	digest := sha256.Sum256([]byte(value))
 	now := a.now()
-	a.mu.Lock()
-	entry, ok := a.cache[hash]
-	a.mu.Unlock()
+	a.mu.RLock()
+	entry, ok := a.cache[digest]
+	a.mu.RUnlock()
 	if ok && now.Before(entry.expires) {
 		return entry.principal, nil
 	}
 
-	p, err := a.load(ctx, hash)
+	p, err := a.load(ctx, hex.EncodeToString(digest[:])) // HashKey(value)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +70,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (*Princ
 	if len(a.cache) >= cacheLimit {
 		clear(a.cache)
 	}
-	a.cache[hash] = cachedKey{principal: p, expires: now.Add(CacheTTL)}
+	a.cache[digest] = cachedKey{principal: p, expires: now.Add(CacheTTL)}
 	a.mu.Unlock()
 	return p, nil
 }

@@ -920,3 +920,27 @@ func TestStreamedListIsTheBufferedList(t *testing.T) {
 		}
 	})
 }
+
+// TestGetSeesEveryCommittedWrite: a GET answered after a write's 2xx shows that write, every
+// time: the read path keeps nothing across requests (see getSet).
+func TestGetSeesEveryCommittedWrite(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		key := env.RootKey
+		id := create(t, env, key, `{"name":"v0"}`)
+		for i := 1; i <= 20; i++ {
+			name := fmt.Sprintf("v%d", i)
+			res := env.JSON(t, "PUT", rulesPath+"/"+id, key, `{"name":"`+name+`","groups":[]}`)
+			expectEmptyObject(t, res, "put")
+			if s := get(t, env, key, id); s.Name != name {
+				t.Fatalf("GET after the PUT of %q answered %q", name, s.Name)
+			}
+		}
+		res := env.JSON(t, "DELETE", rulesPath+"/"+id, key, "")
+		if res.Status/100 != 2 {
+			t.Fatalf("delete: %d %s", res.Status, res.Body)
+		}
+		if res := env.JSON(t, "GET", rulesPath+"/"+id, key, ""); res.Status != 404 {
+			t.Fatalf("GET after DELETE: %d %s, want 404", res.Status, res.Body)
+		}
+	})
+}

@@ -2,6 +2,7 @@ package recordingrules
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -43,19 +44,31 @@ func deleteSet(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
 	return db.OneRow(res, err, "delete recording rule set")
 }
 
-// getSet returns the team's set; db.ErrNotFound when there is none.
+// getSet returns the team's set; db.ErrNotFound when there is none. It decodes the document from
+// the driver's buffer (sql.RawBytes), without copying it into a string first: this is the read of
+// the GET by id hot path.
 func getSet(ctx context.Context, q db.Querier, teamID int64, id string) (oas.RecordingRuleSet, error) {
 	var set oas.RecordingRuleSet
-	var doc string
-	err := q.QueryRowContext(ctx,
-		`SELECT document FROM recording_rule_sets WHERE team_id = $1 AND id = $2`, teamID, id).Scan(&doc)
+	rows, err := q.QueryContext(ctx,
+		`SELECT document FROM recording_rule_sets WHERE team_id = $1 AND id = $2`, teamID, id)
 	if err != nil {
-		return set, db.Translate(err)
+		return set, fmt.Errorf("read recording rule set: %w", err)
 	}
-	if err := set.UnmarshalJSON([]byte(doc)); err != nil {
+	defer rows.Close()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return set, fmt.Errorf("read recording rule set: %w", err)
+		}
+		return set, db.ErrNotFound
+	}
+	var doc sql.RawBytes
+	if err := rows.Scan(&doc); err != nil {
+		return set, fmt.Errorf("read recording rule set: %w", err)
+	}
+	if err := set.UnmarshalJSON(doc); err != nil {
 		return set, fmt.Errorf("recording rule set %s: %w", id, err)
 	}
-	return set, nil
+	return set, rows.Close()
 }
 
 // eachSet calls yield with each of the team's sets, oldest first, reading one row at a time; it

@@ -113,6 +113,15 @@ type request struct {
 
 type requestKey struct{}
 
+// exchange is the root middleware's state for one request, in one allocation: what it knows of
+// the request (in the request's context), the recorder of the answer, and the X-Request-Id
+// header's value.
+type exchange struct {
+	request
+	statusRecorder
+	idHeader [1]string
+}
+
 // RequestID returns the id of the request whose context this is, or "".
 func RequestID(ctx context.Context) string {
 	if req, ok := ctx.Value(requestKey{}).(*request); ok {
@@ -131,14 +140,17 @@ func SetOperation(ctx context.Context, operation string) {
 
 func (h *root) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
-	req := &request{id: r.Header.Get("X-Request-Id")}
+	x := &exchange{}
+	req, rec := &x.request, &x.statusRecorder
+	req.id = r.Header.Get("X-Request-Id")
 	if req.id == "" || len(req.id) > 128 {
 		req.id = h.newRequestID()
 	}
 	ctx := context.WithValue(r.Context(), requestKey{}, req)
 	r = r.WithContext(ctx)
-	w.Header().Set("X-Request-Id", req.id)
-	rec := &statusRecorder{ResponseWriter: w}
+	x.idHeader[0] = req.id
+	w.Header()["X-Request-Id"] = x.idHeader[:] // as Header().Set does, without allocating the slice
+	rec.ResponseWriter = w
 
 	h.metrics.inFlight.Inc()
 	defer func() {

@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,10 +50,11 @@ type DB struct {
 	write  *sql.DB
 	read   *sql.DB
 	// reads serves Read on SQLite (pgx keeps its own statement cache per connection).
-	reads *preparedReads
-	now   func() time.Time
-	newID func() string
-	group *groupCommitter // SQLite only
+	reads   *preparedReads
+	now     func() time.Time
+	newID   func() string
+	group   *groupCommitter   // SQLite only
+	pgGroup *pgGroupCommitter // PostgreSQL only
 }
 
 // Open opens the database, applies pending migrations and returns it ready for use.
@@ -78,6 +80,8 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	}
 	if d.Engine == SQLite {
 		d.group = newGroupCommitter(d.write)
+	} else if n := pgCommitters(); n > 0 {
+		d.pgGroup = newPgGroupCommitter(d.write, n)
 	}
 	if err := d.migrate(ctx); err != nil {
 		d.Close()
@@ -95,8 +99,12 @@ func openPostgres(rawURL string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	pool.SetMaxOpenConns(20)
-	pool.SetMaxIdleConns(20)
+	conns := 20
+	if n, _ := strconv.Atoi(os.Getenv("WPG_POOL")); n > 0 {
+		conns = n
+	}
+	pool.SetMaxOpenConns(conns)
+	pool.SetMaxIdleConns(conns)
 	pool.SetConnMaxIdleTime(5 * time.Minute)
 	return &DB{Engine: Postgres, write: pool, read: pool}, nil
 }
@@ -140,6 +148,9 @@ func openSQLite(dir string) (*DB, error) {
 func (d *DB) Close() error {
 	if d.group != nil {
 		d.group.close()
+	}
+	if d.pgGroup != nil {
+		d.pgGroup.close()
 	}
 	if d.reads != nil {
 		d.reads.close()
@@ -264,6 +275,14 @@ func (d *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if d.group != nil {
 		return d.group.inTx(ctx, d, fn)
 	}
+	if d.pgGroup != nil {
+		return d.pgGroup.inTx(ctx, d, fn)
+	}
+	return d.inOwnTx(ctx, fn)
+}
+
+// inOwnTx runs fn in a transaction of its own on the write pool.
+func (d *DB) inOwnTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	sqlTx, err := d.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
@@ -293,3 +312,9 @@ func (d *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 
 // Now returns the database clock's current time, truncated to what both engines store.
 func (d *DB) Now() time.Time { return d.now().UTC().Truncate(time.Microsecond) }
+
+// pgCommitters is TEMPORARY for measuring.
+func pgCommitters() int {
+	n, _ := strconv.Atoi(os.Getenv("WPG_COMMITTERS"))
+	return n
+}

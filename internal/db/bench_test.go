@@ -41,7 +41,7 @@ func benchmarkWrites(b *testing.B, opts db.Options, writers int) {
 	}
 	defer d.Close()
 	if err := d.InTx(ctx, func(tx *db.Tx) error {
-		_, err := tx.ExecContext(ctx, `CREATE TABLE bench_writes (id TEXT PRIMARY KEY, at INTEGER NOT NULL)`)
+		_, err := tx.ExecContext(ctx, `CREATE TABLE bench_writes (id TEXT PRIMARY KEY, at BIGINT NOT NULL)`)
 		return err
 	}); err != nil {
 		b.Fatal(err)

@@ -271,6 +271,12 @@ func (tx *Tx) Local(key any, create func() any) any {
 // savepoint only; a failing commit fails every member of the batch. ctx cancels the wait for a
 // turn; once fn has started, its statements are not interrupted by ctx (an interrupted statement
 // would roll back the batch) and InTx answers the commit's outcome.
+//
+// On PostgreSQL concurrent calls share commits the same way, in a few batches at once (see
+// pgGroupCommitter); the locks a fn takes are held until its batch commits. When a batch cannot
+// carry a fn (a deadlock or lock timeout between batches, a COMMIT PostgreSQL refuses), fn runs
+// again in a transaction of its own, so fn may run more than once: it must set, not accumulate,
+// what it hands out of the transaction.
 func (d *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if d.group != nil {
 		return d.group.inTx(ctx, d, fn)

@@ -144,6 +144,7 @@ func (h *PolicyHandler) overwrite(ctx context.Context, src sourceType, drafts []
 	}
 	out := make([]oas.PolicyResponse, 0, len(drafts))
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		out = out[:0] // InTx may run this again
 		if err := lockType(ctx, tx, caller.TeamID, src); err != nil {
 			return err
 		}
@@ -254,6 +255,7 @@ func (h *PolicyHandler) ReorderPolicies(ctx context.Context, req *oas.ReorderPol
 	sort.SliceStable(orders, func(i, j int) bool { return orders[i].Order < orders[j].Order })
 	out := make([]oas.PolicyOrder, 0, len(orders))
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		out = out[:0] // InTx may run this again
 		if err := lockType(ctx, tx, caller.TeamID, src); err != nil {
 			return err
 		}

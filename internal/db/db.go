@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -44,7 +43,8 @@ type Options struct {
 //
 // With SQLite, writes go through one connection (SQLite allows one writer at a time, and a single
 // connection turns lock contention into queueing instead of busy errors) while reads use a pool;
-// concurrent write transactions share commits (see InTx). With PostgreSQL both are the same pool.
+// concurrent write transactions share commits (see InTx). With PostgreSQL both are the same pool,
+// and concurrent write transactions share commits too, on a few of its connections at a time.
 type DB struct {
 	Engine Engine
 	write  *sql.DB
@@ -80,8 +80,8 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	}
 	if d.Engine == SQLite {
 		d.group = newGroupCommitter(d.write)
-	} else if n := pgCommitters(); n > 0 {
-		d.pgGroup = newPgGroupCommitter(d.write, n)
+	} else {
+		d.pgGroup = newPgGroupCommitter(d.write, pgCommitters)
 	}
 	if err := d.migrate(ctx); err != nil {
 		d.Close()
@@ -99,12 +99,8 @@ func openPostgres(rawURL string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	conns := 20
-	if n, _ := strconv.Atoi(os.Getenv("WPG_POOL")); n > 0 {
-		conns = n
-	}
-	pool.SetMaxOpenConns(conns)
-	pool.SetMaxIdleConns(conns)
+	pool.SetMaxOpenConns(20)
+	pool.SetMaxIdleConns(20)
 	pool.SetConnMaxIdleTime(5 * time.Minute)
 	return &DB{Engine: Postgres, write: pool, read: pool}, nil
 }
@@ -318,9 +314,3 @@ func (d *DB) inOwnTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 
 // Now returns the database clock's current time, truncated to what both engines store.
 func (d *DB) Now() time.Time { return d.now().UTC().Truncate(time.Microsecond) }
-
-// pgCommitters is TEMPORARY for measuring.
-func pgCommitters() int {
-	n, _ := strconv.Atoi(os.Getenv("WPG_COMMITTERS"))
-	return n
-}

@@ -12,6 +12,12 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
+// pgCommitters is how many PostgreSQL batches run at once, each on a connection of the pool. One
+// batch runs its members one after the other on its connection, so one alone is bound by the
+// round trips of its members; four kept the two cores busy in BenchmarkConcurrentWrites
+// (docs/decisions.md, "PostgreSQL group commit").
+const pgCommitters = 4
+
 // pgMaxGroup is the most transactions one PostgreSQL batch carries. Each member that writes gets
 // a subtransaction id, and PostgreSQL caches 64 of them per transaction: past that every snapshot
 // of every session consults pg_subtrans, which slows the whole server.

@@ -141,7 +141,7 @@ func kind(i int) string {
 // inserting its own row. The failed ones leave nothing, the others everything, and the counter
 // equals the number that succeeded (each saw the ones before it). On SQLite the transactions
 // queued behind a held writer share one commit, and one whose context is cancelled after it
-// started still commits (on PostgreSQL it is rolled back, as before).
+// started still commits (on PostgreSQL it may also be rolled back: see below).
 func TestGroupCommitKeepsTheGoodAndDropsTheFailed(t *testing.T) {
 	engines(t, func(t *testing.T, d *db.DB) {
 		const n = 64

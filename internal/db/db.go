@@ -44,7 +44,8 @@ type Options struct {
 // With SQLite, writes go through one connection (SQLite allows one writer at a time, and a single
 // connection turns lock contention into queueing instead of busy errors) while reads use a pool;
 // concurrent write transactions share commits (see InTx). With PostgreSQL both are the same pool,
-// and concurrent write transactions share commits too, on a few of its connections at a time.
+// and concurrent write transactions share commits too, one batch at a time on one of its
+// connections.
 type DB struct {
 	Engine Engine
 	write  *sql.DB
@@ -268,8 +269,8 @@ func (tx *Tx) Local(key any, create func() any) any {
 // turn; once fn has started, its statements are not interrupted by ctx (an interrupted statement
 // would roll back the batch) and InTx answers the commit's outcome.
 //
-// On PostgreSQL concurrent calls share commits the same way, in a few batches at once (see
-// pgGroupCommitter); the locks a fn takes are held until its batch commits. When a batch cannot
+// On PostgreSQL concurrent calls share commits the same way (see pgGroupCommitter); the locks a
+// fn takes are held until its batch commits. When a batch cannot
 // carry a fn (a deadlock or lock timeout between batches, a COMMIT PostgreSQL refuses), fn runs
 // again in a transaction of its own, so fn may run more than once: it must set, not accumulate,
 // what it hands out of the transaction.

@@ -12,11 +12,11 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// pgCommitters is how many PostgreSQL batches run at once, each on a connection of the pool. One
-// batch runs its members one after the other on its connection, so one alone is bound by the
-// round trips of its members; four kept the two cores busy in BenchmarkConcurrentWrites
-// (docs/decisions.md, "PostgreSQL group commit").
-const pgCommitters = 4
+// pgCommitters is how many PostgreSQL batches run at once, each on a connection of the pool. More
+// than one pays for plain inserts (BenchmarkConcurrentWrites) but not for creates that lock rows
+// or advisory keys others want: two batches then wait for each other until a lock timeout, and
+// comments fell to a tenth (docs/decisions.md, "PostgreSQL group commit").
+const pgCommitters = 1
 
 // pgMaxGroup is the most transactions one PostgreSQL batch carries. Each member that writes gets
 // a subtransaction id, and PostgreSQL caches 64 of them per transaction: past that every snapshot
@@ -30,8 +30,8 @@ const pgMaxGroup = 32
 const pgBatchLockTimeout = "50ms"
 
 // pgGroupCommitter gives concurrent PostgreSQL write transactions one commit between several of
-// them, the design of the SQLite group commit (groupCommitter): committer goroutines, each with a
-// connection of the pool for the time of a batch, open a transaction and hand it to the queued
+// them, the design of the SQLite group commit (groupCommitter): pgCommitters committer
+// goroutines, each with a connection of the pool for the time of a batch, open a transaction and hand it to the queued
 // callers one at a time; each caller runs its function in its own goroutine inside the savepoint
 // group_member; then the committer commits once and answers every caller whose work it kept.
 //

@@ -24,15 +24,16 @@ const pgCommitters = 1
 const pgMaxGroup = 32
 
 // pgBatchLockTimeout bounds how long a member of a batch waits for a lock. A batch holds the
-// locks of all its members until its COMMIT, so two batches can wait for each other (a deadlock
+// locks of all its members until its COMMIT, so two batches (of two replicas, or of two
+// committers) can wait for each other (a deadlock
 // PostgreSQL would only detect after deadlock_timeout, 1 s by default); the member that times out
 // leaves the batch and runs alone, where it waits as long as it must.
 const pgBatchLockTimeout = "50ms"
 
 // pgGroupCommitter gives concurrent PostgreSQL write transactions one commit between several of
 // them, the design of the SQLite group commit (groupCommitter): pgCommitters committer
-// goroutines, each with a connection of the pool for the time of a batch, open a transaction and hand it to the queued
-// callers one at a time; each caller runs its function in its own goroutine inside the savepoint
+// goroutines, each with a connection of the pool for the time of a batch, open a transaction and
+// hand it to the queued callers one at a time; each caller runs its function in its own goroutine inside the savepoint
 // group_member; then the committer commits once and answers every caller whose work it kept.
 //
 // Promises:

@@ -44,8 +44,7 @@ type Options struct {
 // With SQLite, writes go through one connection (SQLite allows one writer at a time, and a single
 // connection turns lock contention into queueing instead of busy errors) while reads use a pool;
 // concurrent write transactions share commits (see InTx). With PostgreSQL both are the same pool,
-// and concurrent write transactions share commits too, one batch at a time on one of its
-// connections.
+// where each write transaction commits on its own (see InTx).
 type DB struct {
 	Engine Engine
 	write  *sql.DB
@@ -81,7 +80,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	}
 	if d.Engine == SQLite {
 		d.group = newGroupCommitter(d.write)
-	} else {
+	} else if pgCommitters > 0 {
 		d.pgGroup = newPgGroupCommitter(d.write, pgCommitters)
 	}
 	if err := d.migrate(ctx); err != nil {
@@ -269,8 +268,10 @@ func (tx *Tx) Local(key any, create func() any) any {
 // turn; once fn has started, its statements are not interrupted by ctx (an interrupted statement
 // would roll back the batch) and InTx answers the commit's outcome.
 //
-// On PostgreSQL concurrent calls share commits the same way (see pgGroupCommitter); the locks a
-// fn takes are held until its batch commits. When a batch cannot
+// On PostgreSQL each call is a transaction of its own, run again (up to 3 times in all) when
+// PostgreSQL rolls it back for a deadlock (40P01) or a serialization failure (40001). The group
+// commit for PostgreSQL (pgGroupCommitter, off: see pgCommitters) shares commits the same way as
+// on SQLite; the locks a fn takes are then held until its batch commits. When a batch cannot
 // carry a fn (a deadlock or lock timeout between batches, a COMMIT PostgreSQL refuses), fn runs
 // again in a transaction of its own, so fn may run more than once: it must set, not accumulate,
 // what it hands out of the transaction.
@@ -280,6 +281,9 @@ func (d *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	}
 	if d.pgGroup != nil {
 		return d.pgGroup.inTx(ctx, d, fn)
+	}
+	if d.Engine == Postgres {
+		return d.inTxAlone(ctx, fn)
 	}
 	return d.inOwnTx(ctx, fn)
 }

@@ -7,3 +7,11 @@ func Committers(d *DB) int {
 	}
 	return d.pgGroup.committers
 }
+
+// EnablePgGroupCommit turns the PostgreSQL group commit on for d, a database just opened, with n
+// committers, whatever pgCommitters says.
+func EnablePgGroupCommit(d *DB, n int) {
+	if d.Engine == Postgres && d.pgGroup == nil {
+		d.pgGroup = newPgGroupCommitter(d.write, n)
+	}
+}

@@ -12,11 +12,12 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// pgCommitters is how many PostgreSQL batches run at once, each on a connection of the pool. More
-// than one pays for plain inserts (BenchmarkConcurrentWrites) but not for creates that lock rows
-// or advisory keys others want: two batches then wait for each other until a lock timeout, and
-// comments fell to a tenth (docs/decisions.md, "PostgreSQL group commit").
-const pgCommitters = 1
+// pgCommitters is how many PostgreSQL batches run at once, each on a connection of the pool; 0
+// turns the group commit off: every InTx is a transaction of its own (DB.inTxAlone). Off, since on
+// this 2-core machine it cost sets and comments more than it gave policies; with several
+// committers batches wait for each other's case locks (docs/decisions.md, "PostgreSQL group
+// commit").
+const pgCommitters = 0
 
 // pgMaxGroup is the most transactions one PostgreSQL batch carries. Each member that writes gets
 // a subtransaction id, and PostgreSQL caches 64 of them per transaction: past that every snapshot

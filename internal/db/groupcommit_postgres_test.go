@@ -66,6 +66,7 @@ func holdCommitters(t *testing.T, d *db.DB) (release func() []error) {
 // own error; the others commit, fewer commits than transactions.
 func TestPostgresGroupCommitMixedBatch(t *testing.T) {
 	d := open(t, db.Options{URL: postgresURL(t)})
+	db.EnablePgGroupCommit(d, 1)
 	ctx := context.Background()
 	release := holdCommitters(t, d)
 	before := d.GroupCommitStats()
@@ -136,6 +137,7 @@ func TestPostgresGroupCommitMixedBatch(t *testing.T) {
 // alone: the offender gets its own error, the others commit.
 func TestPostgresGroupCommitRefusedCommitRunsMembersAlone(t *testing.T) {
 	d := open(t, db.Options{URL: postgresURL(t)})
+	db.EnablePgGroupCommit(d, 1)
 	ctx := context.Background()
 	exec(t, d, `CREATE TABLE gc_parent (id TEXT PRIMARY KEY)`)
 	exec(t, d, `CREATE TABLE gc_child (id TEXT PRIMARY KEY,
@@ -179,9 +181,15 @@ func TestPostgresGroupCommitRefusedCommitRunsMembersAlone(t *testing.T) {
 
 // TestPostgresGroupCommitDeadlockAcrossReplicas has two replicas (two DBs on one schema) each run
 // a transaction that locks one row, waits until the other locked the other row, then locks the
-// other's row: a deadlock between two batches. Both answer success (the one PostgreSQL or the
-// batch's lock timeout picks runs again alone) and both increments are there.
+// other's row: a deadlock, between two batches with group commit. Both answer success (the one
+// PostgreSQL or the batch's lock timeout picks runs again, alone) and both increments are there.
 func TestPostgresGroupCommitDeadlockAcrossReplicas(t *testing.T) {
+	for _, committers := range []int{0, 2} {
+		t.Run(fmt.Sprint("committers=", committers), func(t *testing.T) { deadlockAcrossReplicas(t, committers) })
+	}
+}
+
+func deadlockAcrossReplicas(t *testing.T, committers int) {
 	url := postgresURL(t)
 	a := open(t, db.Options{URL: url})
 	b, err := db.Open(context.Background(), db.Options{URL: url})
@@ -189,6 +197,10 @@ func TestPostgresGroupCommitDeadlockAcrossReplicas(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
+	if committers > 0 {
+		db.EnablePgGroupCommit(a, committers)
+		db.EnablePgGroupCommit(b, committers)
+	}
 	exec(t, a, `INSERT INTO gc_counter (id, n) VALUES (2, 0)`)
 	ctx := context.Background()
 	var locked sync.WaitGroup
@@ -240,6 +252,8 @@ func TestPostgresGroupCommitSerializeHoldsToTheBatchCommit(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { b.Close() })
+	db.EnablePgGroupCommit(a, 2)
+	db.EnablePgGroupCommit(b, 2)
 	ctx := context.Background()
 	const n, limit = 64, 20
 	var wg sync.WaitGroup

@@ -52,6 +52,7 @@ func (h *CaseHandler) bulk(ctx context.Context, idents []oas.CaseIdentifier, fn 
 	caller, actor := callerActor(ctx)
 	out := &oas.BulkCasesResponse{Cases: []oas.Case{}}
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		out.Cases = out.Cases[:0] // InTx may run this again
 		var order []string
 		position := map[string]int{}
 		looked := map[oas.CaseIdentifier]bool{}

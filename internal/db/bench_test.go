@@ -3,62 +3,78 @@ package db_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
 	"sync/atomic"
 	"testing"
 
+	"github.com/mgmtapi/mgmtapi/internal/apitest"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 )
 
 // BenchmarkConcurrentWrites measures durable write transactions (one small insert each) on SQLite
-// with synchronous=FULL, from one goroutine (the cost of a commit, an fsync, alone) and from 64
+// with synchronous=FULL and, when MGMTAPI_TEST_DATABASE_URL is set, on PostgreSQL with
+// synchronous_commit on, from one goroutine (the cost of a commit, an fsync, alone) and from 64
 // (the shape of concurrent API creates), and reports how many commits each transaction cost.
 func BenchmarkConcurrentWrites(b *testing.B) {
-	for _, writers := range []int{1, 64} {
-		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
-			ctx := context.Background()
-			d, err := db.Open(ctx, db.Options{DataDir: b.TempDir()})
-			if err != nil {
+	type engine struct {
+		name string
+		opts func(b *testing.B) db.Options
+	}
+	engines := []engine{{"sqlite", func(b *testing.B) db.Options { return db.Options{DataDir: b.TempDir()} }}}
+	if os.Getenv(apitest.DatabaseURLVariable) != "" {
+		engines = append(engines, engine{"postgres", func(b *testing.B) db.Options { return db.Options{URL: apitest.FreshSchema(b)} }})
+	}
+	for _, e := range engines {
+		for _, writers := range []int{1, 64} {
+			b.Run(fmt.Sprintf("%s/writers=%d", e.name, writers), func(b *testing.B) { benchmarkWrites(b, e.opts(b), writers) })
+		}
+	}
+}
+
+// benchmarkWrites runs the write transactions of BenchmarkConcurrentWrites on a database opened with opts.
+func benchmarkWrites(b *testing.B, opts db.Options, writers int) {
+	ctx := context.Background()
+	d, err := db.Open(ctx, opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.InTx(ctx, func(tx *db.Tx) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE bench_writes (id TEXT PRIMARY KEY, at BIGINT NOT NULL)`)
+		return err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	var seq atomic.Int64
+	write := func() error {
+		id := fmt.Sprint(seq.Add(1))
+		return d.InTx(ctx, func(tx *db.Tx) error {
+			_, err := tx.ExecContext(ctx, `INSERT INTO bench_writes (id, at) VALUES ($1, $2)`, id, tx.Now.UnixMicro())
+			return err
+		})
+	}
+	before := d.GroupCommitStats()
+	b.ResetTimer()
+	if writers == 1 {
+		for b.Loop() {
+			if err := write(); err != nil {
 				b.Fatal(err)
 			}
-			defer d.Close()
-			if err := d.InTx(ctx, func(tx *db.Tx) error {
-				_, err := tx.ExecContext(ctx, `CREATE TABLE bench_writes (id TEXT PRIMARY KEY, at INTEGER NOT NULL)`)
-				return err
-			}); err != nil {
-				b.Fatal(err)
-			}
-			var seq atomic.Int64
-			write := func() error {
-				id := fmt.Sprint(seq.Add(1))
-				return d.InTx(ctx, func(tx *db.Tx) error {
-					_, err := tx.ExecContext(ctx, `INSERT INTO bench_writes (id, at) VALUES ($1, $2)`, id, tx.Now.UnixMicro())
-					return err
-				})
-			}
-			before := d.GroupCommitStats()
-			b.ResetTimer()
-			if writers == 1 {
-				for b.Loop() {
-					if err := write(); err != nil {
-						b.Fatal(err)
-					}
+		}
+	} else {
+		b.SetParallelism(max(1, writers/runtime.GOMAXPROCS(0)))
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if err := write(); err != nil {
+					b.Error(err)
+					return
 				}
-			} else {
-				b.SetParallelism(max(1, writers/runtime.GOMAXPROCS(0)))
-				b.RunParallel(func(pb *testing.PB) {
-					for pb.Next() {
-						if err := write(); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				})
-			}
-			b.StopTimer()
-			if after := d.GroupCommitStats(); after.Transactions > before.Transactions {
-				b.ReportMetric(float64(after.Commits-before.Commits)/float64(after.Transactions-before.Transactions), "commits/tx")
 			}
 		})
+	}
+	b.StopTimer()
+	if after := d.GroupCommitStats(); after.Transactions > before.Transactions {
+		b.ReportMetric(float64(after.Commits-before.Commits)/float64(after.Transactions-before.Transactions), "commits/tx")
 	}
 }

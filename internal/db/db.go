@@ -43,16 +43,18 @@ type Options struct {
 //
 // With SQLite, writes go through one connection (SQLite allows one writer at a time, and a single
 // connection turns lock contention into queueing instead of busy errors) while reads use a pool;
-// concurrent write transactions share commits (see InTx). With PostgreSQL both are the same pool.
+// concurrent write transactions share commits (see InTx). With PostgreSQL both are the same pool,
+// where each write transaction commits on its own (see InTx).
 type DB struct {
 	Engine Engine
 	write  *sql.DB
 	read   *sql.DB
 	// reads serves Read on SQLite (pgx keeps its own statement cache per connection).
-	reads *preparedReads
-	now   func() time.Time
-	newID func() string
-	group *groupCommitter // SQLite only
+	reads   *preparedReads
+	now     func() time.Time
+	newID   func() string
+	group   *groupCommitter   // SQLite only
+	pgGroup *pgGroupCommitter // PostgreSQL only
 }
 
 // Open opens the database, applies pending migrations and returns it ready for use.
@@ -78,6 +80,8 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	}
 	if d.Engine == SQLite {
 		d.group = newGroupCommitter(d.write)
+	} else if pgCommitters > 0 {
+		d.pgGroup = newPgGroupCommitter(d.write, pgCommitters)
 	}
 	if err := d.migrate(ctx); err != nil {
 		d.Close()
@@ -140,6 +144,9 @@ func openSQLite(dir string) (*DB, error) {
 func (d *DB) Close() error {
 	if d.group != nil {
 		d.group.close()
+	}
+	if d.pgGroup != nil {
+		d.pgGroup.close()
 	}
 	if d.reads != nil {
 		d.reads.close()
@@ -260,10 +267,29 @@ func (tx *Tx) Local(key any, create func() any) any {
 // savepoint only; a failing commit fails every member of the batch. ctx cancels the wait for a
 // turn; once fn has started, its statements are not interrupted by ctx (an interrupted statement
 // would roll back the batch) and InTx answers the commit's outcome.
+//
+// On PostgreSQL each call is a transaction of its own, run again (up to 3 times in all) when
+// PostgreSQL rolls it back for a deadlock (40P01) or a serialization failure (40001). The group
+// commit for PostgreSQL (pgGroupCommitter, off: see pgCommitters) shares commits the same way as
+// on SQLite; the locks a fn takes are then held until its batch commits. When a batch cannot
+// carry a fn (a deadlock or lock timeout between batches, a COMMIT PostgreSQL refuses), fn runs
+// again in a transaction of its own, so fn may run more than once: it must set, not accumulate,
+// what it hands out of the transaction.
 func (d *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if d.group != nil {
 		return d.group.inTx(ctx, d, fn)
 	}
+	if d.pgGroup != nil {
+		return d.pgGroup.inTx(ctx, d, fn)
+	}
+	if d.Engine == Postgres {
+		return d.inTxAlone(ctx, fn)
+	}
+	return d.inOwnTx(ctx, fn)
+}
+
+// inOwnTx runs fn in a transaction of its own on the write pool.
+func (d *DB) inOwnTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	sqlTx, err := d.write.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)

@@ -154,11 +154,11 @@ func (h *RuleGroupHandler) DeleteParsingRuleGroup(ctx context.Context, params oa
 // Errors: NotFound naming the first id that names no group of the team; nothing is deleted then.
 func (h *RuleGroupHandler) BulkDeleteParsingRuleGroups(ctx context.Context, params oas.BulkDeleteParsingRuleGroupsParams) error {
 	caller := auth.PrincipalFrom(ctx)
-	seen := map[string]bool{}
 	return h.db.InTx(ctx, func(tx *db.Tx) error {
 		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
 			return err
 		}
+		seen := map[string]bool{}
 		for i, id := range params.GroupIds {
 			if seen[id] {
 				continue

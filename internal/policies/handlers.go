@@ -141,6 +141,7 @@ func (h *PolicyHandler) overwrite(ctx context.Context, src sourceType, drafts []
 	}
 	out := make([]oas.PolicyResponse, 0, len(drafts))
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		out = out[:0] // InTx may run this again
 		if err := resetType(ctx, tx, caller.TeamID, src, len(drafts)); err != nil {
 			return err
 		}
@@ -251,6 +252,7 @@ func (h *PolicyHandler) ReorderPolicies(ctx context.Context, req *oas.ReorderPol
 	sort.SliceStable(orders, func(i, j int) bool { return orders[i].Order < orders[j].Order })
 	out := make([]oas.PolicyOrder, 0, len(orders))
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		out = out[:0] // InTx may run this again
 		if _, err := claimType(ctx, tx, caller.TeamID, src, 0); err != nil {
 			return err
 		}

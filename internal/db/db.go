@@ -50,11 +50,10 @@ type DB struct {
 	write  *sql.DB
 	read   *sql.DB
 	// reads serves Read on SQLite (pgx keeps its own statement cache per connection).
-	reads   *preparedReads
-	now     func() time.Time
-	newID   func() string
-	group   *groupCommitter   // SQLite only
-	pgGroup *pgGroupCommitter // PostgreSQL only
+	reads *preparedReads
+	now   func() time.Time
+	newID func() string
+	group *groupCommitter // SQLite only
 }
 
 // Open opens the database, applies pending migrations and returns it ready for use.
@@ -80,8 +79,6 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	}
 	if d.Engine == SQLite {
 		d.group = newGroupCommitter(d.write)
-	} else if pgCommitters > 0 {
-		d.pgGroup = newPgGroupCommitter(d.write, pgCommitters)
 	}
 	if err := d.migrate(ctx); err != nil {
 		d.Close()
@@ -144,9 +141,6 @@ func openSQLite(dir string) (*DB, error) {
 func (d *DB) Close() error {
 	if d.group != nil {
 		d.group.close()
-	}
-	if d.pgGroup != nil {
-		d.pgGroup.close()
 	}
 	if d.reads != nil {
 		d.reads.close()
@@ -269,21 +263,14 @@ func (tx *Tx) Local(key any, create func() any) any {
 // would roll back the batch) and InTx answers the commit's outcome.
 //
 // On PostgreSQL each call is a transaction of its own, run again (up to 3 times in all) when
-// PostgreSQL rolls it back for a deadlock (40P01) or a serialization failure (40001). The group
-// commit for PostgreSQL (pgGroupCommitter, off: see pgCommitters) shares commits the same way as
-// on SQLite; the locks a fn takes are then held until its batch commits. When a batch cannot
-// carry a fn (a deadlock or lock timeout between batches, a COMMIT PostgreSQL refuses), fn runs
-// again in a transaction of its own, so fn may run more than once: it must set, not accumulate,
-// what it hands out of the transaction.
+// PostgreSQL rolls it back for a deadlock (40P01) or a serialization failure (40001), so fn may
+// run more than once: it must set, not accumulate, what it hands out of the transaction.
 func (d *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if d.group != nil {
 		return d.group.inTx(ctx, d, fn)
 	}
-	if d.pgGroup != nil {
-		return d.pgGroup.inTx(ctx, d, fn)
-	}
 	if d.Engine == Postgres {
-		return d.inTxAlone(ctx, fn)
+		return d.inTxRetried(ctx, fn)
 	}
 	return d.inOwnTx(ctx, fn)
 }

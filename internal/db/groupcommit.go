@@ -234,9 +234,6 @@ type GroupCommitStats struct {
 
 // GroupCommitStats returns the figures since Open.
 func (d *DB) GroupCommitStats() GroupCommitStats {
-	if d.pgGroup != nil {
-		return GroupCommitStats{Commits: d.pgGroup.commits.Load(), Transactions: d.pgGroup.committed.Load()}
-	}
 	if d.group == nil {
 		return GroupCommitStats{}
 	}

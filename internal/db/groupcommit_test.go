@@ -97,8 +97,7 @@ func holdWriter(t *testing.T, d *db.DB) (release func(), answer <-chan error) {
 }
 
 // whenQueued waits until n callers wait in InTx for their turn (blocked on the writer that
-// holdWriter holds, or PostgreSQL's committers that holdCommitters holds), read from the
-// goroutines' stacks (groupCommitter.inTx, pgGroupCommitter.inTx): then they join the next batches.
+// holdWriter holds), read from the goroutines' stacks: then they all join the next batch.
 func whenQueued(t *testing.T, n int) {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
@@ -106,7 +105,7 @@ func whenQueued(t *testing.T, n int) {
 	for {
 		waiting := 0
 		for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
-			if strings.Contains(g, "[select") && strings.Contains(g, "roupCommitter).inTx(") {
+			if strings.Contains(g, "[select") && strings.Contains(g, "groupCommitter).inTx(") {
 				waiting++
 			}
 		}
@@ -141,7 +140,7 @@ func kind(i int) string {
 // inserting its own row. The failed ones leave nothing, the others everything, and the counter
 // equals the number that succeeded (each saw the ones before it). On SQLite the transactions
 // queued behind a held writer share one commit, and one whose context is cancelled after it
-// started still commits (on PostgreSQL it may also be rolled back: see below).
+// started still commits (on PostgreSQL it is rolled back, as before).
 func TestGroupCommitKeepsTheGoodAndDropsTheFailed(t *testing.T) {
 	engines(t, func(t *testing.T, d *db.DB) {
 		const n = 64
@@ -209,15 +208,9 @@ func TestGroupCommitKeepsTheGoodAndDropsTheFailed(t *testing.T) {
 			id := fmt.Sprint("row-", i)
 			k := kind(i)
 			if k == "cancelled-while-running" && d.Engine == db.Postgres {
-				// PostgreSQL without group commit ends a transaction whose context is
-				// cancelled. With group commit, whose batch must not be interrupted, it runs to
-				// its end, unless its batch could not carry it (it waited too long for the
-				// lock another batch held) and it ran again alone, where the cancellation ends
-				// it: either way all or nothing of it remains.
+				// PostgreSQL ends a transaction whose context is cancelled; SQLite, whose
+				// batch must not be interrupted, runs it to its end.
 				k = "cancelled-and-rolled-back"
-				if db.Committers(d) > 0 && err == nil {
-					k = "cancelled-while-running"
-				}
 			}
 			switch k {
 			case "succeeds", "cancelled-while-running":

@@ -32,6 +32,7 @@ var errClosed = errors.New("begin transaction: the database is closed")
 // back on its own (disk full, I/O error), fails every caller whose work the batch held.
 type groupCommitter struct {
 	pool      *sql.DB
+	prepared  *preparedWrites // the statements of the batches, prepared on the write connection
 	requests  chan *groupMember
 	stop      chan struct{}
 	stopOnce  sync.Once
@@ -65,6 +66,7 @@ const (
 func newGroupCommitter(pool *sql.DB) *groupCommitter {
 	g := &groupCommitter{
 		pool:     pool,
+		prepared: newPreparedWrites(pool),
 		requests: make(chan *groupMember),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
@@ -73,10 +75,12 @@ func newGroupCommitter(pool *sql.DB) *groupCommitter {
 	return g
 }
 
-// close stops the writer after the batch in progress, if any, is answered.
+// close stops the writer after the batch in progress, if any, is answered, and closes the
+// prepared statements.
 func (g *groupCommitter) close() {
 	g.stopOnce.Do(func() { close(g.stop) })
 	<-g.done
+	g.prepared.close()
 }
 
 // write is the writer goroutine: one batch per loop, starting with the first caller that
@@ -87,6 +91,9 @@ func (g *groupCommitter) write() {
 		select {
 		case first := <-g.requests:
 			g.batch(first)
+			// The write connection is free between batches: the statement texts the batch met
+			// for the first time are prepared for the next ones.
+			g.prepared.prepareWanted(context.Background())
 		case <-g.stop:
 			return
 		}
@@ -173,14 +180,15 @@ func (g *groupCommitter) inTx(ctx context.Context, d *DB, fn func(tx *Tx) error)
 	if turn.err != nil {
 		return turn.err
 	}
-	tx := &Tx{q: turn.tx, Now: d.Now(), Engine: d.Engine, newID: d.newID, detached: true}
-	return g.runTurn(m, turn.tx, tx, fn)
+	q := g.prepared.in(turn.tx)
+	tx := &Tx{q: q, Now: d.Now(), Engine: d.Engine, newID: d.newID, detached: true}
+	return g.runTurn(m, q, tx, fn)
 }
 
 // runTurn runs fn and its BeforeCommit work inside the member's savepoint, tells the writer what
 // remains of it, and, when its work was kept, waits for the commit. A panic in fn rolls back the
 // savepoint and goes on in the caller's goroutine.
-func (g *groupCommitter) runTurn(m *groupMember, sqlTx *sql.Tx, tx *Tx, fn func(tx *Tx) error) error {
+func (g *groupCommitter) runTurn(m *groupMember, sqlTx Querier, tx *Tx, fn func(tx *Tx) error) error {
 	ctx := context.Background()
 	if _, err := sqlTx.ExecContext(ctx, `SAVEPOINT `+memberSavepoint); err != nil {
 		m.finished <- batchBroken
@@ -215,7 +223,7 @@ func (g *groupCommitter) runTurn(m *groupMember, sqlTx *sql.Tx, tx *Tx, fn func(
 
 // undo rolls a member's savepoint back. It fails only when SQLite has already rolled the whole
 // transaction back, which breaks the batch.
-func undo(ctx context.Context, sqlTx *sql.Tx) memberOutcome {
+func undo(ctx context.Context, sqlTx Querier) memberOutcome {
 	if _, err := sqlTx.ExecContext(ctx, `ROLLBACK TO `+memberSavepoint); err != nil {
 		return batchBroken
 	}

@@ -122,30 +122,15 @@ func getPolicy(ctx context.Context, q db.Querier, teamID int64, id string) (oas.
 
 // listPolicies returns the team's policies by type and order; src "" means every type.
 func listPolicies(ctx context.Context, q db.Querier, teamID int64, src sourceType, enabledOnly bool) ([]oas.Policy, error) {
-	query := selectPolicy + ` WHERE team_id = $1`
-	args := []any{teamID}
-	if src != "" {
-		args = append(args, string(src))
-		query += fmt.Sprintf(` AND source_type = $%d`, len(args))
-	}
-	if enabledOnly {
-		args = append(args, true)
-		query += fmt.Sprintf(` AND enabled = $%d`, len(args))
-	}
-	rows, err := q.QueryContext(ctx, query+` ORDER BY source_type, position, id`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list policies: %w", err)
-	}
-	defer rows.Close()
 	out := []oas.Policy{}
-	for rows.Next() {
-		p, _, err := scanPolicy(rows, teamID)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
+	err := eachPolicy(ctx, q, teamID, src, enabledOnly, func(p *oas.Policy) error {
+		out = append(out, *p)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // typeIDs returns the ids of the team's policies of one type.

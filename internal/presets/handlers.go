@@ -202,22 +202,13 @@ func (h *PresetHandler) BatchGetPresets(ctx context.Context, params oas.BatchGet
 // ListPresetSummaries lists the system presets and then the team's custom presets, oldest first,
 // without their overrides, filtered by connector and entity type.
 func (h *PresetHandler) ListPresetSummaries(ctx context.Context, params oas.ListPresetSummariesParams) (*oas.PresetSummaryList, error) {
-	caller := auth.PrincipalFrom(ctx)
-	custom, err := listPresets(ctx, h.db.Read(), caller.TeamID)
+	out := []oas.PresetSummary{}
+	err := h.eachSummary(ctx, params, func(s *oas.PresetSummary) error {
+		out = append(out, *s)
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	c := params.ConnectorType.Or(oas.ConnectorTypeCONNECTORTYPEUNSPECIFIED)
-	e := params.EntityType.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED)
-	out := []oas.PresetSummary{}
-	all := make([]oas.Preset, 0, len(systemConnectors)+len(custom))
-	for _, sc := range systemConnectors {
-		all = append(all, systemPreset(sc))
-	}
-	for _, p := range append(all, custom...) {
-		if matches(p, c, e) {
-			out = append(out, summaryOf(p))
-		}
 	}
 	return &oas.PresetSummaryList{PresetSummaries: out}, nil
 }
@@ -225,6 +216,14 @@ func (h *PresetHandler) ListPresetSummaries(ctx context.Context, params oas.List
 // StreamPresetSummaries writes the answer of ListPresetSummaries for params, the same bytes,
 // while reading the custom presets: the server serves the list with it (see package streaming).
 func (h *PresetHandler) StreamPresetSummaries(ctx context.Context, params oas.ListPresetSummariesParams, out *streaming.Answer) error {
+	return out.Array("presetSummaries", func() error {
+		return h.eachSummary(ctx, params, func(s *oas.PresetSummary) error { return out.Item(s) })
+	})
+}
+
+// eachSummary calls yield with each summary ListPresetSummaries answers for params, in its order;
+// it stops at yield's first error and returns it.
+func (h *PresetHandler) eachSummary(ctx context.Context, params oas.ListPresetSummariesParams, yield func(*oas.PresetSummary) error) error {
 	caller := auth.PrincipalFrom(ctx)
 	c := params.ConnectorType.Or(oas.ConnectorTypeCONNECTORTYPEUNSPECIFIED)
 	e := params.EntityType.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED)
@@ -233,17 +232,15 @@ func (h *PresetHandler) StreamPresetSummaries(ctx context.Context, params oas.Li
 			return nil
 		}
 		s := summaryOf(*p)
-		return out.Item(&s)
+		return yield(&s)
 	}
-	return out.Array("presetSummaries", func() error {
-		for _, sc := range systemConnectors {
-			p := systemPreset(sc)
-			if err := item(&p); err != nil {
-				return err
-			}
+	for _, sc := range systemConnectors {
+		p := systemPreset(sc)
+		if err := item(&p); err != nil {
+			return err
 		}
-		return eachPreset(ctx, h.db.Read(), caller.TeamID, item)
-	})
+	}
+	return eachPreset(ctx, h.db.Read(), `team_id = $1`, item, caller.TeamID)
 }
 
 // ListEntityTypeAttachmentTypes returns the attachment types of an entity type.

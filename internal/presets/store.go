@@ -74,15 +74,23 @@ func getPreset(ctx context.Context, q db.Querier, teamID int64, id string) (oas.
 	return scanPreset(q.QueryRowContext(ctx, selectPreset+` WHERE team_id = $1 AND id = $2`, teamID, id))
 }
 
-// listPresets returns the team's custom presets, oldest first.
-func listPresets(ctx context.Context, q db.Querier, teamID int64) ([]oas.Preset, error) {
-	return queryPresets(ctx, q, `team_id = $1`, teamID)
+// queryPresets returns the presets that where (an SQL condition over args) selects, oldest first.
+func queryPresets(ctx context.Context, q db.Querier, where string, args ...any) ([]oas.Preset, error) {
+	out := []oas.Preset{}
+	err := eachPreset(ctx, q, where, func(p *oas.Preset) error {
+		out = append(out, *p)
+		return nil
+	}, args...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
-// eachPreset calls yield with each of the team's custom presets in listPresets's order, reading
-// one row at a time; it stops at yield's first error and returns it.
-func eachPreset(ctx context.Context, q db.Querier, teamID int64, yield func(*oas.Preset) error) error {
-	rows, err := q.QueryContext(ctx, selectPreset+` WHERE team_id = $1 ORDER BY created_at, id`, teamID)
+// eachPreset calls yield with each preset that where (an SQL condition over args) selects, oldest
+// first, reading one row at a time; it stops at yield's first error and returns it.
+func eachPreset(ctx context.Context, q db.Querier, where string, yield func(*oas.Preset) error, args ...any) error {
+	rows, err := q.QueryContext(ctx, selectPreset+` WHERE `+where+` ORDER BY created_at, id`, args...)
 	if err != nil {
 		return fmt.Errorf("list presets: %w", err)
 	}
@@ -97,24 +105,6 @@ func eachPreset(ctx context.Context, q db.Querier, teamID int64, yield func(*oas
 		}
 	}
 	return rows.Err()
-}
-
-// queryPresets returns the presets that where (an SQL condition over args) selects, oldest first.
-func queryPresets(ctx context.Context, q db.Querier, where string, args ...any) ([]oas.Preset, error) {
-	rows, err := q.QueryContext(ctx, selectPreset+` WHERE `+where+` ORDER BY created_at, id`, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list presets: %w", err)
-	}
-	defer rows.Close()
-	out := []oas.Preset{}
-	for rows.Next() {
-		p, err := scanPreset(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
 }
 
 // childOf returns the id of one of the team's presets whose parent is id, or "" when none is.

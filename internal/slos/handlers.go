@@ -163,20 +163,17 @@ func (h *SloHandler) replaceOne(ctx context.Context, req *oas.Slo) (oas.Slo, err
 //
 // Errors: Invalid for filters that readFilters refuses.
 func (h *SloHandler) ListSlos(ctx context.Context) (*oas.ListSlosResponse, error) {
-	caller := auth.PrincipalFrom(ctx)
 	filters, err := readFilters(ctx)
 	if err != nil {
 		return nil, err
 	}
-	all, err := listSlos(ctx, h.db.Read(), caller.TeamID)
+	out := []oas.Slo{}
+	err = h.eachMatching(ctx, filters, func(s *oas.Slo) error {
+		out = append(out, *s)
+		return nil
+	})
 	if err != nil {
 		return nil, err
-	}
-	out := make([]oas.Slo, 0, len(all))
-	for _, s := range all {
-		if matchesAll(s, filters) {
-			out = append(out, s)
-		}
 	}
 	return &oas.ListSlosResponse{Slos: out}, nil
 }
@@ -184,18 +181,24 @@ func (h *SloHandler) ListSlos(ctx context.Context) (*oas.ListSlosResponse, error
 // StreamSlos writes the answer of ListSlos, the same bytes, while reading the SLOs: the server
 // serves the list with it (see package streaming). Its errors are ListSlos's.
 func (h *SloHandler) StreamSlos(ctx context.Context, out *streaming.Answer) error {
-	caller := auth.PrincipalFrom(ctx)
 	filters, err := readFilters(ctx)
 	if err != nil {
 		return err
 	}
 	return out.Array("slos", func() error {
-		return eachSlo(ctx, h.db.Read(), caller.TeamID, func(s *oas.Slo) error {
-			if !matchesAll(*s, filters) {
-				return nil
-			}
-			return out.Item(s)
-		})
+		return h.eachMatching(ctx, filters, func(s *oas.Slo) error { return out.Item(s) })
+	})
+}
+
+// eachMatching calls yield with each of the team's SLOs that pass every filter, by create time,
+// then id; it stops at yield's first error and returns it.
+func (h *SloHandler) eachMatching(ctx context.Context, filters []match, yield func(*oas.Slo) error) error {
+	caller := auth.PrincipalFrom(ctx)
+	return eachSlo(ctx, h.db.Read(), caller.TeamID, func(s *oas.Slo) error {
+		if !matchesAll(*s, filters) {
+			return nil
+		}
+		return yield(s)
 	})
 }
 

@@ -74,17 +74,7 @@ func getSloForUpdate(ctx context.Context, tx *db.Tx, teamID int64, id string) (o
 	return scanSlo(tx.QueryRowContext(ctx, query, teamID, id))
 }
 
-// listSlos returns the team's SLOs by create time, then id.
-func listSlos(ctx context.Context, q db.Querier, teamID int64) ([]oas.Slo, error) {
-	out := []oas.Slo{}
-	err := eachSlo(ctx, q, teamID, func(s *oas.Slo) error {
-		out = append(out, *s)
-		return nil
-	})
-	return out, err
-}
-
-// eachSlo calls yield with each of the team's SLOs in listSlos's order, reading one row at a
+// eachSlo calls yield with each of the team's SLOs by create time, then id, reading one row at a
 // time; it stops at yield's first error and returns it.
 func eachSlo(ctx context.Context, q db.Querier, teamID int64, yield func(*oas.Slo) error) error {
 	rows, err := q.QueryContext(ctx,

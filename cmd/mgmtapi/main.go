@@ -25,6 +25,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/cases"
 	"github.com/mgmtapi/mgmtapi/internal/config"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/docspage"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/server"
 	"github.com/mgmtapi/mgmtapi/internal/teams"
@@ -129,6 +130,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			MaxBodyBytes: cfg.MaxBodyBytes,
 			Logger:       logger,
 			AccessLog:    server.AccessLog(cfg.AccessLog),
+			Docs:         docspage.New(api.WriteError),
 		}),
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,

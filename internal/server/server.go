@@ -1,6 +1,7 @@
 // Package server is the HTTP side of the process: the routes that need no key (/healthz,
-// /readyz, /metrics, /openapi.json, /openapi.yaml), and the middleware every request crosses —
-// request id, access log line (all, errors or none), panic recovery, body limit and metrics.
+// /readyz, /metrics, /openapi.json, /openapi.yaml, and the reference page at /docs when given),
+// and the middleware every request crosses — request id, access log line (all, errors or none),
+// panic recovery, body limit and metrics.
 package server
 
 import (
@@ -36,6 +37,8 @@ type Options struct {
 	Logger                   *slog.Logger
 	// AccessLog chooses the requests that get an INFO "request" line; AccessLogErrors when empty.
 	AccessLog AccessLog
+	// Docs, when set, serves the API reference page: GET /, GET /docs and GET /docs/... go to it.
+	Docs http.Handler
 }
 
 // AccessLog chooses which answered requests are logged at INFO as a "request" line.
@@ -82,6 +85,11 @@ func New(opts Options) http.Handler {
 		w.Header().Set("Content-Type", "application/yaml")
 		_, _ = w.Write(opts.OpenAPIYAML)
 	})
+	if opts.Docs != nil {
+		mux.Handle("GET /{$}", opts.Docs)
+		mux.Handle("GET /docs", opts.Docs)
+		mux.Handle("GET /docs/", opts.Docs)
+	}
 	mux.Handle("/", opts.API)
 
 	var prefix [8]byte

@@ -13,6 +13,7 @@ window.addEventListener("load", function () {
     filter: true,
     docExpansion: "list",
     displayRequestDuration: true,
+    showExtensions: true,
     validatorUrl: null
   });
 });

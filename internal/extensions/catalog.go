@@ -41,7 +41,7 @@ func (c *Catalog) lookup(id string) (*extension, bool) {
 	return e, ok
 }
 
-// extension is one catalog file. Field names are the file format's (docs: README "Extensions").
+// extension is one catalog file. Field names are the file format's (docs/areas/extensions.md).
 type extension struct {
 	ID            string           `json:"id"`
 	Name          string           `json:"name"`

@@ -28919,7 +28919,7 @@ func (s *UsageV2DayUnits) SetCpuProfilesUnits(val UsageV2Number) {
 	s.CpuProfilesUnits = val
 }
 
-// At most one of the fields; the label it stands for is in the README.
+// At most one of the fields; the label it stands for is in docs/areas/data-usage.md.
 // Ref: #/components/schemas/UsageV2Dimension
 type UsageV2Dimension struct {
 	GenericDimension OptUsageV2GenericDimension `json:"genericDimension"`

@@ -560,8 +560,9 @@ type Handler interface {
 	// One entry per UTC day of the range, oldest first, empty days included: `totalUnits` is the sum of
 	// the quota units of every record of the day (what the v1 query answers as `platformQuotaUnits`),
 	// `evaluationUnits` those of `MEASUREMENT_KIND_EVALUATIONS` records, and the pillar and priority
-	// breakdowns those of records labelled `pillar` and `priority` (see the README). The range is
-	// `dateRange` (widened to whole UTC days) or `range`; neither means the last 30 days; both is a 400.
+	// breakdowns those of records labelled `pillar` and `priority` (see docs/areas/data-usage.md). The
+	// range is `dateRange` (widened to whole UTC days) or `range`; neither means the last 30 days; both is
+	// a 400.
 	//
 	// Deprecated: schema marks this operation as deprecated.
 	//
@@ -604,8 +605,8 @@ type Handler interface {
 	// one bucket for the whole range), grouped by the dimensions of `aggregate`, and answers one entry per
 	// non-empty bucket and group, by time and then by dimension values: `units` the quota units of the
 	// records, `sizeGb` the bytes of their `MEASUREMENT_KIND_PROCESSED_DATA_SIZE` records in gigabytes
-	// (10^9 bytes). Dimensions come from record labels (see the README); `dimension_filters` keeps records
-	// that have every listed dimension.
+	// (10^9 bytes). Dimensions come from record labels (see docs/areas/data-usage.md); `dimension_filters`
+	// keeps records that have every listed dimension.
 	//
 	// `date_range` and `dimension_filters` are deepObject parameters written in bracket form
 	// (`date_range[fromDate]=…`, `dimension_filters[0][pillar]=PILLAR_LOGS`) or dot form
@@ -659,7 +660,7 @@ type Handler interface {
 	// other binaries always are.
 	//
 	// Items and revisions are split by the caller's permissions: an item whose deploy permission (from its
-	// `permissionResource`, see the README) the key holds is in `items`, any other in
+	// `permissionResource`, see docs/areas/extensions.md) the key holds is in `items`, any other in
 	// `permissionDeniedItems`. A revision with a mandatory item the key may not deploy is in
 	// `permissionDeniedRevisions` instead of `revisions` (its items split the same way). An unknown id is
 	// a 404.
@@ -807,7 +808,7 @@ type Handler interface {
 	// Point an Alertmanager `webhook_config` here, with a team key as bearer credentials. Each alert
 	// (fingerprint and `startsAt`) is an incident; each Alertmanager group (`groupKey`) with an open case
 	// adds its alerts to that case, otherwise a new case is opened. A notification delivered again changes
-	// nothing. See the README for the severity and priority mapping.
+	// nothing. See docs/areas/alert-ingestion.md for the severity and priority mapping.
 	//
 	// POST /ingest/alertmanager/v1
 	IngestAlertmanager(ctx context.Context, req *AlertmanagerNotification) (*IngestResult, error)
@@ -861,9 +862,9 @@ type Handler interface {
 	//
 	// For each of the last 30 UTC days (oldest first, today included) the number of distinct combinations
 	// of values that the `metric_labels` would have taken, counted over the team's imported usage records
-	// of that day that the query selects. This server ingests no events: the usage records (see Data usage
-	// in the README) are the only per-day label values it holds. A label's `sourceField` names a record
-	// label, either exactly or by its last dot-separated part (`metadata.applicationName` reads
+	// of that day that the query selects. This server ingests no events: the usage records (see
+	// docs/areas/data-usage.md) are the only per-day label values it holds. A label's `sourceField` names
+	// a record label, either exactly or by its last dot-separated part (`metadata.applicationName` reads
 	// `applicationName`); a record without that label gives the empty value. `logs_query` selects records
 	// labelled `pillar=PILLAR_LOGS`, `spans_query` those labelled `pillar=PILLAR_SPANS`, neither every
 	// record; their filters keep records whose `applicationName`, `subsystemName`, `severity`,

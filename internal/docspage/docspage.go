@@ -16,13 +16,12 @@
 package docspage
 
 import (
-	"bytes"
 	"compress/gzip"
 	"crypto/sha256"
-	"embed"
+	_ "embed" // the files of the page
 	"encoding/hex"
-	"html/template"
-	"io/fs"
+	"encoding/json"
+	"io"
 	"net/http"
 	"path"
 	"strconv"
@@ -30,19 +29,28 @@ import (
 	"sync"
 )
 
-// The renderer's files, exactly as the pinned npm package ships them (pinned.json lists their
-// sha256; a test and CI check them), and the two files of our own: the page and its start script.
+// The renderer's files, exactly as the pinned npm package ships them, with pinned.json, which
+// lists their sha256 (a test checks the files against it, CI checks it against the package), and
+// the two files of our own: the page and its start script. Each is embedded as a string, served
+// without a copy; their names and ETags come from pinned.json, so the start hashes nothing large.
 var (
-	//go:embed assets/swagger-ui-dist
-	rendererFiles embed.FS
+	//go:embed pinned.json
+	pinnedJSON []byte
+	//go:embed assets/swagger-ui-dist/swagger-ui-bundle.js
+	rendererScript string
+	//go:embed assets/swagger-ui-dist/swagger-ui.css
+	rendererStylesheet string
+	//go:embed assets/swagger-ui-dist/LICENSE
+	rendererLicense string
+	//go:embed assets/swagger-ui-dist/NOTICE
+	rendererNotice string
+	//go:embed assets/swagger-ui-dist/swagger-ui-bundle.js.LICENSE.txt
+	rendererBundledLicenses string
 	//go:embed page.html
 	pageTemplate string
 	//go:embed start.js
-	startScript []byte
+	startScript string
 )
-
-// rendererDir is where the renderer's files are in rendererFiles.
-const rendererDir = "assets/swagger-ui-dist"
 
 // contentSecurityPolicy is the page's policy. Swagger UI needs its script and our start script
 // (script-src 'self'), its stylesheet, whose icons are data: URIs (style-src 'self', img-src data:),
@@ -58,37 +66,35 @@ type WriteError func(w http.ResponseWriter, status int, message string)
 // New returns the handler of the reference page and its assets (the routes are listed in the
 // package comment). Unknown names under /docs/ are answered 404 through writeError.
 func New(writeError WriteError) http.Handler {
+	var pinned struct{ Files map[string]string }
+	if err := json.Unmarshal(pinnedJSON, &pinned); err != nil { // embedded: a test reads it too
+		panic("docspage: pinned.json: " + err.Error())
+	}
 	h := &handler{writeError: writeError, assets: map[string]*asset{}}
-	served := map[string]string{} // file name in the package → the name it is served under
-	err := fs.WalkDir(rendererFiles, rendererDir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
+	add := func(name, body string) string {
+		sum, ok := pinned.Files[name]
+		if !ok {
+			s := sha256.Sum256([]byte(body))
+			sum = hex.EncodeToString(s[:])
 		}
-		body, err := rendererFiles.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		name := path.Base(p)
-		served[name] = h.add(name, body)
-		return nil
-	})
-	if err != nil { // the files are embedded: only a broken build gets here
-		panic("docspage: reading the embedded renderer: " + err.Error())
+		return h.add(name, body, sum)
 	}
-	served["start.js"] = h.add("start.js", startScript)
+	stylesheet := add("swagger-ui.css", rendererStylesheet)
+	script := add("swagger-ui-bundle.js", rendererScript)
+	add("LICENSE", rendererLicense)
+	add("NOTICE", rendererNotice)
+	add("swagger-ui-bundle.js.LICENSE.txt", rendererBundledLicenses)
+	start := add("start.js", startScript)
 
-	var page bytes.Buffer
-	err = template.Must(template.New("page").Parse(pageTemplate)).Execute(&page, struct {
-		Stylesheet, Renderer, Start string
-	}{
-		Stylesheet: "docs/assets/" + served["swagger-ui.css"],
-		Renderer:   "docs/assets/" + served["swagger-ui-bundle.js"],
-		Start:      "docs/assets/" + served["start.js"],
-	})
-	if err != nil {
-		panic("docspage: the page template: " + err.Error())
-	}
-	h.page = newAsset(page.Bytes(), "text/html; charset=utf-8", "no-cache")
+	// The names are ours (letters, digits, dots and dashes): nothing to escape. html/template is
+	// not used on purpose: its reflection keeps every method of every type in the binary (+8.6 MB).
+	page := strings.NewReplacer(
+		"{{.Stylesheet}}", "docs/assets/"+stylesheet,
+		"{{.Renderer}}", "docs/assets/"+script,
+		"{{.Start}}", "docs/assets/"+start,
+	).Replace(pageTemplate)
+	sum := sha256.Sum256([]byte(page))
+	h.page = newAsset(page, hex.EncodeToString(sum[:]), "text/html; charset=utf-8", "no-cache")
 	return h
 }
 
@@ -98,22 +104,22 @@ type handler struct {
 	assets     map[string]*asset // by served name
 }
 
-// add registers an embedded file and returns the name it is served under: scripts and stylesheets
-// get the first 12 hex digits of their sha256 before the extension, so they can be cached forever.
-func (h *handler) add(name string, body []byte) string {
+// add registers an embedded file, whose sha256 is sum (hex), and returns the name it is served
+// under: scripts and stylesheets get the first 12 hex digits of sum before the extension, so they
+// can be cached forever.
+func (h *handler) add(name, body, sum string) string {
 	ext := path.Ext(name)
 	switch ext {
 	case ".js", ".css":
-		sum := sha256.Sum256(body)
-		served := strings.TrimSuffix(name, ext) + "." + hex.EncodeToString(sum[:6]) + ext
+		served := strings.TrimSuffix(name, ext) + "." + sum[:12] + ext
 		contentType := "text/javascript; charset=utf-8"
 		if ext == ".css" {
 			contentType = "text/css; charset=utf-8"
 		}
-		h.assets[served] = newAsset(body, contentType, "public, max-age=31536000, immutable")
+		h.assets[served] = newAsset(body, sum, contentType, "public, max-age=31536000, immutable")
 		return served
 	default:
-		h.assets[name] = newAsset(body, "text/plain; charset=utf-8", "no-cache")
+		h.assets[name] = newAsset(body, sum, "text/plain; charset=utf-8", "no-cache")
 		return name
 	}
 }
@@ -140,19 +146,19 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // asset is one answer body with its headers, and its gzip form once a client asked for it.
 type asset struct {
-	body         []byte
+	body         string
 	contentType  string
 	cacheControl string
 	etag         string
 
 	gzipOnce sync.Once
-	gzipped  []byte
+	gzipped  string
 }
 
-func newAsset(body []byte, contentType, cacheControl string) *asset {
-	sum := sha256.Sum256(body)
+// newAsset makes the asset of body, whose sha256 is sum (hex); its ETag is sum's first 24 digits.
+func newAsset(body, sum, contentType, cacheControl string) *asset {
 	return &asset{body: body, contentType: contentType, cacheControl: cacheControl,
-		etag: `"` + hex.EncodeToString(sum[:12]) + `"`}
+		etag: `"` + sum[:24] + `"`}
 }
 
 func (a *asset) serve(w http.ResponseWriter, r *http.Request) {
@@ -174,17 +180,17 @@ func (a *asset) serve(w http.ResponseWriter, r *http.Request) {
 	hdr.Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(http.StatusOK)
 	if r.Method != http.MethodHead {
-		_, _ = w.Write(body)
+		_, _ = io.WriteString(w, body)
 	}
 }
 
-func (a *asset) gzip() []byte {
+func (a *asset) gzip() string {
 	a.gzipOnce.Do(func() {
-		var b bytes.Buffer
+		var b strings.Builder
 		zw, _ := gzip.NewWriterLevel(&b, gzip.BestCompression) // the level is valid
-		_, _ = zw.Write(a.body)                                // a bytes.Buffer does not fail
+		_, _ = io.WriteString(zw, a.body)                      // a strings.Builder does not fail
 		_ = zw.Close()
-		a.gzipped = b.Bytes()
+		a.gzipped = b.String()
 	})
 	return a.gzipped
 }

@@ -122,6 +122,9 @@ func TestPageAndAssets(t *testing.T) {
 		t.Errorf("GET /docs: Cache-Control %q, ETag %q; want no-cache and an ETag",
 			page.header.Get("Cache-Control"), page.header.Get("ETag"))
 	}
+	if bytes.Contains(page.body, []byte("{{")) {
+		t.Errorf("the page keeps a placeholder:\n%s", page.body)
+	}
 	if !bytes.Contains(page.body, []byte(`data-document="openapi.json"`)) {
 		t.Errorf("the page does not load the relative openapi.json:\n%s", page.body)
 	}
@@ -200,5 +203,12 @@ func TestRedirectsLicensesAndUnknownNames(t *testing.T) {
 		if err := json.Unmarshal(a.body, &body); err != nil || a.status != http.StatusNotFound || body.Code != 404 || !strings.Contains(body.Message, target) {
 			t.Errorf("GET %s: %d %s, want 404 with an Error body naming the path", target, a.status, a.body)
 		}
+	}
+}
+
+// BenchmarkNew measures what the reference page adds to the server's start.
+func BenchmarkNew(b *testing.B) {
+	for b.Loop() {
+		docspage.New(api.WriteError)
 	}
 }

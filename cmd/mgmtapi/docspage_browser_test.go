@@ -40,22 +40,30 @@ func headlessChromium(t *testing.T, url string, args ...string) (stdout, log str
 	bin := chromiumBinary(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, append([]string{
-		"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync",
-		"--disable-extensions", "--user-data-dir=" + t.TempDir(),
-		"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+	args = append([]string{
 		"--enable-logging=stderr", "--v=0",
 		// Virtual time runs while the page is idle: the page gets 30 s of it to fetch the
 		// document and render, however slow the machine.
 		"--virtual-time-budget=30000",
-	}, append(args, url)...)...)
+	}, args...)
+	cmd := exec.CommandContext(ctx, bin, append(chromiumFlags(t), append(args, url)...)...)
 	var out, errs strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errs
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("%s: %v\n%s", bin, err, errs.String())
 	}
 	return out.String(), errs.String()
+}
+
+// chromiumFlags are the flags of every headless Chromium the tests start: a profile of its own,
+// nothing of the browser's own networking, and no host but 127.0.0.1 resolvable.
+func chromiumFlags(t *testing.T) []string {
+	return []string{
+		"--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--hide-scrollbars",
+		"--disable-background-networking", "--disable-component-update", "--disable-sync",
+		"--disable-extensions", "--user-data-dir=" + t.TempDir(),
+		"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
+	}
 }
 
 var (

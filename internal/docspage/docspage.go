@@ -137,9 +137,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case p == "/docs/":
 		w.Header().Set("Location", "../docs")
 		w.WriteHeader(http.StatusPermanentRedirect)
-	case strings.HasPrefix(p, "/docs/assets/") && h.assets[strings.TrimPrefix(p, "/docs/assets/")] != nil:
-		h.assets[strings.TrimPrefix(p, "/docs/assets/")].serve(w, r)
 	default:
+		if name, ok := strings.CutPrefix(p, "/docs/assets/"); ok && h.assets[name] != nil {
+			h.assets[name].serve(w, r)
+			return
+		}
 		h.writeError(w, http.StatusNotFound, "path: "+strconv.Quote(p)+" is not a page of the API reference; it is at /docs")
 	}
 }

@@ -15,18 +15,14 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 )
 
-// A region name gives the hosted service's regional host in any letter case; a URL is kept
-// as given without its trailing slash, a path prefix included; anything else is refused with a
-// message naming the value.
+// A bare host name (a regional deployment) means https on that host; a URL is kept as given
+// without its trailing slash, a path prefix included; anything else is refused with a message
+// naming the value.
 func TestBaseURL(t *testing.T) {
 	accepted := []struct{ in, want string }{
-		{"eu1", "https://api.eu1.coralogix.com"},
-		{"EU2", "https://api.eu2.coralogix.com"},
-		{" us1 ", "https://api.us1.coralogix.com"},
-		{"us2", "https://api.us2.coralogix.com"},
-		{"ap1", "https://api.ap1.coralogix.com"},
-		{"Ap2", "https://api.ap2.coralogix.com"},
-		{"ap3", "https://api.ap3.coralogix.com"},
+		{"api.eu2.example.com", "https://api.eu2.example.com"},
+		{" mgmt.example.com:8443 ", "https://mgmt.example.com:8443"},
+		{"127.0.0.1:8080", "https://127.0.0.1:8080"},
 		{"http://127.0.0.1:8080", "http://127.0.0.1:8080"},
 		{"http://127.0.0.1:8080/", "http://127.0.0.1:8080"},
 		{"https://ops.example.com/mgmtapi/", "https://ops.example.com/mgmtapi"},
@@ -37,11 +33,8 @@ func TestBaseURL(t *testing.T) {
 			t.Errorf("BaseURL(%q) = %q, %v; want %q", c.in, got, err, c.want)
 		}
 	}
-	if got := client.Regions(); strings.Join(got, ",") != "ap1,ap2,ap3,eu1,eu2,us1,us2" {
-		t.Errorf("Regions() = %v", got)
-	}
-	refused := []string{"", "eu9", "127.0.0.1:8080", "localhost", "ftp://example.com", "http://",
-		"https://example.com/?x=1", "https://user:pw@example.com", "https://example.com/#top"}
+	refused := []string{"", " ", "ftp://example.com", "http://", "example.com/path", "a b",
+		"https://example.com/?x=1", "https://example.com/?", "https://user:pw@example.com", "https://example.com/#top"}
 	for _, in := range refused {
 		got, err := client.BaseURL(in)
 		if err == nil {
@@ -52,10 +45,10 @@ func TestBaseURL(t *testing.T) {
 			t.Errorf("BaseURL(%q): %v; want the message to name the value", in, err)
 		}
 	}
-	if _, err := client.New("eu9", "k"); err == nil || !strings.Contains(err.Error(), "eu1") {
-		t.Errorf("New with an unknown region: %v; want an error listing the regions", err)
+	if _, err := client.New("ftp://example.com", "k"); err == nil || !strings.Contains(err.Error(), "host name") {
+		t.Errorf("New with a bad base: %v; want an error saying what is accepted", err)
 	}
-	if _, err := client.New("eu1", " "); err == nil || !strings.Contains(err.Error(), "api key") {
+	if _, err := client.New("api.eu1.example.com", " "); err == nil || !strings.Contains(err.Error(), "api key") {
 		t.Errorf("New with an empty key: %v; want an error naming the api key", err)
 	}
 }

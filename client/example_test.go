@@ -25,7 +25,7 @@ var serverURL, apiKey string
 
 func Example() {
 	ctx := context.Background()
-	// A region name such as "eu2" reaches the hosted service; a URL reaches a self-hosted mgmtapi.
+	// A URL reaches a deployment; a bare host name such as "api.eu2.example.com" means https on it.
 	c, err := client.New(serverURL, apiKey)
 	if err != nil {
 		fmt.Println(err)

@@ -59,9 +59,9 @@ func (h handler) ListPresetSummaries(ctx context.Context, params oas.ListPresetS
 }
 
 // ListSlos streams the area's answer (see routedStreamedLists); its filters are a query object.
-func (h handler) ListSlos(ctx context.Context) (*oas.ListSlosResponse, error) {
+func (h handler) ListSlos(ctx context.Context) (*oas.SloList, error) {
 	return streamThroughRouter(ctx,
-		func(ctx context.Context, _ struct{}) (*oas.ListSlosResponse, error) {
+		func(ctx context.Context, _ struct{}) (*oas.SloList, error) {
 			return h.SloHandler.ListSlos(ctx)
 		},
 		struct{}{},

@@ -58,7 +58,7 @@ func TestCreateKeyAndUseIt(t *testing.T) {
 		if res.Status != 200 {
 			t.Fatalf("get: %d %s", res.Status, res.Body)
 		}
-		var got oas.GetApiKeyResponse
+		var got oas.ApiKeyEnvelope
 		if err := got.UnmarshalJSON(res.Body); err != nil {
 			t.Fatal(err)
 		}
@@ -84,7 +84,7 @@ func TestCreateKeyAndUseIt(t *testing.T) {
 		if res.Status != 200 || strings.Contains(string(res.Body), c.Value) || strings.Contains(string(res.Body), env.RootKey) {
 			t.Fatalf("list: %d %s", res.Status, res.Body)
 		}
-		var list oas.ListApiKeysResponse
+		var list oas.ApiKeyList
 		if err := list.UnmarshalJSON(res.Body); err != nil {
 			t.Fatal(err)
 		}

@@ -32,7 +32,7 @@ func NewHandler(database *db.DB, authn *auth.Authenticator) *KeyHandler {
 //
 // Errors: Invalid for an unknown permission or preset, a bad access policy, an owner with more
 // than one field or another team's id, or the SendData preset together with any other grant.
-func (h *KeyHandler) CreateApiKey(ctx context.Context, req *oas.CreateApiKeyRequest) (*oas.CreateApiKeyResponse, error) {
+func (h *KeyHandler) CreateApiKey(ctx context.Context, req *oas.ApiKeyCreateInput) (*oas.ApiKeyCreated, error) {
 	caller := auth.PrincipalFrom(ctx)
 	owner, err := checkOwner(req.Owner, caller.TeamID)
 	if err != nil {
@@ -68,7 +68,7 @@ func (h *KeyHandler) CreateApiKey(ctx context.Context, req *oas.CreateApiKeyRequ
 	if err != nil {
 		return nil, err
 	}
-	return &oas.CreateApiKeyResponse{KeyId: id, Name: req.Name, Value: value}, nil
+	return &oas.ApiKeyCreated{KeyId: id, Name: req.Name, Value: value}, nil
 }
 
 // kindOf tells the kind of a key to create from its grants: a send-data key when the presets name
@@ -131,23 +131,23 @@ func checkOwner(o oas.OptApiKeyOwner, teamID int64) (Owner, error) {
 
 // ListApiKeys lists the caller's team's API keys (not its send-data keys), oldest first, without
 // their values.
-func (h *KeyHandler) ListApiKeys(ctx context.Context) (*oas.ListApiKeysResponse, error) {
+func (h *KeyHandler) ListApiKeys(ctx context.Context) (*oas.ApiKeyList, error) {
 	return h.listOfKind(ctx, auth.KindAPI)
 }
 
 // ListSendDataApiKeys lists the caller's team's send-data keys, oldest first, without their
 // values.
-func (h *KeyHandler) ListSendDataApiKeys(ctx context.Context) (*oas.ListApiKeysResponse, error) {
+func (h *KeyHandler) ListSendDataApiKeys(ctx context.Context) (*oas.ApiKeyList, error) {
 	return h.listOfKind(ctx, auth.KindSendData)
 }
 
-func (h *KeyHandler) listOfKind(ctx context.Context, kind string) (*oas.ListApiKeysResponse, error) {
+func (h *KeyHandler) listOfKind(ctx context.Context, kind string) (*oas.ApiKeyList, error) {
 	caller := auth.PrincipalFrom(ctx)
 	keys, err := listKeys(ctx, h.db.Read(), caller.TeamID, kind)
 	if err != nil {
 		return nil, err
 	}
-	out := &oas.ListApiKeysResponse{Keys: make([]oas.ApiKeyInfo, 0, len(keys))}
+	out := &oas.ApiKeyList{Keys: make([]oas.ApiKeyInfo, 0, len(keys))}
 	for _, k := range keys {
 		out.Keys = append(out.Keys, keyInfo(k, caller.TeamID))
 	}
@@ -185,7 +185,7 @@ func (h *KeyHandler) ListTeamMembersApiKeys(ctx context.Context) (*oas.TeamMembe
 // GetApiKey returns one key of the caller's team, without its value.
 //
 // Errors: NotFound when the team has no such key.
-func (h *KeyHandler) GetApiKey(ctx context.Context, params oas.GetApiKeyParams) (*oas.GetApiKeyResponse, error) {
+func (h *KeyHandler) GetApiKey(ctx context.Context, params oas.GetApiKeyParams) (*oas.ApiKeyEnvelope, error) {
 	caller := auth.PrincipalFrom(ctx)
 	k, err := getKey(ctx, h.db.Read(), caller.TeamID, params.KeyID)
 	if errors.Is(err, db.ErrNotFound) {
@@ -195,7 +195,7 @@ func (h *KeyHandler) GetApiKey(ctx context.Context, params oas.GetApiKeyParams) 
 		return nil, err
 	}
 	info := keyInfo(k, caller.TeamID)
-	return &oas.GetApiKeyResponse{KeyInfo: info}, nil
+	return &oas.ApiKeyEnvelope{KeyInfo: info}, nil
 }
 
 // UpdateApiKey changes the fields the body carries and leaves the others as they are. Switching
@@ -203,7 +203,7 @@ func (h *KeyHandler) GetApiKey(ctx context.Context, params oas.GetApiKeyParams) 
 //
 // Errors: NotFound when the team has no such key; Invalid as for create, when a send-data key is
 // sent permissions, presets or an access policy, or when an API key is sent the SendData preset.
-func (h *KeyHandler) UpdateApiKey(ctx context.Context, req *oas.UpdateApiKeyRequest, params oas.UpdateApiKeyParams) error {
+func (h *KeyHandler) UpdateApiKey(ctx context.Context, req *oas.ApiKeyUpdateInput, params oas.UpdateApiKeyParams) error {
 	caller := auth.PrincipalFrom(ctx)
 	if req.Permissions.Set {
 		if err := auth.CheckGrants("permissions.permissions", req.Permissions.Value.Permissions, "", nil); err != nil {
@@ -278,7 +278,7 @@ func (h *KeyHandler) DeleteApiKey(ctx context.Context, params oas.DeleteApiKeyPa
 
 // checkKindUpdate refuses the changes that would make a key of another kind: a send-data key keeps
 // its single preset and nothing else, an API key cannot take the SendData preset.
-func checkKindUpdate(kind string, req *oas.UpdateApiKeyRequest) error {
+func checkKindUpdate(kind string, req *oas.ApiKeyUpdateInput) error {
 	if kind == auth.KindSendData {
 		switch {
 		case req.Permissions.Set:

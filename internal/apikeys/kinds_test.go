@@ -29,7 +29,7 @@ const notification = `{"version":"4","groupKey":"{}:{alertname=\"DiskFull\"}","s
 func listKeyIDs(t *testing.T, env *apitest.Env, path string) []string {
 	t.Helper()
 	res := env.JSON(t, "GET", path, env.RootKey, "")
-	got := apitest.Decode[oas.ListApiKeysResponse](t, res)
+	got := apitest.Decode[oas.ApiKeyList](t, res)
 	ids := []string{}
 	for _, k := range got.Keys {
 		ids = append(ids, k.ID)
@@ -90,7 +90,7 @@ func TestSendDataKeyOnlyIngests(t *testing.T) {
 				t.Fatal("the API key list shows the send-data key")
 			}
 		}
-		info := apitest.Decode[oas.GetApiKeyResponse](t, env.JSON(t, "GET", keyPath+send.KeyID, env.RootKey, "")).KeyInfo
+		info := apitest.Decode[oas.ApiKeyEnvelope](t, env.JSON(t, "GET", keyPath+send.KeyID, env.RootKey, "")).KeyInfo
 		if info.Name != "collector" || !info.Active || len(info.KeyPermissions.Permissions) != 0 ||
 			len(info.KeyPermissions.Presets) != 1 || info.KeyPermissions.Presets[0].Name != "SendData" ||
 			strings.Join(info.KeyPermissions.Presets[0].Permissions, ",") != "alerts:Ingest" {
@@ -163,7 +163,7 @@ func TestSendDataKeyRules(t *testing.T) {
 		} {
 			apitest.ExpectError(t, env.JSON(t, "PUT", keyPath+send.KeyID, env.RootKey, c.body), 400, c.where)
 		}
-		info := apitest.Decode[oas.GetApiKeyResponse](t, env.JSON(t, "GET", keyPath+send.KeyID, env.RootKey, "")).KeyInfo
+		info := apitest.Decode[oas.ApiKeyEnvelope](t, env.JSON(t, "GET", keyPath+send.KeyID, env.RootKey, "")).KeyInfo
 		if info.Name != "collector" || len(info.KeyPermissions.Presets) != 1 {
 			t.Fatalf("a refused update changed the key: %+v", info)
 		}

@@ -255,7 +255,7 @@ func (k keySource) OperatorKey(context.Context, oas.OperationName) (oas.Operator
 // permission.
 func (e *Env) MustTeam(t testing.TB, name string) (int64, string) {
 	t.Helper()
-	res, err := e.Client(t, OperatorKey).AdminCreateTeam(context.Background(), &oas.AdminCreateTeamRequest{Name: name})
+	res, err := e.Client(t, OperatorKey).AdminCreateTeam(context.Background(), &oas.AdminTeamInput{Name: name})
 	if err != nil {
 		t.Fatalf("create team %q: %v", name, err)
 	}
@@ -265,7 +265,7 @@ func (e *Env) MustTeam(t testing.TB, name string) (int64, string) {
 // MustKey creates, with the team key teamKey, a key holding exactly the given permissions.
 func (e *Env) MustKey(t testing.TB, teamKey string, permissions ...string) string {
 	t.Helper()
-	res, err := e.Client(t, teamKey).CreateApiKey(context.Background(), &oas.CreateApiKeyRequest{
+	res, err := e.Client(t, teamKey).CreateApiKey(context.Background(), &oas.ApiKeyCreateInput{
 		Name:           "test key",
 		KeyPermissions: oas.NewOptKeyPermissionsInput(oas.KeyPermissionsInput{Permissions: permissions}),
 	})

@@ -124,14 +124,14 @@ func withIndex(i int, err error) error {
 // as every change made through the API does.
 //
 // Errors: NotFound or Conflict naming ids[i] (see bulk).
-func (h *CaseHandler) BulkAcknowledgeCases(ctx context.Context, req *oas.BulkAcknowledgeCasesRequest) (*oas.BulkCasesResponse, error) {
+func (h *CaseHandler) BulkAcknowledgeCases(ctx context.Context, req *oas.CaseBulkAcknowledgeInput) (*oas.BulkCasesResponse, error) {
 	return h.bulk(ctx, req.Ids, acknowledge)
 }
 
 // BulkAssignCases assigns every listed case to one user as AssignCase does, all or nothing.
 //
 // Errors: NotFound or Conflict naming ids[i] (see bulk).
-func (h *CaseHandler) BulkAssignCases(ctx context.Context, req *oas.BulkAssignCasesRequest) (*oas.BulkCasesResponse, error) {
+func (h *CaseHandler) BulkAssignCases(ctx context.Context, req *oas.CaseBulkAssignInput) (*oas.BulkCasesResponse, error) {
 	return h.bulk(ctx, req.Ids, assignTo(string(req.Assignee.UserId)))
 }
 
@@ -154,7 +154,7 @@ func (h *CaseHandler) BulkCloseCases(ctx context.Context, req *oas.BulkCaseIDsRe
 // reason, all or nothing.
 //
 // Errors: Invalid for a blank reason; NotFound or Conflict naming ids[i] (see bulk).
-func (h *CaseHandler) BulkResolveCases(ctx context.Context, req *oas.BulkResolveCasesRequest) (*oas.BulkCasesResponse, error) {
+func (h *CaseHandler) BulkResolveCases(ctx context.Context, req *oas.CaseBulkResolveInput) (*oas.BulkCasesResponse, error) {
 	reason, hasReason, err := checkReason(req.Reason)
 	if err != nil {
 		return nil, err
@@ -167,7 +167,7 @@ func (h *CaseHandler) BulkResolveCases(ctx context.Context, req *oas.BulkResolve
 //
 // Errors: Invalid for CASE_PRIORITY_UNSPECIFIED; NotFound when the team has no such case;
 // Conflict when the case is closed.
-func (h *CaseHandler) SetCasePriorityOverride(ctx context.Context, req *oas.SetCasePriorityOverrideRequest, params oas.SetCasePriorityOverrideParams) (*oas.CaseResponse, error) {
+func (h *CaseHandler) SetCasePriorityOverride(ctx context.Context, req *oas.CasePriorityOverrideInput, params oas.SetCasePriorityOverrideParams) (*oas.CaseResponse, error) {
 	if err := checkOverride("priority", req.Priority); err != nil {
 		return nil, err
 	}
@@ -186,7 +186,7 @@ func (h *CaseHandler) ClearCasePriorityOverride(ctx context.Context, params oas.
 // SetCasePriorityOverride does, all or nothing.
 //
 // Errors: Invalid for CASE_PRIORITY_UNSPECIFIED; NotFound or Conflict naming ids[i] (see bulk).
-func (h *CaseHandler) BulkSetCasePriorityOverride(ctx context.Context, req *oas.BulkSetCasePriorityOverrideRequest) (*oas.BulkCasesResponse, error) {
+func (h *CaseHandler) BulkSetCasePriorityOverride(ctx context.Context, req *oas.CaseBulkPriorityOverrideInput) (*oas.BulkCasesResponse, error) {
 	if err := checkOverride("priority", req.Priority); err != nil {
 		return nil, err
 	}

@@ -112,7 +112,7 @@ func TestCreateComment(t *testing.T) {
 		t.Run("actor is the calling key", func(t *testing.T) {
 			key := h.key(h.RootKey, "case:Comment", "case:Read")
 			res := h.ok(h.do("GET", "/mgmt/openapi/5/aaa/api-keys/v3/list/all", h.RootKey, ""), "list keys")
-			var keys oas.ListApiKeysResponse
+			var keys oas.ApiKeyList
 			if err := keys.UnmarshalJSON(res.Body); err != nil {
 				t.Fatal(err)
 			}
@@ -522,7 +522,7 @@ func TestPermissionsAndIsolation(t *testing.T) {
 		}
 		// The other team's list is empty; the case did not change.
 		res := h.ok(h.do("POST", casesPath, otherKey, `{}`), "list")
-		var list oas.ListCasesResponse
+		var list oas.CasePage
 		if err := list.UnmarshalJSON(res.Body); err != nil || len(list.Cases) != 0 {
 			t.Fatalf("other team lists %d cases (%v)", len(list.Cases), err)
 		}

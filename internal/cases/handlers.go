@@ -292,7 +292,7 @@ func (h *CaseHandler) GetCase(ctx context.Context, params oas.GetCaseParams) (*o
 //
 // Errors: Invalid for an empty body or a title that is blank once trimmed; NotFound when the
 // team has no such case; Conflict when the case is closed.
-func (h *CaseHandler) UpdateCase(ctx context.Context, req *oas.UpdateCaseRequest, params oas.UpdateCaseParams) (*oas.CaseResponse, error) {
+func (h *CaseHandler) UpdateCase(ctx context.Context, req *oas.CaseUpdateInput, params oas.UpdateCaseParams) (*oas.CaseResponse, error) {
 	if !req.Title.Set && !req.PriorityOverride.Set && !req.ResolutionReason.Set {
 		return nil, apierror.Invalidf("body: nothing to change; give title, priorityOverride or resolutionReason")
 	}
@@ -354,7 +354,7 @@ func (h *CaseHandler) UpdateCase(ctx context.Context, req *oas.UpdateCaseRequest
 // assignee changes nothing.
 //
 // Errors: NotFound when the team has no such case; Conflict when the case is closed.
-func (h *CaseHandler) AssignCase(ctx context.Context, req *oas.AssignCaseRequest, params oas.AssignCaseParams) (*oas.CaseResponse, error) {
+func (h *CaseHandler) AssignCase(ctx context.Context, req *oas.CaseAssignInput, params oas.AssignCaseParams) (*oas.CaseResponse, error) {
 	return h.change(ctx, string(params.CaseID), assignTo(string(req.Assignee.UserId)))
 }
 
@@ -453,7 +453,7 @@ func (h *CaseHandler) UnacknowledgeCase(ctx context.Context, params oas.Unacknow
 //
 // Errors: Invalid for a blank reason; NotFound when the team has no such case; Conflict when
 // the case is closed.
-func (h *CaseHandler) ResolveCase(ctx context.Context, req oas.OptResolveCaseRequest, params oas.ResolveCaseParams) (*oas.CaseResponse, error) {
+func (h *CaseHandler) ResolveCase(ctx context.Context, req oas.OptCaseResolveInput, params oas.ResolveCaseParams) (*oas.CaseResponse, error) {
 	reason, hasReason, err := checkReason(req.Value.Reason)
 	if err != nil {
 		return nil, err

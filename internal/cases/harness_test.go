@@ -57,7 +57,7 @@ func (h *harness) ok(res apitest.Response, what string) apitest.Response {
 func (h *harness) team(name string) (int64, string) {
 	h.t.Helper()
 	res := h.ok(h.do("POST", "/admin/v1/teams", apitest.OperatorKey, fmt.Sprintf(`{"name":%q}`, name)), "create team")
-	var out oas.AdminCreateTeamResponse
+	var out oas.AdminTeamCreated
 	if err := out.UnmarshalJSON(res.Body); err != nil {
 		h.t.Fatalf("decode team: %v", err)
 	}
@@ -69,7 +69,7 @@ func (h *harness) key(teamKey string, permissions ...string) string {
 	h.t.Helper()
 	b, _ := json.Marshal(map[string]any{"name": "test key", "keyPermissions": map[string]any{"permissions": permissions}})
 	res := h.ok(h.do("POST", "/mgmt/openapi/4/aaa/api-keys/v3", teamKey, string(b)), "create key")
-	var out oas.CreateApiKeyResponse
+	var out oas.ApiKeyCreated
 	if err := out.UnmarshalJSON(res.Body); err != nil {
 		h.t.Fatalf("decode key: %v", err)
 	}

@@ -65,7 +65,7 @@ func likeEscape(s string) string {
 //
 // Errors: Invalid for an assignee option that does not set exactly one of assignee and
 // unassigned, a dateRange whose to is before its from, or a pageToken this server did not issue.
-func (h *CaseHandler) ListCases(ctx context.Context, req oas.OptListCasesRequest) (*oas.ListCasesResponse, error) {
+func (h *CaseHandler) ListCases(ctx context.Context, req oas.OptCaseListInput) (*oas.CasePage, error) {
 	caller := auth.PrincipalFrom(ctx)
 	now := h.db.Now()
 	q, err := filterCases(caller.TeamID, req.Value.Filters.Value)
@@ -121,7 +121,7 @@ func (h *CaseHandler) ListCases(ctx context.Context, req oas.OptListCasesRequest
 	if err != nil {
 		return nil, err
 	}
-	out := &oas.ListCasesResponse{Cases: make([]oas.Case, 0, len(found))}
+	out := &oas.CasePage{Cases: make([]oas.Case, 0, len(found))}
 	for _, c := range found {
 		oc, err := caseFromRow(c, breaches[c.ID], now)
 		if err != nil {

@@ -11,17 +11,17 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
-func (h *harness) list(key, body string) oas.ListCasesResponse {
+func (h *harness) list(key, body string) oas.CasePage {
 	h.t.Helper()
 	res := h.ok(h.do("POST", casesPath, key, body), "list "+body)
-	var out oas.ListCasesResponse
+	var out oas.CasePage
 	if err := out.UnmarshalJSON(res.Body); err != nil {
 		h.t.Fatalf("decode list: %v", err)
 	}
 	return out
 }
 
-func readableIDs(l oas.ListCasesResponse) []string {
+func readableIDs(l oas.CasePage) []string {
 	out := []string{}
 	for _, c := range l.Cases {
 		out = append(out, c.ReadableId)

@@ -90,7 +90,7 @@ func (g groupCounter) aggregations() []oas.CaseFilterGroupAggregation {
 // most frequent first (ties by value); label and grouping keys are sorted.
 //
 // Errors: those of the list's filters (Invalid naming the field under filters).
-func (h *CaseHandler) GetCaseFilterValues(ctx context.Context, req oas.OptGetCaseFilterValuesRequest) (*oas.GetCaseFilterValuesResponse, error) {
+func (h *CaseHandler) GetCaseFilterValues(ctx context.Context, req oas.OptCaseFilterValuesInput) (*oas.CaseFilterValues, error) {
 	caller := auth.PrincipalFrom(ctx)
 	q, err := filterCases(caller.TeamID, req.Value.Filters.Value)
 	if err != nil {
@@ -149,42 +149,42 @@ func (h *CaseHandler) GetCaseFilterValues(ctx context.Context, req oas.OptGetCas
 		return nil, fmt.Errorf("read case filter values: %w", err)
 	}
 
-	out := &oas.GetCaseFilterValuesResponse{
-		PriorityAggregations:  []oas.GetCaseFilterValuesResponsePriorityAggregationsItem{},
-		CategoryAggregations:  []oas.GetCaseFilterValuesResponseCategoryAggregationsItem{},
-		StatusAggregations:    []oas.GetCaseFilterValuesResponseStatusAggregationsItem{},
+	out := &oas.CaseFilterValues{
+		PriorityAggregations:  []oas.CaseFilterValuesPriorityAggregationsItem{},
+		CategoryAggregations:  []oas.CaseFilterValuesCategoryAggregationsItem{},
+		StatusAggregations:    []oas.CaseFilterValuesStatusAggregationsItem{},
 		LabelAggregations:     labels.aggregations(),
 		GroupingAggregations:  groupings.aggregations(),
-		FlatLabelsAggregation: []oas.GetCaseFilterValuesResponseFlatLabelsAggregationItem{},
-		AlertIdAggregations:   []oas.GetCaseFilterValuesResponseAlertIdAggregationsItem{},
-		AssigneeAggregations: oas.GetCaseFilterValuesResponseAssigneeAggregations{
-			AssignedCounts:  []oas.GetCaseFilterValuesResponseAssigneeAggregationsAssignedCountsItem{},
+		FlatLabelsAggregation: []oas.CaseFilterValuesFlatLabelsAggregationItem{},
+		AlertIdAggregations:   []oas.CaseFilterValuesAlertIdAggregationsItem{},
+		AssigneeAggregations: oas.CaseFilterValuesAssigneeAggregations{
+			AssignedCounts:  []oas.CaseFilterValuesAssigneeAggregationsAssignedCountsItem{},
 			UnassignedCount: unassigned,
 		},
 	}
 	for _, vc := range priorities.sorted() {
-		out.PriorityAggregations = append(out.PriorityAggregations, oas.GetCaseFilterValuesResponsePriorityAggregationsItem{
+		out.PriorityAggregations = append(out.PriorityAggregations, oas.CaseFilterValuesPriorityAggregationsItem{
 			Priority: oas.CasePriority(vc.value), Count: vc.count})
 	}
 	for _, vc := range categories.sorted() {
-		out.CategoryAggregations = append(out.CategoryAggregations, oas.GetCaseFilterValuesResponseCategoryAggregationsItem{
+		out.CategoryAggregations = append(out.CategoryAggregations, oas.CaseFilterValuesCategoryAggregationsItem{
 			Category: oas.CaseCategory(vc.value), Count: vc.count})
 	}
 	for _, vc := range statuses.sorted() {
-		out.StatusAggregations = append(out.StatusAggregations, oas.GetCaseFilterValuesResponseStatusAggregationsItem{
+		out.StatusAggregations = append(out.StatusAggregations, oas.CaseFilterValuesStatusAggregationsItem{
 			Status: oas.CaseStatus(vc.value), Count: vc.count})
 	}
 	for _, vc := range assignees.sorted() {
 		out.AssigneeAggregations.AssignedCounts = append(out.AssigneeAggregations.AssignedCounts,
-			oas.GetCaseFilterValuesResponseAssigneeAggregationsAssignedCountsItem{Assignee: vc.value, Count: vc.count})
+			oas.CaseFilterValuesAssigneeAggregationsAssignedCountsItem{Assignee: vc.value, Count: vc.count})
 	}
 	for _, vc := range flat.sorted() {
 		key, value, _ := strings.Cut(vc.value, "\x00")
-		out.FlatLabelsAggregation = append(out.FlatLabelsAggregation, oas.GetCaseFilterValuesResponseFlatLabelsAggregationItem{
+		out.FlatLabelsAggregation = append(out.FlatLabelsAggregation, oas.CaseFilterValuesFlatLabelsAggregationItem{
 			Filter: oas.KeyValue{Key: key, Value: value}, Count: vc.count})
 	}
 	for _, vc := range alertIDs.sorted() {
-		out.AlertIdAggregations = append(out.AlertIdAggregations, oas.GetCaseFilterValuesResponseAlertIdAggregationsItem{
+		out.AlertIdAggregations = append(out.AlertIdAggregations, oas.CaseFilterValuesAlertIdAggregationsItem{
 			AlertId: vc.value, Count: vc.count})
 	}
 	return out, nil
@@ -195,7 +195,7 @@ func flatLabelKey(kv oas.KeyValue) string { return kv.Key + "\x00" + kv.Value }
 
 // GetCaseGroupingKeys returns the distinct keys of the groupings of the team's cases, sorted,
 // at most 1000 of them.
-func (h *CaseHandler) GetCaseGroupingKeys(ctx context.Context) (*oas.GetCaseGroupingKeysResponse, error) {
+func (h *CaseHandler) GetCaseGroupingKeys(ctx context.Context) (*oas.CaseGroupingKeys, error) {
 	caller := auth.PrincipalFrom(ctx)
 	rows, err := h.db.Read().QueryContext(ctx, `SELECT DISTINCT key FROM case_labels
 		WHERE team_id = $1 AND kind = 'grouping' AND key <> '' ORDER BY key LIMIT 1000`, caller.TeamID)
@@ -203,7 +203,7 @@ func (h *CaseHandler) GetCaseGroupingKeys(ctx context.Context) (*oas.GetCaseGrou
 		return nil, fmt.Errorf("read grouping keys: %w", err)
 	}
 	defer rows.Close()
-	out := &oas.GetCaseGroupingKeysResponse{GroupingKeys: []string{}}
+	out := &oas.CaseGroupingKeys{GroupingKeys: []string{}}
 	for rows.Next() {
 		var key string
 		if err := rows.Scan(&key); err != nil {
@@ -220,15 +220,15 @@ func (h *CaseHandler) GetCaseGroupingKeys(ctx context.Context) (*oas.GetCaseGrou
 // empty and so is impactedEntities.
 //
 // Errors: NotFound when the team has no such case.
-func (h *CaseHandler) GetCaseDeepLinks(ctx context.Context, params oas.GetCaseDeepLinksParams) (*oas.GetCaseDeepLinksResponse, error) {
+func (h *CaseHandler) GetCaseDeepLinks(ctx context.Context, params oas.GetCaseDeepLinksParams) (*oas.CaseDeepLinks, error) {
 	caller := auth.PrincipalFrom(ctx)
 	c, err := findCase(ctx, h.db.Read(), h.db.Engine, caller.TeamID, string(params.CaseID), false)
 	if err != nil {
 		return nil, err
 	}
-	return &oas.GetCaseDeepLinksResponse{DeepLinks: oas.GetCaseDeepLinksResponseDeepLinks{
+	return &oas.CaseDeepLinks{DeepLinks: oas.CaseDeepLinksDeepLinks{
 		Detail:           caseDetailPath + c.ID,
-		AlertIndicators:  oas.GetCaseDeepLinksResponseDeepLinksAlertIndicators{},
+		AlertIndicators:  oas.CaseDeepLinksDeepLinksAlertIndicators{},
 		ImpactedEntities: []oas.EmptyObject{},
 	}}, nil
 }
@@ -242,7 +242,7 @@ const caseDetailPath = "/mgmt/openapi/5/cases/cases/v1/"
 //
 // Errors: Invalid for a blank fingerprint; NotFound naming prometheusAlert when no case of the
 // team holds the alert.
-func (h *CaseHandler) GetCaseByIndicator(ctx context.Context, req *oas.GetCaseByIndicatorRequest) (*oas.CaseResponse, error) {
+func (h *CaseHandler) GetCaseByIndicator(ctx context.Context, req *oas.CaseByIndicatorInput) (*oas.CaseResponse, error) {
 	caller := auth.PrincipalFrom(ctx)
 	alert := req.PrometheusAlert
 	if strings.TrimSpace(alert.Fingerprint) == "" {

@@ -16,10 +16,10 @@ const (
 	indicatorPath    = "/mgmt/openapi/5/cases/indicators/v1/get"
 )
 
-func (h *harness) filterValues(key, body string) oas.GetCaseFilterValuesResponse {
+func (h *harness) filterValues(key, body string) oas.CaseFilterValues {
 	h.t.Helper()
 	res := h.ok(h.do("POST", filterValuesPath, key, body), "filter values "+body)
-	var out oas.GetCaseFilterValuesResponse
+	var out oas.CaseFilterValues
 	if err := out.UnmarshalJSON(res.Body); err != nil {
 		h.t.Fatalf("decode filter values: %v", err)
 	}
@@ -42,11 +42,11 @@ func TestFilterValuesAndGroupingKeys(t *testing.T) {
 		h.open(otherTeam, "fv-other", "foreign", dev)
 
 		all := h.filterValues(h.RootKey, ``)
-		if got := all.StatusAggregations; !reflect.DeepEqual(got, []oas.GetCaseFilterValuesResponseStatusAggregationsItem{
+		if got := all.StatusAggregations; !reflect.DeepEqual(got, []oas.CaseFilterValuesStatusAggregationsItem{
 			{Status: oas.CaseStatusCASESTATUSACTIVE, Count: 2}, {Status: oas.CaseStatusCASESTATUSACKNOWLEDGED, Count: 1}}) {
 			t.Fatalf("statuses %+v", got)
 		}
-		if got := all.PriorityAggregations; !reflect.DeepEqual(got, []oas.GetCaseFilterValuesResponsePriorityAggregationsItem{
+		if got := all.PriorityAggregations; !reflect.DeepEqual(got, []oas.CaseFilterValuesPriorityAggregationsItem{
 			{Priority: oas.CasePriorityCASEPRIORITYP5, Count: 2}, {Priority: oas.CasePriorityCASEPRIORITYP1, Count: 1}}) {
 			t.Fatalf("priorities %+v", got)
 		}
@@ -54,7 +54,7 @@ func TestFilterValuesAndGroupingKeys(t *testing.T) {
 			t.Fatalf("categories %+v", got)
 		}
 		if a := all.AssigneeAggregations; a.UnassignedCount != 2 || !reflect.DeepEqual(a.AssignedCounts,
-			[]oas.GetCaseFilterValuesResponseAssigneeAggregationsAssignedCountsItem{{Assignee: someUser, Count: 1}}) {
+			[]oas.CaseFilterValuesAssigneeAggregationsAssignedCountsItem{{Assignee: someUser, Count: 1}}) {
 			t.Fatalf("assignees %+v", a)
 		}
 		wantLabels := []oas.CaseFilterGroupAggregation{
@@ -98,7 +98,7 @@ func TestFilterValuesAndGroupingKeys(t *testing.T) {
 
 		keys := func(key string) []string {
 			res := h.ok(h.do("GET", groupingKeysPath, key, ""), "grouping keys")
-			var out oas.GetCaseGroupingKeysResponse
+			var out oas.CaseGroupingKeys
 			if err := out.UnmarshalJSON(res.Body); err != nil {
 				t.Fatal(err)
 			}
@@ -137,7 +137,7 @@ func TestDeepLinksAndCaseByIndicator(t *testing.T) {
 
 		t.Run("deep links", func(t *testing.T) {
 			res := h.ok(h.do("GET", casesPath+"/"+first.ReadableID+"/deep-links", h.RootKey, ""), "deep links")
-			var out oas.GetCaseDeepLinksResponse
+			var out oas.CaseDeepLinks
 			if err := out.UnmarshalJSON(res.Body); err != nil {
 				t.Fatal(err)
 			}

@@ -45,7 +45,7 @@ func catalog(t *testing.T, env *apitest.Env, key string) map[string]catalogItem 
 // namedKey creates a key named name with the permissions and answers its id and value.
 func namedKey(t *testing.T, env *apitest.Env, teamKey, name string, permissions ...string) (id, value string) {
 	t.Helper()
-	res, err := env.Client(t, teamKey).CreateApiKey(context.Background(), &oas.CreateApiKeyRequest{
+	res, err := env.Client(t, teamKey).CreateApiKey(context.Background(), &oas.ApiKeyCreateInput{
 		Name: name, KeyPermissions: oas.NewOptKeyPermissionsInput(oas.KeyPermissionsInput{Permissions: permissions}),
 	})
 	if err != nil {

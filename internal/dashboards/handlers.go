@@ -269,7 +269,7 @@ func notFoundAs(err error, field, id string) error {
 // Repeating it changes nothing, so requestId needs no memory.
 //
 // Errors: NotFound when the team has no such dashboard.
-func (h *DashboardHandler) ReplaceDefaultDashboard(ctx context.Context, _ *oas.ReplaceDefaultDashboardRequest, params oas.ReplaceDefaultDashboardParams) error {
+func (h *DashboardHandler) ReplaceDefaultDashboard(ctx context.Context, _ *oas.DefaultDashboardInput, params oas.ReplaceDefaultDashboardParams) error {
 	caller := auth.PrincipalFrom(ctx)
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
 		if err := lockDashboard(ctx, tx, caller.TeamID, params.DashboardID); err != nil {
@@ -285,7 +285,7 @@ func (h *DashboardHandler) ReplaceDefaultDashboard(ctx context.Context, _ *oas.R
 // folderPath is removed. The move is an update of the dashboard by the caller.
 //
 // Errors: NotFound when the team has no such dashboard.
-func (h *DashboardHandler) AssignDashboardFolder(ctx context.Context, req *oas.AssignDashboardFolderRequest, params oas.AssignDashboardFolderParams) error {
+func (h *DashboardHandler) AssignDashboardFolder(ctx context.Context, req *oas.DashboardFolderAssignInput, params oas.AssignDashboardFolderParams) error {
 	caller := auth.PrincipalFrom(ctx)
 	folder, _ := req.FolderId.Get() // absent and null both mean the root
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {

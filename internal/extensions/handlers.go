@@ -28,8 +28,8 @@ func NewHandler(database *db.DB, catalog *Catalog) *ExtensionHandler {
 // ListExtensions answers the catalog's extensions by name, then id (E11): hidden ones only when
 // includeHiddenExtensions is true; with a non-empty filter, only those sharing an integration
 // with it. Testing revisions are never listed.
-func (h *ExtensionHandler) ListExtensions(ctx context.Context, req oas.OptListExtensionsRequest) (*oas.ExtensionList, error) {
-	body := req.Or(oas.ListExtensionsRequest{})
+func (h *ExtensionHandler) ListExtensions(ctx context.Context, req oas.OptExtensionListInput) (*oas.ExtensionList, error) {
+	body := req.Or(oas.ExtensionListInput{})
 	includeHidden := body.IncludeHiddenExtensions.Or(false)
 	var wanted map[string]bool
 	if f, ok := body.Filter.Get(); ok && len(f.Integrations) > 0 {
@@ -181,7 +181,7 @@ func (h *ExtensionHandler) UpdateExtensionDeployment(ctx context.Context, params
 //
 // Errors: NotFound when the extension is not deployed in the team; Invalid for a kept item that
 // the deployment does not hold (then nothing is removed).
-func (h *ExtensionHandler) UndeployExtension(ctx context.Context, req *oas.UndeployExtensionRequest) (*oas.UndeployExtensionResponse, error) {
+func (h *ExtensionHandler) UndeployExtension(ctx context.Context, req *oas.ExtensionUndeployInput) (*oas.ExtensionUndeployment, error) {
 	caller := auth.PrincipalFrom(ctx)
 	var removed deployment
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
@@ -198,7 +198,7 @@ func (h *ExtensionHandler) UndeployExtension(ctx context.Context, req *oas.Undep
 	if err != nil {
 		return nil, notDeployedAs(err, "id", req.ID)
 	}
-	return &oas.UndeployExtensionResponse{ExtensionDeployment: removed.wire(), FailedItems: []oas.ExtensionFailedItem{}}, nil
+	return &oas.ExtensionUndeployment{ExtensionDeployment: removed.wire(), FailedItems: []oas.ExtensionFailedItem{}}, nil
 }
 
 // notDeployedAs turns db.ErrNotFound into the NotFound answer naming the extension.

@@ -73,14 +73,14 @@ func (h *IncidentHandler) ListIncidentEvents(ctx context.Context, params oas.Lis
 
 // BatchGetIncidents returns the team's incidents among the ids, by (lowercase) id, and the ids
 // (as given) that name no incident of the team. Repeated ids are answered once.
-func (h *IncidentHandler) BatchGetIncidents(ctx context.Context, params oas.BatchGetIncidentsParams) (*oas.BatchGetIncidentsResponse, error) {
+func (h *IncidentHandler) BatchGetIncidents(ctx context.Context, params oas.BatchGetIncidentsParams) (*oas.IncidentBatch, error) {
 	caller := auth.PrincipalFrom(ctx)
 	ids := normalizeIDs(params.Ids)
 	found, err := loadIncidents(ctx, h.db.Read(), h.db.Engine, caller.TeamID, ids, h.db.Now())
 	if err != nil {
 		return nil, err
 	}
-	res := &oas.BatchGetIncidentsResponse{Incidents: oas.BatchGetIncidentsResponseIncidents{}, NotFoundIds: []string{}}
+	res := &oas.IncidentBatch{Incidents: oas.IncidentBatchIncidents{}, NotFoundIds: []string{}}
 	for _, inc := range found {
 		res.Incidents[inc.ID] = inc
 	}
@@ -280,7 +280,7 @@ func (h *IncidentHandler) CloseIncidents(ctx context.Context, req *oas.IncidentI
 // with an ASSIGN event each. All or nothing.
 //
 // Errors: NotFound for an unknown id.
-func (h *IncidentHandler) AssignIncidents(ctx context.Context, req *oas.AssignIncidentsRequest) (*oas.IncidentsResponse, error) {
+func (h *IncidentHandler) AssignIncidents(ctx context.Context, req *oas.IncidentAssignInput) (*oas.IncidentsResponse, error) {
 	user := userID(auth.PrincipalFrom(ctx))
 	to := req.AssignedTo.UserId
 	return h.batch(ctx, req.IncidentIds, "incidentIds", nil,

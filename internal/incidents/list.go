@@ -126,9 +126,9 @@ func hashQuery(parts ...[]byte) string {
 //
 // Errors: Invalid for an order-by that sets neither or both of incidentField and
 // contextualLabel, or a page token of another query.
-func (h *IncidentHandler) ListIncidents(ctx context.Context, req oas.OptListIncidentsRequest) (*oas.ListIncidentsResponse, error) {
+func (h *IncidentHandler) ListIncidents(ctx context.Context, req oas.OptIncidentListInput) (*oas.IncidentPage, error) {
 	caller := auth.PrincipalFrom(ctx)
-	body := req.Or(oas.ListIncidentsRequest{})
+	body := req.Or(oas.IncidentListInput{})
 	filter := body.Filter.Or(oas.IncidentQueryFilter{})
 	args := &sqlArgs{}
 	from, where, err := filterSQL(h.db.Engine, caller.TeamID, filter, "filter", args)
@@ -207,7 +207,7 @@ func (h *IncidentHandler) ListIncidents(ctx context.Context, req oas.OptListInci
 	if err != nil {
 		return nil, err
 	}
-	res := &oas.ListIncidentsResponse{Incidents: incidents, Pagination: oas.IncidentPageResponse{TotalSize: total}}
+	res := &oas.IncidentPage{Incidents: incidents, Pagination: oas.IncidentPageResponse{TotalSize: total}}
 	if next := int64(offset) + page.PageSize; next < total {
 		res.Pagination.NextPageToken = oas.NewOptString(pageToken(int(next), qh))
 	}

@@ -52,7 +52,7 @@ type Invoker interface {
 	// The key holds every permission; its value is shown once, in this answer.
 	//
 	// POST /admin/v1/teams
-	AdminCreateTeam(ctx context.Context, request *AdminCreateTeamRequest) (*AdminCreateTeamResponse, error)
+	AdminCreateTeam(ctx context.Context, request *AdminTeamInput) (*AdminTeamCreated, error)
 	// AdminGetCaseKPIs invokes AdminGetCaseKPIs operation.
 	//
 	// Read a team's case KPI thresholds.
@@ -72,7 +72,7 @@ type Invoker interface {
 	// List every team.
 	//
 	// GET /admin/v1/teams
-	AdminListTeams(ctx context.Context) (*AdminListTeamsResponse, error)
+	AdminListTeams(ctx context.Context) (*AdminTeamList, error)
 	// AdminSetCaseKPIs invokes AdminSetCaseKPIs operation.
 	//
 	// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000.
@@ -84,7 +84,7 @@ type Invoker interface {
 	// Assign a case to a user.
 	//
 	// POST /mgmt/openapi/5/cases/assigned/v1/{case_id}
-	AssignCase(ctx context.Context, request *AssignCaseRequest, params AssignCaseParams) (*CaseResponse, error)
+	AssignCase(ctx context.Context, request *CaseAssignInput, params AssignCaseParams) (*CaseResponse, error)
 	// AssignDashboardFolder invokes AssignDashboardFolder operation.
 	//
 	// Sets the dashboard's `folderId` to `{value: folderId}` (dropping any `folderPath`), or, when
@@ -94,13 +94,13 @@ type Invoker interface {
 	// (`updatedAt`, updater).
 	//
 	// POST /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/folder
-	AssignDashboardFolder(ctx context.Context, request *AssignDashboardFolderRequest, params AssignDashboardFolderParams) error
+	AssignDashboardFolder(ctx context.Context, request *DashboardFolderAssignInput, params AssignDashboardFolderParams) error
 	// AssignIncidents invokes AssignIncidents operation.
 	//
 	// All or nothing; an unknown id is a 404.
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/by-user
-	AssignIncidents(ctx context.Context, request *AssignIncidentsRequest) (*IncidentsResponse, error)
+	AssignIncidents(ctx context.Context, request *IncidentAssignInput) (*IncidentsResponse, error)
 	// AtomicBatchExecuteE2M invokes AtomicBatchExecuteE2M operation.
 	//
 	// Runs 1–100 requests in order, in one transaction: either every request takes effect or, when any
@@ -130,13 +130,13 @@ type Invoker interface {
 	// Get incidents by id.
 	//
 	// GET /mgmt/openapi/5/incidents/incidents/v1
-	BatchGetIncidents(ctx context.Context, params BatchGetIncidentsParams) (*BatchGetIncidentsResponse, error)
+	BatchGetIncidents(ctx context.Context, params BatchGetIncidentsParams) (*IncidentBatch, error)
 	// BatchGetPresets invokes BatchGetPresets operation.
 	//
 	// Answers the presets found, by id, and the requested ids that name no preset.
 	//
 	// GET /mgmt/openapi/5/notifications/notification-center/v1/presets
-	BatchGetPresets(ctx context.Context, params BatchGetPresetsParams) (*BatchGetPresetsResponse, error)
+	BatchGetPresets(ctx context.Context, params BatchGetPresetsParams) (*PresetBatch, error)
 	// BatchGetSlos invokes BatchGetSlos operation.
 	//
 	// Answers the team's SLOs named by the repeated `ids` parameter, in request order and each once, and
@@ -144,7 +144,7 @@ type Invoker interface {
 	// ids of other teams' SLOs and ids that are not UUIDs.
 	//
 	// GET /mgmt/openapi/3/v1/slo/slos:batchGet
-	BatchGetSlos(ctx context.Context, params BatchGetSlosParams) (*BatchGetSlosResponse, error)
+	BatchGetSlos(ctx context.Context, params BatchGetSlosParams) (*SloBatch, error)
 	// BatchGetSlosByList invokes BatchGetSlosByList operation.
 	//
 	// The same operation as E15 (`GET /mgmt/openapi/3/v1/slo/slos:batchGet`), at the public path: the
@@ -152,7 +152,7 @@ type Invoker interface {
 	// `notFoundIds` the ids that name none of the team's SLOs.
 	//
 	// GET /mgmt/openapi/5/slo/slos/v1/all/list
-	BatchGetSlosByList(ctx context.Context, params BatchGetSlosByListParams) (*BatchGetSlosResponse, error)
+	BatchGetSlosByList(ctx context.Context, params BatchGetSlosByListParams) (*SloBatch, error)
 	// BulkAcknowledgeCases invokes BulkAcknowledgeCases operation.
 	//
 	// Applies the single acknowledge to each listed case, all or nothing: when one id names no case of the
@@ -161,14 +161,14 @@ type Invoker interface {
 	// `ids`, once each.
 	//
 	// POST /mgmt/openapi/5/cases/acknowledged/v1
-	BulkAcknowledgeCases(ctx context.Context, request *BulkAcknowledgeCasesRequest) (*BulkCasesResponse, error)
+	BulkAcknowledgeCases(ctx context.Context, request *CaseBulkAcknowledgeInput) (*BulkCasesResponse, error)
 	// BulkAssignCases invokes BulkAssignCases operation.
 	//
 	// Applies the single assign to each listed case, all or nothing (404 for an id that names no case of
 	// the team, 409 for a closed case; then nothing changes).
 	//
 	// PUT /mgmt/openapi/5/cases/assigned/v1
-	BulkAssignCases(ctx context.Context, request *BulkAssignCasesRequest) (*BulkCasesResponse, error)
+	BulkAssignCases(ctx context.Context, request *CaseBulkAssignInput) (*BulkCasesResponse, error)
 	// BulkClearCasePriorityOverride invokes BulkClearCasePriorityOverride operation.
 	//
 	// Applies the single clear to each listed case, all or nothing.
@@ -193,13 +193,13 @@ type Invoker interface {
 	// Applies the single resolve (with the same `reason`) to each listed case, all or nothing.
 	//
 	// POST /mgmt/openapi/5/cases/resolved/v1
-	BulkResolveCases(ctx context.Context, request *BulkResolveCasesRequest) (*BulkCasesResponse, error)
+	BulkResolveCases(ctx context.Context, request *CaseBulkResolveInput) (*BulkCasesResponse, error)
 	// BulkSetCasePriorityOverride invokes BulkSetCasePriorityOverride operation.
 	//
 	// Applies the single priority override to each listed case, all or nothing.
 	//
 	// POST /mgmt/openapi/5/cases/priority-override/v1
-	BulkSetCasePriorityOverride(ctx context.Context, request *BulkSetCasePriorityOverrideRequest) (*BulkCasesResponse, error)
+	BulkSetCasePriorityOverride(ctx context.Context, request *CaseBulkPriorityOverrideInput) (*BulkCasesResponse, error)
 	// BulkTestLogPolicies invokes BulkTestLogPolicies operation.
 	//
 	// For each entry of `metaFieldsValuesList` (0–50 entries of application name, subsystem name and
@@ -264,7 +264,7 @@ type Invoker interface {
 	// send-data key: it authenticates only ingestion (see `…/aaa/send-data-keys/v3`).
 	//
 	// POST /mgmt/openapi/4/aaa/api-keys/v3
-	CreateApiKey(ctx context.Context, request *CreateApiKeyRequest) (*CreateApiKeyResponse, error)
+	CreateApiKey(ctx context.Context, request *ApiKeyCreateInput) (*ApiKeyCreated, error)
 	// CreateCaseComment invokes CreateCaseComment operation.
 	//
 	// Appends a `comment` event. `text` is stored without its leading and trailing white space and must
@@ -326,7 +326,7 @@ type Invoker interface {
 	// and changes nothing.
 	//
 	// POST /mgmt/openapi/3/dataplans/policies/v1
-	CreatePolicy(ctx context.Context, request *CreatePolicyRequest) (*PolicyResponse, error)
+	CreatePolicy(ctx context.Context, request *PolicyCreateInput) (*PolicyResponse, error)
 	// CreateQuotaRuleSet invokes CreateQuotaRuleSet operation.
 	//
 	// Creates the team's one rule set with a new id (an `id` in the request is ignored); a team that
@@ -352,7 +352,7 @@ type Invoker interface {
 	// with an `apmSli` or `apmSliMetadata`).
 	//
 	// POST /mgmt/openapi/4/slo/slos/v1
-	CreateSlo(ctx context.Context, request *Slo, params CreateSloParams) (*CreateSloResponse, error)
+	CreateSlo(ctx context.Context, request *Slo, params CreateSloParams) (*SloCreated, error)
 	// CreateView invokes CreateView operation.
 	//
 	// Stores a saved view under the team's next view id (1–2147483647, never reused). `folderId`, when
@@ -417,13 +417,13 @@ type Invoker interface {
 	// The policies after it of the same data type move up one place.
 	//
 	// DELETE /mgmt/openapi/5/dataplans/policies/v1/{id}
-	DeletePolicy(ctx context.Context, params DeletePolicyParams) (*DeletePolicyResponse, error)
+	DeletePolicy(ctx context.Context, params DeletePolicyParams) (*PolicyDeleted, error)
 	// DeleteQuotaRuleSet invokes DeleteQuotaRuleSet operation.
 	//
 	// A team without a set answers 404.
 	//
 	// DELETE /mgmt/openapi/5/dataplan/quota-rules/v1
-	DeleteQuotaRuleSet(ctx context.Context) (*DeleteQuotaRuleSetResponse, error)
+	DeleteQuotaRuleSet(ctx context.Context) (*QuotaRuleSetDeleted, error)
 	// DeleteRecordingRuleSet invokes DeleteRecordingRuleSet operation.
 	//
 	// Delete a recording-rule set.
@@ -441,7 +441,7 @@ type Invoker interface {
 	// Delete an SLO.
 	//
 	// DELETE /mgmt/openapi/4/slo/slos/v1/{id}
-	DeleteSlo(ctx context.Context, params DeleteSloParams) (*DeleteSloResponse, error)
+	DeleteSlo(ctx context.Context, params DeleteSloParams) (*SloDeleted, error)
 	// DeleteView invokes DeleteView operation.
 	//
 	// Delete a view.
@@ -500,7 +500,7 @@ type Invoker interface {
 	// Read one API key.
 	//
 	// GET /mgmt/openapi/5/aaa/api-keys/v3/{key_id}
-	GetApiKey(ctx context.Context, params GetApiKeyParams) (*GetApiKeyResponse, error)
+	GetApiKey(ctx context.Context, params GetApiKeyParams) (*ApiKeyEnvelope, error)
 	// GetCase invokes GetCase operation.
 	//
 	// Get a case.
@@ -513,7 +513,7 @@ type Invoker interface {
 	// (compared to the microsecond); the most recently opened one when several do. 404 when none does.
 	//
 	// POST /mgmt/openapi/5/cases/indicators/v1/get
-	GetCaseByIndicator(ctx context.Context, request *GetCaseByIndicatorRequest) (*CaseResponse, error)
+	GetCaseByIndicator(ctx context.Context, request *CaseByIndicatorInput) (*CaseResponse, error)
 	// GetCaseDeepLinks invokes GetCaseDeepLinks operation.
 	//
 	// Mgmtapi has no web interface, so the one link it has leads to this server's API: `detail` is the
@@ -522,7 +522,7 @@ type Invoker interface {
 	// `impactedEntities` an empty array.
 	//
 	// GET /mgmt/openapi/5/cases/cases/v1/{case_id}/deep-links
-	GetCaseDeepLinks(ctx context.Context, params GetCaseDeepLinksParams) (*GetCaseDeepLinksResponse, error)
+	GetCaseDeepLinks(ctx context.Context, params GetCaseDeepLinksParams) (*CaseDeepLinks, error)
 	// GetCaseEvent invokes GetCaseEvent operation.
 	//
 	// Get one case event.
@@ -536,13 +536,13 @@ type Invoker interface {
 	// no matching case has are absent.
 	//
 	// POST /mgmt/openapi/5/cases/filter-values/v1
-	GetCaseFilterValues(ctx context.Context, request OptGetCaseFilterValuesRequest) (*GetCaseFilterValuesResponse, error)
+	GetCaseFilterValues(ctx context.Context, request OptCaseFilterValuesInput) (*CaseFilterValues, error)
 	// GetCaseGroupingKeys invokes GetCaseGroupingKeys operation.
 	//
 	// Every distinct key of the `groupings` of the team's cases, sorted.
 	//
 	// GET /mgmt/openapi/5/cases/grouping-keys/v1
-	GetCaseGroupingKeys(ctx context.Context) (*GetCaseGroupingKeysResponse, error)
+	GetCaseGroupingKeys(ctx context.Context) (*CaseGroupingKeys, error)
 	// GetCustomRole invokes GetCustomRole operation.
 	//
 	// Read a custom role.
@@ -777,7 +777,7 @@ type Invoker interface {
 	// Read an SLO.
 	//
 	// GET /mgmt/openapi/4/slo/slos/v1/{id}
-	GetSlo(ctx context.Context, params GetSloParams) (*GetSloResponse, error)
+	GetSlo(ctx context.Context, params GetSloParams) (*SloEnvelope, error)
 	// GetSloZeroState invokes GetSloZeroState operation.
 	//
 	// `zeroState` is true while the team has no SLO, false once it has one.
@@ -832,7 +832,7 @@ type Invoker interface {
 	// `…/aaa/send-data-keys/v3` instead. Secret values are never included.
 	//
 	// GET /mgmt/openapi/5/aaa/api-keys/v3/list/all
-	ListApiKeys(ctx context.Context) (*ListApiKeysResponse, error)
+	ListApiKeys(ctx context.Context) (*ApiKeyList, error)
 	// ListCaseEvents invokes ListCaseEvents operation.
 	//
 	// List a case's events, oldest first.
@@ -846,7 +846,7 @@ type Invoker interface {
 	// page.
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1
-	ListCases(ctx context.Context, request OptListCasesRequest) (*ListCasesResponse, error)
+	ListCases(ctx context.Context, request OptCaseListInput) (*CasePage, error)
 	// ListCustomRoles invokes ListCustomRoles operation.
 	//
 	// The team's custom roles, by id. `team_id`, when given, must be the caller's team; any other team
@@ -924,7 +924,7 @@ type Invoker interface {
 	// characters.
 	//
 	// POST /mgmt/openapi/3/integrations/extensions/v1/all
-	ListExtensions(ctx context.Context, request OptListExtensionsRequest) (*ExtensionList, error)
+	ListExtensions(ctx context.Context, request OptExtensionListInput) (*ExtensionList, error)
 	// ListIncidentAggregations invokes ListIncidentAggregations operation.
 	//
 	// Groups the team's incidents that match `filter` by the fields of `group_bys` (all incidents form one
@@ -975,7 +975,7 @@ type Invoker interface {
 	// at a time.
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1
-	ListIncidents(ctx context.Context, request OptListIncidentsRequest) (*ListIncidentsResponse, error)
+	ListIncidents(ctx context.Context, request OptIncidentListInput) (*IncidentPage, error)
 	// ListParsingRuleGroups invokes ListParsingRuleGroups operation.
 	//
 	// Every group of the team, by `order`, then oldest first.
@@ -1017,7 +1017,7 @@ type Invoker interface {
 	// `…/aaa/api-keys/v3/{key_id}` like any key, and is not part of the list of API keys.
 	//
 	// GET /mgmt/openapi/5/aaa/send-data-keys/v3
-	ListSendDataApiKeys(ctx context.Context) (*ListApiKeysResponse, error)
+	ListSendDataApiKeys(ctx context.Context) (*ApiKeyList, error)
 	// ListSlos invokes ListSlos operation.
 	//
 	// The team's SLOs that match every item of the query object `filters` (all of them when it is absent),
@@ -1042,7 +1042,7 @@ type Invoker interface {
 	//    (`filters=[{"field":{"sloType":true},"predicate":{"is":{"typeValues":{"values":["SLO_TYPE_WINDOW"]}}}}]`).
 	//
 	// GET /mgmt/openapi/4/slo/slos/v1
-	ListSlos(ctx context.Context) (*ListSlosResponse, error)
+	ListSlos(ctx context.Context) (*SloList, error)
 	// ListSystemRoles invokes ListSystemRoles operation.
 	//
 	// The roles every team has, which custom roles derive from: `admin` (every permission), `member`
@@ -1078,13 +1078,13 @@ type Invoker interface {
 	// As the span-policy overwrite, for log policies.
 	//
 	// PUT /mgmt/openapi/5/dataplans/log-policies/v1
-	OverwriteLogPolicies(ctx context.Context, request *OverwriteLogPoliciesRequest) (*OverwritePoliciesResponse, error)
+	OverwriteLogPolicies(ctx context.Context, request *LogPoliciesInput) (*OverwritePoliciesResponse, error)
 	// OverwriteRumPolicies invokes OverwriteRumPolicies operation.
 	//
 	// As the span-policy overwrite, for RUM policies.
 	//
 	// PUT /mgmt/openapi/5/dataplans/rum-policies/v1
-	OverwriteRumPolicies(ctx context.Context, request *OverwriteRumPoliciesRequest) (*OverwritePoliciesResponse, error)
+	OverwriteRumPolicies(ctx context.Context, request *RumPoliciesInput) (*OverwritePoliciesResponse, error)
 	// OverwriteSpanPolicies invokes OverwriteSpanPolicies operation.
 	//
 	// In one transaction, deletes every span policy of the team and creates the given ones in the given
@@ -1092,7 +1092,7 @@ type Invoker interface {
 	// as they were.
 	//
 	// PUT /mgmt/openapi/4/dataplans/span-policies/v1
-	OverwriteSpanPolicies(ctx context.Context, request *OverwriteSpanPoliciesRequest) (*OverwritePoliciesResponse, error)
+	OverwriteSpanPolicies(ctx context.Context, request *SpanPoliciesInput) (*OverwritePoliciesResponse, error)
 	// PinDashboard invokes PinDashboard operation.
 	//
 	// Adds the dashboard to the calling API key's pinned dashboards (its favourites; the catalog answers
@@ -1120,7 +1120,7 @@ type Invoker interface {
 	// numbered 1, 2, … in the order of the given values.
 	//
 	// POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
-	ReorderPolicies(ctx context.Context, request *ReorderPoliciesRequest) (*PolicyOrders, error)
+	ReorderPolicies(ctx context.Context, request *PolicyOrderInput) (*PolicyOrders, error)
 	// ReplaceCustomPreset invokes ReplaceCustomPreset operation.
 	//
 	// Replaces the custom preset `preset.id` with the given one, filling omitted fields as the create
@@ -1142,7 +1142,7 @@ type Invoker interface {
 	// default dashboard leaves the team without one.
 	//
 	// PUT /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/default
-	ReplaceDefaultDashboard(ctx context.Context, request *ReplaceDefaultDashboardRequest, params ReplaceDefaultDashboardParams) error
+	ReplaceDefaultDashboard(ctx context.Context, request *DefaultDashboardInput, params ReplaceDefaultDashboardParams) error
 	// ReplaceE2M invokes ReplaceE2M operation.
 	//
 	// The rule named by the body's `id` (either hex case; required) becomes the body, under the same
@@ -1176,7 +1176,7 @@ type Invoker interface {
 	// `revision.updateTime` and `updateTime` become the time of the replace.
 	//
 	// PUT /mgmt/openapi/4/slo/slos/v1
-	ReplaceSlo(ctx context.Context, request *Slo, params ReplaceSloParams) (*ReplaceSloResponse, error)
+	ReplaceSlo(ctx context.Context, request *Slo, params ReplaceSloParams) (*SloReplaced, error)
 	// ReplaceView invokes ReplaceView operation.
 	//
 	// The view becomes the request body (same rules as the create); its id stays.
@@ -1194,7 +1194,7 @@ type Invoker interface {
 	// Resolve a case, with an optional reason.
 	//
 	// PUT /mgmt/openapi/5/cases/resolved/v1/{case_id}
-	ResolveCase(ctx context.Context, request OptResolveCaseRequest, params ResolveCaseParams) (*CaseResponse, error)
+	ResolveCase(ctx context.Context, request OptCaseResolveInput, params ResolveCaseParams) (*CaseResponse, error)
 	// ResolveIncidentByEventID invokes ResolveIncidentByEventID operation.
 	//
 	// As resolving incidents by id.
@@ -1214,7 +1214,7 @@ type Invoker interface {
 	// nothing. A closed case cannot change (409).
 	//
 	// PUT /mgmt/openapi/5/cases/priority-override/v1/{case_id}
-	SetCasePriorityOverride(ctx context.Context, request *SetCasePriorityOverrideRequest, params SetCasePriorityOverrideParams) (*CaseResponse, error)
+	SetCasePriorityOverride(ctx context.Context, request *CasePriorityOverrideInput, params SetCasePriorityOverrideParams) (*CaseResponse, error)
 	// SetCustomPresetAsDefault invokes SetCustomPresetAsDefault operation.
 	//
 	// The custom preset becomes the team's default preset for its (`connectorType`, `entityType`) pair,
@@ -1266,7 +1266,7 @@ type Invoker interface {
 	// An extension not deployed in the team is a 404.
 	//
 	// DELETE /mgmt/openapi/3/integrations/extensions/v1/deployed
-	UndeployExtension(ctx context.Context, request *UndeployExtensionRequest) (*UndeployExtensionResponse, error)
+	UndeployExtension(ctx context.Context, request *ExtensionUndeployInput) (*ExtensionUndeployment, error)
 	// UnpinDashboard invokes UnpinDashboard operation.
 	//
 	// Removes the dashboard from the calling key's pinned dashboards; unpinning a dashboard that is not
@@ -1281,7 +1281,7 @@ type Invoker interface {
 	// with the key.
 	//
 	// PUT /mgmt/openapi/5/aaa/api-keys/v3/{key_id}
-	UpdateApiKey(ctx context.Context, request *UpdateApiKeyRequest, params UpdateApiKeyParams) error
+	UpdateApiKey(ctx context.Context, request *ApiKeyUpdateInput, params UpdateApiKeyParams) error
 	// UpdateCase invokes UpdateCase operation.
 	//
 	// Each field that is present is changed and records its event (`titleChangedEvent`,
@@ -1289,7 +1289,7 @@ type Invoker interface {
 	// `CASE_PRIORITY_UNSPECIFIED` removes the override. A closed case cannot change (409).
 	//
 	// PUT /mgmt/openapi/5/cases/cases/v1/{case_id}
-	UpdateCase(ctx context.Context, request *UpdateCaseRequest, params UpdateCaseParams) (*CaseResponse, error)
+	UpdateCase(ctx context.Context, request *CaseUpdateInput, params UpdateCaseParams) (*CaseResponse, error)
 	// UpdateCaseComment invokes UpdateCaseComment operation.
 	//
 	// Replaces the text and attachments of a comment event; `updateTime` records when. Only comment events
@@ -1335,7 +1335,7 @@ type Invoker interface {
 	// never changes: a rules object of another type is a 400.
 	//
 	// PUT /mgmt/openapi/5/dataplans/policies/v1
-	UpdatePolicy(ctx context.Context, request *UpdatePolicyRequest) (*PolicyResponse, error)
+	UpdatePolicy(ctx context.Context, request *PolicyUpdateInput) (*PolicyResponse, error)
 	// UpdateRecordingRuleSet invokes UpdateRecordingRuleSet operation.
 	//
 	// The set's name and groups become exactly those of the body, under the same rules as create.
@@ -1755,12 +1755,12 @@ func (c *Client) sendActivateRetentionTags(ctx context.Context) (res *RetentionT
 // The key holds every permission; its value is shown once, in this answer.
 //
 // POST /admin/v1/teams
-func (c *Client) AdminCreateTeam(ctx context.Context, request *AdminCreateTeamRequest) (*AdminCreateTeamResponse, error) {
+func (c *Client) AdminCreateTeam(ctx context.Context, request *AdminTeamInput) (*AdminTeamCreated, error) {
 	res, err := c.sendAdminCreateTeam(ctx, request)
 	return res, err
 }
 
-func (c *Client) sendAdminCreateTeam(ctx context.Context, request *AdminCreateTeamRequest) (res *AdminCreateTeamResponse, err error) {
+func (c *Client) sendAdminCreateTeam(ctx context.Context, request *AdminTeamInput) (res *AdminTeamCreated, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -2029,12 +2029,12 @@ func (c *Client) sendAdminImportUsage(ctx context.Context, request *UsageImport,
 // List every team.
 //
 // GET /admin/v1/teams
-func (c *Client) AdminListTeams(ctx context.Context) (*AdminListTeamsResponse, error) {
+func (c *Client) AdminListTeams(ctx context.Context) (*AdminTeamList, error) {
 	res, err := c.sendAdminListTeams(ctx)
 	return res, err
 }
 
-func (c *Client) sendAdminListTeams(ctx context.Context) (res *AdminListTeamsResponse, err error) {
+func (c *Client) sendAdminListTeams(ctx context.Context) (res *AdminTeamList, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -2203,12 +2203,12 @@ func (c *Client) sendAdminSetCaseKPIs(ctx context.Context, request *CaseKPIThres
 // Assign a case to a user.
 //
 // POST /mgmt/openapi/5/cases/assigned/v1/{case_id}
-func (c *Client) AssignCase(ctx context.Context, request *AssignCaseRequest, params AssignCaseParams) (*CaseResponse, error) {
+func (c *Client) AssignCase(ctx context.Context, request *CaseAssignInput, params AssignCaseParams) (*CaseResponse, error) {
 	res, err := c.sendAssignCase(ctx, request, params)
 	return res, err
 }
 
-func (c *Client) sendAssignCase(ctx context.Context, request *AssignCaseRequest, params AssignCaseParams) (res *CaseResponse, err error) {
+func (c *Client) sendAssignCase(ctx context.Context, request *CaseAssignInput, params AssignCaseParams) (res *CaseResponse, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
@@ -2307,12 +2307,12 @@ func (c *Client) sendAssignCase(ctx context.Context, request *AssignCaseRequest,
 // (`updatedAt`, updater).
 //
 // POST /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/folder
-func (c *Client) AssignDashboardFolder(ctx context.Context, request *AssignDashboardFolderRequest, params AssignDashboardFolderParams) error {
+func (c *Client) AssignDashboardFolder(ctx context.Context, request *DashboardFolderAssignInput, params AssignDashboardFolderParams) error {
 	_, err := c.sendAssignDashboardFolder(ctx, request, params)
 	return err
 }
 
-func (c *Client) sendAssignDashboardFolder(ctx context.Context, request *AssignDashboardFolderRequest, params AssignDashboardFolderParams) (res *EmptyObject, err error) {
+func (c *Client) sendAssignDashboardFolder(ctx context.Context, request *DashboardFolderAssignInput, params AssignDashboardFolderParams) (res *EmptyObject, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [3]string
@@ -2405,12 +2405,12 @@ func (c *Client) sendAssignDashboardFolder(ctx context.Context, request *AssignD
 // All or nothing; an unknown id is a 404.
 //
 // POST /mgmt/openapi/5/incidents/incidents/v1/all/by-user
-func (c *Client) AssignIncidents(ctx context.Context, request *AssignIncidentsRequest) (*IncidentsResponse, error) {
+func (c *Client) AssignIncidents(ctx context.Context, request *IncidentAssignInput) (*IncidentsResponse, error) {
 	res, err := c.sendAssignIncidents(ctx, request)
 	return res, err
 }
 
-func (c *Client) sendAssignIncidents(ctx context.Context, request *AssignIncidentsRequest) (res *IncidentsResponse, err error) {
+func (c *Client) sendAssignIncidents(ctx context.Context, request *IncidentAssignInput) (res *IncidentsResponse, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -2654,12 +2654,12 @@ func (c *Client) sendBatchExecuteSlos(ctx context.Context, request *BatchExecute
 // Get incidents by id.
 //
 // GET /mgmt/openapi/5/incidents/incidents/v1
-func (c *Client) BatchGetIncidents(ctx context.Context, params BatchGetIncidentsParams) (*BatchGetIncidentsResponse, error) {
+func (c *Client) BatchGetIncidents(ctx context.Context, params BatchGetIncidentsParams) (*IncidentBatch, error) {
 	res, err := c.sendBatchGetIncidents(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendBatchGetIncidents(ctx context.Context, params BatchGetIncidentsParams) (res *BatchGetIncidentsResponse, err error) {
+func (c *Client) sendBatchGetIncidents(ctx context.Context, params BatchGetIncidentsParams) (res *IncidentBatch, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -2759,12 +2759,12 @@ func (c *Client) sendBatchGetIncidents(ctx context.Context, params BatchGetIncid
 // Answers the presets found, by id, and the requested ids that name no preset.
 //
 // GET /mgmt/openapi/5/notifications/notification-center/v1/presets
-func (c *Client) BatchGetPresets(ctx context.Context, params BatchGetPresetsParams) (*BatchGetPresetsResponse, error) {
+func (c *Client) BatchGetPresets(ctx context.Context, params BatchGetPresetsParams) (*PresetBatch, error) {
 	res, err := c.sendBatchGetPresets(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendBatchGetPresets(ctx context.Context, params BatchGetPresetsParams) (res *BatchGetPresetsResponse, err error) {
+func (c *Client) sendBatchGetPresets(ctx context.Context, params BatchGetPresetsParams) (res *PresetBatch, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -2869,12 +2869,12 @@ func (c *Client) sendBatchGetPresets(ctx context.Context, params BatchGetPresets
 // ids of other teams' SLOs and ids that are not UUIDs.
 //
 // GET /mgmt/openapi/3/v1/slo/slos:batchGet
-func (c *Client) BatchGetSlos(ctx context.Context, params BatchGetSlosParams) (*BatchGetSlosResponse, error) {
+func (c *Client) BatchGetSlos(ctx context.Context, params BatchGetSlosParams) (*SloBatch, error) {
 	res, err := c.sendBatchGetSlos(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendBatchGetSlos(ctx context.Context, params BatchGetSlosParams) (res *BatchGetSlosResponse, err error) {
+func (c *Client) sendBatchGetSlos(ctx context.Context, params BatchGetSlosParams) (res *SloBatch, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -2979,12 +2979,12 @@ func (c *Client) sendBatchGetSlos(ctx context.Context, params BatchGetSlosParams
 // `notFoundIds` the ids that name none of the team's SLOs.
 //
 // GET /mgmt/openapi/5/slo/slos/v1/all/list
-func (c *Client) BatchGetSlosByList(ctx context.Context, params BatchGetSlosByListParams) (*BatchGetSlosResponse, error) {
+func (c *Client) BatchGetSlosByList(ctx context.Context, params BatchGetSlosByListParams) (*SloBatch, error) {
 	res, err := c.sendBatchGetSlosByList(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendBatchGetSlosByList(ctx context.Context, params BatchGetSlosByListParams) (res *BatchGetSlosResponse, err error) {
+func (c *Client) sendBatchGetSlosByList(ctx context.Context, params BatchGetSlosByListParams) (res *SloBatch, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -3090,12 +3090,12 @@ func (c *Client) sendBatchGetSlosByList(ctx context.Context, params BatchGetSlos
 // `ids`, once each.
 //
 // POST /mgmt/openapi/5/cases/acknowledged/v1
-func (c *Client) BulkAcknowledgeCases(ctx context.Context, request *BulkAcknowledgeCasesRequest) (*BulkCasesResponse, error) {
+func (c *Client) BulkAcknowledgeCases(ctx context.Context, request *CaseBulkAcknowledgeInput) (*BulkCasesResponse, error) {
 	res, err := c.sendBulkAcknowledgeCases(ctx, request)
 	return res, err
 }
 
-func (c *Client) sendBulkAcknowledgeCases(ctx context.Context, request *BulkAcknowledgeCasesRequest) (res *BulkCasesResponse, err error) {
+func (c *Client) sendBulkAcknowledgeCases(ctx context.Context, request *CaseBulkAcknowledgeInput) (res *BulkCasesResponse, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -3170,12 +3170,12 @@ func (c *Client) sendBulkAcknowledgeCases(ctx context.Context, request *BulkAckn
 // the team, 409 for a closed case; then nothing changes).
 //
 // PUT /mgmt/openapi/5/cases/assigned/v1
-func (c *Client) BulkAssignCases(ctx context.Context, request *BulkAssignCasesRequest) (*BulkCasesResponse, error) {
+func (c *Client) BulkAssignCases(ctx context.Context, request *CaseBulkAssignInput) (*BulkCasesResponse, error) {
 	res, err := c.sendBulkAssignCases(ctx, request)
 	return res, err
 }
 
-func (c *Client) sendBulkAssignCases(ctx context.Context, request *BulkAssignCasesRequest) (res *BulkCasesResponse, err error) {
+func (c *Client) sendBulkAssignCases(ctx context.Context, request *CaseBulkAssignInput) (res *BulkCasesResponse, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -3539,12 +3539,12 @@ func (c *Client) sendBulkDeleteParsingRuleGroups(ctx context.Context, params Bul
 // Applies the single resolve (with the same `reason`) to each listed case, all or nothing.
 //
 // POST /mgmt/openapi/5/cases/resolved/v1
-func (c *Client) BulkResolveCases(ctx context.Context, request *BulkResolveCasesRequest) (*BulkCasesResponse, error) {
+func (c *Client) BulkResolveCases(ctx context.Context, request *CaseBulkResolveInput) (*BulkCasesResponse, error) {
 	res, err := c.sendBulkResolveCases(ctx, request)
 	return res, err
 }
 
-func (c *Client) sendBulkResolveCases(ctx context.Context, request *BulkResolveCasesRequest) (res *BulkCasesResponse, err error) {
+func (c *Client) sendBulkResolveCases(ctx context.Context, request *CaseBulkResolveInput) (res *BulkCasesResponse, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -3618,12 +3618,12 @@ func (c *Client) sendBulkResolveCases(ctx context.Context, request *BulkResolveC
 // Applies the single priority override to each listed case, all or nothing.
 //
 // POST /mgmt/openapi/5/cases/priority-override/v1
-func (c *Client) BulkSetCasePriorityOverride(ctx context.Context, request *BulkSetCasePriorityOverrideRequest) (*BulkCasesResponse, error) {
+func (c *Client) BulkSetCasePriorityOverride(ctx context.Context, request *CaseBulkPriorityOverrideInput) (*BulkCasesResponse, error) {
 	res, err := c.sendBulkSetCasePriorityOverride(ctx, request)
 	return res, err
 }
 
-func (c *Client) sendBulkSetCasePriorityOverride(ctx context.Context, request *BulkSetCasePriorityOverrideRequest) (res *BulkCasesResponse, err error) {
+func (c *Client) sendBulkSetCasePriorityOverride(ctx context.Context, request *CaseBulkPriorityOverrideInput) (res *BulkCasesResponse, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -4326,12 +4326,12 @@ func (c *Client) sendCountIncidentEvents(ctx context.Context) (res *IncidentEven
 // send-data key: it authenticates only ingestion (see `…/aaa/send-data-keys/v3`).
 //
 // POST /mgmt/openapi/4/aaa/api-keys/v3
-func (c *Client) CreateApiKey(ctx context.Context, request *CreateApiKeyRequest) (*CreateApiKeyResponse, error) {
+func (c *Client) CreateApiKey(ctx context.Context, request *ApiKeyCreateInput) (*ApiKeyCreated, error) {
 	res, err := c.sendCreateApiKey(ctx, request)
 	return res, err
 }
 
-func (c *Client) sendCreateApiKey(ctx context.Context, request *CreateApiKeyRequest) (res *CreateApiKeyResponse, err error) {
+func (c *Client) sendCreateApiKey(ctx context.Context, request *ApiKeyCreateInput) (res *ApiKeyCreated, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -4921,12 +4921,12 @@ func (c *Client) sendCreateParsingRuleGroup(ctx context.Context, request *Parsin
 // and changes nothing.
 //
 // POST /mgmt/openapi/3/dataplans/policies/v1
-func (c *Client) CreatePolicy(ctx context.Context, request *CreatePolicyRequest) (*PolicyResponse, error) {
+func (c *Client) CreatePolicy(ctx context.Context, request *PolicyCreateInput) (*PolicyResponse, error) {
 	res, err := c.sendCreatePolicy(ctx, request)
 	return res, err
 }
 
-func (c *Client) sendCreatePolicy(ctx context.Context, request *CreatePolicyRequest) (res *PolicyResponse, err error) {
+func (c *Client) sendCreatePolicy(ctx context.Context, request *PolicyCreateInput) (res *PolicyResponse, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -5166,12 +5166,12 @@ func (c *Client) sendCreateRecordingRuleSet(ctx context.Context, request *Record
 // with an `apmSli` or `apmSliMetadata`).
 //
 // POST /mgmt/openapi/4/slo/slos/v1
-func (c *Client) CreateSlo(ctx context.Context, request *Slo, params CreateSloParams) (*CreateSloResponse, error) {
+func (c *Client) CreateSlo(ctx context.Context, request *Slo, params CreateSloParams) (*SloCreated, error) {
 	res, err := c.sendCreateSlo(ctx, request, params)
 	return res, err
 }
 
-func (c *Client) sendCreateSlo(ctx context.Context, request *Slo, params CreateSloParams) (res *CreateSloResponse, err error) {
+func (c *Client) sendCreateSlo(ctx context.Context, request *Slo, params CreateSloParams) (res *SloCreated, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -5623,7 +5623,7 @@ func (c *Client) DeleteCustomPreset(ctx context.Context, params DeleteCustomPres
 	return err
 }
 
-func (c *Client) sendDeleteCustomPreset(ctx context.Context, params DeleteCustomPresetParams) (res *DeleteCustomPresetResponse, err error) {
+func (c *Client) sendDeleteCustomPreset(ctx context.Context, params DeleteCustomPresetParams) (res *PresetDeleted, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
@@ -6116,12 +6116,12 @@ func (c *Client) sendDeleteParsingRuleGroup(ctx context.Context, params DeletePa
 // The policies after it of the same data type move up one place.
 //
 // DELETE /mgmt/openapi/5/dataplans/policies/v1/{id}
-func (c *Client) DeletePolicy(ctx context.Context, params DeletePolicyParams) (*DeletePolicyResponse, error) {
+func (c *Client) DeletePolicy(ctx context.Context, params DeletePolicyParams) (*PolicyDeleted, error) {
 	res, err := c.sendDeletePolicy(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendDeletePolicy(ctx context.Context, params DeletePolicyParams) (res *DeletePolicyResponse, err error) {
+func (c *Client) sendDeletePolicy(ctx context.Context, params DeletePolicyParams) (res *PolicyDeleted, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
@@ -6213,12 +6213,12 @@ func (c *Client) sendDeletePolicy(ctx context.Context, params DeletePolicyParams
 // A team without a set answers 404.
 //
 // DELETE /mgmt/openapi/5/dataplan/quota-rules/v1
-func (c *Client) DeleteQuotaRuleSet(ctx context.Context) (*DeleteQuotaRuleSetResponse, error) {
+func (c *Client) DeleteQuotaRuleSet(ctx context.Context) (*QuotaRuleSetDeleted, error) {
 	res, err := c.sendDeleteQuotaRuleSet(ctx)
 	return res, err
 }
 
-func (c *Client) sendDeleteQuotaRuleSet(ctx context.Context) (res *DeleteQuotaRuleSetResponse, err error) {
+func (c *Client) sendDeleteQuotaRuleSet(ctx context.Context) (res *QuotaRuleSetDeleted, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -6476,12 +6476,12 @@ func (c *Client) sendDeleteRecordingRuleSetByQuery(ctx context.Context, params D
 // Delete an SLO.
 //
 // DELETE /mgmt/openapi/4/slo/slos/v1/{id}
-func (c *Client) DeleteSlo(ctx context.Context, params DeleteSloParams) (*DeleteSloResponse, error) {
+func (c *Client) DeleteSlo(ctx context.Context, params DeleteSloParams) (*SloDeleted, error) {
 	res, err := c.sendDeleteSlo(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendDeleteSlo(ctx context.Context, params DeleteSloParams) (res *DeleteSloResponse, err error) {
+func (c *Client) sendDeleteSlo(ctx context.Context, params DeleteSloParams) (res *SloDeleted, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
@@ -7069,12 +7069,12 @@ func (c *Client) sendForecastPolicyUsage(ctx context.Context, request *PolicyFor
 // Read one API key.
 //
 // GET /mgmt/openapi/5/aaa/api-keys/v3/{key_id}
-func (c *Client) GetApiKey(ctx context.Context, params GetApiKeyParams) (*GetApiKeyResponse, error) {
+func (c *Client) GetApiKey(ctx context.Context, params GetApiKeyParams) (*ApiKeyEnvelope, error) {
 	res, err := c.sendGetApiKey(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendGetApiKey(ctx context.Context, params GetApiKeyParams) (res *GetApiKeyResponse, err error) {
+func (c *Client) sendGetApiKey(ctx context.Context, params GetApiKeyParams) (res *ApiKeyEnvelope, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
@@ -7261,12 +7261,12 @@ func (c *Client) sendGetCase(ctx context.Context, params GetCaseParams) (res *Ca
 // (compared to the microsecond); the most recently opened one when several do. 404 when none does.
 //
 // POST /mgmt/openapi/5/cases/indicators/v1/get
-func (c *Client) GetCaseByIndicator(ctx context.Context, request *GetCaseByIndicatorRequest) (*CaseResponse, error) {
+func (c *Client) GetCaseByIndicator(ctx context.Context, request *CaseByIndicatorInput) (*CaseResponse, error) {
 	res, err := c.sendGetCaseByIndicator(ctx, request)
 	return res, err
 }
 
-func (c *Client) sendGetCaseByIndicator(ctx context.Context, request *GetCaseByIndicatorRequest) (res *CaseResponse, err error) {
+func (c *Client) sendGetCaseByIndicator(ctx context.Context, request *CaseByIndicatorInput) (res *CaseResponse, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -7343,12 +7343,12 @@ func (c *Client) sendGetCaseByIndicator(ctx context.Context, request *GetCaseByI
 // `impactedEntities` an empty array.
 //
 // GET /mgmt/openapi/5/cases/cases/v1/{case_id}/deep-links
-func (c *Client) GetCaseDeepLinks(ctx context.Context, params GetCaseDeepLinksParams) (*GetCaseDeepLinksResponse, error) {
+func (c *Client) GetCaseDeepLinks(ctx context.Context, params GetCaseDeepLinksParams) (*CaseDeepLinks, error) {
 	res, err := c.sendGetCaseDeepLinks(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendGetCaseDeepLinks(ctx context.Context, params GetCaseDeepLinksParams) (res *GetCaseDeepLinksResponse, err error) {
+func (c *Client) sendGetCaseDeepLinks(ctx context.Context, params GetCaseDeepLinksParams) (res *CaseDeepLinks, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [3]string
@@ -7540,12 +7540,12 @@ func (c *Client) sendGetCaseEvent(ctx context.Context, params GetCaseEventParams
 // no matching case has are absent.
 //
 // POST /mgmt/openapi/5/cases/filter-values/v1
-func (c *Client) GetCaseFilterValues(ctx context.Context, request OptGetCaseFilterValuesRequest) (*GetCaseFilterValuesResponse, error) {
+func (c *Client) GetCaseFilterValues(ctx context.Context, request OptCaseFilterValuesInput) (*CaseFilterValues, error) {
 	res, err := c.sendGetCaseFilterValues(ctx, request)
 	return res, err
 }
 
-func (c *Client) sendGetCaseFilterValues(ctx context.Context, request OptGetCaseFilterValuesRequest) (res *GetCaseFilterValuesResponse, err error) {
+func (c *Client) sendGetCaseFilterValues(ctx context.Context, request OptCaseFilterValuesInput) (res *CaseFilterValues, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -7619,12 +7619,12 @@ func (c *Client) sendGetCaseFilterValues(ctx context.Context, request OptGetCase
 // Every distinct key of the `groupings` of the team's cases, sorted.
 //
 // GET /mgmt/openapi/5/cases/grouping-keys/v1
-func (c *Client) GetCaseGroupingKeys(ctx context.Context) (*GetCaseGroupingKeysResponse, error) {
+func (c *Client) GetCaseGroupingKeys(ctx context.Context) (*CaseGroupingKeys, error) {
 	res, err := c.sendGetCaseGroupingKeys(ctx)
 	return res, err
 }
 
-func (c *Client) sendGetCaseGroupingKeys(ctx context.Context) (res *GetCaseGroupingKeysResponse, err error) {
+func (c *Client) sendGetCaseGroupingKeys(ctx context.Context) (res *CaseGroupingKeys, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -10285,12 +10285,12 @@ func (c *Client) sendGetRetentionTagsEnabled(ctx context.Context) (res *Retentio
 // Read an SLO.
 //
 // GET /mgmt/openapi/4/slo/slos/v1/{id}
-func (c *Client) GetSlo(ctx context.Context, params GetSloParams) (*GetSloResponse, error) {
+func (c *Client) GetSlo(ctx context.Context, params GetSloParams) (*SloEnvelope, error) {
 	res, err := c.sendGetSlo(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendGetSlo(ctx context.Context, params GetSloParams) (res *GetSloResponse, err error) {
+func (c *Client) sendGetSlo(ctx context.Context, params GetSloParams) (res *SloEnvelope, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
@@ -10967,12 +10967,12 @@ func (c *Client) sendIngestAlertmanager(ctx context.Context, request *Alertmanag
 // `…/aaa/send-data-keys/v3` instead. Secret values are never included.
 //
 // GET /mgmt/openapi/5/aaa/api-keys/v3/list/all
-func (c *Client) ListApiKeys(ctx context.Context) (*ListApiKeysResponse, error) {
+func (c *Client) ListApiKeys(ctx context.Context) (*ApiKeyList, error) {
 	res, err := c.sendListApiKeys(ctx)
 	return res, err
 }
 
-func (c *Client) sendListApiKeys(ctx context.Context) (res *ListApiKeysResponse, err error) {
+func (c *Client) sendListApiKeys(ctx context.Context) (res *ApiKeyList, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -11143,12 +11143,12 @@ func (c *Client) sendListCaseEvents(ctx context.Context, params ListCaseEventsPa
 // page.
 //
 // POST /mgmt/openapi/5/cases/cases/v1
-func (c *Client) ListCases(ctx context.Context, request OptListCasesRequest) (*ListCasesResponse, error) {
+func (c *Client) ListCases(ctx context.Context, request OptCaseListInput) (*CasePage, error) {
 	res, err := c.sendListCases(ctx, request)
 	return res, err
 }
 
-func (c *Client) sendListCases(ctx context.Context, request OptListCasesRequest) (res *ListCasesResponse, err error) {
+func (c *Client) sendListCases(ctx context.Context, request OptCaseListInput) (res *CasePage, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -11912,12 +11912,12 @@ func (c *Client) sendListEntityTypes(ctx context.Context) (res *EntityTypeList, 
 // characters.
 //
 // POST /mgmt/openapi/3/integrations/extensions/v1/all
-func (c *Client) ListExtensions(ctx context.Context, request OptListExtensionsRequest) (*ExtensionList, error) {
+func (c *Client) ListExtensions(ctx context.Context, request OptExtensionListInput) (*ExtensionList, error) {
 	res, err := c.sendListExtensions(ctx, request)
 	return res, err
 }
 
-func (c *Client) sendListExtensions(ctx context.Context, request OptListExtensionsRequest) (res *ExtensionList, err error) {
+func (c *Client) sendListExtensions(ctx context.Context, request OptExtensionListInput) (res *ExtensionList, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -12375,12 +12375,12 @@ func (c *Client) sendListIncidentEventsFeed(ctx context.Context) (res *IncidentE
 // at a time.
 //
 // POST /mgmt/openapi/5/incidents/incidents/v1
-func (c *Client) ListIncidents(ctx context.Context, request OptListIncidentsRequest) (*ListIncidentsResponse, error) {
+func (c *Client) ListIncidents(ctx context.Context, request OptIncidentListInput) (*IncidentPage, error) {
 	res, err := c.sendListIncidents(ctx, request)
 	return res, err
 }
 
-func (c *Client) sendListIncidents(ctx context.Context, request OptListIncidentsRequest) (res *ListIncidentsResponse, err error) {
+func (c *Client) sendListIncidents(ctx context.Context, request OptIncidentListInput) (res *IncidentPage, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -12914,12 +12914,12 @@ func (c *Client) sendListRetentionTags(ctx context.Context) (res *RetentionTagLi
 // `…/aaa/api-keys/v3/{key_id}` like any key, and is not part of the list of API keys.
 //
 // GET /mgmt/openapi/5/aaa/send-data-keys/v3
-func (c *Client) ListSendDataApiKeys(ctx context.Context) (*ListApiKeysResponse, error) {
+func (c *Client) ListSendDataApiKeys(ctx context.Context) (*ApiKeyList, error) {
 	res, err := c.sendListSendDataApiKeys(ctx)
 	return res, err
 }
 
-func (c *Client) sendListSendDataApiKeys(ctx context.Context) (res *ListApiKeysResponse, err error) {
+func (c *Client) sendListSendDataApiKeys(ctx context.Context) (res *ApiKeyList, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -13009,12 +13009,12 @@ func (c *Client) sendListSendDataApiKeys(ctx context.Context) (res *ListApiKeysR
 //     (`filters=[{"field":{"sloType":true},"predicate":{"is":{"typeValues":{"values":["SLO_TYPE_WINDOW"]}}}}]`).
 //
 // GET /mgmt/openapi/4/slo/slos/v1
-func (c *Client) ListSlos(ctx context.Context) (*ListSlosResponse, error) {
+func (c *Client) ListSlos(ctx context.Context) (*SloList, error) {
 	res, err := c.sendListSlos(ctx)
 	return res, err
 }
 
-func (c *Client) sendListSlos(ctx context.Context) (res *ListSlosResponse, err error) {
+func (c *Client) sendListSlos(ctx context.Context) (res *SloList, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -13395,12 +13395,12 @@ func (c *Client) sendListViews(ctx context.Context) (res *ViewList, err error) {
 // As the span-policy overwrite, for log policies.
 //
 // PUT /mgmt/openapi/5/dataplans/log-policies/v1
-func (c *Client) OverwriteLogPolicies(ctx context.Context, request *OverwriteLogPoliciesRequest) (*OverwritePoliciesResponse, error) {
+func (c *Client) OverwriteLogPolicies(ctx context.Context, request *LogPoliciesInput) (*OverwritePoliciesResponse, error) {
 	res, err := c.sendOverwriteLogPolicies(ctx, request)
 	return res, err
 }
 
-func (c *Client) sendOverwriteLogPolicies(ctx context.Context, request *OverwriteLogPoliciesRequest) (res *OverwritePoliciesResponse, err error) {
+func (c *Client) sendOverwriteLogPolicies(ctx context.Context, request *LogPoliciesInput) (res *OverwritePoliciesResponse, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -13474,12 +13474,12 @@ func (c *Client) sendOverwriteLogPolicies(ctx context.Context, request *Overwrit
 // As the span-policy overwrite, for RUM policies.
 //
 // PUT /mgmt/openapi/5/dataplans/rum-policies/v1
-func (c *Client) OverwriteRumPolicies(ctx context.Context, request *OverwriteRumPoliciesRequest) (*OverwritePoliciesResponse, error) {
+func (c *Client) OverwriteRumPolicies(ctx context.Context, request *RumPoliciesInput) (*OverwritePoliciesResponse, error) {
 	res, err := c.sendOverwriteRumPolicies(ctx, request)
 	return res, err
 }
 
-func (c *Client) sendOverwriteRumPolicies(ctx context.Context, request *OverwriteRumPoliciesRequest) (res *OverwritePoliciesResponse, err error) {
+func (c *Client) sendOverwriteRumPolicies(ctx context.Context, request *RumPoliciesInput) (res *OverwritePoliciesResponse, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -13555,12 +13555,12 @@ func (c *Client) sendOverwriteRumPolicies(ctx context.Context, request *Overwrit
 // as they were.
 //
 // PUT /mgmt/openapi/4/dataplans/span-policies/v1
-func (c *Client) OverwriteSpanPolicies(ctx context.Context, request *OverwriteSpanPoliciesRequest) (*OverwritePoliciesResponse, error) {
+func (c *Client) OverwriteSpanPolicies(ctx context.Context, request *SpanPoliciesInput) (*OverwritePoliciesResponse, error) {
 	res, err := c.sendOverwriteSpanPolicies(ctx, request)
 	return res, err
 }
 
-func (c *Client) sendOverwriteSpanPolicies(ctx context.Context, request *OverwriteSpanPoliciesRequest) (res *OverwritePoliciesResponse, err error) {
+func (c *Client) sendOverwriteSpanPolicies(ctx context.Context, request *SpanPoliciesInput) (res *OverwritePoliciesResponse, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -13837,12 +13837,12 @@ func (c *Client) sendQueryDataUsage(ctx context.Context, request *UsageQuery) (r
 // numbered 1, 2, … in the order of the given values.
 //
 // POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
-func (c *Client) ReorderPolicies(ctx context.Context, request *ReorderPoliciesRequest) (*PolicyOrders, error) {
+func (c *Client) ReorderPolicies(ctx context.Context, request *PolicyOrderInput) (*PolicyOrders, error) {
 	res, err := c.sendReorderPolicies(ctx, request)
 	return res, err
 }
 
-func (c *Client) sendReorderPolicies(ctx context.Context, request *ReorderPoliciesRequest) (res *PolicyOrders, err error) {
+func (c *Client) sendReorderPolicies(ctx context.Context, request *PolicyOrderInput) (res *PolicyOrders, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -14078,12 +14078,12 @@ func (c *Client) sendReplaceDashboard(ctx context.Context, request *DashboardWri
 // default dashboard leaves the team without one.
 //
 // PUT /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/default
-func (c *Client) ReplaceDefaultDashboard(ctx context.Context, request *ReplaceDefaultDashboardRequest, params ReplaceDefaultDashboardParams) error {
+func (c *Client) ReplaceDefaultDashboard(ctx context.Context, request *DefaultDashboardInput, params ReplaceDefaultDashboardParams) error {
 	_, err := c.sendReplaceDefaultDashboard(ctx, request, params)
 	return err
 }
 
-func (c *Client) sendReplaceDefaultDashboard(ctx context.Context, request *ReplaceDefaultDashboardRequest, params ReplaceDefaultDashboardParams) (res *EmptyObject, err error) {
+func (c *Client) sendReplaceDefaultDashboard(ctx context.Context, request *DefaultDashboardInput, params ReplaceDefaultDashboardParams) (res *EmptyObject, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [3]string
@@ -14423,12 +14423,12 @@ func (c *Client) sendReplaceQuotaRuleSet(ctx context.Context, request *QuotaRule
 // `revision.updateTime` and `updateTime` become the time of the replace.
 //
 // PUT /mgmt/openapi/4/slo/slos/v1
-func (c *Client) ReplaceSlo(ctx context.Context, request *Slo, params ReplaceSloParams) (*ReplaceSloResponse, error) {
+func (c *Client) ReplaceSlo(ctx context.Context, request *Slo, params ReplaceSloParams) (*SloReplaced, error) {
 	res, err := c.sendReplaceSlo(ctx, request, params)
 	return res, err
 }
 
-func (c *Client) sendReplaceSlo(ctx context.Context, request *Slo, params ReplaceSloParams) (res *ReplaceSloResponse, err error) {
+func (c *Client) sendReplaceSlo(ctx context.Context, request *Slo, params ReplaceSloParams) (res *SloReplaced, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -14698,12 +14698,12 @@ func (c *Client) sendReplaceViewFolder(ctx context.Context, request *ViewFolderR
 // Resolve a case, with an optional reason.
 //
 // PUT /mgmt/openapi/5/cases/resolved/v1/{case_id}
-func (c *Client) ResolveCase(ctx context.Context, request OptResolveCaseRequest, params ResolveCaseParams) (*CaseResponse, error) {
+func (c *Client) ResolveCase(ctx context.Context, request OptCaseResolveInput, params ResolveCaseParams) (*CaseResponse, error) {
 	res, err := c.sendResolveCase(ctx, request, params)
 	return res, err
 }
 
-func (c *Client) sendResolveCase(ctx context.Context, request OptResolveCaseRequest, params ResolveCaseParams) (res *CaseResponse, err error) {
+func (c *Client) sendResolveCase(ctx context.Context, request OptCaseResolveInput, params ResolveCaseParams) (res *CaseResponse, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
@@ -14974,12 +14974,12 @@ func (c *Client) sendResolveIncidents(ctx context.Context, request *IncidentIDsR
 // nothing. A closed case cannot change (409).
 //
 // PUT /mgmt/openapi/5/cases/priority-override/v1/{case_id}
-func (c *Client) SetCasePriorityOverride(ctx context.Context, request *SetCasePriorityOverrideRequest, params SetCasePriorityOverrideParams) (*CaseResponse, error) {
+func (c *Client) SetCasePriorityOverride(ctx context.Context, request *CasePriorityOverrideInput, params SetCasePriorityOverrideParams) (*CaseResponse, error) {
 	res, err := c.sendSetCasePriorityOverride(ctx, request, params)
 	return res, err
 }
 
-func (c *Client) sendSetCasePriorityOverride(ctx context.Context, request *SetCasePriorityOverrideRequest, params SetCasePriorityOverrideParams) (res *CaseResponse, err error) {
+func (c *Client) sendSetCasePriorityOverride(ctx context.Context, request *CasePriorityOverrideInput, params SetCasePriorityOverrideParams) (res *CaseResponse, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
@@ -15677,12 +15677,12 @@ func (c *Client) sendUnassignIncidents(ctx context.Context, params UnassignIncid
 // An extension not deployed in the team is a 404.
 //
 // DELETE /mgmt/openapi/3/integrations/extensions/v1/deployed
-func (c *Client) UndeployExtension(ctx context.Context, request *UndeployExtensionRequest) (*UndeployExtensionResponse, error) {
+func (c *Client) UndeployExtension(ctx context.Context, request *ExtensionUndeployInput) (*ExtensionUndeployment, error) {
 	res, err := c.sendUndeployExtension(ctx, request)
 	return res, err
 }
 
-func (c *Client) sendUndeployExtension(ctx context.Context, request *UndeployExtensionRequest) (res *UndeployExtensionResponse, err error) {
+func (c *Client) sendUndeployExtension(ctx context.Context, request *ExtensionUndeployInput) (res *ExtensionUndeployment, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -15873,12 +15873,12 @@ func (c *Client) sendUnpinDashboard(ctx context.Context, params UnpinDashboardPa
 // with the key.
 //
 // PUT /mgmt/openapi/5/aaa/api-keys/v3/{key_id}
-func (c *Client) UpdateApiKey(ctx context.Context, request *UpdateApiKeyRequest, params UpdateApiKeyParams) error {
+func (c *Client) UpdateApiKey(ctx context.Context, request *ApiKeyUpdateInput, params UpdateApiKeyParams) error {
 	_, err := c.sendUpdateApiKey(ctx, request, params)
 	return err
 }
 
-func (c *Client) sendUpdateApiKey(ctx context.Context, request *UpdateApiKeyRequest, params UpdateApiKeyParams) (res *EmptyObject, err error) {
+func (c *Client) sendUpdateApiKey(ctx context.Context, request *ApiKeyUpdateInput, params UpdateApiKeyParams) (res *EmptyObject, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
@@ -15972,12 +15972,12 @@ func (c *Client) sendUpdateApiKey(ctx context.Context, request *UpdateApiKeyRequ
 // `CASE_PRIORITY_UNSPECIFIED` removes the override. A closed case cannot change (409).
 //
 // PUT /mgmt/openapi/5/cases/cases/v1/{case_id}
-func (c *Client) UpdateCase(ctx context.Context, request *UpdateCaseRequest, params UpdateCaseParams) (*CaseResponse, error) {
+func (c *Client) UpdateCase(ctx context.Context, request *CaseUpdateInput, params UpdateCaseParams) (*CaseResponse, error) {
 	res, err := c.sendUpdateCase(ctx, request, params)
 	return res, err
 }
 
-func (c *Client) sendUpdateCase(ctx context.Context, request *UpdateCaseRequest, params UpdateCaseParams) (res *CaseResponse, err error) {
+func (c *Client) sendUpdateCase(ctx context.Context, request *CaseUpdateInput, params UpdateCaseParams) (res *CaseResponse, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
@@ -16653,12 +16653,12 @@ func (c *Client) sendUpdateParsingRuleGroup(ctx context.Context, request *Parsin
 // never changes: a rules object of another type is a 400.
 //
 // PUT /mgmt/openapi/5/dataplans/policies/v1
-func (c *Client) UpdatePolicy(ctx context.Context, request *UpdatePolicyRequest) (*PolicyResponse, error) {
+func (c *Client) UpdatePolicy(ctx context.Context, request *PolicyUpdateInput) (*PolicyResponse, error) {
 	res, err := c.sendUpdatePolicy(ctx, request)
 	return res, err
 }
 
-func (c *Client) sendUpdatePolicy(ctx context.Context, request *UpdatePolicyRequest) (res *PolicyResponse, err error) {
+func (c *Client) sendUpdatePolicy(ctx context.Context, request *PolicyUpdateInput) (res *PolicyResponse, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string

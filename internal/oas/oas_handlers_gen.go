@@ -659,7 +659,7 @@ func (s *Server) handleAdminCreateTeamRequest(args [0]string, argsEscaped bool, 
 		}
 	}()
 
-	var response *AdminCreateTeamResponse
+	var response *AdminTeamCreated
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -673,9 +673,9 @@ func (s *Server) handleAdminCreateTeamRequest(args [0]string, argsEscaped bool, 
 		}
 
 		type (
-			Request  = *AdminCreateTeamRequest
+			Request  = *AdminTeamInput
 			Params   = struct{}
-			Response = *AdminCreateTeamResponse
+			Response = *AdminTeamCreated
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -1084,7 +1084,7 @@ func (s *Server) handleAdminListTeamsRequest(args [0]string, argsEscaped bool, w
 
 	var rawBody []byte
 
-	var response *AdminListTeamsResponse
+	var response *AdminTeamList
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -1100,7 +1100,7 @@ func (s *Server) handleAdminListTeamsRequest(args [0]string, argsEscaped bool, w
 		type (
 			Request  = struct{}
 			Params   = struct{}
-			Response = *AdminListTeamsResponse
+			Response = *AdminTeamList
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -1410,7 +1410,7 @@ func (s *Server) handleAssignCaseRequest(args [1]string, argsEscaped bool, w htt
 		}
 
 		type (
-			Request  = *AssignCaseRequest
+			Request  = *CaseAssignInput
 			Params   = AssignCaseParams
 			Response = *CaseResponse
 		)
@@ -1570,7 +1570,7 @@ func (s *Server) handleAssignDashboardFolderRequest(args [1]string, argsEscaped 
 		}
 
 		type (
-			Request  = *AssignDashboardFolderRequest
+			Request  = *DashboardFolderAssignInput
 			Params   = AssignDashboardFolderParams
 			Response = *EmptyObject
 		)
@@ -1711,7 +1711,7 @@ func (s *Server) handleAssignIncidentsRequest(args [0]string, argsEscaped bool, 
 		}
 
 		type (
-			Request  = *AssignIncidentsRequest
+			Request  = *IncidentAssignInput
 			Params   = struct{}
 			Response = *IncidentsResponse
 		)
@@ -2127,7 +2127,7 @@ func (s *Server) handleBatchGetIncidentsRequest(args [0]string, argsEscaped bool
 
 	var rawBody []byte
 
-	var response *BatchGetIncidentsResponse
+	var response *IncidentBatch
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -2148,7 +2148,7 @@ func (s *Server) handleBatchGetIncidentsRequest(args [0]string, argsEscaped bool
 		type (
 			Request  = struct{}
 			Params   = BatchGetIncidentsParams
-			Response = *BatchGetIncidentsResponse
+			Response = *IncidentBatch
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -2268,7 +2268,7 @@ func (s *Server) handleBatchGetPresetsRequest(args [0]string, argsEscaped bool, 
 
 	var rawBody []byte
 
-	var response *BatchGetPresetsResponse
+	var response *PresetBatch
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -2289,7 +2289,7 @@ func (s *Server) handleBatchGetPresetsRequest(args [0]string, argsEscaped bool, 
 		type (
 			Request  = struct{}
 			Params   = BatchGetPresetsParams
-			Response = *BatchGetPresetsResponse
+			Response = *PresetBatch
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -2411,7 +2411,7 @@ func (s *Server) handleBatchGetSlosRequest(args [0]string, argsEscaped bool, w h
 
 	var rawBody []byte
 
-	var response *BatchGetSlosResponse
+	var response *SloBatch
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -2432,7 +2432,7 @@ func (s *Server) handleBatchGetSlosRequest(args [0]string, argsEscaped bool, w h
 		type (
 			Request  = struct{}
 			Params   = BatchGetSlosParams
-			Response = *BatchGetSlosResponse
+			Response = *SloBatch
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -2554,7 +2554,7 @@ func (s *Server) handleBatchGetSlosByListRequest(args [0]string, argsEscaped boo
 
 	var rawBody []byte
 
-	var response *BatchGetSlosResponse
+	var response *SloBatch
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -2575,7 +2575,7 @@ func (s *Server) handleBatchGetSlosByListRequest(args [0]string, argsEscaped boo
 		type (
 			Request  = struct{}
 			Params   = BatchGetSlosByListParams
-			Response = *BatchGetSlosResponse
+			Response = *SloBatch
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -2717,7 +2717,7 @@ func (s *Server) handleBulkAcknowledgeCasesRequest(args [0]string, argsEscaped b
 		}
 
 		type (
-			Request  = *BulkAcknowledgeCasesRequest
+			Request  = *CaseBulkAcknowledgeInput
 			Params   = struct{}
 			Response = *BulkCasesResponse
 		)
@@ -2859,7 +2859,7 @@ func (s *Server) handleBulkAssignCasesRequest(args [0]string, argsEscaped bool, 
 		}
 
 		type (
-			Request  = *BulkAssignCasesRequest
+			Request  = *CaseBulkAssignInput
 			Params   = struct{}
 			Response = *BulkCasesResponse
 		)
@@ -3424,7 +3424,7 @@ func (s *Server) handleBulkResolveCasesRequest(args [0]string, argsEscaped bool,
 		}
 
 		type (
-			Request  = *BulkResolveCasesRequest
+			Request  = *CaseBulkResolveInput
 			Params   = struct{}
 			Response = *BulkCasesResponse
 		)
@@ -3565,7 +3565,7 @@ func (s *Server) handleBulkSetCasePriorityOverrideRequest(args [0]string, argsEs
 		}
 
 		type (
-			Request  = *BulkSetCasePriorityOverrideRequest
+			Request  = *CaseBulkPriorityOverrideInput
 			Params   = struct{}
 			Response = *BulkCasesResponse
 		)
@@ -4681,7 +4681,7 @@ func (s *Server) handleCreateApiKeyRequest(args [0]string, argsEscaped bool, w h
 		}
 	}()
 
-	var response *CreateApiKeyResponse
+	var response *ApiKeyCreated
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -4695,9 +4695,9 @@ func (s *Server) handleCreateApiKeyRequest(args [0]string, argsEscaped bool, w h
 		}
 
 		type (
-			Request  = *CreateApiKeyRequest
+			Request  = *ApiKeyCreateInput
 			Params   = struct{}
-			Response = *CreateApiKeyResponse
+			Response = *ApiKeyCreated
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -5717,7 +5717,7 @@ func (s *Server) handleCreatePolicyRequest(args [0]string, argsEscaped bool, w h
 		}
 
 		type (
-			Request  = *CreatePolicyRequest
+			Request  = *PolicyCreateInput
 			Params   = struct{}
 			Response = *PolicyResponse
 		)
@@ -6144,7 +6144,7 @@ func (s *Server) handleCreateSloRequest(args [0]string, argsEscaped bool, w http
 		}
 	}()
 
-	var response *CreateSloResponse
+	var response *SloCreated
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -6165,7 +6165,7 @@ func (s *Server) handleCreateSloRequest(args [0]string, argsEscaped bool, w http
 		type (
 			Request  = *Slo
 			Params   = CreateSloParams
-			Response = *CreateSloResponse
+			Response = *SloCreated
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -6852,7 +6852,7 @@ func (s *Server) handleDeleteCustomPresetRequest(args [1]string, argsEscaped boo
 
 	var rawBody []byte
 
-	var response *DeleteCustomPresetResponse
+	var response *PresetDeleted
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -6873,7 +6873,7 @@ func (s *Server) handleDeleteCustomPresetRequest(args [1]string, argsEscaped boo
 		type (
 			Request  = struct{}
 			Params   = DeleteCustomPresetParams
-			Response = *DeleteCustomPresetResponse
+			Response = *PresetDeleted
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -7563,7 +7563,7 @@ func (s *Server) handleDeletePolicyRequest(args [1]string, argsEscaped bool, w h
 
 	var rawBody []byte
 
-	var response *DeletePolicyResponse
+	var response *PolicyDeleted
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -7584,7 +7584,7 @@ func (s *Server) handleDeletePolicyRequest(args [1]string, argsEscaped bool, w h
 		type (
 			Request  = struct{}
 			Params   = DeletePolicyParams
-			Response = *DeletePolicyResponse
+			Response = *PolicyDeleted
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -7694,7 +7694,7 @@ func (s *Server) handleDeleteQuotaRuleSetRequest(args [0]string, argsEscaped boo
 
 	var rawBody []byte
 
-	var response *DeleteQuotaRuleSetResponse
+	var response *QuotaRuleSetDeleted
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -7710,7 +7710,7 @@ func (s *Server) handleDeleteQuotaRuleSetRequest(args [0]string, argsEscaped boo
 		type (
 			Request  = struct{}
 			Params   = struct{}
-			Response = *DeleteQuotaRuleSetResponse
+			Response = *QuotaRuleSetDeleted
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -8112,7 +8112,7 @@ func (s *Server) handleDeleteSloRequest(args [1]string, argsEscaped bool, w http
 
 	var rawBody []byte
 
-	var response *DeleteSloResponse
+	var response *SloDeleted
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -8133,7 +8133,7 @@ func (s *Server) handleDeleteSloRequest(args [1]string, argsEscaped bool, w http
 		type (
 			Request  = struct{}
 			Params   = DeleteSloParams
-			Response = *DeleteSloResponse
+			Response = *SloDeleted
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -8862,7 +8862,7 @@ func (s *Server) handleGetApiKeyRequest(args [1]string, argsEscaped bool, w http
 
 	var rawBody []byte
 
-	var response *GetApiKeyResponse
+	var response *ApiKeyEnvelope
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -8883,7 +8883,7 @@ func (s *Server) handleGetApiKeyRequest(args [1]string, argsEscaped bool, w http
 		type (
 			Request  = struct{}
 			Params   = GetApiKeyParams
-			Response = *GetApiKeyResponse
+			Response = *ApiKeyEnvelope
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -9164,7 +9164,7 @@ func (s *Server) handleGetCaseByIndicatorRequest(args [0]string, argsEscaped boo
 		}
 
 		type (
-			Request  = *GetCaseByIndicatorRequest
+			Request  = *CaseByIndicatorInput
 			Params   = struct{}
 			Response = *CaseResponse
 		)
@@ -9289,7 +9289,7 @@ func (s *Server) handleGetCaseDeepLinksRequest(args [1]string, argsEscaped bool,
 
 	var rawBody []byte
 
-	var response *GetCaseDeepLinksResponse
+	var response *CaseDeepLinks
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -9310,7 +9310,7 @@ func (s *Server) handleGetCaseDeepLinksRequest(args [1]string, argsEscaped bool,
 		type (
 			Request  = struct{}
 			Params   = GetCaseDeepLinksParams
-			Response = *GetCaseDeepLinksResponse
+			Response = *CaseDeepLinks
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -9578,7 +9578,7 @@ func (s *Server) handleGetCaseFilterValuesRequest(args [0]string, argsEscaped bo
 		}
 	}()
 
-	var response *GetCaseFilterValuesResponse
+	var response *CaseFilterValues
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -9592,9 +9592,9 @@ func (s *Server) handleGetCaseFilterValuesRequest(args [0]string, argsEscaped bo
 		}
 
 		type (
-			Request  = OptGetCaseFilterValuesRequest
+			Request  = OptCaseFilterValuesInput
 			Params   = struct{}
-			Response = *GetCaseFilterValuesResponse
+			Response = *CaseFilterValues
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -9704,7 +9704,7 @@ func (s *Server) handleGetCaseGroupingKeysRequest(args [0]string, argsEscaped bo
 
 	var rawBody []byte
 
-	var response *GetCaseGroupingKeysResponse
+	var response *CaseGroupingKeys
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -9720,7 +9720,7 @@ func (s *Server) handleGetCaseGroupingKeysRequest(args [0]string, argsEscaped bo
 		type (
 			Request  = struct{}
 			Params   = struct{}
-			Response = *GetCaseGroupingKeysResponse
+			Response = *CaseGroupingKeys
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -13656,7 +13656,7 @@ func (s *Server) handleGetSloRequest(args [1]string, argsEscaped bool, w http.Re
 
 	var rawBody []byte
 
-	var response *GetSloResponse
+	var response *SloEnvelope
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -13677,7 +13677,7 @@ func (s *Server) handleGetSloRequest(args [1]string, argsEscaped bool, w http.Re
 		type (
 			Request  = struct{}
 			Params   = GetSloParams
-			Response = *GetSloResponse
+			Response = *SloEnvelope
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -14639,7 +14639,7 @@ func (s *Server) handleListApiKeysRequest(args [0]string, argsEscaped bool, w ht
 
 	var rawBody []byte
 
-	var response *ListApiKeysResponse
+	var response *ApiKeyList
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -14655,7 +14655,7 @@ func (s *Server) handleListApiKeysRequest(args [0]string, argsEscaped bool, w ht
 		type (
 			Request  = struct{}
 			Params   = struct{}
-			Response = *ListApiKeysResponse
+			Response = *ApiKeyList
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -14923,7 +14923,7 @@ func (s *Server) handleListCasesRequest(args [0]string, argsEscaped bool, w http
 		}
 	}()
 
-	var response *ListCasesResponse
+	var response *CasePage
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -14937,9 +14937,9 @@ func (s *Server) handleListCasesRequest(args [0]string, argsEscaped bool, w http
 		}
 
 		type (
-			Request  = OptListCasesRequest
+			Request  = OptCaseListInput
 			Params   = struct{}
-			Response = *ListCasesResponse
+			Response = *CasePage
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -16155,7 +16155,7 @@ func (s *Server) handleListExtensionsRequest(args [0]string, argsEscaped bool, w
 		}
 
 		type (
-			Request  = OptListExtensionsRequest
+			Request  = OptExtensionListInput
 			Params   = struct{}
 			Response = *ExtensionList
 		)
@@ -16841,7 +16841,7 @@ func (s *Server) handleListIncidentsRequest(args [0]string, argsEscaped bool, w 
 		}
 	}()
 
-	var response *ListIncidentsResponse
+	var response *IncidentPage
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -16855,9 +16855,9 @@ func (s *Server) handleListIncidentsRequest(args [0]string, argsEscaped bool, w 
 		}
 
 		type (
-			Request  = OptListIncidentsRequest
+			Request  = OptIncidentListInput
 			Params   = struct{}
-			Response = *ListIncidentsResponse
+			Response = *IncidentPage
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -17641,7 +17641,7 @@ func (s *Server) handleListSendDataApiKeysRequest(args [0]string, argsEscaped bo
 
 	var rawBody []byte
 
-	var response *ListApiKeysResponse
+	var response *ApiKeyList
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -17657,7 +17657,7 @@ func (s *Server) handleListSendDataApiKeysRequest(args [0]string, argsEscaped bo
 		type (
 			Request  = struct{}
 			Params   = struct{}
-			Response = *ListApiKeysResponse
+			Response = *ApiKeyList
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -17786,7 +17786,7 @@ func (s *Server) handleListSlosRequest(args [0]string, argsEscaped bool, w http.
 
 	var rawBody []byte
 
-	var response *ListSlosResponse
+	var response *SloList
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -17802,7 +17802,7 @@ func (s *Server) handleListSlosRequest(args [0]string, argsEscaped bool, w http.
 		type (
 			Request  = struct{}
 			Params   = struct{}
-			Response = *ListSlosResponse
+			Response = *SloList
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -18451,7 +18451,7 @@ func (s *Server) handleOverwriteLogPoliciesRequest(args [0]string, argsEscaped b
 		}
 
 		type (
-			Request  = *OverwriteLogPoliciesRequest
+			Request  = *LogPoliciesInput
 			Params   = struct{}
 			Response = *OverwritePoliciesResponse
 		)
@@ -18592,7 +18592,7 @@ func (s *Server) handleOverwriteRumPoliciesRequest(args [0]string, argsEscaped b
 		}
 
 		type (
-			Request  = *OverwriteRumPoliciesRequest
+			Request  = *RumPoliciesInput
 			Params   = struct{}
 			Response = *OverwritePoliciesResponse
 		)
@@ -18735,7 +18735,7 @@ func (s *Server) handleOverwriteSpanPoliciesRequest(args [0]string, argsEscaped 
 		}
 
 		type (
-			Request  = *OverwriteSpanPoliciesRequest
+			Request  = *SpanPoliciesInput
 			Params   = struct{}
 			Response = *OverwritePoliciesResponse
 		)
@@ -19172,7 +19172,7 @@ func (s *Server) handleReorderPoliciesRequest(args [0]string, argsEscaped bool, 
 		}
 
 		type (
-			Request  = *ReorderPoliciesRequest
+			Request  = *PolicyOrderInput
 			Params   = struct{}
 			Response = *PolicyOrders
 		)
@@ -19614,7 +19614,7 @@ func (s *Server) handleReplaceDefaultDashboardRequest(args [1]string, argsEscape
 		}
 
 		type (
-			Request  = *ReplaceDefaultDashboardRequest
+			Request  = *DefaultDashboardInput
 			Params   = ReplaceDefaultDashboardParams
 			Response = *EmptyObject
 		)
@@ -20184,7 +20184,7 @@ func (s *Server) handleReplaceSloRequest(args [0]string, argsEscaped bool, w htt
 		}
 	}()
 
-	var response *ReplaceSloResponse
+	var response *SloReplaced
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -20205,7 +20205,7 @@ func (s *Server) handleReplaceSloRequest(args [0]string, argsEscaped bool, w htt
 		type (
 			Request  = *Slo
 			Params   = ReplaceSloParams
-			Response = *ReplaceSloResponse
+			Response = *SloReplaced
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -20656,7 +20656,7 @@ func (s *Server) handleResolveCaseRequest(args [1]string, argsEscaped bool, w ht
 		}
 
 		type (
-			Request  = OptResolveCaseRequest
+			Request  = OptCaseResolveInput
 			Params   = ResolveCaseParams
 			Response = *CaseResponse
 		)
@@ -21096,7 +21096,7 @@ func (s *Server) handleSetCasePriorityOverrideRequest(args [1]string, argsEscape
 		}
 
 		type (
-			Request  = *SetCasePriorityOverrideRequest
+			Request  = *CasePriorityOverrideInput
 			Params   = SetCasePriorityOverrideParams
 			Response = *CaseResponse
 		)
@@ -22079,7 +22079,7 @@ func (s *Server) handleUndeployExtensionRequest(args [0]string, argsEscaped bool
 		}
 	}()
 
-	var response *UndeployExtensionResponse
+	var response *ExtensionUndeployment
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -22093,9 +22093,9 @@ func (s *Server) handleUndeployExtensionRequest(args [0]string, argsEscaped bool
 		}
 
 		type (
-			Request  = *UndeployExtensionRequest
+			Request  = *ExtensionUndeployInput
 			Params   = struct{}
-			Response = *UndeployExtensionResponse
+			Response = *ExtensionUndeployment
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -22397,7 +22397,7 @@ func (s *Server) handleUpdateApiKeyRequest(args [1]string, argsEscaped bool, w h
 		}
 
 		type (
-			Request  = *UpdateApiKeyRequest
+			Request  = *ApiKeyUpdateInput
 			Params   = UpdateApiKeyParams
 			Response = *EmptyObject
 		)
@@ -22555,7 +22555,7 @@ func (s *Server) handleUpdateCaseRequest(args [1]string, argsEscaped bool, w htt
 		}
 
 		type (
-			Request  = *UpdateCaseRequest
+			Request  = *CaseUpdateInput
 			Params   = UpdateCaseParams
 			Response = *CaseResponse
 		)
@@ -23472,7 +23472,7 @@ func (s *Server) handleUpdatePolicyRequest(args [0]string, argsEscaped bool, w h
 		}
 
 		type (
-			Request  = *UpdatePolicyRequest
+			Request  = *PolicyUpdateInput
 			Params   = struct{}
 			Response = *PolicyResponse
 		)

@@ -94,7 +94,7 @@ func (s *Server) decodeAcknowledgeIncidentsRequest(r *http.Request) (
 }
 
 func (s *Server) decodeAdminCreateTeamRequest(r *http.Request) (
-	req *AdminCreateTeamRequest,
+	req *AdminTeamInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -141,7 +141,7 @@ func (s *Server) decodeAdminCreateTeamRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request AdminCreateTeamRequest
+		var request AdminTeamInput
 		if err := func() error {
 			if err := request.Decode(d); err != nil {
 				return err
@@ -331,7 +331,7 @@ func (s *Server) decodeAdminSetCaseKPIsRequest(r *http.Request) (
 }
 
 func (s *Server) decodeAssignCaseRequest(r *http.Request) (
-	req *AssignCaseRequest,
+	req *CaseAssignInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -378,7 +378,7 @@ func (s *Server) decodeAssignCaseRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request AssignCaseRequest
+		var request CaseAssignInput
 		if err := func() error {
 			if err := request.Decode(d); err != nil {
 				return err
@@ -410,7 +410,7 @@ func (s *Server) decodeAssignCaseRequest(r *http.Request) (
 }
 
 func (s *Server) decodeAssignDashboardFolderRequest(r *http.Request) (
-	req *AssignDashboardFolderRequest,
+	req *DashboardFolderAssignInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -457,7 +457,7 @@ func (s *Server) decodeAssignDashboardFolderRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request AssignDashboardFolderRequest
+		var request DashboardFolderAssignInput
 		if err := func() error {
 			if err := request.Decode(d); err != nil {
 				return err
@@ -489,7 +489,7 @@ func (s *Server) decodeAssignDashboardFolderRequest(r *http.Request) (
 }
 
 func (s *Server) decodeAssignIncidentsRequest(r *http.Request) (
-	req *AssignIncidentsRequest,
+	req *IncidentAssignInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -536,7 +536,7 @@ func (s *Server) decodeAssignIncidentsRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request AssignIncidentsRequest
+		var request IncidentAssignInput
 		if err := func() error {
 			if err := request.Decode(d); err != nil {
 				return err
@@ -726,7 +726,7 @@ func (s *Server) decodeBatchExecuteSlosRequest(r *http.Request) (
 }
 
 func (s *Server) decodeBulkAcknowledgeCasesRequest(r *http.Request) (
-	req *BulkAcknowledgeCasesRequest,
+	req *CaseBulkAcknowledgeInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -773,7 +773,7 @@ func (s *Server) decodeBulkAcknowledgeCasesRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request BulkAcknowledgeCasesRequest
+		var request CaseBulkAcknowledgeInput
 		if err := func() error {
 			if err := request.Decode(d); err != nil {
 				return err
@@ -805,7 +805,7 @@ func (s *Server) decodeBulkAcknowledgeCasesRequest(r *http.Request) (
 }
 
 func (s *Server) decodeBulkAssignCasesRequest(r *http.Request) (
-	req *BulkAssignCasesRequest,
+	req *CaseBulkAssignInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -852,7 +852,7 @@ func (s *Server) decodeBulkAssignCasesRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request BulkAssignCasesRequest
+		var request CaseBulkAssignInput
 		if err := func() error {
 			if err := request.Decode(d); err != nil {
 				return err
@@ -963,7 +963,7 @@ func (s *Server) decodeBulkCloseCasesRequest(r *http.Request) (
 }
 
 func (s *Server) decodeBulkResolveCasesRequest(r *http.Request) (
-	req *BulkResolveCasesRequest,
+	req *CaseBulkResolveInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -1010,7 +1010,7 @@ func (s *Server) decodeBulkResolveCasesRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request BulkResolveCasesRequest
+		var request CaseBulkResolveInput
 		if err := func() error {
 			if err := request.Decode(d); err != nil {
 				return err
@@ -1042,7 +1042,7 @@ func (s *Server) decodeBulkResolveCasesRequest(r *http.Request) (
 }
 
 func (s *Server) decodeBulkSetCasePriorityOverrideRequest(r *http.Request) (
-	req *BulkSetCasePriorityOverrideRequest,
+	req *CaseBulkPriorityOverrideInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -1089,7 +1089,7 @@ func (s *Server) decodeBulkSetCasePriorityOverrideRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request BulkSetCasePriorityOverrideRequest
+		var request CaseBulkPriorityOverrideInput
 		if err := func() error {
 			if err := request.Decode(d); err != nil {
 				return err
@@ -1358,7 +1358,7 @@ func (s *Server) decodeCloseIncidentsRequest(r *http.Request) (
 }
 
 func (s *Server) decodeCreateApiKeyRequest(r *http.Request) (
-	req *CreateApiKeyRequest,
+	req *ApiKeyCreateInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -1405,7 +1405,7 @@ func (s *Server) decodeCreateApiKeyRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request CreateApiKeyRequest
+		var request ApiKeyCreateInput
 		if err := func() error {
 			if err := request.Decode(d); err != nil {
 				return err
@@ -1911,7 +1911,7 @@ func (s *Server) decodeCreateParsingRuleGroupRequest(r *http.Request) (
 }
 
 func (s *Server) decodeCreatePolicyRequest(r *http.Request) (
-	req *CreatePolicyRequest,
+	req *PolicyCreateInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -1958,7 +1958,7 @@ func (s *Server) decodeCreatePolicyRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request CreatePolicyRequest
+		var request PolicyCreateInput
 		if err := func() error {
 			if err := request.Decode(d); err != nil {
 				return err
@@ -2464,7 +2464,7 @@ func (s *Server) decodeForecastPolicyUsageRequest(r *http.Request) (
 }
 
 func (s *Server) decodeGetCaseByIndicatorRequest(r *http.Request) (
-	req *GetCaseByIndicatorRequest,
+	req *CaseByIndicatorInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -2511,7 +2511,7 @@ func (s *Server) decodeGetCaseByIndicatorRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request GetCaseByIndicatorRequest
+		var request CaseByIndicatorInput
 		if err := func() error {
 			if err := request.Decode(d); err != nil {
 				return err
@@ -2543,7 +2543,7 @@ func (s *Server) decodeGetCaseByIndicatorRequest(r *http.Request) (
 }
 
 func (s *Server) decodeGetCaseFilterValuesRequest(r *http.Request) (
-	req OptGetCaseFilterValuesRequest,
+	req OptCaseFilterValuesInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -2593,7 +2593,7 @@ func (s *Server) decodeGetCaseFilterValuesRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request OptGetCaseFilterValuesRequest
+		var request OptCaseFilterValuesInput
 		if err := func() error {
 			request.Reset()
 			if err := request.Decode(d); err != nil {
@@ -3118,7 +3118,7 @@ func (s *Server) decodeIngestAlertmanagerRequest(r *http.Request) (
 }
 
 func (s *Server) decodeListCasesRequest(r *http.Request) (
-	req OptListCasesRequest,
+	req OptCaseListInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -3168,7 +3168,7 @@ func (s *Server) decodeListCasesRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request OptListCasesRequest
+		var request OptCaseListInput
 		if err := func() error {
 			request.Reset()
 			if err := request.Decode(d); err != nil {
@@ -3208,7 +3208,7 @@ func (s *Server) decodeListCasesRequest(r *http.Request) (
 }
 
 func (s *Server) decodeListExtensionsRequest(r *http.Request) (
-	req OptListExtensionsRequest,
+	req OptExtensionListInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -3258,7 +3258,7 @@ func (s *Server) decodeListExtensionsRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request OptListExtensionsRequest
+		var request OptExtensionListInput
 		if err := func() error {
 			request.Reset()
 			if err := request.Decode(d); err != nil {
@@ -3298,7 +3298,7 @@ func (s *Server) decodeListExtensionsRequest(r *http.Request) (
 }
 
 func (s *Server) decodeListIncidentsRequest(r *http.Request) (
-	req OptListIncidentsRequest,
+	req OptIncidentListInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -3348,7 +3348,7 @@ func (s *Server) decodeListIncidentsRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request OptListIncidentsRequest
+		var request OptIncidentListInput
 		if err := func() error {
 			request.Reset()
 			if err := request.Decode(d); err != nil {
@@ -3388,7 +3388,7 @@ func (s *Server) decodeListIncidentsRequest(r *http.Request) (
 }
 
 func (s *Server) decodeOverwriteLogPoliciesRequest(r *http.Request) (
-	req *OverwriteLogPoliciesRequest,
+	req *LogPoliciesInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -3435,7 +3435,7 @@ func (s *Server) decodeOverwriteLogPoliciesRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request OverwriteLogPoliciesRequest
+		var request LogPoliciesInput
 		if err := func() error {
 			if err := request.Decode(d); err != nil {
 				return err
@@ -3467,7 +3467,7 @@ func (s *Server) decodeOverwriteLogPoliciesRequest(r *http.Request) (
 }
 
 func (s *Server) decodeOverwriteRumPoliciesRequest(r *http.Request) (
-	req *OverwriteRumPoliciesRequest,
+	req *RumPoliciesInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -3514,7 +3514,7 @@ func (s *Server) decodeOverwriteRumPoliciesRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request OverwriteRumPoliciesRequest
+		var request RumPoliciesInput
 		if err := func() error {
 			if err := request.Decode(d); err != nil {
 				return err
@@ -3546,7 +3546,7 @@ func (s *Server) decodeOverwriteRumPoliciesRequest(r *http.Request) (
 }
 
 func (s *Server) decodeOverwriteSpanPoliciesRequest(r *http.Request) (
-	req *OverwriteSpanPoliciesRequest,
+	req *SpanPoliciesInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -3593,7 +3593,7 @@ func (s *Server) decodeOverwriteSpanPoliciesRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request OverwriteSpanPoliciesRequest
+		var request SpanPoliciesInput
 		if err := func() error {
 			if err := request.Decode(d); err != nil {
 				return err
@@ -3704,7 +3704,7 @@ func (s *Server) decodeQueryDataUsageRequest(r *http.Request) (
 }
 
 func (s *Server) decodeReorderPoliciesRequest(r *http.Request) (
-	req *ReorderPoliciesRequest,
+	req *PolicyOrderInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -3751,7 +3751,7 @@ func (s *Server) decodeReorderPoliciesRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request ReorderPoliciesRequest
+		var request PolicyOrderInput
 		if err := func() error {
 			if err := request.Decode(d); err != nil {
 				return err
@@ -3941,7 +3941,7 @@ func (s *Server) decodeReplaceDashboardRequest(r *http.Request) (
 }
 
 func (s *Server) decodeReplaceDefaultDashboardRequest(r *http.Request) (
-	req *ReplaceDefaultDashboardRequest,
+	req *DefaultDashboardInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -3988,7 +3988,7 @@ func (s *Server) decodeReplaceDefaultDashboardRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request ReplaceDefaultDashboardRequest
+		var request DefaultDashboardInput
 		if err := func() error {
 			if err := request.Decode(d); err != nil {
 				return err
@@ -4494,7 +4494,7 @@ func (s *Server) decodeReplaceViewFolderRequest(r *http.Request) (
 }
 
 func (s *Server) decodeResolveCaseRequest(r *http.Request) (
-	req OptResolveCaseRequest,
+	req OptCaseResolveInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -4544,7 +4544,7 @@ func (s *Server) decodeResolveCaseRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request OptResolveCaseRequest
+		var request OptCaseResolveInput
 		if err := func() error {
 			request.Reset()
 			if err := request.Decode(d); err != nil {
@@ -4663,7 +4663,7 @@ func (s *Server) decodeResolveIncidentsRequest(r *http.Request) (
 }
 
 func (s *Server) decodeSetCasePriorityOverrideRequest(r *http.Request) (
-	req *SetCasePriorityOverrideRequest,
+	req *CasePriorityOverrideInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -4710,7 +4710,7 @@ func (s *Server) decodeSetCasePriorityOverrideRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request SetCasePriorityOverrideRequest
+		var request CasePriorityOverrideInput
 		if err := func() error {
 			if err := request.Decode(d); err != nil {
 				return err
@@ -4742,7 +4742,7 @@ func (s *Server) decodeSetCasePriorityOverrideRequest(r *http.Request) (
 }
 
 func (s *Server) decodeUndeployExtensionRequest(r *http.Request) (
-	req *UndeployExtensionRequest,
+	req *ExtensionUndeployInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -4789,7 +4789,7 @@ func (s *Server) decodeUndeployExtensionRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request UndeployExtensionRequest
+		var request ExtensionUndeployInput
 		if err := func() error {
 			if err := request.Decode(d); err != nil {
 				return err
@@ -4821,7 +4821,7 @@ func (s *Server) decodeUndeployExtensionRequest(r *http.Request) (
 }
 
 func (s *Server) decodeUpdateApiKeyRequest(r *http.Request) (
-	req *UpdateApiKeyRequest,
+	req *ApiKeyUpdateInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -4868,7 +4868,7 @@ func (s *Server) decodeUpdateApiKeyRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request UpdateApiKeyRequest
+		var request ApiKeyUpdateInput
 		if err := func() error {
 			if err := request.Decode(d); err != nil {
 				return err
@@ -4900,7 +4900,7 @@ func (s *Server) decodeUpdateApiKeyRequest(r *http.Request) (
 }
 
 func (s *Server) decodeUpdateCaseRequest(r *http.Request) (
-	req *UpdateCaseRequest,
+	req *CaseUpdateInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -4947,7 +4947,7 @@ func (s *Server) decodeUpdateCaseRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request UpdateCaseRequest
+		var request CaseUpdateInput
 		if err := func() error {
 			if err := request.Decode(d); err != nil {
 				return err
@@ -5287,7 +5287,7 @@ func (s *Server) decodeUpdateParsingRuleGroupRequest(r *http.Request) (
 }
 
 func (s *Server) decodeUpdatePolicyRequest(r *http.Request) (
-	req *UpdatePolicyRequest,
+	req *PolicyUpdateInput,
 	rawBody []byte,
 	close func() error,
 	rerr error,
@@ -5334,7 +5334,7 @@ func (s *Server) decodeUpdatePolicyRequest(r *http.Request) (
 		rawBody = append(rawBody, buf...)
 		d := jx.DecodeBytes(buf)
 
-		var request UpdatePolicyRequest
+		var request PolicyUpdateInput
 		if err := func() error {
 			if err := request.Decode(d); err != nil {
 				return err

@@ -25,7 +25,7 @@ func encodeAcknowledgeIncidentsRequest(
 }
 
 func encodeAdminCreateTeamRequest(
-	req *AdminCreateTeamRequest,
+	req *AdminTeamInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -67,7 +67,7 @@ func encodeAdminSetCaseKPIsRequest(
 }
 
 func encodeAssignCaseRequest(
-	req *AssignCaseRequest,
+	req *CaseAssignInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -81,7 +81,7 @@ func encodeAssignCaseRequest(
 }
 
 func encodeAssignDashboardFolderRequest(
-	req *AssignDashboardFolderRequest,
+	req *DashboardFolderAssignInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -95,7 +95,7 @@ func encodeAssignDashboardFolderRequest(
 }
 
 func encodeAssignIncidentsRequest(
-	req *AssignIncidentsRequest,
+	req *IncidentAssignInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -137,7 +137,7 @@ func encodeBatchExecuteSlosRequest(
 }
 
 func encodeBulkAcknowledgeCasesRequest(
-	req *BulkAcknowledgeCasesRequest,
+	req *CaseBulkAcknowledgeInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -151,7 +151,7 @@ func encodeBulkAcknowledgeCasesRequest(
 }
 
 func encodeBulkAssignCasesRequest(
-	req *BulkAssignCasesRequest,
+	req *CaseBulkAssignInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -179,7 +179,7 @@ func encodeBulkCloseCasesRequest(
 }
 
 func encodeBulkResolveCasesRequest(
-	req *BulkResolveCasesRequest,
+	req *CaseBulkResolveInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -193,7 +193,7 @@ func encodeBulkResolveCasesRequest(
 }
 
 func encodeBulkSetCasePriorityOverrideRequest(
-	req *BulkSetCasePriorityOverrideRequest,
+	req *CaseBulkPriorityOverrideInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -249,7 +249,7 @@ func encodeCloseIncidentsRequest(
 }
 
 func encodeCreateApiKeyRequest(
-	req *CreateApiKeyRequest,
+	req *ApiKeyCreateInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -347,7 +347,7 @@ func encodeCreateParsingRuleGroupRequest(
 }
 
 func encodeCreatePolicyRequest(
-	req *CreatePolicyRequest,
+	req *PolicyCreateInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -445,7 +445,7 @@ func encodeForecastPolicyUsageRequest(
 }
 
 func encodeGetCaseByIndicatorRequest(
-	req *GetCaseByIndicatorRequest,
+	req *CaseByIndicatorInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -459,7 +459,7 @@ func encodeGetCaseByIndicatorRequest(
 }
 
 func encodeGetCaseFilterValuesRequest(
-	req OptGetCaseFilterValuesRequest,
+	req OptCaseFilterValuesInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -569,7 +569,7 @@ func encodeIngestAlertmanagerRequest(
 }
 
 func encodeListCasesRequest(
-	req OptListCasesRequest,
+	req OptCaseListInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -589,7 +589,7 @@ func encodeListCasesRequest(
 }
 
 func encodeListExtensionsRequest(
-	req OptListExtensionsRequest,
+	req OptExtensionListInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -609,7 +609,7 @@ func encodeListExtensionsRequest(
 }
 
 func encodeListIncidentsRequest(
-	req OptListIncidentsRequest,
+	req OptIncidentListInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -629,7 +629,7 @@ func encodeListIncidentsRequest(
 }
 
 func encodeOverwriteLogPoliciesRequest(
-	req *OverwriteLogPoliciesRequest,
+	req *LogPoliciesInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -643,7 +643,7 @@ func encodeOverwriteLogPoliciesRequest(
 }
 
 func encodeOverwriteRumPoliciesRequest(
-	req *OverwriteRumPoliciesRequest,
+	req *RumPoliciesInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -657,7 +657,7 @@ func encodeOverwriteRumPoliciesRequest(
 }
 
 func encodeOverwriteSpanPoliciesRequest(
-	req *OverwriteSpanPoliciesRequest,
+	req *SpanPoliciesInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -685,7 +685,7 @@ func encodeQueryDataUsageRequest(
 }
 
 func encodeReorderPoliciesRequest(
-	req *ReorderPoliciesRequest,
+	req *PolicyOrderInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -727,7 +727,7 @@ func encodeReplaceDashboardRequest(
 }
 
 func encodeReplaceDefaultDashboardRequest(
-	req *ReplaceDefaultDashboardRequest,
+	req *DefaultDashboardInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -825,7 +825,7 @@ func encodeReplaceViewFolderRequest(
 }
 
 func encodeResolveCaseRequest(
-	req OptResolveCaseRequest,
+	req OptCaseResolveInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -859,7 +859,7 @@ func encodeResolveIncidentsRequest(
 }
 
 func encodeSetCasePriorityOverrideRequest(
-	req *SetCasePriorityOverrideRequest,
+	req *CasePriorityOverrideInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -873,7 +873,7 @@ func encodeSetCasePriorityOverrideRequest(
 }
 
 func encodeUndeployExtensionRequest(
-	req *UndeployExtensionRequest,
+	req *ExtensionUndeployInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -887,7 +887,7 @@ func encodeUndeployExtensionRequest(
 }
 
 func encodeUpdateApiKeyRequest(
-	req *UpdateApiKeyRequest,
+	req *ApiKeyUpdateInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -901,7 +901,7 @@ func encodeUpdateApiKeyRequest(
 }
 
 func encodeUpdateCaseRequest(
-	req *UpdateCaseRequest,
+	req *CaseUpdateInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -971,7 +971,7 @@ func encodeUpdateParsingRuleGroupRequest(
 }
 
 func encodeUpdatePolicyRequest(
-	req *UpdatePolicyRequest,
+	req *PolicyUpdateInput,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

@@ -410,7 +410,7 @@ func decodeActivateRetentionTagsResponse(resp *http.Response) (res *RetentionTag
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeAdminCreateTeamResponse(resp *http.Response) (res *AdminCreateTeamResponse, _ error) {
+func decodeAdminCreateTeamResponse(resp *http.Response) (res *AdminTeamCreated, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -426,7 +426,7 @@ func decodeAdminCreateTeamResponse(resp *http.Response) (res *AdminCreateTeamRes
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response AdminCreateTeamResponse
+			var response AdminTeamCreated
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -695,7 +695,7 @@ func decodeAdminImportUsageResponse(resp *http.Response) (res *UsageImportResult
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeAdminListTeamsResponse(resp *http.Response) (res *AdminListTeamsResponse, _ error) {
+func decodeAdminListTeamsResponse(resp *http.Response) (res *AdminTeamList, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -711,7 +711,7 @@ func decodeAdminListTeamsResponse(resp *http.Response) (res *AdminListTeamsRespo
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response AdminListTeamsResponse
+			var response AdminTeamList
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -1393,7 +1393,7 @@ func decodeBatchExecuteSlosResponse(resp *http.Response) (res *BatchExecuteSloRe
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeBatchGetIncidentsResponse(resp *http.Response) (res *BatchGetIncidentsResponse, _ error) {
+func decodeBatchGetIncidentsResponse(resp *http.Response) (res *IncidentBatch, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -1409,7 +1409,7 @@ func decodeBatchGetIncidentsResponse(resp *http.Response) (res *BatchGetIncident
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response BatchGetIncidentsResponse
+			var response IncidentBatch
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -1494,7 +1494,7 @@ func decodeBatchGetIncidentsResponse(resp *http.Response) (res *BatchGetIncident
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeBatchGetPresetsResponse(resp *http.Response) (res *BatchGetPresetsResponse, _ error) {
+func decodeBatchGetPresetsResponse(resp *http.Response) (res *PresetBatch, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -1510,7 +1510,7 @@ func decodeBatchGetPresetsResponse(resp *http.Response) (res *BatchGetPresetsRes
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response BatchGetPresetsResponse
+			var response PresetBatch
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -1595,7 +1595,7 @@ func decodeBatchGetPresetsResponse(resp *http.Response) (res *BatchGetPresetsRes
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeBatchGetSlosResponse(resp *http.Response) (res *BatchGetSlosResponse, _ error) {
+func decodeBatchGetSlosResponse(resp *http.Response) (res *SloBatch, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -1611,7 +1611,7 @@ func decodeBatchGetSlosResponse(resp *http.Response) (res *BatchGetSlosResponse,
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response BatchGetSlosResponse
+			var response SloBatch
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -1696,7 +1696,7 @@ func decodeBatchGetSlosResponse(resp *http.Response) (res *BatchGetSlosResponse,
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeBatchGetSlosByListResponse(resp *http.Response) (res *BatchGetSlosResponse, _ error) {
+func decodeBatchGetSlosByListResponse(resp *http.Response) (res *SloBatch, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -1712,7 +1712,7 @@ func decodeBatchGetSlosByListResponse(resp *http.Response) (res *BatchGetSlosRes
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response BatchGetSlosResponse
+			var response SloBatch
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -3193,7 +3193,7 @@ func decodeCountIncidentEventsResponse(resp *http.Response) (res *IncidentEvents
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeCreateApiKeyResponse(resp *http.Response) (res *CreateApiKeyResponse, _ error) {
+func decodeCreateApiKeyResponse(resp *http.Response) (res *ApiKeyCreated, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -3209,7 +3209,7 @@ func decodeCreateApiKeyResponse(resp *http.Response) (res *CreateApiKeyResponse,
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response CreateApiKeyResponse
+			var response ApiKeyCreated
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -4185,7 +4185,7 @@ func decodeCreateRecordingRuleSetResponse(resp *http.Response) (res *RecordingRu
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeCreateSloResponse(resp *http.Response) (res *CreateSloResponse, _ error) {
+func decodeCreateSloResponse(resp *http.Response) (res *SloCreated, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -4201,7 +4201,7 @@ func decodeCreateSloResponse(resp *http.Response) (res *CreateSloResponse, _ err
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response CreateSloResponse
+			var response SloCreated
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -4663,7 +4663,7 @@ func decodeDeleteCaseCommentResponse(resp *http.Response) (res *EmptyObject, _ e
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeDeleteCustomPresetResponse(resp *http.Response) (res *DeleteCustomPresetResponse, _ error) {
+func decodeDeleteCustomPresetResponse(resp *http.Response) (res *PresetDeleted, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -4679,7 +4679,7 @@ func decodeDeleteCustomPresetResponse(resp *http.Response) (res *DeleteCustomPre
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response DeleteCustomPresetResponse
+			var response PresetDeleted
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -5100,7 +5100,7 @@ func decodeDeleteParsingRuleGroupResponse(resp *http.Response) (res *ParsingRule
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeDeletePolicyResponse(resp *http.Response) (res *DeletePolicyResponse, _ error) {
+func decodeDeletePolicyResponse(resp *http.Response) (res *PolicyDeleted, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -5116,7 +5116,7 @@ func decodeDeletePolicyResponse(resp *http.Response) (res *DeletePolicyResponse,
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response DeletePolicyResponse
+			var response PolicyDeleted
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -5192,7 +5192,7 @@ func decodeDeletePolicyResponse(resp *http.Response) (res *DeletePolicyResponse,
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeDeleteQuotaRuleSetResponse(resp *http.Response) (res *DeleteQuotaRuleSetResponse, _ error) {
+func decodeDeleteQuotaRuleSetResponse(resp *http.Response) (res *QuotaRuleSetDeleted, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -5208,7 +5208,7 @@ func decodeDeleteQuotaRuleSetResponse(resp *http.Response) (res *DeleteQuotaRule
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response DeleteQuotaRuleSetResponse
+			var response QuotaRuleSetDeleted
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -5468,7 +5468,7 @@ func decodeDeleteRecordingRuleSetByQueryResponse(resp *http.Response) (res *Empt
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeDeleteSloResponse(resp *http.Response) (res *DeleteSloResponse, _ error) {
+func decodeDeleteSloResponse(resp *http.Response) (res *SloDeleted, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -5484,7 +5484,7 @@ func decodeDeleteSloResponse(resp *http.Response) (res *DeleteSloResponse, _ err
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response DeleteSloResponse
+			var response SloDeleted
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -5955,7 +5955,7 @@ func decodeForecastPolicyUsageResponse(resp *http.Response) (res *PolicyForecast
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeGetApiKeyResponse(resp *http.Response) (res *GetApiKeyResponse, _ error) {
+func decodeGetApiKeyResponse(resp *http.Response) (res *ApiKeyEnvelope, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -5971,7 +5971,7 @@ func decodeGetApiKeyResponse(resp *http.Response) (res *GetApiKeyResponse, _ err
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response GetApiKeyResponse
+			var response ApiKeyEnvelope
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -6258,7 +6258,7 @@ func decodeGetCaseByIndicatorResponse(resp *http.Response) (res *CaseResponse, _
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeGetCaseDeepLinksResponse(resp *http.Response) (res *GetCaseDeepLinksResponse, _ error) {
+func decodeGetCaseDeepLinksResponse(resp *http.Response) (res *CaseDeepLinks, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -6274,7 +6274,7 @@ func decodeGetCaseDeepLinksResponse(resp *http.Response) (res *GetCaseDeepLinksR
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response GetCaseDeepLinksResponse
+			var response CaseDeepLinks
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -6460,7 +6460,7 @@ func decodeGetCaseEventResponse(resp *http.Response) (res *CaseEventResponse, _ 
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeGetCaseFilterValuesResponse(resp *http.Response) (res *GetCaseFilterValuesResponse, _ error) {
+func decodeGetCaseFilterValuesResponse(resp *http.Response) (res *CaseFilterValues, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -6476,7 +6476,7 @@ func decodeGetCaseFilterValuesResponse(resp *http.Response) (res *GetCaseFilterV
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response GetCaseFilterValuesResponse
+			var response CaseFilterValues
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -6561,7 +6561,7 @@ func decodeGetCaseFilterValuesResponse(resp *http.Response) (res *GetCaseFilterV
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeGetCaseGroupingKeysResponse(resp *http.Response) (res *GetCaseGroupingKeysResponse, _ error) {
+func decodeGetCaseGroupingKeysResponse(resp *http.Response) (res *CaseGroupingKeys, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -6577,7 +6577,7 @@ func decodeGetCaseGroupingKeysResponse(resp *http.Response) (res *GetCaseGroupin
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response GetCaseGroupingKeysResponse
+			var response CaseGroupingKeys
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -9741,7 +9741,7 @@ func decodeGetRetentionTagsEnabledResponse(resp *http.Response) (res *RetentionT
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeGetSloResponse(resp *http.Response) (res *GetSloResponse, _ error) {
+func decodeGetSloResponse(resp *http.Response) (res *SloEnvelope, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -9757,7 +9757,7 @@ func decodeGetSloResponse(resp *http.Response) (res *GetSloResponse, _ error) {
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response GetSloResponse
+			var response SloEnvelope
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -10488,7 +10488,7 @@ func decodeIngestAlertmanagerResponse(resp *http.Response) (res *IngestResult, _
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeListApiKeysResponse(resp *http.Response) (res *ListApiKeysResponse, _ error) {
+func decodeListApiKeysResponse(resp *http.Response) (res *ApiKeyList, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -10504,7 +10504,7 @@ func decodeListApiKeysResponse(resp *http.Response) (res *ListApiKeysResponse, _
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response ListApiKeysResponse
+			var response ApiKeyList
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -10690,7 +10690,7 @@ func decodeListCaseEventsResponse(resp *http.Response) (res *CaseEventList, _ er
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeListCasesResponse(resp *http.Response) (res *ListCasesResponse, _ error) {
+func decodeListCasesResponse(resp *http.Response) (res *CasePage, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -10706,7 +10706,7 @@ func decodeListCasesResponse(resp *http.Response) (res *ListCasesResponse, _ err
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response ListCasesResponse
+			var response CasePage
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -12104,7 +12104,7 @@ func decodeListIncidentEventsFeedResponse(resp *http.Response) (res *IncidentEve
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeListIncidentsResponse(resp *http.Response) (res *ListIncidentsResponse, _ error) {
+func decodeListIncidentsResponse(resp *http.Response) (res *IncidentPage, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -12120,7 +12120,7 @@ func decodeListIncidentsResponse(resp *http.Response) (res *ListIncidentsRespons
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response ListIncidentsResponse
+			var response IncidentPage
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -12710,7 +12710,7 @@ func decodeListRetentionTagsResponse(resp *http.Response) (res *RetentionTagList
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeListSendDataApiKeysResponse(resp *http.Response) (res *ListApiKeysResponse, _ error) {
+func decodeListSendDataApiKeysResponse(resp *http.Response) (res *ApiKeyList, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -12726,7 +12726,7 @@ func decodeListSendDataApiKeysResponse(resp *http.Response) (res *ListApiKeysRes
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response ListApiKeysResponse
+			var response ApiKeyList
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -12811,7 +12811,7 @@ func decodeListSendDataApiKeysResponse(resp *http.Response) (res *ListApiKeysRes
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeListSlosResponse(resp *http.Response) (res *ListSlosResponse, _ error) {
+func decodeListSlosResponse(resp *http.Response) (res *SloList, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -12827,7 +12827,7 @@ func decodeListSlosResponse(resp *http.Response) (res *ListSlosResponse, _ error
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response ListSlosResponse
+			var response SloList
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -14501,7 +14501,7 @@ func decodeReplaceQuotaRuleSetResponse(resp *http.Response) (res *QuotaRuleSetRe
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeReplaceSloResponse(resp *http.Response) (res *ReplaceSloResponse, _ error) {
+func decodeReplaceSloResponse(resp *http.Response) (res *SloReplaced, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -14517,7 +14517,7 @@ func decodeReplaceSloResponse(resp *http.Response) (res *ReplaceSloResponse, _ e
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response ReplaceSloResponse
+			var response SloReplaced
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -15778,7 +15778,7 @@ func decodeUnassignIncidentsResponse(resp *http.Response) (res *IncidentsRespons
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeUndeployExtensionResponse(resp *http.Response) (res *UndeployExtensionResponse, _ error) {
+func decodeUndeployExtensionResponse(resp *http.Response) (res *ExtensionUndeployment, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -15794,7 +15794,7 @@ func decodeUndeployExtensionResponse(resp *http.Response) (res *UndeployExtensio
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response UndeployExtensionResponse
+			var response ExtensionUndeployment
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err

@@ -64,7 +64,7 @@ func encodeActivateRetentionTagsResponse(response *RetentionTagsActivated, w htt
 	return nil
 }
 
-func encodeAdminCreateTeamResponse(response *AdminCreateTeamResponse, w http.ResponseWriter) error {
+func encodeAdminCreateTeamResponse(response *AdminTeamCreated, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -103,7 +103,7 @@ func encodeAdminImportUsageResponse(response *UsageImportResult, w http.Response
 	return nil
 }
 
-func encodeAdminListTeamsResponse(response *AdminListTeamsResponse, w http.ResponseWriter) error {
+func encodeAdminListTeamsResponse(response *AdminTeamList, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -194,7 +194,7 @@ func encodeBatchExecuteSlosResponse(response *BatchExecuteSloResponse, w http.Re
 	return nil
 }
 
-func encodeBatchGetIncidentsResponse(response *BatchGetIncidentsResponse, w http.ResponseWriter) error {
+func encodeBatchGetIncidentsResponse(response *IncidentBatch, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -207,7 +207,7 @@ func encodeBatchGetIncidentsResponse(response *BatchGetIncidentsResponse, w http
 	return nil
 }
 
-func encodeBatchGetPresetsResponse(response *BatchGetPresetsResponse, w http.ResponseWriter) error {
+func encodeBatchGetPresetsResponse(response *PresetBatch, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -220,7 +220,7 @@ func encodeBatchGetPresetsResponse(response *BatchGetPresetsResponse, w http.Res
 	return nil
 }
 
-func encodeBatchGetSlosResponse(response *BatchGetSlosResponse, w http.ResponseWriter) error {
+func encodeBatchGetSlosResponse(response *SloBatch, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -233,7 +233,7 @@ func encodeBatchGetSlosResponse(response *BatchGetSlosResponse, w http.ResponseW
 	return nil
 }
 
-func encodeBatchGetSlosByListResponse(response *BatchGetSlosResponse, w http.ResponseWriter) error {
+func encodeBatchGetSlosByListResponse(response *SloBatch, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -428,7 +428,7 @@ func encodeCountIncidentEventsResponse(response *IncidentEventsCountResponse, w 
 	return nil
 }
 
-func encodeCreateApiKeyResponse(response *CreateApiKeyResponse, w http.ResponseWriter) error {
+func encodeCreateApiKeyResponse(response *ApiKeyCreated, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -558,7 +558,7 @@ func encodeCreateRecordingRuleSetResponse(response *RecordingRuleSetCreated, w h
 	return nil
 }
 
-func encodeCreateSloResponse(response *CreateSloResponse, w http.ResponseWriter) error {
+func encodeCreateSloResponse(response *SloCreated, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -623,7 +623,7 @@ func encodeDeleteCaseCommentResponse(response *EmptyObject, w http.ResponseWrite
 	return nil
 }
 
-func encodeDeleteCustomPresetResponse(response *DeleteCustomPresetResponse, w http.ResponseWriter) error {
+func encodeDeleteCustomPresetResponse(response *PresetDeleted, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -681,7 +681,7 @@ func encodeDeleteParsingRuleGroupResponse(response *ParsingRuleGroupDeleted, w h
 	return nil
 }
 
-func encodeDeletePolicyResponse(response *DeletePolicyResponse, w http.ResponseWriter) error {
+func encodeDeletePolicyResponse(response *PolicyDeleted, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -694,7 +694,7 @@ func encodeDeletePolicyResponse(response *DeletePolicyResponse, w http.ResponseW
 	return nil
 }
 
-func encodeDeleteQuotaRuleSetResponse(response *DeleteQuotaRuleSetResponse, w http.ResponseWriter) error {
+func encodeDeleteQuotaRuleSetResponse(response *QuotaRuleSetDeleted, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -733,7 +733,7 @@ func encodeDeleteRecordingRuleSetByQueryResponse(response *EmptyObject, w http.R
 	return nil
 }
 
-func encodeDeleteSloResponse(response *DeleteSloResponse, w http.ResponseWriter) error {
+func encodeDeleteSloResponse(response *SloDeleted, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -798,7 +798,7 @@ func encodeForecastPolicyUsageResponse(response *PolicyForecast, w http.Response
 	return nil
 }
 
-func encodeGetApiKeyResponse(response *GetApiKeyResponse, w http.ResponseWriter) error {
+func encodeGetApiKeyResponse(response *ApiKeyEnvelope, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -837,7 +837,7 @@ func encodeGetCaseByIndicatorResponse(response *CaseResponse, w http.ResponseWri
 	return nil
 }
 
-func encodeGetCaseDeepLinksResponse(response *GetCaseDeepLinksResponse, w http.ResponseWriter) error {
+func encodeGetCaseDeepLinksResponse(response *CaseDeepLinks, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -863,7 +863,7 @@ func encodeGetCaseEventResponse(response *CaseEventResponse, w http.ResponseWrit
 	return nil
 }
 
-func encodeGetCaseFilterValuesResponse(response *GetCaseFilterValuesResponse, w http.ResponseWriter) error {
+func encodeGetCaseFilterValuesResponse(response *CaseFilterValues, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -876,7 +876,7 @@ func encodeGetCaseFilterValuesResponse(response *GetCaseFilterValuesResponse, w 
 	return nil
 }
 
-func encodeGetCaseGroupingKeysResponse(response *GetCaseGroupingKeysResponse, w http.ResponseWriter) error {
+func encodeGetCaseGroupingKeysResponse(response *CaseGroupingKeys, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -1402,7 +1402,7 @@ func encodeGetRetentionTagsEnabledResponse(response *RetentionTagsEnabled, w htt
 	return nil
 }
 
-func encodeGetSloResponse(response *GetSloResponse, w http.ResponseWriter) error {
+func encodeGetSloResponse(response *SloEnvelope, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -1522,7 +1522,7 @@ func encodeIngestAlertmanagerResponse(response *IngestResult, w http.ResponseWri
 	return nil
 }
 
-func encodeListApiKeysResponse(response *ListApiKeysResponse, w http.ResponseWriter) error {
+func encodeListApiKeysResponse(response *ApiKeyList, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -1548,7 +1548,7 @@ func encodeListCaseEventsResponse(response *CaseEventList, w http.ResponseWriter
 	return nil
 }
 
-func encodeListCasesResponse(response *ListCasesResponse, w http.ResponseWriter) error {
+func encodeListCasesResponse(response *CasePage, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -1730,7 +1730,7 @@ func encodeListIncidentEventsFeedResponse(response *IncidentEventsFeedResponse, 
 	return nil
 }
 
-func encodeListIncidentsResponse(response *ListIncidentsResponse, w http.ResponseWriter) error {
+func encodeListIncidentsResponse(response *IncidentPage, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -1808,7 +1808,7 @@ func encodeListRetentionTagsResponse(response *RetentionTagList, w http.Response
 	return nil
 }
 
-func encodeListSendDataApiKeysResponse(response *ListApiKeysResponse, w http.ResponseWriter) error {
+func encodeListSendDataApiKeysResponse(response *ApiKeyList, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -1821,7 +1821,7 @@ func encodeListSendDataApiKeysResponse(response *ListApiKeysResponse, w http.Res
 	return nil
 }
 
-func encodeListSlosResponse(response *ListSlosResponse, w http.ResponseWriter) error {
+func encodeListSlosResponse(response *SloList, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -2042,7 +2042,7 @@ func encodeReplaceQuotaRuleSetResponse(response *QuotaRuleSetResponse, w http.Re
 	return nil
 }
 
-func encodeReplaceSloResponse(response *ReplaceSloResponse, w http.ResponseWriter) error {
+func encodeReplaceSloResponse(response *SloReplaced, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -2211,7 +2211,7 @@ func encodeUnassignIncidentsResponse(response *IncidentsResponse, w http.Respons
 	return nil
 }
 
-func encodeUndeployExtensionResponse(response *UndeployExtensionResponse, w http.ResponseWriter) error {
+func encodeUndeployExtensionResponse(response *ExtensionUndeployment, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

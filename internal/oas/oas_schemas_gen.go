@@ -16,63 +16,6 @@ func (s *ErrorStatusCode) Error() string {
 
 type ActorText string
 
-// Ref: #/components/schemas/AdminCreateTeamRequest
-type AdminCreateTeamRequest struct {
-	// Unique among teams.
-	Name string `json:"name"`
-}
-
-// GetName returns the value of Name.
-func (s *AdminCreateTeamRequest) GetName() string {
-	return s.Name
-}
-
-// SetName sets the value of Name.
-func (s *AdminCreateTeamRequest) SetName(val string) {
-	s.Name = val
-}
-
-// Ref: #/components/schemas/AdminCreateTeamResponse
-type AdminCreateTeamResponse struct {
-	Team   AdminTeam    `json:"team"`
-	ApiKey AdminTeamKey `json:"apiKey"`
-}
-
-// GetTeam returns the value of Team.
-func (s *AdminCreateTeamResponse) GetTeam() AdminTeam {
-	return s.Team
-}
-
-// GetApiKey returns the value of ApiKey.
-func (s *AdminCreateTeamResponse) GetApiKey() AdminTeamKey {
-	return s.ApiKey
-}
-
-// SetTeam sets the value of Team.
-func (s *AdminCreateTeamResponse) SetTeam(val AdminTeam) {
-	s.Team = val
-}
-
-// SetApiKey sets the value of ApiKey.
-func (s *AdminCreateTeamResponse) SetApiKey(val AdminTeamKey) {
-	s.ApiKey = val
-}
-
-// Ref: #/components/schemas/AdminListTeamsResponse
-type AdminListTeamsResponse struct {
-	Teams []AdminTeam `json:"teams"`
-}
-
-// GetTeams returns the value of Teams.
-func (s *AdminListTeamsResponse) GetTeams() []AdminTeam {
-	return s.Teams
-}
-
-// SetTeams sets the value of Teams.
-func (s *AdminListTeamsResponse) SetTeams(val []AdminTeam) {
-	s.Teams = val
-}
-
 // Ref: #/components/schemas/AdminTeam
 type AdminTeam struct {
 	ID   int64  `json:"id"`
@@ -96,6 +39,48 @@ func (s *AdminTeam) SetID(val int64) {
 
 // SetName sets the value of Name.
 func (s *AdminTeam) SetName(val string) {
+	s.Name = val
+}
+
+// Ref: #/components/schemas/AdminTeamCreated
+type AdminTeamCreated struct {
+	Team   AdminTeam    `json:"team"`
+	ApiKey AdminTeamKey `json:"apiKey"`
+}
+
+// GetTeam returns the value of Team.
+func (s *AdminTeamCreated) GetTeam() AdminTeam {
+	return s.Team
+}
+
+// GetApiKey returns the value of ApiKey.
+func (s *AdminTeamCreated) GetApiKey() AdminTeamKey {
+	return s.ApiKey
+}
+
+// SetTeam sets the value of Team.
+func (s *AdminTeamCreated) SetTeam(val AdminTeam) {
+	s.Team = val
+}
+
+// SetApiKey sets the value of ApiKey.
+func (s *AdminTeamCreated) SetApiKey(val AdminTeamKey) {
+	s.ApiKey = val
+}
+
+// Ref: #/components/schemas/AdminTeamInput
+type AdminTeamInput struct {
+	// Unique among teams.
+	Name string `json:"name"`
+}
+
+// GetName returns the value of Name.
+func (s *AdminTeamInput) GetName() string {
+	return s.Name
+}
+
+// SetName sets the value of Name.
+func (s *AdminTeamInput) SetName(val string) {
 	s.Name = val
 }
 
@@ -123,6 +108,21 @@ func (s *AdminTeamKey) SetKeyId(val string) {
 // SetValue sets the value of Value.
 func (s *AdminTeamKey) SetValue(val string) {
 	s.Value = val
+}
+
+// Ref: #/components/schemas/AdminTeamList
+type AdminTeamList struct {
+	Teams []AdminTeam `json:"teams"`
+}
+
+// GetTeams returns the value of Teams.
+func (s *AdminTeamList) GetTeams() []AdminTeam {
+	return s.Teams
+}
+
+// SetTeams sets the value of Teams.
+func (s *AdminTeamList) SetTeams(val []AdminTeam) {
+	s.Teams = val
 }
 
 // One alerting rule (Alertmanager `alertname`) that fired in the case; each firing label set is a
@@ -765,6 +765,123 @@ func (s *ApiKeyActor) SetName(val OptActorText) {
 	s.Name = val
 }
 
+// Ref: #/components/schemas/ApiKeyCreateInput
+type ApiKeyCreateInput struct {
+	// Display name of the key.
+	Name string `json:"name"`
+	// Kept for compatibility; mgmtapi always stores only a hash of the key.
+	Hashed OptBool `json:"hashed"`
+	// JSON text
+	// `{"version": "YYYY-MM-DD", "default": {"permissions": {"<permission>": "grant"|"deny"}}, "rules": []}`.
+	// An empty string means no policy.
+	AccessPolicy   OptString              `json:"accessPolicy"`
+	KeyPermissions OptKeyPermissionsInput `json:"keyPermissions"`
+	Owner          OptApiKeyOwner         `json:"owner"`
+}
+
+// GetName returns the value of Name.
+func (s *ApiKeyCreateInput) GetName() string {
+	return s.Name
+}
+
+// GetHashed returns the value of Hashed.
+func (s *ApiKeyCreateInput) GetHashed() OptBool {
+	return s.Hashed
+}
+
+// GetAccessPolicy returns the value of AccessPolicy.
+func (s *ApiKeyCreateInput) GetAccessPolicy() OptString {
+	return s.AccessPolicy
+}
+
+// GetKeyPermissions returns the value of KeyPermissions.
+func (s *ApiKeyCreateInput) GetKeyPermissions() OptKeyPermissionsInput {
+	return s.KeyPermissions
+}
+
+// GetOwner returns the value of Owner.
+func (s *ApiKeyCreateInput) GetOwner() OptApiKeyOwner {
+	return s.Owner
+}
+
+// SetName sets the value of Name.
+func (s *ApiKeyCreateInput) SetName(val string) {
+	s.Name = val
+}
+
+// SetHashed sets the value of Hashed.
+func (s *ApiKeyCreateInput) SetHashed(val OptBool) {
+	s.Hashed = val
+}
+
+// SetAccessPolicy sets the value of AccessPolicy.
+func (s *ApiKeyCreateInput) SetAccessPolicy(val OptString) {
+	s.AccessPolicy = val
+}
+
+// SetKeyPermissions sets the value of KeyPermissions.
+func (s *ApiKeyCreateInput) SetKeyPermissions(val OptKeyPermissionsInput) {
+	s.KeyPermissions = val
+}
+
+// SetOwner sets the value of Owner.
+func (s *ApiKeyCreateInput) SetOwner(val OptApiKeyOwner) {
+	s.Owner = val
+}
+
+// Ref: #/components/schemas/ApiKeyCreated
+type ApiKeyCreated struct {
+	KeyId string `json:"keyId"`
+	Name  string `json:"name"`
+	// The secret; shown only in this answer.
+	Value string `json:"value"`
+}
+
+// GetKeyId returns the value of KeyId.
+func (s *ApiKeyCreated) GetKeyId() string {
+	return s.KeyId
+}
+
+// GetName returns the value of Name.
+func (s *ApiKeyCreated) GetName() string {
+	return s.Name
+}
+
+// GetValue returns the value of Value.
+func (s *ApiKeyCreated) GetValue() string {
+	return s.Value
+}
+
+// SetKeyId sets the value of KeyId.
+func (s *ApiKeyCreated) SetKeyId(val string) {
+	s.KeyId = val
+}
+
+// SetName sets the value of Name.
+func (s *ApiKeyCreated) SetName(val string) {
+	s.Name = val
+}
+
+// SetValue sets the value of Value.
+func (s *ApiKeyCreated) SetValue(val string) {
+	s.Value = val
+}
+
+// Ref: #/components/schemas/ApiKeyEnvelope
+type ApiKeyEnvelope struct {
+	KeyInfo ApiKeyInfo `json:"keyInfo"`
+}
+
+// GetKeyInfo returns the value of KeyInfo.
+func (s *ApiKeyEnvelope) GetKeyInfo() ApiKeyInfo {
+	return s.KeyInfo
+}
+
+// SetKeyInfo sets the value of KeyInfo.
+func (s *ApiKeyEnvelope) SetKeyInfo(val ApiKeyInfo) {
+	s.KeyInfo = val
+}
+
 // Ref: #/components/schemas/ApiKeyInfo
 type ApiKeyInfo struct {
 	ID             string                `json:"id"`
@@ -873,6 +990,21 @@ func (s *ApiKeyInfoPermissions) SetPresets(val []PermissionPresetInfo) {
 	s.Presets = val
 }
 
+// Ref: #/components/schemas/ApiKeyList
+type ApiKeyList struct {
+	Keys []ApiKeyInfo `json:"keys"`
+}
+
+// GetKeys returns the value of Keys.
+func (s *ApiKeyList) GetKeys() []ApiKeyInfo {
+	return s.Keys
+}
+
+// SetKeys sets the value of Keys.
+func (s *ApiKeyList) SetKeys(val []ApiKeyInfo) {
+	s.Keys = val
+}
+
 // Who the key belongs to; at most one of the fields. When absent, the caller's team.
 // Ref: #/components/schemas/ApiKeyOwner
 type ApiKeyOwner struct {
@@ -949,73 +1081,92 @@ func (s *ApiKeySummary) SetPresets(val []PermissionPresetInfo) {
 	s.Presets = val
 }
 
-// Ref: #/components/schemas/AssignCaseRequest
-type AssignCaseRequest struct {
-	Assignee CaseUser `json:"assignee"`
+// Ref: #/components/schemas/ApiKeyUpdateInput
+type ApiKeyUpdateInput struct {
+	NewName  OptString `json:"newName"`
+	IsActive OptBool   `json:"isActive"`
+	// As on create; an empty string removes the policy.
+	AccessPolicy OptString                       `json:"accessPolicy"`
+	Permissions  OptApiKeyUpdateInputPermissions `json:"permissions"`
+	Presets      OptApiKeyUpdateInputPresets     `json:"presets"`
 }
 
-// GetAssignee returns the value of Assignee.
-func (s *AssignCaseRequest) GetAssignee() CaseUser {
-	return s.Assignee
+// GetNewName returns the value of NewName.
+func (s *ApiKeyUpdateInput) GetNewName() OptString {
+	return s.NewName
 }
 
-// SetAssignee sets the value of Assignee.
-func (s *AssignCaseRequest) SetAssignee(val CaseUser) {
-	s.Assignee = val
+// GetIsActive returns the value of IsActive.
+func (s *ApiKeyUpdateInput) GetIsActive() OptBool {
+	return s.IsActive
 }
 
-// Ref: #/components/schemas/AssignDashboardFolderRequest
-type AssignDashboardFolderRequest struct {
-	// The folder's UUID; absent or null moves the dashboard to the root.
-	FolderId OptNilString `json:"folderId"`
-	// The caller's id for this request (correlation only; the change is idempotent).
-	RequestId string `json:"requestId"`
+// GetAccessPolicy returns the value of AccessPolicy.
+func (s *ApiKeyUpdateInput) GetAccessPolicy() OptString {
+	return s.AccessPolicy
 }
 
-// GetFolderId returns the value of FolderId.
-func (s *AssignDashboardFolderRequest) GetFolderId() OptNilString {
-	return s.FolderId
+// GetPermissions returns the value of Permissions.
+func (s *ApiKeyUpdateInput) GetPermissions() OptApiKeyUpdateInputPermissions {
+	return s.Permissions
 }
 
-// GetRequestId returns the value of RequestId.
-func (s *AssignDashboardFolderRequest) GetRequestId() string {
-	return s.RequestId
+// GetPresets returns the value of Presets.
+func (s *ApiKeyUpdateInput) GetPresets() OptApiKeyUpdateInputPresets {
+	return s.Presets
 }
 
-// SetFolderId sets the value of FolderId.
-func (s *AssignDashboardFolderRequest) SetFolderId(val OptNilString) {
-	s.FolderId = val
+// SetNewName sets the value of NewName.
+func (s *ApiKeyUpdateInput) SetNewName(val OptString) {
+	s.NewName = val
 }
 
-// SetRequestId sets the value of RequestId.
-func (s *AssignDashboardFolderRequest) SetRequestId(val string) {
-	s.RequestId = val
+// SetIsActive sets the value of IsActive.
+func (s *ApiKeyUpdateInput) SetIsActive(val OptBool) {
+	s.IsActive = val
 }
 
-// Ref: #/components/schemas/AssignIncidentsRequest
-type AssignIncidentsRequest struct {
-	IncidentIds []IncidentID `json:"incidentIds"`
-	AssignedTo  IncidentUser `json:"assignedTo"`
+// SetAccessPolicy sets the value of AccessPolicy.
+func (s *ApiKeyUpdateInput) SetAccessPolicy(val OptString) {
+	s.AccessPolicy = val
 }
 
-// GetIncidentIds returns the value of IncidentIds.
-func (s *AssignIncidentsRequest) GetIncidentIds() []IncidentID {
-	return s.IncidentIds
+// SetPermissions sets the value of Permissions.
+func (s *ApiKeyUpdateInput) SetPermissions(val OptApiKeyUpdateInputPermissions) {
+	s.Permissions = val
 }
 
-// GetAssignedTo returns the value of AssignedTo.
-func (s *AssignIncidentsRequest) GetAssignedTo() IncidentUser {
-	return s.AssignedTo
+// SetPresets sets the value of Presets.
+func (s *ApiKeyUpdateInput) SetPresets(val OptApiKeyUpdateInputPresets) {
+	s.Presets = val
 }
 
-// SetIncidentIds sets the value of IncidentIds.
-func (s *AssignIncidentsRequest) SetIncidentIds(val []IncidentID) {
-	s.IncidentIds = val
+type ApiKeyUpdateInputPermissions struct {
+	Permissions []string `json:"permissions"`
 }
 
-// SetAssignedTo sets the value of AssignedTo.
-func (s *AssignIncidentsRequest) SetAssignedTo(val IncidentUser) {
-	s.AssignedTo = val
+// GetPermissions returns the value of Permissions.
+func (s *ApiKeyUpdateInputPermissions) GetPermissions() []string {
+	return s.Permissions
+}
+
+// SetPermissions sets the value of Permissions.
+func (s *ApiKeyUpdateInputPermissions) SetPermissions(val []string) {
+	s.Permissions = val
+}
+
+type ApiKeyUpdateInputPresets struct {
+	Presets []string `json:"presets"`
+}
+
+// GetPresets returns the value of Presets.
+func (s *ApiKeyUpdateInputPresets) GetPresets() []string {
+	return s.Presets
+}
+
+// SetPresets sets the value of Presets.
+func (s *ApiKeyUpdateInputPresets) SetPresets(val []string) {
+	s.Presets = val
 }
 
 // Exactly one of `assignee` (a user id) and `unassigned`.
@@ -1193,106 +1344,6 @@ func (s *BatchExecuteSloResponse) SetStatus(val SloResponseStatus) {
 	s.Status = val
 }
 
-// Ref: #/components/schemas/BatchGetIncidentsResponse
-type BatchGetIncidentsResponse struct {
-	Incidents   BatchGetIncidentsResponseIncidents `json:"incidents"`
-	NotFoundIds []string                           `json:"notFoundIds"`
-}
-
-// GetIncidents returns the value of Incidents.
-func (s *BatchGetIncidentsResponse) GetIncidents() BatchGetIncidentsResponseIncidents {
-	return s.Incidents
-}
-
-// GetNotFoundIds returns the value of NotFoundIds.
-func (s *BatchGetIncidentsResponse) GetNotFoundIds() []string {
-	return s.NotFoundIds
-}
-
-// SetIncidents sets the value of Incidents.
-func (s *BatchGetIncidentsResponse) SetIncidents(val BatchGetIncidentsResponseIncidents) {
-	s.Incidents = val
-}
-
-// SetNotFoundIds sets the value of NotFoundIds.
-func (s *BatchGetIncidentsResponse) SetNotFoundIds(val []string) {
-	s.NotFoundIds = val
-}
-
-type BatchGetIncidentsResponseIncidents map[string]Incident
-
-func (s *BatchGetIncidentsResponseIncidents) init() BatchGetIncidentsResponseIncidents {
-	m := *s
-	if m == nil {
-		m = map[string]Incident{}
-		*s = m
-	}
-	return m
-}
-
-// Ref: #/components/schemas/BatchGetPresetsResponse
-type BatchGetPresetsResponse struct {
-	Presets     BatchGetPresetsResponsePresets `json:"presets"`
-	NotFoundIds []string                       `json:"notFoundIds"`
-}
-
-// GetPresets returns the value of Presets.
-func (s *BatchGetPresetsResponse) GetPresets() BatchGetPresetsResponsePresets {
-	return s.Presets
-}
-
-// GetNotFoundIds returns the value of NotFoundIds.
-func (s *BatchGetPresetsResponse) GetNotFoundIds() []string {
-	return s.NotFoundIds
-}
-
-// SetPresets sets the value of Presets.
-func (s *BatchGetPresetsResponse) SetPresets(val BatchGetPresetsResponsePresets) {
-	s.Presets = val
-}
-
-// SetNotFoundIds sets the value of NotFoundIds.
-func (s *BatchGetPresetsResponse) SetNotFoundIds(val []string) {
-	s.NotFoundIds = val
-}
-
-type BatchGetPresetsResponsePresets map[string]Preset
-
-func (s *BatchGetPresetsResponsePresets) init() BatchGetPresetsResponsePresets {
-	m := *s
-	if m == nil {
-		m = map[string]Preset{}
-		*s = m
-	}
-	return m
-}
-
-// Ref: #/components/schemas/BatchGetSlosResponse
-type BatchGetSlosResponse struct {
-	Slos        []Slo    `json:"slos"`
-	NotFoundIds []string `json:"notFoundIds"`
-}
-
-// GetSlos returns the value of Slos.
-func (s *BatchGetSlosResponse) GetSlos() []Slo {
-	return s.Slos
-}
-
-// GetNotFoundIds returns the value of NotFoundIds.
-func (s *BatchGetSlosResponse) GetNotFoundIds() []string {
-	return s.NotFoundIds
-}
-
-// SetSlos sets the value of Slos.
-func (s *BatchGetSlosResponse) SetSlos(val []Slo) {
-	s.Slos = val
-}
-
-// SetNotFoundIds sets the value of NotFoundIds.
-func (s *BatchGetSlosResponse) SetNotFoundIds(val []string) {
-	s.NotFoundIds = val
-}
-
 // Ref: #/components/schemas/BreachedKPI
 type BreachedKPI struct {
 	ID           string                  `json:"id"`
@@ -1411,32 +1462,6 @@ func (s *BreachedKPIBreachStatus) UnmarshalText(data []byte) error {
 	}
 }
 
-// Ref: #/components/schemas/BulkAcknowledgeCasesRequest
-type BulkAcknowledgeCasesRequest struct {
-	Ids   BulkCaseIDs   `json:"ids"`
-	Actor BulkActorUser `json:"actor"`
-}
-
-// GetIds returns the value of Ids.
-func (s *BulkAcknowledgeCasesRequest) GetIds() BulkCaseIDs {
-	return s.Ids
-}
-
-// GetActor returns the value of Actor.
-func (s *BulkAcknowledgeCasesRequest) GetActor() BulkActorUser {
-	return s.Actor
-}
-
-// SetIds sets the value of Ids.
-func (s *BulkAcknowledgeCasesRequest) SetIds(val BulkCaseIDs) {
-	s.Ids = val
-}
-
-// SetActor sets the value of Actor.
-func (s *BulkAcknowledgeCasesRequest) SetActor(val BulkActorUser) {
-	s.Actor = val
-}
-
 // The user on whose behalf the calling key acts; the events record the key itself as actor.
 // Ref: #/components/schemas/BulkActorUser
 type BulkActorUser struct {
@@ -1451,32 +1476,6 @@ func (s *BulkActorUser) GetUserId() OptLowerUUID {
 // SetUserId sets the value of UserId.
 func (s *BulkActorUser) SetUserId(val OptLowerUUID) {
 	s.UserId = val
-}
-
-// Ref: #/components/schemas/BulkAssignCasesRequest
-type BulkAssignCasesRequest struct {
-	Ids      BulkCaseIDs `json:"ids"`
-	Assignee CaseUser    `json:"assignee"`
-}
-
-// GetIds returns the value of Ids.
-func (s *BulkAssignCasesRequest) GetIds() BulkCaseIDs {
-	return s.Ids
-}
-
-// GetAssignee returns the value of Assignee.
-func (s *BulkAssignCasesRequest) GetAssignee() CaseUser {
-	return s.Assignee
-}
-
-// SetIds sets the value of Ids.
-func (s *BulkAssignCasesRequest) SetIds(val BulkCaseIDs) {
-	s.Ids = val
-}
-
-// SetAssignee sets the value of Assignee.
-func (s *BulkAssignCasesRequest) SetAssignee(val CaseUser) {
-	s.Assignee = val
 }
 
 type BulkCaseIDs []CaseIdentifier
@@ -1509,59 +1508,6 @@ func (s *BulkCasesResponse) GetCases() []Case {
 // SetCases sets the value of Cases.
 func (s *BulkCasesResponse) SetCases(val []Case) {
 	s.Cases = val
-}
-
-// Ref: #/components/schemas/BulkResolveCasesRequest
-type BulkResolveCasesRequest struct {
-	Ids BulkCaseIDs `json:"ids"`
-	// At most 500 characters, the bound of a single resolve and of `resolutionReasonChangedEvent`.
-	Reason OptString `json:"reason"`
-}
-
-// GetIds returns the value of Ids.
-func (s *BulkResolveCasesRequest) GetIds() BulkCaseIDs {
-	return s.Ids
-}
-
-// GetReason returns the value of Reason.
-func (s *BulkResolveCasesRequest) GetReason() OptString {
-	return s.Reason
-}
-
-// SetIds sets the value of Ids.
-func (s *BulkResolveCasesRequest) SetIds(val BulkCaseIDs) {
-	s.Ids = val
-}
-
-// SetReason sets the value of Reason.
-func (s *BulkResolveCasesRequest) SetReason(val OptString) {
-	s.Reason = val
-}
-
-// Ref: #/components/schemas/BulkSetCasePriorityOverrideRequest
-type BulkSetCasePriorityOverrideRequest struct {
-	Ids      BulkCaseIDs  `json:"ids"`
-	Priority CasePriority `json:"priority"`
-}
-
-// GetIds returns the value of Ids.
-func (s *BulkSetCasePriorityOverrideRequest) GetIds() BulkCaseIDs {
-	return s.Ids
-}
-
-// GetPriority returns the value of Priority.
-func (s *BulkSetCasePriorityOverrideRequest) GetPriority() CasePriority {
-	return s.Priority
-}
-
-// SetIds sets the value of Ids.
-func (s *BulkSetCasePriorityOverrideRequest) SetIds(val BulkCaseIDs) {
-	s.Ids = val
-}
-
-// SetPriority sets the value of Priority.
-func (s *BulkSetCasePriorityOverrideRequest) SetPriority(val CasePriority) {
-	s.Priority = val
 }
 
 // A case. `priority` is the override when one is set, else the system priority.
@@ -1797,6 +1743,166 @@ func (s *CaseAlertFilters) SetAlertVersions(val []string) {
 	s.AlertVersions = val
 }
 
+// Ref: #/components/schemas/CaseAssignInput
+type CaseAssignInput struct {
+	Assignee CaseUser `json:"assignee"`
+}
+
+// GetAssignee returns the value of Assignee.
+func (s *CaseAssignInput) GetAssignee() CaseUser {
+	return s.Assignee
+}
+
+// SetAssignee sets the value of Assignee.
+func (s *CaseAssignInput) SetAssignee(val CaseUser) {
+	s.Assignee = val
+}
+
+// Ref: #/components/schemas/CaseBulkAcknowledgeInput
+type CaseBulkAcknowledgeInput struct {
+	Ids   BulkCaseIDs   `json:"ids"`
+	Actor BulkActorUser `json:"actor"`
+}
+
+// GetIds returns the value of Ids.
+func (s *CaseBulkAcknowledgeInput) GetIds() BulkCaseIDs {
+	return s.Ids
+}
+
+// GetActor returns the value of Actor.
+func (s *CaseBulkAcknowledgeInput) GetActor() BulkActorUser {
+	return s.Actor
+}
+
+// SetIds sets the value of Ids.
+func (s *CaseBulkAcknowledgeInput) SetIds(val BulkCaseIDs) {
+	s.Ids = val
+}
+
+// SetActor sets the value of Actor.
+func (s *CaseBulkAcknowledgeInput) SetActor(val BulkActorUser) {
+	s.Actor = val
+}
+
+// Ref: #/components/schemas/CaseBulkAssignInput
+type CaseBulkAssignInput struct {
+	Ids      BulkCaseIDs `json:"ids"`
+	Assignee CaseUser    `json:"assignee"`
+}
+
+// GetIds returns the value of Ids.
+func (s *CaseBulkAssignInput) GetIds() BulkCaseIDs {
+	return s.Ids
+}
+
+// GetAssignee returns the value of Assignee.
+func (s *CaseBulkAssignInput) GetAssignee() CaseUser {
+	return s.Assignee
+}
+
+// SetIds sets the value of Ids.
+func (s *CaseBulkAssignInput) SetIds(val BulkCaseIDs) {
+	s.Ids = val
+}
+
+// SetAssignee sets the value of Assignee.
+func (s *CaseBulkAssignInput) SetAssignee(val CaseUser) {
+	s.Assignee = val
+}
+
+// Ref: #/components/schemas/CaseBulkPriorityOverrideInput
+type CaseBulkPriorityOverrideInput struct {
+	Ids      BulkCaseIDs  `json:"ids"`
+	Priority CasePriority `json:"priority"`
+}
+
+// GetIds returns the value of Ids.
+func (s *CaseBulkPriorityOverrideInput) GetIds() BulkCaseIDs {
+	return s.Ids
+}
+
+// GetPriority returns the value of Priority.
+func (s *CaseBulkPriorityOverrideInput) GetPriority() CasePriority {
+	return s.Priority
+}
+
+// SetIds sets the value of Ids.
+func (s *CaseBulkPriorityOverrideInput) SetIds(val BulkCaseIDs) {
+	s.Ids = val
+}
+
+// SetPriority sets the value of Priority.
+func (s *CaseBulkPriorityOverrideInput) SetPriority(val CasePriority) {
+	s.Priority = val
+}
+
+// Ref: #/components/schemas/CaseBulkResolveInput
+type CaseBulkResolveInput struct {
+	Ids BulkCaseIDs `json:"ids"`
+	// At most 500 characters, the bound of a single resolve and of `resolutionReasonChangedEvent`.
+	Reason OptString `json:"reason"`
+}
+
+// GetIds returns the value of Ids.
+func (s *CaseBulkResolveInput) GetIds() BulkCaseIDs {
+	return s.Ids
+}
+
+// GetReason returns the value of Reason.
+func (s *CaseBulkResolveInput) GetReason() OptString {
+	return s.Reason
+}
+
+// SetIds sets the value of Ids.
+func (s *CaseBulkResolveInput) SetIds(val BulkCaseIDs) {
+	s.Ids = val
+}
+
+// SetReason sets the value of Reason.
+func (s *CaseBulkResolveInput) SetReason(val OptString) {
+	s.Reason = val
+}
+
+// Ref: #/components/schemas/CaseByIndicatorInput
+type CaseByIndicatorInput struct {
+	PrometheusAlert CaseByIndicatorInputPrometheusAlert `json:"prometheusAlert"`
+}
+
+// GetPrometheusAlert returns the value of PrometheusAlert.
+func (s *CaseByIndicatorInput) GetPrometheusAlert() CaseByIndicatorInputPrometheusAlert {
+	return s.PrometheusAlert
+}
+
+// SetPrometheusAlert sets the value of PrometheusAlert.
+func (s *CaseByIndicatorInput) SetPrometheusAlert(val CaseByIndicatorInputPrometheusAlert) {
+	s.PrometheusAlert = val
+}
+
+type CaseByIndicatorInputPrometheusAlert struct {
+	Fingerprint string    `json:"fingerprint"`
+	StartedAt   time.Time `json:"startedAt"`
+}
+
+// GetFingerprint returns the value of Fingerprint.
+func (s *CaseByIndicatorInputPrometheusAlert) GetFingerprint() string {
+	return s.Fingerprint
+}
+
+// GetStartedAt returns the value of StartedAt.
+func (s *CaseByIndicatorInputPrometheusAlert) GetStartedAt() time.Time {
+	return s.StartedAt
+}
+
+// SetFingerprint sets the value of Fingerprint.
+func (s *CaseByIndicatorInputPrometheusAlert) SetFingerprint(val string) {
+	s.Fingerprint = val
+}
+
+// SetStartedAt sets the value of StartedAt.
+func (s *CaseByIndicatorInputPrometheusAlert) SetStartedAt(val time.Time) {
+	s.StartedAt = val
+}
+
 // Ref: #/components/schemas/CaseCategory
 type CaseCategory string
 
@@ -1932,6 +2038,82 @@ func (s *CaseDateRangeMode) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// Ref: #/components/schemas/CaseDeepLinks
+type CaseDeepLinks struct {
+	DeepLinks CaseDeepLinksDeepLinks `json:"deepLinks"`
+}
+
+// GetDeepLinks returns the value of DeepLinks.
+func (s *CaseDeepLinks) GetDeepLinks() CaseDeepLinksDeepLinks {
+	return s.DeepLinks
+}
+
+// SetDeepLinks sets the value of DeepLinks.
+func (s *CaseDeepLinks) SetDeepLinks(val CaseDeepLinksDeepLinks) {
+	s.DeepLinks = val
+}
+
+type CaseDeepLinksDeepLinks struct {
+	Detail           string                                `json:"detail"`
+	AlertIndicators  CaseDeepLinksDeepLinksAlertIndicators `json:"alertIndicators"`
+	ImpactedEntities []EmptyObject                         `json:"impactedEntities"`
+}
+
+// GetDetail returns the value of Detail.
+func (s *CaseDeepLinksDeepLinks) GetDetail() string {
+	return s.Detail
+}
+
+// GetAlertIndicators returns the value of AlertIndicators.
+func (s *CaseDeepLinksDeepLinks) GetAlertIndicators() CaseDeepLinksDeepLinksAlertIndicators {
+	return s.AlertIndicators
+}
+
+// GetImpactedEntities returns the value of ImpactedEntities.
+func (s *CaseDeepLinksDeepLinks) GetImpactedEntities() []EmptyObject {
+	return s.ImpactedEntities
+}
+
+// SetDetail sets the value of Detail.
+func (s *CaseDeepLinksDeepLinks) SetDetail(val string) {
+	s.Detail = val
+}
+
+// SetAlertIndicators sets the value of AlertIndicators.
+func (s *CaseDeepLinksDeepLinks) SetAlertIndicators(val CaseDeepLinksDeepLinksAlertIndicators) {
+	s.AlertIndicators = val
+}
+
+// SetImpactedEntities sets the value of ImpactedEntities.
+func (s *CaseDeepLinksDeepLinks) SetImpactedEntities(val []EmptyObject) {
+	s.ImpactedEntities = val
+}
+
+type CaseDeepLinksDeepLinksAlertIndicators map[string]CaseDeepLinksDeepLinksAlertIndicatorsItem
+
+func (s *CaseDeepLinksDeepLinksAlertIndicators) init() CaseDeepLinksDeepLinksAlertIndicators {
+	m := *s
+	if m == nil {
+		m = map[string]CaseDeepLinksDeepLinksAlertIndicatorsItem{}
+		*s = m
+	}
+	return m
+}
+
+type CaseDeepLinksDeepLinksAlertIndicatorsItem struct {
+	AlertDef string `json:"alertDef"`
+}
+
+// GetAlertDef returns the value of AlertDef.
+func (s *CaseDeepLinksDeepLinksAlertIndicatorsItem) GetAlertDef() string {
+	return s.AlertDef
+}
+
+// SetAlertDef sets the value of AlertDef.
+func (s *CaseDeepLinksDeepLinksAlertIndicatorsItem) SetAlertDef(val string) {
+	s.AlertDef = val
 }
 
 // Ref: #/components/schemas/CaseEvent
@@ -2493,6 +2675,288 @@ func (s *CaseFilterGroupAggregationValueCountsItem) SetCount(val int64) {
 	s.Count = val
 }
 
+// Ref: #/components/schemas/CaseFilterValues
+type CaseFilterValues struct {
+	PriorityAggregations  []CaseFilterValuesPriorityAggregationsItem  `json:"priorityAggregations"`
+	CategoryAggregations  []CaseFilterValuesCategoryAggregationsItem  `json:"categoryAggregations"`
+	StatusAggregations    []CaseFilterValuesStatusAggregationsItem    `json:"statusAggregations"`
+	AssigneeAggregations  CaseFilterValuesAssigneeAggregations        `json:"assigneeAggregations"`
+	LabelAggregations     []CaseFilterGroupAggregation                `json:"labelAggregations"`
+	GroupingAggregations  []CaseFilterGroupAggregation                `json:"groupingAggregations"`
+	FlatLabelsAggregation []CaseFilterValuesFlatLabelsAggregationItem `json:"flatLabelsAggregation"`
+	AlertIdAggregations   []CaseFilterValuesAlertIdAggregationsItem   `json:"alertIdAggregations"`
+}
+
+// GetPriorityAggregations returns the value of PriorityAggregations.
+func (s *CaseFilterValues) GetPriorityAggregations() []CaseFilterValuesPriorityAggregationsItem {
+	return s.PriorityAggregations
+}
+
+// GetCategoryAggregations returns the value of CategoryAggregations.
+func (s *CaseFilterValues) GetCategoryAggregations() []CaseFilterValuesCategoryAggregationsItem {
+	return s.CategoryAggregations
+}
+
+// GetStatusAggregations returns the value of StatusAggregations.
+func (s *CaseFilterValues) GetStatusAggregations() []CaseFilterValuesStatusAggregationsItem {
+	return s.StatusAggregations
+}
+
+// GetAssigneeAggregations returns the value of AssigneeAggregations.
+func (s *CaseFilterValues) GetAssigneeAggregations() CaseFilterValuesAssigneeAggregations {
+	return s.AssigneeAggregations
+}
+
+// GetLabelAggregations returns the value of LabelAggregations.
+func (s *CaseFilterValues) GetLabelAggregations() []CaseFilterGroupAggregation {
+	return s.LabelAggregations
+}
+
+// GetGroupingAggregations returns the value of GroupingAggregations.
+func (s *CaseFilterValues) GetGroupingAggregations() []CaseFilterGroupAggregation {
+	return s.GroupingAggregations
+}
+
+// GetFlatLabelsAggregation returns the value of FlatLabelsAggregation.
+func (s *CaseFilterValues) GetFlatLabelsAggregation() []CaseFilterValuesFlatLabelsAggregationItem {
+	return s.FlatLabelsAggregation
+}
+
+// GetAlertIdAggregations returns the value of AlertIdAggregations.
+func (s *CaseFilterValues) GetAlertIdAggregations() []CaseFilterValuesAlertIdAggregationsItem {
+	return s.AlertIdAggregations
+}
+
+// SetPriorityAggregations sets the value of PriorityAggregations.
+func (s *CaseFilterValues) SetPriorityAggregations(val []CaseFilterValuesPriorityAggregationsItem) {
+	s.PriorityAggregations = val
+}
+
+// SetCategoryAggregations sets the value of CategoryAggregations.
+func (s *CaseFilterValues) SetCategoryAggregations(val []CaseFilterValuesCategoryAggregationsItem) {
+	s.CategoryAggregations = val
+}
+
+// SetStatusAggregations sets the value of StatusAggregations.
+func (s *CaseFilterValues) SetStatusAggregations(val []CaseFilterValuesStatusAggregationsItem) {
+	s.StatusAggregations = val
+}
+
+// SetAssigneeAggregations sets the value of AssigneeAggregations.
+func (s *CaseFilterValues) SetAssigneeAggregations(val CaseFilterValuesAssigneeAggregations) {
+	s.AssigneeAggregations = val
+}
+
+// SetLabelAggregations sets the value of LabelAggregations.
+func (s *CaseFilterValues) SetLabelAggregations(val []CaseFilterGroupAggregation) {
+	s.LabelAggregations = val
+}
+
+// SetGroupingAggregations sets the value of GroupingAggregations.
+func (s *CaseFilterValues) SetGroupingAggregations(val []CaseFilterGroupAggregation) {
+	s.GroupingAggregations = val
+}
+
+// SetFlatLabelsAggregation sets the value of FlatLabelsAggregation.
+func (s *CaseFilterValues) SetFlatLabelsAggregation(val []CaseFilterValuesFlatLabelsAggregationItem) {
+	s.FlatLabelsAggregation = val
+}
+
+// SetAlertIdAggregations sets the value of AlertIdAggregations.
+func (s *CaseFilterValues) SetAlertIdAggregations(val []CaseFilterValuesAlertIdAggregationsItem) {
+	s.AlertIdAggregations = val
+}
+
+type CaseFilterValuesAlertIdAggregationsItem struct {
+	AlertId string `json:"alertId"`
+	Count   int64  `json:"count"`
+}
+
+// GetAlertId returns the value of AlertId.
+func (s *CaseFilterValuesAlertIdAggregationsItem) GetAlertId() string {
+	return s.AlertId
+}
+
+// GetCount returns the value of Count.
+func (s *CaseFilterValuesAlertIdAggregationsItem) GetCount() int64 {
+	return s.Count
+}
+
+// SetAlertId sets the value of AlertId.
+func (s *CaseFilterValuesAlertIdAggregationsItem) SetAlertId(val string) {
+	s.AlertId = val
+}
+
+// SetCount sets the value of Count.
+func (s *CaseFilterValuesAlertIdAggregationsItem) SetCount(val int64) {
+	s.Count = val
+}
+
+type CaseFilterValuesAssigneeAggregations struct {
+	AssignedCounts  []CaseFilterValuesAssigneeAggregationsAssignedCountsItem `json:"assignedCounts"`
+	UnassignedCount int64                                                    `json:"unassignedCount"`
+}
+
+// GetAssignedCounts returns the value of AssignedCounts.
+func (s *CaseFilterValuesAssigneeAggregations) GetAssignedCounts() []CaseFilterValuesAssigneeAggregationsAssignedCountsItem {
+	return s.AssignedCounts
+}
+
+// GetUnassignedCount returns the value of UnassignedCount.
+func (s *CaseFilterValuesAssigneeAggregations) GetUnassignedCount() int64 {
+	return s.UnassignedCount
+}
+
+// SetAssignedCounts sets the value of AssignedCounts.
+func (s *CaseFilterValuesAssigneeAggregations) SetAssignedCounts(val []CaseFilterValuesAssigneeAggregationsAssignedCountsItem) {
+	s.AssignedCounts = val
+}
+
+// SetUnassignedCount sets the value of UnassignedCount.
+func (s *CaseFilterValuesAssigneeAggregations) SetUnassignedCount(val int64) {
+	s.UnassignedCount = val
+}
+
+type CaseFilterValuesAssigneeAggregationsAssignedCountsItem struct {
+	Assignee string `json:"assignee"`
+	Count    int64  `json:"count"`
+}
+
+// GetAssignee returns the value of Assignee.
+func (s *CaseFilterValuesAssigneeAggregationsAssignedCountsItem) GetAssignee() string {
+	return s.Assignee
+}
+
+// GetCount returns the value of Count.
+func (s *CaseFilterValuesAssigneeAggregationsAssignedCountsItem) GetCount() int64 {
+	return s.Count
+}
+
+// SetAssignee sets the value of Assignee.
+func (s *CaseFilterValuesAssigneeAggregationsAssignedCountsItem) SetAssignee(val string) {
+	s.Assignee = val
+}
+
+// SetCount sets the value of Count.
+func (s *CaseFilterValuesAssigneeAggregationsAssignedCountsItem) SetCount(val int64) {
+	s.Count = val
+}
+
+type CaseFilterValuesCategoryAggregationsItem struct {
+	Category CaseCategory `json:"category"`
+	Count    int64        `json:"count"`
+}
+
+// GetCategory returns the value of Category.
+func (s *CaseFilterValuesCategoryAggregationsItem) GetCategory() CaseCategory {
+	return s.Category
+}
+
+// GetCount returns the value of Count.
+func (s *CaseFilterValuesCategoryAggregationsItem) GetCount() int64 {
+	return s.Count
+}
+
+// SetCategory sets the value of Category.
+func (s *CaseFilterValuesCategoryAggregationsItem) SetCategory(val CaseCategory) {
+	s.Category = val
+}
+
+// SetCount sets the value of Count.
+func (s *CaseFilterValuesCategoryAggregationsItem) SetCount(val int64) {
+	s.Count = val
+}
+
+type CaseFilterValuesFlatLabelsAggregationItem struct {
+	Filter KeyValue `json:"filter"`
+	Count  int64    `json:"count"`
+}
+
+// GetFilter returns the value of Filter.
+func (s *CaseFilterValuesFlatLabelsAggregationItem) GetFilter() KeyValue {
+	return s.Filter
+}
+
+// GetCount returns the value of Count.
+func (s *CaseFilterValuesFlatLabelsAggregationItem) GetCount() int64 {
+	return s.Count
+}
+
+// SetFilter sets the value of Filter.
+func (s *CaseFilterValuesFlatLabelsAggregationItem) SetFilter(val KeyValue) {
+	s.Filter = val
+}
+
+// SetCount sets the value of Count.
+func (s *CaseFilterValuesFlatLabelsAggregationItem) SetCount(val int64) {
+	s.Count = val
+}
+
+// Ref: #/components/schemas/CaseFilterValuesInput
+type CaseFilterValuesInput struct {
+	Filters OptCaseFilters `json:"filters"`
+}
+
+// GetFilters returns the value of Filters.
+func (s *CaseFilterValuesInput) GetFilters() OptCaseFilters {
+	return s.Filters
+}
+
+// SetFilters sets the value of Filters.
+func (s *CaseFilterValuesInput) SetFilters(val OptCaseFilters) {
+	s.Filters = val
+}
+
+type CaseFilterValuesPriorityAggregationsItem struct {
+	Priority CasePriority `json:"priority"`
+	Count    int64        `json:"count"`
+}
+
+// GetPriority returns the value of Priority.
+func (s *CaseFilterValuesPriorityAggregationsItem) GetPriority() CasePriority {
+	return s.Priority
+}
+
+// GetCount returns the value of Count.
+func (s *CaseFilterValuesPriorityAggregationsItem) GetCount() int64 {
+	return s.Count
+}
+
+// SetPriority sets the value of Priority.
+func (s *CaseFilterValuesPriorityAggregationsItem) SetPriority(val CasePriority) {
+	s.Priority = val
+}
+
+// SetCount sets the value of Count.
+func (s *CaseFilterValuesPriorityAggregationsItem) SetCount(val int64) {
+	s.Count = val
+}
+
+type CaseFilterValuesStatusAggregationsItem struct {
+	Status CaseStatus `json:"status"`
+	Count  int64      `json:"count"`
+}
+
+// GetStatus returns the value of Status.
+func (s *CaseFilterValuesStatusAggregationsItem) GetStatus() CaseStatus {
+	return s.Status
+}
+
+// GetCount returns the value of Count.
+func (s *CaseFilterValuesStatusAggregationsItem) GetCount() int64 {
+	return s.Count
+}
+
+// SetStatus sets the value of Status.
+func (s *CaseFilterValuesStatusAggregationsItem) SetStatus(val CaseStatus) {
+	s.Status = val
+}
+
+// SetCount sets the value of Count.
+func (s *CaseFilterValuesStatusAggregationsItem) SetCount(val int64) {
+	s.Count = val
+}
+
 // Ref: #/components/schemas/CaseFilters
 type CaseFilters struct {
 	Statuses         []CaseStatus        `json:"statuses"`
@@ -2711,6 +3175,21 @@ func (s *CaseFiltersIndicatorTypesItem) UnmarshalText(data []byte) error {
 	}
 }
 
+// Ref: #/components/schemas/CaseGroupingKeys
+type CaseGroupingKeys struct {
+	GroupingKeys []string `json:"groupingKeys"`
+}
+
+// GetGroupingKeys returns the value of GroupingKeys.
+func (s *CaseGroupingKeys) GetGroupingKeys() []string {
+	return s.GroupingKeys
+}
+
+// SetGroupingKeys sets the value of GroupingKeys.
+func (s *CaseGroupingKeys) SetGroupingKeys(val []string) {
+	s.GroupingKeys = val
+}
+
 type CaseIdentifier string
 
 // Ref: #/components/schemas/CaseIndicators
@@ -2780,6 +3259,43 @@ func (s *CaseLabelsFilter) GetFlatLabels() []NonEmptyKeyValue {
 // SetFlatLabels sets the value of FlatLabels.
 func (s *CaseLabelsFilter) SetFlatLabels(val []NonEmptyKeyValue) {
 	s.FlatLabels = val
+}
+
+// Ref: #/components/schemas/CaseListInput
+type CaseListInput struct {
+	Filters    OptCaseFilters     `json:"filters"`
+	OrderBy    OptCaseOrderBy     `json:"orderBy"`
+	Pagination OptCasePageRequest `json:"pagination"`
+}
+
+// GetFilters returns the value of Filters.
+func (s *CaseListInput) GetFilters() OptCaseFilters {
+	return s.Filters
+}
+
+// GetOrderBy returns the value of OrderBy.
+func (s *CaseListInput) GetOrderBy() OptCaseOrderBy {
+	return s.OrderBy
+}
+
+// GetPagination returns the value of Pagination.
+func (s *CaseListInput) GetPagination() OptCasePageRequest {
+	return s.Pagination
+}
+
+// SetFilters sets the value of Filters.
+func (s *CaseListInput) SetFilters(val OptCaseFilters) {
+	s.Filters = val
+}
+
+// SetOrderBy sets the value of OrderBy.
+func (s *CaseListInput) SetOrderBy(val OptCaseOrderBy) {
+	s.OrderBy = val
+}
+
+// SetPagination sets the value of Pagination.
+func (s *CaseListInput) SetPagination(val OptCasePageRequest) {
+	s.Pagination = val
 }
 
 // Ref: #/components/schemas/CaseOrderBy
@@ -2932,6 +3448,32 @@ func (s *CaseOrderByField) UnmarshalText(data []byte) error {
 	}
 }
 
+// Ref: #/components/schemas/CasePage
+type CasePage struct {
+	Cases      []Case           `json:"cases"`
+	Pagination CasePageResponse `json:"pagination"`
+}
+
+// GetCases returns the value of Cases.
+func (s *CasePage) GetCases() []Case {
+	return s.Cases
+}
+
+// GetPagination returns the value of Pagination.
+func (s *CasePage) GetPagination() CasePageResponse {
+	return s.Pagination
+}
+
+// SetCases sets the value of Cases.
+func (s *CasePage) SetCases(val []Case) {
+	s.Cases = val
+}
+
+// SetPagination sets the value of Pagination.
+func (s *CasePage) SetPagination(val CasePageResponse) {
+	s.Pagination = val
+}
+
 // Ref: #/components/schemas/CasePageRequest
 type CasePageRequest struct {
 	PageSize  OptInt64  `json:"pageSize"`
@@ -3065,6 +3607,36 @@ func (s *CasePriority) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// Ref: #/components/schemas/CasePriorityOverrideInput
+type CasePriorityOverrideInput struct {
+	Priority CasePriority `json:"priority"`
+}
+
+// GetPriority returns the value of Priority.
+func (s *CasePriorityOverrideInput) GetPriority() CasePriority {
+	return s.Priority
+}
+
+// SetPriority sets the value of Priority.
+func (s *CasePriorityOverrideInput) SetPriority(val CasePriority) {
+	s.Priority = val
+}
+
+// Ref: #/components/schemas/CaseResolveInput
+type CaseResolveInput struct {
+	Reason OptString `json:"reason"`
+}
+
+// GetReason returns the value of Reason.
+func (s *CaseResolveInput) GetReason() OptString {
+	return s.Reason
+}
+
+// SetReason sets the value of Reason.
+func (s *CaseResolveInput) SetReason(val OptString) {
+	s.Reason = val
 }
 
 // The kind of actor that resolved the case, as one empty object (`{"apiKey": {}}`); which key or
@@ -3244,6 +3816,43 @@ func (s *CaseStatus) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// Ref: #/components/schemas/CaseUpdateInput
+type CaseUpdateInput struct {
+	Title            OptString       `json:"title"`
+	PriorityOverride OptCasePriority `json:"priorityOverride"`
+	ResolutionReason OptString       `json:"resolutionReason"`
+}
+
+// GetTitle returns the value of Title.
+func (s *CaseUpdateInput) GetTitle() OptString {
+	return s.Title
+}
+
+// GetPriorityOverride returns the value of PriorityOverride.
+func (s *CaseUpdateInput) GetPriorityOverride() OptCasePriority {
+	return s.PriorityOverride
+}
+
+// GetResolutionReason returns the value of ResolutionReason.
+func (s *CaseUpdateInput) GetResolutionReason() OptString {
+	return s.ResolutionReason
+}
+
+// SetTitle sets the value of Title.
+func (s *CaseUpdateInput) SetTitle(val OptString) {
+	s.Title = val
+}
+
+// SetPriorityOverride sets the value of PriorityOverride.
+func (s *CaseUpdateInput) SetPriorityOverride(val OptCasePriority) {
+	s.PriorityOverride = val
+}
+
+// SetResolutionReason sets the value of ResolutionReason.
+func (s *CaseUpdateInput) SetResolutionReason(val OptString) {
+	s.ResolutionReason = val
 }
 
 // Ref: #/components/schemas/CaseUser
@@ -3706,300 +4315,6 @@ func (s *ContextualLabelValues) GetContextualLabelValues() []string {
 // SetContextualLabelValues sets the value of ContextualLabelValues.
 func (s *ContextualLabelValues) SetContextualLabelValues(val []string) {
 	s.ContextualLabelValues = val
-}
-
-// Ref: #/components/schemas/CreateApiKeyRequest
-type CreateApiKeyRequest struct {
-	// Display name of the key.
-	Name string `json:"name"`
-	// Kept for compatibility; mgmtapi always stores only a hash of the key.
-	Hashed OptBool `json:"hashed"`
-	// JSON text
-	// `{"version": "YYYY-MM-DD", "default": {"permissions": {"<permission>": "grant"|"deny"}}, "rules": []}`.
-	// An empty string means no policy.
-	AccessPolicy   OptString              `json:"accessPolicy"`
-	KeyPermissions OptKeyPermissionsInput `json:"keyPermissions"`
-	Owner          OptApiKeyOwner         `json:"owner"`
-}
-
-// GetName returns the value of Name.
-func (s *CreateApiKeyRequest) GetName() string {
-	return s.Name
-}
-
-// GetHashed returns the value of Hashed.
-func (s *CreateApiKeyRequest) GetHashed() OptBool {
-	return s.Hashed
-}
-
-// GetAccessPolicy returns the value of AccessPolicy.
-func (s *CreateApiKeyRequest) GetAccessPolicy() OptString {
-	return s.AccessPolicy
-}
-
-// GetKeyPermissions returns the value of KeyPermissions.
-func (s *CreateApiKeyRequest) GetKeyPermissions() OptKeyPermissionsInput {
-	return s.KeyPermissions
-}
-
-// GetOwner returns the value of Owner.
-func (s *CreateApiKeyRequest) GetOwner() OptApiKeyOwner {
-	return s.Owner
-}
-
-// SetName sets the value of Name.
-func (s *CreateApiKeyRequest) SetName(val string) {
-	s.Name = val
-}
-
-// SetHashed sets the value of Hashed.
-func (s *CreateApiKeyRequest) SetHashed(val OptBool) {
-	s.Hashed = val
-}
-
-// SetAccessPolicy sets the value of AccessPolicy.
-func (s *CreateApiKeyRequest) SetAccessPolicy(val OptString) {
-	s.AccessPolicy = val
-}
-
-// SetKeyPermissions sets the value of KeyPermissions.
-func (s *CreateApiKeyRequest) SetKeyPermissions(val OptKeyPermissionsInput) {
-	s.KeyPermissions = val
-}
-
-// SetOwner sets the value of Owner.
-func (s *CreateApiKeyRequest) SetOwner(val OptApiKeyOwner) {
-	s.Owner = val
-}
-
-// Ref: #/components/schemas/CreateApiKeyResponse
-type CreateApiKeyResponse struct {
-	KeyId string `json:"keyId"`
-	Name  string `json:"name"`
-	// The secret; shown only in this answer.
-	Value string `json:"value"`
-}
-
-// GetKeyId returns the value of KeyId.
-func (s *CreateApiKeyResponse) GetKeyId() string {
-	return s.KeyId
-}
-
-// GetName returns the value of Name.
-func (s *CreateApiKeyResponse) GetName() string {
-	return s.Name
-}
-
-// GetValue returns the value of Value.
-func (s *CreateApiKeyResponse) GetValue() string {
-	return s.Value
-}
-
-// SetKeyId sets the value of KeyId.
-func (s *CreateApiKeyResponse) SetKeyId(val string) {
-	s.KeyId = val
-}
-
-// SetName sets the value of Name.
-func (s *CreateApiKeyResponse) SetName(val string) {
-	s.Name = val
-}
-
-// SetValue sets the value of Value.
-func (s *CreateApiKeyResponse) SetValue(val string) {
-	s.Value = val
-}
-
-// Set exactly one of logRules, spanRules, rumRules.
-// Ref: #/components/schemas/CreatePolicyRequest
-type CreatePolicyRequest struct {
-	Name             PolicyName                `json:"name"`
-	Description      OptPolicyDescription      `json:"description"`
-	Disabled         OptBool                   `json:"disabled"`
-	Priority         PolicyPriority            `json:"priority"`
-	PriorityOverride OptPolicyPriorityOverride `json:"priorityOverride"`
-	Targets          PolicyTargets             `json:"targets"`
-	ApplicationRule  OptPolicyRule             `json:"applicationRule"`
-	SubsystemRule    OptPolicyRule             `json:"subsystemRule"`
-	ArchiveRetention OptPolicyArchiveRetention `json:"archiveRetention"`
-	Placement        OptPolicyPlacement        `json:"placement"`
-	LogRules         OptPolicyLogRules         `json:"logRules"`
-	SpanRules        OptPolicySpanRules        `json:"spanRules"`
-	RumRules         OptPolicyLogRules         `json:"rumRules"`
-}
-
-// GetName returns the value of Name.
-func (s *CreatePolicyRequest) GetName() PolicyName {
-	return s.Name
-}
-
-// GetDescription returns the value of Description.
-func (s *CreatePolicyRequest) GetDescription() OptPolicyDescription {
-	return s.Description
-}
-
-// GetDisabled returns the value of Disabled.
-func (s *CreatePolicyRequest) GetDisabled() OptBool {
-	return s.Disabled
-}
-
-// GetPriority returns the value of Priority.
-func (s *CreatePolicyRequest) GetPriority() PolicyPriority {
-	return s.Priority
-}
-
-// GetPriorityOverride returns the value of PriorityOverride.
-func (s *CreatePolicyRequest) GetPriorityOverride() OptPolicyPriorityOverride {
-	return s.PriorityOverride
-}
-
-// GetTargets returns the value of Targets.
-func (s *CreatePolicyRequest) GetTargets() PolicyTargets {
-	return s.Targets
-}
-
-// GetApplicationRule returns the value of ApplicationRule.
-func (s *CreatePolicyRequest) GetApplicationRule() OptPolicyRule {
-	return s.ApplicationRule
-}
-
-// GetSubsystemRule returns the value of SubsystemRule.
-func (s *CreatePolicyRequest) GetSubsystemRule() OptPolicyRule {
-	return s.SubsystemRule
-}
-
-// GetArchiveRetention returns the value of ArchiveRetention.
-func (s *CreatePolicyRequest) GetArchiveRetention() OptPolicyArchiveRetention {
-	return s.ArchiveRetention
-}
-
-// GetPlacement returns the value of Placement.
-func (s *CreatePolicyRequest) GetPlacement() OptPolicyPlacement {
-	return s.Placement
-}
-
-// GetLogRules returns the value of LogRules.
-func (s *CreatePolicyRequest) GetLogRules() OptPolicyLogRules {
-	return s.LogRules
-}
-
-// GetSpanRules returns the value of SpanRules.
-func (s *CreatePolicyRequest) GetSpanRules() OptPolicySpanRules {
-	return s.SpanRules
-}
-
-// GetRumRules returns the value of RumRules.
-func (s *CreatePolicyRequest) GetRumRules() OptPolicyLogRules {
-	return s.RumRules
-}
-
-// SetName sets the value of Name.
-func (s *CreatePolicyRequest) SetName(val PolicyName) {
-	s.Name = val
-}
-
-// SetDescription sets the value of Description.
-func (s *CreatePolicyRequest) SetDescription(val OptPolicyDescription) {
-	s.Description = val
-}
-
-// SetDisabled sets the value of Disabled.
-func (s *CreatePolicyRequest) SetDisabled(val OptBool) {
-	s.Disabled = val
-}
-
-// SetPriority sets the value of Priority.
-func (s *CreatePolicyRequest) SetPriority(val PolicyPriority) {
-	s.Priority = val
-}
-
-// SetPriorityOverride sets the value of PriorityOverride.
-func (s *CreatePolicyRequest) SetPriorityOverride(val OptPolicyPriorityOverride) {
-	s.PriorityOverride = val
-}
-
-// SetTargets sets the value of Targets.
-func (s *CreatePolicyRequest) SetTargets(val PolicyTargets) {
-	s.Targets = val
-}
-
-// SetApplicationRule sets the value of ApplicationRule.
-func (s *CreatePolicyRequest) SetApplicationRule(val OptPolicyRule) {
-	s.ApplicationRule = val
-}
-
-// SetSubsystemRule sets the value of SubsystemRule.
-func (s *CreatePolicyRequest) SetSubsystemRule(val OptPolicyRule) {
-	s.SubsystemRule = val
-}
-
-// SetArchiveRetention sets the value of ArchiveRetention.
-func (s *CreatePolicyRequest) SetArchiveRetention(val OptPolicyArchiveRetention) {
-	s.ArchiveRetention = val
-}
-
-// SetPlacement sets the value of Placement.
-func (s *CreatePolicyRequest) SetPlacement(val OptPolicyPlacement) {
-	s.Placement = val
-}
-
-// SetLogRules sets the value of LogRules.
-func (s *CreatePolicyRequest) SetLogRules(val OptPolicyLogRules) {
-	s.LogRules = val
-}
-
-// SetSpanRules sets the value of SpanRules.
-func (s *CreatePolicyRequest) SetSpanRules(val OptPolicySpanRules) {
-	s.SpanRules = val
-}
-
-// SetRumRules sets the value of RumRules.
-func (s *CreatePolicyRequest) SetRumRules(val OptPolicyLogRules) {
-	s.RumRules = val
-}
-
-// Ref: #/components/schemas/CreateSloRequest
-type CreateSloRequest struct {
-	Slo Slo `json:"slo"`
-	// Accepted and ignored; this server runs no data validations.
-	//
-	// Deprecated: schema marks this property as deprecated.
-	SilenceDataValidations OptBool `json:"silenceDataValidations"`
-}
-
-// GetSlo returns the value of Slo.
-func (s *CreateSloRequest) GetSlo() Slo {
-	return s.Slo
-}
-
-// GetSilenceDataValidations returns the value of SilenceDataValidations.
-func (s *CreateSloRequest) GetSilenceDataValidations() OptBool {
-	return s.SilenceDataValidations
-}
-
-// SetSlo sets the value of Slo.
-func (s *CreateSloRequest) SetSlo(val Slo) {
-	s.Slo = val
-}
-
-// SetSilenceDataValidations sets the value of SilenceDataValidations.
-func (s *CreateSloRequest) SetSilenceDataValidations(val OptBool) {
-	s.SilenceDataValidations = val
-}
-
-// Ref: #/components/schemas/CreateSloResponse
-type CreateSloResponse struct {
-	Slo Slo `json:"slo"`
-}
-
-// GetSlo returns the value of Slo.
-func (s *CreateSloResponse) GetSlo() Slo {
-	return s.Slo
-}
-
-// SetSlo sets the value of Slo.
-func (s *CreateSloResponse) SetSlo(val Slo) {
-	s.Slo = val
 }
 
 // Ref: #/components/schemas/CustomRole
@@ -4508,6 +4823,34 @@ func (s *DashboardFolder) SetID(val OptString) {
 	s.ID = val
 }
 
+// Ref: #/components/schemas/DashboardFolderAssignInput
+type DashboardFolderAssignInput struct {
+	// The folder's UUID; absent or null moves the dashboard to the root.
+	FolderId OptNilString `json:"folderId"`
+	// The caller's id for this request (correlation only; the change is idempotent).
+	RequestId string `json:"requestId"`
+}
+
+// GetFolderId returns the value of FolderId.
+func (s *DashboardFolderAssignInput) GetFolderId() OptNilString {
+	return s.FolderId
+}
+
+// GetRequestId returns the value of RequestId.
+func (s *DashboardFolderAssignInput) GetRequestId() string {
+	return s.RequestId
+}
+
+// SetFolderId sets the value of FolderId.
+func (s *DashboardFolderAssignInput) SetFolderId(val OptNilString) {
+	s.FolderId = val
+}
+
+// SetRequestId sets the value of RequestId.
+func (s *DashboardFolderAssignInput) SetRequestId(val string) {
+	s.RequestId = val
+}
+
 // Ref: #/components/schemas/DashboardIssue
 type DashboardIssue struct {
 	// A JSON Pointer (RFC 6901) into the dashboard; empty for the whole dashboard.
@@ -4799,6 +5142,22 @@ func (s *DashboardWrite) SetIsLocked(val OptBool) {
 	s.IsLocked = val
 }
 
+// Ref: #/components/schemas/DefaultDashboardInput
+type DefaultDashboardInput struct {
+	// The caller's id for this request (correlation only; the change is idempotent).
+	RequestId string `json:"requestId"`
+}
+
+// GetRequestId returns the value of RequestId.
+func (s *DefaultDashboardInput) GetRequestId() string {
+	return s.RequestId
+}
+
+// SetRequestId sets the value of RequestId.
+func (s *DefaultDashboardInput) SetRequestId(val string) {
+	s.RequestId = val
+}
+
 // Ref: #/components/schemas/DefaultPresetSummary
 type DefaultPresetSummary struct {
 	PresetSummary PresetSummary `json:"presetSummary"`
@@ -4829,72 +5188,8 @@ func (s *DefaultPrioritySetting) SetDefaultPriority(val OptPolicyPriority) {
 	s.DefaultPriority = val
 }
 
-// Ref: #/components/schemas/DeleteCustomPresetResponse
-type DeleteCustomPresetResponse struct{}
-
 // DeleteCustomRoleNoContent is response for DeleteCustomRole operation.
 type DeleteCustomRoleNoContent struct{}
-
-// Ref: #/components/schemas/DeletePolicyResponse
-type DeletePolicyResponse struct {
-	ID string `json:"id"`
-}
-
-// GetID returns the value of ID.
-func (s *DeletePolicyResponse) GetID() string {
-	return s.ID
-}
-
-// SetID sets the value of ID.
-func (s *DeletePolicyResponse) SetID(val string) {
-	s.ID = val
-}
-
-// Ref: #/components/schemas/DeleteQuotaRuleSetResponse
-type DeleteQuotaRuleSetResponse struct {
-	ID string `json:"id"`
-}
-
-// GetID returns the value of ID.
-func (s *DeleteQuotaRuleSetResponse) GetID() string {
-	return s.ID
-}
-
-// SetID sets the value of ID.
-func (s *DeleteQuotaRuleSetResponse) SetID(val string) {
-	s.ID = val
-}
-
-// Ref: #/components/schemas/DeleteSloRequest
-type DeleteSloRequest struct {
-	ID SloIDParam `json:"id"`
-}
-
-// GetID returns the value of ID.
-func (s *DeleteSloRequest) GetID() SloIDParam {
-	return s.ID
-}
-
-// SetID sets the value of ID.
-func (s *DeleteSloRequest) SetID(val SloIDParam) {
-	s.ID = val
-}
-
-// Ref: #/components/schemas/DeleteSloResponse
-type DeleteSloResponse struct {
-	// Always empty; this server keeps no SLO alerts.
-	EffectedSloAlertIds []string `json:"effectedSloAlertIds"`
-}
-
-// GetEffectedSloAlertIds returns the value of EffectedSloAlertIds.
-func (s *DeleteSloResponse) GetEffectedSloAlertIds() []string {
-	return s.EffectedSloAlertIds
-}
-
-// SetEffectedSloAlertIds sets the value of EffectedSloAlertIds.
-func (s *DeleteSloResponse) SetEffectedSloAlertIds(val []string) {
-	s.EffectedSloAlertIds = val
-}
 
 // Ref: #/components/schemas/DeployedExtension
 type DeployedExtension struct {
@@ -7385,6 +7680,33 @@ func (s *ExtensionList) SetExtensions(val []ExtensionSummary) {
 	s.Extensions = val
 }
 
+// Ref: #/components/schemas/ExtensionListInput
+type ExtensionListInput struct {
+	Filter OptListExtensionsFilter `json:"filter"`
+	// List hidden extensions too.
+	IncludeHiddenExtensions OptBool `json:"includeHiddenExtensions"`
+}
+
+// GetFilter returns the value of Filter.
+func (s *ExtensionListInput) GetFilter() OptListExtensionsFilter {
+	return s.Filter
+}
+
+// GetIncludeHiddenExtensions returns the value of IncludeHiddenExtensions.
+func (s *ExtensionListInput) GetIncludeHiddenExtensions() OptBool {
+	return s.IncludeHiddenExtensions
+}
+
+// SetFilter sets the value of Filter.
+func (s *ExtensionListInput) SetFilter(val OptListExtensionsFilter) {
+	s.Filter = val
+}
+
+// SetIncludeHiddenExtensions sets the value of IncludeHiddenExtensions.
+func (s *ExtensionListInput) SetIncludeHiddenExtensions(val OptBool) {
+	s.IncludeHiddenExtensions = val
+}
+
 // Ref: #/components/schemas/ExtensionRevision
 type ExtensionRevision struct {
 	Version               string                       `json:"version"`
@@ -7687,6 +8009,59 @@ func (s *ExtensionSummaryRevision) SetSummary(val ExtensionRevisionSummary) {
 	s.Summary = val
 }
 
+// Ref: #/components/schemas/ExtensionUndeployInput
+type ExtensionUndeployInput struct {
+	ID string `json:"id"`
+	// Items of the deployment to keep; each must be one of its itemIds.
+	KeptExtensionItems []string `json:"keptExtensionItems"`
+}
+
+// GetID returns the value of ID.
+func (s *ExtensionUndeployInput) GetID() string {
+	return s.ID
+}
+
+// GetKeptExtensionItems returns the value of KeptExtensionItems.
+func (s *ExtensionUndeployInput) GetKeptExtensionItems() []string {
+	return s.KeptExtensionItems
+}
+
+// SetID sets the value of ID.
+func (s *ExtensionUndeployInput) SetID(val string) {
+	s.ID = val
+}
+
+// SetKeptExtensionItems sets the value of KeptExtensionItems.
+func (s *ExtensionUndeployInput) SetKeptExtensionItems(val []string) {
+	s.KeptExtensionItems = val
+}
+
+// Ref: #/components/schemas/ExtensionUndeployment
+type ExtensionUndeployment struct {
+	ExtensionDeployment ExtensionDeployment   `json:"extensionDeployment"`
+	FailedItems         []ExtensionFailedItem `json:"failedItems"`
+}
+
+// GetExtensionDeployment returns the value of ExtensionDeployment.
+func (s *ExtensionUndeployment) GetExtensionDeployment() ExtensionDeployment {
+	return s.ExtensionDeployment
+}
+
+// GetFailedItems returns the value of FailedItems.
+func (s *ExtensionUndeployment) GetFailedItems() []ExtensionFailedItem {
+	return s.FailedItems
+}
+
+// SetExtensionDeployment sets the value of ExtensionDeployment.
+func (s *ExtensionUndeployment) SetExtensionDeployment(val ExtensionDeployment) {
+	s.ExtensionDeployment = val
+}
+
+// SetFailedItems sets the value of FailedItems.
+func (s *ExtensionUndeployment) SetFailedItems(val []ExtensionFailedItem) {
+	s.FailedItems = val
+}
+
 // Ref: #/components/schemas/FileRef
 type FileRef struct {
 	FileId    AnyCaseUUID `json:"fileId"`
@@ -7748,434 +8123,6 @@ func (s *FilterGroup) SetKey(val string) {
 // SetValues sets the value of Values.
 func (s *FilterGroup) SetValues(val []string) {
 	s.Values = val
-}
-
-// Ref: #/components/schemas/GetApiKeyResponse
-type GetApiKeyResponse struct {
-	KeyInfo ApiKeyInfo `json:"keyInfo"`
-}
-
-// GetKeyInfo returns the value of KeyInfo.
-func (s *GetApiKeyResponse) GetKeyInfo() ApiKeyInfo {
-	return s.KeyInfo
-}
-
-// SetKeyInfo sets the value of KeyInfo.
-func (s *GetApiKeyResponse) SetKeyInfo(val ApiKeyInfo) {
-	s.KeyInfo = val
-}
-
-// Ref: #/components/schemas/GetCaseByIndicatorRequest
-type GetCaseByIndicatorRequest struct {
-	PrometheusAlert GetCaseByIndicatorRequestPrometheusAlert `json:"prometheusAlert"`
-}
-
-// GetPrometheusAlert returns the value of PrometheusAlert.
-func (s *GetCaseByIndicatorRequest) GetPrometheusAlert() GetCaseByIndicatorRequestPrometheusAlert {
-	return s.PrometheusAlert
-}
-
-// SetPrometheusAlert sets the value of PrometheusAlert.
-func (s *GetCaseByIndicatorRequest) SetPrometheusAlert(val GetCaseByIndicatorRequestPrometheusAlert) {
-	s.PrometheusAlert = val
-}
-
-type GetCaseByIndicatorRequestPrometheusAlert struct {
-	Fingerprint string    `json:"fingerprint"`
-	StartedAt   time.Time `json:"startedAt"`
-}
-
-// GetFingerprint returns the value of Fingerprint.
-func (s *GetCaseByIndicatorRequestPrometheusAlert) GetFingerprint() string {
-	return s.Fingerprint
-}
-
-// GetStartedAt returns the value of StartedAt.
-func (s *GetCaseByIndicatorRequestPrometheusAlert) GetStartedAt() time.Time {
-	return s.StartedAt
-}
-
-// SetFingerprint sets the value of Fingerprint.
-func (s *GetCaseByIndicatorRequestPrometheusAlert) SetFingerprint(val string) {
-	s.Fingerprint = val
-}
-
-// SetStartedAt sets the value of StartedAt.
-func (s *GetCaseByIndicatorRequestPrometheusAlert) SetStartedAt(val time.Time) {
-	s.StartedAt = val
-}
-
-// Ref: #/components/schemas/GetCaseDeepLinksResponse
-type GetCaseDeepLinksResponse struct {
-	DeepLinks GetCaseDeepLinksResponseDeepLinks `json:"deepLinks"`
-}
-
-// GetDeepLinks returns the value of DeepLinks.
-func (s *GetCaseDeepLinksResponse) GetDeepLinks() GetCaseDeepLinksResponseDeepLinks {
-	return s.DeepLinks
-}
-
-// SetDeepLinks sets the value of DeepLinks.
-func (s *GetCaseDeepLinksResponse) SetDeepLinks(val GetCaseDeepLinksResponseDeepLinks) {
-	s.DeepLinks = val
-}
-
-type GetCaseDeepLinksResponseDeepLinks struct {
-	Detail           string                                           `json:"detail"`
-	AlertIndicators  GetCaseDeepLinksResponseDeepLinksAlertIndicators `json:"alertIndicators"`
-	ImpactedEntities []EmptyObject                                    `json:"impactedEntities"`
-}
-
-// GetDetail returns the value of Detail.
-func (s *GetCaseDeepLinksResponseDeepLinks) GetDetail() string {
-	return s.Detail
-}
-
-// GetAlertIndicators returns the value of AlertIndicators.
-func (s *GetCaseDeepLinksResponseDeepLinks) GetAlertIndicators() GetCaseDeepLinksResponseDeepLinksAlertIndicators {
-	return s.AlertIndicators
-}
-
-// GetImpactedEntities returns the value of ImpactedEntities.
-func (s *GetCaseDeepLinksResponseDeepLinks) GetImpactedEntities() []EmptyObject {
-	return s.ImpactedEntities
-}
-
-// SetDetail sets the value of Detail.
-func (s *GetCaseDeepLinksResponseDeepLinks) SetDetail(val string) {
-	s.Detail = val
-}
-
-// SetAlertIndicators sets the value of AlertIndicators.
-func (s *GetCaseDeepLinksResponseDeepLinks) SetAlertIndicators(val GetCaseDeepLinksResponseDeepLinksAlertIndicators) {
-	s.AlertIndicators = val
-}
-
-// SetImpactedEntities sets the value of ImpactedEntities.
-func (s *GetCaseDeepLinksResponseDeepLinks) SetImpactedEntities(val []EmptyObject) {
-	s.ImpactedEntities = val
-}
-
-type GetCaseDeepLinksResponseDeepLinksAlertIndicators map[string]GetCaseDeepLinksResponseDeepLinksAlertIndicatorsItem
-
-func (s *GetCaseDeepLinksResponseDeepLinksAlertIndicators) init() GetCaseDeepLinksResponseDeepLinksAlertIndicators {
-	m := *s
-	if m == nil {
-		m = map[string]GetCaseDeepLinksResponseDeepLinksAlertIndicatorsItem{}
-		*s = m
-	}
-	return m
-}
-
-type GetCaseDeepLinksResponseDeepLinksAlertIndicatorsItem struct {
-	AlertDef string `json:"alertDef"`
-}
-
-// GetAlertDef returns the value of AlertDef.
-func (s *GetCaseDeepLinksResponseDeepLinksAlertIndicatorsItem) GetAlertDef() string {
-	return s.AlertDef
-}
-
-// SetAlertDef sets the value of AlertDef.
-func (s *GetCaseDeepLinksResponseDeepLinksAlertIndicatorsItem) SetAlertDef(val string) {
-	s.AlertDef = val
-}
-
-// Ref: #/components/schemas/GetCaseFilterValuesRequest
-type GetCaseFilterValuesRequest struct {
-	Filters OptCaseFilters `json:"filters"`
-}
-
-// GetFilters returns the value of Filters.
-func (s *GetCaseFilterValuesRequest) GetFilters() OptCaseFilters {
-	return s.Filters
-}
-
-// SetFilters sets the value of Filters.
-func (s *GetCaseFilterValuesRequest) SetFilters(val OptCaseFilters) {
-	s.Filters = val
-}
-
-// Ref: #/components/schemas/GetCaseFilterValuesResponse
-type GetCaseFilterValuesResponse struct {
-	PriorityAggregations  []GetCaseFilterValuesResponsePriorityAggregationsItem  `json:"priorityAggregations"`
-	CategoryAggregations  []GetCaseFilterValuesResponseCategoryAggregationsItem  `json:"categoryAggregations"`
-	StatusAggregations    []GetCaseFilterValuesResponseStatusAggregationsItem    `json:"statusAggregations"`
-	AssigneeAggregations  GetCaseFilterValuesResponseAssigneeAggregations        `json:"assigneeAggregations"`
-	LabelAggregations     []CaseFilterGroupAggregation                           `json:"labelAggregations"`
-	GroupingAggregations  []CaseFilterGroupAggregation                           `json:"groupingAggregations"`
-	FlatLabelsAggregation []GetCaseFilterValuesResponseFlatLabelsAggregationItem `json:"flatLabelsAggregation"`
-	AlertIdAggregations   []GetCaseFilterValuesResponseAlertIdAggregationsItem   `json:"alertIdAggregations"`
-}
-
-// GetPriorityAggregations returns the value of PriorityAggregations.
-func (s *GetCaseFilterValuesResponse) GetPriorityAggregations() []GetCaseFilterValuesResponsePriorityAggregationsItem {
-	return s.PriorityAggregations
-}
-
-// GetCategoryAggregations returns the value of CategoryAggregations.
-func (s *GetCaseFilterValuesResponse) GetCategoryAggregations() []GetCaseFilterValuesResponseCategoryAggregationsItem {
-	return s.CategoryAggregations
-}
-
-// GetStatusAggregations returns the value of StatusAggregations.
-func (s *GetCaseFilterValuesResponse) GetStatusAggregations() []GetCaseFilterValuesResponseStatusAggregationsItem {
-	return s.StatusAggregations
-}
-
-// GetAssigneeAggregations returns the value of AssigneeAggregations.
-func (s *GetCaseFilterValuesResponse) GetAssigneeAggregations() GetCaseFilterValuesResponseAssigneeAggregations {
-	return s.AssigneeAggregations
-}
-
-// GetLabelAggregations returns the value of LabelAggregations.
-func (s *GetCaseFilterValuesResponse) GetLabelAggregations() []CaseFilterGroupAggregation {
-	return s.LabelAggregations
-}
-
-// GetGroupingAggregations returns the value of GroupingAggregations.
-func (s *GetCaseFilterValuesResponse) GetGroupingAggregations() []CaseFilterGroupAggregation {
-	return s.GroupingAggregations
-}
-
-// GetFlatLabelsAggregation returns the value of FlatLabelsAggregation.
-func (s *GetCaseFilterValuesResponse) GetFlatLabelsAggregation() []GetCaseFilterValuesResponseFlatLabelsAggregationItem {
-	return s.FlatLabelsAggregation
-}
-
-// GetAlertIdAggregations returns the value of AlertIdAggregations.
-func (s *GetCaseFilterValuesResponse) GetAlertIdAggregations() []GetCaseFilterValuesResponseAlertIdAggregationsItem {
-	return s.AlertIdAggregations
-}
-
-// SetPriorityAggregations sets the value of PriorityAggregations.
-func (s *GetCaseFilterValuesResponse) SetPriorityAggregations(val []GetCaseFilterValuesResponsePriorityAggregationsItem) {
-	s.PriorityAggregations = val
-}
-
-// SetCategoryAggregations sets the value of CategoryAggregations.
-func (s *GetCaseFilterValuesResponse) SetCategoryAggregations(val []GetCaseFilterValuesResponseCategoryAggregationsItem) {
-	s.CategoryAggregations = val
-}
-
-// SetStatusAggregations sets the value of StatusAggregations.
-func (s *GetCaseFilterValuesResponse) SetStatusAggregations(val []GetCaseFilterValuesResponseStatusAggregationsItem) {
-	s.StatusAggregations = val
-}
-
-// SetAssigneeAggregations sets the value of AssigneeAggregations.
-func (s *GetCaseFilterValuesResponse) SetAssigneeAggregations(val GetCaseFilterValuesResponseAssigneeAggregations) {
-	s.AssigneeAggregations = val
-}
-
-// SetLabelAggregations sets the value of LabelAggregations.
-func (s *GetCaseFilterValuesResponse) SetLabelAggregations(val []CaseFilterGroupAggregation) {
-	s.LabelAggregations = val
-}
-
-// SetGroupingAggregations sets the value of GroupingAggregations.
-func (s *GetCaseFilterValuesResponse) SetGroupingAggregations(val []CaseFilterGroupAggregation) {
-	s.GroupingAggregations = val
-}
-
-// SetFlatLabelsAggregation sets the value of FlatLabelsAggregation.
-func (s *GetCaseFilterValuesResponse) SetFlatLabelsAggregation(val []GetCaseFilterValuesResponseFlatLabelsAggregationItem) {
-	s.FlatLabelsAggregation = val
-}
-
-// SetAlertIdAggregations sets the value of AlertIdAggregations.
-func (s *GetCaseFilterValuesResponse) SetAlertIdAggregations(val []GetCaseFilterValuesResponseAlertIdAggregationsItem) {
-	s.AlertIdAggregations = val
-}
-
-type GetCaseFilterValuesResponseAlertIdAggregationsItem struct {
-	AlertId string `json:"alertId"`
-	Count   int64  `json:"count"`
-}
-
-// GetAlertId returns the value of AlertId.
-func (s *GetCaseFilterValuesResponseAlertIdAggregationsItem) GetAlertId() string {
-	return s.AlertId
-}
-
-// GetCount returns the value of Count.
-func (s *GetCaseFilterValuesResponseAlertIdAggregationsItem) GetCount() int64 {
-	return s.Count
-}
-
-// SetAlertId sets the value of AlertId.
-func (s *GetCaseFilterValuesResponseAlertIdAggregationsItem) SetAlertId(val string) {
-	s.AlertId = val
-}
-
-// SetCount sets the value of Count.
-func (s *GetCaseFilterValuesResponseAlertIdAggregationsItem) SetCount(val int64) {
-	s.Count = val
-}
-
-type GetCaseFilterValuesResponseAssigneeAggregations struct {
-	AssignedCounts  []GetCaseFilterValuesResponseAssigneeAggregationsAssignedCountsItem `json:"assignedCounts"`
-	UnassignedCount int64                                                               `json:"unassignedCount"`
-}
-
-// GetAssignedCounts returns the value of AssignedCounts.
-func (s *GetCaseFilterValuesResponseAssigneeAggregations) GetAssignedCounts() []GetCaseFilterValuesResponseAssigneeAggregationsAssignedCountsItem {
-	return s.AssignedCounts
-}
-
-// GetUnassignedCount returns the value of UnassignedCount.
-func (s *GetCaseFilterValuesResponseAssigneeAggregations) GetUnassignedCount() int64 {
-	return s.UnassignedCount
-}
-
-// SetAssignedCounts sets the value of AssignedCounts.
-func (s *GetCaseFilterValuesResponseAssigneeAggregations) SetAssignedCounts(val []GetCaseFilterValuesResponseAssigneeAggregationsAssignedCountsItem) {
-	s.AssignedCounts = val
-}
-
-// SetUnassignedCount sets the value of UnassignedCount.
-func (s *GetCaseFilterValuesResponseAssigneeAggregations) SetUnassignedCount(val int64) {
-	s.UnassignedCount = val
-}
-
-type GetCaseFilterValuesResponseAssigneeAggregationsAssignedCountsItem struct {
-	Assignee string `json:"assignee"`
-	Count    int64  `json:"count"`
-}
-
-// GetAssignee returns the value of Assignee.
-func (s *GetCaseFilterValuesResponseAssigneeAggregationsAssignedCountsItem) GetAssignee() string {
-	return s.Assignee
-}
-
-// GetCount returns the value of Count.
-func (s *GetCaseFilterValuesResponseAssigneeAggregationsAssignedCountsItem) GetCount() int64 {
-	return s.Count
-}
-
-// SetAssignee sets the value of Assignee.
-func (s *GetCaseFilterValuesResponseAssigneeAggregationsAssignedCountsItem) SetAssignee(val string) {
-	s.Assignee = val
-}
-
-// SetCount sets the value of Count.
-func (s *GetCaseFilterValuesResponseAssigneeAggregationsAssignedCountsItem) SetCount(val int64) {
-	s.Count = val
-}
-
-type GetCaseFilterValuesResponseCategoryAggregationsItem struct {
-	Category CaseCategory `json:"category"`
-	Count    int64        `json:"count"`
-}
-
-// GetCategory returns the value of Category.
-func (s *GetCaseFilterValuesResponseCategoryAggregationsItem) GetCategory() CaseCategory {
-	return s.Category
-}
-
-// GetCount returns the value of Count.
-func (s *GetCaseFilterValuesResponseCategoryAggregationsItem) GetCount() int64 {
-	return s.Count
-}
-
-// SetCategory sets the value of Category.
-func (s *GetCaseFilterValuesResponseCategoryAggregationsItem) SetCategory(val CaseCategory) {
-	s.Category = val
-}
-
-// SetCount sets the value of Count.
-func (s *GetCaseFilterValuesResponseCategoryAggregationsItem) SetCount(val int64) {
-	s.Count = val
-}
-
-type GetCaseFilterValuesResponseFlatLabelsAggregationItem struct {
-	Filter KeyValue `json:"filter"`
-	Count  int64    `json:"count"`
-}
-
-// GetFilter returns the value of Filter.
-func (s *GetCaseFilterValuesResponseFlatLabelsAggregationItem) GetFilter() KeyValue {
-	return s.Filter
-}
-
-// GetCount returns the value of Count.
-func (s *GetCaseFilterValuesResponseFlatLabelsAggregationItem) GetCount() int64 {
-	return s.Count
-}
-
-// SetFilter sets the value of Filter.
-func (s *GetCaseFilterValuesResponseFlatLabelsAggregationItem) SetFilter(val KeyValue) {
-	s.Filter = val
-}
-
-// SetCount sets the value of Count.
-func (s *GetCaseFilterValuesResponseFlatLabelsAggregationItem) SetCount(val int64) {
-	s.Count = val
-}
-
-type GetCaseFilterValuesResponsePriorityAggregationsItem struct {
-	Priority CasePriority `json:"priority"`
-	Count    int64        `json:"count"`
-}
-
-// GetPriority returns the value of Priority.
-func (s *GetCaseFilterValuesResponsePriorityAggregationsItem) GetPriority() CasePriority {
-	return s.Priority
-}
-
-// GetCount returns the value of Count.
-func (s *GetCaseFilterValuesResponsePriorityAggregationsItem) GetCount() int64 {
-	return s.Count
-}
-
-// SetPriority sets the value of Priority.
-func (s *GetCaseFilterValuesResponsePriorityAggregationsItem) SetPriority(val CasePriority) {
-	s.Priority = val
-}
-
-// SetCount sets the value of Count.
-func (s *GetCaseFilterValuesResponsePriorityAggregationsItem) SetCount(val int64) {
-	s.Count = val
-}
-
-type GetCaseFilterValuesResponseStatusAggregationsItem struct {
-	Status CaseStatus `json:"status"`
-	Count  int64      `json:"count"`
-}
-
-// GetStatus returns the value of Status.
-func (s *GetCaseFilterValuesResponseStatusAggregationsItem) GetStatus() CaseStatus {
-	return s.Status
-}
-
-// GetCount returns the value of Count.
-func (s *GetCaseFilterValuesResponseStatusAggregationsItem) GetCount() int64 {
-	return s.Count
-}
-
-// SetStatus sets the value of Status.
-func (s *GetCaseFilterValuesResponseStatusAggregationsItem) SetStatus(val CaseStatus) {
-	s.Status = val
-}
-
-// SetCount sets the value of Count.
-func (s *GetCaseFilterValuesResponseStatusAggregationsItem) SetCount(val int64) {
-	s.Count = val
-}
-
-// Ref: #/components/schemas/GetCaseGroupingKeysResponse
-type GetCaseGroupingKeysResponse struct {
-	GroupingKeys []string `json:"groupingKeys"`
-}
-
-// GetGroupingKeys returns the value of GroupingKeys.
-func (s *GetCaseGroupingKeysResponse) GetGroupingKeys() []string {
-	return s.GroupingKeys
-}
-
-// SetGroupingKeys sets the value of GroupingKeys.
-func (s *GetCaseGroupingKeysResponse) SetGroupingKeys(val []string) {
-	s.GroupingKeys = val
 }
 
 type GetDataUsageV2AggregateItem string
@@ -8245,21 +8192,6 @@ func (s *GetDataUsageV2AggregateItem) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
-}
-
-// Ref: #/components/schemas/GetSloResponse
-type GetSloResponse struct {
-	Slo Slo `json:"slo"`
-}
-
-// GetSlo returns the value of Slo.
-func (s *GetSloResponse) GetSlo() Slo {
-	return s.Slo
-}
-
-// SetSlo sets the value of Slo.
-func (s *GetSloResponse) SetSlo(val Slo) {
-	s.Slo = val
 }
 
 // The group's value for one group-by; `incidentField` holds one key named after the field.
@@ -8949,6 +8881,32 @@ func (s *IncidentAggregationsResponse) SetPagination(val IncidentPageResponse) {
 	s.Pagination = val
 }
 
+// Ref: #/components/schemas/IncidentAssignInput
+type IncidentAssignInput struct {
+	IncidentIds []IncidentID `json:"incidentIds"`
+	AssignedTo  IncidentUser `json:"assignedTo"`
+}
+
+// GetIncidentIds returns the value of IncidentIds.
+func (s *IncidentAssignInput) GetIncidentIds() []IncidentID {
+	return s.IncidentIds
+}
+
+// GetAssignedTo returns the value of AssignedTo.
+func (s *IncidentAssignInput) GetAssignedTo() IncidentUser {
+	return s.AssignedTo
+}
+
+// SetIncidentIds sets the value of IncidentIds.
+func (s *IncidentAssignInput) SetIncidentIds(val []IncidentID) {
+	s.IncidentIds = val
+}
+
+// SetAssignedTo sets the value of AssignedTo.
+func (s *IncidentAssignInput) SetAssignedTo(val IncidentUser) {
+	s.AssignedTo = val
+}
+
 // Ref: #/components/schemas/IncidentAssignment
 type IncidentAssignment struct {
 	AssignedTo IncidentUser `json:"assignedTo"`
@@ -8973,6 +8931,43 @@ func (s *IncidentAssignment) SetAssignedTo(val IncidentUser) {
 // SetAssignedBy sets the value of AssignedBy.
 func (s *IncidentAssignment) SetAssignedBy(val IncidentUser) {
 	s.AssignedBy = val
+}
+
+// Ref: #/components/schemas/IncidentBatch
+type IncidentBatch struct {
+	Incidents   IncidentBatchIncidents `json:"incidents"`
+	NotFoundIds []string               `json:"notFoundIds"`
+}
+
+// GetIncidents returns the value of Incidents.
+func (s *IncidentBatch) GetIncidents() IncidentBatchIncidents {
+	return s.Incidents
+}
+
+// GetNotFoundIds returns the value of NotFoundIds.
+func (s *IncidentBatch) GetNotFoundIds() []string {
+	return s.NotFoundIds
+}
+
+// SetIncidents sets the value of Incidents.
+func (s *IncidentBatch) SetIncidents(val IncidentBatchIncidents) {
+	s.Incidents = val
+}
+
+// SetNotFoundIds sets the value of NotFoundIds.
+func (s *IncidentBatch) SetNotFoundIds(val []string) {
+	s.NotFoundIds = val
+}
+
+type IncidentBatchIncidents map[string]Incident
+
+func (s *IncidentBatchIncidents) init() IncidentBatchIncidents {
+	m := *s
+	if m == nil {
+		m = map[string]Incident{}
+		*s = m
+	}
+	return m
 }
 
 type IncidentContextualLabels map[string]string
@@ -10219,6 +10214,43 @@ func (s *IncidentIDsRequest) SetIncidentIds(val []IncidentID) {
 	s.IncidentIds = val
 }
 
+// Ref: #/components/schemas/IncidentListInput
+type IncidentListInput struct {
+	Filter     OptIncidentQueryFilter `json:"filter"`
+	OrderBys   []IncidentOrderBy      `json:"orderBys"`
+	Pagination OptIncidentPageRequest `json:"pagination"`
+}
+
+// GetFilter returns the value of Filter.
+func (s *IncidentListInput) GetFilter() OptIncidentQueryFilter {
+	return s.Filter
+}
+
+// GetOrderBys returns the value of OrderBys.
+func (s *IncidentListInput) GetOrderBys() []IncidentOrderBy {
+	return s.OrderBys
+}
+
+// GetPagination returns the value of Pagination.
+func (s *IncidentListInput) GetPagination() OptIncidentPageRequest {
+	return s.Pagination
+}
+
+// SetFilter sets the value of Filter.
+func (s *IncidentListInput) SetFilter(val OptIncidentQueryFilter) {
+	s.Filter = val
+}
+
+// SetOrderBys sets the value of OrderBys.
+func (s *IncidentListInput) SetOrderBys(val []IncidentOrderBy) {
+	s.OrderBys = val
+}
+
+// SetPagination sets the value of Pagination.
+func (s *IncidentListInput) SetPagination(val OptIncidentPageRequest) {
+	s.Pagination = val
+}
+
 // Exactly one of `incidentField` and `contextualLabel`.
 // Ref: #/components/schemas/IncidentOrderBy
 type IncidentOrderBy struct {
@@ -10255,6 +10287,32 @@ func (s *IncidentOrderBy) SetContextualLabel(val OptString) {
 // SetDirection sets the value of Direction.
 func (s *IncidentOrderBy) SetDirection(val OrderByDirection) {
 	s.Direction = val
+}
+
+// Ref: #/components/schemas/IncidentPage
+type IncidentPage struct {
+	Incidents  []Incident           `json:"incidents"`
+	Pagination IncidentPageResponse `json:"pagination"`
+}
+
+// GetIncidents returns the value of Incidents.
+func (s *IncidentPage) GetIncidents() []Incident {
+	return s.Incidents
+}
+
+// GetPagination returns the value of Pagination.
+func (s *IncidentPage) GetPagination() IncidentPageResponse {
+	return s.Pagination
+}
+
+// SetIncidents sets the value of Incidents.
+func (s *IncidentPage) SetIncidents(val []Incident) {
+	s.Incidents = val
+}
+
+// SetPagination sets the value of Pagination.
+func (s *IncidentPage) SetPagination(val IncidentPageResponse) {
+	s.Pagination = val
 }
 
 // Ref: #/components/schemas/IncidentPageRequest
@@ -11347,84 +11405,6 @@ func (s *KeyValue) SetValue(val string) {
 	s.Value = val
 }
 
-// Ref: #/components/schemas/ListApiKeysResponse
-type ListApiKeysResponse struct {
-	Keys []ApiKeyInfo `json:"keys"`
-}
-
-// GetKeys returns the value of Keys.
-func (s *ListApiKeysResponse) GetKeys() []ApiKeyInfo {
-	return s.Keys
-}
-
-// SetKeys sets the value of Keys.
-func (s *ListApiKeysResponse) SetKeys(val []ApiKeyInfo) {
-	s.Keys = val
-}
-
-// Ref: #/components/schemas/ListCasesRequest
-type ListCasesRequest struct {
-	Filters    OptCaseFilters     `json:"filters"`
-	OrderBy    OptCaseOrderBy     `json:"orderBy"`
-	Pagination OptCasePageRequest `json:"pagination"`
-}
-
-// GetFilters returns the value of Filters.
-func (s *ListCasesRequest) GetFilters() OptCaseFilters {
-	return s.Filters
-}
-
-// GetOrderBy returns the value of OrderBy.
-func (s *ListCasesRequest) GetOrderBy() OptCaseOrderBy {
-	return s.OrderBy
-}
-
-// GetPagination returns the value of Pagination.
-func (s *ListCasesRequest) GetPagination() OptCasePageRequest {
-	return s.Pagination
-}
-
-// SetFilters sets the value of Filters.
-func (s *ListCasesRequest) SetFilters(val OptCaseFilters) {
-	s.Filters = val
-}
-
-// SetOrderBy sets the value of OrderBy.
-func (s *ListCasesRequest) SetOrderBy(val OptCaseOrderBy) {
-	s.OrderBy = val
-}
-
-// SetPagination sets the value of Pagination.
-func (s *ListCasesRequest) SetPagination(val OptCasePageRequest) {
-	s.Pagination = val
-}
-
-// Ref: #/components/schemas/ListCasesResponse
-type ListCasesResponse struct {
-	Cases      []Case           `json:"cases"`
-	Pagination CasePageResponse `json:"pagination"`
-}
-
-// GetCases returns the value of Cases.
-func (s *ListCasesResponse) GetCases() []Case {
-	return s.Cases
-}
-
-// GetPagination returns the value of Pagination.
-func (s *ListCasesResponse) GetPagination() CasePageResponse {
-	return s.Pagination
-}
-
-// SetCases sets the value of Cases.
-func (s *ListCasesResponse) SetCases(val []Case) {
-	s.Cases = val
-}
-
-// SetPagination sets the value of Pagination.
-func (s *ListCasesResponse) SetPagination(val CasePageResponse) {
-	s.Pagination = val
-}
-
 // Ref: #/components/schemas/ListExtensionsFilter
 type ListExtensionsFilter struct {
 	// List only extensions sharing at least one of these integrations (none means all).
@@ -11439,111 +11419,6 @@ func (s *ListExtensionsFilter) GetIntegrations() []string {
 // SetIntegrations sets the value of Integrations.
 func (s *ListExtensionsFilter) SetIntegrations(val []string) {
 	s.Integrations = val
-}
-
-// Ref: #/components/schemas/ListExtensionsRequest
-type ListExtensionsRequest struct {
-	Filter OptListExtensionsFilter `json:"filter"`
-	// List hidden extensions too.
-	IncludeHiddenExtensions OptBool `json:"includeHiddenExtensions"`
-}
-
-// GetFilter returns the value of Filter.
-func (s *ListExtensionsRequest) GetFilter() OptListExtensionsFilter {
-	return s.Filter
-}
-
-// GetIncludeHiddenExtensions returns the value of IncludeHiddenExtensions.
-func (s *ListExtensionsRequest) GetIncludeHiddenExtensions() OptBool {
-	return s.IncludeHiddenExtensions
-}
-
-// SetFilter sets the value of Filter.
-func (s *ListExtensionsRequest) SetFilter(val OptListExtensionsFilter) {
-	s.Filter = val
-}
-
-// SetIncludeHiddenExtensions sets the value of IncludeHiddenExtensions.
-func (s *ListExtensionsRequest) SetIncludeHiddenExtensions(val OptBool) {
-	s.IncludeHiddenExtensions = val
-}
-
-// Ref: #/components/schemas/ListIncidentsRequest
-type ListIncidentsRequest struct {
-	Filter     OptIncidentQueryFilter `json:"filter"`
-	OrderBys   []IncidentOrderBy      `json:"orderBys"`
-	Pagination OptIncidentPageRequest `json:"pagination"`
-}
-
-// GetFilter returns the value of Filter.
-func (s *ListIncidentsRequest) GetFilter() OptIncidentQueryFilter {
-	return s.Filter
-}
-
-// GetOrderBys returns the value of OrderBys.
-func (s *ListIncidentsRequest) GetOrderBys() []IncidentOrderBy {
-	return s.OrderBys
-}
-
-// GetPagination returns the value of Pagination.
-func (s *ListIncidentsRequest) GetPagination() OptIncidentPageRequest {
-	return s.Pagination
-}
-
-// SetFilter sets the value of Filter.
-func (s *ListIncidentsRequest) SetFilter(val OptIncidentQueryFilter) {
-	s.Filter = val
-}
-
-// SetOrderBys sets the value of OrderBys.
-func (s *ListIncidentsRequest) SetOrderBys(val []IncidentOrderBy) {
-	s.OrderBys = val
-}
-
-// SetPagination sets the value of Pagination.
-func (s *ListIncidentsRequest) SetPagination(val OptIncidentPageRequest) {
-	s.Pagination = val
-}
-
-// Ref: #/components/schemas/ListIncidentsResponse
-type ListIncidentsResponse struct {
-	Incidents  []Incident           `json:"incidents"`
-	Pagination IncidentPageResponse `json:"pagination"`
-}
-
-// GetIncidents returns the value of Incidents.
-func (s *ListIncidentsResponse) GetIncidents() []Incident {
-	return s.Incidents
-}
-
-// GetPagination returns the value of Pagination.
-func (s *ListIncidentsResponse) GetPagination() IncidentPageResponse {
-	return s.Pagination
-}
-
-// SetIncidents sets the value of Incidents.
-func (s *ListIncidentsResponse) SetIncidents(val []Incident) {
-	s.Incidents = val
-}
-
-// SetPagination sets the value of Pagination.
-func (s *ListIncidentsResponse) SetPagination(val IncidentPageResponse) {
-	s.Pagination = val
-}
-
-// Ref: #/components/schemas/ListSlosResponse
-type ListSlosResponse struct {
-	Slos []Slo `json:"slos"`
-}
-
-// GetSlos returns the value of Slos.
-func (s *ListSlosResponse) GetSlos() []Slo {
-	return s.Slos
-}
-
-// SetSlos sets the value of Slos.
-func (s *ListSlosResponse) SetSlos(val []Slo) {
-	s.Slos = val
 }
 
 // Ref: #/components/schemas/LogAttachment
@@ -11592,6 +11467,46 @@ func (s *LogAttachment) SetLogTimestamp(val time.Time) {
 // SetQueryLinkSuffix sets the value of QueryLinkSuffix.
 func (s *LogAttachment) SetQueryLinkSuffix(val OptString) {
 	s.QueryLinkSuffix = val
+}
+
+// Ref: #/components/schemas/LogPoliciesInput
+type LogPoliciesInput struct {
+	Policies []LogPoliciesInputPoliciesItem `json:"policies"`
+}
+
+// GetPolicies returns the value of Policies.
+func (s *LogPoliciesInput) GetPolicies() []LogPoliciesInputPoliciesItem {
+	return s.Policies
+}
+
+// SetPolicies sets the value of Policies.
+func (s *LogPoliciesInput) SetPolicies(val []LogPoliciesInputPoliciesItem) {
+	s.Policies = val
+}
+
+type LogPoliciesInputPoliciesItem struct {
+	Policy   PolicyFields   `json:"policy"`
+	LogRules PolicyLogRules `json:"logRules"`
+}
+
+// GetPolicy returns the value of Policy.
+func (s *LogPoliciesInputPoliciesItem) GetPolicy() PolicyFields {
+	return s.Policy
+}
+
+// GetLogRules returns the value of LogRules.
+func (s *LogPoliciesInputPoliciesItem) GetLogRules() PolicyLogRules {
+	return s.LogRules
+}
+
+// SetPolicy sets the value of Policy.
+func (s *LogPoliciesInputPoliciesItem) SetPolicy(val PolicyFields) {
+	s.Policy = val
+}
+
+// SetLogRules sets the value of LogRules.
+func (s *LogPoliciesInputPoliciesItem) SetLogRules(val PolicyLogRules) {
+	s.LogRules = val
 }
 
 type LowerUUID string
@@ -12306,6 +12221,98 @@ func (o OptApiKeyOwner) Get() (v ApiKeyOwner, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptApiKeyOwner) Or(d ApiKeyOwner) ApiKeyOwner {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptApiKeyUpdateInputPermissions returns new OptApiKeyUpdateInputPermissions with value set to v.
+func NewOptApiKeyUpdateInputPermissions(v ApiKeyUpdateInputPermissions) OptApiKeyUpdateInputPermissions {
+	return OptApiKeyUpdateInputPermissions{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptApiKeyUpdateInputPermissions is optional ApiKeyUpdateInputPermissions.
+type OptApiKeyUpdateInputPermissions struct {
+	Value ApiKeyUpdateInputPermissions
+	Set   bool
+}
+
+// IsSet returns true if OptApiKeyUpdateInputPermissions was set.
+func (o OptApiKeyUpdateInputPermissions) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptApiKeyUpdateInputPermissions) Reset() {
+	var v ApiKeyUpdateInputPermissions
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptApiKeyUpdateInputPermissions) SetTo(v ApiKeyUpdateInputPermissions) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptApiKeyUpdateInputPermissions) Get() (v ApiKeyUpdateInputPermissions, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptApiKeyUpdateInputPermissions) Or(d ApiKeyUpdateInputPermissions) ApiKeyUpdateInputPermissions {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptApiKeyUpdateInputPresets returns new OptApiKeyUpdateInputPresets with value set to v.
+func NewOptApiKeyUpdateInputPresets(v ApiKeyUpdateInputPresets) OptApiKeyUpdateInputPresets {
+	return OptApiKeyUpdateInputPresets{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptApiKeyUpdateInputPresets is optional ApiKeyUpdateInputPresets.
+type OptApiKeyUpdateInputPresets struct {
+	Value ApiKeyUpdateInputPresets
+	Set   bool
+}
+
+// IsSet returns true if OptApiKeyUpdateInputPresets was set.
+func (o OptApiKeyUpdateInputPresets) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptApiKeyUpdateInputPresets) Reset() {
+	var v ApiKeyUpdateInputPresets
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptApiKeyUpdateInputPresets) SetTo(v ApiKeyUpdateInputPresets) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptApiKeyUpdateInputPresets) Get() (v ApiKeyUpdateInputPresets, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptApiKeyUpdateInputPresets) Or(d ApiKeyUpdateInputPresets) ApiKeyUpdateInputPresets {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -13140,6 +13147,52 @@ func (o OptCaseEventDataUnassigned) Or(d CaseEventDataUnassigned) CaseEventDataU
 	return d
 }
 
+// NewOptCaseFilterValuesInput returns new OptCaseFilterValuesInput with value set to v.
+func NewOptCaseFilterValuesInput(v CaseFilterValuesInput) OptCaseFilterValuesInput {
+	return OptCaseFilterValuesInput{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseFilterValuesInput is optional CaseFilterValuesInput.
+type OptCaseFilterValuesInput struct {
+	Value CaseFilterValuesInput
+	Set   bool
+}
+
+// IsSet returns true if OptCaseFilterValuesInput was set.
+func (o OptCaseFilterValuesInput) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseFilterValuesInput) Reset() {
+	var v CaseFilterValuesInput
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseFilterValuesInput) SetTo(v CaseFilterValuesInput) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseFilterValuesInput) Get() (v CaseFilterValuesInput, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseFilterValuesInput) Or(d CaseFilterValuesInput) CaseFilterValuesInput {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptCaseFilters returns new OptCaseFilters with value set to v.
 func NewOptCaseFilters(v CaseFilters) OptCaseFilters {
 	return OptCaseFilters{
@@ -13226,6 +13279,52 @@ func (o OptCaseLabelsFilter) Get() (v CaseLabelsFilter, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptCaseLabelsFilter) Or(d CaseLabelsFilter) CaseLabelsFilter {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseListInput returns new OptCaseListInput with value set to v.
+func NewOptCaseListInput(v CaseListInput) OptCaseListInput {
+	return OptCaseListInput{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseListInput is optional CaseListInput.
+type OptCaseListInput struct {
+	Value CaseListInput
+	Set   bool
+}
+
+// IsSet returns true if OptCaseListInput was set.
+func (o OptCaseListInput) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseListInput) Reset() {
+	var v CaseListInput
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseListInput) SetTo(v CaseListInput) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseListInput) Get() (v CaseListInput, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseListInput) Or(d CaseListInput) CaseListInput {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -13456,6 +13555,52 @@ func (o OptCasePriority) Get() (v CasePriority, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptCasePriority) Or(d CasePriority) CasePriority {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseResolveInput returns new OptCaseResolveInput with value set to v.
+func NewOptCaseResolveInput(v CaseResolveInput) OptCaseResolveInput {
+	return OptCaseResolveInput{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseResolveInput is optional CaseResolveInput.
+type OptCaseResolveInput struct {
+	Value CaseResolveInput
+	Set   bool
+}
+
+// IsSet returns true if OptCaseResolveInput was set.
+func (o OptCaseResolveInput) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseResolveInput) Reset() {
+	var v CaseResolveInput
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseResolveInput) SetTo(v CaseResolveInput) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseResolveInput) Get() (v CaseResolveInput, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseResolveInput) Or(d CaseResolveInput) CaseResolveInput {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -13830,98 +13975,6 @@ func (o OptConnectorTypeFilterConnectorType) Or(d ConnectorTypeFilterConnectorTy
 	return d
 }
 
-// NewOptCreateSloRequest returns new OptCreateSloRequest with value set to v.
-func NewOptCreateSloRequest(v CreateSloRequest) OptCreateSloRequest {
-	return OptCreateSloRequest{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptCreateSloRequest is optional CreateSloRequest.
-type OptCreateSloRequest struct {
-	Value CreateSloRequest
-	Set   bool
-}
-
-// IsSet returns true if OptCreateSloRequest was set.
-func (o OptCreateSloRequest) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptCreateSloRequest) Reset() {
-	var v CreateSloRequest
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptCreateSloRequest) SetTo(v CreateSloRequest) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptCreateSloRequest) Get() (v CreateSloRequest, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptCreateSloRequest) Or(d CreateSloRequest) CreateSloRequest {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptCreateSloResponse returns new OptCreateSloResponse with value set to v.
-func NewOptCreateSloResponse(v CreateSloResponse) OptCreateSloResponse {
-	return OptCreateSloResponse{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptCreateSloResponse is optional CreateSloResponse.
-type OptCreateSloResponse struct {
-	Value CreateSloResponse
-	Set   bool
-}
-
-// IsSet returns true if OptCreateSloResponse was set.
-func (o OptCreateSloResponse) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptCreateSloResponse) Reset() {
-	var v CreateSloResponse
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptCreateSloResponse) SetTo(v CreateSloResponse) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptCreateSloResponse) Get() (v CreateSloResponse, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptCreateSloResponse) Or(d CreateSloResponse) CreateSloResponse {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
 // NewOptCustomRolePermissions returns new OptCustomRolePermissions with value set to v.
 func NewOptCustomRolePermissions(v CustomRolePermissions) OptCustomRolePermissions {
 	return OptCustomRolePermissions{
@@ -14146,98 +14199,6 @@ func (o OptDefaultPrioritySetting) Get() (v DefaultPrioritySetting, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptDefaultPrioritySetting) Or(d DefaultPrioritySetting) DefaultPrioritySetting {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptDeleteSloRequest returns new OptDeleteSloRequest with value set to v.
-func NewOptDeleteSloRequest(v DeleteSloRequest) OptDeleteSloRequest {
-	return OptDeleteSloRequest{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptDeleteSloRequest is optional DeleteSloRequest.
-type OptDeleteSloRequest struct {
-	Value DeleteSloRequest
-	Set   bool
-}
-
-// IsSet returns true if OptDeleteSloRequest was set.
-func (o OptDeleteSloRequest) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptDeleteSloRequest) Reset() {
-	var v DeleteSloRequest
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptDeleteSloRequest) SetTo(v DeleteSloRequest) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptDeleteSloRequest) Get() (v DeleteSloRequest, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptDeleteSloRequest) Or(d DeleteSloRequest) DeleteSloRequest {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptDeleteSloResponse returns new OptDeleteSloResponse with value set to v.
-func NewOptDeleteSloResponse(v DeleteSloResponse) OptDeleteSloResponse {
-	return OptDeleteSloResponse{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptDeleteSloResponse is optional DeleteSloResponse.
-type OptDeleteSloResponse struct {
-	Value DeleteSloResponse
-	Set   bool
-}
-
-// IsSet returns true if OptDeleteSloResponse was set.
-func (o OptDeleteSloResponse) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptDeleteSloResponse) Reset() {
-	var v DeleteSloResponse
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptDeleteSloResponse) SetTo(v DeleteSloResponse) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptDeleteSloResponse) Get() (v DeleteSloResponse, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptDeleteSloResponse) Or(d DeleteSloResponse) DeleteSloResponse {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -15026,6 +14987,52 @@ func (o OptExtensionDeprecation) Or(d ExtensionDeprecation) ExtensionDeprecation
 	return d
 }
 
+// NewOptExtensionListInput returns new OptExtensionListInput with value set to v.
+func NewOptExtensionListInput(v ExtensionListInput) OptExtensionListInput {
+	return OptExtensionListInput{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptExtensionListInput is optional ExtensionListInput.
+type OptExtensionListInput struct {
+	Value ExtensionListInput
+	Set   bool
+}
+
+// IsSet returns true if OptExtensionListInput was set.
+func (o OptExtensionListInput) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptExtensionListInput) Reset() {
+	var v ExtensionListInput
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptExtensionListInput) SetTo(v ExtensionListInput) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptExtensionListInput) Get() (v ExtensionListInput, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptExtensionListInput) Or(d ExtensionListInput) ExtensionListInput {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptFileRef returns new OptFileRef with value set to v.
 func NewOptFileRef(v FileRef) OptFileRef {
 	return OptFileRef{
@@ -15112,52 +15119,6 @@ func (o OptFloat64) Get() (v float64, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptFloat64) Or(d float64) float64 {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptGetCaseFilterValuesRequest returns new OptGetCaseFilterValuesRequest with value set to v.
-func NewOptGetCaseFilterValuesRequest(v GetCaseFilterValuesRequest) OptGetCaseFilterValuesRequest {
-	return OptGetCaseFilterValuesRequest{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptGetCaseFilterValuesRequest is optional GetCaseFilterValuesRequest.
-type OptGetCaseFilterValuesRequest struct {
-	Value GetCaseFilterValuesRequest
-	Set   bool
-}
-
-// IsSet returns true if OptGetCaseFilterValuesRequest was set.
-func (o OptGetCaseFilterValuesRequest) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptGetCaseFilterValuesRequest) Reset() {
-	var v GetCaseFilterValuesRequest
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptGetCaseFilterValuesRequest) SetTo(v GetCaseFilterValuesRequest) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptGetCaseFilterValuesRequest) Get() (v GetCaseFilterValuesRequest, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptGetCaseFilterValuesRequest) Or(d GetCaseFilterValuesRequest) GetCaseFilterValuesRequest {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -15902,6 +15863,52 @@ func (o OptIncidentGroupBy) Or(d IncidentGroupBy) IncidentGroupBy {
 	return d
 }
 
+// NewOptIncidentListInput returns new OptIncidentListInput with value set to v.
+func NewOptIncidentListInput(v IncidentListInput) OptIncidentListInput {
+	return OptIncidentListInput{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIncidentListInput is optional IncidentListInput.
+type OptIncidentListInput struct {
+	Value IncidentListInput
+	Set   bool
+}
+
+// IsSet returns true if OptIncidentListInput was set.
+func (o OptIncidentListInput) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIncidentListInput) Reset() {
+	var v IncidentListInput
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIncidentListInput) SetTo(v IncidentListInput) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIncidentListInput) Get() (v IncidentListInput, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIncidentListInput) Or(d IncidentListInput) IncidentListInput {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptIncidentPageRequest returns new OptIncidentPageRequest with value set to v.
 func NewOptIncidentPageRequest(v IncidentPageRequest) OptIncidentPageRequest {
 	return OptIncidentPageRequest{
@@ -16592,52 +16599,6 @@ func (o OptKeyPermissionsInput) Or(d KeyPermissionsInput) KeyPermissionsInput {
 	return d
 }
 
-// NewOptListCasesRequest returns new OptListCasesRequest with value set to v.
-func NewOptListCasesRequest(v ListCasesRequest) OptListCasesRequest {
-	return OptListCasesRequest{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptListCasesRequest is optional ListCasesRequest.
-type OptListCasesRequest struct {
-	Value ListCasesRequest
-	Set   bool
-}
-
-// IsSet returns true if OptListCasesRequest was set.
-func (o OptListCasesRequest) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptListCasesRequest) Reset() {
-	var v ListCasesRequest
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptListCasesRequest) SetTo(v ListCasesRequest) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptListCasesRequest) Get() (v ListCasesRequest, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptListCasesRequest) Or(d ListCasesRequest) ListCasesRequest {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
 // NewOptListExtensionsFilter returns new OptListExtensionsFilter with value set to v.
 func NewOptListExtensionsFilter(v ListExtensionsFilter) OptListExtensionsFilter {
 	return OptListExtensionsFilter{
@@ -16678,98 +16639,6 @@ func (o OptListExtensionsFilter) Get() (v ListExtensionsFilter, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptListExtensionsFilter) Or(d ListExtensionsFilter) ListExtensionsFilter {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptListExtensionsRequest returns new OptListExtensionsRequest with value set to v.
-func NewOptListExtensionsRequest(v ListExtensionsRequest) OptListExtensionsRequest {
-	return OptListExtensionsRequest{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptListExtensionsRequest is optional ListExtensionsRequest.
-type OptListExtensionsRequest struct {
-	Value ListExtensionsRequest
-	Set   bool
-}
-
-// IsSet returns true if OptListExtensionsRequest was set.
-func (o OptListExtensionsRequest) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptListExtensionsRequest) Reset() {
-	var v ListExtensionsRequest
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptListExtensionsRequest) SetTo(v ListExtensionsRequest) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptListExtensionsRequest) Get() (v ListExtensionsRequest, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptListExtensionsRequest) Or(d ListExtensionsRequest) ListExtensionsRequest {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptListIncidentsRequest returns new OptListIncidentsRequest with value set to v.
-func NewOptListIncidentsRequest(v ListIncidentsRequest) OptListIncidentsRequest {
-	return OptListIncidentsRequest{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptListIncidentsRequest is optional ListIncidentsRequest.
-type OptListIncidentsRequest struct {
-	Value ListIncidentsRequest
-	Set   bool
-}
-
-// IsSet returns true if OptListIncidentsRequest was set.
-func (o OptListIncidentsRequest) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptListIncidentsRequest) Reset() {
-	var v ListIncidentsRequest
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptListIncidentsRequest) SetTo(v ListIncidentsRequest) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptListIncidentsRequest) Get() (v ListIncidentsRequest, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptListIncidentsRequest) Or(d ListIncidentsRequest) ListIncidentsRequest {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -18960,98 +18829,6 @@ func (o OptRecordingRuleInputLabels) Or(d RecordingRuleInputLabels) RecordingRul
 	return d
 }
 
-// NewOptReplaceSloRequest returns new OptReplaceSloRequest with value set to v.
-func NewOptReplaceSloRequest(v ReplaceSloRequest) OptReplaceSloRequest {
-	return OptReplaceSloRequest{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptReplaceSloRequest is optional ReplaceSloRequest.
-type OptReplaceSloRequest struct {
-	Value ReplaceSloRequest
-	Set   bool
-}
-
-// IsSet returns true if OptReplaceSloRequest was set.
-func (o OptReplaceSloRequest) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptReplaceSloRequest) Reset() {
-	var v ReplaceSloRequest
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptReplaceSloRequest) SetTo(v ReplaceSloRequest) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptReplaceSloRequest) Get() (v ReplaceSloRequest, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptReplaceSloRequest) Or(d ReplaceSloRequest) ReplaceSloRequest {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptReplaceSloResponse returns new OptReplaceSloResponse with value set to v.
-func NewOptReplaceSloResponse(v ReplaceSloResponse) OptReplaceSloResponse {
-	return OptReplaceSloResponse{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptReplaceSloResponse is optional ReplaceSloResponse.
-type OptReplaceSloResponse struct {
-	Value ReplaceSloResponse
-	Set   bool
-}
-
-// IsSet returns true if OptReplaceSloResponse was set.
-func (o OptReplaceSloResponse) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptReplaceSloResponse) Reset() {
-	var v ReplaceSloResponse
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptReplaceSloResponse) SetTo(v ReplaceSloResponse) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptReplaceSloResponse) Get() (v ReplaceSloResponse, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptReplaceSloResponse) Or(d ReplaceSloResponse) ReplaceSloResponse {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
 // NewOptRequestBasedMetricSli returns new OptRequestBasedMetricSli with value set to v.
 func NewOptRequestBasedMetricSli(v RequestBasedMetricSli) OptRequestBasedMetricSli {
 	return OptRequestBasedMetricSli{
@@ -19138,52 +18915,6 @@ func (o OptResolutionDetails) Get() (v ResolutionDetails, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptResolutionDetails) Or(d ResolutionDetails) ResolutionDetails {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptResolveCaseRequest returns new OptResolveCaseRequest with value set to v.
-func NewOptResolveCaseRequest(v ResolveCaseRequest) OptResolveCaseRequest {
-	return OptResolveCaseRequest{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptResolveCaseRequest is optional ResolveCaseRequest.
-type OptResolveCaseRequest struct {
-	Value ResolveCaseRequest
-	Set   bool
-}
-
-// IsSet returns true if OptResolveCaseRequest was set.
-func (o OptResolveCaseRequest) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptResolveCaseRequest) Reset() {
-	var v ResolveCaseRequest
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptResolveCaseRequest) SetTo(v ResolveCaseRequest) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptResolveCaseRequest) Get() (v ResolveCaseRequest, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptResolveCaseRequest) Or(d ResolveCaseRequest) ResolveCaseRequest {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -19414,6 +19145,190 @@ func (o OptSloApmSli) Get() (v SloApmSli, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptSloApmSli) Or(d SloApmSli) SloApmSli {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSloCreateInput returns new OptSloCreateInput with value set to v.
+func NewOptSloCreateInput(v SloCreateInput) OptSloCreateInput {
+	return OptSloCreateInput{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSloCreateInput is optional SloCreateInput.
+type OptSloCreateInput struct {
+	Value SloCreateInput
+	Set   bool
+}
+
+// IsSet returns true if OptSloCreateInput was set.
+func (o OptSloCreateInput) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSloCreateInput) Reset() {
+	var v SloCreateInput
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSloCreateInput) SetTo(v SloCreateInput) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSloCreateInput) Get() (v SloCreateInput, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSloCreateInput) Or(d SloCreateInput) SloCreateInput {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSloCreated returns new OptSloCreated with value set to v.
+func NewOptSloCreated(v SloCreated) OptSloCreated {
+	return OptSloCreated{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSloCreated is optional SloCreated.
+type OptSloCreated struct {
+	Value SloCreated
+	Set   bool
+}
+
+// IsSet returns true if OptSloCreated was set.
+func (o OptSloCreated) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSloCreated) Reset() {
+	var v SloCreated
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSloCreated) SetTo(v SloCreated) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSloCreated) Get() (v SloCreated, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSloCreated) Or(d SloCreated) SloCreated {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSloDeleteInput returns new OptSloDeleteInput with value set to v.
+func NewOptSloDeleteInput(v SloDeleteInput) OptSloDeleteInput {
+	return OptSloDeleteInput{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSloDeleteInput is optional SloDeleteInput.
+type OptSloDeleteInput struct {
+	Value SloDeleteInput
+	Set   bool
+}
+
+// IsSet returns true if OptSloDeleteInput was set.
+func (o OptSloDeleteInput) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSloDeleteInput) Reset() {
+	var v SloDeleteInput
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSloDeleteInput) SetTo(v SloDeleteInput) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSloDeleteInput) Get() (v SloDeleteInput, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSloDeleteInput) Or(d SloDeleteInput) SloDeleteInput {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSloDeleted returns new OptSloDeleted with value set to v.
+func NewOptSloDeleted(v SloDeleted) OptSloDeleted {
+	return OptSloDeleted{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSloDeleted is optional SloDeleted.
+type OptSloDeleted struct {
+	Value SloDeleted
+	Set   bool
+}
+
+// IsSet returns true if OptSloDeleted was set.
+func (o OptSloDeleted) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSloDeleted) Reset() {
+	var v SloDeleted
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSloDeleted) SetTo(v SloDeleted) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSloDeleted) Get() (v SloDeleted, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSloDeleted) Or(d SloDeleted) SloDeleted {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -19742,6 +19657,98 @@ func (o OptSloProductType) Or(d SloProductType) SloProductType {
 	return d
 }
 
+// NewOptSloReplaceInput returns new OptSloReplaceInput with value set to v.
+func NewOptSloReplaceInput(v SloReplaceInput) OptSloReplaceInput {
+	return OptSloReplaceInput{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSloReplaceInput is optional SloReplaceInput.
+type OptSloReplaceInput struct {
+	Value SloReplaceInput
+	Set   bool
+}
+
+// IsSet returns true if OptSloReplaceInput was set.
+func (o OptSloReplaceInput) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSloReplaceInput) Reset() {
+	var v SloReplaceInput
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSloReplaceInput) SetTo(v SloReplaceInput) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSloReplaceInput) Get() (v SloReplaceInput, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSloReplaceInput) Or(d SloReplaceInput) SloReplaceInput {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSloReplaced returns new OptSloReplaced with value set to v.
+func NewOptSloReplaced(v SloReplaced) OptSloReplaced {
+	return OptSloReplaced{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSloReplaced is optional SloReplaced.
+type OptSloReplaced struct {
+	Value SloReplaced
+	Set   bool
+}
+
+// IsSet returns true if OptSloReplaced was set.
+func (o OptSloReplaced) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSloReplaced) Reset() {
+	var v SloReplaced
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSloReplaced) SetTo(v SloReplaced) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSloReplaced) Get() (v SloReplaced, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSloReplaced) Or(d SloReplaced) SloReplaced {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptSloRevision returns new OptSloRevision with value set to v.
 func NewOptSloRevision(v SloRevision) OptSloRevision {
 	return OptSloRevision{
@@ -19920,98 +19927,6 @@ func (o OptTokenOriginType) Get() (v TokenOriginType, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptTokenOriginType) Or(d TokenOriginType) TokenOriginType {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptUpdateApiKeyRequestPermissions returns new OptUpdateApiKeyRequestPermissions with value set to v.
-func NewOptUpdateApiKeyRequestPermissions(v UpdateApiKeyRequestPermissions) OptUpdateApiKeyRequestPermissions {
-	return OptUpdateApiKeyRequestPermissions{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptUpdateApiKeyRequestPermissions is optional UpdateApiKeyRequestPermissions.
-type OptUpdateApiKeyRequestPermissions struct {
-	Value UpdateApiKeyRequestPermissions
-	Set   bool
-}
-
-// IsSet returns true if OptUpdateApiKeyRequestPermissions was set.
-func (o OptUpdateApiKeyRequestPermissions) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptUpdateApiKeyRequestPermissions) Reset() {
-	var v UpdateApiKeyRequestPermissions
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptUpdateApiKeyRequestPermissions) SetTo(v UpdateApiKeyRequestPermissions) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptUpdateApiKeyRequestPermissions) Get() (v UpdateApiKeyRequestPermissions, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptUpdateApiKeyRequestPermissions) Or(d UpdateApiKeyRequestPermissions) UpdateApiKeyRequestPermissions {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
-// NewOptUpdateApiKeyRequestPresets returns new OptUpdateApiKeyRequestPresets with value set to v.
-func NewOptUpdateApiKeyRequestPresets(v UpdateApiKeyRequestPresets) OptUpdateApiKeyRequestPresets {
-	return OptUpdateApiKeyRequestPresets{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptUpdateApiKeyRequestPresets is optional UpdateApiKeyRequestPresets.
-type OptUpdateApiKeyRequestPresets struct {
-	Value UpdateApiKeyRequestPresets
-	Set   bool
-}
-
-// IsSet returns true if OptUpdateApiKeyRequestPresets was set.
-func (o OptUpdateApiKeyRequestPresets) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptUpdateApiKeyRequestPresets) Reset() {
-	var v UpdateApiKeyRequestPresets
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptUpdateApiKeyRequestPresets) SetTo(v UpdateApiKeyRequestPresets) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptUpdateApiKeyRequestPresets) Get() (v UpdateApiKeyRequestPresets, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptUpdateApiKeyRequestPresets) Or(d UpdateApiKeyRequestPresets) UpdateApiKeyRequestPresets {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -21263,46 +21178,6 @@ func (s *OrderByDirection) UnmarshalText(data []byte) error {
 	}
 }
 
-// Ref: #/components/schemas/OverwriteLogPoliciesRequest
-type OverwriteLogPoliciesRequest struct {
-	Policies []OverwriteLogPoliciesRequestPoliciesItem `json:"policies"`
-}
-
-// GetPolicies returns the value of Policies.
-func (s *OverwriteLogPoliciesRequest) GetPolicies() []OverwriteLogPoliciesRequestPoliciesItem {
-	return s.Policies
-}
-
-// SetPolicies sets the value of Policies.
-func (s *OverwriteLogPoliciesRequest) SetPolicies(val []OverwriteLogPoliciesRequestPoliciesItem) {
-	s.Policies = val
-}
-
-type OverwriteLogPoliciesRequestPoliciesItem struct {
-	Policy   PolicyFields   `json:"policy"`
-	LogRules PolicyLogRules `json:"logRules"`
-}
-
-// GetPolicy returns the value of Policy.
-func (s *OverwriteLogPoliciesRequestPoliciesItem) GetPolicy() PolicyFields {
-	return s.Policy
-}
-
-// GetLogRules returns the value of LogRules.
-func (s *OverwriteLogPoliciesRequestPoliciesItem) GetLogRules() PolicyLogRules {
-	return s.LogRules
-}
-
-// SetPolicy sets the value of Policy.
-func (s *OverwriteLogPoliciesRequestPoliciesItem) SetPolicy(val PolicyFields) {
-	s.Policy = val
-}
-
-// SetLogRules sets the value of LogRules.
-func (s *OverwriteLogPoliciesRequestPoliciesItem) SetLogRules(val PolicyLogRules) {
-	s.LogRules = val
-}
-
 // Ref: #/components/schemas/OverwritePoliciesResponse
 type OverwritePoliciesResponse struct {
 	CreateResponses []PolicyResponse `json:"createResponses"`
@@ -21316,86 +21191,6 @@ func (s *OverwritePoliciesResponse) GetCreateResponses() []PolicyResponse {
 // SetCreateResponses sets the value of CreateResponses.
 func (s *OverwritePoliciesResponse) SetCreateResponses(val []PolicyResponse) {
 	s.CreateResponses = val
-}
-
-// Ref: #/components/schemas/OverwriteRumPoliciesRequest
-type OverwriteRumPoliciesRequest struct {
-	Policies []OverwriteRumPoliciesRequestPoliciesItem `json:"policies"`
-}
-
-// GetPolicies returns the value of Policies.
-func (s *OverwriteRumPoliciesRequest) GetPolicies() []OverwriteRumPoliciesRequestPoliciesItem {
-	return s.Policies
-}
-
-// SetPolicies sets the value of Policies.
-func (s *OverwriteRumPoliciesRequest) SetPolicies(val []OverwriteRumPoliciesRequestPoliciesItem) {
-	s.Policies = val
-}
-
-type OverwriteRumPoliciesRequestPoliciesItem struct {
-	Policy   PolicyFields   `json:"policy"`
-	RumRules PolicyLogRules `json:"rumRules"`
-}
-
-// GetPolicy returns the value of Policy.
-func (s *OverwriteRumPoliciesRequestPoliciesItem) GetPolicy() PolicyFields {
-	return s.Policy
-}
-
-// GetRumRules returns the value of RumRules.
-func (s *OverwriteRumPoliciesRequestPoliciesItem) GetRumRules() PolicyLogRules {
-	return s.RumRules
-}
-
-// SetPolicy sets the value of Policy.
-func (s *OverwriteRumPoliciesRequestPoliciesItem) SetPolicy(val PolicyFields) {
-	s.Policy = val
-}
-
-// SetRumRules sets the value of RumRules.
-func (s *OverwriteRumPoliciesRequestPoliciesItem) SetRumRules(val PolicyLogRules) {
-	s.RumRules = val
-}
-
-// Ref: #/components/schemas/OverwriteSpanPoliciesRequest
-type OverwriteSpanPoliciesRequest struct {
-	Policies []OverwriteSpanPoliciesRequestPoliciesItem `json:"policies"`
-}
-
-// GetPolicies returns the value of Policies.
-func (s *OverwriteSpanPoliciesRequest) GetPolicies() []OverwriteSpanPoliciesRequestPoliciesItem {
-	return s.Policies
-}
-
-// SetPolicies sets the value of Policies.
-func (s *OverwriteSpanPoliciesRequest) SetPolicies(val []OverwriteSpanPoliciesRequestPoliciesItem) {
-	s.Policies = val
-}
-
-type OverwriteSpanPoliciesRequestPoliciesItem struct {
-	Policy    PolicyFields    `json:"policy"`
-	SpanRules PolicySpanRules `json:"spanRules"`
-}
-
-// GetPolicy returns the value of Policy.
-func (s *OverwriteSpanPoliciesRequestPoliciesItem) GetPolicy() PolicyFields {
-	return s.Policy
-}
-
-// GetSpanRules returns the value of SpanRules.
-func (s *OverwriteSpanPoliciesRequestPoliciesItem) GetSpanRules() PolicySpanRules {
-	return s.SpanRules
-}
-
-// SetPolicy sets the value of Policy.
-func (s *OverwriteSpanPoliciesRequestPoliciesItem) SetPolicy(val PolicyFields) {
-	s.Policy = val
-}
-
-// SetSpanRules sets the value of SpanRules.
-func (s *OverwriteSpanPoliciesRequestPoliciesItem) SetSpanRules(val PolicySpanRules) {
-	s.SpanRules = val
 }
 
 // Ref: #/components/schemas/PagerDutyActor
@@ -22773,6 +22568,169 @@ func (s *PolicyArchiveRetention) SetID(val OptPolicyID) {
 	s.ID = val
 }
 
+// Set exactly one of logRules, spanRules, rumRules.
+// Ref: #/components/schemas/PolicyCreateInput
+type PolicyCreateInput struct {
+	Name             PolicyName                `json:"name"`
+	Description      OptPolicyDescription      `json:"description"`
+	Disabled         OptBool                   `json:"disabled"`
+	Priority         PolicyPriority            `json:"priority"`
+	PriorityOverride OptPolicyPriorityOverride `json:"priorityOverride"`
+	Targets          PolicyTargets             `json:"targets"`
+	ApplicationRule  OptPolicyRule             `json:"applicationRule"`
+	SubsystemRule    OptPolicyRule             `json:"subsystemRule"`
+	ArchiveRetention OptPolicyArchiveRetention `json:"archiveRetention"`
+	Placement        OptPolicyPlacement        `json:"placement"`
+	LogRules         OptPolicyLogRules         `json:"logRules"`
+	SpanRules        OptPolicySpanRules        `json:"spanRules"`
+	RumRules         OptPolicyLogRules         `json:"rumRules"`
+}
+
+// GetName returns the value of Name.
+func (s *PolicyCreateInput) GetName() PolicyName {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *PolicyCreateInput) GetDescription() OptPolicyDescription {
+	return s.Description
+}
+
+// GetDisabled returns the value of Disabled.
+func (s *PolicyCreateInput) GetDisabled() OptBool {
+	return s.Disabled
+}
+
+// GetPriority returns the value of Priority.
+func (s *PolicyCreateInput) GetPriority() PolicyPriority {
+	return s.Priority
+}
+
+// GetPriorityOverride returns the value of PriorityOverride.
+func (s *PolicyCreateInput) GetPriorityOverride() OptPolicyPriorityOverride {
+	return s.PriorityOverride
+}
+
+// GetTargets returns the value of Targets.
+func (s *PolicyCreateInput) GetTargets() PolicyTargets {
+	return s.Targets
+}
+
+// GetApplicationRule returns the value of ApplicationRule.
+func (s *PolicyCreateInput) GetApplicationRule() OptPolicyRule {
+	return s.ApplicationRule
+}
+
+// GetSubsystemRule returns the value of SubsystemRule.
+func (s *PolicyCreateInput) GetSubsystemRule() OptPolicyRule {
+	return s.SubsystemRule
+}
+
+// GetArchiveRetention returns the value of ArchiveRetention.
+func (s *PolicyCreateInput) GetArchiveRetention() OptPolicyArchiveRetention {
+	return s.ArchiveRetention
+}
+
+// GetPlacement returns the value of Placement.
+func (s *PolicyCreateInput) GetPlacement() OptPolicyPlacement {
+	return s.Placement
+}
+
+// GetLogRules returns the value of LogRules.
+func (s *PolicyCreateInput) GetLogRules() OptPolicyLogRules {
+	return s.LogRules
+}
+
+// GetSpanRules returns the value of SpanRules.
+func (s *PolicyCreateInput) GetSpanRules() OptPolicySpanRules {
+	return s.SpanRules
+}
+
+// GetRumRules returns the value of RumRules.
+func (s *PolicyCreateInput) GetRumRules() OptPolicyLogRules {
+	return s.RumRules
+}
+
+// SetName sets the value of Name.
+func (s *PolicyCreateInput) SetName(val PolicyName) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *PolicyCreateInput) SetDescription(val OptPolicyDescription) {
+	s.Description = val
+}
+
+// SetDisabled sets the value of Disabled.
+func (s *PolicyCreateInput) SetDisabled(val OptBool) {
+	s.Disabled = val
+}
+
+// SetPriority sets the value of Priority.
+func (s *PolicyCreateInput) SetPriority(val PolicyPriority) {
+	s.Priority = val
+}
+
+// SetPriorityOverride sets the value of PriorityOverride.
+func (s *PolicyCreateInput) SetPriorityOverride(val OptPolicyPriorityOverride) {
+	s.PriorityOverride = val
+}
+
+// SetTargets sets the value of Targets.
+func (s *PolicyCreateInput) SetTargets(val PolicyTargets) {
+	s.Targets = val
+}
+
+// SetApplicationRule sets the value of ApplicationRule.
+func (s *PolicyCreateInput) SetApplicationRule(val OptPolicyRule) {
+	s.ApplicationRule = val
+}
+
+// SetSubsystemRule sets the value of SubsystemRule.
+func (s *PolicyCreateInput) SetSubsystemRule(val OptPolicyRule) {
+	s.SubsystemRule = val
+}
+
+// SetArchiveRetention sets the value of ArchiveRetention.
+func (s *PolicyCreateInput) SetArchiveRetention(val OptPolicyArchiveRetention) {
+	s.ArchiveRetention = val
+}
+
+// SetPlacement sets the value of Placement.
+func (s *PolicyCreateInput) SetPlacement(val OptPolicyPlacement) {
+	s.Placement = val
+}
+
+// SetLogRules sets the value of LogRules.
+func (s *PolicyCreateInput) SetLogRules(val OptPolicyLogRules) {
+	s.LogRules = val
+}
+
+// SetSpanRules sets the value of SpanRules.
+func (s *PolicyCreateInput) SetSpanRules(val OptPolicySpanRules) {
+	s.SpanRules = val
+}
+
+// SetRumRules sets the value of RumRules.
+func (s *PolicyCreateInput) SetRumRules(val OptPolicyLogRules) {
+	s.RumRules = val
+}
+
+// Ref: #/components/schemas/PolicyDeleted
+type PolicyDeleted struct {
+	ID string `json:"id"`
+}
+
+// GetID returns the value of ID.
+func (s *PolicyDeleted) GetID() string {
+	return s.ID
+}
+
+// SetID sets the value of ID.
+func (s *PolicyDeleted) SetID(val string) {
+	s.ID = val
+}
+
 type PolicyDescription string
 
 // The fields an overwrite entry shares by every data type.
@@ -23110,6 +23068,32 @@ func (s *PolicyOrder) SetID(val PolicyID) {
 // SetOrder sets the value of Order.
 func (s *PolicyOrder) SetOrder(val int32) {
 	s.Order = val
+}
+
+// Ref: #/components/schemas/PolicyOrderInput
+type PolicyOrderInput struct {
+	Orders     []PolicyOrder    `json:"orders"`
+	SourceType PolicySourceType `json:"sourceType"`
+}
+
+// GetOrders returns the value of Orders.
+func (s *PolicyOrderInput) GetOrders() []PolicyOrder {
+	return s.Orders
+}
+
+// GetSourceType returns the value of SourceType.
+func (s *PolicyOrderInput) GetSourceType() PolicySourceType {
+	return s.SourceType
+}
+
+// SetOrders sets the value of Orders.
+func (s *PolicyOrderInput) SetOrders(val []PolicyOrder) {
+	s.Orders = val
+}
+
+// SetSourceType sets the value of SourceType.
+func (s *PolicyOrderInput) SetSourceType(val PolicySourceType) {
+	s.SourceType = val
 }
 
 // Ref: #/components/schemas/PolicyOrders
@@ -23786,6 +23770,154 @@ func (s *PolicyTestResults) SetTestPoliciesBulkResult(val []PolicyTestResult) {
 	s.TestPoliciesBulkResult = val
 }
 
+// Fields left out keep their values; at most one of logRules, spanRules, rumRules.
+// Ref: #/components/schemas/PolicyUpdateInput
+type PolicyUpdateInput struct {
+	ID               PolicyID                  `json:"id"`
+	Name             OptPolicyName             `json:"name"`
+	Description      OptPolicyDescription      `json:"description"`
+	Enabled          OptBool                   `json:"enabled"`
+	Priority         OptPolicyPriority         `json:"priority"`
+	PriorityOverride OptPolicyPriorityOverride `json:"priorityOverride"`
+	Targets          PolicyTargets             `json:"targets"`
+	ApplicationRule  OptPolicyRule             `json:"applicationRule"`
+	SubsystemRule    OptPolicyRule             `json:"subsystemRule"`
+	ArchiveRetention OptPolicyArchiveRetention `json:"archiveRetention"`
+	LogRules         OptPolicyLogRules         `json:"logRules"`
+	SpanRules        OptPolicySpanRules        `json:"spanRules"`
+	RumRules         OptPolicyLogRules         `json:"rumRules"`
+}
+
+// GetID returns the value of ID.
+func (s *PolicyUpdateInput) GetID() PolicyID {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *PolicyUpdateInput) GetName() OptPolicyName {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *PolicyUpdateInput) GetDescription() OptPolicyDescription {
+	return s.Description
+}
+
+// GetEnabled returns the value of Enabled.
+func (s *PolicyUpdateInput) GetEnabled() OptBool {
+	return s.Enabled
+}
+
+// GetPriority returns the value of Priority.
+func (s *PolicyUpdateInput) GetPriority() OptPolicyPriority {
+	return s.Priority
+}
+
+// GetPriorityOverride returns the value of PriorityOverride.
+func (s *PolicyUpdateInput) GetPriorityOverride() OptPolicyPriorityOverride {
+	return s.PriorityOverride
+}
+
+// GetTargets returns the value of Targets.
+func (s *PolicyUpdateInput) GetTargets() PolicyTargets {
+	return s.Targets
+}
+
+// GetApplicationRule returns the value of ApplicationRule.
+func (s *PolicyUpdateInput) GetApplicationRule() OptPolicyRule {
+	return s.ApplicationRule
+}
+
+// GetSubsystemRule returns the value of SubsystemRule.
+func (s *PolicyUpdateInput) GetSubsystemRule() OptPolicyRule {
+	return s.SubsystemRule
+}
+
+// GetArchiveRetention returns the value of ArchiveRetention.
+func (s *PolicyUpdateInput) GetArchiveRetention() OptPolicyArchiveRetention {
+	return s.ArchiveRetention
+}
+
+// GetLogRules returns the value of LogRules.
+func (s *PolicyUpdateInput) GetLogRules() OptPolicyLogRules {
+	return s.LogRules
+}
+
+// GetSpanRules returns the value of SpanRules.
+func (s *PolicyUpdateInput) GetSpanRules() OptPolicySpanRules {
+	return s.SpanRules
+}
+
+// GetRumRules returns the value of RumRules.
+func (s *PolicyUpdateInput) GetRumRules() OptPolicyLogRules {
+	return s.RumRules
+}
+
+// SetID sets the value of ID.
+func (s *PolicyUpdateInput) SetID(val PolicyID) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *PolicyUpdateInput) SetName(val OptPolicyName) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *PolicyUpdateInput) SetDescription(val OptPolicyDescription) {
+	s.Description = val
+}
+
+// SetEnabled sets the value of Enabled.
+func (s *PolicyUpdateInput) SetEnabled(val OptBool) {
+	s.Enabled = val
+}
+
+// SetPriority sets the value of Priority.
+func (s *PolicyUpdateInput) SetPriority(val OptPolicyPriority) {
+	s.Priority = val
+}
+
+// SetPriorityOverride sets the value of PriorityOverride.
+func (s *PolicyUpdateInput) SetPriorityOverride(val OptPolicyPriorityOverride) {
+	s.PriorityOverride = val
+}
+
+// SetTargets sets the value of Targets.
+func (s *PolicyUpdateInput) SetTargets(val PolicyTargets) {
+	s.Targets = val
+}
+
+// SetApplicationRule sets the value of ApplicationRule.
+func (s *PolicyUpdateInput) SetApplicationRule(val OptPolicyRule) {
+	s.ApplicationRule = val
+}
+
+// SetSubsystemRule sets the value of SubsystemRule.
+func (s *PolicyUpdateInput) SetSubsystemRule(val OptPolicyRule) {
+	s.SubsystemRule = val
+}
+
+// SetArchiveRetention sets the value of ArchiveRetention.
+func (s *PolicyUpdateInput) SetArchiveRetention(val OptPolicyArchiveRetention) {
+	s.ArchiveRetention = val
+}
+
+// SetLogRules sets the value of LogRules.
+func (s *PolicyUpdateInput) SetLogRules(val OptPolicyLogRules) {
+	s.LogRules = val
+}
+
+// SetSpanRules sets the value of SpanRules.
+func (s *PolicyUpdateInput) SetSpanRules(val OptPolicySpanRules) {
+	s.SpanRules = val
+}
+
+// SetRumRules sets the value of RumRules.
+func (s *PolicyUpdateInput) SetRumRules(val OptPolicyLogRules) {
+	s.RumRules = val
+}
+
 // Ref: #/components/schemas/PolicyUsageBucket
 type PolicyUsageBucket struct {
 	// Start of the bucket, Unix milliseconds.
@@ -23970,6 +24102,43 @@ func (s *Preset) SetUpdateTime(val OptDateTime) {
 	s.UpdateTime = val
 }
 
+// Ref: #/components/schemas/PresetBatch
+type PresetBatch struct {
+	Presets     PresetBatchPresets `json:"presets"`
+	NotFoundIds []string           `json:"notFoundIds"`
+}
+
+// GetPresets returns the value of Presets.
+func (s *PresetBatch) GetPresets() PresetBatchPresets {
+	return s.Presets
+}
+
+// GetNotFoundIds returns the value of NotFoundIds.
+func (s *PresetBatch) GetNotFoundIds() []string {
+	return s.NotFoundIds
+}
+
+// SetPresets sets the value of Presets.
+func (s *PresetBatch) SetPresets(val PresetBatchPresets) {
+	s.Presets = val
+}
+
+// SetNotFoundIds sets the value of NotFoundIds.
+func (s *PresetBatch) SetNotFoundIds(val []string) {
+	s.NotFoundIds = val
+}
+
+type PresetBatchPresets map[string]Preset
+
+func (s *PresetBatchPresets) init() PresetBatchPresets {
+	m := *s
+	if m == nil {
+		m = map[string]Preset{}
+		*s = m
+	}
+	return m
+}
+
 // Which notifications an override applies to; exactly one of the two must be set.
 // Ref: #/components/schemas/PresetConditionType
 type PresetConditionType struct {
@@ -24051,6 +24220,9 @@ func (s *PresetConfigOverride) SetMessageConfig(val OptPresetMessageConfig) {
 func (s *PresetConfigOverride) SetPayloadType(val OptString) {
 	s.PayloadType = val
 }
+
+// Ref: #/components/schemas/PresetDeleted
+type PresetDeleted struct{}
 
 // Ref: #/components/schemas/PresetMessageConfig
 type PresetMessageConfig struct {
@@ -24557,6 +24729,21 @@ func (s *QuotaRuleSet) SetRules(val []QuotaRule) {
 	s.Rules = val
 }
 
+// Ref: #/components/schemas/QuotaRuleSetDeleted
+type QuotaRuleSetDeleted struct {
+	ID string `json:"id"`
+}
+
+// GetID returns the value of ID.
+func (s *QuotaRuleSetDeleted) GetID() string {
+	return s.ID
+}
+
+// SetID sets the value of ID.
+func (s *QuotaRuleSetDeleted) SetID(val string) {
+	s.ID = val
+}
+
 // Ref: #/components/schemas/QuotaRuleSetInput
 type QuotaRuleSetInput struct {
 	ID    OptString        `json:"id"`
@@ -25060,104 +25247,6 @@ func (s *RecordingRuleSetList) SetSets(val []RecordingRuleSet) {
 	s.Sets = val
 }
 
-// Ref: #/components/schemas/ReorderPoliciesRequest
-type ReorderPoliciesRequest struct {
-	Orders     []PolicyOrder    `json:"orders"`
-	SourceType PolicySourceType `json:"sourceType"`
-}
-
-// GetOrders returns the value of Orders.
-func (s *ReorderPoliciesRequest) GetOrders() []PolicyOrder {
-	return s.Orders
-}
-
-// GetSourceType returns the value of SourceType.
-func (s *ReorderPoliciesRequest) GetSourceType() PolicySourceType {
-	return s.SourceType
-}
-
-// SetOrders sets the value of Orders.
-func (s *ReorderPoliciesRequest) SetOrders(val []PolicyOrder) {
-	s.Orders = val
-}
-
-// SetSourceType sets the value of SourceType.
-func (s *ReorderPoliciesRequest) SetSourceType(val PolicySourceType) {
-	s.SourceType = val
-}
-
-// Ref: #/components/schemas/ReplaceDefaultDashboardRequest
-type ReplaceDefaultDashboardRequest struct {
-	// The caller's id for this request (correlation only; the change is idempotent).
-	RequestId string `json:"requestId"`
-}
-
-// GetRequestId returns the value of RequestId.
-func (s *ReplaceDefaultDashboardRequest) GetRequestId() string {
-	return s.RequestId
-}
-
-// SetRequestId sets the value of RequestId.
-func (s *ReplaceDefaultDashboardRequest) SetRequestId(val string) {
-	s.RequestId = val
-}
-
-// Ref: #/components/schemas/ReplaceSloRequest
-type ReplaceSloRequest struct {
-	Slo Slo `json:"slo"`
-	// Accepted and ignored; this server runs no data validations.
-	//
-	// Deprecated: schema marks this property as deprecated.
-	SilenceDataValidations OptBool `json:"silenceDataValidations"`
-}
-
-// GetSlo returns the value of Slo.
-func (s *ReplaceSloRequest) GetSlo() Slo {
-	return s.Slo
-}
-
-// GetSilenceDataValidations returns the value of SilenceDataValidations.
-func (s *ReplaceSloRequest) GetSilenceDataValidations() OptBool {
-	return s.SilenceDataValidations
-}
-
-// SetSlo sets the value of Slo.
-func (s *ReplaceSloRequest) SetSlo(val Slo) {
-	s.Slo = val
-}
-
-// SetSilenceDataValidations sets the value of SilenceDataValidations.
-func (s *ReplaceSloRequest) SetSilenceDataValidations(val OptBool) {
-	s.SilenceDataValidations = val
-}
-
-// Ref: #/components/schemas/ReplaceSloResponse
-type ReplaceSloResponse struct {
-	Slo Slo `json:"slo"`
-	// Always empty; this server keeps no SLO alerts.
-	EffectedSloAlertIds []string `json:"effectedSloAlertIds"`
-}
-
-// GetSlo returns the value of Slo.
-func (s *ReplaceSloResponse) GetSlo() Slo {
-	return s.Slo
-}
-
-// GetEffectedSloAlertIds returns the value of EffectedSloAlertIds.
-func (s *ReplaceSloResponse) GetEffectedSloAlertIds() []string {
-	return s.EffectedSloAlertIds
-}
-
-// SetSlo sets the value of Slo.
-func (s *ReplaceSloResponse) SetSlo(val Slo) {
-	s.Slo = val
-}
-
-// SetEffectedSloAlertIds sets the value of EffectedSloAlertIds.
-func (s *ReplaceSloResponse) SetEffectedSloAlertIds(val []string) {
-	s.EffectedSloAlertIds = val
-}
-
 // Good events over total events, each a PromQL query.
 // Ref: #/components/schemas/RequestBasedMetricSli
 type RequestBasedMetricSli struct {
@@ -25220,21 +25309,6 @@ func (s *ResolutionDetails) SetResolveTime(val OptDateTime) {
 // SetResolvedBy sets the value of ResolvedBy.
 func (s *ResolutionDetails) SetResolvedBy(val OptCaseResolver) {
 	s.ResolvedBy = val
-}
-
-// Ref: #/components/schemas/ResolveCaseRequest
-type ResolveCaseRequest struct {
-	Reason OptString `json:"reason"`
-}
-
-// GetReason returns the value of Reason.
-func (s *ResolveCaseRequest) GetReason() OptString {
-	return s.Reason
-}
-
-// SetReason sets the value of Reason.
-func (s *ResolveCaseRequest) SetReason(val OptString) {
-	s.Reason = val
 }
 
 // A retention tag.
@@ -25378,6 +25452,46 @@ func (s *RetentionTagsEnabled) SetEnableTags(val bool) {
 	s.EnableTags = val
 }
 
+// Ref: #/components/schemas/RumPoliciesInput
+type RumPoliciesInput struct {
+	Policies []RumPoliciesInputPoliciesItem `json:"policies"`
+}
+
+// GetPolicies returns the value of Policies.
+func (s *RumPoliciesInput) GetPolicies() []RumPoliciesInputPoliciesItem {
+	return s.Policies
+}
+
+// SetPolicies sets the value of Policies.
+func (s *RumPoliciesInput) SetPolicies(val []RumPoliciesInputPoliciesItem) {
+	s.Policies = val
+}
+
+type RumPoliciesInputPoliciesItem struct {
+	Policy   PolicyFields   `json:"policy"`
+	RumRules PolicyLogRules `json:"rumRules"`
+}
+
+// GetPolicy returns the value of Policy.
+func (s *RumPoliciesInputPoliciesItem) GetPolicy() PolicyFields {
+	return s.Policy
+}
+
+// GetRumRules returns the value of RumRules.
+func (s *RumPoliciesInputPoliciesItem) GetRumRules() PolicyLogRules {
+	return s.RumRules
+}
+
+// SetPolicy sets the value of Policy.
+func (s *RumPoliciesInputPoliciesItem) SetPolicy(val PolicyFields) {
+	s.Policy = val
+}
+
+// SetRumRules sets the value of RumRules.
+func (s *RumPoliciesInputPoliciesItem) SetRumRules(val PolicyLogRules) {
+	s.RumRules = val
+}
+
 // Ref: #/components/schemas/ServiceNowActor
 type ServiceNowActor struct {
 	PlatformUserId OptAnyCaseUUID `json:"platformUserId"`
@@ -25424,21 +25538,6 @@ func (s *ServiceNowActor) SetUserEmail(val OptActorText) {
 // SetUsername sets the value of Username.
 func (s *ServiceNowActor) SetUsername(val OptActorText) {
 	s.Username = val
-}
-
-// Ref: #/components/schemas/SetCasePriorityOverrideRequest
-type SetCasePriorityOverrideRequest struct {
-	Priority CasePriority `json:"priority"`
-}
-
-// GetPriority returns the value of Priority.
-func (s *SetCasePriorityOverrideRequest) GetPriority() CasePriority {
-	return s.Priority
-}
-
-// SetPriority sets the value of Priority.
-func (s *SetCasePriorityOverrideRequest) SetPriority(val CasePriority) {
-	s.Priority = val
 }
 
 // Ref: #/components/schemas/SlackActor
@@ -25949,6 +26048,32 @@ func (s *SloApmSli) SetLatencyConfig(val OptSloApmLatency) {
 	s.LatencyConfig = val
 }
 
+// Ref: #/components/schemas/SloBatch
+type SloBatch struct {
+	Slos        []Slo    `json:"slos"`
+	NotFoundIds []string `json:"notFoundIds"`
+}
+
+// GetSlos returns the value of Slos.
+func (s *SloBatch) GetSlos() []Slo {
+	return s.Slos
+}
+
+// GetNotFoundIds returns the value of NotFoundIds.
+func (s *SloBatch) GetNotFoundIds() []string {
+	return s.NotFoundIds
+}
+
+// SetSlos sets the value of Slos.
+func (s *SloBatch) SetSlos(val []Slo) {
+	s.Slos = val
+}
+
+// SetNotFoundIds sets the value of NotFoundIds.
+func (s *SloBatch) SetNotFoundIds(val []string) {
+	s.NotFoundIds = val
+}
+
 // Ref: #/components/schemas/SloComparisonOperator
 type SloComparisonOperator string
 
@@ -26012,79 +26137,169 @@ func (s *SloComparisonOperator) UnmarshalText(data []byte) error {
 	}
 }
 
+// Ref: #/components/schemas/SloCreateInput
+type SloCreateInput struct {
+	Slo Slo `json:"slo"`
+	// Accepted and ignored; this server runs no data validations.
+	//
+	// Deprecated: schema marks this property as deprecated.
+	SilenceDataValidations OptBool `json:"silenceDataValidations"`
+}
+
+// GetSlo returns the value of Slo.
+func (s *SloCreateInput) GetSlo() Slo {
+	return s.Slo
+}
+
+// GetSilenceDataValidations returns the value of SilenceDataValidations.
+func (s *SloCreateInput) GetSilenceDataValidations() OptBool {
+	return s.SilenceDataValidations
+}
+
+// SetSlo sets the value of Slo.
+func (s *SloCreateInput) SetSlo(val Slo) {
+	s.Slo = val
+}
+
+// SetSilenceDataValidations sets the value of SilenceDataValidations.
+func (s *SloCreateInput) SetSilenceDataValidations(val OptBool) {
+	s.SilenceDataValidations = val
+}
+
+// Ref: #/components/schemas/SloCreated
+type SloCreated struct {
+	Slo Slo `json:"slo"`
+}
+
+// GetSlo returns the value of Slo.
+func (s *SloCreated) GetSlo() Slo {
+	return s.Slo
+}
+
+// SetSlo sets the value of Slo.
+func (s *SloCreated) SetSlo(val Slo) {
+	s.Slo = val
+}
+
+// Ref: #/components/schemas/SloDeleteInput
+type SloDeleteInput struct {
+	ID SloIDParam `json:"id"`
+}
+
+// GetID returns the value of ID.
+func (s *SloDeleteInput) GetID() SloIDParam {
+	return s.ID
+}
+
+// SetID sets the value of ID.
+func (s *SloDeleteInput) SetID(val SloIDParam) {
+	s.ID = val
+}
+
+// Ref: #/components/schemas/SloDeleted
+type SloDeleted struct {
+	// Always empty; this server keeps no SLO alerts.
+	EffectedSloAlertIds []string `json:"effectedSloAlertIds"`
+}
+
+// GetEffectedSloAlertIds returns the value of EffectedSloAlertIds.
+func (s *SloDeleted) GetEffectedSloAlertIds() []string {
+	return s.EffectedSloAlertIds
+}
+
+// SetEffectedSloAlertIds sets the value of EffectedSloAlertIds.
+func (s *SloDeleted) SetEffectedSloAlertIds(val []string) {
+	s.EffectedSloAlertIds = val
+}
+
+// Ref: #/components/schemas/SloEnvelope
+type SloEnvelope struct {
+	Slo Slo `json:"slo"`
+}
+
+// GetSlo returns the value of Slo.
+func (s *SloEnvelope) GetSlo() Slo {
+	return s.Slo
+}
+
+// SetSlo sets the value of Slo.
+func (s *SloEnvelope) SetSlo(val Slo) {
+	s.Slo = val
+}
+
 // Exactly one of the three alternatives.
 // Ref: #/components/schemas/SloExecutionRequest
 type SloExecutionRequest struct {
-	CreateSloRequest  OptCreateSloRequest  `json:"createSloRequest"`
-	ReplaceSloRequest OptReplaceSloRequest `json:"replaceSloRequest"`
-	DeleteSloRequest  OptDeleteSloRequest  `json:"deleteSloRequest"`
+	CreateSloRequest  OptSloCreateInput  `json:"createSloRequest"`
+	ReplaceSloRequest OptSloReplaceInput `json:"replaceSloRequest"`
+	DeleteSloRequest  OptSloDeleteInput  `json:"deleteSloRequest"`
 }
 
 // GetCreateSloRequest returns the value of CreateSloRequest.
-func (s *SloExecutionRequest) GetCreateSloRequest() OptCreateSloRequest {
+func (s *SloExecutionRequest) GetCreateSloRequest() OptSloCreateInput {
 	return s.CreateSloRequest
 }
 
 // GetReplaceSloRequest returns the value of ReplaceSloRequest.
-func (s *SloExecutionRequest) GetReplaceSloRequest() OptReplaceSloRequest {
+func (s *SloExecutionRequest) GetReplaceSloRequest() OptSloReplaceInput {
 	return s.ReplaceSloRequest
 }
 
 // GetDeleteSloRequest returns the value of DeleteSloRequest.
-func (s *SloExecutionRequest) GetDeleteSloRequest() OptDeleteSloRequest {
+func (s *SloExecutionRequest) GetDeleteSloRequest() OptSloDeleteInput {
 	return s.DeleteSloRequest
 }
 
 // SetCreateSloRequest sets the value of CreateSloRequest.
-func (s *SloExecutionRequest) SetCreateSloRequest(val OptCreateSloRequest) {
+func (s *SloExecutionRequest) SetCreateSloRequest(val OptSloCreateInput) {
 	s.CreateSloRequest = val
 }
 
 // SetReplaceSloRequest sets the value of ReplaceSloRequest.
-func (s *SloExecutionRequest) SetReplaceSloRequest(val OptReplaceSloRequest) {
+func (s *SloExecutionRequest) SetReplaceSloRequest(val OptSloReplaceInput) {
 	s.ReplaceSloRequest = val
 }
 
 // SetDeleteSloRequest sets the value of DeleteSloRequest.
-func (s *SloExecutionRequest) SetDeleteSloRequest(val OptDeleteSloRequest) {
+func (s *SloExecutionRequest) SetDeleteSloRequest(val OptSloDeleteInput) {
 	s.DeleteSloRequest = val
 }
 
 // The answer to one request, in the alternative matching it.
 // Ref: #/components/schemas/SloExecutionResponse
 type SloExecutionResponse struct {
-	CreateSloResponse  OptCreateSloResponse  `json:"createSloResponse"`
-	ReplaceSloResponse OptReplaceSloResponse `json:"replaceSloResponse"`
-	DeleteSloResponse  OptDeleteSloResponse  `json:"deleteSloResponse"`
+	CreateSloResponse  OptSloCreated  `json:"createSloResponse"`
+	ReplaceSloResponse OptSloReplaced `json:"replaceSloResponse"`
+	DeleteSloResponse  OptSloDeleted  `json:"deleteSloResponse"`
 }
 
 // GetCreateSloResponse returns the value of CreateSloResponse.
-func (s *SloExecutionResponse) GetCreateSloResponse() OptCreateSloResponse {
+func (s *SloExecutionResponse) GetCreateSloResponse() OptSloCreated {
 	return s.CreateSloResponse
 }
 
 // GetReplaceSloResponse returns the value of ReplaceSloResponse.
-func (s *SloExecutionResponse) GetReplaceSloResponse() OptReplaceSloResponse {
+func (s *SloExecutionResponse) GetReplaceSloResponse() OptSloReplaced {
 	return s.ReplaceSloResponse
 }
 
 // GetDeleteSloResponse returns the value of DeleteSloResponse.
-func (s *SloExecutionResponse) GetDeleteSloResponse() OptDeleteSloResponse {
+func (s *SloExecutionResponse) GetDeleteSloResponse() OptSloDeleted {
 	return s.DeleteSloResponse
 }
 
 // SetCreateSloResponse sets the value of CreateSloResponse.
-func (s *SloExecutionResponse) SetCreateSloResponse(val OptCreateSloResponse) {
+func (s *SloExecutionResponse) SetCreateSloResponse(val OptSloCreated) {
 	s.CreateSloResponse = val
 }
 
 // SetReplaceSloResponse sets the value of ReplaceSloResponse.
-func (s *SloExecutionResponse) SetReplaceSloResponse(val OptReplaceSloResponse) {
+func (s *SloExecutionResponse) SetReplaceSloResponse(val OptSloReplaced) {
 	s.ReplaceSloResponse = val
 }
 
 // SetDeleteSloResponse sets the value of DeleteSloResponse.
-func (s *SloExecutionResponse) SetDeleteSloResponse(val OptDeleteSloResponse) {
+func (s *SloExecutionResponse) SetDeleteSloResponse(val OptSloDeleted) {
 	s.DeleteSloResponse = val
 }
 
@@ -26164,6 +26379,21 @@ func (s *SloLegacyType) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// Ref: #/components/schemas/SloList
+type SloList struct {
+	Slos []Slo `json:"slos"`
+}
+
+// GetSlos returns the value of Slos.
+func (s *SloList) GetSlos() []Slo {
+	return s.Slos
+}
+
+// SetSlos sets the value of Slos.
+func (s *SloList) SetSlos(val []Slo) {
+	s.Slos = val
 }
 
 // Ref: #/components/schemas/SloMetric
@@ -26350,6 +26580,62 @@ func (s *SloProductType) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// Ref: #/components/schemas/SloReplaceInput
+type SloReplaceInput struct {
+	Slo Slo `json:"slo"`
+	// Accepted and ignored; this server runs no data validations.
+	//
+	// Deprecated: schema marks this property as deprecated.
+	SilenceDataValidations OptBool `json:"silenceDataValidations"`
+}
+
+// GetSlo returns the value of Slo.
+func (s *SloReplaceInput) GetSlo() Slo {
+	return s.Slo
+}
+
+// GetSilenceDataValidations returns the value of SilenceDataValidations.
+func (s *SloReplaceInput) GetSilenceDataValidations() OptBool {
+	return s.SilenceDataValidations
+}
+
+// SetSlo sets the value of Slo.
+func (s *SloReplaceInput) SetSlo(val Slo) {
+	s.Slo = val
+}
+
+// SetSilenceDataValidations sets the value of SilenceDataValidations.
+func (s *SloReplaceInput) SetSilenceDataValidations(val OptBool) {
+	s.SilenceDataValidations = val
+}
+
+// Ref: #/components/schemas/SloReplaced
+type SloReplaced struct {
+	Slo Slo `json:"slo"`
+	// Always empty; this server keeps no SLO alerts.
+	EffectedSloAlertIds []string `json:"effectedSloAlertIds"`
+}
+
+// GetSlo returns the value of Slo.
+func (s *SloReplaced) GetSlo() Slo {
+	return s.Slo
+}
+
+// GetEffectedSloAlertIds returns the value of EffectedSloAlertIds.
+func (s *SloReplaced) GetEffectedSloAlertIds() []string {
+	return s.EffectedSloAlertIds
+}
+
+// SetSlo sets the value of Slo.
+func (s *SloReplaced) SetSlo(val Slo) {
+	s.Slo = val
+}
+
+// SetEffectedSloAlertIds sets the value of EffectedSloAlertIds.
+func (s *SloReplaced) SetEffectedSloAlertIds(val []string) {
+	s.EffectedSloAlertIds = val
 }
 
 // Ref: #/components/schemas/SloResponseStatus
@@ -26695,6 +26981,46 @@ func (s *SloZeroStateResponse) SetZeroState(val bool) {
 	s.ZeroState = val
 }
 
+// Ref: #/components/schemas/SpanPoliciesInput
+type SpanPoliciesInput struct {
+	Policies []SpanPoliciesInputPoliciesItem `json:"policies"`
+}
+
+// GetPolicies returns the value of Policies.
+func (s *SpanPoliciesInput) GetPolicies() []SpanPoliciesInputPoliciesItem {
+	return s.Policies
+}
+
+// SetPolicies sets the value of Policies.
+func (s *SpanPoliciesInput) SetPolicies(val []SpanPoliciesInputPoliciesItem) {
+	s.Policies = val
+}
+
+type SpanPoliciesInputPoliciesItem struct {
+	Policy    PolicyFields    `json:"policy"`
+	SpanRules PolicySpanRules `json:"spanRules"`
+}
+
+// GetPolicy returns the value of Policy.
+func (s *SpanPoliciesInputPoliciesItem) GetPolicy() PolicyFields {
+	return s.Policy
+}
+
+// GetSpanRules returns the value of SpanRules.
+func (s *SpanPoliciesInputPoliciesItem) GetSpanRules() PolicySpanRules {
+	return s.SpanRules
+}
+
+// SetPolicy sets the value of Policy.
+func (s *SpanPoliciesInputPoliciesItem) SetPolicy(val PolicyFields) {
+	s.Policy = val
+}
+
+// SetSpanRules sets the value of SpanRules.
+func (s *SpanPoliciesInputPoliciesItem) SetSpanRules(val PolicySpanRules) {
+	s.SpanRules = val
+}
+
 // Ref: #/components/schemas/SyncExternalThreadResponse
 type SyncExternalThreadResponse struct {
 	SyncRegistered bool `json:"syncRegistered"`
@@ -26836,332 +27162,6 @@ func (s *TokenOriginType) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
-}
-
-// Ref: #/components/schemas/UndeployExtensionRequest
-type UndeployExtensionRequest struct {
-	ID string `json:"id"`
-	// Items of the deployment to keep; each must be one of its itemIds.
-	KeptExtensionItems []string `json:"keptExtensionItems"`
-}
-
-// GetID returns the value of ID.
-func (s *UndeployExtensionRequest) GetID() string {
-	return s.ID
-}
-
-// GetKeptExtensionItems returns the value of KeptExtensionItems.
-func (s *UndeployExtensionRequest) GetKeptExtensionItems() []string {
-	return s.KeptExtensionItems
-}
-
-// SetID sets the value of ID.
-func (s *UndeployExtensionRequest) SetID(val string) {
-	s.ID = val
-}
-
-// SetKeptExtensionItems sets the value of KeptExtensionItems.
-func (s *UndeployExtensionRequest) SetKeptExtensionItems(val []string) {
-	s.KeptExtensionItems = val
-}
-
-// Ref: #/components/schemas/UndeployExtensionResponse
-type UndeployExtensionResponse struct {
-	ExtensionDeployment ExtensionDeployment   `json:"extensionDeployment"`
-	FailedItems         []ExtensionFailedItem `json:"failedItems"`
-}
-
-// GetExtensionDeployment returns the value of ExtensionDeployment.
-func (s *UndeployExtensionResponse) GetExtensionDeployment() ExtensionDeployment {
-	return s.ExtensionDeployment
-}
-
-// GetFailedItems returns the value of FailedItems.
-func (s *UndeployExtensionResponse) GetFailedItems() []ExtensionFailedItem {
-	return s.FailedItems
-}
-
-// SetExtensionDeployment sets the value of ExtensionDeployment.
-func (s *UndeployExtensionResponse) SetExtensionDeployment(val ExtensionDeployment) {
-	s.ExtensionDeployment = val
-}
-
-// SetFailedItems sets the value of FailedItems.
-func (s *UndeployExtensionResponse) SetFailedItems(val []ExtensionFailedItem) {
-	s.FailedItems = val
-}
-
-// Ref: #/components/schemas/UpdateApiKeyRequest
-type UpdateApiKeyRequest struct {
-	NewName  OptString `json:"newName"`
-	IsActive OptBool   `json:"isActive"`
-	// As on create; an empty string removes the policy.
-	AccessPolicy OptString                         `json:"accessPolicy"`
-	Permissions  OptUpdateApiKeyRequestPermissions `json:"permissions"`
-	Presets      OptUpdateApiKeyRequestPresets     `json:"presets"`
-}
-
-// GetNewName returns the value of NewName.
-func (s *UpdateApiKeyRequest) GetNewName() OptString {
-	return s.NewName
-}
-
-// GetIsActive returns the value of IsActive.
-func (s *UpdateApiKeyRequest) GetIsActive() OptBool {
-	return s.IsActive
-}
-
-// GetAccessPolicy returns the value of AccessPolicy.
-func (s *UpdateApiKeyRequest) GetAccessPolicy() OptString {
-	return s.AccessPolicy
-}
-
-// GetPermissions returns the value of Permissions.
-func (s *UpdateApiKeyRequest) GetPermissions() OptUpdateApiKeyRequestPermissions {
-	return s.Permissions
-}
-
-// GetPresets returns the value of Presets.
-func (s *UpdateApiKeyRequest) GetPresets() OptUpdateApiKeyRequestPresets {
-	return s.Presets
-}
-
-// SetNewName sets the value of NewName.
-func (s *UpdateApiKeyRequest) SetNewName(val OptString) {
-	s.NewName = val
-}
-
-// SetIsActive sets the value of IsActive.
-func (s *UpdateApiKeyRequest) SetIsActive(val OptBool) {
-	s.IsActive = val
-}
-
-// SetAccessPolicy sets the value of AccessPolicy.
-func (s *UpdateApiKeyRequest) SetAccessPolicy(val OptString) {
-	s.AccessPolicy = val
-}
-
-// SetPermissions sets the value of Permissions.
-func (s *UpdateApiKeyRequest) SetPermissions(val OptUpdateApiKeyRequestPermissions) {
-	s.Permissions = val
-}
-
-// SetPresets sets the value of Presets.
-func (s *UpdateApiKeyRequest) SetPresets(val OptUpdateApiKeyRequestPresets) {
-	s.Presets = val
-}
-
-type UpdateApiKeyRequestPermissions struct {
-	Permissions []string `json:"permissions"`
-}
-
-// GetPermissions returns the value of Permissions.
-func (s *UpdateApiKeyRequestPermissions) GetPermissions() []string {
-	return s.Permissions
-}
-
-// SetPermissions sets the value of Permissions.
-func (s *UpdateApiKeyRequestPermissions) SetPermissions(val []string) {
-	s.Permissions = val
-}
-
-type UpdateApiKeyRequestPresets struct {
-	Presets []string `json:"presets"`
-}
-
-// GetPresets returns the value of Presets.
-func (s *UpdateApiKeyRequestPresets) GetPresets() []string {
-	return s.Presets
-}
-
-// SetPresets sets the value of Presets.
-func (s *UpdateApiKeyRequestPresets) SetPresets(val []string) {
-	s.Presets = val
-}
-
-// Ref: #/components/schemas/UpdateCaseRequest
-type UpdateCaseRequest struct {
-	Title            OptString       `json:"title"`
-	PriorityOverride OptCasePriority `json:"priorityOverride"`
-	ResolutionReason OptString       `json:"resolutionReason"`
-}
-
-// GetTitle returns the value of Title.
-func (s *UpdateCaseRequest) GetTitle() OptString {
-	return s.Title
-}
-
-// GetPriorityOverride returns the value of PriorityOverride.
-func (s *UpdateCaseRequest) GetPriorityOverride() OptCasePriority {
-	return s.PriorityOverride
-}
-
-// GetResolutionReason returns the value of ResolutionReason.
-func (s *UpdateCaseRequest) GetResolutionReason() OptString {
-	return s.ResolutionReason
-}
-
-// SetTitle sets the value of Title.
-func (s *UpdateCaseRequest) SetTitle(val OptString) {
-	s.Title = val
-}
-
-// SetPriorityOverride sets the value of PriorityOverride.
-func (s *UpdateCaseRequest) SetPriorityOverride(val OptCasePriority) {
-	s.PriorityOverride = val
-}
-
-// SetResolutionReason sets the value of ResolutionReason.
-func (s *UpdateCaseRequest) SetResolutionReason(val OptString) {
-	s.ResolutionReason = val
-}
-
-// Fields left out keep their values; at most one of logRules, spanRules, rumRules.
-// Ref: #/components/schemas/UpdatePolicyRequest
-type UpdatePolicyRequest struct {
-	ID               PolicyID                  `json:"id"`
-	Name             OptPolicyName             `json:"name"`
-	Description      OptPolicyDescription      `json:"description"`
-	Enabled          OptBool                   `json:"enabled"`
-	Priority         OptPolicyPriority         `json:"priority"`
-	PriorityOverride OptPolicyPriorityOverride `json:"priorityOverride"`
-	Targets          PolicyTargets             `json:"targets"`
-	ApplicationRule  OptPolicyRule             `json:"applicationRule"`
-	SubsystemRule    OptPolicyRule             `json:"subsystemRule"`
-	ArchiveRetention OptPolicyArchiveRetention `json:"archiveRetention"`
-	LogRules         OptPolicyLogRules         `json:"logRules"`
-	SpanRules        OptPolicySpanRules        `json:"spanRules"`
-	RumRules         OptPolicyLogRules         `json:"rumRules"`
-}
-
-// GetID returns the value of ID.
-func (s *UpdatePolicyRequest) GetID() PolicyID {
-	return s.ID
-}
-
-// GetName returns the value of Name.
-func (s *UpdatePolicyRequest) GetName() OptPolicyName {
-	return s.Name
-}
-
-// GetDescription returns the value of Description.
-func (s *UpdatePolicyRequest) GetDescription() OptPolicyDescription {
-	return s.Description
-}
-
-// GetEnabled returns the value of Enabled.
-func (s *UpdatePolicyRequest) GetEnabled() OptBool {
-	return s.Enabled
-}
-
-// GetPriority returns the value of Priority.
-func (s *UpdatePolicyRequest) GetPriority() OptPolicyPriority {
-	return s.Priority
-}
-
-// GetPriorityOverride returns the value of PriorityOverride.
-func (s *UpdatePolicyRequest) GetPriorityOverride() OptPolicyPriorityOverride {
-	return s.PriorityOverride
-}
-
-// GetTargets returns the value of Targets.
-func (s *UpdatePolicyRequest) GetTargets() PolicyTargets {
-	return s.Targets
-}
-
-// GetApplicationRule returns the value of ApplicationRule.
-func (s *UpdatePolicyRequest) GetApplicationRule() OptPolicyRule {
-	return s.ApplicationRule
-}
-
-// GetSubsystemRule returns the value of SubsystemRule.
-func (s *UpdatePolicyRequest) GetSubsystemRule() OptPolicyRule {
-	return s.SubsystemRule
-}
-
-// GetArchiveRetention returns the value of ArchiveRetention.
-func (s *UpdatePolicyRequest) GetArchiveRetention() OptPolicyArchiveRetention {
-	return s.ArchiveRetention
-}
-
-// GetLogRules returns the value of LogRules.
-func (s *UpdatePolicyRequest) GetLogRules() OptPolicyLogRules {
-	return s.LogRules
-}
-
-// GetSpanRules returns the value of SpanRules.
-func (s *UpdatePolicyRequest) GetSpanRules() OptPolicySpanRules {
-	return s.SpanRules
-}
-
-// GetRumRules returns the value of RumRules.
-func (s *UpdatePolicyRequest) GetRumRules() OptPolicyLogRules {
-	return s.RumRules
-}
-
-// SetID sets the value of ID.
-func (s *UpdatePolicyRequest) SetID(val PolicyID) {
-	s.ID = val
-}
-
-// SetName sets the value of Name.
-func (s *UpdatePolicyRequest) SetName(val OptPolicyName) {
-	s.Name = val
-}
-
-// SetDescription sets the value of Description.
-func (s *UpdatePolicyRequest) SetDescription(val OptPolicyDescription) {
-	s.Description = val
-}
-
-// SetEnabled sets the value of Enabled.
-func (s *UpdatePolicyRequest) SetEnabled(val OptBool) {
-	s.Enabled = val
-}
-
-// SetPriority sets the value of Priority.
-func (s *UpdatePolicyRequest) SetPriority(val OptPolicyPriority) {
-	s.Priority = val
-}
-
-// SetPriorityOverride sets the value of PriorityOverride.
-func (s *UpdatePolicyRequest) SetPriorityOverride(val OptPolicyPriorityOverride) {
-	s.PriorityOverride = val
-}
-
-// SetTargets sets the value of Targets.
-func (s *UpdatePolicyRequest) SetTargets(val PolicyTargets) {
-	s.Targets = val
-}
-
-// SetApplicationRule sets the value of ApplicationRule.
-func (s *UpdatePolicyRequest) SetApplicationRule(val OptPolicyRule) {
-	s.ApplicationRule = val
-}
-
-// SetSubsystemRule sets the value of SubsystemRule.
-func (s *UpdatePolicyRequest) SetSubsystemRule(val OptPolicyRule) {
-	s.SubsystemRule = val
-}
-
-// SetArchiveRetention sets the value of ArchiveRetention.
-func (s *UpdatePolicyRequest) SetArchiveRetention(val OptPolicyArchiveRetention) {
-	s.ArchiveRetention = val
-}
-
-// SetLogRules sets the value of LogRules.
-func (s *UpdatePolicyRequest) SetLogRules(val OptPolicyLogRules) {
-	s.LogRules = val
-}
-
-// SetSpanRules sets the value of SpanRules.
-func (s *UpdatePolicyRequest) SetSpanRules(val OptPolicySpanRules) {
-	s.SpanRules = val
-}
-
-// SetRumRules sets the value of RumRules.
-func (s *UpdatePolicyRequest) SetRumRules(val OptPolicyLogRules) {
-	s.RumRules = val
 }
 
 // Ref: #/components/schemas/UsageBucket

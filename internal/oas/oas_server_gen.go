@@ -38,7 +38,7 @@ type Handler interface {
 	// The key holds every permission; its value is shown once, in this answer.
 	//
 	// POST /admin/v1/teams
-	AdminCreateTeam(ctx context.Context, req *AdminCreateTeamRequest) (*AdminCreateTeamResponse, error)
+	AdminCreateTeam(ctx context.Context, req *AdminTeamInput) (*AdminTeamCreated, error)
 	// AdminGetCaseKPIs implements AdminGetCaseKPIs operation.
 	//
 	// Read a team's case KPI thresholds.
@@ -58,7 +58,7 @@ type Handler interface {
 	// List every team.
 	//
 	// GET /admin/v1/teams
-	AdminListTeams(ctx context.Context) (*AdminListTeamsResponse, error)
+	AdminListTeams(ctx context.Context) (*AdminTeamList, error)
 	// AdminSetCaseKPIs implements AdminSetCaseKPIs operation.
 	//
 	// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000.
@@ -70,7 +70,7 @@ type Handler interface {
 	// Assign a case to a user.
 	//
 	// POST /mgmt/openapi/5/cases/assigned/v1/{case_id}
-	AssignCase(ctx context.Context, req *AssignCaseRequest, params AssignCaseParams) (*CaseResponse, error)
+	AssignCase(ctx context.Context, req *CaseAssignInput, params AssignCaseParams) (*CaseResponse, error)
 	// AssignDashboardFolder implements AssignDashboardFolder operation.
 	//
 	// Sets the dashboard's `folderId` to `{value: folderId}` (dropping any `folderPath`), or, when
@@ -80,13 +80,13 @@ type Handler interface {
 	// (`updatedAt`, updater).
 	//
 	// POST /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/folder
-	AssignDashboardFolder(ctx context.Context, req *AssignDashboardFolderRequest, params AssignDashboardFolderParams) error
+	AssignDashboardFolder(ctx context.Context, req *DashboardFolderAssignInput, params AssignDashboardFolderParams) error
 	// AssignIncidents implements AssignIncidents operation.
 	//
 	// All or nothing; an unknown id is a 404.
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/by-user
-	AssignIncidents(ctx context.Context, req *AssignIncidentsRequest) (*IncidentsResponse, error)
+	AssignIncidents(ctx context.Context, req *IncidentAssignInput) (*IncidentsResponse, error)
 	// AtomicBatchExecuteE2M implements AtomicBatchExecuteE2M operation.
 	//
 	// Runs 1–100 requests in order, in one transaction: either every request takes effect or, when any
@@ -116,13 +116,13 @@ type Handler interface {
 	// Get incidents by id.
 	//
 	// GET /mgmt/openapi/5/incidents/incidents/v1
-	BatchGetIncidents(ctx context.Context, params BatchGetIncidentsParams) (*BatchGetIncidentsResponse, error)
+	BatchGetIncidents(ctx context.Context, params BatchGetIncidentsParams) (*IncidentBatch, error)
 	// BatchGetPresets implements BatchGetPresets operation.
 	//
 	// Answers the presets found, by id, and the requested ids that name no preset.
 	//
 	// GET /mgmt/openapi/5/notifications/notification-center/v1/presets
-	BatchGetPresets(ctx context.Context, params BatchGetPresetsParams) (*BatchGetPresetsResponse, error)
+	BatchGetPresets(ctx context.Context, params BatchGetPresetsParams) (*PresetBatch, error)
 	// BatchGetSlos implements BatchGetSlos operation.
 	//
 	// Answers the team's SLOs named by the repeated `ids` parameter, in request order and each once, and
@@ -130,7 +130,7 @@ type Handler interface {
 	// ids of other teams' SLOs and ids that are not UUIDs.
 	//
 	// GET /mgmt/openapi/3/v1/slo/slos:batchGet
-	BatchGetSlos(ctx context.Context, params BatchGetSlosParams) (*BatchGetSlosResponse, error)
+	BatchGetSlos(ctx context.Context, params BatchGetSlosParams) (*SloBatch, error)
 	// BatchGetSlosByList implements BatchGetSlosByList operation.
 	//
 	// The same operation as E15 (`GET /mgmt/openapi/3/v1/slo/slos:batchGet`), at the public path: the
@@ -138,7 +138,7 @@ type Handler interface {
 	// `notFoundIds` the ids that name none of the team's SLOs.
 	//
 	// GET /mgmt/openapi/5/slo/slos/v1/all/list
-	BatchGetSlosByList(ctx context.Context, params BatchGetSlosByListParams) (*BatchGetSlosResponse, error)
+	BatchGetSlosByList(ctx context.Context, params BatchGetSlosByListParams) (*SloBatch, error)
 	// BulkAcknowledgeCases implements BulkAcknowledgeCases operation.
 	//
 	// Applies the single acknowledge to each listed case, all or nothing: when one id names no case of the
@@ -147,14 +147,14 @@ type Handler interface {
 	// `ids`, once each.
 	//
 	// POST /mgmt/openapi/5/cases/acknowledged/v1
-	BulkAcknowledgeCases(ctx context.Context, req *BulkAcknowledgeCasesRequest) (*BulkCasesResponse, error)
+	BulkAcknowledgeCases(ctx context.Context, req *CaseBulkAcknowledgeInput) (*BulkCasesResponse, error)
 	// BulkAssignCases implements BulkAssignCases operation.
 	//
 	// Applies the single assign to each listed case, all or nothing (404 for an id that names no case of
 	// the team, 409 for a closed case; then nothing changes).
 	//
 	// PUT /mgmt/openapi/5/cases/assigned/v1
-	BulkAssignCases(ctx context.Context, req *BulkAssignCasesRequest) (*BulkCasesResponse, error)
+	BulkAssignCases(ctx context.Context, req *CaseBulkAssignInput) (*BulkCasesResponse, error)
 	// BulkClearCasePriorityOverride implements BulkClearCasePriorityOverride operation.
 	//
 	// Applies the single clear to each listed case, all or nothing.
@@ -179,13 +179,13 @@ type Handler interface {
 	// Applies the single resolve (with the same `reason`) to each listed case, all or nothing.
 	//
 	// POST /mgmt/openapi/5/cases/resolved/v1
-	BulkResolveCases(ctx context.Context, req *BulkResolveCasesRequest) (*BulkCasesResponse, error)
+	BulkResolveCases(ctx context.Context, req *CaseBulkResolveInput) (*BulkCasesResponse, error)
 	// BulkSetCasePriorityOverride implements BulkSetCasePriorityOverride operation.
 	//
 	// Applies the single priority override to each listed case, all or nothing.
 	//
 	// POST /mgmt/openapi/5/cases/priority-override/v1
-	BulkSetCasePriorityOverride(ctx context.Context, req *BulkSetCasePriorityOverrideRequest) (*BulkCasesResponse, error)
+	BulkSetCasePriorityOverride(ctx context.Context, req *CaseBulkPriorityOverrideInput) (*BulkCasesResponse, error)
 	// BulkTestLogPolicies implements BulkTestLogPolicies operation.
 	//
 	// For each entry of `metaFieldsValuesList` (0–50 entries of application name, subsystem name and
@@ -250,7 +250,7 @@ type Handler interface {
 	// send-data key: it authenticates only ingestion (see `…/aaa/send-data-keys/v3`).
 	//
 	// POST /mgmt/openapi/4/aaa/api-keys/v3
-	CreateApiKey(ctx context.Context, req *CreateApiKeyRequest) (*CreateApiKeyResponse, error)
+	CreateApiKey(ctx context.Context, req *ApiKeyCreateInput) (*ApiKeyCreated, error)
 	// CreateCaseComment implements CreateCaseComment operation.
 	//
 	// Appends a `comment` event. `text` is stored without its leading and trailing white space and must
@@ -312,7 +312,7 @@ type Handler interface {
 	// and changes nothing.
 	//
 	// POST /mgmt/openapi/3/dataplans/policies/v1
-	CreatePolicy(ctx context.Context, req *CreatePolicyRequest) (*PolicyResponse, error)
+	CreatePolicy(ctx context.Context, req *PolicyCreateInput) (*PolicyResponse, error)
 	// CreateQuotaRuleSet implements CreateQuotaRuleSet operation.
 	//
 	// Creates the team's one rule set with a new id (an `id` in the request is ignored); a team that
@@ -338,7 +338,7 @@ type Handler interface {
 	// with an `apmSli` or `apmSliMetadata`).
 	//
 	// POST /mgmt/openapi/4/slo/slos/v1
-	CreateSlo(ctx context.Context, req *Slo, params CreateSloParams) (*CreateSloResponse, error)
+	CreateSlo(ctx context.Context, req *Slo, params CreateSloParams) (*SloCreated, error)
 	// CreateView implements CreateView operation.
 	//
 	// Stores a saved view under the team's next view id (1–2147483647, never reused). `folderId`, when
@@ -403,13 +403,13 @@ type Handler interface {
 	// The policies after it of the same data type move up one place.
 	//
 	// DELETE /mgmt/openapi/5/dataplans/policies/v1/{id}
-	DeletePolicy(ctx context.Context, params DeletePolicyParams) (*DeletePolicyResponse, error)
+	DeletePolicy(ctx context.Context, params DeletePolicyParams) (*PolicyDeleted, error)
 	// DeleteQuotaRuleSet implements DeleteQuotaRuleSet operation.
 	//
 	// A team without a set answers 404.
 	//
 	// DELETE /mgmt/openapi/5/dataplan/quota-rules/v1
-	DeleteQuotaRuleSet(ctx context.Context) (*DeleteQuotaRuleSetResponse, error)
+	DeleteQuotaRuleSet(ctx context.Context) (*QuotaRuleSetDeleted, error)
 	// DeleteRecordingRuleSet implements DeleteRecordingRuleSet operation.
 	//
 	// Delete a recording-rule set.
@@ -427,7 +427,7 @@ type Handler interface {
 	// Delete an SLO.
 	//
 	// DELETE /mgmt/openapi/4/slo/slos/v1/{id}
-	DeleteSlo(ctx context.Context, params DeleteSloParams) (*DeleteSloResponse, error)
+	DeleteSlo(ctx context.Context, params DeleteSloParams) (*SloDeleted, error)
 	// DeleteView implements DeleteView operation.
 	//
 	// Delete a view.
@@ -486,7 +486,7 @@ type Handler interface {
 	// Read one API key.
 	//
 	// GET /mgmt/openapi/5/aaa/api-keys/v3/{key_id}
-	GetApiKey(ctx context.Context, params GetApiKeyParams) (*GetApiKeyResponse, error)
+	GetApiKey(ctx context.Context, params GetApiKeyParams) (*ApiKeyEnvelope, error)
 	// GetCase implements GetCase operation.
 	//
 	// Get a case.
@@ -499,7 +499,7 @@ type Handler interface {
 	// (compared to the microsecond); the most recently opened one when several do. 404 when none does.
 	//
 	// POST /mgmt/openapi/5/cases/indicators/v1/get
-	GetCaseByIndicator(ctx context.Context, req *GetCaseByIndicatorRequest) (*CaseResponse, error)
+	GetCaseByIndicator(ctx context.Context, req *CaseByIndicatorInput) (*CaseResponse, error)
 	// GetCaseDeepLinks implements GetCaseDeepLinks operation.
 	//
 	// Mgmtapi has no web interface, so the one link it has leads to this server's API: `detail` is the
@@ -508,7 +508,7 @@ type Handler interface {
 	// `impactedEntities` an empty array.
 	//
 	// GET /mgmt/openapi/5/cases/cases/v1/{case_id}/deep-links
-	GetCaseDeepLinks(ctx context.Context, params GetCaseDeepLinksParams) (*GetCaseDeepLinksResponse, error)
+	GetCaseDeepLinks(ctx context.Context, params GetCaseDeepLinksParams) (*CaseDeepLinks, error)
 	// GetCaseEvent implements GetCaseEvent operation.
 	//
 	// Get one case event.
@@ -522,13 +522,13 @@ type Handler interface {
 	// no matching case has are absent.
 	//
 	// POST /mgmt/openapi/5/cases/filter-values/v1
-	GetCaseFilterValues(ctx context.Context, req OptGetCaseFilterValuesRequest) (*GetCaseFilterValuesResponse, error)
+	GetCaseFilterValues(ctx context.Context, req OptCaseFilterValuesInput) (*CaseFilterValues, error)
 	// GetCaseGroupingKeys implements GetCaseGroupingKeys operation.
 	//
 	// Every distinct key of the `groupings` of the team's cases, sorted.
 	//
 	// GET /mgmt/openapi/5/cases/grouping-keys/v1
-	GetCaseGroupingKeys(ctx context.Context) (*GetCaseGroupingKeysResponse, error)
+	GetCaseGroupingKeys(ctx context.Context) (*CaseGroupingKeys, error)
 	// GetCustomRole implements GetCustomRole operation.
 	//
 	// Read a custom role.
@@ -763,7 +763,7 @@ type Handler interface {
 	// Read an SLO.
 	//
 	// GET /mgmt/openapi/4/slo/slos/v1/{id}
-	GetSlo(ctx context.Context, params GetSloParams) (*GetSloResponse, error)
+	GetSlo(ctx context.Context, params GetSloParams) (*SloEnvelope, error)
 	// GetSloZeroState implements GetSloZeroState operation.
 	//
 	// `zeroState` is true while the team has no SLO, false once it has one.
@@ -818,7 +818,7 @@ type Handler interface {
 	// `…/aaa/send-data-keys/v3` instead. Secret values are never included.
 	//
 	// GET /mgmt/openapi/5/aaa/api-keys/v3/list/all
-	ListApiKeys(ctx context.Context) (*ListApiKeysResponse, error)
+	ListApiKeys(ctx context.Context) (*ApiKeyList, error)
 	// ListCaseEvents implements ListCaseEvents operation.
 	//
 	// List a case's events, oldest first.
@@ -832,7 +832,7 @@ type Handler interface {
 	// page.
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1
-	ListCases(ctx context.Context, req OptListCasesRequest) (*ListCasesResponse, error)
+	ListCases(ctx context.Context, req OptCaseListInput) (*CasePage, error)
 	// ListCustomRoles implements ListCustomRoles operation.
 	//
 	// The team's custom roles, by id. `team_id`, when given, must be the caller's team; any other team
@@ -910,7 +910,7 @@ type Handler interface {
 	// characters.
 	//
 	// POST /mgmt/openapi/3/integrations/extensions/v1/all
-	ListExtensions(ctx context.Context, req OptListExtensionsRequest) (*ExtensionList, error)
+	ListExtensions(ctx context.Context, req OptExtensionListInput) (*ExtensionList, error)
 	// ListIncidentAggregations implements ListIncidentAggregations operation.
 	//
 	// Groups the team's incidents that match `filter` by the fields of `group_bys` (all incidents form one
@@ -961,7 +961,7 @@ type Handler interface {
 	// at a time.
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1
-	ListIncidents(ctx context.Context, req OptListIncidentsRequest) (*ListIncidentsResponse, error)
+	ListIncidents(ctx context.Context, req OptIncidentListInput) (*IncidentPage, error)
 	// ListParsingRuleGroups implements ListParsingRuleGroups operation.
 	//
 	// Every group of the team, by `order`, then oldest first.
@@ -1003,7 +1003,7 @@ type Handler interface {
 	// `…/aaa/api-keys/v3/{key_id}` like any key, and is not part of the list of API keys.
 	//
 	// GET /mgmt/openapi/5/aaa/send-data-keys/v3
-	ListSendDataApiKeys(ctx context.Context) (*ListApiKeysResponse, error)
+	ListSendDataApiKeys(ctx context.Context) (*ApiKeyList, error)
 	// ListSlos implements ListSlos operation.
 	//
 	// The team's SLOs that match every item of the query object `filters` (all of them when it is absent),
@@ -1028,7 +1028,7 @@ type Handler interface {
 	//    (`filters=[{"field":{"sloType":true},"predicate":{"is":{"typeValues":{"values":["SLO_TYPE_WINDOW"]}}}}]`).
 	//
 	// GET /mgmt/openapi/4/slo/slos/v1
-	ListSlos(ctx context.Context) (*ListSlosResponse, error)
+	ListSlos(ctx context.Context) (*SloList, error)
 	// ListSystemRoles implements ListSystemRoles operation.
 	//
 	// The roles every team has, which custom roles derive from: `admin` (every permission), `member`
@@ -1064,13 +1064,13 @@ type Handler interface {
 	// As the span-policy overwrite, for log policies.
 	//
 	// PUT /mgmt/openapi/5/dataplans/log-policies/v1
-	OverwriteLogPolicies(ctx context.Context, req *OverwriteLogPoliciesRequest) (*OverwritePoliciesResponse, error)
+	OverwriteLogPolicies(ctx context.Context, req *LogPoliciesInput) (*OverwritePoliciesResponse, error)
 	// OverwriteRumPolicies implements OverwriteRumPolicies operation.
 	//
 	// As the span-policy overwrite, for RUM policies.
 	//
 	// PUT /mgmt/openapi/5/dataplans/rum-policies/v1
-	OverwriteRumPolicies(ctx context.Context, req *OverwriteRumPoliciesRequest) (*OverwritePoliciesResponse, error)
+	OverwriteRumPolicies(ctx context.Context, req *RumPoliciesInput) (*OverwritePoliciesResponse, error)
 	// OverwriteSpanPolicies implements OverwriteSpanPolicies operation.
 	//
 	// In one transaction, deletes every span policy of the team and creates the given ones in the given
@@ -1078,7 +1078,7 @@ type Handler interface {
 	// as they were.
 	//
 	// PUT /mgmt/openapi/4/dataplans/span-policies/v1
-	OverwriteSpanPolicies(ctx context.Context, req *OverwriteSpanPoliciesRequest) (*OverwritePoliciesResponse, error)
+	OverwriteSpanPolicies(ctx context.Context, req *SpanPoliciesInput) (*OverwritePoliciesResponse, error)
 	// PinDashboard implements PinDashboard operation.
 	//
 	// Adds the dashboard to the calling API key's pinned dashboards (its favourites; the catalog answers
@@ -1106,7 +1106,7 @@ type Handler interface {
 	// numbered 1, 2, … in the order of the given values.
 	//
 	// POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
-	ReorderPolicies(ctx context.Context, req *ReorderPoliciesRequest) (*PolicyOrders, error)
+	ReorderPolicies(ctx context.Context, req *PolicyOrderInput) (*PolicyOrders, error)
 	// ReplaceCustomPreset implements ReplaceCustomPreset operation.
 	//
 	// Replaces the custom preset `preset.id` with the given one, filling omitted fields as the create
@@ -1128,7 +1128,7 @@ type Handler interface {
 	// default dashboard leaves the team without one.
 	//
 	// PUT /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/default
-	ReplaceDefaultDashboard(ctx context.Context, req *ReplaceDefaultDashboardRequest, params ReplaceDefaultDashboardParams) error
+	ReplaceDefaultDashboard(ctx context.Context, req *DefaultDashboardInput, params ReplaceDefaultDashboardParams) error
 	// ReplaceE2M implements ReplaceE2M operation.
 	//
 	// The rule named by the body's `id` (either hex case; required) becomes the body, under the same
@@ -1162,7 +1162,7 @@ type Handler interface {
 	// `revision.updateTime` and `updateTime` become the time of the replace.
 	//
 	// PUT /mgmt/openapi/4/slo/slos/v1
-	ReplaceSlo(ctx context.Context, req *Slo, params ReplaceSloParams) (*ReplaceSloResponse, error)
+	ReplaceSlo(ctx context.Context, req *Slo, params ReplaceSloParams) (*SloReplaced, error)
 	// ReplaceView implements ReplaceView operation.
 	//
 	// The view becomes the request body (same rules as the create); its id stays.
@@ -1180,7 +1180,7 @@ type Handler interface {
 	// Resolve a case, with an optional reason.
 	//
 	// PUT /mgmt/openapi/5/cases/resolved/v1/{case_id}
-	ResolveCase(ctx context.Context, req OptResolveCaseRequest, params ResolveCaseParams) (*CaseResponse, error)
+	ResolveCase(ctx context.Context, req OptCaseResolveInput, params ResolveCaseParams) (*CaseResponse, error)
 	// ResolveIncidentByEventID implements ResolveIncidentByEventID operation.
 	//
 	// As resolving incidents by id.
@@ -1200,7 +1200,7 @@ type Handler interface {
 	// nothing. A closed case cannot change (409).
 	//
 	// PUT /mgmt/openapi/5/cases/priority-override/v1/{case_id}
-	SetCasePriorityOverride(ctx context.Context, req *SetCasePriorityOverrideRequest, params SetCasePriorityOverrideParams) (*CaseResponse, error)
+	SetCasePriorityOverride(ctx context.Context, req *CasePriorityOverrideInput, params SetCasePriorityOverrideParams) (*CaseResponse, error)
 	// SetCustomPresetAsDefault implements SetCustomPresetAsDefault operation.
 	//
 	// The custom preset becomes the team's default preset for its (`connectorType`, `entityType`) pair,
@@ -1252,7 +1252,7 @@ type Handler interface {
 	// An extension not deployed in the team is a 404.
 	//
 	// DELETE /mgmt/openapi/3/integrations/extensions/v1/deployed
-	UndeployExtension(ctx context.Context, req *UndeployExtensionRequest) (*UndeployExtensionResponse, error)
+	UndeployExtension(ctx context.Context, req *ExtensionUndeployInput) (*ExtensionUndeployment, error)
 	// UnpinDashboard implements UnpinDashboard operation.
 	//
 	// Removes the dashboard from the calling key's pinned dashboards; unpinning a dashboard that is not
@@ -1267,7 +1267,7 @@ type Handler interface {
 	// with the key.
 	//
 	// PUT /mgmt/openapi/5/aaa/api-keys/v3/{key_id}
-	UpdateApiKey(ctx context.Context, req *UpdateApiKeyRequest, params UpdateApiKeyParams) error
+	UpdateApiKey(ctx context.Context, req *ApiKeyUpdateInput, params UpdateApiKeyParams) error
 	// UpdateCase implements UpdateCase operation.
 	//
 	// Each field that is present is changed and records its event (`titleChangedEvent`,
@@ -1275,7 +1275,7 @@ type Handler interface {
 	// `CASE_PRIORITY_UNSPECIFIED` removes the override. A closed case cannot change (409).
 	//
 	// PUT /mgmt/openapi/5/cases/cases/v1/{case_id}
-	UpdateCase(ctx context.Context, req *UpdateCaseRequest, params UpdateCaseParams) (*CaseResponse, error)
+	UpdateCase(ctx context.Context, req *CaseUpdateInput, params UpdateCaseParams) (*CaseResponse, error)
 	// UpdateCaseComment implements UpdateCaseComment operation.
 	//
 	// Replaces the text and attachments of a comment event; `updateTime` records when. Only comment events
@@ -1321,7 +1321,7 @@ type Handler interface {
 	// never changes: a rules object of another type is a 400.
 	//
 	// PUT /mgmt/openapi/5/dataplans/policies/v1
-	UpdatePolicy(ctx context.Context, req *UpdatePolicyRequest) (*PolicyResponse, error)
+	UpdatePolicy(ctx context.Context, req *PolicyUpdateInput) (*PolicyResponse, error)
 	// UpdateRecordingRuleSet implements UpdateRecordingRuleSet operation.
 	//
 	// The set's name and groups become exactly those of the body, under the same rules as create.

@@ -55,7 +55,7 @@ func (UnimplementedHandler) ActivateRetentionTags(ctx context.Context) (r *Reten
 // The key holds every permission; its value is shown once, in this answer.
 //
 // POST /admin/v1/teams
-func (UnimplementedHandler) AdminCreateTeam(ctx context.Context, req *AdminCreateTeamRequest) (r *AdminCreateTeamResponse, _ error) {
+func (UnimplementedHandler) AdminCreateTeam(ctx context.Context, req *AdminTeamInput) (r *AdminTeamCreated, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -84,7 +84,7 @@ func (UnimplementedHandler) AdminImportUsage(ctx context.Context, req *UsageImpo
 // List every team.
 //
 // GET /admin/v1/teams
-func (UnimplementedHandler) AdminListTeams(ctx context.Context) (r *AdminListTeamsResponse, _ error) {
+func (UnimplementedHandler) AdminListTeams(ctx context.Context) (r *AdminTeamList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -102,7 +102,7 @@ func (UnimplementedHandler) AdminSetCaseKPIs(ctx context.Context, req *CaseKPITh
 // Assign a case to a user.
 //
 // POST /mgmt/openapi/5/cases/assigned/v1/{case_id}
-func (UnimplementedHandler) AssignCase(ctx context.Context, req *AssignCaseRequest, params AssignCaseParams) (r *CaseResponse, _ error) {
+func (UnimplementedHandler) AssignCase(ctx context.Context, req *CaseAssignInput, params AssignCaseParams) (r *CaseResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -115,7 +115,7 @@ func (UnimplementedHandler) AssignCase(ctx context.Context, req *AssignCaseReque
 // (`updatedAt`, updater).
 //
 // POST /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/folder
-func (UnimplementedHandler) AssignDashboardFolder(ctx context.Context, req *AssignDashboardFolderRequest, params AssignDashboardFolderParams) error {
+func (UnimplementedHandler) AssignDashboardFolder(ctx context.Context, req *DashboardFolderAssignInput, params AssignDashboardFolderParams) error {
 	return ht.ErrNotImplemented
 }
 
@@ -124,7 +124,7 @@ func (UnimplementedHandler) AssignDashboardFolder(ctx context.Context, req *Assi
 // All or nothing; an unknown id is a 404.
 //
 // POST /mgmt/openapi/5/incidents/incidents/v1/all/by-user
-func (UnimplementedHandler) AssignIncidents(ctx context.Context, req *AssignIncidentsRequest) (r *IncidentsResponse, _ error) {
+func (UnimplementedHandler) AssignIncidents(ctx context.Context, req *IncidentAssignInput) (r *IncidentsResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -163,7 +163,7 @@ func (UnimplementedHandler) BatchExecuteSlos(ctx context.Context, req *BatchExec
 // Get incidents by id.
 //
 // GET /mgmt/openapi/5/incidents/incidents/v1
-func (UnimplementedHandler) BatchGetIncidents(ctx context.Context, params BatchGetIncidentsParams) (r *BatchGetIncidentsResponse, _ error) {
+func (UnimplementedHandler) BatchGetIncidents(ctx context.Context, params BatchGetIncidentsParams) (r *IncidentBatch, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -172,7 +172,7 @@ func (UnimplementedHandler) BatchGetIncidents(ctx context.Context, params BatchG
 // Answers the presets found, by id, and the requested ids that name no preset.
 //
 // GET /mgmt/openapi/5/notifications/notification-center/v1/presets
-func (UnimplementedHandler) BatchGetPresets(ctx context.Context, params BatchGetPresetsParams) (r *BatchGetPresetsResponse, _ error) {
+func (UnimplementedHandler) BatchGetPresets(ctx context.Context, params BatchGetPresetsParams) (r *PresetBatch, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -183,7 +183,7 @@ func (UnimplementedHandler) BatchGetPresets(ctx context.Context, params BatchGet
 // ids of other teams' SLOs and ids that are not UUIDs.
 //
 // GET /mgmt/openapi/3/v1/slo/slos:batchGet
-func (UnimplementedHandler) BatchGetSlos(ctx context.Context, params BatchGetSlosParams) (r *BatchGetSlosResponse, _ error) {
+func (UnimplementedHandler) BatchGetSlos(ctx context.Context, params BatchGetSlosParams) (r *SloBatch, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -194,7 +194,7 @@ func (UnimplementedHandler) BatchGetSlos(ctx context.Context, params BatchGetSlo
 // `notFoundIds` the ids that name none of the team's SLOs.
 //
 // GET /mgmt/openapi/5/slo/slos/v1/all/list
-func (UnimplementedHandler) BatchGetSlosByList(ctx context.Context, params BatchGetSlosByListParams) (r *BatchGetSlosResponse, _ error) {
+func (UnimplementedHandler) BatchGetSlosByList(ctx context.Context, params BatchGetSlosByListParams) (r *SloBatch, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -206,7 +206,7 @@ func (UnimplementedHandler) BatchGetSlosByList(ctx context.Context, params Batch
 // `ids`, once each.
 //
 // POST /mgmt/openapi/5/cases/acknowledged/v1
-func (UnimplementedHandler) BulkAcknowledgeCases(ctx context.Context, req *BulkAcknowledgeCasesRequest) (r *BulkCasesResponse, _ error) {
+func (UnimplementedHandler) BulkAcknowledgeCases(ctx context.Context, req *CaseBulkAcknowledgeInput) (r *BulkCasesResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -216,7 +216,7 @@ func (UnimplementedHandler) BulkAcknowledgeCases(ctx context.Context, req *BulkA
 // the team, 409 for a closed case; then nothing changes).
 //
 // PUT /mgmt/openapi/5/cases/assigned/v1
-func (UnimplementedHandler) BulkAssignCases(ctx context.Context, req *BulkAssignCasesRequest) (r *BulkCasesResponse, _ error) {
+func (UnimplementedHandler) BulkAssignCases(ctx context.Context, req *CaseBulkAssignInput) (r *BulkCasesResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -253,7 +253,7 @@ func (UnimplementedHandler) BulkDeleteParsingRuleGroups(ctx context.Context, par
 // Applies the single resolve (with the same `reason`) to each listed case, all or nothing.
 //
 // POST /mgmt/openapi/5/cases/resolved/v1
-func (UnimplementedHandler) BulkResolveCases(ctx context.Context, req *BulkResolveCasesRequest) (r *BulkCasesResponse, _ error) {
+func (UnimplementedHandler) BulkResolveCases(ctx context.Context, req *CaseBulkResolveInput) (r *BulkCasesResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -262,7 +262,7 @@ func (UnimplementedHandler) BulkResolveCases(ctx context.Context, req *BulkResol
 // Applies the single priority override to each listed case, all or nothing.
 //
 // POST /mgmt/openapi/5/cases/priority-override/v1
-func (UnimplementedHandler) BulkSetCasePriorityOverride(ctx context.Context, req *BulkSetCasePriorityOverrideRequest) (r *BulkCasesResponse, _ error) {
+func (UnimplementedHandler) BulkSetCasePriorityOverride(ctx context.Context, req *CaseBulkPriorityOverrideInput) (r *BulkCasesResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -351,7 +351,7 @@ func (UnimplementedHandler) CountIncidentEvents(ctx context.Context) (r *Inciden
 // send-data key: it authenticates only ingestion (see `…/aaa/send-data-keys/v3`).
 //
 // POST /mgmt/openapi/4/aaa/api-keys/v3
-func (UnimplementedHandler) CreateApiKey(ctx context.Context, req *CreateApiKeyRequest) (r *CreateApiKeyResponse, _ error) {
+func (UnimplementedHandler) CreateApiKey(ctx context.Context, req *ApiKeyCreateInput) (r *ApiKeyCreated, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -434,7 +434,7 @@ func (UnimplementedHandler) CreateParsingRuleGroup(ctx context.Context, req *Par
 // and changes nothing.
 //
 // POST /mgmt/openapi/3/dataplans/policies/v1
-func (UnimplementedHandler) CreatePolicy(ctx context.Context, req *CreatePolicyRequest) (r *PolicyResponse, _ error) {
+func (UnimplementedHandler) CreatePolicy(ctx context.Context, req *PolicyCreateInput) (r *PolicyResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -469,7 +469,7 @@ func (UnimplementedHandler) CreateRecordingRuleSet(ctx context.Context, req *Rec
 // with an `apmSli` or `apmSliMetadata`).
 //
 // POST /mgmt/openapi/4/slo/slos/v1
-func (UnimplementedHandler) CreateSlo(ctx context.Context, req *Slo, params CreateSloParams) (r *CreateSloResponse, _ error) {
+func (UnimplementedHandler) CreateSlo(ctx context.Context, req *Slo, params CreateSloParams) (r *SloCreated, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -564,7 +564,7 @@ func (UnimplementedHandler) DeleteParsingRuleGroup(ctx context.Context, params D
 // The policies after it of the same data type move up one place.
 //
 // DELETE /mgmt/openapi/5/dataplans/policies/v1/{id}
-func (UnimplementedHandler) DeletePolicy(ctx context.Context, params DeletePolicyParams) (r *DeletePolicyResponse, _ error) {
+func (UnimplementedHandler) DeletePolicy(ctx context.Context, params DeletePolicyParams) (r *PolicyDeleted, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -573,7 +573,7 @@ func (UnimplementedHandler) DeletePolicy(ctx context.Context, params DeletePolic
 // A team without a set answers 404.
 //
 // DELETE /mgmt/openapi/5/dataplan/quota-rules/v1
-func (UnimplementedHandler) DeleteQuotaRuleSet(ctx context.Context) (r *DeleteQuotaRuleSetResponse, _ error) {
+func (UnimplementedHandler) DeleteQuotaRuleSet(ctx context.Context) (r *QuotaRuleSetDeleted, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -600,7 +600,7 @@ func (UnimplementedHandler) DeleteRecordingRuleSetByQuery(ctx context.Context, p
 // Delete an SLO.
 //
 // DELETE /mgmt/openapi/4/slo/slos/v1/{id}
-func (UnimplementedHandler) DeleteSlo(ctx context.Context, params DeleteSloParams) (r *DeleteSloResponse, _ error) {
+func (UnimplementedHandler) DeleteSlo(ctx context.Context, params DeleteSloParams) (r *SloDeleted, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -674,7 +674,7 @@ func (UnimplementedHandler) ForecastPolicyUsage(ctx context.Context, req *Policy
 // Read one API key.
 //
 // GET /mgmt/openapi/5/aaa/api-keys/v3/{key_id}
-func (UnimplementedHandler) GetApiKey(ctx context.Context, params GetApiKeyParams) (r *GetApiKeyResponse, _ error) {
+func (UnimplementedHandler) GetApiKey(ctx context.Context, params GetApiKeyParams) (r *ApiKeyEnvelope, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -693,7 +693,7 @@ func (UnimplementedHandler) GetCase(ctx context.Context, params GetCaseParams) (
 // (compared to the microsecond); the most recently opened one when several do. 404 when none does.
 //
 // POST /mgmt/openapi/5/cases/indicators/v1/get
-func (UnimplementedHandler) GetCaseByIndicator(ctx context.Context, req *GetCaseByIndicatorRequest) (r *CaseResponse, _ error) {
+func (UnimplementedHandler) GetCaseByIndicator(ctx context.Context, req *CaseByIndicatorInput) (r *CaseResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -705,7 +705,7 @@ func (UnimplementedHandler) GetCaseByIndicator(ctx context.Context, req *GetCase
 // `impactedEntities` an empty array.
 //
 // GET /mgmt/openapi/5/cases/cases/v1/{case_id}/deep-links
-func (UnimplementedHandler) GetCaseDeepLinks(ctx context.Context, params GetCaseDeepLinksParams) (r *GetCaseDeepLinksResponse, _ error) {
+func (UnimplementedHandler) GetCaseDeepLinks(ctx context.Context, params GetCaseDeepLinksParams) (r *CaseDeepLinks, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -725,7 +725,7 @@ func (UnimplementedHandler) GetCaseEvent(ctx context.Context, params GetCaseEven
 // no matching case has are absent.
 //
 // POST /mgmt/openapi/5/cases/filter-values/v1
-func (UnimplementedHandler) GetCaseFilterValues(ctx context.Context, req OptGetCaseFilterValuesRequest) (r *GetCaseFilterValuesResponse, _ error) {
+func (UnimplementedHandler) GetCaseFilterValues(ctx context.Context, req OptCaseFilterValuesInput) (r *CaseFilterValues, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -734,7 +734,7 @@ func (UnimplementedHandler) GetCaseFilterValues(ctx context.Context, req OptGetC
 // Every distinct key of the `groupings` of the team's cases, sorted.
 //
 // GET /mgmt/openapi/5/cases/grouping-keys/v1
-func (UnimplementedHandler) GetCaseGroupingKeys(ctx context.Context) (r *GetCaseGroupingKeysResponse, _ error) {
+func (UnimplementedHandler) GetCaseGroupingKeys(ctx context.Context) (r *CaseGroupingKeys, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1053,7 +1053,7 @@ func (UnimplementedHandler) GetRetentionTagsEnabled(ctx context.Context) (r *Ret
 // Read an SLO.
 //
 // GET /mgmt/openapi/4/slo/slos/v1/{id}
-func (UnimplementedHandler) GetSlo(ctx context.Context, params GetSloParams) (r *GetSloResponse, _ error) {
+func (UnimplementedHandler) GetSlo(ctx context.Context, params GetSloParams) (r *SloEnvelope, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1129,7 +1129,7 @@ func (UnimplementedHandler) IngestAlertmanager(ctx context.Context, req *Alertma
 // `…/aaa/send-data-keys/v3` instead. Secret values are never included.
 //
 // GET /mgmt/openapi/5/aaa/api-keys/v3/list/all
-func (UnimplementedHandler) ListApiKeys(ctx context.Context) (r *ListApiKeysResponse, _ error) {
+func (UnimplementedHandler) ListApiKeys(ctx context.Context) (r *ApiKeyList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1149,7 +1149,7 @@ func (UnimplementedHandler) ListCaseEvents(ctx context.Context, params ListCaseE
 // page.
 //
 // POST /mgmt/openapi/5/cases/cases/v1
-func (UnimplementedHandler) ListCases(ctx context.Context, req OptListCasesRequest) (r *ListCasesResponse, _ error) {
+func (UnimplementedHandler) ListCases(ctx context.Context, req OptCaseListInput) (r *CasePage, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1254,7 +1254,7 @@ func (UnimplementedHandler) ListEntityTypes(ctx context.Context) (r *EntityTypeL
 // characters.
 //
 // POST /mgmt/openapi/3/integrations/extensions/v1/all
-func (UnimplementedHandler) ListExtensions(ctx context.Context, req OptListExtensionsRequest) (r *ExtensionList, _ error) {
+func (UnimplementedHandler) ListExtensions(ctx context.Context, req OptExtensionListInput) (r *ExtensionList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1320,7 +1320,7 @@ func (UnimplementedHandler) ListIncidentEventsFeed(ctx context.Context) (r *Inci
 // at a time.
 //
 // POST /mgmt/openapi/5/incidents/incidents/v1
-func (UnimplementedHandler) ListIncidents(ctx context.Context, req OptListIncidentsRequest) (r *ListIncidentsResponse, _ error) {
+func (UnimplementedHandler) ListIncidents(ctx context.Context, req OptIncidentListInput) (r *IncidentPage, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1380,7 +1380,7 @@ func (UnimplementedHandler) ListRetentionTags(ctx context.Context) (r *Retention
 // `…/aaa/api-keys/v3/{key_id}` like any key, and is not part of the list of API keys.
 //
 // GET /mgmt/openapi/5/aaa/send-data-keys/v3
-func (UnimplementedHandler) ListSendDataApiKeys(ctx context.Context) (r *ListApiKeysResponse, _ error) {
+func (UnimplementedHandler) ListSendDataApiKeys(ctx context.Context) (r *ApiKeyList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1408,7 +1408,7 @@ func (UnimplementedHandler) ListSendDataApiKeys(ctx context.Context) (r *ListApi
 //     (`filters=[{"field":{"sloType":true},"predicate":{"is":{"typeValues":{"values":["SLO_TYPE_WINDOW"]}}}}]`).
 //
 // GET /mgmt/openapi/4/slo/slos/v1
-func (UnimplementedHandler) ListSlos(ctx context.Context) (r *ListSlosResponse, _ error) {
+func (UnimplementedHandler) ListSlos(ctx context.Context) (r *SloList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1459,7 +1459,7 @@ func (UnimplementedHandler) ListViews(ctx context.Context) (r *ViewList, _ error
 // As the span-policy overwrite, for log policies.
 //
 // PUT /mgmt/openapi/5/dataplans/log-policies/v1
-func (UnimplementedHandler) OverwriteLogPolicies(ctx context.Context, req *OverwriteLogPoliciesRequest) (r *OverwritePoliciesResponse, _ error) {
+func (UnimplementedHandler) OverwriteLogPolicies(ctx context.Context, req *LogPoliciesInput) (r *OverwritePoliciesResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1468,7 +1468,7 @@ func (UnimplementedHandler) OverwriteLogPolicies(ctx context.Context, req *Overw
 // As the span-policy overwrite, for RUM policies.
 //
 // PUT /mgmt/openapi/5/dataplans/rum-policies/v1
-func (UnimplementedHandler) OverwriteRumPolicies(ctx context.Context, req *OverwriteRumPoliciesRequest) (r *OverwritePoliciesResponse, _ error) {
+func (UnimplementedHandler) OverwriteRumPolicies(ctx context.Context, req *RumPoliciesInput) (r *OverwritePoliciesResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1479,7 +1479,7 @@ func (UnimplementedHandler) OverwriteRumPolicies(ctx context.Context, req *Overw
 // as they were.
 //
 // PUT /mgmt/openapi/4/dataplans/span-policies/v1
-func (UnimplementedHandler) OverwriteSpanPolicies(ctx context.Context, req *OverwriteSpanPoliciesRequest) (r *OverwritePoliciesResponse, _ error) {
+func (UnimplementedHandler) OverwriteSpanPolicies(ctx context.Context, req *SpanPoliciesInput) (r *OverwritePoliciesResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1516,7 +1516,7 @@ func (UnimplementedHandler) QueryDataUsage(ctx context.Context, req *UsageQuery)
 // numbered 1, 2, … in the order of the given values.
 //
 // POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
-func (UnimplementedHandler) ReorderPolicies(ctx context.Context, req *ReorderPoliciesRequest) (r *PolicyOrders, _ error) {
+func (UnimplementedHandler) ReorderPolicies(ctx context.Context, req *PolicyOrderInput) (r *PolicyOrders, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1547,7 +1547,7 @@ func (UnimplementedHandler) ReplaceDashboard(ctx context.Context, req *Dashboard
 // default dashboard leaves the team without one.
 //
 // PUT /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/default
-func (UnimplementedHandler) ReplaceDefaultDashboard(ctx context.Context, req *ReplaceDefaultDashboardRequest, params ReplaceDefaultDashboardParams) error {
+func (UnimplementedHandler) ReplaceDefaultDashboard(ctx context.Context, req *DefaultDashboardInput, params ReplaceDefaultDashboardParams) error {
 	return ht.ErrNotImplemented
 }
 
@@ -1593,7 +1593,7 @@ func (UnimplementedHandler) ReplaceQuotaRuleSet(ctx context.Context, req *QuotaR
 // `revision.updateTime` and `updateTime` become the time of the replace.
 //
 // PUT /mgmt/openapi/4/slo/slos/v1
-func (UnimplementedHandler) ReplaceSlo(ctx context.Context, req *Slo, params ReplaceSloParams) (r *ReplaceSloResponse, _ error) {
+func (UnimplementedHandler) ReplaceSlo(ctx context.Context, req *Slo, params ReplaceSloParams) (r *SloReplaced, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1620,7 +1620,7 @@ func (UnimplementedHandler) ReplaceViewFolder(ctx context.Context, req *ViewFold
 // Resolve a case, with an optional reason.
 //
 // PUT /mgmt/openapi/5/cases/resolved/v1/{case_id}
-func (UnimplementedHandler) ResolveCase(ctx context.Context, req OptResolveCaseRequest, params ResolveCaseParams) (r *CaseResponse, _ error) {
+func (UnimplementedHandler) ResolveCase(ctx context.Context, req OptCaseResolveInput, params ResolveCaseParams) (r *CaseResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1649,7 +1649,7 @@ func (UnimplementedHandler) ResolveIncidents(ctx context.Context, req *IncidentI
 // nothing. A closed case cannot change (409).
 //
 // PUT /mgmt/openapi/5/cases/priority-override/v1/{case_id}
-func (UnimplementedHandler) SetCasePriorityOverride(ctx context.Context, req *SetCasePriorityOverrideRequest, params SetCasePriorityOverrideParams) (r *CaseResponse, _ error) {
+func (UnimplementedHandler) SetCasePriorityOverride(ctx context.Context, req *CasePriorityOverrideInput, params SetCasePriorityOverrideParams) (r *CaseResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1722,7 +1722,7 @@ func (UnimplementedHandler) UnassignIncidents(ctx context.Context, params Unassi
 // An extension not deployed in the team is a 404.
 //
 // DELETE /mgmt/openapi/3/integrations/extensions/v1/deployed
-func (UnimplementedHandler) UndeployExtension(ctx context.Context, req *UndeployExtensionRequest) (r *UndeployExtensionResponse, _ error) {
+func (UnimplementedHandler) UndeployExtension(ctx context.Context, req *ExtensionUndeployInput) (r *ExtensionUndeployment, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1743,7 +1743,7 @@ func (UnimplementedHandler) UnpinDashboard(ctx context.Context, params UnpinDash
 // with the key.
 //
 // PUT /mgmt/openapi/5/aaa/api-keys/v3/{key_id}
-func (UnimplementedHandler) UpdateApiKey(ctx context.Context, req *UpdateApiKeyRequest, params UpdateApiKeyParams) error {
+func (UnimplementedHandler) UpdateApiKey(ctx context.Context, req *ApiKeyUpdateInput, params UpdateApiKeyParams) error {
 	return ht.ErrNotImplemented
 }
 
@@ -1754,7 +1754,7 @@ func (UnimplementedHandler) UpdateApiKey(ctx context.Context, req *UpdateApiKeyR
 // `CASE_PRIORITY_UNSPECIFIED` removes the override. A closed case cannot change (409).
 //
 // PUT /mgmt/openapi/5/cases/cases/v1/{case_id}
-func (UnimplementedHandler) UpdateCase(ctx context.Context, req *UpdateCaseRequest, params UpdateCaseParams) (r *CaseResponse, _ error) {
+func (UnimplementedHandler) UpdateCase(ctx context.Context, req *CaseUpdateInput, params UpdateCaseParams) (r *CaseResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1818,7 +1818,7 @@ func (UnimplementedHandler) UpdateParsingRuleGroup(ctx context.Context, req *Par
 // never changes: a rules object of another type is a 400.
 //
 // PUT /mgmt/openapi/5/dataplans/policies/v1
-func (UnimplementedHandler) UpdatePolicy(ctx context.Context, req *UpdatePolicyRequest) (r *PolicyResponse, _ error) {
+func (UnimplementedHandler) UpdatePolicy(ctx context.Context, req *PolicyUpdateInput) (r *PolicyResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

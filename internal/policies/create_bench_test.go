@@ -24,8 +24,8 @@ func BenchmarkCreatePolicy(b *testing.B) {
 			teamID, _ := env.MustTeam(b, "bench")
 			h := policies.NewHandler(env.DB, 1_000_000_000)
 			ctx := auth.WithPrincipal(context.Background(), &auth.Principal{TeamID: teamID})
-			request := func(name string) *oas.CreatePolicyRequest {
-				var req oas.CreatePolicyRequest
+			request := func(name string) *oas.PolicyCreateInput {
+				var req oas.PolicyCreateInput
 				if err := req.UnmarshalJSON([]byte(logBody(name, ""))); err != nil {
 					b.Fatal(err)
 				}

@@ -37,7 +37,7 @@ func NewHandler(database *db.DB, limit int) *PolicyHandler {
 // CreatePolicy stores a new policy first or last among the team's policies of its type (E8).
 //
 // Errors: Invalid (see fromCreate); LimitExceeded when the team already holds the limit.
-func (h *PolicyHandler) CreatePolicy(ctx context.Context, req *oas.CreatePolicyRequest) (*oas.PolicyResponse, error) {
+func (h *PolicyHandler) CreatePolicy(ctx context.Context, req *oas.PolicyCreateInput) (*oas.PolicyResponse, error) {
 	caller := auth.PrincipalFrom(ctx)
 	d, first, err := fromCreate(req)
 	if err != nil {
@@ -96,7 +96,7 @@ func withStatus(p oas.Policy) oas.Policy {
 //
 // Errors: Invalid naming policies[i] and the field; LimitExceeded when the list is longer than
 // the limit. Either leaves the previous policies untouched.
-func (h *PolicyHandler) OverwriteSpanPolicies(ctx context.Context, req *oas.OverwriteSpanPoliciesRequest) (*oas.OverwritePoliciesResponse, error) {
+func (h *PolicyHandler) OverwriteSpanPolicies(ctx context.Context, req *oas.SpanPoliciesInput) (*oas.OverwritePoliciesResponse, error) {
 	drafts := make([]draft, 0, len(req.Policies))
 	for i, e := range req.Policies {
 		d, err := fromFields(entryPath(i), spans, e.Policy, oas.PolicyLogRules{}, e.SpanRules, oas.PolicyLogRules{})
@@ -109,7 +109,7 @@ func (h *PolicyHandler) OverwriteSpanPolicies(ctx context.Context, req *oas.Over
 }
 
 // OverwriteLogPolicies replaces every log policy of the team, as OverwriteSpanPolicies does.
-func (h *PolicyHandler) OverwriteLogPolicies(ctx context.Context, req *oas.OverwriteLogPoliciesRequest) (*oas.OverwritePoliciesResponse, error) {
+func (h *PolicyHandler) OverwriteLogPolicies(ctx context.Context, req *oas.LogPoliciesInput) (*oas.OverwritePoliciesResponse, error) {
 	drafts := make([]draft, 0, len(req.Policies))
 	for i, e := range req.Policies {
 		d, err := fromFields(entryPath(i), logs, e.Policy, e.LogRules, oas.PolicySpanRules{}, oas.PolicyLogRules{})
@@ -122,7 +122,7 @@ func (h *PolicyHandler) OverwriteLogPolicies(ctx context.Context, req *oas.Overw
 }
 
 // OverwriteRumPolicies replaces every RUM policy of the team, as OverwriteSpanPolicies does.
-func (h *PolicyHandler) OverwriteRumPolicies(ctx context.Context, req *oas.OverwriteRumPoliciesRequest) (*oas.OverwritePoliciesResponse, error) {
+func (h *PolicyHandler) OverwriteRumPolicies(ctx context.Context, req *oas.RumPoliciesInput) (*oas.OverwritePoliciesResponse, error) {
 	drafts := make([]draft, 0, len(req.Policies))
 	for i, e := range req.Policies {
 		d, err := fromFields(entryPath(i), rum, e.Policy, oas.PolicyLogRules{}, oas.PolicySpanRules{}, e.RumRules)
@@ -189,7 +189,7 @@ func (h *PolicyHandler) GetPolicy(ctx context.Context, params oas.GetPolicyParam
 // UpdatePolicy changes the fields the request sets.
 //
 // Errors: NotFound when the team has no such policy; Invalid (see applyUpdate).
-func (h *PolicyHandler) UpdatePolicy(ctx context.Context, req *oas.UpdatePolicyRequest) (*oas.PolicyResponse, error) {
+func (h *PolicyHandler) UpdatePolicy(ctx context.Context, req *oas.PolicyUpdateInput) (*oas.PolicyResponse, error) {
 	caller := auth.PrincipalFrom(ctx)
 	id := string(req.ID)
 	var out oas.Policy
@@ -215,7 +215,7 @@ func (h *PolicyHandler) UpdatePolicy(ctx context.Context, req *oas.UpdatePolicyR
 // DeletePolicy deletes one policy; the later ones of its type move up one place.
 //
 // Errors: NotFound when the team has no such policy.
-func (h *PolicyHandler) DeletePolicy(ctx context.Context, params oas.DeletePolicyParams) (*oas.DeletePolicyResponse, error) {
+func (h *PolicyHandler) DeletePolicy(ctx context.Context, params oas.DeletePolicyParams) (*oas.PolicyDeleted, error) {
 	caller := auth.PrincipalFrom(ctx)
 	id := normaliseID(string(params.ID))
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
@@ -236,13 +236,13 @@ func (h *PolicyHandler) DeletePolicy(ctx context.Context, params oas.DeletePolic
 	if err != nil {
 		return nil, notFoundAs(err, id)
 	}
-	return &oas.DeletePolicyResponse{ID: id}, nil
+	return &oas.PolicyDeleted{ID: id}, nil
 }
 
 // ReorderPolicies renumbers the team's policies of one type in the order of the given values.
 //
 // Errors: Invalid (see checkOrders) or when sourceType is SOURCE_TYPE_UNSPECIFIED.
-func (h *PolicyHandler) ReorderPolicies(ctx context.Context, req *oas.ReorderPoliciesRequest) (*oas.PolicyOrders, error) {
+func (h *PolicyHandler) ReorderPolicies(ctx context.Context, req *oas.PolicyOrderInput) (*oas.PolicyOrders, error) {
 	caller := auth.PrincipalFrom(ctx)
 	src, ok := sourceTypes[req.SourceType]
 	if !ok {

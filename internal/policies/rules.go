@@ -94,7 +94,7 @@ func normaliseSpanRules(r oas.PolicySpanRules) oas.PolicySpanRules {
 //
 // Errors: Invalid naming the field: more or fewer than one rules object, both placements, a
 // repeated severity.
-func fromCreate(req *oas.CreatePolicyRequest) (draft, bool, error) {
+func fromCreate(req *oas.PolicyCreateInput) (draft, bool, error) {
 	src, err := rulesOf("", req.LogRules.Set, req.SpanRules.Set, req.RumRules.Set, true)
 	if err != nil {
 		return draft{}, false, err
@@ -178,7 +178,7 @@ func setRules(p *oas.Policy, where string, src sourceType, log oas.PolicyLogRule
 //
 // Errors: Invalid when req sets a rules object of another data type than the policy's, or more
 // than one, or repeats a severity.
-func applyUpdate(p *oas.Policy, src sourceType, req *oas.UpdatePolicyRequest) error {
+func applyUpdate(p *oas.Policy, src sourceType, req *oas.PolicyUpdateInput) error {
 	got, err := rulesOf("", req.LogRules.Set, req.SpanRules.Set, req.RumRules.Set, false)
 	if err != nil {
 		return err

@@ -176,9 +176,9 @@ func (h *PresetHandler) lookup(ctx context.Context, teamID int64, id string) (oa
 
 // BatchGetPresets returns the presets found by id and, in request order without repeats, the ids
 // that name none.
-func (h *PresetHandler) BatchGetPresets(ctx context.Context, params oas.BatchGetPresetsParams) (*oas.BatchGetPresetsResponse, error) {
+func (h *PresetHandler) BatchGetPresets(ctx context.Context, params oas.BatchGetPresetsParams) (*oas.PresetBatch, error) {
 	caller := auth.PrincipalFrom(ctx)
-	out := &oas.BatchGetPresetsResponse{Presets: oas.BatchGetPresetsResponsePresets{}, NotFoundIds: []string{}}
+	out := &oas.PresetBatch{Presets: oas.PresetBatchPresets{}, NotFoundIds: []string{}}
 	seen := map[string]bool{}
 	for _, raw := range params.PresetIds {
 		id := string(raw)

@@ -94,7 +94,7 @@ func (h *QuotaRuleHandler) GetQuotaRuleSet(ctx context.Context, params oas.GetQu
 // DeleteQuotaRuleSet removes the team's set and returns its id.
 //
 // Errors: NotFound when the team has no set.
-func (h *QuotaRuleHandler) DeleteQuotaRuleSet(ctx context.Context) (*oas.DeleteQuotaRuleSetResponse, error) {
+func (h *QuotaRuleHandler) DeleteQuotaRuleSet(ctx context.Context) (*oas.QuotaRuleSetDeleted, error) {
 	caller := auth.PrincipalFrom(ctx)
 	var id string
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
@@ -105,7 +105,7 @@ func (h *QuotaRuleHandler) DeleteQuotaRuleSet(ctx context.Context) (*oas.DeleteQ
 	if err != nil {
 		return nil, notFoundAs(err)
 	}
-	return &oas.DeleteQuotaRuleSetResponse{ID: id}, nil
+	return &oas.QuotaRuleSetDeleted{ID: id}, nil
 }
 
 func notFoundAs(err error) error {

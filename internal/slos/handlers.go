@@ -79,7 +79,7 @@ func execute(ctx context.Context, tx *db.Tx, caller *auth.Principal, where strin
 		if err != nil {
 			return res, err
 		}
-		res.CreateSloResponse = oas.NewOptCreateSloResponse(oas.CreateSloResponse{Slo: s})
+		res.CreateSloResponse = oas.NewOptSloCreated(oas.SloCreated{Slo: s})
 	case r.ReplaceSloRequest.Set:
 		prefix := where + ".replaceSloRequest.slo"
 		s, err := checkReplace(prefix, r.ReplaceSloRequest.Value.Slo)
@@ -90,13 +90,13 @@ func execute(ctx context.Context, tx *db.Tx, caller *auth.Principal, where strin
 		if err != nil {
 			return res, err
 		}
-		res.ReplaceSloResponse = oas.NewOptReplaceSloResponse(oas.ReplaceSloResponse{Slo: s, EffectedSloAlertIds: []string{}})
+		res.ReplaceSloResponse = oas.NewOptSloReplaced(oas.SloReplaced{Slo: s, EffectedSloAlertIds: []string{}})
 	default:
 		id := strings.ToLower(string(r.DeleteSloRequest.Value.ID))
 		if err := remove(ctx, tx, caller.TeamID, where+".deleteSloRequest.id", id); err != nil {
 			return res, err
 		}
-		res.DeleteSloResponse = oas.NewOptDeleteSloResponse(oas.DeleteSloResponse{EffectedSloAlertIds: []string{}})
+		res.DeleteSloResponse = oas.NewOptSloDeleted(oas.SloDeleted{EffectedSloAlertIds: []string{}})
 	}
 	return res, nil
 }
@@ -105,7 +105,7 @@ func execute(ctx context.Context, tx *db.Tx, caller *auth.Principal, where strin
 // effect: this server runs no data validations.
 //
 // Errors: Invalid (see checkSlo).
-func (h *SloHandler) CreateSlo(ctx context.Context, req *oas.Slo, _ oas.CreateSloParams) (*oas.CreateSloResponse, error) {
+func (h *SloHandler) CreateSlo(ctx context.Context, req *oas.Slo, _ oas.CreateSloParams) (*oas.SloCreated, error) {
 	caller := auth.PrincipalFrom(ctx)
 	s, err := checkSlo("", *req)
 	if err != nil {
@@ -118,19 +118,19 @@ func (h *SloHandler) CreateSlo(ctx context.Context, req *oas.Slo, _ oas.CreateSl
 	if err != nil {
 		return nil, err
 	}
-	return &oas.CreateSloResponse{Slo: s}, nil
+	return &oas.SloCreated{Slo: s}, nil
 }
 
 // ReplaceSlo replaces the SLO named by the body's id, keeping its createTime and creator and
 // counting its revision up by one. silence_data_validations has no effect.
 //
 // Errors: Invalid when id is missing, and see checkSlo; NotFound when the team has no such SLO.
-func (h *SloHandler) ReplaceSlo(ctx context.Context, req *oas.Slo, _ oas.ReplaceSloParams) (*oas.ReplaceSloResponse, error) {
+func (h *SloHandler) ReplaceSlo(ctx context.Context, req *oas.Slo, _ oas.ReplaceSloParams) (*oas.SloReplaced, error) {
 	s, err := h.replaceOne(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	return &oas.ReplaceSloResponse{Slo: s, EffectedSloAlertIds: []string{}}, nil
+	return &oas.SloReplaced{Slo: s, EffectedSloAlertIds: []string{}}, nil
 }
 
 // ValidateReplaceSloAlerts replaces the SLO exactly as ReplaceSlo does and answers the validation
@@ -162,7 +162,7 @@ func (h *SloHandler) replaceOne(ctx context.Context, req *oas.Slo) (oas.Slo, err
 // time, then id.
 //
 // Errors: Invalid for filters that readFilters refuses.
-func (h *SloHandler) ListSlos(ctx context.Context) (*oas.ListSlosResponse, error) {
+func (h *SloHandler) ListSlos(ctx context.Context) (*oas.SloList, error) {
 	filters, err := readFilters(ctx)
 	if err != nil {
 		return nil, err
@@ -175,7 +175,7 @@ func (h *SloHandler) ListSlos(ctx context.Context) (*oas.ListSlosResponse, error
 	if err != nil {
 		return nil, err
 	}
-	return &oas.ListSlosResponse{Slos: out}, nil
+	return &oas.SloList{Slos: out}, nil
 }
 
 // StreamSlos writes the answer of ListSlos, the same bytes, while reading the SLOs: the server
@@ -213,27 +213,27 @@ func (h *SloHandler) GetSloZeroState(ctx context.Context) (*oas.SloZeroStateResp
 }
 
 // BatchGetSlosByList is E15 at its public path: the same operation as BatchGetSlos.
-func (h *SloHandler) BatchGetSlosByList(ctx context.Context, params oas.BatchGetSlosByListParams) (*oas.BatchGetSlosResponse, error) {
+func (h *SloHandler) BatchGetSlosByList(ctx context.Context, params oas.BatchGetSlosByListParams) (*oas.SloBatch, error) {
 	return h.BatchGetSlos(ctx, oas.BatchGetSlosParams(params))
 }
 
 // GetSlo answers one SLO.
 //
 // Errors: NotFound when the team has no such SLO.
-func (h *SloHandler) GetSlo(ctx context.Context, params oas.GetSloParams) (*oas.GetSloResponse, error) {
+func (h *SloHandler) GetSlo(ctx context.Context, params oas.GetSloParams) (*oas.SloEnvelope, error) {
 	caller := auth.PrincipalFrom(ctx)
 	id := strings.ToLower(string(params.ID))
 	s, err := getSlo(ctx, h.db.Read(), caller.TeamID, id)
 	if err != nil {
 		return nil, notFoundAs(err, "id", id)
 	}
-	return &oas.GetSloResponse{Slo: s}, nil
+	return &oas.SloEnvelope{Slo: s}, nil
 }
 
 // DeleteSlo deletes one SLO.
 //
 // Errors: NotFound when the team has no such SLO.
-func (h *SloHandler) DeleteSlo(ctx context.Context, params oas.DeleteSloParams) (*oas.DeleteSloResponse, error) {
+func (h *SloHandler) DeleteSlo(ctx context.Context, params oas.DeleteSloParams) (*oas.SloDeleted, error) {
 	caller := auth.PrincipalFrom(ctx)
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
 		return remove(ctx, tx, caller.TeamID, "id", strings.ToLower(string(params.ID)))
@@ -241,12 +241,12 @@ func (h *SloHandler) DeleteSlo(ctx context.Context, params oas.DeleteSloParams) 
 	if err != nil {
 		return nil, err
 	}
-	return &oas.DeleteSloResponse{EffectedSloAlertIds: []string{}}, nil
+	return &oas.SloDeleted{EffectedSloAlertIds: []string{}}, nil
 }
 
 // BatchGetSlos answers the team's SLOs named by ids, in request order and each once, and the ids
 // that name none, in request order and each once (E15). Other teams' SLOs are not found.
-func (h *SloHandler) BatchGetSlos(ctx context.Context, params oas.BatchGetSlosParams) (*oas.BatchGetSlosResponse, error) {
+func (h *SloHandler) BatchGetSlos(ctx context.Context, params oas.BatchGetSlosParams) (*oas.SloBatch, error) {
 	caller := auth.PrincipalFrom(ctx)
 	ids := make([]string, 0, len(params.Ids))
 	seen := make(map[string]bool, len(params.Ids))
@@ -263,7 +263,7 @@ func (h *SloHandler) BatchGetSlos(ctx context.Context, params oas.BatchGetSlosPa
 	if err != nil {
 		return nil, err
 	}
-	out := &oas.BatchGetSlosResponse{Slos: []oas.Slo{}, NotFoundIds: []string{}}
+	out := &oas.SloBatch{Slos: []oas.Slo{}, NotFoundIds: []string{}}
 	for i, id := range ids {
 		if s, ok := found[keys[i]]; ok {
 			out.Slos = append(out.Slos, s)

@@ -29,7 +29,7 @@ func TestStreamedListIsTheBufferedList(t *testing.T) {
 				t.Fatal(err)
 			}
 			return apitest.ExpectStreamedAsBuffered(t, env, slosPath+query, key, teamID,
-				func(ctx context.Context) (*oas.ListSlosResponse, error) {
+				func(ctx context.Context) (*oas.SloList, error) {
 					return h.ListSlos(queryobject.WithValues(ctx, values))
 				})
 		}

@@ -75,8 +75,8 @@ func NewHandler(database *db.DB) *OperatorHandler { return &OperatorHandler{db: 
 // AdminCreateTeam creates a team and its first key, which holds every permission.
 //
 // Errors: Conflict when a team of that name exists.
-func (h *OperatorHandler) AdminCreateTeam(ctx context.Context, req *oas.AdminCreateTeamRequest) (*oas.AdminCreateTeamResponse, error) {
-	var out oas.AdminCreateTeamResponse
+func (h *OperatorHandler) AdminCreateTeam(ctx context.Context, req *oas.AdminTeamInput) (*oas.AdminTeamCreated, error) {
+	var out oas.AdminTeamCreated
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
 		var teamID int64
 		err := tx.QueryRowContext(ctx,
@@ -91,7 +91,7 @@ func (h *OperatorHandler) AdminCreateTeam(ctx context.Context, req *oas.AdminCre
 		if err != nil {
 			return err
 		}
-		out = oas.AdminCreateTeamResponse{
+		out = oas.AdminTeamCreated{
 			Team:   oas.AdminTeam{ID: teamID, Name: req.Name},
 			ApiKey: oas.AdminTeamKey{KeyId: keyID, Value: value},
 		}
@@ -107,13 +107,13 @@ func (h *OperatorHandler) AdminCreateTeam(ctx context.Context, req *oas.AdminCre
 }
 
 // AdminListTeams lists every team by id.
-func (h *OperatorHandler) AdminListTeams(ctx context.Context) (*oas.AdminListTeamsResponse, error) {
+func (h *OperatorHandler) AdminListTeams(ctx context.Context) (*oas.AdminTeamList, error) {
 	rows, err := h.db.Read().QueryContext(ctx, `SELECT id, name FROM teams ORDER BY id`)
 	if err != nil {
 		return nil, fmt.Errorf("list teams: %w", err)
 	}
 	defer rows.Close()
-	out := &oas.AdminListTeamsResponse{Teams: []oas.AdminTeam{}}
+	out := &oas.AdminTeamList{Teams: []oas.AdminTeam{}}
 	for rows.Next() {
 		var t oas.AdminTeam
 		if err := rows.Scan(&t.ID, &t.Name); err != nil {

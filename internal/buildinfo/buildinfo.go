@@ -23,9 +23,14 @@ type Build struct {
 
 // Read returns the running binary's build description; it never fails.
 func Read() Build {
+	info, _ := debug.ReadBuildInfo()
+	return from(info)
+}
+
+// from reads what info holds; info may be nil.
+func from(info *debug.BuildInfo) Build {
 	b := Build{Version: "unknown", Revision: "unknown", Time: "unknown", GoVersion: runtime.Version()}
-	info, ok := debug.ReadBuildInfo()
-	if !ok {
+	if info == nil {
 		return b
 	}
 	if info.Main.Version != "" {

@@ -36,7 +36,7 @@ type Options struct {
 	MaxBodyBytes             int64
 	Logger                   *slog.Logger
 	// AccessLog chooses the requests that get an INFO "request" line; AccessLogErrors when empty.
-	// The probes (/healthz, /readyz) and /metrics scrapes get theirs at DEBUG, whatever it is.
+	// The probes (/healthz, /readyz) and /metrics scrapes get theirs at DEBUG unless it is none.
 	AccessLog AccessLog
 }
 

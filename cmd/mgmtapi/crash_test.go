@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 const (
 	crashRounds    = 20
 	crashWriters   = 8
-	crashKey       = "mgmt_crash_test_key_0123456789"
+	crashKey       = "mgmt_crash_test_key_0123456789abcdef"
 	crashRulesPath = "/mgmt/openapi/5/recording-rules/recording-rules/v1"
 )
 

@@ -1,12 +1,15 @@
 // Command mgmtapi serves the management API of an observability platform.
 //
 //	mgmtapi serve [flags]
+//	mgmtapi version
+//	mgmtapi help
 //
-// See the README for the flags, the variables and the first steps.
+// "mgmtapi help" lists every flag and variable; the README has the first steps.
 package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -22,6 +25,7 @@ import (
 	spec "github.com/mgmtapi/mgmtapi/api"
 	"github.com/mgmtapi/mgmtapi/internal/api"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/buildinfo"
 	"github.com/mgmtapi/mgmtapi/internal/cases"
 	"github.com/mgmtapi/mgmtapi/internal/config"
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -33,44 +37,97 @@ import (
 
 func main() {
 	healthcheckCommand(os.Args[1:])
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr, nil); err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintln(os.Stderr, "mgmtapi:", err)
+	ctx, stop := context.WithCancelCause(context.Background())
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		sig := <-signals
+		// A second signal ends the process at once, as if no handler were installed.
+		signal.Stop(signals)
+		stop(stopSignal{sig})
+	}()
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mgmtapi:", err)
+		var usage usageError
+		if errors.As(err, &usage) {
+			os.Exit(2)
 		}
 		os.Exit(1)
 	}
 }
 
-const usage = `usage: mgmtapi serve [flags]
+// stopSignal is the cause of the context that ends run when a signal arrived.
+type stopSignal struct{ os.Signal }
 
-Run "mgmtapi serve -h" for the flags.
-`
+func (s stopSignal) Error() string { return "received " + s.String() }
 
-// shutdownGrace is how long in-flight requests get to finish after a stop signal.
+// terminated reports whether ctx ended because of SIGTERM, the orchestrator's stop, which gets
+// the shutdown delay (an interactive Ctrl-C does not).
+func terminated(ctx context.Context) bool {
+	var s stopSignal
+	return errors.As(context.Cause(ctx), &s) && s.Signal == syscall.SIGTERM
+}
+
+// usageError is a command line that names no known command; the process exits with status 2.
+type usageError struct{ error }
+
+// shutdownGrace is how long in-flight requests get to finish after the listener closes.
 const shutdownGrace = 15 * time.Second
 
-// run is the whole program: it serves until ctx ends, then shuts down gracefully. When ready is
-// not nil it receives the listening address once the server accepts connections.
+// run is the whole program. For serve, it serves until ctx ends, then shuts down gracefully (after
+// the shutdown delay when ctx ended on SIGTERM). When ready is not nil it receives the listening
+// address once the server accepts connections.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready chan<- string) error {
-	if len(args) == 0 || args[0] != "serve" {
-		fmt.Fprint(stderr, usage)
-		return errors.New("the only command is serve")
+	if len(args) == 0 {
+		config.Usage(stderr)
+		return usageError{errors.New("no command given; the commands are serve, version and help")}
 	}
-	cfg, err := config.Parse(args[1:], getenv, stderr)
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], getenv, stdout, stderr, ready)
+	case "version", "--version", "-version":
+		fmt.Fprintln(stdout, buildinfo.Read())
+		return nil
+	case "help", "--help", "-help", "-h":
+		config.Usage(stdout)
+		return nil
+	}
+	return usageError{fmt.Errorf("unknown command %q; the commands are serve, version and help (run mgmtapi --help)", args[0])}
+}
+
+func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready chan<- string) error {
+	cfg, err := config.Parse(args, getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		config.Usage(stdout)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
 	logger := newLogger(cfg, stdout)
-	logger.Info("starting", "config", cfg.String())
+	build := buildinfo.Read()
+	logger.Info("starting", "version", build.Version, "revision", build.Revision, "config", cfg.String())
 
-	// Read the extension catalog before anything else starts, so that a bad file stops the start.
+	// Read the extension catalog and the certificate before anything else starts, so that a bad
+	// file stops the start.
 	catalog, err := extensions.LoadCatalog(cfg.ExtensionsDir)
 	if err != nil {
 		return err
 	}
 	logger.Info("extension catalog loaded", "extensions", catalog.Len())
+	var tlsConfig *tls.Config
+	if cfg.TLS() {
+		cert, err := tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile)
+		if err != nil {
+			return fmt.Errorf("--tls-cert-file %s and --tls-key-file %s: %w", cfg.TLSCertFile, cfg.TLSKeyFile, err)
+		}
+		tlsConfig = &tls.Config{
+			Certificates: []tls.Certificate{cert},
+			MinVersion:   tls.VersionTLS12,
+			NextProtos:   []string{"h2", "http/1.1"},
+		}
+	}
 
 	// Listen first, so that a taken port fails at once and :0 is known before anything else.
 	listener, err := net.Listen("tcp", cfg.Addr)
@@ -79,6 +136,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	defer listener.Close()
 	addr := listener.Addr().String()
+	externalURL := cfg.ExternalURL
+	if externalURL == "" {
+		externalURL = config.DefaultExternalURL(addr, cfg.TLS())
+	}
 
 	// The OpenAPI documents served at /openapi.* take as long to build as the rest of the start:
 	// they are built on the other core while the database opens.
@@ -89,11 +150,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	built := make(chan documents, 1)
 	go func() {
 		var d documents
-		d.yaml, d.json, d.err = spec.Documents("http://"+addr, cfg.Region)
+		d.yaml, d.json, d.err = spec.Documents(externalURL, cfg.Region)
 		built <- d
 	}()
 
-	database, err := db.Open(ctx, db.Options{URL: cfg.DatabaseURL, DataDir: cfg.DataDir})
+	database, err := openDatabase(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -107,7 +168,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "\nmgmtapi: created team %q with an API key holding every permission.\n"+
 			"This is the only time the key is shown; keep it:\n\n    %s\n\n", teams.DefaultTeamName, boot.KeyValue)
 	} else if boot.Created {
-		logger.Info("created the default team with the key from MGMTAPI_BOOTSTRAP_KEY")
+		logger.Info("created the default team with the key from MGMTAPI_BOOTSTRAP_KEY or its _FILE")
 	}
 
 	authn := auth.NewAuthenticator(database, nil)
@@ -120,19 +181,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if docs.err != nil {
 		return docs.err
 	}
+	handler := server.New(server.Options{
+		API:          apiHandler,
+		WriteError:   api.WriteError,
+		Ready:        database.Ping,
+		DBStats:      database.Stats,
+		OpenAPIJSON:  docs.json,
+		OpenAPIYAML:  docs.yaml,
+		MaxBodyBytes: cfg.MaxBodyBytes,
+		Logger:       logger,
+		AccessLog:    server.AccessLog(cfg.AccessLog),
+		Docs:         docspage.New(api.WriteError),
+	})
 	srv := &http.Server{
-		Handler: server.New(server.Options{
-			API:          apiHandler,
-			WriteError:   api.WriteError,
-			Ready:        database.Ping,
-			DBStats:      database.Stats,
-			OpenAPIJSON:  docs.json,
-			OpenAPIYAML:  docs.yaml,
-			MaxBodyBytes: cfg.MaxBodyBytes,
-			Logger:       logger,
-			AccessLog:    server.AccessLog(cfg.AccessLog),
-			Docs:         docspage.New(api.WriteError),
-		}),
+		Handler:           handler,
+		TLSConfig:         tlsConfig,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,
@@ -141,13 +204,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 
-	kpiCtx, stopKPIs := context.WithCancel(ctx)
+	kpiCtx, stopKPIs := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopKPIs()
 	go evaluateKPIs(kpiCtx, database, cfg.KPIInterval, logger)
 
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(listener) }()
-	logger.Info("listening", "addr", addr, "region", cfg.Region, "database", string(database.Engine))
+	go func() {
+		if tlsConfig != nil {
+			served <- srv.ServeTLS(listener, "", "")
+			return
+		}
+		served <- srv.Serve(listener)
+	}()
+	logger.Info("listening", "addr", addr, "url", externalURL, "region", cfg.Region, "database", string(database.Engine))
 	if ready != nil {
 		ready <- addr
 	}
@@ -157,6 +226,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
+	handler.Drain()
+	if terminated(ctx) && cfg.ShutdownDelay > 0 {
+		logger.Info("draining: /readyz answers 503 and requests are still served until the delay ends",
+			"delay", cfg.ShutdownDelay.String())
+		select {
+		case <-time.After(cfg.ShutdownDelay):
+		case err := <-served:
+			return fmt.Errorf("serve: %w", err)
+		}
+	}
 	logger.Info("shutting down", "grace", shutdownGrace.String())
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
@@ -164,6 +243,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		logger.Warn("graceful shutdown did not finish; closing connections", "error", err.Error())
 		_ = srv.Close()
 	}
+	stopKPIs()
 	logger.Info("stopped")
 	return nil
 }

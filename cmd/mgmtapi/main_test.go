@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -39,12 +40,16 @@ type process struct {
 	stderr *lockedBuffer
 	stdout *lockedBuffer
 	stop   func() error
+	// terminate ends run as SIGTERM does (with the shutdown delay); wait then returns run's error.
+	terminate func()
+	wait      func() error
 }
 
 // start runs run() with serve on :0 and the given variables until stop is called.
 func start(t *testing.T, env map[string]string, args ...string) *process {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancelCause := context.WithCancelCause(context.Background())
+	cancel := func() { cancelCause(nil) }
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
 	p := &process{stderr: &lockedBuffer{}, stdout: &lockedBuffer{}}
@@ -61,15 +66,17 @@ func start(t *testing.T, env map[string]string, args ...string) *process {
 		cancel()
 		t.Fatal("run did not start in time")
 	}
-	stopped := false
-	p.stop = func() error {
-		if stopped {
-			return nil
-		}
-		stopped = true
-		cancel()
-		return <-done
+	var result error
+	var ended sync.Once
+	p.wait = func() error {
+		ended.Do(func() { result = <-done })
+		return result
 	}
+	p.stop = func() error {
+		cancel()
+		return p.wait()
+	}
+	p.terminate = func() { cancelCause(stopSignal{syscall.SIGTERM}) }
 	t.Cleanup(func() { _ = p.stop() })
 	return p
 }
@@ -106,6 +113,12 @@ func engines(t *testing.T, fn func(t *testing.T, args []string)) {
 	}
 }
 
+// operatorKey and chosenKey are secrets of the 32 characters or more that the start requires.
+const (
+	operatorKey = "op-secret-0123456789abcdef0123456789"
+	chosenKey   = "my-chosen-key-0123456789abcdef0123"
+)
+
 var printedKey = regexp.MustCompile(`(?m)^\s+(mgmt_[A-Za-z0-9_-]{43})$`)
 
 func TestBootstrapPrintsAGeneratedKeyOnceAndRestartKeepsIt(t *testing.T) {
@@ -128,7 +141,8 @@ func TestBootstrapPrintsAGeneratedKeyOnceAndRestartKeepsIt(t *testing.T) {
 		}
 
 		// A restart with the variable set neither prints nor changes anything.
-		p = start(t, map[string]string{"MGMTAPI_BOOTSTRAP_KEY": "ignored-now"}, args...)
+		const ignored = "ignored-now-0123456789abcdef0123456789"
+		p = start(t, map[string]string{"MGMTAPI_BOOTSTRAP_KEY": ignored}, args...)
 		if printedKey.MatchString(p.stderr.String()) {
 			t.Fatal("a restart printed a key again")
 		}
@@ -136,7 +150,7 @@ func TestBootstrapPrintsAGeneratedKeyOnceAndRestartKeepsIt(t *testing.T) {
 		if status != 200 || !strings.Contains(body, `"name":"kept"`) {
 			t.Fatalf("after restart: %d %s", status, body)
 		}
-		if status, _ := p.get(t, "/mgmt/openapi/5/recording-rules/recording-rules/v1", "ignored-now"); status != 401 {
+		if status, _ := p.get(t, "/mgmt/openapi/5/recording-rules/recording-rules/v1", ignored); status != 401 {
 			t.Fatalf("the variable became a key on a later start: %d", status)
 		}
 	})
@@ -144,11 +158,11 @@ func TestBootstrapPrintsAGeneratedKeyOnceAndRestartKeepsIt(t *testing.T) {
 
 func TestBootstrapUsesTheVariable(t *testing.T) {
 	engines(t, func(t *testing.T, args []string) {
-		p := start(t, map[string]string{"MGMTAPI_BOOTSTRAP_KEY": "my-chosen-key-0123456789"}, args...)
+		p := start(t, map[string]string{"MGMTAPI_BOOTSTRAP_KEY": chosenKey}, args...)
 		if printedKey.MatchString(p.stderr.String()) || strings.Contains(p.stderr.String()+p.stdout.String(), "my-chosen-key") {
 			t.Fatal("the chosen key was printed")
 		}
-		if status, body := p.get(t, "/mgmt/openapi/5/aaa/api-keys/v3/list/all", "my-chosen-key-0123456789"); status != 200 {
+		if status, body := p.get(t, "/mgmt/openapi/5/aaa/api-keys/v3/list/all", chosenKey); status != 200 {
 			t.Fatalf("chosen key: %d %s", status, body)
 		}
 	})
@@ -162,11 +176,11 @@ func TestOperatorAPI(t *testing.T) {
 		}
 		_ = p.stop()
 
-		p = start(t, map[string]string{"MGMTAPI_OPERATOR_KEY": "op-secret"}, args...)
+		p = start(t, map[string]string{"MGMTAPI_OPERATOR_KEY": operatorKey}, args...)
 		if status, _ := p.get(t, "/admin/v1/teams", "wrong"); status != 401 {
 			t.Fatalf("wrong operator key: %d", status)
 		}
-		status, body := p.call(t, "POST", "/admin/v1/teams", "op-secret", `{"name":"payments"}`)
+		status, body := p.call(t, "POST", "/admin/v1/teams", operatorKey, `{"name":"payments"}`)
 		if status != 200 || !strings.Contains(body, `"team":{"id":2,"name":"payments"}`) {
 			t.Fatalf("create team: %d %s", status, body)
 		}
@@ -174,13 +188,13 @@ func TestOperatorAPI(t *testing.T) {
 		if status, _ := p.get(t, "/mgmt/openapi/5/aaa/api-keys/v3/list/all", teamKey); status != 200 {
 			t.Fatalf("new team's key: %d", status)
 		}
-		if status, body := p.call(t, "POST", "/admin/v1/teams", "op-secret", `{"name":"payments"}`); status != 409 {
+		if status, body := p.call(t, "POST", "/admin/v1/teams", operatorKey, `{"name":"payments"}`); status != 409 {
 			t.Fatalf("duplicate team: %d %s", status, body)
 		}
-		if status, body := p.call(t, "POST", "/admin/v1/teams", "op-secret", `{"name":""}`); status != 400 {
+		if status, body := p.call(t, "POST", "/admin/v1/teams", operatorKey, `{"name":""}`); status != 400 {
 			t.Fatalf("empty name: %d %s", status, body)
 		}
-		status, body = p.get(t, "/admin/v1/teams", "op-secret")
+		status, body = p.get(t, "/admin/v1/teams", operatorKey)
 		if status != 200 || body != `{"teams":[{"id":1,"name":"default"},{"id":2,"name":"payments"}]}` {
 			t.Fatalf("list teams: %d %s", status, body)
 		}
@@ -227,7 +241,7 @@ func TestBadConfigurationIsRefused(t *testing.T) {
 }
 
 func TestShutdownWaitsAndReturns(t *testing.T) {
-	p := start(t, nil, "--data-dir", t.TempDir(), "--log-format", "json", "--access-log", "all")
+	p := start(t, nil, "--data-dir", t.TempDir(), "--log-format", "json", "--access-log", "all", "--log-level", "debug")
 	if status, _ := p.get(t, "/healthz", ""); status != 200 {
 		t.Fatalf("healthz %d", status)
 	}
@@ -242,35 +256,58 @@ func TestShutdownWaitsAndReturns(t *testing.T) {
 	}
 }
 
-// TestAccessLogModes checks which requests get an INFO line under each --access-log, and that the
-// flag wins over MGMTAPI_ACCESS_LOG.
+// TestAccessLogModes checks which requests get a line under each --access-log, that the flag wins
+// over MGMTAPI_ACCESS_LOG, that probes and scrapes log at DEBUG only, and that a line carries the
+// key id (never the key) and the client address.
 func TestAccessLogModes(t *testing.T) {
 	const rulesPath = "/mgmt/openapi/5/recording-rules/recording-rules/v1"
-	request := regexp.MustCompile(`"msg":"request".*"path":"([^"]*)".*"status":([0-9]+)`)
+	request := regexp.MustCompile(`"level":"([A-Z]+)","msg":"request".*"path":"([^"]*)".*"status":([0-9]+).*"client":"([^"]*)","key_id":"([^"]*)"`)
 	for _, c := range []struct {
 		args []string
 		env  map[string]string
 		want string
 	}{
-		{nil, nil, rulesPath + " 401"}, // errors by default
+		{nil, nil, "INFO " + rulesPath + " 401"}, // errors by default
 		{[]string{"--access-log", "none"}, nil, ""},
 		{nil, map[string]string{"MGMTAPI_ACCESS_LOG": "none"}, ""},
-		{[]string{"--access-log", "errors"}, map[string]string{"MGMTAPI_ACCESS_LOG": "none"}, rulesPath + " 401"},
-		{[]string{"--access-log", "all"}, nil, "/healthz 200," + rulesPath + " 401"},
+		{[]string{"--access-log", "none", "--log-level", "debug"}, nil, ""},
+		{[]string{"--access-log", "errors"}, map[string]string{"MGMTAPI_ACCESS_LOG": "none"}, "INFO " + rulesPath + " 401"},
+		{[]string{"--access-log", "all"}, nil, "INFO " + rulesPath + " 401,INFO " + rulesPath + " 200"},
+		{[]string{"--access-log", "all", "--log-level", "debug"}, nil,
+			"DEBUG /healthz 200,DEBUG /readyz 200,DEBUG /metrics 200,INFO " + rulesPath + " 401,INFO " + rulesPath + " 200"},
+		{[]string{"--log-level", "debug"}, nil, "DEBUG /healthz 200,DEBUG /readyz 200,DEBUG /metrics 200,INFO " + rulesPath + " 401"},
 	} {
-		p := start(t, c.env, append([]string{"--data-dir", t.TempDir(), "--log-format", "json"}, c.args...)...)
-		if status, _ := p.get(t, "/healthz", ""); status != 200 {
-			t.Fatalf("healthz %d", status)
+		env := map[string]string{"MGMTAPI_BOOTSTRAP_KEY": chosenKey}
+		for k, v := range c.env {
+			env[k] = v
+		}
+		p := start(t, env, append([]string{"--data-dir", t.TempDir(), "--log-format", "json"}, c.args...)...)
+		for _, probe := range []string{"/healthz", "/readyz", "/metrics"} {
+			if status, _ := p.get(t, probe, ""); status != 200 {
+				t.Fatalf("%s %d", probe, status)
+			}
 		}
 		if status, _ := p.get(t, rulesPath, "not-a-key"); status != 401 {
 			t.Fatalf("GET %s with a bad key: %d", rulesPath, status)
 		}
+		if status, _ := p.get(t, rulesPath, chosenKey); status != 200 {
+			t.Fatalf("GET %s with the bootstrap key: %d", rulesPath, status)
+		}
 		if err := p.stop(); err != nil {
 			t.Fatal(err)
 		}
+		if strings.Contains(p.stdout.String(), chosenKey) || strings.Contains(p.stdout.String(), "not-a-key") {
+			t.Fatalf("a key's value was logged:\n%s", p.stdout)
+		}
 		var got []string
 		for _, m := range request.FindAllStringSubmatch(p.stdout.String(), -1) {
-			got = append(got, m[1]+" "+m[2])
+			got = append(got, m[1]+" "+m[2]+" "+m[3])
+			if !strings.HasPrefix(m[4], "127.0.0.1:") {
+				t.Errorf("request line without the client address: %q", m[0])
+			}
+			if want := m[3] == "200" && m[2] == rulesPath; want != (m[5] != "") {
+				t.Errorf("request line key_id %q (a key authenticated it: %t): %q", m[5], want, m[0])
+			}
 		}
 		if strings.Join(got, ",") != c.want {
 			t.Errorf("args %v env %v: request lines %q, want %q", c.args, c.env, got, c.want)
@@ -301,9 +338,9 @@ func TestExtensionsDirectory(t *testing.T) {
 	}
 
 	// A good directory adds its extensions to the served catalog.
-	p := start(t, map[string]string{"MGMTAPI_BOOTSTRAP_KEY": "my-chosen-key-0123456789"},
+	p := start(t, map[string]string{"MGMTAPI_BOOTSTRAP_KEY": chosenKey},
 		"--data-dir", t.TempDir(), "--extensions-dir", "../../internal/extensions/testdata/catalog")
-	if status, body := p.get(t, "/mgmt/openapi/3/integrations/extensions/v1/acme-widgets", "my-chosen-key-0123456789"); status != 200 ||
+	if status, body := p.get(t, "/mgmt/openapi/3/integrations/extensions/v1/acme-widgets", chosenKey); status != 200 ||
 		!strings.Contains(body, `"name":"Acme Widgets"`) {
 		t.Fatalf("operator extension: %d %.300s", status, body)
 	}

@@ -105,7 +105,8 @@ func newMgmtapiProcess(bin, dataDir, databaseURL string) (*mgmtapiProcess, error
 		args = append(args, "--database-url", databaseURL)
 	}
 	p.cmd = exec.Command(bin, args...)
-	p.cmd.Env = append(os.Environ(), "MGMTAPI_OPERATOR_KEY="+p.operatorKey)
+	// No load balancer watches this server's /readyz: it may stop as soon as it is told to.
+	p.cmd.Env = append(os.Environ(), "MGMTAPI_OPERATOR_KEY="+p.operatorKey, "MGMTAPI_SHUTDOWN_DELAY=0s")
 	p.cmd.Stdout, p.cmd.Stderr = logFile, logFile
 	return p, nil
 }

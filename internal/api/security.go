@@ -33,6 +33,7 @@ func (s *security) HandleApiKey(ctx context.Context, operation oas.OperationName
 	if p.SendData && need != auth.IngestPermission {
 		return nil, apierror.Forbiddenf("Authorization: a send-data key authenticates only ingestion (POST /ingest/alertmanager/v1), not %s", operation)
 	}
+	server.SetKeyID(ctx, p.KeyID)
 	if need == "" || !p.Can(need) {
 		return nil, apierror.Forbiddenf("the API key lacks the permission %q, which %s requires", need, operation)
 	}
@@ -47,5 +48,6 @@ func (s *security) HandleOperatorKey(ctx context.Context, operation oas.Operatio
 	if s.operatorKey == "" || !auth.SameSecret(auth.KeyFromHeader(t.APIKey), s.operatorKey) {
 		return nil, apierror.Unauthenticatedf("Authorization: the operator key is not valid")
 	}
+	server.SetKeyID(ctx, "operator")
 	return ctx, nil
 }

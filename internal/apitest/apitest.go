@@ -37,7 +37,7 @@ import (
 const DatabaseURLVariable = "MGMTAPI_TEST_DATABASE_URL"
 
 // OperatorKey is the operator key of every test server.
-const OperatorKey = "test-operator-key"
+const OperatorKey = "test-operator-key-0123456789abcdef"
 
 // Env is one running server over one fresh database.
 type Env struct {

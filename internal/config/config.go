@@ -1,5 +1,6 @@
 // Package config reads mgmtapi's configuration: flags win over environment variables, which win
-// over defaults.
+// over defaults. A bad variable does not matter when its flag is given; an error names the flag or
+// the variable that the bad value came from, and the rule.
 package config
 
 import (
@@ -8,10 +9,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 )
+
+// MinSecretLength is the fewest characters the bootstrap key and the operator key may have.
+const MinSecretLength = 32
 
 // Config is the whole configuration of `mgmtapi serve`.
 type Config struct {
@@ -24,7 +31,9 @@ type Config struct {
 	LogFormat    string
 	LogLevel     slog.Level
 	// AccessLog chooses the requests logged at INFO: all, errors (status 400 or more) or none.
-	AccessLog    string
+	AccessLog string
+	// BootstrapKey and OperatorKey are secrets: they come from MGMTAPI_BOOTSTRAP_KEY and
+	// MGMTAPI_OPERATOR_KEY or from the files their _FILE variants name, never from a flag.
 	BootstrapKey string
 	OperatorKey  string
 	// KPIInterval is how often open cases are checked for KPI breaches.
@@ -32,82 +41,274 @@ type Config struct {
 	// ExtensionsDir holds the operator's extension catalog files (*.json); empty means the
 	// built-in catalog only.
 	ExtensionsDir string
+	// ExternalURL is the base URL clients use (scheme, host, optional path, no trailing slash);
+	// empty means derived from the listen address (see DefaultExternalURL).
+	ExternalURL string
+	// TLSCertFile and TLSKeyFile, both set or both empty, make the server speak HTTPS.
+	TLSCertFile, TLSKeyFile string
+	// DatabaseWait is how long the start keeps retrying an unreachable PostgreSQL; 0 tries once.
+	DatabaseWait time.Duration
+	// ShutdownDelay is how long, after SIGTERM, the server keeps serving while /readyz answers
+	// 503, before it stops accepting connections.
+	ShutdownDelay time.Duration
+}
+
+// TLS reports whether the server speaks HTTPS.
+func (c Config) TLS() bool { return c.TLSCertFile != "" }
+
+// option is one setting: a flag, the variable behind it, its default and how to read a value.
+type option struct {
+	flag, env, def, usage string
+	set                   func(c *Config, v string) error
+}
+
+// options lists every setting of `mgmtapi serve`, in the order the help shows them.
+var options = []option{
+	{"addr", "MGMTAPI_ADDR", "127.0.0.1:8080", "listen address; :0 picks a free port",
+		func(c *Config, v string) error { c.Addr = v; return nil }},
+	{"external-url", "MGMTAPI_EXTERNAL_URL", "", "base URL clients use, such as https://mgmt.example.com (the served documents' servers); default: derived from --addr",
+		func(c *Config, v string) error {
+			if v == "" {
+				return nil
+			}
+			u, err := url.Parse(v)
+			switch {
+			case err != nil:
+				return fmt.Errorf("must be an absolute http or https URL, not %q", v)
+			case u.Scheme != "http" && u.Scheme != "https":
+				return fmt.Errorf("must be an absolute http or https URL, not %q", v)
+			case u.Host == "" || u.Opaque != "":
+				return fmt.Errorf("must name a host, as in https://mgmt.example.com, not %q", v)
+			case u.User != nil:
+				return fmt.Errorf("must not carry a user or password, not %q", v)
+			case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(v, "#"):
+				return fmt.Errorf("must have no query or fragment, not %q", v)
+			}
+			c.ExternalURL = strings.TrimRight(v, "/")
+			return nil
+		}},
+	{"tls-cert-file", "MGMTAPI_TLS_CERT_FILE", "", "PEM certificate chain; with --tls-key-file the server speaks HTTPS (and HTTP/2)",
+		func(c *Config, v string) error { c.TLSCertFile = v; return nil }},
+	{"tls-key-file", "MGMTAPI_TLS_KEY_FILE", "", "PEM private key of --tls-cert-file",
+		func(c *Config, v string) error { c.TLSKeyFile = v; return nil }},
+	{"data-dir", "MGMTAPI_DATA_DIR", "./data", "directory of the SQLite database",
+		func(c *Config, v string) error {
+			if v == "" {
+				return errors.New("must not be empty")
+			}
+			c.DataDir = v
+			return nil
+		}},
+	{"database-url", "MGMTAPI_DATABASE_URL", "", "postgres:// URL; use PostgreSQL instead of SQLite",
+		func(c *Config, v string) error {
+			if v != "" && !strings.HasPrefix(v, "postgres://") && !strings.HasPrefix(v, "postgresql://") {
+				return errors.New("must start with postgres:// or postgresql://")
+			}
+			c.DatabaseURL = v
+			return nil
+		}},
+	{"database-wait", "MGMTAPI_DATABASE_WAIT", "30s", "how long the start retries an unreachable PostgreSQL, 0s to 1h; 0s tries once",
+		func(c *Config, v string) (err error) {
+			c.DatabaseWait, err = duration(v, 0, time.Hour, "30s")
+			return err
+		}},
+	{"region", "MGMTAPI_REGION", "local", "regional host name this deployment serves",
+		func(c *Config, v string) error { c.Region = v; return nil }},
+	{"policy-limit", "MGMTAPI_POLICY_LIMIT", "200", "most policies per team and data type, at least 1",
+		func(c *Config, v string) error {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("must be an integer, not %q", v)
+			}
+			if n < 1 {
+				return errors.New("must be at least 1")
+			}
+			c.PolicyLimit = n
+			return nil
+		}},
+	{"max-body-bytes", "MGMTAPI_MAX_BODY_BYTES", "16777216", "largest accepted request body, at least 1024",
+		func(c *Config, v string) error {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return fmt.Errorf("must be an integer, not %q", v)
+			}
+			if n < 1024 {
+				return errors.New("must be at least 1024")
+			}
+			c.MaxBodyBytes = n
+			return nil
+		}},
+	{"kpi-interval", "MGMTAPI_KPI_INTERVAL", "30s", "how often open cases are checked for KPI breaches, 1s to 1h",
+		func(c *Config, v string) (err error) {
+			c.KPIInterval, err = duration(v, time.Second, time.Hour, "30s")
+			return err
+		}},
+	{"extensions-dir", "MGMTAPI_EXTENSIONS_DIR", "", "directory of extension catalog files (*.json) added to the built-in catalog",
+		func(c *Config, v string) error { c.ExtensionsDir = v; return nil }},
+	{"log-format", "MGMTAPI_LOG_FORMAT", "text", "text or json",
+		func(c *Config, v string) error {
+			if v != "text" && v != "json" {
+				return fmt.Errorf("must be text or json, not %q", v)
+			}
+			c.LogFormat = v
+			return nil
+		}},
+	{"log-level", "MGMTAPI_LOG_LEVEL", "info", "debug, info, warn or error",
+		func(c *Config, v string) error {
+			if err := c.LogLevel.UnmarshalText([]byte(v)); err != nil {
+				return fmt.Errorf("must be debug, info, warn or error, not %q", v)
+			}
+			return nil
+		}},
+	{"access-log", "MGMTAPI_ACCESS_LOG", "errors", "requests logged at info: all, errors (status 400 or more) or none; probes and /metrics log at debug",
+		func(c *Config, v string) error {
+			if v != "all" && v != "errors" && v != "none" {
+				return fmt.Errorf("must be all, errors or none, not %q", v)
+			}
+			c.AccessLog = v
+			return nil
+		}},
+	{"shutdown-delay", "MGMTAPI_SHUTDOWN_DELAY", "5s", "after SIGTERM, how long /readyz answers 503 while requests are still served, 0s to 5m (Ctrl-C skips it)",
+		func(c *Config, v string) (err error) {
+			c.ShutdownDelay, err = duration(v, 0, 5*time.Minute, "5s")
+			return err
+		}},
+}
+
+// secrets are the settings that only variables (or the files they name) carry.
+var secrets = []struct {
+	env, usage string
+	field      func(c *Config) *string
+}{
+	{"MGMTAPI_BOOTSTRAP_KEY", "the first start's all-permission key instead of a random one (at least 32 characters; later starts ignore it)",
+		func(c *Config) *string { return &c.BootstrapKey }},
+	{"MGMTAPI_OPERATOR_KEY", "enables the operator API under /admin/v1 with this key (at least 32 characters)",
+		func(c *Config) *string { return &c.OperatorKey }},
+}
+
+func duration(v string, lowest, highest time.Duration, example string) (time.Duration, error) {
+	d, err := time.ParseDuration(v)
+	if err != nil || d < lowest || d > highest {
+		return 0, fmt.Errorf("must be a duration from %s to %s, such as %s, not %q", short(lowest), short(highest), example, v)
+	}
+	return d, nil
+}
+
+// short writes 1h rather than 1h0m0s.
+func short(d time.Duration) string {
+	switch {
+	case d == 0:
+		return "0s"
+	case d%time.Hour == 0:
+		return fmt.Sprintf("%dh", d/time.Hour)
+	case d%time.Minute == 0:
+		return fmt.Sprintf("%dm", d/time.Minute)
+	}
+	return d.String()
 }
 
 // Parse reads the flags that follow the `serve` subcommand and the MGMTAPI_ variables through
-// getenv. Errors name the flag or variable and the rule.
-func Parse(args []string, getenv func(string) string, usage io.Writer) (Config, error) {
-	env := func(name, def string) string {
-		if v := getenv(name); v != "" {
-			return v
-		}
-		return def
+// getenv. A flag wins over its variable, so a bad variable is an error only when its flag is
+// absent; errors name the flag or the variable, and the rule. -h and --help return flag.ErrHelp
+// after writing nothing: the caller shows Usage.
+func Parse(args []string, getenv func(string) string) (Config, error) {
+	given := map[string]string{}
+	fs := flag.NewFlagSet("mgmtapi serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	for _, o := range options {
+		fs.Func(o.flag, o.usage, func(v string) error { given[o.flag] = v; return nil })
 	}
-	envInt := func(name string, def int64) (int64, error) {
-		v := getenv(name)
-		if v == "" {
-			return def, nil
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return Config{}, err
 		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("%s: must be an integer, not %q", name, v)
-		}
-		return n, nil
+		return Config{}, fmt.Errorf("%w; run mgmtapi --help for the flags", err)
 	}
-	policyLimit, err := envInt("MGMTAPI_POLICY_LIMIT", 200)
-	if err != nil {
-		return Config{}, err
-	}
-	maxBody, err := envInt("MGMTAPI_MAX_BODY_BYTES", 16<<20)
-	if err != nil {
-		return Config{}, err
+	if fs.NArg() > 0 {
+		return Config{}, fmt.Errorf("unexpected argument %q; run mgmtapi --help for the flags", fs.Arg(0))
 	}
 
 	var c Config
-	var level, kpiInterval string
-	var limit int
-	fs := flag.NewFlagSet("mgmtapi serve", flag.ContinueOnError)
-	fs.SetOutput(usage)
-	fs.StringVar(&c.Addr, "addr", env("MGMTAPI_ADDR", "127.0.0.1:8080"), "listen address (MGMTAPI_ADDR); :0 picks a free port")
-	fs.StringVar(&c.DataDir, "data-dir", env("MGMTAPI_DATA_DIR", "./data"), "directory of the SQLite database (MGMTAPI_DATA_DIR)")
-	fs.StringVar(&c.DatabaseURL, "database-url", env("MGMTAPI_DATABASE_URL", ""), "postgres:// URL; use PostgreSQL instead of SQLite (MGMTAPI_DATABASE_URL)")
-	fs.StringVar(&c.Region, "region", env("MGMTAPI_REGION", "local"), "regional host name this deployment serves (MGMTAPI_REGION)")
-	fs.IntVar(&limit, "policy-limit", int(policyLimit), "most policies per team and data type (MGMTAPI_POLICY_LIMIT)")
-	fs.Int64Var(&c.MaxBodyBytes, "max-body-bytes", maxBody, "largest accepted request body (MGMTAPI_MAX_BODY_BYTES)")
-	fs.StringVar(&c.LogFormat, "log-format", env("MGMTAPI_LOG_FORMAT", "text"), "text or json (MGMTAPI_LOG_FORMAT)")
-	fs.StringVar(&level, "log-level", env("MGMTAPI_LOG_LEVEL", "info"), "debug, info, warn or error (MGMTAPI_LOG_LEVEL)")
-	fs.StringVar(&c.AccessLog, "access-log", env("MGMTAPI_ACCESS_LOG", "errors"), "requests logged at info: all, errors (status 400 or more) or none (MGMTAPI_ACCESS_LOG)")
-	fs.StringVar(&c.ExtensionsDir, "extensions-dir", env("MGMTAPI_EXTENSIONS_DIR", ""), "directory of extension catalog files (*.json) added to the built-in catalog (MGMTAPI_EXTENSIONS_DIR)")
-	fs.StringVar(&kpiInterval, "kpi-interval", env("MGMTAPI_KPI_INTERVAL", "30s"), "how often open cases are checked for KPI breaches, 1s to 1h (MGMTAPI_KPI_INTERVAL)")
-	if err := fs.Parse(args); err != nil {
-		return Config{}, err
+	for _, o := range options {
+		value, source := o.def, "--"+o.flag
+		if v, ok := given[o.flag]; ok {
+			value = v
+		} else if v := getenv(o.env); v != "" {
+			value, source = v, fmt.Sprintf("%s (the variable of --%s)", o.env, o.flag)
+		}
+		if err := o.set(&c, value); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", source, err)
+		}
 	}
-	if fs.NArg() > 0 {
-		return Config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
+		return Config{}, errors.New("--tls-cert-file and --tls-key-file: give both for HTTPS, or neither")
 	}
-	c.PolicyLimit = limit
-	c.BootstrapKey = getenv("MGMTAPI_BOOTSTRAP_KEY")
-	c.OperatorKey = getenv("MGMTAPI_OPERATOR_KEY")
-
-	switch {
-	case c.PolicyLimit < 1:
-		return Config{}, errors.New("--policy-limit: must be at least 1")
-	case c.MaxBodyBytes < 1024:
-		return Config{}, errors.New("--max-body-bytes: must be at least 1024")
-	case c.LogFormat != "text" && c.LogFormat != "json":
-		return Config{}, fmt.Errorf("--log-format: must be text or json, not %q", c.LogFormat)
-	case c.AccessLog != "all" && c.AccessLog != "errors" && c.AccessLog != "none":
-		return Config{}, fmt.Errorf("--access-log: must be all, errors or none, not %q", c.AccessLog)
-	case c.DatabaseURL != "" && !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://"):
-		return Config{}, errors.New("--database-url: must start with postgres:// or postgresql://")
-	}
-	if c.KPIInterval, err = time.ParseDuration(kpiInterval); err != nil || c.KPIInterval < time.Second || c.KPIInterval > time.Hour {
-		return Config{}, fmt.Errorf("--kpi-interval: must be a duration from 1s to 1h, such as 30s, not %q", kpiInterval)
-	}
-	if err := c.LogLevel.UnmarshalText([]byte(level)); err != nil {
-		return Config{}, fmt.Errorf("--log-level: must be debug, info, warn or error, not %q", level)
+	for _, s := range secrets {
+		v, err := secret(s.env, getenv)
+		if err != nil {
+			return Config{}, err
+		}
+		*s.field(&c) = v
 	}
 	return c, nil
+}
+
+// secret reads the variable name, or the file that name_FILE names (one trailing newline
+// trimmed). Setting both is an error, as is a value shorter than MinSecretLength.
+func secret(name string, getenv func(string) string) (string, error) {
+	value, file := getenv(name), getenv(name+"_FILE")
+	source := name
+	switch {
+	case value != "" && file != "":
+		return "", fmt.Errorf("%s and %s_FILE: set one or the other, not both", name, name)
+	case file != "":
+		b, err := os.ReadFile(file)
+		if err != nil {
+			var pathErr *os.PathError
+			if errors.As(err, &pathErr) {
+				err = pathErr.Err
+			}
+			return "", fmt.Errorf("%s_FILE: cannot read the key file %s: %w", name, file, err)
+		}
+		value = strings.TrimSuffix(strings.TrimSuffix(string(b), "\n"), "\r")
+		source = fmt.Sprintf("%s_FILE (%s)", name, file)
+		if value == "" {
+			return "", fmt.Errorf("%s: the file is empty", source)
+		}
+	}
+	if value != "" && len(value) < MinSecretLength {
+		return "", fmt.Errorf("%s: must be at least %d characters, not %d; make one with: openssl rand -hex 32",
+			source, MinSecretLength, len(value))
+	}
+	return value, nil
+}
+
+// Usage writes the help of every command, flag and variable.
+func Usage(w io.Writer) {
+	fmt.Fprint(w, `mgmtapi serves the management API of an observability platform.
+
+Usage:
+  mgmtapi serve [flags]   serve the API until SIGTERM or Ctrl-C
+  mgmtapi version         print the version, VCS revision and Go version (also: --version)
+  mgmtapi help            print this help (also: -h, --help, serve --help)
+
+Flags of serve (each can also come from the variable shown; a flag wins over its variable):
+`)
+	for _, o := range options {
+		def := o.def
+		if def == "" {
+			def = "none"
+		}
+		fmt.Fprintf(w, "  --%s\n        %s\n        variable %s, default %s\n", o.flag, o.usage, o.env, def)
+	}
+	fmt.Fprint(w, "\nSecrets (variables only, never flags; the _FILE variant names a file holding the value):\n")
+	for _, s := range secrets {
+		fmt.Fprintf(w, "  %s, %s_FILE\n        %s\n", s.env, s.env, s.usage)
+	}
+	fmt.Fprint(w, `
+With neither --database-url nor MGMTAPI_DATABASE_URL, the data lives in SQLite under --data-dir.
+`)
 }
 
 // String shows the configuration with every secret masked.
@@ -120,14 +321,53 @@ func (c Config) String() string {
 	}
 	db := "sqlite in " + c.DataDir
 	if c.DatabaseURL != "" {
-		db = "postgres " + maskURL(c.DatabaseURL)
+		db = "postgres " + maskURL(c.DatabaseURL) + " wait=" + c.DatabaseWait.String()
 	}
 	extensionsDir := c.ExtensionsDir
 	if extensionsDir == "" {
 		extensionsDir = "(built-in only)"
 	}
-	return fmt.Sprintf("addr=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s log=%s/%s access-log=%s bootstrap-key=%s operator-key=%s",
-		c.Addr, db, c.Region, c.PolicyLimit, c.MaxBodyBytes, c.KPIInterval, extensionsDir, c.LogFormat, c.LogLevel, c.AccessLog, mask(c.BootstrapKey), mask(c.OperatorKey))
+	externalURL := c.ExternalURL
+	if externalURL == "" {
+		externalURL = "(from addr)"
+	}
+	tls := "off"
+	if c.TLS() {
+		tls = c.TLSCertFile
+	}
+	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s log=%s/%s access-log=%s shutdown-delay=%s bootstrap-key=%s operator-key=%s",
+		c.Addr, externalURL, tls, db, c.Region, c.PolicyLimit, c.MaxBodyBytes, c.KPIInterval, extensionsDir, c.LogFormat, c.LogLevel, c.AccessLog, c.ShutdownDelay, mask(c.BootstrapKey), mask(c.OperatorKey))
+}
+
+// DefaultExternalURL is the base URL derived from the address the server listens on: a wildcard
+// host (0.0.0.0, ::, or none) becomes 127.0.0.1, or localhost under TLS (the name certificates
+// for a local server carry), and the scheme is https under TLS.
+func DefaultExternalURL(listenAddr string, tls bool) string {
+	scheme := "http"
+	if tls {
+		scheme = "https"
+	}
+	host, port, err := net.SplitHostPort(listenAddr)
+	if err != nil {
+		return scheme + "://" + listenAddr
+	}
+	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
+		host = "127.0.0.1"
+		if tls {
+			host = "localhost"
+		}
+	}
+	return scheme + "://" + net.JoinHostPort(host, port)
+}
+
+// DatabaseHost names the host, port and database of a PostgreSQL URL, for messages; never the
+// user or password.
+func DatabaseHost(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return "(the host of --database-url)"
+	}
+	return u.Host + u.Path
 }
 
 // maskURL hides the password of a database URL.

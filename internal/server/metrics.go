@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mgmtapi/mgmtapi/internal/buildinfo"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -48,7 +49,14 @@ func newMetrics(reg *prometheus.Registry, dbStats func() sql.DBStats) *metrics {
 		}),
 		seen: map[requestLabels]series{},
 	}
-	reg.MustRegister(m.requests, m.latency, m.inFlight,
+	build := buildinfo.Read()
+	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "mgmtapi_build_info",
+		Help:        "Always 1; its labels name the running build (module version, VCS revision, Go version).",
+		ConstLabels: prometheus.Labels{"version": build.Version, "revision": build.Revision, "goversion": build.GoVersion},
+	})
+	buildInfo.Set(1)
+	reg.MustRegister(m.requests, m.latency, m.inFlight, buildInfo,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if dbStats != nil {
 		gauge := func(name, help string, value func(sql.DBStats) float64) prometheus.Collector {

@@ -1,7 +1,8 @@
 // Package server is the HTTP side of the process: the routes that need no key (/healthz,
 // /readyz, /metrics, /openapi.json, /openapi.yaml, and the reference page at /docs when given),
-// and the middleware every request crosses — request id, access log line (all, errors or none),
-// panic recovery, body limit and metrics.
+// and the middleware every request crosses — request id, access log line (all, errors or none;
+// probes and scrapes at DEBUG), panic recovery, body limit, metrics and, once shutdown begins,
+// draining (/readyz 503, Connection: close).
 package server
 
 import (
@@ -36,6 +37,7 @@ type Options struct {
 	MaxBodyBytes             int64
 	Logger                   *slog.Logger
 	// AccessLog chooses the requests that get an INFO "request" line; AccessLogErrors when empty.
+	// The probes (/healthz, /readyz) and /metrics scrapes get theirs at DEBUG unless it is none.
 	AccessLog AccessLog
 	// Docs, when set, serves the API reference page: GET /, GET /docs and GET /docs/... go to it.
 	Docs http.Handler
@@ -45,7 +47,7 @@ type Options struct {
 type AccessLog string
 
 const (
-	// AccessLogAll logs every request, probes and /metrics included.
+	// AccessLogAll logs every request (probes and /metrics at DEBUG).
 	AccessLogAll AccessLog = "all"
 	// AccessLogErrors logs the requests answered with a status of 400 or more.
 	AccessLogErrors AccessLog = "errors"
@@ -57,7 +59,7 @@ const (
 var AccessLogModes = []AccessLog{AccessLogAll, AccessLogErrors, AccessLogNone}
 
 // New returns the process's root handler.
-func New(opts Options) http.Handler {
+func New(opts Options) *Handler {
 	if opts.AccessLog == "" {
 		opts.AccessLog = AccessLogErrors
 	}
@@ -67,7 +69,12 @@ func New(opts Options) http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, []byte(`{"status":"ok"}`))
 	})
+	h := &Handler{opts: opts, mux: mux}
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if h.draining.Load() {
+			opts.WriteError(w, http.StatusServiceUnavailable, "the server is shutting down")
+			return
+		}
 		ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 		defer cancel()
 		if err := opts.Ready(ctx); err != nil {
@@ -94,7 +101,8 @@ func New(opts Options) http.Handler {
 
 	var prefix [8]byte
 	_, _ = rand.Read(prefix[:])
-	return &root{opts: opts, mux: mux, metrics: m, idPrefix: hex.EncodeToString(prefix[:])}
+	h.metrics, h.idPrefix = m, hex.EncodeToString(prefix[:])
+	return h
 }
 
 func writeJSON(w http.ResponseWriter, status int, body []byte) {
@@ -103,7 +111,8 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 	_, _ = w.Write(body)
 }
 
-type root struct {
+// Handler is the process's root handler, made by New.
+type Handler struct {
 	opts    Options
 	mux     *http.ServeMux
 	metrics *metrics
@@ -111,12 +120,20 @@ type root struct {
 	// different from one start to the next.
 	idPrefix  string
 	idCounter atomic.Uint32
+	// draining is set once shutdown begins.
+	draining atomic.Bool
 }
+
+// Drain tells the handler that shutdown has begun: from now on /readyz answers 503 and every
+// answer carries Connection: close, so that load balancers stop sending and keep-alive clients
+// open their next request elsewhere. It cannot be undone.
+func (h *Handler) Drain() { h.draining.Store(true) }
 
 // request is what the root middleware knows of a request, in its context.
 type request struct {
 	id        string
 	operation string
+	keyID     string
 }
 
 type requestKey struct{}
@@ -138,6 +155,14 @@ func RequestID(ctx context.Context) string {
 	return ""
 }
 
+// SetKeyID records the id (never the value) of the API key that authenticated the request whose
+// context this is, for its log line. Outside a request served by New's handler it does nothing.
+func SetKeyID(ctx context.Context, keyID string) {
+	if req, ok := ctx.Value(requestKey{}).(*request); ok {
+		req.keyID = keyID
+	}
+}
+
 // SetOperation names the operation that the request whose context this is routes to, for its
 // metrics and log line. Outside a request served by New's handler it does nothing.
 func SetOperation(ctx context.Context, operation string) {
@@ -146,7 +171,7 @@ func SetOperation(ctx context.Context, operation string) {
 	}
 }
 
-func (h *root) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	x := &exchange{}
 	req, rec := &x.request, &x.statusRecorder
@@ -158,6 +183,9 @@ func (h *root) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r = r.WithContext(ctx)
 	x.idHeader[0] = req.id
 	w.Header()["X-Request-Id"] = x.idHeader[:] // as Header().Set does, without allocating the slice
+	if h.draining.Load() {
+		w.Header().Set("Connection", "close")
+	}
 	rec.ResponseWriter = w
 
 	h.metrics.inFlight.Inc()
@@ -183,11 +211,12 @@ func (h *root) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		elapsed := time.Since(start)
 		h.metrics.observe(operation, status, elapsed)
-		if h.opts.AccessLog == AccessLogAll || h.opts.AccessLog == AccessLogErrors && status >= 400 {
-			h.opts.Logger.LogAttrs(ctx, slog.LevelInfo, "request",
-				slog.String("method", r.Method), slog.String("path", r.URL.Path),
-				slog.String("operation", operation), slog.Int("status", status),
-				slog.Int64("bytes", rec.bytes), slog.Duration("duration", elapsed))
+		level := slog.LevelInfo
+		if operation == "none" && isProbeOrScrape(r.URL.Path) {
+			level = slog.LevelDebug
+		}
+		if h.opts.AccessLog == AccessLogAll || h.opts.AccessLog == AccessLogErrors && (status >= 400 || level == slog.LevelDebug) {
+			h.logRequest(ctx, level, r, req, operation, status, rec.bytes, elapsed)
 		}
 	}()
 
@@ -206,8 +235,28 @@ func (h *root) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mux.ServeHTTP(rec, r)
 }
 
+// logRequest writes a request's access log line. A request with no key id was not authenticated
+// by a team key (a probe, a refused key, an operator request).
+func (h *Handler) logRequest(ctx context.Context, level slog.Level, r *http.Request, req *request, operation string,
+	status int, bytes int64, elapsed time.Duration) {
+	if !h.opts.Logger.Enabled(ctx, level) {
+		return
+	}
+	h.opts.Logger.LogAttrs(ctx, level, "request",
+		slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		slog.String("operation", operation), slog.Int("status", status),
+		slog.Int64("bytes", bytes), slog.Duration("duration", elapsed),
+		slog.String("client", r.RemoteAddr), slog.String("key_id", req.keyID))
+}
+
+// isProbeOrScrape reports whether path is one of the routes that orchestrators and Prometheus
+// call every few seconds.
+func isProbeOrScrape(path string) bool {
+	return path == "/healthz" || path == "/readyz" || path == "/metrics"
+}
+
 // newRequestID returns 24 hex digits: the process's random prefix and a counter.
-func (h *root) newRequestID() string {
+func (h *Handler) newRequestID() string {
 	var b [24]byte
 	copy(b[:16], h.idPrefix)
 	n := h.idCounter.Add(1)

@@ -1,0 +1,216 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func parse(args []string, env map[string]string) (Config, error) {
+	return Parse(args, func(k string) string { return env[k] })
+}
+
+const longKey = "0123456789abcdef0123456789abcdef" // 32 characters
+
+func TestDefaults(t *testing.T) {
+	c, err := parse(nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Addr != "127.0.0.1:8080" || c.DataDir != "./data" || c.PolicyLimit != 200 || c.MaxBodyBytes != 16<<20 ||
+		c.AccessLog != "errors" || c.KPIInterval != 30*time.Second || c.DatabaseWait != 30*time.Second ||
+		c.ShutdownDelay != 5*time.Second || c.ExternalURL != "" || c.TLS() || c.LogFormat != "text" {
+		t.Fatalf("defaults: %+v", c)
+	}
+}
+
+// TestFlagsWinOverBadVariables gives every variable a bad value and its flag a good one: the start
+// goes on. Without the flag, the error names the variable.
+func TestFlagsWinOverBadVariables(t *testing.T) {
+	bad := map[string]string{
+		"addr": "", "external-url": "ftp://x", "tls-cert-file": "", "tls-key-file": "", "data-dir": "",
+		"database-url": "mysql://x", "database-wait": "forever", "region": "", "policy-limit": "abc",
+		"max-body-bytes": "12", "kpi-interval": "soon", "extensions-dir": "", "log-format": "xml",
+		"log-level": "loud", "access-log": "sampled", "shutdown-delay": "1y",
+	}
+	good := map[string]string{
+		"addr": "127.0.0.1:0", "external-url": "https://mgmt.example.com", "tls-cert-file": "", "tls-key-file": "",
+		"data-dir": "/tmp/x", "database-url": "postgres://db.example.com/mgmt", "database-wait": "2s", "region": "eu2",
+		"policy-limit": "5", "max-body-bytes": "2048", "kpi-interval": "10s", "extensions-dir": "/tmp/ext",
+		"log-format": "json", "log-level": "warn", "access-log": "all", "shutdown-delay": "0s",
+	}
+	for _, o := range options {
+		badValue, ok := bad[o.flag]
+		if !ok {
+			t.Errorf("--%s: the test has no bad value for it", o.flag)
+			continue
+		}
+		if badValue == "" {
+			continue // any string is valid
+		}
+		env := map[string]string{o.env: badValue}
+		if _, err := parse([]string{"--" + o.flag, good[o.flag]}, env); err != nil {
+			t.Errorf("--%s %s with %s=%s: %v", o.flag, good[o.flag], o.env, badValue, err)
+		}
+		_, err := parse(nil, env)
+		if err == nil || !strings.HasPrefix(err.Error(), o.env+" ") || !strings.Contains(err.Error(), "--"+o.flag) {
+			t.Errorf("%s=%s alone: error %v, want one naming the variable and its flag", o.env, badValue, err)
+		}
+		_, err = parse([]string{"--" + o.flag, badValue}, nil)
+		if err == nil || !strings.HasPrefix(err.Error(), "--"+o.flag+": ") {
+			t.Errorf("--%s %s: error %v, want one naming the flag", o.flag, badValue, err)
+		}
+	}
+}
+
+func TestBadValues(t *testing.T) {
+	for _, c := range []struct {
+		args     []string
+		env      map[string]string
+		fragment string
+	}{
+		{[]string{"--policy-limit", "0"}, nil, "--policy-limit: must be at least 1"},
+		{[]string{"--kpi-interval", "999ms"}, nil, "--kpi-interval: must be a duration from 1s to 1h"},
+		{[]string{"--database-wait", "-1s"}, nil, "--database-wait: must be a duration from 0s to 1h"},
+		{[]string{"--shutdown-delay", "6m"}, nil, "--shutdown-delay: must be a duration from 0s to 5m"},
+		{[]string{"--external-url", "mgmt.example.com"}, nil, "--external-url: must be an absolute http or https URL"},
+		{[]string{"--external-url", "https://"}, nil, "--external-url: must name a host"},
+		{[]string{"--external-url", "https://x.example.com/?a=b"}, nil, "--external-url: must have no query or fragment"},
+		{[]string{"--external-url", "https://x.example.com/#top"}, nil, "--external-url: must have no query or fragment"},
+		{[]string{"--external-url", "https://u:p@x.example.com"}, nil, "--external-url: must not carry a user"},
+		{[]string{"--tls-cert-file", "c.pem"}, nil, "--tls-cert-file and --tls-key-file: give both"},
+		{nil, map[string]string{"MGMTAPI_TLS_KEY_FILE": "k.pem"}, "--tls-cert-file and --tls-key-file: give both"},
+		{[]string{"--nope"}, nil, "flag provided but not defined: -nope"},
+		{[]string{"extra"}, nil, `unexpected argument "extra"`},
+	} {
+		_, err := parse(c.args, c.env)
+		if err == nil || !strings.Contains(err.Error(), c.fragment) {
+			t.Errorf("%v %v: error %v, want one containing %q", c.args, c.env, err, c.fragment)
+		}
+	}
+	if _, err := parse([]string{"--help"}, nil); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("--help: %v, want flag.ErrHelp", err)
+	}
+}
+
+func TestExternalURLIsKeptWithoutTrailingSlash(t *testing.T) {
+	c, err := parse([]string{"--external-url", "https://mgmt.example.com/api/"}, nil)
+	if err != nil || c.ExternalURL != "https://mgmt.example.com/api" {
+		t.Fatalf("got %q, %v", c.ExternalURL, err)
+	}
+	c, err = parse(nil, map[string]string{"MGMTAPI_EXTERNAL_URL": "http://10.0.0.7:8080"})
+	if err != nil || c.ExternalURL != "http://10.0.0.7:8080" {
+		t.Fatalf("from the variable: got %q, %v", c.ExternalURL, err)
+	}
+}
+
+func TestDefaultExternalURL(t *testing.T) {
+	for _, c := range []struct {
+		addr string
+		tls  bool
+		want string
+	}{
+		{"127.0.0.1:8080", false, "http://127.0.0.1:8080"},
+		{"[::]:40781", false, "http://127.0.0.1:40781"},
+		{"0.0.0.0:80", false, "http://127.0.0.1:80"},
+		{":8443", true, "https://localhost:8443"},
+		{"[::]:8443", true, "https://localhost:8443"},
+		{"10.1.2.3:8443", true, "https://10.1.2.3:8443"},
+		{"[::1]:8080", false, "http://[::1]:8080"},
+		{"mgmt.internal:8080", false, "http://mgmt.internal:8080"},
+	} {
+		if got := DefaultExternalURL(c.addr, c.tls); got != c.want {
+			t.Errorf("DefaultExternalURL(%q, %t) = %q, want %q", c.addr, c.tls, got, c.want)
+		}
+	}
+}
+
+func TestSecrets(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	withNewline := write("operator", longKey+"\n")
+	withCRLF := write("bootstrap", longKey+"-b\r\n")
+	short := write("short", "too-short\n")
+	empty := write("empty", "\n")
+
+	c, err := parse(nil, map[string]string{"MGMTAPI_OPERATOR_KEY_FILE": withNewline, "MGMTAPI_BOOTSTRAP_KEY_FILE": withCRLF})
+	if err != nil || c.OperatorKey != longKey || c.BootstrapKey != longKey+"-b" {
+		t.Fatalf("from files: operator %q bootstrap %q, %v", c.OperatorKey, c.BootstrapKey, err)
+	}
+	c, err = parse(nil, map[string]string{"MGMTAPI_OPERATOR_KEY": longKey, "MGMTAPI_BOOTSTRAP_KEY": longKey})
+	if err != nil || c.OperatorKey != longKey || c.BootstrapKey != longKey {
+		t.Fatalf("from variables: %+v, %v", c, err)
+	}
+	if strings.Contains(c.String(), longKey) {
+		t.Fatalf("String shows a secret: %s", c)
+	}
+	missing := filepath.Join(dir, "missing")
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"MGMTAPI_OPERATOR_KEY": longKey, "MGMTAPI_OPERATOR_KEY_FILE": withNewline},
+			"MGMTAPI_OPERATOR_KEY and MGMTAPI_OPERATOR_KEY_FILE: set one or the other, not both"},
+		{map[string]string{"MGMTAPI_BOOTSTRAP_KEY": longKey, "MGMTAPI_BOOTSTRAP_KEY_FILE": withNewline},
+			"MGMTAPI_BOOTSTRAP_KEY and MGMTAPI_BOOTSTRAP_KEY_FILE: set one or the other"},
+		{map[string]string{"MGMTAPI_OPERATOR_KEY_FILE": missing},
+			"MGMTAPI_OPERATOR_KEY_FILE: cannot read the key file " + missing + ": no such file or directory"},
+		{map[string]string{"MGMTAPI_BOOTSTRAP_KEY_FILE": dir},
+			"MGMTAPI_BOOTSTRAP_KEY_FILE: cannot read the key file " + dir},
+		{map[string]string{"MGMTAPI_OPERATOR_KEY": "op-secret"},
+			"MGMTAPI_OPERATOR_KEY: must be at least 32 characters, not 9"},
+		{map[string]string{"MGMTAPI_BOOTSTRAP_KEY": longKey[:31]},
+			"MGMTAPI_BOOTSTRAP_KEY: must be at least 32 characters, not 31"},
+		{map[string]string{"MGMTAPI_BOOTSTRAP_KEY_FILE": short},
+			"MGMTAPI_BOOTSTRAP_KEY_FILE (" + short + "): must be at least 32 characters, not 9"},
+		{map[string]string{"MGMTAPI_OPERATOR_KEY_FILE": empty},
+			"MGMTAPI_OPERATOR_KEY_FILE (" + empty + "): the file is empty"},
+	} {
+		_, err := parse(nil, c.env)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want one containing %q", c.env, err, c.want)
+		}
+	}
+}
+
+// TestUsageListsEverything checks that the help names every flag, every variable and the _FILE
+// variants of the secrets.
+func TestUsageListsEverything(t *testing.T) {
+	var b bytes.Buffer
+	Usage(&b)
+	help := b.String()
+	want := []string{"mgmtapi serve", "mgmtapi version", "mgmtapi help",
+		"MGMTAPI_BOOTSTRAP_KEY, MGMTAPI_BOOTSTRAP_KEY_FILE", "MGMTAPI_OPERATOR_KEY, MGMTAPI_OPERATOR_KEY_FILE"}
+	for _, o := range options {
+		want = append(want, "--"+o.flag+"\n", "variable "+o.env+",")
+	}
+	for _, w := range want {
+		if !strings.Contains(help, w) {
+			t.Errorf("the help lacks %q", w)
+		}
+	}
+}
+
+func TestStringMasksTheDatabasePassword(t *testing.T) {
+	c, err := parse([]string{"--database-url", "postgres://app:hunter2-secret@db.example.com:5432/mgmt"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.String(); strings.Contains(s, "hunter2") || !strings.Contains(s, "app:***@db.example.com") {
+		t.Fatalf("String: %s", s)
+	}
+	if h := DatabaseHost(c.DatabaseURL); h != "db.example.com:5432/mgmt" {
+		t.Fatalf("DatabaseHost: %q", h)
+	}
+}

@@ -5,11 +5,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/incidents"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
@@ -39,6 +41,10 @@ func TestAggregationsFastPaths(t *testing.T) {
 			al.Name = fmt.Sprintf("alert-%d", i%3)
 			al.ApplicationName = []string{"shop", "web"}[i%2]
 			al.SubsystemName = fmt.Sprintf("sub-%d", i%4)
+			al.Annotations = map[string]string{"summary": fmt.Sprintf("slow-%d", i%3)}
+			if i%4 == 0 {
+				al.Annotations["runbook"] = "https://runbooks/" + al.Name
+			}
 			id, created := trigger(t, env, al)
 			equal(t, "created", created, true)
 			alerts = append(alerts, struct {
@@ -169,6 +175,39 @@ func TestAggregationsFastPaths(t *testing.T) {
 					samePaged(by + "&pagination[pageSize]=3&pagination[pageToken]=" + tok)
 				}
 			}
+			// Display-label filters read the label's rows (incident_display_labels): they select
+			// the incidents whose stored display labels have the key and one of the values.
+			for _, f := range []struct {
+				query, key string
+				values     []string
+			}{
+				{"filter[displayLabels][summary][displayLabelValues]=slow-1", "summary", []string{"slow-1"}},
+				{"filter[displayLabels][summary][displayLabelValues][0]=slow-0&filter[displayLabels][summary][displayLabelValues][1]=slow-2", "summary", []string{"slow-0", "slow-2"}},
+				{"filter[displayLabels][runbook][displayLabelValues]=https://runbooks/alert-0", "runbook", []string{"https://runbooks/alert-0"}},
+				{"filter[displayLabels][summary][displayLabelValues]=nope", "summary", []string{"nope"}},
+			} {
+				var n int
+				for _, g := range aggs(t, env, f.query).IncidentAggs {
+					n += int(g.AllValuesCount)
+				}
+				want := 0
+				for _, a := range alerts {
+					if slices.Contains(f.values, a.al.Annotations[f.key]) {
+						want++
+					}
+				}
+				equal(t, stage+": "+f.query+" matches", n, want)
+				for _, by := range []string{"", bySeverity, "group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME&filter[state]=INCIDENT_STATE_TRIGGERED",
+					"group_bys[0][contextualLabel]=service&" + label} {
+					q := f.query
+					if by != "" {
+						q = by + "&" + q
+					}
+					same(q)
+				}
+				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_CREATED_TIME&pagination[pageSize]=4&" + f.query)
+				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_ID&pagination[pageSize]=3&filter[status]=INCIDENT_STATUS_TRIGGERED&" + f.query)
+			}
 			// Driven from the label rows, many groups read their ids in one query; a search of the
 			// same label selects the same incidents from the incidents and reads them per group.
 			allServices := "filter[contextualLabels][service][contextualLabelValues][0]=svc-0&filter[contextualLabels][service][contextualLabelValues][1]=svc-1&filter[contextualLabels][service][contextualLabelValues][2]=svc-2"
@@ -294,7 +333,8 @@ func sqlRows(t *testing.T, env *apitest.Env, query string) string {
 }
 
 // checkRollups checks that incident_rollup and incident_label_rollup, kept on write, are what the
-// incidents say, times included.
+// incidents say, times included, and that incident_display_labels holds each incident's display
+// labels.
 func checkRollups(t *testing.T, env *apitest.Env, stage string) {
 	t.Helper()
 	gotRollup := sqlRows(t, env, `SELECT name, application_name, subsystem_name, severity, state, status, assigned_to,
@@ -316,4 +356,13 @@ func checkRollups(t *testing.T, env *apitest.Env, stage string) {
 		ORDER BY l.key, l.value, i.name, i.application_name, i.subsystem_name, i.severity, i.state, i.status, i.assigned_to,
 		i.meta_labels, i.is_muted`)
 	equal(t, stage+": incident_label_rollup", gotLabelRollup, wantLabelRollup)
+	gotDisplay := sqlRows(t, env, `SELECT incident_id, key, value FROM incident_display_labels WHERE team_id = 1
+		ORDER BY incident_id, key`)
+	each := `json_each(i.display_labels)`
+	if env.DB.Engine == db.Postgres {
+		each = `jsonb_each_text(i.display_labels::jsonb)`
+	}
+	wantDisplay := sqlRows(t, env, `SELECT i.id, d.key, d.value FROM incidents i, `+each+` d WHERE i.team_id = 1
+		ORDER BY i.id, d.key`)
+	equal(t, stage+": incident_display_labels", gotDisplay, wantDisplay)
 }

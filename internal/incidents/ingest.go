@@ -110,6 +110,17 @@ func Trigger(ctx context.Context, tx *db.Tx, a Alert) (id string, created bool, 
 			return "", false, fmt.Errorf("insert incident label: %w", err)
 		}
 	}
+	keys = keys[:0]
+	for k := range annotations {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO incident_display_labels (team_id, incident_id, key, value)
+			VALUES ($1, $2, $3, $4)`, a.TeamID, id, k, annotations[k]); err != nil {
+			return "", false, fmt.Errorf("insert incident display label: %w", err)
+		}
+	}
 	// The OPEN event carries the state the incident opens in: each event holds exactly one of
 	// the event kinds' bodies, and OPEN has none of its own.
 	open := operational(oas.IncidentEventIncidentEventTypeINCIDENTEVENTTYPEOPEN, a.SystemName)

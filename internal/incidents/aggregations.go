@@ -208,6 +208,9 @@ func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context, _ oas.Li
 			return nil, err
 		}
 		return h.aggregationsPage(ctx, aq, from, where, args.list, cols, order, offset, total)
+	case onlyFields(aq.groupBys, rollupFields...) && dayRanged(aq.filter):
+		// whole days from incident_day_rollup, partial days from the incidents
+		order, err = h.dayRolledGroups(ctx, caller.TeamID, aq.filter, cols)
 	case onlyFields(aq.groupBys, rollupFields...) && rollupFilter(aq.filter):
 		order, err = h.foldGroups(ctx, rollupAggSQL(cols, where), args.list, len(cols))
 	default:
@@ -506,7 +509,7 @@ func aggQuerySQL(cols []column, prefix, from, where string) string {
 		}
 	}
 	aggregates := []string{"COUNT(*)", "MIN(" + prefix + "created_at)", "MAX(" + prefix + "closed_at)", "MAX(" + prefix + "last_state_update_time)"}
-	if from == rollupFrom || from == labelRollupFrom {
+	if from == rollupFrom || from == labelRollupFrom || from == dayRollupFrom {
 		aggregates = []string{"CAST(SUM(i.n) AS BIGINT)", "MIN(i.first_created)", "MAX(i.last_closed)", "MAX(i.last_update)"}
 	}
 	selects := append(exprs, aggregates...)
@@ -679,6 +682,10 @@ func labelRollupWhere(engine db.Engine, teamID int64, key string, filter, rest o
 func (h *IncidentHandler) rolledCount(ctx context.Context, teamID int64, filter oas.IncidentQueryFilter) (n int64, ok bool, err error) {
 	var query string
 	var args []any
+	if dayRanged(filter) {
+		n, err := h.dayRolledCount(ctx, teamID, filter)
+		return n, err == nil, err
+	}
 	if rollupFilter(filter) {
 		a := &sqlArgs{}
 		_, where, err := filterSQL(h.db.Engine, teamID, filter, "filter", a)
@@ -716,13 +723,30 @@ func (h *IncidentHandler) foldGroups(ctx context.Context, query string, args []a
 
 // foldGroupsOn is foldGroups on q (a read transaction).
 func foldGroupsOn(ctx context.Context, q db.Querier, query string, args []any, n int) ([]*group, error) {
+	into := newGroupFolder()
+	if err := into.fold(ctx, q, query, args, n); err != nil {
+		return nil, err
+	}
+	return into.order, nil
+}
+
+// groupFolder folds the rows of several aggregate queries (over disjoint sets of incidents) into
+// one set of groups, in the order first seen.
+type groupFolder struct {
+	groups map[string]*group
+	order  []*group
+}
+
+func newGroupFolder() *groupFolder { return &groupFolder{groups: map[string]*group{}} }
+
+// fold runs an aggregate query of aggQuerySQL's shape (n requested columns) and folds its rows.
+func (into *groupFolder) fold(ctx context.Context, q db.Querier, query string, args []any, n int) error {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("aggregate incidents: %w", err)
+		return fmt.Errorf("aggregate incidents: %w", err)
 	}
 	defer rows.Close()
-	groups := map[string]*group{}
-	var order []*group
+	groups := into.groups
 	scan := make([]any, n+9)
 	raw := make([]any, n)
 	var severity, state, status, assignee, meta string
@@ -736,7 +760,7 @@ func foldGroupsOn(ctx context.Context, q db.Querier, query string, args []any, n
 	for rows.Next() {
 		maxClosed = nil
 		if err := rows.Scan(scan...); err != nil {
-			return nil, err
+			return err
 		}
 		values := make([]groupValue, n)
 		for i, v := range raw {
@@ -747,14 +771,14 @@ func foldGroupsOn(ctx context.Context, q db.Querier, query string, args []any, n
 		if !ok {
 			g = newGroup(values, minCreated, lastUpdate)
 			groups[key] = g
-			order = append(order, g)
+			into.order = append(into.order, g)
 		}
 		g.add(severity, state, status, assignee, meta, count, minCreated, maxClosed, lastUpdate)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("aggregate incidents: %w", err)
+		return fmt.Errorf("aggregate incidents: %w", err)
 	}
-	return order, nil
+	return nil
 }
 
 // groupKey identifies a group by its values.

@@ -18,8 +18,8 @@ import (
 
 // TestRollupsUnderConcurrentWrites runs eight writers at once over few rollup rows (new
 // incidents, the source resolving them, acknowledge, close, assign, unassign, in batches), then
-// checks that incident_rollup and incident_label_rollup are exactly what the incidents say, times
-// included, and that E18 answers from them what the generic path answers.
+// checks that incident_rollup, incident_label_rollup and incident_day_rollup are exactly what the
+// incidents say, times included, and that E18 answers from them what the generic path answers.
 func TestRollupsUnderConcurrentWrites(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		var mu sync.Mutex
@@ -118,7 +118,9 @@ func TestRollupsUnderConcurrentWrites(t *testing.T) {
 		checkRollups(t, env, "after concurrent writes")
 		for _, q := range []string{"", "group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME&group_bys[1][incidentField]=INCIDENTS_FIELDS_STATUS",
 			"group_bys[0][contextualLabel]=service&filter[assignee]=u-1",
-			"group_bys[0][incidentField]=INCIDENTS_FIELDS_STATE&filter[contextualLabels][service][contextualLabelValues]=svc-2"} {
+			"group_bys[0][incidentField]=INCIDENTS_FIELDS_STATE&filter[contextualLabels][service][contextualLabelValues]=svc-2",
+			"group_bys[0][incidentField]=INCIDENTS_FIELDS_STATUS&filter[incidentDurationRange][startTime]=2000-01-01T00:00:00Z&filter[incidentDurationRange][endTime]=2100-01-01T00:00:00Z",
+			"group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME&filter[createdAtRange][startTime]=2000-01-01T00:00:00Z&filter[createdAtRange][endTime]=2100-01-01T00:00:00Z"} {
 			got := aggJSON(t, env, q)
 			restore := incidents.GenericAggregations()
 			want := aggJSON(t, env, q)

@@ -6,6 +6,8 @@ import (
 	"io"
 	"math/rand"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -131,3 +133,47 @@ func TestRollupsUnderConcurrentWrites(t *testing.T) {
 }
 
 func ids2(a, b string) string { return `{"incidentIds":["` + a + `","` + b + `"]}` }
+
+// TestDisplayLabelsAndDaysBackfill runs the backfills of migration 0026 over incidents whose
+// display-label rows and day rollup rows were lost, and expects them to be what the incidents say.
+func TestDisplayLabelsAndDaysBackfill(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		for i := 0; i < 12; i++ {
+			a := alert(fmt.Sprintf("backfill-%d", i))
+			a.StartsAt = a.StartsAt.Add(time.Duration(i) * time.Minute)
+			a.Annotations = map[string]string{"summary": fmt.Sprintf("s-%d", i%3), "runbook": "r"}
+			trigger(t, env, a)
+			if i%2 == 0 {
+				resolveFromSource(t, env, a, a.StartsAt.Add(time.Duration(i)*time.Hour))
+			}
+			env.Clock.Advance(7 * time.Hour)
+		}
+		migration, err := os.ReadFile(filepath.Join("..", "db", "migrations", string(env.DB.Engine), "0026_incident_display_labels_day_rollup.sql"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		err = env.DB.InTx(ctx, func(tx *db.Tx) error {
+			for _, table := range []string{"incident_display_labels", "incident_day_rollup"} {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM `+table); err != nil {
+					return err
+				}
+				_, backfill, ok := strings.Cut(string(migration), "INSERT INTO "+table)
+				if !ok {
+					return fmt.Errorf("the migration has no backfill of %s", table)
+				}
+				backfill, _, _ = strings.Cut(backfill, ";")
+				if _, err := tx.ExecContext(ctx, "INSERT INTO "+table+backfill); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		equal(t, "day rows", sqlRows(t, env, `SELECT CASE WHEN COUNT(*) > 3 THEN 'several' ELSE 'few' END FROM incident_day_rollup`), `[["several"]]`)
+		equal(t, "display rows", sqlRows(t, env, `SELECT COUNT(*) FROM incident_display_labels`), "[[24]]")
+		checkRollups(t, env, "after the backfill")
+	})
+}

@@ -981,6 +981,20 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 		}
 		total, counted = int(n), ok
 	}
+	if len(cols) == 1 && cols[0].field == oas.IncidentFieldsINCIDENTSFIELDSCREATEDTIME && !genericOnly.Load() {
+		// the rollups' count of the matching incidents, less the repeats of shared creation times
+		n, ok, err := h.rolledCount(ctx, teamID, filter)
+		if err != nil {
+			return nil, 0, err
+		}
+		if ok {
+			repeats, err := h.createdRepeats(ctx, teamID, seekWhere, base)
+			if err != nil {
+				return nil, 0, err
+			}
+			total, counted = int(n-repeats), true
+		}
+	}
 	if !counted {
 		if err := h.db.Read().QueryRowContext(ctx, countQuery, base...).Scan(&total); err != nil {
 			return nil, 0, fmt.Errorf("count incident groups: %w", err)
@@ -990,7 +1004,7 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 		return nil, total, nil
 	}
 	pageFrom := from
-	if counted && len(cols) == 1 && from == "incidents i" && h.db.Engine == db.SQLite {
+	if counted && byID && len(cols) == 1 && from == "incidents i" && h.db.Engine == db.SQLite {
 		// Grouped by id under a time range, SQLite reads every incident of the range through its
 		// index and sorts their ids; when the range holds many, walking the ids in order finds
 		// the page's sooner (about (offset+size) × team / matching rows, the matches spread
@@ -1061,6 +1075,47 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 		page[i] = f
 	}
 	return page, total, nil
+}
+
+// createdRepeats is, over the creation times of incident_created_ties, the number of the team's
+// incidents matching seekWhere (over the incidents alone, with base) created at that time, less
+// one: what counting the matching incidents counts beyond their distinct creation times. Each
+// time is one seek of the index on createdAt.
+func (h *IncidentHandler) createdRepeats(ctx context.Context, teamID int64, seekWhere string, base []any) (int64, error) {
+	from := "incidents i"
+	if h.db.Engine == db.SQLite {
+		from = "incidents i INDEXED BY incidents_by_created"
+	}
+	rows, err := h.db.Read().QueryContext(ctx, `SELECT created_at FROM incident_created_ties WHERE team_id = $1`, teamID)
+	if err != nil {
+		return 0, fmt.Errorf("count incident groups: %w", err)
+	}
+	var ties []int64
+	for rows.Next() {
+		var t int64
+		if err := rows.Scan(&t); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		ties = append(ties, t)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("count incident groups: %w", err)
+	}
+	var repeats int64
+	for _, t := range ties {
+		args := &sqlArgs{list: append([]any(nil), base...)}
+		var n int64
+		if err := h.db.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM `+from+` WHERE `+seekWhere+` AND i.created_at = `+args.add(t),
+			args.list...).Scan(&n); err != nil {
+			return 0, fmt.Errorf("count incident groups: %w", err)
+		}
+		if n > 1 {
+			repeats += n - 1
+		}
+	}
+	return repeats, nil
 }
 
 // foldPage folds the groups of a page (few enough for one statement) into folded. With exact

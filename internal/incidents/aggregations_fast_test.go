@@ -29,7 +29,7 @@ func TestAggregationsFastPaths(t *testing.T) {
 			id string
 			al incidents.Alert
 		}
-		for i := 0; i < 24; i++ {
+		makeAlert := func(i int) incidents.Alert {
 			al := alert(fmt.Sprintf("fast-%d", i))
 			al.Severity = severities[i%len(severities)]
 			al.StartsAt = al.StartsAt.Add(time.Duration(i) * time.Minute)
@@ -45,12 +45,36 @@ func TestAggregationsFastPaths(t *testing.T) {
 			if i%4 == 0 {
 				al.Annotations["runbook"] = "https://runbooks/" + al.Name
 			}
-			id, created := trigger(t, env, al)
-			equal(t, "created", created, true)
-			alerts = append(alerts, struct {
-				id string
-				al incidents.Alert
-			}{id, al})
+			return al
+		}
+		for i := 0; i < 24; i++ {
+			batch := []incidents.Alert{makeAlert(i)}
+			if i%5 == 3 {
+				// two incidents of one transaction, created at the same time
+				i++
+				batch = append(batch, makeAlert(i))
+			}
+			var ids []string
+			err := env.DB.InTx(context.Background(), func(tx *db.Tx) error {
+				ids = ids[:0]
+				for _, al := range batch {
+					id, created, err := incidents.Trigger(context.Background(), tx, al)
+					if err != nil || !created {
+						return fmt.Errorf("trigger %s: created %v, %v", al.Fingerprint, created, err)
+					}
+					ids = append(ids, id)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, al := range batch {
+				alerts = append(alerts, struct {
+					id string
+					al incidents.Alert
+				}{ids[k], al})
+			}
 			// over several days, for incident_day_rollup
 			env.Clock.Advance(5 * time.Hour)
 		}
@@ -253,6 +277,7 @@ func TestAggregationsFastPaths(t *testing.T) {
 					same(q)
 				}
 				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_ID&pagination[pageSize]=5&" + r)
+				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_CREATED_TIME&pagination[pageSize]=3&" + r)
 				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_ID&filter[severity]=INCIDENT_SEVERITY_ERROR&" + r)
 			}
 			// Driven from the label rows, many groups read their ids in one query; a search of the
@@ -413,6 +438,8 @@ func checkRollups(t *testing.T, env *apitest.Env, stage string) {
 			subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted
 		ORDER BY d, c, name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)
 	equal(t, stage+": incident_day_rollup", gotDays, wantDays)
+	equal(t, stage+": incident_created_ties", sqlRows(t, env, `SELECT created_at FROM incident_created_ties WHERE team_id = 1 ORDER BY created_at`),
+		sqlRows(t, env, `SELECT created_at FROM incidents WHERE team_id = 1 GROUP BY created_at HAVING COUNT(*) > 1 ORDER BY created_at`))
 	gotDisplay := sqlRows(t, env, `SELECT incident_id, key, value FROM incident_display_labels WHERE team_id = 1
 		ORDER BY incident_id, key`)
 	each := `json_each(i.display_labels)`

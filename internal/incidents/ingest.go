@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -88,6 +89,9 @@ func Trigger(ctx context.Context, tx *db.Tx, a Alert) (id string, created bool, 
 	}
 	if err != nil {
 		return "", false, fmt.Errorf("insert incident: %w", err)
+	}
+	if err := noteCreatedTie(ctx, tx, a.TeamID, now); err != nil {
+		return "", false, err
 	}
 	key := countKey{severity: string(severity), state: string(oas.IncidentStateINCIDENTSTATETRIGGERED),
 		status: string(oas.IncidentStatusINCIDENTSTATUSTRIGGERED), meta: canonicalMetaLabels(a.MetaLabels)}
@@ -220,4 +224,27 @@ func CaseOfAlert(ctx context.Context, tx *db.Tx, teamID int64, fingerprint strin
 		return "", false, fmt.Errorf("find incident of alert: %w", err)
 	}
 	return caseID, true, nil
+}
+
+// noteCreatedTie lists the creation time of an incident just inserted in incident_created_ties
+// when another incident of the team has it too. On PostgreSQL the transactions that create
+// incidents at the same microsecond take turns (an advisory lock), so that the later one sees
+// the earlier one's incident.
+func noteCreatedTie(ctx context.Context, tx *db.Tx, teamID, created int64) error {
+	if err := tx.Serialize(ctx, "incident-created:"+strconv.FormatInt(teamID, 10)+":"+strconv.FormatInt(created, 10)); err != nil {
+		return err
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM incidents WHERE team_id = $1 AND created_at = $2`,
+		teamID, created).Scan(&n); err != nil {
+		return fmt.Errorf("find incidents created together: %w", err)
+	}
+	if n < 2 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO incident_created_ties (team_id, created_at) VALUES ($1, $2)
+		ON CONFLICT (team_id, created_at) DO NOTHING`, teamID, created); err != nil {
+		return fmt.Errorf("note incidents created together: %w", err)
+	}
+	return nil
 }

@@ -46,3 +46,16 @@ SELECT team_id, created_at - created_at % 86400000000, COALESCE(closed_at - clos
 FROM incidents
 GROUP BY team_id, created_at - created_at % 86400000000, COALESCE(closed_at - closed_at % 86400000000, -1), name,
     application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted;
+
+-- E18 grouped by createdAt: the number of groups is the number of distinct creation times of the
+-- matching incidents. Incidents share a creation time only when created by one transaction (or
+-- in the same microsecond), so that number is the rollups' count of matching incidents less, for
+-- each time listed here (every creation time that two incidents of the team share; a time
+-- listed without sharing changes nothing), the matching incidents created then, less one.
+CREATE TABLE incident_created_ties (
+    team_id    INTEGER NOT NULL REFERENCES teams (id),
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (team_id, created_at)
+);
+INSERT INTO incident_created_ties (team_id, created_at)
+SELECT team_id, created_at FROM incidents GROUP BY team_id, created_at HAVING COUNT(*) > 1;

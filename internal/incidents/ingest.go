@@ -235,8 +235,8 @@ func noteCreatedTie(ctx context.Context, tx *db.Tx, teamID, created int64) error
 		return err
 	}
 	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM incidents WHERE team_id = $1 AND created_at = $2`,
-		teamID, created).Scan(&n); err != nil {
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 AS one FROM incidents WHERE team_id = $1 AND created_at = $2
+		LIMIT 2) AS t`, teamID, created).Scan(&n); err != nil {
 		return fmt.Errorf("find incidents created together: %w", err)
 	}
 	if n < 2 {

@@ -953,6 +953,9 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 			o += ` COLLATE "C"` // byte order, as strings.Compare
 		}
 		switch {
+		case c.field == oas.IncidentFieldsINCIDENTSFIELDSID && desc[i]:
+			o += " DESC" // never null: the order of incidents_by_id_c, read backwards
+		case c.field == oas.IncidentFieldsINCIDENTSFIELDSID:
 		case desc[i] && h.db.Engine == db.Postgres:
 			o += " DESC NULLS LAST"
 		case desc[i]:
@@ -1019,7 +1022,13 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 		}
 	}
 	args := &sqlArgs{list: append([]any(nil), base...)}
-	rows, err := h.db.Read().QueryContext(ctx, `SELECT `+grouped+` FROM `+pageFrom+` WHERE `+where+` GROUP BY `+grouped+
+	groupBy := ` GROUP BY ` + grouped
+	if byID && len(cols) == 1 && from == "incidents i" {
+		// each incident is its own group: no GROUP BY, so that PostgreSQL walks
+		// incidents_by_id_c (the ids in byte order) to the page instead of sorting every id
+		groupBy = ""
+	}
+	rows, err := h.db.Read().QueryContext(ctx, `SELECT `+grouped+` FROM `+pageFrom+` WHERE `+where+groupBy+
 		` ORDER BY `+strings.Join(order, ", ")+` LIMIT `+args.add(int64(size))+` OFFSET `+args.add(int64(offset)), args.list...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("page incident groups: %w", err)

@@ -59,3 +59,8 @@ CREATE TABLE incident_created_ties (
 );
 INSERT INTO incident_created_ties (team_id, created_at)
 SELECT team_id, created_at FROM incidents GROUP BY team_id, created_at HAVING COUNT(*) > 1;
+
+-- E18 grouped by id pages the ids in byte order (COLLATE "C", as Go compares strings): this index
+-- walks them in that order, where the primary key (the database's collation) made PostgreSQL
+-- sort every matching id for a page of 100.
+CREATE INDEX incidents_by_id_c ON incidents (team_id, id COLLATE "C");

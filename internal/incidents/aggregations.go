@@ -984,18 +984,18 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 		}
 		total, counted = int(n), ok
 	}
-	if len(cols) == 1 && cols[0].field == oas.IncidentFieldsINCIDENTSFIELDSCREATEDTIME && !genericOnly.Load() {
-		// the rollups' count of the matching incidents, less the repeats of shared creation times
+	if field, ok := timeTieFields[cols[0].field]; ok && len(cols) == 1 && !genericOnly.Load() {
+		// the rollups' count of the matching incidents, less the repeats of shared times
 		n, ok, err := h.rolledCount(ctx, teamID, filter)
 		if err != nil {
 			return nil, 0, err
 		}
 		if ok {
-			repeats, err := h.createdRepeats(ctx, teamID, seekWhere, base)
+			repeats, ok, err := h.timeRepeats(ctx, teamID, field, seekWhere, base)
 			if err != nil {
 				return nil, 0, err
 			}
-			total, counted = int(n-repeats), true
+			total, counted = int(n-repeats), ok
 		}
 	}
 	if !counted {
@@ -1086,45 +1086,61 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 	return page, total, nil
 }
 
-// createdRepeats is, over the creation times of incident_created_ties, the number of the team's
-// incidents matching seekWhere (over the incidents alone, with base) created at that time, less
-// one: what counting the matching incidents counts beyond their distinct creation times. Each
-// time is one seek of the index on createdAt.
-func (h *IncidentHandler) createdRepeats(ctx context.Context, teamID int64, seekWhere string, base []any) (int64, error) {
+// timeTieFields are the group-by fields whose groups are counted with incident_time_ties, and
+// their field there.
+var timeTieFields = map[oas.IncidentFields]string{
+	oas.IncidentFieldsINCIDENTSFIELDSCREATEDTIME:         "created",
+	oas.IncidentFieldsINCIDENTSFIELDSLASTSTATEUPDATETIME: "updated",
+}
+
+// maxTimeTies is the number of shared times of a field above which the groups are counted from
+// the incidents (each listed time is a seek per count).
+const maxTimeTies = 256
+
+// timeRepeats is, over the times of field that incident_time_ties lists, the number of the
+// team's incidents matching seekWhere (over the incidents alone, with base) that have that time,
+// less one: what counting the matching incidents counts beyond their distinct times. Each time is
+// one seek of the field's index; ok=false when more than maxTimeTies are listed.
+func (h *IncidentHandler) timeRepeats(ctx context.Context, teamID int64, field, seekWhere string, base []any) (repeats int64, ok bool, err error) {
+	column := timeTieColumns[field]
 	from := "incidents i"
 	if h.db.Engine == db.SQLite {
-		from = "incidents i INDEXED BY incidents_by_created"
+		from = map[string]string{"created": "incidents i INDEXED BY incidents_by_created",
+			"updated": "incidents i INDEXED BY incidents_by_updated"}[field]
 	}
-	rows, err := h.db.Read().QueryContext(ctx, `SELECT created_at FROM incident_created_ties WHERE team_id = $1`, teamID)
+	rows, err := h.db.Read().QueryContext(ctx, `SELECT at FROM incident_time_ties WHERE team_id = $1 AND field = $2 LIMIT $3`,
+		teamID, field, maxTimeTies+1)
 	if err != nil {
-		return 0, fmt.Errorf("count incident groups: %w", err)
+		return 0, false, fmt.Errorf("count incident groups: %w", err)
 	}
 	var ties []int64
 	for rows.Next() {
 		var t int64
 		if err := rows.Scan(&t); err != nil {
 			rows.Close()
-			return 0, err
+			return 0, false, err
 		}
 		ties = append(ties, t)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return 0, fmt.Errorf("count incident groups: %w", err)
+		return 0, false, fmt.Errorf("count incident groups: %w", err)
 	}
-	var repeats int64
+	if len(ties) > maxTimeTies {
+		return 0, false, nil
+	}
 	for _, t := range ties {
 		args := &sqlArgs{list: append([]any(nil), base...)}
 		var n int64
-		if err := h.db.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM `+from+` WHERE `+seekWhere+` AND i.created_at = `+args.add(t),
+		if err := h.db.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM `+from+` WHERE `+seekWhere+` AND i.`+column+` = `+args.add(t),
 			args.list...).Scan(&n); err != nil {
-			return 0, fmt.Errorf("count incident groups: %w", err)
+			return 0, false, fmt.Errorf("count incident groups: %w", err)
 		}
 		if n > 1 {
 			repeats += n - 1
 		}
 	}
-	return repeats, nil
+	return repeats, true, nil
 }
 
 // foldPage folds the groups of a page (few enough for one statement) into folded. With exact

@@ -438,8 +438,13 @@ func checkRollups(t *testing.T, env *apitest.Env, stage string) {
 			subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted
 		ORDER BY d, c, name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)
 	equal(t, stage+": incident_day_rollup", gotDays, wantDays)
-	equal(t, stage+": incident_created_ties", sqlRows(t, env, `SELECT created_at FROM incident_created_ties WHERE team_id = 1 ORDER BY created_at`),
+	// every shared creation time is listed, and only those (creation times never change); every
+	// shared last update is listed (a time listed that is no longer shared is harmless)
+	equal(t, stage+": created ties", sqlRows(t, env, `SELECT at FROM incident_time_ties WHERE team_id = 1 AND field = 'created' ORDER BY at`),
 		sqlRows(t, env, `SELECT created_at FROM incidents WHERE team_id = 1 GROUP BY created_at HAVING COUNT(*) > 1 ORDER BY created_at`))
+	equal(t, stage+": updated ties missing", sqlRows(t, env, `SELECT last_state_update_time FROM incidents WHERE team_id = 1
+		GROUP BY last_state_update_time HAVING COUNT(*) > 1
+		EXCEPT SELECT at FROM incident_time_ties WHERE team_id = 1 AND field = 'updated'`), "null")
 	gotDisplay := sqlRows(t, env, `SELECT incident_id, key, value FROM incident_display_labels WHERE team_id = 1
 		ORDER BY incident_id, key`)
 	each := `json_each(i.display_labels)`

@@ -90,8 +90,10 @@ func Trigger(ctx context.Context, tx *db.Tx, a Alert) (id string, created bool, 
 	if err != nil {
 		return "", false, fmt.Errorf("insert incident: %w", err)
 	}
-	if err := noteCreatedTie(ctx, tx, a.TeamID, now); err != nil {
-		return "", false, err
+	for _, field := range []string{"created", "updated"} {
+		if err := noteTimeTie(ctx, tx, a.TeamID, field, now); err != nil {
+			return "", false, err
+		}
 	}
 	key := countKey{severity: string(severity), state: string(oas.IncidentStateINCIDENTSTATETRIGGERED),
 		status: string(oas.IncidentStatusINCIDENTSTATUSTRIGGERED), meta: canonicalMetaLabels(a.MetaLabels)}
@@ -176,6 +178,9 @@ func ResolveFromSource(ctx context.Context, tx *db.Tx, teamID int64, fingerprint
 	if err != nil {
 		return "", false, false, fmt.Errorf("resolve incident: %w", err)
 	}
+	if err := noteTimeTie(ctx, tx, teamID, "updated", now); err != nil {
+		return "", false, false, err
+	}
 	moved := old
 	moved.state, moved.status = string(oas.IncidentStateINCIDENTSTATERESOLVED), string(oas.IncidentStatusINCIDENTSTATUSRESOLVED)
 	moveCount(ctx, tx, teamID, old, moved)
@@ -226,25 +231,29 @@ func CaseOfAlert(ctx context.Context, tx *db.Tx, teamID int64, fingerprint strin
 	return caseID, true, nil
 }
 
-// noteCreatedTie lists the creation time of an incident just inserted in incident_created_ties
-// when another incident of the team has it too. On PostgreSQL the transactions that create
-// incidents at the same microsecond take turns (an advisory lock), so that the later one sees
+// timeTieColumns are the incident columns whose shared times incident_time_ties lists, by field.
+var timeTieColumns = map[string]string{"created": "created_at", "updated": "last_state_update_time"}
+
+// noteTimeTie lists a time just written to an incident's field ("created" or "updated") in
+// incident_time_ties when another incident of the team has it too. On PostgreSQL the
+// transactions that write the same time take turns (an advisory lock), so that the later one sees
 // the earlier one's incident.
-func noteCreatedTie(ctx context.Context, tx *db.Tx, teamID, created int64) error {
-	if err := tx.Serialize(ctx, "incident-created:"+strconv.FormatInt(teamID, 10)+":"+strconv.FormatInt(created, 10)); err != nil {
+func noteTimeTie(ctx context.Context, tx *db.Tx, teamID int64, field string, at int64) error {
+	column := timeTieColumns[field]
+	if err := tx.Serialize(ctx, "incident-time:"+field+":"+strconv.FormatInt(teamID, 10)+":"+strconv.FormatInt(at, 10)); err != nil {
 		return err
 	}
 	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 AS one FROM incidents WHERE team_id = $1 AND created_at = $2
-		LIMIT 2) AS t`, teamID, created).Scan(&n); err != nil {
-		return fmt.Errorf("find incidents created together: %w", err)
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 AS one FROM incidents WHERE team_id = $1 AND `+column+` = $2
+		LIMIT 2) AS t`, teamID, at).Scan(&n); err != nil {
+		return fmt.Errorf("find incidents of one time: %w", err)
 	}
 	if n < 2 {
 		return nil
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO incident_created_ties (team_id, created_at) VALUES ($1, $2)
-		ON CONFLICT (team_id, created_at) DO NOTHING`, teamID, created); err != nil {
-		return fmt.Errorf("note incidents created together: %w", err)
+	if _, err := tx.ExecContext(ctx, `INSERT INTO incident_time_ties (team_id, field, at) VALUES ($1, $2, $3)
+		ON CONFLICT (team_id, field, at) DO NOTHING`, teamID, field, at); err != nil {
+		return fmt.Errorf("note incidents of one time: %w", err)
 	}
 	return nil
 }

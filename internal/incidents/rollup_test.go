@@ -135,7 +135,8 @@ func TestRollupsUnderConcurrentWrites(t *testing.T) {
 func ids2(a, b string) string { return `{"incidentIds":["` + a + `","` + b + `"]}` }
 
 // TestDisplayLabelsAndDaysBackfill runs the backfills of migration 0026 over incidents whose
-// display-label rows and day rollup rows were lost, and expects them to be what the incidents say.
+// display-label rows, day rollup rows and shared times were lost, and expects them to be what
+// the incidents say.
 func TestDisplayLabelsAndDaysBackfill(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		for i := 0; i < 12; i++ {
@@ -154,7 +155,7 @@ func TestDisplayLabelsAndDaysBackfill(t *testing.T) {
 		}
 		ctx := context.Background()
 		err = env.DB.InTx(ctx, func(tx *db.Tx) error {
-			for _, table := range []string{"incident_display_labels", "incident_day_rollup"} {
+			for _, table := range []string{"incident_display_labels", "incident_day_rollup", "incident_time_ties"} {
 				if _, err := tx.ExecContext(ctx, `DELETE FROM `+table); err != nil {
 					return err
 				}

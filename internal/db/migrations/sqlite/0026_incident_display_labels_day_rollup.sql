@@ -47,15 +47,19 @@ FROM incidents
 GROUP BY team_id, created_at - created_at % 86400000000, COALESCE(closed_at - closed_at % 86400000000, -1), name,
     application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted;
 
--- E18 grouped by createdAt: the number of groups is the number of distinct creation times of the
--- matching incidents. Incidents share a creation time only when created by one transaction (or
--- in the same microsecond), so that number is the rollups' count of matching incidents less, for
--- each time listed here (every creation time that two incidents of the team share; a time
--- listed without sharing changes nothing), the matching incidents created then, less one.
-CREATE TABLE incident_created_ties (
-    team_id    INTEGER NOT NULL REFERENCES teams (id),
-    created_at INTEGER NOT NULL,
-    PRIMARY KEY (team_id, created_at)
+-- E18 grouped by createdAt or by the last state update: the number of groups is the number of
+-- distinct times of the matching incidents. Incidents share such a time only when one transaction
+-- wrote several (or in the same microsecond), so that number is the rollups' count of matching
+-- incidents less, for each time listed here (field 'created' or 'updated': every time of the field
+-- that two incidents of the team have, or had; a time listed without sharing changes nothing),
+-- the matching incidents that have it, less one.
+CREATE TABLE incident_time_ties (
+    team_id INTEGER NOT NULL REFERENCES teams (id),
+    field   TEXT    NOT NULL,
+    at      INTEGER NOT NULL,
+    PRIMARY KEY (team_id, field, at)
 );
-INSERT INTO incident_created_ties (team_id, created_at)
-SELECT team_id, created_at FROM incidents GROUP BY team_id, created_at HAVING COUNT(*) > 1;
+INSERT INTO incident_time_ties (team_id, field, at)
+SELECT team_id, 'created', created_at FROM incidents GROUP BY team_id, created_at HAVING COUNT(*) > 1
+UNION ALL
+SELECT team_id, 'updated', last_state_update_time FROM incidents GROUP BY team_id, last_state_update_time HAVING COUNT(*) > 1;

@@ -269,7 +269,7 @@ func (h *IncidentHandler) aggregationsPage(ctx context.Context, aq aggQuery, fro
 		ids := g.ids
 		if ids == nil {
 			var err error
-			if ids, err = h.groupIDs(ctx, from, where, args, cols, g.values); err != nil {
+			if ids, err = h.groupIDs(ctx, from, where, args, cols, g.values, aq.filter.CreatedAtRange.Set); err != nil {
 				return nil, err
 			}
 		}
@@ -320,8 +320,9 @@ func position(list []string, v string) int {
 	return len(list)
 }
 
-// groupIDs returns up to maxListedIDs ids of the group's incidents, sorted.
-func (h *IncidentHandler) groupIDs(ctx context.Context, from, where string, base []any, cols []column, values []groupValue) ([]string, error) {
+// groupIDs returns up to maxListedIDs ids of the group's incidents, sorted. createdRange says that
+// where holds a createdAt range.
+func (h *IncidentHandler) groupIDs(ctx context.Context, from, where string, base []any, cols []column, values []groupValue, createdRange bool) ([]string, error) {
 	args := &sqlArgs{list: append([]any(nil), base...)}
 	conds := []string{where}
 	byLabel := false
@@ -356,6 +357,10 @@ func (h *IncidentHandler) groupIDs(ctx context.Context, from, where string, base
 	case bySeverity:
 		// and may walk a covering index in name order for a severity's incidents
 		from = "incidents i INDEXED BY incidents_by_severity"
+	case createdRange && !byLabel:
+		// the range's incidents, in createdAt order: in id order they may come only after every
+		// incident before the range
+		from = "incidents i INDEXED BY incidents_by_created"
 	case !byLabel:
 		// No index starts with the group's values: walking a covering index in name order, a
 		// filter on the name (a search) finds its matches only late; in id order they come as

@@ -208,6 +208,9 @@ func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context, _ oas.Li
 			return nil, err
 		}
 		return h.aggregationsPage(ctx, aq, from, where, args.list, cols, order, offset, total)
+	case onlyFields(aq.groupBys, rollupFields...) && dayRanged(aq.filter):
+		// whole days from incident_day_rollup, partial days from the incidents
+		order, err = h.dayRolledGroups(ctx, caller.TeamID, aq.filter, cols)
 	case onlyFields(aq.groupBys, rollupFields...) && rollupFilter(aq.filter):
 		order, err = h.foldGroups(ctx, rollupAggSQL(cols, where), args.list, len(cols))
 	default:
@@ -266,7 +269,7 @@ func (h *IncidentHandler) aggregationsPage(ctx context.Context, aq aggQuery, fro
 		ids := g.ids
 		if ids == nil {
 			var err error
-			if ids, err = h.groupIDs(ctx, from, where, args, cols, g.values); err != nil {
+			if ids, err = h.groupIDs(ctx, from, where, args, cols, g.values, aq.filter.CreatedAtRange.Set); err != nil {
 				return nil, err
 			}
 		}
@@ -317,8 +320,9 @@ func position(list []string, v string) int {
 	return len(list)
 }
 
-// groupIDs returns up to maxListedIDs ids of the group's incidents, sorted.
-func (h *IncidentHandler) groupIDs(ctx context.Context, from, where string, base []any, cols []column, values []groupValue) ([]string, error) {
+// groupIDs returns up to maxListedIDs ids of the group's incidents, sorted. createdRange says that
+// where holds a createdAt range.
+func (h *IncidentHandler) groupIDs(ctx context.Context, from, where string, base []any, cols []column, values []groupValue, createdRange bool) ([]string, error) {
 	args := &sqlArgs{list: append([]any(nil), base...)}
 	conds := []string{where}
 	byLabel := false
@@ -353,6 +357,10 @@ func (h *IncidentHandler) groupIDs(ctx context.Context, from, where string, base
 	case bySeverity:
 		// and may walk a covering index in name order for a severity's incidents
 		from = "incidents i INDEXED BY incidents_by_severity"
+	case createdRange && !byLabel:
+		// the range's incidents, in createdAt order: in id order they may come only after every
+		// incident before the range
+		from = "incidents i INDEXED BY incidents_by_created"
 	case !byLabel:
 		// No index starts with the group's values: walking a covering index in name order, a
 		// filter on the name (a search) finds its matches only late; in id order they come as
@@ -506,7 +514,7 @@ func aggQuerySQL(cols []column, prefix, from, where string) string {
 		}
 	}
 	aggregates := []string{"COUNT(*)", "MIN(" + prefix + "created_at)", "MAX(" + prefix + "closed_at)", "MAX(" + prefix + "last_state_update_time)"}
-	if from == rollupFrom || from == labelRollupFrom {
+	if from == rollupFrom || from == labelRollupFrom || from == dayRollupFrom {
 		aggregates = []string{"CAST(SUM(i.n) AS BIGINT)", "MIN(i.first_created)", "MAX(i.last_closed)", "MAX(i.last_update)"}
 	}
 	selects := append(exprs, aggregates...)
@@ -679,6 +687,10 @@ func labelRollupWhere(engine db.Engine, teamID int64, key string, filter, rest o
 func (h *IncidentHandler) rolledCount(ctx context.Context, teamID int64, filter oas.IncidentQueryFilter) (n int64, ok bool, err error) {
 	var query string
 	var args []any
+	if dayRanged(filter) {
+		n, err := h.dayRolledCount(ctx, teamID, filter)
+		return n, err == nil, err
+	}
 	if rollupFilter(filter) {
 		a := &sqlArgs{}
 		_, where, err := filterSQL(h.db.Engine, teamID, filter, "filter", a)
@@ -716,13 +728,30 @@ func (h *IncidentHandler) foldGroups(ctx context.Context, query string, args []a
 
 // foldGroupsOn is foldGroups on q (a read transaction).
 func foldGroupsOn(ctx context.Context, q db.Querier, query string, args []any, n int) ([]*group, error) {
+	into := newGroupFolder()
+	if err := into.fold(ctx, q, query, args, n); err != nil {
+		return nil, err
+	}
+	return into.order, nil
+}
+
+// groupFolder folds the rows of several aggregate queries (over disjoint sets of incidents) into
+// one set of groups, in the order first seen.
+type groupFolder struct {
+	groups map[string]*group
+	order  []*group
+}
+
+func newGroupFolder() *groupFolder { return &groupFolder{groups: map[string]*group{}} }
+
+// fold runs an aggregate query of aggQuerySQL's shape (n requested columns) and folds its rows.
+func (into *groupFolder) fold(ctx context.Context, q db.Querier, query string, args []any, n int) error {
 	rows, err := q.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("aggregate incidents: %w", err)
+		return fmt.Errorf("aggregate incidents: %w", err)
 	}
 	defer rows.Close()
-	groups := map[string]*group{}
-	var order []*group
+	groups := into.groups
 	scan := make([]any, n+9)
 	raw := make([]any, n)
 	var severity, state, status, assignee, meta string
@@ -736,7 +765,7 @@ func foldGroupsOn(ctx context.Context, q db.Querier, query string, args []any, n
 	for rows.Next() {
 		maxClosed = nil
 		if err := rows.Scan(scan...); err != nil {
-			return nil, err
+			return err
 		}
 		values := make([]groupValue, n)
 		for i, v := range raw {
@@ -747,14 +776,14 @@ func foldGroupsOn(ctx context.Context, q db.Querier, query string, args []any, n
 		if !ok {
 			g = newGroup(values, minCreated, lastUpdate)
 			groups[key] = g
-			order = append(order, g)
+			into.order = append(into.order, g)
 		}
 		g.add(severity, state, status, assignee, meta, count, minCreated, maxClosed, lastUpdate)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("aggregate incidents: %w", err)
+		return fmt.Errorf("aggregate incidents: %w", err)
 	}
-	return order, nil
+	return nil
 }
 
 // groupKey identifies a group by its values.
@@ -929,6 +958,9 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 			o += ` COLLATE "C"` // byte order, as strings.Compare
 		}
 		switch {
+		case c.field == oas.IncidentFieldsINCIDENTSFIELDSID && desc[i]:
+			o += " DESC" // never null: the order of incidents_by_id_c, read backwards
+		case c.field == oas.IncidentFieldsINCIDENTSFIELDSID:
 		case desc[i] && h.db.Engine == db.Postgres:
 			o += " DESC NULLS LAST"
 		case desc[i]:
@@ -957,6 +989,20 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 		}
 		total, counted = int(n), ok
 	}
+	if field, ok := timeTieFields[cols[0].field]; ok && len(cols) == 1 && !genericOnly.Load() {
+		// the rollups' count of the matching incidents, less the repeats of shared times
+		n, ok, err := h.rolledCount(ctx, teamID, filter)
+		if err != nil {
+			return nil, 0, err
+		}
+		if ok {
+			repeats, ok, err := h.timeRepeats(ctx, teamID, field, seekWhere, base)
+			if err != nil {
+				return nil, 0, err
+			}
+			total, counted = int(n-repeats), ok
+		}
+	}
 	if !counted {
 		if err := h.db.Read().QueryRowContext(ctx, countQuery, base...).Scan(&total); err != nil {
 			return nil, 0, fmt.Errorf("count incident groups: %w", err)
@@ -965,8 +1011,29 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 	if offset >= total {
 		return nil, total, nil
 	}
+	pageFrom := from
+	if counted && byID && len(cols) == 1 && from == "incidents i" && h.db.Engine == db.SQLite {
+		// Grouped by id under a time range, SQLite reads every incident of the range through its
+		// index and sorts their ids; when the range holds many, walking the ids in order finds
+		// the page's sooner (about (offset+size) × team / matching rows, the matches spread
+		// evenly over the ids).
+		var team int64
+		if err := h.db.Read().QueryRowContext(ctx, `SELECT COALESCE(SUM(n), 0) FROM incident_counts WHERE team_id = $1`,
+			teamID).Scan(&team); err != nil {
+			return nil, 0, fmt.Errorf("count incidents: %w", err)
+		}
+		if int64(offset+size)*team < int64(total)*int64(total) {
+			pageFrom = "incidents i INDEXED BY sqlite_autoindex_incidents_1"
+		}
+	}
 	args := &sqlArgs{list: append([]any(nil), base...)}
-	rows, err := h.db.Read().QueryContext(ctx, `SELECT `+grouped+` FROM `+from+` WHERE `+where+` GROUP BY `+grouped+
+	groupBy := ` GROUP BY ` + grouped
+	if byID && len(cols) == 1 && from == "incidents i" {
+		// each incident is its own group: no GROUP BY, so that PostgreSQL walks
+		// incidents_by_id_c (the ids in byte order) to the page instead of sorting every id
+		groupBy = ""
+	}
+	rows, err := h.db.Read().QueryContext(ctx, `SELECT `+grouped+` FROM `+pageFrom+` WHERE `+where+groupBy+
 		` ORDER BY `+strings.Join(order, ", ")+` LIMIT `+args.add(int64(size))+` OFFSET `+args.add(int64(offset)), args.list...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("page incident groups: %w", err)
@@ -1022,6 +1089,63 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 		page[i] = f
 	}
 	return page, total, nil
+}
+
+// timeTieFields are the group-by fields whose groups are counted with incident_time_ties, and
+// their field there.
+var timeTieFields = map[oas.IncidentFields]string{
+	oas.IncidentFieldsINCIDENTSFIELDSCREATEDTIME:         "created",
+	oas.IncidentFieldsINCIDENTSFIELDSLASTSTATEUPDATETIME: "updated",
+}
+
+// maxTimeTies is the number of shared times of a field above which the groups are counted from
+// the incidents (each listed time is a seek per count).
+const maxTimeTies = 256
+
+// timeRepeats is, over the times of field that incident_time_ties lists, the number of the
+// team's incidents matching seekWhere (over the incidents alone, with base) that have that time,
+// less one: what counting the matching incidents counts beyond their distinct times. Each time is
+// one seek of the field's index; ok=false when more than maxTimeTies are listed.
+func (h *IncidentHandler) timeRepeats(ctx context.Context, teamID int64, field, seekWhere string, base []any) (repeats int64, ok bool, err error) {
+	column := timeTieColumns[field]
+	from := "incidents i"
+	if h.db.Engine == db.SQLite {
+		from = map[string]string{"created": "incidents i INDEXED BY incidents_by_created",
+			"updated": "incidents i INDEXED BY incidents_by_updated"}[field]
+	}
+	rows, err := h.db.Read().QueryContext(ctx, `SELECT at FROM incident_time_ties WHERE team_id = $1 AND field = $2 LIMIT $3`,
+		teamID, field, maxTimeTies+1)
+	if err != nil {
+		return 0, false, fmt.Errorf("count incident groups: %w", err)
+	}
+	var ties []int64
+	for rows.Next() {
+		var t int64
+		if err := rows.Scan(&t); err != nil {
+			rows.Close()
+			return 0, false, err
+		}
+		ties = append(ties, t)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, false, fmt.Errorf("count incident groups: %w", err)
+	}
+	if len(ties) > maxTimeTies {
+		return 0, false, nil
+	}
+	for _, t := range ties {
+		args := &sqlArgs{list: append([]any(nil), base...)}
+		var n int64
+		if err := h.db.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM `+from+` WHERE `+seekWhere+` AND i.`+column+` = `+args.add(t),
+			args.list...).Scan(&n); err != nil {
+			return 0, false, fmt.Errorf("count incident groups: %w", err)
+		}
+		if n > 1 {
+			repeats += n - 1
+		}
+	}
+	return repeats, true, nil
 }
 
 // foldPage folds the groups of a page (few enough for one statement) into folded. With exact

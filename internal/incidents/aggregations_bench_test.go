@@ -312,7 +312,8 @@ func bulkLoad(b *testing.B, database *db.DB, n int) {
 	if err != nil {
 		b.Fatalf("bulk load counts: %v", err)
 	}
-	// incident_rollup as migration 0024 backfills it
+	// incident_rollup as migration 0024 backfills it, incident_day_rollup and incident_time_ties
+	// as 0026 does (the bulk incidents have no display labels)
 	err = database.InTx(ctx, func(tx *db.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO incident_rollup (team_id, name, application_name, subsystem_name, severity,
 			state, status, assigned_to, meta_labels, is_muted, n, first_created, last_closed, last_update)
@@ -330,6 +331,25 @@ func bulkLoad(b *testing.B, database *db.DB, n int) {
 			FROM incident_labels l JOIN incidents i ON i.team_id = l.team_id AND i.id = l.incident_id WHERE l.team_id = 1
 			GROUP BY l.team_id, l.key, l.value, i.name, i.application_name, i.subsystem_name, i.severity, i.state, i.status,
 				i.assigned_to, i.meta_labels, i.is_muted`)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO incident_day_rollup (team_id, created_day, closed_day, name, application_name,
+			subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted, n, first_created, last_closed, last_update)
+			SELECT team_id, created_at - created_at % 86400000000, COALESCE(closed_at - closed_at % 86400000000, -1), name,
+				application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted,
+				COUNT(*), MIN(created_at), MAX(closed_at), MAX(last_state_update_time)
+			FROM incidents WHERE team_id = 1
+			GROUP BY team_id, created_at - created_at % 86400000000, COALESCE(closed_at - closed_at % 86400000000, -1), name,
+				application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO incident_time_ties (team_id, field, at)
+			SELECT team_id, 'created', created_at FROM incidents WHERE team_id = 1 GROUP BY team_id, created_at HAVING COUNT(*) > 1
+			UNION ALL
+			SELECT team_id, 'updated', last_state_update_time FROM incidents WHERE team_id = 1
+			GROUP BY team_id, last_state_update_time HAVING COUNT(*) > 1`)
 		return err
 	})
 	if err != nil {

@@ -5,11 +5,13 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/incidents"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
@@ -27,7 +29,7 @@ func TestAggregationsFastPaths(t *testing.T) {
 			id string
 			al incidents.Alert
 		}
-		for i := 0; i < 24; i++ {
+		makeAlert := func(i int) incidents.Alert {
 			al := alert(fmt.Sprintf("fast-%d", i))
 			al.Severity = severities[i%len(severities)]
 			al.StartsAt = al.StartsAt.Add(time.Duration(i) * time.Minute)
@@ -39,13 +41,42 @@ func TestAggregationsFastPaths(t *testing.T) {
 			al.Name = fmt.Sprintf("alert-%d", i%3)
 			al.ApplicationName = []string{"shop", "web"}[i%2]
 			al.SubsystemName = fmt.Sprintf("sub-%d", i%4)
-			id, created := trigger(t, env, al)
-			equal(t, "created", created, true)
-			alerts = append(alerts, struct {
-				id string
-				al incidents.Alert
-			}{id, al})
-			env.Clock.Advance(time.Second)
+			al.Annotations = map[string]string{"summary": fmt.Sprintf("slow-%d", i%3)}
+			if i%4 == 0 {
+				al.Annotations["runbook"] = "https://runbooks/" + al.Name
+			}
+			return al
+		}
+		for i := 0; i < 24; i++ {
+			batch := []incidents.Alert{makeAlert(i)}
+			if i%5 == 3 {
+				// two incidents of one transaction, created at the same time
+				i++
+				batch = append(batch, makeAlert(i))
+			}
+			var ids []string
+			err := env.DB.InTx(context.Background(), func(tx *db.Tx) error {
+				ids = ids[:0]
+				for _, al := range batch {
+					id, created, err := incidents.Trigger(context.Background(), tx, al)
+					if err != nil || !created {
+						return fmt.Errorf("trigger %s: created %v, %v", al.Fingerprint, created, err)
+					}
+					ids = append(ids, id)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, al := range batch {
+				alerts = append(alerts, struct {
+					id string
+					al incidents.Alert
+				}{ids[k], al})
+			}
+			// over several days, for incident_day_rollup
+			env.Clock.Advance(5 * time.Hour)
 		}
 		id := func(i int) string { return alerts[i].id }
 		check := func(stage string) {
@@ -168,6 +199,86 @@ func TestAggregationsFastPaths(t *testing.T) {
 				if tok := pageTokenAt(t, env, by+"&pagination[pageSize]=1", 1000); tok != "" {
 					samePaged(by + "&pagination[pageSize]=3&pagination[pageToken]=" + tok)
 				}
+			}
+			// Display-label filters read the label's rows (incident_display_labels): they select
+			// the incidents whose stored display labels have the key and one of the values.
+			for _, f := range []struct {
+				query, key string
+				values     []string
+			}{
+				{"filter[displayLabels][summary][displayLabelValues]=slow-1", "summary", []string{"slow-1"}},
+				{"filter[displayLabels][summary][displayLabelValues][0]=slow-0&filter[displayLabels][summary][displayLabelValues][1]=slow-2", "summary", []string{"slow-0", "slow-2"}},
+				{"filter[displayLabels][runbook][displayLabelValues]=https://runbooks/alert-0", "runbook", []string{"https://runbooks/alert-0"}},
+				{"filter[displayLabels][summary][displayLabelValues]=nope", "summary", []string{"nope"}},
+			} {
+				var n int
+				for _, g := range aggs(t, env, f.query).IncidentAggs {
+					n += int(g.AllValuesCount)
+				}
+				want := 0
+				for _, a := range alerts {
+					if slices.Contains(f.values, a.al.Annotations[f.key]) {
+						want++
+					}
+				}
+				equal(t, stage+": "+f.query+" matches", n, want)
+				for _, by := range []string{"", bySeverity, "group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME&filter[state]=INCIDENT_STATE_TRIGGERED",
+					"group_bys[0][contextualLabel]=service&" + label} {
+					q := f.query
+					if by != "" {
+						q = by + "&" + q
+					}
+					same(q)
+				}
+				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_CREATED_TIME&pagination[pageSize]=4&" + f.query)
+				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_ID&pagination[pageSize]=3&filter[status]=INCIDENT_STATUS_TRIGGERED&" + f.query)
+			}
+			// createdAt and duration ranges read incident_day_rollup's whole days and the incidents
+			// of the partial days: aligned, unaligned, within one day, empty, both ranges at once.
+			var firstMicros int64
+			if err := env.DB.Read().QueryRowContext(context.Background(), `SELECT MIN(created_at) FROM incidents WHERE team_id = 1`).Scan(&firstMicros); err != nil {
+				t.Fatal(err)
+			}
+			day0 := time.UnixMicro(firstMicros).UTC().Truncate(24 * time.Hour)
+			at := func(h float64) string {
+				return day0.Add(time.Duration(h * float64(time.Hour))).Format(time.RFC3339Nano)
+			}
+			var ranges []string
+			for _, b := range [][2]float64{{24, 72}, {0, 240}, {7, 50}, {13.5, 14.25}, {30, 30}, {40, 20}, {-48, 26}, {-1, 500}} {
+				ranges = append(ranges,
+					"filter[createdAtRange][startTime]="+at(b[0])+"&filter[createdAtRange][endTime]="+at(b[1]),
+					"filter[incidentDurationRange][startTime]="+at(b[0])+"&filter[incidentDurationRange][endTime]="+at(b[1]))
+			}
+			// starting just after an incident closed, on the day it closed
+			closedAt := sqlRows(t, env, `SELECT COALESCE(MIN(closed_at), 0), COALESCE(MAX(closed_at), 0) FROM incidents WHERE team_id = 1`)
+			var closedBounds [2]int64
+			if _, err := fmt.Sscanf(strings.Trim(closedAt, "[]"), "%d,%d", &closedBounds[0], &closedBounds[1]); err != nil {
+				t.Fatalf("closed times %s: %v", closedAt, err)
+			}
+			for _, c := range closedBounds {
+				if c == 0 {
+					continue
+				}
+				start := time.UnixMicro(c).UTC().Add(time.Second)
+				ranges = append(ranges, "filter[incidentDurationRange][startTime]="+start.Format(time.RFC3339Nano)+
+					"&filter[incidentDurationRange][endTime]="+start.Add(72*time.Hour).Format(time.RFC3339Nano))
+			}
+			ranges = append(ranges,
+				"filter[createdAtRange][startTime]="+at(5)+"&filter[createdAtRange][endTime]="+at(100)+
+					"&filter[incidentDurationRange][startTime]="+at(30.5)+"&filter[incidentDurationRange][endTime]="+at(72))
+			for _, r := range ranges {
+				for _, by := range []string{"", bySeverity, "group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME&group_bys[1][incidentField]=INCIDENTS_FIELDS_STATUS",
+					"group_bys[0][incidentField]=INCIDENTS_FIELDS_SUBSYSTEM_NAME&filter[state]=INCIDENT_STATE_TRIGGERED",
+					"group_bys[0][incidentField]=INCIDENTS_FIELDS_APPLICATION_NAME&filter[assignee]=bob&filter[metaLabels][0][value]=prod"} {
+					q := r
+					if by != "" {
+						q = by + "&" + r
+					}
+					same(q)
+				}
+				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_ID&pagination[pageSize]=5&" + r)
+				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_CREATED_TIME&pagination[pageSize]=3&" + r)
+				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_ID&filter[severity]=INCIDENT_SEVERITY_ERROR&" + r)
 			}
 			// Driven from the label rows, many groups read their ids in one query; a search of the
 			// same label selects the same incidents from the incidents and reads them per group.
@@ -293,8 +404,9 @@ func sqlRows(t *testing.T, env *apitest.Env, query string) string {
 	return string(b)
 }
 
-// checkRollups checks that incident_rollup and incident_label_rollup, kept on write, are what the
-// incidents say, times included.
+// checkRollups checks that incident_rollup, incident_label_rollup and incident_day_rollup, kept on
+// write, are what the incidents say, times included, and that incident_display_labels holds each incident's display
+// labels.
 func checkRollups(t *testing.T, env *apitest.Env, stage string) {
 	t.Helper()
 	gotRollup := sqlRows(t, env, `SELECT name, application_name, subsystem_name, severity, state, status, assigned_to,
@@ -316,4 +428,30 @@ func checkRollups(t *testing.T, env *apitest.Env, stage string) {
 		ORDER BY l.key, l.value, i.name, i.application_name, i.subsystem_name, i.severity, i.state, i.status, i.assigned_to,
 		i.meta_labels, i.is_muted`)
 	equal(t, stage+": incident_label_rollup", gotLabelRollup, wantLabelRollup)
+	gotDays := sqlRows(t, env, `SELECT created_day, closed_day, name, application_name, subsystem_name, severity, state, status,
+		assigned_to, meta_labels, is_muted, n, first_created, last_closed, last_update FROM incident_day_rollup WHERE team_id = 1
+		ORDER BY created_day, closed_day, name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)
+	wantDays := sqlRows(t, env, `SELECT created_at - created_at % 86400000000 AS d, COALESCE(closed_at - closed_at % 86400000000, -1) AS c,
+		name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted,
+		COUNT(*), MIN(created_at), MAX(closed_at), MAX(last_state_update_time) FROM incidents WHERE team_id = 1
+		GROUP BY created_at - created_at % 86400000000, COALESCE(closed_at - closed_at % 86400000000, -1), name, application_name,
+			subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted
+		ORDER BY d, c, name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)
+	equal(t, stage+": incident_day_rollup", gotDays, wantDays)
+	// every shared creation time is listed, and only those (creation times never change); every
+	// shared last update is listed (a time listed that is no longer shared is harmless)
+	equal(t, stage+": created ties", sqlRows(t, env, `SELECT at FROM incident_time_ties WHERE team_id = 1 AND field = 'created' ORDER BY at`),
+		sqlRows(t, env, `SELECT created_at FROM incidents WHERE team_id = 1 GROUP BY created_at HAVING COUNT(*) > 1 ORDER BY created_at`))
+	equal(t, stage+": updated ties missing", sqlRows(t, env, `SELECT last_state_update_time FROM incidents WHERE team_id = 1
+		GROUP BY last_state_update_time HAVING COUNT(*) > 1
+		EXCEPT SELECT at FROM incident_time_ties WHERE team_id = 1 AND field = 'updated'`), "null")
+	gotDisplay := sqlRows(t, env, `SELECT incident_id, key, value FROM incident_display_labels WHERE team_id = 1
+		ORDER BY incident_id, key`)
+	each := `json_each(i.display_labels)`
+	if env.DB.Engine == db.Postgres {
+		each = `jsonb_each_text(i.display_labels::jsonb)`
+	}
+	wantDisplay := sqlRows(t, env, `SELECT i.id, d.key, d.value FROM incidents i, `+each+` d WHERE i.team_id = 1
+		ORDER BY i.id, d.key`)
+	equal(t, stage+": incident_display_labels", gotDisplay, wantDisplay)
 }

@@ -60,7 +60,8 @@ var searchColumns = map[oas.IncidentFields]string{
 // is the filter's path in messages ("filter").
 //
 // A contextual-label filter with values drives the query from the label index (CROSS JOIN keeps
-// SQLite from scanning every incident of the team and probing each against the label set).
+// SQLite from scanning every incident of the team and probing each against the label set); so
+// does, failing one, a display-label filter with values (incident_display_labels).
 //
 // Errors: Invalid for a search query that names no field or label, or both, or a field that
 // cannot be searched.
@@ -117,13 +118,17 @@ func filterSQLFrom(engine db.Engine, teamID int64, f oas.IncidentQueryFilter, pr
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			var c string
-			if engine == db.Postgres {
-				c = "EXISTS (SELECT 1 FROM jsonb_each_text(i.display_labels::jsonb) d WHERE d.key = " + args.add(k)
-			} else {
-				c = "EXISTS (SELECT 1 FROM json_each(i.display_labels) d WHERE d.key = " + args.add(k)
+			vals := labels[k].DisplayLabelValues
+			if drive && from == "incidents i" && len(vals) > 0 {
+				// the incidents that carry the label, from its rows (incident_display_labels_by_key)
+				from = "incident_display_labels df CROSS JOIN incidents i"
+				conds = append(conds, "df.team_id = "+team, "df.key = "+args.add(k), "df.value IN ("+args.in(vals)+")",
+					"i.id = df.incident_id")
+				continue
 			}
-			if vals := labels[k].DisplayLabelValues; len(vals) > 0 {
+			// the incident's own row, one seek (the primary key)
+			c := "EXISTS (SELECT 1 FROM incident_display_labels d WHERE d.team_id = i.team_id AND d.incident_id = i.id AND d.key = " + args.add(k)
+			if len(vals) > 0 {
 				c += " AND d.value IN (" + args.in(vals) + ")"
 			}
 			conds = append(conds, c+")")

@@ -166,6 +166,9 @@ func setStatus(ctx context.Context, tx *db.Tx, teamID int64, r row, state, statu
 	if err != nil {
 		return err
 	}
+	if err := noteTimeTie(ctx, tx, teamID, "updated", micros(tx.Now)); err != nil {
+		return err
+	}
 	to := r.countKey()
 	to.state, to.status = state, status
 	moveCount(ctx, tx, teamID, r.countKey(), to)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -89,6 +90,11 @@ func Trigger(ctx context.Context, tx *db.Tx, a Alert) (id string, created bool, 
 	if err != nil {
 		return "", false, fmt.Errorf("insert incident: %w", err)
 	}
+	for _, field := range []string{"created", "updated"} {
+		if err := noteTimeTie(ctx, tx, a.TeamID, field, now); err != nil {
+			return "", false, err
+		}
+	}
 	key := countKey{severity: string(severity), state: string(oas.IncidentStateINCIDENTSTATETRIGGERED),
 		status: string(oas.IncidentStatusINCIDENTSTATUSTRIGGERED), meta: canonicalMetaLabels(a.MetaLabels)}
 	addCount(ctx, tx, a.TeamID, key, 1)
@@ -108,6 +114,17 @@ func Trigger(ctx context.Context, tx *db.Tx, a Alert) (id string, created bool, 
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $10)`,
 			a.TeamID, k, labels[k], id, key.severity, key.state, key.status, key.assignedTo, key.meta, now); err != nil {
 			return "", false, fmt.Errorf("insert incident label: %w", err)
+		}
+	}
+	keys = keys[:0]
+	for k := range annotations {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO incident_display_labels (team_id, incident_id, key, value)
+			VALUES ($1, $2, $3, $4)`, a.TeamID, id, k, annotations[k]); err != nil {
+			return "", false, fmt.Errorf("insert incident display label: %w", err)
 		}
 	}
 	// The OPEN event carries the state the incident opens in: each event holds exactly one of
@@ -161,6 +178,9 @@ func ResolveFromSource(ctx context.Context, tx *db.Tx, teamID int64, fingerprint
 	if err != nil {
 		return "", false, false, fmt.Errorf("resolve incident: %w", err)
 	}
+	if err := noteTimeTie(ctx, tx, teamID, "updated", now); err != nil {
+		return "", false, false, err
+	}
 	moved := old
 	moved.state, moved.status = string(oas.IncidentStateINCIDENTSTATERESOLVED), string(oas.IncidentStatusINCIDENTSTATUSRESOLVED)
 	moveCount(ctx, tx, teamID, old, moved)
@@ -209,4 +229,31 @@ func CaseOfAlert(ctx context.Context, tx *db.Tx, teamID int64, fingerprint strin
 		return "", false, fmt.Errorf("find incident of alert: %w", err)
 	}
 	return caseID, true, nil
+}
+
+// timeTieColumns are the incident columns whose shared times incident_time_ties lists, by field.
+var timeTieColumns = map[string]string{"created": "created_at", "updated": "last_state_update_time"}
+
+// noteTimeTie lists a time just written to an incident's field ("created" or "updated") in
+// incident_time_ties when another incident of the team has it too. On PostgreSQL the
+// transactions that write the same time take turns (an advisory lock), so that the later one sees
+// the earlier one's incident.
+func noteTimeTie(ctx context.Context, tx *db.Tx, teamID int64, field string, at int64) error {
+	column := timeTieColumns[field]
+	if err := tx.Serialize(ctx, "incident-time:"+field+":"+strconv.FormatInt(teamID, 10)+":"+strconv.FormatInt(at, 10)); err != nil {
+		return err
+	}
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT 1 AS one FROM incidents WHERE team_id = $1 AND `+column+` = $2
+		LIMIT 2) AS t`, teamID, at).Scan(&n); err != nil {
+		return fmt.Errorf("find incidents of one time: %w", err)
+	}
+	if n < 2 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO incident_time_ties (team_id, field, at) VALUES ($1, $2, $3)
+		ON CONFLICT (team_id, field, at) DO NOTHING`, teamID, field, at); err != nil {
+		return fmt.Errorf("note incidents of one time: %w", err)
+	}
+	return nil
 }

@@ -30,13 +30,26 @@ type rollupEntry struct {
 	update     int64
 }
 
-// rollupRow is a row of incident_rollup (labeled false) or of incident_label_rollup (an
-// incident's value of one contextual label key, and its rollupKey).
+// rollupRow is a row of incident_rollup (labeled and daily false), of incident_label_rollup (an
+// incident's value of one contextual label key, and its rollupKey) or of incident_day_rollup
+// (daily: the UTC days of the incident's creation and close, and its rollupKey).
 type rollupRow struct {
 	labeled              bool
 	labelKey, labelValue string
+	daily                bool
+	createdDay           int64
+	closedDay            int64 // openDay while open
 	key                  rollupKey
 }
+
+// dayMicros is a day in microseconds; openDay is incident_day_rollup's closed_day of open incidents.
+const (
+	dayMicros = 86400000000
+	openDay   = -1
+)
+
+// dayOf is the first microsecond of the UTC day of t (Unix microseconds, not before 1970).
+func dayOf(t int64) int64 { return t - t%dayMicros }
 
 // rows are the rollup rows that count the incident: one of incident_rollup, one of
 // incident_label_rollup per contextual label.
@@ -45,7 +58,11 @@ func (e rollupEntry) rows() ([]rollupRow, error) {
 	if err := json.Unmarshal([]byte(e.contextual), &labels); err != nil {
 		return nil, fmt.Errorf("contextual labels %q: %w", e.contextual, err)
 	}
-	rows := []rollupRow{{key: e.key}}
+	closedDay := int64(openDay)
+	if e.closed.Valid {
+		closedDay = dayOf(e.closed.Int64)
+	}
+	rows := []rollupRow{{key: e.key}, {daily: true, createdDay: dayOf(e.created), closedDay: closedDay, key: e.key}}
 	for k, v := range labels {
 		rows = append(rows, rollupRow{labeled: true, labelKey: k, labelValue: v, key: e.key})
 	}
@@ -63,11 +80,18 @@ const rollupKeyMatch = `name = $2 AND application_name = $3 AND subsystem_name =
 // label's key and value as $11 and $12.
 const labelRollupKeyMatch = rollupKeyMatch + ` AND key = $11 AND value = $12`
 
+// dayRollupKeyMatch is the condition on incident_day_rollup's key after team_id, with the days
+// as $11 and $12.
+const dayRollupKeyMatch = rollupKeyMatch + ` AND created_day = $11 AND closed_day = $12`
+
 func (r rollupRow) args(teamID int64) []any {
 	k := r.key
 	args := []any{teamID, k.name, k.application, k.subsystem, k.severity, k.state, k.status, k.assignedTo, k.meta, k.muted}
-	if r.labeled {
+	switch {
+	case r.labeled:
 		args = append(args, r.labelKey, r.labelValue)
+	case r.daily:
+		args = append(args, r.createdDay, r.closedDay)
 	}
 	return args
 }
@@ -155,21 +179,30 @@ func moveRollup(ctx context.Context, tx *db.Tx, teamID int64, from, to rollupEnt
 	if err != nil {
 		return err
 	}
+	// A row the incident stays in, with times that only grew, takes them in place; it leaves
+	// the other rows it was in and arrives in the others it is in.
 	grew := from.created == to.created && to.update >= from.update &&
 		(!from.closed.Valid || (to.closed.Valid && to.closed.Int64 >= from.closed.Int64))
-	if from.key == to.key && from.contextual == to.contextual && grew {
-		for _, r := range toRows {
-			deltas.at(r).merge(to)
+	stays := map[rollupRow]bool{}
+	if grew {
+		for _, r := range fromRows {
+			stays[r] = true
 		}
-		return nil
 	}
 	for _, r := range fromRows {
+		if stays[r] && slices.Contains(toRows, r) {
+			continue
+		}
 		out := deltas.at(r)
 		out.n--
 		out.departed = append(out.departed, from)
 	}
 	for _, r := range toRows {
 		in := deltas.at(r)
+		if stays[r] {
+			in.merge(to)
+			continue
+		}
 		in.n++
 		in.merge(to)
 	}
@@ -187,6 +220,7 @@ func (d rollupDeltas) write(ctx context.Context, tx *db.Tx, teamID int64) error 
 	slices.SortFunc(keys, func(ra, rb rollupRow) int {
 		a, b := ra.key, rb.key
 		return cmp.Or(cmpBool(ra.labeled, rb.labeled), cmp.Compare(ra.labelKey, rb.labelKey), cmp.Compare(ra.labelValue, rb.labelValue),
+			cmpBool(ra.daily, rb.daily), cmp.Compare(ra.createdDay, rb.createdDay), cmp.Compare(ra.closedDay, rb.closedDay),
 			cmp.Compare(a.name, b.name), cmp.Compare(a.application, b.application), cmp.Compare(a.subsystem, b.subsystem),
 			cmp.Compare(a.severity, b.severity), cmp.Compare(a.state, b.state), cmp.Compare(a.status, b.status),
 			cmp.Compare(a.assignedTo, b.assignedTo), cmp.Compare(a.meta, b.meta), cmpBool(a.muted, b.muted))
@@ -201,8 +235,11 @@ func (d rollupDeltas) write(ctx context.Context, tx *db.Tx, teamID int64) error 
 
 func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, r rollupRow) error {
 	table, columns, match := "incident_rollup", rollupKeyColumns, rollupKeyMatch
-	if r.labeled {
+	switch {
+	case r.labeled:
 		table, columns, match = "incident_label_rollup", rollupKeyColumns+", key, value", labelRollupKeyMatch
+	case r.daily:
+		table, columns, match = "incident_day_rollup", rollupKeyColumns+", created_day, closed_day", dayRollupKeyMatch
 	}
 	args := r.args(teamID)
 	p := len(args)
@@ -246,28 +283,39 @@ func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, r 
 	// seek for incident_rollup; for a label's row, to the first that carries the label); the last
 	// close (an incident closed before it left) reads the row's incidents.
 	inRow := ` FROM incidents i WHERE i.team_id = $1 AND ` + rollupKeyMatch
-	if r.labeled {
+	find := args
+	switch {
+	case r.labeled:
 		inRow += ` AND EXISTS (SELECT 1 FROM incident_labels l WHERE l.team_id = $1 AND l.key = $11 AND l.value = $12
 			AND l.incident_id = i.id)`
+	case r.daily:
+		// the row's day of the rollup key's incidents in createdAt order (incidents_by_rollup)
+		inRow += ` AND i.created_at >= $11 AND i.created_at < $13
+			AND COALESCE(i.closed_at - i.closed_at % ` + strconv.Itoa(dayMicros) + `, ` + strconv.Itoa(openDay) + `) = $12`
+		find = append(append([]any(nil), args...), r.createdDay+dayMicros)
 	}
 	byCreated, byUpdated := inRow, inRow
 	if tx.Engine == db.SQLite {
 		byCreated = strings.Replace(inRow, "incidents i", "incidents i INDEXED BY incidents_by_rollup", 1)
 		byUpdated = strings.Replace(inRow, "incidents i", "incidents i INDEXED BY incidents_by_severity", 1)
 	}
+	lastUpdate := `SELECT i.last_state_update_time` + byUpdated + ` ORDER BY i.last_state_update_time DESC LIMIT 1`
+	if r.daily {
+		// a day's incidents of the key: all of them, in createdAt order
+		lastUpdate = `SELECT MAX(i.last_state_update_time)` + byCreated
+	}
 	if heldFirst {
-		if err := tx.QueryRowContext(ctx, `SELECT i.created_at`+byCreated+` ORDER BY i.created_at LIMIT 1`, args...).Scan(&first); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT i.created_at`+byCreated+` ORDER BY i.created_at LIMIT 1`, find...).Scan(&first); err != nil {
 			return err
 		}
 	}
 	if heldUpdate {
-		if err := tx.QueryRowContext(ctx, `SELECT i.last_state_update_time`+byUpdated+` ORDER BY i.last_state_update_time DESC LIMIT 1`,
-			args...).Scan(&update); err != nil {
+		if err := tx.QueryRowContext(ctx, lastUpdate, find...).Scan(&update); err != nil {
 			return err
 		}
 	}
 	if heldClosed {
-		if err := tx.QueryRowContext(ctx, `SELECT MAX(i.closed_at)`+byCreated, args...).Scan(&closed); err != nil {
+		if err := tx.QueryRowContext(ctx, `SELECT MAX(i.closed_at)`+byCreated, find...).Scan(&closed); err != nil {
 			return err
 		}
 	}

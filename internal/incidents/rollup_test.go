@@ -6,6 +6,8 @@ import (
 	"io"
 	"math/rand"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,8 +20,8 @@ import (
 
 // TestRollupsUnderConcurrentWrites runs eight writers at once over few rollup rows (new
 // incidents, the source resolving them, acknowledge, close, assign, unassign, in batches), then
-// checks that incident_rollup and incident_label_rollup are exactly what the incidents say, times
-// included, and that E18 answers from them what the generic path answers.
+// checks that incident_rollup, incident_label_rollup and incident_day_rollup are exactly what the
+// incidents say, times included, and that E18 answers from them what the generic path answers.
 func TestRollupsUnderConcurrentWrites(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		var mu sync.Mutex
@@ -118,7 +120,9 @@ func TestRollupsUnderConcurrentWrites(t *testing.T) {
 		checkRollups(t, env, "after concurrent writes")
 		for _, q := range []string{"", "group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME&group_bys[1][incidentField]=INCIDENTS_FIELDS_STATUS",
 			"group_bys[0][contextualLabel]=service&filter[assignee]=u-1",
-			"group_bys[0][incidentField]=INCIDENTS_FIELDS_STATE&filter[contextualLabels][service][contextualLabelValues]=svc-2"} {
+			"group_bys[0][incidentField]=INCIDENTS_FIELDS_STATE&filter[contextualLabels][service][contextualLabelValues]=svc-2",
+			"group_bys[0][incidentField]=INCIDENTS_FIELDS_STATUS&filter[incidentDurationRange][startTime]=2000-01-01T00:00:00Z&filter[incidentDurationRange][endTime]=2100-01-01T00:00:00Z",
+			"group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME&filter[createdAtRange][startTime]=2000-01-01T00:00:00Z&filter[createdAtRange][endTime]=2100-01-01T00:00:00Z"} {
 			got := aggJSON(t, env, q)
 			restore := incidents.GenericAggregations()
 			want := aggJSON(t, env, q)
@@ -129,3 +133,48 @@ func TestRollupsUnderConcurrentWrites(t *testing.T) {
 }
 
 func ids2(a, b string) string { return `{"incidentIds":["` + a + `","` + b + `"]}` }
+
+// TestDisplayLabelsAndDaysBackfill runs the backfills of migration 0026 over incidents whose
+// display-label rows, day rollup rows and shared times were lost, and expects them to be what
+// the incidents say.
+func TestDisplayLabelsAndDaysBackfill(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		for i := 0; i < 12; i++ {
+			a := alert(fmt.Sprintf("backfill-%d", i))
+			a.StartsAt = a.StartsAt.Add(time.Duration(i) * time.Minute)
+			a.Annotations = map[string]string{"summary": fmt.Sprintf("s-%d", i%3), "runbook": "r"}
+			trigger(t, env, a)
+			if i%2 == 0 {
+				resolveFromSource(t, env, a, a.StartsAt.Add(time.Duration(i)*time.Hour))
+			}
+			env.Clock.Advance(7 * time.Hour)
+		}
+		migration, err := os.ReadFile(filepath.Join("..", "db", "migrations", string(env.DB.Engine), "0026_incident_display_labels_day_rollup.sql"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		err = env.DB.InTx(ctx, func(tx *db.Tx) error {
+			for _, table := range []string{"incident_display_labels", "incident_day_rollup", "incident_time_ties"} {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM `+table); err != nil {
+					return err
+				}
+				_, backfill, ok := strings.Cut(string(migration), "INSERT INTO "+table)
+				if !ok {
+					return fmt.Errorf("the migration has no backfill of %s", table)
+				}
+				backfill, _, _ = strings.Cut(backfill, ";")
+				if _, err := tx.ExecContext(ctx, "INSERT INTO "+table+backfill); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		equal(t, "day rows", sqlRows(t, env, `SELECT CASE WHEN COUNT(*) > 3 THEN 'several' ELSE 'few' END FROM incident_day_rollup`), `[["several"]]`)
+		equal(t, "display rows", sqlRows(t, env, `SELECT COUNT(*) FROM incident_display_labels`), "[[24]]")
+		checkRollups(t, env, "after the backfill")
+	})
+}

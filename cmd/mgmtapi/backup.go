@@ -16,6 +16,14 @@ import (
 // sqliteFileName is the name of the database file in the data directory (see internal/db).
 const sqliteFileName = "mgmtapi.db"
 
+// backupCommand runs `mgmtapi backup` or `mgmtapi restore`, named by args[0].
+func backupCommand(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if args[0] == "restore" {
+		return restore(ctx, args[1:], getenv, stdout, stderr)
+	}
+	return backup(ctx, args[1:], getenv, stdout, stderr)
+}
+
 const backupUsage = `usage: mgmtapi backup --to FILE [--data-dir DIR] [--force]
 
 Writes a consistent copy of the SQLite database of DIR to FILE while the server may be running.
@@ -23,6 +31,22 @@ FILE is written under a temporary name beside it and renamed once complete and c
 PostgreSQL deployments are backed up with pg_dump.
 
 `
+
+// databaseFlags declares the flags that say where the database is, with serve's defaults.
+func databaseFlags(fs *flag.FlagSet, getenv func(string) string, usage string) (dataDir, databaseURL *string) {
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	dir := getenv("MGMTAPI_DATA_DIR")
+	if dir == "" {
+		dir = "./data"
+	}
+	dataDir = fs.String("data-dir", dir, "directory of the SQLite database (MGMTAPI_DATA_DIR)")
+	databaseURL = fs.String("database-url", getenv("MGMTAPI_DATABASE_URL"),
+		"PostgreSQL URL; refused: PostgreSQL has pg_dump and pg_restore (MGMTAPI_DATABASE_URL)")
+	return dataDir, databaseURL
+}
 
 // backup is `mgmtapi backup`: it copies the SQLite database of the data directory to a new file
 // with VACUUM INTO, a snapshot of one read transaction, so a server writing to the same database
@@ -35,19 +59,8 @@ PostgreSQL deployments are backed up with pg_dump.
 func backup(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("mgmtapi backup", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, backupUsage)
-		fs.PrintDefaults()
-	}
-	envOr := func(name, fallback string) string {
-		if v := getenv(name); v != "" {
-			return v
-		}
-		return fallback
-	}
+	dataDir, databaseURL := databaseFlags(fs, getenv, backupUsage)
 	to := fs.String("to", "", "file to write the backup to (required; must not exist unless --force)")
-	dataDir := fs.String("data-dir", envOr("MGMTAPI_DATA_DIR", "./data"), "directory of the SQLite database (MGMTAPI_DATA_DIR)")
-	databaseURL := fs.String("database-url", getenv("MGMTAPI_DATABASE_URL"), "PostgreSQL URL; refused: back PostgreSQL up with pg_dump (MGMTAPI_DATABASE_URL)")
 	force := fs.Bool("force", false, "replace FILE if it exists")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -231,9 +244,10 @@ func schemaVersion(ctx context.Context, db *sql.DB, path string) (int, error) {
 	return int(version.Int64), nil
 }
 
-// verifyBackup runs PRAGMA integrity_check on the copy and returns its schema version.
+// verifyBackup runs PRAGMA integrity_check on the copy and returns its schema version. The copy
+// is opened immutable: nothing else writes it, and no -wal or -shm file is made beside it.
 func verifyBackup(ctx context.Context, path string) (int, error) {
-	db, err := openSQLiteFile(path, "")
+	db, err := openSQLiteFile(path, "&immutable=1")
 	if err != nil {
 		return 0, err
 	}

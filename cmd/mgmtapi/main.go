@@ -53,8 +53,8 @@ const shutdownGrace = 15 * time.Second
 // run is the whole program: it serves until ctx ends, then shuts down gracefully. When ready is
 // not nil it receives the listening address once the server accepts connections.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready chan<- string) error {
-	if len(args) > 0 && args[0] == "backup" {
-		return backup(ctx, args[1:], getenv, stdout, stderr)
+	if len(args) > 0 && (args[0] == "backup" || args[0] == "restore") {
+		return backupCommand(ctx, args, getenv, stdout, stderr)
 	}
 	if len(args) == 0 || args[0] != "serve" {
 		fmt.Fprint(stderr, usage)

@@ -28,8 +28,8 @@ type timedWrite struct {
 
 // TestBackupUnderWriteLoadRestores runs `mgmtapi serve` as a process on SQLite with writers
 // creating recording-rule sets, runs `mgmtapi backup` as a second process in the middle of the
-// writes, keeps writing, stops the server, restores the backup into a fresh data directory as
-// docs/operations.md says and starts a server on it: every set acknowledged before the backup
+// writes, keeps writing, stops the server, restores the backup into a fresh data directory with
+// `mgmtapi restore` and starts a server on it: every set acknowledged before the backup
 // began is there unchanged, none sent after it finished is, and integrity_check says ok.
 func TestBackupUnderWriteLoadRestores(t *testing.T) {
 	dir := t.TempDir()
@@ -135,13 +135,16 @@ func TestBackupUnderWriteLoadRestores(t *testing.T) {
 		t.Errorf("the backup directory holds %d entries, want only the backup", len(entries))
 	}
 
-	// Restore as docs/operations.md says: the backup becomes mgmtapi.db of a data directory that
-	// holds no -wal or -shm file.
+	// Restore with mgmtapi restore into a data directory that does not exist yet.
 	restored := filepath.Join(dir, "restored")
-	if err := os.Mkdir(restored, 0o700); err != nil {
-		t.Fatal(err)
+	cmd = exec.Command(os.Args[0], "restore", "--from", file, "--data-dir", restored)
+	cmd.Env = append(os.Environ(), serveVariable+"=1")
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "mgmtapi: restored "+file) {
+		t.Fatalf("restore: %v\n%s", err, out)
 	}
-	copyFile(t, file, filepath.Join(restored, "mgmtapi.db"))
+	if entries, _ := os.ReadDir(restored); len(entries) != 1 || entries[0].Name() != "mgmtapi.db" {
+		t.Fatalf("the restored data directory holds %v, want only mgmtapi.db", entries)
+	}
 	if verdict := integrityCheck(t, filepath.Join(restored, "mgmtapi.db")); verdict != "ok" {
 		t.Fatalf("integrity_check of the restored database: %s", verdict)
 	}
@@ -235,17 +238,6 @@ func listSets(t *testing.T, base string) map[string]acknowledged {
 		sets[s.ID] = a
 	}
 	return sets
-}
-
-func copyFile(t *testing.T, from, to string) {
-	t.Helper()
-	b, err := os.ReadFile(from)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(to, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
 }
 
 // integrityCheck returns the verdict of PRAGMA integrity_check on the SQLite file at path.
@@ -385,5 +377,143 @@ func TestBackupRefuses(t *testing.T) {
 	}
 	if status, _ := p.get(t, "/readyz", ""); status != http.StatusOK {
 		t.Errorf("the server is not ready after the backups: %d", status)
+	}
+}
+
+// runRestore runs `mgmtapi restore` in this process.
+func runRestore(args ...string) (stdout string, err error) {
+	var out, errOut bytes.Buffer
+	err = run(context.Background(), append([]string{"restore"}, args...), func(string) string { return "" },
+		&out, &errOut, nil)
+	return out.String(), err
+}
+
+// TestRestore takes a backup, writes one more set, and restores: refused while the server runs
+// and without --force, both leaving the database as it was; then the restored database lacks the
+// later set and the replaced one, kept beside it, still has it.
+func TestRestore(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	env := map[string]string{"MGMTAPI_BOOTSTRAP_KEY": crashKey}
+	p := start(t, env, "--data-dir", data)
+	client := &http.Client{}
+	before, err := createSet(client, "http://"+p.addr, acknowledged{name: "before", expr: "up"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "b.db")
+	if _, err := runBackup(nil, "--data-dir", data, "--to", file); err != nil {
+		t.Fatal(err)
+	}
+	later, err := createSet(client, "http://"+p.addr, acknowledged{name: "later", expr: "up"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	backupBytes, _ := os.ReadFile(file)
+
+	_, err = runRestore("--from", file, "--data-dir", data, "--force")
+	if err == nil || !strings.Contains(err.Error(), "running server: stop it first") {
+		t.Fatalf("restore under a running server: got %v, want a refusal", err)
+	}
+	if status, _ := p.get(t, crashRulesPath+"/"+later, crashKey); status != http.StatusOK {
+		t.Fatalf("after the refused restore the server answers %d for the later set", status)
+	}
+	if err := p.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runRestore("--from", file, "--data-dir", data); err == nil || !strings.Contains(err.Error(), "--force") {
+		t.Fatalf("restore over a database without --force: got %v, want a refusal naming --force", err)
+	}
+
+	t.Run("a file that is not a backup, changing nothing", func(t *testing.T) {
+		notSQLite := filepath.Join(dir, "notes.txt")
+		other := filepath.Join(dir, "other.db")
+		live := filepath.Join(dir, "live.db")
+		for _, f := range []string{notSQLite, live, live + "-wal"} {
+			if err := os.WriteFile(f, []byte("not a database"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		db, err := sql.Open("sqlite", "file:"+other)
+		if err == nil {
+			_, err = db.Exec("CREATE TABLE t (x)")
+			db.Close()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		for from, want := range map[string]string{
+			notSQLite:                     "not a database",
+			other:                         "not an mgmtapi database",
+			live:                          "-wal file beside it",
+			filepath.Join(dir, "missing"): "no such file",
+		} {
+			_, err := runRestore("--from", from, "--data-dir", data, "--force")
+			if err == nil || !strings.Contains(err.Error(), "--from "+from) || !strings.Contains(err.Error(), want) {
+				t.Errorf("--from %s: got %v, want an error naming it and %q", from, err, want)
+			}
+		}
+		entries, _ := os.ReadDir(data)
+		for _, e := range entries {
+			if e.Name() != "mgmtapi.db" {
+				t.Errorf("a refused restore left %s in the data directory", e.Name())
+			}
+		}
+	})
+
+	t.Run("PostgreSQL, pointing to pg_restore", func(t *testing.T) {
+		_, err := runRestore("--from", file, "--database-url", "postgres://u:s3cret@db.example/mgmt")
+		if err == nil || !strings.Contains(err.Error(), "pg_restore") || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("got %v, want a refusal naming pg_restore without the password", err)
+		}
+	})
+
+	out, err := runRestore("--from", file, "--data-dir", data, "--force")
+	if err != nil {
+		t.Fatalf("restore --force: %v", err)
+	}
+	kept := regexp.MustCompile(`(?m)^mgmtapi: the database it replaced is kept as (\S+)$`).FindStringSubmatch(out)
+	if kept == nil {
+		t.Fatalf("restore did not say where the replaced database is: %q", out)
+	}
+	if b, _ := os.ReadFile(file); !bytes.Equal(b, backupBytes) {
+		t.Error("restore changed the backup file")
+	}
+	p = start(t, env, "--data-dir", data)
+	if status, _ := p.get(t, crashRulesPath+"/"+before, crashKey); status != http.StatusOK {
+		t.Errorf("the set written before the backup: %d after the restore, want 200", status)
+	}
+	if status, _ := p.get(t, crashRulesPath+"/"+later, crashKey); status != http.StatusNotFound {
+		t.Errorf("the set written after the backup: %d after the restore, want 404", status)
+	}
+	if err := p.stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The replaced database, checkpointed before it was moved, holds the later set on its own;
+	// stale -wal and -shm files in a new data directory do not stay beside the restored database.
+	again := filepath.Join(dir, "again")
+	if err := os.Mkdir(again, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if err := os.WriteFile(filepath.Join(again, "mgmtapi.db"+suffix), []byte("stale"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(kept[1] + "-wal"); err == nil {
+		t.Errorf("the replaced database kept a -wal file: it was not checkpointed")
+	}
+	if _, err := runRestore("--from", kept[1], "--data-dir", again); err != nil {
+		t.Fatalf("restore of the replaced database: %v", err)
+	}
+	for _, suffix := range []string{"-wal", "-shm"} {
+		if _, err := os.Stat(filepath.Join(again, "mgmtapi.db"+suffix)); err == nil {
+			t.Errorf("a stale mgmtapi.db%s stayed beside the restored database", suffix)
+		}
+	}
+	p = start(t, env, "--data-dir", again)
+	if status, _ := p.get(t, crashRulesPath+"/"+later, crashKey); status != http.StatusOK {
+		t.Errorf("the replaced database lacks the set written after the backup: %d", status)
 	}
 }

@@ -26,7 +26,8 @@ PostgreSQL deployments are restored with pg_restore.
 // (created if missing), checks the copy with PRAGMA integrity_check and its schema_migrations
 // table, then gives it the database's name. It refuses, changing nothing, when a server holds the
 // data directory's database (an exclusive lock cannot be taken), when the directory already holds
-// a database and --force is not given, or with a PostgreSQL URL (naming pg_restore). A replaced
+// a database and --force is not given, or with a PostgreSQL URL (naming pg_restore). With --force
+// a database that cannot be opened at all (damaged) is replaced too. A replaced
 // database is first checkpointed, then renamed to mgmtapi.db.replaced-<UTC time>; its -wal and
 // -shm files, or stale ones without a database, never stay beside the restored file, where
 // SQLite would apply them to it.
@@ -59,13 +60,21 @@ func restore(ctx context.Context, args []string, getenv func(string) string, std
 	if res.replaced != "" {
 		fmt.Fprintf(stdout, "mgmtapi: the database it replaced is kept as %s\n", res.replaced)
 	}
+	if res.unreadable != nil {
+		fmt.Fprintf(stdout, "mgmtapi: the replaced database could not be opened (%v); it was moved aside as it was\n", res.unreadable)
+	}
 	return nil
 }
 
 type restoreResult struct {
 	backupResult
-	replaced string // where the previous database went, if there was one
+	replaced   string // where the previous database went, if there was one
+	unreadable error  // why the previous database could not be opened, if it could not
 }
+
+// errDatabaseInUse says that another connection, a running server's most likely, holds the
+// database.
+var errDatabaseInUse = errors.New("in use, most likely by a running server: stop it first")
 
 func restoreSQLite(ctx context.Context, from, dataDir string, force bool, now time.Time) (restoreResult, error) {
 	live := filepath.Join(dataDir, sqliteFileName)
@@ -117,12 +126,17 @@ func restoreSQLite(ctx context.Context, from, dataDir string, force bool, now ti
 	// The database in place, if any: free (no server), checkpointed, then moved aside with its
 	// -wal and -shm files.
 	if _, err := os.Stat(live); err == nil {
-		if err := releaseLive(ctx, live, force); err != nil {
+		err := releaseLive(ctx, live, force)
+		switch {
+		case errors.Is(err, errDatabaseInUse):
 			return res, err
-		}
-		if !force {
+		case !force:
 			return res, fmt.Errorf("--data-dir %s: already holds a database; give --force to replace it "+
 				"(it is then kept as %s.replaced-<time>)", dataDir, sqliteFileName)
+		case err != nil:
+			// A damaged database, the usual reason for a restore, cannot be opened or locked:
+			// with --force it is moved aside as it is.
+			res.unreadable = err
 		}
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return res, fmt.Errorf("database %s: %w", live, unwrapPathError(err))
@@ -179,7 +193,7 @@ func releaseLive(ctx context.Context, path string, checkpoint bool) error {
 	db.SetMaxOpenConns(1)
 	if _, err := db.ExecContext(ctx, `BEGIN EXCLUSIVE; COMMIT`); err != nil {
 		if strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "locked") {
-			return fmt.Errorf("%s is in use, most likely by a running server: stop it first", path)
+			return fmt.Errorf("%s is %w", path, errDatabaseInUse)
 		}
 		return fmt.Errorf("lock %s: %w", path, err)
 	}
@@ -191,7 +205,7 @@ func releaseLive(ctx context.Context, path string, checkpoint bool) error {
 		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
 	if busy != 0 {
-		return fmt.Errorf("checkpoint %s: in use: stop the server first", path)
+		return fmt.Errorf("checkpoint %s: %w", path, errDatabaseInUse)
 	}
 	return db.Close()
 }

@@ -516,4 +516,29 @@ func TestRestore(t *testing.T) {
 	if status, _ := p.get(t, crashRulesPath+"/"+later, crashKey); status != http.StatusOK {
 		t.Errorf("the replaced database lacks the set written after the backup: %d", status)
 	}
+
+	// A damaged database, which cannot even be opened, is replaced with --force and kept.
+	damaged := filepath.Join(dir, "damaged")
+	if err := os.Mkdir(damaged, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	garbage := bytes.Repeat([]byte("damaged "), 1024)
+	if err := os.WriteFile(filepath.Join(damaged, "mgmtapi.db"), garbage, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runRestore("--from", file, "--data-dir", damaged); err == nil || !strings.Contains(err.Error(), "--force") {
+		t.Errorf("restore over a damaged database without --force: got %v, want a refusal naming --force", err)
+	}
+	out, err = runRestore("--from", file, "--data-dir", damaged, "--force")
+	kept = regexp.MustCompile(`(?m)^mgmtapi: the database it replaced is kept as (\S+)$`).FindStringSubmatch(out)
+	if err != nil || kept == nil || !strings.Contains(out, "could not be opened") {
+		t.Fatalf("restore over a damaged database: %v %q", err, out)
+	}
+	if b, _ := os.ReadFile(kept[1]); !bytes.Equal(b, garbage) {
+		t.Error("the damaged database was not kept as it was")
+	}
+	p = start(t, env, "--data-dir", damaged)
+	if status, _ := p.get(t, crashRulesPath+"/"+before, crashKey); status != http.StatusOK {
+		t.Errorf("after restoring over a damaged database the set written before the backup answers %d", status)
+	}
 }

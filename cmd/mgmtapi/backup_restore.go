@@ -141,7 +141,7 @@ func restoreSQLite(ctx context.Context, from, dataDir string, force bool, now ti
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return res, fmt.Errorf("database %s: %w", live, unwrapPathError(err))
 	}
-	aside := live + ".replaced-" + now.UTC().Format("20060102T150405Z")
+	aside := freeName(live + ".replaced-" + now.UTC().Format("20060102T150405Z"))
 	for _, suffix := range []string{"", "-wal", "-shm"} {
 		err := os.Rename(live+suffix, aside+suffix)
 		switch {
@@ -161,6 +161,24 @@ func restoreSQLite(ctx context.Context, from, dataDir string, force bool, now ti
 		return res, fmt.Errorf("--data-dir %s: the database is restored but the directory could not be synced: %w", dataDir, err)
 	}
 	return res, nil
+}
+
+// freeName returns name, or name-2, name-3… when it or its -wal/-shm is taken: a second restore
+// in the same second must not overwrite what the first one kept.
+func freeName(name string) string {
+	taken := func(n string) bool {
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			if _, err := os.Lstat(n + suffix); !errors.Is(err, os.ErrNotExist) {
+				return true
+			}
+		}
+		return false
+	}
+	candidate := name
+	for i := 2; taken(candidate); i++ {
+		candidate = fmt.Sprintf("%s-%d", name, i)
+	}
+	return candidate
 }
 
 // copyInto copies the file at path into f, syncs and closes f, and returns the size.

@@ -537,6 +537,18 @@ func TestRestore(t *testing.T) {
 	if b, _ := os.ReadFile(kept[1]); !bytes.Equal(b, garbage) {
 		t.Error("the damaged database was not kept as it was")
 	}
+	// Two more restores in the same second keep what each one replaced.
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	for _, want := range []string{"", "-2"} {
+		res, err := restoreSQLite(context.Background(), file, damaged, true, now)
+		name := filepath.Join(damaged, "mgmtapi.db.replaced-"+now.UTC().Format("20060102T150405Z")) + want
+		if err != nil || res.replaced != name {
+			t.Fatalf("a restore in the same second: %v, kept as %q, want %q", err, res.replaced, name)
+		}
+	}
+	if b, _ := os.ReadFile(kept[1]); !bytes.Equal(b, garbage) {
+		t.Error("a later restore overwrote what the first one kept")
+	}
 	p = start(t, env, "--data-dir", damaged)
 	if status, _ := p.get(t, crashRulesPath+"/"+before, crashKey); status != http.StatusOK {
 		t.Errorf("after restoring over a damaged database the set written before the backup answers %d", status)

@@ -290,6 +290,12 @@ func Usage(w io.Writer) {
 
 Usage:
   mgmtapi serve [flags]   serve the API until SIGTERM or Ctrl-C
+  mgmtapi backup --to FILE [--data-dir DIR] [--force]
+                          copy the SQLite database, online and consistent
+  mgmtapi restore --from FILE [--data-dir DIR] [--force]
+                          put a backup in place (the server must be stopped)
+  mgmtapi healthcheck [--url URL] [--timeout DURATION]
+                          exit 0 when /healthz answers 200 (for container images)
   mgmtapi version         print the version, VCS revision and Go version (also: --version)
   mgmtapi help            print this help (also: -h, --help, serve --help)
 

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -117,7 +118,11 @@ func getBody(b *testing.B, handler http.Handler, path, key string) []byte {
 // what is measured is the handler, not the test's request and recorder.
 func serveGet(b *testing.B, handler http.Handler, path, key string) {
 	getBody(b, handler, path, key) // fills the key cache
-	req := httptest.NewRequest(http.MethodGet, path, nil)
+	// A served request's context can be canceled (the client may go away), and what a database
+	// driver does for such a context (a goroutine watching it, per query) is part of the cost.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req := httptest.NewRequestWithContext(ctx, http.MethodGet, path, nil)
 	req.Header.Set("Authorization", "Bearer "+key)
 	w := &statusOnlyWriter{header: http.Header{}}
 	b.ReportAllocs()

@@ -87,7 +87,7 @@ func (h *RuleSetHandler) StreamRecordingRuleSets(ctx context.Context, out *strea
 // Errors: NotFound when the team has no such set.
 func (h *RuleSetHandler) GetRecordingRuleSet(ctx context.Context, params oas.GetRecordingRuleSetParams) (*oas.RecordingRuleSet, error) {
 	caller := auth.PrincipalFrom(ctx)
-	set, err := getSet(ctx, h.db.Read(), caller.TeamID, params.ID)
+	set, err := getSet(ctx, h.db, caller.TeamID, params.ID)
 	if err != nil {
 		return nil, notFoundAs(err, params.ID)
 	}
@@ -107,7 +107,7 @@ func (h *RuleSetHandler) GetRecordingRuleSet(ctx context.Context, params oas.Get
 // Errors: NotFound when the team has no such set.
 func (h *RuleSetHandler) AnswerRecordingRuleSet(ctx context.Context, params oas.GetRecordingRuleSetParams, answer func(doc []byte) error) error {
 	caller := auth.PrincipalFrom(ctx)
-	err := readDocument(ctx, h.db.Read(), caller.TeamID, params.ID, func(doc []byte) error {
+	err := readDocument(ctx, h.db, caller.TeamID, params.ID, func(doc []byte) error {
 		if isEncodedSet(doc, params.ID) {
 			return answer(doc)
 		}

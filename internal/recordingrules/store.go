@@ -2,7 +2,7 @@ package recordingrules
 
 import (
 	"context"
-	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -45,9 +45,9 @@ func deleteSet(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
 }
 
 // getSet returns the team's set; db.ErrNotFound when there is none.
-func getSet(ctx context.Context, q db.Querier, teamID int64, id string) (oas.RecordingRuleSet, error) {
+func getSet(ctx context.Context, database *db.DB, teamID int64, id string) (oas.RecordingRuleSet, error) {
 	var set oas.RecordingRuleSet
-	err := readDocument(ctx, q, teamID, id, func(doc []byte) error {
+	err := readDocument(ctx, database, teamID, id, func(doc []byte) error {
 		if err := set.UnmarshalJSON(doc); err != nil {
 			return fmt.Errorf("recording rule set %s: %w", id, err)
 		}
@@ -57,34 +57,15 @@ func getSet(ctx context.Context, q db.Querier, teamID int64, id string) (oas.Rec
 }
 
 // readDocument calls use with the stored document of the team's set and returns use's error;
-// db.ErrNotFound, without calling use, when there is none. doc is the driver's buffer
-// (sql.RawBytes), valid only during the call: this is the read of the GET by id hot path, which
-// copies the document nowhere but to the client.
-//
-// The read does not watch ctx's cancellation: a lookup by primary key ends in microseconds, and
-// for a context that can be canceled (a served request's always can) both database/sql and the
-// driver start a goroutine per query to watch it, which cost more than the lookup itself.
-func readDocument(ctx context.Context, q db.Querier, teamID int64, id string, use func(doc []byte) error) error {
-	rows, err := q.QueryContext(context.WithoutCancel(ctx),
-		`SELECT document FROM recording_rule_sets WHERE team_id = $1 AND id = $2`, teamID, id)
-	if err != nil {
+// db.ErrNotFound, without calling use, when there is none. doc is valid only during the call.
+// This is the read of the GET by id hot path (see db.LookupText).
+func readDocument(ctx context.Context, database *db.DB, teamID int64, id string, use func(doc []byte) error) error {
+	err := database.LookupText(ctx,
+		`SELECT document FROM recording_rule_sets WHERE team_id = $1 AND id = $2`, use, teamID, id)
+	if err != nil && !errors.Is(err, db.ErrNotFound) {
 		return fmt.Errorf("read recording rule set: %w", err)
 	}
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("read recording rule set: %w", err)
-		}
-		return db.ErrNotFound
-	}
-	var doc sql.RawBytes
-	if err := rows.Scan(&doc); err != nil {
-		return fmt.Errorf("read recording rule set: %w", err)
-	}
-	if err := use(doc); err != nil {
-		return err
-	}
-	return rows.Close()
+	return err
 }
 
 // eachSet calls yield with each of the team's sets, oldest first, reading one row at a time; it

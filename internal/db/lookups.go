@@ -66,10 +66,11 @@ func (p *lookupPool) get() (*lookupConn, error) {
 
 // put gives c back; broken (a driver.ErrBadConn) or after close, it is closed instead.
 func (p *lookupPool) put(c *lookupConn, broken bool) {
+	// Under mu, so that close cannot drain idle between the check and the send (the send does
+	// not block: idle holds as many connections as may be open).
 	p.mu.Lock()
-	closed := p.closed
-	p.mu.Unlock()
-	if broken || closed {
+	defer p.mu.Unlock()
+	if broken || p.closed {
 		c.close()
 		<-p.slots
 		return

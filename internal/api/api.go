@@ -97,7 +97,9 @@ type API struct {
 	// stream slot when their list is nil (see streamed.go), keyed by "GET <path>" (they have no
 	// path parameters).
 	streamed map[string]streamedList
-	security *security
+	// storedAnswerPrefix is the path of storedAnswerOperation up to its id (see storedanswers.go).
+	storedAnswerPrefix string
+	security           *security
 }
 
 // New builds the API. It fails when the OpenAPI document names a permission the catalog lacks,
@@ -172,8 +174,12 @@ func New(opts Options) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
+	storedPrefix, err := storedAnswerPrefix(doc)
+	if err != nil {
+		return nil, err
+	}
 	return &API{router: router, operatorKey: opts.OperatorKey, queryObjects: queryObjects, queryObjectNames: names,
-		streamed: streamed, security: sec}, nil
+		streamed: streamed, storedAnswerPrefix: storedPrefix, security: sec}, nil
 }
 
 // ServeHTTP routes the request to its operation. Without an operator key the /admin/v1 paths
@@ -206,6 +212,8 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				a.serveStreamed(w, r, list.operation, list.list)
 				return
 			}
+		} else if a.mayBeStoredAnswer(r.URL.Path) {
+			w, r = withStreamSlot(w, r, storedAnswerOperation)
 		}
 	}
 	if query == nil {

@@ -68,8 +68,9 @@ func (h handler) ListSlos(ctx context.Context) (*oas.SloList, error) {
 		func(ctx context.Context, _ struct{}, a *streaming.Answer) error { return h.StreamSlos(ctx, a) })
 }
 
-// streamSlot carries the response writer of a request for a routed streamed list from
-// API.ServeHTTP, through the generated server, to the operation's method. The generated server
+// streamSlot carries the response writer of a request for a routed streamed list, or for the
+// stored answer of storedAnswerOperation, from API.ServeHTTP, through the generated server, to
+// the operation's method. The generated server
 // writes to the slot; once the method has answered on the writer itself, the slot discards what
 // the generated server writes after it (its answer to errAnsweredByStream).
 type streamSlot struct {

@@ -51,9 +51,11 @@ type DB struct {
 	read   *sql.DB
 	// reads serves Read on SQLite (pgx keeps its own statement cache per connection).
 	reads *preparedReads
-	now   func() time.Time
-	newID func() string
-	group *groupCommitter // SQLite only
+	// lookups serves LookupText on SQLite (see lookupPool).
+	lookups *lookupPool
+	now     func() time.Time
+	newID   func() string
+	group   *groupCommitter // SQLite only
 }
 
 // Open opens the database, applies pending migrations and returns it ready for use.
@@ -126,14 +128,16 @@ func openSQLite(dir string) (*DB, error) {
 	write.SetMaxIdleConns(1)
 	write.SetConnMaxLifetime(0)
 	write.SetConnMaxIdleTime(0)
-	read, err := sql.Open("sqlite", base+"&_pragma=query_only(1)")
+	readDSN := base + "&_pragma=query_only(1)"
+	read, err := sql.Open("sqlite", readDSN)
 	if err != nil {
 		write.Close()
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
 	read.SetMaxOpenConns(8)
 	read.SetMaxIdleConns(8)
-	return &DB{Engine: SQLite, write: write, read: read, reads: newPreparedReads(read)}, nil
+	return &DB{Engine: SQLite, write: write, read: read, reads: newPreparedReads(read),
+		lookups: newLookupPool(read.Driver(), readDSN)}, nil
 }
 
 // Close waits for the write transactions in progress, then releases the connections. Write
@@ -144,6 +148,9 @@ func (d *DB) Close() error {
 	}
 	if d.reads != nil {
 		d.reads.close()
+	}
+	if d.lookups != nil {
+		d.lookups.close()
 	}
 	err := d.write.Close()
 	if d.read != d.write {

@@ -53,3 +53,38 @@ func TestPreparedReads(t *testing.T) {
 		t.Fatal("Close left statements prepared")
 	}
 }
+
+// TestLookupStatementsBound checks that a lookup connection keeps at most maxPreparedReads
+// statements, and that texts beyond the bound still answer (prepared for their call only).
+func TestLookupStatementsBound(t *testing.T) {
+	ctx := context.Background()
+	d, err := Open(ctx, Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for i := range maxPreparedReads + 10 {
+		var got string
+		err := d.LookupText(ctx, fmt.Sprintf("SELECT CAST($1 + %d AS TEXT)", i), func(text []byte) error {
+			got = string(text)
+			return nil
+		}, 1)
+		if err != nil || got != fmt.Sprint(i+1) {
+			t.Fatalf("lookup %d: %q, %v", i, got, err)
+		}
+	}
+	c, err := d.lookups.get()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(c.statements); n != maxPreparedReads {
+		t.Fatalf("%d statements kept, want the bound %d", n, maxPreparedReads)
+	}
+	d.lookups.put(c, false)
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(d.lookups.idle); n != 0 {
+		t.Fatalf("Close left %d lookup connections open", n)
+	}
+}

@@ -5,6 +5,7 @@ package recordingrules
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
@@ -86,11 +87,41 @@ func (h *RuleSetHandler) StreamRecordingRuleSets(ctx context.Context, out *strea
 // Errors: NotFound when the team has no such set.
 func (h *RuleSetHandler) GetRecordingRuleSet(ctx context.Context, params oas.GetRecordingRuleSetParams) (*oas.RecordingRuleSet, error) {
 	caller := auth.PrincipalFrom(ctx)
-	set, err := getSet(ctx, h.db.Read(), caller.TeamID, params.ID)
+	set, err := getSet(ctx, h.db, caller.TeamID, params.ID)
 	if err != nil {
 		return nil, notFoundAs(err, params.ID)
 	}
 	return &set, nil
+}
+
+// AnswerRecordingRuleSet calls answer with the JSON of GetRecordingRuleSet's answer for the same
+// request, byte for byte what the generated encoder writes for it, and returns answer's error;
+// doc is valid only during the call. The stored document is that JSON already (insertSet and
+// replaceSet store the set's generated encoding, and a set's JSON decodes and encodes again to
+// the same bytes), so the hot path sends it as it is, without decoding it and encoding it again;
+// a document that does not begin as that encoding does (a row written by other means) is
+// decoded and encoded. The one exception to "byte for byte": the generated encoder writes a
+// rule's labels in Go's random map order, so two answers of either path may order them
+// differently.
+//
+// Errors: NotFound when the team has no such set.
+func (h *RuleSetHandler) AnswerRecordingRuleSet(ctx context.Context, params oas.GetRecordingRuleSetParams, answer func(doc []byte) error) error {
+	caller := auth.PrincipalFrom(ctx)
+	err := readDocument(ctx, h.db, caller.TeamID, params.ID, func(doc []byte) error {
+		if isEncodedSet(doc, params.ID) {
+			return answer(doc)
+		}
+		var set oas.RecordingRuleSet
+		if err := set.UnmarshalJSON(doc); err != nil {
+			return fmt.Errorf("recording rule set %s: %w", params.ID, err)
+		}
+		encoded, err := set.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		return answer(encoded)
+	})
+	return notFoundAs(err, params.ID)
 }
 
 // DeleteRecordingRuleSet deletes one set.

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/recordingrules"
 	"github.com/mgmtapi/mgmtapi/internal/streaming"
@@ -942,5 +944,103 @@ func TestGetSeesEveryCommittedWrite(t *testing.T) {
 		if res := env.JSON(t, "GET", rulesPath+"/"+id, key, ""); res.Status != 404 {
 			t.Fatalf("GET after DELETE: %d %s, want 404", res.Status, res.Body)
 		}
+	})
+}
+
+// TestGetAnswersTheStoredDocument checks the hot path of GET by id, which sends the stored
+// document as it is (AnswerRecordingRuleSet): its answer is byte for byte what the generated
+// encoder writes for the set the typed method returns, for sets with every optional field
+// present and every one absent, and it is the stored document itself. A document stored in
+// another form (keys in another order, as no code of ours writes it) is answered as the typed
+// path answers it, decoded and encoded again.
+func TestGetAnswersTheStoredDocument(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		teamID, key := env.MustTeam(t, "stored")
+		h := recordingrules.NewHandler(env.DB)
+		ctx := auth.WithPrincipal(context.Background(), &auth.Principal{TeamID: teamID})
+		typed := func(id string) []byte {
+			t.Helper()
+			set, err := h.GetRecordingRuleSet(ctx, oas.GetRecordingRuleSetParams{ID: id})
+			if err != nil {
+				t.Fatalf("typed get %s: %v", id, err)
+			}
+			b, _ := set.MarshalJSON()
+			return b
+		}
+		stored := func(id string) []byte {
+			t.Helper()
+			var doc string
+			if err := env.DB.Read().QueryRowContext(context.Background(),
+				`SELECT document FROM recording_rule_sets WHERE team_id = $1 AND id = $2`, teamID, id).Scan(&doc); err != nil {
+				t.Fatal(err)
+			}
+			return []byte(doc)
+		}
+		for name, body := range map[string]string{
+			"no groups":              `{"name":"bare"}`,
+			"empty groups":           `{"name":"empty","groups":[]}`,
+			"optional fields absent": `{"name":"absent","groups":[{"name":"g","rules":[{"record":"r","expr":"up"}]}]}`,
+			"every optional field": `{"name":"every \"field\" é <&> \u2028 ☃","groups":[
+				{"name":"g1","id":"my-group","interval":60,"limit":"10","version":7,"rules":[
+					{"record":"job:r:sum","expr":"sum by (job) (up{x=\"1\"})","evaluationDelayMs":1800000,"labels":{"k":"v\n\t\"q\" ☃"}},
+					{"record":"r2","expr":"up == 0","labels":{}}]},
+				{"name":"g2","interval":4294967295,"limit":"0","version":0,"rules":[]}]}`,
+		} {
+			t.Run(name, func(t *testing.T) {
+				id := create(t, env, key, body)
+				answer := getRaw(t, env, key, id)
+				if want := typed(id); !bytes.Equal(answer, want) {
+					t.Fatalf("GET answered\n%s\nthe typed path answers\n%s", answer, want)
+				}
+				if doc := stored(id); !bytes.Equal(answer, doc) {
+					t.Fatalf("GET answered\n%s\nnot the stored document\n%s", answer, doc)
+				}
+			})
+		}
+
+		t.Run("labels in map order", func(t *testing.T) {
+			// The typed path encodes labels in Go's random map order; the stored path answers
+			// the stored order every time, and the same JSON value.
+			id := create(t, env, key, `{"name":"labels","groups":[{"name":"g","rules":[
+				{"record":"r","expr":"up","labels":{"a":"1","b":"2","c":"3","d":"4"}}]}]}`)
+			doc := stored(id)
+			for range 5 {
+				answer := getRaw(t, env, key, id)
+				if !bytes.Equal(answer, doc) {
+					t.Fatalf("GET answered\n%s\nnot the stored document\n%s", answer, doc)
+				}
+				var a, b any
+				if err := json.Unmarshal(answer, &a); err != nil {
+					t.Fatal(err)
+				}
+				if err := json.Unmarshal(typed(id), &b); err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(a, b) {
+					t.Fatalf("GET answered %s, the typed path %v", answer, b)
+				}
+			}
+		})
+
+		t.Run("document in another form", func(t *testing.T) {
+			id := create(t, env, key, `{"name":"other form","groups":[{"name":"g","interval":60,"rules":[{"record":"r","expr":"up"}]}]}`)
+			set := get(t, env, key, id)
+			reordered := fmt.Sprintf(`{ "name" : "other form", "groups":[{"rules":[{"labels":{},"expr":"up","record":"r"}],"version":%d,"interval":60,"name":"g","id":%q}], "id":%q }`,
+				*set.Groups[0].Version, set.Groups[0].ID, id)
+			if err := env.DB.InTx(context.Background(), func(tx *db.Tx) error {
+				_, err := tx.ExecContext(context.Background(),
+					`UPDATE recording_rule_sets SET document = $1 WHERE team_id = $2 AND id = $3`, reordered, teamID, id)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			answer := getRaw(t, env, key, id)
+			if want := typed(id); !bytes.Equal(answer, want) {
+				t.Fatalf("GET answered\n%s\nthe typed path answers\n%s", answer, want)
+			}
+			if bytes.Equal(answer, stored(id)) {
+				t.Fatalf("GET answered the stored document in another form as it is: %s", answer)
+			}
+		})
 	})
 }

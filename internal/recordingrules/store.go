@@ -2,7 +2,7 @@ package recordingrules
 
 import (
 	"context"
-	"database/sql"
+	"errors"
 	"fmt"
 
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -44,31 +44,28 @@ func deleteSet(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
 	return db.OneRow(res, err, "delete recording rule set")
 }
 
-// getSet returns the team's set; db.ErrNotFound when there is none. It decodes the document from
-// the driver's buffer (sql.RawBytes), without copying it into a string first: this is the read of
-// the GET by id hot path.
-func getSet(ctx context.Context, q db.Querier, teamID int64, id string) (oas.RecordingRuleSet, error) {
+// getSet returns the team's set; db.ErrNotFound when there is none.
+func getSet(ctx context.Context, database *db.DB, teamID int64, id string) (oas.RecordingRuleSet, error) {
 	var set oas.RecordingRuleSet
-	rows, err := q.QueryContext(ctx,
-		`SELECT document FROM recording_rule_sets WHERE team_id = $1 AND id = $2`, teamID, id)
-	if err != nil {
-		return set, fmt.Errorf("read recording rule set: %w", err)
-	}
-	defer rows.Close()
-	if !rows.Next() {
-		if err := rows.Err(); err != nil {
-			return set, fmt.Errorf("read recording rule set: %w", err)
+	err := readDocument(ctx, database, teamID, id, func(doc []byte) error {
+		if err := set.UnmarshalJSON(doc); err != nil {
+			return fmt.Errorf("recording rule set %s: %w", id, err)
 		}
-		return set, db.ErrNotFound
+		return nil
+	})
+	return set, err
+}
+
+// readDocument calls use with the stored document of the team's set and returns use's error;
+// db.ErrNotFound, without calling use, when there is none. doc is valid only during the call.
+// This is the read of the GET by id hot path (see db.LookupText).
+func readDocument(ctx context.Context, database *db.DB, teamID int64, id string, use func(doc []byte) error) error {
+	err := database.LookupText(ctx,
+		`SELECT document FROM recording_rule_sets WHERE team_id = $1 AND id = $2`, use, teamID, id)
+	if err != nil && !errors.Is(err, db.ErrNotFound) {
+		return fmt.Errorf("read recording rule set: %w", err)
 	}
-	var doc sql.RawBytes
-	if err := rows.Scan(&doc); err != nil {
-		return set, fmt.Errorf("read recording rule set: %w", err)
-	}
-	if err := set.UnmarshalJSON(doc); err != nil {
-		return set, fmt.Errorf("recording rule set %s: %w", id, err)
-	}
-	return set, rows.Close()
+	return err
 }
 
 // eachSet calls yield with each of the team's sets, oldest first, reading one row at a time; it

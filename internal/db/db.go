@@ -77,12 +77,14 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	if d.newID == nil {
 		d.newID = uuid.NewString
 	}
-	if d.Engine == SQLite {
-		d.group = newGroupCommitter(d.write)
-	}
+	// Migrations run before the group committer starts: they use the write pool directly, which
+	// the committer then holds for good.
 	if err := d.migrate(ctx); err != nil {
 		d.Close()
 		return nil, err
+	}
+	if d.Engine == SQLite {
+		d.group = newGroupCommitter(d.write)
 	}
 	return d, nil
 }

@@ -3,13 +3,15 @@ package db
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 )
 
-// TestPreparedWrites checks that SQLite write transactions run the texts they met in earlier
-// batches as prepared statements, with the same outcomes as unprepared ones: rows written, a
-// constraint error that rolls back only its own savepoint, a query's rows, texts beyond the bound
-// run unprepared, and Close closes them.
+// TestPreparedWrites checks that SQLite write transactions run their texts as statements
+// prepared on the write connection, from the first run on, with the same outcomes as unprepared
+// ones: rows written, a constraint error that rolls back only its own savepoint, a query's rows,
+// a text that does not prepare answers its own error, texts beyond the bound run unprepared, and
+// Close closes them.
 func TestPreparedWrites(t *testing.T) {
 	ctx := context.Background()
 	d, err := Open(ctx, Options{DataDir: t.TempDir()})
@@ -27,7 +29,7 @@ func TestPreparedWrites(t *testing.T) {
 	const insert = `INSERT INTO pw_rows (id, n) VALUES ($1, $2)`
 	const count = `SELECT COUNT(*), COALESCE(SUM(n), 0) FROM pw_rows`
 	for i := range 4 {
-		// Each InTx here is a batch of its own: after the first, both texts are prepared.
+		// Each InTx here is a batch of its own; the first prepares both texts, the others reuse them.
 		err := d.InTx(ctx, func(tx *Tx) error {
 			if _, err := tx.ExecContext(ctx, insert, fmt.Sprint("row-", i), i); err != nil {
 				return err
@@ -51,6 +53,16 @@ func TestPreparedWrites(t *testing.T) {
 	prepared.mu.Unlock()
 	if !insertKept || !countKept {
 		t.Fatalf("after four batches insert prepared %v, count prepared %v; want both", insertKept, countKept)
+	}
+
+	// A text that does not prepare runs, and fails, as the statement it is, and only its own
+	// transaction fails.
+	err = d.InTx(ctx, func(tx *Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO pw_missing (id) VALUES ($1)`, "x")
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "pw_missing") {
+		t.Fatalf("insert into a missing table: %v, want SQLite's error naming the table", err)
 	}
 
 	// A prepared statement that fails (a duplicate key) fails its own transaction only.

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"sync"
@@ -111,16 +112,8 @@ func (g *groupCommitter) batch(first *groupMember) {
 	// The writer's own context: no caller's cancellation may interrupt the shared connection,
 	// since SQLite rolls back the whole transaction when a write statement is interrupted.
 	ctx := context.Background()
-	if g.conn == nil {
-		conn, err := g.pool.Conn(ctx)
-		if err != nil {
-			first.turn <- groupTurn{err: fmt.Errorf("begin transaction: %w", err)}
-			return
-		}
-		g.conn = conn
-	}
-	sqlTx := g.prepared.on(g.conn)
-	if _, err := sqlTx.ExecContext(ctx, `BEGIN IMMEDIATE`); err != nil {
+	sqlTx, err := g.begin(ctx)
+	if err != nil {
 		first.turn <- groupTurn{err: fmt.Errorf("begin transaction: %w", err)}
 		return
 	}
@@ -153,7 +146,7 @@ func (g *groupCommitter) batch(first *groupMember) {
 		g.cleanUp(ctx)
 		return
 	}
-	_, err := sqlTx.ExecContext(ctx, `COMMIT`)
+	_, err = sqlTx.ExecContext(ctx, `COMMIT`)
 	if err != nil {
 		g.cleanUp(ctx)
 		err = fmt.Errorf("commit: %w", err)
@@ -164,6 +157,41 @@ func (g *groupCommitter) batch(first *groupMember) {
 	for _, k := range kept {
 		k.result <- err
 	}
+}
+
+// begin opens the batch's transaction on the write connection, taking the connection from the
+// pool the first time. When BEGIN fails on a connection the writer already held (a transaction
+// left open by a failed ROLLBACK, a broken connection), that connection is discarded with its
+// prepared statements and BEGIN is tried once more on a fresh one.
+func (g *groupCommitter) begin(ctx context.Context) (Querier, error) {
+	for attempt := 1; ; attempt++ {
+		fresh := g.conn == nil
+		if fresh {
+			conn, err := g.pool.Conn(ctx)
+			if err != nil {
+				return nil, err
+			}
+			g.conn = conn
+		}
+		sqlTx := g.prepared.on(g.conn)
+		_, err := sqlTx.ExecContext(ctx, `BEGIN IMMEDIATE`)
+		if err == nil {
+			return sqlTx, nil
+		}
+		if fresh || attempt == 2 {
+			return nil, err
+		}
+		g.discardConn()
+	}
+}
+
+// discardConn closes the write connection instead of giving it back to the pool, and the
+// statements prepared on it.
+func (g *groupCommitter) discardConn() {
+	g.prepared.close()
+	_ = g.conn.Raw(func(any) error { return driver.ErrBadConn })
+	_ = g.conn.Close()
+	g.conn = nil
 }
 
 // cleanUp ends the batch's transaction without keeping anything of it: the one SQLite may still

@@ -103,3 +103,38 @@ func TestPreparedWrites(t *testing.T) {
 		t.Fatal("Close left write statements prepared")
 	}
 }
+
+// TestGroupCommitReplacesAWriteConnectionThatCannotBegin checks that a write connection on which
+// BEGIN fails (here a transaction left open on it) is discarded, with its prepared statements,
+// and the batch runs on a fresh connection: the write succeeds and is durable.
+func TestGroupCommitReplacesAWriteConnectionThatCannotBegin(t *testing.T) {
+	ctx := context.Background()
+	d, err := Open(ctx, Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	write := func(stmt string) error {
+		return d.InTx(ctx, func(tx *Tx) error {
+			_, err := tx.ExecContext(ctx, stmt)
+			return err
+		})
+	}
+	if err := write(`CREATE TABLE rc_rows (id TEXT PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	stale := d.group.conn // the writer is idle: no InTx is in flight
+	if _, err := stale.ExecContext(ctx, `BEGIN`); err != nil {
+		t.Fatal(err)
+	}
+	if err := write(`INSERT INTO rc_rows (id) VALUES ('after')`); err != nil {
+		t.Fatalf("write after a transaction was left open on the write connection: %v", err)
+	}
+	if d.group.conn == stale {
+		t.Error("the writer still holds the connection on which BEGIN failed")
+	}
+	var n int
+	if err := d.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM rc_rows WHERE id = 'after'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("the row written on the fresh connection: %d rows (%v), want 1", n, err)
+	}
+}

@@ -219,6 +219,11 @@ func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *s
 // NewID returns a fresh identifier from the database's generator.
 func (tx *Tx) NewID() string { return tx.newID() }
 
+// NewID returns a fresh identifier from the database's generator, for work done before a
+// transaction (on SQLite write transactions run one after another, so what can be done outside
+// one should be).
+func (d *DB) NewID() string { return d.newID() }
+
 // BeforeCommit adds fn to the work InTx does after its function returned nil and before it
 // commits, in the order added. An error from fn rolls the transaction back and is InTx's answer.
 // Areas use it to write shared rows (counters) once, in a fixed order, at the end of a

@@ -269,7 +269,7 @@ func (tx *Tx) Local(key any, create func() any) any {
 // turn; once fn has started, its statements are not interrupted by ctx (an interrupted statement
 // would roll back the batch) and InTx answers the commit's outcome.
 //
-// On PostgreSQL each call is a transaction of its own, run again (up to 3 times in all) when
+// On PostgreSQL each call is a transaction of its own, run again (up to 4 times in all) when
 // PostgreSQL rolls it back for a deadlock (40P01) or a serialization failure (40001), so fn may
 // run more than once: it must set, not accumulate, what it hands out of the transaction.
 func (d *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {

@@ -77,14 +77,16 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 	d.now = now
 	d.newID = opts.NewID
 	if d.newID == nil {
-		d.newID = uuid.NewString
+		d.newID = newTimeOrderedID
 	}
-	if d.Engine == SQLite {
-		d.group = newGroupCommitter(d.write)
-	}
+	// Migrations run before the group committer starts: they use the write pool directly, which
+	// the committer then holds for good.
 	if err := d.migrate(ctx); err != nil {
 		d.Close()
 		return nil, err
+	}
+	if d.Engine == SQLite {
+		d.group = newGroupCommitter(d.write)
 	}
 	return d, nil
 }
@@ -224,6 +226,11 @@ func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *s
 // NewID returns a fresh identifier from the database's generator.
 func (tx *Tx) NewID() string { return tx.newID() }
 
+// NewID returns a fresh identifier from the database's generator, for work done before a
+// transaction (on SQLite write transactions run one after another, so what can be done outside
+// one should be).
+func (d *DB) NewID() string { return d.newID() }
+
 // BeforeCommit adds fn to the work InTx does after its function returned nil and before it
 // commits, in the order added. An error from fn rolls the transaction back and is InTx's answer.
 // Areas use it to write shared rows (counters) once, in a fixed order, at the end of a
@@ -269,7 +276,7 @@ func (tx *Tx) Local(key any, create func() any) any {
 // turn; once fn has started, its statements are not interrupted by ctx (an interrupted statement
 // would roll back the batch) and InTx answers the commit's outcome.
 //
-// On PostgreSQL each call is a transaction of its own, run again (up to 3 times in all) when
+// On PostgreSQL each call is a transaction of its own, run again (up to 4 times in all) when
 // PostgreSQL rolls it back for a deadlock (40P01) or a serialization failure (40001), so fn may
 // run more than once: it must set, not accumulate, what it hands out of the transaction.
 func (d *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
@@ -309,6 +316,17 @@ func (d *DB) inOwnTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
+}
+
+// newTimeOrderedID returns a random UUID whose first 48 bits are the current Unix time in
+// milliseconds (version 7, RFC 9562), so that rows inserted one after the other land next to each
+// other in the (team_id, id) primary keys instead of on a random page of a large index.
+func newTimeOrderedID() string {
+	id, err := uuid.NewV7()
+	if err != nil { // the system's random source failed
+		return uuid.NewString()
+	}
+	return id.String()
 }
 
 // Now returns the database clock's current time, truncated to what both engines store.

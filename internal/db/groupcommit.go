@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"sync"
@@ -26,13 +27,20 @@ var errClosed = errors.New("begin transaction: the database is closed")
 // to the queued callers one at a time (each runs its function in its own goroutine, inside its
 // own savepoint), then commits once and answers every caller whose work it kept.
 //
+// The writer holds the connection as a *sql.Conn for as long as it runs and drives the
+// transaction with BEGIN IMMEDIATE, COMMIT and ROLLBACK statements of its own instead of a
+// *sql.Tx: statements prepared on the connection stay usable across batches and can be prepared
+// in the middle of one, and a query on it starts no goroutine to watch a transaction's context
+// (database/sql starts one per query of a *sql.Tx).
+//
 // Promises: a caller's InTx returns nil only after the COMMIT that holds its work succeeded; a
 // caller whose function fails (error or panic) has its savepoint rolled back and its own error
 // (or panic) answered, and the batch goes on; a failed COMMIT, or a transaction SQLite rolled
 // back on its own (disk full, I/O error), fails every caller whose work the batch held.
 type groupCommitter struct {
 	pool      *sql.DB
-	prepared  *preparedWrites // the statements of the batches, prepared on the write connection
+	conn      *sql.Conn       // the write connection, taken from pool by the writer's first batch
+	prepared  *preparedWrites // the statements of the batches, prepared on conn
 	requests  chan *groupMember
 	stop      chan struct{}
 	stopOnce  sync.Once
@@ -50,7 +58,7 @@ type groupMember struct {
 }
 
 type groupTurn struct {
-	tx  *sql.Tx
+	tx  Querier
 	err error
 }
 
@@ -66,7 +74,7 @@ const (
 func newGroupCommitter(pool *sql.DB) *groupCommitter {
 	g := &groupCommitter{
 		pool:     pool,
-		prepared: newPreparedWrites(pool),
+		prepared: newPreparedWrites(),
 		requests: make(chan *groupMember),
 		stop:     make(chan struct{}),
 		done:     make(chan struct{}),
@@ -75,12 +83,15 @@ func newGroupCommitter(pool *sql.DB) *groupCommitter {
 	return g
 }
 
-// close stops the writer after the batch in progress, if any, is answered, and closes the
-// prepared statements.
+// close stops the writer after the batch in progress, if any, is answered, closes the prepared
+// statements and gives the write connection back to the pool.
 func (g *groupCommitter) close() {
 	g.stopOnce.Do(func() { close(g.stop) })
 	<-g.done
 	g.prepared.close()
+	if g.conn != nil {
+		_ = g.conn.Close()
+	}
 }
 
 // write is the writer goroutine: one batch per loop, starting with the first caller that
@@ -91,9 +102,6 @@ func (g *groupCommitter) write() {
 		select {
 		case first := <-g.requests:
 			g.batch(first)
-			// The write connection is free between batches: the statement texts the batch met
-			// for the first time are prepared for the next ones.
-			g.prepared.prepareWanted(context.Background())
 		case <-g.stop:
 			return
 		}
@@ -104,7 +112,7 @@ func (g *groupCommitter) batch(first *groupMember) {
 	// The writer's own context: no caller's cancellation may interrupt the shared connection,
 	// since SQLite rolls back the whole transaction when a write statement is interrupted.
 	ctx := context.Background()
-	sqlTx, err := g.pool.BeginTx(ctx, nil)
+	sqlTx, err := g.begin(ctx)
 	if err != nil {
 		first.turn <- groupTurn{err: fmt.Errorf("begin transaction: %w", err)}
 		return
@@ -119,7 +127,6 @@ func (g *groupCommitter) batch(first *groupMember) {
 			case memberKept:
 				kept = append(kept, m)
 			case batchBroken:
-				_ = sqlTx.Rollback()
 				g.cleanUp(ctx)
 				for _, k := range kept {
 					k.result <- errors.New("commit: the transaction was rolled back by the database")
@@ -136,10 +143,10 @@ func (g *groupCommitter) batch(first *groupMember) {
 		}
 	}
 	if len(kept) == 0 {
-		_ = sqlTx.Rollback()
+		g.cleanUp(ctx)
 		return
 	}
-	err = sqlTx.Commit()
+	_, err = sqlTx.ExecContext(ctx, `COMMIT`)
 	if err != nil {
 		g.cleanUp(ctx)
 		err = fmt.Errorf("commit: %w", err)
@@ -152,11 +159,47 @@ func (g *groupCommitter) batch(first *groupMember) {
 	}
 }
 
-// cleanUp ends a transaction SQLite may still hold open on the write connection after a failed
-// COMMIT (a deferred constraint keeps it open), so that the next batch can begin. When no
-// transaction is open the ROLLBACK fails harmlessly.
+// begin opens the batch's transaction on the write connection, taking the connection from the
+// pool the first time. When BEGIN fails on a connection the writer already held (a transaction
+// left open by a failed ROLLBACK, a broken connection), that connection is discarded with its
+// prepared statements and BEGIN is tried once more on a fresh one.
+func (g *groupCommitter) begin(ctx context.Context) (Querier, error) {
+	for attempt := 1; ; attempt++ {
+		fresh := g.conn == nil
+		if fresh {
+			conn, err := g.pool.Conn(ctx)
+			if err != nil {
+				return nil, err
+			}
+			g.conn = conn
+		}
+		sqlTx := g.prepared.on(g.conn)
+		_, err := sqlTx.ExecContext(ctx, `BEGIN IMMEDIATE`)
+		if err == nil {
+			return sqlTx, nil
+		}
+		if fresh || attempt == 2 {
+			return nil, err
+		}
+		g.discardConn()
+	}
+}
+
+// discardConn closes the write connection instead of giving it back to the pool, and the
+// statements prepared on it.
+func (g *groupCommitter) discardConn() {
+	g.prepared.close()
+	_ = g.conn.Raw(func(any) error { return driver.ErrBadConn })
+	_ = g.conn.Close()
+	g.conn = nil
+}
+
+// cleanUp ends the batch's transaction without keeping anything of it: the one SQLite may still
+// hold open on the write connection after a failed COMMIT (a deferred constraint keeps it open),
+// or one whose members all failed, so that the next batch can begin. When no transaction is open
+// (SQLite rolled it back itself) the ROLLBACK fails harmlessly.
 func (g *groupCommitter) cleanUp(ctx context.Context) {
-	_, _ = g.pool.ExecContext(ctx, `ROLLBACK`)
+	_, _ = g.conn.ExecContext(ctx, `ROLLBACK`)
 }
 
 // inTx is InTx on SQLite: it queues the caller, runs fn in its turn and waits for the commit.
@@ -180,9 +223,8 @@ func (g *groupCommitter) inTx(ctx context.Context, d *DB, fn func(tx *Tx) error)
 	if turn.err != nil {
 		return turn.err
 	}
-	q := g.prepared.in(turn.tx)
-	tx := &Tx{q: q, Now: d.Now(), Engine: d.Engine, newID: d.newID, detached: true}
-	return g.runTurn(m, q, tx, fn)
+	tx := &Tx{q: turn.tx, Now: d.Now(), Engine: d.Engine, newID: d.newID, detached: true}
+	return g.runTurn(m, turn.tx, tx, fn)
 }
 
 // runTurn runs fn and its BeforeCommit work inside the member's savepoint, tells the writer what

@@ -3,13 +3,15 @@ package db
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 )
 
-// TestPreparedWrites checks that SQLite write transactions run the texts they met in earlier
-// batches as prepared statements, with the same outcomes as unprepared ones: rows written, a
-// constraint error that rolls back only its own savepoint, a query's rows, texts beyond the bound
-// run unprepared, and Close closes them.
+// TestPreparedWrites checks that SQLite write transactions run their texts as statements
+// prepared on the write connection, from the first run on, with the same outcomes as unprepared
+// ones: rows written, a constraint error that rolls back only its own savepoint, a query's rows,
+// a text that does not prepare answers its own error, texts beyond the bound run unprepared, and
+// Close closes them.
 func TestPreparedWrites(t *testing.T) {
 	ctx := context.Background()
 	d, err := Open(ctx, Options{DataDir: t.TempDir()})
@@ -27,7 +29,7 @@ func TestPreparedWrites(t *testing.T) {
 	const insert = `INSERT INTO pw_rows (id, n) VALUES ($1, $2)`
 	const count = `SELECT COUNT(*), COALESCE(SUM(n), 0) FROM pw_rows`
 	for i := range 4 {
-		// Each InTx here is a batch of its own: after the first, both texts are prepared.
+		// Each InTx here is a batch of its own; the first prepares both texts, the others reuse them.
 		err := d.InTx(ctx, func(tx *Tx) error {
 			if _, err := tx.ExecContext(ctx, insert, fmt.Sprint("row-", i), i); err != nil {
 				return err
@@ -51,6 +53,16 @@ func TestPreparedWrites(t *testing.T) {
 	prepared.mu.Unlock()
 	if !insertKept || !countKept {
 		t.Fatalf("after four batches insert prepared %v, count prepared %v; want both", insertKept, countKept)
+	}
+
+	// A text that does not prepare runs, and fails, as the statement it is, and only its own
+	// transaction fails.
+	err = d.InTx(ctx, func(tx *Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO pw_missing (id) VALUES ($1)`, "x")
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "pw_missing") {
+		t.Fatalf("insert into a missing table: %v, want SQLite's error naming the table", err)
 	}
 
 	// A prepared statement that fails (a duplicate key) fails its own transaction only.
@@ -89,5 +101,40 @@ func TestPreparedWrites(t *testing.T) {
 	}
 	if prepared.prepared() != 0 {
 		t.Fatal("Close left write statements prepared")
+	}
+}
+
+// TestGroupCommitReplacesAWriteConnectionThatCannotBegin checks that a write connection on which
+// BEGIN fails (here a transaction left open on it) is discarded, with its prepared statements,
+// and the batch runs on a fresh connection: the write succeeds and is durable.
+func TestGroupCommitReplacesAWriteConnectionThatCannotBegin(t *testing.T) {
+	ctx := context.Background()
+	d, err := Open(ctx, Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	write := func(stmt string) error {
+		return d.InTx(ctx, func(tx *Tx) error {
+			_, err := tx.ExecContext(ctx, stmt)
+			return err
+		})
+	}
+	if err := write(`CREATE TABLE rc_rows (id TEXT PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	stale := d.group.conn // the writer is idle: no InTx is in flight
+	if _, err := stale.ExecContext(ctx, `BEGIN`); err != nil {
+		t.Fatal(err)
+	}
+	if err := write(`INSERT INTO rc_rows (id) VALUES ('after')`); err != nil {
+		t.Fatalf("write after a transaction was left open on the write connection: %v", err)
+	}
+	if d.group.conn == stale {
+		t.Error("the writer still holds the connection on which BEGIN failed")
+	}
+	var n int
+	if err := d.Read().QueryRowContext(ctx, `SELECT COUNT(*) FROM rc_rows WHERE id = 'after'`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("the row written on the fresh connection: %d rows (%v), want 1", n, err)
 	}
 }

@@ -27,14 +27,19 @@ func NewHandler(database *db.DB) *RuleSetHandler { return &RuleSetHandler{db: da
 // Errors: Invalid when a group or rule breaks a rule of buildSet.
 func (h *RuleSetHandler) CreateRecordingRuleSet(ctx context.Context, req *oas.RecordingRuleSetInput) (*oas.RecordingRuleSetCreated, error) {
 	caller := auth.PrincipalFrom(ctx)
-	var id string
-	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		id = tx.NewID()
-		set, err := buildSet(tx, id, req)
-		if err != nil {
-			return err
-		}
-		return insertSet(ctx, tx, caller.TeamID, set)
+	// Checking (PromQL parsing) and encoding are done before the transaction: on SQLite write
+	// transactions run one after another.
+	id := h.db.NewID()
+	set, err := buildSet(h.db.NewID, id, req)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := set.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	err = h.db.InTx(ctx, func(tx *db.Tx) error {
+		return insertSet(ctx, tx, caller.TeamID, set.ID, set.Name, doc)
 	})
 	if err != nil {
 		return nil, err
@@ -47,12 +52,16 @@ func (h *RuleSetHandler) CreateRecordingRuleSet(ctx context.Context, req *oas.Re
 // Errors: NotFound when the team has no such set; Invalid as for create.
 func (h *RuleSetHandler) UpdateRecordingRuleSet(ctx context.Context, req *oas.RecordingRuleSetInput, params oas.UpdateRecordingRuleSetParams) error {
 	caller := auth.PrincipalFrom(ctx)
-	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		set, err := buildSet(tx, params.ID, req)
-		if err != nil {
-			return err
-		}
-		return replaceSet(ctx, tx, caller.TeamID, set)
+	set, err := buildSet(h.db.NewID, params.ID, req)
+	if err != nil {
+		return err
+	}
+	doc, err := set.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	err = h.db.InTx(ctx, func(tx *db.Tx) error {
+		return replaceSet(ctx, tx, caller.TeamID, set.ID, set.Name, doc)
 	})
 	return notFoundAs(err, params.ID)
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
-	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
@@ -18,13 +17,15 @@ import (
 var promql = parser.NewParser(parser.Options{})
 
 // buildSet checks a set as Prometheus would check a rule file and returns the set to store:
-// group ids filled in where the caller gave none, versions defaulted to 1, labels never null.
+// group ids (from newID) filled in where the caller gave none, versions defaulted to 1, labels
+// never null. It reads nothing from the database, so that callers run it before their
+// transaction.
 //
 // Rules beyond the document's bounds (which the generated decoder enforces): group names and ids
 // are unique within the set; limit fits in an unsigned 64-bit integer; every record is a valid
 // metric name, every label name a valid label name that does not start with "__", and every expr
 // valid PromQL. Every failure is an apierror.Invalid naming the group and the rule.
-func buildSet(tx *db.Tx, id string, in *oas.RecordingRuleSetInput) (oas.RecordingRuleSet, error) {
+func buildSet(newID func() string, id string, in *oas.RecordingRuleSetInput) (oas.RecordingRuleSet, error) {
 	set := oas.RecordingRuleSet{ID: id, Name: in.Name, Groups: make([]oas.RecordingRuleGroup, 0, len(in.Groups))}
 	names := make(map[string]int, len(in.Groups))
 	ids := make(map[string]int, len(in.Groups))
@@ -36,7 +37,7 @@ func buildSet(tx *db.Tx, id string, in *oas.RecordingRuleSetInput) (oas.Recordin
 		names[g.Name] = gi
 		groupID := g.ID.Or("")
 		if groupID == "" {
-			groupID = tx.NewID()
+			groupID = newID()
 		}
 		if prev, dup := ids[groupID]; dup {
 			return set, apierror.Invalidf("%s.id: groups[%d] already has id %q; group ids must be unique within a set", where, prev, groupID)

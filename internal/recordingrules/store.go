@@ -9,31 +9,25 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
-func insertSet(ctx context.Context, tx *db.Tx, teamID int64, set oas.RecordingRuleSet) error {
-	doc, err := set.MarshalJSON()
-	if err != nil {
-		return err
-	}
-	_, err = tx.ExecContext(ctx,
+// insertSet stores a new set of the team: its name and its document (the set encoded).
+func insertSet(ctx context.Context, tx *db.Tx, teamID int64, id, name string, doc []byte) error {
+	_, err := tx.ExecContext(ctx,
 		`INSERT INTO recording_rule_sets (team_id, id, name, document, created_at, updated_at)
 		 VALUES ($1, $2, $3, $4, $5, $5)`,
-		teamID, set.ID, set.Name, string(doc), tx.Now.UnixMicro())
+		teamID, id, name, string(doc), tx.Now.UnixMicro())
 	if err != nil {
 		return fmt.Errorf("insert recording rule set: %w", err)
 	}
 	return nil
 }
 
-// replaceSet overwrites the team's set; db.ErrNotFound when there is none.
-func replaceSet(ctx context.Context, tx *db.Tx, teamID int64, set oas.RecordingRuleSet) error {
-	doc, err := set.MarshalJSON()
-	if err != nil {
-		return err
-	}
+// replaceSet overwrites the name and document (the set encoded) of the team's set; db.ErrNotFound
+// when there is none.
+func replaceSet(ctx context.Context, tx *db.Tx, teamID int64, id, name string, doc []byte) error {
 	res, err := tx.ExecContext(ctx,
 		`UPDATE recording_rule_sets SET name = $3, document = $4, updated_at = $5
 		  WHERE team_id = $1 AND id = $2`,
-		teamID, set.ID, set.Name, string(doc), tx.Now.UnixMicro())
+		teamID, id, name, string(doc), tx.Now.UnixMicro())
 	return db.OneRow(res, err, "update recording rule set")
 }
 

@@ -48,8 +48,16 @@ func (d *DB) migrate(ctx context.Context) error {
 	if len(list) == 0 {
 		return nil
 	}
-	if _, err := d.write.ExecContext(ctx,
-		`CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)`); err != nil {
+	// The bookkeeping table is created under the same lock as the migrations: replicas starting
+	// together on an empty PostgreSQL database would otherwise race on CREATE TABLE IF NOT EXISTS
+	// (which is not atomic there: the loser fails on pg_type's unique index).
+	if err := d.InTx(ctx, func(tx *Tx) error {
+		if err := lockMigrations(ctx, d, tx); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY)`)
+		return err
+	}); err != nil {
 		return fmt.Errorf("create schema_migrations: %w", err)
 	}
 	// Each pending migration checks again under the lock: another replica may have applied it
@@ -60,10 +68,8 @@ func (d *DB) migrate(ctx context.Context) error {
 			return err
 		}
 		err = d.InTx(ctx, func(tx *Tx) error {
-			if d.Engine == Postgres {
-				if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7262011)`); err != nil {
-					return err
-				}
+			if err := lockMigrations(ctx, d, tx); err != nil {
+				return err
 			}
 			var seen int
 			if err := tx.QueryRowContext(ctx,
@@ -84,6 +90,17 @@ func (d *DB) migrate(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// lockMigrations takes, on PostgreSQL, the lock that lets one replica at a time create the
+// bookkeeping table or apply a migration; it is released when tx ends. SQLite has one writer
+// per database file already.
+func lockMigrations(ctx context.Context, d *DB, tx *Tx) error {
+	if d.Engine != Postgres {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(7262011)`)
+	return err
 }
 
 // appliedMigrations returns the versions schema_migrations records; none when the table does not

@@ -98,6 +98,7 @@ const (
 	GetPolicyOperation                       OperationName = "GetPolicy"
 	GetPolicySettingsOperation               OperationName = "GetPolicySettings"
 	GetPresetOperation                       OperationName = "GetPreset"
+	GetPrometheusRulesOperation              OperationName = "GetPrometheusRules"
 	GetQuotaRuleSetOperation                 OperationName = "GetQuotaRuleSet"
 	GetRecordingRuleSetOperation             OperationName = "GetRecordingRuleSet"
 	GetRetentionTagsEnabledOperation         OperationName = "GetRetentionTagsEnabled"

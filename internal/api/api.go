@@ -24,6 +24,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/parsingrules"
 	"github.com/mgmtapi/mgmtapi/internal/policies"
 	"github.com/mgmtapi/mgmtapi/internal/presets"
+	"github.com/mgmtapi/mgmtapi/internal/promrules"
 	"github.com/mgmtapi/mgmtapi/internal/queryobject"
 	"github.com/mgmtapi/mgmtapi/internal/quotarules"
 	"github.com/mgmtapi/mgmtapi/internal/recordingrules"
@@ -67,6 +68,7 @@ type handler struct {
 	*extensions.ExtensionHandler
 	*slos.SloHandler
 	*e2m.E2MHandler
+	*promrules.RuleFileHandler
 }
 
 // NewError is the exit for errors returned by handlers and by the security handler.
@@ -85,7 +87,7 @@ func nameOperation(ctx context.Context, err error) {
 	}
 }
 
-// API is the HTTP handler of every /mgmt/openapi and /admin/v1 operation.
+// API is the HTTP handler of every /mgmt/openapi, /config/v1 and /admin/v1 operation.
 type API struct {
 	router      *oas.Server
 	operatorKey string
@@ -142,6 +144,7 @@ func New(opts Options) (*API, error) {
 		ExtensionHandler: extensions.NewHandler(opts.DB, catalog),
 		SloHandler:       slos.NewHandler(opts.DB),
 		E2MHandler:       e2m.NewHandler(opts.DB),
+		RuleFileHandler:  promrules.NewHandler(opts.DB),
 	}
 	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey}
 	router, err := oas.NewServer(h, sec,

@@ -20,7 +20,7 @@ type Permission struct {
 var catalog = []Permission{
 	{"api-keys:ReadConfig", "list and read API keys"},
 	{"api-keys:Manage", "create, change and delete API keys"},
-	{"recording-rules:ReadConfig", "list and read recording-rule sets"},
+	{"recording-rules:ReadConfig", "list and read recording-rule sets, and read them as a Prometheus rule file"},
 	{"recording-rules:Manage", "create, replace and delete recording-rule sets"},
 	{"case:Read", "list and read cases and their events"},
 	{"case:Update", "change a case's title, priority override and resolution reason"},

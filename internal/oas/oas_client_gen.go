@@ -753,6 +753,23 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/notifications/notification-center/v1/presets/{id}
 	GetPreset(ctx context.Context, params GetPresetParams) (*PresetResponse, error)
+	// GetPrometheusRules invokes GetPrometheusRules operation.
+	//
+	// The team's recording-rule sets as one Prometheus rule file (the YAML document that
+	// `promtool check rules` reads and a Prometheus server loads from its `rule_files`): one rule group
+	// per group of each set, sets oldest first, each group's interval (seconds, written as a Prometheus
+	// duration) and limit kept and its rules as stored, with their labels. A group is named
+	// `<set name>/<group name>`; when two groups of the file would share a name, the later one is suffixed
+	// with ` [<set id>]`, since Prometheus refuses a file that repeats a group name. A rule's
+	// `evaluationDelayMs` has no equivalent in a Prometheus rule file and is left out. A team with no set
+	// gets a file with no groups (`groups: []`).
+	//
+	// The SLO burn-rate rules join this file as further groups; reading them will also need
+	// `slos:ReadConfig` (a key without it will get 403 naming it). `mgmtapi sync-rules` keeps a directory
+	// that a Prometheus server reads up to date with this document.
+	//
+	// GET /config/v1/prometheus/rules
+	GetPrometheusRules(ctx context.Context) (GetPrometheusRulesOK, error)
 	// GetQuotaRuleSet invokes GetQuotaRuleSet operation.
 	//
 	// A team holds at most one rule set. With `id`, the set must have that id; a team without a set, or
@@ -10006,6 +10023,93 @@ func (c *Client) sendGetPreset(ctx context.Context, params GetPresetParams) (res
 	}()
 
 	result, err := decodeGetPresetResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetPrometheusRules invokes GetPrometheusRules operation.
+//
+// The team's recording-rule sets as one Prometheus rule file (the YAML document that
+// `promtool check rules` reads and a Prometheus server loads from its `rule_files`): one rule group
+// per group of each set, sets oldest first, each group's interval (seconds, written as a Prometheus
+// duration) and limit kept and its rules as stored, with their labels. A group is named
+// `<set name>/<group name>`; when two groups of the file would share a name, the later one is suffixed
+// with ` [<set id>]`, since Prometheus refuses a file that repeats a group name. A rule's
+// `evaluationDelayMs` has no equivalent in a Prometheus rule file and is left out. A team with no set
+// gets a file with no groups (`groups: []`).
+//
+// The SLO burn-rate rules join this file as further groups; reading them will also need
+// `slos:ReadConfig` (a key without it will get 403 naming it). `mgmtapi sync-rules` keeps a directory
+// that a Prometheus server reads up to date with this document.
+//
+// GET /config/v1/prometheus/rules
+func (c *Client) GetPrometheusRules(ctx context.Context) (GetPrometheusRulesOK, error) {
+	res, err := c.sendGetPrometheusRules(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetPrometheusRules(ctx context.Context) (res GetPrometheusRulesOK, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/config/v1/prometheus/rules"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetPrometheusRulesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetPrometheusRulesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -13171,6 +13171,143 @@ func (s *Server) handleGetPresetRequest(args [1]string, argsEscaped bool, w http
 	}
 }
 
+// handleGetPrometheusRulesRequest handles GetPrometheusRules operation.
+//
+// The team's recording-rule sets as one Prometheus rule file (the YAML document that
+// `promtool check rules` reads and a Prometheus server loads from its `rule_files`): one rule group
+// per group of each set, sets oldest first, each group's interval (seconds, written as a Prometheus
+// duration) and limit kept and its rules as stored, with their labels. A group is named
+// `<set name>/<group name>`; when two groups of the file would share a name, the later one is suffixed
+// with ` [<set id>]`, since Prometheus refuses a file that repeats a group name. A rule's
+// `evaluationDelayMs` has no equivalent in a Prometheus rule file and is left out. A team with no set
+// gets a file with no groups (`groups: []`).
+//
+// The SLO burn-rate rules join this file as further groups; reading them will also need
+// `slos:ReadConfig` (a key without it will get 403 naming it). `mgmtapi sync-rules` keeps a directory
+// that a Prometheus server reads up to date with this document.
+//
+// GET /config/v1/prometheus/rules
+func (s *Server) handleGetPrometheusRulesRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
+	statusWriter := &codeRecorder{ResponseWriter: w}
+	w = statusWriter
+	ctx := r.Context()
+
+	var (
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: GetPrometheusRulesOperation,
+			ID:   "GetPrometheusRules",
+		}
+	)
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+			sctx, ok, err := s.securityApiKey(ctx, GetPrometheusRulesOperation, r)
+			if err != nil {
+				err = &ogenerrors.SecurityError{
+					OperationContext: opErrContext,
+					Security:         "ApiKey",
+					Err:              err,
+				}
+				if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+					defer recordError("Security:ApiKey", err)
+				}
+				return
+			}
+			if ok {
+				satisfied[0] |= 1 << 0
+				ctx = sctx
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			err = &ogenerrors.SecurityError{
+				OperationContext: opErrContext,
+				Err:              ogenerrors.ErrSecurityRequirementIsNotSatisfied,
+			}
+			if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+				defer recordError("Security", err)
+			}
+			return
+		}
+	}
+
+	var rawBody []byte
+
+	var response GetPrometheusRulesOK
+	if m := s.cfg.Middleware; m != nil {
+		mreq := middleware.Request{
+			Context:          ctx,
+			OperationName:    GetPrometheusRulesOperation,
+			OperationSummary: "The team's rules as a Prometheus rule file",
+			OperationID:      "GetPrometheusRules",
+			Body:             nil,
+			RawBody:          rawBody,
+			Params:           middleware.Parameters{},
+			Raw:              r,
+		}
+
+		type (
+			Request  = struct{}
+			Params   = struct{}
+			Response = GetPrometheusRulesOK
+		)
+		response, err = middleware.HookMiddleware[
+			Request,
+			Params,
+			Response,
+		](
+			m,
+			mreq,
+			nil,
+			func(ctx context.Context, request Request, params Params) (response Response, err error) {
+				response, err = s.h.GetPrometheusRules(ctx)
+				return response, err
+			},
+		)
+	} else {
+		response, err = s.h.GetPrometheusRules(ctx)
+	}
+	if err != nil {
+		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
+			if err := encodeErrorResponse(errRes, w); err != nil {
+				defer recordError("Internal", err)
+			}
+			return
+		}
+		if errors.Is(err, ht.ErrNotImplemented) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+			return
+		}
+		if err := encodeErrorResponse(s.h.NewError(ctx, err), w); err != nil {
+			defer recordError("Internal", err)
+		}
+		return
+	}
+
+	if err := encodeGetPrometheusRulesResponse(response, w); err != nil {
+		defer recordError("EncodeResponse", err)
+		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+		}
+		return
+	}
+}
+
 // handleGetQuotaRuleSetRequest handles GetQuotaRuleSet operation.
 //
 // A team holds at most one rule set. With `id`, the set must have that id; a team without a set, or

@@ -125,6 +125,7 @@ var operationRolesApiKey = map[string][]string{
 	GetPolicyOperation:                       []string{},
 	GetPolicySettingsOperation:               []string{},
 	GetPresetOperation:                       []string{},
+	GetPrometheusRulesOperation:              []string{},
 	GetQuotaRuleSetOperation:                 []string{},
 	GetRecordingRuleSetOperation:             []string{},
 	GetRetentionTagsEnabledOperation:         []string{},

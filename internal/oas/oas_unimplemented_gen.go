@@ -1020,6 +1020,26 @@ func (UnimplementedHandler) GetPreset(ctx context.Context, params GetPresetParam
 	return r, ht.ErrNotImplemented
 }
 
+// GetPrometheusRules implements GetPrometheusRules operation.
+//
+// The team's recording-rule sets as one Prometheus rule file (the YAML document that
+// `promtool check rules` reads and a Prometheus server loads from its `rule_files`): one rule group
+// per group of each set, sets oldest first, each group's interval (seconds, written as a Prometheus
+// duration) and limit kept and its rules as stored, with their labels. A group is named
+// `<set name>/<group name>`; when two groups of the file would share a name, the later one is suffixed
+// with ` [<set id>]`, since Prometheus refuses a file that repeats a group name. A rule's
+// `evaluationDelayMs` has no equivalent in a Prometheus rule file and is left out. A team with no set
+// gets a file with no groups (`groups: []`).
+//
+// The SLO burn-rate rules join this file as further groups; reading them will also need
+// `slos:ReadConfig` (a key without it will get 403 naming it). `mgmtapi sync-rules` keeps a directory
+// that a Prometheus server reads up to date with this document.
+//
+// GET /config/v1/prometheus/rules
+func (UnimplementedHandler) GetPrometheusRules(ctx context.Context) (r GetPrometheusRulesOK, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetQuotaRuleSet implements GetQuotaRuleSet operation.
 //
 // A team holds at most one rule set. With `id`, the set must have that id; a team without a set, or

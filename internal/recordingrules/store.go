@@ -86,3 +86,10 @@ func eachSet(ctx context.Context, q db.Querier, teamID int64, yield func(*oas.Re
 	}
 	return rows.Err()
 }
+
+// EachSet calls yield with each of the team's sets, oldest first, as stored, reading one row at a
+// time; it stops at yield's first error and returns it. It is the area's read for code outside it
+// (the Prometheus rule file of package promrules); q may be a transaction or the read pool.
+func EachSet(ctx context.Context, q db.Querier, teamID int64, yield func(*oas.RecordingRuleSet) error) error {
+	return eachSet(ctx, q, teamID, yield)
+}

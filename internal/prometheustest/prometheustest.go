@@ -1,0 +1,275 @@
+// Package prometheustest runs the real Prometheus server and promtool (Debian's `prometheus`
+// package) for tests: `promtool check rules` on a rule file, and a Prometheus that scrapes
+// itself every second and evaluates the rule files of a directory every second.
+//
+// Without the binaries the tests that need them are skipped, saying so; with
+// MGMTAPI_REQUIRE_PROMETHEUS=1 (.ci/run sets it) they fail instead.
+package prometheustest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// RequireVariable, set to 1, makes a missing prometheus or promtool fail the test instead of
+// skipping it.
+const RequireVariable = "MGMTAPI_REQUIRE_PROMETHEUS"
+
+// Binary returns the path of name ("prometheus" or "promtool") on the PATH; when it is missing it
+// skips t, or fails it when RequireVariable is 1.
+func Binary(t testing.TB, name string) string {
+	t.Helper()
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	if os.Getenv(RequireVariable) == "1" {
+		t.Fatalf("%s is not on the PATH and %s=1 (apt-get install prometheus)", name, RequireVariable)
+	}
+	t.Skipf("%s is not installed (apt-get install prometheus); .ci/run installs it and sets %s=1", name, RequireVariable)
+	return ""
+}
+
+// CheckRules runs `promtool check rules` on the rule file at path and returns its combined output
+// and whether it passed (exit status 0).
+func CheckRules(t testing.TB, path string) (output string, ok bool) {
+	t.Helper()
+	cmd := exec.Command(Binary(t, "promtool"), "check", "rules", path)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if _, exited := err.(*exec.ExitError); !exited {
+			t.Fatalf("run promtool: %v", err)
+		}
+		return string(out), false
+	}
+	return string(out), true
+}
+
+// Server is a running Prometheus. It stops when the test ends.
+type Server struct {
+	// URL is its base URL, http://127.0.0.1:<port>.
+	URL string
+	// RulesDir is the directory whose *.yml and *.yaml files it loads as rule files (at start, and
+	// on each reload).
+	RulesDir string
+	log      *lockedBuffer
+}
+
+// lockedBuffer is the server's log: the process writes it while the test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// Start runs a Prometheus on a free port of 127.0.0.1, with its storage in a temporary directory,
+// scraping only itself (job "prometheus") every second, evaluating the rule files of RulesDir
+// every second, with the lifecycle API (/-/reload) enabled. Rule files the test wants loaded at
+// start go in RulesDir before Start: pass a function that writes them, or nil. It fails t when the
+// server does not become ready within a minute.
+func Start(t testing.TB, writeRules func(rulesDir string)) *Server {
+	t.Helper()
+	bin := Binary(t, "prometheus")
+	dir := t.TempDir()
+	rulesDir := filepath.Join(dir, "rules")
+	if err := os.Mkdir(rulesDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if writeRules != nil {
+		writeRules(rulesDir)
+	}
+	port := freePort(t)
+	config := fmt.Sprintf(`global:
+  scrape_interval: 1s
+  evaluation_interval: 1s
+rule_files:
+  - %q
+  - %q
+scrape_configs:
+  - job_name: prometheus
+    static_configs:
+      - targets: ["127.0.0.1:%d"]
+`, filepath.Join(rulesDir, "*.yml"), filepath.Join(rulesDir, "*.yaml"), port)
+	configFile := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(configFile, []byte(config), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{URL: "http://127.0.0.1:" + strconv.Itoa(port), RulesDir: rulesDir, log: &lockedBuffer{}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, bin,
+		"--config.file="+configFile,
+		"--storage.tsdb.path="+filepath.Join(dir, "data"),
+		"--web.listen-address=127.0.0.1:"+strconv.Itoa(port),
+		"--web.enable-lifecycle",
+		"--log.level=info",
+	)
+	cmd.Stdout, cmd.Stderr = s.log, s.log
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Start(); err != nil {
+		cancel()
+		t.Fatalf("start prometheus: %v", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() {
+		cancel()
+		<-exited
+		if t.Failed() {
+			t.Logf("prometheus log:\n%s", s.log.String())
+		}
+	})
+	deadline := time.Now().Add(time.Minute)
+	for {
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("prometheus exited before it was ready (%v); its log:\n%s", err, s.log.String())
+		default:
+		}
+		if res, err := http.Get(s.URL + "/-/ready"); err == nil {
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return s
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("prometheus not ready within a minute; its log:\n%s", s.log.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// Sample is one series of an instant query's answer.
+type Sample struct {
+	Labels map[string]string
+	Value  string
+}
+
+// Query runs an instant PromQL query and returns the series of its vector answer.
+func (s *Server) Query(t testing.TB, query string) []Sample {
+	t.Helper()
+	var answer struct {
+		Status string `json:"status"`
+		Error  string `json:"error"`
+		Data   struct {
+			ResultType string `json:"resultType"`
+			Result     []struct {
+				Metric map[string]string `json:"metric"`
+				Value  [2]any            `json:"value"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	s.getJSON(t, "/api/v1/query?query="+url.QueryEscape(query), &answer)
+	if answer.Status != "success" || answer.Data.ResultType != "vector" {
+		t.Fatalf("query %s: status %q, result type %q, error %q", query, answer.Status, answer.Data.ResultType, answer.Error)
+	}
+	samples := make([]Sample, 0, len(answer.Data.Result))
+	for _, r := range answer.Data.Result {
+		value, _ := r.Value[1].(string)
+		samples = append(samples, Sample{Labels: r.Metric, Value: value})
+	}
+	return samples
+}
+
+// WaitForSeries queries until the answer has at least one series and returns it; it fails t when
+// none has appeared within timeout (a bound on a failing test, not a measure of speed).
+func (s *Server) WaitForSeries(t testing.TB, query string, timeout time.Duration) []Sample {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		if samples := s.Query(t, query); len(samples) > 0 {
+			return samples
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no series for %s after %s; loaded rule groups: %v; prometheus log:\n%s",
+				query, timeout, s.RuleGroups(t), s.log.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// RuleGroup is a rule group as the server has loaded it.
+type RuleGroup struct {
+	Name     string  `json:"name"`
+	File     string  `json:"file"`
+	Interval float64 `json:"interval"`
+	Limit    int     `json:"limit"`
+	Rules    []struct {
+		Name   string `json:"name"`
+		Query  string `json:"query"`
+		Health string `json:"health"`
+		Type   string `json:"type"`
+	} `json:"rules"`
+}
+
+// RuleGroups returns the rule groups the server has loaded (/api/v1/rules).
+func (s *Server) RuleGroups(t testing.TB) []RuleGroup {
+	t.Helper()
+	var answer struct {
+		Status string `json:"status"`
+		Data   struct {
+			Groups []RuleGroup `json:"groups"`
+		} `json:"data"`
+	}
+	s.getJSON(t, "/api/v1/rules", &answer)
+	if answer.Status != "success" {
+		t.Fatalf("GET /api/v1/rules: status %q", answer.Status)
+	}
+	return answer.Data.Groups
+}
+
+// Log returns what the server has logged so far.
+func (s *Server) Log() string { return s.log.String() }
+
+func (s *Server) getJSON(t testing.TB, path string, into any) {
+	t.Helper()
+	res, err := http.Get(s.URL + path)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	if err := json.Unmarshal(body, into); err != nil {
+		t.Fatalf("GET %s: status %d, body %s: %v", path, res.StatusCode, strings.TrimSpace(string(body)), err)
+	}
+}
+
+// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}

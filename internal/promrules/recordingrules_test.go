@@ -1,0 +1,199 @@
+package promrules_test
+
+import (
+	"io"
+	"math"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/promrules"
+)
+
+const (
+	setsPath  = "/mgmt/openapi/5/recording-rules/recording-rules/v1"
+	rulesPath = "/config/v1/prometheus/rules"
+)
+
+// createSet creates a recording-rule set from its JSON body and returns its id.
+func createSet(t *testing.T, env *apitest.Env, key, body string) string {
+	t.Helper()
+	return apitest.Decode[struct {
+		ID string `json:"id"`
+	}](t, env.JSON(t, http.MethodPost, setsPath, key, body)).ID
+}
+
+// ruleFile GETs the rule file with key and checks that it is a 200 of application/yaml.
+func ruleFile(t *testing.T, env *apitest.Env, key string) string {
+	t.Helper()
+	res := env.Do(t, http.MethodGet, rulesPath, "Bearer "+key, "", "")
+	if res.Status != http.StatusOK {
+		t.Fatalf("GET %s: status %d, body %s", rulesPath, res.Status, res.Body)
+	}
+	if ct := res.Header.Get("Content-Type"); ct != "application/yaml" {
+		t.Fatalf("Content-Type %q, want application/yaml", ct)
+	}
+	return string(res.Body)
+}
+
+// TestRuleFileOfTheTeamsSets: every group of every set of the caller's team, oldest set first,
+// named "<set>/<group>", interval as a duration, limit kept, rules with their labels; another
+// team's sets are not in it; evaluationDelayMs is left out.
+func TestRuleFileOfTheTeamsSets(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, otherKey := env.MustTeam(t, "other")
+		createSet(t, env, otherKey, `{"name":"theirs","groups":[{"name":"g","rules":[{"record":"theirs:up","expr":"up"}]}]}`)
+
+		createSet(t, env, env.RootKey, `{"name":"HTTP request rates","groups":[
+			{"name":"checkout-http","interval":60,"limit":"10","rules":[
+				{"record":"service:http_requests:rate5m","expr":"sum by (service) (rate(http_requests_total[5m]))",
+				 "labels":{"team":"payments","tier":"1"},"evaluationDelayMs":60000},
+				{"record":"service:http_errors:rate5m","expr":"sum by (service) (rate(http_requests_total{code=~\"5..\"}[5m]))"}]},
+			{"name":"slow","interval":3660,"rules":[]}]}`)
+		createSet(t, env, env.RootKey, `{"name":"up","groups":[{"name":"jobs","limit":"0","rules":[
+			{"record":"job:up:sum","expr":"sum by (job) (up)"}]}]}`)
+
+		want := `groups:
+  - name: HTTP request rates/checkout-http
+    interval: 1m
+    limit: 10
+    rules:
+      - record: service:http_requests:rate5m
+        expr: sum by (service) (rate(http_requests_total[5m]))
+        labels:
+          team: payments
+          tier: "1"
+      - record: service:http_errors:rate5m
+        expr: sum by (service) (rate(http_requests_total{code=~"5.."}[5m]))
+  - name: HTTP request rates/slow
+    interval: 1h1m
+    rules: []
+  - name: up/jobs
+    rules:
+      - record: job:up:sum
+        expr: sum by (job) (up)
+`
+		if got := ruleFile(t, env, env.RootKey); got != want {
+			t.Fatalf("rule file:\n%s\nwant:\n%s", got, want)
+		}
+		if got := ruleFile(t, env, otherKey); !strings.Contains(got, "theirs/g") || strings.Contains(got, "up/jobs") {
+			t.Fatalf("the other team's rule file:\n%s", got)
+		}
+	})
+}
+
+// TestRuleFileOfATeamWithoutSets is a valid file with no groups.
+func TestRuleFileOfATeamWithoutSets(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		if got := ruleFile(t, env, env.RootKey); got != "groups: []\n" {
+			t.Fatalf("rule file %q, want %q", got, "groups: []\n")
+		}
+	})
+}
+
+// TestRuleFileGroupNamesAreUnique: two sets of one name with a group name in common give two
+// groups, the later one suffixed with its set's id; a group whose own name is that suffixed name
+// is suffixed with its own set's id. Prometheus refuses a file that repeats a group name.
+func TestRuleFileGroupNamesAreUnique(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		body := `{"name":"api","groups":[{"name":"latency","rules":[{"record":"a:b","expr":"up"}]}]}`
+		createSet(t, env, env.RootKey, body)
+		second := createSet(t, env, env.RootKey, body)
+		third := createSet(t, env, env.RootKey, `{"name":"api","groups":[{"name":"latency [`+second+`]","rules":[]}]}`)
+		got := ruleFile(t, env, env.RootKey)
+		var names []string
+		for _, line := range strings.Split(got, "\n") {
+			if name, ok := strings.CutPrefix(line, "  - name: "); ok {
+				names = append(names, name)
+			}
+		}
+		want := []string{"api/latency", "api/latency [" + second + "]", "api/latency [" + second + "] [" + third + "]"}
+		if !reflect.DeepEqual(names, want) {
+			t.Fatalf("group names %q, want %q; file:\n%s", names, want, got)
+		}
+	})
+}
+
+// TestRuleFileFollowsChanges: an update and a delete of a set show in the next file.
+func TestRuleFileFollowsChanges(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		id := createSet(t, env, env.RootKey, `{"name":"s","groups":[{"name":"g","rules":[{"record":"a:b","expr":"up"}]}]}`)
+		res := env.JSON(t, http.MethodPut, setsPath+"/"+id, env.RootKey,
+			`{"name":"s","groups":[{"name":"g2","rules":[{"record":"c:d","expr":"sum(up)"}]}]}`)
+		if res.Status != http.StatusOK {
+			t.Fatalf("update: %d %s", res.Status, res.Body)
+		}
+		if got := ruleFile(t, env, env.RootKey); !strings.Contains(got, "name: s/g2") || !strings.Contains(got, "record: c:d") ||
+			strings.Contains(got, "a:b") {
+			t.Fatalf("after the update:\n%s", got)
+		}
+		if res := env.JSON(t, http.MethodDelete, setsPath+"/"+id, env.RootKey, ""); res.Status != http.StatusOK {
+			t.Fatalf("delete: %d %s", res.Status, res.Body)
+		}
+		if got := ruleFile(t, env, env.RootKey); got != "groups: []\n" {
+			t.Fatalf("after the delete:\n%s", got)
+		}
+	})
+}
+
+// TestRuleFilePermission: recording-rules:ReadConfig is enough (and needed); no key is a 401.
+func TestRuleFilePermission(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		createSet(t, env, env.RootKey, `{"name":"s","groups":[{"name":"g","rules":[{"record":"a:b","expr":"up"}]}]}`)
+		reader := env.MustKey(t, env.RootKey, "recording-rules:ReadConfig")
+		if got := ruleFile(t, env, reader); !strings.Contains(got, "s/g") {
+			t.Fatalf("rule file:\n%s", got)
+		}
+		other := env.MustKey(t, env.RootKey, "recording-rules:Manage", "slos:ReadConfig")
+		apitest.ExpectError(t, env.Do(t, http.MethodGet, rulesPath, "Bearer "+other, "", ""), http.StatusForbidden,
+			"recording-rules:ReadConfig", "GetPrometheusRules")
+		apitest.ExpectError(t, env.Do(t, http.MethodGet, rulesPath, "", "", ""), http.StatusUnauthorized)
+		apitest.ExpectError(t, env.Do(t, http.MethodPost, rulesPath, "Bearer "+reader, "", ""), http.StatusMethodNotAllowed)
+	})
+}
+
+// TestRuleFileThroughTheGeneratedClient: the public client reads the same bytes.
+func TestRuleFileThroughTheGeneratedClient(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		createSet(t, env, env.RootKey, `{"name":"s","groups":[{"name":"g","rules":[{"record":"a:b","expr":"up"}]}]}`)
+		answer, err := env.Client(t, env.RootKey).GetPrometheusRules(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(answer)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := ruleFile(t, env, env.RootKey); string(got) != want {
+			t.Fatalf("client read %q, want %q", got, want)
+		}
+	})
+}
+
+// TestGroupsOfSets covers what the API's bounds make hard to reach: a limit beyond the largest
+// int, and a stored limit that is not a number.
+func TestGroupsOfSets(t *testing.T) {
+	sets := []oas.RecordingRuleSet{{ID: "s1", Name: "s", Groups: []oas.RecordingRuleGroup{{
+		ID: "g1", Name: "g", Limit: oas.NewOptString("18446744073709551615"),
+		Rules: []oas.RecordingRule{{Record: "a:b", Expr: "up", Labels: oas.RecordingRuleLabels{}}},
+	}}}}
+	groups, err := promrules.GroupsOfSets(sets)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []promrules.Group{{Name: "s/g", Limit: math.MaxInt, Rules: []promrules.Rule{{Record: "a:b", Expr: "up"}}}}
+	if !reflect.DeepEqual(groups, want) {
+		t.Fatalf("groups %+v, want %+v", groups, want)
+	}
+	sets[0].Groups[0].Limit = oas.NewOptString("ten")
+	if _, err := promrules.GroupsOfSets(sets); err == nil || !strings.Contains(err.Error(), strconv.Quote("ten")) {
+		t.Fatalf("error %v, want one naming the stored limit", err)
+	}
+	if groups, err := promrules.GroupsOfSets(nil); err != nil || groups == nil || len(groups) != 0 {
+		t.Fatalf("no sets: %v, %v; want an empty list", groups, err)
+	}
+}

@@ -1,0 +1,102 @@
+package promrules
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/go-faster/yaml"
+
+	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/db"
+)
+
+// groupSource is one part of a team's rule file: the groups it reads, and the permission a key
+// needs to read them.
+type groupSource struct {
+	// what names the part in a 403's message.
+	what       string
+	permission string
+	groups     func(ctx context.Context, q db.Querier, teamID int64) ([]Group, error)
+}
+
+// fileSources are the parts of a team's rule file, in the order their groups appear in it.
+// GetPrometheusRules' x-permission (api/openapi.yaml) is the first part's permission; TeamFile
+// checks every part's, so a key that can read the recording-rule sets but not the SLOs gets a 403
+// rather than a file silently missing the SLO alerts.
+var fileSources = []groupSource{
+	{what: "the recording-rule sets", permission: "recording-rules:ReadConfig", groups: RecordingRuleGroups},
+	// SLO GROUPS GO HERE: the SLO burn-rate rules of slo*.go (issue 14 §3) join the file as
+	//   {what: "the SLOs' burn-rate rules", permission: "slos:ReadConfig", groups: SLOGroups},
+	// with SLOGroups adapted to the signature of groups if it reads otherwise.
+}
+
+// TeamFile returns the caller's team's rule file: the groups of every part of fileSources, in
+// order, with names made unique across parts (see uniqueGroupNames).
+//
+// Errors: Forbidden, naming the permission, when the caller lacks the permission of a part.
+func TeamFile(ctx context.Context, q db.Querier, caller *auth.Principal) (File, error) {
+	for _, source := range fileSources {
+		if !caller.Can(source.permission) {
+			return File{}, apierror.Forbiddenf("the API key lacks the permission %q, which reading %s of the rule file requires",
+				source.permission, source.what)
+		}
+	}
+	file := File{Groups: []Group{}}
+	for _, source := range fileSources {
+		groups, err := source.groups(ctx, q, caller.TeamID)
+		if err != nil {
+			return File{}, err
+		}
+		file.Groups = append(file.Groups, groups...)
+	}
+	uniqueGroupNames(file.Groups)
+	return file, nil
+}
+
+// uniqueGroupNames renames, in place, each group whose name an earlier group already has, by
+// appending " [2]", " [3]"… (the first free one). Each part names its own groups uniquely; this
+// keeps the file loadable when two parts happen to choose the same name.
+func uniqueGroupNames(groups []Group) {
+	taken := make(map[string]bool, len(groups))
+	for i := range groups {
+		name := groups[i].Name
+		for n := 2; taken[name]; n++ {
+			name = groups[i].Name + " [" + strconv.Itoa(n) + "]"
+		}
+		groups[i].Name = name
+		taken[name] = true
+	}
+}
+
+// YAML renders the file as Prometheus reads it: two-space indents, map keys (labels, annotations)
+// sorted, so that the same file always renders to the same bytes and a changed rendering means a
+// changed file. A file with no groups renders as "groups: []".
+func (f File) YAML() ([]byte, error) {
+	if f.Groups == nil {
+		f.Groups = []Group{}
+	}
+	for i := range f.Groups {
+		if f.Groups[i].Rules == nil {
+			f.Groups = append([]Group(nil), f.Groups...) // the caller's groups stay as they are
+			for j := range f.Groups {
+				if f.Groups[j].Rules == nil {
+					f.Groups[j].Rules = []Rule{}
+				}
+			}
+			break
+		}
+	}
+	var out bytes.Buffer
+	enc := yaml.NewEncoder(&out)
+	enc.SetIndent(2)
+	if err := enc.Encode(f); err != nil {
+		return nil, fmt.Errorf("render rule file: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("render rule file: %w", err)
+	}
+	return out.Bytes(), nil
+}

@@ -40,9 +40,6 @@ func TestPromtoolChecksTheRuleFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		out, ok := prometheustest.CheckRules(t, path)
-		if b, _ := os.ReadFile(path); os.Getenv("DUMP") != "" {
-			t.Log(string(b))
-		}
 		if !ok {
 			file, _ := os.ReadFile(path)
 			t.Fatalf("promtool check rules failed:\n%s\nthe file:\n%s", out, file)

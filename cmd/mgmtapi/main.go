@@ -3,6 +3,7 @@
 //	mgmtapi serve [flags]
 //	mgmtapi backup --to FILE | restore --from FILE
 //	mgmtapi healthcheck [--url URL]
+//	mgmtapi sync-rules --url URL --dir DIR [--reload-url URL] [--interval 30s]
 //	mgmtapi version
 //	mgmtapi help
 //
@@ -83,13 +84,15 @@ const shutdownGrace = 15 * time.Second
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready chan<- string) error {
 	if len(args) == 0 {
 		config.Usage(stderr)
-		return usageError{errors.New("no command given; the commands are serve, backup, restore, healthcheck, version and help")}
+		return usageError{errors.New("no command given; the commands are serve, backup, restore, healthcheck, sync-rules, version and help")}
 	}
 	switch args[0] {
 	case "serve":
 		return serve(ctx, args[1:], getenv, stdout, stderr, ready)
 	case "backup", "restore":
 		return backupCommand(ctx, args, getenv, stdout, stderr)
+	case "sync-rules":
+		return syncRulesCommand(ctx, args[1:], getenv, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, buildinfo.Read())
 		return nil
@@ -97,7 +100,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		config.Usage(stdout)
 		return nil
 	}
-	return usageError{fmt.Errorf("unknown command %q; the commands are serve, backup, restore, healthcheck, version and help (run mgmtapi --help)", args[0])}
+	return usageError{fmt.Errorf("unknown command %q; the commands are serve, backup, restore, healthcheck, sync-rules, version and help (run mgmtapi --help)", args[0])}
 }
 
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready chan<- string) error {

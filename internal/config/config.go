@@ -296,6 +296,9 @@ Usage:
                           put a backup in place (the server must be stopped)
   mgmtapi healthcheck [--url URL] [--timeout DURATION]
                           exit 0 when /healthz answers 200 (for container images)
+  mgmtapi sync-rules --url URL --dir DIR [--reload-url URL] [--interval 30s]
+                          keep a Prometheus rule file up to date with a team's
+                          rules (key in MGMTAPI_KEY; sync-rules --help for more)
   mgmtapi version         print the version, VCS revision and Go version (also: --version)
   mgmtapi help            print this help (also: -h, --help, serve --help)
 

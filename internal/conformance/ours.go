@@ -28,6 +28,7 @@ var NotPublic = map[string]string{
 	"IngestAlertmanager":            "alert ingestion, beyond the specification",
 	"DeleteRecordingRuleSetByQuery": "contract §6: DELETE on the recording-rule collection with the id as a query parameter",
 	"GetDeployedExtension":          "mgmtapi's own read of one extension deployment",
+	"GetPrometheusRules":            "issue 14: the team's rules as a Prometheus rule file, mgmtapi's own",
 }
 
 // publicPathRenamed maps our operations whose path is not their public path without the

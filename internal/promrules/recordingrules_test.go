@@ -1,6 +1,7 @@
 package promrules_test
 
 import (
+	"context"
 	"io"
 	"math"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/promrules"
 )
@@ -196,4 +198,41 @@ func TestGroupsOfSets(t *testing.T) {
 	if groups, err := promrules.GroupsOfSets(nil); err != nil || groups == nil || len(groups) != 0 {
 		t.Fatalf("no sets: %v, %v; want an empty list", groups, err)
 	}
+}
+
+// TestRuleFileWithASecondPart is how the SLO groups join the file: a part's groups follow the
+// recording-rule groups, a name already taken is suffixed " [2]", and a key that lacks the part's
+// permission gets a 403 naming it rather than a file without the part.
+func TestRuleFileWithASecondPart(t *testing.T) {
+	remove := promrules.AddFilePart("the test part", "slos:ReadConfig",
+		func(ctx context.Context, q db.Querier, teamID int64) ([]promrules.Group, error) {
+			return []promrules.Group{{Name: "s/g", Rules: []promrules.Rule{{Alert: "Burning", Expr: "vector(1) > 0", For: "5m",
+				Labels: map[string]string{"severity": "page"}, Annotations: map[string]string{"summary": "team " + strconv.FormatInt(teamID, 10)}}}}}, nil
+		})
+	defer remove()
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		createSet(t, env, env.RootKey, `{"name":"s","groups":[{"name":"g","rules":[{"record":"a:b","expr":"up"}]}]}`)
+		recordingOnly := env.MustKey(t, env.RootKey, "recording-rules:ReadConfig")
+		apitest.ExpectError(t, env.Do(t, http.MethodGet, rulesPath, "Bearer "+recordingOnly, "", ""), http.StatusForbidden,
+			`the API key lacks the permission "slos:ReadConfig", which reading the test part of the rule file requires`)
+		both := env.MustKey(t, env.RootKey, "recording-rules:ReadConfig", "slos:ReadConfig")
+		want := `groups:
+  - name: s/g
+    rules:
+      - record: a:b
+        expr: up
+  - name: s/g [2]
+    rules:
+      - alert: Burning
+        expr: vector(1) > 0
+        for: 5m
+        labels:
+          severity: page
+        annotations:
+          summary: team 1
+`
+		if got := ruleFile(t, env, both); got != want {
+			t.Fatalf("rule file:\n%s\nwant:\n%s", got, want)
+		}
+	})
 }

@@ -37,6 +37,10 @@ variables (a flag shows in the process list). The key is never printed.
 
 `
 
+// maxRuleFileBytes bounds the answer sync-rules reads, so that a sidecar's memory stays bounded;
+// a larger answer is refused (and logged), never written cut short.
+const maxRuleFileBytes = 256 << 20
+
 // syncRulesFileMode lets a Prometheus running as another user read the file.
 const syncRulesFileMode = 0o644
 
@@ -227,9 +231,13 @@ func (s *ruleSyncer) read(ctx context.Context) ([]byte, error) {
 		return nil, fmt.Errorf("GET %s: %w", s.source, err)
 	}
 	defer res.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(res.Body, 64<<20))
+	body, err := io.ReadAll(io.LimitReader(res.Body, maxRuleFileBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("GET %s: %w", s.source, err)
+	}
+	if len(body) > maxRuleFileBytes {
+		// Cut short, the rest might still parse as a rule file with groups missing.
+		return nil, fmt.Errorf("GET %s: the answer is larger than %d bytes; the file was left as it was", s.source, maxRuleFileBytes)
 	}
 	if res.StatusCode != http.StatusOK {
 		var answer struct {

@@ -43,7 +43,7 @@ func TestHelpExitsCleanlyAndListsEverything(t *testing.T) {
 			t.Errorf("%v: %v", args, err)
 			continue
 		}
-		for _, want := range []string{"mgmtapi serve", "mgmtapi version", "--addr", "--external-url", "--tls-cert-file",
+		for _, want := range []string{"mgmtapi serve", "mgmtapi version", "mgmtapi sync-rules", "--addr", "--external-url", "--tls-cert-file",
 			"--tls-key-file", "--database-wait", "--shutdown-delay", "--access-log", "MGMTAPI_POLICY_LIMIT",
 			"MGMTAPI_BOOTSTRAP_KEY, MGMTAPI_BOOTSTRAP_KEY_FILE", "MGMTAPI_OPERATOR_KEY, MGMTAPI_OPERATOR_KEY_FILE"} {
 			if !strings.Contains(stdout, want) {

@@ -70,7 +70,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 			t.Fatalf("only %d reads of team A were taken", len(before))
 		}
 
-		m := &matrix{env: env, doc: doc, f: f, keys: keys, keyB: keyB, keyB2: keyB2, tally: map[string]int{}}
+		m := &matrix{env: env, doc: doc, f: f, keys: keys, keyB: keyB, keyB2: keyB2, tally: map[string]int{}, crossStatuses: map[int]int{}}
 		t.Run("probes", func(t *testing.T) {
 			for _, op := range ops {
 				t.Run(op.id, func(t *testing.T) {
@@ -95,8 +95,8 @@ func TestAuthorizationMatrix(t *testing.T) {
 			kinds = append(kinds, fmt.Sprintf("%s %d", k, m.tally[k]))
 		}
 		t.Logf("%s: authorization matrix: %d operations × probes = %d requests (%s); %d reads of team A compared, %d changed; "+
-			"%d leaks, %d wrong answers; %s",
-			env.Engine, len(ops), total, strings.Join(kinds, ", "), len(before), changed, m.leaks, m.wrong,
+			"team B's requests with team A's ids in query or body answered %v; %d leaks, %d wrong answers; %s",
+			env.Engine, len(ops), total, strings.Join(kinds, ", "), len(before), changed, m.crossStatuses, m.leaks, m.wrong,
 			time.Since(started).Round(time.Millisecond))
 	})
 }
@@ -159,8 +159,11 @@ type matrix struct {
 
 	mu    sync.Mutex
 	tally map[string]int // requests by kind of probe
-	leaks int
-	wrong int
+	// crossStatuses counts the answers to team B's requests carrying team A's ids in a query or
+	// body, by status.
+	crossStatuses map[int]int
+	leaks         int
+	wrong         int
 }
 
 func (m *matrix) count(kind string, wrong bool) {
@@ -233,6 +236,9 @@ func (m *matrix) run(t *testing.T, op operation, args map[string]string, teamOwn
 		problem = errorBodyProblem(res)
 	}
 	m.count("other team's ids in query or body", problem != "")
+	m.mu.Lock()
+	m.crossStatuses[res.Status]++
+	m.mu.Unlock()
 	if problem != "" {
 		t.Errorf("%s, team B with team A's ids: %s %s: %s\n body %.300s\n answer %d %.400s", op, op.method, withQuery(path, crossQuery),
 			problem, crossBody, res.Status, res.Body)

@@ -318,3 +318,32 @@ func (f *fixtureRun) pathArguments(op operation) (args map[string]string, teamOw
 	}
 	return args, teamOwned, missing
 }
+
+// TestFixtureRegistry checks the registry itself, without a server: an operation whose path
+// parameter has no entry is reported with the entry to add, and every entry serves at least one
+// operation of the document (an entry left behind by a removed operation is reported too).
+func TestFixtureRegistry(t *testing.T) {
+	f := &fixtureRun{t: t, values: map[string]string{}}
+	unknown := operation{id: "GetWidget", method: http.MethodGet, path: "/mgmt/openapi/5/widgets/v1/{widget_id}",
+		params: []parameter{{name: "widget_id", in: "path", required: true}}}
+	_, _, missing := f.pathArguments(unknown)
+	want := `GetWidget (GET /mgmt/openapi/5/widgets/v1/{widget_id}): path parameter "widget_id" has no fixture; ` +
+		`add {param: "widget_id", prefix: "/widgets/v1/", create: …} to fixtures in internal/blackbox/fixtures_test.go`
+	if len(missing) != 1 || missing[0] != want {
+		t.Errorf("missing fixture reported as %q, want %q", missing, want)
+	}
+
+	used := map[string]bool{}
+	for _, op := range loadDocument(t).operations(t) {
+		for _, p := range op.pathParams() {
+			if x, ok := fixtureFor(op, p.name); ok {
+				used[x.key()] = true
+			}
+		}
+	}
+	for _, x := range fixtures {
+		if !used[x.key()] {
+			t.Errorf("fixture %s serves no operation of api/openapi.yaml; remove it", x.key())
+		}
+	}
+}

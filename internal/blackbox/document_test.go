@@ -1,7 +1,6 @@
 package blackbox
 
 import (
-	"net/http"
 	"regexp"
 	"slices"
 	"sort"
@@ -260,5 +259,3 @@ func number(v any) (float64, bool) {
 var versionSegment = regexp.MustCompile(`^/mgmt/openapi/\d+`)
 
 func versionless(path string) string { return versionSegment.ReplaceAllString(path, "") }
-
-func isWrite(method string) bool { return method != http.MethodGet && method != http.MethodHead }

@@ -134,7 +134,7 @@ type fixtureRun struct {
 
 	mu     sync.Mutex
 	values map[string]string // by fixture key
-	ids    []string          // every id the fixtures created, for the leak check
+	ids    []string          // team A's key value and every id the fixtures created, for the leak check
 }
 
 // value returns the value of the fixture for param after prefix, creating it the first time.

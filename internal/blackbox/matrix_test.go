@@ -51,7 +51,8 @@ func TestAuthorizationMatrix(t *testing.T) {
 		teamA, keyA := env.MustTeam(t, "matrix team A")
 		_, keyB := env.MustTeam(t, "matrix team B (ids)")
 		_, keyB2 := env.MustTeam(t, "matrix team B (bodies)")
-		f := &fixtureRun{t: t, env: env, doc: doc, ops: byID, key: keyA, teamID: teamA, values: map[string]string{}}
+		f := &fixtureRun{t: t, env: env, doc: doc, ops: byID, key: keyA, teamID: teamA, values: map[string]string{},
+			ids: []string{keyA}} // team A's key value must never reach another team either
 
 		// Every path parameter has a fixture, before anything else is checked.
 		args := map[string]map[string]string{}

@@ -82,7 +82,8 @@ func TestAuthorizationMatrix(t *testing.T) {
 			t.Fatalf("only %d reads of team A were taken", len(before))
 		}
 
-		m := &matrix{env: env, doc: doc, f: f, keys: keys, keyB: keyB, keyB2: keyB2, tally: map[string]int{}, crossStatuses: map[int]int{}}
+		m := &matrix{env: env, doc: doc, f: f, keys: keys, keyB: keyB, keyB2: keyB2,
+			tally: map[string]int{}, crossStatuses: map[int]int{}}
 		t.Run("probes", func(t *testing.T) {
 			for _, op := range ops {
 				t.Run(op.id, func(t *testing.T) {
@@ -112,10 +113,12 @@ func TestAuthorizationMatrix(t *testing.T) {
 			total += m.tally[k]
 			kinds = append(kinds, fmt.Sprintf("%s %d", k, m.tally[k]))
 		}
-		t.Logf("%s: authorization matrix: %d operations × probes = %d requests (%s); %d reads of team A compared, %d changed (%d values left out, moving with the clock: %v); "+
+		t.Logf("%s: authorization matrix: %d operations × probes = %d requests (%s); "+
+			"%d reads of team A compared, %d changed (%d values left out, moving with the clock: %v); "+
 			"team B's requests with team A's ids in query or body answered %v; %d leaks, %d wrong answers; %s",
-			env.Engine, len(ops), total, strings.Join(kinds, ", "), len(before), changed, len(clockBound), clockBoundByRead(clockBound), m.crossStatuses, m.leaks, m.wrong,
-			time.Since(started).Round(time.Millisecond))
+			env.Engine, len(ops), total, strings.Join(kinds, ", "),
+			len(before), changed, len(clockBound), clockBoundByRead(clockBound),
+			m.crossStatuses, m.leaks, m.wrong, time.Since(started).Round(time.Millisecond))
 	})
 }
 
@@ -139,7 +142,8 @@ func makeProbeKeys(t *testing.T, env *apitest.Env, keyA string, ops []operation)
 	k := probeKeys{without: map[string]string{}, denied: map[string]string{}}
 	var id string
 	id, k.deactivated = create(map[string]any{"name": "deactivated", "keyPermissions": full})
-	if res := env.JSON(t, http.MethodPut, "/mgmt/openapi/5/aaa/api-keys/v3/"+id, keyA, `{"isActive":false}`); res.Status != http.StatusOK {
+	res := env.JSON(t, http.MethodPut, "/mgmt/openapi/5/aaa/api-keys/v3/"+id, keyA, `{"isActive":false}`)
+	if res.Status != http.StatusOK {
 		t.Fatalf("deactivate: %d %s", res.Status, res.Body)
 	}
 	id, k.deleted = create(map[string]any{"name": "deleted", "keyPermissions": full})

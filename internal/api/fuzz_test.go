@@ -1,0 +1,81 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// The decoders of the request path under Go's native fuzzing. Each target's seed corpus is in
+// testdata/fuzz/<target> (surrogate escapes, NUL, deep nesting, huge numbers, invalid UTF-8) and
+// runs with every `go test`; CI fuzzes each for a bounded time:
+//
+//	go test ./internal/api -run '^$' -fuzz FuzzCheckText -fuzztime 30s
+
+// FuzzCheckText sends any path, raw query and body through checkText, the first reader of every
+// request. The property: no panic; a refusal is a 400 or 413 whose message names where ("path",
+// "query", "body", a parameter's name or a JSON path) before ": "; an accepted request keeps its
+// body for the router byte for byte, and its body is valid UTF-8 without a NUL escape.
+func FuzzCheckText(f *testing.F) {
+	f.Add("/mgmt/openapi/5/cases/cases/v1", "a=1&b=2", []byte(`{"a":"b"}`))
+	f.Fuzz(func(t *testing.T, path, rawQuery string, body []byte) {
+		r := &http.Request{Method: http.MethodPost, URL: &url.URL{Path: path, RawQuery: rawQuery}, Header: http.Header{},
+			Body: io.NopCloser(bytes.NewReader(body))}
+		_, msg, status := checkText(r)
+		if msg != "" {
+			if status != http.StatusBadRequest && status != http.StatusRequestEntityTooLarge {
+				t.Fatalf("refused with status %d: %s", status, msg)
+			}
+			if i := strings.Index(msg, ": "); i <= 0 {
+				t.Fatalf("message %q does not name where", msg)
+			}
+			return
+		}
+		kept, err := io.ReadAll(r.Body)
+		if err != nil || !bytes.Equal(kept, body) {
+			t.Fatalf("the body was not kept for the router: %q, %v", kept, err)
+		}
+		if pathOfNUL(body) != "" {
+			t.Fatalf("accepted a body with NUL at %s", pathOfNUL(body))
+		}
+	})
+}
+
+// FuzzBodyDiagnosis runs the helpers that word a refused body on any body: describeMalformed,
+// firstWrongType against the body schema of one operation (chosen by the fuzzer among every
+// operation with a body), pathAtOffset, pathOfMissing and pathOfOutOfRange. The property: no
+// panic; valid JSON is never called malformed and anything called malformed says where
+// ("malformed JSON at line L, column C: …"); a wrong type names a path and a type.
+func FuzzBodyDiagnosis(f *testing.F) {
+	f.Add(uint16(0), []byte(`{"name":"a","groups":[{"rules":[{"record":1}]}]}`), int64(30), "groups")
+	operations := make([]string, 0, len(requestSchemas().bodies))
+	for id := range requestSchemas().bodies {
+		operations = append(operations, id)
+	}
+	sort.Strings(operations)
+	if len(operations) < 50 {
+		f.Fatalf("only %d operations with a body", len(operations))
+	}
+	f.Fuzz(func(t *testing.T, operation uint16, body []byte, offset int64, field string) {
+		msg, malformed := describeMalformed(body)
+		if malformed && !strings.HasPrefix(msg, "malformed JSON at line ") {
+			t.Fatalf("malformed, but the message says not where: %q", msg)
+		}
+		if malformed && json.Valid(body) {
+			t.Fatalf("valid JSON called malformed: %q", msg)
+		}
+		id := operations[int(operation)%len(operations)]
+		if path, want, ok := firstWrongType(id, body); ok && (path == "" || want == "") {
+			t.Fatalf("%s: a wrong type without a path or a type: %q, %q", id, path, want)
+		}
+		_ = pathAtOffset(body, offset)
+		fields := strings.Split(field, ".")
+		_ = pathOfMissing(body, fields[:len(fields)-1], fields[len(fields)-1])
+		_, _ = pathOfOutOfRange(body, fields)
+	})
+}

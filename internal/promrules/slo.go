@@ -217,10 +217,9 @@ func SLOGroup(s oas.Slo) (Group, error) {
 				"summary": escapeTemplate(fmt.Sprintf("SLO %q is burning its error budget at %s× the sustainable rate",
 					s.Name, exactNumber(a.factor))),
 				"description": fmt.Sprintf("The error ratio is above %s%% (%s× the %s%% error budget) over the last %s "+
-					"and the last %s (over %s: {{ $value | humanizePercentage }}). The SLO's target is %s%% over %s; "+
-					"at this rate the whole budget is spent in %s.",
+					"and the last %s. The SLO's target is %s%% over %s; at this rate the whole budget is spent in %s.",
 					budgetNumber(a.factor*budget*100), exactNumber(a.factor), budgetNumber(budget*100), a.long,
-					a.short, a.long, exactNumber(target), frame.name,
+					a.short, exactNumber(target), frame.name,
 					roughDuration(time.Duration(float64(frame.duration)/a.factor))),
 			},
 		})

@@ -142,6 +142,7 @@ func TestSLOAlertsUnderPromtool(t *testing.T) {
 		{"window_based.yml", []oas.Slo{checkoutLatency()}},
 	} {
 		t.Run(strings.TrimSuffix(c.file, ".yml"), func(t *testing.T) {
+			t.Parallel()
 			dir := t.TempDir()
 			writeRuleFile(t, dir, "slo_rules.yml", c.slos...)
 			tests, err := os.ReadFile(filepath.Join("testdata", "slo", c.file))

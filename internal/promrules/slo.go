@@ -121,7 +121,7 @@ func SLOGroup(s oas.Slo) (Group, error) {
 		return Group{}, err
 	}
 	target := s.TargetThresholdPercentage
-	if !(target > 0 && target <= 100) || math.IsNaN(target) {
+	if !(target > 0 && target <= 100) { // NaN too
 		return Group{}, fmt.Errorf("targetThresholdPercentage %v is not above 0 and at most 100", target)
 	}
 	frame, err := timeFrame(s.SloTimeFrame)

@@ -112,8 +112,9 @@ func SLOGroups(ctx context.Context, q db.Querier, teamID int64) ([]Group, []Skip
 //
 // Errors: an SLO without rules answers an error that says why (its reason for SLOGroups): an APM
 // SLI, no SLI, a query that does not parse or does not answer an instant vector, a request-based
-// query with no range selector to set the window on, a target or time frame out of range, or an
-// id that cannot name a series.
+// query with no range selector to set the window on, a grouping label named like a label the
+// rules set (severity, slo_id, …) or starting with "__", a target or time frame out of range, or
+// an id that cannot name a series.
 func SLOGroup(s oas.Slo) (Group, error) {
 	id := s.ID.Or("")
 	idPart, err := seriesNamePart(id)
@@ -130,7 +131,12 @@ func SLOGroup(s oas.Slo) (Group, error) {
 	}
 	var grouping []string
 	for _, l := range s.Grouping.Value.Labels {
-		grouping = append(grouping, string(l))
+		name := string(l)
+		if ourAlertLabels[name] || strings.HasPrefix(name, "__") {
+			// The alerts' own label would overwrite the group's, and merge the groups into one.
+			return Group{}, fmt.Errorf("grouping label %q is one the rules set themselves or Prometheus reserves", name)
+		}
+		grouping = append(grouping, name)
 	}
 	g := Group{Name: "slo-" + id}
 	ratioName := func(window string) string { return "slo:" + idPart + ":error_ratio_" + window }

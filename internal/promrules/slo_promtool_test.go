@@ -160,3 +160,56 @@ func TestSLOAlertsUnderPromtool(t *testing.T) {
 		})
 	}
 }
+
+// TestSLORuleFileOfOddSLOsPassesPromtoolCheck: SLOs the API accepts at the edges of its rules —
+// names and label values with quotes, newlines, template text and non-ASCII, negative and huge
+// thresholds, a 100% target, 5-minute windows, every comparison and missing-data strategy, ten
+// grouping labels, queries with offsets, subqueries and regexes — still give a rule file promtool
+// accepts.
+func TestSLORuleFileOfOddSLOsPassesPromtoolCheck(t *testing.T) {
+	promtool := promtoolPath(t)
+	var odd []oas.Slo
+	name := "quotes \" ' ` {{ template }} {{- trimmed -}} $value\nnew line, ünïcödé, 🙂"
+	for i, c := range []struct {
+		op        oas.SloComparisonOperator
+		missing   oas.SloMissingDataStrategy
+		threshold float64
+		window    oas.WindowSloWindow
+	}{
+		{oas.SloComparisonOperatorCOMPARISONOPERATORGREATERTHAN, oas.SloMissingDataStrategyMISSINGDATASTRATEGYUNCOUNTED, -1e300, oas.WindowSloWindowWINDOWSLOWINDOW5MINUTES},
+		{oas.SloComparisonOperatorCOMPARISONOPERATORGREATERTHANOREQUALS, oas.SloMissingDataStrategyMISSINGDATASTRATEGYGOOD, 1.7976931348623157e308, oas.WindowSloWindowWINDOWSLOWINDOW1MINUTE},
+		{oas.SloComparisonOperatorCOMPARISONOPERATORLESSTHAN, oas.SloMissingDataStrategyMISSINGDATASTRATEGYBAD, 5e-324, oas.WindowSloWindowWINDOWSLOWINDOW5MINUTES},
+		{oas.SloComparisonOperatorCOMPARISONOPERATORLESSTHANOREQUALS, oas.SloMissingDataStrategyMISSINGDATASTRATEGYBAD, 0, oas.WindowSloWindowWINDOWSLOWINDOW1MINUTE},
+	} {
+		s := checkoutLatency()
+		s.ID = oas.NewOptString(strings.Replace(checkoutLatencyID, "2d8e", "000"+string(rune('0'+i)), 1))
+		s.Name = name
+		s.TargetThresholdPercentage = []float64{100, 0.001, 99.99999, 50}[i]
+		s.SloTimeFrame = []oas.SloTimeFrame{oas.SloTimeFrameSLOTIMEFRAME7DAYS, oas.SloTimeFrameSLOTIMEFRAME14DAYS,
+			oas.SloTimeFrameSLOTIMEFRAME21DAYS, oas.SloTimeFrameSLOTIMEFRAME28DAYS}[i]
+		s.Labels = oas.NewOptSloLabels(oas.SloLabels{"note": name, "empty": "", "a_b_9": "{{"})
+		s.WindowBasedMetricSli.Value.ComparisonOperator = c.op
+		s.WindowBasedMetricSli.Value.MissingDataStrategy = oas.NewOptSloMissingDataStrategy(c.missing)
+		s.WindowBasedMetricSli.Value.Threshold = c.threshold
+		s.WindowBasedMetricSli.Value.Window = c.window
+		odd = append(odd, s)
+	}
+	grouped := apiAvailability()
+	grouped.ID = oas.NewOptString("0190a8e2-7c1d-7f00-8000-00000000abcd")
+	grouped.Name = name
+	labels := []oas.SloLabelName{"service", "region", "zone", "cluster", "namespace", "pod_group", "tier", "env", "shard", "route"}
+	grouped.Grouping = oas.NewOptSloGrouping(oas.SloGrouping{Labels: labels})
+	grouped.RequestBasedMetricSli.Value.GoodEvents.Query =
+		`sum by (service) (increase(http_requests_total{code=~"2..|3..",path!~"/health.*"}[5m] offset 10m @ 1700000000)) ` +
+			`+ on (service) group_left sum by (service) (max_over_time(rate(http_redirects_total[1m])[10m:30s]))`
+	grouped.RequestBasedMetricSli.Value.TotalEvents.Query =
+		`sum by (service) (increase(http_requests_total{path!~"/health.*"}[5m] offset 10m @ 1700000000))`
+	odd = append(odd, grouped)
+
+	path := writeRuleFile(t, t.TempDir(), "odd.yml", odd...)
+	out, err := exec.Command(promtool, "check", "rules", path).CombinedOutput()
+	if err != nil {
+		body, _ := os.ReadFile(path)
+		t.Fatalf("promtool check rules: %v\n%s\n%s", err, out, body)
+	}
+}

@@ -273,6 +273,12 @@ func TestSLOGroupSkips(t *testing.T) {
 		{"range vector", func(s *oas.Slo) {
 			s.RequestBasedMetricSli.Value.GoodEvents.Query = `x[5m]`
 		}, "answers a matrix, not an instant vector"},
+		{"grouping by an alert label", func(s *oas.Slo) {
+			s.Grouping = oas.NewOptSloGrouping(oas.SloGrouping{Labels: []oas.SloLabelName{"region", "severity"}})
+		}, `grouping label "severity" is one the rules set themselves`},
+		{"grouping by a reserved label", func(s *oas.Slo) {
+			s.Grouping = oas.NewOptSloGrouping(oas.SloGrouping{Labels: []oas.SloLabelName{"__name__"}})
+		}, `grouping label "__name__"`},
 		{"no id", func(s *oas.Slo) { s.ID.Reset() }, "it has no id"},
 		{"id not for a name", func(s *oas.Slo) { s.ID = oas.NewOptString("a/b") }, `its id "a/b" has a character other than`},
 		{"time frame", func(s *oas.Slo) { s.SloTimeFrame = oas.SloTimeFrameSLOTIMEFRAMEUNSPECIFIED }, "sloTimeFrame"},

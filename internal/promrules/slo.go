@@ -140,7 +140,7 @@ func SLOGroup(s oas.Slo) (Group, error) {
 	}
 	g := Group{Name: "slo-" + id}
 	ratioName := func(window string) string { return "slo:" + idPart + ":error_ratio_" + window }
-	recordLabels := map[string]string{"slo_id": id}
+	recordLabels := func() map[string]string { return map[string]string{"slo_id": id} } // a map per rule
 
 	switch {
 	case s.RequestBasedMetricSli.Set:
@@ -167,7 +167,7 @@ func SLOGroup(s oas.Slo) (Group, error) {
 				Expr: fmt.Sprintf("1 - (%s / %s)",
 					sumBy(grouping, withRange(sli.GoodEvents.Query, w.duration)),
 					sumBy(grouping, withRange(sli.TotalEvents.Query, w.duration))),
-				Labels: recordLabels,
+				Labels: recordLabels(),
 			})
 		}
 	case s.WindowBasedMetricSli.Set:
@@ -189,12 +189,12 @@ func SLOGroup(s oas.Slo) (Group, error) {
 			bad = "(" + bad + ") or on () vector(1)"
 		}
 		badName := "slo:" + idPart + ":window_bad"
-		g.Rules = append(g.Rules, Rule{Record: badName, Expr: bad, Labels: recordLabels})
+		g.Rules = append(g.Rules, Rule{Record: badName, Expr: bad, Labels: recordLabels()})
 		for _, w := range sloWindows {
 			g.Rules = append(g.Rules, Rule{
 				Record: ratioName(w.name),
 				Expr:   fmt.Sprintf("avg_over_time(%s[%s])", badName, w.name),
-				Labels: recordLabels,
+				Labels: recordLabels(),
 			})
 		}
 	case s.ApmSli.Set:

@@ -13,8 +13,8 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/promrules"
 )
 
-// requirePrometheusVariable, set to 1 (CI sets it), turns a missing promtool into a failure.
-const requirePrometheusVariable = "MGMTAPI_REQUIRE_PROMETHEUS"
+// sloRequirePrometheusVariable, set to 1 (CI sets it), turns a missing promtool into a failure.
+const sloRequirePrometheusVariable = "MGMTAPI_REQUIRE_PROMETHEUS"
 
 // The sample SLOs of the promtool tests in testdata/slo; their ids name the recorded series there.
 const (
@@ -76,22 +76,22 @@ func checkoutLatency() oas.Slo {
 	}
 }
 
-// promtoolPath answers promtool's path; without it the test skips, or fails when
+// sloPromtool answers promtool's path; without it the test skips, or fails when
 // MGMTAPI_REQUIRE_PROMETHEUS=1.
-func promtoolPath(t *testing.T) string {
+func sloPromtool(t *testing.T) string {
 	t.Helper()
 	path, err := exec.LookPath("promtool")
 	if err != nil {
-		if os.Getenv(requirePrometheusVariable) == "1" {
-			t.Fatalf("promtool is not on PATH and %s=1 (Debian: apt-get install prometheus)", requirePrometheusVariable)
+		if os.Getenv(sloRequirePrometheusVariable) == "1" {
+			t.Fatalf("promtool is not on PATH and %s=1 (Debian: apt-get install prometheus)", sloRequirePrometheusVariable)
 		}
-		t.Skipf("promtool is not on PATH (Debian: apt-get install prometheus; %s=1 makes this a failure)", requirePrometheusVariable)
+		t.Skipf("promtool is not on PATH (Debian: apt-get install prometheus; %s=1 makes this a failure)", sloRequirePrometheusVariable)
 	}
 	return path
 }
 
-// writeRuleFile writes the rule file of the SLOs' groups to dir/name.
-func writeRuleFile(t *testing.T, dir, name string, slos ...oas.Slo) string {
+// writeSLORuleFile writes the rule file of the SLOs' groups to dir/name.
+func writeSLORuleFile(t *testing.T, dir, name string, slos ...oas.Slo) string {
 	t.Helper()
 	var file promrules.File
 	for _, s := range slos {
@@ -115,8 +115,8 @@ func writeRuleFile(t *testing.T, dir, name string, slos ...oas.Slo) string {
 // TestSLORuleFilePassesPromtoolCheck: the rule file of every sample SLO is one `promtool check
 // rules` accepts.
 func TestSLORuleFilePassesPromtoolCheck(t *testing.T) {
-	promtool := promtoolPath(t)
-	path := writeRuleFile(t, t.TempDir(), "slo_rules.yml", checkoutAvailability(), apiAvailability(), checkoutLatency())
+	promtool := sloPromtool(t)
+	path := writeSLORuleFile(t, t.TempDir(), "slo_rules.yml", checkoutAvailability(), apiAvailability(), checkoutLatency())
 	out, err := exec.Command(promtool, "check", "rules", path).CombinedOutput()
 	if err != nil {
 		t.Fatalf("promtool check rules: %v\n%s", err, out)
@@ -131,7 +131,7 @@ func TestSLORuleFilePassesPromtoolCheck(t *testing.T) {
 // window-based SLO, asserting which alerts fire and at which evaluation time (the files explain
 // the arithmetic).
 func TestSLOAlertsUnderPromtool(t *testing.T) {
-	promtool := promtoolPath(t)
+	promtool := sloPromtool(t)
 	for _, c := range []struct {
 		file string
 		slos []oas.Slo
@@ -144,7 +144,7 @@ func TestSLOAlertsUnderPromtool(t *testing.T) {
 		t.Run(strings.TrimSuffix(c.file, ".yml"), func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
-			writeRuleFile(t, dir, "slo_rules.yml", c.slos...)
+			writeSLORuleFile(t, dir, "slo_rules.yml", c.slos...)
 			tests, err := os.ReadFile(filepath.Join("testdata", "slo", c.file))
 			if err != nil {
 				t.Fatal(err)
@@ -167,7 +167,7 @@ func TestSLOAlertsUnderPromtool(t *testing.T) {
 // grouping labels, queries with offsets, subqueries and regexes — still give a rule file promtool
 // accepts.
 func TestSLORuleFileOfOddSLOsPassesPromtoolCheck(t *testing.T) {
-	promtool := promtoolPath(t)
+	promtool := sloPromtool(t)
 	var odd []oas.Slo
 	name := "quotes \" ' ` {{ template }} {{- trimmed -}} $value\nnew line, ünïcödé, 🙂"
 	for i, c := range []struct {
@@ -206,7 +206,7 @@ func TestSLORuleFileOfOddSLOsPassesPromtoolCheck(t *testing.T) {
 		`sum by (service) (increase(http_requests_total{path!~"/health.*"}[5m] offset 10m @ 1700000000))`
 	odd = append(odd, grouped)
 
-	path := writeRuleFile(t, t.TempDir(), "odd.yml", odd...)
+	path := writeSLORuleFile(t, t.TempDir(), "odd.yml", odd...)
 	out, err := exec.Command(promtool, "check", "rules", path).CombinedOutput()
 	if err != nil {
 		body, _ := os.ReadFile(path)

@@ -93,7 +93,22 @@ scrape_configs:
 		return res.StatusCode == http.StatusOK
 	})
 
-	// Healthy: every rule has been evaluated without error and the error ratios exist.
+	// One bad query before the first scrape, so that the series of 400s exists when the burn
+	// comes (rate() sees no increase in a series' first sample): not an error rate() can see.
+	badQuery := func() {
+		res, err := http.Get(base + "/api/v1/query?query=" + url.QueryEscape("sum(("))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusBadRequest {
+			t.Fatalf("bad query answered %d, want 400", res.StatusCode)
+		}
+	}
+	badQuery()
+
+	// Healthy: every rule has been evaluated without error, the error ratios exist, and the 400s'
+	// series has been scraped.
 	sloWaitUntil(t, "every SLO rule evaluated, healthy, both ratios recorded", func() bool {
 		var rules struct {
 			Data struct {
@@ -115,6 +130,7 @@ scrape_configs:
 			}
 		}
 		return n == 22 &&
+			len(sloQuery(t, base, `prometheus_http_requests_total{job="self",code="400"}`)) == 1 &&
 			len(sloQuery(t, base, "slo:3e9f4d2b_8a5c_4f4b_8d0e_6c5b4a3f2e01:error_ratio_5m")) == 1 &&
 			len(sloQuery(t, base, `slo:3e9f4d2b_8a5c_4f4b_8d0e_6c5b4a3f2e02:error_ratio_5m{handler="/api/v1/query"}`)) == 1
 	})
@@ -124,19 +140,17 @@ scrape_configs:
 
 	// A burn: bad queries, each answered 400, far more than the good requests.
 	for i := 0; i < 300; i++ {
-		res, err := http.Get(base + "/api/v1/query?query=" + url.QueryEscape("sum(("))
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != http.StatusBadRequest {
-			t.Fatalf("bad query answered %d, want 400", res.StatusCode)
-		}
+		badQuery()
 	}
-	var page []map[string]string
+	var page, firing []map[string]string
+	defer func() {
+		if t.Failed() {
+			t.Logf("firing alerts: %v", firing)
+		}
+	}()
 	sloWaitUntil(t, "the 14.4× pages firing", func() bool {
-		page = nil
-		for _, a := range sloFiringAlerts(t, base) {
+		page, firing = nil, sloFiringAlerts(t, base)
+		for _, a := range firing {
 			if a["burn_rate"] == "14.4" {
 				page = append(page, a)
 			}

@@ -67,11 +67,20 @@ type SkippedSLO struct {
 }
 
 // SLOGroups reads the team's SLOs (in the list operation's order) and answers one rule group per
-// SLO whose indicator is PromQL, as SLOGroup builds it, and the SLOs it skipped with the reason.
-// It changes nothing and checks no permission.
+// SLO whose indicator is PromQL, as SLOGroup builds it; SLOs without rules are left out (see
+// SLOGroupsAndSkips for which, and why). It changes nothing and checks no permission; its
+// signature is that of a part of the team's rule file (fileSources in rulefile.go).
 //
 // Errors: only those of reading the database.
-func SLOGroups(ctx context.Context, q db.Querier, teamID int64) ([]Group, []SkippedSLO, error) {
+func SLOGroups(ctx context.Context, q db.Querier, teamID int64) ([]Group, error) {
+	groups, _, err := SLOGroupsAndSkips(ctx, q, teamID)
+	return groups, err
+}
+
+// SLOGroupsAndSkips is SLOGroups that also answers the SLOs it left out, each with the reason.
+//
+// Errors: only those of reading the database.
+func SLOGroupsAndSkips(ctx context.Context, q db.Querier, teamID int64) ([]Group, []SkippedSLO, error) {
 	var groups []Group
 	var skipped []SkippedSLO
 	names := map[string]string{}
@@ -110,11 +119,11 @@ func SLOGroups(ctx context.Context, q db.Querier, teamID int64) ([]Group, []Skip
 // evaluated once per window, and its error ratio over a window is the share of bad windows in it.
 // See docs/slo-alerts.md.
 //
-// Errors: an SLO without rules answers an error that says why (its reason for SLOGroups): an APM
-// SLI, no SLI, a query that does not parse or does not answer an instant vector, a request-based
-// query with no range selector to set the window on, a grouping label named like a label the
-// rules set (severity, slo_id, …) or starting with "__", a target or time frame out of range, or
-// an id that cannot name a series.
+// Errors: an SLO without rules answers an error that says why (its reason in SLOGroupsAndSkips):
+// an APM SLI, no SLI, a query that does not parse or does not answer an instant vector, a
+// request-based query with no range selector to set the window on, a grouping label named like a
+// label the rules set (severity, slo_id, …) or starting with "__", a target or time frame out of
+// range, or an id that cannot name a series.
 func SLOGroup(s oas.Slo) (Group, error) {
 	id := s.ID.Or("")
 	idPart, err := seriesNamePart(id)

@@ -315,8 +315,8 @@ func TestSLOGroupTargetOf100(t *testing.T) {
 	}
 }
 
-// TestSLOGroupsReadsTheTeamsSLOs: SLOGroups answers the rules of the team's own SLOs in list order,
-// skips (and names) those without PromQL, and never sees another team's.
+// TestSLOGroupsReadsTheTeamsSLOs: SLOGroupsAndSkips (and SLOGroups) answers the rules of the team's
+// own SLOs in list order, skips (and names) those without PromQL, and never sees another team's.
 func TestSLOGroupsReadsTheTeamsSLOs(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		const path = "/mgmt/openapi/4/slo/slos/v1"
@@ -350,7 +350,7 @@ func TestSLOGroupsReadsTheTeamsSLOs(t *testing.T) {
 		last := create(keyA, window)
 		other := create(keyB, request)
 
-		groups, skipped, err := promrules.SLOGroups(context.Background(), env.DB.Read(), teamA)
+		groups, skipped, err := promrules.SLOGroupsAndSkips(context.Background(), env.DB.Read(), teamA)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -363,13 +363,18 @@ func TestSLOGroupsReadsTheTeamsSLOs(t *testing.T) {
 			t.Errorf("skipped %+v, want %+v", skipped, want)
 		}
 
-		groups, skipped, err = promrules.SLOGroups(context.Background(), env.DB.Read(), teamB)
+		groups, skipped, err = promrules.SLOGroupsAndSkips(context.Background(), env.DB.Read(), teamB)
 		if err != nil || len(groups) != 1 || groups[0].Name != "slo-"+other || len(skipped) != 0 {
 			t.Errorf("team b: %+v %+v %v", groups, skipped, err)
 		}
-		groups, skipped, err = promrules.SLOGroups(context.Background(), env.DB.Read(), teamB+1000)
+		groups, skipped, err = promrules.SLOGroupsAndSkips(context.Background(), env.DB.Read(), teamB+1000)
 		if err != nil || len(groups) != 0 || len(skipped) != 0 {
 			t.Errorf("a team without SLOs: %+v %+v %v", groups, skipped, err)
+		}
+		// SLOGroups, the rule file's part, answers the same groups.
+		only, err := promrules.SLOGroups(context.Background(), env.DB.Read(), teamA)
+		if err != nil || len(only) != 2 || only[0].Name != "slo-"+first || only[1].Name != "slo-"+last {
+			t.Errorf("SLOGroups: %+v %v", only, err)
 		}
 	})
 }

@@ -823,9 +823,10 @@ type Invoker interface {
 	// `evaluationDelayMs` has no equivalent in a Prometheus rule file and is left out. A team with no set
 	// gets a file with no groups (`groups: []`).
 	//
-	// The SLO burn-rate rules join this file as further groups; reading them will also need
-	// `slos:ReadConfig` (a key without it will get 403 naming it). `mgmtapi sync-rules` keeps a directory
-	// that a Prometheus server reads up to date with this document.
+	// The team's SLOs whose indicator is PromQL follow as one group each: their error ratio over seven
+	// windows and the multi-window burn-rate alerts. Reading the file also needs `slos:ReadConfig`; a key
+	// without it gets a 403 naming it. `mgmtapi sync-rules` keeps a directory that a Prometheus server
+	// reads up to date with this document.
 	//
 	// GET /config/v1/prometheus/rules
 	GetPrometheusRules(ctx context.Context, options ...RequestOption) (GetPrometheusRulesOK, error)
@@ -11741,9 +11742,10 @@ func (c *Client) sendGetPreset(ctx context.Context, params GetPresetParams, requ
 // `evaluationDelayMs` has no equivalent in a Prometheus rule file and is left out. A team with no set
 // gets a file with no groups (`groups: []`).
 //
-// The SLO burn-rate rules join this file as further groups; reading them will also need
-// `slos:ReadConfig` (a key without it will get 403 naming it). `mgmtapi sync-rules` keeps a directory
-// that a Prometheus server reads up to date with this document.
+// The team's SLOs whose indicator is PromQL follow as one group each: their error ratio over seven
+// windows and the multi-window burn-rate alerts. Reading the file also needs `slos:ReadConfig`; a key
+// without it gets a 403 naming it. `mgmtapi sync-rules` keeps a directory that a Prometheus server
+// reads up to date with this document.
 //
 // GET /config/v1/prometheus/rules
 func (c *Client) GetPrometheusRules(ctx context.Context, options ...RequestOption) (GetPrometheusRulesOK, error) {

@@ -13182,9 +13182,10 @@ func (s *Server) handleGetPresetRequest(args [1]string, argsEscaped bool, w http
 // `evaluationDelayMs` has no equivalent in a Prometheus rule file and is left out. A team with no set
 // gets a file with no groups (`groups: []`).
 //
-// The SLO burn-rate rules join this file as further groups; reading them will also need
-// `slos:ReadConfig` (a key without it will get 403 naming it). `mgmtapi sync-rules` keeps a directory
-// that a Prometheus server reads up to date with this document.
+// The team's SLOs whose indicator is PromQL follow as one group each: their error ratio over seven
+// windows and the multi-window burn-rate alerts. Reading the file also needs `slos:ReadConfig`; a key
+// without it gets a 403 naming it. `mgmtapi sync-rules` keeps a directory that a Prometheus server
+// reads up to date with this document.
 //
 // GET /config/v1/prometheus/rules
 func (s *Server) handleGetPrometheusRulesRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {

@@ -142,14 +142,18 @@ func TestRuleFileFollowsChanges(t *testing.T) {
 	})
 }
 
-// TestRuleFilePermission: recording-rules:ReadConfig is enough (and needed); no key is a 401.
+// TestRuleFilePermission: recording-rules:ReadConfig and slos:ReadConfig are enough, and each is
+// needed; no key is a 401.
 func TestRuleFilePermission(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		createSet(t, env, env.RootKey, `{"name":"s","groups":[{"name":"g","rules":[{"record":"a:b","expr":"up"}]}]}`)
-		reader := env.MustKey(t, env.RootKey, "recording-rules:ReadConfig")
+		reader := env.MustKey(t, env.RootKey, "recording-rules:ReadConfig", "slos:ReadConfig")
 		if got := ruleFile(t, env, reader); !strings.Contains(got, "s/g") {
 			t.Fatalf("rule file:\n%s", got)
 		}
+		recordingOnly := env.MustKey(t, env.RootKey, "recording-rules:ReadConfig")
+		apitest.ExpectError(t, env.Do(t, http.MethodGet, rulesPath, "Bearer "+recordingOnly, "", ""), http.StatusForbidden,
+			`the API key lacks the permission "slos:ReadConfig", which reading the SLOs' burn-rate rules of the rule file requires`)
 		other := env.MustKey(t, env.RootKey, "recording-rules:Manage", "slos:ReadConfig")
 		apitest.ExpectError(t, env.Do(t, http.MethodGet, rulesPath, "Bearer "+other, "", ""), http.StatusForbidden,
 			"recording-rules:ReadConfig", "GetPrometheusRules")
@@ -204,7 +208,7 @@ func TestGroupsOfSets(t *testing.T) {
 // recording-rule groups, a name already taken is suffixed " [2]", and a key that lacks the part's
 // permission gets a 403 naming it rather than a file without the part.
 func TestRuleFileWithASecondPart(t *testing.T) {
-	remove := promrules.AddFilePart("the test part", "slos:ReadConfig",
+	remove := promrules.AddFilePart("the test part", "policies:ReadConfig",
 		func(ctx context.Context, q db.Querier, teamID int64) ([]promrules.Group, error) {
 			return []promrules.Group{{Name: "s/g", Rules: []promrules.Rule{{Alert: "Burning", Expr: "vector(1) > 0", For: "5m",
 				Labels: map[string]string{"severity": "page"}, Annotations: map[string]string{"summary": "team " + strconv.FormatInt(teamID, 10)}}}}}, nil
@@ -212,10 +216,10 @@ func TestRuleFileWithASecondPart(t *testing.T) {
 	defer remove()
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		createSet(t, env, env.RootKey, `{"name":"s","groups":[{"name":"g","rules":[{"record":"a:b","expr":"up"}]}]}`)
-		recordingOnly := env.MustKey(t, env.RootKey, "recording-rules:ReadConfig")
-		apitest.ExpectError(t, env.Do(t, http.MethodGet, rulesPath, "Bearer "+recordingOnly, "", ""), http.StatusForbidden,
-			`the API key lacks the permission "slos:ReadConfig", which reading the test part of the rule file requires`)
-		both := env.MustKey(t, env.RootKey, "recording-rules:ReadConfig", "slos:ReadConfig")
+		withoutPart := env.MustKey(t, env.RootKey, "recording-rules:ReadConfig", "slos:ReadConfig")
+		apitest.ExpectError(t, env.Do(t, http.MethodGet, rulesPath, "Bearer "+withoutPart, "", ""), http.StatusForbidden,
+			`the API key lacks the permission "policies:ReadConfig", which reading the test part of the rule file requires`)
+		both := env.MustKey(t, env.RootKey, "recording-rules:ReadConfig", "slos:ReadConfig", "policies:ReadConfig")
 		want := `groups:
   - name: s/g
     rules:

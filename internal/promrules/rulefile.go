@@ -28,9 +28,7 @@ type groupSource struct {
 // rather than a file silently missing the SLO alerts.
 var fileSources = []groupSource{
 	{what: "the recording-rule sets", permission: "recording-rules:ReadConfig", groups: RecordingRuleGroups},
-	// SLO GROUPS GO HERE: the SLO burn-rate rules of slo*.go (issue 14 §3) join the file as
-	//   {what: "the SLOs' burn-rate rules", permission: "slos:ReadConfig", groups: SLOGroups},
-	// with SLOGroups adapted to the signature of groups if it reads otherwise.
+	{what: "the SLOs' burn-rate rules", permission: "slos:ReadConfig", groups: SLOGroups},
 }
 
 // TeamFile returns the caller's team's rule file: the groups of every part of fileSources, in

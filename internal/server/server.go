@@ -269,10 +269,10 @@ func (h *Handler) newRequestID() string {
 }
 
 // isOperationPath reports whether the escaped path p is one the ServeMux would hand to the API as
-// it is: under /mgmt/ or /admin/ and already clean as the mux cleans it (the mux redirects unclean
+// it is: under /mgmt/, /admin/ or /config/ and already clean as the mux cleans it (the mux redirects unclean
 // paths, so those still go to it, as CONNECT requests do).
 func isOperationPath(p string) bool {
-	if !strings.HasPrefix(p, "/mgmt/") && !strings.HasPrefix(p, "/admin/") {
+	if !strings.HasPrefix(p, "/mgmt/") && !strings.HasPrefix(p, "/admin/") && !strings.HasPrefix(p, "/config/") {
 		return false
 	}
 	clean := path.Clean(p)

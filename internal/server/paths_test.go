@@ -18,6 +18,8 @@ func TestOperationPathsAreThoseTheMuxPassesAsTheyAre(t *testing.T) {
 		"/mgmt/openapi/5/recording-rules/recording-rules/v1/abc": true,
 		"/mgmt/openapi/5/x/":          true,
 		"/admin/v1/teams":             true,
+		"/config/v1/export":           true,
+		"/config/v1/../export":        false,
 		"/mgmt/a%20b/c":               true,
 		"/mgmt/a%2Fb":                 true,
 		"/mgmt/a//b":                  false,

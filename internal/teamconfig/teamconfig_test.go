@@ -1,0 +1,262 @@
+package teamconfig_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mgmtapi/mgmtapi/internal/apitest"
+)
+
+const (
+	exportPath = "/config/v1/export"
+	applyPath  = "/config/v1/apply"
+)
+
+// export answers the team's document as sent, YAML unless asJSON.
+func export(t *testing.T, env *apitest.Env, key string, asJSON bool) apitest.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, env.URL+exportPath, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	if asJSON {
+		req.Header.Set("Accept", "application/json")
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return apitest.Response{Status: res.StatusCode, Header: res.Header, Body: body}
+}
+
+func mustExport(t *testing.T, env *apitest.Env, key string, asJSON bool) string {
+	t.Helper()
+	res := export(t, env, key, asJSON)
+	if res.Status != http.StatusOK {
+		t.Fatalf("export: %d %s", res.Status, res.Body)
+	}
+	return string(res.Body)
+}
+
+// plan is the answer of an apply.
+type plan struct {
+	DryRun  bool `json:"dryRun"`
+	Changes []struct {
+		Area, ID, Name, Action string
+	} `json:"changes"`
+	Summary map[string]int `json:"summary"`
+}
+
+func apply(t *testing.T, env *apitest.Env, key, query, contentType, doc string) apitest.Response {
+	t.Helper()
+	return env.Do(t, http.MethodPost, applyPath+query, "Bearer "+key, contentType, doc)
+}
+
+func mustApply(t *testing.T, env *apitest.Env, key, query, doc string) plan {
+	t.Helper()
+	return apitest.Decode[plan](t, apply(t, env, key, query, "application/yaml", doc))
+}
+
+// actions counts a plan's actions per area: "recordingRuleSets create" → 2.
+func actions(p plan) map[string]int {
+	out := map[string]int{}
+	for _, c := range p.Changes {
+		out[c.Area+" "+c.Action]++
+	}
+	return out
+}
+
+func mustCreate(t *testing.T, env *apitest.Env, key, method, path, body string) []byte {
+	t.Helper()
+	res := env.JSON(t, method, path, key, body)
+	if res.Status/100 != 2 {
+		t.Fatalf("%s %s: %d %s", method, path, res.Status, res.Body)
+	}
+	return res.Body
+}
+
+const recordingRuleSets = "/mgmt/openapi/5/recording-rules/recording-rules/v1"
+
+// fillTeam gives the team of key one resource or more in every area the document covers.
+func fillTeam(t *testing.T, env *apitest.Env, key string) {
+	t.Helper()
+	mustCreate(t, env, key, http.MethodPost, recordingRuleSets,
+		`{"name":"api","groups":[{"name":"latency","interval":60,"limit":"10","rules":[{"record":"job:http_requests:rate5m","expr":"sum by (job) (rate(http_requests_total[5m]))","labels":{"team":"a","tier":"1"}}]}]}`)
+	mustCreate(t, env, key, http.MethodPost, recordingRuleSets,
+		`{"name":"db","groups":[{"name":"g","rules":[{"record":"job:up:sum","expr":"sum(up)"}]}]}`)
+}
+
+// TestRoundTrip: export → apply to an empty team → export gives the same document, in YAML and
+// in JSON; a second apply is all unchanged.
+func TestRoundTrip(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		fillTeam(t, env, env.RootKey)
+		yamlDoc := mustExport(t, env, env.RootKey, false)
+		jsonDoc := mustExport(t, env, env.RootKey, true)
+		if !json.Valid([]byte(jsonDoc)) {
+			t.Fatalf("JSON export is not JSON: %s", jsonDoc)
+		}
+		for _, format := range []struct {
+			name, contentType, doc string
+			asJSON                 bool
+		}{
+			{"yaml", "application/yaml", yamlDoc, false},
+			{"json", "application/json", jsonDoc, true},
+		} {
+			t.Run(format.name, func(t *testing.T) {
+				_, key := env.MustTeam(t, "copy-"+format.name)
+				first := apitest.Decode[plan](t, apply(t, env, key, "", format.contentType, format.doc))
+				if first.DryRun || first.Summary["create"] == 0 || first.Summary["create"] != len(first.Changes) {
+					t.Fatalf("first apply to an empty team: %+v", first)
+				}
+				if again := mustExport(t, env, key, format.asJSON); again != format.doc {
+					t.Fatalf("export of the copy differs:\n--- source\n%s\n--- copy\n%s", format.doc, again)
+				}
+				second := apitest.Decode[plan](t, apply(t, env, key, "", format.contentType, format.doc))
+				if second.Summary["unchanged"] != len(second.Changes) || len(second.Changes) != len(first.Changes) {
+					t.Fatalf("second apply is not all unchanged: %+v", second)
+				}
+			})
+		}
+		if !strings.HasPrefix(yamlDoc, "version: 1\n") {
+			t.Errorf("YAML export does not start with the version:\n%s", yamlDoc)
+		}
+	})
+}
+
+// TestDryRunChangesNothing: a dry run answers the plan an apply would carry out, and the team is
+// as before.
+func TestDryRunChangesNothing(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		fillTeam(t, env, env.RootKey)
+		doc := mustExport(t, env, env.RootKey, false)
+		_, key := env.MustTeam(t, "target")
+		mustCreate(t, env, key, http.MethodPost, recordingRuleSets,
+			`{"name":"stale","groups":[{"name":"g","rules":[{"record":"r","expr":"up"}]}]}`)
+		before := mustExport(t, env, key, false)
+		dry := mustApply(t, env, key, "?dry_run=true&prune=true", doc)
+		if !dry.DryRun {
+			t.Errorf("dryRun is false")
+		}
+		got := actions(dry)
+		if got["recordingRuleSets create"] != 2 || got["recordingRuleSets delete"] != 1 {
+			t.Errorf("dry-run plan %v, want 2 creates and 1 delete", got)
+		}
+		if after := mustExport(t, env, key, false); after != before {
+			t.Fatalf("a dry run changed the team:\n%s\n---\n%s", before, after)
+		}
+		real := mustApply(t, env, key, "?prune=true", doc)
+		if real.DryRun || !equalPlans(dry, real) {
+			t.Errorf("the apply's plan differs from the dry run's:\n%+v\n%+v", dry, real)
+		}
+	})
+}
+
+func equalPlans(a, b plan) bool {
+	ja, _ := json.Marshal(a.Changes)
+	jb, _ := json.Marshal(b.Changes)
+	return bytes.Equal(ja, jb)
+}
+
+// TestPrune: without prune, resources the document lacks stay; with it, those of the areas the
+// document holds go, and areas absent from the document are left alone.
+func TestPrune(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		fillTeam(t, env, env.RootKey)
+		keep := mustApply(t, env, env.RootKey, "", "version: 1\nrecordingRuleSets: []\n")
+		if len(keep.Changes) != 0 {
+			t.Errorf("apply of an empty list without prune: %+v", keep)
+		}
+		untouched := mustApply(t, env, env.RootKey, "?prune=true", "version: 1\n")
+		if len(untouched.Changes) != 0 {
+			t.Errorf("prune of a document without areas: %+v", untouched)
+		}
+		pruned := mustApply(t, env, env.RootKey, "?prune=true", "version: 1\nrecordingRuleSets: []\n")
+		if got := actions(pruned); got["recordingRuleSets delete"] != 2 {
+			t.Errorf("prune plan %v, want 2 deletes", got)
+		}
+		res := env.JSON(t, http.MethodGet, recordingRuleSets, env.RootKey, "")
+		if !strings.Contains(string(res.Body), `"sets":[]`) {
+			t.Errorf("sets left after prune: %s", res.Body)
+		}
+	})
+}
+
+// TestFailureChangesNothing: one bad resource anywhere answers its error, naming the resource
+// and the field, and nothing of the document is applied.
+func TestFailureChangesNothing(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		fillTeam(t, env, env.RootKey)
+		before := mustExport(t, env, env.RootKey, false)
+		for _, c := range []struct {
+			name, doc string
+			status    int
+			fragments []string
+		}{
+			{"bad PromQL", `recordingRuleSets:
+- name: ok
+  groups: [{name: g, rules: [{record: r, expr: up}]}]
+- name: broken
+  groups: [{name: g, rules: [{record: r, expr: "sum by (job (up)"}]}]
+`, 400, []string{`recordingRuleSets[1] ("broken")`, "groups[0]", ".expr: not valid PromQL"}},
+			{"bound of the operation's body", `recordingRuleSets:
+- name: ""
+  groups: []
+`, 400, []string{`recordingRuleSets[0]`, "name"}},
+			{"duplicate id", `recordingRuleSets:
+- {id: a, name: x, groups: []}
+- {id: a, name: y, groups: []}
+`, 400, []string{`recordingRuleSets[1] ("y"): id:`}},
+			{"unknown area", "cases: []\n", 400, []string{"cases: not an area"}},
+			{"not a list", "recordingRuleSets: 3\n", 400, []string{"recordingRuleSets: must be a list"}},
+			{"version", "version: 2\n", 400, []string{"version: must be 1"}},
+			{"not YAML", "recordingRuleSets: [\n", 400, []string{"body: not a YAML or JSON document"}},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				apitest.ExpectError(t, apply(t, env, env.RootKey, "?prune=true", "application/yaml", c.doc), c.status, c.fragments...)
+				if after := mustExport(t, env, env.RootKey, false); after != before {
+					t.Fatalf("a refused apply changed the team:\n%s\n---\n%s", before, after)
+				}
+			})
+		}
+	})
+}
+
+// TestPermissions: export needs config:Export and every area's read permission; apply needs
+// config:Apply and the write permission of every area it changes (not of those it leaves
+// unchanged).
+func TestPermissions(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		fillTeam(t, env, env.RootKey)
+		doc := mustExport(t, env, env.RootKey, false)
+
+		noExport := env.MustKey(t, env.RootKey, "recording-rules:ReadConfig")
+		apitest.ExpectError(t, export(t, env, noExport, false), 403, `"config:Export"`)
+		noRead := env.MustKey(t, env.RootKey, "config:Export")
+		apitest.ExpectError(t, export(t, env, noRead, false), 403, `"recording-rules:ReadConfig"`, "recordingRuleSets")
+
+		noApply := env.MustKey(t, env.RootKey, "recording-rules:Manage")
+		apitest.ExpectError(t, apply(t, env, noApply, "", "application/yaml", doc), 403, `"config:Apply"`)
+		applyOnly := env.MustKey(t, env.RootKey, "config:Apply")
+		if p := mustApply(t, env, applyOnly, "", doc); p.Summary["unchanged"] != len(p.Changes) {
+			t.Errorf("an unchanged document needs no area permission, got %+v", p)
+		}
+		apitest.ExpectError(t, apply(t, env, applyOnly, "?prune=true", "application/yaml", "recordingRuleSets: []\n"),
+			403, `"recording-rules:Manage"`, "recordingRuleSets")
+		apitest.ExpectError(t, apply(t, env, applyOnly, "?dry_run=true&prune=true", "application/yaml", "recordingRuleSets: []\n"),
+			403, `"recording-rules:Manage"`)
+		if after := mustExport(t, env, env.RootKey, false); after != doc {
+			t.Fatalf("a refused apply changed the team")
+		}
+	})
+}

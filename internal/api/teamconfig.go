@@ -12,6 +12,7 @@ import (
 	"github.com/ogen-go/ogen/validate"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/e2m"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/recordingrules"
 	"github.com/mgmtapi/mgmtapi/internal/teamconfig"
@@ -160,5 +161,6 @@ func describeResourceBody(operation string, body []byte, err error) string {
 func configurationAreas() []teamconfig.Area {
 	return []teamconfig.Area{
 		recordingrules.Configuration{},
+		e2m.Configuration{},
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -85,7 +86,10 @@ func mustCreate(t *testing.T, env *apitest.Env, key, method, path, body string) 
 	return res.Body
 }
 
-const recordingRuleSets = "/mgmt/openapi/5/recording-rules/recording-rules/v1"
+const (
+	recordingRuleSets = "/mgmt/openapi/5/recording-rules/recording-rules/v1"
+	e2mRules          = "/mgmt/openapi/5/events2metrics/events2metrics/v2"
+)
 
 // fillTeam gives the team of key one resource or more in every area the document covers.
 func fillTeam(t *testing.T, env *apitest.Env, key string) {
@@ -94,6 +98,18 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 		`{"name":"api","groups":[{"name":"latency","interval":60,"limit":"10","rules":[{"record":"job:http_requests:rate5m","expr":"sum by (job) (rate(http_requests_total[5m]))","labels":{"team":"a","tier":"1"}}]}]}`)
 	mustCreate(t, env, key, http.MethodPost, recordingRuleSets,
 		`{"name":"db","groups":[{"name":"g","rules":[{"record":"job:up:sum","expr":"sum(up)"}]}]}`)
+	mustCreate(t, env, key, http.MethodPost, e2mRules,
+		`{"name":"errors","type":"E2M_TYPE_LOGS2METRICS","logsQuery":{"lucene":"level:error"},"permutationsLimit":500,`+
+			`"metricFields":[{"sourceField":"duration","targetBaseMetricName":"req_duration","aggregations":[{"histogram":{"buckets":[0.1,0.5,1]}}]}],`+
+			`"metricLabels":[{"targetLabel":"svc","sourceField":"service"}]}`)
+	mustCreate(t, env, key, http.MethodPost, e2mRules,
+		`{"name":"spans","type":"E2M_TYPE_SPANS2METRICS","spansQuery":{"lucene":"*"}}`)
+}
+
+// filled is what the first apply of fillTeam's export to an empty team creates, per area.
+var filled = map[string]int{
+	"recordingRuleSets create": 2,
+	"events2metrics create":    2,
 }
 
 // TestRoundTrip: export → apply to an empty team → export gives the same document, in YAML and
@@ -116,8 +132,14 @@ func TestRoundTrip(t *testing.T) {
 			t.Run(format.name, func(t *testing.T) {
 				_, key := env.MustTeam(t, "copy-"+format.name)
 				first := apitest.Decode[plan](t, apply(t, env, key, "", format.contentType, format.doc))
-				if first.DryRun || first.Summary["create"] == 0 || first.Summary["create"] != len(first.Changes) {
+				if first.DryRun || first.Summary["create"] != len(first.Changes) {
 					t.Fatalf("first apply to an empty team: %+v", first)
+				}
+				if got := actions(first); !maps.Equal(got, filled) {
+					t.Fatalf("first apply to an empty team: %v, want %v", got, filled)
+				}
+				if testing.Verbose() && format.name == "yaml" {
+					t.Logf("exported:\n%s", format.doc)
 				}
 				if again := mustExport(t, env, key, format.asJSON); again != format.doc {
 					t.Fatalf("export of the copy differs:\n--- source\n%s\n--- copy\n%s", format.doc, again)

@@ -15,6 +15,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/e2m"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/recordingrules"
+	"github.com/mgmtapi/mgmtapi/internal/slos"
 	"github.com/mgmtapi/mgmtapi/internal/teamconfig"
 )
 
@@ -162,5 +163,6 @@ func configurationAreas() []teamconfig.Area {
 	return []teamconfig.Area{
 		recordingrules.Configuration{},
 		e2m.Configuration{},
+		slos.Configuration{},
 	}
 }

@@ -89,6 +89,7 @@ func mustCreate(t *testing.T, env *apitest.Env, key, method, path, body string) 
 const (
 	recordingRuleSets = "/mgmt/openapi/5/recording-rules/recording-rules/v1"
 	e2mRules          = "/mgmt/openapi/5/events2metrics/events2metrics/v2"
+	slosPath          = "/mgmt/openapi/4/slo/slos/v1"
 )
 
 // fillTeam gives the team of key one resource or more in every area the document covers.
@@ -104,12 +105,19 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 			`"metricLabels":[{"targetLabel":"svc","sourceField":"service"}]}`)
 	mustCreate(t, env, key, http.MethodPost, e2mRules,
 		`{"name":"spans","type":"E2M_TYPE_SPANS2METRICS","spansQuery":{"lucene":"*"}}`)
+	mustCreate(t, env, key, http.MethodPost, slosPath,
+		`{"name":"availability","targetThresholdPercentage":99.9,"sloTimeFrame":"SLO_TIME_FRAME_28_DAYS","labels":{"team":"a"},`+
+			`"requestBasedMetricSli":{"goodEvents":{"query":"sum(rate(http_requests_total{code!~\"5..\"}[5m]))"},"totalEvents":{"query":"sum(rate(http_requests_total[5m]))"}}}`)
+	mustCreate(t, env, key, http.MethodPost, slosPath,
+		`{"name":"up","targetThresholdPercentage":95,"sloTimeFrame":"SLO_TIME_FRAME_7_DAYS",`+
+			`"windowBasedMetricSli":{"query":{"query":"avg(up)"},"window":"WINDOW_SLO_WINDOW_5_MINUTES","comparisonOperator":"COMPARISON_OPERATOR_GREATER_THAN_OR_EQUALS","threshold":0.95}}`)
 }
 
 // filled is what the first apply of fillTeam's export to an empty team creates, per area.
 var filled = map[string]int{
 	"recordingRuleSets create": 2,
 	"events2metrics create":    2,
+	"slos create":              2,
 }
 
 // TestRoundTrip: export → apply to an empty team → export gives the same document, in YAML and

@@ -14,6 +14,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/e2m"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/parsingrules"
 	"github.com/mgmtapi/mgmtapi/internal/recordingrules"
 	"github.com/mgmtapi/mgmtapi/internal/slos"
 	"github.com/mgmtapi/mgmtapi/internal/teamconfig"
@@ -164,5 +165,6 @@ func configurationAreas() []teamconfig.Area {
 		recordingrules.Configuration{},
 		e2m.Configuration{},
 		slos.Configuration{},
+		parsingrules.Configuration{},
 	}
 }

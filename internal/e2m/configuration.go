@@ -39,7 +39,7 @@ func (Configuration) Export(ctx context.Context, q db.Querier, teamID int64) ([]
 
 // Prepare implements teamconfig.Area: the body of ReplaceE2M, or of CreateE2M for a rule without
 // an id (it gets a fresh one). A rule without permutationsLimit gets DefaultPermutationsLimit.
-func (Configuration) Prepare(doc []byte, newID func() string) (teamconfig.Resource, error) {
+func (Configuration) Prepare(_ context.Context, doc []byte, newID func() string) (teamconfig.Resource, error) {
 	id, err := teamconfig.IDOf(doc, func() string { return "" })
 	if err != nil {
 		return teamconfig.Resource{}, err

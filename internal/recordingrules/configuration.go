@@ -33,7 +33,7 @@ func (Configuration) Export(ctx context.Context, q db.Querier, teamID int64) ([]
 }
 
 // Prepare implements teamconfig.Area: the body of CreateRecordingRuleSet, with an id.
-func (Configuration) Prepare(doc []byte, newID func() string) (teamconfig.Resource, error) {
+func (Configuration) Prepare(_ context.Context, doc []byte, newID func() string) (teamconfig.Resource, error) {
 	var in oas.RecordingRuleSetInput
 	if err := teamconfig.DecodeBody(oas.CreateRecordingRuleSetOperation, doc, &in); err != nil {
 		return teamconfig.Resource{}, err

@@ -45,7 +45,7 @@ func (Configuration) Export(ctx context.Context, q db.Querier, teamID int64) ([]
 
 // Prepare implements teamconfig.Area: the body of ReplaceSlo (an SLO without an id gets a fresh
 // one), checked by checkSlo.
-func (Configuration) Prepare(doc []byte, newID func() string) (teamconfig.Resource, error) {
+func (Configuration) Prepare(_ context.Context, doc []byte, newID func() string) (teamconfig.Resource, error) {
 	var in oas.Slo
 	if err := teamconfig.DecodeBody(oas.ReplaceSloOperation, doc, &in); err != nil {
 		return teamconfig.Resource{}, err

@@ -71,7 +71,7 @@ func (h *Handler) apply(ctx context.Context, caller *auth.Principal, doc documen
 		list := make([]Resource, 0, len(items))
 		seen := map[string]int{}
 		for i, item := range items {
-			r, err := a.Prepare(item, h.db.NewID)
+			r, err := a.Prepare(ctx, item, h.db.NewID)
 			if err != nil {
 				return nil, h.located(a, i, nameOf(item), err)
 			}

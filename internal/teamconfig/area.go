@@ -30,7 +30,7 @@ type Area interface {
 	// reads nothing from the database, and returns it in the form Export would give once it is
 	// stored (a resource without an id gets one from newID). Errors are apierror values whose
 	// message starts with the field.
-	Prepare(doc []byte, newID func() string) (Resource, error)
+	Prepare(ctx context.Context, doc []byte, newID func() string) (Resource, error)
 	// Put stores r in tx, as a new resource when exists is false, replacing the stored one
 	// otherwise, with every rule of the area that reads the database (limits, references).
 	Put(ctx context.Context, tx *db.Tx, teamID int64, r Resource, exists bool) error

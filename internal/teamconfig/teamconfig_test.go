@@ -90,7 +90,25 @@ const (
 	recordingRuleSets = "/mgmt/openapi/5/recording-rules/recording-rules/v1"
 	e2mRules          = "/mgmt/openapi/5/events2metrics/events2metrics/v2"
 	slosPath          = "/mgmt/openapi/4/slo/slos/v1"
+	parsingRuleGroups = "/mgmt/openapi/5/parsing-rules/rule-groups/v1"
 )
+
+// everyParsingRuleKind is one parsing rule of each parameter kind, in a group with each matcher
+// kind.
+const everyParsingRuleKind = `{"name":"every kind","description":"d","creator":"c","enabled":true,"hidden":true,
+ "ruleMatchers":[{"applicationName":{"value":"app"}},{"subsystemName":{"value":"sub"}},{"severity":{"value":"VALUE_ERROR"}},{"severity":{}}],
+ "ruleSubgroups":[{"enabled":true,"rules":[
+  {"name":"ex","sourceField":"text","parameters":{"extractParameters":{"rule":"(?P<level>\\w+) (?<msg>.*)"}}},
+  {"name":"je","parameters":{"jsonExtractParameters":{"rule":"level","destinationFieldType":"DESTINATION_FIELD_SEVERITY"}}},
+  {"name":"re","parameters":{"replaceParameters":{"rule":"a+","destinationField":"text","replaceNewVal":"b"}}},
+  {"name":"pa","parameters":{"parseParameters":{"rule":"(?P<x>\\d+)","destinationField":"text"}}},
+  {"name":"al","parameters":{"allowParameters":{"rule":"keep","keepBlockedLogs":true}}},
+  {"name":"bl","parameters":{"blockParameters":{"rule":"drop"}}},
+  {"name":"ts","parameters":{"extractTimestampParameters":{"format":"%Y","standard":"FORMAT_STANDARD_GOLANG"}}},
+  {"name":"rf","parameters":{"removeFieldsParameters":{"fields":["a","b"]}}},
+  {"name":"js","parameters":{"jsonStringifyParameters":{"destinationField":"s","deleteSource":true}}},
+  {"name":"jp","parameters":{"jsonParseParameters":{"destinationField":"p","escapedValue":true,"overrideDest":true}}}
+ ]},{"order":2,"rules":[{"name":"second","parameters":{"blockParameters":{"rule":"x"}}}]}]}`
 
 // fillTeam gives the team of key one resource or more in every area the document covers.
 func fillTeam(t *testing.T, env *apitest.Env, key string) {
@@ -105,6 +123,8 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 			`"metricLabels":[{"targetLabel":"svc","sourceField":"service"}]}`)
 	mustCreate(t, env, key, http.MethodPost, e2mRules,
 		`{"name":"spans","type":"E2M_TYPE_SPANS2METRICS","spansQuery":{"lucene":"*"}}`)
+	mustCreate(t, env, key, http.MethodPost, parsingRuleGroups, everyParsingRuleKind)
+	mustCreate(t, env, key, http.MethodPost, parsingRuleGroups, `{"name":"plain"}`)
 	mustCreate(t, env, key, http.MethodPost, slosPath,
 		`{"name":"availability","targetThresholdPercentage":99.9,"sloTimeFrame":"SLO_TIME_FRAME_28_DAYS","labels":{"team":"a"},`+
 			`"requestBasedMetricSli":{"goodEvents":{"query":"sum(rate(http_requests_total{code!~\"5..\"}[5m]))"},"totalEvents":{"query":"sum(rate(http_requests_total[5m]))"}}}`)
@@ -118,6 +138,7 @@ var filled = map[string]int{
 	"recordingRuleSets create": 2,
 	"events2metrics create":    2,
 	"slos create":              2,
+	"parsingRuleGroups create": 2,
 }
 
 // TestRoundTrip: export → apply to an empty team → export gives the same document, in YAML and

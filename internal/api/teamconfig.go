@@ -15,6 +15,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/e2m"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/parsingrules"
+	"github.com/mgmtapi/mgmtapi/internal/presets"
 	"github.com/mgmtapi/mgmtapi/internal/recordingrules"
 	"github.com/mgmtapi/mgmtapi/internal/slos"
 	"github.com/mgmtapi/mgmtapi/internal/teamconfig"
@@ -166,5 +167,6 @@ func configurationAreas() []teamconfig.Area {
 		e2m.Configuration{},
 		slos.Configuration{},
 		parsingrules.Configuration{},
+		presets.Configuration{},
 	}
 }

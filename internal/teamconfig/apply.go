@@ -133,7 +133,9 @@ func (h *Handler) applyArea(ctx context.Context, tx *db.Tx, caller *auth.Princip
 		puts = append(puts, Change{Area: a.Key(), ID: r.ID, Name: r.Name, Action: action})
 	}
 	if _, single := a.(Single); prune && !single {
-		slices.SortFunc(current, func(x, y Resource) int { return strings.Compare(x.ID, y.ID) })
+		// Newest first (server-made ids grow with time): a resource that refers to another of its
+		// area (a preset to its parent) is usually the newer one, and goes first.
+		slices.SortFunc(current, func(x, y Resource) int { return strings.Compare(y.ID, x.ID) })
 		for _, r := range current {
 			if !kept[r.ID] {
 				deletes = append(deletes, Change{Area: a.Key(), ID: r.ID, Name: r.Name, Action: ActionDelete})

@@ -106,7 +106,9 @@ func DecodeBody(operation string, doc []byte, v interface{ UnmarshalJSON([]byte)
 	return nil
 }
 
-// invalidf is an apierror.Invalid; a shorthand for this package.
+// Invalidf is apierror.Invalidf, for the areas' Prepare.
+func Invalidf(format string, args ...any) error { return apierror.Invalidf(format, args...) }
+
 func invalidf(format string, args ...any) error { return apierror.Invalidf(format, args...) }
 
 // maxIDLength is the longest id a document may give a resource.

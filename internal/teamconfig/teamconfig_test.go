@@ -91,6 +91,7 @@ const (
 	e2mRules          = "/mgmt/openapi/5/events2metrics/events2metrics/v2"
 	slosPath          = "/mgmt/openapi/4/slo/slos/v1"
 	parsingRuleGroups = "/mgmt/openapi/5/parsing-rules/rule-groups/v1"
+	customPresets     = "/mgmt/openapi/4/notifications/notification-center/v1/presets/custom"
 )
 
 // everyParsingRuleKind is one parsing rule of each parameter kind, in a group with each matcher
@@ -123,6 +124,10 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 			`"metricLabels":[{"targetLabel":"svc","sourceField":"service"}]}`)
 	mustCreate(t, env, key, http.MethodPost, e2mRules,
 		`{"name":"spans","type":"E2M_TYPE_SPANS2METRICS","spansQuery":{"lucene":"*"}}`)
+	parent := apitest.Decode[struct{ Preset struct{ ID string } }](t, apitest.Response{Status: 200,
+		Body: mustCreate(t, env, key, http.MethodPost, customPresets, `{"preset":{"name":"base","connectorType":"SLACK","entityType":"ALERTS"}}`)})
+	mustCreate(t, env, key, http.MethodPost, customPresets,
+		`{"preset":{"name":"child","description":"derived","connectorType":"SLACK","entityType":"ALERTS","parentId":"`+parent.Preset.ID+`"}}`)
 	mustCreate(t, env, key, http.MethodPost, parsingRuleGroups, everyParsingRuleKind)
 	mustCreate(t, env, key, http.MethodPost, parsingRuleGroups, `{"name":"plain"}`)
 	mustCreate(t, env, key, http.MethodPost, slosPath,
@@ -135,10 +140,11 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 
 // filled is what the first apply of fillTeam's export to an empty team creates, per area.
 var filled = map[string]int{
-	"recordingRuleSets create": 2,
-	"events2metrics create":    2,
-	"slos create":              2,
-	"parsingRuleGroups create": 2,
+	"recordingRuleSets create":   2,
+	"events2metrics create":      2,
+	"slos create":                2,
+	"parsingRuleGroups create":   2,
+	"notificationPresets create": 2,
 }
 
 // TestRoundTrip: export → apply to an empty team → export gives the same document, in YAML and

@@ -15,7 +15,9 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/e2m"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/parsingrules"
+	"github.com/mgmtapi/mgmtapi/internal/policies"
 	"github.com/mgmtapi/mgmtapi/internal/presets"
+	"github.com/mgmtapi/mgmtapi/internal/quotarules"
 	"github.com/mgmtapi/mgmtapi/internal/recordingrules"
 	"github.com/mgmtapi/mgmtapi/internal/slos"
 	"github.com/mgmtapi/mgmtapi/internal/teamconfig"
@@ -161,12 +163,15 @@ func describeResourceBody(operation string, body []byte, err error) string {
 
 // configurationAreas are the areas of a team's configuration document, each implemented in its
 // own package.
-func configurationAreas() []teamconfig.Area {
+func configurationAreas(opts Options) []teamconfig.Area {
 	return []teamconfig.Area{
 		recordingrules.Configuration{},
 		e2m.Configuration{},
 		slos.Configuration{},
 		parsingrules.Configuration{},
 		presets.Configuration{},
+		policies.Configuration{Limit: opts.PolicyLimit},
+		policies.SettingsConfiguration{},
+		quotarules.Configuration{},
 	}
 }

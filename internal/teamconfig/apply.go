@@ -119,6 +119,11 @@ func (h *Handler) applyArea(ctx context.Context, tx *db.Tx, caller *auth.Princip
 	for _, r := range current {
 		byID[r.ID] = r
 	}
+	if _, single := a.(Single); single && len(current) == 1 && len(want) == 1 {
+		// The team's one resource is the document's, whatever their ids (Put gives it the
+		// document's id).
+		byID[want[0].ID] = current[0]
+	}
 	var deletes, puts []Change
 	kept := map[string]bool{}
 	for _, r := range want {
@@ -154,12 +159,19 @@ func (h *Handler) applyArea(ctx context.Context, tx *db.Tx, caller *auth.Princip
 			return changes, h.locatedDelete(a, deletes[i], err)
 		}
 	}
+	changed := len(deletes) > 0
 	for i, r := range want {
 		if puts[i].Action == ActionUnchanged {
 			continue
 		}
+		changed = true
 		if err := a.Put(ctx, tx, caller.TeamID, r, puts[i].Action == ActionUpdate); err != nil {
 			return changes, h.located(a, i, r.Name, err)
+		}
+	}
+	if f, ok := a.(Finisher); ok && changed {
+		if err := f.Finish(ctx, tx, caller.TeamID, want); err != nil {
+			return changes, h.located(a, 0, "", err)
 		}
 	}
 	return changes, nil

@@ -150,3 +150,33 @@ func CheckID(id string) error {
 	}
 	return nil
 }
+
+// Finisher is implemented by areas whose resources have a place among each other that Put does
+// not set (the order of policies): Finish runs after an area's deletes and puts, when the area
+// changed, with the document's resources of the area in document order.
+type Finisher interface {
+	Finish(ctx context.Context, tx *db.Tx, teamID int64, want []Resource) error
+}
+
+// WithFields returns the JSON object doc with the top-level fields of set added where doc has
+// none: what an area's Prepare fills in before decoding a document that leaves out fields its
+// read answer requires (values the server sets).
+func WithFields(doc []byte, set map[string]any) ([]byte, error) {
+	var fields map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	if err := dec.Decode(&fields); err != nil {
+		return nil, invalidf("body: %v", err)
+	}
+	for k, v := range set {
+		if _, ok := fields[k]; ok {
+			continue
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, err
+		}
+		fields[k] = b
+	}
+	return json.Marshal(fields)
+}

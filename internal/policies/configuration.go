@@ -29,7 +29,9 @@ type Configuration struct {
 func (Configuration) Key() string { return "policies" }
 
 // Permissions implements teamconfig.Area.
-func (Configuration) Permissions() (read, write string) { return "policies:ReadConfig", "policies:Manage" }
+func (Configuration) Permissions() (read, write string) {
+	return "policies:ReadConfig", "policies:Manage"
+}
 
 // serverFields are the fields of a policy the server sets; a document leaves them out.
 var serverFields = []string{"companyId", "deleted", "createdAt", "updatedAt", "priorityOverrideStatus"}

@@ -3,6 +3,7 @@ package teamconfig_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -330,6 +331,43 @@ func TestPermissions(t *testing.T) {
 			403, `"recording-rules:Manage"`)
 		if after := mustExport(t, env, env.RootKey, false); after != doc {
 			t.Fatalf("a refused apply changed the team")
+		}
+	})
+}
+
+// TestPolicyLimitAndOrder: the policy cap of the individual operations holds in an apply (429
+// naming the policy, nothing changed), deletes made by prune count first, and policies take the
+// document's order.
+func TestPolicyLimitAndOrder(t *testing.T) {
+	apitest.EnginesWith(t, apitest.Options{PolicyLimit: 2}, func(t *testing.T, env *apitest.Env) {
+		policy := func(id, name string, order int) string {
+			return fmt.Sprintf("- {id: %s, name: %s, order: %d, priority: PRIORITY_TYPE_LOW, logRules: {severities: [SEVERITY_INFO]}}\n", id, name, order)
+		}
+		const a, b, c = "00000000-0000-4000-8000-00000000000a", "00000000-0000-4000-8000-00000000000b", "00000000-0000-4000-8000-00000000000c"
+		mustApply(t, env, env.RootKey, "", "policies:\n"+policy(a, "a", 1)+policy(b, "b", 2))
+		before := mustExport(t, env, env.RootKey, false)
+		apitest.ExpectError(t, apply(t, env, env.RootKey, "", "application/yaml", "policies:\n"+policy(c, "c", 3)),
+			429, `policies[0] ("c")`, "at most 2")
+		if after := mustExport(t, env, env.RootKey, false); after != before {
+			t.Fatalf("a refused apply changed the team")
+		}
+		// With prune, a goes first, so c fits; c comes first, then b.
+		p := mustApply(t, env, env.RootKey, "?prune=true", "policies:\n"+policy(c, "c", 1)+policy(b, "b", 2))
+		if got := actions(p); got["policies delete"] != 1 || got["policies create"] != 1 || got["policies update"] != 0 {
+			t.Errorf("plan %v", got)
+		}
+		// Swapping the order is an update of both.
+		p = mustApply(t, env, env.RootKey, "", "policies:\n"+policy(c, "c", 2)+policy(b, "b", 1))
+		if got := actions(p); got["policies update"] != 2 {
+			t.Errorf("plan %v, want 2 updates", got)
+		}
+		list := apitest.Decode[struct{ Policies []struct{ ID, Name string } }](t,
+			env.JSON(t, http.MethodGet, "/mgmt/openapi/5/dataplans/policies/v1", env.RootKey, ""))
+		if len(list.Policies) != 2 || list.Policies[0].ID != b || list.Policies[1].ID != c {
+			t.Errorf("policies %+v, want b then c", list.Policies)
+		}
+		if p := mustApply(t, env, env.RootKey, "", "policies:\n"+policy(c, "c", 2)+policy(b, "b", 1)); p.Summary["unchanged"] != 2 {
+			t.Errorf("the same document again: %+v", p)
 		}
 	})
 }

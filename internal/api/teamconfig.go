@@ -19,6 +19,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/presets"
 	"github.com/mgmtapi/mgmtapi/internal/quotarules"
 	"github.com/mgmtapi/mgmtapi/internal/recordingrules"
+	"github.com/mgmtapi/mgmtapi/internal/retentions"
 	"github.com/mgmtapi/mgmtapi/internal/slos"
 	"github.com/mgmtapi/mgmtapi/internal/teamconfig"
 )
@@ -173,5 +174,6 @@ func configurationAreas(opts Options) []teamconfig.Area {
 		policies.Configuration{Limit: opts.PolicyLimit},
 		policies.SettingsConfiguration{},
 		quotarules.Configuration{},
+		retentions.Configuration{},
 	}
 }

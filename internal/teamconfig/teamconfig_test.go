@@ -96,6 +96,7 @@ const (
 	createPolicy      = "/mgmt/openapi/3/dataplans/policies/v1"
 	policySettings    = "/mgmt/openapi/5/dataplans/policiy-settings/v1"
 	quotaRuleSet      = "/mgmt/openapi/4/dataplan/quota-rules/v1"
+	retentionTags     = "/mgmt/openapi/5/dataengine/retention-tags/v1"
 )
 
 // everyParsingRuleKind is one parsing rule of each parameter kind, in a group with each matcher
@@ -142,6 +143,8 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 	mustCreate(t, env, key, http.MethodPost, policySettings, `{"logsPolicySettings":{"defaultPriority":"PRIORITY_TYPE_LOW"}}`)
 	mustCreate(t, env, key, http.MethodPost, quotaRuleSet,
 		`{"ruleSet":{"rules":[{"entityType":"logs","allocation":60,"enabled":true,"canOverflow":false},{"entityType":"spans","allocation":10,"enabled":false,"canOverflow":true}]}}`)
+	mustCreate(t, env, key, http.MethodPost, retentionTags,
+		`{"retentionUpdateElements":[{"id":"00000000-0000-4000-8000-000000000002","name":"Two weeks"},{"id":"00000000-0000-4000-8000-000000000004","name":"A year"}]}`)
 	mustCreate(t, env, key, http.MethodPost, parsingRuleGroups, everyParsingRuleKind)
 	mustCreate(t, env, key, http.MethodPost, parsingRuleGroups, `{"name":"plain"}`)
 	mustCreate(t, env, key, http.MethodPost, slosPath,
@@ -162,6 +165,7 @@ var filled = map[string]int{
 	"policies create":            3,
 	"policySettings update":      1, // every team has settings (unspecified priorities)
 	"quotaRuleSet create":        1,
+	"retentionTags create":       2,
 }
 
 // TestRoundTrip: export → apply to an empty team → export gives the same document, in YAML and

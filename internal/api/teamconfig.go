@@ -20,6 +20,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/quotarules"
 	"github.com/mgmtapi/mgmtapi/internal/recordingrules"
 	"github.com/mgmtapi/mgmtapi/internal/retentions"
+	"github.com/mgmtapi/mgmtapi/internal/roles"
 	"github.com/mgmtapi/mgmtapi/internal/slos"
 	"github.com/mgmtapi/mgmtapi/internal/teamconfig"
 )
@@ -175,5 +176,6 @@ func configurationAreas(opts Options) []teamconfig.Area {
 		policies.SettingsConfiguration{},
 		quotarules.Configuration{},
 		retentions.Configuration{},
+		roles.Configuration{},
 	}
 }

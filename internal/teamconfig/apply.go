@@ -75,7 +75,7 @@ func (h *Handler) apply(ctx context.Context, caller *auth.Principal, doc documen
 			if err != nil {
 				return nil, h.located(a, i, nameOf(item), err)
 			}
-			if prev, dup := seen[r.ID]; dup {
+			if prev, dup := seen[r.ID]; dup && r.ID != "" { // "": an id Put assigns
 				return nil, h.located(a, i, r.Name, invalidf("id: %s[%d] has the id %q already; ids are unique within an area", a.Key(), prev, r.ID))
 			}
 			seen[r.ID] = i

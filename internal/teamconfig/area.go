@@ -47,7 +47,8 @@ type Single interface {
 
 // Resource is one resource of an area.
 type Resource struct {
-	// ID identifies the resource within its area and team.
+	// ID identifies the resource within its area and team; "" for a new resource whose id Put
+	// assigns (an area whose ids come from a counter of the team).
 	ID string
 	// Name is the resource's name, for the plan and messages; empty when it has none.
 	Name string

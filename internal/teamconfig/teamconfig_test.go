@@ -97,6 +97,7 @@ const (
 	policySettings    = "/mgmt/openapi/5/dataplans/policiy-settings/v1"
 	quotaRuleSet      = "/mgmt/openapi/4/dataplan/quota-rules/v1"
 	retentionTags     = "/mgmt/openapi/5/dataengine/retention-tags/v1"
+	customRoles       = "/mgmt/openapi/3/aaa/team-roles/v1/custom-roles"
 )
 
 // everyParsingRuleKind is one parsing rule of each parameter kind, in a group with each matcher
@@ -145,6 +146,8 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 		`{"ruleSet":{"rules":[{"entityType":"logs","allocation":60,"enabled":true,"canOverflow":false},{"entityType":"spans","allocation":10,"enabled":false,"canOverflow":true}]}}`)
 	mustCreate(t, env, key, http.MethodPost, retentionTags,
 		`{"retentionUpdateElements":[{"id":"00000000-0000-4000-8000-000000000002","name":"Two weeks"},{"id":"00000000-0000-4000-8000-000000000004","name":"A year"}]}`)
+	mustCreate(t, env, key, http.MethodPut, customRoles, `{"name":"oncall","description":"d","parentRoleId":2,"permissions":["case:Read","case:Comment"]}`)
+	mustCreate(t, env, key, http.MethodPut, customRoles, `{"name":"auditor","parentRoleName":"viewer","permissions":[]}`)
 	mustCreate(t, env, key, http.MethodPost, parsingRuleGroups, everyParsingRuleKind)
 	mustCreate(t, env, key, http.MethodPost, parsingRuleGroups, `{"name":"plain"}`)
 	mustCreate(t, env, key, http.MethodPost, slosPath,
@@ -166,6 +169,7 @@ var filled = map[string]int{
 	"policySettings update":      1, // every team has settings (unspecified priorities)
 	"quotaRuleSet create":        1,
 	"retentionTags create":       2,
+	"customRoles create":         2,
 }
 
 // TestRoundTrip: export → apply to an empty team → export gives the same document, in YAML and

@@ -23,6 +23,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/roles"
 	"github.com/mgmtapi/mgmtapi/internal/slos"
 	"github.com/mgmtapi/mgmtapi/internal/teamconfig"
+	"github.com/mgmtapi/mgmtapi/internal/views"
 )
 
 // The configuration document (package teamconfig) is answered and read as text, YAML or JSON,
@@ -177,5 +178,7 @@ func configurationAreas(opts Options) []teamconfig.Area {
 		quotarules.Configuration{},
 		retentions.Configuration{},
 		roles.Configuration{},
+		views.FolderConfiguration{},
+		views.Configuration{},
 	}
 }

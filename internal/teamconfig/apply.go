@@ -85,17 +85,10 @@ func (h *Handler) apply(ctx context.Context, caller *auth.Principal, doc documen
 	}
 	var plan []Change
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		plan = plan[:0]
-		for _, a := range h.areas {
-			want, ok := desired[a.Key()]
-			if !ok {
-				continue
-			}
-			changes, err := h.applyArea(ctx, tx, caller, a, want, prune)
-			plan = append(plan, changes...)
-			if err != nil {
-				return err
-			}
+		var err error
+		plan, err = h.carryOut(ctx, tx, caller, desired, prune)
+		if err != nil {
+			return err
 		}
 		if dryRun {
 			return errDryRun
@@ -108,12 +101,83 @@ func (h *Handler) apply(ctx context.Context, caller *auth.Principal, doc documen
 	return plan, nil
 }
 
-// applyArea brings one area of the team to want in tx: deletes first (with prune), so that a
-// limit counts what stays, then creates and replaces in the document's order.
-func (h *Handler) applyArea(ctx context.Context, tx *db.Tx, caller *auth.Principal, a Area, want []Resource, prune bool) ([]Change, error) {
+// areaPlan is what an apply does to one area.
+type areaPlan struct {
+	area    Area
+	want    []Resource
+	deletes []Change
+	puts    []Change // one per resource of want
+}
+
+// carryOut plans every area of desired and carries the plans out in tx: first the deletes (areas
+// in reverse document order, so that a limit counts what stays), then the creates and replaces
+// (areas in document order, so that what a resource refers to is there first), then the deletes
+// of DeletesLast areas (what the others referred to).
+func (h *Handler) carryOut(ctx context.Context, tx *db.Tx, caller *auth.Principal, desired map[string][]Resource, prune bool) ([]Change, error) {
+	var plans []areaPlan
+	var all []Change
+	for _, a := range h.areas {
+		want, ok := desired[a.Key()]
+		if !ok {
+			continue
+		}
+		p, err := planArea(ctx, tx, caller, a, want, prune)
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, p)
+		all = append(all, p.deletes...)
+		all = append(all, p.puts...)
+	}
+	deleteAll := func(last bool) error {
+		for i := len(plans) - 1; i >= 0; i-- {
+			p := plans[i]
+			if _, ok := p.area.(DeletesLast); ok != last {
+				continue
+			}
+			for _, c := range p.deletes {
+				if err := p.area.Delete(ctx, tx, caller.TeamID, c.ID); err != nil {
+					return h.locatedDelete(p.area, c, err)
+				}
+			}
+		}
+		return nil
+	}
+	if err := deleteAll(false); err != nil {
+		return nil, err
+	}
+	for _, p := range plans {
+		changed := len(p.deletes) > 0
+		for i, r := range p.want {
+			if p.puts[i].Action == ActionUnchanged {
+				continue
+			}
+			changed = true
+			if err := p.area.Put(ctx, tx, caller.TeamID, r, p.puts[i].Action == ActionUpdate); err != nil {
+				return nil, h.located(p.area, i, r.Name, err)
+			}
+		}
+		if f, ok := p.area.(Finisher); ok && changed {
+			if err := f.Finish(ctx, tx, caller.TeamID, p.want); err != nil {
+				return nil, h.located(p.area, 0, "", err)
+			}
+		}
+	}
+	if err := deleteAll(true); err != nil {
+		return nil, err
+	}
+	return all, nil
+}
+
+// planArea compares the team's resources of one area, read in tx, with want: a resource of want
+// is created, updated or unchanged; with prune, one the team has and want lacks is deleted.
+//
+// Errors: Forbidden when the plan changes the area and the caller lacks its write permission.
+func planArea(ctx context.Context, tx *db.Tx, caller *auth.Principal, a Area, want []Resource, prune bool) (areaPlan, error) {
+	p := areaPlan{area: a, want: want}
 	current, err := a.Export(ctx, tx, caller.TeamID)
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", a.Key(), err)
+		return p, fmt.Errorf("read %s: %w", a.Key(), err)
 	}
 	byID := make(map[string]Resource, len(current))
 	for _, r := range current {
@@ -124,7 +188,6 @@ func (h *Handler) applyArea(ctx context.Context, tx *db.Tx, caller *auth.Princip
 		// document's id).
 		byID[want[0].ID] = current[0]
 	}
-	var deletes, puts []Change
 	kept := map[string]bool{}
 	for _, r := range want {
 		kept[r.ID] = true
@@ -135,7 +198,7 @@ func (h *Handler) applyArea(ctx context.Context, tx *db.Tx, caller *auth.Princip
 				action = ActionUnchanged
 			}
 		}
-		puts = append(puts, Change{Area: a.Key(), ID: r.ID, Name: r.Name, Action: action})
+		p.puts = append(p.puts, Change{Area: a.Key(), ID: r.ID, Name: r.Name, Action: action})
 	}
 	if _, single := a.(Single); prune && !single {
 		// Newest first (server-made ids grow with time): a resource that refers to another of its
@@ -143,38 +206,17 @@ func (h *Handler) applyArea(ctx context.Context, tx *db.Tx, caller *auth.Princip
 		slices.SortFunc(current, func(x, y Resource) int { return strings.Compare(y.ID, x.ID) })
 		for _, r := range current {
 			if !kept[r.ID] {
-				deletes = append(deletes, Change{Area: a.Key(), ID: r.ID, Name: r.Name, Action: ActionDelete})
+				p.deletes = append(p.deletes, Change{Area: a.Key(), ID: r.ID, Name: r.Name, Action: ActionDelete})
 			}
 		}
 	}
-	changes := append(deletes, puts...)
 	_, write := a.Permissions()
-	for _, c := range changes {
+	for _, c := range append(p.deletes, p.puts...) {
 		if c.Action != ActionUnchanged && !caller.Can(write) {
-			return nil, apierror.Forbiddenf("the API key lacks the permission %q, which changing %s requires", write, a.Key())
+			return p, apierror.Forbiddenf("the API key lacks the permission %q, which changing %s requires", write, a.Key())
 		}
 	}
-	for i, c := range deletes {
-		if err := a.Delete(ctx, tx, caller.TeamID, c.ID); err != nil {
-			return changes, h.locatedDelete(a, deletes[i], err)
-		}
-	}
-	changed := len(deletes) > 0
-	for i, r := range want {
-		if puts[i].Action == ActionUnchanged {
-			continue
-		}
-		changed = true
-		if err := a.Put(ctx, tx, caller.TeamID, r, puts[i].Action == ActionUpdate); err != nil {
-			return changes, h.located(a, i, r.Name, err)
-		}
-	}
-	if f, ok := a.(Finisher); ok && changed {
-		if err := f.Finish(ctx, tx, caller.TeamID, want); err != nil {
-			return changes, h.located(a, 0, "", err)
-		}
-	}
-	return changes, nil
+	return p, nil
 }
 
 // located puts the resource's place in the document in front of an area's error: Put and

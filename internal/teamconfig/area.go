@@ -181,3 +181,10 @@ func WithFields(doc []byte, set map[string]any) ([]byte, error) {
 	}
 	return json.Marshal(fields)
 }
+
+// DeletesLast is implemented by areas that other areas refer to (view folders): an apply deletes
+// their resources after every area's creates and replaces, so that a document can move what it
+// keeps out of what it drops.
+type DeletesLast interface {
+	DeletesLast()
+}

@@ -98,6 +98,8 @@ const (
 	quotaRuleSet      = "/mgmt/openapi/4/dataplan/quota-rules/v1"
 	retentionTags     = "/mgmt/openapi/5/dataengine/retention-tags/v1"
 	customRoles       = "/mgmt/openapi/3/aaa/team-roles/v1/custom-roles"
+	viewsPath         = "/mgmt/openapi/5/data-exploration/views/v1/views"
+	viewFolders       = "/mgmt/openapi/5/data-exploration/views/v1/folders"
 )
 
 // everyParsingRuleKind is one parsing rule of each parameter kind, in a group with each matcher
@@ -148,6 +150,14 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 		`{"retentionUpdateElements":[{"id":"00000000-0000-4000-8000-000000000002","name":"Two weeks"},{"id":"00000000-0000-4000-8000-000000000004","name":"A year"}]}`)
 	mustCreate(t, env, key, http.MethodPut, customRoles, `{"name":"oncall","description":"d","parentRoleId":2,"permissions":["case:Read","case:Comment"]}`)
 	mustCreate(t, env, key, http.MethodPut, customRoles, `{"name":"auditor","parentRoleName":"viewer","permissions":[]}`)
+	folder := apitest.Decode[struct{ ID string }](t, apitest.Response{Status: 200,
+		Body: mustCreate(t, env, key, http.MethodPost, viewFolders, `{"name":"ops"}`)})
+	mustCreate(t, env, key, http.MethodPost, viewFolders, `{"name":"empty"}`)
+	mustCreate(t, env, key, http.MethodPost, viewsPath, `{"name":"errors","folderId":"`+folder.ID+`","isCompactMode":true,"viewType":"VIEW_TYPE_LOGS",
+		"searchQuery":{"query":"level:error","syntaxType":"SYNTAX_TYPE_LUCENE"},
+		"filters":{"filters":[{"name":"applicationName","selectedValues":{"api":true,"web":false}}]},
+		"timeSelection":{"quickSelection":{"caption":"Last hour","seconds":3600}}}`)
+	mustCreate(t, env, key, http.MethodPost, viewsPath, `{"name":"bare","timeSelection":{}}`)
 	mustCreate(t, env, key, http.MethodPost, parsingRuleGroups, everyParsingRuleKind)
 	mustCreate(t, env, key, http.MethodPost, parsingRuleGroups, `{"name":"plain"}`)
 	mustCreate(t, env, key, http.MethodPost, slosPath,
@@ -170,6 +180,8 @@ var filled = map[string]int{
 	"quotaRuleSet create":        1,
 	"retentionTags create":       2,
 	"customRoles create":         2,
+	"viewFolders create":         2,
+	"views create":               2,
 }
 
 // TestRoundTrip: export → apply to an empty team → export gives the same document, in YAML and

@@ -391,3 +391,49 @@ func TestPolicyLimitAndOrder(t *testing.T) {
 		}
 	})
 }
+
+// TestIdentity: resources keep the ids a document gives them, and the team's counters move past
+// them; a resource without an id gets a fresh one; a folder dropped by prune may lose its views
+// to the same document first.
+func TestIdentity(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		const folder = "00000000-0000-4000-8000-0000000000f1"
+		mustApply(t, env, env.RootKey, "", `
+viewFolders: [{id: `+folder+`, name: ops}]
+views:
+- {id: 7, name: seven, folderId: `+folder+`, timeSelection: {}}
+customRoles:
+- {roleId: 2000, name: oncall, parentRoleId: 2, permissions: [case:Read]}
+recordingRuleSets:
+- {name: no id, groups: []}
+`)
+		if res := env.JSON(t, http.MethodGet, viewsPath+"/7", env.RootKey, ""); res.Status != 200 {
+			t.Fatalf("view 7: %d %s", res.Status, res.Body)
+		}
+		next := apitest.Decode[struct{ ID int }](t, env.JSON(t, http.MethodPost, viewsPath, env.RootKey, `{"name":"next","timeSelection":{}}`))
+		if next.ID != 8 {
+			t.Errorf("the next view's id is %d, want 8", next.ID)
+		}
+		role := apitest.Decode[struct{ ID int64 }](t, env.JSON(t, http.MethodPut, customRoles, env.RootKey, `{"name":"next","parentRoleId":3,"permissions":[]}`))
+		if role.ID != 2001 {
+			t.Errorf("the next role's id is %d, want 2001", role.ID)
+		}
+		sets := apitest.Decode[struct{ Sets []struct{ ID, Name string } }](t, env.JSON(t, http.MethodGet, recordingRuleSets, env.RootKey, ""))
+		if len(sets.Sets) != 1 || len(sets.Sets[0].ID) != 36 {
+			t.Errorf("a set without an id: %+v", sets.Sets)
+		}
+		// The view leaves the folder and the folder goes, in one apply.
+		p := mustApply(t, env, env.RootKey, "?prune=true", "viewFolders: []\nviews:\n- {id: 7, name: seven, timeSelection: {}}\n")
+		if got := actions(p); got["viewFolders delete"] != 1 || got["views update"] != 1 || got["views delete"] != 1 {
+			t.Errorf("plan %v", got)
+		}
+		// A folder that keeps a view is not deleted: 409, and nothing changes.
+		mustApply(t, env, env.RootKey, "", "viewFolders: [{id: "+folder+", name: ops}]\nviews:\n- {id: 7, name: seven, folderId: "+folder+", timeSelection: {}}\n")
+		before := mustExport(t, env, env.RootKey, false)
+		apitest.ExpectError(t, apply(t, env, env.RootKey, "?prune=true", "application/yaml", "viewFolders: []\n"), 409,
+			"viewFolders \""+folder+"\" (deleted by prune)", "holds 1 views")
+		if after := mustExport(t, env, env.RootKey, false); after != before {
+			t.Fatalf("a refused apply changed the team")
+		}
+	})
+}

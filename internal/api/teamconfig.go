@@ -12,6 +12,7 @@ import (
 	"github.com/ogen-go/ogen/validate"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/dashboards"
 	"github.com/mgmtapi/mgmtapi/internal/e2m"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/parsingrules"
@@ -180,5 +181,6 @@ func configurationAreas(opts Options) []teamconfig.Area {
 		roles.Configuration{},
 		views.FolderConfiguration{},
 		views.Configuration{},
+		dashboards.Configuration{},
 	}
 }

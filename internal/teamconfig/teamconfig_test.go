@@ -100,6 +100,7 @@ const (
 	customRoles       = "/mgmt/openapi/3/aaa/team-roles/v1/custom-roles"
 	viewsPath         = "/mgmt/openapi/5/data-exploration/views/v1/views"
 	viewFolders       = "/mgmt/openapi/5/data-exploration/views/v1/folders"
+	dashboardsPath    = "/mgmt/openapi/5/dashboards/dashboards/v1"
 )
 
 // everyParsingRuleKind is one parsing rule of each parameter kind, in a group with each matcher
@@ -118,6 +119,13 @@ const everyParsingRuleKind = `{"name":"every kind","description":"d","creator":"
   {"name":"js","parameters":{"jsonStringifyParameters":{"destinationField":"s","deleteSource":true}}},
   {"name":"jp","parameters":{"jsonParseParameters":{"destinationField":"p","escapedValue":true,"overrideDest":true}}}
  ]},{"order":2,"rules":[{"name":"second","parameters":{"blockParameters":{"rule":"x"}}}]}]}`
+
+// richDashboard has checked parts and fields the server does not interpret.
+const richDashboard = `{"name":"Service health","description":"d","slugName":"service-health","relativeTimeFrame":"900s","fiveMinutes":{},
+ "folderId":{"value":"00000000-0000-4000-8000-0000000000d1"},"folderPath":{"segments":["ops","web"]},
+ "layout":{"sections":[{"id":{"value":"00000000-0000-4000-8000-0000000000d2"},"rows":[{"appearance":{"height":19},"widgets":[
+   {"id":{"value":"00000000-0000-4000-8000-0000000000d3"},"title":"cpu","definition":{"lineChart":{"queryDefinitions":[{"id":"q","query":{"metrics":{"promqlQuery":{"value":"up"}}},"seriesCountLimit":"20"}],"legend":{"isVisible":true}}}}]}]}]},
+ "futureField":{"nested":[1,2.50,{"x":null}],"when":"2026-01-02T03:04:05Z","yes":"yes","octal":"0755"}}`
 
 // fillTeam gives the team of key one resource or more in every area the document covers.
 func fillTeam(t *testing.T, env *apitest.Env, key string) {
@@ -158,6 +166,8 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 		"filters":{"filters":[{"name":"applicationName","selectedValues":{"api":true,"web":false}}]},
 		"timeSelection":{"quickSelection":{"caption":"Last hour","seconds":3600}}}`)
 	mustCreate(t, env, key, http.MethodPost, viewsPath, `{"name":"bare","timeSelection":{}}`)
+	mustCreate(t, env, key, http.MethodPost, dashboardsPath, `{"requestId":"r1","isLocked":true,"accessPolicy":"{\"a\":1}","dashboard":`+richDashboard+`}`)
+	mustCreate(t, env, key, http.MethodPost, dashboardsPath, `{"requestId":"r2","dashboard":{"name":"Plain","layout":{}}}`)
 	mustCreate(t, env, key, http.MethodPost, parsingRuleGroups, everyParsingRuleKind)
 	mustCreate(t, env, key, http.MethodPost, parsingRuleGroups, `{"name":"plain"}`)
 	mustCreate(t, env, key, http.MethodPost, slosPath,
@@ -182,6 +192,7 @@ var filled = map[string]int{
 	"customRoles create":         2,
 	"viewFolders create":         2,
 	"views create":               2,
+	"dashboards create":          2,
 }
 
 // TestRoundTrip: export → apply to an empty team → export gives the same document, in YAML and

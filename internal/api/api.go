@@ -146,7 +146,7 @@ func New(opts Options) (*API, error) {
 		SloHandler:       slos.NewHandler(opts.DB),
 		E2MHandler:       e2m.NewHandler(opts.DB),
 	}
-	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts)...)
+	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog)...)
 	if err != nil {
 		return nil, err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/dashboards"
 	"github.com/mgmtapi/mgmtapi/internal/e2m"
+	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/parsingrules"
 	"github.com/mgmtapi/mgmtapi/internal/policies"
@@ -167,7 +168,7 @@ func describeResourceBody(operation string, body []byte, err error) string {
 
 // configurationAreas are the areas of a team's configuration document, each implemented in its
 // own package.
-func configurationAreas(opts Options) []teamconfig.Area {
+func configurationAreas(opts Options, catalog *extensions.Catalog) []teamconfig.Area {
 	return []teamconfig.Area{
 		recordingrules.Configuration{},
 		e2m.Configuration{},
@@ -182,5 +183,6 @@ func configurationAreas(opts Options) []teamconfig.Area {
 		views.FolderConfiguration{},
 		views.Configuration{},
 		dashboards.Configuration{},
+		extensions.Configuration{Catalog: catalog},
 	}
 }

@@ -234,7 +234,14 @@ func (h *Handler) located(a Area, index int, name string, err error) error {
 		return apierror.Invalidf("%s: %s", where, h.describe(body.Operation, body.Body, body.Err))
 	}
 	if e, ok := apierror.As(err); ok {
-		return &apierror.Error{Kind: e.Kind, Message: where + ": " + e.Message}
+		kind := e.Kind
+		if kind == apierror.NotFound {
+			kind = apierror.Invalid // what a resource refers to is missing: the document is wrong
+		}
+		return &apierror.Error{Kind: kind, Message: where + ": " + e.Message}
+	}
+	if errors.Is(err, db.ErrNotFound) {
+		return apierror.Invalidf("%s: refers to something the team does not have", where)
 	}
 	if errors.Is(err, db.ErrConflict) {
 		return apierror.Conflictf("%s: clashes with another resource of the team (%v)", where, err)

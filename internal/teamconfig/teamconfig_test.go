@@ -101,6 +101,7 @@ const (
 	viewsPath         = "/mgmt/openapi/5/data-exploration/views/v1/views"
 	viewFolders       = "/mgmt/openapi/5/data-exploration/views/v1/folders"
 	dashboardsPath    = "/mgmt/openapi/5/dashboards/dashboards/v1"
+	deployedPath      = "/mgmt/openapi/3/integrations/extensions/v1/deployed"
 )
 
 // everyParsingRuleKind is one parsing rule of each parameter kind, in a group with each matcher
@@ -168,6 +169,10 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 	mustCreate(t, env, key, http.MethodPost, viewsPath, `{"name":"bare","timeSelection":{}}`)
 	mustCreate(t, env, key, http.MethodPost, dashboardsPath, `{"requestId":"r1","isLocked":true,"accessPolicy":"{\"a\":1}","dashboard":`+richDashboard+`}`)
 	mustCreate(t, env, key, http.MethodPost, dashboardsPath, `{"requestId":"r2","dashboard":{"name":"Plain","layout":{}}}`)
+	if res := env.Do(t, http.MethodPut, deployedPath+"?id=kubernetes&version=2.1.0&item_ids=k8s-cluster-dashboard&item_ids=k8s-container-logs&applications=shop&subsystems=api",
+		"Bearer "+key, "", ""); res.Status != 200 {
+		t.Fatalf("deploy: %d %s", res.Status, res.Body)
+	}
 	mustCreate(t, env, key, http.MethodPost, parsingRuleGroups, everyParsingRuleKind)
 	mustCreate(t, env, key, http.MethodPost, parsingRuleGroups, `{"name":"plain"}`)
 	mustCreate(t, env, key, http.MethodPost, slosPath,
@@ -180,19 +185,20 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 
 // filled is what the first apply of fillTeam's export to an empty team creates, per area.
 var filled = map[string]int{
-	"recordingRuleSets create":   2,
-	"events2metrics create":      2,
-	"slos create":                2,
-	"parsingRuleGroups create":   2,
-	"notificationPresets create": 2,
-	"policies create":            3,
-	"policySettings update":      1, // every team has settings (unspecified priorities)
-	"quotaRuleSet create":        1,
-	"retentionTags create":       2,
-	"customRoles create":         2,
-	"viewFolders create":         2,
-	"views create":               2,
-	"dashboards create":          2,
+	"recordingRuleSets create":    2,
+	"events2metrics create":       2,
+	"slos create":                 2,
+	"parsingRuleGroups create":    2,
+	"notificationPresets create":  2,
+	"policies create":             3,
+	"policySettings update":       1, // every team has settings (unspecified priorities)
+	"quotaRuleSet create":         1,
+	"retentionTags create":        2,
+	"customRoles create":          2,
+	"viewFolders create":          2,
+	"views create":                2,
+	"dashboards create":           2,
+	"extensionDeployments create": 1,
 }
 
 // TestRoundTrip: export → apply to an empty team → export gives the same document, in YAML and

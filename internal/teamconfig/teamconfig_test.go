@@ -293,12 +293,35 @@ func TestPrune(t *testing.T) {
 			t.Errorf("prune of a document without areas: %+v", untouched)
 		}
 		pruned := mustApply(t, env, env.RootKey, "?prune=true", "version: 1\nrecordingRuleSets: []\n")
-		if got := actions(pruned); got["recordingRuleSets delete"] != 2 {
+		if got := actions(pruned); got["recordingRuleSets delete"] != 2 || len(got) != 1 {
 			t.Errorf("prune plan %v, want 2 deletes", got)
 		}
 		res := env.JSON(t, http.MethodGet, recordingRuleSets, env.RootKey, "")
 		if !strings.Contains(string(res.Body), `"sets":[]`) {
 			t.Errorf("sets left after prune: %s", res.Body)
+		}
+		// Every list area empty, with prune: the team is as a new one (the single objects stay).
+		_, fresh := env.MustTeam(t, "fresh")
+		var empty strings.Builder
+		empty.WriteString("version: 1\n")
+		for _, area := range []string{"recordingRuleSets", "notificationPresets", "parsingRuleGroups", "policies", "retentionTags",
+			"customRoles", "viewFolders", "views", "dashboards", "extensionDeployments", "slos", "events2metrics"} {
+			empty.WriteString(area + ": []\n")
+		}
+		all := mustApply(t, env, env.RootKey, "?prune=true", empty.String())
+		for _, c := range all.Changes {
+			if c.Action != "delete" {
+				t.Errorf("prune to nothing: %+v", c)
+			}
+		}
+		single := "policySettings:\n  logsPolicySettings: {defaultPriority: PRIORITY_TYPE_UNSPECIFIED}\n" +
+			"  spansPolicySettings: {defaultPriority: PRIORITY_TYPE_UNSPECIFIED}\n"
+		mustApply(t, env, env.RootKey, "", single)
+		if res := env.JSON(t, http.MethodDelete, "/mgmt/openapi/5/dataplan/quota-rules/v1", env.RootKey, ""); res.Status != 200 {
+			t.Fatalf("delete quota rule set: %d %s", res.Status, res.Body)
+		}
+		if got, want := mustExport(t, env, env.RootKey, false), mustExport(t, env, fresh, false); got != want {
+			t.Errorf("after pruning everything:\n%s\nwant as a new team's:\n%s", got, want)
 		}
 	})
 }
@@ -329,6 +352,50 @@ func TestFailureChangesNothing(t *testing.T) {
 - {id: a, name: y, groups: []}
 `, 400, []string{`recordingRuleSets[1] ("y"): id:`}},
 			{"unknown area", "cases: []\n", 400, []string{"cases: not an area"}},
+			{"e2m names are unique", `events2metrics:
+- {name: same, type: E2M_TYPE_SPANS2METRICS, spansQuery: {lucene: "*"}}
+- {name: same, type: E2M_TYPE_SPANS2METRICS, spansQuery: {lucene: "*"}}
+`, 409, []string{`events2metrics[1] ("same"): name: another events-to-metrics rule of the team is named "same"`}},
+			{"SLO rule", `slos:
+- {name: bad, targetThresholdPercentage: 99, sloTimeFrame: SLO_TIME_FRAME_7_DAYS}
+`, 400, []string{`slos[0] ("bad"): requestBasedMetricSli: an SLI is required`}},
+			{"enum of the operation's body", `slos:
+- {name: bad, targetThresholdPercentage: 99, sloTimeFrame: NEVER, requestBasedMetricSli: {goodEvents: {query: up}, totalEvents: {query: up}}}
+`, 400, []string{`slos[0] ("bad"): sloTimeFrame`}},
+			{"preset parent", `notificationPresets:
+- {name: orphan, parentId: nothing}
+`, 400, []string{`notificationPresets[0] ("orphan"): preset.parentId: no preset "nothing"`}},
+			{"view folder", `views:
+- {name: lost, folderId: 00000000-0000-4000-8000-000000000999, timeSelection: {}}
+`, 400, []string{`views[0] ("lost"): folderId: no view folder`}},
+			{"retention tag not editable", `retentionTags:
+- {id: 00000000-0000-4000-8000-000000000001, name: Mine}
+`, 400, []string{`retentionTags[0] ("Mine"): id:`, "not editable"}},
+			{"role name taken", `customRoles:
+- {roleId: 3000, name: twin, parentRoleId: 2, permissions: []}
+- {roleId: 3001, name: twin, parentRoleId: 2, permissions: []}
+`, 409, []string{`customRoles[1] ("twin"): name: the team already has a role named "twin"`}},
+			{"quota percentages", `quotaRuleSet:
+  rules: [{entityType: logs, allocation: 70, enabled: true, canOverflow: false}, {entityType: logs, allocation: 40, enabled: true, canOverflow: false}]
+`, 400, []string{`quotaRuleSet: ruleSet.rules: the percentage allocations for entity type "logs" add up to 110`}},
+			{"unknown extension", `extensionDeployments:
+- {id: no-such-extension, version: "1", itemIds: [], applications: [], subsystems: []}
+`, 400, []string{`extensionDeployments[0] ("no-such-extension"): id: no extension "no-such-extension" in the catalog`}},
+			{"dashboard slug", `dashboards:
+- {dashboard: {name: A, slugName: same, layout: {}}}
+- {dashboard: {name: B, slugName: same, layout: {}}}
+`, 409, []string{`dashboards[1] ("B"): dashboard.slugName: "same" is already the slug`}},
+			{"parsing rule regex", `parsingRuleGroups:
+- {name: g, ruleSubgroups: [{rules: [{name: r, parameters: {blockParameters: {rule: "("}}}]}]}
+`, 400, []string{`parsingRuleGroups[0] ("g"): ruleSubgroups[0].rules[0]`}},
+			{"policy data type", `policies:
+- {name: p, priority: PRIORITY_TYPE_LOW}
+`, 400, []string{`policies[0] ("p"):`}},
+			{"late failure after earlier areas", `recordingRuleSets:
+- {name: fine, groups: []}
+events2metrics:
+- {name: bad, type: E2M_TYPE_LOGS2METRICS}
+`, 400, []string{`events2metrics[0] ("bad"): logsQuery: is required`}},
 			{"not a list", "recordingRuleSets: 3\n", 400, []string{"recordingRuleSets: must be a list"}},
 			{"version", "version: 2\n", 400, []string{"version: must be 1"}},
 			{"not YAML", "recordingRuleSets: [\n", 400, []string{"body: not a YAML or JSON document"}},

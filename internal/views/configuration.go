@@ -25,7 +25,9 @@ func (FolderConfiguration) Key() string { return "viewFolders" }
 func (FolderConfiguration) DeletesLast() {}
 
 // Permissions implements teamconfig.Area.
-func (FolderConfiguration) Permissions() (read, write string) { return "views:ReadConfig", "views:Manage" }
+func (FolderConfiguration) Permissions() (read, write string) {
+	return "views:ReadConfig", "views:Manage"
+}
 
 // Export implements teamconfig.Area.
 func (FolderConfiguration) Export(ctx context.Context, q db.Querier, teamID int64) ([]teamconfig.Resource, error) {

@@ -296,6 +296,10 @@ Usage:
                           put a backup in place (the server must be stopped)
   mgmtapi healthcheck [--url URL] [--timeout DURATION]
                           exit 0 when /healthz answers 200 (for container images)
+  mgmtapi export [--url URL] [--format yaml|json] > team.yaml
+                          write the key's team's configuration (key: MGMTAPI_KEY)
+  mgmtapi apply -f FILE [--dry-run] [--prune] [--url URL]
+                          make the team's configuration equal to FILE, print the plan
   mgmtapi version         print the version, VCS revision and Go version (also: --version)
   mgmtapi help            print this help (also: -h, --help, serve --help)
 

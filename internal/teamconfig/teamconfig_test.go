@@ -410,6 +410,31 @@ events2metrics:
 	})
 }
 
+// TestMediaTypes: apply reads YAML (also without a Content-Type parameter's charset) and JSON by
+// Content-Type; another type is a 415 naming both; export answers YAML unless JSON is asked for.
+func TestMediaTypes(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		for _, ct := range []string{"application/yaml", "application/yaml; charset=utf-8"} {
+			if res := apply(t, env, env.RootKey, "?dry_run=true", ct, "recordingRuleSets: []\n"); res.Status != 200 {
+				t.Errorf("%s: %d %s", ct, res.Status, res.Body)
+			}
+		}
+		if res := apply(t, env, env.RootKey, "?dry_run=true", "application/json", `{"recordingRuleSets":[]}`); res.Status != 200 {
+			t.Errorf("JSON: %d %s", res.Status, res.Body)
+		}
+		apitest.ExpectError(t, apply(t, env, env.RootKey, "", "text/plain", "recordingRuleSets: []\n"), 415,
+			"Content-Type: must be application/yaml or application/json")
+		res := export(t, env, env.RootKey, false)
+		if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/yaml") {
+			t.Errorf("export Content-Type %q, want application/yaml", ct)
+		}
+		res = export(t, env, env.RootKey, true)
+		if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+			t.Errorf("export with Accept: application/json: Content-Type %q", ct)
+		}
+	})
+}
+
 // TestPermissions: export needs config:Export and every area's read permission; apply needs
 // config:Apply and the write permission of every area it changes (not of those it leaves
 // unchanged).

@@ -486,8 +486,9 @@ type Handler interface {
 	// cases, incidents, keys or usage). YAML by default, JSON when the `Accept` header asks for
 	// `application/json`. Each resource keeps its id, and its timestamps are left out, so that applying
 	// the document to another team gives the same document back; within an area resources are ordered by
-	// id and object keys are sorted. Besides `config:Export`, the key needs the read permission of every
-	// area (403 names the first one missing). See docs/configuration-as-code.md.
+	// id, and objects have `id` and `name` first and their other keys sorted. Besides `config:Export`, the
+	// key needs the read permission of every area (403 names the first one missing). See
+	// docs/configuration-as-code.md.
 	//
 	// GET /config/v1/export
 	ExportTeamConfiguration(ctx context.Context) (ExportTeamConfigurationRes, error)

@@ -185,28 +185,19 @@ func encodeDocument(exported map[string][]Resource, singles map[string]bool, asJ
 	}
 	var out bytes.Buffer
 	if asJSON {
-		out.WriteString("{\n")
-		for i, e := range entries {
-			b, err := json.MarshalIndent(e.value, "  ", "  ")
-			if err != nil {
-				return nil, err
-			}
-			fmt.Fprintf(&out, "  %q: %s", e.key, b)
-			if i < len(entries)-1 {
-				out.WriteByte(',')
-			}
-			out.WriteByte('\n')
+		root := map[string]any{}
+		order := make([]string, 0, len(entries))
+		for _, e := range entries {
+			root[e.key] = e.value
+			order = append(order, e.key)
 		}
-		out.WriteString("}\n")
+		writeJSON(&out, root, order, "")
+		out.WriteByte('\n')
 		return out.Bytes(), nil
 	}
 	root := &yaml.Node{Kind: yaml.MappingNode}
 	for _, e := range entries {
-		var v yaml.Node
-		if err := v.Encode(yamlValue(e.value)); err != nil {
-			return nil, err
-		}
-		root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: e.key}, &v)
+		root.Content = append(root.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: e.key}, yamlNode(e.value))
 	}
 	enc := yaml.NewEncoder(&out)
 	enc.SetIndent(2)
@@ -219,22 +210,89 @@ func encodeDocument(exported map[string][]Resource, singles map[string]bool, asJ
 	return out.Bytes(), nil
 }
 
-// yamlValue replaces the json.Number values of v by the YAML scalars of the same text, so that
-// numbers are written as numbers and strings that look like numbers stay quoted strings.
-func yamlValue(v any) any {
+// keyOrder is the order of an object's keys in a document: id and name first, the others sorted,
+// so that a resource reads from what names it and the same configuration is the same text.
+func keyOrder(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		if k != "id" && k != "name" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, first := range []string{"name", "id"} {
+		if _, ok := m[first]; ok {
+			keys = append([]string{first}, keys...)
+		}
+	}
+	return keys
+}
+
+// writeJSON writes v, indented by two spaces per level after indent, with the keys of the top
+// object in order and those of every other object in keyOrder.
+func writeJSON(out *bytes.Buffer, v any, order []string, indent string) {
 	switch x := v.(type) {
 	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = yamlValue(e)
+		if order == nil {
+			order = keyOrder(x)
 		}
-		return out
+		if len(order) == 0 {
+			out.WriteString("{}")
+			return
+		}
+		out.WriteString("{\n")
+		for i, k := range order {
+			key, _ := json.Marshal(k)
+			out.WriteString(indent + "  ")
+			out.Write(key)
+			out.WriteString(": ")
+			writeJSON(out, x[k], nil, indent+"  ")
+			if i < len(order)-1 {
+				out.WriteByte(',')
+			}
+			out.WriteByte('\n')
+		}
+		out.WriteString(indent + "}")
 	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = yamlValue(e)
+		if len(x) == 0 {
+			out.WriteString("[]")
+			return
 		}
-		return out
+		out.WriteString("[\n")
+		for i, e := range x {
+			out.WriteString(indent + "  ")
+			writeJSON(out, e, nil, indent+"  ")
+			if i < len(x)-1 {
+				out.WriteByte(',')
+			}
+			out.WriteByte('\n')
+		}
+		out.WriteString(indent + "]")
+	default:
+		b, err := json.Marshal(x)
+		if err != nil { // not from a decoded document
+			b = []byte("null")
+		}
+		out.Write(b)
+	}
+}
+
+// yamlNode is v as a YAML node, objects' keys in keyOrder; numbers (json.Number) are written as
+// the numbers they are, and strings that YAML would read as something else are quoted.
+func yamlNode(v any) *yaml.Node {
+	switch x := v.(type) {
+	case map[string]any:
+		n := &yaml.Node{Kind: yaml.MappingNode}
+		for _, k := range keyOrder(x) {
+			n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: k}, yamlNode(x[k]))
+		}
+		return n
+	case []any:
+		n := &yaml.Node{Kind: yaml.SequenceNode}
+		for _, e := range x {
+			n.Content = append(n.Content, yamlNode(e))
+		}
+		return n
 	case json.Number:
 		tag := "!!int"
 		if strings.ContainsAny(string(x), ".eE") {
@@ -242,5 +300,9 @@ func yamlValue(v any) any {
 		}
 		return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: string(x)}
 	}
-	return v
+	var n yaml.Node
+	if err := n.Encode(v); err != nil { // strings, booleans and null always encode
+		return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}
+	}
+	return &n
 }

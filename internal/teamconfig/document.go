@@ -52,14 +52,17 @@ func parseDocument(body []byte, singles map[string]bool) (document, error) {
 		}
 		var items []*yaml.Node
 		switch {
+		case value.Tag == "!!null":
+			// A key without a value ("slos:") leaves the area alone, as an absent key does: an
+			// empty list must be written as one ([]), so that prune never empties an area by a
+			// slip of the pen.
+			continue
 		case singles[key] && value.Kind == yaml.MappingNode:
 			items = []*yaml.Node{value}
 		case singles[key]:
 			return doc, invalidf("%s: must be an object", key)
 		case value.Kind == yaml.SequenceNode:
 			items = value.Content
-		case value.Tag == "!!null":
-			items = nil
 		default:
 			return doc, invalidf("%s: must be a list of objects", key)
 		}

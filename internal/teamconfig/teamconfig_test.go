@@ -288,9 +288,11 @@ func TestPrune(t *testing.T) {
 		if len(keep.Changes) != 0 {
 			t.Errorf("apply of an empty list without prune: %+v", keep)
 		}
-		untouched := mustApply(t, env, env.RootKey, "?prune=true", "version: 1\n")
-		if len(untouched.Changes) != 0 {
-			t.Errorf("prune of a document without areas: %+v", untouched)
+		for _, doc := range []string{"version: 1\n", "version: 1\nrecordingRuleSets:\n", `{"recordingRuleSets":null}`} {
+			untouched := mustApply(t, env, env.RootKey, "?prune=true", doc)
+			if len(untouched.Changes) != 0 {
+				t.Errorf("prune of %q, without areas: %+v", doc, untouched)
+			}
 		}
 		pruned := mustApply(t, env, env.RootKey, "?prune=true", "version: 1\nrecordingRuleSets: []\n")
 		if got := actions(pruned); got["recordingRuleSets delete"] != 2 || len(got) != 1 {

@@ -28,6 +28,23 @@ type Change struct {
 	Area, ID, Name, Action string
 }
 
+// compareIDs orders ids as text, and integer ids (views, custom roles) as numbers.
+func compareIDs(x, y string) int {
+	if isDigits(x) && isDigits(y) && len(x) != len(y) {
+		return len(x) - len(y)
+	}
+	return strings.Compare(x, y)
+}
+
+func isDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
 // errDryRun rolls back the transaction of a dry run after the plan was carried out.
 var errDryRun = errors.New("dry run")
 
@@ -45,7 +62,7 @@ func (h *Handler) export(ctx context.Context, q db.Querier, caller *auth.Princip
 		if err != nil {
 			return nil, fmt.Errorf("export %s: %w", a.Key(), err)
 		}
-		slices.SortFunc(list, func(x, y Resource) int { return strings.Compare(x.ID, y.ID) })
+		slices.SortFunc(list, func(x, y Resource) int { return compareIDs(x.ID, y.ID) })
 		out[a.Key()] = list
 	}
 	return out, nil
@@ -203,7 +220,7 @@ func planArea(ctx context.Context, tx *db.Tx, caller *auth.Principal, a Area, wa
 	if _, single := a.(Single); prune && !single {
 		// Newest first (server-made ids grow with time): a resource that refers to another of its
 		// area (a preset to its parent) is usually the newer one, and goes first.
-		slices.SortFunc(current, func(x, y Resource) int { return strings.Compare(y.ID, x.ID) })
+		slices.SortFunc(current, func(x, y Resource) int { return compareIDs(y.ID, x.ID) })
 		for _, r := range current {
 			if !kept[r.ID] {
 				p.deletes = append(p.deletes, Change{Area: a.Key(), ID: r.ID, Name: r.Name, Action: ActionDelete})

@@ -138,6 +138,21 @@ type Invoker interface {
 	//
 	// PUT /admin/v1/teams/{team_id}/case-kpis
 	AdminSetCaseKPIs(ctx context.Context, request *CaseKPIThresholds, params AdminSetCaseKPIsParams, options ...RequestOption) (*CaseKPIThresholds, error)
+	// ApplyTeamConfiguration invokes ApplyTeamConfiguration operation.
+	//
+	// Takes a document as `GET /config/v1/export` answers it (YAML, or JSON with
+	// `Content-Type: application/json`) and, in one transaction, creates the resources the team lacks
+	// (with the document's ids; a resource without an id gets a new one) and replaces those that differ.
+	// With `prune=true` it also deletes the resources of each area present in the document (even as an
+	// empty list) that the document does not hold; areas absent from the document are left alone. Every
+	// rule of the individual operations holds (bounds, references, limits such as the policy cap); the
+	// first failure answers its 400, 409 or 429 with the area, index and name of the resource before the
+	// field, and nothing changes. Besides `config:Apply`, the key needs the write permission of every area
+	// the plan changes (403 names the first one missing). With `dry_run=true` the same work is done and
+	// rolled back: the answer is the plan, and nothing changes.
+	//
+	// POST /config/v1/apply
+	ApplyTeamConfiguration(ctx context.Context, request ApplyTeamConfigurationReq, params ApplyTeamConfigurationParams, options ...RequestOption) (*ConfigurationPlan, error)
 	// AssignCase invokes AssignCase operation.
 	//
 	// Assign a case to a user.
@@ -536,6 +551,20 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/3/integrations/extensions/v1/deployed
 	DeployExtension(ctx context.Context, params DeployExtensionParams, options ...RequestOption) (*ExtensionDeploymentResponse, error)
+	// ExportTeamConfiguration invokes ExportTeamConfiguration operation.
+	//
+	// Answers every resource of the team's configuration: recording-rule sets, notification presets,
+	// parsing-rule groups, policies and policy settings, the quota rule set, retention tags, custom roles,
+	// views and view folders, dashboards, extension deployments, SLOs and events-to-metrics rules (never
+	// cases, incidents, keys or usage). YAML by default, JSON when the `Accept` header asks for
+	// `application/json`. Each resource keeps its id, and its timestamps are left out, so that applying
+	// the document to another team gives the same document back; within an area resources are ordered by
+	// id, and objects have `id` and `name` first and their other keys sorted. Besides `config:Export`, the
+	// key needs the read permission of every area (403 names the first one missing). See
+	// docs/configuration-as-code.md.
+	//
+	// GET /config/v1/export
+	ExportTeamConfiguration(ctx context.Context, options ...RequestOption) (ExportTeamConfigurationRes, error)
 	// ForecastPolicyUsage invokes ForecastPolicyUsage operation.
 	//
 	// Sums the bytes (`MEASUREMENT_KIND_PROCESSED_DATA_SIZE`) of the team's imported usage records that
@@ -2415,6 +2444,149 @@ func (c *Client) sendAdminSetCaseKPIs(ctx context.Context, request *CaseKPIThres
 	}
 
 	result, err := decodeAdminSetCaseKPIsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ApplyTeamConfiguration invokes ApplyTeamConfiguration operation.
+//
+// Takes a document as `GET /config/v1/export` answers it (YAML, or JSON with
+// `Content-Type: application/json`) and, in one transaction, creates the resources the team lacks
+// (with the document's ids; a resource without an id gets a new one) and replaces those that differ.
+// With `prune=true` it also deletes the resources of each area present in the document (even as an
+// empty list) that the document does not hold; areas absent from the document are left alone. Every
+// rule of the individual operations holds (bounds, references, limits such as the policy cap); the
+// first failure answers its 400, 409 or 429 with the area, index and name of the resource before the
+// field, and nothing changes. Besides `config:Apply`, the key needs the write permission of every area
+// the plan changes (403 names the first one missing). With `dry_run=true` the same work is done and
+// rolled back: the answer is the plan, and nothing changes.
+//
+// POST /config/v1/apply
+func (c *Client) ApplyTeamConfiguration(ctx context.Context, request ApplyTeamConfigurationReq, params ApplyTeamConfigurationParams, options ...RequestOption) (*ConfigurationPlan, error) {
+	res, err := c.sendApplyTeamConfiguration(ctx, request, params, options...)
+	return res, err
+}
+
+func (c *Client) sendApplyTeamConfiguration(ctx context.Context, request ApplyTeamConfigurationReq, params ApplyTeamConfigurationParams, requestOptions ...RequestOption) (res *ConfigurationPlan, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/config/v1/apply"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "dry_run" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "dry_run",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.DryRun.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "prune" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "prune",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Prune.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeApplyTeamConfigurationRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ApplyTeamConfigurationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeApplyTeamConfigurationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -8108,6 +8280,108 @@ func (c *Client) sendDeployExtension(ctx context.Context, params DeployExtension
 	}
 
 	result, err := decodeDeployExtensionResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ExportTeamConfiguration invokes ExportTeamConfiguration operation.
+//
+// Answers every resource of the team's configuration: recording-rule sets, notification presets,
+// parsing-rule groups, policies and policy settings, the quota rule set, retention tags, custom roles,
+// views and view folders, dashboards, extension deployments, SLOs and events-to-metrics rules (never
+// cases, incidents, keys or usage). YAML by default, JSON when the `Accept` header asks for
+// `application/json`. Each resource keeps its id, and its timestamps are left out, so that applying
+// the document to another team gives the same document back; within an area resources are ordered by
+// id, and objects have `id` and `name` first and their other keys sorted. Besides `config:Export`, the
+// key needs the read permission of every area (403 names the first one missing). See
+// docs/configuration-as-code.md.
+//
+// GET /config/v1/export
+func (c *Client) ExportTeamConfiguration(ctx context.Context, options ...RequestOption) (ExportTeamConfigurationRes, error) {
+	res, err := c.sendExportTeamConfiguration(ctx, options...)
+	return res, err
+}
+
+func (c *Client) sendExportTeamConfiguration(ctx context.Context, requestOptions ...RequestOption) (res ExportTeamConfigurationRes, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/config/v1/export"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ExportTeamConfigurationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeExportTeamConfigurationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

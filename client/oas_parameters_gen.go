@@ -30,6 +30,14 @@ type AdminSetCaseKPIsParams struct {
 	TeamID int64
 }
 
+// ApplyTeamConfigurationParams is parameters of ApplyTeamConfiguration operation.
+type ApplyTeamConfigurationParams struct {
+	// Compute and answer the plan; change nothing.
+	DryRun OptBool `json:",omitempty,omitzero"`
+	// Delete the resources of the document's areas that the document does not hold.
+	Prune OptBool `json:",omitempty,omitzero"`
+}
+
 // AssignCaseParams is parameters of AssignCase operation.
 type AssignCaseParams struct {
 	// The case's `id` (a lowercase UUID) or its `readableId` (e.g. `CASE-12`).

@@ -4,6 +4,7 @@
 //	mgmtapi backup --to FILE | restore --from FILE
 //	mgmtapi healthcheck [--url URL]
 //	mgmtapi sync-rules --url URL --dir DIR [--reload-url URL] [--interval 30s]
+//	mgmtapi export [--url URL] > team.yaml | apply -f team.yaml [--dry-run] [--prune]
 //	mgmtapi version
 //	mgmtapi help
 //
@@ -84,7 +85,7 @@ const shutdownGrace = 15 * time.Second
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready chan<- string) error {
 	if len(args) == 0 {
 		config.Usage(stderr)
-		return usageError{errors.New("no command given; the commands are serve, backup, restore, healthcheck, sync-rules, version and help")}
+		return usageError{errors.New("no command given; the commands are serve, backup, restore, export, apply, sync-rules, healthcheck, version and help")}
 	}
 	switch args[0] {
 	case "serve":
@@ -93,6 +94,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return backupCommand(ctx, args, getenv, stdout, stderr)
 	case "sync-rules":
 		return syncRulesCommand(ctx, args[1:], getenv, stdout, stderr)
+	case "export":
+		return helpIsNoError(export(ctx, args[1:], getenv, stdout, stderr))
+	case "apply":
+		return helpIsNoError(applyCommand(ctx, args[1:], getenv, stdout, stderr))
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, buildinfo.Read())
 		return nil
@@ -100,7 +105,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		config.Usage(stdout)
 		return nil
 	}
-	return usageError{fmt.Errorf("unknown command %q; the commands are serve, backup, restore, healthcheck, sync-rules, version and help (run mgmtapi --help)", args[0])}
+	return usageError{fmt.Errorf("unknown command %q; the commands are serve, backup, restore, export, apply, sync-rules, healthcheck, version and help (run mgmtapi --help)", args[0])}
+}
+
+// helpIsNoError turns the flag package's answer to -h (the usage was printed) into success.
+func helpIsNoError(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	return err
 }
 
 func serve(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready chan<- string) error {

@@ -32,6 +32,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/roles"
 	"github.com/mgmtapi/mgmtapi/internal/server"
 	"github.com/mgmtapi/mgmtapi/internal/slos"
+	"github.com/mgmtapi/mgmtapi/internal/teamconfig"
 	"github.com/mgmtapi/mgmtapi/internal/teams"
 	"github.com/mgmtapi/mgmtapi/internal/views"
 )
@@ -69,6 +70,8 @@ type handler struct {
 	*slos.SloHandler
 	*e2m.E2MHandler
 	*promrules.RuleFileHandler
+	// config exports and applies configuration documents (see teamconfig.go).
+	config *teamconfig.Handler
 }
 
 // NewError is the exit for errors returned by handlers and by the security handler.
@@ -146,6 +149,10 @@ func New(opts Options) (*API, error) {
 		E2MHandler:       e2m.NewHandler(opts.DB),
 		RuleFileHandler:  promrules.NewHandler(opts.DB),
 	}
+	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog)...)
+	if err != nil {
+		return nil, err
+	}
 	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey}
 	router, err := oas.NewServer(h, sec,
 		oas.WithErrorHandler(func(ctx context.Context, w http.ResponseWriter, r *http.Request, err error) {
@@ -218,6 +225,9 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		} else if a.mayBeStoredAnswer(r.URL.Path) {
 			w, r = withStreamSlot(w, r, storedAnswerOperation)
 		}
+	}
+	if isConfigPath(r.URL.Path) {
+		w, r = withConfigRequest(w, r)
 	}
 	if query == nil {
 		a.router.ServeHTTP(w, r)

@@ -105,9 +105,9 @@ func describeBody(operation string, err error) (int, string) {
 	switch {
 	case errors.As(err, &ctErr):
 		return http.StatusUnsupportedMediaType,
-			fmt.Sprintf("Content-Type: must be application/json, not %q", ctErr.ContentType)
+			fmt.Sprintf("Content-Type: must be %s, not %q", acceptedBodyTypes(operation), ctErr.ContentType)
 	case strings.HasPrefix(err.Error(), "parse media type"):
-		return http.StatusUnsupportedMediaType, "Content-Type: must be application/json"
+		return http.StatusUnsupportedMediaType, "Content-Type: must be " + acceptedBodyTypes(operation)
 	case errors.Is(err, validate.ErrBodyRequired):
 		return http.StatusBadRequest, "body: a JSON object is required"
 	}
@@ -244,3 +244,12 @@ func writeError(w http.ResponseWriter, status int, message string) {
 // WriteError writes the Error body with the given status; the server uses it for answers it
 // gives before a request reaches the API (413 for a declared length over the limit, panics).
 func WriteError(w http.ResponseWriter, status int, message string) { writeError(w, status, message) }
+
+// acceptedBodyTypes names the media types of operation's body: JSON, and YAML for a
+// configuration document.
+func acceptedBodyTypes(operation string) string {
+	if operation == oas.ApplyTeamConfigurationOperation {
+		return "application/yaml or application/json"
+	}
+	return "application/json"
+}

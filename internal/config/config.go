@@ -296,6 +296,10 @@ Usage:
                           put a backup in place (the server must be stopped)
   mgmtapi healthcheck [--url URL] [--timeout DURATION]
                           exit 0 when /healthz answers 200 (for container images)
+  mgmtapi export [--url URL] [--format yaml|json] > team.yaml
+                          write the key's team's configuration (key: MGMTAPI_KEY)
+  mgmtapi apply -f FILE [--dry-run] [--prune] [--url URL]
+                          make the team's configuration equal to FILE, print the plan
   mgmtapi sync-rules --url URL --dir DIR [--reload-url URL] [--interval 30s]
                           keep a Prometheus rule file up to date with a team's
                           rules (key in MGMTAPI_KEY; sync-rules --help for more)

@@ -80,23 +80,31 @@ func (h *DashboardHandler) CreateDashboard(ctx context.Context, req *oas.Dashboa
 		d.locker = d.author
 	}
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
-		if n, err := countForCreate(ctx, tx, caller.TeamID); err != nil {
-			return err
-		} else if n >= MaxCatalogItems {
-			return apierror.LimitExceededf("dashboards: the team holds %d dashboards, the most it may; delete some first", n)
-		}
-		if err := serializeSlugs(ctx, tx, caller.TeamID); err != nil {
-			return err
-		}
-		if err := checkSlugFree(ctx, tx, caller.TeamID, d.slug, d.id); err != nil {
-			return err
-		}
-		return insertDashboard(ctx, tx, caller.TeamID, d, req.AccessPolicy)
+		return createDashboard(ctx, tx, caller.TeamID, d, req.AccessPolicy)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &oas.DashboardCreated{DashboardId: d.id}, nil
+}
+
+// createDashboard stores the checked dashboard d (its id, author and updater set) in tx.
+//
+// Errors: LimitExceeded when the team holds MaxCatalogItems dashboards; Conflict when another of
+// the team's dashboards has its slug.
+func createDashboard(ctx context.Context, tx *db.Tx, teamID int64, d stored, policy oas.OptString) error {
+	if n, err := countForCreate(ctx, tx, teamID); err != nil {
+		return err
+	} else if n >= MaxCatalogItems {
+		return apierror.LimitExceededf("dashboards: the team holds %d dashboards, the most it may; delete some first", n)
+	}
+	if err := serializeSlugs(ctx, tx, teamID); err != nil {
+		return err
+	}
+	if err := checkSlugFree(ctx, tx, teamID, d.slug, d.id); err != nil {
+		return err
+	}
+	return insertDashboard(ctx, tx, teamID, d, policy)
 }
 
 // ReplaceDashboard makes the body the content of the dashboard that dashboard.id names.
@@ -119,28 +127,37 @@ func (h *DashboardHandler) ReplaceDashboard(ctx context.Context, req *oas.Dashbo
 	d.id = id
 	d.updater = keyOf(caller.KeyID, caller.KeyName)
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := serializeSlugs(ctx, tx, caller.TeamID); err != nil {
-			return err
-		}
-		if err := lockDashboard(ctx, tx, caller.TeamID, id); err != nil {
-			return err // the row stays locked, so the lock state read next is the one replaced
-		}
-		old, err := getDashboard(ctx, tx, caller.TeamID, id)
-		if err != nil {
-			return err
-		}
-		switch {
-		case d.locked && old.locked:
-			d.locker = old.locker
-		case d.locked:
-			d.locker = d.updater
-		}
-		if err := checkSlugFree(ctx, tx, caller.TeamID, d.slug, d.id); err != nil {
-			return err
-		}
-		return replaceDashboard(ctx, tx, caller.TeamID, d, req.AccessPolicy)
+		return replaceCheckedDashboard(ctx, tx, caller.TeamID, d, req.AccessPolicy)
 	})
 	return notFoundAs(err, "dashboard.id", id)
+}
+
+// replaceCheckedDashboard makes the checked dashboard d (its id and updater set) the content of
+// the team's dashboard d.id in tx; a dashboard locked before and after keeps its locker.
+//
+// Errors: db.ErrNotFound when the team has no such dashboard; Conflict when another of the
+// team's dashboards has its slug.
+func replaceCheckedDashboard(ctx context.Context, tx *db.Tx, teamID int64, d stored, policy oas.OptString) error {
+	if err := serializeSlugs(ctx, tx, teamID); err != nil {
+		return err
+	}
+	if err := lockDashboard(ctx, tx, teamID, d.id); err != nil {
+		return err // the row stays locked, so the lock state read next is the one replaced
+	}
+	old, err := getDashboard(ctx, tx, teamID, d.id)
+	if err != nil {
+		return err
+	}
+	switch {
+	case d.locked && old.locked:
+		d.locker = old.locker
+	case d.locked:
+		d.locker = d.updater
+	}
+	if err := checkSlugFree(ctx, tx, teamID, d.slug, d.id); err != nil {
+		return err
+	}
+	return replaceDashboard(ctx, tx, teamID, d, policy)
 }
 
 // GetDashboard returns one of the team's dashboards.

@@ -179,7 +179,7 @@ type op struct {
 	kind   opKind
 	prefix string // path of the request's rule body ("" for a single operation), ending in "."
 	idPath string // path of the id a replace or delete names
-	id     string // lowercase
+	id     string // lowercase; for a create, the id to give the rule ("" for a fresh one)
 	rule   oas.E2M
 	limit  oas.OptE2MPermutationsLimit
 }
@@ -196,9 +196,24 @@ type entry struct {
 // one response per op. Nothing changes unless every op succeeds.
 func (h *E2MHandler) execute(ctx context.Context, ops []op) ([]oas.E2MExecutionResponse, error) {
 	caller := auth.PrincipalFrom(ctx)
+	var out []oas.E2MExecutionResponse
+	err := h.db.InTx(ctx, func(tx *db.Tx) (err error) {
+		out, err = executeIn(ctx, tx, caller.TeamID, ops)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// executeIn runs ops in tx, serialised with the team's other E2M writes, and answers one
+// response per op; the caller rolls tx back on an error. A create takes the op's id when it has
+// one (an applied configuration document keeps its ids), a fresh one otherwise.
+func executeIn(ctx context.Context, tx *db.Tx, teamID int64, ops []op) ([]oas.E2MExecutionResponse, error) {
 	out := make([]oas.E2MExecutionResponse, len(ops))
-	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := serializeTeam(ctx, tx, caller.TeamID); err != nil {
+	err := func() error {
+		if err := serializeTeam(ctx, tx, teamID); err != nil {
 			return err
 		}
 		var ids, names []string
@@ -212,11 +227,11 @@ func (h *E2MHandler) execute(ctx context.Context, ops []op) ([]oas.E2MExecutionR
 		}
 		// Only the rules the batch names by id, and those holding a name it sets, can take part
 		// in a clash or a 404; every other rule of the team stays as it is and is only counted.
-		index, err := loadIndex(ctx, tx, caller.TeamID, ids, names)
+		index, err := loadIndex(ctx, tx, teamID, ids, names)
 		if err != nil {
 			return err
 		}
-		rules, reservedBefore, err := teamUsage(ctx, tx, caller.TeamID)
+		rules, reservedBefore, err := teamUsage(ctx, tx, teamID)
 		if err != nil {
 			return err
 		}
@@ -236,6 +251,9 @@ func (h *E2MHandler) execute(ctx context.Context, ops []op) ([]oas.E2MExecutionR
 			case opCreate:
 				r := o.rule
 				r.ID = oas.E2MUUID(strings.ToLower(tx.NewID()))
+				if o.id != "" {
+					r.ID = oas.E2MUUID(o.id)
+				}
 				e := &entry{s: stored{rule: r, limit: int32(o.limit.Or(DefaultPermutationsLimit)), createdAt: tx.Now, updatedAt: tx.Now},
 					origin: i, live: true}
 				state[string(r.ID)] = e
@@ -265,8 +283,8 @@ func (h *E2MHandler) execute(ctx context.Context, ops []op) ([]oas.E2MExecutionR
 		if err := checkEndState(ops, state, total-len(index), othersReserved, reservedBefore, lastCreate); err != nil {
 			return err
 		}
-		return write(ctx, tx, caller.TeamID, ops, state)
-	})
+		return write(ctx, tx, teamID, ops, state)
+	}()
 	if err != nil {
 		return nil, err
 	}

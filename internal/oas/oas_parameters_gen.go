@@ -432,6 +432,133 @@ func decodeAdminSetCaseKPIsParams(args [1]string, argsEscaped bool, r *http.Requ
 	return params, nil
 }
 
+// ApplyTeamConfigurationParams is parameters of ApplyTeamConfiguration operation.
+type ApplyTeamConfigurationParams struct {
+	// Compute and answer the plan; change nothing.
+	DryRun OptBool `json:",omitempty,omitzero"`
+	// Delete the resources of the document's areas that the document does not hold.
+	Prune OptBool `json:",omitempty,omitzero"`
+}
+
+func unpackApplyTeamConfigurationParams(packed middleware.Parameters) (params ApplyTeamConfigurationParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "dry_run",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.DryRun = v.(OptBool)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "prune",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Prune = v.(OptBool)
+		}
+	}
+	return params
+}
+
+func decodeApplyTeamConfigurationParams(args [0]string, argsEscaped bool, r *http.Request) (params ApplyTeamConfigurationParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Set default value for query: dry_run.
+	{
+		val := bool(false)
+		params.DryRun.SetTo(val)
+	}
+	// Decode query: dry_run.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "dry_run",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotDryRunVal bool
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToBool(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotDryRunVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.DryRun.SetTo(paramsDotDryRunVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "dry_run",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Set default value for query: prune.
+	{
+		val := bool(false)
+		params.Prune.SetTo(val)
+	}
+	// Decode query: prune.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "prune",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotPruneVal bool
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToBool(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotPruneVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.Prune.SetTo(paramsDotPruneVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "prune",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // AssignCaseParams is parameters of AssignCase operation.
 type AssignCaseParams struct {
 	// The case's `id` (a lowercase UUID) or its `readableId` (e.g. `CASE-12`).

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"net/http"
 
+	"github.com/go-faster/errors"
 	"github.com/go-faster/jx"
 	ht "github.com/ogen-go/ogen/http"
 )
@@ -64,6 +65,30 @@ func encodeAdminSetCaseKPIsRequest(
 	encoded := e.Bytes()
 	ht.SetBody(r, bytes.NewReader(encoded), contentType)
 	return nil
+}
+
+func encodeApplyTeamConfigurationRequest(
+	req ApplyTeamConfigurationReq,
+	r *http.Request,
+) error {
+	switch req := req.(type) {
+	case *TeamConfiguration:
+		const contentType = "application/json"
+		e := new(jx.Encoder)
+		{
+			req.Encode(e)
+		}
+		encoded := e.Bytes()
+		ht.SetBody(r, bytes.NewReader(encoded), contentType)
+		return nil
+	case *ApplyTeamConfigurationReqApplicationYaml:
+		const contentType = "application/yaml"
+		body := req
+		ht.SetBody(r, body, contentType)
+		return nil
+	default:
+		return errors.Errorf("unexpected request type: %T", req)
+	}
 }
 
 func encodeAssignCaseRequest(

@@ -130,6 +130,19 @@ func encodeAdminSetCaseKPIsResponse(response *CaseKPIThresholds, w http.Response
 	return nil
 }
 
+func encodeApplyTeamConfigurationResponse(response *ConfigurationPlan, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeAssignCaseResponse(response *CaseResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -784,6 +797,39 @@ func encodeDeployExtensionResponse(response *ExtensionDeploymentResponse, w http
 	}
 
 	return nil
+}
+
+func encodeExportTeamConfigurationResponse(response ExportTeamConfigurationRes, w http.ResponseWriter) error {
+	switch response := response.(type) {
+	case *TeamConfiguration:
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(200)
+
+		e := new(jx.Encoder)
+		response.Encode(e)
+		if _, err := e.WriteTo(w); err != nil {
+			return errors.Wrap(err, "write")
+		}
+
+		return nil
+
+	case *ExportTeamConfigurationOKApplicationYaml:
+		w.Header().Set("Content-Type", "application/yaml")
+		w.WriteHeader(200)
+
+		writer := w
+		if closer, ok := response.Data.(io.Closer); ok {
+			defer closer.Close()
+		}
+		if _, err := io.Copy(writer, response); err != nil {
+			return errors.Wrap(err, "write")
+		}
+
+		return nil
+
+	default:
+		return errors.Errorf("unexpected response type: %T", response)
+	}
 }
 
 func encodeForecastPolicyUsageResponse(response *PolicyForecast, w http.ResponseWriter) error {

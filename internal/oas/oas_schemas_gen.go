@@ -1170,6 +1170,22 @@ func (s *ApiKeyUpdateInputPresets) SetPresets(val []string) {
 	s.Presets = val
 }
 
+type ApplyTeamConfigurationReqApplicationYaml struct {
+	Data io.Reader
+}
+
+// Read reads data from the Data reader.
+//
+// Kept to satisfy the io.Reader interface.
+func (s ApplyTeamConfigurationReqApplicationYaml) Read(p []byte) (n int, err error) {
+	if s.Data == nil {
+		return 0, io.EOF
+	}
+	return s.Data.Read(p)
+}
+
+func (*ApplyTeamConfigurationReqApplicationYaml) applyTeamConfigurationReq() {}
+
 // Exactly one of `assignee` (a user id) and `unassigned`.
 // Ref: #/components/schemas/AssigneeOption
 type AssigneeOption struct {
@@ -4122,6 +4138,213 @@ func (s *CommentRequest) SetAttachments(val []CommentAttachment) {
 	s.Attachments = val
 }
 
+// Ref: #/components/schemas/ConfigurationChange
+type ConfigurationChange struct {
+	// The area's key in the document, e.g. `recordingRuleSets`.
+	Area string `json:"area"`
+	ID   string `json:"id"`
+	// The resource's name, when it has one.
+	Name   OptString                 `json:"name"`
+	Action ConfigurationChangeAction `json:"action"`
+}
+
+// GetArea returns the value of Area.
+func (s *ConfigurationChange) GetArea() string {
+	return s.Area
+}
+
+// GetID returns the value of ID.
+func (s *ConfigurationChange) GetID() string {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *ConfigurationChange) GetName() OptString {
+	return s.Name
+}
+
+// GetAction returns the value of Action.
+func (s *ConfigurationChange) GetAction() ConfigurationChangeAction {
+	return s.Action
+}
+
+// SetArea sets the value of Area.
+func (s *ConfigurationChange) SetArea(val string) {
+	s.Area = val
+}
+
+// SetID sets the value of ID.
+func (s *ConfigurationChange) SetID(val string) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *ConfigurationChange) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetAction sets the value of Action.
+func (s *ConfigurationChange) SetAction(val ConfigurationChangeAction) {
+	s.Action = val
+}
+
+type ConfigurationChangeAction string
+
+const (
+	ConfigurationChangeActionCreate    ConfigurationChangeAction = "create"
+	ConfigurationChangeActionUpdate    ConfigurationChangeAction = "update"
+	ConfigurationChangeActionDelete    ConfigurationChangeAction = "delete"
+	ConfigurationChangeActionUnchanged ConfigurationChangeAction = "unchanged"
+)
+
+// AllValues returns all ConfigurationChangeAction values.
+func (ConfigurationChangeAction) AllValues() []ConfigurationChangeAction {
+	return []ConfigurationChangeAction{
+		ConfigurationChangeActionCreate,
+		ConfigurationChangeActionUpdate,
+		ConfigurationChangeActionDelete,
+		ConfigurationChangeActionUnchanged,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ConfigurationChangeAction) MarshalText() ([]byte, error) {
+	switch s {
+	case ConfigurationChangeActionCreate:
+		return []byte(s), nil
+	case ConfigurationChangeActionUpdate:
+		return []byte(s), nil
+	case ConfigurationChangeActionDelete:
+		return []byte(s), nil
+	case ConfigurationChangeActionUnchanged:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ConfigurationChangeAction) UnmarshalText(data []byte) error {
+	switch ConfigurationChangeAction(data) {
+	case ConfigurationChangeActionCreate:
+		*s = ConfigurationChangeActionCreate
+		return nil
+	case ConfigurationChangeActionUpdate:
+		*s = ConfigurationChangeActionUpdate
+		return nil
+	case ConfigurationChangeActionDelete:
+		*s = ConfigurationChangeActionDelete
+		return nil
+	case ConfigurationChangeActionUnchanged:
+		*s = ConfigurationChangeActionUnchanged
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/ConfigurationPlan
+type ConfigurationPlan struct {
+	// True when nothing was changed.
+	DryRun bool `json:"dryRun"`
+	// Every resource of the document, and with prune every one deleted, area by area.
+	Changes []ConfigurationChange `json:"changes"`
+	Summary ConfigurationSummary  `json:"summary"`
+}
+
+// GetDryRun returns the value of DryRun.
+func (s *ConfigurationPlan) GetDryRun() bool {
+	return s.DryRun
+}
+
+// GetChanges returns the value of Changes.
+func (s *ConfigurationPlan) GetChanges() []ConfigurationChange {
+	return s.Changes
+}
+
+// GetSummary returns the value of Summary.
+func (s *ConfigurationPlan) GetSummary() ConfigurationSummary {
+	return s.Summary
+}
+
+// SetDryRun sets the value of DryRun.
+func (s *ConfigurationPlan) SetDryRun(val bool) {
+	s.DryRun = val
+}
+
+// SetChanges sets the value of Changes.
+func (s *ConfigurationPlan) SetChanges(val []ConfigurationChange) {
+	s.Changes = val
+}
+
+// SetSummary sets the value of Summary.
+func (s *ConfigurationPlan) SetSummary(val ConfigurationSummary) {
+	s.Summary = val
+}
+
+// One resource, in the form of its area's read operation (see the area).
+// Ref: #/components/schemas/ConfigurationResource
+type ConfigurationResource map[string]jx.Raw
+
+func (s *ConfigurationResource) init() ConfigurationResource {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+type ConfigurationResources []ConfigurationResource
+
+// Ref: #/components/schemas/ConfigurationSummary
+type ConfigurationSummary struct {
+	Create    int `json:"create"`
+	Update    int `json:"update"`
+	Delete    int `json:"delete"`
+	Unchanged int `json:"unchanged"`
+}
+
+// GetCreate returns the value of Create.
+func (s *ConfigurationSummary) GetCreate() int {
+	return s.Create
+}
+
+// GetUpdate returns the value of Update.
+func (s *ConfigurationSummary) GetUpdate() int {
+	return s.Update
+}
+
+// GetDelete returns the value of Delete.
+func (s *ConfigurationSummary) GetDelete() int {
+	return s.Delete
+}
+
+// GetUnchanged returns the value of Unchanged.
+func (s *ConfigurationSummary) GetUnchanged() int {
+	return s.Unchanged
+}
+
+// SetCreate sets the value of Create.
+func (s *ConfigurationSummary) SetCreate(val int) {
+	s.Create = val
+}
+
+// SetUpdate sets the value of Update.
+func (s *ConfigurationSummary) SetUpdate(val int) {
+	s.Update = val
+}
+
+// SetDelete sets the value of Delete.
+func (s *ConfigurationSummary) SetDelete(val int) {
+	s.Delete = val
+}
+
+// SetUnchanged sets the value of Unchanged.
+func (s *ConfigurationSummary) SetUnchanged(val int) {
+	s.Unchanged = val
+}
+
 // The kind of connector a preset renders for.
 // Ref: #/components/schemas/ConnectorType
 type ConnectorType string
@@ -6697,6 +6920,22 @@ func (s *EventActor) SetServiceNow(val OptServiceNowActor) {
 func (s *EventActor) SetPrometheusAlertManager(val OptPrometheusAlertManagerActor) {
 	s.PrometheusAlertManager = val
 }
+
+type ExportTeamConfigurationOKApplicationYaml struct {
+	Data io.Reader
+}
+
+// Read reads data from the Data reader.
+//
+// Kept to satisfy the io.Reader interface.
+func (s ExportTeamConfigurationOKApplicationYaml) Read(p []byte) (n int, err error) {
+	if s.Data == nil {
+		return 0, io.EOF
+	}
+	return s.Data.Read(p)
+}
+
+func (*ExportTeamConfigurationOKApplicationYaml) exportTeamConfigurationRes() {}
 
 // Ref: #/components/schemas/Extension
 type Extension struct {
@@ -13898,6 +14137,52 @@ func (o OptCommentEventDataSlack) Or(d CommentEventDataSlack) CommentEventDataSl
 	return d
 }
 
+// NewOptConfigurationResource returns new OptConfigurationResource with value set to v.
+func NewOptConfigurationResource(v ConfigurationResource) OptConfigurationResource {
+	return OptConfigurationResource{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptConfigurationResource is optional ConfigurationResource.
+type OptConfigurationResource struct {
+	Value ConfigurationResource
+	Set   bool
+}
+
+// IsSet returns true if OptConfigurationResource was set.
+func (o OptConfigurationResource) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptConfigurationResource) Reset() {
+	var v ConfigurationResource
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptConfigurationResource) SetTo(v ConfigurationResource) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptConfigurationResource) Get() (v ConfigurationResource, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptConfigurationResource) Or(d ConfigurationResource) ConfigurationResource {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptConnectorType returns new OptConnectorType with value set to v.
 func NewOptConnectorType(v ConnectorType) OptConnectorType {
 	return OptConnectorType{
@@ -19896,6 +20181,52 @@ func (o OptString) Get() (v string, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptString) Or(d string) string {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTeamConfigurationVersion returns new OptTeamConfigurationVersion with value set to v.
+func NewOptTeamConfigurationVersion(v TeamConfigurationVersion) OptTeamConfigurationVersion {
+	return OptTeamConfigurationVersion{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTeamConfigurationVersion is optional TeamConfigurationVersion.
+type OptTeamConfigurationVersion struct {
+	Value TeamConfigurationVersion
+	Set   bool
+}
+
+// IsSet returns true if OptTeamConfigurationVersion was set.
+func (o OptTeamConfigurationVersion) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTeamConfigurationVersion) Reset() {
+	var v TeamConfigurationVersion
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTeamConfigurationVersion) SetTo(v TeamConfigurationVersion) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTeamConfigurationVersion) Get() (v TeamConfigurationVersion, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTeamConfigurationVersion) Or(d TeamConfigurationVersion) TeamConfigurationVersion {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -27112,6 +27443,196 @@ func (s *SystemRoleList) GetRoles() []SystemRole {
 // SetRoles sets the value of Roles.
 func (s *SystemRoleList) SetRoles(val []SystemRole) {
 	s.Roles = val
+}
+
+// A team's configuration. Each list holds the area's resources in the form of the area's read
+// operation, without timestamps; `policySettings` and `quotaRuleSet` are single objects. An area left
+// out is not touched by an apply.
+// Ref: #/components/schemas/TeamConfiguration
+type TeamConfiguration struct {
+	// The document format; 1.
+	Version              OptTeamConfigurationVersion `json:"version"`
+	RecordingRuleSets    ConfigurationResources      `json:"recordingRuleSets"`
+	NotificationPresets  ConfigurationResources      `json:"notificationPresets"`
+	ParsingRuleGroups    ConfigurationResources      `json:"parsingRuleGroups"`
+	Policies             ConfigurationResources      `json:"policies"`
+	PolicySettings       OptConfigurationResource    `json:"policySettings"`
+	QuotaRuleSet         OptConfigurationResource    `json:"quotaRuleSet"`
+	RetentionTags        ConfigurationResources      `json:"retentionTags"`
+	CustomRoles          ConfigurationResources      `json:"customRoles"`
+	ViewFolders          ConfigurationResources      `json:"viewFolders"`
+	Views                ConfigurationResources      `json:"views"`
+	Dashboards           ConfigurationResources      `json:"dashboards"`
+	ExtensionDeployments ConfigurationResources      `json:"extensionDeployments"`
+	Slos                 ConfigurationResources      `json:"slos"`
+	Events2metrics       ConfigurationResources      `json:"events2metrics"`
+}
+
+// GetVersion returns the value of Version.
+func (s *TeamConfiguration) GetVersion() OptTeamConfigurationVersion {
+	return s.Version
+}
+
+// GetRecordingRuleSets returns the value of RecordingRuleSets.
+func (s *TeamConfiguration) GetRecordingRuleSets() ConfigurationResources {
+	return s.RecordingRuleSets
+}
+
+// GetNotificationPresets returns the value of NotificationPresets.
+func (s *TeamConfiguration) GetNotificationPresets() ConfigurationResources {
+	return s.NotificationPresets
+}
+
+// GetParsingRuleGroups returns the value of ParsingRuleGroups.
+func (s *TeamConfiguration) GetParsingRuleGroups() ConfigurationResources {
+	return s.ParsingRuleGroups
+}
+
+// GetPolicies returns the value of Policies.
+func (s *TeamConfiguration) GetPolicies() ConfigurationResources {
+	return s.Policies
+}
+
+// GetPolicySettings returns the value of PolicySettings.
+func (s *TeamConfiguration) GetPolicySettings() OptConfigurationResource {
+	return s.PolicySettings
+}
+
+// GetQuotaRuleSet returns the value of QuotaRuleSet.
+func (s *TeamConfiguration) GetQuotaRuleSet() OptConfigurationResource {
+	return s.QuotaRuleSet
+}
+
+// GetRetentionTags returns the value of RetentionTags.
+func (s *TeamConfiguration) GetRetentionTags() ConfigurationResources {
+	return s.RetentionTags
+}
+
+// GetCustomRoles returns the value of CustomRoles.
+func (s *TeamConfiguration) GetCustomRoles() ConfigurationResources {
+	return s.CustomRoles
+}
+
+// GetViewFolders returns the value of ViewFolders.
+func (s *TeamConfiguration) GetViewFolders() ConfigurationResources {
+	return s.ViewFolders
+}
+
+// GetViews returns the value of Views.
+func (s *TeamConfiguration) GetViews() ConfigurationResources {
+	return s.Views
+}
+
+// GetDashboards returns the value of Dashboards.
+func (s *TeamConfiguration) GetDashboards() ConfigurationResources {
+	return s.Dashboards
+}
+
+// GetExtensionDeployments returns the value of ExtensionDeployments.
+func (s *TeamConfiguration) GetExtensionDeployments() ConfigurationResources {
+	return s.ExtensionDeployments
+}
+
+// GetSlos returns the value of Slos.
+func (s *TeamConfiguration) GetSlos() ConfigurationResources {
+	return s.Slos
+}
+
+// GetEvents2metrics returns the value of Events2metrics.
+func (s *TeamConfiguration) GetEvents2metrics() ConfigurationResources {
+	return s.Events2metrics
+}
+
+// SetVersion sets the value of Version.
+func (s *TeamConfiguration) SetVersion(val OptTeamConfigurationVersion) {
+	s.Version = val
+}
+
+// SetRecordingRuleSets sets the value of RecordingRuleSets.
+func (s *TeamConfiguration) SetRecordingRuleSets(val ConfigurationResources) {
+	s.RecordingRuleSets = val
+}
+
+// SetNotificationPresets sets the value of NotificationPresets.
+func (s *TeamConfiguration) SetNotificationPresets(val ConfigurationResources) {
+	s.NotificationPresets = val
+}
+
+// SetParsingRuleGroups sets the value of ParsingRuleGroups.
+func (s *TeamConfiguration) SetParsingRuleGroups(val ConfigurationResources) {
+	s.ParsingRuleGroups = val
+}
+
+// SetPolicies sets the value of Policies.
+func (s *TeamConfiguration) SetPolicies(val ConfigurationResources) {
+	s.Policies = val
+}
+
+// SetPolicySettings sets the value of PolicySettings.
+func (s *TeamConfiguration) SetPolicySettings(val OptConfigurationResource) {
+	s.PolicySettings = val
+}
+
+// SetQuotaRuleSet sets the value of QuotaRuleSet.
+func (s *TeamConfiguration) SetQuotaRuleSet(val OptConfigurationResource) {
+	s.QuotaRuleSet = val
+}
+
+// SetRetentionTags sets the value of RetentionTags.
+func (s *TeamConfiguration) SetRetentionTags(val ConfigurationResources) {
+	s.RetentionTags = val
+}
+
+// SetCustomRoles sets the value of CustomRoles.
+func (s *TeamConfiguration) SetCustomRoles(val ConfigurationResources) {
+	s.CustomRoles = val
+}
+
+// SetViewFolders sets the value of ViewFolders.
+func (s *TeamConfiguration) SetViewFolders(val ConfigurationResources) {
+	s.ViewFolders = val
+}
+
+// SetViews sets the value of Views.
+func (s *TeamConfiguration) SetViews(val ConfigurationResources) {
+	s.Views = val
+}
+
+// SetDashboards sets the value of Dashboards.
+func (s *TeamConfiguration) SetDashboards(val ConfigurationResources) {
+	s.Dashboards = val
+}
+
+// SetExtensionDeployments sets the value of ExtensionDeployments.
+func (s *TeamConfiguration) SetExtensionDeployments(val ConfigurationResources) {
+	s.ExtensionDeployments = val
+}
+
+// SetSlos sets the value of Slos.
+func (s *TeamConfiguration) SetSlos(val ConfigurationResources) {
+	s.Slos = val
+}
+
+// SetEvents2metrics sets the value of Events2metrics.
+func (s *TeamConfiguration) SetEvents2metrics(val ConfigurationResources) {
+	s.Events2metrics = val
+}
+
+func (*TeamConfiguration) applyTeamConfigurationReq()  {}
+func (*TeamConfiguration) exportTeamConfigurationRes() {}
+
+// The document format; 1.
+type TeamConfigurationVersion int
+
+const (
+	TeamConfigurationVersion1 TeamConfigurationVersion = 1
+)
+
+// AllValues returns all TeamConfigurationVersion values.
+func (TeamConfigurationVersion) AllValues() []TeamConfigurationVersion {
+	return []TeamConfigurationVersion{
+		TeamConfigurationVersion1,
+	}
 }
 
 // Ref: #/components/schemas/TeamMembersApiKeysResponse

@@ -65,6 +65,21 @@ type Handler interface {
 	//
 	// PUT /admin/v1/teams/{team_id}/case-kpis
 	AdminSetCaseKPIs(ctx context.Context, req *CaseKPIThresholds, params AdminSetCaseKPIsParams) (*CaseKPIThresholds, error)
+	// ApplyTeamConfiguration implements ApplyTeamConfiguration operation.
+	//
+	// Takes a document as `GET /config/v1/export` answers it (YAML, or JSON with
+	// `Content-Type: application/json`) and, in one transaction, creates the resources the team lacks
+	// (with the document's ids; a resource without an id gets a new one) and replaces those that differ.
+	// With `prune=true` it also deletes the resources of each area present in the document (even as an
+	// empty list) that the document does not hold; areas absent from the document are left alone. Every
+	// rule of the individual operations holds (bounds, references, limits such as the policy cap); the
+	// first failure answers its 400, 409 or 429 with the area, index and name of the resource before the
+	// field, and nothing changes. Besides `config:Apply`, the key needs the write permission of every area
+	// the plan changes (403 names the first one missing). With `dry_run=true` the same work is done and
+	// rolled back: the answer is the plan, and nothing changes.
+	//
+	// POST /config/v1/apply
+	ApplyTeamConfiguration(ctx context.Context, req ApplyTeamConfigurationReq, params ApplyTeamConfigurationParams) (*ConfigurationPlan, error)
 	// AssignCase implements AssignCase operation.
 	//
 	// Assign a case to a user.
@@ -463,6 +478,20 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/3/integrations/extensions/v1/deployed
 	DeployExtension(ctx context.Context, params DeployExtensionParams) (*ExtensionDeploymentResponse, error)
+	// ExportTeamConfiguration implements ExportTeamConfiguration operation.
+	//
+	// Answers every resource of the team's configuration: recording-rule sets, notification presets,
+	// parsing-rule groups, policies and policy settings, the quota rule set, retention tags, custom roles,
+	// views and view folders, dashboards, extension deployments, SLOs and events-to-metrics rules (never
+	// cases, incidents, keys or usage). YAML by default, JSON when the `Accept` header asks for
+	// `application/json`. Each resource keeps its id, and its timestamps are left out, so that applying
+	// the document to another team gives the same document back; within an area resources are ordered by
+	// id, and objects have `id` and `name` first and their other keys sorted. Besides `config:Export`, the
+	// key needs the read permission of every area (403 names the first one missing). See
+	// docs/configuration-as-code.md.
+	//
+	// GET /config/v1/export
+	ExportTeamConfiguration(ctx context.Context) (ExportTeamConfigurationRes, error)
 	// ForecastPolicyUsage implements ForecastPolicyUsage operation.
 	//
 	// Sums the bytes (`MEASUREMENT_KIND_PROCESSED_DATA_SIZE`) of the team's imported usage records that

@@ -97,6 +97,24 @@ func (UnimplementedHandler) AdminSetCaseKPIs(ctx context.Context, req *CaseKPITh
 	return r, ht.ErrNotImplemented
 }
 
+// ApplyTeamConfiguration implements ApplyTeamConfiguration operation.
+//
+// Takes a document as `GET /config/v1/export` answers it (YAML, or JSON with
+// `Content-Type: application/json`) and, in one transaction, creates the resources the team lacks
+// (with the document's ids; a resource without an id gets a new one) and replaces those that differ.
+// With `prune=true` it also deletes the resources of each area present in the document (even as an
+// empty list) that the document does not hold; areas absent from the document are left alone. Every
+// rule of the individual operations holds (bounds, references, limits such as the policy cap); the
+// first failure answers its 400, 409 or 429 with the area, index and name of the resource before the
+// field, and nothing changes. Besides `config:Apply`, the key needs the write permission of every area
+// the plan changes (403 names the first one missing). With `dry_run=true` the same work is done and
+// rolled back: the answer is the plan, and nothing changes.
+//
+// POST /config/v1/apply
+func (UnimplementedHandler) ApplyTeamConfiguration(ctx context.Context, req ApplyTeamConfigurationReq, params ApplyTeamConfigurationParams) (r *ConfigurationPlan, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // AssignCase implements AssignCase operation.
 //
 // Assign a case to a user.
@@ -645,6 +663,23 @@ func (UnimplementedHandler) DeleteViewFolder(ctx context.Context, params DeleteV
 //
 // PUT /mgmt/openapi/3/integrations/extensions/v1/deployed
 func (UnimplementedHandler) DeployExtension(ctx context.Context, params DeployExtensionParams) (r *ExtensionDeploymentResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ExportTeamConfiguration implements ExportTeamConfiguration operation.
+//
+// Answers every resource of the team's configuration: recording-rule sets, notification presets,
+// parsing-rule groups, policies and policy settings, the quota rule set, retention tags, custom roles,
+// views and view folders, dashboards, extension deployments, SLOs and events-to-metrics rules (never
+// cases, incidents, keys or usage). YAML by default, JSON when the `Accept` header asks for
+// `application/json`. Each resource keeps its id, and its timestamps are left out, so that applying
+// the document to another team gives the same document back; within an area resources are ordered by
+// id, and objects have `id` and `name` first and their other keys sorted. Besides `config:Export`, the
+// key needs the read permission of every area (403 names the first one missing). See
+// docs/configuration-as-code.md.
+//
+// GET /config/v1/export
+func (UnimplementedHandler) ExportTeamConfiguration(ctx context.Context) (r ExportTeamConfigurationRes, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

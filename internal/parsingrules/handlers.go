@@ -36,30 +36,39 @@ func (h *RuleGroupHandler) CreateParsingRuleGroup(ctx context.Context, req *oas.
 		return nil, err
 	}
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
-			return err
-		}
-		u, err := teamUsage(ctx, tx, caller.TeamID, "")
-		if err != nil {
-			return err
-		}
-		if err := checkRoom(u, g, nil); err != nil {
-			return err
-		}
-		if !g.Order.IsSet() {
-			next, err := nextOrder(ctx, tx, caller.TeamID)
-			if err != nil {
-				return err
-			}
-			g.Order = oas.NewOptInt64(next)
-		}
-		assignIDs(&g, tx.NewID(), tx.NewID)
-		return insertGroup(ctx, tx, caller.TeamID, g)
+		g, err = createGroup(ctx, tx, caller.TeamID, tx.NewID(), g)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &oas.ParsingRuleGroupResponse{RuleGroup: g}, nil
+}
+
+// createGroup stores the checked group g under id in tx, with fresh ids on its subgroups and
+// rules, after the team's other groups when it has no order, and returns it as stored.
+//
+// Errors: LimitExceeded when the team would hold more than MaxGroups groups or MaxRules rules.
+func createGroup(ctx context.Context, tx *db.Tx, teamID int64, id string, g oas.ParsingRuleGroup) (oas.ParsingRuleGroup, error) {
+	if err := lockTeam(ctx, tx, teamID); err != nil {
+		return g, err
+	}
+	u, err := teamUsage(ctx, tx, teamID, "")
+	if err != nil {
+		return g, err
+	}
+	if err := checkRoom(u, g, nil); err != nil {
+		return g, err
+	}
+	if !g.Order.IsSet() {
+		next, err := nextOrder(ctx, tx, teamID)
+		if err != nil {
+			return g, err
+		}
+		g.Order = oas.NewOptInt64(next)
+	}
+	assignIDs(&g, id, tx.NewID)
+	return g, insertGroup(ctx, tx, teamID, g)
 }
 
 // UpdateParsingRuleGroup replaces the group group_id (E7); its subgroups and rules get fresh ids,
@@ -74,30 +83,40 @@ func (h *RuleGroupHandler) UpdateParsingRuleGroup(ctx context.Context, req *oas.
 		return nil, err
 	}
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
-			return err
-		}
-		old, err := getGroup(ctx, tx, caller.TeamID, params.GroupID)
-		if err != nil {
-			return err
-		}
-		u, err := teamUsage(ctx, tx, caller.TeamID, params.GroupID)
-		if err != nil {
-			return err
-		}
-		if err := checkRoom(u, g, &old); err != nil {
-			return err
-		}
-		if !g.Order.IsSet() {
-			g.Order = old.Order
-		}
-		assignIDs(&g, params.GroupID, tx.NewID)
-		return updateGroup(ctx, tx, caller.TeamID, g)
+		g, err = replaceGroup(ctx, tx, caller.TeamID, params.GroupID, g)
+		return err
 	})
 	if err != nil {
 		return nil, notFoundAs(err, params.GroupID)
 	}
 	return &oas.ParsingRuleGroupResponse{RuleGroup: g}, nil
+}
+
+// replaceGroup replaces the team's group id with the checked group g in tx, with fresh ids on
+// its subgroups and rules, keeping the current order when g has none, and returns it as stored.
+//
+// Errors: db.ErrNotFound when the team has no such group; LimitExceeded when the team would hold
+// more than MaxRules rules.
+func replaceGroup(ctx context.Context, tx *db.Tx, teamID int64, id string, g oas.ParsingRuleGroup) (oas.ParsingRuleGroup, error) {
+	if err := lockTeam(ctx, tx, teamID); err != nil {
+		return g, err
+	}
+	old, err := getGroup(ctx, tx, teamID, id)
+	if err != nil {
+		return g, err
+	}
+	u, err := teamUsage(ctx, tx, teamID, id)
+	if err != nil {
+		return g, err
+	}
+	if err := checkRoom(u, g, &old); err != nil {
+		return g, err
+	}
+	if !g.Order.IsSet() {
+		g.Order = old.Order
+	}
+	assignIDs(&g, id, tx.NewID)
+	return g, updateGroup(ctx, tx, teamID, g)
 }
 
 // GetParsingRuleGroup returns one group.

@@ -44,23 +44,9 @@ func (h *PolicyHandler) CreatePolicy(ctx context.Context, req *oas.PolicyCreateI
 		return nil, err
 	}
 	var out oas.Policy
-	err = h.db.InTx(ctx, func(tx *db.Tx) error {
-		n, err := claimType(ctx, tx, caller.TeamID, d.source, 1)
-		if err != nil {
-			return err
-		}
-		if n > h.limit {
-			return limitError(d.source, h.limit, n) // rolls the claim back with the rest
-		}
-		pos := n // positions run 1..n without a gap
-		if first {
-			if err := makeRoom(ctx, tx, caller.TeamID, d.source); err != nil {
-				return err
-			}
-			pos = 1
-		}
-		out = stamp(tx, caller.TeamID, d.policy, pos)
-		return insertPolicy(ctx, tx, caller.TeamID, d.source, out)
+	err = h.db.InTx(ctx, func(tx *db.Tx) (err error) {
+		out, err = createPolicy(ctx, tx, caller.TeamID, tx.NewID(), d, first, h.limit)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -68,9 +54,32 @@ func (h *PolicyHandler) CreatePolicy(ctx context.Context, req *oas.PolicyCreateI
 	return &oas.PolicyResponse{Policy: out}, nil
 }
 
+// createPolicy stores the draft d under id in tx, first or last among the team's policies of its
+// type, and returns it as stored.
+//
+// Errors: LimitExceeded when the team already holds limit policies of the type.
+func createPolicy(ctx context.Context, tx *db.Tx, teamID int64, id string, d draft, first bool, limit int) (oas.Policy, error) {
+	n, err := claimType(ctx, tx, teamID, d.source, 1)
+	if err != nil {
+		return oas.Policy{}, err
+	}
+	if n > limit {
+		return oas.Policy{}, limitError(d.source, limit, n) // rolls the claim back with the rest
+	}
+	pos := n // positions run 1..n without a gap
+	if first {
+		if err := makeRoom(ctx, tx, teamID, d.source); err != nil {
+			return oas.Policy{}, err
+		}
+		pos = 1
+	}
+	out := stamp(tx, teamID, id, d.policy, pos)
+	return out, insertPolicy(ctx, tx, teamID, d.source, out)
+}
+
 // stamp gives a draft its id, team, place and the transaction's time.
-func stamp(tx *db.Tx, teamID int64, p oas.Policy, pos int) oas.Policy {
-	p.ID = tx.NewID()
+func stamp(tx *db.Tx, teamID int64, id string, p oas.Policy, pos int) oas.Policy {
+	p.ID = id
 	p.CompanyId = teamID
 	p.Order = int32(pos)
 	p.Deleted = false
@@ -149,7 +158,7 @@ func (h *PolicyHandler) overwrite(ctx context.Context, src sourceType, drafts []
 			return err
 		}
 		for i, d := range drafts {
-			p := stamp(tx, caller.TeamID, d.policy, i+1)
+			p := stamp(tx, caller.TeamID, tx.NewID(), d.policy, i+1)
 			if err := insertPolicy(ctx, tx, caller.TeamID, src, p); err != nil {
 				return err
 			}
@@ -218,25 +227,30 @@ func (h *PolicyHandler) UpdatePolicy(ctx context.Context, req *oas.PolicyUpdateI
 func (h *PolicyHandler) DeletePolicy(ctx context.Context, params oas.DeletePolicyParams) (*oas.PolicyDeleted, error) {
 	caller := auth.PrincipalFrom(ctx)
 	id := normaliseID(string(params.ID))
-	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		_, src, err := getPolicy(ctx, tx, caller.TeamID, id)
-		if err != nil {
-			return err
-		}
-		if _, err := claimType(ctx, tx, caller.TeamID, src, -1); err != nil {
-			return err
-		}
-		// Read again under the lock: a concurrent create may have moved it.
-		p, _, err := getPolicy(ctx, tx, caller.TeamID, id)
-		if err != nil {
-			return err
-		}
-		return deletePolicy(ctx, tx, caller.TeamID, src, id, p.Order)
-	})
+	err := h.db.InTx(ctx, func(tx *db.Tx) error { return removePolicy(ctx, tx, caller.TeamID, id) })
 	if err != nil {
 		return nil, notFoundAs(err, id)
 	}
 	return &oas.PolicyDeleted{ID: id}, nil
+}
+
+// removePolicy deletes the team's policy id in tx; the later ones of its type move up one place.
+//
+// Errors: db.ErrNotFound when the team has no such policy.
+func removePolicy(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
+	_, src, err := getPolicy(ctx, tx, teamID, id)
+	if err != nil {
+		return err
+	}
+	if _, err := claimType(ctx, tx, teamID, src, -1); err != nil {
+		return err
+	}
+	// Read again under the lock: a concurrent create may have moved it.
+	p, _, err := getPolicy(ctx, tx, teamID, id)
+	if err != nil {
+		return err
+	}
+	return deletePolicy(ctx, tx, teamID, src, id, p.Order)
 }
 
 // ReorderPolicies renumbers the team's policies of one type in the order of the given values.

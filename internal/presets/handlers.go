@@ -37,21 +37,29 @@ func (h *PresetHandler) CreateCustomPreset(ctx context.Context, req *oas.PresetR
 		return nil, err
 	}
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
-			return err
-		}
-		p.ID = oas.NewOptString(tx.NewID())
-		if err := checkParent(ctx, tx, caller.TeamID, p); err != nil {
-			return err
-		}
-		p.CreateTime = oas.NewOptDateTime(tx.Now)
-		p.UpdateTime = oas.NewOptDateTime(tx.Now)
-		return insertPreset(ctx, tx, caller.TeamID, p)
+		p, err = createPreset(ctx, tx, caller.TeamID, tx.NewID(), p)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &oas.PresetResponse{Preset: p}, nil
+}
+
+// createPreset stores the checked custom preset p under id in tx and returns it as stored.
+//
+// Errors: Invalid for a parentId checkParent refuses.
+func createPreset(ctx context.Context, tx *db.Tx, teamID int64, id string, p oas.Preset) (oas.Preset, error) {
+	if err := lockTeam(ctx, tx, teamID); err != nil {
+		return p, err
+	}
+	p.ID = oas.NewOptString(id)
+	if err := checkParent(ctx, tx, teamID, p); err != nil {
+		return p, err
+	}
+	p.CreateTime = oas.NewOptDateTime(tx.Now)
+	p.UpdateTime = oas.NewOptDateTime(tx.Now)
+	return p, insertPreset(ctx, tx, teamID, p)
 }
 
 // ReplaceCustomPreset replaces the custom preset preset.id, keeping its createTime. A default it
@@ -73,27 +81,38 @@ func (h *PresetHandler) ReplaceCustomPreset(ctx context.Context, req *oas.Preset
 		return nil, err
 	}
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
-			return err
-		}
-		old, err := getPreset(ctx, tx, caller.TeamID, id)
-		if err != nil {
-			return err
-		}
-		if err := checkParent(ctx, tx, caller.TeamID, p); err != nil {
-			return err
-		}
-		p.CreateTime = old.CreateTime
-		p.UpdateTime = oas.NewOptDateTime(tx.Now)
-		if err := forgetPresetDefaults(ctx, tx, caller.TeamID, id, p.ConnectorType.Or(""), p.EntityType.Or("")); err != nil {
-			return err
-		}
-		return updatePreset(ctx, tx, caller.TeamID, p)
+		p, err = replacePreset(ctx, tx, caller.TeamID, p)
+		return err
 	})
 	if err != nil {
 		return nil, notFoundAs(err, "preset.id", id)
 	}
 	return &oas.PresetResponse{Preset: p}, nil
+}
+
+// replacePreset replaces the team's custom preset p.ID with the checked p in tx, keeping its
+// createTime and dropping a default of a pair it no longer belongs to, and returns it as stored.
+//
+// Errors: db.ErrNotFound when the team has no such preset; Invalid for a parentId checkParent
+// refuses.
+func replacePreset(ctx context.Context, tx *db.Tx, teamID int64, p oas.Preset) (oas.Preset, error) {
+	id := p.ID.Or("")
+	if err := lockTeam(ctx, tx, teamID); err != nil {
+		return p, err
+	}
+	old, err := getPreset(ctx, tx, teamID, id)
+	if err != nil {
+		return p, err
+	}
+	if err := checkParent(ctx, tx, teamID, p); err != nil {
+		return p, err
+	}
+	p.CreateTime = old.CreateTime
+	p.UpdateTime = oas.NewOptDateTime(tx.Now)
+	if err := forgetPresetDefaults(ctx, tx, teamID, id, p.ConnectorType.Or(""), p.EntityType.Or("")); err != nil {
+		return p, err
+	}
+	return p, updatePreset(ctx, tx, teamID, p)
 }
 
 // checkParent requires p's parentId, when set, to name one of the team's presets other than p
@@ -133,26 +152,33 @@ func (h *PresetHandler) DeleteCustomPreset(ctx context.Context, params oas.Delet
 	if _, sys := system(id); sys {
 		return apierror.Invalidf("id: %q is a system preset; system presets cannot be deleted", id)
 	}
-	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
-			return err
-		}
-		if _, err := getPreset(ctx, tx, caller.TeamID, id); err != nil {
-			return err
-		}
-		child, err := childOf(ctx, tx, caller.TeamID, id)
-		if err != nil {
-			return err
-		}
-		if child != "" {
-			return apierror.Conflictf("id: preset %q is the parentId of preset %q; delete or re-parent that one first", id, child)
-		}
-		if err := forgetPresetDefaults(ctx, tx, caller.TeamID, id, "", ""); err != nil {
-			return err
-		}
-		return deletePreset(ctx, tx, caller.TeamID, id)
-	})
+	err := h.db.InTx(ctx, func(tx *db.Tx) error { return removePreset(ctx, tx, caller.TeamID, id) })
 	return notFoundAs(err, "id", id)
+}
+
+// removePreset deletes the team's custom preset id in tx; the pairs it was the default of get
+// their system preset back as default.
+//
+// Errors: db.ErrNotFound when the team has no such preset; Conflict while another preset derives
+// from it.
+func removePreset(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
+	if err := lockTeam(ctx, tx, teamID); err != nil {
+		return err
+	}
+	if _, err := getPreset(ctx, tx, teamID, id); err != nil {
+		return err
+	}
+	child, err := childOf(ctx, tx, teamID, id)
+	if err != nil {
+		return err
+	}
+	if child != "" {
+		return apierror.Conflictf("id: preset %q is the parentId of preset %q; delete or re-parent that one first", id, child)
+	}
+	if err := forgetPresetDefaults(ctx, tx, teamID, id, "", ""); err != nil {
+		return err
+	}
+	return deletePreset(ctx, tx, teamID, id)
 }
 
 // GetPreset returns one system or custom preset.

@@ -69,3 +69,30 @@ func activated(ctx context.Context, q db.Querier, teamID int64) (bool, error) {
 	}
 	return n > 0, nil
 }
+
+// eachName calls yield with each tag the team renamed and its name, by tag id.
+func eachName(ctx context.Context, q db.Querier, teamID int64, yield func(id, name string) error) error {
+	rows, err := q.QueryContext(ctx, `SELECT id, name FROM retention_tag_names WHERE team_id = $1 ORDER BY id`, teamID)
+	if err != nil {
+		return fmt.Errorf("list retention tag names: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, name string
+		if err := rows.Scan(&id, &name); err != nil {
+			return fmt.Errorf("scan retention tag name: %w", err)
+		}
+		if err := yield(id, name); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// clearName forgets the team's name for tag id: the tag has the platform's name again.
+func clearName(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM retention_tag_names WHERE team_id = $1 AND id = $2`, teamID, id); err != nil {
+		return fmt.Errorf("forget retention tag name: %w", err)
+	}
+	return nil
+}

@@ -115,3 +115,16 @@ func deleteRole(ctx context.Context, tx *db.Tx, teamID, id int64) error {
 	res, err := tx.ExecContext(ctx, `DELETE FROM custom_roles WHERE team_id = $1 AND id = $2`, teamID, id)
 	return db.OneRow(res, err, "delete custom role")
 }
+
+// reserveID makes the team's counter of custom role ids at least id, so that nextID never hands
+// out an id a role was given (an applied configuration document keeps its ids).
+func reserveID(ctx context.Context, tx *db.Tx, teamID, id int64) error {
+	_, err := tx.ExecContext(ctx,
+		`INSERT INTO custom_role_ids (team_id, last_id) VALUES ($1, $2)
+		 ON CONFLICT (team_id) DO UPDATE SET last_id = CASE WHEN custom_role_ids.last_id < $2 THEN $2 ELSE custom_role_ids.last_id END`,
+		teamID, id)
+	if err != nil {
+		return fmt.Errorf("reserve custom role id: %w", err)
+	}
+	return nil
+}

@@ -21,6 +21,8 @@ func TestOperationPathsAreThoseTheMuxPassesAsTheyAre(t *testing.T) {
 		"/config/v1/prometheus/rules": true,
 		"/config/v1/a/../b":           false,
 		"/configx/v1":                 false,
+		"/config/v1/export":           true,
+		"/config/v1/../export":        false,
 		"/mgmt/a%20b/c":               true,
 		"/mgmt/a%2Fb":                 true,
 		"/mgmt/a//b":                  false,

@@ -288,7 +288,12 @@ func checkReplace(prefix string, in oas.Slo) (oas.Slo, error) {
 // create stores a checked SLO under a new id, with the caller's key name as creator and
 // revision 1, and returns it as stored.
 func create(ctx context.Context, tx *db.Tx, caller *auth.Principal, s oas.Slo) (oas.Slo, error) {
-	s.ID = oas.NewOptString(tx.NewID())
+	return createWithID(ctx, tx, caller, tx.NewID(), s)
+}
+
+// createWithID is create under the given id (an applied configuration document keeps its ids).
+func createWithID(ctx context.Context, tx *db.Tx, caller *auth.Principal, id string, s oas.Slo) (oas.Slo, error) {
+	s.ID = oas.NewOptString(id)
 	s.Creator = oas.NewOptString(caller.KeyName)
 	s.CreateTime = oas.NewOptDateTime(tx.Now)
 	s.UpdateTime = oas.NewOptDateTime(tx.Now)

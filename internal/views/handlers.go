@@ -34,31 +34,45 @@ func (h *ViewHandler) CreateView(ctx context.Context, req *oas.ViewRequest) (*oa
 		return nil, err
 	}
 	var v view
-	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := checkFolder(ctx, tx, caller.TeamID, req); err != nil {
-			return err
-		}
-		id, err := nextID(ctx, tx, caller.TeamID)
-		if err != nil {
-			return err
-		}
-		if id > MaxID {
-			return apierror.LimitExceededf("id: the team has used every view id (1 to %d)", MaxID)
-		}
-		// The counter row taken above serialises this team's creates, so the count is exact.
-		if n, err := countViews(ctx, tx, caller.TeamID); err != nil {
-			return err
-		} else if n >= MaxViews {
-			return apierror.LimitExceededf("views: the team holds %d views, the most it may; delete some first", n)
-		}
-		v = view{id: int32(id), folderID: string(req.FolderId.Or("")), doc: *req}
-		return insertView(ctx, tx, caller.TeamID, id, *req)
+	err := h.db.InTx(ctx, func(tx *db.Tx) (err error) {
+		v, err = createView(ctx, tx, caller.TeamID, 0, req)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	out := v.wire()
 	return &out, nil
+}
+
+// createView stores the checked view req in tx under id, or under the team's next view id when id
+// is 0, and returns it.
+//
+// Errors: Invalid for a folderId naming no folder of the team; LimitExceeded when the team's view
+// ids are used up or it holds MaxViews views.
+func createView(ctx context.Context, tx *db.Tx, teamID, id int64, req *oas.ViewRequest) (view, error) {
+	if err := checkFolder(ctx, tx, teamID, req); err != nil {
+		return view{}, err
+	}
+	var err error
+	if id == 0 {
+		id, err = nextID(ctx, tx, teamID)
+	} else {
+		err = reserveID(ctx, tx, teamID, id)
+	}
+	if err != nil {
+		return view{}, err
+	}
+	if id > MaxID {
+		return view{}, apierror.LimitExceededf("id: the team has used every view id (1 to %d)", MaxID)
+	}
+	// The counter row taken above serialises this team's creates, so the count is exact.
+	if n, err := countViews(ctx, tx, teamID); err != nil {
+		return view{}, err
+	} else if n >= MaxViews {
+		return view{}, apierror.LimitExceededf("views: the team holds %d views, the most it may; delete some first", n)
+	}
+	return view{id: int32(id), folderID: string(req.FolderId.Or("")), doc: *req}, insertView(ctx, tx, teamID, id, *req)
 }
 
 // ListViews returns the team's views by id.
@@ -109,16 +123,24 @@ func (h *ViewHandler) ReplaceView(ctx context.Context, req *oas.ViewRequest, par
 		return nil, err
 	}
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := checkFolder(ctx, tx, caller.TeamID, req); err != nil {
-			return err
-		}
-		return replaceView(ctx, tx, caller.TeamID, int64(params.ID), *req)
+		return replaceCheckedView(ctx, tx, caller.TeamID, int64(params.ID), req)
 	})
 	if err != nil {
 		return nil, viewNotFoundAs(err, params.ID)
 	}
 	out := view{id: params.ID, folderID: string(req.FolderId.Or("")), doc: *req}.wire()
 	return &out, nil
+}
+
+// replaceCheckedView makes the checked view req the content of the team's view id in tx.
+//
+// Errors: Invalid for a folderId naming no folder of the team; db.ErrNotFound when the team has
+// no such view.
+func replaceCheckedView(ctx context.Context, tx *db.Tx, teamID, id int64, req *oas.ViewRequest) error {
+	if err := checkFolder(ctx, tx, teamID, req); err != nil {
+		return err
+	}
+	return replaceView(ctx, tx, teamID, id, *req)
 }
 
 // DeleteView deletes one of the team's views (200, {}).

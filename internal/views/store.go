@@ -201,3 +201,16 @@ func deleteFolder(ctx context.Context, tx *db.Tx, teamID int64, id string) (int,
 	res, err := tx.ExecContext(ctx, `DELETE FROM view_folders WHERE team_id = $1 AND id = $2`, teamID, id)
 	return 0, db.OneRow(res, err, "delete view folder")
 }
+
+// reserveID makes the team's counter of view ids at least id, so that nextID never hands out an
+// id a view was given (an applied configuration document keeps its ids).
+func reserveID(ctx context.Context, tx *db.Tx, teamID, id int64) error {
+	_, err := tx.ExecContext(ctx,
+		`INSERT INTO view_ids (team_id, last_id) VALUES ($1, $2)
+		 ON CONFLICT (team_id) DO UPDATE SET last_id = CASE WHEN view_ids.last_id < $2 THEN $2 ELSE view_ids.last_id END`,
+		teamID, id)
+	if err != nil {
+		return fmt.Errorf("reserve view id: %w", err)
+	}
+	return nil
+}

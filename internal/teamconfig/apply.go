@@ -1,0 +1,302 @@
+package teamconfig
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/db"
+)
+
+// The actions of a plan.
+const (
+	ActionCreate    = "create"
+	ActionUpdate    = "update"
+	ActionDelete    = "delete"
+	ActionUnchanged = "unchanged"
+)
+
+// Change is one line of a plan.
+type Change struct {
+	Area, ID, Name, Action string
+}
+
+// compareIDs orders ids as text, and integer ids (views, custom roles) as numbers.
+func compareIDs(x, y string) int {
+	if isDigits(x) && isDigits(y) && len(x) != len(y) {
+		return len(x) - len(y)
+	}
+	return strings.Compare(x, y)
+}
+
+func isDigits(s string) bool {
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// errDryRun rolls back the transaction of a dry run after the plan was carried out.
+var errDryRun = errors.New("dry run")
+
+// export reads every area's resources of the team, ordered by id within an area.
+//
+// Errors: Forbidden when the caller lacks an area's read permission.
+func (h *Handler) export(ctx context.Context, q db.Querier, caller *auth.Principal) (map[string][]Resource, error) {
+	out := make(map[string][]Resource, len(h.areas))
+	for _, a := range h.areas {
+		read, _ := a.Permissions()
+		if !caller.Can(read) {
+			return nil, apierror.Forbiddenf("the API key lacks the permission %q, which exporting %s requires", read, a.Key())
+		}
+		list, err := a.Export(ctx, q, caller.TeamID)
+		if err != nil {
+			return nil, fmt.Errorf("export %s: %w", a.Key(), err)
+		}
+		slices.SortFunc(list, func(x, y Resource) int { return compareIDs(x.ID, y.ID) })
+		out[a.Key()] = list
+	}
+	return out, nil
+}
+
+// apply makes the caller's team's configuration equal to doc for the areas doc holds, in one
+// transaction, and returns the plan; with dryRun the transaction is rolled back after the work.
+// With prune, resources of those areas that doc does not hold are deleted.
+//
+// Errors: those of the areas' Prepare, Put and Delete (Invalid, Conflict, LimitExceeded, ...),
+// with the area, index and name of the resource in front of the message; Invalid for two
+// resources of an area with one id; Forbidden when the caller lacks the write permission of an
+// area the plan changes.
+func (h *Handler) apply(ctx context.Context, caller *auth.Principal, doc document, dryRun, prune bool) ([]Change, error) {
+	// Decoding and the checks that read nothing are done before the transaction (on SQLite write
+	// transactions run one after another).
+	desired := map[string][]Resource{}
+	for _, a := range h.areas {
+		items, ok := doc.areas[a.Key()]
+		if !ok {
+			continue
+		}
+		list := make([]Resource, 0, len(items))
+		seen := map[string]int{}
+		for i, item := range items {
+			r, err := a.Prepare(ctx, item, h.db.NewID)
+			if err != nil {
+				return nil, h.located(a, i, nameOf(item), err)
+			}
+			if prev, dup := seen[r.ID]; dup && r.ID != "" { // "": an id Put assigns
+				return nil, h.located(a, i, r.Name, invalidf("id: %s[%d] has the id %q already; ids are unique within an area", a.Key(), prev, r.ID))
+			}
+			seen[r.ID] = i
+			list = append(list, r)
+		}
+		desired[a.Key()] = list
+	}
+	var plan []Change
+	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		var err error
+		plan, err = h.carryOut(ctx, tx, caller, desired, prune)
+		if err != nil {
+			return err
+		}
+		if dryRun {
+			return errDryRun
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errDryRun) {
+		return nil, err
+	}
+	return plan, nil
+}
+
+// areaPlan is what an apply does to one area.
+type areaPlan struct {
+	area    Area
+	want    []Resource
+	deletes []Change
+	puts    []Change // one per resource of want
+}
+
+// carryOut plans every area of desired and carries the plans out in tx: first the deletes (areas
+// in reverse document order, so that a limit counts what stays), then the creates and replaces
+// (areas in document order, so that what a resource refers to is there first), then the deletes
+// of DeletesLast areas (what the others referred to).
+func (h *Handler) carryOut(ctx context.Context, tx *db.Tx, caller *auth.Principal, desired map[string][]Resource, prune bool) ([]Change, error) {
+	var plans []areaPlan
+	var all []Change
+	for _, a := range h.areas {
+		want, ok := desired[a.Key()]
+		if !ok {
+			continue
+		}
+		p, err := planArea(ctx, tx, caller, a, want, prune)
+		if err != nil {
+			return nil, err
+		}
+		plans = append(plans, p)
+		all = append(all, p.deletes...)
+		all = append(all, p.puts...)
+	}
+	deleteAll := func(last bool) error {
+		for i := len(plans) - 1; i >= 0; i-- {
+			p := plans[i]
+			if _, ok := p.area.(DeletesLast); ok != last {
+				continue
+			}
+			for _, c := range p.deletes {
+				if err := p.area.Delete(ctx, tx, caller.TeamID, c.ID); err != nil {
+					return h.locatedDelete(p.area, c, err)
+				}
+			}
+		}
+		return nil
+	}
+	if err := deleteAll(false); err != nil {
+		return nil, err
+	}
+	for _, p := range plans {
+		changed := len(p.deletes) > 0
+		for i, r := range p.want {
+			if p.puts[i].Action == ActionUnchanged {
+				continue
+			}
+			changed = true
+			if err := p.area.Put(ctx, tx, caller.TeamID, r, p.puts[i].Action == ActionUpdate); err != nil {
+				return nil, h.located(p.area, i, r.Name, err)
+			}
+		}
+		if f, ok := p.area.(Finisher); ok && changed {
+			if err := f.Finish(ctx, tx, caller.TeamID, p.want); err != nil {
+				return nil, h.located(p.area, 0, "", err)
+			}
+		}
+	}
+	if err := deleteAll(true); err != nil {
+		return nil, err
+	}
+	return all, nil
+}
+
+// planArea compares the team's resources of one area, read in tx, with want: a resource of want
+// is created, updated or unchanged; with prune, one the team has and want lacks is deleted.
+//
+// Errors: Forbidden when the plan changes the area and the caller lacks its write permission.
+func planArea(ctx context.Context, tx *db.Tx, caller *auth.Principal, a Area, want []Resource, prune bool) (areaPlan, error) {
+	p := areaPlan{area: a, want: want}
+	current, err := a.Export(ctx, tx, caller.TeamID)
+	if err != nil {
+		return p, fmt.Errorf("read %s: %w", a.Key(), err)
+	}
+	byID := make(map[string]Resource, len(current))
+	for _, r := range current {
+		byID[r.ID] = r
+	}
+	if _, single := a.(Single); single && len(current) == 1 && len(want) == 1 {
+		// The team's one resource is the document's, whatever their ids (Put gives it the
+		// document's id).
+		byID[want[0].ID] = current[0]
+	}
+	kept := map[string]bool{}
+	for _, r := range want {
+		kept[r.ID] = true
+		action := ActionCreate
+		if cur, ok := byID[r.ID]; ok {
+			action = ActionUpdate
+			if sameJSON(cur.Doc, r.Doc) {
+				action = ActionUnchanged
+			}
+		}
+		p.puts = append(p.puts, Change{Area: a.Key(), ID: r.ID, Name: r.Name, Action: action})
+	}
+	if _, single := a.(Single); prune && !single {
+		// Newest first (server-made ids grow with time): a resource that refers to another of its
+		// area (a preset to its parent) is usually the newer one, and goes first.
+		slices.SortFunc(current, func(x, y Resource) int { return compareIDs(y.ID, x.ID) })
+		for _, r := range current {
+			if !kept[r.ID] {
+				p.deletes = append(p.deletes, Change{Area: a.Key(), ID: r.ID, Name: r.Name, Action: ActionDelete})
+			}
+		}
+	}
+	_, write := a.Permissions()
+	for _, c := range append(p.deletes, p.puts...) {
+		if c.Action != ActionUnchanged && !caller.Can(write) {
+			return p, apierror.Forbiddenf("the API key lacks the permission %q, which changing %s requires", write, a.Key())
+		}
+	}
+	return p, nil
+}
+
+// located puts the resource's place in the document in front of an area's error: Put and
+// Prepare errors keep their kind; other errors pass unchanged (a 500).
+func (h *Handler) located(a Area, index int, name string, err error) error {
+	where := a.Key()
+	if _, single := a.(Single); !single {
+		where = fmt.Sprintf("%s[%d]", where, index)
+	}
+	if name != "" {
+		where += fmt.Sprintf(" (%q)", name)
+	}
+	var body *BodyError
+	if errors.As(err, &body) && h.describe != nil {
+		return apierror.Invalidf("%s: %s", where, h.describe(body.Operation, body.Body, body.Err))
+	}
+	if e, ok := apierror.As(err); ok {
+		kind := e.Kind
+		if kind == apierror.NotFound {
+			kind = apierror.Invalid // what a resource refers to is missing: the document is wrong
+		}
+		return &apierror.Error{Kind: kind, Message: where + ": " + e.Message}
+	}
+	if errors.Is(err, db.ErrNotFound) {
+		return apierror.Invalidf("%s: refers to something the team does not have", where)
+	}
+	if errors.Is(err, db.ErrConflict) {
+		return apierror.Conflictf("%s: clashes with another resource of the team (%v)", where, err)
+	}
+	return err
+}
+
+func (h *Handler) locatedDelete(a Area, c Change, err error) error {
+	where := fmt.Sprintf("%s %q (deleted by prune)", a.Key(), c.ID)
+	if e, ok := apierror.As(err); ok {
+		return &apierror.Error{Kind: e.Kind, Message: where + ": " + e.Message}
+	}
+	return err
+}
+
+// nameOf returns the name field of a resource document, for messages about a resource that
+// could not be prepared.
+func nameOf(doc []byte) string {
+	var named struct {
+		Name any `json:"name"`
+	}
+	if json.Unmarshal(doc, &named) == nil {
+		if s, ok := named.Name.(string); ok {
+			return s
+		}
+	}
+	return ""
+}
+
+// sameJSON reports whether two JSON documents hold the same value (object key order aside).
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	da := json.NewDecoder(bytes.NewReader(a))
+	da.UseNumber()
+	db := json.NewDecoder(bytes.NewReader(b))
+	db.UseNumber()
+	if da.Decode(&x) != nil || db.Decode(&y) != nil {
+		return false
+	}
+	return reflect.DeepEqual(x, y)
+}

@@ -100,6 +100,8 @@ type API struct {
 	// storedAnswerPrefix is the path of storedAnswerOperation up to its id (see storedanswers.go).
 	storedAnswerPrefix string
 	security           *security
+	// successStatus is each operation's success status, for its audit records (see audit.go).
+	successStatus map[string]int
 }
 
 // New builds the API. It fails when the OpenAPI document names a permission the catalog lacks,
@@ -114,6 +116,10 @@ func New(opts Options) (*API, error) {
 		return nil, err
 	}
 	queryObjects, err := deepObjectParameters(doc)
+	if err != nil {
+		return nil, err
+	}
+	statuses, err := successStatuses(doc)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +185,7 @@ func New(opts Options) (*API, error) {
 		return nil, err
 	}
 	return &API{router: router, operatorKey: opts.OperatorKey, queryObjects: queryObjects, queryObjectNames: names,
-		streamed: streamed, storedAnswerPrefix: storedPrefix, security: sec}, nil
+		streamed: streamed, storedAnswerPrefix: storedPrefix, security: sec, successStatus: statuses}, nil
 }
 
 // ServeHTTP routes the request to its operation. Without an operator key the /admin/v1 paths
@@ -200,7 +206,9 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, msg)
 		return
 	}
-	if r.Method == http.MethodGet {
+	if r.Method != http.MethodGet {
+		r = a.withAudit(r)
+	} else {
 		// The key is built in a stack buffer: a map index by string(bytes) does not allocate,
 		// where "GET "+path would on every GET (paths are longer than the compiler's 32 bytes).
 		var buf [128]byte

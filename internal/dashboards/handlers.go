@@ -91,6 +91,7 @@ func (h *DashboardHandler) CreateDashboard(ctx context.Context, req *oas.Dashboa
 		if err := checkSlugFree(ctx, tx, caller.TeamID, d.slug, d.id); err != nil {
 			return err
 		}
+		tx.AuditResource(d.id) // made before the transaction
 		return insertDashboard(ctx, tx, caller.TeamID, d, req.AccessPolicy)
 	})
 	if err != nil {

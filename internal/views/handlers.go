@@ -6,6 +6,7 @@ package views
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
@@ -52,6 +53,7 @@ func (h *ViewHandler) CreateView(ctx context.Context, req *oas.ViewRequest) (*oa
 			return apierror.LimitExceededf("views: the team holds %d views, the most it may; delete some first", n)
 		}
 		v = view{id: int32(id), folderID: string(req.FolderId.Or("")), doc: *req}
+		tx.AuditResource(strconv.FormatInt(id, 10))
 		return insertView(ctx, tx, caller.TeamID, id, *req)
 	})
 	if err != nil {

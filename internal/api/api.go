@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/apikeys"
+	"github.com/mgmtapi/mgmtapi/internal/audit"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/cases"
 	"github.com/mgmtapi/mgmtapi/internal/dashboards"
@@ -67,6 +68,7 @@ type handler struct {
 	*extensions.ExtensionHandler
 	*slos.SloHandler
 	*e2m.E2MHandler
+	*audit.RecordHandler
 }
 
 // NewError is the exit for errors returned by handlers and by the security handler.
@@ -148,6 +150,7 @@ func New(opts Options) (*API, error) {
 		ExtensionHandler: extensions.NewHandler(opts.DB, catalog),
 		SloHandler:       slos.NewHandler(opts.DB),
 		E2MHandler:       e2m.NewHandler(opts.DB),
+		RecordHandler:    audit.NewHandler(opts.DB),
 	}
 	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey}
 	router, err := oas.NewServer(h, sec,

@@ -42,6 +42,15 @@ func WithAudit(ctx context.Context, e *AuditEntry) context.Context {
 	return context.WithValue(ctx, auditKey{}, e)
 }
 
+// WithoutAudit returns a context whose write transactions record nothing, for work done on
+// behalf of a request that is not its change.
+func WithoutAudit(ctx context.Context) context.Context {
+	if AuditFrom(ctx) == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, auditKey{}, (*AuditEntry)(nil))
+}
+
 // AuditFrom returns the entry WithAudit put on ctx, or nil.
 func AuditFrom(ctx context.Context) *AuditEntry {
 	e, _ := ctx.Value(auditKey{}).(*AuditEntry)

@@ -199,3 +199,17 @@ func TestAuditRecordOnceWhenRunAgain(t *testing.T) {
 		t.Errorf("audit records %v, want one per replica's request", records)
 	}
 }
+
+// TestMigrationsAreNotAudited opens a fresh database with a context that carries an audit entry:
+// the migrations (which come before the audit table) write no record, and the open succeeds.
+func TestMigrationsAreNotAudited(t *testing.T) {
+	d, err := db.Open(auditContext("open"), db.Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatalf("open with an audited context: %v", err)
+	}
+	defer d.Close()
+	var n int
+	if err := d.Read().QueryRowContext(context.Background(), `SELECT count(*) FROM audit_records`).Scan(&n); err != nil || n != 0 {
+		t.Errorf("%d audit records after the migrations (%v), want 0", n, err)
+	}
+}

@@ -55,11 +55,6 @@ func BenchmarkAuditedWrites(b *testing.B) {
 // with opts, with an audit entry on each when audited.
 func benchmarkWrites(b *testing.B, opts db.Options, writers int, audited bool) {
 	ctx := context.Background()
-	if audited {
-		ctx = db.WithAudit(ctx, &db.AuditEntry{TeamID: 1, KeyID: "bench-key", KeyName: "bench", Operation: "BenchWrite",
-			PathIDs: []string{"0190a4e2-0000-7000-8000-000000000000"}, RequestID: "0123456789abcdef01234567",
-			Client: "127.0.0.1", Status: 200})
-	}
 	d, err := db.Open(ctx, opts)
 	if err != nil {
 		b.Fatal(err)
@@ -72,6 +67,11 @@ func benchmarkWrites(b *testing.B, opts db.Options, writers int, audited bool) {
 		b.Fatal(err)
 	}
 	var seq atomic.Int64
+	if audited {
+		ctx = db.WithAudit(ctx, &db.AuditEntry{TeamID: 1, KeyID: "bench-key", KeyName: "bench", Operation: "BenchWrite",
+			PathIDs: []string{"0190a4e2-0000-7000-8000-000000000000"}, RequestID: "0123456789abcdef01234567",
+			Client: "127.0.0.1", Status: 200})
+	}
 	write := func() error {
 		id := fmt.Sprint(seq.Add(1))
 		return d.InTx(ctx, func(tx *db.Tx) error {

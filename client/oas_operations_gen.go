@@ -13,6 +13,7 @@ const (
 	AdminCreateTeamOperation                 OperationName = "AdminCreateTeam"
 	AdminGetCaseKPIsOperation                OperationName = "AdminGetCaseKPIs"
 	AdminImportUsageOperation                OperationName = "AdminImportUsage"
+	AdminListAuditRecordsOperation           OperationName = "AdminListAuditRecords"
 	AdminListTeamsOperation                  OperationName = "AdminListTeams"
 	AdminSetCaseKPIsOperation                OperationName = "AdminSetCaseKPIs"
 	ApplyTeamConfigurationOperation          OperationName = "ApplyTeamConfiguration"

@@ -25,6 +25,18 @@ type AdminImportUsageParams struct {
 	TeamID int64
 }
 
+// AdminListAuditRecordsParams is parameters of AdminListAuditRecords operation.
+type AdminListAuditRecordsParams struct {
+	From      OptDateTime `json:",omitempty,omitzero"`
+	To        OptDateTime `json:",omitempty,omitzero"`
+	Operation OptString   `json:",omitempty,omitzero"`
+	KeyId     OptString   `json:",omitempty,omitzero"`
+	// Records per page, 1 to 1000; 100 when absent.
+	PageSize  OptInt32  `json:",omitempty,omitzero"`
+	PageToken OptString `json:",omitempty,omitzero"`
+	TeamID    int64
+}
+
 // AdminSetCaseKPIsParams is parameters of AdminSetCaseKPIs operation.
 type AdminSetCaseKPIsParams struct {
 	TeamID int64

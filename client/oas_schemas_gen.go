@@ -1320,6 +1320,155 @@ func (s *AttachmentTypeList) SetSupportedAttachmentTypes(val []AttachmentType) {
 	s.SupportedAttachmentTypes = val
 }
 
+// Ref: #/components/schemas/AuditRecord
+type AuditRecord struct {
+	// The record's id, unique in the deployment.
+	ID string `json:"id"`
+	// When the change's transaction started (every time it wrote is this one).
+	Time   time.Time `json:"time"`
+	TeamId int64     `json:"teamId"`
+	// The id of the key that authenticated the request (never its value); `operator` for the operator key.
+	KeyId   string `json:"keyId"`
+	KeyName string `json:"keyName"`
+	// The operationId of the request.
+	Operation string `json:"operation"`
+	// The ids the request's path named, then those the change created (at most 100 in all).
+	ResourceIds []string `json:"resourceIds"`
+	// The request's X-Request-Id, given by the client or made by the server.
+	RequestId string `json:"requestId"`
+	// The address of the peer that sent the request.
+	ClientAddress string `json:"clientAddress"`
+	// The status the operation answered.
+	Status int32 `json:"status"`
+}
+
+// GetID returns the value of ID.
+func (s *AuditRecord) GetID() string {
+	return s.ID
+}
+
+// GetTime returns the value of Time.
+func (s *AuditRecord) GetTime() time.Time {
+	return s.Time
+}
+
+// GetTeamId returns the value of TeamId.
+func (s *AuditRecord) GetTeamId() int64 {
+	return s.TeamId
+}
+
+// GetKeyId returns the value of KeyId.
+func (s *AuditRecord) GetKeyId() string {
+	return s.KeyId
+}
+
+// GetKeyName returns the value of KeyName.
+func (s *AuditRecord) GetKeyName() string {
+	return s.KeyName
+}
+
+// GetOperation returns the value of Operation.
+func (s *AuditRecord) GetOperation() string {
+	return s.Operation
+}
+
+// GetResourceIds returns the value of ResourceIds.
+func (s *AuditRecord) GetResourceIds() []string {
+	return s.ResourceIds
+}
+
+// GetRequestId returns the value of RequestId.
+func (s *AuditRecord) GetRequestId() string {
+	return s.RequestId
+}
+
+// GetClientAddress returns the value of ClientAddress.
+func (s *AuditRecord) GetClientAddress() string {
+	return s.ClientAddress
+}
+
+// GetStatus returns the value of Status.
+func (s *AuditRecord) GetStatus() int32 {
+	return s.Status
+}
+
+// SetID sets the value of ID.
+func (s *AuditRecord) SetID(val string) {
+	s.ID = val
+}
+
+// SetTime sets the value of Time.
+func (s *AuditRecord) SetTime(val time.Time) {
+	s.Time = val
+}
+
+// SetTeamId sets the value of TeamId.
+func (s *AuditRecord) SetTeamId(val int64) {
+	s.TeamId = val
+}
+
+// SetKeyId sets the value of KeyId.
+func (s *AuditRecord) SetKeyId(val string) {
+	s.KeyId = val
+}
+
+// SetKeyName sets the value of KeyName.
+func (s *AuditRecord) SetKeyName(val string) {
+	s.KeyName = val
+}
+
+// SetOperation sets the value of Operation.
+func (s *AuditRecord) SetOperation(val string) {
+	s.Operation = val
+}
+
+// SetResourceIds sets the value of ResourceIds.
+func (s *AuditRecord) SetResourceIds(val []string) {
+	s.ResourceIds = val
+}
+
+// SetRequestId sets the value of RequestId.
+func (s *AuditRecord) SetRequestId(val string) {
+	s.RequestId = val
+}
+
+// SetClientAddress sets the value of ClientAddress.
+func (s *AuditRecord) SetClientAddress(val string) {
+	s.ClientAddress = val
+}
+
+// SetStatus sets the value of Status.
+func (s *AuditRecord) SetStatus(val int32) {
+	s.Status = val
+}
+
+// Ref: #/components/schemas/AuditRecordList
+type AuditRecordList struct {
+	Records []AuditRecord `json:"records"`
+	// Absent on the last page.
+	NextPageToken OptString `json:"nextPageToken"`
+}
+
+// GetRecords returns the value of Records.
+func (s *AuditRecordList) GetRecords() []AuditRecord {
+	return s.Records
+}
+
+// GetNextPageToken returns the value of NextPageToken.
+func (s *AuditRecordList) GetNextPageToken() OptString {
+	return s.NextPageToken
+}
+
+// SetRecords sets the value of Records.
+func (s *AuditRecordList) SetRecords(val []AuditRecord) {
+	s.Records = val
+}
+
+// SetNextPageToken sets the value of NextPageToken.
+func (s *AuditRecordList) SetNextPageToken(val OptString) {
+	s.NextPageToken = val
+}
+
 // Ref: #/components/schemas/BatchExecuteSloRequest
 type BatchExecuteSloRequest struct {
 	Requests []SloExecutionRequest `json:"requests"`

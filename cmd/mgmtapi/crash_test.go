@@ -36,6 +36,7 @@ const (
 	crashRounds    = 20
 	crashWriters   = 8
 	crashKey       = "mgmt_crash_test_key_0123456789abcdef"
+	crashOperator  = "mgmt_crash_test_operator_0123456789abcdef"
 	crashRulesPath = "/mgmt/openapi/5/recording-rules/recording-rules/v1"
 )
 
@@ -47,7 +48,9 @@ type acknowledged struct {
 // TestKillDuringWrites runs `mgmtapi serve` as a process, has 8 writers create recording-rule sets
 // through the API, kills the process with SIGKILL at a random moment, restarts it on the same
 // database and reads every acknowledged set back through the API, unchanged; 20 rounds on SQLite
-// and, when MGMTAPI_TEST_DATABASE_URL is set, on PostgreSQL.
+// and, when MGMTAPI_TEST_DATABASE_URL is set, on PostgreSQL. At the end the audit log is checked
+// both ways: every acknowledged creation has its record, and every creation recorded is there
+// (a write committed but killed before its answer has both or neither).
 func TestKillDuringWrites(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts and kills the server 21 times per engine")
@@ -72,7 +75,9 @@ func killDuringWrites(t *testing.T, database []string) {
 	}
 	srv := startServer(t, logs, database)
 	verifyAcknowledged(t, srv, all, logs)
-	t.Logf("%d rounds, %d acknowledged writes, all present after kill -9", crashRounds, len(all))
+	recorded := verifyAuditRecords(t, srv, all)
+	t.Logf("%d rounds, %d acknowledged writes, all present after kill -9; %d audit records, each of a present set, one for every acknowledged write",
+		crashRounds, len(all), recorded)
 }
 
 type serverProcess struct {
@@ -108,7 +113,7 @@ func startServer(t *testing.T, logs string, database []string) *serverProcess {
 	defer log.Close()
 	args := append([]string{"serve", "--addr", addr, "--log-level", "warn", "--kpi-interval", "1h"}, database...)
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), serveVariable+"=1", "MGMTAPI_BOOTSTRAP_KEY="+crashKey)
+	cmd.Env = append(os.Environ(), serveVariable+"=1", "MGMTAPI_BOOTSTRAP_KEY="+crashKey, "MGMTAPI_OPERATOR_KEY="+crashOperator)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -244,6 +249,71 @@ func readBack(client *http.Client, base string, a acknowledged) string {
 		return fmt.Sprintf("%s: got %s, want name %q and expr %q", a.id, body, a.name, a.expr)
 	}
 	return ""
+}
+
+// verifyAuditRecords reads the bootstrap team's audit log and checks it both ways: every
+// acknowledged creation has exactly one CreateRecordingRuleSet record naming its set, and every
+// such record names a set that is there (read back through the API). It returns how many records
+// it read.
+func verifyAuditRecords(t *testing.T, srv *serverProcess, acks []acknowledged) int {
+	t.Helper()
+	client := &http.Client{Timeout: 10 * time.Second}
+	defer client.CloseIdleConnections()
+	recordsOf := map[string]int{} // set id → its creation records
+	total := 0
+	for token := ""; ; {
+		u := srv.base + "/admin/v1/teams/1/audit?operation=CreateRecordingRuleSet&pageSize=1000"
+		if token != "" {
+			u += "&pageToken=" + url.QueryEscape(token)
+		}
+		req, _ := http.NewRequest("GET", u, nil)
+		req.Header.Set("Authorization", "Bearer "+crashOperator)
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("list audit records: %v", err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		var page struct {
+			Records []struct {
+				ResourceIds []string `json:"resourceIds"`
+				Status      int      `json:"status"`
+			} `json:"records"`
+			NextPageToken string `json:"nextPageToken"`
+		}
+		if res.StatusCode != http.StatusOK || json.Unmarshal(body, &page) != nil {
+			t.Fatalf("list audit records: %d %s", res.StatusCode, body)
+		}
+		for _, r := range page.Records {
+			if len(r.ResourceIds) == 0 || r.Status != http.StatusOK {
+				t.Fatalf("audit record %+v: want the set's id and status 200", r)
+			}
+			recordsOf[r.ResourceIds[0]]++
+			total++
+		}
+		if token = page.NextPageToken; token == "" {
+			break
+		}
+	}
+	for _, a := range acks {
+		if n := recordsOf[a.id]; n != 1 {
+			t.Errorf("acknowledged set %s has %d creation records, want 1", a.id, n)
+		}
+	}
+	for id := range recordsOf {
+		req, _ := http.NewRequest("GET", srv.base+crashRulesPath+"/"+url.PathEscape(id), nil)
+		req.Header.Set("Authorization", "Bearer "+crashKey)
+		res, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("read set %s: %v", id, err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Errorf("set %s has a creation record but reading it answers %d", id, res.StatusCode)
+		}
+	}
+	return total
 }
 
 // tail returns the end of the server log, for failure messages.

@@ -28,6 +28,7 @@ import (
 
 	spec "github.com/mgmtapi/mgmtapi/api"
 	"github.com/mgmtapi/mgmtapi/internal/api"
+	"github.com/mgmtapi/mgmtapi/internal/audit"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/buildinfo"
 	"github.com/mgmtapi/mgmtapi/internal/cases"
@@ -227,6 +228,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	kpiCtx, stopKPIs := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopKPIs()
 	go evaluateKPIs(kpiCtx, database, cfg.KPIInterval, logger)
+	go audit.KeepPruned(kpiCtx, database, cfg.AuditRetention, logger)
 
 	served := make(chan error, 1)
 	go func() {

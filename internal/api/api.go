@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/apikeys"
+	"github.com/mgmtapi/mgmtapi/internal/audit"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/cases"
 	"github.com/mgmtapi/mgmtapi/internal/dashboards"
@@ -70,6 +71,7 @@ type handler struct {
 	*slos.SloHandler
 	*e2m.E2MHandler
 	*promrules.RuleFileHandler
+	*audit.RecordHandler
 	// config exports and applies configuration documents (see teamconfig.go).
 	config *teamconfig.Handler
 }
@@ -105,6 +107,8 @@ type API struct {
 	// storedAnswerPrefix is the path of storedAnswerOperation up to its id (see storedanswers.go).
 	storedAnswerPrefix string
 	security           *security
+	// successStatus is each operation's success status, for its audit records (see audit.go).
+	successStatus map[string]int
 }
 
 // New builds the API. It fails when the OpenAPI document names a permission the catalog lacks,
@@ -119,6 +123,10 @@ func New(opts Options) (*API, error) {
 		return nil, err
 	}
 	queryObjects, err := deepObjectParameters(doc)
+	if err != nil {
+		return nil, err
+	}
+	statuses, err := successStatuses(doc)
 	if err != nil {
 		return nil, err
 	}
@@ -148,6 +156,7 @@ func New(opts Options) (*API, error) {
 		SloHandler:       slos.NewHandler(opts.DB),
 		E2MHandler:       e2m.NewHandler(opts.DB),
 		RuleFileHandler:  promrules.NewHandler(opts.DB),
+		RecordHandler:    audit.NewHandler(opts.DB),
 	}
 	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog)...)
 	if err != nil {
@@ -189,7 +198,7 @@ func New(opts Options) (*API, error) {
 		return nil, err
 	}
 	return &API{router: router, operatorKey: opts.OperatorKey, queryObjects: queryObjects, queryObjectNames: names,
-		streamed: streamed, storedAnswerPrefix: storedPrefix, security: sec}, nil
+		streamed: streamed, storedAnswerPrefix: storedPrefix, security: sec, successStatus: statuses}, nil
 }
 
 // ServeHTTP routes the request to its operation. Without an operator key the /admin/v1 paths
@@ -210,7 +219,9 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, msg)
 		return
 	}
-	if r.Method == http.MethodGet {
+	if r.Method != http.MethodGet {
+		r = a.withAudit(r)
+	} else {
 		// The key is built in a stack buffer: a map index by string(bytes) does not allocate,
 		// where "GET "+path would on every GET (paths are longer than the compiler's 32 bytes).
 		var buf [128]byte

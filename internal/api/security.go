@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
@@ -27,16 +28,20 @@ func (s *security) HandleApiKey(ctx context.Context, operation oas.OperationName
 	server.SetOperation(ctx, operation)
 	p, err := s.authn.Authenticate(ctx, t.APIKey)
 	if err != nil {
+		server.SetAuthFailure(ctx, keyFailure(t.APIKey, err))
 		return nil, err
 	}
 	need := s.permissions[operation]
 	if p.SendData && need != auth.IngestPermission {
+		server.SetAuthFailure(ctx, server.AuthSendDataKey)
 		return nil, apierror.Forbiddenf("Authorization: a send-data key authenticates only ingestion (POST /ingest/alertmanager/v1), not %s", operation)
 	}
 	server.SetKeyID(ctx, p.KeyID)
 	if need == "" || !p.Can(need) {
+		server.SetAuthFailure(ctx, server.AuthMissingPermission)
 		return nil, apierror.Forbiddenf("the API key lacks the permission %q, which %s requires", need, operation)
 	}
+	auditCaller(ctx, p)
 	return auth.WithPrincipal(ctx, p), nil
 }
 
@@ -46,8 +51,26 @@ func (s *security) HandleApiKey(ctx context.Context, operation oas.OperationName
 func (s *security) HandleOperatorKey(ctx context.Context, operation oas.OperationName, t oas.OperatorKey) (context.Context, error) {
 	server.SetOperation(ctx, operation)
 	if s.operatorKey == "" || !auth.SameSecret(auth.KeyFromHeader(t.APIKey), s.operatorKey) {
+		server.SetAuthFailure(ctx, server.AuthInvalidOperatorKey)
 		return nil, apierror.Unauthenticatedf("Authorization: the operator key is not valid")
 	}
-	server.SetKeyID(ctx, "operator")
+	server.SetKeyID(ctx, operatorKeyID)
+	auditOperator(ctx)
 	return ctx, nil
+}
+
+// keyFailure names, for the metrics of refused requests, why Authenticate refused a team key:
+// no key in the header, a deactivated key, or a key that is not valid (unknown or deleted); ""
+// for a failure of the server (not a refusal).
+func keyFailure(header string, err error) server.AuthFailure {
+	var e *apierror.Error
+	switch {
+	case !errors.As(err, &e) || e.Kind != apierror.Unauthenticated:
+		return ""
+	case auth.KeyFromHeader(header) == "":
+		return server.AuthMissingKey
+	case errors.Is(err, auth.ErrDeactivated):
+		return server.AuthDeactivatedKey
+	}
+	return server.AuthInvalidKey
 }

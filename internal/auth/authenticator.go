@@ -75,6 +75,10 @@ func (a *Authenticator) Authenticate(ctx context.Context, header string) (*Princ
 	return p, nil
 }
 
+// ErrDeactivated is Authenticate's answer for a deactivated key (an apierror.Unauthenticated),
+// told apart from the other refusals by the metrics of refused requests.
+var ErrDeactivated = apierror.Unauthenticatedf("Authorization: the API key is deactivated")
+
 func (a *Authenticator) load(ctx context.Context, hash string) (*Principal, error) {
 	var (
 		p                      Principal
@@ -93,7 +97,7 @@ func (a *Authenticator) load(ctx context.Context, hash string) (*Principal, erro
 		return nil, fmt.Errorf("look up key: %w", err)
 	}
 	if !active {
-		return nil, apierror.Unauthenticatedf("Authorization: the API key is deactivated")
+		return nil, ErrDeactivated
 	}
 	var perms, presetNames []string
 	if err := json.Unmarshal([]byte(permsJSON), &perms); err != nil {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/go-faster/yaml"
+
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 )
@@ -91,8 +93,11 @@ func FuzzRequest(f *testing.F) {
 				t.Fatalf("%s\n %s", describe(), problem)
 			}
 		}
-		if res.StatusCode == http.StatusOK && len(answer) > 0 && !json.Valid(answer) {
-			t.Fatalf("%s\n a 200 that is not JSON", describe())
+		// A 200 is JSON, or YAML where the operation says so (the configuration document and the
+		// Prometheus rule file).
+		if res.StatusCode == http.StatusOK && len(answer) > 0 && !json.Valid(answer) &&
+			!(res.Header.Get("Content-Type") == "application/yaml" && yaml.Unmarshal(answer, new(any)) == nil) {
+			t.Fatalf("%s\n a 200 that is neither JSON nor YAML said to be YAML", describe())
 		}
 	})
 }

@@ -48,6 +48,8 @@ type Config struct {
 	TLSCertFile, TLSKeyFile string
 	// DatabaseWait is how long the start keeps retrying an unreachable PostgreSQL; 0 tries once.
 	DatabaseWait time.Duration
+	// AuditRetention is how long audit records are kept; 0 keeps them for good.
+	AuditRetention time.Duration
 	// ShutdownDelay is how long, after SIGTERM, the server keeps serving while /readyz answers
 	// 503, before it stops accepting connections.
 	ShutdownDelay time.Duration
@@ -168,6 +170,11 @@ var options = []option{
 			c.AccessLog = v
 			return nil
 		}},
+	{"audit-retention", "MGMTAPI_AUDIT_RETENTION", "90d", "how long audit records are kept before they are pruned, 1h to 3650d (days as Nd, or a duration such as 720h); 0 keeps them for good",
+		func(c *Config, v string) (err error) {
+			c.AuditRetention, err = retention(v)
+			return err
+		}},
 	{"shutdown-delay", "MGMTAPI_SHUTDOWN_DELAY", "5s", "after SIGTERM, how long /readyz answers 503 while requests are still served, 0s to 5m (Ctrl-C skips it)",
 		func(c *Config, v string) (err error) {
 			c.ShutdownDelay, err = duration(v, 0, 5*time.Minute, "5s")
@@ -190,6 +197,27 @@ func duration(v string, lowest, highest time.Duration, example string) (time.Dur
 	d, err := time.ParseDuration(v)
 	if err != nil || d < lowest || d > highest {
 		return 0, fmt.Errorf("must be a duration from %s to %s, such as %s, not %q", short(lowest), short(highest), example, v)
+	}
+	return d, nil
+}
+
+// retention reads a retention: whole days as "90d", any duration time.ParseDuration reads, or 0.
+func retention(v string) (time.Duration, error) {
+	const day, most = 24 * time.Hour, 3650 * 24 * time.Hour
+	if v == "0" || v == "0s" || v == "0d" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if days, ok := strings.CutSuffix(v, "d"); ok {
+		var n int64
+		n, err = strconv.ParseInt(days, 10, 64)
+		if n > int64(most/day) {
+			n = int64(most/day) + 1
+		}
+		d = time.Duration(n) * day
+	}
+	if err != nil || d < time.Hour || d > most {
+		return 0, fmt.Errorf("must be 0 or from 1h to 3650d, as days (90d) or a duration (720h), not %q", v)
 	}
 	return d, nil
 }

@@ -24,7 +24,7 @@ func TestDefaults(t *testing.T) {
 	}
 	if c.Addr != "127.0.0.1:8080" || c.DataDir != "./data" || c.PolicyLimit != 200 || c.MaxBodyBytes != 16<<20 ||
 		c.AccessLog != "errors" || c.KPIInterval != 30*time.Second || c.DatabaseWait != 30*time.Second ||
-		c.ShutdownDelay != 5*time.Second || c.ExternalURL != "" || c.TLS() || c.LogFormat != "text" {
+		c.ShutdownDelay != 5*time.Second || c.AuditRetention != 90*24*time.Hour || c.ExternalURL != "" || c.TLS() || c.LogFormat != "text" {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
@@ -37,12 +37,14 @@ func TestFlagsWinOverBadVariables(t *testing.T) {
 		"database-url": "mysql://x", "database-wait": "forever", "region": "", "policy-limit": "abc",
 		"max-body-bytes": "12", "kpi-interval": "soon", "extensions-dir": "", "log-format": "xml",
 		"log-level": "loud", "access-log": "sampled", "shutdown-delay": "1y",
+		"audit-retention": "30m",
 	}
 	good := map[string]string{
 		"addr": "127.0.0.1:0", "external-url": "https://mgmt.example.com", "tls-cert-file": "", "tls-key-file": "",
 		"data-dir": "/tmp/x", "database-url": "postgres://db.example.com/mgmt", "database-wait": "2s", "region": "eu2",
 		"policy-limit": "5", "max-body-bytes": "2048", "kpi-interval": "10s", "extensions-dir": "/tmp/ext",
 		"log-format": "json", "log-level": "warn", "access-log": "all", "shutdown-delay": "0s",
+		"audit-retention": "30d",
 	}
 	for _, o := range options {
 		badValue, ok := bad[o.flag]
@@ -78,6 +80,10 @@ func TestBadValues(t *testing.T) {
 		{[]string{"--kpi-interval", "999ms"}, nil, "--kpi-interval: must be a duration from 1s to 1h"},
 		{[]string{"--database-wait", "-1s"}, nil, "--database-wait: must be a duration from 0s to 1h"},
 		{[]string{"--shutdown-delay", "6m"}, nil, "--shutdown-delay: must be a duration from 0s to 5m"},
+		{[]string{"--audit-retention", "59m"}, nil, "--audit-retention: must be 0 or from 1h to 3650d"},
+		{[]string{"--audit-retention", "3651d"}, nil, "--audit-retention: must be 0 or from 1h to 3650d"},
+		{[]string{"--audit-retention", "-2d"}, nil, "--audit-retention: must be 0 or from 1h to 3650d"},
+		{[]string{"--audit-retention", "ninety"}, nil, "--audit-retention: must be 0 or from 1h to 3650d"},
 		{[]string{"--external-url", "mgmt.example.com"}, nil, "--external-url: must be an absolute http or https URL"},
 		{[]string{"--external-url", "https://"}, nil, "--external-url: must name a host"},
 		{[]string{"--external-url", "https://x.example.com/?a=b"}, nil, "--external-url: must have no query or fragment"},
@@ -212,5 +218,18 @@ func TestStringMasksTheDatabasePassword(t *testing.T) {
 	}
 	if h := DatabaseHost(c.DatabaseURL); h != "db.example.com:5432/mgmt" {
 		t.Fatalf("DatabaseHost: %q", h)
+	}
+}
+
+// TestAuditRetention reads the retention as days, as a duration, and 0 as keeping for good.
+func TestAuditRetention(t *testing.T) {
+	for value, want := range map[string]time.Duration{
+		"90d": 90 * 24 * time.Hour, "1d": 24 * time.Hour, "720h": 720 * time.Hour, "1h": time.Hour,
+		"3650d": 3650 * 24 * time.Hour, "0": 0, "0s": 0,
+	} {
+		c, err := parse([]string{"--audit-retention", value}, nil)
+		if err != nil || c.AuditRetention != want {
+			t.Errorf("--audit-retention %s: %v, %v; want %v", value, c.AuditRetention, err, want)
+		}
 	}
 }

@@ -28,6 +28,7 @@ var NotPublic = map[string]string{
 	"IngestAlertmanager":            "alert ingestion, beyond the specification",
 	"DeleteRecordingRuleSetByQuery": "contract §6: DELETE on the recording-rule collection with the id as a query parameter",
 	"GetDeployedExtension":          "mgmtapi's own read of one extension deployment",
+	"AdminListAuditRecords":         "operator API (mgmtapi's own): the audit log",
 	"GetPrometheusRules":            "issue 14: the team's rules as a Prometheus rule file, mgmtapi's own",
 	"ExportTeamConfiguration":       "issue 14: a team's configuration as one document, mgmtapi's own",
 	"ApplyTeamConfiguration":        "issue 14: make a team's configuration equal to a document, mgmtapi's own",

@@ -104,6 +104,7 @@ func createDashboard(ctx context.Context, tx *db.Tx, teamID int64, d stored, pol
 	if err := checkSlugFree(ctx, tx, teamID, d.slug, d.id); err != nil {
 		return err
 	}
+	tx.AuditResource(d.id) // made before the transaction
 	return insertDashboard(ctx, tx, teamID, d, policy)
 }
 

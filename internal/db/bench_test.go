@@ -27,13 +27,33 @@ func BenchmarkConcurrentWrites(b *testing.B) {
 	}
 	for _, e := range engines {
 		for _, writers := range []int{1, 64} {
-			b.Run(fmt.Sprintf("%s/writers=%d", e.name, writers), func(b *testing.B) { benchmarkWrites(b, e.opts(b), writers) })
+			b.Run(fmt.Sprintf("%s/writers=%d", e.name, writers), func(b *testing.B) { benchmarkWrites(b, e.opts(b), writers, false) })
 		}
 	}
 }
 
-// benchmarkWrites runs the write transactions of BenchmarkConcurrentWrites on a database opened with opts.
-func benchmarkWrites(b *testing.B, opts db.Options, writers int) {
+// BenchmarkAuditedWrites is BenchmarkConcurrentWrites with an audit entry on every transaction,
+// as the API layer gives every mutation: each transaction also writes its audit record. The
+// difference between the two is the cost of the audit log on writes.
+func BenchmarkAuditedWrites(b *testing.B) {
+	engines := map[string]func(b *testing.B) db.Options{"sqlite": func(b *testing.B) db.Options { return db.Options{DataDir: b.TempDir()} }}
+	if os.Getenv(apitest.DatabaseURLVariable) != "" {
+		engines["postgres"] = func(b *testing.B) db.Options { return db.Options{URL: apitest.FreshSchema(b)} }
+	}
+	for _, name := range []string{"sqlite", "postgres"} {
+		opts, ok := engines[name]
+		if !ok {
+			continue
+		}
+		for _, writers := range []int{1, 64} {
+			b.Run(fmt.Sprintf("%s/writers=%d", name, writers), func(b *testing.B) { benchmarkWrites(b, opts(b), writers, true) })
+		}
+	}
+}
+
+// benchmarkWrites runs the write transactions of BenchmarkConcurrentWrites on a database opened
+// with opts, with an audit entry on each when audited.
+func benchmarkWrites(b *testing.B, opts db.Options, writers int, audited bool) {
 	ctx := context.Background()
 	d, err := db.Open(ctx, opts)
 	if err != nil {
@@ -47,6 +67,11 @@ func benchmarkWrites(b *testing.B, opts db.Options, writers int) {
 		b.Fatal(err)
 	}
 	var seq atomic.Int64
+	if audited {
+		ctx = db.WithAudit(ctx, &db.AuditEntry{TeamID: 1, KeyID: "bench-key", KeyName: "bench", Operation: "BenchWrite",
+			PathIDs: []string{"0190a4e2-0000-7000-8000-000000000000"}, RequestID: "0123456789abcdef01234567",
+			Client: "127.0.0.1", Status: 200})
+	}
 	write := func() error {
 		id := fmt.Sprint(seq.Add(1))
 		return d.InTx(ctx, func(tx *db.Tx) error {

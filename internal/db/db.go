@@ -199,6 +199,8 @@ type Tx struct {
 
 	beforeCommit []func() error
 	locals       map[any]any
+	// audit is the record this transaction writes last, when it serves an audited request.
+	audit *txAudit
 }
 
 func (tx *Tx) statementContext(ctx context.Context) context.Context {
@@ -223,8 +225,15 @@ func (tx *Tx) QueryRowContext(ctx context.Context, query string, args ...any) *s
 	return tx.q.QueryRowContext(tx.statementContext(ctx), query, args...)
 }
 
-// NewID returns a fresh identifier from the database's generator.
-func (tx *Tx) NewID() string { return tx.newID() }
+// NewID returns a fresh identifier from the database's generator. In an audited request the id
+// is one of the resource ids of the transaction's audit record.
+func (tx *Tx) NewID() string {
+	id := tx.newID()
+	if tx.audit != nil {
+		tx.audit.ids = append(tx.audit.ids, id)
+	}
+	return id
+}
 
 // NewID returns a fresh identifier from the database's generator, for work done before a
 // transaction (on SQLite write transactions run one after another, so what can be done outside
@@ -279,6 +288,11 @@ func (tx *Tx) Local(key any, create func() any) any {
 // On PostgreSQL each call is a transaction of its own, run again (up to 4 times in all) when
 // PostgreSQL rolls it back for a deadlock (40P01) or a serialization failure (40001), so fn may
 // run more than once: it must set, not accumulate, what it hands out of the transaction.
+//
+// When ctx carries an authenticated AuditEntry (WithAudit), the transaction writes its audit
+// record after fn and its BeforeCommit work, in the same transaction (on SQLite in the member's
+// savepoint): a committed change has its record, a failed or rolled-back one has none, and a
+// PostgreSQL transaction run again writes it once.
 func (d *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if d.group != nil {
 		return d.group.inTx(ctx, d, fn)
@@ -296,6 +310,7 @@ func (d *DB) inOwnTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
 	tx := &Tx{q: sqlTx, Now: d.Now(), Engine: d.Engine, newID: d.newID}
+	tx.startAudit(ctx)
 	defer func() {
 		if p := recover(); p != nil {
 			_ = sqlTx.Rollback()
@@ -311,6 +326,10 @@ func (d *DB) inOwnTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 			_ = sqlTx.Rollback()
 			return err
 		}
+	}
+	if err := tx.writeAudit(ctx); err != nil {
+		_ = sqlTx.Rollback()
+		return err
 	}
 	if err := sqlTx.Commit(); err != nil {
 		return fmt.Errorf("commit: %w", err)

@@ -224,6 +224,7 @@ func (g *groupCommitter) inTx(ctx context.Context, d *DB, fn func(tx *Tx) error)
 		return turn.err
 	}
 	tx := &Tx{q: turn.tx, Now: d.Now(), Engine: d.Engine, newID: d.newID, detached: true}
+	tx.startAudit(ctx)
 	return g.runTurn(m, turn.tx, tx, fn)
 }
 
@@ -249,6 +250,9 @@ func (g *groupCommitter) runTurn(m *groupMember, sqlTx Querier, tx *Tx, fn func(
 				break
 			}
 		}
+	}
+	if err == nil {
+		err = tx.writeAudit(ctx)
 	}
 	returned = true
 	if err != nil {

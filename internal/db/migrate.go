@@ -18,6 +18,7 @@ var migrations embed.FS
 // migration runs in its own transaction with its version record, so a crash leaves either all of
 // it or none. On PostgreSQL an advisory lock keeps replicas that start together from racing.
 func (d *DB) migrate(ctx context.Context) error {
+	ctx = WithoutAudit(ctx) // schema changes are no request's change (and come before the audit table)
 	dir := "migrations/" + string(d.Engine)
 	entries, err := fs.ReadDir(migrations, dir)
 	if err != nil {

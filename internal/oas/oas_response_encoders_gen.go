@@ -104,6 +104,19 @@ func encodeAdminImportUsageResponse(response *UsageImportResult, w http.Response
 	return nil
 }
 
+func encodeAdminListAuditRecordsResponse(response *AuditRecordList, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeAdminListTeamsResponse(response *AdminTeamList, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)

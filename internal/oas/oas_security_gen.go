@@ -229,11 +229,12 @@ func GetRolesForApiKey(operation string) []string {
 
 // operationRolesOperatorKey is a private map storing roles per operation.
 var operationRolesOperatorKey = map[string][]string{
-	AdminCreateTeamOperation:  []string{},
-	AdminGetCaseKPIsOperation: []string{},
-	AdminImportUsageOperation: []string{},
-	AdminListTeamsOperation:   []string{},
-	AdminSetCaseKPIsOperation: []string{},
+	AdminCreateTeamOperation:       []string{},
+	AdminGetCaseKPIsOperation:      []string{},
+	AdminImportUsageOperation:      []string{},
+	AdminListAuditRecordsOperation: []string{},
+	AdminListTeamsOperation:        []string{},
+	AdminSetCaseKPIsOperation:      []string{},
 }
 
 // GetRolesForOperatorKey returns the required roles for the given operation.

@@ -53,6 +53,17 @@ type Handler interface {
 	//
 	// POST /admin/v1/teams/{team_id}/usage
 	AdminImportUsage(ctx context.Context, req *UsageImport, params AdminImportUsageParams) (*UsageImportResult, error)
+	// AdminListAuditRecords implements AdminListAuditRecords operation.
+	//
+	// One record per change committed by a request that authenticated with a key (a team key or the
+	// operator key), written in the same transaction as the change: a change is never without its record,
+	// nor a record without its change. Refused and failed requests leave none. Records older than the
+	// server's audit retention are pruned. `from` (inclusive) and `to` (exclusive) bound the record time;
+	// `operation` and `keyId` select one operation or one key. The next page is asked for with the same
+	// filters and the previous page's `nextPageToken`, which is absent on the last page.
+	//
+	// GET /admin/v1/teams/{team_id}/audit
+	AdminListAuditRecords(ctx context.Context, params AdminListAuditRecordsParams) (*AuditRecordList, error)
 	// AdminListTeams implements AdminListTeams operation.
 	//
 	// List every team.

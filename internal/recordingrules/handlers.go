@@ -39,6 +39,7 @@ func (h *RuleSetHandler) CreateRecordingRuleSet(ctx context.Context, req *oas.Re
 		return nil, err
 	}
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
+		tx.AuditResource(id) // minted before the transaction
 		return insertSet(ctx, tx, caller.TeamID, set.ID, set.Name, doc)
 	})
 	if err != nil {

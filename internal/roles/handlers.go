@@ -6,6 +6,7 @@ package roles
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
@@ -40,6 +41,7 @@ func (h *RoleHandler) CreateCustomRole(ctx context.Context, req *oas.CustomRoleR
 			return err
 		}
 		r.id = id
+		tx.AuditResource(strconv.FormatInt(id, 10))
 		return insertRole(ctx, tx, caller.TeamID, r)
 	})
 	if err != nil {

@@ -15,6 +15,8 @@ type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
 	inFlight prometheus.Gauge
+	// authFailures counts the requests refused with 401 or 403, by reason (authfailures.go).
+	authFailures *prometheus.CounterVec
 
 	// seen keeps the series already used, so that a request finds its own without hashing its
 	// labels and formatting its status again.
@@ -47,7 +49,8 @@ func newMetrics(reg *prometheus.Registry, dbStats func() sql.DBStats) *metrics {
 			Name: "mgmtapi_requests_in_flight",
 			Help: "Requests being answered now.",
 		}),
-		seen: map[requestLabels]series{},
+		seen:         map[requestLabels]series{},
+		authFailures: newAuthFailures(reg),
 	}
 	build := buildinfo.Read()
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{

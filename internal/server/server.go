@@ -131,9 +131,10 @@ func (h *Handler) Drain() { h.draining.Store(true) }
 
 // request is what the root middleware knows of a request, in its context.
 type request struct {
-	id        string
-	operation string
-	keyID     string
+	id          string
+	operation   string
+	keyID       string
+	authFailure AuthFailure // why the request is refused, when it is (see SetAuthFailure)
 }
 
 type requestKey struct{}
@@ -211,6 +212,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		elapsed := time.Since(start)
 		h.metrics.observe(operation, status, elapsed)
+		h.metrics.countAuthFailure(r, req, status)
 		level := slog.LevelInfo
 		if operation == "none" && isProbeOrScrape(r.URL.Path) {
 			level = slog.LevelDebug

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/apikeys"
@@ -85,6 +86,8 @@ func (h *OperatorHandler) AdminCreateTeam(ctx context.Context, req *oas.AdminTea
 		if err != nil {
 			return db.Translate(err)
 		}
+		tx.AuditTeam(teamID)
+		tx.AuditResource(strconv.FormatInt(teamID, 10))
 		keyID, value, err := apikeys.Insert(ctx, tx, apikeys.NewKey{
 			TeamID: teamID, Name: "first key", Hashed: true, Presets: []string{auth.FullAccess},
 		})

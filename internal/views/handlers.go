@@ -6,6 +6,7 @@ package views
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
@@ -72,6 +73,7 @@ func createView(ctx context.Context, tx *db.Tx, teamID, id int64, req *oas.ViewR
 	} else if n >= MaxViews {
 		return view{}, apierror.LimitExceededf("views: the team holds %d views, the most it may; delete some first", n)
 	}
+	tx.AuditResource(strconv.FormatInt(id, 10))
 	return view{id: int32(id), folderID: string(req.FolderId.Or("")), doc: *req}, insertView(ctx, tx, teamID, id, *req)
 }
 

@@ -1,0 +1,99 @@
+package api
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strconv"
+
+	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/server"
+)
+
+// The audit log (see docs/operations.md): every request that may change state (any method but
+// GET and HEAD) carries a db.AuditEntry from routing on. withAudit fills in the request's part;
+// the security handler the caller's part once the key is accepted (auditCaller, auditOperator);
+// db.InTx writes the record in each write transaction that commits for the request. A request
+// refused before that, or whose operation fails, writes none.
+
+// withAudit returns r with an audit entry for its operation when r may change state and routes
+// to an operation; otherwise r unchanged.
+func (a *API) withAudit(r *http.Request) *http.Request {
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return r
+	}
+	route, ok := a.router.FindPath(r.Method, r.URL)
+	if !ok {
+		return r
+	}
+	op := route.OperationID()
+	e := &db.AuditEntry{
+		Operation: op,
+		PathIDs:   append([]string(nil), route.Args()...),
+		RequestID: server.RequestID(r.Context()),
+		Client:    clientAddress(r.RemoteAddr),
+		Status:    a.successStatus[op],
+	}
+	return r.WithContext(db.WithAudit(r.Context(), e))
+}
+
+// clientAddress is the host of the peer's address (the port says nothing about who called).
+func clientAddress(remote string) string {
+	if host, _, err := net.SplitHostPort(remote); err == nil {
+		return host
+	}
+	return remote
+}
+
+// auditCaller names the team key that the request's audit entry, if any, records.
+func auditCaller(ctx context.Context, p *auth.Principal) {
+	if e := db.AuditFrom(ctx); e != nil {
+		e.TeamID, e.KeyID, e.KeyName = p.TeamID, p.KeyID, p.KeyName
+	}
+}
+
+// operatorKeyID is the key id (and name) that audit records and log lines give the operator key.
+const operatorKeyID = "operator"
+
+// auditOperator names the operator key in the request's audit entry, if any, and the team its
+// path names: the first path parameter of every /admin/v1/teams/{team_id} operation. A team being
+// created names itself (db.Tx.AuditTeam).
+func auditOperator(ctx context.Context) {
+	e := db.AuditFrom(ctx)
+	if e == nil {
+		return
+	}
+	e.KeyID, e.KeyName = operatorKeyID, operatorKeyID
+	if len(e.PathIDs) > 0 {
+		if team, err := strconv.ParseInt(e.PathIDs[0], 10, 64); err == nil {
+			e.TeamID = team
+		}
+	}
+}
+
+// successStatuses reads, from the OpenAPI document, the status each operation answers when it
+// succeeds (its lowest 2xx response), keyed by operationId: the status of its audit records.
+func successStatuses(doc *openapiDocument) (map[string]int, error) {
+	out := make(map[string]int)
+	for _, o := range doc.operations {
+		var op struct {
+			OperationID string         `yaml:"operationId"`
+			Responses   map[string]any `yaml:"responses"`
+		}
+		if err := o.decode(&op); err != nil {
+			return nil, err
+		}
+		status := 0
+		for code := range op.Responses {
+			if n, err := strconv.Atoi(code); err == nil && n >= 200 && n < 300 && (status == 0 || n < status) {
+				status = n
+			}
+		}
+		if status == 0 {
+			status = http.StatusOK
+		}
+		out[op.OperationID] = status
+	}
+	return out, nil
+}

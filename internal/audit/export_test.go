@@ -1,0 +1,4 @@
+package audit
+
+// PruneInBatches is Prune with a batch size of the test's choice.
+var PruneInBatches = prune

@@ -1,0 +1,130 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+)
+
+// AuditEntry is what the API layer knows of a mutation request before its handler runs: who made
+// it, which operation, on what, from where. Put on the request's context with WithAudit, it makes
+// every write transaction that commits for the request carry one audit record (see InTx), written
+// in that transaction: the change and its record commit together or not at all.
+//
+// The API layer fills it in two steps on the same value: the request's part (operation, path ids,
+// request id, client) when it routes the request, and the caller's part (team, key) when the key
+// is authenticated. A transaction writes a record only once KeyID is set, so the writes that
+// authentication itself may make are never recorded as the request's.
+type AuditEntry struct {
+	// TeamID is the team the change belongs to: the caller's team, or for an operator operation
+	// the team its path names (0 when neither: a team being created declares it, see
+	// Tx.AuditTeam).
+	TeamID int64
+	// KeyID and KeyName name the key that authenticated the request (never its value); the
+	// operator key is "operator".
+	KeyID, KeyName string
+	// Operation is the operationId of the request.
+	Operation string
+	// PathIDs are the values of the path's parameters, in the path's order.
+	PathIDs []string
+	// RequestID is the request's X-Request-Id (given or made).
+	RequestID string
+	// Client is the address of the peer that sent the request.
+	Client string
+	// Status is the status the operation answers when its change is committed.
+	Status int
+}
+
+type auditKey struct{}
+
+// WithAudit returns a context whose write transactions record e (see AuditEntry).
+func WithAudit(ctx context.Context, e *AuditEntry) context.Context {
+	return context.WithValue(ctx, auditKey{}, e)
+}
+
+// WithoutAudit returns a context whose write transactions record nothing, for work done on
+// behalf of a request that is not its change.
+func WithoutAudit(ctx context.Context) context.Context {
+	if AuditFrom(ctx) == nil {
+		return ctx
+	}
+	return context.WithValue(ctx, auditKey{}, (*AuditEntry)(nil))
+}
+
+// AuditFrom returns the entry WithAudit put on ctx, or nil.
+func AuditFrom(ctx context.Context) *AuditEntry {
+	e, _ := ctx.Value(auditKey{}).(*AuditEntry)
+	return e
+}
+
+// txAudit is the audit state of one transaction: the request's entry and what the transaction
+// itself adds to it. It lives on the Tx, so a PostgreSQL transaction run again starts it afresh
+// and a group-commit member's record is written inside its own savepoint.
+type txAudit struct {
+	entry  *AuditEntry
+	teamID int64    // declared by the area (Tx.AuditTeam); wins over entry.TeamID when set
+	ids    []string // minted by Tx.NewID or declared by Tx.AuditResource, in order
+}
+
+// maxAuditIDs bounds the resource ids one record keeps: the path's, then the first ones minted or
+// declared (a batch may mint one per item).
+const maxAuditIDs = 100
+
+// startAudit arms tx's audit state when ctx carries an authenticated entry.
+func (tx *Tx) startAudit(ctx context.Context) {
+	if e := AuditFrom(ctx); e != nil && e.KeyID != "" {
+		tx.audit = &txAudit{entry: e}
+	}
+}
+
+// AuditResource adds ids to the resource ids of the audit record this transaction writes, for the
+// ids not minted by NewID (numbered ids, ids made before the transaction). Outside an audited
+// request it does nothing.
+func (tx *Tx) AuditResource(ids ...string) {
+	if tx.audit != nil {
+		tx.audit.ids = append(tx.audit.ids, ids...)
+	}
+}
+
+// AuditTeam names the team of the audit record this transaction writes, for an operation whose
+// team neither the caller's key nor the path gives (a team being created). Outside an audited
+// request it does nothing.
+func (tx *Tx) AuditTeam(teamID int64) {
+	if tx.audit != nil {
+		tx.audit.teamID = teamID
+	}
+}
+
+// writeAudit inserts the transaction's audit record; the last work before its commit (or before
+// its savepoint is released). A failure fails the transaction: no change without its record.
+func (tx *Tx) writeAudit(ctx context.Context) error {
+	a := tx.audit
+	if a == nil {
+		return nil
+	}
+	e := a.entry
+	team := e.TeamID
+	if a.teamID != 0 {
+		team = a.teamID
+	}
+	ids := make([]string, 0, len(e.PathIDs)+len(a.ids))
+	ids = append(ids, e.PathIDs...)
+	for _, id := range a.ids {
+		if len(ids) == maxAuditIDs {
+			break
+		}
+		ids = append(ids, id)
+	}
+	resources, err := json.Marshal(ids)
+	if err != nil {
+		return fmt.Errorf("audit record: %w", err)
+	}
+	_, err = tx.ExecContext(ctx,
+		`INSERT INTO audit_records (at, team_id, key_id, key_name, operation, resource_ids, request_id, client, status)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+		tx.Now.UnixMicro(), team, e.KeyID, e.KeyName, e.Operation, string(resources), e.RequestID, e.Client, e.Status)
+	if err != nil {
+		return fmt.Errorf("audit record: %w", err)
+	}
+	return nil
+}

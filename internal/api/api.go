@@ -200,6 +200,13 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, msg)
 		return
 	}
+	if r.Body != nil && r.Body != http.NoBody {
+		// The body is checked as the operation reads it (bodybounds.go); GETs without a body
+		// are not routed here.
+		if route, ok := a.router.FindRoute(r.Method, r.URL.Path); ok {
+			r.Body = scanBody(route.OperationID(), r.Body)
+		}
+	}
 	if r.Method == http.MethodGet {
 		// The key is built in a stack buffer: a map index by string(bytes) does not allocate,
 		// where "GET "+path would on every GET (paths are longer than the compiler's 32 bytes).

@@ -1,11 +1,7 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -13,11 +9,11 @@ import (
 )
 
 // checkText refuses, before routing, text that no engine can store alike: invalid UTF-8 and the
-// NUL character, in the path, the query or a JSON body. PostgreSQL's text type holds neither, so
-// letting them through would turn a bad request into a 500 on one engine and into stored garbage
-// on the other. When the request is fine it returns its query parameters (nil for an empty
-// query) and an empty message; otherwise the message and status. A body it reads is put back for
-// the router.
+// NUL character, in the path or the query. PostgreSQL's text type holds neither, so letting them
+// through would turn a bad request into a 500 on one engine and into stored garbage on the other.
+// When the request is fine it returns its query parameters (nil for an empty query) and an empty
+// message; otherwise the message and status. A JSON body is checked for the same (and for lone
+// UTF-16 surrogates and its bounds) as the operation reads it: see bodybounds.go.
 func checkText(r *http.Request) (query url.Values, msg string, status int) {
 	if !utf8.ValidString(r.URL.Path) || strings.ContainsRune(r.URL.Path, 0) {
 		return nil, "path: must be valid UTF-8 without NUL characters", http.StatusBadRequest
@@ -41,48 +37,7 @@ func checkText(r *http.Request) (query url.Values, msg string, status int) {
 			}
 		}
 	}
-	if r.Body == nil || r.Body == http.NoBody {
-		return query, "", 0
-	}
-	body, err := io.ReadAll(r.Body)
-	_ = r.Body.Close()
-	if err != nil {
-		var maxBytes *http.MaxBytesError
-		if errors.As(err, &maxBytes) {
-			return nil, fmt.Sprintf("body: larger than the limit of %d bytes", maxBytes.Limit), http.StatusRequestEntityTooLarge
-		}
-		return nil, "body: could not be read", http.StatusBadRequest
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	if !utf8.Valid(body) {
-		return nil, "body: must be valid UTF-8", http.StatusBadRequest
-	}
-	if path := pathOfNUL(body); path != "" {
-		return nil, path + ": must not contain the NUL character (\\u0000)", http.StatusBadRequest
-	}
 	return query, "", 0
-}
-
-// pathOfNUL returns the path of the first JSON string (key or value) holding U+0000, or "".
-// Only bodies that spell the escape at all are walked.
-func pathOfNUL(body []byte) string {
-	if !bytes.Contains(bytes.ToLower(body), []byte(`\u0000`)) {
-		return ""
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	for {
-		offset := dec.InputOffset()
-		tok, err := dec.Token()
-		if err != nil {
-			return ""
-		}
-		if s, ok := tok.(string); ok && strings.ContainsRune(s, 0) {
-			if p := pathAtOffset(body, offset+1); p != "" {
-				return p
-			}
-			return "body"
-		}
-	}
 }
 
 // maxQueryParameters is the most query parameters a request may have: net/url refuses more, and

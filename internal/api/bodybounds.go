@@ -346,7 +346,7 @@ type bodyScanner struct {
 // overrun is a bound passed by the value at depth (stack length when it was entered).
 type overrun struct {
 	path  string
-	unit  string // "items", "characters", "properties"
+	unit  string // "items", "characters", "entries"
 	bound int
 	got   int
 	depth int
@@ -537,8 +537,8 @@ func (s *bodyScanner) jsonByte(c byte) error {
 		top := &s.stack[len(s.stack)-1]
 		top.count++
 		if n := top.node; n != nil && n.maxProperties >= 0 && top.count > n.maxProperties && s.overrun == nil {
-			s.overrun = &overrun{path: s.containerPath(), unit: "properties", bound: n.maxProperties, got: top.count, depth: len(s.stack)}
-		} else if s.overrun != nil && s.overrun.depth == len(s.stack) && s.overrun.unit == "properties" {
+			s.overrun = &overrun{path: s.containerPath(), unit: "entries", bound: n.maxProperties, got: top.count, depth: len(s.stack)}
+		} else if s.overrun != nil && s.overrun.depth == len(s.stack) && s.overrun.unit == "entries" {
 			s.overrun.got = top.count
 		}
 		s.startString(true, nil)

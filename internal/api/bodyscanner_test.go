@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -79,6 +80,9 @@ func TestBodyScannerRules(t *testing.T) {
 		{"AtomicBatchExecuteE2M", `{"requests":[` + strings.Repeat(`{},`, 100) + `{}]}`, "requests: must have at most 100 items (got 101)"},
 		{"AtomicBatchExecuteE2M", `{"requests":[` + strings.Repeat(`{},`, 99) + `{}]}`, ""},
 		{"AtomicBatchExecuteE2M", `{"requests":[` + strings.Repeat(`[1,2],`, 100000) + `{}]}`, "requests: must have at most 100 items (got more than "},
+		// Maps: entries past maxProperties.
+		{"CreateSlo", `{"name":"s","labels":{` + labelsOf(65) + `}}`, "labels: must have at most 64 entries (got 65)"},
+		{"CreateSlo", `{"name":"s","labels":{` + labelsOf(64) + `}}`, ""},
 		// An object nested deeper than the scanner follows is left to the decoder.
 		{"CreateRecordingRuleSet", strings.Repeat(`[`, maxScanDepth+5), ""},
 	}
@@ -167,4 +171,13 @@ func shortened(s string) string {
 		return s[:77] + "..."
 	}
 	return s
+}
+
+// labelsOf is n JSON members "l0":"v", "l1":"v", ….
+func labelsOf(n int) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = fmt.Sprintf(`"l%d":"v"`, i)
+	}
+	return strings.Join(parts, ",")
 }

@@ -176,3 +176,37 @@ func TestEveryLoneSurrogateIsNamed(t *testing.T) {
 		}
 	})
 }
+
+// quotaRules is a quota rule set create of n rules with distinct entity types.
+func quotaRules(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"ruleSet":{"rules":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"entityType":"e%d","allocation":0,"allocationType":"QUOTA_ALLOCATION_TYPE_PERCENTAGE","enabled":true,"canOverflow":false}`, i)
+	}
+	b.WriteString(`]}}`)
+	return b.String()
+}
+
+// TestQuotaRuleSetsAreBounded: a rule set takes at most 1000 rules (docs/limits.md); one more,
+// or 120,000 (14 MB), is a 400 naming the bound, and no set is stored; 1000 are accepted.
+func TestQuotaRuleSetsAreBounded(t *testing.T) {
+	const path = "/mgmt/openapi/4/dataplan/quota-rules/v1"
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		apitest.ExpectError(t, env.JSON(t, "POST", path, env.RootKey, quotaRules(120_000)), 400,
+			"ruleSet.rules: must have at most 1000 items (got more than ")
+		apitest.ExpectError(t, env.JSON(t, "POST", path, env.RootKey, quotaRules(1001)), 400,
+			"ruleSet.rules: must have at most 1000 items (got 1001)")
+		if res := env.Do(t, "GET", path, "Bearer "+env.RootKey, "", ""); res.Status == 200 && strings.Contains(string(res.Body), `"e0"`) {
+			t.Fatalf("a refused set was stored: %s", short(string(res.Body), 200))
+		}
+		if res := env.JSON(t, "POST", path, env.RootKey, quotaRules(1000)); res.Status != 200 {
+			t.Fatalf("1000 rules: %d %s", res.Status, short(string(res.Body), 300))
+		}
+		apitest.ExpectError(t, env.JSON(t, "PUT", "/mgmt/openapi/5/dataplan/quota-rules/v1", env.RootKey, quotaRules(1001)), 400,
+			"ruleSet.rules: must have at most 1000 items (got 1001)")
+	})
+}

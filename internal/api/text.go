@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -60,4 +61,73 @@ func mostRepeatedParameter(rawQuery string) (string, int) {
 		}
 	}
 	return best, most
+}
+
+// checkCharset refuses a body whose Content-Type names a charset other than UTF-8 (JSON is
+// UTF-8, RFC 8259; a body in UTF-16 read as UTF-8 would only be called malformed). US-ASCII is
+// UTF-8's subset. A Content-Type that does not parse is left to the operation (415 there too).
+func checkCharset(contentType string) (msg string, status int) {
+	if !strings.Contains(contentType, "charset") {
+		return "", 0
+	}
+	_, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return "", 0
+	}
+	charset, ok := params["charset"]
+	if !ok {
+		return "", 0
+	}
+	switch strings.ToLower(charset) {
+	case "utf-8", "utf8", "us-ascii":
+		return "", 0
+	}
+	return fmt.Sprintf("Content-Type: the charset must be utf-8, not %q", charset), http.StatusUnsupportedMediaType
+}
+
+// mayHoldSignedOrPaddedNumber reports whether a segment of path begins with a plus sign (written
+// or %2B) or with 0 and something more: the only paths checkIntegerArgs needs to route.
+func mayHoldSignedOrPaddedNumber(path string) bool {
+	for i := 0; i+1 < len(path); i++ {
+		if path[i] != '/' {
+			continue
+		}
+		switch next := path[i+1:]; {
+		case next[0] == '+':
+			return true
+		case next[0] == '0' && len(next) > 1 && next[1] != '/':
+			return true
+		case len(next) >= 3 && next[0] == '%' && next[1] == '2' && (next[2] == 'B' || next[2] == 'b'):
+			return true
+		}
+	}
+	return false
+}
+
+// checkIntegerArgs refuses an integer path parameter written with a sign or leading zeros
+// ("/views/+1", "/views/01"): the generated decoder would read it as 1, so one resource would
+// have many paths. It names the parameter.
+func checkIntegerArgs(operation, pattern string, args []string) string {
+	params := requestSchemas().params[operation]
+	rest := pattern
+	for _, arg := range args {
+		open := strings.IndexByte(rest, '{')
+		end := strings.IndexByte(rest, '}')
+		if open < 0 || end < open {
+			return ""
+		}
+		name := rest[open+1 : end]
+		rest = rest[end+1:]
+		if typ, _ := params[name]["type"].(string); typ != "integer" {
+			continue
+		}
+		value, err := url.PathUnescape(arg)
+		if err != nil {
+			continue
+		}
+		if strings.HasPrefix(value, "+") || (len(value) > 1 && value[0] == '0') {
+			return fmt.Sprintf("%s: must be an integer written without a plus sign or leading zeros (got %q)", name, value)
+		}
+	}
+	return ""
 }

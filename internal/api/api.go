@@ -210,18 +210,14 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// are not routed here.
 		if route, ok := a.router.FindRoute(r.Method, r.URL.Path); ok {
 			if msg := checkIntegerArgs(route.OperationID(), route.PathPattern(), route.Args()); msg != "" {
-				server.SetOperation(r.Context(), route.OperationID())
-				writeError(w, http.StatusBadRequest, msg)
-				return
+				r = withPathRefusal(r, msg)
 			}
 			r.Body = scanBody(route.OperationID(), r.Body)
 		}
 	} else if mayHoldSignedOrPaddedNumber(r.URL.Path) {
 		if route, ok := a.router.FindRoute(r.Method, r.URL.Path); ok {
 			if msg := checkIntegerArgs(route.OperationID(), route.PathPattern(), route.Args()); msg != "" {
-				server.SetOperation(r.Context(), route.OperationID())
-				writeError(w, http.StatusBadRequest, msg)
-				return
+				r = withPathRefusal(r, msg)
 			}
 		}
 	}

@@ -106,7 +106,8 @@ func mayHoldSignedOrPaddedNumber(path string) bool {
 
 // checkIntegerArgs refuses an integer path parameter written with a sign or leading zeros
 // ("/views/+1", "/views/01"): the generated decoder would read it as 1, so one resource would
-// have many paths. It names the parameter.
+// have many paths. It names the parameter. The refusal is answered after authentication
+// (withPathRefusal).
 func checkIntegerArgs(operation, pattern string, args []string) string {
 	params := requestSchemas().params[operation]
 	rest := pattern
@@ -125,7 +126,11 @@ func checkIntegerArgs(operation, pattern string, args []string) string {
 		if err != nil {
 			continue
 		}
-		if strings.HasPrefix(value, "+") || (len(value) > 1 && value[0] == '0') {
+		digits := strings.TrimPrefix(value, "+")
+		if digits == "" || strings.Trim(digits, "0123456789") != "" {
+			continue // not an integer at all: the operation's decoder says so
+		}
+		if len(digits) < len(value) || (len(digits) > 1 && digits[0] == '0') {
 			return fmt.Sprintf("%s: must be an integer written without a plus sign or leading zeros (got %q)", name, value)
 		}
 	}

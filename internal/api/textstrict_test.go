@@ -10,7 +10,7 @@ import (
 
 // TestIntegerIdsHaveOneSpelling: an integer path parameter with a plus sign or leading zeros is a
 // 400 naming the parameter (the generated decoder would read "+1" and "01" as 1), on reads and
-// writes; the plain spelling still finds the resource.
+// writes, once the caller is authenticated; the plain spelling still finds the resource.
 func TestIntegerIdsHaveOneSpelling(t *testing.T) {
 	const views = "/mgmt/openapi/5/data-exploration/views/v1/views"
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
@@ -30,6 +30,8 @@ func TestIntegerIdsHaveOneSpelling(t *testing.T) {
 			apitest.ExpectError(t, env.Do(t, "PUT", views+"/"+spelled, key, "application/json", `{"name":"w","timeSelection":{}}`), 400,
 				`id: must be an integer written without a plus sign or leading zeros`)
 		}
+		// Authentication comes first: without a key, the spelling is not looked at.
+		apitest.ExpectError(t, env.Do(t, "GET", views+"/+"+id, "", "", ""), 401)
 		if res := env.Do(t, "GET", views+"/"+id, key, "", ""); res.Status != 200 {
 			t.Errorf("GET %s: %d %s", id, res.Status, res.Body)
 		}

@@ -309,7 +309,7 @@ type scanFrame struct {
 	object bool
 	node   *boundNode
 	count  int    // items or members so far
-	key    string // an object's current member name
+	key    []byte // an object's current member name (its buffer is reused from member to member)
 }
 
 // bodyScanner is the state machine; feed it the body's bytes in order.
@@ -397,7 +397,7 @@ func (s *bodyScanner) path() string {
 			if b.Len() > 0 {
 				b.WriteByte('.')
 			}
-			b.WriteString(f.key)
+			b.Write(f.key)
 		} else {
 			b.WriteByte('[')
 			b.WriteString(strconv.Itoa(f.count - 1))
@@ -422,6 +422,31 @@ func (s *bodyScanner) containerPath() string {
 // feed reads the next bytes of the body; it returns the first rule they break.
 func (s *bodyScanner) feed(p []byte) error {
 	for i := 0; i < len(p); i++ {
+		if s.state == stString && s.escape == 0 && !s.highPending && s.utf8Len == 0 && s.overrun == nil {
+			// A run of plain ASCII characters of a string, at once: most of most bodies.
+			j := i
+			for j < len(p) && p[j] >= 0x20 && p[j] < 0x80 && p[j] != '"' && p[j] != '\\' {
+				j++
+			}
+			if j > i {
+				if s.inKey {
+					room := maxKeyBytes - len(s.keyBuf)
+					if j-i > room {
+						s.keyLong = true
+						s.keyBuf = append(s.keyBuf, p[i:i+room]...)
+					} else {
+						s.keyBuf = append(s.keyBuf, p[i:j]...)
+					}
+				}
+				s.strRunes += j - i
+				if err := s.checkStringLength(); err != nil {
+					return err
+				}
+				if i = j; i == len(p) {
+					break
+				}
+			}
+		}
 		c := p[i]
 		if s.overrun != nil {
 			s.overrunBytes++
@@ -578,7 +603,7 @@ func (s *bodyScanner) valueNode() *boundNode {
 		return nil
 	}
 	if top.object {
-		if c, ok := top.node.properties[top.key]; ok {
+		if c, ok := top.node.properties[string(top.key)]; ok {
 			return c
 		}
 		return top.node.additional
@@ -609,7 +634,14 @@ func (s *bodyScanner) beginValue(c byte) error {
 			s.state = stNotJSON
 			return nil
 		}
-		s.stack = append(s.stack, scanFrame{object: c == '{', node: node})
+		// The frame's member-name buffer is kept from the last frame at this depth.
+		if len(s.stack) < cap(s.stack) {
+			s.stack = s.stack[:len(s.stack)+1]
+			f := &s.stack[len(s.stack)-1]
+			*f = scanFrame{object: c == '{', node: node, key: f.key[:0]}
+		} else {
+			s.stack = append(s.stack, scanFrame{object: c == '{', node: node})
+		}
 		if c == '{' {
 			s.state = stKeyOrClose
 		} else {
@@ -830,10 +862,9 @@ func (s *bodyScanner) endString() error {
 	}
 	if s.inKey {
 		top := &s.stack[len(s.stack)-1]
+		top.key = append(top.key[:0], s.keyBuf...)
 		if s.keyLong {
-			top.key = string(s.keyBuf) + "…"
-		} else {
-			top.key = string(s.keyBuf)
+			top.key = append(top.key, "…"...)
 		}
 		s.state = stColon
 		return nil

@@ -205,3 +205,22 @@ func BenchmarkBodyScanner(b *testing.B) {
 		}
 	}
 }
+
+// TestOnlyNumberSegmentsAreRouted: the GET path routes for the integer check only when a segment
+// is a number with a plus sign or leading zeros, not for ids that begin with 0.
+func TestOnlyNumberSegmentsAreRouted(t *testing.T) {
+	for path, want := range map[string]bool{
+		"/mgmt/openapi/5/data-exploration/views/v1/views/+1":                                      true,
+		"/mgmt/openapi/5/data-exploration/views/v1/views/%2B12":                                   true,
+		"/mgmt/openapi/5/data-exploration/views/v1/views/007":                                     true,
+		"/admin/v1/teams/01/case-kpis":                                                            true,
+		"/mgmt/openapi/5/data-exploration/views/v1/views/0":                                       false,
+		"/mgmt/openapi/5/data-exploration/views/v1/views/12":                                      false,
+		"/mgmt/openapi/5/recording-rules/recording-rules/v1/01a210a6-62e4-7c83-8992-c2561667d3d3": false,
+		"/mgmt/openapi/5/data-exploration/views/v1/views/+x":                                      false,
+	} {
+		if got := mayHoldSignedOrPaddedNumber(path); got != want {
+			t.Errorf("%s: %v, want %v", path, got, want)
+		}
+	}
+}

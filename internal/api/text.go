@@ -85,19 +85,24 @@ func checkCharset(contentType string) (msg string, status int) {
 	return fmt.Sprintf("Content-Type: the charset must be utf-8, not %q", charset), http.StatusUnsupportedMediaType
 }
 
-// mayHoldSignedOrPaddedNumber reports whether a segment of path begins with a plus sign (written
-// or %2B) or with 0 and something more: the only paths checkIntegerArgs needs to route.
+// mayHoldSignedOrPaddedNumber reports whether a segment of path is a number written with a plus
+// sign (written or %2B) or with leading zeros: the only paths checkIntegerArgs needs to route
+// (ids such as UUIDs that begin with 0 are not numbers, and are not routed here).
 func mayHoldSignedOrPaddedNumber(path string) bool {
-	for i := 0; i+1 < len(path); i++ {
-		if path[i] != '/' {
+	for rest := path; rest != ""; {
+		var segment string
+		segment, rest, _ = strings.Cut(rest, "/")
+		digits := segment
+		switch {
+		case strings.HasPrefix(segment, "+"):
+			digits = segment[1:]
+		case len(segment) > 3 && segment[0] == '%' && segment[1] == '2' && (segment[2] == 'B' || segment[2] == 'b'):
+			digits = segment[3:]
+		case len(segment) > 1 && segment[0] == '0':
+		default:
 			continue
 		}
-		switch next := path[i+1:]; {
-		case next[0] == '+':
-			return true
-		case next[0] == '0' && len(next) > 1 && next[1] != '/':
-			return true
-		case len(next) >= 3 && next[0] == '%' && next[1] == '2' && (next[2] == 'B' || next[2] == 'b'):
+		if digits != "" && strings.Trim(digits, "0123456789") == "" {
 			return true
 		}
 	}

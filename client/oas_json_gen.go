@@ -1282,7 +1282,9 @@ func (s *AlertmanagerAlertAnnotations) Decode(d *jx.Decoder) error {
 		return errors.New("invalid: unable to decode AlertmanagerAlertAnnotations to nil")
 	}
 	m := s.init()
+	var propertiesCount int
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		propertiesCount++
 		var elem string
 		if err := func() error {
 			v, err := d.Str()
@@ -1298,6 +1300,15 @@ func (s *AlertmanagerAlertAnnotations) Decode(d *jx.Decoder) error {
 		return nil
 	}); err != nil {
 		return errors.Wrap(err, "decode AlertmanagerAlertAnnotations")
+	}
+	// Validate properties count.
+	if err := (validate.Object{
+		MinProperties:    0,
+		MinPropertiesSet: false,
+		MaxProperties:    1000,
+		MaxPropertiesSet: true,
+	}).ValidateProperties(propertiesCount); err != nil {
+		return errors.Wrap(err, "object")
 	}
 
 	return nil
@@ -1338,7 +1349,9 @@ func (s *AlertmanagerAlertLabels) Decode(d *jx.Decoder) error {
 		return errors.New("invalid: unable to decode AlertmanagerAlertLabels to nil")
 	}
 	m := s.init()
+	var propertiesCount int
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		propertiesCount++
 		var elem string
 		if err := func() error {
 			v, err := d.Str()
@@ -1354,6 +1367,15 @@ func (s *AlertmanagerAlertLabels) Decode(d *jx.Decoder) error {
 		return nil
 	}); err != nil {
 		return errors.Wrap(err, "decode AlertmanagerAlertLabels")
+	}
+	// Validate properties count.
+	if err := (validate.Object{
+		MinProperties:    0,
+		MinPropertiesSet: false,
+		MaxProperties:    1000,
+		MaxPropertiesSet: true,
+	}).ValidateProperties(propertiesCount); err != nil {
+		return errors.Wrap(err, "object")
 	}
 
 	return nil
@@ -1690,7 +1712,9 @@ func (s *AlertmanagerNotificationCommonAnnotations) Decode(d *jx.Decoder) error 
 		return errors.New("invalid: unable to decode AlertmanagerNotificationCommonAnnotations to nil")
 	}
 	m := s.init()
+	var propertiesCount int
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		propertiesCount++
 		var elem string
 		if err := func() error {
 			v, err := d.Str()
@@ -1706,6 +1730,15 @@ func (s *AlertmanagerNotificationCommonAnnotations) Decode(d *jx.Decoder) error 
 		return nil
 	}); err != nil {
 		return errors.Wrap(err, "decode AlertmanagerNotificationCommonAnnotations")
+	}
+	// Validate properties count.
+	if err := (validate.Object{
+		MinProperties:    0,
+		MinPropertiesSet: false,
+		MaxProperties:    1000,
+		MaxPropertiesSet: true,
+	}).ValidateProperties(propertiesCount); err != nil {
+		return errors.Wrap(err, "object")
 	}
 
 	return nil
@@ -1746,7 +1779,9 @@ func (s *AlertmanagerNotificationCommonLabels) Decode(d *jx.Decoder) error {
 		return errors.New("invalid: unable to decode AlertmanagerNotificationCommonLabels to nil")
 	}
 	m := s.init()
+	var propertiesCount int
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		propertiesCount++
 		var elem string
 		if err := func() error {
 			v, err := d.Str()
@@ -1762,6 +1797,15 @@ func (s *AlertmanagerNotificationCommonLabels) Decode(d *jx.Decoder) error {
 		return nil
 	}); err != nil {
 		return errors.Wrap(err, "decode AlertmanagerNotificationCommonLabels")
+	}
+	// Validate properties count.
+	if err := (validate.Object{
+		MinProperties:    0,
+		MinPropertiesSet: false,
+		MaxProperties:    1000,
+		MaxPropertiesSet: true,
+	}).ValidateProperties(propertiesCount); err != nil {
+		return errors.Wrap(err, "object")
 	}
 
 	return nil
@@ -1802,7 +1846,9 @@ func (s *AlertmanagerNotificationGroupLabels) Decode(d *jx.Decoder) error {
 		return errors.New("invalid: unable to decode AlertmanagerNotificationGroupLabels to nil")
 	}
 	m := s.init()
+	var propertiesCount int
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		propertiesCount++
 		var elem string
 		if err := func() error {
 			v, err := d.Str()
@@ -1818,6 +1864,15 @@ func (s *AlertmanagerNotificationGroupLabels) Decode(d *jx.Decoder) error {
 		return nil
 	}); err != nil {
 		return errors.Wrap(err, "decode AlertmanagerNotificationGroupLabels")
+	}
+	// Validate properties count.
+	if err := (validate.Object{
+		MinProperties:    0,
+		MinPropertiesSet: false,
+		MaxProperties:    1000,
+		MaxPropertiesSet: true,
+	}).ValidateProperties(propertiesCount); err != nil {
+		return errors.Wrap(err, "object")
 	}
 
 	return nil
@@ -31746,7 +31801,9 @@ func (s *IncidentQueryFilterContextualLabels) Decode(d *jx.Decoder) error {
 		return errors.New("invalid: unable to decode IncidentQueryFilterContextualLabels to nil")
 	}
 	m := s.init()
+	var propertiesCount int
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		propertiesCount++
 		var elem ContextualLabelValues
 		if err := func() error {
 			if err := elem.Decode(d); err != nil {
@@ -31760,6 +31817,15 @@ func (s *IncidentQueryFilterContextualLabels) Decode(d *jx.Decoder) error {
 		return nil
 	}); err != nil {
 		return errors.Wrap(err, "decode IncidentQueryFilterContextualLabels")
+	}
+	// Validate properties count.
+	if err := (validate.Object{
+		MinProperties:    0,
+		MinPropertiesSet: false,
+		MaxProperties:    1000,
+		MaxPropertiesSet: true,
+	}).ValidateProperties(propertiesCount); err != nil {
+		return errors.Wrap(err, "object")
 	}
 
 	return nil
@@ -31800,7 +31866,9 @@ func (s *IncidentQueryFilterDisplayLabels) Decode(d *jx.Decoder) error {
 		return errors.New("invalid: unable to decode IncidentQueryFilterDisplayLabels to nil")
 	}
 	m := s.init()
+	var propertiesCount int
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		propertiesCount++
 		var elem DisplayLabelValues
 		if err := func() error {
 			if err := elem.Decode(d); err != nil {
@@ -31814,6 +31882,15 @@ func (s *IncidentQueryFilterDisplayLabels) Decode(d *jx.Decoder) error {
 		return nil
 	}); err != nil {
 		return errors.Wrap(err, "decode IncidentQueryFilterDisplayLabels")
+	}
+	// Validate properties count.
+	if err := (validate.Object{
+		MinProperties:    0,
+		MinPropertiesSet: false,
+		MaxProperties:    1000,
+		MaxPropertiesSet: true,
+	}).ValidateProperties(propertiesCount); err != nil {
+		return errors.Wrap(err, "object")
 	}
 
 	return nil
@@ -52281,7 +52358,9 @@ func (s *RecordingRuleInputLabels) Decode(d *jx.Decoder) error {
 		return errors.New("invalid: unable to decode RecordingRuleInputLabels to nil")
 	}
 	m := s.init()
+	var propertiesCount int
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		propertiesCount++
 		var elem string
 		if err := func() error {
 			v, err := d.Str()
@@ -52297,6 +52376,15 @@ func (s *RecordingRuleInputLabels) Decode(d *jx.Decoder) error {
 		return nil
 	}); err != nil {
 		return errors.Wrap(err, "decode RecordingRuleInputLabels")
+	}
+	// Validate properties count.
+	if err := (validate.Object{
+		MinProperties:    0,
+		MinPropertiesSet: false,
+		MaxProperties:    1000,
+		MaxPropertiesSet: true,
+	}).ValidateProperties(propertiesCount); err != nil {
+		return errors.Wrap(err, "object")
 	}
 
 	return nil
@@ -56410,7 +56498,9 @@ func (s *SloLabels) Decode(d *jx.Decoder) error {
 		return errors.New("invalid: unable to decode SloLabels to nil")
 	}
 	m := s.init()
+	var propertiesCount int
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		propertiesCount++
 		var elem string
 		if err := func() error {
 			v, err := d.Str()
@@ -56426,6 +56516,15 @@ func (s *SloLabels) Decode(d *jx.Decoder) error {
 		return nil
 	}); err != nil {
 		return errors.Wrap(err, "decode SloLabels")
+	}
+	// Validate properties count.
+	if err := (validate.Object{
+		MinProperties:    0,
+		MinPropertiesSet: false,
+		MaxProperties:    64,
+		MaxPropertiesSet: true,
+	}).ValidateProperties(propertiesCount); err != nil {
+		return errors.Wrap(err, "object")
 	}
 
 	return nil
@@ -65040,7 +65139,9 @@ func (s *ViewFilterSelectedValues) Decode(d *jx.Decoder) error {
 		return errors.New("invalid: unable to decode ViewFilterSelectedValues to nil")
 	}
 	m := s.init()
+	var propertiesCount int
 	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		propertiesCount++
 		var elem bool
 		if err := func() error {
 			v, err := d.Bool()
@@ -65056,6 +65157,15 @@ func (s *ViewFilterSelectedValues) Decode(d *jx.Decoder) error {
 		return nil
 	}); err != nil {
 		return errors.Wrap(err, "decode ViewFilterSelectedValues")
+	}
+	// Validate properties count.
+	if err := (validate.Object{
+		MinProperties:    0,
+		MinPropertiesSet: false,
+		MaxProperties:    1000,
+		MaxPropertiesSet: true,
+	}).ValidateProperties(propertiesCount); err != nil {
+		return errors.Wrap(err, "object")
 	}
 
 	return nil

@@ -67,6 +67,8 @@ type options struct {
 	readyStarts int
 	readyDBSize int64
 	readyDir    string
+	// standalone names the standalone measurements chosen, in order.
+	standalone []string
 }
 
 func parseFlags(args []string, stderr io.Writer) (o options, err error) {
@@ -77,7 +79,7 @@ func parseFlags(args []string, stderr io.Writer) (o options, err error) {
 	fs.IntVar(&o.rounds, "rounds", 2, "rounds per server and scenario, alternating bare handler and mgmtapi")
 	fs.IntVar(&o.connections, "connections", 64, "keep-alive connections, each with one request in flight")
 	fs.StringVar(&names, "scenarios", "all", "comma-separated scenarios to run, or all: "+scenarioNames()+
-		"; and ready (not in all): the time from start to ready on a database of -ready-db-size")
+		"; and ready (not in all): the time from start to ready on a database of -ready-db-size; and overbound (not in all): concurrent over-bound bodies, their answers' time and the peak RSS")
 	fs.StringVar(&o.databaseURL, "database-url", "", "postgres:// URL; measure mgmtapi on PostgreSQL instead of SQLite")
 	fs.StringVar(&o.binary, "mgmtapi", "", "mgmtapi binary to run (default: build ./cmd/mgmtapi)")
 	fs.IntVar(&o.incidents, "incidents", 10000, "incidents ingested for the e18 scenario")
@@ -122,6 +124,10 @@ func parseFlags(args []string, stderr io.Writer) (o options, err error) {
 	for name := range strings.SplitSeq(names, ",") {
 		if strings.TrimSpace(name) == "ready" {
 			o.ready = true
+			continue
+		}
+		if _, ok := standalone[strings.TrimSpace(name)]; ok {
+			o.standalone = append(o.standalone, strings.TrimSpace(name))
 			continue
 		}
 		i := slices.IndexFunc(scenarios, func(s scenario) bool { return s.name == strings.TrimSpace(name) })
@@ -176,6 +182,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if len(o.scenarios) > 0 {
 		if err := runScenarios(ctx, o, bin, workDir, engine, stdout, stderr); err != nil {
+			return err
+		}
+	}
+	for _, name := range o.standalone {
+		if err := standalone[name](ctx, o, bin, workDir, stdout, stderr); err != nil {
 			return err
 		}
 	}

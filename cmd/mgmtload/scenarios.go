@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"strconv"
 	"time"
@@ -67,6 +68,12 @@ var scenarios = []scenario{
 				return request{method: "GET", path: f.policyListQuery, authorization: "Bearer " + f.policyListKey}
 			}
 		}},
+}
+
+// standalone are measurements that are not load scenarios: each runs, against a server of its
+// own, when -scenarios names it (all does not include them).
+var standalone = map[string]func(ctx context.Context, o options, bin, workDir string, stdout, stderr io.Writer) error{
+	"overbound": measureOverbound,
 }
 
 // fixture is the data the scenarios work on: a team of its own, created for this run, with one

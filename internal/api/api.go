@@ -219,6 +219,27 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, msg)
 		return
 	}
+	if r.Body != nil && r.Body != http.NoBody {
+		if msg, status := checkCharset(r.Header.Get("Content-Type")); msg != "" {
+			server.SetOperation(r.Context(), a.OperationName(r))
+			writeError(w, status, msg)
+			return
+		}
+		// The body is checked as the operation reads it (bodybounds.go); GETs without a body
+		// are not routed here.
+		if route, ok := a.router.FindRoute(r.Method, r.URL.Path); ok {
+			if msg := checkIntegerArgs(route.OperationID(), route.PathPattern(), route.Args()); msg != "" {
+				r = withPathRefusal(r, msg)
+			}
+			r.Body = scanBody(route.OperationID(), r.Body)
+		}
+	} else if mayHoldSignedOrPaddedNumber(r.URL.Path) {
+		if route, ok := a.router.FindRoute(r.Method, r.URL.Path); ok {
+			if msg := checkIntegerArgs(route.OperationID(), route.PathPattern(), route.Args()); msg != "" {
+				r = withPathRefusal(r, msg)
+			}
+		}
+	}
 	if r.Method != http.MethodGet {
 		r = a.withAudit(r)
 	} else {

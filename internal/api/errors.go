@@ -63,6 +63,10 @@ func classify(err error) (int, string) {
 	if e, ok := apierror.As(err); ok {
 		return statusOf[e.Kind], e.Message
 	}
+	var rule *bodyRuleError
+	if errors.As(err, &rule) {
+		return http.StatusBadRequest, rule.Message
+	}
 	var maxBytes *http.MaxBytesError
 	if errors.As(err, &maxBytes) {
 		return http.StatusRequestEntityTooLarge,

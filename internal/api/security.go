@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"net/http"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
@@ -23,7 +24,8 @@ type security struct {
 // HandleApiKey authenticates a team key and requires the operation's permission.
 //
 // Errors: Unauthenticated for a missing or unusable key; Forbidden for a missing permission, and
-// for a send-data key on any operation but ingestion.
+// for a send-data key on any operation but ingestion; then Invalid for a path the request was
+// found to spell wrongly before routing (withPathRefusal).
 func (s *security) HandleApiKey(ctx context.Context, operation oas.OperationName, t oas.ApiKey) (context.Context, error) {
 	server.SetOperation(ctx, operation)
 	p, err := s.authn.Authenticate(ctx, t.APIKey)
@@ -42,12 +44,15 @@ func (s *security) HandleApiKey(ctx context.Context, operation oas.OperationName
 		return nil, apierror.Forbiddenf("the API key lacks the permission %q, which %s requires", need, operation)
 	}
 	auditCaller(ctx, p)
+	if msg := pathRefusal(ctx); msg != "" {
+		return nil, apierror.Invalidf("%s", msg)
+	}
 	return auth.WithPrincipal(ctx, p), nil
 }
 
 // HandleOperatorKey accepts only the deployment's operator key.
 //
-// Errors: Unauthenticated for any other key.
+// Errors: Unauthenticated for any other key; then Invalid as HandleApiKey.
 func (s *security) HandleOperatorKey(ctx context.Context, operation oas.OperationName, t oas.OperatorKey) (context.Context, error) {
 	server.SetOperation(ctx, operation)
 	if s.operatorKey == "" || !auth.SameSecret(auth.KeyFromHeader(t.APIKey), s.operatorKey) {
@@ -56,6 +61,9 @@ func (s *security) HandleOperatorKey(ctx context.Context, operation oas.Operatio
 	}
 	server.SetKeyID(ctx, operatorKeyID)
 	auditOperator(ctx)
+	if msg := pathRefusal(ctx); msg != "" {
+		return nil, apierror.Invalidf("%s", msg)
+	}
 	return ctx, nil
 }
 
@@ -73,4 +81,19 @@ func keyFailure(header string, err error) server.AuthFailure {
 		return server.AuthDeactivatedKey
 	}
 	return server.AuthInvalidKey
+}
+
+// pathRefusalKey holds, in a request's context, why its path is refused (see withPathRefusal).
+type pathRefusalKey struct{}
+
+// withPathRefusal marks r as refused with msg (a 400), which the security handler answers once
+// the caller is authenticated and authorized, so that a caller without the right learns nothing.
+func withPathRefusal(r *http.Request, msg string) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), pathRefusalKey{}, msg))
+}
+
+// pathRefusal is the refusal withPathRefusal put in ctx, or "".
+func pathRefusal(ctx context.Context) string {
+	msg, _ := ctx.Value(pathRefusalKey{}).(string)
+	return msg
 }

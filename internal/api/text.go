@@ -1,11 +1,8 @@
 package api
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -13,11 +10,11 @@ import (
 )
 
 // checkText refuses, before routing, text that no engine can store alike: invalid UTF-8 and the
-// NUL character, in the path, the query or a JSON body. PostgreSQL's text type holds neither, so
-// letting them through would turn a bad request into a 500 on one engine and into stored garbage
-// on the other. When the request is fine it returns its query parameters (nil for an empty
-// query) and an empty message; otherwise the message and status. A body it reads is put back for
-// the router.
+// NUL character, in the path or the query. PostgreSQL's text type holds neither, so letting them
+// through would turn a bad request into a 500 on one engine and into stored garbage on the other.
+// When the request is fine it returns its query parameters (nil for an empty query) and an empty
+// message; otherwise the message and status. A JSON body is checked for the same (and for lone
+// UTF-16 surrogates and its bounds) as the operation reads it: see bodybounds.go.
 func checkText(r *http.Request) (query url.Values, msg string, status int) {
 	if !utf8.ValidString(r.URL.Path) || strings.ContainsRune(r.URL.Path, 0) {
 		return nil, "path: must be valid UTF-8 without NUL characters", http.StatusBadRequest
@@ -41,48 +38,7 @@ func checkText(r *http.Request) (query url.Values, msg string, status int) {
 			}
 		}
 	}
-	if r.Body == nil || r.Body == http.NoBody {
-		return query, "", 0
-	}
-	body, err := io.ReadAll(r.Body)
-	_ = r.Body.Close()
-	if err != nil {
-		var maxBytes *http.MaxBytesError
-		if errors.As(err, &maxBytes) {
-			return nil, fmt.Sprintf("body: larger than the limit of %d bytes", maxBytes.Limit), http.StatusRequestEntityTooLarge
-		}
-		return nil, "body: could not be read", http.StatusBadRequest
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	if !utf8.Valid(body) {
-		return nil, "body: must be valid UTF-8", http.StatusBadRequest
-	}
-	if path := pathOfNUL(body); path != "" {
-		return nil, path + ": must not contain the NUL character (\\u0000)", http.StatusBadRequest
-	}
 	return query, "", 0
-}
-
-// pathOfNUL returns the path of the first JSON string (key or value) holding U+0000, or "".
-// Only bodies that spell the escape at all are walked.
-func pathOfNUL(body []byte) string {
-	if !bytes.Contains(bytes.ToLower(body), []byte(`\u0000`)) {
-		return ""
-	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	for {
-		offset := dec.InputOffset()
-		tok, err := dec.Token()
-		if err != nil {
-			return ""
-		}
-		if s, ok := tok.(string); ok && strings.ContainsRune(s, 0) {
-			if p := pathAtOffset(body, offset+1); p != "" {
-				return p
-			}
-			return "body"
-		}
-	}
 }
 
 // maxQueryParameters is the most query parameters a request may have: net/url refuses more, and
@@ -105,4 +61,83 @@ func mostRepeatedParameter(rawQuery string) (string, int) {
 		}
 	}
 	return best, most
+}
+
+// checkCharset refuses a body whose Content-Type names a charset other than UTF-8 (JSON is
+// UTF-8, RFC 8259; a body in UTF-16 read as UTF-8 would only be called malformed). US-ASCII is
+// UTF-8's subset. A Content-Type that does not parse is left to the operation (415 there too).
+func checkCharset(contentType string) (msg string, status int) {
+	if !strings.Contains(contentType, "charset") {
+		return "", 0
+	}
+	_, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return "", 0
+	}
+	charset, ok := params["charset"]
+	if !ok {
+		return "", 0
+	}
+	switch strings.ToLower(charset) {
+	case "utf-8", "utf8", "us-ascii":
+		return "", 0
+	}
+	return fmt.Sprintf("Content-Type: the charset must be utf-8, not %q", charset), http.StatusUnsupportedMediaType
+}
+
+// mayHoldSignedOrPaddedNumber reports whether a segment of path is a number written with a plus
+// sign (written or %2B) or with leading zeros: the only paths checkIntegerArgs needs to route
+// (ids such as UUIDs that begin with 0 are not numbers, and are not routed here).
+func mayHoldSignedOrPaddedNumber(path string) bool {
+	for rest := path; rest != ""; {
+		var segment string
+		segment, rest, _ = strings.Cut(rest, "/")
+		digits := segment
+		switch {
+		case strings.HasPrefix(segment, "+"):
+			digits = segment[1:]
+		case len(segment) > 3 && segment[0] == '%' && segment[1] == '2' && (segment[2] == 'B' || segment[2] == 'b'):
+			digits = segment[3:]
+		case len(segment) > 1 && segment[0] == '0':
+		default:
+			continue
+		}
+		if digits != "" && strings.Trim(digits, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// checkIntegerArgs refuses an integer path parameter written with a sign or leading zeros
+// ("/views/+1", "/views/01"): the generated decoder would read it as 1, so one resource would
+// have many paths. It names the parameter. The refusal is answered after authentication
+// (withPathRefusal).
+func checkIntegerArgs(operation, pattern string, args []string) string {
+	params := requestSchemas().params[operation]
+	rest := pattern
+	for _, arg := range args {
+		open := strings.IndexByte(rest, '{')
+		end := strings.IndexByte(rest, '}')
+		if open < 0 || end < open {
+			return ""
+		}
+		name := rest[open+1 : end]
+		rest = rest[end+1:]
+		if typ, _ := params[name]["type"].(string); typ != "integer" {
+			continue
+		}
+		value, err := url.PathUnescape(arg)
+		if err != nil {
+			continue
+		}
+		digits := strings.TrimPrefix(value, "+")
+		if digits == "" || strings.Trim(digits, "0123456789") != "" {
+			continue // not an integer at all: the operation's decoder says so
+		}
+		if len(digits) < len(value) || (len(digits) > 1 && digits[0] == '0') {
+			return fmt.Sprintf("%s: must be an integer written without a plus sign or leading zeros (got %q)", name, value)
+		}
+	}
+	return ""
 }

@@ -236,7 +236,11 @@ func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context, _ oas.Li
 	}
 	end := min(offset+int(aq.page.PageSize), total)
 	page := order[offset:end]
-	if from != "incidents i" && len(page) > batchedIDsAbove {
+	byLabelRows, err := h.labelRowIDs(ctx, caller.TeamID, aq, cols, page)
+	if err != nil {
+		return nil, err
+	}
+	if from != "incidents i" && len(page) > batchedIDsAbove && !byLabelRows {
 		// Driven from the label rows, a query per group walks them until it has its group's ids,
 		// all of them for a small group: for many groups, read the page's ids in one query per
 		// chunk instead.
@@ -280,6 +284,78 @@ func (h *IncidentHandler) aggregationsPage(ctx context.Context, aq aggQuery, fro
 		res.IncidentAggs = append(res.IncidentAggs, item)
 	}
 	return res, nil
+}
+
+// labelRowIDs reads the ids of the page's groups from incident_labels alone when the query
+// involves one contextual label key and otherwise only fields of incident_rollup (what
+// labelRollupQuery accepts): the label rows carry every such column (incident_labels_by_rollup
+// has them all), so a group's ids are an index walk of its label value's rows instead of a
+// lookup of every incident the walk meets. A group whose label value is "" (incidents without
+// the label) has no rows there; it is left to groupIDs, as every group is when ok=false. Which
+// ids a group of more than maxListedIDs lists depends on the walk, as with groupIDs; the generic
+// path (genericOnly) lists them by groupIDs, so that the equivalence test, whose groups are
+// smaller, checks that the label rows list the same incidents.
+func (h *IncidentHandler) labelRowIDs(ctx context.Context, teamID int64, aq aggQuery, cols []column, page []*group) (ok bool, err error) {
+	key, rest, ok := labelRollupQuery(aq)
+	if !ok || genericOnly.Load() {
+		return false, nil
+	}
+	lw, err := labelRollupWhere(h.db.Engine, teamID, key, aq.filter, rest)
+	if err != nil {
+		return false, err
+	}
+	from := "incident_labels i"
+	if h.db.Engine == db.SQLite {
+		from += " INDEXED BY incident_labels_by_rollup"
+	}
+	for _, g := range page {
+		if g.ids != nil {
+			continue
+		}
+		args := &sqlArgs{list: append([]any(nil), lw.args.list...)}
+		conds := []string{lw.where}
+		labeled := true
+		for i, c := range cols {
+			v := g.values[i]
+			switch {
+			case c.label != "" && v.s == "":
+				labeled = false
+			case c.label != "":
+				conds = append(conds, "i.value = "+args.add(v.s))
+			default:
+				conds = append(conds, c.expr+" = "+args.add(v.s))
+			}
+		}
+		if !labeled {
+			continue
+		}
+		ids, err := readIDs(ctx, h.db.Read(), `SELECT i.incident_id FROM `+from+` WHERE `+strings.Join(conds, " AND ")+
+			` LIMIT `+args.add(int64(maxListedIDs)), args.list)
+		if err != nil {
+			return false, err
+		}
+		g.ids = ids
+	}
+	return true, nil
+}
+
+// readIDs runs a query of one id column and answers its ids, sorted.
+func readIDs(ctx context.Context, q db.Querier, query string, args []any) ([]string, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list group incidents: %w", err)
+	}
+	defer rows.Close()
+	ids := []string{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	return ids, rows.Err()
 }
 
 // compareValues orders two values of column c: enumerations by position, no value first.

@@ -306,7 +306,8 @@ func TestAggregationsFastPaths(t *testing.T) {
 			stale := sqlRows(t, env, `SELECT COUNT(*) FROM incident_labels l JOIN incidents i ON i.team_id = l.team_id AND i.id = l.incident_id
 				WHERE l.severity <> i.severity OR l.state <> i.state OR l.status <> i.status OR l.assigned_to <> i.assigned_to
 				OR l.meta_labels <> i.meta_labels OR l.created_at <> i.created_at OR l.last_state_update_time <> i.last_state_update_time
-				OR (l.closed_at IS NULL) <> (i.closed_at IS NULL) OR l.closed_at <> i.closed_at`)
+				OR (l.closed_at IS NULL) <> (i.closed_at IS NULL) OR l.closed_at <> i.closed_at OR l.name <> i.name
+				OR l.application_name <> i.application_name OR l.subsystem_name <> i.subsystem_name OR l.is_muted <> i.is_muted`)
 			equal(t, stage+": stale label rows", stale, "[[0]]")
 		}
 		check("triggered")

@@ -351,6 +351,12 @@ func bulkLoad(b *testing.B, database *db.DB, n int) {
 			UNION ALL
 			SELECT team_id, 'updated', last_state_update_time FROM incidents WHERE team_id = 1
 			GROUP BY team_id, last_state_update_time HAVING COUNT(*) > 1`)
+		if err != nil {
+			return err
+		}
+		// incident_closed_times as 0029 backfills it
+		_, err = tx.ExecContext(ctx, `INSERT INTO incident_closed_times (team_id, n)
+			SELECT team_id, COUNT(DISTINCT closed_at) FROM incidents WHERE team_id = 1 AND closed_at IS NOT NULL GROUP BY team_id`)
 		return err
 	})
 	if err != nil {

@@ -455,4 +455,7 @@ func checkRollups(t *testing.T, env *apitest.Env, stage string) {
 	wantDisplay := sqlRows(t, env, `SELECT i.id, d.key, d.value FROM incidents i, `+each+` d WHERE i.team_id = 1
 		ORDER BY i.id, d.key`)
 	equal(t, stage+": incident_display_labels", gotDisplay, wantDisplay)
+	// the number of distinct closedAt values
+	equal(t, stage+": incident_closed_times", sqlRows(t, env, `SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM incident_closed_times WHERE team_id = 1`),
+		sqlRows(t, env, `SELECT COUNT(DISTINCT closed_at) FROM incidents WHERE team_id = 1`))
 }

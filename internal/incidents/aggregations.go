@@ -1079,6 +1079,13 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 			total, counted = int(n-repeats), ok
 		}
 	}
+	if len(cols) == 1 && cols[0].field == oas.IncidentFieldsINCIDENTSFIELDSCLOSEDTIME && !counted && !genericOnly.Load() {
+		n, ok, err := h.closedGroupCount(ctx, teamID, filter)
+		if err != nil {
+			return nil, 0, err
+		}
+		total, counted = int(n), ok
+	}
 	if !counted {
 		if err := h.db.Read().QueryRowContext(ctx, countQuery, base...).Scan(&total); err != nil {
 			return nil, 0, fmt.Errorf("count incident groups: %w", err)
@@ -1165,6 +1172,54 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 		page[i] = f
 	}
 	return page, total, nil
+}
+
+// closedGroupCount is the number of groups by closedAt alone of the team's incidents that match
+// filter, when it can tell without reading them: the filter is one incident_rollup answers, and
+// it matches either every closed incident of the team (the groups are then the team's distinct
+// closedAt values, incident_closed_times, and the open incidents' group if any matches) or none
+// of them (at most the open incidents' group). The counts of open and closed incidents come from
+// incident_day_rollup (closed_day), in the snapshot that reads incident_closed_times; ok=false
+// when it cannot tell.
+func (h *IncidentHandler) closedGroupCount(ctx context.Context, teamID int64, filter oas.IncidentQueryFilter) (n int64, ok bool, err error) {
+	if !rollupFilter(filter) {
+		return 0, false, nil
+	}
+	args := &sqlArgs{}
+	_, where, err := filterSQL(h.db.Engine, teamID, filter, "filter", args)
+	if err != nil {
+		return 0, false, err
+	}
+	tx, err := h.readTx(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	defer tx.Rollback() //nolint:errcheck // read only
+	open := strconv.Itoa(openDay)
+	var matchedOpen, matchedClosed, teamClosed int64
+	err = tx.QueryRowContext(ctx, `SELECT
+		CAST(COALESCE(SUM(CASE WHEN i.closed_day = `+open+` AND `+where+` THEN i.n ELSE 0 END), 0) AS BIGINT),
+		CAST(COALESCE(SUM(CASE WHEN i.closed_day <> `+open+` AND `+where+` THEN i.n ELSE 0 END), 0) AS BIGINT),
+		CAST(COALESCE(SUM(CASE WHEN i.closed_day <> `+open+` THEN i.n ELSE 0 END), 0) AS BIGINT)
+		FROM `+dayRollupFrom+` WHERE i.team_id = $1`, args.list...).Scan(&matchedOpen, &matchedClosed, &teamClosed)
+	if err != nil {
+		return 0, false, fmt.Errorf("count incident groups: %w", err)
+	}
+	if matchedOpen > 0 {
+		n = 1
+	}
+	switch matchedClosed {
+	case 0:
+		return n, true, nil
+	case teamClosed:
+		var distinct int64
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE((SELECT n FROM incident_closed_times WHERE team_id = $1), 0)`,
+			teamID).Scan(&distinct); err != nil {
+			return 0, false, fmt.Errorf("count incident groups: %w", err)
+		}
+		return n + distinct, true, nil
+	}
+	return 0, false, nil
 }
 
 // timeTieFields are the group-by fields whose groups are counted with incident_time_ties, and

@@ -188,6 +188,8 @@ func TestAggregationsFastPaths(t *testing.T) {
 					by + "&filter[severity]=INCIDENT_SEVERITY_ERROR&pagination[pageSize]=2",
 					by + "&" + label + "&pagination[pageSize]=2",
 					by + "&filter[isMuted]=false&filter[status]=INCIDENT_STATUS_RESOLVED",
+					by + desc(0) + "&filter[state]=INCIDENT_STATE_TRIGGERED&pagination[pageSize]=3",
+					by + "&filter[applicationName]=shop&filter[applicationName]=web&pagination[pageSize]=4",
 					"group_bys[0][incidentField]=INCIDENTS_FIELDS_SEVERITY&group_bys[1][incidentField]=INCIDENTS_FIELDS_" + field + desc(1) + "&pagination[pageSize]=4",
 					"group_bys[0][contextualLabel]=service" + desc(0) + "&group_bys[1][incidentField]=INCIDENTS_FIELDS_" + field + "&pagination[pageSize]=3",
 					by + "&group_bys[1][incidentField]=INCIDENTS_FIELDS_CLOSED_TIME" + desc(1) + "&group_bys[2][incidentField]=INCIDENTS_FIELDS_STATUS&pagination[pageSize]=6",

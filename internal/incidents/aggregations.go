@@ -199,11 +199,19 @@ func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context, _ oas.Li
 	case pagedInSQL(cols) && !foldEveryGroup.Load():
 		// the page's groups are few: they are folded from the incidents of their values, each
 		// checked for its label by its own label row
-		_, seekWhere, err := filterSQLFrom(h.db.Engine, caller.TeamID, aq.filter, "filter", &sqlArgs{}, false)
+		_, seekWhere, err := filterSQLFrom(h.db.Engine, caller.TeamID, aq.filter, "filter", &sqlArgs{}, seekLabels)
 		if err != nil {
 			return nil, err
 		}
-		order, total, err = h.pagedGroups(ctx, caller.TeamID, aq.filter, from, where, seekWhere, args.list, cols, desc, offset, int(aq.page.PageSize))
+		pageFrom, pageWhere := from, where
+		if labelRowsFilter(aq.filter) && onlyFields(aq.groupBys, labelRowFields...) {
+			// the matching incidents are the label's rows, which carry every grouped column: the
+			// groups are counted and paged from them alone (same parameters)
+			if pageFrom, pageWhere, err = filterSQLFrom(h.db.Engine, caller.TeamID, aq.filter, "filter", &sqlArgs{}, onLabelRows); err != nil {
+				return nil, err
+			}
+		}
+		order, total, err = h.pagedGroups(ctx, caller.TeamID, aq.filter, pageFrom, pageWhere, seekWhere, args.list, cols, desc, offset, int(aq.page.PageSize))
 		if err != nil {
 			return nil, err
 		}
@@ -606,6 +614,14 @@ const rollupFrom = "incident_rollup i"
 func rollupAggSQL(cols []column, where string) string {
 	return aggQuerySQL(cols, "i.", rollupFrom, where)
 }
+
+// labelRowFields are the group-by fields whose columns incident_labels rows carry with the same
+// names (all but the id, which is incident_id there).
+var labelRowFields = []oas.IncidentFields{oas.IncidentFieldsINCIDENTSFIELDSSEVERITY, oas.IncidentFieldsINCIDENTSFIELDSNAME,
+	oas.IncidentFieldsINCIDENTSFIELDSSTATE, oas.IncidentFieldsINCIDENTSFIELDSSTATUS,
+	oas.IncidentFieldsINCIDENTSFIELDSAPPLICATIONNAME, oas.IncidentFieldsINCIDENTSFIELDSSUBSYSTEMNAME,
+	oas.IncidentFieldsINCIDENTSFIELDSCREATEDTIME, oas.IncidentFieldsINCIDENTSFIELDSCLOSEDTIME,
+	oas.IncidentFieldsINCIDENTSFIELDSLASTSTATEUPDATETIME}
 
 // rollupFields are the group-by fields incident_rollup has.
 var rollupFields = []oas.IncidentFields{oas.IncidentFieldsINCIDENTSFIELDSSEVERITY, oas.IncidentFieldsINCIDENTSFIELDSNAME,

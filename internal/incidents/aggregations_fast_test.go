@@ -189,6 +189,9 @@ func TestAggregationsFastPaths(t *testing.T) {
 					by + "&" + label + "&pagination[pageSize]=2",
 					by + "&filter[isMuted]=false&filter[status]=INCIDENT_STATUS_RESOLVED",
 					by + desc(0) + "&filter[state]=INCIDENT_STATE_TRIGGERED&pagination[pageSize]=3",
+					by + "&filter[searchQuery][contextualLabel]=service&filter[searchQuery][query]=VC-2&filter[status]=INCIDENT_STATUS_RESOLVED&pagination[pageSize]=2",
+					"group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME&group_bys[1][incidentField]=INCIDENTS_FIELDS_" + field + desc(1) +
+						"&" + label + "&filter[searchQuery][contextualLabel]=service&filter[searchQuery][query]=1&pagination[pageSize]=3",
 					by + "&filter[applicationName]=shop&filter[applicationName]=web&pagination[pageSize]=4",
 					"group_bys[0][incidentField]=INCIDENTS_FIELDS_SEVERITY&group_bys[1][incidentField]=INCIDENTS_FIELDS_" + field + desc(1) + "&pagination[pageSize]=4",
 					"group_bys[0][contextualLabel]=service" + desc(0) + "&group_bys[1][incidentField]=INCIDENTS_FIELDS_" + field + "&pagination[pageSize]=3",

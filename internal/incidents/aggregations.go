@@ -1259,10 +1259,11 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 }
 
 // closedGroupCount is the number of groups by closedAt alone of the team's incidents that match
-// filter, when it can tell without reading them: the filter is one incident_rollup answers, and
-// it matches either every closed incident of the team (the groups are then the team's distinct
-// closedAt values, incident_closed_times, and the open incidents' group if any matches) or none
-// of them (at most the open incidents' group). The counts of open and closed incidents come from
+// filter, for a filter incident_rollup answers: when it matches every closed incident of the
+// team, the team's distinct closedAt values (incident_closed_times) and the open incidents'
+// group if any matches; when it matches none of them, at most the open incidents' group;
+// otherwise, for up to maxClosedTimesRead matching closed incidents, their distinct closedAt
+// values read through incidents_by_rollup. The counts of open and closed incidents come from
 // incident_day_rollup (closed_day), in the snapshot that reads incident_closed_times; ok=false
 // when it cannot tell.
 func (h *IncidentHandler) closedGroupCount(ctx context.Context, teamID int64, filter oas.IncidentQueryFilter) (n int64, ok bool, err error) {
@@ -1292,19 +1293,69 @@ func (h *IncidentHandler) closedGroupCount(ctx context.Context, teamID int64, fi
 	if matchedOpen > 0 {
 		n = 1
 	}
-	switch matchedClosed {
-	case 0:
+	switch {
+	case matchedClosed == 0:
 		return n, true, nil
-	case teamClosed:
+	case matchedClosed == teamClosed:
 		var distinct int64
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE((SELECT n FROM incident_closed_times WHERE team_id = $1), 0)`,
 			teamID).Scan(&distinct); err != nil {
 			return 0, false, fmt.Errorf("count incident groups: %w", err)
 		}
 		return n + distinct, true, nil
+	case matchedClosed > maxClosedTimesRead:
+		return 0, false, nil
 	}
-	return 0, false, nil
+	// Few enough: the closed times of the matching rollup rows that hold a closed incident, each
+	// row's read by a seek of incidents_by_rollup (its key), counted in a set.
+	var keys []rollupKey
+	rows, err := tx.QueryContext(ctx, `SELECT `+rollupKeyColumns+` FROM `+rollupFrom+` WHERE `+where+
+		` AND i.last_closed IS NOT NULL`, args.list...)
+	if err != nil {
+		return 0, false, fmt.Errorf("count incident groups: %w", err)
+	}
+	for rows.Next() {
+		var k rollupKey
+		if err := rows.Scan(&k.name, &k.application, &k.subsystem, &k.severity, &k.state, &k.status, &k.assignedTo, &k.meta, &k.muted); err != nil {
+			rows.Close()
+			return 0, false, err
+		}
+		keys = append(keys, k)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, false, fmt.Errorf("count incident groups: %w", err)
+	}
+	from := "incidents"
+	if h.db.Engine == db.SQLite {
+		from += " INDEXED BY incidents_by_rollup"
+	}
+	times := make(map[int64]struct{}, matchedClosed)
+	for _, k := range keys {
+		rows, err := tx.QueryContext(ctx, `SELECT closed_at FROM `+from+` WHERE team_id = $1 AND `+rollupKeyMatch+
+			` AND closed_at IS NOT NULL`, rollupRow{key: k}.args(teamID)...)
+		if err != nil {
+			return 0, false, fmt.Errorf("count incident groups: %w", err)
+		}
+		for rows.Next() {
+			var t int64
+			if err := rows.Scan(&t); err != nil {
+				rows.Close()
+				return 0, false, err
+			}
+			times[t] = struct{}{}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return 0, false, fmt.Errorf("count incident groups: %w", err)
+		}
+	}
+	return n + int64(len(times)), true, nil
 }
+
+// maxClosedTimesRead is the number of matching closed incidents up to which closedGroupCount
+// reads their closedAt values to count the distinct ones (beyond, the generic count does).
+const maxClosedTimesRead = 200000
 
 // timeTieFields are the group-by fields whose groups are counted with incident_time_ties, and
 // their field there.

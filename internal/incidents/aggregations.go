@@ -315,10 +315,6 @@ func (h *IncidentHandler) labelRowIDs(ctx context.Context, teamID int64, aq aggQ
 	if err != nil {
 		return false, err
 	}
-	from := "incident_labels i"
-	if h.db.Engine == db.SQLite {
-		from += " INDEXED BY incident_labels_by_rollup"
-	}
 	for _, g := range page {
 		if g.ids != nil {
 			continue
@@ -340,14 +336,63 @@ func (h *IncidentHandler) labelRowIDs(ctx context.Context, teamID int64, aq aggQ
 		if !labeled {
 			continue
 		}
-		ids, err := readIDs(ctx, h.db.Read(), `SELECT i.incident_id FROM `+from+` WHERE `+strings.Join(conds, " AND ")+
-			` LIMIT `+args.add(int64(maxListedIDs)), args.list)
-		if err != nil {
+		if g.ids, err = h.idsOfRollupRows(ctx, teamID, true, strings.Join(conds, " AND "), args.list); err != nil {
 			return false, err
 		}
-		g.ids = ids
 	}
 	return true, nil
+}
+
+// idsOfRollupRows lists up to maxListedIDs ids, sorted, of the incidents counted by the rows of
+// incident_rollup (or, labeled, incident_label_rollup) that where selects (alias i, with args):
+// the rows in key order, each row's incidents by a seek of its whole key in incidents_by_rollup
+// (incident_labels_by_rollup), until there are enough.
+func (h *IncidentHandler) idsOfRollupRows(ctx context.Context, teamID int64, labeled bool, where string, args []any) ([]string, error) {
+	table, columns, seek, match := rollupFrom, rollupKeyColumns, "incidents", rollupKeyMatch
+	if labeled {
+		table, columns, seek, match = labelRollupFrom, "key, value, "+rollupKeyColumns, "incident_labels", labelRollupKeyMatch
+	}
+	if h.db.Engine == db.SQLite {
+		seek += map[bool]string{false: " INDEXED BY incidents_by_rollup", true: " INDEXED BY incident_labels_by_rollup"}[labeled]
+	}
+	id := map[bool]string{false: "id", true: "incident_id"}[labeled]
+	var keys []rollupRow
+	rows, err := h.db.Read().QueryContext(ctx, `SELECT `+columns+` FROM `+table+` WHERE `+where+` ORDER BY `+columns, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list group incidents: %w", err)
+	}
+	for rows.Next() {
+		r := rollupRow{labeled: labeled}
+		k := &r.key
+		dest := []any{&k.name, &k.application, &k.subsystem, &k.severity, &k.state, &k.status, &k.assignedTo, &k.meta, &k.muted}
+		if labeled {
+			dest = append([]any{&r.labelKey, &r.labelValue}, dest...)
+		}
+		if err := rows.Scan(dest...); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		keys = append(keys, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list group incidents: %w", err)
+	}
+	ids := []string{}
+	for _, r := range keys {
+		if len(ids) >= maxListedIDs {
+			break
+		}
+		a := r.args(teamID)
+		found, err := readIDs(ctx, h.db.Read(), `SELECT `+id+` FROM `+seek+` WHERE team_id = $1 AND `+match+
+			` LIMIT $`+strconv.Itoa(len(a)+1), append(a, int64(maxListedIDs-len(ids))))
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, found...)
+	}
+	sort.Strings(ids)
+	return ids, nil
 }
 
 // rollupRowIDs reads the ids of the page's groups through their incident_rollup rows when the
@@ -362,10 +407,6 @@ func (h *IncidentHandler) rollupRowIDs(ctx context.Context, teamID int64, aq agg
 	if genericOnly.Load() || len(cols) == 0 || !onlyFields(aq.groupBys, rollupFields...) || !rollupFilter(aq.filter) {
 		return nil
 	}
-	from := "incidents"
-	if h.db.Engine == db.SQLite {
-		from += " INDEXED BY incidents_by_rollup"
-	}
 	for _, g := range page {
 		if g.ids != nil {
 			continue
@@ -379,38 +420,9 @@ func (h *IncidentHandler) rollupRowIDs(ctx context.Context, teamID int64, aq agg
 		for i, c := range cols {
 			conds = append(conds, c.expr+" = "+args.add(g.values[i].s))
 		}
-		var keys []rollupKey
-		rows, err := h.db.Read().QueryContext(ctx, `SELECT `+rollupKeyColumns+` FROM `+rollupFrom+` WHERE `+strings.Join(conds, " AND ")+
-			` ORDER BY `+rollupKeyColumns, args.list...)
-		if err != nil {
-			return fmt.Errorf("list group incidents: %w", err)
+		if g.ids, err = h.idsOfRollupRows(ctx, teamID, false, strings.Join(conds, " AND "), args.list); err != nil {
+			return err
 		}
-		for rows.Next() {
-			var k rollupKey
-			if err := rows.Scan(&k.name, &k.application, &k.subsystem, &k.severity, &k.state, &k.status, &k.assignedTo, &k.meta, &k.muted); err != nil {
-				rows.Close()
-				return err
-			}
-			keys = append(keys, k)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("list group incidents: %w", err)
-		}
-		ids := []string{}
-		for _, k := range keys {
-			if len(ids) >= maxListedIDs {
-				break
-			}
-			found, err := readIDs(ctx, h.db.Read(), `SELECT id FROM `+from+` WHERE team_id = $1 AND `+rollupKeyMatch+` LIMIT $11`,
-				append(rollupRow{key: k}.args(teamID), int64(maxListedIDs-len(ids))))
-			if err != nil {
-				return err
-			}
-			ids = append(ids, found...)
-		}
-		sort.Strings(ids)
-		g.ids = ids
 	}
 	return nil
 }

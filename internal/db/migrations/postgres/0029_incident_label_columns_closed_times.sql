@@ -11,7 +11,7 @@ ALTER TABLE incident_labels ADD COLUMN is_muted BOOLEAN NOT NULL DEFAULT FALSE;
 UPDATE incident_labels l SET name = i.name, application_name = i.application_name, subsystem_name = i.subsystem_name,
     is_muted = i.is_muted FROM incidents i WHERE i.team_id = l.team_id AND i.id = l.incident_id;
 CREATE INDEX incident_labels_by_rollup ON incident_labels (team_id, key, value, name, application_name, subsystem_name,
-    severity, state, status, assigned_to, meta_labels, is_muted, incident_id);
+    severity, state, status, assigned_to, meta_labels, is_muted, closed_at, incident_id);
 
 -- E18 grouped by closedAt counts its groups: the distinct closedAt values of the matching
 -- incidents. A bulk close gives many incidents one closedAt, so the count of the matching

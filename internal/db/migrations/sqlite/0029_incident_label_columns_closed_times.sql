@@ -11,7 +11,7 @@ ALTER TABLE incident_labels ADD COLUMN is_muted INTEGER NOT NULL DEFAULT 0;
 UPDATE incident_labels SET (name, application_name, subsystem_name, is_muted) = (SELECT i.name, i.application_name,
     i.subsystem_name, i.is_muted FROM incidents i WHERE i.team_id = incident_labels.team_id AND i.id = incident_labels.incident_id);
 CREATE INDEX incident_labels_by_rollup ON incident_labels (team_id, key, value, name, application_name, subsystem_name,
-    severity, state, status, assigned_to, meta_labels, is_muted, incident_id);
+    severity, state, status, assigned_to, meta_labels, is_muted, closed_at, incident_id);
 
 -- E18 grouped by closedAt counts its groups: the distinct closedAt values of the matching
 -- incidents. A bulk close gives many incidents one closedAt, so the count of the matching

@@ -1175,12 +1175,13 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 			total, counted = int(n-repeats), ok
 		}
 	}
+	openOnly := false
 	if len(cols) == 1 && cols[0].field == oas.IncidentFieldsINCIDENTSFIELDSCLOSEDTIME && !counted && !genericOnly.Load() {
-		n, ok, err := h.closedGroupCount(ctx, teamID, filter)
+		n, open, ok, err := h.closedGroupCount(ctx, teamID, filter)
 		if err != nil {
 			return nil, 0, err
 		}
-		total, counted = int(n), ok
+		total, counted, openOnly = int(n), ok, open
 	}
 	if !counted {
 		if err := h.db.Read().QueryRowContext(ctx, countQuery, base...).Scan(&total); err != nil {
@@ -1205,6 +1206,19 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 			pageFrom = "incidents i INDEXED BY sqlite_autoindex_incidents_1"
 		}
 	}
+	if openOnly {
+		// only open incidents match: their group is the page (walking the closed times to it
+		// would pass every closed incident)
+		page = []*group{{values: []groupValue{{null: true}}}}
+	} else if page, err = h.pageValues(ctx, pageFrom, where, base, grouped, order, cols, byID, from, offset, size); err != nil {
+		return nil, 0, err
+	}
+	return h.foldPageGroups(ctx, from, where, seekWhere, base, cols, page, offset, total)
+}
+
+// pageValues reads the values of the page's groups (offset, size) in order.
+func (h *IncidentHandler) pageValues(ctx context.Context, pageFrom, where string, base []any, grouped string, order []string,
+	cols []column, byID bool, from string, offset, size int) (page []*group, err error) {
 	args := &sqlArgs{list: append([]any(nil), base...)}
 	groupBy := ` GROUP BY ` + grouped
 	if byID && len(cols) == 1 && from == "incidents i" {
@@ -1215,7 +1229,7 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 	rows, err := h.db.Read().QueryContext(ctx, `SELECT `+grouped+` FROM `+pageFrom+` WHERE `+where+groupBy+
 		` ORDER BY `+strings.Join(order, ", ")+` LIMIT `+args.add(int64(size))+` OFFSET `+args.add(int64(offset)), args.list...)
 	if err != nil {
-		return nil, 0, fmt.Errorf("page incident groups: %w", err)
+		return nil, fmt.Errorf("page incident groups: %w", err)
 	}
 	raw := make([]any, len(cols))
 	scan := make([]any, len(cols))
@@ -1225,7 +1239,7 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 	for rows.Next() {
 		if err := rows.Scan(scan...); err != nil {
 			rows.Close()
-			return nil, 0, err
+			return nil, err
 		}
 		values := make([]groupValue, len(cols))
 		for i, v := range raw {
@@ -1235,8 +1249,14 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("page incident groups: %w", err)
+		return nil, fmt.Errorf("page incident groups: %w", err)
 	}
+	return page, nil
+}
+
+// foldPageGroups folds the page's groups (their values read) and answers them with total.
+func (h *IncidentHandler) foldPageGroups(ctx context.Context, from, where, seekWhere string, base []any, cols []column,
+	page []*group, offset, total int) ([]*group, int, error) {
 	// Fold the page's groups, a chunk at a time so that a statement keeps few parameters; a
 	// chunk's condition lists each column's values, so it may select other groups, which are
 	// left out. Groups without a value (open incidents by closedAt) can be large: they are
@@ -1275,21 +1295,22 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 // team, the team's distinct closedAt values (incident_closed_times) and the open incidents'
 // group if any matches; when it matches none of them, at most the open incidents' group;
 // otherwise, for up to maxClosedTimesRead matching closed incidents, their distinct closedAt
-// values read through incidents_by_rollup. The counts of open and closed incidents come from
+// values read through incidents_by_rollup. openOnly says that only open incidents match (one
+// group, without a value). The counts of open and closed incidents come from
 // incident_day_rollup (closed_day), in the snapshot that reads incident_closed_times; ok=false
 // when it cannot tell.
-func (h *IncidentHandler) closedGroupCount(ctx context.Context, teamID int64, filter oas.IncidentQueryFilter) (n int64, ok bool, err error) {
+func (h *IncidentHandler) closedGroupCount(ctx context.Context, teamID int64, filter oas.IncidentQueryFilter) (n int64, openOnly, ok bool, err error) {
 	if !rollupFilter(filter) {
-		return 0, false, nil
+		return 0, false, false, nil
 	}
 	args := &sqlArgs{}
 	_, where, err := filterSQL(h.db.Engine, teamID, filter, "filter", args)
 	if err != nil {
-		return 0, false, err
+		return 0, false, false, err
 	}
 	tx, err := h.readTx(ctx)
 	if err != nil {
-		return 0, false, err
+		return 0, false, false, err
 	}
 	defer tx.Rollback() //nolint:errcheck // read only
 	open := strconv.Itoa(openDay)
@@ -1300,23 +1321,23 @@ func (h *IncidentHandler) closedGroupCount(ctx context.Context, teamID int64, fi
 		CAST(COALESCE(SUM(CASE WHEN i.closed_day <> `+open+` THEN i.n ELSE 0 END), 0) AS BIGINT)
 		FROM `+dayRollupFrom+` WHERE i.team_id = $1`, args.list...).Scan(&matchedOpen, &matchedClosed, &teamClosed)
 	if err != nil {
-		return 0, false, fmt.Errorf("count incident groups: %w", err)
+		return 0, false, false, fmt.Errorf("count incident groups: %w", err)
 	}
 	if matchedOpen > 0 {
 		n = 1
 	}
 	switch {
 	case matchedClosed == 0:
-		return n, true, nil
+		return n, n == 1, true, nil
 	case matchedClosed == teamClosed:
 		var distinct int64
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE((SELECT n FROM incident_closed_times WHERE team_id = $1), 0)`,
 			teamID).Scan(&distinct); err != nil {
-			return 0, false, fmt.Errorf("count incident groups: %w", err)
+			return 0, false, false, fmt.Errorf("count incident groups: %w", err)
 		}
-		return n + distinct, true, nil
+		return n + distinct, false, true, nil
 	case matchedClosed > maxClosedTimesRead:
-		return 0, false, nil
+		return 0, false, false, nil
 	}
 	// Few enough: the closed times of the matching rollup rows that hold a closed incident, each
 	// row's read by a seek of incidents_by_rollup (its key), counted in a set.
@@ -1324,19 +1345,19 @@ func (h *IncidentHandler) closedGroupCount(ctx context.Context, teamID int64, fi
 	rows, err := tx.QueryContext(ctx, `SELECT `+rollupKeyColumns+` FROM `+rollupFrom+` WHERE `+where+
 		` AND i.last_closed IS NOT NULL`, args.list...)
 	if err != nil {
-		return 0, false, fmt.Errorf("count incident groups: %w", err)
+		return 0, false, false, fmt.Errorf("count incident groups: %w", err)
 	}
 	for rows.Next() {
 		var k rollupKey
 		if err := rows.Scan(&k.name, &k.application, &k.subsystem, &k.severity, &k.state, &k.status, &k.assignedTo, &k.meta, &k.muted); err != nil {
 			rows.Close()
-			return 0, false, err
+			return 0, false, false, err
 		}
 		keys = append(keys, k)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return 0, false, fmt.Errorf("count incident groups: %w", err)
+		return 0, false, false, fmt.Errorf("count incident groups: %w", err)
 	}
 	from := "incidents"
 	if h.db.Engine == db.SQLite {
@@ -1347,22 +1368,22 @@ func (h *IncidentHandler) closedGroupCount(ctx context.Context, teamID int64, fi
 		rows, err := tx.QueryContext(ctx, `SELECT closed_at FROM `+from+` WHERE team_id = $1 AND `+rollupKeyMatch+
 			` AND closed_at IS NOT NULL`, rollupRow{key: k}.args(teamID)...)
 		if err != nil {
-			return 0, false, fmt.Errorf("count incident groups: %w", err)
+			return 0, false, false, fmt.Errorf("count incident groups: %w", err)
 		}
 		for rows.Next() {
 			var t int64
 			if err := rows.Scan(&t); err != nil {
 				rows.Close()
-				return 0, false, err
+				return 0, false, false, err
 			}
 			times[t] = struct{}{}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return 0, false, fmt.Errorf("count incident groups: %w", err)
+			return 0, false, false, fmt.Errorf("count incident groups: %w", err)
 		}
 	}
-	return n + int64(len(times)), true, nil
+	return n + int64(len(times)), false, true, nil
 }
 
 // maxClosedTimesRead is the number of matching closed incidents up to which closedGroupCount

@@ -695,9 +695,13 @@ func rollupAggSQL(cols []column, where string) string {
 	return aggQuerySQL(cols, "i.", rollupFrom, where)
 }
 
-// labelRowFields are the group-by fields whose columns incident_labels rows carry with the same
-// names (all but the id, which is incident_id there).
-var labelRowFields = []oas.IncidentFields{oas.IncidentFieldsINCIDENTSFIELDSSEVERITY, oas.IncidentFieldsINCIDENTSFIELDSNAME,
+// labelRowsFrom is the FROM clause of a query that reads incident_labels rows as the incidents
+// (filterSQLFrom's onLabelRows).
+const labelRowsFrom = "incident_labels i"
+
+// labelRowFields are the group-by fields whose columns incident_labels rows carry: with the same
+// names, and the id as incident_id.
+var labelRowFields = []oas.IncidentFields{oas.IncidentFieldsINCIDENTSFIELDSID, oas.IncidentFieldsINCIDENTSFIELDSSEVERITY, oas.IncidentFieldsINCIDENTSFIELDSNAME,
 	oas.IncidentFieldsINCIDENTSFIELDSSTATE, oas.IncidentFieldsINCIDENTSFIELDSSTATUS,
 	oas.IncidentFieldsINCIDENTSFIELDSAPPLICATIONNAME, oas.IncidentFieldsINCIDENTSFIELDSSUBSYSTEMNAME,
 	oas.IncidentFieldsINCIDENTSFIELDSCREATEDTIME, oas.IncidentFieldsINCIDENTSFIELDSCLOSEDTIME,
@@ -1126,6 +1130,10 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 		byID = byID || c.field == oas.IncidentFieldsINCIDENTSFIELDSID
 		labels = labels || c.field == ""
 		o := c.sortExpr()
+		if from == labelRowsFrom && c.field == oas.IncidentFieldsINCIDENTSFIELDSID {
+			// the label rows name the incident's id incident_id
+			exprs[i], o = "i.incident_id", "i.incident_id"
+		}
 		if c.kind == textCol && h.db.Engine == db.Postgres {
 			o += ` COLLATE "C"` // byte order, as strings.Compare
 		}

@@ -100,7 +100,7 @@ func filterSQLFrom(engine db.Engine, teamID int64, f oas.IncidentQueryFilter, pr
 	team := args.add(teamID)
 	from = "incidents i"
 	if mode == onLabelRows {
-		from = "incident_labels i"
+		from = labelRowsFrom
 	}
 	conds := []string{"i.team_id = " + team}
 	inList := func(col string, values []string) {

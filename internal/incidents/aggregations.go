@@ -1215,10 +1215,16 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 		}
 	}
 	if openOnly {
-		// only open incidents match: their group is the page (walking the closed times to it
-		// would pass every closed incident)
-		page = []*group{{values: []groupValue{{null: true}}}}
-	} else if page, err = h.pageValues(ctx, pageFrom, where, base, grouped, order, cols, byID, from, offset, size); err != nil {
+		// Only open incidents match: their group, without a value, is the page. Walking the
+		// closed times to it would pass every closed incident, and it is folded from the open
+		// incidents' rows of incident_day_rollup (closedGroupCount's filters are rollup filters).
+		g, err := h.openGroup(ctx, teamID, filter)
+		if err != nil || g == nil {
+			return nil, total, err
+		}
+		return []*group{g}, total, nil
+	}
+	if page, err = h.pageValues(ctx, pageFrom, where, base, grouped, order, cols, byID, from, offset, size); err != nil {
 		return nil, 0, err
 	}
 	return h.foldPageGroups(ctx, from, where, seekWhere, base, cols, page, offset, total)
@@ -1392,6 +1398,25 @@ func (h *IncidentHandler) closedGroupCount(ctx context.Context, teamID int64, fi
 		}
 	}
 	return n + int64(len(times)), false, true, nil
+}
+
+// openGroup folds the open incidents that match filter (a rollupFilter) into the group of
+// closedAt without a value, from incident_day_rollup's open rows; nil when none match.
+func (h *IncidentHandler) openGroup(ctx context.Context, teamID int64, filter oas.IncidentQueryFilter) (*group, error) {
+	args := &sqlArgs{}
+	_, where, err := filterSQL(h.db.Engine, teamID, filter, "filter", args)
+	if err != nil {
+		return nil, err
+	}
+	found, err := h.foldGroups(ctx, aggQuerySQL(nil, "i.", dayRollupFrom, where+" AND i.closed_day = "+strconv.Itoa(openDay)), args.list, 0)
+	if err != nil {
+		return nil, err
+	}
+	if len(found) == 0 {
+		return nil, nil // closed since they were counted
+	}
+	found[0].values = []groupValue{{null: true}}
+	return found[0], nil
 }
 
 // maxClosedTimesRead is the number of matching closed incidents up to which closedGroupCount

@@ -200,6 +200,12 @@ func TestAggregationsFastPaths(t *testing.T) {
 				} {
 					samePaged(q)
 				}
+				// under a label filter, the page's times sorted from the label rows instead of
+				// walked in the time's index
+				restore := incidents.NoPageWalk()
+				samePaged(by + desc(0) + "&" + label + "&pagination[pageSize]=2")
+				samePaged(by + "&" + label + "&filter[status]=INCIDENT_STATUS_RESOLVED&pagination[pageSize]=3")
+				restore()
 				// a page token beyond the last group
 				if tok := pageTokenAt(t, env, by+"&pagination[pageSize]=1", 1000); tok != "" {
 					samePaged(by + "&pagination[pageSize]=3&pagination[pageToken]=" + tok)

@@ -91,6 +91,17 @@ func labelRowsFilter(f oas.IncidentQueryFilter) bool {
 	return ok && (f.ContextualLabels.Set || (f.SearchQuery.Set && f.SearchQuery.Value.ContextualLabel.Set))
 }
 
+// labelValuesFilter reports whether f, which labelRowsFilter accepts, names the label's values:
+// its rows are then an index range, where a search in the values reads every row of the key.
+func labelValuesFilter(f oas.IncidentQueryFilter) bool {
+	for _, l := range f.ContextualLabels.Value {
+		if len(l.ContextualLabelValues) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // filterSQLFrom is filterSQL; without drive, a contextual-label filter with values is a condition
 // on each incident's own label row (EXISTS) and from is always the incidents, for queries that
 // read few incidents found by another index. Both forms take the same parameters in the same

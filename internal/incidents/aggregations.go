@@ -343,6 +343,83 @@ func (h *IncidentHandler) labelRowIDs(ctx context.Context, teamID int64, aq aggQ
 	return true, nil
 }
 
+// dayRowIDs is rollupRowIDs under a dayRanged filter: a group's ids come from its rows of
+// incident_day_rollup for the range's whole days (each a seek of incidents_by_rollup by its key
+// and its day of creation, kept to its day of close), then from the incidents of the partial days.
+func (h *IncidentHandler) dayRowIDs(ctx context.Context, teamID int64, aq aggQuery, cols []column, page []*group) error {
+	parts, err := dayRollupParts(h.db.Engine, teamID, aq.filter)
+	if err != nil {
+		return err
+	}
+	seek := "incidents"
+	if h.db.Engine == db.SQLite {
+		seek += " INDEXED BY incidents_by_rollup"
+	}
+	groupConds := func(g *group, base []any) (string, []any) {
+		args := &sqlArgs{list: append([]any(nil), base...)}
+		var conds []string
+		for i, c := range cols {
+			conds = append(conds, c.expr+" = "+args.add(g.values[i].s))
+		}
+		return strings.Join(conds, " AND "), args.list
+	}
+	for _, g := range page {
+		if g.ids != nil {
+			continue
+		}
+		conds, args := groupConds(g, parts.rowsArgs)
+		var days []rollupRow
+		rows, err := h.db.Read().QueryContext(ctx, `SELECT created_day, closed_day, `+rollupKeyColumns+` FROM `+dayRollupFrom+
+			` WHERE `+parts.rowsWhere+` AND `+conds+` ORDER BY created_day, closed_day, `+rollupKeyColumns, args...)
+		if err != nil {
+			return fmt.Errorf("list group incidents: %w", err)
+		}
+		for rows.Next() {
+			r := rollupRow{daily: true}
+			k := &r.key
+			if err := rows.Scan(&r.createdDay, &r.closedDay, &k.name, &k.application, &k.subsystem, &k.severity, &k.state, &k.status,
+				&k.assignedTo, &k.meta, &k.muted); err != nil {
+				rows.Close()
+				return err
+			}
+			days = append(days, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("list group incidents: %w", err)
+		}
+		ids := []string{}
+		for _, r := range days {
+			if len(ids) >= maxListedIDs {
+				break
+			}
+			found, err := readIDs(ctx, h.db.Read(), `SELECT id FROM `+seek+` WHERE team_id = $1 AND `+rollupKeyMatch+
+				` AND created_at >= $11 AND created_at < $13 AND COALESCE(closed_at - closed_at % `+strconv.Itoa(dayMicros)+`, `+strconv.Itoa(openDay)+`) = $12
+				LIMIT $14`,
+				append(r.args(teamID), r.createdDay+dayMicros, int64(maxListedIDs-len(ids))))
+			if err != nil {
+				return err
+			}
+			ids = append(ids, found...)
+		}
+		for _, e := range parts.edges {
+			if len(ids) >= maxListedIDs {
+				break
+			}
+			conds, args := groupConds(g, e.args)
+			found, err := readIDs(ctx, h.db.Read(), `SELECT i.id FROM `+e.from+` WHERE `+e.where+` AND `+conds+
+				` LIMIT `+strconv.Itoa(maxListedIDs-len(ids)), args)
+			if err != nil {
+				return err
+			}
+			ids = append(ids, found...)
+		}
+		sort.Strings(ids)
+		g.ids = ids
+	}
+	return nil
+}
+
 // idsOfRollupRows lists up to maxListedIDs ids, sorted, of the incidents counted by the rows of
 // incident_rollup (or, labeled, incident_label_rollup) that where selects (alias i, with args):
 // the rows in key order, each row's incidents by a seek of its whole key in incidents_by_rollup
@@ -404,7 +481,13 @@ func (h *IncidentHandler) idsOfRollupRows(ctx context.Context, teamID int64, lab
 // hundreds). The generic path (genericOnly) lists them by groupIDs; for groups of at most
 // maxListedIDs both list them all.
 func (h *IncidentHandler) rollupRowIDs(ctx context.Context, teamID int64, aq aggQuery, cols []column, page []*group) error {
-	if genericOnly.Load() || len(cols) == 0 || !onlyFields(aq.groupBys, rollupFields...) || !rollupFilter(aq.filter) {
+	if genericOnly.Load() || len(cols) == 0 || !onlyFields(aq.groupBys, rollupFields...) {
+		return nil
+	}
+	if dayRanged(aq.filter) {
+		return h.dayRowIDs(ctx, teamID, aq, cols, page)
+	}
+	if !rollupFilter(aq.filter) {
 		return nil
 	}
 	for _, g := range page {

@@ -1273,6 +1273,13 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 			return nil, 0, err
 		}
 		total, counted, openOnly = int(n), ok, open
+		if !counted {
+			n, ok, err := h.closedLabelGroupCount(ctx, teamID, filter)
+			if err != nil {
+				return nil, 0, err
+			}
+			total, counted = int(n), ok
+		}
 	}
 	if !counted {
 		if err := h.db.Read().QueryRowContext(ctx, countQuery, base...).Scan(&total); err != nil {
@@ -1454,51 +1461,107 @@ func (h *IncidentHandler) closedGroupCount(ctx context.Context, teamID int64, fi
 	case matchedClosed > maxClosedTimesRead:
 		return 0, false, false, nil
 	}
-	// Few enough: the closed times of the matching rollup rows that hold a closed incident, each
-	// row's read by a seek of incidents_by_rollup (its key), counted in a set.
-	var keys []rollupKey
-	rows, err := tx.QueryContext(ctx, `SELECT `+rollupKeyColumns+` FROM `+rollupFrom+` WHERE `+where+
-		` AND i.last_closed IS NOT NULL`, args.list...)
+	// Few enough: the closed times of the matching rollup rows that hold a closed incident.
+	times, _, err := closedTimesOfRows(ctx, tx, h.db.Engine, teamID, false, where, args.list)
 	if err != nil {
-		return 0, false, false, fmt.Errorf("count incident groups: %w", err)
+		return 0, false, false, err
+	}
+	return n + times, false, true, nil
+}
+
+// closedLabelGroupCount is closedGroupCount for a filter on one contextual label's values or a
+// search in them (with conditions incident_rollup can answer): the closed times of the matching
+// incident_label_rollup rows that hold a closed incident, each row's read by a seek of its key in
+// incident_labels_by_rollup, when those rows count at most maxClosedTimesRead incidents.
+func (h *IncidentHandler) closedLabelGroupCount(ctx context.Context, teamID int64, filter oas.IncidentQueryFilter) (n int64, ok bool, err error) {
+	key, rest, ok := labelRollupQuery(aggQuery{filter: filter})
+	if !ok {
+		return 0, false, nil
+	}
+	lw, err := labelRollupWhere(h.db.Engine, teamID, key, filter, rest)
+	if err != nil || !lw.filtered {
+		return 0, false, err
+	}
+	tx, err := h.readTx(ctx)
+	if err != nil {
+		return 0, false, err
+	}
+	defer tx.Rollback() //nolint:errcheck // read only
+	var all, withClosed int64
+	if err := tx.QueryRowContext(ctx, `SELECT CAST(COALESCE(SUM(i.n), 0) AS BIGINT),
+		CAST(COALESCE(SUM(CASE WHEN i.last_closed IS NOT NULL THEN i.n ELSE 0 END), 0) AS BIGINT)
+		FROM `+labelRollupFrom+` WHERE `+lw.where, lw.args.list...).Scan(&all, &withClosed); err != nil {
+		return 0, false, fmt.Errorf("count incident groups: %w", err)
+	}
+	if withClosed > maxClosedTimesRead {
+		return 0, false, nil
+	}
+	times, closed, err := closedTimesOfRows(ctx, tx, h.db.Engine, teamID, true, lw.where, lw.args.list)
+	if err != nil {
+		return 0, false, err
+	}
+	if all > closed {
+		times++ // the open incidents' group
+	}
+	return times, true, nil
+}
+
+// closedTimesOfRows counts the distinct closedAt values, and the closed incidents, of the rows of
+// incident_rollup (labeled: incident_label_rollup) that where selects (alias i) and that hold a
+// closed incident: each row's closed times are a seek of its key in incidents_by_rollup
+// (incident_labels_by_rollup).
+func closedTimesOfRows(ctx context.Context, tx *sql.Tx, engine db.Engine, teamID int64, labeled bool, where string, args []any) (distinct, closed int64, err error) {
+	table, columns, seek, match := rollupFrom, rollupKeyColumns, "incidents", rollupKeyMatch
+	if labeled {
+		table, columns, seek, match = labelRollupFrom, "key, value, "+rollupKeyColumns, "incident_labels", labelRollupKeyMatch
+	}
+	if engine == db.SQLite {
+		seek += map[bool]string{false: " INDEXED BY incidents_by_rollup", true: " INDEXED BY incident_labels_by_rollup"}[labeled]
+	}
+	var keys []rollupRow
+	rows, err := tx.QueryContext(ctx, `SELECT `+columns+` FROM `+table+` WHERE `+where+` AND i.last_closed IS NOT NULL`, args...)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count incident groups: %w", err)
 	}
 	for rows.Next() {
-		var k rollupKey
-		if err := rows.Scan(&k.name, &k.application, &k.subsystem, &k.severity, &k.state, &k.status, &k.assignedTo, &k.meta, &k.muted); err != nil {
-			rows.Close()
-			return 0, false, false, err
+		r := rollupRow{labeled: labeled}
+		k := &r.key
+		dest := []any{&k.name, &k.application, &k.subsystem, &k.severity, &k.state, &k.status, &k.assignedTo, &k.meta, &k.muted}
+		if labeled {
+			dest = append([]any{&r.labelKey, &r.labelValue}, dest...)
 		}
-		keys = append(keys, k)
+		if err := rows.Scan(dest...); err != nil {
+			rows.Close()
+			return 0, 0, err
+		}
+		keys = append(keys, r)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return 0, false, false, fmt.Errorf("count incident groups: %w", err)
+		return 0, 0, fmt.Errorf("count incident groups: %w", err)
 	}
-	from := "incidents"
-	if h.db.Engine == db.SQLite {
-		from += " INDEXED BY incidents_by_rollup"
-	}
-	times := make(map[int64]struct{}, matchedClosed)
-	for _, k := range keys {
-		rows, err := tx.QueryContext(ctx, `SELECT closed_at FROM `+from+` WHERE team_id = $1 AND `+rollupKeyMatch+
-			` AND closed_at IS NOT NULL`, rollupRow{key: k}.args(teamID)...)
+	times := map[int64]struct{}{}
+	for _, r := range keys {
+		rows, err := tx.QueryContext(ctx, `SELECT closed_at FROM `+seek+` WHERE team_id = $1 AND `+match+
+			` AND closed_at IS NOT NULL`, r.args(teamID)...)
 		if err != nil {
-			return 0, false, false, fmt.Errorf("count incident groups: %w", err)
+			return 0, 0, fmt.Errorf("count incident groups: %w", err)
 		}
 		for rows.Next() {
 			var t int64
 			if err := rows.Scan(&t); err != nil {
 				rows.Close()
-				return 0, false, false, err
+				return 0, 0, err
 			}
 			times[t] = struct{}{}
+			closed++
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return 0, false, false, fmt.Errorf("count incident groups: %w", err)
+			return 0, 0, fmt.Errorf("count incident groups: %w", err)
 		}
 	}
-	return n + int64(len(times)), false, true, nil
+	return int64(len(times)), closed, nil
 }
 
 // openGroup folds the open incidents that match filter (a rollupFilter) into the group of

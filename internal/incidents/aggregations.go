@@ -1224,6 +1224,11 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 		case c.field == oas.IncidentFieldsINCIDENTSFIELDSID && desc[i]:
 			o += " DESC" // never null: the order of incidents_by_id_c, read backwards
 		case c.field == oas.IncidentFieldsINCIDENTSFIELDSID:
+		case c.field != oas.IncidentFieldsINCIDENTSFIELDSCLOSEDTIME && desc[i]:
+			// never null: no NULLS clause, which would keep PostgreSQL from reading the order
+			// of the time's index (it does not weigh NOT NULL) and sort every incident instead
+			o += " DESC"
+		case c.field != oas.IncidentFieldsINCIDENTSFIELDSCLOSEDTIME:
 		case desc[i] && h.db.Engine == db.Postgres:
 			o += " DESC NULLS LAST"
 		case desc[i]:

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -388,19 +389,15 @@ func (h *IncidentHandler) dayRowIDs(ctx context.Context, teamID int64, aq aggQue
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("list group incidents: %w", err)
 		}
-		ids := []string{}
-		for _, r := range days {
-			if len(ids) >= maxListedIDs {
-				break
-			}
-			found, err := readIDs(ctx, h.db.Read(), `SELECT id FROM `+seek+` WHERE team_id = $1 AND `+rollupKeyMatch+
-				` AND created_at >= $11 AND created_at < $13 AND COALESCE(closed_at - closed_at % `+strconv.Itoa(dayMicros)+`, `+strconv.Itoa(openDay)+`) = $12
-				LIMIT $14`,
-				append(r.args(teamID), r.createdDay+dayMicros, int64(maxListedIDs-len(ids))))
-			if err != nil {
-				return err
-			}
-			ids = append(ids, found...)
+		arms := make([]seekArm, len(days))
+		for i, r := range days {
+			arms[i] = seekArm{`SELECT id FROM ` + seek + ` WHERE team_id = $1 AND ` + rollupKeyMatch +
+				` AND created_at >= $11 AND created_at < $13 AND COALESCE(closed_at - closed_at % ` + strconv.Itoa(dayMicros) +
+				`, ` + strconv.Itoa(openDay) + `) = $12`, append(r.args(teamID), r.createdDay+dayMicros)}
+		}
+		ids, err := h.unionIDs(ctx, arms)
+		if err != nil {
+			return err
 		}
 		for _, e := range parts.edges {
 			if len(ids) >= maxListedIDs {
@@ -455,14 +452,36 @@ func (h *IncidentHandler) idsOfRollupRows(ctx context.Context, teamID int64, lab
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list group incidents: %w", err)
 	}
+	arms := make([]seekArm, len(keys))
+	for i, r := range keys {
+		arms[i] = seekArm{`SELECT ` + id + ` FROM ` + seek + ` WHERE team_id = $1 AND ` + match, r.args(teamID)}
+	}
+	return h.unionIDs(ctx, arms)
+}
+
+// seekArm is one query of ids (with its own parameters from $1) that unionIDs chains.
+type seekArm struct {
+	query string
+	args  []any
+}
+
+// seekArmsPerQuery is how many seeks one statement of unionIDs chains.
+const seekArmsPerQuery = 64
+
+// unionIDs runs the arms in order, as few statements as possible (UNION ALL of up to
+// seekArmsPerQuery arms, each statement stopping at the ids still wanted: one round trip instead
+// of one per arm), until it has maxListedIDs ids; it answers them sorted.
+func (h *IncidentHandler) unionIDs(ctx context.Context, arms []seekArm) ([]string, error) {
 	ids := []string{}
-	for _, r := range keys {
-		if len(ids) >= maxListedIDs {
-			break
+	for start := 0; start < len(arms) && len(ids) < maxListedIDs; start += seekArmsPerQuery {
+		var parts []string
+		var args []any
+		for _, a := range arms[start:min(start+seekArmsPerQuery, len(arms))] {
+			parts = append(parts, renumberParams(a.query, len(args)))
+			args = append(args, a.args...)
 		}
-		a := r.args(teamID)
-		found, err := readIDs(ctx, h.db.Read(), `SELECT `+id+` FROM `+seek+` WHERE team_id = $1 AND `+match+
-			` LIMIT $`+strconv.Itoa(len(a)+1), append(a, int64(maxListedIDs-len(ids))))
+		args = append(args, int64(maxListedIDs-len(ids)))
+		found, err := readIDs(ctx, h.db.Read(), strings.Join(parts, " UNION ALL ")+` LIMIT $`+strconv.Itoa(len(args)), args)
 		if err != nil {
 			return nil, err
 		}
@@ -470,6 +489,19 @@ func (h *IncidentHandler) idsOfRollupRows(ctx context.Context, teamID int64, lab
 	}
 	sort.Strings(ids)
 	return ids, nil
+}
+
+var paramPattern = regexp.MustCompile(`\$[0-9]+`)
+
+// renumberParams adds by to every $n of query.
+func renumberParams(query string, by int) string {
+	if by == 0 {
+		return query
+	}
+	return paramPattern.ReplaceAllStringFunc(query, func(p string) string {
+		n, _ := strconv.Atoi(p[1:])
+		return "$" + strconv.Itoa(n+by)
+	})
 }
 
 // rollupRowIDs reads the ids of the page's groups through their incident_rollup rows when the

@@ -465,18 +465,25 @@ type seekArm struct {
 	args  []any
 }
 
-// seekArmsPerQuery is how many seeks one statement of unionIDs chains.
+// seekArmsPerQuery is how many seeks one statement of unionIDs chains on PostgreSQL, where each
+// statement is a round trip. SQLite runs in process: there a statement per seek is cheaper than
+// preparing a long compound one (name groups under a range: 0.19–0.27 s → 0.38–0.46 s chained).
 const seekArmsPerQuery = 64
 
-// unionIDs runs the arms in order, as few statements as possible (UNION ALL of up to
-// seekArmsPerQuery arms, each statement stopping at the ids still wanted: one round trip instead
-// of one per arm), until it has maxListedIDs ids; it answers them sorted.
+// unionIDs runs the arms in order, on PostgreSQL as few statements as possible (UNION ALL of up
+// to seekArmsPerQuery arms, each statement stopping at the ids still wanted: one round trip
+// instead of one per arm), on SQLite one statement per arm, until it has maxListedIDs ids; it
+// answers them sorted.
 func (h *IncidentHandler) unionIDs(ctx context.Context, arms []seekArm) ([]string, error) {
 	ids := []string{}
-	for start := 0; start < len(arms) && len(ids) < maxListedIDs; start += seekArmsPerQuery {
+	perQuery := seekArmsPerQuery
+	if h.db.Engine == db.SQLite {
+		perQuery = 1
+	}
+	for start := 0; start < len(arms) && len(ids) < maxListedIDs; start += perQuery {
 		var parts []string
 		var args []any
-		for _, a := range arms[start:min(start+seekArmsPerQuery, len(arms))] {
+		for _, a := range arms[start:min(start+perQuery, len(arms))] {
 			parts = append(parts, renumberParams(a.query, len(args)))
 			args = append(args, a.args...)
 		}

@@ -255,7 +255,8 @@ func bulkLoad(b *testing.B, database *db.DB, n int) {
 					state, status, is_muted, application_name, subsystem_name, assigned_to, assigned_by, contextual_labels,
 					display_labels, meta_labels, created_at, closed_at, last_state_update_time, last_state_update_key) VALUES `)
 				lab.WriteString(`INSERT INTO incident_labels (team_id, key, value, incident_id, severity, state, status,
-					assigned_to, meta_labels, created_at, closed_at, last_state_update_time) VALUES `)
+					assigned_to, meta_labels, created_at, closed_at, last_state_update_time, name, application_name, subsystem_name,
+					is_muted) VALUES `)
 				for i := s; i < s+perStatement && i < n; i++ {
 					id := fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i)
 					svc := fmt.Sprintf("svc-%d", i%20)
@@ -282,9 +283,9 @@ func bulkLoad(b *testing.B, database *db.DB, n int) {
 						severities[(i*7)%6], state, status, false, "shop", svc, assigned, by,
 						`{"service":"`+svc+`"}`, `{}`, meta, created, closed, created, "bench")
 					q := len(labArgs)
-					lab.WriteString("(" + placeholderList(q+1, 12) + ")")
+					lab.WriteString("(" + placeholderList(q+1, 16) + ")")
 					labArgs = append(labArgs, int64(1), "service", svc, id, severities[(i*7)%6], state, status, assigned, meta,
-						created, closed, created)
+						created, closed, created, fmt.Sprintf("alert-%d", i%50), "shop", svc, false)
 					counts[countKey{severities[(i*7)%6], state, status, assigned, meta}]++
 				}
 				if _, err := tx.ExecContext(ctx, inc.String(), incArgs...); err != nil {
@@ -350,6 +351,12 @@ func bulkLoad(b *testing.B, database *db.DB, n int) {
 			UNION ALL
 			SELECT team_id, 'updated', last_state_update_time FROM incidents WHERE team_id = 1
 			GROUP BY team_id, last_state_update_time HAVING COUNT(*) > 1`)
+		if err != nil {
+			return err
+		}
+		// incident_closed_times as 0029 backfills it
+		_, err = tx.ExecContext(ctx, `INSERT INTO incident_closed_times (team_id, n)
+			SELECT team_id, COUNT(DISTINCT closed_at) FROM incidents WHERE team_id = 1 AND closed_at IS NOT NULL GROUP BY team_id`)
 		return err
 	})
 	if err != nil {

@@ -188,6 +188,11 @@ func TestAggregationsFastPaths(t *testing.T) {
 					by + "&filter[severity]=INCIDENT_SEVERITY_ERROR&pagination[pageSize]=2",
 					by + "&" + label + "&pagination[pageSize]=2",
 					by + "&filter[isMuted]=false&filter[status]=INCIDENT_STATUS_RESOLVED",
+					by + desc(0) + "&filter[state]=INCIDENT_STATE_TRIGGERED&pagination[pageSize]=3",
+					by + "&filter[searchQuery][contextualLabel]=service&filter[searchQuery][query]=VC-2&filter[status]=INCIDENT_STATUS_RESOLVED&pagination[pageSize]=2",
+					"group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME&group_bys[1][incidentField]=INCIDENTS_FIELDS_" + field + desc(1) +
+						"&" + label + "&filter[searchQuery][contextualLabel]=service&filter[searchQuery][query]=1&pagination[pageSize]=3",
+					by + "&filter[applicationName]=shop&filter[applicationName]=web&pagination[pageSize]=4",
 					"group_bys[0][incidentField]=INCIDENTS_FIELDS_SEVERITY&group_bys[1][incidentField]=INCIDENTS_FIELDS_" + field + desc(1) + "&pagination[pageSize]=4",
 					"group_bys[0][contextualLabel]=service" + desc(0) + "&group_bys[1][incidentField]=INCIDENTS_FIELDS_" + field + "&pagination[pageSize]=3",
 					by + "&group_bys[1][incidentField]=INCIDENTS_FIELDS_CLOSED_TIME" + desc(1) + "&group_bys[2][incidentField]=INCIDENTS_FIELDS_STATUS&pagination[pageSize]=6",
@@ -195,6 +200,12 @@ func TestAggregationsFastPaths(t *testing.T) {
 				} {
 					samePaged(q)
 				}
+				// under a label filter, the page's times sorted from the label rows instead of
+				// walked in the time's index
+				restore := incidents.NoPageWalk()
+				samePaged(by + desc(0) + "&" + label + "&pagination[pageSize]=2")
+				samePaged(by + "&" + label + "&filter[status]=INCIDENT_STATUS_RESOLVED&pagination[pageSize]=3")
+				restore()
 				// a page token beyond the last group
 				if tok := pageTokenAt(t, env, by+"&pagination[pageSize]=1", 1000); tok != "" {
 					samePaged(by + "&pagination[pageSize]=3&pagination[pageToken]=" + tok)
@@ -306,7 +317,8 @@ func TestAggregationsFastPaths(t *testing.T) {
 			stale := sqlRows(t, env, `SELECT COUNT(*) FROM incident_labels l JOIN incidents i ON i.team_id = l.team_id AND i.id = l.incident_id
 				WHERE l.severity <> i.severity OR l.state <> i.state OR l.status <> i.status OR l.assigned_to <> i.assigned_to
 				OR l.meta_labels <> i.meta_labels OR l.created_at <> i.created_at OR l.last_state_update_time <> i.last_state_update_time
-				OR (l.closed_at IS NULL) <> (i.closed_at IS NULL) OR l.closed_at <> i.closed_at`)
+				OR (l.closed_at IS NULL) <> (i.closed_at IS NULL) OR l.closed_at <> i.closed_at OR l.name <> i.name
+				OR l.application_name <> i.application_name OR l.subsystem_name <> i.subsystem_name OR l.is_muted <> i.is_muted`)
 			equal(t, stage+": stale label rows", stale, "[[0]]")
 		}
 		check("triggered")
@@ -454,4 +466,7 @@ func checkRollups(t *testing.T, env *apitest.Env, stage string) {
 	wantDisplay := sqlRows(t, env, `SELECT i.id, d.key, d.value FROM incidents i, `+each+` d WHERE i.team_id = 1
 		ORDER BY i.id, d.key`)
 	equal(t, stage+": incident_display_labels", gotDisplay, wantDisplay)
+	// the number of distinct closedAt values
+	equal(t, stage+": incident_closed_times", sqlRows(t, env, `SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM incident_closed_times WHERE team_id = 1`),
+		sqlRows(t, env, `SELECT COUNT(DISTINCT closed_at) FROM incidents WHERE team_id = 1`))
 }

@@ -77,5 +77,14 @@
 // for every group. Every fast path reads the ids as the generic path does. The query per group
 // walks an index that starts with the group's values where there is one (on SQLite: the name's
 // incidents_by_rollup, the severity's incidents_by_severity, a label's rows), else the incidents
-// in id order; which 1000 ids a larger group lists depends on that walk.
+// in id order; which 1000 ids a larger group lists depends on that walk. Where incident_rollup or
+// incident_label_rollup answers the query (and incident_day_rollup under a time range), a group's
+// ids are instead seeks of its rollup rows' whole keys (incidents_by_rollup, and
+// incident_labels_by_rollup: label rows carry every column of the rollup key); the generic path
+// keeps the walk above.
+//
+// Grouped by closedAt, the groups are counted with incident_closed_times (the team's distinct
+// closedAt values, kept before commit by every write that sets one) when the filter matches
+// every closed incident of the team, with the day rollup when it matches none, and otherwise by
+// reading the matching closed incidents' times by rollup key, up to 200,000 of them.
 package incidents

@@ -13,3 +13,10 @@ func GenericAggregations() (restore func()) {
 	genericOnly.Store(true)
 	return func() { genericOnly.Store(false) }
 }
+
+// NoPageWalk makes E18 sort the matching label rows for a page of groups by a time, never walk
+// the time's index, until the returned function restores the default.
+func NoPageWalk() (restore func()) {
+	noPageWalk.Store(true)
+	return func() { noPageWalk.Store(false) }
+}

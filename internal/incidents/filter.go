@@ -66,16 +66,53 @@ var searchColumns = map[oas.IncidentFields]string{
 // Errors: Invalid for a search query that names no field or label, or both, or a field that
 // cannot be searched.
 func filterSQL(engine db.Engine, teamID int64, f oas.IncidentQueryFilter, prefix string, args *sqlArgs) (from, where string, err error) {
-	return filterSQLFrom(engine, teamID, f, prefix, args, true)
+	return filterSQLFrom(engine, teamID, f, prefix, args, driveFromLabels)
+}
+
+// filterMode says how filterSQLFrom writes the conditions on contextual labels.
+type filterMode int
+
+const (
+	// driveFromLabels: a label filter with values drives the query from the label's rows.
+	driveFromLabels filterMode = iota
+	// seekLabels: every label condition is a seek of the incident's own label row.
+	seekLabels
+	// onLabelRows: the query reads incident_labels (alias i) instead of the incidents, one row per
+	// incident carrying the filter's one label key; for filters that labelRowsFilter accepts.
+	onLabelRows
+)
+
+// labelRowsFilter reports whether the incidents matching f can be read as the rows of
+// incident_labels of one key (which carry every column of incident_rollup's key and the three
+// times): f involves exactly one contextual label key (filtered on or searched in) and otherwise
+// only what incident_rollup can filter on.
+func labelRowsFilter(f oas.IncidentQueryFilter) bool {
+	_, _, ok := labelRollupQuery(aggQuery{filter: f})
+	return ok && (f.ContextualLabels.Set || (f.SearchQuery.Set && f.SearchQuery.Value.ContextualLabel.Set))
+}
+
+// labelValuesFilter reports whether f, which labelRowsFilter accepts, names the label's values:
+// its rows are then an index range, where a search in the values reads every row of the key.
+func labelValuesFilter(f oas.IncidentQueryFilter) bool {
+	for _, l := range f.ContextualLabels.Value {
+		if len(l.ContextualLabelValues) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // filterSQLFrom is filterSQL; without drive, a contextual-label filter with values is a condition
 // on each incident's own label row (EXISTS) and from is always the incidents, for queries that
 // read few incidents found by another index. Both forms take the same parameters in the same
 // order.
-func filterSQLFrom(engine db.Engine, teamID int64, f oas.IncidentQueryFilter, prefix string, args *sqlArgs, drive bool) (from, where string, err error) {
+func filterSQLFrom(engine db.Engine, teamID int64, f oas.IncidentQueryFilter, prefix string, args *sqlArgs, mode filterMode) (from, where string, err error) {
+	drive := mode == driveFromLabels
 	team := args.add(teamID)
 	from = "incidents i"
+	if mode == onLabelRows {
+		from = labelRowsFrom
+	}
 	conds := []string{"i.team_id = " + team}
 	inList := func(col string, values []string) {
 		if len(values) > 0 {
@@ -96,6 +133,13 @@ func filterSQLFrom(engine db.Engine, teamID int64, f oas.IncidentQueryFilter, pr
 		sort.Strings(keys)
 		for _, k := range keys {
 			vals := labels[k].ContextualLabelValues
+			if mode == onLabelRows {
+				conds = append(conds, "i.key = "+args.add(k))
+				if len(vals) > 0 {
+					conds = append(conds, "i.value IN ("+args.in(vals)+")")
+				}
+				continue
+			}
 			if drive && from == "incidents i" && len(vals) > 0 {
 				from = "incident_labels lf CROSS JOIN incidents i"
 				conds = append(conds, "lf.team_id = "+team, "lf.key = "+args.add(k), "lf.value IN ("+args.in(vals)+")",
@@ -198,6 +242,8 @@ func filterSQLFrom(engine db.Engine, teamID int64, f oas.IncidentQueryFilter, pr
 				return "", "", apierror.Invalidf("%s.incidentField: %s cannot be searched; searchable fields are ID, SEVERITY, NAME, STATE, STATUS, APPLICATION_NAME, SUBSYSTEM_NAME", path, sq.IncidentField.Value)
 			}
 			conds = append(conds, instr(engine)+"(lower("+col+"), "+needle+") > 0")
+		case mode == onLabelRows:
+			conds = append(conds, "i.key = "+args.add(sq.ContextualLabel.Value), instr(engine)+"(lower(i.value), "+needle+") > 0")
 		default:
 			conds = append(conds, "EXISTS (SELECT 1 FROM incident_labels l WHERE l.team_id = i.team_id AND l.incident_id = i.id"+
 				" AND l.key = "+args.add(sq.ContextualLabel.Value)+" AND "+instr(engine)+"(lower(l.value), "+needle+") > 0)")

@@ -110,9 +110,11 @@ func Trigger(ctx context.Context, tx *db.Tx, a Alert) (id string, created bool, 
 	sort.Strings(keys)
 	for _, k := range keys {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO incident_labels (team_id, key, value, incident_id, severity, state,
-			status, assigned_to, meta_labels, created_at, closed_at, last_state_update_time)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $10)`,
-			a.TeamID, k, labels[k], id, key.severity, key.state, key.status, key.assignedTo, key.meta, now); err != nil {
+			status, assigned_to, meta_labels, created_at, closed_at, last_state_update_time, name, application_name,
+			subsystem_name, is_muted)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, $10, $11, $12, $13, $14)`,
+			a.TeamID, k, labels[k], id, key.severity, key.state, key.status, key.assignedTo, key.meta, now,
+			name, a.ApplicationName, a.SubsystemName, false); err != nil {
 			return "", false, fmt.Errorf("insert incident label: %w", err)
 		}
 	}
@@ -191,6 +193,7 @@ func ResolveFromSource(ctx context.Context, tx *db.Tx, teamID int64, fingerprint
 	if !after.closed.Valid {
 		after.closed = sql.NullInt64{Int64: micros(endsAt), Valid: true}
 	}
+	moveClosedTime(ctx, tx, teamID, before.closed, after.closed)
 	if err := moveRollup(ctx, tx, teamID, before, after); err != nil {
 		return "", false, false, err
 	}

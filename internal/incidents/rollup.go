@@ -334,3 +334,78 @@ func cmpBool(a, b bool) int {
 	}
 	return 1
 }
+
+// closedTimeChanges are a transaction's changes to the closedAt of the team's incidents: per
+// time, the incidents that took it less those that left it. incident_closed_times (the number
+// of distinct closedAt values among the team's incidents, which E18 grouped by closedAt
+// counts its groups with) is kept from them just before the commit.
+type closedTimeChanges map[int64]int64
+
+type closedTimeChangesKey struct{ teamID int64 }
+
+// moveClosedTime records that an incident's closedAt changed from one value to another (either
+// may be null) when tx commits.
+func moveClosedTime(ctx context.Context, tx *db.Tx, teamID int64, from, to sql.NullInt64) {
+	if from == to {
+		return
+	}
+	changes := tx.Local(closedTimeChangesKey{teamID}, func() any {
+		c := closedTimeChanges{}
+		tx.BeforeCommit(func() error { return c.write(ctx, tx, teamID) })
+		return c
+	}).(closedTimeChanges)
+	if from.Valid {
+		changes[from.Int64]--
+	}
+	if to.Valid {
+		changes[to.Int64]++
+	}
+}
+
+// write locks the team's row of incident_closed_times first (every transaction that changes a
+// closedAt of the team takes turns there, so that each counts the incidents the earlier ones
+// committed), then counts, for each changed time in order, the incidents that have it now and
+// had it before the transaction, and adds the times that appeared less those that vanished.
+func (c closedTimeChanges) write(ctx context.Context, tx *db.Tx, teamID int64) error {
+	times := make([]int64, 0, len(c))
+	for t, n := range c {
+		if n != 0 {
+			times = append(times, t)
+		}
+	}
+	if len(times) == 0 {
+		return nil
+	}
+	slices.Sort(times)
+	var distinct int64
+	if err := tx.QueryRowContext(ctx, `INSERT INTO incident_closed_times (team_id, n) VALUES ($1, 0)
+		ON CONFLICT (team_id) DO UPDATE SET n = incident_closed_times.n RETURNING n`, teamID).Scan(&distinct); err != nil {
+		return fmt.Errorf("count closed times: %w", err)
+	}
+	from := "incidents"
+	if tx.Engine == db.SQLite {
+		from += " INDEXED BY incidents_by_closed"
+	}
+	var delta int64
+	for _, t := range times {
+		var now int64
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+from+` WHERE team_id = $1 AND closed_at = $2`,
+			teamID, t).Scan(&now); err != nil {
+			return fmt.Errorf("count closed times: %w", err)
+		}
+		before := now - c[t]
+		switch {
+		case now > 0 && before <= 0:
+			delta++
+		case now <= 0 && before > 0:
+			delta--
+		}
+	}
+	if delta == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE incident_closed_times SET n = n + $2 WHERE team_id = $1`, teamID, delta); err != nil {
+		return fmt.Errorf("count closed times: %w", err)
+	}
+	return nil
+}

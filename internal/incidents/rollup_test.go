@@ -134,9 +134,9 @@ func TestRollupsUnderConcurrentWrites(t *testing.T) {
 
 func ids2(a, b string) string { return `{"incidentIds":["` + a + `","` + b + `"]}` }
 
-// TestDisplayLabelsAndDaysBackfill runs the backfills of migration 0026 over incidents whose
-// display-label rows, day rollup rows and shared times were lost, and expects them to be what
-// the incidents say.
+// TestDisplayLabelsAndDaysBackfill runs the backfills of migrations 0026 and 0029 over incidents
+// whose display-label rows, day rollup rows, shared times, label rows' fixed fields and count of
+// closed times were lost, and expects them to be what the incidents say.
 func TestDisplayLabelsAndDaysBackfill(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		for i := 0; i < 12; i++ {
@@ -173,6 +173,36 @@ func TestDisplayLabelsAndDaysBackfill(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// and those of 0029: the label rows' copies of the fixed fields, the distinct closed times
+		migration, err = os.ReadFile(filepath.Join("..", "db", "migrations", string(env.DB.Engine), "0029_incident_label_columns_closed_times.sql"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = env.DB.InTx(ctx, func(tx *db.Tx) error {
+			if _, err := tx.ExecContext(ctx, `UPDATE incident_labels SET name = '', application_name = '', subsystem_name = ''`); err != nil {
+				return err
+			}
+			if _, err := tx.ExecContext(ctx, `DELETE FROM incident_closed_times`); err != nil {
+				return err
+			}
+			for _, start := range []string{"UPDATE incident_labels", "INSERT INTO incident_closed_times"} {
+				_, backfill, ok := strings.Cut(string(migration), start)
+				if !ok {
+					return fmt.Errorf("0029 has no %s", start)
+				}
+				backfill, _, _ = strings.Cut(backfill, ";")
+				if _, err := tx.ExecContext(ctx, start+backfill); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		equal(t, "label rows", sqlRows(t, env, `SELECT COUNT(*) FROM incident_labels l JOIN incidents i ON i.team_id = l.team_id
+			AND i.id = l.incident_id WHERE l.name = i.name AND l.application_name = i.application_name
+			AND l.subsystem_name = i.subsystem_name AND l.is_muted = i.is_muted AND l.name <> ''`), "[[24]]")
 		equal(t, "day rows", sqlRows(t, env, `SELECT CASE WHEN COUNT(*) > 3 THEN 'several' ELSE 'few' END FROM incident_day_rollup`), `[["several"]]`)
 		equal(t, "display rows", sqlRows(t, env, `SELECT COUNT(*) FROM incident_display_labels`), "[[24]]")
 		checkRollups(t, env, "after the backfill")

@@ -100,6 +100,8 @@ type API struct {
 	// storedAnswerPrefix is the path of storedAnswerOperation up to its id (see storedanswers.go).
 	storedAnswerPrefix string
 	security           *security
+	// integerPathArgs are the integer path parameters of each operation (see pathids.go).
+	integerPathArgs map[string][]string
 }
 
 // New builds the API. It fails when the OpenAPI document names a permission the catalog lacks,
@@ -178,8 +180,12 @@ func New(opts Options) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
+	integerArgs, err := integerPathArgs(doc)
+	if err != nil {
+		return nil, err
+	}
 	return &API{router: router, operatorKey: opts.OperatorKey, queryObjects: queryObjects, queryObjectNames: names,
-		streamed: streamed, storedAnswerPrefix: storedPrefix, security: sec}, nil
+		streamed: streamed, storedAnswerPrefix: storedPrefix, security: sec, integerPathArgs: integerArgs}, nil
 }
 
 // ServeHTTP routes the request to its operation. Without an operator key the /admin/v1 paths
@@ -192,6 +198,16 @@ func New(opts Options) (*API, error) {
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if a.operatorKey == "" && strings.HasPrefix(r.URL.Path, "/admin/") {
 		writeError(w, http.StatusNotFound, "no operation at "+r.URL.Path)
+		return
+	}
+	if msg := checkCharset(r); msg != "" {
+		server.SetOperation(r.Context(), a.OperationName(r))
+		writeError(w, http.StatusUnsupportedMediaType, msg)
+		return
+	}
+	if msg := a.checkIntegerPathIDs(r); msg != "" {
+		server.SetOperation(r.Context(), a.OperationName(r))
+		writeError(w, http.StatusBadRequest, msg)
 		return
 	}
 	query, msg, status := checkText(r)

@@ -19,8 +19,12 @@ type documentOperation struct {
 type openapiDocument struct {
 	// operations are every operation (a path item's `parameters` are not one).
 	operations []documentOperation
-	// parameters are the document's shared parameters (components.parameters), by name.
-	parameters map[string]queryParameter
+	// parameters are the document's shared parameters (components.parameters), by name;
+	// parameterNodes the same, undecoded.
+	parameters     map[string]queryParameter
+	parameterNodes map[string]yaml.Node
+	// pathParameters are the parameters a path item gives all its operations, undecoded, by path.
+	pathParameters map[string]yaml.Node
 }
 
 // readDocument parses the embedded OpenAPI document once: the tables the API reads from it at
@@ -30,17 +34,27 @@ func readDocument() (*openapiDocument, error) {
 	var doc struct {
 		Paths      map[string]map[string]yaml.Node `yaml:"paths"`
 		Components struct {
-			Parameters map[string]queryParameter `yaml:"parameters"`
+			Parameters map[string]yaml.Node `yaml:"parameters"`
 		} `yaml:"components"`
 	}
 	if err := yaml.Unmarshal(spec.OpenAPIYAML, &doc); err != nil {
 		return nil, fmt.Errorf("openapi document: %w", err)
 	}
-	out := &openapiDocument{parameters: doc.Components.Parameters}
+	out := &openapiDocument{parameters: map[string]queryParameter{}, parameterNodes: doc.Components.Parameters,
+		pathParameters: map[string]yaml.Node{}}
+	for name, node := range doc.Components.Parameters {
+		var p queryParameter
+		if err := node.Decode(&p); err != nil {
+			return nil, fmt.Errorf("openapi document: components.parameters.%s: %w", name, err)
+		}
+		out.parameters[name] = p
+	}
 	for path, item := range doc.Paths {
 		for method, node := range item {
 			if method != "parameters" {
 				out.operations = append(out.operations, documentOperation{path: path, method: method, node: node})
+			} else {
+				out.pathParameters[path] = node
 			}
 		}
 	}

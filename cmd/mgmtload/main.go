@@ -67,6 +67,9 @@ type options struct {
 	readyStarts int
 	readyDBSize int64
 	readyDir    string
+	// flood selects the flood measurement (-scenarios flood, see flood.go), which runs alone.
+	flood            bool
+	floodConnections int
 }
 
 func parseFlags(args []string, stderr io.Writer) (o options, err error) {
@@ -77,12 +80,14 @@ func parseFlags(args []string, stderr io.Writer) (o options, err error) {
 	fs.IntVar(&o.rounds, "rounds", 2, "rounds per server and scenario, alternating bare handler and mgmtapi")
 	fs.IntVar(&o.connections, "connections", 64, "keep-alive connections, each with one request in flight")
 	fs.StringVar(&names, "scenarios", "all", "comma-separated scenarios to run, or all: "+scenarioNames()+
-		"; and ready (not in all): the time from start to ready on a database of -ready-db-size")
+		"; and ready (not in all): the time from start to ready on a database of -ready-db-size"+
+		"; and flood (not in all): -flood-connections at once, half lists half creates, admitted and refused latency apart")
 	fs.StringVar(&o.databaseURL, "database-url", "", "postgres:// URL; measure mgmtapi on PostgreSQL instead of SQLite")
 	fs.StringVar(&o.binary, "mgmtapi", "", "mgmtapi binary to run (default: build ./cmd/mgmtapi)")
 	fs.IntVar(&o.incidents, "incidents", 10000, "incidents ingested for the e18 scenario")
 	fs.IntVar(&o.sets, "sets", 10000, "recording-rule sets the list scenario lists")
 	fs.IntVar(&o.policies, "policies", 10000, "policies the list-policies scenario lists")
+	fs.IntVar(&o.floodConnections, "flood-connections", 5000, "connections the flood measurement holds at once")
 	fs.IntVar(&o.readyStarts, "ready-starts", 10, "starts of mgmtapi the ready measurement times")
 	readySize := fs.String("ready-db-size", "1GiB", "size of the database the ready measurement starts on (built once, then kept)")
 	fs.StringVar(&o.readyDir, "ready-dir", filepath.Join(os.TempDir(), "mgmtload-ready"),
@@ -109,6 +114,8 @@ func parseFlags(args []string, stderr io.Writer) (o options, err error) {
 		return o, errors.New("-sets: must be at least 1")
 	case o.policies < 1:
 		return o, errors.New("-policies: must be at least 1")
+	case o.floodConnections < 2:
+		return o, errors.New("-flood-connections: must be at least 2")
 	case o.readyStarts < 1:
 		return o, errors.New("-ready-starts: must be at least 1")
 	}
@@ -122,6 +129,10 @@ func parseFlags(args []string, stderr io.Writer) (o options, err error) {
 	for name := range strings.SplitSeq(names, ",") {
 		if strings.TrimSpace(name) == "ready" {
 			o.ready = true
+			continue
+		}
+		if strings.TrimSpace(name) == "flood" {
+			o.flood = true
 			continue
 		}
 		i := slices.IndexFunc(scenarios, func(s scenario) bool { return s.name == strings.TrimSpace(name) })
@@ -177,6 +188,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(o.scenarios) > 0 {
 		if err := runScenarios(ctx, o, bin, workDir, engine, stdout, stderr); err != nil {
 			return err
+		}
+	}
+	if o.flood {
+		floodDir := filepath.Join(workDir, "flood")
+		if err := os.Mkdir(floodDir, 0o700); err != nil {
+			return err
+		}
+		if err := measureFlood(ctx, o, bin, floodDir, engine, stdout, stderr); err != nil {
+			return fmt.Errorf("flood: %w", err)
 		}
 	}
 	if o.ready {

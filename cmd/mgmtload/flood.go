@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -17,8 +19,9 @@ import (
 
 // The flood measurement (-scenarios flood, not in all) holds -flood-connections keep-alive
 // connections to one mgmtapi at once, every one with a request in flight all the time for
-// -duration: half list a team's recording-rule sets, half create one. A client answered 503
-// sends its next request at once (a hostile client, not one that honours Retry-After). It
+// -duration: half list a team's recording-rule sets, half create one. A client answered 503 or
+// 429 waits as its Retry-After says before its next request, or, with -flood-ignore-retry-after,
+// sends it at once (a hostile client). It
 // prints the latency of the admitted answers (2xx) and of the refused ones (503 and 429) apart,
 // against the targets — admitted p99 ≤ 500 ms, refused p99 < 50 ms — and then checks that nothing
 // is half-applied: every create answered 2xx is in the team's list, every create answered 503 is
@@ -72,11 +75,19 @@ func measureFlood(ctx context.Context, o options, bin, workDir, engine string, s
 
 	fmt.Fprintf(stderr, "mgmtload: flood: opening %d connections\n", o.floodConnections)
 	server.resetPeakRSS()
-	out, err := flood(ctx, server.baseURL, createKey, listKey, o.floodConnections, o.duration)
+	before, err := serverLatencies(ctx, server.baseURL)
+	if err != nil {
+		return err
+	}
+	out, err := flood(ctx, server.baseURL, createKey, listKey, o.floodConnections, o.duration, !o.floodIgnoreRetryAfter)
 	if err != nil {
 		return err
 	}
 	peak := server.peakRSS()
+	after, err := serverLatencies(ctx, server.baseURL)
+	if err != nil {
+		return err
+	}
 
 	fmt.Fprintf(stderr, "mgmtload: flood: reading the created sets back\n")
 	var listed struct {
@@ -110,11 +121,18 @@ func measureFlood(ctx context.Context, o options, bin, workDir, engine string, s
 	}
 	other := len(listed.Sets) - len(out.created) - unansweredApplied
 
-	fmt.Fprintf(stdout, "mgmtload flood %s: mgmtapi on %s, %d connections for %s, half listing %d sets, half creating; default shedding settings; %d CPUs shared with the load generator; peak RSS %s\n",
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), engine, o.floodConnections, o.duration, floodListedSets, runtime.NumCPU(), rss(peak, false))
+	clients := "clients wait as Retry-After says"
+	if o.floodIgnoreRetryAfter {
+		clients = "clients ignore Retry-After"
+	}
+	fmt.Fprintf(stdout, "mgmtload flood %s: mgmtapi on %s, %d connections for %s, half listing %d sets, half creating; %s; the server's shedding settings from its MGMTAPI_ variables or defaults; %d CPUs shared with the load generator; peak RSS %s\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), engine, o.floodConnections, o.duration, floodListedSets, clients, runtime.NumCPU(), rss(peak, false))
 	fmt.Fprintf(stdout, "%-22s %9s %9s %9s %9s  %s\n", "answers", "count", "p50", "p99", "max", "target")
 	printFloodRow(stdout, "admitted (2xx)", out.admitted, fmt.Sprintf("p99 ≤ %s", floodAdmittedP99), floodAdmittedP99)
 	printFloodRow(stdout, "refused (503, 429)", out.refused, fmt.Sprintf("p99 < %s", floodRefusedP99), floodRefusedP99-time.Microsecond)
+	fmt.Fprintf(stdout, "the server's own time (its /metrics histogram, bucket bounds): admitted p50 ≤ %s p99 ≤ %s; refused p50 ≤ %s p99 ≤ %s\n",
+		after.admitted.minus(before.admitted).quantile(0.5), after.admitted.minus(before.admitted).quantile(0.99),
+		after.refused.minus(before.refused).quantile(0.5), after.refused.minus(before.refused).quantile(0.99))
 	codes := make([]int, 0, len(out.statuses))
 	for code := range out.statuses {
 		codes = append(codes, code)
@@ -157,7 +175,7 @@ func printFloodRow(w io.Writer, name string, latencies []time.Duration, target s
 
 // flood opens connections connections (each its own client), waits until all are open, then has
 // them all send requests back to back for d.
-func flood(ctx context.Context, baseURL, createKey, listKey string, connections int, d time.Duration) (floodOutcome, error) {
+func flood(ctx context.Context, baseURL, createKey, listKey string, connections int, d time.Duration, honourRetryAfter bool) (floodOutcome, error) {
 	type worker struct {
 		client *http.Client
 		out    floodOutcome
@@ -241,6 +259,16 @@ func flood(ctx context.Context, baseURL, createKey, listKey string, connections 
 					if name != "" {
 						w.out.refusedCreates = append(w.out.refusedCreates, name)
 					}
+					if honourRetryAfter {
+						wait := time.Second
+						if seconds, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && seconds > 0 {
+							wait = time.Duration(seconds) * time.Second
+						}
+						select {
+						case <-ctx.Done():
+						case <-time.After(wait):
+						}
+					}
 				}
 			}
 		}()
@@ -282,4 +310,91 @@ func raiseOpenFileLimit(n int) error {
 		return fmt.Errorf("raise the open-file limit to %d: %w", n, err)
 	}
 	return nil
+}
+
+// histogram is a cumulative Prometheus histogram: the count at or below each bound, in the order
+// of the bounds.
+type histogram struct {
+	bounds []string
+	counts []float64
+}
+
+func (h histogram) minus(o histogram) histogram {
+	out := histogram{bounds: h.bounds, counts: slices.Clone(h.counts)}
+	for i := range out.counts {
+		if i < len(o.counts) {
+			out.counts[i] -= o.counts[i]
+		}
+	}
+	return out
+}
+
+// quantile returns the bound of the first bucket holding the q-quantile, or "-" when empty.
+func (h histogram) quantile(q float64) string {
+	if len(h.counts) == 0 || h.counts[len(h.counts)-1] == 0 {
+		return "-"
+	}
+	total := h.counts[len(h.counts)-1]
+	for i, c := range h.counts {
+		if c >= q*total {
+			if h.bounds[i] == "+Inf" {
+				return "+Inf"
+			}
+			seconds, _ := strconv.ParseFloat(h.bounds[i], 64)
+			return time.Duration(seconds * float64(time.Second)).String()
+		}
+	}
+	return "+Inf"
+}
+
+// serverTimes are the server's request-duration histograms summed over the operations
+// (admitted: routed to an operation) and over the requests refused before routing (operation
+// "none", which the probes share: the flood sends none while it runs).
+type serverTimes struct{ admitted, refused histogram }
+
+// serverLatencies reads the server's request-duration histograms from its /metrics.
+func serverLatencies(ctx context.Context, baseURL string) (serverTimes, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", baseURL+"/metrics", nil)
+	if err != nil {
+		return serverTimes{}, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return serverTimes{}, fmt.Errorf("/metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return serverTimes{}, err
+	}
+	var t serverTimes
+	add := func(h *histogram, bound string, count float64) {
+		i := slices.Index(h.bounds, bound)
+		if i < 0 {
+			h.bounds = append(h.bounds, bound)
+			h.counts = append(h.counts, 0)
+			i = len(h.bounds) - 1
+		}
+		h.counts[i] += count
+	}
+	const prefix = "mgmtapi_request_duration_seconds_bucket{"
+	for _, line := range strings.Split(string(body), "\n") {
+		labels, ok := strings.CutPrefix(line, prefix)
+		if !ok {
+			continue
+		}
+		labels, value, _ := strings.Cut(labels, "} ")
+		count, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			continue
+		}
+		_, bound, _ := strings.Cut(labels, `le="`)
+		bound = strings.TrimSuffix(bound, `"`)
+		if strings.Contains(labels, `operation="none"`) {
+			add(&t.refused, bound, count)
+		} else {
+			add(&t.admitted, bound, count)
+		}
+	}
+	return t, nil
 }

@@ -68,8 +68,9 @@ type options struct {
 	readyDBSize int64
 	readyDir    string
 	// flood selects the flood measurement (-scenarios flood, see flood.go), which runs alone.
-	flood            bool
-	floodConnections int
+	flood                 bool
+	floodConnections      int
+	floodIgnoreRetryAfter bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (o options, err error) {
@@ -88,6 +89,7 @@ func parseFlags(args []string, stderr io.Writer) (o options, err error) {
 	fs.IntVar(&o.sets, "sets", 10000, "recording-rule sets the list scenario lists")
 	fs.IntVar(&o.policies, "policies", 10000, "policies the list-policies scenario lists")
 	fs.IntVar(&o.floodConnections, "flood-connections", 5000, "connections the flood measurement holds at once")
+	fs.BoolVar(&o.floodIgnoreRetryAfter, "flood-ignore-retry-after", false, "flood clients send their next request at once after 503 or 429")
 	fs.IntVar(&o.readyStarts, "ready-starts", 10, "starts of mgmtapi the ready measurement times")
 	readySize := fs.String("ready-db-size", "1GiB", "size of the database the ready measurement starts on (built once, then kept)")
 	fs.StringVar(&o.readyDir, "ready-dir", filepath.Join(os.TempDir(), "mgmtload-ready"),

@@ -185,19 +185,19 @@ var options = []option{
 			c.ShutdownDelay, err = duration(v, 0, 5*time.Minute, "5s")
 			return err
 		}},
-	{"max-concurrent-requests", "MGMTAPI_MAX_CONCURRENT_REQUESTS", "256", "most API requests in the handler at once, 1 to 100000; more wait in the queue or get 503 with Retry-After",
+	{"max-concurrent-requests", "MGMTAPI_MAX_CONCURRENT_REQUESTS", "64", "most API requests in the handler at once, 1 to 100000; more wait in the queue or get 503 with Retry-After",
 		func(c *Config, v string) (err error) {
 			c.MaxConcurrentRequests, err = integer(v, 1, 100000)
 			return err
 		}},
-	{"queue-length", "MGMTAPI_QUEUE_LENGTH", "256", "most API requests waiting for a slot of --max-concurrent-requests, 0 to 100000; 0 refuses at once",
+	{"queue-length", "MGMTAPI_QUEUE_LENGTH", "64", "most API requests waiting for a slot of --max-concurrent-requests, 0 to 100000; 0 refuses at once",
 		func(c *Config, v string) (err error) {
 			c.QueueLength, err = integer(v, 0, 100000)
 			return err
 		}},
-	{"queue-wait", "MGMTAPI_QUEUE_WAIT", "100ms", "longest wait in that queue before 503, 0s to 10s",
+	{"queue-wait", "MGMTAPI_QUEUE_WAIT", "20ms", "longest wait in that queue before 503, 0s to 10s",
 		func(c *Config, v string) (err error) {
-			c.QueueWait, err = duration(v, 0, 10*time.Second, "100ms")
+			c.QueueWait, err = duration(v, 0, 10*time.Second, "20ms")
 			return err
 		}},
 	{"decode-budget-bytes", "MGMTAPI_DECODE_BUDGET_BYTES", "67108864", "most request-body bytes read and decoded at once across all requests, at least --max-body-bytes; beyond it 503 with Retry-After",

@@ -25,7 +25,7 @@ func TestDefaults(t *testing.T) {
 	if c.Addr != "127.0.0.1:8080" || c.DataDir != "./data" || c.PolicyLimit != 200 || c.MaxBodyBytes != 16<<20 ||
 		c.AccessLog != "errors" || c.KPIInterval != 30*time.Second || c.DatabaseWait != 30*time.Second ||
 		c.ShutdownDelay != 5*time.Second || c.ExternalURL != "" || c.TLS() || c.LogFormat != "text" ||
-		c.MaxConcurrentRequests != 256 || c.QueueLength != 256 || c.QueueWait != 100*time.Millisecond ||
+		c.MaxConcurrentRequests != 64 || c.QueueLength != 64 || c.QueueWait != 20*time.Millisecond ||
 		c.DecodeBudgetBytes != 64<<20 || c.KeyRateLimit != 0 || c.KeyRateBurst != 100 {
 		t.Fatalf("defaults: %+v", c)
 	}

@@ -77,7 +77,7 @@ func (h *Handler) answerEarly(x *exchange, status int, retry bool, message strin
 	header := rec.Header()
 	header.Set("Connection", "close")
 	if retry {
-		header.Set("Retry-After", retryAfterSeconds)
+		header.Set("Retry-After", retryAfter())
 	}
 	h.opts.WriteError(rec, status, message)
 	x.answered = true

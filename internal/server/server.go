@@ -141,6 +141,7 @@ type Handler struct {
 	idCounter atomic.Uint32
 	// draining is set once shutdown begins.
 	draining atomic.Bool
+	shedLog  shedLog
 	// admission, budget and limiter are nil when not configured.
 	admission *admission
 	budget    *decodeBudget
@@ -157,6 +158,9 @@ type request struct {
 	id        string
 	operation string
 	keyID     string
+	// shed is set when the request was refused by load shedding: it gets no log line of its own
+	// (see shedLog).
+	shed bool
 	// handler, limiter and header (the answer's) serve LimitKey.
 	handler *Handler
 	limiter *keyLimiter
@@ -239,6 +243,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		elapsed := time.Since(start)
 		h.metrics.observe(operation, status, elapsed)
+		if req.shed {
+			if n, due := h.shedLog.count(start); due {
+				h.opts.Logger.WarnContext(ctx, "shedding load: requests refused with 503 since the last such line",
+					"refused", n, "max_concurrent_requests", h.opts.MaxConcurrent, "queue_length", h.opts.QueueLength,
+					"decode_budget_bytes", h.opts.DecodeBudgetBytes)
+			}
+			return
+		}
 		level := slog.LevelInfo
 		if operation == "none" && isProbeOrScrape(r.URL.Path) {
 			level = slog.LevelDebug
@@ -256,8 +268,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	api := r.Method != http.MethodConnect && isOperationPath(r.URL.EscapedPath())
 	if api && h.admission != nil {
 		if !h.admission.enter(ctx) {
+			req.shed = true
 			h.metrics.shed.WithLabelValues(shedConcurrency).Inc()
-			rec.Header().Set("Retry-After", retryAfterSeconds)
+			rec.Header().Set("Retry-After", retryAfter())
 			h.opts.WriteError(rec, http.StatusServiceUnavailable, fmt.Sprintf(
 				"the server is answering as many requests as it can (%d, and %d waiting); retry later",
 				h.opts.MaxConcurrent, h.opts.QueueLength))
@@ -270,8 +283,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if api && h.budget != nil {
 			if r.ContentLength > 0 {
 				if !h.budget.take(r.ContentLength) {
+					req.shed = true
 					h.metrics.shed.WithLabelValues(shedDecodeBudget).Inc()
-					rec.Header().Set("Retry-After", retryAfterSeconds)
+					rec.Header().Set("Retry-After", retryAfter())
 					h.opts.WriteError(rec, http.StatusServiceUnavailable, fmt.Sprintf(
 						"body: the server is decoding %d bytes of other requests' bodies, its budget; retry later",
 						h.budget.limit))

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync/atomic"
 	"time"
 )
@@ -16,9 +17,33 @@ import (
 // Only the API's operations are counted: the probes (/healthz, /readyz), /metrics, the served
 // documents and the reference page are never shed.
 
-// retryAfterSeconds is the Retry-After of a shed request (and of one over the decode budget): the
-// queue drains in well under a second, so a client that waits one second finds room.
-const retryAfterSeconds = "1"
+// retryAfter is the Retry-After of a shed request (and of one over the decode budget): 1, 2 or 3
+// seconds at random. The queue drains in well under a second, so a client that waits finds room;
+// the spread keeps the clients refused by one burst from all coming back in the same instant as
+// the next burst.
+func retryAfter() string {
+	return retryAfterChoices[rand.IntN(len(retryAfterChoices))]
+}
+
+var retryAfterChoices = []string{"1", "2", "3"}
+
+// shedLog says, at most once a second, how many requests were shed since it last said so: a
+// refused request gets no access log line of its own, for under a flood writing one line per
+// refusal would cost more than the refusal.
+type shedLog struct {
+	shed   atomic.Int64
+	lastAt atomic.Int64 // unix nanoseconds of the last line
+}
+
+// count counts a shed request and reports whether a line is due, with the count to put in it.
+func (l *shedLog) count(now time.Time) (int64, bool) {
+	l.shed.Add(1)
+	last := l.lastAt.Load()
+	if now.UnixNano()-last < int64(time.Second) || !l.lastAt.CompareAndSwap(last, now.UnixNano()) {
+		return 0, false
+	}
+	return l.shed.Swap(0), true
+}
 
 // admission bounds the API requests in the handler. The zero of its fields is not usable; make it
 // with newAdmission.

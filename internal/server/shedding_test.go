@@ -376,3 +376,45 @@ func TestBodyNotReceivedInTimeIs408(t *testing.T) {
 		conn.Close()
 	}
 }
+
+// TestShedRequestsGetNoLogLineEach: a refused request gets no access-log line of its own (under
+// a flood, one line per refusal would cost more than refusing); a WARN line counts them.
+func TestShedRequestsGetNoLogLineEach(t *testing.T) {
+	var logs lockedLog
+	api := newBlockingAPI()
+	h := New(Options{
+		API: api, WriteError: writeErrorBody, Ready: func(context.Context) error { return nil },
+		MaxBodyBytes: 1 << 20, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+		MaxConcurrent: 1,
+	})
+	done := make(chan int)
+	go func() { done <- serve(h, "GET", "/mgmt/openapi/5/x", nil).Code }()
+	<-api.entered
+	for range 5 {
+		refused(t, "while full", serve(h, "GET", "/mgmt/openapi/5/y", nil), 503, "retry later")
+	}
+	close(api.release)
+	<-done
+	text := logs.String()
+	if strings.Contains(text, "status=503") || !strings.Contains(text, `level=WARN msg="shedding load`) ||
+		!strings.Contains(text, "refused=1 ") {
+		t.Fatalf("log:\n%s", text)
+	}
+}
+
+type lockedLog struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}

@@ -213,6 +213,13 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Logger:       logger,
 		AccessLog:    server.AccessLog(cfg.AccessLog),
 		Docs:         docspage.New(api.WriteError),
+
+		MaxConcurrent:     cfg.MaxConcurrentRequests,
+		QueueLength:       cfg.QueueLength,
+		QueueWait:         cfg.QueueWait,
+		DecodeBudgetBytes: cfg.DecodeBudgetBytes,
+		KeyRate:           cfg.KeyRateLimit,
+		KeyBurst:          cfg.KeyRateBurst,
 	})
 	srv := &http.Server{
 		Handler:           handler,

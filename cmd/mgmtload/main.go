@@ -69,6 +69,10 @@ type options struct {
 	readyDir    string
 	// standalone names the standalone measurements chosen, in order.
 	standalone []string
+	// flood selects the flood measurement (-scenarios flood, see flood.go), which runs alone.
+	flood                 bool
+	floodConnections      int
+	floodIgnoreRetryAfter bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (o options, err error) {
@@ -79,12 +83,16 @@ func parseFlags(args []string, stderr io.Writer) (o options, err error) {
 	fs.IntVar(&o.rounds, "rounds", 2, "rounds per server and scenario, alternating bare handler and mgmtapi")
 	fs.IntVar(&o.connections, "connections", 64, "keep-alive connections, each with one request in flight")
 	fs.StringVar(&names, "scenarios", "all", "comma-separated scenarios to run, or all: "+scenarioNames()+
-		"; and ready (not in all): the time from start to ready on a database of -ready-db-size; and overbound (not in all): concurrent over-bound bodies, their answers' time and the peak RSS")
+		"; and ready (not in all): the time from start to ready on a database of -ready-db-size"+
+		"; and overbound (not in all): concurrent over-bound bodies, their answers' time and the peak RSS"+
+		"; and flood (not in all): -flood-connections at once, half lists half creates, admitted and refused latency apart")
 	fs.StringVar(&o.databaseURL, "database-url", "", "postgres:// URL; measure mgmtapi on PostgreSQL instead of SQLite")
 	fs.StringVar(&o.binary, "mgmtapi", "", "mgmtapi binary to run (default: build ./cmd/mgmtapi)")
 	fs.IntVar(&o.incidents, "incidents", 10000, "incidents ingested for the e18 scenario")
 	fs.IntVar(&o.sets, "sets", 10000, "recording-rule sets the list scenario lists")
 	fs.IntVar(&o.policies, "policies", 10000, "policies the list-policies scenario lists")
+	fs.IntVar(&o.floodConnections, "flood-connections", 5000, "connections the flood measurement holds at once")
+	fs.BoolVar(&o.floodIgnoreRetryAfter, "flood-ignore-retry-after", false, "flood clients send their next request at once after 503 or 429")
 	fs.IntVar(&o.readyStarts, "ready-starts", 10, "starts of mgmtapi the ready measurement times")
 	readySize := fs.String("ready-db-size", "1GiB", "size of the database the ready measurement starts on (built once, then kept)")
 	fs.StringVar(&o.readyDir, "ready-dir", filepath.Join(os.TempDir(), "mgmtload-ready"),
@@ -111,6 +119,8 @@ func parseFlags(args []string, stderr io.Writer) (o options, err error) {
 		return o, errors.New("-sets: must be at least 1")
 	case o.policies < 1:
 		return o, errors.New("-policies: must be at least 1")
+	case o.floodConnections < 2:
+		return o, errors.New("-flood-connections: must be at least 2")
 	case o.readyStarts < 1:
 		return o, errors.New("-ready-starts: must be at least 1")
 	}
@@ -124,6 +134,10 @@ func parseFlags(args []string, stderr io.Writer) (o options, err error) {
 	for name := range strings.SplitSeq(names, ",") {
 		if strings.TrimSpace(name) == "ready" {
 			o.ready = true
+			continue
+		}
+		if strings.TrimSpace(name) == "flood" {
+			o.flood = true
 			continue
 		}
 		if _, ok := standalone[strings.TrimSpace(name)]; ok {
@@ -188,6 +202,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	for _, name := range o.standalone {
 		if err := standalone[name](ctx, o, bin, workDir, stdout, stderr); err != nil {
 			return err
+		}
+	}
+	if o.flood {
+		floodDir := filepath.Join(workDir, "flood")
+		if err := os.Mkdir(floodDir, 0o700); err != nil {
+			return err
+		}
+		if err := measureFlood(ctx, o, bin, floodDir, engine, stdout, stderr); err != nil {
+			return fmt.Errorf("flood: %w", err)
 		}
 	}
 	if o.ready {

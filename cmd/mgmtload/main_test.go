@@ -123,3 +123,24 @@ func TestParseSize(t *testing.T) {
 		}
 	}
 }
+
+// TestFloodPrintsItsChecks runs a small flood against a server with 16 slots and no queue and
+// checks that the command prints both latency rows and the half-applied check, and ends without
+// error (nothing half-applied, every answer 2xx or a refusal). It measures nothing.
+func TestFloodPrintsItsChecks(t *testing.T) {
+	t.Setenv("MGMTAPI_MAX_CONCURRENT_REQUESTS", "16") // the server started by the command inherits them (the set-up creates 8 at a time)
+	t.Setenv("MGMTAPI_QUEUE_LENGTH", "0")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err := run(ctx, []string{"-scenarios", "flood", "-flood-connections", "40", "-duration", "500ms"}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, &stdout, &stderr)
+	}
+	for _, want := range []string{"40 connections", "admitted (2xx)", "refused (503, 429)", "the server's own time",
+		"0 of them missing", "0 of them left behind", "0 sets nobody created"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("the output lacks %q:\n%s", want, &stdout)
+		}
+	}
+}

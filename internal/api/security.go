@@ -24,8 +24,9 @@ type security struct {
 // HandleApiKey authenticates a team key and requires the operation's permission.
 //
 // Errors: Unauthenticated for a missing or unusable key; Forbidden for a missing permission, and
-// for a send-data key on any operation but ingestion; then Invalid for a path the request was
-// found to spell wrongly before routing (withPathRefusal).
+// for a send-data key on any operation but ingestion; LimitExceeded (429, with Retry-After) for
+// a key over its rate limit (--key-rate-limit, server.LimitKey); then Invalid for a path the
+// request was found to spell wrongly before routing (withPathRefusal).
 func (s *security) HandleApiKey(ctx context.Context, operation oas.OperationName, t oas.ApiKey) (context.Context, error) {
 	server.SetOperation(ctx, operation)
 	p, err := s.authn.Authenticate(ctx, t.APIKey)
@@ -39,6 +40,9 @@ func (s *security) HandleApiKey(ctx context.Context, operation oas.OperationName
 		return nil, apierror.Forbiddenf("Authorization: a send-data key authenticates only ingestion (POST /ingest/alertmanager/v1), not %s", operation)
 	}
 	server.SetKeyID(ctx, p.KeyID)
+	if err := server.LimitKey(ctx, p.KeyID); err != nil {
+		return nil, err
+	}
 	if need == "" || !p.Can(need) {
 		server.SetAuthFailure(ctx, server.AuthMissingPermission)
 		return nil, apierror.Forbiddenf("the API key lacks the permission %q, which %s requires", need, operation)

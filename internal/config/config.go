@@ -53,6 +53,18 @@ type Config struct {
 	// ShutdownDelay is how long, after SIGTERM, the server keeps serving while /readyz answers
 	// 503, before it stops accepting connections.
 	ShutdownDelay time.Duration
+	// MaxConcurrentRequests bounds the API requests in the handler at once; a request finding
+	// them all taken waits at most QueueWait behind at most QueueLength others, or gets 503.
+	MaxConcurrentRequests int
+	QueueLength           int
+	QueueWait             time.Duration
+	// DecodeBudgetBytes bounds the request-body bytes being read and decoded at once across all
+	// requests (at least MaxBodyBytes); beyond it, 503.
+	DecodeBudgetBytes int64
+	// KeyRateLimit is the requests per second each API key may make (0: no limit), with a burst
+	// of KeyRateBurst; beyond it, 429.
+	KeyRateLimit float64
+	KeyRateBurst int
 }
 
 // TLS reports whether the server speaks HTTPS.
@@ -180,6 +192,56 @@ var options = []option{
 			c.ShutdownDelay, err = duration(v, 0, 5*time.Minute, "5s")
 			return err
 		}},
+	{"max-concurrent-requests", "MGMTAPI_MAX_CONCURRENT_REQUESTS", "64", "most API requests in the handler at once, 1 to 100000; more wait in the queue or get 503 with Retry-After",
+		func(c *Config, v string) (err error) {
+			c.MaxConcurrentRequests, err = integer(v, 1, 100000)
+			return err
+		}},
+	{"queue-length", "MGMTAPI_QUEUE_LENGTH", "64", "most API requests waiting for a slot of --max-concurrent-requests, 0 to 100000; 0 refuses at once",
+		func(c *Config, v string) (err error) {
+			c.QueueLength, err = integer(v, 0, 100000)
+			return err
+		}},
+	{"queue-wait", "MGMTAPI_QUEUE_WAIT", "20ms", "longest wait in that queue before 503, 0s to 10s",
+		func(c *Config, v string) (err error) {
+			c.QueueWait, err = duration(v, 0, 10*time.Second, "20ms")
+			return err
+		}},
+	{"decode-budget-bytes", "MGMTAPI_DECODE_BUDGET_BYTES", "67108864", "most request-body bytes read and decoded at once across all requests, at least --max-body-bytes; beyond it 503 with Retry-After",
+		func(c *Config, v string) error {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				return fmt.Errorf("must be an integer, not %q", v)
+			}
+			if n < 1024 {
+				return errors.New("must be at least 1024")
+			}
+			c.DecodeBudgetBytes = n
+			return nil
+		}},
+	{"key-rate-limit", "MGMTAPI_KEY_RATE_LIMIT", "0", "requests per second each API key may make, 0 (no limit) to 1000000; beyond it 429 with Retry-After",
+		func(c *Config, v string) error {
+			r, err := strconv.ParseFloat(v, 64)
+			if err != nil || r < 0 || r > 1e6 || r != r {
+				return fmt.Errorf("must be a number from 0 to 1000000, not %q", v)
+			}
+			c.KeyRateLimit = r
+			return nil
+		}},
+	{"key-rate-burst", "MGMTAPI_KEY_RATE_BURST", "100", "requests an API key may make at once above --key-rate-limit, 1 to 1000000",
+		func(c *Config, v string) (err error) {
+			c.KeyRateBurst, err = integer(v, 1, 1000000)
+			return err
+		}},
+}
+
+// integer reads a whole number from lowest to highest.
+func integer(v string, lowest, highest int) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lowest || n > highest {
+		return 0, fmt.Errorf("must be an integer from %d to %d, not %q", lowest, highest, v)
+	}
+	return n, nil
 }
 
 // secrets are the settings that only variables (or the files they name) carry.
@@ -268,6 +330,10 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 		if err := o.set(&c, value); err != nil {
 			return Config{}, fmt.Errorf("%s: %w", source, err)
 		}
+	}
+	if c.DecodeBudgetBytes < c.MaxBodyBytes {
+		return Config{}, fmt.Errorf("--decode-budget-bytes (%d) must be at least --max-body-bytes (%d): a body of the largest size must fit",
+			c.DecodeBudgetBytes, c.MaxBodyBytes)
 	}
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
 		return Config{}, errors.New("--tls-cert-file and --tls-key-file: give both for HTTPS, or neither")
@@ -376,8 +442,13 @@ func (c Config) String() string {
 	if c.TLS() {
 		tls = c.TLSCertFile
 	}
-	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s log=%s/%s access-log=%s shutdown-delay=%s bootstrap-key=%s operator-key=%s",
-		c.Addr, externalURL, tls, db, c.Region, c.PolicyLimit, c.MaxBodyBytes, c.KPIInterval, extensionsDir, c.LogFormat, c.LogLevel, c.AccessLog, c.ShutdownDelay, mask(c.BootstrapKey), mask(c.OperatorKey))
+	keyRate := "off"
+	if c.KeyRateLimit > 0 {
+		keyRate = fmt.Sprintf("%s/s burst %d", strconv.FormatFloat(c.KeyRateLimit, 'f', -1, 64), c.KeyRateBurst)
+	}
+	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s log=%s/%s access-log=%s shutdown-delay=%s max-concurrent-requests=%d queue=%d/%s decode-budget-bytes=%d key-rate-limit=%s bootstrap-key=%s operator-key=%s",
+		c.Addr, externalURL, tls, db, c.Region, c.PolicyLimit, c.MaxBodyBytes, c.KPIInterval, extensionsDir, c.LogFormat, c.LogLevel, c.AccessLog, c.ShutdownDelay,
+		c.MaxConcurrentRequests, c.QueueLength, c.QueueWait, c.DecodeBudgetBytes, keyRate, mask(c.BootstrapKey), mask(c.OperatorKey))
 }
 
 // DefaultExternalURL is the base URL derived from the address the server listens on: a wildcard

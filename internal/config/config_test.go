@@ -24,7 +24,9 @@ func TestDefaults(t *testing.T) {
 	}
 	if c.Addr != "127.0.0.1:8080" || c.DataDir != "./data" || c.PolicyLimit != 200 || c.MaxBodyBytes != 16<<20 ||
 		c.AccessLog != "errors" || c.KPIInterval != 30*time.Second || c.DatabaseWait != 30*time.Second ||
-		c.ShutdownDelay != 5*time.Second || c.AuditRetention != 90*24*time.Hour || c.ExternalURL != "" || c.TLS() || c.LogFormat != "text" {
+		c.ShutdownDelay != 5*time.Second || c.AuditRetention != 90*24*time.Hour || c.ExternalURL != "" || c.TLS() || c.LogFormat != "text" ||
+		c.MaxConcurrentRequests != 64 || c.QueueLength != 64 || c.QueueWait != 20*time.Millisecond ||
+		c.DecodeBudgetBytes != 64<<20 || c.KeyRateLimit != 0 || c.KeyRateBurst != 100 {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
@@ -37,14 +39,18 @@ func TestFlagsWinOverBadVariables(t *testing.T) {
 		"database-url": "mysql://x", "database-wait": "forever", "region": "", "policy-limit": "abc",
 		"max-body-bytes": "12", "kpi-interval": "soon", "extensions-dir": "", "log-format": "xml",
 		"log-level": "loud", "access-log": "sampled", "shutdown-delay": "1y",
-		"audit-retention": "30m",
+		"audit-retention":         "30m",
+		"max-concurrent-requests": "0", "queue-length": "-1", "queue-wait": "11s", "decode-budget-bytes": "1k",
+		"key-rate-limit": "fast", "key-rate-burst": "0",
 	}
 	good := map[string]string{
 		"addr": "127.0.0.1:0", "external-url": "https://mgmt.example.com", "tls-cert-file": "", "tls-key-file": "",
 		"data-dir": "/tmp/x", "database-url": "postgres://db.example.com/mgmt", "database-wait": "2s", "region": "eu2",
 		"policy-limit": "5", "max-body-bytes": "2048", "kpi-interval": "10s", "extensions-dir": "/tmp/ext",
 		"log-format": "json", "log-level": "warn", "access-log": "all", "shutdown-delay": "0s",
-		"audit-retention": "30d",
+		"audit-retention":         "30d",
+		"max-concurrent-requests": "8", "queue-length": "0", "queue-wait": "0s", "decode-budget-bytes": "16777216",
+		"key-rate-limit": "0.5", "key-rate-burst": "3",
 	}
 	for _, o := range options {
 		badValue, ok := bad[o.flag]
@@ -84,6 +90,10 @@ func TestBadValues(t *testing.T) {
 		{[]string{"--audit-retention", "3651d"}, nil, "--audit-retention: must be 0 or from 1h to 3650d"},
 		{[]string{"--audit-retention", "-2d"}, nil, "--audit-retention: must be 0 or from 1h to 3650d"},
 		{[]string{"--audit-retention", "ninety"}, nil, "--audit-retention: must be 0 or from 1h to 3650d"},
+		{[]string{"--max-concurrent-requests", "100001"}, nil, "--max-concurrent-requests: must be an integer from 1 to 100000"},
+		{[]string{"--key-rate-limit", "-1"}, nil, "--key-rate-limit: must be a number from 0 to 1000000"},
+		{[]string{"--key-rate-limit", "NaN"}, nil, "--key-rate-limit: must be a number from 0 to 1000000"},
+		{[]string{"--decode-budget-bytes", "1048576"}, nil, "--decode-budget-bytes (1048576) must be at least --max-body-bytes (16777216)"},
 		{[]string{"--external-url", "mgmt.example.com"}, nil, "--external-url: must be an absolute http or https URL"},
 		{[]string{"--external-url", "https://"}, nil, "--external-url: must name a host"},
 		{[]string{"--external-url", "https://x.example.com/?a=b"}, nil, "--external-url: must have no query or fragment"},

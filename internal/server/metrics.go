@@ -17,6 +17,10 @@ type metrics struct {
 	inFlight prometheus.Gauge
 	// authFailures counts the requests refused with 401 or 403, by reason (authfailures.go).
 	authFailures *prometheus.CounterVec
+	// shed counts the requests refused by load shedding, by reason (shedConcurrency,
+	// shedDecodeBudget); rateLimited those refused by a key's rate limit.
+	shed        *prometheus.CounterVec
+	rateLimited prometheus.Counter
 
 	// seen keeps the series already used, so that a request finds its own without hashing its
 	// labels and formatting its status again.
@@ -34,7 +38,13 @@ type requestLabels struct {
 	status    int
 }
 
-func newMetrics(reg *prometheus.Registry, dbStats func() sql.DBStats) *metrics {
+// The reasons of mgmtapi_requests_shed_total.
+const (
+	shedConcurrency  = "concurrency"
+	shedDecodeBudget = "decode_budget"
+)
+
+func newMetrics(reg *prometheus.Registry, dbStats func() sql.DBStats, admission *admission, budget *decodeBudget) *metrics {
 	m := &metrics{
 		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "mgmtapi_requests_total",
@@ -49,8 +59,34 @@ func newMetrics(reg *prometheus.Registry, dbStats func() sql.DBStats) *metrics {
 			Name: "mgmtapi_requests_in_flight",
 			Help: "Requests being answered now.",
 		}),
+		shed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mgmtapi_requests_shed_total",
+			Help: "API requests refused with 503 before being read, by reason: concurrency (every slot and the queue taken) or decode_budget (the bodies being decoded at once).",
+		}, []string{"reason"}),
+		rateLimited: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mgmtapi_requests_rate_limited_total",
+			Help: "API requests refused with 429 by their key's rate limit.",
+		}),
 		seen:         map[requestLabels]series{},
 		authFailures: newAuthFailures(reg),
+	}
+	for _, reason := range []string{shedConcurrency, shedDecodeBudget} {
+		m.shed.WithLabelValues(reason)
+	}
+	reg.MustRegister(m.shed, m.rateLimited)
+	if admission != nil {
+		reg.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mgmtapi_requests_admitted",
+				Help: "API requests holding one of the --max-concurrent-requests slots now."},
+				func() float64 { return float64(admission.inHandler()) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mgmtapi_requests_queued",
+				Help: "API requests waiting for a slot now."},
+				func() float64 { return float64(admission.queued.Load()) }))
+	}
+	if budget != nil {
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mgmtapi_decode_budget_bytes_in_use",
+			Help: "Request-body bytes of the --decode-budget-bytes budget taken now."},
+			func() float64 { return float64(budget.inUse()) }))
 	}
 	build := buildinfo.Read()
 	buildInfo := prometheus.NewGauge(prometheus.GaugeOpts{

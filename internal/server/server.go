@@ -1,8 +1,10 @@
 // Package server is the HTTP side of the process: the routes that need no key (/healthz,
 // /readyz, /metrics, /openapi.json, /openapi.yaml, and the reference page at /docs when given),
 // and the middleware every request crosses — request id, access log line (all, errors or none;
-// probes and scrapes at DEBUG), panic recovery, body limit, metrics and, once shutdown begins,
-// draining (/readyz 503, Connection: close).
+// probes and scrapes at DEBUG), panic recovery, body limit, metrics, load shedding (a bound on
+// the API requests in the handler, with a short queue: shedding.go), the decode budget
+// (budget.go), the per-key rate limit (ratelimit.go), 408 for a body not received in time
+// (bodyguard.go) and, once shutdown begins, draining (/readyz 503, Connection: close).
 package server
 
 import (
@@ -41,6 +43,20 @@ type Options struct {
 	AccessLog AccessLog
 	// Docs, when set, serves the API reference page: GET /, GET /docs and GET /docs/... go to it.
 	Docs http.Handler
+
+	// MaxConcurrent bounds the API requests in the handler at once (0: no bound). A request
+	// finding every slot taken waits for one at most QueueWait, behind at most QueueLength others;
+	// otherwise it is answered 503 with Retry-After at once (see shedding.go).
+	MaxConcurrent int
+	QueueLength   int
+	QueueWait     time.Duration
+	// DecodeBudgetBytes bounds the body bytes of API requests being read and decoded at once
+	// (0: no budget); beyond it, 503 with Retry-After (see budget.go).
+	DecodeBudgetBytes int64
+	// KeyRate, when above 0, limits each API key to KeyRate requests per second with a burst of
+	// KeyBurst; beyond it, 429 with Retry-After (see ratelimit.go, LimitKey).
+	KeyRate  float64
+	KeyBurst int
 }
 
 // AccessLog chooses which answered requests are logged at INFO as a "request" line.
@@ -64,12 +80,15 @@ func New(opts Options) *Handler {
 		opts.AccessLog = AccessLogErrors
 	}
 	reg := prometheus.NewRegistry()
-	m := newMetrics(reg, opts.DBStats)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, []byte(`{"status":"ok"}`))
 	})
-	h := &Handler{opts: opts, mux: mux}
+	h := &Handler{opts: opts, mux: mux,
+		admission: newAdmission(opts.MaxConcurrent, opts.QueueLength, opts.QueueWait),
+		budget:    newDecodeBudget(opts.DecodeBudgetBytes),
+		limiter:   newKeyLimiter(opts.KeyRate, opts.KeyBurst),
+	}
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		if h.draining.Load() {
 			opts.WriteError(w, http.StatusServiceUnavailable, "the server is shutting down")
@@ -101,7 +120,7 @@ func New(opts Options) *Handler {
 
 	var prefix [8]byte
 	_, _ = rand.Read(prefix[:])
-	h.metrics, h.idPrefix = m, hex.EncodeToString(prefix[:])
+	h.metrics, h.idPrefix = newMetrics(reg, opts.DBStats, h.admission, h.budget), hex.EncodeToString(prefix[:])
 	return h
 }
 
@@ -122,6 +141,11 @@ type Handler struct {
 	idCounter atomic.Uint32
 	// draining is set once shutdown begins.
 	draining atomic.Bool
+	shedLog  shedLog
+	// admission, budget and limiter are nil when not configured.
+	admission *admission
+	budget    *decodeBudget
+	limiter   *keyLimiter
 }
 
 // Drain tells the handler that shutdown has begun: from now on /readyz answers 503 and every
@@ -135,6 +159,13 @@ type request struct {
 	operation   string
 	keyID       string
 	authFailure AuthFailure // why the request is refused, when it is (see SetAuthFailure)
+	// shed is set when the request was refused by load shedding: it gets no log line of its own
+	// (see shedLog).
+	shed bool
+	// handler, limiter and header (the answer's) serve LimitKey.
+	handler *Handler
+	limiter *keyLimiter
+	header  http.Header
 }
 
 type requestKey struct{}
@@ -176,6 +207,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	x := &exchange{}
 	req, rec := &x.request, &x.statusRecorder
+	req.handler, req.limiter, req.header = h, h.limiter, w.Header()
 	req.id = r.Header.Get("X-Request-Id")
 	if req.id == "" || len(req.id) > 128 {
 		req.id = h.newRequestID()
@@ -213,6 +245,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		elapsed := time.Since(start)
 		h.metrics.observe(operation, status, elapsed)
 		h.metrics.countAuthFailure(r, req, status)
+		if req.shed {
+			if n, due := h.shedLog.count(start); due {
+				h.opts.Logger.WarnContext(ctx, "shedding load: requests refused with 503 since the last such line",
+					"refused", n, "max_concurrent_requests", h.opts.MaxConcurrent, "queue_length", h.opts.QueueLength,
+					"decode_budget_bytes", h.opts.DecodeBudgetBytes)
+			}
+			return
+		}
 		level := slog.LevelInfo
 		if operation == "none" && isProbeOrScrape(r.URL.Path) {
 			level = slog.LevelDebug
@@ -227,10 +267,41 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("body: larger than the limit of %d bytes", h.opts.MaxBodyBytes))
 		return
 	}
-	if r.Body != nil && r.Body != http.NoBody {
-		r.Body = http.MaxBytesReader(rec, r.Body, h.opts.MaxBodyBytes)
+	api := r.Method != http.MethodConnect && isOperationPath(r.URL.EscapedPath())
+	if api && h.admission != nil {
+		if !h.admission.enter(ctx) {
+			req.shed = true
+			h.metrics.shed.WithLabelValues(shedConcurrency).Inc()
+			rec.Header().Set("Retry-After", retryAfter())
+			h.opts.WriteError(rec, http.StatusServiceUnavailable, fmt.Sprintf(
+				"the server is answering as many requests as it can (%d, and %d waiting); retry later",
+				h.opts.MaxConcurrent, h.opts.QueueLength))
+			return
+		}
+		defer h.admission.leave()
 	}
-	if r.Method != http.MethodConnect && isOperationPath(r.URL.EscapedPath()) {
+	if r.Body != nil && r.Body != http.NoBody {
+		body := &guardedBody{ReadCloser: r.Body, h: h, x: x}
+		if api && h.budget != nil {
+			if r.ContentLength > 0 {
+				if !h.budget.take(r.ContentLength) {
+					req.shed = true
+					h.metrics.shed.WithLabelValues(shedDecodeBudget).Inc()
+					rec.Header().Set("Retry-After", retryAfter())
+					h.opts.WriteError(rec, http.StatusServiceUnavailable, fmt.Sprintf(
+						"body: the server is decoding %d bytes of other requests' bodies, its budget; retry later",
+						h.budget.limit))
+					return
+				}
+				defer h.budget.give(r.ContentLength)
+			} else {
+				body.budget = h.budget
+				defer func() { h.budget.give(body.taken) }()
+			}
+		}
+		r.Body = http.MaxBytesReader(rec, body, h.opts.MaxBodyBytes)
+	}
+	if api {
 		h.opts.API.ServeHTTP(rec, r)
 		return
 	}
@@ -285,9 +356,15 @@ type statusRecorder struct {
 	http.ResponseWriter
 	status int
 	bytes  int64
+	// answered is set once the server answered from inside a body read (bodyguard.go): what the
+	// API writes after is dropped.
+	answered bool
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
+	if s.answered {
+		return
+	}
 	if s.status == 0 {
 		s.status = code
 	}
@@ -295,6 +372,9 @@ func (s *statusRecorder) WriteHeader(code int) {
 }
 
 func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.answered {
+		return len(b), nil
+	}
 	if s.status == 0 {
 		s.status = http.StatusOK
 	}

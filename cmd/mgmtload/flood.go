@@ -1,0 +1,400 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// The flood measurement (-scenarios flood, not in all) holds -flood-connections keep-alive
+// connections to one mgmtapi at once, every one with a request in flight all the time for
+// -duration: half list a team's recording-rule sets, half create one. A client answered 503 or
+// 429 waits as its Retry-After says before its next request, or, with -flood-ignore-retry-after,
+// sends it at once (a hostile client). It
+// prints the latency of the admitted answers (2xx) and of the refused ones (503 and 429) apart,
+// against the targets — admitted p99 ≤ 500 ms, refused p99 < 50 ms — and then checks that nothing
+// is half-applied: every create answered 2xx is in the team's list, every create answered 503 is
+// not, and the list holds nothing else.
+
+// floodListedSets is how many sets the listed team holds.
+const floodListedSets = 100
+
+// Targets of the flood.
+const (
+	floodAdmittedP99 = 500 * time.Millisecond
+	floodRefusedP99  = 50 * time.Millisecond
+)
+
+// floodOutcome is what one flood measured.
+type floodOutcome struct {
+	admitted, refused []time.Duration
+	// statuses counts every answer by status; noAnswer the requests that got none.
+	statuses map[int]int
+	noAnswer int
+	lastErr  string
+	// created are the names of the sets whose create was answered 2xx, refusedCreates those
+	// answered 503 or 429, unanswered those that got no answer (either may be true of them).
+	created, refusedCreates, unanswered []string
+}
+
+// measureFlood runs the flood against a fresh mgmtapi and prints it; it fails when something is
+// half-applied or an answer is neither 2xx nor a refusal.
+func measureFlood(ctx context.Context, o options, bin, workDir, engine string, stdout, stderr io.Writer) error {
+	if err := raiseOpenFileLimit(2*o.floodConnections + 1024); err != nil {
+		return err
+	}
+	server, err := startMgmtapi(ctx, bin, workDir, o.databaseURL)
+	if err != nil {
+		return err
+	}
+	defer server.stop()
+	run := time.Now().UTC().Format("150405.000")
+	createKey, err := createTeam(ctx, server, "mgmtload-flood-"+run)
+	if err != nil {
+		return err
+	}
+	listKey, err := createTeam(ctx, server, "mgmtload-flood-list-"+run)
+	if err != nil {
+		return err
+	}
+	f := &fixture{run: run}
+	if err := f.seed(ctx, server, listKey, floodListedSets, f.createSet); err != nil {
+		return err
+	}
+
+	fmt.Fprintf(stderr, "mgmtload: flood: opening %d connections\n", o.floodConnections)
+	server.resetPeakRSS()
+	before, err := serverLatencies(ctx, server.baseURL)
+	if err != nil {
+		return err
+	}
+	out, err := flood(ctx, server.baseURL, createKey, listKey, o.floodConnections, o.duration, !o.floodIgnoreRetryAfter)
+	if err != nil {
+		return err
+	}
+	peak := server.peakRSS()
+	after, err := serverLatencies(ctx, server.baseURL)
+	if err != nil {
+		return err
+	}
+
+	fmt.Fprintf(stderr, "mgmtload: flood: reading the created sets back\n")
+	var listed struct {
+		Sets []struct {
+			Name string `json:"name"`
+		} `json:"sets"`
+	}
+	if err := call(ctx, server.baseURL, createKey, "GET", recordingRuleSetsPath, nil, &listed); err != nil {
+		return err
+	}
+	present := map[string]bool{}
+	for _, s := range listed.Sets {
+		present[s.Name] = true
+	}
+	missing, leftBehind := 0, 0
+	for _, name := range out.created {
+		if !present[name] {
+			missing++
+		}
+	}
+	for _, name := range out.refusedCreates {
+		if present[name] {
+			leftBehind++
+		}
+	}
+	unansweredApplied := 0
+	for _, name := range out.unanswered {
+		if present[name] {
+			unansweredApplied++
+		}
+	}
+	other := len(listed.Sets) - len(out.created) - unansweredApplied
+
+	clients := "clients wait as Retry-After says"
+	if o.floodIgnoreRetryAfter {
+		clients = "clients ignore Retry-After"
+	}
+	fmt.Fprintf(stdout, "mgmtload flood %s: mgmtapi on %s, %d connections for %s, half listing %d sets, half creating; %s; the server's shedding settings from its MGMTAPI_ variables or defaults; %d CPUs shared with the load generator; peak RSS %s\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), engine, o.floodConnections, o.duration, floodListedSets, clients, runtime.NumCPU(), rss(peak, false))
+	fmt.Fprintf(stdout, "%-22s %9s %9s %9s %9s  %s\n", "answers", "count", "p50", "p99", "max", "target")
+	printFloodRow(stdout, "admitted (2xx)", out.admitted, fmt.Sprintf("p99 ≤ %s", floodAdmittedP99), floodAdmittedP99)
+	printFloodRow(stdout, "refused (503, 429)", out.refused, fmt.Sprintf("p99 < %s", floodRefusedP99), floodRefusedP99-time.Microsecond)
+	fmt.Fprintf(stdout, "the server's own time (its /metrics histogram, bucket bounds): admitted p50 ≤ %s p99 ≤ %s; refused p50 ≤ %s p99 ≤ %s\n",
+		after.admitted.minus(before.admitted).quantile(0.5), after.admitted.minus(before.admitted).quantile(0.99),
+		after.refused.minus(before.refused).quantile(0.5), after.refused.minus(before.refused).quantile(0.99))
+	codes := make([]int, 0, len(out.statuses))
+	for code := range out.statuses {
+		codes = append(codes, code)
+	}
+	slices.Sort(codes)
+	fmt.Fprint(stdout, "statuses:")
+	for _, code := range codes {
+		fmt.Fprintf(stdout, " %d×%d", code, out.statuses[code])
+	}
+	fmt.Fprintf(stdout, "; no answer: %d\n", out.noAnswer)
+	fmt.Fprintf(stdout, "half-applied check: %d creates answered 2xx, %d of them missing; %d refused, %d of them left behind; %d unanswered (%d applied); %d sets nobody created\n",
+		len(out.created), missing, len(out.refusedCreates), leftBehind, len(out.unanswered), unansweredApplied, other)
+
+	var failed []error
+	if missing > 0 || leftBehind > 0 || other != 0 {
+		failed = append(failed, errors.New("something is half-applied"))
+	}
+	for code, n := range out.statuses {
+		if code/100 != 2 && code != http.StatusServiceUnavailable && code != http.StatusTooManyRequests {
+			failed = append(failed, fmt.Errorf("%d answers %d", n, code))
+		}
+	}
+	if out.noAnswer > 0 {
+		failed = append(failed, fmt.Errorf("%d requests got no answer (last: %s)", out.noAnswer, out.lastErr))
+	}
+	return errors.Join(failed...)
+}
+
+func printFloodRow(w io.Writer, name string, latencies []time.Duration, target string, bound time.Duration) {
+	r := result{latencies: latencies}
+	p99 := r.percentile(0.99)
+	verdict := "met"
+	if len(latencies) == 0 {
+		verdict = "none measured"
+	} else if p99 > bound {
+		verdict = "MISSED"
+	}
+	fmt.Fprintf(w, "%-22s %9d %9s %9s %9s  %s: %s\n", name, len(latencies), latency(&r, 0.5), latency(&r, 0.99), latency(&r, 1), target, verdict)
+}
+
+// flood opens connections connections (each its own client), waits until all are open, then has
+// them all send requests back to back for d.
+func flood(ctx context.Context, baseURL, createKey, listKey string, connections int, d time.Duration, honourRetryAfter bool) (floodOutcome, error) {
+	type worker struct {
+		client *http.Client
+		out    floodOutcome
+	}
+	workers := make([]*worker, connections)
+	var opened sync.WaitGroup
+	dialErrs := make(chan error, connections)
+	for i := range workers {
+		transport := &http.Transport{
+			DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConns:        1,
+			MaxIdleConnsPerHost: 1,
+			MaxConnsPerHost:     1,
+			DisableCompression:  true,
+		}
+		workers[i] = &worker{client: &http.Client{Transport: transport}, out: floodOutcome{statuses: map[int]int{}}}
+		opened.Add(1)
+		go func() {
+			defer opened.Done()
+			// A probe, never shed, opens the worker's connection before the flood starts.
+			resp, err := workers[i].client.Get(baseURL + "/healthz")
+			if err != nil {
+				dialErrs <- err
+				return
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}()
+	}
+	opened.Wait()
+	close(dialErrs)
+	if err := <-dialErrs; err != nil {
+		return floodOutcome{}, fmt.Errorf("opening the connections: %w", err)
+	}
+
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i, w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer w.client.CloseIdleConnections()
+			for seq := 0; ctx.Err() == nil; seq++ {
+				var req *http.Request
+				name := ""
+				if i%2 == 0 {
+					req, _ = http.NewRequest("GET", baseURL+recordingRuleSetsPath, nil)
+					req.Header.Set("Authorization", "Bearer "+listKey)
+				} else {
+					name = fmt.Sprintf("flood w%d #%d", i, seq)
+					body := fmt.Sprintf(`{"name":%q,"groups":[{"name":"g","interval":60,"rules":[{"record":"r:x","expr":"sum(up)"}]}]}`, name)
+					req, _ = http.NewRequest("POST", baseURL+recordingRuleSetsPath, bytes.NewReader([]byte(body)))
+					req.Header.Set("Authorization", "Bearer "+createKey)
+					req.Header.Set("Content-Type", "application/json")
+				}
+				began := time.Now()
+				resp, err := w.client.Do(req)
+				if err == nil {
+					_, err = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				took := time.Since(began)
+				if err != nil {
+					w.out.noAnswer++
+					w.out.lastErr = err.Error()
+					if name != "" {
+						w.out.unanswered = append(w.out.unanswered, name)
+					}
+					continue
+				}
+				w.out.statuses[resp.StatusCode]++
+				switch {
+				case resp.StatusCode/100 == 2:
+					w.out.admitted = append(w.out.admitted, took)
+					if name != "" {
+						w.out.created = append(w.out.created, name)
+					}
+				case resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusTooManyRequests:
+					w.out.refused = append(w.out.refused, took)
+					if name != "" {
+						w.out.refusedCreates = append(w.out.refusedCreates, name)
+					}
+					if honourRetryAfter {
+						wait := time.Second
+						if seconds, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && seconds > 0 {
+							wait = time.Duration(seconds) * time.Second
+						}
+						select {
+						case <-ctx.Done():
+						case <-time.After(wait):
+						}
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	total := floodOutcome{statuses: map[int]int{}}
+	for _, w := range workers {
+		total.admitted = append(total.admitted, w.out.admitted...)
+		total.refused = append(total.refused, w.out.refused...)
+		for code, n := range w.out.statuses {
+			total.statuses[code] += n
+		}
+		total.noAnswer += w.out.noAnswer
+		if w.out.lastErr != "" {
+			total.lastErr = w.out.lastErr
+		}
+		total.created = append(total.created, w.out.created...)
+		total.refusedCreates = append(total.refusedCreates, w.out.refusedCreates...)
+		total.unanswered = append(total.unanswered, w.out.unanswered...)
+	}
+	return total, nil
+}
+
+// raiseOpenFileLimit raises this process's soft limit of open files to at least n (up to the hard
+// limit); the mgmtapi child inherits it.
+func raiseOpenFileLimit(n int) error {
+	var limit syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &limit); err != nil {
+		return err
+	}
+	if limit.Cur >= uint64(n) {
+		return nil
+	}
+	if limit.Max < uint64(n) {
+		return fmt.Errorf("-flood-connections: needs %d open files, and the hard limit is %d (raise it: ulimit -Hn)", n, limit.Max)
+	}
+	limit.Cur = uint64(n)
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &limit); err != nil {
+		return fmt.Errorf("raise the open-file limit to %d: %w", n, err)
+	}
+	return nil
+}
+
+// histogram is a cumulative Prometheus histogram: the count at or below each bound, in the order
+// of the bounds.
+type histogram struct {
+	bounds []string
+	counts []float64
+}
+
+func (h histogram) minus(o histogram) histogram {
+	out := histogram{bounds: h.bounds, counts: slices.Clone(h.counts)}
+	for i := range out.counts {
+		if i < len(o.counts) {
+			out.counts[i] -= o.counts[i]
+		}
+	}
+	return out
+}
+
+// quantile returns the bound of the first bucket holding the q-quantile, or "-" when empty.
+func (h histogram) quantile(q float64) string {
+	if len(h.counts) == 0 || h.counts[len(h.counts)-1] == 0 {
+		return "-"
+	}
+	total := h.counts[len(h.counts)-1]
+	for i, c := range h.counts {
+		if c >= q*total {
+			if h.bounds[i] == "+Inf" {
+				return "+Inf"
+			}
+			seconds, _ := strconv.ParseFloat(h.bounds[i], 64)
+			return time.Duration(seconds * float64(time.Second)).String()
+		}
+	}
+	return "+Inf"
+}
+
+// serverTimes are the server's request-duration histograms summed over the operations
+// (admitted: routed to an operation) and over the requests refused before routing (operation
+// "none", which the probes share: the flood sends none while it runs).
+type serverTimes struct{ admitted, refused histogram }
+
+// serverLatencies reads the server's request-duration histograms from its /metrics.
+func serverLatencies(ctx context.Context, baseURL string) (serverTimes, error) {
+	req, err := http.NewRequestWithContext(ctx, "GET", baseURL+"/metrics", nil)
+	if err != nil {
+		return serverTimes{}, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return serverTimes{}, fmt.Errorf("/metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return serverTimes{}, err
+	}
+	var t serverTimes
+	add := func(h *histogram, bound string, count float64) {
+		i := slices.Index(h.bounds, bound)
+		if i < 0 {
+			h.bounds = append(h.bounds, bound)
+			h.counts = append(h.counts, 0)
+			i = len(h.bounds) - 1
+		}
+		h.counts[i] += count
+	}
+	const prefix = "mgmtapi_request_duration_seconds_bucket{"
+	for _, line := range strings.Split(string(body), "\n") {
+		labels, ok := strings.CutPrefix(line, prefix)
+		if !ok {
+			continue
+		}
+		labels, value, _ := strings.Cut(labels, "} ")
+		count, err := strconv.ParseFloat(value, 64)
+		if err != nil {
+			continue
+		}
+		_, bound, _ := strings.Cut(labels, `le="`)
+		bound = strings.TrimSuffix(bound, `"`)
+		if strings.Contains(labels, `operation="none"`) {
+			add(&t.refused, bound, count)
+		} else {
+			add(&t.admitted, bound, count)
+		}
+	}
+	return t, nil
+}

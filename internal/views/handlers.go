@@ -226,19 +226,16 @@ func (h *ViewHandler) ReplaceViewFolder(ctx context.Context, req *oas.ViewFolder
 func (h *ViewHandler) DeleteViewFolder(ctx context.Context, params oas.DeleteViewFolderParams) error {
 	caller := auth.PrincipalFrom(ctx)
 	id := string(params.ID)
-	var held int
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		var err error
-		held, err = deleteFolder(ctx, tx, caller.TeamID, id)
+		held, err := deleteFolder(ctx, tx, caller.TeamID, id)
+		if err == nil && held > 0 {
+			// Refused inside the transaction, so that it rolls back: a refusal commits nothing,
+			// not even its audit record.
+			return apierror.Conflictf("id: view folder %s holds %d views; move or delete them first", id, held)
+		}
 		return err
 	})
-	if err != nil {
-		return folderNotFoundAs(err, "id", id)
-	}
-	if held > 0 {
-		return apierror.Conflictf("id: view folder %s holds %d views; move or delete them first", id, held)
-	}
-	return nil
+	return folderNotFoundAs(err, "id", id)
 }
 
 // checkFolder requires the request's folderId, when set, to name one of the team's folders, and

@@ -1098,19 +1098,31 @@ func snapshotDB(t *testing.T, env *apitest.Env) map[string]string {
 		t.Fatalf("snapshot: %v", err)
 	}
 	defer rows.Close()
-	out := make(map[string]string, len(snap.tables))
+	// One builder per table: appending to a string per row would copy each table's text once per
+	// row, and the write probes take thousands of snapshots.
+	builders := make(map[string]*strings.Builder, len(snap.tables))
 	for _, table := range snap.tables {
-		out[table] = ""
+		builders[table] = &strings.Builder{}
 	}
+	var table, row []byte
 	for rows.Next() {
-		var table, row string
 		if err := rows.Scan(&table, &row); err != nil {
 			t.Fatal(err)
 		}
-		out[table] += row + "\n"
+		b := builders[string(table)]
+		if b == nil {
+			b = &strings.Builder{}
+			builders[string(table)] = b
+		}
+		b.Write(row)
+		b.WriteByte('\n')
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
+	}
+	out := make(map[string]string, len(builders))
+	for table, b := range builders {
+		out[table] = b.String()
 	}
 	return out
 }

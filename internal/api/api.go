@@ -219,6 +219,7 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, status, msg)
 		return
 	}
+	routed := false // whether the write below was routed already (the body scan and the audit share it)
 	if r.Body != nil && r.Body != http.NoBody {
 		if msg, status := checkCharset(r.Header.Get("Content-Type")); msg != "" {
 			server.SetOperation(r.Context(), a.OperationName(r))
@@ -227,11 +228,15 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		// The body is checked as the operation reads it (bodybounds.go); GETs without a body
 		// are not routed here.
-		if route, ok := a.router.FindRoute(r.Method, r.URL.Path); ok {
+		if route, ok := a.router.FindPath(r.Method, r.URL); ok {
 			if msg := checkIntegerArgs(route.OperationID(), route.PathPattern(), route.Args()); msg != "" {
 				r = withPathRefusal(r, msg)
 			}
 			r.Body = scanBody(route.OperationID(), r.Body)
+			if r.Method != http.MethodGet && r.Method != http.MethodHead {
+				r = a.withAudit(r, route)
+			}
+			routed = true
 		}
 	} else if mayHoldSignedOrPaddedNumber(r.URL.Path) {
 		if route, ok := a.router.FindRoute(r.Method, r.URL.Path); ok {
@@ -241,7 +246,11 @@ func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if r.Method != http.MethodGet {
-		r = a.withAudit(r)
+		if !routed && r.Method != http.MethodHead {
+			if route, ok := a.router.FindPath(r.Method, r.URL); ok {
+				r = a.withAudit(r, route)
+			}
+		}
 	} else {
 		// The key is built in a stack buffer: a map index by string(bytes) does not allocate,
 		// where "GET "+path would on every GET (paths are longer than the compiler's 32 bytes).

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/server"
 )
 
@@ -17,16 +18,10 @@ import (
 // db.InTx writes the record in each write transaction that commits for the request. A request
 // refused before that, or whose operation fails, writes none.
 
-// withAudit returns r with an audit entry for its operation when r may change state and routes
-// to an operation; otherwise r unchanged.
-func (a *API) withAudit(r *http.Request) *http.Request {
-	if r.Method == http.MethodGet || r.Method == http.MethodHead {
-		return r
-	}
-	route, ok := a.router.FindPath(r.Method, r.URL)
-	if !ok {
-		return r
-	}
+// withAudit returns r with an audit entry for the operation of route, the route of r, which
+// ServeHTTP finds once for the body scan and this entry. The caller sends only requests that may
+// change state (no GET or HEAD).
+func (a *API) withAudit(r *http.Request, route oas.Route) *http.Request {
 	op := route.OperationID()
 	e := &db.AuditEntry{
 		Operation: op,

@@ -175,14 +175,18 @@ func configurationAreas(opts Options, catalog *extensions.Catalog) []teamconfig.
 		slos.Configuration{},
 		parsingrules.Configuration{},
 		presets.Configuration{},
+		presets.DefaultsConfiguration{},
 		policies.Configuration{Limit: opts.PolicyLimit},
 		policies.SettingsConfiguration{},
 		quotarules.Configuration{},
 		retentions.Configuration{},
+		retentions.EnabledConfiguration{},
 		roles.Configuration{},
 		views.FolderConfiguration{},
 		views.Configuration{},
 		dashboards.Configuration{},
+		dashboards.DefaultConfiguration{},
+		dashboards.PinsConfiguration{},
 		extensions.Configuration{Catalog: catalog},
 	}
 }

@@ -160,6 +160,14 @@ func setDefault(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
 	return nil
 }
 
+// clearDefault leaves the team without a default dashboard.
+func clearDefault(ctx context.Context, tx *db.Tx, teamID int64) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM dashboard_defaults WHERE team_id = $1`, teamID); err != nil {
+		return fmt.Errorf("clear default dashboard: %w", err)
+	}
+	return nil
+}
+
 // setPinned pins (pinned true) or unpins the dashboard for the key; both are idempotent.
 func setPinned(ctx context.Context, tx *db.Tx, teamID int64, keyID, id string, pinned bool) error {
 	var err error

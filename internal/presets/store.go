@@ -184,3 +184,25 @@ func presetDefault(ctx context.Context, q db.Querier, teamID int64, c oas.Connec
 func listPresetsOfEntityType(ctx context.Context, q db.Querier, teamID int64, e oas.NotificationEntityType) ([]oas.Preset, error) {
 	return queryPresets(ctx, q, `team_id = $1 AND entity_type = $2`, teamID, string(e))
 }
+
+// eachPresetDefault calls yield with each pair whose default is a custom preset of the team, and
+// that preset's id, by pair; it stops at yield's first error and returns it.
+func eachPresetDefault(ctx context.Context, q db.Querier, teamID int64, yield func(oas.ConnectorType, oas.NotificationEntityType, string) error) error {
+	rows, err := q.QueryContext(ctx,
+		`SELECT connector_type, entity_type, preset_id FROM notification_preset_defaults
+		 WHERE team_id = $1 ORDER BY connector_type, entity_type`, teamID)
+	if err != nil {
+		return fmt.Errorf("list default presets: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c, e, id string
+		if err := rows.Scan(&c, &e, &id); err != nil {
+			return fmt.Errorf("list default presets: %w", err)
+		}
+		if err := yield(oas.ConnectorType(c), oas.NotificationEntityType(e), id); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}

@@ -167,6 +167,11 @@ func (h *Handler) carryOut(ctx context.Context, tx *db.Tx, caller *auth.Principa
 		changed := len(p.deletes) > 0
 		for i, r := range p.want {
 			if p.puts[i].Action == ActionUnchanged {
+				if ref, ok := p.area.(Referrer); ok {
+					if err := ref.Recheck(ctx, tx, caller.TeamID, r); err != nil {
+						return nil, h.located(p.area, i, r.Name, err)
+					}
+				}
 				continue
 			}
 			changed = true

@@ -59,10 +59,11 @@ type Resource struct {
 }
 
 // AreaOrder is the order of the areas in the document and in an apply. An area that refers to
-// another comes after it (views after view folders).
+// another comes after it (views after view folders, a pair's default preset after the presets).
 var AreaOrder = []string{
-	"recordingRuleSets", "notificationPresets", "parsingRuleGroups", "policies", "policySettings",
-	"quotaRuleSet", "retentionTags", "customRoles", "viewFolders", "views", "dashboards",
+	"recordingRuleSets", "notificationPresets", "notificationPresetDefaults", "parsingRuleGroups",
+	"policies", "policySettings", "quotaRuleSet", "retentionTags", "retentionTagsEnabled",
+	"customRoles", "viewFolders", "views", "dashboards", "defaultDashboard", "dashboardPins",
 	"extensionDeployments", "slos", "events2metrics",
 }
 
@@ -187,4 +188,14 @@ func WithFields(doc []byte, set map[string]any) ([]byte, error) {
 // keeps out of what it drops.
 type DeletesLast interface {
 	DeletesLast()
+}
+
+// Referrer is implemented by areas whose resources only refer to other areas' resources (a
+// pair's default preset, the default dashboard, pins): applying an earlier area can undo such a
+// reference although the plan leaves it unchanged (a preset moved to another pair loses its
+// defaults, a pruned dashboard its pins). Recheck runs in place of Put for each resource of
+// the area that the plan leaves unchanged, after the earlier areas were applied, and fails as
+// Put would when what the resource refers to is no longer there.
+type Referrer interface {
+	Recheck(ctx context.Context, tx *db.Tx, teamID int64, r Resource) error
 }

@@ -102,6 +102,8 @@ const (
 	viewFolders       = "/mgmt/openapi/5/data-exploration/views/v1/folders"
 	dashboardsPath    = "/mgmt/openapi/5/dashboards/dashboards/v1"
 	deployedPath      = "/mgmt/openapi/3/integrations/extensions/v1/deployed"
+	pinnedPath        = "/mgmt/openapi/5/dashboards/pinned/v1"
+	presetDefaultPath = "/mgmt/openapi/5/notifications/notification-center/v1/presets/custom/"
 )
 
 // everyParsingRuleKind is one parsing rule of each parameter kind, in a group with each matcher
@@ -145,6 +147,7 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 		Body: mustCreate(t, env, key, http.MethodPost, customPresets, `{"preset":{"name":"base","connectorType":"SLACK","entityType":"ALERTS"}}`)})
 	mustCreate(t, env, key, http.MethodPost, customPresets,
 		`{"preset":{"name":"child","description":"derived","connectorType":"SLACK","entityType":"ALERTS","parentId":"`+parent.Preset.ID+`"}}`)
+	mustCreate(t, env, key, http.MethodPost, presetDefaultPath+parent.Preset.ID+"/default", "")
 	mustCreate(t, env, key, http.MethodPost, createPolicy,
 		`{"name":"errors","priority":"PRIORITY_TYPE_HIGH","logRules":{"severities":["SEVERITY_ERROR"]},`+
 			`"applicationRule":{"name":"checkout","ruleTypeId":"RULE_TYPE_ID_IS"},`+
@@ -167,8 +170,13 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 		"filters":{"filters":[{"name":"applicationName","selectedValues":{"api":true,"web":false}}]},
 		"timeSelection":{"quickSelection":{"caption":"Last hour","seconds":3600}}}`)
 	mustCreate(t, env, key, http.MethodPost, viewsPath, `{"name":"bare","timeSelection":{}}`)
-	mustCreate(t, env, key, http.MethodPost, dashboardsPath, `{"requestId":"r1","isLocked":true,"accessPolicy":"{\"a\":1}","dashboard":`+richDashboard+`}`)
-	mustCreate(t, env, key, http.MethodPost, dashboardsPath, `{"requestId":"r2","dashboard":{"name":"Plain","layout":{}}}`)
+	rich := apitest.Decode[struct{ DashboardID string }](t, apitest.Response{Status: 200,
+		Body: mustCreate(t, env, key, http.MethodPost, dashboardsPath, `{"requestId":"r1","isLocked":true,"accessPolicy":"{\"a\":1}","dashboard":`+richDashboard+`}`)})
+	plain := apitest.Decode[struct{ DashboardID string }](t, apitest.Response{Status: 200,
+		Body: mustCreate(t, env, key, http.MethodPost, dashboardsPath, `{"requestId":"r2","dashboard":{"name":"Plain","layout":{}}}`)})
+	mustCreate(t, env, key, http.MethodPut, dashboardsPath+"/"+rich.DashboardID+"/default", `{"requestId":"d"}`)
+	mustCreate(t, env, key, http.MethodPut, pinnedPath+"/"+plain.DashboardID, "")
+	mustCreate(t, env, key, http.MethodPost, retentionTags+"/activate", "")
 	if res := env.Do(t, http.MethodPut, deployedPath+"?id=kubernetes&version=2.1.0&item_ids=k8s-cluster-dashboard&item_ids=k8s-container-logs&applications=shop&subsystems=api",
 		"Bearer "+key, "", ""); res.Status != 200 {
 		t.Fatalf("deploy: %d %s", res.Status, res.Body)
@@ -185,20 +193,24 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 
 // filled is what the first apply of fillTeam's export to an empty team creates, per area.
 var filled = map[string]int{
-	"recordingRuleSets create":    2,
-	"events2metrics create":       2,
-	"slos create":                 2,
-	"parsingRuleGroups create":    2,
-	"notificationPresets create":  2,
-	"policies create":             3,
-	"policySettings update":       1, // every team has settings (unspecified priorities)
-	"quotaRuleSet create":         1,
-	"retentionTags create":        2,
-	"customRoles create":          2,
-	"viewFolders create":          2,
-	"views create":                2,
-	"dashboards create":           2,
-	"extensionDeployments create": 1,
+	"recordingRuleSets create":          2,
+	"events2metrics create":             2,
+	"slos create":                       2,
+	"parsingRuleGroups create":          2,
+	"notificationPresets create":        2,
+	"policies create":                   3,
+	"policySettings update":             1, // every team has settings (unspecified priorities)
+	"quotaRuleSet create":               1,
+	"retentionTags create":              2,
+	"customRoles create":                2,
+	"viewFolders create":                2,
+	"views create":                      2,
+	"dashboards create":                 2,
+	"notificationPresetDefaults create": 1,
+	"retentionTagsEnabled update":       1, // every team has it (false)
+	"defaultDashboard update":           1, // every team has it ({})
+	"dashboardPins create":              1,
+	"extensionDeployments create":       1,
 }
 
 // TestRoundTrip: export → apply to an empty team → export gives the same document, in YAML and
@@ -306,8 +318,9 @@ func TestPrune(t *testing.T) {
 		_, fresh := env.MustTeam(t, "fresh")
 		var empty strings.Builder
 		empty.WriteString("version: 1\n")
-		for _, area := range []string{"recordingRuleSets", "notificationPresets", "parsingRuleGroups", "policies", "retentionTags",
-			"customRoles", "viewFolders", "views", "dashboards", "extensionDeployments", "slos", "events2metrics"} {
+		for _, area := range []string{"recordingRuleSets", "notificationPresets", "notificationPresetDefaults", "parsingRuleGroups",
+			"policies", "retentionTags", "customRoles", "viewFolders", "views", "dashboards", "dashboardPins",
+			"extensionDeployments", "slos", "events2metrics"} {
 			empty.WriteString(area + ": []\n")
 		}
 		all := mustApply(t, env, env.RootKey, "?prune=true", empty.String())
@@ -322,10 +335,27 @@ func TestPrune(t *testing.T) {
 		if res := env.JSON(t, http.MethodDelete, "/mgmt/openapi/5/dataplan/quota-rules/v1", env.RootKey, ""); res.Status != 200 {
 			t.Fatalf("delete quota rule set: %d %s", res.Status, res.Body)
 		}
+		// Activation cannot be undone: the new team activates too.
+		mustCreate(t, env, fresh, http.MethodPost, retentionTags+"/activate", "")
 		if got, want := mustExport(t, env, env.RootKey, false), mustExport(t, env, fresh, false); got != want {
 			t.Errorf("after pruning everything:\n%s\nwant as a new team's:\n%s", got, want)
 		}
 	})
+}
+
+// withoutArea returns the YAML document doc without the top-level key area and its value.
+func withoutArea(doc, area string) string {
+	var out strings.Builder
+	skipping := false
+	for _, line := range strings.SplitAfter(doc, "\n") {
+		if line != "" && line[0] != ' ' && line[0] != '-' {
+			skipping = strings.HasPrefix(line, area+":")
+		}
+		if !skipping {
+			out.WriteString(line)
+		}
+	}
+	return out.String()
 }
 
 // TestFailureChangesNothing: one bad resource anywhere answers its error, naming the resource
@@ -453,7 +483,8 @@ func TestPermissions(t *testing.T) {
 		noApply := env.MustKey(t, env.RootKey, "recording-rules:Manage")
 		apitest.ExpectError(t, apply(t, env, noApply, "", "application/yaml", doc), 403, `"config:Apply"`)
 		applyOnly := env.MustKey(t, env.RootKey, "config:Apply")
-		if p := mustApply(t, env, applyOnly, "", doc); p.Summary["unchanged"] != len(p.Changes) {
+		// Pins are the calling key's: the root key's pin would be a create for another key.
+		if p := mustApply(t, env, applyOnly, "", withoutArea(doc, "dashboardPins")); p.Summary["unchanged"] != len(p.Changes) {
 			t.Errorf("an unchanged document needs no area permission, got %+v", p)
 		}
 		apitest.ExpectError(t, apply(t, env, applyOnly, "?prune=true", "application/yaml", "recordingRuleSets: []\n"),

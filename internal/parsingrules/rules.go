@@ -213,13 +213,19 @@ func fillParameters(p *oas.ParsingRuleParameters) (kindOf, error) {
 	return found[0], nil
 }
 
-// assignIDs gives the group, its subgroups and their rules fresh ids.
+// assignIDs gives the group its id, and its subgroups and their rules fresh ids where they have
+// none: checkGroup clears them, so over HTTP every one is drawn afresh; a configuration document
+// keeps the ids it gives.
 func assignIDs(g *oas.ParsingRuleGroup, id string, newID func() string) {
 	g.ID = oas.NewOptString(id)
 	for i := range g.RuleSubgroups {
-		g.RuleSubgroups[i].ID = oas.NewOptString(newID())
+		if !g.RuleSubgroups[i].ID.IsSet() {
+			g.RuleSubgroups[i].ID = oas.NewOptString(newID())
+		}
 		for j := range g.RuleSubgroups[i].Rules {
-			g.RuleSubgroups[i].Rules[j].ID = oas.NewOptString(newID())
+			if !g.RuleSubgroups[i].Rules[j].ID.IsSet() {
+				g.RuleSubgroups[i].Rules[j].ID = oas.NewOptString(newID())
+			}
 		}
 	}
 }

@@ -216,7 +216,7 @@ func planArea(ctx context.Context, tx *db.Tx, caller *auth.Principal, a Area, wa
 		action := ActionCreate
 		if cur, ok := byID[r.ID]; ok {
 			action = ActionUpdate
-			if sameJSON(cur.Doc, r.Doc) {
+			if c, ok := a.(Comparer); ok && c.Unchanged(cur, r) || sameJSON(cur.Doc, r.Doc) {
 				action = ActionUnchanged
 			}
 		}

@@ -199,3 +199,11 @@ type DeletesLast interface {
 type Referrer interface {
 	Recheck(ctx context.Context, tx *db.Tx, teamID int64, r Resource) error
 }
+
+// Comparer is implemented by areas whose documents may leave out values the server draws when it
+// stores a resource (the ids of parsing-rule subgroups and rules): Unchanged reports whether
+// storing want would leave current, the team's resource of the same id, as it is. Other areas'
+// resources are unchanged when their documents hold the same JSON value.
+type Comparer interface {
+	Unchanged(current, want Resource) bool
+}

@@ -8,3 +8,7 @@ type ApplyTeamConfigurationReq interface {
 type ExportTeamConfigurationRes interface {
 	exportTeamConfigurationRes()
 }
+
+type GetPrometheusRulesRes interface {
+	getPrometheusRulesRes()
+}

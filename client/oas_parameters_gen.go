@@ -351,6 +351,12 @@ type GetPresetParams struct {
 	ID NotificationCenterID
 }
 
+// GetPrometheusRulesParams is parameters of GetPrometheusRules operation.
+type GetPrometheusRulesParams struct {
+	// The `ETag` of a file the caller holds, or several, comma-separated, or `*`.
+	IfNoneMatch OptString `json:",omitempty,omitzero"`
+}
+
 // GetQuotaRuleSetParams is parameters of GetQuotaRuleSet operation.
 type GetQuotaRuleSetParams struct {
 	ID OptString `json:",omitempty,omitzero"`

@@ -25,8 +25,9 @@ import (
 const syncRulesUsage = `usage: mgmtapi sync-rules --url URL --dir DIR [--key KEY] [--reload-url URL] [--interval 30s] [--file NAME] [--once]
 
 Keeps a Prometheus rule file up to date with a team's rules: every interval it reads
-GET URL/config/v1/prometheus/rules with the team's key (recording-rules:ReadConfig) and, when the
-answer differs from DIR/NAME, writes it there atomically (a temporary file in DIR, synced, then
+GET URL/config/v1/prometheus/rules with the team's key (recording-rules:ReadConfig; with the
+last answer's ETag in If-None-Match, so an unchanged file is answered 304 and not transferred)
+and, when the answer differs from DIR/NAME, writes it there atomically (a temporary file in DIR, synced, then
 renamed over NAME) and POSTs the reload URL (a Prometheus started with --web.enable-lifecycle
 answers /-/reload). It logs the groups added, removed and changed. A failed read or reload is
 logged and tried again at the next interval; the file is never emptied because the server could
@@ -174,13 +175,19 @@ type ruleSyncer struct {
 	// the file was already up to date (a previous process may have written it and failed to
 	// reload), and a failed reload is tried again at the next sync.
 	reloaded bool
+	// etag and body are the last rule file the server answered (and that decoded): later reads
+	// send etag in If-None-Match, and a 304 means body again, so an unchanged file is not
+	// transferred. The file on disk is still compared with body, so one changed or removed by
+	// hand is written again.
+	etag string
+	body []byte
 }
 
 // sync reads the rule file from the server and, when it differs from the file on disk, writes it
 // and reloads Prometheus. A read that fails, or answers something that is not a rule file,
 // changes nothing.
 func (s *ruleSyncer) sync(ctx context.Context) error {
-	body, err := s.read(ctx)
+	body, etag, err := s.read(ctx)
 	if err != nil {
 		return err
 	}
@@ -188,6 +195,7 @@ func (s *ruleSyncer) sync(ctx context.Context) error {
 	if err := decodeRuleFile(body, &next); err != nil {
 		return fmt.Errorf("GET %s: the answer is not a rule file, so the file was left as it was: %w", s.source, err)
 	}
+	s.etag, s.body = etag, body
 	doc := append([]byte("# Written by mgmtapi sync-rules from "+s.source+"; changes made here are overwritten.\n"), body...)
 	current, err := os.ReadFile(s.path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -217,38 +225,45 @@ func (s *ruleSyncer) sync(ctx context.Context) error {
 	return nil
 }
 
-// read GETs the rule file; any answer but a 200 is an error naming the status and the server's
-// message.
-func (s *ruleSyncer) read(ctx context.Context) ([]byte, error) {
+// read GETs the rule file and answers it with its ETag; with the ETag of the last file in
+// If-None-Match, a 304 answers that file again. Any other answer but a 200 is an error naming the
+// status and the server's message.
+func (s *ruleSyncer) read(ctx context.Context) (body []byte, etag string, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.source, nil)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	req.Header.Set("Authorization", "Bearer "+s.key)
 	req.Header.Set("Accept", "application/yaml")
+	if s.etag != "" {
+		req.Header.Set("If-None-Match", s.etag)
+	}
 	res, err := s.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", s.source, err)
+		return nil, "", fmt.Errorf("GET %s: %w", s.source, err)
 	}
 	defer res.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(res.Body, maxRuleFileBytes+1))
+	if res.StatusCode == http.StatusNotModified && s.etag != "" {
+		return s.body, s.etag, nil
+	}
+	body, err = io.ReadAll(io.LimitReader(res.Body, maxRuleFileBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", s.source, err)
+		return nil, "", fmt.Errorf("GET %s: %w", s.source, err)
 	}
 	if len(body) > maxRuleFileBytes {
 		// Cut short, the rest might still parse as a rule file with groups missing.
-		return nil, fmt.Errorf("GET %s: the answer is larger than %d bytes; the file was left as it was", s.source, maxRuleFileBytes)
+		return nil, "", fmt.Errorf("GET %s: the answer is larger than %d bytes; the file was left as it was", s.source, maxRuleFileBytes)
 	}
 	if res.StatusCode != http.StatusOK {
 		var answer struct {
 			Message string `json:"message"`
 		}
 		if json.Unmarshal(body, &answer) == nil && answer.Message != "" {
-			return nil, fmt.Errorf("GET %s: %s: %s", s.source, res.Status, answer.Message)
+			return nil, "", fmt.Errorf("GET %s: %s: %s", s.source, res.Status, answer.Message)
 		}
-		return nil, fmt.Errorf("GET %s: %s", s.source, res.Status)
+		return nil, "", fmt.Errorf("GET %s: %s", s.source, res.Status)
 	}
-	return body, nil
+	return body, res.Header.Get("ETag"), nil
 }
 
 // reload POSTs the reload URL; any answer but a 2xx is an error.

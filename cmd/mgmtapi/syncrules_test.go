@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -334,5 +337,80 @@ func TestSyncRulesCommandLine(t *testing.T) {
 	stdout, stderr, err := runOnce([]string{"sync-rules", "--help"}, nil)
 	if err != nil || !strings.Contains(stdout+stderr, "MGMTAPI_KEY_FILE") {
 		t.Fatalf("sync-rules --help: %v\n%s%s", err, stdout, stderr)
+	}
+}
+
+// TestSyncRulesUsesETag: after the first read, sync-rules sends the file's ETag in If-None-Match
+// and the server answers 304 while the file is the same; a 304 still restores a file removed on
+// disk (from the last answer), and a change is read in full again.
+func TestSyncRulesUsesETag(t *testing.T) {
+	env := apitest.Start(t, apitest.Options{}, db.SQLite)
+	id := createRuleSet(t, env, `{"name":"s","groups":[{"name":"g","rules":[{"record":"a:b","expr":"up"}]}]}`)
+	target, err := url.Parse(env.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var seen []string // "If-None-Match → status" per read
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	proxy.ModifyResponse = func(res *http.Response) error {
+		mu.Lock()
+		defer mu.Unlock()
+		seen = append(seen, fmt.Sprintf("%s → %d", res.Request.Header.Get("If-None-Match"), res.StatusCode))
+		return nil
+	}
+	front := httptest.NewServer(proxy)
+	defer front.Close()
+	last := func() string {
+		mu.Lock()
+		defer mu.Unlock()
+		return seen[len(seen)-1]
+	}
+
+	dir := t.TempDir()
+	var log bytes.Buffer
+	s := newTestSyncer(t, front.URL, env.RootKey, dir, "", &log)
+	path := filepath.Join(dir, "mgmtapi.yml")
+	ctx := context.Background()
+	if err := s.sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := last(); got != " → 200" || s.etag == "" {
+		t.Fatalf("first read %q, ETag %q; want a 200 without If-None-Match, and its ETag kept", got, s.etag)
+	}
+	written, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := os.Stat(path)
+	if err := s.sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := last(), s.etag+" → 304"; got != want {
+		t.Fatalf("second read %q, want %q", got, want)
+	}
+	if again, _ := os.Stat(path); !os.SameFile(first, again) {
+		t.Fatal("an unchanged (304) sync rewrote the file")
+	}
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if restored, err := os.ReadFile(path); err != nil || string(restored) != string(written) || !strings.HasSuffix(last(), " → 304") {
+		t.Fatalf("after removing the file: read %q, file %v %q", last(), err, restored)
+	}
+	old := s.etag
+	mustStatus(t, env.JSON(t, http.MethodPut, syncSetsPath+"/"+id, env.RootKey,
+		`{"name":"s","groups":[{"name":"g","rules":[{"record":"c:d","expr":"up"}]}]}`), http.StatusOK)
+	if err := s.sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := last(); got != old+" → 200" || s.etag == old {
+		t.Fatalf("after a change: read %q, ETag %q (was %q)", got, s.etag, old)
+	}
+	if doc, _ := os.ReadFile(path); !strings.Contains(string(doc), "record: c:d") {
+		t.Fatalf("the changed file was not written:\n%s", doc)
 	}
 }

@@ -809,8 +809,12 @@ type Invoker interface {
 	// without it gets a 403 naming it. `mgmtapi sync-rules` keeps a directory that a Prometheus server
 	// reads up to date with this document.
 	//
+	// The answer carries an `ETag` (a digest of the file). A request whose `If-None-Match` names it (or is
+	// `*`) is answered 304 without a body while the file is the same, so a poller transfers the file only
+	// when it changed.
+	//
 	// GET /config/v1/prometheus/rules
-	GetPrometheusRules(ctx context.Context) (GetPrometheusRulesOK, error)
+	GetPrometheusRules(ctx context.Context, params GetPrometheusRulesParams) (GetPrometheusRulesRes, error)
 	// GetQuotaRuleSet invokes GetQuotaRuleSet operation.
 	//
 	// A team holds at most one rule set. With `id`, the set must have that id; a team without a set, or
@@ -10501,13 +10505,17 @@ func (c *Client) sendGetPreset(ctx context.Context, params GetPresetParams) (res
 // without it gets a 403 naming it. `mgmtapi sync-rules` keeps a directory that a Prometheus server
 // reads up to date with this document.
 //
+// The answer carries an `ETag` (a digest of the file). A request whose `If-None-Match` names it (or is
+// `*`) is answered 304 without a body while the file is the same, so a poller transfers the file only
+// when it changed.
+//
 // GET /config/v1/prometheus/rules
-func (c *Client) GetPrometheusRules(ctx context.Context) (GetPrometheusRulesOK, error) {
-	res, err := c.sendGetPrometheusRules(ctx)
+func (c *Client) GetPrometheusRules(ctx context.Context, params GetPrometheusRulesParams) (GetPrometheusRulesRes, error) {
+	res, err := c.sendGetPrometheusRules(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendGetPrometheusRules(ctx context.Context) (res GetPrometheusRulesOK, err error) {
+func (c *Client) sendGetPrometheusRules(ctx context.Context, params GetPrometheusRulesParams) (res GetPrometheusRulesRes, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -10517,6 +10525,22 @@ func (c *Client) sendGetPrometheusRules(ctx context.Context) (res GetPrometheusR
 	r, err := ht.NewRequest(ctx, "GET", u)
 	if err != nil {
 		return res, errors.Wrap(err, "create request")
+	}
+
+	h := uri.NewHeaderEncoder(r.Header)
+	{
+		cfg := uri.HeaderParameterEncodingConfig{
+			Name:    "If-None-Match",
+			Explode: false,
+		}
+		if err := h.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IfNoneMatch.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode header")
+		}
 	}
 
 	{

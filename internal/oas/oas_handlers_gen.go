@@ -13660,6 +13660,10 @@ func (s *Server) handleGetPresetRequest(args [1]string, argsEscaped bool, w http
 // without it gets a 403 naming it. `mgmtapi sync-rules` keeps a directory that a Prometheus server
 // reads up to date with this document.
 //
+// The answer carries an `ETag` (a digest of the file). A request whose `If-None-Match` names it (or is
+// `*`) is answered 304 without a body while the file is the same, so a poller transfers the file only
+// when it changed.
+//
 // GET /config/v1/prometheus/rules
 func (s *Server) handleGetPrometheusRulesRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
 	statusWriter := &codeRecorder{ResponseWriter: w}
@@ -13719,10 +13723,20 @@ func (s *Server) handleGetPrometheusRulesRequest(args [0]string, argsEscaped boo
 			return
 		}
 	}
+	params, err := decodeGetPrometheusRulesParams(args, argsEscaped, r)
+	if err != nil {
+		err = &ogenerrors.DecodeParamsError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeParams", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
 
 	var rawBody []byte
 
-	var response GetPrometheusRulesOK
+	var response GetPrometheusRulesRes
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -13731,14 +13745,19 @@ func (s *Server) handleGetPrometheusRulesRequest(args [0]string, argsEscaped boo
 			OperationID:      "GetPrometheusRules",
 			Body:             nil,
 			RawBody:          rawBody,
-			Params:           middleware.Parameters{},
-			Raw:              r,
+			Params: middleware.Parameters{
+				{
+					Name: "If-None-Match",
+					In:   "header",
+				}: params.IfNoneMatch,
+			},
+			Raw: r,
 		}
 
 		type (
 			Request  = struct{}
-			Params   = struct{}
-			Response = GetPrometheusRulesOK
+			Params   = GetPrometheusRulesParams
+			Response = GetPrometheusRulesRes
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -13747,14 +13766,14 @@ func (s *Server) handleGetPrometheusRulesRequest(args [0]string, argsEscaped boo
 		](
 			m,
 			mreq,
-			nil,
+			unpackGetPrometheusRulesParams,
 			func(ctx context.Context, request Request, params Params) (response Response, err error) {
-				response, err = s.h.GetPrometheusRules(ctx)
+				response, err = s.h.GetPrometheusRules(ctx, params)
 				return response, err
 			},
 		)
 	} else {
-		response, err = s.h.GetPrometheusRules(ctx)
+		response, err = s.h.GetPrometheusRules(ctx, params)
 	}
 	if err != nil {
 		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {

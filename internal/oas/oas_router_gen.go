@@ -32,7 +32,7 @@ var (
 		"GET": "Authorization",
 	}
 	rn137AllowedHeaders = map[string]string{
-		"GET": "Authorization",
+		"GET": "Authorization,If-None-Match",
 	}
 	rn144AllowedHeaders = map[string]string{
 		"POST": "Authorization,Content-Type",

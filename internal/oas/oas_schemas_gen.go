@@ -8583,6 +8583,23 @@ func (s *GetDataUsageV2AggregateItem) UnmarshalText(data []byte) error {
 	}
 }
 
+// GetPrometheusRulesNotModified is response for GetPrometheusRules operation.
+type GetPrometheusRulesNotModified struct {
+	ETag OptString
+}
+
+// GetETag returns the value of ETag.
+func (s *GetPrometheusRulesNotModified) GetETag() OptString {
+	return s.ETag
+}
+
+// SetETag sets the value of ETag.
+func (s *GetPrometheusRulesNotModified) SetETag(val OptString) {
+	s.ETag = val
+}
+
+func (*GetPrometheusRulesNotModified) getPrometheusRulesRes() {}
+
 type GetPrometheusRulesOK struct {
 	Data io.Reader
 }
@@ -8596,6 +8613,34 @@ func (s GetPrometheusRulesOK) Read(p []byte) (n int, err error) {
 	}
 	return s.Data.Read(p)
 }
+
+// GetPrometheusRulesOKHeaders wraps GetPrometheusRulesOK with response headers.
+type GetPrometheusRulesOKHeaders struct {
+	ETag     OptString
+	Response GetPrometheusRulesOK
+}
+
+// GetETag returns the value of ETag.
+func (s *GetPrometheusRulesOKHeaders) GetETag() OptString {
+	return s.ETag
+}
+
+// GetResponse returns the value of Response.
+func (s *GetPrometheusRulesOKHeaders) GetResponse() GetPrometheusRulesOK {
+	return s.Response
+}
+
+// SetETag sets the value of ETag.
+func (s *GetPrometheusRulesOKHeaders) SetETag(val OptString) {
+	s.ETag = val
+}
+
+// SetResponse sets the value of Response.
+func (s *GetPrometheusRulesOKHeaders) SetResponse(val GetPrometheusRulesOK) {
+	s.Response = val
+}
+
+func (*GetPrometheusRulesOKHeaders) getPrometheusRulesRes() {}
 
 // The group's value for one group-by; `incidentField` holds one key named after the field.
 // Ref: #/components/schemas/GroupByValue

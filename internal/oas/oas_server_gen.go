@@ -795,8 +795,12 @@ type Handler interface {
 	// without it gets a 403 naming it. `mgmtapi sync-rules` keeps a directory that a Prometheus server
 	// reads up to date with this document.
 	//
+	// The answer carries an `ETag` (a digest of the file). A request whose `If-None-Match` names it (or is
+	// `*`) is answered 304 without a body while the file is the same, so a poller transfers the file only
+	// when it changed.
+	//
 	// GET /config/v1/prometheus/rules
-	GetPrometheusRules(ctx context.Context) (GetPrometheusRulesOK, error)
+	GetPrometheusRules(ctx context.Context, params GetPrometheusRulesParams) (GetPrometheusRulesRes, error)
 	// GetQuotaRuleSet implements GetQuotaRuleSet operation.
 	//
 	// A team holds at most one rule set. With `id`, the set must have that id; a team without a set, or

@@ -1085,8 +1085,12 @@ func (UnimplementedHandler) GetPreset(ctx context.Context, params GetPresetParam
 // without it gets a 403 naming it. `mgmtapi sync-rules` keeps a directory that a Prometheus server
 // reads up to date with this document.
 //
+// The answer carries an `ETag` (a digest of the file). A request whose `If-None-Match` names it (or is
+// `*`) is answered 304 without a body while the file is the same, so a poller transfers the file only
+// when it changed.
+//
 // GET /config/v1/prometheus/rules
-func (UnimplementedHandler) GetPrometheusRules(ctx context.Context) (r GetPrometheusRulesOK, _ error) {
+func (UnimplementedHandler) GetPrometheusRules(ctx context.Context, params GetPrometheusRulesParams) (r GetPrometheusRulesRes, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

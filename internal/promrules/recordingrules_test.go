@@ -166,16 +166,28 @@ func TestRuleFilePermission(t *testing.T) {
 func TestRuleFileThroughTheGeneratedClient(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		createSet(t, env, env.RootKey, `{"name":"s","groups":[{"name":"g","rules":[{"record":"a:b","expr":"up"}]}]}`)
-		answer, err := env.Client(t, env.RootKey).GetPrometheusRules(t.Context())
+		client := env.Client(t, env.RootKey)
+		answer, err := client.GetPrometheusRules(t.Context(), oas.GetPrometheusRulesParams{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := io.ReadAll(answer)
+		ok, isOK := answer.(*oas.GetPrometheusRulesOKHeaders)
+		if !isOK {
+			t.Fatalf("answer %T, want the file", answer)
+		}
+		got, err := io.ReadAll(ok.Response)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := ruleFile(t, env, env.RootKey); string(got) != want {
 			t.Fatalf("client read %q, want %q", got, want)
+		}
+		again, err := client.GetPrometheusRules(t.Context(), oas.GetPrometheusRulesParams{IfNoneMatch: ok.ETag})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nm, isNM := again.(*oas.GetPrometheusRulesNotModified); !isNM || nm.ETag != ok.ETag {
+			t.Fatalf("with If-None-Match %v: %#v, want 304 with the same ETag", ok.ETag, again)
 		}
 	})
 }
@@ -238,5 +250,64 @@ func TestRuleFileWithASecondPart(t *testing.T) {
 		if got := ruleFile(t, env, both); got != want {
 			t.Fatalf("rule file:\n%s\nwant:\n%s", got, want)
 		}
+	})
+}
+
+// TestRuleFileETag: the file carries an ETag; If-None-Match naming it (also weak, in a list, or
+// "*") answers 304 without a body; another tag, or a changed file, answers 200 with the file; the
+// same file has the same tag for another team.
+func TestRuleFileETag(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		const set = `{"name":"s","groups":[{"name":"g","rules":[{"record":"a:b","expr":"up"}]}]}`
+		createSet(t, env, env.RootKey, set)
+		get := func(key, ifNoneMatch string) apitest.Response {
+			t.Helper()
+			req, err := http.NewRequest(http.MethodGet, env.URL+rulesPath, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+key)
+			if ifNoneMatch != "" {
+				req.Header.Set("If-None-Match", ifNoneMatch)
+			}
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			body, err := io.ReadAll(res.Body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return apitest.Response{Status: res.StatusCode, Header: res.Header, Body: body}
+		}
+		first := get(env.RootKey, "")
+		etag := first.Header.Get("ETag")
+		if first.Status != http.StatusOK || len(etag) != 34 || etag[0] != '"' || etag != promrules.FileETag(first.Body) {
+			t.Fatalf("first read: %d, ETag %q", first.Status, etag)
+		}
+		for _, held := range []string{etag, "W/" + etag, `"other", ` + etag, "*"} {
+			res := get(env.RootKey, held)
+			if res.Status != http.StatusNotModified || len(res.Body) != 0 || res.Header.Get("ETag") != etag {
+				t.Errorf("If-None-Match %s: %d %q, ETag %q; want 304, no body, the same ETag", held, res.Status, res.Body, res.Header.Get("ETag"))
+			}
+		}
+		if res := get(env.RootKey, `"other"`); res.Status != http.StatusOK || string(res.Body) != string(first.Body) {
+			t.Errorf("another tag: %d", res.Status)
+		}
+		// Another team with the same set has the same file, so the same tag.
+		_, other := env.MustTeam(t, "other")
+		createSet(t, env, other, set)
+		if res := get(other, etag); res.Status != http.StatusNotModified {
+			t.Errorf("the same file of another team: %d, want 304", res.Status)
+		}
+		createSet(t, env, env.RootKey, `{"name":"t","groups":[{"name":"g","rules":[{"record":"c:d","expr":"up"}]}]}`)
+		changed := get(env.RootKey, etag)
+		if changed.Status != http.StatusOK || changed.Header.Get("ETag") == etag || !strings.Contains(string(changed.Body), "c:d") {
+			t.Errorf("a changed file with the old tag: %d, ETag %q\n%s", changed.Status, changed.Header.Get("ETag"), changed.Body)
+		}
+		// A refusal is a refusal, whatever the tag.
+		noSLOs := env.MustKey(t, env.RootKey, "recording-rules:ReadConfig")
+		apitest.ExpectError(t, get(noSLOs, "*"), http.StatusForbidden, `"slos:ReadConfig"`)
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,6 +41,9 @@ const (
 // floodOutcome is what one flood measured.
 type floodOutcome struct {
 	admitted, refused []time.Duration
+	// openingRefused are the refusals of each connection's first request, which all
+	// connections send in the same instant; laterRefused the others.
+	openingRefused, laterRefused []time.Duration
 	// statuses counts every answer by status; noAnswer the requests that got none.
 	statuses map[int]int
 	noAnswer int
@@ -95,13 +99,21 @@ func measureFlood(ctx context.Context, o options, bin, workDir, engine string, s
 	fmt.Fprintf(stderr, "mgmtload: flood: opening %d connections\n", o.floodConnections)
 	loadStart := loadAverage()
 	server.resetPeakRSS()
-	before, err := serverLatencies(ctx, server.baseURL)
-	if err != nil {
+	// The server's and the processes' counters are read once the connections are open (their
+	// probes are not the flood's), and again when it ends.
+	var (
+		before             serverTimes
+		serverCPU, selfCPU cpuSample
+		selfSched          *metrics.Float64Histogram
+		began              time.Time
+	)
+	out, err := flood(ctx, server.baseURL, createKey, listKey, o.floodConnections, o.duration, !o.floodIgnoreRetryAfter, func() error {
+		var err error
+		before, err = serverLatencies(ctx, server.baseURL)
+		serverCPU, selfCPU, selfSched = sampleCPU(server.cmd.Process.Pid), sampleCPU(os.Getpid()), goSchedLatencies()
+		began = time.Now()
 		return err
-	}
-	serverCPU, selfCPU, selfSched := sampleCPU(server.cmd.Process.Pid), sampleCPU(os.Getpid()), goSchedLatencies()
-	began := time.Now()
-	out, err := flood(ctx, server.baseURL, createKey, listKey, o.floodConnections, o.duration, !o.floodIgnoreRetryAfter)
+	})
 	if err != nil {
 		return err
 	}
@@ -156,6 +168,8 @@ func measureFlood(ctx context.Context, o options, bin, workDir, engine string, s
 	fmt.Fprintf(stdout, "%-22s %9s %9s %9s %9s  %s\n", "answers", "count", "p50", "p99", "max", "target")
 	printFloodRow(stdout, "admitted (2xx)", out.admitted, fmt.Sprintf("p99 ≤ %s", floodAdmittedP99), floodAdmittedP99)
 	printFloodRow(stdout, "refused (503, 429)", out.refused, fmt.Sprintf("p99 < %s", floodRefusedP99), floodRefusedP99-time.Microsecond)
+	printFloodRow(stdout, "- opening burst", out.openingRefused, "the first request of each connection, all sent at once", floodRefusedP99-time.Microsecond)
+	printFloodRow(stdout, "- after it", out.laterRefused, "every later request", floodRefusedP99-time.Microsecond)
 	fmt.Fprintf(stdout, "the server's own time (its /metrics histogram, bucket bounds): admitted p50 ≤ %s p99 ≤ %s; refused p50 ≤ %s p99 ≤ %s\n",
 		after.admitted.minus(before.admitted).quantile(0.5), after.admitted.minus(before.admitted).quantile(0.99),
 		after.refused.minus(before.refused).quantile(0.5), after.refused.minus(before.refused).quantile(0.99))
@@ -235,39 +249,45 @@ func printFloodRow(w io.Writer, name string, latencies []time.Duration, target s
 	fmt.Fprintf(w, "%-22s %9d %9s %9s %9s  %s: %s\n", name, len(latencies), latency(&r, 0.5), latency(&r, 0.99), latency(&r, 1), target, verdict)
 }
 
-// flood opens connections connections, waits until all are open, then has them all send requests
-// back to back for d.
+// flood opens connections connections, waits until all are open, calls opened, then has them all
+// send requests back to back for d.
 //
 // Each connection is written to and read from directly (floodConn), not through http.Client: the
 // client's transport runs two goroutines of its own per connection and allocates a request, its
 // header map and a context per request, and under 5,000 connections on two shared cores the load
 // generator's own cost is part of every latency it measures.
-func flood(ctx context.Context, baseURL, createKey, listKey string, connections int, d time.Duration, honourRetryAfter bool) (floodOutcome, error) {
+func flood(ctx context.Context, baseURL, createKey, listKey string, connections int, d time.Duration, honourRetryAfter bool, opened func() error) (floodOutcome, error) {
 	addr := strings.TrimPrefix(baseURL, "http://")
 	workers := make([]*floodConn, connections)
 	outs := make([]floodOutcome, connections)
-	var opened sync.WaitGroup
+	var open sync.WaitGroup
 	dialErrs := make(chan error, connections)
 	probe := []byte("GET /healthz HTTP/1.1\r\nHost: " + addr + "\r\n\r\n")
 	for i := range workers {
 		workers[i] = &floodConn{addr: addr}
 		outs[i] = floodOutcome{statuses: map[int]int{}}
-		opened.Add(1)
+		open.Add(1)
 		go func() {
-			defer opened.Done()
+			defer open.Done()
 			// A probe, never shed, opens the worker's connection before the flood starts.
 			if _, _, err := workers[i].do(probe); err != nil {
 				dialErrs <- err
 			}
 		}()
 	}
-	opened.Wait()
+	open.Wait()
 	close(dialErrs)
-	if err := <-dialErrs; err != nil {
+	err := <-dialErrs
+	if err != nil {
+		err = fmt.Errorf("opening the connections: %w", err)
+	} else {
+		err = opened()
+	}
+	if err != nil {
 		for _, w := range workers {
 			w.close()
 		}
-		return floodOutcome{}, fmt.Errorf("opening the connections: %w", err)
+		return floodOutcome{}, err
 	}
 
 	list := []byte("GET " + recordingRuleSetsPath + " HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer " + listKey + "\r\n\r\n")
@@ -313,6 +333,11 @@ func flood(ctx context.Context, baseURL, createKey, listKey string, connections 
 					}
 				case status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests:
 					out.refused = append(out.refused, took)
+					if seq == 0 {
+						out.openingRefused = append(out.openingRefused, took)
+					} else {
+						out.laterRefused = append(out.laterRefused, took)
+					}
 					if name != "" {
 						out.refusedCreates = append(out.refusedCreates, name)
 					}
@@ -337,6 +362,8 @@ func flood(ctx context.Context, baseURL, createKey, listKey string, connections 
 	for _, out := range outs {
 		total.admitted = append(total.admitted, out.admitted...)
 		total.refused = append(total.refused, out.refused...)
+		total.openingRefused = append(total.openingRefused, out.openingRefused...)
+		total.laterRefused = append(total.laterRefused, out.laterRefused...)
 		for code, n := range out.statuses {
 			total.statuses[code] += n
 		}
@@ -459,7 +486,8 @@ func (h histogram) quantile(q float64) string {
 
 // serverTimes are the server's request-duration histograms summed over the operations
 // (admitted: routed to an operation) and over the requests refused before routing (operation
-// "none", which the probes share: the flood sends none while it runs), and the time its
+// "none", which the probes and /metrics share: the flood sends none while it runs, but the
+// scrape read before it is counted in the one read after), and the time its
 // goroutines waited, runnable, for a thread (go_sched_latencies_seconds, coarse buckets).
 type serverTimes struct {
 	admitted, refused, sched histogram

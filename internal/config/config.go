@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/url"
 	"os"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -193,16 +192,10 @@ var options = []option{
 			c.ShutdownDelay, err = duration(v, 0, 5*time.Minute, "5s")
 			return err
 		}},
-	{"max-concurrent-requests", "MGMTAPI_MAX_CONCURRENT_REQUESTS", "auto", "most API requests in the handler at once: auto (4 per core the process may use, GOMAXPROCS) or 1 to 100000; more wait in the queue or get 503 with Retry-After",
+	{"max-concurrent-requests", "MGMTAPI_MAX_CONCURRENT_REQUESTS", "64", "most API requests in the handler at once, 1 to 100000; more wait in the queue or get 503 with Retry-After",
 		func(c *Config, v string) (err error) {
-			if v == "auto" {
-				c.MaxConcurrentRequests = AutoMaxConcurrentRequests()
-				return nil
-			}
-			if c.MaxConcurrentRequests, err = integer(v, 1, 100000); err != nil {
-				return fmt.Errorf("must be auto or an integer from 1 to 100000, not %q", v)
-			}
-			return nil
+			c.MaxConcurrentRequests, err = integer(v, 1, 100000)
+			return err
 		}},
 	{"queue-length", "MGMTAPI_QUEUE_LENGTH", "64", "most API requests waiting for a slot of --max-concurrent-requests, 0 to 100000; 0 refuses at once",
 		func(c *Config, v string) (err error) {
@@ -241,15 +234,6 @@ var options = []option{
 			return err
 		}},
 }
-
-// AutoMaxConcurrentRequests is --max-concurrent-requests auto: 4 API requests in the handler per
-// core the process may use (GOMAXPROCS). The handlers are mostly CPU-bound (decoding, SQLite,
-// encoding); every one admitted beyond what the cores can run is one more goroutine in the run
-// queue that a refusal — and every other admitted request — waits behind. Measured on 2 cores
-// under a flood of 5,000 connections, 8 in the handler answered the admitted requests with a p99
-// of 164-192 ms and refused the others with a p99 of 206-276 ms, against 434-1134 ms and
-// 439-1199 ms with 64 (docs/performance.md, "Flood: where the refusals wait").
-func AutoMaxConcurrentRequests() int { return 4 * runtime.GOMAXPROCS(0) }
 
 // integer reads a whole number from lowest to highest.
 func integer(v string, lowest, highest int) (int, error) {

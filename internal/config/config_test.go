@@ -6,7 +6,6 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -26,7 +25,7 @@ func TestDefaults(t *testing.T) {
 	if c.Addr != "127.0.0.1:8080" || c.DataDir != "./data" || c.PolicyLimit != 200 || c.MaxBodyBytes != 16<<20 ||
 		c.AccessLog != "errors" || c.KPIInterval != 30*time.Second || c.DatabaseWait != 30*time.Second ||
 		c.ShutdownDelay != 5*time.Second || c.AuditRetention != 90*24*time.Hour || c.ExternalURL != "" || c.TLS() || c.LogFormat != "text" ||
-		c.MaxConcurrentRequests != AutoMaxConcurrentRequests() || c.QueueLength != 64 || c.QueueWait != 20*time.Millisecond ||
+		c.MaxConcurrentRequests != 64 || c.QueueLength != 64 || c.QueueWait != 20*time.Millisecond ||
 		c.DecodeBudgetBytes != 64<<20 || c.KeyRateLimit != 0 || c.KeyRateBurst != 100 {
 		t.Fatalf("defaults: %+v", c)
 	}
@@ -91,8 +90,7 @@ func TestBadValues(t *testing.T) {
 		{[]string{"--audit-retention", "3651d"}, nil, "--audit-retention: must be 0 or from 1h to 3650d"},
 		{[]string{"--audit-retention", "-2d"}, nil, "--audit-retention: must be 0 or from 1h to 3650d"},
 		{[]string{"--audit-retention", "ninety"}, nil, "--audit-retention: must be 0 or from 1h to 3650d"},
-		{[]string{"--max-concurrent-requests", "100001"}, nil, "--max-concurrent-requests: must be auto or an integer from 1 to 100000"},
-		{[]string{"--max-concurrent-requests", "0"}, nil, `--max-concurrent-requests: must be auto or an integer from 1 to 100000, not "0"`},
+		{[]string{"--max-concurrent-requests", "100001"}, nil, "--max-concurrent-requests: must be an integer from 1 to 100000"},
 		{[]string{"--key-rate-limit", "-1"}, nil, "--key-rate-limit: must be a number from 0 to 1000000"},
 		{[]string{"--key-rate-limit", "NaN"}, nil, "--key-rate-limit: must be a number from 0 to 1000000"},
 		{[]string{"--decode-budget-bytes", "1048576"}, nil, "--decode-budget-bytes (1048576) must be at least --max-body-bytes (16777216)"},
@@ -242,27 +240,6 @@ func TestAuditRetention(t *testing.T) {
 		c, err := parse([]string{"--audit-retention", value}, nil)
 		if err != nil || c.AuditRetention != want {
 			t.Errorf("--audit-retention %s: %v, %v; want %v", value, c.AuditRetention, err, want)
-		}
-	}
-}
-
-// TestMaxConcurrentRequestsAuto: the default, auto, is 4 per core the process may use
-// (GOMAXPROCS, read when the configuration is); a number replaces it.
-func TestMaxConcurrentRequestsAuto(t *testing.T) {
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
-	for _, c := range []struct {
-		args []string
-		env  map[string]string
-		want int
-	}{
-		{nil, nil, 12},
-		{[]string{"--max-concurrent-requests", "auto"}, map[string]string{"MGMTAPI_MAX_CONCURRENT_REQUESTS": "64"}, 12},
-		{nil, map[string]string{"MGMTAPI_MAX_CONCURRENT_REQUESTS": "64"}, 64},
-		{[]string{"--max-concurrent-requests", "1"}, nil, 1},
-	} {
-		got, err := parse(c.args, c.env)
-		if err != nil || got.MaxConcurrentRequests != c.want {
-			t.Errorf("%v %v: %d, %v; want %d", c.args, c.env, got.MaxConcurrentRequests, err, c.want)
 		}
 	}
 }

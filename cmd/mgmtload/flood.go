@@ -23,9 +23,11 @@ import (
 // connections to one mgmtapi at once, every one with a request in flight all the time for
 // -duration: half list a team's recording-rule sets, half create one. A client answered 503 or
 // 429 waits as its Retry-After says before its next request, or, with -flood-ignore-retry-after,
-// sends it at once (a hostile client). It
-// prints the latency of the admitted answers (2xx) and of the refused ones (503 and 429) apart,
-// against the targets — admitted p99 ≤ 500 ms, refused p99 < 50 ms — and then checks that nothing
+// sends it at once (a hostile client). It prints the latency of the admitted answers (2xx) and of
+// the refused ones (503 and 429) apart, against the targets — admitted p99 ≤ 500 ms, refused
+// p99 < 50 ms — with the refusals of the opening burst (every connection's first request, all
+// sent at once) and of the later requests apart; how it was measured (shedding variables passed
+// on, load average, -flood-pin); where the time went (floodcpu.go); and then checks that nothing
 // is half-applied: every create answered 2xx is in the team's list, every create answered 503 is
 // not, and the list holds nothing else.
 

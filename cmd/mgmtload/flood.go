@@ -1,14 +1,16 @@
 package main
 
 import (
-	"bytes"
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"runtime"
+	"runtime/metrics"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,9 +23,11 @@ import (
 // connections to one mgmtapi at once, every one with a request in flight all the time for
 // -duration: half list a team's recording-rule sets, half create one. A client answered 503 or
 // 429 waits as its Retry-After says before its next request, or, with -flood-ignore-retry-after,
-// sends it at once (a hostile client). It
-// prints the latency of the admitted answers (2xx) and of the refused ones (503 and 429) apart,
-// against the targets — admitted p99 ≤ 500 ms, refused p99 < 50 ms — and then checks that nothing
+// sends it at once (a hostile client). It prints the latency of the admitted answers (2xx) and of
+// the refused ones (503 and 429) apart, against the targets — admitted p99 ≤ 500 ms, refused
+// p99 < 50 ms — with the refusals of the opening burst (every connection's first request, all
+// sent at once) and of the later requests apart; how it was measured (shedding variables passed
+// on, load average, -flood-pin); where the time went (floodcpu.go); and then checks that nothing
 // is half-applied: every create answered 2xx is in the team's list, every create answered 503 is
 // not, and the list holds nothing else.
 
@@ -39,6 +43,9 @@ const (
 // floodOutcome is what one flood measured.
 type floodOutcome struct {
 	admitted, refused []time.Duration
+	// openingRefused are the refusals of each connection's first request, which all
+	// connections send in the same instant; laterRefused the others.
+	openingRefused, laterRefused []time.Duration
 	// statuses counts every answer by status; noAnswer the requests that got none.
 	statuses map[int]int
 	noAnswer int
@@ -54,11 +61,29 @@ func measureFlood(ctx context.Context, o options, bin, workDir, engine string, s
 	if err := raiseOpenFileLimit(2*o.floodConnections + 1024); err != nil {
 		return err
 	}
+	pinned := "not pinned: both processes (and the machine's other work) run on every CPU"
+	if o.floodPin {
+		if runtime.NumCPU() < 2 {
+			return errors.New("-flood-pin: needs 2 CPUs")
+		}
+		// The server inherits CPU 1 from the thread that starts it, and its runtime sizes
+		// GOMAXPROCS from it; this process then moves to CPU 0.
+		if err := pinThreads(1); err != nil {
+			return err
+		}
+	}
 	server, err := startMgmtapi(ctx, bin, workDir, o.databaseURL)
 	if err != nil {
 		return err
 	}
 	defer server.stop()
+	if o.floodPin {
+		if err := pinThreads(0); err != nil {
+			return err
+		}
+		runtime.GOMAXPROCS(1)
+		pinned = "pinned: mgmtapi to CPU 1, the load generator to CPU 0 with GOMAXPROCS 1 (the machine's other work still runs on both)"
+	}
 	run := time.Now().UTC().Format("150405.000")
 	createKey, err := createTeam(ctx, server, "mgmtload-flood-"+run)
 	if err != nil {
@@ -74,15 +99,29 @@ func measureFlood(ctx context.Context, o options, bin, workDir, engine string, s
 	}
 
 	fmt.Fprintf(stderr, "mgmtload: flood: opening %d connections\n", o.floodConnections)
+	loadStart := loadAverage()
 	server.resetPeakRSS()
-	before, err := serverLatencies(ctx, server.baseURL)
+	// The server's and the processes' counters are read once the connections are open (their
+	// probes are not the flood's), and again when it ends.
+	var (
+		before             serverTimes
+		serverCPU, selfCPU cpuSample
+		selfSched          *metrics.Float64Histogram
+		began              time.Time
+	)
+	out, err := flood(ctx, server.baseURL, createKey, listKey, o.floodConnections, o.duration, !o.floodIgnoreRetryAfter, func() error {
+		var err error
+		before, err = serverLatencies(ctx, server.baseURL)
+		serverCPU, selfCPU, selfSched = sampleCPU(server.cmd.Process.Pid), sampleCPU(os.Getpid()), goSchedLatencies()
+		began = time.Now()
+		return err
+	})
 	if err != nil {
 		return err
 	}
-	out, err := flood(ctx, server.baseURL, createKey, listKey, o.floodConnections, o.duration, !o.floodIgnoreRetryAfter)
-	if err != nil {
-		return err
-	}
+	elapsed := time.Since(began)
+	serverCPU, selfCPU = sampleCPU(server.cmd.Process.Pid).minus(serverCPU), sampleCPU(os.Getpid()).minus(selfCPU)
+	selfSchedAfter := goSchedLatencies()
 	peak := server.peakRSS()
 	after, err := serverLatencies(ctx, server.baseURL)
 	if err != nil {
@@ -125,14 +164,25 @@ func measureFlood(ctx context.Context, o options, bin, workDir, engine string, s
 	if o.floodIgnoreRetryAfter {
 		clients = "clients ignore Retry-After"
 	}
-	fmt.Fprintf(stdout, "mgmtload flood %s: mgmtapi on %s, %d connections for %s, half listing %d sets, half creating; %s; the server's shedding settings from its MGMTAPI_ variables or defaults; %d CPUs shared with the load generator; peak RSS %s\n",
-		time.Now().UTC().Format("2006-01-02 15:04 UTC"), engine, o.floodConnections, o.duration, floodListedSets, clients, runtime.NumCPU(), rss(peak, false))
+	fmt.Fprintf(stdout, "mgmtload flood %s: mgmtapi on %s, %d connections for %s, half listing %d sets, half creating; %s; shedding: %s; %d CPUs shared with the load generator; load average %s at the start, %s at the end; peak RSS %s\n",
+		time.Now().UTC().Format("2006-01-02 15:04 UTC"), engine, o.floodConnections, o.duration, floodListedSets, clients,
+		sheddingSettings(), runtime.NumCPU(), loadStart, loadAverage(), rss(peak, false))
 	fmt.Fprintf(stdout, "%-22s %9s %9s %9s %9s  %s\n", "answers", "count", "p50", "p99", "max", "target")
 	printFloodRow(stdout, "admitted (2xx)", out.admitted, fmt.Sprintf("p99 ≤ %s", floodAdmittedP99), floodAdmittedP99)
 	printFloodRow(stdout, "refused (503, 429)", out.refused, fmt.Sprintf("p99 < %s", floodRefusedP99), floodRefusedP99-time.Microsecond)
+	printFloodRow(stdout, "- opening burst", out.openingRefused, "the first request of each connection, all sent at once", floodRefusedP99-time.Microsecond)
+	printFloodRow(stdout, "- after it", out.laterRefused, "every later request", floodRefusedP99-time.Microsecond)
 	fmt.Fprintf(stdout, "the server's own time (its /metrics histogram, bucket bounds): admitted p50 ≤ %s p99 ≤ %s; refused p50 ≤ %s p99 ≤ %s\n",
 		after.admitted.minus(before.admitted).quantile(0.5), after.admitted.minus(before.admitted).quantile(0.99),
 		after.refused.minus(before.refused).quantile(0.5), after.refused.minus(before.refused).quantile(0.99))
+	serverSched := after.sched.minus(before.sched)
+	fmt.Fprintf(stdout, "%s; mgmtapi's GOMAXPROCS %s\n", pinned, after.gomaxprocs)
+	fmt.Fprintf(stdout, "where the time went (%s): mgmtapi used %.2f cores and its threads waited %.2f s for one; the load generator used %.2f cores and waited %.2f s; goroutines runnable before running: mgmtapi p50 ≤ %s p99 ≤ %s (buckets), load generator p50 %s p99 %s (%.1f%% over 10ms)\n",
+		elapsed.Round(time.Millisecond), serverCPU.cpu.Seconds()/elapsed.Seconds(), serverCPU.runQueue.Seconds(),
+		selfCPU.cpu.Seconds()/elapsed.Seconds(), selfCPU.runQueue.Seconds(),
+		serverSched.quantile(0.5), serverSched.quantile(0.99),
+		durationOrDash(histogramQuantile(selfSched, selfSchedAfter, 0.5)), durationOrDash(histogramQuantile(selfSched, selfSchedAfter, 0.99)),
+		100*histogramOver(selfSched, selfSchedAfter, 10*time.Millisecond))
 	codes := make([]int, 0, len(out.statuses))
 	for code := range out.statuses {
 		codes = append(codes, code)
@@ -161,6 +211,34 @@ func measureFlood(ctx context.Context, o options, bin, workDir, engine string, s
 	return errors.Join(failed...)
 }
 
+// sheddingSettings names the server's shedding settings that this process passes on to it from
+// its environment, the others being the server's defaults.
+func sheddingSettings() string {
+	var set []string
+	for _, name := range []string{"MGMTAPI_MAX_CONCURRENT_REQUESTS", "MGMTAPI_QUEUE_LENGTH", "MGMTAPI_QUEUE_WAIT", "MGMTAPI_KEY_RATE_LIMIT", "GOMAXPROCS"} {
+		if v, ok := os.LookupEnv(name); ok {
+			set = append(set, name+"="+v)
+		}
+	}
+	if len(set) == 0 {
+		return "the server's defaults"
+	}
+	return strings.Join(set, " ") + ", the rest the server's defaults"
+}
+
+// loadAverage is the machine's 1-minute load average, from /proc/loadavg, or "unknown".
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) == 0 {
+		return "unknown"
+	}
+	return fields[0]
+}
+
 func printFloodRow(w io.Writer, name string, latencies []time.Duration, target string, bound time.Duration) {
 	r := result{latencies: latencies}
 	p99 := r.percentile(0.99)
@@ -173,44 +251,50 @@ func printFloodRow(w io.Writer, name string, latencies []time.Duration, target s
 	fmt.Fprintf(w, "%-22s %9d %9s %9s %9s  %s: %s\n", name, len(latencies), latency(&r, 0.5), latency(&r, 0.99), latency(&r, 1), target, verdict)
 }
 
-// flood opens connections connections (each its own client), waits until all are open, then has
-// them all send requests back to back for d.
-func flood(ctx context.Context, baseURL, createKey, listKey string, connections int, d time.Duration, honourRetryAfter bool) (floodOutcome, error) {
-	type worker struct {
-		client *http.Client
-		out    floodOutcome
-	}
-	workers := make([]*worker, connections)
-	var opened sync.WaitGroup
+// flood opens connections connections, waits until all are open, calls opened, then has them all
+// send requests back to back for d.
+//
+// Each connection is written to and read from directly (floodConn), not through http.Client: the
+// client's transport runs two goroutines of its own per connection and allocates a request, its
+// header map and a context per request, and under 5,000 connections on two shared cores the load
+// generator's own cost is part of every latency it measures.
+func flood(ctx context.Context, baseURL, createKey, listKey string, connections int, d time.Duration, honourRetryAfter bool, opened func() error) (floodOutcome, error) {
+	addr := strings.TrimPrefix(baseURL, "http://")
+	workers := make([]*floodConn, connections)
+	outs := make([]floodOutcome, connections)
+	var open sync.WaitGroup
 	dialErrs := make(chan error, connections)
+	probe := []byte("GET /healthz HTTP/1.1\r\nHost: " + addr + "\r\n\r\n")
 	for i := range workers {
-		transport := &http.Transport{
-			DialContext:         (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			MaxIdleConns:        1,
-			MaxIdleConnsPerHost: 1,
-			MaxConnsPerHost:     1,
-			DisableCompression:  true,
-		}
-		workers[i] = &worker{client: &http.Client{Transport: transport}, out: floodOutcome{statuses: map[int]int{}}}
-		opened.Add(1)
+		workers[i] = &floodConn{addr: addr}
+		outs[i] = floodOutcome{statuses: map[int]int{}}
+		open.Add(1)
 		go func() {
-			defer opened.Done()
+			defer open.Done()
 			// A probe, never shed, opens the worker's connection before the flood starts.
-			resp, err := workers[i].client.Get(baseURL + "/healthz")
-			if err != nil {
+			if _, _, err := workers[i].do(probe); err != nil {
 				dialErrs <- err
-				return
 			}
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
 		}()
 	}
-	opened.Wait()
+	open.Wait()
 	close(dialErrs)
-	if err := <-dialErrs; err != nil {
-		return floodOutcome{}, fmt.Errorf("opening the connections: %w", err)
+	err := <-dialErrs
+	if err != nil {
+		err = fmt.Errorf("opening the connections: %w", err)
+	} else {
+		err = opened()
+	}
+	if err != nil {
+		for _, w := range workers {
+			w.close()
+		}
+		return floodOutcome{}, err
 	}
 
+	list := []byte("GET " + recordingRuleSetsPath + " HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer " + listKey + "\r\n\r\n")
+	createHead := "POST " + recordingRuleSetsPath + " HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer " + createKey +
+		"\r\nContent-Type: application/json\r\nContent-Length: "
 	ctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -218,55 +302,57 @@ func flood(ctx context.Context, baseURL, createKey, listKey string, connections 
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			defer w.client.CloseIdleConnections()
+			defer w.close()
+			out := &outs[i]
+			var create, body []byte
+			wait := time.NewTimer(time.Hour)
+			wait.Stop()
 			for seq := 0; ctx.Err() == nil; seq++ {
-				var req *http.Request
-				name := ""
-				if i%2 == 0 {
-					req, _ = http.NewRequest("GET", baseURL+recordingRuleSetsPath, nil)
-					req.Header.Set("Authorization", "Bearer "+listKey)
-				} else {
+				req, name := list, ""
+				if i%2 == 1 {
 					name = fmt.Sprintf("flood w%d #%d", i, seq)
-					body := fmt.Sprintf(`{"name":%q,"groups":[{"name":"g","interval":60,"rules":[{"record":"r:x","expr":"sum(up)"}]}]}`, name)
-					req, _ = http.NewRequest("POST", baseURL+recordingRuleSetsPath, bytes.NewReader([]byte(body)))
-					req.Header.Set("Authorization", "Bearer "+createKey)
-					req.Header.Set("Content-Type", "application/json")
+					body = fmt.Appendf(body[:0], `{"name":%q,"groups":[{"name":"g","interval":60,"rules":[{"record":"r:x","expr":"sum(up)"}]}]}`, name)
+					create = append(strconv.AppendInt(append(create[:0], createHead...), int64(len(body)), 10), "\r\n\r\n"...)
+					req = append(create, body...)
 				}
 				began := time.Now()
-				resp, err := w.client.Do(req)
-				if err == nil {
-					_, err = io.Copy(io.Discard, resp.Body)
-					resp.Body.Close()
-				}
+				status, retry, err := w.do(req)
 				took := time.Since(began)
 				if err != nil {
-					w.out.noAnswer++
-					w.out.lastErr = err.Error()
+					out.noAnswer++
+					out.lastErr = err.Error()
 					if name != "" {
-						w.out.unanswered = append(w.out.unanswered, name)
+						out.unanswered = append(out.unanswered, name)
 					}
 					continue
 				}
-				w.out.statuses[resp.StatusCode]++
+				out.statuses[status]++
 				switch {
-				case resp.StatusCode/100 == 2:
-					w.out.admitted = append(w.out.admitted, took)
+				case status/100 == 2:
+					out.admitted = append(out.admitted, took)
 					if name != "" {
-						w.out.created = append(w.out.created, name)
+						out.created = append(out.created, name)
 					}
-				case resp.StatusCode == http.StatusServiceUnavailable || resp.StatusCode == http.StatusTooManyRequests:
-					w.out.refused = append(w.out.refused, took)
+				case status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests:
+					out.refused = append(out.refused, took)
+					if seq == 0 {
+						out.openingRefused = append(out.openingRefused, took)
+					} else {
+						out.laterRefused = append(out.laterRefused, took)
+					}
 					if name != "" {
-						w.out.refusedCreates = append(w.out.refusedCreates, name)
+						out.refusedCreates = append(out.refusedCreates, name)
 					}
 					if honourRetryAfter {
-						wait := time.Second
-						if seconds, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil && seconds > 0 {
-							wait = time.Duration(seconds) * time.Second
+						pause := time.Second
+						if seconds, err := strconv.Atoi(retry); err == nil && seconds > 0 {
+							pause = time.Duration(seconds) * time.Second
 						}
+						wait.Reset(pause)
 						select {
 						case <-ctx.Done():
-						case <-time.After(wait):
+							wait.Stop()
+						case <-wait.C:
 						}
 					}
 				}
@@ -275,21 +361,74 @@ func flood(ctx context.Context, baseURL, createKey, listKey string, connections 
 	}
 	wg.Wait()
 	total := floodOutcome{statuses: map[int]int{}}
-	for _, w := range workers {
-		total.admitted = append(total.admitted, w.out.admitted...)
-		total.refused = append(total.refused, w.out.refused...)
-		for code, n := range w.out.statuses {
+	for _, out := range outs {
+		total.admitted = append(total.admitted, out.admitted...)
+		total.refused = append(total.refused, out.refused...)
+		total.openingRefused = append(total.openingRefused, out.openingRefused...)
+		total.laterRefused = append(total.laterRefused, out.laterRefused...)
+		for code, n := range out.statuses {
 			total.statuses[code] += n
 		}
-		total.noAnswer += w.out.noAnswer
-		if w.out.lastErr != "" {
-			total.lastErr = w.out.lastErr
+		total.noAnswer += out.noAnswer
+		if out.lastErr != "" {
+			total.lastErr = out.lastErr
 		}
-		total.created = append(total.created, w.out.created...)
-		total.refusedCreates = append(total.refusedCreates, w.out.refusedCreates...)
-		total.unanswered = append(total.unanswered, w.out.unanswered...)
+		total.created = append(total.created, out.created...)
+		total.refusedCreates = append(total.refusedCreates, out.refusedCreates...)
+		total.unanswered = append(total.unanswered, out.unanswered...)
 	}
 	return total, nil
+}
+
+// floodConn is one flood client: a keep-alive HTTP/1.1 connection, opened again when the server
+// closes it (Connection: close, or an error).
+type floodConn struct {
+	addr string
+	conn net.Conn
+	r    *bufio.Reader
+}
+
+// do writes req, a whole HTTP/1.1 request, and reads its answer to the end; it returns the
+// answer's status and Retry-After.
+func (c *floodConn) do(req []byte) (status int, retryAfter string, err error) {
+	if c.conn == nil {
+		conn, err := net.DialTimeout("tcp", c.addr, 30*time.Second)
+		if err != nil {
+			return 0, "", err
+		}
+		c.conn = conn
+		if c.r == nil {
+			c.r = bufio.NewReaderSize(conn, 4096)
+		} else {
+			c.r.Reset(conn)
+		}
+	}
+	if _, err := c.conn.Write(req); err != nil {
+		c.close()
+		return 0, "", err
+	}
+	resp, err := http.ReadResponse(c.r, nil)
+	if err != nil {
+		c.close()
+		return 0, "", err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		c.close()
+		return 0, "", err
+	}
+	if resp.Close {
+		c.close()
+	}
+	return resp.StatusCode, resp.Header.Get("Retry-After"), nil
+}
+
+func (c *floodConn) close() {
+	if c.conn != nil {
+		c.conn.Close()
+		c.conn = nil
+	}
 }
 
 // raiseOpenFileLimit raises this process's soft limit of open files to at least n (up to the hard
@@ -349,8 +488,13 @@ func (h histogram) quantile(q float64) string {
 
 // serverTimes are the server's request-duration histograms summed over the operations
 // (admitted: routed to an operation) and over the requests refused before routing (operation
-// "none", which the probes share: the flood sends none while it runs).
-type serverTimes struct{ admitted, refused histogram }
+// "none", which the probes and /metrics share: the flood sends none while it runs, but the
+// scrape read before it is counted in the one read after), and the time its
+// goroutines waited, runnable, for a thread (go_sched_latencies_seconds, coarse buckets).
+type serverTimes struct {
+	admitted, refused, sched histogram
+	gomaxprocs               string
+}
 
 // serverLatencies reads the server's request-duration histograms from its /metrics.
 func serverLatencies(ctx context.Context, baseURL string) (serverTimes, error) {
@@ -379,6 +523,17 @@ func serverLatencies(ctx context.Context, baseURL string) (serverTimes, error) {
 	}
 	const prefix = "mgmtapi_request_duration_seconds_bucket{"
 	for _, line := range strings.Split(string(body), "\n") {
+		if rest, ok := strings.CutPrefix(line, "go_sched_gomaxprocs_threads "); ok {
+			t.gomaxprocs = rest
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, `go_sched_latencies_seconds_bucket{le="`); ok {
+			bound, value, _ := strings.Cut(rest, `"} `)
+			if count, err := strconv.ParseFloat(value, 64); err == nil {
+				add(&t.sched, bound, count)
+			}
+			continue
+		}
 		labels, ok := strings.CutPrefix(line, prefix)
 		if !ok {
 			continue

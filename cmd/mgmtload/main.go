@@ -73,6 +73,7 @@ type options struct {
 	flood                 bool
 	floodConnections      int
 	floodIgnoreRetryAfter bool
+	floodPin              bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (o options, err error) {
@@ -92,6 +93,7 @@ func parseFlags(args []string, stderr io.Writer) (o options, err error) {
 	fs.IntVar(&o.sets, "sets", 10000, "recording-rule sets the list scenario lists")
 	fs.IntVar(&o.policies, "policies", 10000, "policies the list-policies scenario lists")
 	fs.IntVar(&o.floodConnections, "flood-connections", 5000, "connections the flood measurement holds at once")
+	fs.BoolVar(&o.floodPin, "flood-pin", false, "flood: run mgmtapi on CPU 1 and the load generator on CPU 0, each with GOMAXPROCS 1")
 	fs.BoolVar(&o.floodIgnoreRetryAfter, "flood-ignore-retry-after", false, "flood clients send their next request at once after 503 or 429")
 	fs.IntVar(&o.readyStarts, "ready-starts", 10, "starts of mgmtapi the ready measurement times")
 	readySize := fs.String("ready-db-size", "1GiB", "size of the database the ready measurement starts on (built once, then kept)")

@@ -24,7 +24,8 @@ func TestRunPrintsTheTable(t *testing.T) {
 		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, &stdout, &stderr)
 	}
 	out := stdout.String()
-	for _, want := range []string{"mgmtapi req/s", "bare req/s", "ratio", "peak RSS", "non-2xx", "\nget ", "\nlist-policies ", " MiB"} {
+	for _, want := range []string{"mgmtapi req/s", "bare req/s", "ratio", "peak RSS", "non-2xx", "\nget ", "\nlist-policies ", " MiB",
+		"peak RSS under normal load: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the output lacks %q:\n%s", want, out)
 		}
@@ -138,9 +139,31 @@ func TestFloodPrintsItsChecks(t *testing.T) {
 		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, &stdout, &stderr)
 	}
 	for _, want := range []string{"40 connections", "admitted (2xx)", "refused (503, 429)", "the server's own time",
-		"0 of them missing", "0 of them left behind", "0 sets nobody created"} {
+		"0 of them missing", "0 of them left behind", "0 sets nobody created",
+		"shedding: MGMTAPI_MAX_CONCURRENT_REQUESTS=16 MGMTAPI_QUEUE_LENGTH=0, the rest the server's defaults", "load average ",
+		"not pinned", "mgmtapi's GOMAXPROCS ", "where the time went", "goroutines runnable before running"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Errorf("the output lacks %q:\n%s", want, &stdout)
+		}
+	}
+}
+
+// TestNormalLoadRSS: the highest peak of the scenarios is held against 100 MiB.
+func TestNormalLoadRSS(t *testing.T) {
+	for _, c := range []struct {
+		peaks []int64
+		want  string
+	}{
+		{[]int64{40 << 20, 60 << 20}, "peak RSS under normal load: 60 MiB (b), target ≤ 100 MiB: met"},
+		{[]int64{101 << 20, 60 << 20}, "peak RSS under normal load: 101 MiB (a), target ≤ 100 MiB: MISSED"},
+		{[]int64{-1}, "peak RSS under normal load: unknown (target ≤ 100 MiB)"},
+	} {
+		var measured []measurement
+		for i, p := range c.peaks {
+			measured = append(measured, measurement{scenario: scenario{name: string(rune('a' + i))}, peakRSS: p})
+		}
+		if got := normalLoadRSS(measured); got != c.want {
+			t.Errorf("%v: %q, want %q", c.peaks, got, c.want)
 		}
 	}
 }

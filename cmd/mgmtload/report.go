@@ -50,6 +50,30 @@ func printTable(w io.Writer, measured []measurement) {
 	}
 	fmt.Fprintln(w, "  ratio = mgmtapi req/s ÷ bare req/s; peak RSS = VmHWM of the mgmtapi process during the scenario,")
 	fmt.Fprintln(w, "  which includes what it held when the scenario began; – = no request finished within a round")
+	fmt.Fprintln(w, normalLoadRSS(measured))
+}
+
+// normalLoadRSSTarget is issue 15's bound on the server's resident memory under normal load.
+const normalLoadRSSTarget = 100 << 20
+
+// normalLoadRSS says the highest peak RSS of the scenarios measured, against normalLoadRSSTarget.
+func normalLoadRSS(measured []measurement) string {
+	var peak int64 = -1
+	var at string
+	overLife := false
+	for _, m := range measured {
+		if m.peakRSS > peak {
+			peak, at, overLife = m.peakRSS, m.scenario.name, m.peakOverLife
+		}
+	}
+	if peak < 0 {
+		return "peak RSS under normal load: unknown (target ≤ 100 MiB)"
+	}
+	verdict := "met"
+	if peak > normalLoadRSSTarget {
+		verdict = "MISSED"
+	}
+	return fmt.Sprintf("peak RSS under normal load: %s (%s), target ≤ 100 MiB: %s", rss(peak, overLife), at, verdict)
 }
 
 // printFailures lists what a server answered other than 2xx and returns how many requests that was.

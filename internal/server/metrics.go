@@ -96,7 +96,8 @@ func newMetrics(reg *prometheus.Registry, dbStats func() sql.DBStats, admission 
 	})
 	buildInfo.Set(1)
 	reg.MustRegister(m.requests, m.latency, m.inFlight, buildInfo,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		collectors.NewGoCollector(collectors.WithGoCollectorRuntimeMetrics(collectors.MetricsScheduler)),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if dbStats != nil {
 		gauge := func(name, help string, value func(sql.DBStats) float64) prometheus.Collector {
 			return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mgmtapi_db_" + name, Help: help},

@@ -166,13 +166,14 @@ func measureMutation(ctx context.Context, o options, bin, workDir string, stdout
 		peak = max(sampled.Load(), 0) // VmHWM covers the seeding and start too; the sampler does not
 	}
 	after := server.rss()
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
 	if _, err := os.Stat(fmt.Sprintf("/proc/%d", server.cmd.Process.Pid)); err != nil {
 		return fmt.Errorf("mutation: mgmtapi is gone:\n%s", server.logTail())
 	}
-	return run.report(stdout, elapsed, before, peak, after, exact)
+	err = run.report(stdout, elapsed, before, peak, after, exact)
+	if ctx.Err() != nil { // interrupted: what was sent is reported, and the run is not complete
+		return fmt.Errorf("mutation: interrupted after %d requests: %w", run.next.Load(), ctx.Err())
+	}
+	return err
 }
 
 // seededID is a resource the seeding created: its id, the property that held it and the path it
@@ -515,7 +516,7 @@ func editBytes(rng *rand.Rand, b []byte) []byte {
 		at := rng.IntN(len(out))
 		switch rng.IntN(5) {
 		case 0:
-			out[at] = byte(rng.IntN(256))
+			out[at] ^= byte(1 + rng.IntN(255)) // another byte, never the same
 		case 1:
 			out = slices.Insert(out, at, []byte(hostileFragments[rng.IntN(len(hostileFragments))])...)
 		case 2:

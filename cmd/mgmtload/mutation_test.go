@@ -134,3 +134,21 @@ func TestMutationRunCountsAnswers(t *testing.T) {
 		t.Fatalf("report:\n%s", &out)
 	}
 }
+
+// TestMutationScenarioRuns runs -scenarios mutation briefly against a real mgmtapi on SQLite:
+// every answer must meet the run's targets (no 5xx, every refusal the Error body).
+func TestMutationScenarioRuns(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err := run(ctx, []string{"-scenarios", "mutation", "-mutation-requests", "600", "-connections", "4"}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("run: %v\nstdout:\n%s\nstderr:\n%s", err, &stdout, &stderr)
+	}
+	out := stdout.String()
+	for _, want := range []string{"600 mutated requests over the ", "sent 600 in ", "5xx: 0;", "no answer: 0", "target ≤ 256 MiB met"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -201,7 +201,7 @@ func seedMutation(ctx context.Context, doc *apidocument.Document, ops []apidocum
 			body = doc.Minimal(op.Body)
 		}
 		var answer any
-		if err := call(ctx, baseURL, strings.TrimPrefix(teamKey, "Bearer "), op.Method, op.Path+requiredQuery(doc, op).encode(), body, &answer); err != nil {
+		if err := call(ctx, baseURL, strings.TrimPrefix(teamKey, "Bearer "), op.Method, withQuery(op.Path, requiredQuery(doc, op)), body, &answer); err != nil {
 			continue
 		}
 		creates++
@@ -251,18 +251,8 @@ func idsOf(v any, depth int) []seededID {
 	return out
 }
 
-// queryValues are query parameters, kept in order.
-type queryValues url.Values
-
-func (q queryValues) encode() string {
-	if len(q) == 0 {
-		return ""
-	}
-	return "?" + url.Values(q).Encode()
-}
-
 // requiredQuery gives every required query parameter of op its minimal value.
-func requiredQuery(doc *apidocument.Document, op apidocument.Operation) queryValues {
+func requiredQuery(doc *apidocument.Document, op apidocument.Operation) url.Values {
 	q := url.Values{}
 	for _, p := range op.Params {
 		if p.In != "query" || !p.Required {
@@ -280,7 +270,7 @@ func requiredQuery(doc *apidocument.Document, op apidocument.Operation) queryVal
 			q.Set(p.Name, scalarText(v))
 		}
 	}
-	return queryValues(q)
+	return q
 }
 
 func scalarText(v any) string {
@@ -293,7 +283,7 @@ func scalarText(v any) string {
 // newMutationTarget prepares op: its path parameters name the seeded resource of the closest
 // area (an integer one for an integer parameter), its body is its example or minimal instance.
 func newMutationTarget(doc *apidocument.Document, op apidocument.Operation, ids []seededID, teamKey, operatorKey string) mutationTarget {
-	t := mutationTarget{op: op, authorization: teamKey, pathArgs: map[string]string{}, query: url.Values(requiredQuery(doc, op))}
+	t := mutationTarget{op: op, authorization: teamKey, pathArgs: map[string]string{}, query: requiredQuery(doc, op)}
 	if op.Operator {
 		t.authorization = operatorKey
 	}
@@ -478,10 +468,7 @@ func (t *mutationTarget) mutate(rng *rand.Rand, doc *apidocument.Document) mutat
 	for name, v := range args {
 		path = strings.ReplaceAll(path, "{"+name+"}", v)
 	}
-	if len(query) > 0 {
-		path += "?" + encodeQuery(query)
-	}
-	req.target, req.body = path, body
+	req.target, req.body = withQuery(path, query), body
 	return req
 }
 
@@ -566,6 +553,14 @@ func breakQuery(rng *rand.Rand, op apidocument.Operation, base url.Values) url.V
 		}
 	}
 	return q
+}
+
+// withQuery is path with q as its query (encodeQuery), if q has any parameter.
+func withQuery(path string, q url.Values) string {
+	if len(q) == 0 {
+		return path
+	}
+	return path + "?" + encodeQuery(q)
 }
 
 // encodeQuery writes q, leaving values that are already percent-escapes (%00, %ff) as written so

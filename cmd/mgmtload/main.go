@@ -74,6 +74,8 @@ type options struct {
 	floodConnections      int
 	floodIgnoreRetryAfter bool
 	floodPin              bool
+	// mutationRequests is how many requests the mutation measurement (-scenarios mutation) sends.
+	mutationRequests int
 }
 
 func parseFlags(args []string, stderr io.Writer) (o options, err error) {
@@ -86,6 +88,7 @@ func parseFlags(args []string, stderr io.Writer) (o options, err error) {
 	fs.StringVar(&names, "scenarios", "all", "comma-separated scenarios to run, or all: "+scenarioNames()+
 		"; and ready (not in all): the time from start to ready on a database of -ready-db-size"+
 		"; and overbound (not in all): concurrent over-bound bodies, their answers' time and the peak RSS"+
+		"; and mutation (not in all): -mutation-requests mutated requests over every operation, their statuses and the peak RSS"+
 		"; and flood (not in all): -flood-connections at once, half lists half creates, admitted and refused latency apart")
 	fs.StringVar(&o.databaseURL, "database-url", "", "postgres:// URL; measure mgmtapi on PostgreSQL instead of SQLite")
 	fs.StringVar(&o.binary, "mgmtapi", "", "mgmtapi binary to run (default: build ./cmd/mgmtapi)")
@@ -95,6 +98,7 @@ func parseFlags(args []string, stderr io.Writer) (o options, err error) {
 	fs.IntVar(&o.floodConnections, "flood-connections", 5000, "connections the flood measurement holds at once")
 	fs.BoolVar(&o.floodPin, "flood-pin", false, "flood: run mgmtapi on CPU 1 and the load generator on CPU 0, each with GOMAXPROCS 1")
 	fs.BoolVar(&o.floodIgnoreRetryAfter, "flood-ignore-retry-after", false, "flood clients send their next request at once after 503 or 429")
+	fs.IntVar(&o.mutationRequests, "mutation-requests", 250_000, "requests the mutation measurement sends, spread over every operation of api/openapi.yaml")
 	fs.IntVar(&o.readyStarts, "ready-starts", 10, "starts of mgmtapi the ready measurement times")
 	readySize := fs.String("ready-db-size", "1GiB", "size of the database the ready measurement starts on (built once, then kept)")
 	fs.StringVar(&o.readyDir, "ready-dir", filepath.Join(os.TempDir(), "mgmtload-ready"),
@@ -123,6 +127,8 @@ func parseFlags(args []string, stderr io.Writer) (o options, err error) {
 		return o, errors.New("-policies: must be at least 1")
 	case o.floodConnections < 2:
 		return o, errors.New("-flood-connections: must be at least 2")
+	case o.mutationRequests < 1:
+		return o, errors.New("-mutation-requests: must be at least 1")
 	case o.readyStarts < 1:
 		return o, errors.New("-ready-starts: must be at least 1")
 	}

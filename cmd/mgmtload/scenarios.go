@@ -74,6 +74,7 @@ var scenarios = []scenario{
 // own, when -scenarios names it (all does not include them).
 var standalone = map[string]func(ctx context.Context, o options, bin, workDir string, stdout, stderr io.Writer) error{
 	"overbound": measureOverbound,
+	"mutation":  measureMutation,
 }
 
 // fixture is the data the scenarios work on: a team of its own, created for this run, with one

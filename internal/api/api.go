@@ -74,6 +74,8 @@ type handler struct {
 	*audit.RecordHandler
 	// config exports and applies configuration documents (see teamconfig.go).
 	config *teamconfig.Handler
+	// wholeTeam bounds the whole-team documents built at once (see wholeteam.go).
+	wholeTeam wholeTeamTurns
 }
 
 // NewError is the exit for errors returned by handlers and by the security handler.
@@ -157,6 +159,7 @@ func New(opts Options) (*API, error) {
 		E2MHandler:       e2m.NewHandler(opts.DB),
 		RuleFileHandler:  promrules.NewHandler(opts.DB),
 		RecordHandler:    audit.NewHandler(opts.DB),
+		wholeTeam:        newWholeTeamTurns(),
 	}
 	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog)...)
 	if err != nil {

@@ -115,7 +115,7 @@ const surrogatePlaceholder = "LONE-SURROGATE-HERE"
 // decoded).
 func TestEveryLoneSurrogateIsNamed(t *testing.T) {
 	doc := loadDocument(t)
-	ops := doc.operations(t)
+	ops := operations(t, doc)
 	variants := []struct{ raw, unit string }{
 		{`a\ud800b`, `\ud800`},
 		{`a\uDBFF`, `\udbff`},
@@ -126,34 +126,34 @@ func TestEveryLoneSurrogateIsNamed(t *testing.T) {
 		before := snapshotDB(t, env)
 		sent, operations := 0, map[string]bool{}
 		for _, op := range ops {
-			if op.body == nil {
+			if op.Body == nil {
 				continue
 			}
 			target := requestTarget(doc, op)
-			base := op.example
+			base := op.Example
 			if base == nil {
-				base = doc.minimal(op.body, 0)
+				base = doc.Minimal(op.Body)
 			}
-			for i, p := range doc.propertyPaths(op.body) {
-				schema := doc.resolve(p[len(p)-1].schema)
+			for i, p := range doc.PropertyPaths(op.Body) {
+				schema := doc.Resolve(p[len(p)-1].Schema)
 				if typ, _ := schema["type"].(string); typ != "string" {
 					continue
 				}
-				raw, err := json.Marshal(doc.setPath(base, p, surrogatePlaceholder))
+				raw, err := json.Marshal(doc.SetPath(base, p, surrogatePlaceholder))
 				if err != nil {
-					t.Fatalf("%s: %v", op.id, err)
+					t.Fatalf("%s: %v", op.ID, err)
 				}
 				v := variants[i%len(variants)]
 				body := strings.Replace(string(raw), surrogatePlaceholder, v.raw, 1)
-				want := pathString(p) + `: must not contain a lone UTF-16 surrogate (` + v.unit + `)`
+				want := p.String() + `: must not contain a lone UTF-16 surrogate (` + v.unit + `)`
 				sent++
-				operations[op.id] = true
-				res := env.Do(t, op.method, target, authorization(env, op), "application/json", body)
+				operations[op.ID] = true
+				res := env.Do(t, op.Method, target, authorization(env, op), "application/json", body)
 				var got struct{ Message string }
 				_ = json.Unmarshal(res.Body, &got)
 				if res.Status != 400 || got.Message != want {
 					t.Errorf("%s (%s %s), %s\n body %s\n answer %d %s\n want 400 %q",
-						op.id, op.method, target, pathString(p), short(body, 400), res.Status, short(string(res.Body), 300), want)
+						op.ID, op.Method, target, p.String(), short(body, 400), res.Status, short(string(res.Body), 300), want)
 				}
 			}
 		}

@@ -15,9 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/go-faster/yaml"
-
-	spec "github.com/mgmtapi/mgmtapi/api"
+	"github.com/mgmtapi/mgmtapi/internal/apidocument"
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 )
@@ -48,11 +46,11 @@ var acceptedAfterSeeding = []string{"UndeployExtension", "UpdateCustomRole", "Up
 // acceptedAfterSeeding must get a 2xx.
 func TestEveryRequestExampleIsAccepted(t *testing.T) {
 	doc := loadDocument(t)
-	ops := doc.operations(t)
+	ops := operations(t, doc)
 	var missing []string
 	for _, op := range ops {
-		if op.body != nil && op.example == nil {
-			missing = append(missing, op.id)
+		if op.Body != nil && op.Example == nil {
+			missing = append(missing, op.ID)
 		}
 	}
 	if len(missing) > 0 {
@@ -62,49 +60,49 @@ func TestEveryRequestExampleIsAccepted(t *testing.T) {
 		var later []operation
 		fresh := 0
 		for _, op := range ops {
-			if op.example == nil {
+			if op.Example == nil {
 				continue
 			}
-			if op.needsExisting || op.hasPathParams() || (op.method != http.MethodPost && op.method != http.MethodPut) {
+			if op.NeedsExisting || op.HasPathParams() || (op.Method != http.MethodPost && op.Method != http.MethodPut) {
 				later = append(later, op)
 				continue
 			}
 			fresh++
-			_, key := env.MustTeam(t, "examples "+op.id)
+			_, key := env.MustTeam(t, "examples "+op.ID)
 			auth := "Bearer " + key
-			if op.operator {
+			if op.Operator {
 				auth = "Bearer " + apitest.OperatorKey
 			}
-			body, _ := json.Marshal(op.example)
-			res := env.Do(t, op.method, op.path, auth, "application/json", string(body))
+			body, _ := json.Marshal(op.Example)
+			res := env.Do(t, op.Method, op.Path, auth, "application/json", string(body))
 			if res.Status < 200 || res.Status > 299 {
 				t.Errorf("%s (%s %s): the example was refused on a fresh team\n body %s\n answer %d %s",
-					op.id, op.method, op.path, body, res.Status, short(string(res.Body), 500))
+					op.ID, op.Method, op.Path, body, res.Status, short(string(res.Body), 500))
 			}
 		}
 		ids := seed(t, env, doc, ops)
 		for _, id := range acceptedAfterSeeding {
-			if !slices.ContainsFunc(later, func(o operation) bool { return o.id == id }) {
+			if !slices.ContainsFunc(later, func(o operation) bool { return o.ID == id }) {
 				t.Errorf("%s: no such operation with an example sent after the seeding", id)
 			}
 		}
 		accepted := 0
 		for _, op := range later {
-			path := op.path
-			for _, p := range op.params {
-				if p.in == "path" {
-					path = strings.ReplaceAll(path, "{"+p.name+"}", url.PathEscape(defaultPathValue(op, p, ids)))
+			path := op.Path
+			for _, p := range op.Params {
+				if p.In == "path" {
+					path = strings.ReplaceAll(path, "{"+p.Name+"}", url.PathEscape(defaultPathValue(op, p, ids)))
 				}
 			}
-			body, _ := json.Marshal(withSeededIDs(op, op.example, ids))
+			body, _ := json.Marshal(withSeededIDs(op, op.Example, ids))
 			before := snapshotDB(t, env)
-			res := env.Do(t, op.method, path, authorization(env, op), "application/json", string(body))
-			describe := fmt.Sprintf("%s (%s %s): %s %s\n body %s\n answer %d %s", op.id, op.method, op.path,
-				op.method, path, body, res.Status, short(string(res.Body), 500))
+			res := env.Do(t, op.Method, path, authorization(env, op), "application/json", string(body))
+			describe := fmt.Sprintf("%s (%s %s): %s %s\n body %s\n answer %d %s", op.ID, op.Method, op.Path,
+				op.Method, path, body, res.Status, short(string(res.Body), 500))
 			switch {
 			case res.Status >= 500:
 				t.Errorf("%s", describe)
-			case res.Status >= 400 && slices.Contains(acceptedAfterSeeding, op.id):
+			case res.Status >= 400 && slices.Contains(acceptedAfterSeeding, op.ID):
 				t.Errorf("%s\n the seeding gives this example what it names; it must be accepted", describe)
 			case res.Status >= 400:
 				if msg := errorBodyProblem(res); msg != "" {
@@ -116,7 +114,7 @@ func TestEveryRequestExampleIsAccepted(t *testing.T) {
 				t.Logf("refused after the seeding: %s", describe)
 			default:
 				accepted++
-				if restore := restorers[op.id]; restore != nil {
+				if restore := restorers[op.ID]; restore != nil {
 					restore(t, env)
 				}
 			}
@@ -139,7 +137,7 @@ func TestEveryRequestExampleIsAccepted(t *testing.T) {
 // with a 4xx must leave every row of every table of the database as it was.
 func TestEveryOperationSurvivesMalformedInput(t *testing.T) {
 	doc := loadDocument(t)
-	ops := doc.operations(t)
+	ops := operations(t, doc)
 	if len(ops) < 100 {
 		t.Fatalf("the document declares %d operations; reading it went wrong", len(ops))
 	}
@@ -154,7 +152,7 @@ func TestEveryOperationSurvivesMalformedInput(t *testing.T) {
 		statuses := map[int]int{}
 		total := 0
 		for _, op := range ops {
-			probes := doc.probes(op, ids)
+			probes := probes(doc, op, ids)
 			total += len(probes)
 			runProbes(t, env, op, probes, statuses)
 		}
@@ -165,411 +163,30 @@ func TestEveryOperationSurvivesMalformedInput(t *testing.T) {
 
 // ---------------------------------------------------------------- the document
 
-type document struct {
-	root map[string]any
-}
+// The document's reading (operations, minimal instances, property paths) is apidocument's,
+// shared with the black-box tests and the load command.
+type (
+	document  = apidocument.Document
+	operation = apidocument.Operation
+	parameter = apidocument.Parameter
+)
 
 func loadDocument(t *testing.T) *document {
 	t.Helper()
-	var root map[string]any
-	if err := yaml.Unmarshal(spec.OpenAPIYAML, &root); err != nil {
+	doc, err := apidocument.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+func operations(t *testing.T, doc *document) []operation {
+	t.Helper()
+	ops, err := doc.Operations()
+	if err != nil {
 		t.Fatalf("openapi document: %v", err)
 	}
-	return &document{root: root}
-}
-
-// resolve follows $ref (to any depth) into the document.
-func (d *document) resolve(node any) map[string]any {
-	m, _ := node.(map[string]any)
-	for range 32 {
-		ref, ok := m["$ref"].(string)
-		if !ok {
-			return m
-		}
-		m = d.lookup(ref)
-	}
-	return m
-}
-
-func (d *document) lookup(ref string) map[string]any {
-	var cur any = d.root
-	for _, part := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
-		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-		m, _ := cur.(map[string]any)
-		cur = m[part]
-	}
-	m, _ := cur.(map[string]any)
-	return m
-}
-
-type parameter struct {
-	name     string
-	in       string
-	required bool
-	style    string
-	schema   map[string]any
-}
-
-type operation struct {
-	id       string
-	method   string
-	path     string // the template, e.g. /x/{id}
-	params   []parameter
-	objects  []string       // names of its query objects (its deepObject parameters)
-	body     map[string]any // the JSON body schema, nil when there is none
-	operator bool           // guarded by the operator key
-	// example is the body's example, nil when there is none; needsExisting is its
-	// x-example-needs-existing.
-	example       any
-	needsExisting bool
-}
-
-func (o operation) isWrite() bool {
-	return o.method != http.MethodGet && o.method != http.MethodHead
-}
-
-func (o operation) hasPathParams() bool {
-	return slices.ContainsFunc(o.params, func(p parameter) bool { return p.in == "path" })
-}
-
-// methodOrder runs reads before writes, and deletes last, so that a seeded resource is there
-// for as many probes as possible.
-var methodOrder = map[string]int{"get": 0, "post": 1, "put": 2, "patch": 3, "delete": 4}
-
-func (d *document) operations(t *testing.T) []operation {
-	t.Helper()
-	paths, _ := d.root["paths"].(map[string]any)
-	var out []operation
-	for path, rawItem := range paths {
-		item, _ := rawItem.(map[string]any)
-		shared := d.parameters(item["parameters"])
-		for method, rawOp := range item {
-			if _, ok := methodOrder[method]; !ok {
-				continue
-			}
-			op, _ := rawOp.(map[string]any)
-			o := operation{method: strings.ToUpper(method), path: path}
-			o.id, _ = op["operationId"].(string)
-			if o.id == "" {
-				t.Fatalf("%s %s has no operationId", method, path)
-			}
-			o.params = slices.Clone(shared)
-			for _, p := range d.parameters(op["parameters"]) {
-				i := slices.IndexFunc(o.params, func(q parameter) bool { return q.name == p.name && q.in == p.in })
-				if i >= 0 {
-					o.params[i] = p
-				} else {
-					o.params = append(o.params, p)
-				}
-			}
-			for _, p := range o.params {
-				if p.in == "query" && p.style == "deepObject" {
-					o.objects = append(o.objects, p.name)
-				}
-			}
-			sort.Strings(o.objects)
-			if rb := d.resolve(op["requestBody"]); rb != nil {
-				content, _ := rb["content"].(map[string]any)
-				media, _ := content["application/json"].(map[string]any)
-				if media == nil {
-					t.Fatalf("%s: request body is not application/json", o.id)
-				}
-				o.body = d.resolve(media["schema"])
-				if o.body == nil {
-					o.body = map[string]any{}
-				}
-				o.example = media["example"]
-				o.needsExisting, _ = media["x-example-needs-existing"].(bool)
-			}
-			if sec, ok := op["security"].([]any); ok {
-				for _, s := range sec {
-					if m, _ := s.(map[string]any); m != nil {
-						if _, ok := m["operatorKey"]; ok {
-							o.operator = true
-						}
-					}
-				}
-			}
-			out = append(out, o)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].path != out[j].path {
-			return out[i].path < out[j].path
-		}
-		return methodOrder[strings.ToLower(out[i].method)] < methodOrder[strings.ToLower(out[j].method)]
-	})
-	return out
-}
-
-func (d *document) parameters(raw any) []parameter {
-	list, _ := raw.([]any)
-	var out []parameter
-	for _, r := range list {
-		p := d.resolve(r)
-		if p == nil {
-			continue
-		}
-		name, _ := p["name"].(string)
-		in, _ := p["in"].(string)
-		required, _ := p["required"].(bool)
-		style, _ := p["style"].(string)
-		out = append(out, parameter{name: name, in: in, required: required, style: style, schema: d.resolve(p["schema"])})
-	}
-	return out
-}
-
-// ---------------------------------------------------------------- minimal instances
-
-// minimal builds the smallest instance of schema that its types allow: required properties with
-// a type-correct default, arrays with their fewest (at least one) elements, enums with their
-// first value that is not an UNSPECIFIED placeholder, the first alternative of a oneOf/anyOf.
-func (d *document) minimal(schema map[string]any, depth int) any {
-	s := d.resolve(schema)
-	if s == nil || depth > 12 {
-		return nil
-	}
-	if enum, ok := s["enum"].([]any); ok && len(enum) > 0 {
-		for _, v := range enum {
-			if str, ok := v.(string); !ok || !strings.Contains(str, "UNSPECIFIED") {
-				return v
-			}
-		}
-		return enum[0]
-	}
-	if all, ok := s["allOf"].([]any); ok {
-		merged := map[string]any{}
-		for _, alt := range all {
-			if m, ok := d.minimal(d.resolve(alt), depth+1).(map[string]any); ok {
-				for k, v := range m {
-					merged[k] = v
-				}
-			}
-		}
-		if obj, ok := d.objectMinimal(s, depth).(map[string]any); ok {
-			for k, v := range obj {
-				merged[k] = v
-			}
-		}
-		return merged
-	}
-	for _, key := range []string{"oneOf", "anyOf"} {
-		if alts, ok := s[key].([]any); ok && len(alts) > 0 {
-			first := d.minimal(d.resolve(alts[0]), depth+1)
-			if obj, ok := d.objectMinimal(s, depth).(map[string]any); ok {
-				if m, ok := first.(map[string]any); ok {
-					for k, v := range obj {
-						m[k] = v
-					}
-				}
-			}
-			return first
-		}
-	}
-	typ, _ := s["type"].(string)
-	switch typ {
-	case "string":
-		switch s["format"] {
-		case "date-time":
-			return "2024-01-02T03:04:05Z"
-		case "date":
-			return "2024-01-02"
-		case "uuid":
-			return "00000000-0000-4000-8000-000000000001"
-		}
-		n := 1
-		if v, ok := number(s["minLength"]); ok && v > 1 {
-			n = int(v)
-		}
-		if pattern, ok := s["pattern"].(string); ok {
-			if re, err := regexp.Compile(pattern); err == nil {
-				for _, c := range patternCandidates {
-					if re.MatchString(c) {
-						return c
-					}
-				}
-			}
-		}
-		return strings.Repeat("a", n)
-	case "integer", "number":
-		v := 1.0
-		if lo, ok := number(s["minimum"]); ok && lo > v {
-			v = lo
-		}
-		if hi, ok := number(s["maximum"]); ok && hi < v {
-			v = hi
-		}
-		return v
-	case "boolean":
-		return true
-	case "array":
-		n := 1
-		if v, ok := number(s["minItems"]); ok && v > 1 {
-			n = int(v)
-		}
-		items := make([]any, n)
-		for i := range items {
-			items[i] = d.minimal(d.resolve(s["items"]), depth+1)
-		}
-		return items
-	}
-	return d.objectMinimal(s, depth)
-}
-
-func (d *document) objectMinimal(s map[string]any, depth int) any {
-	props, _ := s["properties"].(map[string]any)
-	required, _ := s["required"].([]any)
-	if props == nil && required == nil {
-		if s["type"] == "object" || s["additionalProperties"] != nil {
-			return map[string]any{}
-		}
-		if len(s) == 0 {
-			return map[string]any{}
-		}
-		return nil
-	}
-	out := map[string]any{}
-	for _, r := range required {
-		name, _ := r.(string)
-		out[name] = d.minimal(d.resolve(props[name]), depth+1)
-	}
-	// Most areas require a name by rule rather than by schema; filling it lets more probes
-	// get past that rule to the ones they aim at.
-	if p, ok := props["name"]; ok {
-		if _, done := out["name"]; !done {
-			out["name"] = d.minimal(d.resolve(p), depth+1)
-		}
-	}
-	return out
-}
-
-// patternCandidates are tried, in order, against a string schema's pattern.
-var patternCandidates = []string{
-	"a", "00000000-0000-4000-8000-000000000001", "1", "a1", "A", "aa", "a-1", "1.0.0", "2024-01-02T03:04:05Z",
-	"#000000", "a.b", "a_b", "a@b.c",
-}
-
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	case uint64:
-		return float64(n), true
-	case float64:
-		return n, true
-	}
-	return 0, false
-}
-
-// ---------------------------------------------------------------- property paths
-
-// step is one step into a JSON value: a property name, or index 0 of an array.
-type step struct {
-	key   string
-	index bool
-	// schema describes the value the step leads to; a value missing on the way is built as its
-	// minimal instance, so that the probe fails only for the property it replaces.
-	schema map[string]any
-}
-
-func (d *document) propertyPaths(schema map[string]any) [][]step {
-	var out [][]step
-	seen := map[string]bool{}
-	var walk func(s map[string]any, prefix []step, refs []string)
-	walk = func(raw map[string]any, prefix []step, refs []string) {
-		if ref, ok := raw["$ref"].(string); ok {
-			if slices.Contains(refs, ref) || len(refs) > 10 {
-				return
-			}
-			refs = append(slices.Clone(refs), ref)
-		}
-		s := d.resolve(raw)
-		if s == nil || len(prefix) > 10 {
-			return
-		}
-		for _, key := range []string{"allOf", "oneOf", "anyOf"} {
-			alts, _ := s[key].([]any)
-			for _, alt := range alts {
-				m, _ := alt.(map[string]any)
-				walk(m, prefix, refs)
-			}
-		}
-		if items, ok := s["items"].(map[string]any); ok {
-			p := append(slices.Clone(prefix), step{index: true, schema: items})
-			add(&out, seen, p)
-			walk(items, p, refs)
-		}
-		props, _ := s["properties"].(map[string]any)
-		names := make([]string, 0, len(props))
-		for name := range props {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, name := range names {
-			m, _ := props[name].(map[string]any)
-			p := append(slices.Clone(prefix), step{key: name, schema: m})
-			add(&out, seen, p)
-			walk(m, p, refs)
-		}
-	}
-	walk(schema, nil, nil)
-	return out
-}
-
-func add(out *[][]step, seen map[string]bool, p []step) {
-	k := pathString(p)
-	if !seen[k] {
-		seen[k] = true
-		*out = append(*out, p)
-	}
-}
-
-func pathString(p []step) string {
-	var b strings.Builder
-	for _, s := range p {
-		if s.index {
-			b.WriteString("[0]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(s.key)
-	}
-	return b.String()
-}
-
-// setPath returns a deep copy of base with the value at p replaced (creating what is missing).
-func (d *document) setPath(base any, p []step, value any) any {
-	if len(p) == 0 {
-		return value
-	}
-	s := p[0]
-	if s.index {
-		arr, _ := base.([]any)
-		cp := slices.Clone(arr)
-		if len(cp) == 0 {
-			cp = []any{nil}
-		}
-		if cp[0] == nil && len(p) > 1 {
-			cp[0] = d.minimal(s.schema, 0)
-		}
-		cp[0] = d.setPath(cp[0], p[1:], value)
-		return cp
-	}
-	m, _ := base.(map[string]any)
-	cp := make(map[string]any, len(m)+1)
-	for k, v := range m {
-		cp[k] = v
-	}
-	next := cp[s.key]
-	if next == nil && len(p) > 1 {
-		next = d.minimal(s.schema, 0)
-	}
-	cp[s.key] = d.setPath(next, p[1:], value)
-	return cp
+	return ops
 }
 
 // ---------------------------------------------------------------- probes
@@ -601,15 +218,15 @@ var rawPathValues = []string{"%2F", "%E2%98%83", "%00", "%ff", "a%20b"}
 var queryValues = []string{"x", "-1", "1e400", "", "true", strings.Repeat("a", 70000), "%00", "%ff", "-9223372036854775809"}
 
 // probes lists what is sent to op; ids are the resources seeded, by the path they were created at.
-func (d *document) probes(op operation, ids []seeded) []probe {
+func probes(d *document, op operation, ids []seeded) []probe {
 	pathArgs := map[string]string{}
-	for _, p := range op.params {
-		if p.in == "path" {
-			pathArgs[p.name] = url.PathEscape(defaultPathValue(op, p, ids))
+	for _, p := range op.Params {
+		if p.In == "path" {
+			pathArgs[p.Name] = url.PathEscape(defaultPathValue(op, p, ids))
 		}
 	}
 	build := func(args map[string]string, query string) string {
-		path := op.path
+		path := op.Path
 		for name, v := range args {
 			path = strings.ReplaceAll(path, "{"+name+"}", v)
 		}
@@ -620,22 +237,22 @@ func (d *document) probes(op operation, ids []seeded) []probe {
 	}
 	base := build(pathArgs, "")
 	validBody := ""
-	baseBody := d.baseBody(op, ids)
-	if op.body != nil {
+	baseBody := baseBody(d, op, ids)
+	if op.Body != nil {
 		b, _ := json.Marshal(baseBody)
 		validBody = string(b)
 	}
 	withBody := func(name, path string) probe {
-		p := probe{name: name, method: op.method, path: path}
-		if op.body != nil {
+		p := probe{name: name, method: op.Method, path: path}
+		if op.Body != nil {
 			p.contentType, p.body = "application/json", validBody
 		}
 		return p
 	}
 
 	var fixed []probe
-	for _, p := range op.params {
-		if p.in != "path" {
+	for _, p := range op.Params {
+		if p.In != "path" {
 			continue
 		}
 		var values []string
@@ -648,26 +265,26 @@ func (d *document) probes(op operation, ids []seeded) []probe {
 		}
 		for _, v := range values {
 			args := maps(pathArgs)
-			args[p.name] = v
-			fixed = append(fixed, withBody(fmt.Sprintf("path %s=%s", p.name, short(v, 40)), build(args, "")))
+			args[p.Name] = v
+			fixed = append(fixed, withBody(fmt.Sprintf("path %s=%s", p.Name, short(v, 40)), build(args, "")))
 		}
 	}
-	for _, p := range op.params {
-		if p.in != "query" {
+	for _, p := range op.Params {
+		if p.In != "query" {
 			continue
 		}
-		name := url.QueryEscape(p.name)
+		name := url.QueryEscape(p.Name)
 		for _, v := range queryValues {
 			enc := url.QueryEscape(v)
 			if strings.HasPrefix(v, "%") {
 				enc = v
 			}
-			fixed = append(fixed, withBody(fmt.Sprintf("query %s=%s", p.name, short(v, 40)), build(pathArgs, name+"="+enc)))
+			fixed = append(fixed, withBody(fmt.Sprintf("query %s=%s", p.Name, short(v, 40)), build(pathArgs, name+"="+enc)))
 		}
-		fixed = append(fixed, withBody("query "+p.name+" repeated", build(pathArgs, name+"=1&"+name+"=2")))
-		fixed = append(fixed, withBody("query "+p.name+" bracketed", build(pathArgs, name+"[a]=1")))
+		fixed = append(fixed, withBody("query "+p.Name+" repeated", build(pathArgs, name+"=1&"+name+"=2")))
+		fixed = append(fixed, withBody("query "+p.Name+" bracketed", build(pathArgs, name+"[a]=1")))
 	}
-	for _, name := range op.objects {
+	for _, name := range op.Objects {
 		for _, q := range []string{
 			name + "[a][b][c]=1", name + "[99999999999]=1", name + "=notjson", name + "={", name + ".x=1",
 			name + "[]=1", name + "[0]=x", name + "[-1]=x", name + "[a]=1&" + name + "[a]=2", name + "[%ff]=1",
@@ -676,11 +293,11 @@ func (d *document) probes(op operation, ids []seeded) []probe {
 			fixed = append(fixed, withBody("query object "+short(q, 60), build(pathArgs, q)))
 		}
 	}
-	if op.body == nil {
+	if op.Body == nil {
 		return fixed
 	}
 	raw := func(name, ct, body string) probe {
-		return probe{name: name, method: op.method, path: base, contentType: ct, body: body}
+		return probe{name: name, method: op.Method, path: base, contentType: ct, body: body}
 	}
 	deep := strings.Repeat("[", 100) + strings.Repeat("]", 100)
 	fixed = append(fixed,
@@ -706,7 +323,7 @@ func (d *document) probes(op operation, ids []seeded) []probe {
 	)
 
 	var schemaProbes []probe
-	paths := d.propertyPaths(op.body)
+	paths := d.PropertyPaths(op.Body)
 	budget := maxProbesPerOperation - len(fixed)
 	if budget < len(paths) {
 		budget = len(paths)
@@ -718,11 +335,11 @@ func (d *document) probes(op operation, ids []seeded) []probe {
 	for i, p := range paths {
 		for m := range perPath {
 			r := replacements[(i*perPath+m)%len(replacements)]
-			body, err := json.Marshal(d.setPath(baseBody, p, json.RawMessage(r)))
+			body, err := json.Marshal(d.SetPath(baseBody, p, json.RawMessage(r)))
 			if err != nil {
 				continue
 			}
-			schemaProbes = append(schemaProbes, raw(fmt.Sprintf("body %s=%s", pathString(p), short(r, 40)), "application/json", string(body)))
+			schemaProbes = append(schemaProbes, raw(fmt.Sprintf("body %s=%s", p.String(), short(r, 40)), "application/json", string(body)))
 		}
 	}
 	return append(fixed, schemaProbes...)
@@ -730,21 +347,21 @@ func (d *document) probes(op operation, ids []seeded) []probe {
 
 // baseBody is the valid body that the body probes change: the operation's example with its
 // placeholder ids naming seeded resources, or the minimal instance of its schema.
-func (d *document) baseBody(op operation, ids []seeded) any {
-	if op.body == nil {
+func baseBody(d *document, op operation, ids []seeded) any {
+	if op.Body == nil {
 		return nil
 	}
-	if op.example != nil {
-		return withSeededIDs(op, op.example, ids)
+	if op.Example != nil {
+		return withSeededIDs(op, op.Example, ids)
 	}
-	return d.minimal(op.body, 0)
+	return d.Minimal(op.Body)
 }
 
 // withSeededIDs returns a copy of example with every placeholder id (a property named id, or an
 // element of an array whose name ends in Ids) replaced by the id seeded in op's area, when
 // there is one.
 func withSeededIDs(op operation, example any, ids []seeded) any {
-	id, ok := seededInArea(op.path, ids, false)
+	id, ok := seededInArea(op.Path, ids, false)
 	if !ok {
 		return example
 	}
@@ -871,7 +488,7 @@ const (
 func seed(t *testing.T, env *apitest.Env, doc *document, ops []operation) []seeded {
 	t.Helper()
 	for _, id := range slices.Concat(creatingPuts, nestedCreators) {
-		if !slices.ContainsFunc(ops, func(o operation) bool { return o.id == id }) {
+		if !slices.ContainsFunc(ops, func(o operation) bool { return o.ID == id }) {
 			t.Fatalf("seeding: the document has no operation %s", id)
 		}
 	}
@@ -888,15 +505,15 @@ func seed(t *testing.T, env *apitest.Env, doc *document, ops []operation) []seed
 		}
 	}
 	for _, op := range ops {
-		creating := op.method == http.MethodPost || slices.Contains(creatingPuts, op.id)
-		if !creating || op.body == nil || op.needsExisting || strings.Contains(op.path, "{") {
+		creating := op.Method == http.MethodPost || slices.Contains(creatingPuts, op.ID)
+		if !creating || op.Body == nil || op.NeedsExisting || strings.Contains(op.Path, "{") {
 			continue
 		}
-		body, _ := json.Marshal(doc.baseBody(op, nil))
-		res := env.Do(t, op.method, op.path, authorization(env, op), "application/json", string(body))
+		body, _ := json.Marshal(baseBody(doc, op, nil))
+		res := env.Do(t, op.Method, op.Path, authorization(env, op), "application/json", string(body))
 		if res.Status != http.StatusOK {
-			if slices.Contains(creatingPuts, op.id) {
-				t.Fatalf("seeding %s: %d %s", op.id, res.Status, res.Body)
+			if slices.Contains(creatingPuts, op.ID) {
+				t.Fatalf("seeding %s: %d %s", op.ID, res.Status, res.Body)
 			}
 			continue
 		}
@@ -904,24 +521,24 @@ func seed(t *testing.T, env *apitest.Env, doc *document, ops []operation) []seed
 		if json.Unmarshal(res.Body, &answer) != nil {
 			continue
 		}
-		keep(op.path, answer, false)
+		keep(op.Path, answer, false)
 	}
 	keep(deployedPath, deployExtension(t, env), false)
 	for _, id := range nestedCreators {
-		op := ops[slices.IndexFunc(ops, func(o operation) bool { return o.id == id })]
-		path := op.path
-		for _, p := range op.params {
-			if p.in == "path" {
-				path = strings.ReplaceAll(path, "{"+p.name+"}", url.PathEscape(defaultPathValue(op, p, out)))
+		op := ops[slices.IndexFunc(ops, func(o operation) bool { return o.ID == id })]
+		path := op.Path
+		for _, p := range op.Params {
+			if p.In == "path" {
+				path = strings.ReplaceAll(path, "{"+p.Name+"}", url.PathEscape(defaultPathValue(op, p, out)))
 			}
 		}
-		body, _ := json.Marshal(doc.baseBody(op, out))
-		res := env.Do(t, op.method, path, authorization(env, op), "application/json", string(body))
+		body, _ := json.Marshal(baseBody(doc, op, out))
+		res := env.Do(t, op.Method, path, authorization(env, op), "application/json", string(body))
 		var answer any
 		if res.Status != http.StatusOK || json.Unmarshal(res.Body, &answer) != nil {
-			t.Fatalf("seeding %s: %s %s: %d %s", op.id, op.method, path, res.Status, res.Body)
+			t.Fatalf("seeding %s: %s %s: %d %s", op.ID, op.Method, path, res.Status, res.Body)
 		}
-		keep(op.path, answer, true)
+		keep(op.Path, answer, true)
 	}
 	return out
 }
@@ -992,15 +609,15 @@ func idsIn(v any, depth int) []seeded {
 // camel case (unless that is just id), or else the string id seeded in the area of the path up
 // to the parameter (seededInArea), or else x.
 func defaultPathValue(op operation, p parameter, ids []seeded) string {
-	prefix, _, _ := strings.Cut(op.path, "{"+p.name+"}")
-	if typ, _ := p.schema["type"].(string); typ == "integer" {
-		if id, ok := seededInArea(prefix, ids, true); ok && p.name != "team_id" {
+	prefix, _, _ := strings.Cut(op.Path, "{"+p.Name+"}")
+	if typ, _ := p.Schema["type"].(string); typ == "integer" {
+		if id, ok := seededInArea(prefix, ids, true); ok && p.Name != "team_id" {
 			return id
 		}
 		return "1"
 	}
 	// caseId answers case_id.
-	camel := regexp.MustCompile(`_([a-z])`).ReplaceAllStringFunc(p.name, func(m string) string { return strings.ToUpper(m[1:]) })
+	camel := regexp.MustCompile(`_([a-z])`).ReplaceAllStringFunc(p.Name, func(m string) string { return strings.ToUpper(m[1:]) })
 	for _, s := range ids {
 		if s.key == camel && camel != "id" && !s.integer {
 			return s.id
@@ -1013,7 +630,7 @@ func defaultPathValue(op operation, p parameter, ids []seeded) string {
 }
 
 func authorization(env *apitest.Env, op operation) string {
-	if op.operator {
+	if op.Operator {
 		return "Bearer " + apitest.OperatorKey
 	}
 	return "Bearer " + env.RootKey
@@ -1025,14 +642,14 @@ func runProbes(t *testing.T, env *apitest.Env, op operation, probes []probe, sta
 	t.Helper()
 	auth := authorization(env, op)
 	var before map[string]string
-	if op.isWrite() {
+	if op.IsWrite() {
 		before = snapshotDB(t, env)
 	}
 	for _, p := range probes {
 		res := env.Do(t, p.method, p.path, auth, p.contentType, p.body)
 		statuses[res.Status]++
 		describe := fmt.Sprintf("%s (%s %s), probe %q: %s %s, Content-Type %q, body %s\n answer %d %s",
-			op.id, op.method, op.path, p.name, p.method, short(p.path, 300), p.contentType, short(p.body, 300),
+			op.ID, op.Method, op.Path, p.name, p.method, short(p.path, 300), p.contentType, short(p.body, 300),
 			res.Status, short(string(res.Body), 500))
 		if res.Status >= 500 {
 			t.Errorf("%s", describe)
@@ -1043,7 +660,7 @@ func runProbes(t *testing.T, env *apitest.Env, op operation, probes []probe, sta
 				t.Errorf("%s\n %s", describe, msg)
 			}
 		}
-		if !op.isWrite() {
+		if !op.IsWrite() {
 			continue
 		}
 		after := snapshotDB(t, env)
@@ -1051,7 +668,7 @@ func runProbes(t *testing.T, env *apitest.Env, op operation, probes []probe, sta
 			if diff := compareSnapshots(before, after); diff != "" {
 				t.Errorf("%s\n the refused write changed the database: %s", describe, diff)
 			}
-		} else if restore := restorers[op.id]; restore != nil {
+		} else if restore := restorers[op.ID]; restore != nil {
 			restore(t, env)
 			after = snapshotDB(t, env)
 		}

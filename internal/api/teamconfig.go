@@ -105,11 +105,17 @@ func acceptsJSONOnly(values []string) bool {
 	return json
 }
 
-// ExportTeamConfiguration answers the team's configuration document (package teamconfig).
+// ExportTeamConfiguration answers the team's configuration document (package teamconfig), one of
+// wholeTeamSlots at a time.
 func (h handler) ExportTeamConfiguration(ctx context.Context) (oas.ExportTeamConfigurationRes, error) {
 	cr, _ := ctx.Value(configRequestKey{}).(*configRequest)
 	asJSON := cr != nil && cr.acceptJSON
+	done, err := h.wholeTeam.wait(ctx)
+	if err != nil {
+		return nil, err
+	}
 	doc, err := h.config.ExportDocument(ctx, asJSON)
+	done()
 	if err != nil {
 		return nil, err
 	}
@@ -131,7 +137,7 @@ func (h handler) ExportTeamConfiguration(ctx context.Context) (oas.ExportTeamCon
 }
 
 // ApplyTeamConfiguration applies a configuration document (package teamconfig) as sent, YAML or
-// JSON.
+// JSON, one of wholeTeamSlots at a time.
 func (h handler) ApplyTeamConfiguration(ctx context.Context, req oas.ApplyTeamConfigurationReq,
 	params oas.ApplyTeamConfigurationParams) (*oas.ConfigurationPlan, error) {
 	var body []byte
@@ -149,6 +155,11 @@ func (h handler) ApplyTeamConfiguration(ctx context.Context, req oas.ApplyTeamCo
 			return nil, err
 		}
 	}
+	done, err := h.wholeTeam.wait(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
 	return h.config.ApplyDocument(ctx, body, params.DryRun.Or(false), params.Prune.Or(false))
 }
 

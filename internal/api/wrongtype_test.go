@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mgmtapi/mgmtapi/internal/apidocument"
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 )
 
@@ -21,57 +22,57 @@ import (
 // enumeration given a string it does not list is "<path>: must be one of A, B (got "…")".
 func TestEveryWrongJSONTypeIsNamed(t *testing.T) {
 	doc := loadDocument(t)
-	ops := doc.operations(t)
+	ops := operations(t, doc)
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		sent := 0
 		for _, op := range ops {
-			if op.body == nil {
+			if op.Body == nil {
 				continue
 			}
 			target := requestTarget(doc, op)
-			base := op.example
+			base := op.Example
 			if base == nil {
-				base = doc.minimal(op.body, 0)
+				base = doc.Minimal(op.Body)
 			}
 			send := func(name string, body any, want string) {
 				t.Helper()
 				raw, err := json.Marshal(body)
 				if err != nil {
-					t.Fatalf("%s: %v", op.id, err)
+					t.Fatalf("%s: %v", op.ID, err)
 				}
 				sent++
-				res := env.Do(t, op.method, target, authorization(env, op), "application/json", string(raw))
+				res := env.Do(t, op.Method, target, authorization(env, op), "application/json", string(raw))
 				var got struct{ Message string }
 				_ = json.Unmarshal(res.Body, &got)
 				if res.Status != 400 || got.Message != want {
 					t.Errorf("%s (%s %s), %s\n body %s\n answer %d %s\n want 400 %q",
-						op.id, op.method, target, name, short(string(raw), 400), res.Status, short(string(res.Body), 300), want)
+						op.ID, op.Method, target, name, short(string(raw), 400), res.Status, short(string(res.Body), 300), want)
 				}
 			}
-			if wrong, typ := wrongValue(doc.resolve(op.body)); wrong != nil {
+			if wrong, typ := wrongValue(doc.Resolve(op.Body)); wrong != nil {
 				send("the whole body", wrong, "body: must be "+typ)
 			}
-			for _, p := range doc.propertyPaths(op.body) {
-				schema := doc.resolve(p[len(p)-1].schema)
+			for _, p := range doc.PropertyPaths(op.Body) {
+				schema := doc.Resolve(p[len(p)-1].Schema)
 				wrong, typ := wrongValue(schema)
 				if wrong == nil {
 					continue
 				}
-				send(pathString(p), doc.setPath(base, p, wrong), pathString(p)+": must be "+typ)
+				send(p.String(), doc.SetPath(base, p, wrong), p.String()+": must be "+typ)
 				if enum, ok := schema["enum"].([]any); ok && typ != "" && strings.HasPrefix(typ, "a string") {
 					values := make([]string, len(enum))
 					for i, e := range enum {
 						values[i] = fmt.Sprint(e)
 					}
-					send(pathString(p)+" (not one of its values)", doc.setPath(base, p, "NOT_A_VALUE"),
-						pathString(p)+": must be one of "+strings.Join(values, ", ")+` (got "NOT_A_VALUE")`)
+					send(p.String()+" (not one of its values)", doc.SetPath(base, p, "NOT_A_VALUE"),
+						p.String()+": must be one of "+strings.Join(values, ", ")+` (got "NOT_A_VALUE")`)
 				}
 				if schema["format"] == "date-time" {
-					send(pathString(p)+" (not a date-time)", doc.setPath(base, p, "yesterday"),
-						pathString(p)+`: must be an RFC 3339 date-time (got "yesterday")`)
+					send(p.String()+" (not a date-time)", doc.SetPath(base, p, "yesterday"),
+						p.String()+`: must be an RFC 3339 date-time (got "yesterday")`)
 				}
 				// The same in the second item of the first array on the way, after a valid one.
-				if body, at, ok := doc.setInSecondItem(base, p, wrong); ok {
+				if body, at, ok := setInSecondItem(doc, base, p, wrong); ok {
 					send(at, body, at+": must be "+typ)
 				}
 			}
@@ -87,7 +88,7 @@ func TestEveryWrongJSONTypeIsNamed(t *testing.T) {
 // does not parse, and expects the line and column where it breaks, never a byte offset.
 func TestMalformedJSONIsPlacedByLineAndColumn(t *testing.T) {
 	doc := loadDocument(t)
-	ops := doc.operations(t)
+	ops := operations(t, doc)
 	cases := []struct{ body, want string }{
 		{"{\n  \"a\": ,\n}", "body: malformed JSON at line 2, column 8: invalid character ',' looking for beginning of value"},
 		{"{\"a\": 1", "body: malformed JSON at line 1, column 8: the body ends before the JSON value does"},
@@ -97,17 +98,17 @@ func TestMalformedJSONIsPlacedByLineAndColumn(t *testing.T) {
 	}
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		for _, op := range ops {
-			if op.body == nil {
+			if op.Body == nil {
 				continue
 			}
 			target := requestTarget(doc, op)
 			for _, c := range cases {
-				res := env.Do(t, op.method, target, authorization(env, op), "application/json", c.body)
+				res := env.Do(t, op.Method, target, authorization(env, op), "application/json", c.body)
 				var got struct{ Message string }
 				_ = json.Unmarshal(res.Body, &got)
 				if res.Status != 400 || got.Message != c.want {
 					t.Errorf("%s (%s %s), body %q\n answer %d %s\n want 400 %q",
-						op.id, op.method, target, c.body, res.Status, short(string(res.Body), 300), c.want)
+						op.ID, op.Method, target, c.body, res.Status, short(string(res.Body), 300), c.want)
 				}
 			}
 		}
@@ -117,8 +118,8 @@ func TestMalformedJSONIsPlacedByLineAndColumn(t *testing.T) {
 // setInSecondItem returns base with the first array on path p holding two items: its first
 // (or the minimal one), and a copy of it with the value at the rest of p replaced by value; and
 // the path of the replaced value. ok is false when p crosses no array.
-func (d *document) setInSecondItem(base any, p []step, value any) (any, string, bool) {
-	i := slices.IndexFunc(p, func(s step) bool { return s.index })
+func setInSecondItem(d *document, base any, p apidocument.PropertyPath, value any) (any, string, bool) {
+	i := slices.IndexFunc(p, func(s apidocument.Step) bool { return s.Index })
 	if i < 0 {
 		return nil, "", false
 	}
@@ -126,37 +127,37 @@ func (d *document) setInSecondItem(base any, p []step, value any) (any, string, 
 	cur := base
 	for _, s := range p[:i] {
 		m, _ := cur.(map[string]any)
-		cur = m[s.key]
+		cur = m[s.Key]
 	}
 	if arr, _ := cur.([]any); len(arr) > 0 && arr[0] != nil {
 		first = arr[0]
 	} else {
-		first = d.minimal(p[i].schema, 0)
+		first = d.Minimal(p[i].Schema)
 	}
 	if first == nil && i+1 < len(p) {
 		return nil, "", false
 	}
-	second := d.setPath(first, p[i+1:], value)
-	body := d.setPath(base, p[:i], []any{first, second})
-	at := pathString(p[:i]) + "[1]" + strings.TrimPrefix(pathString(append([]step{{key: "x"}}, p[i+1:]...)), "x")
+	second := d.SetPath(first, p[i+1:], value)
+	body := d.SetPath(base, p[:i], []any{first, second})
+	at := p[:i].String() + "[1]" + strings.TrimPrefix(append(apidocument.PropertyPath{{Key: "x"}}, p[i+1:]...).String(), "x")
 	return body, at, true
 }
 
 // requestTarget is op's path with every path parameter and required query parameter set to the
 // smallest value its schema allows, so that the request gets as far as decoding its body.
 func requestTarget(doc *document, op operation) string {
-	path := op.path
+	path := op.Path
 	query := url.Values{}
-	for _, p := range op.params {
-		value := fmt.Sprint(doc.minimal(p.schema, 0))
-		if f, ok := doc.minimal(p.schema, 0).(float64); ok {
+	for _, p := range op.Params {
+		value := fmt.Sprint(doc.Minimal(p.Schema))
+		if f, ok := doc.Minimal(p.Schema).(float64); ok {
 			value = fmt.Sprint(int64(f))
 		}
 		switch {
-		case p.in == "path":
-			path = strings.ReplaceAll(path, "{"+p.name+"}", url.PathEscape(value))
-		case p.in == "query" && p.required:
-			query.Set(p.name, value)
+		case p.In == "path":
+			path = strings.ReplaceAll(path, "{"+p.Name+"}", url.PathEscape(value))
+		case p.In == "query" && p.Required:
+			query.Set(p.Name, value)
 		}
 	}
 	if len(query) > 0 {
@@ -207,17 +208,17 @@ func wrongValue(schema map[string]any) (any, string) {
 // (or an array of one) a value it does not list, and expects the values it takes named.
 func TestEveryEnumQueryParameterListsItsValues(t *testing.T) {
 	doc := loadDocument(t)
-	ops := doc.operations(t)
+	ops := operations(t, doc)
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		sent := 0
 		for _, op := range ops {
-			for _, p := range op.params {
-				if p.in != "query" || p.style == "deepObject" {
+			for _, p := range op.Params {
+				if p.In != "query" || p.Style == "deepObject" {
 					continue
 				}
-				schema, path := p.schema, p.name
-				if items := doc.resolve(schema["items"]); items != nil {
-					schema, path = items, p.name+"[0]"
+				schema, path := p.Schema, p.Name
+				if items := doc.Resolve(schema["items"]); items != nil {
+					schema, path = items, p.Name+"[0]"
 				}
 				enum, _ := schema["enum"].([]any)
 				if len(enum) == 0 {
@@ -228,25 +229,25 @@ func TestEveryEnumQueryParameterListsItsValues(t *testing.T) {
 					values[i] = fmt.Sprint(e)
 				}
 				others := op
-				others.params = slices.DeleteFunc(slices.Clone(op.params), func(q parameter) bool { return q.name == p.name })
+				others.Params = slices.DeleteFunc(slices.Clone(op.Params), func(q parameter) bool { return q.Name == p.Name })
 				target := requestTarget(doc, others)
 				sep := "?"
 				if strings.Contains(target, "?") {
 					sep = "&"
 				}
-				target += sep + url.QueryEscape(p.name) + "=NOT_A_VALUE"
+				target += sep + url.QueryEscape(p.Name) + "=NOT_A_VALUE"
 				sent++
 				var body string
-				if op.body != nil {
-					raw, _ := json.Marshal(op.example)
+				if op.Body != nil {
+					raw, _ := json.Marshal(op.Example)
 					body = string(raw)
 				}
-				res := env.Do(t, op.method, target, authorization(env, op), "application/json", body)
+				res := env.Do(t, op.Method, target, authorization(env, op), "application/json", body)
 				want := path + ": must be one of " + strings.Join(values, ", ") + ` (got "NOT_A_VALUE")`
 				var got struct{ Message string }
 				_ = json.Unmarshal(res.Body, &got)
 				if res.Status != 400 || got.Message != want {
-					t.Errorf("%s (%s %s): answer %d %s\n want 400 %q", op.id, op.method, target, res.Status, short(string(res.Body), 300), want)
+					t.Errorf("%s (%s %s): answer %d %s\n want 400 %q", op.ID, op.Method, target, res.Status, short(string(res.Body), 300), want)
 				}
 			}
 		}

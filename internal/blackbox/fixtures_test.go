@@ -108,7 +108,7 @@ func (x fixture) key() string { return x.prefix + "{" + x.param + "}" }
 
 // fixtureFor finds the entry for the parameter p of op: ok is false when there is none.
 func fixtureFor(op operation, name string) (fixture, bool) {
-	before, _, _ := strings.Cut(versionless(op.path), "{"+name+"}")
+	before, _, _ := strings.Cut(versionless(op.Path), "{"+name+"}")
 	best, found := fixture{}, false
 	for _, x := range fixtures {
 		if x.param == name && strings.HasPrefix(before, x.prefix) && (!found || len(x.prefix) > len(best.prefix)) {
@@ -189,10 +189,10 @@ func (f *fixtureRun) created(operationID string, pathArgs map[string]string, idK
 	if !ok {
 		f.fail("the document has no operation %s", operationID)
 	}
-	path := fillPath(op.path, pathArgs)
-	example := op.example
-	if example == nil && op.hasBody {
-		example = f.doc.minimal(op.body, 0)
+	path := fillPath(op.Path, pathArgs)
+	example := op.Example
+	if example == nil && op.Body != nil {
+		example = f.doc.Minimal(op.Body)
 	}
 	marked := withMarker(example, "", 0)
 	if m, ok := marked.(map[string]any); ok && operationID == "CreateDashboard" {
@@ -202,15 +202,15 @@ func (f *fixtureRun) created(operationID string, pathArgs map[string]string, idK
 		}
 	}
 	body, _ := json.Marshal(marked)
-	res := f.env.JSON(f.t, op.method, path, f.key, string(body))
+	res := f.env.JSON(f.t, op.Method, path, f.key, string(body))
 	if res.Status != http.StatusOK {
 		f.t.Logf("%s refused the marked example (%d %.300s); sending it as written", operationID, res.Status, res.Body)
 		body, _ = json.Marshal(example)
-		res = f.env.JSON(f.t, op.method, path, f.key, string(body))
+		res = f.env.JSON(f.t, op.Method, path, f.key, string(body))
 	}
 	var answer any
 	if res.Status != http.StatusOK || json.Unmarshal(res.Body, &answer) != nil {
-		f.fail("%s %s %s: %d %.500s", operationID, op.method, path, res.Status, res.Body)
+		f.fail("%s %s %s: %d %.500s", operationID, op.Method, path, res.Status, res.Body)
 	}
 	id := firstProperty(answer, idKey)
 	if id == "" {
@@ -226,7 +226,7 @@ func (f *fixtureRun) listed(operationID string, pathArgs map[string]string, idKe
 	if !ok {
 		f.fail("the document has no operation %s", operationID)
 	}
-	answer := f.send(op.method, fillPath(op.path, pathArgs), "")
+	answer := f.send(op.Method, fillPath(op.Path, pathArgs), "")
 	id := firstProperty(answer, idKey)
 	if id == "" {
 		f.fail("%s: no %q in the answer", operationID, idKey)
@@ -301,16 +301,16 @@ func fillPath(template string, args map[string]string) string {
 func (f *fixtureRun) pathArguments(op operation) (args map[string]string, teamOwned bool, missing []string) {
 	f.t.Helper()
 	args = map[string]string{}
-	for _, p := range op.pathParams() {
-		x, ok := fixtureFor(op, p.name)
+	for _, p := range op.PathParams() {
+		x, ok := fixtureFor(op, p.Name)
 		if !ok {
-			before, _, _ := strings.Cut(versionless(op.path), "{"+p.name+"}")
+			before, _, _ := strings.Cut(versionless(op.Path), "{"+p.Name+"}")
 			missing = append(missing, fmt.Sprintf("%s: path parameter %q has no fixture; add {param: %q, prefix: %q, create: …} "+
-				"to fixtures in internal/blackbox/fixtures_test.go", op, p.name, p.name, before))
+				"to fixtures in internal/blackbox/fixtures_test.go", op, p.Name, p.Name, before))
 			continue
 		}
 		f.mu.Lock()
-		args[p.name] = f.of(x)
+		args[p.Name] = f.of(x)
 		f.mu.Unlock()
 		if !x.shared {
 			teamOwned = true
@@ -324,8 +324,8 @@ func (f *fixtureRun) pathArguments(op operation) (args map[string]string, teamOw
 // operation of the document (an entry left behind by a removed operation is reported too).
 func TestFixtureRegistry(t *testing.T) {
 	f := &fixtureRun{t: t, values: map[string]string{}}
-	unknown := operation{id: "GetWidget", method: http.MethodGet, path: "/mgmt/openapi/5/widgets/v1/{widget_id}",
-		params: []parameter{{name: "widget_id", in: "path", required: true}}}
+	unknown := operation{ID: "GetWidget", Method: http.MethodGet, Path: "/mgmt/openapi/5/widgets/v1/{widget_id}",
+		Params: []parameter{{Name: "widget_id", In: "path", Required: true}}}
 	_, _, missing := f.pathArguments(unknown)
 	want := `GetWidget (GET /mgmt/openapi/5/widgets/v1/{widget_id}): path parameter "widget_id" has no fixture; ` +
 		`add {param: "widget_id", prefix: "/widgets/v1/", create: …} to fixtures in internal/blackbox/fixtures_test.go`
@@ -334,9 +334,9 @@ func TestFixtureRegistry(t *testing.T) {
 	}
 
 	used := map[string]bool{}
-	for _, op := range loadDocument(t).operations(t) {
-		for _, p := range op.pathParams() {
-			if x, ok := fixtureFor(op, p.name); ok {
+	for _, op := range operations(t, loadDocument(t)) {
+		for _, p := range op.PathParams() {
+			if x, ok := fixtureFor(op, p.Name); ok {
 				used[x.key()] = true
 			}
 		}

@@ -29,13 +29,13 @@ import (
 //	go test ./internal/blackbox -run '^$' -fuzz FuzzRequest -fuzztime 60s
 func FuzzRequest(f *testing.F) {
 	doc := loadDocument(f)
-	ops := doc.operations(f)
+	ops := operations(f, doc)
 	byID := map[string]operation{}
 	m := &matrix{doc: doc}
 	for _, op := range ops {
-		byID[op.id] = op
+		byID[op.ID] = op
 		pathValue := "1"
-		f.Add(op.id, pathValue, m.query(op, false).Encode(), contentType(op), []byte(m.body(op, false)))
+		f.Add(op.ID, pathValue, m.query(op, false).Encode(), contentType(op), []byte(m.body(op, false)))
 	}
 	env := apitest.Start(f, apitest.Options{Unchecked: true}, db.SQLite)
 	client := &http.Client{}
@@ -46,15 +46,15 @@ func FuzzRequest(f *testing.F) {
 			h.Write([]byte(operationID))
 			op = ops[int(h.Sum32()%uint32(len(ops)))]
 		}
-		path := op.path
-		for _, p := range op.pathParams() {
-			path = strings.ReplaceAll(path, "{"+p.name+"}", pathSegment(pathValue))
+		path := op.Path
+		for _, p := range op.PathParams() {
+			path = strings.ReplaceAll(path, "{"+p.Name+"}", pathSegment(pathValue))
 		}
 		target := env.URL + path
 		if rawQuery != "" {
 			target += "?" + rawQuery
 		}
-		req, err := http.NewRequest(op.method, target, bytes.NewReader(body))
+		req, err := http.NewRequest(op.Method, target, bytes.NewReader(body))
 		if err != nil {
 			t.Skipf("not a request a client can send: %v", err)
 		}
@@ -68,21 +68,21 @@ func FuzzRequest(f *testing.F) {
 			req.Header.Set("Content-Type", contentType)
 		}
 		key := env.RootKey
-		if op.operator {
+		if op.Operator {
 			key = apitest.OperatorKey
 		}
 		req.Header.Set("Authorization", "Bearer "+key)
 		res, err := client.Do(req)
 		if err != nil {
-			t.Fatalf("%s: %s %s: no answer: %v", op, op.method, short(target, 300), err)
+			t.Fatalf("%s: %s %s: no answer: %v", op, op.Method, short(target, 300), err)
 		}
 		answer, err := io.ReadAll(res.Body)
 		res.Body.Close()
 		if err != nil {
-			t.Fatalf("%s: %s %s: the answer was cut: %v", op, op.method, short(target, 300), err)
+			t.Fatalf("%s: %s %s: the answer was cut: %v", op, op.Method, short(target, 300), err)
 		}
 		describe := func() string {
-			return op.String() + ": " + op.method + " " + short(target, 300) + "\n Content-Type " + contentType +
+			return op.String() + ": " + op.Method + " " + short(target, 300) + "\n Content-Type " + contentType +
 				"\n body " + short(string(body), 300) + "\n answer " + res.Status + " " + short(string(answer), 400)
 		}
 		if res.StatusCode >= 500 {

@@ -38,13 +38,13 @@ import (
 // (but for the reads whose answer moves with the clock, which are named in the summary).
 func TestAuthorizationMatrix(t *testing.T) {
 	doc := loadDocument(t)
-	ops := doc.operations(t)
+	ops := operations(t, doc)
 	if len(ops) < 100 {
 		t.Fatalf("the document declares %d operations; reading it went wrong", len(ops))
 	}
 	byID := map[string]operation{}
 	for _, op := range ops {
-		byID[op.id] = op
+		byID[op.ID] = op
 	}
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		started := time.Now()
@@ -60,7 +60,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		var missing []string
 		for _, op := range ops {
 			a, owned, m := f.pathArguments(op)
-			args[op.id], teamOwned[op.id] = a, owned
+			args[op.ID], teamOwned[op.ID] = a, owned
 			missing = append(missing, m...)
 		}
 		if len(missing) > 0 {
@@ -86,9 +86,9 @@ func TestAuthorizationMatrix(t *testing.T) {
 			tally: map[string]int{}, crossStatuses: map[int]int{}}
 		t.Run("probes", func(t *testing.T) {
 			for _, op := range ops {
-				t.Run(op.id, func(t *testing.T) {
+				t.Run(op.ID, func(t *testing.T) {
 					t.Parallel()
-					m.run(t, op, args[op.id], teamOwned[op.id])
+					m.run(t, op, args[op.ID], teamOwned[op.ID])
 				})
 			}
 		})
@@ -156,8 +156,8 @@ func makeProbeKeys(t *testing.T, env *apitest.Env, keyA string, ops []operation)
 		all = append(all, p.Name)
 	}
 	for _, op := range ops {
-		p := op.permission
-		if op.operator || k.without[p] != "" {
+		p := op.Permission
+		if op.Operator || k.without[p] != "" {
 			continue
 		}
 		if !slices.Contains(all, p) {
@@ -199,12 +199,12 @@ func (m *matrix) count(kind string, wrong bool) {
 
 // run sends every probe of op.
 func (m *matrix) run(t *testing.T, op operation, args map[string]string, teamOwned bool) {
-	path := fillPath(op.path, args)
+	path := fillPath(op.Path, args)
 	query := m.query(op, false)
 	body := m.body(op, false)
 	expect := func(kind, authorization string, status int) {
 		t.Helper()
-		res := m.env.Do(t, op.method, withQuery(path, query), authorization, contentType(op), body)
+		res := m.env.Do(t, op.Method, withQuery(path, query), authorization, contentType(op), body)
 		problem := ""
 		if res.Status != status {
 			problem = fmt.Sprintf("status %d, want %d", res.Status, status)
@@ -213,28 +213,28 @@ func (m *matrix) run(t *testing.T, op operation, args map[string]string, teamOwn
 		}
 		m.count(kind, problem != "")
 		if problem != "" {
-			t.Errorf("%s, %s: %s %s: %s\n answer %d %.400s", op, kind, op.method, withQuery(path, query), problem, res.Status, res.Body)
+			t.Errorf("%s, %s: %s %s: %s\n answer %d %.400s", op, kind, op.Method, withQuery(path, query), problem, res.Status, res.Body)
 		}
 	}
 	expect("no key", "", http.StatusUnauthorized)
 	expect("unknown key", "Bearer mgmt_qx7UnknownKeyValue0123456789abcdefghijklmno", http.StatusUnauthorized)
 	expect("deactivated key", "Bearer "+m.keys.deactivated, http.StatusUnauthorized)
 	expect("deleted key", "Bearer "+m.keys.deleted, http.StatusUnauthorized)
-	if op.operator {
+	if op.Operator {
 		expect("team key on operator operation", "Bearer "+m.f.key, http.StatusUnauthorized)
 		expect("other team's key on operator operation", "Bearer "+m.keyB, http.StatusUnauthorized)
 		return
 	}
 	expect("operator key", "Bearer "+apitest.OperatorKey, http.StatusUnauthorized)
-	expect("permission missing", "Bearer "+m.keys.without[op.permission], http.StatusForbidden)
-	expect("access policy deny", "Bearer "+m.keys.denied[op.permission], http.StatusForbidden)
-	if op.permission != auth.IngestPermission {
+	expect("permission missing", "Bearer "+m.keys.without[op.Permission], http.StatusForbidden)
+	expect("access policy deny", "Bearer "+m.keys.denied[op.Permission], http.StatusForbidden)
+	if op.Permission != auth.IngestPermission {
 		expect("send-data key", "Bearer "+m.keys.sendData, http.StatusForbidden)
 	}
 
 	if teamOwned {
 		// Team B holds nothing: team A's ids name nothing of its own.
-		res := m.env.Do(t, op.method, withQuery(path, query), "Bearer "+m.keyB, contentType(op), body)
+		res := m.env.Do(t, op.Method, withQuery(path, query), "Bearer "+m.keyB, contentType(op), body)
 		problem := ""
 		if res.Status != http.StatusNotFound {
 			problem = fmt.Sprintf("status %d, want 404", res.Status)
@@ -243,14 +243,14 @@ func (m *matrix) run(t *testing.T, op operation, args map[string]string, teamOwn
 		}
 		m.count("other team's ids in the path", problem != "")
 		if problem != "" {
-			t.Errorf("%s, team B with team A's ids: %s %s: %s\n body %.300s\n answer %d %.400s", op, op.method, withQuery(path, query),
+			t.Errorf("%s, team B with team A's ids: %s %s: %s\n body %.300s\n answer %d %.400s", op, op.Method, withQuery(path, query),
 				problem, body, res.Status, res.Body)
 		}
 		m.checkLeak(t, op, withQuery(path, query)+body, res)
 		return
 	}
 	crossQuery, crossBody := m.query(op, true), m.body(op, true)
-	res := m.env.Do(t, op.method, withQuery(path, crossQuery), "Bearer "+m.keyB2, contentType(op), crossBody)
+	res := m.env.Do(t, op.Method, withQuery(path, crossQuery), "Bearer "+m.keyB2, contentType(op), crossBody)
 	problem := ""
 	if res.Status >= 500 {
 		problem = fmt.Sprintf("status %d", res.Status)
@@ -262,7 +262,7 @@ func (m *matrix) run(t *testing.T, op operation, args map[string]string, teamOwn
 	m.crossStatuses[res.Status]++
 	m.mu.Unlock()
 	if problem != "" {
-		t.Errorf("%s, team B with team A's ids: %s %s: %s\n body %.300s\n answer %d %.400s", op, op.method, withQuery(path, crossQuery),
+		t.Errorf("%s, team B with team A's ids: %s %s: %s\n body %.300s\n answer %d %.400s", op, op.Method, withQuery(path, crossQuery),
 			problem, crossBody, res.Status, res.Body)
 	}
 	m.checkLeak(t, op, withQuery(path, crossQuery)+crossBody, res)
@@ -297,30 +297,30 @@ func (m *matrix) checkLeak(t *testing.T, op operation, request string, res apite
 // a parameter that names ids gets team A's id of the operation's area.
 func (m *matrix) query(op operation, crossTeam bool) url.Values {
 	q := url.Values{}
-	for _, p := range op.params {
-		if p.in != "query" {
+	for _, p := range op.Params {
+		if p.In != "query" {
 			continue
 		}
-		if crossTeam && idName.MatchString(p.name) {
+		if crossTeam && idName.MatchString(p.Name) {
 			if id := m.areaID(op); id != "" {
-				q.Add(p.name, id)
+				q.Add(p.Name, id)
 				continue
 			}
 		}
-		if !p.required {
+		if !p.Required {
 			continue
 		}
-		v := m.doc.minimal(p.schema, 0)
+		v := m.doc.Minimal(p.Schema)
 		switch x := v.(type) {
 		case []any:
 			for _, e := range x {
-				q.Add(p.name, scalar(e))
+				q.Add(p.Name, scalar(e))
 			}
 		case map[string]any:
 			b, _ := json.Marshal(x)
-			q.Set(p.name, string(b))
+			q.Set(p.Name, string(b))
 		default:
-			q.Set(p.name, scalar(x))
+			q.Set(p.Name, scalar(x))
 		}
 	}
 	return q
@@ -335,12 +335,12 @@ var placeholderIDs = []string{"00000000-0000-4000-8000-000000000000", "000000000
 // body is the JSON body of op: its example, or the minimal instance of its schema; with
 // crossTeam, every placeholder id in it is team A's id of the operation's area.
 func (m *matrix) body(op operation, crossTeam bool) string {
-	if !op.hasBody {
+	if op.Body == nil {
 		return ""
 	}
-	v := op.example
+	v := op.Example
 	if v == nil {
-		v = m.doc.minimal(op.body, 0)
+		v = m.doc.Minimal(op.Body)
 	}
 	if crossTeam {
 		if id := m.areaID(op); id != "" {
@@ -376,7 +376,7 @@ func replacePlaceholders(v any, id string) any {
 // areaID is team A's id of the fixture whose prefix shares the most with op's path (at least the
 // area, its first segment), or "".
 func (m *matrix) areaID(op operation) string {
-	path := versionless(op.path)
+	path := versionless(op.Path)
 	best, bestLen := fixture{}, 0
 	for _, x := range fixtures {
 		if x.shared || x.prefix == "" {
@@ -423,7 +423,7 @@ func withQuery(path string, q url.Values) string {
 }
 
 func contentType(op operation) string {
-	if op.hasBody {
+	if op.Body != nil {
 		return "application/json"
 	}
 	return ""
@@ -439,19 +439,19 @@ func snapshotTeam(t *testing.T, env *apitest.Env, f *fixtureRun, ops []operation
 	m := &matrix{env: env, doc: f.doc, f: f}
 	out := map[string]map[string]string{}
 	for _, op := range ops {
-		if op.method != http.MethodGet {
+		if op.Method != http.MethodGet {
 			continue
 		}
 		key := "Bearer " + f.key
-		if op.operator {
+		if op.Operator {
 			key = "Bearer " + apitest.OperatorKey
 		}
-		path := withQuery(fillPath(op.path, args[op.id]), m.query(op, false))
-		res := env.Do(t, op.method, path, key, "", "")
-		if res.Status >= 500 || (teamOwned[op.id] && res.Status != http.StatusOK) {
+		path := withQuery(fillPath(op.Path, args[op.ID]), m.query(op, false))
+		res := env.Do(t, op.Method, path, key, "", "")
+		if res.Status >= 500 || (teamOwned[op.ID] && res.Status != http.StatusOK) {
 			t.Fatalf("%s: team A's own read %s: %d %.400s", op, path, res.Status, res.Body)
 		}
-		out[op.id] = flatten(res)
+		out[op.ID] = flatten(res)
 	}
 	return out
 }

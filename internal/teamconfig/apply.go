@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
@@ -102,6 +103,12 @@ func (h *Handler) apply(ctx context.Context, caller *auth.Principal, doc documen
 	}
 	var plan []Change
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		// Two applies to one team plan against the same rows: without a turn each, both would
+		// see a resource of the document missing and both create it, and the second would
+		// fail on its id (on PostgreSQL; SQLite runs write transactions one at a time).
+		if err := tx.Serialize(ctx, "mgmtapi.teamconfig.apply:"+strconv.FormatInt(caller.TeamID, 10)); err != nil {
+			return err
+		}
 		var err error
 		plan, err = h.carryOut(ctx, tx, caller, desired, prune)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
@@ -576,6 +577,52 @@ recordingRuleSets:
 			"viewFolders \""+folder+"\" (deleted by prune)", "holds 1 views")
 		if after := mustExport(t, env, env.RootKey, false); after != before {
 			t.Fatalf("a refused apply changed the team")
+		}
+	})
+}
+
+// TestConcurrentApplies: applies of one document to one team at once each get their turn: one
+// creates the document's recording-rule set (whose id the document gives), every other finds
+// it there (and replaces or leaves it), and none fails (the mutation run of cmd/mgmtload found a 500, a duplicate key,
+// on PostgreSQL).
+func TestConcurrentApplies(t *testing.T) {
+	const doc = `{"recordingRuleSets":[{"id":"0196f3a0-7c1e-7a55-9d3f-2a4b6c8d0e1f","name":"api",` +
+		`"groups":[{"name":"latency","interval":60,"rules":[{"record":"job:up:sum","expr":"sum by (job) (up)"}]}]}]}`
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		for round := range 4 {
+			_, key := env.MustTeam(t, fmt.Sprintf("concurrent applies %d", round))
+			const applies = 6
+			answers := make([]apitest.Response, applies)
+			var wg sync.WaitGroup
+			for i := range answers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					answers[i] = apply(t, env, key, "", "application/json", doc)
+				}()
+			}
+			wg.Wait()
+			creates := 0
+			for _, res := range answers {
+				if res.Status != http.StatusOK {
+					t.Fatalf("round %d: an apply answered %d %s", round, res.Status, res.Body)
+				}
+				var p plan
+				if err := json.Unmarshal(res.Body, &p); err != nil {
+					t.Fatal(err)
+				}
+				got := actions(p)
+				creates += got["recordingRuleSets create"]
+				if got["recordingRuleSets create"]+got["recordingRuleSets update"]+got["recordingRuleSets unchanged"] != 1 {
+					t.Errorf("round %d: plan %v", round, got)
+				}
+			}
+			if creates != 1 {
+				t.Errorf("round %d: %d applies created the set, want 1", round, creates)
+			}
+			if n := strings.Count(mustExport(t, env, key, true), `"0196f3a0-7c1e-7a55-9d3f-2a4b6c8d0e1f"`); n != 1 {
+				t.Errorf("round %d: the export names the set %d times", round, n)
+			}
 		}
 	})
 }

@@ -32,11 +32,11 @@ func (t wholeTeamTurns) wait(ctx context.Context) (done func(), err error) {
 }
 
 // GetPrometheusRules answers the team's rule file (promrules), one of wholeTeamSlots at a time.
-func (h handler) GetPrometheusRules(ctx context.Context) (oas.GetPrometheusRulesOK, error) {
+func (h handler) GetPrometheusRules(ctx context.Context, params oas.GetPrometheusRulesParams) (oas.GetPrometheusRulesRes, error) {
 	done, err := h.wholeTeam.wait(ctx)
 	if err != nil {
-		return oas.GetPrometheusRulesOK{}, err
+		return nil, err
 	}
 	defer done()
-	return h.RuleFileHandler.GetPrometheusRules(ctx)
+	return h.RuleFileHandler.GetPrometheusRules(ctx, params)
 }

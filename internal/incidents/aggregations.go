@@ -190,6 +190,12 @@ func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context, _ oas.Li
 		if err != nil {
 			return nil, err
 		}
+	} else if key, rest, ok := labelDayQuery(aq); ok && !genericOnly.Load() {
+		// whole days from incident_label_day_rollup, partial days from the incidents
+		order, labelRolled, err = h.labelDayRolledGroups(ctx, caller.TeamID, key, aq, rest)
+		if err != nil {
+			return nil, err
+		}
 	}
 	switch {
 	case labelRolled: // folded from incident_label_rollup above
@@ -307,12 +313,23 @@ func (h *IncidentHandler) aggregationsPage(ctx context.Context, aq aggQuery, fro
 // ids a group of more than maxListedIDs lists depends on the walk, as with groupIDs; the generic
 // path (genericOnly) lists them by groupIDs, so that the equivalence test, whose groups are
 // smaller, checks that the label rows list the same incidents.
+//
+// Under createdAt or duration ranges (a query labelDayQuery accepts) the rows are those of the
+// filter without its ranges, and each row's label rows are sought within the ranges
+// (incident_labels_by_rollup has createdAt after the key).
 func (h *IncidentHandler) labelRowIDs(ctx context.Context, teamID int64, aq aggQuery, cols []column, page []*group) (ok bool, err error) {
-	key, rest, ok := labelRollupQuery(aq)
-	if !ok || genericOnly.Load() {
+	if genericOnly.Load() {
 		return false, nil
 	}
-	lw, err := labelRollupWhere(h.db.Engine, teamID, key, aq.filter, rest)
+	filter, within := aq.filter, ""
+	key, rest, ok := labelRollupQuery(aq)
+	if !ok {
+		if key, rest, ok = labelDayQuery(aq); !ok {
+			return false, nil
+		}
+		filter, rest, within = withoutRanges(aq.filter), withoutRanges(rest), rangeConds(aq.filter)
+	}
+	lw, err := labelRollupWhere(h.db.Engine, teamID, key, filter, rest)
 	if err != nil {
 		return false, err
 	}
@@ -337,7 +354,7 @@ func (h *IncidentHandler) labelRowIDs(ctx context.Context, teamID int64, aq aggQ
 		if !labeled {
 			continue
 		}
-		if g.ids, err = h.idsOfRollupRows(ctx, teamID, true, strings.Join(conds, " AND "), args.list); err != nil {
+		if g.ids, err = h.idsOfRollupRows(ctx, teamID, true, strings.Join(conds, " AND "), args.list, within); err != nil {
 			return false, err
 		}
 	}
@@ -420,8 +437,9 @@ func (h *IncidentHandler) dayRowIDs(ctx context.Context, teamID int64, aq aggQue
 // idsOfRollupRows lists up to maxListedIDs ids, sorted, of the incidents counted by the rows of
 // incident_rollup (or, labeled, incident_label_rollup) that where selects (alias i, with args):
 // the rows in key order, each row's incidents by a seek of its whole key in incidents_by_rollup
-// (incident_labels_by_rollup), until there are enough.
-func (h *IncidentHandler) idsOfRollupRows(ctx context.Context, teamID int64, labeled bool, where string, args []any) ([]string, error) {
+// (incident_labels_by_rollup), until there are enough. within, when not empty, is a further
+// condition on each row's incidents (on the times that follow the key in the index; literals only).
+func (h *IncidentHandler) idsOfRollupRows(ctx context.Context, teamID int64, labeled bool, where string, args []any, within string) ([]string, error) {
 	table, columns, seek, match := rollupFrom, rollupKeyColumns, "incidents", rollupKeyMatch
 	if labeled {
 		table, columns, seek, match = labelRollupFrom, "key, value, "+rollupKeyColumns, "incident_labels", labelRollupKeyMatch
@@ -455,6 +473,9 @@ func (h *IncidentHandler) idsOfRollupRows(ctx context.Context, teamID int64, lab
 	arms := make([]seekArm, len(keys))
 	for i, r := range keys {
 		arms[i] = seekArm{`SELECT ` + id + ` FROM ` + seek + ` WHERE team_id = $1 AND ` + match, r.args(teamID)}
+		if within != "" {
+			arms[i].query += ` AND ` + within
+		}
 	}
 	return h.unionIDs(ctx, arms)
 }
@@ -542,7 +563,7 @@ func (h *IncidentHandler) rollupRowIDs(ctx context.Context, teamID int64, aq agg
 		for i, c := range cols {
 			conds = append(conds, c.expr+" = "+args.add(g.values[i].s))
 		}
-		if g.ids, err = h.idsOfRollupRows(ctx, teamID, false, strings.Join(conds, " AND "), args.list); err != nil {
+		if g.ids, err = h.idsOfRollupRows(ctx, teamID, false, strings.Join(conds, " AND "), args.list, ""); err != nil {
 			return err
 		}
 	}
@@ -800,7 +821,7 @@ func aggQuerySQL(cols []column, prefix, from, where string) string {
 		}
 	}
 	aggregates := []string{"COUNT(*)", "MIN(" + prefix + "created_at)", "MAX(" + prefix + "closed_at)", "MAX(" + prefix + "last_state_update_time)"}
-	if from == rollupFrom || from == labelRollupFrom || from == dayRollupFrom {
+	if from == rollupFrom || from == labelRollupFrom || from == dayRollupFrom || from == labelDayRollupFrom {
 		aggregates = []string{"CAST(SUM(i.n) AS BIGINT)", "MIN(i.first_created)", "MAX(i.last_closed)", "MAX(i.last_update)"}
 	}
 	selects := append(exprs, aggregates...)
@@ -965,19 +986,32 @@ func labelRollupWhere(engine db.Engine, teamID int64, key string, filter, rest o
 		return labelRollupConds{}, err
 	}
 	c := labelRollupConds{args: args, restWhere: where, restArgs: append([]any(nil), args.list...)}
-	conds := []string{where, "i.key = " + args.add(key)}
+	c.filtered = labelFiltered(filter)
+	c.where = strings.Join(append([]string{where}, labelValueConds(engine, key, filter, args)...), " AND ")
+	return c, nil
+}
+
+// labelFiltered reports whether the filter (of a query labelRollupQuery or labelDayQuery accepts)
+// has conditions on its contextual label: only incidents that carry it match.
+func labelFiltered(filter oas.IncidentQueryFilter) bool {
+	labels, set := filter.ContextualLabels.Get()
+	sq, searched := filter.SearchQuery.Get()
+	return (set && len(labels) == 1) || (searched && sq.ContextualLabel.Set)
+}
+
+// labelValueConds are the conditions on the rows of a label rollup (alias i, key and value) of
+// the label key and of the filter's conditions on its values, whose parameters it adds to args.
+func labelValueConds(engine db.Engine, key string, filter oas.IncidentQueryFilter, args *sqlArgs) []string {
+	conds := []string{"i.key = " + args.add(key)}
 	if labels, set := filter.ContextualLabels.Get(); set && len(labels) == 1 {
-		c.filtered = true
 		if vals := labels[key].ContextualLabelValues; len(vals) > 0 {
 			conds = append(conds, "i.value IN ("+args.in(vals)+")")
 		}
 	}
 	if sq, set := filter.SearchQuery.Get(); set && sq.ContextualLabel.Set {
-		c.filtered = true
 		conds = append(conds, instr(engine)+"(lower(i.value), "+args.add(strings.ToLower(sq.Query))+") > 0")
 	}
-	c.where = strings.Join(conds, " AND ")
-	return c, nil
+	return conds
 }
 
 // rolledCount is the number of the team's incidents that match the filter, from incident_rollup

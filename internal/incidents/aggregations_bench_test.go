@@ -357,6 +357,19 @@ func bulkLoad(b *testing.B, database *db.DB, n int) {
 		// incident_closed_times as 0029 backfills it
 		_, err = tx.ExecContext(ctx, `INSERT INTO incident_closed_times (team_id, n)
 			SELECT team_id, COUNT(DISTINCT closed_at) FROM incidents WHERE team_id = 1 AND closed_at IS NOT NULL GROUP BY team_id`)
+		if err != nil {
+			return err
+		}
+		// incident_label_day_rollup as 0030 backfills it
+		_, err = tx.ExecContext(ctx, `INSERT INTO incident_label_day_rollup (team_id, key, value, created_day, closed_day, name,
+			application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted, n, first_created,
+			last_closed, last_update)
+			SELECT team_id, key, value, created_at - created_at % 86400000000, COALESCE(closed_at - closed_at % 86400000000, -1),
+				name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted,
+				COUNT(*), MIN(created_at), MAX(closed_at), MAX(last_state_update_time)
+			FROM incident_labels WHERE team_id = 1
+			GROUP BY team_id, key, value, created_at - created_at % 86400000000, COALESCE(closed_at - closed_at % 86400000000, -1),
+				name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)
 		return err
 	})
 	if err != nil {

@@ -58,7 +58,9 @@ func ceilDay(t int64) int64 {
 	return t
 }
 
-// dayRollupParts splits a dayRanged filter into whole days and edges.
+// dayRollupParts splits a dayRanged filter into whole days and edges. Only the edges read f's
+// contextual-label conditions (labelDayRolledGroups passes them; the rows' condition is then
+// that of the filter without them, which the caller builds).
 //
 // A row of incident_day_rollup (created_day d, closed_day c) holds the incidents created in
 // [d, d+1 day) and closed in [c, c+1 day) (or open): with day-aligned bounds a condition on the
@@ -106,7 +108,8 @@ func dayRollupParts(engine db.Engine, teamID int64, f oas.IncidentQueryFilter) (
 			continue
 		}
 		args := &sqlArgs{}
-		from, where, err := filterSQL(engine, teamID, f, "filter", args)
+		// label conditions as seeks of the incident's own rows: the edge stays on the time's index
+		from, where, err := filterSQLFrom(engine, teamID, f, "filter", args, seekLabels)
 		if err != nil {
 			return dayParts{}, err
 		}
@@ -173,4 +176,116 @@ func (h *IncidentHandler) dayRolledCount(ctx context.Context, teamID int64, f oa
 		total += n
 	}
 	return total, nil
+}
+
+// labelDayRollupFrom is the FROM clause of an aggregation over incident_label_day_rollup, whose
+// rows carry incident_day_rollup's columns and the label's key and value.
+const labelDayRollupFrom = "incident_label_day_rollup i"
+
+// withoutRanges is f without its createdAt and duration ranges.
+func withoutRanges(f oas.IncidentQueryFilter) oas.IncidentQueryFilter {
+	f.CreatedAtRange.Reset()
+	f.IncidentDurationRange.Reset()
+	return f
+}
+
+// labelDayQuery reports whether incident_label_day_rollup, with the incidents of a range's partial
+// days, can answer the aggregation: without its createdAt and duration ranges labelRollupQuery
+// accepts it, and with them the filter less its label conditions is dayRanged. It answers the
+// label's key and the filter less its label conditions (ranges kept).
+func labelDayQuery(aq aggQuery) (key string, rest oas.IncidentQueryFilter, ok bool) {
+	if !aq.filter.CreatedAtRange.Set && !aq.filter.IncidentDurationRange.Set {
+		return "", rest, false
+	}
+	stripped := aq
+	stripped.filter = withoutRanges(aq.filter)
+	if key, rest, ok = labelRollupQuery(stripped); !ok {
+		return "", rest, false
+	}
+	rest.CreatedAtRange, rest.IncidentDurationRange = aq.filter.CreatedAtRange, aq.filter.IncidentDurationRange
+	if !dayRanged(rest) {
+		return "", rest, false
+	}
+	return key, rest, true
+}
+
+// rangeConds are the conditions of f's createdAt and duration ranges on rows that carry
+// created_at and closed_at (the incidents, the label rows), with their bounds as literals.
+func rangeConds(f oas.IncidentQueryFilter) string {
+	lit := func(t int64) string { return strconv.FormatInt(t, 10) }
+	var conds []string
+	if r, ok := f.CreatedAtRange.Get(); ok {
+		conds = append(conds, "created_at >= "+lit(micros(r.StartTime)), "created_at < "+lit(micros(r.EndTime)))
+	}
+	if r, ok := f.IncidentDurationRange.Get(); ok {
+		conds = append(conds, "created_at < "+lit(micros(r.EndTime)), "(closed_at IS NULL OR closed_at >= "+lit(micros(r.StartTime))+")")
+	}
+	return strings.Join(conds, " AND ")
+}
+
+// labelDayRolledGroups folds the groups of an aggregation that labelDayQuery accepts (key, rest)
+// from incident_label_day_rollup's rows of the key for the ranges' whole days and from the
+// incidents of their partial days, in one snapshot. When the query does not filter on the label,
+// the whole days' incidents without it would form the "" group, which those rows do not hold:
+// then, unless incident_day_rollup counts as many whole-day incidents as the label's rows (none
+// lacks it), it answers ok=false and the generic path answers. The partial days' incidents are
+// grouped by the label's value as the generic path groups them ("" included).
+func (h *IncidentHandler) labelDayRolledGroups(ctx context.Context, teamID int64, key string, aq aggQuery,
+	rest oas.IncidentQueryFilter) (order []*group, ok bool, err error) {
+	parts, err := dayRollupParts(h.db.Engine, teamID, rest)
+	if err != nil {
+		return nil, false, err
+	}
+	edges, err := dayRollupParts(h.db.Engine, teamID, aq.filter)
+	if err != nil {
+		return nil, false, err
+	}
+	args := &sqlArgs{list: append([]any(nil), parts.rowsArgs...)}
+	conds := append([]string{parts.rowsWhere}, labelValueConds(h.db.Engine, key, aq.filter, args)...)
+	filtered := labelFiltered(aq.filter)
+	rollupCols := make([]column, len(aq.groupBys))
+	for i, g := range aq.groupBys {
+		if g.IncidentField != nil {
+			rollupCols[i], _ = fieldColumn(oas.IncidentFields(*g.IncidentField))
+		} else {
+			rollupCols[i] = column{expr: "i.value"}
+		}
+	}
+	tx, err := h.readTx(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	defer tx.Rollback() //nolint:errcheck // read only
+	into := newGroupFolder()
+	if err := into.fold(ctx, tx, aggQuerySQL(rollupCols, "i.", labelDayRollupFrom, strings.Join(conds, " AND ")), args.list, len(rollupCols)); err != nil {
+		return nil, false, err
+	}
+	if !filtered {
+		var all, labeled int64
+		for _, g := range into.order {
+			labeled += g.total
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(CAST(SUM(i.n) AS BIGINT), 0) FROM `+dayRollupFrom+` WHERE `+parts.rowsWhere,
+			parts.rowsArgs...).Scan(&all); err != nil {
+			return nil, false, fmt.Errorf("aggregate incidents: %w", err)
+		}
+		if all != labeled {
+			return nil, false, nil
+		}
+	}
+	for _, e := range edges.edges {
+		edgeArgs := &sqlArgs{list: append([]any(nil), e.args...)}
+		cols := make([]column, len(aq.groupBys))
+		for i, g := range aq.groupBys {
+			if g.IncidentField != nil {
+				cols[i], _ = fieldColumn(oas.IncidentFields(*g.IncidentField))
+			} else {
+				cols[i] = labelColumn(*g.ContextualLabel, edgeArgs)
+			}
+		}
+		if err := into.fold(ctx, tx, aggQuerySQL(cols, "i.", e.from, e.where), edgeArgs.list, len(cols)); err != nil {
+			return nil, false, err
+		}
+	}
+	return into.order, true, nil
 }

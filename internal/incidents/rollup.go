@@ -31,8 +31,9 @@ type rollupEntry struct {
 }
 
 // rollupRow is a row of incident_rollup (labeled and daily false), of incident_label_rollup (an
-// incident's value of one contextual label key, and its rollupKey) or of incident_day_rollup
-// (daily: the UTC days of the incident's creation and close, and its rollupKey).
+// incident's value of one contextual label key, and its rollupKey), of incident_day_rollup
+// (daily: the UTC days of the incident's creation and close, and its rollupKey) or of
+// incident_label_day_rollup (labeled and daily: the label's value, the days and the rollupKey).
 type rollupRow struct {
 	labeled              bool
 	labelKey, labelValue string
@@ -52,7 +53,8 @@ const (
 func dayOf(t int64) int64 { return t - t%dayMicros }
 
 // rows are the rollup rows that count the incident: one of incident_rollup, one of
-// incident_label_rollup per contextual label.
+// incident_day_rollup, and per contextual label one of incident_label_rollup and one of
+// incident_label_day_rollup.
 func (e rollupEntry) rows() ([]rollupRow, error) {
 	var labels map[string]string
 	if err := json.Unmarshal([]byte(e.contextual), &labels); err != nil {
@@ -64,7 +66,8 @@ func (e rollupEntry) rows() ([]rollupRow, error) {
 	}
 	rows := []rollupRow{{key: e.key}, {daily: true, createdDay: dayOf(e.created), closedDay: closedDay, key: e.key}}
 	for k, v := range labels {
-		rows = append(rows, rollupRow{labeled: true, labelKey: k, labelValue: v, key: e.key})
+		rows = append(rows, rollupRow{labeled: true, labelKey: k, labelValue: v, key: e.key},
+			rollupRow{labeled: true, labelKey: k, labelValue: v, daily: true, createdDay: dayOf(e.created), closedDay: closedDay, key: e.key})
 	}
 	return rows, nil
 }
@@ -84,13 +87,17 @@ const labelRollupKeyMatch = rollupKeyMatch + ` AND key = $11 AND value = $12`
 // as $11 and $12.
 const dayRollupKeyMatch = rollupKeyMatch + ` AND created_day = $11 AND closed_day = $12`
 
+// labelDayRollupKeyMatch is the condition on incident_label_day_rollup's key after team_id: the
+// label's key and value as $11 and $12, the days as $13 and $14.
+const labelDayRollupKeyMatch = labelRollupKeyMatch + ` AND created_day = $13 AND closed_day = $14`
+
 func (r rollupRow) args(teamID int64) []any {
 	k := r.key
 	args := []any{teamID, k.name, k.application, k.subsystem, k.severity, k.state, k.status, k.assignedTo, k.meta, k.muted}
-	switch {
-	case r.labeled:
+	if r.labeled {
 		args = append(args, r.labelKey, r.labelValue)
-	case r.daily:
+	}
+	if r.daily {
 		args = append(args, r.createdDay, r.closedDay)
 	}
 	return args
@@ -236,6 +243,8 @@ func (d rollupDeltas) write(ctx context.Context, tx *db.Tx, teamID int64) error 
 func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, r rollupRow) error {
 	table, columns, match := "incident_rollup", rollupKeyColumns, rollupKeyMatch
 	switch {
+	case r.labeled && r.daily:
+		table, columns, match = "incident_label_day_rollup", rollupKeyColumns+", key, value, created_day, closed_day", labelDayRollupKeyMatch
 	case r.labeled:
 		table, columns, match = "incident_label_rollup", rollupKeyColumns+", key, value", labelRollupKeyMatch
 	case r.daily:
@@ -284,14 +293,19 @@ func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, r 
 	// close (an incident closed before it left) reads the row's incidents.
 	inRow := ` FROM incidents i WHERE i.team_id = $1 AND ` + rollupKeyMatch
 	find := args
-	switch {
-	case r.labeled:
+	if r.labeled {
 		inRow += ` AND EXISTS (SELECT 1 FROM incident_labels l WHERE l.team_id = $1 AND l.key = $11 AND l.value = $12
 			AND l.incident_id = i.id)`
-	case r.daily:
-		// the row's day of the rollup key's incidents in createdAt order (incidents_by_rollup)
-		inRow += ` AND i.created_at >= $11 AND i.created_at < $13
-			AND COALESCE(i.closed_at - i.closed_at % ` + strconv.Itoa(dayMicros) + `, ` + strconv.Itoa(openDay) + `) = $12`
+	}
+	if r.daily {
+		// the row's day of the rollup key's incidents in createdAt order (incidents_by_rollup);
+		// the days follow the label's key and value on a label's row
+		created, closed, next := "$11", "$12", "$13"
+		if r.labeled {
+			created, closed, next = "$13", "$14", "$15"
+		}
+		inRow += ` AND i.created_at >= ` + created + ` AND i.created_at < ` + next + `
+			AND COALESCE(i.closed_at - i.closed_at % ` + strconv.Itoa(dayMicros) + `, ` + strconv.Itoa(openDay) + `) = ` + closed
 		find = append(append([]any(nil), args...), r.createdDay+dayMicros)
 	}
 	byCreated, byUpdated := inRow, inRow

@@ -370,6 +370,22 @@ func bulkLoad(b *testing.B, database *db.DB, n int) {
 			FROM incident_labels WHERE team_id = 1
 			GROUP BY team_id, key, value, created_at - created_at % 86400000000, COALESCE(closed_at - closed_at % 86400000000, -1),
 				name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)
+		if err != nil {
+			return err
+		}
+		// incident_closed_day_times and incident_closed_day_ties as 0030 backfills them
+		_, err = tx.ExecContext(ctx, `INSERT INTO incident_closed_day_times (team_id, created_day, closed_day, n)
+			SELECT team_id, created_at - created_at % 86400000000, closed_at - closed_at % 86400000000, COUNT(DISTINCT closed_at)
+			FROM incidents WHERE team_id = 1 AND closed_at IS NOT NULL
+			GROUP BY team_id, created_at - created_at % 86400000000, closed_at - closed_at % 86400000000`)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO incident_closed_day_ties (team_id, closed_at, created_day, closed_day)
+			SELECT DISTINCT i.team_id, i.closed_at, i.created_at - i.created_at % 86400000000, i.closed_at - i.closed_at % 86400000000
+			FROM incidents i JOIN (SELECT team_id, closed_at FROM incidents WHERE team_id = 1 AND closed_at IS NOT NULL
+				GROUP BY team_id, closed_at HAVING COUNT(DISTINCT created_at - created_at % 86400000000) > 1) s
+				ON s.team_id = i.team_id AND s.closed_at = i.closed_at`)
 		return err
 	})
 	if err != nil {

@@ -489,6 +489,19 @@ func checkRollups(t *testing.T, env *apitest.Env, stage string) {
 	wantDisplay := sqlRows(t, env, `SELECT i.id, d.key, d.value FROM incidents i, `+each+` d WHERE i.team_id = 1
 		ORDER BY i.id, d.key`)
 	equal(t, stage+": incident_display_labels", gotDisplay, wantDisplay)
+	// the distinct closedAt values per day of creation and day of close, and the times shared
+	// across days of creation with each such day
+	equal(t, stage+": incident_closed_day_times", sqlRows(t, env, `SELECT created_day, closed_day, n FROM incident_closed_day_times
+		WHERE team_id = 1 ORDER BY created_day, closed_day`),
+		sqlRows(t, env, `SELECT created_at - created_at % 86400000000 AS d, closed_at - closed_at % 86400000000 AS c,
+			COUNT(DISTINCT closed_at) FROM incidents WHERE team_id = 1 AND closed_at IS NOT NULL
+			GROUP BY created_at - created_at % 86400000000, closed_at - closed_at % 86400000000 ORDER BY d, c`))
+	equal(t, stage+": incident_closed_day_ties", sqlRows(t, env, `SELECT closed_at, created_day, closed_day FROM incident_closed_day_ties
+		WHERE team_id = 1 ORDER BY closed_at, created_day`),
+		sqlRows(t, env, `SELECT DISTINCT i.closed_at, i.created_at - i.created_at % 86400000000 AS d, i.closed_at - i.closed_at % 86400000000
+			FROM incidents i WHERE i.team_id = 1 AND i.closed_at IN (SELECT closed_at FROM incidents WHERE team_id = 1
+				AND closed_at IS NOT NULL GROUP BY closed_at HAVING COUNT(DISTINCT created_at - created_at % 86400000000) > 1)
+			ORDER BY i.closed_at, d`))
 	// the number of distinct closedAt values
 	equal(t, stage+": incident_closed_times", sqlRows(t, env, `SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM incident_closed_times WHERE team_id = 1`),
 		sqlRows(t, env, `SELECT COUNT(DISTINCT closed_at) FROM incidents WHERE team_id = 1`))

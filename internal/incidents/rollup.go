@@ -350,16 +350,22 @@ func cmpBool(a, b bool) int {
 }
 
 // closedTimeChanges are a transaction's changes to the closedAt of the team's incidents: per
-// time, the incidents that took it less those that left it. incident_closed_times (the number
-// of distinct closedAt values among the team's incidents, which E18 grouped by closedAt
-// counts its groups with) is kept from them just before the commit.
-type closedTimeChanges map[int64]int64
+// time and day of creation, the incidents that took it less those that left it.
+// incident_closed_times (the number of distinct closedAt values among the team's incidents,
+// which E18 grouped by closedAt counts its groups with), incident_closed_day_times (the same per
+// day of creation and day of close) and incident_closed_day_ties (the times shared by incidents
+// created on different days, with each such day) are kept from them just before the commit.
+type closedTimeChanges map[closedTimeChange]int64
+
+// closedTimeChange is a closedAt value and the UTC day of creation of the incidents that took or
+// left it.
+type closedTimeChange struct{ at, createdDay int64 }
 
 type closedTimeChangesKey struct{ teamID int64 }
 
-// moveClosedTime records that an incident's closedAt changed from one value to another (either
-// may be null) when tx commits.
-func moveClosedTime(ctx context.Context, tx *db.Tx, teamID int64, from, to sql.NullInt64) {
+// moveClosedTime records that the closedAt of an incident created at created changed from one
+// value to another (either may be null) when tx commits.
+func moveClosedTime(ctx context.Context, tx *db.Tx, teamID, created int64, from, to sql.NullInt64) {
 	if from == to {
 		return
 	}
@@ -369,26 +375,36 @@ func moveClosedTime(ctx context.Context, tx *db.Tx, teamID int64, from, to sql.N
 		return c
 	}).(closedTimeChanges)
 	if from.Valid {
-		changes[from.Int64]--
+		changes[closedTimeChange{from.Int64, dayOf(created)}]--
 	}
 	if to.Valid {
-		changes[to.Int64]++
+		changes[closedTimeChange{to.Int64, dayOf(created)}]++
 	}
 }
 
 // write locks the team's row of incident_closed_times first (every transaction that changes a
-// closedAt of the team takes turns there, so that each counts the incidents the earlier ones
-// committed), then counts, for each changed time in order, the incidents that have it now and
-// had it before the transaction, and adds the times that appeared less those that vanished.
+// closedAt of the team takes turns there, so that each sees the incidents the earlier ones
+// committed), then, for each changed time in order, reads the days of creation of the incidents
+// that have it now, tells from the changes which had it before the transaction, and adds the
+// times that appeared less those that vanished: over the team, per day of creation (and the
+// time's day), and rewrites the time's list of days when it is or was shared across days.
 func (c closedTimeChanges) write(ctx context.Context, tx *db.Tx, teamID int64) error {
-	times := make([]int64, 0, len(c))
-	for t, n := range c {
-		if n != 0 {
-			times = append(times, t)
+	changed := map[int64]map[int64]int64{} // time → day of creation → change
+	for k, n := range c {
+		if n == 0 {
+			continue
 		}
+		if changed[k.at] == nil {
+			changed[k.at] = map[int64]int64{}
+		}
+		changed[k.at][k.createdDay] += n
 	}
-	if len(times) == 0 {
+	if len(changed) == 0 {
 		return nil
+	}
+	times := make([]int64, 0, len(changed))
+	for t := range changed {
+		times = append(times, t)
 	}
 	slices.Sort(times)
 	var distinct int64
@@ -401,18 +417,98 @@ func (c closedTimeChanges) write(ctx context.Context, tx *db.Tx, teamID int64) e
 		from += " INDEXED BY incidents_by_closed"
 	}
 	var delta int64
+	cells := map[[2]int64]int64{} // (day of creation, day of close) → change of its distinct times
 	for _, t := range times {
-		var now int64
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+from+` WHERE team_id = $1 AND closed_at = $2`,
-			teamID, t).Scan(&now); err != nil {
+		now := map[int64]int64{} // day of creation → incidents with the time now
+		rows, err := tx.QueryContext(ctx, `SELECT created_at FROM `+from+` WHERE team_id = $1 AND closed_at = $2`, teamID, t)
+		if err != nil {
 			return fmt.Errorf("count closed times: %w", err)
 		}
-		before := now - c[t]
+		for rows.Next() {
+			var created int64
+			if err := rows.Scan(&created); err != nil {
+				rows.Close()
+				return err
+			}
+			now[dayOf(created)]++
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("count closed times: %w", err)
+		}
+		before := map[int64]int64{}
+		var nowAll, beforeAll int64
+		for d, n := range now {
+			before[d] = n
+			nowAll += n
+		}
+		for d, n := range changed[t] {
+			before[d] -= n
+		}
+		daysNow, daysBefore := 0, 0
+		for d, n := range before {
+			if n > 0 {
+				beforeAll += n
+				daysBefore++
+			}
+			switch {
+			case now[d] > 0 && n <= 0:
+				cells[[2]int64{d, dayOf(t)}]++
+			case now[d] <= 0 && n > 0:
+				cells[[2]int64{d, dayOf(t)}]--
+			}
+		}
+		for _, n := range now {
+			if n > 0 {
+				daysNow++
+			}
+		}
 		switch {
-		case now > 0 && before <= 0:
+		case nowAll > 0 && beforeAll <= 0:
 			delta++
-		case now <= 0 && before > 0:
+		case nowAll <= 0 && beforeAll > 0:
 			delta--
+		}
+		if daysNow < 2 && daysBefore < 2 {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM incident_closed_day_ties WHERE team_id = $1 AND closed_at = $2`, teamID, t); err != nil {
+			return fmt.Errorf("count closed times: %w", err)
+		}
+		if daysNow < 2 {
+			continue
+		}
+		days := make([]int64, 0, len(now))
+		for d := range now {
+			days = append(days, d)
+		}
+		slices.Sort(days)
+		for _, d := range days {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO incident_closed_day_ties (team_id, closed_at, created_day, closed_day)
+				VALUES ($1, $2, $3, $4)`, teamID, t, d, dayOf(t)); err != nil {
+				return fmt.Errorf("count closed times: %w", err)
+			}
+		}
+	}
+	keys := make([][2]int64, 0, len(cells))
+	for k, n := range cells {
+		if n != 0 {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b [2]int64) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	for _, k := range keys {
+		var n int64
+		if err := tx.QueryRowContext(ctx, `INSERT INTO incident_closed_day_times (team_id, created_day, closed_day, n)
+			VALUES ($1, $2, $3, $4) ON CONFLICT (team_id, created_day, closed_day) DO UPDATE SET n = incident_closed_day_times.n + excluded.n
+			RETURNING n`, teamID, k[0], k[1], cells[k]).Scan(&n); err != nil {
+			return fmt.Errorf("count closed times: %w", err)
+		}
+		if n <= 0 {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM incident_closed_day_times WHERE team_id = $1 AND created_day = $2
+				AND closed_day = $3`, teamID, k[0], k[1]); err != nil {
+				return fmt.Errorf("count closed times: %w", err)
+			}
 		}
 	}
 	if delta == 0 {

@@ -200,22 +200,26 @@ func TestDisplayLabelsAndDaysBackfill(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// and that of 0030: the label day rollup
+		// and those of 0030: the label day rollup, the closed times per day and their ties
 		migration, err = os.ReadFile(filepath.Join("..", "db", "migrations", string(env.DB.Engine), "0030_incident_label_day_rollup.sql"))
 		if err != nil {
 			t.Fatal(err)
 		}
 		err = env.DB.InTx(ctx, func(tx *db.Tx) error {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM incident_label_day_rollup`); err != nil {
-				return err
+			for _, table := range []string{"incident_label_day_rollup", "incident_closed_day_times", "incident_closed_day_ties"} {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM `+table); err != nil {
+					return err
+				}
+				_, backfill, ok := strings.Cut(string(migration), "INSERT INTO "+table)
+				if !ok {
+					return fmt.Errorf("0030 has no backfill of %s", table)
+				}
+				backfill, _, _ = strings.Cut(backfill, ";")
+				if _, err := tx.ExecContext(ctx, "INSERT INTO "+table+backfill); err != nil {
+					return err
+				}
 			}
-			_, backfill, ok := strings.Cut(string(migration), "INSERT INTO incident_label_day_rollup")
-			if !ok {
-				return fmt.Errorf("0030 has no backfill")
-			}
-			backfill, _, _ = strings.Cut(backfill, ";")
-			_, err := tx.ExecContext(ctx, "INSERT INTO incident_label_day_rollup"+backfill)
-			return err
+			return nil
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -38,3 +38,33 @@ GROUP BY team_id, key, value, created_at - created_at % 86400000000, COALESCE(cl
 DROP INDEX incident_labels_by_rollup;
 CREATE INDEX incident_labels_by_rollup ON incident_labels (team_id, key, value, name, application_name, subsystem_name,
     severity, state, status, assigned_to, meta_labels, is_muted, created_at, closed_at, incident_id);
+
+-- E18 grouped by closedAt under a createdAt or duration range counts the distinct closedAt values
+-- of the range's incidents. Per UTC day of creation and day of close, n is the number of distinct
+-- closedAt values of the team's incidents created and closed on those days; a time shared by
+-- incidents created on different days is counted in each day's row, so such times are listed with
+-- each day that has them (incident_closed_day_ties): the distinct times of a set of whole days are
+-- their rows' sum less, per listed time, the listed days among them less one. Kept by every write
+-- that sets or changes a closedAt, with incident_closed_times.
+CREATE TABLE incident_closed_day_times (
+    team_id     INTEGER NOT NULL REFERENCES teams (id),
+    created_day INTEGER NOT NULL,
+    closed_day  INTEGER NOT NULL,
+    n           INTEGER NOT NULL,
+    PRIMARY KEY (team_id, created_day, closed_day)
+);
+INSERT INTO incident_closed_day_times (team_id, created_day, closed_day, n)
+SELECT team_id, created_at - created_at % 86400000000, closed_at - closed_at % 86400000000, COUNT(DISTINCT closed_at)
+FROM incidents WHERE closed_at IS NOT NULL
+GROUP BY team_id, created_at - created_at % 86400000000, closed_at - closed_at % 86400000000;
+CREATE TABLE incident_closed_day_ties (
+    team_id     INTEGER NOT NULL REFERENCES teams (id),
+    closed_at   INTEGER NOT NULL,
+    created_day INTEGER NOT NULL,
+    closed_day  INTEGER NOT NULL,
+    PRIMARY KEY (team_id, closed_at, created_day)
+);
+INSERT INTO incident_closed_day_ties (team_id, closed_at, created_day, closed_day)
+SELECT DISTINCT i.team_id, i.closed_at, i.created_at - i.created_at % 86400000000, i.closed_at - i.closed_at % 86400000000
+FROM incidents i JOIN (SELECT team_id, closed_at FROM incidents WHERE closed_at IS NOT NULL GROUP BY team_id, closed_at
+    HAVING COUNT(DISTINCT created_at - created_at % 86400000000) > 1) s ON s.team_id = i.team_id AND s.closed_at = i.closed_at;

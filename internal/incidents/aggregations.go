@@ -1345,6 +1345,7 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 		}
 	}
 	openOnly := false
+	var ranged *closedRange
 	if len(cols) == 1 && cols[0].field == oas.IncidentFieldsINCIDENTSFIELDSCLOSEDTIME && !counted && !genericOnly.Load() {
 		n, open, ok, err := h.closedGroupCount(ctx, teamID, filter)
 		if err != nil {
@@ -1357,6 +1358,15 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 				return nil, 0, err
 			}
 			total, counted = int(n), ok
+		}
+		if !counted && from == "incidents i" {
+			cr, ok, err := h.closedRangeGroupCount(ctx, teamID, filter)
+			if err != nil {
+				return nil, 0, err
+			}
+			if ok {
+				total, counted, ranged = int(cr.total), true, &cr
+			}
 		}
 	}
 	if !counted {
@@ -1391,6 +1401,46 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 			return nil, total, err
 		}
 		return []*group{g}, total, nil
+	}
+	if ranged != nil {
+		// Under ranges alone, the closed incidents' groups are read from the index on closedAt
+		// within the bounds of the matching closed times (instead of from the first or last
+		// closedAt of the team), and the open incidents' group, if any, comes first ascending and
+		// last descending.
+		closedGroups := total
+		if ranged.open {
+			closedGroups--
+		}
+		var open []*group
+		closedOffset, closedSize := offset, size
+		if ranged.open && !desc[0] {
+			if offset == 0 {
+				open = []*group{{values: []groupValue{{null: true}}}}
+				closedSize--
+			} else {
+				closedOffset--
+			}
+		}
+		page = open
+		if closedSize > 0 && closedOffset < closedGroups && ranged.lo < ranged.hi {
+			closedFrom := from
+			if h.db.Engine == db.SQLite {
+				closedFrom = "incidents i INDEXED BY incidents_by_closed"
+			}
+			closedWhere := where + " AND i.closed_at >= " + strconv.FormatInt(ranged.lo, 10) + " AND i.closed_at < " + strconv.FormatInt(ranged.hi, 10)
+			closed, err := h.pageValues(ctx, closedFrom, closedWhere, base, grouped, order, cols, false, from, closedOffset, closedSize)
+			if err != nil {
+				return nil, 0, err
+			}
+			page = append(page, closed...)
+		}
+		if ranged.open && desc[0] && offset+size > closedGroups {
+			page = append(page, &group{values: []groupValue{{null: true}}})
+		}
+		if len(page) == 0 {
+			return nil, total, nil
+		}
+		return h.foldPageGroups(ctx, from, where, seekWhere, base, cols, page, offset, total)
 	}
 	pageWhere := where
 	if index, ok := pagedIndexes[cols[0].field]; ok && len(cols) == 1 && !byID && from != "incidents i" {

@@ -298,6 +298,10 @@ func TestAggregationsFastPaths(t *testing.T) {
 				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_ID&pagination[pageSize]=5&" + r)
 				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_CREATED_TIME&pagination[pageSize]=3&" + r)
 				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_ID&filter[severity]=INCIDENT_SEVERITY_ERROR&" + r)
+				// grouped by closedAt under ranges alone: counted from incident_closed_day_times
+				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_CLOSED_TIME&pagination[pageSize]=3&" + r)
+				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_CLOSED_TIME" + desc(0) + "&pagination[pageSize]=2&" + r)
+				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_CLOSED_TIME" + desc(0) + "&" + r)
 			}
 			// Driven from the label rows, many groups read their ids in one query; a search of the
 			// same label selects the same incidents from the incidents and reads them per group.

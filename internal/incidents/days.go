@@ -2,7 +2,9 @@ package incidents
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 
@@ -42,6 +44,7 @@ func dayRanged(f oas.IncidentQueryFilter) bool {
 type dayParts struct {
 	rowsWhere string // over incident_day_rollup i
 	rowsArgs  []any
+	whole     string    // the rows' incidents: the condition on an incident's times, literals only
 	edges     []dayEdge // over incidents, disjoint, and none in the rows
 }
 
@@ -101,7 +104,7 @@ func dayRollupParts(engine db.Engine, teamID int64, f oas.IncidentQueryFilter) (
 		whole = append(whole, "i.created_at < "+lit(hi), "(i.closed_at IS NULL OR i.closed_at >= "+lit(lo)+")")
 		spans = append(spans, span{"created_at", hi, e}, span{"closed_at", s, lo})
 	}
-	parts := dayParts{rowsWhere: strings.Join(rowConds, " AND "), rowsArgs: rowsArgs.list}
+	parts := dayParts{rowsWhere: strings.Join(rowConds, " AND "), rowsArgs: rowsArgs.list, whole: strings.Join(whole, " AND ")}
 	var earlier []string
 	for _, sp := range spans {
 		if sp.lo >= sp.hi {
@@ -288,4 +291,102 @@ func (h *IncidentHandler) labelDayRolledGroups(ctx context.Context, teamID int64
 		}
 	}
 	return into.order, true, nil
+}
+
+// closedRange is what closedRangeGroupCount tells of the groups by closedAt of a range's
+// incidents: how many, whether the open incidents' group is one of them, and bounds of the
+// closed ones' times (every matching closedAt is in [lo, hi)).
+type closedRange struct {
+	total  int64
+	open   bool
+	lo, hi int64
+}
+
+// closedRangeGroupCount counts the groups by closedAt alone of the incidents that match a filter
+// of createdAt and duration ranges and nothing else (ok=false for any other filter): the distinct
+// closedAt values of the ranges' whole days are the sum of their incident_closed_day_times rows
+// less, per time incident_closed_day_ties lists, its days among them less one; the partial days'
+// incidents add the closed times not among the whole days' (one seek of incidents_by_closed
+// each), and the open incidents' group when one of them, or of the whole days', is open. The
+// bounds of the closed times come from incident_day_rollup's rows (their day of close, their
+// last close) and the partial days' times. One snapshot.
+func (h *IncidentHandler) closedRangeGroupCount(ctx context.Context, teamID int64, f oas.IncidentQueryFilter) (cr closedRange, ok bool, err error) {
+	if !dayRanged(f) || !reflect.DeepEqual(withoutRanges(f), oas.IncidentQueryFilter{}) {
+		return cr, false, nil
+	}
+	parts, err := dayRollupParts(h.db.Engine, teamID, f)
+	if err != nil {
+		return cr, false, err
+	}
+	tx, err := h.readTx(ctx)
+	if err != nil {
+		return cr, false, err
+	}
+	defer tx.Rollback() //nolint:errcheck // read only
+	var whole, repeats, open int64
+	var lo, last sql.NullInt64
+	err = tx.QueryRowContext(ctx, `SELECT COALESCE(CAST(SUM(i.n) AS BIGINT), 0) FROM incident_closed_day_times i WHERE `+parts.rowsWhere,
+		parts.rowsArgs...).Scan(&whole)
+	if err == nil {
+		err = tx.QueryRowContext(ctx, `SELECT COUNT(*) - COUNT(DISTINCT i.closed_at) FROM incident_closed_day_ties i WHERE `+parts.rowsWhere,
+			parts.rowsArgs...).Scan(&repeats)
+	}
+	if err == nil {
+		err = tx.QueryRowContext(ctx, `SELECT CAST(COALESCE(SUM(CASE WHEN i.closed_day = `+strconv.Itoa(openDay)+` THEN i.n ELSE 0 END), 0) AS BIGINT),
+			MIN(CASE WHEN i.closed_day <> `+strconv.Itoa(openDay)+` THEN i.closed_day END), MAX(i.last_closed)
+			FROM `+dayRollupFrom+` WHERE `+parts.rowsWhere, parts.rowsArgs...).Scan(&open, &lo, &last)
+	}
+	if err != nil {
+		return cr, false, fmt.Errorf("count incident groups: %w", err)
+	}
+	// a day of close is its time's less up to a day (the remainder truncates toward zero)
+	cr = closedRange{total: whole - repeats, open: open > 0, lo: lo.Int64 - dayMicros, hi: last.Int64 + 1}
+	if !lo.Valid {
+		cr.lo, cr.hi = 0, 0
+	}
+	edgeTimes := map[int64]bool{}
+	for _, e := range parts.edges {
+		rows, err := tx.QueryContext(ctx, `SELECT DISTINCT i.closed_at FROM `+e.from+` WHERE `+e.where, e.args...)
+		if err != nil {
+			return cr, false, fmt.Errorf("count incident groups: %w", err)
+		}
+		for rows.Next() {
+			var t sql.NullInt64
+			if err := rows.Scan(&t); err != nil {
+				rows.Close()
+				return cr, false, err
+			}
+			if !t.Valid {
+				cr.open = true
+				continue
+			}
+			edgeTimes[t.Int64] = true
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return cr, false, fmt.Errorf("count incident groups: %w", err)
+		}
+	}
+	seek := "incidents i"
+	if h.db.Engine == db.SQLite {
+		seek += " INDEXED BY incidents_by_closed"
+	}
+	for t := range edgeTimes {
+		if cr.lo == cr.hi {
+			cr.lo, cr.hi = t, t+1
+		}
+		cr.lo, cr.hi = min(cr.lo, t), max(cr.hi, t+1)
+		var inWhole int64
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+seek+` WHERE i.team_id = $1 AND i.closed_at = $2 AND `+parts.whole,
+			teamID, t).Scan(&inWhole); err != nil {
+			return cr, false, fmt.Errorf("count incident groups: %w", err)
+		}
+		if inWhole == 0 {
+			cr.total++
+		}
+	}
+	if cr.open {
+		cr.total++
+	}
+	return cr, true, nil
 }

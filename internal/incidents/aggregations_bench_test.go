@@ -381,11 +381,15 @@ func bulkLoad(b *testing.B, database *db.DB, n int) {
 		if err != nil {
 			return err
 		}
+		byClosed := ""
+		if database.Engine == db.SQLite {
+			byClosed = " INDEXED BY incidents_by_closed"
+		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO incident_closed_day_ties (team_id, closed_at, created_day, closed_day)
 			SELECT DISTINCT i.team_id, i.closed_at, i.created_at - i.created_at % 86400000000, i.closed_at - i.closed_at % 86400000000
-			FROM incidents i JOIN (SELECT team_id, closed_at FROM incidents WHERE team_id = 1 AND closed_at IS NOT NULL
-				GROUP BY team_id, closed_at HAVING COUNT(DISTINCT created_at - created_at % 86400000000) > 1) s
-				ON s.team_id = i.team_id AND s.closed_at = i.closed_at`)
+			FROM incidents i`+byClosed+` WHERE i.team_id = 1 AND i.closed_at IS NOT NULL AND EXISTS (SELECT 1 FROM incidents j`+byClosed+`
+				WHERE j.team_id = i.team_id AND j.closed_at = i.closed_at
+				AND j.created_at - j.created_at % 86400000000 <> i.created_at - i.created_at % 86400000000)`)
 		return err
 	})
 	if err != nil {

@@ -66,5 +66,6 @@ CREATE TABLE incident_closed_day_ties (
 );
 INSERT INTO incident_closed_day_ties (team_id, closed_at, created_day, closed_day)
 SELECT DISTINCT i.team_id, i.closed_at, i.created_at - i.created_at % 86400000000, i.closed_at - i.closed_at % 86400000000
-FROM incidents i JOIN (SELECT team_id, closed_at FROM incidents WHERE closed_at IS NOT NULL GROUP BY team_id, closed_at
-    HAVING COUNT(DISTINCT created_at - created_at % 86400000000) > 1) s ON s.team_id = i.team_id AND s.closed_at = i.closed_at;
+FROM incidents i WHERE i.closed_at IS NOT NULL AND EXISTS (SELECT 1 FROM incidents j
+    WHERE j.team_id = i.team_id AND j.closed_at = i.closed_at
+    AND j.created_at - j.created_at % 86400000000 <> i.created_at - i.created_at % 86400000000);

@@ -43,7 +43,8 @@ CREATE INDEX incident_labels_by_rollup ON incident_labels (team_id, key, value, 
 -- of the range's incidents. Per UTC day of creation and day of close, n is the number of distinct
 -- closedAt values of the team's incidents created and closed on those days; a time shared by
 -- incidents created on different days is counted in each day's row, so such times are listed with
--- each day that has them (incident_closed_day_ties): the distinct times of a set of whole days are
+-- each day that has them (incident_closed_day_ties; the backfill names the index on closedAt: without
+-- statistics SQLite otherwise scans the team's incidents for every shared time): the distinct times of a set of whole days are
 -- their rows' sum less, per listed time, the listed days among them less one. Kept by every write
 -- that sets or changes a closedAt, with incident_closed_times.
 CREATE TABLE incident_closed_day_times (
@@ -66,5 +67,6 @@ CREATE TABLE incident_closed_day_ties (
 );
 INSERT INTO incident_closed_day_ties (team_id, closed_at, created_day, closed_day)
 SELECT DISTINCT i.team_id, i.closed_at, i.created_at - i.created_at % 86400000000, i.closed_at - i.closed_at % 86400000000
-FROM incidents i JOIN (SELECT team_id, closed_at FROM incidents WHERE closed_at IS NOT NULL GROUP BY team_id, closed_at
-    HAVING COUNT(DISTINCT created_at - created_at % 86400000000) > 1) s ON s.team_id = i.team_id AND s.closed_at = i.closed_at;
+FROM incidents i INDEXED BY incidents_by_closed WHERE i.closed_at IS NOT NULL AND EXISTS (SELECT 1 FROM incidents j INDEXED BY incidents_by_closed
+    WHERE j.team_id = i.team_id AND j.closed_at = i.closed_at
+    AND j.created_at - j.created_at % 86400000000 <> i.created_at - i.created_at % 86400000000);

@@ -544,10 +544,12 @@ func (h *IncidentHandler) rollupRowIDs(ctx context.Context, teamID int64, aq agg
 	if genericOnly.Load() || len(cols) == 0 || !onlyFields(aq.groupBys, rollupFields...) {
 		return nil
 	}
+	filter, within := aq.filter, ""
 	if dayRanged(aq.filter) {
-		return h.dayRowIDs(ctx, teamID, aq, cols, page)
-	}
-	if !rollupFilter(aq.filter) {
+		// the rows of the filter without its ranges, each row's incidents sought within them
+		// (incidents_by_rollup has createdAt after the key)
+		filter, within = withoutRanges(aq.filter), rangeConds(aq.filter)
+	} else if !rollupFilter(aq.filter) {
 		return nil
 	}
 	for _, g := range page {
@@ -555,7 +557,7 @@ func (h *IncidentHandler) rollupRowIDs(ctx context.Context, teamID int64, aq agg
 			continue
 		}
 		args := &sqlArgs{}
-		_, where, err := filterSQL(h.db.Engine, teamID, aq.filter, "filter", args)
+		_, where, err := filterSQL(h.db.Engine, teamID, filter, "filter", args)
 		if err != nil {
 			return err
 		}
@@ -563,7 +565,7 @@ func (h *IncidentHandler) rollupRowIDs(ctx context.Context, teamID int64, aq agg
 		for i, c := range cols {
 			conds = append(conds, c.expr+" = "+args.add(g.values[i].s))
 		}
-		if g.ids, err = h.idsOfRollupRows(ctx, teamID, false, strings.Join(conds, " AND "), args.list, ""); err != nil {
+		if g.ids, err = h.idsOfRollupRows(ctx, teamID, false, strings.Join(conds, " AND "), args.list, within); err != nil {
 			return err
 		}
 	}
@@ -1441,6 +1443,28 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 			return nil, total, nil
 		}
 		return h.foldPageGroups(ctx, from, where, seekWhere, base, cols, page, offset, total)
+	}
+	if len(cols) == 1 && cols[0].field == oas.IncidentFieldsINCIDENTSFIELDSLASTSTATEUPDATETIME && from == "incidents i" &&
+		dayRanged(filter) && !genericOnly.Load() {
+		// Under ranges (and rollup filters), the update times are read from their index within
+		// the bounds of the matching incidents' updates (instead of from the team's first or
+		// last update, past every incident before the range).
+		lo, hi, ok, err := h.updateBounds(ctx, teamID, filter)
+		if err != nil {
+			return nil, 0, err
+		}
+		if ok {
+			boundFrom := from
+			if h.db.Engine == db.SQLite {
+				boundFrom = "incidents i INDEXED BY incidents_by_updated"
+			}
+			boundWhere := where + " AND i.last_state_update_time >= " + strconv.FormatInt(lo, 10) +
+				" AND i.last_state_update_time < " + strconv.FormatInt(hi, 10)
+			if page, err = h.pageValues(ctx, boundFrom, boundWhere, base, grouped, order, cols, false, from, offset, size); err != nil {
+				return nil, 0, err
+			}
+			return h.foldPageGroups(ctx, from, where, seekWhere, base, cols, page, offset, total)
+		}
 	}
 	pageWhere := where
 	if index, ok := pagedIndexes[cols[0].field]; ok && len(cols) == 1 && !byID && from != "incidents i" {

@@ -314,7 +314,7 @@ func bulkLoad(b *testing.B, database *db.DB, n int) {
 		b.Fatalf("bulk load counts: %v", err)
 	}
 	// incident_rollup as migration 0024 backfills it, incident_day_rollup and incident_time_ties
-	// as 0026 does (the bulk incidents have no display labels)
+	// as 0026 does (the bulk incidents have no display labels) with 0030's first_update
 	err = database.InTx(ctx, func(tx *db.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO incident_rollup (team_id, name, application_name, subsystem_name, severity,
 			state, status, assigned_to, meta_labels, is_muted, n, first_created, last_closed, last_update)
@@ -336,10 +336,11 @@ func bulkLoad(b *testing.B, database *db.DB, n int) {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO incident_day_rollup (team_id, created_day, closed_day, name, application_name,
-			subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted, n, first_created, last_closed, last_update)
+			subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted, n, first_created, last_closed, last_update,
+			first_update)
 			SELECT team_id, created_at - created_at % 86400000000, COALESCE(closed_at - closed_at % 86400000000, -1), name,
 				application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted,
-				COUNT(*), MIN(created_at), MAX(closed_at), MAX(last_state_update_time)
+				COUNT(*), MIN(created_at), MAX(closed_at), MAX(last_state_update_time), MIN(last_state_update_time)
 			FROM incidents WHERE team_id = 1
 			GROUP BY team_id, created_at - created_at % 86400000000, COALESCE(closed_at - closed_at % 86400000000, -1), name,
 				application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)

@@ -298,6 +298,9 @@ func TestAggregationsFastPaths(t *testing.T) {
 				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_ID&pagination[pageSize]=5&" + r)
 				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_CREATED_TIME&pagination[pageSize]=3&" + r)
 				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_ID&filter[severity]=INCIDENT_SEVERITY_ERROR&" + r)
+				// grouped by the last update under ranges: paged within the day rows' bounds
+				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_LAST_STATE_UPDATE_TIME&pagination[pageSize]=3&" + r)
+				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_LAST_STATE_UPDATE_TIME" + desc(0) + "&filter[state]=INCIDENT_STATE_TRIGGERED&pagination[pageSize]=2&" + r)
 				// grouped by closedAt under ranges alone: counted from incident_closed_day_times
 				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_CLOSED_TIME&pagination[pageSize]=3&" + r)
 				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_CLOSED_TIME" + desc(0) + "&pagination[pageSize]=2&" + r)
@@ -454,11 +457,11 @@ func checkRollups(t *testing.T, env *apitest.Env, stage string) {
 		i.meta_labels, i.is_muted`)
 	equal(t, stage+": incident_label_rollup", gotLabelRollup, wantLabelRollup)
 	gotDays := sqlRows(t, env, `SELECT created_day, closed_day, name, application_name, subsystem_name, severity, state, status,
-		assigned_to, meta_labels, is_muted, n, first_created, last_closed, last_update FROM incident_day_rollup WHERE team_id = 1
+		assigned_to, meta_labels, is_muted, n, first_created, last_closed, last_update, first_update FROM incident_day_rollup WHERE team_id = 1
 		ORDER BY created_day, closed_day, name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)
 	wantDays := sqlRows(t, env, `SELECT created_at - created_at % 86400000000 AS d, COALESCE(closed_at - closed_at % 86400000000, -1) AS c,
 		name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted,
-		COUNT(*), MIN(created_at), MAX(closed_at), MAX(last_state_update_time) FROM incidents WHERE team_id = 1
+		COUNT(*), MIN(created_at), MAX(closed_at), MAX(last_state_update_time), MIN(last_state_update_time) FROM incidents WHERE team_id = 1
 		GROUP BY created_at - created_at % 86400000000, COALESCE(closed_at - closed_at % 86400000000, -1), name, application_name,
 			subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted
 		ORDER BY d, c, name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)

@@ -390,3 +390,45 @@ func (h *IncidentHandler) closedRangeGroupCount(ctx context.Context, teamID int6
 	}
 	return cr, true, nil
 }
+
+// updateBounds bounds the last state updates of a dayRanged filter's incidents: every one is in
+// [lo, hi), from incident_day_rollup's rows of the whole days (first_update, last_update) and the
+// partial days' incidents, in one snapshot; ok=false when none matches or a row has no
+// first_update (not yet filled).
+func (h *IncidentHandler) updateBounds(ctx context.Context, teamID int64, f oas.IncidentQueryFilter) (lo, hi int64, ok bool, err error) {
+	parts, err := dayRollupParts(h.db.Engine, teamID, f)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	tx, err := h.readTx(ctx)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	defer tx.Rollback() //nolint:errcheck // read only
+	var rows, filled int64
+	var least, most sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(i.first_update), MIN(i.first_update), MAX(i.last_update) FROM `+
+		dayRollupFrom+` WHERE `+parts.rowsWhere, parts.rowsArgs...).Scan(&rows, &filled, &least, &most); err != nil {
+		return 0, 0, false, fmt.Errorf("page incident groups: %w", err)
+	}
+	if rows != filled {
+		return 0, 0, false, nil
+	}
+	for _, e := range parts.edges {
+		var l, m sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT MIN(i.last_state_update_time), MAX(i.last_state_update_time) FROM `+e.from+
+			` WHERE `+e.where, e.args...).Scan(&l, &m); err != nil {
+			return 0, 0, false, fmt.Errorf("page incident groups: %w", err)
+		}
+		if l.Valid && (!least.Valid || l.Int64 < least.Int64) {
+			least = l
+		}
+		if m.Valid && (!most.Valid || m.Int64 > most.Int64) {
+			most = m
+		}
+	}
+	if !least.Valid || !most.Valid {
+		return 0, 0, false, nil
+	}
+	return least.Int64, most.Int64 + 1, true, nil
+}

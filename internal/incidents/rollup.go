@@ -120,6 +120,10 @@ type rollupDelta struct {
 	closed   sql.NullInt64
 	update   int64
 	departed []rollupEntry
+	// incident_day_rollup's first_update: the least last update of the incidents that came in
+	// (or whose times grew in place), and the last updates they had before they grew
+	firstUpdate int64
+	grewFrom    []int64
 }
 
 func (d *rollupDelta) merge(e rollupEntry) {
@@ -131,6 +135,9 @@ func (d *rollupDelta) merge(e rollupEntry) {
 	}
 	if !d.arrived || e.update > d.update {
 		d.update = e.update
+	}
+	if !d.arrived || e.update < d.firstUpdate {
+		d.firstUpdate = e.update
 	}
 	d.arrived = true
 }
@@ -208,6 +215,7 @@ func moveRollup(ctx context.Context, tx *db.Tx, teamID int64, from, to rollupEnt
 		in := deltas.at(r)
 		if stays[r] {
 			in.merge(to)
+			in.grewFrom = append(in.grewFrom, from.update)
 			continue
 		}
 		in.n++
@@ -253,8 +261,14 @@ func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, r 
 	args := r.args(teamID)
 	p := len(args)
 	var n, first, update int64
-	var closed sql.NullInt64
+	var closed, firstUpdate sql.NullInt64
 	var err error
+	returning := `n, first_created, last_closed, last_update`
+	scan := []any{&n, &first, &closed, &update}
+	if table == "incident_day_rollup" {
+		returning += `, first_update`
+		scan = append(scan, &firstUpdate)
+	}
 	if delta.arrived {
 		err = tx.QueryRowContext(ctx, `INSERT INTO `+table+` (team_id, `+columns+`, n, first_created, last_closed, last_update)
 			VALUES (`+placeholders(1, p+4)+`)
@@ -265,11 +279,11 @@ func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, r 
 					THEN COALESCE(excluded.last_closed, `+table+`.last_closed) ELSE `+table+`.last_closed END,
 				last_update = CASE WHEN excluded.last_update > `+table+`.last_update
 					THEN excluded.last_update ELSE `+table+`.last_update END
-			RETURNING n, first_created, last_closed, last_update`,
-			append(args, delta.n, delta.first, delta.closed, delta.update)...).Scan(&n, &first, &closed, &update)
+			RETURNING `+returning,
+			append(args, delta.n, delta.first, delta.closed, delta.update)...).Scan(scan...)
 	} else {
 		err = tx.QueryRowContext(ctx, `UPDATE `+table+` SET n = n + $`+strconv.Itoa(p+1)+` WHERE team_id = $1 AND `+match+`
-			RETURNING n, first_created, last_closed, last_update`, append(args, delta.n)...).Scan(&n, &first, &closed, &update)
+			RETURNING `+returning, append(args, delta.n)...).Scan(scan...)
 	}
 	if err != nil {
 		return err
@@ -277,6 +291,11 @@ func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, r 
 	if n <= 0 {
 		_, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE team_id = $1 AND `+match, args...)
 		return err
+	}
+	if table == "incident_day_rollup" {
+		if err := delta.keepFirstUpdate(ctx, tx, r, args, firstUpdate); err != nil {
+			return err
+		}
 	}
 	var heldFirst, heldClosed, heldUpdate bool
 	for _, e := range delta.departed {
@@ -336,6 +355,42 @@ func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, r 
 	p = len(args)
 	_, err = tx.ExecContext(ctx, `UPDATE `+table+` SET first_created = $`+strconv.Itoa(p+1)+`, last_closed = $`+strconv.Itoa(p+2)+
 		`, last_update = $`+strconv.Itoa(p+3)+` WHERE team_id = $1 AND `+match, append(args, first, closed, update)...)
+	return err
+}
+
+// keepFirstUpdate keeps incident_day_rollup's first_update (the least last state update of the
+// row's incidents; null on a row this transaction created) after the row's count was written:
+// a row that an incident holding it left, or whose holder's last update grew, finds it again
+// among its day of the key's incidents; otherwise an arrival below it (or a new row) takes it.
+func (delta *rollupDelta) keepFirstUpdate(ctx context.Context, tx *db.Tx, r rollupRow, args []any, current sql.NullInt64) error {
+	held := false
+	for _, e := range delta.departed {
+		held = held || (current.Valid && e.update == current.Int64)
+	}
+	for _, u := range delta.grewFrom {
+		held = held || (current.Valid && u == current.Int64)
+	}
+	next := current
+	switch {
+	case held:
+		from := "incidents i"
+		if tx.Engine == db.SQLite {
+			from += " INDEXED BY incidents_by_rollup"
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT MIN(i.last_state_update_time) FROM `+from+` WHERE i.team_id = $1 AND `+rollupKeyMatch+`
+			AND i.created_at >= $11 AND i.created_at < $13
+			AND COALESCE(i.closed_at - i.closed_at % `+strconv.Itoa(dayMicros)+`, `+strconv.Itoa(openDay)+`) = $12`,
+			append(append([]any(nil), args...), r.createdDay+dayMicros)...).Scan(&next); err != nil {
+			return err
+		}
+	case delta.arrived && (!current.Valid || delta.firstUpdate < current.Int64):
+		next = sql.NullInt64{Int64: delta.firstUpdate, Valid: true}
+	}
+	if next == current {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE incident_day_rollup SET first_update = $`+strconv.Itoa(len(args)+1)+
+		` WHERE team_id = $1 AND `+dayRollupKeyMatch, append(append([]any(nil), args...), next)...)
 	return err
 }
 

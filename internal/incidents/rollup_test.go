@@ -206,6 +206,17 @@ func TestDisplayLabelsAndDaysBackfill(t *testing.T) {
 			t.Fatal(err)
 		}
 		err = env.DB.InTx(ctx, func(tx *db.Tx) error {
+			if _, err := tx.ExecContext(ctx, `UPDATE incident_day_rollup SET first_update = NULL`); err != nil {
+				return err
+			}
+			_, fill, ok := strings.Cut(string(migration), "UPDATE incident_day_rollup")
+			if !ok {
+				return fmt.Errorf("0030 fills no first_update")
+			}
+			fill, _, _ = strings.Cut(fill, ";")
+			if _, err := tx.ExecContext(ctx, "UPDATE incident_day_rollup"+fill); err != nil {
+				return err
+			}
 			for _, table := range []string{"incident_label_day_rollup", "incident_closed_day_times", "incident_closed_day_ties"} {
 				if _, err := tx.ExecContext(ctx, `DELETE FROM `+table); err != nil {
 					return err

@@ -69,3 +69,17 @@ SELECT DISTINCT i.team_id, i.closed_at, i.created_at - i.created_at % 8640000000
 FROM incidents i WHERE i.closed_at IS NOT NULL AND EXISTS (SELECT 1 FROM incidents j
     WHERE j.team_id = i.team_id AND j.closed_at = i.closed_at
     AND j.created_at - j.created_at % 86400000000 <> i.created_at - i.created_at % 86400000000);
+
+-- E18 grouped by the last state update under a createdAt or duration range pages the update times
+-- from their index: the least last update of each day row's incidents (first_update; as
+-- last_update is the greatest) bounds where the walk starts. Kept with the row.
+ALTER TABLE incident_day_rollup ADD COLUMN first_update BIGINT;
+UPDATE incident_day_rollup d SET first_update = s.u FROM (SELECT team_id, created_at - created_at % 86400000000 AS created_day,
+        COALESCE(closed_at - closed_at % 86400000000, -1) AS closed_day, name, application_name, subsystem_name, severity, state,
+        status, assigned_to, meta_labels, is_muted, MIN(last_state_update_time) AS u
+    FROM incidents GROUP BY team_id, created_at - created_at % 86400000000, COALESCE(closed_at - closed_at % 86400000000, -1),
+        name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted) s
+WHERE d.team_id = s.team_id AND d.created_day = s.created_day AND d.closed_day = s.closed_day AND d.name = s.name
+    AND d.application_name = s.application_name AND d.subsystem_name = s.subsystem_name AND d.severity = s.severity
+    AND d.state = s.state AND d.status = s.status AND d.assigned_to = s.assigned_to AND d.meta_labels = s.meta_labels
+    AND d.is_muted = s.is_muted;

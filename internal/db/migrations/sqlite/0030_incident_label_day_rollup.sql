@@ -70,3 +70,16 @@ SELECT DISTINCT i.team_id, i.closed_at, i.created_at - i.created_at % 8640000000
 FROM incidents i INDEXED BY incidents_by_closed WHERE i.closed_at IS NOT NULL AND EXISTS (SELECT 1 FROM incidents j INDEXED BY incidents_by_closed
     WHERE j.team_id = i.team_id AND j.closed_at = i.closed_at
     AND j.created_at - j.created_at % 86400000000 <> i.created_at - i.created_at % 86400000000);
+
+-- E18 grouped by the last state update under a createdAt or duration range pages the update times
+-- from their index: the least last update of each day row's incidents (first_update; as
+-- last_update is the greatest) bounds where the walk starts. Kept with the row.
+ALTER TABLE incident_day_rollup ADD COLUMN first_update INTEGER;
+UPDATE incident_day_rollup SET first_update = (SELECT MIN(i.last_state_update_time) FROM incidents i INDEXED BY incidents_by_rollup
+    WHERE i.team_id = incident_day_rollup.team_id AND i.name = incident_day_rollup.name
+    AND i.application_name = incident_day_rollup.application_name AND i.subsystem_name = incident_day_rollup.subsystem_name
+    AND i.severity = incident_day_rollup.severity AND i.state = incident_day_rollup.state AND i.status = incident_day_rollup.status
+    AND i.assigned_to = incident_day_rollup.assigned_to AND i.meta_labels = incident_day_rollup.meta_labels
+    AND i.is_muted = incident_day_rollup.is_muted AND i.created_at >= incident_day_rollup.created_day
+    AND i.created_at < incident_day_rollup.created_day + 86400000000
+    AND COALESCE(i.closed_at - i.closed_at % 86400000000, -1) = incident_day_rollup.closed_day);

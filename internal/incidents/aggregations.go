@@ -1672,7 +1672,9 @@ var noPageWalk atomic.Bool
 
 // maxClosedTimesRead is the number of matching closed incidents up to which closedGroupCount
 // reads their closedAt values to count the distinct ones (beyond, the generic count does).
-const maxClosedTimesRead = 200000
+// Reading 275,000 through the rollup rows' seeks took 0.18–0.28 s where the generic count took
+// 0.6–2.0 s (closedAt under a label search at a million incidents, both engines).
+const maxClosedTimesRead = 1000000
 
 // timeTieFields are the group-by fields whose groups are counted with incident_time_ties, and
 // their field there.

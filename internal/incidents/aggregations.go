@@ -190,6 +190,12 @@ func (h *IncidentHandler) ListIncidentAggregations(ctx context.Context, _ oas.Li
 		if err != nil {
 			return nil, err
 		}
+	} else if key, rest, ok := labelDayQuery(aq); ok && !genericOnly.Load() {
+		// whole days from incident_label_day_rollup, partial days from the incidents
+		order, labelRolled, err = h.labelDayRolledGroups(ctx, caller.TeamID, key, aq, rest)
+		if err != nil {
+			return nil, err
+		}
 	}
 	switch {
 	case labelRolled: // folded from incident_label_rollup above
@@ -307,12 +313,23 @@ func (h *IncidentHandler) aggregationsPage(ctx context.Context, aq aggQuery, fro
 // ids a group of more than maxListedIDs lists depends on the walk, as with groupIDs; the generic
 // path (genericOnly) lists them by groupIDs, so that the equivalence test, whose groups are
 // smaller, checks that the label rows list the same incidents.
+//
+// Under createdAt or duration ranges (a query labelDayQuery accepts) the rows are those of the
+// filter without its ranges, and each row's label rows are sought within the ranges
+// (incident_labels_by_rollup has createdAt after the key).
 func (h *IncidentHandler) labelRowIDs(ctx context.Context, teamID int64, aq aggQuery, cols []column, page []*group) (ok bool, err error) {
-	key, rest, ok := labelRollupQuery(aq)
-	if !ok || genericOnly.Load() {
+	if genericOnly.Load() {
 		return false, nil
 	}
-	lw, err := labelRollupWhere(h.db.Engine, teamID, key, aq.filter, rest)
+	filter, within := aq.filter, ""
+	key, rest, ok := labelRollupQuery(aq)
+	if !ok {
+		if key, rest, ok = labelDayQuery(aq); !ok {
+			return false, nil
+		}
+		filter, rest, within = withoutRanges(aq.filter), withoutRanges(rest), rangeConds(aq.filter)
+	}
+	lw, err := labelRollupWhere(h.db.Engine, teamID, key, filter, rest)
 	if err != nil {
 		return false, err
 	}
@@ -337,91 +354,19 @@ func (h *IncidentHandler) labelRowIDs(ctx context.Context, teamID int64, aq aggQ
 		if !labeled {
 			continue
 		}
-		if g.ids, err = h.idsOfRollupRows(ctx, teamID, true, strings.Join(conds, " AND "), args.list); err != nil {
+		if g.ids, err = h.idsOfRollupRows(ctx, teamID, true, strings.Join(conds, " AND "), args.list, within); err != nil {
 			return false, err
 		}
 	}
 	return true, nil
 }
 
-// dayRowIDs is rollupRowIDs under a dayRanged filter: a group's ids come from its rows of
-// incident_day_rollup for the range's whole days (each a seek of incidents_by_rollup by its key
-// and its day of creation, kept to its day of close), then from the incidents of the partial days.
-func (h *IncidentHandler) dayRowIDs(ctx context.Context, teamID int64, aq aggQuery, cols []column, page []*group) error {
-	parts, err := dayRollupParts(h.db.Engine, teamID, aq.filter)
-	if err != nil {
-		return err
-	}
-	seek := "incidents"
-	if h.db.Engine == db.SQLite {
-		seek += " INDEXED BY incidents_by_rollup"
-	}
-	groupConds := func(g *group, base []any) (string, []any) {
-		args := &sqlArgs{list: append([]any(nil), base...)}
-		var conds []string
-		for i, c := range cols {
-			conds = append(conds, c.expr+" = "+args.add(g.values[i].s))
-		}
-		return strings.Join(conds, " AND "), args.list
-	}
-	for _, g := range page {
-		if g.ids != nil {
-			continue
-		}
-		conds, args := groupConds(g, parts.rowsArgs)
-		var days []rollupRow
-		rows, err := h.db.Read().QueryContext(ctx, `SELECT created_day, closed_day, `+rollupKeyColumns+` FROM `+dayRollupFrom+
-			` WHERE `+parts.rowsWhere+` AND `+conds+` ORDER BY created_day, closed_day, `+rollupKeyColumns, args...)
-		if err != nil {
-			return fmt.Errorf("list group incidents: %w", err)
-		}
-		for rows.Next() {
-			r := rollupRow{daily: true}
-			k := &r.key
-			if err := rows.Scan(&r.createdDay, &r.closedDay, &k.name, &k.application, &k.subsystem, &k.severity, &k.state, &k.status,
-				&k.assignedTo, &k.meta, &k.muted); err != nil {
-				rows.Close()
-				return err
-			}
-			days = append(days, r)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("list group incidents: %w", err)
-		}
-		arms := make([]seekArm, len(days))
-		for i, r := range days {
-			arms[i] = seekArm{`SELECT id FROM ` + seek + ` WHERE team_id = $1 AND ` + rollupKeyMatch +
-				` AND created_at >= $11 AND created_at < $13 AND COALESCE(closed_at - closed_at % ` + strconv.Itoa(dayMicros) +
-				`, ` + strconv.Itoa(openDay) + `) = $12`, append(r.args(teamID), r.createdDay+dayMicros)}
-		}
-		ids, err := h.unionIDs(ctx, arms)
-		if err != nil {
-			return err
-		}
-		for _, e := range parts.edges {
-			if len(ids) >= maxListedIDs {
-				break
-			}
-			conds, args := groupConds(g, e.args)
-			found, err := readIDs(ctx, h.db.Read(), `SELECT i.id FROM `+e.from+` WHERE `+e.where+` AND `+conds+
-				` LIMIT `+strconv.Itoa(maxListedIDs-len(ids)), args)
-			if err != nil {
-				return err
-			}
-			ids = append(ids, found...)
-		}
-		sort.Strings(ids)
-		g.ids = ids
-	}
-	return nil
-}
-
 // idsOfRollupRows lists up to maxListedIDs ids, sorted, of the incidents counted by the rows of
 // incident_rollup (or, labeled, incident_label_rollup) that where selects (alias i, with args):
 // the rows in key order, each row's incidents by a seek of its whole key in incidents_by_rollup
-// (incident_labels_by_rollup), until there are enough.
-func (h *IncidentHandler) idsOfRollupRows(ctx context.Context, teamID int64, labeled bool, where string, args []any) ([]string, error) {
+// (incident_labels_by_rollup), until there are enough. within, when not empty, is a further
+// condition on each row's incidents (on the times that follow the key in the index; literals only).
+func (h *IncidentHandler) idsOfRollupRows(ctx context.Context, teamID int64, labeled bool, where string, args []any, within string) ([]string, error) {
 	table, columns, seek, match := rollupFrom, rollupKeyColumns, "incidents", rollupKeyMatch
 	if labeled {
 		table, columns, seek, match = labelRollupFrom, "key, value, "+rollupKeyColumns, "incident_labels", labelRollupKeyMatch
@@ -455,6 +400,9 @@ func (h *IncidentHandler) idsOfRollupRows(ctx context.Context, teamID int64, lab
 	arms := make([]seekArm, len(keys))
 	for i, r := range keys {
 		arms[i] = seekArm{`SELECT ` + id + ` FROM ` + seek + ` WHERE team_id = $1 AND ` + match, r.args(teamID)}
+		if within != "" {
+			arms[i].query += ` AND ` + within
+		}
 	}
 	return h.unionIDs(ctx, arms)
 }
@@ -523,10 +471,12 @@ func (h *IncidentHandler) rollupRowIDs(ctx context.Context, teamID int64, aq agg
 	if genericOnly.Load() || len(cols) == 0 || !onlyFields(aq.groupBys, rollupFields...) {
 		return nil
 	}
+	filter, within := aq.filter, ""
 	if dayRanged(aq.filter) {
-		return h.dayRowIDs(ctx, teamID, aq, cols, page)
-	}
-	if !rollupFilter(aq.filter) {
+		// the rows of the filter without its ranges, each row's incidents sought within them
+		// (incidents_by_rollup has createdAt after the key)
+		filter, within = withoutRanges(aq.filter), rangeConds(aq.filter)
+	} else if !rollupFilter(aq.filter) {
 		return nil
 	}
 	for _, g := range page {
@@ -534,7 +484,7 @@ func (h *IncidentHandler) rollupRowIDs(ctx context.Context, teamID int64, aq agg
 			continue
 		}
 		args := &sqlArgs{}
-		_, where, err := filterSQL(h.db.Engine, teamID, aq.filter, "filter", args)
+		_, where, err := filterSQL(h.db.Engine, teamID, filter, "filter", args)
 		if err != nil {
 			return err
 		}
@@ -542,7 +492,7 @@ func (h *IncidentHandler) rollupRowIDs(ctx context.Context, teamID int64, aq agg
 		for i, c := range cols {
 			conds = append(conds, c.expr+" = "+args.add(g.values[i].s))
 		}
-		if g.ids, err = h.idsOfRollupRows(ctx, teamID, false, strings.Join(conds, " AND "), args.list); err != nil {
+		if g.ids, err = h.idsOfRollupRows(ctx, teamID, false, strings.Join(conds, " AND "), args.list, within); err != nil {
 			return err
 		}
 	}
@@ -800,7 +750,7 @@ func aggQuerySQL(cols []column, prefix, from, where string) string {
 		}
 	}
 	aggregates := []string{"COUNT(*)", "MIN(" + prefix + "created_at)", "MAX(" + prefix + "closed_at)", "MAX(" + prefix + "last_state_update_time)"}
-	if from == rollupFrom || from == labelRollupFrom || from == dayRollupFrom {
+	if from == rollupFrom || from == labelRollupFrom || from == dayRollupFrom || from == labelDayRollupFrom {
 		aggregates = []string{"CAST(SUM(i.n) AS BIGINT)", "MIN(i.first_created)", "MAX(i.last_closed)", "MAX(i.last_update)"}
 	}
 	selects := append(exprs, aggregates...)
@@ -965,19 +915,32 @@ func labelRollupWhere(engine db.Engine, teamID int64, key string, filter, rest o
 		return labelRollupConds{}, err
 	}
 	c := labelRollupConds{args: args, restWhere: where, restArgs: append([]any(nil), args.list...)}
-	conds := []string{where, "i.key = " + args.add(key)}
+	c.filtered = labelFiltered(filter)
+	c.where = strings.Join(append([]string{where}, labelValueConds(engine, key, filter, args)...), " AND ")
+	return c, nil
+}
+
+// labelFiltered reports whether the filter (of a query labelRollupQuery or labelDayQuery accepts)
+// has conditions on its contextual label: only incidents that carry it match.
+func labelFiltered(filter oas.IncidentQueryFilter) bool {
+	labels, set := filter.ContextualLabels.Get()
+	sq, searched := filter.SearchQuery.Get()
+	return (set && len(labels) == 1) || (searched && sq.ContextualLabel.Set)
+}
+
+// labelValueConds are the conditions on the rows of a label rollup (alias i, key and value) of
+// the label key and of the filter's conditions on its values, whose parameters it adds to args.
+func labelValueConds(engine db.Engine, key string, filter oas.IncidentQueryFilter, args *sqlArgs) []string {
+	conds := []string{"i.key = " + args.add(key)}
 	if labels, set := filter.ContextualLabels.Get(); set && len(labels) == 1 {
-		c.filtered = true
 		if vals := labels[key].ContextualLabelValues; len(vals) > 0 {
 			conds = append(conds, "i.value IN ("+args.in(vals)+")")
 		}
 	}
 	if sq, set := filter.SearchQuery.Get(); set && sq.ContextualLabel.Set {
-		c.filtered = true
 		conds = append(conds, instr(engine)+"(lower(i.value), "+args.add(strings.ToLower(sq.Query))+") > 0")
 	}
-	c.where = strings.Join(conds, " AND ")
-	return c, nil
+	return conds
 }
 
 // rolledCount is the number of the team's incidents that match the filter, from incident_rollup
@@ -1311,6 +1274,7 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 		}
 	}
 	openOnly := false
+	var ranged *closedRange
 	if len(cols) == 1 && cols[0].field == oas.IncidentFieldsINCIDENTSFIELDSCLOSEDTIME && !counted && !genericOnly.Load() {
 		n, open, ok, err := h.closedGroupCount(ctx, teamID, filter)
 		if err != nil {
@@ -1323,6 +1287,15 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 				return nil, 0, err
 			}
 			total, counted = int(n), ok
+		}
+		if !counted && from == "incidents i" {
+			cr, ok, err := h.closedRangeGroupCount(ctx, teamID, filter)
+			if err != nil {
+				return nil, 0, err
+			}
+			if ok {
+				total, counted, ranged = int(cr.total), true, &cr
+			}
 		}
 	}
 	if !counted {
@@ -1357,6 +1330,68 @@ func (h *IncidentHandler) pagedGroups(ctx context.Context, teamID int64, filter 
 			return nil, total, err
 		}
 		return []*group{g}, total, nil
+	}
+	if ranged != nil {
+		// Under ranges alone, the closed incidents' groups are read from the index on closedAt
+		// within the bounds of the matching closed times (instead of from the first or last
+		// closedAt of the team), and the open incidents' group, if any, comes first ascending and
+		// last descending.
+		closedGroups := total
+		if ranged.open {
+			closedGroups--
+		}
+		var open []*group
+		closedOffset, closedSize := offset, size
+		if ranged.open && !desc[0] {
+			if offset == 0 {
+				open = []*group{{values: []groupValue{{null: true}}}}
+				closedSize--
+			} else {
+				closedOffset--
+			}
+		}
+		page = open
+		if closedSize > 0 && closedOffset < closedGroups && ranged.lo < ranged.hi {
+			closedFrom := from
+			if h.db.Engine == db.SQLite {
+				closedFrom = "incidents i INDEXED BY incidents_by_closed"
+			}
+			closedWhere := where + " AND i.closed_at >= " + strconv.FormatInt(ranged.lo, 10) + " AND i.closed_at < " + strconv.FormatInt(ranged.hi, 10)
+			closed, err := h.pageValues(ctx, closedFrom, closedWhere, base, grouped, order, cols, false, from, closedOffset, closedSize)
+			if err != nil {
+				return nil, 0, err
+			}
+			page = append(page, closed...)
+		}
+		if ranged.open && desc[0] && offset+size > closedGroups {
+			page = append(page, &group{values: []groupValue{{null: true}}})
+		}
+		if len(page) == 0 {
+			return nil, total, nil
+		}
+		return h.foldPageGroups(ctx, from, where, seekWhere, base, cols, page, offset, total)
+	}
+	if len(cols) == 1 && cols[0].field == oas.IncidentFieldsINCIDENTSFIELDSLASTSTATEUPDATETIME && from == "incidents i" &&
+		dayRanged(filter) && !genericOnly.Load() {
+		// Under ranges (and rollup filters), the update times are read from their index within
+		// the bounds of the matching incidents' updates (instead of from the team's first or
+		// last update, past every incident before the range).
+		lo, hi, ok, err := h.updateBounds(ctx, teamID, filter)
+		if err != nil {
+			return nil, 0, err
+		}
+		if ok {
+			boundFrom := from
+			if h.db.Engine == db.SQLite {
+				boundFrom = "incidents i INDEXED BY incidents_by_updated"
+			}
+			boundWhere := where + " AND i.last_state_update_time >= " + strconv.FormatInt(lo, 10) +
+				" AND i.last_state_update_time < " + strconv.FormatInt(hi, 10)
+			if page, err = h.pageValues(ctx, boundFrom, boundWhere, base, grouped, order, cols, false, from, offset, size); err != nil {
+				return nil, 0, err
+			}
+			return h.foldPageGroups(ctx, from, where, seekWhere, base, cols, page, offset, total)
+		}
 	}
 	pageWhere := where
 	if index, ok := pagedIndexes[cols[0].field]; ok && len(cols) == 1 && !byID && from != "incidents i" {
@@ -1637,7 +1672,9 @@ var noPageWalk atomic.Bool
 
 // maxClosedTimesRead is the number of matching closed incidents up to which closedGroupCount
 // reads their closedAt values to count the distinct ones (beyond, the generic count does).
-const maxClosedTimesRead = 200000
+// Reading 275,000 through the rollup rows' seeks took 0.18–0.28 s where the generic count took
+// 0.6–2.0 s (closedAt under a label search at a million incidents, both engines).
+const maxClosedTimesRead = 1000000
 
 // timeTieFields are the group-by fields whose groups are counted with incident_time_ties, and
 // their field there.

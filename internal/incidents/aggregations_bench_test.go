@@ -314,7 +314,7 @@ func bulkLoad(b *testing.B, database *db.DB, n int) {
 		b.Fatalf("bulk load counts: %v", err)
 	}
 	// incident_rollup as migration 0024 backfills it, incident_day_rollup and incident_time_ties
-	// as 0026 does (the bulk incidents have no display labels)
+	// as 0026 does (the bulk incidents have no display labels) with 0030's first_update
 	err = database.InTx(ctx, func(tx *db.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO incident_rollup (team_id, name, application_name, subsystem_name, severity,
 			state, status, assigned_to, meta_labels, is_muted, n, first_created, last_closed, last_update)
@@ -336,10 +336,11 @@ func bulkLoad(b *testing.B, database *db.DB, n int) {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO incident_day_rollup (team_id, created_day, closed_day, name, application_name,
-			subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted, n, first_created, last_closed, last_update)
+			subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted, n, first_created, last_closed, last_update,
+			first_update)
 			SELECT team_id, created_at - created_at % 86400000000, COALESCE(closed_at - closed_at % 86400000000, -1), name,
 				application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted,
-				COUNT(*), MIN(created_at), MAX(closed_at), MAX(last_state_update_time)
+				COUNT(*), MIN(created_at), MAX(closed_at), MAX(last_state_update_time), MIN(last_state_update_time)
 			FROM incidents WHERE team_id = 1
 			GROUP BY team_id, created_at - created_at % 86400000000, COALESCE(closed_at - closed_at % 86400000000, -1), name,
 				application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)
@@ -357,6 +358,39 @@ func bulkLoad(b *testing.B, database *db.DB, n int) {
 		// incident_closed_times as 0029 backfills it
 		_, err = tx.ExecContext(ctx, `INSERT INTO incident_closed_times (team_id, n)
 			SELECT team_id, COUNT(DISTINCT closed_at) FROM incidents WHERE team_id = 1 AND closed_at IS NOT NULL GROUP BY team_id`)
+		if err != nil {
+			return err
+		}
+		// incident_label_day_rollup as 0030 backfills it
+		_, err = tx.ExecContext(ctx, `INSERT INTO incident_label_day_rollup (team_id, key, value, created_day, closed_day, name,
+			application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted, n, first_created,
+			last_closed, last_update)
+			SELECT team_id, key, value, created_at - created_at % 86400000000, COALESCE(closed_at - closed_at % 86400000000, -1),
+				name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted,
+				COUNT(*), MIN(created_at), MAX(closed_at), MAX(last_state_update_time)
+			FROM incident_labels WHERE team_id = 1
+			GROUP BY team_id, key, value, created_at - created_at % 86400000000, COALESCE(closed_at - closed_at % 86400000000, -1),
+				name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)
+		if err != nil {
+			return err
+		}
+		// incident_closed_day_times and incident_closed_day_ties as 0030 backfills them
+		_, err = tx.ExecContext(ctx, `INSERT INTO incident_closed_day_times (team_id, created_day, closed_day, n)
+			SELECT team_id, created_at - created_at % 86400000000, closed_at - closed_at % 86400000000, COUNT(DISTINCT closed_at)
+			FROM incidents WHERE team_id = 1 AND closed_at IS NOT NULL
+			GROUP BY team_id, created_at - created_at % 86400000000, closed_at - closed_at % 86400000000`)
+		if err != nil {
+			return err
+		}
+		byClosed := ""
+		if database.Engine == db.SQLite {
+			byClosed = " INDEXED BY incidents_by_closed"
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO incident_closed_day_ties (team_id, closed_at, created_day, closed_day)
+			SELECT DISTINCT i.team_id, i.closed_at, i.created_at - i.created_at % 86400000000, i.closed_at - i.closed_at % 86400000000
+			FROM incidents i`+byClosed+` WHERE i.team_id = 1 AND i.closed_at IS NOT NULL AND EXISTS (SELECT 1 FROM incidents j`+byClosed+`
+				WHERE j.team_id = i.team_id AND j.closed_at = i.closed_at
+				AND j.created_at - j.created_at % 86400000000 <> i.created_at - i.created_at % 86400000000)`)
 		return err
 	})
 	if err != nil {

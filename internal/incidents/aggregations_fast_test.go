@@ -280,7 +280,15 @@ func TestAggregationsFastPaths(t *testing.T) {
 			for _, r := range ranges {
 				for _, by := range []string{"", bySeverity, "group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME&group_bys[1][incidentField]=INCIDENTS_FIELDS_STATUS",
 					"group_bys[0][incidentField]=INCIDENTS_FIELDS_SUBSYSTEM_NAME&filter[state]=INCIDENT_STATE_TRIGGERED",
-					"group_bys[0][incidentField]=INCIDENTS_FIELDS_APPLICATION_NAME&filter[assignee]=bob&filter[metaLabels][0][value]=prod"} {
+					"group_bys[0][incidentField]=INCIDENTS_FIELDS_APPLICATION_NAME&filter[assignee]=bob&filter[metaLabels][0][value]=prod",
+					// one contextual label: incident_label_day_rollup's whole days (when no matching
+					// incident lacks the label: alertname; service is missing on some)
+					"group_bys[0][contextualLabel]=alertname", "group_bys[0][contextualLabel]=service",
+					"group_bys[0][contextualLabel]=alertname" + "&group_bys[1][incidentField]=INCIDENTS_FIELDS_NAME&group_bys[1][orderByDirection]=ORDER_BY_DIRECTION_DESC",
+					"group_bys[0][incidentField]=INCIDENTS_FIELDS_STATUS&group_bys[1][contextualLabel]=service&" + label,
+					"group_bys[0][contextualLabel]=service&filter[searchQuery][contextualLabel]=service&filter[searchQuery][query]=VC-&filter[state]=INCIDENT_STATE_TRIGGERED",
+					"group_bys[0][incidentField]=INCIDENTS_FIELDS_SEVERITY&filter[contextualLabels][service][contextualLabelValues][0]=svc-0&filter[contextualLabels][service][contextualLabelValues][1]=svc-2",
+					"group_bys[0][contextualLabel]=alertname&filter[subsystemName]=sub-1&filter[subsystemName]=sub-2"} {
 					q := r
 					if by != "" {
 						q = by + "&" + r
@@ -290,6 +298,13 @@ func TestAggregationsFastPaths(t *testing.T) {
 				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_ID&pagination[pageSize]=5&" + r)
 				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_CREATED_TIME&pagination[pageSize]=3&" + r)
 				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_ID&filter[severity]=INCIDENT_SEVERITY_ERROR&" + r)
+				// grouped by the last update under ranges: paged within the day rows' bounds
+				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_LAST_STATE_UPDATE_TIME&pagination[pageSize]=3&" + r)
+				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_LAST_STATE_UPDATE_TIME" + desc(0) + "&filter[state]=INCIDENT_STATE_TRIGGERED&pagination[pageSize]=2&" + r)
+				// grouped by closedAt under ranges alone: counted from incident_closed_day_times
+				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_CLOSED_TIME&pagination[pageSize]=3&" + r)
+				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_CLOSED_TIME" + desc(0) + "&pagination[pageSize]=2&" + r)
+				samePaged("group_bys[0][incidentField]=INCIDENTS_FIELDS_CLOSED_TIME" + desc(0) + "&" + r)
 			}
 			// Driven from the label rows, many groups read their ids in one query; a search of the
 			// same label selects the same incidents from the incidents and reads them per group.
@@ -416,7 +431,8 @@ func sqlRows(t *testing.T, env *apitest.Env, query string) string {
 	return string(b)
 }
 
-// checkRollups checks that incident_rollup, incident_label_rollup and incident_day_rollup, kept on
+// checkRollups checks that incident_rollup, incident_label_rollup, incident_day_rollup and
+// incident_label_day_rollup, kept on
 // write, are what the incidents say, times included, and that incident_display_labels holds each incident's display
 // labels.
 func checkRollups(t *testing.T, env *apitest.Env, stage string) {
@@ -441,15 +457,29 @@ func checkRollups(t *testing.T, env *apitest.Env, stage string) {
 		i.meta_labels, i.is_muted`)
 	equal(t, stage+": incident_label_rollup", gotLabelRollup, wantLabelRollup)
 	gotDays := sqlRows(t, env, `SELECT created_day, closed_day, name, application_name, subsystem_name, severity, state, status,
-		assigned_to, meta_labels, is_muted, n, first_created, last_closed, last_update FROM incident_day_rollup WHERE team_id = 1
+		assigned_to, meta_labels, is_muted, n, first_created, last_closed, last_update, first_update FROM incident_day_rollup WHERE team_id = 1
 		ORDER BY created_day, closed_day, name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)
 	wantDays := sqlRows(t, env, `SELECT created_at - created_at % 86400000000 AS d, COALESCE(closed_at - closed_at % 86400000000, -1) AS c,
 		name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted,
-		COUNT(*), MIN(created_at), MAX(closed_at), MAX(last_state_update_time) FROM incidents WHERE team_id = 1
+		COUNT(*), MIN(created_at), MAX(closed_at), MAX(last_state_update_time), MIN(last_state_update_time) FROM incidents WHERE team_id = 1
 		GROUP BY created_at - created_at % 86400000000, COALESCE(closed_at - closed_at % 86400000000, -1), name, application_name,
 			subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted
 		ORDER BY d, c, name, application_name, subsystem_name, severity, state, status, assigned_to, meta_labels, is_muted`)
 	equal(t, stage+": incident_day_rollup", gotDays, wantDays)
+	gotLabelDays := sqlRows(t, env, `SELECT key, value, created_day, closed_day, name, application_name, subsystem_name, severity,
+		state, status, assigned_to, meta_labels, is_muted, n, first_created, last_closed, last_update FROM incident_label_day_rollup
+		WHERE team_id = 1 ORDER BY key, value, created_day, closed_day, name, application_name, subsystem_name, severity, state,
+		status, assigned_to, meta_labels, is_muted`)
+	wantLabelDays := sqlRows(t, env, `SELECT l.key, l.value, i.created_at - i.created_at % 86400000000 AS d,
+		COALESCE(i.closed_at - i.closed_at % 86400000000, -1) AS c, i.name, i.application_name, i.subsystem_name, i.severity,
+		i.state, i.status, i.assigned_to, i.meta_labels, i.is_muted,
+		COUNT(*), MIN(i.created_at), MAX(i.closed_at), MAX(i.last_state_update_time)
+		FROM incident_labels l JOIN incidents i ON i.team_id = l.team_id AND i.id = l.incident_id WHERE l.team_id = 1
+		GROUP BY l.key, l.value, i.created_at - i.created_at % 86400000000, COALESCE(i.closed_at - i.closed_at % 86400000000, -1),
+			i.name, i.application_name, i.subsystem_name, i.severity, i.state, i.status, i.assigned_to, i.meta_labels, i.is_muted
+		ORDER BY l.key, l.value, d, c, i.name, i.application_name, i.subsystem_name, i.severity, i.state, i.status,
+			i.assigned_to, i.meta_labels, i.is_muted`)
+	equal(t, stage+": incident_label_day_rollup", gotLabelDays, wantLabelDays)
 	// every shared creation time is listed, and only those (creation times never change); every
 	// shared last update is listed (a time listed that is no longer shared is harmless)
 	equal(t, stage+": created ties", sqlRows(t, env, `SELECT at FROM incident_time_ties WHERE team_id = 1 AND field = 'created' ORDER BY at`),
@@ -466,6 +496,19 @@ func checkRollups(t *testing.T, env *apitest.Env, stage string) {
 	wantDisplay := sqlRows(t, env, `SELECT i.id, d.key, d.value FROM incidents i, `+each+` d WHERE i.team_id = 1
 		ORDER BY i.id, d.key`)
 	equal(t, stage+": incident_display_labels", gotDisplay, wantDisplay)
+	// the distinct closedAt values per day of creation and day of close, and the times shared
+	// across days of creation with each such day
+	equal(t, stage+": incident_closed_day_times", sqlRows(t, env, `SELECT created_day, closed_day, n FROM incident_closed_day_times
+		WHERE team_id = 1 ORDER BY created_day, closed_day`),
+		sqlRows(t, env, `SELECT created_at - created_at % 86400000000 AS d, closed_at - closed_at % 86400000000 AS c,
+			COUNT(DISTINCT closed_at) FROM incidents WHERE team_id = 1 AND closed_at IS NOT NULL
+			GROUP BY created_at - created_at % 86400000000, closed_at - closed_at % 86400000000 ORDER BY d, c`))
+	equal(t, stage+": incident_closed_day_ties", sqlRows(t, env, `SELECT closed_at, created_day, closed_day FROM incident_closed_day_ties
+		WHERE team_id = 1 ORDER BY closed_at, created_day`),
+		sqlRows(t, env, `SELECT DISTINCT i.closed_at, i.created_at - i.created_at % 86400000000 AS d, i.closed_at - i.closed_at % 86400000000
+			FROM incidents i WHERE i.team_id = 1 AND i.closed_at IN (SELECT closed_at FROM incidents WHERE team_id = 1
+				AND closed_at IS NOT NULL GROUP BY closed_at HAVING COUNT(DISTINCT created_at - created_at % 86400000000) > 1)
+			ORDER BY i.closed_at, d`))
 	// the number of distinct closedAt values
 	equal(t, stage+": incident_closed_times", sqlRows(t, env, `SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM incident_closed_times WHERE team_id = 1`),
 		sqlRows(t, env, `SELECT COUNT(DISTINCT closed_at) FROM incidents WHERE team_id = 1`))

@@ -31,8 +31,9 @@ type rollupEntry struct {
 }
 
 // rollupRow is a row of incident_rollup (labeled and daily false), of incident_label_rollup (an
-// incident's value of one contextual label key, and its rollupKey) or of incident_day_rollup
-// (daily: the UTC days of the incident's creation and close, and its rollupKey).
+// incident's value of one contextual label key, and its rollupKey), of incident_day_rollup
+// (daily: the UTC days of the incident's creation and close, and its rollupKey) or of
+// incident_label_day_rollup (labeled and daily: the label's value, the days and the rollupKey).
 type rollupRow struct {
 	labeled              bool
 	labelKey, labelValue string
@@ -52,7 +53,8 @@ const (
 func dayOf(t int64) int64 { return t - t%dayMicros }
 
 // rows are the rollup rows that count the incident: one of incident_rollup, one of
-// incident_label_rollup per contextual label.
+// incident_day_rollup, and per contextual label one of incident_label_rollup and one of
+// incident_label_day_rollup.
 func (e rollupEntry) rows() ([]rollupRow, error) {
 	var labels map[string]string
 	if err := json.Unmarshal([]byte(e.contextual), &labels); err != nil {
@@ -64,7 +66,8 @@ func (e rollupEntry) rows() ([]rollupRow, error) {
 	}
 	rows := []rollupRow{{key: e.key}, {daily: true, createdDay: dayOf(e.created), closedDay: closedDay, key: e.key}}
 	for k, v := range labels {
-		rows = append(rows, rollupRow{labeled: true, labelKey: k, labelValue: v, key: e.key})
+		rows = append(rows, rollupRow{labeled: true, labelKey: k, labelValue: v, key: e.key},
+			rollupRow{labeled: true, labelKey: k, labelValue: v, daily: true, createdDay: dayOf(e.created), closedDay: closedDay, key: e.key})
 	}
 	return rows, nil
 }
@@ -84,13 +87,17 @@ const labelRollupKeyMatch = rollupKeyMatch + ` AND key = $11 AND value = $12`
 // as $11 and $12.
 const dayRollupKeyMatch = rollupKeyMatch + ` AND created_day = $11 AND closed_day = $12`
 
+// labelDayRollupKeyMatch is the condition on incident_label_day_rollup's key after team_id: the
+// label's key and value as $11 and $12, the days as $13 and $14.
+const labelDayRollupKeyMatch = labelRollupKeyMatch + ` AND created_day = $13 AND closed_day = $14`
+
 func (r rollupRow) args(teamID int64) []any {
 	k := r.key
 	args := []any{teamID, k.name, k.application, k.subsystem, k.severity, k.state, k.status, k.assignedTo, k.meta, k.muted}
-	switch {
-	case r.labeled:
+	if r.labeled {
 		args = append(args, r.labelKey, r.labelValue)
-	case r.daily:
+	}
+	if r.daily {
 		args = append(args, r.createdDay, r.closedDay)
 	}
 	return args
@@ -113,6 +120,10 @@ type rollupDelta struct {
 	closed   sql.NullInt64
 	update   int64
 	departed []rollupEntry
+	// incident_day_rollup's first_update: the least last update of the incidents that came in
+	// (or whose times grew in place), and the last updates they had before they grew
+	firstUpdate int64
+	grewFrom    []int64
 }
 
 func (d *rollupDelta) merge(e rollupEntry) {
@@ -124,6 +135,9 @@ func (d *rollupDelta) merge(e rollupEntry) {
 	}
 	if !d.arrived || e.update > d.update {
 		d.update = e.update
+	}
+	if !d.arrived || e.update < d.firstUpdate {
+		d.firstUpdate = e.update
 	}
 	d.arrived = true
 }
@@ -201,6 +215,7 @@ func moveRollup(ctx context.Context, tx *db.Tx, teamID int64, from, to rollupEnt
 		in := deltas.at(r)
 		if stays[r] {
 			in.merge(to)
+			in.grewFrom = append(in.grewFrom, from.update)
 			continue
 		}
 		in.n++
@@ -236,6 +251,8 @@ func (d rollupDeltas) write(ctx context.Context, tx *db.Tx, teamID int64) error 
 func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, r rollupRow) error {
 	table, columns, match := "incident_rollup", rollupKeyColumns, rollupKeyMatch
 	switch {
+	case r.labeled && r.daily:
+		table, columns, match = "incident_label_day_rollup", rollupKeyColumns+", key, value, created_day, closed_day", labelDayRollupKeyMatch
 	case r.labeled:
 		table, columns, match = "incident_label_rollup", rollupKeyColumns+", key, value", labelRollupKeyMatch
 	case r.daily:
@@ -244,8 +261,14 @@ func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, r 
 	args := r.args(teamID)
 	p := len(args)
 	var n, first, update int64
-	var closed sql.NullInt64
+	var closed, firstUpdate sql.NullInt64
 	var err error
+	returning := `n, first_created, last_closed, last_update`
+	scan := []any{&n, &first, &closed, &update}
+	if table == "incident_day_rollup" {
+		returning += `, first_update`
+		scan = append(scan, &firstUpdate)
+	}
 	if delta.arrived {
 		err = tx.QueryRowContext(ctx, `INSERT INTO `+table+` (team_id, `+columns+`, n, first_created, last_closed, last_update)
 			VALUES (`+placeholders(1, p+4)+`)
@@ -256,11 +279,11 @@ func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, r 
 					THEN COALESCE(excluded.last_closed, `+table+`.last_closed) ELSE `+table+`.last_closed END,
 				last_update = CASE WHEN excluded.last_update > `+table+`.last_update
 					THEN excluded.last_update ELSE `+table+`.last_update END
-			RETURNING n, first_created, last_closed, last_update`,
-			append(args, delta.n, delta.first, delta.closed, delta.update)...).Scan(&n, &first, &closed, &update)
+			RETURNING `+returning,
+			append(args, delta.n, delta.first, delta.closed, delta.update)...).Scan(scan...)
 	} else {
 		err = tx.QueryRowContext(ctx, `UPDATE `+table+` SET n = n + $`+strconv.Itoa(p+1)+` WHERE team_id = $1 AND `+match+`
-			RETURNING n, first_created, last_closed, last_update`, append(args, delta.n)...).Scan(&n, &first, &closed, &update)
+			RETURNING `+returning, append(args, delta.n)...).Scan(scan...)
 	}
 	if err != nil {
 		return err
@@ -268,6 +291,11 @@ func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, r 
 	if n <= 0 {
 		_, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE team_id = $1 AND `+match, args...)
 		return err
+	}
+	if table == "incident_day_rollup" {
+		if err := delta.keepFirstUpdate(ctx, tx, r, args, firstUpdate); err != nil {
+			return err
+		}
 	}
 	var heldFirst, heldClosed, heldUpdate bool
 	for _, e := range delta.departed {
@@ -284,14 +312,19 @@ func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, r 
 	// close (an incident closed before it left) reads the row's incidents.
 	inRow := ` FROM incidents i WHERE i.team_id = $1 AND ` + rollupKeyMatch
 	find := args
-	switch {
-	case r.labeled:
+	if r.labeled {
 		inRow += ` AND EXISTS (SELECT 1 FROM incident_labels l WHERE l.team_id = $1 AND l.key = $11 AND l.value = $12
 			AND l.incident_id = i.id)`
-	case r.daily:
-		// the row's day of the rollup key's incidents in createdAt order (incidents_by_rollup)
-		inRow += ` AND i.created_at >= $11 AND i.created_at < $13
-			AND COALESCE(i.closed_at - i.closed_at % ` + strconv.Itoa(dayMicros) + `, ` + strconv.Itoa(openDay) + `) = $12`
+	}
+	if r.daily {
+		// the row's day of the rollup key's incidents in createdAt order (incidents_by_rollup);
+		// the days follow the label's key and value on a label's row
+		created, closed, next := "$11", "$12", "$13"
+		if r.labeled {
+			created, closed, next = "$13", "$14", "$15"
+		}
+		inRow += ` AND i.created_at >= ` + created + ` AND i.created_at < ` + next + `
+			AND COALESCE(i.closed_at - i.closed_at % ` + strconv.Itoa(dayMicros) + `, ` + strconv.Itoa(openDay) + `) = ` + closed
 		find = append(append([]any(nil), args...), r.createdDay+dayMicros)
 	}
 	byCreated, byUpdated := inRow, inRow
@@ -325,6 +358,42 @@ func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, r 
 	return err
 }
 
+// keepFirstUpdate keeps incident_day_rollup's first_update (the least last state update of the
+// row's incidents; null on a row this transaction created) after the row's count was written:
+// a row that an incident holding it left, or whose holder's last update grew, finds it again
+// among its day of the key's incidents; otherwise an arrival below it (or a new row) takes it.
+func (delta *rollupDelta) keepFirstUpdate(ctx context.Context, tx *db.Tx, r rollupRow, args []any, current sql.NullInt64) error {
+	held := false
+	for _, e := range delta.departed {
+		held = held || (current.Valid && e.update == current.Int64)
+	}
+	for _, u := range delta.grewFrom {
+		held = held || (current.Valid && u == current.Int64)
+	}
+	next := current
+	switch {
+	case held:
+		from := "incidents i"
+		if tx.Engine == db.SQLite {
+			from += " INDEXED BY incidents_by_rollup"
+		}
+		if err := tx.QueryRowContext(ctx, `SELECT MIN(i.last_state_update_time) FROM `+from+` WHERE i.team_id = $1 AND `+rollupKeyMatch+`
+			AND i.created_at >= $11 AND i.created_at < $13
+			AND COALESCE(i.closed_at - i.closed_at % `+strconv.Itoa(dayMicros)+`, `+strconv.Itoa(openDay)+`) = $12`,
+			append(append([]any(nil), args...), r.createdDay+dayMicros)...).Scan(&next); err != nil {
+			return err
+		}
+	case delta.arrived && (!current.Valid || delta.firstUpdate < current.Int64):
+		next = sql.NullInt64{Int64: delta.firstUpdate, Valid: true}
+	}
+	if next == current {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE incident_day_rollup SET first_update = $`+strconv.Itoa(len(args)+1)+
+		` WHERE team_id = $1 AND `+dayRollupKeyMatch, append(append([]any(nil), args...), next)...)
+	return err
+}
+
 func cmpBool(a, b bool) int {
 	switch {
 	case a == b:
@@ -336,16 +405,22 @@ func cmpBool(a, b bool) int {
 }
 
 // closedTimeChanges are a transaction's changes to the closedAt of the team's incidents: per
-// time, the incidents that took it less those that left it. incident_closed_times (the number
-// of distinct closedAt values among the team's incidents, which E18 grouped by closedAt
-// counts its groups with) is kept from them just before the commit.
-type closedTimeChanges map[int64]int64
+// time and day of creation, the incidents that took it less those that left it.
+// incident_closed_times (the number of distinct closedAt values among the team's incidents,
+// which E18 grouped by closedAt counts its groups with), incident_closed_day_times (the same per
+// day of creation and day of close) and incident_closed_day_ties (the times shared by incidents
+// created on different days, with each such day) are kept from them just before the commit.
+type closedTimeChanges map[closedTimeChange]int64
+
+// closedTimeChange is a closedAt value and the UTC day of creation of the incidents that took or
+// left it.
+type closedTimeChange struct{ at, createdDay int64 }
 
 type closedTimeChangesKey struct{ teamID int64 }
 
-// moveClosedTime records that an incident's closedAt changed from one value to another (either
-// may be null) when tx commits.
-func moveClosedTime(ctx context.Context, tx *db.Tx, teamID int64, from, to sql.NullInt64) {
+// moveClosedTime records that the closedAt of an incident created at created changed from one
+// value to another (either may be null) when tx commits.
+func moveClosedTime(ctx context.Context, tx *db.Tx, teamID, created int64, from, to sql.NullInt64) {
 	if from == to {
 		return
 	}
@@ -355,26 +430,36 @@ func moveClosedTime(ctx context.Context, tx *db.Tx, teamID int64, from, to sql.N
 		return c
 	}).(closedTimeChanges)
 	if from.Valid {
-		changes[from.Int64]--
+		changes[closedTimeChange{from.Int64, dayOf(created)}]--
 	}
 	if to.Valid {
-		changes[to.Int64]++
+		changes[closedTimeChange{to.Int64, dayOf(created)}]++
 	}
 }
 
 // write locks the team's row of incident_closed_times first (every transaction that changes a
-// closedAt of the team takes turns there, so that each counts the incidents the earlier ones
-// committed), then counts, for each changed time in order, the incidents that have it now and
-// had it before the transaction, and adds the times that appeared less those that vanished.
+// closedAt of the team takes turns there, so that each sees the incidents the earlier ones
+// committed), then, for each changed time in order, reads the days of creation of the incidents
+// that have it now, tells from the changes which had it before the transaction, and adds the
+// times that appeared less those that vanished: over the team, per day of creation (and the
+// time's day), and rewrites the time's list of days when it is or was shared across days.
 func (c closedTimeChanges) write(ctx context.Context, tx *db.Tx, teamID int64) error {
-	times := make([]int64, 0, len(c))
-	for t, n := range c {
-		if n != 0 {
-			times = append(times, t)
+	changed := map[int64]map[int64]int64{} // time → day of creation → change
+	for k, n := range c {
+		if n == 0 {
+			continue
 		}
+		if changed[k.at] == nil {
+			changed[k.at] = map[int64]int64{}
+		}
+		changed[k.at][k.createdDay] += n
 	}
-	if len(times) == 0 {
+	if len(changed) == 0 {
 		return nil
+	}
+	times := make([]int64, 0, len(changed))
+	for t := range changed {
+		times = append(times, t)
 	}
 	slices.Sort(times)
 	var distinct int64
@@ -387,18 +472,98 @@ func (c closedTimeChanges) write(ctx context.Context, tx *db.Tx, teamID int64) e
 		from += " INDEXED BY incidents_by_closed"
 	}
 	var delta int64
+	cells := map[[2]int64]int64{} // (day of creation, day of close) → change of its distinct times
 	for _, t := range times {
-		var now int64
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+from+` WHERE team_id = $1 AND closed_at = $2`,
-			teamID, t).Scan(&now); err != nil {
+		now := map[int64]int64{} // day of creation → incidents with the time now
+		rows, err := tx.QueryContext(ctx, `SELECT created_at FROM `+from+` WHERE team_id = $1 AND closed_at = $2`, teamID, t)
+		if err != nil {
 			return fmt.Errorf("count closed times: %w", err)
 		}
-		before := now - c[t]
+		for rows.Next() {
+			var created int64
+			if err := rows.Scan(&created); err != nil {
+				rows.Close()
+				return err
+			}
+			now[dayOf(created)]++
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("count closed times: %w", err)
+		}
+		before := map[int64]int64{}
+		var nowAll, beforeAll int64
+		for d, n := range now {
+			before[d] = n
+			nowAll += n
+		}
+		for d, n := range changed[t] {
+			before[d] -= n
+		}
+		daysNow, daysBefore := 0, 0
+		for d, n := range before {
+			if n > 0 {
+				beforeAll += n
+				daysBefore++
+			}
+			switch {
+			case now[d] > 0 && n <= 0:
+				cells[[2]int64{d, dayOf(t)}]++
+			case now[d] <= 0 && n > 0:
+				cells[[2]int64{d, dayOf(t)}]--
+			}
+		}
+		for _, n := range now {
+			if n > 0 {
+				daysNow++
+			}
+		}
 		switch {
-		case now > 0 && before <= 0:
+		case nowAll > 0 && beforeAll <= 0:
 			delta++
-		case now <= 0 && before > 0:
+		case nowAll <= 0 && beforeAll > 0:
 			delta--
+		}
+		if daysNow < 2 && daysBefore < 2 {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM incident_closed_day_ties WHERE team_id = $1 AND closed_at = $2`, teamID, t); err != nil {
+			return fmt.Errorf("count closed times: %w", err)
+		}
+		if daysNow < 2 {
+			continue
+		}
+		days := make([]int64, 0, len(now))
+		for d := range now {
+			days = append(days, d)
+		}
+		slices.Sort(days)
+		for _, d := range days {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO incident_closed_day_ties (team_id, closed_at, created_day, closed_day)
+				VALUES ($1, $2, $3, $4)`, teamID, t, d, dayOf(t)); err != nil {
+				return fmt.Errorf("count closed times: %w", err)
+			}
+		}
+	}
+	keys := make([][2]int64, 0, len(cells))
+	for k, n := range cells {
+		if n != 0 {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b [2]int64) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	for _, k := range keys {
+		var n int64
+		if err := tx.QueryRowContext(ctx, `INSERT INTO incident_closed_day_times (team_id, created_day, closed_day, n)
+			VALUES ($1, $2, $3, $4) ON CONFLICT (team_id, created_day, closed_day) DO UPDATE SET n = incident_closed_day_times.n + excluded.n
+			RETURNING n`, teamID, k[0], k[1], cells[k]).Scan(&n); err != nil {
+			return fmt.Errorf("count closed times: %w", err)
+		}
+		if n <= 0 {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM incident_closed_day_times WHERE team_id = $1 AND created_day = $2
+				AND closed_day = $3`, teamID, k[0], k[1]); err != nil {
+				return fmt.Errorf("count closed times: %w", err)
+			}
 		}
 	}
 	if delta == 0 {

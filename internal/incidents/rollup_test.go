@@ -20,7 +20,7 @@ import (
 
 // TestRollupsUnderConcurrentWrites runs eight writers at once over few rollup rows (new
 // incidents, the source resolving them, acknowledge, close, assign, unassign, in batches), then
-// checks that incident_rollup, incident_label_rollup and incident_day_rollup are exactly what the
+// checks that incident_rollup, incident_label_rollup and the day rollups are exactly what the
 // incidents say, times included, and that E18 answers from them what the generic path answers.
 func TestRollupsUnderConcurrentWrites(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
@@ -134,9 +134,9 @@ func TestRollupsUnderConcurrentWrites(t *testing.T) {
 
 func ids2(a, b string) string { return `{"incidentIds":["` + a + `","` + b + `"]}` }
 
-// TestDisplayLabelsAndDaysBackfill runs the backfills of migrations 0026 and 0029 over incidents
-// whose display-label rows, day rollup rows, shared times, label rows' fixed fields and count of
-// closed times were lost, and expects them to be what the incidents say.
+// TestDisplayLabelsAndDaysBackfill runs the backfills of migrations 0026, 0029 and 0030 over
+// incidents whose display-label rows, day rollup rows, shared times, label rows' fixed fields,
+// count of closed times and label day rollup rows were lost, and expects them to be what the incidents say.
 func TestDisplayLabelsAndDaysBackfill(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		for i := 0; i < 12; i++ {
@@ -200,6 +200,42 @@ func TestDisplayLabelsAndDaysBackfill(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// and those of 0030: the label day rollup, the closed times per day and their ties
+		migration, err = os.ReadFile(filepath.Join("..", "db", "migrations", string(env.DB.Engine), "0030_incident_label_day_rollup.sql"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = env.DB.InTx(ctx, func(tx *db.Tx) error {
+			if _, err := tx.ExecContext(ctx, `UPDATE incident_day_rollup SET first_update = NULL`); err != nil {
+				return err
+			}
+			_, fill, ok := strings.Cut(string(migration), "UPDATE incident_day_rollup")
+			if !ok {
+				return fmt.Errorf("0030 fills no first_update")
+			}
+			fill, _, _ = strings.Cut(fill, ";")
+			if _, err := tx.ExecContext(ctx, "UPDATE incident_day_rollup"+fill); err != nil {
+				return err
+			}
+			for _, table := range []string{"incident_label_day_rollup", "incident_closed_day_times", "incident_closed_day_ties"} {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM `+table); err != nil {
+					return err
+				}
+				_, backfill, ok := strings.Cut(string(migration), "INSERT INTO "+table)
+				if !ok {
+					return fmt.Errorf("0030 has no backfill of %s", table)
+				}
+				backfill, _, _ = strings.Cut(backfill, ";")
+				if _, err := tx.ExecContext(ctx, "INSERT INTO "+table+backfill); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		equal(t, "label day rows", sqlRows(t, env, `SELECT CASE WHEN COUNT(*) > 3 THEN 'several' ELSE 'few' END FROM incident_label_day_rollup`), `[["several"]]`)
 		equal(t, "label rows", sqlRows(t, env, `SELECT COUNT(*) FROM incident_labels l JOIN incidents i ON i.team_id = l.team_id
 			AND i.id = l.incident_id WHERE l.name = i.name AND l.application_name = i.application_name
 			AND l.subsystem_name = i.subsystem_name AND l.is_muted = i.is_muted AND l.name <> ''`), "[[24]]")

@@ -242,3 +242,10 @@ func TestAuditRecordKeepsItsTextExactly(t *testing.T) {
 		}
 	})
 }
+
+func insertRow(id string) func(tx *db.Tx) error {
+	return func(tx *db.Tx) error {
+		_, err := tx.ExecContext(context.Background(), `INSERT INTO gc_rows (id, at) VALUES ($1, 0)`, id)
+		return err
+	}
+}

@@ -56,7 +56,6 @@ type DB struct {
 	now     func() time.Time
 	newID   func() string
 	group   *groupCommitter // SQLite only
-	walPath string          // SQLite only: the write-ahead log
 }
 
 // Open opens the database, applies pending migrations and returns it ready for use.
@@ -87,7 +86,7 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		return nil, err
 	}
 	if d.Engine == SQLite {
-		d.group = newGroupCommitter(d.write, d.walPath)
+		d.group = newGroupCommitter(d.write)
 	}
 	return d, nil
 }
@@ -118,8 +117,6 @@ func openSQLite(dir string) (*DB, error) {
 	// The pragmas ride in the DSN so that every connection of the pool gets them.
 	pragmas := []string{
 		"_pragma=journal_mode(WAL)",
-		// The group committer sets synchronous=NORMAL on the write connection it holds and
-		// flushes the write-ahead log itself before it answers (see groupCommitter).
 		"_pragma=synchronous(FULL)",
 		"_pragma=busy_timeout(10000)",
 		"_pragma=foreign_keys(1)",
@@ -142,7 +139,7 @@ func openSQLite(dir string) (*DB, error) {
 	read.SetMaxOpenConns(8)
 	read.SetMaxIdleConns(8)
 	return &DB{Engine: SQLite, write: write, read: read, reads: newPreparedReads(read),
-		lookups: newLookupPool(read.Driver(), readDSN), walPath: path + "-wal"}, nil
+		lookups: newLookupPool(read.Driver(), readDSN)}, nil
 }
 
 // Close waits for the write transactions in progress, then releases the connections. Write

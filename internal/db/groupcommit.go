@@ -6,7 +6,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,18 +26,7 @@ var errClosed = errors.New("begin transaction: the database is closed")
 // groupCommitter gives concurrent SQLite write transactions one commit (one fsync) between
 // them. A writer goroutine owns the single write connection: it opens a transaction, hands it
 // to the queued callers one at a time (each runs its function in its own goroutine, inside its
-// own savepoint), then commits once and hands the batch to the syncer goroutine, which makes the
-// write-ahead log durable (fsync) and answers every caller whose work the batch kept.
-//
-// The write connection runs with synchronous=NORMAL, so its COMMIT writes the batch's frames to
-// the write-ahead log without waiting for the disk; the syncer's fsync of the log is the one that
-// makes them durable. The writer does not wait for it: it begins the next batch and runs its
-// callers while the disk flushes the previous one, and commits it once that flush is done, so
-// that every commit has its flush and the batches stay as large as they were (with
-// synchronous=FULL, SQLite fsyncs inside COMMIT: about a third of the writer's time under load
-// went to it, with no caller running).
-// A batch is visible to readers from its COMMIT, a moment before it is durable; no caller is
-// answered before the fsync that covers its commit succeeded.
+// own savepoint), then commits once and answers every caller whose work it kept.
 //
 // The writer holds the connection as a *sql.Conn for as long as it runs and drives the
 // transaction with BEGIN IMMEDIATE, COMMIT and ROLLBACK statements of its own instead of a
@@ -49,13 +37,9 @@ var errClosed = errors.New("begin transaction: the database is closed")
 // Promises: a caller's InTx returns nil only after the COMMIT that holds its work succeeded; a
 // caller whose function fails (error or panic) has its savepoint rolled back and its own error
 // (or panic) answered, and the batch goes on; a failed COMMIT, or a transaction SQLite rolled
-// back on its own (disk full, I/O error), fails every caller whose work the batch held; a failed
-// fsync fails every caller of the batches it covered and every write after it (the pages it
-// could not write may be gone from the cache: nothing later can be reported durable), until the
-// process restarts.
+// back on its own (disk full, I/O error), fails every caller whose work the batch held.
 type groupCommitter struct {
 	pool      *sql.DB
-	walPath   string          // the write-ahead log the syncer flushes
 	conn      *sql.Conn       // the write connection, taken from pool by the writer's first batch
 	prepared  *preparedWrites // the statements of the batches, prepared on conn
 	requests  chan *groupMember
@@ -64,20 +48,7 @@ type groupCommitter struct {
 	done      chan struct{}
 	commits   atomic.Int64
 	committed atomic.Int64
-	syncs     atomic.Int64
-	busy      atomic.Int64 // nanoseconds the writer spent in batches, from BEGIN to its COMMIT
-
-	// toSync carries a committed batch from the writer to the syncer; flushed says that the
-	// syncer answered it. The writer commits a batch only once the previous one is flushed, and
-	// meanwhile runs the callers that arrive into the open batch: one flush per commit, and the
-	// members' work overlaps the disk's.
-	toSync     chan []*groupMember
-	flushed    chan struct{}
-	flushing   bool // the writer's: a committed batch is waiting for its flush
-	syncerDone chan struct{}
-	wal        *os.File     // the syncer's descriptor of walPath, opened at its first sync
-	flushLog   func() error // flushWAL; tests wrap it
-	syncFailed atomic.Value // error: the first failed fsync; every write after it fails
+	busy      atomic.Int64 // nanoseconds the writer spent in batches, from BEGIN to the answers
 }
 
 // groupMember is one InTx call waiting for, then holding, its turn in a batch.
@@ -102,37 +73,26 @@ const (
 	batchBroken                       // the batch transaction is gone (SQLite rolled it back)
 )
 
-func newGroupCommitter(pool *sql.DB, walPath string) *groupCommitter {
+func newGroupCommitter(pool *sql.DB) *groupCommitter {
 	g := &groupCommitter{
-		pool:       pool,
-		walPath:    walPath,
-		prepared:   newPreparedWrites(),
-		requests:   make(chan *groupMember),
-		stop:       make(chan struct{}),
-		done:       make(chan struct{}),
-		toSync:     make(chan []*groupMember, 1),
-		flushed:    make(chan struct{}, 1),
-		syncerDone: make(chan struct{}),
+		pool:     pool,
+		prepared: newPreparedWrites(),
+		requests: make(chan *groupMember),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
 	}
-	g.flushLog = g.flushWAL
 	go g.write()
-	go g.sync()
 	return g
 }
 
-// close stops the writer after the batch in progress, if any, is committed, waits for the
-// syncer to answer every committed batch, closes the prepared statements and gives the write
-// connection back to the pool.
+// close stops the writer after the batch in progress, if any, is answered, closes the prepared
+// statements and gives the write connection back to the pool.
 func (g *groupCommitter) close() {
 	g.stopOnce.Do(func() { close(g.stop) })
 	<-g.done
-	<-g.syncerDone
 	g.prepared.close()
 	if g.conn != nil {
 		_ = g.conn.Close()
-	}
-	if g.wal != nil {
-		_ = g.wal.Close()
 	}
 }
 
@@ -140,7 +100,6 @@ func (g *groupCommitter) close() {
 // arrives and taking every caller already waiting, up to maxGroup.
 func (g *groupCommitter) write() {
 	defer close(g.done)
-	defer close(g.toSync)
 	for {
 		select {
 		case first := <-g.requests:
@@ -157,10 +116,6 @@ func (g *groupCommitter) batch(first *groupMember) {
 	ctx := context.Background()
 	start := time.Now()
 	defer func() { g.busy.Add(int64(time.Since(start))) }()
-	if err := g.syncError(); err != nil {
-		first.turn <- groupTurn{err: fmt.Errorf("begin transaction: %w", err)}
-		return
-	}
 	sqlTx, err := g.begin(ctx)
 	if err != nil {
 		first.turn <- groupTurn{err: fmt.Errorf("begin transaction: %w", err)}
@@ -185,112 +140,27 @@ func (g *groupCommitter) batch(first *groupMember) {
 		}
 		m = nil
 		if n < maxGroup {
-			m = g.next()
+			select {
+			case m = <-g.requests:
+			default:
+			}
 		}
 	}
 	if len(kept) == 0 {
 		g.cleanUp(ctx)
 		return
 	}
-	if g.flushing {
-		<-g.flushed
-		g.flushing = false
-	}
-	if _, err = sqlTx.ExecContext(ctx, `COMMIT`); err != nil {
+	_, err = sqlTx.ExecContext(ctx, `COMMIT`)
+	if err != nil {
 		g.cleanUp(ctx)
-		for _, k := range kept {
-			k.result <- fmt.Errorf("commit: %w", err)
-		}
-		return
+		err = fmt.Errorf("commit: %w", err)
+	} else {
+		g.commits.Add(1)
+		g.committed.Add(int64(len(kept)))
 	}
-	g.commits.Add(1)
-	g.flushing = true
-	g.toSync <- kept
-}
-
-// next returns the next caller of the batch: one already waiting, or, while the previous batch's
-// flush is still running, the first to arrive before it ends (the batch could not commit before
-// then anyway); nil when the batch is complete.
-func (g *groupCommitter) next() *groupMember {
-	select {
-	case m := <-g.requests:
-		return m
-	default:
+	for _, k := range kept {
+		k.result <- err
 	}
-	if !g.flushing {
-		return nil
-	}
-	select {
-	case m := <-g.requests:
-		return m
-	case <-g.flushed:
-		g.flushing = false
-	}
-	select {
-	case m := <-g.requests:
-		return m
-	default:
-		return nil
-	}
-}
-
-// sync is the syncer goroutine: for each committed batch it flushes the write-ahead log and
-// answers the batch's callers, until the writer has stopped and every committed batch is answered.
-func (g *groupCommitter) sync() {
-	defer close(g.syncerDone)
-	for batch := range g.toSync {
-		err := g.flush()
-		if err == nil {
-			g.committed.Add(int64(len(batch)))
-		}
-		for _, k := range batch {
-			k.result <- err
-		}
-		g.flushed <- struct{}{}
-	}
-}
-
-// flush makes the write-ahead log durable: every frame the COMMITs before it wrote. The log is
-// found by its path each time (two stat calls), so that a log SQLite deleted and created again
-// (when every connection to the database closed) is the one flushed. A failure is kept: every
-// flush after it fails too.
-func (g *groupCommitter) flush() error {
-	if err := g.syncError(); err != nil {
-		return err
-	}
-	err := g.flushLog()
-	if err != nil {
-		err = fmt.Errorf("commit: flush the write-ahead log %s: %w", g.walPath, err)
-		g.syncFailed.CompareAndSwap(nil, err)
-		return g.syncError()
-	}
-	g.syncs.Add(1)
-	return nil
-}
-
-func (g *groupCommitter) flushWAL() error {
-	onDisk, err := os.Stat(g.walPath)
-	if err != nil {
-		return err
-	}
-	if g.wal != nil {
-		if held, err := g.wal.Stat(); err != nil || !os.SameFile(held, onDisk) {
-			_ = g.wal.Close()
-			g.wal = nil
-		}
-	}
-	if g.wal == nil {
-		if g.wal, err = os.OpenFile(g.walPath, os.O_RDWR, 0); err != nil {
-			return err
-		}
-	}
-	return g.wal.Sync()
-}
-
-// syncError is the failed flush that stops every write, or nil.
-func (g *groupCommitter) syncError() error {
-	err, _ := g.syncFailed.Load().(error)
-	return err
 }
 
 // begin opens the batch's transaction on the write connection, taking the connection from the
@@ -308,13 +178,8 @@ func (g *groupCommitter) begin(ctx context.Context) (Querier, error) {
 			g.conn = conn
 		}
 		if fresh {
-			// The syncer's fsync of the write-ahead log, not COMMIT, makes a batch durable
-			// (see groupCommitter); the statement journals of the members' savepoints stay in
-			// memory instead of a temporary file.
-			if _, err := g.conn.ExecContext(ctx, `PRAGMA synchronous = NORMAL`); err != nil {
-				g.discardConn()
-				return nil, err
-			}
+			// The statement journals of the members' savepoints stay in memory: past 64 KiB
+			// SQLite spills them to a temporary file, one write call per page.
 			if _, err := g.conn.ExecContext(ctx, `PRAGMA temp_store = MEMORY`); err != nil {
 				g.discardConn()
 				return nil, err
@@ -426,14 +291,12 @@ func undo(ctx context.Context, sqlTx Querier) memberOutcome {
 	return memberUndone
 }
 
-// GroupCommitStats counts SQLite commits, the flushes of the write-ahead log that made them
-// durable and the write transactions they carried; all stay 0 on PostgreSQL, where every
-// transaction commits on its own.
+// GroupCommitStats counts SQLite commits and the write transactions they carried; both stay 0 on
+// PostgreSQL, where every transaction commits on its own.
 type GroupCommitStats struct {
 	Commits      int64
-	Syncs        int64
-	Transactions int64 // answered as durable
-	// Busy is the time the writer spent in batches, from its BEGIN to the end of its COMMIT:
+	Transactions int64
+	// Busy is the time the writer spent in batches, from its BEGIN to the answers of its COMMIT:
 	// against the wall time, how much of it SQLite's single writer was in use.
 	Busy time.Duration
 }
@@ -443,6 +306,6 @@ func (d *DB) GroupCommitStats() GroupCommitStats {
 	if d.group == nil {
 		return GroupCommitStats{}
 	}
-	return GroupCommitStats{Commits: d.group.commits.Load(), Syncs: d.group.syncs.Load(), Transactions: d.group.committed.Load(),
+	return GroupCommitStats{Commits: d.group.commits.Load(), Transactions: d.group.committed.Load(),
 		Busy: time.Duration(d.group.busy.Load())}
 }

@@ -343,7 +343,7 @@ func TestGroupCommitFailedCommitFailsTheBatch(t *testing.T) {
 	if ids := rowIDs(t, d); len(ids) != 0 {
 		t.Errorf("rows after a failed commit: %v, want none", ids)
 	}
-	if after := d.GroupCommitStats(); after.Commits != before.Commits || after.Syncs != before.Syncs || after.Transactions != before.Transactions {
+	if after := d.GroupCommitStats(); after.Commits != before.Commits || after.Transactions != before.Transactions {
 		t.Errorf("stats moved from %+v to %+v after a failed commit", before, after)
 	}
 	exec(t, d, `INSERT INTO gc_rows (id, at) VALUES ('after', 0)`)
@@ -386,9 +386,7 @@ func TestGroupCommitCancelledWhileWaiting(t *testing.T) {
 }
 
 // TestGroupCommitBatchesConcurrentWriters has 64 goroutines write 20 transactions each on SQLite
-// and checks that the flushes of the write-ahead log (the fsyncs) carried several transactions
-// each and that every row is there. COMMITs are cheaper (no fsync) and may carry fewer: the
-// writer begins the next batch while the log is flushed.
+// and checks that commits carried several transactions each and that every row is there.
 func TestGroupCommitBatchesConcurrentWriters(t *testing.T) {
 	ctx := context.Background()
 	d := open(t, db.Options{DataDir: t.TempDir()})
@@ -413,14 +411,13 @@ func TestGroupCommitBatchesConcurrentWriters(t *testing.T) {
 	}
 	wg.Wait()
 	stats := d.GroupCommitStats()
-	commits, syncs, txs := stats.Commits-before.Commits, stats.Syncs-before.Syncs, stats.Transactions-before.Transactions
-	t.Logf("%d transactions in %d commits (%.1f per commit), %d flushes (%.1f per flush)", txs, commits,
-		float64(txs)/float64(commits), syncs, float64(txs)/float64(syncs))
+	commits, txs := stats.Commits-before.Commits, stats.Transactions-before.Transactions
+	t.Logf("%d transactions in %d commits (%.1f per commit)", txs, commits, float64(txs)/float64(commits))
 	if txs != writers*each {
 		t.Errorf("transactions = %d, want %d", txs, writers*each)
 	}
-	if syncs*2 > txs || syncs > commits {
-		t.Errorf("%d flushes for %d transactions in %d commits: want at least two transactions per flush on average", syncs, txs, commits)
+	if commits*2 > txs {
+		t.Errorf("%d commits for %d transactions: want at least two transactions per commit on average", commits, txs)
 	}
 	if got := len(rowIDs(t, d)); got != writers*each {
 		t.Errorf("rows = %d, want %d", got, writers*each)
@@ -479,87 +476,4 @@ func TestGroupCommitTransactionRolledBackByTheDatabase(t *testing.T) {
 		}
 	}
 	exec(t, d, `INSERT INTO gc_rows (id, at) VALUES ('after', 0)`)
-}
-
-// TestGroupCommitAnswersAfterTheLogIsFlushed holds the flush of the write-ahead log: a committed
-// transaction is not answered before its flush, and the writer does not wait for it: the next
-// transaction runs meanwhile, and is answered by a flush that covers it.
-func TestGroupCommitAnswersAfterTheLogIsFlushed(t *testing.T) {
-	ctx := context.Background()
-	d := open(t, db.Options{DataDir: t.TempDir()})
-	flushing := make(chan struct{}, 16)
-	release := make(chan struct{})
-	var real atomic.Int64
-	db.WrapLogFlush(d, func(flush func() error) error {
-		flushing <- struct{}{}
-		<-release
-		real.Add(1)
-		return flush()
-	})
-	before := d.GroupCommitStats()
-	answers := make(chan error, 2)
-	go func() { answers <- d.InTx(ctx, insertRow("first")) }()
-	select {
-	case <-flushing:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the first transaction's flush never started")
-	}
-	ran := make(chan struct{})
-	go func() {
-		answers <- d.InTx(ctx, func(tx *db.Tx) error {
-			close(ran)
-			return insertRow("second")(tx)
-		})
-	}()
-	select {
-	case <-ran:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the second transaction did not run while the first one's flush was held")
-	}
-	select {
-	case err := <-answers:
-		t.Fatalf("a transaction was answered (%v) before its flush", err)
-	case <-time.After(50 * time.Millisecond):
-	}
-	close(release)
-	for range 2 {
-		if err := <-answers; err != nil {
-			t.Fatal(err)
-		}
-	}
-	if ids := rowIDs(t, d); !ids["first"] || !ids["second"] {
-		t.Errorf("rows = %v, want first and second", ids)
-	}
-	stats := d.GroupCommitStats()
-	if commits, syncs, txs := stats.Commits-before.Commits, stats.Syncs-before.Syncs, stats.Transactions-before.Transactions; commits != 2 || syncs < 1 || syncs > 2 || txs != 2 || real.Load() != syncs {
-		t.Errorf("commits, flushes, transactions = %d, %d (%d real), %d; want 2, 1 or 2, 2", commits, syncs, real.Load(), txs)
-	}
-}
-
-// TestGroupCommitFailedFlushStopsWrites makes the flush of the write-ahead log fail: the
-// transactions it covered are answered with the error, and every later write fails without
-// running, since nothing written after a failed fsync can be reported durable.
-func TestGroupCommitFailedFlushStopsWrites(t *testing.T) {
-	ctx := context.Background()
-	d := open(t, db.Options{DataDir: t.TempDir()})
-	db.WrapLogFlush(d, func(func() error) error { return errors.New("input/output error") })
-	err := d.InTx(ctx, insertRow("covered"))
-	if err == nil || !strings.Contains(err.Error(), "commit") || !strings.Contains(err.Error(), "input/output error") {
-		t.Fatalf("got %v, want the commit's flush error", err)
-	}
-	ran := false
-	err = d.InTx(ctx, func(tx *db.Tx) error {
-		ran = true
-		return insertRow("later")(tx)
-	})
-	if err == nil || !strings.Contains(err.Error(), "input/output error") || ran {
-		t.Fatalf("a write after the failed flush: got %v (ran: %v), want the flush error without running", err, ran)
-	}
-}
-
-func insertRow(id string) func(tx *db.Tx) error {
-	return func(tx *db.Tx) error {
-		_, err := tx.ExecContext(context.Background(), `INSERT INTO gc_rows (id, at) VALUES ($1, 0)`, id)
-		return err
-	}
 }

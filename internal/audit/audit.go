@@ -6,6 +6,7 @@ package audit
 
 import (
 	"context"
+	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -144,22 +145,49 @@ func parsePageToken(token string) (at, id int64, ok bool) {
 // single writer is never held long by pruning and the requests' writes interleave with it.
 const pruneBatch = 500
 
-// Prune deletes the records older than before (of every team), oldest first, pruneBatch records
-// per transaction, until none is left or ctx ends; it returns how many it deleted. Replicas may
-// prune at the same time: a record is deleted once.
+// Prune deletes the records older than before (of every team), team by team and oldest first
+// within a team, pruneBatch records per transaction, until none is left or ctx ends; it returns
+// how many it deleted. Replicas may prune at the same time: a record is deleted once.
+//
+// It walks the teams through the (team_id, at, id) index that the list reads, one indexed
+// MIN per team that has records, so that records need no second index on (at, id): every
+// audited write would pay for it (migration 0031 dropped it).
 func Prune(ctx context.Context, database *db.DB, before time.Time) (int, error) {
 	return prune(ctx, database, before, pruneBatch)
 }
 
 func prune(ctx context.Context, database *db.DB, before time.Time, batch int) (int, error) {
 	total := 0
+	team := int64(math.MinInt64)
+	for ctx.Err() == nil {
+		var next sql.NullInt64
+		if err := database.Read().QueryRowContext(ctx,
+			`SELECT MIN(team_id) FROM audit_records WHERE team_id > $1`, team).Scan(&next); err != nil {
+			return total, fmt.Errorf("prune audit records: %w", err)
+		}
+		if !next.Valid {
+			return total, nil
+		}
+		team = next.Int64
+		n, err := pruneTeam(ctx, database, team, before, batch)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, ctx.Err()
+}
+
+// pruneTeam deletes one team's records older than before, oldest first, batch per transaction.
+func pruneTeam(ctx context.Context, database *db.DB, team int64, before time.Time, batch int) (int, error) {
+	total := 0
 	for ctx.Err() == nil {
 		var n int64
 		err := database.InTx(ctx, func(tx *db.Tx) error {
 			res, err := tx.ExecContext(ctx,
 				`DELETE FROM audit_records WHERE id IN (
-				   SELECT id FROM audit_records WHERE at < $1 ORDER BY at, id LIMIT $2)`,
-				before.UnixMicro(), batch)
+				   SELECT id FROM audit_records WHERE team_id = $1 AND at < $2 ORDER BY at, id LIMIT $3)`,
+				team, before.UnixMicro(), batch)
 			if err != nil {
 				return err
 			}

@@ -95,12 +95,16 @@ func (tx *Tx) AuditTeam(teamID int64) {
 	}
 }
 
-// writeAudit inserts the transaction's audit record; the last work before its commit (or before
-// its savepoint is released). A failure fails the transaction: no change without its record.
-func (tx *Tx) writeAudit(ctx context.Context) error {
+// auditInsert is the statement that writes a transaction's audit record.
+const auditInsert = `INSERT INTO audit_records (at, team_id, key_id, key_name, operation, resource_ids, request_id, client, status)
+		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`
+
+// auditArgs returns the arguments of auditInsert for the transaction's record, or nil when the
+// transaction serves no audited request.
+func (tx *Tx) auditArgs() ([]any, error) {
 	a := tx.audit
 	if a == nil {
-		return nil
+		return nil, nil
 	}
 	e := a.entry
 	team := e.TeamID
@@ -117,13 +121,19 @@ func (tx *Tx) writeAudit(ctx context.Context) error {
 	}
 	resources, err := json.Marshal(ids)
 	if err != nil {
-		return fmt.Errorf("audit record: %w", err)
+		return nil, fmt.Errorf("audit record: %w", err)
 	}
-	_, err = tx.ExecContext(ctx,
-		`INSERT INTO audit_records (at, team_id, key_id, key_name, operation, resource_ids, request_id, client, status)
-		 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-		tx.Now.UnixMicro(), team, e.KeyID, e.KeyName, e.Operation, string(resources), e.RequestID, e.Client, e.Status)
-	if err != nil {
+	return []any{tx.Now.UnixMicro(), team, e.KeyID, e.KeyName, e.Operation, string(resources), e.RequestID, e.Client, e.Status}, nil
+}
+
+// writeAudit inserts the transaction's audit record; the last work before its commit (or before
+// its savepoint is released). A failure fails the transaction: no change without its record.
+func (tx *Tx) writeAudit(ctx context.Context) error {
+	args, err := tx.auditArgs()
+	if args == nil || err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, auditInsert, args...); err != nil {
 		return fmt.Errorf("audit record: %w", err)
 	}
 	return nil

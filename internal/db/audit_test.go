@@ -213,3 +213,39 @@ func TestMigrationsAreNotAudited(t *testing.T) {
 		t.Errorf("%d audit records after the migrations (%v), want 0", n, err)
 	}
 }
+
+// TestAuditRecordKeepsItsTextExactly writes a record whose texts hold quotes, backslashes, a
+// dollar placeholder and non-ASCII letters, and reads them back unchanged (on PostgreSQL the
+// record is sent with the COMMIT as one simple-protocol query, its arguments quoted by pgx).
+func TestAuditRecordKeepsItsTextExactly(t *testing.T) {
+	engines(t, func(t *testing.T, d *db.DB) {
+		ctx := context.Background()
+		e := &db.AuditEntry{TeamID: 42, KeyID: `k'ey\'; DROP TABLE gc_rows; --`, KeyName: `O'Brien \\ "ops" $1 Ünïcode ✓`,
+			Operation: "Op$2", PathIDs: []string{`a'b`, `c\d`}, RequestID: "req E'\\x41'", Client: "[::1]:5000", Status: 201}
+		if err := d.InTx(db.WithAudit(ctx, e), insertRow("quoted")); err != nil {
+			t.Fatal(err)
+		}
+		var team int64
+		var keyID, keyName, operation, resources, requestID, client string
+		var status int
+		err := d.Read().QueryRowContext(ctx, `SELECT team_id, key_id, key_name, operation, resource_ids, request_id, client, status
+			FROM audit_records WHERE request_id = $1`, e.RequestID).Scan(&team, &keyID, &keyName, &operation, &resources, &requestID, &client, &status)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if team != 42 || keyID != e.KeyID || keyName != e.KeyName || operation != e.Operation || requestID != e.RequestID ||
+			client != e.Client || status != 201 || resources != `["a'b","c\\d"]` {
+			t.Errorf("record = %d %q %q %q %s %q %q %d, want the entry's values", team, keyID, keyName, operation, resources, requestID, client, status)
+		}
+		if ids := rowIDs(t, d); !ids["quoted"] {
+			t.Error("the audited row is missing")
+		}
+	})
+}
+
+func insertRow(id string) func(tx *db.Tx) error {
+	return func(tx *db.Tx) error {
+		_, err := tx.ExecContext(context.Background(), `INSERT INTO gc_rows (id, at) VALUES ($1, 0)`, id)
+		return err
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // maxGroup is the most transactions one SQLite commit carries. Under 64 concurrent writers a
@@ -47,6 +48,7 @@ type groupCommitter struct {
 	done      chan struct{}
 	commits   atomic.Int64
 	committed atomic.Int64
+	busy      atomic.Int64 // nanoseconds the writer spent in batches, from BEGIN to the answers
 }
 
 // groupMember is one InTx call waiting for, then holding, its turn in a batch.
@@ -112,6 +114,8 @@ func (g *groupCommitter) batch(first *groupMember) {
 	// The writer's own context: no caller's cancellation may interrupt the shared connection,
 	// since SQLite rolls back the whole transaction when a write statement is interrupted.
 	ctx := context.Background()
+	start := time.Now()
+	defer func() { g.busy.Add(int64(time.Since(start))) }()
 	sqlTx, err := g.begin(ctx)
 	if err != nil {
 		first.turn <- groupTurn{err: fmt.Errorf("begin transaction: %w", err)}
@@ -172,6 +176,14 @@ func (g *groupCommitter) begin(ctx context.Context) (Querier, error) {
 				return nil, err
 			}
 			g.conn = conn
+		}
+		if fresh {
+			// The statement journals of the members' savepoints stay in memory: past 64 KiB
+			// SQLite spills them to a temporary file, one write call per page.
+			if _, err := g.conn.ExecContext(ctx, `PRAGMA temp_store = MEMORY`); err != nil {
+				g.discardConn()
+				return nil, err
+			}
 		}
 		sqlTx := g.prepared.on(g.conn)
 		_, err := sqlTx.ExecContext(ctx, `BEGIN IMMEDIATE`)
@@ -284,6 +296,9 @@ func undo(ctx context.Context, sqlTx Querier) memberOutcome {
 type GroupCommitStats struct {
 	Commits      int64
 	Transactions int64
+	// Busy is the time the writer spent in batches, from its BEGIN to the answers of its COMMIT:
+	// against the wall time, how much of it SQLite's single writer was in use.
+	Busy time.Duration
 }
 
 // GroupCommitStats returns the figures since Open.
@@ -291,5 +306,6 @@ func (d *DB) GroupCommitStats() GroupCommitStats {
 	if d.group == nil {
 		return GroupCommitStats{}
 	}
-	return GroupCommitStats{Commits: d.group.commits.Load(), Transactions: d.group.committed.Load()}
+	return GroupCommitStats{Commits: d.group.commits.Load(), Transactions: d.group.committed.Load(),
+		Busy: time.Duration(d.group.busy.Load())}
 }

@@ -26,7 +26,7 @@ const pgRetryDelay = 5 * time.Millisecond
 // once: it must set, not accumulate, what it hands out of the transaction.
 func (d *DB) inTxRetried(ctx context.Context, fn func(tx *Tx) error) error {
 	for attempt := 1; ; attempt++ {
-		err := d.inOwnTx(ctx, fn)
+		err := d.inPgTx(ctx, fn)
 		if err == nil || attempt == pgAttempts || !rolledBackForTiming(err) {
 			return err
 		}

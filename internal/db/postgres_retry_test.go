@@ -3,6 +3,7 @@ package db_test
 import (
 	"context"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 
@@ -68,5 +69,36 @@ func TestPostgresDeadlockAcrossReplicasRunsAgain(t *testing.T) {
 		if n != 2 {
 			t.Errorf("counter %d = %d, want 2 (one increment per replica)", id, n)
 		}
+	}
+}
+
+// TestPostgresCommitOfAnAbortedTransactionFails runs a transaction whose statement fails while
+// fn goes on and returns nil: PostgreSQL answers its COMMIT with ROLLBACK, which InTx reports as
+// an error (with and without an audit record), and nothing of it remains.
+func TestPostgresCommitOfAnAbortedTransactionFails(t *testing.T) {
+	if os.Getenv(apitest.DatabaseURLVariable) == "" {
+		t.Skip("needs " + apitest.DatabaseURLVariable)
+	}
+	d := open(t, db.Options{URL: apitest.FreshSchema(t)})
+	plain := context.Background()
+	audited := db.WithAudit(plain, &db.AuditEntry{TeamID: 1, KeyID: "k", KeyName: "test", Operation: "Test", Status: 200})
+	for name, ctx := range map[string]context.Context{"plain": plain, "audited": audited} {
+		err := d.InTx(ctx, func(tx *db.Tx) error {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO gc_rows (id, at) VALUES ($1, 0)`, name); err != nil {
+				return err
+			}
+			_, _ = tx.ExecContext(ctx, `INSERT INTO gc_rows (id, at) VALUES ($1, 0)`, name) // duplicate: aborts
+			return nil
+		})
+		if err == nil || !strings.Contains(err.Error(), "commit") {
+			t.Errorf("%s: got %v, want a commit error", name, err)
+		}
+	}
+	if ids := rowIDs(t, d); len(ids) != 0 {
+		t.Errorf("rows after aborted transactions: %v, want none", ids)
+	}
+	var records int
+	if err := d.Read().QueryRowContext(plain, `SELECT COUNT(*) FROM audit_records`).Scan(&records); err != nil || records != 0 {
+		t.Errorf("audit records = %d (%v), want 0", records, err)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -205,7 +204,8 @@ func seedMutation(ctx context.Context, doc *apidocument.Document, ops []apidocum
 			continue
 		}
 		creates++
-		for _, s := range idsOf(answer, 0) {
+		for _, found := range apidocument.IDsIn(answer) {
+			s := seededID{key: found.Key, id: found.Value, integer: found.Integer}
 			if !slices.ContainsFunc(out, func(o seededID) bool { return o.id == s.id }) {
 				s.path = op.Path
 				out = append(out, s)
@@ -213,42 +213,6 @@ func seedMutation(ctx context.Context, doc *apidocument.Document, ops []apidocum
 		}
 	}
 	return out, creates
-}
-
-// idsOf collects the values of properties named id or ending in Id, a few levels deep.
-func idsOf(v any, depth int) []seededID {
-	if depth > 4 {
-		return nil
-	}
-	var out []seededID
-	switch x := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if k == "id" || strings.HasSuffix(k, "Id") {
-				switch id := x[k].(type) {
-				case string:
-					if id != "" && len(id) < 100 {
-						out = append(out, seededID{key: k, id: id})
-					}
-				case float64:
-					if id >= 1 && id < 1<<53 && id == float64(int64(id)) {
-						out = append(out, seededID{key: k, id: strconv.FormatInt(int64(id), 10), integer: true})
-					}
-				}
-			}
-			out = append(out, idsOf(x[k], depth+1)...)
-		}
-	case []any:
-		for _, e := range x {
-			out = append(out, idsOf(e, depth+1)...)
-		}
-	}
-	return out
 }
 
 // requiredQuery gives every required query parameter of op its minimal value.

@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -494,7 +493,8 @@ func seed(t *testing.T, env *apitest.Env, doc *document, ops []operation) []seed
 	}
 	var out []seeded
 	keep := func(path string, answer any, onlyNamed bool) {
-		for _, s := range idsIn(answer, 0) {
+		for _, found := range apidocument.IDsIn(answer) {
+			s := seeded{key: found.Key, id: found.Value, integer: found.Integer}
 			if onlyNamed && s.key == "id" {
 				continue
 			}
@@ -559,47 +559,6 @@ func deployExtension(t *testing.T, env *apitest.Env) any {
 // deployment, which its other probes and GetDeployedExtension need.
 var restorers = map[string]func(t *testing.T, env *apitest.Env){
 	"UndeployExtension": func(t *testing.T, env *apitest.Env) { deployExtension(t, env) },
-}
-
-// idsIn collects the values of properties named id or ending in Id, a few levels deep,
-// shallower first: strings, and whole positive numbers (marked integer).
-func idsIn(v any, depth int) []seeded {
-	if depth > 4 {
-		return nil
-	}
-	var out []seeded
-	switch x := v.(type) {
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		// An object's own ids come before those of what it holds (an incident's before its events').
-		for _, k := range keys {
-			if k != "id" && !strings.HasSuffix(k, "Id") {
-				continue
-			}
-			switch id := x[k].(type) {
-			case string:
-				if id != "" && len(id) < 100 {
-					out = append(out, seeded{key: k, id: id})
-				}
-			case float64:
-				if id >= 1 && id < 1<<53 && id == float64(int64(id)) {
-					out = append(out, seeded{key: k, id: strconv.FormatInt(int64(id), 10), integer: true})
-				}
-			}
-		}
-		for _, k := range keys {
-			out = append(out, idsIn(x[k], depth+1)...)
-		}
-	case []any:
-		for _, e := range x {
-			out = append(out, idsIn(e, depth+1)...)
-		}
-	}
-	return out
 }
 
 // defaultPathValue is the value a path parameter takes while another part of the request is

@@ -324,6 +324,30 @@ func do(t testing.TB, base, method, path, authorization, contentType, body strin
 	return Response{Status: res.StatusCode, Header: res.Header, Body: b}
 }
 
+// Get sends a GET of path with "Bearer key" and the given headers besides (If-None-Match,
+// Accept…).
+func (e *Env) Get(t testing.TB, path, key string, headers map[string]string) Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, e.URL+path, nil)
+	if err != nil {
+		t.Fatalf("request: %v", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	for name, value := range headers {
+		req.Header.Set(name, value)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatalf("read body: %v", err)
+	}
+	return Response{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
 // JSON sends body as application/json with "Bearer key".
 func (e *Env) JSON(t testing.TB, method, path, key, body string) Response {
 	t.Helper()

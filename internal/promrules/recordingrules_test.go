@@ -262,24 +262,11 @@ func TestRuleFileETag(t *testing.T) {
 		createSet(t, env, env.RootKey, set)
 		get := func(key, ifNoneMatch string) apitest.Response {
 			t.Helper()
-			req, err := http.NewRequest(http.MethodGet, env.URL+rulesPath, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Authorization", "Bearer "+key)
+			headers := map[string]string{}
 			if ifNoneMatch != "" {
-				req.Header.Set("If-None-Match", ifNoneMatch)
+				headers["If-None-Match"] = ifNoneMatch
 			}
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer res.Body.Close()
-			body, err := io.ReadAll(res.Body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return apitest.Response{Status: res.StatusCode, Header: res.Header, Body: body}
+			return env.Get(t, rulesPath, key, headers)
 		}
 		first := get(env.RootKey, "")
 		etag := first.Header.Get("ETag")

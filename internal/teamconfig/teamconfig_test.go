@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"strings"
@@ -22,24 +21,11 @@ const (
 // export answers the team's document as sent, YAML unless asJSON.
 func export(t *testing.T, env *apitest.Env, key string, asJSON bool) apitest.Response {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, env.URL+exportPath, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+key)
+	headers := map[string]string{}
 	if asJSON {
-		req.Header.Set("Accept", "application/json")
+		headers["Accept"] = "application/json"
 	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return apitest.Response{Status: res.StatusCode, Header: res.Header, Body: body}
+	return env.Get(t, exportPath, key, headers)
 }
 
 func mustExport(t *testing.T, env *apitest.Env, key string, asJSON bool) string {

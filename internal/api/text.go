@@ -23,7 +23,7 @@ func checkText(r *http.Request) (query url.Values, msg string, status int) {
 		if n := strings.Count(r.URL.RawQuery, "&") + 1; n > maxQueryParameters {
 			name, times := mostRepeatedParameter(r.URL.RawQuery)
 			return nil, fmt.Sprintf("%s: given %d times; a request takes at most %d query parameters (%d in all here)",
-				name, times, maxQueryParameters, n), http.StatusBadRequest
+				parameterLabel(name), times, maxQueryParameters, n), http.StatusBadRequest
 		}
 		values, err := url.ParseQuery(r.URL.RawQuery)
 		query = values
@@ -33,12 +33,21 @@ func checkText(r *http.Request) (query url.Values, msg string, status int) {
 		for name, list := range values {
 			for _, v := range list {
 				if !utf8.ValidString(name+v) || strings.ContainsRune(name+v, 0) {
-					return nil, fmt.Sprintf("%s: must be valid UTF-8 without NUL characters", name), http.StatusBadRequest
+					return nil, fmt.Sprintf("%s: must be valid UTF-8 without NUL characters", parameterLabel(name)), http.StatusBadRequest
 				}
 			}
 		}
 	}
 	return query, "", 0
+}
+
+// parameterLabel is how a message names a query parameter: by its name, or as "query" when the
+// name is empty or is itself not valid UTF-8 without NUL (it cannot be shown).
+func parameterLabel(name string) string {
+	if name == "" || !utf8.ValidString(name) || strings.ContainsRune(name, 0) {
+		return "query"
+	}
+	return name
 }
 
 // maxQueryParameters is the most query parameters a request may have: net/url refuses more, and

@@ -219,29 +219,11 @@ func seedMutation(ctx context.Context, doc *apidocument.Document, ops []apidocum
 func requiredQuery(doc *apidocument.Document, op apidocument.Operation) url.Values {
 	q := url.Values{}
 	for _, p := range op.Params {
-		if p.In != "query" || !p.Required {
-			continue
-		}
-		switch v := doc.Minimal(p.Schema).(type) {
-		case []any:
-			for _, e := range v {
-				q.Add(p.Name, scalarText(e))
-			}
-		case map[string]any:
-			b, _ := json.Marshal(v)
-			q.Set(p.Name, string(b))
-		default:
-			q.Set(p.Name, scalarText(v))
+		if p.In == "query" && p.Required {
+			doc.AddMinimal(q, p)
 		}
 	}
 	return q
-}
-
-func scalarText(v any) string {
-	if f, ok := v.(float64); ok && f == float64(int64(f)) {
-		return strconv.FormatInt(int64(f), 10)
-	}
-	return fmt.Sprint(v)
 }
 
 // newMutationTarget prepares op: its path parameters name the seeded resource of the closest

@@ -310,18 +310,7 @@ func (m *matrix) query(op operation, crossTeam bool) url.Values {
 		if !p.Required {
 			continue
 		}
-		v := m.doc.Minimal(p.Schema)
-		switch x := v.(type) {
-		case []any:
-			for _, e := range x {
-				q.Add(p.Name, scalar(e))
-			}
-		case map[string]any:
-			b, _ := json.Marshal(x)
-			q.Set(p.Name, string(b))
-		default:
-			q.Set(p.Name, scalar(x))
-		}
+		m.doc.AddMinimal(q, p)
 	}
 	return q
 }
@@ -402,17 +391,6 @@ func sharedPrefixSegments(a, b string) int {
 		n++
 	}
 	return n
-}
-
-func scalar(v any) string {
-	switch x := v.(type) {
-	case string:
-		return x
-	case float64:
-		return fmt.Sprint(int64(x))
-	default:
-		return fmt.Sprint(x)
-	}
 }
 
 func withQuery(path string, q url.Values) string {

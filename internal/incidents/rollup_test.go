@@ -149,92 +149,17 @@ func TestDisplayLabelsAndDaysBackfill(t *testing.T) {
 			}
 			env.Clock.Advance(7 * time.Hour)
 		}
-		migration, err := os.ReadFile(filepath.Join("..", "db", "migrations", string(env.DB.Engine), "0026_incident_display_labels_day_rollup.sql"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ctx := context.Background()
-		err = env.DB.InTx(ctx, func(tx *db.Tx) error {
-			for _, table := range []string{"incident_display_labels", "incident_day_rollup", "incident_time_ties"} {
-				if _, err := tx.ExecContext(ctx, `DELETE FROM `+table); err != nil {
-					return err
-				}
-				_, backfill, ok := strings.Cut(string(migration), "INSERT INTO "+table)
-				if !ok {
-					return fmt.Errorf("the migration has no backfill of %s", table)
-				}
-				backfill, _, _ = strings.Cut(backfill, ";")
-				if _, err := tx.ExecContext(ctx, "INSERT INTO "+table+backfill); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		refill := func(table string) backfillStep { return backfillStep{"DELETE FROM " + table, "INSERT INTO " + table} }
+		rerunBackfill(t, env, "0026_incident_display_labels_day_rollup.sql",
+			refill("incident_display_labels"), refill("incident_day_rollup"), refill("incident_time_ties"))
 		// and those of 0029: the label rows' copies of the fixed fields, the distinct closed times
-		migration, err = os.ReadFile(filepath.Join("..", "db", "migrations", string(env.DB.Engine), "0029_incident_label_columns_closed_times.sql"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = env.DB.InTx(ctx, func(tx *db.Tx) error {
-			if _, err := tx.ExecContext(ctx, `UPDATE incident_labels SET name = '', application_name = '', subsystem_name = ''`); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM incident_closed_times`); err != nil {
-				return err
-			}
-			for _, start := range []string{"UPDATE incident_labels", "INSERT INTO incident_closed_times"} {
-				_, backfill, ok := strings.Cut(string(migration), start)
-				if !ok {
-					return fmt.Errorf("0029 has no %s", start)
-				}
-				backfill, _, _ = strings.Cut(backfill, ";")
-				if _, err := tx.ExecContext(ctx, start+backfill); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		rerunBackfill(t, env, "0029_incident_label_columns_closed_times.sql",
+			backfillStep{`UPDATE incident_labels SET name = '', application_name = '', subsystem_name = ''`, "UPDATE incident_labels"},
+			refill("incident_closed_times"))
 		// and those of 0030: the label day rollup, the closed times per day and their ties
-		migration, err = os.ReadFile(filepath.Join("..", "db", "migrations", string(env.DB.Engine), "0030_incident_label_day_rollup.sql"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		err = env.DB.InTx(ctx, func(tx *db.Tx) error {
-			if _, err := tx.ExecContext(ctx, `UPDATE incident_day_rollup SET first_update = NULL`); err != nil {
-				return err
-			}
-			_, fill, ok := strings.Cut(string(migration), "UPDATE incident_day_rollup")
-			if !ok {
-				return fmt.Errorf("0030 fills no first_update")
-			}
-			fill, _, _ = strings.Cut(fill, ";")
-			if _, err := tx.ExecContext(ctx, "UPDATE incident_day_rollup"+fill); err != nil {
-				return err
-			}
-			for _, table := range []string{"incident_label_day_rollup", "incident_closed_day_times", "incident_closed_day_ties"} {
-				if _, err := tx.ExecContext(ctx, `DELETE FROM `+table); err != nil {
-					return err
-				}
-				_, backfill, ok := strings.Cut(string(migration), "INSERT INTO "+table)
-				if !ok {
-					return fmt.Errorf("0030 has no backfill of %s", table)
-				}
-				backfill, _, _ = strings.Cut(backfill, ";")
-				if _, err := tx.ExecContext(ctx, "INSERT INTO "+table+backfill); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		rerunBackfill(t, env, "0030_incident_label_day_rollup.sql",
+			backfillStep{`UPDATE incident_day_rollup SET first_update = NULL`, "UPDATE incident_day_rollup"},
+			refill("incident_label_day_rollup"), refill("incident_closed_day_times"), refill("incident_closed_day_ties"))
 		equal(t, "label day rows", sqlRows(t, env, `SELECT CASE WHEN COUNT(*) > 3 THEN 'several' ELSE 'few' END FROM incident_label_day_rollup`), `[["several"]]`)
 		equal(t, "label rows", sqlRows(t, env, `SELECT COUNT(*) FROM incident_labels l JOIN incidents i ON i.team_id = l.team_id
 			AND i.id = l.incident_id WHERE l.name = i.name AND l.application_name = i.application_name
@@ -243,4 +168,39 @@ func TestDisplayLabelsAndDaysBackfill(t *testing.T) {
 		equal(t, "display rows", sqlRows(t, env, `SELECT COUNT(*) FROM incident_display_labels`), "[[24]]")
 		checkRollups(t, env, "after the backfill")
 	})
+}
+
+// backfillStep undoes what a migration filled (reset, run as is), then runs the migration's own
+// statement that begins with start, up to its semicolon.
+type backfillStep struct{ reset, start string }
+
+// rerunBackfill runs steps, in order and in one transaction, against the migration file of the
+// env's engine: the backfill of rows that already exist is tested by emptying what it fills and
+// filling it again.
+func rerunBackfill(t *testing.T, env *apitest.Env, file string, steps ...backfillStep) {
+	t.Helper()
+	migration, err := os.ReadFile(filepath.Join("..", "db", "migrations", string(env.DB.Engine), file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	err = env.DB.InTx(ctx, func(tx *db.Tx) error {
+		for _, step := range steps {
+			if _, err := tx.ExecContext(ctx, step.reset); err != nil {
+				return err
+			}
+			_, rest, ok := strings.Cut(string(migration), step.start)
+			if !ok {
+				return fmt.Errorf("%s has no statement beginning %q", file, step.start)
+			}
+			rest, _, _ = strings.Cut(rest, ";")
+			if _, err := tx.ExecContext(ctx, step.start+rest); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }

@@ -231,6 +231,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		MaxHeaderBytes:    1 << 20,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	listener = server.RefusalListener(listener, srv) // net/http's own 400/431/501/505 carry the Error body
 
 	kpiCtx, stopKPIs := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopKPIs()

@@ -218,12 +218,16 @@ func TestTLSServesHTTP2(t *testing.T) {
 	if got := servers(t, p, client, "https"); got != "https://"+p.addr {
 		t.Errorf("servers under TLS: %q, want https://%s", got, p.addr)
 	}
-	// Plain HTTP on the TLS port gets no API answer.
-	if res, err := http.Get("http://" + p.addr + "/healthz"); err == nil {
-		res.Body.Close()
-		if res.StatusCode == 200 {
-			t.Fatal("plain HTTP was served on the TLS port")
-		}
+	// Plain HTTP on the TLS port is not served: a 400 with the Error body.
+	res, err = http.Get("http://" + p.addr + "/healthz")
+	if err != nil {
+		t.Fatalf("plain HTTP on the TLS port: %v", err)
+	}
+	body, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != 400 || res.Header.Get("Content-Type") != "application/json; charset=utf-8" ||
+		!strings.Contains(string(body), `"message":"request: this port serves HTTPS`) {
+		t.Fatalf("plain HTTP on the TLS port: %d %q %s; want 400 with the Error body", res.StatusCode, res.Header.Get("Content-Type"), body)
 	}
 	_ = p.stop()
 

@@ -158,7 +158,10 @@ func (e *Env) open(t testing.TB) {
 		t.Fatalf("bootstrap: %v", err)
 	}
 	e.DB = database
-	e.server = httptest.NewServer(e.Handler(t, database, auth.NewAuthenticator(database, e.Clock.Now)))
+	// Served as mgmtapi serves: requests net/http refuses before any handler get the Error body.
+	e.server = httptest.NewUnstartedServer(e.Handler(t, database, auth.NewAuthenticator(database, e.Clock.Now)))
+	e.server.Listener = server.RefusalListener(e.server.Listener, e.server.Config)
+	e.server.Start()
 	e.URL = e.server.URL
 }
 

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -131,57 +132,60 @@ func checkRefusal(t *testing.T, request string, a rawAnswer, status int, want st
 	}
 }
 
+// refusalCases are requests net/http refuses before any handler, each with the answer's status and
+// what its message holds.
+var refusalCases = []struct {
+	name, request string
+	halfClose     bool
+	status        int
+	message       string
+}{
+	{"request line without target and version", "GET\r\n\r\n", false, 400,
+		"request line: must be a method, a request target and an HTTP version, separated by single spaces"},
+	{"two spaces in the request line", "GET  /healthz HTTP/1.1\r\nHost: a\r\n\r\n", false, 400, "request line: must be a method"},
+	{"method not a token", "G(T /healthz HTTP/1.1\r\nHost: a\r\n\r\n", false, 400, "request line: the method must be a token"},
+	{"malformed version", "GET /healthz HTTP/1.x\r\nHost: a\r\n\r\n", false, 400, "request line: the HTTP version is malformed"},
+	{"not HTTP", "GET /healthz FOO/1.1\r\nHost: a\r\n\r\n", false, 400, "request line: the HTTP version is malformed"},
+	{"HTTP/2.0 request line", "GET /healthz HTTP/2.0\r\nHost: a\r\n\r\n", false, 505,
+		"request line: the HTTP version must be HTTP/1.0 or HTTP/1.1"},
+	{"HTTP/0.9", "GET /healthz HTTP/0.9\r\n\r\n", false, 505, "HTTP/1.0 or HTTP/1.1"},
+	{"target not a path", "GET healthz HTTP/1.1\r\nHost: a\r\n\r\n", false, 400, "request line: the request target must be a path"},
+	{"control character in the target", "GET /health\x01z HTTP/1.1\r\nHost: a\r\n\r\n", false, 400, "request line: the request target"},
+	{"no Host", "GET /healthz HTTP/1.1\r\n\r\n", false, 400, "Host header: is required in an HTTP/1.1 request"},
+	{"two Hosts", "GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", false, 400, "Host header: must be given once"},
+	{"malformed Host", "GET /healthz HTTP/1.1\r\nHost: a b\r\n\r\n", false, 400, "Host header: must be a host name"},
+	{"header name not a token", "GET /healthz HTTP/1.1\r\nHost: a\r\nBad Name: x\r\n\r\n", false, 400,
+		"header field name: must be a token"},
+	{"header name with a slash", "GET /healthz HTTP/1.1\r\nHost: a\r\nX/Y: x\r\n\r\n", false, 400, "header field name: must be a token"},
+	{"control character in a value", "GET /healthz HTTP/1.1\r\nHost: a\r\nX-Thing: a\x01b\r\n\r\n", false, 400,
+		"header X-Thing: the value must not hold control characters"},
+	{"header line without colon", "GET /healthz HTTP/1.1\r\nHost: a\r\nnocolon\r\n\r\n", false, 400, "a line has no colon"},
+	{"first header line folded", "GET /healthz HTTP/1.1\r\n Host: a\r\n\r\n", false, 400,
+		"header fields: the first header line must not start with a space or tab"},
+	{"two Content-Lengths", "POST /healthz HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", false, 400,
+		"Content-Length header: must be one non-negative integer"},
+	{"Content-Length not a number", "POST /healthz HTTP/1.1\r\nHost: a\r\nContent-Length: x\r\n\r\n", false, 400, "Content-Length header"},
+	{"negative Content-Length", "POST /healthz HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n", false, 400, "Content-Length header"},
+	{"forbidden trailer", "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTrailer: Content-Length\r\n\r\n0\r\n\r\n", false, 400,
+		"Trailer header: must not name"},
+	{"request cut before the end of its header", "GET /healthz HTTP/1.1\r\nHost: a\r\n", true, 400,
+		"request: ended before the empty line that ends the header fields"},
+	{"transfer coding gzip", "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", false, 501,
+		"Transfer-Encoding header: only chunked is implemented"},
+	{"chunked twice", "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", false, 501,
+		"Transfer-Encoding header"},
+	{"header fields over the limit", "GET /healthz HTTP/1.1\r\nHost: a\r\nX-Big: " + strings.Repeat("a", 3*refusalTestMaxHeaderBytes) + "\r\n\r\n",
+		false, 431, "request line and header fields: together larger than the limit of 4096 bytes"},
+	{"expectation other than 100-continue", "GET /healthz HTTP/1.1\r\nHost: a\r\nExpect: something\r\n\r\n", false, 417,
+		"Expect header: only 100-continue is supported"},
+}
+
 // TestRefusalsCarryTheErrorBody sends each kind of request net/http refuses before any handler,
 // as raw bytes, and checks the answer is the Error body with net/http's status and a message
 // saying what is wrong.
 func TestRefusalsCarryTheErrorBody(t *testing.T) {
 	addr := startRefusalServer(t, nil)
-	cases := []struct {
-		name, request string
-		halfClose     bool
-		status        int
-		message       string
-	}{
-		{"request line without target and version", "GET\r\n\r\n", false, 400,
-			"request line: must be a method, a request target and an HTTP version, separated by single spaces"},
-		{"two spaces in the request line", "GET  /healthz HTTP/1.1\r\nHost: a\r\n\r\n", false, 400, "request line: must be a method"},
-		{"method not a token", "G(T /healthz HTTP/1.1\r\nHost: a\r\n\r\n", false, 400, "request line: the method must be a token"},
-		{"malformed version", "GET /healthz HTTP/1.x\r\nHost: a\r\n\r\n", false, 400, "request line: the HTTP version is malformed"},
-		{"not HTTP", "GET /healthz FOO/1.1\r\nHost: a\r\n\r\n", false, 400, "request line: the HTTP version is malformed"},
-		{"HTTP/2.0 request line", "GET /healthz HTTP/2.0\r\nHost: a\r\n\r\n", false, 505,
-			"request line: the HTTP version must be HTTP/1.0 or HTTP/1.1"},
-		{"HTTP/0.9", "GET /healthz HTTP/0.9\r\n\r\n", false, 505, "HTTP/1.0 or HTTP/1.1"},
-		{"target not a path", "GET healthz HTTP/1.1\r\nHost: a\r\n\r\n", false, 400, "request line: the request target must be a path"},
-		{"control character in the target", "GET /health\x01z HTTP/1.1\r\nHost: a\r\n\r\n", false, 400, "request line: the request target"},
-		{"no Host", "GET /healthz HTTP/1.1\r\n\r\n", false, 400, "Host header: is required in an HTTP/1.1 request"},
-		{"two Hosts", "GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", false, 400, "Host header: must be given once"},
-		{"malformed Host", "GET /healthz HTTP/1.1\r\nHost: a b\r\n\r\n", false, 400, "Host header: must be a host name"},
-		{"header name not a token", "GET /healthz HTTP/1.1\r\nHost: a\r\nBad Name: x\r\n\r\n", false, 400,
-			"header field name: must be a token"},
-		{"header name with a slash", "GET /healthz HTTP/1.1\r\nHost: a\r\nX/Y: x\r\n\r\n", false, 400, "header field name: must be a token"},
-		{"control character in a value", "GET /healthz HTTP/1.1\r\nHost: a\r\nX-Thing: a\x01b\r\n\r\n", false, 400,
-			"header X-Thing: the value must not hold control characters"},
-		{"header line without colon", "GET /healthz HTTP/1.1\r\nHost: a\r\nnocolon\r\n\r\n", false, 400, "a line has no colon"},
-		{"first header line folded", "GET /healthz HTTP/1.1\r\n Host: a\r\n\r\n", false, 400,
-			"header fields: the first header line must not start with a space or tab"},
-		{"two Content-Lengths", "POST /healthz HTTP/1.1\r\nHost: a\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", false, 400,
-			"Content-Length header: must be one non-negative integer"},
-		{"Content-Length not a number", "POST /healthz HTTP/1.1\r\nHost: a\r\nContent-Length: x\r\n\r\n", false, 400, "Content-Length header"},
-		{"negative Content-Length", "POST /healthz HTTP/1.1\r\nHost: a\r\nContent-Length: -1\r\n\r\n", false, 400, "Content-Length header"},
-		{"forbidden trailer", "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTrailer: Content-Length\r\n\r\n0\r\n\r\n", false, 400,
-			"Trailer header: must not name"},
-		{"request cut before the end of its header", "GET /healthz HTTP/1.1\r\nHost: a\r\n", true, 400,
-			"request: ended before the empty line that ends the header fields"},
-		{"transfer coding gzip", "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n\r\n", false, 501,
-			"Transfer-Encoding header: only chunked is implemented"},
-		{"chunked twice", "POST /healthz HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", false, 501,
-			"Transfer-Encoding header"},
-		{"header fields over the limit", "GET /healthz HTTP/1.1\r\nHost: a\r\nX-Big: " + strings.Repeat("a", 3*refusalTestMaxHeaderBytes) + "\r\n\r\n",
-			false, 431, "request line and header fields: together larger than the limit of 4096 bytes"},
-		{"expectation other than 100-continue", "GET /healthz HTTP/1.1\r\nHost: a\r\nExpect: something\r\n\r\n", false, 417,
-			"Expect header: only 100-continue is supported"},
-	}
-	for _, c := range cases {
+	for _, c := range refusalCases {
 		t.Run(c.name, func(t *testing.T) {
 			answers := exchangeRaw(t, addr, c.request, c.halfClose, 1)
 			checkRefusal(t, c.request, answers[0], c.status, c.message)
@@ -295,4 +299,71 @@ func selfSignedCertificate(t *testing.T) tls.Certificate {
 		t.Fatal(err)
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
+}
+
+// FuzzRawRequest sends raw bytes (seeds: refusalCases, a good request, pipelined ones) on a
+// connection to New's handler served through RefusalListener, half-closes it and reads every
+// answer. The property: every answer of 400 or more is the Error body in application/json, and
+// the only 5xx are net/http's 501 and 505 (the API here answers 404 with the Error body to every
+// request it gets). Run longer with
+//
+//	go test ./internal/server -run '^$' -fuzz FuzzRawRequest -fuzztime 60s
+func FuzzRawRequest(f *testing.F) {
+	for _, c := range refusalCases {
+		f.Add([]byte(c.request))
+	}
+	f.Add([]byte("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"))
+	f.Add([]byte("GET /healthz HTTP/1.1\r\nHost: a\r\n\r\nGET /metrics HTTP/1.0\r\n\r\nPOST /mgmt/v1/x HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\n{}G(T / HTTP/1.1\r\n\r\n"))
+	f.Add([]byte("POST /mgmt/v1/x HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n2\r\n{}\r\n0\r\n\r\n"))
+	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		writeErrorBody(w, http.StatusNotFound, "no such operation")
+	})
+	srv := &http.Server{Handler: testHandler(api, Options{}), MaxHeaderBytes: refusalTestMaxHeaderBytes,
+		ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		f.Fatal(err)
+	}
+	go func() { _ = srv.Serve(RefusalListener(l, srv)) }()
+	f.Cleanup(func() { _ = srv.Close() })
+	addr := l.Addr().String()
+
+	f.Fuzz(func(t *testing.T, request []byte) {
+		if bytes.Contains(request, []byte("HEAD")) {
+			t.Skip("an answer to HEAD has no body: reading answers without their requests would misread it")
+		}
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(30 * time.Second)) // only against a hang
+		go func() {
+			_, _ = conn.Write(request)
+			_ = conn.(*net.TCPConn).CloseWrite()
+		}()
+		r := bufio.NewReader(conn)
+		for n := 1; ; n++ {
+			if _, err := r.Peek(1); err != nil {
+				return // the server closed the connection (or reset it after a 431)
+			}
+			res, err := http.ReadResponse(r, nil)
+			if err != nil {
+				t.Fatalf("%q: answer %d unreadable: %v", short(string(request)), n, err)
+			}
+			body, err := io.ReadAll(res.Body)
+			res.Body.Close()
+			if err != nil {
+				t.Fatalf("%q: answer %d cut: %v", short(string(request)), n, err)
+			}
+			var e errorBody
+			switch {
+			case res.StatusCode >= 500 && res.StatusCode != http.StatusNotImplemented && res.StatusCode != http.StatusHTTPVersionNotSupported:
+				t.Fatalf("%q: answer %d is %d %s", short(string(request)), n, res.StatusCode, body)
+			case res.StatusCode >= 400 && (res.Header.Get("Content-Type") != "application/json; charset=utf-8" ||
+				json.Unmarshal(body, &e) != nil || e.Code != res.StatusCode || e.Message == ""):
+				t.Fatalf("%q: answer %d is %d %q %q; want the Error body", short(string(request)), n, res.StatusCode, res.Header.Get("Content-Type"), body)
+			}
+		}
+	})
 }

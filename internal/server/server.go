@@ -267,6 +267,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("body: larger than the limit of %d bytes", h.opts.MaxBodyBytes))
 		return
 	}
+	if r.RequestURI == "*" { // net/http serves OPTIONS * itself; ServeMux answers the rest an empty 400
+		h.opts.WriteError(rec, http.StatusBadRequest, "request line: the request target * is only for OPTIONS")
+		return
+	}
 	api := r.Method != http.MethodConnect && isOperationPath(r.URL.EscapedPath())
 	if api && h.admission != nil {
 		if !h.admission.enter(ctx) {

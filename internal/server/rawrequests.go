@@ -174,18 +174,20 @@ const (
 // rewrite returns the answer to write in place of p when p is one of net/http's own answers,
 // else nil. first says p is the connection's first write (c.head holds the request's start).
 func (c *refusalConn) rewrite(p []byte, first bool) []byte {
-	if !bytes.HasPrefix(p, []byte("HTTP/1.")) {
+	// Every answer's first write passes here: a 2xx or 3xx leaves at the first byte of its status.
+	if len(p) < len("HTTP/1.1 400 \r\n") || p[len("HTTP/1.1 ")] != '4' && p[len("HTTP/1.1 ")] != '5' ||
+		!bytes.HasPrefix(p, []byte("HTTP/1.")) {
 		return nil
 	}
 	line, rest, ok := bytes.Cut(p, []byte("\r\n"))
 	if !ok || len(line) < len("HTTP/1.1 400 ") || line[len("HTTP/1.1")] != ' ' || line[len("HTTP/1.1 000")] != ' ' {
 		return nil
 	}
-	proto := string(line[:len("HTTP/1.1")])
 	status, err := strconv.Atoi(string(line[len("HTTP/1.1 "):len("HTTP/1.1 000")]))
 	if err != nil || status < 400 || status > 599 {
 		return nil
 	}
+	proto := string(line[:len("HTTP/1.1")])
 	if status == http.StatusExpectationFailed && isExpectationFailed(rest) {
 		return refusalAnswer(proto, status, "Expect header: only 100-continue is supported")
 	}

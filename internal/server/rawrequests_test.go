@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"math/big"
@@ -366,4 +367,63 @@ func FuzzRawRequest(f *testing.F) {
 			}
 		}
 	})
+}
+
+// BenchmarkRefusalListener measures what RefusalListener adds to a request that net/http
+// accepts: a bare handler served with and without it, over keep-alive connections (the normal
+// path: an atomic load per read and write, a ConnState call) and one connection per request
+// (which also copies the request's head once).
+func BenchmarkRefusalListener(b *testing.B) {
+	for _, wrapped := range []bool{false, true} {
+		for _, keepAlive := range []bool{true, false} {
+			name := fmt.Sprintf("refusal-listener=%v/keep-alive=%v", wrapped, keepAlive)
+			b.Run(name, func(b *testing.B) {
+				srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					w.Header().Set("Content-Type", "application/json; charset=utf-8")
+					_, _ = io.WriteString(w, `{"status":"ok"}`)
+				}), ErrorLog: log.New(io.Discard, "", 0)}
+				l, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					b.Fatal(err)
+				}
+				served := l
+				if wrapped {
+					served = RefusalListener(l, srv)
+				}
+				go func() { _ = srv.Serve(served) }()
+				defer srv.Close()
+				request := "GET /healthz HTTP/1.1\r\nHost: a\r\nUser-Agent: bench\r\nAccept: application/json\r\n\r\n"
+				if !keepAlive {
+					request = "GET /healthz HTTP/1.1\r\nHost: a\r\nUser-Agent: bench\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
+				}
+				var conn net.Conn
+				var r *bufio.Reader
+				b.ResetTimer()
+				for b.Loop() {
+					if conn == nil {
+						if conn, err = net.Dial("tcp", l.Addr().String()); err != nil {
+							b.Fatal(err)
+						}
+						r = bufio.NewReader(conn)
+					}
+					if _, err := io.WriteString(conn, request); err != nil {
+						b.Fatal(err)
+					}
+					res, err := http.ReadResponse(r, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					_, _ = io.Copy(io.Discard, res.Body)
+					res.Body.Close()
+					if !keepAlive {
+						conn.Close()
+						conn = nil
+					}
+				}
+				if conn != nil {
+					conn.Close()
+				}
+			})
+		}
+	}
 }

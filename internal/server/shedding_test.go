@@ -126,8 +126,8 @@ func TestSheddingBoundsTheRequestsInTheHandler(t *testing.T) {
 			t.Fatalf("an admitted or queued request got %d", code)
 		}
 	}
-	if h.admission.inHandler() != 0 || h.admission.queued.Load() != 0 {
-		t.Fatalf("after: %d in the handler, %d queued", h.admission.inHandler(), h.admission.queued.Load())
+	if h.admission.admitted() != 0 || h.admission.queued.Load() != 0 {
+		t.Fatalf("after: %d in the handler, %d queued", h.admission.admitted(), h.admission.queued.Load())
 	}
 }
 

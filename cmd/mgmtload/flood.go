@@ -115,14 +115,17 @@ func measureFlood(ctx context.Context, o options, bin, workDir, engine string, s
 		serverCPU, selfCPU cpuSample
 		selfSched          *metrics.Float64Histogram
 		began              time.Time
+		limits             admissionLimits
 	)
 	out, err := flood(ctx, server.baseURL, createKey, listKey, o.floodConnections, o.duration, !o.floodIgnoreRetryAfter, !o.floodRefusalsOnly, func() error {
 		var err error
 		before, err = serverLatencies(ctx, server.baseURL)
 		serverCPU, selfCPU, selfSched = sampleCPU(server.cmd.Process.Pid), sampleCPU(os.Getpid()), goSchedLatencies()
 		began = time.Now()
+		limits.start(ctx, server.baseURL)
 		return err
 	})
+	limits.stop()
 	if err != nil {
 		return err
 	}
@@ -188,7 +191,7 @@ func measureFlood(ctx context.Context, o options, bin, workDir, engine string, s
 		after.admitted.minus(before.admitted).quantile(0.5), after.admitted.minus(before.admitted).quantile(0.99),
 		after.refused.minus(before.refused).quantile(0.5), after.refused.minus(before.refused).quantile(0.99))
 	serverSched := after.sched.minus(before.sched)
-	fmt.Fprintf(stdout, "%s; mgmtapi's GOMAXPROCS %s\n", pinned, after.gomaxprocs)
+	fmt.Fprintf(stdout, "%s; mgmtapi's GOMAXPROCS %s; its admission bound, read every %s: %s\n", pinned, after.gomaxprocs, admissionLimitEvery, &limits)
 	fmt.Fprintf(stdout, "where the time went (%s): mgmtapi used %.2f cores and its threads waited %.2f s for one; the load generator used %.2f cores and waited %.2f s; goroutines runnable before running: mgmtapi p50 ≤ %s p99 ≤ %s (buckets), load generator p50 %s p99 %s (%.1f%% over 10ms)\n",
 		elapsed.Round(time.Millisecond), serverCPU.cpu.Seconds()/elapsed.Seconds(), serverCPU.runQueue.Seconds(),
 		selfCPU.cpu.Seconds()/elapsed.Seconds(), selfCPU.runQueue.Seconds(),
@@ -625,30 +628,89 @@ func (h *slotHolders) release() error {
 
 // waitForAdmitted polls the server's mgmtapi_requests_admitted until it is n, for at most 30 s.
 func waitForAdmitted(ctx context.Context, baseURL string, n int) error {
-	want := fmt.Sprintf("mgmtapi_requests_admitted %d\n", n)
-	var last string
+	last := -1.0
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		req, err := http.NewRequestWithContext(ctx, "GET", baseURL+"/metrics", nil)
-		if err != nil {
-			return err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return fmt.Errorf("/metrics: %w", err)
-		}
-		body, err := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return err
-		}
-		if strings.Contains(string(body), want) {
+		v, ok := readGauge(ctx, baseURL, "mgmtapi_requests_admitted")
+		if ok && int(v) == n {
 			return nil
 		}
-		for _, line := range strings.Split(string(body), "\n") {
-			if strings.HasPrefix(line, "mgmtapi_requests_admitted ") {
-				last = line
-			}
+		if ok {
+			last = v
 		}
 	}
-	return fmt.Errorf("-flood-refusals-only: the server's %q did not become %d in 30 s", last, n)
+	return fmt.Errorf("-flood-refusals-only: the server's mgmtapi_requests_admitted is %v, not %d, after 30 s", last, n)
+}
+
+// admissionLimits reads the server's admission bound (mgmtapi_requests_admission_limit) every
+// admissionLimitEvery while the flood runs: how low an adaptive bound went, and where it stayed.
+type admissionLimits struct {
+	done   chan struct{}
+	wg     sync.WaitGroup
+	values []int
+}
+
+const admissionLimitEvery = 500 * time.Millisecond
+
+func (l *admissionLimits) start(ctx context.Context, baseURL string) {
+	l.done = make(chan struct{})
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		tick := time.NewTicker(admissionLimitEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-l.done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if v, ok := readGauge(ctx, baseURL, "mgmtapi_requests_admission_limit"); ok {
+				l.values = append(l.values, int(v))
+			}
+		}
+	}()
+}
+
+func (l *admissionLimits) stop() {
+	if l.done != nil {
+		close(l.done)
+		l.wg.Wait()
+	}
+}
+
+// String gives the lowest, the median and the highest bound read, or "not read".
+func (l *admissionLimits) String() string {
+	if len(l.values) == 0 {
+		return "not read"
+	}
+	sorted := slices.Sorted(slices.Values(l.values))
+	return fmt.Sprintf("min %d, median %d, max %d over %d reads", sorted[0], sorted[len(sorted)/2], sorted[len(sorted)-1], len(sorted))
+}
+
+// readGauge reads one unlabelled series of the server's /metrics.
+func readGauge(ctx context.Context, baseURL, name string) (float64, bool) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", baseURL+"/metrics", nil)
+	if err != nil {
+		return 0, false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, false
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if rest, ok := strings.CutPrefix(line, name+" "); ok {
+			v, err := strconv.ParseFloat(rest, 64)
+			return v, err == nil
+		}
+	}
+	return 0, false
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 )
@@ -32,18 +33,30 @@ func fill(t *testing.T, a *admission, n int) []time.Time {
 	return entered
 }
 
-// TestAdaptiveAdmissionKeepsItsMaximumWithoutRefusals: requests far slower than the target do not
-// lower the bound while nothing is refused — ordinary load on a slow database keeps every slot.
-func TestAdaptiveAdmissionKeepsItsMaximumWithoutRefusals(t *testing.T) {
-	clock := newFakeClock()
-	a := adaptiveForTest(clock, 64, 4)
-	for range 1000 {
-		entered := fill(t, a, 32)
+// slowRounds runs rounds rounds of n requests that each hold their slot a second; when n is the
+// bound, each round also has one request refused.
+func slowRounds(t *testing.T, a *admission, clock *fakeClock, rounds, n int) {
+	t.Helper()
+	for range rounds {
+		entered := fill(t, a, n)
+		if n == a.currentLimit() {
+			if _, ok := a.enter(context.Background()); ok {
+				t.Fatalf("request %d admitted over a bound of %d", n+1, n)
+			}
+		}
 		clock.advance(time.Second)
 		for _, at := range entered {
 			a.leave(at)
 		}
 	}
+}
+
+// TestAdaptiveAdmissionKeepsItsMaximumWithoutRefusals: requests far slower than the target do not
+// lower the bound while nothing is refused — ordinary load on a slow database keeps every slot.
+func TestAdaptiveAdmissionKeepsItsMaximumWithoutRefusals(t *testing.T) {
+	clock := newFakeClock()
+	a := adaptiveForTest(clock, 64, 4)
+	slowRounds(t, a, clock, 1000, 32)
 	if got := a.currentLimit(); got != 64 {
 		t.Fatalf("limit %d after slow requests without refusals, want 64", got)
 	}
@@ -141,16 +154,7 @@ func TestFixedAdmissionNeverMoves(t *testing.T) {
 	clock := newFakeClock()
 	a := newAdmission(8, 0, 0, 0, 2)
 	a.now = clock.now
-	for range 100 {
-		entered := fill(t, a, 8)
-		if _, ok := a.enter(context.Background()); ok {
-			t.Fatal("a 9th request was admitted")
-		}
-		clock.advance(time.Second)
-		for _, at := range entered {
-			a.leave(at)
-		}
-	}
+	slowRounds(t, a, clock, 100, 8)
 	if got := a.currentLimit(); got != 8 {
 		t.Fatalf("limit %d, want 8", got)
 	}
@@ -197,4 +201,34 @@ func TestLoweredBoundHoldsTheQueue(t *testing.T) {
 	if a.queued.Load() != 0 || a.admitted() != 2 {
 		t.Fatalf("%d queued, %d in the handler; want 0 and 2", a.queued.Load(), a.admitted())
 	}
+}
+
+// TestShedAnswerIsWriteErrorsAnswer: the pre-recorded refusal is what WriteError writes (its
+// Content-Type and Error body), with a Retry-After of 1 to 3 s, and keeps the headers set before
+// it (Connection: close while draining).
+func TestShedAnswerIsWriteErrorsAnswer(t *testing.T) {
+	api := newBlockingAPI()
+	h := testHandler(api, Options{MaxConcurrent: 1})
+	done := make(chan struct{})
+	go func() {
+		serve(h, "GET", "/mgmt/openapi/5/x", nil)
+		close(done)
+	}()
+	<-api.entered
+	h.Drain()
+	for range 20 {
+		rec := serve(h, "GET", "/mgmt/openapi/5/y", nil)
+		refused(t, "while the slot is taken", rec, http.StatusServiceUnavailable, "as many requests as it can (1, and 0 waiting); retry later")
+		if got := rec.Header().Get("Content-Type"); got != "application/json; charset=utf-8" {
+			t.Fatalf("Content-Type %q", got)
+		}
+		if got := rec.Header().Get("Retry-After"); got != "1" && got != "2" && got != "3" {
+			t.Fatalf("Retry-After %q", got)
+		}
+		if got := rec.Header().Get("Connection"); got != "close" {
+			t.Fatalf("Connection %q while draining", got)
+		}
+	}
+	close(api.release)
+	<-done
 }

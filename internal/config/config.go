@@ -215,7 +215,7 @@ var options = []option{
 			c.QueueWait, err = duration(v, 0, 10*time.Second, "20ms")
 			return err
 		}},
-	{"concurrency-target-latency", "MGMTAPI_CONCURRENCY_TARGET_LATENCY", "0s", "adaptive bound, off by default: while requests are refused and the admitted ones stay longer than this in the handler, fewer are admitted at once (down to --min-concurrent-requests), climbing back to --max-concurrent-requests otherwise; 0s to 10s, 0s keeps the bound fixed",
+	{"concurrency-target-latency", "MGMTAPI_CONCURRENCY_TARGET_LATENCY", "50ms", "adaptive bound: while requests are refused and the admitted ones stay longer than this in the handler, fewer are admitted at once (down to --min-concurrent-requests), climbing back to --max-concurrent-requests otherwise; 0s to 10s, 0s keeps the bound fixed",
 		func(c *Config, v string) (err error) {
 			c.ConcurrencyTargetLatency, err = duration(v, 0, 10*time.Second, "50ms")
 			return err

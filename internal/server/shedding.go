@@ -112,13 +112,16 @@ func (l *shedLog) count(now time.Time) (int64, bool) {
 // with newAdmission.
 //
 // The bound is limit, between floor and max. A fixed admission (no latency target) keeps it at
-// max. An adaptive one (adaptiveAdmission) moves it, additive increase and multiplicative
+// max. An adaptive one (target above 0) moves it, additive increase and multiplicative
 // decrease: it falls by a quarter, at most once per target, when a request leaves the handler
-// after more than target while requests are being refused (demand is above what the handler
-// admits, and what it admits is slow: too many requests share the cores); it grows by one per
-// limit requests that leave within target, or that leave while none is refused. Under ordinary
-// load nothing is refused, so the limit stays at max whatever the latency; under a flood it
-// settles where the handler's latency is about target, but never below floor.
+// after more than target and a request was refused since the last fall (demand is above what the
+// handler admits, and what it admits is slow: too many requests share the cores); it grows by
+// one per limit requests that leave within target, or that leave with no refusal since the last
+// fall. Under ordinary load nothing is refused, so the limit stays at max whatever the latency;
+// under a flood it settles where the handler's latency is about target, but never below floor.
+// Fewer requests in the handler leave the cores to fewer goroutines, so each admitted request
+// is answered sooner; the price is fewer admitted requests (docs/performance.md, "Flood, second
+// part").
 type admission struct {
 	mu sync.Mutex
 	// inHandler counts the requests holding a slot; waiters are the queued requests, first come

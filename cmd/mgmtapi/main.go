@@ -217,6 +217,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		MaxConcurrent:     cfg.MaxConcurrentRequests,
 		QueueLength:       cfg.QueueLength,
 		QueueWait:         cfg.QueueWait,
+		ConcurrencyTarget: cfg.ConcurrencyTargetLatency,
+		MinConcurrent:     cfg.MinConcurrentRequests,
 		DecodeBudgetBytes: cfg.DecodeBudgetBytes,
 		KeyRate:           cfg.KeyRateLimit,
 		KeyBurst:          cfg.KeyRateBurst,

@@ -98,6 +98,13 @@ func measureFlood(ctx context.Context, o options, bin, workDir, engine string, s
 		return err
 	}
 
+	var held *slotHolders
+	if o.floodRefusalsOnly {
+		if held, err = holdSlots(ctx, server.baseURL, createKey); err != nil {
+			return err
+		}
+		defer held.release()
+	}
 	fmt.Fprintf(stderr, "mgmtload: flood: opening %d connections\n", o.floodConnections)
 	loadStart := loadAverage()
 	server.resetPeakRSS()
@@ -108,14 +115,17 @@ func measureFlood(ctx context.Context, o options, bin, workDir, engine string, s
 		serverCPU, selfCPU cpuSample
 		selfSched          *metrics.Float64Histogram
 		began              time.Time
+		limits             admissionLimits
 	)
-	out, err := flood(ctx, server.baseURL, createKey, listKey, o.floodConnections, o.duration, !o.floodIgnoreRetryAfter, func() error {
+	out, err := flood(ctx, server.baseURL, createKey, listKey, o.floodConnections, o.duration, !o.floodIgnoreRetryAfter, !o.floodRefusalsOnly, func() error {
 		var err error
 		before, err = serverLatencies(ctx, server.baseURL)
 		serverCPU, selfCPU, selfSched = sampleCPU(server.cmd.Process.Pid), sampleCPU(os.Getpid()), goSchedLatencies()
 		began = time.Now()
+		limits.start(ctx, server.baseURL)
 		return err
 	})
+	limits.stop()
 	if err != nil {
 		return err
 	}
@@ -128,6 +138,11 @@ func measureFlood(ctx context.Context, o options, bin, workDir, engine string, s
 		return err
 	}
 
+	if held != nil {
+		if err := held.release(); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(stderr, "mgmtload: flood: reading the created sets back\n")
 	var listed struct {
 		Sets []struct {
@@ -176,13 +191,14 @@ func measureFlood(ctx context.Context, o options, bin, workDir, engine string, s
 		after.admitted.minus(before.admitted).quantile(0.5), after.admitted.minus(before.admitted).quantile(0.99),
 		after.refused.minus(before.refused).quantile(0.5), after.refused.minus(before.refused).quantile(0.99))
 	serverSched := after.sched.minus(before.sched)
-	fmt.Fprintf(stdout, "%s; mgmtapi's GOMAXPROCS %s\n", pinned, after.gomaxprocs)
+	fmt.Fprintf(stdout, "%s; mgmtapi's GOMAXPROCS %s; its admission bound, read every %s: %s\n", pinned, after.gomaxprocs, admissionLimitEvery, &limits)
 	fmt.Fprintf(stdout, "where the time went (%s): mgmtapi used %.2f cores and its threads waited %.2f s for one; the load generator used %.2f cores and waited %.2f s; goroutines runnable before running: mgmtapi p50 ≤ %s p99 ≤ %s (buckets), load generator p50 %s p99 %s (%.1f%% over 10ms)\n",
 		elapsed.Round(time.Millisecond), serverCPU.cpu.Seconds()/elapsed.Seconds(), serverCPU.runQueue.Seconds(),
 		selfCPU.cpu.Seconds()/elapsed.Seconds(), selfCPU.runQueue.Seconds(),
 		serverSched.quantile(0.5), serverSched.quantile(0.99),
 		durationOrDash(histogramQuantile(selfSched, selfSchedAfter, 0.5)), durationOrDash(histogramQuantile(selfSched, selfSchedAfter, 0.99)),
 		100*histogramOver(selfSched, selfSchedAfter, 10*time.Millisecond))
+	printFloodFloor(stdout, out, serverCPU.cpu, selfCPU.cpu, o.floodConnections, held != nil)
 	codes := make([]int, 0, len(out.statuses))
 	for code := range out.statuses {
 		codes = append(codes, code)
@@ -215,7 +231,7 @@ func measureFlood(ctx context.Context, o options, bin, workDir, engine string, s
 // its environment, the others being the server's defaults.
 func sheddingSettings() string {
 	var set []string
-	for _, name := range []string{"MGMTAPI_MAX_CONCURRENT_REQUESTS", "MGMTAPI_QUEUE_LENGTH", "MGMTAPI_QUEUE_WAIT", "MGMTAPI_KEY_RATE_LIMIT", "GOMAXPROCS"} {
+	for _, name := range []string{"MGMTAPI_MAX_CONCURRENT_REQUESTS", "MGMTAPI_QUEUE_LENGTH", "MGMTAPI_QUEUE_WAIT", "MGMTAPI_CONCURRENCY_TARGET_LATENCY", "MGMTAPI_MIN_CONCURRENT_REQUESTS", "MGMTAPI_KEY_RATE_LIMIT", "GOMAXPROCS"} {
 		if v, ok := os.LookupEnv(name); ok {
 			set = append(set, name+"="+v)
 		}
@@ -252,13 +268,13 @@ func printFloodRow(w io.Writer, name string, latencies []time.Duration, target s
 }
 
 // flood opens connections connections, waits until all are open, calls opened, then has them all
-// send requests back to back for d.
+// send requests back to back for d: half lists and half creates, or only lists without creates.
 //
 // Each connection is written to and read from directly (floodConn), not through http.Client: the
 // client's transport runs two goroutines of its own per connection and allocates a request, its
 // header map and a context per request, and under 5,000 connections on two shared cores the load
 // generator's own cost is part of every latency it measures.
-func flood(ctx context.Context, baseURL, createKey, listKey string, connections int, d time.Duration, honourRetryAfter bool, opened func() error) (floodOutcome, error) {
+func flood(ctx context.Context, baseURL, createKey, listKey string, connections int, d time.Duration, honourRetryAfter, creates bool, opened func() error) (floodOutcome, error) {
 	addr := strings.TrimPrefix(baseURL, "http://")
 	workers := make([]*floodConn, connections)
 	outs := make([]floodOutcome, connections)
@@ -309,7 +325,7 @@ func flood(ctx context.Context, baseURL, createKey, listKey string, connections 
 			wait.Stop()
 			for seq := 0; ctx.Err() == nil; seq++ {
 				req, name := list, ""
-				if i%2 == 1 {
+				if creates && i%2 == 1 {
 					name = fmt.Sprintf("flood w%d #%d", i, seq)
 					body = fmt.Appendf(body[:0], `{"name":%q,"groups":[{"name":"g","interval":60,"rules":[{"record":"r:x","expr":"sum(up)"}]}]}`, name)
 					create = append(strconv.AppendInt(append(create[:0], createHead...), int64(len(body)), 10), "\r\n\r\n"...)
@@ -552,4 +568,149 @@ func serverLatencies(ctx context.Context, baseURL string) (serverTimes, error) {
 		}
 	}
 	return t, nil
+}
+
+// slotHolders are connections each holding one of the server's slots with a create whose body
+// never comes (the server reads it in the handler, after admission, and waits up to its read
+// timeout of 60 s).
+type slotHolders struct {
+	baseURL string
+	conns   []net.Conn
+}
+
+// holdSlots takes every slot of the server at baseURL — MGMTAPI_MAX_CONCURRENT_REQUESTS of this
+// process's environment, which the server inherits, or its default of 64 — and waits until its
+// /metrics says they are taken.
+func holdSlots(ctx context.Context, baseURL, key string) (*slotHolders, error) {
+	slots := 64
+	if v, ok := os.LookupEnv("MGMTAPI_MAX_CONCURRENT_REQUESTS"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("-flood-refusals-only: MGMTAPI_MAX_CONCURRENT_REQUESTS=%q is not a number of slots", v)
+		}
+		slots = n
+	}
+	addr := strings.TrimPrefix(baseURL, "http://")
+	head := []byte("POST " + recordingRuleSetsPath + " HTTP/1.1\r\nHost: " + addr + "\r\nAuthorization: Bearer " + key +
+		"\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n")
+	h := &slotHolders{baseURL: baseURL}
+	for range slots {
+		conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+		if err != nil {
+			h.release()
+			return nil, fmt.Errorf("-flood-refusals-only: %w", err)
+		}
+		h.conns = append(h.conns, conn)
+		if _, err := conn.Write(head); err != nil {
+			h.release()
+			return nil, fmt.Errorf("-flood-refusals-only: %w", err)
+		}
+	}
+	if err := waitForAdmitted(ctx, baseURL, slots); err != nil {
+		h.release()
+		return nil, err
+	}
+	return h, nil
+}
+
+// release closes the holding connections and waits until the server has freed their slots; it
+// may be called again.
+func (h *slotHolders) release() error {
+	if len(h.conns) == 0 {
+		return nil
+	}
+	for _, conn := range h.conns {
+		conn.Close()
+	}
+	h.conns = nil
+	return waitForAdmitted(context.Background(), h.baseURL, 0)
+}
+
+// waitForAdmitted polls the server's mgmtapi_requests_admitted until it is n, for at most 30 s.
+func waitForAdmitted(ctx context.Context, baseURL string, n int) error {
+	last := -1.0
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		v, ok := readGauge(ctx, baseURL, "mgmtapi_requests_admitted")
+		if ok && int(v) == n {
+			return nil
+		}
+		if ok {
+			last = v
+		}
+	}
+	return fmt.Errorf("-flood-refusals-only: the server's mgmtapi_requests_admitted is %v, not %d, after 30 s", last, n)
+}
+
+// admissionLimits reads the server's admission bound (mgmtapi_requests_admission_limit) every
+// admissionLimitEvery while the flood runs: how low an adaptive bound went, and where it stayed.
+type admissionLimits struct {
+	done   chan struct{}
+	wg     sync.WaitGroup
+	values []int
+}
+
+const admissionLimitEvery = 500 * time.Millisecond
+
+func (l *admissionLimits) start(ctx context.Context, baseURL string) {
+	l.done = make(chan struct{})
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		tick := time.NewTicker(admissionLimitEvery)
+		defer tick.Stop()
+		for {
+			select {
+			case <-l.done:
+				return
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if v, ok := readGauge(ctx, baseURL, "mgmtapi_requests_admission_limit"); ok {
+				l.values = append(l.values, int(v))
+			}
+		}
+	}()
+}
+
+func (l *admissionLimits) stop() {
+	if l.done != nil {
+		close(l.done)
+		l.wg.Wait()
+	}
+}
+
+// String gives the lowest, the median and the highest bound read, or "not read".
+func (l *admissionLimits) String() string {
+	if len(l.values) == 0 {
+		return "not read"
+	}
+	sorted := slices.Sorted(slices.Values(l.values))
+	return fmt.Sprintf("min %d, median %d, max %d over %d reads", sorted[0], sorted[len(sorted)/2], sorted[len(sorted)-1], len(sorted))
+}
+
+// readGauge reads one unlabelled series of the server's /metrics.
+func readGauge(ctx context.Context, baseURL, name string) (float64, bool) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, "GET", baseURL+"/metrics", nil)
+	if err != nil {
+		return 0, false
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, false
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return 0, false
+	}
+	for _, line := range strings.Split(string(body), "\n") {
+		if rest, ok := strings.CutPrefix(line, name+" "); ok {
+			v, err := strconv.ParseFloat(rest, 64)
+			return v, err == nil
+		}
+	}
+	return 0, false
 }

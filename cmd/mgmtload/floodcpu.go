@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/metrics"
 	"strconv"
 	"strings"
@@ -152,4 +154,32 @@ func pinThreads(cpu int) error {
 		}
 	}
 	return nil
+}
+
+// printFloodFloor prints what an answer cost each process in CPU, averaged over every answer of
+// the flood, and the least time in which connections requests sent at once can all be answered
+// on this machine's cores at that cost: the opening burst's floor. With clients that ignore
+// Retry-After every connection always has a request in flight, so by Little's law the mean
+// latency of the whole flood is at least the same figure. The floor is printed for a
+// refusals-only flood (-flood-refusals-only), where the average is a refusal's cost; otherwise the
+// admitted requests' handlers are in the average, and only it is printed.
+func printFloodFloor(w io.Writer, out floodOutcome, serverCPU, generatorCPU time.Duration, connections int, refusalsOnly bool) {
+	answers := 0
+	for _, n := range out.statuses {
+		answers += n
+	}
+	if answers == 0 {
+		return
+	}
+	server, generator := serverCPU/time.Duration(answers), generatorCPU/time.Duration(answers)
+	if !refusalsOnly {
+		fmt.Fprintf(w, "CPU per answer, averaged over every answer (admitted ones included; -flood-refusals-only gives a refusal's cost and the opening burst's floor): mgmtapi %s, load generator %s\n",
+			server.Round(100*time.Nanosecond), generator.Round(100*time.Nanosecond))
+		return
+	}
+	floor := time.Duration(connections) * (server + generator) / time.Duration(runtime.NumCPU())
+	what := "every answer (refusals only)"
+	fmt.Fprintf(w, "CPU per answer, averaged over %s: mgmtapi %s, load generator %s; floor of %d requests sent at once on %d cores: %d × (%s + %s) / %d = %s\n",
+		what, server.Round(100*time.Nanosecond), generator.Round(100*time.Nanosecond), connections, runtime.NumCPU(),
+		connections, server.Round(100*time.Nanosecond), generator.Round(100*time.Nanosecond), runtime.NumCPU(), floor.Round(time.Millisecond))
 }

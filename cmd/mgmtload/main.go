@@ -74,6 +74,7 @@ type options struct {
 	floodConnections      int
 	floodIgnoreRetryAfter bool
 	floodPin              bool
+	floodRefusalsOnly     bool
 	// mutationRequests is how many requests the mutation measurement (-scenarios mutation) sends.
 	mutationRequests int
 }
@@ -97,6 +98,7 @@ func parseFlags(args []string, stderr io.Writer) (o options, err error) {
 	fs.IntVar(&o.policies, "policies", 10000, "policies the list-policies scenario lists")
 	fs.IntVar(&o.floodConnections, "flood-connections", 5000, "connections the flood measurement holds at once")
 	fs.BoolVar(&o.floodPin, "flood-pin", false, "flood: run mgmtapi on CPU 1 and the load generator on CPU 0, each with GOMAXPROCS 1")
+	fs.BoolVar(&o.floodRefusalsOnly, "flood-refusals-only", false, "flood: first hold every slot of the server (MGMTAPI_MAX_CONCURRENT_REQUESTS, or 64) with a create whose body never comes, and send only lists, so that every flood request is refused: what a refusal costs (with MGMTAPI_QUEUE_LENGTH=0 none waits in the queue)")
 	fs.BoolVar(&o.floodIgnoreRetryAfter, "flood-ignore-retry-after", false, "flood clients send their next request at once after 503 or 429")
 	fs.IntVar(&o.mutationRequests, "mutation-requests", 250_000, "requests the mutation measurement sends, spread over every operation of api/openapi.yaml")
 	fs.IntVar(&o.readyStarts, "ready-starts", 10, "starts of mgmtapi the ready measurement times")

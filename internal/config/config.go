@@ -58,6 +58,14 @@ type Config struct {
 	MaxConcurrentRequests int
 	QueueLength           int
 	QueueWait             time.Duration
+	// ConcurrencyTargetLatency, when above 0, makes the bound on the requests in the handler
+	// adaptive: while requests are refused and the admitted ones take longer than it in the
+	// handler, the bound falls (by a quarter, at most once per ConcurrencyTargetLatency) down to
+	// MinConcurrentRequests, and it climbs back to MaxConcurrentRequests otherwise. 0 keeps the
+	// bound at MaxConcurrentRequests.
+	ConcurrencyTargetLatency time.Duration
+	// MinConcurrentRequests is the adaptive bound's floor; 0 means two per GOMAXPROCS.
+	MinConcurrentRequests int
 	// DecodeBudgetBytes bounds the request-body bytes being read and decoded at once across all
 	// requests (at least MaxBodyBytes); beyond it, 503.
 	DecodeBudgetBytes int64
@@ -205,6 +213,16 @@ var options = []option{
 	{"queue-wait", "MGMTAPI_QUEUE_WAIT", "20ms", "longest wait in that queue before 503, 0s to 10s",
 		func(c *Config, v string) (err error) {
 			c.QueueWait, err = duration(v, 0, 10*time.Second, "20ms")
+			return err
+		}},
+	{"concurrency-target-latency", "MGMTAPI_CONCURRENCY_TARGET_LATENCY", "50ms", "adaptive bound: while requests are refused and the admitted ones stay longer than this in the handler, fewer are admitted at once (down to --min-concurrent-requests), climbing back to --max-concurrent-requests otherwise; 0s to 10s, 0s keeps the bound fixed",
+		func(c *Config, v string) (err error) {
+			c.ConcurrencyTargetLatency, err = duration(v, 0, 10*time.Second, "50ms")
+			return err
+		}},
+	{"min-concurrent-requests", "MGMTAPI_MIN_CONCURRENT_REQUESTS", "0", "fewest API requests the adaptive bound admits at once, 0 to 100000; 0 means two per GOMAXPROCS; above --max-concurrent-requests it is that",
+		func(c *Config, v string) (err error) {
+			c.MinConcurrentRequests, err = integer(v, 0, 100000)
 			return err
 		}},
 	{"decode-budget-bytes", "MGMTAPI_DECODE_BUDGET_BYTES", "67108864", "most request-body bytes read and decoded at once across all requests, at least --max-body-bytes; beyond it 503 with Retry-After",
@@ -446,9 +464,9 @@ func (c Config) String() string {
 	if c.KeyRateLimit > 0 {
 		keyRate = fmt.Sprintf("%s/s burst %d", strconv.FormatFloat(c.KeyRateLimit, 'f', -1, 64), c.KeyRateBurst)
 	}
-	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s log=%s/%s access-log=%s shutdown-delay=%s max-concurrent-requests=%d queue=%d/%s decode-budget-bytes=%d key-rate-limit=%s bootstrap-key=%s operator-key=%s",
+	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s log=%s/%s access-log=%s shutdown-delay=%s max-concurrent-requests=%d queue=%d/%s concurrency-target-latency=%s min-concurrent-requests=%d decode-budget-bytes=%d key-rate-limit=%s bootstrap-key=%s operator-key=%s",
 		c.Addr, externalURL, tls, db, c.Region, c.PolicyLimit, c.MaxBodyBytes, c.KPIInterval, extensionsDir, c.LogFormat, c.LogLevel, c.AccessLog, c.ShutdownDelay,
-		c.MaxConcurrentRequests, c.QueueLength, c.QueueWait, c.DecodeBudgetBytes, keyRate, mask(c.BootstrapKey), mask(c.OperatorKey))
+		c.MaxConcurrentRequests, c.QueueLength, c.QueueWait, c.ConcurrencyTargetLatency, c.MinConcurrentRequests, c.DecodeBudgetBytes, keyRate, mask(c.BootstrapKey), mask(c.OperatorKey))
 }
 
 // DefaultExternalURL is the base URL derived from the address the server listens on: a wildcard

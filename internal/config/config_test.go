@@ -26,6 +26,7 @@ func TestDefaults(t *testing.T) {
 		c.AccessLog != "errors" || c.KPIInterval != 30*time.Second || c.DatabaseWait != 30*time.Second ||
 		c.ShutdownDelay != 5*time.Second || c.AuditRetention != 90*24*time.Hour || c.ExternalURL != "" || c.TLS() || c.LogFormat != "text" ||
 		c.MaxConcurrentRequests != 64 || c.QueueLength != 64 || c.QueueWait != 20*time.Millisecond ||
+		c.ConcurrencyTargetLatency != 50*time.Millisecond || c.MinConcurrentRequests != 0 ||
 		c.DecodeBudgetBytes != 64<<20 || c.KeyRateLimit != 0 || c.KeyRateBurst != 100 {
 		t.Fatalf("defaults: %+v", c)
 	}
@@ -41,6 +42,7 @@ func TestFlagsWinOverBadVariables(t *testing.T) {
 		"log-level": "loud", "access-log": "sampled", "shutdown-delay": "1y",
 		"audit-retention":         "30m",
 		"max-concurrent-requests": "0", "queue-length": "-1", "queue-wait": "11s", "decode-budget-bytes": "1k",
+		"concurrency-target-latency": "fast", "min-concurrent-requests": "-1",
 		"key-rate-limit": "fast", "key-rate-burst": "0",
 	}
 	good := map[string]string{
@@ -50,6 +52,7 @@ func TestFlagsWinOverBadVariables(t *testing.T) {
 		"log-format": "json", "log-level": "warn", "access-log": "all", "shutdown-delay": "0s",
 		"audit-retention":         "30d",
 		"max-concurrent-requests": "8", "queue-length": "0", "queue-wait": "0s", "decode-budget-bytes": "16777216",
+		"concurrency-target-latency": "0s", "min-concurrent-requests": "4",
 		"key-rate-limit": "0.5", "key-rate-burst": "3",
 	}
 	for _, o := range options {

@@ -21,6 +21,8 @@ type metrics struct {
 	// shedDecodeBudget); rateLimited those refused by a key's rate limit.
 	shed        *prometheus.CounterVec
 	rateLimited prometheus.Counter
+	// shedByConcurrency is shed's concurrency series, resolved once: a flood counts it per refusal.
+	shedByConcurrency prometheus.Counter
 
 	// seen keeps the series already used, so that a request finds its own without hashing its
 	// labels and formatting its status again.
@@ -73,15 +75,19 @@ func newMetrics(reg *prometheus.Registry, dbStats func() sql.DBStats, admission 
 	for _, reason := range []string{shedConcurrency, shedDecodeBudget} {
 		m.shed.WithLabelValues(reason)
 	}
+	m.shedByConcurrency = m.shed.WithLabelValues(shedConcurrency)
 	reg.MustRegister(m.shed, m.rateLimited)
 	if admission != nil {
 		reg.MustRegister(
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mgmtapi_requests_admitted",
 				Help: "API requests holding one of the --max-concurrent-requests slots now."},
-				func() float64 { return float64(admission.inHandler()) }),
+				func() float64 { return float64(admission.admitted()) }),
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mgmtapi_requests_queued",
 				Help: "API requests waiting for a slot now."},
-				func() float64 { return float64(admission.queued.Load()) }))
+				func() float64 { return float64(admission.queued.Load()) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mgmtapi_requests_admission_limit",
+				Help: "API requests admitted to the handler at once now: --max-concurrent-requests, or less while the adaptive bound (--concurrency-target-latency) has lowered it."},
+				func() float64 { return float64(admission.currentLimit()) }))
 	}
 	if budget != nil {
 		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mgmtapi_decode_budget_bytes_in_use",

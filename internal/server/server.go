@@ -50,6 +50,11 @@ type Options struct {
 	MaxConcurrent int
 	QueueLength   int
 	QueueWait     time.Duration
+	// ConcurrencyTarget, when above 0, makes the bound adaptive: between MinConcurrent (0: two per
+	// GOMAXPROCS) and MaxConcurrent, lowered while requests are refused and the admitted ones take
+	// longer than it in the handler (see shedding.go, admission).
+	ConcurrencyTarget time.Duration
+	MinConcurrent     int
 	// DecodeBudgetBytes bounds the body bytes of API requests being read and decoded at once
 	// (0: no budget); beyond it, 503 with Retry-After (see budget.go).
 	DecodeBudgetBytes int64
@@ -85,10 +90,11 @@ func New(opts Options) *Handler {
 		writeJSON(w, http.StatusOK, []byte(`{"status":"ok"}`))
 	})
 	h := &Handler{opts: opts, mux: mux,
-		admission: newAdmission(opts.MaxConcurrent, opts.QueueLength, opts.QueueWait),
+		admission: newAdmission(opts.MaxConcurrent, opts.QueueLength, opts.QueueWait, opts.ConcurrencyTarget, opts.MinConcurrent),
 		budget:    newDecodeBudget(opts.DecodeBudgetBytes),
 		limiter:   newKeyLimiter(opts.KeyRate, opts.KeyBurst),
 	}
+	h.shedAnswer = newShedAnswer(opts.WriteError, opts.MaxConcurrent, opts.QueueLength)
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
 		if h.draining.Load() {
 			opts.WriteError(w, http.StatusServiceUnavailable, "the server is shutting down")
@@ -146,6 +152,8 @@ type Handler struct {
 	admission *admission
 	budget    *decodeBudget
 	limiter   *keyLimiter
+	// shedAnswer is the answer to a request refused by admission.
+	shedAnswer *shedAnswer
 }
 
 // Drain tells the handler that shutdown has begun: from now on /readyz answers 503 and every
@@ -273,16 +281,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	api := r.Method != http.MethodConnect && isOperationPath(r.URL.EscapedPath())
 	if api && h.admission != nil {
-		if !h.admission.enter(ctx) {
-			req.shed = true
-			h.metrics.shed.WithLabelValues(shedConcurrency).Inc()
-			rec.Header().Set("Retry-After", retryAfter())
-			h.opts.WriteError(rec, http.StatusServiceUnavailable, fmt.Sprintf(
-				"the server is answering as many requests as it can (%d, and %d waiting); retry later",
-				h.opts.MaxConcurrent, h.opts.QueueLength))
+		entered, ok := h.admission.enter(ctx)
+		if !ok {
+			h.refuseShed(rec, req)
 			return
 		}
-		defer h.admission.leave()
+		defer h.admission.leave(entered)
 	}
 	if r.Body != nil && r.Body != http.NoBody {
 		body := &guardedBody{ReadCloser: r.Body, h: h, x: x}

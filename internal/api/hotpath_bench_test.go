@@ -116,7 +116,14 @@ func BenchmarkGetByIDConcurrent(b *testing.B) {
 // io.Discard (the formatting cost is paid; the write is not).
 func wholeStack(b *testing.B, database *db.DB, accessLog server.AccessLog) http.Handler {
 	b.Helper()
-	a, err := api.New(api.Options{DB: database, Authn: auth.NewAuthenticator(database, nil), OperatorKey: apitest.OperatorKey})
+	return wholeStackWith(b, api.Options{DB: database, Authn: auth.NewAuthenticator(database, nil), OperatorKey: apitest.OperatorKey}, accessLog)
+}
+
+// wholeStackWith is wholeStack over an API built with opts.
+func wholeStackWith(b *testing.B, opts api.Options, accessLog server.AccessLog) http.Handler {
+	b.Helper()
+	database := opts.DB
+	a, err := api.New(opts)
 	if err != nil {
 		b.Fatal(err)
 	}

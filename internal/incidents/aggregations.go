@@ -1572,6 +1572,18 @@ func (h *IncidentHandler) closedLabelGroupCount(ctx context.Context, teamID int6
 		FROM `+labelRollupFrom+` WHERE `+lw.where, lw.args.list...).Scan(&all, &withClosed); err != nil {
 		return 0, false, fmt.Errorf("count incident groups: %w", err)
 	}
+	if lw.restWhere == "i.team_id = $1" {
+		// only the label is filtered on: the matching values' distinct times and closed
+		// incidents from incident_label_closed_times, in the same snapshot
+		times, closed, err := labelClosedTimes(ctx, tx, h.db.Engine, teamID, key, filter)
+		if err != nil {
+			return 0, false, err
+		}
+		if all > closed {
+			times++ // the open incidents' group
+		}
+		return times, true, nil
+	}
 	if withClosed > maxClosedTimesRead {
 		return 0, false, nil
 	}
@@ -1583,6 +1595,24 @@ func (h *IncidentHandler) closedLabelGroupCount(ctx context.Context, teamID int6
 		times++ // the open incidents' group
 	}
 	return times, true, nil
+}
+
+// labelClosedTimes is the number of distinct closedAt values, and of closed incidents, among the
+// team's incidents whose value of the contextual label key matches filter's conditions on it:
+// the matching values' rows of incident_label_closed_times, less, per time that
+// incident_label_closed_ties lists with more than one of the matching values, the repeats.
+func labelClosedTimes(ctx context.Context, tx *sql.Tx, engine db.Engine, teamID int64, key string,
+	filter oas.IncidentQueryFilter) (distinct, closed int64, err error) {
+	args := &sqlArgs{list: []any{teamID}}
+	where := strings.Join(append([]string{"i.team_id = $1"}, labelValueConds(engine, key, filter, args)...), " AND ")
+	var repeats int64
+	err = tx.QueryRowContext(ctx, `SELECT CAST(COALESCE(SUM(i.n), 0) AS BIGINT), CAST(COALESCE(SUM(i.closed), 0) AS BIGINT),
+		(SELECT COUNT(*) - COUNT(DISTINCT i.closed_at) FROM incident_label_closed_ties i WHERE `+where+`)
+		FROM incident_label_closed_times i WHERE `+where, args.list...).Scan(&distinct, &closed, &repeats)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count incident groups: %w", err)
+	}
+	return distinct - repeats, closed, nil
 }
 
 // closedTimesOfRows counts the distinct closedAt values, and the closed incidents, of the rows of

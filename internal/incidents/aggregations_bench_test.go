@@ -391,6 +391,22 @@ func bulkLoad(b *testing.B, database *db.DB, n int) {
 			FROM incidents i`+byClosed+` WHERE i.team_id = 1 AND i.closed_at IS NOT NULL AND EXISTS (SELECT 1 FROM incidents j`+byClosed+`
 				WHERE j.team_id = i.team_id AND j.closed_at = i.closed_at
 				AND j.created_at - j.created_at % 86400000000 <> i.created_at - i.created_at % 86400000000)`)
+		if err != nil {
+			return err
+		}
+		// incident_label_closed_times and incident_label_closed_ties as 0032 backfills them
+		_, err = tx.ExecContext(ctx, `INSERT INTO incident_label_closed_times (team_id, key, value, n, closed)
+			SELECT team_id, key, value, COUNT(DISTINCT closed_at), COUNT(*) FROM incident_labels
+			WHERE team_id = 1 AND closed_at IS NOT NULL GROUP BY team_id, key, value`)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO incident_label_closed_ties (team_id, key, closed_at, value)
+			SELECT l.team_id, l.key, l.closed_at, l.value
+			FROM incident_labels l JOIN (SELECT team_id, key, closed_at FROM incident_labels WHERE team_id = 1 AND closed_at IS NOT NULL
+					GROUP BY team_id, key, closed_at HAVING COUNT(DISTINCT value) > 1) s
+				ON s.team_id = l.team_id AND s.key = l.key AND s.closed_at = l.closed_at
+			GROUP BY l.team_id, l.key, l.closed_at, l.value`)
 		return err
 	})
 	if err != nil {

@@ -56,18 +56,18 @@ func dayOf(t int64) int64 { return t - t%dayMicros }
 // incident_day_rollup, and per contextual label one of incident_label_rollup and one of
 // incident_label_day_rollup.
 func (e rollupEntry) rows() ([]rollupRow, error) {
-	var labels map[string]string
-	if err := json.Unmarshal([]byte(e.contextual), &labels); err != nil {
-		return nil, fmt.Errorf("contextual labels %q: %w", e.contextual, err)
+	labels, err := contextualLabels(e.contextual)
+	if err != nil {
+		return nil, err
 	}
 	closedDay := int64(openDay)
 	if e.closed.Valid {
 		closedDay = dayOf(e.closed.Int64)
 	}
 	rows := []rollupRow{{key: e.key}, {daily: true, createdDay: dayOf(e.created), closedDay: closedDay, key: e.key}}
-	for k, v := range labels {
-		rows = append(rows, rollupRow{labeled: true, labelKey: k, labelValue: v, key: e.key},
-			rollupRow{labeled: true, labelKey: k, labelValue: v, daily: true, createdDay: dayOf(e.created), closedDay: closedDay, key: e.key})
+	for _, l := range labels {
+		rows = append(rows, rollupRow{labeled: true, labelKey: l.key, labelValue: l.value, key: e.key},
+			rollupRow{labeled: true, labelKey: l.key, labelValue: l.value, daily: true, createdDay: dayOf(e.created), closedDay: closedDay, key: e.key})
 	}
 	return rows, nil
 }
@@ -405,22 +405,41 @@ func cmpBool(a, b bool) int {
 }
 
 // closedTimeChanges are a transaction's changes to the closedAt of the team's incidents: per
-// time and day of creation, the incidents that took it less those that left it.
-// incident_closed_times (the number of distinct closedAt values among the team's incidents,
+// time, day of creation and contextual labels, the incidents that took it less those that left
+// it. incident_closed_times (the number of distinct closedAt values among the team's incidents,
 // which E18 grouped by closedAt counts its groups with), incident_closed_day_times (the same per
-// day of creation and day of close) and incident_closed_day_ties (the times shared by incidents
-// created on different days, with each such day) are kept from them just before the commit.
+// day of creation and day of close), incident_closed_day_ties (the times shared by incidents
+// created on different days, with each such day), incident_label_closed_times (per contextual
+// label key and value: the distinct times and the closed incidents) and
+// incident_label_closed_ties (the times shared by incidents with different values of one key,
+// with each such value) are kept from them just before the commit.
 type closedTimeChanges map[closedTimeChange]int64
 
-// closedTimeChange is a closedAt value and the UTC day of creation of the incidents that took or
-// left it.
-type closedTimeChange struct{ at, createdDay int64 }
+// closedTimeChange is a closedAt value, and the UTC day of creation and the contextual labels
+// (the JSON object stored, which never changes) of the incidents that took or left it.
+type closedTimeChange struct {
+	at, createdDay int64
+	contextual     string
+}
+
+// closedTimeOwner is the day of creation and the contextual labels of incidents with one closedAt.
+type closedTimeOwner struct {
+	createdDay int64
+	contextual string
+}
+
+// labelValue is one contextual label of an incident: its key and value.
+type labelValue struct{ key, value string }
+
+// labelClosedChange is a transaction's change to a row of incident_label_closed_times.
+type labelClosedChange struct{ times, closed int64 }
 
 type closedTimeChangesKey struct{ teamID int64 }
 
-// moveClosedTime records that the closedAt of an incident created at created changed from one
-// value to another (either may be null) when tx commits.
-func moveClosedTime(ctx context.Context, tx *db.Tx, teamID, created int64, from, to sql.NullInt64) {
+// moveClosedTime records that the closedAt of an incident created at created, with the
+// contextual labels contextual (the JSON object stored), changed from one value to another
+// (either may be null) when tx commits.
+func moveClosedTime(ctx context.Context, tx *db.Tx, teamID, created int64, contextual string, from, to sql.NullInt64) {
 	if from == to {
 		return
 	}
@@ -430,29 +449,43 @@ func moveClosedTime(ctx context.Context, tx *db.Tx, teamID, created int64, from,
 		return c
 	}).(closedTimeChanges)
 	if from.Valid {
-		changes[closedTimeChange{from.Int64, dayOf(created)}]--
+		changes[closedTimeChange{from.Int64, dayOf(created), contextual}]--
 	}
 	if to.Valid {
-		changes[closedTimeChange{to.Int64, dayOf(created)}]++
+		changes[closedTimeChange{to.Int64, dayOf(created), contextual}]++
 	}
+}
+
+// contextualLabels are the key and value pairs of a stored contextual labels object.
+func contextualLabels(contextual string) ([]labelValue, error) {
+	var labels map[string]string
+	if err := json.Unmarshal([]byte(contextual), &labels); err != nil {
+		return nil, fmt.Errorf("contextual labels %q: %w", contextual, err)
+	}
+	out := make([]labelValue, 0, len(labels))
+	for k, v := range labels {
+		out = append(out, labelValue{k, v})
+	}
+	return out, nil
 }
 
 // write locks the team's row of incident_closed_times first (every transaction that changes a
 // closedAt of the team takes turns there, so that each sees the incidents the earlier ones
-// committed), then, for each changed time in order, reads the days of creation of the incidents
-// that have it now, tells from the changes which had it before the transaction, and adds the
-// times that appeared less those that vanished: over the team, per day of creation (and the
-// time's day), and rewrites the time's list of days when it is or was shared across days.
+// committed), then, for each changed time in order, reads the days of creation and the
+// contextual labels of the incidents that have it now, tells from the changes which had it
+// before the transaction, and adds the times that appeared less those that vanished: over the
+// team, per day of creation (and the time's day) and per label value, and rewrites the time's
+// list of days (of values of a key) when it is or was shared across days (values).
 func (c closedTimeChanges) write(ctx context.Context, tx *db.Tx, teamID int64) error {
-	changed := map[int64]map[int64]int64{} // time → day of creation → change
+	changed := map[int64]map[closedTimeOwner]int64{} // time → owner → change
 	for k, n := range c {
 		if n == 0 {
 			continue
 		}
 		if changed[k.at] == nil {
-			changed[k.at] = map[int64]int64{}
+			changed[k.at] = map[closedTimeOwner]int64{}
 		}
-		changed[k.at][k.createdDay] += n
+		changed[k.at][closedTimeOwner{k.createdDay, k.contextual}] += n
 	}
 	if len(changed) == 0 {
 		return nil
@@ -472,33 +505,62 @@ func (c closedTimeChanges) write(ctx context.Context, tx *db.Tx, teamID int64) e
 		from += " INDEXED BY incidents_by_closed"
 	}
 	var delta int64
-	cells := map[[2]int64]int64{} // (day of creation, day of close) → change of its distinct times
+	cells := map[[2]int64]int64{}                     // (day of creation, day of close) → change of its distinct times
+	labelCells := map[labelValue]*labelClosedChange{} // label value → change of its distinct times and closed incidents
+	labelCell := func(lv labelValue) *labelClosedChange {
+		if labelCells[lv] == nil {
+			labelCells[lv] = &labelClosedChange{}
+		}
+		return labelCells[lv]
+	}
 	for _, t := range times {
-		now := map[int64]int64{} // day of creation → incidents with the time now
-		rows, err := tx.QueryContext(ctx, `SELECT created_at FROM `+from+` WHERE team_id = $1 AND closed_at = $2`, teamID, t)
+		now := map[int64]int64{}            // day of creation → incidents with the time now
+		labelsNow := map[labelValue]int64{} // label value → incidents with the time now
+		rows, err := tx.QueryContext(ctx, `SELECT created_at, contextual_labels FROM `+from+` WHERE team_id = $1 AND closed_at = $2`, teamID, t)
 		if err != nil {
 			return fmt.Errorf("count closed times: %w", err)
 		}
 		for rows.Next() {
 			var created int64
-			if err := rows.Scan(&created); err != nil {
+			var contextual string
+			if err := rows.Scan(&created, &contextual); err != nil {
 				rows.Close()
 				return err
 			}
 			now[dayOf(created)]++
+			labels, err := contextualLabels(contextual)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			for _, lv := range labels {
+				labelsNow[lv]++
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("count closed times: %w", err)
 		}
 		before := map[int64]int64{}
+		labelsBefore := map[labelValue]int64{}
 		var nowAll, beforeAll int64
 		for d, n := range now {
 			before[d] = n
 			nowAll += n
 		}
-		for d, n := range changed[t] {
-			before[d] -= n
+		for lv, n := range labelsNow {
+			labelsBefore[lv] = n
+		}
+		for owner, n := range changed[t] {
+			before[owner.createdDay] -= n
+			labels, err := contextualLabels(owner.contextual)
+			if err != nil {
+				return err
+			}
+			for _, lv := range labels {
+				labelsBefore[lv] -= n
+				labelCell(lv).closed += n
+			}
 		}
 		daysNow, daysBefore := 0, 0
 		for d, n := range before {
@@ -523,6 +585,9 @@ func (c closedTimeChanges) write(ctx context.Context, tx *db.Tx, teamID int64) e
 			delta++
 		case nowAll <= 0 && beforeAll > 0:
 			delta--
+		}
+		if err := writeLabelClosedTies(ctx, tx, teamID, t, labelsNow, labelsBefore, labelCell); err != nil {
+			return err
 		}
 		if daysNow < 2 && daysBefore < 2 {
 			continue
@@ -566,11 +631,96 @@ func (c closedTimeChanges) write(ctx context.Context, tx *db.Tx, teamID int64) e
 			}
 		}
 	}
+	if err := writeLabelClosedTimes(ctx, tx, teamID, labelCells); err != nil {
+		return err
+	}
 	if delta == 0 {
 		return nil
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE incident_closed_times SET n = n + $2 WHERE team_id = $1`, teamID, delta); err != nil {
 		return fmt.Errorf("count closed times: %w", err)
+	}
+	return nil
+}
+
+// writeLabelClosedTies notes in labelCell the label values that the closed time t appeared in
+// (labelsNow, the incidents with t per value now, against labelsBefore) or vanished from, and
+// rewrites t's list of values of each key that has or had it with more than one value.
+func writeLabelClosedTies(ctx context.Context, tx *db.Tx, teamID, t int64, labelsNow, labelsBefore map[labelValue]int64,
+	labelCell func(labelValue) *labelClosedChange) error {
+	valuesNow, valuesBefore := map[string][]string{}, map[string]int{}
+	for lv, n := range labelsBefore {
+		if n > 0 {
+			valuesBefore[lv.key]++
+		}
+		if labelsNow[lv] > 0 {
+			valuesNow[lv.key] = append(valuesNow[lv.key], lv.value)
+		}
+		switch {
+		case labelsNow[lv] > 0 && n <= 0:
+			labelCell(lv).times++
+		case labelsNow[lv] <= 0 && n > 0:
+			labelCell(lv).times--
+		}
+	}
+	keys := make([]string, 0, len(valuesNow))
+	for k := range valuesNow {
+		keys = append(keys, k)
+	}
+	for k := range valuesBefore {
+		if _, ok := valuesNow[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	for _, key := range keys {
+		if len(valuesNow[key]) < 2 && valuesBefore[key] < 2 {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM incident_label_closed_ties WHERE team_id = $1 AND key = $2 AND closed_at = $3`,
+			teamID, key, t); err != nil {
+			return fmt.Errorf("count closed times: %w", err)
+		}
+		if len(valuesNow[key]) < 2 {
+			continue
+		}
+		values := valuesNow[key]
+		slices.Sort(values)
+		for _, v := range values {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO incident_label_closed_ties (team_id, key, closed_at, value)
+				VALUES ($1, $2, $3, $4)`, teamID, key, t, v); err != nil {
+				return fmt.Errorf("count closed times: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// writeLabelClosedTimes adds the changes of incident_label_closed_times' rows, in key order; a
+// row left without closed incidents is removed.
+func writeLabelClosedTimes(ctx context.Context, tx *db.Tx, teamID int64, changes map[labelValue]*labelClosedChange) error {
+	keys := make([]labelValue, 0, len(changes))
+	for lv, c := range changes {
+		if c.times != 0 || c.closed != 0 {
+			keys = append(keys, lv)
+		}
+	}
+	slices.SortFunc(keys, func(a, b labelValue) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.value, b.value)) })
+	for _, lv := range keys {
+		c := changes[lv]
+		var closed int64
+		if err := tx.QueryRowContext(ctx, `INSERT INTO incident_label_closed_times (team_id, key, value, n, closed)
+			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (team_id, key, value) DO UPDATE SET n = incident_label_closed_times.n + excluded.n,
+				closed = incident_label_closed_times.closed + excluded.closed
+			RETURNING closed`, teamID, lv.key, lv.value, c.times, c.closed).Scan(&closed); err != nil {
+			return fmt.Errorf("count closed times: %w", err)
+		}
+		if closed <= 0 {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM incident_label_closed_times WHERE team_id = $1 AND key = $2 AND value = $3`,
+				teamID, lv.key, lv.value); err != nil {
+				return fmt.Errorf("count closed times: %w", err)
+			}
+		}
 	}
 	return nil
 }

@@ -32,7 +32,8 @@ import (
 // Seeding a million incidents takes minutes; to seed once and measure many times, name a data
 // directory (MGMTAPI_BENCH_DIR, SQLite) and a schema (MGMTAPI_BENCH_SCHEMA, PostgreSQL) that are
 // kept: a database that already holds N incidents is used as it is. MGMTAPI_BENCH_ONLY (a regular
-// expression) keeps the cases whose name matches it.
+// expression) keeps the cases whose name matches it; MGMTAPI_BENCH_ENGINE (sqlite or postgres)
+// keeps one engine.
 //
 //	MGMTAPI_BENCH_DIR=/tmp/e18 go test -run '^$' -bench Aggregations -benchtime 5x ./internal/incidents/
 func BenchmarkAggregations(b *testing.B) {
@@ -46,6 +47,12 @@ func BenchmarkAggregations(b *testing.B) {
 	engines := []db.Engine{db.SQLite}
 	if os.Getenv(apitest.DatabaseURLVariable) != "" {
 		engines = append(engines, db.Postgres)
+	}
+	if v := os.Getenv("MGMTAPI_BENCH_ENGINE"); v != "" {
+		if v != string(db.SQLite) && v != string(db.Postgres) {
+			b.Fatalf("MGMTAPI_BENCH_ENGINE=%q: must be sqlite or postgres", v)
+		}
+		engines = []db.Engine{db.Engine(v)}
 	}
 	only, err := regexp.Compile(os.Getenv("MGMTAPI_BENCH_ONLY"))
 	if err != nil {

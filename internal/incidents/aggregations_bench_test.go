@@ -401,19 +401,28 @@ func bulkLoad(b *testing.B, database *db.DB, n int) {
 		if err != nil {
 			return err
 		}
-		// incident_label_closed_times and incident_label_closed_ties as 0032 backfills them
-		_, err = tx.ExecContext(ctx, `INSERT INTO incident_label_closed_times (team_id, key, value, n, closed)
-			SELECT team_id, key, value, COUNT(DISTINCT closed_at), COUNT(*) FROM incident_labels
-			WHERE team_id = 1 AND closed_at IS NOT NULL GROUP BY team_id, key, value`)
+		// incident_value_closed_times and incident_value_closed_ties as 0032 backfills them
+		_, err = tx.ExecContext(ctx, `INSERT INTO incident_value_closed_times (team_id, field, key, value, n, closed)
+			SELECT team_id, 'label', key, value, COUNT(DISTINCT closed_at), COUNT(*) FROM incident_labels
+			WHERE team_id = 1 AND closed_at IS NOT NULL GROUP BY team_id, key, value
+			UNION ALL
+			SELECT team_id, 'name', '', name, COUNT(DISTINCT closed_at), COUNT(*) FROM incidents
+			WHERE team_id = 1 AND closed_at IS NOT NULL GROUP BY team_id, name`)
 		if err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO incident_label_closed_ties (team_id, key, closed_at, value)
-			SELECT l.team_id, l.key, l.closed_at, l.value
+		_, err = tx.ExecContext(ctx, `INSERT INTO incident_value_closed_ties (team_id, field, key, closed_at, value)
+			SELECT l.team_id, 'label', l.key, l.closed_at, l.value
 			FROM incident_labels l JOIN (SELECT team_id, key, closed_at FROM incident_labels WHERE team_id = 1 AND closed_at IS NOT NULL
 					GROUP BY team_id, key, closed_at HAVING COUNT(DISTINCT value) > 1) s
 				ON s.team_id = l.team_id AND s.key = l.key AND s.closed_at = l.closed_at
-			GROUP BY l.team_id, l.key, l.closed_at, l.value`)
+			GROUP BY l.team_id, l.key, l.closed_at, l.value
+			UNION ALL
+			SELECT i.team_id, 'name', '', i.closed_at, i.name
+			FROM incidents i JOIN (SELECT team_id, closed_at FROM incidents WHERE team_id = 1 AND closed_at IS NOT NULL
+					GROUP BY team_id, closed_at HAVING COUNT(DISTINCT name) > 1) s
+				ON s.team_id = i.team_id AND s.closed_at = i.closed_at
+			GROUP BY i.team_id, i.closed_at, i.name`)
 		return err
 	})
 	if err != nil {

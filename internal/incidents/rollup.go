@@ -405,42 +405,59 @@ func cmpBool(a, b bool) int {
 }
 
 // closedTimeChanges are a transaction's changes to the closedAt of the team's incidents: per
-// time, day of creation and contextual labels, the incidents that took it less those that left
-// it. incident_closed_times (the number of distinct closedAt values among the team's incidents,
-// which E18 grouped by closedAt counts its groups with), incident_closed_day_times (the same per
-// day of creation and day of close), incident_closed_day_ties (the times shared by incidents
-// created on different days, with each such day), incident_label_closed_times (per contextual
-// label key and value: the distinct times and the closed incidents) and
-// incident_label_closed_ties (the times shared by incidents with different values of one key,
-// with each such value) are kept from them just before the commit.
+// time, day of creation, contextual labels and name, the incidents that took it less those that
+// left it. incident_closed_times (the number of distinct closedAt values among the team's
+// incidents, which E18 grouped by closedAt counts its groups with), incident_closed_day_times
+// (the same per day of creation and day of close), incident_closed_day_ties (the times shared by
+// incidents created on different days, with each such day), incident_value_closed_times (per
+// contextual label value and per name: the distinct times and the closed incidents) and
+// incident_value_closed_ties (the times shared by incidents with different values of one label
+// key, or different names, with each such value) are kept from them just before the commit.
 type closedTimeChanges map[closedTimeChange]int64
 
-// closedTimeChange is a closedAt value, and the UTC day of creation and the contextual labels
-// (the JSON object stored, which never changes) of the incidents that took or left it.
+// closedTimeChange is a closedAt value and the owner of the incidents that took or left it.
 type closedTimeChange struct {
-	at, createdDay int64
-	contextual     string
+	at    int64
+	owner closedTimeOwner
 }
 
-// closedTimeOwner is the day of creation and the contextual labels of incidents with one closedAt.
+// closedTimeOwner is what the closed-time counts key incidents by besides the time: the UTC day
+// of creation, the contextual labels (the JSON object stored) and the name, none of which ever
+// changes.
 type closedTimeOwner struct {
-	createdDay int64
-	contextual string
+	createdDay       int64
+	contextual, name string
 }
 
 // labelValue is one contextual label of an incident: its key and value.
 type labelValue struct{ key, value string }
 
-// labelClosedChange is a transaction's change to a row of incident_label_closed_times.
-type labelClosedChange struct{ times, closed int64 }
+// closedValue is a row of incident_value_closed_times: a contextual label's key and value
+// (field "label") or a name (field "name", key "").
+type closedValue struct{ field, key, value string }
+
+// closedValues are the rows of incident_value_closed_times that count an incident of owner.
+func (o closedTimeOwner) closedValues() ([]closedValue, error) {
+	labels, err := contextualLabels(o.contextual)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]closedValue, 0, len(labels)+1)
+	for _, l := range labels {
+		out = append(out, closedValue{"label", l.key, l.value})
+	}
+	return append(out, closedValue{"name", "", o.name}), nil
+}
+
+// closedValueChange is a transaction's change to a row of incident_value_closed_times.
+type closedValueChange struct{ times, closed int64 }
 
 type closedTimeChangesKey struct{ teamID int64 }
 
-// moveClosedTime records that the closedAt of an incident created at created, with the
-// contextual labels contextual (the JSON object stored), changed from one value to another
-// (either may be null) when tx commits.
-func moveClosedTime(ctx context.Context, tx *db.Tx, teamID, created int64, contextual string, from, to sql.NullInt64) {
-	if from == to {
+// moveClosedTime records that the closedAt of an incident changed from from.closed to
+// to.closed (either may be null) when tx commits.
+func moveClosedTime(ctx context.Context, tx *db.Tx, teamID int64, from, to rollupEntry) {
+	if from.closed == to.closed {
 		return
 	}
 	changes := tx.Local(closedTimeChangesKey{teamID}, func() any {
@@ -448,11 +465,12 @@ func moveClosedTime(ctx context.Context, tx *db.Tx, teamID, created int64, conte
 		tx.BeforeCommit(func() error { return c.write(ctx, tx, teamID) })
 		return c
 	}).(closedTimeChanges)
-	if from.Valid {
-		changes[closedTimeChange{from.Int64, dayOf(created), contextual}]--
+	owner := closedTimeOwner{dayOf(from.created), from.contextual, from.key.name}
+	if from.closed.Valid {
+		changes[closedTimeChange{from.closed.Int64, owner}]--
 	}
-	if to.Valid {
-		changes[closedTimeChange{to.Int64, dayOf(created), contextual}]++
+	if to.closed.Valid {
+		changes[closedTimeChange{to.closed.Int64, owner}]++
 	}
 }
 
@@ -471,11 +489,11 @@ func contextualLabels(contextual string) ([]labelValue, error) {
 
 // write locks the team's row of incident_closed_times first (every transaction that changes a
 // closedAt of the team takes turns there, so that each sees the incidents the earlier ones
-// committed), then, for each changed time in order, reads the days of creation and the
-// contextual labels of the incidents that have it now, tells from the changes which had it
+// committed), then, for each changed time in order, reads the days of creation, the contextual
+// labels and the names of the incidents that have it now, tells from the changes which had it
 // before the transaction, and adds the times that appeared less those that vanished: over the
-// team, per day of creation (and the time's day) and per label value, and rewrites the time's
-// list of days (of values of a key) when it is or was shared across days (values).
+// team, per day of creation (and the time's day), per label value and per name, and rewrites the
+// time's list of days (of values of a key, of names) when it is or was shared across them.
 func (c closedTimeChanges) write(ctx context.Context, tx *db.Tx, teamID int64) error {
 	changed := map[int64]map[closedTimeOwner]int64{} // time → owner → change
 	for k, n := range c {
@@ -485,7 +503,7 @@ func (c closedTimeChanges) write(ctx context.Context, tx *db.Tx, teamID int64) e
 		if changed[k.at] == nil {
 			changed[k.at] = map[closedTimeOwner]int64{}
 		}
-		changed[k.at][closedTimeOwner{k.createdDay, k.contextual}] += n
+		changed[k.at][k.owner] += n
 	}
 	if len(changed) == 0 {
 		return nil
@@ -505,36 +523,36 @@ func (c closedTimeChanges) write(ctx context.Context, tx *db.Tx, teamID int64) e
 		from += " INDEXED BY incidents_by_closed"
 	}
 	var delta int64
-	cells := map[[2]int64]int64{}                     // (day of creation, day of close) → change of its distinct times
-	labelCells := map[labelValue]*labelClosedChange{} // label value → change of its distinct times and closed incidents
-	labelCell := func(lv labelValue) *labelClosedChange {
-		if labelCells[lv] == nil {
-			labelCells[lv] = &labelClosedChange{}
+	cells := map[[2]int64]int64{}                      // (day of creation, day of close) → change of its distinct times
+	valueCells := map[closedValue]*closedValueChange{} // label value or name → change of its distinct times and closed incidents
+	valueCell := func(v closedValue) *closedValueChange {
+		if valueCells[v] == nil {
+			valueCells[v] = &closedValueChange{}
 		}
-		return labelCells[lv]
+		return valueCells[v]
 	}
 	for _, t := range times {
-		now := map[int64]int64{}            // day of creation → incidents with the time now
-		labelsNow := map[labelValue]int64{} // label value → incidents with the time now
-		rows, err := tx.QueryContext(ctx, `SELECT created_at, contextual_labels FROM `+from+` WHERE team_id = $1 AND closed_at = $2`, teamID, t)
+		now := map[int64]int64{}             // day of creation → incidents with the time now
+		valuesNow := map[closedValue]int64{} // label value or name → incidents with the time now
+		rows, err := tx.QueryContext(ctx, `SELECT created_at, contextual_labels, name FROM `+from+` WHERE team_id = $1 AND closed_at = $2`, teamID, t)
 		if err != nil {
 			return fmt.Errorf("count closed times: %w", err)
 		}
 		for rows.Next() {
 			var created int64
-			var contextual string
-			if err := rows.Scan(&created, &contextual); err != nil {
+			var owner closedTimeOwner
+			if err := rows.Scan(&created, &owner.contextual, &owner.name); err != nil {
 				rows.Close()
 				return err
 			}
 			now[dayOf(created)]++
-			labels, err := contextualLabels(contextual)
+			values, err := owner.closedValues()
 			if err != nil {
 				rows.Close()
 				return err
 			}
-			for _, lv := range labels {
-				labelsNow[lv]++
+			for _, v := range values {
+				valuesNow[v]++
 			}
 		}
 		rows.Close()
@@ -542,24 +560,24 @@ func (c closedTimeChanges) write(ctx context.Context, tx *db.Tx, teamID int64) e
 			return fmt.Errorf("count closed times: %w", err)
 		}
 		before := map[int64]int64{}
-		labelsBefore := map[labelValue]int64{}
+		valuesBefore := map[closedValue]int64{}
 		var nowAll, beforeAll int64
 		for d, n := range now {
 			before[d] = n
 			nowAll += n
 		}
-		for lv, n := range labelsNow {
-			labelsBefore[lv] = n
+		for v, n := range valuesNow {
+			valuesBefore[v] = n
 		}
 		for owner, n := range changed[t] {
 			before[owner.createdDay] -= n
-			labels, err := contextualLabels(owner.contextual)
+			values, err := owner.closedValues()
 			if err != nil {
 				return err
 			}
-			for _, lv := range labels {
-				labelsBefore[lv] -= n
-				labelCell(lv).closed += n
+			for _, v := range values {
+				valuesBefore[v] -= n
+				valueCell(v).closed += n
 			}
 		}
 		daysNow, daysBefore := 0, 0
@@ -586,7 +604,7 @@ func (c closedTimeChanges) write(ctx context.Context, tx *db.Tx, teamID int64) e
 		case nowAll <= 0 && beforeAll > 0:
 			delta--
 		}
-		if err := writeLabelClosedTies(ctx, tx, teamID, t, labelsNow, labelsBefore, labelCell); err != nil {
+		if err := writeValueClosedTies(ctx, tx, teamID, t, valuesNow, valuesBefore, valueCell); err != nil {
 			return err
 		}
 		if daysNow < 2 && daysBefore < 2 {
@@ -631,7 +649,7 @@ func (c closedTimeChanges) write(ctx context.Context, tx *db.Tx, teamID int64) e
 			}
 		}
 	}
-	if err := writeLabelClosedTimes(ctx, tx, teamID, labelCells); err != nil {
+	if err := writeValueClosedTimes(ctx, tx, teamID, valueCells); err != nil {
 		return err
 	}
 	if delta == 0 {
@@ -643,52 +661,55 @@ func (c closedTimeChanges) write(ctx context.Context, tx *db.Tx, teamID int64) e
 	return nil
 }
 
-// writeLabelClosedTies notes in labelCell the label values that the closed time t appeared in
-// (labelsNow, the incidents with t per value now, against labelsBefore) or vanished from, and
-// rewrites t's list of values of each key that has or had it with more than one value.
-func writeLabelClosedTies(ctx context.Context, tx *db.Tx, teamID, t int64, labelsNow, labelsBefore map[labelValue]int64,
-	labelCell func(labelValue) *labelClosedChange) error {
-	valuesNow, valuesBefore := map[string][]string{}, map[string]int{}
-	for lv, n := range labelsBefore {
+// writeValueClosedTies notes in valueCell the label values and names that the closed time t
+// appeared in (valuesNow, the incidents with t per value now, against valuesBefore) or vanished
+// from, and rewrites t's list of values of each label key (of names) that has or had it with
+// more than one value.
+func writeValueClosedTies(ctx context.Context, tx *db.Tx, teamID, t int64, valuesNow, valuesBefore map[closedValue]int64,
+	valueCell func(closedValue) *closedValueChange) error {
+	type valueKey struct{ field, key string }
+	sharedNow, sharedBefore := map[valueKey][]string{}, map[valueKey]int{}
+	for v, n := range valuesBefore {
+		k := valueKey{v.field, v.key}
 		if n > 0 {
-			valuesBefore[lv.key]++
+			sharedBefore[k]++
 		}
-		if labelsNow[lv] > 0 {
-			valuesNow[lv.key] = append(valuesNow[lv.key], lv.value)
+		if valuesNow[v] > 0 {
+			sharedNow[k] = append(sharedNow[k], v.value)
 		}
 		switch {
-		case labelsNow[lv] > 0 && n <= 0:
-			labelCell(lv).times++
-		case labelsNow[lv] <= 0 && n > 0:
-			labelCell(lv).times--
+		case valuesNow[v] > 0 && n <= 0:
+			valueCell(v).times++
+		case valuesNow[v] <= 0 && n > 0:
+			valueCell(v).times--
 		}
 	}
-	keys := make([]string, 0, len(valuesNow))
-	for k := range valuesNow {
+	keys := make([]valueKey, 0, len(sharedNow))
+	for k := range sharedNow {
 		keys = append(keys, k)
 	}
-	for k := range valuesBefore {
-		if _, ok := valuesNow[k]; !ok {
+	for k := range sharedBefore {
+		if _, ok := sharedNow[k]; !ok {
 			keys = append(keys, k)
 		}
 	}
-	slices.Sort(keys)
-	for _, key := range keys {
-		if len(valuesNow[key]) < 2 && valuesBefore[key] < 2 {
+	slices.SortFunc(keys, func(a, b valueKey) int { return cmp.Or(cmp.Compare(a.field, b.field), cmp.Compare(a.key, b.key)) })
+	for _, k := range keys {
+		if len(sharedNow[k]) < 2 && sharedBefore[k] < 2 {
 			continue
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM incident_label_closed_ties WHERE team_id = $1 AND key = $2 AND closed_at = $3`,
-			teamID, key, t); err != nil {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM incident_value_closed_ties WHERE team_id = $1 AND field = $2 AND key = $3
+			AND closed_at = $4`, teamID, k.field, k.key, t); err != nil {
 			return fmt.Errorf("count closed times: %w", err)
 		}
-		if len(valuesNow[key]) < 2 {
+		if len(sharedNow[k]) < 2 {
 			continue
 		}
-		values := valuesNow[key]
+		values := sharedNow[k]
 		slices.Sort(values)
 		for _, v := range values {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO incident_label_closed_ties (team_id, key, closed_at, value)
-				VALUES ($1, $2, $3, $4)`, teamID, key, t, v); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO incident_value_closed_ties (team_id, field, key, closed_at, value)
+				VALUES ($1, $2, $3, $4, $5)`, teamID, k.field, k.key, t, v); err != nil {
 				return fmt.Errorf("count closed times: %w", err)
 			}
 		}
@@ -696,28 +717,30 @@ func writeLabelClosedTies(ctx context.Context, tx *db.Tx, teamID, t int64, label
 	return nil
 }
 
-// writeLabelClosedTimes adds the changes of incident_label_closed_times' rows, in key order; a
+// writeValueClosedTimes adds the changes of incident_value_closed_times' rows, in key order; a
 // row left without closed incidents is removed.
-func writeLabelClosedTimes(ctx context.Context, tx *db.Tx, teamID int64, changes map[labelValue]*labelClosedChange) error {
-	keys := make([]labelValue, 0, len(changes))
-	for lv, c := range changes {
+func writeValueClosedTimes(ctx context.Context, tx *db.Tx, teamID int64, changes map[closedValue]*closedValueChange) error {
+	keys := make([]closedValue, 0, len(changes))
+	for v, c := range changes {
 		if c.times != 0 || c.closed != 0 {
-			keys = append(keys, lv)
+			keys = append(keys, v)
 		}
 	}
-	slices.SortFunc(keys, func(a, b labelValue) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.value, b.value)) })
-	for _, lv := range keys {
-		c := changes[lv]
+	slices.SortFunc(keys, func(a, b closedValue) int {
+		return cmp.Or(cmp.Compare(a.field, b.field), cmp.Compare(a.key, b.key), cmp.Compare(a.value, b.value))
+	})
+	for _, v := range keys {
+		c := changes[v]
 		var closed int64
-		if err := tx.QueryRowContext(ctx, `INSERT INTO incident_label_closed_times (team_id, key, value, n, closed)
-			VALUES ($1, $2, $3, $4, $5) ON CONFLICT (team_id, key, value) DO UPDATE SET n = incident_label_closed_times.n + excluded.n,
-				closed = incident_label_closed_times.closed + excluded.closed
-			RETURNING closed`, teamID, lv.key, lv.value, c.times, c.closed).Scan(&closed); err != nil {
+		if err := tx.QueryRowContext(ctx, `INSERT INTO incident_value_closed_times (team_id, field, key, value, n, closed)
+			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (team_id, field, key, value) DO UPDATE SET n = incident_value_closed_times.n + excluded.n,
+				closed = incident_value_closed_times.closed + excluded.closed
+			RETURNING closed`, teamID, v.field, v.key, v.value, c.times, c.closed).Scan(&closed); err != nil {
 			return fmt.Errorf("count closed times: %w", err)
 		}
 		if closed <= 0 {
-			if _, err := tx.ExecContext(ctx, `DELETE FROM incident_label_closed_times WHERE team_id = $1 AND key = $2 AND value = $3`,
-				teamID, lv.key, lv.value); err != nil {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM incident_value_closed_times WHERE team_id = $1 AND field = $2 AND key = $3
+				AND value = $4`, teamID, v.field, v.key, v.value); err != nil {
 				return fmt.Errorf("count closed times: %w", err)
 			}
 		}

@@ -1494,7 +1494,8 @@ func (h *IncidentHandler) foldPageGroups(ctx context.Context, from, where, seekW
 // closedGroupCount is the number of groups by closedAt alone of the team's incidents that match
 // filter, for a filter incident_rollup answers: when it matches every closed incident of the
 // team, the team's distinct closedAt values (incident_closed_times) and the open incidents'
-// group if any matches; when it matches none of them, at most the open incidents' group;
+// group if any matches; when it matches none of them, at most the open incidents' group; when
+// it is a search in the name alone, the matching names' rows of incident_value_closed_times;
 // otherwise, for up to maxClosedTimesRead matching closed incidents, their distinct closedAt
 // values read through incidents_by_rollup. openOnly says that only open incidents match (one
 // group, without a value). The counts of open and closed incidents come from
@@ -1537,6 +1538,16 @@ func (h *IncidentHandler) closedGroupCount(ctx context.Context, teamID int64, fi
 			return 0, false, false, fmt.Errorf("count incident groups: %w", err)
 		}
 		return n + distinct, false, true, nil
+	case nameSearchOnly(filter):
+		// the matching names' distinct times from incident_value_closed_times
+		args := &sqlArgs{list: []any{teamID}}
+		where := "i.team_id = $1 AND i.field = 'name' AND i.key = '' AND " +
+			instr(h.db.Engine) + "(lower(i.value), " + args.add(strings.ToLower(filter.SearchQuery.Value.Query)) + ") > 0"
+		distinct, _, err := valueClosedTimes(ctx, tx, where, args.list)
+		if err != nil {
+			return 0, false, false, err
+		}
+		return n + distinct, false, true, nil
 	case matchedClosed > maxClosedTimesRead:
 		return 0, false, false, nil
 	}
@@ -1546,6 +1557,13 @@ func (h *IncidentHandler) closedGroupCount(ctx context.Context, teamID int64, fi
 		return 0, false, false, err
 	}
 	return n + times, false, true, nil
+}
+
+// nameSearchOnly reports whether the filter's only condition is a search in the name.
+func nameSearchOnly(f oas.IncidentQueryFilter) bool {
+	sq, ok := f.SearchQuery.Get()
+	return ok && sq.IncidentField.Set && sq.IncidentField.Value == oas.IncidentFieldsINCIDENTSFIELDSNAME && !sq.ContextualLabel.Set &&
+		reflect.DeepEqual(oas.IncidentQueryFilter{SearchQuery: f.SearchQuery}, f)
 }
 
 // closedLabelGroupCount is closedGroupCount for a filter on one contextual label's values or a
@@ -1572,6 +1590,20 @@ func (h *IncidentHandler) closedLabelGroupCount(ctx context.Context, teamID int6
 		FROM `+labelRollupFrom+` WHERE `+lw.where, lw.args.list...).Scan(&all, &withClosed); err != nil {
 		return 0, false, fmt.Errorf("count incident groups: %w", err)
 	}
+	if lw.restWhere == "i.team_id = $1" {
+		// only the label is filtered on: the matching values' distinct times and closed
+		// incidents from incident_value_closed_times, in the same snapshot
+		args := &sqlArgs{list: []any{teamID}}
+		where := strings.Join(append([]string{"i.team_id = $1", "i.field = 'label'"}, labelValueConds(h.db.Engine, key, filter, args)...), " AND ")
+		times, closed, err := valueClosedTimes(ctx, tx, where, args.list)
+		if err != nil {
+			return 0, false, err
+		}
+		if all > closed {
+			times++ // the open incidents' group
+		}
+		return times, true, nil
+	}
 	if withClosed > maxClosedTimesRead {
 		return 0, false, nil
 	}
@@ -1583,6 +1615,22 @@ func (h *IncidentHandler) closedLabelGroupCount(ctx context.Context, teamID int6
 		times++ // the open incidents' group
 	}
 	return times, true, nil
+}
+
+// valueClosedTimes is the number of distinct closedAt values, and of closed incidents, among the
+// team's incidents that have one of the values where selects (alias i, over the team, field,
+// key and value columns, with args) of one label key or of the names: the values' rows of
+// incident_value_closed_times, less, per time that incident_value_closed_ties lists with more
+// than one of them, the repeats.
+func valueClosedTimes(ctx context.Context, tx *sql.Tx, where string, args []any) (distinct, closed int64, err error) {
+	var repeats int64
+	err = tx.QueryRowContext(ctx, `SELECT CAST(COALESCE(SUM(i.n), 0) AS BIGINT), CAST(COALESCE(SUM(i.closed), 0) AS BIGINT),
+		(SELECT COUNT(*) - COUNT(DISTINCT i.closed_at) FROM incident_value_closed_ties i WHERE `+where+`)
+		FROM incident_value_closed_times i WHERE `+where, args...).Scan(&distinct, &closed, &repeats)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count incident groups: %w", err)
+	}
+	return distinct - repeats, closed, nil
 }
 
 // closedTimesOfRows counts the distinct closedAt values, and the closed incidents, of the rows of

@@ -32,7 +32,8 @@ import (
 // Seeding a million incidents takes minutes; to seed once and measure many times, name a data
 // directory (MGMTAPI_BENCH_DIR, SQLite) and a schema (MGMTAPI_BENCH_SCHEMA, PostgreSQL) that are
 // kept: a database that already holds N incidents is used as it is. MGMTAPI_BENCH_ONLY (a regular
-// expression) keeps the cases whose name matches it.
+// expression) keeps the cases whose name matches it; MGMTAPI_BENCH_ENGINE (sqlite or postgres)
+// keeps one engine.
 //
 //	MGMTAPI_BENCH_DIR=/tmp/e18 go test -run '^$' -bench Aggregations -benchtime 5x ./internal/incidents/
 func BenchmarkAggregations(b *testing.B) {
@@ -46,6 +47,12 @@ func BenchmarkAggregations(b *testing.B) {
 	engines := []db.Engine{db.SQLite}
 	if os.Getenv(apitest.DatabaseURLVariable) != "" {
 		engines = append(engines, db.Postgres)
+	}
+	if v := os.Getenv("MGMTAPI_BENCH_ENGINE"); v != "" {
+		if v != string(db.SQLite) && v != string(db.Postgres) {
+			b.Fatalf("MGMTAPI_BENCH_ENGINE=%q: must be sqlite or postgres", v)
+		}
+		engines = []db.Engine{db.Engine(v)}
 	}
 	only, err := regexp.Compile(os.Getenv("MGMTAPI_BENCH_ONLY"))
 	if err != nil {
@@ -391,6 +398,31 @@ func bulkLoad(b *testing.B, database *db.DB, n int) {
 			FROM incidents i`+byClosed+` WHERE i.team_id = 1 AND i.closed_at IS NOT NULL AND EXISTS (SELECT 1 FROM incidents j`+byClosed+`
 				WHERE j.team_id = i.team_id AND j.closed_at = i.closed_at
 				AND j.created_at - j.created_at % 86400000000 <> i.created_at - i.created_at % 86400000000)`)
+		if err != nil {
+			return err
+		}
+		// incident_value_closed_times and incident_value_closed_ties as 0032 backfills them
+		_, err = tx.ExecContext(ctx, `INSERT INTO incident_value_closed_times (team_id, field, key, value, n, closed)
+			SELECT team_id, 'label', key, value, COUNT(DISTINCT closed_at), COUNT(*) FROM incident_labels
+			WHERE team_id = 1 AND closed_at IS NOT NULL GROUP BY team_id, key, value
+			UNION ALL
+			SELECT team_id, 'name', '', name, COUNT(DISTINCT closed_at), COUNT(*) FROM incidents
+			WHERE team_id = 1 AND closed_at IS NOT NULL GROUP BY team_id, name`)
+		if err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO incident_value_closed_ties (team_id, field, key, closed_at, value)
+			SELECT l.team_id, 'label', l.key, l.closed_at, l.value
+			FROM incident_labels l JOIN (SELECT team_id, key, closed_at FROM incident_labels WHERE team_id = 1 AND closed_at IS NOT NULL
+					GROUP BY team_id, key, closed_at HAVING COUNT(DISTINCT value) > 1) s
+				ON s.team_id = l.team_id AND s.key = l.key AND s.closed_at = l.closed_at
+			GROUP BY l.team_id, l.key, l.closed_at, l.value
+			UNION ALL
+			SELECT i.team_id, 'name', '', i.closed_at, i.name
+			FROM incidents i JOIN (SELECT team_id, closed_at FROM incidents WHERE team_id = 1 AND closed_at IS NOT NULL
+					GROUP BY team_id, closed_at HAVING COUNT(DISTINCT name) > 1) s
+				ON s.team_id = i.team_id AND s.closed_at = i.closed_at
+			GROUP BY i.team_id, i.closed_at, i.name`)
 		return err
 	})
 	if err != nil {

@@ -187,6 +187,13 @@ func TestAggregationsFastPaths(t *testing.T) {
 					by, by + desc(0), by + "&pagination[pageSize]=5", by + desc(0) + "&pagination[pageSize]=7",
 					by + "&filter[severity]=INCIDENT_SEVERITY_ERROR&pagination[pageSize]=2",
 					by + "&" + label + "&pagination[pageSize]=2",
+					// a label's values alone or a search in the name alone, by closedAt: counted
+					// from incident_value_closed_times
+					by + desc(0) + "&filter[searchQuery][query]=ALERT-&filter[searchQuery][incidentField]=INCIDENTS_FIELDS_NAME&pagination[pageSize]=3",
+					by + "&filter[searchQuery][query]=t-1&filter[searchQuery][incidentField]=INCIDENTS_FIELDS_NAME",
+					by + desc(0) + "&filter[searchQuery][contextualLabel]=service&filter[searchQuery][query]=VC-&pagination[pageSize]=4",
+					by + "&filter[contextualLabels][service][contextualLabelValues][0]=svc-0&filter[contextualLabels][service][contextualLabelValues][1]=svc-2&pagination[pageSize]=3",
+					by + "&filter[contextualLabels][alertname][contextualLabelValues]=A&pagination[pageSize]=5",
 					by + "&filter[isMuted]=false&filter[status]=INCIDENT_STATUS_RESOLVED",
 					by + desc(0) + "&filter[state]=INCIDENT_STATE_TRIGGERED&pagination[pageSize]=3",
 					by + "&filter[searchQuery][contextualLabel]=service&filter[searchQuery][query]=VC-2&filter[status]=INCIDENT_STATUS_RESOLVED&pagination[pageSize]=2",
@@ -509,6 +516,24 @@ func checkRollups(t *testing.T, env *apitest.Env, stage string) {
 			FROM incidents i WHERE i.team_id = 1 AND i.closed_at IN (SELECT closed_at FROM incidents WHERE team_id = 1
 				AND closed_at IS NOT NULL GROUP BY closed_at HAVING COUNT(DISTINCT created_at - created_at % 86400000000) > 1)
 			ORDER BY i.closed_at, d`))
+	// per contextual label value, the distinct closedAt values and the closed incidents of the
+	// incidents that carry it, and the times shared across values of one key with each such value
+	equal(t, stage+": incident_value_closed_times", sqlRows(t, env, `SELECT field, key, value, n, closed FROM incident_value_closed_times
+		WHERE team_id = 1 ORDER BY field, key, value`),
+		sqlRows(t, env, `SELECT * FROM (SELECT 'label' AS f, l.key AS k, l.value AS v, COUNT(DISTINCT i.closed_at), COUNT(*) FROM incident_labels l
+			JOIN incidents i ON i.team_id = l.team_id AND i.id = l.incident_id WHERE l.team_id = 1 AND i.closed_at IS NOT NULL
+			GROUP BY l.key, l.value
+			UNION ALL SELECT 'name', '', name, COUNT(DISTINCT closed_at), COUNT(*) FROM incidents WHERE team_id = 1 AND closed_at IS NOT NULL
+			GROUP BY name) AS x ORDER BY f, k, v`))
+	equal(t, stage+": incident_value_closed_ties", sqlRows(t, env, `SELECT field, key, closed_at, value FROM incident_value_closed_ties
+		WHERE team_id = 1 ORDER BY field, key, closed_at, value`),
+		sqlRows(t, env, `SELECT * FROM (SELECT DISTINCT 'label' AS f, l.key AS k, i.closed_at AS c, l.value AS v FROM incident_labels l
+			JOIN incidents i ON i.team_id = l.team_id AND i.id = l.incident_id WHERE l.team_id = 1 AND i.closed_at IS NOT NULL
+			AND EXISTS (SELECT 1 FROM incident_labels m JOIN incidents j ON j.team_id = m.team_id AND j.id = m.incident_id
+				WHERE m.team_id = 1 AND m.key = l.key AND j.closed_at = i.closed_at AND m.value <> l.value)
+			UNION ALL SELECT DISTINCT 'name', '', i.closed_at, i.name FROM incidents i WHERE i.team_id = 1 AND i.closed_at IS NOT NULL
+			AND EXISTS (SELECT 1 FROM incidents j WHERE j.team_id = 1 AND j.closed_at = i.closed_at AND j.name <> i.name)) AS x
+			ORDER BY f, k, c, v`))
 	// the number of distinct closedAt values
 	equal(t, stage+": incident_closed_times", sqlRows(t, env, `SELECT CAST(COALESCE(SUM(n), 0) AS BIGINT) FROM incident_closed_times WHERE team_id = 1`),
 		sqlRows(t, env, `SELECT COUNT(DISTINCT closed_at) FROM incidents WHERE team_id = 1`))

@@ -85,6 +85,9 @@
 //
 // Grouped by closedAt, the groups are counted with incident_closed_times (the team's distinct
 // closedAt values, kept before commit by every write that sets one) when the filter matches
-// every closed incident of the team, with the day rollup when it matches none, and otherwise by
-// reading the matching closed incidents' times by rollup key, up to 200,000 of them.
+// every closed incident of the team, with the day rollup when it matches none, with
+// incident_value_closed_times and its ties (distinct times and closed incidents per contextual
+// label value and per name) when it filters on one label's values alone or searches the name
+// alone, and otherwise by reading the matching closed incidents' times by rollup key, up to
+// maxClosedTimesRead of them.
 package incidents

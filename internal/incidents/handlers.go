@@ -177,7 +177,7 @@ func setStatus(ctx context.Context, tx *db.Tx, teamID int64, r row, state, statu
 	if closedAt != nil {
 		after.closed = sql.NullInt64{Int64: *closedAt, Valid: true}
 	}
-	moveClosedTime(ctx, tx, teamID, r.createdAt, r.closedAt, after.closed)
+	moveClosedTime(ctx, tx, teamID, r.rollupEntry(), after)
 	if err := moveRollup(ctx, tx, teamID, r.rollupEntry(), after); err != nil {
 		return err
 	}

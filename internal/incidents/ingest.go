@@ -193,7 +193,7 @@ func ResolveFromSource(ctx context.Context, tx *db.Tx, teamID int64, fingerprint
 	if !after.closed.Valid {
 		after.closed = sql.NullInt64{Int64: micros(endsAt), Valid: true}
 	}
-	moveClosedTime(ctx, tx, teamID, before.created, before.closed, after.closed)
+	moveClosedTime(ctx, tx, teamID, before, after)
 	if err := moveRollup(ctx, tx, teamID, before, after); err != nil {
 		return "", false, false, err
 	}

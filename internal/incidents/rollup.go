@@ -56,18 +56,18 @@ func dayOf(t int64) int64 { return t - t%dayMicros }
 // incident_day_rollup, and per contextual label one of incident_label_rollup and one of
 // incident_label_day_rollup.
 func (e rollupEntry) rows() ([]rollupRow, error) {
-	var labels map[string]string
-	if err := json.Unmarshal([]byte(e.contextual), &labels); err != nil {
-		return nil, fmt.Errorf("contextual labels %q: %w", e.contextual, err)
+	labels, err := contextualLabels(e.contextual)
+	if err != nil {
+		return nil, err
 	}
 	closedDay := int64(openDay)
 	if e.closed.Valid {
 		closedDay = dayOf(e.closed.Int64)
 	}
 	rows := []rollupRow{{key: e.key}, {daily: true, createdDay: dayOf(e.created), closedDay: closedDay, key: e.key}}
-	for k, v := range labels {
-		rows = append(rows, rollupRow{labeled: true, labelKey: k, labelValue: v, key: e.key},
-			rollupRow{labeled: true, labelKey: k, labelValue: v, daily: true, createdDay: dayOf(e.created), closedDay: closedDay, key: e.key})
+	for _, l := range labels {
+		rows = append(rows, rollupRow{labeled: true, labelKey: l.key, labelValue: l.value, key: e.key},
+			rollupRow{labeled: true, labelKey: l.key, labelValue: l.value, daily: true, createdDay: dayOf(e.created), closedDay: closedDay, key: e.key})
 	}
 	return rows, nil
 }
@@ -405,23 +405,59 @@ func cmpBool(a, b bool) int {
 }
 
 // closedTimeChanges are a transaction's changes to the closedAt of the team's incidents: per
-// time and day of creation, the incidents that took it less those that left it.
-// incident_closed_times (the number of distinct closedAt values among the team's incidents,
-// which E18 grouped by closedAt counts its groups with), incident_closed_day_times (the same per
-// day of creation and day of close) and incident_closed_day_ties (the times shared by incidents
-// created on different days, with each such day) are kept from them just before the commit.
+// time, day of creation, contextual labels and name, the incidents that took it less those that
+// left it. incident_closed_times (the number of distinct closedAt values among the team's
+// incidents, which E18 grouped by closedAt counts its groups with), incident_closed_day_times
+// (the same per day of creation and day of close), incident_closed_day_ties (the times shared by
+// incidents created on different days, with each such day), incident_value_closed_times (per
+// contextual label value and per name: the distinct times and the closed incidents) and
+// incident_value_closed_ties (the times shared by incidents with different values of one label
+// key, or different names, with each such value) are kept from them just before the commit.
 type closedTimeChanges map[closedTimeChange]int64
 
-// closedTimeChange is a closedAt value and the UTC day of creation of the incidents that took or
-// left it.
-type closedTimeChange struct{ at, createdDay int64 }
+// closedTimeChange is a closedAt value and the owner of the incidents that took or left it.
+type closedTimeChange struct {
+	at    int64
+	owner closedTimeOwner
+}
+
+// closedTimeOwner is what the closed-time counts key incidents by besides the time: the UTC day
+// of creation, the contextual labels (the JSON object stored) and the name, none of which ever
+// changes.
+type closedTimeOwner struct {
+	createdDay       int64
+	contextual, name string
+}
+
+// labelValue is one contextual label of an incident: its key and value.
+type labelValue struct{ key, value string }
+
+// closedValue is a row of incident_value_closed_times: a contextual label's key and value
+// (field "label") or a name (field "name", key "").
+type closedValue struct{ field, key, value string }
+
+// closedValues are the rows of incident_value_closed_times that count an incident of owner.
+func (o closedTimeOwner) closedValues() ([]closedValue, error) {
+	labels, err := contextualLabels(o.contextual)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]closedValue, 0, len(labels)+1)
+	for _, l := range labels {
+		out = append(out, closedValue{"label", l.key, l.value})
+	}
+	return append(out, closedValue{"name", "", o.name}), nil
+}
+
+// closedValueChange is a transaction's change to a row of incident_value_closed_times.
+type closedValueChange struct{ times, closed int64 }
 
 type closedTimeChangesKey struct{ teamID int64 }
 
-// moveClosedTime records that the closedAt of an incident created at created changed from one
-// value to another (either may be null) when tx commits.
-func moveClosedTime(ctx context.Context, tx *db.Tx, teamID, created int64, from, to sql.NullInt64) {
-	if from == to {
+// moveClosedTime records that the closedAt of an incident changed from from.closed to
+// to.closed (either may be null) when tx commits.
+func moveClosedTime(ctx context.Context, tx *db.Tx, teamID int64, from, to rollupEntry) {
+	if from.closed == to.closed {
 		return
 	}
 	changes := tx.Local(closedTimeChangesKey{teamID}, func() any {
@@ -429,30 +465,45 @@ func moveClosedTime(ctx context.Context, tx *db.Tx, teamID, created int64, from,
 		tx.BeforeCommit(func() error { return c.write(ctx, tx, teamID) })
 		return c
 	}).(closedTimeChanges)
-	if from.Valid {
-		changes[closedTimeChange{from.Int64, dayOf(created)}]--
+	owner := closedTimeOwner{dayOf(from.created), from.contextual, from.key.name}
+	if from.closed.Valid {
+		changes[closedTimeChange{from.closed.Int64, owner}]--
 	}
-	if to.Valid {
-		changes[closedTimeChange{to.Int64, dayOf(created)}]++
+	if to.closed.Valid {
+		changes[closedTimeChange{to.closed.Int64, owner}]++
 	}
+}
+
+// contextualLabels are the key and value pairs of a stored contextual labels object.
+func contextualLabels(contextual string) ([]labelValue, error) {
+	var labels map[string]string
+	if err := json.Unmarshal([]byte(contextual), &labels); err != nil {
+		return nil, fmt.Errorf("contextual labels %q: %w", contextual, err)
+	}
+	out := make([]labelValue, 0, len(labels))
+	for k, v := range labels {
+		out = append(out, labelValue{k, v})
+	}
+	return out, nil
 }
 
 // write locks the team's row of incident_closed_times first (every transaction that changes a
 // closedAt of the team takes turns there, so that each sees the incidents the earlier ones
-// committed), then, for each changed time in order, reads the days of creation of the incidents
-// that have it now, tells from the changes which had it before the transaction, and adds the
-// times that appeared less those that vanished: over the team, per day of creation (and the
-// time's day), and rewrites the time's list of days when it is or was shared across days.
+// committed), then, for each changed time in order, reads the days of creation, the contextual
+// labels and the names of the incidents that have it now, tells from the changes which had it
+// before the transaction, and adds the times that appeared less those that vanished: over the
+// team, per day of creation (and the time's day), per label value and per name, and rewrites the
+// time's list of days (of values of a key, of names) when it is or was shared across them.
 func (c closedTimeChanges) write(ctx context.Context, tx *db.Tx, teamID int64) error {
-	changed := map[int64]map[int64]int64{} // time → day of creation → change
+	changed := map[int64]map[closedTimeOwner]int64{} // time → owner → change
 	for k, n := range c {
 		if n == 0 {
 			continue
 		}
 		if changed[k.at] == nil {
-			changed[k.at] = map[int64]int64{}
+			changed[k.at] = map[closedTimeOwner]int64{}
 		}
-		changed[k.at][k.createdDay] += n
+		changed[k.at][k.owner] += n
 	}
 	if len(changed) == 0 {
 		return nil
@@ -472,33 +523,62 @@ func (c closedTimeChanges) write(ctx context.Context, tx *db.Tx, teamID int64) e
 		from += " INDEXED BY incidents_by_closed"
 	}
 	var delta int64
-	cells := map[[2]int64]int64{} // (day of creation, day of close) → change of its distinct times
+	cells := map[[2]int64]int64{}                      // (day of creation, day of close) → change of its distinct times
+	valueCells := map[closedValue]*closedValueChange{} // label value or name → change of its distinct times and closed incidents
+	valueCell := func(v closedValue) *closedValueChange {
+		if valueCells[v] == nil {
+			valueCells[v] = &closedValueChange{}
+		}
+		return valueCells[v]
+	}
 	for _, t := range times {
-		now := map[int64]int64{} // day of creation → incidents with the time now
-		rows, err := tx.QueryContext(ctx, `SELECT created_at FROM `+from+` WHERE team_id = $1 AND closed_at = $2`, teamID, t)
+		now := map[int64]int64{}             // day of creation → incidents with the time now
+		valuesNow := map[closedValue]int64{} // label value or name → incidents with the time now
+		rows, err := tx.QueryContext(ctx, `SELECT created_at, contextual_labels, name FROM `+from+` WHERE team_id = $1 AND closed_at = $2`, teamID, t)
 		if err != nil {
 			return fmt.Errorf("count closed times: %w", err)
 		}
 		for rows.Next() {
 			var created int64
-			if err := rows.Scan(&created); err != nil {
+			var owner closedTimeOwner
+			if err := rows.Scan(&created, &owner.contextual, &owner.name); err != nil {
 				rows.Close()
 				return err
 			}
 			now[dayOf(created)]++
+			values, err := owner.closedValues()
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			for _, v := range values {
+				valuesNow[v]++
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
 			return fmt.Errorf("count closed times: %w", err)
 		}
 		before := map[int64]int64{}
+		valuesBefore := map[closedValue]int64{}
 		var nowAll, beforeAll int64
 		for d, n := range now {
 			before[d] = n
 			nowAll += n
 		}
-		for d, n := range changed[t] {
-			before[d] -= n
+		for v, n := range valuesNow {
+			valuesBefore[v] = n
+		}
+		for owner, n := range changed[t] {
+			before[owner.createdDay] -= n
+			values, err := owner.closedValues()
+			if err != nil {
+				return err
+			}
+			for _, v := range values {
+				valuesBefore[v] -= n
+				valueCell(v).closed += n
+			}
 		}
 		daysNow, daysBefore := 0, 0
 		for d, n := range before {
@@ -523,6 +603,9 @@ func (c closedTimeChanges) write(ctx context.Context, tx *db.Tx, teamID int64) e
 			delta++
 		case nowAll <= 0 && beforeAll > 0:
 			delta--
+		}
+		if err := writeValueClosedTies(ctx, tx, teamID, t, valuesNow, valuesBefore, valueCell); err != nil {
+			return err
 		}
 		if daysNow < 2 && daysBefore < 2 {
 			continue
@@ -566,11 +649,101 @@ func (c closedTimeChanges) write(ctx context.Context, tx *db.Tx, teamID int64) e
 			}
 		}
 	}
+	if err := writeValueClosedTimes(ctx, tx, teamID, valueCells); err != nil {
+		return err
+	}
 	if delta == 0 {
 		return nil
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE incident_closed_times SET n = n + $2 WHERE team_id = $1`, teamID, delta); err != nil {
 		return fmt.Errorf("count closed times: %w", err)
+	}
+	return nil
+}
+
+// writeValueClosedTies notes in valueCell the label values and names that the closed time t
+// appeared in (valuesNow, the incidents with t per value now, against valuesBefore) or vanished
+// from, and rewrites t's list of values of each label key (of names) that has or had it with
+// more than one value.
+func writeValueClosedTies(ctx context.Context, tx *db.Tx, teamID, t int64, valuesNow, valuesBefore map[closedValue]int64,
+	valueCell func(closedValue) *closedValueChange) error {
+	type valueKey struct{ field, key string }
+	sharedNow, sharedBefore := map[valueKey][]string{}, map[valueKey]int{}
+	for v, n := range valuesBefore {
+		k := valueKey{v.field, v.key}
+		if n > 0 {
+			sharedBefore[k]++
+		}
+		if valuesNow[v] > 0 {
+			sharedNow[k] = append(sharedNow[k], v.value)
+		}
+		switch {
+		case valuesNow[v] > 0 && n <= 0:
+			valueCell(v).times++
+		case valuesNow[v] <= 0 && n > 0:
+			valueCell(v).times--
+		}
+	}
+	keys := make([]valueKey, 0, len(sharedNow))
+	for k := range sharedNow {
+		keys = append(keys, k)
+	}
+	for k := range sharedBefore {
+		if _, ok := sharedNow[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.SortFunc(keys, func(a, b valueKey) int { return cmp.Or(cmp.Compare(a.field, b.field), cmp.Compare(a.key, b.key)) })
+	for _, k := range keys {
+		if len(sharedNow[k]) < 2 && sharedBefore[k] < 2 {
+			continue
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM incident_value_closed_ties WHERE team_id = $1 AND field = $2 AND key = $3
+			AND closed_at = $4`, teamID, k.field, k.key, t); err != nil {
+			return fmt.Errorf("count closed times: %w", err)
+		}
+		if len(sharedNow[k]) < 2 {
+			continue
+		}
+		values := sharedNow[k]
+		slices.Sort(values)
+		for _, v := range values {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO incident_value_closed_ties (team_id, field, key, closed_at, value)
+				VALUES ($1, $2, $3, $4, $5)`, teamID, k.field, k.key, t, v); err != nil {
+				return fmt.Errorf("count closed times: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// writeValueClosedTimes adds the changes of incident_value_closed_times' rows, in key order; a
+// row left without closed incidents is removed.
+func writeValueClosedTimes(ctx context.Context, tx *db.Tx, teamID int64, changes map[closedValue]*closedValueChange) error {
+	keys := make([]closedValue, 0, len(changes))
+	for v, c := range changes {
+		if c.times != 0 || c.closed != 0 {
+			keys = append(keys, v)
+		}
+	}
+	slices.SortFunc(keys, func(a, b closedValue) int {
+		return cmp.Or(cmp.Compare(a.field, b.field), cmp.Compare(a.key, b.key), cmp.Compare(a.value, b.value))
+	})
+	for _, v := range keys {
+		c := changes[v]
+		var closed int64
+		if err := tx.QueryRowContext(ctx, `INSERT INTO incident_value_closed_times (team_id, field, key, value, n, closed)
+			VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (team_id, field, key, value) DO UPDATE SET n = incident_value_closed_times.n + excluded.n,
+				closed = incident_value_closed_times.closed + excluded.closed
+			RETURNING closed`, teamID, v.field, v.key, v.value, c.times, c.closed).Scan(&closed); err != nil {
+			return fmt.Errorf("count closed times: %w", err)
+		}
+		if closed <= 0 {
+			if _, err := tx.ExecContext(ctx, `DELETE FROM incident_value_closed_times WHERE team_id = $1 AND field = $2 AND key = $3
+				AND value = $4`, teamID, v.field, v.key, v.value); err != nil {
+				return fmt.Errorf("count closed times: %w", err)
+			}
+		}
 	}
 	return nil
 }

@@ -20,8 +20,9 @@ import (
 
 // TestRollupsUnderConcurrentWrites runs eight writers at once over few rollup rows (new
 // incidents, the source resolving them, acknowledge, close, assign, unassign, in batches), then
-// checks that incident_rollup, incident_label_rollup and the day rollups are exactly what the
-// incidents say, times included, and that E18 answers from them what the generic path answers.
+// checks that incident_rollup, incident_label_rollup, the day rollups and the closed times (per
+// day, per label value, and their ties) are exactly what the incidents say, times included, and
+// that E18 answers from them what the generic path answers.
 func TestRollupsUnderConcurrentWrites(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		var mu sync.Mutex
@@ -122,7 +123,10 @@ func TestRollupsUnderConcurrentWrites(t *testing.T) {
 			"group_bys[0][contextualLabel]=service&filter[assignee]=u-1",
 			"group_bys[0][incidentField]=INCIDENTS_FIELDS_STATE&filter[contextualLabels][service][contextualLabelValues]=svc-2",
 			"group_bys[0][incidentField]=INCIDENTS_FIELDS_STATUS&filter[incidentDurationRange][startTime]=2000-01-01T00:00:00Z&filter[incidentDurationRange][endTime]=2100-01-01T00:00:00Z",
-			"group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME&filter[createdAtRange][startTime]=2000-01-01T00:00:00Z&filter[createdAtRange][endTime]=2100-01-01T00:00:00Z"} {
+			"group_bys[0][incidentField]=INCIDENTS_FIELDS_NAME&filter[createdAtRange][startTime]=2000-01-01T00:00:00Z&filter[createdAtRange][endTime]=2100-01-01T00:00:00Z",
+			"group_bys[0][incidentField]=INCIDENTS_FIELDS_CLOSED_TIME&filter[searchQuery][contextualLabel]=service&filter[searchQuery][query]=svc-&pagination[pageSize]=5",
+			"group_bys[0][incidentField]=INCIDENTS_FIELDS_CLOSED_TIME&filter[contextualLabels][service][contextualLabelValues][0]=svc-0&filter[contextualLabels][service][contextualLabelValues][1]=svc-1",
+			"group_bys[0][incidentField]=INCIDENTS_FIELDS_CLOSED_TIME&group_bys[0][orderByDirection]=ORDER_BY_DIRECTION_DESC&filter[searchQuery][query]=alert&filter[searchQuery][incidentField]=INCIDENTS_FIELDS_NAME"} {
 			got := aggJSON(t, env, q)
 			restore := incidents.GenericAggregations()
 			want := aggJSON(t, env, q)
@@ -134,7 +138,7 @@ func TestRollupsUnderConcurrentWrites(t *testing.T) {
 
 func ids2(a, b string) string { return `{"incidentIds":["` + a + `","` + b + `"]}` }
 
-// TestDisplayLabelsAndDaysBackfill runs the backfills of migrations 0026, 0029 and 0030 over
+// TestDisplayLabelsAndDaysBackfill runs the backfills of migrations 0026, 0029, 0030 and 0032 over
 // incidents whose display-label rows, day rollup rows, shared times, label rows' fixed fields,
 // count of closed times and label day rollup rows were lost, and expects them to be what the incidents say.
 func TestDisplayLabelsAndDaysBackfill(t *testing.T) {
@@ -143,9 +147,12 @@ func TestDisplayLabelsAndDaysBackfill(t *testing.T) {
 			a := alert(fmt.Sprintf("backfill-%d", i))
 			a.StartsAt = a.StartsAt.Add(time.Duration(i) * time.Minute)
 			a.Annotations = map[string]string{"summary": fmt.Sprintf("s-%d", i%3), "runbook": "r"}
+			a.Labels = map[string]string{"alertname": "HighLatency", "service": fmt.Sprintf("api-%d", i%4/2)}
+			a.Name = fmt.Sprintf("alert-%d", i%4/2)
 			trigger(t, env, a)
 			if i%2 == 0 {
-				resolveFromSource(t, env, a, a.StartsAt.Add(time.Duration(i)*time.Hour))
+				// two by two at one time, each pair with both services: shared across values
+				resolveFromSource(t, env, a, time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC).Add(time.Duration(i/4)*25*time.Hour))
 			}
 			env.Clock.Advance(7 * time.Hour)
 		}
@@ -160,6 +167,13 @@ func TestDisplayLabelsAndDaysBackfill(t *testing.T) {
 		rerunBackfill(t, env, "0030_incident_label_day_rollup.sql",
 			backfillStep{`UPDATE incident_day_rollup SET first_update = NULL`, "UPDATE incident_day_rollup"},
 			refill("incident_label_day_rollup"), refill("incident_closed_day_times"), refill("incident_closed_day_ties"))
+		// and those of 0032: the closed times per label value and their ties
+		rerunBackfill(t, env, "0032_incident_value_closed_times.sql",
+			refill("incident_value_closed_times"), refill("incident_value_closed_ties"))
+		equal(t, "value closed rows", sqlRows(t, env, `SELECT field, COUNT(*) FROM incident_value_closed_times GROUP BY field ORDER BY field`),
+			`[["label",3],["name",2]]`)
+		equal(t, "value closed ties", sqlRows(t, env, `SELECT field, COUNT(*) FROM incident_value_closed_ties GROUP BY field ORDER BY field`),
+			`[["label",6],["name",6]]`)
 		equal(t, "label day rows", sqlRows(t, env, `SELECT CASE WHEN COUNT(*) > 3 THEN 'several' ELSE 'few' END FROM incident_label_day_rollup`), `[["several"]]`)
 		equal(t, "label rows", sqlRows(t, env, `SELECT COUNT(*) FROM incident_labels l JOIN incidents i ON i.team_id = l.team_id
 			AND i.id = l.incident_id WHERE l.name = i.name AND l.application_name = i.application_name

@@ -8,20 +8,24 @@ import (
 	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/incidents"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/teams"
 )
 
-// BenchmarkIncidentWrites measures what alert ingestion costs the incidents' side, one alert per
-// transaction as internal/ingest writes them: a firing alert's new incident (trigger) and the
-// source resolving the oldest open incident (resolve: a state change out of a row whose first
-// creation it holds, the worst case of incident_rollup's upkeep), in a team that already holds
-// 20,000 incidents of four kinds (5,000 incidents per rollup row). On SQLite, and on PostgreSQL
-// (analyzed after the preload) when MGMTAPI_TEST_DATABASE_URL is set.
+// BenchmarkIncidentWrites measures what each kind of incident write costs, rollups and counts
+// included, one incident per transaction, in a team that already holds 20,000 incidents of four
+// kinds (5,000 incidents per rollup row) over 20 values of a contextual label: a firing alert's
+// new incident as internal/ingest writes it (trigger), then the users' writes through the handler
+// (acknowledge, assign, close: closedAt = now), then the source resolving an incident (resolve:
+// closedAt = the alert's end; a state change out of a row whose first creation it holds, the
+// worst case of incident_rollup's upkeep). Each acts on the oldest incident it has not yet met. On
+// SQLite, and on PostgreSQL (analyzed after the preload) when MGMTAPI_TEST_DATABASE_URL is set.
+// A fixed count per run keeps runs comparable:
 //
-//	go test -run '^$' -bench IncidentWrites -count 3 ./internal/incidents/
+//	go test -run '^$' -bench IncidentWrites -benchtime 400x -count 5 ./internal/incidents/
 func BenchmarkIncidentWrites(b *testing.B) {
 	engines := []db.Engine{db.SQLite}
 	if os.Getenv(apitest.DatabaseURLVariable) != "" {
@@ -51,17 +55,26 @@ func BenchmarkIncidentWrites(b *testing.B) {
 				a.StartsAt = a.StartsAt.Add(time.Duration(i) * time.Second)
 				a.Name = fmt.Sprintf("alert-%d", i%2)
 				a.Severity = []oas.IncidentSeverity{oas.IncidentSeverityINCIDENTSEVERITYERROR, oas.IncidentSeverityINCIDENTSEVERITYINFO}[(i/2)%2]
+				a.Labels = map[string]string{"alertname": a.Name, "service": fmt.Sprintf("svc-%d", i%20)}
 				return a
 			}
-			var open []incidents.Alert
+			type opened struct {
+				id string
+				a  incidents.Alert
+			}
+			var open []opened
+			trigger := func(tx *db.Tx) error {
+				a := newAlert()
+				id, _, err := incidents.Trigger(ctx, tx, a)
+				open = append(open, opened{id, a})
+				return err
+			}
 			for start := 0; start < preload; start += 500 {
 				err := database.InTx(ctx, func(tx *db.Tx) error {
 					for i := 0; i < 500; i++ {
-						a := newAlert()
-						if _, _, err := incidents.Trigger(ctx, tx, a); err != nil {
+						if err := trigger(tx); err != nil {
 							return err
 						}
-						open = append(open, a)
 					}
 					return nil
 				})
@@ -78,24 +91,46 @@ func BenchmarkIncidentWrites(b *testing.B) {
 			}
 			b.Run("trigger", func(b *testing.B) {
 				for i := 0; i < b.N; i++ {
-					a := newAlert()
-					err := database.InTx(ctx, func(tx *db.Tx) error {
-						_, _, err := incidents.Trigger(ctx, tx, a)
-						return err
-					})
-					if err != nil {
+					if err := database.InTx(ctx, trigger); err != nil {
 						b.Fatalf("trigger: %v", err)
 					}
-					open = append(open, a)
 				}
 			})
-			b.Run("resolve", func(b *testing.B) {
-				for i := 0; i < b.N; i++ {
-					if len(open) == 0 {
-						b.Fatalf("no open incident left")
+			h := incidents.NewHandler(database)
+			caller := auth.WithPrincipal(ctx, &auth.Principal{TeamID: 1, KeyID: "bench"})
+			// the users' writes walk the incidents from the oldest; the source resolves from the
+			// second half of the preload, which they do not reach
+			byUser := func(name string, write func(id oas.IncidentID) error) {
+				b.Run(name, func(b *testing.B) {
+					if b.N > preload/2 {
+						b.Fatalf("%s: %d writes, more than the %d incidents set apart", name, b.N, preload/2)
 					}
-					a := open[0]
-					open = open[1:]
+					for i := 0; i < b.N; i++ {
+						if err := write(oas.IncidentID(open[i].id)); err != nil {
+							b.Fatalf("%s: %v", name, err)
+						}
+					}
+				})
+			}
+			byUser("acknowledge", func(id oas.IncidentID) error {
+				_, err := h.AcknowledgeIncidents(caller, &oas.IncidentIDsRequest{IncidentIds: []oas.IncidentID{id}})
+				return err
+			})
+			byUser("assign", func(id oas.IncidentID) error {
+				_, err := h.AssignIncidents(caller, &oas.IncidentAssignInput{IncidentIds: []oas.IncidentID{id},
+					AssignedTo: oas.IncidentUser{UserId: "user-1"}})
+				return err
+			})
+			byUser("close", func(id oas.IncidentID) error {
+				_, err := h.CloseIncidents(caller, &oas.IncidentIDsRequest{IncidentIds: []oas.IncidentID{id}})
+				return err
+			})
+			b.Run("resolve", func(b *testing.B) {
+				if b.N > preload/2 {
+					b.Fatalf("resolve: %d writes, more than the %d incidents set apart", b.N, preload/2)
+				}
+				for i := 0; i < b.N; i++ {
+					a := open[preload/2+i].a
 					err := database.InTx(ctx, func(tx *db.Tx) error {
 						_, _, _, err := incidents.ResolveFromSource(ctx, tx, a.TeamID, a.Fingerprint, a.StartsAt, a.StartsAt.Add(time.Minute), "bench")
 						return err

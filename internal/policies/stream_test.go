@@ -130,7 +130,7 @@ func BenchmarkStreamPolicies(b *testing.B) {
 	}
 }
 
-// listedPolicyBody is the i-th log policy of the list tests, the one cmd/mgmtload creates.
+// listedPolicyBody is the i-th log policy of the list tests, of the shape cmd/mgmtload creates.
 func listedPolicyBody(i int) string {
 	return fmt.Sprintf(`{"name":"policy %d","description":"Debug lines of batch jobs are not kept.",`+
 		`"priority":"PRIORITY_TYPE_LOW","applicationRule":{"name":"batch-","ruleTypeId":"RULE_TYPE_ID_START_WITH"},`+

@@ -88,17 +88,22 @@ func stamp(tx *db.Tx, teamID int64, id string, p oas.Policy, pos int) oas.Policy
 	return withStatus(p)
 }
 
-// withStatus sets the priorityOverrideStatus the server keeps: on a policy with a quota-based
+// withStatus returns p with the priorityOverrideStatus the server keeps (see setStatus).
+func withStatus(p oas.Policy) oas.Policy {
+	setStatus(&p)
+	return p
+}
+
+// setStatus sets the priorityOverrideStatus the server keeps: on a policy with a quota-based
 // override, the priority in force, which is the base priority, since this server holds no daily
 // quota whose use could reach a tier (so no usage or limit is answered); absent otherwise.
-func withStatus(p oas.Policy) oas.Policy {
+func setStatus(p *oas.Policy) {
 	p.PriorityOverrideStatus.Reset()
 	if p.PriorityOverride.Value.QuotaBased.Set {
 		p.PriorityOverrideStatus = oas.NewOptPolicyPriorityOverrideStatus(oas.PolicyPriorityOverrideStatus{
 			QuotaBased: oas.NewOptPolicyQuotaBasedStatus(oas.PolicyQuotaBasedStatus{CurrentPriority: oas.NewOptPolicyPriority(p.Priority)}),
 		})
 	}
-	return p
 }
 
 // OverwriteSpanPolicies replaces every span policy of the team with the given list (E9).

@@ -2,6 +2,7 @@ package policies
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -99,8 +100,46 @@ func scanPolicy(row scanner, teamID int64) (oas.Policy, sourceType, error) {
 	if err := row.Scan(&src, &pos, &enabled, &doc, &created, &updated); err != nil {
 		return p, "", db.Translate(err)
 	}
-	if err := p.UnmarshalJSON([]byte(doc)); err != nil {
-		return p, "", fmt.Errorf("policy document: %w", err)
+	err := fillPolicy(&p, teamID, []byte(doc), pos, enabled, created, updated)
+	return p, sourceType(src), err
+}
+
+// policyRows reads the rows of selectPolicy one after another into the same policy and the same
+// scan destinations, so that a row costs only what its decoding allocates (a list of 10,000
+// policies allocated a policy, a copy of its document and its scanned values per row).
+type policyRows struct {
+	src                   string
+	doc                   sql.RawBytes
+	pos, created, updated int64
+	enabled               bool
+	dest                  []any
+	policy                oas.Policy
+}
+
+func newPolicyRows() *policyRows {
+	r := &policyRows{}
+	r.dest = []any{&r.src, &r.pos, &r.enabled, &r.doc, &r.created, &r.updated}
+	return r
+}
+
+// next decodes the current row of rows into the returned policy, which is valid until the next
+// call: the next row overwrites it.
+func (r *policyRows) next(rows *sql.Rows, teamID int64) (*oas.Policy, error) {
+	if err := rows.Scan(r.dest...); err != nil {
+		return nil, db.Translate(err)
+	}
+	r.policy = oas.Policy{}
+	if err := fillPolicy(&r.policy, teamID, r.doc, r.pos, r.enabled, r.created, r.updated); err != nil {
+		return nil, err
+	}
+	return &r.policy, nil
+}
+
+// fillPolicy decodes the stored document of a policy into the zero policy p and sets what the
+// row holds outside it.
+func fillPolicy(p *oas.Policy, teamID int64, doc []byte, pos int64, enabled bool, created, updated int64) error {
+	if err := p.UnmarshalJSON(doc); err != nil {
+		return fmt.Errorf("policy document: %w", err)
 	}
 	p.CompanyId = teamID
 	p.Order = int32(pos)
@@ -111,7 +150,8 @@ func scanPolicy(row scanner, teamID int64) (oas.Policy, sourceType, error) {
 	if p.Targets == nil {
 		p.Targets = oas.PolicyTargets{} // stored before targets existed
 	}
-	return withStatus(p), sourceType(src), nil
+	setStatus(p)
+	return nil
 }
 
 // getPolicy returns the team's policy and its type; db.ErrNotFound when there is none.

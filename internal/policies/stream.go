@@ -23,7 +23,8 @@ func (h *PolicyHandler) StreamPolicies(ctx context.Context, params oas.ListPolic
 }
 
 // eachPolicy calls yield with each policy listPolicies returns, in its order, reading one row at
-// a time; it stops at yield's first error and returns it.
+// a time; it stops at yield's first error and returns it. The policy yield gets is valid until
+// yield returns (the next row is decoded into the same one): yield copies what it keeps.
 func eachPolicy(ctx context.Context, q db.Querier, teamID int64, src sourceType, enabledOnly bool, yield func(*oas.Policy) error) error {
 	query := selectPolicy + ` WHERE team_id = $1`
 	args := []any{teamID}
@@ -40,12 +41,13 @@ func eachPolicy(ctx context.Context, q db.Querier, teamID int64, src sourceType,
 		return fmt.Errorf("list policies: %w", err)
 	}
 	defer rows.Close()
+	read := newPolicyRows()
 	for rows.Next() {
-		p, _, err := scanPolicy(rows, teamID)
+		p, err := read.next(rows, teamID)
 		if err != nil {
 			return err
 		}
-		if err := yield(&p); err != nil {
+		if err := yield(p); err != nil {
 			return err
 		}
 	}

@@ -27,15 +27,15 @@ import (
 // seconds at random. The queue drains in well under a second, so a client that waits finds room;
 // the spread keeps the clients refused by one burst from all coming back in the same instant as
 // the next burst.
-func retryAfter() string {
+func retryAfter() string { return retryAfterValues()[0] }
+
+// retryAfterValues is retryAfter as a header's values: one of a few slices shared by every
+// refusal (net/http only reads them), so that a refusal allocates none.
+func retryAfterValues() []string {
 	return retryAfterChoices[rand.IntN(len(retryAfterChoices))]
 }
 
-var retryAfterChoices = []string{"1", "2", "3"}
-
-// retryAfterHeaders are retryAfterChoices as header values, shared by every refusal (net/http
-// only reads them).
-var retryAfterHeaders = [][]string{{"1"}, {"2"}, {"3"}}
+var retryAfterChoices = [][]string{{"1"}, {"2"}, {"3"}}
 
 // shedAnswer is the answer to a request refused by admission, written once by WriteError when the
 // handler is made and replayed: under a flood most answers are this one, and replaying it costs no
@@ -85,7 +85,7 @@ func (h *Handler) refuseShed(w http.ResponseWriter, req *request) {
 	for name, values := range h.shedAnswer.header {
 		header[name] = values
 	}
-	header["Retry-After"] = retryAfterHeaders[rand.IntN(len(retryAfterHeaders))]
+	header["Retry-After"] = retryAfterValues()
 	w.WriteHeader(h.shedAnswer.status)
 	_, _ = w.Write(h.shedAnswer.body)
 }
@@ -217,7 +217,8 @@ func (a *admission) leave(entered time.Time) {
 	defer a.mu.Unlock()
 	a.inHandler--
 	if a.target > 0 {
-		a.adapt(a.now(), a.now().Sub(entered))
+		now := a.now()
+		a.adapt(now, now.Sub(entered))
 	}
 	for len(a.waiters) > 0 && a.inHandler < a.bound() {
 		w := a.waiters[0]

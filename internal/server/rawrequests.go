@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"golang.org/x/net/http/httpguts"
 )
 
 // RefusalListener returns l with the answers that net/http writes by itself, before any handler
@@ -308,27 +310,13 @@ func explainHeaderLine(msg string) string {
 	switch {
 	case !found:
 		return "header fields: a line has no colon; each must be a field name, a colon and a value"
-	case !isToken(name):
+	case !httpguts.ValidHeaderFieldName(name):
 		return "header field name: must be a token (letters, digits and !#$%&'*+-.^_`|~), with no space before the colon"
 	}
 	if len(name) > 64 {
 		name = name[:64] + "..."
 	}
 	return "header " + name + ": the value must not hold control characters other than tab"
-}
-
-// isToken reports whether s is an HTTP token (RFC 9110, section 5.6.2).
-func isToken(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
-			return false
-		}
-	}
-	return true
 }
 
 // refusalBody is the API's Error body.

@@ -392,9 +392,9 @@ func (h *IncidentHandler) closedRangeGroupCount(ctx context.Context, teamID int6
 }
 
 // updateBounds bounds the last state updates of a dayRanged filter's incidents: every one is in
-// [lo, hi), from incident_day_rollup's rows of the whole days (first_update, last_update) and the
-// partial days' incidents, in one snapshot; ok=false when none matches or a row has no
-// first_update (not yet filled).
+// [lo, hi), from incident_day_rollup's rows of the whole days (first_update, a lower bound of
+// the row's updates, and last_update, their greatest) and the partial days' incidents, in one
+// snapshot; ok=false when none matches or a row has no first_update (not yet filled).
 func (h *IncidentHandler) updateBounds(ctx context.Context, teamID int64, f oas.IncidentQueryFilter) (lo, hi int64, ok bool, err error) {
 	parts, err := dayRollupParts(h.db.Engine, teamID, f)
 	if err != nil {

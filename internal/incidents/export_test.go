@@ -20,3 +20,10 @@ func NoPageWalk() (restore func()) {
 	noPageWalk.Store(true)
 	return func() { noPageWalk.Store(false) }
 }
+
+// DayProbe sets how many of a rollup key's latest updates a day row looks through for its last
+// update before it reads its day whole (0: always whole) until the returned function restores it.
+func DayProbe(n int64) (restore func()) {
+	old := dayProbe.Swap(n)
+	return func() { dayProbe.Store(old) }
+}

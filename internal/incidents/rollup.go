@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/mgmtapi/mgmtapi/internal/db"
 )
@@ -120,10 +121,9 @@ type rollupDelta struct {
 	closed   sql.NullInt64
 	update   int64
 	departed []rollupEntry
-	// incident_day_rollup's first_update: the least last update of the incidents that came in
-	// (or whose times grew in place), and the last updates they had before they grew
+	// the least last update of the incidents that came in (or whose times grew in place), which
+	// lowers incident_day_rollup's first_update when it is below
 	firstUpdate int64
-	grewFrom    []int64
 }
 
 func (d *rollupDelta) merge(e rollupEntry) {
@@ -215,7 +215,6 @@ func moveRollup(ctx context.Context, tx *db.Tx, teamID int64, from, to rollupEnt
 		in := deltas.at(r)
 		if stays[r] {
 			in.merge(to)
-			in.grewFrom = append(in.grewFrom, from.update)
 			continue
 		}
 		in.n++
@@ -261,29 +260,38 @@ func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, r 
 	args := r.args(teamID)
 	p := len(args)
 	var n, first, update int64
-	var closed, firstUpdate sql.NullInt64
+	var closed sql.NullInt64
 	var err error
-	returning := `n, first_created, last_closed, last_update`
-	scan := []any{&n, &first, &closed, &update}
+	// incident_day_rollup's first_update is a lower bound of its row's last updates, at or above
+	// the row's day of creation (an incident's updates only grow from its creation): an arrival
+	// below it lowers it; a departure leaves it, so that no write reads the row's incidents again
+	// (docs/decisions.md, "first_update is a lower bound").
+	dayColumns, dayValues, dayKeep := "", "", ""
 	if table == "incident_day_rollup" {
-		returning += `, first_update`
-		scan = append(scan, &firstUpdate)
+		dayColumns, dayValues = ", first_update", ", $"+strconv.Itoa(p+5)
+		dayKeep = `,
+				first_update = CASE WHEN excluded.first_update < ` + table + `.first_update
+					THEN excluded.first_update ELSE ` + table + `.first_update END`
 	}
 	if delta.arrived {
-		err = tx.QueryRowContext(ctx, `INSERT INTO `+table+` (team_id, `+columns+`, n, first_created, last_closed, last_update)
-			VALUES (`+placeholders(1, p+4)+`)
+		values := append(args, delta.n, delta.first, delta.closed, delta.update)
+		if dayColumns != "" {
+			values = append(values, delta.firstUpdate)
+		}
+		err = tx.QueryRowContext(ctx, `INSERT INTO `+table+` (team_id, `+columns+`, n, first_created, last_closed, last_update`+dayColumns+`)
+			VALUES (`+placeholders(1, p+4)+dayValues+`)
 			ON CONFLICT (team_id, `+columns+`) DO UPDATE SET n = `+table+`.n + excluded.n,
 				first_created = CASE WHEN excluded.first_created < `+table+`.first_created
 					THEN excluded.first_created ELSE `+table+`.first_created END,
 				last_closed = CASE WHEN `+table+`.last_closed IS NULL OR excluded.last_closed > `+table+`.last_closed
 					THEN COALESCE(excluded.last_closed, `+table+`.last_closed) ELSE `+table+`.last_closed END,
 				last_update = CASE WHEN excluded.last_update > `+table+`.last_update
-					THEN excluded.last_update ELSE `+table+`.last_update END
-			RETURNING `+returning,
-			append(args, delta.n, delta.first, delta.closed, delta.update)...).Scan(scan...)
+					THEN excluded.last_update ELSE `+table+`.last_update END`+dayKeep+`
+			RETURNING n, first_created, last_closed, last_update`,
+			values...).Scan(&n, &first, &closed, &update)
 	} else {
 		err = tx.QueryRowContext(ctx, `UPDATE `+table+` SET n = n + $`+strconv.Itoa(p+1)+` WHERE team_id = $1 AND `+match+`
-			RETURNING `+returning, append(args, delta.n)...).Scan(scan...)
+			RETURNING n, first_created, last_closed, last_update`, append(args, delta.n)...).Scan(&n, &first, &closed, &update)
 	}
 	if err != nil {
 		return err
@@ -291,11 +299,6 @@ func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, r 
 	if n <= 0 {
 		_, err := tx.ExecContext(ctx, `DELETE FROM `+table+` WHERE team_id = $1 AND `+match, args...)
 		return err
-	}
-	if table == "incident_day_rollup" {
-		if err := delta.keepFirstUpdate(ctx, tx, r, args, firstUpdate); err != nil {
-			return err
-		}
 	}
 	var heldFirst, heldClosed, heldUpdate bool
 	for _, e := range delta.departed {
@@ -333,16 +336,16 @@ func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, r 
 		byUpdated = strings.Replace(inRow, "incidents i", "incidents i INDEXED BY incidents_by_severity", 1)
 	}
 	lastUpdate := `SELECT i.last_state_update_time` + byUpdated + ` ORDER BY i.last_state_update_time DESC LIMIT 1`
-	if r.daily {
-		// a day's incidents of the key: all of them, in createdAt order
-		lastUpdate = `SELECT MAX(i.last_state_update_time)` + byCreated
-	}
 	if heldFirst {
 		if err := tx.QueryRowContext(ctx, `SELECT i.created_at`+byCreated+` ORDER BY i.created_at LIMIT 1`, find...).Scan(&first); err != nil {
 			return err
 		}
 	}
-	if heldUpdate {
+	if heldUpdate && r.daily {
+		if update, err = dayLastUpdate(ctx, tx, r, find); err != nil {
+			return err
+		}
+	} else if heldUpdate {
 		if err := tx.QueryRowContext(ctx, lastUpdate, find...).Scan(&update); err != nil {
 			return err
 		}
@@ -358,40 +361,61 @@ func (delta *rollupDelta) write(ctx context.Context, tx *db.Tx, teamID int64, r 
 	return err
 }
 
-// keepFirstUpdate keeps incident_day_rollup's first_update (the least last state update of the
-// row's incidents; null on a row this transaction created) after the row's count was written:
-// a row that an incident holding it left, or whose holder's last update grew, finds it again
-// among its day of the key's incidents; otherwise an arrival below it (or a new row) takes it.
-func (delta *rollupDelta) keepFirstUpdate(ctx context.Context, tx *db.Tx, r rollupRow, args []any, current sql.NullInt64) error {
-	held := false
-	for _, e := range delta.departed {
-		held = held || (current.Valid && e.update == current.Int64)
+// dayProbe is how many of a rollup key's latest updates dayLastUpdate looks through before it
+// reads the whole day (64; tests set 0 to read every day whole).
+var dayProbe = func() *atomic.Int64 { var n atomic.Int64; n.Store(64); return &n }()
+
+// dayLastUpdate finds again the last state update of a day row (of incident_day_rollup, or of
+// incident_label_day_rollup when r is labeled) whose holder left; find holds the row's args
+// and the next day's start. The key's latest updates come first (a walk of
+// incidents_by_severity, which has the key, then the update, and carries the times): the
+// latest of them that is in the row is the row's, which is where an incident acknowledged or
+// assigned soon after it came in finds it. Otherwise the row is read whole: a day row's
+// incidents in createdAt order (incidents_by_rollup), a label's day row's label rows
+// (incident_labels_by_rollup, whose rows copy the incident's key and times).
+func dayLastUpdate(ctx context.Context, tx *db.Tx, r rollupRow, find []any) (int64, error) {
+	created, closed, next := "$11", "$12", "$13"
+	if r.labeled {
+		created, closed, next = "$13", "$14", "$15"
 	}
-	for _, u := range delta.grewFrom {
-		held = held || (current.Valid && u == current.Int64)
+	inDay := ` AND t.created_at >= ` + created + ` AND t.created_at < ` + next + `
+		AND COALESCE(t.closed_at - t.closed_at % ` + strconv.Itoa(dayMicros) + `, ` + strconv.Itoa(openDay) + `) = ` + closed
+	latest, whole := "incidents i", "incidents t"
+	if tx.Engine == db.SQLite {
+		latest += " INDEXED BY incidents_by_severity"
+		whole += " INDEXED BY incidents_by_rollup"
 	}
-	next := current
-	switch {
-	case held:
-		from := "incidents i"
+	carries := ""
+	if r.labeled {
+		carries = ` AND EXISTS (SELECT 1 FROM incident_labels l WHERE l.team_id = $1 AND l.key = $11 AND l.value = $12
+			AND l.incident_id = t.id)`
+		whole = "incident_labels t"
 		if tx.Engine == db.SQLite {
-			from += " INDEXED BY incidents_by_rollup"
+			whole += " INDEXED BY incident_labels_by_rollup"
 		}
-		if err := tx.QueryRowContext(ctx, `SELECT MIN(i.last_state_update_time) FROM `+from+` WHERE i.team_id = $1 AND `+rollupKeyMatch+`
-			AND i.created_at >= $11 AND i.created_at < $13
-			AND COALESCE(i.closed_at - i.closed_at % `+strconv.Itoa(dayMicros)+`, `+strconv.Itoa(openDay)+`) = $12`,
-			append(append([]any(nil), args...), r.createdDay+dayMicros)...).Scan(&next); err != nil {
-			return err
-		}
-	case delta.arrived && (!current.Valid || delta.firstUpdate < current.Int64):
-		next = sql.NullInt64{Int64: delta.firstUpdate, Valid: true}
 	}
-	if next == current {
-		return nil
+	var update sql.NullInt64
+	if err := tx.QueryRowContext(ctx, `SELECT MAX(t.last_state_update_time) FROM (SELECT i.id, i.created_at, i.closed_at,
+		i.last_state_update_time FROM `+latest+` WHERE i.team_id = $1 AND `+rollupKeyMatch+`
+		ORDER BY i.last_state_update_time DESC LIMIT `+strconv.FormatInt(dayProbe.Load(), 10)+`) t WHERE 1 = 1`+inDay+carries,
+		find...).Scan(&update); err != nil {
+		return 0, err
 	}
-	_, err := tx.ExecContext(ctx, `UPDATE incident_day_rollup SET first_update = $`+strconv.Itoa(len(args)+1)+
-		` WHERE team_id = $1 AND `+dayRollupKeyMatch, append(append([]any(nil), args...), next)...)
-	return err
+	if update.Valid {
+		return update.Int64, nil
+	}
+	rowMatch := rollupKeyMatch
+	if r.labeled {
+		rowMatch = labelRollupKeyMatch
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT MAX(t.last_state_update_time) FROM `+whole+` WHERE t.team_id = $1 AND `+rowMatch+inDay,
+		find...).Scan(&update); err != nil {
+		return 0, err
+	}
+	if !update.Valid {
+		return 0, fmt.Errorf("day rollup row %v has no incidents left", r)
+	}
+	return update.Int64, nil
 }
 
 func cmpBool(a, b bool) int {

@@ -22,8 +22,17 @@ import (
 // incidents, the source resolving them, acknowledge, close, assign, unassign, in batches), then
 // checks that incident_rollup, incident_label_rollup, the day rollups and the closed times (per
 // day, per label value, and their ties) are exactly what the incidents say, times included, and
-// that E18 answers from them what the generic path answers.
+// that E18 answers from them what the generic path answers. It runs twice: a day row whose
+// last update left finds it among the key's latest updates, then by reading its day whole.
 func TestRollupsUnderConcurrentWrites(t *testing.T) {
+	t.Run("latest-updates", testRollupsUnderConcurrentWrites)
+	t.Run("whole-days", func(t *testing.T) {
+		defer incidents.DayProbe(0)()
+		testRollupsUnderConcurrentWrites(t)
+	})
+}
+
+func testRollupsUnderConcurrentWrites(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		var mu sync.Mutex
 		var alerts []incidents.Alert
@@ -134,6 +143,36 @@ func TestRollupsUnderConcurrentWrites(t *testing.T) {
 			equal(t, q, got, want)
 		}
 	})
+}
+
+// TestDayRowLastUpdateAfterItsHolderLeaves acknowledges, one at a time and newest first, the
+// incidents of one rollup key created over two days (the label's values alternating), so that
+// each acknowledgement takes away the last update of its triggered day row and of its label's:
+// the rows find it again among the key's latest updates (a walk cut at two), or by reading their
+// day whole, and stay what the incidents say.
+func TestDayRowLastUpdateAfterItsHolderLeaves(t *testing.T) {
+	for _, probe := range []int64{2, 0} {
+		t.Run(fmt.Sprintf("probe-%d", probe), func(t *testing.T) {
+			defer incidents.DayProbe(probe)()
+			apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+				var opened []string
+				for i := 0; i < 16; i++ {
+					a := alert(fmt.Sprintf("day-%d", i))
+					a.StartsAt = a.StartsAt.Add(time.Duration(i) * time.Minute)
+					a.Labels = map[string]string{"service": fmt.Sprintf("svc-%d", i%2)}
+					id, _ := trigger(t, env, a)
+					opened = append(opened, id)
+					env.Clock.Advance(2 * time.Hour) // twelve a day, on two or three days
+				}
+				checkRollups(t, env, "triggered")
+				for i := len(opened) - 1; i >= 0; i-- {
+					env.Clock.Advance(time.Minute)
+					decode(t, env.JSON(t, "POST", ackPath, env.RootKey, ids(opened[i])), &incidentsOut{})
+					checkRollups(t, env, fmt.Sprintf("acknowledged %d", i))
+				}
+			})
+		})
+	}
 }
 
 func ids2(a, b string) string { return `{"incidentIds":["` + a + `","` + b + `"]}` }

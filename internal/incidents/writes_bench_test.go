@@ -21,7 +21,8 @@ import (
 // new incident as internal/ingest writes it (trigger), then the users' writes through the handler
 // (acknowledge, assign, close: closedAt = now), then the source resolving an incident (resolve:
 // closedAt = the alert's end; a state change out of a row whose first creation it holds, the
-// worst case of incident_rollup's upkeep). Each acts on the oldest incident it has not yet met. On
+// worst case of incident_rollup's upkeep), then acknowledging the newest incidents
+// (acknowledge-newest). Each other write acts on the oldest incident it has not yet met. On
 // SQLite, and on PostgreSQL (analyzed after the preload) when MGMTAPI_TEST_DATABASE_URL is set.
 // A fixed count per run keeps runs comparable:
 //
@@ -125,10 +126,12 @@ func BenchmarkIncidentWrites(b *testing.B) {
 				_, err := h.CloseIncidents(caller, &oas.IncidentIDsRequest{IncidentIds: []oas.IncidentID{id}})
 				return err
 			})
+			resolved := 0
 			b.Run("resolve", func(b *testing.B) {
 				if b.N > preload/2 {
 					b.Fatalf("resolve: %d writes, more than the %d incidents set apart", b.N, preload/2)
 				}
+				resolved = b.N
 				for i := 0; i < b.N; i++ {
 					a := open[preload/2+i].a
 					err := database.InTx(ctx, func(tx *db.Tx) error {
@@ -137,6 +140,20 @@ func BenchmarkIncidentWrites(b *testing.B) {
 					})
 					if err != nil {
 						b.Fatalf("resolve: %v", err)
+					}
+				}
+			})
+			// the users acknowledge the newest incident, walking down from the last triggered: it
+			// holds the last update of each row it leaves (incident_rollup's, its day's and its
+			// label's day's)
+			b.Run("acknowledge-newest", func(b *testing.B) {
+				if untouched := len(open) - preload/2 - resolved; b.N > untouched {
+					b.Fatalf("acknowledge-newest: %d writes, more than the %d incidents no other write met", b.N, untouched)
+				}
+				for i := 0; i < b.N; i++ {
+					_, err := h.AcknowledgeIncidents(caller, &oas.IncidentIDsRequest{IncidentIds: []oas.IncidentID{oas.IncidentID(open[len(open)-1-i].id)}})
+					if err != nil {
+						b.Fatalf("acknowledge-newest: %v", err)
 					}
 				}
 			})

@@ -27,7 +27,9 @@ func backupCommand(ctx context.Context, args []string, getenv func(string) strin
 const backupUsage = `usage: mgmtapi backup --to FILE [--data-dir DIR] [--force]
 
 Writes a consistent copy of the SQLite database of DIR to FILE while the server may be running.
-FILE is written under a temporary name beside it and renamed once complete and checked.
+A server that holds the database alone (--sqlite-file-access exclusive, the default) writes the
+copy itself, asked through DIR/mgmtapi.sock. FILE is written under a temporary name beside it and
+renamed once complete and checked.
 PostgreSQL deployments are backed up with pg_dump.
 
 `
@@ -50,7 +52,8 @@ func databaseFlags(fs *flag.FlagSet, getenv func(string) string, usage string) (
 
 // backup is `mgmtapi backup`: it copies the SQLite database of the data directory to a new file
 // with VACUUM INTO, a snapshot of one read transaction, so a server writing to the same database
-// meanwhile is neither stopped nor seen half-way. The copy is written to a temporary file in the
+// meanwhile is neither stopped nor seen half-way. When a server holds the database alone, it runs
+// the VACUUM INTO itself, asked through its socket (copyThroughServer). The copy is written to a temporary file in the
 // target's directory, checked with PRAGMA integrity_check, synced, then renamed to the target and
 // the directory synced: the target name only ever holds a complete, checked backup. An existing
 // target is refused unless --force is given. The source database is opened read-only and never
@@ -132,16 +135,6 @@ func backupSQLite(ctx context.Context, source, target string, force bool) (backu
 		return res, fmt.Errorf("--to %s: is the database itself", target)
 	}
 
-	// The schema_migrations table tells an mgmtapi database from any other SQLite file.
-	src, err := openSQLiteFile(source, "&_pragma=busy_timeout(10000)")
-	if err != nil {
-		return res, err
-	}
-	defer src.Close()
-	if _, err := schemaVersion(ctx, src, source); err != nil {
-		return res, err
-	}
-
 	dir := filepath.Dir(target)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(target)+".tmp-*")
 	if err != nil {
@@ -156,13 +149,17 @@ func backupSQLite(ctx context.Context, source, target string, force bool) (backu
 		}
 	}()
 
-	// VACUUM INTO accepts an existing empty file; the snapshot is one read transaction, which in
-	// WAL mode never blocks the server's writer.
-	if _, err := src.ExecContext(ctx, `VACUUM INTO $1`, tmpName); err != nil {
-		return res, fmt.Errorf("copy %s to %s: %w", source, tmpName, err)
+	// A server holding the database alone (--sqlite-file-access exclusive) writes the copy
+	// itself, asked through its socket in the data directory; the copy is checked below as
+	// any other.
+	served, err := copyThroughServer(ctx, filepath.Dir(source), tmpName)
+	if err != nil {
+		return res, err
 	}
-	if err := src.Close(); err != nil {
-		return res, fmt.Errorf("close %s: %w", source, err)
+	if !served {
+		if err := copySQLiteFile(ctx, source, tmpName); err != nil {
+			return res, err
+		}
 	}
 
 	if res.schemaVersion, err = verifyBackup(ctx, tmpName); err != nil {
@@ -179,6 +176,33 @@ func backupSQLite(ctx context.Context, source, target string, force bool) (backu
 		return res, fmt.Errorf("--to %s: the backup is complete but its directory could not be synced: %w", target, err)
 	}
 	return res, nil
+}
+
+// copySQLiteFile copies the database at source into tmpName (an empty file) with VACUUM INTO
+// through a read-only connection of this process, after checking that it is an mgmtapi database
+// (its schema_migrations table).
+func copySQLiteFile(ctx context.Context, source, tmpName string) error {
+	src, err := openSQLiteFile(source, "&_pragma=busy_timeout(10000)")
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	if _, err := schemaVersion(ctx, src, source); err != nil {
+		if heldElsewhere(err) {
+			return fmt.Errorf("%w (a running mgmtapi serve holds it and did not answer on %s)", err,
+				filepath.Join(filepath.Dir(source), backupSocketName))
+		}
+		return err
+	}
+	// VACUUM INTO accepts an existing empty file; the snapshot is one read transaction, which in
+	// WAL mode never blocks the server's writer.
+	if _, err := src.ExecContext(ctx, `VACUUM INTO $1`, tmpName); err != nil {
+		return fmt.Errorf("copy %s to %s: %w", source, tmpName, err)
+	}
+	if err := src.Close(); err != nil {
+		return fmt.Errorf("close %s: %w", source, err)
+	}
+	return nil
 }
 
 // publish gives the complete copy its final name. Without force a hard link makes the name only

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -31,8 +32,11 @@ func openDatabase(ctx context.Context, cfg config.Config, logger *slog.Logger) (
 		if err := checkDataDir(cfg.DataDir); err != nil {
 			return nil, err
 		}
-		database, err := db.Open(ctx, db.Options{DataDir: cfg.DataDir})
+		database, err := db.Open(ctx, db.Options{DataDir: cfg.DataDir, SharedFile: cfg.SQLiteSharedFile})
 		if err != nil {
+			if heldElsewhere(err) {
+				err = fmt.Errorf("%w (another process holds it: a running mgmtapi serve on this data dir?)", err)
+			}
 			return nil, fmt.Errorf("data dir %s: SQLite database %s: %w", cfg.DataDir, filepath.Join(cfg.DataDir, "mgmtapi.db"), err)
 		}
 		return database, nil
@@ -131,4 +135,9 @@ func worthRetrying(err error) bool {
 		return true
 	}
 	return false
+}
+
+// heldElsewhere reports whether an SQLite error says another process holds the database's lock.
+func heldElsewhere(err error) bool {
+	return strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked")
 }

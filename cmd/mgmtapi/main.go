@@ -180,6 +180,16 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	defer database.Close()
+	if cfg.DatabaseURL == "" && !cfg.SQLiteSharedFile {
+		// the server holds the SQLite file alone: mgmtapi backup asks it for the copy
+		stopBackupSocket, err := serveBackupSocket(cfg.DataDir, database, logger)
+		if err != nil {
+			logger.Warn("mgmtapi backup cannot copy the database while this server runs (stop it first, or run it with --sqlite-file-access shared)",
+				"error", err.Error())
+		} else {
+			defer stopBackupSocket()
+		}
+	}
 
 	boot, err := teams.Bootstrap(ctx, database, cfg.BootstrapKey)
 	if err != nil {

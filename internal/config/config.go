@@ -73,6 +73,9 @@ type Config struct {
 	// of KeyRateBurst; beyond it, 429.
 	KeyRateLimit float64
 	KeyRateBurst int
+	// SQLiteSharedFile lets other processes open the SQLite database while the server runs;
+	// otherwise (the default) the server holds it alone (see internal/db.Options.SharedFile).
+	SQLiteSharedFile bool
 }
 
 // TLS reports whether the server speaks HTTPS.
@@ -244,6 +247,14 @@ var options = []option{
 				return fmt.Errorf("must be a number from 0 to 1000000, not %q", v)
 			}
 			c.KeyRateLimit = r
+			return nil
+		}},
+	{"sqlite-file-access", "MGMTAPI_SQLITE_FILE_ACCESS", "exclusive", "exclusive: while it runs, the server alone opens the SQLite database (mgmtapi backup asks it through DATA-DIR/mgmtapi.sock) and a read takes no file lock; shared: other processes may open it too (Litestream, the sqlite3 shell), at the price of two file-lock system calls per read",
+		func(c *Config, v string) error {
+			if v != "exclusive" && v != "shared" {
+				return fmt.Errorf("must be exclusive or shared, not %q", v)
+			}
+			c.SQLiteSharedFile = v == "shared"
 			return nil
 		}},
 	{"key-rate-burst", "MGMTAPI_KEY_RATE_BURST", "100", "requests an API key may make at once above --key-rate-limit, 1 to 1000000",
@@ -460,13 +471,17 @@ func (c Config) String() string {
 	if c.TLS() {
 		tls = c.TLSCertFile
 	}
+	sqliteAccess := "exclusive"
+	if c.SQLiteSharedFile {
+		sqliteAccess = "shared"
+	}
 	keyRate := "off"
 	if c.KeyRateLimit > 0 {
 		keyRate = fmt.Sprintf("%s/s burst %d", strconv.FormatFloat(c.KeyRateLimit, 'f', -1, 64), c.KeyRateBurst)
 	}
-	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s log=%s/%s access-log=%s shutdown-delay=%s max-concurrent-requests=%d queue=%d/%s concurrency-target-latency=%s min-concurrent-requests=%d decode-budget-bytes=%d key-rate-limit=%s bootstrap-key=%s operator-key=%s",
+	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s log=%s/%s access-log=%s shutdown-delay=%s max-concurrent-requests=%d queue=%d/%s concurrency-target-latency=%s min-concurrent-requests=%d decode-budget-bytes=%d key-rate-limit=%s sqlite-file-access=%s bootstrap-key=%s operator-key=%s",
 		c.Addr, externalURL, tls, db, c.Region, c.PolicyLimit, c.MaxBodyBytes, c.KPIInterval, extensionsDir, c.LogFormat, c.LogLevel, c.AccessLog, c.ShutdownDelay,
-		c.MaxConcurrentRequests, c.QueueLength, c.QueueWait, c.ConcurrencyTargetLatency, c.MinConcurrentRequests, c.DecodeBudgetBytes, keyRate, mask(c.BootstrapKey), mask(c.OperatorKey))
+		c.MaxConcurrentRequests, c.QueueLength, c.QueueWait, c.ConcurrencyTargetLatency, c.MinConcurrentRequests, c.DecodeBudgetBytes, keyRate, sqliteAccess, mask(c.BootstrapKey), mask(c.OperatorKey))
 }
 
 // DefaultExternalURL is the base URL derived from the address the server listens on: a wildcard

@@ -27,7 +27,7 @@ func TestDefaults(t *testing.T) {
 		c.ShutdownDelay != 5*time.Second || c.AuditRetention != 90*24*time.Hour || c.ExternalURL != "" || c.TLS() || c.LogFormat != "text" ||
 		c.MaxConcurrentRequests != 64 || c.QueueLength != 64 || c.QueueWait != 20*time.Millisecond ||
 		c.ConcurrencyTargetLatency != 50*time.Millisecond || c.MinConcurrentRequests != 0 ||
-		c.DecodeBudgetBytes != 64<<20 || c.KeyRateLimit != 0 || c.KeyRateBurst != 100 {
+		c.DecodeBudgetBytes != 64<<20 || c.KeyRateLimit != 0 || c.KeyRateBurst != 100 || c.SQLiteSharedFile {
 		t.Fatalf("defaults: %+v", c)
 	}
 }
@@ -43,7 +43,7 @@ func TestFlagsWinOverBadVariables(t *testing.T) {
 		"audit-retention":         "30m",
 		"max-concurrent-requests": "0", "queue-length": "-1", "queue-wait": "11s", "decode-budget-bytes": "1k",
 		"concurrency-target-latency": "fast", "min-concurrent-requests": "-1",
-		"key-rate-limit": "fast", "key-rate-burst": "0",
+		"key-rate-limit": "fast", "key-rate-burst": "0", "sqlite-file-access": "locked",
 	}
 	good := map[string]string{
 		"addr": "127.0.0.1:0", "external-url": "https://mgmt.example.com", "tls-cert-file": "", "tls-key-file": "",
@@ -53,7 +53,7 @@ func TestFlagsWinOverBadVariables(t *testing.T) {
 		"audit-retention":         "30d",
 		"max-concurrent-requests": "8", "queue-length": "0", "queue-wait": "0s", "decode-budget-bytes": "16777216",
 		"concurrency-target-latency": "0s", "min-concurrent-requests": "4",
-		"key-rate-limit": "0.5", "key-rate-burst": "3",
+		"key-rate-limit": "0.5", "key-rate-burst": "3", "sqlite-file-access": "shared",
 	}
 	for _, o := range options {
 		badValue, ok := bad[o.flag]

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -210,7 +209,7 @@ func releaseLive(ctx context.Context, path string, checkpoint bool) error {
 	defer db.Close()
 	db.SetMaxOpenConns(1)
 	if _, err := db.ExecContext(ctx, `BEGIN EXCLUSIVE; COMMIT`); err != nil {
-		if strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "locked") {
+		if heldElsewhere(err) {
 			return fmt.Errorf("%s is %w", path, errDatabaseInUse)
 		}
 		return fmt.Errorf("lock %s: %w", path, err)

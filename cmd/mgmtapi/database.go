@@ -139,5 +139,5 @@ func worthRetrying(err error) bool {
 
 // heldElsewhere reports whether an SQLite error says another process holds the database's lock.
 func heldElsewhere(err error) bool {
-	return strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "database is locked")
+	return strings.Contains(err.Error(), "SQLITE_BUSY") || strings.Contains(err.Error(), "locked")
 }

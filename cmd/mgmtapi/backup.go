@@ -52,9 +52,10 @@ func databaseFlags(fs *flag.FlagSet, getenv func(string) string, usage string) (
 
 // backup is `mgmtapi backup`: it copies the SQLite database of the data directory to a new file
 // with VACUUM INTO, a snapshot of one read transaction, so a server writing to the same database
-// meanwhile is neither stopped nor seen half-way. When a server holds the database alone, it runs
-// the VACUUM INTO itself, asked through its socket (copyThroughServer). The copy is written to a temporary file in the
-// target's directory, checked with PRAGMA integrity_check, synced, then renamed to the target and
+// meanwhile is neither stopped nor seen half-way. When a server holds the database alone, it
+// runs the VACUUM INTO itself, asked through its socket (copyThroughServer). The copy is written
+// to a temporary file in the target's directory, checked with PRAGMA integrity_check, synced,
+// then renamed to the target and
 // the directory synced: the target name only ever holds a complete, checked backup. An existing
 // target is refused unless --force is given. The source database is opened read-only and never
 // created. With a PostgreSQL URL (--database-url or MGMTAPI_DATABASE_URL) it refuses and names

@@ -16,7 +16,8 @@ import (
 // TestServerHoldsItsSQLiteFileAlone runs `mgmtapi serve` as a process with the default
 // --sqlite-file-access exclusive: another process cannot read the database (SQLITE_BUSY), the
 // server listens on DATA-DIR/mgmtapi.sock (mode 0600), `mgmtapi backup` from this process gets a
-// checked copy through it, the socket refuses what it must, and SIGTERM removes it. A second
+// checked copy through it, the socket refuses what it must, a socket a killed server left is
+// passed over by the backup and replaced by the next server, and SIGTERM removes it. A second
 // server with --sqlite-file-access shared lets this process read its database and has no socket.
 func TestServerHoldsItsSQLiteFileAlone(t *testing.T) {
 	dir := t.TempDir()
@@ -59,6 +60,23 @@ func TestServerHoldsItsSQLiteFileAlone(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(existing); string(b) != "x" {
 		t.Errorf("a refused copy changed %s: %q", existing, b)
+	}
+
+	// Killed, the server leaves its socket: the backup finds nobody there and opens the database
+	// itself; a new server replaces the socket and serves copies again.
+	srv.kill(t)
+	if _, err := os.Lstat(socket); err != nil {
+		t.Fatalf("socket after kill -9: %v, want it left behind", err)
+	}
+	if out, err := runBackup(nil, "--data-dir", data, "--to", filepath.Join(dir, "after-kill.db")); err != nil {
+		t.Errorf("backup beside a dead server's socket: %v %q", err, out)
+	}
+	srv = startServer(t, filepath.Join(dir, "server.log"), []string{"--data-dir", data})
+	if err := readSchemaVersion(database); err == nil || !heldElsewhere(err) {
+		t.Errorf("another process read the database of the restarted server: %v, want SQLITE_BUSY", err)
+	}
+	if out, err := runBackup(nil, "--data-dir", data, "--to", filepath.Join(dir, "after-restart.db")); err != nil {
+		t.Errorf("backup through the restarted server: %v %q", err, out)
 	}
 
 	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {

@@ -260,8 +260,8 @@ func (tx *Tx) NewID() string {
 }
 
 // CopyInto writes a consistent copy of the SQLite database to path, which must not exist or be
-// an empty file: VACUUM INTO on a read connection, a snapshot of one read transaction that
-// never blocks the writer. It is how `mgmtapi backup` copies a database a server holds
+// an empty file: VACUUM INTO on a connection opened for it, a snapshot of one read transaction
+// that never blocks the writer. It is how `mgmtapi backup` copies a database a server holds
 // exclusively (see Options.SharedFile). On PostgreSQL it fails: pg_dump copies those.
 func (d *DB) CopyInto(ctx context.Context, path string) error {
 	if d.Engine != SQLite {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -143,4 +144,22 @@ func askCopy(t *testing.T, socket, into string) (int, string) {
 		t.Errorf("copy into %q: status %d, body code %d", into, res.StatusCode, answer.Code)
 	}
 	return res.StatusCode, answer.Message
+}
+
+// TestBackupSocketRefusesAPathTooLong: a data directory whose socket path does not fit a Unix
+// socket address (108 bytes on Linux) gets an error naming the path, which serve logs as a
+// warning and goes on without the socket.
+func TestBackupSocketRefusesAPathTooLong(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), strings.Repeat("d", 120))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stop, err := serveBackupSocket(dir, nil, slog.New(slog.DiscardHandler))
+	if err == nil {
+		stop()
+		t.Fatal("a socket path of more than 108 bytes was accepted")
+	}
+	if !strings.Contains(err.Error(), filepath.Join(dir, backupSocketName)) {
+		t.Errorf("error %q does not name the socket's path", err)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -57,15 +58,16 @@ func serveBackupSocket(dataDir string, database *db.DB, logger *slog.Logger) (st
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+backupCopyPath, func(w http.ResponseWriter, r *http.Request) {
-		answerCopy(w, r, database, logger)
+		answerCopy(w, r, database, filepath.Join(dataDir, sqliteFileName), logger)
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	go func() { _ = srv.Serve(listener) }()
 	return func() { _ = srv.Close() }, nil
 }
 
-// answerCopy runs one copy request.
-func answerCopy(w http.ResponseWriter, r *http.Request, database *db.DB, logger *slog.Logger) {
+// answerCopy runs one copy request; databasePath is the database's file, which (with its -wal,
+// -shm and -journal files) is never a target.
+func answerCopy(w http.ResponseWriter, r *http.Request, database *db.DB, databasePath string, logger *slog.Logger) {
 	answer := func(status int, body any) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
@@ -88,6 +90,9 @@ func answerCopy(w http.ResponseWriter, r *http.Request, database *db.DB, logger 
 		return
 	case err == nil && (!info.Mode().IsRegular() || info.Size() != 0):
 		refuse(http.StatusBadRequest, "into %s: must be absent or an empty regular file", req.Into)
+		return
+	case strings.HasPrefix(filepath.Clean(req.Into), databasePath):
+		refuse(http.StatusBadRequest, "into %s: is the database or one of its files", req.Into)
 		return
 	}
 	started := time.Now()

@@ -53,6 +53,7 @@ func TestServerHoldsItsSQLiteFileAlone(t *testing.T) {
 		"relative.db":                      "into: must be an absolute path",
 		existing:                           "must be absent or an empty regular file",
 		filepath.Join(dir, "nope", "x.db"): "copy the database to",
+		database + "-journal":              "is the database or one of its files",
 	} {
 		status, message := askCopy(t, socket, into)
 		if status == http.StatusOK || !strings.Contains(message, want) {

@@ -153,7 +153,12 @@ func backupSQLite(ctx context.Context, source, target string, force bool) (backu
 	// A server holding the database alone (--sqlite-file-access exclusive) writes the copy
 	// itself, asked through its socket in the data directory; the copy is checked below as
 	// any other.
-	served, err := copyThroughServer(ctx, filepath.Dir(source), tmpName)
+	// (an absolute path: the server's working directory is not this one)
+	absTmp, err := filepath.Abs(tmpName)
+	if err != nil {
+		return res, err
+	}
+	served, err := copyThroughServer(ctx, filepath.Dir(source), absTmp)
 	if err != nil {
 		return res, err
 	}

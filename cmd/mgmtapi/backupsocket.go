@@ -56,17 +56,22 @@ func serveBackupSocket(dataDir string, database *db.DB, logger *slog.Logger) (st
 		listener.Close()
 		return nil, fmt.Errorf("%s: %w", path, unwrapPath(err))
 	}
+	databasePath, err := filepath.Abs(filepath.Join(dataDir, sqliteFileName))
+	if err != nil {
+		listener.Close()
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+backupCopyPath, func(w http.ResponseWriter, r *http.Request) {
-		answerCopy(w, r, database, filepath.Join(dataDir, sqliteFileName), logger)
+		answerCopy(w, r, database, databasePath, logger)
 	})
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
 	go func() { _ = srv.Serve(listener) }()
 	return func() { _ = srv.Close() }, nil
 }
 
-// answerCopy runs one copy request; databasePath is the database's file, which (with its -wal,
-// -shm and -journal files) is never a target.
+// answerCopy runs one copy request; databasePath is the database's file (absolute), which (with
+// its -wal, -shm and -journal files) is never a target.
 func answerCopy(w http.ResponseWriter, r *http.Request, database *db.DB, databasePath string, logger *slog.Logger) {
 	answer := func(status int, body any) {
 		w.Header().Set("Content-Type", "application/json")

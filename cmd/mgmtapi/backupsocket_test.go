@@ -43,6 +43,11 @@ func TestServerHoldsItsSQLiteFileAlone(t *testing.T) {
 	if got := integrityCheck(t, file); got != "ok" {
 		t.Errorf("backup integrity_check: %s", got)
 	}
+	// a relative --to, from a working directory the server does not share
+	t.Chdir(dir)
+	if out, err := runBackup(nil, "--data-dir", data, "--to", "relative-backup.db"); err != nil {
+		t.Errorf("backup to a relative path through the server: %v %q", err, out)
+	}
 
 	// What the socket refuses, with the {code, message} body.
 	existing := filepath.Join(dir, "not-empty")

@@ -49,6 +49,7 @@ const (
 	CreateParsingRuleGroupOperation          OperationName = "CreateParsingRuleGroup"
 	CreatePolicyOperation                    OperationName = "CreatePolicy"
 	CreateQuotaRuleSetOperation              OperationName = "CreateQuotaRuleSet"
+	CreateQuotaRuleSetV5Operation            OperationName = "CreateQuotaRuleSetV5"
 	CreateRecordingRuleSetOperation          OperationName = "CreateRecordingRuleSet"
 	CreateSloOperation                       OperationName = "CreateSlo"
 	CreateViewOperation                      OperationName = "CreateView"

@@ -399,6 +399,20 @@ func encodeCreateQuotaRuleSetRequest(
 	return nil
 }
 
+func encodeCreateQuotaRuleSetV5Request(
+	req *QuotaRuleSetRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCreateRecordingRuleSetRequest(
 	req *RecordingRuleSetInput,
 	r *http.Request,

@@ -58,6 +58,7 @@ var operationRolesApiKey = map[string][]string{
 	CreateParsingRuleGroupOperation:          []string{},
 	CreatePolicyOperation:                    []string{},
 	CreateQuotaRuleSetOperation:              []string{},
+	CreateQuotaRuleSetV5Operation:            []string{},
 	CreateRecordingRuleSetOperation:          []string{},
 	CreateSloOperation:                       []string{},
 	CreateViewOperation:                      []string{},

@@ -111,6 +111,9 @@ type API struct {
 	security           *security
 	// successStatus is each operation's success status, for its audit records (see audit.go).
 	successStatus map[string]int
+	// paths maps every version segment and every other name of an operation to the path the
+	// router serves it at (see versionpaths.go).
+	paths *versionPaths
 }
 
 // New builds the API. It fails when the OpenAPI document names a permission the catalog lacks,
@@ -129,6 +132,10 @@ func New(opts Options) (*API, error) {
 		return nil, err
 	}
 	statuses, err := successStatuses(doc)
+	if err != nil {
+		return nil, err
+	}
+	paths, err := newVersionPaths(doc)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +208,8 @@ func New(opts Options) (*API, error) {
 		return nil, err
 	}
 	return &API{router: router, operatorKey: opts.OperatorKey, queryObjects: queryObjects, queryObjectNames: names,
-		streamed: streamed, storedAnswerPrefix: storedPrefix, security: sec, successStatus: statuses}, nil
+		streamed: streamed, storedAnswerPrefix: storedPrefix, security: sec, successStatus: statuses,
+		paths: paths}, nil
 }
 
 // ServeHTTP routes the request to its operation. Without an operator key the /admin/v1 paths
@@ -214,6 +222,11 @@ func New(opts Options) (*API, error) {
 func (a *API) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if a.operatorKey == "" && strings.HasPrefix(r.URL.Path, "/admin/") {
 		writeError(w, http.StatusNotFound, "no operation at "+r.URL.Path)
+		return
+	}
+	// Every segment and every other name of an operation goes to the path the router knows.
+	r, done := a.paths.route(w, r)
+	if done {
 		return
 	}
 	query, msg, status := checkText(r)
@@ -306,7 +319,7 @@ func (a *API) mayHoldQueryObject(rawQuery string) bool {
 
 // OperationName returns the operationId the request is routed to, or "" when none.
 func (a *API) OperationName(r *http.Request) string {
-	route, ok := a.router.FindRoute(r.Method, r.URL.Path)
+	route, ok := a.router.FindRoute(r.Method, a.paths.documentPathOf(r))
 	if !ok {
 		return ""
 	}

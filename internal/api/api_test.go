@@ -26,7 +26,9 @@ func TestErrorsHaveTheErrorBody(t *testing.T) {
 			fragments   []string
 		}{
 			{"unknown path", "GET", "/mgmt/openapi/5/nothing/here", "Bearer " + key, "", "", 404, []string{"/mgmt/openapi/5/nothing/here"}},
-			{"other version segment", "GET", "/mgmt/openapi/4/recording-rules/recording-rules/v1", "Bearer " + key, "", "", 404, nil},
+			{"unknown version segment", "GET", "/mgmt/openapi/6/recording-rules/recording-rules/v1", "Bearer " + key, "", "", 404, []string{"no operation at /mgmt/openapi/6/recording-rules/recording-rules/v1"}},
+			{"wrong method under latest", "PATCH", "/mgmt/openapi/latest/recording-rules/recording-rules/v1", "Bearer " + key, "", "", 405,
+				[]string{"PATCH is not allowed on /mgmt/openapi/latest/recording-rules/recording-rules/v1; allowed: DELETE,GET,POST"}},
 			{"root", "GET", "/", "", "", "", 404, nil},
 			{"wrong method", "PATCH", rulesPath, "Bearer " + key, "", "", 405, []string{"PATCH", "GET"}},
 			{"malformed JSON", "POST", rulesPath, "Bearer " + key, "application/json", "{\n  \"name\":", 400, []string{"body: malformed JSON at line 2, column 10: the body ends before the JSON value does"}},

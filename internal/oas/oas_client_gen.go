@@ -361,6 +361,15 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/4/dataplan/quota-rules/v1
 	CreateQuotaRuleSet(ctx context.Context, request *QuotaRuleSetRequest) (*QuotaRuleSetV4Response, error)
+	// CreateQuotaRuleSetV5 invokes CreateQuotaRuleSetV5 operation.
+	//
+	// The same operation as E25 (`POST /mgmt/openapi/4/dataplan/quota-rules/v1`): it creates the team's
+	// one rule set with a new id, and a team that already has a set answers 409. Under every segment but 4
+	// (`latest`, 5, 3) the answer has the newest shape, in which each rule carries `allocationType` and
+	// `platformManaged`; under 4 it keeps the version 4 shape the specification fixes.
+	//
+	// POST /mgmt/openapi/5/dataplan/quota-rules/v1
+	CreateQuotaRuleSetV5(ctx context.Context, request *QuotaRuleSetRequest) (*QuotaRuleSetResponse, error)
 	// CreateRecordingRuleSet invokes CreateRecordingRuleSet operation.
 	//
 	// Stores a named set of rule groups. Every `expr` must be valid PromQL, every `record` a valid metric
@@ -5461,6 +5470,88 @@ func (c *Client) sendCreateQuotaRuleSet(ctx context.Context, request *QuotaRuleS
 	}()
 
 	result, err := decodeCreateQuotaRuleSetResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CreateQuotaRuleSetV5 invokes CreateQuotaRuleSetV5 operation.
+//
+// The same operation as E25 (`POST /mgmt/openapi/4/dataplan/quota-rules/v1`): it creates the team's
+// one rule set with a new id, and a team that already has a set answers 409. Under every segment but 4
+// (`latest`, 5, 3) the answer has the newest shape, in which each rule carries `allocationType` and
+// `platformManaged`; under 4 it keeps the version 4 shape the specification fixes.
+//
+// POST /mgmt/openapi/5/dataplan/quota-rules/v1
+func (c *Client) CreateQuotaRuleSetV5(ctx context.Context, request *QuotaRuleSetRequest) (*QuotaRuleSetResponse, error) {
+	res, err := c.sendCreateQuotaRuleSetV5(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateQuotaRuleSetV5(ctx context.Context, request *QuotaRuleSetRequest) (res *QuotaRuleSetResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dataplan/quota-rules/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateQuotaRuleSetV5Request(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateQuotaRuleSetV5Operation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateQuotaRuleSetV5Response(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

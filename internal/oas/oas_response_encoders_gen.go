@@ -572,6 +572,19 @@ func encodeCreateQuotaRuleSetResponse(response *QuotaRuleSetV4Response, w http.R
 	return nil
 }
 
+func encodeCreateQuotaRuleSetV5Response(response *QuotaRuleSetResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeCreateRecordingRuleSetResponse(response *RecordingRuleSetCreated, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)

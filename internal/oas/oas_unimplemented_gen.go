@@ -481,6 +481,18 @@ func (UnimplementedHandler) CreateQuotaRuleSet(ctx context.Context, req *QuotaRu
 	return r, ht.ErrNotImplemented
 }
 
+// CreateQuotaRuleSetV5 implements CreateQuotaRuleSetV5 operation.
+//
+// The same operation as E25 (`POST /mgmt/openapi/4/dataplan/quota-rules/v1`): it creates the team's
+// one rule set with a new id, and a team that already has a set answers 409. Under every segment but 4
+// (`latest`, 5, 3) the answer has the newest shape, in which each rule carries `allocationType` and
+// `platformManaged`; under 4 it keeps the version 4 shape the specification fixes.
+//
+// POST /mgmt/openapi/5/dataplan/quota-rules/v1
+func (UnimplementedHandler) CreateQuotaRuleSetV5(ctx context.Context, req *QuotaRuleSetRequest) (r *QuotaRuleSetResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // CreateRecordingRuleSet implements CreateRecordingRuleSet operation.
 //
 // Stores a named set of rule groups. Every `expr` must be valid PromQL, every `record` a valid metric

@@ -22,14 +22,35 @@ type QuotaRuleHandler struct {
 func NewHandler(database *db.DB) *QuotaRuleHandler { return &QuotaRuleHandler{db: database} }
 
 // CreateQuotaRuleSet stores the team's first rule set under a new id and answers in the version 4
-// shape (E25).
+// shape (E25, under segment 4).
 //
 // Errors: Invalid (see fromInput); Conflict when the team already has a set.
 func (h *QuotaRuleHandler) CreateQuotaRuleSet(ctx context.Context, req *oas.QuotaRuleSetRequest) (*oas.QuotaRuleSetV4Response, error) {
+	set, err := h.create(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &oas.QuotaRuleSetV4Response{RuleSet: v4(set)}, nil
+}
+
+// CreateQuotaRuleSetV5 is CreateQuotaRuleSet answering the newest shape, in which each rule
+// carries allocationType and platformManaged (E25 under every segment but 4).
+//
+// Errors: as CreateQuotaRuleSet.
+func (h *QuotaRuleHandler) CreateQuotaRuleSetV5(ctx context.Context, req *oas.QuotaRuleSetRequest) (*oas.QuotaRuleSetResponse, error) {
+	set, err := h.create(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return &oas.QuotaRuleSetResponse{RuleSet: set}, nil
+}
+
+// create stores the team's first rule set under a new id.
+func (h *QuotaRuleHandler) create(ctx context.Context, req *oas.QuotaRuleSetRequest) (oas.QuotaRuleSet, error) {
 	caller := auth.PrincipalFrom(ctx)
 	rules, err := fromInput(req.RuleSet)
 	if err != nil {
-		return nil, err
+		return oas.QuotaRuleSet{}, err
 	}
 	var set oas.QuotaRuleSet
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
@@ -43,10 +64,7 @@ func (h *QuotaRuleHandler) CreateQuotaRuleSet(ctx context.Context, req *oas.Quot
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &oas.QuotaRuleSetV4Response{RuleSet: v4(set)}, nil
+	return set, err
 }
 
 // ReplaceQuotaRuleSet replaces every rule of the team's set, keeping its id (E24).

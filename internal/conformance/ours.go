@@ -184,3 +184,24 @@ func Shared() (*Checker, Location, error) {
 	})
 	return shared.checker, shared.location, shared.err
 }
+
+// LatestDirVariable names the environment variable that gives the directory of the newest public
+// documents, those that clients in the field are generated from. When it is not set, the
+// directory `public-spec-latest` beside Locate's directory is used if it exists.
+const LatestDirVariable = "MGMTAPI_PUBLIC_SPEC_LATEST_DIR"
+
+// LocateLatest returns the directory of the newest public documents, as LatestDirVariable says.
+func LocateLatest() Location {
+	if dir := os.Getenv(LatestDirVariable); dir != "" {
+		return Location{Dir: dir, FromVariable: true}
+	}
+	older := Locate()
+	if older.Dir == "" {
+		return Location{}
+	}
+	dir := filepath.Join(filepath.Dir(older.Dir), "public-spec-latest")
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		return Location{Dir: dir, FromVariable: older.FromVariable}
+	}
+	return Location{}
+}

@@ -3,8 +3,8 @@ package api_test
 import (
 	"bytes"
 	"encoding/json"
-	"reflect"
 	"net/http"
+	"reflect"
 	"strconv"
 	"testing"
 

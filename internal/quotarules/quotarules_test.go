@@ -107,10 +107,16 @@ func TestLifecycleConflictsAndMissing(t *testing.T) {
 		if again.RuleSet.ID == first.RuleSet.ID || again.RuleSet.ID == "mine" {
 			t.Fatalf("again %+v", again)
 		}
-		// The operations exist only at their versions.
-		apitest.ExpectError(t, env.JSON(t, http.MethodPost, v5Path, key, twoRules), 405)
-		apitest.ExpectError(t, env.JSON(t, http.MethodPut, v4Path, key, twoRules), 405)
-		apitest.ExpectError(t, env.JSON(t, http.MethodGet, "/mgmt/openapi/3/dataplan/quota-rules/v1", key, ""), 404)
+		// Every segment reaches every operation: the create under 5 is the same create (a second
+		// one conflicts), the replace and the read answer under 4 and 3.
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, v5Path, key, twoRules), 409, "already has a quota allocation rule set")
+		if res := env.JSON(t, http.MethodPut, v4Path, key, twoRules); res.Status != http.StatusOK {
+			t.Fatalf("replace under 4: %d %s", res.Status, res.Body)
+		}
+		read := apitest.Decode[ruleSet](t, env.JSON(t, http.MethodGet, "/mgmt/openapi/3/dataplan/quota-rules/v1", key, ""))
+		if read.RuleSet.ID != again.RuleSet.ID || len(read.RuleSet.Rules) != 2 {
+			t.Fatalf("read under 3: %+v, want the replaced set %s", read, again.RuleSet.ID)
+		}
 	})
 }
 

@@ -34,6 +34,10 @@ type Violation struct {
 	Detail string
 	// Value is the offending value, nil when the answer as a whole is refused.
 	Value any
+	// Document names the public operation and its document: "GET /x/{id}, public-spec/x.json".
+	Document string
+	// Superseded says that the newest document accepts the answer this older one refuses.
+	Superseded bool
 }
 
 // Key is the violation without what varies between two answers of the same shape (see
@@ -79,6 +83,14 @@ var filterOptions = &openapi3filter.Options{MultiError: true}
 // declared response when it has a schema, and otherwise against the shared Error schema. Other
 // statuses are not checked. It returns nil when the answer conforms.
 func (p *PublicOperation) Check(status int, header http.Header, body []byte) []Violation {
+	out := p.check(status, header, body)
+	for i := range out {
+		out[i].Document = p.Method + " " + p.Path + ", " + p.folder + "/" + p.File
+	}
+	return out
+}
+
+func (p *PublicOperation) check(status int, header http.Header, body []byte) []Violation {
 	switch {
 	case status >= 200 && status < 300:
 		if p.route.Operation.Responses.Status(status) == nil {

@@ -48,6 +48,8 @@ type PublicOperation struct {
 	Method, Path string
 	// File is the document that declares it.
 	File string
+	// folder is the name of the directory of File (public-spec, public-spec-latest).
+	folder string
 
 	route       *routers.Route
 	errorSchema *openapi3.SchemaRef
@@ -57,9 +59,20 @@ type PublicOperation struct {
 // operations. It fails when the directory has no document, a document does not parse or resolve,
 // two documents declare the same method and path, or no document has the shared Error schema.
 func Load(dir string) (*Documents, error) {
-	files, err := filepath.Glob(filepath.Join(dir, "*.json"))
+	return LoadOnly(dir, func(string) bool { return true })
+}
+
+// LoadOnly is Load of the documents of dir whose file name keep accepts.
+func LoadOnly(dir string, keep func(name string) bool) (*Documents, error) {
+	all, err := filepath.Glob(filepath.Join(dir, "*.json"))
 	if err != nil {
 		return nil, err
+	}
+	var files []string
+	for _, f := range all {
+		if keep(filepath.Base(f)) {
+			files = append(files, f)
+		}
 	}
 	if len(files) == 0 {
 		return nil, fmt.Errorf("%s: no *.json public documents", dir)
@@ -92,7 +105,7 @@ func Load(dir string) (*Documents, error) {
 		}
 		for path, item := range doc.Paths.Map() {
 			for method, op := range item.Operations() {
-				p := &PublicOperation{ID: op.OperationID, Method: method, Path: path, File: name,
+				p := &PublicOperation{ID: op.OperationID, Method: method, Path: path, File: name, folder: filepath.Base(dir),
 					route:       &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: op},
 					errorSchema: fileErrorSchema}
 				key := operationKey(method, path)

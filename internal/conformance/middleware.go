@@ -25,7 +25,7 @@ func (c *Checker) Middleware(t testing.TB, next http.Handler, operationName func
 	reported := map[Key]bool{}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ours := c.ours[operationName(r)]
-		if ours == nil || ours.Public == nil || r.Method == http.MethodHead {
+		if ours == nil || (ours.Public == nil && ours.Latest == nil) || r.Method == http.MethodHead {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -35,7 +35,7 @@ func (c *Checker) Middleware(t testing.TB, next http.Handler, operationName func
 		if status == 0 {
 			status = http.StatusOK
 		}
-		violations := ours.Public.Check(status, buf.header, buf.body.Bytes())
+		violations := ours.check(t, status, buf.header, buf.body.Bytes())
 		for _, v := range violations {
 			logViolation(t, ours, v)
 			mu.Lock()
@@ -43,10 +43,9 @@ func (c *Checker) Middleware(t testing.TB, next http.Handler, operationName func
 			reported[v.Key()] = true
 			mu.Unlock()
 			if first {
-				t.Errorf("conformance: %s (%s %s) answers %s %s with %d, which breaks public %s (%s %s, %s) at %q: %s%s\n body: %.600s",
+				t.Errorf("conformance: %s (%s %s) answers %s %s with %d, which breaks public %s (%s) at %q: %s%s\n body: %.600s",
 					ours.ID, ours.Method, ours.Path, r.Method, r.URL.Path, status, v.Operation,
-					ours.Public.Method, ours.Public.Path, ours.Public.File, v.Pointer, v.Reason, detail(v),
-					buf.body.Bytes())
+					v.Document, v.Pointer, v.Reason, detail(v), buf.body.Bytes())
 			}
 		}
 		if buf.status != 0 {
@@ -54,6 +53,28 @@ func (c *Checker) Middleware(t testing.TB, next http.Handler, operationName func
 		}
 		_, _ = w.Write(buf.body.Bytes())
 	})
+}
+
+// check validates an answer against the newest public operation and the older one. Where the
+// newest accepts what the older refuses, the two documents disagree and the newest wins: the
+// older's violations are only logged (with "superseded": true).
+func (o *OurOperation) check(t testing.TB, status int, header http.Header, body []byte) []Violation {
+	var older, newest []Violation
+	if o.Public != nil {
+		older = o.Public.Check(status, header, body)
+	}
+	if o.Latest == nil {
+		return older
+	}
+	newest = o.Latest.Check(status, header, body)
+	if len(newest) == 0 {
+		for _, v := range older {
+			v.Superseded = true
+			logViolation(t, o, v)
+		}
+		return nil
+	}
+	return append(newest, older...)
 }
 
 func detail(v Violation) string {
@@ -98,6 +119,7 @@ func logViolation(t testing.TB, ours *OurOperation, v Violation) {
 		"test": t.Name(), "ours": ours.ID, "method": ours.Method, "path": ours.Path,
 		"operation": v.Operation, "status": v.Status, "pointer": v.Pointer,
 		"general": GeneralPointer(v.Pointer), "reason": v.Reason, "value": shortValue(v.Value), "detail": v.Detail,
+		"document": v.Document, "superseded": v.Superseded,
 	})
 	logMu.Lock()
 	defer logMu.Unlock()

@@ -41,24 +41,43 @@ var publicPathRenamed = map[string]string{
 	"BatchGetSlos": "SlosService_BatchGetSlos",
 }
 
-// AtSeedPath reports whether operation is served at the specification's path of a public
-// operation whose public path is served too (by another operationId of ours, on one handler).
-func AtSeedPath(operation string) bool {
-	_, ok := publicPathRenamed[operation]
-	return ok
+// segmentShapes maps an operation of ours that answers another segment's shape of the same
+// public operation to the operation it shares that public operation with: E25 answers the
+// version 4 shape under segment 4 and the newest one under every other segment.
+var segmentShapes = map[string]string{
+	"CreateQuotaRuleSetV5": "CreateQuotaRuleSet",
 }
 
+// SameOperation reports whether our operations a and b implement one public operation on
+// purpose: one at the specification's path and one at the public path, or the shapes of two
+// segments.
+func SameOperation(a, b string) bool {
+	_, aRenamed := publicPathRenamed[a]
+	_, bRenamed := publicPathRenamed[b]
+	return aRenamed || bRenamed || segmentShapes[a] == b || segmentShapes[b] == a
+}
+
+// ServedNewestOnly are the newest public documents (in LocateLatest's directory) of services
+// that public-spec/ has no older document of and that mgmtapi serves.
+var ServedNewestOnly = []string{}
+
 // OurOperation is one operation of api/openapi.yaml and the public operation it implements (nil
-// for the operations of NotPublic).
+// for the operations of NotPublic), in the older documents and in the newest ones.
 type OurOperation struct {
 	ID, Method, Path string
 	Public           *PublicOperation
+	// Latest is the same public operation in the newest documents (found by its operationId, or
+	// by path for a service that only the newest documents have), nil when they are not loaded or
+	// do not have it.
+	Latest *PublicOperation
 }
 
 // Checker knows, for each of our operations, the public operation to check its answers against.
 type Checker struct {
 	Docs *Documents
-	ours map[string]*OurOperation
+	// Latest are the newest documents of the served services; nil when they are not found.
+	Latest *Documents
+	ours   map[string]*OurOperation
 	// Unmatched are our operationIds that match no public operation, sorted.
 	Unmatched []string
 }
@@ -69,14 +88,19 @@ var versionPrefix = regexp.MustCompile(`^/mgmt/openapi/[0-9]+(/.*)$`)
 // path without the `/mgmt/openapi/<n>` prefix (path parameter names do not matter), or through
 // publicPathRenamed. It fails when our document does not parse or a renamed operation names a
 // public operation that does not exist.
-func NewChecker(docs *Documents) (*Checker, error) {
+func NewChecker(docs *Documents) (*Checker, error) { return NewCheckerWithLatest(docs, nil) }
+
+// NewCheckerWithLatest is NewChecker that also matches every operation with the newest documents
+// (latest may be nil): by the public operationId it implements in docs, otherwise by method and
+// path. Answers are then checked against both; where the two disagree, the newest wins.
+func NewCheckerWithLatest(docs, latest *Documents) (*Checker, error) {
 	var root struct {
 		Paths map[string]map[string]any `yaml:"paths"`
 	}
 	if err := yaml.Unmarshal(spec.OpenAPIYAML, &root); err != nil {
 		return nil, fmt.Errorf("api/openapi.yaml: %w", err)
 	}
-	c := &Checker{Docs: docs, ours: map[string]*OurOperation{}}
+	c := &Checker{Docs: docs, Latest: latest, ours: map[string]*OurOperation{}}
 	for path, item := range root.Paths {
 		for method, raw := range item {
 			op, ok := raw.(map[string]any)
@@ -92,7 +116,14 @@ func NewChecker(docs *Documents) (*Checker, error) {
 			} else if m := versionPrefix.FindStringSubmatch(path); m != nil {
 				ours.Public = docs.Operation(method, m[1])
 			}
-			if ours.Public == nil {
+			if latest != nil {
+				if ours.Public != nil {
+					ours.Latest = latest.OperationByID(ours.Public.ID)
+				} else if m := versionPrefix.FindStringSubmatch(path); m != nil {
+					ours.Latest = latest.Operation(method, m[1])
+				}
+			}
+			if ours.Public == nil && ours.Latest == nil {
 				c.Unmatched = append(c.Unmatched, id)
 			}
 			c.ours[id] = ours
@@ -180,7 +211,18 @@ func Shared() (*Checker, Location, error) {
 			shared.err = fmt.Errorf("public documents (%s=%q): %w", DirVariable, shared.location.Dir, err)
 			return
 		}
-		shared.checker, shared.err = NewChecker(docs)
+		var latest *Documents
+		if dir := LocateLatest().Dir; dir != "" {
+			// Only the served services: the newest set has services whose paths overlap ours.
+			latest, err = LoadOnly(dir, func(name string) bool {
+				return slices.Contains(docs.Files, name) || slices.Contains(ServedNewestOnly, name)
+			})
+			if err != nil {
+				shared.err = fmt.Errorf("newest public documents (%s=%q): %w", LatestDirVariable, dir, err)
+				return
+			}
+		}
+		shared.checker, shared.err = NewCheckerWithLatest(docs, latest)
 	})
 	return shared.checker, shared.location, shared.err
 }

@@ -13254,6 +13254,12 @@ func (s *ConnectorType) Decode(d *jx.Decoder) error {
 		*s = ConnectorTypeSERVICENOW
 	case ConnectorTypeEMAIL:
 		*s = ConnectorTypeEMAIL
+	case ConnectorTypePAGERDUTYINCIDENTS:
+		*s = ConnectorTypePAGERDUTYINCIDENTS
+	case ConnectorTypeMICROSOFTTEAMS:
+		*s = ConnectorTypeMICROSOFTTEAMS
+	case ConnectorTypeEVENTBRIDGE:
+		*s = ConnectorTypeEVENTBRIDGE
 	default:
 		*s = ConnectorType(v)
 	}

@@ -4506,6 +4506,9 @@ const (
 	ConnectorTypeIBMEVENTNOTIFICATIONS    ConnectorType = "IBM_EVENT_NOTIFICATIONS"
 	ConnectorTypeSERVICENOW               ConnectorType = "SERVICE_NOW"
 	ConnectorTypeEMAIL                    ConnectorType = "EMAIL"
+	ConnectorTypePAGERDUTYINCIDENTS       ConnectorType = "PAGERDUTY_INCIDENTS"
+	ConnectorTypeMICROSOFTTEAMS           ConnectorType = "MICROSOFT_TEAMS"
+	ConnectorTypeEVENTBRIDGE              ConnectorType = "EVENTBRIDGE"
 )
 
 // AllValues returns all ConnectorType values.
@@ -4518,6 +4521,9 @@ func (ConnectorType) AllValues() []ConnectorType {
 		ConnectorTypeIBMEVENTNOTIFICATIONS,
 		ConnectorTypeSERVICENOW,
 		ConnectorTypeEMAIL,
+		ConnectorTypePAGERDUTYINCIDENTS,
+		ConnectorTypeMICROSOFTTEAMS,
+		ConnectorTypeEVENTBRIDGE,
 	}
 }
 
@@ -4537,6 +4543,12 @@ func (s ConnectorType) MarshalText() ([]byte, error) {
 	case ConnectorTypeSERVICENOW:
 		return []byte(s), nil
 	case ConnectorTypeEMAIL:
+		return []byte(s), nil
+	case ConnectorTypePAGERDUTYINCIDENTS:
+		return []byte(s), nil
+	case ConnectorTypeMICROSOFTTEAMS:
+		return []byte(s), nil
+	case ConnectorTypeEVENTBRIDGE:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -4566,6 +4578,15 @@ func (s *ConnectorType) UnmarshalText(data []byte) error {
 		return nil
 	case ConnectorTypeEMAIL:
 		*s = ConnectorTypeEMAIL
+		return nil
+	case ConnectorTypePAGERDUTYINCIDENTS:
+		*s = ConnectorTypePAGERDUTYINCIDENTS
+		return nil
+	case ConnectorTypeMICROSOFTTEAMS:
+		*s = ConnectorTypeMICROSOFTTEAMS
+		return nil
+	case ConnectorTypeEVENTBRIDGE:
+		*s = ConnectorTypeEVENTBRIDGE
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -24679,7 +24700,9 @@ func (s *PresetBatchPresets) init() PresetBatchPresets {
 	return m
 }
 
-// Which notifications an override applies to; exactly one of the two must be set.
+// Which notifications an override applies to: at most one of the two is set. With neither (`{}`, or no
+// conditionType at all) the override sets no condition and applies to every notification of the
+// preset's entity type, as `matchEntityType` does.
 // Ref: #/components/schemas/PresetConditionType
 type PresetConditionType struct {
 	// Every notification of the preset's entity type.

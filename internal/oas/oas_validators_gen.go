@@ -4636,6 +4636,12 @@ func (s ConnectorType) Validate() error {
 		return nil
 	case "EMAIL":
 		return nil
+	case "PAGERDUTY_INCIDENTS":
+		return nil
+	case "MICROSOFT_TEAMS":
+		return nil
+	case "EVENTBRIDGE":
+		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)
 	}
@@ -16603,9 +16609,9 @@ func (s *PresetConditionTypeMatchEntityTypeAndSubType) Validate() error {
 		if value, ok := s.EntitySubType.Get(); ok {
 			if err := func() error {
 				if err := (validate.String{
-					MinLength:     0,
-					MinLengthSet:  false,
-					MaxLength:     1000,
+					MinLength:     1,
+					MinLengthSet:  true,
+					MaxLength:     100,
 					MaxLengthSet:  true,
 					Email:         false,
 					Hostname:      false,
@@ -16681,9 +16687,9 @@ func (s *PresetConfigOverride) Validate() error {
 		if value, ok := s.PayloadType.Get(); ok {
 			if err := func() error {
 				if err := (validate.String{
-					MinLength:     0,
-					MinLengthSet:  false,
-					MaxLength:     1000,
+					MinLength:     1,
+					MinLengthSet:  true,
+					MaxLength:     100,
 					MaxLengthSet:  true,
 					Email:         false,
 					Hostname:      false,
@@ -16771,9 +16777,9 @@ func (s *PresetMessageField) Validate() error {
 		if value, ok := s.FieldName.Get(); ok {
 			if err := func() error {
 				if err := (validate.String{
-					MinLength:     0,
-					MinLengthSet:  false,
-					MaxLength:     1000,
+					MinLength:     1,
+					MinLengthSet:  true,
+					MaxLength:     256,
 					MaxLengthSet:  true,
 					Email:         false,
 					Hostname:      false,
@@ -16803,7 +16809,7 @@ func (s *PresetMessageField) Validate() error {
 				if err := (validate.String{
 					MinLength:     0,
 					MinLengthSet:  false,
-					MaxLength:     65535,
+					MaxLength:     20000,
 					MaxLengthSet:  true,
 					Email:         false,
 					Hostname:      false,

@@ -117,7 +117,7 @@ func TestDefaultPresetPerPair(t *testing.T) {
 			{"?connector_type=SLACK", "entity_type"},
 			{pair("CONNECTOR_TYPE_UNSPECIFIED", "ALERTS"), "connector_type"},
 			{pair("SLACK", "ENTITY_TYPE_UNSPECIFIED"), "entity_type"},
-			{pair("MICROSOFT_TEAMS", "ALERTS"), "connector_type"},
+			{pair("TELEGRAM", "ALERTS"), "connector_type"},
 			{pair("SLACK", "DOGS"), "entity_type"},
 		} {
 			apitest.ExpectError(t, env.JSON(t, http.MethodGet, summaryPath+bad.query, key, ""), 400, bad.field)
@@ -174,7 +174,7 @@ func TestEntityTypesAndSubTypes(t *testing.T) {
 		override := func(sub string) string {
 			return `{"conditionType":{"matchEntityTypeAndSubType":{"entitySubType":"` + sub + `"}}}`
 		}
-		create(t, env, key, `{"name":"a","entityType":"ALERTS","configOverrides":[`+override("metric-threshold")+`,`+override("log-ratio")+`,`+override("")+`]}`)
+		create(t, env, key, `{"name":"a","entityType":"ALERTS","configOverrides":[`+override("metric-threshold")+`,`+override("log-ratio")+`]}`)
 		create(t, env, key, `{"name":"b","entityType":"ALERTS","configOverrides":[`+override("log-ratio")+`,{"conditionType":{"matchEntityType":{}}}]}`)
 		create(t, env, key, `{"name":"c","entityType":"CASES","configOverrides":[`+override("case-opened")+`]}`)
 		create(t, env, key, `{"name":"d","entityType":"OLLY_SCHEDULED_TASKS","connectorType":"EMAIL"}`)
@@ -202,13 +202,20 @@ func TestEntityTypesAndSubTypes(t *testing.T) {
 		for _, bad := range []string{"ENTITY_TYPE_UNSPECIFIED", "DOGS"} {
 			apitest.ExpectError(t, env.JSON(t, http.MethodGet, entityTypesPath+"/"+bad+"/entity-subtypes", key, ""), 400, "entity_type")
 		}
-		// OLLY_SCHEDULED_TASKS has attachment types like the others (none); the connector types
-		// are the public document's only.
+		// OLLY_SCHEDULED_TASKS has attachment types like the others (none).
 		res := env.JSON(t, http.MethodGet, typesPath+"OLLY_SCHEDULED_TASKS/attachment-types", key, "")
 		if res.Status != 200 || string(res.Body) != `{"supportedAttachmentTypes":[]}` {
 			t.Fatalf("attachment types %d %s", res.Status, res.Body)
 		}
-		for _, c := range []string{"MICROSOFT_TEAMS", "EVENTBRIDGE", "INCIDENT_IO"} {
+		// The newest public documents added three connector types; others are still refused.
+		for _, c := range []string{"PAGERDUTY_INCIDENTS", "MICROSOFT_TEAMS", "EVENTBRIDGE"} {
+			got := apitest.Decode[struct{ Preset struct{ ConnectorType string } }](t,
+				env.JSON(t, http.MethodPost, createPath, key, `{"preset":{"name":"x","connectorType":"`+c+`"}}`))
+			if got.Preset.ConnectorType != c {
+				t.Errorf("created with %s: %+v", c, got)
+			}
+		}
+		for _, c := range []string{"INCIDENT_IO", "TELEGRAM"} {
 			apitest.ExpectError(t, env.JSON(t, http.MethodPost, createPath, key, `{"preset":{"name":"x","connectorType":"`+c+`"}}`), 400, "connectorType")
 		}
 	})

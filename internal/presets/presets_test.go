@@ -196,14 +196,14 @@ func TestBounds(t *testing.T) {
 			{`{"name":"x","entityType":"DOGS"}`, "entityType"},
 			{`{"name":"x","attachmentConfig":{"policy":"SOMETIMES"}}`, "policy"},
 			{`{"name":"x","parentId":"nope"}`, "preset.parentId: no preset"},
-			{`{"name":"x","configOverrides":[{"conditionType":{}}]}`, "preset.configOverrides[0].conditionType: must set exactly one"},
-			{`{"name":"x","configOverrides":[{"conditionType":{"matchEntityType":{},"matchEntityTypeAndSubType":{}}}]}`, "preset.configOverrides[0].conditionType"},
+			{`{"name":"x","configOverrides":[{"conditionType":{"matchEntityType":{},"matchEntityTypeAndSubType":{}}}]}`,
+				"preset.configOverrides[0].conditionType: must set at most one"},
 		} {
 			apitest.ExpectError(t, env.JSON(t, http.MethodPost, createPath, key, `{"preset":`+c.body+`}`), 400, c.frag)
 		}
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, createPath, key, `{}`), 400, "preset")
-		// Override bounds: 0–100 overrides of 0–100 fields; fieldName, payloadType and entitySubType
-		// up to 1000 characters, template up to 65535.
+		// Override bounds (the newest public documents'): 0–100 overrides of 0–100 fields;
+		// fieldName 1–256 characters, payloadType and entitySubType 1–100, template up to 20000.
 		override := func(fields int, name, tmpl, payload, sub int) string {
 			fs := make([]string, fields)
 			for i := range fs {
@@ -219,15 +219,20 @@ func TestBounds(t *testing.T) {
 			}
 			return `{"name":"o","configOverrides":[` + strings.Join(items, ",") + `]}`
 		}
-		create(t, env, key, overrides(100, override(1, 0, 0, 0, 0)))
-		create(t, env, key, overrides(1, override(100, 1000, 65535, 1000, 1000)))
+		create(t, env, key, overrides(100, override(1, 1, 0, 1, 1)))
+		create(t, env, key, overrides(1, override(100, 256, 20000, 100, 100)))
+		// An empty conditionType sets no condition (the newest documents allow it).
+		create(t, env, key, `{"name":"x","configOverrides":[{"conditionType":{}}]}`)
 		for _, c := range []struct{ body, frag string }{
-			{overrides(101, override(0, 0, 0, 0, 0)), "configOverrides"},
-			{overrides(1, override(101, 0, 0, 0, 0)), "fields"},
-			{overrides(1, override(1, 1001, 0, 0, 0)), "fieldName"},
-			{overrides(1, override(1, 0, 65536, 0, 0)), "template"},
-			{overrides(1, override(1, 0, 0, 1001, 0)), "payloadType"},
-			{overrides(1, override(1, 0, 0, 0, 1001)), "entitySubType"},
+			{overrides(101, override(0, 1, 0, 1, 1)), "configOverrides"},
+			{overrides(1, override(101, 1, 0, 1, 1)), "fields"},
+			{overrides(1, override(1, 257, 0, 1, 1)), "fieldName"},
+			{overrides(1, override(1, 0, 0, 1, 1)), "fieldName"},
+			{overrides(1, override(1, 1, 20001, 1, 1)), "template"},
+			{overrides(1, override(1, 1, 0, 101, 1)), "payloadType"},
+			{overrides(1, override(1, 1, 0, 0, 1)), "payloadType"},
+			{overrides(1, override(1, 1, 0, 1, 101)), "entitySubType"},
+			{overrides(1, override(1, 1, 0, 1, 0)), "entitySubType"},
 		} {
 			apitest.ExpectError(t, env.JSON(t, http.MethodPost, createPath, key, `{"preset":`+c.body+`}`), 400, c.frag)
 		}

@@ -117,7 +117,8 @@ func checkPair(c oas.OptConnectorType, e oas.OptNotificationEntityType) (oas.Con
 }
 
 // checkPreset applies the rules the decoder cannot: name is required, SYSTEM is the server's,
-// and each override's conditionType sets one condition. It returns the preset with every
+// and each override's conditionType sets at most one condition (none is allowed since the newest
+// public documents: the override then applies to every notification of the entity type). It returns the preset with every
 // omitted field filled and the server's fields (id, times) cleared.
 //
 // Errors: Invalid naming the field path under preset.
@@ -133,8 +134,8 @@ func checkPreset(p oas.Preset) (oas.Preset, error) {
 		if !ok {
 			continue
 		}
-		if (ct.MatchEntityType != nil) == ct.MatchEntityTypeAndSubType.Set {
-			return p, apierror.Invalidf("preset.configOverrides[%d].conditionType: must set exactly one of matchEntityType and matchEntityTypeAndSubType", i)
+		if ct.MatchEntityType != nil && ct.MatchEntityTypeAndSubType.Set {
+			return p, apierror.Invalidf("preset.configOverrides[%d].conditionType: must set at most one of matchEntityType and matchEntityTypeAndSubType", i)
 		}
 	}
 	if p.ParentId.Or("") == "" {

@@ -209,7 +209,9 @@ func TestEntityTypesAndSubTypes(t *testing.T) {
 		}
 		// The newest public documents added three connector types; others are still refused.
 		for _, c := range []string{"PAGERDUTY_INCIDENTS", "MICROSOFT_TEAMS", "EVENTBRIDGE"} {
-			got := apitest.Decode[struct{ Preset struct{ ConnectorType string } }](t,
+			got := apitest.Decode[struct {
+				Preset struct{ ConnectorType string }
+			}](t,
 				env.JSON(t, http.MethodPost, createPath, key, `{"preset":{"name":"x","connectorType":"`+c+`"}}`))
 			if got.Preset.ConnectorType != c {
 				t.Errorf("created with %s: %+v", c, got)

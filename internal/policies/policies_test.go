@@ -409,7 +409,7 @@ func TestPermissionsAndIsolation(t *testing.T) {
 			method, path, body, perm string
 		}{
 			{http.MethodPost, createPath, logBody("b", ""), "logs.tco:UpdatePolicies"},
-			{http.MethodPut, spanPath, `{"policies":[]}`, "logs.tco:UpdatePolicies"},
+			{http.MethodPut, spanPath, `{"policies":[]}`, "spans.tco:UpdatePolicies"},
 			{http.MethodPut, logPath, `{"policies":[]}`, "logs.tco:UpdatePolicies"},
 			{http.MethodPut, rumPath, `{"policies":[]}`, "logs.tco:UpdatePolicies"},
 			{http.MethodGet, policiesPath, "", "logs.tco:ReadPolicies"},

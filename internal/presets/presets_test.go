@@ -282,7 +282,7 @@ func TestPermissionsAndIsolation(t *testing.T) {
 			{http.MethodPut, replacePath, `{"preset":{"id":"` + p.ID + `","name":"a"}}`, "notification-center-presets:UpdateConfig"},
 			{http.MethodGet, getPath + p.ID, "", "notification-center-presets:ReadConfig"},
 			{http.MethodGet, batchPath + "?preset_ids=" + p.ID, "", "notification-center-presets:ReadConfig"},
-			{http.MethodGet, listPath, "", "notification-center-presets:ReadConfig"},
+			{http.MethodGet, listPath, "", "notification-center-presets:ReadSummary"},
 			{http.MethodGet, typesPath + "ALERTS/attachment-types", "", "notification-center-presets:ReadConfig"},
 			{http.MethodDelete, deletePath + p.ID, "", "notification-center-presets:UpdateConfig"},
 		}

@@ -154,3 +154,38 @@ func TestKeyTakesPublicPresets(t *testing.T) {
 		}
 	})
 }
+
+// An access policy takes every public name, in any case: granting all of them to a key that holds
+// nothing else lets it call every operation's permission, and the stored policy names them publicly.
+func TestAccessPolicyTakesEveryPublicName(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		grants := map[string]string{}
+		for i, name := range auth.PermissionNames() {
+			if i%2 == 1 {
+				name = strings.ToUpper(name)
+			}
+			grants[name] = "grant"
+		}
+		policy := apitest.JSONOf(t, map[string]any{"version": "2025-01-01", "default": map[string]any{"permissions": grants}, "rules": []any{}})
+		c := create(t, env, env.RootKey, apitest.JSONOf(t, map[string]any{"name": "policy", "accessPolicy": policy}))
+		stored := keyInfo(t, env, c.KeyID).AccessPolicy.Or("")
+		p, err := auth.ParseAccessPolicy("accessPolicy", stored)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(p.Default.Permissions) != 293 || strings.Contains(stored, "ALERTS-MAP") {
+			t.Fatalf("stored policy names %d permissions: %.200s", len(p.Default.Permissions), stored)
+		}
+		for name := range p.Default.Permissions {
+			if c, ok := auth.Canonical(name); !ok || c != name {
+				t.Fatalf("stored policy names %q", name)
+			}
+		}
+		if res := env.JSON(t, "GET", rulesPath, c.Value, ""); res.Status != 200 {
+			t.Fatalf("granted by the policy: %d %s", res.Status, res.Body)
+		}
+		if res := env.JSON(t, "GET", "/mgmt/openapi/5/dataplans/policies/v1", c.Value, ""); res.Status != 200 {
+			t.Fatalf("granted by the policy: %d %s", res.Status, res.Body)
+		}
+	})
+}

@@ -158,9 +158,9 @@ type Invoker interface {
 	// empty list) that the document does not hold; areas absent from the document are left alone. Every
 	// rule of the individual operations holds (bounds, references, limits such as the policy cap); the
 	// first failure answers its 400, 409 or 429 with the area, index and name of the resource before the
-	// field, and nothing changes. Besides `config:Apply`, the key needs the write permission of every area
-	// the plan changes (403 names the first one missing). With `dry_run=true` the same work is done and
-	// rolled back: the answer is the plan, and nothing changes.
+	// field, and nothing changes. Besides `org-settings:UpdateConfig`, the key needs the write permission
+	// of every area the plan changes (403 names the first one missing). With `dry_run=true` the same work
+	// is done and rolled back: the answer is the plan, and nothing changes.
 	//
 	// POST /config/v1/apply
 	ApplyTeamConfiguration(ctx context.Context, request ApplyTeamConfigurationReq, params ApplyTeamConfigurationParams, options ...RequestOption) (*ConfigurationPlan, error)
@@ -579,9 +579,9 @@ type Invoker interface {
 	// cases, incidents, keys or usage). YAML by default, JSON when the `Accept` header asks for
 	// `application/json`. Each resource keeps its id, and its timestamps are left out, so that applying
 	// the document to another team gives the same document back; within an area resources are ordered by
-	// id, and objects have `id` and `name` first and their other keys sorted. Besides `config:Export`, the
-	// key needs the read permission of every area (403 names the first one missing). See
-	// docs/configuration-as-code.md.
+	// id, and objects have `id` and `name` first and their other keys sorted. Besides
+	// `org-settings:ReadConfig`, the key needs the read permission of every area (403 names the first one
+	// missing). See docs/configuration-as-code.md.
 	//
 	// GET /config/v1/export
 	ExportTeamConfiguration(ctx context.Context, options ...RequestOption) (ExportTeamConfigurationRes, error)
@@ -873,7 +873,7 @@ type Invoker interface {
 	// gets a file with no groups (`groups: []`).
 	//
 	// The team's SLOs whose indicator is PromQL follow as one group each: their error ratio over seven
-	// windows and the multi-window burn-rate alerts. Reading the file also needs `slos:ReadConfig`; a key
+	// windows and the multi-window burn-rate alerts. Reading the file also needs `slo:ReadConfig`; a key
 	// without it gets a 403 naming it. `mgmtapi sync-rules` keeps a directory that a Prometheus server
 	// reads up to date with this document.
 	//
@@ -1175,9 +1175,11 @@ type Invoker interface {
 	ListSlos(ctx context.Context, options ...RequestOption) (*SloList, error)
 	// ListSystemRoles invokes ListSystemRoles operation.
 	//
-	// The roles every team has, which custom roles derive from: `admin` (every permission), `member`
-	// (every permission except managing API keys and roles) and `viewer` (every permission that only
-	// reads).
+	// The roles every team has, which custom roles derive from, by their public names: `Platform Admin`
+	// (id 1, every permission), `Standard User` (2), `Read-Only User` (3, every permission that only
+	// reads), `Data Admin` (4), `Observability Lead` (5), `Security User` (6) and `No-Access User` (7). A
+	// `parentRoleName` matches in any case, and the former names `admin`, `member` and `viewer` still name
+	// roles 1 to 3 for one release.
 	//
 	// GET /mgmt/openapi/5/aaa/team-roles/v1/system-roles
 	ListSystemRoles(ctx context.Context, options ...RequestOption) (*SystemRoleList, error)
@@ -2707,9 +2709,9 @@ func (c *Client) sendAdminSetCaseKPIs(ctx context.Context, request *CaseKPIThres
 // empty list) that the document does not hold; areas absent from the document are left alone. Every
 // rule of the individual operations holds (bounds, references, limits such as the policy cap); the
 // first failure answers its 400, 409 or 429 with the area, index and name of the resource before the
-// field, and nothing changes. Besides `config:Apply`, the key needs the write permission of every area
-// the plan changes (403 names the first one missing). With `dry_run=true` the same work is done and
-// rolled back: the answer is the plan, and nothing changes.
+// field, and nothing changes. Besides `org-settings:UpdateConfig`, the key needs the write permission
+// of every area the plan changes (403 names the first one missing). With `dry_run=true` the same work
+// is done and rolled back: the answer is the plan, and nothing changes.
 //
 // POST /config/v1/apply
 func (c *Client) ApplyTeamConfiguration(ctx context.Context, request ApplyTeamConfigurationReq, params ApplyTeamConfigurationParams, options ...RequestOption) (*ConfigurationPlan, error) {
@@ -8642,9 +8644,9 @@ func (c *Client) sendDeployExtension(ctx context.Context, params DeployExtension
 // cases, incidents, keys or usage). YAML by default, JSON when the `Accept` header asks for
 // `application/json`. Each resource keeps its id, and its timestamps are left out, so that applying
 // the document to another team gives the same document back; within an area resources are ordered by
-// id, and objects have `id` and `name` first and their other keys sorted. Besides `config:Export`, the
-// key needs the read permission of every area (403 names the first one missing). See
-// docs/configuration-as-code.md.
+// id, and objects have `id` and `name` first and their other keys sorted. Besides
+// `org-settings:ReadConfig`, the key needs the read permission of every area (403 names the first one
+// missing). See docs/configuration-as-code.md.
 //
 // GET /config/v1/export
 func (c *Client) ExportTeamConfiguration(ctx context.Context, options ...RequestOption) (ExportTeamConfigurationRes, error) {
@@ -12364,7 +12366,7 @@ func (c *Client) sendGetPreset(ctx context.Context, params GetPresetParams, requ
 // gets a file with no groups (`groups: []`).
 //
 // The team's SLOs whose indicator is PromQL follow as one group each: their error ratio over seven
-// windows and the multi-window burn-rate alerts. Reading the file also needs `slos:ReadConfig`; a key
+// windows and the multi-window burn-rate alerts. Reading the file also needs `slo:ReadConfig`; a key
 // without it gets a 403 naming it. `mgmtapi sync-rules` keeps a directory that a Prometheus server
 // reads up to date with this document.
 //
@@ -16159,9 +16161,11 @@ func (c *Client) sendListSlos(ctx context.Context, requestOptions ...RequestOpti
 
 // ListSystemRoles invokes ListSystemRoles operation.
 //
-// The roles every team has, which custom roles derive from: `admin` (every permission), `member`
-// (every permission except managing API keys and roles) and `viewer` (every permission that only
-// reads).
+// The roles every team has, which custom roles derive from, by their public names: `Platform Admin`
+// (id 1, every permission), `Standard User` (2), `Read-Only User` (3, every permission that only
+// reads), `Data Admin` (4), `Observability Lead` (5), `Security User` (6) and `No-Access User` (7). A
+// `parentRoleName` matches in any case, and the former names `admin`, `member` and `viewer` still name
+// roles 1 to 3 for one release.
 //
 // GET /mgmt/openapi/5/aaa/team-roles/v1/system-roles
 func (c *Client) ListSystemRoles(ctx context.Context, options ...RequestOption) (*SystemRoleList, error) {

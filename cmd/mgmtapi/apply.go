@@ -22,7 +22,7 @@ Makes the configuration of the key's team equal to the document in FILE (YAML or
 mgmtapi export writes it; "-" reads standard input), in one transaction (POST /config/v1/apply),
 and prints the plan: + create, ~ update, - delete (with --prune only), and the number of
 resources left unchanged (listed with --verbose). With --dry-run nothing changes. The key needs
-config:Apply and the write permission of every area the plan changes; it is read from --key or
+org-settings:UpdateConfig and the write permission of every area the plan changes; it is read from --key or
 MGMTAPI_KEY and never printed. The URL is --url, else MGMTAPI_URL, else http://127.0.0.1:8080.
 
 `

@@ -15,7 +15,7 @@ import (
 const exportUsage = `usage: mgmtapi export [--url URL] [--key KEY] [--format yaml|json] > team.yaml
 
 Writes the configuration of the key's team (GET /config/v1/export) to standard output: YAML, or
-JSON with --format json. The key needs config:Export and the read permission of every area. The
+JSON with --format json. The key needs org-settings:ReadConfig and the read permission of every area. The
 key is read from --key or, better, from MGMTAPI_KEY (a flag shows in the process list); it is
 never printed. The URL is --url, else MGMTAPI_URL, else http://127.0.0.1:8080.
 

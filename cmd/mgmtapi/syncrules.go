@@ -25,7 +25,7 @@ import (
 const syncRulesUsage = `usage: mgmtapi sync-rules --url URL --dir DIR [--key KEY] [--reload-url URL] [--interval 30s] [--file NAME] [--once]
 
 Keeps a Prometheus rule file up to date with a team's rules: every interval it reads
-GET URL/config/v1/prometheus/rules with the team's key (recording-rules:ReadConfig; with the
+GET URL/config/v1/prometheus/rules with the team's key (metrics.recording-rules:ReadConfig; with the
 last answer's ETag in If-None-Match, so an unchanged file is answered 304 and not transferred)
 and, when the answer differs from DIR/NAME, writes it there atomically (a temporary file in DIR, synced, then
 renamed over NAME) and POSTs the reload URL (a Prometheus started with --web.enable-lifecycle

@@ -90,7 +90,7 @@ func mustStatus(t *testing.T, res apitest.Response, status int) apitest.Response
 func TestSyncRulesDrivesARealPrometheus(t *testing.T) {
 	prometheustest.Binary(t, "prometheus")
 	env := apitest.Start(t, apitest.Options{}, db.SQLite)
-	key := env.MustKey(t, env.RootKey, "recording-rules:ReadConfig", "slos:ReadConfig")
+	key := env.MustKey(t, env.RootKey, "metrics.recording-rules:ReadConfig", "slo:ReadConfig")
 	id := createRuleSet(t, env, `{"name":"up","groups":[{"name":"jobs","rules":[{"record":"job:up:sum","expr":"sum by (job) (up)"}]}]}`)
 
 	prom := prometheustest.Start(t, nil)
@@ -234,11 +234,11 @@ func TestSyncRulesLeavesTheFileOnFailures(t *testing.T) {
 	defer html.Close()
 	unreachable := httptest.NewServer(http.NotFoundHandler())
 	unreachable.Close()
-	noPermission := env.MustKey(t, env.RootKey, "recording-rules:Manage")
+	noPermission := env.MustKey(t, env.RootKey, "metrics.recording-rules:UpdateConfig")
 	for _, c := range []struct {
 		name, url, key, want string
 	}{
-		{"key without the permission", env.URL, noPermission, `403 Forbidden: the API key lacks the permission "recording-rules:ReadConfig"`},
+		{"key without the permission", env.URL, noPermission, `403 Forbidden: the API key lacks the permission "metrics.recording-rules:ReadConfig"`},
 		{"unknown key", env.URL, "mgmt_not_a_key", "401"},
 		{"not a rule file", html.URL, "k", "the answer is not a rule file"},
 		{"no server", unreachable.URL, "k", "connection refused"},

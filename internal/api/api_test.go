@@ -85,9 +85,9 @@ func TestUnauthenticatedRequestsAreRefusedBeforeValidation(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		res := env.Do(t, "POST", rulesPath, "", "application/json", `{"name":""}`)
 		apitest.ExpectError(t, res, 401)
-		weak := env.MustKey(t, env.RootKey, "recording-rules:ReadConfig")
+		weak := env.MustKey(t, env.RootKey, "metrics.recording-rules:ReadConfig")
 		res = env.Do(t, "POST", rulesPath, "Bearer "+weak, "application/json", `{"name":""}`)
-		apitest.ExpectError(t, res, 403, "recording-rules:Manage")
+		apitest.ExpectError(t, res, 403, "metrics.recording-rules:UpdateConfig")
 	})
 }
 

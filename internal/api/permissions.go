@@ -11,7 +11,8 @@ const operatorPermission = "operator"
 
 // operationPermissions reads, from the OpenAPI document, the permission each operation requires
 // (its x-permission), keyed by operationId. The document is the one place where the table lives.
-// It fails when an operation has none or names one that the catalog does not know, so a
+// It fails when an operation has none or names one that the catalog does not know (by its public
+// spelling), so a
 // forgotten permission stops the server at start instead of opening an operation to every key.
 func operationPermissions(doc *openapiDocument) (map[string]string, error) {
 	out := make(map[string]string)
@@ -26,8 +27,8 @@ func operationPermissions(doc *openapiDocument) (map[string]string, error) {
 		if op.Permission == "" {
 			return nil, fmt.Errorf("openapi document: %s %s (%s) has no x-permission", o.method, o.path, op.OperationID)
 		}
-		if op.Permission != operatorPermission && !auth.KnownPermission(op.Permission) {
-			return nil, fmt.Errorf("openapi document: %s %s (%s): x-permission %q is not in the catalog",
+		if c, ok := auth.Canonical(op.Permission); op.Permission != operatorPermission && (!ok || c != op.Permission) {
+			return nil, fmt.Errorf("openapi document: %s %s (%s): x-permission %q is not a public name of the catalog",
 				o.method, o.path, op.OperationID, op.Permission)
 		}
 		out[op.OperationID] = op.Permission

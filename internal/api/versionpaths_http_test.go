@@ -17,7 +17,7 @@ func TestOneBaseURLCreatesKeys(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		for _, base := range []string{"/mgmt/openapi/latest", "/mgmt/openapi/5", "/mgmt/openapi/3", "/mgmt/openapi/4"} {
 			res := env.JSON(t, http.MethodPost, base+"/aaa/api-keys/v3", env.RootKey,
-				`{"name":"from `+base+`","keyPermissions":{"permissions":["api-keys:ReadConfig"]}}`)
+				`{"name":"from `+base+`","keyPermissions":{"permissions":["TEAM-CUSTOM-API-KEYS:READCONFIG"]}}`)
 			key := apitest.Decode[struct{ KeyID, Value string }](t, res)
 			if key.Value == "" || key.KeyID == "" {
 				t.Fatalf("%s: %s", base, res.Body)

@@ -3,6 +3,7 @@ package apikeys_test
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ func create(t *testing.T, env *apitest.Env, key, body string) created {
 func TestCreateKeyAndUseIt(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		c := create(t, env, env.RootKey, `{"name":"ci","hashed":true,
-			"keyPermissions":{"permissions":["recording-rules:ReadConfig"],"presets":["api-keys"]},
+			"keyPermissions":{"permissions":["metrics.recording-rules:ReadConfig"],"presets":["api-keys"]},
 			"owner":{"userId":"u-1"}}`)
 		if c.Name != "ci" {
 			t.Fatalf("name %q", c.Name)
@@ -52,7 +53,7 @@ func TestCreateKeyAndUseIt(t *testing.T) {
 		if res := env.JSON(t, "GET", rulesPath, c.Value, ""); res.Status != 200 {
 			t.Fatalf("granted permission: %d %s", res.Status, res.Body)
 		}
-		apitest.ExpectError(t, env.JSON(t, "POST", rulesPath, c.Value, `{"name":"x"}`), 403, "recording-rules:Manage")
+		apitest.ExpectError(t, env.JSON(t, "POST", rulesPath, c.Value, `{"name":"x"}`), 403, "metrics.recording-rules:UpdateConfig")
 		// The preset grants the API key permissions.
 		res := env.JSON(t, "GET", keyPath+c.KeyID, c.Value, "")
 		if res.Status != 200 {
@@ -69,11 +70,12 @@ func TestCreateKeyAndUseIt(t *testing.T) {
 		if strings.Contains(string(res.Body), c.Value) || strings.Contains(string(res.Body), `"value"`) {
 			t.Fatal("get shows the secret value")
 		}
-		if len(info.KeyPermissions.Permissions) != 1 || info.KeyPermissions.Permissions[0] != "recording-rules:ReadConfig" {
+		if len(info.KeyPermissions.Permissions) != 1 || info.KeyPermissions.Permissions[0] != "metrics.recording-rules:ReadConfig" {
 			t.Fatalf("permissions %v", info.KeyPermissions.Permissions)
 		}
 		if len(info.KeyPermissions.Presets) != 1 || info.KeyPermissions.Presets[0].Name != "api-keys" ||
-			len(info.KeyPermissions.Presets[0].Permissions) != 2 {
+			!slices.Equal(info.KeyPermissions.Presets[0].Permissions, auth.PresetPermissions("api-keys")) ||
+			!slices.Contains(info.KeyPermissions.Presets[0].Permissions, "team-custom-api-keys:Manage") {
 			t.Fatalf("presets %+v", info.KeyPermissions.Presets)
 		}
 		if info.Owner.UserId.Or("") != "u-1" {
@@ -110,7 +112,7 @@ func TestCreateKeyRejectsBadInput(t *testing.T) {
 			{`{"name":"k","accessPolicy":"{\"default\":{}}"}`, "accessPolicy.version: is required"},
 			{`{"name":"k","accessPolicy":"{\"version\":\"yesterday\"}"}`, "accessPolicy.version: must be a date"},
 			{`{"name":"k","accessPolicy":"{\"version\":\"2025-01-01\",\"default\":{\"permissions\":{\"x:Y\":\"grant\"}}}"}`, `unknown permission "x:Y"`},
-			{`{"name":"k","accessPolicy":"{\"version\":\"2025-01-01\",\"default\":{\"permissions\":{\"api-keys:Manage\":\"allow\"}}}"}`, `must be "grant" or "deny"`},
+			{`{"name":"k","accessPolicy":"{\"version\":\"2025-01-01\",\"default\":{\"permissions\":{\"team-custom-api-keys:Manage\":\"allow\"}}}"}`, `must be "grant" or "deny"`},
 			{`{"name":"k","accessPolicy":"{\"version\":\"2025-01-01\",\"rules\":[{}]}"}`, "accessPolicy.rules: must be empty"},
 			{`{"name":"k","accessPolicy":"{\"version\":\"2025-01-01\"} {}"}`, "exactly one JSON object"},
 		}
@@ -131,12 +133,12 @@ func TestCreateKeyRejectsBadInput(t *testing.T) {
 
 func TestAccessPolicyDenyWins(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
-		policy := `{\"version\":\"2025-01-01\",\"default\":{\"permissions\":{\"recording-rules:Manage\":\"deny\",\"api-keys:ReadConfig\":\"grant\"}},\"rules\":[]}`
+		policy := `{\"version\":\"2025-01-01\",\"default\":{\"permissions\":{\"metrics.recording-rules:UpdateConfig\":\"deny\",\"team-custom-api-keys:ReadConfig\":\"grant\"}},\"rules\":[]}`
 		c := create(t, env, env.RootKey, `{"name":"p","keyPermissions":{"presets":["recording-rules"]},"accessPolicy":"`+policy+`"}`)
 		if res := env.JSON(t, "GET", rulesPath, c.Value, ""); res.Status != 200 {
 			t.Fatalf("preset permission: %d", res.Status)
 		}
-		apitest.ExpectError(t, env.JSON(t, "POST", rulesPath, c.Value, `{"name":"x"}`), 403, "recording-rules:Manage")
+		apitest.ExpectError(t, env.JSON(t, "POST", rulesPath, c.Value, `{"name":"x"}`), 403, "metrics.recording-rules:UpdateConfig")
 		if res := env.JSON(t, "GET", listPath, c.Value, ""); res.Status != 200 {
 			t.Fatalf("granted by policy: %d", res.Status)
 		}
@@ -154,15 +156,15 @@ func TestApiKeyPermissions(t *testing.T) {
 		ops := []struct {
 			method, path, body, permission string
 		}{
-			{"POST", createPath, `{"name":"x"}`, "api-keys:Manage"},
-			{"GET", listPath, "", "api-keys:ReadConfig"},
-			{"GET", keyPath + target.KeyID, "", "api-keys:ReadConfig"},
-			{"PUT", keyPath + target.KeyID, `{"newName":"y"}`, "api-keys:Manage"},
-			{"DELETE", keyPath + target.KeyID, "", "api-keys:Manage"},
+			{"POST", createPath, `{"name":"x"}`, "team-custom-api-keys:Manage"},
+			{"GET", listPath, "", "team-custom-api-keys:ReadConfig"},
+			{"GET", keyPath + target.KeyID, "", "team-custom-api-keys:ReadConfig"},
+			{"PUT", keyPath + target.KeyID, `{"newName":"y"}`, "team-custom-api-keys:Manage"},
+			{"DELETE", keyPath + target.KeyID, "", "team-custom-api-keys:Manage"},
 		}
 		for _, op := range ops {
-			others := []string{"recording-rules:ReadConfig", "recording-rules:Manage"}
-			for _, p := range []string{"api-keys:ReadConfig", "api-keys:Manage"} {
+			others := []string{"metrics.recording-rules:ReadConfig", "metrics.recording-rules:UpdateConfig"}
+			for _, p := range []string{"team-custom-api-keys:ReadConfig", "team-custom-api-keys:Manage"} {
 				if p != op.permission {
 					others = append(others, p)
 				}
@@ -179,11 +181,11 @@ func TestApiKeyPermissions(t *testing.T) {
 
 func TestUpdateKey(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
-		c := create(t, env, env.RootKey, `{"name":"k","keyPermissions":{"permissions":["recording-rules:ReadConfig"]}}`)
+		c := create(t, env, env.RootKey, `{"name":"k","keyPermissions":{"permissions":["metrics.recording-rules:ReadConfig"]}}`)
 		apitest.ExpectError(t, env.JSON(t, "GET", listPath, c.Value, ""), 403)
 
 		// New permissions apply to the very next request.
-		upd := `{"newName":"renamed","permissions":{"permissions":["api-keys:ReadConfig"]},"presets":{"presets":["read-only"]}}`
+		upd := `{"newName":"renamed","permissions":{"permissions":["team-custom-api-keys:ReadConfig"]},"presets":{"presets":["read-only"]}}`
 		if res := env.JSON(t, "PUT", keyPath+c.KeyID, env.RootKey, upd); res.Status != 200 || string(res.Body) != "{}" {
 			t.Fatalf("update: %d %s", res.Status, res.Body)
 		}
@@ -191,13 +193,13 @@ func TestUpdateKey(t *testing.T) {
 			t.Fatalf("after update: %d", res.Status)
 		}
 		info, err := env.Client(t, env.RootKey).GetApiKey(context.Background(), oas.GetApiKeyParams{KeyID: c.KeyID})
-		if err != nil || info.KeyInfo.Name != "renamed" || info.KeyInfo.KeyPermissions.Permissions[0] != "api-keys:ReadConfig" ||
+		if err != nil || info.KeyInfo.Name != "renamed" || info.KeyInfo.KeyPermissions.Permissions[0] != "team-custom-api-keys:ReadConfig" ||
 			info.KeyInfo.KeyPermissions.Presets[0].Name != "read-only" {
 			t.Fatalf("after update: %+v %v", info, err)
 		}
 
 		// A policy can be set and removed.
-		deny := `{"accessPolicy":"{\"version\":\"2025-01-01\",\"default\":{\"permissions\":{\"api-keys:ReadConfig\":\"deny\"}}}"}`
+		deny := `{"accessPolicy":"{\"version\":\"2025-01-01\",\"default\":{\"permissions\":{\"team-custom-api-keys:ReadConfig\":\"deny\"}}}"}`
 		env.JSON(t, "PUT", keyPath+c.KeyID, env.RootKey, deny)
 		apitest.ExpectError(t, env.JSON(t, "GET", listPath, c.Value, ""), 403)
 		env.JSON(t, "PUT", keyPath+c.KeyID, env.RootKey, `{"accessPolicy":""}`)

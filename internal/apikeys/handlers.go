@@ -30,6 +30,9 @@ func NewHandler(database *db.DB, authn *auth.Authenticator) *KeyHandler {
 
 // CreateApiKey creates a key in the caller's team (E3).
 //
+// Permission names match the catalog in any case, and a retired name stands for its public names
+// (auth.Resolve); the key stores, and answers show, the public names.
+//
 // Errors: Invalid for an unknown permission or preset, a bad access policy, an owner with more
 // than one field or another team's id, or the SendData preset together with any other grant.
 func (h *KeyHandler) CreateApiKey(ctx context.Context, req *oas.ApiKeyCreateInput) (*oas.ApiKeyCreated, error) {
@@ -40,11 +43,12 @@ func (h *KeyHandler) CreateApiKey(ctx context.Context, req *oas.ApiKeyCreateInpu
 	}
 	perms := req.KeyPermissions.Value.Permissions
 	presets := req.KeyPermissions.Value.Presets
-	if err := auth.CheckGrants("keyPermissions.permissions", perms, "keyPermissions.presets", presets); err != nil {
+	perms, err = auth.CheckGrants("keyPermissions.permissions", perms, "keyPermissions.presets", presets)
+	if err != nil {
 		return nil, err
 	}
-	policy := req.AccessPolicy.Or("")
-	if _, err := auth.ParseAccessPolicy("accessPolicy", policy); err != nil {
+	policy, err := auth.CanonicalAccessPolicy("accessPolicy", req.AccessPolicy.Or(""))
+	if err != nil {
 		return nil, err
 	}
 	kind, err := kindOf(perms, presets, policy)
@@ -58,7 +62,7 @@ func (h *KeyHandler) CreateApiKey(ctx context.Context, req *oas.ApiKeyCreateInpu
 			Name:         req.Name,
 			Hashed:       req.Hashed.Or(false),
 			Owner:        owner,
-			Permissions:  dedupe(perms),
+			Permissions:  perms,
 			Presets:      dedupe(presets),
 			AccessPolicy: policy,
 			Kind:         kind,
@@ -203,20 +207,25 @@ func (h *KeyHandler) GetApiKey(ctx context.Context, params oas.GetApiKeyParams) 
 //
 // Errors: NotFound when the team has no such key; Invalid as for create, when a send-data key is
 // sent permissions, presets or an access policy, or when an API key is sent the SendData preset.
+// Names are taken as CreateApiKey takes them.
 func (h *KeyHandler) UpdateApiKey(ctx context.Context, req *oas.ApiKeyUpdateInput, params oas.UpdateApiKeyParams) error {
 	caller := auth.PrincipalFrom(ctx)
+	var perms []string
 	if req.Permissions.Set {
-		if err := auth.CheckGrants("permissions.permissions", req.Permissions.Value.Permissions, "", nil); err != nil {
+		var err error
+		if perms, err = auth.CheckGrants("permissions.permissions", req.Permissions.Value.Permissions, "", nil); err != nil {
 			return err
 		}
 	}
 	if req.Presets.Set {
-		if err := auth.CheckGrants("", nil, "presets.presets", req.Presets.Value.Presets); err != nil {
+		if _, err := auth.CheckGrants("", nil, "presets.presets", req.Presets.Value.Presets); err != nil {
 			return err
 		}
 	}
+	var policy string
 	if v, ok := req.AccessPolicy.Get(); ok {
-		if _, err := auth.ParseAccessPolicy("accessPolicy", v); err != nil {
+		var err error
+		if policy, err = auth.CanonicalAccessPolicy("accessPolicy", v); err != nil {
 			return err
 		}
 	}
@@ -238,13 +247,13 @@ func (h *KeyHandler) UpdateApiKey(ctx context.Context, req *oas.ApiKeyUpdateInpu
 			k.Active = v
 		}
 		if req.Permissions.Set {
-			k.Permissions = dedupe(req.Permissions.Value.Permissions)
+			k.Permissions = perms
 		}
 		if req.Presets.Set {
 			k.Presets = dedupe(req.Presets.Value.Presets)
 		}
-		if v, ok := req.AccessPolicy.Get(); ok {
-			k.AccessPolicy = v
+		if req.AccessPolicy.Set {
+			k.AccessPolicy = policy
 		}
 		return updateKey(ctx, tx, caller.TeamID, k)
 	})

@@ -2,6 +2,7 @@ package apikeys_test
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	spec "github.com/mgmtapi/mgmtapi/api"
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
@@ -60,7 +62,7 @@ func managementOperations(t *testing.T) [][2]string {
 			if err := node.Decode(&op); err != nil {
 				t.Fatal(err)
 			}
-			if op.Permission == "operator" || op.Permission == "alerts:Ingest" {
+			if op.Permission == "operator" || op.Permission == "contextual-data:SendData" {
 				continue
 			}
 			ops = append(ops, [2]string{strings.ToUpper(method), param.ReplaceAllString(path, "00000000-0000-4000-8000-000000000000")})
@@ -93,7 +95,8 @@ func TestSendDataKeyOnlyIngests(t *testing.T) {
 		info := apitest.Decode[oas.ApiKeyEnvelope](t, env.JSON(t, "GET", keyPath+send.KeyID, env.RootKey, "")).KeyInfo
 		if info.Name != "collector" || !info.Active || len(info.KeyPermissions.Permissions) != 0 ||
 			len(info.KeyPermissions.Presets) != 1 || info.KeyPermissions.Presets[0].Name != "SendData" ||
-			strings.Join(info.KeyPermissions.Presets[0].Permissions, ",") != "alerts:Ingest" {
+			!slices.Equal(info.KeyPermissions.Presets[0].Permissions, auth.PresetPermissions(auth.SendData)) ||
+			!slices.Contains(info.KeyPermissions.Presets[0].Permissions, auth.IngestPermission) {
 			t.Fatalf("send-data key info %+v", info)
 		}
 
@@ -143,7 +146,7 @@ func TestSendDataKeyRules(t *testing.T) {
 		for _, c := range []struct{ body, where string }{
 			{`{"name":"k","keyPermissions":{"presets":["SendData","slos"]}}`, "keyPermissions.presets[1]"},
 			{`{"name":"k","keyPermissions":{"presets":["alertmanager","SendData"]}}`, "keyPermissions.presets[0]"},
-			{`{"name":"k","keyPermissions":{"presets":["SendData"],"permissions":["slos:ReadConfig"]}}`, "keyPermissions.permissions"},
+			{`{"name":"k","keyPermissions":{"presets":["SendData"],"permissions":["slo:ReadConfig"]}}`, "keyPermissions.permissions"},
 			{`{"name":"k","keyPermissions":{"presets":["SendData"]},
 				"accessPolicy":"{\"version\":\"2025-01-01\",\"default\":{\"permissions\":{}},\"rules\":[]}"}`, "accessPolicy"},
 		} {
@@ -155,7 +158,7 @@ func TestSendDataKeyRules(t *testing.T) {
 
 		send := create(t, env, env.RootKey, `{"name":"collector","keyPermissions":{"presets":["SendData"]}}`)
 		for _, c := range []struct{ body, where string }{
-			{`{"permissions":{"permissions":["slos:ReadConfig"]}}`, "permissions"},
+			{`{"permissions":{"permissions":["slo:ReadConfig"]}}`, "permissions"},
 			{`{"presets":{"presets":["full-access"]}}`, "presets"},
 			{`{"presets":{"presets":["SendData"]}}`, "presets"},
 			{`{"accessPolicy":"{\"version\":\"2025-01-01\",\"default\":{\"permissions\":{}},\"rules\":[]}"}`, "accessPolicy"},
@@ -240,12 +243,15 @@ func TestTeamMembersApiKeys(t *testing.T) {
 			t.Fatalf("bob's send-data key %+v", s)
 		}
 
-		reader := env.MustKey(t, env.RootKey, "api-keys:ReadConfig")
-		for _, path := range []string{membersPath, sendDataPath} {
-			if res := env.JSON(t, "GET", path, reader, ""); res.Status != 200 {
-				t.Fatalf("%s with api-keys:ReadConfig: %d %s", path, res.Status, res.Body)
+		for path, need := range map[string]string{membersPath: "team-custom-api-keys:ReadConfig", sendDataPath: "data-ingest-api-keys:ReadConfig"} {
+			if res := env.JSON(t, "GET", path, env.MustKey(t, env.RootKey, need), ""); res.Status != 200 {
+				t.Fatalf("%s with %s: %d %s", path, need, res.Status, res.Body)
 			}
-			apitest.ExpectError(t, env.JSON(t, "GET", path, env.MustKey(t, env.RootKey, "api-keys:Manage"), ""), 403, "api-keys:ReadConfig")
+			// The retired api-keys:ReadConfig stands for both.
+			if res := env.JSON(t, "GET", path, env.MustKey(t, env.RootKey, "api-keys:ReadConfig"), ""); res.Status != 200 {
+				t.Fatalf("%s with the old api-keys:ReadConfig: %d %s", path, res.Status, res.Body)
+			}
+			apitest.ExpectError(t, env.JSON(t, "GET", path, env.MustKey(t, env.RootKey, "team-custom-api-keys:Manage"), ""), 403, need)
 			apitest.ExpectError(t, env.JSON(t, "GET", path, "", ""), 401)
 		}
 	})

@@ -98,7 +98,7 @@ func TestMutationsLeaveAuditRecords(t *testing.T) {
 		do("DeleteRecordingRuleSet", http.MethodDelete, rulesPath+"/"+set, "", set)
 		view := do("CreateView", http.MethodPost, viewsPath, viewBody, "")
 		do("DeleteView", http.MethodDelete, viewsPath+"/"+view, "", view)
-		created := do("CreateApiKey", http.MethodPost, keysPath, `{"name":"reader","keyPermissions":{"permissions":["api-keys:ReadConfig"]}}`, "")
+		created := do("CreateApiKey", http.MethodPost, keysPath, `{"name":"reader","keyPermissions":{"permissions":["team-custom-api-keys:ReadConfig"]}}`, "")
 		do("DeleteApiKey", http.MethodDelete, "/mgmt/openapi/5/aaa/api-keys/v3/"+created, "", created)
 
 		records := list(t, env, oas.AdminListAuditRecordsParams{TeamID: team})
@@ -163,9 +163,9 @@ func metricValue(t *testing.T, env *apitest.Env, series string) float64 {
 func TestFailedMutationsLeaveNone(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		team, key, _ := teamOf(t, env, "acme")
-		reader := env.MustKey(t, key, "recording-rules:ReadConfig")
+		reader := env.MustKey(t, key, "metrics.recording-rules:ReadConfig")
 		created := apitest.Decode[struct{ KeyID, Value string }](t, env.JSON(t, http.MethodPost, keysPath, key,
-			`{"name":"soon off","keyPermissions":{"permissions":["recording-rules:Manage"]}}`))
+			`{"name":"soon off","keyPermissions":{"permissions":["metrics.recording-rules:UpdateConfig"]}}`))
 		mutate(t, env, http.MethodPut, "/mgmt/openapi/5/aaa/api-keys/v3/"+created.KeyID, key, `{"isActive":false}`)
 		before := len(list(t, env, oas.AdminListAuditRecordsParams{TeamID: team}))
 		series := func(reason string) string { return `mgmtapi_auth_failures_total{reason="` + reason + `"}` }
@@ -209,7 +209,7 @@ func TestFailedMutationsLeaveNone(t *testing.T) {
 func TestAuditListFiltersAndPages(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		team, key, keyID := teamOf(t, env, "acme")
-		viewer := env.MustKey(t, key, "views:Manage")
+		viewer := env.MustKey(t, key, "team-saved-views:Update")
 		start := env.Clock.Now()
 		for i := range 7 {
 			env.Clock.Advance(time.Minute)

@@ -4,175 +4,237 @@
 package auth
 
 import (
+	"fmt"
+
+	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"slices"
 	"sort"
+	"strings"
+	"unicode"
 )
 
-// Permission is one right that an operation can require.
+// Permission is one right that an operation can require or a key, policy or role can hold.
 type Permission struct {
-	Name        string
+	// Name is the public spelling, as answers show it (matching ignores case).
+	Name string
+	// Group is the public area the permission belongs to (alerts, dataplans, aaa…).
+	Group string
+	// Level is "team" or "org".
+	Level string
+	// Hidden marks a permission the real service does not offer in its pickers; keys, policies
+	// and roles still take it.
+	Hidden bool
+	// SendData marks a data-ingestion right.
+	SendData bool
+	// Description is our own one-line account of the permission, derived from its name.
 	Description string
 }
 
-// catalog lists every permission an operation of mgmtapi can require. Each operation of
-// api/openapi.yaml names one of these in its x-permission; internal/api refuses to start if one
-// does not.
-var catalog = []Permission{
-	{"api-keys:ReadConfig", "list and read API keys"},
-	{"api-keys:Manage", "create, change and delete API keys"},
-	{"recording-rules:ReadConfig", "list and read recording-rule sets, and read them as a Prometheus rule file"},
-	{"recording-rules:Manage", "create, replace and delete recording-rule sets"},
-	{"config:Export", "export the team's configuration document (with the read permission of every area)"},
-	{"config:Apply", "apply a configuration document to the team (with the write permission of every area it changes)"},
-	{"case:Read", "list and read cases and their events"},
-	{"case:Update", "change a case's title, priority override and resolution reason"},
-	{"case:Assign", "assign and unassign cases"},
-	{"case:Acknowledge", "acknowledge and unacknowledge cases"},
-	{"case:Close", "resolve and close cases"},
-	{"case:Comment", "comment on cases, edit and delete comments, sync external threads"},
-	{"incidents:read", "list, read and aggregate incidents"},
-	{"incidents:acknowledge", "acknowledge incidents"},
-	{"incidents:close", "resolve and close incidents"},
-	{"incidents:assign", "assign and unassign incidents"},
-	{"alerts:Ingest", "send Alertmanager notifications to /ingest/alertmanager/v1"},
-	{"policies:ReadConfig", "list and read data-plan policies, forecast a draft policy's usage, test log policies against sample entries"},
-	{"policies:Manage", "create, change, reorder, overwrite and delete data-plan policies"},
-	{"policy-settings:ReadConfig", "read the default policy priorities"},
-	{"policy-settings:Manage", "replace the default policy priorities"},
-	{"team-quota-rules:Read", "read the team's quota allocation rule set"},
-	{"team-quota-rules:Manage", "create, replace and delete the team's quota allocation rule set"},
-	{"data-usage:Read", "query the team's data usage and its capabilities"},
-	{"data-usage:Manage", "change the team's data usage export setting"},
-	{"notification-presets:ReadConfig", "list and read notification presets and the default of each pair, and list entity types, their sub-types and attachment types"},
-	{"notification-presets:Manage", "create, replace and delete custom notification presets, and choose the default preset of a pair"},
-	{"parsing-rules:ReadConfig", "list and read parsing rule groups, their usage limits and the stored form of a group"},
-	{"parsing-rules:Manage", "create, replace and delete parsing rule groups"},
-	{"retention-tags:ReadConfig", "list the team's retention tags and whether they are active"},
-	{"retention-tags:Manage", "rename the team's editable retention tags and activate them"},
-	{"team-roles:ReadConfig", "list and read custom roles and the system roles"},
-	{"team-roles:Manage", "create, change and delete custom roles"},
-	{"views:ReadConfig", "list and read saved views and view folders"},
-	{"views:Manage", "create, replace and delete saved views and view folders"},
-	{"team-dashboards:Read", "read, look up by slug and check custom dashboards, list the dashboard catalog, and pin dashboards for the calling key"},
-	{"team-dashboards:Update", "create, replace and delete custom dashboards, make one the team default and move them to folders"},
-	{"extensions:ReadConfig", "list and read the extension catalog and the team's deployed extensions"},
-	{"extensions:Deploy", "deploy, change and undeploy extensions (each item also needs its own deploy permission)"},
-	{"actions:Manage", "deploy extension items of kind ACTION; mgmtapi has no other operation for actions"},
-	{"alerts:Manage", "deploy extension items of kind ALERT and ALERT_V3; mgmtapi has no other operation for alert definitions"},
-	{"enrichments:Manage", "deploy extension items of kind ENRICHMENT; mgmtapi has no other operation for enrichments"},
-	{"grafana-dashboards:Manage", "deploy extension items of kind GRAFANA_DASHBOARD; mgmtapi has no other operation for Grafana dashboards"},
-	{"kibana-dashboards:Manage", "deploy extension items of kind KIBANA_DASHBOARD; mgmtapi has no other operation for Kibana dashboards"},
-	{"slos:ReadConfig", "list and read SLOs"},
-	{"slos:Manage", "create, replace and delete SLOs, one at a time or in a batch"},
-	{"events2metrics:ReadConfig", "list and read events-to-metrics rules, their limits and label cardinalities"},
-	{"events2metrics:Manage", "create, replace and delete events-to-metrics rules, alone or in atomic batches, and deploy extension items of kind EVENTS_TO_METRICS"},
+type catalogEntry struct{ name, group, level, flags string }
+
+// catalog lists every public permission, in publicCatalog's order; byFold finds one by its name
+// in lower case.
+var (
+	catalog []Permission
+	byFold  map[string]int
+)
+
+func init() {
+	catalog = make([]Permission, 0, len(publicCatalog))
+	byFold = make(map[string]int, len(publicCatalog))
+	for _, e := range publicCatalog {
+		flags := strings.Fields(e.flags)
+		p := Permission{Name: e.name, Group: e.group, Level: e.level,
+			Hidden: slices.Contains(flags, "hidden"), SendData: slices.Contains(flags, "send-data")}
+		p.Description = describe(p)
+		key := strings.ToLower(e.name)
+		if _, dup := byFold[key]; dup {
+			panic("auth: permission " + e.name + " is listed twice")
+		}
+		byFold[key] = len(catalog)
+		catalog = append(catalog, p)
+	}
+	for old, names := range oldNames {
+		if old != strings.ToLower(old) {
+			panic("auth: old permission name " + old + " must be written in lower case")
+		}
+		for _, n := range names {
+			if i, ok := byFold[strings.ToLower(n)]; !ok || catalog[i].Name != n {
+				panic("auth: old permission name " + old + " maps to " + n + ", which is not a public name")
+			}
+		}
+	}
+	buildPresets()
 }
 
-// Preset is a named bundle of permissions that a key can hold by name.
-type Preset struct {
-	Name        string
-	Description string
-	Permissions []string
+// describe derives a permission's description from its name, group and level: the action split
+// into words, then the resource, then where it applies. It never borrows the real service's prose.
+func describe(p Permission) string {
+	resource, action, _ := strings.Cut(p.Name, ":")
+	var words []string
+	start := 0
+	for i, r := range action {
+		if i > 0 && unicode.IsUpper(r) {
+			words = append(words, strings.ToLower(action[start:i]))
+			start = i
+		}
+	}
+	words = append(words, strings.ToLower(action[start:]))
+	if words[0] == "view" {
+		words[0] = "read"
+	}
+	verb := strings.Join(words, " ")
+	resource = strings.NewReplacer("#high", " (frequent search)", "#low", " (archive)", ".", " ", "-", " ").Replace(resource)
+	scope := "the team"
+	if p.Level == "org" {
+		scope = "the organization"
+	}
+	d := fmt.Sprintf("%s: %s, for %s (area %s)", resource, verb, scope, strings.ReplaceAll(p.Group, "_", " "))
+	if p.SendData {
+		d += "; a data-ingestion right"
+	}
+	return d
 }
 
-// FullAccess is the preset that holds every permission, now and as the catalog grows.
-const FullAccess = "full-access"
+// IngestPermission is the permission of the ingestion operation (POST /ingest/alertmanager/v1):
+// the public right to send contextual data through a native integration, which is what an
+// Alertmanager webhook receiver does.
+const IngestPermission = "contextual-data:SendData"
 
-// SendData is the preset that makes a key a send-data key, as the real service names it. Such a
-// key holds only IngestPermission and is refused on every management operation.
-const SendData = "SendData"
+// oldNames maps each retired permission name (in lower case) to the public names that replace it.
+// mgmtapi accepts an old name in a request for one release, as if the caller had sent its public
+// names; migration 0033 rewrote the stored ones. An old name maps to several public names where
+// one of our names covered what the public catalog splits (policies of logs, spans and metrics).
+var oldNames = map[string][]string{
+	"api-keys:readconfig":             {"team-custom-api-keys:ReadConfig", "data-ingest-api-keys:ReadConfig"},
+	"api-keys:manage":                 {"team-custom-api-keys:Manage", "data-ingest-api-keys:Manage"},
+	"recording-rules:readconfig":      {"metrics.recording-rules:ReadConfig"},
+	"recording-rules:manage":          {"metrics.recording-rules:UpdateConfig"},
+	"config:export":                   {"org-settings:ReadConfig"},
+	"config:apply":                    {"org-settings:UpdateConfig"},
+	"alerts:ingest":                   {IngestPermission},
+	"policies:readconfig":             {"logs.tco:ReadPolicies", "spans.tco:ReadPolicies", "metrics.tco:ReadPolicies"},
+	"policies:manage":                 {"logs.tco:UpdatePolicies", "spans.tco:UpdatePolicies", "metrics.tco:UpdatePolicies"},
+	"policy-settings:readconfig":      {"logs.tco:ReadPolicies"},
+	"policy-settings:manage":          {"logs.tco:UpdatePolicies"},
+	"notification-presets:readconfig": {"notification-center-presets:ReadConfig", "notification-center-presets:ReadSummary"},
+	"notification-presets:manage":     {"notification-center-presets:UpdateConfig"},
+	"parsing-rules:manage":            {"parsing-rules:UpdateConfig"},
+	"retention-tags:readconfig":       {"logs.data-setup#low:ReadConfig"},
+	"retention-tags:manage":           {"logs.data-setup#low:UpdateConfig"},
+	"views:readconfig":                {"team-saved-views:Read"},
+	"views:manage":                    {"team-saved-views:Update"},
+	"actions:manage":                  {"team-actions:UpdateConfig"},
+	"alerts:manage":                   {"alerts:UpdateConfig"},
+	"enrichments:manage": {"cloud-metadata-enrichment:UpdateConfig", "geo-enrichment:UpdateConfig",
+		"security-enrichment:UpdateConfig", "team-custom-enrichment:UpdateConfig"},
+	"grafana-dashboards:manage": {"grafana:Update"},
+	"kibana-dashboards:manage":  {"opensearch-dashboards:Update"},
+	"slos:readconfig":           {"slo:ReadConfig"},
+	"slos:manage":               {"slo:UpdateConfig"},
+	"events2metrics:readconfig": {"logs.events2metrics:ReadConfig", "spans.events2metrics:ReadConfig"},
+	"events2metrics:manage":     {"logs.events2metrics:UpdateConfig", "spans.events2metrics:UpdateConfig"},
+}
 
-// IngestPermission is the permission of the ingestion operation (POST /ingest/alertmanager/v1).
-const IngestPermission = "alerts:Ingest"
+// OldName is a retired permission name and the public names it stands for.
+type OldName struct {
+	Name   string
+	Public []string
+}
 
-var presets = []Preset{
-	{Name: "api-keys", Description: "everything about API keys",
-		Permissions: []string{"api-keys:ReadConfig", "api-keys:Manage"}},
-	{Name: "recording-rules", Description: "everything about recording rules",
-		Permissions: []string{"recording-rules:ReadConfig", "recording-rules:Manage"}},
-	{Name: "cases", Description: "everything about cases",
-		Permissions: []string{"case:Read", "case:Update", "case:Assign", "case:Acknowledge", "case:Close", "case:Comment"}},
-	{Name: "incidents", Description: "everything about incidents",
-		Permissions: []string{"incidents:read", "incidents:acknowledge", "incidents:close", "incidents:assign"}},
-	{Name: "alertmanager", Description: "what an Alertmanager webhook receiver needs",
-		Permissions: []string{"alerts:Ingest"}},
-	{Name: SendData, Description: "makes a send-data key: it authenticates only ingestion, never a management operation",
-		Permissions: []string{IngestPermission}},
-	{Name: "data-plans", Description: "everything about data-plan policies and their settings",
-		Permissions: []string{"policies:ReadConfig", "policies:Manage", "policy-settings:ReadConfig", "policy-settings:Manage"}},
-	{Name: "quota-rules", Description: "everything about the team's quota allocation rule set",
-		Permissions: []string{"team-quota-rules:Read", "team-quota-rules:Manage"}},
-	{Name: "data-usage", Description: "reading the team's data usage and changing its export setting",
-		Permissions: []string{"data-usage:Read", "data-usage:Manage"}},
-	{Name: "notification-presets", Description: "everything about notification presets",
-		Permissions: []string{"notification-presets:ReadConfig", "notification-presets:Manage"}},
-	{Name: "parsing-rules", Description: "everything about parsing rule groups",
-		Permissions: []string{"parsing-rules:ReadConfig", "parsing-rules:Manage"}},
-	{Name: "retention-tags", Description: "everything about retention tags",
-		Permissions: []string{"retention-tags:ReadConfig", "retention-tags:Manage"}},
-	{Name: "team-roles", Description: "everything about custom roles, and reading the system roles",
-		Permissions: []string{"team-roles:ReadConfig", "team-roles:Manage"}},
-	{Name: "views", Description: "everything about saved views and view folders",
-		Permissions: []string{"views:ReadConfig", "views:Manage"}},
-	{Name: "dashboards", Description: "everything about custom dashboards",
-		Permissions: []string{"team-dashboards:Read", "team-dashboards:Update"}},
-	{Name: "extensions", Description: "reading the extension catalog, deploying extensions, and deploying the item kinds that have no area of their own",
-		Permissions: []string{"extensions:ReadConfig", "extensions:Deploy", "actions:Manage", "alerts:Manage",
-			"enrichments:Manage", "grafana-dashboards:Manage", "kibana-dashboards:Manage"}},
-	{Name: "slos", Description: "everything about SLOs",
-		Permissions: []string{"slos:ReadConfig", "slos:Manage"}},
-	{Name: "events2metrics", Description: "everything about events-to-metrics rules",
-		Permissions: []string{"events2metrics:ReadConfig", "events2metrics:Manage"}},
-	{Name: "configuration", Description: "exporting and applying the team's configuration document (each area's permissions are needed too)",
-		Permissions: []string{"config:Export", "config:Apply"}},
-	{Name: "read-only", Description: "every permission that only reads",
-		Permissions: []string{"api-keys:ReadConfig", "recording-rules:ReadConfig", "config:Export", "case:Read", "incidents:read",
-			"policies:ReadConfig", "policy-settings:ReadConfig", "team-quota-rules:Read", "data-usage:Read",
-			"notification-presets:ReadConfig", "parsing-rules:ReadConfig", "retention-tags:ReadConfig",
-			"team-roles:ReadConfig", "views:ReadConfig", "team-dashboards:Read", "extensions:ReadConfig",
-			"events2metrics:ReadConfig", "slos:ReadConfig"}},
-	{Name: FullAccess, Description: "every permission", Permissions: nil},
+// oldSpelling is how the retired names were written (oldNames keys are folded).
+var oldSpelling = []string{
+	"api-keys:ReadConfig", "api-keys:Manage", "recording-rules:ReadConfig", "recording-rules:Manage",
+	"config:Export", "config:Apply", "alerts:Ingest", "policies:ReadConfig", "policies:Manage",
+	"policy-settings:ReadConfig", "policy-settings:Manage", "notification-presets:ReadConfig",
+	"notification-presets:Manage", "parsing-rules:Manage", "retention-tags:ReadConfig", "retention-tags:Manage",
+	"views:ReadConfig", "views:Manage", "actions:Manage", "alerts:Manage", "enrichments:Manage",
+	"grafana-dashboards:Manage", "kibana-dashboards:Manage", "slos:ReadConfig", "slos:Manage",
+	"events2metrics:ReadConfig", "events2metrics:Manage",
+}
+
+// OldNames returns every retired permission name, as it was written, with its public names, in
+// the order of the old catalog.
+func OldNames() []OldName {
+	out := make([]OldName, 0, len(oldSpelling))
+	for _, n := range oldSpelling {
+		out = append(out, OldName{Name: n, Public: slices.Clone(oldNames[strings.ToLower(n)])})
+	}
+	return out
 }
 
 // Permissions returns the catalog, in a stable order.
 func Permissions() []Permission { return slices.Clone(catalog) }
 
-// KnownPermission reports whether name is in the catalog.
-func KnownPermission(name string) bool {
-	return slices.ContainsFunc(catalog, func(p Permission) bool { return p.Name == name })
+// PermissionNames returns the public name of every permission of the catalog, sorted.
+func PermissionNames() []string {
+	all := make([]string, 0, len(catalog))
+	for _, p := range catalog {
+		all = append(all, p.Name)
+	}
+	sort.Strings(all)
+	return all
 }
 
-// Presets returns every preset with its permissions filled in.
-func Presets() []Preset {
-	out := make([]Preset, 0, len(presets))
-	for _, p := range presets {
-		p.Permissions = PresetPermissions(p.Name)
-		out = append(out, p)
+// Canonical returns the public spelling of a catalog permission, matching name without regard
+// to case; ok is false when no permission of the catalog has that name (old names included).
+func Canonical(name string) (string, bool) {
+	i, ok := byFold[strings.ToLower(name)]
+	if !ok {
+		return "", false
+	}
+	return catalog[i].Name, true
+}
+
+// KnownPermission reports whether name, in any case, is a permission of the catalog. Retired
+// names are not: see Resolve.
+func KnownPermission(name string) bool {
+	_, ok := Canonical(name)
+	return ok
+}
+
+// Resolve returns the public names that name stands for: its public spelling for a catalog
+// permission, the public names of a retired name, in any case; nil for an unknown name.
+func Resolve(name string) []string {
+	if c, ok := Canonical(name); ok {
+		return []string{c}
+	}
+	return slices.Clone(oldNames[strings.ToLower(name)])
+}
+
+// ResolveAll resolves every name (see Resolve) and returns the public names in the order they
+// first appear, without repeats.
+//
+// Errors: apierror.Invalid naming field[i] for the first name that is neither a public nor a
+// retired permission name.
+func ResolveAll(field string, names []string) ([]string, error) {
+	out := make([]string, 0, len(names))
+	seen := make(map[string]bool, len(names))
+	for i, n := range names {
+		public := Resolve(n)
+		if public == nil {
+			return nil, unknownPermission(fmt.Sprintf("%s[%d]", field, i), n)
+		}
+		for _, p := range public {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}
+
+func unknownPermission(field, name string) error {
+	return apierror.Invalidf("%s: unknown permission %q; it must be a name of the permission catalog (docs/permissions.md), in any case", field, name)
+}
+
+// publicNames resolves names leniently, dropping the unknown ones: for what the database holds,
+// which was checked when written.
+func publicNames(names []string) []string {
+	var out []string
+	for _, n := range names {
+		out = append(out, Resolve(n)...)
 	}
 	return out
-}
-
-// KnownPreset reports whether a preset of that name exists.
-func KnownPreset(name string) bool {
-	return slices.ContainsFunc(presets, func(p Preset) bool { return p.Name == name })
-}
-
-// PresetPermissions returns the sorted permissions of the named preset, or nil for an unknown one.
-func PresetPermissions(name string) []string {
-	if name == FullAccess {
-		all := make([]string, 0, len(catalog))
-		for _, p := range catalog {
-			all = append(all, p.Name)
-		}
-		sort.Strings(all)
-		return all
-	}
-	for _, p := range presets {
-		if p.Name == name {
-			out := slices.Clone(p.Permissions)
-			sort.Strings(out)
-			return out
-		}
-	}
-	return nil
 }

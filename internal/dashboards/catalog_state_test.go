@@ -435,7 +435,7 @@ func TestDashboardStatePermissions(t *testing.T) {
 		id := create(t, env, key, `{"name":"a","slugName":"a","layout":{}}`)
 		reader := env.MustKey(t, key, "team-dashboards:Read")
 		writer := env.MustKey(t, key, "team-dashboards:Update")
-		none := env.MustKey(t, key, "views:ReadConfig")
+		none := env.MustKey(t, key, "team-saved-views:Read")
 		readOps := []struct{ method, path, body string }{
 			{http.MethodPut, pinnedPath + "/" + id, ""},
 			{http.MethodDelete, pinnedPath + "/" + id, ""},

@@ -21,7 +21,7 @@ func (Configuration) Key() string { return "events2metrics" }
 
 // Permissions implements teamconfig.Area.
 func (Configuration) Permissions() (read, write string) {
-	return "events2metrics:ReadConfig", "events2metrics:Manage"
+	return "logs.events2metrics:ReadConfig", "logs.events2metrics:UpdateConfig"
 }
 
 // Export implements teamconfig.Area.

@@ -624,8 +624,8 @@ func TestIsolationAndPermissions(t *testing.T) {
 			t.Fatalf("own rule %+v", g)
 		}
 
-		reader := env.MustKey(t, key, "events2metrics:ReadConfig")
-		writer := env.MustKey(t, key, "events2metrics:Manage")
+		reader := env.MustKey(t, key, "logs.events2metrics:ReadConfig")
+		writer := env.MustKey(t, key, "logs.events2metrics:UpdateConfig")
 		writes := []struct{ method, path, body string }{
 			{http.MethodPost, rulesPath, logsBody("w", "")},
 			{http.MethodPut, rulesPath, replaceBody(r.ID, "w2", "")},

@@ -236,8 +236,8 @@ func TestLabelsCardinality(t *testing.T) {
 func TestLimitsPermissions(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
-		reader := env.MustKey(t, key, "events2metrics:ReadConfig")
-		writer := env.MustKey(t, key, "events2metrics:Manage")
+		reader := env.MustKey(t, key, "logs.events2metrics:ReadConfig")
+		writer := env.MustKey(t, key, "logs.events2metrics:UpdateConfig")
 		for _, p := range []string{limitsPath, cardinalitiesPath} {
 			if res := env.JSON(t, http.MethodGet, p, reader, ""); res.Status != http.StatusOK {
 				t.Fatalf("reader %s: %d %s", p, res.Status, res.Body)

@@ -139,20 +139,20 @@ var targetDomains = []string{"ACTION", "ALERT", "ALERT_V3", "ENRICHMENT", "GRAFA
 
 // deployPermission is the permission a key needs to deploy an item, by its permissionResource.
 var deployPermission = map[string]string{
-	"ACTION":                             "actions:Manage",
-	"ALERT":                              "alerts:Manage",
-	"CUSTOM_ENRICHMENT":                  "enrichments:Manage",
-	"GEO_ENRICHMENT":                     "enrichments:Manage",
-	"SECURITY_ENRICHMENT":                "enrichments:Manage",
-	"RESOURCE_CLOUD_METADATA_ENRICHMENT": "enrichments:Manage",
-	"GRAFANA_DASHBOARD":                  "grafana-dashboards:Manage",
-	"KIBANA_DASHBOARD":                   "kibana-dashboards:Manage",
-	"PARSING_RULE":                       "parsing-rules:Manage",
-	"SAVED_VIEW":                         "views:Manage",
+	"ACTION":                             "team-actions:UpdateConfig",
+	"ALERT":                              "alerts:UpdateConfig",
+	"CUSTOM_ENRICHMENT":                  "team-custom-enrichment:UpdateConfig",
+	"GEO_ENRICHMENT":                     "geo-enrichment:UpdateConfig",
+	"SECURITY_ENRICHMENT":                "security-enrichment:UpdateConfig",
+	"RESOURCE_CLOUD_METADATA_ENRICHMENT": "cloud-metadata-enrichment:UpdateConfig",
+	"GRAFANA_DASHBOARD":                  "grafana:Update",
+	"KIBANA_DASHBOARD":                   "opensearch-dashboards:Update",
+	"PARSING_RULE":                       "parsing-rules:UpdateConfig",
+	"SAVED_VIEW":                         "team-saved-views:Update",
 	"PLATFORM_CUSTOM_DASHBOARD":          "team-dashboards:Update",
-	"METRICS_RULE_GROUP":                 "recording-rules:Manage",
-	"SPAN_EVENTS_TO_METRICS":             "events2metrics:Manage",
-	"LOGS_EVENTS_TO_METRICS":             "events2metrics:Manage",
+	"METRICS_RULE_GROUP":                 "metrics.recording-rules:UpdateConfig",
+	"SPAN_EVENTS_TO_METRICS":             "spans.events2metrics:UpdateConfig",
+	"LOGS_EVENTS_TO_METRICS":             "logs.events2metrics:UpdateConfig",
 }
 
 var itemBinaryTypes = []string{"PREVIEW_IMAGE", "KIBANA_DASHBOARD_DEFINITION", "GRAFANA_DASHBOARD_DEFINITION",

@@ -267,8 +267,8 @@ func TestListExtensionsFilterBounds(t *testing.T) {
 func TestGetExtensionSplitsByPermission(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, full := env.MustTeam(t, "t")
-		parsingOnly := env.MustKey(t, full, "extensions:ReadConfig", "parsing-rules:Manage")
-		withDashboards := env.MustKey(t, full, "extensions:ReadConfig", "parsing-rules:Manage", "team-dashboards:Update")
+		parsingOnly := env.MustKey(t, full, "extensions:ReadConfig", "parsing-rules:UpdateConfig")
+		withDashboards := env.MustKey(t, full, "extensions:ReadConfig", "parsing-rules:UpdateConfig", "team-dashboards:Update")
 
 		// Only parsing rules: 2.1.0's mandatory dashboard is denied, so is 1.0.0's mandatory Kibana
 		// dashboard; both revisions are denied.
@@ -393,7 +393,7 @@ func TestGetExtensionFlags(t *testing.T) {
 func TestExtensionsAuthorization(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, full := env.MustTeam(t, "t")
-		views := env.MustKey(t, full, "views:ReadConfig")
+		views := env.MustKey(t, full, "team-saved-views:Read")
 		reader := env.MustKey(t, full, "extensions:ReadConfig")
 		apitest.ExpectError(t, env.Do(t, http.MethodGet, base+"/kubernetes", "", "", ""), 401)
 		apitest.ExpectError(t, env.Do(t, http.MethodPost, allPath, "", "application/json", "{}"), 401)
@@ -568,7 +568,7 @@ func TestDeployItemPermissions(t *testing.T) {
 		_, full := env.MustTeam(t, "t")
 		deployer := env.MustKey(t, full, "extensions:ReadConfig", "extensions:Deploy", "team-dashboards:Update")
 		apitest.ExpectError(t, call(t, env, http.MethodPut, deployer, flatQuery), 403,
-			`item_ids[1]: deploying item "k8s-container-logs" (PARSING_RULE) needs the permission "parsing-rules:Manage"`)
+			`item_ids[1]: deploying item "k8s-container-logs" (PARSING_RULE) needs the permission "parsing-rules:UpdateConfig"`)
 		expectNothingDeployed(t, env, full)
 		// The items it may deploy are fine.
 		got := deploymentOf(t, call(t, env, http.MethodPut, deployer, "id=kubernetes&version=2.1.0&item_ids=k8s-cluster-dashboard"))
@@ -577,12 +577,12 @@ func TestDeployItemPermissions(t *testing.T) {
 		}
 		// Nor may it change the deployment to hold an item it may not deploy.
 		apitest.ExpectError(t, call(t, env, http.MethodPost, deployer, "id=kubernetes&version=2.1.0&item_ids=k8s-cluster-dashboard&item_ids=k8s-node-pressure"), 403,
-			`"k8s-node-pressure"`, `"alerts:Manage"`)
+			`"k8s-node-pressure"`, `"alerts:UpdateConfig"`)
 		if d := deployedOne(t, env, full, "kubernetes"); !reflect.DeepEqual(d.ItemIds, []string{"k8s-cluster-dashboard"}) {
 			t.Fatalf("after refused update: %+v", d)
 		}
 		// Without extensions:Deploy nothing is possible, whatever the item permissions.
-		noDeploy := env.MustKey(t, full, "extensions:ReadConfig", "team-dashboards:Update", "parsing-rules:Manage")
+		noDeploy := env.MustKey(t, full, "extensions:ReadConfig", "team-dashboards:Update", "parsing-rules:UpdateConfig")
 		apitest.ExpectError(t, call(t, env, http.MethodPost, noDeploy, flatQuery), 403, "extensions:Deploy")
 	})
 }

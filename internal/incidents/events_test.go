@@ -375,9 +375,9 @@ func TestIncidentByEvent(t *testing.T) {
 
 		second, _ := trigger(t, env, alert("by-event-2"))
 		secondOpen := get(t, env, env.RootKey, second).Events[0].ID
-		readOnly := env.MustKey(t, env.RootKey, "incidents:read")
-		ackOnly := env.MustKey(t, env.RootKey, "incidents:acknowledge")
-		closeOnly := env.MustKey(t, env.RootKey, "incidents:close")
+		readOnly := env.MustKey(t, env.RootKey, "incidents:Read")
+		ackOnly := env.MustKey(t, env.RootKey, "incidents:Acknowledge")
+		closeOnly := env.MustKey(t, env.RootKey, "incidents:Close")
 		apitest.ExpectError(t, env.JSON(t, "POST", feedPath+"/"+secondOpen+"/acknowledge", readOnly, ""), 403)
 		apitest.ExpectError(t, env.JSON(t, "POST", feedPath+"/"+secondOpen+"/resolve", readOnly, ""), 403)
 		apitest.ExpectError(t, env.JSON(t, "POST", feedPath+"/"+secondOpen+"/resolve", ackOnly, ""), 403)

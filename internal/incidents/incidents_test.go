@@ -339,23 +339,23 @@ func TestGetIncidentErrors(t *testing.T) {
 		equal(t, "other team aggs", len(aggs.IncidentAggs), 0)
 
 		// permissions
-		noRead := env.MustKey(t, env.RootKey, "incidents:acknowledge")
+		noRead := env.MustKey(t, env.RootKey, "incidents:Acknowledge")
 		apitest.ExpectError(t, env.JSON(t, "GET", getPath+id, noRead, ""), 403)
 		apitest.ExpectError(t, env.JSON(t, "GET", aggPath, noRead, ""), 403)
 		apitest.ExpectError(t, env.JSON(t, "POST", listPath, noRead, `{}`), 403)
-		readOnly := env.MustKey(t, env.RootKey, "incidents:read")
+		readOnly := env.MustKey(t, env.RootKey, "incidents:Read")
 		get(t, env, readOnly, id)
 		apitest.ExpectError(t, env.JSON(t, "POST", ackPath, readOnly, ids(id)), 403)
 		apitest.ExpectError(t, env.JSON(t, "POST", closePath, readOnly, ids(id)), 403)
 		apitest.ExpectError(t, env.JSON(t, "POST", resolvePth, readOnly, ids(id)), 403)
 		apitest.ExpectError(t, env.JSON(t, "POST", assignPath, readOnly, `{"incidentIds":["`+id+`"],"assignedTo":{"userId":"u"}}`), 403)
 		apitest.ExpectError(t, env.JSON(t, "DELETE", assignPath+"?incident_ids="+id, readOnly, ""), 403)
-		ack := env.MustKey(t, env.RootKey, "incidents:acknowledge")
+		ack := env.MustKey(t, env.RootKey, "incidents:Acknowledge")
 		var out incidentsOut
 		decode(t, env.JSON(t, "POST", ackPath, ack, ids(id)), &out)
-		closer := env.MustKey(t, env.RootKey, "incidents:close")
+		closer := env.MustKey(t, env.RootKey, "incidents:Close")
 		decode(t, env.JSON(t, "POST", resolvePth, closer, ids(id)), &out)
-		assigner := env.MustKey(t, env.RootKey, "incidents:assign")
+		assigner := env.MustKey(t, env.RootKey, "incidents:Assign")
 		decode(t, env.JSON(t, "DELETE", assignPath+"?incident_ids="+id, assigner, ""), &out)
 	})
 }

@@ -44,7 +44,7 @@ func TestRealAlertmanager(t *testing.T) {
 		t.Skip("prometheus-alertmanager is not installed (apt-get install prometheus-alertmanager); .ci/run installs it")
 	}
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
-		key := env.MustKey(t, env.RootKey, "alerts:Ingest")
+		key := env.MustKey(t, env.RootKey, "contextual-data:SendData")
 		dir := t.TempDir()
 		config := fmt.Sprintf(`route:
   receiver: mgmtapi

@@ -224,7 +224,7 @@ func listIncidents(t *testing.T, env *apitest.Env, key string) []incidentView {
 
 func TestIngestLifecycle(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
-		key := env.MustKey(t, env.RootKey, "alerts:Ingest")
+		key := env.MustKey(t, env.RootKey, "contextual-data:SendData")
 		latency := firing("HighLatency", "warning", "api", t0)
 		errs := firing("HighLatency", "critical", "db", t0.Add(time.Minute))
 
@@ -387,10 +387,10 @@ func TestIngestAccessAndValidation(t *testing.T) {
 		}
 		res := env.Do(t, http.MethodPost, ingestPath, "", "application/json", string(good))
 		apitest.ExpectError(t, res, http.StatusUnauthorized)
-		noPerm := env.MustKey(t, env.RootKey, "case:Read", "incidents:read")
-		apitest.ExpectError(t, env.JSON(t, http.MethodPost, ingestPath, noPerm, string(good)), http.StatusForbidden, "alerts:Ingest")
+		noPerm := env.MustKey(t, env.RootKey, "case:Read", "incidents:Read")
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, ingestPath, noPerm, string(good)), http.StatusForbidden, "contextual-data:SendData")
 
-		key := env.MustKey(t, env.RootKey, "alerts:Ingest")
+		key := env.MustKey(t, env.RootKey, "contextual-data:SendData")
 		bad := []struct{ name, body, fragment string }{
 			{"version", strings.Replace(string(good), `"version":"4"`, `"version":"3"`, 1), "version"},
 			{"no alerts", strings.Replace(string(good), `"alerts":[`, `"alerts":[],"x":[`, 1), "alerts"},
@@ -441,7 +441,7 @@ func TestIngestAccessAndValidation(t *testing.T) {
 // one case.
 func TestIngestConcurrentNumbering(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
-		key := env.MustKey(t, env.RootKey, "alerts:Ingest")
+		key := env.MustKey(t, env.RootKey, "contextual-data:SendData")
 		var wg sync.WaitGroup
 		errs := make(chan string, 70)
 		post := func(n amNotification) {
@@ -520,7 +520,7 @@ func apitestDo(env *apitest.Env, key, body string) string {
 // that count the same kinds of incidents) and the aggregation must count every incident.
 func TestIngestConcurrentMixedSeverities(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
-		key := env.MustKey(t, env.RootKey, "alerts:Ingest")
+		key := env.MustKey(t, env.RootKey, "contextual-data:SendData")
 		severities := []string{"critical", "error", "warning", "info", "low"}
 		var wg sync.WaitGroup
 		errs := make(chan string, 40)
@@ -572,7 +572,7 @@ func TestIngestConcurrentMixedSeverities(t *testing.T) {
 // are written in one fixed order, so two batches cannot wait on each other).
 func TestConcurrentBatchesInOppositeOrders(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
-		key := env.MustKey(t, env.RootKey, "alerts:Ingest")
+		key := env.MustKey(t, env.RootKey, "contextual-data:SendData")
 		const pairs = 30
 		var alerts []amAlert
 		for i := range pairs {

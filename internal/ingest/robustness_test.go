@@ -1093,7 +1093,7 @@ func TestRobustPageTokens(t *testing.T) {
 func TestRobustPermissions(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		seedFixture(t, env)
-		other := env.MustKey(t, env.RootKey, "api-keys:ReadConfig")
+		other := env.MustKey(t, env.RootKey, "team-custom-api-keys:ReadConfig")
 		ops := []struct{ method, path, permission string }{
 			{http.MethodPost, casesBase + "/cases/v1", "case:Read"},
 			{http.MethodGet, casesBase + "/cases/v1/case-1", "case:Read"},
@@ -1110,17 +1110,17 @@ func TestRobustPermissions(t *testing.T) {
 			{http.MethodDelete, casesBase + "/acknowledged/v1/CASE-1", "case:Acknowledge"},
 			{http.MethodPut, casesBase + "/resolved/v1/CASE-1", "case:Close"},
 			{http.MethodPost, casesBase + "/closed/v1/CASE-1", "case:Close"},
-			{http.MethodGet, "/mgmt/openapi/3/incidents/incidents/v1/nope", "incidents:read"},
-			{http.MethodGet, aggPath + "?filter=notjson", "incidents:read"},
-			{http.MethodPost, incidentsBase, "incidents:read"},
-			{http.MethodGet, incidentsBase + "?ids=nope", "incidents:read"},
-			{http.MethodPost, incidentsBase + "/all/acknowledge", "incidents:acknowledge"},
-			{http.MethodPost, incidentsBase + "/all/resolve", "incidents:close"},
-			{http.MethodPost, incidentsBase + "/all/closed", "incidents:close"},
-			{http.MethodPost, incidentsBase + "/all/by-user", "incidents:assign"},
-			{http.MethodDelete, incidentsBase + "/all/by-user?incident_ids=nope", "incidents:assign"},
-			{http.MethodGet, incidentsBase + "/nope/events", "incidents:read"},
-			{http.MethodPost, ingestPath, "alerts:Ingest"},
+			{http.MethodGet, "/mgmt/openapi/3/incidents/incidents/v1/nope", "incidents:Read"},
+			{http.MethodGet, aggPath + "?filter=notjson", "incidents:Read"},
+			{http.MethodPost, incidentsBase, "incidents:Read"},
+			{http.MethodGet, incidentsBase + "?ids=nope", "incidents:Read"},
+			{http.MethodPost, incidentsBase + "/all/acknowledge", "incidents:Acknowledge"},
+			{http.MethodPost, incidentsBase + "/all/resolve", "incidents:Close"},
+			{http.MethodPost, incidentsBase + "/all/closed", "incidents:Close"},
+			{http.MethodPost, incidentsBase + "/all/by-user", "incidents:Assign"},
+			{http.MethodDelete, incidentsBase + "/all/by-user?incident_ids=nope", "incidents:Assign"},
+			{http.MethodGet, incidentsBase + "/nope/events", "incidents:Read"},
+			{http.MethodPost, ingestPath, "contextual-data:SendData"},
 		}
 		unchanged(t, env, func(t *testing.T) {
 			for _, op := range ops {

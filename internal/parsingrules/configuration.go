@@ -28,7 +28,7 @@ func (Configuration) Key() string { return "parsingRuleGroups" }
 
 // Permissions implements teamconfig.Area.
 func (Configuration) Permissions() (read, write string) {
-	return "parsing-rules:ReadConfig", "parsing-rules:Manage"
+	return "parsing-rules:ReadConfig", "parsing-rules:UpdateConfig"
 }
 
 // Export implements teamconfig.Area.

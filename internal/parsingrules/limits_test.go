@@ -172,7 +172,7 @@ func TestLimitsAndMappingPermissions(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
 		reader := env.MustKey(t, key, "parsing-rules:ReadConfig")
-		writer := env.MustKey(t, key, "parsing-rules:Manage")
+		writer := env.MustKey(t, key, "parsing-rules:UpdateConfig")
 		for _, c := range []struct{ path, body string }{{limitsPath, ""}, {mappingPath, `{"name":"x"}`}} {
 			if res := env.JSON(t, http.MethodPost, c.path, reader, c.body); res.Status != http.StatusOK {
 				t.Fatalf("reader %s: %d %s", c.path, res.Status, res.Body)

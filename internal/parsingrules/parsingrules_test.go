@@ -261,12 +261,12 @@ func TestPermissionsAndIsolation(t *testing.T) {
 		ops := []struct {
 			method, path, body, perm string
 		}{
-			{http.MethodPost, collPath, `{"name":"b"}`, "parsing-rules:Manage"},
-			{http.MethodPut, e7Path + g.ID, `{"name":"a"}`, "parsing-rules:Manage"},
+			{http.MethodPost, collPath, `{"name":"b"}`, "parsing-rules:UpdateConfig"},
+			{http.MethodPut, e7Path + g.ID, `{"name":"a"}`, "parsing-rules:UpdateConfig"},
 			{http.MethodGet, itemPath + g.ID, "", "parsing-rules:ReadConfig"},
 			{http.MethodGet, collPath, "", "parsing-rules:ReadConfig"},
-			{http.MethodDelete, collPath, "", "parsing-rules:Manage"},
-			{http.MethodDelete, itemPath + g.ID, "", "parsing-rules:Manage"},
+			{http.MethodDelete, collPath, "", "parsing-rules:UpdateConfig"},
+			{http.MethodDelete, itemPath + g.ID, "", "parsing-rules:UpdateConfig"},
 		}
 		wrong := env.MustKey(t, key, "case:Read")
 		for _, op := range ops {

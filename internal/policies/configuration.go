@@ -30,7 +30,7 @@ func (Configuration) Key() string { return "policies" }
 
 // Permissions implements teamconfig.Area.
 func (Configuration) Permissions() (read, write string) {
-	return "policies:ReadConfig", "policies:Manage"
+	return "logs.tco:ReadPolicies", "logs.tco:UpdatePolicies"
 }
 
 // serverFields are the fields of a policy the server sets; a document leaves them out.
@@ -218,7 +218,7 @@ func (SettingsConfiguration) Single() {}
 
 // Permissions implements teamconfig.Area.
 func (SettingsConfiguration) Permissions() (read, write string) {
-	return "policy-settings:ReadConfig", "policy-settings:Manage"
+	return "logs.tco:ReadPolicies", "logs.tco:UpdatePolicies"
 }
 
 // settingsID names the team's one settings object in a plan.

@@ -408,19 +408,19 @@ func TestPermissionsAndIsolation(t *testing.T) {
 		ops := []struct {
 			method, path, body, perm string
 		}{
-			{http.MethodPost, createPath, logBody("b", ""), "policies:Manage"},
-			{http.MethodPut, spanPath, `{"policies":[]}`, "policies:Manage"},
-			{http.MethodPut, logPath, `{"policies":[]}`, "policies:Manage"},
-			{http.MethodPut, rumPath, `{"policies":[]}`, "policies:Manage"},
-			{http.MethodGet, policiesPath, "", "policies:ReadConfig"},
-			{http.MethodGet, policiesPath + "/" + p.ID, "", "policies:ReadConfig"},
-			{http.MethodPut, policiesPath, fmt.Sprintf(`{"id":%q}`, p.ID), "policies:Manage"},
-			{http.MethodDelete, policiesPath + "/" + p.ID, "", "policies:Manage"},
-			{http.MethodPost, reorderPath, `{"sourceType":"SOURCE_TYPE_RUM","orders":[]}`, "policies:Manage"},
-			{http.MethodPost, forecastPath, `{}`, "policies:ReadConfig"},
-			{http.MethodPost, testPath, `{"metaFieldsValuesList":[]}`, "policies:ReadConfig"},
-			{http.MethodPost, settingsPut, `{}`, "policy-settings:Manage"},
-			{http.MethodGet, settingsGet, "", "policy-settings:ReadConfig"},
+			{http.MethodPost, createPath, logBody("b", ""), "logs.tco:UpdatePolicies"},
+			{http.MethodPut, spanPath, `{"policies":[]}`, "spans.tco:UpdatePolicies"},
+			{http.MethodPut, logPath, `{"policies":[]}`, "logs.tco:UpdatePolicies"},
+			{http.MethodPut, rumPath, `{"policies":[]}`, "logs.tco:UpdatePolicies"},
+			{http.MethodGet, policiesPath, "", "logs.tco:ReadPolicies"},
+			{http.MethodGet, policiesPath + "/" + p.ID, "", "logs.tco:ReadPolicies"},
+			{http.MethodPut, policiesPath, fmt.Sprintf(`{"id":%q}`, p.ID), "logs.tco:UpdatePolicies"},
+			{http.MethodDelete, policiesPath + "/" + p.ID, "", "logs.tco:UpdatePolicies"},
+			{http.MethodPost, reorderPath, `{"sourceType":"SOURCE_TYPE_RUM","orders":[]}`, "logs.tco:UpdatePolicies"},
+			{http.MethodPost, forecastPath, `{}`, "logs.tco:ReadPolicies"},
+			{http.MethodPost, testPath, `{"metaFieldsValuesList":[]}`, "logs.tco:ReadPolicies"},
+			{http.MethodPost, settingsPut, `{}`, "logs.tco:UpdatePolicies"},
+			{http.MethodGet, settingsGet, "", "logs.tco:ReadPolicies"},
 		}
 		wrong := env.MustKey(t, key, "case:Read")
 		for _, op := range ops {

@@ -26,7 +26,7 @@ func (Configuration) Key() string { return "notificationPresets" }
 
 // Permissions implements teamconfig.Area.
 func (Configuration) Permissions() (read, write string) {
-	return "notification-presets:ReadConfig", "notification-presets:Manage"
+	return "notification-center-presets:ReadConfig", "notification-center-presets:UpdateConfig"
 }
 
 // Export implements teamconfig.Area.
@@ -97,7 +97,7 @@ func (DefaultsConfiguration) Key() string { return "notificationPresetDefaults" 
 // Permissions implements teamconfig.Area: those of GetDefaultPresetSummary and
 // SetCustomPresetAsDefault.
 func (DefaultsConfiguration) Permissions() (read, write string) {
-	return "notification-presets:ReadConfig", "notification-presets:Manage"
+	return "notification-center-presets:ReadConfig", "notification-center-presets:UpdateConfig"
 }
 
 // configuredDefault is one pair's default in the document's form.

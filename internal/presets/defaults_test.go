@@ -228,19 +228,19 @@ func TestDefaultAndEntityPermissions(t *testing.T) {
 		_, key := env.MustTeam(t, "acme")
 		p := create(t, env, key, `{"name":"a","connectorType":"SLACK","entityType":"ALERTS"}`)
 		ops := []struct{ method, path, perm string }{
-			{http.MethodGet, summaryPath + pair("SLACK", "ALERTS"), "notification-presets:ReadConfig"},
-			{http.MethodGet, systemSummaryPath + pair("SLACK", "ALERTS"), "notification-presets:ReadConfig"},
-			{http.MethodGet, entityTypesPath, "notification-presets:ReadConfig"},
-			{http.MethodGet, entityTypesPath + "/ALERTS/entity-subtypes", "notification-presets:ReadConfig"},
-			{http.MethodPost, deletePath + p.ID + "/default", "notification-presets:Manage"},
-			{http.MethodPost, getPath + slackID + "/default", "notification-presets:Manage"},
+			{http.MethodGet, summaryPath + pair("SLACK", "ALERTS"), "notification-center-presets:ReadSummary"},
+			{http.MethodGet, systemSummaryPath + pair("SLACK", "ALERTS"), "notification-center-presets:ReadSummary"},
+			{http.MethodGet, entityTypesPath, "notification-center-presets:ReadConfig"},
+			{http.MethodGet, entityTypesPath + "/ALERTS/entity-subtypes", "notification-center-presets:ReadConfig"},
+			{http.MethodPost, deletePath + p.ID + "/default", "notification-center-presets:UpdateConfig"},
+			{http.MethodPost, getPath + slackID + "/default", "notification-center-presets:UpdateConfig"},
 		}
-		reader := env.MustKey(t, key, "notification-presets:ReadConfig")
-		manager := env.MustKey(t, key, "notification-presets:Manage")
+		reader := env.MustKey(t, key, "notification-center-presets:ReadConfig", "notification-center-presets:ReadSummary")
+		manager := env.MustKey(t, key, "notification-center-presets:UpdateConfig")
 		for _, op := range ops {
 			wrong := reader
 			right := manager
-			if op.perm == "notification-presets:ReadConfig" {
+			if op.perm != "notification-center-presets:UpdateConfig" {
 				wrong, right = manager, reader
 			}
 			apitest.ExpectError(t, env.JSON(t, op.method, op.path, wrong, ""), 403, op.perm)

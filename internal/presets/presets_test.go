@@ -283,13 +283,13 @@ func TestPermissionsAndIsolation(t *testing.T) {
 		ops := []struct {
 			method, path, body, perm string
 		}{
-			{http.MethodPost, createPath, `{"preset":{"name":"b"}}`, "notification-presets:Manage"},
-			{http.MethodPut, replacePath, `{"preset":{"id":"` + p.ID + `","name":"a"}}`, "notification-presets:Manage"},
-			{http.MethodGet, getPath + p.ID, "", "notification-presets:ReadConfig"},
-			{http.MethodGet, batchPath + "?preset_ids=" + p.ID, "", "notification-presets:ReadConfig"},
-			{http.MethodGet, listPath, "", "notification-presets:ReadConfig"},
-			{http.MethodGet, typesPath + "ALERTS/attachment-types", "", "notification-presets:ReadConfig"},
-			{http.MethodDelete, deletePath + p.ID, "", "notification-presets:Manage"},
+			{http.MethodPost, createPath, `{"preset":{"name":"b"}}`, "notification-center-presets:UpdateConfig"},
+			{http.MethodPut, replacePath, `{"preset":{"id":"` + p.ID + `","name":"a"}}`, "notification-center-presets:UpdateConfig"},
+			{http.MethodGet, getPath + p.ID, "", "notification-center-presets:ReadConfig"},
+			{http.MethodGet, batchPath + "?preset_ids=" + p.ID, "", "notification-center-presets:ReadConfig"},
+			{http.MethodGet, listPath, "", "notification-center-presets:ReadSummary"},
+			{http.MethodGet, typesPath + "ALERTS/attachment-types", "", "notification-center-presets:ReadConfig"},
+			{http.MethodDelete, deletePath + p.ID, "", "notification-center-presets:UpdateConfig"},
 		}
 		wrong := env.MustKey(t, key, "case:Read")
 		for _, op := range ops {

@@ -142,21 +142,21 @@ func TestRuleFileFollowsChanges(t *testing.T) {
 	})
 }
 
-// TestRuleFilePermission: recording-rules:ReadConfig and slos:ReadConfig are enough, and each is
+// TestRuleFilePermission: metrics.recording-rules:ReadConfig and slo:ReadConfig are enough, and each is
 // needed; no key is a 401.
 func TestRuleFilePermission(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		createSet(t, env, env.RootKey, `{"name":"s","groups":[{"name":"g","rules":[{"record":"a:b","expr":"up"}]}]}`)
-		reader := env.MustKey(t, env.RootKey, "recording-rules:ReadConfig", "slos:ReadConfig")
+		reader := env.MustKey(t, env.RootKey, "metrics.recording-rules:ReadConfig", "slo:ReadConfig")
 		if got := ruleFile(t, env, reader); !strings.Contains(got, "s/g") {
 			t.Fatalf("rule file:\n%s", got)
 		}
-		recordingOnly := env.MustKey(t, env.RootKey, "recording-rules:ReadConfig")
+		recordingOnly := env.MustKey(t, env.RootKey, "metrics.recording-rules:ReadConfig")
 		apitest.ExpectError(t, env.Do(t, http.MethodGet, rulesPath, "Bearer "+recordingOnly, "", ""), http.StatusForbidden,
-			`the API key lacks the permission "slos:ReadConfig", which reading the SLOs' burn-rate rules of the rule file requires`)
-		other := env.MustKey(t, env.RootKey, "recording-rules:Manage", "slos:ReadConfig")
+			`the API key lacks the permission "slo:ReadConfig", which reading the SLOs' burn-rate rules of the rule file requires`)
+		other := env.MustKey(t, env.RootKey, "metrics.recording-rules:UpdateConfig", "slo:ReadConfig")
 		apitest.ExpectError(t, env.Do(t, http.MethodGet, rulesPath, "Bearer "+other, "", ""), http.StatusForbidden,
-			"recording-rules:ReadConfig", "GetPrometheusRules")
+			"metrics.recording-rules:ReadConfig", "GetPrometheusRules")
 		apitest.ExpectError(t, env.Do(t, http.MethodGet, rulesPath, "", "", ""), http.StatusUnauthorized)
 		apitest.ExpectError(t, env.Do(t, http.MethodPost, rulesPath, "Bearer "+reader, "", ""), http.StatusMethodNotAllowed)
 	})
@@ -220,7 +220,7 @@ func TestGroupsOfSets(t *testing.T) {
 // recording-rule groups, a name already taken is suffixed " [2]", and a key that lacks the part's
 // permission gets a 403 naming it rather than a file without the part.
 func TestRuleFileWithASecondPart(t *testing.T) {
-	remove := promrules.AddFilePart("the test part", "policies:ReadConfig",
+	remove := promrules.AddFilePart("the test part", "logs.tco:ReadPolicies",
 		func(ctx context.Context, q db.Querier, teamID int64) ([]promrules.Group, error) {
 			return []promrules.Group{{Name: "s/g", Rules: []promrules.Rule{{Alert: "Burning", Expr: "vector(1) > 0", For: "5m",
 				Labels: map[string]string{"severity": "page"}, Annotations: map[string]string{"summary": "team " + strconv.FormatInt(teamID, 10)}}}}}, nil
@@ -228,10 +228,10 @@ func TestRuleFileWithASecondPart(t *testing.T) {
 	defer remove()
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		createSet(t, env, env.RootKey, `{"name":"s","groups":[{"name":"g","rules":[{"record":"a:b","expr":"up"}]}]}`)
-		withoutPart := env.MustKey(t, env.RootKey, "recording-rules:ReadConfig", "slos:ReadConfig")
+		withoutPart := env.MustKey(t, env.RootKey, "metrics.recording-rules:ReadConfig", "slo:ReadConfig")
 		apitest.ExpectError(t, env.Do(t, http.MethodGet, rulesPath, "Bearer "+withoutPart, "", ""), http.StatusForbidden,
-			`the API key lacks the permission "policies:ReadConfig", which reading the test part of the rule file requires`)
-		both := env.MustKey(t, env.RootKey, "recording-rules:ReadConfig", "slos:ReadConfig", "policies:ReadConfig")
+			`the API key lacks the permission "logs.tco:ReadPolicies", which reading the test part of the rule file requires`)
+		both := env.MustKey(t, env.RootKey, "metrics.recording-rules:ReadConfig", "slo:ReadConfig", "logs.tco:ReadPolicies")
 		want := `groups:
   - name: s/g
     rules:
@@ -294,7 +294,7 @@ func TestRuleFileETag(t *testing.T) {
 			t.Errorf("a changed file with the old tag: %d, ETag %q\n%s", changed.Status, changed.Header.Get("ETag"), changed.Body)
 		}
 		// A refusal is a refusal, whatever the tag.
-		noSLOs := env.MustKey(t, env.RootKey, "recording-rules:ReadConfig")
-		apitest.ExpectError(t, get(noSLOs, "*"), http.StatusForbidden, `"slos:ReadConfig"`)
+		noSLOs := env.MustKey(t, env.RootKey, "metrics.recording-rules:ReadConfig")
+		apitest.ExpectError(t, get(noSLOs, "*"), http.StatusForbidden, `"slo:ReadConfig"`)
 	})
 }

@@ -27,8 +27,8 @@ type groupSource struct {
 // checks every part's, so a key that can read the recording-rule sets but not the SLOs gets a 403
 // rather than a file silently missing the SLO alerts.
 var fileSources = []groupSource{
-	{what: "the recording-rule sets", permission: "recording-rules:ReadConfig", groups: RecordingRuleGroups},
-	{what: "the SLOs' burn-rate rules", permission: "slos:ReadConfig", groups: SLOGroups},
+	{what: "the recording-rule sets", permission: "metrics.recording-rules:ReadConfig", groups: RecordingRuleGroups},
+	{what: "the SLOs' burn-rate rules", permission: "slo:ReadConfig", groups: SLOGroups},
 }
 
 // TeamFile returns the caller's team's rule file: the groups of every part of fileSources, in

@@ -18,7 +18,7 @@ func (Configuration) Key() string { return "recordingRuleSets" }
 
 // Permissions implements teamconfig.Area.
 func (Configuration) Permissions() (read, write string) {
-	return "recording-rules:ReadConfig", "recording-rules:Manage"
+	return "metrics.recording-rules:ReadConfig", "metrics.recording-rules:UpdateConfig"
 }
 
 // Export implements teamconfig.Area.

@@ -709,7 +709,7 @@ type operation struct {
 	method string
 	path   func(id string) string
 	body   string
-	manage bool // needs recording-rules:Manage rather than ReadConfig
+	manage bool // needs metrics.recording-rules:UpdateConfig rather than ReadConfig
 }
 
 var operations = []operation{
@@ -731,9 +731,9 @@ func TestPermissions(t *testing.T) {
 			canRead   bool
 			canManage bool
 		}{
-			{"ReadConfig only", env.MustKey(t, env.RootKey, "recording-rules:ReadConfig"), true, false},
-			{"Manage only", env.MustKey(t, env.RootKey, "recording-rules:Manage"), false, true},
-			{"api-keys only", env.MustKey(t, env.RootKey, "api-keys:ReadConfig", "api-keys:Manage"), false, false},
+			{"ReadConfig only", env.MustKey(t, env.RootKey, "metrics.recording-rules:ReadConfig"), true, false},
+			{"Manage only", env.MustKey(t, env.RootKey, "metrics.recording-rules:UpdateConfig"), false, true},
+			{"api-keys only", env.MustKey(t, env.RootKey, "team-custom-api-keys:ReadConfig", "team-custom-api-keys:Manage"), false, false},
 		}
 		for _, k := range keys {
 			for _, op := range operations {
@@ -744,9 +744,9 @@ func TestPermissions(t *testing.T) {
 				t.Run(k.name+" "+op.name, func(t *testing.T) {
 					res := env.JSON(t, op.method, op.path(id), k.key, op.body)
 					if op.manage {
-						apitest.ExpectError(t, res, 403, `"recording-rules:Manage"`, op.id)
+						apitest.ExpectError(t, res, 403, `"metrics.recording-rules:UpdateConfig"`, op.id)
 					} else {
-						apitest.ExpectError(t, res, 403, `"recording-rules:ReadConfig"`, op.id)
+						apitest.ExpectError(t, res, 403, `"metrics.recording-rules:ReadConfig"`, op.id)
 					}
 				})
 			}
@@ -860,7 +860,7 @@ func TestRefusedReplaceChangesNothing(t *testing.T) {
 func TestDataSurvivesRestart(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "durable")
-		reader := env.MustKey(t, key, "recording-rules:ReadConfig")
+		reader := env.MustKey(t, key, "metrics.recording-rules:ReadConfig")
 		id := create(t, env, key, `{"name":"durable","groups":[{"name":"g","interval":300,"limit":"18446744073709551615","version":4294967295,
 			"rules":[{"record":"a:b","expr":"sum(rate(x[5m]))","evaluationDelayMs":1800000,"labels":{"k":"é"}}]}]}`)
 		gone := create(t, env, key, `{"name":"gone"}`)
@@ -884,7 +884,7 @@ func TestDataSurvivesRestart(t *testing.T) {
 			t.Fatalf("list after restart: %+v", sets)
 		}
 		// The reader's permissions survive too.
-		apitest.ExpectError(t, env.JSON(t, "DELETE", rulesPath+"/"+id, reader, ""), 403, "recording-rules:Manage")
+		apitest.ExpectError(t, env.JSON(t, "DELETE", rulesPath+"/"+id, reader, ""), 403, "metrics.recording-rules:UpdateConfig")
 		// And the store keeps working: a new set sorts after the old one.
 		newer := create(t, env, key, `{"name":"newer"}`)
 		if sets := list(t, env, key); len(sets) != 2 || sets[0].ID != id || sets[1].ID != newer {

@@ -22,7 +22,7 @@ func (Configuration) Key() string { return "retentionTags" }
 
 // Permissions implements teamconfig.Area.
 func (Configuration) Permissions() (read, write string) {
-	return "retention-tags:ReadConfig", "retention-tags:Manage"
+	return "logs.data-setup#low:ReadConfig", "logs.data-setup#low:UpdateConfig"
 }
 
 // Export implements teamconfig.Area.
@@ -95,7 +95,7 @@ func (EnabledConfiguration) Single() {}
 // Permissions implements teamconfig.Area: those of GetRetentionTagsEnabled and
 // ActivateRetentionTags.
 func (EnabledConfiguration) Permissions() (read, write string) {
-	return "retention-tags:ReadConfig", "retention-tags:Manage"
+	return "logs.data-setup#low:ReadConfig", "logs.data-setup#low:UpdateConfig"
 }
 
 // enabledID names the team's activation in a plan.

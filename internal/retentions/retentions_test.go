@@ -124,8 +124,8 @@ func TestRenameRefused(t *testing.T) {
 func TestRetentionPermissions(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
-		reader := env.MustKey(t, key, "retention-tags:ReadConfig")
-		writer := env.MustKey(t, key, "retention-tags:Manage")
+		reader := env.MustKey(t, key, "logs.data-setup#low:ReadConfig")
+		writer := env.MustKey(t, key, "logs.data-setup#low:UpdateConfig")
 		none := env.MustKey(t, key, "case:Read")
 		tags(t, env.JSON(t, http.MethodGet, path, reader, ""))
 		tags(t, env.JSON(t, http.MethodPost, path, writer, rename(shortID, "w")))
@@ -188,8 +188,8 @@ func TestActivate(t *testing.T) {
 func TestActivatePermissions(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
-		reader := env.MustKey(t, key, "retention-tags:ReadConfig")
-		writer := env.MustKey(t, key, "retention-tags:Manage")
+		reader := env.MustKey(t, key, "logs.data-setup#low:ReadConfig")
+		writer := env.MustKey(t, key, "logs.data-setup#low:UpdateConfig")
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, activatePath, reader, ""), 403)
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, enabledPath, writer, ""), 403)
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, activatePath, "nope", ""), 401)

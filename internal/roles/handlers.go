@@ -1,5 +1,5 @@
-// Package roles serves roles: the system roles every team has (admin, member, viewer; never
-// stored, see rules.go) and the team's custom roles derived from them (E17 create, and list, get,
+// Package roles serves roles: the real service's system roles every team has (Platform Admin,
+// Standard User, Read-Only User and four more; never stored, see rules.go) and the team's custom roles derived from them (E17 create, and list, get,
 // update and delete).
 package roles
 

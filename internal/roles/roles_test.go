@@ -57,20 +57,96 @@ func TestSystemRoles(t *testing.T) {
 				Permissions []string
 			}
 		}](t, env.JSON(t, http.MethodGet, systemPath, key, "")).Roles
-		if len(got) != 3 || got[0].Name != "admin" || got[1].Name != "member" || got[2].Name != "viewer" ||
-			got[0].RoleID != 1 || got[1].RoleID != 2 || got[2].RoleID != 3 {
+		names := []string{"Platform Admin", "Standard User", "Read-Only User", "Data Admin", "Observability Lead", "Security User", "No-Access User"}
+		if len(got) != len(names) {
 			t.Fatalf("system roles %+v", got)
 		}
-		if !slices.Equal(got[0].Permissions, auth.PresetPermissions(auth.FullAccess)) {
-			t.Fatalf("admin %v", got[0].Permissions)
+		for i, r := range got {
+			if r.Name != names[i] || r.RoleID != int64(i+1) || r.Permissions == nil {
+				t.Fatalf("system role %d: %+v, want %q", i+1, r, names[i])
+			}
+			for _, p := range r.Permissions {
+				if c, ok := auth.Canonical(p); !ok || c != p {
+					t.Fatalf("%s holds %q, not a public name", r.Name, p)
+				}
+			}
 		}
-		if slices.Contains(got[1].Permissions, "api-keys:Manage") || slices.Contains(got[1].Permissions, "team-roles:Manage") ||
-			!slices.Contains(got[1].Permissions, "case:Comment") || len(got[1].Permissions) != len(got[0].Permissions)-2 {
-			t.Fatalf("member %v", got[1].Permissions)
+		if !slices.Equal(got[0].Permissions, auth.PresetPermissions(auth.FullAccess)) || len(got[0].Permissions) != 293 {
+			t.Fatalf("Platform Admin %v", got[0].Permissions)
 		}
-		if !slices.Equal(got[2].Permissions, auth.PresetPermissions("read-only")) {
-			t.Fatalf("viewer %v", got[2].Permissions)
+		standard := got[1].Permissions
+		if slices.Contains(standard, "team-custom-api-keys:Manage") || slices.Contains(standard, "team-roles:Manage") ||
+			!slices.Contains(standard, "case:Comment") || !slices.Contains(standard, "team-dashboards:Update") ||
+			!slices.Contains(standard, "team-custom-api-keys:ReadConfig") {
+			t.Fatalf("Standard User %v", standard)
 		}
+		if !slices.Equal(got[2].Permissions, auth.PresetPermissions(auth.ReadOnly)) || slices.Contains(got[2].Permissions, "case:Comment") ||
+			!slices.Contains(got[2].Permissions, "incidents:Read") {
+			t.Fatalf("Read-Only User %v", got[2].Permissions)
+		}
+		if !slices.Contains(got[3].Permissions, "logs.tco:UpdatePolicies") || slices.Contains(got[3].Permissions, "alerts:UpdateConfig") {
+			t.Fatalf("Data Admin %v", got[3].Permissions)
+		}
+		if !slices.Contains(got[4].Permissions, "alerts:UpdateConfig") || slices.Contains(got[4].Permissions, "logs.tco:UpdatePolicies") {
+			t.Fatalf("Observability Lead %v", got[4].Permissions)
+		}
+		if !slices.Contains(got[5].Permissions, "snowbit.setup:Manage") || slices.Contains(got[5].Permissions, "alerts:UpdateConfig") {
+			t.Fatalf("Security User %v", got[5].Permissions)
+		}
+		if len(got[6].Permissions) != 0 {
+			t.Fatalf("No-Access User %v", got[6].Permissions)
+		}
+	})
+}
+
+// A parent role is named by its public name in any case, or, for one release, by the name
+// mgmtapi gave it before (admin, member, viewer).
+func TestParentRoleNames(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		for i, c := range []struct {
+			name   string
+			id     int64
+			public string
+		}{
+			{"Standard User", 2, "Standard User"}, {"standard user", 2, "Standard User"}, {"OBSERVABILITY LEAD", 5, "Observability Lead"},
+			{"admin", 1, "Platform Admin"}, {"member", 2, "Standard User"}, {"Viewer", 3, "Read-Only User"}, {"No-Access User", 7, "No-Access User"},
+		} {
+			id := create(t, env, key, fmt.Sprintf(`{"name":"r%d","parentRoleName":%q}`, i, c.name))
+			if got := get(t, env, key, id); got.ParentRoleID != c.id || got.ParentRoleName != c.public {
+				t.Fatalf("parent %q: %+v, want %d %q", c.name, got, c.id, c.public)
+			}
+		}
+	})
+}
+
+// Custom roles take every public permission name, in any case, and a retired name as the public
+// names it stands for; they answer the public spelling. Unknown names are a 400.
+func TestRolePermissionNames(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		all := auth.PermissionNames()
+		body := apitest.JSONOf(t, map[string]any{"name": "all", "parentRoleId": 1, "permissions": all})
+		id := create(t, env, key, body)
+		if got := get(t, env, key, id); !slices.Equal(got.Permissions, all) {
+			t.Fatalf("every public name: got %d names, want %d", len(got.Permissions), len(all))
+		}
+		id = create(t, env, key, `{"name":"mixed","parentRoleId":2,"permissions":["ALERTS-MAP:READ","team-DASHBOARDS:update","policies:Manage","Incidents:read"]}`)
+		want := []string{"alerts-map:Read", "incidents:Read", "logs.tco:UpdatePolicies", "metrics.tco:UpdatePolicies", "spans.tco:UpdatePolicies", "team-dashboards:Update"}
+		if got := get(t, env, key, id); !slices.Equal(got.Permissions, want) {
+			t.Fatalf("mixed: %v, want %v", got.Permissions, want)
+		}
+		res := env.JSON(t, http.MethodPost, rolePath(id), key, `{"newPermissions":{"permissions":["views:manage","SLO:READCONFIG"]}}`)
+		if res.Status != http.StatusOK {
+			t.Fatalf("update: %d %s", res.Status, res.Body)
+		}
+		if got := get(t, env, key, id); !slices.Equal(got.Permissions, []string{"slo:ReadConfig", "team-saved-views:Update"}) {
+			t.Fatalf("updated: %v", got.Permissions)
+		}
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, createPath, key, `{"name":"x","parentRoleId":1,"permissions":["alerts-map:Read","alerts-map:Write"]}`),
+			400, "permissions[1]", "alerts-map:Write")
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, rolePath(id), key, `{"newPermissions":{"permissions":["recording-rules:Fly"]}}`),
+			400, "newPermissions.permissions[0]", "recording-rules:Fly")
 	})
 }
 
@@ -83,16 +159,16 @@ func TestCreateGetUpdateDelete(t *testing.T) {
 			t.Fatalf("create status %d (want 200, never 201): %s", res.Status, res.Body)
 		}
 		id := apitest.Decode[struct{ ID int64 }](t, res).ID
-		want := customRole{id, team, "oncall", "d", 2, "member", []string{"case:Comment", "case:Read"}}
+		want := customRole{id, team, "oncall", "d", 2, "Standard User", []string{"case:Comment", "case:Read"}}
 		if got := get(t, env, key, id); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("get %+v, want %+v", got, want)
 		}
 		// By parent name, without permissions or description.
-		id2 := create(t, env, key, `{"name":"ro","parentRoleName":"viewer"}`)
+		id2 := create(t, env, key, `{"name":"ro","parentRoleName":"Read-Only User"}`)
 		if id2 <= id {
 			t.Fatalf("ids %d then %d", id, id2)
 		}
-		if got := get(t, env, key, id2); got.ParentRoleID != 3 || got.ParentRoleName != "viewer" || got.Permissions == nil || len(got.Permissions) != 0 || got.Description != "" {
+		if got := get(t, env, key, id2); got.ParentRoleID != 3 || got.ParentRoleName != "Read-Only User" || got.Permissions == nil || len(got.Permissions) != 0 || got.Description != "" {
 			t.Fatalf("by name %+v", got)
 		}
 		env.Restart(t)
@@ -103,11 +179,11 @@ func TestCreateGetUpdateDelete(t *testing.T) {
 			t.Fatalf("list by team %+v", got)
 		}
 		// Update: only what is given changes.
-		upd := env.JSON(t, http.MethodPost, rolePath(id), key, `{"newName":"pager","newPermissions":{"permissions":["incidents:read"]}}`)
+		upd := env.JSON(t, http.MethodPost, rolePath(id), key, `{"newName":"pager","newPermissions":{"permissions":["incidents:Read"]}}`)
 		if upd.Status != http.StatusOK || string(upd.Body) != "{}" {
 			t.Fatalf("update %d %s", upd.Status, upd.Body)
 		}
-		want.Name, want.Permissions = "pager", []string{"incidents:read"}
+		want.Name, want.Permissions = "pager", []string{"incidents:Read"}
 		if got := get(t, env, key, id); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("after update %+v, want %+v", got, want)
 		}
@@ -150,9 +226,9 @@ func TestCreateRefused(t *testing.T) {
 			{`{"name":"x","description":"` + long(1001) + `","parentRoleId":1}`, 400, []string{"description", "1000"}},
 			{`{"name":"x"}`, 400, []string{"parentRoleId", "parentRoleName", "required"}},
 			{`{"name":"x","parentRoleId":1,"parentRoleName":"admin"}`, 400, []string{"parentRoleId", "parentRoleName", "not both"}},
-			{`{"name":"x","parentRoleId":4}`, 400, []string{"parentRoleId", "system role"}},
+			{`{"name":"x","parentRoleId":8}`, 400, []string{"parentRoleId", "system role"}},
 			{`{"name":"x","parentRoleId":0}`, 400, []string{"parentRoleId", "system role"}},
-			{`{"name":"x","parentRoleName":"owner"}`, 400, []string{"parentRoleName", "owner", "admin, member, viewer"}},
+			{`{"name":"x","parentRoleName":"owner"}`, 400, []string{"parentRoleName", "owner", "Platform Admin, Standard User"}},
 			{`{"name":"x","parentRoleId":1,"permissions":["case:Read","case:Fly"]}`, 400, []string{"permissions[1]", "case:Fly"}},
 			{`{"name":"x","parentRoleId":1,"teamId":` + strconv.FormatInt(other, 10) + `}`, 404, []string{"teamId"}},
 		}

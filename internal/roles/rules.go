@@ -22,21 +22,55 @@ type systemRole struct {
 	id          int64
 	name        string
 	description string
+	// oldName is the name the role had before mgmtapi served the public system roles; a
+	// parentRoleName of that name is still taken, for one release.
+	oldName     string
 	permissions func() []string
 }
 
-// memberExcluded are the permissions a member lacks: managing who may do what.
-var memberExcluded = []string{"api-keys:Manage", "team-roles:Manage"}
+// managesAccess reports whether a permission changes who may do what: a non-reading permission
+// of the aaa group (keys, roles, groups, members, sessions, SSO…).
+func managesAccess(p auth.Permission) bool { return p.Group == "aaa" && !auth.ReadsOnly(p.Name) }
 
-// systemRoles ship with the server and are the same for every team; they are never stored.
-var systemRoles = []systemRole{
-	{1, "admin", "every permission", func() []string { return auth.PresetPermissions(auth.FullAccess) }},
-	{2, "member", "every permission except managing API keys and roles", func() []string {
-		return slices.DeleteFunc(auth.PresetPermissions(auth.FullAccess), func(p string) bool {
-			return slices.Contains(memberExcluded, p)
+// rolePermissions returns, sorted, the catalog's permissions that keep says to keep.
+func rolePermissions(keep func(auth.Permission) bool) []string {
+	var out []string
+	for _, p := range auth.Permissions() {
+		if keep(p) {
+			out = append(out, p.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// readsOr keeps every permission that only reads, and those of the groups named.
+func readsOr(groups ...string) func() []string {
+	return func() []string {
+		return rolePermissions(func(p auth.Permission) bool {
+			return auth.ReadsOnly(p.Name) || slices.Contains(groups, p.Group)
 		})
-	}},
-	{3, "viewer", "every permission that only reads", func() []string { return auth.PresetPermissions("read-only") }},
+	}
+}
+
+// systemRoles are the real service's system roles, by their public names; they ship with the
+// server, are the same for every team and are never stored. Ids 1 to 3 keep the meaning they had
+// (admin, member, viewer) so that stored custom roles keep their parent. What each role holds is
+// our reading of its name over the catalog: see docs/decisions.md.
+var systemRoles = []systemRole{
+	{1, "Platform Admin", "every permission", "admin", func() []string { return auth.PresetPermissions(auth.FullAccess) }},
+	{2, "Standard User", "every permission of the team level, except changing who may do what (keys, roles, groups, members)", "member",
+		func() []string {
+			return rolePermissions(func(p auth.Permission) bool { return p.Level == "team" && !managesAccess(p) })
+		}},
+	{3, "Read-Only User", "every permission that only reads", "viewer", func() []string { return auth.PresetPermissions(auth.ReadOnly) }},
+	{4, "Data Admin", "every read, and setting up the data: data plans, parsing, events to metrics, recording rules, enrichments, datasets, schema, quotas", "",
+		readsOr("dataplans", "parsing_rules", "recording_rules", "enrichments", "logs", "metrics", "spans", "dataengine", "schema", "quota_rules", "data_map")},
+	{5, "Observability Lead", "every read, and running observability: alerts, dashboards, incidents, cases, SLOs, notifications, APM, RUM, actions, views", "",
+		readsOr("alerts", "dashboards", "incidents", "case", "slo_mgmt", "notifications", "apm", "rum", "actions", "apps",
+			"infrastructure_monitoring", "hosted_apps", "integrations", "investigations")},
+	{6, "Security User", "every read, and the security features", "", readsOr("snowbit")},
+	{7, "No-Access User", "no permission", "", func() []string { return []string{} }},
 }
 
 func (r systemRole) wire() oas.SystemRole {
@@ -52,9 +86,10 @@ func systemByID(id int64) (systemRole, bool) {
 	return systemRole{}, false
 }
 
+// systemByName finds a system role by its public name or its old name, in any case.
 func systemByName(name string) (systemRole, bool) {
 	for _, r := range systemRoles {
-		if r.name == name {
+		if strings.EqualFold(r.name, name) || (r.oldName != "" && strings.EqualFold(r.oldName, name)) {
 			return r, true
 		}
 	}
@@ -109,19 +144,18 @@ func checkDescription(field, d string) error {
 	return nil
 }
 
-// checkPermissions requires every name to be in the permission catalog and returns them sorted,
-// without repeats.
+// checkPermissions resolves every name against the permission catalog (any case; a retired name
+// stands for its public names, see auth.Resolve) and returns the public names sorted, without
+// repeats.
 //
 // Errors: Invalid naming field[i].
 func checkPermissions(field string, perms []string) ([]string, error) {
-	for i, p := range perms {
-		if !auth.KnownPermission(p) {
-			return nil, apierror.Invalidf("%s[%d]: unknown permission %q; it must be a name from the permission catalog", field, i, p)
-		}
+	out, err := auth.ResolveAll(field, perms)
+	if err != nil {
+		return nil, err
 	}
-	out := slices.Clone(perms)
 	slices.Sort(out)
-	return slices.Compact(out), nil
+	return out, nil
 }
 
 // checkCreate validates a create request and resolves its parent.

@@ -425,10 +425,10 @@ func TestZeroState(t *testing.T) {
 		if got := zero(key); got != `{"zeroState":true}` {
 			t.Fatalf("after delete: %s", got)
 		}
-		if got := zero(env.MustKey(t, key, "slos:ReadConfig")); got != `{"zeroState":true}` {
+		if got := zero(env.MustKey(t, key, "slo:ReadConfig")); got != `{"zeroState":true}` {
 			t.Fatalf("reader: %s", got)
 		}
-		apitest.ExpectError(t, env.JSON(t, http.MethodGet, zeroStatePath, env.MustKey(t, key, "slos:Manage"), ""), 403, "slos:ReadConfig")
+		apitest.ExpectError(t, env.JSON(t, http.MethodGet, zeroStatePath, env.MustKey(t, key, "slo:UpdateConfig"), ""), 403, "slo:ReadConfig")
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, zeroStatePath, "", ""), 401)
 	})
 }
@@ -455,13 +455,13 @@ func TestValidateReplaceSloAlerts(t *testing.T) {
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, validatedPath, key, apitest.JSONOf(t, body("x"))), 400, "id: required")
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, validatedPath, key, apitest.JSONOf(t, body("x", withID(missingID)))), 404, "id: no SLO")
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, validatedPath, other, apitest.JSONOf(t, body("x", withID(s.ID)))), 404, "id: no SLO")
-		apitest.ExpectError(t, env.JSON(t, http.MethodPut, validatedPath, env.MustKey(t, key, "slos:ReadConfig"), apitest.JSONOf(t, body("x", withID(s.ID)))), 403, "slos:Manage")
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, validatedPath, env.MustKey(t, key, "slo:ReadConfig"), apitest.JSONOf(t, body("x", withID(s.ID)))), 403, "slo:UpdateConfig")
 		apitest.ExpectError(t, env.Do(t, http.MethodPut, validatedPath, "", "application/json", apitest.JSONOf(t, body("x", withID(s.ID)))), 401)
 		if listRaw(t, env, key) != before {
 			t.Fatal("a refused validated replace changed the SLOs")
 		}
-		if res := env.JSON(t, http.MethodPut, validatedPath, env.MustKey(t, key, "slos:Manage"), apitest.JSONOf(t, body("again", withID(s.ID)))); res.Status != http.StatusOK {
-			t.Fatalf("with slos:Manage: %d %s", res.Status, res.Body)
+		if res := env.JSON(t, http.MethodPut, validatedPath, env.MustKey(t, key, "slo:UpdateConfig"), apitest.JSONOf(t, body("again", withID(s.ID)))); res.Status != http.StatusOK {
+			t.Fatalf("with slo:UpdateConfig: %d %s", res.Status, res.Body)
 		}
 		if g := get(t, env, key, s.ID); g.Revision.Revision != 3 || g.Name != "again" || g.ProductType != "SLO_PRODUCT_TYPE_UNSPECIFIED" {
 			t.Fatalf("after second validated replace: %+v", g)

@@ -20,7 +20,7 @@ type Configuration struct{}
 func (Configuration) Key() string { return "slos" }
 
 // Permissions implements teamconfig.Area.
-func (Configuration) Permissions() (read, write string) { return "slos:ReadConfig", "slos:Manage" }
+func (Configuration) Permissions() (read, write string) { return "slo:ReadConfig", "slo:UpdateConfig" }
 
 // withoutServerFields clears what the server sets on an SLO.
 func withoutServerFields(s oas.Slo) oas.Slo {

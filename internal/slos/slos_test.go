@@ -137,7 +137,7 @@ const missingID = "00000000-0000-4000-8000-000000000000"
 func TestSloRoundTrip(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, team := env.MustTeam(t, "acme")
-		key := env.MustKey(t, team, "slos:Manage", "slos:ReadConfig")
+		key := env.MustKey(t, team, "slo:UpdateConfig", "slo:ReadConfig")
 		// Server fields sent by the client are ignored.
 		in := body("checkout availability", func(m map[string]any) {
 			m["id"] = missingID
@@ -181,7 +181,7 @@ func TestSloRoundTrip(t *testing.T) {
 		}
 
 		// Replace: revision 1 → 2 → 3, times move, createTime and creator stay.
-		other := env.MustKey(t, team, "slos:Manage")
+		other := env.MustKey(t, team, "slo:UpdateConfig")
 		env.Clock.Advance(time.Hour)
 		r2 := apitest.Decode[struct {
 			Slo                 slo
@@ -602,8 +602,8 @@ func TestSloAuth(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, team := env.MustTeam(t, "acme")
 		s := create(t, env, team, body("a"))
-		reader := env.MustKey(t, team, "slos:ReadConfig")
-		writer := env.MustKey(t, team, "slos:Manage")
+		reader := env.MustKey(t, team, "slo:ReadConfig")
+		writer := env.MustKey(t, team, "slo:UpdateConfig")
 		readOnly := apitest.Decode[struct{ Value string }](t, env.JSON(t, http.MethodPost, "/mgmt/openapi/4/aaa/api-keys/v3", team,
 			`{"name":"ro","keyPermissions":{"presets":["read-only"]}}`)).Value
 		preset := apitest.Decode[struct{ Value string }](t, env.JSON(t, http.MethodPost, "/mgmt/openapi/4/aaa/api-keys/v3", team,
@@ -627,7 +627,7 @@ func TestSloAuth(t *testing.T) {
 			apitest.ExpectError(t, env.Do(t, op.method, op.path, "Bearer nope", "application/json", op.body), 401)
 		}
 		for _, op := range reads {
-			apitest.ExpectError(t, env.JSON(t, op.method, op.path, writer, op.body), 403, "slos:ReadConfig")
+			apitest.ExpectError(t, env.JSON(t, op.method, op.path, writer, op.body), 403, "slo:ReadConfig")
 			for _, k := range []string{reader, readOnly, preset} {
 				if res := env.JSON(t, op.method, op.path, k, op.body); res.Status != http.StatusOK {
 					t.Fatalf("%s %s: %d %s", op.method, op.path, res.Status, res.Body)
@@ -636,7 +636,7 @@ func TestSloAuth(t *testing.T) {
 		}
 		for _, op := range writes {
 			for _, k := range []string{reader, readOnly} {
-				apitest.ExpectError(t, env.JSON(t, op.method, op.path, k, op.body), 403, "slos:Manage")
+				apitest.ExpectError(t, env.JSON(t, op.method, op.path, k, op.body), 403, "slo:UpdateConfig")
 			}
 		}
 		for _, op := range writes {

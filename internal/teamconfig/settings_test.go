@@ -144,7 +144,7 @@ func TestSettingsPlanAndApply(t *testing.T) {
 		}
 		// Pins are the calling key's: another key of the team has none, and applying the root's
 		// pins with it pins for it.
-		other := env.MustKey(t, env.RootKey, "config:Export", "config:Apply", "team-dashboards:Read")
+		other := env.MustKey(t, env.RootKey, "org-settings:ReadConfig", "org-settings:UpdateConfig", "team-dashboards:Read")
 		if _, pinned := dashboardState(t, env, other); len(pinned) != 0 {
 			t.Errorf("another key sees pins %v", pinned)
 		}

@@ -454,30 +454,30 @@ func TestMediaTypes(t *testing.T) {
 	})
 }
 
-// TestPermissions: export needs config:Export and every area's read permission; apply needs
-// config:Apply and the write permission of every area it changes (not of those it leaves
+// TestPermissions: export needs org-settings:ReadConfig and every area's read permission; apply needs
+// org-settings:UpdateConfig and the write permission of every area it changes (not of those it leaves
 // unchanged).
 func TestPermissions(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		fillTeam(t, env, env.RootKey)
 		doc := mustExport(t, env, env.RootKey, false)
 
-		noExport := env.MustKey(t, env.RootKey, "recording-rules:ReadConfig")
-		apitest.ExpectError(t, export(t, env, noExport, false), 403, `"config:Export"`)
-		noRead := env.MustKey(t, env.RootKey, "config:Export")
-		apitest.ExpectError(t, export(t, env, noRead, false), 403, `"recording-rules:ReadConfig"`, "recordingRuleSets")
+		noExport := env.MustKey(t, env.RootKey, "metrics.recording-rules:ReadConfig")
+		apitest.ExpectError(t, export(t, env, noExport, false), 403, `"org-settings:ReadConfig"`)
+		noRead := env.MustKey(t, env.RootKey, "org-settings:ReadConfig")
+		apitest.ExpectError(t, export(t, env, noRead, false), 403, `"metrics.recording-rules:ReadConfig"`, "recordingRuleSets")
 
-		noApply := env.MustKey(t, env.RootKey, "recording-rules:Manage")
-		apitest.ExpectError(t, apply(t, env, noApply, "", "application/yaml", doc), 403, `"config:Apply"`)
-		applyOnly := env.MustKey(t, env.RootKey, "config:Apply")
+		noApply := env.MustKey(t, env.RootKey, "metrics.recording-rules:UpdateConfig")
+		apitest.ExpectError(t, apply(t, env, noApply, "", "application/yaml", doc), 403, `"org-settings:UpdateConfig"`)
+		applyOnly := env.MustKey(t, env.RootKey, "org-settings:UpdateConfig")
 		// Pins are the calling key's: the root key's pin would be a create for another key.
 		if p := mustApply(t, env, applyOnly, "", withoutArea(doc, "dashboardPins")); p.Summary["unchanged"] != len(p.Changes) {
 			t.Errorf("an unchanged document needs no area permission, got %+v", p)
 		}
 		apitest.ExpectError(t, apply(t, env, applyOnly, "?prune=true", "application/yaml", "recordingRuleSets: []\n"),
-			403, `"recording-rules:Manage"`, "recordingRuleSets")
+			403, `"metrics.recording-rules:UpdateConfig"`, "recordingRuleSets")
 		apitest.ExpectError(t, apply(t, env, applyOnly, "?dry_run=true&prune=true", "application/yaml", "recordingRuleSets: []\n"),
-			403, `"recording-rules:Manage"`)
+			403, `"metrics.recording-rules:UpdateConfig"`)
 		if after := mustExport(t, env, env.RootKey, false); after != doc {
 			t.Fatalf("a refused apply changed the team")
 		}

@@ -26,7 +26,7 @@ func (FolderConfiguration) DeletesLast() {}
 
 // Permissions implements teamconfig.Area.
 func (FolderConfiguration) Permissions() (read, write string) {
-	return "views:ReadConfig", "views:Manage"
+	return "team-saved-views:Read", "team-saved-views:Update"
 }
 
 // Export implements teamconfig.Area.
@@ -88,7 +88,9 @@ type Configuration struct{}
 func (Configuration) Key() string { return "views" }
 
 // Permissions implements teamconfig.Area.
-func (Configuration) Permissions() (read, write string) { return "views:ReadConfig", "views:Manage" }
+func (Configuration) Permissions() (read, write string) {
+	return "team-saved-views:Read", "team-saved-views:Update"
+}
 
 // Export implements teamconfig.Area.
 func (Configuration) Export(ctx context.Context, q db.Querier, teamID int64) ([]teamconfig.Resource, error) {

@@ -392,8 +392,8 @@ func TestViewIsolationAndPermissions(t *testing.T) {
 			t.Fatalf("own view %+v", g)
 		}
 
-		reader := env.MustKey(t, key, "views:ReadConfig")
-		writer := env.MustKey(t, key, "views:Manage")
+		reader := env.MustKey(t, key, "team-saved-views:Read")
+		writer := env.MustKey(t, key, "team-saved-views:Update")
 		writes := []struct{ method, path, body string }{
 			{http.MethodPost, viewsPath, `{"name":"w",` + quick + `}`},
 			{http.MethodPut, viewPath(v.ID), `{"name":"w",` + quick + `}`},

@@ -102,8 +102,9 @@ func Operations(document []byte) ([]Operation, error) {
 
 // Render returns the generated block (without its Begin and End lines): the operations and the
 // permission each requires, the permission catalog with the number of operations that require
-// each permission, and the presets with their permissions.
-func Render(ops []Operation, catalog []auth.Permission, presets []auth.Preset) string {
+// each permission, the retired names and the public names each stands for, and the presets with
+// their permissions.
+func Render(ops []Operation, catalog []auth.Permission, old []auth.OldName, presets []auth.Preset) string {
 	var b strings.Builder
 	b.WriteString("### Operations\n\n")
 	b.WriteString("| area | operation | method and path | permission |\n|---|---|---|---|\n")
@@ -120,25 +121,44 @@ func Render(ops []Operation, catalog []auth.Permission, presets []auth.Preset) s
 		uses[op.Permission]++
 	}
 	b.WriteString("\n### Permission catalog\n\n")
-	b.WriteString("| permission | what it allows | operations requiring it |\n|---|---|---|\n")
+	b.WriteString("The public names, matched in any case. Hidden: not offered in the real service's pickers, taken all the same.\n\n")
+	b.WriteString("| permission | group | level | what it allows | operations requiring it |\n|---|---|---|---|---|\n")
 	for _, p := range catalog {
-		fmt.Fprintf(&b, "| `%s` | %s | %d |\n", p.Name, cell(p.Description), uses[p.Name])
+		desc := p.Description
+		if p.Hidden {
+			desc += " (hidden)"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %d |\n", p.Name, cell(p.Group), p.Level, cell(desc), uses[p.Name])
+	}
+	b.WriteString("\n### Retired names\n\n")
+	b.WriteString("Taken in requests, in any case, for one release, as the public names they stand for; never answered.\n\n")
+	b.WriteString("| retired name | public names |\n|---|---|\n")
+	for _, o := range old {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", o.Name, quoted(o.Public))
 	}
 	b.WriteString("\n### Presets\n\n")
-	b.WriteString("Usable by name in `keyPermissions.presets`.\n\n")
-	b.WriteString("| preset | what it is for | permissions |\n|---|---|---|\n")
+	b.WriteString("Usable by name (exactly as written) in `keyPermissions.presets`.\n\n")
+	b.WriteString("| preset | of | what it is for | permissions |\n|---|---|---|---|\n")
 	for _, p := range presets {
 		perms := "every permission of the catalog, including those that later versions add"
 		if p.Name != auth.FullAccess {
-			quoted := make([]string, len(p.Permissions))
-			for i, name := range p.Permissions {
-				quoted[i] = "`" + name + "`"
-			}
-			perms = strings.Join(quoted, ", ")
+			perms = quoted(p.Permissions)
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", p.Name, cell(p.Description), perms)
+		of := "mgmtapi"
+		if p.Public {
+			of = "public"
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", p.Name, of, cell(p.Description), perms)
 	}
 	return b.String()
+}
+
+func quoted(names []string) string {
+	out := make([]string, len(names))
+	for i, name := range names {
+		out[i] = "`" + name + "`"
+	}
+	return strings.Join(out, ", ")
 }
 
 // Replace returns page with the text between its Begin and End lines replaced by block. It fails

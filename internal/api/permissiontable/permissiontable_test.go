@@ -39,7 +39,7 @@ func TestPageIsUpToDate(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := string(raw)
-	want, err := Replace(page, Render(documentOperations(t), auth.Permissions(), auth.Presets()))
+	want, err := Replace(page, Render(documentOperations(t), auth.Permissions(), auth.OldNames(), auth.Presets()))
 	if err != nil {
 		t.Fatalf("%s: %v", pagePath, err)
 	}
@@ -68,37 +68,47 @@ func TestPageIsUpToDate(t *testing.T) {
 		"  page: %s\n  want: %s\nregenerate it with: %s", line+1, show(got), show(exp), regenerate)
 }
 
-// Every permission an operation names is in the catalog (or is the operator key), and every
-// permission of the catalog is required by an operation or by deploying an extension item: a
-// permission no one can need, or one no key can hold, is drift.
+// Every permission an operation names, or deploying an extension item requires, is a public name
+// of the catalog in its public spelling (or is the operator key); no operation names a retired
+// name; every preset holds public names only.
 func TestDocumentAndCatalogAgree(t *testing.T) {
-	known := make(map[string]bool)
-	for _, p := range auth.Permissions() {
-		known[p.Name] = true
+	public := func(name string) bool {
+		c, ok := auth.Canonical(name)
+		return ok && c == name
 	}
-	used := make(map[string]bool)
+	if n := len(auth.Permissions()); n != 293 {
+		t.Errorf("the catalog holds %d permissions, want the 293 public names", n)
+	}
 	for _, op := range documentOperations(t) {
-		used[op.Permission] = true
-		if op.Permission != OperatorPermission && !known[op.Permission] {
-			t.Errorf("%s (%s %s): x-permission %q is not in internal/auth's catalog", op.OperationID, op.Method, op.Path, op.Permission)
+		if op.Permission != OperatorPermission && !public(op.Permission) {
+			t.Errorf("%s (%s %s): x-permission %q is not a public name of internal/auth's catalog", op.OperationID, op.Method, op.Path, op.Permission)
 		}
 	}
-	itemPermissions := extensions.ItemDeployPermissions()
-	for _, p := range itemPermissions {
-		used[p] = true
-		if !known[p] {
-			t.Errorf("deploying an extension item requires %q, which is not in internal/auth's catalog", p)
+	for _, p := range extensions.ItemDeployPermissions() {
+		if !public(p) {
+			t.Errorf("deploying an extension item requires %q, which is not a public name of the catalog", p)
 		}
 	}
-	for name := range known {
-		if !used[name] {
-			t.Errorf("catalog permission %q is required by no operation of api/openapi.yaml and by no extension item", name)
+	for _, o := range auth.OldNames() {
+		if auth.KnownPermission(o.Name) {
+			t.Errorf("retired name %q is also in the catalog", o.Name)
+		}
+		if len(o.Public) == 0 {
+			t.Errorf("retired name %q stands for no public name", o.Name)
+		}
+		for _, p := range o.Public {
+			if !public(p) {
+				t.Errorf("retired name %q stands for %q, not a public name", o.Name, p)
+			}
 		}
 	}
 	for _, preset := range auth.Presets() {
+		if len(preset.Permissions) == 0 {
+			t.Errorf("preset %q holds nothing", preset.Name)
+		}
 		for _, p := range preset.Permissions {
-			if !known[p] {
-				t.Errorf("preset %q holds %q, which is not in the catalog", preset.Name, p)
+			if !public(p) {
+				t.Errorf("preset %q holds %q, which is not a public name of the catalog", preset.Name, p)
 			}
 		}
 	}
@@ -136,11 +146,13 @@ paths:
 	if want := []string{"GetB", "PostB", "GetA"}; !slices.Equal(ids, want) {
 		t.Fatalf("order = %v, want %v", ids, want)
 	}
-	block := Render(ops, []auth.Permission{{Name: "b:Read", Description: "read b"}}, nil)
+	block := Render(ops, []auth.Permission{{Name: "b:Read", Group: "bees", Level: "team", Description: "read b"}},
+		[]auth.OldName{{Name: "b:Look", Public: []string{"b:Read", "c:Read"}}}, nil)
 	for _, want := range []string{
 		"| second | B \\| b (`PostB`) | `POST /b` | `b:Manage` |",
 		"| second | A (`GetA`) | `GET /a` | operator key |",
-		"| `b:Read` | read b | 1 |",
+		"| `b:Read` | bees | team | read b | 1 |",
+		"| `b:Look` | `b:Read`, `c:Read` |",
 	} {
 		if !strings.Contains(block, want) {
 			t.Errorf("block lacks %q:\n%s", want, block)

@@ -27,9 +27,12 @@ type catalogItem struct {
 	ID, Name, SlugName  string
 	IsLocked            bool
 	IsDefault, IsPinned bool
-	Folder              *struct{ ID string }
-	AuthorID            *string `json:"authorId"`
-	LockerAuthorID      *string `json:"lockerAuthorId"`
+	Folder              *struct {
+		ID, Name string
+		ParentID *string `json:"parentId"`
+	}
+	AuthorID       *string `json:"authorId"`
+	LockerAuthorID *string `json:"lockerAuthorId"`
 }
 
 func catalog(t *testing.T, env *apitest.Env, key string) map[string]catalogItem {
@@ -170,6 +173,8 @@ func TestDashboardAssignFolder(t *testing.T) {
 		_, key := env.MustTeam(t, "acme")
 		_, otherKey := env.MustTeam(t, "globex")
 		const folder = "1c9e8d7b-6a5f-4e3d-8c2b-1a0f9e8d7c6B"
+		mustFolder(t, env, key, uuid, "ops")
+		mustFolder(t, env, key, folder, "web")
 		id := create(t, env, key, `{"name":"a","layout":{},"folderPath":{"segments":["ops"]}}`)
 		// A folder given in the document is the catalog's folder.
 		inDoc := create(t, env, key, `{"name":"b","layout":{},"folderId":{"value":"`+uuid+`"}}`)
@@ -187,7 +192,7 @@ func TestDashboardAssignFolder(t *testing.T) {
 		if after.UpdatedAt <= before.UpdatedAt || after.CreatedAt != before.CreatedAt {
 			t.Fatalf("times: before %+v after %+v", before, after)
 		}
-		if c := catalog(t, env, key); c[id].Folder == nil || c[id].Folder.ID != folder {
+		if c := catalog(t, env, key); c[id].Folder == nil || c[id].Folder.ID != folder || c[id].Folder.Name != "web" {
 			t.Fatalf("catalog after the move: %+v", c[id])
 		}
 		// null, or no folderId, is the root.
@@ -236,6 +241,7 @@ type authored struct {
 func TestDashboardAuthorUpdaterAndLocker(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
+		mustFolder(t, env, key, uuid, "ops")
 		aliceID, alice := namedKey(t, env, key, "alice", "team-dashboards:Read", "team-dashboards:Update")
 		bobID, bob := namedKey(t, env, key, "bob", "team-dashboards:Read", "team-dashboards:Update")
 		read := func(id string) authored {
@@ -432,6 +438,7 @@ func TestDashboardCheck(t *testing.T) {
 func TestDashboardStatePermissions(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
+		mustFolder(t, env, key, uuid, "ops")
 		id := create(t, env, key, `{"name":"a","slugName":"a","layout":{}}`)
 		reader := env.MustKey(t, key, "team-dashboards:Read")
 		writer := env.MustKey(t, key, "team-dashboards:Update")
@@ -475,6 +482,7 @@ func TestDashboardStatePermissions(t *testing.T) {
 func TestDashboardConcurrentSlugsAndState(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
+		mustFolder(t, env, key, uuid, "ops")
 		const n = 8
 		answers := make([]apitest.Response, n)
 		var wg sync.WaitGroup

@@ -1,6 +1,8 @@
 package dashboards_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -8,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/dashboards"
+	"github.com/mgmtapi/mgmtapi/internal/db"
 )
 
 const foldersPath = "/mgmt/openapi/5/dashboards/folders/v1"
@@ -329,5 +333,35 @@ func TestDashboardFolderPermissions(t *testing.T) {
 			}
 		}
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, foldersPath, "", ""), 401)
+	})
+}
+
+func TestDashboardFolderLimit(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		team, key := env.MustTeam(t, "acme")
+		_, otherKey := env.MustTeam(t, "globex")
+		// The team holds one folder less than the most it may (written directly: 9999 creates
+		// through the API would make a slow test).
+		err := env.DB.InTx(context.Background(), func(tx *db.Tx) error {
+			for i := range dashboards.MaxFolders - 1 {
+				if _, err := tx.ExecContext(context.Background(),
+					`INSERT INTO dashboard_folders (team_id, id, name, created_at, updated_at) VALUES ($1, $2, 'f', 0, 0)`,
+					team, fmt.Sprintf("00000000-0000-4000-8000-%012d", i)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		last := newFolder(t, env, key, `{"name":"last"}`)
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, foldersPath, key, `{"folder":{"name":"one more"}}`), 429, "10000")
+		newFolder(t, env, otherKey, `{"name":"another team's"}`) // the bound is per team
+		if n := len(listFolders(t, env, key)); n != dashboards.MaxFolders {
+			t.Fatalf("the list has %d folders, want %d", n, dashboards.MaxFolders)
+		}
+		emptyOK(t, env.JSON(t, http.MethodDelete, foldersPath+"/"+last, key, ""))
+		newFolder(t, env, key, `{"name":"instead"}`)
 	})
 }

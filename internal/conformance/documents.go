@@ -64,7 +64,8 @@ func Load(dir string) (*Documents, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("%s: no *.json public documents", dir)
 	}
-	sort.Strings(files)
+	files = append(files, latestOnlyFiles(dir, files)...)
+	sort.Slice(files, func(i, j int) bool { return filepath.Base(files[i]) < filepath.Base(files[j]) })
 	roots := make(map[string]map[string]any, len(files))
 	for _, file := range files {
 		root, err := readDocument(file)

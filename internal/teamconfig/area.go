@@ -63,7 +63,7 @@ type Resource struct {
 var AreaOrder = []string{
 	"recordingRuleSets", "notificationPresets", "notificationPresetDefaults", "parsingRuleGroups",
 	"policies", "policySettings", "quotaRuleSet", "retentionTags", "retentionTagsEnabled",
-	"customRoles", "viewFolders", "views", "dashboards", "defaultDashboard", "dashboardPins",
+	"customRoles", "viewFolders", "views", "dashboardFolders", "dashboards", "defaultDashboard", "dashboardPins",
 	"extensionDeployments", "slos", "events2metrics",
 }
 

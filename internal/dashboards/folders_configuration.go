@@ -2,8 +2,12 @@ package dashboards
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
 
+	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/teamconfig"
@@ -13,9 +17,9 @@ import (
 // (teamconfig.Area): each folder as GetDashboardFolder answers it ({id, name, parentId}), checked
 // as the folder of CreateDashboardFolder's body and stored by createFolder, replaceFolder and
 // deleteFolder, so the rules are the operations' (parent in the team, no cycle, a folder that
-// holds dashboards or folders is not deleted: 409). The export lists parents before their
-// children, the order an apply needs, since a folder's parent must exist when it is stored.
-// Folders are deleted after every other area is applied (teamconfig.DeletesLast), so that a
+// holds dashboards or folders is not deleted: 409). An apply stores the document's folders
+// first and their parents after (Finish), so the document's order does not matter. Folders are
+// deleted after every other area is applied (teamconfig.DeletesLast), so that a
 // document can move dashboards out of a folder it drops.
 type FolderConfiguration struct{}
 
@@ -30,35 +34,16 @@ func (FolderConfiguration) Permissions() (read, write string) {
 	return "team-dashboards:Read", "team-dashboards:Update"
 }
 
-// Export implements teamconfig.Area: top-level folders by name, then id, then each level's
-// children likewise.
+// Export implements teamconfig.Area.
 func (FolderConfiguration) Export(ctx context.Context, q db.Querier, teamID int64) ([]teamconfig.Resource, error) {
-	var all []folder
-	if err := eachFolder(ctx, q, teamID, func(f folder) error {
-		all = append(all, f)
-		return nil
-	}); err != nil {
-		return nil, err
-	}
-	out := make([]teamconfig.Resource, 0, len(all))
-	placed := map[string]bool{}
-	for level := map[string]bool{"": true}; len(out) < len(all) && len(level) > 0; {
-		next := map[string]bool{}
-		for _, f := range all {
-			if placed[f.id] || !level[f.parentID] {
-				continue
-			}
-			w := f.wire()
-			doc, err := w.MarshalJSON()
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, teamconfig.Resource{ID: f.id, Name: f.name, Doc: doc, Value: f})
-			placed[f.id], next[f.id] = true, true
-		}
-		level = next
-	}
-	return out, nil
+	var out []teamconfig.Resource
+	err := eachFolder(ctx, q, teamID, func(f folder) error {
+		w := f.wire()
+		doc, err := w.MarshalJSON()
+		out = append(out, teamconfig.Resource{ID: f.id, Name: f.name, Doc: doc, Value: f})
+		return err
+	})
+	return out, err
 }
 
 // Prepare implements teamconfig.Area: the folder of CreateDashboardFolder's body (a folder
@@ -81,9 +66,11 @@ func (FolderConfiguration) Prepare(_ context.Context, doc []byte, newID func() s
 	return teamconfig.Resource{ID: f.id, Name: f.name, Doc: encoded, Value: f}, err
 }
 
-// Put implements teamconfig.Area.
+// Put implements teamconfig.Area: the folder is stored at the top level, and Finish gives it its
+// parent once every folder of the document is stored.
 func (FolderConfiguration) Put(ctx context.Context, tx *db.Tx, teamID int64, r teamconfig.Resource, exists bool) error {
 	f := r.Value.(folder)
+	f.parentID = ""
 	if exists {
 		return replaceFolder(ctx, tx, teamID, f)
 	}
@@ -94,4 +81,51 @@ func (FolderConfiguration) Put(ctx context.Context, tx *db.Tx, teamID int64, r t
 // Delete implements teamconfig.Area.
 func (FolderConfiguration) Delete(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
 	return deleteFolder(ctx, tx, teamID, id, "")
+}
+
+// Finish implements teamconfig.Finisher: each folder of the document whose stored name or parent
+// differs from the document's is given them, with the operations' checks (the parent exists, no
+// cycle). Every edge stored meanwhile is one the document has or one the apply leaves alone, so a
+// document without a cycle never meets one on the way.
+//
+// Errors: Invalid naming the folder, when its parent is neither the team's nor the document's, or
+// the document makes a cycle.
+func (FolderConfiguration) Finish(ctx context.Context, tx *db.Tx, teamID int64, want []teamconfig.Resource) error {
+	for _, r := range want {
+		f := r.Value.(folder)
+		cur, err := getFolder(ctx, tx, teamID, f.id)
+		if err != nil {
+			return err
+		}
+		if cur == f {
+			continue
+		}
+		if err := replaceFolder(ctx, tx, teamID, f); err != nil {
+			var e *apierror.Error
+			if errors.As(err, &e) {
+				return &apierror.Error{Kind: e.Kind, Message: fmt.Sprintf("folder %s (%q): %s", f.id, f.name, e.Message)}
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// OrderDeletes implements teamconfig.DeleteOrderer: deeper folders first, so that a prune
+// deletes a folder's children before the folder.
+func (FolderConfiguration) OrderDeletes(deletes []teamconfig.Change, current []teamconfig.Resource) {
+	parent := make(map[string]string, len(current))
+	for _, r := range current {
+		if f, ok := r.Value.(folder); ok {
+			parent[f.id] = f.parentID
+		}
+	}
+	depth := func(id string) int {
+		n := 0
+		for at := parent[id]; at != "" && n <= len(parent); at = parent[at] {
+			n++
+		}
+		return n
+	}
+	slices.SortStableFunc(deletes, func(x, y teamconfig.Change) int { return depth(y.ID) - depth(x.ID) })
 }

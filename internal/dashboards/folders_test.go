@@ -365,3 +365,53 @@ func TestDashboardFolderLimit(t *testing.T) {
 		newFolder(t, env, key, `{"name":"instead"}`)
 	})
 }
+
+// The configuration document's dashboardFolders: an apply stores a child listed before its
+// parent, refuses a cycle (changing nothing), and does not prune a folder that keeps a dashboard.
+func TestDashboardFolderConfiguration(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		const applyPath = "/config/v1/apply"
+		const exportPath = "/config/v1/export"
+		_, key := env.MustTeam(t, "acme")
+		const parent, child = "00000000-0000-4000-8000-00000000000f", "00000000-0000-4000-8000-000000000001"
+		apply := func(query, doc string) apitest.Response {
+			return env.Do(t, http.MethodPost, applyPath+query, "Bearer "+key, "application/yaml", doc)
+		}
+		res := apply("", "dashboardFolders:\n- {id: "+child+", name: child, parentId: "+parent+"}\n- {id: "+parent+", name: parent}\n")
+		if res.Status != 200 {
+			t.Fatalf("apply: %d %s", res.Status, res.Body)
+		}
+		if got := getFolder(t, env, key, child); got.ParentID == nil || *got.ParentID != parent {
+			t.Fatalf("child: %+v", got)
+		}
+		// The export gives them back, and applying it again changes nothing.
+		export := env.Do(t, http.MethodGet, exportPath, "Bearer "+key, "", "")
+		if export.Status != 200 || !strings.Contains(string(export.Body), "parentId: "+parent) {
+			t.Fatalf("export: %d %s", export.Status, export.Body)
+		}
+		res = apply("", string(export.Body))
+		if res.Status != 200 || strings.Contains(string(res.Body), `"action":"create"`) || strings.Contains(string(res.Body), `"action":"update"`) {
+			t.Fatalf("re-apply of the export: %d %s", res.Status, res.Body)
+		}
+		// A cycle is refused and nothing changes.
+		apitest.ExpectError(t, apply("", "dashboardFolders:\n- {id: "+child+", name: child, parentId: "+parent+"}\n- {id: "+parent+", name: parent, parentId: "+child+"}\n"),
+			400, "inside")
+		if got := getFolder(t, env, key, parent); got.ParentID != nil {
+			t.Fatalf("a refused apply moved the parent: %+v", got)
+		}
+		// A pruned folder that keeps a dashboard is not deleted.
+		d := create(t, env, key, `{"name":"d","layout":{},"folderId":{"value":"`+child+`"}}`)
+		apitest.ExpectError(t, apply("?prune=true", "dashboardFolders: []\n"), 409, "1 dashboards")
+		if n := len(listFolders(t, env, key)); n != 2 {
+			t.Fatalf("a refused prune deleted folders: %d left", n)
+		}
+		// Moving the dashboard out in the same document lets the prune go through.
+		res = apply("?prune=true", "dashboardFolders: []\ndashboards:\n- {dashboard: {id: "+d+", name: d, layout: {}}}\n")
+		if res.Status != 200 {
+			t.Fatalf("prune: %d %s", res.Status, res.Body)
+		}
+		if n := len(listFolders(t, env, key)); n != 0 {
+			t.Fatalf("%d folders left after the prune", n)
+		}
+	})
+}

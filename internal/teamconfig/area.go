@@ -190,6 +190,14 @@ type DeletesLast interface {
 	DeletesLast()
 }
 
+// DeleteOrderer is implemented by areas whose resources refer to others of the same area along
+// a tree (dashboard folders to their parent folder): a prune deletes them in the order
+// OrderDeletes leaves deletes in, given current, the team's resources of the area, so that what
+// refers goes before what it refers to, whatever their ids.
+type DeleteOrderer interface {
+	OrderDeletes(deletes []Change, current []Resource)
+}
+
 // Referrer is implemented by areas whose resources only refer to other areas' resources (a
 // pair's default preset, the default dashboard, pins): applying an earlier area can undo such a
 // reference although the plan leaves it unchanged (a preset moved to another pair loses its

@@ -358,6 +358,12 @@ func TestDashboardCheck(t *testing.T) {
 		_, otherKey := env.MustTeam(t, "globex")
 		reader := env.MustKey(t, key, "team-dashboards:Read")
 		taken := create(t, env, key, `{"name":"taken","slugName":"taken","layout":{}}`)
+		// A folder the team lacks is an error, as the create refuses it.
+		if is := check(t, env, reader, `{"requestId":"c","dashboard":`+rich+`}`); len(is) != 2 || is[0].Location != "/folderId/value" ||
+			is[0].Severity != "SEVERITY_ERROR" || !strings.Contains(is[0].Message, "no dashboard folder") {
+			t.Fatalf("rich dashboard without its folder: %+v", is)
+		}
+		mustFolder(t, env, key, uuid, "ops")
 		// A dashboard the create accepts has no errors (rich has one deprecated source); nothing
 		// is stored.
 		if is := check(t, env, reader, `{"requestId":"c","dashboard":`+rich+`}`); len(is) != 1 || is[0].Severity != "SEVERITY_WARNING" {

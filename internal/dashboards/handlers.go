@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
@@ -372,8 +373,9 @@ func (h *DashboardHandler) pin(ctx context.Context, id string, pinned bool) erro
 // CheckDashboard checks the body's dashboard, or the stored one dashboardId names, as the create
 // would, and answers what it finds as issues rather than refusing: each rule the create checks
 // that the dashboard breaks (SEVERITY_ERROR; see dashboardViolations), a slug another dashboard
-// of the team holds (SEVERITY_ERROR), and each deprecated spans-query fieldValue `value`
-// (SEVERITY_WARNING). Nothing is stored.
+// of the team holds (SEVERITY_ERROR), a folderId.value naming no dashboard folder of the team
+// (SEVERITY_ERROR), and each deprecated spans-query fieldValue `value` (SEVERITY_WARNING).
+// Nothing is stored.
 //
 // Errors: Invalid when both or neither of dashboard and dashboardId are given; NotFound when
 // dashboardId names no dashboard of the team.
@@ -415,6 +417,16 @@ func (h *DashboardHandler) CheckDashboard(ctx context.Context, req *oas.Dashboar
 		if owner != "" {
 			issues = append(issues, oas.DashboardIssue{Location: "/slugName", Severity: oas.DashboardIssueSeveritySEVERITYERROR,
 				Message: fmt.Sprintf("slugName %q is already the slug of dashboard %s; slugs are unique within a team", slug, owner)})
+		}
+	}
+	if f := folderOf(doc); f.Valid && len(f.String) == 36 { // other values are a violation above
+		_, err := getFolder(ctx, h.db.Read(), caller.TeamID, strings.ToLower(f.String))
+		switch {
+		case errors.Is(err, db.ErrNotFound):
+			issues = append(issues, oas.DashboardIssue{Location: "/folderId/value", Severity: oas.DashboardIssueSeveritySEVERITYERROR,
+				Message: fmt.Sprintf("folderId.value: no dashboard folder %s; it must name one of the team's dashboard folders", f.String)})
+		case err != nil:
+			return nil, err
 		}
 	}
 	for _, p := range deprecatedValueSources(doc) {

@@ -415,3 +415,36 @@ func TestDashboardFolderConfiguration(t *testing.T) {
 		}
 	})
 }
+
+// Migration 0034 makes each folder id that stored dashboards name a top-level folder named by its
+// id: run again on a database whose dashboards name folders the table lacks, it adopts them.
+func TestDashboardFolderMigrationAdoptsNamedFolders(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		mustFolder(t, env, key, uuid, "ops")
+		d := create(t, env, key, `{"name":"d","layout":{},"folderId":{"value":"`+uuid+`"}}`)
+		plain := create(t, env, key, `{"name":"plain","layout":{}}`)
+		err := env.DB.InTx(context.Background(), func(tx *db.Tx) error {
+			for _, q := range []string{`DROP INDEX dashboards_by_folder`, `DROP TABLE dashboard_folder_deletions`,
+				`DROP TABLE dashboard_folder_writes`, `DROP TABLE dashboard_folders`, `DELETE FROM schema_migrations WHERE version = 34`} {
+				if _, err := tx.ExecContext(context.Background(), q); err != nil {
+					return fmt.Errorf("%s: %w", q, err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		env.Restart(t)
+		id := strings.ToLower(uuid)
+		if got := listFolders(t, env, key); !reflect.DeepEqual(got, []folderBody{{ID: id, Name: id}}) {
+			t.Fatalf("folders after the migration: %+v", got)
+		}
+		c := catalog(t, env, key)
+		if f := c[d].Folder; f == nil || f.ID != uuid || f.Name != id || c[plain].Folder != nil {
+			t.Fatalf("catalog after the migration: %+v", c)
+		}
+		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, foldersPath+"/"+id, key, ""), 409, "1 dashboards")
+	})
+}

@@ -56,8 +56,6 @@ func listFolders(t *testing.T, env *apitest.Env, key string) []folderBody {
 	return out.Folder
 }
 
-func ptr(s string) *string { return &s }
-
 func TestDashboardFolderLifecycle(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")

@@ -173,10 +173,9 @@ type Invoker interface {
 	// AssignDashboardFolder invokes AssignDashboardFolder operation.
 	//
 	// Sets the dashboard's `folderId` to `{value: folderId}` (dropping any `folderPath`), or, when
-	// `folderId` is absent or null, removes both so that the dashboard is at the root. A dashboard folder
-	// is known by its UUID only: mgmtapi keeps no directory of dashboard folders (view folders are a
-	// different thing), so any UUID is accepted. The change counts as an update of the dashboard
-	// (`updatedAt`, updater).
+	// `folderId` is absent or null, removes both so that the dashboard is at the root. `folderId` must
+	// name one of the team's dashboard folders (see `…/dashboards/folders/v1`); any other UUID is a 400
+	// naming `folderId`. The change counts as an update of the dashboard (`updatedAt`, updater).
 	//
 	// POST /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/folder
 	AssignDashboardFolder(ctx context.Context, request *DashboardFolderAssignInput, params AssignDashboardFolderParams, options ...RequestOption) error
@@ -383,6 +382,15 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dashboards/dashboards/v1
 	CreateDashboard(ctx context.Context, request *DashboardWrite, options ...RequestOption) (*DashboardCreated, error)
+	// CreateDashboardFolder invokes CreateDashboardFolder operation.
+	//
+	// Stores `folder` and answers its id. The server chooses a fresh UUID unless `folder.id` gives one,
+	// which must not name a folder of the team already (409). `folder.name` is required;
+	// `folder.parentId`, when given, must name a folder of the team (400), and without it the folder is at
+	// the top level. A team holds at most 10000 folders (429 beyond).
+	//
+	// POST /mgmt/openapi/5/dashboards/folders/v1
+	CreateDashboardFolder(ctx context.Context, request *DashboardFolderWrite, options ...RequestOption) (*DashboardFolderCreated, error)
 	// CreateE2M invokes CreateE2M operation.
 	//
 	// Stores a rule under a fresh lowercase UUID chosen by the server and answers it. `name` is unique
@@ -494,6 +502,16 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}
 	DeleteDashboard(ctx context.Context, params DeleteDashboardParams, options ...RequestOption) error
+	// DeleteDashboardFolder invokes DeleteDashboardFolder operation.
+	//
+	// Deletes an empty folder and answers `{}`. A folder that still holds dashboards or other folders is
+	// not deleted (409, saying how many of each): the request has no way to say what should become of
+	// them, so move or delete them first. When `request_id` is given it is remembered with the folder's
+	// id: repeating the delete with the same `request_id` answers `{}` again, where any other repeat
+	// answers 404.
+	//
+	// DELETE /mgmt/openapi/5/dashboards/folders/v1/{folder_id}
+	DeleteDashboardFolder(ctx context.Context, params DeleteDashboardFolderParams, options ...RequestOption) error
 	// DeleteE2M invokes DeleteE2M operation.
 	//
 	// Deletes the rule and answers its id (lowercase). An id the team does not hold is a 404.
@@ -704,6 +722,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dashboards/dashboards/v1/slugs/lookup/{slug}
 	GetDashboardBySlug(ctx context.Context, params GetDashboardBySlugParams, options ...RequestOption) (*DashboardRead, error)
+	// GetDashboardFolder invokes GetDashboardFolder operation.
+	//
+	// Read a dashboard folder.
+	//
+	// GET /mgmt/openapi/5/dashboards/folders/v1/{folder_id}
+	GetDashboardFolder(ctx context.Context, params GetDashboardFolderParams, options ...RequestOption) (*DashboardFolderRead, error)
 	// GetDataUsageCapabilities invokes GetDataUsageCapabilities operation.
 	//
 	// The query's limits, the measurement kinds with their units, and the label keys present in the team's
@@ -990,6 +1014,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dashboards/dashboards/v1/catalog/list
 	ListDashboardCatalog(ctx context.Context, options ...RequestOption) (*DashboardCatalog, error)
+	// ListDashboardFolders invokes ListDashboardFolders operation.
+	//
+	// Every dashboard folder of the team, by name, then id (a team holds at most 10000).
+	//
+	// GET /mgmt/openapi/5/dashboards/folders/v1
+	ListDashboardFolders(ctx context.Context, options ...RequestOption) (*DashboardFolderList, error)
 	// ListDeployedExtensions invokes ListDeployedExtensions operation.
 	//
 	// The team's deployments, by extension id, each with the counts of its deployed items.
@@ -1267,6 +1297,15 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/dashboards/dashboards/v1
 	ReplaceDashboard(ctx context.Context, request *DashboardWrite, options ...RequestOption) error
+	// ReplaceDashboardFolder invokes ReplaceDashboardFolder operation.
+	//
+	// The folder named by `folder.id` (required; unknown is a 404) takes the body's `name` and `parentId`:
+	// a folder sent without `parentId` moves to the top level. The parent must be another folder of the
+	// team and must not be inside this one (400), so folders never form a cycle. The dashboards and
+	// folders inside it stay inside it.
+	//
+	// PUT /mgmt/openapi/5/dashboards/folders/v1
+	ReplaceDashboardFolder(ctx context.Context, request *DashboardFolderWrite, options ...RequestOption) error
 	// ReplaceDefaultDashboard invokes ReplaceDefaultDashboard operation.
 	//
 	// The dashboard becomes the team's one default dashboard (the catalog marks it with `isDefault`),
@@ -2964,10 +3003,9 @@ func (c *Client) sendAssignCase(ctx context.Context, request *CaseAssignInput, p
 // AssignDashboardFolder invokes AssignDashboardFolder operation.
 //
 // Sets the dashboard's `folderId` to `{value: folderId}` (dropping any `folderPath`), or, when
-// `folderId` is absent or null, removes both so that the dashboard is at the root. A dashboard folder
-// is known by its UUID only: mgmtapi keeps no directory of dashboard folders (view folders are a
-// different thing), so any UUID is accepted. The change counts as an update of the dashboard
-// (`updatedAt`, updater).
+// `folderId` is absent or null, removes both so that the dashboard is at the root. `folderId` must
+// name one of the team's dashboard folders (see `…/dashboards/folders/v1`); any other UUID is a 400
+// naming `folderId`. The change counts as an update of the dashboard (`updatedAt`, updater).
 //
 // POST /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/folder
 func (c *Client) AssignDashboardFolder(ctx context.Context, request *DashboardFolderAssignInput, params AssignDashboardFolderParams, options ...RequestOption) error {
@@ -5896,6 +5934,106 @@ func (c *Client) sendCreateDashboard(ctx context.Context, request *DashboardWrit
 	return result, nil
 }
 
+// CreateDashboardFolder invokes CreateDashboardFolder operation.
+//
+// Stores `folder` and answers its id. The server chooses a fresh UUID unless `folder.id` gives one,
+// which must not name a folder of the team already (409). `folder.name` is required;
+// `folder.parentId`, when given, must name a folder of the team (400), and without it the folder is at
+// the top level. A team holds at most 10000 folders (429 beyond).
+//
+// POST /mgmt/openapi/5/dashboards/folders/v1
+func (c *Client) CreateDashboardFolder(ctx context.Context, request *DashboardFolderWrite, options ...RequestOption) (*DashboardFolderCreated, error) {
+	res, err := c.sendCreateDashboardFolder(ctx, request, options...)
+	return res, err
+}
+
+func (c *Client) sendCreateDashboardFolder(ctx context.Context, request *DashboardFolderWrite, requestOptions ...RequestOption) (res *DashboardFolderCreated, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dashboards/folders/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateDashboardFolderRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateDashboardFolderOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeCreateDashboardFolderResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CreateE2M invokes CreateE2M operation.
 //
 // Stores a rule under a fresh lowercase UUID chosen by the server and answers it. `name` is unique
@@ -7396,6 +7534,142 @@ func (c *Client) sendDeleteDashboard(ctx context.Context, params DeleteDashboard
 	}
 
 	result, err := decodeDeleteDashboardResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteDashboardFolder invokes DeleteDashboardFolder operation.
+//
+// Deletes an empty folder and answers `{}`. A folder that still holds dashboards or other folders is
+// not deleted (409, saying how many of each): the request has no way to say what should become of
+// them, so move or delete them first. When `request_id` is given it is remembered with the folder's
+// id: repeating the delete with the same `request_id` answers `{}` again, where any other repeat
+// answers 404.
+//
+// DELETE /mgmt/openapi/5/dashboards/folders/v1/{folder_id}
+func (c *Client) DeleteDashboardFolder(ctx context.Context, params DeleteDashboardFolderParams, options ...RequestOption) error {
+	_, err := c.sendDeleteDashboardFolder(ctx, params, options...)
+	return err
+}
+
+func (c *Client) sendDeleteDashboardFolder(ctx context.Context, params DeleteDashboardFolderParams, requestOptions ...RequestOption) (res *EmptyObject, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/dashboards/folders/v1/"
+	{
+		// Encode "folder_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "folder_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.FolderID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "request_id" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "request_id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.RequestID.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteDashboardFolderOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeDeleteDashboardFolderResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -10236,6 +10510,138 @@ func (c *Client) sendGetDashboardBySlug(ctx context.Context, params GetDashboard
 	}
 
 	result, err := decodeGetDashboardBySlugResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetDashboardFolder invokes GetDashboardFolder operation.
+//
+// Read a dashboard folder.
+//
+// GET /mgmt/openapi/5/dashboards/folders/v1/{folder_id}
+func (c *Client) GetDashboardFolder(ctx context.Context, params GetDashboardFolderParams, options ...RequestOption) (*DashboardFolderRead, error) {
+	res, err := c.sendGetDashboardFolder(ctx, params, options...)
+	return res, err
+}
+
+func (c *Client) sendGetDashboardFolder(ctx context.Context, params GetDashboardFolderParams, requestOptions ...RequestOption) (res *DashboardFolderRead, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/dashboards/folders/v1/"
+	{
+		// Encode "folder_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "folder_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.FolderID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "request_id" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "request_id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.RequestID.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetDashboardFolderOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeGetDashboardFolderResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -14127,6 +14533,100 @@ func (c *Client) sendListDashboardCatalog(ctx context.Context, requestOptions ..
 	return result, nil
 }
 
+// ListDashboardFolders invokes ListDashboardFolders operation.
+//
+// Every dashboard folder of the team, by name, then id (a team holds at most 10000).
+//
+// GET /mgmt/openapi/5/dashboards/folders/v1
+func (c *Client) ListDashboardFolders(ctx context.Context, options ...RequestOption) (*DashboardFolderList, error) {
+	res, err := c.sendListDashboardFolders(ctx, options...)
+	return res, err
+}
+
+func (c *Client) sendListDashboardFolders(ctx context.Context, requestOptions ...RequestOption) (res *DashboardFolderList, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dashboards/folders/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListDashboardFoldersOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeListDashboardFoldersResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListDeployedExtensions invokes ListDeployedExtensions operation.
 //
 // The team's deployments, by extension id, each with the counts of its deployed items.
@@ -17361,6 +17861,106 @@ func (c *Client) sendReplaceDashboard(ctx context.Context, request *DashboardWri
 	}
 
 	result, err := decodeReplaceDashboardResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ReplaceDashboardFolder invokes ReplaceDashboardFolder operation.
+//
+// The folder named by `folder.id` (required; unknown is a 404) takes the body's `name` and `parentId`:
+// a folder sent without `parentId` moves to the top level. The parent must be another folder of the
+// team and must not be inside this one (400), so folders never form a cycle. The dashboards and
+// folders inside it stay inside it.
+//
+// PUT /mgmt/openapi/5/dashboards/folders/v1
+func (c *Client) ReplaceDashboardFolder(ctx context.Context, request *DashboardFolderWrite, options ...RequestOption) error {
+	_, err := c.sendReplaceDashboardFolder(ctx, request, options...)
+	return err
+}
+
+func (c *Client) sendReplaceDashboardFolder(ctx context.Context, request *DashboardFolderWrite, requestOptions ...RequestOption) (res *EmptyObject, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/dashboards/folders/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReplaceDashboardFolderRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ReplaceDashboardFolderOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeReplaceDashboardFolderResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -162,6 +162,14 @@ type DeleteDashboardParams struct {
 	DashboardID string
 }
 
+// DeleteDashboardFolderParams is parameters of DeleteDashboardFolder operation.
+type DeleteDashboardFolderParams struct {
+	// The caller's id for this deletion; repeats with the same id are answered alike.
+	RequestID OptString `json:",omitempty,omitzero"`
+	// A dashboard folder's UUID (hex digits in either case).
+	FolderID string
+}
+
 // DeleteE2MParams is parameters of DeleteE2M operation.
 type DeleteE2MParams struct {
 	// An events-to-metrics rule's id, a UUID with hex digits in either case (looked up in lowercase).
@@ -264,6 +272,14 @@ type GetDashboardParams struct {
 type GetDashboardBySlugParams struct {
 	// A dashboard's `slugName`: 1–255 lowercase letters and digits joined by `-` or `_`.
 	Slug string
+}
+
+// GetDashboardFolderParams is parameters of GetDashboardFolder operation.
+type GetDashboardFolderParams struct {
+	// The caller's id for this request (correlation only).
+	RequestID OptString `json:",omitempty,omitzero"`
+	// A dashboard folder's UUID (hex digits in either case).
+	FolderID string
 }
 
 // GetDataUsageV2Params is parameters of GetDataUsageV2 operation.

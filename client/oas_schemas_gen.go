@@ -5200,11 +5200,17 @@ func (s *DashboardCreated) SetDashboardId(val string) {
 	s.DashboardId = val
 }
 
-// The folder a dashboard is in, known by its UUID only (mgmtapi keeps no directory of dashboard
-// folders, so it has no name or parent to give).
+// A folder of dashboards. Folders nest: `parentId` names the folder this one is in (absent at the top
+// level). In the dashboard catalog it is the folder a dashboard is in, with the name and parent it has
+// when the catalog is read. Ids are UUIDs; the server writes them in lowercase and matches them in
+// either case.
 // Ref: #/components/schemas/DashboardFolder
 type DashboardFolder struct {
 	ID OptString `json:"id"`
+	// The folder's display name, 1–100 characters.
+	Name OptString `json:"name"`
+	// The folder this one is in; never the folder itself.
+	ParentId OptString `json:"parentId"`
 }
 
 // GetID returns the value of ID.
@@ -5212,9 +5218,29 @@ func (s *DashboardFolder) GetID() OptString {
 	return s.ID
 }
 
+// GetName returns the value of Name.
+func (s *DashboardFolder) GetName() OptString {
+	return s.Name
+}
+
+// GetParentId returns the value of ParentId.
+func (s *DashboardFolder) GetParentId() OptString {
+	return s.ParentId
+}
+
 // SetID sets the value of ID.
 func (s *DashboardFolder) SetID(val OptString) {
 	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *DashboardFolder) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetParentId sets the value of ParentId.
+func (s *DashboardFolder) SetParentId(val OptString) {
+	s.ParentId = val
 }
 
 // Ref: #/components/schemas/DashboardFolderAssignInput
@@ -5242,6 +5268,79 @@ func (s *DashboardFolderAssignInput) SetFolderId(val OptNilString) {
 
 // SetRequestId sets the value of RequestId.
 func (s *DashboardFolderAssignInput) SetRequestId(val string) {
+	s.RequestId = val
+}
+
+// Ref: #/components/schemas/DashboardFolderCreated
+type DashboardFolderCreated struct {
+	FolderId string `json:"folderId"`
+}
+
+// GetFolderId returns the value of FolderId.
+func (s *DashboardFolderCreated) GetFolderId() string {
+	return s.FolderId
+}
+
+// SetFolderId sets the value of FolderId.
+func (s *DashboardFolderCreated) SetFolderId(val string) {
+	s.FolderId = val
+}
+
+// Ref: #/components/schemas/DashboardFolderList
+type DashboardFolderList struct {
+	// The team's folders (the key is singular, as the public document has it).
+	Folder []DashboardFolder `json:"folder"`
+}
+
+// GetFolder returns the value of Folder.
+func (s *DashboardFolderList) GetFolder() []DashboardFolder {
+	return s.Folder
+}
+
+// SetFolder sets the value of Folder.
+func (s *DashboardFolderList) SetFolder(val []DashboardFolder) {
+	s.Folder = val
+}
+
+// Ref: #/components/schemas/DashboardFolderRead
+type DashboardFolderRead struct {
+	Folder DashboardFolder `json:"folder"`
+}
+
+// GetFolder returns the value of Folder.
+func (s *DashboardFolderRead) GetFolder() DashboardFolder {
+	return s.Folder
+}
+
+// SetFolder sets the value of Folder.
+func (s *DashboardFolderRead) SetFolder(val DashboardFolder) {
+	s.Folder = val
+}
+
+// Ref: #/components/schemas/DashboardFolderWrite
+type DashboardFolderWrite struct {
+	Folder DashboardFolder `json:"folder"`
+	// The caller's id for this request (correlation only).
+	RequestId OptString `json:"requestId"`
+}
+
+// GetFolder returns the value of Folder.
+func (s *DashboardFolderWrite) GetFolder() DashboardFolder {
+	return s.Folder
+}
+
+// GetRequestId returns the value of RequestId.
+func (s *DashboardFolderWrite) GetRequestId() OptString {
+	return s.RequestId
+}
+
+// SetFolder sets the value of Folder.
+func (s *DashboardFolderWrite) SetFolder(val DashboardFolder) {
+	s.Folder = val
+}
+
+// SetRequestId sets the value of RequestId.
+func (s *DashboardFolderWrite) SetRequestId(val OptString) {
 	s.RequestId = val
 }
 

@@ -195,6 +195,7 @@ func configurationAreas(opts Options, catalog *extensions.Catalog) []teamconfig.
 		roles.Configuration{},
 		views.FolderConfiguration{},
 		views.Configuration{},
+		dashboards.FolderConfiguration{},
 		dashboards.Configuration{},
 		dashboards.DefaultConfiguration{},
 		dashboards.PinsConfiguration{},

@@ -80,6 +80,9 @@ func init() {
 		{param: "id", prefix: "/data-exploration/views/v1/folders/", create: func(f *fixtureRun) string {
 			return f.created("CreateViewFolder", nil, "id")
 		}},
+		{param: "folder_id", prefix: "/dashboards/folders/v1/", create: func(f *fixtureRun) string {
+			return f.created("CreateDashboardFolder", nil, "folderId")
+		}},
 		{param: "id", prefix: "/integrations/extensions/v1/", shared: true, create: func(f *fixtureRun) string {
 			return "kubernetes"
 		}},

@@ -77,7 +77,8 @@ func LoadOnly(dir string, keep func(name string) bool) (*Documents, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("%s: no *.json public documents", dir)
 	}
-	sort.Strings(files)
+	files = append(files, latestOnlyFiles(dir, files)...)
+	sort.Slice(files, func(i, j int) bool { return filepath.Base(files[i]) < filepath.Base(files[j]) })
 	roots := make(map[string]map[string]any, len(files))
 	for _, file := range files {
 		root, err := readDocument(file)
@@ -105,7 +106,7 @@ func LoadOnly(dir string, keep func(name string) bool) (*Documents, error) {
 		}
 		for path, item := range doc.Paths.Map() {
 			for method, op := range item.Operations() {
-				p := &PublicOperation{ID: op.OperationID, Method: method, Path: path, File: name, folder: filepath.Base(dir),
+				p := &PublicOperation{ID: op.OperationID, Method: method, Path: path, File: name, folder: filepath.Base(filepath.Dir(file)),
 					route:       &routers.Route{Spec: doc, Path: path, PathItem: item, Method: method, Operation: op},
 					errorSchema: fileErrorSchema}
 				key := operationKey(method, path)

@@ -57,10 +57,6 @@ func SameOperation(a, b string) bool {
 	return aRenamed || bRenamed || segmentShapes[a] == b || segmentShapes[b] == a
 }
 
-// ServedNewestOnly are the newest public documents (in LocateLatest's directory) of services
-// that public-spec/ has no older document of and that mgmtapi serves.
-var ServedNewestOnly = []string{}
-
 // OurOperation is one operation of api/openapi.yaml and the public operation it implements (nil
 // for the operations of NotPublic), in the older documents and in the newest ones.
 type OurOperation struct {
@@ -215,7 +211,7 @@ func Shared() (*Checker, Location, error) {
 		if dir := LocateLatest().Dir; dir != "" {
 			// Only the served services: the newest set has services whose paths overlap ours.
 			latest, err = LoadOnly(dir, func(name string) bool {
-				return slices.Contains(docs.Files, name) || slices.Contains(ServedNewestOnly, name)
+				return slices.Contains(docs.Files, name) || slices.Contains(LatestOnly, name)
 			})
 			if err != nil {
 				shared.err = fmt.Errorf("newest public documents (%s=%q): %w", LatestDirVariable, dir, err)

@@ -27,9 +27,12 @@ type catalogItem struct {
 	ID, Name, SlugName  string
 	IsLocked            bool
 	IsDefault, IsPinned bool
-	Folder              *struct{ ID string }
-	AuthorID            *string `json:"authorId"`
-	LockerAuthorID      *string `json:"lockerAuthorId"`
+	Folder              *struct {
+		ID, Name string
+		ParentID *string `json:"parentId"`
+	}
+	AuthorID       *string `json:"authorId"`
+	LockerAuthorID *string `json:"lockerAuthorId"`
 }
 
 func catalog(t *testing.T, env *apitest.Env, key string) map[string]catalogItem {
@@ -170,6 +173,8 @@ func TestDashboardAssignFolder(t *testing.T) {
 		_, key := env.MustTeam(t, "acme")
 		_, otherKey := env.MustTeam(t, "globex")
 		const folder = "1c9e8d7b-6a5f-4e3d-8c2b-1a0f9e8d7c6B"
+		mustFolder(t, env, key, uuid, "ops")
+		mustFolder(t, env, key, folder, "web")
 		id := create(t, env, key, `{"name":"a","layout":{},"folderPath":{"segments":["ops"]}}`)
 		// A folder given in the document is the catalog's folder.
 		inDoc := create(t, env, key, `{"name":"b","layout":{},"folderId":{"value":"`+uuid+`"}}`)
@@ -187,7 +192,7 @@ func TestDashboardAssignFolder(t *testing.T) {
 		if after.UpdatedAt <= before.UpdatedAt || after.CreatedAt != before.CreatedAt {
 			t.Fatalf("times: before %+v after %+v", before, after)
 		}
-		if c := catalog(t, env, key); c[id].Folder == nil || c[id].Folder.ID != folder {
+		if c := catalog(t, env, key); c[id].Folder == nil || c[id].Folder.ID != folder || c[id].Folder.Name != "web" {
 			t.Fatalf("catalog after the move: %+v", c[id])
 		}
 		// null, or no folderId, is the root.
@@ -236,6 +241,7 @@ type authored struct {
 func TestDashboardAuthorUpdaterAndLocker(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
+		mustFolder(t, env, key, uuid, "ops")
 		aliceID, alice := namedKey(t, env, key, "alice", "team-dashboards:Read", "team-dashboards:Update")
 		bobID, bob := namedKey(t, env, key, "bob", "team-dashboards:Read", "team-dashboards:Update")
 		read := func(id string) authored {
@@ -352,6 +358,12 @@ func TestDashboardCheck(t *testing.T) {
 		_, otherKey := env.MustTeam(t, "globex")
 		reader := env.MustKey(t, key, "team-dashboards:Read")
 		taken := create(t, env, key, `{"name":"taken","slugName":"taken","layout":{}}`)
+		// A folder the team lacks is an error, as the create refuses it.
+		if is := check(t, env, reader, `{"requestId":"c","dashboard":`+rich+`}`); len(is) != 2 || is[0].Location != "/folderId/value" ||
+			is[0].Severity != "SEVERITY_ERROR" || !strings.Contains(is[0].Message, "no dashboard folder") {
+			t.Fatalf("rich dashboard without its folder: %+v", is)
+		}
+		mustFolder(t, env, key, uuid, "ops")
 		// A dashboard the create accepts has no errors (rich has one deprecated source); nothing
 		// is stored.
 		if is := check(t, env, reader, `{"requestId":"c","dashboard":`+rich+`}`); len(is) != 1 || is[0].Severity != "SEVERITY_WARNING" {
@@ -432,6 +444,7 @@ func TestDashboardCheck(t *testing.T) {
 func TestDashboardStatePermissions(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
+		mustFolder(t, env, key, uuid, "ops")
 		id := create(t, env, key, `{"name":"a","slugName":"a","layout":{}}`)
 		reader := env.MustKey(t, key, "team-dashboards:Read")
 		writer := env.MustKey(t, key, "team-dashboards:Update")
@@ -475,6 +488,7 @@ func TestDashboardStatePermissions(t *testing.T) {
 func TestDashboardConcurrentSlugsAndState(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
+		mustFolder(t, env, key, uuid, "ops")
 		const n = 8
 		answers := make([]apitest.Response, n)
 		var wg sync.WaitGroup

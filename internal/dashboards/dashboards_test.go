@@ -67,6 +67,7 @@ const rich = `{"name":"Service health","description":"d","slugName":"service-hea
 func TestDashboardLifecycle(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
+		mustFolder(t, env, key, uuid, "ops")
 		// The server owns the id: one in the body is replaced.
 		withID := strings.Replace(rich, `{"name"`, `{"id":"AAAAAAAAAAAAAAAAAAAAA","name"`, 1)
 		res := env.JSON(t, http.MethodPost, basePath, key,
@@ -160,6 +161,7 @@ func TestDashboardDeleteIsIdempotent(t *testing.T) {
 func TestDashboardBounds(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
+		mustFolder(t, env, key, uuid, "ops")
 		s := func(n int) string { return strconv.Quote(strings.Repeat("é", n)) }
 		list := func(n int, item string) string {
 			return "[" + strings.TrimSuffix(strings.Repeat(item+",", n), ",") + "]"

@@ -9,6 +9,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
@@ -62,8 +63,9 @@ func checkSlugFree(ctx context.Context, q db.Querier, teamID int64, slug, id str
 
 // CreateDashboard stores the dashboard under a fresh id and answers the id.
 //
-// Errors: Invalid (see checkDashboard); LimitExceeded when the team holds MaxCatalogItems
-// dashboards.
+// Errors: Invalid (see checkDashboard; a folderId.value naming no dashboard folder of the team);
+// LimitExceeded when the team holds MaxCatalogItems dashboards; Conflict when another of the
+// team's dashboards has its slug.
 func (h *DashboardHandler) CreateDashboard(ctx context.Context, req *oas.DashboardWrite) (*oas.DashboardCreated, error) {
 	caller := auth.PrincipalFrom(ctx)
 	d, _, err := checked(req)
@@ -90,8 +92,9 @@ func (h *DashboardHandler) CreateDashboard(ctx context.Context, req *oas.Dashboa
 
 // createDashboard stores the checked dashboard d (its id, author and updater set) in tx.
 //
-// Errors: LimitExceeded when the team holds MaxCatalogItems dashboards; Conflict when another of
-// the team's dashboards has its slug.
+// Errors: Invalid when folderId.value names no dashboard folder of the team; LimitExceeded when
+// the team holds MaxCatalogItems dashboards; Conflict when another of the team's dashboards has
+// its slug.
 func createDashboard(ctx context.Context, tx *db.Tx, teamID int64, d stored, policy oas.OptString) error {
 	if n, err := countForCreate(ctx, tx, teamID); err != nil {
 		return err
@@ -104,14 +107,17 @@ func createDashboard(ctx context.Context, tx *db.Tx, teamID int64, d stored, pol
 	if err := checkSlugFree(ctx, tx, teamID, d.slug, d.id); err != nil {
 		return err
 	}
+	if err := checkFolderExists(ctx, tx, teamID, d.folderID, "dashboard.folderId.value"); err != nil {
+		return err
+	}
 	tx.AuditResource(d.id) // made before the transaction
 	return insertDashboard(ctx, tx, teamID, d, policy)
 }
 
 // ReplaceDashboard makes the body the content of the dashboard that dashboard.id names.
 //
-// Errors: as CreateDashboard's Invalid, and Invalid when dashboard.id is missing; NotFound when
-// the team has no such dashboard.
+// Errors: as CreateDashboard's Invalid and Conflict, and Invalid when dashboard.id is missing;
+// NotFound when the team has no such dashboard.
 func (h *DashboardHandler) ReplaceDashboard(ctx context.Context, req *oas.DashboardWrite) error {
 	caller := auth.PrincipalFrom(ctx)
 	d, doc, err := checked(req)
@@ -136,8 +142,8 @@ func (h *DashboardHandler) ReplaceDashboard(ctx context.Context, req *oas.Dashbo
 // replaceCheckedDashboard makes the checked dashboard d (its id and updater set) the content of
 // the team's dashboard d.id in tx; a dashboard locked before and after keeps its locker.
 //
-// Errors: db.ErrNotFound when the team has no such dashboard; Conflict when another of the
-// team's dashboards has its slug.
+// Errors: db.ErrNotFound when the team has no such dashboard; Invalid when folderId.value names
+// no dashboard folder of the team; Conflict when another of the team's dashboards has its slug.
 func replaceCheckedDashboard(ctx context.Context, tx *db.Tx, teamID int64, d stored, policy oas.OptString) error {
 	if err := serializeSlugs(ctx, tx, teamID); err != nil {
 		return err
@@ -156,6 +162,9 @@ func replaceCheckedDashboard(ctx context.Context, tx *db.Tx, teamID int64, d sto
 		d.locker = d.updater
 	}
 	if err := checkSlugFree(ctx, tx, teamID, d.slug, d.id); err != nil {
+		return err
+	}
+	if err := checkFolderExists(ctx, tx, teamID, d.folderID, "dashboard.folderId.value"); err != nil {
 		return err
 	}
 	return replaceDashboard(ctx, tx, teamID, d, policy)
@@ -220,7 +229,8 @@ func readOf(d stored) *oas.DashboardRead {
 }
 
 // ListDashboardCatalog returns a summary of each of the team's dashboards, by name, then id:
-// isDefault for the team's default, isPinned for those the calling key pinned, the folder by id.
+// isDefault for the team's default, isPinned for those the calling key pinned, the folder by the
+// id the dashboard names it with, and the folder's name and parent as they are now.
 func (h *DashboardHandler) ListDashboardCatalog(ctx context.Context) (*oas.DashboardCatalog, error) {
 	caller := auth.PrincipalFrom(ctx)
 	items := []oas.DashboardCatalogItem{}
@@ -253,7 +263,14 @@ func catalogItem(d *stored) oas.DashboardCatalogItem {
 		it.SlugName = oas.NewOptString(d.slug)
 	}
 	if d.folderID.Valid {
-		it.Folder = oas.NewOptDashboardFolder(oas.DashboardFolder{ID: oas.NewOptString(d.folderID.String)})
+		f := oas.DashboardFolder{ID: oas.NewOptString(d.folderID.String)}
+		if d.folder.name != "" {
+			f.Name = oas.NewOptString(d.folder.name)
+		}
+		if d.folder.parentID != "" {
+			f.ParentId = oas.NewOptString(d.folder.parentID)
+		}
+		it.Folder = oas.NewOptDashboardFolder(f)
 	}
 	if d.author.id.Valid {
 		it.AuthorId = oas.NewOptString(d.author.id.String)
@@ -302,7 +319,8 @@ func (h *DashboardHandler) ReplaceDefaultDashboard(ctx context.Context, _ *oas.D
 // is absent or null: the document's folderId becomes {value: folderId} (or is removed) and its
 // folderPath is removed. The move is an update of the dashboard by the caller.
 //
-// Errors: NotFound when the team has no such dashboard.
+// Errors: NotFound when the team has no such dashboard; Invalid when folderId names no dashboard
+// folder of the team.
 func (h *DashboardHandler) AssignDashboardFolder(ctx context.Context, req *oas.DashboardFolderAssignInput, params oas.AssignDashboardFolderParams) error {
 	caller := auth.PrincipalFrom(ctx)
 	folder, _ := req.FolderId.Get() // absent and null both mean the root
@@ -316,8 +334,11 @@ func (h *DashboardHandler) AssignDashboardFolder(ctx context.Context, req *oas.D
 		if err != nil {
 			return err
 		}
-		d.doc = inFolder(d.doc, folder)
 		d.folderID = sql.NullString{String: folder, Valid: folder != ""}
+		if err := checkFolderExists(ctx, tx, caller.TeamID, d.folderID, "folderId"); err != nil {
+			return err
+		}
+		d.doc = inFolder(d.doc, folder)
 		d.updater = keyOf(caller.KeyID, caller.KeyName)
 		return moveDashboard(ctx, tx, caller.TeamID, d)
 	})
@@ -352,8 +373,9 @@ func (h *DashboardHandler) pin(ctx context.Context, id string, pinned bool) erro
 // CheckDashboard checks the body's dashboard, or the stored one dashboardId names, as the create
 // would, and answers what it finds as issues rather than refusing: each rule the create checks
 // that the dashboard breaks (SEVERITY_ERROR; see dashboardViolations), a slug another dashboard
-// of the team holds (SEVERITY_ERROR), and each deprecated spans-query fieldValue `value`
-// (SEVERITY_WARNING). Nothing is stored.
+// of the team holds (SEVERITY_ERROR), a folderId.value naming no dashboard folder of the team
+// (SEVERITY_ERROR), and each deprecated spans-query fieldValue `value` (SEVERITY_WARNING).
+// Nothing is stored.
 //
 // Errors: Invalid when both or neither of dashboard and dashboardId are given; NotFound when
 // dashboardId names no dashboard of the team.
@@ -395,6 +417,16 @@ func (h *DashboardHandler) CheckDashboard(ctx context.Context, req *oas.Dashboar
 		if owner != "" {
 			issues = append(issues, oas.DashboardIssue{Location: "/slugName", Severity: oas.DashboardIssueSeveritySEVERITYERROR,
 				Message: fmt.Sprintf("slugName %q is already the slug of dashboard %s; slugs are unique within a team", slug, owner)})
+		}
+	}
+	if f := folderOf(doc); f.Valid && len(f.String) == 36 { // other values are a violation above
+		_, err := getFolder(ctx, h.db.Read(), caller.TeamID, strings.ToLower(f.String))
+		switch {
+		case errors.Is(err, db.ErrNotFound):
+			issues = append(issues, oas.DashboardIssue{Location: "/folderId/value", Severity: oas.DashboardIssueSeveritySEVERITYERROR,
+				Message: fmt.Sprintf("folderId.value: no dashboard folder %s; it must name one of the team's dashboard folders", f.String)})
+		case err != nil:
+			return nil, err
 		}
 	}
 	for _, p := range deprecatedValueSources(doc) {

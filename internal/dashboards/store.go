@@ -26,8 +26,10 @@ type stored struct {
 	// author, updater and locker are the API keys that created, last changed and locked the
 	// dashboard; NULL where not recorded (written before mgmtapi recorded them; unlocked).
 	author, updater, locker keyRef
-	// isDefault and isPinned are filled by eachDashboard only.
+	// isDefault and isPinned are filled by eachDashboard only, and so is folder: the name and
+	// parent of the folder folderID names.
 	isDefault, isPinned bool
+	folder              folder
 }
 
 // keyRef names an API key: its id and its name at the time of the change.
@@ -228,10 +230,11 @@ func scanDashboard(row *sql.Row) (stored, error) {
 func eachDashboard(ctx context.Context, q db.Querier, teamID int64, keyID string, yield func(*stored) error) error {
 	rows, err := q.QueryContext(ctx,
 		`SELECT d.id, d.name, d.slug_name, d.is_locked, d.created_at, d.updated_at, d.folder_id, d.author_key_id,
-		        d.locker_key_id, df.dashboard_id IS NOT NULL, p.dashboard_id IS NOT NULL
+		        d.locker_key_id, df.dashboard_id IS NOT NULL, p.dashboard_id IS NOT NULL, f.name, f.parent_id
 		 FROM dashboards d
 		 LEFT JOIN dashboard_defaults df ON df.team_id = d.team_id AND df.dashboard_id = d.id
 		 LEFT JOIN dashboard_pins p ON p.team_id = d.team_id AND p.key_id = $2 AND p.dashboard_id = d.id
+		 LEFT JOIN dashboard_folders f ON f.team_id = d.team_id AND f.id = lower(d.folder_id)
 		 WHERE d.team_id = $1 ORDER BY d.name, d.id`, teamID, keyID)
 	if err != nil {
 		return fmt.Errorf("list dashboards: %w", err)
@@ -239,13 +242,14 @@ func eachDashboard(ctx context.Context, q db.Querier, teamID int64, keyID string
 	defer rows.Close()
 	for rows.Next() {
 		var d stored
-		var slug sql.NullString
+		var slug, folderName, folderParent sql.NullString
 		var created, updated int64
 		if err := rows.Scan(&d.id, &d.name, &slug, &d.locked, &created, &updated, &d.folderID, &d.author.id,
-			&d.locker.id, &d.isDefault, &d.isPinned); err != nil {
+			&d.locker.id, &d.isDefault, &d.isPinned, &folderName, &folderParent); err != nil {
 			return fmt.Errorf("list dashboards: %w", err)
 		}
 		d.slug = slug.String
+		d.folder = folder{name: folderName.String, parentID: folderParent.String}
 		d.createdAt, d.updatedAt = time.UnixMicro(created).UTC(), time.UnixMicro(updated).UTC()
 		if err := yield(&d); err != nil {
 			return err

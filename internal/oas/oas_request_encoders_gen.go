@@ -343,6 +343,20 @@ func encodeCreateDashboardRequest(
 	return nil
 }
 
+func encodeCreateDashboardFolderRequest(
+	req *DashboardFolderWrite,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCreateE2MRequest(
 	req *E2MCreateParams,
 	r *http.Request,
@@ -753,6 +767,20 @@ func encodeReplaceCustomPresetRequest(
 
 func encodeReplaceDashboardRequest(
 	req *DashboardWrite,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeReplaceDashboardFolderRequest(
+	req *DashboardFolderWrite,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

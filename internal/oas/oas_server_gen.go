@@ -100,10 +100,9 @@ type Handler interface {
 	// AssignDashboardFolder implements AssignDashboardFolder operation.
 	//
 	// Sets the dashboard's `folderId` to `{value: folderId}` (dropping any `folderPath`), or, when
-	// `folderId` is absent or null, removes both so that the dashboard is at the root. A dashboard folder
-	// is known by its UUID only: mgmtapi keeps no directory of dashboard folders (view folders are a
-	// different thing), so any UUID is accepted. The change counts as an update of the dashboard
-	// (`updatedAt`, updater).
+	// `folderId` is absent or null, removes both so that the dashboard is at the root. `folderId` must
+	// name one of the team's dashboard folders (see `…/dashboards/folders/v1`); any other UUID is a 400
+	// naming `folderId`. The change counts as an update of the dashboard (`updatedAt`, updater).
 	//
 	// POST /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/folder
 	AssignDashboardFolder(ctx context.Context, req *DashboardFolderAssignInput, params AssignDashboardFolderParams) error
@@ -310,6 +309,15 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/dashboards/dashboards/v1
 	CreateDashboard(ctx context.Context, req *DashboardWrite) (*DashboardCreated, error)
+	// CreateDashboardFolder implements CreateDashboardFolder operation.
+	//
+	// Stores `folder` and answers its id. The server chooses a fresh UUID unless `folder.id` gives one,
+	// which must not name a folder of the team already (409). `folder.name` is required;
+	// `folder.parentId`, when given, must name a folder of the team (400), and without it the folder is at
+	// the top level. A team holds at most 10000 folders (429 beyond).
+	//
+	// POST /mgmt/openapi/5/dashboards/folders/v1
+	CreateDashboardFolder(ctx context.Context, req *DashboardFolderWrite) (*DashboardFolderCreated, error)
 	// CreateE2M implements CreateE2M operation.
 	//
 	// Stores a rule under a fresh lowercase UUID chosen by the server and answers it. `name` is unique
@@ -421,6 +429,16 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}
 	DeleteDashboard(ctx context.Context, params DeleteDashboardParams) error
+	// DeleteDashboardFolder implements DeleteDashboardFolder operation.
+	//
+	// Deletes an empty folder and answers `{}`. A folder that still holds dashboards or other folders is
+	// not deleted (409, saying how many of each): the request has no way to say what should become of
+	// them, so move or delete them first. When `request_id` is given it is remembered with the folder's
+	// id: repeating the delete with the same `request_id` answers `{}` again, where any other repeat
+	// answers 404.
+	//
+	// DELETE /mgmt/openapi/5/dashboards/folders/v1/{folder_id}
+	DeleteDashboardFolder(ctx context.Context, params DeleteDashboardFolderParams) error
 	// DeleteE2M implements DeleteE2M operation.
 	//
 	// Deletes the rule and answers its id (lowercase). An id the team does not hold is a 404.
@@ -631,6 +649,12 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dashboards/dashboards/v1/slugs/lookup/{slug}
 	GetDashboardBySlug(ctx context.Context, params GetDashboardBySlugParams) (*DashboardRead, error)
+	// GetDashboardFolder implements GetDashboardFolder operation.
+	//
+	// Read a dashboard folder.
+	//
+	// GET /mgmt/openapi/5/dashboards/folders/v1/{folder_id}
+	GetDashboardFolder(ctx context.Context, params GetDashboardFolderParams) (*DashboardFolderRead, error)
 	// GetDataUsageCapabilities implements GetDataUsageCapabilities operation.
 	//
 	// The query's limits, the measurement kinds with their units, and the label keys present in the team's
@@ -917,6 +941,12 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dashboards/dashboards/v1/catalog/list
 	ListDashboardCatalog(ctx context.Context) (*DashboardCatalog, error)
+	// ListDashboardFolders implements ListDashboardFolders operation.
+	//
+	// Every dashboard folder of the team, by name, then id (a team holds at most 10000).
+	//
+	// GET /mgmt/openapi/5/dashboards/folders/v1
+	ListDashboardFolders(ctx context.Context) (*DashboardFolderList, error)
 	// ListDeployedExtensions implements ListDeployedExtensions operation.
 	//
 	// The team's deployments, by extension id, each with the counts of its deployed items.
@@ -1194,6 +1224,15 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/5/dashboards/dashboards/v1
 	ReplaceDashboard(ctx context.Context, req *DashboardWrite) error
+	// ReplaceDashboardFolder implements ReplaceDashboardFolder operation.
+	//
+	// The folder named by `folder.id` (required; unknown is a 404) takes the body's `name` and `parentId`:
+	// a folder sent without `parentId` moves to the top level. The parent must be another folder of the
+	// team and must not be inside this one (400), so folders never form a cycle. The dashboards and
+	// folders inside it stay inside it.
+	//
+	// PUT /mgmt/openapi/5/dashboards/folders/v1
+	ReplaceDashboardFolder(ctx context.Context, req *DashboardFolderWrite) error
 	// ReplaceDefaultDashboard implements ReplaceDefaultDashboard operation.
 	//
 	// The dashboard becomes the team's one default dashboard (the catalog marks it with `isDefault`),

@@ -141,10 +141,9 @@ func (UnimplementedHandler) AssignCase(ctx context.Context, req *CaseAssignInput
 // AssignDashboardFolder implements AssignDashboardFolder operation.
 //
 // Sets the dashboard's `folderId` to `{value: folderId}` (dropping any `folderPath`), or, when
-// `folderId` is absent or null, removes both so that the dashboard is at the root. A dashboard folder
-// is known by its UUID only: mgmtapi keeps no directory of dashboard folders (view folders are a
-// different thing), so any UUID is accepted. The change counts as an update of the dashboard
-// (`updatedAt`, updater).
+// `folderId` is absent or null, removes both so that the dashboard is at the root. `folderId` must
+// name one of the team's dashboard folders (see `…/dashboards/folders/v1`); any other UUID is a 400
+// naming `folderId`. The change counts as an update of the dashboard (`updatedAt`, updater).
 //
 // POST /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}/folder
 func (UnimplementedHandler) AssignDashboardFolder(ctx context.Context, req *DashboardFolderAssignInput, params AssignDashboardFolderParams) error {
@@ -432,6 +431,18 @@ func (UnimplementedHandler) CreateDashboard(ctx context.Context, req *DashboardW
 	return r, ht.ErrNotImplemented
 }
 
+// CreateDashboardFolder implements CreateDashboardFolder operation.
+//
+// Stores `folder` and answers its id. The server chooses a fresh UUID unless `folder.id` gives one,
+// which must not name a folder of the team already (409). `folder.name` is required;
+// `folder.parentId`, when given, must name a folder of the team (400), and without it the folder is at
+// the top level. A team holds at most 10000 folders (429 beyond).
+//
+// POST /mgmt/openapi/5/dashboards/folders/v1
+func (UnimplementedHandler) CreateDashboardFolder(ctx context.Context, req *DashboardFolderWrite) (r *DashboardFolderCreated, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // CreateE2M implements CreateE2M operation.
 //
 // Stores a rule under a fresh lowercase UUID chosen by the server and answers it. `name` is unique
@@ -582,6 +593,19 @@ func (UnimplementedHandler) DeleteCustomRole(ctx context.Context, params DeleteC
 //
 // DELETE /mgmt/openapi/5/dashboards/dashboards/v1/{dashboard_id}
 func (UnimplementedHandler) DeleteDashboard(ctx context.Context, params DeleteDashboardParams) error {
+	return ht.ErrNotImplemented
+}
+
+// DeleteDashboardFolder implements DeleteDashboardFolder operation.
+//
+// Deletes an empty folder and answers `{}`. A folder that still holds dashboards or other folders is
+// not deleted (409, saying how many of each): the request has no way to say what should become of
+// them, so move or delete them first. When `request_id` is given it is remembered with the folder's
+// id: repeating the delete with the same `request_id` answers `{}` again, where any other repeat
+// answers 404.
+//
+// DELETE /mgmt/openapi/5/dashboards/folders/v1/{folder_id}
+func (UnimplementedHandler) DeleteDashboardFolder(ctx context.Context, params DeleteDashboardFolderParams) error {
 	return ht.ErrNotImplemented
 }
 
@@ -867,6 +891,15 @@ func (UnimplementedHandler) GetDashboard(ctx context.Context, params GetDashboar
 //
 // GET /mgmt/openapi/5/dashboards/dashboards/v1/slugs/lookup/{slug}
 func (UnimplementedHandler) GetDashboardBySlug(ctx context.Context, params GetDashboardBySlugParams) (r *DashboardRead, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetDashboardFolder implements GetDashboardFolder operation.
+//
+// Read a dashboard folder.
+//
+// GET /mgmt/openapi/5/dashboards/folders/v1/{folder_id}
+func (UnimplementedHandler) GetDashboardFolder(ctx context.Context, params GetDashboardFolderParams) (r *DashboardFolderRead, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1258,6 +1291,15 @@ func (UnimplementedHandler) ListDashboardCatalog(ctx context.Context) (r *Dashbo
 	return r, ht.ErrNotImplemented
 }
 
+// ListDashboardFolders implements ListDashboardFolders operation.
+//
+// Every dashboard folder of the team, by name, then id (a team holds at most 10000).
+//
+// GET /mgmt/openapi/5/dashboards/folders/v1
+func (UnimplementedHandler) ListDashboardFolders(ctx context.Context) (r *DashboardFolderList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ListDeployedExtensions implements ListDeployedExtensions operation.
 //
 // The team's deployments, by extension id, each with the counts of its deployed items.
@@ -1625,6 +1667,18 @@ func (UnimplementedHandler) ReplaceCustomPreset(ctx context.Context, req *Preset
 //
 // PUT /mgmt/openapi/5/dashboards/dashboards/v1
 func (UnimplementedHandler) ReplaceDashboard(ctx context.Context, req *DashboardWrite) error {
+	return ht.ErrNotImplemented
+}
+
+// ReplaceDashboardFolder implements ReplaceDashboardFolder operation.
+//
+// The folder named by `folder.id` (required; unknown is a 404) takes the body's `name` and `parentId`:
+// a folder sent without `parentId` moves to the top level. The parent must be another folder of the
+// team and must not be inside this one (400), so folders never form a cycle. The dashboards and
+// folders inside it stay inside it.
+//
+// PUT /mgmt/openapi/5/dashboards/folders/v1
+func (UnimplementedHandler) ReplaceDashboardFolder(ctx context.Context, req *DashboardFolderWrite) error {
 	return ht.ErrNotImplemented
 }
 

@@ -238,6 +238,9 @@ func planArea(ctx context.Context, tx *db.Tx, caller *auth.Principal, a Area, wa
 				p.deletes = append(p.deletes, Change{Area: a.Key(), ID: r.ID, Name: r.Name, Action: ActionDelete})
 			}
 		}
+		if o, ok := a.(DeleteOrderer); ok {
+			o.OrderDeletes(p.deletes, current)
+		}
 	}
 	_, write := a.Permissions()
 	for _, c := range append(p.deletes, p.puts...) {

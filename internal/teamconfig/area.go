@@ -63,7 +63,7 @@ type Resource struct {
 var AreaOrder = []string{
 	"recordingRuleSets", "notificationPresets", "notificationPresetDefaults", "parsingRuleGroups",
 	"policies", "policySettings", "quotaRuleSet", "retentionTags", "retentionTagsEnabled",
-	"customRoles", "viewFolders", "views", "dashboards", "defaultDashboard", "dashboardPins",
+	"customRoles", "viewFolders", "views", "dashboardFolders", "dashboards", "defaultDashboard", "dashboardPins",
 	"extensionDeployments", "slos", "events2metrics",
 }
 
@@ -188,6 +188,14 @@ func WithFields(doc []byte, set map[string]any) ([]byte, error) {
 // keeps out of what it drops.
 type DeletesLast interface {
 	DeletesLast()
+}
+
+// DeleteOrderer is implemented by areas whose resources refer to others of the same area along
+// a tree (dashboard folders to their parent folder): a prune deletes them in the order
+// OrderDeletes leaves deletes in, given current, the team's resources of the area, so that what
+// refers goes before what it refers to, whatever their ids.
+type DeleteOrderer interface {
+	OrderDeletes(deletes []Change, current []Resource)
 }
 
 // Referrer is implemented by areas whose resources only refer to other areas' resources (a

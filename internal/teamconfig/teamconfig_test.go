@@ -88,6 +88,7 @@ const (
 	viewsPath         = "/mgmt/openapi/5/data-exploration/views/v1/views"
 	viewFolders       = "/mgmt/openapi/5/data-exploration/views/v1/folders"
 	dashboardsPath    = "/mgmt/openapi/5/dashboards/dashboards/v1"
+	dashboardFolders  = "/mgmt/openapi/5/dashboards/folders/v1"
 	deployedPath      = "/mgmt/openapi/3/integrations/extensions/v1/deployed"
 	pinnedPath        = "/mgmt/openapi/5/dashboards/pinned/v1"
 	presetDefaultPath = "/mgmt/openapi/5/notifications/notification-center/v1/presets/custom/"
@@ -157,6 +158,11 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 		"filters":{"filters":[{"name":"applicationName","selectedValues":{"api":true,"web":false}}]},
 		"timeSelection":{"quickSelection":{"caption":"Last hour","seconds":3600}}}`)
 	mustCreate(t, env, key, http.MethodPost, viewsPath, `{"name":"bare","timeSelection":{}}`)
+	// The rich dashboard's folder, inside a top-level one (whose name sorts after it, so the
+	// export's parents-first order differs from the list's order by name).
+	mustCreate(t, env, key, http.MethodPost, dashboardFolders, `{"folder":{"id":"00000000-0000-4000-8000-0000000000d0","name":"z top"}}`)
+	mustCreate(t, env, key, http.MethodPost, dashboardFolders,
+		`{"folder":{"id":"00000000-0000-4000-8000-0000000000d1","name":"a inside","parentId":"00000000-0000-4000-8000-0000000000d0"}}`)
 	rich := apitest.Decode[struct{ DashboardID string }](t, apitest.Response{Status: 200,
 		Body: mustCreate(t, env, key, http.MethodPost, dashboardsPath, `{"requestId":"r1","isLocked":true,"accessPolicy":"{\"a\":1}","dashboard":`+richDashboard+`}`)})
 	plain := apitest.Decode[struct{ DashboardID string }](t, apitest.Response{Status: 200,
@@ -193,6 +199,7 @@ var filled = map[string]int{
 	"viewFolders create":                2,
 	"views create":                      2,
 	"dashboards create":                 2,
+	"dashboardFolders create":           2,
 	"notificationPresetDefaults create": 1,
 	"retentionTagsEnabled update":       1, // every team has it (false)
 	"defaultDashboard update":           1, // every team has it ({})
@@ -306,7 +313,7 @@ func TestPrune(t *testing.T) {
 		var empty strings.Builder
 		empty.WriteString("version: 1\n")
 		for _, area := range []string{"recordingRuleSets", "notificationPresets", "notificationPresetDefaults", "parsingRuleGroups",
-			"policies", "retentionTags", "customRoles", "viewFolders", "views", "dashboards", "dashboardPins",
+			"policies", "retentionTags", "customRoles", "viewFolders", "views", "dashboardFolders", "dashboards", "dashboardPins",
 			"extensionDeployments", "slos", "events2metrics"} {
 			empty.WriteString(area + ": []\n")
 		}

@@ -1,0 +1,29 @@
+package conformance
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// LatestOnly are the public documents that only the newest set (`public-spec-latest`, beside the
+// loaded directory) has, for services mgmtapi serves: Load adds each to a directory's documents
+// when the directory has none of that name and the sibling has it, so their answers are checked
+// too. Dashboard folders are issue 24 §6.
+var LatestOnly = []string{"dashboard_folders_service.json"}
+
+// latestOnlyFiles returns the paths of the LatestOnly documents that dir lacks and its sibling
+// `public-spec-latest` holds.
+func latestOnlyFiles(dir string, files []string) []string {
+	var out []string
+	for _, name := range LatestOnly {
+		if slices.ContainsFunc(files, func(f string) bool { return filepath.Base(f) == name }) {
+			continue
+		}
+		p := filepath.Join(filepath.Dir(filepath.Clean(dir)), "public-spec-latest", name)
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -366,7 +366,11 @@ func runOne(s *S, run func(*S)) (msg string) {
 				msg = ff.msg
 				return
 			}
-			msg = fmt.Sprintf("%s: panic: %v", s.service, r)
+			last := "(none)"
+			if len(s.steps) > 0 {
+				last = s.steps[len(s.steps)-1]
+			}
+			msg = fmt.Sprintf("%s: panic after step %q: %v", s.service, last, r)
 		}
 	}()
 	run(s)

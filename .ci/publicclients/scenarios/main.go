@@ -3,12 +3,12 @@
 // package per service into a throwaway module (imported as mgmtapi-ci/publicclients/<package>),
 // copies these files beside them and builds them; nothing here is part of the mgmtapi module.
 //
-// Usage: scenarios -server http://ADDR -key KEY [-allowlist FILE] [-run REGEXP]
+// Usage: scenarios -server http://ADDR -key KEY [-segments latest,5] [-allowlist FILE] [-run REGEXP]
 //
 //	scenarios -ready http://ADDR   exits 0 once the server answers /readyz
 //
 // Every scenario talks to http://ADDR/mgmt/openapi/latest (one base URL for every service, as a
-// client in the field does) with "Authorization: Bearer KEY", through the generated client only:
+// client in the field does; -segments runs them again under /5 and others) with "Authorization: Bearer KEY", through the generated client only:
 // create, read, update, list, delete where the service has them, asserting what the public
 // document promises. The one exception is the raw Alertmanager webhook that makes a case and an
 // incident exist (no public operation creates them). A failure prints the service, the step, the
@@ -21,7 +21,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -235,8 +234,8 @@ func (s *S) present(step string, answer any, path string) {
 	}
 }
 
-// array fails the step unless the answer's field at path is a JSON array (absent counts as
-// an empty one only when emptyMayBeAbsent: proto3 JSON leaves empty repeated fields out).
+// array fails the step unless the answer's field at path is a JSON array; absent counts as empty
+// (proto3 JSON leaves empty repeated fields out).
 func (s *S) array(step string, answer any, path string) []any {
 	v := get(answer, path)
 	if v == nil {
@@ -292,6 +291,7 @@ func main() {
 	key := flag.String("key", "", "an API key with every permission")
 	allowlist := flag.String("allowlist", "", "file of scenarios that may fail: SERVICE  reason")
 	only := flag.String("run", "", "run only the services matching this regexp")
+	segments := flag.String("segments", "latest", "comma-separated version segments: each scenario runs with the base URL http://ADDR/mgmt/openapi/SEGMENT")
 	ready := flag.String("ready", "", "exit 0 once http://ADDR/readyz answers 200")
 	flag.Parse()
 	if *ready != "" {
@@ -302,7 +302,7 @@ func main() {
 		os.Exit(0)
 	}
 	if *server == "" || *key == "" {
-		fmt.Fprintln(os.Stderr, "usage: scenarios -server http://ADDR -key KEY [-allowlist FILE] [-run REGEXP]")
+		fmt.Fprintln(os.Stderr, "usage: scenarios -server http://ADDR -key KEY [-segments latest,5] [-allowlist FILE] [-run REGEXP]")
 		os.Exit(2)
 	}
 	allowed, err := readAllowlist(*allowlist)
@@ -316,26 +316,30 @@ func main() {
 	}
 	sort.Slice(scenarios, func(i, j int) bool { return scenarios[i].service < scenarios[j].service })
 	passed, failed, known := 0, 0, 0
-	for _, sc := range scenarios {
-		if filter != nil && !filter.MatchString(sc.service) {
-			continue
-		}
-		s := &S{ctx: context.Background(), server: *server, base: *server + "/mgmt/openapi/latest", key: *key, service: sc.service}
-		msg := runOne(s, sc.run)
-		reason, isAllowed := allowed[sc.service]
-		switch {
-		case msg == "" && isAllowed:
-			failed++
-			fmt.Printf("FAIL %s: passes, but the allowlist says it fails (%s): remove the entry\n", sc.service, reason)
-		case msg == "":
-			passed++
-			fmt.Printf("ok   %s (%s)\n", sc.service, strings.Join(s.steps, ", "))
-		case isAllowed:
-			known++
-			fmt.Printf("KNOWN %s (allowlisted: %s)\n      %s\n", sc.service, reason, msg)
-		default:
-			failed++
-			fmt.Printf("FAIL %s\n      %s\n", sc.service, msg)
+	for _, segment := range strings.Split(*segments, ",") {
+		base := *server + "/mgmt/openapi/" + segment
+		for _, sc := range scenarios {
+			if filter != nil && !filter.MatchString(sc.service) {
+				continue
+			}
+			s := &S{ctx: context.Background(), server: *server, base: base, key: *key, service: sc.service}
+			msg := runOne(s, sc.run)
+			name := sc.service + " [" + segment + "]"
+			reason, isAllowed := allowed[sc.service]
+			switch {
+			case msg == "" && isAllowed:
+				failed++
+				fmt.Printf("FAIL %s: passes, but the allowlist says it fails (%s): remove the entry\n", name, reason)
+			case msg == "":
+				passed++
+				fmt.Printf("ok   %s (%s)\n", name, strings.Join(s.steps, ", "))
+			case isAllowed:
+				known++
+				fmt.Printf("KNOWN %s (allowlisted: %s)\n      %s: %s\n", name, reason, base, msg)
+			default:
+				failed++
+				fmt.Printf("FAIL %s\n      %s: %s\n", name, base, msg)
+			}
 		}
 	}
 	for service := range allowed {
@@ -356,34 +360,22 @@ func main() {
 
 func runOne(s *S, run func(*S)) (msg string) {
 	defer func() {
-		if r := recover(); r != nil {
-			var f failure
-			if errors.As(asError(r), &f) {
-				msg = f.msg
-				return
-			}
-			if ff, ok := r.(failure); ok {
-				msg = ff.msg
-				return
-			}
-			last := "(none)"
-			if len(s.steps) > 0 {
-				last = s.steps[len(s.steps)-1]
-			}
-			msg = fmt.Sprintf("%s: panic after step %q: %v", s.service, last, r)
+		r := recover()
+		if r == nil {
+			return
 		}
+		if f, ok := r.(failure); ok {
+			msg = f.msg
+			return
+		}
+		last := "(none)"
+		if len(s.steps) > 0 {
+			last = s.steps[len(s.steps)-1]
+		}
+		msg = fmt.Sprintf("%s: panic after step %q: %v", s.service, last, r)
 	}()
 	run(s)
 	return ""
-}
-
-func (f failure) Error() string { return f.msg }
-
-func asError(r any) error {
-	if e, ok := r.(error); ok {
-		return e
-	}
-	return nil
 }
 
 // readAllowlist reads "SERVICE reason…" lines; # starts a comment.

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// ingest opens a case and an incident the only way there is: one Alertmanager webhook (payload
+// version 4) to POST /ingest/alertmanager/v1, a raw request outside any public document. It
+// returns the case's id.
+func (s *S) ingest(alertname, service string) string {
+	const step = "ingest an Alertmanager alert (raw HTTP)"
+	s.steps = append(s.steps, "ingest")
+	start := time.Now().UTC().Add(-time.Minute).Format(time.RFC3339)
+	payload := map[string]any{
+		"version": "4", "groupKey": "publicclients/" + alertname, "truncatedAlerts": 0, "status": "firing",
+		"receiver": "publicclients", "externalURL": "http://alertmanager.invalid:9093",
+		"groupLabels":       map[string]string{"alertname": alertname},
+		"commonLabels":      map[string]string{"alertname": alertname},
+		"commonAnnotations": map[string]string{},
+		"alerts": []map[string]any{{
+			"status":      "firing",
+			"labels":      map[string]string{"alertname": alertname, "severity": "critical", "service": service},
+			"annotations": map[string]string{"summary": alertname + " on " + service},
+			"startsAt":    start, "endsAt": "0001-01-01T00:00:00Z",
+			"fingerprint": fmt.Sprintf("%x", sha256.Sum256([]byte(alertname+"/"+service)))[:32],
+		}},
+	}
+	text, _ := json.Marshal(payload)
+	req, err := http.NewRequestWithContext(s.ctx, http.MethodPost, s.server+"/ingest/alertmanager/v1", bytes.NewReader(text))
+	if err != nil {
+		s.failf(step, "%v", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+s.key)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.failf(step, "%v", err)
+	}
+	defer res.Body.Close()
+	out, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		s.failf(step, "status %d, body %s", res.StatusCode, clip(out))
+	}
+	var answer map[string]any
+	_ = json.Unmarshal(out, &answer)
+	id := str(answer, "caseId")
+	if id == "" {
+		s.failf(step, "no caseId: %s", clip(out))
+	}
+	return id
+}

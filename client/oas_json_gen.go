@@ -13546,12 +13546,16 @@ func (s *CustomRole) encodeFields(e *jx.Encoder) {
 		e.Str(s.Description)
 	}
 	{
-		e.FieldStart("parentRoleId")
-		e.Int64(s.ParentRoleId)
+		if s.ParentRoleId.Set {
+			e.FieldStart("parentRoleId")
+			s.ParentRoleId.Encode(e)
+		}
 	}
 	{
-		e.FieldStart("parentRoleName")
-		e.Str(s.ParentRoleName)
+		if s.ParentRoleName.Set {
+			e.FieldStart("parentRoleName")
+			s.ParentRoleName.Encode(e)
+		}
 	}
 	{
 		e.FieldStart("permissions")
@@ -13631,11 +13635,9 @@ func (s *CustomRole) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"description\"")
 			}
 		case "parentRoleId":
-			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
-				v, err := d.Int64()
-				s.ParentRoleId = int64(v)
-				if err != nil {
+				s.ParentRoleId.Reset()
+				if err := s.ParentRoleId.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -13643,11 +13645,9 @@ func (s *CustomRole) Decode(d *jx.Decoder) error {
 				return errors.Wrap(err, "decode field \"parentRoleId\"")
 			}
 		case "parentRoleName":
-			requiredBitSet[0] |= 1 << 5
 			if err := func() error {
-				v, err := d.Str()
-				s.ParentRoleName = string(v)
-				if err != nil {
+				s.ParentRoleName.Reset()
+				if err := s.ParentRoleName.Decode(d); err != nil {
 					return err
 				}
 				return nil
@@ -13684,7 +13684,7 @@ func (s *CustomRole) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b01111111,
+		0b01001111,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.

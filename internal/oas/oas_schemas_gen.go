@@ -4713,13 +4713,15 @@ func (s *ContextualLabelValues) SetContextualLabelValues(val []string) {
 
 // Ref: #/components/schemas/CustomRole
 type CustomRole struct {
-	RoleId         int64    `json:"roleId"`
-	TeamId         int64    `json:"teamId"`
-	Name           string   `json:"name"`
-	Description    string   `json:"description"`
-	ParentRoleId   int64    `json:"parentRoleId"`
-	ParentRoleName string   `json:"parentRoleName"`
-	Permissions    []string `json:"permissions"`
+	RoleId      int64  `json:"roleId"`
+	TeamId      int64  `json:"teamId"`
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// The system role this role derives from; absent for a role created without one.
+	ParentRoleId OptInt64 `json:"parentRoleId"`
+	// The name of that system role; absent with parentRoleId.
+	ParentRoleName OptString `json:"parentRoleName"`
+	Permissions    []string  `json:"permissions"`
 }
 
 // GetRoleId returns the value of RoleId.
@@ -4743,12 +4745,12 @@ func (s *CustomRole) GetDescription() string {
 }
 
 // GetParentRoleId returns the value of ParentRoleId.
-func (s *CustomRole) GetParentRoleId() int64 {
+func (s *CustomRole) GetParentRoleId() OptInt64 {
 	return s.ParentRoleId
 }
 
 // GetParentRoleName returns the value of ParentRoleName.
-func (s *CustomRole) GetParentRoleName() string {
+func (s *CustomRole) GetParentRoleName() OptString {
 	return s.ParentRoleName
 }
 
@@ -4778,12 +4780,12 @@ func (s *CustomRole) SetDescription(val string) {
 }
 
 // SetParentRoleId sets the value of ParentRoleId.
-func (s *CustomRole) SetParentRoleId(val int64) {
+func (s *CustomRole) SetParentRoleId(val OptInt64) {
 	s.ParentRoleId = val
 }
 
 // SetParentRoleName sets the value of ParentRoleName.
-func (s *CustomRole) SetParentRoleName(val string) {
+func (s *CustomRole) SetParentRoleName(val OptString) {
 	s.ParentRoleName = val
 }
 

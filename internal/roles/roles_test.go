@@ -224,7 +224,6 @@ func TestCreateRefused(t *testing.T) {
 			{`{"name":"` + long(101) + `","parentRoleId":1}`, 400, []string{"name", "100"}},
 			{`{"name":"  ","parentRoleId":1}`, 400, []string{"name", "non-whitespace"}},
 			{`{"name":"x","description":"` + long(1001) + `","parentRoleId":1}`, 400, []string{"description", "1000"}},
-			{`{"name":"x"}`, 400, []string{"parentRoleId", "parentRoleName", "required"}},
 			{`{"name":"x","parentRoleId":1,"parentRoleName":"admin"}`, 400, []string{"parentRoleId", "parentRoleName", "not both"}},
 			{`{"name":"x","parentRoleId":8}`, 400, []string{"parentRoleId", "system role"}},
 			{`{"name":"x","parentRoleId":0}`, 400, []string{"parentRoleId", "system role"}},
@@ -348,5 +347,24 @@ func TestRoleIsolationAndPermissions(t *testing.T) {
 		}
 		create(t, env, writer, `{"name":"w","parentRoleId":1}`)
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, systemPath, "nope", ""), 401)
+	})
+}
+
+// The newest public documents let a custom role derive from no system role: it is created, and
+// answered without either parent field.
+func TestCreateWithoutParent(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		id := create(t, env, key, `{"name":"own","permissions":["case:Read"]}`)
+		res := env.JSON(t, http.MethodGet, rolePath(id), key, "")
+		if res.Status != http.StatusOK || strings.Contains(string(res.Body), "parentRole") {
+			t.Fatalf("get: %d %s, want no parent fields", res.Status, res.Body)
+		}
+		if got := get(t, env, key, id); got.Name != "own" || fmt.Sprint(got.Permissions) != "[case:Read]" {
+			t.Fatalf("get %+v", got)
+		}
+		if got := list(t, env, key, ""); len(got) != 1 || got[0].RoleID != id || got[0].ParentRoleID != 0 {
+			t.Fatalf("list %+v", got)
+		}
 	})
 }

@@ -113,12 +113,17 @@ type role struct {
 	permissions []string
 }
 
+// wire is the role as answered; a role without a parent (parentID 0) has neither parent field.
 func (r role) wire(teamID int64) oas.CustomRole {
-	parent, _ := systemByID(r.parentID)
-	return oas.CustomRole{
+	out := oas.CustomRole{
 		RoleId: r.id, TeamId: teamID, Name: r.name, Description: r.description,
-		ParentRoleId: r.parentID, ParentRoleName: parent.name, Permissions: slices.Clone(r.permissions),
+		Permissions: slices.Clone(r.permissions),
 	}
+	if parent, ok := systemByID(r.parentID); ok {
+		out.ParentRoleId = oas.NewOptInt64(parent.id)
+		out.ParentRoleName = oas.NewOptString(parent.name)
+	}
+	return out
 }
 
 // checkName enforces a role name's bounds.
@@ -192,7 +197,8 @@ func checkCreate(teamID int64, req *oas.CustomRoleRequest) (role, error) {
 		}
 		parent = p
 	default:
-		return role{}, apierror.Invalidf("parentRoleId, parentRoleName: one is required; it names the system role the role derives from")
+		// The newest public documents let a role derive from no system role: it holds its own
+		// permissions only (parent id 0 is stored, as no system role has it).
 	}
 	perms, err := checkPermissions("permissions", req.Permissions)
 	if err != nil {

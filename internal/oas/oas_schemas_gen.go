@@ -11977,7 +11977,8 @@ func (s *KeyValue) SetValue(val string) {
 
 // Ref: #/components/schemas/ListExtensionsFilter
 type ListExtensionsFilter struct {
-	// List only extensions sharing at least one of these integrations (none means all).
+	// List only extensions sharing at least one of these integrations (none means all; an empty string
+	// matches no integration).
 	Integrations []string `json:"integrations"`
 }
 

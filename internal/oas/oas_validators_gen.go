@@ -12592,7 +12592,7 @@ func (s *ListExtensionsFilter) Validate() error {
 		if err := (validate.Array{
 			MinLength:    0,
 			MinLengthSet: false,
-			MaxLength:    100,
+			MaxLength:    10000,
 			MaxLengthSet: true,
 		}).ValidateLength(len(s.Integrations)); err != nil {
 			return errors.Wrap(err, "array")
@@ -12601,9 +12601,9 @@ func (s *ListExtensionsFilter) Validate() error {
 		for i, elem := range s.Integrations {
 			if err := func() error {
 				if err := (validate.String{
-					MinLength:     1,
-					MinLengthSet:  true,
-					MaxLength:     128,
+					MinLength:     0,
+					MinLengthSet:  false,
+					MaxLength:     65535,
 					MaxLengthSet:  true,
 					Email:         false,
 					Hostname:      false,

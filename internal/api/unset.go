@@ -9,7 +9,10 @@ package api
 //     members of free-form objects are kept as sent); a required array sent null is the empty
 //     array, which is what an unset repeated field is;
 //   - a member that is the zero value of its type (0, -0, 0.0, false, "") is not set where the
-//     member's schema has a default: the operation then applies that default.
+//     member's schema has a default: the operation then applies that default. The document
+//     writes it as `default:` where the generated decoder may apply it, and as `x-default:` where
+//     the operation applies it itself (a replace that keeps the stored value when the member is
+//     not set: the decoder's default would overwrite it).
 //
 // Such a member is left out of what the decoder reads, as if it had not been written: a member
 // is held back from its first byte (its comma, or its name for the first member) until its
@@ -51,6 +54,9 @@ func unsetFlags(s map[string]any) (nullUnset, zeroUnset bool) {
 		composed = true
 	}
 	_, hasDefault := s["default"]
+	if _, ok := s["x-default"]; ok {
+		hasDefault = true
+	}
 	return !nullable && (expectedType(s) != "" || composed), hasDefault
 }
 

@@ -82,3 +82,23 @@ func TestRequiredArrayNullIsEmpty(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroWithDefaultIsNotSet: a zero where the schema has a default (permutationsLimit's
+// x-default) is left out; another number, or a zero without a default, is kept.
+func TestZeroWithDefaultIsNotSet(t *testing.T) {
+	for _, size := range []int{1, 2, 4096} {
+		for body, want := range map[string]string{
+			`{"name":"x","permutationsLimit":0}`:           `{"name":"x"}`,
+			`{"permutationsLimit":-0,"name":"x"}`:          `{"name":"x"}`,
+			`{"permutationsLimit":0e0 , "name":"x"}`:       `{  "name":"x"}`,
+			`{"name":"x","permutationsLimit":0.5}`:         `{"name":"x","permutationsLimit":0.5}`,
+			`{"name":"x","permutationsLimit":10}`:          `{"name":"x","permutationsLimit":10}`,
+			`{"name":"x","permutationsLimit":"0"}`:         `{"name":"x","permutationsLimit":"0"}`,
+			`{"name":"","permutationsLimit":0,"type":"x"}`: `{"name":"","type":"x"}`,
+		} {
+			if got := readScanned(t, "CreateE2M", body, size); got != want {
+				t.Errorf("%s in chunks of %d:\n got %s\nwant %s", body, size, got, want)
+			}
+		}
+	}
+}

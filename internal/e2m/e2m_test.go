@@ -530,7 +530,8 @@ func TestRules(t *testing.T) {
 			{logsWith("r", `{"severityFilters":["SEVERITY_LOUD"]}`), []string{"logsQuery.severityFilters[0]"}},
 			{logsBody("r", `,"dataSource":"noslash"`), []string{"dataSource: must match"}},
 			{logsBody("r", `,"dataSource":"a/b/c"`), []string{"dataSource: must match"}},
-			{logsBody("r", agg(`{}`)), []string{"metricFields[0].aggregations[0]: must hold exactly one of none, histogram and samples (got 0)"}},
+			{logsBody("r", agg(`{}`)), []string{"metricFields[0].aggregations[0]: must hold one of none, histogram and samples, or an aggType that implies one (got aggType nothing)"}},
+			{logsBody("r", agg(`{"aggType":"AGG_TYPE_SAMPLES"}`)), []string{"metricFields[0].aggregations[0]: must hold one of none, histogram and samples, or an aggType that implies one (got aggType AGG_TYPE_SAMPLES)"}},
 			{logsBody("r", agg(`{"none":{},"aggType":"AGG_TYPE_MIN"},{"none":{},"histogram":{"buckets":[1]}}`)), []string{"metricFields[0].aggregations[1]: must hold exactly one", "(got 2)"}},
 			{logsBody("r", agg(`{"none":{}}`)), []string{"metricFields[0].aggregations[0].aggType: with none, must be one of", "got nothing"}},
 			{logsBody("r", agg(`{"none":{},"aggType":"AGG_TYPE_HISTOGRAM"}`)), []string{"aggregations[0].aggType: with none", "AGG_TYPE_HISTOGRAM"}},
@@ -729,6 +730,26 @@ func TestZeroPermutationsLimitIsNotSet(t *testing.T) {
 		res := env.JSON(t, http.MethodPost, executePath, key, batch(createReq(logsBody("batched", `,"permutationsLimit":0.0`))))
 		if res.Status != http.StatusOK {
 			t.Fatalf("batch create with 0.0: %d %s", res.Status, res.Body)
+		}
+	})
+}
+
+// TestAggregationWithoutMetadata: an aggregation without none, histogram or samples (the one-of
+// not set, which the public document allows) is accepted with the alternative its aggType
+// implies, and answered with it. It answered "400 metricFields[0].aggregations[0]: must hold
+// exactly one of none, histogram and samples (got 0)" before.
+func TestAggregationWithoutMetadata(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		res := env.JSON(t, http.MethodPost, rulesPath, key, logsBody("r", `,"metricFields":[{"sourceField":"f","targetBaseMetricName":"lat","aggregations":[`+
+			`{"enabled":true,"aggType":"AGG_TYPE_MIN","targetMetricName":"lat_min"},{"aggType":"AGG_TYPE_HISTOGRAM","none":null}]}]`))
+		if res.Status != http.StatusOK {
+			t.Fatalf("create: %d %s", res.Status, res.Body)
+		}
+		for _, want := range []string{`"aggType":"AGG_TYPE_MIN","none":{}`, `"targetMetricName":"lat_histogram","aggType":"AGG_TYPE_HISTOGRAM","histogram":{"buckets":[]}`} {
+			if !strings.Contains(string(res.Body), want) {
+				t.Fatalf("answer lacks %s: %s", want, res.Body)
+			}
 		}
 	})
 }

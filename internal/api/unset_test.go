@@ -1,8 +1,11 @@
 package api
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"testing"
 )
 
@@ -101,4 +104,52 @@ func TestZeroWithDefaultIsNotSet(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzUnsetMembers reads bodies through the scanner of an operation (chosen by the fuzzer among
+// every operation with a body) in chunks of one byte and of 4 KiB. The properties: no panic;
+// both chunkings give the same bytes; valid JSON stays valid JSON; a body without a null or a
+// zero literal passes through unchanged.
+func FuzzUnsetMembers(f *testing.F) {
+	f.Add(uint16(0), []byte(`{"name":"x","groups":null,"labels":{"a":null},"permutationsLimit":0}`))
+	f.Add(uint16(1), []byte(`{"policies":null, "a" : [null, {"b":null}] }`))
+	var operations []string
+	for id := range requestSchemas().bodies {
+		operations = append(operations, id)
+	}
+	slices.Sort(operations)
+	f.Fuzz(func(t *testing.T, operation uint16, body []byte) {
+		id := operations[int(operation)%len(operations)]
+		read := func(size int) (string, bool) {
+			r := scanBody(id, io.NopCloser(&chunkedReader{s: string(body), size: size}))
+			var out []byte
+			buf := make([]byte, size)
+			for range 3*len(body) + 16 {
+				n, err := r.Read(buf)
+				out = append(out, buf[:n]...)
+				if errors.Is(err, io.EOF) {
+					return string(out), true
+				}
+				if err != nil {
+					return "", false // refused: the refusal is the answer
+				}
+			}
+			t.Fatalf("%s: the read of %q does not end", id, body)
+			return "", false
+		}
+		one, ok1 := read(1)
+		whole, ok2 := read(4096)
+		if ok1 != ok2 || one != whole {
+			t.Fatalf("%s: %q reads as %q in bytes and %q in 4 KiB (%v, %v)", id, body, one, whole, ok1, ok2)
+		}
+		if !ok1 {
+			return
+		}
+		if json.Valid(body) && !json.Valid([]byte(one)) {
+			t.Fatalf("%s: valid %q reads as invalid %q", id, body, one)
+		}
+		if !bytes.Contains(body, []byte("null")) && !bytes.ContainsAny(body, "0f") && !bytes.Contains(body, []byte(`""`)) && one != string(body) {
+			t.Fatalf("%s: %q without a null or a zero reads as %q", id, body, one)
+		}
+	})
 }

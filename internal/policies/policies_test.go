@@ -642,3 +642,35 @@ func TestOverwriteReadModifyWrite(t *testing.T) {
 		}
 	})
 }
+
+// TestReorderReadModifyWrite: the orders read from the list, sent back as read, change nothing;
+// sent back with two swapped, swap them.
+func TestReorderReadModifyWrite(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		for _, n := range []string{"a", "b", "c"} {
+			create(t, env, key, logBody(n, ""))
+		}
+		read := list(t, env, key, "?source_type=SOURCE_TYPE_LOGS")
+		orders := make([]map[string]any, len(read))
+		for i, p := range read {
+			orders[i] = map[string]any{"id": p.ID, "order": p.Order}
+		}
+		send := func() {
+			t.Helper()
+			body := apitest.JSONOf(t, map[string]any{"sourceType": "SOURCE_TYPE_LOGS", "orders": orders})
+			if res := env.JSON(t, http.MethodPost, reorderPath, key, body); res.Status != http.StatusOK {
+				t.Fatalf("reorder %s: %d %s", body, res.Status, res.Body)
+			}
+		}
+		send()
+		if got := names(list(t, env, key, "?source_type=SOURCE_TYPE_LOGS")); got != "a@1,b@2,c@3" {
+			t.Fatalf("after sending the orders back: %s", got)
+		}
+		orders[0]["order"], orders[1]["order"] = orders[1]["order"], orders[0]["order"]
+		send()
+		if got := names(list(t, env, key, "?source_type=SOURCE_TYPE_LOGS")); got != "b@1,a@2,c@3" {
+			t.Fatalf("after swapping: %s", got)
+		}
+	})
+}

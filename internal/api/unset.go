@@ -16,8 +16,9 @@ package api
 //
 // Such a member is left out of what the decoder reads, as if it had not been written: a member
 // is held back from its first byte (its comma, or its name for the first member) until its
-// value shows whether it is kept. Only those few bytes are held; a body without such members
-// passes through unchanged and uncopied.
+// value shows whether it is kept (a null or zero that may be left out, to its end). Only those
+// few bytes are held; a body without such members passes through unchanged, copied only where
+// a read ends inside a held member.
 
 import "io"
 

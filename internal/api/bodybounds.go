@@ -32,7 +32,10 @@ type bodyRuleError struct {
 
 func (e *bodyRuleError) Error() string { return e.Message }
 
-// boundNode holds the bounds of one place in a request body; -1 is "no bound".
+// boundNode holds the bounds of one place in a request body; -1 is "no bound". Its two flags
+// say what "not set" is there, for a value that is a declared property of an object (see
+// unset.go): nullUnset, a null is not set (the schema is typed and not nullable); zeroUnset, the
+// zero value of its type is not set too (the schema has a default).
 type boundNode struct {
 	maxItems      int
 	maxLength     int
@@ -40,6 +43,11 @@ type boundNode struct {
 	items         *boundNode
 	properties    map[string]*boundNode
 	additional    *boundNode
+	nullUnset     bool
+	zeroUnset     bool
+	// emptyArrays are the required members whose schema is an array: their null is the empty
+	// array, not a missing member.
+	emptyArrays map[string]bool
 }
 
 func newBoundNode() *boundNode { return &boundNode{maxItems: -1, maxLength: -1, maxProperties: -1} }
@@ -89,6 +97,7 @@ func (b *boundsBuilder) build(schema any, depth int) *boundNode {
 		return nil
 	}
 	n := newBoundNode()
+	n.nullUnset, n.zeroUnset = unsetFlags(s)
 	if v, ok := intOf(s["maxItems"]); ok {
 		n.maxItems = v
 	}
@@ -114,6 +123,7 @@ func (b *boundsBuilder) build(schema any, depth int) *boundNode {
 	if extra, ok := s["additionalProperties"].(map[string]any); ok {
 		n.additional = b.build(extra, depth+1)
 	}
+	n.emptyArrays = b.requiredArrays(s)
 	if all, ok := s["allOf"].([]any); ok {
 		for _, part := range all {
 			n = tightest(n, b.build(part, depth+1))
@@ -147,7 +157,7 @@ func (b *boundsBuilder) build(schema any, depth int) *boundNode {
 // empty reports whether n bounds nothing.
 func (n *boundNode) empty() bool {
 	return n.maxItems < 0 && n.maxLength < 0 && n.maxProperties < 0 && n.items == nil &&
-		len(n.properties) == 0 && n.additional == nil
+		len(n.properties) == 0 && n.additional == nil && !n.nullUnset && !n.zeroUnset && len(n.emptyArrays) == 0
 }
 
 // intOf reads a non-negative integer keyword of the document.
@@ -179,6 +189,9 @@ func tightest(a, b *boundNode) *boundNode {
 		maxProperties: minBound(a.maxProperties, b.maxProperties),
 		items:         tightest(a.items, b.items),
 		additional:    tightest(a.additional, b.additional),
+		nullUnset:     a.nullUnset && b.nullUnset, // a nullable or free-form part keeps null
+		zeroUnset:     a.zeroUnset || b.zeroUnset,
+		emptyArrays:   unionOf(a.emptyArrays, b.emptyArrays),
 	}
 	n.properties = mergeProperties(a.properties, b.properties, tightest)
 	return n
@@ -197,6 +210,9 @@ func loosest(a, b *boundNode) *boundNode {
 		maxProperties: maxBound(a.maxProperties, b.maxProperties),
 		items:         loosest(a.items, b.items),
 		additional:    loosest(a.additional, b.additional),
+		nullUnset:     a.nullUnset && b.nullUnset,
+		zeroUnset:     a.zeroUnset && b.zeroUnset,
+		emptyArrays:   unionOf(a.emptyArrays, b.emptyArrays),
 	}
 	// A property only one alternative declares keeps that alternative's bounds: the other one
 	// would not take that property's value for its own.
@@ -247,7 +263,8 @@ func maxBound(a, b int) int {
 }
 
 // scanBody returns body read through a scanner of operation's bounds; reading it fails with a
-// *bodyRuleError at the first rule broken.
+// *bodyRuleError at the first rule broken. What it reads leaves out the members that are not set
+// (unset.go): a null, or a zero where the schema has a default.
 func scanBody(operation string, body io.ReadCloser) io.ReadCloser {
 	return &scannedBody{body: body, scan: newBodyScanner(bodyBounds()[operation])}
 }
@@ -257,9 +274,19 @@ type scannedBody struct {
 	body io.ReadCloser
 	scan *bodyScanner
 	err  error
+	// held is the body's bytes from held.at on, read and not yet given out: a member whose value
+	// is still to come may be left out.
+	held heldBytes
+	// ready is what is left to give out of the last chunk read.
+	ready []byte
 }
 
 func (b *scannedBody) Read(p []byte) (int, error) {
+	if len(b.ready) > 0 {
+		n := copy(p, b.ready)
+		b.ready = b.ready[n:]
+		return n, nil
+	}
 	if b.err != nil {
 		return 0, b.err
 	}
@@ -276,7 +303,10 @@ func (b *scannedBody) Read(p []byte) (int, error) {
 			return n, broken
 		}
 	}
-	return n, err
+	if len(b.held.bytes) == 0 && len(b.scan.drops) == 0 && (b.scan.hold < 0 || err != nil) {
+		return n, err // nothing to leave out or hold back: most chunks of most bodies
+	}
+	return b.leaveOut(p, n, err)
 }
 
 func (b *scannedBody) Close() error { return b.body.Close() }
@@ -310,6 +340,9 @@ type scanFrame struct {
 	node   *boundNode
 	count  int    // items or members so far
 	key    []byte // an object's current member name (its buffer is reused from member to member)
+	// holds: the object's schema declares properties, whose "not set" members are left out;
+	// kept: a member of it has been kept (the next one keeps its comma).
+	holds, kept bool
 }
 
 // bodyScanner is the state machine; feed it the body's bytes in order.
@@ -341,6 +374,17 @@ type bodyScanner struct {
 
 	// The top level has been entered.
 	started bool
+
+	// What is left out of the body (unset.go): offsets count the body's bytes from 0.
+	read      int64      // the bytes fed before the current chunk
+	pos       int64      // the offset of the byte jsonByte reads
+	hold      int64      // where the member being read begins (its comma, or its name); -1: none
+	holdComma bool       // the member began at its comma
+	cut       int        // cutNone, or which "not set" value the member's value may be
+	litAt     int64      // where the value's literal begins
+	lit       [8]byte    // the value's literal, while cut is set
+	litLen    int        // its length (past len(lit): too long to be a zero)
+	drops     []dropSpan // the members left out, not yet taken out of what is given
 }
 
 // overrun is a bound passed by the value at depth (stack length when it was entered).
@@ -355,7 +399,7 @@ type overrun struct {
 }
 
 func newBodyScanner(root *boundNode) *bodyScanner {
-	return &bodyScanner{root: root, stack: make([]scanFrame, 0, 8)}
+	return &bodyScanner{root: root, stack: make([]scanFrame, 0, 8), hold: -1}
 }
 
 // end is the end of the body: an overrun still counting is reported as it stands.
@@ -421,6 +465,8 @@ func (s *bodyScanner) containerPath() string {
 
 // feed reads the next bytes of the body; it returns the first rule they break.
 func (s *bodyScanner) feed(p []byte) error {
+	base := s.read
+	s.read += int64(len(p))
 	for i := 0; i < len(p); i++ {
 		if s.state == stString && s.escape == 0 && !s.highPending && s.utf8Len == 0 && s.overrun == nil {
 			// A run of plain ASCII characters of a string, at once: most of most bodies.
@@ -485,6 +531,7 @@ func (s *bodyScanner) feed(p []byte) error {
 				continue
 			}
 		}
+		s.pos = base + int64(i)
 		if err := s.jsonByte(c); err != nil {
 			return err
 		}
@@ -535,7 +582,13 @@ func (s *bodyScanner) jsonByte(c byte) error {
 		return s.stringByte(c)
 	case stScalar:
 		if (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' || c == '+' || c == '-' {
+			if s.cut != cutNone {
+				s.literalByte(c)
+			}
 			return nil
+		}
+		if s.cut != cutNone {
+			s.endScalarMember()
 		}
 		s.afterValue()
 		return s.jsonByte(c)
@@ -560,6 +613,9 @@ func (s *bodyScanner) jsonByte(c byte) error {
 			return nil
 		}
 		top := &s.stack[len(s.stack)-1]
+		if top.holds && s.state == stKeyOrClose {
+			s.hold, s.holdComma = s.pos, false // after ',' the member is held from its comma
+		}
 		top.count++
 		if n := top.node; n != nil && n.maxProperties >= 0 && top.count > n.maxProperties && s.overrun == nil {
 			s.overrun = &overrun{path: s.containerPath(), unit: "entries", bound: n.maxProperties, got: top.count, depth: len(s.stack)}
@@ -578,6 +634,9 @@ func (s *bodyScanner) jsonByte(c byte) error {
 		switch {
 		case c == ',' && top.object:
 			s.state = stKey
+			if top.holds {
+				s.hold, s.holdComma = s.pos, true
+			}
 		case c == ',':
 			s.state = stValue
 		case c == '}' && top.object:
@@ -593,22 +652,23 @@ func (s *bodyScanner) jsonByte(c byte) error {
 	return nil
 }
 
-// valueNode is the bounds of the value about to begin.
-func (s *bodyScanner) valueNode() *boundNode {
+// valueNode is the bounds of the value about to begin; declared says it is a property the
+// object's schema declares.
+func (s *bodyScanner) valueNode() (node *boundNode, declared bool) {
 	if len(s.stack) == 0 {
-		return s.root
+		return s.root, false
 	}
 	top := s.stack[len(s.stack)-1]
 	if top.node == nil {
-		return nil
+		return nil, false
 	}
 	if top.object {
 		if c, ok := top.node.properties[string(top.key)]; ok {
-			return c
+			return c, true
 		}
-		return top.node.additional
+		return top.node.additional, false
 	}
-	return top.node.items
+	return top.node.items, false
 }
 
 // beginValue starts the value whose first byte is c.
@@ -627,7 +687,10 @@ func (s *bodyScanner) beginValue(c byte) error {
 			o.got = top.count
 		}
 	}
-	node := s.valueNode()
+	node, declared := s.valueNode()
+	if s.hold >= 0 {
+		s.memberValue(c, node, declared)
+	}
 	switch {
 	case c == '{' || c == '[':
 		if len(s.stack) >= maxScanDepth {
@@ -642,6 +705,7 @@ func (s *bodyScanner) beginValue(c byte) error {
 		} else {
 			s.stack = append(s.stack, scanFrame{object: c == '{', node: node})
 		}
+		s.stack[len(s.stack)-1].holds = c == '{' && node != nil && len(node.properties) > 0
 		if c == '{' {
 			s.state = stKeyOrClose
 		} else {
@@ -868,6 +932,9 @@ func (s *bodyScanner) endString() error {
 		}
 		s.state = stColon
 		return nil
+	}
+	if s.cut != cutNone {
+		s.endStringMember()
 	}
 	s.afterValue()
 	return nil

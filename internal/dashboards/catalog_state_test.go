@@ -380,7 +380,7 @@ func TestDashboardCheck(t *testing.T) {
 			want      []checkIssue
 		}{
 			{`{"layout":{}}`, []checkIssue{{"/name", "dashboard.name: required", "SEVERITY_ERROR"}}},
-			{`{"name":"n","layout":{"sections":[{"rows":[{"widgets":[{"definition":{"lineChart":{"queryDefinitions":[]}}}]}]}]}}`,
+			{`{"name":"n","layout":{"sections":[{"id":{"value":"00000000-0000-4000-8000-0000000000d2"},"rows":[{"widgets":[{"definition":{"lineChart":{"queryDefinitions":[]}}}]}]}]}}`,
 				[]checkIssue{{"/layout/sections/0/rows/0/widgets/0/definition/lineChart/queryDefinitions",
 					"dashboard.layout.sections[0].rows[0].widgets[0].definition.lineChart.queryDefinitions: must have at least 1 item", "SEVERITY_ERROR"}}},
 			{`{"name":"","slugName":"Upper","layout":[],"variables":[{"name":""},"x",{"displayName":"ok"}],"annotations":[{"id":"bad"}]}`,

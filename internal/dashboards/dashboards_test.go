@@ -100,12 +100,13 @@ func TestDashboardLifecycle(t *testing.T) {
 			cat[1].ID != id || cat[1].SlugName != "service-health" || !cat[1].IsLocked || cat[1].CreateTime == "" {
 			t.Fatalf("catalog %+v", cat)
 		}
-		// Replace: the body becomes the dashboard; policy and lock follow the body.
+		// Replace: the body becomes the dashboard; the lock follows the body; the access policy,
+		// not sent, stays (TestAccessPolicySurvivesReplace).
 		repl := `{"id":"` + id + `","name":"Renamed","layout":{"sections":[]}}`
 		if r := env.JSON(t, http.MethodPut, basePath, key, write(repl)); r.Status != 200 || string(r.Body) != "{}" {
 			t.Fatalf("replace %d %s", r.Status, r.Body)
 		}
-		if g := get(t, env, key, id); !reflect.DeepEqual(g.Dashboard, asMap(t, repl)) || g.AccessPolicy != nil || g.IsLocked {
+		if g := get(t, env, key, id); !reflect.DeepEqual(g.Dashboard, asMap(t, repl)) || g.AccessPolicy == nil || *g.AccessPolicy != "" || g.IsLocked {
 			t.Fatalf("after replace %+v", g)
 		}
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, basePath, key, write(`{"name":"x","layout":{}}`)), 400, "dashboard.id", "required")
@@ -171,7 +172,7 @@ func TestDashboardBounds(t *testing.T) {
 			return dash(`,"annotations":[{"id":"` + uuid + `","name":"a","source":` + src + `}]`)
 		}
 		line := func(defs string) string {
-			return dash(`,"layout":{"sections":[{"rows":[{},{"widgets":[{},{},{"definition":{"lineChart":{"queryDefinitions":` + defs + `}}}]}]}]}`)
+			return dash(`,"layout":{"sections":[{"id":{"value":"` + uuid + `"},"rows":[{},{"widgets":[{},{},{"definition":{"lineChart":{"queryDefinitions":` + defs + `}}}]}]}]}`)
 		}
 		fieldValue := func(fv string) string {
 			return dash(`,"variablesV2":[{"id":{"value":"` + uuid + `"},"name":"v","displayName":"V","source":{"query":{"spansQuery":{"type":{"fieldValue":` + fv + `}}}}}]`)
@@ -189,7 +190,7 @@ func TestDashboardBounds(t *testing.T) {
 			ann(`{"logs":{"messageTemplate":` + s(1000) + `,"labelFields":` + list(10, `{"keypath":["k"]}`) + `}}`),
 			ann(`{"metrics":{"messageTemplate":"","labels":` + list(10, `"l"`) + `}}`),
 			dash(`,"annotations":[{"id":"` + uuid + `","name":` + s(100) + `}]`),
-			line(`[{}]`),
+			line(`[{"id":"q","query":{}}]`),
 			fieldValue(`{` + obs + `}`), fieldValue(`{` + val + `}`),
 		}
 		for _, d := range good {
@@ -228,7 +229,7 @@ func TestDashboardBounds(t *testing.T) {
 			{ann(`{"dataprime":{"labelFields":` + list(11, `{}`) + `}}`), []string{"dashboard.annotations[0].source.dataprime.labelFields", "at most 10 items (got 11)"}},
 			{ann(`{"metrics":{"labels":` + list(11, `"l"`) + `}}`), []string{"dashboard.annotations[0].source.metrics.labels", "got 11"}},
 			{line(`[]`), []string{"dashboard.layout.sections[0].rows[1].widgets[2].definition.lineChart.queryDefinitions: must have at least 1 item"}},
-			{dash(`,"layout":{"sections":[{"rows":[{"widgets":[{"definition":{"lineChart":{}}}]}]}]}`), []string{"lineChart.queryDefinitions", "at least 1"}},
+			{dash(`,"layout":{"sections":[{"id":{"value":"` + uuid + `"},"rows":[{"widgets":[{"definition":{"lineChart":{}}}]}]}]}`), []string{"lineChart.queryDefinitions", "at least 1"}},
 			{fieldValue(`{` + obs + `,` + val + `}`), []string{"dashboard.variablesV2[0].source.query.spansQuery.type.fieldValue", "not both"}},
 			{fieldValue(`{}`), []string{"dashboard.variablesV2[0].source.query.spansQuery.type.fieldValue", "exactly one"}},
 			{dash(`,"variables":[{"definition":{"multiSelect":{"source":{"query":{"query":{"spansQuery":{"type":{"fieldValue":{` + obs + `,` + val + `}}}}}}}}}]`),
@@ -321,5 +322,57 @@ func TestDashboardConcurrentRepeatedDelete(t *testing.T) {
 		if cat := apitest.Decode[struct{ Items []any }](t, env.JSON(t, http.MethodGet, catalogPath, key, "")).Items; len(cat) != n || len(seen) != n {
 			t.Fatalf("catalog %d items, %d distinct ids", len(cat), len(seen))
 		}
+	})
+}
+
+// TestAccessPolicySurvivesReplace: a replace that does not send the access policy (or sends it
+// null) keeps the stored one; one that sends it replaces it. It came back null after a replace
+// before.
+func TestAccessPolicySurvivesReplace(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		const policy = `{"default":{"permissions":{"team-dashboards:Read":"grant"}}}`
+		p, _ := json.Marshal(policy)
+		id := apitest.Decode[struct{ DashboardID string }](t, env.JSON(t, http.MethodPost, basePath, key,
+			`{"requestId":"r1","accessPolicy":`+string(p)+`,"dashboard":{"name":"Kept","layout":{}}}`)).DashboardID
+		for _, body := range []string{
+			`{"requestId":"r2","dashboard":{"id":"` + id + `","name":"Renamed","layout":{}}}`,
+			`{"requestId":"r3","accessPolicy":null,"dashboard":{"id":"` + id + `","name":"Renamed again","layout":{}}}`,
+		} {
+			if r := env.JSON(t, http.MethodPut, basePath, key, body); r.Status != 200 {
+				t.Fatalf("replace %d %s", r.Status, r.Body)
+			}
+			if g := get(t, env, key, id); g.AccessPolicy == nil || *g.AccessPolicy != policy {
+				t.Fatalf("after %s: access policy %v, want the stored %s", body, g.AccessPolicy, policy)
+			}
+		}
+		if r := env.JSON(t, http.MethodPut, basePath, key, `{"requestId":"r4","accessPolicy":"","dashboard":{"id":"`+id+`","name":"Open","layout":{}}}`); r.Status != 200 {
+			t.Fatalf("replace %d %s", r.Status, r.Body)
+		}
+		if g := get(t, env, key, id); g.AccessPolicy == nil || *g.AccessPolicy != "" {
+			t.Fatalf("after a replace sending an empty policy: %v", g.AccessPolicy)
+		}
+	})
+}
+
+// TestMissingPubliclyRequiredMember: a dashboard without a member its public schema requires (a
+// section's id; a query definition's id and query) is a 400 naming it, and is not stored; it
+// was stored before.
+func TestMissingPubliclyRequiredMember(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		sectionID := `{"value":"` + uuid + `"}`
+		for _, c := range []struct{ dashboard, want string }{
+			{`{"name":"n","layout":{"sections":[{"id":` + sectionID + `},{"rows":[]}]}}`, "dashboard.layout.sections[1].id: required"},
+			{`{"name":"n","layout":{"sections":[{"id":null,"rows":[]}]}}`, "dashboard.layout.sections[0].id: required"},
+			{`{"name":"n","layout":{"sections":[{"id":` + sectionID + `,"rows":[{"widgets":[{"definition":{"lineChart":{"queryDefinitions":[{"id":"q"}]}}}]}]}]}}`,
+				"dashboard.layout.sections[0].rows[0].widgets[0].definition.lineChart.queryDefinitions[0].query: required"},
+		} {
+			apitest.ExpectError(t, env.JSON(t, http.MethodPost, basePath, key, write(c.dashboard)), 400, c.want)
+		}
+		if items := apitest.Decode[struct{ Items []any }](t, env.JSON(t, http.MethodGet, catalogPath, key, "")).Items; len(items) != 0 {
+			t.Fatalf("refused dashboards were stored: %v", items)
+		}
+		create(t, env, key, `{"name":"n","layout":{"sections":[{"id":`+sectionID+`,"rows":[]}]}}`)
 	})
 }

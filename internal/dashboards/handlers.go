@@ -140,7 +140,8 @@ func (h *DashboardHandler) ReplaceDashboard(ctx context.Context, req *oas.Dashbo
 }
 
 // replaceCheckedDashboard makes the checked dashboard d (its id and updater set) the content of
-// the team's dashboard d.id in tx; a dashboard locked before and after keeps its locker.
+// the team's dashboard d.id in tx; a dashboard locked before and after keeps its locker, and a
+// replace without an access policy keeps the stored one.
 //
 // Errors: db.ErrNotFound when the team has no such dashboard; Invalid when folderId.value names
 // no dashboard folder of the team; Conflict when another of the team's dashboards has its slug.
@@ -166,6 +167,10 @@ func replaceCheckedDashboard(ctx context.Context, tx *db.Tx, teamID int64, d sto
 	}
 	if err := checkFolderExists(ctx, tx, teamID, d.folderID, "dashboard.folderId.value"); err != nil {
 		return err
+	}
+	if !policy.Set && old.accessPolicy.Valid {
+		// Not sent (or sent null), the access policy is not set: the stored one stays.
+		policy = oas.NewOptString(old.accessPolicy.String)
 	}
 	return replaceDashboard(ctx, tx, teamID, d, policy)
 }

@@ -133,8 +133,53 @@ func dashboardViolations(doc document) (name, slug string, violations []error) {
 		return checkNames(o, p)
 	})
 	eachObject(doc, at, "annotations", broken, checkAnnotation)
+	for _, r := range requiredMembers {
+		requireAt(map[string]any(doc), at, strings.Split(r.path, "."), r.names, broken)
+	}
 	walk(map[string]any(doc), at, broken)
 	return name, slug, violations
+}
+
+// requiredMembers are members of the parts of a dashboard that the public dashboard schema
+// requires (a section's id is the example: sections are known by it), by the path of
+// the part; "[]" is each item of an array. A part that is absent, or not an object, is left to
+// the other checks.
+var requiredMembers = []struct {
+	path  string
+	names []string
+}{
+	{"layout.sections[]", []string{"id"}},
+	{"layout.sections[].rows[].widgets[].definition.lineChart.queryDefinitions[]", []string{"id", "query"}},
+	{"layout.sections[].rows[].widgets[].definition.dynamic.queryDefinitions[]", []string{"id", "query"}},
+}
+
+// requireAt reports each of names missing (or null) from the objects at path under v.
+func requireAt(v any, p string, path []string, names []string, broken func(error) bool) {
+	o, ok := v.(map[string]any)
+	if !ok {
+		return
+	}
+	if len(path) == 0 {
+		for _, n := range names {
+			if _, ok := present(o, n); !ok {
+				broken(apierror.Invalidf("%s.%s: required", p, n))
+			}
+		}
+		return
+	}
+	name, each := strings.CutSuffix(path[0], "[]")
+	next, ok := present(o, name)
+	if !ok {
+		return
+	}
+	if !each {
+		requireAt(next, p+"."+name, path[1:], names, broken)
+		return
+	}
+	items, _ := next.([]any)
+	for i, it := range items {
+		requireAt(it, fmt.Sprintf("%s.%s[%d]", p, name, i), path[1:], names, broken)
+	}
 }
 
 // checkFolderPath requires 1 to 2 segments of 1 to 100 characters each.

@@ -443,7 +443,7 @@ func TestBounds(t *testing.T) {
 		if lo.Permutations.Limit != 1 || hi.Permutations.Limit != 10000000 {
 			t.Fatalf("limits %d %d", lo.Permutations.Limit, hi.Permutations.Limit)
 		}
-		for _, v := range []string{"0", "10000001"} {
+		for _, v := range []string{"-1", "10000001"} { // 0 is not set (TestZeroPermutationsLimitIsNotSet)
 			apitest.ExpectError(t, env.JSON(t, http.MethodPost, rulesPath, key, logsBody("p", `,"permutationsLimit":`+v)), 400, "permutationsLimit")
 			apitest.ExpectError(t, env.JSON(t, http.MethodPut, rulesPath, key, replaceBody(lo.ID, "lo", `,"permutationsLimit":`+v)), 400, "permutationsLimit")
 			apitest.ExpectError(t, env.JSON(t, http.MethodPost, executePath, key, batch(createReq(logsBody("p", `,"permutationsLimit":`+v)))),
@@ -530,7 +530,8 @@ func TestRules(t *testing.T) {
 			{logsWith("r", `{"severityFilters":["SEVERITY_LOUD"]}`), []string{"logsQuery.severityFilters[0]"}},
 			{logsBody("r", `,"dataSource":"noslash"`), []string{"dataSource: must match"}},
 			{logsBody("r", `,"dataSource":"a/b/c"`), []string{"dataSource: must match"}},
-			{logsBody("r", agg(`{}`)), []string{"metricFields[0].aggregations[0]: must hold exactly one of none, histogram and samples (got 0)"}},
+			{logsBody("r", agg(`{}`)), []string{"metricFields[0].aggregations[0]: must hold one of none, histogram and samples, or an aggType that implies one (got aggType nothing)"}},
+			{logsBody("r", agg(`{"aggType":"AGG_TYPE_SAMPLES"}`)), []string{"metricFields[0].aggregations[0]: must hold one of none, histogram and samples, or an aggType that implies one (got aggType AGG_TYPE_SAMPLES)"}},
 			{logsBody("r", agg(`{"none":{},"aggType":"AGG_TYPE_MIN"},{"none":{},"histogram":{"buckets":[1]}}`)), []string{"metricFields[0].aggregations[1]: must hold exactly one", "(got 2)"}},
 			{logsBody("r", agg(`{"none":{}}`)), []string{"metricFields[0].aggregations[0].aggType: with none, must be one of", "got nothing"}},
 			{logsBody("r", agg(`{"none":{},"aggType":"AGG_TYPE_HISTOGRAM"}`)), []string{"aggregations[0].aggType: with none", "AGG_TYPE_HISTOGRAM"}},
@@ -707,6 +708,48 @@ func TestStreamedListIsTheBufferedList(t *testing.T) {
 		}
 		if body := apitest.ExpectStreamedAsBuffered(t, env, rulesPath, key, team, buffered); len(body) <= 2*streaming.BufferBytes {
 			t.Fatalf("the list is %d bytes, want more than two buffers", len(body))
+		}
+	})
+}
+
+// TestZeroPermutationsLimitIsNotSet: permutationsLimit 0 is not set (its schema has a default):
+// a create gets the default, a replace keeps the stored limit, in a batch too. It answered
+// "400 permutationsLimit: must be at least 1 (got 0)" before.
+func TestZeroPermutationsLimitIsNotSet(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		r := create(t, env, key, logsBody("zero", `,"permutationsLimit": 0`))
+		if r.Permutations.Limit != 30000 {
+			t.Fatalf("create with 0: limit %d, want the default 30000", r.Permutations.Limit)
+		}
+		r = create(t, env, key, logsBody("kept", `,"permutationsLimit":500`))
+		got := apitest.Decode[envelope](t, env.JSON(t, http.MethodPut, rulesPath, key, replaceBody(r.ID, "kept", `,"permutationsLimit":0`))).E2M
+		if got.Permutations.Limit != 500 {
+			t.Fatalf("replace with 0: limit %d, want the stored 500", got.Permutations.Limit)
+		}
+		res := env.JSON(t, http.MethodPost, executePath, key, batch(createReq(logsBody("batched", `,"permutationsLimit":0.0`))))
+		if res.Status != http.StatusOK {
+			t.Fatalf("batch create with 0.0: %d %s", res.Status, res.Body)
+		}
+	})
+}
+
+// TestAggregationWithoutMetadata: an aggregation without none, histogram or samples (the one-of
+// not set, which the public document allows) is accepted with the alternative its aggType
+// implies, and answered with it. It answered "400 metricFields[0].aggregations[0]: must hold
+// exactly one of none, histogram and samples (got 0)" before.
+func TestAggregationWithoutMetadata(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		res := env.JSON(t, http.MethodPost, rulesPath, key, logsBody("r", `,"metricFields":[{"sourceField":"f","targetBaseMetricName":"lat","aggregations":[`+
+			`{"enabled":true,"aggType":"AGG_TYPE_MIN","targetMetricName":"lat_min"},{"aggType":"AGG_TYPE_HISTOGRAM","none":null}]}]`))
+		if res.Status != http.StatusOK {
+			t.Fatalf("create: %d %s", res.Status, res.Body)
+		}
+		for _, want := range []string{`"aggType":"AGG_TYPE_MIN","none":{}`, `"targetMetricName":"lat_histogram","aggType":"AGG_TYPE_HISTOGRAM","histogram":{"buckets":[]}`} {
+			if !strings.Contains(string(res.Body), want) {
+				t.Fatalf("answer lacks %s: %s", want, res.Body)
+			}
 		}
 	})
 }

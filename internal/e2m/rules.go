@@ -128,12 +128,27 @@ var plainSuffix = map[oas.E2MAggType]string{
 }
 
 // checkAggregation checks one aggregation at path and fills in its aggType, enabled and
-// targetMetricName (derived from base when omitted).
+// targetMetricName (derived from base when omitted). An aggregation without any of none,
+// histogram and samples (the one-of not set, which the public document allows) takes the one
+// its aggType implies: none for min, max, count, avg and sum, a histogram without buckets for
+// AGG_TYPE_HISTOGRAM; it is stored and answered with it. Samples need their sample type, so
+// AGG_TYPE_SAMPLES, or no aggType, without metadata is a 400.
 func checkAggregation(path, base string, a *oas.E2MAggregation) error {
 	kinds := 0
 	for _, set := range []bool{a.None != nil, a.Histogram.Set, a.Samples.Set} {
 		if set {
 			kinds++
+		}
+	}
+	if kinds == 0 {
+		given, hasType := a.AggType.Get()
+		if _, plain := plainSuffix[given]; hasType && plain {
+			a.None, kinds = &oas.E2MNone{}, 1
+		} else if hasType && given == oas.E2MAggTypeAGGTYPEHISTOGRAM {
+			a.Histogram, kinds = oas.NewOptE2MHistogram(oas.E2MHistogram{Buckets: []float64{}}), 1
+		} else {
+			return apierror.Invalidf("%s: must hold one of none, histogram and samples, or an aggType that implies one (got aggType %s)",
+				path, orMissing(given, hasType))
 		}
 	}
 	if kinds != 1 {

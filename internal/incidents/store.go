@@ -63,7 +63,6 @@ func (r row) incident(events []oas.IncidentEvent, now time.Time) (oas.Incident, 
 	inc := oas.Incident{
 		ID:                  r.id,
 		Name:                oas.NewOptString(r.name),
-		Description:         oas.NewOptString(r.description),
 		State:               oas.IncidentState(r.state),
 		Status:              oas.IncidentStatus(r.status),
 		Severity:            oas.IncidentSeverity(r.severity),
@@ -77,6 +76,11 @@ func (r row) incident(events []oas.IncidentEvent, now time.Time) (oas.Incident, 
 		LastStateUpdateTime: fromMicros(r.lastStateUpdateTime),
 		LastStateUpdateKey:  r.lastStateUpdateKey,
 		Duration:            durationText(r.createdAt, r.closedAt, now),
+	}
+	if r.description != "" {
+		// An alert without a description (or summary) annotation has none: it is not
+		// answered, rather than as "" (which the public document does not allow).
+		inc.Description = oas.NewOptString(r.description)
 	}
 	if inc.Events == nil {
 		inc.Events = []oas.IncidentEvent{}

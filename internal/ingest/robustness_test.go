@@ -300,9 +300,11 @@ type field struct {
 	name string // fragment of the message; the last segment of path when empty
 }
 
-// wrongValues are values of the wrong JSON type (and bad values) for a kind.
+// wrongValues are values of the wrong JSON type (and bad values) for a kind. A null is not one:
+// it is "not set" (docs/decisions.md; internal/api TestEveryNullIsNotSet), as if the field had
+// not been sent.
 func wrongValues(kind string) map[string]string {
-	common := map[string]string{"null": `null`}
+	common := map[string]string{}
 	switch kind {
 	case "string", "enum", "datetime":
 		common["number"] = `123`

@@ -23396,11 +23396,12 @@ func (s *PolicyDeleted) SetID(val string) {
 
 type PolicyDescription string
 
-// The fields an overwrite entry shares by every data type.
+// The fields an overwrite entry shares by every data type. `description` may be left out (it is not
+// set then), so that a policy read back without one can be written back.
 // Ref: #/components/schemas/PolicyFields
 type PolicyFields struct {
 	Name             PolicyName                `json:"name"`
-	Description      PolicyDescription         `json:"description"`
+	Description      OptPolicyDescription      `json:"description"`
 	Disabled         OptBool                   `json:"disabled"`
 	Priority         PolicyPriority            `json:"priority"`
 	PriorityOverride OptPolicyPriorityOverride `json:"priorityOverride"`
@@ -23416,7 +23417,7 @@ func (s *PolicyFields) GetName() PolicyName {
 }
 
 // GetDescription returns the value of Description.
-func (s *PolicyFields) GetDescription() PolicyDescription {
+func (s *PolicyFields) GetDescription() OptPolicyDescription {
 	return s.Description
 }
 
@@ -23461,7 +23462,7 @@ func (s *PolicyFields) SetName(val PolicyName) {
 }
 
 // SetDescription sets the value of Description.
-func (s *PolicyFields) SetDescription(val PolicyDescription) {
+func (s *PolicyFields) SetDescription(val OptPolicyDescription) {
 	s.Description = val
 }
 

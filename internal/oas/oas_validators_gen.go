@@ -14726,8 +14726,15 @@ func (s *PolicyFields) Validate() error {
 		})
 	}
 	if err := func() error {
-		if err := s.Description.Validate(); err != nil {
-			return err
+		if value, ok := s.Description.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
 		}
 		return nil
 	}(); err != nil {

@@ -149,7 +149,7 @@ func fillParameters(p *oas.ParsingRuleParameters) (kindOf, error) {
 	}
 	if v, ok := p.JsonExtractParameters.Get(); ok {
 		v.Rule = s(v.Rule.Or(""))
-		v.DestinationFieldText = s(v.DestinationFieldText.Or(""))
+		// destinationFieldText is optional and has no default: not sent, it is not answered.
 		v.DestinationFieldType = oas.NewOptParsingRuleDestinationField(
 			v.DestinationFieldType.Or(oas.ParsingRuleDestinationFieldDESTINATIONFIELDCATEGORYORUNSPECIFIED))
 		p.JsonExtractParameters.SetTo(v)

@@ -597,3 +597,80 @@ func TestConcurrentWritesAcrossReplicas(t *testing.T) {
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, createPath, key, spanBody("over", false)), 429, "at most 12 span policies")
 	})
 }
+
+// TestOverwriteReadModifyWrite: a client reads the span, log and RUM policies and writes them all
+// back through the overwrite with the second one renamed. A policy created without a
+// description is read back without one, and written back so ("policies[0].policy.description:
+// is required" before).
+func TestOverwriteReadModifyWrite(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		for _, tc := range []struct{ kind, path, source, rules, value string }{
+			{"span", spanPath, "SOURCE_TYPE_SPANS", "spanRules", `{}`},
+			{"log", logPath, "SOURCE_TYPE_LOGS", "logRules", `{"severities":["SEVERITY_ERROR"]}`},
+			{"rum", rumPath, "SOURCE_TYPE_RUM", "rumRules", `{"severities":null}`},
+		} {
+			first := fmt.Sprintf(`{"policies":[{"policy":{"name":"a","priority":"PRIORITY_TYPE_HIGH"},%[1]q:%[2]s},`+
+				`{"policy":{"name":"b","description":"kept","priority":"PRIORITY_TYPE_LOW"},%[1]q:%[2]s}]}`, tc.rules, tc.value)
+			if res := env.JSON(t, http.MethodPut, tc.path, key, first); res.Status != http.StatusOK {
+				t.Fatalf("%s overwrite: %d %s", tc.kind, res.Status, res.Body)
+			}
+			read := apitest.Decode[struct{ Policies []map[string]any }](t,
+				env.JSON(t, http.MethodGet, policiesPath+"?source_type="+tc.source, key, "")).Policies
+			if len(read) != 2 {
+				t.Fatalf("%s: read %d policies", tc.kind, len(read))
+			}
+			var back []map[string]any
+			for _, p := range read {
+				fields := map[string]any{}
+				for _, f := range []string{"name", "description", "priority", "priorityOverride", "targets", "applicationRule", "subsystemRule", "archiveRetention"} {
+					if v, ok := p[f]; ok {
+						fields[f] = v
+					}
+				}
+				fields["disabled"] = p["enabled"] == false
+				back = append(back, map[string]any{"policy": fields, tc.rules: p[tc.rules]})
+			}
+			back[1]["policy"].(map[string]any)["name"] = "b renamed"
+			body := apitest.JSONOf(t, map[string]any{"policies": back})
+			if res := env.JSON(t, http.MethodPut, tc.path, key, body); res.Status != http.StatusOK {
+				t.Fatalf("%s: writing the read policies back: %d %s\nbody %s", tc.kind, res.Status, res.Body, body)
+			}
+			if got := names(list(t, env, key, "?source_type="+tc.source)); got != "a@1,b renamed@2" {
+				t.Fatalf("%s after writing back: %s", tc.kind, got)
+			}
+		}
+	})
+}
+
+// TestReorderReadModifyWrite: the orders read from the list, sent back as read, change nothing;
+// sent back with two swapped, swap them.
+func TestReorderReadModifyWrite(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		for _, n := range []string{"a", "b", "c"} {
+			create(t, env, key, logBody(n, ""))
+		}
+		read := list(t, env, key, "?source_type=SOURCE_TYPE_LOGS")
+		orders := make([]map[string]any, len(read))
+		for i, p := range read {
+			orders[i] = map[string]any{"id": p.ID, "order": p.Order}
+		}
+		send := func() {
+			t.Helper()
+			body := apitest.JSONOf(t, map[string]any{"sourceType": "SOURCE_TYPE_LOGS", "orders": orders})
+			if res := env.JSON(t, http.MethodPost, reorderPath, key, body); res.Status != http.StatusOK {
+				t.Fatalf("reorder %s: %d %s", body, res.Status, res.Body)
+			}
+		}
+		send()
+		if got := names(list(t, env, key, "?source_type=SOURCE_TYPE_LOGS")); got != "a@1,b@2,c@3" {
+			t.Fatalf("after sending the orders back: %s", got)
+		}
+		orders[0]["order"], orders[1]["order"] = orders[1]["order"], orders[0]["order"]
+		send()
+		if got := names(list(t, env, key, "?source_type=SOURCE_TYPE_LOGS")); got != "b@1,a@2,c@3" {
+			t.Fatalf("after swapping: %s", got)
+		}
+	})
+}

@@ -133,7 +133,7 @@ func fromCreate(req *oas.PolicyCreateInput) (draft, bool, error) {
 func fromFields(where string, src sourceType, f oas.PolicyFields, log oas.PolicyLogRules, span oas.PolicySpanRules, rumRules oas.PolicyLogRules) (draft, error) {
 	p := oas.Policy{
 		Name:             string(f.Name),
-		Description:      oas.NewOptPolicyDescription(f.Description),
+		Description:      f.Description, // not sent: not set, and not answered
 		Priority:         f.Priority,
 		PriorityOverride: f.PriorityOverride,
 		Targets:          f.Targets,

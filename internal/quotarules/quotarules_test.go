@@ -208,3 +208,27 @@ func TestPermissionsAndIsolation(t *testing.T) {
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, v5Path+"?id="+mine.RuleSet.ID, otherKey, ""), 404)
 	})
 }
+
+// TestReadModifyWrite: a client reads the rule set and writes it back whole, as read (the
+// server's platformManaged and allocationType included), with one allocation changed.
+func TestReadModifyWrite(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		apitest.Decode[ruleSet](t, env.JSON(t, http.MethodPost, v4Path, key, twoRules))
+		var read map[string]map[string]any
+		res := env.JSON(t, http.MethodGet, v5Path, key, "")
+		if err := json.Unmarshal(res.Body, &read); err != nil {
+			t.Fatalf("read %d %s: %v", res.Status, res.Body, err)
+		}
+		read["ruleSet"]["rules"].([]any)[0].(map[string]any)["allocation"] = 40
+		res = env.JSON(t, http.MethodPut, v5Path, key, apitest.JSONOf(t, read))
+		if res.Status != http.StatusOK {
+			t.Fatalf("writing the set back: %d %s", res.Status, res.Body)
+		}
+		got := apitest.Decode[ruleSet](t, env.JSON(t, http.MethodGet, v5Path, key, ""))
+		if len(got.RuleSet.Rules) != 2 || string(got.RuleSet.Rules[0]["allocation"]) != "40" ||
+			string(got.RuleSet.Rules[1]["allocationType"]) != `"QUOTA_ALLOCATION_TYPE_LOCKED_UNITS"` {
+			t.Fatalf("after writing back: %v", got.RuleSet.Rules)
+		}
+	})
+}

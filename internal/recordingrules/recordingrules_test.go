@@ -278,8 +278,10 @@ func TestLifecycle(t *testing.T) {
 		if g1.ID != "my-group" || g1.Name != "chosen" || g1.Version == nil || *g1.Version != 7 {
 			t.Fatalf("group 1: %+v", g1)
 		}
-		if g1.Interval != nil || g1.Limit != nil {
-			t.Fatalf("group 1 gained an interval or limit it was not given: %+v", g1)
+		// Not sent, the interval is not answered; the limit is, with the service's default
+		// (clients read it without checking; it was absent before).
+		if g1.Interval != nil || g1.Limit == nil || *g1.Limit != "0" {
+			t.Fatalf("group 1: interval %v (want none), limit %v (want the default \"0\")", g1.Interval, g1.Limit)
 		}
 		if len(g1.Rules) != 2 ||
 			!reflect.DeepEqual(g1.Rules[0], ruleOut{Record: "r2", Expr: "rate(http_requests_total[5m])", Labels: map[string]string{"team": "a", "tier": ""}}) ||
@@ -327,7 +329,7 @@ func TestLifecycle(t *testing.T) {
 		}
 		g := s.Groups[0]
 		if g.Name != "replacement" || g.ID == "" || g.ID == g0.ID || g.ID == "my-group" ||
-			g.Version == nil || *g.Version != 0 || g.Interval != nil || g.Limit != nil {
+			g.Version == nil || *g.Version != 0 || g.Interval != nil || g.Limit == nil || *g.Limit != "0" {
 			t.Fatalf("after put, group: %+v", g)
 		}
 		if !reflect.DeepEqual(g.Rules, []ruleOut{{Record: "new_rec", Expr: "vector(1)", Labels: map[string]string{"x": "y"}}}) {

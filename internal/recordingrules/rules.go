@@ -55,6 +55,10 @@ func buildSet(newID func() string, id string, in *oas.RecordingRuleSetInput) (oa
 				return set, apierror.Invalidf("%s.limit: must be at most 18446744073709551615", where)
 			}
 			out.Limit = oas.NewOptString(limit)
+		} else {
+			// The service's default (no limit) is answered, as the real service does: clients
+			// read the group's limit without checking that it is there.
+			out.Limit = oas.NewOptString(DefaultGroupLimit)
 		}
 		for ri, r := range g.Rules {
 			if err := checkRule(fmt.Sprintf("%s.rules[%d]", where, ri), r); err != nil {
@@ -75,6 +79,10 @@ func buildSet(newID func() string, id string, in *oas.RecordingRuleSetInput) (oa
 	}
 	return set, nil
 }
+
+// DefaultGroupLimit is a group's limit when it is not given: "0", no limit on the series a rule
+// of the group may produce.
+const DefaultGroupLimit = "0"
 
 func checkRule(where string, r oas.RecordingRuleInput) error {
 	if !model.LegacyValidation.IsValidMetricName(r.Record) {

@@ -205,3 +205,32 @@ func TestActivatePermissions(t *testing.T) {
 		}
 	})
 }
+
+// TestReadModifyWrite: a client reads the tags and sends them all back with the second one
+// renamed; the Default tag, not editable, is sent back unchanged and that is no change. It
+// answered "400 retentionUpdateElements[0].id: retention tag … (Default) is not editable"
+// before. Renaming Default is still refused, and nothing is changed then.
+func TestReadModifyWrite(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		read := tags(t, env.JSON(t, http.MethodGet, path, key, ""))
+		elements := make([]map[string]string, len(read))
+		for i, tg := range read {
+			elements[i] = map[string]string{"id": tg.ID, "name": tg.Name}
+		}
+		elements[1]["name"] = "Brief"
+		body, _ := json.Marshal(map[string]any{"retentionUpdateElements": elements})
+		got := tags(t, env.JSON(t, http.MethodPost, path, key, string(body)))
+		want := []tag{{defaultID, "Default", false, 1}, {shortID, "Brief", true, 2}, {midID, "Intermediate", true, 3}, {longID, "Long", true, 4}}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("after writing the list back: %+v, want %+v", got, want)
+		}
+		elements[0]["name"], elements[1]["name"] = "Everything", "Briefer"
+		body, _ = json.Marshal(map[string]any{"retentionUpdateElements": elements})
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, path, key, string(body)), 400,
+			"retentionUpdateElements[0].id", "(Default) is not editable")
+		if got := tags(t, env.JSON(t, http.MethodGet, path, key, "")); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("after a refused rename: %+v", got)
+		}
+	})
+}

@@ -36,7 +36,8 @@ func tag(id string) (oas.RetentionTag, bool) {
 type rename struct{ id, name string }
 
 // checkUpdate validates an update before anything is read: every id given once, every tag known
-// and editable, every name within its bounds.
+// and editable, every name within its bounds. A tag that is not editable may be given with its
+// own name (a list read and written back): it is left out of the renames.
 //
 // Errors: Invalid naming retentionUpdateElements[i] and the field; NotFound for an unknown id.
 func checkUpdate(req *oas.RetentionTagUpdate) ([]rename, error) {
@@ -53,6 +54,11 @@ func checkUpdate(req *oas.RetentionTagUpdate) ([]rename, error) {
 			return nil, apierror.NotFoundf("%s: no retention tag %q", path("id"), e.ID)
 		}
 		if !t.Editable {
+			if e.Name == t.Name {
+				// Sent back unchanged, as a client that read the list and writes it all back
+				// does: nothing to change (a tag that is not editable keeps its platform name).
+				continue
+			}
 			return nil, apierror.Invalidf("%s: retention tag %q (%s) is not editable", path("id"), e.ID, t.Name)
 		}
 		if n := utf8.RuneCountInString(e.Name); n < 1 || n > MaxNameLength {

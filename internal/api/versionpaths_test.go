@@ -8,14 +8,7 @@ import (
 )
 
 func TestVersionPathsLookup(t *testing.T) {
-	doc, err := readDocument()
-	if err != nil {
-		t.Fatal(err)
-	}
-	paths, err := newVersionPaths(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	paths := mustVersionPaths(t)
 	const p = "/mgmt/openapi/"
 	cases := []struct {
 		method, path string
@@ -74,14 +67,7 @@ func TestVersionPathsLookup(t *testing.T) {
 }
 
 func TestVersionPathsRouteKeepsTheRequest(t *testing.T) {
-	doc, err := readDocument()
-	if err != nil {
-		t.Fatal(err)
-	}
-	paths, err := newVersionPaths(doc)
-	if err != nil {
-		t.Fatal(err)
-	}
+	paths := mustVersionPaths(t)
 	r := httptest.NewRequest("GET", "/mgmt/openapi/latest/cases/cases/v1/a%2Fb?x=1", nil)
 	w := httptest.NewRecorder()
 	routed, done := paths.route(w, r)
@@ -121,14 +107,7 @@ func TestVersionPathsRefuseBadOtherPaths(t *testing.T) {
 		{"trailing slash", "GET", "/a/{x}/", "/mgmt/openapi/5/a/{id}"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			doc, err := readDocument()
-			if err != nil {
-				t.Fatal(err)
-			}
-			paths, err := newVersionPaths(doc)
-			if err != nil {
-				t.Fatal(err)
-			}
+			paths := mustVersionPaths(t)
 			segment, rest, _ := splitVersion(c.target)
 			if err := paths.add(c.method, c.template, segment, rest, true); err == nil {
 				t.Errorf("%s %s → %s accepted", c.method, c.template, c.target)
@@ -138,14 +117,7 @@ func TestVersionPathsRefuseBadOtherPaths(t *testing.T) {
 }
 
 func BenchmarkVersionPaths(b *testing.B) {
-	doc, err := readDocument()
-	if err != nil {
-		b.Fatal(err)
-	}
-	paths, err := newVersionPaths(doc)
-	if err != nil {
-		b.Fatal(err)
-	}
+	paths := mustVersionPaths(b)
 	r := httptest.NewRequest("GET", "/mgmt/openapi/5/recording-rules/recording-rules/v1/3f1c2b7e-0000-4000-8000-000000000001", nil)
 	w := httptest.NewRecorder()
 	b.Run("as-served", func(b *testing.B) {
@@ -179,4 +151,18 @@ func BenchmarkRouterFindRoute(b *testing.B) {
 	for b.Loop() {
 		a.router.FindRoute("GET", "/mgmt/openapi/5/recording-rules/recording-rules/v1/3f1c2b7e-0000-4000-8000-000000000001")
 	}
+}
+
+// mustVersionPaths builds the routing table from the embedded document.
+func mustVersionPaths(tb testing.TB) *versionPaths {
+	tb.Helper()
+	doc, err := readDocument()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	paths, err := newVersionPaths(doc)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return paths
 }

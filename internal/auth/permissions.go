@@ -54,15 +54,18 @@ func init() {
 		byFold[key] = len(catalog)
 		catalog = append(catalog, p)
 	}
-	for old, names := range oldNames {
-		if old != strings.ToLower(old) {
-			panic("auth: old permission name " + old + " must be written in lower case")
+	oldNames = make(map[string][]string, len(retired))
+	for _, old := range retired {
+		key := strings.ToLower(old.Name)
+		if _, dup := oldNames[key]; dup {
+			panic("auth: old permission name " + old.Name + " is listed twice")
 		}
-		for _, n := range names {
+		for _, n := range old.Public {
 			if i, ok := byFold[strings.ToLower(n)]; !ok || catalog[i].Name != n {
-				panic("auth: old permission name " + old + " maps to " + n + ", which is not a public name")
+				panic("auth: old permission name " + old.Name + " maps to " + n + ", which is not a public name")
 			}
 		}
+		oldNames[key] = old.Public
 	}
 	buildPresets()
 }
@@ -101,64 +104,56 @@ func describe(p Permission) string {
 // Alertmanager webhook receiver does.
 const IngestPermission = "contextual-data:SendData"
 
-// oldNames maps each retired permission name (in lower case) to the public names that replace it.
-// mgmtapi accepts an old name in a request for one release, as if the caller had sent its public
-// names; migration 0033 rewrote the stored ones. An old name maps to several public names where
-// one of our names covered what the public catalog splits (policies of logs, spans and metrics).
-var oldNames = map[string][]string{
-	"api-keys:readconfig":             {"team-custom-api-keys:ReadConfig", "data-ingest-api-keys:ReadConfig"},
-	"api-keys:manage":                 {"team-custom-api-keys:Manage", "data-ingest-api-keys:Manage"},
-	"recording-rules:readconfig":      {"metrics.recording-rules:ReadConfig"},
-	"recording-rules:manage":          {"metrics.recording-rules:UpdateConfig"},
-	"config:export":                   {"org-settings:ReadConfig"},
-	"config:apply":                    {"org-settings:UpdateConfig"},
-	"alerts:ingest":                   {IngestPermission},
-	"policies:readconfig":             {"logs.tco:ReadPolicies", "spans.tco:ReadPolicies", "metrics.tco:ReadPolicies"},
-	"policies:manage":                 {"logs.tco:UpdatePolicies", "spans.tco:UpdatePolicies", "metrics.tco:UpdatePolicies"},
-	"policy-settings:readconfig":      {"logs.tco:ReadPolicies"},
-	"policy-settings:manage":          {"logs.tco:UpdatePolicies"},
-	"notification-presets:readconfig": {"notification-center-presets:ReadConfig", "notification-center-presets:ReadSummary"},
-	"notification-presets:manage":     {"notification-center-presets:UpdateConfig"},
-	"parsing-rules:manage":            {"parsing-rules:UpdateConfig"},
-	"retention-tags:readconfig":       {"logs.data-setup#low:ReadConfig"},
-	"retention-tags:manage":           {"logs.data-setup#low:UpdateConfig"},
-	"views:readconfig":                {"team-saved-views:Read"},
-	"views:manage":                    {"team-saved-views:Update"},
-	"actions:manage":                  {"team-actions:UpdateConfig"},
-	"alerts:manage":                   {"alerts:UpdateConfig"},
-	"enrichments:manage": {"cloud-metadata-enrichment:UpdateConfig", "geo-enrichment:UpdateConfig",
-		"security-enrichment:UpdateConfig", "team-custom-enrichment:UpdateConfig"},
-	"grafana-dashboards:manage": {"grafana:Update"},
-	"kibana-dashboards:manage":  {"opensearch-dashboards:Update"},
-	"slos:readconfig":           {"slo:ReadConfig"},
-	"slos:manage":               {"slo:UpdateConfig"},
-	"events2metrics:readconfig": {"logs.events2metrics:ReadConfig", "spans.events2metrics:ReadConfig"},
-	"events2metrics:manage":     {"logs.events2metrics:UpdateConfig", "spans.events2metrics:UpdateConfig"},
-}
-
-// OldName is a retired permission name and the public names it stands for.
+// OldName is a retired permission name, as it was written, and the public names it stands for.
 type OldName struct {
 	Name   string
 	Public []string
 }
 
-// oldSpelling is how the retired names were written (oldNames keys are folded).
-var oldSpelling = []string{
-	"api-keys:ReadConfig", "api-keys:Manage", "recording-rules:ReadConfig", "recording-rules:Manage",
-	"config:Export", "config:Apply", "alerts:Ingest", "policies:ReadConfig", "policies:Manage",
-	"policy-settings:ReadConfig", "policy-settings:Manage", "notification-presets:ReadConfig",
-	"notification-presets:Manage", "parsing-rules:Manage", "retention-tags:ReadConfig", "retention-tags:Manage",
-	"views:ReadConfig", "views:Manage", "actions:Manage", "alerts:Manage", "enrichments:Manage",
-	"grafana-dashboards:Manage", "kibana-dashboards:Manage", "slos:ReadConfig", "slos:Manage",
-	"events2metrics:ReadConfig", "events2metrics:Manage",
+// retired lists each retired permission name, in the order of the old catalog, with the public
+// names that replace it. mgmtapi accepts an old name in a request for one release, as if the
+// caller had sent its public names; migration 0033 rewrote the stored ones. An old name maps to
+// several public names where one of our names covered what the public catalog splits (policies
+// of logs, spans and metrics).
+var retired = []OldName{
+	{"api-keys:ReadConfig", []string{"team-custom-api-keys:ReadConfig", "data-ingest-api-keys:ReadConfig"}},
+	{"api-keys:Manage", []string{"team-custom-api-keys:Manage", "data-ingest-api-keys:Manage"}},
+	{"recording-rules:ReadConfig", []string{"metrics.recording-rules:ReadConfig"}},
+	{"recording-rules:Manage", []string{"metrics.recording-rules:UpdateConfig"}},
+	{"config:Export", []string{"org-settings:ReadConfig"}},
+	{"config:Apply", []string{"org-settings:UpdateConfig"}},
+	{"alerts:Ingest", []string{IngestPermission}},
+	{"policies:ReadConfig", []string{"logs.tco:ReadPolicies", "spans.tco:ReadPolicies", "metrics.tco:ReadPolicies"}},
+	{"policies:Manage", []string{"logs.tco:UpdatePolicies", "spans.tco:UpdatePolicies", "metrics.tco:UpdatePolicies"}},
+	{"policy-settings:ReadConfig", []string{"logs.tco:ReadPolicies"}},
+	{"policy-settings:Manage", []string{"logs.tco:UpdatePolicies"}},
+	{"notification-presets:ReadConfig", []string{"notification-center-presets:ReadConfig", "notification-center-presets:ReadSummary"}},
+	{"notification-presets:Manage", []string{"notification-center-presets:UpdateConfig"}},
+	{"parsing-rules:Manage", []string{"parsing-rules:UpdateConfig"}},
+	{"retention-tags:ReadConfig", []string{"logs.data-setup#low:ReadConfig"}},
+	{"retention-tags:Manage", []string{"logs.data-setup#low:UpdateConfig"}},
+	{"views:ReadConfig", []string{"team-saved-views:Read"}},
+	{"views:Manage", []string{"team-saved-views:Update"}},
+	{"actions:Manage", []string{"team-actions:UpdateConfig"}},
+	{"alerts:Manage", []string{"alerts:UpdateConfig"}},
+	{"enrichments:Manage", []string{"cloud-metadata-enrichment:UpdateConfig", "geo-enrichment:UpdateConfig", "security-enrichment:UpdateConfig", "team-custom-enrichment:UpdateConfig"}},
+	{"grafana-dashboards:Manage", []string{"grafana:Update"}},
+	{"kibana-dashboards:Manage", []string{"opensearch-dashboards:Update"}},
+	{"slos:ReadConfig", []string{"slo:ReadConfig"}},
+	{"slos:Manage", []string{"slo:UpdateConfig"}},
+	{"events2metrics:ReadConfig", []string{"logs.events2metrics:ReadConfig", "spans.events2metrics:ReadConfig"}},
+	{"events2metrics:Manage", []string{"logs.events2metrics:UpdateConfig", "spans.events2metrics:UpdateConfig"}},
 }
+
+// oldNames finds a retired name's public names by its name in lower case (built from retired).
+var oldNames map[string][]string
 
 // OldNames returns every retired permission name, as it was written, with its public names, in
 // the order of the old catalog.
 func OldNames() []OldName {
-	out := make([]OldName, 0, len(oldSpelling))
-	for _, n := range oldSpelling {
-		out = append(out, OldName{Name: n, Public: slices.Clone(oldNames[strings.ToLower(n)])})
+	out := make([]OldName, 0, len(retired))
+	for _, o := range retired {
+		out = append(out, OldName{Name: o.Name, Public: slices.Clone(o.Public)})
 	}
 	return out
 }

@@ -62,9 +62,8 @@ func SameOperation(a, b string) bool {
 type OurOperation struct {
 	ID, Method, Path string
 	Public           *PublicOperation
-	// Latest is the same public operation in the newest documents (found by its operationId, or
-	// by path for a service that only the newest documents have), nil when they are not loaded or
-	// do not have it.
+	// Latest is the same public operation in the newest documents, found by its operationId; nil
+	// when they are not loaded or do not have it.
 	Latest *PublicOperation
 }
 
@@ -87,8 +86,7 @@ var versionPrefix = regexp.MustCompile(`^/mgmt/openapi/[0-9]+(/.*)$`)
 func NewChecker(docs *Documents) (*Checker, error) { return NewCheckerWithLatest(docs, nil) }
 
 // NewCheckerWithLatest is NewChecker that also matches every operation with the newest documents
-// (latest may be nil): by the public operationId it implements in docs, otherwise by method and
-// path. Answers are then checked against both; where the two disagree, the newest wins.
+// (latest may be nil), by the public operationId it implements in docs. Answers are then checked against both; where the two disagree, the newest wins.
 func NewCheckerWithLatest(docs, latest *Documents) (*Checker, error) {
 	var root struct {
 		Paths map[string]map[string]any `yaml:"paths"`
@@ -112,12 +110,8 @@ func NewCheckerWithLatest(docs, latest *Documents) (*Checker, error) {
 			} else if m := versionPrefix.FindStringSubmatch(path); m != nil {
 				ours.Public = docs.Operation(method, m[1])
 			}
-			if latest != nil {
-				if ours.Public != nil {
-					ours.Latest = latest.OperationByID(ours.Public.ID)
-				} else if m := versionPrefix.FindStringSubmatch(path); m != nil {
-					ours.Latest = latest.Operation(method, m[1])
-				}
+			if latest != nil && ours.Public != nil {
+				ours.Latest = latest.OperationByID(ours.Public.ID)
 			}
 			if ours.Public == nil && ours.Latest == nil {
 				c.Unmatched = append(c.Unmatched, id)

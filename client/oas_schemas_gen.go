@@ -1186,7 +1186,8 @@ func (s ApplyTeamConfigurationReqApplicationYaml) Read(p []byte) (n int, err err
 
 func (*ApplyTeamConfigurationReqApplicationYaml) applyTeamConfigurationReq() {}
 
-// Exactly one of `assignee` (a user id) and `unassigned`.
+// At most one of `assignee` (a user id) and `unassigned`; an option with neither adds no alternative
+// (options that are all empty filter nothing).
 // Ref: #/components/schemas/AssigneeOption
 type AssigneeOption struct {
 	Assignee   OptString    `json:"assignee"`
@@ -6176,7 +6177,8 @@ func (s *E2MBatchResponse) SetMatchingResponses(val []E2MExecutionResponse) {
 	s.MatchingResponses = val
 }
 
-// A new rule. `type` must match the one query given (exactly one of `logsQuery` and `spansQuery`).
+// A new rule. `type` must match the query given (at most one of `logsQuery` and `spansQuery`); without
+// one, the rule has the empty query of its type (every log or every span), stored and answered.
 // Ref: #/components/schemas/E2MCreateParams
 type E2MCreateParams struct {
 	Name              E2MName                 `json:"name"`
@@ -23231,7 +23233,7 @@ func (s *PolicyArchiveRetention) SetID(val OptPolicyID) {
 	s.ID = val
 }
 
-// Set exactly one of logRules, spanRules, rumRules.
+// Set at most one of logRules, spanRules, rumRules; none set is a log policy over every severity.
 // Ref: #/components/schemas/PolicyCreateInput
 type PolicyCreateInput struct {
 	Name             PolicyName                `json:"name"`

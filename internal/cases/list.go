@@ -63,8 +63,10 @@ func likeEscape(s string) string {
 // newest first, by default; ties by number in the same direction). pageToken comes from the
 // previous page's nextPageToken, which is absent on the last page; totalSize counts every match.
 //
-// Errors: Invalid for an assignee option that does not set exactly one of assignee and
-// unassigned, a dateRange whose to is before its from, or a pageToken this server did not issue.
+// An assignee option with neither alternative set is not set: it adds no alternative, and a
+// list of only such options filters nothing (the public document lets the one-of be empty).
+//
+// Errors: Invalid for an assignee option that sets both assignee and unassigned, a dateRange whose to is before its from, or a pageToken this server did not issue.
 func (h *CaseHandler) ListCases(ctx context.Context, req oas.OptCaseListInput) (*oas.CasePage, error) {
 	caller := auth.PrincipalFrom(ctx)
 	now := h.db.Now()
@@ -178,12 +180,12 @@ func filterCases(teamID int64, f oas.CaseFilters) (*query, error) {
 		var users []string
 		unassigned := false
 		for i, a := range f.Assignees {
-			if a.Assignee.Set == (a.Unassigned != nil) {
-				return nil, apierror.Invalidf("filters.assignees[%d]: must set exactly one of assignee, unassigned", i)
+			if a.Assignee.Set && a.Unassigned != nil {
+				return nil, apierror.Invalidf("filters.assignees[%d]: must set only one of assignee, unassigned, both are set", i)
 			}
 			if a.Assignee.Set {
 				users = append(users, a.Assignee.Value)
-			} else {
+			} else if a.Unassigned != nil {
 				unassigned = true
 			}
 		}
@@ -198,7 +200,9 @@ func filterCases(teamID int64, f oas.CaseFilters) (*query, error) {
 			}
 			alts = append(alts, "c.assignee IN ("+strings.Join(marks, ", ")+")")
 		}
-		q.where = append(q.where, "("+strings.Join(alts, " OR ")+")")
+		if len(alts) > 0 {
+			q.where = append(q.where, "("+strings.Join(alts, " OR ")+")")
+		}
 	}
 
 	for kind, groups := range map[string][]oas.FilterGroup{"label": f.Labels, "grouping": f.Groupings} {

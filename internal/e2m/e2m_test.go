@@ -523,8 +523,7 @@ func TestRules(t *testing.T) {
 		}{
 			{`{"name":"r","type":"E2M_TYPE_UNSPECIFIED","logsQuery":{}}`, []string{"type: must be E2M_TYPE_LOGS2METRICS or E2M_TYPE_SPANS2METRICS"}},
 			{`{"name":"r","logsQuery":{}}`, []string{"type: is required"}},
-			{`{"name":"r","type":"E2M_TYPE_LOGS2METRICS"}`, []string{"logsQuery: is required when type is E2M_TYPE_LOGS2METRICS"}},
-			{`{"name":"r","type":"E2M_TYPE_SPANS2METRICS","logsQuery":{}}`, []string{"spansQuery: is required when type is E2M_TYPE_SPANS2METRICS"}},
+			{`{"name":"r","type":"E2M_TYPE_SPANS2METRICS","logsQuery":{}}`, []string{"logsQuery: must be absent when type is E2M_TYPE_SPANS2METRICS"}},
 			{`{"name":"r","type":"E2M_TYPE_LOGS2METRICS","logsQuery":{},"spansQuery":{}}`, []string{"spansQuery: must be absent"}},
 			{`{"name":"r","type":"E2M_TYPE_SPANS2METRICS","logsQuery":{},"spansQuery":{}}`, []string{"logsQuery: must be absent"}},
 			{logsWith("r", `{"severityFilters":["SEVERITY_LOUD"]}`), []string{"logsQuery.severityFilters[0]"}},
@@ -576,6 +575,17 @@ func TestRules(t *testing.T) {
 			t.Fatalf("wide names not stored: %+v", got)
 		}
 		apitest.Decode[struct{ ID string }](t, env.JSON(t, http.MethodDelete, rulesPath+"/"+wide.ID, key, ""))
+		// A rule without the query of its type has that type's empty query (every log, every
+		// span), stored and answered.
+		for _, c := range []struct{ name, typ string }{{"all logs", "E2M_TYPE_LOGS2METRICS"}, {"all spans", "E2M_TYPE_SPANS2METRICS"}} {
+			made := create(t, env, key, `{"name":"`+c.name+`","type":"`+c.typ+`"}`)
+			got := get(t, env, key, made.ID)
+			logs := c.typ == "E2M_TYPE_LOGS2METRICS"
+			if (got.LogsQuery != nil) != logs || (got.SpansQuery != nil) == logs {
+				t.Fatalf("%s: answered %s", c.typ, apitest.JSONOf(t, got))
+			}
+			apitest.Decode[struct{ ID string }](t, env.JSON(t, http.MethodDelete, rulesPath+"/"+made.ID, key, ""))
+		}
 		// The replace runs the same checks, naming the path in the body.
 		r := create(t, env, key, logsBody("r", ""))
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, rulesPath, key, replaceBody(r.ID, "r", agg(`{"histogram":{"buckets":[3,3]}}`))),

@@ -58,7 +58,9 @@ func checkReplace(prefix string, e *oas.E2M) (oas.E2M, error) {
 // targetMetricName and enabled (true when omitted), and metricFields and metricLabels become
 // empty arrays when omitted.
 //
-// The rules: type is LOGS2METRICS with exactly logsQuery or SPANS2METRICS with exactly spansQuery;
+// The rules: type is LOGS2METRICS with no spansQuery or SPANS2METRICS with no logsQuery; the query
+// of the type, when not set, is the empty query of that type (every log or every span: the public
+// document lets the query one-of be empty, and type tells which one is meant), stored and answered;
 // every aggregation holds exactly one of none, histogram and samples, with a consistent aggType
 // (required with none: MIN, MAX, COUNT, AVG or SUM), finite strictly increasing histogram buckets
 // and a sampleType other than UNSPECIFIED; target metric names (given or derived, at most 255
@@ -66,18 +68,18 @@ func checkReplace(prefix string, e *oas.E2M) (oas.E2M, error) {
 func checkRule(prefix string, r *oas.E2M) error {
 	switch r.Type {
 	case oas.E2MTypeE2MTYPELOGS2METRICS:
-		if !r.LogsQuery.Set {
-			return apierror.Invalidf("%slogsQuery: is required when type is %s", prefix, r.Type)
-		}
 		if r.SpansQuery.Set {
 			return apierror.Invalidf("%sspansQuery: must be absent when type is %s (give logsQuery only)", prefix, r.Type)
 		}
-	case oas.E2MTypeE2MTYPESPANS2METRICS:
-		if !r.SpansQuery.Set {
-			return apierror.Invalidf("%sspansQuery: is required when type is %s", prefix, r.Type)
+		if !r.LogsQuery.Set {
+			r.LogsQuery = oas.NewOptE2MLogsQuery(oas.E2MLogsQuery{})
 		}
+	case oas.E2MTypeE2MTYPESPANS2METRICS:
 		if r.LogsQuery.Set {
 			return apierror.Invalidf("%slogsQuery: must be absent when type is %s (give spansQuery only)", prefix, r.Type)
+		}
+		if !r.SpansQuery.Set {
+			r.SpansQuery = oas.NewOptE2MSpansQuery(oas.E2MSpansQuery{})
 		}
 	default:
 		return apierror.Invalidf("%stype: must be %s or %s (got %s)", prefix,

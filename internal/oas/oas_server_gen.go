@@ -329,21 +329,23 @@ type Handler interface {
 	CreateE2M(ctx context.Context, req *E2MCreateParams) (*E2MEnvelope, error)
 	// CreateParsingRuleGroup implements CreateParsingRuleGroup operation.
 	//
-	// Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets
-	// exactly one kind; every matcher sets exactly one of `applicationName`, `subsystemName` and
-	// `severity`. Regular expressions use Go's RE2 syntax and are compiled on write: one that does not
-	// compile is a 400 naming the rule. An omitted group `order` places the group after the team's others;
-	// an omitted subgroup or rule `order` is its 1-based position in its array. `teamId`, when given, must
-	// be the caller's team.
+	// Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets at
+	// most one kind, and every matcher at most one of `applicationName`, `subsystemName` and `severity`:
+	// one with none set is kept as sent and does nothing (a rule) or constrains nothing (a matcher).
+	// Regular expressions use Go's RE2 syntax and are compiled on write: one that does not compile is a
+	// 400 naming the rule. An omitted group `order` places the group after the team's others; an omitted
+	// subgroup or rule `order` is its 1-based position in its array. `teamId`, when given, must be the
+	// caller's team.
 	//
 	// POST /mgmt/openapi/5/parsing-rules/rule-groups/v1
 	CreateParsingRuleGroup(ctx context.Context, req *ParsingRuleGroup) (*ParsingRuleGroupResponse, error)
 	// CreatePolicy implements CreatePolicy operation.
 	//
 	// Creates a policy for one data type, chosen by which of `logRules`, `spanRules` or `rumRules` is set
-	// (exactly one). `placement` puts it first or last (the default) among the team's policies of that
-	// type. A team holds at most the server's policy limit per data type; a create beyond it answers 429
-	// and changes nothing.
+	// (at most one; none set is a log policy over every severity, answered with
+	// `logRules: {severities: []}`). `placement` puts it first or last (the default) among the team's
+	// policies of that type. A team holds at most the server's policy limit per data type; a create beyond
+	// it answers 429 and changes nothing.
 	//
 	// POST /mgmt/openapi/3/dataplans/policies/v1
 	CreatePolicy(ctx context.Context, req *PolicyCreateInput) (*PolicyResponse, error)

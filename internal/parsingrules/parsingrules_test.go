@@ -205,11 +205,8 @@ func TestValidation(t *testing.T) {
 			{"rule order -1", `{"name":"g","ruleSubgroups":[{"rules":[{"order":-1,"parameters":{"jsonParseParameters":{}}}]}]}`, 400, []string{"order"}},
 			{"team id -1", `{"name":"g","teamId":{"id":-1}}`, 400, []string{"teamId.id"}},
 			{"other team", fmt.Sprintf(`{"name":"g","teamId":{"id":%d}}`, team+1), 400, []string{"teamId.id", "caller's team"}},
-			{"no parameters", rule(`{}`), 400, []string{"ruleSubgroups[1].rules[0].parameters: must set exactly one of", "0 set", `"r1"`}},
-			{"parameters omitted", `{"name":"g","ruleSubgroups":[{"rules":[{"name":"r0"}]}]}`, 400, []string{"ruleSubgroups[0].rules[0].parameters: must set exactly one", `"r0"`}},
-			{"two kinds", rule(`{"jsonParseParameters":{},"removeFieldsParameters":{}}`), 400, []string{"ruleSubgroups[1].rules[0].parameters: must set exactly one of", "2 set"}},
-			{"matcher empty", `{"name":"g","ruleMatchers":[{"applicationName":{"value":"a"}},{}]}`, 400, []string{"ruleMatchers[1]: must set exactly one of applicationName, subsystemName, severity; 0 set"}},
-			{"matcher two", `{"name":"g","ruleMatchers":[{"applicationName":{},"severity":{}}]}`, 400, []string{"ruleMatchers[0]", "2 set"}},
+			{"two kinds", rule(`{"jsonParseParameters":{},"removeFieldsParameters":{}}`), 400, []string{"ruleSubgroups[1].rules[0].parameters: must set only one of", "2 set", `"r1"`}},
+			{"matcher two", `{"name":"g","ruleMatchers":[{"applicationName":{},"severity":{}}]}`, 400, []string{"ruleMatchers[0]: must set only one of applicationName, subsystemName, severity; 2 set"}},
 			{"severity unknown", `{"name":"g","ruleMatchers":[{"severity":{"value":"LOUD"}}]}`, 400, []string{"LOUD"}},
 			{"destination unknown", rule(`{"jsonExtractParameters":{"destinationFieldType":"X"}}`), 400, nil},
 			{"standard unknown", rule(`{"extractTimestampParameters":{"standard":"X"}}`), 400, nil},
@@ -249,6 +246,25 @@ func TestValidation(t *testing.T) {
 		}
 		for _, body := range ok {
 			create(t, env, key, body)
+		}
+		// An empty one-of is not set: a matcher with no constraint is kept as `{}` and constrains
+		// nothing; a rule with `parameters: {}` is kept so and does nothing; a rule without
+		// parameters is answered without them. A group read back and sent again is unchanged.
+		empty := create(t, env, key, `{"name":"empty one-ofs","ruleMatchers":[{},{"severity":{"value":"VALUE_ERROR"}}],
+			"ruleSubgroups":[{"rules":[{"name":"r0","parameters":{}},{"name":"r1"}]}]}`)
+		if len(empty.RuleMatchers) != 2 || len(empty.RuleMatchers[0]) != 0 || len(empty.RuleMatchers[1]) != 1 {
+			t.Fatalf("matchers answered %v", empty.RuleMatchers)
+		}
+		rules := empty.RuleSubgroups[0].Rules
+		if len(rules) != 2 || rules[0].Parameters == nil || len(rules[0].Parameters) != 0 || rules[1].Parameters != nil {
+			t.Fatalf("rules answered %+v", rules)
+		}
+		read := apitest.Decode[struct{ RuleGroup json.RawMessage }](t, env.JSON(t, http.MethodGet, itemPath+empty.ID, key, ""))
+		sent := read.RuleGroup
+		again := apitest.Decode[struct{ RuleGroup groupOut }](t, env.JSON(t, http.MethodPut, e7Path+empty.ID, key, string(sent))).RuleGroup
+		if fmt.Sprint(again.RuleMatchers, again.RuleSubgroups[0].Rules[0].Parameters, again.RuleSubgroups[0].Rules[1].Parameters) !=
+			fmt.Sprint(empty.RuleMatchers, rules[0].Parameters, rules[1].Parameters) {
+			t.Fatalf("written back, the group changed: %+v", again)
 		}
 		// After a group at the largest order, a new one without order takes that order too.
 		if last := create(t, env, key, `{"name":"y"}`); last.Order != 9223372036854775807 {

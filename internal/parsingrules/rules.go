@@ -79,7 +79,9 @@ func checkGroup(in oas.ParsingRuleGroup, teamID int64) (oas.ParsingRuleGroup, er
 	return g, nil
 }
 
-// checkMatcher requires exactly one constraint and fills its value.
+// checkMatcher allows at most one constraint and fills its value. A matcher with none is not set
+// (the public document lets the one-of be empty): it is kept as sent, `{}`, and constrains
+// nothing.
 func checkMatcher(m *oas.ParsingRuleMatcher, path string) error {
 	set := 0
 	if c, ok := m.ApplicationName.Get(); ok {
@@ -95,8 +97,8 @@ func checkMatcher(m *oas.ParsingRuleMatcher, path string) error {
 		m.Severity = oas.NewOptParsingRuleSeverityConstraint(oas.ParsingRuleSeverityConstraint{
 			Value: oas.NewOptParsingRuleSeverity(c.Value.Or(oas.ParsingRuleSeverityVALUEDEBUGORUNSPECIFIED))})
 	}
-	if set != 1 {
-		return apierror.Invalidf("%s: must set exactly one of applicationName, subsystemName, severity; %d set", path, set)
+	if set > 1 {
+		return apierror.Invalidf("%s: must set only one of applicationName, subsystemName, severity; %d set", path, set)
 	}
 	return nil
 }
@@ -114,12 +116,15 @@ func checkRule(r *oas.ParsingRule, index int, path string) error {
 		return apierror.Invalidf("%s.order: must be at least 0, not %d", path, o)
 	}
 	r.Order = oas.NewOptInt64(o)
-	p := r.Parameters.Or(oas.ParsingRuleParameters{})
+	// A rule without parameters is not set (answered without them) and does nothing.
+	p, sent := r.Parameters.Get()
 	kind, err := fillParameters(&p)
 	if err != nil {
 		return apierror.Invalidf("%s.parameters: %v (rule %q)", path, err, r.Name.Or(""))
 	}
-	r.Parameters = oas.NewOptParsingRuleParameters(p)
+	if sent {
+		r.Parameters = oas.NewOptParsingRuleParameters(p)
+	}
 	if kind.regex {
 		if _, err := regexp.Compile(kind.rule); err != nil {
 			return apierror.Invalidf("%s.parameters.%s.rule: rule %q: not a valid regular expression (Go RE2 syntax): %v",
@@ -207,10 +212,15 @@ func fillParameters(p *oas.ParsingRuleParameters) (kindOf, error) {
 		p.JsonParseParameters.SetTo(v)
 		found = append(found, kindOf{name: "jsonParseParameters"})
 	}
-	if len(found) != 1 {
-		return kindOf{}, fmt.Errorf("must set exactly one of %s; %d set", strings.Join(parameterKinds, ", "), len(found))
+	switch len(found) {
+	case 0:
+		// None set is not set (the public document lets the one-of be empty): the rule is kept
+		// with `parameters: {}` and does nothing.
+		return kindOf{}, nil
+	case 1:
+		return found[0], nil
 	}
-	return found[0], nil
+	return kindOf{}, fmt.Errorf("must set only one of %s; %d set", strings.Join(parameterKinds, ", "), len(found))
 }
 
 // assignIDs gives the group its id, and its subgroups and their rules fresh ids where they have

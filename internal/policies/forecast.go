@@ -29,7 +29,7 @@ const hourMs = int64(time.Hour / time.Millisecond)
 // values, a timeBucketMs that is not a positive multiple of an hour up to the window's length.
 func (h *PolicyHandler) ForecastPolicyUsage(ctx context.Context, req *oas.PolicyForecastRequest) (*oas.PolicyForecast, error) {
 	caller := auth.PrincipalFrom(ctx)
-	src, err := rulesOf("", req.LogRules.Set, req.SpanRules.Set, req.RumRules.Set, false)
+	src, err := rulesOf("", req.LogRules.Set, req.SpanRules.Set, req.RumRules.Set)
 	if err != nil {
 		return nil, err
 	}

@@ -199,7 +199,6 @@ func TestCreateBounds(t *testing.T) {
 			{`{"priority":"PRIORITY_TYPE_LOW","logRules":{"severities":[]}}`, "name"},
 			{`{"name":"x","logRules":{"severities":[]}}`, "priority"},
 			{`{"name":"x","priority":"PRIORITY_TYPE_NONE","logRules":{"severities":[]}}`, "priority"},
-			{`{"name":"x","priority":"PRIORITY_TYPE_LOW"}`, "logRules, spanRules, rumRules: must set exactly one"},
 			{`{"name":"x","priority":"PRIORITY_TYPE_LOW","logRules":{"severities":[]},"spanRules":{}}`, "must set only one"},
 			{logBody("x", `,"placement":{"first":{},"last":{}}`), "placement"},
 			{tag("env", "v"), "tagName"},
@@ -215,6 +214,12 @@ func TestCreateBounds(t *testing.T) {
 			{logBody("x", `,"applicationRule":{"name":""}`), "applicationRule.name"},
 			{logBody("x", `,"applicationRule":{"name":"`+strings.Repeat("a", 65536)+`"}`), "applicationRule.name"},
 			{logBody("x", `,"archiveRetention":{"id":"abc"}`), "archiveRetention.id"},
+		}
+		// No rules object is not set: the policy is a log policy over every severity.
+		none := env.JSON(t, http.MethodPost, createPath, key, `{"name":"no rules","priority":"PRIORITY_TYPE_LOW"}`)
+		if none.Status != 200 || !strings.Contains(string(none.Body), `"logRules":{"severities":[]}`) ||
+			strings.Contains(string(none.Body), "spanRules") || strings.Contains(string(none.Body), "rumRules") {
+			t.Fatalf("a create without rules: status %d %s, want a log policy with logRules {severities: []}", none.Status, none.Body)
 		}
 		before := len(list(t, env, key, ""))
 		for i, tc := range bad {

@@ -39,11 +39,11 @@ type draft struct {
 	policy oas.Policy // without id, companyId, order and timestamps
 }
 
-// rulesOf returns the data type a request's rules object selects. Exactly one of logRules,
-// spanRules and rumRules must be set when required; at most one otherwise.
+// rulesOf returns the data type a request's rules object selects: at most one of logRules,
+// spanRules and rumRules may be set; none set answers "".
 //
 // Errors: Invalid naming the fields.
-func rulesOf(where string, log, span, rumRules bool, required bool) (sourceType, error) {
+func rulesOf(where string, log, span, rumRules bool) (sourceType, error) {
 	set := 0
 	var s sourceType
 	for _, c := range []struct {
@@ -55,11 +55,8 @@ func rulesOf(where string, log, span, rumRules bool, required bool) (sourceType,
 			s = c.s
 		}
 	}
-	switch {
-	case set > 1:
+	if set > 1 {
 		return "", apierror.Invalidf("%slogRules, spanRules, rumRules: must set only one of them, %d are set", where, set)
-	case set == 0 && required:
-		return "", apierror.Invalidf("%slogRules, spanRules, rumRules: must set exactly one of them (it selects the data type)", where)
 	}
 	return s, nil
 }
@@ -92,12 +89,19 @@ func normaliseSpanRules(r oas.PolicySpanRules) oas.PolicySpanRules {
 
 // fromCreate turns an E8 request into a draft and the requested placement (first or not).
 //
-// Errors: Invalid naming the field: more or fewer than one rules object, both placements, a
-// repeated severity.
+// A create without a rules object is a log policy with empty log rules (every severity): the
+// public document lets that one-of be empty, and logs were the one data type policies had before
+// the rules objects chose among types.
+//
+// Errors: Invalid naming the field: more than one rules object, both placements, a repeated
+// severity.
 func fromCreate(req *oas.PolicyCreateInput) (draft, bool, error) {
-	src, err := rulesOf("", req.LogRules.Set, req.SpanRules.Set, req.RumRules.Set, true)
+	src, err := rulesOf("", req.LogRules.Set, req.SpanRules.Set, req.RumRules.Set)
 	if err != nil {
 		return draft{}, false, err
+	}
+	if src == "" {
+		src = logs
 	}
 	first := false
 	if pl, ok := req.Placement.Get(); ok {
@@ -179,7 +183,7 @@ func setRules(p *oas.Policy, where string, src sourceType, log oas.PolicyLogRule
 // Errors: Invalid when req sets a rules object of another data type than the policy's, or more
 // than one, or repeats a severity.
 func applyUpdate(p *oas.Policy, src sourceType, req *oas.PolicyUpdateInput) error {
-	got, err := rulesOf("", req.LogRules.Set, req.SpanRules.Set, req.RumRules.Set, false)
+	got, err := rulesOf("", req.LogRules.Set, req.SpanRules.Set, req.RumRules.Set)
 	if err != nil {
 		return err
 	}

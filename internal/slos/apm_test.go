@@ -200,8 +200,8 @@ func TestApmSliBounds(t *testing.T) {
 			{"quantile and average", func(m map[string]any) {
 				apmLatency(m)
 				m["apmSli"].(map[string]any)["latencyConfig"].(map[string]any)["average"] = map[string]any{}
-			}, []string{"apmSli.latencyConfig: must set exactly one of quantile and average"}},
-			{"neither quantile nor average", latencyMod("quantile", nil), []string{"apmSli.latencyConfig: must set exactly one of quantile and average"}},
+			}, []string{"apmSli.latencyConfig: must set only one of quantile and average, both are set"}},
+			{"neither quantile nor average", latencyMod("quantile", nil), []string{"apmSli.latencyConfig: needs quantile or average"}},
 			{"percentile 0", latencyMod("quantile", map[string]any{"percentile": 0}), []string{"apmSli.latencyConfig.quantile.percentile: must be greater than 0"}},
 			{"percentile 1", latencyMod("quantile", map[string]any{"percentile": 1}), []string{"apmSli.latencyConfig.quantile.percentile: must be less than 1"}},
 			{"percentile missing", latencyMod("quantile", map[string]any{}), []string{"apmSli.latencyConfig.quantile.percentile: is required"}},

@@ -205,8 +205,13 @@ func checkApm(where string, a oas.SloApmSli) (oas.SloApmSli, oas.SloType, error)
 		return a, oas.SloTypeSLOTYPEREQUEST, nil
 	case a.LatencyConfig.Set:
 		l := a.LatencyConfig.Value
-		if l.Quantile.Set == (l.Average != nil) {
-			return a, "", apierror.Invalidf("%s: must set exactly one of quantile and average", at("latencyConfig"))
+		switch {
+		case l.Quantile.Set && l.Average != nil:
+			return a, "", apierror.Invalidf("%s: must set only one of quantile and average, both are set", at("latencyConfig"))
+		case !l.Quantile.Set && l.Average == nil:
+			// Not set, and nothing stands in for it: the latency held against the threshold is a
+			// quantile or the average, and the public document names no default.
+			return a, "", apierror.Invalidf("%s: needs quantile or average, the latency statistic held against threshold; it has no default", at("latencyConfig"))
 		}
 		if p, ok := l.Quantile.Get(); ok && p.Percentile >= 1 {
 			return a, "", apierror.Invalidf("%s: must be less than 1 (got %v)", at("latencyConfig.quantile.percentile"), p.Percentile)

@@ -415,13 +415,13 @@ func TestFailureChangesNothing(t *testing.T) {
 - {name: g, ruleSubgroups: [{rules: [{name: r, parameters: {blockParameters: {rule: "("}}}]}]}
 `, 400, []string{`parsingRuleGroups[0] ("g"): ruleSubgroups[0].rules[0]`}},
 			{"policy data type", `policies:
-- {name: p, priority: PRIORITY_TYPE_LOW}
-`, 400, []string{`policies[0] ("p"):`}},
+- {name: p, priority: PRIORITY_TYPE_LOW, logRules: {severities: []}, spanRules: {}}
+`, 400, []string{`policies[0] ("p"): logRules, spanRules, rumRules: must set only one of them`}},
 			{"late failure after earlier areas", `recordingRuleSets:
 - {name: fine, groups: []}
 events2metrics:
-- {name: bad, type: E2M_TYPE_LOGS2METRICS}
-`, 400, []string{`events2metrics[0] ("bad"): logsQuery: is required`}},
+- {name: bad, type: E2M_TYPE_LOGS2METRICS, spansQuery: {}}
+`, 400, []string{`events2metrics[0] ("bad"): spansQuery: must be absent`}},
 			{"not a list", "recordingRuleSets: 3\n", 400, []string{"recordingRuleSets: must be a list"}},
 			{"version", "version: 2\n", 400, []string{"version: must be 1"}},
 			{"not YAML", "recordingRuleSets: [\n", 400, []string{"body: not a YAML or JSON document"}},

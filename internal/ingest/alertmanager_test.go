@@ -4,98 +4,24 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/prometheustest"
 )
-
-// alertmanagerBinary finds Debian's prometheus-alertmanager (or an upstream alertmanager).
-func alertmanagerBinary() string {
-	for _, name := range []string{"prometheus-alertmanager", "alertmanager"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
-
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
 
 // TestRealAlertmanager runs a real Alertmanager whose webhook receiver points at the server with
 // a team key as bearer credentials, posts alerts to Alertmanager's own API, and follows the case
-// and incidents through firing and resolution.
+// and incidents through firing and resolution. Without the binary it skips, or fails when
+// MGMTAPI_REQUIRE_PROMETHEUS=1 (.ci/run).
 func TestRealAlertmanager(t *testing.T) {
-	bin := alertmanagerBinary()
-	if bin == "" {
-		t.Skip("prometheus-alertmanager is not installed (apt-get install prometheus-alertmanager); .ci/run installs it")
-	}
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		key := env.MustKey(t, env.RootKey, "contextual-data:SendData")
-		dir := t.TempDir()
-		config := fmt.Sprintf(`route:
-  receiver: mgmtapi
-  group_by: [alertname]
-  group_wait: 1s
-  group_interval: 1s
-  repeat_interval: 1h
-receivers:
-  - name: mgmtapi
-    webhook_configs:
-      - url: %s/ingest/alertmanager/v1
-        send_resolved: true
-        http_config:
-          authorization:
-            type: Bearer
-            credentials: %s
-`, env.URL, key)
-		configPath := filepath.Join(dir, "alertmanager.yml")
-		if err := os.WriteFile(configPath, []byte(config), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		port := freePort(t)
-		amURL := fmt.Sprintf("http://127.0.0.1:%d", port)
-		var logs bytes.Buffer
-		cmd := exec.Command(bin,
-			"--config.file="+configPath,
-			"--storage.path="+filepath.Join(dir, "data"),
-			fmt.Sprintf("--web.listen-address=127.0.0.1:%d", port),
-			"--cluster.listen-address=",
-			"--log.level=debug",
-		)
-		cmd.Stdout = &logs
-		cmd.Stderr = &logs
-		if err := cmd.Start(); err != nil {
-			t.Fatalf("start alertmanager: %v", err)
-		}
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			if t.Failed() {
-				t.Logf("alertmanager log:\n%s", logs.String())
-			}
-		})
-		waitFor(t, "alertmanager ready", func() bool {
-			res, err := http.Get(amURL + "/-/ready")
-			if err != nil {
-				return false
-			}
-			res.Body.Close()
-			return res.StatusCode == http.StatusOK
-		})
+		amURL := prometheustest.StartAlertmanager(t, env.URL+"/ingest/alertmanager/v1", key).URL
 
 		start := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
 		alerts := func(endsAt time.Time) []map[string]any {
@@ -178,4 +104,63 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// TestRealPrometheusAlert runs the whole chain with real processes: a Prometheus evaluating an
+// alerting rule that fires at once sends it to a real Alertmanager, whose webhook posts it to the
+// server; the case opens with the rule's labels and annotations. The rule is then rewritten to
+// match nothing and Prometheus reloaded: Prometheus sends the alert resolved, and the case and its
+// incident resolve.
+func TestRealPrometheusAlert(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		key := env.MustKey(t, env.RootKey, "contextual-data:SendData")
+		am := prometheustest.StartAlertmanager(t, env.URL+"/ingest/alertmanager/v1", key)
+		rule := func(expr string) func(dir string) {
+			return func(dir string) {
+				doc := fmt.Sprintf(`groups:
+  - name: shop
+    rules:
+      - alert: CheckoutDown
+        expr: %s
+        labels: {severity: critical, applicationName: shop, subsystemName: checkout}
+        annotations: {summary: checkout is down}
+`, expr)
+				if err := os.WriteFile(filepath.Join(dir, "shop.yml"), []byte(doc), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		prom := prometheustest.StartAlerting(t, rule("vector(1)"), am.URL)
+
+		var c caseView
+		waitFor(t, "the case opened by Prometheus's alert", func() bool {
+			all := listCases(t, env, env.RootKey)
+			if len(all) != 1 {
+				return false
+			}
+			c = all[0]
+			return true
+		})
+		if c.Status != "CASE_STATUS_ACTIVE" || c.Priority != "CASE_PRIORITY_P1" || c.Title != "checkout is down" {
+			t.Fatalf("case opened by prometheus: %+v", c)
+		}
+		incidents := listIncidents(t, env, env.RootKey)
+		if len(incidents) != 1 || incidents[0].State != "INCIDENT_STATE_TRIGGERED" ||
+			incidents[0].ContextualLabels["subsystemName"] != "checkout" {
+			t.Fatalf("incidents: %+v", incidents)
+		}
+
+		rule("vector(1) == 2")(prom.RulesDir)
+		res, err := http.Post(prom.URL+"/-/reload", "", nil)
+		if err != nil {
+			t.Fatalf("reload prometheus: %v", err)
+		}
+		res.Body.Close()
+		waitFor(t, "the case resolved by Prometheus", func() bool {
+			return getCase(t, env, env.RootKey, c.ID).Status == "CASE_STATUS_RESOLVED"
+		})
+		if inc := listIncidents(t, env, env.RootKey); len(inc) != 1 || inc[0].State != "INCIDENT_STATE_RESOLVED" {
+			t.Fatalf("incident after the rule stopped matching: %+v", inc)
+		}
+	})
 }

@@ -93,6 +93,13 @@ func (b *lockedBuffer) String() string {
 // server does not become ready within a minute.
 func Start(t testing.TB, writeRules func(rulesDir string)) *Server {
 	t.Helper()
+	return StartAlerting(t, writeRules, "")
+}
+
+// StartAlerting is Start with the alerts of its alerting rules sent to the Alertmanager at
+// alertmanagerURL (none when it is ""), re-sent every second while they fire.
+func StartAlerting(t testing.TB, writeRules func(rulesDir string), alertmanagerURL string) *Server {
+	t.Helper()
 	bin := Binary(t, "prometheus")
 	dir := t.TempDir()
 	rulesDir := filepath.Join(dir, "rules")
@@ -114,19 +121,35 @@ scrape_configs:
     static_configs:
       - targets: ["127.0.0.1:%d"]
 `, filepath.Join(rulesDir, "*.yml"), filepath.Join(rulesDir, "*.yaml"), port)
+	if alertmanagerURL != "" {
+		am, err := url.Parse(alertmanagerURL)
+		if err != nil || am.Host == "" {
+			t.Fatalf("alertmanager URL %q: not an absolute URL", alertmanagerURL)
+		}
+		config += fmt.Sprintf(`alerting:
+  alertmanagers:
+    - scheme: %s
+      static_configs:
+        - targets: [%q]
+`, am.Scheme, am.Host)
+	}
 	configFile := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(configFile, []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	s := &Server{URL: "http://127.0.0.1:" + strconv.Itoa(port), RulesDir: rulesDir, log: &lockedBuffer{}}
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin,
-		"--config.file="+configFile,
-		"--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address=127.0.0.1:"+strconv.Itoa(port),
+	args := []string{
+		"--config.file=" + configFile,
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--web.listen-address=127.0.0.1:" + strconv.Itoa(port),
 		"--web.enable-lifecycle",
 		"--log.level=info",
-	)
+	}
+	if alertmanagerURL != "" {
+		args = append(args, "--rules.alert.resend-delay=1s")
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout, cmd.Stderr = s.log, s.log
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second

@@ -63,6 +63,7 @@ type DB struct {
 	now     func() time.Time
 	newID   func() string
 	group   *groupCommitter // SQLite only
+	events  eventSinkHolder
 	// sqliteDSN opens a connection like the others (pragmas, VFS), not query_only; SQLite only
 	sqliteDSN string
 }
@@ -223,6 +224,9 @@ type Tx struct {
 
 	beforeCommit []func() error
 	locals       map[any]any
+	// sink receives emitted, before commit (see Emit); nil when none is installed.
+	sink    EventSink
+	emitted []Event
 	// audit is the record this transaction writes last, when it serves an audited request.
 	audit *txAudit
 }
@@ -356,7 +360,7 @@ func (d *DB) inOwnTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
-	tx := &Tx{q: sqlTx, Now: d.Now(), Engine: d.Engine, newID: d.newID}
+	tx := &Tx{q: sqlTx, Now: d.Now(), Engine: d.Engine, newID: d.newID, sink: d.eventSink()}
 	tx.startAudit(ctx)
 	defer func() {
 		if p := recover(); p != nil {

@@ -391,6 +391,22 @@ func eventKind(d *oas.CaseEventData) string {
 	return "unknown"
 }
 
+// notifiedKind is what the notification center is told a case event is: "opened" for created,
+// "commented" for a comment, "changed" for the other changes; "" for the events that record
+// notifications themselves (routing them would notify about notifying) and for KPI breaches and
+// failed assignee syncs, which record a state rather than change one.
+func notifiedKind(eventKind string) string {
+	switch eventKind {
+	case "created":
+		return "opened"
+	case "comment":
+		return "commented"
+	case "notificationSent", "notificationFailed", "kpiBreached", "changeAssigneeFailed", "unknown":
+		return ""
+	}
+	return "changed"
+}
+
 // appendEvent adds an event at the end of the case's history, in the caller's transaction. The
 // caller holds the case row's lock, which taking the sequence number keeps until commit.
 func appendEvent(ctx context.Context, tx *db.Tx, teamID int64, caseID string, actor oas.EventActor, data oas.CaseEventData, eventTime time.Time) (oas.CaseEvent, error) {
@@ -441,6 +457,9 @@ func (d eventDraft) insert(ctx context.Context, tx *db.Tx, teamID int64, caseID 
 		teamID, id, caseID, seq, d.kind, d.actorJSON, d.dataJSON, micros(eventTime), micros(tx.Now))
 	if err != nil {
 		return oas.CaseEvent{}, fmt.Errorf("append case event: %w", err)
+	}
+	if kind := notifiedKind(d.kind); kind != "" {
+		tx.Emit(ctx, db.Event{TeamID: teamID, EntityType: "CASES", EntityID: caseID, Kind: kind})
 	}
 	return oas.CaseEvent{
 		EventId: id, Actor: d.actor, EventData: d.data, EventTime: eventTime.UTC(),

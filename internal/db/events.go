@@ -13,16 +13,17 @@ import (
 // the event or not at all.
 type Event struct {
 	TeamID int64
-	// EntityType names the kind of entity, as the notification center's public documents do
-	// (for example "alerts" for an incident, "cases" for a case).
+	// EntityType names the kind of entity as the notification center's entity types do: "ALERTS"
+	// for an incident, "CASES" for a case.
 	EntityType string
 	// EntityID is the entity's id within the team (an incident's id, a case's id).
 	EntityID string
 	// Kind is what happened: "triggered", "acknowledged", "resolved", "opened", "changed",
 	// "commented".
 	Kind string
-	// Entity is what conditions and templates read about the entity, as the area that emits
-	// the event knows it at that moment.
+	// Entity is what conditions and templates read about the entity, when the area that emits
+	// the event has it at hand; nil lets the sink load it (inside the transaction, so it sees
+	// the change), and only when a route may need it.
 	Entity map[string]any
 }
 

@@ -181,7 +181,20 @@ func setStatus(ctx context.Context, tx *db.Tx, teamID int64, r row, state, statu
 	if err := moveRollup(ctx, tx, teamID, r.rollupEntry(), after); err != nil {
 		return err
 	}
+	switch {
+	case status == string(oas.IncidentStatusINCIDENTSTATUSRESOLVED) && r.status != status,
+		state == string(oas.IncidentStateINCIDENTSTATERESOLVED) && r.state != state:
+		emit(ctx, tx, teamID, r.id, "resolved")
+	case status == string(oas.IncidentStatusINCIDENTSTATUSACKNOWLEDGED) && r.status != status:
+		emit(ctx, tx, teamID, r.id, "acknowledged")
+	}
 	return syncLabels(ctx, tx, teamID, r.id)
+}
+
+// emit hands the notification center that an incident was triggered, acknowledged or resolved,
+// in the transaction that made it so (see db.Tx.Emit).
+func emit(ctx context.Context, tx *db.Tx, teamID int64, id, kind string) {
+	tx.Emit(ctx, db.Event{TeamID: teamID, EntityType: "ALERTS", EntityID: id, Kind: kind})
 }
 
 // setAssignee writes a new assignee (to "" removes it), keeping the counts and label rows in step.

@@ -141,6 +141,7 @@ func Trigger(ctx context.Context, tx *db.Tx, a Alert) (id string, created bool, 
 	if err := appendEvent(ctx, tx, a.TeamID, id, trig); err != nil {
 		return "", false, err
 	}
+	emit(ctx, tx, a.TeamID, id, "triggered")
 	return id, true, nil
 }
 
@@ -204,6 +205,9 @@ func ResolveFromSource(ctx context.Context, tx *db.Tx, teamID int64, fingerprint
 	ev.UpsertState = upsertState(oas.IncidentEventUpsertStateStateTypeUPSERTINCIDENTSTATETYPERESOLVED, fingerprint)
 	if err := appendEvent(ctx, tx, teamID, id, ev); err != nil {
 		return "", false, false, err
+	}
+	if old.state != string(oas.IncidentStateINCIDENTSTATERESOLVED) && old.status != string(oas.IncidentStatusINCIDENTSTATUSRESOLVED) {
+		emit(ctx, tx, teamID, id, "resolved")
 	}
 	return id, true, true, nil
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -103,6 +104,9 @@ type Delivery struct {
 	DedupKey string
 }
 
+// centerID is the public form of router and connector ids.
+var centerID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
+
 // maxFieldsBytes bounds a record's rendered fields.
 const maxFieldsBytes = 256 << 10
 
@@ -148,10 +152,10 @@ func complete(d *Delivery) error {
 		return fmt.Errorf("delivery teamId: required")
 	case err != nil || len(d.RequestID) != 36:
 		return fmt.Errorf("delivery requestId: must be a UUID, not %q", d.RequestID)
-	case d.RouterID == "":
-		return fmt.Errorf("delivery routerId: required")
-	case d.ConnectorID == "":
-		return fmt.Errorf("delivery connectorId: required")
+	case !centerID.MatchString(d.RouterID):
+		return fmt.Errorf("delivery routerId: must be 1 to 128 letters, digits, _ and -, starting with a letter or digit, not %q", d.RouterID)
+	case !centerID.MatchString(d.ConnectorID):
+		return fmt.Errorf("delivery connectorId: must be 1 to 128 letters, digits, _ and -, starting with a letter or digit, not %q", d.ConnectorID)
 	case d.EntityType == "" || d.EntityID == "":
 		return fmt.Errorf("delivery entityType and entityId: required")
 	case !d.EventKind.known():
@@ -164,6 +168,7 @@ func complete(d *Delivery) error {
 	if d.ConnectorName == "" {
 		d.ConnectorName = d.ConnectorID
 	}
+	d.RouterName, d.ConnectorName = cutRunes(d.RouterName, 256), cutRunes(d.ConnectorName, 256)
 	switch d.ConnectorType {
 	case GenericHTTPS, Slack, MicrosoftTeams:
 	case PagerDuty:

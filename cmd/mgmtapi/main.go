@@ -34,6 +34,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/cases"
 	"github.com/mgmtapi/mgmtapi/internal/config"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/docspage"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/server"
@@ -249,6 +250,27 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	defer stopKPIs()
 	go evaluateKPIs(kpiCtx, database, cfg.KPIInterval, logger)
 	go audit.KeepPruned(kpiCtx, database, cfg.AuditRetention, logger)
+	// The delivery worker stops after the server: deliveries the last requests enqueued are
+	// claimed until then, and the ones in flight end within their attempt timeout.
+	workerCtx, stopWorker := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWorker()
+	workerDone := make(chan struct{})
+	if cfg.NotifyWorker {
+		worker := delivery.NewWorker(delivery.Options{
+			DB:             database,
+			Policy:         delivery.Policy{AllowPrivate: cfg.NotifyAllowPrivate, AllowCIDRs: cfg.NotifyAllowCIDRs},
+			Logger:         logger,
+			AttemptTimeout: cfg.NotifyAttemptTimeout,
+			MaxRetryTime:   cfg.NotifyRetryTime,
+			PerConnector:   cfg.NotifyPerConnector,
+		})
+		go func() {
+			defer close(workerDone)
+			worker.Run(workerCtx)
+		}()
+	} else {
+		close(workerDone)
+	}
 
 	served := make(chan error, 1)
 	go func() {
@@ -286,6 +308,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		_ = srv.Close()
 	}
 	stopKPIs()
+	stopWorker()
+	<-workerDone
 	logger.Info("stopped")
 	return nil
 }

@@ -289,6 +289,12 @@ type outcome struct {
 // deliver makes one attempt at r and records its outcome.
 func (w *Worker) deliver(r record) {
 	o := w.attempt(r)
+	if err := w.record(r, o); err != nil {
+		w.opts.Logger.Warn("delivery outcome not recorded; the record is sent again when its lease ends",
+			"delivery", r.ID, "connector", r.ConnectorID, "host", r.host(), "error", err.Error())
+	}
+	// the slot is free once the outcome is recorded, so that a record is never pending and
+	// unclaimed while its previous attempt's outcome is still being written
 	w.mu.Lock()
 	k := connectorKey{r.TeamID, r.ConnectorID}
 	if w.inFlight[k]--; w.inFlight[k] <= 0 {
@@ -296,10 +302,6 @@ func (w *Worker) deliver(r record) {
 	}
 	w.total--
 	w.mu.Unlock()
-	if err := w.record(r, o); err != nil {
-		w.opts.Logger.Warn("delivery outcome not recorded; the record is sent again when its lease ends",
-			"delivery", r.ID, "connector", r.ConnectorID, "host", r.host(), "error", err.Error())
-	}
 	select {
 	case w.wake <- struct{}{}:
 	default:

@@ -29,7 +29,7 @@ const (
 
 // ListNotificationDeliveries answers, for each case of caseIds (once each), the caller's team's
 // delivery records of that case: one entry per notification request and router, newest 1000,
-// oldest first, each with one attempt per connector (sorted by connector id) and its outcome.
+// oldest first (those of one request by router id), each with one attempt per connector (sorted by connector id) and its outcome.
 // Cases the team does not have answer an empty list. The generated decoder enforces the bounds
 // (1 to 1000 ids of 1 to 64 characters); it returns no error of its own.
 func (h *ListHandler) ListNotificationDeliveries(ctx context.Context, req *oas.NotificationDeliveriesInput) (*oas.NotificationDeliveriesList, error) {
@@ -52,7 +52,7 @@ func (h *ListHandler) ListNotificationDeliveries(ctx context.Context, req *oas.N
 	}
 	rows, err := h.db.Read().QueryContext(ctx, `SELECT `+recordColumns+` FROM deliveries
 		WHERE team_id = $1 AND case_id IN (`+strings.Join(marks, ", ")+`)
-		ORDER BY case_id, created_at DESC, request_id DESC, router_id, connector_id, id`, args...)
+		ORDER BY case_id, created_at DESC, request_id DESC, router_id DESC, connector_id, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list deliveries: %w", err)
 	}

@@ -149,23 +149,26 @@ func (w *Worker) Run(ctx context.Context) {
 // Run.
 func (w *Worker) Drain(ctx context.Context) error {
 	for {
+		// A claim made with nothing in flight skips no connector as busy: when it finds nothing,
+		// nothing is due.
+		w.mu.Lock()
+		idle := w.total == 0
+		w.mu.Unlock()
 		started, _, err := w.claimAndSend(ctx)
 		if err != nil {
 			return err
 		}
-		if started == 0 {
-			w.mu.Lock()
-			idle := w.total == 0
-			w.mu.Unlock()
-			if idle {
-				return nil
-			}
-			select {
-			case <-w.wake:
-			case <-ctx.Done():
-				w.sends.Wait()
-				return ctx.Err()
-			}
+		if started > 0 {
+			continue
+		}
+		if idle {
+			return nil
+		}
+		select {
+		case <-w.wake:
+		case <-ctx.Done():
+			w.sends.Wait()
+			return ctx.Err()
 		}
 	}
 }

@@ -79,6 +79,9 @@ func (p Policy) control(network, address string, _ syscall.RawConn) error {
 // checks when it connects.
 const maxRedirects = 3
 
+// errTooManyRedirects ends a delivery led through more than maxRedirects redirects.
+var errTooManyRedirects = fmt.Errorf("more than %d redirects", maxRedirects)
+
 // newClient is the HTTP client of deliveries: the policy checked at every connection, no proxy
 // from the environment (a proxy would connect for us, past the check), at most maxRedirects
 // redirects, and timeouts for the connection and TLS steps (the whole attempt is bounded by the
@@ -100,7 +103,7 @@ func newClient(p Policy, connectTimeout time.Duration) *http.Client {
 		Transport: transport,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) > maxRedirects {
-				return fmt.Errorf("more than %d redirects", maxRedirects)
+				return errTooManyRedirects
 			}
 			return nil
 		},

@@ -363,7 +363,7 @@ func (w *Worker) networkOutcome(r record, err error, timedOut bool) outcome {
 	if timedOut {
 		return outcome{retry: true, err: fmt.Sprintf("%s did not answer within %s", r.host(), w.opts.AttemptTimeout)}
 	}
-	if strings.Contains(err.Error(), "redirects") {
+	if errors.Is(err, errTooManyRedirects) {
 		return outcome{err: fmt.Sprintf("%s: %s", r.host(), err.Error())}
 	}
 	return outcome{retry: true, err: fmt.Sprintf("%s: %s", r.host(), err.Error())}
@@ -391,53 +391,63 @@ func (w *Worker) backoff(n int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// record stores o as r's outcome, in one transaction with the case event of a final outcome. It
-// changes nothing when r is no longer this worker's (its lease ended and another claimed it).
+// record stores o as r's outcome, in one transaction with the case event of a final outcome, and
+// logs it once committed. It changes nothing when r is no longer this worker's (its lease ended
+// and another claimed it).
 func (w *Worker) record(r record, o outcome) error {
 	ctx := db.WithoutAudit(context.Background())
-	log := w.opts.Logger.With("delivery", r.ID, "connector", r.ConnectorID, "host", r.host(), "attempts", r.Attempts)
-	return w.opts.DB.InTx(ctx, func(tx *db.Tx) error {
+	var (
+		state   string
+		message string
+		wait    time.Duration
+	)
+	err := w.opts.DB.InTx(ctx, func(tx *db.Tx) error {
 		now := tx.Now
+		state, message = statePending, o.err
 		if o.retry {
-			wait := max(o.wait, w.backoff(r.Attempts))
+			wait = max(o.wait, w.backoff(r.Attempts))
 			deadline := time.UnixMicro(r.CreatedAt).Add(w.opts.MaxRetryTime)
 			if !now.Add(wait).After(deadline) {
 				res, err := tx.ExecContext(ctx, `UPDATE deliveries
 					SET lease_owner = '', lease_until = 0, next_attempt_at = $4, status_code = $5, error = $6
 					WHERE team_id = $1 AND id = $2 AND lease_owner = $3 AND state = 'pending'`,
-					r.TeamID, r.ID, w.id, now.Add(wait).UnixMicro(), o.status, cutMessage(o.err))
-				if err := db.OneRow(res, err, "reschedule delivery"); err != nil {
-					return err
-				}
-				log.Info("delivery attempt failed; retrying", "retry_in", wait.String(), "error", o.err)
-				return nil
+					r.TeamID, r.ID, w.id, now.Add(wait).UnixMicro(), o.status, cutMessage(message))
+				return db.OneRow(res, err, "reschedule delivery")
 			}
-			o.err = fmt.Sprintf("gave up after %d attempts in %s: %s", r.Attempts,
-				now.Sub(time.UnixMicro(r.CreatedAt)).Round(time.Second), o.err)
+			message = fmt.Sprintf("gave up after %d attempts in %s: %s", r.Attempts,
+				now.Sub(time.UnixMicro(r.CreatedAt)).Round(time.Second), message)
 		}
-		state := stateSent
-		if o.err != "" {
+		state = stateSent
+		if message != "" {
 			state = stateFailed
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE deliveries
 			SET state = $4, lease_owner = '', lease_until = 0, status_code = $5, error = $6, finished_at = $7
 			WHERE team_id = $1 AND id = $2 AND lease_owner = $3 AND state = 'pending'`,
-			r.TeamID, r.ID, w.id, state, o.status, cutMessage(o.err), now.UnixMicro())
+			r.TeamID, r.ID, w.id, state, o.status, cutMessage(message), now.UnixMicro())
 		if err := db.OneRow(res, err, "record delivery outcome"); err != nil {
 			return err
 		}
-		if state == stateSent {
-			log.Info("delivery sent", "status", o.status)
-		} else {
-			log.Warn("delivery failed", "status", o.status, "error", o.err)
-		}
-		if r.CaseID == "" {
+		switch {
+		case r.CaseID == "":
 			return nil
-		}
-		if state == stateSent {
+		case state == stateSent:
 			return cases.RecordNotificationSent(ctx, tx, r.TeamID, r.CaseID, r.RequestID, []string{r.ID})
 		}
 		return cases.RecordNotificationFailed(ctx, tx, r.TeamID, r.CaseID, cutMessage(
-			"connector "+r.ConnectorName+" ("+r.ConnectorID+", "+strconv.Quote(string(r.ConnectorType))+"): "+o.err))
+			"connector "+r.ConnectorName+" ("+r.ConnectorID+", "+strconv.Quote(string(r.ConnectorType))+"): "+message))
 	})
+	if err != nil {
+		return err
+	}
+	log := w.opts.Logger.With("delivery", r.ID, "connector", r.ConnectorID, "host", r.host(), "attempts", r.Attempts)
+	switch state {
+	case statePending:
+		log.Info("delivery attempt failed; retrying", "retry_in", wait.String(), "error", message)
+	case stateSent:
+		log.Info("delivery sent", "status", o.status)
+	default:
+		log.Warn("delivery failed", "status", o.status, "error", message)
+	}
+	return nil
 }

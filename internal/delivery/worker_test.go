@@ -526,3 +526,30 @@ func TestPagerDutyResolveWaitsForItsTrigger(t *testing.T) {
 		}
 	})
 }
+
+// TestOutboxSurvivesARestartAndKeysAreUnique: a record enqueued before the database is closed
+// and opened again is sent after it; enqueuing the same idempotency key again (the event's
+// transaction run twice) writes nothing, and the receiver sees the notification once.
+func TestOutboxSurvivesARestartAndKeysAreUnique(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		f := newFixture(t, env)
+		rc := newReceiver(t, ok)
+		d := f.record(rc.URL, "hook-1", "key-restart")
+		f.enqueue(t, d)
+		env.Restart(t)
+		again := d
+		again.RequestID = uuid.NewString()
+		f.enqueue(t, again)
+		var n int
+		if err := env.DB.Read().QueryRowContext(context.Background(), `SELECT count(*) FROM deliveries
+			WHERE team_id = $1 AND idempotency_key = 'key-restart'`, f.team).Scan(&n); err != nil || n != 1 {
+			t.Fatalf("%d records with the key (%v)", n, err)
+		}
+		if err := worker(env, nil).Drain(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if s := f.stored(t, "key-restart"); s.State != "sent" || rc.byKey["key-restart"] != 1 || rc.count() != 1 {
+			t.Fatalf("record %+v, receiver %v", s, rc.byKey)
+		}
+	})
+}

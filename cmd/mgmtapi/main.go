@@ -39,6 +39,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/server"
 	"github.com/mgmtapi/mgmtapi/internal/teams"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func main() {
@@ -213,6 +214,19 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if docs.err != nil {
 		return docs.err
 	}
+	var worker *delivery.Worker
+	var workerMetrics []prometheus.Collector
+	if cfg.NotifyWorker {
+		worker = delivery.NewWorker(delivery.Options{
+			DB:             database,
+			Policy:         delivery.Policy{AllowPrivate: cfg.NotifyAllowPrivate, AllowCIDRs: cfg.NotifyAllowCIDRs},
+			Logger:         logger,
+			AttemptTimeout: cfg.NotifyAttemptTimeout,
+			MaxRetryTime:   cfg.NotifyRetryTime,
+			PerConnector:   cfg.NotifyPerConnector,
+		})
+		workerMetrics = worker.Collectors()
+	}
 	handler := server.New(server.Options{
 		API:          apiHandler,
 		WriteError:   api.WriteError,
@@ -233,6 +247,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		DecodeBudgetBytes: cfg.DecodeBudgetBytes,
 		KeyRate:           cfg.KeyRateLimit,
 		KeyBurst:          cfg.KeyRateBurst,
+		Collectors:        workerMetrics,
 	})
 	srv := &http.Server{
 		Handler:           handler,
@@ -255,15 +270,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	workerCtx, stopWorker := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopWorker()
 	workerDone := make(chan struct{})
-	if cfg.NotifyWorker {
-		worker := delivery.NewWorker(delivery.Options{
-			DB:             database,
-			Policy:         delivery.Policy{AllowPrivate: cfg.NotifyAllowPrivate, AllowCIDRs: cfg.NotifyAllowCIDRs},
-			Logger:         logger,
-			AttemptTimeout: cfg.NotifyAttemptTimeout,
-			MaxRetryTime:   cfg.NotifyRetryTime,
-			PerConnector:   cfg.NotifyPerConnector,
-		})
+	if worker != nil {
 		go func() {
 			defer close(workerDone)
 			worker.Run(workerCtx)

@@ -18,7 +18,7 @@ import (
 // TestServeSendsTheOutbox: serve runs the delivery worker: a record written to the outbox (by
 // another process over the same database) reaches a loopback receiver under
 // --notify-allow-private; the log names the connector and host, never the URL's secret path;
-// the server stops with the worker.
+// /metrics counts the delivery; the server stops with the worker.
 func TestServeSendsTheOutbox(t *testing.T) {
 	engines(t, func(t *testing.T, args []string) {
 		var got atomic.Int32
@@ -56,6 +56,10 @@ func TestServeSendsTheOutbox(t *testing.T) {
 				t.Fatalf("not delivered; log:\n%s", p.stdout)
 			}
 			time.Sleep(20 * time.Millisecond)
+		}
+		if _, metrics := p.get(t, "/metrics", ""); !strings.Contains(metrics, `mgmtapi_deliveries_total{outcome="sent"} 1`) ||
+			!strings.Contains(metrics, "mgmtapi_delivery_attempt_duration_seconds_count 1") {
+			t.Errorf("metrics:\n%s", metrics)
 		}
 		if err := p.stop(); err != nil {
 			t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"unicode"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/mgmtapi/mgmtapi/internal/cases"
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -88,6 +89,18 @@ type Worker struct {
 	total    int
 	wake     chan struct{}
 	sends    sync.WaitGroup
+
+	// outcomes counts the recorded attempts by what they came to (sent, failed, retried);
+	// attemptTime times the attempts; sending is the attempts in flight.
+	outcomes    *prometheus.CounterVec
+	attemptTime prometheus.Histogram
+	sending     prometheus.Gauge
+}
+
+// Collectors are the worker's series for /metrics: mgmtapi_deliveries_total{outcome},
+// mgmtapi_delivery_attempt_duration_seconds, mgmtapi_deliveries_in_flight.
+func (w *Worker) Collectors() []prometheus.Collector {
+	return []prometheus.Collector{w.outcomes, w.attemptTime, w.sending}
 }
 
 type connectorKey struct {
@@ -104,6 +117,19 @@ func NewWorker(opts Options) *Worker {
 		client:   newClient(opts.Policy, min(opts.AttemptTimeout, 10*time.Second)),
 		inFlight: map[connectorKey]int{},
 		wake:     make(chan struct{}, 1),
+		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mgmtapi_deliveries_total",
+			Help: "Notification delivery attempts recorded, by outcome: sent, failed (for good), retried.",
+		}, []string{"outcome"}),
+		attemptTime: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "mgmtapi_delivery_attempt_duration_seconds",
+			Help:    "Time of one notification delivery attempt, connection to the last byte read.",
+			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}),
+		sending: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mgmtapi_deliveries_in_flight",
+			Help: "Notification delivery attempts in flight in this process.",
+		}),
 	}
 }
 
@@ -291,7 +317,11 @@ type outcome struct {
 
 // deliver makes one attempt at r and records its outcome.
 func (w *Worker) deliver(r record) {
+	w.sending.Inc()
+	defer w.sending.Dec()
+	start := time.Now()
 	o := w.attempt(r)
+	w.attemptTime.Observe(time.Since(start).Seconds())
 	if err := w.record(r, o); err != nil {
 		w.opts.Logger.Warn("delivery outcome not recorded; the record is sent again when its lease ends",
 			"delivery", r.ID, "connector", r.ConnectorID, "host", r.host(), "error", err.Error())
@@ -441,6 +471,11 @@ func (w *Worker) record(r record, o outcome) error {
 		return err
 	}
 	log := w.opts.Logger.With("delivery", r.ID, "connector", r.ConnectorID, "host", r.host(), "attempts", r.Attempts)
+	outcome := state
+	if state == statePending {
+		outcome = "retried"
+	}
+	w.outcomes.WithLabelValues(outcome).Inc()
 	switch state {
 	case statePending:
 		log.Info("delivery attempt failed; retrying", "retry_in", wait.String(), "error", message)

@@ -214,6 +214,18 @@ func (w *Worker) claimAndSend(ctx context.Context) (started int, full bool, err 
 	if free <= 0 {
 		return 0, true, nil
 	}
+	// A read first: an idle outbox costs a poll one indexed read, not a write transaction (on
+	// SQLite a turn of the single writer).
+	var due int
+	now := w.opts.DB.Now().UnixMicro()
+	err = w.opts.DB.Read().QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM deliveries
+		WHERE state = 'pending' AND next_attempt_at <= $1 AND lease_until <= $1 LIMIT 1) due`, now).Scan(&due)
+	if err != nil {
+		return 0, false, fmt.Errorf("read the outbox: %w", err)
+	}
+	if due == 0 {
+		return 0, false, nil
+	}
 	records, err := w.claim(ctx, free, busy)
 	if err != nil {
 		return 0, false, err

@@ -553,3 +553,43 @@ func TestOutboxSurvivesARestartAndKeysAreUnique(t *testing.T) {
 		}
 	})
 }
+
+// TestStopWaitsForTheAttemptInFlight: a worker stopped while an attempt hangs returns once that
+// attempt has timed out and its outcome is recorded: the record is rescheduled with its error,
+// not left leased to a worker that is gone.
+func TestStopWaitsForTheAttemptInFlight(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		f := newFixture(t, env)
+		arrived := make(chan struct{}, 1)
+		rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+			arrived <- struct{}{}
+			<-r.Context().Done()
+		})
+		f.enqueue(t, f.record(rc.URL, "hook-1", "key-stop"))
+		w := worker(env, func(o *delivery.Options) { o.AttemptTimeout = 300 * time.Millisecond })
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { w.Run(ctx); close(done) }()
+		select {
+		case <-arrived:
+		case <-time.After(20 * time.Second):
+			t.Fatal("no attempt")
+		}
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("Run did not return")
+		}
+		var owner string
+		var until int64
+		if err := env.DB.Read().QueryRowContext(context.Background(), `SELECT lease_owner, lease_until FROM deliveries
+			WHERE idempotency_key = 'key-stop'`).Scan(&owner, &until); err != nil {
+			t.Fatal(err)
+		}
+		s := f.stored(t, "key-stop")
+		if s.State != "pending" || s.Attempts != 1 || !strings.Contains(s.Error, "did not answer within 300ms") || owner != "" || until != 0 {
+			t.Errorf("after stop: %+v, lease %q %d", s, owner, until)
+		}
+	})
+}

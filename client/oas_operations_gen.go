@@ -134,6 +134,7 @@ const (
 	ListIncidentEventsOperation              OperationName = "ListIncidentEvents"
 	ListIncidentEventsFeedOperation          OperationName = "ListIncidentEventsFeed"
 	ListIncidentsOperation                   OperationName = "ListIncidents"
+	ListNotificationDeliveriesOperation      OperationName = "ListNotificationDeliveries"
 	ListParsingRuleGroupsOperation           OperationName = "ListParsingRuleGroups"
 	ListPoliciesOperation                    OperationName = "ListPolicies"
 	ListPresetSummariesOperation             OperationName = "ListPresetSummaries"

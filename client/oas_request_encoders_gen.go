@@ -681,6 +681,20 @@ func encodeListIncidentsRequest(
 	return nil
 }
 
+func encodeListNotificationDeliveriesRequest(
+	req *NotificationDeliveriesInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeOverwriteLogPoliciesRequest(
 	req *LogPoliciesInput,
 	r *http.Request,

@@ -3465,6 +3465,21 @@ func (s *CaseListInput) SetPagination(val OptCasePageRequest) {
 	s.Pagination = val
 }
 
+// Ref: #/components/schemas/CaseNotificationDeliveries
+type CaseNotificationDeliveries struct {
+	NotificationDeliveries []NotificationDelivery `json:"notificationDeliveries"`
+}
+
+// GetNotificationDeliveries returns the value of NotificationDeliveries.
+func (s *CaseNotificationDeliveries) GetNotificationDeliveries() []NotificationDelivery {
+	return s.NotificationDeliveries
+}
+
+// SetNotificationDeliveries sets the value of NotificationDeliveries.
+func (s *CaseNotificationDeliveries) SetNotificationDeliveries(val []NotificationDelivery) {
+	s.NotificationDeliveries = val
+}
+
 // Ref: #/components/schemas/CaseOrderBy
 type CaseOrderBy struct {
 	Field     OptCaseOrderByField     `json:"field"`
@@ -5686,6 +5701,225 @@ func (s *DefaultPrioritySetting) SetDefaultPriority(val OptPolicyPriority) {
 
 // DeleteCustomRoleNoContent is response for DeleteCustomRole operation.
 type DeleteCustomRoleNoContent struct{}
+
+// Ref: #/components/schemas/DeliveryAttempt
+type DeliveryAttempt struct {
+	Connector DeliveryAttemptConnector `json:"connector"`
+	// `success` or `failure` once the delivery ended; neither while it is pending.
+	Outcome DeliveryAttemptOutcome `json:"outcome"`
+}
+
+// GetConnector returns the value of Connector.
+func (s *DeliveryAttempt) GetConnector() DeliveryAttemptConnector {
+	return s.Connector
+}
+
+// GetOutcome returns the value of Outcome.
+func (s *DeliveryAttempt) GetOutcome() DeliveryAttemptOutcome {
+	return s.Outcome
+}
+
+// SetConnector sets the value of Connector.
+func (s *DeliveryAttempt) SetConnector(val DeliveryAttemptConnector) {
+	s.Connector = val
+}
+
+// SetOutcome sets the value of Outcome.
+func (s *DeliveryAttempt) SetOutcome(val DeliveryAttemptOutcome) {
+	s.Outcome = val
+}
+
+type DeliveryAttemptConnector struct {
+	ConnectorId   NotificationCenterID                  `json:"connectorId"`
+	ConnectorName string                                `json:"connectorName"`
+	ConnectorType DeliveryAttemptConnectorConnectorType `json:"connectorType"`
+}
+
+// GetConnectorId returns the value of ConnectorId.
+func (s *DeliveryAttemptConnector) GetConnectorId() NotificationCenterID {
+	return s.ConnectorId
+}
+
+// GetConnectorName returns the value of ConnectorName.
+func (s *DeliveryAttemptConnector) GetConnectorName() string {
+	return s.ConnectorName
+}
+
+// GetConnectorType returns the value of ConnectorType.
+func (s *DeliveryAttemptConnector) GetConnectorType() DeliveryAttemptConnectorConnectorType {
+	return s.ConnectorType
+}
+
+// SetConnectorId sets the value of ConnectorId.
+func (s *DeliveryAttemptConnector) SetConnectorId(val NotificationCenterID) {
+	s.ConnectorId = val
+}
+
+// SetConnectorName sets the value of ConnectorName.
+func (s *DeliveryAttemptConnector) SetConnectorName(val string) {
+	s.ConnectorName = val
+}
+
+// SetConnectorType sets the value of ConnectorType.
+func (s *DeliveryAttemptConnector) SetConnectorType(val DeliveryAttemptConnectorConnectorType) {
+	s.ConnectorType = val
+}
+
+type DeliveryAttemptConnectorConnectorType string
+
+const (
+	DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEUNSPECIFIED    DeliveryAttemptConnectorConnectorType = "CONNECTOR_TYPE_UNSPECIFIED"
+	DeliveryAttemptConnectorConnectorTypeCONNECTORTYPESLACK          DeliveryAttemptConnectorConnectorType = "CONNECTOR_TYPE_SLACK"
+	DeliveryAttemptConnectorConnectorTypeCONNECTORTYPESERVICENOW     DeliveryAttemptConnectorConnectorType = "CONNECTOR_TYPE_SERVICE_NOW"
+	DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEPAGERDUTY      DeliveryAttemptConnectorConnectorType = "CONNECTOR_TYPE_PAGER_DUTY"
+	DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEEMAIL          DeliveryAttemptConnectorConnectorType = "CONNECTOR_TYPE_EMAIL"
+	DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEGENERICHTTPS   DeliveryAttemptConnectorConnectorType = "CONNECTOR_TYPE_GENERIC_HTTPS"
+	DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEMICROSOFTTEAMS DeliveryAttemptConnectorConnectorType = "CONNECTOR_TYPE_MICROSOFT_TEAMS"
+)
+
+// AllValues returns all DeliveryAttemptConnectorConnectorType values.
+func (DeliveryAttemptConnectorConnectorType) AllValues() []DeliveryAttemptConnectorConnectorType {
+	return []DeliveryAttemptConnectorConnectorType{
+		DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEUNSPECIFIED,
+		DeliveryAttemptConnectorConnectorTypeCONNECTORTYPESLACK,
+		DeliveryAttemptConnectorConnectorTypeCONNECTORTYPESERVICENOW,
+		DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEPAGERDUTY,
+		DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEEMAIL,
+		DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEGENERICHTTPS,
+		DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEMICROSOFTTEAMS,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s DeliveryAttemptConnectorConnectorType) MarshalText() ([]byte, error) {
+	switch s {
+	case DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEUNSPECIFIED:
+		return []byte(s), nil
+	case DeliveryAttemptConnectorConnectorTypeCONNECTORTYPESLACK:
+		return []byte(s), nil
+	case DeliveryAttemptConnectorConnectorTypeCONNECTORTYPESERVICENOW:
+		return []byte(s), nil
+	case DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEPAGERDUTY:
+		return []byte(s), nil
+	case DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEEMAIL:
+		return []byte(s), nil
+	case DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEGENERICHTTPS:
+		return []byte(s), nil
+	case DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEMICROSOFTTEAMS:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *DeliveryAttemptConnectorConnectorType) UnmarshalText(data []byte) error {
+	switch DeliveryAttemptConnectorConnectorType(data) {
+	case DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEUNSPECIFIED:
+		*s = DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEUNSPECIFIED
+		return nil
+	case DeliveryAttemptConnectorConnectorTypeCONNECTORTYPESLACK:
+		*s = DeliveryAttemptConnectorConnectorTypeCONNECTORTYPESLACK
+		return nil
+	case DeliveryAttemptConnectorConnectorTypeCONNECTORTYPESERVICENOW:
+		*s = DeliveryAttemptConnectorConnectorTypeCONNECTORTYPESERVICENOW
+		return nil
+	case DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEPAGERDUTY:
+		*s = DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEPAGERDUTY
+		return nil
+	case DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEEMAIL:
+		*s = DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEEMAIL
+		return nil
+	case DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEGENERICHTTPS:
+		*s = DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEGENERICHTTPS
+		return nil
+	case DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEMICROSOFTTEAMS:
+		*s = DeliveryAttemptConnectorConnectorTypeCONNECTORTYPEMICROSOFTTEAMS
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// `success` or `failure` once the delivery ended; neither while it is pending.
+type DeliveryAttemptOutcome struct {
+	Success OptDeliveryAttemptOutcomeSuccess `json:"success"`
+	Failure OptDeliveryAttemptOutcomeFailure `json:"failure"`
+}
+
+// GetSuccess returns the value of Success.
+func (s *DeliveryAttemptOutcome) GetSuccess() OptDeliveryAttemptOutcomeSuccess {
+	return s.Success
+}
+
+// GetFailure returns the value of Failure.
+func (s *DeliveryAttemptOutcome) GetFailure() OptDeliveryAttemptOutcomeFailure {
+	return s.Failure
+}
+
+// SetSuccess sets the value of Success.
+func (s *DeliveryAttemptOutcome) SetSuccess(val OptDeliveryAttemptOutcomeSuccess) {
+	s.Success = val
+}
+
+// SetFailure sets the value of Failure.
+func (s *DeliveryAttemptOutcome) SetFailure(val OptDeliveryAttemptOutcomeFailure) {
+	s.Failure = val
+}
+
+type DeliveryAttemptOutcomeFailure struct {
+	ErrorMessage string `json:"errorMessage"`
+}
+
+// GetErrorMessage returns the value of ErrorMessage.
+func (s *DeliveryAttemptOutcomeFailure) GetErrorMessage() string {
+	return s.ErrorMessage
+}
+
+// SetErrorMessage sets the value of ErrorMessage.
+func (s *DeliveryAttemptOutcomeFailure) SetErrorMessage(val string) {
+	s.ErrorMessage = val
+}
+
+type DeliveryAttemptOutcomeSuccess struct {
+	EvidenceUrl OptString `json:"evidenceUrl"`
+}
+
+// GetEvidenceUrl returns the value of EvidenceUrl.
+func (s *DeliveryAttemptOutcomeSuccess) GetEvidenceUrl() OptString {
+	return s.EvidenceUrl
+}
+
+// SetEvidenceUrl sets the value of EvidenceUrl.
+func (s *DeliveryAttemptOutcomeSuccess) SetEvidenceUrl(val OptString) {
+	s.EvidenceUrl = val
+}
+
+// Ref: #/components/schemas/DeliveryRouter
+type DeliveryRouter struct {
+	RouterId   NotificationCenterID `json:"routerId"`
+	RouterName string               `json:"routerName"`
+}
+
+// GetRouterId returns the value of RouterId.
+func (s *DeliveryRouter) GetRouterId() NotificationCenterID {
+	return s.RouterId
+}
+
+// GetRouterName returns the value of RouterName.
+func (s *DeliveryRouter) GetRouterName() string {
+	return s.RouterName
+}
+
+// SetRouterId sets the value of RouterId.
+func (s *DeliveryRouter) SetRouterId(val NotificationCenterID) {
+	s.RouterId = val
+}
+
+// SetRouterName sets the value of RouterName.
+func (s *DeliveryRouter) SetRouterName(val string) {
+	s.RouterName = val
+}
 
 // Ref: #/components/schemas/DeployedExtension
 type DeployedExtension struct {
@@ -12297,6 +12531,129 @@ func (s *NonEmptyKeyValue) SetValue(val string) {
 
 type NotificationCenterID string
 
+// Ref: #/components/schemas/NotificationDeliveriesInput
+type NotificationDeliveriesInput struct {
+	// The cases, by `id`.
+	CaseIds []string `json:"caseIds"`
+}
+
+// GetCaseIds returns the value of CaseIds.
+func (s *NotificationDeliveriesInput) GetCaseIds() []string {
+	return s.CaseIds
+}
+
+// SetCaseIds sets the value of CaseIds.
+func (s *NotificationDeliveriesInput) SetCaseIds(val []string) {
+	s.CaseIds = val
+}
+
+// Ref: #/components/schemas/NotificationDeliveriesList
+type NotificationDeliveriesList struct {
+	// Each requested case's deliveries, keyed by the case id as requested.
+	DeliveriesByCase NotificationDeliveriesListDeliveriesByCase `json:"deliveriesByCase"`
+}
+
+// GetDeliveriesByCase returns the value of DeliveriesByCase.
+func (s *NotificationDeliveriesList) GetDeliveriesByCase() NotificationDeliveriesListDeliveriesByCase {
+	return s.DeliveriesByCase
+}
+
+// SetDeliveriesByCase sets the value of DeliveriesByCase.
+func (s *NotificationDeliveriesList) SetDeliveriesByCase(val NotificationDeliveriesListDeliveriesByCase) {
+	s.DeliveriesByCase = val
+}
+
+// Each requested case's deliveries, keyed by the case id as requested.
+type NotificationDeliveriesListDeliveriesByCase map[string]CaseNotificationDeliveries
+
+func (s *NotificationDeliveriesListDeliveriesByCase) init() NotificationDeliveriesListDeliveriesByCase {
+	m := *s
+	if m == nil {
+		m = map[string]CaseNotificationDeliveries{}
+		*s = m
+	}
+	return m
+}
+
+// One notification request through one router. Exactly one of `attempted`, `noRouterMatched` and
+// `noNotificationCreated` is present; mgmtapi records deliveries only, so it answers `attempted`.
+// Ref: #/components/schemas/NotificationDelivery
+type NotificationDelivery struct {
+	// The notification request, shared by the deliveries one event caused.
+	RequestNotificationId OptString `json:"requestNotificationId"`
+	// When the event caused the notification.
+	Timestamp             time.Time                                    `json:"timestamp"`
+	Attempted             OptRoutedDelivery                            `json:"attempted"`
+	NoRouterMatched       *NotificationDeliveryNoRouterMatched         `json:"noRouterMatched"`
+	NoNotificationCreated OptNotificationDeliveryNoNotificationCreated `json:"noNotificationCreated"`
+}
+
+// GetRequestNotificationId returns the value of RequestNotificationId.
+func (s *NotificationDelivery) GetRequestNotificationId() OptString {
+	return s.RequestNotificationId
+}
+
+// GetTimestamp returns the value of Timestamp.
+func (s *NotificationDelivery) GetTimestamp() time.Time {
+	return s.Timestamp
+}
+
+// GetAttempted returns the value of Attempted.
+func (s *NotificationDelivery) GetAttempted() OptRoutedDelivery {
+	return s.Attempted
+}
+
+// GetNoRouterMatched returns the value of NoRouterMatched.
+func (s *NotificationDelivery) GetNoRouterMatched() *NotificationDeliveryNoRouterMatched {
+	return s.NoRouterMatched
+}
+
+// GetNoNotificationCreated returns the value of NoNotificationCreated.
+func (s *NotificationDelivery) GetNoNotificationCreated() OptNotificationDeliveryNoNotificationCreated {
+	return s.NoNotificationCreated
+}
+
+// SetRequestNotificationId sets the value of RequestNotificationId.
+func (s *NotificationDelivery) SetRequestNotificationId(val OptString) {
+	s.RequestNotificationId = val
+}
+
+// SetTimestamp sets the value of Timestamp.
+func (s *NotificationDelivery) SetTimestamp(val time.Time) {
+	s.Timestamp = val
+}
+
+// SetAttempted sets the value of Attempted.
+func (s *NotificationDelivery) SetAttempted(val OptRoutedDelivery) {
+	s.Attempted = val
+}
+
+// SetNoRouterMatched sets the value of NoRouterMatched.
+func (s *NotificationDelivery) SetNoRouterMatched(val *NotificationDeliveryNoRouterMatched) {
+	s.NoRouterMatched = val
+}
+
+// SetNoNotificationCreated sets the value of NoNotificationCreated.
+func (s *NotificationDelivery) SetNoNotificationCreated(val OptNotificationDeliveryNoNotificationCreated) {
+	s.NoNotificationCreated = val
+}
+
+type NotificationDeliveryNoNotificationCreated struct {
+	MatchedRouters []DeliveryRouter `json:"matchedRouters"`
+}
+
+// GetMatchedRouters returns the value of MatchedRouters.
+func (s *NotificationDeliveryNoNotificationCreated) GetMatchedRouters() []DeliveryRouter {
+	return s.MatchedRouters
+}
+
+// SetMatchedRouters sets the value of MatchedRouters.
+func (s *NotificationDeliveryNoNotificationCreated) SetMatchedRouters(val []DeliveryRouter) {
+	s.MatchedRouters = val
+}
+
+type NotificationDeliveryNoRouterMatched struct{}
+
 // The kind of thing a notification is about.
 // Ref: #/components/schemas/NotificationEntityType
 type NotificationEntityType string
@@ -14818,6 +15175,98 @@ func (o OptDefaultPrioritySetting) Get() (v DefaultPrioritySetting, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptDefaultPrioritySetting) Or(d DefaultPrioritySetting) DefaultPrioritySetting {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptDeliveryAttemptOutcomeFailure returns new OptDeliveryAttemptOutcomeFailure with value set to v.
+func NewOptDeliveryAttemptOutcomeFailure(v DeliveryAttemptOutcomeFailure) OptDeliveryAttemptOutcomeFailure {
+	return OptDeliveryAttemptOutcomeFailure{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptDeliveryAttemptOutcomeFailure is optional DeliveryAttemptOutcomeFailure.
+type OptDeliveryAttemptOutcomeFailure struct {
+	Value DeliveryAttemptOutcomeFailure
+	Set   bool
+}
+
+// IsSet returns true if OptDeliveryAttemptOutcomeFailure was set.
+func (o OptDeliveryAttemptOutcomeFailure) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptDeliveryAttemptOutcomeFailure) Reset() {
+	var v DeliveryAttemptOutcomeFailure
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptDeliveryAttemptOutcomeFailure) SetTo(v DeliveryAttemptOutcomeFailure) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptDeliveryAttemptOutcomeFailure) Get() (v DeliveryAttemptOutcomeFailure, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptDeliveryAttemptOutcomeFailure) Or(d DeliveryAttemptOutcomeFailure) DeliveryAttemptOutcomeFailure {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptDeliveryAttemptOutcomeSuccess returns new OptDeliveryAttemptOutcomeSuccess with value set to v.
+func NewOptDeliveryAttemptOutcomeSuccess(v DeliveryAttemptOutcomeSuccess) OptDeliveryAttemptOutcomeSuccess {
+	return OptDeliveryAttemptOutcomeSuccess{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptDeliveryAttemptOutcomeSuccess is optional DeliveryAttemptOutcomeSuccess.
+type OptDeliveryAttemptOutcomeSuccess struct {
+	Value DeliveryAttemptOutcomeSuccess
+	Set   bool
+}
+
+// IsSet returns true if OptDeliveryAttemptOutcomeSuccess was set.
+func (o OptDeliveryAttemptOutcomeSuccess) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptDeliveryAttemptOutcomeSuccess) Reset() {
+	var v DeliveryAttemptOutcomeSuccess
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptDeliveryAttemptOutcomeSuccess) SetTo(v DeliveryAttemptOutcomeSuccess) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptDeliveryAttemptOutcomeSuccess) Get() (v DeliveryAttemptOutcomeSuccess, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptDeliveryAttemptOutcomeSuccess) Or(d DeliveryAttemptOutcomeSuccess) DeliveryAttemptOutcomeSuccess {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -17470,6 +17919,52 @@ func (o OptNilString) Or(d string) string {
 	return d
 }
 
+// NewOptNotificationDeliveryNoNotificationCreated returns new OptNotificationDeliveryNoNotificationCreated with value set to v.
+func NewOptNotificationDeliveryNoNotificationCreated(v NotificationDeliveryNoNotificationCreated) OptNotificationDeliveryNoNotificationCreated {
+	return OptNotificationDeliveryNoNotificationCreated{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptNotificationDeliveryNoNotificationCreated is optional NotificationDeliveryNoNotificationCreated.
+type OptNotificationDeliveryNoNotificationCreated struct {
+	Value NotificationDeliveryNoNotificationCreated
+	Set   bool
+}
+
+// IsSet returns true if OptNotificationDeliveryNoNotificationCreated was set.
+func (o OptNotificationDeliveryNoNotificationCreated) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptNotificationDeliveryNoNotificationCreated) Reset() {
+	var v NotificationDeliveryNoNotificationCreated
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptNotificationDeliveryNoNotificationCreated) SetTo(v NotificationDeliveryNoNotificationCreated) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptNotificationDeliveryNoNotificationCreated) Get() (v NotificationDeliveryNoNotificationCreated, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptNotificationDeliveryNoNotificationCreated) Or(d NotificationDeliveryNoNotificationCreated) NotificationDeliveryNoNotificationCreated {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptNotificationEntityType returns new OptNotificationEntityType with value set to v.
 func NewOptNotificationEntityType(v NotificationEntityType) OptNotificationEntityType {
 	return OptNotificationEntityType{
@@ -19534,6 +20029,52 @@ func (o OptResolutionDetails) Get() (v ResolutionDetails, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptResolutionDetails) Or(d ResolutionDetails) ResolutionDetails {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptRoutedDelivery returns new OptRoutedDelivery with value set to v.
+func NewOptRoutedDelivery(v RoutedDelivery) OptRoutedDelivery {
+	return OptRoutedDelivery{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptRoutedDelivery is optional RoutedDelivery.
+type OptRoutedDelivery struct {
+	Value RoutedDelivery
+	Set   bool
+}
+
+// IsSet returns true if OptRoutedDelivery was set.
+func (o OptRoutedDelivery) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptRoutedDelivery) Reset() {
+	var v RoutedDelivery
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptRoutedDelivery) SetTo(v RoutedDelivery) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptRoutedDelivery) Get() (v RoutedDelivery, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptRoutedDelivery) Or(d RoutedDelivery) RoutedDelivery {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -26118,6 +26659,32 @@ func (s *RetentionTagsEnabled) GetEnableTags() bool {
 // SetEnableTags sets the value of EnableTags.
 func (s *RetentionTagsEnabled) SetEnableTags(val bool) {
 	s.EnableTags = val
+}
+
+// Ref: #/components/schemas/RoutedDelivery
+type RoutedDelivery struct {
+	Router   DeliveryRouter    `json:"router"`
+	Attempts []DeliveryAttempt `json:"attempts"`
+}
+
+// GetRouter returns the value of Router.
+func (s *RoutedDelivery) GetRouter() DeliveryRouter {
+	return s.Router
+}
+
+// GetAttempts returns the value of Attempts.
+func (s *RoutedDelivery) GetAttempts() []DeliveryAttempt {
+	return s.Attempts
+}
+
+// SetRouter sets the value of Router.
+func (s *RoutedDelivery) SetRouter(val DeliveryRouter) {
+	s.Router = val
+}
+
+// SetAttempts sets the value of Attempts.
+func (s *RoutedDelivery) SetAttempts(val []DeliveryAttempt) {
+	s.Attempts = val
 }
 
 // Ref: #/components/schemas/RumPoliciesInput

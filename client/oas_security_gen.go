@@ -143,6 +143,7 @@ var operationRolesApiKey = map[string][]string{
 	ListIncidentEventsOperation:              []string{},
 	ListIncidentEventsFeedOperation:          []string{},
 	ListIncidentsOperation:                   []string{},
+	ListNotificationDeliveriesOperation:      []string{},
 	ListParsingRuleGroupsOperation:           []string{},
 	ListPoliciesOperation:                    []string{},
 	ListPresetSummariesOperation:             []string{},

@@ -34,10 +34,12 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/cases"
 	"github.com/mgmtapi/mgmtapi/internal/config"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/docspage"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/server"
 	"github.com/mgmtapi/mgmtapi/internal/teams"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func main() {
@@ -212,6 +214,19 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	if docs.err != nil {
 		return docs.err
 	}
+	var worker *delivery.Worker
+	var workerMetrics []prometheus.Collector
+	if cfg.NotifyWorker {
+		worker = delivery.NewWorker(delivery.Options{
+			DB:             database,
+			Policy:         delivery.Policy{AllowPrivate: cfg.NotifyAllowPrivate, AllowCIDRs: cfg.NotifyAllowCIDRs},
+			Logger:         logger,
+			AttemptTimeout: cfg.NotifyAttemptTimeout,
+			MaxRetryTime:   cfg.NotifyRetryTime,
+			PerConnector:   cfg.NotifyPerConnector,
+		})
+		workerMetrics = worker.Collectors()
+	}
 	handler := server.New(server.Options{
 		API:          apiHandler,
 		WriteError:   api.WriteError,
@@ -232,6 +247,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		DecodeBudgetBytes: cfg.DecodeBudgetBytes,
 		KeyRate:           cfg.KeyRateLimit,
 		KeyBurst:          cfg.KeyRateBurst,
+		Collectors:        workerMetrics,
 	})
 	srv := &http.Server{
 		Handler:           handler,
@@ -249,6 +265,19 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	defer stopKPIs()
 	go evaluateKPIs(kpiCtx, database, cfg.KPIInterval, logger)
 	go audit.KeepPruned(kpiCtx, database, cfg.AuditRetention, logger)
+	// The delivery worker stops after the server: deliveries the last requests enqueued are
+	// claimed until then, and the ones in flight end within their attempt timeout.
+	workerCtx, stopWorker := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopWorker()
+	workerDone := make(chan struct{})
+	if worker != nil {
+		go func() {
+			defer close(workerDone)
+			worker.Run(workerCtx)
+		}()
+	} else {
+		close(workerDone)
+	}
 
 	served := make(chan error, 1)
 	go func() {
@@ -286,6 +315,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		_ = srv.Close()
 	}
 	stopKPIs()
+	stopWorker()
+	<-workerDone
 	logger.Info("stopped")
 	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/dashboards"
 	"github.com/mgmtapi/mgmtapi/internal/datausage"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/e2m"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/incidents"
@@ -72,6 +73,7 @@ type handler struct {
 	*e2m.E2MHandler
 	*promrules.RuleFileHandler
 	*audit.RecordHandler
+	*delivery.ListHandler
 	// config exports and applies configuration documents (see teamconfig.go).
 	config *teamconfig.Handler
 	// wholeTeam bounds the whole-team documents built at once (see wholeteam.go).
@@ -166,6 +168,7 @@ func New(opts Options) (*API, error) {
 		E2MHandler:       e2m.NewHandler(opts.DB),
 		RuleFileHandler:  promrules.NewHandler(opts.DB),
 		RecordHandler:    audit.NewHandler(opts.DB),
+		ListHandler:      delivery.NewListHandler(opts.DB),
 		wholeTeam:        newWholeTeamTurns(),
 	}
 	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog)...)

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
@@ -76,6 +77,17 @@ type Config struct {
 	// SQLiteSharedFile lets other processes open the SQLite database while the server runs;
 	// otherwise (the default) the server holds it alone (see internal/db.Options.SharedFile).
 	SQLiteSharedFile bool
+	// NotifyWorker runs the notification delivery worker in this process.
+	NotifyWorker bool
+	// NotifyAllowPrivate lets deliveries connect to loopback, link-local, private and
+	// unspecified addresses; NotifyAllowCIDRs allows those ranges only.
+	NotifyAllowPrivate bool
+	NotifyAllowCIDRs   []netip.Prefix
+	// NotifyAttemptTimeout bounds one delivery attempt, NotifyRetryTime how long after its event
+	// a delivery is retried, NotifyPerConnector the attempts in flight to one connector.
+	NotifyAttemptTimeout time.Duration
+	NotifyRetryTime      time.Duration
+	NotifyPerConnector   int
 }
 
 // TLS reports whether the server speaks HTTPS.
@@ -264,6 +276,63 @@ var options = []option{
 		}},
 }
 
+// booleans are the options given as a bare flag (--notify-allow-private means true).
+var booleans = map[string]bool{"notify-allow-private": true}
+
+// notifyOptions are the settings of the notification delivery worker.
+var notifyOptions = []option{
+	{"notify-worker", "MGMTAPI_NOTIFY_WORKER", "on", "on: this process sends the notification outbox's deliveries; off: it only fills the outbox (another replica on the same PostgreSQL database sends)",
+		func(c *Config, v string) error {
+			if v != "on" && v != "off" {
+				return fmt.Errorf("must be on or off, not %q", v)
+			}
+			c.NotifyWorker = v == "on"
+			return nil
+		}},
+	{"notify-allow-private", "MGMTAPI_NOTIFY_ALLOW_PRIVATE", "false", "let notification deliveries connect to loopback, link-local, private and unspecified addresses (refused by default, whatever the URL's host name resolves to, redirects included)",
+		func(c *Config, v string) error {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("must be true or false, not %q", v)
+			}
+			c.NotifyAllowPrivate = b
+			return nil
+		}},
+	{"notify-allow-cidr", "MGMTAPI_NOTIFY_ALLOW_CIDR", "", "comma-separated address ranges (CIDR, such as 10.20.0.0/16,fd00::/8) notification deliveries may connect to although they are not public",
+		func(c *Config, v string) error {
+			c.NotifyAllowCIDRs = nil
+			for _, part := range strings.Split(v, ",") {
+				part = strings.TrimSpace(part)
+				if part == "" {
+					continue
+				}
+				p, err := netip.ParsePrefix(part)
+				if err != nil {
+					return fmt.Errorf("must be comma-separated CIDR ranges such as 10.20.0.0/16, not %q", part)
+				}
+				c.NotifyAllowCIDRs = append(c.NotifyAllowCIDRs, p.Masked())
+			}
+			return nil
+		}},
+	{"notify-attempt-timeout", "MGMTAPI_NOTIFY_ATTEMPT_TIMEOUT", "10s", "longest notification delivery attempt, connection to response, 1s to 5m",
+		func(c *Config, v string) (err error) {
+			c.NotifyAttemptTimeout, err = duration(v, time.Second, 5*time.Minute, "10s")
+			return err
+		}},
+	{"notify-retry-time", "MGMTAPI_NOTIFY_RETRY_TIME", "1h", "how long after its event a notification delivery is retried (5xx, 429, network errors) before it fails, 1m to 72h",
+		func(c *Config, v string) (err error) {
+			c.NotifyRetryTime, err = duration(v, time.Minute, 72*time.Hour, "1h")
+			return err
+		}},
+	{"notify-per-connector", "MGMTAPI_NOTIFY_PER_CONNECTOR", "4", "most notification delivery attempts in flight to one connector, 1 to 100; a slow receiver delays only its own deliveries",
+		func(c *Config, v string) (err error) {
+			c.NotifyPerConnector, err = integer(v, 1, 100)
+			return err
+		}},
+}
+
+func init() { options = append(options, notifyOptions...) }
+
 // integer reads a whole number from lowest to highest.
 func integer(v string, lowest, highest int) (int, error) {
 	n, err := strconv.Atoi(v)
@@ -336,6 +405,10 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	for _, o := range options {
+		if booleans[o.flag] {
+			fs.BoolFunc(o.flag, o.usage, func(v string) error { given[o.flag] = v; return nil })
+			continue
+		}
 		fs.Func(o.flag, o.usage, func(v string) error { given[o.flag] = v; return nil })
 	}
 	if err := fs.Parse(args); err != nil {
@@ -479,9 +552,23 @@ func (c Config) String() string {
 	if c.KeyRateLimit > 0 {
 		keyRate = fmt.Sprintf("%s/s burst %d", strconv.FormatFloat(c.KeyRateLimit, 'f', -1, 64), c.KeyRateBurst)
 	}
-	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s log=%s/%s access-log=%s shutdown-delay=%s max-concurrent-requests=%d queue=%d/%s concurrency-target-latency=%s min-concurrent-requests=%d decode-budget-bytes=%d key-rate-limit=%s sqlite-file-access=%s bootstrap-key=%s operator-key=%s",
+	notify := "off"
+	if c.NotifyWorker {
+		notify = fmt.Sprintf("on attempt-timeout=%s retry-time=%s per-connector=%d", c.NotifyAttemptTimeout, c.NotifyRetryTime, c.NotifyPerConnector)
+	}
+	notifyAllowed := "public"
+	if c.NotifyAllowPrivate {
+		notifyAllowed = "all"
+	} else if len(c.NotifyAllowCIDRs) > 0 {
+		ranges := make([]string, len(c.NotifyAllowCIDRs))
+		for i, p := range c.NotifyAllowCIDRs {
+			ranges[i] = p.String()
+		}
+		notifyAllowed = "public," + strings.Join(ranges, ",")
+	}
+	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s log=%s/%s access-log=%s shutdown-delay=%s max-concurrent-requests=%d queue=%d/%s concurrency-target-latency=%s min-concurrent-requests=%d decode-budget-bytes=%d key-rate-limit=%s sqlite-file-access=%s notify-worker=%s notify-addresses=%s bootstrap-key=%s operator-key=%s",
 		c.Addr, externalURL, tls, db, c.Region, c.PolicyLimit, c.MaxBodyBytes, c.KPIInterval, extensionsDir, c.LogFormat, c.LogLevel, c.AccessLog, c.ShutdownDelay,
-		c.MaxConcurrentRequests, c.QueueLength, c.QueueWait, c.ConcurrencyTargetLatency, c.MinConcurrentRequests, c.DecodeBudgetBytes, keyRate, sqliteAccess, mask(c.BootstrapKey), mask(c.OperatorKey))
+		c.MaxConcurrentRequests, c.QueueLength, c.QueueWait, c.ConcurrencyTargetLatency, c.MinConcurrentRequests, c.DecodeBudgetBytes, keyRate, sqliteAccess, notify, notifyAllowed, mask(c.BootstrapKey), mask(c.OperatorKey))
 }
 
 // DefaultExternalURL is the base URL derived from the address the server listens on: a wildcard

@@ -44,6 +44,8 @@ func TestFlagsWinOverBadVariables(t *testing.T) {
 		"max-concurrent-requests": "0", "queue-length": "-1", "queue-wait": "11s", "decode-budget-bytes": "1k",
 		"concurrency-target-latency": "fast", "min-concurrent-requests": "-1",
 		"key-rate-limit": "fast", "key-rate-burst": "0", "sqlite-file-access": "locked",
+		"notify-worker": "maybe", "notify-allow-private": "sometimes", "notify-allow-cidr": "10.0.0.0/33",
+		"notify-attempt-timeout": "0s", "notify-retry-time": "73h", "notify-per-connector": "0",
 	}
 	good := map[string]string{
 		"addr": "127.0.0.1:0", "external-url": "https://mgmt.example.com", "tls-cert-file": "", "tls-key-file": "",
@@ -54,6 +56,8 @@ func TestFlagsWinOverBadVariables(t *testing.T) {
 		"max-concurrent-requests": "8", "queue-length": "0", "queue-wait": "0s", "decode-budget-bytes": "16777216",
 		"concurrency-target-latency": "0s", "min-concurrent-requests": "4",
 		"key-rate-limit": "0.5", "key-rate-burst": "3", "sqlite-file-access": "shared",
+		"notify-worker": "off", "notify-allow-private": "true", "notify-allow-cidr": "10.0.0.0/8, fd00::/8",
+		"notify-attempt-timeout": "2s", "notify-retry-time": "10m", "notify-per-connector": "2",
 	}
 	for _, o := range options {
 		badValue, ok := bad[o.flag]
@@ -65,14 +69,18 @@ func TestFlagsWinOverBadVariables(t *testing.T) {
 			continue // any string is valid
 		}
 		env := map[string]string{o.env: badValue}
-		if _, err := parse([]string{"--" + o.flag, good[o.flag]}, env); err != nil {
+		given := func(v string) []string { return []string{"--" + o.flag, v} }
+		if booleans[o.flag] {
+			given = func(v string) []string { return []string{"--" + o.flag + "=" + v} }
+		}
+		if _, err := parse(given(good[o.flag]), env); err != nil {
 			t.Errorf("--%s %s with %s=%s: %v", o.flag, good[o.flag], o.env, badValue, err)
 		}
 		_, err := parse(nil, env)
 		if err == nil || !strings.HasPrefix(err.Error(), o.env+" ") || !strings.Contains(err.Error(), "--"+o.flag) {
 			t.Errorf("%s=%s alone: error %v, want one naming the variable and its flag", o.env, badValue, err)
 		}
-		_, err = parse([]string{"--" + o.flag, badValue}, nil)
+		_, err = parse(given(badValue), nil)
 		if err == nil || !strings.HasPrefix(err.Error(), "--"+o.flag+": ") {
 			t.Errorf("--%s %s: error %v, want one naming the flag", o.flag, badValue, err)
 		}
@@ -114,6 +122,32 @@ func TestBadValues(t *testing.T) {
 	}
 	if _, err := parse([]string{"--help"}, nil); !errors.Is(err, flag.ErrHelp) {
 		t.Errorf("--help: %v, want flag.ErrHelp", err)
+	}
+}
+
+// TestNotifySettings: the worker is on by default and deliveries reach public addresses only;
+// --notify-allow-private alone (no value) allows every address, --notify-allow-cidr the ranges
+// it lists.
+func TestNotifySettings(t *testing.T) {
+	c, err := parse(nil, nil)
+	if err != nil || !c.NotifyWorker || c.NotifyAllowPrivate || len(c.NotifyAllowCIDRs) != 0 ||
+		c.NotifyAttemptTimeout != 10*time.Second || c.NotifyRetryTime != time.Hour || c.NotifyPerConnector != 4 {
+		t.Fatalf("defaults: %+v, %v", c, err)
+	}
+	c, err = parse([]string{"--notify-allow-private", "--notify-allow-cidr", "10.1.2.3/16,fd00::/8"}, nil)
+	if err != nil || !c.NotifyAllowPrivate || len(c.NotifyAllowCIDRs) != 2 || c.NotifyAllowCIDRs[0].String() != "10.1.0.0/16" {
+		t.Fatalf("flags: %+v, %v", c, err)
+	}
+	if !strings.Contains(c.String(), "notify-addresses=all") {
+		t.Errorf("String: %s", c.String())
+	}
+	c, err = parse(nil, map[string]string{"MGMTAPI_NOTIFY_ALLOW_PRIVATE": "true", "MGMTAPI_NOTIFY_WORKER": "off"})
+	if err != nil || !c.NotifyAllowPrivate || c.NotifyWorker {
+		t.Fatalf("variables: %+v, %v", c, err)
+	}
+	if _, err := parse([]string{"--notify-allow-cidr", "10.0.0.1"}, nil); err == nil ||
+		!strings.Contains(err.Error(), "--notify-allow-cidr: must be comma-separated CIDR ranges") {
+		t.Errorf("a bare address: %v", err)
 	}
 }
 

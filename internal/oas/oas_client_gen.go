@@ -1079,6 +1079,18 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1
 	ListIncidents(ctx context.Context, request OptIncidentListInput) (*IncidentPage, error)
+	// ListNotificationDeliveries invokes ListNotificationDeliveries operation.
+	//
+	// For each case named in `caseIds` (by `id`), the notifications its events caused, oldest first: one
+	// entry per notification request and router, with one attempt per connector the router chose and its
+	// outcome so far: `success` once the receiver accepted it, `failure` with the reason once mgmtapi gave
+	// up (a refused status, an address the outbound policy refuses, or retries past their time bound), and
+	// neither while it is pending or being retried. A case the team does not have, or one without
+	// notifications, has an empty list. At most the newest 1000 entries per case are answered. Every case
+	// is named once in the answer however often `caseIds` names it.
+	//
+	// POST /mgmt/openapi/5/cases/notifications/v1/deliveries
+	ListNotificationDeliveries(ctx context.Context, request *NotificationDeliveriesInput) (*NotificationDeliveriesList, error)
 	// ListParsingRuleGroups invokes ListParsingRuleGroups operation.
 	//
 	// Every group of the team, by `order`, then oldest first.
@@ -13551,6 +13563,91 @@ func (c *Client) sendListIncidents(ctx context.Context, request OptIncidentListI
 	}()
 
 	result, err := decodeListIncidentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListNotificationDeliveries invokes ListNotificationDeliveries operation.
+//
+// For each case named in `caseIds` (by `id`), the notifications its events caused, oldest first: one
+// entry per notification request and router, with one attempt per connector the router chose and its
+// outcome so far: `success` once the receiver accepted it, `failure` with the reason once mgmtapi gave
+// up (a refused status, an address the outbound policy refuses, or retries past their time bound), and
+// neither while it is pending or being retried. A case the team does not have, or one without
+// notifications, has an empty list. At most the newest 1000 entries per case are answered. Every case
+// is named once in the answer however often `caseIds` names it.
+//
+// POST /mgmt/openapi/5/cases/notifications/v1/deliveries
+func (c *Client) ListNotificationDeliveries(ctx context.Context, request *NotificationDeliveriesInput) (*NotificationDeliveriesList, error) {
+	res, err := c.sendListNotificationDeliveries(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendListNotificationDeliveries(ctx context.Context, request *NotificationDeliveriesInput) (res *NotificationDeliveriesList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/cases/notifications/v1/deliveries"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeListNotificationDeliveriesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListNotificationDeliveriesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListNotificationDeliveriesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

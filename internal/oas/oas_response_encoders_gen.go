@@ -1934,6 +1934,19 @@ func encodeListIncidentsResponse(response *IncidentPage, w http.ResponseWriter) 
 	return nil
 }
 
+func encodeListNotificationDeliveriesResponse(response *NotificationDeliveriesList, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeListParsingRuleGroupsResponse(response *ParsingRuleGroupList, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)

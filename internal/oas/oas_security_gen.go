@@ -160,6 +160,7 @@ var operationRolesApiKey = map[string][]string{
 	ListIncidentEventsOperation:              []string{},
 	ListIncidentEventsFeedOperation:          []string{},
 	ListIncidentsOperation:                   []string{},
+	ListNotificationDeliveriesOperation:      []string{},
 	ListParsingRuleGroupsOperation:           []string{},
 	ListPoliciesOperation:                    []string{},
 	ListPresetSummariesOperation:             []string{},

@@ -1065,6 +1065,18 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1
 	ListIncidents(ctx context.Context, req OptIncidentListInput) (*IncidentPage, error)
+	// ListNotificationDeliveries implements ListNotificationDeliveries operation.
+	//
+	// For each case named in `caseIds` (by `id`), the notifications its events caused, oldest first: one
+	// entry per notification request and router, with one attempt per connector the router chose and its
+	// outcome so far: `success` once the receiver accepted it, `failure` with the reason once mgmtapi gave
+	// up (a refused status, an address the outbound policy refuses, or retries past their time bound), and
+	// neither while it is pending or being retried. A case the team does not have, or one without
+	// notifications, has an empty list. At most the newest 1000 entries per case are answered. Every case
+	// is named once in the answer however often `caseIds` names it.
+	//
+	// POST /mgmt/openapi/5/cases/notifications/v1/deliveries
+	ListNotificationDeliveries(ctx context.Context, req *NotificationDeliveriesInput) (*NotificationDeliveriesList, error)
 	// ListParsingRuleGroups implements ListParsingRuleGroups operation.
 	//
 	// Every group of the team, by `order`, then oldest first.

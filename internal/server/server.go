@@ -62,6 +62,8 @@ type Options struct {
 	// KeyBurst; beyond it, 429 with Retry-After (see ratelimit.go, LimitKey).
 	KeyRate  float64
 	KeyBurst int
+	// Collectors are more series for /metrics (the delivery worker's).
+	Collectors []prometheus.Collector
 }
 
 // AccessLog chooses which answered requests are logged at INFO as a "request" line.
@@ -85,6 +87,7 @@ func New(opts Options) *Handler {
 		opts.AccessLog = AccessLogErrors
 	}
 	reg := prometheus.NewRegistry()
+	reg.MustRegister(opts.Collectors...)
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, []byte(`{"status":"ok"}`))

@@ -1,0 +1,205 @@
+package delivery
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sort"
+	"time"
+)
+
+// newRequest builds the HTTP request that sends r: a POST of its connector type's body to its
+// URL, with the Idempotency-Key header (every type: receivers that ignore it lose nothing).
+func newRequest(ctx context.Context, r record) (*http.Request, error) {
+	body, err := buildBody(r)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(body))
+	if err != nil {
+		// url.Error quotes the URL, a secret
+		return nil, errors.New("the connector's URL is not a valid URL")
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "mgmtapi-notifications/1")
+	req.Header.Set("Idempotency-Key", r.IdempotencyKey)
+	return req, nil
+}
+
+// buildBody is the JSON body of r in its connector type's public format.
+func buildBody(r record) ([]byte, error) {
+	var fields map[string]any
+	if len(r.Payload) > 0 {
+		if err := json.Unmarshal(r.Payload, &fields); err != nil {
+			return nil, fmt.Errorf("delivery fields: %w", err)
+		}
+	}
+	if fields == nil {
+		fields = map[string]any{}
+	}
+	switch r.ConnectorType {
+	case GenericHTTPS:
+		return json.Marshal(fields)
+	case Slack:
+		if text(fields, "text") == "" {
+			return nil, errors.New("delivery fields.text: required for a Slack message (its notification text)")
+		}
+		return json.Marshal(slackMessage(fields))
+	case PagerDuty:
+		ev, err := pagerDutyEvent(r, fields)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(ev)
+	case MicrosoftTeams:
+		card, err := teamsMessage(fields)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(card)
+	}
+	return nil, fmt.Errorf("delivery connectorType: %q is not delivered by mgmtapi", r.ConnectorType)
+}
+
+// text reads a string field; other values are not text.
+func text(fields map[string]any, key string) string {
+	s, _ := fields[key].(string)
+	return s
+}
+
+// slackMessage is an incoming-webhook message: text, the notification's fallback and what
+// clients without blocks show, and blocks when rendered (Block Kit, passed on as written).
+func slackMessage(fields map[string]any) map[string]any {
+	msg := map[string]any{"text": text(fields, "text")}
+	if blocks, ok := fields["blocks"]; ok && blocks != nil {
+		msg["blocks"] = blocks
+	}
+	return msg
+}
+
+// pagerDutySeverities are the Events API v2 severities.
+var pagerDutySeverities = map[string]bool{"critical": true, "error": true, "warning": true, "info": true}
+
+// pagerDutyEvent is an Events API v2 event: a trigger carries the payload, an acknowledge or a
+// resolve only the routing and dedup keys.
+func pagerDutyEvent(r record, fields map[string]any) (map[string]any, error) {
+	ev := map[string]any{"routing_key": r.RoutingKey, "dedup_key": r.DedupKey}
+	switch r.EventKind {
+	case Acknowledged:
+		ev["event_action"] = "acknowledge"
+		return ev, nil
+	case Resolved:
+		ev["event_action"] = "resolve"
+		return ev, nil
+	}
+	ev["event_action"] = "trigger"
+	summary := text(fields, "summary")
+	if summary == "" {
+		return nil, errors.New("delivery fields.summary: required for a PagerDuty trigger")
+	}
+	if len(summary) > 1024 { // the Events API's bound
+		summary = cutRunes(summary, 1024)
+	}
+	source := text(fields, "source")
+	if source == "" {
+		source = "mgmtapi"
+	}
+	severity := text(fields, "severity")
+	if severity == "" {
+		severity = "error"
+	}
+	if !pagerDutySeverities[severity] {
+		return nil, fmt.Errorf("delivery fields.severity: must be critical, error, warning or info, not %q", severity)
+	}
+	payload := map[string]any{"summary": summary, "source": source, "severity": severity}
+	for _, k := range []string{"component", "group", "class", "timestamp"} {
+		if v := text(fields, k); v != "" {
+			payload[k] = v
+		}
+	}
+	if details, ok := fields["custom_details"]; ok && details != nil {
+		payload["custom_details"] = details
+	}
+	ev["payload"] = payload
+	return ev, nil
+}
+
+// teamsMessage is a Microsoft Teams webhook message: one Adaptive Card (title, text, facts) in
+// the message envelope that incoming webhooks and Workflows accept.
+func teamsMessage(fields map[string]any) (map[string]any, error) {
+	title, body := text(fields, "title"), text(fields, "text")
+	if title == "" && body == "" {
+		return nil, errors.New("delivery fields.title or fields.text: one is required for a Microsoft Teams card")
+	}
+	var blocks []any
+	if title != "" {
+		blocks = append(blocks, map[string]any{"type": "TextBlock", "text": title, "weight": "Bolder", "size": "Medium", "wrap": true})
+	}
+	if body != "" {
+		blocks = append(blocks, map[string]any{"type": "TextBlock", "text": body, "wrap": true})
+	}
+	if facts, ok := fields["facts"].(map[string]any); ok && len(facts) > 0 {
+		names := make([]string, 0, len(facts))
+		for name := range facts {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		list := make([]any, 0, len(names))
+		for _, name := range names {
+			list = append(list, map[string]any{"title": name, "value": fmt.Sprint(facts[name])})
+		}
+		blocks = append(blocks, map[string]any{"type": "FactSet", "facts": list})
+	}
+	card := map[string]any{
+		"$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
+		"type":    "AdaptiveCard",
+		"version": "1.4",
+		"body":    blocks,
+	}
+	return map[string]any{
+		"type": "message",
+		"attachments": []any{map[string]any{
+			"contentType": "application/vnd.microsoft.card.adaptive",
+			"contentUrl":  nil,
+			"content":     card,
+		}},
+	}, nil
+}
+
+// cutRunes keeps at most n bytes of s, whole runes.
+func cutRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// retryAfter reads a Retry-After header: delay seconds or an HTTP date; ok is false when absent
+// or unreadable.
+func retryAfter(v string, now time.Time) (time.Duration, bool) {
+	if v == "" {
+		return 0, false
+	}
+	var secs int64
+	if _, err := fmt.Sscanf(v, "%d", &secs); err == nil && fmt.Sprint(secs) == v {
+		if secs < 0 {
+			return 0, false
+		}
+		secs = min(secs, 1<<20) // longer than any retry time; no overflow
+		return time.Duration(secs) * time.Second, true
+	}
+	if t, err := http.ParseTime(v); err == nil {
+		d := t.Sub(now)
+		if d < 0 {
+			d = 0
+		}
+		return d, true
+	}
+	return 0, false
+}

@@ -1,0 +1,284 @@
+package delivery
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/mgmtapi/mgmtapi/internal/db"
+)
+
+// ConnectorType is the kind of receiver a record is sent to; the names are the public
+// notification-center connector types.
+type ConnectorType string
+
+// The connector types the worker sends. The other public types (ServiceNow, email, ...) are not
+// delivered by mgmtapi, and Enqueue refuses them.
+const (
+	GenericHTTPS   ConnectorType = "GENERIC_HTTPS"
+	Slack          ConnectorType = "SLACK"
+	PagerDuty      ConnectorType = "PAGERDUTY"
+	MicrosoftTeams ConnectorType = "MICROSOFT_TEAMS"
+)
+
+// PublicName is the type's name in the case-notification documents (CONNECTOR_TYPE_SLACK, ...).
+func (t ConnectorType) PublicName() string {
+	switch t {
+	case PagerDuty:
+		return "CONNECTOR_TYPE_PAGER_DUTY"
+	case "":
+		return "CONNECTOR_TYPE_UNSPECIFIED"
+	}
+	return "CONNECTOR_TYPE_" + string(t)
+}
+
+// EventKind is what happened to the entity a record notifies about.
+type EventKind string
+
+// The event kinds. For PagerDuty, triggered, opened, changed and commented are a trigger (a
+// trigger with the dedup key of an open alert adds to it), acknowledged an acknowledge and
+// resolved a resolve.
+const (
+	Triggered    EventKind = "triggered"
+	Acknowledged EventKind = "acknowledged"
+	Resolved     EventKind = "resolved"
+	Opened       EventKind = "opened"
+	Changed      EventKind = "changed"
+	Commented    EventKind = "commented"
+)
+
+func (k EventKind) known() bool {
+	switch k {
+	case Triggered, Acknowledged, Resolved, Opened, Changed, Commented:
+		return true
+	}
+	return false
+}
+
+// DefaultPagerDutyURL is where PagerDuty events go when the connector names no URL.
+const DefaultPagerDutyURL = "https://events.pagerduty.com/v2/enqueue"
+
+// Delivery is one notification to one connector, as Enqueue stores it.
+type Delivery struct {
+	TeamID int64
+	// RequestID is the notification request (a UUID): the deliveries one event caused through
+	// its routes share it. It is the public requestNotificationId.
+	RequestID string
+	// RouterID and RouterName name the router that chose the connector; RouterName defaults to
+	// RouterID.
+	RouterID, RouterName string
+	// ConnectorID, ConnectorName (defaults to ConnectorID) and ConnectorType name the receiver.
+	ConnectorID, ConnectorName string
+	ConnectorType              ConnectorType
+	// URL is the destination: the webhook URL, or PagerDuty's events endpoint (DefaultPagerDutyURL
+	// when empty). A secret.
+	URL string
+	// RoutingKey is PagerDuty's integration key. A secret.
+	RoutingKey string
+	// Fields are the rendered fields. A generic HTTPS webhook gets them all as its JSON body;
+	// Slack reads text (required) and blocks; PagerDuty summary (required on a trigger), source,
+	// severity (critical, error, warning or info; error when absent), component, group, class
+	// and custom_details; Microsoft Teams title, text (one of the two required) and facts (an
+	// object of strings).
+	Fields map[string]any
+	// EntityType and EntityID name what the event is about (case, incident, ...), EventKind what
+	// happened to it.
+	EntityType, EntityID string
+	EventKind            EventKind
+	// CaseID, when not empty, is the case whose history records the outcome
+	// (notificationSent, notificationFailed) and under which the list operation shows it.
+	CaseID string
+	// IdempotencyKey is sent as the Idempotency-Key header; unique per team. Empty: derived from
+	// the team, request and connector, so the same notification always has the same key.
+	IdempotencyKey string
+	// DedupKey is PagerDuty's dedup_key, the same for the trigger, acknowledge and resolve of one
+	// entity. Empty: derived from the team and the entity.
+	DedupKey string
+}
+
+// centerID is the public form of router and connector ids.
+var centerID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
+
+// maxFieldsBytes bounds a record's rendered fields.
+const maxFieldsBytes = 256 << 10
+
+// Enqueue writes d to the outbox in tx, due at once. A record whose idempotency key the team
+// already has is the same notification and is not written again (nil). It returns an error
+// naming the field and rule when d is incomplete: a missing team, request id (a UUID), router
+// id, connector id, URL (absolute http or https) or PagerDuty routing key, an unknown connector
+// type or event kind, fields that do not encode as JSON or are larger than 256 KiB, or a
+// PagerDuty trigger, Slack message or Teams card without the field it needs.
+func Enqueue(ctx context.Context, tx *db.Tx, d Delivery) error {
+	if err := complete(&d); err != nil {
+		return err
+	}
+	payload, err := json.Marshal(d.Fields)
+	if err != nil {
+		return fmt.Errorf("delivery fields: %w", err)
+	}
+	if len(payload) > maxFieldsBytes {
+		return fmt.Errorf("delivery fields: %d bytes encoded; the most is %d", len(payload), maxFieldsBytes)
+	}
+	now := tx.Now.UnixMicro()
+	_, err = tx.ExecContext(ctx, `INSERT INTO deliveries (team_id, id, request_id, router_id, router_name,
+		connector_id, connector_name, connector_type, url, routing_key, payload, entity_type, entity_id,
+		case_id, event_kind, idempotency_key, dedup_key, state, attempts, created_at, next_attempt_at,
+		lease_owner, lease_until, status_code, error, finished_at)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, 'pending', 0,
+		$18, $18, '', 0, 0, '', 0)
+		ON CONFLICT (team_id, idempotency_key) DO NOTHING`,
+		d.TeamID, tx.NewID(), d.RequestID, d.RouterID, d.RouterName, d.ConnectorID, d.ConnectorName,
+		string(d.ConnectorType), d.URL, d.RoutingKey, string(payload), d.EntityType, d.EntityID, d.CaseID,
+		string(d.EventKind), d.IdempotencyKey, d.DedupKey, now)
+	if err != nil {
+		return fmt.Errorf("enqueue delivery: %w", db.Translate(err))
+	}
+	return nil
+}
+
+// complete checks d and fills its defaults.
+func complete(d *Delivery) error {
+	id, err := uuid.Parse(d.RequestID)
+	switch {
+	case d.TeamID <= 0:
+		return fmt.Errorf("delivery teamId: required")
+	case err != nil || len(d.RequestID) != 36:
+		return fmt.Errorf("delivery requestId: must be a UUID, not %q", d.RequestID)
+	case !centerID.MatchString(d.RouterID):
+		return fmt.Errorf("delivery routerId: must be 1 to 128 letters, digits, _ and -, starting with a letter or digit, not %q", d.RouterID)
+	case !centerID.MatchString(d.ConnectorID):
+		return fmt.Errorf("delivery connectorId: must be 1 to 128 letters, digits, _ and -, starting with a letter or digit, not %q", d.ConnectorID)
+	case d.EntityType == "" || d.EntityID == "":
+		return fmt.Errorf("delivery entityType and entityId: required")
+	case !d.EventKind.known():
+		return fmt.Errorf("delivery eventKind: %q is not one of triggered, acknowledged, resolved, opened, changed, commented", d.EventKind)
+	}
+	d.RequestID = id.String()
+	if d.RouterName == "" {
+		d.RouterName = d.RouterID
+	}
+	if d.ConnectorName == "" {
+		d.ConnectorName = d.ConnectorID
+	}
+	d.RouterName, d.ConnectorName = cutRunes(d.RouterName, 256), cutRunes(d.ConnectorName, 256)
+	switch d.ConnectorType {
+	case GenericHTTPS, Slack, MicrosoftTeams:
+	case PagerDuty:
+		if d.URL == "" {
+			d.URL = DefaultPagerDutyURL
+		}
+		if d.RoutingKey == "" {
+			return fmt.Errorf("delivery routingKey: required for PagerDuty")
+		}
+		if d.DedupKey == "" {
+			d.DedupKey = "mgmtapi/" + strconv.FormatInt(d.TeamID, 10) + "/" + d.EntityType + "/" + d.EntityID
+		}
+		if len(d.DedupKey) > 255 {
+			return fmt.Errorf("delivery dedupKey: at most 255 characters, not %d", len(d.DedupKey))
+		}
+	default:
+		return fmt.Errorf("delivery connectorType: %q is not delivered by mgmtapi (GENERIC_HTTPS, SLACK, PAGERDUTY, MICROSOFT_TEAMS are)", d.ConnectorType)
+	}
+	u, err := url.Parse(d.URL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		// the URL is a secret: the message names the rule only
+		return fmt.Errorf("delivery url: must be an absolute http or https URL")
+	}
+	if d.IdempotencyKey == "" {
+		sum := sha256.Sum256([]byte(strconv.FormatInt(d.TeamID, 10) + "\x00" + d.RequestID + "\x00" + d.ConnectorID))
+		d.IdempotencyKey = hex.EncodeToString(sum[:16])
+	}
+	// the request builders check the fields they need: the same check at enqueue and at send
+	if _, err := buildBody(recordOf(d)); err != nil {
+		return err
+	}
+	return nil
+}
+
+// record is a stored delivery as the worker and the list read it.
+type record struct {
+	TeamID                               int64
+	ID, RequestID, RouterID, RouterName  string
+	ConnectorID, ConnectorName           string
+	ConnectorType                        ConnectorType
+	URL, RoutingKey                      string
+	Payload                              []byte
+	EntityType, EntityID, CaseID         string
+	EventKind                            EventKind
+	IdempotencyKey, DedupKey             string
+	State                                string
+	Attempts                             int
+	CreatedAt, NextAttemptAt, LeaseUntil int64
+	LeaseOwner                           string
+	StatusCode                           int
+	Error                                string
+	FinishedAt                           int64
+}
+
+// recordOf is d as the worker would read it back.
+func recordOf(d *Delivery) record {
+	payload, _ := json.Marshal(d.Fields)
+	return record{TeamID: d.TeamID, RequestID: d.RequestID, RouterID: d.RouterID, RouterName: d.RouterName,
+		ConnectorID: d.ConnectorID, ConnectorName: d.ConnectorName, ConnectorType: d.ConnectorType,
+		URL: d.URL, RoutingKey: d.RoutingKey, Payload: payload, EntityType: d.EntityType, EntityID: d.EntityID,
+		CaseID: d.CaseID, EventKind: d.EventKind, IdempotencyKey: d.IdempotencyKey, DedupKey: d.DedupKey}
+}
+
+// The states of a record.
+const (
+	statePending = "pending"
+	stateSent    = "sent"
+	stateFailed  = "failed"
+)
+
+const recordColumns = `team_id, id, request_id, router_id, router_name, connector_id, connector_name,
+	connector_type, url, routing_key, payload, entity_type, entity_id, case_id, event_kind, idempotency_key,
+	dedup_key, state, attempts, created_at, next_attempt_at, lease_owner, lease_until, status_code, error,
+	finished_at`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanRecord(s scanner) (record, error) {
+	var r record
+	var payload, ctype, kind string
+	err := s.Scan(&r.TeamID, &r.ID, &r.RequestID, &r.RouterID, &r.RouterName, &r.ConnectorID, &r.ConnectorName,
+		&ctype, &r.URL, &r.RoutingKey, &payload, &r.EntityType, &r.EntityID, &r.CaseID, &kind,
+		&r.IdempotencyKey, &r.DedupKey, &r.State, &r.Attempts, &r.CreatedAt, &r.NextAttemptAt, &r.LeaseOwner,
+		&r.LeaseUntil, &r.StatusCode, &r.Error, &r.FinishedAt)
+	r.Payload = []byte(payload)
+	r.ConnectorType = ConnectorType(ctype)
+	r.EventKind = EventKind(kind)
+	return r, err
+}
+
+// host is the destination's host, the only part of it logs and errors name.
+func (r *record) host() string {
+	u, err := url.Parse(r.URL)
+	if err != nil {
+		return "(unparsable url)"
+	}
+	return u.Host
+}
+
+// cutMessage keeps an error message within the public bound (4096 characters), whole runes.
+func cutMessage(s string) string {
+	s = strings.ToValidUTF8(s, "?")
+	if len(s) <= 4096 {
+		return s
+	}
+	cut := 4093
+	for cut > 0 && !utf8RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
+
+func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -145,7 +145,9 @@ type Invoker interface {
 	AdminListTeams(ctx context.Context, options ...RequestOption) (*AdminTeamList, error)
 	// AdminSetCaseKPIs invokes AdminSetCaseKPIs operation.
 	//
-	// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000.
+	// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000. These are
+	// the team's defaults: its active case settings configuration overrides the KPIs and priorities it
+	// lists (`…/cases/cases/case-settings/v1/configs:getActive`).
 	//
 	// PUT /admin/v1/teams/{team_id}/case-kpis
 	AdminSetCaseKPIs(ctx context.Context, request *CaseKPIThresholds, params AdminSetCaseKPIsParams, options ...RequestOption) (*CaseKPIThresholds, error)
@@ -2679,7 +2681,9 @@ func (c *Client) sendAdminListTeams(ctx context.Context, requestOptions ...Reque
 
 // AdminSetCaseKPIs invokes AdminSetCaseKPIs operation.
 //
-// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000.
+// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000. These are
+// the team's defaults: its active case settings configuration overrides the KPIs and priorities it
+// lists (`…/cases/cases/case-settings/v1/configs:getActive`).
 //
 // PUT /admin/v1/teams/{team_id}/case-kpis
 func (c *Client) AdminSetCaseKPIs(ctx context.Context, request *CaseKPIThresholds, params AdminSetCaseKPIsParams, options ...RequestOption) (*CaseKPIThresholds, error) {

@@ -1316,7 +1316,9 @@ func (s *Server) handleAdminListTeamsRequest(args [0]string, argsEscaped bool, w
 
 // handleAdminSetCaseKPIsRequest handles AdminSetCaseKPIs operation.
 //
-// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000.
+// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000. These are
+// the team's defaults: its active case settings configuration overrides the KPIs and priorities it
+// lists (`…/cases/cases/case-settings/v1/configs:getActive`).
 //
 // PUT /admin/v1/teams/{team_id}/case-kpis
 func (s *Server) handleAdminSetCaseKPIsRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {

@@ -72,7 +72,9 @@ type Handler interface {
 	AdminListTeams(ctx context.Context) (*AdminTeamList, error)
 	// AdminSetCaseKPIs implements AdminSetCaseKPIs operation.
 	//
-	// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000.
+	// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000. These are
+	// the team's defaults: its active case settings configuration overrides the KPIs and priorities it
+	// lists (`…/cases/cases/case-settings/v1/configs:getActive`).
 	//
 	// PUT /admin/v1/teams/{team_id}/case-kpis
 	AdminSetCaseKPIs(ctx context.Context, req *CaseKPIThresholds, params AdminSetCaseKPIsParams) (*CaseKPIThresholds, error)

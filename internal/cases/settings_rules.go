@@ -70,20 +70,20 @@ const (
 
 var durationText = regexp.MustCompile(`^([0-9]{1,12})(\.[0-9]{1,9})?s$`)
 
-// parsePeriod reads a duration written as seconds followed by s (`3600s`, `1.5s`).
+// checkPeriod requires s to be a duration written as seconds followed by s (`3600s`, `1.5s`),
+// at most maxPeriodSeconds. Periods are stored as sent.
 //
-// Errors: Invalid naming field when s is not such a duration or exceeds maxPeriodSeconds.
-func parsePeriod(field, s string) (time.Duration, error) {
+// Errors: Invalid naming field.
+func checkPeriod(field, s string) error {
 	m := durationText.FindStringSubmatch(s)
 	if m == nil {
-		return 0, apierror.Invalidf("%s: %q is not a duration; write whole or decimal seconds followed by s, such as 3600s", field, s)
+		return apierror.Invalidf("%s: %q is not a duration; write whole or decimal seconds followed by s, such as 3600s", field, s)
 	}
 	secs, _ := strconv.ParseInt(m[1], 10, 64)
 	if secs > maxPeriodSeconds || secs == maxPeriodSeconds && strings.Trim(m[2], ".0") != "" {
-		return 0, apierror.Invalidf("%s: %q is longer than %ds, the longest duration", field, s, int64(maxPeriodSeconds))
+		return apierror.Invalidf("%s: %q is longer than %ds, the longest duration", field, s, int64(maxPeriodSeconds))
 	}
-	// Periods are kept as sent; the nanoseconds only need to be read for the bound above.
-	return time.Duration(secs) * time.Second, nil
+	return nil
 }
 
 // kpiSeconds reads a KPI threshold: whole seconds followed by s, from minKPISeconds to
@@ -150,13 +150,13 @@ func checkSettings(d *settingsDoc) error {
 				p.p.Reset()
 				continue
 			}
-			if _, err := parsePeriod(p.field, string(v)); err != nil {
+			if err := checkPeriod(p.field, string(v)); err != nil {
 				return err
 			}
 		}
 	}
 	if a, ok := lc.AutoClose.Get(); ok {
-		if _, err := parsePeriod("caseLifecycle.autoClose.postResolutionPeriod", a.PostResolutionPeriod); err != nil {
+		if err := checkPeriod("caseLifecycle.autoClose.postResolutionPeriod", a.PostResolutionPeriod); err != nil {
 			return err
 		}
 	}

@@ -141,6 +141,12 @@ type DeleteCaseCommentParams struct {
 	EventID AnyCaseUUID
 }
 
+// DeleteCaseSettingsParams is parameters of DeleteCaseSettings operation.
+type DeleteCaseSettingsParams struct {
+	// The configuration's UUID (lowercase hex).
+	ID LowerUUID
+}
+
 // DeleteCustomPresetParams is parameters of DeleteCustomPreset operation.
 type DeleteCustomPresetParams struct {
 	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
@@ -254,6 +260,12 @@ type GetCaseDeepLinksParams struct {
 type GetCaseEventParams struct {
 	// The event's `eventId`, a UUID (hex digits in either case).
 	EventID AnyCaseUUID
+}
+
+// GetCaseSettingsParams is parameters of GetCaseSettings operation.
+type GetCaseSettingsParams struct {
+	// The configuration's UUID (lowercase hex).
+	ID LowerUUID
 }
 
 // GetCustomRoleParams is parameters of GetCustomRole operation.
@@ -578,6 +590,12 @@ type UpdateCaseParams struct {
 type UpdateCaseCommentParams struct {
 	// The event's `eventId`, a UUID (hex digits in either case).
 	EventID AnyCaseUUID
+}
+
+// UpdateCaseSettingsParams is parameters of UpdateCaseSettings operation.
+type UpdateCaseSettingsParams struct {
+	// The configuration's UUID (lowercase hex).
+	ID LowerUUID
 }
 
 // UpdateCustomRoleParams is parameters of UpdateCustomRole operation.

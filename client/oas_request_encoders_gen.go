@@ -301,6 +301,20 @@ func encodeCreateCaseCommentRequest(
 	return nil
 }
 
+func encodeCreateCaseSettingsRequest(
+	req *CaseSettingsCreateInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCreateCustomPresetRequest(
 	req *PresetRequest,
 	r *http.Request,
@@ -1003,6 +1017,26 @@ func encodeUpdateCaseCommentRequest(
 	e := new(jx.Encoder)
 	{
 		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeUpdateCaseSettingsRequest(
+	req OptCaseSettingsUpdateInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	if !req.Set {
+		// Keep request with empty body if value is not set.
+		return nil
+	}
+	e := new(jx.Encoder)
+	{
+		if req.Set {
+			req.Encode(e)
+		}
 	}
 	encoded := e.Bytes()
 	ht.SetBody(r, bytes.NewReader(encoded), contentType)

@@ -2283,6 +2283,48 @@ func (s *CaseDeepLinksDeepLinksAlertIndicatorsItem) SetAlertDef(val string) {
 	s.AlertDef = val
 }
 
+// At most one of `all` and `values`; neither selects every label set.
+// Ref: #/components/schemas/CaseEntityLabelFilter
+type CaseEntityLabelFilter struct {
+	All    *CaseSettingsAll               `json:"all"`
+	Values OptCaseEntityLabelFilterValues `json:"values"`
+}
+
+// GetAll returns the value of All.
+func (s *CaseEntityLabelFilter) GetAll() *CaseSettingsAll {
+	return s.All
+}
+
+// GetValues returns the value of Values.
+func (s *CaseEntityLabelFilter) GetValues() OptCaseEntityLabelFilterValues {
+	return s.Values
+}
+
+// SetAll sets the value of All.
+func (s *CaseEntityLabelFilter) SetAll(val *CaseSettingsAll) {
+	s.All = val
+}
+
+// SetValues sets the value of Values.
+func (s *CaseEntityLabelFilter) SetValues(val OptCaseEntityLabelFilterValues) {
+	s.Values = val
+}
+
+type CaseEntityLabelFilterValues struct {
+	// The label pairs selected; an empty list selects none.
+	Items []CaseSettingsLabel `json:"items"`
+}
+
+// GetItems returns the value of Items.
+func (s *CaseEntityLabelFilterValues) GetItems() []CaseSettingsLabel {
+	return s.Items
+}
+
+// SetItems sets the value of Items.
+func (s *CaseEntityLabelFilterValues) SetItems(val []CaseSettingsLabel) {
+	s.Items = val
+}
+
 // Ref: #/components/schemas/CaseEvent
 type CaseEvent struct {
 	EventId    string        `json:"eventId"`
@@ -3359,6 +3401,114 @@ func (s *CaseGroupingKeys) SetGroupingKeys(val []string) {
 
 type CaseIdentifier string
 
+// Conditions that must all hold; one that is not set holds for every alert.
+// Ref: #/components/schemas/CaseIndicatorFilter
+type CaseIndicatorFilter struct {
+	Enabled      OptBool                        `json:"enabled"`
+	Priorities   OptCaseIndicatorPriorityFilter `json:"priorities"`
+	EntityLabels OptCaseEntityLabelFilter       `json:"entityLabels"`
+}
+
+// GetEnabled returns the value of Enabled.
+func (s *CaseIndicatorFilter) GetEnabled() OptBool {
+	return s.Enabled
+}
+
+// GetPriorities returns the value of Priorities.
+func (s *CaseIndicatorFilter) GetPriorities() OptCaseIndicatorPriorityFilter {
+	return s.Priorities
+}
+
+// GetEntityLabels returns the value of EntityLabels.
+func (s *CaseIndicatorFilter) GetEntityLabels() OptCaseEntityLabelFilter {
+	return s.EntityLabels
+}
+
+// SetEnabled sets the value of Enabled.
+func (s *CaseIndicatorFilter) SetEnabled(val OptBool) {
+	s.Enabled = val
+}
+
+// SetPriorities sets the value of Priorities.
+func (s *CaseIndicatorFilter) SetPriorities(val OptCaseIndicatorPriorityFilter) {
+	s.Priorities = val
+}
+
+// SetEntityLabels sets the value of EntityLabels.
+func (s *CaseIndicatorFilter) SetEntityLabels(val OptCaseEntityLabelFilter) {
+	s.EntityLabels = val
+}
+
+// At most one of `all` and `values`; neither selects every priority.
+// Ref: #/components/schemas/CaseIndicatorPriorityFilter
+type CaseIndicatorPriorityFilter struct {
+	All    *CaseSettingsAll                     `json:"all"`
+	Values OptCaseIndicatorPriorityFilterValues `json:"values"`
+}
+
+// GetAll returns the value of All.
+func (s *CaseIndicatorPriorityFilter) GetAll() *CaseSettingsAll {
+	return s.All
+}
+
+// GetValues returns the value of Values.
+func (s *CaseIndicatorPriorityFilter) GetValues() OptCaseIndicatorPriorityFilterValues {
+	return s.Values
+}
+
+// SetAll sets the value of All.
+func (s *CaseIndicatorPriorityFilter) SetAll(val *CaseSettingsAll) {
+	s.All = val
+}
+
+// SetValues sets the value of Values.
+func (s *CaseIndicatorPriorityFilter) SetValues(val OptCaseIndicatorPriorityFilterValues) {
+	s.Values = val
+}
+
+type CaseIndicatorPriorityFilterValues struct {
+	// The priorities selected; an empty list selects none.
+	Items []IndicatorPriority `json:"items"`
+}
+
+// GetItems returns the value of Items.
+func (s *CaseIndicatorPriorityFilterValues) GetItems() []IndicatorPriority {
+	return s.Items
+}
+
+// SetItems sets the value of Items.
+func (s *CaseIndicatorPriorityFilterValues) SetItems(val []IndicatorPriority) {
+	s.Items = val
+}
+
+// Which alerts feed cases: `enabled` false turns processing off; `filteringConditions` are
+// alternatives (an alert passes when one of them matches; none listed passes every alert).
+// Ref: #/components/schemas/CaseIndicatorSettings
+type CaseIndicatorSettings struct {
+	Enabled             OptBool               `json:"enabled"`
+	FilteringConditions []CaseIndicatorFilter `json:"filteringConditions"`
+}
+
+// GetEnabled returns the value of Enabled.
+func (s *CaseIndicatorSettings) GetEnabled() OptBool {
+	return s.Enabled
+}
+
+// GetFilteringConditions returns the value of FilteringConditions.
+func (s *CaseIndicatorSettings) GetFilteringConditions() []CaseIndicatorFilter {
+	return s.FilteringConditions
+}
+
+// SetEnabled sets the value of Enabled.
+func (s *CaseIndicatorSettings) SetEnabled(val OptBool) {
+	s.Enabled = val
+}
+
+// SetFilteringConditions sets the value of FilteringConditions.
+func (s *CaseIndicatorSettings) SetFilteringConditions(val []CaseIndicatorFilter) {
+	s.FilteringConditions = val
+}
+
 // Ref: #/components/schemas/CaseIndicators
 type CaseIndicators struct {
 	AlertIndicators []AlertIndicator `json:"alertIndicators"`
@@ -3426,6 +3576,165 @@ func (s *CaseLabelsFilter) GetFlatLabels() []NonEmptyKeyValue {
 // SetFlatLabels sets the value of FlatLabels.
 func (s *CaseLabelsFilter) SetFlatLabels(val []NonEmptyKeyValue) {
 	s.FlatLabels = val
+}
+
+// Periods are durations in seconds (`600s`, `1.5s`), from 0 to 315576000000 seconds. mgmtapi stores
+// and answers every member; of them, only `kpi` changes what happens to cases today.
+// Ref: #/components/schemas/CaseLifecycleSettings
+type CaseLifecycleSettings struct {
+	AlertSuppressionStrategy OptCaseLifecycleSettingsAlertSuppressionStrategy `json:"alertSuppressionStrategy"`
+	AutoClose                OptCaseLifecycleSettingsAutoClose                `json:"autoClose"`
+	AutoResolve              OptCaseLifecycleSettingsAutoResolve              `json:"autoResolve"`
+	Kpi                      OptCaseSettingsKPIs                              `json:"kpi"`
+	ResolutionSnoozePeriod   OptCaseSettingsPeriod                            `json:"resolutionSnoozePeriod"`
+	SuppressionPeriod        OptCaseSettingsPeriod                            `json:"suppressionPeriod"`
+}
+
+// GetAlertSuppressionStrategy returns the value of AlertSuppressionStrategy.
+func (s *CaseLifecycleSettings) GetAlertSuppressionStrategy() OptCaseLifecycleSettingsAlertSuppressionStrategy {
+	return s.AlertSuppressionStrategy
+}
+
+// GetAutoClose returns the value of AutoClose.
+func (s *CaseLifecycleSettings) GetAutoClose() OptCaseLifecycleSettingsAutoClose {
+	return s.AutoClose
+}
+
+// GetAutoResolve returns the value of AutoResolve.
+func (s *CaseLifecycleSettings) GetAutoResolve() OptCaseLifecycleSettingsAutoResolve {
+	return s.AutoResolve
+}
+
+// GetKpi returns the value of Kpi.
+func (s *CaseLifecycleSettings) GetKpi() OptCaseSettingsKPIs {
+	return s.Kpi
+}
+
+// GetResolutionSnoozePeriod returns the value of ResolutionSnoozePeriod.
+func (s *CaseLifecycleSettings) GetResolutionSnoozePeriod() OptCaseSettingsPeriod {
+	return s.ResolutionSnoozePeriod
+}
+
+// GetSuppressionPeriod returns the value of SuppressionPeriod.
+func (s *CaseLifecycleSettings) GetSuppressionPeriod() OptCaseSettingsPeriod {
+	return s.SuppressionPeriod
+}
+
+// SetAlertSuppressionStrategy sets the value of AlertSuppressionStrategy.
+func (s *CaseLifecycleSettings) SetAlertSuppressionStrategy(val OptCaseLifecycleSettingsAlertSuppressionStrategy) {
+	s.AlertSuppressionStrategy = val
+}
+
+// SetAutoClose sets the value of AutoClose.
+func (s *CaseLifecycleSettings) SetAutoClose(val OptCaseLifecycleSettingsAutoClose) {
+	s.AutoClose = val
+}
+
+// SetAutoResolve sets the value of AutoResolve.
+func (s *CaseLifecycleSettings) SetAutoResolve(val OptCaseLifecycleSettingsAutoResolve) {
+	s.AutoResolve = val
+}
+
+// SetKpi sets the value of Kpi.
+func (s *CaseLifecycleSettings) SetKpi(val OptCaseSettingsKPIs) {
+	s.Kpi = val
+}
+
+// SetResolutionSnoozePeriod sets the value of ResolutionSnoozePeriod.
+func (s *CaseLifecycleSettings) SetResolutionSnoozePeriod(val OptCaseSettingsPeriod) {
+	s.ResolutionSnoozePeriod = val
+}
+
+// SetSuppressionPeriod sets the value of SuppressionPeriod.
+func (s *CaseLifecycleSettings) SetSuppressionPeriod(val OptCaseSettingsPeriod) {
+	s.SuppressionPeriod = val
+}
+
+type CaseLifecycleSettingsAlertSuppressionStrategy string
+
+const (
+	CaseLifecycleSettingsAlertSuppressionStrategyALERTSUPPRESSIONSTRATEGYUNSPECIFIED CaseLifecycleSettingsAlertSuppressionStrategy = "ALERT_SUPPRESSION_STRATEGY_UNSPECIFIED"
+	CaseLifecycleSettingsAlertSuppressionStrategyALERTSUPPRESSIONSTRATEGYIGNORE      CaseLifecycleSettingsAlertSuppressionStrategy = "ALERT_SUPPRESSION_STRATEGY_IGNORE"
+	CaseLifecycleSettingsAlertSuppressionStrategyALERTSUPPRESSIONSTRATEGYCREATECASE  CaseLifecycleSettingsAlertSuppressionStrategy = "ALERT_SUPPRESSION_STRATEGY_CREATE_CASE"
+)
+
+// AllValues returns all CaseLifecycleSettingsAlertSuppressionStrategy values.
+func (CaseLifecycleSettingsAlertSuppressionStrategy) AllValues() []CaseLifecycleSettingsAlertSuppressionStrategy {
+	return []CaseLifecycleSettingsAlertSuppressionStrategy{
+		CaseLifecycleSettingsAlertSuppressionStrategyALERTSUPPRESSIONSTRATEGYUNSPECIFIED,
+		CaseLifecycleSettingsAlertSuppressionStrategyALERTSUPPRESSIONSTRATEGYIGNORE,
+		CaseLifecycleSettingsAlertSuppressionStrategyALERTSUPPRESSIONSTRATEGYCREATECASE,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CaseLifecycleSettingsAlertSuppressionStrategy) MarshalText() ([]byte, error) {
+	switch s {
+	case CaseLifecycleSettingsAlertSuppressionStrategyALERTSUPPRESSIONSTRATEGYUNSPECIFIED:
+		return []byte(s), nil
+	case CaseLifecycleSettingsAlertSuppressionStrategyALERTSUPPRESSIONSTRATEGYIGNORE:
+		return []byte(s), nil
+	case CaseLifecycleSettingsAlertSuppressionStrategyALERTSUPPRESSIONSTRATEGYCREATECASE:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CaseLifecycleSettingsAlertSuppressionStrategy) UnmarshalText(data []byte) error {
+	switch CaseLifecycleSettingsAlertSuppressionStrategy(data) {
+	case CaseLifecycleSettingsAlertSuppressionStrategyALERTSUPPRESSIONSTRATEGYUNSPECIFIED:
+		*s = CaseLifecycleSettingsAlertSuppressionStrategyALERTSUPPRESSIONSTRATEGYUNSPECIFIED
+		return nil
+	case CaseLifecycleSettingsAlertSuppressionStrategyALERTSUPPRESSIONSTRATEGYIGNORE:
+		*s = CaseLifecycleSettingsAlertSuppressionStrategyALERTSUPPRESSIONSTRATEGYIGNORE
+		return nil
+	case CaseLifecycleSettingsAlertSuppressionStrategyALERTSUPPRESSIONSTRATEGYCREATECASE:
+		*s = CaseLifecycleSettingsAlertSuppressionStrategyALERTSUPPRESSIONSTRATEGYCREATECASE
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type CaseLifecycleSettingsAutoClose struct {
+	PostResolutionPeriod string `json:"postResolutionPeriod"`
+}
+
+// GetPostResolutionPeriod returns the value of PostResolutionPeriod.
+func (s *CaseLifecycleSettingsAutoClose) GetPostResolutionPeriod() string {
+	return s.PostResolutionPeriod
+}
+
+// SetPostResolutionPeriod sets the value of PostResolutionPeriod.
+func (s *CaseLifecycleSettingsAutoClose) SetPostResolutionPeriod(val string) {
+	s.PostResolutionPeriod = val
+}
+
+type CaseLifecycleSettingsAutoResolve struct {
+	Enabled        OptBool               `json:"enabled"`
+	InactivePeriod OptCaseSettingsPeriod `json:"inactivePeriod"`
+}
+
+// GetEnabled returns the value of Enabled.
+func (s *CaseLifecycleSettingsAutoResolve) GetEnabled() OptBool {
+	return s.Enabled
+}
+
+// GetInactivePeriod returns the value of InactivePeriod.
+func (s *CaseLifecycleSettingsAutoResolve) GetInactivePeriod() OptCaseSettingsPeriod {
+	return s.InactivePeriod
+}
+
+// SetEnabled sets the value of Enabled.
+func (s *CaseLifecycleSettingsAutoResolve) SetEnabled(val OptBool) {
+	s.Enabled = val
+}
+
+// SetInactivePeriod sets the value of InactivePeriod.
+func (s *CaseLifecycleSettingsAutoResolve) SetInactivePeriod(val OptCaseSettingsPeriod) {
+	s.InactivePeriod = val
 }
 
 // Ref: #/components/schemas/CaseListInput
@@ -3928,6 +4237,296 @@ func (s *CaseResponse) GetCase() Case {
 // SetCase sets the value of Case.
 func (s *CaseResponse) SetCase(val Case) {
 	s.Case = val
+}
+
+// A team's case settings configuration; `name` and `caseLifecycle` only when set.
+// Ref: #/components/schemas/CaseSettings
+type CaseSettings struct {
+	ID                      LowerUUID                `json:"id"`
+	Name                    OptCaseSettingsName      `json:"name"`
+	CreateTime              CaseSettingsTime         `json:"createTime"`
+	UpdateTime              CaseSettingsTime         `json:"updateTime"`
+	GlobalIndicatorSettings CaseIndicatorSettings    `json:"globalIndicatorSettings"`
+	CaseLifecycle           OptCaseLifecycleSettings `json:"caseLifecycle"`
+}
+
+// GetID returns the value of ID.
+func (s *CaseSettings) GetID() LowerUUID {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *CaseSettings) GetName() OptCaseSettingsName {
+	return s.Name
+}
+
+// GetCreateTime returns the value of CreateTime.
+func (s *CaseSettings) GetCreateTime() CaseSettingsTime {
+	return s.CreateTime
+}
+
+// GetUpdateTime returns the value of UpdateTime.
+func (s *CaseSettings) GetUpdateTime() CaseSettingsTime {
+	return s.UpdateTime
+}
+
+// GetGlobalIndicatorSettings returns the value of GlobalIndicatorSettings.
+func (s *CaseSettings) GetGlobalIndicatorSettings() CaseIndicatorSettings {
+	return s.GlobalIndicatorSettings
+}
+
+// GetCaseLifecycle returns the value of CaseLifecycle.
+func (s *CaseSettings) GetCaseLifecycle() OptCaseLifecycleSettings {
+	return s.CaseLifecycle
+}
+
+// SetID sets the value of ID.
+func (s *CaseSettings) SetID(val LowerUUID) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *CaseSettings) SetName(val OptCaseSettingsName) {
+	s.Name = val
+}
+
+// SetCreateTime sets the value of CreateTime.
+func (s *CaseSettings) SetCreateTime(val CaseSettingsTime) {
+	s.CreateTime = val
+}
+
+// SetUpdateTime sets the value of UpdateTime.
+func (s *CaseSettings) SetUpdateTime(val CaseSettingsTime) {
+	s.UpdateTime = val
+}
+
+// SetGlobalIndicatorSettings sets the value of GlobalIndicatorSettings.
+func (s *CaseSettings) SetGlobalIndicatorSettings(val CaseIndicatorSettings) {
+	s.GlobalIndicatorSettings = val
+}
+
+// SetCaseLifecycle sets the value of CaseLifecycle.
+func (s *CaseSettings) SetCaseLifecycle(val OptCaseLifecycleSettings) {
+	s.CaseLifecycle = val
+}
+
+// Selects every value, `{}`.
+// Ref: #/components/schemas/CaseSettingsAll
+type CaseSettingsAll struct{}
+
+// Ref: #/components/schemas/CaseSettingsAnswer
+type CaseSettingsAnswer struct {
+	CaseSettings CaseSettings `json:"caseSettings"`
+}
+
+// GetCaseSettings returns the value of CaseSettings.
+func (s *CaseSettingsAnswer) GetCaseSettings() CaseSettings {
+	return s.CaseSettings
+}
+
+// SetCaseSettings sets the value of CaseSettings.
+func (s *CaseSettingsAnswer) SetCaseSettings(val CaseSettings) {
+	s.CaseSettings = val
+}
+
+// Ref: #/components/schemas/CaseSettingsCreateInput
+type CaseSettingsCreateInput struct {
+	Name                    OptCaseSettingsName      `json:"name"`
+	GlobalIndicatorSettings CaseIndicatorSettings    `json:"globalIndicatorSettings"`
+	CaseLifecycle           OptCaseLifecycleSettings `json:"caseLifecycle"`
+}
+
+// GetName returns the value of Name.
+func (s *CaseSettingsCreateInput) GetName() OptCaseSettingsName {
+	return s.Name
+}
+
+// GetGlobalIndicatorSettings returns the value of GlobalIndicatorSettings.
+func (s *CaseSettingsCreateInput) GetGlobalIndicatorSettings() CaseIndicatorSettings {
+	return s.GlobalIndicatorSettings
+}
+
+// GetCaseLifecycle returns the value of CaseLifecycle.
+func (s *CaseSettingsCreateInput) GetCaseLifecycle() OptCaseLifecycleSettings {
+	return s.CaseLifecycle
+}
+
+// SetName sets the value of Name.
+func (s *CaseSettingsCreateInput) SetName(val OptCaseSettingsName) {
+	s.Name = val
+}
+
+// SetGlobalIndicatorSettings sets the value of GlobalIndicatorSettings.
+func (s *CaseSettingsCreateInput) SetGlobalIndicatorSettings(val CaseIndicatorSettings) {
+	s.GlobalIndicatorSettings = val
+}
+
+// SetCaseLifecycle sets the value of CaseLifecycle.
+func (s *CaseSettingsCreateInput) SetCaseLifecycle(val OptCaseLifecycleSettings) {
+	s.CaseLifecycle = val
+}
+
+// Ref: #/components/schemas/CaseSettingsDefaults
+type CaseSettingsDefaults struct {
+	GlobalIndicatorSettings CaseIndicatorSettings `json:"globalIndicatorSettings"`
+	CaseLifecycle           CaseLifecycleSettings `json:"caseLifecycle"`
+}
+
+// GetGlobalIndicatorSettings returns the value of GlobalIndicatorSettings.
+func (s *CaseSettingsDefaults) GetGlobalIndicatorSettings() CaseIndicatorSettings {
+	return s.GlobalIndicatorSettings
+}
+
+// GetCaseLifecycle returns the value of CaseLifecycle.
+func (s *CaseSettingsDefaults) GetCaseLifecycle() CaseLifecycleSettings {
+	return s.CaseLifecycle
+}
+
+// SetGlobalIndicatorSettings sets the value of GlobalIndicatorSettings.
+func (s *CaseSettingsDefaults) SetGlobalIndicatorSettings(val CaseIndicatorSettings) {
+	s.GlobalIndicatorSettings = val
+}
+
+// SetCaseLifecycle sets the value of CaseLifecycle.
+func (s *CaseSettingsDefaults) SetCaseLifecycle(val CaseLifecycleSettings) {
+	s.CaseLifecycle = val
+}
+
+// The threshold of one KPI for one priority. `type` and `priority` are required (not UNSPECIFIED). An
+// enabled entry needs `threshold`, a whole number of seconds followed by `s` from `60s` to
+// `31536000s`; a disabled one (`enabled` false or left out) turns the KPI off for that priority.
+// Ref: #/components/schemas/CaseSettingsKPIThreshold
+type CaseSettingsKPIThreshold struct {
+	Type      OptKPIType            `json:"type"`
+	Priority  OptCasePriority       `json:"priority"`
+	Threshold OptCaseSettingsPeriod `json:"threshold"`
+	Enabled   OptBool               `json:"enabled"`
+}
+
+// GetType returns the value of Type.
+func (s *CaseSettingsKPIThreshold) GetType() OptKPIType {
+	return s.Type
+}
+
+// GetPriority returns the value of Priority.
+func (s *CaseSettingsKPIThreshold) GetPriority() OptCasePriority {
+	return s.Priority
+}
+
+// GetThreshold returns the value of Threshold.
+func (s *CaseSettingsKPIThreshold) GetThreshold() OptCaseSettingsPeriod {
+	return s.Threshold
+}
+
+// GetEnabled returns the value of Enabled.
+func (s *CaseSettingsKPIThreshold) GetEnabled() OptBool {
+	return s.Enabled
+}
+
+// SetType sets the value of Type.
+func (s *CaseSettingsKPIThreshold) SetType(val OptKPIType) {
+	s.Type = val
+}
+
+// SetPriority sets the value of Priority.
+func (s *CaseSettingsKPIThreshold) SetPriority(val OptCasePriority) {
+	s.Priority = val
+}
+
+// SetThreshold sets the value of Threshold.
+func (s *CaseSettingsKPIThreshold) SetThreshold(val OptCaseSettingsPeriod) {
+	s.Threshold = val
+}
+
+// SetEnabled sets the value of Enabled.
+func (s *CaseSettingsKPIThreshold) SetEnabled(val OptBool) {
+	s.Enabled = val
+}
+
+// Ref: #/components/schemas/CaseSettingsKPIs
+type CaseSettingsKPIs struct {
+	// At most one entry per KPI type and priority (so at most 15).
+	Thresholds []CaseSettingsKPIThreshold `json:"thresholds"`
+}
+
+// GetThresholds returns the value of Thresholds.
+func (s *CaseSettingsKPIs) GetThresholds() []CaseSettingsKPIThreshold {
+	return s.Thresholds
+}
+
+// SetThresholds sets the value of Thresholds.
+func (s *CaseSettingsKPIs) SetThresholds(val []CaseSettingsKPIThreshold) {
+	s.Thresholds = val
+}
+
+// Ref: #/components/schemas/CaseSettingsLabel
+type CaseSettingsLabel struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// GetKey returns the value of Key.
+func (s *CaseSettingsLabel) GetKey() string {
+	return s.Key
+}
+
+// GetValue returns the value of Value.
+func (s *CaseSettingsLabel) GetValue() string {
+	return s.Value
+}
+
+// SetKey sets the value of Key.
+func (s *CaseSettingsLabel) SetKey(val string) {
+	s.Key = val
+}
+
+// SetValue sets the value of Value.
+func (s *CaseSettingsLabel) SetValue(val string) {
+	s.Value = val
+}
+
+type CaseSettingsName string
+
+type CaseSettingsPeriod string
+
+type CaseSettingsTime time.Time
+
+// The members to replace; those left out stay as stored.
+// Ref: #/components/schemas/CaseSettingsUpdateInput
+type CaseSettingsUpdateInput struct {
+	Name                    OptCaseSettingsName      `json:"name"`
+	GlobalIndicatorSettings OptCaseIndicatorSettings `json:"globalIndicatorSettings"`
+	CaseLifecycle           OptCaseLifecycleSettings `json:"caseLifecycle"`
+}
+
+// GetName returns the value of Name.
+func (s *CaseSettingsUpdateInput) GetName() OptCaseSettingsName {
+	return s.Name
+}
+
+// GetGlobalIndicatorSettings returns the value of GlobalIndicatorSettings.
+func (s *CaseSettingsUpdateInput) GetGlobalIndicatorSettings() OptCaseIndicatorSettings {
+	return s.GlobalIndicatorSettings
+}
+
+// GetCaseLifecycle returns the value of CaseLifecycle.
+func (s *CaseSettingsUpdateInput) GetCaseLifecycle() OptCaseLifecycleSettings {
+	return s.CaseLifecycle
+}
+
+// SetName sets the value of Name.
+func (s *CaseSettingsUpdateInput) SetName(val OptCaseSettingsName) {
+	s.Name = val
+}
+
+// SetGlobalIndicatorSettings sets the value of GlobalIndicatorSettings.
+func (s *CaseSettingsUpdateInput) SetGlobalIndicatorSettings(val OptCaseIndicatorSettings) {
+	s.GlobalIndicatorSettings = val
+}
+
+// SetCaseLifecycle sets the value of CaseLifecycle.
+func (s *CaseSettingsUpdateInput) SetCaseLifecycle(val OptCaseLifecycleSettings) {
+	s.CaseLifecycle = val
 }
 
 // Ref: #/components/schemas/CaseStatus
@@ -13525,6 +14124,98 @@ func (o OptCaseDateRangeMode) Or(d CaseDateRangeMode) CaseDateRangeMode {
 	return d
 }
 
+// NewOptCaseEntityLabelFilter returns new OptCaseEntityLabelFilter with value set to v.
+func NewOptCaseEntityLabelFilter(v CaseEntityLabelFilter) OptCaseEntityLabelFilter {
+	return OptCaseEntityLabelFilter{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseEntityLabelFilter is optional CaseEntityLabelFilter.
+type OptCaseEntityLabelFilter struct {
+	Value CaseEntityLabelFilter
+	Set   bool
+}
+
+// IsSet returns true if OptCaseEntityLabelFilter was set.
+func (o OptCaseEntityLabelFilter) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseEntityLabelFilter) Reset() {
+	var v CaseEntityLabelFilter
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseEntityLabelFilter) SetTo(v CaseEntityLabelFilter) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseEntityLabelFilter) Get() (v CaseEntityLabelFilter, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseEntityLabelFilter) Or(d CaseEntityLabelFilter) CaseEntityLabelFilter {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseEntityLabelFilterValues returns new OptCaseEntityLabelFilterValues with value set to v.
+func NewOptCaseEntityLabelFilterValues(v CaseEntityLabelFilterValues) OptCaseEntityLabelFilterValues {
+	return OptCaseEntityLabelFilterValues{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseEntityLabelFilterValues is optional CaseEntityLabelFilterValues.
+type OptCaseEntityLabelFilterValues struct {
+	Value CaseEntityLabelFilterValues
+	Set   bool
+}
+
+// IsSet returns true if OptCaseEntityLabelFilterValues was set.
+func (o OptCaseEntityLabelFilterValues) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseEntityLabelFilterValues) Reset() {
+	var v CaseEntityLabelFilterValues
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseEntityLabelFilterValues) SetTo(v CaseEntityLabelFilterValues) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseEntityLabelFilterValues) Get() (v CaseEntityLabelFilterValues, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseEntityLabelFilterValues) Or(d CaseEntityLabelFilterValues) CaseEntityLabelFilterValues {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptCaseEventDataAssigned returns new OptCaseEventDataAssigned with value set to v.
 func NewOptCaseEventDataAssigned(v CaseEventDataAssigned) OptCaseEventDataAssigned {
 	return OptCaseEventDataAssigned{
@@ -14169,6 +14860,144 @@ func (o OptCaseFilters) Or(d CaseFilters) CaseFilters {
 	return d
 }
 
+// NewOptCaseIndicatorPriorityFilter returns new OptCaseIndicatorPriorityFilter with value set to v.
+func NewOptCaseIndicatorPriorityFilter(v CaseIndicatorPriorityFilter) OptCaseIndicatorPriorityFilter {
+	return OptCaseIndicatorPriorityFilter{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseIndicatorPriorityFilter is optional CaseIndicatorPriorityFilter.
+type OptCaseIndicatorPriorityFilter struct {
+	Value CaseIndicatorPriorityFilter
+	Set   bool
+}
+
+// IsSet returns true if OptCaseIndicatorPriorityFilter was set.
+func (o OptCaseIndicatorPriorityFilter) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseIndicatorPriorityFilter) Reset() {
+	var v CaseIndicatorPriorityFilter
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseIndicatorPriorityFilter) SetTo(v CaseIndicatorPriorityFilter) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseIndicatorPriorityFilter) Get() (v CaseIndicatorPriorityFilter, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseIndicatorPriorityFilter) Or(d CaseIndicatorPriorityFilter) CaseIndicatorPriorityFilter {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseIndicatorPriorityFilterValues returns new OptCaseIndicatorPriorityFilterValues with value set to v.
+func NewOptCaseIndicatorPriorityFilterValues(v CaseIndicatorPriorityFilterValues) OptCaseIndicatorPriorityFilterValues {
+	return OptCaseIndicatorPriorityFilterValues{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseIndicatorPriorityFilterValues is optional CaseIndicatorPriorityFilterValues.
+type OptCaseIndicatorPriorityFilterValues struct {
+	Value CaseIndicatorPriorityFilterValues
+	Set   bool
+}
+
+// IsSet returns true if OptCaseIndicatorPriorityFilterValues was set.
+func (o OptCaseIndicatorPriorityFilterValues) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseIndicatorPriorityFilterValues) Reset() {
+	var v CaseIndicatorPriorityFilterValues
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseIndicatorPriorityFilterValues) SetTo(v CaseIndicatorPriorityFilterValues) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseIndicatorPriorityFilterValues) Get() (v CaseIndicatorPriorityFilterValues, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseIndicatorPriorityFilterValues) Or(d CaseIndicatorPriorityFilterValues) CaseIndicatorPriorityFilterValues {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseIndicatorSettings returns new OptCaseIndicatorSettings with value set to v.
+func NewOptCaseIndicatorSettings(v CaseIndicatorSettings) OptCaseIndicatorSettings {
+	return OptCaseIndicatorSettings{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseIndicatorSettings is optional CaseIndicatorSettings.
+type OptCaseIndicatorSettings struct {
+	Value CaseIndicatorSettings
+	Set   bool
+}
+
+// IsSet returns true if OptCaseIndicatorSettings was set.
+func (o OptCaseIndicatorSettings) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseIndicatorSettings) Reset() {
+	var v CaseIndicatorSettings
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseIndicatorSettings) SetTo(v CaseIndicatorSettings) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseIndicatorSettings) Get() (v CaseIndicatorSettings, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseIndicatorSettings) Or(d CaseIndicatorSettings) CaseIndicatorSettings {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptCaseLabelsFilter returns new OptCaseLabelsFilter with value set to v.
 func NewOptCaseLabelsFilter(v CaseLabelsFilter) OptCaseLabelsFilter {
 	return OptCaseLabelsFilter{
@@ -14209,6 +15038,190 @@ func (o OptCaseLabelsFilter) Get() (v CaseLabelsFilter, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptCaseLabelsFilter) Or(d CaseLabelsFilter) CaseLabelsFilter {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseLifecycleSettings returns new OptCaseLifecycleSettings with value set to v.
+func NewOptCaseLifecycleSettings(v CaseLifecycleSettings) OptCaseLifecycleSettings {
+	return OptCaseLifecycleSettings{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseLifecycleSettings is optional CaseLifecycleSettings.
+type OptCaseLifecycleSettings struct {
+	Value CaseLifecycleSettings
+	Set   bool
+}
+
+// IsSet returns true if OptCaseLifecycleSettings was set.
+func (o OptCaseLifecycleSettings) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseLifecycleSettings) Reset() {
+	var v CaseLifecycleSettings
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseLifecycleSettings) SetTo(v CaseLifecycleSettings) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseLifecycleSettings) Get() (v CaseLifecycleSettings, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseLifecycleSettings) Or(d CaseLifecycleSettings) CaseLifecycleSettings {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseLifecycleSettingsAlertSuppressionStrategy returns new OptCaseLifecycleSettingsAlertSuppressionStrategy with value set to v.
+func NewOptCaseLifecycleSettingsAlertSuppressionStrategy(v CaseLifecycleSettingsAlertSuppressionStrategy) OptCaseLifecycleSettingsAlertSuppressionStrategy {
+	return OptCaseLifecycleSettingsAlertSuppressionStrategy{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseLifecycleSettingsAlertSuppressionStrategy is optional CaseLifecycleSettingsAlertSuppressionStrategy.
+type OptCaseLifecycleSettingsAlertSuppressionStrategy struct {
+	Value CaseLifecycleSettingsAlertSuppressionStrategy
+	Set   bool
+}
+
+// IsSet returns true if OptCaseLifecycleSettingsAlertSuppressionStrategy was set.
+func (o OptCaseLifecycleSettingsAlertSuppressionStrategy) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseLifecycleSettingsAlertSuppressionStrategy) Reset() {
+	var v CaseLifecycleSettingsAlertSuppressionStrategy
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseLifecycleSettingsAlertSuppressionStrategy) SetTo(v CaseLifecycleSettingsAlertSuppressionStrategy) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseLifecycleSettingsAlertSuppressionStrategy) Get() (v CaseLifecycleSettingsAlertSuppressionStrategy, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseLifecycleSettingsAlertSuppressionStrategy) Or(d CaseLifecycleSettingsAlertSuppressionStrategy) CaseLifecycleSettingsAlertSuppressionStrategy {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseLifecycleSettingsAutoClose returns new OptCaseLifecycleSettingsAutoClose with value set to v.
+func NewOptCaseLifecycleSettingsAutoClose(v CaseLifecycleSettingsAutoClose) OptCaseLifecycleSettingsAutoClose {
+	return OptCaseLifecycleSettingsAutoClose{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseLifecycleSettingsAutoClose is optional CaseLifecycleSettingsAutoClose.
+type OptCaseLifecycleSettingsAutoClose struct {
+	Value CaseLifecycleSettingsAutoClose
+	Set   bool
+}
+
+// IsSet returns true if OptCaseLifecycleSettingsAutoClose was set.
+func (o OptCaseLifecycleSettingsAutoClose) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseLifecycleSettingsAutoClose) Reset() {
+	var v CaseLifecycleSettingsAutoClose
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseLifecycleSettingsAutoClose) SetTo(v CaseLifecycleSettingsAutoClose) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseLifecycleSettingsAutoClose) Get() (v CaseLifecycleSettingsAutoClose, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseLifecycleSettingsAutoClose) Or(d CaseLifecycleSettingsAutoClose) CaseLifecycleSettingsAutoClose {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseLifecycleSettingsAutoResolve returns new OptCaseLifecycleSettingsAutoResolve with value set to v.
+func NewOptCaseLifecycleSettingsAutoResolve(v CaseLifecycleSettingsAutoResolve) OptCaseLifecycleSettingsAutoResolve {
+	return OptCaseLifecycleSettingsAutoResolve{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseLifecycleSettingsAutoResolve is optional CaseLifecycleSettingsAutoResolve.
+type OptCaseLifecycleSettingsAutoResolve struct {
+	Value CaseLifecycleSettingsAutoResolve
+	Set   bool
+}
+
+// IsSet returns true if OptCaseLifecycleSettingsAutoResolve was set.
+func (o OptCaseLifecycleSettingsAutoResolve) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseLifecycleSettingsAutoResolve) Reset() {
+	var v CaseLifecycleSettingsAutoResolve
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseLifecycleSettingsAutoResolve) SetTo(v CaseLifecycleSettingsAutoResolve) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseLifecycleSettingsAutoResolve) Get() (v CaseLifecycleSettingsAutoResolve, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseLifecycleSettingsAutoResolve) Or(d CaseLifecycleSettingsAutoResolve) CaseLifecycleSettingsAutoResolve {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -14577,6 +15590,190 @@ func (o OptCaseResolver) Get() (v CaseResolver, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptCaseResolver) Or(d CaseResolver) CaseResolver {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseSettingsKPIs returns new OptCaseSettingsKPIs with value set to v.
+func NewOptCaseSettingsKPIs(v CaseSettingsKPIs) OptCaseSettingsKPIs {
+	return OptCaseSettingsKPIs{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseSettingsKPIs is optional CaseSettingsKPIs.
+type OptCaseSettingsKPIs struct {
+	Value CaseSettingsKPIs
+	Set   bool
+}
+
+// IsSet returns true if OptCaseSettingsKPIs was set.
+func (o OptCaseSettingsKPIs) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseSettingsKPIs) Reset() {
+	var v CaseSettingsKPIs
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseSettingsKPIs) SetTo(v CaseSettingsKPIs) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseSettingsKPIs) Get() (v CaseSettingsKPIs, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseSettingsKPIs) Or(d CaseSettingsKPIs) CaseSettingsKPIs {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseSettingsName returns new OptCaseSettingsName with value set to v.
+func NewOptCaseSettingsName(v CaseSettingsName) OptCaseSettingsName {
+	return OptCaseSettingsName{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseSettingsName is optional CaseSettingsName.
+type OptCaseSettingsName struct {
+	Value CaseSettingsName
+	Set   bool
+}
+
+// IsSet returns true if OptCaseSettingsName was set.
+func (o OptCaseSettingsName) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseSettingsName) Reset() {
+	var v CaseSettingsName
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseSettingsName) SetTo(v CaseSettingsName) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseSettingsName) Get() (v CaseSettingsName, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseSettingsName) Or(d CaseSettingsName) CaseSettingsName {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseSettingsPeriod returns new OptCaseSettingsPeriod with value set to v.
+func NewOptCaseSettingsPeriod(v CaseSettingsPeriod) OptCaseSettingsPeriod {
+	return OptCaseSettingsPeriod{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseSettingsPeriod is optional CaseSettingsPeriod.
+type OptCaseSettingsPeriod struct {
+	Value CaseSettingsPeriod
+	Set   bool
+}
+
+// IsSet returns true if OptCaseSettingsPeriod was set.
+func (o OptCaseSettingsPeriod) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseSettingsPeriod) Reset() {
+	var v CaseSettingsPeriod
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseSettingsPeriod) SetTo(v CaseSettingsPeriod) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseSettingsPeriod) Get() (v CaseSettingsPeriod, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseSettingsPeriod) Or(d CaseSettingsPeriod) CaseSettingsPeriod {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptCaseSettingsUpdateInput returns new OptCaseSettingsUpdateInput with value set to v.
+func NewOptCaseSettingsUpdateInput(v CaseSettingsUpdateInput) OptCaseSettingsUpdateInput {
+	return OptCaseSettingsUpdateInput{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCaseSettingsUpdateInput is optional CaseSettingsUpdateInput.
+type OptCaseSettingsUpdateInput struct {
+	Value CaseSettingsUpdateInput
+	Set   bool
+}
+
+// IsSet returns true if OptCaseSettingsUpdateInput was set.
+func (o OptCaseSettingsUpdateInput) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCaseSettingsUpdateInput) Reset() {
+	var v CaseSettingsUpdateInput
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCaseSettingsUpdateInput) SetTo(v CaseSettingsUpdateInput) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCaseSettingsUpdateInput) Get() (v CaseSettingsUpdateInput, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCaseSettingsUpdateInput) Or(d CaseSettingsUpdateInput) CaseSettingsUpdateInput {
 	if v, ok := o.Get(); ok {
 		return v
 	}

@@ -439,7 +439,7 @@ func overBoundArray(rng *rand.Rand, doc *apidocument.Document, p apidocument.Pro
 }
 
 // editBytes changes one to four places of the JSON text b: a byte replaced, a hostile fragment
-// inserted, a range deleted or repeated, or the text cut short.
+// inserted, a range deleted or repeated, or the text cut short. A non-empty b always changes.
 func editBytes(rng *rand.Rand, b []byte) []byte {
 	out := slices.Clone(b)
 	for range 1 + rng.IntN(4) {
@@ -460,6 +460,11 @@ func editBytes(rng *rand.Rand, b []byte) []byte {
 		case 4:
 			out = out[:at]
 		}
+	}
+	if len(b) > 0 && bytes.Equal(out, b) {
+		// The edits undid each other (a range deleted where it had been repeated): cut the
+		// text short, which always changes it.
+		out = out[:len(out)-1]
 	}
 	return out
 }

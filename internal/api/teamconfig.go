@@ -12,6 +12,7 @@ import (
 	"github.com/ogen-go/ogen/validate"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/cases"
 	"github.com/mgmtapi/mgmtapi/internal/dashboards"
 	"github.com/mgmtapi/mgmtapi/internal/e2m"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
@@ -200,5 +201,6 @@ func configurationAreas(opts Options, catalog *extensions.Catalog) []teamconfig.
 		dashboards.DefaultConfiguration{},
 		dashboards.PinsConfiguration{},
 		extensions.Configuration{Catalog: catalog},
+		cases.SettingsConfiguration{},
 	}
 }

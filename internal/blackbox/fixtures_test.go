@@ -94,6 +94,9 @@ func init() {
 		{param: "id", prefix: "/events2metrics/events2metrics/v2/", create: func(f *fixtureRun) string {
 			return f.created("CreateE2M", nil, "id")
 		}},
+		{param: "id", prefix: "/cases/cases/case-settings/v1/configs/", create: func(f *fixtureRun) string {
+			return f.created("CreateCaseSettings", nil, "id")
+		}},
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package cases serves cases: their lifecycle, their history of events (comments among them),
-// the synchronisation requests of their external threads, their KPI breaches and the operator's
-// KPI thresholds. Alert ingestion opens cases and feeds them alerts through ingest.go.
+// the synchronisation requests of their external threads, their KPI breaches, the team's case
+// settings (settings.go) and the operator's KPI thresholds. Alert ingestion opens cases and feeds them alerts through ingest.go.
 //
 // A case is opened ACTIVE by ingestion (PENDING_ACTIVATION is never used by mgmtapi). Every
 // change writes its event in the same transaction, with the caller as actor (apiKey {id, name}
@@ -38,9 +38,11 @@
 //
 // # KPIs
 //
-// Per team, thresholds in seconds per priority (operator API; defaults in
-// DefaultKPIThresholds). EvaluateKPIs, run on a ticker, records a breach when an open case's
-// clock passes the threshold of its current priority: time to acknowledge from creation until
+// Per team, a limit in seconds per KPI and priority: the active case settings configuration's
+// KPI entry where it has one (settings.go; a disabled entry turns the KPI off for that
+// priority), else the team's default, the operator API's thresholds or DefaultKPIThresholds.
+// EvaluateKPIs, run on a ticker, records a breach when an open case's clock passes the limit of
+// its current priority: time to acknowledge from creation until
 // the first acknowledgement, time to resolve from creation, time to update from the last human
 // change (the creation at first).
 package cases

@@ -25,20 +25,6 @@ func DefaultKPIThresholds() oas.CaseKPIThresholds {
 	}
 }
 
-// threshold is the seconds allowed for kpi at priority p (P5's value for anything else).
-func threshold(t *oas.CaseKPIThresholds, kpi oas.KPIType, p oas.CasePriority) int64 {
-	var by oas.KPIThresholdsByPriority
-	switch kpi {
-	case oas.KPITypeKPITYPETIMETOACKNOWLEDGE:
-		by = t.TimeToAcknowledge
-	case oas.KPITypeKPITYPETIMETORESOLVE:
-		by = t.TimeToResolve
-	default:
-		by = t.TimeToUpdate
-	}
-	return int64([]oas.KPISeconds{by.P1, by.P2, by.P3, by.P4, by.P5}[min(rank(p), 5)-1])
-}
-
 func kpiPriority(p oas.CasePriority) oas.KPIPriority {
 	if rank(p) > 5 {
 		return oas.KPIPriorityKPIPRIORITYUNSPECIFIED
@@ -87,15 +73,16 @@ type due struct {
 
 // dueBreaches lists the breaches of an open case at now: time to acknowledge (from creation,
 // while ACTIVE and never acknowledged), time to resolve (from creation) and time to update
-// (from the last human change), each once its threshold for the case's priority has passed.
-func dueBreaches(c *caseRow, t *oas.CaseKPIThresholds, now int64) []due {
+// (from the last human change), each once its limit for the case's priority has passed; a KPI
+// that l turns off for that priority is never due.
+func dueBreaches(c *caseRow, l *kpiLimits, now int64) []due {
 	if c.Status != oas.CaseStatusCASESTATUSACTIVE && c.Status != oas.CaseStatusCASESTATUSACKNOWLEDGED {
 		return nil
 	}
 	var out []due
 	check := func(kpi oas.KPIType, since int64) {
-		secs := threshold(t, kpi, c.Priority())
-		if now >= since+secs*1e6 {
+		secs, on := l.limit(kpi, c.Priority())
+		if on && now >= since+secs*1e6 {
 			out = append(out, due{kpi: kpi, since: since, threshold: secs})
 		}
 	}
@@ -114,7 +101,7 @@ type breachKey struct {
 }
 
 // EvaluateKPIs records every KPI breach that has happened by database.Now() and is not yet
-// recorded, each with its kpiBreached event (actor system, threshold "<seconds>s") in one
+// recorded (against each team's limits: teamLimits), each with its kpiBreached event (actor system, threshold "<seconds>s") in one
 // transaction per case, and returns how many it recorded. A breach is recorded once: time to
 // acknowledge and time to resolve once per case, time to update once per last human change.
 // Replicas may run it at the same time; a breach another replica recorded first is skipped.
@@ -144,18 +131,18 @@ func EvaluateKPIs(ctx context.Context, database *db.DB) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	thresholds := map[int64]oas.CaseKPIThresholds{}
+	limits := map[int64]kpiLimits{}
 	count := 0
 	for _, c := range candidates {
-		t, ok := thresholds[c.TeamID]
+		l, ok := limits[c.TeamID]
 		if !ok {
-			if t, err = loadThresholds(ctx, q, c.TeamID); err != nil {
+			if l, err = teamLimits(ctx, q, c.TeamID); err != nil {
 				return count, err
 			}
-			thresholds[c.TeamID] = t
+			limits[c.TeamID] = l
 		}
 		pending := false
-		for _, d := range dueBreaches(&c, &t, now) {
+		for _, d := range dueBreaches(&c, &l, now) {
 			if !recorded[breachKey{c.TeamID, c.ID, string(d.kpi), d.since}] {
 				pending = true
 			}
@@ -204,11 +191,11 @@ func recordBreaches(ctx context.Context, database *db.DB, teamID int64, caseID s
 		if err != nil {
 			return err
 		}
-		t, err := loadThresholds(ctx, tx, teamID)
+		l, err := teamLimits(ctx, tx, teamID)
 		if err != nil {
 			return err
 		}
-		for _, d := range dueBreaches(&c, &t, now) {
+		for _, d := range dueBreaches(&c, &l, now) {
 			breachedAt := d.since + d.threshold*1e6
 			var id string
 			err := tx.QueryRowContext(ctx, `INSERT INTO case_kpi_breaches (team_id, id, case_id,

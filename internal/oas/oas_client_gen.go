@@ -86,7 +86,9 @@ type Invoker interface {
 	AdminListTeams(ctx context.Context) (*AdminTeamList, error)
 	// AdminSetCaseKPIs invokes AdminSetCaseKPIs operation.
 	//
-	// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000.
+	// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000. These are
+	// the team's defaults: its active case settings configuration overrides the KPIs and priorities it
+	// lists (`…/cases/cases/case-settings/v1/configs:getActive`).
 	//
 	// PUT /admin/v1/teams/{team_id}/case-kpis
 	AdminSetCaseKPIs(ctx context.Context, request *CaseKPIThresholds, params AdminSetCaseKPIsParams) (*CaseKPIThresholds, error)
@@ -297,6 +299,19 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1/{case_id}/comments
 	CreateCaseComment(ctx context.Context, request *CommentRequest, params CreateCaseCommentParams) (*CaseEventResponse, error)
+	// CreateCaseSettings invokes CreateCaseSettings operation.
+	//
+	// Stores the team's case settings configuration under a fresh id and answers it. A team holds at most
+	// one configuration, and that one is its active configuration: creating a second is a 409 naming the
+	// one that exists (update or delete it instead). `globalIndicatorSettings` is required. The KPI
+	// thresholds of `caseLifecycle.kpi` apply to the team's cases from the next KPI evaluation; a KPI and
+	// priority the configuration does not list keep the team's default (see `configs:getSystemDefaults`),
+	// and an entry with `enabled: false` turns that KPI off for that priority. A threshold is a whole
+	// number of seconds followed by `s`, from `60s` to `31536000s`; the other periods are durations in
+	// seconds (`3600s`, `1.5s`), never negative.
+	//
+	// POST /mgmt/openapi/5/cases/cases/case-settings/v1/configs
+	CreateCaseSettings(ctx context.Context, request *CaseSettingsCreateInput) (*CaseSettingsAnswer, error)
 	// CreateCustomPreset invokes CreateCustomPreset operation.
 	//
 	// Stores a new custom preset under a server-assigned id and answers it with every omitted field
@@ -424,6 +439,14 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 	DeleteCaseComment(ctx context.Context, params DeleteCaseCommentParams) error
+	// DeleteCaseSettings invokes DeleteCaseSettings operation.
+	//
+	// Deletes the configuration and answers `{}`; it is the team's active one, so the team then has none
+	// (`configs:getActive` answers 404) and its cases' KPIs use the defaults again from the next
+	// evaluation. Breaches already recorded stay. 404 when the team has no configuration with this id.
+	//
+	// DELETE /mgmt/openapi/5/cases/cases/case-settings/v1/configs/{id}
+	DeleteCaseSettings(ctx context.Context, params DeleteCaseSettingsParams) error
 	// DeleteCustomPreset invokes DeleteCustomPreset operation.
 	//
 	// System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
@@ -564,6 +587,13 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/policies/v1/all/forecast-usage
 	ForecastPolicyUsage(ctx context.Context, request *PolicyForecastRequest) (*PolicyForecast, error)
+	// GetActiveCaseSettings invokes GetActiveCaseSettings operation.
+	//
+	// The configuration the team's cases follow: its only one. 404 when the team has none (its cases then
+	// follow `configs:getSystemDefaults`).
+	//
+	// GET /mgmt/openapi/5/cases/cases/case-settings/v1/configs:getActive
+	GetActiveCaseSettings(ctx context.Context) (*CaseSettingsAnswer, error)
 	// GetApiKey invokes GetApiKey operation.
 	//
 	// Read one API key.
@@ -612,6 +642,21 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/cases/grouping-keys/v1
 	GetCaseGroupingKeys(ctx context.Context) (*CaseGroupingKeys, error)
+	// GetCaseSettings invokes GetCaseSettings operation.
+	//
+	// 404 when the team has no configuration with this id.
+	//
+	// GET /mgmt/openapi/5/cases/cases/case-settings/v1/configs/{id}
+	GetCaseSettings(ctx context.Context, params GetCaseSettingsParams) (*CaseSettingsAnswer, error)
+	// GetCaseSettingsDefaults invokes GetCaseSettingsDefaults operation.
+	//
+	// What the team's cases follow where its active configuration sets nothing (or when it has none):
+	// every alert is processed, and the KPI thresholds are those the deployment's operator set for the
+	// team (`/admin/v1/teams/{team_id}/case-kpis`), else mgmtapi's built-in ones, one enabled entry per
+	// KPI and priority.
+	//
+	// GET /mgmt/openapi/5/cases/cases/case-settings/v1/configs:getSystemDefaults
+	GetCaseSettingsDefaults(ctx context.Context) (*CaseSettingsDefaults, error)
 	// GetCustomRole invokes GetCustomRole operation.
 	//
 	// Read a custom role.
@@ -1423,6 +1468,15 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 	UpdateCaseComment(ctx context.Context, request *CommentRequest, params UpdateCaseCommentParams) (*CaseEventResponse, error)
+	// UpdateCaseSettings invokes UpdateCaseSettings operation.
+	//
+	// Each of `name`, `globalIndicatorSettings` and `caseLifecycle` that the body sets replaces the stored
+	// one as a whole (with the create's rules); a member the body leaves out, or sends null, stays as
+	// stored. A body that sets none of them changes nothing and answers the configuration as it is.
+	// `updateTime` moves only when something changed. 404 when the team has no configuration with this id.
+	//
+	// PATCH /mgmt/openapi/5/cases/cases/case-settings/v1/configs/{id}
+	UpdateCaseSettings(ctx context.Context, request OptCaseSettingsUpdateInput, params UpdateCaseSettingsParams) (*CaseSettingsAnswer, error)
 	// UpdateCustomRole invokes UpdateCustomRole operation.
 	//
 	// Changes what is given: `newName` (unique within the team, 409), `newDescription`, and
@@ -2433,7 +2487,9 @@ func (c *Client) sendAdminListTeams(ctx context.Context) (res *AdminTeamList, er
 
 // AdminSetCaseKPIs invokes AdminSetCaseKPIs operation.
 //
-// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000.
+// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000. These are
+// the team's defaults: its active case settings configuration overrides the KPIs and priorities it
+// lists (`…/cases/cases/case-settings/v1/configs:getActive`).
 //
 // PUT /admin/v1/teams/{team_id}/case-kpis
 func (c *Client) AdminSetCaseKPIs(ctx context.Context, request *CaseKPIThresholds, params AdminSetCaseKPIsParams) (*CaseKPIThresholds, error) {
@@ -4957,6 +5013,92 @@ func (c *Client) sendCreateCaseComment(ctx context.Context, request *CommentRequ
 	return result, nil
 }
 
+// CreateCaseSettings invokes CreateCaseSettings operation.
+//
+// Stores the team's case settings configuration under a fresh id and answers it. A team holds at most
+// one configuration, and that one is its active configuration: creating a second is a 409 naming the
+// one that exists (update or delete it instead). `globalIndicatorSettings` is required. The KPI
+// thresholds of `caseLifecycle.kpi` apply to the team's cases from the next KPI evaluation; a KPI and
+// priority the configuration does not list keep the team's default (see `configs:getSystemDefaults`),
+// and an entry with `enabled: false` turns that KPI off for that priority. A threshold is a whole
+// number of seconds followed by `s`, from `60s` to `31536000s`; the other periods are durations in
+// seconds (`3600s`, `1.5s`), never negative.
+//
+// POST /mgmt/openapi/5/cases/cases/case-settings/v1/configs
+func (c *Client) CreateCaseSettings(ctx context.Context, request *CaseSettingsCreateInput) (*CaseSettingsAnswer, error) {
+	res, err := c.sendCreateCaseSettings(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateCaseSettings(ctx context.Context, request *CaseSettingsCreateInput) (res *CaseSettingsAnswer, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/cases/cases/case-settings/v1/configs"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateCaseSettingsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateCaseSettingsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateCaseSettingsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CreateCustomPreset invokes CreateCustomPreset operation.
 //
 // Stores a new custom preset under a server-assigned id and answers it with every omitted field
@@ -6226,6 +6368,105 @@ func (c *Client) sendDeleteCaseComment(ctx context.Context, params DeleteCaseCom
 	}()
 
 	result, err := decodeDeleteCaseCommentResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteCaseSettings invokes DeleteCaseSettings operation.
+//
+// Deletes the configuration and answers `{}`; it is the team's active one, so the team then has none
+// (`configs:getActive` answers 404) and its cases' KPIs use the defaults again from the next
+// evaluation. Breaches already recorded stay. 404 when the team has no configuration with this id.
+//
+// DELETE /mgmt/openapi/5/cases/cases/case-settings/v1/configs/{id}
+func (c *Client) DeleteCaseSettings(ctx context.Context, params DeleteCaseSettingsParams) error {
+	_, err := c.sendDeleteCaseSettings(ctx, params)
+	return err
+}
+
+func (c *Client) sendDeleteCaseSettings(ctx context.Context, params DeleteCaseSettingsParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/cases/cases/case-settings/v1/configs/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteCaseSettingsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteCaseSettingsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -7887,6 +8128,83 @@ func (c *Client) sendForecastPolicyUsage(ctx context.Context, request *PolicyFor
 	return result, nil
 }
 
+// GetActiveCaseSettings invokes GetActiveCaseSettings operation.
+//
+// The configuration the team's cases follow: its only one. 404 when the team has none (its cases then
+// follow `configs:getSystemDefaults`).
+//
+// GET /mgmt/openapi/5/cases/cases/case-settings/v1/configs:getActive
+func (c *Client) GetActiveCaseSettings(ctx context.Context) (*CaseSettingsAnswer, error) {
+	res, err := c.sendGetActiveCaseSettings(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetActiveCaseSettings(ctx context.Context) (res *CaseSettingsAnswer, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/cases/cases/case-settings/v1/configs:getActive"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetActiveCaseSettingsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetActiveCaseSettingsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetApiKey invokes GetApiKey operation.
 //
 // Read one API key.
@@ -8506,6 +8824,182 @@ func (c *Client) sendGetCaseGroupingKeys(ctx context.Context) (res *CaseGrouping
 	}()
 
 	result, err := decodeGetCaseGroupingKeysResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetCaseSettings invokes GetCaseSettings operation.
+//
+// 404 when the team has no configuration with this id.
+//
+// GET /mgmt/openapi/5/cases/cases/case-settings/v1/configs/{id}
+func (c *Client) GetCaseSettings(ctx context.Context, params GetCaseSettingsParams) (*CaseSettingsAnswer, error) {
+	res, err := c.sendGetCaseSettings(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetCaseSettings(ctx context.Context, params GetCaseSettingsParams) (res *CaseSettingsAnswer, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/cases/cases/case-settings/v1/configs/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetCaseSettingsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetCaseSettingsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetCaseSettingsDefaults invokes GetCaseSettingsDefaults operation.
+//
+// What the team's cases follow where its active configuration sets nothing (or when it has none):
+// every alert is processed, and the KPI thresholds are those the deployment's operator set for the
+// team (`/admin/v1/teams/{team_id}/case-kpis`), else mgmtapi's built-in ones, one enabled entry per
+// KPI and priority.
+//
+// GET /mgmt/openapi/5/cases/cases/case-settings/v1/configs:getSystemDefaults
+func (c *Client) GetCaseSettingsDefaults(ctx context.Context) (*CaseSettingsDefaults, error) {
+	res, err := c.sendGetCaseSettingsDefaults(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetCaseSettingsDefaults(ctx context.Context) (res *CaseSettingsDefaults, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/cases/cases/case-settings/v1/configs:getSystemDefaults"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetCaseSettingsDefaultsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetCaseSettingsDefaultsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -17452,6 +17946,109 @@ func (c *Client) sendUpdateCaseComment(ctx context.Context, request *CommentRequ
 	}()
 
 	result, err := decodeUpdateCaseCommentResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UpdateCaseSettings invokes UpdateCaseSettings operation.
+//
+// Each of `name`, `globalIndicatorSettings` and `caseLifecycle` that the body sets replaces the stored
+// one as a whole (with the create's rules); a member the body leaves out, or sends null, stays as
+// stored. A body that sets none of them changes nothing and answers the configuration as it is.
+// `updateTime` moves only when something changed. 404 when the team has no configuration with this id.
+//
+// PATCH /mgmt/openapi/5/cases/cases/case-settings/v1/configs/{id}
+func (c *Client) UpdateCaseSettings(ctx context.Context, request OptCaseSettingsUpdateInput, params UpdateCaseSettingsParams) (*CaseSettingsAnswer, error) {
+	res, err := c.sendUpdateCaseSettings(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendUpdateCaseSettings(ctx context.Context, request OptCaseSettingsUpdateInput, params UpdateCaseSettingsParams) (res *CaseSettingsAnswer, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/cases/cases/case-settings/v1/configs/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PATCH", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateCaseSettingsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateCaseSettingsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateCaseSettingsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

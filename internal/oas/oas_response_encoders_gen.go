@@ -481,6 +481,19 @@ func encodeCreateCaseCommentResponse(response *CaseEventResponse, w http.Respons
 	return nil
 }
 
+func encodeCreateCaseSettingsResponse(response *CaseSettingsAnswer, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeCreateCustomPresetResponse(response *PresetResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -664,6 +677,19 @@ func encodeDeleteApiKeyResponse(response *EmptyObject, w http.ResponseWriter) er
 }
 
 func encodeDeleteCaseCommentResponse(response *EmptyObject, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeDeleteCaseSettingsResponse(response *EmptyObject, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -897,6 +923,19 @@ func encodeForecastPolicyUsageResponse(response *PolicyForecast, w http.Response
 	return nil
 }
 
+func encodeGetActiveCaseSettingsResponse(response *CaseSettingsAnswer, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeGetApiKeyResponse(response *ApiKeyEnvelope, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -976,6 +1015,32 @@ func encodeGetCaseFilterValuesResponse(response *CaseFilterValues, w http.Respon
 }
 
 func encodeGetCaseGroupingKeysResponse(response *CaseGroupingKeys, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeGetCaseSettingsResponse(response *CaseSettingsAnswer, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeGetCaseSettingsDefaultsResponse(response *CaseSettingsDefaults, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -2481,6 +2546,19 @@ func encodeUpdateCaseResponse(response *CaseResponse, w http.ResponseWriter) err
 }
 
 func encodeUpdateCaseCommentResponse(response *CaseEventResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeUpdateCaseSettingsResponse(response *CaseSettingsAnswer, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

@@ -72,7 +72,9 @@ type Handler interface {
 	AdminListTeams(ctx context.Context) (*AdminTeamList, error)
 	// AdminSetCaseKPIs implements AdminSetCaseKPIs operation.
 	//
-	// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000.
+	// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000. These are
+	// the team's defaults: its active case settings configuration overrides the KPIs and priorities it
+	// lists (`…/cases/cases/case-settings/v1/configs:getActive`).
 	//
 	// PUT /admin/v1/teams/{team_id}/case-kpis
 	AdminSetCaseKPIs(ctx context.Context, req *CaseKPIThresholds, params AdminSetCaseKPIsParams) (*CaseKPIThresholds, error)
@@ -283,6 +285,19 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1/{case_id}/comments
 	CreateCaseComment(ctx context.Context, req *CommentRequest, params CreateCaseCommentParams) (*CaseEventResponse, error)
+	// CreateCaseSettings implements CreateCaseSettings operation.
+	//
+	// Stores the team's case settings configuration under a fresh id and answers it. A team holds at most
+	// one configuration, and that one is its active configuration: creating a second is a 409 naming the
+	// one that exists (update or delete it instead). `globalIndicatorSettings` is required. The KPI
+	// thresholds of `caseLifecycle.kpi` apply to the team's cases from the next KPI evaluation; a KPI and
+	// priority the configuration does not list keep the team's default (see `configs:getSystemDefaults`),
+	// and an entry with `enabled: false` turns that KPI off for that priority. A threshold is a whole
+	// number of seconds followed by `s`, from `60s` to `31536000s`; the other periods are durations in
+	// seconds (`3600s`, `1.5s`), never negative.
+	//
+	// POST /mgmt/openapi/5/cases/cases/case-settings/v1/configs
+	CreateCaseSettings(ctx context.Context, req *CaseSettingsCreateInput) (*CaseSettingsAnswer, error)
 	// CreateCustomPreset implements CreateCustomPreset operation.
 	//
 	// Stores a new custom preset under a server-assigned id and answers it with every omitted field
@@ -410,6 +425,14 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 	DeleteCaseComment(ctx context.Context, params DeleteCaseCommentParams) error
+	// DeleteCaseSettings implements DeleteCaseSettings operation.
+	//
+	// Deletes the configuration and answers `{}`; it is the team's active one, so the team then has none
+	// (`configs:getActive` answers 404) and its cases' KPIs use the defaults again from the next
+	// evaluation. Breaches already recorded stay. 404 when the team has no configuration with this id.
+	//
+	// DELETE /mgmt/openapi/5/cases/cases/case-settings/v1/configs/{id}
+	DeleteCaseSettings(ctx context.Context, params DeleteCaseSettingsParams) error
 	// DeleteCustomPreset implements DeleteCustomPreset operation.
 	//
 	// System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
@@ -550,6 +573,13 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/policies/v1/all/forecast-usage
 	ForecastPolicyUsage(ctx context.Context, req *PolicyForecastRequest) (*PolicyForecast, error)
+	// GetActiveCaseSettings implements GetActiveCaseSettings operation.
+	//
+	// The configuration the team's cases follow: its only one. 404 when the team has none (its cases then
+	// follow `configs:getSystemDefaults`).
+	//
+	// GET /mgmt/openapi/5/cases/cases/case-settings/v1/configs:getActive
+	GetActiveCaseSettings(ctx context.Context) (*CaseSettingsAnswer, error)
 	// GetApiKey implements GetApiKey operation.
 	//
 	// Read one API key.
@@ -598,6 +628,21 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/cases/grouping-keys/v1
 	GetCaseGroupingKeys(ctx context.Context) (*CaseGroupingKeys, error)
+	// GetCaseSettings implements GetCaseSettings operation.
+	//
+	// 404 when the team has no configuration with this id.
+	//
+	// GET /mgmt/openapi/5/cases/cases/case-settings/v1/configs/{id}
+	GetCaseSettings(ctx context.Context, params GetCaseSettingsParams) (*CaseSettingsAnswer, error)
+	// GetCaseSettingsDefaults implements GetCaseSettingsDefaults operation.
+	//
+	// What the team's cases follow where its active configuration sets nothing (or when it has none):
+	// every alert is processed, and the KPI thresholds are those the deployment's operator set for the
+	// team (`/admin/v1/teams/{team_id}/case-kpis`), else mgmtapi's built-in ones, one enabled entry per
+	// KPI and priority.
+	//
+	// GET /mgmt/openapi/5/cases/cases/case-settings/v1/configs:getSystemDefaults
+	GetCaseSettingsDefaults(ctx context.Context) (*CaseSettingsDefaults, error)
 	// GetCustomRole implements GetCustomRole operation.
 	//
 	// Read a custom role.
@@ -1409,6 +1454,15 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 	UpdateCaseComment(ctx context.Context, req *CommentRequest, params UpdateCaseCommentParams) (*CaseEventResponse, error)
+	// UpdateCaseSettings implements UpdateCaseSettings operation.
+	//
+	// Each of `name`, `globalIndicatorSettings` and `caseLifecycle` that the body sets replaces the stored
+	// one as a whole (with the create's rules); a member the body leaves out, or sends null, stays as
+	// stored. A body that sets none of them changes nothing and answers the configuration as it is.
+	// `updateTime` moves only when something changed. 404 when the team has no configuration with this id.
+	//
+	// PATCH /mgmt/openapi/5/cases/cases/case-settings/v1/configs/{id}
+	UpdateCaseSettings(ctx context.Context, req OptCaseSettingsUpdateInput, params UpdateCaseSettingsParams) (*CaseSettingsAnswer, error)
 	// UpdateCustomRole implements UpdateCustomRole operation.
 	//
 	// Changes what is given: `newName` (unique within the team, 409), `newDescription`, and

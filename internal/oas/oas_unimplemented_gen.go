@@ -104,7 +104,9 @@ func (UnimplementedHandler) AdminListTeams(ctx context.Context) (r *AdminTeamLis
 
 // AdminSetCaseKPIs implements AdminSetCaseKPIs operation.
 //
-// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000.
+// Every KPI and priority must be given, as a whole number of seconds from 60 to 31536000. These are
+// the team's defaults: its active case settings configuration overrides the KPIs and priorities it
+// lists (`…/cases/cases/case-settings/v1/configs:getActive`).
 //
 // PUT /admin/v1/teams/{team_id}/case-kpis
 func (UnimplementedHandler) AdminSetCaseKPIs(ctx context.Context, req *CaseKPIThresholds, params AdminSetCaseKPIsParams) (r *CaseKPIThresholds, _ error) {
@@ -396,6 +398,22 @@ func (UnimplementedHandler) CreateCaseComment(ctx context.Context, req *CommentR
 	return r, ht.ErrNotImplemented
 }
 
+// CreateCaseSettings implements CreateCaseSettings operation.
+//
+// Stores the team's case settings configuration under a fresh id and answers it. A team holds at most
+// one configuration, and that one is its active configuration: creating a second is a 409 naming the
+// one that exists (update or delete it instead). `globalIndicatorSettings` is required. The KPI
+// thresholds of `caseLifecycle.kpi` apply to the team's cases from the next KPI evaluation; a KPI and
+// priority the configuration does not list keep the team's default (see `configs:getSystemDefaults`),
+// and an entry with `enabled: false` turns that KPI off for that priority. A threshold is a whole
+// number of seconds followed by `s`, from `60s` to `31536000s`; the other periods are durations in
+// seconds (`3600s`, `1.5s`), never negative.
+//
+// POST /mgmt/openapi/5/cases/cases/case-settings/v1/configs
+func (UnimplementedHandler) CreateCaseSettings(ctx context.Context, req *CaseSettingsCreateInput) (r *CaseSettingsAnswer, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // CreateCustomPreset implements CreateCustomPreset operation.
 //
 // Stores a new custom preset under a server-assigned id and answers it with every omitted field
@@ -565,6 +583,17 @@ func (UnimplementedHandler) DeleteApiKey(ctx context.Context, params DeleteApiKe
 //
 // DELETE /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 func (UnimplementedHandler) DeleteCaseComment(ctx context.Context, params DeleteCaseCommentParams) error {
+	return ht.ErrNotImplemented
+}
+
+// DeleteCaseSettings implements DeleteCaseSettings operation.
+//
+// Deletes the configuration and answers `{}`; it is the team's active one, so the team then has none
+// (`configs:getActive` answers 404) and its cases' KPIs use the defaults again from the next
+// evaluation. Breaches already recorded stay. 404 when the team has no configuration with this id.
+//
+// DELETE /mgmt/openapi/5/cases/cases/case-settings/v1/configs/{id}
+func (UnimplementedHandler) DeleteCaseSettings(ctx context.Context, params DeleteCaseSettingsParams) error {
 	return ht.ErrNotImplemented
 }
 
@@ -756,6 +785,16 @@ func (UnimplementedHandler) ForecastPolicyUsage(ctx context.Context, req *Policy
 	return r, ht.ErrNotImplemented
 }
 
+// GetActiveCaseSettings implements GetActiveCaseSettings operation.
+//
+// The configuration the team's cases follow: its only one. 404 when the team has none (its cases then
+// follow `configs:getSystemDefaults`).
+//
+// GET /mgmt/openapi/5/cases/cases/case-settings/v1/configs:getActive
+func (UnimplementedHandler) GetActiveCaseSettings(ctx context.Context) (r *CaseSettingsAnswer, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetApiKey implements GetApiKey operation.
 //
 // Read one API key.
@@ -822,6 +861,27 @@ func (UnimplementedHandler) GetCaseFilterValues(ctx context.Context, req OptCase
 //
 // GET /mgmt/openapi/5/cases/grouping-keys/v1
 func (UnimplementedHandler) GetCaseGroupingKeys(ctx context.Context) (r *CaseGroupingKeys, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetCaseSettings implements GetCaseSettings operation.
+//
+// 404 when the team has no configuration with this id.
+//
+// GET /mgmt/openapi/5/cases/cases/case-settings/v1/configs/{id}
+func (UnimplementedHandler) GetCaseSettings(ctx context.Context, params GetCaseSettingsParams) (r *CaseSettingsAnswer, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetCaseSettingsDefaults implements GetCaseSettingsDefaults operation.
+//
+// What the team's cases follow where its active configuration sets nothing (or when it has none):
+// every alert is processed, and the KPI thresholds are those the deployment's operator set for the
+// team (`/admin/v1/teams/{team_id}/case-kpis`), else mgmtapi's built-in ones, one enabled entry per
+// KPI and priority.
+//
+// GET /mgmt/openapi/5/cases/cases/case-settings/v1/configs:getSystemDefaults
+func (UnimplementedHandler) GetCaseSettingsDefaults(ctx context.Context) (r *CaseSettingsDefaults, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1924,6 +1984,18 @@ func (UnimplementedHandler) UpdateCase(ctx context.Context, req *CaseUpdateInput
 //
 // PUT /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 func (UnimplementedHandler) UpdateCaseComment(ctx context.Context, req *CommentRequest, params UpdateCaseCommentParams) (r *CaseEventResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UpdateCaseSettings implements UpdateCaseSettings operation.
+//
+// Each of `name`, `globalIndicatorSettings` and `caseLifecycle` that the body sets replaces the stored
+// one as a whole (with the create's rules); a member the body leaves out, or sends null, stays as
+// stored. A body that sets none of them changes nothing and answers the configuration as it is.
+// `updateTime` moves only when something changed. 404 when the team has no configuration with this id.
+//
+// PATCH /mgmt/openapi/5/cases/cases/case-settings/v1/configs/{id}
+func (UnimplementedHandler) UpdateCaseSettings(ctx context.Context, req OptCaseSettingsUpdateInput, params UpdateCaseSettingsParams) (r *CaseSettingsAnswer, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

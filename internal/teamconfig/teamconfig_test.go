@@ -92,6 +92,7 @@ const (
 	deployedPath      = "/mgmt/openapi/3/integrations/extensions/v1/deployed"
 	pinnedPath        = "/mgmt/openapi/5/dashboards/pinned/v1"
 	presetDefaultPath = "/mgmt/openapi/5/notifications/notification-center/v1/presets/custom/"
+	caseSettings      = "/mgmt/openapi/5/cases/cases/case-settings/v1/configs"
 )
 
 // everyParsingRuleKind is one parsing rule of each parameter kind, in a group with each matcher
@@ -179,6 +180,12 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 	mustCreate(t, env, key, http.MethodPost, slosPath,
 		`{"name":"availability","targetThresholdPercentage":99.9,"sloTimeFrame":"SLO_TIME_FRAME_28_DAYS","labels":{"team":"a"},`+
 			`"requestBasedMetricSli":{"goodEvents":{"query":"sum(rate(http_requests_total{code!~\"5..\"}[5m]))"},"totalEvents":{"query":"sum(rate(http_requests_total[5m]))"}}}`)
+	mustCreate(t, env, key, http.MethodPost, caseSettings,
+		`{"name":"on call","globalIndicatorSettings":{"enabled":true,"filteringConditions":[{"enabled":true,`+
+			`"priorities":{"values":{"items":["INDICATOR_PRIORITY_P1"]}},"entityLabels":{"all":{}}}]},`+
+			`"caseLifecycle":{"suppressionPeriod":"3600s","autoClose":{"postResolutionPeriod":"86400s"},"kpi":{"thresholds":[`+
+			`{"type":"KPI_TYPE_TIME_TO_ACKNOWLEDGE","priority":"CASE_PRIORITY_P1","threshold":"300s","enabled":true},`+
+			`{"type":"KPI_TYPE_TIME_TO_UPDATE","priority":"CASE_PRIORITY_P5"}]}}}`)
 	mustCreate(t, env, key, http.MethodPost, slosPath,
 		`{"name":"up","targetThresholdPercentage":95,"sloTimeFrame":"SLO_TIME_FRAME_7_DAYS",`+
 			`"windowBasedMetricSli":{"query":{"query":"avg(up)"},"window":"WINDOW_SLO_WINDOW_5_MINUTES","comparisonOperator":"COMPARISON_OPERATOR_GREATER_THAN_OR_EQUALS","threshold":0.95}}`)
@@ -205,6 +212,7 @@ var filled = map[string]int{
 	"defaultDashboard update":           1, // every team has it ({})
 	"dashboardPins create":              1,
 	"extensionDeployments create":       1,
+	"caseSettings create":               1,
 }
 
 // TestRoundTrip: export → apply to an empty team → export gives the same document, in YAML and
@@ -329,6 +337,10 @@ func TestPrune(t *testing.T) {
 		if res := env.JSON(t, http.MethodDelete, "/mgmt/openapi/5/dataplan/quota-rules/v1", env.RootKey, ""); res.Status != 200 {
 			t.Fatalf("delete quota rule set: %d %s", res.Status, res.Body)
 		}
+		active := apitest.Decode[struct{ CaseSettings struct{ ID string } }](t, env.JSON(t, http.MethodGet, caseSettings+":getActive", env.RootKey, ""))
+		if res := env.JSON(t, http.MethodDelete, caseSettings+"/"+active.CaseSettings.ID, env.RootKey, ""); res.Status != 200 {
+			t.Fatalf("delete case settings: %d %s", res.Status, res.Body)
+		}
 		// Activation cannot be undone: the new team activates too.
 		mustCreate(t, env, fresh, http.MethodPost, retentionTags+"/activate", "")
 		if got, want := mustExport(t, env, env.RootKey, false), mustExport(t, env, fresh, false); got != want {
@@ -404,6 +416,12 @@ func TestFailureChangesNothing(t *testing.T) {
 			{"quota percentages", `quotaRuleSet:
   rules: [{entityType: logs, allocation: 70, enabled: true, canOverflow: false}, {entityType: logs, allocation: 40, enabled: true, canOverflow: false}]
 `, 400, []string{`quotaRuleSet: ruleSet.rules: the percentage allocations for entity type "logs" add up to 110`}},
+			{"case settings KPI threshold", `caseSettings:
+  globalIndicatorSettings: {}
+  caseLifecycle: {kpi: {thresholds: [{type: KPI_TYPE_TIME_TO_ACKNOWLEDGE, priority: CASE_PRIORITY_P1, threshold: 5s, enabled: true}]}}
+`, 400, []string{`caseSettings: caseLifecycle.kpi.thresholds[0].threshold: "5s" is out of range`}},
+			{"case settings id", `caseSettings: {id: mine, globalIndicatorSettings: {}}
+`, 400, []string{`caseSettings: id: "mine" is not a lowercase UUID`}},
 			{"unknown extension", `extensionDeployments:
 - {id: no-such-extension, version: "1", itemIds: [], applications: [], subsystems: []}
 `, 400, []string{`extensionDeployments[0] ("no-such-extension"): id: no extension "no-such-extension" in the catalog`}},

@@ -209,6 +209,19 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/4/slo/slos/v1/all/execute
 	BatchExecuteSlos(ctx context.Context, request *BatchExecuteSloRequest, options ...RequestOption) (*BatchExecuteSloResponse, error)
+	// BatchGetConnectorSummaries invokes BatchGetConnectorSummaries operation.
+	//
+	// As `GET …/connectors/all/list`, answering summaries, which leave sensitive fields out.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/all/summaries
+	BatchGetConnectorSummaries(ctx context.Context, params BatchGetConnectorSummariesParams, options ...RequestOption) (*ConnectorSummaryBatch, error)
+	// BatchGetConnectors invokes BatchGetConnectors operation.
+	//
+	// Answers the connectors found, by id, and the requested ids that name none (in request order, once
+	// each).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/all/list
+	BatchGetConnectors(ctx context.Context, params BatchGetConnectorsParams, options ...RequestOption) (*ConnectorBatch, error)
 	// BatchGetIncidents invokes BatchGetIncidents operation.
 	//
 	// Get incidents by id.
@@ -356,13 +369,26 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1/{case_id}/comments
 	CreateCaseComment(ctx context.Context, request *CommentRequest, params CreateCaseCommentParams, options ...RequestOption) (*CaseEventResponse, error)
+	// CreateConnector invokes CreateConnector operation.
+	//
+	// Stores a new connector under a server-assigned id. `type` (not UNSPECIFIED) and `name` are required;
+	// `connectorConfig.fields` must name only fields of the type's schema, each at most once, every
+	// required one, each value meeting its field type (a URL field takes an absolute http or https URL, an
+	// enumerated field one of its allowed values). `configOverrides` give, per entity type (each at most
+	// once), templates for the fields whose schema allows overrides. `id`, `teamId`, the times and
+	// `resolvedConnectorConfig` in the request are ignored. A team holds at most 800 connectors.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/connectors
+	CreateConnector(ctx context.Context, request *ConnectorRequest, options ...RequestOption) (*ConnectorResponse, error)
 	// CreateCustomPreset invokes CreateCustomPreset operation.
 	//
 	// Stores a new custom preset under a server-assigned id and answers it with every omitted field
 	// filled: `attachmentConfig.policy` AUTO, `connectorType` CONNECTOR_TYPE_UNSPECIFIED, `entityType`
 	// ENTITY_TYPE_UNSPECIFIED, `presetType` PRESET_TYPE_UNSPECIFIED, `description` empty,
 	// `configOverrides` empty. An `id` in the request is ignored. `parentId`, when set, must name one of
-	// the team's presets (system or custom). `presetType` SYSTEM is refused.
+	// the team's presets (system or custom). `presetType` SYSTEM is refused. With a `connectorType`, each
+	// override's message fields must be fields of that type's payload type (`payloadType`, the type's
+	// first when omitted), as `GET …/connector-schemas` lists them.
 	//
 	// POST /mgmt/openapi/4/notifications/notification-center/v1/presets/custom
 	CreateCustomPreset(ctx context.Context, request *PresetRequest, options ...RequestOption) (*PresetResponse, error)
@@ -483,6 +509,12 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 	DeleteCaseComment(ctx context.Context, params DeleteCaseCommentParams, options ...RequestOption) error
+	// DeleteConnector invokes DeleteConnector operation.
+	//
+	// An unknown id is a 404; a connector that a router uses is a 409 naming the routers.
+	//
+	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
+	DeleteConnector(ctx context.Context, params DeleteConnectorParams, options ...RequestOption) error
 	// DeleteCustomPreset invokes DeleteCustomPreset operation.
 	//
 	// System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
@@ -671,6 +703,29 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/cases/grouping-keys/v1
 	GetCaseGroupingKeys(ctx context.Context, options ...RequestOption) (*CaseGroupingKeys, error)
+	// GetConnector invokes GetConnector operation.
+	//
+	// Read a notification connector.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
+	GetConnector(ctx context.Context, params GetConnectorParams, options ...RequestOption) (*ConnectorResponse, error)
+	// GetConnectorSchema invokes GetConnectorSchema operation.
+	//
+	// The fields a connector of the type takes (`connectorConfigSchema`) and, per payload type, the fields
+	// its presets' messages take (`messageConfigSchemas`). The same table checks connector bodies. `type`
+	// is required (UNSPECIFIED is refused, 400).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connector-schemas
+	GetConnectorSchema(ctx context.Context, params GetConnectorSchemaParams, options ...RequestOption) (*ConnectorSchemaResponse, error)
+	// GetConnectorTypeSummaries invokes GetConnectorTypeSummaries operation.
+	//
+	// Every connector type (in the enumeration's order; those that support the entity type
+	// `supported_by_entity_type` when it is given) with the number of the team's connectors of that type.
+	// `deliveredByMgmtapi` says whether mgmtapi sends notifications through connectors of the type; the
+	// others are stored and checked only.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/types/summaries
+	GetConnectorTypeSummaries(ctx context.Context, params GetConnectorTypeSummariesParams, options ...RequestOption) (*ConnectorTypeSummaryList, error)
 	// GetCustomRole invokes GetCustomRole operation.
 	//
 	// Read a custom role.
@@ -1003,6 +1058,20 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1
 	ListCases(ctx context.Context, request OptCaseListInput, options ...RequestOption) (*CasePage, error)
+	// ListConnectorSummaries invokes ListConnectorSummaries operation.
+	//
+	// As `GET …/connectors`, answering summaries, which leave sensitive fields out.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/list/summaries
+	ListConnectorSummaries(ctx context.Context, params ListConnectorSummariesParams, options ...RequestOption) (*ConnectorSummaryList, error)
+	// ListConnectors invokes ListConnectors operation.
+	//
+	// The team's connectors, oldest first, filtered by type and by the entity type their type supports (a
+	// filter left out, or UNSPECIFIED, does not filter). Sensitive values (see
+	// `GET …/connector-schemas`) are answered masked as `********`.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors
+	ListConnectors(ctx context.Context, params ListConnectorsParams, options ...RequestOption) (*ConnectorList, error)
 	// ListCustomRoles invokes ListCustomRoles operation.
 	//
 	// The team's custom roles, by id. `team_id`, when given, must be the caller's team; any other team
@@ -1285,6 +1354,14 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
 	ReorderPolicies(ctx context.Context, request *PolicyOrderInput, options ...RequestOption) (*PolicyOrders, error)
+	// ReplaceConnector invokes ReplaceConnector operation.
+	//
+	// Replaces the connector `connector.id` with the given one, checked as the create checks it;
+	// `createTime` is kept. A sensitive field sent back with its masked value `********` keeps its stored
+	// value. The type can change only while no router or preset uses the connector.
+	//
+	// PUT /mgmt/openapi/5/notifications/notification-center/v1/connectors
+	ReplaceConnector(ctx context.Context, request *ConnectorRequest, options ...RequestOption) (*ConnectorResponse, error)
 	// ReplaceCustomPreset invokes ReplaceCustomPreset operation.
 	//
 	// Replaces the custom preset `preset.id` with the given one, filling omitted fields as the create
@@ -3417,6 +3494,253 @@ func (c *Client) sendBatchExecuteSlos(ctx context.Context, request *BatchExecute
 	}
 
 	result, err := decodeBatchExecuteSlosResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BatchGetConnectorSummaries invokes BatchGetConnectorSummaries operation.
+//
+// As `GET …/connectors/all/list`, answering summaries, which leave sensitive fields out.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/all/summaries
+func (c *Client) BatchGetConnectorSummaries(ctx context.Context, params BatchGetConnectorSummariesParams, options ...RequestOption) (*ConnectorSummaryBatch, error) {
+	res, err := c.sendBatchGetConnectorSummaries(ctx, params, options...)
+	return res, err
+}
+
+func (c *Client) sendBatchGetConnectorSummaries(ctx context.Context, params BatchGetConnectorSummariesParams, requestOptions ...RequestOption) (res *ConnectorSummaryBatch, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors/all/summaries"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "connector_ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "connector_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if params.ConnectorIds != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.ConnectorIds {
+						if err := func() error {
+							return e.EncodeValue(conv.StringToString(item))
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BatchGetConnectorSummariesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeBatchGetConnectorSummariesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BatchGetConnectors invokes BatchGetConnectors operation.
+//
+// Answers the connectors found, by id, and the requested ids that name none (in request order, once
+// each).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/all/list
+func (c *Client) BatchGetConnectors(ctx context.Context, params BatchGetConnectorsParams, options ...RequestOption) (*ConnectorBatch, error) {
+	res, err := c.sendBatchGetConnectors(ctx, params, options...)
+	return res, err
+}
+
+func (c *Client) sendBatchGetConnectors(ctx context.Context, params BatchGetConnectorsParams, requestOptions ...RequestOption) (res *ConnectorBatch, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors/all/list"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "connector_ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "connector_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if params.ConnectorIds != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.ConnectorIds {
+						if err := func() error {
+							return e.EncodeValue(conv.StringToString(item))
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BatchGetConnectorsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeBatchGetConnectorsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -5637,13 +5961,117 @@ func (c *Client) sendCreateCaseComment(ctx context.Context, request *CommentRequ
 	return result, nil
 }
 
+// CreateConnector invokes CreateConnector operation.
+//
+// Stores a new connector under a server-assigned id. `type` (not UNSPECIFIED) and `name` are required;
+// `connectorConfig.fields` must name only fields of the type's schema, each at most once, every
+// required one, each value meeting its field type (a URL field takes an absolute http or https URL, an
+// enumerated field one of its allowed values). `configOverrides` give, per entity type (each at most
+// once), templates for the fields whose schema allows overrides. `id`, `teamId`, the times and
+// `resolvedConnectorConfig` in the request are ignored. A team holds at most 800 connectors.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/connectors
+func (c *Client) CreateConnector(ctx context.Context, request *ConnectorRequest, options ...RequestOption) (*ConnectorResponse, error) {
+	res, err := c.sendCreateConnector(ctx, request, options...)
+	return res, err
+}
+
+func (c *Client) sendCreateConnector(ctx context.Context, request *ConnectorRequest, requestOptions ...RequestOption) (res *ConnectorResponse, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateConnectorRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateConnectorOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeCreateConnectorResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CreateCustomPreset invokes CreateCustomPreset operation.
 //
 // Stores a new custom preset under a server-assigned id and answers it with every omitted field
 // filled: `attachmentConfig.policy` AUTO, `connectorType` CONNECTOR_TYPE_UNSPECIFIED, `entityType`
 // ENTITY_TYPE_UNSPECIFIED, `presetType` PRESET_TYPE_UNSPECIFIED, `description` empty,
 // `configOverrides` empty. An `id` in the request is ignored. `parentId`, when set, must name one of
-// the team's presets (system or custom). `presetType` SYSTEM is refused.
+// the team's presets (system or custom). `presetType` SYSTEM is refused. With a `connectorType`, each
+// override's message fields must be fields of that type's payload type (`payloadType`, the type's
+// first when omitted), as `GET …/connector-schemas` lists them.
 //
 // POST /mgmt/openapi/4/notifications/notification-center/v1/presets/custom
 func (c *Client) CreateCustomPreset(ctx context.Context, request *PresetRequest, options ...RequestOption) (*PresetResponse, error) {
@@ -7176,6 +7604,121 @@ func (c *Client) sendDeleteCaseComment(ctx context.Context, params DeleteCaseCom
 	}
 
 	result, err := decodeDeleteCaseCommentResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteConnector invokes DeleteConnector operation.
+//
+// An unknown id is a 404; a connector that a router uses is a 409 naming the routers.
+//
+// DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
+func (c *Client) DeleteConnector(ctx context.Context, params DeleteConnectorParams, options ...RequestOption) error {
+	_, err := c.sendDeleteConnector(ctx, params, options...)
+	return err
+}
+
+func (c *Client) sendDeleteConnector(ctx context.Context, params DeleteConnectorParams, requestOptions ...RequestOption) (res *EmptyObject, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteConnectorOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeDeleteConnectorResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -9870,6 +10413,354 @@ func (c *Client) sendGetCaseGroupingKeys(ctx context.Context, requestOptions ...
 	}
 
 	result, err := decodeGetCaseGroupingKeysResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetConnector invokes GetConnector operation.
+//
+// Read a notification connector.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
+func (c *Client) GetConnector(ctx context.Context, params GetConnectorParams, options ...RequestOption) (*ConnectorResponse, error) {
+	res, err := c.sendGetConnector(ctx, params, options...)
+	return res, err
+}
+
+func (c *Client) sendGetConnector(ctx context.Context, params GetConnectorParams, requestOptions ...RequestOption) (res *ConnectorResponse, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetConnectorOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeGetConnectorResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetConnectorSchema invokes GetConnectorSchema operation.
+//
+// The fields a connector of the type takes (`connectorConfigSchema`) and, per payload type, the fields
+// its presets' messages take (`messageConfigSchemas`). The same table checks connector bodies. `type`
+// is required (UNSPECIFIED is refused, 400).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connector-schemas
+func (c *Client) GetConnectorSchema(ctx context.Context, params GetConnectorSchemaParams, options ...RequestOption) (*ConnectorSchemaResponse, error) {
+	res, err := c.sendGetConnectorSchema(ctx, params, options...)
+	return res, err
+}
+
+func (c *Client) sendGetConnectorSchema(ctx context.Context, params GetConnectorSchemaParams, requestOptions ...RequestOption) (res *ConnectorSchemaResponse, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connector-schemas"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Type.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetConnectorSchemaOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeGetConnectorSchemaResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetConnectorTypeSummaries invokes GetConnectorTypeSummaries operation.
+//
+// Every connector type (in the enumeration's order; those that support the entity type
+// `supported_by_entity_type` when it is given) with the number of the team's connectors of that type.
+// `deliveredByMgmtapi` says whether mgmtapi sends notifications through connectors of the type; the
+// others are stored and checked only.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/types/summaries
+func (c *Client) GetConnectorTypeSummaries(ctx context.Context, params GetConnectorTypeSummariesParams, options ...RequestOption) (*ConnectorTypeSummaryList, error) {
+	res, err := c.sendGetConnectorTypeSummaries(ctx, params, options...)
+	return res, err
+}
+
+func (c *Client) sendGetConnectorTypeSummaries(ctx context.Context, params GetConnectorTypeSummariesParams, requestOptions ...RequestOption) (res *ConnectorTypeSummaryList, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors/types/summaries"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "supported_by_entity_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "supported_by_entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.SupportedByEntityType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetConnectorTypeSummariesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeGetConnectorTypeSummariesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -14328,6 +15219,270 @@ func (c *Client) sendListCases(ctx context.Context, request OptCaseListInput, re
 	return result, nil
 }
 
+// ListConnectorSummaries invokes ListConnectorSummaries operation.
+//
+// As `GET …/connectors`, answering summaries, which leave sensitive fields out.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/list/summaries
+func (c *Client) ListConnectorSummaries(ctx context.Context, params ListConnectorSummariesParams, options ...RequestOption) (*ConnectorSummaryList, error) {
+	res, err := c.sendListConnectorSummaries(ctx, params, options...)
+	return res, err
+}
+
+func (c *Client) sendListConnectorSummaries(ctx context.Context, params ListConnectorSummariesParams, requestOptions ...RequestOption) (res *ConnectorSummaryList, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors/list/summaries"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "connector_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "connector_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.ConnectorType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "supported_by_entity_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "supported_by_entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.SupportedByEntityType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListConnectorSummariesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeListConnectorSummariesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListConnectors invokes ListConnectors operation.
+//
+// The team's connectors, oldest first, filtered by type and by the entity type their type supports (a
+// filter left out, or UNSPECIFIED, does not filter). Sensitive values (see
+// `GET …/connector-schemas`) are answered masked as `********`.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors
+func (c *Client) ListConnectors(ctx context.Context, params ListConnectorsParams, options ...RequestOption) (*ConnectorList, error) {
+	res, err := c.sendListConnectors(ctx, params, options...)
+	return res, err
+}
+
+func (c *Client) sendListConnectors(ctx context.Context, params ListConnectorsParams, requestOptions ...RequestOption) (res *ConnectorList, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "connector_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "connector_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.ConnectorType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "supported_by_entity_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "supported_by_entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.SupportedByEntityType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListConnectorsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeListConnectorsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListCustomRoles invokes ListCustomRoles operation.
 //
 // The team's custom roles, by id. `team_id`, when given, must be the caller's team; any other team
@@ -17669,6 +18824,105 @@ func (c *Client) sendReorderPolicies(ctx context.Context, request *PolicyOrderIn
 	}
 
 	result, err := decodeReorderPoliciesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ReplaceConnector invokes ReplaceConnector operation.
+//
+// Replaces the connector `connector.id` with the given one, checked as the create checks it;
+// `createTime` is kept. A sensitive field sent back with its masked value `********` keeps its stored
+// value. The type can change only while no router or preset uses the connector.
+//
+// PUT /mgmt/openapi/5/notifications/notification-center/v1/connectors
+func (c *Client) ReplaceConnector(ctx context.Context, request *ConnectorRequest, options ...RequestOption) (*ConnectorResponse, error) {
+	res, err := c.sendReplaceConnector(ctx, request, options...)
+	return res, err
+}
+
+func (c *Client) sendReplaceConnector(ctx context.Context, request *ConnectorRequest, requestOptions ...RequestOption) (res *ConnectorResponse, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReplaceConnectorRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ReplaceConnectorOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeReplaceConnectorResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

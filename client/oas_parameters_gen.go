@@ -62,6 +62,18 @@ type AssignDashboardFolderParams struct {
 	DashboardID string
 }
 
+// BatchGetConnectorSummariesParams is parameters of BatchGetConnectorSummaries operation.
+type BatchGetConnectorSummariesParams struct {
+	// The ids to read (repeat the parameter), at most 800.
+	ConnectorIds []string `json:",omitempty"`
+}
+
+// BatchGetConnectorsParams is parameters of BatchGetConnectors operation.
+type BatchGetConnectorsParams struct {
+	// The ids to read (repeat the parameter), at most 800.
+	ConnectorIds []string `json:",omitempty"`
+}
+
 // BatchGetIncidentsParams is parameters of BatchGetIncidents operation.
 type BatchGetIncidentsParams struct {
 	// 1 to 10000 incident ids (repeat the parameter).
@@ -139,6 +151,13 @@ type DeleteApiKeyParams struct {
 type DeleteCaseCommentParams struct {
 	// The event's `eventId`, a UUID (hex digits in either case).
 	EventID AnyCaseUUID
+}
+
+// DeleteConnectorParams is parameters of DeleteConnector operation.
+type DeleteConnectorParams struct {
+	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
+	// `-`.
+	ID NotificationCenterID
 }
 
 // DeleteCustomPresetParams is parameters of DeleteCustomPreset operation.
@@ -254,6 +273,23 @@ type GetCaseDeepLinksParams struct {
 type GetCaseEventParams struct {
 	// The event's `eventId`, a UUID (hex digits in either case).
 	EventID AnyCaseUUID
+}
+
+// GetConnectorParams is parameters of GetConnector operation.
+type GetConnectorParams struct {
+	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
+	// `-`.
+	ID NotificationCenterID
+}
+
+// GetConnectorSchemaParams is parameters of GetConnectorSchema operation.
+type GetConnectorSchemaParams struct {
+	Type OptConnectorType `json:",omitempty,omitzero"`
+}
+
+// GetConnectorTypeSummariesParams is parameters of GetConnectorTypeSummaries operation.
+type GetConnectorTypeSummariesParams struct {
+	SupportedByEntityType OptNotificationEntityType `json:",omitempty,omitzero"`
 }
 
 // GetCustomRoleParams is parameters of GetCustomRole operation.
@@ -423,6 +459,18 @@ type GetViewFolderParams struct {
 type ListCaseEventsParams struct {
 	// The case's `id` (a lowercase UUID) or its `readableId` (e.g. `CASE-12`).
 	CaseID CaseIdentifier
+}
+
+// ListConnectorSummariesParams is parameters of ListConnectorSummaries operation.
+type ListConnectorSummariesParams struct {
+	ConnectorType         OptConnectorType          `json:",omitempty,omitzero"`
+	SupportedByEntityType OptNotificationEntityType `json:",omitempty,omitzero"`
+}
+
+// ListConnectorsParams is parameters of ListConnectors operation.
+type ListConnectorsParams struct {
+	ConnectorType         OptConnectorType          `json:",omitempty,omitzero"`
+	SupportedByEntityType OptNotificationEntityType `json:",omitempty,omitzero"`
 }
 
 // ListCustomRolesParams is parameters of ListCustomRoles operation.

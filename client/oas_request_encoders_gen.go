@@ -301,6 +301,20 @@ func encodeCreateCaseCommentRequest(
 	return nil
 }
 
+func encodeCreateConnectorRequest(
+	req *ConnectorRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCreateCustomPresetRequest(
 	req *PresetRequest,
 	r *http.Request,
@@ -739,6 +753,20 @@ func encodeQueryDataUsageRequest(
 
 func encodeReorderPoliciesRequest(
 	req *PolicyOrderInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeReplaceConnectorRequest(
+	req *ConnectorRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

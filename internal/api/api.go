@@ -14,6 +14,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/audit"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/cases"
+	"github.com/mgmtapi/mgmtapi/internal/connectors"
 	"github.com/mgmtapi/mgmtapi/internal/dashboards"
 	"github.com/mgmtapi/mgmtapi/internal/datausage"
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -62,6 +63,7 @@ type handler struct {
 	*quotarules.QuotaRuleHandler
 	*datausage.UsageHandler
 	*presets.PresetHandler
+	*connectors.ConnectorHandler
 	*parsingrules.RuleGroupHandler
 	*retentions.RetentionHandler
 	*roles.RoleHandler
@@ -156,6 +158,7 @@ func New(opts Options) (*API, error) {
 		QuotaRuleHandler: quotarules.NewHandler(opts.DB),
 		UsageHandler:     datausage.NewHandler(opts.DB),
 		PresetHandler:    presets.NewHandler(opts.DB),
+		ConnectorHandler: connectors.NewHandler(opts.DB),
 		RuleGroupHandler: parsingrules.NewHandler(opts.DB),
 		RetentionHandler: retentions.NewHandler(opts.DB),
 		RoleHandler:      roles.NewHandler(opts.DB),

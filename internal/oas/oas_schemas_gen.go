@@ -4495,6 +4495,797 @@ func (s *ConfigurationSummary) SetUnchanged(val int) {
 	s.Unchanged = val
 }
 
+// Where and how notifications of one kind of receiver are sent.
+// Ref: #/components/schemas/Connector
+type Connector struct {
+	// Assigned by the server on create; required on replace.
+	ID OptString `json:"id"`
+	// Set by the server; ignored in requests.
+	TeamId          OptInt64                  `json:"teamId"`
+	Name            OptString                 `json:"name"`
+	Description     OptString                 `json:"description"`
+	Type            OptConnectorType          `json:"type"`
+	ConnectorConfig OptConnectorConfig        `json:"connectorConfig"`
+	ConfigOverrides []ConnectorConfigOverride `json:"configOverrides"`
+	// Set by the server; the fields as sent plus every field the type fills with its default.
+	ResolvedConnectorConfig OptConnectorConfig `json:"resolvedConnectorConfig"`
+	// Deprecated: schema marks this property as deprecated.
+	Diagnostics OptConnectorDiagnostics `json:"diagnostics"`
+	// Set by the server; ignored in requests.
+	CreateTime OptDateTime `json:"createTime"`
+	// Set by the server; ignored in requests.
+	UpdateTime OptDateTime `json:"updateTime"`
+}
+
+// GetID returns the value of ID.
+func (s *Connector) GetID() OptString {
+	return s.ID
+}
+
+// GetTeamId returns the value of TeamId.
+func (s *Connector) GetTeamId() OptInt64 {
+	return s.TeamId
+}
+
+// GetName returns the value of Name.
+func (s *Connector) GetName() OptString {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *Connector) GetDescription() OptString {
+	return s.Description
+}
+
+// GetType returns the value of Type.
+func (s *Connector) GetType() OptConnectorType {
+	return s.Type
+}
+
+// GetConnectorConfig returns the value of ConnectorConfig.
+func (s *Connector) GetConnectorConfig() OptConnectorConfig {
+	return s.ConnectorConfig
+}
+
+// GetConfigOverrides returns the value of ConfigOverrides.
+func (s *Connector) GetConfigOverrides() []ConnectorConfigOverride {
+	return s.ConfigOverrides
+}
+
+// GetResolvedConnectorConfig returns the value of ResolvedConnectorConfig.
+func (s *Connector) GetResolvedConnectorConfig() OptConnectorConfig {
+	return s.ResolvedConnectorConfig
+}
+
+// GetDiagnostics returns the value of Diagnostics.
+func (s *Connector) GetDiagnostics() OptConnectorDiagnostics {
+	return s.Diagnostics
+}
+
+// GetCreateTime returns the value of CreateTime.
+func (s *Connector) GetCreateTime() OptDateTime {
+	return s.CreateTime
+}
+
+// GetUpdateTime returns the value of UpdateTime.
+func (s *Connector) GetUpdateTime() OptDateTime {
+	return s.UpdateTime
+}
+
+// SetID sets the value of ID.
+func (s *Connector) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetTeamId sets the value of TeamId.
+func (s *Connector) SetTeamId(val OptInt64) {
+	s.TeamId = val
+}
+
+// SetName sets the value of Name.
+func (s *Connector) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *Connector) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetType sets the value of Type.
+func (s *Connector) SetType(val OptConnectorType) {
+	s.Type = val
+}
+
+// SetConnectorConfig sets the value of ConnectorConfig.
+func (s *Connector) SetConnectorConfig(val OptConnectorConfig) {
+	s.ConnectorConfig = val
+}
+
+// SetConfigOverrides sets the value of ConfigOverrides.
+func (s *Connector) SetConfigOverrides(val []ConnectorConfigOverride) {
+	s.ConfigOverrides = val
+}
+
+// SetResolvedConnectorConfig sets the value of ResolvedConnectorConfig.
+func (s *Connector) SetResolvedConnectorConfig(val OptConnectorConfig) {
+	s.ResolvedConnectorConfig = val
+}
+
+// SetDiagnostics sets the value of Diagnostics.
+func (s *Connector) SetDiagnostics(val OptConnectorDiagnostics) {
+	s.Diagnostics = val
+}
+
+// SetCreateTime sets the value of CreateTime.
+func (s *Connector) SetCreateTime(val OptDateTime) {
+	s.CreateTime = val
+}
+
+// SetUpdateTime sets the value of UpdateTime.
+func (s *Connector) SetUpdateTime(val OptDateTime) {
+	s.UpdateTime = val
+}
+
+// Ref: #/components/schemas/ConnectorBatch
+type ConnectorBatch struct {
+	Connectors  ConnectorBatchConnectors `json:"connectors"`
+	NotFoundIds []string                 `json:"notFoundIds"`
+}
+
+// GetConnectors returns the value of Connectors.
+func (s *ConnectorBatch) GetConnectors() ConnectorBatchConnectors {
+	return s.Connectors
+}
+
+// GetNotFoundIds returns the value of NotFoundIds.
+func (s *ConnectorBatch) GetNotFoundIds() []string {
+	return s.NotFoundIds
+}
+
+// SetConnectors sets the value of Connectors.
+func (s *ConnectorBatch) SetConnectors(val ConnectorBatchConnectors) {
+	s.Connectors = val
+}
+
+// SetNotFoundIds sets the value of NotFoundIds.
+func (s *ConnectorBatch) SetNotFoundIds(val []string) {
+	s.NotFoundIds = val
+}
+
+type ConnectorBatchConnectors map[string]Connector
+
+func (s *ConnectorBatchConnectors) init() ConnectorBatchConnectors {
+	m := *s
+	if m == nil {
+		m = map[string]Connector{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/ConnectorConfig
+type ConnectorConfig struct {
+	Fields []ConnectorConfigField `json:"fields"`
+}
+
+// GetFields returns the value of Fields.
+func (s *ConnectorConfig) GetFields() []ConnectorConfigField {
+	return s.Fields
+}
+
+// SetFields sets the value of Fields.
+func (s *ConnectorConfig) SetFields(val []ConnectorConfigField) {
+	s.Fields = val
+}
+
+// Ref: #/components/schemas/ConnectorConfigField
+type ConnectorConfigField struct {
+	FieldName OptString `json:"fieldName"`
+	Value     OptString `json:"value"`
+}
+
+// GetFieldName returns the value of FieldName.
+func (s *ConnectorConfigField) GetFieldName() OptString {
+	return s.FieldName
+}
+
+// GetValue returns the value of Value.
+func (s *ConnectorConfigField) GetValue() OptString {
+	return s.Value
+}
+
+// SetFieldName sets the value of FieldName.
+func (s *ConnectorConfigField) SetFieldName(val OptString) {
+	s.FieldName = val
+}
+
+// SetValue sets the value of Value.
+func (s *ConnectorConfigField) SetValue(val OptString) {
+	s.Value = val
+}
+
+// Templates for some of the connector's fields when it sends a notification about this entity type.
+// Ref: #/components/schemas/ConnectorConfigOverride
+type ConnectorConfigOverride struct {
+	EntityType OptNotificationEntityType `json:"entityType"`
+	Fields     []ConnectorTemplatedField `json:"fields"`
+}
+
+// GetEntityType returns the value of EntityType.
+func (s *ConnectorConfigOverride) GetEntityType() OptNotificationEntityType {
+	return s.EntityType
+}
+
+// GetFields returns the value of Fields.
+func (s *ConnectorConfigOverride) GetFields() []ConnectorTemplatedField {
+	return s.Fields
+}
+
+// SetEntityType sets the value of EntityType.
+func (s *ConnectorConfigOverride) SetEntityType(val OptNotificationEntityType) {
+	s.EntityType = val
+}
+
+// SetFields sets the value of Fields.
+func (s *ConnectorConfigOverride) SetFields(val []ConnectorTemplatedField) {
+	s.Fields = val
+}
+
+// Ref: #/components/schemas/ConnectorConfigSchema
+type ConnectorConfigSchema struct {
+	Fields []ConnectorConfigSchemaField `json:"fields"`
+}
+
+// GetFields returns the value of Fields.
+func (s *ConnectorConfigSchema) GetFields() []ConnectorConfigSchemaField {
+	return s.Fields
+}
+
+// SetFields sets the value of Fields.
+func (s *ConnectorConfigSchema) SetFields(val []ConnectorConfigSchemaField) {
+	s.Fields = val
+}
+
+// Ref: #/components/schemas/ConnectorConfigSchemaField
+type ConnectorConfigSchemaField struct {
+	FieldName      string             `json:"fieldName"`
+	Description    string             `json:"description"`
+	FieldType      ConnectorFieldType `json:"fieldType"`
+	Required       bool               `json:"required"`
+	AllowOverrides bool               `json:"allowOverrides"`
+	AllowedValues  []string           `json:"allowedValues"`
+	Default        OptString          `json:"default"`
+}
+
+// GetFieldName returns the value of FieldName.
+func (s *ConnectorConfigSchemaField) GetFieldName() string {
+	return s.FieldName
+}
+
+// GetDescription returns the value of Description.
+func (s *ConnectorConfigSchemaField) GetDescription() string {
+	return s.Description
+}
+
+// GetFieldType returns the value of FieldType.
+func (s *ConnectorConfigSchemaField) GetFieldType() ConnectorFieldType {
+	return s.FieldType
+}
+
+// GetRequired returns the value of Required.
+func (s *ConnectorConfigSchemaField) GetRequired() bool {
+	return s.Required
+}
+
+// GetAllowOverrides returns the value of AllowOverrides.
+func (s *ConnectorConfigSchemaField) GetAllowOverrides() bool {
+	return s.AllowOverrides
+}
+
+// GetAllowedValues returns the value of AllowedValues.
+func (s *ConnectorConfigSchemaField) GetAllowedValues() []string {
+	return s.AllowedValues
+}
+
+// GetDefault returns the value of Default.
+func (s *ConnectorConfigSchemaField) GetDefault() OptString {
+	return s.Default
+}
+
+// SetFieldName sets the value of FieldName.
+func (s *ConnectorConfigSchemaField) SetFieldName(val string) {
+	s.FieldName = val
+}
+
+// SetDescription sets the value of Description.
+func (s *ConnectorConfigSchemaField) SetDescription(val string) {
+	s.Description = val
+}
+
+// SetFieldType sets the value of FieldType.
+func (s *ConnectorConfigSchemaField) SetFieldType(val ConnectorFieldType) {
+	s.FieldType = val
+}
+
+// SetRequired sets the value of Required.
+func (s *ConnectorConfigSchemaField) SetRequired(val bool) {
+	s.Required = val
+}
+
+// SetAllowOverrides sets the value of AllowOverrides.
+func (s *ConnectorConfigSchemaField) SetAllowOverrides(val bool) {
+	s.AllowOverrides = val
+}
+
+// SetAllowedValues sets the value of AllowedValues.
+func (s *ConnectorConfigSchemaField) SetAllowedValues(val []string) {
+	s.AllowedValues = val
+}
+
+// SetDefault sets the value of Default.
+func (s *ConnectorConfigSchemaField) SetDefault(val OptString) {
+	s.Default = val
+}
+
+// Kept as sent; mgmtapi writes no diagnostics dataset.
+//
+// Deprecated: schema marks this type as deprecated.
+// Ref: #/components/schemas/ConnectorDiagnostics
+type ConnectorDiagnostics struct {
+	Delivery OptConnectorDiagnosticsDelivery `json:"delivery"`
+}
+
+// GetDelivery returns the value of Delivery.
+func (s *ConnectorDiagnostics) GetDelivery() OptConnectorDiagnosticsDelivery {
+	return s.Delivery
+}
+
+// SetDelivery sets the value of Delivery.
+func (s *ConnectorDiagnostics) SetDelivery(val OptConnectorDiagnosticsDelivery) {
+	s.Delivery = val
+}
+
+type ConnectorDiagnosticsDelivery string
+
+const (
+	ConnectorDiagnosticsDeliveryDELIVERYUNSPECIFIED ConnectorDiagnosticsDelivery = "DELIVERY_UNSPECIFIED"
+	ConnectorDiagnosticsDeliveryDISABLED            ConnectorDiagnosticsDelivery = "DISABLED"
+	ConnectorDiagnosticsDeliveryERRORSONLY          ConnectorDiagnosticsDelivery = "ERRORS_ONLY"
+)
+
+// AllValues returns all ConnectorDiagnosticsDelivery values.
+func (ConnectorDiagnosticsDelivery) AllValues() []ConnectorDiagnosticsDelivery {
+	return []ConnectorDiagnosticsDelivery{
+		ConnectorDiagnosticsDeliveryDELIVERYUNSPECIFIED,
+		ConnectorDiagnosticsDeliveryDISABLED,
+		ConnectorDiagnosticsDeliveryERRORSONLY,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ConnectorDiagnosticsDelivery) MarshalText() ([]byte, error) {
+	switch s {
+	case ConnectorDiagnosticsDeliveryDELIVERYUNSPECIFIED:
+		return []byte(s), nil
+	case ConnectorDiagnosticsDeliveryDISABLED:
+		return []byte(s), nil
+	case ConnectorDiagnosticsDeliveryERRORSONLY:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ConnectorDiagnosticsDelivery) UnmarshalText(data []byte) error {
+	switch ConnectorDiagnosticsDelivery(data) {
+	case ConnectorDiagnosticsDeliveryDELIVERYUNSPECIFIED:
+		*s = ConnectorDiagnosticsDeliveryDELIVERYUNSPECIFIED
+		return nil
+	case ConnectorDiagnosticsDeliveryDISABLED:
+		*s = ConnectorDiagnosticsDeliveryDISABLED
+		return nil
+	case ConnectorDiagnosticsDeliveryERRORSONLY:
+		*s = ConnectorDiagnosticsDeliveryERRORSONLY
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/ConnectorFieldType
+type ConnectorFieldType string
+
+const (
+	ConnectorFieldTypeFIELDTYPEUNSPECIFIED ConnectorFieldType = "FIELD_TYPE_UNSPECIFIED"
+	ConnectorFieldTypeSTRING               ConnectorFieldType = "STRING"
+	ConnectorFieldTypeNONEMPTYSTRING       ConnectorFieldType = "NON_EMPTY_STRING"
+	ConnectorFieldTypeKEYVALUEPAIRS        ConnectorFieldType = "KEY_VALUE_PAIRS"
+	ConnectorFieldTypeJSONOBJECT           ConnectorFieldType = "JSON_OBJECT"
+	ConnectorFieldTypeDATE                 ConnectorFieldType = "DATE"
+	ConnectorFieldTypeURL                  ConnectorFieldType = "URL"
+	ConnectorFieldTypeARRAYOFSTRINGS       ConnectorFieldType = "ARRAY_OF_STRINGS"
+	ConnectorFieldTypeBOOLEAN              ConnectorFieldType = "BOOLEAN"
+)
+
+// AllValues returns all ConnectorFieldType values.
+func (ConnectorFieldType) AllValues() []ConnectorFieldType {
+	return []ConnectorFieldType{
+		ConnectorFieldTypeFIELDTYPEUNSPECIFIED,
+		ConnectorFieldTypeSTRING,
+		ConnectorFieldTypeNONEMPTYSTRING,
+		ConnectorFieldTypeKEYVALUEPAIRS,
+		ConnectorFieldTypeJSONOBJECT,
+		ConnectorFieldTypeDATE,
+		ConnectorFieldTypeURL,
+		ConnectorFieldTypeARRAYOFSTRINGS,
+		ConnectorFieldTypeBOOLEAN,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ConnectorFieldType) MarshalText() ([]byte, error) {
+	switch s {
+	case ConnectorFieldTypeFIELDTYPEUNSPECIFIED:
+		return []byte(s), nil
+	case ConnectorFieldTypeSTRING:
+		return []byte(s), nil
+	case ConnectorFieldTypeNONEMPTYSTRING:
+		return []byte(s), nil
+	case ConnectorFieldTypeKEYVALUEPAIRS:
+		return []byte(s), nil
+	case ConnectorFieldTypeJSONOBJECT:
+		return []byte(s), nil
+	case ConnectorFieldTypeDATE:
+		return []byte(s), nil
+	case ConnectorFieldTypeURL:
+		return []byte(s), nil
+	case ConnectorFieldTypeARRAYOFSTRINGS:
+		return []byte(s), nil
+	case ConnectorFieldTypeBOOLEAN:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ConnectorFieldType) UnmarshalText(data []byte) error {
+	switch ConnectorFieldType(data) {
+	case ConnectorFieldTypeFIELDTYPEUNSPECIFIED:
+		*s = ConnectorFieldTypeFIELDTYPEUNSPECIFIED
+		return nil
+	case ConnectorFieldTypeSTRING:
+		*s = ConnectorFieldTypeSTRING
+		return nil
+	case ConnectorFieldTypeNONEMPTYSTRING:
+		*s = ConnectorFieldTypeNONEMPTYSTRING
+		return nil
+	case ConnectorFieldTypeKEYVALUEPAIRS:
+		*s = ConnectorFieldTypeKEYVALUEPAIRS
+		return nil
+	case ConnectorFieldTypeJSONOBJECT:
+		*s = ConnectorFieldTypeJSONOBJECT
+		return nil
+	case ConnectorFieldTypeDATE:
+		*s = ConnectorFieldTypeDATE
+		return nil
+	case ConnectorFieldTypeURL:
+		*s = ConnectorFieldTypeURL
+		return nil
+	case ConnectorFieldTypeARRAYOFSTRINGS:
+		*s = ConnectorFieldTypeARRAYOFSTRINGS
+		return nil
+	case ConnectorFieldTypeBOOLEAN:
+		*s = ConnectorFieldTypeBOOLEAN
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/ConnectorList
+type ConnectorList struct {
+	Connectors []Connector `json:"connectors"`
+}
+
+// GetConnectors returns the value of Connectors.
+func (s *ConnectorList) GetConnectors() []Connector {
+	return s.Connectors
+}
+
+// SetConnectors sets the value of Connectors.
+func (s *ConnectorList) SetConnectors(val []Connector) {
+	s.Connectors = val
+}
+
+// Ref: #/components/schemas/ConnectorRequest
+type ConnectorRequest struct {
+	Connector Connector `json:"connector"`
+}
+
+// GetConnector returns the value of Connector.
+func (s *ConnectorRequest) GetConnector() Connector {
+	return s.Connector
+}
+
+// SetConnector sets the value of Connector.
+func (s *ConnectorRequest) SetConnector(val Connector) {
+	s.Connector = val
+}
+
+// Ref: #/components/schemas/ConnectorResponse
+type ConnectorResponse struct {
+	Connector Connector `json:"connector"`
+}
+
+// GetConnector returns the value of Connector.
+func (s *ConnectorResponse) GetConnector() Connector {
+	return s.Connector
+}
+
+// SetConnector sets the value of Connector.
+func (s *ConnectorResponse) SetConnector(val Connector) {
+	s.Connector = val
+}
+
+// Ref: #/components/schemas/ConnectorSchema
+type ConnectorSchema struct {
+	Type                  ConnectorType         `json:"type"`
+	ConnectorConfigSchema ConnectorConfigSchema `json:"connectorConfigSchema"`
+	MessageConfigSchemas  []MessageConfigSchema `json:"messageConfigSchemas"`
+	SupportedPayloadTypes []string              `json:"supportedPayloadTypes"`
+}
+
+// GetType returns the value of Type.
+func (s *ConnectorSchema) GetType() ConnectorType {
+	return s.Type
+}
+
+// GetConnectorConfigSchema returns the value of ConnectorConfigSchema.
+func (s *ConnectorSchema) GetConnectorConfigSchema() ConnectorConfigSchema {
+	return s.ConnectorConfigSchema
+}
+
+// GetMessageConfigSchemas returns the value of MessageConfigSchemas.
+func (s *ConnectorSchema) GetMessageConfigSchemas() []MessageConfigSchema {
+	return s.MessageConfigSchemas
+}
+
+// GetSupportedPayloadTypes returns the value of SupportedPayloadTypes.
+func (s *ConnectorSchema) GetSupportedPayloadTypes() []string {
+	return s.SupportedPayloadTypes
+}
+
+// SetType sets the value of Type.
+func (s *ConnectorSchema) SetType(val ConnectorType) {
+	s.Type = val
+}
+
+// SetConnectorConfigSchema sets the value of ConnectorConfigSchema.
+func (s *ConnectorSchema) SetConnectorConfigSchema(val ConnectorConfigSchema) {
+	s.ConnectorConfigSchema = val
+}
+
+// SetMessageConfigSchemas sets the value of MessageConfigSchemas.
+func (s *ConnectorSchema) SetMessageConfigSchemas(val []MessageConfigSchema) {
+	s.MessageConfigSchemas = val
+}
+
+// SetSupportedPayloadTypes sets the value of SupportedPayloadTypes.
+func (s *ConnectorSchema) SetSupportedPayloadTypes(val []string) {
+	s.SupportedPayloadTypes = val
+}
+
+// Ref: #/components/schemas/ConnectorSchemaResponse
+type ConnectorSchemaResponse struct {
+	ConnectorSchema ConnectorSchema `json:"connectorSchema"`
+}
+
+// GetConnectorSchema returns the value of ConnectorSchema.
+func (s *ConnectorSchemaResponse) GetConnectorSchema() ConnectorSchema {
+	return s.ConnectorSchema
+}
+
+// SetConnectorSchema sets the value of ConnectorSchema.
+func (s *ConnectorSchemaResponse) SetConnectorSchema(val ConnectorSchema) {
+	s.ConnectorSchema = val
+}
+
+// A connector without its sensitive fields.
+// Ref: #/components/schemas/ConnectorSummary
+type ConnectorSummary struct {
+	ID                      OptString                 `json:"id"`
+	TeamId                  OptInt64                  `json:"teamId"`
+	Name                    OptString                 `json:"name"`
+	Description             OptString                 `json:"description"`
+	Type                    OptConnectorType          `json:"type"`
+	ConnectorConfig         OptConnectorConfig        `json:"connectorConfig"`
+	ConfigOverrides         []ConnectorConfigOverride `json:"configOverrides"`
+	ResolvedConnectorConfig OptConnectorConfig        `json:"resolvedConnectorConfig"`
+	CreateTime              OptDateTime               `json:"createTime"`
+	UpdateTime              OptDateTime               `json:"updateTime"`
+}
+
+// GetID returns the value of ID.
+func (s *ConnectorSummary) GetID() OptString {
+	return s.ID
+}
+
+// GetTeamId returns the value of TeamId.
+func (s *ConnectorSummary) GetTeamId() OptInt64 {
+	return s.TeamId
+}
+
+// GetName returns the value of Name.
+func (s *ConnectorSummary) GetName() OptString {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *ConnectorSummary) GetDescription() OptString {
+	return s.Description
+}
+
+// GetType returns the value of Type.
+func (s *ConnectorSummary) GetType() OptConnectorType {
+	return s.Type
+}
+
+// GetConnectorConfig returns the value of ConnectorConfig.
+func (s *ConnectorSummary) GetConnectorConfig() OptConnectorConfig {
+	return s.ConnectorConfig
+}
+
+// GetConfigOverrides returns the value of ConfigOverrides.
+func (s *ConnectorSummary) GetConfigOverrides() []ConnectorConfigOverride {
+	return s.ConfigOverrides
+}
+
+// GetResolvedConnectorConfig returns the value of ResolvedConnectorConfig.
+func (s *ConnectorSummary) GetResolvedConnectorConfig() OptConnectorConfig {
+	return s.ResolvedConnectorConfig
+}
+
+// GetCreateTime returns the value of CreateTime.
+func (s *ConnectorSummary) GetCreateTime() OptDateTime {
+	return s.CreateTime
+}
+
+// GetUpdateTime returns the value of UpdateTime.
+func (s *ConnectorSummary) GetUpdateTime() OptDateTime {
+	return s.UpdateTime
+}
+
+// SetID sets the value of ID.
+func (s *ConnectorSummary) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetTeamId sets the value of TeamId.
+func (s *ConnectorSummary) SetTeamId(val OptInt64) {
+	s.TeamId = val
+}
+
+// SetName sets the value of Name.
+func (s *ConnectorSummary) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *ConnectorSummary) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetType sets the value of Type.
+func (s *ConnectorSummary) SetType(val OptConnectorType) {
+	s.Type = val
+}
+
+// SetConnectorConfig sets the value of ConnectorConfig.
+func (s *ConnectorSummary) SetConnectorConfig(val OptConnectorConfig) {
+	s.ConnectorConfig = val
+}
+
+// SetConfigOverrides sets the value of ConfigOverrides.
+func (s *ConnectorSummary) SetConfigOverrides(val []ConnectorConfigOverride) {
+	s.ConfigOverrides = val
+}
+
+// SetResolvedConnectorConfig sets the value of ResolvedConnectorConfig.
+func (s *ConnectorSummary) SetResolvedConnectorConfig(val OptConnectorConfig) {
+	s.ResolvedConnectorConfig = val
+}
+
+// SetCreateTime sets the value of CreateTime.
+func (s *ConnectorSummary) SetCreateTime(val OptDateTime) {
+	s.CreateTime = val
+}
+
+// SetUpdateTime sets the value of UpdateTime.
+func (s *ConnectorSummary) SetUpdateTime(val OptDateTime) {
+	s.UpdateTime = val
+}
+
+// Ref: #/components/schemas/ConnectorSummaryBatch
+type ConnectorSummaryBatch struct {
+	ConnectorSummaries ConnectorSummaryBatchConnectorSummaries `json:"connectorSummaries"`
+	NotFoundIds        []string                                `json:"notFoundIds"`
+}
+
+// GetConnectorSummaries returns the value of ConnectorSummaries.
+func (s *ConnectorSummaryBatch) GetConnectorSummaries() ConnectorSummaryBatchConnectorSummaries {
+	return s.ConnectorSummaries
+}
+
+// GetNotFoundIds returns the value of NotFoundIds.
+func (s *ConnectorSummaryBatch) GetNotFoundIds() []string {
+	return s.NotFoundIds
+}
+
+// SetConnectorSummaries sets the value of ConnectorSummaries.
+func (s *ConnectorSummaryBatch) SetConnectorSummaries(val ConnectorSummaryBatchConnectorSummaries) {
+	s.ConnectorSummaries = val
+}
+
+// SetNotFoundIds sets the value of NotFoundIds.
+func (s *ConnectorSummaryBatch) SetNotFoundIds(val []string) {
+	s.NotFoundIds = val
+}
+
+type ConnectorSummaryBatchConnectorSummaries map[string]ConnectorSummary
+
+func (s *ConnectorSummaryBatchConnectorSummaries) init() ConnectorSummaryBatchConnectorSummaries {
+	m := *s
+	if m == nil {
+		m = map[string]ConnectorSummary{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/ConnectorSummaryList
+type ConnectorSummaryList struct {
+	Connectors []ConnectorSummary `json:"connectors"`
+}
+
+// GetConnectors returns the value of Connectors.
+func (s *ConnectorSummaryList) GetConnectors() []ConnectorSummary {
+	return s.Connectors
+}
+
+// SetConnectors sets the value of Connectors.
+func (s *ConnectorSummaryList) SetConnectors(val []ConnectorSummary) {
+	s.Connectors = val
+}
+
+// Ref: #/components/schemas/ConnectorTemplatedField
+type ConnectorTemplatedField struct {
+	FieldName OptString `json:"fieldName"`
+	Template  OptString `json:"template"`
+}
+
+// GetFieldName returns the value of FieldName.
+func (s *ConnectorTemplatedField) GetFieldName() OptString {
+	return s.FieldName
+}
+
+// GetTemplate returns the value of Template.
+func (s *ConnectorTemplatedField) GetTemplate() OptString {
+	return s.Template
+}
+
+// SetFieldName sets the value of FieldName.
+func (s *ConnectorTemplatedField) SetFieldName(val OptString) {
+	s.FieldName = val
+}
+
+// SetTemplate sets the value of Template.
+func (s *ConnectorTemplatedField) SetTemplate(val OptString) {
+	s.Template = val
+}
+
 // The kind of connector a preset renders for.
 // Ref: #/components/schemas/ConnectorType
 type ConnectorType string
@@ -4695,6 +5486,59 @@ func (s *ConnectorTypeFilterConnectorType) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// Ref: #/components/schemas/ConnectorTypeSummary
+type ConnectorTypeSummary struct {
+	Type  ConnectorType `json:"type"`
+	Count int64         `json:"count"`
+	// False for types mgmtapi stores and checks but sends nothing through.
+	DeliveredByMgmtapi bool `json:"deliveredByMgmtapi"`
+}
+
+// GetType returns the value of Type.
+func (s *ConnectorTypeSummary) GetType() ConnectorType {
+	return s.Type
+}
+
+// GetCount returns the value of Count.
+func (s *ConnectorTypeSummary) GetCount() int64 {
+	return s.Count
+}
+
+// GetDeliveredByMgmtapi returns the value of DeliveredByMgmtapi.
+func (s *ConnectorTypeSummary) GetDeliveredByMgmtapi() bool {
+	return s.DeliveredByMgmtapi
+}
+
+// SetType sets the value of Type.
+func (s *ConnectorTypeSummary) SetType(val ConnectorType) {
+	s.Type = val
+}
+
+// SetCount sets the value of Count.
+func (s *ConnectorTypeSummary) SetCount(val int64) {
+	s.Count = val
+}
+
+// SetDeliveredByMgmtapi sets the value of DeliveredByMgmtapi.
+func (s *ConnectorTypeSummary) SetDeliveredByMgmtapi(val bool) {
+	s.DeliveredByMgmtapi = val
+}
+
+// Ref: #/components/schemas/ConnectorTypeSummaryList
+type ConnectorTypeSummaryList struct {
+	ConnectorTypeSummaries []ConnectorTypeSummary `json:"connectorTypeSummaries"`
+}
+
+// GetConnectorTypeSummaries returns the value of ConnectorTypeSummaries.
+func (s *ConnectorTypeSummaryList) GetConnectorTypeSummaries() []ConnectorTypeSummary {
+	return s.ConnectorTypeSummaries
+}
+
+// SetConnectorTypeSummaries sets the value of ConnectorTypeSummaries.
+func (s *ConnectorTypeSummaryList) SetConnectorTypeSummaries(val []ConnectorTypeSummary) {
+	s.ConnectorTypeSummaries = val
 }
 
 // Ref: #/components/schemas/ContextualLabelValues
@@ -12195,6 +13039,172 @@ func (s *MemberApiKeyOwnerUser) SetUserEmail(val OptString) {
 	s.UserEmail = val
 }
 
+// Ref: #/components/schemas/MessageConfigSchema
+type MessageConfigSchema struct {
+	PayloadType string                     `json:"payloadType"`
+	Fields      []MessageConfigSchemaField `json:"fields"`
+}
+
+// GetPayloadType returns the value of PayloadType.
+func (s *MessageConfigSchema) GetPayloadType() string {
+	return s.PayloadType
+}
+
+// GetFields returns the value of Fields.
+func (s *MessageConfigSchema) GetFields() []MessageConfigSchemaField {
+	return s.Fields
+}
+
+// SetPayloadType sets the value of PayloadType.
+func (s *MessageConfigSchema) SetPayloadType(val string) {
+	s.PayloadType = val
+}
+
+// SetFields sets the value of Fields.
+func (s *MessageConfigSchema) SetFields(val []MessageConfigSchemaField) {
+	s.Fields = val
+}
+
+// Ref: #/components/schemas/MessageConfigSchemaField
+type MessageConfigSchemaField struct {
+	FieldName       string                                   `json:"fieldName"`
+	Description     string                                   `json:"description"`
+	FieldType       ConnectorFieldType                       `json:"fieldType"`
+	Required        bool                                     `json:"required"`
+	DisableOverride OptBool                                  `json:"disableOverride"`
+	RenderingMode   OptMessageConfigSchemaFieldRenderingMode `json:"renderingMode"`
+	AllowedValues   []string                                 `json:"allowedValues"`
+	Default         OptString                                `json:"default"`
+}
+
+// GetFieldName returns the value of FieldName.
+func (s *MessageConfigSchemaField) GetFieldName() string {
+	return s.FieldName
+}
+
+// GetDescription returns the value of Description.
+func (s *MessageConfigSchemaField) GetDescription() string {
+	return s.Description
+}
+
+// GetFieldType returns the value of FieldType.
+func (s *MessageConfigSchemaField) GetFieldType() ConnectorFieldType {
+	return s.FieldType
+}
+
+// GetRequired returns the value of Required.
+func (s *MessageConfigSchemaField) GetRequired() bool {
+	return s.Required
+}
+
+// GetDisableOverride returns the value of DisableOverride.
+func (s *MessageConfigSchemaField) GetDisableOverride() OptBool {
+	return s.DisableOverride
+}
+
+// GetRenderingMode returns the value of RenderingMode.
+func (s *MessageConfigSchemaField) GetRenderingMode() OptMessageConfigSchemaFieldRenderingMode {
+	return s.RenderingMode
+}
+
+// GetAllowedValues returns the value of AllowedValues.
+func (s *MessageConfigSchemaField) GetAllowedValues() []string {
+	return s.AllowedValues
+}
+
+// GetDefault returns the value of Default.
+func (s *MessageConfigSchemaField) GetDefault() OptString {
+	return s.Default
+}
+
+// SetFieldName sets the value of FieldName.
+func (s *MessageConfigSchemaField) SetFieldName(val string) {
+	s.FieldName = val
+}
+
+// SetDescription sets the value of Description.
+func (s *MessageConfigSchemaField) SetDescription(val string) {
+	s.Description = val
+}
+
+// SetFieldType sets the value of FieldType.
+func (s *MessageConfigSchemaField) SetFieldType(val ConnectorFieldType) {
+	s.FieldType = val
+}
+
+// SetRequired sets the value of Required.
+func (s *MessageConfigSchemaField) SetRequired(val bool) {
+	s.Required = val
+}
+
+// SetDisableOverride sets the value of DisableOverride.
+func (s *MessageConfigSchemaField) SetDisableOverride(val OptBool) {
+	s.DisableOverride = val
+}
+
+// SetRenderingMode sets the value of RenderingMode.
+func (s *MessageConfigSchemaField) SetRenderingMode(val OptMessageConfigSchemaFieldRenderingMode) {
+	s.RenderingMode = val
+}
+
+// SetAllowedValues sets the value of AllowedValues.
+func (s *MessageConfigSchemaField) SetAllowedValues(val []string) {
+	s.AllowedValues = val
+}
+
+// SetDefault sets the value of Default.
+func (s *MessageConfigSchemaField) SetDefault(val OptString) {
+	s.Default = val
+}
+
+type MessageConfigSchemaFieldRenderingMode string
+
+const (
+	MessageConfigSchemaFieldRenderingModeTEMPLATERENDERINGMODEUNSPECIFIED MessageConfigSchemaFieldRenderingMode = "TEMPLATE_RENDERING_MODE_UNSPECIFIED"
+	MessageConfigSchemaFieldRenderingModeRELAXED                          MessageConfigSchemaFieldRenderingMode = "RELAXED"
+	MessageConfigSchemaFieldRenderingModeSTRICT                           MessageConfigSchemaFieldRenderingMode = "STRICT"
+)
+
+// AllValues returns all MessageConfigSchemaFieldRenderingMode values.
+func (MessageConfigSchemaFieldRenderingMode) AllValues() []MessageConfigSchemaFieldRenderingMode {
+	return []MessageConfigSchemaFieldRenderingMode{
+		MessageConfigSchemaFieldRenderingModeTEMPLATERENDERINGMODEUNSPECIFIED,
+		MessageConfigSchemaFieldRenderingModeRELAXED,
+		MessageConfigSchemaFieldRenderingModeSTRICT,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s MessageConfigSchemaFieldRenderingMode) MarshalText() ([]byte, error) {
+	switch s {
+	case MessageConfigSchemaFieldRenderingModeTEMPLATERENDERINGMODEUNSPECIFIED:
+		return []byte(s), nil
+	case MessageConfigSchemaFieldRenderingModeRELAXED:
+		return []byte(s), nil
+	case MessageConfigSchemaFieldRenderingModeSTRICT:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *MessageConfigSchemaFieldRenderingMode) UnmarshalText(data []byte) error {
+	switch MessageConfigSchemaFieldRenderingMode(data) {
+	case MessageConfigSchemaFieldRenderingModeTEMPLATERENDERINGMODEUNSPECIFIED:
+		*s = MessageConfigSchemaFieldRenderingModeTEMPLATERENDERINGMODEUNSPECIFIED
+		return nil
+	case MessageConfigSchemaFieldRenderingModeRELAXED:
+		*s = MessageConfigSchemaFieldRenderingModeRELAXED
+		return nil
+	case MessageConfigSchemaFieldRenderingModeSTRICT:
+		*s = MessageConfigSchemaFieldRenderingModeSTRICT
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // Ref: #/components/schemas/MetaLabel
 type MetaLabel struct {
 	Key   OptString `json:"key"`
@@ -14496,6 +15506,144 @@ func (o OptConfigurationResource) Get() (v ConfigurationResource, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptConfigurationResource) Or(d ConfigurationResource) ConfigurationResource {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptConnectorConfig returns new OptConnectorConfig with value set to v.
+func NewOptConnectorConfig(v ConnectorConfig) OptConnectorConfig {
+	return OptConnectorConfig{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptConnectorConfig is optional ConnectorConfig.
+type OptConnectorConfig struct {
+	Value ConnectorConfig
+	Set   bool
+}
+
+// IsSet returns true if OptConnectorConfig was set.
+func (o OptConnectorConfig) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptConnectorConfig) Reset() {
+	var v ConnectorConfig
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptConnectorConfig) SetTo(v ConnectorConfig) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptConnectorConfig) Get() (v ConnectorConfig, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptConnectorConfig) Or(d ConnectorConfig) ConnectorConfig {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptConnectorDiagnostics returns new OptConnectorDiagnostics with value set to v.
+func NewOptConnectorDiagnostics(v ConnectorDiagnostics) OptConnectorDiagnostics {
+	return OptConnectorDiagnostics{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptConnectorDiagnostics is optional ConnectorDiagnostics.
+type OptConnectorDiagnostics struct {
+	Value ConnectorDiagnostics
+	Set   bool
+}
+
+// IsSet returns true if OptConnectorDiagnostics was set.
+func (o OptConnectorDiagnostics) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptConnectorDiagnostics) Reset() {
+	var v ConnectorDiagnostics
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptConnectorDiagnostics) SetTo(v ConnectorDiagnostics) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptConnectorDiagnostics) Get() (v ConnectorDiagnostics, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptConnectorDiagnostics) Or(d ConnectorDiagnostics) ConnectorDiagnostics {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptConnectorDiagnosticsDelivery returns new OptConnectorDiagnosticsDelivery with value set to v.
+func NewOptConnectorDiagnosticsDelivery(v ConnectorDiagnosticsDelivery) OptConnectorDiagnosticsDelivery {
+	return OptConnectorDiagnosticsDelivery{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptConnectorDiagnosticsDelivery is optional ConnectorDiagnosticsDelivery.
+type OptConnectorDiagnosticsDelivery struct {
+	Value ConnectorDiagnosticsDelivery
+	Set   bool
+}
+
+// IsSet returns true if OptConnectorDiagnosticsDelivery was set.
+func (o OptConnectorDiagnosticsDelivery) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptConnectorDiagnosticsDelivery) Reset() {
+	var v ConnectorDiagnosticsDelivery
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptConnectorDiagnosticsDelivery) SetTo(v ConnectorDiagnosticsDelivery) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptConnectorDiagnosticsDelivery) Get() (v ConnectorDiagnosticsDelivery, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptConnectorDiagnosticsDelivery) Or(d ConnectorDiagnosticsDelivery) ConnectorDiagnosticsDelivery {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -17350,6 +18498,52 @@ func (o OptLowerUUID) Get() (v LowerUUID, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptLowerUUID) Or(d LowerUUID) LowerUUID {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptMessageConfigSchemaFieldRenderingMode returns new OptMessageConfigSchemaFieldRenderingMode with value set to v.
+func NewOptMessageConfigSchemaFieldRenderingMode(v MessageConfigSchemaFieldRenderingMode) OptMessageConfigSchemaFieldRenderingMode {
+	return OptMessageConfigSchemaFieldRenderingMode{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptMessageConfigSchemaFieldRenderingMode is optional MessageConfigSchemaFieldRenderingMode.
+type OptMessageConfigSchemaFieldRenderingMode struct {
+	Value MessageConfigSchemaFieldRenderingMode
+	Set   bool
+}
+
+// IsSet returns true if OptMessageConfigSchemaFieldRenderingMode was set.
+func (o OptMessageConfigSchemaFieldRenderingMode) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptMessageConfigSchemaFieldRenderingMode) Reset() {
+	var v MessageConfigSchemaFieldRenderingMode
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptMessageConfigSchemaFieldRenderingMode) SetTo(v MessageConfigSchemaFieldRenderingMode) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptMessageConfigSchemaFieldRenderingMode) Get() (v MessageConfigSchemaFieldRenderingMode, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptMessageConfigSchemaFieldRenderingMode) Or(d MessageConfigSchemaFieldRenderingMode) MessageConfigSchemaFieldRenderingMode {
 	if v, ok := o.Get(); ok {
 		return v
 	}

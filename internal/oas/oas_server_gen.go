@@ -136,6 +136,19 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/4/slo/slos/v1/all/execute
 	BatchExecuteSlos(ctx context.Context, req *BatchExecuteSloRequest) (*BatchExecuteSloResponse, error)
+	// BatchGetConnectorSummaries implements BatchGetConnectorSummaries operation.
+	//
+	// As `GET …/connectors/all/list`, answering summaries, which leave sensitive fields out.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/all/summaries
+	BatchGetConnectorSummaries(ctx context.Context, params BatchGetConnectorSummariesParams) (*ConnectorSummaryBatch, error)
+	// BatchGetConnectors implements BatchGetConnectors operation.
+	//
+	// Answers the connectors found, by id, and the requested ids that name none (in request order, once
+	// each).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/all/list
+	BatchGetConnectors(ctx context.Context, params BatchGetConnectorsParams) (*ConnectorBatch, error)
 	// BatchGetIncidents implements BatchGetIncidents operation.
 	//
 	// Get incidents by id.
@@ -283,13 +296,26 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1/{case_id}/comments
 	CreateCaseComment(ctx context.Context, req *CommentRequest, params CreateCaseCommentParams) (*CaseEventResponse, error)
+	// CreateConnector implements CreateConnector operation.
+	//
+	// Stores a new connector under a server-assigned id. `type` (not UNSPECIFIED) and `name` are required;
+	// `connectorConfig.fields` must name only fields of the type's schema, each at most once, every
+	// required one, each value meeting its field type (a URL field takes an absolute http or https URL, an
+	// enumerated field one of its allowed values). `configOverrides` give, per entity type (each at most
+	// once), templates for the fields whose schema allows overrides. `id`, `teamId`, the times and
+	// `resolvedConnectorConfig` in the request are ignored. A team holds at most 800 connectors.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/connectors
+	CreateConnector(ctx context.Context, req *ConnectorRequest) (*ConnectorResponse, error)
 	// CreateCustomPreset implements CreateCustomPreset operation.
 	//
 	// Stores a new custom preset under a server-assigned id and answers it with every omitted field
 	// filled: `attachmentConfig.policy` AUTO, `connectorType` CONNECTOR_TYPE_UNSPECIFIED, `entityType`
 	// ENTITY_TYPE_UNSPECIFIED, `presetType` PRESET_TYPE_UNSPECIFIED, `description` empty,
 	// `configOverrides` empty. An `id` in the request is ignored. `parentId`, when set, must name one of
-	// the team's presets (system or custom). `presetType` SYSTEM is refused.
+	// the team's presets (system or custom). `presetType` SYSTEM is refused. With a `connectorType`, each
+	// override's message fields must be fields of that type's payload type (`payloadType`, the type's
+	// first when omitted), as `GET …/connector-schemas` lists them.
 	//
 	// POST /mgmt/openapi/4/notifications/notification-center/v1/presets/custom
 	CreateCustomPreset(ctx context.Context, req *PresetRequest) (*PresetResponse, error)
@@ -410,6 +436,12 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 	DeleteCaseComment(ctx context.Context, params DeleteCaseCommentParams) error
+	// DeleteConnector implements DeleteConnector operation.
+	//
+	// An unknown id is a 404; a connector that a router uses is a 409 naming the routers.
+	//
+	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
+	DeleteConnector(ctx context.Context, params DeleteConnectorParams) error
 	// DeleteCustomPreset implements DeleteCustomPreset operation.
 	//
 	// System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
@@ -598,6 +630,29 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/cases/grouping-keys/v1
 	GetCaseGroupingKeys(ctx context.Context) (*CaseGroupingKeys, error)
+	// GetConnector implements GetConnector operation.
+	//
+	// Read a notification connector.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
+	GetConnector(ctx context.Context, params GetConnectorParams) (*ConnectorResponse, error)
+	// GetConnectorSchema implements GetConnectorSchema operation.
+	//
+	// The fields a connector of the type takes (`connectorConfigSchema`) and, per payload type, the fields
+	// its presets' messages take (`messageConfigSchemas`). The same table checks connector bodies. `type`
+	// is required (UNSPECIFIED is refused, 400).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connector-schemas
+	GetConnectorSchema(ctx context.Context, params GetConnectorSchemaParams) (*ConnectorSchemaResponse, error)
+	// GetConnectorTypeSummaries implements GetConnectorTypeSummaries operation.
+	//
+	// Every connector type (in the enumeration's order; those that support the entity type
+	// `supported_by_entity_type` when it is given) with the number of the team's connectors of that type.
+	// `deliveredByMgmtapi` says whether mgmtapi sends notifications through connectors of the type; the
+	// others are stored and checked only.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/types/summaries
+	GetConnectorTypeSummaries(ctx context.Context, params GetConnectorTypeSummariesParams) (*ConnectorTypeSummaryList, error)
 	// GetCustomRole implements GetCustomRole operation.
 	//
 	// Read a custom role.
@@ -930,6 +985,20 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1
 	ListCases(ctx context.Context, req OptCaseListInput) (*CasePage, error)
+	// ListConnectorSummaries implements ListConnectorSummaries operation.
+	//
+	// As `GET …/connectors`, answering summaries, which leave sensitive fields out.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/list/summaries
+	ListConnectorSummaries(ctx context.Context, params ListConnectorSummariesParams) (*ConnectorSummaryList, error)
+	// ListConnectors implements ListConnectors operation.
+	//
+	// The team's connectors, oldest first, filtered by type and by the entity type their type supports (a
+	// filter left out, or UNSPECIFIED, does not filter). Sensitive values (see
+	// `GET …/connector-schemas`) are answered masked as `********`.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors
+	ListConnectors(ctx context.Context, params ListConnectorsParams) (*ConnectorList, error)
 	// ListCustomRoles implements ListCustomRoles operation.
 	//
 	// The team's custom roles, by id. `team_id`, when given, must be the caller's team; any other team
@@ -1212,6 +1281,14 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
 	ReorderPolicies(ctx context.Context, req *PolicyOrderInput) (*PolicyOrders, error)
+	// ReplaceConnector implements ReplaceConnector operation.
+	//
+	// Replaces the connector `connector.id` with the given one, checked as the create checks it;
+	// `createTime` is kept. A sensitive field sent back with its masked value `********` keeps its stored
+	// value. The type can change only while no router or preset uses the connector.
+	//
+	// PUT /mgmt/openapi/5/notifications/notification-center/v1/connectors
+	ReplaceConnector(ctx context.Context, req *ConnectorRequest) (*ConnectorResponse, error)
 	// ReplaceCustomPreset implements ReplaceCustomPreset operation.
 	//
 	// Replaces the custom preset `preset.id` with the given one, filling omitted fields as the create

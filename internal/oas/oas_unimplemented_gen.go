@@ -189,6 +189,25 @@ func (UnimplementedHandler) BatchExecuteSlos(ctx context.Context, req *BatchExec
 	return r, ht.ErrNotImplemented
 }
 
+// BatchGetConnectorSummaries implements BatchGetConnectorSummaries operation.
+//
+// As `GET …/connectors/all/list`, answering summaries, which leave sensitive fields out.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/all/summaries
+func (UnimplementedHandler) BatchGetConnectorSummaries(ctx context.Context, params BatchGetConnectorSummariesParams) (r *ConnectorSummaryBatch, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// BatchGetConnectors implements BatchGetConnectors operation.
+//
+// Answers the connectors found, by id, and the requested ids that name none (in request order, once
+// each).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/all/list
+func (UnimplementedHandler) BatchGetConnectors(ctx context.Context, params BatchGetConnectorsParams) (r *ConnectorBatch, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // BatchGetIncidents implements BatchGetIncidents operation.
 //
 // Get incidents by id.
@@ -396,13 +415,29 @@ func (UnimplementedHandler) CreateCaseComment(ctx context.Context, req *CommentR
 	return r, ht.ErrNotImplemented
 }
 
+// CreateConnector implements CreateConnector operation.
+//
+// Stores a new connector under a server-assigned id. `type` (not UNSPECIFIED) and `name` are required;
+// `connectorConfig.fields` must name only fields of the type's schema, each at most once, every
+// required one, each value meeting its field type (a URL field takes an absolute http or https URL, an
+// enumerated field one of its allowed values). `configOverrides` give, per entity type (each at most
+// once), templates for the fields whose schema allows overrides. `id`, `teamId`, the times and
+// `resolvedConnectorConfig` in the request are ignored. A team holds at most 800 connectors.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/connectors
+func (UnimplementedHandler) CreateConnector(ctx context.Context, req *ConnectorRequest) (r *ConnectorResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // CreateCustomPreset implements CreateCustomPreset operation.
 //
 // Stores a new custom preset under a server-assigned id and answers it with every omitted field
 // filled: `attachmentConfig.policy` AUTO, `connectorType` CONNECTOR_TYPE_UNSPECIFIED, `entityType`
 // ENTITY_TYPE_UNSPECIFIED, `presetType` PRESET_TYPE_UNSPECIFIED, `description` empty,
 // `configOverrides` empty. An `id` in the request is ignored. `parentId`, when set, must name one of
-// the team's presets (system or custom). `presetType` SYSTEM is refused.
+// the team's presets (system or custom). `presetType` SYSTEM is refused. With a `connectorType`, each
+// override's message fields must be fields of that type's payload type (`payloadType`, the type's
+// first when omitted), as `GET …/connector-schemas` lists them.
 //
 // POST /mgmt/openapi/4/notifications/notification-center/v1/presets/custom
 func (UnimplementedHandler) CreateCustomPreset(ctx context.Context, req *PresetRequest) (r *PresetResponse, _ error) {
@@ -565,6 +600,15 @@ func (UnimplementedHandler) DeleteApiKey(ctx context.Context, params DeleteApiKe
 //
 // DELETE /mgmt/openapi/5/cases/events/v1/{event_id}/comments
 func (UnimplementedHandler) DeleteCaseComment(ctx context.Context, params DeleteCaseCommentParams) error {
+	return ht.ErrNotImplemented
+}
+
+// DeleteConnector implements DeleteConnector operation.
+//
+// An unknown id is a 404; a connector that a router uses is a 409 naming the routers.
+//
+// DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
+func (UnimplementedHandler) DeleteConnector(ctx context.Context, params DeleteConnectorParams) error {
 	return ht.ErrNotImplemented
 }
 
@@ -822,6 +866,38 @@ func (UnimplementedHandler) GetCaseFilterValues(ctx context.Context, req OptCase
 //
 // GET /mgmt/openapi/5/cases/grouping-keys/v1
 func (UnimplementedHandler) GetCaseGroupingKeys(ctx context.Context) (r *CaseGroupingKeys, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetConnector implements GetConnector operation.
+//
+// Read a notification connector.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
+func (UnimplementedHandler) GetConnector(ctx context.Context, params GetConnectorParams) (r *ConnectorResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetConnectorSchema implements GetConnectorSchema operation.
+//
+// The fields a connector of the type takes (`connectorConfigSchema`) and, per payload type, the fields
+// its presets' messages take (`messageConfigSchemas`). The same table checks connector bodies. `type`
+// is required (UNSPECIFIED is refused, 400).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connector-schemas
+func (UnimplementedHandler) GetConnectorSchema(ctx context.Context, params GetConnectorSchemaParams) (r *ConnectorSchemaResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetConnectorTypeSummaries implements GetConnectorTypeSummaries operation.
+//
+// Every connector type (in the enumeration's order; those that support the entity type
+// `supported_by_entity_type` when it is given) with the number of the team's connectors of that type.
+// `deliveredByMgmtapi` says whether mgmtapi sends notifications through connectors of the type; the
+// others are stored and checked only.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/types/summaries
+func (UnimplementedHandler) GetConnectorTypeSummaries(ctx context.Context, params GetConnectorTypeSummariesParams) (r *ConnectorTypeSummaryList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1274,6 +1350,26 @@ func (UnimplementedHandler) ListCases(ctx context.Context, req OptCaseListInput)
 	return r, ht.ErrNotImplemented
 }
 
+// ListConnectorSummaries implements ListConnectorSummaries operation.
+//
+// As `GET …/connectors`, answering summaries, which leave sensitive fields out.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/list/summaries
+func (UnimplementedHandler) ListConnectorSummaries(ctx context.Context, params ListConnectorSummariesParams) (r *ConnectorSummaryList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListConnectors implements ListConnectors operation.
+//
+// The team's connectors, oldest first, filtered by type and by the entity type their type supports (a
+// filter left out, or UNSPECIFIED, does not filter). Sensitive values (see
+// `GET …/connector-schemas`) are answered masked as `********`.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors
+func (UnimplementedHandler) ListConnectors(ctx context.Context, params ListConnectorsParams) (r *ConnectorList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ListCustomRoles implements ListCustomRoles operation.
 //
 // The team's custom roles, by id. `team_id`, when given, must be the caller's team; any other team
@@ -1649,6 +1745,17 @@ func (UnimplementedHandler) QueryDataUsage(ctx context.Context, req *UsageQuery)
 //
 // POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
 func (UnimplementedHandler) ReorderPolicies(ctx context.Context, req *PolicyOrderInput) (r *PolicyOrders, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ReplaceConnector implements ReplaceConnector operation.
+//
+// Replaces the connector `connector.id` with the given one, checked as the create checks it;
+// `createTime` is kept. A sensitive field sent back with its masked value `********` keeps its stored
+// value. The type can change only while no router or preset uses the connector.
+//
+// PUT /mgmt/openapi/5/notifications/notification-center/v1/connectors
+func (UnimplementedHandler) ReplaceConnector(ctx context.Context, req *ConnectorRequest) (r *ConnectorResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

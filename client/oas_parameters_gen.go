@@ -74,6 +74,12 @@ type BatchGetConnectorsParams struct {
 	ConnectorIds []string `json:",omitempty"`
 }
 
+// BatchGetGlobalRoutersParams is parameters of BatchGetGlobalRouters operation.
+type BatchGetGlobalRoutersParams struct {
+	// The ids to read (repeat the parameter), at most 200.
+	GlobalRouterIds []string `json:",omitempty"`
+}
+
 // BatchGetIncidentsParams is parameters of BatchGetIncidents operation.
 type BatchGetIncidentsParams struct {
 	// 1 to 10000 incident ids (repeat the parameter).
@@ -193,6 +199,13 @@ type DeleteDashboardFolderParams struct {
 type DeleteE2MParams struct {
 	// An events-to-metrics rule's id, a UUID with hex digits in either case (looked up in lowercase).
 	ID E2MUUID
+}
+
+// DeleteGlobalRouterParams is parameters of DeleteGlobalRouter operation.
+type DeleteGlobalRouterParams struct {
+	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
+	// `-`.
+	ID NotificationCenterID
 }
 
 // DeleteParsingRuleGroupParams is parameters of DeleteParsingRuleGroup operation.
@@ -358,6 +371,13 @@ type GetExtensionParams struct {
 	IncludeTestingRevision OptBool `json:",omitempty,omitzero"`
 }
 
+// GetGlobalRouterParams is parameters of GetGlobalRouter operation.
+type GetGlobalRouterParams struct {
+	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
+	// `-`.
+	ID NotificationCenterID
+}
+
 // GetIncidentParams is parameters of GetIncident operation.
 type GetIncidentParams struct {
 	// The incident's id, a UUID (hex digits in either case).
@@ -486,6 +506,12 @@ type ListEntitySubTypesParams struct {
 // ListEntityTypeAttachmentTypesParams is parameters of ListEntityTypeAttachmentTypes operation.
 type ListEntityTypeAttachmentTypesParams struct {
 	EntityType NotificationEntityType
+}
+
+// ListGlobalRoutersParams is parameters of ListGlobalRouters operation.
+type ListGlobalRoutersParams struct {
+	// Deprecated: schema marks this parameter as deprecated.
+	EntityType OptNotificationEntityType `json:",omitempty,omitzero"`
 }
 
 // ListIncidentAggregationsParams is parameters of ListIncidentAggregations operation.

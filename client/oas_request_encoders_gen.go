@@ -385,6 +385,20 @@ func encodeCreateE2MRequest(
 	return nil
 }
 
+func encodeCreateGlobalRouterRequest(
+	req *GlobalRouterRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCreateParsingRuleGroupRequest(
 	req *ParsingRuleGroup,
 	r *http.Request,
@@ -837,6 +851,20 @@ func encodeReplaceDefaultDashboardRequest(
 
 func encodeReplaceE2MRequest(
 	req *E2M,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeReplaceGlobalRouterRequest(
+	req *GlobalRouterRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

@@ -32,6 +32,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/recordingrules"
 	"github.com/mgmtapi/mgmtapi/internal/retentions"
 	"github.com/mgmtapi/mgmtapi/internal/roles"
+	"github.com/mgmtapi/mgmtapi/internal/routers"
 	"github.com/mgmtapi/mgmtapi/internal/server"
 	"github.com/mgmtapi/mgmtapi/internal/slos"
 	"github.com/mgmtapi/mgmtapi/internal/teamconfig"
@@ -64,6 +65,7 @@ type handler struct {
 	*datausage.UsageHandler
 	*presets.PresetHandler
 	*connectors.ConnectorHandler
+	*routers.RouterHandler
 	*parsingrules.RuleGroupHandler
 	*retentions.RetentionHandler
 	*roles.RoleHandler
@@ -157,8 +159,9 @@ func New(opts Options) (*API, error) {
 		PolicyHandler:    policies.NewHandler(opts.DB, opts.PolicyLimit),
 		QuotaRuleHandler: quotarules.NewHandler(opts.DB),
 		UsageHandler:     datausage.NewHandler(opts.DB),
-		PresetHandler:    presets.NewHandler(opts.DB),
-		ConnectorHandler: connectors.NewHandler(opts.DB),
+		PresetHandler:    presets.NewHandler(opts.DB, routers.PresetUsers),
+		ConnectorHandler: connectors.NewHandler(opts.DB, routers.ConnectorUsers),
+		RouterHandler:    routers.NewHandler(opts.DB),
 		RuleGroupHandler: parsingrules.NewHandler(opts.DB),
 		RetentionHandler: retentions.NewHandler(opts.DB),
 		RoleHandler:      roles.NewHandler(opts.DB),

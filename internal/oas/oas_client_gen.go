@@ -163,6 +163,13 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/all/list
 	BatchGetConnectors(ctx context.Context, params BatchGetConnectorsParams) (*ConnectorBatch, error)
+	// BatchGetGlobalRouters invokes BatchGetGlobalRouters operation.
+	//
+	// Answers the routers found, by id, and the requested ids that name none (in request order, once
+	// each).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/routers/all/summaries
+	BatchGetGlobalRouters(ctx context.Context, params BatchGetGlobalRoutersParams) (*GlobalRouterBatch, error)
 	// BatchGetIncidents invokes BatchGetIncidents operation.
 	//
 	// Get incidents by id.
@@ -367,6 +374,17 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/events2metrics/events2metrics/v2
 	CreateE2M(ctx context.Context, request *E2MCreateParams) (*E2MEnvelope, error)
+	// CreateGlobalRouter invokes CreateGlobalRouter operation.
+	//
+	// Stores a new router under a server-assigned id. `name` is required. Each rule needs a `condition`;
+	// each target (of a rule, of `fallback`, of `fallbackTargets`) names one of the team's connectors by
+	// `connectorId` and optionally a preset (system or custom) by `presetId`, whose `connectorType` must
+	// be the connector's type; a missing connector or preset is a 400. Targets get a server-assigned
+	// 36-character `id` when sent without one. `entityLabels` must be a valid matcher (see
+	// `POST …/routers/matcher/validate`). A team holds at most 200 routers.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/routers
+	CreateGlobalRouter(ctx context.Context, request *GlobalRouterRequest) (*GlobalRouterResponse, error)
 	// CreateParsingRuleGroup invokes CreateParsingRuleGroup operation.
 	//
 	// Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets at
@@ -493,6 +511,12 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/events2metrics/events2metrics/v2/{id}
 	DeleteE2M(ctx context.Context, params DeleteE2MParams) (*E2MDeleted, error)
+	// DeleteGlobalRouter invokes DeleteGlobalRouter operation.
+	//
+	// An unknown id is a 404.
+	//
+	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
+	DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams) error
 	// DeleteParsingRuleGroup invokes DeleteParsingRuleGroup operation.
 	//
 	// Delete one parsing rule group.
@@ -811,6 +835,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/3/integrations/extensions/v1/{id}
 	GetExtension(ctx context.Context, params GetExtensionParams) (*Extension, error)
+	// GetGlobalRouter invokes GetGlobalRouter operation.
+	//
+	// Read a notification router.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
+	GetGlobalRouter(ctx context.Context, params GetGlobalRouterParams) (*GlobalRouterResponse, error)
 	// GetIncident invokes GetIncident operation.
 	//
 	// Get an incident with its events.
@@ -1097,6 +1127,15 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/3/integrations/extensions/v1/all
 	ListExtensions(ctx context.Context, request OptExtensionListInput) (*ExtensionList, error)
+	// ListGlobalRouters invokes ListGlobalRouters operation.
+	//
+	// The team's routers, oldest first. `entity_type` (deprecated) keeps the routers of that entity type;
+	// `source_entity_labels` keeps the routers whose `entityLabels` give each listed label one of its
+	// listed values (`source_entity_labels[env][values]=prod`, repeated or indexed for more values). Left
+	// out, a filter does not filter.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/routers
+	ListGlobalRouters(ctx context.Context, params ListGlobalRoutersParams) (*GlobalRouterList, error)
 	// ListIncidentAggregations invokes ListIncidentAggregations operation.
 	//
 	// Groups the team's incidents that match `filter` by the fields of `group_bys` (all incidents form one
@@ -1343,6 +1382,12 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/events2metrics/events2metrics/v2
 	ReplaceE2M(ctx context.Context, request *E2M) (*E2MEnvelope, error)
+	// ReplaceGlobalRouter invokes ReplaceGlobalRouter operation.
+	//
+	// Replaces the router `router.id`, checked as the create checks it; `createTime` is kept.
+	//
+	// PUT /mgmt/openapi/5/notifications/notification-center/v1/routers
+	ReplaceGlobalRouter(ctx context.Context, request *GlobalRouterRequest) (*GlobalRouterResponse, error)
 	// ReplacePolicySettings invokes ReplacePolicySettings operation.
 	//
 	// Each section the request sets replaces the stored one; a section left out keeps its value. The
@@ -1541,6 +1586,17 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataengine/retention-tags/v1
 	UpdateRetentionTags(ctx context.Context, request *RetentionTagUpdate) (*RetentionTagList, error)
+	// ValidateEntityLabelMatcher invokes ValidateEntityLabelMatcher operation.
+	//
+	// Checks `entity_label_matcher` (label name to expected value:
+	// `entity_label_matcher[environment]=production`) by the rules a router's `entityLabels` must meet,
+	// and answers `result.success` or `result.failure.message` naming the label and the rule: at most 50
+	// labels; a name of 1–256 characters, a letter or `_` first, then letters, digits, `_`, `.`, `-` or
+	// `/`; a value of 1–256 characters without leading or trailing spaces, where `*` matches any value
+	// of the label. An empty matcher is valid (it matches every entity).
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/routers/matcher/validate
+	ValidateEntityLabelMatcher(ctx context.Context) (*EntityLabelMatcherCheck, error)
 	// ValidateReplaceSloAlerts invokes ValidateReplaceSloAlerts operation.
 	//
 	// Checks the body as the replace does and stores it, exactly as `PUT …/slo/slos/v1` would (same
@@ -3373,6 +3429,112 @@ func (c *Client) sendBatchGetConnectors(ctx context.Context, params BatchGetConn
 	}()
 
 	result, err := decodeBatchGetConnectorsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BatchGetGlobalRouters invokes BatchGetGlobalRouters operation.
+//
+// Answers the routers found, by id, and the requested ids that name none (in request order, once
+// each).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/routers/all/summaries
+func (c *Client) BatchGetGlobalRouters(ctx context.Context, params BatchGetGlobalRoutersParams) (*GlobalRouterBatch, error) {
+	res, err := c.sendBatchGetGlobalRouters(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendBatchGetGlobalRouters(ctx context.Context, params BatchGetGlobalRoutersParams) (res *GlobalRouterBatch, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/routers/all/summaries"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "global_router_ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "global_router_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if params.GlobalRouterIds != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.GlobalRouterIds {
+						if err := func() error {
+							return e.EncodeValue(conv.StringToString(item))
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BatchGetGlobalRoutersOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBatchGetGlobalRoutersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -5728,6 +5890,90 @@ func (c *Client) sendCreateE2M(ctx context.Context, request *E2MCreateParams) (r
 	return result, nil
 }
 
+// CreateGlobalRouter invokes CreateGlobalRouter operation.
+//
+// Stores a new router under a server-assigned id. `name` is required. Each rule needs a `condition`;
+// each target (of a rule, of `fallback`, of `fallbackTargets`) names one of the team's connectors by
+// `connectorId` and optionally a preset (system or custom) by `presetId`, whose `connectorType` must
+// be the connector's type; a missing connector or preset is a 400. Targets get a server-assigned
+// 36-character `id` when sent without one. `entityLabels` must be a valid matcher (see
+// `POST …/routers/matcher/validate`). A team holds at most 200 routers.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/routers
+func (c *Client) CreateGlobalRouter(ctx context.Context, request *GlobalRouterRequest) (*GlobalRouterResponse, error) {
+	res, err := c.sendCreateGlobalRouter(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateGlobalRouter(ctx context.Context, request *GlobalRouterRequest) (res *GlobalRouterResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/routers"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateGlobalRouterRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateGlobalRouterOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateGlobalRouterResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CreateParsingRuleGroup invokes CreateParsingRuleGroup operation.
 //
 // Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets at
@@ -7208,6 +7454,103 @@ func (c *Client) sendDeleteE2M(ctx context.Context, params DeleteE2MParams) (res
 	}()
 
 	result, err := decodeDeleteE2MResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteGlobalRouter invokes DeleteGlobalRouter operation.
+//
+// An unknown id is a 404.
+//
+// DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
+func (c *Client) DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams) error {
+	_, err := c.sendDeleteGlobalRouter(ctx, params)
+	return err
+}
+
+func (c *Client) sendDeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/routers/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteGlobalRouterOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteGlobalRouterResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -10755,6 +11098,103 @@ func (c *Client) sendGetExtension(ctx context.Context, params GetExtensionParams
 	return result, nil
 }
 
+// GetGlobalRouter invokes GetGlobalRouter operation.
+//
+// Read a notification router.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
+func (c *Client) GetGlobalRouter(ctx context.Context, params GetGlobalRouterParams) (*GlobalRouterResponse, error) {
+	res, err := c.sendGetGlobalRouter(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetGlobalRouter(ctx context.Context, params GetGlobalRouterParams) (res *GlobalRouterResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/routers/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetGlobalRouterOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetGlobalRouterResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetIncident invokes GetIncident operation.
 //
 // Get an incident with its events.
@@ -14088,6 +14528,105 @@ func (c *Client) sendListExtensions(ctx context.Context, request OptExtensionLis
 	return result, nil
 }
 
+// ListGlobalRouters invokes ListGlobalRouters operation.
+//
+// The team's routers, oldest first. `entity_type` (deprecated) keeps the routers of that entity type;
+// `source_entity_labels` keeps the routers whose `entityLabels` give each listed label one of its
+// listed values (`source_entity_labels[env][values]=prod`, repeated or indexed for more values). Left
+// out, a filter does not filter.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/routers
+func (c *Client) ListGlobalRouters(ctx context.Context, params ListGlobalRoutersParams) (*GlobalRouterList, error) {
+	res, err := c.sendListGlobalRouters(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListGlobalRouters(ctx context.Context, params ListGlobalRoutersParams) (res *GlobalRouterList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/routers"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "entity_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.EntityType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListGlobalRoutersOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListGlobalRoutersResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListIncidentAggregations invokes ListIncidentAggregations operation.
 //
 // Groups the team's incidents that match `filter` by the fields of `group_bys` (all incidents form one
@@ -16513,6 +17052,85 @@ func (c *Client) sendReplaceE2M(ctx context.Context, request *E2M) (res *E2MEnve
 	}()
 
 	result, err := decodeReplaceE2MResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ReplaceGlobalRouter invokes ReplaceGlobalRouter operation.
+//
+// Replaces the router `router.id`, checked as the create checks it; `createTime` is kept.
+//
+// PUT /mgmt/openapi/5/notifications/notification-center/v1/routers
+func (c *Client) ReplaceGlobalRouter(ctx context.Context, request *GlobalRouterRequest) (*GlobalRouterResponse, error) {
+	res, err := c.sendReplaceGlobalRouter(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendReplaceGlobalRouter(ctx context.Context, request *GlobalRouterRequest) (res *GlobalRouterResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/routers"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReplaceGlobalRouterRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ReplaceGlobalRouterOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeReplaceGlobalRouterResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -19165,6 +19783,87 @@ func (c *Client) sendUpdateRetentionTags(ctx context.Context, request *Retention
 	}()
 
 	result, err := decodeUpdateRetentionTagsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ValidateEntityLabelMatcher invokes ValidateEntityLabelMatcher operation.
+//
+// Checks `entity_label_matcher` (label name to expected value:
+// `entity_label_matcher[environment]=production`) by the rules a router's `entityLabels` must meet,
+// and answers `result.success` or `result.failure.message` naming the label and the rule: at most 50
+// labels; a name of 1–256 characters, a letter or `_` first, then letters, digits, `_`, `.`, `-` or
+// `/`; a value of 1–256 characters without leading or trailing spaces, where `*` matches any value
+// of the label. An empty matcher is valid (it matches every entity).
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/routers/matcher/validate
+func (c *Client) ValidateEntityLabelMatcher(ctx context.Context) (*EntityLabelMatcherCheck, error) {
+	res, err := c.sendValidateEntityLabelMatcher(ctx)
+	return res, err
+}
+
+func (c *Client) sendValidateEntityLabelMatcher(ctx context.Context) (res *EntityLabelMatcherCheck, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/routers/matcher/validate"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ValidateEntityLabelMatcherOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeValidateEntityLabelMatcherResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -1450,6 +1450,119 @@ func decodeBatchGetConnectorsParams(args [0]string, argsEscaped bool, r *http.Re
 	return params, nil
 }
 
+// BatchGetGlobalRoutersParams is parameters of BatchGetGlobalRouters operation.
+type BatchGetGlobalRoutersParams struct {
+	// The ids to read (repeat the parameter), at most 200.
+	GlobalRouterIds []string `json:",omitempty"`
+}
+
+func unpackBatchGetGlobalRoutersParams(packed middleware.Parameters) (params BatchGetGlobalRoutersParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "global_router_ids",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.GlobalRouterIds = v.([]string)
+		}
+	}
+	return params
+}
+
+func decodeBatchGetGlobalRoutersParams(args [0]string, argsEscaped bool, r *http.Request) (params BatchGetGlobalRoutersParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: global_router_ids.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "global_router_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				params.GlobalRouterIds = nil
+				return d.DecodeArray(func(d uri.Decoder) error {
+					var paramsDotGlobalRouterIdsVal string
+					if err := func() error {
+						val, err := d.DecodeValue()
+						if err != nil {
+							return err
+						}
+
+						c, err := conv.ToString(val)
+						if err != nil {
+							return err
+						}
+
+						paramsDotGlobalRouterIdsVal = c
+						return nil
+					}(); err != nil {
+						return err
+					}
+					params.GlobalRouterIds = append(params.GlobalRouterIds, paramsDotGlobalRouterIdsVal)
+					return nil
+				})
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if params.GlobalRouterIds == nil {
+					return nil // optional
+				}
+				if err := (validate.Array{
+					MinLength:    0,
+					MinLengthSet: false,
+					MaxLength:    200,
+					MaxLengthSet: true,
+				}).ValidateLength(len(params.GlobalRouterIds)); err != nil {
+					return errors.Wrap(err, "array")
+				}
+				var failures []validate.FieldError
+				for i, elem := range params.GlobalRouterIds {
+					if err := func() error {
+						if err := (validate.String{
+							MinLength:     0,
+							MinLengthSet:  false,
+							MaxLength:     128,
+							MaxLengthSet:  true,
+							Email:         false,
+							Hostname:      false,
+							Regex:         nil,
+							MinNumeric:    0,
+							MinNumericSet: false,
+							MaxNumeric:    0,
+							MaxNumericSet: false,
+						}).Validate(string(elem)); err != nil {
+							return errors.Wrap(err, "string")
+						}
+						return nil
+					}(); err != nil {
+						failures = append(failures, validate.FieldError{
+							Name:  fmt.Sprintf("[%d]", i),
+							Error: err,
+						})
+					}
+				}
+				if len(failures) > 0 {
+					return &validate.Error{Fields: failures}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "global_router_ids",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // BatchGetIncidentsParams is parameters of BatchGetIncidents operation.
 type BatchGetIncidentsParams struct {
 	// 1 to 10000 incident ids (repeat the parameter).
@@ -3277,6 +3390,88 @@ func decodeDeleteE2MParams(args [1]string, argsEscaped bool, r *http.Request) (p
 					return err
 				}
 				params.ID = E2MUUID(paramsDotIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.ID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// DeleteGlobalRouterParams is parameters of DeleteGlobalRouter operation.
+type DeleteGlobalRouterParams struct {
+	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
+	// `-`.
+	ID NotificationCenterID
+}
+
+func unpackDeleteGlobalRouterParams(packed middleware.Parameters) (params DeleteGlobalRouterParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(NotificationCenterID)
+	}
+	return params
+}
+
+func decodeDeleteGlobalRouterParams(args [1]string, argsEscaped bool, r *http.Request) (params DeleteGlobalRouterParams, _ error) {
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID = NotificationCenterID(paramsDotIDVal)
 				return nil
 			}(); err != nil {
 				return err
@@ -5932,6 +6127,88 @@ func decodeGetExtensionParams(args [1]string, argsEscaped bool, r *http.Request)
 	return params, nil
 }
 
+// GetGlobalRouterParams is parameters of GetGlobalRouter operation.
+type GetGlobalRouterParams struct {
+	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
+	// `-`.
+	ID NotificationCenterID
+}
+
+func unpackGetGlobalRouterParams(packed middleware.Parameters) (params GetGlobalRouterParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(NotificationCenterID)
+	}
+	return params
+}
+
+func decodeGetGlobalRouterParams(args [1]string, argsEscaped bool, r *http.Request) (params GetGlobalRouterParams, _ error) {
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID = NotificationCenterID(paramsDotIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.ID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // GetIncidentParams is parameters of GetIncident operation.
 type GetIncidentParams struct {
 	// The incident's id, a UUID (hex digits in either case).
@@ -7884,6 +8161,86 @@ func decodeListEntityTypeAttachmentTypesParams(args [1]string, argsEscaped bool,
 		return params, &ogenerrors.DecodeParamError{
 			Name: "entity_type",
 			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// ListGlobalRoutersParams is parameters of ListGlobalRouters operation.
+type ListGlobalRoutersParams struct {
+	// Deprecated: schema marks this parameter as deprecated.
+	EntityType OptNotificationEntityType `json:",omitempty,omitzero"`
+}
+
+func unpackListGlobalRoutersParams(packed middleware.Parameters) (params ListGlobalRoutersParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "entity_type",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.EntityType = v.(OptNotificationEntityType)
+		}
+	}
+	return params
+}
+
+func decodeListGlobalRoutersParams(args [0]string, argsEscaped bool, r *http.Request) (params ListGlobalRoutersParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: entity_type.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotEntityTypeVal NotificationEntityType
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotEntityTypeVal = NotificationEntityType(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.EntityType.SetTo(paramsDotEntityTypeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.EntityType.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "entity_type",
+			In:   "query",
 			Err:  err,
 		}
 	}

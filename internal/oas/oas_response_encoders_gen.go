@@ -247,6 +247,19 @@ func encodeBatchGetConnectorsResponse(response *ConnectorBatch, w http.ResponseW
 	return nil
 }
 
+func encodeBatchGetGlobalRoutersResponse(response *GlobalRouterBatch, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeBatchGetIncidentsResponse(response *IncidentBatch, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -585,6 +598,19 @@ func encodeCreateE2MResponse(response *E2MEnvelope, w http.ResponseWriter) error
 	return nil
 }
 
+func encodeCreateGlobalRouterResponse(response *GlobalRouterResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeCreateParsingRuleGroupResponse(response *ParsingRuleGroupResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -774,6 +800,19 @@ func encodeDeleteDashboardFolderResponse(response *EmptyObject, w http.ResponseW
 }
 
 func encodeDeleteE2MResponse(response *E2MDeleted, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeDeleteGlobalRouterResponse(response *EmptyObject, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -1407,6 +1446,19 @@ func encodeGetExtensionResponse(response *Extension, w http.ResponseWriter) erro
 	return nil
 }
 
+func encodeGetGlobalRouterResponse(response *GlobalRouterResponse, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeGetIncidentResponse(response *IncidentResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -1986,6 +2038,19 @@ func encodeListExtensionsResponse(response *ExtensionList, w http.ResponseWriter
 	return nil
 }
 
+func encodeListGlobalRoutersResponse(response *GlobalRouterList, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeListIncidentAggregationsResponse(response *IncidentAggregationsResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -2338,6 +2403,19 @@ func encodeReplaceDefaultDashboardResponse(response *EmptyObject, w http.Respons
 }
 
 func encodeReplaceE2MResponse(response *E2MEnvelope, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeReplaceGlobalRouterResponse(response *GlobalRouterResponse, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -2706,6 +2784,19 @@ func encodeUpdateRecordingRuleSetResponse(response *EmptyObject, w http.Response
 }
 
 func encodeUpdateRetentionTagsResponse(response *RetentionTagList, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeValidateEntityLabelMatcherResponse(response *EntityLabelMatcherCheck, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

@@ -7860,6 +7860,63 @@ type E2MUUID string
 // Ref: #/components/schemas/EmptyObject
 type EmptyObject struct{}
 
+// Ref: #/components/schemas/EntityLabelMatcherCheck
+type EntityLabelMatcherCheck struct {
+	Result EntityLabelMatcherResult `json:"result"`
+}
+
+// GetResult returns the value of Result.
+func (s *EntityLabelMatcherCheck) GetResult() EntityLabelMatcherResult {
+	return s.Result
+}
+
+// SetResult sets the value of Result.
+func (s *EntityLabelMatcherCheck) SetResult(val EntityLabelMatcherResult) {
+	s.Result = val
+}
+
+// Ref: #/components/schemas/EntityLabelMatcherFailure
+type EntityLabelMatcherFailure struct {
+	Message string `json:"message"`
+}
+
+// GetMessage returns the value of Message.
+func (s *EntityLabelMatcherFailure) GetMessage() string {
+	return s.Message
+}
+
+// SetMessage sets the value of Message.
+func (s *EntityLabelMatcherFailure) SetMessage(val string) {
+	s.Message = val
+}
+
+// Exactly one of the two.
+// Ref: #/components/schemas/EntityLabelMatcherResult
+type EntityLabelMatcherResult struct {
+	Success *EmptyObject                 `json:"success"`
+	Failure OptEntityLabelMatcherFailure `json:"failure"`
+}
+
+// GetSuccess returns the value of Success.
+func (s *EntityLabelMatcherResult) GetSuccess() *EmptyObject {
+	return s.Success
+}
+
+// GetFailure returns the value of Failure.
+func (s *EntityLabelMatcherResult) GetFailure() OptEntityLabelMatcherFailure {
+	return s.Failure
+}
+
+// SetSuccess sets the value of Success.
+func (s *EntityLabelMatcherResult) SetSuccess(val *EmptyObject) {
+	s.Success = val
+}
+
+// SetFailure sets the value of Failure.
+func (s *EntityLabelMatcherResult) SetFailure(val OptEntityLabelMatcherFailure) {
+	s.Failure = val
+}
+
 // Ref: #/components/schemas/EntitySubTypeList
 type EntitySubTypeList struct {
 	EntitySubTypes []string `json:"entitySubTypes"`
@@ -9419,6 +9476,33 @@ func (s *ExtensionUndeployment) SetFailedItems(val []ExtensionFailedItem) {
 	s.FailedItems = val
 }
 
+// Where notifications of the entity type that match no rule go.
+// Ref: #/components/schemas/FallbackTarget
+type FallbackTarget struct {
+	EntityType OptNotificationEntityType `json:"entityType"`
+	Target     OptRoutingTarget          `json:"target"`
+}
+
+// GetEntityType returns the value of EntityType.
+func (s *FallbackTarget) GetEntityType() OptNotificationEntityType {
+	return s.EntityType
+}
+
+// GetTarget returns the value of Target.
+func (s *FallbackTarget) GetTarget() OptRoutingTarget {
+	return s.Target
+}
+
+// SetEntityType sets the value of EntityType.
+func (s *FallbackTarget) SetEntityType(val OptNotificationEntityType) {
+	s.EntityType = val
+}
+
+// SetTarget sets the value of Target.
+func (s *FallbackTarget) SetTarget(val OptRoutingTarget) {
+	s.Target = val
+}
+
 // Ref: #/components/schemas/FileRef
 type FileRef struct {
 	FileId    AnyCaseUUID `json:"fileId"`
@@ -9609,6 +9693,230 @@ func (s *GetPrometheusRulesOKHeaders) SetResponse(val GetPrometheusRulesOK) {
 }
 
 func (*GetPrometheusRulesOKHeaders) getPrometheusRulesRes() {}
+
+// Rules that send the notifications of matching entities to connectors.
+// Ref: #/components/schemas/GlobalRouter
+type GlobalRouter struct {
+	// Assigned by the server on create; required on replace.
+	ID          OptString `json:"id"`
+	Name        OptString `json:"name"`
+	Description OptString `json:"description"`
+	// Deprecated: schema marks this property as deprecated.
+	EntityType    OptNotificationEntityType `json:"entityType"`
+	EntityLabels  OptLabelValues            `json:"entityLabels"`
+	RoutingLabels OptRoutingLabels          `json:"routingLabels"`
+	Rules         []RoutingRule             `json:"rules"`
+	// Deprecated: schema marks this property as deprecated.
+	Fallback        []RoutingTarget  `json:"fallback"`
+	FallbackTargets []FallbackTarget `json:"fallbackTargets"`
+	Disabled        OptBool          `json:"disabled"`
+	// Set by the server; ignored in requests.
+	CreateTime OptDateTime `json:"createTime"`
+	// Set by the server; ignored in requests.
+	UpdateTime OptDateTime `json:"updateTime"`
+}
+
+// GetID returns the value of ID.
+func (s *GlobalRouter) GetID() OptString {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *GlobalRouter) GetName() OptString {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *GlobalRouter) GetDescription() OptString {
+	return s.Description
+}
+
+// GetEntityType returns the value of EntityType.
+func (s *GlobalRouter) GetEntityType() OptNotificationEntityType {
+	return s.EntityType
+}
+
+// GetEntityLabels returns the value of EntityLabels.
+func (s *GlobalRouter) GetEntityLabels() OptLabelValues {
+	return s.EntityLabels
+}
+
+// GetRoutingLabels returns the value of RoutingLabels.
+func (s *GlobalRouter) GetRoutingLabels() OptRoutingLabels {
+	return s.RoutingLabels
+}
+
+// GetRules returns the value of Rules.
+func (s *GlobalRouter) GetRules() []RoutingRule {
+	return s.Rules
+}
+
+// GetFallback returns the value of Fallback.
+func (s *GlobalRouter) GetFallback() []RoutingTarget {
+	return s.Fallback
+}
+
+// GetFallbackTargets returns the value of FallbackTargets.
+func (s *GlobalRouter) GetFallbackTargets() []FallbackTarget {
+	return s.FallbackTargets
+}
+
+// GetDisabled returns the value of Disabled.
+func (s *GlobalRouter) GetDisabled() OptBool {
+	return s.Disabled
+}
+
+// GetCreateTime returns the value of CreateTime.
+func (s *GlobalRouter) GetCreateTime() OptDateTime {
+	return s.CreateTime
+}
+
+// GetUpdateTime returns the value of UpdateTime.
+func (s *GlobalRouter) GetUpdateTime() OptDateTime {
+	return s.UpdateTime
+}
+
+// SetID sets the value of ID.
+func (s *GlobalRouter) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *GlobalRouter) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *GlobalRouter) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetEntityType sets the value of EntityType.
+func (s *GlobalRouter) SetEntityType(val OptNotificationEntityType) {
+	s.EntityType = val
+}
+
+// SetEntityLabels sets the value of EntityLabels.
+func (s *GlobalRouter) SetEntityLabels(val OptLabelValues) {
+	s.EntityLabels = val
+}
+
+// SetRoutingLabels sets the value of RoutingLabels.
+func (s *GlobalRouter) SetRoutingLabels(val OptRoutingLabels) {
+	s.RoutingLabels = val
+}
+
+// SetRules sets the value of Rules.
+func (s *GlobalRouter) SetRules(val []RoutingRule) {
+	s.Rules = val
+}
+
+// SetFallback sets the value of Fallback.
+func (s *GlobalRouter) SetFallback(val []RoutingTarget) {
+	s.Fallback = val
+}
+
+// SetFallbackTargets sets the value of FallbackTargets.
+func (s *GlobalRouter) SetFallbackTargets(val []FallbackTarget) {
+	s.FallbackTargets = val
+}
+
+// SetDisabled sets the value of Disabled.
+func (s *GlobalRouter) SetDisabled(val OptBool) {
+	s.Disabled = val
+}
+
+// SetCreateTime sets the value of CreateTime.
+func (s *GlobalRouter) SetCreateTime(val OptDateTime) {
+	s.CreateTime = val
+}
+
+// SetUpdateTime sets the value of UpdateTime.
+func (s *GlobalRouter) SetUpdateTime(val OptDateTime) {
+	s.UpdateTime = val
+}
+
+// Ref: #/components/schemas/GlobalRouterBatch
+type GlobalRouterBatch struct {
+	Routers     GlobalRouterBatchRouters `json:"routers"`
+	NotFoundIds []string                 `json:"notFoundIds"`
+}
+
+// GetRouters returns the value of Routers.
+func (s *GlobalRouterBatch) GetRouters() GlobalRouterBatchRouters {
+	return s.Routers
+}
+
+// GetNotFoundIds returns the value of NotFoundIds.
+func (s *GlobalRouterBatch) GetNotFoundIds() []string {
+	return s.NotFoundIds
+}
+
+// SetRouters sets the value of Routers.
+func (s *GlobalRouterBatch) SetRouters(val GlobalRouterBatchRouters) {
+	s.Routers = val
+}
+
+// SetNotFoundIds sets the value of NotFoundIds.
+func (s *GlobalRouterBatch) SetNotFoundIds(val []string) {
+	s.NotFoundIds = val
+}
+
+type GlobalRouterBatchRouters map[string]GlobalRouter
+
+func (s *GlobalRouterBatchRouters) init() GlobalRouterBatchRouters {
+	m := *s
+	if m == nil {
+		m = map[string]GlobalRouter{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/GlobalRouterList
+type GlobalRouterList struct {
+	Routers []GlobalRouter `json:"routers"`
+}
+
+// GetRouters returns the value of Routers.
+func (s *GlobalRouterList) GetRouters() []GlobalRouter {
+	return s.Routers
+}
+
+// SetRouters sets the value of Routers.
+func (s *GlobalRouterList) SetRouters(val []GlobalRouter) {
+	s.Routers = val
+}
+
+// Ref: #/components/schemas/GlobalRouterRequest
+type GlobalRouterRequest struct {
+	Router GlobalRouter `json:"router"`
+}
+
+// GetRouter returns the value of Router.
+func (s *GlobalRouterRequest) GetRouter() GlobalRouter {
+	return s.Router
+}
+
+// SetRouter sets the value of Router.
+func (s *GlobalRouterRequest) SetRouter(val GlobalRouter) {
+	s.Router = val
+}
+
+// Ref: #/components/schemas/GlobalRouterResponse
+type GlobalRouterResponse struct {
+	Router GlobalRouter `json:"router"`
+}
+
+// GetRouter returns the value of Router.
+func (s *GlobalRouterResponse) GetRouter() GlobalRouter {
+	return s.Router
+}
+
+// SetRouter sets the value of Router.
+func (s *GlobalRouterResponse) SetRouter(val GlobalRouter) {
+	s.Router = val
+}
 
 // The group's value for one group-by; `incidentField` holds one key named after the field.
 // Ref: #/components/schemas/GroupByValue
@@ -12819,6 +13127,18 @@ func (s *KeyValue) SetKey(val string) {
 // SetValue sets the value of Value.
 func (s *KeyValue) SetValue(val string) {
 	s.Value = val
+}
+
+// Ref: #/components/schemas/LabelValues
+type LabelValues map[string]string
+
+func (s *LabelValues) init() LabelValues {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
 }
 
 // Ref: #/components/schemas/ListExtensionsFilter
@@ -16708,6 +17028,52 @@ func (o OptE2MSpansQuery) Or(d E2MSpansQuery) E2MSpansQuery {
 	return d
 }
 
+// NewOptEntityLabelMatcherFailure returns new OptEntityLabelMatcherFailure with value set to v.
+func NewOptEntityLabelMatcherFailure(v EntityLabelMatcherFailure) OptEntityLabelMatcherFailure {
+	return OptEntityLabelMatcherFailure{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptEntityLabelMatcherFailure is optional EntityLabelMatcherFailure.
+type OptEntityLabelMatcherFailure struct {
+	Value EntityLabelMatcherFailure
+	Set   bool
+}
+
+// IsSet returns true if OptEntityLabelMatcherFailure was set.
+func (o OptEntityLabelMatcherFailure) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptEntityLabelMatcherFailure) Reset() {
+	var v EntityLabelMatcherFailure
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptEntityLabelMatcherFailure) SetTo(v EntityLabelMatcherFailure) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptEntityLabelMatcherFailure) Get() (v EntityLabelMatcherFailure, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptEntityLabelMatcherFailure) Or(d EntityLabelMatcherFailure) EntityLabelMatcherFailure {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptExtensionDeprecation returns new OptExtensionDeprecation with value set to v.
 func NewOptExtensionDeprecation(v ExtensionDeprecation) OptExtensionDeprecation {
 	return OptExtensionDeprecation{
@@ -18360,6 +18726,52 @@ func (o OptKeyPermissionsInput) Get() (v KeyPermissionsInput, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptKeyPermissionsInput) Or(d KeyPermissionsInput) KeyPermissionsInput {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptLabelValues returns new OptLabelValues with value set to v.
+func NewOptLabelValues(v LabelValues) OptLabelValues {
+	return OptLabelValues{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptLabelValues is optional LabelValues.
+type OptLabelValues struct {
+	Value LabelValues
+	Set   bool
+}
+
+// IsSet returns true if OptLabelValues was set.
+func (o OptLabelValues) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptLabelValues) Reset() {
+	var v LabelValues
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptLabelValues) SetTo(v LabelValues) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptLabelValues) Get() (v LabelValues, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptLabelValues) Or(d LabelValues) LabelValues {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -20728,6 +21140,98 @@ func (o OptResolutionDetails) Get() (v ResolutionDetails, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptResolutionDetails) Or(d ResolutionDetails) ResolutionDetails {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptRoutingLabels returns new OptRoutingLabels with value set to v.
+func NewOptRoutingLabels(v RoutingLabels) OptRoutingLabels {
+	return OptRoutingLabels{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptRoutingLabels is optional RoutingLabels.
+type OptRoutingLabels struct {
+	Value RoutingLabels
+	Set   bool
+}
+
+// IsSet returns true if OptRoutingLabels was set.
+func (o OptRoutingLabels) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptRoutingLabels) Reset() {
+	var v RoutingLabels
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptRoutingLabels) SetTo(v RoutingLabels) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptRoutingLabels) Get() (v RoutingLabels, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptRoutingLabels) Or(d RoutingLabels) RoutingLabels {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptRoutingTarget returns new OptRoutingTarget with value set to v.
+func NewOptRoutingTarget(v RoutingTarget) OptRoutingTarget {
+	return OptRoutingTarget{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptRoutingTarget is optional RoutingTarget.
+type OptRoutingTarget struct {
+	Value RoutingTarget
+	Set   bool
+}
+
+// IsSet returns true if OptRoutingTarget was set.
+func (o OptRoutingTarget) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptRoutingTarget) Reset() {
+	var v RoutingTarget
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptRoutingTarget) SetTo(v RoutingTarget) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptRoutingTarget) Get() (v RoutingTarget, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptRoutingTarget) Or(d RoutingTarget) RoutingTarget {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -27312,6 +27816,153 @@ func (s *RetentionTagsEnabled) GetEnableTags() bool {
 // SetEnableTags sets the value of EnableTags.
 func (s *RetentionTagsEnabled) SetEnableTags(val bool) {
 	s.EnableTags = val
+}
+
+// Ref: #/components/schemas/RoutingLabels
+type RoutingLabels struct {
+	Environment OptString `json:"environment"`
+	Service     OptString `json:"service"`
+	Team        OptString `json:"team"`
+}
+
+// GetEnvironment returns the value of Environment.
+func (s *RoutingLabels) GetEnvironment() OptString {
+	return s.Environment
+}
+
+// GetService returns the value of Service.
+func (s *RoutingLabels) GetService() OptString {
+	return s.Service
+}
+
+// GetTeam returns the value of Team.
+func (s *RoutingLabels) GetTeam() OptString {
+	return s.Team
+}
+
+// SetEnvironment sets the value of Environment.
+func (s *RoutingLabels) SetEnvironment(val OptString) {
+	s.Environment = val
+}
+
+// SetService sets the value of Service.
+func (s *RoutingLabels) SetService(val OptString) {
+	s.Service = val
+}
+
+// SetTeam sets the value of Team.
+func (s *RoutingLabels) SetTeam(val OptString) {
+	s.Team = val
+}
+
+// Ref: #/components/schemas/RoutingRule
+type RoutingRule struct {
+	Name OptString `json:"name"`
+	// An expression over the notification's entity, e.g. `alertDef.priority == 'P1'`.
+	Condition     OptString                 `json:"condition"`
+	EntityType    OptNotificationEntityType `json:"entityType"`
+	Targets       []RoutingTarget           `json:"targets"`
+	CustomDetails OptLabelValues            `json:"customDetails"`
+}
+
+// GetName returns the value of Name.
+func (s *RoutingRule) GetName() OptString {
+	return s.Name
+}
+
+// GetCondition returns the value of Condition.
+func (s *RoutingRule) GetCondition() OptString {
+	return s.Condition
+}
+
+// GetEntityType returns the value of EntityType.
+func (s *RoutingRule) GetEntityType() OptNotificationEntityType {
+	return s.EntityType
+}
+
+// GetTargets returns the value of Targets.
+func (s *RoutingRule) GetTargets() []RoutingTarget {
+	return s.Targets
+}
+
+// GetCustomDetails returns the value of CustomDetails.
+func (s *RoutingRule) GetCustomDetails() OptLabelValues {
+	return s.CustomDetails
+}
+
+// SetName sets the value of Name.
+func (s *RoutingRule) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetCondition sets the value of Condition.
+func (s *RoutingRule) SetCondition(val OptString) {
+	s.Condition = val
+}
+
+// SetEntityType sets the value of EntityType.
+func (s *RoutingRule) SetEntityType(val OptNotificationEntityType) {
+	s.EntityType = val
+}
+
+// SetTargets sets the value of Targets.
+func (s *RoutingRule) SetTargets(val []RoutingTarget) {
+	s.Targets = val
+}
+
+// SetCustomDetails sets the value of CustomDetails.
+func (s *RoutingRule) SetCustomDetails(val OptLabelValues) {
+	s.CustomDetails = val
+}
+
+// A connector and, optionally, the preset its messages are rendered with.
+// Ref: #/components/schemas/RoutingTarget
+type RoutingTarget struct {
+	// Assigned by the server when not sent.
+	ID            OptString      `json:"id"`
+	ConnectorId   OptString      `json:"connectorId"`
+	PresetId      OptString      `json:"presetId"`
+	CustomDetails OptLabelValues `json:"customDetails"`
+}
+
+// GetID returns the value of ID.
+func (s *RoutingTarget) GetID() OptString {
+	return s.ID
+}
+
+// GetConnectorId returns the value of ConnectorId.
+func (s *RoutingTarget) GetConnectorId() OptString {
+	return s.ConnectorId
+}
+
+// GetPresetId returns the value of PresetId.
+func (s *RoutingTarget) GetPresetId() OptString {
+	return s.PresetId
+}
+
+// GetCustomDetails returns the value of CustomDetails.
+func (s *RoutingTarget) GetCustomDetails() OptLabelValues {
+	return s.CustomDetails
+}
+
+// SetID sets the value of ID.
+func (s *RoutingTarget) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetConnectorId sets the value of ConnectorId.
+func (s *RoutingTarget) SetConnectorId(val OptString) {
+	s.ConnectorId = val
+}
+
+// SetPresetId sets the value of PresetId.
+func (s *RoutingTarget) SetPresetId(val OptString) {
+	s.PresetId = val
+}
+
+// SetCustomDetails sets the value of CustomDetails.
+func (s *RoutingTarget) SetCustomDetails(val OptLabelValues) {
+	s.CustomDetails = val
 }
 
 // Ref: #/components/schemas/RumPoliciesInput

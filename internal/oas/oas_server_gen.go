@@ -149,6 +149,13 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/all/list
 	BatchGetConnectors(ctx context.Context, params BatchGetConnectorsParams) (*ConnectorBatch, error)
+	// BatchGetGlobalRouters implements BatchGetGlobalRouters operation.
+	//
+	// Answers the routers found, by id, and the requested ids that name none (in request order, once
+	// each).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/routers/all/summaries
+	BatchGetGlobalRouters(ctx context.Context, params BatchGetGlobalRoutersParams) (*GlobalRouterBatch, error)
 	// BatchGetIncidents implements BatchGetIncidents operation.
 	//
 	// Get incidents by id.
@@ -353,6 +360,17 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/events2metrics/events2metrics/v2
 	CreateE2M(ctx context.Context, req *E2MCreateParams) (*E2MEnvelope, error)
+	// CreateGlobalRouter implements CreateGlobalRouter operation.
+	//
+	// Stores a new router under a server-assigned id. `name` is required. Each rule needs a `condition`;
+	// each target (of a rule, of `fallback`, of `fallbackTargets`) names one of the team's connectors by
+	// `connectorId` and optionally a preset (system or custom) by `presetId`, whose `connectorType` must
+	// be the connector's type; a missing connector or preset is a 400. Targets get a server-assigned
+	// 36-character `id` when sent without one. `entityLabels` must be a valid matcher (see
+	// `POST …/routers/matcher/validate`). A team holds at most 200 routers.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/routers
+	CreateGlobalRouter(ctx context.Context, req *GlobalRouterRequest) (*GlobalRouterResponse, error)
 	// CreateParsingRuleGroup implements CreateParsingRuleGroup operation.
 	//
 	// Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets at
@@ -479,6 +497,12 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/events2metrics/events2metrics/v2/{id}
 	DeleteE2M(ctx context.Context, params DeleteE2MParams) (*E2MDeleted, error)
+	// DeleteGlobalRouter implements DeleteGlobalRouter operation.
+	//
+	// An unknown id is a 404.
+	//
+	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
+	DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams) error
 	// DeleteParsingRuleGroup implements DeleteParsingRuleGroup operation.
 	//
 	// Delete one parsing rule group.
@@ -797,6 +821,12 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/3/integrations/extensions/v1/{id}
 	GetExtension(ctx context.Context, params GetExtensionParams) (*Extension, error)
+	// GetGlobalRouter implements GetGlobalRouter operation.
+	//
+	// Read a notification router.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
+	GetGlobalRouter(ctx context.Context, params GetGlobalRouterParams) (*GlobalRouterResponse, error)
 	// GetIncident implements GetIncident operation.
 	//
 	// Get an incident with its events.
@@ -1083,6 +1113,15 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/3/integrations/extensions/v1/all
 	ListExtensions(ctx context.Context, req OptExtensionListInput) (*ExtensionList, error)
+	// ListGlobalRouters implements ListGlobalRouters operation.
+	//
+	// The team's routers, oldest first. `entity_type` (deprecated) keeps the routers of that entity type;
+	// `source_entity_labels` keeps the routers whose `entityLabels` give each listed label one of its
+	// listed values (`source_entity_labels[env][values]=prod`, repeated or indexed for more values). Left
+	// out, a filter does not filter.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/routers
+	ListGlobalRouters(ctx context.Context, params ListGlobalRoutersParams) (*GlobalRouterList, error)
 	// ListIncidentAggregations implements ListIncidentAggregations operation.
 	//
 	// Groups the team's incidents that match `filter` by the fields of `group_bys` (all incidents form one
@@ -1329,6 +1368,12 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/5/events2metrics/events2metrics/v2
 	ReplaceE2M(ctx context.Context, req *E2M) (*E2MEnvelope, error)
+	// ReplaceGlobalRouter implements ReplaceGlobalRouter operation.
+	//
+	// Replaces the router `router.id`, checked as the create checks it; `createTime` is kept.
+	//
+	// PUT /mgmt/openapi/5/notifications/notification-center/v1/routers
+	ReplaceGlobalRouter(ctx context.Context, req *GlobalRouterRequest) (*GlobalRouterResponse, error)
 	// ReplacePolicySettings implements ReplacePolicySettings operation.
 	//
 	// Each section the request sets replaces the stored one; a section left out keeps its value. The
@@ -1527,6 +1572,17 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/dataengine/retention-tags/v1
 	UpdateRetentionTags(ctx context.Context, req *RetentionTagUpdate) (*RetentionTagList, error)
+	// ValidateEntityLabelMatcher implements ValidateEntityLabelMatcher operation.
+	//
+	// Checks `entity_label_matcher` (label name to expected value:
+	// `entity_label_matcher[environment]=production`) by the rules a router's `entityLabels` must meet,
+	// and answers `result.success` or `result.failure.message` naming the label and the rule: at most 50
+	// labels; a name of 1–256 characters, a letter or `_` first, then letters, digits, `_`, `.`, `-` or
+	// `/`; a value of 1–256 characters without leading or trailing spaces, where `*` matches any value
+	// of the label. An empty matcher is valid (it matches every entity).
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/routers/matcher/validate
+	ValidateEntityLabelMatcher(ctx context.Context) (*EntityLabelMatcherCheck, error)
 	// ValidateReplaceSloAlerts implements ValidateReplaceSloAlerts operation.
 	//
 	// Checks the body as the replace does and stores it, exactly as `PUT …/slo/slos/v1` would (same

@@ -208,6 +208,16 @@ func (UnimplementedHandler) BatchGetConnectors(ctx context.Context, params Batch
 	return r, ht.ErrNotImplemented
 }
 
+// BatchGetGlobalRouters implements BatchGetGlobalRouters operation.
+//
+// Answers the routers found, by id, and the requested ids that name none (in request order, once
+// each).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/routers/all/summaries
+func (UnimplementedHandler) BatchGetGlobalRouters(ctx context.Context, params BatchGetGlobalRoutersParams) (r *GlobalRouterBatch, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // BatchGetIncidents implements BatchGetIncidents operation.
 //
 // Get incidents by id.
@@ -490,6 +500,20 @@ func (UnimplementedHandler) CreateE2M(ctx context.Context, req *E2MCreateParams)
 	return r, ht.ErrNotImplemented
 }
 
+// CreateGlobalRouter implements CreateGlobalRouter operation.
+//
+// Stores a new router under a server-assigned id. `name` is required. Each rule needs a `condition`;
+// each target (of a rule, of `fallback`, of `fallbackTargets`) names one of the team's connectors by
+// `connectorId` and optionally a preset (system or custom) by `presetId`, whose `connectorType` must
+// be the connector's type; a missing connector or preset is a 400. Targets get a server-assigned
+// 36-character `id` when sent without one. `entityLabels` must be a valid matcher (see
+// `POST …/routers/matcher/validate`). A team holds at most 200 routers.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/routers
+func (UnimplementedHandler) CreateGlobalRouter(ctx context.Context, req *GlobalRouterRequest) (r *GlobalRouterResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // CreateParsingRuleGroup implements CreateParsingRuleGroup operation.
 //
 // Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets at
@@ -662,6 +686,15 @@ func (UnimplementedHandler) DeleteDashboardFolder(ctx context.Context, params De
 // DELETE /mgmt/openapi/5/events2metrics/events2metrics/v2/{id}
 func (UnimplementedHandler) DeleteE2M(ctx context.Context, params DeleteE2MParams) (r *E2MDeleted, _ error) {
 	return r, ht.ErrNotImplemented
+}
+
+// DeleteGlobalRouter implements DeleteGlobalRouter operation.
+//
+// An unknown id is a 404.
+//
+// DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
+func (UnimplementedHandler) DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams) error {
+	return ht.ErrNotImplemented
 }
 
 // DeleteParsingRuleGroup implements DeleteParsingRuleGroup operation.
@@ -1090,6 +1123,15 @@ func (UnimplementedHandler) GetExtension(ctx context.Context, params GetExtensio
 	return r, ht.ErrNotImplemented
 }
 
+// GetGlobalRouter implements GetGlobalRouter operation.
+//
+// Read a notification router.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
+func (UnimplementedHandler) GetGlobalRouter(ctx context.Context, params GetGlobalRouterParams) (r *GlobalRouterResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetIncident implements GetIncident operation.
 //
 // Get an incident with its events.
@@ -1484,6 +1526,18 @@ func (UnimplementedHandler) ListExtensions(ctx context.Context, req OptExtension
 	return r, ht.ErrNotImplemented
 }
 
+// ListGlobalRouters implements ListGlobalRouters operation.
+//
+// The team's routers, oldest first. `entity_type` (deprecated) keeps the routers of that entity type;
+// `source_entity_labels` keeps the routers whose `entityLabels` give each listed label one of its
+// listed values (`source_entity_labels[env][values]=prod`, repeated or indexed for more values). Left
+// out, a filter does not filter.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/routers
+func (UnimplementedHandler) ListGlobalRouters(ctx context.Context, params ListGlobalRoutersParams) (r *GlobalRouterList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ListIncidentAggregations implements ListIncidentAggregations operation.
 //
 // Groups the team's incidents that match `filter` by the fields of `group_bys` (all incidents form one
@@ -1814,6 +1868,15 @@ func (UnimplementedHandler) ReplaceE2M(ctx context.Context, req *E2M) (r *E2MEnv
 	return r, ht.ErrNotImplemented
 }
 
+// ReplaceGlobalRouter implements ReplaceGlobalRouter operation.
+//
+// Replaces the router `router.id`, checked as the create checks it; `createTime` is kept.
+//
+// PUT /mgmt/openapi/5/notifications/notification-center/v1/routers
+func (UnimplementedHandler) ReplaceGlobalRouter(ctx context.Context, req *GlobalRouterRequest) (r *GlobalRouterResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ReplacePolicySettings implements ReplacePolicySettings operation.
 //
 // Each section the request sets replaces the stored one; a section left out keeps its value. The
@@ -2090,6 +2153,20 @@ func (UnimplementedHandler) UpdateRecordingRuleSet(ctx context.Context, req *Rec
 //
 // POST /mgmt/openapi/5/dataengine/retention-tags/v1
 func (UnimplementedHandler) UpdateRetentionTags(ctx context.Context, req *RetentionTagUpdate) (r *RetentionTagList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ValidateEntityLabelMatcher implements ValidateEntityLabelMatcher operation.
+//
+// Checks `entity_label_matcher` (label name to expected value:
+// `entity_label_matcher[environment]=production`) by the rules a router's `entityLabels` must meet,
+// and answers `result.success` or `result.failure.message` naming the label and the rule: at most 50
+// labels; a name of 1–256 characters, a letter or `_` first, then letters, digits, `_`, `.`, `-` or
+// `/`; a value of 1–256 characters without leading or trailing spaces, where `*` matches any value
+// of the label. An empty matcher is valid (it matches every entity).
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/routers/matcher/validate
+func (UnimplementedHandler) ValidateEntityLabelMatcher(ctx context.Context) (r *EntityLabelMatcherCheck, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

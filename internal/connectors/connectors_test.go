@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -498,4 +499,38 @@ func TestMessageFieldsOfPresets(t *testing.T) {
 	if err := connectors.CheckMessageField(oas.ConnectorTypeCONNECTORTYPEUNSPECIFIED, "x", "y"); err != nil {
 		t.Fatalf("unspecified: %v", err)
 	}
+}
+
+// TestTeamBound checks that a team holds at most MaxConnectors connectors (the rows before the
+// last are written directly, to keep the test short) and that another team is not bounded by it.
+func TestTeamBound(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		teamID, key := env.MustTeam(t, "acme")
+		_, other := env.MustTeam(t, "other")
+		doc := `{"name":"n","type":"EMAIL","connectorConfig":{"fields":[{"fieldName":"recipients","value":"[]"}]}}`
+		err := env.DB.InTx(context.Background(), func(tx *db.Tx) error {
+			for i := range connectors.MaxConnectors - 1 {
+				if _, err := tx.ExecContext(context.Background(),
+					`INSERT INTO notification_connectors (team_id, id, connector_type, document, created_at, updated_at) VALUES ($1, $2, 'EMAIL', $3, $4, $4)`,
+					teamID, fmt.Sprintf("c%04d", i), doc, int64(i)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		body := `{"connector":{"name":"n","type":"EMAIL","connectorConfig":{"fields":[{"fieldName":"recipients","value":"[\"a@example.com\"]"}]}}}`
+		if res := env.JSON(t, http.MethodPost, connPath, key, body); res.Status != 200 {
+			t.Fatalf("the %dth: %d %s", connectors.MaxConnectors, res.Status, res.Body)
+		}
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, connPath, key, body), 429, "800 connectors")
+		if n := len(apitest.Decode[struct{ Connectors []connectorOut }](t, env.JSON(t, http.MethodGet, sumList, key, "")).Connectors); n != connectors.MaxConnectors {
+			t.Fatalf("%d connectors listed", n)
+		}
+		if res := env.JSON(t, http.MethodPost, connPath, other, body); res.Status != 200 {
+			t.Fatalf("another team: %d %s", res.Status, res.Body)
+		}
+	})
 }

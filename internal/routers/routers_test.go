@@ -1,13 +1,16 @@
 package routers_test
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/routers"
 )
 
@@ -288,5 +291,31 @@ func TestPermissions(t *testing.T) {
 			t.Fatalf("reader on the matcher: %d %s", res.Status, res.Body)
 		}
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, routersPath, reader, `{"router":{"name":"n"}}`), 403, "notification-center-routers:UpdateConfig")
+	})
+}
+
+// TestTeamBound checks that a team holds at most MaxRouters routers (the rows before the last are
+// written directly, to keep the test short).
+func TestTeamBound(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		teamID, key := env.MustTeam(t, "acme")
+		err := env.DB.InTx(context.Background(), func(tx *db.Tx) error {
+			for i := range routers.MaxRouters - 1 {
+				if _, err := tx.ExecContext(context.Background(),
+					`INSERT INTO notification_routers (team_id, id, name, document, created_at, updated_at) VALUES ($1, $2, 'n', '{"name":"n"}', $3, $3)`,
+					teamID, fmt.Sprintf("r%04d", i), int64(i)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		create(t, env, key, `{"name":"last"}`)
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, routersPath, key, `{"router":{"name":"one too many"}}`), 429, "200 routers")
+		if n := len(apitest.Decode[struct{ Routers []routerOut }](t, env.JSON(t, http.MethodGet, routersPath, key, "")).Routers); n != routers.MaxRouters {
+			t.Fatalf("%d routers listed", n)
+		}
 	})
 }

@@ -9698,12 +9698,11 @@ func (*GetPrometheusRulesOKHeaders) getPrometheusRulesRes() {}
 // Ref: #/components/schemas/GlobalRouter
 type GlobalRouter struct {
 	// Assigned by the server on create; required on replace.
-	ID          OptString `json:"id"`
-	Name        OptString `json:"name"`
-	Description OptString `json:"description"`
-	// Deprecated: schema marks this property as deprecated.
+	ID            OptString                 `json:"id"`
+	Name          OptString                 `json:"name"`
+	Description   OptString                 `json:"description"`
 	EntityType    OptNotificationEntityType `json:"entityType"`
-	EntityLabels  OptLabelValues            `json:"entityLabels"`
+	EntityLabels  OptRouterEntityLabels     `json:"entityLabels"`
 	RoutingLabels OptRoutingLabels          `json:"routingLabels"`
 	Rules         []RoutingRule             `json:"rules"`
 	// Deprecated: schema marks this property as deprecated.
@@ -9737,7 +9736,7 @@ func (s *GlobalRouter) GetEntityType() OptNotificationEntityType {
 }
 
 // GetEntityLabels returns the value of EntityLabels.
-func (s *GlobalRouter) GetEntityLabels() OptLabelValues {
+func (s *GlobalRouter) GetEntityLabels() OptRouterEntityLabels {
 	return s.EntityLabels
 }
 
@@ -9797,7 +9796,7 @@ func (s *GlobalRouter) SetEntityType(val OptNotificationEntityType) {
 }
 
 // SetEntityLabels sets the value of EntityLabels.
-func (s *GlobalRouter) SetEntityLabels(val OptLabelValues) {
+func (s *GlobalRouter) SetEntityLabels(val OptRouterEntityLabels) {
 	s.EntityLabels = val
 }
 
@@ -13129,6 +13128,7 @@ func (s *KeyValue) SetValue(val string) {
 	s.Value = val
 }
 
+// Free-form details, at most 100.
 // Ref: #/components/schemas/LabelValues
 type LabelValues map[string]string
 
@@ -21146,6 +21146,52 @@ func (o OptResolutionDetails) Or(d ResolutionDetails) ResolutionDetails {
 	return d
 }
 
+// NewOptRouterEntityLabels returns new OptRouterEntityLabels with value set to v.
+func NewOptRouterEntityLabels(v RouterEntityLabels) OptRouterEntityLabels {
+	return OptRouterEntityLabels{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptRouterEntityLabels is optional RouterEntityLabels.
+type OptRouterEntityLabels struct {
+	Value RouterEntityLabels
+	Set   bool
+}
+
+// IsSet returns true if OptRouterEntityLabels was set.
+func (o OptRouterEntityLabels) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptRouterEntityLabels) Reset() {
+	var v RouterEntityLabels
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptRouterEntityLabels) SetTo(v RouterEntityLabels) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptRouterEntityLabels) Get() (v RouterEntityLabels, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptRouterEntityLabels) Or(d RouterEntityLabels) RouterEntityLabels {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptRoutingLabels returns new OptRoutingLabels with value set to v.
 func NewOptRoutingLabels(v RoutingLabels) OptRoutingLabels {
 	return OptRoutingLabels{
@@ -27816,6 +27862,19 @@ func (s *RetentionTagsEnabled) GetEnableTags() bool {
 // SetEnableTags sets the value of EnableTags.
 func (s *RetentionTagsEnabled) SetEnableTags(val bool) {
 	s.EnableTags = val
+}
+
+// Label name to expected value (see `POST …/routers/matcher/validate`), at most 50.
+// Ref: #/components/schemas/RouterEntityLabels
+type RouterEntityLabels map[string]string
+
+func (s *RouterEntityLabels) init() RouterEntityLabels {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
 }
 
 // Ref: #/components/schemas/RoutingLabels

@@ -261,10 +261,11 @@ func TestValidateEntityLabelMatcher(t *testing.T) {
 			m("env", " prod"):                  "white space",
 			m("env", strings.Repeat("v", 257)): "at most 256",
 			m(strings.Repeat("k", 257), "v"):   "1–256 characters",
+			m(strings.Repeat("k", 20000), "v"): "…\": a name has 1–256 characters",
 			m(many...):                         "has 51 labels; at most 50",
 		} {
 			ok, msg := check(q)
-			if ok || !strings.Contains(msg, frag) || !strings.HasPrefix(msg, "entity_label_matcher: ") {
+			if ok || !strings.Contains(msg, frag) || !strings.HasPrefix(msg, "entity_label_matcher: ") || len(msg) > 300 {
 				t.Errorf("%.60s: %v %q, want a failure with %q", q, ok, msg, frag)
 			}
 		}

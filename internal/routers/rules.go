@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
@@ -39,20 +40,34 @@ func CheckMatcher(m map[string]string) error {
 	slices.Sort(names)
 	for _, k := range names {
 		v := m[k]
+		name := shortened(k)
 		switch {
 		case k == "" || len(k) > maxLabelLength:
-			return fmt.Errorf("label %q: a name has 1–%d characters", k, maxLabelLength)
+			return fmt.Errorf("label %q: a name has 1–%d characters", name, maxLabelLength)
 		case !labelName.MatchString(k):
-			return fmt.Errorf("label %q: a name starts with a letter or _ and holds only letters, digits, _, ., - and /", k)
+			return fmt.Errorf("label %q: a name starts with a letter or _ and holds only letters, digits, _, ., - and /", name)
 		case v == "":
-			return fmt.Errorf("label %q: the value must not be empty; %s matches any value", k, AnyValue)
+			return fmt.Errorf("label %q: the value must not be empty; %s matches any value", name, AnyValue)
 		case len(v) > maxLabelLength:
-			return fmt.Errorf("label %q: the value has at most %d characters", k, maxLabelLength)
+			return fmt.Errorf("label %q: the value has at most %d characters", name, maxLabelLength)
 		case strings.TrimSpace(v) != v:
-			return fmt.Errorf("label %q: the value must not start or end with white space", k)
+			return fmt.Errorf("label %q: the value must not start or end with white space", name)
 		}
 	}
 	return nil
+}
+
+// shortened is s for a message: its first 64 bytes (whole runes) and "…" when it is longer.
+func shortened(s string) string {
+	const most = 64
+	if len(s) <= most {
+		return s
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // Matches reports whether an entity's labels satisfy the matcher m: each label of m is set on the
@@ -143,7 +158,7 @@ func checkRouter(r oas.GlobalRouter) (oas.GlobalRouter, error) {
 	}
 	r.Description = oas.NewOptString(r.Description.Or(""))
 	r.Disabled = oas.NewOptBool(r.Disabled.Or(false))
-	r.EntityLabels = oas.NewOptLabelValues(r.EntityLabels.Or(oas.LabelValues{}))
+	r.EntityLabels = oas.NewOptRouterEntityLabels(r.EntityLabels.Or(oas.RouterEntityLabels{}))
 	if r.Rules == nil {
 		r.Rules = []oas.RoutingRule{}
 	}

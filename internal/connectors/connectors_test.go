@@ -534,3 +534,33 @@ func TestTeamBound(t *testing.T) {
 		}
 	})
 }
+
+// TestDestination checks where a delivery through each delivered type goes, read from the stored
+// connector with its defaults, and that the other types have none.
+func TestDestination(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		teamID, key := env.MustTeam(t, "acme")
+		hook := create(t, env, key, `{"name":"h","type":"GENERIC_HTTPS","connectorConfig":{"fields":[{"fieldName":"url","value":"https://r.example/a"}]}}`)
+		slack := create(t, env, key, slackBody)
+		teams := create(t, env, key, `{"name":"t","type":"MICROSOFT_TEAMS","connectorConfig":{"fields":[{"fieldName":"webhookUrl","value":"https://t.example/w"}]}}`)
+		pd := create(t, env, key, `{"name":"p","type":"PAGERDUTY","connectorConfig":{"fields":[{"fieldName":"integrationKey","value":"RK"}]}}`)
+		email := create(t, env, key, `{"name":"e","type":"EMAIL","connectorConfig":{"fields":[{"fieldName":"recipients","value":"[\"a@example.com\"]"}]}}`)
+		want := map[string][3]string{
+			hook.ID:  {"https://r.example/a", "", "true"},
+			slack.ID: {slackSecret, "", "true"},
+			teams.ID: {"https://t.example/w", "", "true"},
+			pd.ID:    {"https://events.pagerduty.com/v2/enqueue", "RK", "true"},
+			email.ID: {"", "", "false"},
+		}
+		for id, w := range want {
+			c, err := connectors.Load(context.Background(), env.DB.Read(), teamID, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u, rk, ok := c.Destination()
+			if got := [3]string{u, rk, fmt.Sprint(ok)}; got != w {
+				t.Errorf("%s: %v, want %v", c.Type, got, w)
+			}
+		}
+	})
+}

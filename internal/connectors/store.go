@@ -163,3 +163,18 @@ func countByType(ctx context.Context, q db.Querier, teamID int64) (map[oas.Conne
 	}
 	return out, rows.Err()
 }
+
+// Destination returns where a delivery through c goes: the URL its requests are sent to and, for
+// PagerDuty, the Events API v2 routing key. ok is false for the types mgmtapi does not deliver
+// through (Type.Delivered). Both values are secrets: never log them.
+func (c Connector) Destination() (url, routingKey string, ok bool) {
+	switch c.Type {
+	case oas.ConnectorTypeGENERICHTTPS:
+		return c.Fields["url"], "", true
+	case oas.ConnectorTypeSLACK, oas.ConnectorTypeMICROSOFTTEAMS:
+		return c.Fields["webhookUrl"], "", true
+	case oas.ConnectorTypePAGERDUTY:
+		return c.Fields["eventsUrl"], c.Fields["integrationKey"], true
+	}
+	return "", "", false
+}

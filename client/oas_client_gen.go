@@ -211,6 +211,26 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/4/slo/slos/v1/all/execute
 	BatchExecuteSlos(ctx context.Context, request *BatchExecuteSloRequest, options ...RequestOption) (*BatchExecuteSloResponse, error)
+	// BatchGetConnectorSummaries invokes BatchGetConnectorSummaries operation.
+	//
+	// As `GET …/connectors/all/list`, answering summaries, which leave sensitive fields out.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/all/summaries
+	BatchGetConnectorSummaries(ctx context.Context, params BatchGetConnectorSummariesParams, options ...RequestOption) (*ConnectorSummaryBatch, error)
+	// BatchGetConnectors invokes BatchGetConnectors operation.
+	//
+	// Answers the connectors found, by id, and the requested ids that name none (in request order, once
+	// each).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/all/list
+	BatchGetConnectors(ctx context.Context, params BatchGetConnectorsParams, options ...RequestOption) (*ConnectorBatch, error)
+	// BatchGetGlobalRouters invokes BatchGetGlobalRouters operation.
+	//
+	// Answers the routers found, by id, and the requested ids that name none (in request order, once
+	// each).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/routers/all/summaries
+	BatchGetGlobalRouters(ctx context.Context, params BatchGetGlobalRoutersParams, options ...RequestOption) (*GlobalRouterBatch, error)
 	// BatchGetIncidents invokes BatchGetIncidents operation.
 	//
 	// Get incidents by id.
@@ -371,13 +391,26 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/case-settings/v1/configs
 	CreateCaseSettings(ctx context.Context, request *CaseSettingsCreateInput, options ...RequestOption) (*CaseSettingsAnswer, error)
+	// CreateConnector invokes CreateConnector operation.
+	//
+	// Stores a new connector under a server-assigned id. `type` (not UNSPECIFIED) and `name` are required;
+	// `connectorConfig.fields` must name only fields of the type's schema, each at most once, every
+	// required one, each value meeting its field type (a URL field takes an absolute http or https URL, an
+	// enumerated field one of its allowed values). `configOverrides` give, per entity type (each at most
+	// once), templates for the fields whose schema allows overrides. `id`, `teamId`, the times and
+	// `resolvedConnectorConfig` in the request are ignored. A team holds at most 800 connectors.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/connectors
+	CreateConnector(ctx context.Context, request *ConnectorRequest, options ...RequestOption) (*ConnectorResponse, error)
 	// CreateCustomPreset invokes CreateCustomPreset operation.
 	//
 	// Stores a new custom preset under a server-assigned id and answers it with every omitted field
 	// filled: `attachmentConfig.policy` AUTO, `connectorType` CONNECTOR_TYPE_UNSPECIFIED, `entityType`
 	// ENTITY_TYPE_UNSPECIFIED, `presetType` PRESET_TYPE_UNSPECIFIED, `description` empty,
 	// `configOverrides` empty. An `id` in the request is ignored. `parentId`, when set, must name one of
-	// the team's presets (system or custom). `presetType` SYSTEM is refused.
+	// the team's presets (system or custom). `presetType` SYSTEM is refused. With a `connectorType`, each
+	// override's message fields must be fields of that type's payload type (`payloadType`, the type's
+	// first when omitted), as `GET …/connector-schemas` lists them.
 	//
 	// POST /mgmt/openapi/4/notifications/notification-center/v1/presets/custom
 	CreateCustomPreset(ctx context.Context, request *PresetRequest, options ...RequestOption) (*PresetResponse, error)
@@ -415,6 +448,17 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/events2metrics/events2metrics/v2
 	CreateE2M(ctx context.Context, request *E2MCreateParams, options ...RequestOption) (*E2MEnvelope, error)
+	// CreateGlobalRouter invokes CreateGlobalRouter operation.
+	//
+	// Stores a new router under a server-assigned id. `name` is required. Each rule needs a `condition`;
+	// each target (of a rule, of `fallback`, of `fallbackTargets`) names one of the team's connectors by
+	// `connectorId` and optionally a preset (system or custom) by `presetId`, whose `connectorType` must
+	// be the connector's type; a missing connector or preset is a 400. Targets get a server-assigned
+	// 36-character `id` when sent without one. `entityLabels` must be a valid matcher (see
+	// `POST …/routers/matcher/validate`). A team holds at most 200 routers.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/routers
+	CreateGlobalRouter(ctx context.Context, request *GlobalRouterRequest, options ...RequestOption) (*GlobalRouterResponse, error)
 	// CreateParsingRuleGroup invokes CreateParsingRuleGroup operation.
 	//
 	// Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets at
@@ -506,6 +550,12 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/cases/cases/case-settings/v1/configs/{id}
 	DeleteCaseSettings(ctx context.Context, params DeleteCaseSettingsParams, options ...RequestOption) error
+	// DeleteConnector invokes DeleteConnector operation.
+	//
+	// An unknown id is a 404; a connector that a router uses is a 409 naming the routers.
+	//
+	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
+	DeleteConnector(ctx context.Context, params DeleteConnectorParams, options ...RequestOption) error
 	// DeleteCustomPreset invokes DeleteCustomPreset operation.
 	//
 	// System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
@@ -543,6 +593,12 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/events2metrics/events2metrics/v2/{id}
 	DeleteE2M(ctx context.Context, params DeleteE2MParams, options ...RequestOption) (*E2MDeleted, error)
+	// DeleteGlobalRouter invokes DeleteGlobalRouter operation.
+	//
+	// An unknown id is a 404.
+	//
+	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
+	DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams, options ...RequestOption) error
 	// DeleteParsingRuleGroup invokes DeleteParsingRuleGroup operation.
 	//
 	// Delete one parsing rule group.
@@ -716,6 +772,29 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/cases/cases/case-settings/v1/configs:getSystemDefaults
 	GetCaseSettingsDefaults(ctx context.Context, options ...RequestOption) (*CaseSettingsDefaults, error)
+	// GetConnector invokes GetConnector operation.
+	//
+	// Read a notification connector.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
+	GetConnector(ctx context.Context, params GetConnectorParams, options ...RequestOption) (*ConnectorResponse, error)
+	// GetConnectorSchema invokes GetConnectorSchema operation.
+	//
+	// The fields a connector of the type takes (`connectorConfigSchema`) and, per payload type, the fields
+	// its presets' messages take (`messageConfigSchemas`). The same table checks connector bodies. `type`
+	// is required (UNSPECIFIED is refused, 400).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connector-schemas
+	GetConnectorSchema(ctx context.Context, params GetConnectorSchemaParams, options ...RequestOption) (*ConnectorSchemaResponse, error)
+	// GetConnectorTypeSummaries invokes GetConnectorTypeSummaries operation.
+	//
+	// Every connector type (in the enumeration's order; those that support the entity type
+	// `supported_by_entity_type` when it is given) with the number of the team's connectors of that type.
+	// `deliveredByMgmtapi` says whether mgmtapi sends notifications through connectors of the type; the
+	// others are stored and checked only.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/types/summaries
+	GetConnectorTypeSummaries(ctx context.Context, params GetConnectorTypeSummariesParams, options ...RequestOption) (*ConnectorTypeSummaryList, error)
 	// GetCustomRole invokes GetCustomRole operation.
 	//
 	// Read a custom role.
@@ -860,6 +939,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/3/integrations/extensions/v1/{id}
 	GetExtension(ctx context.Context, params GetExtensionParams, options ...RequestOption) (*Extension, error)
+	// GetGlobalRouter invokes GetGlobalRouter operation.
+	//
+	// Read a notification router.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
+	GetGlobalRouter(ctx context.Context, params GetGlobalRouterParams, options ...RequestOption) (*GlobalRouterResponse, error)
 	// GetIncident invokes GetIncident operation.
 	//
 	// Get an incident with its events.
@@ -1048,6 +1133,20 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1
 	ListCases(ctx context.Context, request OptCaseListInput, options ...RequestOption) (*CasePage, error)
+	// ListConnectorSummaries invokes ListConnectorSummaries operation.
+	//
+	// As `GET …/connectors`, answering summaries, which leave sensitive fields out.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/list/summaries
+	ListConnectorSummaries(ctx context.Context, params ListConnectorSummariesParams, options ...RequestOption) (*ConnectorSummaryList, error)
+	// ListConnectors invokes ListConnectors operation.
+	//
+	// The team's connectors, oldest first, filtered by type and by the entity type their type supports (a
+	// filter left out, or UNSPECIFIED, does not filter). Sensitive values (see
+	// `GET …/connector-schemas`) are answered masked as `********`.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors
+	ListConnectors(ctx context.Context, params ListConnectorsParams, options ...RequestOption) (*ConnectorList, error)
 	// ListCustomRoles invokes ListCustomRoles operation.
 	//
 	// The team's custom roles, by id. `team_id`, when given, must be the caller's team; any other team
@@ -1132,6 +1231,15 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/3/integrations/extensions/v1/all
 	ListExtensions(ctx context.Context, request OptExtensionListInput, options ...RequestOption) (*ExtensionList, error)
+	// ListGlobalRouters invokes ListGlobalRouters operation.
+	//
+	// The team's routers, oldest first. `entity_type` (deprecated) keeps the routers of that entity type;
+	// `source_entity_labels` keeps the routers whose `entityLabels` give each listed label one of its
+	// listed values (`source_entity_labels[env][values]=prod`, repeated or indexed for more values). Left
+	// out, a filter does not filter.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/routers
+	ListGlobalRouters(ctx context.Context, params ListGlobalRoutersParams, options ...RequestOption) (*GlobalRouterList, error)
 	// ListIncidentAggregations invokes ListIncidentAggregations operation.
 	//
 	// Groups the team's incidents that match `filter` by the fields of `group_bys` (all incidents form one
@@ -1342,6 +1450,14 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
 	ReorderPolicies(ctx context.Context, request *PolicyOrderInput, options ...RequestOption) (*PolicyOrders, error)
+	// ReplaceConnector invokes ReplaceConnector operation.
+	//
+	// Replaces the connector `connector.id` with the given one, checked as the create checks it;
+	// `createTime` is kept. A sensitive field sent back with its masked value `********` keeps its stored
+	// value. The type can change only while no router or preset uses the connector.
+	//
+	// PUT /mgmt/openapi/5/notifications/notification-center/v1/connectors
+	ReplaceConnector(ctx context.Context, request *ConnectorRequest, options ...RequestOption) (*ConnectorResponse, error)
 	// ReplaceCustomPreset invokes ReplaceCustomPreset operation.
 	//
 	// Replaces the custom preset `preset.id` with the given one, filling omitted fields as the create
@@ -1382,6 +1498,12 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/events2metrics/events2metrics/v2
 	ReplaceE2M(ctx context.Context, request *E2M, options ...RequestOption) (*E2MEnvelope, error)
+	// ReplaceGlobalRouter invokes ReplaceGlobalRouter operation.
+	//
+	// Replaces the router `router.id`, checked as the create checks it; `createTime` is kept.
+	//
+	// PUT /mgmt/openapi/5/notifications/notification-center/v1/routers
+	ReplaceGlobalRouter(ctx context.Context, request *GlobalRouterRequest, options ...RequestOption) (*GlobalRouterResponse, error)
 	// ReplacePolicySettings invokes ReplacePolicySettings operation.
 	//
 	// Each section the request sets replaces the stored one; a section left out keeps its value. The
@@ -1589,6 +1711,17 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataengine/retention-tags/v1
 	UpdateRetentionTags(ctx context.Context, request *RetentionTagUpdate, options ...RequestOption) (*RetentionTagList, error)
+	// ValidateEntityLabelMatcher invokes ValidateEntityLabelMatcher operation.
+	//
+	// Checks `entity_label_matcher` (label name to expected value:
+	// `entity_label_matcher[environment]=production`) by the rules a router's `entityLabels` must meet,
+	// and answers `result.success` or `result.failure.message` naming the label and the rule: at most 50
+	// labels; a name of 1–256 characters, a letter or `_` first, then letters, digits, `_`, `.`, `-` or
+	// `/`; a value of 1–256 characters without leading or trailing spaces, where `*` matches any value
+	// of the label. An empty matcher is valid (it matches every entity).
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/routers/matcher/validate
+	ValidateEntityLabelMatcher(ctx context.Context, options ...RequestOption) (*EntityLabelMatcherCheck, error)
 	// ValidateReplaceSloAlerts invokes ValidateReplaceSloAlerts operation.
 	//
 	// Checks the body as the replace does and stores it, exactly as `PUT …/slo/slos/v1` would (same
@@ -3485,6 +3618,377 @@ func (c *Client) sendBatchExecuteSlos(ctx context.Context, request *BatchExecute
 	}
 
 	result, err := decodeBatchExecuteSlosResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BatchGetConnectorSummaries invokes BatchGetConnectorSummaries operation.
+//
+// As `GET …/connectors/all/list`, answering summaries, which leave sensitive fields out.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/all/summaries
+func (c *Client) BatchGetConnectorSummaries(ctx context.Context, params BatchGetConnectorSummariesParams, options ...RequestOption) (*ConnectorSummaryBatch, error) {
+	res, err := c.sendBatchGetConnectorSummaries(ctx, params, options...)
+	return res, err
+}
+
+func (c *Client) sendBatchGetConnectorSummaries(ctx context.Context, params BatchGetConnectorSummariesParams, requestOptions ...RequestOption) (res *ConnectorSummaryBatch, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors/all/summaries"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "connector_ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "connector_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if params.ConnectorIds != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.ConnectorIds {
+						if err := func() error {
+							return e.EncodeValue(conv.StringToString(item))
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BatchGetConnectorSummariesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeBatchGetConnectorSummariesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BatchGetConnectors invokes BatchGetConnectors operation.
+//
+// Answers the connectors found, by id, and the requested ids that name none (in request order, once
+// each).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/all/list
+func (c *Client) BatchGetConnectors(ctx context.Context, params BatchGetConnectorsParams, options ...RequestOption) (*ConnectorBatch, error) {
+	res, err := c.sendBatchGetConnectors(ctx, params, options...)
+	return res, err
+}
+
+func (c *Client) sendBatchGetConnectors(ctx context.Context, params BatchGetConnectorsParams, requestOptions ...RequestOption) (res *ConnectorBatch, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors/all/list"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "connector_ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "connector_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if params.ConnectorIds != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.ConnectorIds {
+						if err := func() error {
+							return e.EncodeValue(conv.StringToString(item))
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BatchGetConnectorsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeBatchGetConnectorsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BatchGetGlobalRouters invokes BatchGetGlobalRouters operation.
+//
+// Answers the routers found, by id, and the requested ids that name none (in request order, once
+// each).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/routers/all/summaries
+func (c *Client) BatchGetGlobalRouters(ctx context.Context, params BatchGetGlobalRoutersParams, options ...RequestOption) (*GlobalRouterBatch, error) {
+	res, err := c.sendBatchGetGlobalRouters(ctx, params, options...)
+	return res, err
+}
+
+func (c *Client) sendBatchGetGlobalRouters(ctx context.Context, params BatchGetGlobalRoutersParams, requestOptions ...RequestOption) (res *GlobalRouterBatch, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/routers/all/summaries"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "global_router_ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "global_router_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if params.GlobalRouterIds != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.GlobalRouterIds {
+						if err := func() error {
+							return e.EncodeValue(conv.StringToString(item))
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BatchGetGlobalRoutersOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeBatchGetGlobalRoutersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -5809,13 +6313,117 @@ func (c *Client) sendCreateCaseSettings(ctx context.Context, request *CaseSettin
 	return result, nil
 }
 
+// CreateConnector invokes CreateConnector operation.
+//
+// Stores a new connector under a server-assigned id. `type` (not UNSPECIFIED) and `name` are required;
+// `connectorConfig.fields` must name only fields of the type's schema, each at most once, every
+// required one, each value meeting its field type (a URL field takes an absolute http or https URL, an
+// enumerated field one of its allowed values). `configOverrides` give, per entity type (each at most
+// once), templates for the fields whose schema allows overrides. `id`, `teamId`, the times and
+// `resolvedConnectorConfig` in the request are ignored. A team holds at most 800 connectors.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/connectors
+func (c *Client) CreateConnector(ctx context.Context, request *ConnectorRequest, options ...RequestOption) (*ConnectorResponse, error) {
+	res, err := c.sendCreateConnector(ctx, request, options...)
+	return res, err
+}
+
+func (c *Client) sendCreateConnector(ctx context.Context, request *ConnectorRequest, requestOptions ...RequestOption) (res *ConnectorResponse, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateConnectorRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateConnectorOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeCreateConnectorResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CreateCustomPreset invokes CreateCustomPreset operation.
 //
 // Stores a new custom preset under a server-assigned id and answers it with every omitted field
 // filled: `attachmentConfig.policy` AUTO, `connectorType` CONNECTOR_TYPE_UNSPECIFIED, `entityType`
 // ENTITY_TYPE_UNSPECIFIED, `presetType` PRESET_TYPE_UNSPECIFIED, `description` empty,
 // `configOverrides` empty. An `id` in the request is ignored. `parentId`, when set, must name one of
-// the team's presets (system or custom). `presetType` SYSTEM is refused.
+// the team's presets (system or custom). `presetType` SYSTEM is refused. With a `connectorType`, each
+// override's message fields must be fields of that type's payload type (`payloadType`, the type's
+// first when omitted), as `GET …/connector-schemas` lists them.
 //
 // POST /mgmt/openapi/4/notifications/notification-center/v1/presets/custom
 func (c *Client) CreateCustomPreset(ctx context.Context, request *PresetRequest, options ...RequestOption) (*PresetResponse, error) {
@@ -6301,6 +6909,108 @@ func (c *Client) sendCreateE2M(ctx context.Context, request *E2MCreateParams, re
 	}
 
 	result, err := decodeCreateE2MResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CreateGlobalRouter invokes CreateGlobalRouter operation.
+//
+// Stores a new router under a server-assigned id. `name` is required. Each rule needs a `condition`;
+// each target (of a rule, of `fallback`, of `fallbackTargets`) names one of the team's connectors by
+// `connectorId` and optionally a preset (system or custom) by `presetId`, whose `connectorType` must
+// be the connector's type; a missing connector or preset is a 400. Targets get a server-assigned
+// 36-character `id` when sent without one. `entityLabels` must be a valid matcher (see
+// `POST …/routers/matcher/validate`). A team holds at most 200 routers.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/routers
+func (c *Client) CreateGlobalRouter(ctx context.Context, request *GlobalRouterRequest, options ...RequestOption) (*GlobalRouterResponse, error) {
+	res, err := c.sendCreateGlobalRouter(ctx, request, options...)
+	return res, err
+}
+
+func (c *Client) sendCreateGlobalRouter(ctx context.Context, request *GlobalRouterRequest, requestOptions ...RequestOption) (res *GlobalRouterResponse, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/routers"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateGlobalRouterRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateGlobalRouterOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeCreateGlobalRouterResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -7472,6 +8182,121 @@ func (c *Client) sendDeleteCaseSettings(ctx context.Context, params DeleteCaseSe
 	return result, nil
 }
 
+// DeleteConnector invokes DeleteConnector operation.
+//
+// An unknown id is a 404; a connector that a router uses is a 409 naming the routers.
+//
+// DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
+func (c *Client) DeleteConnector(ctx context.Context, params DeleteConnectorParams, options ...RequestOption) error {
+	_, err := c.sendDeleteConnector(ctx, params, options...)
+	return err
+}
+
+func (c *Client) sendDeleteConnector(ctx context.Context, params DeleteConnectorParams, requestOptions ...RequestOption) (res *EmptyObject, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteConnectorOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeDeleteConnectorResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // DeleteCustomPreset invokes DeleteCustomPreset operation.
 //
 // System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
@@ -8078,6 +8903,121 @@ func (c *Client) sendDeleteE2M(ctx context.Context, params DeleteE2MParams, requ
 	}
 
 	result, err := decodeDeleteE2MResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteGlobalRouter invokes DeleteGlobalRouter operation.
+//
+// An unknown id is a 404.
+//
+// DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
+func (c *Client) DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams, options ...RequestOption) error {
+	_, err := c.sendDeleteGlobalRouter(ctx, params, options...)
+	return err
+}
+
+func (c *Client) sendDeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams, requestOptions ...RequestOption) (res *EmptyObject, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/routers/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteGlobalRouterOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeDeleteGlobalRouterResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -10473,6 +11413,354 @@ func (c *Client) sendGetCaseSettingsDefaults(ctx context.Context, requestOptions
 	return result, nil
 }
 
+// GetConnector invokes GetConnector operation.
+//
+// Read a notification connector.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
+func (c *Client) GetConnector(ctx context.Context, params GetConnectorParams, options ...RequestOption) (*ConnectorResponse, error) {
+	res, err := c.sendGetConnector(ctx, params, options...)
+	return res, err
+}
+
+func (c *Client) sendGetConnector(ctx context.Context, params GetConnectorParams, requestOptions ...RequestOption) (res *ConnectorResponse, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetConnectorOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeGetConnectorResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetConnectorSchema invokes GetConnectorSchema operation.
+//
+// The fields a connector of the type takes (`connectorConfigSchema`) and, per payload type, the fields
+// its presets' messages take (`messageConfigSchemas`). The same table checks connector bodies. `type`
+// is required (UNSPECIFIED is refused, 400).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connector-schemas
+func (c *Client) GetConnectorSchema(ctx context.Context, params GetConnectorSchemaParams, options ...RequestOption) (*ConnectorSchemaResponse, error) {
+	res, err := c.sendGetConnectorSchema(ctx, params, options...)
+	return res, err
+}
+
+func (c *Client) sendGetConnectorSchema(ctx context.Context, params GetConnectorSchemaParams, requestOptions ...RequestOption) (res *ConnectorSchemaResponse, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connector-schemas"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Type.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetConnectorSchemaOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeGetConnectorSchemaResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetConnectorTypeSummaries invokes GetConnectorTypeSummaries operation.
+//
+// Every connector type (in the enumeration's order; those that support the entity type
+// `supported_by_entity_type` when it is given) with the number of the team's connectors of that type.
+// `deliveredByMgmtapi` says whether mgmtapi sends notifications through connectors of the type; the
+// others are stored and checked only.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/types/summaries
+func (c *Client) GetConnectorTypeSummaries(ctx context.Context, params GetConnectorTypeSummariesParams, options ...RequestOption) (*ConnectorTypeSummaryList, error) {
+	res, err := c.sendGetConnectorTypeSummaries(ctx, params, options...)
+	return res, err
+}
+
+func (c *Client) sendGetConnectorTypeSummaries(ctx context.Context, params GetConnectorTypeSummariesParams, requestOptions ...RequestOption) (res *ConnectorTypeSummaryList, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors/types/summaries"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "supported_by_entity_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "supported_by_entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.SupportedByEntityType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetConnectorTypeSummariesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeGetConnectorTypeSummariesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetCustomRole invokes GetCustomRole operation.
 //
 // Read a custom role.
@@ -12225,6 +13513,121 @@ func (c *Client) sendGetExtension(ctx context.Context, params GetExtensionParams
 	}
 
 	result, err := decodeGetExtensionResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetGlobalRouter invokes GetGlobalRouter operation.
+//
+// Read a notification router.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
+func (c *Client) GetGlobalRouter(ctx context.Context, params GetGlobalRouterParams, options ...RequestOption) (*GlobalRouterResponse, error) {
+	res, err := c.sendGetGlobalRouter(ctx, params, options...)
+	return res, err
+}
+
+func (c *Client) sendGetGlobalRouter(ctx context.Context, params GetGlobalRouterParams, requestOptions ...RequestOption) (res *GlobalRouterResponse, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/routers/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetGlobalRouterOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeGetGlobalRouterResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -14924,6 +16327,270 @@ func (c *Client) sendListCases(ctx context.Context, request OptCaseListInput, re
 	return result, nil
 }
 
+// ListConnectorSummaries invokes ListConnectorSummaries operation.
+//
+// As `GET …/connectors`, answering summaries, which leave sensitive fields out.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/list/summaries
+func (c *Client) ListConnectorSummaries(ctx context.Context, params ListConnectorSummariesParams, options ...RequestOption) (*ConnectorSummaryList, error) {
+	res, err := c.sendListConnectorSummaries(ctx, params, options...)
+	return res, err
+}
+
+func (c *Client) sendListConnectorSummaries(ctx context.Context, params ListConnectorSummariesParams, requestOptions ...RequestOption) (res *ConnectorSummaryList, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors/list/summaries"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "connector_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "connector_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.ConnectorType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "supported_by_entity_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "supported_by_entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.SupportedByEntityType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListConnectorSummariesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeListConnectorSummariesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListConnectors invokes ListConnectors operation.
+//
+// The team's connectors, oldest first, filtered by type and by the entity type their type supports (a
+// filter left out, or UNSPECIFIED, does not filter). Sensitive values (see
+// `GET …/connector-schemas`) are answered masked as `********`.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors
+func (c *Client) ListConnectors(ctx context.Context, params ListConnectorsParams, options ...RequestOption) (*ConnectorList, error) {
+	res, err := c.sendListConnectors(ctx, params, options...)
+	return res, err
+}
+
+func (c *Client) sendListConnectors(ctx context.Context, params ListConnectorsParams, requestOptions ...RequestOption) (res *ConnectorList, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "connector_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "connector_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.ConnectorType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "supported_by_entity_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "supported_by_entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.SupportedByEntityType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListConnectorsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeListConnectorsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListCustomRoles invokes ListCustomRoles operation.
 //
 // The team's custom roles, by id. `team_id`, when given, must be the caller's team; any other team
@@ -15942,6 +17609,123 @@ func (c *Client) sendListExtensions(ctx context.Context, request OptExtensionLis
 	}
 
 	result, err := decodeListExtensionsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListGlobalRouters invokes ListGlobalRouters operation.
+//
+// The team's routers, oldest first. `entity_type` (deprecated) keeps the routers of that entity type;
+// `source_entity_labels` keeps the routers whose `entityLabels` give each listed label one of its
+// listed values (`source_entity_labels[env][values]=prod`, repeated or indexed for more values). Left
+// out, a filter does not filter.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/routers
+func (c *Client) ListGlobalRouters(ctx context.Context, params ListGlobalRoutersParams, options ...RequestOption) (*GlobalRouterList, error) {
+	res, err := c.sendListGlobalRouters(ctx, params, options...)
+	return res, err
+}
+
+func (c *Client) sendListGlobalRouters(ctx context.Context, params ListGlobalRoutersParams, requestOptions ...RequestOption) (res *GlobalRouterList, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/routers"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "entity_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.EntityType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListGlobalRoutersOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeListGlobalRoutersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -18375,6 +20159,105 @@ func (c *Client) sendReorderPolicies(ctx context.Context, request *PolicyOrderIn
 	return result, nil
 }
 
+// ReplaceConnector invokes ReplaceConnector operation.
+//
+// Replaces the connector `connector.id` with the given one, checked as the create checks it;
+// `createTime` is kept. A sensitive field sent back with its masked value `********` keeps its stored
+// value. The type can change only while no router or preset uses the connector.
+//
+// PUT /mgmt/openapi/5/notifications/notification-center/v1/connectors
+func (c *Client) ReplaceConnector(ctx context.Context, request *ConnectorRequest, options ...RequestOption) (*ConnectorResponse, error) {
+	res, err := c.sendReplaceConnector(ctx, request, options...)
+	return res, err
+}
+
+func (c *Client) sendReplaceConnector(ctx context.Context, request *ConnectorRequest, requestOptions ...RequestOption) (res *ConnectorResponse, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReplaceConnectorRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ReplaceConnectorOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeReplaceConnectorResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ReplaceCustomPreset invokes ReplaceCustomPreset operation.
 //
 // Replaces the custom preset `preset.id` with the given one, filling omitted fields as the create
@@ -18882,6 +20765,103 @@ func (c *Client) sendReplaceE2M(ctx context.Context, request *E2M, requestOption
 	}
 
 	result, err := decodeReplaceE2MResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ReplaceGlobalRouter invokes ReplaceGlobalRouter operation.
+//
+// Replaces the router `router.id`, checked as the create checks it; `createTime` is kept.
+//
+// PUT /mgmt/openapi/5/notifications/notification-center/v1/routers
+func (c *Client) ReplaceGlobalRouter(ctx context.Context, request *GlobalRouterRequest, options ...RequestOption) (*GlobalRouterResponse, error) {
+	res, err := c.sendReplaceGlobalRouter(ctx, request, options...)
+	return res, err
+}
+
+func (c *Client) sendReplaceGlobalRouter(ctx context.Context, request *GlobalRouterRequest, requestOptions ...RequestOption) (res *GlobalRouterResponse, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/routers"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReplaceGlobalRouterRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ReplaceGlobalRouterOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeReplaceGlobalRouterResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -22141,6 +24121,105 @@ func (c *Client) sendUpdateRetentionTags(ctx context.Context, request *Retention
 	}
 
 	result, err := decodeUpdateRetentionTagsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ValidateEntityLabelMatcher invokes ValidateEntityLabelMatcher operation.
+//
+// Checks `entity_label_matcher` (label name to expected value:
+// `entity_label_matcher[environment]=production`) by the rules a router's `entityLabels` must meet,
+// and answers `result.success` or `result.failure.message` naming the label and the rule: at most 50
+// labels; a name of 1–256 characters, a letter or `_` first, then letters, digits, `_`, `.`, `-` or
+// `/`; a value of 1–256 characters without leading or trailing spaces, where `*` matches any value
+// of the label. An empty matcher is valid (it matches every entity).
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/routers/matcher/validate
+func (c *Client) ValidateEntityLabelMatcher(ctx context.Context, options ...RequestOption) (*EntityLabelMatcherCheck, error) {
+	res, err := c.sendValidateEntityLabelMatcher(ctx, options...)
+	return res, err
+}
+
+func (c *Client) sendValidateEntityLabelMatcher(ctx context.Context, requestOptions ...RequestOption) (res *EntityLabelMatcherCheck, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/routers/matcher/validate"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ValidateEntityLabelMatcherOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeValidateEntityLabelMatcherResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

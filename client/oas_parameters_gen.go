@@ -62,6 +62,24 @@ type AssignDashboardFolderParams struct {
 	DashboardID string
 }
 
+// BatchGetConnectorSummariesParams is parameters of BatchGetConnectorSummaries operation.
+type BatchGetConnectorSummariesParams struct {
+	// The ids to read (repeat the parameter), at most 800.
+	ConnectorIds []string `json:",omitempty"`
+}
+
+// BatchGetConnectorsParams is parameters of BatchGetConnectors operation.
+type BatchGetConnectorsParams struct {
+	// The ids to read (repeat the parameter), at most 800.
+	ConnectorIds []string `json:",omitempty"`
+}
+
+// BatchGetGlobalRoutersParams is parameters of BatchGetGlobalRouters operation.
+type BatchGetGlobalRoutersParams struct {
+	// The ids to read (repeat the parameter), at most 200.
+	GlobalRouterIds []string `json:",omitempty"`
+}
+
 // BatchGetIncidentsParams is parameters of BatchGetIncidents operation.
 type BatchGetIncidentsParams struct {
 	// 1 to 10000 incident ids (repeat the parameter).
@@ -147,6 +165,13 @@ type DeleteCaseSettingsParams struct {
 	ID LowerUUID
 }
 
+// DeleteConnectorParams is parameters of DeleteConnector operation.
+type DeleteConnectorParams struct {
+	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
+	// `-`.
+	ID NotificationCenterID
+}
+
 // DeleteCustomPresetParams is parameters of DeleteCustomPreset operation.
 type DeleteCustomPresetParams struct {
 	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
@@ -180,6 +205,13 @@ type DeleteDashboardFolderParams struct {
 type DeleteE2MParams struct {
 	// An events-to-metrics rule's id, a UUID with hex digits in either case (looked up in lowercase).
 	ID E2MUUID
+}
+
+// DeleteGlobalRouterParams is parameters of DeleteGlobalRouter operation.
+type DeleteGlobalRouterParams struct {
+	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
+	// `-`.
+	ID NotificationCenterID
 }
 
 // DeleteParsingRuleGroupParams is parameters of DeleteParsingRuleGroup operation.
@@ -268,6 +300,23 @@ type GetCaseSettingsParams struct {
 	ID LowerUUID
 }
 
+// GetConnectorParams is parameters of GetConnector operation.
+type GetConnectorParams struct {
+	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
+	// `-`.
+	ID NotificationCenterID
+}
+
+// GetConnectorSchemaParams is parameters of GetConnectorSchema operation.
+type GetConnectorSchemaParams struct {
+	Type OptConnectorType `json:",omitempty,omitzero"`
+}
+
+// GetConnectorTypeSummariesParams is parameters of GetConnectorTypeSummaries operation.
+type GetConnectorTypeSummariesParams struct {
+	SupportedByEntityType OptNotificationEntityType `json:",omitempty,omitzero"`
+}
+
 // GetCustomRoleParams is parameters of GetCustomRole operation.
 type GetCustomRoleParams struct {
 	// A custom role's id.
@@ -332,6 +381,13 @@ type GetExtensionParams struct {
 	IncludeDashboardBinaries OptBool `json:",omitempty,omitzero"`
 	// Include the testing revision, when the extension has one.
 	IncludeTestingRevision OptBool `json:",omitempty,omitzero"`
+}
+
+// GetGlobalRouterParams is parameters of GetGlobalRouter operation.
+type GetGlobalRouterParams struct {
+	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
+	// `-`.
+	ID NotificationCenterID
 }
 
 // GetIncidentParams is parameters of GetIncident operation.
@@ -437,6 +493,18 @@ type ListCaseEventsParams struct {
 	CaseID CaseIdentifier
 }
 
+// ListConnectorSummariesParams is parameters of ListConnectorSummaries operation.
+type ListConnectorSummariesParams struct {
+	ConnectorType         OptConnectorType          `json:",omitempty,omitzero"`
+	SupportedByEntityType OptNotificationEntityType `json:",omitempty,omitzero"`
+}
+
+// ListConnectorsParams is parameters of ListConnectors operation.
+type ListConnectorsParams struct {
+	ConnectorType         OptConnectorType          `json:",omitempty,omitzero"`
+	SupportedByEntityType OptNotificationEntityType `json:",omitempty,omitzero"`
+}
+
 // ListCustomRolesParams is parameters of ListCustomRoles operation.
 type ListCustomRolesParams struct {
 	TeamID OptInt64 `json:",omitempty,omitzero"`
@@ -450,6 +518,12 @@ type ListEntitySubTypesParams struct {
 // ListEntityTypeAttachmentTypesParams is parameters of ListEntityTypeAttachmentTypes operation.
 type ListEntityTypeAttachmentTypesParams struct {
 	EntityType NotificationEntityType
+}
+
+// ListGlobalRoutersParams is parameters of ListGlobalRouters operation.
+type ListGlobalRoutersParams struct {
+	// Deprecated: schema marks this parameter as deprecated.
+	EntityType OptNotificationEntityType `json:",omitempty,omitzero"`
 }
 
 // ListIncidentAggregationsParams is parameters of ListIncidentAggregations operation.

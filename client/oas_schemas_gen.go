@@ -5109,6 +5109,797 @@ func (s *ConfigurationSummary) SetUnchanged(val int) {
 	s.Unchanged = val
 }
 
+// Where and how notifications of one kind of receiver are sent.
+// Ref: #/components/schemas/Connector
+type Connector struct {
+	// Assigned by the server on create; required on replace.
+	ID OptString `json:"id"`
+	// Set by the server; ignored in requests.
+	TeamId          OptInt64                  `json:"teamId"`
+	Name            OptString                 `json:"name"`
+	Description     OptString                 `json:"description"`
+	Type            OptConnectorType          `json:"type"`
+	ConnectorConfig OptConnectorConfig        `json:"connectorConfig"`
+	ConfigOverrides []ConnectorConfigOverride `json:"configOverrides"`
+	// Set by the server; the fields as sent plus every field the type fills with its default.
+	ResolvedConnectorConfig OptConnectorConfig `json:"resolvedConnectorConfig"`
+	// Deprecated: schema marks this property as deprecated.
+	Diagnostics OptConnectorDiagnostics `json:"diagnostics"`
+	// Set by the server; ignored in requests.
+	CreateTime OptDateTime `json:"createTime"`
+	// Set by the server; ignored in requests.
+	UpdateTime OptDateTime `json:"updateTime"`
+}
+
+// GetID returns the value of ID.
+func (s *Connector) GetID() OptString {
+	return s.ID
+}
+
+// GetTeamId returns the value of TeamId.
+func (s *Connector) GetTeamId() OptInt64 {
+	return s.TeamId
+}
+
+// GetName returns the value of Name.
+func (s *Connector) GetName() OptString {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *Connector) GetDescription() OptString {
+	return s.Description
+}
+
+// GetType returns the value of Type.
+func (s *Connector) GetType() OptConnectorType {
+	return s.Type
+}
+
+// GetConnectorConfig returns the value of ConnectorConfig.
+func (s *Connector) GetConnectorConfig() OptConnectorConfig {
+	return s.ConnectorConfig
+}
+
+// GetConfigOverrides returns the value of ConfigOverrides.
+func (s *Connector) GetConfigOverrides() []ConnectorConfigOverride {
+	return s.ConfigOverrides
+}
+
+// GetResolvedConnectorConfig returns the value of ResolvedConnectorConfig.
+func (s *Connector) GetResolvedConnectorConfig() OptConnectorConfig {
+	return s.ResolvedConnectorConfig
+}
+
+// GetDiagnostics returns the value of Diagnostics.
+func (s *Connector) GetDiagnostics() OptConnectorDiagnostics {
+	return s.Diagnostics
+}
+
+// GetCreateTime returns the value of CreateTime.
+func (s *Connector) GetCreateTime() OptDateTime {
+	return s.CreateTime
+}
+
+// GetUpdateTime returns the value of UpdateTime.
+func (s *Connector) GetUpdateTime() OptDateTime {
+	return s.UpdateTime
+}
+
+// SetID sets the value of ID.
+func (s *Connector) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetTeamId sets the value of TeamId.
+func (s *Connector) SetTeamId(val OptInt64) {
+	s.TeamId = val
+}
+
+// SetName sets the value of Name.
+func (s *Connector) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *Connector) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetType sets the value of Type.
+func (s *Connector) SetType(val OptConnectorType) {
+	s.Type = val
+}
+
+// SetConnectorConfig sets the value of ConnectorConfig.
+func (s *Connector) SetConnectorConfig(val OptConnectorConfig) {
+	s.ConnectorConfig = val
+}
+
+// SetConfigOverrides sets the value of ConfigOverrides.
+func (s *Connector) SetConfigOverrides(val []ConnectorConfigOverride) {
+	s.ConfigOverrides = val
+}
+
+// SetResolvedConnectorConfig sets the value of ResolvedConnectorConfig.
+func (s *Connector) SetResolvedConnectorConfig(val OptConnectorConfig) {
+	s.ResolvedConnectorConfig = val
+}
+
+// SetDiagnostics sets the value of Diagnostics.
+func (s *Connector) SetDiagnostics(val OptConnectorDiagnostics) {
+	s.Diagnostics = val
+}
+
+// SetCreateTime sets the value of CreateTime.
+func (s *Connector) SetCreateTime(val OptDateTime) {
+	s.CreateTime = val
+}
+
+// SetUpdateTime sets the value of UpdateTime.
+func (s *Connector) SetUpdateTime(val OptDateTime) {
+	s.UpdateTime = val
+}
+
+// Ref: #/components/schemas/ConnectorBatch
+type ConnectorBatch struct {
+	Connectors  ConnectorBatchConnectors `json:"connectors"`
+	NotFoundIds []string                 `json:"notFoundIds"`
+}
+
+// GetConnectors returns the value of Connectors.
+func (s *ConnectorBatch) GetConnectors() ConnectorBatchConnectors {
+	return s.Connectors
+}
+
+// GetNotFoundIds returns the value of NotFoundIds.
+func (s *ConnectorBatch) GetNotFoundIds() []string {
+	return s.NotFoundIds
+}
+
+// SetConnectors sets the value of Connectors.
+func (s *ConnectorBatch) SetConnectors(val ConnectorBatchConnectors) {
+	s.Connectors = val
+}
+
+// SetNotFoundIds sets the value of NotFoundIds.
+func (s *ConnectorBatch) SetNotFoundIds(val []string) {
+	s.NotFoundIds = val
+}
+
+type ConnectorBatchConnectors map[string]Connector
+
+func (s *ConnectorBatchConnectors) init() ConnectorBatchConnectors {
+	m := *s
+	if m == nil {
+		m = map[string]Connector{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/ConnectorConfig
+type ConnectorConfig struct {
+	Fields []ConnectorConfigField `json:"fields"`
+}
+
+// GetFields returns the value of Fields.
+func (s *ConnectorConfig) GetFields() []ConnectorConfigField {
+	return s.Fields
+}
+
+// SetFields sets the value of Fields.
+func (s *ConnectorConfig) SetFields(val []ConnectorConfigField) {
+	s.Fields = val
+}
+
+// Ref: #/components/schemas/ConnectorConfigField
+type ConnectorConfigField struct {
+	FieldName OptString `json:"fieldName"`
+	Value     OptString `json:"value"`
+}
+
+// GetFieldName returns the value of FieldName.
+func (s *ConnectorConfigField) GetFieldName() OptString {
+	return s.FieldName
+}
+
+// GetValue returns the value of Value.
+func (s *ConnectorConfigField) GetValue() OptString {
+	return s.Value
+}
+
+// SetFieldName sets the value of FieldName.
+func (s *ConnectorConfigField) SetFieldName(val OptString) {
+	s.FieldName = val
+}
+
+// SetValue sets the value of Value.
+func (s *ConnectorConfigField) SetValue(val OptString) {
+	s.Value = val
+}
+
+// Templates for some of the connector's fields when it sends a notification about this entity type.
+// Ref: #/components/schemas/ConnectorConfigOverride
+type ConnectorConfigOverride struct {
+	EntityType OptNotificationEntityType `json:"entityType"`
+	Fields     []ConnectorTemplatedField `json:"fields"`
+}
+
+// GetEntityType returns the value of EntityType.
+func (s *ConnectorConfigOverride) GetEntityType() OptNotificationEntityType {
+	return s.EntityType
+}
+
+// GetFields returns the value of Fields.
+func (s *ConnectorConfigOverride) GetFields() []ConnectorTemplatedField {
+	return s.Fields
+}
+
+// SetEntityType sets the value of EntityType.
+func (s *ConnectorConfigOverride) SetEntityType(val OptNotificationEntityType) {
+	s.EntityType = val
+}
+
+// SetFields sets the value of Fields.
+func (s *ConnectorConfigOverride) SetFields(val []ConnectorTemplatedField) {
+	s.Fields = val
+}
+
+// Ref: #/components/schemas/ConnectorConfigSchema
+type ConnectorConfigSchema struct {
+	Fields []ConnectorConfigSchemaField `json:"fields"`
+}
+
+// GetFields returns the value of Fields.
+func (s *ConnectorConfigSchema) GetFields() []ConnectorConfigSchemaField {
+	return s.Fields
+}
+
+// SetFields sets the value of Fields.
+func (s *ConnectorConfigSchema) SetFields(val []ConnectorConfigSchemaField) {
+	s.Fields = val
+}
+
+// Ref: #/components/schemas/ConnectorConfigSchemaField
+type ConnectorConfigSchemaField struct {
+	FieldName      string             `json:"fieldName"`
+	Description    string             `json:"description"`
+	FieldType      ConnectorFieldType `json:"fieldType"`
+	Required       bool               `json:"required"`
+	AllowOverrides bool               `json:"allowOverrides"`
+	AllowedValues  []string           `json:"allowedValues"`
+	Default        OptString          `json:"default"`
+}
+
+// GetFieldName returns the value of FieldName.
+func (s *ConnectorConfigSchemaField) GetFieldName() string {
+	return s.FieldName
+}
+
+// GetDescription returns the value of Description.
+func (s *ConnectorConfigSchemaField) GetDescription() string {
+	return s.Description
+}
+
+// GetFieldType returns the value of FieldType.
+func (s *ConnectorConfigSchemaField) GetFieldType() ConnectorFieldType {
+	return s.FieldType
+}
+
+// GetRequired returns the value of Required.
+func (s *ConnectorConfigSchemaField) GetRequired() bool {
+	return s.Required
+}
+
+// GetAllowOverrides returns the value of AllowOverrides.
+func (s *ConnectorConfigSchemaField) GetAllowOverrides() bool {
+	return s.AllowOverrides
+}
+
+// GetAllowedValues returns the value of AllowedValues.
+func (s *ConnectorConfigSchemaField) GetAllowedValues() []string {
+	return s.AllowedValues
+}
+
+// GetDefault returns the value of Default.
+func (s *ConnectorConfigSchemaField) GetDefault() OptString {
+	return s.Default
+}
+
+// SetFieldName sets the value of FieldName.
+func (s *ConnectorConfigSchemaField) SetFieldName(val string) {
+	s.FieldName = val
+}
+
+// SetDescription sets the value of Description.
+func (s *ConnectorConfigSchemaField) SetDescription(val string) {
+	s.Description = val
+}
+
+// SetFieldType sets the value of FieldType.
+func (s *ConnectorConfigSchemaField) SetFieldType(val ConnectorFieldType) {
+	s.FieldType = val
+}
+
+// SetRequired sets the value of Required.
+func (s *ConnectorConfigSchemaField) SetRequired(val bool) {
+	s.Required = val
+}
+
+// SetAllowOverrides sets the value of AllowOverrides.
+func (s *ConnectorConfigSchemaField) SetAllowOverrides(val bool) {
+	s.AllowOverrides = val
+}
+
+// SetAllowedValues sets the value of AllowedValues.
+func (s *ConnectorConfigSchemaField) SetAllowedValues(val []string) {
+	s.AllowedValues = val
+}
+
+// SetDefault sets the value of Default.
+func (s *ConnectorConfigSchemaField) SetDefault(val OptString) {
+	s.Default = val
+}
+
+// Kept as sent; mgmtapi writes no diagnostics dataset.
+//
+// Deprecated: schema marks this type as deprecated.
+// Ref: #/components/schemas/ConnectorDiagnostics
+type ConnectorDiagnostics struct {
+	Delivery OptConnectorDiagnosticsDelivery `json:"delivery"`
+}
+
+// GetDelivery returns the value of Delivery.
+func (s *ConnectorDiagnostics) GetDelivery() OptConnectorDiagnosticsDelivery {
+	return s.Delivery
+}
+
+// SetDelivery sets the value of Delivery.
+func (s *ConnectorDiagnostics) SetDelivery(val OptConnectorDiagnosticsDelivery) {
+	s.Delivery = val
+}
+
+type ConnectorDiagnosticsDelivery string
+
+const (
+	ConnectorDiagnosticsDeliveryDELIVERYUNSPECIFIED ConnectorDiagnosticsDelivery = "DELIVERY_UNSPECIFIED"
+	ConnectorDiagnosticsDeliveryDISABLED            ConnectorDiagnosticsDelivery = "DISABLED"
+	ConnectorDiagnosticsDeliveryERRORSONLY          ConnectorDiagnosticsDelivery = "ERRORS_ONLY"
+)
+
+// AllValues returns all ConnectorDiagnosticsDelivery values.
+func (ConnectorDiagnosticsDelivery) AllValues() []ConnectorDiagnosticsDelivery {
+	return []ConnectorDiagnosticsDelivery{
+		ConnectorDiagnosticsDeliveryDELIVERYUNSPECIFIED,
+		ConnectorDiagnosticsDeliveryDISABLED,
+		ConnectorDiagnosticsDeliveryERRORSONLY,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ConnectorDiagnosticsDelivery) MarshalText() ([]byte, error) {
+	switch s {
+	case ConnectorDiagnosticsDeliveryDELIVERYUNSPECIFIED:
+		return []byte(s), nil
+	case ConnectorDiagnosticsDeliveryDISABLED:
+		return []byte(s), nil
+	case ConnectorDiagnosticsDeliveryERRORSONLY:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ConnectorDiagnosticsDelivery) UnmarshalText(data []byte) error {
+	switch ConnectorDiagnosticsDelivery(data) {
+	case ConnectorDiagnosticsDeliveryDELIVERYUNSPECIFIED:
+		*s = ConnectorDiagnosticsDeliveryDELIVERYUNSPECIFIED
+		return nil
+	case ConnectorDiagnosticsDeliveryDISABLED:
+		*s = ConnectorDiagnosticsDeliveryDISABLED
+		return nil
+	case ConnectorDiagnosticsDeliveryERRORSONLY:
+		*s = ConnectorDiagnosticsDeliveryERRORSONLY
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/ConnectorFieldType
+type ConnectorFieldType string
+
+const (
+	ConnectorFieldTypeFIELDTYPEUNSPECIFIED ConnectorFieldType = "FIELD_TYPE_UNSPECIFIED"
+	ConnectorFieldTypeSTRING               ConnectorFieldType = "STRING"
+	ConnectorFieldTypeNONEMPTYSTRING       ConnectorFieldType = "NON_EMPTY_STRING"
+	ConnectorFieldTypeKEYVALUEPAIRS        ConnectorFieldType = "KEY_VALUE_PAIRS"
+	ConnectorFieldTypeJSONOBJECT           ConnectorFieldType = "JSON_OBJECT"
+	ConnectorFieldTypeDATE                 ConnectorFieldType = "DATE"
+	ConnectorFieldTypeURL                  ConnectorFieldType = "URL"
+	ConnectorFieldTypeARRAYOFSTRINGS       ConnectorFieldType = "ARRAY_OF_STRINGS"
+	ConnectorFieldTypeBOOLEAN              ConnectorFieldType = "BOOLEAN"
+)
+
+// AllValues returns all ConnectorFieldType values.
+func (ConnectorFieldType) AllValues() []ConnectorFieldType {
+	return []ConnectorFieldType{
+		ConnectorFieldTypeFIELDTYPEUNSPECIFIED,
+		ConnectorFieldTypeSTRING,
+		ConnectorFieldTypeNONEMPTYSTRING,
+		ConnectorFieldTypeKEYVALUEPAIRS,
+		ConnectorFieldTypeJSONOBJECT,
+		ConnectorFieldTypeDATE,
+		ConnectorFieldTypeURL,
+		ConnectorFieldTypeARRAYOFSTRINGS,
+		ConnectorFieldTypeBOOLEAN,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s ConnectorFieldType) MarshalText() ([]byte, error) {
+	switch s {
+	case ConnectorFieldTypeFIELDTYPEUNSPECIFIED:
+		return []byte(s), nil
+	case ConnectorFieldTypeSTRING:
+		return []byte(s), nil
+	case ConnectorFieldTypeNONEMPTYSTRING:
+		return []byte(s), nil
+	case ConnectorFieldTypeKEYVALUEPAIRS:
+		return []byte(s), nil
+	case ConnectorFieldTypeJSONOBJECT:
+		return []byte(s), nil
+	case ConnectorFieldTypeDATE:
+		return []byte(s), nil
+	case ConnectorFieldTypeURL:
+		return []byte(s), nil
+	case ConnectorFieldTypeARRAYOFSTRINGS:
+		return []byte(s), nil
+	case ConnectorFieldTypeBOOLEAN:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *ConnectorFieldType) UnmarshalText(data []byte) error {
+	switch ConnectorFieldType(data) {
+	case ConnectorFieldTypeFIELDTYPEUNSPECIFIED:
+		*s = ConnectorFieldTypeFIELDTYPEUNSPECIFIED
+		return nil
+	case ConnectorFieldTypeSTRING:
+		*s = ConnectorFieldTypeSTRING
+		return nil
+	case ConnectorFieldTypeNONEMPTYSTRING:
+		*s = ConnectorFieldTypeNONEMPTYSTRING
+		return nil
+	case ConnectorFieldTypeKEYVALUEPAIRS:
+		*s = ConnectorFieldTypeKEYVALUEPAIRS
+		return nil
+	case ConnectorFieldTypeJSONOBJECT:
+		*s = ConnectorFieldTypeJSONOBJECT
+		return nil
+	case ConnectorFieldTypeDATE:
+		*s = ConnectorFieldTypeDATE
+		return nil
+	case ConnectorFieldTypeURL:
+		*s = ConnectorFieldTypeURL
+		return nil
+	case ConnectorFieldTypeARRAYOFSTRINGS:
+		*s = ConnectorFieldTypeARRAYOFSTRINGS
+		return nil
+	case ConnectorFieldTypeBOOLEAN:
+		*s = ConnectorFieldTypeBOOLEAN
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/ConnectorList
+type ConnectorList struct {
+	Connectors []Connector `json:"connectors"`
+}
+
+// GetConnectors returns the value of Connectors.
+func (s *ConnectorList) GetConnectors() []Connector {
+	return s.Connectors
+}
+
+// SetConnectors sets the value of Connectors.
+func (s *ConnectorList) SetConnectors(val []Connector) {
+	s.Connectors = val
+}
+
+// Ref: #/components/schemas/ConnectorRequest
+type ConnectorRequest struct {
+	Connector Connector `json:"connector"`
+}
+
+// GetConnector returns the value of Connector.
+func (s *ConnectorRequest) GetConnector() Connector {
+	return s.Connector
+}
+
+// SetConnector sets the value of Connector.
+func (s *ConnectorRequest) SetConnector(val Connector) {
+	s.Connector = val
+}
+
+// Ref: #/components/schemas/ConnectorResponse
+type ConnectorResponse struct {
+	Connector Connector `json:"connector"`
+}
+
+// GetConnector returns the value of Connector.
+func (s *ConnectorResponse) GetConnector() Connector {
+	return s.Connector
+}
+
+// SetConnector sets the value of Connector.
+func (s *ConnectorResponse) SetConnector(val Connector) {
+	s.Connector = val
+}
+
+// Ref: #/components/schemas/ConnectorSchema
+type ConnectorSchema struct {
+	Type                  ConnectorType         `json:"type"`
+	ConnectorConfigSchema ConnectorConfigSchema `json:"connectorConfigSchema"`
+	MessageConfigSchemas  []MessageConfigSchema `json:"messageConfigSchemas"`
+	SupportedPayloadTypes []string              `json:"supportedPayloadTypes"`
+}
+
+// GetType returns the value of Type.
+func (s *ConnectorSchema) GetType() ConnectorType {
+	return s.Type
+}
+
+// GetConnectorConfigSchema returns the value of ConnectorConfigSchema.
+func (s *ConnectorSchema) GetConnectorConfigSchema() ConnectorConfigSchema {
+	return s.ConnectorConfigSchema
+}
+
+// GetMessageConfigSchemas returns the value of MessageConfigSchemas.
+func (s *ConnectorSchema) GetMessageConfigSchemas() []MessageConfigSchema {
+	return s.MessageConfigSchemas
+}
+
+// GetSupportedPayloadTypes returns the value of SupportedPayloadTypes.
+func (s *ConnectorSchema) GetSupportedPayloadTypes() []string {
+	return s.SupportedPayloadTypes
+}
+
+// SetType sets the value of Type.
+func (s *ConnectorSchema) SetType(val ConnectorType) {
+	s.Type = val
+}
+
+// SetConnectorConfigSchema sets the value of ConnectorConfigSchema.
+func (s *ConnectorSchema) SetConnectorConfigSchema(val ConnectorConfigSchema) {
+	s.ConnectorConfigSchema = val
+}
+
+// SetMessageConfigSchemas sets the value of MessageConfigSchemas.
+func (s *ConnectorSchema) SetMessageConfigSchemas(val []MessageConfigSchema) {
+	s.MessageConfigSchemas = val
+}
+
+// SetSupportedPayloadTypes sets the value of SupportedPayloadTypes.
+func (s *ConnectorSchema) SetSupportedPayloadTypes(val []string) {
+	s.SupportedPayloadTypes = val
+}
+
+// Ref: #/components/schemas/ConnectorSchemaResponse
+type ConnectorSchemaResponse struct {
+	ConnectorSchema ConnectorSchema `json:"connectorSchema"`
+}
+
+// GetConnectorSchema returns the value of ConnectorSchema.
+func (s *ConnectorSchemaResponse) GetConnectorSchema() ConnectorSchema {
+	return s.ConnectorSchema
+}
+
+// SetConnectorSchema sets the value of ConnectorSchema.
+func (s *ConnectorSchemaResponse) SetConnectorSchema(val ConnectorSchema) {
+	s.ConnectorSchema = val
+}
+
+// A connector without its sensitive fields.
+// Ref: #/components/schemas/ConnectorSummary
+type ConnectorSummary struct {
+	ID                      OptString                 `json:"id"`
+	TeamId                  OptInt64                  `json:"teamId"`
+	Name                    OptString                 `json:"name"`
+	Description             OptString                 `json:"description"`
+	Type                    OptConnectorType          `json:"type"`
+	ConnectorConfig         OptConnectorConfig        `json:"connectorConfig"`
+	ConfigOverrides         []ConnectorConfigOverride `json:"configOverrides"`
+	ResolvedConnectorConfig OptConnectorConfig        `json:"resolvedConnectorConfig"`
+	CreateTime              OptDateTime               `json:"createTime"`
+	UpdateTime              OptDateTime               `json:"updateTime"`
+}
+
+// GetID returns the value of ID.
+func (s *ConnectorSummary) GetID() OptString {
+	return s.ID
+}
+
+// GetTeamId returns the value of TeamId.
+func (s *ConnectorSummary) GetTeamId() OptInt64 {
+	return s.TeamId
+}
+
+// GetName returns the value of Name.
+func (s *ConnectorSummary) GetName() OptString {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *ConnectorSummary) GetDescription() OptString {
+	return s.Description
+}
+
+// GetType returns the value of Type.
+func (s *ConnectorSummary) GetType() OptConnectorType {
+	return s.Type
+}
+
+// GetConnectorConfig returns the value of ConnectorConfig.
+func (s *ConnectorSummary) GetConnectorConfig() OptConnectorConfig {
+	return s.ConnectorConfig
+}
+
+// GetConfigOverrides returns the value of ConfigOverrides.
+func (s *ConnectorSummary) GetConfigOverrides() []ConnectorConfigOverride {
+	return s.ConfigOverrides
+}
+
+// GetResolvedConnectorConfig returns the value of ResolvedConnectorConfig.
+func (s *ConnectorSummary) GetResolvedConnectorConfig() OptConnectorConfig {
+	return s.ResolvedConnectorConfig
+}
+
+// GetCreateTime returns the value of CreateTime.
+func (s *ConnectorSummary) GetCreateTime() OptDateTime {
+	return s.CreateTime
+}
+
+// GetUpdateTime returns the value of UpdateTime.
+func (s *ConnectorSummary) GetUpdateTime() OptDateTime {
+	return s.UpdateTime
+}
+
+// SetID sets the value of ID.
+func (s *ConnectorSummary) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetTeamId sets the value of TeamId.
+func (s *ConnectorSummary) SetTeamId(val OptInt64) {
+	s.TeamId = val
+}
+
+// SetName sets the value of Name.
+func (s *ConnectorSummary) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *ConnectorSummary) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetType sets the value of Type.
+func (s *ConnectorSummary) SetType(val OptConnectorType) {
+	s.Type = val
+}
+
+// SetConnectorConfig sets the value of ConnectorConfig.
+func (s *ConnectorSummary) SetConnectorConfig(val OptConnectorConfig) {
+	s.ConnectorConfig = val
+}
+
+// SetConfigOverrides sets the value of ConfigOverrides.
+func (s *ConnectorSummary) SetConfigOverrides(val []ConnectorConfigOverride) {
+	s.ConfigOverrides = val
+}
+
+// SetResolvedConnectorConfig sets the value of ResolvedConnectorConfig.
+func (s *ConnectorSummary) SetResolvedConnectorConfig(val OptConnectorConfig) {
+	s.ResolvedConnectorConfig = val
+}
+
+// SetCreateTime sets the value of CreateTime.
+func (s *ConnectorSummary) SetCreateTime(val OptDateTime) {
+	s.CreateTime = val
+}
+
+// SetUpdateTime sets the value of UpdateTime.
+func (s *ConnectorSummary) SetUpdateTime(val OptDateTime) {
+	s.UpdateTime = val
+}
+
+// Ref: #/components/schemas/ConnectorSummaryBatch
+type ConnectorSummaryBatch struct {
+	ConnectorSummaries ConnectorSummaryBatchConnectorSummaries `json:"connectorSummaries"`
+	NotFoundIds        []string                                `json:"notFoundIds"`
+}
+
+// GetConnectorSummaries returns the value of ConnectorSummaries.
+func (s *ConnectorSummaryBatch) GetConnectorSummaries() ConnectorSummaryBatchConnectorSummaries {
+	return s.ConnectorSummaries
+}
+
+// GetNotFoundIds returns the value of NotFoundIds.
+func (s *ConnectorSummaryBatch) GetNotFoundIds() []string {
+	return s.NotFoundIds
+}
+
+// SetConnectorSummaries sets the value of ConnectorSummaries.
+func (s *ConnectorSummaryBatch) SetConnectorSummaries(val ConnectorSummaryBatchConnectorSummaries) {
+	s.ConnectorSummaries = val
+}
+
+// SetNotFoundIds sets the value of NotFoundIds.
+func (s *ConnectorSummaryBatch) SetNotFoundIds(val []string) {
+	s.NotFoundIds = val
+}
+
+type ConnectorSummaryBatchConnectorSummaries map[string]ConnectorSummary
+
+func (s *ConnectorSummaryBatchConnectorSummaries) init() ConnectorSummaryBatchConnectorSummaries {
+	m := *s
+	if m == nil {
+		m = map[string]ConnectorSummary{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/ConnectorSummaryList
+type ConnectorSummaryList struct {
+	Connectors []ConnectorSummary `json:"connectors"`
+}
+
+// GetConnectors returns the value of Connectors.
+func (s *ConnectorSummaryList) GetConnectors() []ConnectorSummary {
+	return s.Connectors
+}
+
+// SetConnectors sets the value of Connectors.
+func (s *ConnectorSummaryList) SetConnectors(val []ConnectorSummary) {
+	s.Connectors = val
+}
+
+// Ref: #/components/schemas/ConnectorTemplatedField
+type ConnectorTemplatedField struct {
+	FieldName OptString `json:"fieldName"`
+	Template  OptString `json:"template"`
+}
+
+// GetFieldName returns the value of FieldName.
+func (s *ConnectorTemplatedField) GetFieldName() OptString {
+	return s.FieldName
+}
+
+// GetTemplate returns the value of Template.
+func (s *ConnectorTemplatedField) GetTemplate() OptString {
+	return s.Template
+}
+
+// SetFieldName sets the value of FieldName.
+func (s *ConnectorTemplatedField) SetFieldName(val OptString) {
+	s.FieldName = val
+}
+
+// SetTemplate sets the value of Template.
+func (s *ConnectorTemplatedField) SetTemplate(val OptString) {
+	s.Template = val
+}
+
 // The kind of connector a preset renders for.
 // Ref: #/components/schemas/ConnectorType
 type ConnectorType string
@@ -5309,6 +6100,59 @@ func (s *ConnectorTypeFilterConnectorType) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// Ref: #/components/schemas/ConnectorTypeSummary
+type ConnectorTypeSummary struct {
+	Type  ConnectorType `json:"type"`
+	Count int64         `json:"count"`
+	// False for types mgmtapi stores and checks but sends nothing through.
+	DeliveredByMgmtapi bool `json:"deliveredByMgmtapi"`
+}
+
+// GetType returns the value of Type.
+func (s *ConnectorTypeSummary) GetType() ConnectorType {
+	return s.Type
+}
+
+// GetCount returns the value of Count.
+func (s *ConnectorTypeSummary) GetCount() int64 {
+	return s.Count
+}
+
+// GetDeliveredByMgmtapi returns the value of DeliveredByMgmtapi.
+func (s *ConnectorTypeSummary) GetDeliveredByMgmtapi() bool {
+	return s.DeliveredByMgmtapi
+}
+
+// SetType sets the value of Type.
+func (s *ConnectorTypeSummary) SetType(val ConnectorType) {
+	s.Type = val
+}
+
+// SetCount sets the value of Count.
+func (s *ConnectorTypeSummary) SetCount(val int64) {
+	s.Count = val
+}
+
+// SetDeliveredByMgmtapi sets the value of DeliveredByMgmtapi.
+func (s *ConnectorTypeSummary) SetDeliveredByMgmtapi(val bool) {
+	s.DeliveredByMgmtapi = val
+}
+
+// Ref: #/components/schemas/ConnectorTypeSummaryList
+type ConnectorTypeSummaryList struct {
+	ConnectorTypeSummaries []ConnectorTypeSummary `json:"connectorTypeSummaries"`
+}
+
+// GetConnectorTypeSummaries returns the value of ConnectorTypeSummaries.
+func (s *ConnectorTypeSummaryList) GetConnectorTypeSummaries() []ConnectorTypeSummary {
+	return s.ConnectorTypeSummaries
+}
+
+// SetConnectorTypeSummaries sets the value of ConnectorTypeSummaries.
+func (s *ConnectorTypeSummaryList) SetConnectorTypeSummaries(val []ConnectorTypeSummary) {
+	s.ConnectorTypeSummaries = val
 }
 
 // Ref: #/components/schemas/ContextualLabelValues
@@ -7849,6 +8693,63 @@ type E2MUUID string
 // Ref: #/components/schemas/EmptyObject
 type EmptyObject struct{}
 
+// Ref: #/components/schemas/EntityLabelMatcherCheck
+type EntityLabelMatcherCheck struct {
+	Result EntityLabelMatcherResult `json:"result"`
+}
+
+// GetResult returns the value of Result.
+func (s *EntityLabelMatcherCheck) GetResult() EntityLabelMatcherResult {
+	return s.Result
+}
+
+// SetResult sets the value of Result.
+func (s *EntityLabelMatcherCheck) SetResult(val EntityLabelMatcherResult) {
+	s.Result = val
+}
+
+// Ref: #/components/schemas/EntityLabelMatcherFailure
+type EntityLabelMatcherFailure struct {
+	Message string `json:"message"`
+}
+
+// GetMessage returns the value of Message.
+func (s *EntityLabelMatcherFailure) GetMessage() string {
+	return s.Message
+}
+
+// SetMessage sets the value of Message.
+func (s *EntityLabelMatcherFailure) SetMessage(val string) {
+	s.Message = val
+}
+
+// Exactly one of the two.
+// Ref: #/components/schemas/EntityLabelMatcherResult
+type EntityLabelMatcherResult struct {
+	Success *EmptyObject                 `json:"success"`
+	Failure OptEntityLabelMatcherFailure `json:"failure"`
+}
+
+// GetSuccess returns the value of Success.
+func (s *EntityLabelMatcherResult) GetSuccess() *EmptyObject {
+	return s.Success
+}
+
+// GetFailure returns the value of Failure.
+func (s *EntityLabelMatcherResult) GetFailure() OptEntityLabelMatcherFailure {
+	return s.Failure
+}
+
+// SetSuccess sets the value of Success.
+func (s *EntityLabelMatcherResult) SetSuccess(val *EmptyObject) {
+	s.Success = val
+}
+
+// SetFailure sets the value of Failure.
+func (s *EntityLabelMatcherResult) SetFailure(val OptEntityLabelMatcherFailure) {
+	s.Failure = val
+}
+
 // Ref: #/components/schemas/EntitySubTypeList
 type EntitySubTypeList struct {
 	EntitySubTypes []string `json:"entitySubTypes"`
@@ -9408,6 +10309,33 @@ func (s *ExtensionUndeployment) SetFailedItems(val []ExtensionFailedItem) {
 	s.FailedItems = val
 }
 
+// Where notifications of the entity type that match no rule go.
+// Ref: #/components/schemas/FallbackTarget
+type FallbackTarget struct {
+	EntityType OptNotificationEntityType `json:"entityType"`
+	Target     OptRoutingTarget          `json:"target"`
+}
+
+// GetEntityType returns the value of EntityType.
+func (s *FallbackTarget) GetEntityType() OptNotificationEntityType {
+	return s.EntityType
+}
+
+// GetTarget returns the value of Target.
+func (s *FallbackTarget) GetTarget() OptRoutingTarget {
+	return s.Target
+}
+
+// SetEntityType sets the value of EntityType.
+func (s *FallbackTarget) SetEntityType(val OptNotificationEntityType) {
+	s.EntityType = val
+}
+
+// SetTarget sets the value of Target.
+func (s *FallbackTarget) SetTarget(val OptRoutingTarget) {
+	s.Target = val
+}
+
 // Ref: #/components/schemas/FileRef
 type FileRef struct {
 	FileId    AnyCaseUUID `json:"fileId"`
@@ -9598,6 +10526,229 @@ func (s *GetPrometheusRulesOKHeaders) SetResponse(val GetPrometheusRulesOK) {
 }
 
 func (*GetPrometheusRulesOKHeaders) getPrometheusRulesRes() {}
+
+// Rules that send the notifications of matching entities to connectors.
+// Ref: #/components/schemas/GlobalRouter
+type GlobalRouter struct {
+	// Assigned by the server on create; required on replace.
+	ID            OptString                 `json:"id"`
+	Name          OptString                 `json:"name"`
+	Description   OptString                 `json:"description"`
+	EntityType    OptNotificationEntityType `json:"entityType"`
+	EntityLabels  OptRouterEntityLabels     `json:"entityLabels"`
+	RoutingLabels OptRoutingLabels          `json:"routingLabels"`
+	Rules         []RoutingRule             `json:"rules"`
+	// Deprecated: schema marks this property as deprecated.
+	Fallback        []RoutingTarget  `json:"fallback"`
+	FallbackTargets []FallbackTarget `json:"fallbackTargets"`
+	Disabled        OptBool          `json:"disabled"`
+	// Set by the server; ignored in requests.
+	CreateTime OptDateTime `json:"createTime"`
+	// Set by the server; ignored in requests.
+	UpdateTime OptDateTime `json:"updateTime"`
+}
+
+// GetID returns the value of ID.
+func (s *GlobalRouter) GetID() OptString {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *GlobalRouter) GetName() OptString {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *GlobalRouter) GetDescription() OptString {
+	return s.Description
+}
+
+// GetEntityType returns the value of EntityType.
+func (s *GlobalRouter) GetEntityType() OptNotificationEntityType {
+	return s.EntityType
+}
+
+// GetEntityLabels returns the value of EntityLabels.
+func (s *GlobalRouter) GetEntityLabels() OptRouterEntityLabels {
+	return s.EntityLabels
+}
+
+// GetRoutingLabels returns the value of RoutingLabels.
+func (s *GlobalRouter) GetRoutingLabels() OptRoutingLabels {
+	return s.RoutingLabels
+}
+
+// GetRules returns the value of Rules.
+func (s *GlobalRouter) GetRules() []RoutingRule {
+	return s.Rules
+}
+
+// GetFallback returns the value of Fallback.
+func (s *GlobalRouter) GetFallback() []RoutingTarget {
+	return s.Fallback
+}
+
+// GetFallbackTargets returns the value of FallbackTargets.
+func (s *GlobalRouter) GetFallbackTargets() []FallbackTarget {
+	return s.FallbackTargets
+}
+
+// GetDisabled returns the value of Disabled.
+func (s *GlobalRouter) GetDisabled() OptBool {
+	return s.Disabled
+}
+
+// GetCreateTime returns the value of CreateTime.
+func (s *GlobalRouter) GetCreateTime() OptDateTime {
+	return s.CreateTime
+}
+
+// GetUpdateTime returns the value of UpdateTime.
+func (s *GlobalRouter) GetUpdateTime() OptDateTime {
+	return s.UpdateTime
+}
+
+// SetID sets the value of ID.
+func (s *GlobalRouter) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *GlobalRouter) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *GlobalRouter) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetEntityType sets the value of EntityType.
+func (s *GlobalRouter) SetEntityType(val OptNotificationEntityType) {
+	s.EntityType = val
+}
+
+// SetEntityLabels sets the value of EntityLabels.
+func (s *GlobalRouter) SetEntityLabels(val OptRouterEntityLabels) {
+	s.EntityLabels = val
+}
+
+// SetRoutingLabels sets the value of RoutingLabels.
+func (s *GlobalRouter) SetRoutingLabels(val OptRoutingLabels) {
+	s.RoutingLabels = val
+}
+
+// SetRules sets the value of Rules.
+func (s *GlobalRouter) SetRules(val []RoutingRule) {
+	s.Rules = val
+}
+
+// SetFallback sets the value of Fallback.
+func (s *GlobalRouter) SetFallback(val []RoutingTarget) {
+	s.Fallback = val
+}
+
+// SetFallbackTargets sets the value of FallbackTargets.
+func (s *GlobalRouter) SetFallbackTargets(val []FallbackTarget) {
+	s.FallbackTargets = val
+}
+
+// SetDisabled sets the value of Disabled.
+func (s *GlobalRouter) SetDisabled(val OptBool) {
+	s.Disabled = val
+}
+
+// SetCreateTime sets the value of CreateTime.
+func (s *GlobalRouter) SetCreateTime(val OptDateTime) {
+	s.CreateTime = val
+}
+
+// SetUpdateTime sets the value of UpdateTime.
+func (s *GlobalRouter) SetUpdateTime(val OptDateTime) {
+	s.UpdateTime = val
+}
+
+// Ref: #/components/schemas/GlobalRouterBatch
+type GlobalRouterBatch struct {
+	Routers     GlobalRouterBatchRouters `json:"routers"`
+	NotFoundIds []string                 `json:"notFoundIds"`
+}
+
+// GetRouters returns the value of Routers.
+func (s *GlobalRouterBatch) GetRouters() GlobalRouterBatchRouters {
+	return s.Routers
+}
+
+// GetNotFoundIds returns the value of NotFoundIds.
+func (s *GlobalRouterBatch) GetNotFoundIds() []string {
+	return s.NotFoundIds
+}
+
+// SetRouters sets the value of Routers.
+func (s *GlobalRouterBatch) SetRouters(val GlobalRouterBatchRouters) {
+	s.Routers = val
+}
+
+// SetNotFoundIds sets the value of NotFoundIds.
+func (s *GlobalRouterBatch) SetNotFoundIds(val []string) {
+	s.NotFoundIds = val
+}
+
+type GlobalRouterBatchRouters map[string]GlobalRouter
+
+func (s *GlobalRouterBatchRouters) init() GlobalRouterBatchRouters {
+	m := *s
+	if m == nil {
+		m = map[string]GlobalRouter{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/GlobalRouterList
+type GlobalRouterList struct {
+	Routers []GlobalRouter `json:"routers"`
+}
+
+// GetRouters returns the value of Routers.
+func (s *GlobalRouterList) GetRouters() []GlobalRouter {
+	return s.Routers
+}
+
+// SetRouters sets the value of Routers.
+func (s *GlobalRouterList) SetRouters(val []GlobalRouter) {
+	s.Routers = val
+}
+
+// Ref: #/components/schemas/GlobalRouterRequest
+type GlobalRouterRequest struct {
+	Router GlobalRouter `json:"router"`
+}
+
+// GetRouter returns the value of Router.
+func (s *GlobalRouterRequest) GetRouter() GlobalRouter {
+	return s.Router
+}
+
+// SetRouter sets the value of Router.
+func (s *GlobalRouterRequest) SetRouter(val GlobalRouter) {
+	s.Router = val
+}
+
+// Ref: #/components/schemas/GlobalRouterResponse
+type GlobalRouterResponse struct {
+	Router GlobalRouter `json:"router"`
+}
+
+// GetRouter returns the value of Router.
+func (s *GlobalRouterResponse) GetRouter() GlobalRouter {
+	return s.Router
+}
+
+// SetRouter sets the value of Router.
+func (s *GlobalRouterResponse) SetRouter(val GlobalRouter) {
+	s.Router = val
+}
 
 // The group's value for one group-by; `incidentField` holds one key named after the field.
 // Ref: #/components/schemas/GroupByValue
@@ -12810,6 +13961,19 @@ func (s *KeyValue) SetValue(val string) {
 	s.Value = val
 }
 
+// Free-form details, at most 100.
+// Ref: #/components/schemas/LabelValues
+type LabelValues map[string]string
+
+func (s *LabelValues) init() LabelValues {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
 // Ref: #/components/schemas/ListExtensionsFilter
 type ListExtensionsFilter struct {
 	// List only extensions sharing at least one of these integrations (none means all; an empty string
@@ -13026,6 +14190,172 @@ func (s *MemberApiKeyOwnerUser) SetUserId(val string) {
 // SetUserEmail sets the value of UserEmail.
 func (s *MemberApiKeyOwnerUser) SetUserEmail(val OptString) {
 	s.UserEmail = val
+}
+
+// Ref: #/components/schemas/MessageConfigSchema
+type MessageConfigSchema struct {
+	PayloadType string                     `json:"payloadType"`
+	Fields      []MessageConfigSchemaField `json:"fields"`
+}
+
+// GetPayloadType returns the value of PayloadType.
+func (s *MessageConfigSchema) GetPayloadType() string {
+	return s.PayloadType
+}
+
+// GetFields returns the value of Fields.
+func (s *MessageConfigSchema) GetFields() []MessageConfigSchemaField {
+	return s.Fields
+}
+
+// SetPayloadType sets the value of PayloadType.
+func (s *MessageConfigSchema) SetPayloadType(val string) {
+	s.PayloadType = val
+}
+
+// SetFields sets the value of Fields.
+func (s *MessageConfigSchema) SetFields(val []MessageConfigSchemaField) {
+	s.Fields = val
+}
+
+// Ref: #/components/schemas/MessageConfigSchemaField
+type MessageConfigSchemaField struct {
+	FieldName       string                                   `json:"fieldName"`
+	Description     string                                   `json:"description"`
+	FieldType       ConnectorFieldType                       `json:"fieldType"`
+	Required        bool                                     `json:"required"`
+	DisableOverride OptBool                                  `json:"disableOverride"`
+	RenderingMode   OptMessageConfigSchemaFieldRenderingMode `json:"renderingMode"`
+	AllowedValues   []string                                 `json:"allowedValues"`
+	Default         OptString                                `json:"default"`
+}
+
+// GetFieldName returns the value of FieldName.
+func (s *MessageConfigSchemaField) GetFieldName() string {
+	return s.FieldName
+}
+
+// GetDescription returns the value of Description.
+func (s *MessageConfigSchemaField) GetDescription() string {
+	return s.Description
+}
+
+// GetFieldType returns the value of FieldType.
+func (s *MessageConfigSchemaField) GetFieldType() ConnectorFieldType {
+	return s.FieldType
+}
+
+// GetRequired returns the value of Required.
+func (s *MessageConfigSchemaField) GetRequired() bool {
+	return s.Required
+}
+
+// GetDisableOverride returns the value of DisableOverride.
+func (s *MessageConfigSchemaField) GetDisableOverride() OptBool {
+	return s.DisableOverride
+}
+
+// GetRenderingMode returns the value of RenderingMode.
+func (s *MessageConfigSchemaField) GetRenderingMode() OptMessageConfigSchemaFieldRenderingMode {
+	return s.RenderingMode
+}
+
+// GetAllowedValues returns the value of AllowedValues.
+func (s *MessageConfigSchemaField) GetAllowedValues() []string {
+	return s.AllowedValues
+}
+
+// GetDefault returns the value of Default.
+func (s *MessageConfigSchemaField) GetDefault() OptString {
+	return s.Default
+}
+
+// SetFieldName sets the value of FieldName.
+func (s *MessageConfigSchemaField) SetFieldName(val string) {
+	s.FieldName = val
+}
+
+// SetDescription sets the value of Description.
+func (s *MessageConfigSchemaField) SetDescription(val string) {
+	s.Description = val
+}
+
+// SetFieldType sets the value of FieldType.
+func (s *MessageConfigSchemaField) SetFieldType(val ConnectorFieldType) {
+	s.FieldType = val
+}
+
+// SetRequired sets the value of Required.
+func (s *MessageConfigSchemaField) SetRequired(val bool) {
+	s.Required = val
+}
+
+// SetDisableOverride sets the value of DisableOverride.
+func (s *MessageConfigSchemaField) SetDisableOverride(val OptBool) {
+	s.DisableOverride = val
+}
+
+// SetRenderingMode sets the value of RenderingMode.
+func (s *MessageConfigSchemaField) SetRenderingMode(val OptMessageConfigSchemaFieldRenderingMode) {
+	s.RenderingMode = val
+}
+
+// SetAllowedValues sets the value of AllowedValues.
+func (s *MessageConfigSchemaField) SetAllowedValues(val []string) {
+	s.AllowedValues = val
+}
+
+// SetDefault sets the value of Default.
+func (s *MessageConfigSchemaField) SetDefault(val OptString) {
+	s.Default = val
+}
+
+type MessageConfigSchemaFieldRenderingMode string
+
+const (
+	MessageConfigSchemaFieldRenderingModeTEMPLATERENDERINGMODEUNSPECIFIED MessageConfigSchemaFieldRenderingMode = "TEMPLATE_RENDERING_MODE_UNSPECIFIED"
+	MessageConfigSchemaFieldRenderingModeRELAXED                          MessageConfigSchemaFieldRenderingMode = "RELAXED"
+	MessageConfigSchemaFieldRenderingModeSTRICT                           MessageConfigSchemaFieldRenderingMode = "STRICT"
+)
+
+// AllValues returns all MessageConfigSchemaFieldRenderingMode values.
+func (MessageConfigSchemaFieldRenderingMode) AllValues() []MessageConfigSchemaFieldRenderingMode {
+	return []MessageConfigSchemaFieldRenderingMode{
+		MessageConfigSchemaFieldRenderingModeTEMPLATERENDERINGMODEUNSPECIFIED,
+		MessageConfigSchemaFieldRenderingModeRELAXED,
+		MessageConfigSchemaFieldRenderingModeSTRICT,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s MessageConfigSchemaFieldRenderingMode) MarshalText() ([]byte, error) {
+	switch s {
+	case MessageConfigSchemaFieldRenderingModeTEMPLATERENDERINGMODEUNSPECIFIED:
+		return []byte(s), nil
+	case MessageConfigSchemaFieldRenderingModeRELAXED:
+		return []byte(s), nil
+	case MessageConfigSchemaFieldRenderingModeSTRICT:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *MessageConfigSchemaFieldRenderingMode) UnmarshalText(data []byte) error {
+	switch MessageConfigSchemaFieldRenderingMode(data) {
+	case MessageConfigSchemaFieldRenderingModeTEMPLATERENDERINGMODEUNSPECIFIED:
+		*s = MessageConfigSchemaFieldRenderingModeTEMPLATERENDERINGMODEUNSPECIFIED
+		return nil
+	case MessageConfigSchemaFieldRenderingModeRELAXED:
+		*s = MessageConfigSchemaFieldRenderingModeRELAXED
+		return nil
+	case MessageConfigSchemaFieldRenderingModeSTRICT:
+		*s = MessageConfigSchemaFieldRenderingModeSTRICT
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
 }
 
 // Ref: #/components/schemas/MetaLabel
@@ -16056,6 +17386,144 @@ func (o OptConfigurationResource) Or(d ConfigurationResource) ConfigurationResou
 	return d
 }
 
+// NewOptConnectorConfig returns new OptConnectorConfig with value set to v.
+func NewOptConnectorConfig(v ConnectorConfig) OptConnectorConfig {
+	return OptConnectorConfig{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptConnectorConfig is optional ConnectorConfig.
+type OptConnectorConfig struct {
+	Value ConnectorConfig
+	Set   bool
+}
+
+// IsSet returns true if OptConnectorConfig was set.
+func (o OptConnectorConfig) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptConnectorConfig) Reset() {
+	var v ConnectorConfig
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptConnectorConfig) SetTo(v ConnectorConfig) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptConnectorConfig) Get() (v ConnectorConfig, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptConnectorConfig) Or(d ConnectorConfig) ConnectorConfig {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptConnectorDiagnostics returns new OptConnectorDiagnostics with value set to v.
+func NewOptConnectorDiagnostics(v ConnectorDiagnostics) OptConnectorDiagnostics {
+	return OptConnectorDiagnostics{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptConnectorDiagnostics is optional ConnectorDiagnostics.
+type OptConnectorDiagnostics struct {
+	Value ConnectorDiagnostics
+	Set   bool
+}
+
+// IsSet returns true if OptConnectorDiagnostics was set.
+func (o OptConnectorDiagnostics) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptConnectorDiagnostics) Reset() {
+	var v ConnectorDiagnostics
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptConnectorDiagnostics) SetTo(v ConnectorDiagnostics) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptConnectorDiagnostics) Get() (v ConnectorDiagnostics, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptConnectorDiagnostics) Or(d ConnectorDiagnostics) ConnectorDiagnostics {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptConnectorDiagnosticsDelivery returns new OptConnectorDiagnosticsDelivery with value set to v.
+func NewOptConnectorDiagnosticsDelivery(v ConnectorDiagnosticsDelivery) OptConnectorDiagnosticsDelivery {
+	return OptConnectorDiagnosticsDelivery{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptConnectorDiagnosticsDelivery is optional ConnectorDiagnosticsDelivery.
+type OptConnectorDiagnosticsDelivery struct {
+	Value ConnectorDiagnosticsDelivery
+	Set   bool
+}
+
+// IsSet returns true if OptConnectorDiagnosticsDelivery was set.
+func (o OptConnectorDiagnosticsDelivery) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptConnectorDiagnosticsDelivery) Reset() {
+	var v ConnectorDiagnosticsDelivery
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptConnectorDiagnosticsDelivery) SetTo(v ConnectorDiagnosticsDelivery) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptConnectorDiagnosticsDelivery) Get() (v ConnectorDiagnosticsDelivery, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptConnectorDiagnosticsDelivery) Or(d ConnectorDiagnosticsDelivery) ConnectorDiagnosticsDelivery {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptConnectorType returns new OptConnectorType with value set to v.
 func NewOptConnectorType(v ConnectorType) OptConnectorType {
 	return OptConnectorType{
@@ -17200,6 +18668,52 @@ func (o OptE2MSpansQuery) Get() (v E2MSpansQuery, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptE2MSpansQuery) Or(d E2MSpansQuery) E2MSpansQuery {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptEntityLabelMatcherFailure returns new OptEntityLabelMatcherFailure with value set to v.
+func NewOptEntityLabelMatcherFailure(v EntityLabelMatcherFailure) OptEntityLabelMatcherFailure {
+	return OptEntityLabelMatcherFailure{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptEntityLabelMatcherFailure is optional EntityLabelMatcherFailure.
+type OptEntityLabelMatcherFailure struct {
+	Value EntityLabelMatcherFailure
+	Set   bool
+}
+
+// IsSet returns true if OptEntityLabelMatcherFailure was set.
+func (o OptEntityLabelMatcherFailure) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptEntityLabelMatcherFailure) Reset() {
+	var v EntityLabelMatcherFailure
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptEntityLabelMatcherFailure) SetTo(v EntityLabelMatcherFailure) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptEntityLabelMatcherFailure) Get() (v EntityLabelMatcherFailure, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptEntityLabelMatcherFailure) Or(d EntityLabelMatcherFailure) EntityLabelMatcherFailure {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -18864,6 +20378,52 @@ func (o OptKeyPermissionsInput) Or(d KeyPermissionsInput) KeyPermissionsInput {
 	return d
 }
 
+// NewOptLabelValues returns new OptLabelValues with value set to v.
+func NewOptLabelValues(v LabelValues) OptLabelValues {
+	return OptLabelValues{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptLabelValues is optional LabelValues.
+type OptLabelValues struct {
+	Value LabelValues
+	Set   bool
+}
+
+// IsSet returns true if OptLabelValues was set.
+func (o OptLabelValues) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptLabelValues) Reset() {
+	var v LabelValues
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptLabelValues) SetTo(v LabelValues) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptLabelValues) Get() (v LabelValues, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptLabelValues) Or(d LabelValues) LabelValues {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptListExtensionsFilter returns new OptListExtensionsFilter with value set to v.
 func NewOptListExtensionsFilter(v ListExtensionsFilter) OptListExtensionsFilter {
 	return OptListExtensionsFilter{
@@ -18996,6 +20556,52 @@ func (o OptLowerUUID) Get() (v LowerUUID, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptLowerUUID) Or(d LowerUUID) LowerUUID {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptMessageConfigSchemaFieldRenderingMode returns new OptMessageConfigSchemaFieldRenderingMode with value set to v.
+func NewOptMessageConfigSchemaFieldRenderingMode(v MessageConfigSchemaFieldRenderingMode) OptMessageConfigSchemaFieldRenderingMode {
+	return OptMessageConfigSchemaFieldRenderingMode{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptMessageConfigSchemaFieldRenderingMode is optional MessageConfigSchemaFieldRenderingMode.
+type OptMessageConfigSchemaFieldRenderingMode struct {
+	Value MessageConfigSchemaFieldRenderingMode
+	Set   bool
+}
+
+// IsSet returns true if OptMessageConfigSchemaFieldRenderingMode was set.
+func (o OptMessageConfigSchemaFieldRenderingMode) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptMessageConfigSchemaFieldRenderingMode) Reset() {
+	var v MessageConfigSchemaFieldRenderingMode
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptMessageConfigSchemaFieldRenderingMode) SetTo(v MessageConfigSchemaFieldRenderingMode) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptMessageConfigSchemaFieldRenderingMode) Get() (v MessageConfigSchemaFieldRenderingMode, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptMessageConfigSchemaFieldRenderingMode) Or(d MessageConfigSchemaFieldRenderingMode) MessageConfigSchemaFieldRenderingMode {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -21272,6 +22878,144 @@ func (o OptRoutedDelivery) Get() (v RoutedDelivery, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptRoutedDelivery) Or(d RoutedDelivery) RoutedDelivery {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptRouterEntityLabels returns new OptRouterEntityLabels with value set to v.
+func NewOptRouterEntityLabels(v RouterEntityLabels) OptRouterEntityLabels {
+	return OptRouterEntityLabels{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptRouterEntityLabels is optional RouterEntityLabels.
+type OptRouterEntityLabels struct {
+	Value RouterEntityLabels
+	Set   bool
+}
+
+// IsSet returns true if OptRouterEntityLabels was set.
+func (o OptRouterEntityLabels) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptRouterEntityLabels) Reset() {
+	var v RouterEntityLabels
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptRouterEntityLabels) SetTo(v RouterEntityLabels) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptRouterEntityLabels) Get() (v RouterEntityLabels, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptRouterEntityLabels) Or(d RouterEntityLabels) RouterEntityLabels {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptRoutingLabels returns new OptRoutingLabels with value set to v.
+func NewOptRoutingLabels(v RoutingLabels) OptRoutingLabels {
+	return OptRoutingLabels{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptRoutingLabels is optional RoutingLabels.
+type OptRoutingLabels struct {
+	Value RoutingLabels
+	Set   bool
+}
+
+// IsSet returns true if OptRoutingLabels was set.
+func (o OptRoutingLabels) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptRoutingLabels) Reset() {
+	var v RoutingLabels
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptRoutingLabels) SetTo(v RoutingLabels) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptRoutingLabels) Get() (v RoutingLabels, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptRoutingLabels) Or(d RoutingLabels) RoutingLabels {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptRoutingTarget returns new OptRoutingTarget with value set to v.
+func NewOptRoutingTarget(v RoutingTarget) OptRoutingTarget {
+	return OptRoutingTarget{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptRoutingTarget is optional RoutingTarget.
+type OptRoutingTarget struct {
+	Value RoutingTarget
+	Set   bool
+}
+
+// IsSet returns true if OptRoutingTarget was set.
+func (o OptRoutingTarget) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptRoutingTarget) Reset() {
+	var v RoutingTarget
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptRoutingTarget) SetTo(v RoutingTarget) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptRoutingTarget) Get() (v RoutingTarget, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptRoutingTarget) Or(d RoutingTarget) RoutingTarget {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -27882,6 +29626,166 @@ func (s *RoutedDelivery) SetRouter(val DeliveryRouter) {
 // SetAttempts sets the value of Attempts.
 func (s *RoutedDelivery) SetAttempts(val []DeliveryAttempt) {
 	s.Attempts = val
+}
+
+// Label name to expected value (see `POST …/routers/matcher/validate`), at most 50.
+// Ref: #/components/schemas/RouterEntityLabels
+type RouterEntityLabels map[string]string
+
+func (s *RouterEntityLabels) init() RouterEntityLabels {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/RoutingLabels
+type RoutingLabels struct {
+	Environment OptString `json:"environment"`
+	Service     OptString `json:"service"`
+	Team        OptString `json:"team"`
+}
+
+// GetEnvironment returns the value of Environment.
+func (s *RoutingLabels) GetEnvironment() OptString {
+	return s.Environment
+}
+
+// GetService returns the value of Service.
+func (s *RoutingLabels) GetService() OptString {
+	return s.Service
+}
+
+// GetTeam returns the value of Team.
+func (s *RoutingLabels) GetTeam() OptString {
+	return s.Team
+}
+
+// SetEnvironment sets the value of Environment.
+func (s *RoutingLabels) SetEnvironment(val OptString) {
+	s.Environment = val
+}
+
+// SetService sets the value of Service.
+func (s *RoutingLabels) SetService(val OptString) {
+	s.Service = val
+}
+
+// SetTeam sets the value of Team.
+func (s *RoutingLabels) SetTeam(val OptString) {
+	s.Team = val
+}
+
+// Ref: #/components/schemas/RoutingRule
+type RoutingRule struct {
+	Name OptString `json:"name"`
+	// An expression over the notification's entity, e.g. `alertDef.priority == 'P1'`.
+	Condition     OptString                 `json:"condition"`
+	EntityType    OptNotificationEntityType `json:"entityType"`
+	Targets       []RoutingTarget           `json:"targets"`
+	CustomDetails OptLabelValues            `json:"customDetails"`
+}
+
+// GetName returns the value of Name.
+func (s *RoutingRule) GetName() OptString {
+	return s.Name
+}
+
+// GetCondition returns the value of Condition.
+func (s *RoutingRule) GetCondition() OptString {
+	return s.Condition
+}
+
+// GetEntityType returns the value of EntityType.
+func (s *RoutingRule) GetEntityType() OptNotificationEntityType {
+	return s.EntityType
+}
+
+// GetTargets returns the value of Targets.
+func (s *RoutingRule) GetTargets() []RoutingTarget {
+	return s.Targets
+}
+
+// GetCustomDetails returns the value of CustomDetails.
+func (s *RoutingRule) GetCustomDetails() OptLabelValues {
+	return s.CustomDetails
+}
+
+// SetName sets the value of Name.
+func (s *RoutingRule) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetCondition sets the value of Condition.
+func (s *RoutingRule) SetCondition(val OptString) {
+	s.Condition = val
+}
+
+// SetEntityType sets the value of EntityType.
+func (s *RoutingRule) SetEntityType(val OptNotificationEntityType) {
+	s.EntityType = val
+}
+
+// SetTargets sets the value of Targets.
+func (s *RoutingRule) SetTargets(val []RoutingTarget) {
+	s.Targets = val
+}
+
+// SetCustomDetails sets the value of CustomDetails.
+func (s *RoutingRule) SetCustomDetails(val OptLabelValues) {
+	s.CustomDetails = val
+}
+
+// A connector and, optionally, the preset its messages are rendered with.
+// Ref: #/components/schemas/RoutingTarget
+type RoutingTarget struct {
+	// Assigned by the server when not sent.
+	ID            OptString      `json:"id"`
+	ConnectorId   OptString      `json:"connectorId"`
+	PresetId      OptString      `json:"presetId"`
+	CustomDetails OptLabelValues `json:"customDetails"`
+}
+
+// GetID returns the value of ID.
+func (s *RoutingTarget) GetID() OptString {
+	return s.ID
+}
+
+// GetConnectorId returns the value of ConnectorId.
+func (s *RoutingTarget) GetConnectorId() OptString {
+	return s.ConnectorId
+}
+
+// GetPresetId returns the value of PresetId.
+func (s *RoutingTarget) GetPresetId() OptString {
+	return s.PresetId
+}
+
+// GetCustomDetails returns the value of CustomDetails.
+func (s *RoutingTarget) GetCustomDetails() OptLabelValues {
+	return s.CustomDetails
+}
+
+// SetID sets the value of ID.
+func (s *RoutingTarget) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetConnectorId sets the value of ConnectorId.
+func (s *RoutingTarget) SetConnectorId(val OptString) {
+	s.ConnectorId = val
+}
+
+// SetPresetId sets the value of PresetId.
+func (s *RoutingTarget) SetPresetId(val OptString) {
+	s.PresetId = val
+}
+
+// SetCustomDetails sets the value of CustomDetails.
+func (s *RoutingTarget) SetCustomDetails(val OptLabelValues) {
+	s.CustomDetails = val
 }
 
 // Ref: #/components/schemas/RumPoliciesInput

@@ -14,6 +14,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/audit"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/cases"
+	"github.com/mgmtapi/mgmtapi/internal/connectors"
 	"github.com/mgmtapi/mgmtapi/internal/dashboards"
 	"github.com/mgmtapi/mgmtapi/internal/datausage"
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -32,6 +33,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/recordingrules"
 	"github.com/mgmtapi/mgmtapi/internal/retentions"
 	"github.com/mgmtapi/mgmtapi/internal/roles"
+	"github.com/mgmtapi/mgmtapi/internal/routers"
 	"github.com/mgmtapi/mgmtapi/internal/server"
 	"github.com/mgmtapi/mgmtapi/internal/slos"
 	"github.com/mgmtapi/mgmtapi/internal/teamconfig"
@@ -63,6 +65,8 @@ type handler struct {
 	*quotarules.QuotaRuleHandler
 	*datausage.UsageHandler
 	*presets.PresetHandler
+	*connectors.ConnectorHandler
+	*routers.RouterHandler
 	*parsingrules.RuleGroupHandler
 	*retentions.RetentionHandler
 	*roles.RoleHandler
@@ -157,7 +161,9 @@ func New(opts Options) (*API, error) {
 		PolicyHandler:    policies.NewHandler(opts.DB, opts.PolicyLimit),
 		QuotaRuleHandler: quotarules.NewHandler(opts.DB),
 		UsageHandler:     datausage.NewHandler(opts.DB),
-		PresetHandler:    presets.NewHandler(opts.DB),
+		PresetHandler:    presets.NewHandler(opts.DB, routers.PresetUsers),
+		ConnectorHandler: connectors.NewHandler(opts.DB, routers.ConnectorUsers),
+		RouterHandler:    routers.NewHandler(opts.DB),
 		RuleGroupHandler: parsingrules.NewHandler(opts.DB),
 		RetentionHandler: retentions.NewHandler(opts.DB),
 		RoleHandler:      roles.NewHandler(opts.DB),

@@ -24,6 +24,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/recordingrules"
 	"github.com/mgmtapi/mgmtapi/internal/retentions"
 	"github.com/mgmtapi/mgmtapi/internal/roles"
+	"github.com/mgmtapi/mgmtapi/internal/routers"
 	"github.com/mgmtapi/mgmtapi/internal/slos"
 	"github.com/mgmtapi/mgmtapi/internal/teamconfig"
 	"github.com/mgmtapi/mgmtapi/internal/views"
@@ -186,7 +187,7 @@ func configurationAreas(opts Options, catalog *extensions.Catalog) []teamconfig.
 		e2m.Configuration{},
 		slos.Configuration{},
 		parsingrules.Configuration{},
-		presets.Configuration{},
+		presets.Configuration{Users: []presets.Users{routers.PresetUsers}},
 		presets.DefaultsConfiguration{},
 		policies.Configuration{Limit: opts.PolicyLimit},
 		policies.SettingsConfiguration{},

@@ -152,6 +152,26 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/4/slo/slos/v1/all/execute
 	BatchExecuteSlos(ctx context.Context, request *BatchExecuteSloRequest) (*BatchExecuteSloResponse, error)
+	// BatchGetConnectorSummaries invokes BatchGetConnectorSummaries operation.
+	//
+	// As `GET …/connectors/all/list`, answering summaries, which leave sensitive fields out.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/all/summaries
+	BatchGetConnectorSummaries(ctx context.Context, params BatchGetConnectorSummariesParams) (*ConnectorSummaryBatch, error)
+	// BatchGetConnectors invokes BatchGetConnectors operation.
+	//
+	// Answers the connectors found, by id, and the requested ids that name none (in request order, once
+	// each).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/all/list
+	BatchGetConnectors(ctx context.Context, params BatchGetConnectorsParams) (*ConnectorBatch, error)
+	// BatchGetGlobalRouters invokes BatchGetGlobalRouters operation.
+	//
+	// Answers the routers found, by id, and the requested ids that name none (in request order, once
+	// each).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/routers/all/summaries
+	BatchGetGlobalRouters(ctx context.Context, params BatchGetGlobalRoutersParams) (*GlobalRouterBatch, error)
 	// BatchGetIncidents invokes BatchGetIncidents operation.
 	//
 	// Get incidents by id.
@@ -312,13 +332,26 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/case-settings/v1/configs
 	CreateCaseSettings(ctx context.Context, request *CaseSettingsCreateInput) (*CaseSettingsAnswer, error)
+	// CreateConnector invokes CreateConnector operation.
+	//
+	// Stores a new connector under a server-assigned id. `type` (not UNSPECIFIED) and `name` are required;
+	// `connectorConfig.fields` must name only fields of the type's schema, each at most once, every
+	// required one, each value meeting its field type (a URL field takes an absolute http or https URL, an
+	// enumerated field one of its allowed values). `configOverrides` give, per entity type (each at most
+	// once), templates for the fields whose schema allows overrides. `id`, `teamId`, the times and
+	// `resolvedConnectorConfig` in the request are ignored. A team holds at most 800 connectors.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/connectors
+	CreateConnector(ctx context.Context, request *ConnectorRequest) (*ConnectorResponse, error)
 	// CreateCustomPreset invokes CreateCustomPreset operation.
 	//
 	// Stores a new custom preset under a server-assigned id and answers it with every omitted field
 	// filled: `attachmentConfig.policy` AUTO, `connectorType` CONNECTOR_TYPE_UNSPECIFIED, `entityType`
 	// ENTITY_TYPE_UNSPECIFIED, `presetType` PRESET_TYPE_UNSPECIFIED, `description` empty,
 	// `configOverrides` empty. An `id` in the request is ignored. `parentId`, when set, must name one of
-	// the team's presets (system or custom). `presetType` SYSTEM is refused.
+	// the team's presets (system or custom). `presetType` SYSTEM is refused. With a `connectorType`, each
+	// override's message fields must be fields of that type's payload type (`payloadType`, the type's
+	// first when omitted), as `GET …/connector-schemas` lists them.
 	//
 	// POST /mgmt/openapi/4/notifications/notification-center/v1/presets/custom
 	CreateCustomPreset(ctx context.Context, request *PresetRequest) (*PresetResponse, error)
@@ -356,6 +389,17 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/events2metrics/events2metrics/v2
 	CreateE2M(ctx context.Context, request *E2MCreateParams) (*E2MEnvelope, error)
+	// CreateGlobalRouter invokes CreateGlobalRouter operation.
+	//
+	// Stores a new router under a server-assigned id. `name` is required. Each rule needs a `condition`;
+	// each target (of a rule, of `fallback`, of `fallbackTargets`) names one of the team's connectors by
+	// `connectorId` and optionally a preset (system or custom) by `presetId`, whose `connectorType` must
+	// be the connector's type; a missing connector or preset is a 400. Targets get a server-assigned
+	// 36-character `id` when sent without one. `entityLabels` must be a valid matcher (see
+	// `POST …/routers/matcher/validate`). A team holds at most 200 routers.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/routers
+	CreateGlobalRouter(ctx context.Context, request *GlobalRouterRequest) (*GlobalRouterResponse, error)
 	// CreateParsingRuleGroup invokes CreateParsingRuleGroup operation.
 	//
 	// Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets at
@@ -447,6 +491,12 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/cases/cases/case-settings/v1/configs/{id}
 	DeleteCaseSettings(ctx context.Context, params DeleteCaseSettingsParams) error
+	// DeleteConnector invokes DeleteConnector operation.
+	//
+	// An unknown id is a 404; a connector that a router uses is a 409 naming the routers.
+	//
+	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
+	DeleteConnector(ctx context.Context, params DeleteConnectorParams) error
 	// DeleteCustomPreset invokes DeleteCustomPreset operation.
 	//
 	// System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
@@ -484,6 +534,12 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/events2metrics/events2metrics/v2/{id}
 	DeleteE2M(ctx context.Context, params DeleteE2MParams) (*E2MDeleted, error)
+	// DeleteGlobalRouter invokes DeleteGlobalRouter operation.
+	//
+	// An unknown id is a 404.
+	//
+	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
+	DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams) error
 	// DeleteParsingRuleGroup invokes DeleteParsingRuleGroup operation.
 	//
 	// Delete one parsing rule group.
@@ -657,6 +713,29 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/cases/cases/case-settings/v1/configs:getSystemDefaults
 	GetCaseSettingsDefaults(ctx context.Context) (*CaseSettingsDefaults, error)
+	// GetConnector invokes GetConnector operation.
+	//
+	// Read a notification connector.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
+	GetConnector(ctx context.Context, params GetConnectorParams) (*ConnectorResponse, error)
+	// GetConnectorSchema invokes GetConnectorSchema operation.
+	//
+	// The fields a connector of the type takes (`connectorConfigSchema`) and, per payload type, the fields
+	// its presets' messages take (`messageConfigSchemas`). The same table checks connector bodies. `type`
+	// is required (UNSPECIFIED is refused, 400).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connector-schemas
+	GetConnectorSchema(ctx context.Context, params GetConnectorSchemaParams) (*ConnectorSchemaResponse, error)
+	// GetConnectorTypeSummaries invokes GetConnectorTypeSummaries operation.
+	//
+	// Every connector type (in the enumeration's order; those that support the entity type
+	// `supported_by_entity_type` when it is given) with the number of the team's connectors of that type.
+	// `deliveredByMgmtapi` says whether mgmtapi sends notifications through connectors of the type; the
+	// others are stored and checked only.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/types/summaries
+	GetConnectorTypeSummaries(ctx context.Context, params GetConnectorTypeSummariesParams) (*ConnectorTypeSummaryList, error)
 	// GetCustomRole invokes GetCustomRole operation.
 	//
 	// Read a custom role.
@@ -801,6 +880,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/3/integrations/extensions/v1/{id}
 	GetExtension(ctx context.Context, params GetExtensionParams) (*Extension, error)
+	// GetGlobalRouter invokes GetGlobalRouter operation.
+	//
+	// Read a notification router.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
+	GetGlobalRouter(ctx context.Context, params GetGlobalRouterParams) (*GlobalRouterResponse, error)
 	// GetIncident invokes GetIncident operation.
 	//
 	// Get an incident with its events.
@@ -989,6 +1074,20 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1
 	ListCases(ctx context.Context, request OptCaseListInput) (*CasePage, error)
+	// ListConnectorSummaries invokes ListConnectorSummaries operation.
+	//
+	// As `GET …/connectors`, answering summaries, which leave sensitive fields out.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/list/summaries
+	ListConnectorSummaries(ctx context.Context, params ListConnectorSummariesParams) (*ConnectorSummaryList, error)
+	// ListConnectors invokes ListConnectors operation.
+	//
+	// The team's connectors, oldest first, filtered by type and by the entity type their type supports (a
+	// filter left out, or UNSPECIFIED, does not filter). Sensitive values (see
+	// `GET …/connector-schemas`) are answered masked as `********`.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors
+	ListConnectors(ctx context.Context, params ListConnectorsParams) (*ConnectorList, error)
 	// ListCustomRoles invokes ListCustomRoles operation.
 	//
 	// The team's custom roles, by id. `team_id`, when given, must be the caller's team; any other team
@@ -1073,6 +1172,15 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/3/integrations/extensions/v1/all
 	ListExtensions(ctx context.Context, request OptExtensionListInput) (*ExtensionList, error)
+	// ListGlobalRouters invokes ListGlobalRouters operation.
+	//
+	// The team's routers, oldest first. `entity_type` (deprecated) keeps the routers of that entity type;
+	// `source_entity_labels` keeps the routers whose `entityLabels` give each listed label one of its
+	// listed values (`source_entity_labels[env][values]=prod`, repeated or indexed for more values). Left
+	// out, a filter does not filter.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/routers
+	ListGlobalRouters(ctx context.Context, params ListGlobalRoutersParams) (*GlobalRouterList, error)
 	// ListIncidentAggregations invokes ListIncidentAggregations operation.
 	//
 	// Groups the team's incidents that match `filter` by the fields of `group_bys` (all incidents form one
@@ -1283,6 +1391,14 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
 	ReorderPolicies(ctx context.Context, request *PolicyOrderInput) (*PolicyOrders, error)
+	// ReplaceConnector invokes ReplaceConnector operation.
+	//
+	// Replaces the connector `connector.id` with the given one, checked as the create checks it;
+	// `createTime` is kept. A sensitive field sent back with its masked value `********` keeps its stored
+	// value. The type can change only while no router or preset uses the connector.
+	//
+	// PUT /mgmt/openapi/5/notifications/notification-center/v1/connectors
+	ReplaceConnector(ctx context.Context, request *ConnectorRequest) (*ConnectorResponse, error)
 	// ReplaceCustomPreset invokes ReplaceCustomPreset operation.
 	//
 	// Replaces the custom preset `preset.id` with the given one, filling omitted fields as the create
@@ -1323,6 +1439,12 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/5/events2metrics/events2metrics/v2
 	ReplaceE2M(ctx context.Context, request *E2M) (*E2MEnvelope, error)
+	// ReplaceGlobalRouter invokes ReplaceGlobalRouter operation.
+	//
+	// Replaces the router `router.id`, checked as the create checks it; `createTime` is kept.
+	//
+	// PUT /mgmt/openapi/5/notifications/notification-center/v1/routers
+	ReplaceGlobalRouter(ctx context.Context, request *GlobalRouterRequest) (*GlobalRouterResponse, error)
 	// ReplacePolicySettings invokes ReplacePolicySettings operation.
 	//
 	// Each section the request sets replaces the stored one; a section left out keeps its value. The
@@ -1530,6 +1652,17 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataengine/retention-tags/v1
 	UpdateRetentionTags(ctx context.Context, request *RetentionTagUpdate) (*RetentionTagList, error)
+	// ValidateEntityLabelMatcher invokes ValidateEntityLabelMatcher operation.
+	//
+	// Checks `entity_label_matcher` (label name to expected value:
+	// `entity_label_matcher[environment]=production`) by the rules a router's `entityLabels` must meet,
+	// and answers `result.success` or `result.failure.message` naming the label and the rule: at most 50
+	// labels; a name of 1–256 characters, a letter or `_` first, then letters, digits, `_`, `.`, `-` or
+	// `/`; a value of 1–256 characters without leading or trailing spaces, where `*` matches any value
+	// of the label. An empty matcher is valid (it matches every entity).
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/routers/matcher/validate
+	ValidateEntityLabelMatcher(ctx context.Context) (*EntityLabelMatcherCheck, error)
 	// ValidateReplaceSloAlerts invokes ValidateReplaceSloAlerts operation.
 	//
 	// Checks the body as the replace does and stores it, exactly as `PUT …/slo/slos/v1` would (same
@@ -3153,6 +3286,323 @@ func (c *Client) sendBatchExecuteSlos(ctx context.Context, request *BatchExecute
 	}()
 
 	result, err := decodeBatchExecuteSlosResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BatchGetConnectorSummaries invokes BatchGetConnectorSummaries operation.
+//
+// As `GET …/connectors/all/list`, answering summaries, which leave sensitive fields out.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/all/summaries
+func (c *Client) BatchGetConnectorSummaries(ctx context.Context, params BatchGetConnectorSummariesParams) (*ConnectorSummaryBatch, error) {
+	res, err := c.sendBatchGetConnectorSummaries(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendBatchGetConnectorSummaries(ctx context.Context, params BatchGetConnectorSummariesParams) (res *ConnectorSummaryBatch, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors/all/summaries"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "connector_ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "connector_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if params.ConnectorIds != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.ConnectorIds {
+						if err := func() error {
+							return e.EncodeValue(conv.StringToString(item))
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BatchGetConnectorSummariesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBatchGetConnectorSummariesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BatchGetConnectors invokes BatchGetConnectors operation.
+//
+// Answers the connectors found, by id, and the requested ids that name none (in request order, once
+// each).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/all/list
+func (c *Client) BatchGetConnectors(ctx context.Context, params BatchGetConnectorsParams) (*ConnectorBatch, error) {
+	res, err := c.sendBatchGetConnectors(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendBatchGetConnectors(ctx context.Context, params BatchGetConnectorsParams) (res *ConnectorBatch, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors/all/list"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "connector_ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "connector_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if params.ConnectorIds != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.ConnectorIds {
+						if err := func() error {
+							return e.EncodeValue(conv.StringToString(item))
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BatchGetConnectorsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBatchGetConnectorsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BatchGetGlobalRouters invokes BatchGetGlobalRouters operation.
+//
+// Answers the routers found, by id, and the requested ids that name none (in request order, once
+// each).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/routers/all/summaries
+func (c *Client) BatchGetGlobalRouters(ctx context.Context, params BatchGetGlobalRoutersParams) (*GlobalRouterBatch, error) {
+	res, err := c.sendBatchGetGlobalRouters(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendBatchGetGlobalRouters(ctx context.Context, params BatchGetGlobalRoutersParams) (res *GlobalRouterBatch, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/routers/all/summaries"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "global_router_ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "global_router_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if params.GlobalRouterIds != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.GlobalRouterIds {
+						if err := func() error {
+							return e.EncodeValue(conv.StringToString(item))
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BatchGetGlobalRoutersOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBatchGetGlobalRoutersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -5099,13 +5549,99 @@ func (c *Client) sendCreateCaseSettings(ctx context.Context, request *CaseSettin
 	return result, nil
 }
 
+// CreateConnector invokes CreateConnector operation.
+//
+// Stores a new connector under a server-assigned id. `type` (not UNSPECIFIED) and `name` are required;
+// `connectorConfig.fields` must name only fields of the type's schema, each at most once, every
+// required one, each value meeting its field type (a URL field takes an absolute http or https URL, an
+// enumerated field one of its allowed values). `configOverrides` give, per entity type (each at most
+// once), templates for the fields whose schema allows overrides. `id`, `teamId`, the times and
+// `resolvedConnectorConfig` in the request are ignored. A team holds at most 800 connectors.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/connectors
+func (c *Client) CreateConnector(ctx context.Context, request *ConnectorRequest) (*ConnectorResponse, error) {
+	res, err := c.sendCreateConnector(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateConnector(ctx context.Context, request *ConnectorRequest) (res *ConnectorResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateConnectorRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateConnectorOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateConnectorResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CreateCustomPreset invokes CreateCustomPreset operation.
 //
 // Stores a new custom preset under a server-assigned id and answers it with every omitted field
 // filled: `attachmentConfig.policy` AUTO, `connectorType` CONNECTOR_TYPE_UNSPECIFIED, `entityType`
 // ENTITY_TYPE_UNSPECIFIED, `presetType` PRESET_TYPE_UNSPECIFIED, `description` empty,
 // `configOverrides` empty. An `id` in the request is ignored. `parentId`, when set, must name one of
-// the team's presets (system or custom). `presetType` SYSTEM is refused.
+// the team's presets (system or custom). `presetType` SYSTEM is refused. With a `connectorType`, each
+// override's message fields must be fields of that type's payload type (`payloadType`, the type's
+// first when omitted), as `GET …/connector-schemas` lists them.
 //
 // POST /mgmt/openapi/4/notifications/notification-center/v1/presets/custom
 func (c *Client) CreateCustomPreset(ctx context.Context, request *PresetRequest) (*PresetResponse, error) {
@@ -5501,6 +6037,90 @@ func (c *Client) sendCreateE2M(ctx context.Context, request *E2MCreateParams) (r
 	}()
 
 	result, err := decodeCreateE2MResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CreateGlobalRouter invokes CreateGlobalRouter operation.
+//
+// Stores a new router under a server-assigned id. `name` is required. Each rule needs a `condition`;
+// each target (of a rule, of `fallback`, of `fallbackTargets`) names one of the team's connectors by
+// `connectorId` and optionally a preset (system or custom) by `presetId`, whose `connectorType` must
+// be the connector's type; a missing connector or preset is a 400. Targets get a server-assigned
+// 36-character `id` when sent without one. `entityLabels` must be a valid matcher (see
+// `POST …/routers/matcher/validate`). A team holds at most 200 routers.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/routers
+func (c *Client) CreateGlobalRouter(ctx context.Context, request *GlobalRouterRequest) (*GlobalRouterResponse, error) {
+	res, err := c.sendCreateGlobalRouter(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateGlobalRouter(ctx context.Context, request *GlobalRouterRequest) (res *GlobalRouterResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/routers"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateGlobalRouterRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateGlobalRouterOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateGlobalRouterResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -6474,6 +7094,103 @@ func (c *Client) sendDeleteCaseSettings(ctx context.Context, params DeleteCaseSe
 	return result, nil
 }
 
+// DeleteConnector invokes DeleteConnector operation.
+//
+// An unknown id is a 404; a connector that a router uses is a 409 naming the routers.
+//
+// DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
+func (c *Client) DeleteConnector(ctx context.Context, params DeleteConnectorParams) error {
+	_, err := c.sendDeleteConnector(ctx, params)
+	return err
+}
+
+func (c *Client) sendDeleteConnector(ctx context.Context, params DeleteConnectorParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteConnectorOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteConnectorResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // DeleteCustomPreset invokes DeleteCustomPreset operation.
 //
 // System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
@@ -6990,6 +7707,103 @@ func (c *Client) sendDeleteE2M(ctx context.Context, params DeleteE2MParams) (res
 	}()
 
 	result, err := decodeDeleteE2MResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteGlobalRouter invokes DeleteGlobalRouter operation.
+//
+// An unknown id is a 404.
+//
+// DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
+func (c *Client) DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams) error {
+	_, err := c.sendDeleteGlobalRouter(ctx, params)
+	return err
+}
+
+func (c *Client) sendDeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/routers/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteGlobalRouterOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteGlobalRouterResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -9007,6 +9821,300 @@ func (c *Client) sendGetCaseSettingsDefaults(ctx context.Context) (res *CaseSett
 	return result, nil
 }
 
+// GetConnector invokes GetConnector operation.
+//
+// Read a notification connector.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
+func (c *Client) GetConnector(ctx context.Context, params GetConnectorParams) (*ConnectorResponse, error) {
+	res, err := c.sendGetConnector(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetConnector(ctx context.Context, params GetConnectorParams) (res *ConnectorResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetConnectorOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetConnectorResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetConnectorSchema invokes GetConnectorSchema operation.
+//
+// The fields a connector of the type takes (`connectorConfigSchema`) and, per payload type, the fields
+// its presets' messages take (`messageConfigSchemas`). The same table checks connector bodies. `type`
+// is required (UNSPECIFIED is refused, 400).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connector-schemas
+func (c *Client) GetConnectorSchema(ctx context.Context, params GetConnectorSchemaParams) (*ConnectorSchemaResponse, error) {
+	res, err := c.sendGetConnectorSchema(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetConnectorSchema(ctx context.Context, params GetConnectorSchemaParams) (res *ConnectorSchemaResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connector-schemas"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Type.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetConnectorSchemaOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetConnectorSchemaResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetConnectorTypeSummaries invokes GetConnectorTypeSummaries operation.
+//
+// Every connector type (in the enumeration's order; those that support the entity type
+// `supported_by_entity_type` when it is given) with the number of the team's connectors of that type.
+// `deliveredByMgmtapi` says whether mgmtapi sends notifications through connectors of the type; the
+// others are stored and checked only.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/types/summaries
+func (c *Client) GetConnectorTypeSummaries(ctx context.Context, params GetConnectorTypeSummariesParams) (*ConnectorTypeSummaryList, error) {
+	res, err := c.sendGetConnectorTypeSummaries(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetConnectorTypeSummaries(ctx context.Context, params GetConnectorTypeSummariesParams) (res *ConnectorTypeSummaryList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors/types/summaries"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "supported_by_entity_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "supported_by_entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.SupportedByEntityType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetConnectorTypeSummariesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetConnectorTypeSummariesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetCustomRole invokes GetCustomRole operation.
 //
 // Read a custom role.
@@ -10489,6 +11597,103 @@ func (c *Client) sendGetExtension(ctx context.Context, params GetExtensionParams
 	}()
 
 	result, err := decodeGetExtensionResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetGlobalRouter invokes GetGlobalRouter operation.
+//
+// Read a notification router.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
+func (c *Client) GetGlobalRouter(ctx context.Context, params GetGlobalRouterParams) (*GlobalRouterResponse, error) {
+	res, err := c.sendGetGlobalRouter(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetGlobalRouter(ctx context.Context, params GetGlobalRouterParams) (res *GlobalRouterResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/routers/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			if unwrapped := string(params.ID); true {
+				return e.EncodeValue(conv.StringToString(unwrapped))
+			}
+			return nil
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetGlobalRouterOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetGlobalRouterResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -12756,6 +13961,234 @@ func (c *Client) sendListCases(ctx context.Context, request OptCaseListInput) (r
 	return result, nil
 }
 
+// ListConnectorSummaries invokes ListConnectorSummaries operation.
+//
+// As `GET …/connectors`, answering summaries, which leave sensitive fields out.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/list/summaries
+func (c *Client) ListConnectorSummaries(ctx context.Context, params ListConnectorSummariesParams) (*ConnectorSummaryList, error) {
+	res, err := c.sendListConnectorSummaries(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListConnectorSummaries(ctx context.Context, params ListConnectorSummariesParams) (res *ConnectorSummaryList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors/list/summaries"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "connector_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "connector_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.ConnectorType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "supported_by_entity_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "supported_by_entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.SupportedByEntityType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListConnectorSummariesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListConnectorSummariesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListConnectors invokes ListConnectors operation.
+//
+// The team's connectors, oldest first, filtered by type and by the entity type their type supports (a
+// filter left out, or UNSPECIFIED, does not filter). Sensitive values (see
+// `GET …/connector-schemas`) are answered masked as `********`.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors
+func (c *Client) ListConnectors(ctx context.Context, params ListConnectorsParams) (*ConnectorList, error) {
+	res, err := c.sendListConnectors(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListConnectors(ctx context.Context, params ListConnectorsParams) (res *ConnectorList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "connector_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "connector_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.ConnectorType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "supported_by_entity_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "supported_by_entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.SupportedByEntityType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListConnectorsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListConnectorsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListCustomRoles invokes ListCustomRoles operation.
 //
 // The team's custom roles, by id. `team_id`, when given, must be the caller's team; any other team
@@ -13594,6 +15027,105 @@ func (c *Client) sendListExtensions(ctx context.Context, request OptExtensionLis
 	}()
 
 	result, err := decodeListExtensionsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListGlobalRouters invokes ListGlobalRouters operation.
+//
+// The team's routers, oldest first. `entity_type` (deprecated) keeps the routers of that entity type;
+// `source_entity_labels` keeps the routers whose `entityLabels` give each listed label one of its
+// listed values (`source_entity_labels[env][values]=prod`, repeated or indexed for more values). Left
+// out, a filter does not filter.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/routers
+func (c *Client) ListGlobalRouters(ctx context.Context, params ListGlobalRoutersParams) (*GlobalRouterList, error) {
+	res, err := c.sendListGlobalRouters(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListGlobalRouters(ctx context.Context, params ListGlobalRoutersParams) (res *GlobalRouterList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/routers"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "entity_type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.EntityType.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListGlobalRoutersOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListGlobalRoutersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -15613,6 +17145,87 @@ func (c *Client) sendReorderPolicies(ctx context.Context, request *PolicyOrderIn
 	return result, nil
 }
 
+// ReplaceConnector invokes ReplaceConnector operation.
+//
+// Replaces the connector `connector.id` with the given one, checked as the create checks it;
+// `createTime` is kept. A sensitive field sent back with its masked value `********` keeps its stored
+// value. The type can change only while no router or preset uses the connector.
+//
+// PUT /mgmt/openapi/5/notifications/notification-center/v1/connectors
+func (c *Client) ReplaceConnector(ctx context.Context, request *ConnectorRequest) (*ConnectorResponse, error) {
+	res, err := c.sendReplaceConnector(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendReplaceConnector(ctx context.Context, request *ConnectorRequest) (res *ConnectorResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReplaceConnectorRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ReplaceConnectorOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeReplaceConnectorResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ReplaceCustomPreset invokes ReplaceCustomPreset operation.
 //
 // Replaces the custom preset `preset.id` with the given one, filling omitted fields as the create
@@ -16030,6 +17643,85 @@ func (c *Client) sendReplaceE2M(ctx context.Context, request *E2M) (res *E2MEnve
 	}()
 
 	result, err := decodeReplaceE2MResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ReplaceGlobalRouter invokes ReplaceGlobalRouter operation.
+//
+// Replaces the router `router.id`, checked as the create checks it; `createTime` is kept.
+//
+// PUT /mgmt/openapi/5/notifications/notification-center/v1/routers
+func (c *Client) ReplaceGlobalRouter(ctx context.Context, request *GlobalRouterRequest) (*GlobalRouterResponse, error) {
+	res, err := c.sendReplaceGlobalRouter(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendReplaceGlobalRouter(ctx context.Context, request *GlobalRouterRequest) (res *GlobalRouterResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/routers"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReplaceGlobalRouterRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ReplaceGlobalRouterOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeReplaceGlobalRouterResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -18785,6 +20477,87 @@ func (c *Client) sendUpdateRetentionTags(ctx context.Context, request *Retention
 	}()
 
 	result, err := decodeUpdateRetentionTagsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ValidateEntityLabelMatcher invokes ValidateEntityLabelMatcher operation.
+//
+// Checks `entity_label_matcher` (label name to expected value:
+// `entity_label_matcher[environment]=production`) by the rules a router's `entityLabels` must meet,
+// and answers `result.success` or `result.failure.message` naming the label and the rule: at most 50
+// labels; a name of 1–256 characters, a letter or `_` first, then letters, digits, `_`, `.`, `-` or
+// `/`; a value of 1–256 characters without leading or trailing spaces, where `*` matches any value
+// of the label. An empty matcher is valid (it matches every entity).
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/routers/matcher/validate
+func (c *Client) ValidateEntityLabelMatcher(ctx context.Context) (*EntityLabelMatcherCheck, error) {
+	res, err := c.sendValidateEntityLabelMatcher(ctx)
+	return res, err
+}
+
+func (c *Client) sendValidateEntityLabelMatcher(ctx context.Context) (res *EntityLabelMatcherCheck, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/routers/matcher/validate"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ValidateEntityLabelMatcherOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeValidateEntityLabelMatcherResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -1224,6 +1224,345 @@ func decodeAssignDashboardFolderParams(args [1]string, argsEscaped bool, r *http
 	return params, nil
 }
 
+// BatchGetConnectorSummariesParams is parameters of BatchGetConnectorSummaries operation.
+type BatchGetConnectorSummariesParams struct {
+	// The ids to read (repeat the parameter), at most 800.
+	ConnectorIds []string `json:",omitempty"`
+}
+
+func unpackBatchGetConnectorSummariesParams(packed middleware.Parameters) (params BatchGetConnectorSummariesParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "connector_ids",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.ConnectorIds = v.([]string)
+		}
+	}
+	return params
+}
+
+func decodeBatchGetConnectorSummariesParams(args [0]string, argsEscaped bool, r *http.Request) (params BatchGetConnectorSummariesParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: connector_ids.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "connector_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				params.ConnectorIds = nil
+				return d.DecodeArray(func(d uri.Decoder) error {
+					var paramsDotConnectorIdsVal string
+					if err := func() error {
+						val, err := d.DecodeValue()
+						if err != nil {
+							return err
+						}
+
+						c, err := conv.ToString(val)
+						if err != nil {
+							return err
+						}
+
+						paramsDotConnectorIdsVal = c
+						return nil
+					}(); err != nil {
+						return err
+					}
+					params.ConnectorIds = append(params.ConnectorIds, paramsDotConnectorIdsVal)
+					return nil
+				})
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if params.ConnectorIds == nil {
+					return nil // optional
+				}
+				if err := (validate.Array{
+					MinLength:    0,
+					MinLengthSet: false,
+					MaxLength:    800,
+					MaxLengthSet: true,
+				}).ValidateLength(len(params.ConnectorIds)); err != nil {
+					return errors.Wrap(err, "array")
+				}
+				var failures []validate.FieldError
+				for i, elem := range params.ConnectorIds {
+					if err := func() error {
+						if err := (validate.String{
+							MinLength:     0,
+							MinLengthSet:  false,
+							MaxLength:     128,
+							MaxLengthSet:  true,
+							Email:         false,
+							Hostname:      false,
+							Regex:         nil,
+							MinNumeric:    0,
+							MinNumericSet: false,
+							MaxNumeric:    0,
+							MaxNumericSet: false,
+						}).Validate(string(elem)); err != nil {
+							return errors.Wrap(err, "string")
+						}
+						return nil
+					}(); err != nil {
+						failures = append(failures, validate.FieldError{
+							Name:  fmt.Sprintf("[%d]", i),
+							Error: err,
+						})
+					}
+				}
+				if len(failures) > 0 {
+					return &validate.Error{Fields: failures}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "connector_ids",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// BatchGetConnectorsParams is parameters of BatchGetConnectors operation.
+type BatchGetConnectorsParams struct {
+	// The ids to read (repeat the parameter), at most 800.
+	ConnectorIds []string `json:",omitempty"`
+}
+
+func unpackBatchGetConnectorsParams(packed middleware.Parameters) (params BatchGetConnectorsParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "connector_ids",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.ConnectorIds = v.([]string)
+		}
+	}
+	return params
+}
+
+func decodeBatchGetConnectorsParams(args [0]string, argsEscaped bool, r *http.Request) (params BatchGetConnectorsParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: connector_ids.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "connector_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				params.ConnectorIds = nil
+				return d.DecodeArray(func(d uri.Decoder) error {
+					var paramsDotConnectorIdsVal string
+					if err := func() error {
+						val, err := d.DecodeValue()
+						if err != nil {
+							return err
+						}
+
+						c, err := conv.ToString(val)
+						if err != nil {
+							return err
+						}
+
+						paramsDotConnectorIdsVal = c
+						return nil
+					}(); err != nil {
+						return err
+					}
+					params.ConnectorIds = append(params.ConnectorIds, paramsDotConnectorIdsVal)
+					return nil
+				})
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if params.ConnectorIds == nil {
+					return nil // optional
+				}
+				if err := (validate.Array{
+					MinLength:    0,
+					MinLengthSet: false,
+					MaxLength:    800,
+					MaxLengthSet: true,
+				}).ValidateLength(len(params.ConnectorIds)); err != nil {
+					return errors.Wrap(err, "array")
+				}
+				var failures []validate.FieldError
+				for i, elem := range params.ConnectorIds {
+					if err := func() error {
+						if err := (validate.String{
+							MinLength:     0,
+							MinLengthSet:  false,
+							MaxLength:     128,
+							MaxLengthSet:  true,
+							Email:         false,
+							Hostname:      false,
+							Regex:         nil,
+							MinNumeric:    0,
+							MinNumericSet: false,
+							MaxNumeric:    0,
+							MaxNumericSet: false,
+						}).Validate(string(elem)); err != nil {
+							return errors.Wrap(err, "string")
+						}
+						return nil
+					}(); err != nil {
+						failures = append(failures, validate.FieldError{
+							Name:  fmt.Sprintf("[%d]", i),
+							Error: err,
+						})
+					}
+				}
+				if len(failures) > 0 {
+					return &validate.Error{Fields: failures}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "connector_ids",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// BatchGetGlobalRoutersParams is parameters of BatchGetGlobalRouters operation.
+type BatchGetGlobalRoutersParams struct {
+	// The ids to read (repeat the parameter), at most 200.
+	GlobalRouterIds []string `json:",omitempty"`
+}
+
+func unpackBatchGetGlobalRoutersParams(packed middleware.Parameters) (params BatchGetGlobalRoutersParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "global_router_ids",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.GlobalRouterIds = v.([]string)
+		}
+	}
+	return params
+}
+
+func decodeBatchGetGlobalRoutersParams(args [0]string, argsEscaped bool, r *http.Request) (params BatchGetGlobalRoutersParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: global_router_ids.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "global_router_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				params.GlobalRouterIds = nil
+				return d.DecodeArray(func(d uri.Decoder) error {
+					var paramsDotGlobalRouterIdsVal string
+					if err := func() error {
+						val, err := d.DecodeValue()
+						if err != nil {
+							return err
+						}
+
+						c, err := conv.ToString(val)
+						if err != nil {
+							return err
+						}
+
+						paramsDotGlobalRouterIdsVal = c
+						return nil
+					}(); err != nil {
+						return err
+					}
+					params.GlobalRouterIds = append(params.GlobalRouterIds, paramsDotGlobalRouterIdsVal)
+					return nil
+				})
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if params.GlobalRouterIds == nil {
+					return nil // optional
+				}
+				if err := (validate.Array{
+					MinLength:    0,
+					MinLengthSet: false,
+					MaxLength:    200,
+					MaxLengthSet: true,
+				}).ValidateLength(len(params.GlobalRouterIds)); err != nil {
+					return errors.Wrap(err, "array")
+				}
+				var failures []validate.FieldError
+				for i, elem := range params.GlobalRouterIds {
+					if err := func() error {
+						if err := (validate.String{
+							MinLength:     0,
+							MinLengthSet:  false,
+							MaxLength:     128,
+							MaxLengthSet:  true,
+							Email:         false,
+							Hostname:      false,
+							Regex:         nil,
+							MinNumeric:    0,
+							MinNumericSet: false,
+							MaxNumeric:    0,
+							MaxNumericSet: false,
+						}).Validate(string(elem)); err != nil {
+							return errors.Wrap(err, "string")
+						}
+						return nil
+					}(); err != nil {
+						failures = append(failures, validate.FieldError{
+							Name:  fmt.Sprintf("[%d]", i),
+							Error: err,
+						})
+					}
+				}
+				if len(failures) > 0 {
+					return &validate.Error{Fields: failures}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "global_router_ids",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // BatchGetIncidentsParams is parameters of BatchGetIncidents operation.
 type BatchGetIncidentsParams struct {
 	// 1 to 10000 incident ids (repeat the parameter).
@@ -2497,6 +2836,88 @@ func decodeDeleteCaseSettingsParams(args [1]string, argsEscaped bool, r *http.Re
 	return params, nil
 }
 
+// DeleteConnectorParams is parameters of DeleteConnector operation.
+type DeleteConnectorParams struct {
+	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
+	// `-`.
+	ID NotificationCenterID
+}
+
+func unpackDeleteConnectorParams(packed middleware.Parameters) (params DeleteConnectorParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(NotificationCenterID)
+	}
+	return params
+}
+
+func decodeDeleteConnectorParams(args [1]string, argsEscaped bool, r *http.Request) (params DeleteConnectorParams, _ error) {
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID = NotificationCenterID(paramsDotIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.ID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // DeleteCustomPresetParams is parameters of DeleteCustomPreset operation.
 type DeleteCustomPresetParams struct {
 	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
@@ -3050,6 +3471,88 @@ func decodeDeleteE2MParams(args [1]string, argsEscaped bool, r *http.Request) (p
 					return err
 				}
 				params.ID = E2MUUID(paramsDotIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.ID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// DeleteGlobalRouterParams is parameters of DeleteGlobalRouter operation.
+type DeleteGlobalRouterParams struct {
+	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
+	// `-`.
+	ID NotificationCenterID
+}
+
+func unpackDeleteGlobalRouterParams(packed middleware.Parameters) (params DeleteGlobalRouterParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(NotificationCenterID)
+	}
+	return params
+}
+
+func decodeDeleteGlobalRouterParams(args [1]string, argsEscaped bool, r *http.Request) (params DeleteGlobalRouterParams, _ error) {
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID = NotificationCenterID(paramsDotIDVal)
 				return nil
 			}(); err != nil {
 				return err
@@ -4454,6 +4957,246 @@ func decodeGetCaseSettingsParams(args [1]string, argsEscaped bool, r *http.Reque
 	return params, nil
 }
 
+// GetConnectorParams is parameters of GetConnector operation.
+type GetConnectorParams struct {
+	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
+	// `-`.
+	ID NotificationCenterID
+}
+
+func unpackGetConnectorParams(packed middleware.Parameters) (params GetConnectorParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(NotificationCenterID)
+	}
+	return params
+}
+
+func decodeGetConnectorParams(args [1]string, argsEscaped bool, r *http.Request) (params GetConnectorParams, _ error) {
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID = NotificationCenterID(paramsDotIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.ID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetConnectorSchemaParams is parameters of GetConnectorSchema operation.
+type GetConnectorSchemaParams struct {
+	Type OptConnectorType `json:",omitempty,omitzero"`
+}
+
+func unpackGetConnectorSchemaParams(packed middleware.Parameters) (params GetConnectorSchemaParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "type",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Type = v.(OptConnectorType)
+		}
+	}
+	return params
+}
+
+func decodeGetConnectorSchemaParams(args [0]string, argsEscaped bool, r *http.Request) (params GetConnectorSchemaParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: type.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotTypeVal ConnectorType
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotTypeVal = ConnectorType(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.Type.SetTo(paramsDotTypeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.Type.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "type",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetConnectorTypeSummariesParams is parameters of GetConnectorTypeSummaries operation.
+type GetConnectorTypeSummariesParams struct {
+	SupportedByEntityType OptNotificationEntityType `json:",omitempty,omitzero"`
+}
+
+func unpackGetConnectorTypeSummariesParams(packed middleware.Parameters) (params GetConnectorTypeSummariesParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "supported_by_entity_type",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.SupportedByEntityType = v.(OptNotificationEntityType)
+		}
+	}
+	return params
+}
+
+func decodeGetConnectorTypeSummariesParams(args [0]string, argsEscaped bool, r *http.Request) (params GetConnectorTypeSummariesParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: supported_by_entity_type.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "supported_by_entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotSupportedByEntityTypeVal NotificationEntityType
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotSupportedByEntityTypeVal = NotificationEntityType(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.SupportedByEntityType.SetTo(paramsDotSupportedByEntityTypeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.SupportedByEntityType.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "supported_by_entity_type",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // GetCustomRoleParams is parameters of GetCustomRole operation.
 type GetCustomRoleParams struct {
 	// A custom role's id.
@@ -5540,6 +6283,88 @@ func decodeGetExtensionParams(args [1]string, argsEscaped bool, r *http.Request)
 		return params, &ogenerrors.DecodeParamError{
 			Name: "include_testing_revision",
 			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetGlobalRouterParams is parameters of GetGlobalRouter operation.
+type GetGlobalRouterParams struct {
+	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
+	// `-`.
+	ID NotificationCenterID
+}
+
+func unpackGetGlobalRouterParams(packed middleware.Parameters) (params GetGlobalRouterParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(NotificationCenterID)
+	}
+	return params
+}
+
+func decodeGetGlobalRouterParams(args [1]string, argsEscaped bool, r *http.Request) (params GetGlobalRouterParams, _ error) {
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				var paramsDotIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ID = NotificationCenterID(paramsDotIDVal)
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := params.ID.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "path",
 			Err:  err,
 		}
 	}
@@ -7004,6 +7829,296 @@ func decodeListCaseEventsParams(args [1]string, argsEscaped bool, r *http.Reques
 	return params, nil
 }
 
+// ListConnectorSummariesParams is parameters of ListConnectorSummaries operation.
+type ListConnectorSummariesParams struct {
+	ConnectorType         OptConnectorType          `json:",omitempty,omitzero"`
+	SupportedByEntityType OptNotificationEntityType `json:",omitempty,omitzero"`
+}
+
+func unpackListConnectorSummariesParams(packed middleware.Parameters) (params ListConnectorSummariesParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "connector_type",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.ConnectorType = v.(OptConnectorType)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "supported_by_entity_type",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.SupportedByEntityType = v.(OptNotificationEntityType)
+		}
+	}
+	return params
+}
+
+func decodeListConnectorSummariesParams(args [0]string, argsEscaped bool, r *http.Request) (params ListConnectorSummariesParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: connector_type.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "connector_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotConnectorTypeVal ConnectorType
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotConnectorTypeVal = ConnectorType(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ConnectorType.SetTo(paramsDotConnectorTypeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.ConnectorType.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "connector_type",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: supported_by_entity_type.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "supported_by_entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotSupportedByEntityTypeVal NotificationEntityType
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotSupportedByEntityTypeVal = NotificationEntityType(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.SupportedByEntityType.SetTo(paramsDotSupportedByEntityTypeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.SupportedByEntityType.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "supported_by_entity_type",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// ListConnectorsParams is parameters of ListConnectors operation.
+type ListConnectorsParams struct {
+	ConnectorType         OptConnectorType          `json:",omitempty,omitzero"`
+	SupportedByEntityType OptNotificationEntityType `json:",omitempty,omitzero"`
+}
+
+func unpackListConnectorsParams(packed middleware.Parameters) (params ListConnectorsParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "connector_type",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.ConnectorType = v.(OptConnectorType)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "supported_by_entity_type",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.SupportedByEntityType = v.(OptNotificationEntityType)
+		}
+	}
+	return params
+}
+
+func decodeListConnectorsParams(args [0]string, argsEscaped bool, r *http.Request) (params ListConnectorsParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: connector_type.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "connector_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotConnectorTypeVal ConnectorType
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotConnectorTypeVal = ConnectorType(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ConnectorType.SetTo(paramsDotConnectorTypeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.ConnectorType.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "connector_type",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: supported_by_entity_type.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "supported_by_entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotSupportedByEntityTypeVal NotificationEntityType
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotSupportedByEntityTypeVal = NotificationEntityType(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.SupportedByEntityType.SetTo(paramsDotSupportedByEntityTypeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.SupportedByEntityType.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "supported_by_entity_type",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // ListCustomRolesParams is parameters of ListCustomRoles operation.
 type ListCustomRolesParams struct {
 	TeamID OptInt64 `json:",omitempty,omitzero"`
@@ -7208,6 +8323,86 @@ func decodeListEntityTypeAttachmentTypesParams(args [1]string, argsEscaped bool,
 		return params, &ogenerrors.DecodeParamError{
 			Name: "entity_type",
 			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// ListGlobalRoutersParams is parameters of ListGlobalRouters operation.
+type ListGlobalRoutersParams struct {
+	// Deprecated: schema marks this parameter as deprecated.
+	EntityType OptNotificationEntityType `json:",omitempty,omitzero"`
+}
+
+func unpackListGlobalRoutersParams(packed middleware.Parameters) (params ListGlobalRoutersParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "entity_type",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.EntityType = v.(OptNotificationEntityType)
+		}
+	}
+	return params
+}
+
+func decodeListGlobalRoutersParams(args [0]string, argsEscaped bool, r *http.Request) (params ListGlobalRoutersParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: entity_type.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "entity_type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotEntityTypeVal NotificationEntityType
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotEntityTypeVal = NotificationEntityType(c)
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.EntityType.SetTo(paramsDotEntityTypeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.EntityType.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "entity_type",
+			In:   "query",
 			Err:  err,
 		}
 	}

@@ -315,6 +315,20 @@ func encodeCreateCaseSettingsRequest(
 	return nil
 }
 
+func encodeCreateConnectorRequest(
+	req *ConnectorRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCreateCustomPresetRequest(
 	req *PresetRequest,
 	r *http.Request,
@@ -373,6 +387,20 @@ func encodeCreateDashboardFolderRequest(
 
 func encodeCreateE2MRequest(
 	req *E2MCreateParams,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeCreateGlobalRouterRequest(
+	req *GlobalRouterRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -779,6 +807,20 @@ func encodeReorderPoliciesRequest(
 	return nil
 }
 
+func encodeReplaceConnectorRequest(
+	req *ConnectorRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeReplaceCustomPresetRequest(
 	req *PresetRequest,
 	r *http.Request,
@@ -837,6 +879,20 @@ func encodeReplaceDefaultDashboardRequest(
 
 func encodeReplaceE2MRequest(
 	req *E2M,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeReplaceGlobalRouterRequest(
+	req *GlobalRouterRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

@@ -138,6 +138,26 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/4/slo/slos/v1/all/execute
 	BatchExecuteSlos(ctx context.Context, req *BatchExecuteSloRequest) (*BatchExecuteSloResponse, error)
+	// BatchGetConnectorSummaries implements BatchGetConnectorSummaries operation.
+	//
+	// As `GET …/connectors/all/list`, answering summaries, which leave sensitive fields out.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/all/summaries
+	BatchGetConnectorSummaries(ctx context.Context, params BatchGetConnectorSummariesParams) (*ConnectorSummaryBatch, error)
+	// BatchGetConnectors implements BatchGetConnectors operation.
+	//
+	// Answers the connectors found, by id, and the requested ids that name none (in request order, once
+	// each).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/all/list
+	BatchGetConnectors(ctx context.Context, params BatchGetConnectorsParams) (*ConnectorBatch, error)
+	// BatchGetGlobalRouters implements BatchGetGlobalRouters operation.
+	//
+	// Answers the routers found, by id, and the requested ids that name none (in request order, once
+	// each).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/routers/all/summaries
+	BatchGetGlobalRouters(ctx context.Context, params BatchGetGlobalRoutersParams) (*GlobalRouterBatch, error)
 	// BatchGetIncidents implements BatchGetIncidents operation.
 	//
 	// Get incidents by id.
@@ -298,13 +318,26 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/case-settings/v1/configs
 	CreateCaseSettings(ctx context.Context, req *CaseSettingsCreateInput) (*CaseSettingsAnswer, error)
+	// CreateConnector implements CreateConnector operation.
+	//
+	// Stores a new connector under a server-assigned id. `type` (not UNSPECIFIED) and `name` are required;
+	// `connectorConfig.fields` must name only fields of the type's schema, each at most once, every
+	// required one, each value meeting its field type (a URL field takes an absolute http or https URL, an
+	// enumerated field one of its allowed values). `configOverrides` give, per entity type (each at most
+	// once), templates for the fields whose schema allows overrides. `id`, `teamId`, the times and
+	// `resolvedConnectorConfig` in the request are ignored. A team holds at most 800 connectors.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/connectors
+	CreateConnector(ctx context.Context, req *ConnectorRequest) (*ConnectorResponse, error)
 	// CreateCustomPreset implements CreateCustomPreset operation.
 	//
 	// Stores a new custom preset under a server-assigned id and answers it with every omitted field
 	// filled: `attachmentConfig.policy` AUTO, `connectorType` CONNECTOR_TYPE_UNSPECIFIED, `entityType`
 	// ENTITY_TYPE_UNSPECIFIED, `presetType` PRESET_TYPE_UNSPECIFIED, `description` empty,
 	// `configOverrides` empty. An `id` in the request is ignored. `parentId`, when set, must name one of
-	// the team's presets (system or custom). `presetType` SYSTEM is refused.
+	// the team's presets (system or custom). `presetType` SYSTEM is refused. With a `connectorType`, each
+	// override's message fields must be fields of that type's payload type (`payloadType`, the type's
+	// first when omitted), as `GET …/connector-schemas` lists them.
 	//
 	// POST /mgmt/openapi/4/notifications/notification-center/v1/presets/custom
 	CreateCustomPreset(ctx context.Context, req *PresetRequest) (*PresetResponse, error)
@@ -342,6 +375,17 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/events2metrics/events2metrics/v2
 	CreateE2M(ctx context.Context, req *E2MCreateParams) (*E2MEnvelope, error)
+	// CreateGlobalRouter implements CreateGlobalRouter operation.
+	//
+	// Stores a new router under a server-assigned id. `name` is required. Each rule needs a `condition`;
+	// each target (of a rule, of `fallback`, of `fallbackTargets`) names one of the team's connectors by
+	// `connectorId` and optionally a preset (system or custom) by `presetId`, whose `connectorType` must
+	// be the connector's type; a missing connector or preset is a 400. Targets get a server-assigned
+	// 36-character `id` when sent without one. `entityLabels` must be a valid matcher (see
+	// `POST …/routers/matcher/validate`). A team holds at most 200 routers.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/routers
+	CreateGlobalRouter(ctx context.Context, req *GlobalRouterRequest) (*GlobalRouterResponse, error)
 	// CreateParsingRuleGroup implements CreateParsingRuleGroup operation.
 	//
 	// Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets at
@@ -433,6 +477,12 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/cases/cases/case-settings/v1/configs/{id}
 	DeleteCaseSettings(ctx context.Context, params DeleteCaseSettingsParams) error
+	// DeleteConnector implements DeleteConnector operation.
+	//
+	// An unknown id is a 404; a connector that a router uses is a 409 naming the routers.
+	//
+	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
+	DeleteConnector(ctx context.Context, params DeleteConnectorParams) error
 	// DeleteCustomPreset implements DeleteCustomPreset operation.
 	//
 	// System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
@@ -470,6 +520,12 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/events2metrics/events2metrics/v2/{id}
 	DeleteE2M(ctx context.Context, params DeleteE2MParams) (*E2MDeleted, error)
+	// DeleteGlobalRouter implements DeleteGlobalRouter operation.
+	//
+	// An unknown id is a 404.
+	//
+	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
+	DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams) error
 	// DeleteParsingRuleGroup implements DeleteParsingRuleGroup operation.
 	//
 	// Delete one parsing rule group.
@@ -643,6 +699,29 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/cases/cases/case-settings/v1/configs:getSystemDefaults
 	GetCaseSettingsDefaults(ctx context.Context) (*CaseSettingsDefaults, error)
+	// GetConnector implements GetConnector operation.
+	//
+	// Read a notification connector.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
+	GetConnector(ctx context.Context, params GetConnectorParams) (*ConnectorResponse, error)
+	// GetConnectorSchema implements GetConnectorSchema operation.
+	//
+	// The fields a connector of the type takes (`connectorConfigSchema`) and, per payload type, the fields
+	// its presets' messages take (`messageConfigSchemas`). The same table checks connector bodies. `type`
+	// is required (UNSPECIFIED is refused, 400).
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connector-schemas
+	GetConnectorSchema(ctx context.Context, params GetConnectorSchemaParams) (*ConnectorSchemaResponse, error)
+	// GetConnectorTypeSummaries implements GetConnectorTypeSummaries operation.
+	//
+	// Every connector type (in the enumeration's order; those that support the entity type
+	// `supported_by_entity_type` when it is given) with the number of the team's connectors of that type.
+	// `deliveredByMgmtapi` says whether mgmtapi sends notifications through connectors of the type; the
+	// others are stored and checked only.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/types/summaries
+	GetConnectorTypeSummaries(ctx context.Context, params GetConnectorTypeSummariesParams) (*ConnectorTypeSummaryList, error)
 	// GetCustomRole implements GetCustomRole operation.
 	//
 	// Read a custom role.
@@ -787,6 +866,12 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/3/integrations/extensions/v1/{id}
 	GetExtension(ctx context.Context, params GetExtensionParams) (*Extension, error)
+	// GetGlobalRouter implements GetGlobalRouter operation.
+	//
+	// Read a notification router.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
+	GetGlobalRouter(ctx context.Context, params GetGlobalRouterParams) (*GlobalRouterResponse, error)
 	// GetIncident implements GetIncident operation.
 	//
 	// Get an incident with its events.
@@ -975,6 +1060,20 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1
 	ListCases(ctx context.Context, req OptCaseListInput) (*CasePage, error)
+	// ListConnectorSummaries implements ListConnectorSummaries operation.
+	//
+	// As `GET …/connectors`, answering summaries, which leave sensitive fields out.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/list/summaries
+	ListConnectorSummaries(ctx context.Context, params ListConnectorSummariesParams) (*ConnectorSummaryList, error)
+	// ListConnectors implements ListConnectors operation.
+	//
+	// The team's connectors, oldest first, filtered by type and by the entity type their type supports (a
+	// filter left out, or UNSPECIFIED, does not filter). Sensitive values (see
+	// `GET …/connector-schemas`) are answered masked as `********`.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors
+	ListConnectors(ctx context.Context, params ListConnectorsParams) (*ConnectorList, error)
 	// ListCustomRoles implements ListCustomRoles operation.
 	//
 	// The team's custom roles, by id. `team_id`, when given, must be the caller's team; any other team
@@ -1059,6 +1158,15 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/3/integrations/extensions/v1/all
 	ListExtensions(ctx context.Context, req OptExtensionListInput) (*ExtensionList, error)
+	// ListGlobalRouters implements ListGlobalRouters operation.
+	//
+	// The team's routers, oldest first. `entity_type` (deprecated) keeps the routers of that entity type;
+	// `source_entity_labels` keeps the routers whose `entityLabels` give each listed label one of its
+	// listed values (`source_entity_labels[env][values]=prod`, repeated or indexed for more values). Left
+	// out, a filter does not filter.
+	//
+	// GET /mgmt/openapi/5/notifications/notification-center/v1/routers
+	ListGlobalRouters(ctx context.Context, params ListGlobalRoutersParams) (*GlobalRouterList, error)
 	// ListIncidentAggregations implements ListIncidentAggregations operation.
 	//
 	// Groups the team's incidents that match `filter` by the fields of `group_bys` (all incidents form one
@@ -1269,6 +1377,14 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
 	ReorderPolicies(ctx context.Context, req *PolicyOrderInput) (*PolicyOrders, error)
+	// ReplaceConnector implements ReplaceConnector operation.
+	//
+	// Replaces the connector `connector.id` with the given one, checked as the create checks it;
+	// `createTime` is kept. A sensitive field sent back with its masked value `********` keeps its stored
+	// value. The type can change only while no router or preset uses the connector.
+	//
+	// PUT /mgmt/openapi/5/notifications/notification-center/v1/connectors
+	ReplaceConnector(ctx context.Context, req *ConnectorRequest) (*ConnectorResponse, error)
 	// ReplaceCustomPreset implements ReplaceCustomPreset operation.
 	//
 	// Replaces the custom preset `preset.id` with the given one, filling omitted fields as the create
@@ -1309,6 +1425,12 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/5/events2metrics/events2metrics/v2
 	ReplaceE2M(ctx context.Context, req *E2M) (*E2MEnvelope, error)
+	// ReplaceGlobalRouter implements ReplaceGlobalRouter operation.
+	//
+	// Replaces the router `router.id`, checked as the create checks it; `createTime` is kept.
+	//
+	// PUT /mgmt/openapi/5/notifications/notification-center/v1/routers
+	ReplaceGlobalRouter(ctx context.Context, req *GlobalRouterRequest) (*GlobalRouterResponse, error)
 	// ReplacePolicySettings implements ReplacePolicySettings operation.
 	//
 	// Each section the request sets replaces the stored one; a section left out keeps its value. The
@@ -1516,6 +1638,17 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/dataengine/retention-tags/v1
 	UpdateRetentionTags(ctx context.Context, req *RetentionTagUpdate) (*RetentionTagList, error)
+	// ValidateEntityLabelMatcher implements ValidateEntityLabelMatcher operation.
+	//
+	// Checks `entity_label_matcher` (label name to expected value:
+	// `entity_label_matcher[environment]=production`) by the rules a router's `entityLabels` must meet,
+	// and answers `result.success` or `result.failure.message` naming the label and the rule: at most 50
+	// labels; a name of 1–256 characters, a letter or `_` first, then letters, digits, `_`, `.`, `-` or
+	// `/`; a value of 1–256 characters without leading or trailing spaces, where `*` matches any value
+	// of the label. An empty matcher is valid (it matches every entity).
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/routers/matcher/validate
+	ValidateEntityLabelMatcher(ctx context.Context) (*EntityLabelMatcherCheck, error)
 	// ValidateReplaceSloAlerts implements ValidateReplaceSloAlerts operation.
 	//
 	// Checks the body as the replace does and stores it, exactly as `PUT …/slo/slos/v1` would (same

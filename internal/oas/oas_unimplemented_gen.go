@@ -191,6 +191,35 @@ func (UnimplementedHandler) BatchExecuteSlos(ctx context.Context, req *BatchExec
 	return r, ht.ErrNotImplemented
 }
 
+// BatchGetConnectorSummaries implements BatchGetConnectorSummaries operation.
+//
+// As `GET …/connectors/all/list`, answering summaries, which leave sensitive fields out.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/all/summaries
+func (UnimplementedHandler) BatchGetConnectorSummaries(ctx context.Context, params BatchGetConnectorSummariesParams) (r *ConnectorSummaryBatch, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// BatchGetConnectors implements BatchGetConnectors operation.
+//
+// Answers the connectors found, by id, and the requested ids that name none (in request order, once
+// each).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/all/list
+func (UnimplementedHandler) BatchGetConnectors(ctx context.Context, params BatchGetConnectorsParams) (r *ConnectorBatch, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// BatchGetGlobalRouters implements BatchGetGlobalRouters operation.
+//
+// Answers the routers found, by id, and the requested ids that name none (in request order, once
+// each).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/routers/all/summaries
+func (UnimplementedHandler) BatchGetGlobalRouters(ctx context.Context, params BatchGetGlobalRoutersParams) (r *GlobalRouterBatch, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // BatchGetIncidents implements BatchGetIncidents operation.
 //
 // Get incidents by id.
@@ -414,13 +443,29 @@ func (UnimplementedHandler) CreateCaseSettings(ctx context.Context, req *CaseSet
 	return r, ht.ErrNotImplemented
 }
 
+// CreateConnector implements CreateConnector operation.
+//
+// Stores a new connector under a server-assigned id. `type` (not UNSPECIFIED) and `name` are required;
+// `connectorConfig.fields` must name only fields of the type's schema, each at most once, every
+// required one, each value meeting its field type (a URL field takes an absolute http or https URL, an
+// enumerated field one of its allowed values). `configOverrides` give, per entity type (each at most
+// once), templates for the fields whose schema allows overrides. `id`, `teamId`, the times and
+// `resolvedConnectorConfig` in the request are ignored. A team holds at most 800 connectors.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/connectors
+func (UnimplementedHandler) CreateConnector(ctx context.Context, req *ConnectorRequest) (r *ConnectorResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // CreateCustomPreset implements CreateCustomPreset operation.
 //
 // Stores a new custom preset under a server-assigned id and answers it with every omitted field
 // filled: `attachmentConfig.policy` AUTO, `connectorType` CONNECTOR_TYPE_UNSPECIFIED, `entityType`
 // ENTITY_TYPE_UNSPECIFIED, `presetType` PRESET_TYPE_UNSPECIFIED, `description` empty,
 // `configOverrides` empty. An `id` in the request is ignored. `parentId`, when set, must name one of
-// the team's presets (system or custom). `presetType` SYSTEM is refused.
+// the team's presets (system or custom). `presetType` SYSTEM is refused. With a `connectorType`, each
+// override's message fields must be fields of that type's payload type (`payloadType`, the type's
+// first when omitted), as `GET …/connector-schemas` lists them.
 //
 // POST /mgmt/openapi/4/notifications/notification-center/v1/presets/custom
 func (UnimplementedHandler) CreateCustomPreset(ctx context.Context, req *PresetRequest) (r *PresetResponse, _ error) {
@@ -470,6 +515,20 @@ func (UnimplementedHandler) CreateDashboardFolder(ctx context.Context, req *Dash
 //
 // POST /mgmt/openapi/5/events2metrics/events2metrics/v2
 func (UnimplementedHandler) CreateE2M(ctx context.Context, req *E2MCreateParams) (r *E2MEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CreateGlobalRouter implements CreateGlobalRouter operation.
+//
+// Stores a new router under a server-assigned id. `name` is required. Each rule needs a `condition`;
+// each target (of a rule, of `fallback`, of `fallbackTargets`) names one of the team's connectors by
+// `connectorId` and optionally a preset (system or custom) by `presetId`, whose `connectorType` must
+// be the connector's type; a missing connector or preset is a 400. Targets get a server-assigned
+// 36-character `id` when sent without one. `entityLabels` must be a valid matcher (see
+// `POST …/routers/matcher/validate`). A team holds at most 200 routers.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/routers
+func (UnimplementedHandler) CreateGlobalRouter(ctx context.Context, req *GlobalRouterRequest) (r *GlobalRouterResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -597,6 +656,15 @@ func (UnimplementedHandler) DeleteCaseSettings(ctx context.Context, params Delet
 	return ht.ErrNotImplemented
 }
 
+// DeleteConnector implements DeleteConnector operation.
+//
+// An unknown id is a 404; a connector that a router uses is a 409 naming the routers.
+//
+// DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
+func (UnimplementedHandler) DeleteConnector(ctx context.Context, params DeleteConnectorParams) error {
+	return ht.ErrNotImplemented
+}
+
 // DeleteCustomPreset implements DeleteCustomPreset operation.
 //
 // System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
@@ -647,6 +715,15 @@ func (UnimplementedHandler) DeleteDashboardFolder(ctx context.Context, params De
 // DELETE /mgmt/openapi/5/events2metrics/events2metrics/v2/{id}
 func (UnimplementedHandler) DeleteE2M(ctx context.Context, params DeleteE2MParams) (r *E2MDeleted, _ error) {
 	return r, ht.ErrNotImplemented
+}
+
+// DeleteGlobalRouter implements DeleteGlobalRouter operation.
+//
+// An unknown id is a 404.
+//
+// DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
+func (UnimplementedHandler) DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams) error {
+	return ht.ErrNotImplemented
 }
 
 // DeleteParsingRuleGroup implements DeleteParsingRuleGroup operation.
@@ -885,6 +962,38 @@ func (UnimplementedHandler) GetCaseSettingsDefaults(ctx context.Context) (r *Cas
 	return r, ht.ErrNotImplemented
 }
 
+// GetConnector implements GetConnector operation.
+//
+// Read a notification connector.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
+func (UnimplementedHandler) GetConnector(ctx context.Context, params GetConnectorParams) (r *ConnectorResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetConnectorSchema implements GetConnectorSchema operation.
+//
+// The fields a connector of the type takes (`connectorConfigSchema`) and, per payload type, the fields
+// its presets' messages take (`messageConfigSchemas`). The same table checks connector bodies. `type`
+// is required (UNSPECIFIED is refused, 400).
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connector-schemas
+func (UnimplementedHandler) GetConnectorSchema(ctx context.Context, params GetConnectorSchemaParams) (r *ConnectorSchemaResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetConnectorTypeSummaries implements GetConnectorTypeSummaries operation.
+//
+// Every connector type (in the enumeration's order; those that support the entity type
+// `supported_by_entity_type` when it is given) with the number of the team's connectors of that type.
+// `deliveredByMgmtapi` says whether mgmtapi sends notifications through connectors of the type; the
+// others are stored and checked only.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/types/summaries
+func (UnimplementedHandler) GetConnectorTypeSummaries(ctx context.Context, params GetConnectorTypeSummariesParams) (r *ConnectorTypeSummaryList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetCustomRole implements GetCustomRole operation.
 //
 // Read a custom role.
@@ -1071,6 +1180,15 @@ func (UnimplementedHandler) GetE2MLimits(ctx context.Context) (r *E2MLimits, _ e
 //
 // GET /mgmt/openapi/3/integrations/extensions/v1/{id}
 func (UnimplementedHandler) GetExtension(ctx context.Context, params GetExtensionParams) (r *Extension, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetGlobalRouter implements GetGlobalRouter operation.
+//
+// Read a notification router.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
+func (UnimplementedHandler) GetGlobalRouter(ctx context.Context, params GetGlobalRouterParams) (r *GlobalRouterResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1334,6 +1452,26 @@ func (UnimplementedHandler) ListCases(ctx context.Context, req OptCaseListInput)
 	return r, ht.ErrNotImplemented
 }
 
+// ListConnectorSummaries implements ListConnectorSummaries operation.
+//
+// As `GET …/connectors`, answering summaries, which leave sensitive fields out.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/list/summaries
+func (UnimplementedHandler) ListConnectorSummaries(ctx context.Context, params ListConnectorSummariesParams) (r *ConnectorSummaryList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListConnectors implements ListConnectors operation.
+//
+// The team's connectors, oldest first, filtered by type and by the entity type their type supports (a
+// filter left out, or UNSPECIFIED, does not filter). Sensitive values (see
+// `GET …/connector-schemas`) are answered masked as `********`.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors
+func (UnimplementedHandler) ListConnectors(ctx context.Context, params ListConnectorsParams) (r *ConnectorList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ListCustomRoles implements ListCustomRoles operation.
 //
 // The team's custom roles, by id. `team_id`, when given, must be the caller's team; any other team
@@ -1445,6 +1583,18 @@ func (UnimplementedHandler) ListEntityTypes(ctx context.Context) (r *EntityTypeL
 //
 // POST /mgmt/openapi/3/integrations/extensions/v1/all
 func (UnimplementedHandler) ListExtensions(ctx context.Context, req OptExtensionListInput) (r *ExtensionList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListGlobalRouters implements ListGlobalRouters operation.
+//
+// The team's routers, oldest first. `entity_type` (deprecated) keeps the routers of that entity type;
+// `source_entity_labels` keeps the routers whose `entityLabels` give each listed label one of its
+// listed values (`source_entity_labels[env][values]=prod`, repeated or indexed for more values). Left
+// out, a filter does not filter.
+//
+// GET /mgmt/openapi/5/notifications/notification-center/v1/routers
+func (UnimplementedHandler) ListGlobalRouters(ctx context.Context, params ListGlobalRoutersParams) (r *GlobalRouterList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1727,6 +1877,17 @@ func (UnimplementedHandler) ReorderPolicies(ctx context.Context, req *PolicyOrde
 	return r, ht.ErrNotImplemented
 }
 
+// ReplaceConnector implements ReplaceConnector operation.
+//
+// Replaces the connector `connector.id` with the given one, checked as the create checks it;
+// `createTime` is kept. A sensitive field sent back with its masked value `********` keeps its stored
+// value. The type can change only while no router or preset uses the connector.
+//
+// PUT /mgmt/openapi/5/notifications/notification-center/v1/connectors
+func (UnimplementedHandler) ReplaceConnector(ctx context.Context, req *ConnectorRequest) (r *ConnectorResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ReplaceCustomPreset implements ReplaceCustomPreset operation.
 //
 // Replaces the custom preset `preset.id` with the given one, filling omitted fields as the create
@@ -1779,6 +1940,15 @@ func (UnimplementedHandler) ReplaceDefaultDashboard(ctx context.Context, req *De
 //
 // PUT /mgmt/openapi/5/events2metrics/events2metrics/v2
 func (UnimplementedHandler) ReplaceE2M(ctx context.Context, req *E2M) (r *E2MEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ReplaceGlobalRouter implements ReplaceGlobalRouter operation.
+//
+// Replaces the router `router.id`, checked as the create checks it; `createTime` is kept.
+//
+// PUT /mgmt/openapi/5/notifications/notification-center/v1/routers
+func (UnimplementedHandler) ReplaceGlobalRouter(ctx context.Context, req *GlobalRouterRequest) (r *GlobalRouterResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2070,6 +2240,20 @@ func (UnimplementedHandler) UpdateRecordingRuleSet(ctx context.Context, req *Rec
 //
 // POST /mgmt/openapi/5/dataengine/retention-tags/v1
 func (UnimplementedHandler) UpdateRetentionTags(ctx context.Context, req *RetentionTagUpdate) (r *RetentionTagList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ValidateEntityLabelMatcher implements ValidateEntityLabelMatcher operation.
+//
+// Checks `entity_label_matcher` (label name to expected value:
+// `entity_label_matcher[environment]=production`) by the rules a router's `entityLabels` must meet,
+// and answers `result.success` or `result.failure.message` naming the label and the rule: at most 50
+// labels; a name of 1–256 characters, a letter or `_` first, then letters, digits, `_`, `.`, `-` or
+// `/`; a value of 1–256 characters without leading or trailing spaces, where `*` matches any value
+// of the label. An empty matcher is valid (it matches every entity).
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/routers/matcher/validate
+func (UnimplementedHandler) ValidateEntityLabelMatcher(ctx context.Context) (r *EntityLabelMatcherCheck, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

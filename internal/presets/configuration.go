@@ -19,7 +19,10 @@ import (
 // (a parent must exist before its child; a preset with children is not deleted), as the HTTP
 // operations do. System presets are not part of it; which preset is a pair's default is
 // DefaultsConfiguration's.
-type Configuration struct{}
+type Configuration struct {
+	// Users are asked before a preset is deleted or changes connector type (see Users).
+	Users []Users
+}
 
 // Key implements teamconfig.Area.
 func (Configuration) Key() string { return "notificationPresets" }
@@ -67,11 +70,11 @@ func (Configuration) Prepare(_ context.Context, doc []byte, newID func() string)
 }
 
 // Put implements teamconfig.Area.
-func (Configuration) Put(ctx context.Context, tx *db.Tx, teamID int64, r teamconfig.Resource, exists bool) error {
+func (c Configuration) Put(ctx context.Context, tx *db.Tx, teamID int64, r teamconfig.Resource, exists bool) error {
 	p := r.Value.(oas.Preset)
 	var err error
 	if exists {
-		_, err = replacePreset(ctx, tx, teamID, p)
+		_, err = replacePreset(ctx, tx, teamID, p, c.Users)
 	} else {
 		_, err = createPreset(ctx, tx, teamID, r.ID, p)
 	}
@@ -79,8 +82,8 @@ func (Configuration) Put(ctx context.Context, tx *db.Tx, teamID int64, r teamcon
 }
 
 // Delete implements teamconfig.Area.
-func (Configuration) Delete(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
-	return removePreset(ctx, tx, teamID, id)
+func (c Configuration) Delete(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
+	return removePreset(ctx, tx, teamID, id, c.Users)
 }
 
 // DefaultsConfiguration is the pairs' default presets' part of a team's configuration document
@@ -193,7 +196,7 @@ func checkDefault(ctx context.Context, tx *db.Tx, teamID int64, d configuredDefa
 // Put implements teamconfig.Area, as SetCustomPresetAsDefault.
 func (DefaultsConfiguration) Put(ctx context.Context, tx *db.Tx, teamID int64, r teamconfig.Resource, _ bool) error {
 	d := r.Value.(configuredDefault)
-	if err := lockTeam(ctx, tx, teamID); err != nil {
+	if err := LockTeam(ctx, tx, teamID); err != nil {
 		return err
 	}
 	if err := checkDefault(ctx, tx, teamID, d); err != nil {
@@ -214,7 +217,7 @@ func (DefaultsConfiguration) Delete(ctx context.Context, tx *db.Tx, teamID int64
 	if !ok {
 		return fmt.Errorf("default preset: %q is not a pair", id)
 	}
-	if err := lockTeam(ctx, tx, teamID); err != nil {
+	if err := LockTeam(ctx, tx, teamID); err != nil {
 		return err
 	}
 	return clearPresetDefault(ctx, tx, teamID, oas.ConnectorType(c), oas.NotificationEntityType(e))

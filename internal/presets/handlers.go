@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
@@ -18,12 +19,41 @@ import (
 
 // PresetHandler implements the notification-preset operations of oas.Handler.
 type PresetHandler struct {
-	db *db.DB
+	db    *db.DB
+	users []Users
 }
 
-// NewHandler returns the notification-preset operations.
-func NewHandler(database *db.DB) *PresetHandler {
-	return &PresetHandler{db: database}
+// Users names, in tx, what uses the team's custom preset (e.g. `router "Paging" (id …)`): a used
+// preset cannot be deleted, nor change connector type. The routers area provides one; it runs
+// after LockTeam.
+type Users func(ctx context.Context, tx *db.Tx, teamID int64, presetID string) ([]string, error)
+
+// NewHandler returns the notification-preset operations; users are asked before a custom preset
+// is deleted or changes connector type.
+func NewHandler(database *db.DB, users ...Users) *PresetHandler {
+	return &PresetHandler{db: database, users: users}
+}
+
+// usersOf names every user of the team's preset id, from every one of users.
+func usersOf(ctx context.Context, tx *db.Tx, users []Users, teamID int64, id string) ([]string, error) {
+	var out []string
+	for _, u := range users {
+		names, err := u(ctx, tx, teamID, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, names...)
+	}
+	return out, nil
+}
+
+// Load returns the team's preset id, system or custom, read in q (a *db.Tx holds a custom one
+// until commit with LockTeam); db.ErrNotFound when the team has none of that id.
+func Load(ctx context.Context, q db.Querier, teamID int64, id string) (oas.Preset, error) {
+	if p, ok := system(id); ok {
+		return p, nil
+	}
+	return getPreset(ctx, q, teamID, id)
 }
 
 // CreateCustomPreset stores a new custom preset under a fresh id and answers it with every
@@ -50,7 +80,7 @@ func (h *PresetHandler) CreateCustomPreset(ctx context.Context, req *oas.PresetR
 //
 // Errors: Invalid for a parentId checkParent refuses.
 func createPreset(ctx context.Context, tx *db.Tx, teamID int64, id string, p oas.Preset) (oas.Preset, error) {
-	if err := lockTeam(ctx, tx, teamID); err != nil {
+	if err := LockTeam(ctx, tx, teamID); err != nil {
 		return p, err
 	}
 	p.ID = oas.NewOptString(id)
@@ -66,7 +96,8 @@ func createPreset(ctx context.Context, tx *db.Tx, teamID int64, id string, p oas
 // is of a pair it no longer belongs to is dropped (the pair's system preset is its default again).
 //
 // Errors: Invalid when preset.id is missing or names a system preset, and see checkPreset and
-// checkParent; NotFound when the team has no such preset.
+// checkParent; NotFound when the team has no such preset; Conflict when the connector type
+// changes while a user (a router) uses the preset.
 func (h *PresetHandler) ReplaceCustomPreset(ctx context.Context, req *oas.PresetRequest) (*oas.PresetResponse, error) {
 	caller := auth.PrincipalFrom(ctx)
 	id, ok := req.Preset.ID.Get()
@@ -81,7 +112,7 @@ func (h *PresetHandler) ReplaceCustomPreset(ctx context.Context, req *oas.Preset
 		return nil, err
 	}
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
-		p, err = replacePreset(ctx, tx, caller.TeamID, p)
+		p, err = replacePreset(ctx, tx, caller.TeamID, p, h.users)
 		return err
 	})
 	if err != nil {
@@ -94,15 +125,25 @@ func (h *PresetHandler) ReplaceCustomPreset(ctx context.Context, req *oas.Preset
 // createTime and dropping a default of a pair it no longer belongs to, and returns it as stored.
 //
 // Errors: db.ErrNotFound when the team has no such preset; Invalid for a parentId checkParent
-// refuses.
-func replacePreset(ctx context.Context, tx *db.Tx, teamID int64, p oas.Preset) (oas.Preset, error) {
+// refuses; Conflict when the connector type changes while one of users uses the preset.
+func replacePreset(ctx context.Context, tx *db.Tx, teamID int64, p oas.Preset, users []Users) (oas.Preset, error) {
 	id := p.ID.Or("")
-	if err := lockTeam(ctx, tx, teamID); err != nil {
+	if err := LockTeam(ctx, tx, teamID); err != nil {
 		return p, err
 	}
 	old, err := getPreset(ctx, tx, teamID, id)
 	if err != nil {
 		return p, err
+	}
+	if old.ConnectorType.Or("") != p.ConnectorType.Or("") {
+		names, err := usersOf(ctx, tx, users, teamID, id)
+		if err != nil {
+			return p, err
+		}
+		if len(names) > 0 {
+			return p, apierror.Conflictf("preset.connectorType: preset %q is used by %s; it cannot change connector type (%s) while used",
+				id, strings.Join(names, ", "), old.ConnectorType.Or(""))
+		}
 	}
 	if err := checkParent(ctx, tx, teamID, p); err != nil {
 		return p, err
@@ -145,14 +186,14 @@ func checkParent(ctx context.Context, tx *db.Tx, teamID int64, p oas.Preset) err
 // preset back as default.
 //
 // Errors: Invalid for a system preset; NotFound when the team has no such preset; Conflict while
-// another preset derives from it.
+// another preset derives from it or a user (a router) uses it, naming them.
 func (h *PresetHandler) DeleteCustomPreset(ctx context.Context, params oas.DeleteCustomPresetParams) error {
 	caller := auth.PrincipalFrom(ctx)
 	id := string(params.ID)
 	if _, sys := system(id); sys {
 		return apierror.Invalidf("id: %q is a system preset; system presets cannot be deleted", id)
 	}
-	err := h.db.InTx(ctx, func(tx *db.Tx) error { return removePreset(ctx, tx, caller.TeamID, id) })
+	err := h.db.InTx(ctx, func(tx *db.Tx) error { return removePreset(ctx, tx, caller.TeamID, id, h.users) })
 	return notFoundAs(err, "id", id)
 }
 
@@ -160,13 +201,20 @@ func (h *PresetHandler) DeleteCustomPreset(ctx context.Context, params oas.Delet
 // their system preset back as default.
 //
 // Errors: db.ErrNotFound when the team has no such preset; Conflict while another preset derives
-// from it.
-func removePreset(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
-	if err := lockTeam(ctx, tx, teamID); err != nil {
+// from it or one of users uses it, naming them.
+func removePreset(ctx context.Context, tx *db.Tx, teamID int64, id string, users []Users) error {
+	if err := LockTeam(ctx, tx, teamID); err != nil {
 		return err
 	}
 	if _, err := getPreset(ctx, tx, teamID, id); err != nil {
 		return err
+	}
+	names, err := usersOf(ctx, tx, users, teamID, id)
+	if err != nil {
+		return err
+	}
+	if len(names) > 0 {
+		return apierror.Conflictf("id: preset %q is used by %s; remove it from them first", id, strings.Join(names, ", "))
 	}
 	child, err := childOf(ctx, tx, teamID, id)
 	if err != nil {
@@ -311,7 +359,7 @@ func (h *PresetHandler) SetPresetAsDefault(ctx context.Context, params oas.SetPr
 func (h *PresetHandler) setDefault(ctx context.Context, id string) error {
 	caller := auth.PrincipalFrom(ctx)
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
+		if err := LockTeam(ctx, tx, caller.TeamID); err != nil {
 			return err
 		}
 		if p, sys := system(id); sys {

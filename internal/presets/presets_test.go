@@ -322,3 +322,25 @@ func TestPermissionsAndIsolation(t *testing.T) {
 		}
 	})
 }
+
+// TestMessageFieldsFollowTheConnectorSchema checks that a preset of a connector type may only set
+// the message fields of that type's payload type, as the connector-schema operation answers them.
+func TestMessageFieldsFollowTheConnectorSchema(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		preset := func(connector, payload, field string) string {
+			return `{"name":"p","connectorType":"` + connector + `","configOverrides":[{"messageConfig":{"fields":[` +
+				`{"fieldName":"title","template":"t"},{"fieldName":"` + field + `","template":"x"}]}` + payload + `}]}`
+		}
+		create(t, env, key, preset("PAGERDUTY", "", "severity"))
+		create(t, env, key, preset("SLACK", `,"payloadType":"default"`, "footer"))
+		create(t, env, key, preset("CONNECTOR_TYPE_UNSPECIFIED", `,"payloadType":"anything"`, "anything"))
+		for _, c := range []struct{ body, frag string }{
+			{preset("PAGERDUTY", "", "colour"), `preset.configOverrides[0].messageConfig.fields[1].fieldName: "colour" is not a message field of PAGERDUTY payload type default`},
+			{preset("SLACK", `,"payloadType":"raw"`, "payload"), `preset.configOverrides[0].messageConfig.fields[0].fieldName: "title" is not a message field of SLACK payload type raw`},
+			{preset("MICROSOFT_TEAMS", `,"payloadType":"fancy"`, "title"), `payload type "fancy" is not one of MICROSOFT_TEAMS's (default)`},
+		} {
+			apitest.ExpectError(t, env.JSON(t, http.MethodPost, createPath, key, `{"preset":`+c.body+`}`), 400, c.frag)
+		}
+	})
+}

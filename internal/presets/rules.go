@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/connectors"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
@@ -136,6 +137,15 @@ func checkPreset(p oas.Preset) (oas.Preset, error) {
 		}
 		if ct.MatchEntityType != nil && ct.MatchEntityTypeAndSubType.Set {
 			return p, apierror.Invalidf("preset.configOverrides[%d].conditionType: must set at most one of matchEntityType and matchEntityTypeAndSubType", i)
+		}
+	}
+	// The message fields are those of the connector type's payload type, from the table the
+	// connector-schema operation answers (a preset of no connector type is not checked).
+	for i, o := range p.ConfigOverrides {
+		for j, f := range o.MessageConfig.Or(oas.PresetMessageConfig{}).Fields {
+			if err := connectors.CheckMessageField(p.ConnectorType.Or(""), o.PayloadType.Or(""), f.FieldName.Or("")); err != nil {
+				return p, apierror.Invalidf("preset.configOverrides[%d].messageConfig.fields[%d].fieldName: %v", i, j, err)
+			}
 		}
 	}
 	if p.ParentId.Or("") == "" {

@@ -9,10 +9,11 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
-// lockTeam serialises, until the transaction ends, every writer of the team's presets, so that a
-// parent checked to exist (or a preset checked to have no children) stays so until commit, across
-// replicas (db.Tx.Serialize).
-func lockTeam(ctx context.Context, tx *db.Tx, teamID int64) error {
+// LockTeam serialises, until the transaction ends, every writer of the team's presets, so that a
+// parent checked to exist (or a preset checked to have no children or users) stays so until
+// commit, across replicas (db.Tx.Serialize). Writers that check a preset exists (routers) take it
+// too.
+func LockTeam(ctx context.Context, tx *db.Tx, teamID int64) error {
 	return tx.Serialize(ctx, fmt.Sprintf("mgmtapi.presets:%d", teamID))
 }
 

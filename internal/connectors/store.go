@@ -1,0 +1,180 @@
+package connectors
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+// LockTeam serialises, until the transaction ends, every writer of the team's connectors and
+// every writer that checks one exists (routers naming a connector as a target), across replicas
+// (db.Tx.Serialize). A connector checked to exist stays so until commit, and a connector checked
+// to be unused stays so.
+func LockTeam(ctx context.Context, tx *db.Tx, teamID int64) error {
+	return tx.Serialize(ctx, fmt.Sprintf("mgmtapi.connectors:%d", teamID))
+}
+
+// Connector is a stored connector as the other areas read it: a router checks its type, a
+// delivery worker reads its fields. Values are in clear: never log them.
+type Connector struct {
+	ID   string
+	Type oas.ConnectorType
+	Name string
+	// Fields are the configuration values by field name, each field not sent holding its default
+	// (fields with neither are absent).
+	Fields map[string]string
+	// Overrides are the templates of each entity type, by field name.
+	Overrides map[oas.NotificationEntityType]map[string]string
+}
+
+// Load returns the team's connector id, read in q (a *db.Tx to hold it until commit with
+// LockTeam); db.ErrNotFound when the team has none of that id.
+func Load(ctx context.Context, q db.Querier, teamID int64, id string) (Connector, error) {
+	c, err := getConnector(ctx, q, teamID, id)
+	if err != nil {
+		return Connector{}, err
+	}
+	out := Connector{
+		ID: c.ID.Or(""), Type: c.Type.Or(""), Name: c.Name.Or(""),
+		Fields: map[string]string{}, Overrides: map[oas.NotificationEntityType]map[string]string{},
+	}
+	for _, f := range resolved(c) {
+		out.Fields[f.FieldName.Or("")] = f.Value.Or("")
+	}
+	for _, o := range c.ConfigOverrides {
+		m := map[string]string{}
+		for _, f := range o.Fields {
+			m[f.FieldName.Or("")] = f.Template.Or("")
+		}
+		out.Overrides[o.EntityType.Or("")] = m
+	}
+	return out, nil
+}
+
+func insertConnector(ctx context.Context, tx *db.Tx, teamID int64, c oas.Connector) error {
+	doc, err := c.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx,
+		`INSERT INTO notification_connectors (team_id, id, connector_type, document, created_at, updated_at)
+		 VALUES ($1, $2, $3, $4, $5, $5)`,
+		teamID, c.ID.Or(""), string(c.Type.Or("")), string(doc), tx.Now.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("insert connector: %w", err)
+	}
+	return nil
+}
+
+func updateConnector(ctx context.Context, tx *db.Tx, teamID int64, c oas.Connector) error {
+	doc, err := c.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx,
+		`UPDATE notification_connectors SET connector_type = $3, document = $4, updated_at = $5 WHERE team_id = $1 AND id = $2`,
+		teamID, c.ID.Or(""), string(c.Type.Or("")), string(doc), tx.Now.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("update connector: %w", err)
+	}
+	return nil
+}
+
+func deleteConnector(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM notification_connectors WHERE team_id = $1 AND id = $2`, teamID, id); err != nil {
+		return fmt.Errorf("delete connector: %w", err)
+	}
+	return nil
+}
+
+const selectConnector = `SELECT document, created_at, updated_at FROM notification_connectors`
+
+type scanner interface{ Scan(dest ...any) error }
+
+// scanConnector reads a stored connector: its document (values in clear) and its times.
+func scanConnector(row scanner) (oas.Connector, error) {
+	var c oas.Connector
+	var doc string
+	var created, updated int64
+	if err := row.Scan(&doc, &created, &updated); err != nil {
+		return c, db.Translate(err)
+	}
+	if err := c.UnmarshalJSON([]byte(doc)); err != nil {
+		return c, fmt.Errorf("connector document: %w", err)
+	}
+	c.CreateTime = oas.NewOptDateTime(time.UnixMicro(created).UTC())
+	c.UpdateTime = oas.NewOptDateTime(time.UnixMicro(updated).UTC())
+	return c, nil
+}
+
+// getConnector returns the team's stored connector; db.ErrNotFound when there is none.
+func getConnector(ctx context.Context, q db.Querier, teamID int64, id string) (oas.Connector, error) {
+	return scanConnector(q.QueryRowContext(ctx, selectConnector+` WHERE team_id = $1 AND id = $2`, teamID, id))
+}
+
+// eachConnector calls yield with each of the team's stored connectors, oldest first; it stops at
+// yield's first error and returns it.
+func eachConnector(ctx context.Context, q db.Querier, teamID int64, yield func(*oas.Connector) error) error {
+	rows, err := q.QueryContext(ctx, selectConnector+` WHERE team_id = $1 ORDER BY created_at, id`, teamID)
+	if err != nil {
+		return fmt.Errorf("list connectors: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		c, err := scanConnector(rows)
+		if err != nil {
+			return err
+		}
+		if err := yield(&c); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// countConnectors returns the number of the team's connectors.
+func countConnectors(ctx context.Context, q db.Querier, teamID int64) (int, error) {
+	var n int
+	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM notification_connectors WHERE team_id = $1`, teamID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count connectors: %w", err)
+	}
+	return n, nil
+}
+
+// countByType returns the number of the team's connectors of each type.
+func countByType(ctx context.Context, q db.Querier, teamID int64) (map[oas.ConnectorType]int64, error) {
+	rows, err := q.QueryContext(ctx,
+		`SELECT connector_type, COUNT(*) FROM notification_connectors WHERE team_id = $1 GROUP BY connector_type`, teamID)
+	if err != nil {
+		return nil, fmt.Errorf("count connectors by type: %w", err)
+	}
+	defer rows.Close()
+	out := map[oas.ConnectorType]int64{}
+	for rows.Next() {
+		var t string
+		var n int64
+		if err := rows.Scan(&t, &n); err != nil {
+			return nil, fmt.Errorf("count connectors by type: %w", err)
+		}
+		out[oas.ConnectorType(t)] = n
+	}
+	return out, rows.Err()
+}
+
+// Destination returns where a delivery through c goes: the URL its requests are sent to and, for
+// PagerDuty, the Events API v2 routing key. ok is false for the types mgmtapi does not deliver
+// through (Type.Delivered). Both values are secrets: never log them.
+func (c Connector) Destination() (url, routingKey string, ok bool) {
+	switch c.Type {
+	case oas.ConnectorTypeGENERICHTTPS:
+		return c.Fields["url"], "", true
+	case oas.ConnectorTypeSLACK, oas.ConnectorTypeMICROSOFTTEAMS:
+		return c.Fields["webhookUrl"], "", true
+	case oas.ConnectorTypePAGERDUTY:
+		return c.Fields["eventsUrl"], c.Fields["integrationKey"], true
+	}
+	return "", "", false
+}

@@ -31,6 +31,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nikolalohinski/gonja/v2/builtins"
 	controlStructures "github.com/nikolalohinski/gonja/v2/builtins/control_structures"
@@ -42,8 +43,8 @@ import (
 	"github.com/nikolalohinski/gonja/v2/tokens"
 )
 
-// The bounds every evaluation keeps. MaxSourceLen and MaxOutputLen are the public documents' bounds
-// of a template and of a rendered value.
+// The bounds every evaluation keeps. MaxSourceLen (characters) and MaxOutputLen (bytes, so never
+// more characters) are the public documents' bounds of a template and of a rendered value.
 const (
 	MaxSourceLen = 20000
 	MaxOutputLen = 50000
@@ -223,8 +224,14 @@ func syntaxError(err error, colShift int) *Error {
 }
 
 func checkSourceLen(src, what string) error {
-	if len(src) > MaxSourceLen {
-		return &Error{Reason: ReasonSourceTooLong, Message: fmt.Sprintf("the %s is %d bytes long; at most %d are allowed", what, len(src), MaxSourceLen)}
+	// Characters, as the public bound counts them (a JSON string's length).
+	if len(src) > MaxSourceLen && utf8.RuneCountInString(src) > MaxSourceLen {
+		return &Error{Reason: ReasonSourceTooLong, Message: fmt.Sprintf("the %s is %d characters long; at most %d are allowed", what, utf8.RuneCountInString(src), MaxSourceLen)}
+	}
+	// gonja's lexer can loop forever on some invalid UTF-8 (found by FuzzSources); JSON bodies
+	// are valid UTF-8, so only a Go caller can hand such a source in.
+	if !utf8.ValidString(src) {
+		return &Error{Reason: ReasonInvalid, Message: fmt.Sprintf("the %s is not valid UTF-8", what)}
 	}
 	return nil
 }
@@ -324,10 +331,17 @@ func compileCondition(src string) (*nodes.Output, error) {
 	if strings.TrimSpace(src) == "" {
 		return nil, &Error{Reason: ReasonInvalid, Message: "the condition is empty; write an expression such as alertDef.priority == 'P1', or true"}
 	}
-	// The condition is the inside of one {{ }} output; the newline lets a trailing line comment-like
-	// text fail as text would, and keeps the closing braces off the user's last line.
-	tpl, err := compile("{{ "+src+"\n}}", 3)
+	// The condition is the inside of one {{ }} output, as the product documents it.
+	tpl, err := compile("{{ "+src+" }}", 3)
 	if err != nil {
+		// A position in the closing braces is the end of the condition.
+		var e *Error
+		lines := strings.Split(src, "\n")
+		if errors.As(err, &e) && e.Line == len(lines) && e.Column > len(lines[len(lines)-1])+1 {
+			old := fmt.Sprintf("line %d, column %d", e.Line, e.Column)
+			e.Column = len(lines[len(lines)-1]) + 1
+			e.Message = strings.Replace(e.Message, old, fmt.Sprintf("line %d, column %d", e.Line, e.Column), 1)
+		}
 		return nil, err
 	}
 	root := tpl.Root()
@@ -499,7 +513,7 @@ func forParser(p *parser.Parser, args *parser.Parser) (nodes.ControlStructure, e
 type stepStructure struct{ at nodes.ControlStructure }
 
 func (s *stepStructure) Position() *tokens.Token { return s.at.Position() }
-func (s *stepStructure) String() string         { return "step" }
+func (s *stepStructure) String() string          { return "step" }
 func (s *stepStructure) Execute(r *exec.Renderer, _ *nodes.ControlStructureBlock) error {
 	return budgetOf(r.Environment.Context).spend(1)
 }

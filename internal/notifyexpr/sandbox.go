@@ -21,6 +21,8 @@ const (
 	opAdd    = "+"
 	opConcat = "~"
 	opMul    = "*"
+	// opIterate charges a loop for the items it is about to prepare.
+	opIterate = "for"
 )
 
 // growthLimit bounds input × argument sizes for the filters whose output can be their product
@@ -103,6 +105,11 @@ func hardenControl(b *nodes.ControlStructureBlock) error {
 	case *controlStructures.ForControlStructure:
 		if cs.ObjectEvaluator, err = hardenExpr(cs.ObjectEvaluator); err != nil {
 			return err
+		}
+		// The loop prepares all its items before the first iteration: charge for them first.
+		cs.ObjectEvaluator = &nodes.FilteredExpression{
+			Expression: cs.ObjectEvaluator,
+			Filters:    []*nodes.FilterCall{{Token: cs.Position(), Name: opIterate, Args: []nodes.Expression{}, Kwargs: map[string]nodes.Expression{}}},
 		}
 		if cs.IfCondition, err = hardenExpr(cs.IfCondition); err != nil {
 			return err
@@ -290,19 +297,26 @@ func (s *setStructure) Execute(r *exec.Renderer, _ *nodes.ControlStructureBlock)
 
 func setParser(p *parser.Parser, args *parser.Parser) (nodes.ControlStructure, error) {
 	s := &setStructure{location: p.Current()}
+	at := func(msg string) error {
+		pos := s.location
+		if t := args.Current(); t != nil && t.Line > 0 {
+			pos = t
+		}
+		return &parser.SyntaxError{Message: msg, Line: pos.Line, Column: pos.Col, Raw: pos.Val}
+	}
 	name := args.Match(tokens.Name)
 	if name == nil {
-		return nil, args.Error("set needs a variable name: {% set name = expression %}", args.Current())
+		return nil, at("set needs a variable name: {% set name = expression %}")
 	}
 	if args.Match(tokens.Assign) == nil {
-		return nil, args.Error("set needs '=' and an expression: {% set name = expression %}", args.Current())
+		return nil, at("set needs '=' and an expression: {% set name = expression %}")
 	}
 	value, err := args.ParseExpression()
 	if err != nil {
 		return nil, err
 	}
 	if !args.End() {
-		return nil, args.Error("set takes one expression", args.Current())
+		return nil, at("set takes one expression")
 	}
 	s.name, s.value = name.Val, value
 	return s, nil
@@ -326,7 +340,7 @@ func sizeOf(x any, acc int) int {
 		return acc + len(x)
 	case *exec.Value:
 		if x == nil || x.IsNil() || x.IsError() {
-			return acc + 1
+			return acc
 		}
 		return sizeOf(x.Interface(), acc)
 	case []any:
@@ -374,7 +388,7 @@ func sizeOf(x any, acc int) int {
 		}
 		return acc
 	default:
-		return acc + 1
+		return acc // numbers, booleans, none: their entry in a list or map is counted there
 	}
 }
 
@@ -415,6 +429,7 @@ func registerFilters() {
 	mustRegister(filters.Register(opAdd, guardFilter(opAdd, opAddFilter, false)))
 	mustRegister(filters.Register(opConcat, guardFilter(opConcat, opConcatFilter, false)))
 	mustRegister(filters.Register(opMul, guardFilter(opMul, opMulFilter, false)))
+	mustRegister(filters.Register(opIterate, iterateFilter))
 }
 
 // guardFilter spends steps for the data a filter reads, refuses a growth filter whose output could
@@ -515,6 +530,17 @@ func opMulFilter(e *exec.Evaluator, l *exec.Value, params *exec.VarArgs) *exec.V
 	default:
 		return exec.AsValue(l.Integer() * r.Integer())
 	}
+}
+
+// iterateFilter spends a step for every item a loop will prepare, and passes the value on.
+func iterateFilter(e *exec.Evaluator, in *exec.Value, _ *exec.VarArgs) *exec.Value {
+	if in.IsError() || !in.IsIterable() {
+		return in
+	}
+	if err := budgetOf(e.Environment.Context).spend(1 + in.Len()); err != nil {
+		return exec.AsValue(err)
+	}
+	return in
 }
 
 // filterSplit is Tera's split: text split on a separator (`pat`, or the first argument).
@@ -647,7 +673,8 @@ func testMatching(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) (bool
 	} else {
 		compiled, err := regexp.Compile(arg.String())
 		if err != nil {
-			return false, fmt.Errorf("invalid regular expression %q: %v", arg.String(), err)
+			// The library splits messages on ": "; keep this one whole.
+			return false, fmt.Errorf("invalid regular expression %q (%s)", arg.String(), strings.ReplaceAll(err.Error(), ": ", " - "))
 		}
 		re = compiled
 		if len(arg.String()) <= 1024 {

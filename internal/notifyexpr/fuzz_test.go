@@ -1,0 +1,52 @@
+package notifyexpr
+
+import (
+	"errors"
+	"testing"
+)
+
+// FuzzSources: no condition or template source panics or escapes the package's error type, and
+// what the checks accept, the evaluations do not refuse as malformed.
+// Run longer with: go test ./internal/notifyexpr -fuzz FuzzSources -fuzztime 60s
+func FuzzSources(f *testing.F) {
+	for _, seed := range []string{
+		"alertDef.priority == 'P3'",
+		"alert.status == 'Triggered' and alertDef.name is containing('db')",
+		"{{ alertDef.name }}",
+		"{{alert.status}} {{alertDef.priority}} - {{alertDef.name}}",
+		"{% for g in alert.groups %}{{ g.keyValues.host }}{% endfor %}",
+		"{% if a %}{% elif b %}{% else %}{% endif %}",
+		"{% set x = 'a' * 3 %}{{ x ~ x }}",
+		"{{ (((1 + 2) * 3)) | string | length }}",
+		"{% raw %}{{{% endraw %}",
+		"{{ x[1:2:0] }}", "{{ range(3)[::-1] }}", "{{ 'a' * -1 }}",
+		"{# c #}{{ 1 if true else 2 }}", "}}{{", "{%", "{{", "{{ 'unterminated }}",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		var e *Error
+		checkTemplate := CheckTemplate(src)
+		if checkTemplate != nil && !errors.As(checkTemplate, &e) {
+			t.Fatalf("CheckTemplate error %T", checkTemplate)
+		}
+		if _, err := Render(src, entity()); err != nil {
+			if !errors.As(err, &e) {
+				t.Fatalf("Render error %T: %v", err, err)
+			}
+		} else if checkTemplate != nil {
+			t.Fatalf("Render succeeded where CheckTemplate refused: %v", checkTemplate)
+		}
+		checkCondition := CheckCondition(src)
+		if checkCondition != nil && !errors.As(checkCondition, &e) {
+			t.Fatalf("CheckCondition error %T", checkCondition)
+		}
+		if _, err := EvalCondition(src, entity()); err != nil {
+			if !errors.As(err, &e) {
+				t.Fatalf("EvalCondition error %T: %v", err, err)
+			}
+		} else if checkCondition != nil {
+			t.Fatalf("EvalCondition succeeded where CheckCondition refused: %v", checkCondition)
+		}
+	})
+}

@@ -204,7 +204,7 @@ func TestSandboxLimits(t *testing.T) {
 		reason    Reason
 		msg       string
 	}{
-		{"nested loops without output", "{% for i in range(50000) %}{% for j in range(50000) %}{% endfor %}{% endfor %}", ReasonTooExpensive, "steps"},
+		{"nested loops without output", "{% for i in range(50000) %}{% for j in range(50000) %}{% endfor %}{% endfor %}", ReasonTooExpensive, "the evaluation takes"},
 		{"loops over a long text", "{% set s = 'x' * 50000 %}{% for a in s %}{% for b in s %}{% for c in s %}{% endfor %}{% endfor %}{% endfor %}", ReasonTooExpensive, "the evaluation takes"},
 		{"a huge range", "{% for i in range(1000000000) %}x{% endfor %}", ReasonOutputTooLong, "the range"},
 		{"output past the bound", "{% for i in range(40000) %}xyz{% endfor %}", ReasonOutputTooLong, "longer than 50000 bytes"},
@@ -284,5 +284,22 @@ func TestConcurrentUse(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+func TestBudget(t *testing.T) {
+	b := &budget{steps: 2, deadline: time.Now().Add(time.Hour)}
+	if err := b.spend(2); err != nil {
+		t.Fatalf("spend within the budget: %v", err)
+	}
+	if err := b.spend(1); err == nil || !strings.Contains(err.Error(), "steps") {
+		t.Fatalf("spend past the steps: %v", err)
+	}
+	b = &budget{steps: 100, deadline: time.Now().Add(-time.Millisecond)}
+	if err := b.spend(1); err == nil || !strings.Contains(err.Error(), "longer than") {
+		t.Fatalf("spend past the deadline: %v", err)
+	}
+	if err := b.spend(1); err == nil {
+		t.Fatal("an exhausted budget spent again")
 	}
 }

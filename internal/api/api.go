@@ -21,6 +21,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/incidents"
 	"github.com/mgmtapi/mgmtapi/internal/ingest"
+	"github.com/mgmtapi/mgmtapi/internal/notifytesting"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/parsingrules"
 	"github.com/mgmtapi/mgmtapi/internal/policies"
@@ -72,6 +73,7 @@ type handler struct {
 	*e2m.E2MHandler
 	*promrules.RuleFileHandler
 	*audit.RecordHandler
+	*notifytesting.TestingHandler
 	// config exports and applies configuration documents (see teamconfig.go).
 	config *teamconfig.Handler
 	// wholeTeam bounds the whole-team documents built at once (see wholeteam.go).
@@ -166,6 +168,7 @@ func New(opts Options) (*API, error) {
 		E2MHandler:       e2m.NewHandler(opts.DB),
 		RuleFileHandler:  promrules.NewHandler(opts.DB),
 		RecordHandler:    audit.NewHandler(opts.DB),
+		TestingHandler:   notifytesting.NewHandler(),
 		wholeTeam:        newWholeTeamTurns(),
 	}
 	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog)...)

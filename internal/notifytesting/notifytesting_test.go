@@ -88,7 +88,7 @@ func TestTemplateRender(t *testing.T) {
 			{`{"template":"{% macro m() %}{% endmacro %}"}`, "", "INVALID_TEMPLATE", "macro"},
 			{`{"template":"{{ alertDef.nothing }}"}`, "", "FIELD_NOT_FOUND", "'nothing' not found"},
 			{`{"entityType":"CASES","template":"{{ alertDef.name }}"}`, "", "FIELD_NOT_FOUND", "alertDef"},
-			{`{"template":"{% for i in range(30000) %}xy{% endfor %}"}`, "", "RENDERED_VALUE_EXCEEDS_MAX_LENGTH", "50000"},
+			{`{"template":"{% for i in range(1000) %}{{ 'x' * 100 }}{% endfor %}"}`, "", "RENDERED_VALUE_EXCEEDS_MAX_LENGTH", "50000"},
 			{`{"template":"{% for i in range(50000) %}{% for j in range(50000) %}{% endfor %}{% endfor %}"}`, "", "INVALID_TEMPLATE", "the evaluation takes"},
 		} {
 			res := env.JSON(t, http.MethodPost, templatesPath, key, tc.body)

@@ -51,7 +51,7 @@ const (
 	// MaxValueLen bounds every string (bytes) and list or map (entries) built while evaluating.
 	MaxValueLen = 50000
 	// MaxSteps bounds the work of one evaluation: loop iterations, filter and test calls, and
-	// value-building operators (each costs one step plus one per 256 bytes or entries it reads).
+	// value-building operators (each costs one step plus one per dataPerStep bytes or entries it reads).
 	MaxSteps = 200000
 	// Timeout bounds the wall time of one evaluation.
 	Timeout = 250 * time.Millisecond
@@ -482,7 +482,7 @@ func (w *limitedWriter) Write(p []byte) (int, error) {
 		}
 		return 0, w.budget.exceeded
 	}
-	if err := w.budget.spend(1 + len(p)/256); err != nil {
+	if err := w.budget.spend(1 + len(p)/dataPerStep); err != nil {
 		return 0, err
 	}
 	return w.buf.Write(p)

@@ -213,6 +213,8 @@ func TestSandboxLimits(t *testing.T) {
 		{"doubling by set", "{% set s = 'xx' %}" + strings.Repeat("{% set s = s ~ s %}", 40) + "{{ s | length }}", ReasonOutputTooLong, "values are bounded"},
 		{"doubling by list add", "{% set l = [1] %}" + strings.Repeat("{% set l = l + l %}", 40), ReasonOutputTooLong, "values are bounded"},
 		{"replace growth", "{% set s = 'a' * 40000 %}{{ s | replace('a', 'aaaaaaaaaa') }}", ReasonOutputTooLong, "replace"},
+		{"quadratic select", "{{ range(50000) | select('in', range(50000)) | list | length }}", ReasonTooExpensive, "the evaluation takes"},
+		{"membership in a long list, in a loop", "{% set l = range(50000) %}{% for i in range(5000) %}{% if i in l %}{% endif %}{% endfor %}", ReasonTooExpensive, "the evaluation takes"},
 		{"join growth", "{% set l = range(40000) %}{{ l | join('-----') }}", ReasonOutputTooLong, "join"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

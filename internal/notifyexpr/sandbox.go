@@ -25,6 +25,19 @@ const (
 	opIterate = "for"
 )
 
+// dataPerStep is how many bytes or entries a filter, test or operator reads for one step (a loop
+// iteration): about the same time on this machine.
+const dataPerStep = 16
+
+// spendFor spends for reading in (nothing more once the budget is exhausted).
+func spendFor(e *exec.Evaluator, in *exec.Value) error {
+	b := budgetOf(e.Environment.Context)
+	if b.exceeded != nil {
+		return b.exceeded
+	}
+	return b.spend(1 + valueSize(in)/dataPerStep)
+}
+
 // growthLimit bounds input × argument sizes for the filters whose output can be their product
 // (join, replace), checked before the library allocates.
 const growthLimit = 4 * MaxValueLen
@@ -437,6 +450,9 @@ func registerFilters() {
 func guardFilter(name string, f exec.FilterFunction, growth bool) exec.FilterFunction {
 	return func(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) *exec.Value {
 		b := budgetOf(e.Environment.Context)
+		if b.exceeded != nil {
+			return exec.AsValue(b.exceeded)
+		}
 		inSize, argSize := valueSize(in), 0
 		for _, a := range params.Args {
 			argSize += valueSize(a)
@@ -444,7 +460,7 @@ func guardFilter(name string, f exec.FilterFunction, growth bool) exec.FilterFun
 		for _, a := range params.KwArgs {
 			argSize += valueSize(a)
 		}
-		if err := b.spend(1 + (inSize+argSize)/256); err != nil {
+		if err := b.spend(1 + (inSize+argSize)/dataPerStep); err != nil {
 			return exec.AsValue(err)
 		}
 		if growth && (inSize+1)*(argSize+1) > growthLimit {
@@ -591,13 +607,9 @@ var allowedTests = []string{
 
 func registerTests() {
 	for _, name := range allowedTests {
-		t, ok := builtins.Tests.Get(name)
-		if !ok {
-			panic("notifyexpr: gonja lacks the test " + name)
-		}
-		mustRegister(tests.Register(name, t))
+		mustRegister(tests.Register(name, guardTest(mustTest(name))))
 	}
-	mustRegister(tests.Register("object", mustTest("mapping")))
+	mustRegister(tests.Register("object", guardTest(mustTest("mapping"))))
 	mustRegister(tests.Register("starting_with", textTest("starting_with", strings.HasPrefix)))
 	mustRegister(tests.Register("ending_with", textTest("ending_with", strings.HasSuffix)))
 	mustRegister(tests.Register("containing", testContaining))
@@ -612,9 +624,34 @@ func mustTest(name string) exec.TestFunction {
 	return t
 }
 
+// guardTest spends steps for the data a test reads (`in` against a long list, from a select
+// over another long list, would otherwise be quadratic work without a step).
+func guardTest(t exec.TestFunction) func(*exec.Evaluator, *exec.Value, *exec.VarArgs) (bool, error) {
+	return func(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) (bool, error) {
+		b := budgetOf(e.Environment.Context)
+		if b.exceeded != nil {
+			return false, b.exceeded
+		}
+		n := valueSize(in)
+		for _, a := range params.Args {
+			n += valueSize(a)
+		}
+		if err := b.spend(1 + n/dataPerStep); err != nil {
+			return false, err
+		}
+		switch f := t.(type) {
+		case func(*exec.Context, *exec.Value, *exec.VarArgs) (bool, error):
+			return f(e.Environment.Context, in, params)
+		case func(*exec.Evaluator, *exec.Value, *exec.VarArgs) (bool, error):
+			return f(e, in, params)
+		}
+		return false, fmt.Errorf("the test has an unexpected signature %T", t)
+	}
+}
+
 func textTest(name string, f func(s, x string) bool) func(*exec.Evaluator, *exec.Value, *exec.VarArgs) (bool, error) {
 	return func(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) (bool, error) {
-		if err := budgetOf(e.Environment.Context).spend(1 + valueSize(in)/256); err != nil {
+		if err := spendFor(e, in); err != nil {
 			return false, err
 		}
 		if in.IsError() {
@@ -633,7 +670,7 @@ func textTest(name string, f func(s, x string) bool) func(*exec.Evaluator, *exec
 
 // testContaining is Tera's `containing`: a substring of text, an element of a list, a key of a map.
 func testContaining(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) (bool, error) {
-	if err := budgetOf(e.Environment.Context).spend(1 + valueSize(in)/256); err != nil {
+	if err := spendFor(e, in); err != nil {
 		return false, err
 	}
 	if in.IsError() {
@@ -657,7 +694,7 @@ var regexCache sync.Map // pattern → *regexp.Regexp (RE2: matching is linear i
 
 // testMatching is Tera's `matching`: the text matches the regular expression (RE2 syntax).
 func testMatching(e *exec.Evaluator, in *exec.Value, params *exec.VarArgs) (bool, error) {
-	if err := budgetOf(e.Environment.Context).spend(1 + valueSize(in)/64); err != nil {
+	if err := spendFor(e, in); err != nil {
 		return false, err
 	}
 	if in.IsError() {
@@ -716,7 +753,7 @@ func rangeFunc(e *exec.Evaluator, va *exec.VarArgs) *exec.Value {
 	if n > MaxValueLen || n < 0 {
 		return exec.AsValue(b.tooLong("the range", n))
 	}
-	if err := b.spend(1 + n/256); err != nil {
+	if err := b.spend(1 + n/dataPerStep); err != nil {
 		return exec.AsValue(err)
 	}
 	out := make([]any, n)

@@ -233,8 +233,18 @@ func checkSourceLen(src, what string) error {
 	if !utf8.ValidString(src) {
 		return &Error{Reason: ReasonInvalid, Message: fmt.Sprintf("the %s is not valid UTF-8", what)}
 	}
+	// gonja's lexer also loops forever on a number, a dot and a multi-byte character (it backs up
+	// by the width of the character instead of the dot's), found by FuzzSources.
+	if loc := numberDotWide.FindStringIndex(src); loc != nil {
+		line := 1 + strings.Count(src[:loc[0]], "\n")
+		col := 1 + utf8.RuneCountInString(src[strings.LastIndex(src[:loc[0]], "\n")+1:loc[0]])
+		return &Error{Reason: ReasonInvalid, Line: line, Column: col, Message: fmt.Sprintf(
+			"line %d, column %d: a digit followed by '.' and a non-ASCII character cannot be parsed; put a space after the dot", line, col)}
+	}
 	return nil
 }
+
+var numberDotWide = regexp.MustCompile(`\p{Nd}\.[^\x00-\x7F]`)
 
 // CheckTemplate reports whether src is a template this package renders: within MaxSourceLen, and
 // parsing to constructs that are allowed. It does not evaluate anything.

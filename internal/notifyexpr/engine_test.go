@@ -77,6 +77,8 @@ func TestConditionErrors(t *testing.T) {
 		{"x }}{{ y", ReasonInvalid, "one expression", 0, 0},
 		{"a }}{% include 'x' %}{{ b", ReasonInvalid, "", 0, 0},
 		{strings.Repeat("a", MaxSourceLen+1), ReasonSourceTooLong, "at most 20000", 0, 0},
+		{"x == 1\nor 0!0.디", ReasonInvalid, "line 2, column 6: a digit followed by '.'", 2, 6},
+		{"0.\xca0.디", ReasonInvalid, "not valid UTF-8", 0, 0},
 	} {
 		err := CheckCondition(tc.src)
 		if err == nil {

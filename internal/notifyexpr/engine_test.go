@@ -52,6 +52,8 @@ func TestEvalCondition(t *testing.T) {
 		{"false", false},
 		{"alertDef.priority in ['P1', 'P2', 'P3']", true},
 		{"(alertDef.priority ~ '!') == 'P3!'", true},
+		{"alertDef.name != '}}'", true}, // braces inside a string do not end the condition
+		{"'%}' in alertDef.name", false},
 	} {
 		if err := CheckCondition(tc.src); err != nil {
 			t.Errorf("CheckCondition(%q) = %v", tc.src, err)

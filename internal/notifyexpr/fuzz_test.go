@@ -3,6 +3,7 @@ package notifyexpr
 import (
 	"errors"
 	"testing"
+	"time"
 )
 
 // FuzzSources: no condition or template source panics or escapes the package's error type, and
@@ -25,6 +26,14 @@ func FuzzSources(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
+		// Each of the four calls is bounded by Timeout once parsed; parsing is linear. A generous
+		// ceiling catches work that escapes the budget.
+		start := time.Now()
+		defer func() {
+			if took := time.Since(start); took > 4*(Timeout+time.Second) {
+				t.Fatalf("took %s", took)
+			}
+		}()
 		var e *Error
 		checkTemplate := CheckTemplate(src)
 		if checkTemplate != nil && !errors.As(checkTemplate, &e) {

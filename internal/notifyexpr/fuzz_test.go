@@ -2,6 +2,7 @@ package notifyexpr
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
@@ -29,6 +30,10 @@ func FuzzSources(f *testing.F) {
 		// Each of the four calls is bounded by Timeout once parsed; parsing is linear. A generous
 		// ceiling catches work that escapes the budget.
 		start := time.Now()
+		// A source that never finishes would stall the fuzzer silently: crash the worker instead, so
+		// the input is recorded.
+		watchdog := time.AfterFunc(30*time.Second, func() { panic(fmt.Sprintf("source %q did not finish in 30s", src)) })
+		defer watchdog.Stop()
 		defer func() {
 			if took := time.Since(start); took > 4*(Timeout+time.Second) {
 				t.Fatalf("took %s", took)

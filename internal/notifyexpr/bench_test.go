@@ -20,3 +20,12 @@ func BenchmarkRender(b *testing.B) {
 		}
 	}
 }
+
+// The parse-and-check share of BenchmarkRender.
+func BenchmarkCheckTemplate(b *testing.B) {
+	for b.Loop() {
+		if err := CheckTemplate("{{alert.status}} {{alertDef.priority}} - {{alertDef.name}} ({{ alertDef.entityLabels.service }})"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

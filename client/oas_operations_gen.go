@@ -190,6 +190,8 @@ const (
 	SetCustomPresetAsDefaultOperation        OperationName = "SetCustomPresetAsDefault"
 	SetPresetAsDefaultOperation              OperationName = "SetPresetAsDefault"
 	SyncCaseExternalThreadOperation          OperationName = "SyncCaseExternalThread"
+	TestRoutingConditionValidOperation       OperationName = "TestRoutingConditionValid"
+	TestTemplateRenderOperation              OperationName = "TestTemplateRender"
 	UnacknowledgeCaseOperation               OperationName = "UnacknowledgeCase"
 	UnassignCaseOperation                    OperationName = "UnassignCase"
 	UnassignIncidentsOperation               OperationName = "UnassignIncidents"

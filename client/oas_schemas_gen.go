@@ -24034,6 +24034,374 @@ func (o OptTeamConfigurationVersion) Or(d TeamConfigurationVersion) TeamConfigur
 	return d
 }
 
+// NewOptTemplateFailureReason returns new OptTemplateFailureReason with value set to v.
+func NewOptTemplateFailureReason(v TemplateFailureReason) OptTemplateFailureReason {
+	return OptTemplateFailureReason{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTemplateFailureReason is optional TemplateFailureReason.
+type OptTemplateFailureReason struct {
+	Value TemplateFailureReason
+	Set   bool
+}
+
+// IsSet returns true if OptTemplateFailureReason was set.
+func (o OptTemplateFailureReason) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTemplateFailureReason) Reset() {
+	var v TemplateFailureReason
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTemplateFailureReason) SetTo(v TemplateFailureReason) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTemplateFailureReason) Get() (v TemplateFailureReason, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTemplateFailureReason) Or(d TemplateFailureReason) TemplateFailureReason {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTestRoutingConditionRequest returns new OptTestRoutingConditionRequest with value set to v.
+func NewOptTestRoutingConditionRequest(v TestRoutingConditionRequest) OptTestRoutingConditionRequest {
+	return OptTestRoutingConditionRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTestRoutingConditionRequest is optional TestRoutingConditionRequest.
+type OptTestRoutingConditionRequest struct {
+	Value TestRoutingConditionRequest
+	Set   bool
+}
+
+// IsSet returns true if OptTestRoutingConditionRequest was set.
+func (o OptTestRoutingConditionRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTestRoutingConditionRequest) Reset() {
+	var v TestRoutingConditionRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTestRoutingConditionRequest) SetTo(v TestRoutingConditionRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTestRoutingConditionRequest) Get() (v TestRoutingConditionRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTestRoutingConditionRequest) Or(d TestRoutingConditionRequest) TestRoutingConditionRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTestRoutingConditionResponseFailure returns new OptTestRoutingConditionResponseFailure with value set to v.
+func NewOptTestRoutingConditionResponseFailure(v TestRoutingConditionResponseFailure) OptTestRoutingConditionResponseFailure {
+	return OptTestRoutingConditionResponseFailure{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTestRoutingConditionResponseFailure is optional TestRoutingConditionResponseFailure.
+type OptTestRoutingConditionResponseFailure struct {
+	Value TestRoutingConditionResponseFailure
+	Set   bool
+}
+
+// IsSet returns true if OptTestRoutingConditionResponseFailure was set.
+func (o OptTestRoutingConditionResponseFailure) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTestRoutingConditionResponseFailure) Reset() {
+	var v TestRoutingConditionResponseFailure
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTestRoutingConditionResponseFailure) SetTo(v TestRoutingConditionResponseFailure) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTestRoutingConditionResponseFailure) Get() (v TestRoutingConditionResponseFailure, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTestRoutingConditionResponseFailure) Or(d TestRoutingConditionResponseFailure) TestRoutingConditionResponseFailure {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTestRoutingConditionResponseSuccess returns new OptTestRoutingConditionResponseSuccess with value set to v.
+func NewOptTestRoutingConditionResponseSuccess(v TestRoutingConditionResponseSuccess) OptTestRoutingConditionResponseSuccess {
+	return OptTestRoutingConditionResponseSuccess{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTestRoutingConditionResponseSuccess is optional TestRoutingConditionResponseSuccess.
+type OptTestRoutingConditionResponseSuccess struct {
+	Value TestRoutingConditionResponseSuccess
+	Set   bool
+}
+
+// IsSet returns true if OptTestRoutingConditionResponseSuccess was set.
+func (o OptTestRoutingConditionResponseSuccess) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTestRoutingConditionResponseSuccess) Reset() {
+	var v TestRoutingConditionResponseSuccess
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTestRoutingConditionResponseSuccess) SetTo(v TestRoutingConditionResponseSuccess) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTestRoutingConditionResponseSuccess) Get() (v TestRoutingConditionResponseSuccess, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTestRoutingConditionResponseSuccess) Or(d TestRoutingConditionResponseSuccess) TestRoutingConditionResponseSuccess {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTestTemplateRenderFailure returns new OptTestTemplateRenderFailure with value set to v.
+func NewOptTestTemplateRenderFailure(v TestTemplateRenderFailure) OptTestTemplateRenderFailure {
+	return OptTestTemplateRenderFailure{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTestTemplateRenderFailure is optional TestTemplateRenderFailure.
+type OptTestTemplateRenderFailure struct {
+	Value TestTemplateRenderFailure
+	Set   bool
+}
+
+// IsSet returns true if OptTestTemplateRenderFailure was set.
+func (o OptTestTemplateRenderFailure) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTestTemplateRenderFailure) Reset() {
+	var v TestTemplateRenderFailure
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTestTemplateRenderFailure) SetTo(v TestTemplateRenderFailure) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTestTemplateRenderFailure) Get() (v TestTemplateRenderFailure, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTestTemplateRenderFailure) Or(d TestTemplateRenderFailure) TestTemplateRenderFailure {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTestTemplateRenderRequest returns new OptTestTemplateRenderRequest with value set to v.
+func NewOptTestTemplateRenderRequest(v TestTemplateRenderRequest) OptTestTemplateRenderRequest {
+	return OptTestTemplateRenderRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTestTemplateRenderRequest is optional TestTemplateRenderRequest.
+type OptTestTemplateRenderRequest struct {
+	Value TestTemplateRenderRequest
+	Set   bool
+}
+
+// IsSet returns true if OptTestTemplateRenderRequest was set.
+func (o OptTestTemplateRenderRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTestTemplateRenderRequest) Reset() {
+	var v TestTemplateRenderRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTestTemplateRenderRequest) SetTo(v TestTemplateRenderRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTestTemplateRenderRequest) Get() (v TestTemplateRenderRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTestTemplateRenderRequest) Or(d TestTemplateRenderRequest) TestTemplateRenderRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTestTemplateRenderResult returns new OptTestTemplateRenderResult with value set to v.
+func NewOptTestTemplateRenderResult(v TestTemplateRenderResult) OptTestTemplateRenderResult {
+	return OptTestTemplateRenderResult{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTestTemplateRenderResult is optional TestTemplateRenderResult.
+type OptTestTemplateRenderResult struct {
+	Value TestTemplateRenderResult
+	Set   bool
+}
+
+// IsSet returns true if OptTestTemplateRenderResult was set.
+func (o OptTestTemplateRenderResult) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTestTemplateRenderResult) Reset() {
+	var v TestTemplateRenderResult
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTestTemplateRenderResult) SetTo(v TestTemplateRenderResult) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTestTemplateRenderResult) Get() (v TestTemplateRenderResult, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTestTemplateRenderResult) Or(d TestTemplateRenderResult) TestTemplateRenderResult {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTestTemplateRenderSuccess returns new OptTestTemplateRenderSuccess with value set to v.
+func NewOptTestTemplateRenderSuccess(v TestTemplateRenderSuccess) OptTestTemplateRenderSuccess {
+	return OptTestTemplateRenderSuccess{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTestTemplateRenderSuccess is optional TestTemplateRenderSuccess.
+type OptTestTemplateRenderSuccess struct {
+	Value TestTemplateRenderSuccess
+	Set   bool
+}
+
+// IsSet returns true if OptTestTemplateRenderSuccess was set.
+func (o OptTestTemplateRenderSuccess) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTestTemplateRenderSuccess) Reset() {
+	var v TestTemplateRenderSuccess
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTestTemplateRenderSuccess) SetTo(v TestTemplateRenderSuccess) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTestTemplateRenderSuccess) Get() (v TestTemplateRenderSuccess, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTestTemplateRenderSuccess) Or(d TestTemplateRenderSuccess) TestTemplateRenderSuccess {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptTokenOriginType returns new OptTokenOriginType with value set to v.
 func NewOptTokenOriginType(v TokenOriginType) OptTokenOriginType {
 	return OptTokenOriginType{
@@ -31638,6 +32006,280 @@ func (s *TeamMembersApiKeysResponse) GetKeys() []ApiKeySummary {
 // SetKeys sets the value of Keys.
 func (s *TeamMembersApiKeysResponse) SetKeys(val []ApiKeySummary) {
 	s.Keys = val
+}
+
+// The kind of failure of a template.
+// Ref: #/components/schemas/TemplateFailureReason
+type TemplateFailureReason string
+
+const (
+	TemplateFailureReasonFAILUREREASONUNSPECIFIED      TemplateFailureReason = "FAILURE_REASON_UNSPECIFIED"
+	TemplateFailureReasonINVALIDTEMPLATE               TemplateFailureReason = "INVALID_TEMPLATE"
+	TemplateFailureReasonFIELDNOTFOUND                 TemplateFailureReason = "FIELD_NOT_FOUND"
+	TemplateFailureReasonTEMPLATEEXCEEDSMAXLENGTH      TemplateFailureReason = "TEMPLATE_EXCEEDS_MAX_LENGTH"
+	TemplateFailureReasonRENDEREDVALUEEXCEEDSMAXLENGTH TemplateFailureReason = "RENDERED_VALUE_EXCEEDS_MAX_LENGTH"
+)
+
+// AllValues returns all TemplateFailureReason values.
+func (TemplateFailureReason) AllValues() []TemplateFailureReason {
+	return []TemplateFailureReason{
+		TemplateFailureReasonFAILUREREASONUNSPECIFIED,
+		TemplateFailureReasonINVALIDTEMPLATE,
+		TemplateFailureReasonFIELDNOTFOUND,
+		TemplateFailureReasonTEMPLATEEXCEEDSMAXLENGTH,
+		TemplateFailureReasonRENDEREDVALUEEXCEEDSMAXLENGTH,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s TemplateFailureReason) MarshalText() ([]byte, error) {
+	switch s {
+	case TemplateFailureReasonFAILUREREASONUNSPECIFIED:
+		return []byte(s), nil
+	case TemplateFailureReasonINVALIDTEMPLATE:
+		return []byte(s), nil
+	case TemplateFailureReasonFIELDNOTFOUND:
+		return []byte(s), nil
+	case TemplateFailureReasonTEMPLATEEXCEEDSMAXLENGTH:
+		return []byte(s), nil
+	case TemplateFailureReasonRENDEREDVALUEEXCEEDSMAXLENGTH:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *TemplateFailureReason) UnmarshalText(data []byte) error {
+	switch TemplateFailureReason(data) {
+	case TemplateFailureReasonFAILUREREASONUNSPECIFIED:
+		*s = TemplateFailureReasonFAILUREREASONUNSPECIFIED
+		return nil
+	case TemplateFailureReasonINVALIDTEMPLATE:
+		*s = TemplateFailureReasonINVALIDTEMPLATE
+		return nil
+	case TemplateFailureReasonFIELDNOTFOUND:
+		*s = TemplateFailureReasonFIELDNOTFOUND
+		return nil
+	case TemplateFailureReasonTEMPLATEEXCEEDSMAXLENGTH:
+		*s = TemplateFailureReasonTEMPLATEEXCEEDSMAXLENGTH
+		return nil
+	case TemplateFailureReasonRENDEREDVALUEEXCEEDSMAXLENGTH:
+		*s = TemplateFailureReasonRENDEREDVALUEEXCEEDSMAXLENGTH
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// A routing condition to check and evaluate against a sample event.
+// Ref: #/components/schemas/TestRoutingConditionRequest
+type TestRoutingConditionRequest struct {
+	EntityType OptNotificationEntityType `json:"entityType"`
+	// The condition, one Jinja/Tera expression evaluating to true or false.
+	Template OptString `json:"template"`
+}
+
+// GetEntityType returns the value of EntityType.
+func (s *TestRoutingConditionRequest) GetEntityType() OptNotificationEntityType {
+	return s.EntityType
+}
+
+// GetTemplate returns the value of Template.
+func (s *TestRoutingConditionRequest) GetTemplate() OptString {
+	return s.Template
+}
+
+// SetEntityType sets the value of EntityType.
+func (s *TestRoutingConditionRequest) SetEntityType(val OptNotificationEntityType) {
+	s.EntityType = val
+}
+
+// SetTemplate sets the value of Template.
+func (s *TestRoutingConditionRequest) SetTemplate(val OptString) {
+	s.Template = val
+}
+
+// Exactly one of `success` and `failure`.
+// Ref: #/components/schemas/TestRoutingConditionResponse
+type TestRoutingConditionResponse struct {
+	Success OptTestRoutingConditionResponseSuccess `json:"success"`
+	Failure OptTestRoutingConditionResponseFailure `json:"failure"`
+}
+
+// GetSuccess returns the value of Success.
+func (s *TestRoutingConditionResponse) GetSuccess() OptTestRoutingConditionResponseSuccess {
+	return s.Success
+}
+
+// GetFailure returns the value of Failure.
+func (s *TestRoutingConditionResponse) GetFailure() OptTestRoutingConditionResponseFailure {
+	return s.Failure
+}
+
+// SetSuccess sets the value of Success.
+func (s *TestRoutingConditionResponse) SetSuccess(val OptTestRoutingConditionResponseSuccess) {
+	s.Success = val
+}
+
+// SetFailure sets the value of Failure.
+func (s *TestRoutingConditionResponse) SetFailure(val OptTestRoutingConditionResponseFailure) {
+	s.Failure = val
+}
+
+type TestRoutingConditionResponseFailure struct {
+	// Why the condition is not valid.
+	Message OptString `json:"message"`
+}
+
+// GetMessage returns the value of Message.
+func (s *TestRoutingConditionResponseFailure) GetMessage() OptString {
+	return s.Message
+}
+
+// SetMessage sets the value of Message.
+func (s *TestRoutingConditionResponseFailure) SetMessage(val OptString) {
+	s.Message = val
+}
+
+type TestRoutingConditionResponseSuccess struct {
+	// The condition's value on the sample event.
+	Result OptBool `json:"result"`
+}
+
+// GetResult returns the value of Result.
+func (s *TestRoutingConditionResponseSuccess) GetResult() OptBool {
+	return s.Result
+}
+
+// SetResult sets the value of Result.
+func (s *TestRoutingConditionResponseSuccess) SetResult(val OptBool) {
+	s.Result = val
+}
+
+// Ref: #/components/schemas/TestTemplateRenderFailure
+type TestTemplateRenderFailure struct {
+	// Why the template does not render, naming the line where there is one.
+	Message OptString                `json:"message"`
+	Reason  OptTemplateFailureReason `json:"reason"`
+}
+
+// GetMessage returns the value of Message.
+func (s *TestTemplateRenderFailure) GetMessage() OptString {
+	return s.Message
+}
+
+// GetReason returns the value of Reason.
+func (s *TestTemplateRenderFailure) GetReason() OptTemplateFailureReason {
+	return s.Reason
+}
+
+// SetMessage sets the value of Message.
+func (s *TestTemplateRenderFailure) SetMessage(val OptString) {
+	s.Message = val
+}
+
+// SetReason sets the value of Reason.
+func (s *TestTemplateRenderFailure) SetReason(val OptTemplateFailureReason) {
+	s.Reason = val
+}
+
+// A template to render against a sample event of an entity type.
+// Ref: #/components/schemas/TestTemplateRenderRequest
+type TestTemplateRenderRequest struct {
+	EntityType OptNotificationEntityType `json:"entityType"`
+	// The event's subtype (alerts named "…Resolved" render as resolved).
+	EntitySubType OptString `json:"entitySubType"`
+	// The template, Jinja/Tera syntax.
+	Template OptString `json:"template"`
+}
+
+// GetEntityType returns the value of EntityType.
+func (s *TestTemplateRenderRequest) GetEntityType() OptNotificationEntityType {
+	return s.EntityType
+}
+
+// GetEntitySubType returns the value of EntitySubType.
+func (s *TestTemplateRenderRequest) GetEntitySubType() OptString {
+	return s.EntitySubType
+}
+
+// GetTemplate returns the value of Template.
+func (s *TestTemplateRenderRequest) GetTemplate() OptString {
+	return s.Template
+}
+
+// SetEntityType sets the value of EntityType.
+func (s *TestTemplateRenderRequest) SetEntityType(val OptNotificationEntityType) {
+	s.EntityType = val
+}
+
+// SetEntitySubType sets the value of EntitySubType.
+func (s *TestTemplateRenderRequest) SetEntitySubType(val OptString) {
+	s.EntitySubType = val
+}
+
+// SetTemplate sets the value of Template.
+func (s *TestTemplateRenderRequest) SetTemplate(val OptString) {
+	s.Template = val
+}
+
+// Ref: #/components/schemas/TestTemplateRenderResponse
+type TestTemplateRenderResponse struct {
+	Result OptTestTemplateRenderResult `json:"result"`
+}
+
+// GetResult returns the value of Result.
+func (s *TestTemplateRenderResponse) GetResult() OptTestTemplateRenderResult {
+	return s.Result
+}
+
+// SetResult sets the value of Result.
+func (s *TestTemplateRenderResponse) SetResult(val OptTestTemplateRenderResult) {
+	s.Result = val
+}
+
+// Exactly one of `success` and `failure`.
+// Ref: #/components/schemas/TestTemplateRenderResult
+type TestTemplateRenderResult struct {
+	Success OptTestTemplateRenderSuccess `json:"success"`
+	Failure OptTestTemplateRenderFailure `json:"failure"`
+}
+
+// GetSuccess returns the value of Success.
+func (s *TestTemplateRenderResult) GetSuccess() OptTestTemplateRenderSuccess {
+	return s.Success
+}
+
+// GetFailure returns the value of Failure.
+func (s *TestTemplateRenderResult) GetFailure() OptTestTemplateRenderFailure {
+	return s.Failure
+}
+
+// SetSuccess sets the value of Success.
+func (s *TestTemplateRenderResult) SetSuccess(val OptTestTemplateRenderSuccess) {
+	s.Success = val
+}
+
+// SetFailure sets the value of Failure.
+func (s *TestTemplateRenderResult) SetFailure(val OptTestTemplateRenderFailure) {
+	s.Failure = val
+}
+
+// Ref: #/components/schemas/TestTemplateRenderSuccess
+type TestTemplateRenderSuccess struct {
+	// The rendered text.
+	RenderedValue OptString `json:"renderedValue"`
+}
+
+// GetRenderedValue returns the value of RenderedValue.
+func (s *TestTemplateRenderSuccess) GetRenderedValue() OptString {
+	return s.RenderedValue
+}
+
+// SetRenderedValue sets the value of RenderedValue.
+func (s *TestTemplateRenderSuccess) SetRenderedValue(val OptString) {
+	s.RenderedValue = val
 }
 
 // What kind of credential made a change; in mgmtapi always an API key.

@@ -23,6 +23,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/incidents"
 	"github.com/mgmtapi/mgmtapi/internal/ingest"
+	"github.com/mgmtapi/mgmtapi/internal/notifytesting"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/parsingrules"
 	"github.com/mgmtapi/mgmtapi/internal/policies"
@@ -78,6 +79,7 @@ type handler struct {
 	*promrules.RuleFileHandler
 	*audit.RecordHandler
 	*delivery.ListHandler
+	*notifytesting.TestingHandler
 	// config exports and applies configuration documents (see teamconfig.go).
 	config *teamconfig.Handler
 	// wholeTeam bounds the whole-team documents built at once (see wholeteam.go).
@@ -175,6 +177,7 @@ func New(opts Options) (*API, error) {
 		RuleFileHandler:  promrules.NewHandler(opts.DB),
 		RecordHandler:    audit.NewHandler(opts.DB),
 		ListHandler:      delivery.NewListHandler(opts.DB),
+		TestingHandler:   notifytesting.NewHandler(),
 		wholeTeam:        newWholeTeamTurns(),
 	}
 	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog)...)

@@ -1533,6 +1533,33 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1/{case_id}/sync-external-thread-comments
 	SyncCaseExternalThread(ctx context.Context, params SyncCaseExternalThreadParams) (*SyncExternalThreadResponse, error)
+	// TestRoutingConditionValid invokes TestRoutingConditionValid operation.
+	//
+	// `template` is a routing condition: one Jinja/Tera expression (what would sit inside `{{ }}`), such
+	// as `alertDef.priority == 'P1'` or
+	// `alert.status == 'Triggered' and alertDef.name is containing('db')`, that must evaluate to true or
+	// false. It is checked by the code routers evaluate conditions with, then evaluated against a made-up
+	// event of `entityType` (as in templates:test). The answer is `success.result`, or `failure.message`
+	// saying why the condition is not valid (naming line and column for a syntax error).
+	// OLLY_SCHEDULED_TASKS is refused (400). Nothing is stored.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/routers:testCondition
+	TestRoutingConditionValid(ctx context.Context, request OptTestRoutingConditionRequest) (*TestRoutingConditionResponse, error)
+	// TestTemplateRender invokes TestTemplateRender operation.
+	//
+	// Renders `template` (Jinja/Tera syntax, `{{ alertDef.name }}`) against a made-up event of
+	// `entityType` (ALERTS when left out or ENTITY_TYPE_UNSPECIFIED; CASES; TEST_NOTIFICATIONS renders the
+	// alert sample); an `entitySubType` naming "resolved" gives a resolved alert. The answer is
+	// `result.success.renderedValue`, or `result.failure` with a readable message (naming the line where
+	// the template has one) and the reason: INVALID_TEMPLATE (syntax, a refused construct such as include
+	// or macro, an evaluation error, or a template that takes too many steps or too long), FIELD_NOT_FOUND
+	// (a variable or field the event does not have), RENDERED_VALUE_EXCEEDS_MAX_LENGTH (more than 50000
+	// characters, or a value built on the way passing that bound). Rendering has no file or environment
+	// access. OLLY_SCHEDULED_TASKS is refused (400): mgmtapi sends no such notifications. Nothing is
+	// stored.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/templates:test
+	TestTemplateRender(ctx context.Context, request OptTestTemplateRenderRequest) (*TestTemplateRenderResponse, error)
 	// UnacknowledgeCase invokes UnacknowledgeCase operation.
 	//
 	// Return an acknowledged case to active.
@@ -18839,6 +18866,179 @@ func (c *Client) sendSyncCaseExternalThread(ctx context.Context, params SyncCase
 	}()
 
 	result, err := decodeSyncCaseExternalThreadResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// TestRoutingConditionValid invokes TestRoutingConditionValid operation.
+//
+// `template` is a routing condition: one Jinja/Tera expression (what would sit inside `{{ }}`), such
+// as `alertDef.priority == 'P1'` or
+// `alert.status == 'Triggered' and alertDef.name is containing('db')`, that must evaluate to true or
+// false. It is checked by the code routers evaluate conditions with, then evaluated against a made-up
+// event of `entityType` (as in templates:test). The answer is `success.result`, or `failure.message`
+// saying why the condition is not valid (naming line and column for a syntax error).
+// OLLY_SCHEDULED_TASKS is refused (400). Nothing is stored.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/routers:testCondition
+func (c *Client) TestRoutingConditionValid(ctx context.Context, request OptTestRoutingConditionRequest) (*TestRoutingConditionResponse, error) {
+	res, err := c.sendTestRoutingConditionValid(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendTestRoutingConditionValid(ctx context.Context, request OptTestRoutingConditionRequest) (res *TestRoutingConditionResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/routers:testCondition"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeTestRoutingConditionValidRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, TestRoutingConditionValidOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeTestRoutingConditionValidResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// TestTemplateRender invokes TestTemplateRender operation.
+//
+// Renders `template` (Jinja/Tera syntax, `{{ alertDef.name }}`) against a made-up event of
+// `entityType` (ALERTS when left out or ENTITY_TYPE_UNSPECIFIED; CASES; TEST_NOTIFICATIONS renders the
+// alert sample); an `entitySubType` naming "resolved" gives a resolved alert. The answer is
+// `result.success.renderedValue`, or `result.failure` with a readable message (naming the line where
+// the template has one) and the reason: INVALID_TEMPLATE (syntax, a refused construct such as include
+// or macro, an evaluation error, or a template that takes too many steps or too long), FIELD_NOT_FOUND
+// (a variable or field the event does not have), RENDERED_VALUE_EXCEEDS_MAX_LENGTH (more than 50000
+// characters, or a value built on the way passing that bound). Rendering has no file or environment
+// access. OLLY_SCHEDULED_TASKS is refused (400): mgmtapi sends no such notifications. Nothing is
+// stored.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/templates:test
+func (c *Client) TestTemplateRender(ctx context.Context, request OptTestTemplateRenderRequest) (*TestTemplateRenderResponse, error) {
+	res, err := c.sendTestTemplateRender(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendTestTemplateRender(ctx context.Context, request OptTestTemplateRenderRequest) (res *TestTemplateRenderResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/templates:test"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeTestTemplateRenderRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, TestTemplateRenderOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeTestTemplateRenderResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -26184,6 +26184,303 @@ func (s *Server) handleSyncCaseExternalThreadRequest(args [1]string, argsEscaped
 	}
 }
 
+// handleTestRoutingConditionValidRequest handles TestRoutingConditionValid operation.
+//
+// `template` is a routing condition: one Jinja/Tera expression (what would sit inside `{{ }}`), such
+// as `alertDef.priority == 'P1'` or
+// `alert.status == 'Triggered' and alertDef.name is containing('db')`, that must evaluate to true or
+// false. It is checked by the code routers evaluate conditions with, then evaluated against a made-up
+// event of `entityType` (as in templates:test). The answer is `success.result`, or `failure.message`
+// saying why the condition is not valid (naming line and column for a syntax error).
+// OLLY_SCHEDULED_TASKS is refused (400). Nothing is stored.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/routers:testCondition
+func (s *Server) handleTestRoutingConditionValidRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
+	statusWriter := &codeRecorder{ResponseWriter: w}
+	w = statusWriter
+	ctx := r.Context()
+
+	var (
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: TestRoutingConditionValidOperation,
+			ID:   "TestRoutingConditionValid",
+		}
+	)
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+			sctx, ok, err := s.securityApiKey(ctx, TestRoutingConditionValidOperation, r)
+			if err != nil {
+				err = &ogenerrors.SecurityError{
+					OperationContext: opErrContext,
+					Security:         "ApiKey",
+					Err:              err,
+				}
+				if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+					defer recordError("Security:ApiKey", err)
+				}
+				return
+			}
+			if ok {
+				satisfied[0] |= 1 << 0
+				ctx = sctx
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			err = &ogenerrors.SecurityError{
+				OperationContext: opErrContext,
+				Err:              ogenerrors.ErrSecurityRequirementIsNotSatisfied,
+			}
+			if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+				defer recordError("Security", err)
+			}
+			return
+		}
+	}
+
+	var rawBody []byte
+	request, rawBody, close, err := s.decodeTestRoutingConditionValidRequest(r)
+	if err != nil {
+		err = &ogenerrors.DecodeRequestError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeRequest", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
+	defer func() {
+		if err := close(); err != nil {
+			recordError("CloseRequest", err)
+		}
+	}()
+
+	var response *TestRoutingConditionResponse
+	if m := s.cfg.Middleware; m != nil {
+		mreq := middleware.Request{
+			Context:          ctx,
+			OperationName:    TestRoutingConditionValidOperation,
+			OperationSummary: "Check a routing condition and evaluate it against a sample event",
+			OperationID:      "TestRoutingConditionValid",
+			Body:             request,
+			RawBody:          rawBody,
+			Params:           middleware.Parameters{},
+			Raw:              r,
+		}
+
+		type (
+			Request  = OptTestRoutingConditionRequest
+			Params   = struct{}
+			Response = *TestRoutingConditionResponse
+		)
+		response, err = middleware.HookMiddleware[
+			Request,
+			Params,
+			Response,
+		](
+			m,
+			mreq,
+			nil,
+			func(ctx context.Context, request Request, params Params) (response Response, err error) {
+				response, err = s.h.TestRoutingConditionValid(ctx, request)
+				return response, err
+			},
+		)
+	} else {
+		response, err = s.h.TestRoutingConditionValid(ctx, request)
+	}
+	if err != nil {
+		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
+			if err := encodeErrorResponse(errRes, w); err != nil {
+				defer recordError("Internal", err)
+			}
+			return
+		}
+		if errors.Is(err, ht.ErrNotImplemented) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+			return
+		}
+		if err := encodeErrorResponse(s.h.NewError(ctx, err), w); err != nil {
+			defer recordError("Internal", err)
+		}
+		return
+	}
+
+	if err := encodeTestRoutingConditionValidResponse(response, w); err != nil {
+		defer recordError("EncodeResponse", err)
+		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+		}
+		return
+	}
+}
+
+// handleTestTemplateRenderRequest handles TestTemplateRender operation.
+//
+// Renders `template` (Jinja/Tera syntax, `{{ alertDef.name }}`) against a made-up event of
+// `entityType` (ALERTS when left out or ENTITY_TYPE_UNSPECIFIED; CASES; TEST_NOTIFICATIONS renders the
+// alert sample); an `entitySubType` naming "resolved" gives a resolved alert. The answer is
+// `result.success.renderedValue`, or `result.failure` with a readable message (naming the line where
+// the template has one) and the reason: INVALID_TEMPLATE (syntax, a refused construct such as include
+// or macro, an evaluation error, or a template that takes too many steps or too long), FIELD_NOT_FOUND
+// (a variable or field the event does not have), RENDERED_VALUE_EXCEEDS_MAX_LENGTH (more than 50000
+// characters, or a value built on the way passing that bound). Rendering has no file or environment
+// access. OLLY_SCHEDULED_TASKS is refused (400): mgmtapi sends no such notifications. Nothing is
+// stored.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/templates:test
+func (s *Server) handleTestTemplateRenderRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
+	statusWriter := &codeRecorder{ResponseWriter: w}
+	w = statusWriter
+	ctx := r.Context()
+
+	var (
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: TestTemplateRenderOperation,
+			ID:   "TestTemplateRender",
+		}
+	)
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+			sctx, ok, err := s.securityApiKey(ctx, TestTemplateRenderOperation, r)
+			if err != nil {
+				err = &ogenerrors.SecurityError{
+					OperationContext: opErrContext,
+					Security:         "ApiKey",
+					Err:              err,
+				}
+				if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+					defer recordError("Security:ApiKey", err)
+				}
+				return
+			}
+			if ok {
+				satisfied[0] |= 1 << 0
+				ctx = sctx
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			err = &ogenerrors.SecurityError{
+				OperationContext: opErrContext,
+				Err:              ogenerrors.ErrSecurityRequirementIsNotSatisfied,
+			}
+			if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+				defer recordError("Security", err)
+			}
+			return
+		}
+	}
+
+	var rawBody []byte
+	request, rawBody, close, err := s.decodeTestTemplateRenderRequest(r)
+	if err != nil {
+		err = &ogenerrors.DecodeRequestError{
+			OperationContext: opErrContext,
+			Err:              err,
+		}
+		defer recordError("DecodeRequest", err)
+		s.cfg.ErrorHandler(ctx, w, r, err)
+		return
+	}
+	defer func() {
+		if err := close(); err != nil {
+			recordError("CloseRequest", err)
+		}
+	}()
+
+	var response *TestTemplateRenderResponse
+	if m := s.cfg.Middleware; m != nil {
+		mreq := middleware.Request{
+			Context:          ctx,
+			OperationName:    TestTemplateRenderOperation,
+			OperationSummary: "Render a notification template against a sample event",
+			OperationID:      "TestTemplateRender",
+			Body:             request,
+			RawBody:          rawBody,
+			Params:           middleware.Parameters{},
+			Raw:              r,
+		}
+
+		type (
+			Request  = OptTestTemplateRenderRequest
+			Params   = struct{}
+			Response = *TestTemplateRenderResponse
+		)
+		response, err = middleware.HookMiddleware[
+			Request,
+			Params,
+			Response,
+		](
+			m,
+			mreq,
+			nil,
+			func(ctx context.Context, request Request, params Params) (response Response, err error) {
+				response, err = s.h.TestTemplateRender(ctx, request)
+				return response, err
+			},
+		)
+	} else {
+		response, err = s.h.TestTemplateRender(ctx, request)
+	}
+	if err != nil {
+		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
+			if err := encodeErrorResponse(errRes, w); err != nil {
+				defer recordError("Internal", err)
+			}
+			return
+		}
+		if errors.Is(err, ht.ErrNotImplemented) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+			return
+		}
+		if err := encodeErrorResponse(s.h.NewError(ctx, err), w); err != nil {
+			defer recordError("Internal", err)
+		}
+		return
+	}
+
+	if err := encodeTestTemplateRenderResponse(response, w); err != nil {
+		defer recordError("EncodeResponse", err)
+		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+		}
+		return
+	}
+}
+
 // handleUnacknowledgeCaseRequest handles UnacknowledgeCase operation.
 //
 // Return an acknowledged case to active.

@@ -216,6 +216,8 @@ var operationRolesApiKey = map[string][]string{
 	SetCustomPresetAsDefaultOperation:        []string{},
 	SetPresetAsDefaultOperation:              []string{},
 	SyncCaseExternalThreadOperation:          []string{},
+	TestRoutingConditionValidOperation:       []string{},
+	TestTemplateRenderOperation:              []string{},
 	UnacknowledgeCaseOperation:               []string{},
 	UnassignCaseOperation:                    []string{},
 	UnassignIncidentsOperation:               []string{},

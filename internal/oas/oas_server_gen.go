@@ -1519,6 +1519,33 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1/{case_id}/sync-external-thread-comments
 	SyncCaseExternalThread(ctx context.Context, params SyncCaseExternalThreadParams) (*SyncExternalThreadResponse, error)
+	// TestRoutingConditionValid implements TestRoutingConditionValid operation.
+	//
+	// `template` is a routing condition: one Jinja/Tera expression (what would sit inside `{{ }}`), such
+	// as `alertDef.priority == 'P1'` or
+	// `alert.status == 'Triggered' and alertDef.name is containing('db')`, that must evaluate to true or
+	// false. It is checked by the code routers evaluate conditions with, then evaluated against a made-up
+	// event of `entityType` (as in templates:test). The answer is `success.result`, or `failure.message`
+	// saying why the condition is not valid (naming line and column for a syntax error).
+	// OLLY_SCHEDULED_TASKS is refused (400). Nothing is stored.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/routers:testCondition
+	TestRoutingConditionValid(ctx context.Context, req OptTestRoutingConditionRequest) (*TestRoutingConditionResponse, error)
+	// TestTemplateRender implements TestTemplateRender operation.
+	//
+	// Renders `template` (Jinja/Tera syntax, `{{ alertDef.name }}`) against a made-up event of
+	// `entityType` (ALERTS when left out or ENTITY_TYPE_UNSPECIFIED; CASES; TEST_NOTIFICATIONS renders the
+	// alert sample); an `entitySubType` naming "resolved" gives a resolved alert. The answer is
+	// `result.success.renderedValue`, or `result.failure` with a readable message (naming the line where
+	// the template has one) and the reason: INVALID_TEMPLATE (syntax, a refused construct such as include
+	// or macro, an evaluation error, or a template that takes too many steps or too long), FIELD_NOT_FOUND
+	// (a variable or field the event does not have), RENDERED_VALUE_EXCEEDS_MAX_LENGTH (more than 50000
+	// characters, or a value built on the way passing that bound). Rendering has no file or environment
+	// access. OLLY_SCHEDULED_TASKS is refused (400): mgmtapi sends no such notifications. Nothing is
+	// stored.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/templates:test
+	TestTemplateRender(ctx context.Context, req OptTestTemplateRenderRequest) (*TestTemplateRenderResponse, error)
 	// UnacknowledgeCase implements UnacknowledgeCase operation.
 	//
 	// Return an acknowledged case to active.

@@ -11,17 +11,25 @@ import (
 	"time"
 )
 
-// newRequest builds the HTTP request that sends r: a POST of its connector type's body to its
-// URL, with the Idempotency-Key header (every type: receivers that ignore it lose nothing).
+// newRequest builds the HTTP request that sends r: a POST (or a generic connector's PUT) of its
+// connector type's body to its URL, with a generic connector's additional headers and the
+// Idempotency-Key header (every type: receivers that ignore it lose nothing).
 func newRequest(ctx context.Context, r record) (*http.Request, error) {
 	body, err := buildBody(r)
 	if err != nil {
 		return nil, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.URL, bytes.NewReader(body))
+	method := r.Method
+	if method == "" {
+		method = http.MethodPost
+	}
+	req, err := http.NewRequestWithContext(ctx, method, r.URL, bytes.NewReader(body))
 	if err != nil {
 		// url.Error quotes the URL, a secret
 		return nil, errors.New("the connector's URL is not a valid URL")
+	}
+	for name, value := range r.Headers {
+		req.Header.Set(name, value)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "mgmtapi-notifications/1")

@@ -6,12 +6,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/mgmtapi/mgmtapi/internal/db"
 )
@@ -83,6 +85,12 @@ type Delivery struct {
 	URL string
 	// RoutingKey is PagerDuty's integration key. A secret.
 	RoutingKey string
+	// Method is a generic HTTPS connector's method, POST (the default, and the only one of the
+	// other types) or PUT.
+	Method string
+	// Headers are a generic HTTPS connector's additional headers (authorization belongs here). A
+	// secret. They cannot replace Content-Type, User-Agent nor Idempotency-Key.
+	Headers map[string]string
 	// Fields are the rendered fields. A generic HTTPS webhook gets them all as its JSON body;
 	// Slack reads text (required) and blocks; PagerDuty summary (required on a trigger), source,
 	// severity (critical, error, warning or info; error when absent), component, group, class
@@ -124,20 +132,24 @@ func Enqueue(ctx context.Context, tx *db.Tx, d Delivery) error {
 	if err != nil {
 		return fmt.Errorf("delivery fields: %w", err)
 	}
+	headers, err := json.Marshal(d.Headers)
+	if err != nil {
+		return fmt.Errorf("delivery headers: %w", err)
+	}
 	if len(payload) > maxFieldsBytes {
 		return fmt.Errorf("delivery fields: %d bytes encoded; the most is %d", len(payload), maxFieldsBytes)
 	}
 	now := tx.Now.UnixMicro()
 	_, err = tx.ExecContext(ctx, `INSERT INTO deliveries (team_id, id, request_id, router_id, router_name,
-		connector_id, connector_name, connector_type, url, routing_key, payload, entity_type, entity_id,
-		case_id, event_kind, idempotency_key, dedup_key, state, attempts, created_at, next_attempt_at,
+		connector_id, connector_name, connector_type, url, routing_key, method, headers, payload, entity_type,
+		entity_id, case_id, event_kind, idempotency_key, dedup_key, state, attempts, created_at, next_attempt_at,
 		lease_owner, lease_until, status_code, error, finished_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, 'pending', 0,
-		$18, $18, '', 0, 0, '', 0)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, 'pending', 0,
+		$20, $20, '', 0, 0, '', 0)
 		ON CONFLICT (team_id, idempotency_key) DO NOTHING`,
 		d.TeamID, tx.NewID(), d.RequestID, d.RouterID, d.RouterName, d.ConnectorID, d.ConnectorName,
-		string(d.ConnectorType), d.URL, d.RoutingKey, string(payload), d.EntityType, d.EntityID, d.CaseID,
-		string(d.EventKind), d.IdempotencyKey, d.DedupKey, now)
+		string(d.ConnectorType), d.URL, d.RoutingKey, d.Method, string(headers), string(payload), d.EntityType,
+		d.EntityID, d.CaseID, string(d.EventKind), d.IdempotencyKey, d.DedupKey, now)
 	if err != nil {
 		return fmt.Errorf("enqueue delivery: %w", db.Translate(err))
 	}
@@ -169,6 +181,23 @@ func complete(d *Delivery) error {
 		d.ConnectorName = d.ConnectorID
 	}
 	d.RouterName, d.ConnectorName = cutRunes(d.RouterName, 256), cutRunes(d.ConnectorName, 256)
+	if d.Method == "" {
+		d.Method = http.MethodPost
+	}
+	if d.ConnectorType != GenericHTTPS && (d.Method != http.MethodPost || len(d.Headers) > 0) {
+		return fmt.Errorf("delivery method and headers: only a generic HTTPS connector sets them")
+	}
+	if d.Method != http.MethodPost && d.Method != http.MethodPut {
+		return fmt.Errorf("delivery method: must be POST or PUT, not %q", d.Method)
+	}
+	for name := range d.Headers {
+		if !httpguts.ValidHeaderFieldName(name) {
+			return fmt.Errorf("delivery headers: %q is not a valid header name", name)
+		}
+		if reservedHeader(name) {
+			return fmt.Errorf("delivery headers: %s is set by mgmtapi and cannot be replaced", http.CanonicalHeaderKey(name))
+		}
+	}
 	switch d.ConnectorType {
 	case GenericHTTPS, Slack, MicrosoftTeams:
 	case PagerDuty:
@@ -209,7 +238,8 @@ type record struct {
 	ID, RequestID, RouterID, RouterName  string
 	ConnectorID, ConnectorName           string
 	ConnectorType                        ConnectorType
-	URL, RoutingKey                      string
+	URL, RoutingKey, Method              string
+	Headers                              map[string]string
 	Payload                              []byte
 	EntityType, EntityID, CaseID         string
 	EventKind                            EventKind
@@ -228,7 +258,7 @@ func recordOf(d *Delivery) record {
 	payload, _ := json.Marshal(d.Fields)
 	return record{TeamID: d.TeamID, RequestID: d.RequestID, RouterID: d.RouterID, RouterName: d.RouterName,
 		ConnectorID: d.ConnectorID, ConnectorName: d.ConnectorName, ConnectorType: d.ConnectorType,
-		URL: d.URL, RoutingKey: d.RoutingKey, Payload: payload, EntityType: d.EntityType, EntityID: d.EntityID,
+		URL: d.URL, RoutingKey: d.RoutingKey, Method: d.Method, Headers: d.Headers, Payload: payload, EntityType: d.EntityType, EntityID: d.EntityID,
 		CaseID: d.CaseID, EventKind: d.EventKind, IdempotencyKey: d.IdempotencyKey, DedupKey: d.DedupKey}
 }
 
@@ -240,7 +270,7 @@ const (
 )
 
 const recordColumns = `team_id, id, request_id, router_id, router_name, connector_id, connector_name,
-	connector_type, url, routing_key, payload, entity_type, entity_id, case_id, event_kind, idempotency_key,
+	connector_type, url, routing_key, method, headers, payload, entity_type, entity_id, case_id, event_kind, idempotency_key,
 	dedup_key, state, attempts, created_at, next_attempt_at, lease_owner, lease_until, status_code, error,
 	finished_at`
 
@@ -248,15 +278,29 @@ type scanner interface{ Scan(dest ...any) error }
 
 func scanRecord(s scanner) (record, error) {
 	var r record
-	var payload, ctype, kind string
+	var payload, headers, ctype, kind string
 	err := s.Scan(&r.TeamID, &r.ID, &r.RequestID, &r.RouterID, &r.RouterName, &r.ConnectorID, &r.ConnectorName,
-		&ctype, &r.URL, &r.RoutingKey, &payload, &r.EntityType, &r.EntityID, &r.CaseID, &kind,
+		&ctype, &r.URL, &r.RoutingKey, &r.Method, &headers, &payload, &r.EntityType, &r.EntityID, &r.CaseID, &kind,
 		&r.IdempotencyKey, &r.DedupKey, &r.State, &r.Attempts, &r.CreatedAt, &r.NextAttemptAt, &r.LeaseOwner,
 		&r.LeaseUntil, &r.StatusCode, &r.Error, &r.FinishedAt)
 	r.Payload = []byte(payload)
+	if err == nil && headers != "" && headers != "null" {
+		if jerr := json.Unmarshal([]byte(headers), &r.Headers); jerr != nil {
+			return r, fmt.Errorf("delivery %s headers: %w", r.ID, jerr)
+		}
+	}
 	r.ConnectorType = ConnectorType(ctype)
 	r.EventKind = EventKind(kind)
 	return r, err
+}
+
+// reservedHeader reports whether mgmtapi sets the header itself on every request.
+func reservedHeader(name string) bool {
+	switch http.CanonicalHeaderKey(name) {
+	case "Content-Type", "User-Agent", "Idempotency-Key", "Content-Length", "Host", "Transfer-Encoding":
+		return true
+	}
+	return false
 }
 
 // host is the destination's host, the only part of it logs and errors name.

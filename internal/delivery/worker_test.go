@@ -593,3 +593,51 @@ func TestStopWaitsForTheAttemptInFlight(t *testing.T) {
 		}
 	})
 }
+
+// TestGenericConnectorMethodAndHeaders: a generic HTTPS record is sent with its connector's
+// method and additional headers (an Authorization header, say), beside the headers mgmtapi sets
+// itself, which a record cannot replace; other types take neither.
+func TestGenericConnectorMethodAndHeaders(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		f := newFixture(t, env)
+		var mu sync.Mutex
+		var method, auth, key string
+		rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, _ int) {
+			mu.Lock()
+			method, auth, key = r.Method, r.Header.Get("Authorization"), r.Header.Get("Idempotency-Key")
+			mu.Unlock()
+			w.WriteHeader(http.StatusNoContent)
+		})
+		d := f.record(rc.URL+"/hook", "hook-1", "key-put")
+		d.Method, d.Headers = http.MethodPut, map[string]string{"authorization": "Bearer s3cret"}
+		f.enqueue(t, d)
+		run(t, worker(env, nil))
+		if s := f.waitFinal(t, d.IdempotencyKey); s.State != "sent" || s.Status != 204 {
+			t.Fatalf("record %+v", s)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if method != http.MethodPut || auth != "Bearer s3cret" || key != "key-put" {
+			t.Fatalf("the receiver got %s, Authorization %q, Idempotency-Key %q", method, auth, key)
+		}
+
+		for _, c := range []struct {
+			change func(d *delivery.Delivery)
+			want   string
+		}{
+			{func(d *delivery.Delivery) { d.Headers = map[string]string{"idempotency-key": "x"} }, "Idempotency-Key is set by mgmtapi"},
+			{func(d *delivery.Delivery) { d.Headers = map[string]string{"bad name": "x"} }, `"bad name" is not a valid header name`},
+			{func(d *delivery.Delivery) { d.Method = http.MethodDelete }, "must be POST or PUT"},
+			{func(d *delivery.Delivery) {
+				d.ConnectorType, d.Fields, d.Headers = delivery.Slack, map[string]any{"text": "x"}, map[string]string{"x-a": "b"}
+			}, "only a generic HTTPS connector sets them"},
+		} {
+			bad := f.record(rc.URL, "hook-2", "refused")
+			c.change(&bad)
+			err := env.DB.InTx(context.Background(), func(tx *db.Tx) error { return delivery.Enqueue(context.Background(), tx, bad) })
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("enqueue %+v: %v, want %q", bad, err, c.want)
+			}
+		}
+	})
+}

@@ -1,7 +1,8 @@
 -- The delivery outbox (internal/delivery). A row is one notification to one connector, written in
 -- the transaction of the incident or case event that caused it, holding everything needed to send
--- it: the destination (url; routing_key for PagerDuty) and the rendered fields (payload, JSON).
--- url and routing_key are secrets: they are never logged nor answered. The deliveries of one
+-- it: the destination (url; routing_key for PagerDuty; method and headers, a JSON object, for a
+-- generic HTTPS connector) and the rendered fields (payload, JSON). url, routing_key and headers
+-- are secrets: they are never logged nor answered. The deliveries of one
 -- event share request_id (the public requestNotificationId). state is pending until the worker
 -- records the outcome: sent (status_code) or failed (error). A pending row is due when
 -- next_attempt_at has passed and no worker holds it (lease_until passed); a worker claiming it
@@ -18,6 +19,8 @@ CREATE TABLE deliveries (
     connector_type  TEXT    NOT NULL,
     url             TEXT    NOT NULL,
     routing_key     TEXT    NOT NULL,
+    method          TEXT    NOT NULL,
+    headers         TEXT    NOT NULL,
     payload         TEXT    NOT NULL,
     entity_type     TEXT    NOT NULL,
     entity_id       TEXT    NOT NULL,

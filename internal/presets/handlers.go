@@ -460,3 +460,24 @@ func (h *PresetHandler) ListEntitySubTypes(ctx context.Context, params oas.ListE
 	}
 	return &oas.EntitySubTypeList{EntitySubTypes: out}, nil
 }
+
+// Default returns the preset the team's notifications of the pair are rendered with when a route
+// names none: the custom preset the team made the pair's default, else the pair's system preset.
+// ok is false when the pair has neither (a system preset exists for ALERTS only).
+func Default(ctx context.Context, q db.Querier, teamID int64, c oas.ConnectorType, e oas.NotificationEntityType) (p oas.Preset, ok bool, err error) {
+	id, err := presetDefault(ctx, q, teamID, c, e)
+	if err != nil {
+		return oas.Preset{}, false, err
+	}
+	if id != "" {
+		p, err := getPreset(ctx, q, teamID, id)
+		if err == nil {
+			return p, true, nil
+		}
+		if !db.IsNotFound(err) {
+			return oas.Preset{}, false, err
+		}
+	}
+	p, ok = systemDefault(c, e)
+	return p, ok, nil
+}

@@ -1,0 +1,356 @@
+// Package messages turns a notification's entity, a connector and a preset into what the
+// connector sends: the preset's message templates rendered against the entity (notifyexpr), then
+// mapped onto the fields of the connector type's delivery (a Slack message's text, a PagerDuty
+// event's summary and severity, a Teams card's title and text, a generic webhook's JSON body).
+// Routing (internal/routers) and the testing operations (internal/notifytesting) both compose
+// through it, so a test message is what a real notification would be.
+package messages
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/mgmtapi/mgmtapi/internal/connectors"
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/delivery"
+	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/presets"
+)
+
+// Message is what one notification to one connector sends.
+type Message struct {
+	Type delivery.ConnectorType
+	// URL, RoutingKey, Method and Headers are the connector's destination (see delivery.Delivery);
+	// secrets, never to be logged.
+	URL, RoutingKey, Method string
+	Headers                 map[string]string
+	// Fields are the delivery's fields, in the connector type's terms (delivery.Delivery.Fields).
+	Fields map[string]any
+}
+
+// ErrNotDelivered is Compose's answer for a connector of a type mgmtapi stores but does not send
+// through.
+var ErrNotDelivered = errors.New("mgmtapi does not deliver through connectors of this type")
+
+// maxParents bounds the preset chain a message walks (a preset, its parent, …).
+const maxParents = 8
+
+// Preset returns the preset a route's target renders with, read in q: presetID when the target
+// names one, else the team's default for the connector type and entity type, else nil (the
+// message is then rendered with the built-in fallback templates).
+//
+// Errors: db.ErrNotFound when presetID names no preset of the team; a database error.
+func Preset(ctx context.Context, q db.Querier, teamID int64, presetID string, c oas.ConnectorType, e oas.NotificationEntityType) (*oas.Preset, error) {
+	if presetID != "" {
+		p, err := presets.Load(ctx, q, teamID, presetID)
+		if err != nil {
+			return nil, err
+		}
+		return &p, nil
+	}
+	p, ok, err := presets.Default(ctx, q, teamID, c, e)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// Compose renders preset (nil: the fallback templates) against entity and maps the result onto
+// connector c's delivery. A preset's parents are read in q (a child's templates win field by
+// field). The error names what failed: a template that does not render (its field and the
+// engine's message), a JSON field whose rendering is not a JSON object, a connector of a type
+// mgmtapi does not deliver through (ErrNotDelivered).
+func Compose(ctx context.Context, q db.Querier, teamID int64, c connectors.Connector, preset *oas.Preset, entity map[string]any) (Message, error) {
+	ty, ok := connectors.TypeOf(c.Type)
+	if !ok || !ty.Delivered {
+		return Message{}, ErrNotDelivered
+	}
+	url, key, _ := c.Destination()
+	m := Message{Type: delivery.ConnectorType(c.Type), URL: url, RoutingKey: key}
+	templates, payload, err := templatesOf(ctx, q, teamID, preset, entitySubType(entity))
+	if err != nil {
+		return Message{}, err
+	}
+	rendered := make(map[string]string, len(templates))
+	for _, name := range sortedKeys(templates) {
+		out, err := notifyexpr.Render(templates[name], entity)
+		if err != nil {
+			return Message{}, fmt.Errorf("preset field %s: %w", name, err)
+		}
+		rendered[name] = out
+	}
+	switch c.Type {
+	case oas.ConnectorTypeSLACK:
+		m.Fields, err = slackFields(payload, rendered)
+	case oas.ConnectorTypeGENERICHTTPS:
+		err = genericFields(&m, c, rendered, entity)
+	case oas.ConnectorTypePAGERDUTY:
+		m.Fields, err = pagerDutyFields(rendered, entity)
+	case oas.ConnectorTypeMICROSOFTTEAMS:
+		m.Fields = map[string]any{"title": rendered["title"], "text": rendered["description"]}
+		if rendered["title"] == "" && rendered["description"] == "" {
+			m.Fields["title"] = "(empty notification)"
+		}
+	}
+	return m, err
+}
+
+// Fallback are the templates of a message whose preset does not render: the entity's headline,
+// so the people on call are still told, and the reason in the text.
+func Fallback(c connectors.Connector, entity map[string]any, reason error) (Message, error) {
+	fallback := &oas.Preset{ConfigOverrides: []oas.PresetConfigOverride{{MessageConfig: oas.NewOptPresetMessageConfig(oas.PresetMessageConfig{
+		Fields: []oas.PresetMessageField{
+			{FieldName: oas.NewOptString("title"), Template: oas.NewOptString(defaultTitle)},
+			{FieldName: oas.NewOptString("description"), Template: oas.NewOptString("The notification's preset could not be rendered: " +
+				escapeTemplate(reason.Error()))},
+		},
+	})}}}
+	return Compose(context.Background(), nil, 0, c, fallback, entity)
+}
+
+// defaultTitle and defaultDescription are used where no preset applies (a pair without a default
+// preset) and by Fallback: they read what both entity types define.
+const (
+	defaultTitle       = "{% if alert is defined %}[{{ alert.status }}] {{ alertDef.name }}{% else %}[{{ case.status }}] {{ case.title }}{% endif %}"
+	defaultDescription = "{% if alert is defined %}{{ alertDef.description }}{% else %}{{ case.readableId }}, priority {{ case.priority }}{% endif %}"
+)
+
+// escapeTemplate makes s literal text in a template.
+func escapeTemplate(s string) string {
+	return "{% raw %}" + strings.ReplaceAll(s, "{% endraw %}", "") + "{% endraw %}"
+}
+
+// templatesOf collects the message templates of preset and its parents (a child's win, field by
+// field) and the payload type chosen: of each preset, the override for the entity's sub type when
+// it has one, else its override for every notification of the entity type.
+func templatesOf(ctx context.Context, q db.Querier, teamID int64, preset *oas.Preset, subType string) (map[string]string, string, error) {
+	if preset == nil {
+		return map[string]string{"title": defaultTitle, "description": defaultDescription}, "", nil
+	}
+	chain := []oas.Preset{*preset}
+	for p := *preset; p.ParentId.Or("") != "" && len(chain) < maxParents; {
+		if q == nil {
+			break
+		}
+		parent, err := presets.Load(ctx, q, teamID, p.ParentId.Value)
+		if db.IsNotFound(err) {
+			break
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		chain = append(chain, parent)
+		p = parent
+	}
+	templates := map[string]string{}
+	payload := ""
+	for i := len(chain) - 1; i >= 0; i-- { // the root first, the preset itself last
+		o, ok := override(chain[i], subType)
+		if !ok {
+			continue
+		}
+		if pt := o.PayloadType.Or(""); pt != "" {
+			payload = pt
+		}
+		for _, f := range o.MessageConfig.Value.Fields {
+			templates[f.FieldName.Or("")] = f.Template.Or("")
+		}
+	}
+	delete(templates, "")
+	return templates, payload, nil
+}
+
+// override picks p's override for the sub type, else its override for the whole entity type.
+func override(p oas.Preset, subType string) (oas.PresetConfigOverride, bool) {
+	var general *oas.PresetConfigOverride
+	for i, o := range p.ConfigOverrides {
+		ct := o.ConditionType.Or(oas.PresetConditionType{})
+		if s, ok := ct.MatchEntityTypeAndSubType.Get(); ok {
+			if subType != "" && s.EntitySubType.Or("") == subType {
+				return o, true
+			}
+			continue
+		}
+		if general == nil {
+			general = &p.ConfigOverrides[i]
+		}
+	}
+	if general == nil {
+		return oas.PresetConfigOverride{}, false
+	}
+	return *general, true
+}
+
+// entitySubType is the entity's _context.entitySubType.
+func entitySubType(entity map[string]any) string {
+	ctx, _ := entity["_context"].(map[string]any)
+	s, _ := ctx["entitySubType"].(string)
+	return s
+}
+
+// slackFields: the raw payload is the whole message, as rendered; the default payload is the
+// title in bold over the description, with the footer under them.
+func slackFields(payload string, r map[string]string) (map[string]any, error) {
+	if payload == "raw" {
+		obj, err := jsonObject("payload", r["payload"])
+		if err != nil {
+			return nil, err
+		}
+		if s, _ := obj["text"].(string); s == "" {
+			obj["text"] = r["title"]
+		}
+		if s, _ := obj["text"].(string); s == "" {
+			return nil, errors.New("preset field payload: a Slack message needs its text")
+		}
+		return obj, nil
+	}
+	var lines []string
+	if t := strings.TrimSpace(r["title"]); t != "" {
+		lines = append(lines, "*"+t+"*")
+	}
+	for _, name := range []string{"description", "footer"} {
+		if t := strings.TrimSpace(r[name]); t != "" {
+			lines = append(lines, t)
+		}
+	}
+	if len(lines) == 0 {
+		lines = []string{"(empty notification)"}
+	}
+	return map[string]any{"text": strings.Join(lines, "\n")}, nil
+}
+
+// genericFields: the body is the rendered `body` object when the preset has one, else the object
+// of the rendered fields; the connector's additionalBodyFields (its template for the entity type
+// when it has one) are added to it, the preset's `headers` to the connector's headers.
+func genericFields(m *Message, c connectors.Connector, r map[string]string, entity map[string]any) error {
+	m.Method = c.Fields["method"]
+	body := map[string]any{}
+	if r["body"] != "" {
+		obj, err := jsonObject("body", r["body"])
+		if err != nil {
+			return err
+		}
+		body = obj
+	} else {
+		for name, v := range r {
+			if name != "headers" {
+				body[name] = v
+			}
+		}
+	}
+	extra := c.Fields["additionalBodyFields"]
+	if t, ok := c.Overrides[entityType(entity)]["additionalBodyFields"]; ok {
+		out, err := notifyexpr.Render(t, entity)
+		if err != nil {
+			return fmt.Errorf("connector field additionalBodyFields: %w", err)
+		}
+		extra = out
+	}
+	if extra != "" {
+		obj, err := jsonObject("additionalBodyFields", extra)
+		if err != nil {
+			return err
+		}
+		for k, v := range obj {
+			if _, set := body[k]; !set {
+				body[k] = v
+			}
+		}
+	}
+	m.Fields = body
+	m.Headers = map[string]string{}
+	for _, src := range []struct{ name, doc string }{{"additionalHeaders", c.Fields["additionalHeaders"]}, {"headers", r["headers"]}} {
+		if src.doc == "" {
+			continue
+		}
+		var h map[string]string
+		if err := json.Unmarshal([]byte(src.doc), &h); err != nil {
+			return fmt.Errorf("field %s: must be a JSON object of strings", src.name)
+		}
+		for k, v := range h {
+			m.Headers[k] = v
+		}
+	}
+	return nil
+}
+
+// pagerDutyFields: the summary (the title when not set), the severity (from the alert's priority
+// when not set) and the event's other fields.
+func pagerDutyFields(r map[string]string, entity map[string]any) (map[string]any, error) {
+	f := map[string]any{}
+	summary := strings.TrimSpace(r["summary"])
+	if summary == "" {
+		summary = strings.TrimSpace(r["title"])
+	}
+	if summary == "" {
+		summary = "(no summary)"
+	}
+	f["summary"] = summary
+	severity := r["severity"]
+	if severity == "" {
+		severity = severityOf(entity)
+	}
+	f["severity"] = severity
+	for _, name := range []string{"source", "component", "group", "class"} {
+		if r[name] != "" {
+			f[name] = r[name]
+		}
+	}
+	if f["source"] == nil {
+		f["source"] = "mgmtapi"
+	}
+	if r["customDetails"] != "" {
+		obj, err := jsonObject("customDetails", r["customDetails"])
+		if err != nil {
+			return nil, err
+		}
+		f["custom_details"] = obj
+	} else if d := strings.TrimSpace(r["description"]); d != "" {
+		f["custom_details"] = map[string]any{"description": d}
+	}
+	return f, nil
+}
+
+// severityOf maps the entity's priority (P1…P5) to PagerDuty's severities.
+func severityOf(entity map[string]any) string {
+	p, _ := entity["priority"].(string)
+	switch p {
+	case "P1":
+		return "critical"
+	case "P2":
+		return "error"
+	case "P3":
+		return "warning"
+	}
+	return "info"
+}
+
+// entityType is the entity's _context.entityType.
+func entityType(entity map[string]any) oas.NotificationEntityType {
+	ctx, _ := entity["_context"].(map[string]any)
+	s, _ := ctx["entityType"].(string)
+	return oas.NotificationEntityType(s)
+}
+
+// jsonObject parses a rendered JSON field.
+func jsonObject(name, doc string) (map[string]any, error) {
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(doc), &obj); err != nil || obj == nil {
+		return nil, fmt.Errorf("preset field %s: its rendering is not a JSON object", name)
+	}
+	return obj, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

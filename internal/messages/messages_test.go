@@ -1,0 +1,96 @@
+package messages_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mgmtapi/mgmtapi/internal/connectors"
+	"github.com/mgmtapi/mgmtapi/internal/messages"
+	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+func preset(payload string, fields ...string) *oas.Preset {
+	var fs []oas.PresetMessageField
+	for i := 0; i+1 < len(fields); i += 2 {
+		fs = append(fs, oas.PresetMessageField{FieldName: oas.NewOptString(fields[i]), Template: oas.NewOptString(fields[i+1])})
+	}
+	o := oas.PresetConfigOverride{MessageConfig: oas.NewOptPresetMessageConfig(oas.PresetMessageConfig{Fields: fs})}
+	if payload != "" {
+		o.PayloadType = oas.NewOptString(payload)
+	}
+	return &oas.Preset{ConfigOverrides: []oas.PresetConfigOverride{o}}
+}
+
+func sample(t *testing.T, entityType string) map[string]any {
+	t.Helper()
+	e, err := notifyexpr.SampleEntity(entityType, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// TestComposePerConnectorType: the rendered preset becomes each delivered type's fields; the
+// built-in templates serve both entity types; a template that does not render and a JSON field
+// that is not an object are errors naming the field; a type mgmtapi does not deliver is
+// ErrNotDelivered; Fallback still tells the headline.
+func TestComposePerConnectorType(t *testing.T) {
+	alert := sample(t, "ALERTS")
+	name := alert["alertDef"].(map[string]any)["name"].(string)
+	status := alert["alert"].(map[string]any)["status"].(string)
+	conn := func(ty oas.ConnectorType, fields map[string]string) connectors.Connector {
+		return connectors.Connector{ID: "c1", Type: ty, Fields: fields}
+	}
+
+	m, err := messages.Compose(t.Context(), nil, 1, conn(oas.ConnectorTypeSLACK, map[string]string{"webhookUrl": "https://hooks.example/T"}),
+		preset("", "title", "{{ alertDef.name }} is {{ alert.status }}", "description", "P={{ alertDef.priority }}"), alert)
+	if err != nil || m.URL != "https://hooks.example/T" || m.Fields["text"] != "*"+name+" is "+status+"*\nP="+alert["priority"].(string) {
+		t.Fatalf("slack: %+v, %v", m, err)
+	}
+	m, err = messages.Compose(t.Context(), nil, 1, conn(oas.ConnectorTypeSLACK, map[string]string{"webhookUrl": "https://hooks.example/T"}),
+		preset("raw", "payload", `{"text":"{{ name }}","blocks":[]}`), alert)
+	if err != nil || m.Fields["text"] != name || m.Fields["blocks"] == nil {
+		t.Fatalf("slack raw: %+v, %v", m, err)
+	}
+
+	m, err = messages.Compose(t.Context(), nil, 1, conn(oas.ConnectorTypePAGERDUTY, map[string]string{"integrationKey": "rk", "eventsUrl": "https://pd.example/v2/enqueue"}),
+		nil, alert)
+	if err != nil || m.RoutingKey != "rk" || m.Fields["summary"] != "["+status+"] "+name || m.Fields["severity"] == "" || m.Fields["source"] != "mgmtapi" {
+		t.Fatalf("pagerduty: %+v, %v", m, err)
+	}
+
+	m, err = messages.Compose(t.Context(), nil, 1, conn(oas.ConnectorTypeGENERICHTTPS, map[string]string{"url": "https://h.example/x", "method": "PUT",
+		"additionalHeaders": `{"Authorization":"Bearer t"}`, "additionalBodyFields": `{"team":"core","title":"not this"}`}),
+		preset("", "title", "{{ name }}", "headers", `{"X-Event":"{{ alert.status }}"}`), alert)
+	if err != nil || m.Method != "PUT" || m.Headers["Authorization"] != "Bearer t" || m.Headers["X-Event"] != status ||
+		m.Fields["title"] != name || m.Fields["team"] != "core" || m.Fields["headers"] != nil {
+		t.Fatalf("generic: %+v, %v", m, err)
+	}
+
+	c := sample(t, "CASES")
+	m, err = messages.Compose(t.Context(), nil, 1, conn(oas.ConnectorTypeMICROSOFTTEAMS, map[string]string{"webhookUrl": "https://teams.example/w"}), nil, c)
+	title, _ := m.Fields["title"].(string)
+	if err != nil || !strings.Contains(title, c["case"].(map[string]any)["title"].(string)) || m.Fields["text"] == "" {
+		t.Fatalf("teams, a case: %+v, %v", m, err)
+	}
+
+	_, err = messages.Compose(t.Context(), nil, 1, conn(oas.ConnectorTypeSLACK, map[string]string{"webhookUrl": "https://x.example"}),
+		preset("", "title", "{{ alertDef.name | nosuchfilter }}"), alert)
+	if err == nil || !strings.Contains(err.Error(), "preset field title") {
+		t.Fatalf("a broken template: %v", err)
+	}
+	fallback, ferr := messages.Fallback(conn(oas.ConnectorTypeSLACK, map[string]string{"webhookUrl": "https://x.example"}), alert, err)
+	if text, _ := fallback.Fields["text"].(string); ferr != nil || !strings.Contains(text, name) || !strings.Contains(text, "could not be rendered") {
+		t.Fatalf("fallback: %+v, %v", fallback, ferr)
+	}
+	_, err = messages.Compose(t.Context(), nil, 1, conn(oas.ConnectorTypePAGERDUTY, map[string]string{"integrationKey": "k"}),
+		preset("", "customDetails", "not json"), alert)
+	if err == nil || !strings.Contains(err.Error(), "customDetails") {
+		t.Fatalf("a JSON field that is not an object: %v", err)
+	}
+	if _, err := messages.Compose(t.Context(), nil, 1, conn(oas.ConnectorTypeEMAIL, nil), nil, alert); !errors.Is(err, messages.ErrNotDelivered) {
+		t.Fatalf("email: %v", err)
+	}
+}

@@ -37,6 +37,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/docspage"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
+	"github.com/mgmtapi/mgmtapi/internal/routers"
 	"github.com/mgmtapi/mgmtapi/internal/server"
 	"github.com/mgmtapi/mgmtapi/internal/teams"
 	"github.com/prometheus/client_golang/prometheus"
@@ -204,6 +205,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		logger.Info("created the default team with the key from MGMTAPI_BOOTSTRAP_KEY or its _FILE")
 	}
 
+	// Incidents' and cases' events are routed to the team's connectors in their own transaction:
+	// the outbox the delivery worker sends from.
+	database.SetEventSink(routers.Sink(logger))
 	authn := auth.NewAuthenticator(database, nil)
 	apiHandler, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: cfg.OperatorKey, PolicyLimit: cfg.PolicyLimit,
 		Extensions: catalog})

@@ -29,6 +29,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/routers"
 	"github.com/mgmtapi/mgmtapi/internal/server"
 	"github.com/mgmtapi/mgmtapi/internal/teams"
 )
@@ -182,6 +183,8 @@ func (e *Env) OpenDB(t testing.TB) *db.DB {
 // documents are available, its answers are checked against them (see package conformance).
 func (e *Env) Handler(t testing.TB, database *db.DB, authn *auth.Authenticator) http.Handler {
 	t.Helper()
+	// As the server process does: events are routed to the outbox in their transaction.
+	database.SetEventSink(routers.Sink(nil))
 	a, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: OperatorKey, PolicyLimit: e.opts.PolicyLimit,
 		Extensions: e.opts.Extensions})
 	if err != nil {

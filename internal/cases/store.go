@@ -459,7 +459,7 @@ func (d eventDraft) insert(ctx context.Context, tx *db.Tx, teamID int64, caseID 
 		return oas.CaseEvent{}, fmt.Errorf("append case event: %w", err)
 	}
 	if kind := notifiedKind(d.kind); kind != "" {
-		tx.Emit(ctx, db.Event{TeamID: teamID, EntityType: "CASES", EntityID: caseID, Kind: kind})
+		tx.Emit(ctx, db.Event{TeamID: teamID, EntityType: "CASES", EntityID: caseID, Kind: kind, Cause: d.kind})
 	}
 	return oas.CaseEvent{
 		EventId: id, Actor: d.actor, EventData: d.data, EventTime: eventTime.UTC(),
@@ -558,3 +558,15 @@ func alertManagerActor(receiver string) oas.EventActor {
 }
 
 func systemActor() oas.EventActor { return oas.EventActor{System: &oas.EmptyObject{}} }
+
+// Load returns the team's case id as the API answers it, read in tx (so it sees the transaction's
+// own changes), for the notification center's entity.
+//
+// Errors: db.ErrNotFound when the team has no such case; a database error.
+func Load(ctx context.Context, tx *db.Tx, teamID int64, id string) (oas.Case, error) {
+	c, err := scanCase(tx.QueryRowContext(ctx, `SELECT `+caseColumns+` FROM cases WHERE team_id = $1 AND id = $2`, teamID, id))
+	if err != nil {
+		return oas.Case{}, db.Translate(err)
+	}
+	return buildCase(ctx, tx, c, tx.Now)
+}

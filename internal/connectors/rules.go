@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
@@ -101,6 +102,9 @@ func checkConnector(c oas.Connector, old *oas.Connector) (oas.Connector, error) 
 				return c, apierror.Invalidf("connector.configOverrides[%d].fields[%d].fieldName: %q is given twice; each field at most once", i, j, name)
 			}
 			names[name] = true
+			if err := notifyexpr.CheckTemplate(tf.Template.Or("")); err != nil {
+				return c, apierror.Invalidf("connector.configOverrides[%d].fields[%d].template: %v", i, j, err)
+			}
 			out.Fields = append(out.Fields, oas.ConnectorTemplatedField{FieldName: oas.NewOptString(name), Template: oas.NewOptString(tf.Template.Or(""))})
 		}
 		overrides = append(overrides, out)

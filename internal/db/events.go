@@ -21,6 +21,9 @@ type Event struct {
 	// Kind is what happened: "triggered", "acknowledged", "resolved", "opened", "changed",
 	// "commented".
 	Kind string
+	// Cause is the area's own name for what happened, finer than Kind (a case event's kind:
+	// "created", "statusChanged", "comment", "assigned", …), "" when it has none.
+	Cause string
 	// Entity is what conditions and templates read about the entity, when the area that emits
 	// the event has it at hand; nil lets the sink load it (inside the transaction, so it sees
 	// the change), and only when a route may need it.

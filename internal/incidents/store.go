@@ -306,3 +306,23 @@ func upsertState(stateType oas.IncidentEventUpsertStateStateType, eventKey strin
 	}
 	return oas.NewOptIncidentEventUpsertState(us)
 }
+
+// Load returns the team's incident id as the API answers it and the id of its case ("" when it
+// has none), read in tx (so it sees the transaction's own changes), for the notification center's
+// entity.
+//
+// Errors: db.ErrNotFound when the team has no such incident; a database error.
+func Load(ctx context.Context, tx *db.Tx, teamID int64, id string) (inc oas.Incident, caseID string, err error) {
+	found, err := loadIncidents(ctx, tx, tx.Engine, teamID, []string{id}, tx.Now)
+	if err != nil {
+		return oas.Incident{}, "", err
+	}
+	if len(found) == 0 {
+		return oas.Incident{}, "", db.ErrNotFound
+	}
+	err = tx.QueryRowContext(ctx, `SELECT case_id FROM incidents WHERE team_id = $1 AND id = $2`, teamID, id).Scan(&caseID)
+	if err != nil {
+		return oas.Incident{}, "", fmt.Errorf("read incident's case: %w", err)
+	}
+	return found[0], caseID, nil
+}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
+	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
@@ -145,6 +146,9 @@ func checkPreset(p oas.Preset) (oas.Preset, error) {
 		for j, f := range o.MessageConfig.Or(oas.PresetMessageConfig{}).Fields {
 			if err := connectors.CheckMessageField(p.ConnectorType.Or(""), o.PayloadType.Or(""), f.FieldName.Or("")); err != nil {
 				return p, apierror.Invalidf("preset.configOverrides[%d].messageConfig.fields[%d].fieldName: %v", i, j, err)
+			}
+			if err := notifyexpr.CheckTemplate(f.Template.Or("")); err != nil {
+				return p, apierror.Invalidf("preset.configOverrides[%d].messageConfig.fields[%d].template: %v", i, j, err)
 			}
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
@@ -119,8 +120,7 @@ func targetsOf(r *oas.GlobalRouter) []target {
 //
 // Errors: Invalid naming the field path under router and the rule.
 //
-// The condition is stored as sent; once the condition engine (internal/notifyexpr) is merged, its
-// CheckCondition belongs here, for each rules[i].condition.
+// Each condition must be one the engine (internal/notifyexpr) evaluates.
 func checkRouter(r oas.GlobalRouter) (oas.GlobalRouter, error) {
 	if !r.Name.Set {
 		return r, apierror.Invalidf("router.name: required")
@@ -132,6 +132,9 @@ func checkRouter(r oas.GlobalRouter) (oas.GlobalRouter, error) {
 		}
 		if strings.TrimSpace(c) == "" {
 			return r, apierror.Invalidf("router.rules[%d].condition: must not be blank", i)
+		}
+		if err := notifyexpr.CheckCondition(c); err != nil {
+			return r, apierror.Invalidf("router.rules[%d].condition: %v", i, err)
 		}
 		if r.Rules[i].Targets == nil {
 			r.Rules[i].Targets = []oas.RoutingTarget{}

@@ -1,0 +1,190 @@
+package routers
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/mgmtapi/mgmtapi/internal/cases"
+	"github.com/mgmtapi/mgmtapi/internal/connectors"
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/delivery"
+	"github.com/mgmtapi/mgmtapi/internal/incidents"
+	"github.com/mgmtapi/mgmtapi/internal/messages"
+	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
+)
+
+// Sink returns the event sink that routes the incidents' and cases' events (db.Tx.Emit) to the
+// team's routers and writes the resulting deliveries to the outbox, in the event's transaction:
+// install it with db.DB.SetEventSink. logger records what a route could not do (a condition
+// that does not evaluate, a target whose connector is gone); nil discards it.
+//
+// For each event, each of the team's routers that is not disabled, is of the event's entity
+// type (or of none) and whose entityLabels the entity's labels match takes the targets of every
+// rule whose entity type fits and whose condition holds; when none holds, its fallback targets
+// of the entity type (and its deprecated fallback). A connector and preset pair is sent one
+// notification per event, however many rules or routers name it. The preset is the target's,
+// else the team's default for the connector type and entity type; a preset that does not render
+// sends the fallback message (the headline and the reason) rather than nothing.
+//
+// The sink returns an error only when the database fails: the event's transaction then rolls
+// back, so a committed event always has its deliveries.
+func Sink(logger *slog.Logger) db.EventSink {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return func(ctx context.Context, tx *db.Tx, events []db.Event) error {
+		for _, e := range events {
+			if err := routeEvent(ctx, tx, logger, e); err != nil {
+				return fmt.Errorf("route the %s event of %s %s: %w", e.Kind, e.EntityType, e.EntityID, err)
+			}
+		}
+		return nil
+	}
+}
+
+// routeEvent writes the deliveries of one event.
+func routeEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Event) error {
+	entityType := oas.NotificationEntityType(e.EntityType)
+	var routers []oas.GlobalRouter
+	err := eachRouter(ctx, tx, e.TeamID, func(r *oas.GlobalRouter) error {
+		if !r.Disabled.Or(false) && (r.EntityType.Or("") == entityType || r.EntityType.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED) == oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED) {
+			routers = append(routers, *r)
+		}
+		return nil
+	})
+	if err != nil || len(routers) == 0 {
+		return err
+	}
+	entity, labels, caseID, err := loadEntity(ctx, tx, e)
+	if db.IsNotFound(err) {
+		return nil // nothing left to tell about (not expected inside the event's own transaction)
+	}
+	if err != nil {
+		return err
+	}
+	requestID := tx.NewID()
+	sent := map[[2]string]bool{}
+	for _, r := range routers {
+		if !Matches(r.EntityLabels.Or(nil), labels) {
+			continue
+		}
+		for _, t := range chosenTargets(r, entityType, entity, logger) {
+			pair := [2]string{t.ConnectorId.Or(""), t.PresetId.Or("")}
+			if sent[pair] {
+				continue
+			}
+			sent[pair] = true
+			if err := enqueue(ctx, tx, logger, e, r, t, entity, caseID, requestID); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// chosenTargets are the targets router r sends an entity of the type to: those of every rule
+// whose condition holds, else the fallback ones.
+func chosenTargets(r oas.GlobalRouter, entityType oas.NotificationEntityType, entity map[string]any, logger *slog.Logger) []oas.RoutingTarget {
+	var out []oas.RoutingTarget
+	matched := false
+	for i, rule := range r.Rules {
+		if et := rule.EntityType.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED); et != oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED && et != entityType {
+			continue
+		}
+		holds, err := notifyexpr.EvalCondition(rule.Condition.Or(""), entity)
+		if err != nil {
+			logger.Warn("notification condition does not evaluate; the rule is skipped",
+				"router", r.ID.Or(""), "rule", i, "error", err.Error())
+			continue
+		}
+		if holds {
+			matched = true
+			out = append(out, rule.Targets...)
+		}
+	}
+	if matched {
+		return out
+	}
+	for _, f := range r.FallbackTargets {
+		if et := f.EntityType.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED); f.Target.Set &&
+			(et == entityType || et == oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED) {
+			out = append(out, f.Target.Value)
+		}
+	}
+	return append(out, r.Fallback...)
+}
+
+// enqueue composes the notification of one target and writes it to the outbox.
+func enqueue(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Event, r oas.GlobalRouter, t oas.RoutingTarget,
+	entity map[string]any, caseID, requestID string) error {
+	c, err := connectors.Load(ctx, tx, e.TeamID, t.ConnectorId.Or(""))
+	if db.IsNotFound(err) {
+		logger.Warn("notification target's connector is gone", "router", r.ID.Or(""), "connector", t.ConnectorId.Or(""))
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if ty, ok := connectors.TypeOf(c.Type); !ok || !ty.Delivered {
+		return nil // stored and checked, not sent through: the type's summary says so
+	}
+	preset, err := messages.Preset(ctx, tx, e.TeamID, t.PresetId.Or(""), c.Type, oas.NotificationEntityType(e.EntityType))
+	if err != nil && !db.IsNotFound(err) {
+		return err
+	}
+	msg, err := messages.Compose(ctx, tx, e.TeamID, c, preset, entity)
+	if err != nil {
+		logger.Warn("notification preset does not render; the fallback message is sent",
+			"router", r.ID.Or(""), "connector", c.ID, "error", err.Error())
+		if msg, err = messages.Fallback(c, entity, err); err != nil {
+			return fmt.Errorf("fallback message: %w", err)
+		}
+	}
+	return delivery.Enqueue(ctx, tx, delivery.Delivery{
+		TeamID: e.TeamID, RequestID: requestID, RouterID: r.ID.Or(""), RouterName: r.Name.Or(""),
+		ConnectorID: c.ID, ConnectorName: c.Name, ConnectorType: msg.Type,
+		URL: msg.URL, RoutingKey: msg.RoutingKey, Method: msg.Method, Headers: msg.Headers, Fields: msg.Fields,
+		EntityType: e.EntityType, EntityID: e.EntityID, EventKind: delivery.EventKind(e.Kind), CaseID: caseID,
+	})
+}
+
+// loadEntity reads what conditions and templates see of the event's entity, its labels (for the
+// routers' entityLabels) and the case its outcome is recorded on.
+func loadEntity(ctx context.Context, tx *db.Tx, e db.Event) (entity map[string]any, labels map[string]string, caseID string, err error) {
+	switch e.EntityType {
+	case notifyexpr.EntityAlerts:
+		inc, caseID, err := incidents.Load(ctx, tx, e.TeamID, e.EntityID)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		entity = notifyexpr.AlertEntity(inc, e.TeamID)
+		return entity, stringLabels(entity, "alertDef", "entityLabels"), caseID, nil
+	case notifyexpr.EntityCases:
+		c, err := cases.Load(ctx, tx, e.TeamID, e.EntityID)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		entity = notifyexpr.CaseEntity(c, e.TeamID, e.Cause)
+		return entity, stringLabels(entity, "case", "labels"), c.ID, nil
+	}
+	return nil, nil, "", db.ErrNotFound
+}
+
+// stringLabels reads entity[outer][inner] as labels.
+func stringLabels(entity map[string]any, outer, inner string) map[string]string {
+	out := map[string]string{}
+	o, _ := entity[outer].(map[string]any)
+	switch m := o[inner].(type) {
+	case map[string]string:
+		return m
+	case map[string]any:
+		for k, v := range m {
+			if s, ok := v.(string); ok {
+				out[k] = s
+			}
+		}
+	}
+	return out
+}

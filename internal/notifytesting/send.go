@@ -187,7 +187,7 @@ func (h *TestingHandler) TestDestination(ctx context.Context, req oas.OptTestDes
 		}
 		fields = append(fields, f)
 	}
-	if len(fields) > 0 || payload != "" {
+	if len(fields) > 0 || (payload != "" && (preset != nil || payload != firstPayload(c.Type))) {
 		preset = over(preset, c.Type, entityType, oas.PresetConfigOverride{
 			PayloadType:   optString(payload),
 			MessageConfig: oas.NewOptPresetMessageConfig(oas.PresetMessageConfig{Fields: fields}),
@@ -236,7 +236,7 @@ func (h *TestingHandler) withDefaultPreset(ctx context.Context, teamID int64, c 
 	if t.preset, err = messages.Preset(ctx, h.db.Read(), teamID, "", c.Type, e); err != nil {
 		return nil, err
 	}
-	if payload != "" && t.preset != nil {
+	if payload != "" && (t.preset != nil || payload != firstPayload(c.Type)) {
 		t.preset = over(t.preset, c.Type, e, oas.PresetConfigOverride{PayloadType: oas.NewOptString(payload)})
 	}
 	return h.send(ctx, teamID, t)
@@ -380,6 +380,14 @@ func checkPayload(c oas.ConnectorType, payload string) error {
 		return apierror.Invalidf("payloadType: %q is not a payload type of %s connectors (%s)", payload, c, strings.Join(names, ", "))
 	}
 	return nil
+}
+
+// firstPayload is the connector type's default payload type.
+func firstPayload(c oas.ConnectorType) string {
+	if ty, ok := connectors.TypeOf(c); ok && len(ty.Payloads) > 0 {
+		return ty.Payloads[0].Name
+	}
+	return ""
 }
 
 // over is a preset deriving from base (nil: none) with one override for every notification of

@@ -281,6 +281,13 @@ func TestFailuresAreReadable(t *testing.T) {
 			t.Errorf("a test is one attempt; the receiver got %d", broken.count())
 		}
 
+		// Slack's raw payload is a whole message the preset renders; the default preset has none
+		failed(t, try(t, env, "TestingService_TestExistingConnector", connectorTest, key, `{"connectorId":"`+slack+`","payloadType":"raw"}`),
+			0, "does not render", "payload")
+		if broken.count() != 1 {
+			t.Errorf("a message that does not render was sent")
+		}
+
 		refusing := newReceiver(t, http.StatusForbidden)
 		failed(t, try(t, env, "TestingService_TestConnectorConfig", connectorCheck, key,
 			`{"type":"SLACK","fields":[{"fieldName":"webhookUrl","value":"`+refusing.URL+`/hook-secret"}]}`), 403, "answered 403 Forbidden")

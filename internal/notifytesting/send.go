@@ -102,8 +102,8 @@ func (h *TestingHandler) TestExistingPreset(ctx context.Context, req oas.OptTest
 // connector connectorId (see send). Nothing is stored.
 //
 // Errors: Invalid (connectorId: missing; parentPresetId: a preset of another connector type;
-// configOverrides[i]: a conditionType setting both conditions, a message field not of the
-// connector type's payload type; entityType as in TestExistingPreset); NotFound (no connector
+// configOverrides[i]: a conditionType setting both conditions, a payload type not of the
+// connector type, a message field not of the payload type; entityType as in TestExistingPreset); NotFound (no connector
 // connectorId, no preset parentPresetId).
 func (h *TestingHandler) TestPresetConfig(ctx context.Context, req oas.OptTestPresetConfigRequest) (*oas.NotificationTestResponse, error) {
 	body := req.Or(oas.TestPresetConfigRequest{})
@@ -125,6 +125,9 @@ func (h *TestingHandler) TestPresetConfig(ctx context.Context, req oas.OptTestPr
 	for i, o := range body.ConfigOverrides {
 		if ct, ok := o.ConditionType.Get(); ok && ct.MatchEntityType != nil && ct.MatchEntityTypeAndSubType.Set {
 			return nil, apierror.Invalidf("configOverrides[%d].conditionType: must set at most one of matchEntityType and matchEntityTypeAndSubType", i)
+		}
+		if err := checkPayload(c.Type, o.PayloadType.Or("")); err != nil {
+			return nil, apierror.Invalidf("configOverrides[%d].%s", i, err.Error())
 		}
 		for j, f := range o.MessageConfig.Or(oas.PresetMessageConfig{}).Fields {
 			if err := connectors.CheckMessageField(c.Type, o.PayloadType.Or(""), f.FieldName.Or("")); err != nil {

@@ -1,6 +1,7 @@
 package notifytesting_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -258,6 +259,11 @@ func TestEachOperationDelivers(t *testing.T) {
 		if title, _ := rcv.only(t).Body["title"].(string); !strings.Contains(title, "HighErrorRate") {
 			t.Errorf("built-in title %q", title)
 		}
+		// sent now, not through the outbox
+		var queued int
+		if err := env.DB.Read().QueryRowContext(context.Background(), `SELECT count(*) FROM deliveries`).Scan(&queued); err != nil || queued != 0 {
+			t.Errorf("the outbox holds %d records (%v); tests write none", queued, err)
+		}
 	})
 }
 
@@ -372,6 +378,8 @@ func TestBadRequestsAndUnknownIDs(t *testing.T) {
 				[]string{"configOverrides[0].messageConfig.fields[0].fieldName", "summary"}},
 			{presetCheck, `{"connectorId":"` + pd + `","configOverrides":[{"conditionType":{"matchEntityType":{},"matchEntityTypeAndSubType":{"entitySubType":"x"}}}]}`, 400,
 				[]string{"configOverrides[0].conditionType"}},
+			{presetCheck, `{"connectorId":"` + pd + `","configOverrides":[{"payloadType":"raw"}]}`, 400,
+				[]string{"configOverrides[0].payloadType", "PAGERDUTY", "default"}},
 			{destTest, `{"connectorId":"` + slack + `","connectorConfigFields":[{"fieldName":"webhookUrl","template":"x"}]}`, 400,
 				[]string{"connectorConfigFields[0].fieldName", "takes no template"}},
 			{destTest, `{"connectorId":"` + slack + `","connectorConfigFields":[{"fieldName":"channel","template":"a"},{"fieldName":"channel","template":"b"}]}`, 400,

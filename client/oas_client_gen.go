@@ -1592,6 +1592,60 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1/{case_id}/sync-external-thread-comments
 	SyncCaseExternalThread(ctx context.Context, params SyncCaseExternalThreadParams, options ...RequestOption) (*SyncExternalThreadResponse, error)
+	// TestConnectorConfig invokes TestConnectorConfig operation.
+	//
+	// Checks `type` and `fields` with the rules a connector's create applies (400 naming the field and the
+	// rule; a masked value stands for nothing here), then renders a made-up event of `entityType`
+	// (TEST_NOTIFICATIONS when left out) with the team's default preset for the pair and sends it now, as
+	// connectors:test does. Nothing is stored.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/connectors:testConfig
+	TestConnectorConfig(ctx context.Context, request OptTestConnectorConfigRequest, options ...RequestOption) (*NotificationTestResponse, error)
+	// TestDestination invokes TestDestination operation.
+	//
+	// A router destination is a connector, a preset and their templates for one entity type. Renders a
+	// made-up event of `entityType` and `entitySubType` with the preset `presetId` (the team's default for
+	// the pair when left out), `messageConfigFields` over its templates, and `connectorConfigFields` as
+	// the connector's templates for the entity type (fields that take templates only), and sends it
+	// through the stored connector `connectorId` now, as connectors:test does. `payloadType`, when given,
+	// is the payload type the message fields belong to. 404 when the team has no such connector or preset.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/destinations:test
+	TestDestination(ctx context.Context, request OptTestDestinationRequest, options ...RequestOption) (*NotificationTestResponse, error)
+	// TestExistingConnector invokes TestExistingConnector operation.
+	//
+	// Renders a made-up TEST_NOTIFICATIONS event with the team's default preset for the connector's type
+	// (the built-in title and description when the pair has none), through the same code routing uses, and
+	// sends it to the connector `connectorId` now: one attempt, under the delivery policy of the server
+	// (private addresses refused unless allowed, the attempt timeout, the response read up to a bound),
+	// nothing written to the delivery outbox. The answer is `result.success` with the receiver's status in
+	// `metadata.statusCode`, or `result.failure` with a readable message (a refused address, a timeout,
+	// the receiver's 4xx/5xx with `statusCode`, a template that does not render, a connector type mgmtapi
+	// does not deliver through). `payloadType`, when given, must be one of the connector type's payload
+	// types. Secrets (URLs, keys, headers) are never answered nor logged. 404 when the team has no
+	// connector `connectorId`.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/connectors:test
+	TestExistingConnector(ctx context.Context, request OptTestExistingConnectorRequest, options ...RequestOption) (*NotificationTestResponse, error)
+	// TestExistingPreset invokes TestExistingPreset operation.
+	//
+	// Renders a made-up event of `entityType` (the preset's entity type when left out) and `entitySubType`
+	// with the preset `presetId` (system or custom; the team's default preset for the pair when left out)
+	// and sends it through the stored connector `connectorId` now, as connectors:test does. 404 when the
+	// team has no such connector or preset; 400 when the preset is for another connector type.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/presets:test
+	TestExistingPreset(ctx context.Context, request OptTestExistingPresetRequest, options ...RequestOption) (*NotificationTestResponse, error)
+	// TestPresetConfig invokes TestPresetConfig operation.
+	//
+	// Renders a made-up event of `entityType` and `entitySubType` with the preset made of
+	// `configOverrides` (checked with the rules of a preset's create: the message fields must be those of
+	// the connector type's payload type) over the parent `parentPresetId` when given, and sends it through
+	// the stored connector `connectorId` now, as connectors:test does. 404 when the team has no such
+	// connector or parent preset. Nothing is stored.
+	//
+	// POST /mgmt/openapi/5/notifications/notification-center/v1/presets:testConfig
+	TestPresetConfig(ctx context.Context, request OptTestPresetConfigRequest, options ...RequestOption) (*NotificationTestResponse, error)
 	// TestRoutingConditionValid invokes TestRoutingConditionValid operation.
 	//
 	// `template` is a routing condition: one Jinja/Tera expression (what would sit inside `{{ }}`), such
@@ -22222,6 +22276,515 @@ func (c *Client) sendSyncCaseExternalThread(ctx context.Context, params SyncCase
 	}
 
 	result, err := decodeSyncCaseExternalThreadResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// TestConnectorConfig invokes TestConnectorConfig operation.
+//
+// Checks `type` and `fields` with the rules a connector's create applies (400 naming the field and the
+// rule; a masked value stands for nothing here), then renders a made-up event of `entityType`
+// (TEST_NOTIFICATIONS when left out) with the team's default preset for the pair and sends it now, as
+// connectors:test does. Nothing is stored.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/connectors:testConfig
+func (c *Client) TestConnectorConfig(ctx context.Context, request OptTestConnectorConfigRequest, options ...RequestOption) (*NotificationTestResponse, error) {
+	res, err := c.sendTestConnectorConfig(ctx, request, options...)
+	return res, err
+}
+
+func (c *Client) sendTestConnectorConfig(ctx context.Context, request OptTestConnectorConfigRequest, requestOptions ...RequestOption) (res *NotificationTestResponse, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors:testConfig"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeTestConnectorConfigRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, TestConnectorConfigOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeTestConnectorConfigResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// TestDestination invokes TestDestination operation.
+//
+// A router destination is a connector, a preset and their templates for one entity type. Renders a
+// made-up event of `entityType` and `entitySubType` with the preset `presetId` (the team's default for
+// the pair when left out), `messageConfigFields` over its templates, and `connectorConfigFields` as
+// the connector's templates for the entity type (fields that take templates only), and sends it
+// through the stored connector `connectorId` now, as connectors:test does. `payloadType`, when given,
+// is the payload type the message fields belong to. 404 when the team has no such connector or preset.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/destinations:test
+func (c *Client) TestDestination(ctx context.Context, request OptTestDestinationRequest, options ...RequestOption) (*NotificationTestResponse, error) {
+	res, err := c.sendTestDestination(ctx, request, options...)
+	return res, err
+}
+
+func (c *Client) sendTestDestination(ctx context.Context, request OptTestDestinationRequest, requestOptions ...RequestOption) (res *NotificationTestResponse, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/destinations:test"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeTestDestinationRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, TestDestinationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeTestDestinationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// TestExistingConnector invokes TestExistingConnector operation.
+//
+// Renders a made-up TEST_NOTIFICATIONS event with the team's default preset for the connector's type
+// (the built-in title and description when the pair has none), through the same code routing uses, and
+// sends it to the connector `connectorId` now: one attempt, under the delivery policy of the server
+// (private addresses refused unless allowed, the attempt timeout, the response read up to a bound),
+// nothing written to the delivery outbox. The answer is `result.success` with the receiver's status in
+// `metadata.statusCode`, or `result.failure` with a readable message (a refused address, a timeout,
+// the receiver's 4xx/5xx with `statusCode`, a template that does not render, a connector type mgmtapi
+// does not deliver through). `payloadType`, when given, must be one of the connector type's payload
+// types. Secrets (URLs, keys, headers) are never answered nor logged. 404 when the team has no
+// connector `connectorId`.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/connectors:test
+func (c *Client) TestExistingConnector(ctx context.Context, request OptTestExistingConnectorRequest, options ...RequestOption) (*NotificationTestResponse, error) {
+	res, err := c.sendTestExistingConnector(ctx, request, options...)
+	return res, err
+}
+
+func (c *Client) sendTestExistingConnector(ctx context.Context, request OptTestExistingConnectorRequest, requestOptions ...RequestOption) (res *NotificationTestResponse, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/connectors:test"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeTestExistingConnectorRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, TestExistingConnectorOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeTestExistingConnectorResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// TestExistingPreset invokes TestExistingPreset operation.
+//
+// Renders a made-up event of `entityType` (the preset's entity type when left out) and `entitySubType`
+// with the preset `presetId` (system or custom; the team's default preset for the pair when left out)
+// and sends it through the stored connector `connectorId` now, as connectors:test does. 404 when the
+// team has no such connector or preset; 400 when the preset is for another connector type.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/presets:test
+func (c *Client) TestExistingPreset(ctx context.Context, request OptTestExistingPresetRequest, options ...RequestOption) (*NotificationTestResponse, error) {
+	res, err := c.sendTestExistingPreset(ctx, request, options...)
+	return res, err
+}
+
+func (c *Client) sendTestExistingPreset(ctx context.Context, request OptTestExistingPresetRequest, requestOptions ...RequestOption) (res *NotificationTestResponse, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/presets:test"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeTestExistingPresetRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, TestExistingPresetOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeTestExistingPresetResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// TestPresetConfig invokes TestPresetConfig operation.
+//
+// Renders a made-up event of `entityType` and `entitySubType` with the preset made of
+// `configOverrides` (checked with the rules of a preset's create: the message fields must be those of
+// the connector type's payload type) over the parent `parentPresetId` when given, and sends it through
+// the stored connector `connectorId` now, as connectors:test does. 404 when the team has no such
+// connector or parent preset. Nothing is stored.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/presets:testConfig
+func (c *Client) TestPresetConfig(ctx context.Context, request OptTestPresetConfigRequest, options ...RequestOption) (*NotificationTestResponse, error) {
+	res, err := c.sendTestPresetConfig(ctx, request, options...)
+	return res, err
+}
+
+func (c *Client) sendTestPresetConfig(ctx context.Context, request OptTestPresetConfigRequest, requestOptions ...RequestOption) (res *NotificationTestResponse, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/notifications/notification-center/v1/presets:testConfig"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeTestPresetConfigRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, TestPresetConfigOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeTestPresetConfigResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -210,7 +210,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	database.SetEventSink(routers.Sink(logger))
 	authn := auth.NewAuthenticator(database, nil)
 	apiHandler, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: cfg.OperatorKey, PolicyLimit: cfg.PolicyLimit,
-		Extensions: catalog})
+		Extensions: catalog, Delivery: delivery.Options{
+			Policy:         delivery.Policy{AllowPrivate: cfg.NotifyAllowPrivate, AllowCIDRs: cfg.NotifyAllowCIDRs},
+			AttemptTimeout: cfg.NotifyAttemptTimeout,
+		}})
 	if err != nil {
 		return err
 	}

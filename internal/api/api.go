@@ -52,6 +52,9 @@ type Options struct {
 	PolicyLimit int
 	// Extensions is the extension catalog; nil means the built-in catalog only.
 	Extensions *extensions.Catalog
+	// Delivery's Policy, AttemptTimeout and ResponseLimit govern the test notifications the
+	// notification-center testing operations send (the zero value: public addresses only, 10 s).
+	Delivery delivery.Options
 }
 
 // handler is every area's operations in one oas.Handler.
@@ -177,7 +180,7 @@ func New(opts Options) (*API, error) {
 		RuleFileHandler:  promrules.NewHandler(opts.DB),
 		RecordHandler:    audit.NewHandler(opts.DB),
 		ListHandler:      delivery.NewListHandler(opts.DB),
-		TestingHandler:   notifytesting.NewHandler(),
+		TestingHandler:   notifytesting.NewHandler(opts.DB, delivery.NewSender(opts.Delivery)),
 		wholeTeam:        newWholeTeamTurns(),
 	}
 	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog)...)

@@ -68,7 +68,7 @@ func TestEveryNewestPublicOperationIsReached(t *testing.T) {
 			ops = append(ops, publicOp{name, doc, op})
 		}
 	}
-	if len(ops) < 188 {
+	if len(ops) < 195 {
 		t.Fatalf("only %d operations in the served services' newest documents", len(ops))
 	}
 	// Our operations by the public operation they implement.

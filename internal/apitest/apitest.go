@@ -27,6 +27,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/conformance"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/routers"
@@ -63,6 +64,10 @@ type Options struct {
 	PolicyLimit int
 	// Extensions is the extension catalog; nil means the built-in one.
 	Extensions *extensions.Catalog
+	// PublicDeliveriesOnly keeps the test notifications of the notification-center testing
+	// operations to public addresses, as mgmtapi's default policy does; by default an Env lets
+	// them reach loopback receivers (httptest servers).
+	PublicDeliveriesOnly bool
 	// Unchecked turns off the check of answers against the public documents, which reports
 	// through the testing.TB the Env was started with: a fuzz target starts its Env with its *F,
 	// which must not be used inside the fuzz function, and checks its own property instead.
@@ -186,7 +191,8 @@ func (e *Env) Handler(t testing.TB, database *db.DB, authn *auth.Authenticator) 
 	// As the server process does: events are routed to the outbox in their transaction.
 	database.SetEventSink(routers.Sink(nil))
 	a, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: OperatorKey, PolicyLimit: e.opts.PolicyLimit,
-		Extensions: e.opts.Extensions})
+		Extensions: e.opts.Extensions,
+		Delivery:   delivery.Options{Policy: delivery.Policy{AllowPrivate: !e.opts.PublicDeliveriesOnly}, AttemptTimeout: 5 * time.Second}})
 	if err != nil {
 		t.Fatalf("api: %v", err)
 	}

@@ -32,11 +32,6 @@ var NotPublic = map[string]string{
 	"GetPrometheusRules":            "issue 14: the team's rules as a Prometheus rule file, mgmtapi's own",
 	"ExportTeamConfiguration":       "issue 14: a team's configuration as one document, mgmtapi's own",
 	"ApplyTeamConfiguration":        "issue 14: make a team's configuration equal to a document, mgmtapi's own",
-	// issue 25: public in notifications_testing_service.json, which joins LatestOnly (and these
-	// leave this list) once its other 5 operations (connector and preset tests) are served: a
-	// loaded document must be served whole. internal/notifytesting checks their answers against it.
-	"TestTemplateRender":        "issue 25: notifications_testing_service.json, not yet loaded (see above)",
-	"TestRoutingConditionValid": "issue 25: notifications_testing_service.json, not yet loaded (see above)",
 }
 
 // publicPathRenamed maps our operations whose path is not their public path without the

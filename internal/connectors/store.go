@@ -3,8 +3,10 @@ package connectors
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
@@ -177,4 +179,48 @@ func (c Connector) Destination() (url, routingKey string, ok bool) {
 		return c.Fields["eventsUrl"], c.Fields["integrationKey"], true
 	}
 	return "", "", false
+}
+
+// FromConfig checks a connector configuration not stored (a test of one: connectors:testConfig)
+// with the rules a create applies, and returns it as Load would: every field not sent holding its
+// default. Mask stands for no stored value here and is refused.
+//
+// Errors: Invalid naming type or fields[i] and the rule; a sensitive value is never quoted.
+func FromConfig(t oas.ConnectorType, fields []oas.ConnectorConfigField) (Connector, error) {
+	c, err := checkConnector(oas.Connector{
+		Name: oas.NewOptString("test"), Type: oas.NewOptConnectorType(t),
+		ConnectorConfig: oas.NewOptConnectorConfig(oas.ConnectorConfig{Fields: fields}),
+	}, nil)
+	if err != nil {
+		if e, ok := apierror.As(err); ok {
+			msg := strings.Replace(e.Message, "connector.connectorConfig.", "", 1)
+			msg = strings.Replace(msg, "connector.type", "type", 1)
+			return Connector{}, apierror.Invalidf("%s", msg)
+		}
+		return Connector{}, err
+	}
+	out := Connector{Type: c.Type.Or(""), Name: "test", Fields: map[string]string{},
+		Overrides: map[oas.NotificationEntityType]map[string]string{}}
+	for _, f := range resolved(c) {
+		out.Fields[f.FieldName.Or("")] = f.Value.Or("")
+	}
+	return out, nil
+}
+
+// CheckTemplatedField checks that the field of the connector type takes a template per entity
+// type (a connector's configOverrides, a router destination's connectorConfigFields). The error
+// is the rule broken, to follow the field's path in a message.
+func CheckTemplatedField(t oas.ConnectorType, name string) error {
+	ty, ok := TypeOf(t)
+	if !ok {
+		return fmt.Errorf("connector type %q is unknown", t)
+	}
+	f, ok := ty.Field(name)
+	if !ok {
+		return fmt.Errorf("%q is not a field of %s connectors (%s)", name, ty.Type, strings.Join(fieldNames(ty.Config), ", "))
+	}
+	if !f.AllowOverrides {
+		return fmt.Errorf("field %s of %s connectors takes no template (%s)", name, ty.Type, overridable(ty))
+	}
+	return nil
 }

@@ -358,13 +358,19 @@ func (w *Worker) deliver(r record) {
 func (w *Worker) attempt(r record) outcome {
 	ctx, cancel := context.WithTimeout(context.Background(), w.opts.AttemptTimeout)
 	defer cancel()
+	return send(ctx, w.client, r, w.opts.AttemptTimeout, w.opts.ResponseLimit)
+}
+
+// send makes one attempt at r with client, within ctx (which bounds it to timeout), reading at
+// most limit bytes of the answer: the worker's attempts and SendNow's share it.
+func send(ctx context.Context, client *http.Client, r record, timeout time.Duration, limit int64) outcome {
 	req, err := newRequest(ctx, r)
 	if err != nil {
 		return outcome{err: err.Error()}
 	}
-	res, err := w.client.Do(req)
+	res, err := client.Do(req)
 	if err != nil {
-		return w.networkOutcome(r, err, ctx.Err() != nil)
+		return networkOutcome(r, err, ctx.Err() != nil, timeout)
 	}
 	defer res.Body.Close()
 	// The first bytes are kept for the error message, the rest of the bound read and dropped; a
@@ -372,7 +378,7 @@ func (w *Worker) attempt(r record) outcome {
 	head := make([]byte, 512)
 	n, _ := io.ReadFull(res.Body, head)
 	head = head[:n]
-	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, max(w.opts.ResponseLimit-int64(n), 0)))
+	_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, max(limit-int64(n), 0)))
 
 	o := outcome{status: res.StatusCode}
 	switch {
@@ -394,7 +400,7 @@ func (w *Worker) attempt(r record) outcome {
 // networkOutcome turns a failed request into an outcome whose message names the host only (the
 // client's url.Error quotes the URL, a secret). A refusal of the policy is final; other network
 // errors, the timeout included, are retried.
-func (w *Worker) networkOutcome(r record, err error, timedOut bool) outcome {
+func networkOutcome(r record, err error, timedOut bool, timeout time.Duration) outcome {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
@@ -403,7 +409,7 @@ func (w *Worker) networkOutcome(r record, err error, timedOut bool) outcome {
 		return outcome{err: fmt.Sprintf("%s: %s", r.host(), refusal.Error())}
 	}
 	if timedOut {
-		return outcome{retry: true, err: fmt.Sprintf("%s did not answer within %s", r.host(), w.opts.AttemptTimeout)}
+		return outcome{retry: true, err: fmt.Sprintf("%s did not answer within %s", r.host(), timeout)}
 	}
 	if errors.Is(err, errTooManyRedirects) {
 		return outcome{err: fmt.Sprintf("%s: %s", r.host(), err.Error())}

@@ -1,7 +1,8 @@
 // Package notifytesting serves the notification center's testing operations: trying a template
 // or a routing condition against a sample event, with the code that renders and routes real
-// notifications (internal/notifyexpr). Nothing here is stored. The operations that send a test
-// notification through a connector join this package with connectors and delivery.
+// notifications (internal/notifyexpr), and sending a test notification through a connector now:
+// a sample event rendered by internal/messages (as routing renders) and delivered once by
+// delivery.Sender (the worker's requests and outbound policy, no outbox). Nothing here is stored.
 package notifytesting
 
 import (
@@ -9,15 +10,22 @@ import (
 	"errors"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
 // TestingHandler implements the notification-testing operations of oas.Handler.
-type TestingHandler struct{}
+type TestingHandler struct {
+	db     *db.DB
+	sender *delivery.Sender
+}
 
-// NewHandler returns the notification-testing operations.
-func NewHandler() *TestingHandler { return &TestingHandler{} }
+// NewHandler returns the notification-testing operations; test notifications are sent by sender.
+func NewHandler(database *db.DB, sender *delivery.Sender) *TestingHandler {
+	return &TestingHandler{db: database, sender: sender}
+}
 
 // TestTemplateRender renders the request's template against the sample event of its entity type
 // and answers the text, or a failure with a readable message and its reason. A missing template

@@ -14647,6 +14647,108 @@ func (s *NotificationEntityType) UnmarshalText(data []byte) error {
 	}
 }
 
+type NotificationTestEntitySubType string
+
+type NotificationTestPayloadType string
+
+// Ref: #/components/schemas/NotificationTestResponse
+type NotificationTestResponse struct {
+	Result OptNotificationTestResult `json:"result"`
+}
+
+// GetResult returns the value of Result.
+func (s *NotificationTestResponse) GetResult() OptNotificationTestResult {
+	return s.Result
+}
+
+// SetResult sets the value of Result.
+func (s *NotificationTestResponse) SetResult(val OptNotificationTestResult) {
+	s.Result = val
+}
+
+// Exactly one of `success` and `failure`.
+// Ref: #/components/schemas/NotificationTestResult
+type NotificationTestResult struct {
+	// The receiver accepted the test notification (a 2xx).
+	Success OptNotificationTestResultSuccess `json:"success"`
+	Failure OptNotificationTestResultFailure `json:"failure"`
+}
+
+// GetSuccess returns the value of Success.
+func (s *NotificationTestResult) GetSuccess() OptNotificationTestResultSuccess {
+	return s.Success
+}
+
+// GetFailure returns the value of Failure.
+func (s *NotificationTestResult) GetFailure() OptNotificationTestResultFailure {
+	return s.Failure
+}
+
+// SetSuccess sets the value of Success.
+func (s *NotificationTestResult) SetSuccess(val OptNotificationTestResultSuccess) {
+	s.Success = val
+}
+
+// SetFailure sets the value of Failure.
+func (s *NotificationTestResult) SetFailure(val OptNotificationTestResultFailure) {
+	s.Failure = val
+}
+
+type NotificationTestResultFailure struct {
+	// Why the test notification was not sent or not accepted; names the host, never the URL.
+	Message OptString `json:"message"`
+	// The receiver's status, when it answered.
+	StatusCode OptInt64 `json:"statusCode"`
+}
+
+// GetMessage returns the value of Message.
+func (s *NotificationTestResultFailure) GetMessage() OptString {
+	return s.Message
+}
+
+// GetStatusCode returns the value of StatusCode.
+func (s *NotificationTestResultFailure) GetStatusCode() OptInt64 {
+	return s.StatusCode
+}
+
+// SetMessage sets the value of Message.
+func (s *NotificationTestResultFailure) SetMessage(val OptString) {
+	s.Message = val
+}
+
+// SetStatusCode sets the value of StatusCode.
+func (s *NotificationTestResultFailure) SetStatusCode(val OptInt64) {
+	s.StatusCode = val
+}
+
+// The receiver accepted the test notification (a 2xx).
+type NotificationTestResultSuccess struct {
+	// StatusCode (the receiver's), connectorType, entityType, presetId (empty for the built-in templates).
+	Metadata OptNotificationTestResultSuccessMetadata `json:"metadata"`
+}
+
+// GetMetadata returns the value of Metadata.
+func (s *NotificationTestResultSuccess) GetMetadata() OptNotificationTestResultSuccessMetadata {
+	return s.Metadata
+}
+
+// SetMetadata sets the value of Metadata.
+func (s *NotificationTestResultSuccess) SetMetadata(val OptNotificationTestResultSuccessMetadata) {
+	s.Metadata = val
+}
+
+// StatusCode (the receiver's), connectorType, entityType, presetId (empty for the built-in templates).
+type NotificationTestResultSuccessMetadata map[string]string
+
+func (s *NotificationTestResultSuccessMetadata) init() NotificationTestResultSuccessMetadata {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
 type OperatorKey struct {
 	APIKey string
 	Roles  []string
@@ -20722,6 +20824,52 @@ func (o OptNilString) Or(d string) string {
 	return d
 }
 
+// NewOptNotificationCenterID returns new OptNotificationCenterID with value set to v.
+func NewOptNotificationCenterID(v NotificationCenterID) OptNotificationCenterID {
+	return OptNotificationCenterID{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptNotificationCenterID is optional NotificationCenterID.
+type OptNotificationCenterID struct {
+	Value NotificationCenterID
+	Set   bool
+}
+
+// IsSet returns true if OptNotificationCenterID was set.
+func (o OptNotificationCenterID) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptNotificationCenterID) Reset() {
+	var v NotificationCenterID
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptNotificationCenterID) SetTo(v NotificationCenterID) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptNotificationCenterID) Get() (v NotificationCenterID, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptNotificationCenterID) Or(d NotificationCenterID) NotificationCenterID {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptNotificationDeliveryNoNotificationCreated returns new OptNotificationDeliveryNoNotificationCreated with value set to v.
 func NewOptNotificationDeliveryNoNotificationCreated(v NotificationDeliveryNoNotificationCreated) OptNotificationDeliveryNoNotificationCreated {
 	return OptNotificationDeliveryNoNotificationCreated{
@@ -20808,6 +20956,282 @@ func (o OptNotificationEntityType) Get() (v NotificationEntityType, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptNotificationEntityType) Or(d NotificationEntityType) NotificationEntityType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptNotificationTestEntitySubType returns new OptNotificationTestEntitySubType with value set to v.
+func NewOptNotificationTestEntitySubType(v NotificationTestEntitySubType) OptNotificationTestEntitySubType {
+	return OptNotificationTestEntitySubType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptNotificationTestEntitySubType is optional NotificationTestEntitySubType.
+type OptNotificationTestEntitySubType struct {
+	Value NotificationTestEntitySubType
+	Set   bool
+}
+
+// IsSet returns true if OptNotificationTestEntitySubType was set.
+func (o OptNotificationTestEntitySubType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptNotificationTestEntitySubType) Reset() {
+	var v NotificationTestEntitySubType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptNotificationTestEntitySubType) SetTo(v NotificationTestEntitySubType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptNotificationTestEntitySubType) Get() (v NotificationTestEntitySubType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptNotificationTestEntitySubType) Or(d NotificationTestEntitySubType) NotificationTestEntitySubType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptNotificationTestPayloadType returns new OptNotificationTestPayloadType with value set to v.
+func NewOptNotificationTestPayloadType(v NotificationTestPayloadType) OptNotificationTestPayloadType {
+	return OptNotificationTestPayloadType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptNotificationTestPayloadType is optional NotificationTestPayloadType.
+type OptNotificationTestPayloadType struct {
+	Value NotificationTestPayloadType
+	Set   bool
+}
+
+// IsSet returns true if OptNotificationTestPayloadType was set.
+func (o OptNotificationTestPayloadType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptNotificationTestPayloadType) Reset() {
+	var v NotificationTestPayloadType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptNotificationTestPayloadType) SetTo(v NotificationTestPayloadType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptNotificationTestPayloadType) Get() (v NotificationTestPayloadType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptNotificationTestPayloadType) Or(d NotificationTestPayloadType) NotificationTestPayloadType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptNotificationTestResult returns new OptNotificationTestResult with value set to v.
+func NewOptNotificationTestResult(v NotificationTestResult) OptNotificationTestResult {
+	return OptNotificationTestResult{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptNotificationTestResult is optional NotificationTestResult.
+type OptNotificationTestResult struct {
+	Value NotificationTestResult
+	Set   bool
+}
+
+// IsSet returns true if OptNotificationTestResult was set.
+func (o OptNotificationTestResult) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptNotificationTestResult) Reset() {
+	var v NotificationTestResult
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptNotificationTestResult) SetTo(v NotificationTestResult) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptNotificationTestResult) Get() (v NotificationTestResult, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptNotificationTestResult) Or(d NotificationTestResult) NotificationTestResult {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptNotificationTestResultFailure returns new OptNotificationTestResultFailure with value set to v.
+func NewOptNotificationTestResultFailure(v NotificationTestResultFailure) OptNotificationTestResultFailure {
+	return OptNotificationTestResultFailure{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptNotificationTestResultFailure is optional NotificationTestResultFailure.
+type OptNotificationTestResultFailure struct {
+	Value NotificationTestResultFailure
+	Set   bool
+}
+
+// IsSet returns true if OptNotificationTestResultFailure was set.
+func (o OptNotificationTestResultFailure) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptNotificationTestResultFailure) Reset() {
+	var v NotificationTestResultFailure
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptNotificationTestResultFailure) SetTo(v NotificationTestResultFailure) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptNotificationTestResultFailure) Get() (v NotificationTestResultFailure, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptNotificationTestResultFailure) Or(d NotificationTestResultFailure) NotificationTestResultFailure {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptNotificationTestResultSuccess returns new OptNotificationTestResultSuccess with value set to v.
+func NewOptNotificationTestResultSuccess(v NotificationTestResultSuccess) OptNotificationTestResultSuccess {
+	return OptNotificationTestResultSuccess{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptNotificationTestResultSuccess is optional NotificationTestResultSuccess.
+type OptNotificationTestResultSuccess struct {
+	Value NotificationTestResultSuccess
+	Set   bool
+}
+
+// IsSet returns true if OptNotificationTestResultSuccess was set.
+func (o OptNotificationTestResultSuccess) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptNotificationTestResultSuccess) Reset() {
+	var v NotificationTestResultSuccess
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptNotificationTestResultSuccess) SetTo(v NotificationTestResultSuccess) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptNotificationTestResultSuccess) Get() (v NotificationTestResultSuccess, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptNotificationTestResultSuccess) Or(d NotificationTestResultSuccess) NotificationTestResultSuccess {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptNotificationTestResultSuccessMetadata returns new OptNotificationTestResultSuccessMetadata with value set to v.
+func NewOptNotificationTestResultSuccessMetadata(v NotificationTestResultSuccessMetadata) OptNotificationTestResultSuccessMetadata {
+	return OptNotificationTestResultSuccessMetadata{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptNotificationTestResultSuccessMetadata is optional NotificationTestResultSuccessMetadata.
+type OptNotificationTestResultSuccessMetadata struct {
+	Value NotificationTestResultSuccessMetadata
+	Set   bool
+}
+
+// IsSet returns true if OptNotificationTestResultSuccessMetadata was set.
+func (o OptNotificationTestResultSuccessMetadata) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptNotificationTestResultSuccessMetadata) Reset() {
+	var v NotificationTestResultSuccessMetadata
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptNotificationTestResultSuccessMetadata) SetTo(v NotificationTestResultSuccessMetadata) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptNotificationTestResultSuccessMetadata) Get() (v NotificationTestResultSuccessMetadata, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptNotificationTestResultSuccessMetadata) Or(d NotificationTestResultSuccessMetadata) NotificationTestResultSuccessMetadata {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -24074,6 +24498,236 @@ func (o OptTemplateFailureReason) Get() (v TemplateFailureReason, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptTemplateFailureReason) Or(d TemplateFailureReason) TemplateFailureReason {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTestConnectorConfigRequest returns new OptTestConnectorConfigRequest with value set to v.
+func NewOptTestConnectorConfigRequest(v TestConnectorConfigRequest) OptTestConnectorConfigRequest {
+	return OptTestConnectorConfigRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTestConnectorConfigRequest is optional TestConnectorConfigRequest.
+type OptTestConnectorConfigRequest struct {
+	Value TestConnectorConfigRequest
+	Set   bool
+}
+
+// IsSet returns true if OptTestConnectorConfigRequest was set.
+func (o OptTestConnectorConfigRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTestConnectorConfigRequest) Reset() {
+	var v TestConnectorConfigRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTestConnectorConfigRequest) SetTo(v TestConnectorConfigRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTestConnectorConfigRequest) Get() (v TestConnectorConfigRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTestConnectorConfigRequest) Or(d TestConnectorConfigRequest) TestConnectorConfigRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTestDestinationRequest returns new OptTestDestinationRequest with value set to v.
+func NewOptTestDestinationRequest(v TestDestinationRequest) OptTestDestinationRequest {
+	return OptTestDestinationRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTestDestinationRequest is optional TestDestinationRequest.
+type OptTestDestinationRequest struct {
+	Value TestDestinationRequest
+	Set   bool
+}
+
+// IsSet returns true if OptTestDestinationRequest was set.
+func (o OptTestDestinationRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTestDestinationRequest) Reset() {
+	var v TestDestinationRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTestDestinationRequest) SetTo(v TestDestinationRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTestDestinationRequest) Get() (v TestDestinationRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTestDestinationRequest) Or(d TestDestinationRequest) TestDestinationRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTestExistingConnectorRequest returns new OptTestExistingConnectorRequest with value set to v.
+func NewOptTestExistingConnectorRequest(v TestExistingConnectorRequest) OptTestExistingConnectorRequest {
+	return OptTestExistingConnectorRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTestExistingConnectorRequest is optional TestExistingConnectorRequest.
+type OptTestExistingConnectorRequest struct {
+	Value TestExistingConnectorRequest
+	Set   bool
+}
+
+// IsSet returns true if OptTestExistingConnectorRequest was set.
+func (o OptTestExistingConnectorRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTestExistingConnectorRequest) Reset() {
+	var v TestExistingConnectorRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTestExistingConnectorRequest) SetTo(v TestExistingConnectorRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTestExistingConnectorRequest) Get() (v TestExistingConnectorRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTestExistingConnectorRequest) Or(d TestExistingConnectorRequest) TestExistingConnectorRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTestExistingPresetRequest returns new OptTestExistingPresetRequest with value set to v.
+func NewOptTestExistingPresetRequest(v TestExistingPresetRequest) OptTestExistingPresetRequest {
+	return OptTestExistingPresetRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTestExistingPresetRequest is optional TestExistingPresetRequest.
+type OptTestExistingPresetRequest struct {
+	Value TestExistingPresetRequest
+	Set   bool
+}
+
+// IsSet returns true if OptTestExistingPresetRequest was set.
+func (o OptTestExistingPresetRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTestExistingPresetRequest) Reset() {
+	var v TestExistingPresetRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTestExistingPresetRequest) SetTo(v TestExistingPresetRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTestExistingPresetRequest) Get() (v TestExistingPresetRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTestExistingPresetRequest) Or(d TestExistingPresetRequest) TestExistingPresetRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTestPresetConfigRequest returns new OptTestPresetConfigRequest with value set to v.
+func NewOptTestPresetConfigRequest(v TestPresetConfigRequest) OptTestPresetConfigRequest {
+	return OptTestPresetConfigRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTestPresetConfigRequest is optional TestPresetConfigRequest.
+type OptTestPresetConfigRequest struct {
+	Value TestPresetConfigRequest
+	Set   bool
+}
+
+// IsSet returns true if OptTestPresetConfigRequest was set.
+func (o OptTestPresetConfigRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTestPresetConfigRequest) Reset() {
+	var v TestPresetConfigRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTestPresetConfigRequest) SetTo(v TestPresetConfigRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTestPresetConfigRequest) Get() (v TestPresetConfigRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTestPresetConfigRequest) Or(d TestPresetConfigRequest) TestPresetConfigRequest {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -32070,6 +32724,268 @@ func (s *TemplateFailureReason) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// Ref: #/components/schemas/TestConnectorConfigRequest
+type TestConnectorConfigRequest struct {
+	Type        OptConnectorType               `json:"type"`
+	EntityType  OptNotificationEntityType      `json:"entityType"`
+	Fields      []ConnectorConfigField         `json:"fields"`
+	PayloadType OptNotificationTestPayloadType `json:"payloadType"`
+}
+
+// GetType returns the value of Type.
+func (s *TestConnectorConfigRequest) GetType() OptConnectorType {
+	return s.Type
+}
+
+// GetEntityType returns the value of EntityType.
+func (s *TestConnectorConfigRequest) GetEntityType() OptNotificationEntityType {
+	return s.EntityType
+}
+
+// GetFields returns the value of Fields.
+func (s *TestConnectorConfigRequest) GetFields() []ConnectorConfigField {
+	return s.Fields
+}
+
+// GetPayloadType returns the value of PayloadType.
+func (s *TestConnectorConfigRequest) GetPayloadType() OptNotificationTestPayloadType {
+	return s.PayloadType
+}
+
+// SetType sets the value of Type.
+func (s *TestConnectorConfigRequest) SetType(val OptConnectorType) {
+	s.Type = val
+}
+
+// SetEntityType sets the value of EntityType.
+func (s *TestConnectorConfigRequest) SetEntityType(val OptNotificationEntityType) {
+	s.EntityType = val
+}
+
+// SetFields sets the value of Fields.
+func (s *TestConnectorConfigRequest) SetFields(val []ConnectorConfigField) {
+	s.Fields = val
+}
+
+// SetPayloadType sets the value of PayloadType.
+func (s *TestConnectorConfigRequest) SetPayloadType(val OptNotificationTestPayloadType) {
+	s.PayloadType = val
+}
+
+// Ref: #/components/schemas/TestDestinationRequest
+type TestDestinationRequest struct {
+	ConnectorId           OptNotificationCenterID          `json:"connectorId"`
+	PresetId              OptNotificationCenterID          `json:"presetId"`
+	EntityType            OptNotificationEntityType        `json:"entityType"`
+	EntitySubType         OptNotificationTestEntitySubType `json:"entitySubType"`
+	PayloadType           OptNotificationTestPayloadType   `json:"payloadType"`
+	ConnectorConfigFields []ConnectorTemplatedField        `json:"connectorConfigFields"`
+	MessageConfigFields   []PresetMessageField             `json:"messageConfigFields"`
+}
+
+// GetConnectorId returns the value of ConnectorId.
+func (s *TestDestinationRequest) GetConnectorId() OptNotificationCenterID {
+	return s.ConnectorId
+}
+
+// GetPresetId returns the value of PresetId.
+func (s *TestDestinationRequest) GetPresetId() OptNotificationCenterID {
+	return s.PresetId
+}
+
+// GetEntityType returns the value of EntityType.
+func (s *TestDestinationRequest) GetEntityType() OptNotificationEntityType {
+	return s.EntityType
+}
+
+// GetEntitySubType returns the value of EntitySubType.
+func (s *TestDestinationRequest) GetEntitySubType() OptNotificationTestEntitySubType {
+	return s.EntitySubType
+}
+
+// GetPayloadType returns the value of PayloadType.
+func (s *TestDestinationRequest) GetPayloadType() OptNotificationTestPayloadType {
+	return s.PayloadType
+}
+
+// GetConnectorConfigFields returns the value of ConnectorConfigFields.
+func (s *TestDestinationRequest) GetConnectorConfigFields() []ConnectorTemplatedField {
+	return s.ConnectorConfigFields
+}
+
+// GetMessageConfigFields returns the value of MessageConfigFields.
+func (s *TestDestinationRequest) GetMessageConfigFields() []PresetMessageField {
+	return s.MessageConfigFields
+}
+
+// SetConnectorId sets the value of ConnectorId.
+func (s *TestDestinationRequest) SetConnectorId(val OptNotificationCenterID) {
+	s.ConnectorId = val
+}
+
+// SetPresetId sets the value of PresetId.
+func (s *TestDestinationRequest) SetPresetId(val OptNotificationCenterID) {
+	s.PresetId = val
+}
+
+// SetEntityType sets the value of EntityType.
+func (s *TestDestinationRequest) SetEntityType(val OptNotificationEntityType) {
+	s.EntityType = val
+}
+
+// SetEntitySubType sets the value of EntitySubType.
+func (s *TestDestinationRequest) SetEntitySubType(val OptNotificationTestEntitySubType) {
+	s.EntitySubType = val
+}
+
+// SetPayloadType sets the value of PayloadType.
+func (s *TestDestinationRequest) SetPayloadType(val OptNotificationTestPayloadType) {
+	s.PayloadType = val
+}
+
+// SetConnectorConfigFields sets the value of ConnectorConfigFields.
+func (s *TestDestinationRequest) SetConnectorConfigFields(val []ConnectorTemplatedField) {
+	s.ConnectorConfigFields = val
+}
+
+// SetMessageConfigFields sets the value of MessageConfigFields.
+func (s *TestDestinationRequest) SetMessageConfigFields(val []PresetMessageField) {
+	s.MessageConfigFields = val
+}
+
+// Ref: #/components/schemas/TestExistingConnectorRequest
+type TestExistingConnectorRequest struct {
+	ConnectorId OptNotificationCenterID        `json:"connectorId"`
+	PayloadType OptNotificationTestPayloadType `json:"payloadType"`
+}
+
+// GetConnectorId returns the value of ConnectorId.
+func (s *TestExistingConnectorRequest) GetConnectorId() OptNotificationCenterID {
+	return s.ConnectorId
+}
+
+// GetPayloadType returns the value of PayloadType.
+func (s *TestExistingConnectorRequest) GetPayloadType() OptNotificationTestPayloadType {
+	return s.PayloadType
+}
+
+// SetConnectorId sets the value of ConnectorId.
+func (s *TestExistingConnectorRequest) SetConnectorId(val OptNotificationCenterID) {
+	s.ConnectorId = val
+}
+
+// SetPayloadType sets the value of PayloadType.
+func (s *TestExistingConnectorRequest) SetPayloadType(val OptNotificationTestPayloadType) {
+	s.PayloadType = val
+}
+
+// Ref: #/components/schemas/TestExistingPresetRequest
+type TestExistingPresetRequest struct {
+	ConnectorId   OptNotificationCenterID          `json:"connectorId"`
+	PresetId      OptNotificationCenterID          `json:"presetId"`
+	EntityType    OptNotificationEntityType        `json:"entityType"`
+	EntitySubType OptNotificationTestEntitySubType `json:"entitySubType"`
+}
+
+// GetConnectorId returns the value of ConnectorId.
+func (s *TestExistingPresetRequest) GetConnectorId() OptNotificationCenterID {
+	return s.ConnectorId
+}
+
+// GetPresetId returns the value of PresetId.
+func (s *TestExistingPresetRequest) GetPresetId() OptNotificationCenterID {
+	return s.PresetId
+}
+
+// GetEntityType returns the value of EntityType.
+func (s *TestExistingPresetRequest) GetEntityType() OptNotificationEntityType {
+	return s.EntityType
+}
+
+// GetEntitySubType returns the value of EntitySubType.
+func (s *TestExistingPresetRequest) GetEntitySubType() OptNotificationTestEntitySubType {
+	return s.EntitySubType
+}
+
+// SetConnectorId sets the value of ConnectorId.
+func (s *TestExistingPresetRequest) SetConnectorId(val OptNotificationCenterID) {
+	s.ConnectorId = val
+}
+
+// SetPresetId sets the value of PresetId.
+func (s *TestExistingPresetRequest) SetPresetId(val OptNotificationCenterID) {
+	s.PresetId = val
+}
+
+// SetEntityType sets the value of EntityType.
+func (s *TestExistingPresetRequest) SetEntityType(val OptNotificationEntityType) {
+	s.EntityType = val
+}
+
+// SetEntitySubType sets the value of EntitySubType.
+func (s *TestExistingPresetRequest) SetEntitySubType(val OptNotificationTestEntitySubType) {
+	s.EntitySubType = val
+}
+
+// Ref: #/components/schemas/TestPresetConfigRequest
+type TestPresetConfigRequest struct {
+	ConnectorId     OptNotificationCenterID          `json:"connectorId"`
+	ParentPresetId  OptNotificationCenterID          `json:"parentPresetId"`
+	EntityType      OptNotificationEntityType        `json:"entityType"`
+	EntitySubType   OptNotificationTestEntitySubType `json:"entitySubType"`
+	ConfigOverrides []PresetConfigOverride           `json:"configOverrides"`
+}
+
+// GetConnectorId returns the value of ConnectorId.
+func (s *TestPresetConfigRequest) GetConnectorId() OptNotificationCenterID {
+	return s.ConnectorId
+}
+
+// GetParentPresetId returns the value of ParentPresetId.
+func (s *TestPresetConfigRequest) GetParentPresetId() OptNotificationCenterID {
+	return s.ParentPresetId
+}
+
+// GetEntityType returns the value of EntityType.
+func (s *TestPresetConfigRequest) GetEntityType() OptNotificationEntityType {
+	return s.EntityType
+}
+
+// GetEntitySubType returns the value of EntitySubType.
+func (s *TestPresetConfigRequest) GetEntitySubType() OptNotificationTestEntitySubType {
+	return s.EntitySubType
+}
+
+// GetConfigOverrides returns the value of ConfigOverrides.
+func (s *TestPresetConfigRequest) GetConfigOverrides() []PresetConfigOverride {
+	return s.ConfigOverrides
+}
+
+// SetConnectorId sets the value of ConnectorId.
+func (s *TestPresetConfigRequest) SetConnectorId(val OptNotificationCenterID) {
+	s.ConnectorId = val
+}
+
+// SetParentPresetId sets the value of ParentPresetId.
+func (s *TestPresetConfigRequest) SetParentPresetId(val OptNotificationCenterID) {
+	s.ParentPresetId = val
+}
+
+// SetEntityType sets the value of EntityType.
+func (s *TestPresetConfigRequest) SetEntityType(val OptNotificationEntityType) {
+	s.EntityType = val
+}
+
+// SetEntitySubType sets the value of EntitySubType.
+func (s *TestPresetConfigRequest) SetEntitySubType(val OptNotificationTestEntitySubType) {
+	s.EntitySubType = val
+}
+
+// SetConfigOverrides sets the value of ConfigOverrides.
+func (s *TestPresetConfigRequest) SetConfigOverrides(val []PresetConfigOverride) {
+	s.ConfigOverrides = val
 }
 
 // A routing condition to check and evaluate against a sample event.

@@ -2076,6 +2076,75 @@ func (UnimplementedHandler) SyncCaseExternalThread(ctx context.Context, params S
 	return r, ht.ErrNotImplemented
 }
 
+// TestConnectorConfig implements TestConnectorConfig operation.
+//
+// Checks `type` and `fields` with the rules a connector's create applies (400 naming the field and the
+// rule; a masked value stands for nothing here), then renders a made-up event of `entityType`
+// (TEST_NOTIFICATIONS when left out) with the team's default preset for the pair and sends it now, as
+// connectors:test does. Nothing is stored.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/connectors:testConfig
+func (UnimplementedHandler) TestConnectorConfig(ctx context.Context, req OptTestConnectorConfigRequest) (r *NotificationTestResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// TestDestination implements TestDestination operation.
+//
+// A router destination is a connector, a preset and their templates for one entity type. Renders a
+// made-up event of `entityType` and `entitySubType` with the preset `presetId` (the team's default for
+// the pair when left out), `messageConfigFields` over its templates, and `connectorConfigFields` as
+// the connector's templates for the entity type (fields that take templates only), and sends it
+// through the stored connector `connectorId` now, as connectors:test does. `payloadType`, when given,
+// is the payload type the message fields belong to. 404 when the team has no such connector or preset.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/destinations:test
+func (UnimplementedHandler) TestDestination(ctx context.Context, req OptTestDestinationRequest) (r *NotificationTestResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// TestExistingConnector implements TestExistingConnector operation.
+//
+// Renders a made-up TEST_NOTIFICATIONS event with the team's default preset for the connector's type
+// (the built-in title and description when the pair has none), through the same code routing uses, and
+// sends it to the connector `connectorId` now: one attempt, under the delivery policy of the server
+// (private addresses refused unless allowed, the attempt timeout, the response read up to a bound),
+// nothing written to the delivery outbox. The answer is `result.success` with the receiver's status in
+// `metadata.statusCode`, or `result.failure` with a readable message (a refused address, a timeout,
+// the receiver's 4xx/5xx with `statusCode`, a template that does not render, a connector type mgmtapi
+// does not deliver through). `payloadType`, when given, must be one of the connector type's payload
+// types. Secrets (URLs, keys, headers) are never answered nor logged. 404 when the team has no
+// connector `connectorId`.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/connectors:test
+func (UnimplementedHandler) TestExistingConnector(ctx context.Context, req OptTestExistingConnectorRequest) (r *NotificationTestResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// TestExistingPreset implements TestExistingPreset operation.
+//
+// Renders a made-up event of `entityType` (the preset's entity type when left out) and `entitySubType`
+// with the preset `presetId` (system or custom; the team's default preset for the pair when left out)
+// and sends it through the stored connector `connectorId` now, as connectors:test does. 404 when the
+// team has no such connector or preset; 400 when the preset is for another connector type.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/presets:test
+func (UnimplementedHandler) TestExistingPreset(ctx context.Context, req OptTestExistingPresetRequest) (r *NotificationTestResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// TestPresetConfig implements TestPresetConfig operation.
+//
+// Renders a made-up event of `entityType` and `entitySubType` with the preset made of
+// `configOverrides` (checked with the rules of a preset's create: the message fields must be those of
+// the connector type's payload type) over the parent `parentPresetId` when given, and sends it through
+// the stored connector `connectorId` now, as connectors:test does. 404 when the team has no such
+// connector or parent preset. Nothing is stored.
+//
+// POST /mgmt/openapi/5/notifications/notification-center/v1/presets:testConfig
+func (UnimplementedHandler) TestPresetConfig(ctx context.Context, req OptTestPresetConfigRequest) (r *NotificationTestResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // TestRoutingConditionValid implements TestRoutingConditionValid operation.
 //
 // `template` is a routing condition: one Jinja/Tera expression (what would sit inside `{{ }}`), such

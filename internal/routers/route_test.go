@@ -16,7 +16,7 @@ import (
 )
 
 // connectorWith creates a connector of the type with the given configuration fields.
-func connectorWith(t *testing.T, env *apitest.Env, key, typ string, fields map[string]string) string {
+func connectorWith(t testing.TB, env *apitest.Env, key, typ string, fields map[string]string) string {
 	t.Helper()
 	var fs []map[string]string
 	for name, value := range fields {

@@ -97,7 +97,40 @@ func init() {
 		{param: "id", prefix: "/cases/cases/case-settings/v1/configs/", create: func(f *fixtureRun) string {
 			return f.created("CreateCaseSettings", nil, "id")
 		}},
+		{param: "id", prefix: "/notifications/notification-center/v1/connectors/", create: func(f *fixtureRun) string {
+			return f.connector()
+		}},
+		{param: "id", prefix: "/notifications/notification-center/v1/routers/", create: func(f *fixtureRun) string {
+			// A router's targets must name a connector of the team: one of its own, whose id the
+			// leak check looks for too (of, the caller, holds f.mu).
+			connector := f.connector()
+			f.ids = append(f.ids, connector)
+			return f.posted("/notifications/notification-center/v1/routers",
+				`{"router":{"name":"qx7 router","entityType":"ALERTS","rules":[{"condition":"alertDef.priority == 'P1'",`+
+					`"targets":[{"connectorId":"`+connector+`"}]}]}}`)
+		}},
 	}
+}
+
+// connector creates a generic connector whose URL refuses at once (port 9 of loopback, which
+// the test server may reach): the matrix calls the testing operations, which send for real, and
+// the document's example host would wait on a DNS lookup that this machine cannot make.
+func (f *fixtureRun) connector() string {
+	return f.posted("/notifications/notification-center/v1/connectors",
+		`{"connector":{"name":"qx7 connector","type":"GENERIC_HTTPS","connectorConfig":{"fields":[`+
+			`{"fieldName":"url","value":"http://127.0.0.1:9/qx7"}]}}}`)
+}
+
+// posted creates a resource of team A with body at path (under /mgmt/openapi/latest) and returns
+// its id.
+func (f *fixtureRun) posted(path, body string) string {
+	f.t.Helper()
+	res := f.env.JSON(f.t, http.MethodPost, "/mgmt/openapi/latest"+path, f.key, body)
+	var answer any
+	if res.Status != http.StatusOK || json.Unmarshal(res.Body, &answer) != nil {
+		f.fail("POST %s: %d %.500s", path, res.Status, res.Body)
+	}
+	return firstProperty(answer, "id")
 }
 
 // fixture gives a path parameter its value; see fixtures.

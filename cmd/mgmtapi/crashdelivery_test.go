@@ -107,36 +107,11 @@ func killDuringDeliveries(t *testing.T, database []string) {
 	logs := filepath.Join(t.TempDir(), "server.log")
 
 	srv := startServer(t, logs, database)
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: crashIngesters}}
-	defer client.CloseIdleConnections()
-	call := func(path, body string) (int, string, error) {
-		req, _ := http.NewRequest(http.MethodPost, srv.base+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+crashKey)
-		req.Header.Set("Content-Type", "application/json")
-		res, err := client.Do(req)
-		if err != nil {
-			return 0, "", err
-		}
-		out, err := io.ReadAll(res.Body)
-		res.Body.Close()
-		return res.StatusCode, string(out), err
-	}
-	connector := func(typ string, fields map[string]string) string {
-		var fs []map[string]string
-		for name, value := range fields {
-			fs = append(fs, map[string]string{"fieldName": name, "value": value})
-		}
-		body, _ := json.Marshal(map[string]any{"connector": map[string]any{"name": typ + " receiver", "type": typ,
-			"connectorConfig": map[string]any{"fields": fs}}})
-		status, out, err := call(centerPath+"connectors", string(body))
-		var c struct{ Connector struct{ ID string } }
-		if err != nil || status != http.StatusOK || json.Unmarshal([]byte(out), &c) != nil || c.Connector.ID == "" {
-			t.Fatalf("create %s connector: %d %s %v", typ, status, out, err)
-		}
-		return c.Connector.ID
-	}
-	hook := connector("GENERIC_HTTPS", map[string]string{"url": receiver.URL + "/hook"})
-	pd := connector("PAGERDUTY", map[string]string{"integrationKey": "rk-0123456789", "eventsUrl": receiver.URL + "/pd"})
+	api := newAPIClient(srv.base, crashIngesters)
+	defer api.client.CloseIdleConnections()
+	call := api.call
+	hook := api.connector(t, "GENERIC_HTTPS", map[string]string{"url": receiver.URL + "/hook"})
+	pd := api.connector(t, "PAGERDUTY", map[string]string{"integrationKey": "rk-0123456789", "eventsUrl": receiver.URL + "/pd"})
 	if status, out, err := call(centerPath+"routers", `{"router":{"name":"Everything","entityType":"ALERTS",
 		"rules":[{"name":"all","condition":"true","targets":[{"connectorId":"`+hook+`"},{"connectorId":"`+pd+`"}]}]}}`); err != nil || status != http.StatusOK {
 		t.Fatalf("create router: %d %s %v", status, out, err)
@@ -155,7 +130,7 @@ func killDuringDeliveries(t *testing.T, database []string) {
 			for i := 0; ; i++ {
 				// Fixed width: no name is a prefix of another, so a body names one alert.
 				name := fmt.Sprintf("crash%02dn%05d", w, i)
-				status, out, err := call(ingestPath, alertmanagerBody(name, t0, time.Time{}))
+				status, out, err := call(ingestPath, alertmanagerBody(name, "api", t0, time.Time{}))
 				if err != nil {
 					return // the server is gone, or died while answering: not acknowledged
 				}
@@ -167,7 +142,7 @@ func killDuringDeliveries(t *testing.T, database []string) {
 				}
 				a := firedAlert{name: name}
 				if i%3 == 0 {
-					status, out, err = call(ingestPath, alertmanagerBody(name, t0, time.Now().UTC()))
+					status, out, err = call(ingestPath, alertmanagerBody(name, "api", t0, time.Now().UTC()))
 					if err == nil && status != http.StatusOK {
 						mu.Lock()
 						unexpected = append(unexpected, fmt.Sprintf("resolve %s: %d %s", name, status, out))
@@ -332,15 +307,62 @@ func killDuringDeliveries(t *testing.T, database []string) {
 		len(fired), resolves, len(records), len(got), atKill, duplicates, pendingAtRestart, drained.Seconds())
 }
 
-// alertmanagerBody is an Alertmanager webhook notification of one alert: firing when endsAt is
-// zero, resolved otherwise.
-func alertmanagerBody(name string, startsAt, endsAt time.Time) string {
+// apiClient calls the server under test with the bootstrap key.
+type apiClient struct {
+	base   string
+	client *http.Client
+}
+
+func newAPIClient(base string, conns int) *apiClient {
+	return &apiClient{base: base, client: &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: conns}}}
+}
+
+// call sends a request (GET when body is empty, else POST) and reads the answer.
+func (a *apiClient) call(path, body string) (int, string, error) {
+	method, reader := http.MethodGet, io.Reader(nil)
+	if body != "" {
+		method, reader = http.MethodPost, strings.NewReader(body)
+	}
+	req, _ := http.NewRequest(method, a.base+path, reader)
+	req.Header.Set("Authorization", "Bearer "+crashKey)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	res, err := a.client.Do(req)
+	if err != nil {
+		return 0, "", err
+	}
+	out, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	return res.StatusCode, string(out), err
+}
+
+// connector creates a notification-center connector of the type with the configuration fields.
+func (a *apiClient) connector(t *testing.T, typ string, fields map[string]string) string {
+	t.Helper()
+	var fs []map[string]string
+	for name, value := range fields {
+		fs = append(fs, map[string]string{"fieldName": name, "value": value})
+	}
+	body, _ := json.Marshal(map[string]any{"connector": map[string]any{"name": typ + " receiver", "type": typ,
+		"connectorConfig": map[string]any{"fields": fs}}})
+	status, out, err := a.call(centerPath+"connectors", string(body))
+	var c struct{ Connector struct{ ID string } }
+	if err != nil || status != http.StatusOK || json.Unmarshal([]byte(out), &c) != nil || c.Connector.ID == "" {
+		t.Fatalf("create %s connector: %d %s %v", typ, status, out, err)
+	}
+	return c.Connector.ID
+}
+
+// alertmanagerBody is an Alertmanager webhook notification of one alert with the service label:
+// firing when endsAt is zero, resolved otherwise.
+func alertmanagerBody(name, service string, startsAt, endsAt time.Time) string {
 	status, ends := "firing", "0001-01-01T00:00:00Z"
 	if !endsAt.IsZero() {
 		status, ends = "resolved", endsAt.Format(time.RFC3339)
 	}
 	alert := map[string]any{"status": status, "fingerprint": "fp-" + name,
-		"labels":      map[string]string{"alertname": name, "severity": "critical", "environment": "production", "service": "api"},
+		"labels":      map[string]string{"alertname": name, "severity": "critical", "environment": "production", "service": service},
 		"annotations": map[string]string{"summary": name + " summary"},
 		"startsAt":    startsAt.Format(time.RFC3339), "endsAt": ends}
 	var b bytes.Buffer

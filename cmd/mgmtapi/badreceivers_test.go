@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -51,11 +53,20 @@ func TestBadReceiversDoNotSlowTheAPI(t *testing.T) {
 
 func badReceivers(t *testing.T, database []string, phase time.Duration) {
 	// The healthy receiver records the keys it got and answers at once.
+	// and when each alert's first notification arrived.
 	var mu sync.Mutex
 	healthyKeys := map[string]bool{}
+	arrived := map[string]time.Time{}
 	healthy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		now := time.Now()
 		mu.Lock()
 		healthyKeys[r.Header.Get("Idempotency-Key")] = true
+		if name := phaseAlert.Find(body); name != nil {
+			if _, ok := arrived[string(name)]; !ok {
+				arrived[string(name)] = now
+			}
+		}
 		mu.Unlock()
 	}))
 	defer healthy.Close()
@@ -118,11 +129,13 @@ func badReceivers(t *testing.T, database []string, phase time.Duration) {
 
 	t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
 	acknowledged := 0
+	ackedAt := make([]map[string]time.Time, 4) // per phase: alert name → when its ingestion was answered
 	measure := func(phaseNumber int, label string) {
 		var lmu sync.Mutex
 		var reads, ingests []time.Duration
 		var failures []string
 		var wg sync.WaitGroup
+		ackedAt[phaseNumber] = map[string]time.Time{}
 		cpu := processCPU(srv)
 		end := time.Now().Add(phase)
 		for c := range badReceiverClients {
@@ -134,6 +147,7 @@ func badReceivers(t *testing.T, database []string, phase time.Duration) {
 					start := time.Now()
 					status, out, err := api.call(ingestPath, alertmanagerBody(name, label, t0, time.Time{}))
 					ingestTook := time.Since(start)
+					answered := time.Now()
 					start = time.Now()
 					rstatus, rout, rerr := api.call(centerPath+"routers", "")
 					readTook := time.Since(start)
@@ -142,6 +156,7 @@ func badReceivers(t *testing.T, database []string, phase time.Duration) {
 						failures = append(failures, fmt.Sprintf("ingest %s: %d %s %v", name, status, out, err))
 					} else {
 						ingests = append(ingests, ingestTook)
+						ackedAt[phaseNumber][name] = answered
 					}
 					if rerr != nil || rstatus != http.StatusOK {
 						failures = append(failures, fmt.Sprintf("list routers: %d %s %v", rstatus, rout, rerr))
@@ -182,6 +197,19 @@ func badReceivers(t *testing.T, database []string, phase time.Duration) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	for i, acks := range ackedAt {
+		var lags []time.Duration
+		mu.Lock()
+		for name, at := range acks {
+			if got, ok := arrived[name]; ok {
+				lags = append(lags, got.Sub(at))
+			} else {
+				t.Errorf("alert %s: its notification did not name it at the healthy receiver", name)
+			}
+		}
+		mu.Unlock()
+		t.Logf("phase %d: from the ingestion's answer to the healthy receiver: %s", i, percentiles(lags, phase))
+	}
 	_, metrics, _ := api.call("/metrics", "")
 	var outcomes []string
 	for _, line := range strings.Split(metrics, "\n") {
@@ -212,6 +240,9 @@ func processCPU(srv *serverProcess) time.Duration {
 	return time.Duration(user+system) * time.Second / 100 // clock ticks (USER_HZ, 100 on Linux)
 }
 
+// phaseAlert finds the alert's name in a notification's body.
+var phaseAlert = regexp.MustCompile(`phase[0-9]-[0-9]+-[0-9]+`)
+
 // percentiles summarises latencies: count, rate, p50, p99 and max.
 func percentiles(ds []time.Duration, over time.Duration) string {
 	if len(ds) == 0 {
@@ -219,8 +250,12 @@ func percentiles(ds []time.Duration, over time.Duration) string {
 	}
 	s := slices.Clone(ds)
 	slices.Sort(s)
-	at := func(q float64) time.Duration {
-		return s[min(len(s)-1, int(q*float64(len(s))))].Round(10 * time.Microsecond)
+	round := func(d time.Duration) time.Duration {
+		if d >= time.Second {
+			return d.Round(10 * time.Millisecond)
+		}
+		return d.Round(10 * time.Microsecond)
 	}
-	return fmt.Sprintf("%d (%.0f/s) p50 %s p99 %s max %s", len(s), float64(len(s))/over.Seconds(), at(0.5), at(0.99), s[len(s)-1].Round(10*time.Microsecond))
+	at := func(q float64) time.Duration { return round(s[min(len(s)-1, int(q*float64(len(s))))]) }
+	return fmt.Sprintf("%d (%.0f/s) p50 %s p99 %s max %s", len(s), float64(len(s))/over.Seconds(), at(0.5), at(0.99), round(s[len(s)-1]))
 }

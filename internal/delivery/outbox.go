@@ -112,6 +112,13 @@ type Delivery struct {
 	DedupKey string
 }
 
+// IncompleteError is Enqueue's refusal of a delivery that cannot be sent as it is (see Enqueue);
+// its message names the field and the rule, never a secret.
+type IncompleteError struct{ err error }
+
+func (e IncompleteError) Error() string { return e.err.Error() }
+func (e IncompleteError) Unwrap() error { return e.err }
+
 // centerID is the public form of router and connector ids.
 var centerID = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
 
@@ -124,20 +131,22 @@ const maxFieldsBytes = 256 << 10
 // id, connector id, URL (absolute http or https) or PagerDuty routing key, an unknown connector
 // type or event kind, fields that do not encode as JSON or are larger than 256 KiB, or a
 // PagerDuty trigger, Slack message or Teams card without the field it needs.
+//
+// Those refusals are IncompleteErrors; any other error is the database's.
 func Enqueue(ctx context.Context, tx *db.Tx, d Delivery) error {
 	if err := complete(&d); err != nil {
-		return err
+		return IncompleteError{err}
 	}
 	payload, err := json.Marshal(d.Fields)
 	if err != nil {
-		return fmt.Errorf("delivery fields: %w", err)
+		return IncompleteError{fmt.Errorf("delivery fields: %w", err)}
 	}
 	headers, err := json.Marshal(d.Headers)
 	if err != nil {
-		return fmt.Errorf("delivery headers: %w", err)
+		return IncompleteError{fmt.Errorf("delivery headers: %w", err)}
 	}
 	if len(payload) > maxFieldsBytes {
-		return fmt.Errorf("delivery fields: %d bytes encoded; the most is %d", len(payload), maxFieldsBytes)
+		return IncompleteError{fmt.Errorf("delivery fields: %d bytes encoded; the most is %d", len(payload), maxFieldsBytes)}
 	}
 	now := tx.Now.UnixMicro()
 	_, err = tx.ExecContext(ctx, `INSERT INTO deliveries (team_id, id, request_id, router_id, router_name,

@@ -2,6 +2,7 @@ package routers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -142,12 +143,21 @@ func enqueue(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Event, r 
 			return fmt.Errorf("fallback message: %w", err)
 		}
 	}
-	return delivery.Enqueue(ctx, tx, delivery.Delivery{
+	err = delivery.Enqueue(ctx, tx, delivery.Delivery{
 		TeamID: e.TeamID, RequestID: requestID, RouterID: r.ID.Or(""), RouterName: r.Name.Or(""),
 		ConnectorID: c.ID, ConnectorName: c.Name, ConnectorType: msg.Type,
 		URL: msg.URL, RoutingKey: msg.RoutingKey, Method: msg.Method, Headers: msg.Headers, Fields: msg.Fields,
 		EntityType: e.EntityType, EntityID: e.EntityID, EventKind: delivery.EventKind(e.Kind), CaseID: caseID,
 	})
+	var incomplete delivery.IncompleteError
+	if errors.As(err, &incomplete) {
+		// A notification that cannot be sent as composed (a header mgmtapi sets itself, say)
+		// must not refuse the incident or case write that caused it.
+		logger.Warn("notification cannot be sent as composed; it is dropped",
+			"router", r.ID.Or(""), "connector", c.ID, "error", err.Error())
+		return nil
+	}
+	return err
 }
 
 // loadEntity reads what conditions and templates see of the event's entity, its labels (for the

@@ -210,3 +210,26 @@ func TestEventsAreRoutedToTheOutbox(t *testing.T) {
 		}
 	})
 }
+
+// TestAnUnsendableNotificationDoesNotRefuseTheAlert: a connector whose composed request cannot be
+// sent (its additional headers replace one mgmtapi sets itself) gets no record, and the alert's
+// write, and the other connector's notification, go on.
+func TestAnUnsendableNotificationDoesNotRefuseTheAlert(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		key := env.RootKey
+		bad := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "https://hooks.example/bad",
+			"additionalHeaders": `{"Idempotency-Key":"mine"}`})
+		good := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "https://hooks.example/good"})
+		create(t, env, key, `{"name":"both","entityType":"ALERTS","rules":[{"condition":"true",
+			"targets":[{"connectorId":"`+bad+`"},{"connectorId":"`+good+`"}]}]}`)
+		alertmanager(t, env, env.MustKey(t, key, "contextual-data:SendData"), "DiskFull", "critical",
+			time.Now().UTC().Add(-time.Minute).Truncate(time.Second), time.Time{})
+		if k := kinds(outbox(t, env), map[string]string{bad: "bad", good: "good"}); k != "good:triggered" {
+			t.Fatalf("the outbox holds %q", k)
+		}
+		if n := len(apitest.Decode[struct{ Incidents []struct{ ID string } }](t,
+			env.JSON(t, http.MethodPost, "/mgmt/openapi/5/incidents/incidents/v1", key, `{}`)).Incidents); n != 1 {
+			t.Fatalf("%d incidents", n)
+		}
+	})
+}

@@ -24,8 +24,10 @@ import (
 // For each event, each of the team's routers that is not disabled, is of the event's entity
 // type (or of none) and whose entityLabels the entity's labels match takes the targets of every
 // rule whose entity type fits and whose condition holds; when none holds, its fallback targets
-// of the entity type (and its deprecated fallback). A connector and preset pair is sent one
-// notification per event, however many rules or routers name it. The preset is the target's,
+// of the entity type (and its deprecated fallback). A connector is sent one notification per
+// event, however many rules or routers name it: the first target naming it (routers oldest
+// first, rules in order) decides its preset. Its idempotency key is the team's, the event's
+// notification request's and the connector's. The preset is the target's,
 // else the team's default for the connector type and entity type; a preset that does not render
 // sends the fallback message (the headline and the reason) rather than nothing.
 //
@@ -66,17 +68,16 @@ func routeEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Event)
 		return err
 	}
 	requestID := tx.NewID()
-	sent := map[[2]string]bool{}
+	sent := map[string]bool{} // by connector id
 	for _, r := range routers {
 		if !Matches(r.EntityLabels.Or(nil), labels) {
 			continue
 		}
 		for _, t := range chosenTargets(r, entityType, entity, logger) {
-			pair := [2]string{t.ConnectorId.Or(""), t.PresetId.Or("")}
-			if sent[pair] {
+			if sent[t.ConnectorId.Or("")] {
 				continue
 			}
-			sent[pair] = true
+			sent[t.ConnectorId.Or("")] = true
 			if err := enqueue(ctx, tx, logger, e, r, t, entity, caseID, requestID); err != nil {
 				return err
 			}

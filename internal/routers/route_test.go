@@ -213,7 +213,8 @@ func TestEventsAreRoutedToTheOutbox(t *testing.T) {
 
 // TestAnUnsendableNotificationDoesNotRefuseTheAlert: a connector whose composed request cannot be
 // sent (its additional headers replace one mgmtapi sets itself) gets no record, and the alert's
-// write, and the other connector's notification, go on.
+// write, and the other connector's notification, go on; a connector named by several routers and
+// rules gets one notification.
 func TestAnUnsendableNotificationDoesNotRefuseTheAlert(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		key := env.RootKey
@@ -222,6 +223,9 @@ func TestAnUnsendableNotificationDoesNotRefuseTheAlert(t *testing.T) {
 		good := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "https://hooks.example/good"})
 		create(t, env, key, `{"name":"both","entityType":"ALERTS","rules":[{"condition":"true",
 			"targets":[{"connectorId":"`+bad+`"},{"connectorId":"`+good+`"}]}]}`)
+		// A second router and a second rule naming the same connector: still one notification.
+		create(t, env, key, `{"name":"again","entityType":"ALERTS","rules":[{"condition":"true","targets":[{"connectorId":"`+good+`"}]},
+			{"condition":"alertDef.priority == 'P1'","targets":[{"connectorId":"`+good+`","presetId":"preset_system_generic_https_alerts_basic"}]}]}`)
 		alertmanager(t, env, env.MustKey(t, key, "contextual-data:SendData"), "DiskFull", "critical",
 			time.Now().UTC().Add(-time.Minute).Truncate(time.Second), time.Time{})
 		if k := kinds(outbox(t, env), map[string]string{bad: "bad", good: "good"}); k != "good:triggered" {

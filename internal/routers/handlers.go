@@ -228,6 +228,7 @@ func (h *RouterHandler) ListGlobalRouters(ctx context.Context, params oas.ListGl
 			labels[k] = v.Values
 		}
 	}
+	//lint:ignore SA1019 the deprecated filter is still served for older clients
 	e := params.EntityType.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED)
 	out := &oas.GlobalRouterList{Routers: []oas.GlobalRouter{}}
 	err = eachRouter(ctx, h.db.Read(), caller.TeamID, func(r *oas.GlobalRouter) error {

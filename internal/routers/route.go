@@ -115,6 +115,7 @@ func chosenTargets(r oas.GlobalRouter, entityType oas.NotificationEntityType, en
 			out = append(out, f.Target.Value)
 		}
 	}
+	//lint:ignore SA1019 the deprecated fallback is still routed for routers that have one
 	return append(out, r.Fallback...)
 }
 

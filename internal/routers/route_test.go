@@ -120,8 +120,7 @@ func TestEventsAreRoutedToTheOutbox(t *testing.T) {
 			t.Fatalf("after two alerts firing, the outbox holds %q", k)
 		}
 
-		var incidents struct{ Incidents []struct{ ID, Name string } }
-		incidents = apitest.Decode[struct{ Incidents []struct{ ID, Name string } }](t,
+		incidents := apitest.Decode[struct{ Incidents []struct{ ID, Name string } }](t,
 			env.JSON(t, http.MethodPost, "/mgmt/openapi/5/incidents/incidents/v1", key, `{}`))
 		var diskFull, caseID string
 		for _, inc := range incidents.Incidents {

@@ -101,7 +101,9 @@ func targetsOf(r *oas.GlobalRouter) []target {
 			out = append(out, target{fmt.Sprintf("router.rules[%d].targets[%d]", i, j), e, &r.Rules[i].Targets[j]})
 		}
 	}
+	//lint:ignore SA1019 the deprecated fallback is still checked for routers that send one
 	for j := range r.Fallback {
+		//lint:ignore SA1019 as above
 		out = append(out, target{fmt.Sprintf("router.fallback[%d]", j), routerEntity, &r.Fallback[j]})
 	}
 	for j := range r.FallbackTargets {

@@ -1672,7 +1672,7 @@ type Invoker interface {
 	// stored.
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/templates:test
-	TestTemplateRender(ctx context.Context, request OptTestTemplateRenderRequest, options ...RequestOption) (*TestTemplateRenderResponse, error)
+	TestTemplateRender(ctx context.Context, request OptTestTemplateRenderRequest, options ...RequestOption) (*TestTemplateRenderAnswer, error)
 	// UnacknowledgeCase invokes UnacknowledgeCase operation.
 	//
 	// Return an acknowledged case to active.
@@ -22909,12 +22909,12 @@ func (c *Client) sendTestRoutingConditionValid(ctx context.Context, request OptT
 // stored.
 //
 // POST /mgmt/openapi/5/notifications/notification-center/v1/templates:test
-func (c *Client) TestTemplateRender(ctx context.Context, request OptTestTemplateRenderRequest, options ...RequestOption) (*TestTemplateRenderResponse, error) {
+func (c *Client) TestTemplateRender(ctx context.Context, request OptTestTemplateRenderRequest, options ...RequestOption) (*TestTemplateRenderAnswer, error) {
 	res, err := c.sendTestTemplateRender(ctx, request, options...)
 	return res, err
 }
 
-func (c *Client) sendTestTemplateRender(ctx context.Context, request OptTestTemplateRenderRequest, requestOptions ...RequestOption) (res *TestTemplateRenderResponse, err error) {
+func (c *Client) sendTestTemplateRender(ctx context.Context, request OptTestTemplateRenderRequest, requestOptions ...RequestOption) (res *TestTemplateRenderAnswer, err error) {
 
 	var reqCfg requestConfig
 	reqCfg.setDefaults(c.baseClient)

@@ -19335,7 +19335,7 @@ func decodeTestRoutingConditionValidResponse(resp *http.Response) (res *TestRout
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeTestTemplateRenderResponse(resp *http.Response) (res *TestTemplateRenderResponse, _ error) {
+func decodeTestTemplateRenderResponse(resp *http.Response) (res *TestTemplateRenderAnswer, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -19351,7 +19351,7 @@ func decodeTestTemplateRenderResponse(resp *http.Response) (res *TestTemplateRen
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response TestTemplateRenderResponse
+			var response TestTemplateRenderAnswer
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err

@@ -32,7 +32,7 @@ func NewHandler(database *db.DB, sender *delivery.Sender) *TestingHandler {
 // is the empty template.
 //
 // Errors: Invalid (entityType: a type mgmtapi sends no notifications of).
-func (h *TestingHandler) TestTemplateRender(ctx context.Context, req oas.OptTestTemplateRenderRequest) (*oas.TestTemplateRenderResponse, error) {
+func (h *TestingHandler) TestTemplateRender(ctx context.Context, req oas.OptTestTemplateRenderRequest) (*oas.TestTemplateRenderAnswer, error) {
 	body := req.Or(oas.TestTemplateRenderRequest{})
 	entity, err := sampleOf(body.EntityType, body.EntitySubType.Or(""))
 	if err != nil {
@@ -44,14 +44,14 @@ func (h *TestingHandler) TestTemplateRender(ctx context.Context, req oas.OptTest
 		if !errors.As(err, &e) {
 			return nil, err
 		}
-		return &oas.TestTemplateRenderResponse{Result: oas.NewOptTestTemplateRenderResult(oas.TestTemplateRenderResult{
+		return &oas.TestTemplateRenderAnswer{Result: oas.NewOptTestTemplateRenderResult(oas.TestTemplateRenderResult{
 			Failure: oas.NewOptTestTemplateRenderFailure(oas.TestTemplateRenderFailure{
 				Message: oas.NewOptString(e.Message),
 				Reason:  oas.NewOptTemplateFailureReason(failureReason(e.Reason)),
 			}),
 		})}, nil
 	}
-	return &oas.TestTemplateRenderResponse{Result: oas.NewOptTestTemplateRenderResult(oas.TestTemplateRenderResult{
+	return &oas.TestTemplateRenderAnswer{Result: oas.NewOptTestTemplateRenderResult(oas.TestTemplateRenderResult{
 		Success: oas.NewOptTestTemplateRenderSuccess(oas.TestTemplateRenderSuccess{RenderedValue: oas.NewOptString(out)}),
 	})}, nil
 }

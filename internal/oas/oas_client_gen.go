@@ -1613,7 +1613,7 @@ type Invoker interface {
 	// stored.
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/templates:test
-	TestTemplateRender(ctx context.Context, request OptTestTemplateRenderRequest) (*TestTemplateRenderResponse, error)
+	TestTemplateRender(ctx context.Context, request OptTestTemplateRenderRequest) (*TestTemplateRenderAnswer, error)
 	// UnacknowledgeCase invokes UnacknowledgeCase operation.
 	//
 	// Return an acknowledged case to active.
@@ -19445,12 +19445,12 @@ func (c *Client) sendTestRoutingConditionValid(ctx context.Context, request OptT
 // stored.
 //
 // POST /mgmt/openapi/5/notifications/notification-center/v1/templates:test
-func (c *Client) TestTemplateRender(ctx context.Context, request OptTestTemplateRenderRequest) (*TestTemplateRenderResponse, error) {
+func (c *Client) TestTemplateRender(ctx context.Context, request OptTestTemplateRenderRequest) (*TestTemplateRenderAnswer, error) {
 	res, err := c.sendTestTemplateRender(ctx, request)
 	return res, err
 }
 
-func (c *Client) sendTestTemplateRender(ctx context.Context, request OptTestTemplateRenderRequest) (res *TestTemplateRenderResponse, err error) {
+func (c *Client) sendTestTemplateRender(ctx context.Context, request OptTestTemplateRenderRequest) (res *TestTemplateRenderAnswer, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string

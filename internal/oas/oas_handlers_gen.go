@@ -27150,7 +27150,7 @@ func (s *Server) handleTestTemplateRenderRequest(args [0]string, argsEscaped boo
 		}
 	}()
 
-	var response *TestTemplateRenderResponse
+	var response *TestTemplateRenderAnswer
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -27166,7 +27166,7 @@ func (s *Server) handleTestTemplateRenderRequest(args [0]string, argsEscaped boo
 		type (
 			Request  = OptTestTemplateRenderRequest
 			Params   = struct{}
-			Response = *TestTemplateRenderResponse
+			Response = *TestTemplateRenderAnswer
 		)
 		response, err = middleware.HookMiddleware[
 			Request,

@@ -2740,7 +2740,7 @@ func encodeTestRoutingConditionValidResponse(response *TestRoutingConditionRespo
 	return nil
 }
 
-func encodeTestTemplateRenderResponse(response *TestTemplateRenderResponse, w http.ResponseWriter) error {
+func encodeTestTemplateRenderResponse(response *TestTemplateRenderAnswer, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

@@ -33073,6 +33073,21 @@ func (s *TestRoutingConditionResponseSuccess) SetResult(val OptBool) {
 	s.Result = val
 }
 
+// Ref: #/components/schemas/TestTemplateRenderAnswer
+type TestTemplateRenderAnswer struct {
+	Result OptTestTemplateRenderResult `json:"result"`
+}
+
+// GetResult returns the value of Result.
+func (s *TestTemplateRenderAnswer) GetResult() OptTestTemplateRenderResult {
+	return s.Result
+}
+
+// SetResult sets the value of Result.
+func (s *TestTemplateRenderAnswer) SetResult(val OptTestTemplateRenderResult) {
+	s.Result = val
+}
+
 // Ref: #/components/schemas/TestTemplateRenderFailure
 type TestTemplateRenderFailure struct {
 	// Why the template does not render, naming the line where there is one.
@@ -33138,21 +33153,6 @@ func (s *TestTemplateRenderRequest) SetEntitySubType(val OptString) {
 // SetTemplate sets the value of Template.
 func (s *TestTemplateRenderRequest) SetTemplate(val OptString) {
 	s.Template = val
-}
-
-// Ref: #/components/schemas/TestTemplateRenderResponse
-type TestTemplateRenderResponse struct {
-	Result OptTestTemplateRenderResult `json:"result"`
-}
-
-// GetResult returns the value of Result.
-func (s *TestTemplateRenderResponse) GetResult() OptTestTemplateRenderResult {
-	return s.Result
-}
-
-// SetResult sets the value of Result.
-func (s *TestTemplateRenderResponse) SetResult(val OptTestTemplateRenderResult) {
-	s.Result = val
 }
 
 // Exactly one of `success` and `failure`.

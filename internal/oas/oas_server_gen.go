@@ -1599,7 +1599,7 @@ type Handler interface {
 	// stored.
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/templates:test
-	TestTemplateRender(ctx context.Context, req OptTestTemplateRenderRequest) (*TestTemplateRenderResponse, error)
+	TestTemplateRender(ctx context.Context, req OptTestTemplateRenderRequest) (*TestTemplateRenderAnswer, error)
 	// UnacknowledgeCase implements UnacknowledgeCase operation.
 	//
 	// Return an acknowledged case to active.

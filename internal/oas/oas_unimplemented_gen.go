@@ -2174,7 +2174,7 @@ func (UnimplementedHandler) TestRoutingConditionValid(ctx context.Context, req O
 // stored.
 //
 // POST /mgmt/openapi/5/notifications/notification-center/v1/templates:test
-func (UnimplementedHandler) TestTemplateRender(ctx context.Context, req OptTestTemplateRenderRequest) (r *TestTemplateRenderResponse, _ error) {
+func (UnimplementedHandler) TestTemplateRender(ctx context.Context, req OptTestTemplateRenderRequest) (r *TestTemplateRenderAnswer, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

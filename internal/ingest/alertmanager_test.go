@@ -3,10 +3,7 @@ package ingest_test
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -116,19 +113,9 @@ func TestRealPrometheusAlert(t *testing.T) {
 		key := env.MustKey(t, env.RootKey, "contextual-data:SendData")
 		am := prometheustest.StartAlertmanager(t, env.URL+"/ingest/alertmanager/v1", key)
 		rule := func(expr string) func(dir string) {
-			return func(dir string) {
-				doc := fmt.Sprintf(`groups:
-  - name: shop
-    rules:
-      - alert: CheckoutDown
-        expr: %s
-        labels: {severity: critical, applicationName: shop, subsystemName: checkout}
-        annotations: {summary: checkout is down}
-`, expr)
-				if err := os.WriteFile(filepath.Join(dir, "shop.yml"), []byte(doc), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			return prometheustest.AlertingRule(t, "CheckoutDown", expr,
+				map[string]string{"severity": "critical", "applicationName": "shop", "subsystemName": "checkout"},
+				map[string]string{"summary": "checkout is down"})
 		}
 		prom := prometheustest.StartAlerting(t, rule("vector(1)"), am.URL)
 

@@ -2,15 +2,13 @@ package prometheustest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
-	"time"
 )
 
 // Alertmanager is a running Alertmanager (Debian's `prometheus-alertmanager`, or an upstream
@@ -74,42 +72,25 @@ receivers:
 		"--cluster.listen-address=",
 		"--log.level=debug",
 	)
-	cmd.Stdout, cmd.Stderr = a.log, a.log
-	cmd.WaitDelay = 10 * time.Second
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("start alertmanager: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() {
-		cancel()
-		<-exited
-		if t.Failed() {
-			t.Logf("alertmanager log:\n%s", a.log.String())
-		}
-	})
-	deadline := time.Now().Add(time.Minute)
-	for {
-		select {
-		case err := <-exited:
-			exited <- err
-			t.Fatalf("alertmanager exited before it was ready (%v); its log:\n%s", err, a.log.String())
-		default:
-		}
-		if res, err := http.Get(a.URL + "/-/ready"); err == nil {
-			_, _ = io.Copy(io.Discard, res.Body)
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return a
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("alertmanager not ready within a minute; its log:\n%s", a.log.String())
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	run(t, "alertmanager", cmd, cancel, a.URL+"/-/ready", a.log)
+	return a
 }
 
 // Log returns what the Alertmanager has logged so far.
 func (a *Alertmanager) Log() string { return a.log.String() }
+
+// AlertingRule returns a function that writes, into a rules directory, the file <alert>.yml: one
+// group holding one alerting rule named alert with expr, labels and annotations. Pass it to
+// StartAlerting, or call it on Server.RulesDir (then reload) to change the rule.
+func AlertingRule(t testing.TB, alert, expr string, labels, annotations map[string]string) func(rulesDir string) {
+	return func(rulesDir string) {
+		t.Helper()
+		l, _ := json.Marshal(labels) // JSON is YAML's flow style
+		a, _ := json.Marshal(annotations)
+		doc := fmt.Sprintf("groups:\n  - name: %s\n    rules:\n      - alert: %s\n        expr: %q\n        labels: %s\n        annotations: %s\n",
+			alert, alert, expr, l, a)
+		if err := os.WriteFile(filepath.Join(rulesDir, alert+".yml"), []byte(doc), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -150,12 +150,22 @@ scrape_configs:
 		args = append(args, "--rules.alert.resend-delay=1s")
 	}
 	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Stdout, cmd.Stderr = s.log, s.log
+	run(t, "prometheus", cmd, cancel, s.URL+"/-/ready", s.log)
+	return s
+}
+
+// run starts cmd (made by exec.CommandContext with a context cancel ends), its output going to
+// log; stops it (an interrupt, then at most 10 s) when the test ends, logging its output when the
+// test failed; and waits up to a minute until readyURL answers 200. It fails t when the process
+// cannot start, exits before it is ready, or is not ready in time.
+func run(t testing.TB, name string, cmd *exec.Cmd, cancel context.CancelFunc, readyURL string, log *lockedBuffer) {
+	t.Helper()
+	cmd.Stdout, cmd.Stderr = log, log
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
 	cmd.WaitDelay = 10 * time.Second
 	if err := cmd.Start(); err != nil {
 		cancel()
-		t.Fatalf("start prometheus: %v", err)
+		t.Fatalf("start %s: %v", name, err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -163,7 +173,7 @@ scrape_configs:
 		cancel()
 		<-exited
 		if t.Failed() {
-			t.Logf("prometheus log:\n%s", s.log.String())
+			t.Logf("%s log:\n%s", name, log.String())
 		}
 	})
 	deadline := time.Now().Add(time.Minute)
@@ -171,18 +181,18 @@ scrape_configs:
 		select {
 		case err := <-exited:
 			exited <- err
-			t.Fatalf("prometheus exited before it was ready (%v); its log:\n%s", err, s.log.String())
+			t.Fatalf("%s exited before it was ready (%v); its log:\n%s", name, err, log.String())
 		default:
 		}
-		if res, err := http.Get(s.URL + "/-/ready"); err == nil {
+		if res, err := http.Get(readyURL); err == nil {
 			_, _ = io.Copy(io.Discard, res.Body)
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
-				return s
+				return
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("prometheus not ready within a minute; its log:\n%s", s.log.String())
+			t.Fatalf("%s not ready within a minute; its log:\n%s", name, log.String())
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

@@ -3,12 +3,9 @@ package routers_test
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -112,19 +109,9 @@ func TestPrometheusAlertPagesEveryConnectorType(t *testing.T) {
 		ingest := env.MustKey(t, key, "contextual-data:SendData")
 		am := prometheustest.StartAlertmanager(t, env.URL+"/ingest/alertmanager/v1", ingest)
 		rule := func(expr string) func(dir string) {
-			return func(dir string) {
-				doc := fmt.Sprintf(`groups:
-  - name: shop
-    rules:
-      - alert: CheckoutDown
-        expr: %s
-        labels: {severity: critical, applicationName: shop, subsystemName: checkout}
-        annotations: {summary: checkout is down, description: no orders for a minute}
-`, expr)
-				if err := os.WriteFile(filepath.Join(dir, "shop.yml"), []byte(doc), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			return prometheustest.AlertingRule(t, "CheckoutDown", expr,
+				map[string]string{"severity": "critical", "applicationName": "shop", "subsystemName": "checkout"},
+				map[string]string{"summary": "checkout is down", "description": "no orders for a minute"})
 		}
 		prom := prometheustest.StartAlerting(t, rule("vector(1)"), am.URL)
 

@@ -38,8 +38,17 @@ func Sink(logger *slog.Logger) db.EventSink {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return func(ctx context.Context, tx *db.Tx, events []db.Event) error {
+		routersOf := map[int64][]oas.GlobalRouter{} // read once per team and transaction
 		for _, e := range events {
-			if err := routeEvent(ctx, tx, logger, e); err != nil {
+			routers, read := routersOf[e.TeamID]
+			if !read {
+				var err error
+				if routers, err = activeRouters(ctx, tx, e.TeamID); err != nil {
+					return err
+				}
+				routersOf[e.TeamID] = routers
+			}
+			if err := routeEvent(ctx, tx, logger, routers, e); err != nil {
 				return fmt.Errorf("route the %s event of %s %s: %w", e.Kind, e.EntityType, e.EntityID, err)
 			}
 		}
@@ -47,18 +56,29 @@ func Sink(logger *slog.Logger) db.EventSink {
 	}
 }
 
-// routeEvent writes the deliveries of one event.
-func routeEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Event) error {
-	entityType := oas.NotificationEntityType(e.EntityType)
-	var routers []oas.GlobalRouter
-	err := eachRouter(ctx, tx, e.TeamID, func(r *oas.GlobalRouter) error {
-		if !r.Disabled.Or(false) && (r.EntityType.Or("") == entityType || r.EntityType.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED) == oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED) {
-			routers = append(routers, *r)
+// activeRouters are the team's routers that are not disabled, oldest first.
+func activeRouters(ctx context.Context, tx *db.Tx, teamID int64) ([]oas.GlobalRouter, error) {
+	var out []oas.GlobalRouter
+	err := eachRouter(ctx, tx, teamID, func(r *oas.GlobalRouter) error {
+		if !r.Disabled.Or(false) {
+			out = append(out, *r)
 		}
 		return nil
 	})
-	if err != nil || len(routers) == 0 {
-		return err
+	return out, err
+}
+
+// routeEvent writes the deliveries of one event through the team's active routers.
+func routeEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, active []oas.GlobalRouter, e db.Event) error {
+	entityType := oas.NotificationEntityType(e.EntityType)
+	var routers []oas.GlobalRouter
+	for _, r := range active {
+		if et := r.EntityType.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED); et == entityType || et == oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED {
+			routers = append(routers, r)
+		}
+	}
+	if len(routers) == 0 {
+		return nil
 	}
 	entity, labels, caseID, err := loadEntity(ctx, tx, e)
 	if db.IsNotFound(err) {

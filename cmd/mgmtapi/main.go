@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -270,8 +271,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	kpiCtx, stopKPIs := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopKPIs()
-	go evaluateKPIs(kpiCtx, database, cfg.KPIInterval, logger)
-	go audit.KeepPruned(kpiCtx, database, cfg.AuditRetention, logger)
+	// run waits for them before it returns (and the database closes): a KPI evaluation or an
+	// audit prune still running then would write into a data directory already handed back.
+	var background sync.WaitGroup
+	background.Go(func() { evaluateKPIs(kpiCtx, database, cfg.KPIInterval, logger) })
+	background.Go(func() { audit.KeepPruned(kpiCtx, database, cfg.AuditRetention, logger) })
 	// The delivery worker stops after the server: deliveries the last requests enqueued are
 	// claimed until then, and the ones in flight end within their attempt timeout.
 	workerCtx, stopWorker := context.WithCancel(context.WithoutCancel(ctx))
@@ -324,6 +328,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	stopKPIs()
 	stopWorker()
 	<-workerDone
+	background.Wait()
 	logger.Info("stopped")
 	return nil
 }

@@ -1,0 +1,166 @@
+package promrules
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-faster/yaml"
+)
+
+// conditionCase is one alert of the promtool test of metric conditions: a condition over the
+// series m{case="<name>"}, whose values are given in promtool's expanding notation at a 15s
+// scrape interval, and whether the alert fires at 10m.
+type conditionCase struct {
+	name      string
+	condition metricCondition
+	values    string
+	fires     bool
+}
+
+// promtool answers promtool's path; without it the test skips, or fails when
+// MGMTAPI_REQUIRE_PROMETHEUS=1.
+func promtool(t *testing.T) string {
+	t.Helper()
+	path, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("MGMTAPI_REQUIRE_PROMETHEUS") == "1" {
+			t.Fatal("promtool is not on PATH and MGMTAPI_REQUIRE_PROMETHEUS=1 (Debian: apt-get install prometheus)")
+		}
+		t.Skip("promtool is not on PATH (Debian: apt-get install prometheus; MGMTAPI_REQUIRE_PROMETHEUS=1 makes this a failure)")
+	}
+	return path
+}
+
+// TestMetricConditionsUnderPromtool runs `promtool test rules` on alerts made by
+// metricCondition.expr: each comparison at its threshold and just past it, the share of the
+// window ("for over N% of the last 5 minutes") at 0% and 100%, missing values counted as zero or
+// required, grouping, and the evaluation delay. The series are scraped every 15s from 0 to 10m;
+// each case's alert is expected to fire at 10m, or not.
+func TestMetricConditionsUnderPromtool(t *testing.T) {
+	tool := promtool(t)
+	five := 5 * time.Minute
+	cond := func(op string, threshold float64) metricCondition {
+		return metricCondition{op: op, threshold: threshold, window: five, step: conditionStep(five)}
+	}
+	with := func(c metricCondition, change func(*metricCondition)) metricCondition {
+		change(&c)
+		return c
+	}
+	cases := []conditionCase{
+		// Each comparison at the threshold, and a little past it. 41 values: 0s to 10m.
+		{"more_than_at", cond(">", 10), "10x40", false},
+		{"more_than_past", cond(">", 10), "10.001x40", true},
+		{"more_or_equal_at", cond(">=", 10), "10x40", true},
+		{"more_or_equal_below", cond(">=", 10), "9.999x40", false},
+		{"less_than_at", cond("<", 10), "10x40", false},
+		{"less_than_past", cond("<", 10), "9.999x40", true},
+		{"less_or_equal_at", cond("<=", 10), "10x40", true},
+		{"less_or_equal_above", cond("<=", 10), "10.001x40", false},
+		{"equal_at", cond("==", 10), "10x40", true},
+		{"equal_off", cond("==", 10), "10.5x40", false},
+		{"not_equal_at", cond("!=", 10), "10x40", false},
+		{"not_equal_off", cond("!=", 10), "11x40", true},
+		{"negative_threshold", cond("<", -2.5), "-2.6x40", true},
+
+		// forOverPct 0: one point of the last 5 minutes is enough; none is not.
+		{"any_point_one", cond(">", 10), "0x39 20 0", true},
+		{"any_point_none", cond(">", 10), "0x40", false},
+		{"any_point_before_window", cond(">", 10), "0x10 20 0x29", false},
+		// forOverPct 100: every point of the window; one point short is not enough.
+		{"every_point", with(cond(">", 10), func(c *metricCondition) { c.forOverPct = 100 }), "0x18 20x22", true},
+		{"every_point_but_one", with(cond(">", 10), func(c *metricCondition) { c.forOverPct = 100 }), "0x18 20x19 0 20 20", false},
+		// forOverPct 50: the last 5 minutes are all above (100%) → fires; a quarter of them → not.
+		{"half_all_above", with(cond(">", 10), func(c *metricCondition) { c.forOverPct = 50 }), "0x20 20x20", true},
+		{"half_quarter_above", with(cond(">", 10), func(c *metricCondition) { c.forOverPct = 50 }), "0x35 20x5", false},
+
+		// Missing values. The series has values only in the last minute (5 of the window's points),
+		// all above the threshold. Not replaced: the share is of the points with a value, 100%.
+		{"missing_ignored", with(cond(">", 10), func(c *metricCondition) { c.forOverPct = 50 }), "_x35 20x5", true},
+		// Replaced with zero (which is not above 10): 5 of 20 or 21 points, under 50%.
+		{"missing_as_zero", with(cond(">", 10), func(c *metricCondition) { c.forOverPct = 50; c.replaceWithZero = true }), "_x35 20x5", false},
+		// Replaced with zero, and zero meets "less than 10": every point counts → fires.
+		{"missing_as_zero_meets", with(cond("<", 10), func(c *metricCondition) { c.forOverPct = 90; c.replaceWithZero = true }), "_x35 5x5", true},
+		// At least 50% of the points must have a value: 5 of 20 are too few.
+		{"min_values_unmet", with(cond(">", 10), func(c *metricCondition) { c.minNonNullPct = 50 }), "_x35 20x5", false},
+		{"min_values_met", with(cond(">", 10), func(c *metricCondition) { c.minNonNullPct = 50 }), "_x15 20x25", true},
+	}
+	rules := File{Groups: []Group{{Name: "conditions"}}}
+	tests := []map[string]any{}
+	var series []map[string]any
+	var alertTests []map[string]any
+	for _, c := range cases {
+		query := fmt.Sprintf(`m{case=%q}`, c.name)
+		rules.Groups[0].Rules = append(rules.Groups[0].Rules, Rule{Alert: c.name, Expr: c.condition.expr(query)})
+		series = append(series, map[string]any{"series": query, "values": c.values})
+		expected := []map[string]any{}
+		if c.fires {
+			expected = append(expected, map[string]any{"exp_labels": map[string]string{"case": c.name}})
+		}
+		alertTests = append(alertTests, map[string]any{"eval_time": "10m", "alertname": c.name, "exp_alerts": expected})
+	}
+
+	// Grouping: two series of one service, one of them above; the alert is the service's.
+	grouped := cond(">", 10)
+	grouped.groupBy = []string{"service"}
+	rules.Groups[0].Rules = append(rules.Groups[0].Rules, Rule{Alert: "grouped", Expr: grouped.expr(`g{job="grouped"}`)})
+	series = append(series,
+		map[string]any{"series": `g{job="grouped",service="api",instance="a"}`, "values": "0x40"},
+		map[string]any{"series": `g{job="grouped",service="api",instance="b"}`, "values": "20x40"},
+		map[string]any{"series": `g{job="grouped",service="web",instance="a"}`, "values": "0x40"})
+	alertTests = append(alertTests, map[string]any{"eval_time": "10m", "alertname": "grouped",
+		"exp_alerts": []map[string]any{{"exp_labels": map[string]string{"service": "api"}}}})
+
+	// Evaluation delay: the value rose above the threshold 2 minutes ago; with a 3-minute delay
+	// the alert does not see it yet, with a 1-minute delay it does.
+	for _, d := range []struct {
+		name  string
+		delay time.Duration
+		fires bool
+	}{{"delayed_3m", 3 * time.Minute, false}, {"delayed_1m", time.Minute, true}} {
+		query, err := withOffset(`d{job="delayed"}`, d.delay)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := cond(">", 10)
+		c.window = time.Minute
+		c.step = conditionStep(c.window)
+		rules.Groups[0].Rules = append(rules.Groups[0].Rules, Rule{Alert: d.name, Expr: c.expr(query)})
+		expected := []map[string]any{}
+		if d.fires {
+			expected = append(expected, map[string]any{"exp_labels": map[string]string{"job": "delayed"}})
+		}
+		alertTests = append(alertTests, map[string]any{"eval_time": "10m", "alertname": d.name, "exp_alerts": expected})
+	}
+	series = append(series, map[string]any{"series": `d{job="delayed"}`, "values": "0x32 20x8"})
+
+	tests = append(tests, map[string]any{"interval": "15s", "input_series": series, "alert_rule_test": alertTests})
+	dir := t.TempDir()
+	ruleText, err := rules.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testText, err := yaml.Marshal(map[string]any{
+		"rule_files": []string{"rules.yml"}, "evaluation_interval": "15s", "tests": tests,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, text := range map[string][]byte{"rules.yml": ruleText, "tests.yml": testText} {
+		if err := os.WriteFile(filepath.Join(dir, name), text, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := exec.Command(tool, "check", "rules", filepath.Join(dir, "rules.yml")).CombinedOutput(); err != nil {
+		t.Fatalf("promtool check rules: %v\n%s\n%s", err, out, ruleText)
+	}
+	cmd := exec.Command(tool, "test", "rules", "tests.yml")
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("promtool test rules: %v\n%s", err, strings.TrimSpace(string(out)))
+	}
+}

@@ -74,20 +74,29 @@ func (c metricCondition) zeroMeets() bool {
 // vector(1), so that it is right whether a Prometheus version includes the window's first point
 // (2.x) or not (3.x).
 func (c metricCondition) expr(query string) string {
+	meets := fmt.Sprintf("(%s) %s bool %s", query, c.op, exactNumber(c.threshold))
+	return c.firesOn(meets, c.replaceWithZero && c.zeroMeets())
+}
+
+// firesOn answers the PromQL of an alert that fires while the share of the window's points at
+// which meets (PromQL answering 1 where a point meets the condition and 0 where it does not) is
+// 1 reaches forOverPct; missingMeet counts the points at which meets answers nothing as meeting
+// it (a missing value replaced with zero, which meets the comparison), and replaceWithZero
+// otherwise counts them as not meeting it.
+func (c metricCondition) firesOn(meets string, missingMeet bool) string {
 	subquery := func(inner string) string {
 		return fmt.Sprintf("(%s)[%s:%s]", inner, promDuration(c.window), promDuration(c.step))
 	}
-	meets := subquery(fmt.Sprintf("(%s) %s bool %s", query, c.op, exactNumber(c.threshold)))
+	met := subquery(meets)
 	all := "scalar(count_over_time(" + subquery("vector(1)") + "))"
 	var share string
-	if c.replaceWithZero {
-		met := "sum_over_time(" + meets + ")"
-		if c.zeroMeets() {
-			met = fmt.Sprintf("(%s + (%s - count_over_time(%s)))", met, all, meets)
-		}
-		share = fmt.Sprintf("%s / %s", met, all)
-	} else {
-		share = "avg_over_time(" + meets + ")"
+	switch {
+	case missingMeet:
+		share = fmt.Sprintf("(sum_over_time(%s) + (%s - count_over_time(%s))) / %s", met, all, met, all)
+	case c.replaceWithZero:
+		share = fmt.Sprintf("sum_over_time(%s) / %s", met, all)
+	default:
+		share = "avg_over_time(" + met + ")"
 	}
 	var fires string
 	if c.forOverPct <= 0 {
@@ -96,12 +105,72 @@ func (c metricCondition) expr(query string) string {
 		fires = fmt.Sprintf("(100 * %s) >= %d", share, c.forOverPct)
 	}
 	if c.minNonNullPct > 0 {
-		fires = fmt.Sprintf("(%s) and ((100 * count_over_time(%s) / %s) >= %d)", fires, meets, all, c.minNonNullPct)
+		fires = fmt.Sprintf("(%s) and ((100 * count_over_time(%s) / %s) >= %d)", fires, met, all, c.minNonNullPct)
 	}
 	if len(c.groupBy) > 0 {
 		fires = fmt.Sprintf("max by (%s) (%s)", strings.Join(c.groupBy, ", "), fires)
 	}
 	return fires
+}
+
+// usualWindow is the span an anomaly condition learns a series' usual value from: the day before
+// the condition's window, sampled every usualStep.
+const (
+	usualWindow = 24 * time.Hour
+	usualStep   = 5 * time.Minute
+	// usualDeviations is how many standard deviations from its usual mean a value must be to be
+	// an anomaly (a z-score of 3).
+	usualDeviations = 3
+)
+
+// anomalyCondition is one rule of a metric anomaly definition: a value is unusual when it is
+// more than 3 standard deviations away from its mean over the day before the window (above it
+// for "more than usual", below it for "less than usual") and, when percentageOfDeviation is set,
+// also at least that many percent away from the mean. threshold is a floor for "more than
+// usual" (an unusually high value under it is not an anomaly) and, for "less than usual", the
+// least usual mean worth watching (a drop of a series that is usually under it is not one).
+type anomalyCondition struct {
+	metricCondition
+	lessThanUsual bool
+	deviationPct  float64
+}
+
+// usualRules answers the two recording rules an anomaly alert reads, for query: the mean and the
+// standard deviation of its value over the day before the window, recorded as mean and deviation
+// (series names, which tell the definition's rules apart). Recording them keeps the alert cheap: it compares
+// each point of its window with the recorded values instead of computing a day's statistics at
+// every point.
+func (c anomalyCondition) usualRules(query, mean, deviation string) []Rule {
+	past := fmt.Sprintf("((%s) * 1)[%s:%s] offset %s", query, promDuration(usualWindow), promDuration(usualStep), promDuration(c.window))
+	return []Rule{
+		{Record: mean, Expr: "avg_over_time(" + past + ")"},
+		{Record: deviation, Expr: "stddev_over_time(" + past + ")"},
+	}
+}
+
+// expr answers the PromQL of an alert that fires while the share of the window's points that are
+// unusual reaches forOverPct (see metricCondition.firesOn), reading the mean and deviation that
+// usualRules records (the metric name aside, their series have the labels of the query's). It
+// approximates anomaly detection with a z-score; docs/decisions.md says what it is and is not.
+func (c anomalyCondition) expr(query, mean, deviation string) string {
+	value := fmt.Sprintf("((%s) * 1)", query) // * 1 drops the metric name, so the value matches its mean
+	cmp := func(left, op, right string) string { return fmt.Sprintf("(%s %s bool %s)", left, op, right) }
+	meanValue := fmt.Sprintf("(%s)", mean)
+	var meets string
+	if c.lessThanUsual {
+		meets = cmp(value, "<", fmt.Sprintf("(%s - %d * %s)", mean, usualDeviations, deviation)) +
+			" * " + fmt.Sprintf("(%s > bool %s)", meanValue, exactNumber(c.threshold))
+		if c.deviationPct > 0 {
+			meets += " * " + cmp(value, "<", fmt.Sprintf("(%s * %s)", mean, exactNumber(1-c.deviationPct/100)))
+		}
+	} else {
+		meets = cmp(value, ">", fmt.Sprintf("(%s + %d * %s)", mean, usualDeviations, deviation)) +
+			" * " + fmt.Sprintf("(%s > bool %s)", value, exactNumber(c.threshold))
+		if c.deviationPct > 0 {
+			meets += " * " + cmp(value, ">", fmt.Sprintf("(%s * %s)", mean, exactNumber(1+c.deviationPct/100)))
+		}
+	}
+	return c.firesOn(meets, false)
 }
 
 // promDuration writes d as Prometheus reads a duration, in its largest whole units ("90s" is

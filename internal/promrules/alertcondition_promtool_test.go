@@ -139,13 +139,79 @@ func TestMetricConditionsUnderPromtool(t *testing.T) {
 	series = append(series, map[string]any{"series": `d{job="delayed"}`, "values": "0x32 20x8"})
 
 	tests = append(tests, map[string]any{"interval": "15s", "input_series": series, "alert_rule_test": alertTests})
+	runPromtoolTest(t, tool, rules, "15s", tests)
+}
+
+// TestAnomalyConditionsUnderPromtool runs `promtool test rules` on alerts made by
+// anomalyCondition.expr. Every series cycles through 8 9 10 11 12 11 9 (mean 10, standard
+// deviation about 1.3) for a day and 5 minutes, then takes its case's value for 5 minutes; each
+// alert is expected to fire at the end (1d10m), or not.
+func TestAnomalyConditionsUnderPromtool(t *testing.T) {
+	tool := promtool(t)
+	cycle := []string{"8", "9", "10", "11", "12", "11", "9"}
+	const usualPoints = (24*60 + 5) * 4 // 15s apart
+	values := func(last string) string {
+		var b strings.Builder
+		for i := 0; i < usualPoints; i++ {
+			b.WriteString(cycle[i%len(cycle)])
+			b.WriteByte(' ')
+		}
+		b.WriteString(last + "x20")
+		return b.String()
+	}
+	usual := values("10") // the cycle's mean: usual
+	five := 5 * time.Minute
+	anomaly := func(less bool, threshold, deviation float64) anomalyCondition {
+		return anomalyCondition{
+			metricCondition: metricCondition{threshold: threshold, window: five, step: conditionStep(five), forOverPct: 50},
+			lessThanUsual:   less, deviationPct: deviation,
+		}
+	}
+	cases := []struct {
+		name      string
+		condition anomalyCondition
+		values    string
+		fires     bool
+	}{
+		{"high_usual", anomaly(false, 0, 0), usual, false},
+		{"high_spike", anomaly(false, 0, 0), values("20"), true},
+		{"high_small_rise", anomaly(false, 0, 0), values("12"), false}, // under mean + 3σ (≈13.9)
+		{"high_spike_under_floor", anomaly(false, 25, 0), values("20"), false},
+		{"high_spike_under_deviation", anomaly(false, 0, 150), values("20"), false}, // 100% above the mean
+		{"high_spike_over_deviation", anomaly(false, 0, 50), values("20"), true},
+		{"low_drop", anomaly(true, 5, 0), values("0"), true},
+		{"low_usual", anomaly(true, 5, 0), usual, false},
+		{"low_drop_of_a_small_series", anomaly(true, 50, 0), values("0"), false}, // usually under 50
+	}
+	rules := File{Groups: []Group{{Name: "anomalies"}}}
+	var series, alertTests []map[string]any
+	for _, c := range cases {
+		query := fmt.Sprintf(`m{case=%q}`, c.name)
+		mean, deviation := c.name+":usual_mean", c.name+":usual_stddev"
+		rules.Groups[0].Rules = append(rules.Groups[0].Rules, c.condition.usualRules(query, mean, deviation)...)
+		rules.Groups[0].Rules = append(rules.Groups[0].Rules, Rule{Alert: c.name, Expr: c.condition.expr(query, mean, deviation)})
+		series = append(series, map[string]any{"series": query, "values": c.values})
+		expected := []map[string]any{}
+		if c.fires {
+			expected = append(expected, map[string]any{"exp_labels": map[string]string{"case": c.name}})
+		}
+		alertTests = append(alertTests, map[string]any{"eval_time": "1d10m", "alertname": c.name, "exp_alerts": expected})
+	}
+	// Rules are evaluated every 5 minutes: the day of history would otherwise take promtool a minute.
+	runPromtoolTest(t, tool, rules, "5m", []map[string]any{{"interval": "15s", "input_series": series, "alert_rule_test": alertTests}})
+}
+
+// runPromtoolTest writes rules and tests (promtool's unit-test groups, evaluated every evaluationInterval) to a directory, checks the
+// rules with `promtool check rules` and runs `promtool test rules` on them.
+func runPromtoolTest(t *testing.T, tool string, rules File, evaluationInterval string, tests []map[string]any) {
+	t.Helper()
 	dir := t.TempDir()
 	ruleText, err := rules.YAML()
 	if err != nil {
 		t.Fatal(err)
 	}
 	testText, err := yaml.Marshal(map[string]any{
-		"rule_files": []string{"rules.yml"}, "evaluation_interval": "15s", "tests": tests,
+		"rule_files": []string{"rules.yml"}, "evaluation_interval": evaluationInterval, "tests": tests,
 	})
 	if err != nil {
 		t.Fatal(err)

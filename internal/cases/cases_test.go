@@ -718,6 +718,40 @@ func TestIngestedAlerts(t *testing.T) {
 	})
 }
 
+// TestIndicatorsOfAlertDefinitions: alerts that carry alert_def_id (those of mgmtapi's exported
+// alert definitions) make one indicator per definition whatever their alert names, whose id is
+// the definition's id and whose versions are the definitions' versions, oldest first; an alert
+// without the label keeps its name's indicator.
+func TestIndicatorsOfAlertDefinitions(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		h := newHarness(t, env)
+		ref := h.open(1, "g-def", "definition alerts")
+		const def = "0f6c2a9e-5d2f-4c1e-9a7b-3f2e1d0c9b8a"
+		labels := func(version, host string) map[string]string {
+			return map[string]string{"alert_def_id": def, "alert_def_version_id": version, "host": host}
+		}
+		v1 := cases.IndicatorAlert{AlertName: "Error rate", Fingerprint: "fp1", Labels: labels("v-1", "a"),
+			Priority: oas.CasePriorityCASEPRIORITYP2, Firing: true, StartsAt: t0}
+		v2 := cases.IndicatorAlert{AlertName: "Error rate (renamed)", Fingerprint: "fp2", Labels: labels("v-2", "b"),
+			Priority: oas.CasePriorityCASEPRIORITYP2, Firing: true, StartsAt: t0.Add(time.Minute)}
+		plain := cases.IndicatorAlert{AlertName: "Error rate", Fingerprint: "fp3", Labels: map[string]string{"host": "a"},
+			Priority: oas.CasePriorityCASEPRIORITYP4, Firing: true, StartsAt: t0.Add(2 * time.Minute)}
+		h.record(1, ref.ID, v1, v2, plain)
+		inds := h.getCase(h.RootKey, ref.ID).CaseIndicators.AlertIndicators
+		if len(inds) != 2 {
+			t.Fatalf("%d indicators, want the definition's and the plain alert's: %+v", len(inds), inds)
+		}
+		d := inds[0]
+		if d.AlertId != def || d.LatestAlertVersion != "v-2" || !reflect.DeepEqual(d.AlertVersions, []string{"v-1", "v-2"}) ||
+			d.AlertName.Value != "Error rate (renamed)" || len(d.Permutations) != 2 {
+			t.Fatalf("definition indicator %+v", d)
+		}
+		if p := inds[1]; p.AlertId == def || len(p.AlertId) != 36 || p.LatestAlertVersion != "fp3" {
+			t.Fatalf("plain indicator %+v", p)
+		}
+	})
+}
+
 // TestCommentWritesOnlyItsChange checks E1 as it writes without reading the case: by id or
 // readable id the case's updateTime becomes the comment's time and nothing else of the case
 // changes; events keep their order; a bad body answers 404 for a missing case (another team's

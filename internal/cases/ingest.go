@@ -317,22 +317,42 @@ func alertID(teamID int64, name string) string {
 
 var alertNamespace = uuid.MustParse("5b0f2c1e-7d4a-4c59-9b0e-3f6a1d2e8c47")
 
+// Labels an alert of an exported alert definition carries (internal/promrules): the definition's
+// id and the version the alert was evaluated from.
+const (
+	alertDefIDLabel      = "alert_def_id"
+	alertDefVersionLabel = "alert_def_version_id"
+)
+
+// buildIndicators answers one indicator per alerting rule of the case's alerts. An alert of an
+// alert definition (the label alert_def_id) belongs to its definition's indicator: the
+// indicator's alertId is the definition's id and its versions are the definition's versions
+// (alert_def_version_id). Any other alert belongs to its name's indicator, whose id is made from
+// the name and whose versions are the alerts' fingerprints.
 func buildIndicators(teamID int64, alerts []storedAlert, now time.Time) []oas.AlertIndicator {
-	byName := map[string][]storedAlert{}
-	var names []string
-	for _, a := range alerts {
-		if _, ok := byName[a.Name]; !ok {
-			names = append(names, a.Name)
+	type indicatorKey struct{ definition, name string }
+	keyOf := func(a storedAlert) indicatorKey {
+		if id := a.Labels[alertDefIDLabel]; id != "" {
+			return indicatorKey{definition: id}
 		}
-		byName[a.Name] = append(byName[a.Name], a)
+		return indicatorKey{name: a.Name}
 	}
-	out := make([]oas.AlertIndicator, 0, len(names))
-	for _, name := range names {
-		group := byName[name]
+	byKey := map[indicatorKey][]storedAlert{}
+	var keys []indicatorKey
+	for _, a := range alerts {
+		k := keyOf(a)
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], a)
+	}
+	out := make([]oas.AlertIndicator, 0, len(keys))
+	for _, key := range keys {
+		group := byKey[key]
 		sort.SliceStable(group, func(i, j int) bool { return group[i].StartsAt < group[j].StartsAt })
 		ind := oas.AlertIndicator{
-			AlertId:       alertID(teamID, name),
-			AlertName:     oas.NewOptString(name),
+			AlertId:       alertID(teamID, key.name),
+			AlertName:     oas.NewOptString(group[len(group)-1].Name),
 			AlertVersions: []string{},
 			Priority:      oas.IndicatorPriorityINDICATORPRIORITYP5,
 			GroupingType:  oas.AlertIndicatorGroupingTypeGROUPINGTYPENONE,
@@ -340,18 +360,25 @@ func buildIndicators(teamID int64, alerts []storedAlert, now time.Time) []oas.Al
 			TriggerTime:   fromMicros(group[0].StartsAt),
 			Permutations:  []oas.AlertPermutation{},
 		}
+		if key.definition != "" {
+			ind.AlertId = key.definition
+		}
 		if p := highestPriority(group); p != "" {
 			ind.Priority = oas.IndicatorPriority("INDICATOR_PRIORITY_P" + strconv.Itoa(rank(p)))
 		}
 		seenVersion, seenLabels := map[string]bool{}, map[string]bool{}
 		var lastEnd int64
 		for _, a := range group {
-			if a.Fingerprint != "" && !seenVersion[a.Fingerprint] {
-				seenVersion[a.Fingerprint] = true
-				ind.AlertVersions = append(ind.AlertVersions, a.Fingerprint)
+			version := a.Fingerprint
+			if key.definition != "" {
+				version = a.Labels[alertDefVersionLabel]
 			}
-			if a.Fingerprint != "" {
-				ind.LatestAlertVersion = a.Fingerprint
+			if version != "" && !seenVersion[version] {
+				seenVersion[version] = true
+				ind.AlertVersions = append(ind.AlertVersions, version)
+			}
+			if version != "" {
+				ind.LatestAlertVersion = version
 			}
 			if k := labelSetKey(a.Labels); !seenLabels[k] {
 				seenLabels[k] = true

@@ -100,6 +100,24 @@ func Start(t testing.TB, writeRules func(rulesDir string)) *Server {
 // alertmanagerURL (none when it is ""), re-sent every second while they fire.
 func StartAlerting(t testing.TB, writeRules func(rulesDir string), alertmanagerURL string) *Server {
 	t.Helper()
+	return StartWith(t, Options{WriteRules: writeRules, AlertmanagerURL: alertmanagerURL})
+}
+
+// Options are what StartWith sets up beyond Start's defaults.
+type Options struct {
+	// WriteRules writes the rule files to load at start into the rules directory (nil: none).
+	WriteRules func(rulesDir string)
+	// AlertmanagerURL is where alerts go, re-sent every second while they fire ("": nowhere).
+	AlertmanagerURL string
+	// Targets are host:port addresses scraped every second as the job "targets" (at /metrics),
+	// besides the server itself.
+	Targets []string
+}
+
+// StartWith is Start with the options: the alerts sent to an Alertmanager, targets scraped.
+func StartWith(t testing.TB, o Options) *Server {
+	t.Helper()
+	writeRules, alertmanagerURL := o.WriteRules, o.AlertmanagerURL
 	bin := Binary(t, "prometheus")
 	dir := t.TempDir()
 	rulesDir := filepath.Join(dir, "rules")
@@ -121,6 +139,16 @@ scrape_configs:
     static_configs:
       - targets: ["127.0.0.1:%d"]
 `, filepath.Join(rulesDir, "*.yml"), filepath.Join(rulesDir, "*.yaml"), port)
+	if len(o.Targets) > 0 {
+		quoted := make([]string, len(o.Targets))
+		for i, target := range o.Targets {
+			quoted[i] = strconv.Quote(target)
+		}
+		config += fmt.Sprintf(`  - job_name: targets
+    static_configs:
+      - targets: [%s]
+`, strings.Join(quoted, ", "))
+	}
 	if alertmanagerURL != "" {
 		am, err := url.Parse(alertmanagerURL)
 		if err != nil || am.Host == "" {

@@ -591,6 +591,12578 @@ func (s *AdminTeamList) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
+func (s *AlertDef) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDef) encodeFields(e *jx.Encoder) {
+	{
+		if s.AlertDefProperties.Set {
+			e.FieldStart("alertDefProperties")
+			s.AlertDefProperties.Encode(e)
+		}
+	}
+	{
+		if s.AlertVersionId.Set {
+			e.FieldStart("alertVersionId")
+			s.AlertVersionId.Encode(e)
+		}
+	}
+	{
+		if s.CreatedTime.Set {
+			e.FieldStart("createdTime")
+			s.CreatedTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999Z07:00"))
+		}
+	}
+	{
+		if s.ID.Set {
+			e.FieldStart("id")
+			s.ID.Encode(e)
+		}
+	}
+	{
+		if s.LastTriggeredTime.Set {
+			e.FieldStart("lastTriggeredTime")
+			s.LastTriggeredTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999Z07:00"))
+		}
+	}
+	{
+		if s.Status.Set {
+			e.FieldStart("status")
+			s.Status.Encode(e)
+		}
+	}
+	{
+		if s.UpdatedTime.Set {
+			e.FieldStart("updatedTime")
+			s.UpdatedTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999Z07:00"))
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDef = [7]string{
+	0: "alertDefProperties",
+	1: "alertVersionId",
+	2: "createdTime",
+	3: "id",
+	4: "lastTriggeredTime",
+	5: "status",
+	6: "updatedTime",
+}
+
+// Decode decodes AlertDef from json.
+func (s *AlertDef) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDef to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "alertDefProperties":
+			if err := func() error {
+				s.AlertDefProperties.Reset()
+				if err := s.AlertDefProperties.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"alertDefProperties\"")
+			}
+		case "alertVersionId":
+			if err := func() error {
+				s.AlertVersionId.Reset()
+				if err := s.AlertVersionId.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"alertVersionId\"")
+			}
+		case "createdTime":
+			if err := func() error {
+				s.CreatedTime.Reset()
+				if err := s.CreatedTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999Z07:00")); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"createdTime\"")
+			}
+		case "id":
+			if err := func() error {
+				s.ID.Reset()
+				if err := s.ID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		case "lastTriggeredTime":
+			if err := func() error {
+				s.LastTriggeredTime.Reset()
+				if err := s.LastTriggeredTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999Z07:00")); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"lastTriggeredTime\"")
+			}
+		case "status":
+			if err := func() error {
+				s.Status.Reset()
+				if err := s.Status.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"status\"")
+			}
+		case "updatedTime":
+			if err := func() error {
+				s.UpdatedTime.Reset()
+				if err := s.UpdatedTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999Z07:00")); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"updatedTime\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDef")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDef) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDef) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefAccess) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefAccess) encodeFields(e *jx.Encoder) {
+	{
+		if s.AccessPolicy.Set {
+			e.FieldStart("accessPolicy")
+			s.AccessPolicy.Encode(e)
+		}
+	}
+	{
+		if s.Permissions.Set {
+			e.FieldStart("permissions")
+			s.Permissions.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefAccess = [2]string{
+	0: "accessPolicy",
+	1: "permissions",
+}
+
+// Decode decodes AlertDefAccess from json.
+func (s *AlertDefAccess) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefAccess to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "accessPolicy":
+			if err := func() error {
+				s.AccessPolicy.Reset()
+				if err := s.AccessPolicy.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"accessPolicy\"")
+			}
+		case "permissions":
+			if err := func() error {
+				s.Permissions.Reset()
+				if err := s.Permissions.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"permissions\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefAccess")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefAccess) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefAccess) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefAccessPolicyAction) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefAccessPolicyAction) encodeFields(e *jx.Encoder) {
+	{
+		if s.Delete != nil {
+			e.FieldStart("delete")
+			s.Delete.Encode(e)
+		}
+	}
+	{
+		if s.Upsert.Set {
+			e.FieldStart("upsert")
+			s.Upsert.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefAccessPolicyAction = [2]string{
+	0: "delete",
+	1: "upsert",
+}
+
+// Decode decodes AlertDefAccessPolicyAction from json.
+func (s *AlertDefAccessPolicyAction) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefAccessPolicyAction to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "delete":
+			if err := func() error {
+				s.Delete = nil
+				var elem EmptyObject
+				if err := elem.Decode(d); err != nil {
+					return err
+				}
+				s.Delete = &elem
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"delete\"")
+			}
+		case "upsert":
+			if err := func() error {
+				s.Upsert.Reset()
+				if err := s.Upsert.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"upsert\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefAccessPolicyAction")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefAccessPolicyAction) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefAccessPolicyAction) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefActivitySchedule) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefActivitySchedule) encodeFields(e *jx.Encoder) {
+	{
+		if s.DayOfWeek != nil {
+			e.FieldStart("dayOfWeek")
+			e.ArrStart()
+			for _, elem := range s.DayOfWeek {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.EndTime.Set {
+			e.FieldStart("endTime")
+			s.EndTime.Encode(e)
+		}
+	}
+	{
+		if s.StartTime.Set {
+			e.FieldStart("startTime")
+			s.StartTime.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefActivitySchedule = [3]string{
+	0: "dayOfWeek",
+	1: "endTime",
+	2: "startTime",
+}
+
+// Decode decodes AlertDefActivitySchedule from json.
+func (s *AlertDefActivitySchedule) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefActivitySchedule to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "dayOfWeek":
+			if err := func() error {
+				s.DayOfWeek = make([]AlertDefDayOfWeek, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefDayOfWeek
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.DayOfWeek = append(s.DayOfWeek, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"dayOfWeek\"")
+			}
+		case "endTime":
+			if err := func() error {
+				s.EndTime.Reset()
+				if err := s.EndTime.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"endTime\"")
+			}
+		case "startTime":
+			if err := func() error {
+				s.StartTime.Reset()
+				if err := s.StartTime.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"startTime\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefActivitySchedule")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefActivitySchedule) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefActivitySchedule) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefAlertsOp as json.
+func (s AlertDefAlertsOp) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefAlertsOp from json.
+func (s *AlertDefAlertsOp) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefAlertsOp to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefAlertsOp(v) {
+	case AlertDefAlertsOpALERTSOPANDORUNSPECIFIED:
+		*s = AlertDefAlertsOpALERTSOPANDORUNSPECIFIED
+	case AlertDefAlertsOpALERTSOPOR:
+		*s = AlertDefAlertsOpALERTSOPOR
+	default:
+		*s = AlertDefAlertsOp(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefAlertsOp) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefAlertsOp) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefAnalyticsImmediateType) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefAnalyticsImmediateType) encodeFields(e *jx.Encoder) {
+	{
+		if s.DataprimeQuery.Set {
+			e.FieldStart("dataprimeQuery")
+			s.DataprimeQuery.Encode(e)
+		}
+	}
+	{
+		if s.EvaluationDelayMs.Set {
+			e.FieldStart("evaluationDelayMs")
+			s.EvaluationDelayMs.Encode(e)
+		}
+	}
+	{
+		if s.NoDataPolicy.Set {
+			e.FieldStart("noDataPolicy")
+			s.NoDataPolicy.Encode(e)
+		}
+	}
+	{
+		if s.TimeframeMinutes.Set {
+			e.FieldStart("timeframeMinutes")
+			s.TimeframeMinutes.Encode(e)
+		}
+	}
+	{
+		if s.UseRowsAsPermutations.Set {
+			e.FieldStart("useRowsAsPermutations")
+			s.UseRowsAsPermutations.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefAnalyticsImmediateType = [5]string{
+	0: "dataprimeQuery",
+	1: "evaluationDelayMs",
+	2: "noDataPolicy",
+	3: "timeframeMinutes",
+	4: "useRowsAsPermutations",
+}
+
+// Decode decodes AlertDefAnalyticsImmediateType from json.
+func (s *AlertDefAnalyticsImmediateType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefAnalyticsImmediateType to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "dataprimeQuery":
+			if err := func() error {
+				s.DataprimeQuery.Reset()
+				if err := s.DataprimeQuery.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"dataprimeQuery\"")
+			}
+		case "evaluationDelayMs":
+			if err := func() error {
+				s.EvaluationDelayMs.Reset()
+				if err := s.EvaluationDelayMs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"evaluationDelayMs\"")
+			}
+		case "noDataPolicy":
+			if err := func() error {
+				s.NoDataPolicy.Reset()
+				if err := s.NoDataPolicy.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"noDataPolicy\"")
+			}
+		case "timeframeMinutes":
+			if err := func() error {
+				s.TimeframeMinutes.Reset()
+				if err := s.TimeframeMinutes.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"timeframeMinutes\"")
+			}
+		case "useRowsAsPermutations":
+			if err := func() error {
+				s.UseRowsAsPermutations.Reset()
+				if err := s.UseRowsAsPermutations.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"useRowsAsPermutations\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefAnalyticsImmediateType")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefAnalyticsImmediateType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefAnalyticsImmediateType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefAnalyticsThresholdOperator as json.
+func (s AlertDefAnalyticsThresholdOperator) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefAnalyticsThresholdOperator from json.
+func (s *AlertDefAnalyticsThresholdOperator) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefAnalyticsThresholdOperator to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefAnalyticsThresholdOperator(v) {
+	case AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORMORETHANORUNSPECIFIED:
+		*s = AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORMORETHANORUNSPECIFIED
+	case AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORLESSTHAN:
+		*s = AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORLESSTHAN
+	case AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORMORETHANOREQUALS:
+		*s = AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORMORETHANOREQUALS
+	case AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORLESSTHANOREQUALS:
+		*s = AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORLESSTHANOREQUALS
+	case AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATOREQUALS:
+		*s = AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATOREQUALS
+	case AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORNOTEQUALS:
+		*s = AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORNOTEQUALS
+	default:
+		*s = AlertDefAnalyticsThresholdOperator(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefAnalyticsThresholdOperator) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefAnalyticsThresholdOperator) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefAnalyticsThresholdRule) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefAnalyticsThresholdRule) encodeFields(e *jx.Encoder) {
+	{
+		if s.Condition.Set {
+			e.FieldStart("condition")
+			s.Condition.Encode(e)
+		}
+	}
+	{
+		if s.Override.Set {
+			e.FieldStart("override")
+			s.Override.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefAnalyticsThresholdRule = [2]string{
+	0: "condition",
+	1: "override",
+}
+
+// Decode decodes AlertDefAnalyticsThresholdRule from json.
+func (s *AlertDefAnalyticsThresholdRule) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefAnalyticsThresholdRule to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "condition":
+			if err := func() error {
+				s.Condition.Reset()
+				if err := s.Condition.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"condition\"")
+			}
+		case "override":
+			if err := func() error {
+				s.Override.Reset()
+				if err := s.Override.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"override\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefAnalyticsThresholdRule")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefAnalyticsThresholdRule) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefAnalyticsThresholdRule) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefAnalyticsThresholdRuleCondition) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefAnalyticsThresholdRuleCondition) encodeFields(e *jx.Encoder) {
+	{
+		if s.Threshold.Set {
+			e.FieldStart("threshold")
+			s.Threshold.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefAnalyticsThresholdRuleCondition = [1]string{
+	0: "threshold",
+}
+
+// Decode decodes AlertDefAnalyticsThresholdRuleCondition from json.
+func (s *AlertDefAnalyticsThresholdRuleCondition) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefAnalyticsThresholdRuleCondition to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "threshold":
+			if err := func() error {
+				s.Threshold.Reset()
+				if err := s.Threshold.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"threshold\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefAnalyticsThresholdRuleCondition")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefAnalyticsThresholdRuleCondition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefAnalyticsThresholdRuleCondition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefAnalyticsThresholdType) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefAnalyticsThresholdType) encodeFields(e *jx.Encoder) {
+	{
+		if s.DataprimeQuery.Set {
+			e.FieldStart("dataprimeQuery")
+			s.DataprimeQuery.Encode(e)
+		}
+	}
+	{
+		if s.EvaluationDelayMs.Set {
+			e.FieldStart("evaluationDelayMs")
+			s.EvaluationDelayMs.Encode(e)
+		}
+	}
+	{
+		if s.NoDataPolicy.Set {
+			e.FieldStart("noDataPolicy")
+			s.NoDataPolicy.Encode(e)
+		}
+	}
+	{
+		if s.Operator.Set {
+			e.FieldStart("operator")
+			s.Operator.Encode(e)
+		}
+	}
+	{
+		if s.Rules != nil {
+			e.FieldStart("rules")
+			e.ArrStart()
+			for _, elem := range s.Rules {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.TargetColumn.Set {
+			e.FieldStart("targetColumn")
+			s.TargetColumn.Encode(e)
+		}
+	}
+	{
+		if s.TimeframeMinutes.Set {
+			e.FieldStart("timeframeMinutes")
+			s.TimeframeMinutes.Encode(e)
+		}
+	}
+	{
+		if s.UseRowsAsPermutations.Set {
+			e.FieldStart("useRowsAsPermutations")
+			s.UseRowsAsPermutations.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefAnalyticsThresholdType = [8]string{
+	0: "dataprimeQuery",
+	1: "evaluationDelayMs",
+	2: "noDataPolicy",
+	3: "operator",
+	4: "rules",
+	5: "targetColumn",
+	6: "timeframeMinutes",
+	7: "useRowsAsPermutations",
+}
+
+// Decode decodes AlertDefAnalyticsThresholdType from json.
+func (s *AlertDefAnalyticsThresholdType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefAnalyticsThresholdType to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "dataprimeQuery":
+			if err := func() error {
+				s.DataprimeQuery.Reset()
+				if err := s.DataprimeQuery.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"dataprimeQuery\"")
+			}
+		case "evaluationDelayMs":
+			if err := func() error {
+				s.EvaluationDelayMs.Reset()
+				if err := s.EvaluationDelayMs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"evaluationDelayMs\"")
+			}
+		case "noDataPolicy":
+			if err := func() error {
+				s.NoDataPolicy.Reset()
+				if err := s.NoDataPolicy.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"noDataPolicy\"")
+			}
+		case "operator":
+			if err := func() error {
+				s.Operator.Reset()
+				if err := s.Operator.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"operator\"")
+			}
+		case "rules":
+			if err := func() error {
+				s.Rules = make([]AlertDefAnalyticsThresholdRule, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefAnalyticsThresholdRule
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Rules = append(s.Rules, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rules\"")
+			}
+		case "targetColumn":
+			if err := func() error {
+				s.TargetColumn.Reset()
+				if err := s.TargetColumn.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"targetColumn\"")
+			}
+		case "timeframeMinutes":
+			if err := func() error {
+				s.TimeframeMinutes.Reset()
+				if err := s.TimeframeMinutes.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"timeframeMinutes\"")
+			}
+		case "useRowsAsPermutations":
+			if err := func() error {
+				s.UseRowsAsPermutations.Reset()
+				if err := s.UseRowsAsPermutations.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"useRowsAsPermutations\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefAnalyticsThresholdType")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefAnalyticsThresholdType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefAnalyticsThresholdType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefAnomalyAlertSettings) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefAnomalyAlertSettings) encodeFields(e *jx.Encoder) {
+	{
+		if s.PercentageOfDeviation.Set {
+			e.FieldStart("percentageOfDeviation")
+			s.PercentageOfDeviation.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefAnomalyAlertSettings = [1]string{
+	0: "percentageOfDeviation",
+}
+
+// Decode decodes AlertDefAnomalyAlertSettings from json.
+func (s *AlertDefAnomalyAlertSettings) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefAnomalyAlertSettings to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "percentageOfDeviation":
+			if err := func() error {
+				s.PercentageOfDeviation.Reset()
+				if err := s.PercentageOfDeviation.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"percentageOfDeviation\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefAnomalyAlertSettings")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefAnomalyAlertSettings) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefAnomalyAlertSettings) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefAutoRetireTimeframe as json.
+func (s AlertDefAutoRetireTimeframe) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefAutoRetireTimeframe from json.
+func (s *AlertDefAutoRetireTimeframe) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefAutoRetireTimeframe to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefAutoRetireTimeframe(v) {
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMENEVERORUNSPECIFIED:
+		*s = AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMENEVERORUNSPECIFIED
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEMINUTES5:
+		*s = AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEMINUTES5
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEMINUTES10:
+		*s = AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEMINUTES10
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOUR1:
+		*s = AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOUR1
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS2:
+		*s = AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS2
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS6:
+		*s = AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS6
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS12:
+		*s = AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS12
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS24:
+		*s = AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS24
+	default:
+		*s = AlertDefAutoRetireTimeframe(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefAutoRetireTimeframe) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefAutoRetireTimeframe) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefBulkCreate) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefBulkCreate) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("alertDefsToCreate")
+		e.ArrStart()
+		for _, elem := range s.AlertDefsToCreate {
+			elem.Encode(e)
+		}
+		e.ArrEnd()
+	}
+}
+
+var jsonFieldsNameOfAlertDefBulkCreate = [1]string{
+	0: "alertDefsToCreate",
+}
+
+// Decode decodes AlertDefBulkCreate from json.
+func (s *AlertDefBulkCreate) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefBulkCreate to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "alertDefsToCreate":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				s.AlertDefsToCreate = make([]AlertDefToCreate, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefToCreate
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.AlertDefsToCreate = append(s.AlertDefsToCreate, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"alertDefsToCreate\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefBulkCreate")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000001,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfAlertDefBulkCreate) {
+					name = jsonFieldsNameOfAlertDefBulkCreate[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefBulkCreate) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefBulkCreate) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefBulkCreated) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefBulkCreated) encodeFields(e *jx.Encoder) {
+	{
+		if s.AlertDefs != nil {
+			e.FieldStart("alertDefs")
+			e.ArrStart()
+			for _, elem := range s.AlertDefs {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.FailedToCreateAlertDefs != nil {
+			e.FieldStart("failedToCreateAlertDefs")
+			e.ArrStart()
+			for _, elem := range s.FailedToCreateAlertDefs {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefBulkCreated = [2]string{
+	0: "alertDefs",
+	1: "failedToCreateAlertDefs",
+}
+
+// Decode decodes AlertDefBulkCreated from json.
+func (s *AlertDefBulkCreated) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefBulkCreated to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "alertDefs":
+			if err := func() error {
+				s.AlertDefs = make([]AlertDef, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDef
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.AlertDefs = append(s.AlertDefs, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"alertDefs\"")
+			}
+		case "failedToCreateAlertDefs":
+			if err := func() error {
+				s.FailedToCreateAlertDefs = make([]AlertDefCreateFailure, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefCreateFailure
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.FailedToCreateAlertDefs = append(s.FailedToCreateAlertDefs, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"failedToCreateAlertDefs\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefBulkCreated")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefBulkCreated) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefBulkCreated) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefBulkDelete) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefBulkDelete) encodeFields(e *jx.Encoder) {
+	{
+		if s.Ids != nil {
+			e.FieldStart("ids")
+			e.ArrStart()
+			for _, elem := range s.Ids {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefBulkDelete = [1]string{
+	0: "ids",
+}
+
+// Decode decodes AlertDefBulkDelete from json.
+func (s *AlertDefBulkDelete) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefBulkDelete to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "ids":
+			if err := func() error {
+				s.Ids = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.Ids = append(s.Ids, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"ids\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefBulkDelete")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefBulkDelete) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefBulkDelete) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefBulkDeleted) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefBulkDeleted) encodeFields(e *jx.Encoder) {
+	{
+		if s.DeletedIds != nil {
+			e.FieldStart("deletedIds")
+			e.ArrStart()
+			for _, elem := range s.DeletedIds {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.NotFoundIds != nil {
+			e.FieldStart("notFoundIds")
+			e.ArrStart()
+			for _, elem := range s.NotFoundIds {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefBulkDeleted = [2]string{
+	0: "deletedIds",
+	1: "notFoundIds",
+}
+
+// Decode decodes AlertDefBulkDeleted from json.
+func (s *AlertDefBulkDeleted) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefBulkDeleted to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "deletedIds":
+			if err := func() error {
+				s.DeletedIds = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.DeletedIds = append(s.DeletedIds, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"deletedIds\"")
+			}
+		case "notFoundIds":
+			if err := func() error {
+				s.NotFoundIds = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.NotFoundIds = append(s.NotFoundIds, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"notFoundIds\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefBulkDeleted")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefBulkDeleted) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefBulkDeleted) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefBulkReplace) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefBulkReplace) encodeFields(e *jx.Encoder) {
+	{
+		if s.AlertDefsToReplace != nil {
+			e.FieldStart("alertDefsToReplace")
+			e.ArrStart()
+			for _, elem := range s.AlertDefsToReplace {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefBulkReplace = [1]string{
+	0: "alertDefsToReplace",
+}
+
+// Decode decodes AlertDefBulkReplace from json.
+func (s *AlertDefBulkReplace) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefBulkReplace to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "alertDefsToReplace":
+			if err := func() error {
+				s.AlertDefsToReplace = make([]AlertDefToReplace, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefToReplace
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.AlertDefsToReplace = append(s.AlertDefsToReplace, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"alertDefsToReplace\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefBulkReplace")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefBulkReplace) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefBulkReplace) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefBulkReplaced) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefBulkReplaced) encodeFields(e *jx.Encoder) {
+	{
+		if s.AlertDefs != nil {
+			e.FieldStart("alertDefs")
+			e.ArrStart()
+			for _, elem := range s.AlertDefs {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.FailedToReplaceAlertDefs != nil {
+			e.FieldStart("failedToReplaceAlertDefs")
+			e.ArrStart()
+			for _, elem := range s.FailedToReplaceAlertDefs {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.NotFoundIds != nil {
+			e.FieldStart("notFoundIds")
+			e.ArrStart()
+			for _, elem := range s.NotFoundIds {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.SkippedIds != nil {
+			e.FieldStart("skippedIds")
+			e.ArrStart()
+			for _, elem := range s.SkippedIds {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefBulkReplaced = [4]string{
+	0: "alertDefs",
+	1: "failedToReplaceAlertDefs",
+	2: "notFoundIds",
+	3: "skippedIds",
+}
+
+// Decode decodes AlertDefBulkReplaced from json.
+func (s *AlertDefBulkReplaced) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefBulkReplaced to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "alertDefs":
+			if err := func() error {
+				s.AlertDefs = make([]AlertDef, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDef
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.AlertDefs = append(s.AlertDefs, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"alertDefs\"")
+			}
+		case "failedToReplaceAlertDefs":
+			if err := func() error {
+				s.FailedToReplaceAlertDefs = make([]AlertDefReplaceFailure, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefReplaceFailure
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.FailedToReplaceAlertDefs = append(s.FailedToReplaceAlertDefs, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"failedToReplaceAlertDefs\"")
+			}
+		case "notFoundIds":
+			if err := func() error {
+				s.NotFoundIds = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.NotFoundIds = append(s.NotFoundIds, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"notFoundIds\"")
+			}
+		case "skippedIds":
+			if err := func() error {
+				s.SkippedIds = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.SkippedIds = append(s.SkippedIds, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"skippedIds\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefBulkReplaced")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefBulkReplaced) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefBulkReplaced) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefBurnRateThreshold) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefBurnRateThreshold) encodeFields(e *jx.Encoder) {
+	{
+		if s.Dual.Set {
+			e.FieldStart("dual")
+			s.Dual.Encode(e)
+		}
+	}
+	{
+		if s.Rules != nil {
+			e.FieldStart("rules")
+			e.ArrStart()
+			for _, elem := range s.Rules {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.Single.Set {
+			e.FieldStart("single")
+			s.Single.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefBurnRateThreshold = [3]string{
+	0: "dual",
+	1: "rules",
+	2: "single",
+}
+
+// Decode decodes AlertDefBurnRateThreshold from json.
+func (s *AlertDefBurnRateThreshold) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefBurnRateThreshold to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "dual":
+			if err := func() error {
+				s.Dual.Reset()
+				if err := s.Dual.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"dual\"")
+			}
+		case "rules":
+			if err := func() error {
+				s.Rules = make([]AlertDefSloThresholdRule, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefSloThresholdRule
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Rules = append(s.Rules, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rules\"")
+			}
+		case "single":
+			if err := func() error {
+				s.Single.Reset()
+				if err := s.Single.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"single\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefBurnRateThreshold")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefBurnRateThreshold) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefBurnRateThreshold) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefBurnRateTypeDual) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefBurnRateTypeDual) encodeFields(e *jx.Encoder) {
+	{
+		if s.TimeDuration.Set {
+			e.FieldStart("timeDuration")
+			s.TimeDuration.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefBurnRateTypeDual = [1]string{
+	0: "timeDuration",
+}
+
+// Decode decodes AlertDefBurnRateTypeDual from json.
+func (s *AlertDefBurnRateTypeDual) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefBurnRateTypeDual to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "timeDuration":
+			if err := func() error {
+				s.TimeDuration.Reset()
+				if err := s.TimeDuration.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"timeDuration\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefBurnRateTypeDual")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefBurnRateTypeDual) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefBurnRateTypeDual) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefBurnRateTypeSingle) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefBurnRateTypeSingle) encodeFields(e *jx.Encoder) {
+	{
+		if s.TimeDuration.Set {
+			e.FieldStart("timeDuration")
+			s.TimeDuration.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefBurnRateTypeSingle = [1]string{
+	0: "timeDuration",
+}
+
+// Decode decodes AlertDefBurnRateTypeSingle from json.
+func (s *AlertDefBurnRateTypeSingle) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefBurnRateTypeSingle to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "timeDuration":
+			if err := func() error {
+				s.TimeDuration.Reset()
+				if err := s.TimeDuration.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"timeDuration\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefBurnRateTypeSingle")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefBurnRateTypeSingle) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefBurnRateTypeSingle) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefConnectorConfigField) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefConnectorConfigField) encodeFields(e *jx.Encoder) {
+	{
+		if s.FieldName.Set {
+			e.FieldStart("fieldName")
+			s.FieldName.Encode(e)
+		}
+	}
+	{
+		if s.Template.Set {
+			e.FieldStart("template")
+			s.Template.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefConnectorConfigField = [2]string{
+	0: "fieldName",
+	1: "template",
+}
+
+// Decode decodes AlertDefConnectorConfigField from json.
+func (s *AlertDefConnectorConfigField) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefConnectorConfigField to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "fieldName":
+			if err := func() error {
+				s.FieldName.Reset()
+				if err := s.FieldName.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"fieldName\"")
+			}
+		case "template":
+			if err := func() error {
+				s.Template.Reset()
+				if err := s.Template.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"template\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefConnectorConfigField")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefConnectorConfigField) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefConnectorConfigField) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefCreateFailure) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefCreateFailure) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("index")
+		e.Int32(s.Index)
+	}
+	{
+		e.FieldStart("reason")
+		e.Str(s.Reason)
+	}
+}
+
+var jsonFieldsNameOfAlertDefCreateFailure = [2]string{
+	0: "index",
+	1: "reason",
+}
+
+// Decode decodes AlertDefCreateFailure from json.
+func (s *AlertDefCreateFailure) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefCreateFailure to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "index":
+			requiredBitSet[0] |= 1 << 0
+			if err := func() error {
+				v, err := d.Int32()
+				s.Index = int32(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"index\"")
+			}
+		case "reason":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				v, err := d.Str()
+				s.Reason = string(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"reason\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefCreateFailure")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000011,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfAlertDefCreateFailure) {
+					name = jsonFieldsNameOfAlertDefCreateFailure[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefCreateFailure) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefCreateFailure) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefDataSource) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefDataSource) encodeFields(e *jx.Encoder) {
+	{
+		if s.DataSet.Set {
+			e.FieldStart("dataSet")
+			s.DataSet.Encode(e)
+		}
+	}
+	{
+		if s.DataSpace.Set {
+			e.FieldStart("dataSpace")
+			s.DataSpace.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefDataSource = [2]string{
+	0: "dataSet",
+	1: "dataSpace",
+}
+
+// Decode decodes AlertDefDataSource from json.
+func (s *AlertDefDataSource) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefDataSource to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "dataSet":
+			if err := func() error {
+				s.DataSet.Reset()
+				if err := s.DataSet.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"dataSet\"")
+			}
+		case "dataSpace":
+			if err := func() error {
+				s.DataSpace.Reset()
+				if err := s.DataSpace.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"dataSpace\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefDataSource")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefDataSource) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefDataSource) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefDayOfWeek as json.
+func (s AlertDefDayOfWeek) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefDayOfWeek from json.
+func (s *AlertDefDayOfWeek) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefDayOfWeek to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefDayOfWeek(v) {
+	case AlertDefDayOfWeekDAYOFWEEKMONDAYORUNSPECIFIED:
+		*s = AlertDefDayOfWeekDAYOFWEEKMONDAYORUNSPECIFIED
+	case AlertDefDayOfWeekDAYOFWEEKTUESDAY:
+		*s = AlertDefDayOfWeekDAYOFWEEKTUESDAY
+	case AlertDefDayOfWeekDAYOFWEEKWEDNESDAY:
+		*s = AlertDefDayOfWeekDAYOFWEEKWEDNESDAY
+	case AlertDefDayOfWeekDAYOFWEEKTHURSDAY:
+		*s = AlertDefDayOfWeekDAYOFWEEKTHURSDAY
+	case AlertDefDayOfWeekDAYOFWEEKFRIDAY:
+		*s = AlertDefDayOfWeekDAYOFWEEKFRIDAY
+	case AlertDefDayOfWeekDAYOFWEEKSATURDAY:
+		*s = AlertDefDayOfWeekDAYOFWEEKSATURDAY
+	case AlertDefDayOfWeekDAYOFWEEKSUNDAY:
+		*s = AlertDefDayOfWeekDAYOFWEEKSUNDAY
+	default:
+		*s = AlertDefDayOfWeek(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefDayOfWeek) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefDayOfWeek) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefDownload) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefDownload) encodeFields(e *jx.Encoder) {
+	{
+		e.FieldStart("content")
+		e.Base64(s.Content)
+	}
+	{
+		if s.NotFoundIds != nil {
+			e.FieldStart("notFoundIds")
+			e.ArrStart()
+			for _, elem := range s.NotFoundIds {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefDownload = [2]string{
+	0: "content",
+	1: "notFoundIds",
+}
+
+// Decode decodes AlertDefDownload from json.
+func (s *AlertDefDownload) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefDownload to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "content":
+			if err := func() error {
+				v, err := d.Base64()
+				s.Content = []byte(v)
+				if err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"content\"")
+			}
+		case "notFoundIds":
+			if err := func() error {
+				s.NotFoundIds = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.NotFoundIds = append(s.NotFoundIds, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"notFoundIds\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefDownload")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefDownload) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefDownload) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefDurationUnit as json.
+func (s AlertDefDurationUnit) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefDurationUnit from json.
+func (s *AlertDefDurationUnit) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefDurationUnit to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefDurationUnit(v) {
+	case AlertDefDurationUnitDURATIONUNITUNSPECIFIED:
+		*s = AlertDefDurationUnitDURATIONUNITUNSPECIFIED
+	case AlertDefDurationUnitDURATIONUNITHOURS:
+		*s = AlertDefDurationUnitDURATIONUNITHOURS
+	default:
+		*s = AlertDefDurationUnit(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefDurationUnit) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefDurationUnit) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefEnabledCount) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefEnabledCount) encodeFields(e *jx.Encoder) {
+	{
+		if s.Count.Set {
+			e.FieldStart("count")
+			s.Count.Encode(e)
+		}
+	}
+	{
+		if s.Enabled.Set {
+			e.FieldStart("enabled")
+			s.Enabled.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefEnabledCount = [2]string{
+	0: "count",
+	1: "enabled",
+}
+
+// Decode decodes AlertDefEnabledCount from json.
+func (s *AlertDefEnabledCount) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefEnabledCount to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "count":
+			if err := func() error {
+				s.Count.Reset()
+				if err := s.Count.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"count\"")
+			}
+		case "enabled":
+			if err := func() error {
+				s.Enabled.Reset()
+				if err := s.Enabled.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"enabled\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefEnabledCount")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefEnabledCount) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefEnabledCount) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefEntityLabelCount) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefEntityLabelCount) encodeFields(e *jx.Encoder) {
+	{
+		if s.Count.Set {
+			e.FieldStart("count")
+			s.Count.Encode(e)
+		}
+	}
+	{
+		if s.LabelKey.Set {
+			e.FieldStart("labelKey")
+			s.LabelKey.Encode(e)
+		}
+	}
+	{
+		if s.LabelValue.Set {
+			e.FieldStart("labelValue")
+			s.LabelValue.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefEntityLabelCount = [3]string{
+	0: "count",
+	1: "labelKey",
+	2: "labelValue",
+}
+
+// Decode decodes AlertDefEntityLabelCount from json.
+func (s *AlertDefEntityLabelCount) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefEntityLabelCount to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "count":
+			if err := func() error {
+				s.Count.Reset()
+				if err := s.Count.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"count\"")
+			}
+		case "labelKey":
+			if err := func() error {
+				s.LabelKey.Reset()
+				if err := s.LabelKey.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"labelKey\"")
+			}
+		case "labelValue":
+			if err := func() error {
+				s.LabelValue.Reset()
+				if err := s.LabelValue.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"labelValue\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefEntityLabelCount")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefEntityLabelCount) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefEntityLabelCount) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefErrorBudgetThreshold) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefErrorBudgetThreshold) encodeFields(e *jx.Encoder) {
+	{
+		if s.Rules != nil {
+			e.FieldStart("rules")
+			e.ArrStart()
+			for _, elem := range s.Rules {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefErrorBudgetThreshold = [1]string{
+	0: "rules",
+}
+
+// Decode decodes AlertDefErrorBudgetThreshold from json.
+func (s *AlertDefErrorBudgetThreshold) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefErrorBudgetThreshold to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "rules":
+			if err := func() error {
+				s.Rules = make([]AlertDefSloThresholdRule, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefSloThresholdRule
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Rules = append(s.Rules, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rules\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefErrorBudgetThreshold")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefErrorBudgetThreshold) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefErrorBudgetThreshold) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefFilterCounts) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefFilterCounts) encodeFields(e *jx.Encoder) {
+	{
+		if s.Counts.Set {
+			e.FieldStart("counts")
+			s.Counts.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefFilterCounts = [1]string{
+	0: "counts",
+}
+
+// Decode decodes AlertDefFilterCounts from json.
+func (s *AlertDefFilterCounts) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefFilterCounts to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "counts":
+			if err := func() error {
+				s.Counts.Reset()
+				if err := s.Counts.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"counts\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefFilterCounts")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefFilterCounts) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefFilterCounts) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefFilterCountsByDimension) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefFilterCountsByDimension) encodeFields(e *jx.Encoder) {
+	{
+		if s.EnabledCounts != nil {
+			e.FieldStart("enabledCounts")
+			e.ArrStart()
+			for _, elem := range s.EnabledCounts {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.EntityLabelCounts != nil {
+			e.FieldStart("entityLabelCounts")
+			e.ArrStart()
+			for _, elem := range s.EntityLabelCounts {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.PriorityCounts != nil {
+			e.FieldStart("priorityCounts")
+			e.ArrStart()
+			for _, elem := range s.PriorityCounts {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.StatusCounts != nil {
+			e.FieldStart("statusCounts")
+			e.ArrStart()
+			for _, elem := range s.StatusCounts {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.TypeCounts != nil {
+			e.FieldStart("typeCounts")
+			e.ArrStart()
+			for _, elem := range s.TypeCounts {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefFilterCountsByDimension = [5]string{
+	0: "enabledCounts",
+	1: "entityLabelCounts",
+	2: "priorityCounts",
+	3: "statusCounts",
+	4: "typeCounts",
+}
+
+// Decode decodes AlertDefFilterCountsByDimension from json.
+func (s *AlertDefFilterCountsByDimension) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefFilterCountsByDimension to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "enabledCounts":
+			if err := func() error {
+				s.EnabledCounts = make([]AlertDefEnabledCount, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefEnabledCount
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.EnabledCounts = append(s.EnabledCounts, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"enabledCounts\"")
+			}
+		case "entityLabelCounts":
+			if err := func() error {
+				s.EntityLabelCounts = make([]AlertDefEntityLabelCount, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefEntityLabelCount
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.EntityLabelCounts = append(s.EntityLabelCounts, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"entityLabelCounts\"")
+			}
+		case "priorityCounts":
+			if err := func() error {
+				s.PriorityCounts = make([]AlertDefPriorityCount, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefPriorityCount
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.PriorityCounts = append(s.PriorityCounts, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"priorityCounts\"")
+			}
+		case "statusCounts":
+			if err := func() error {
+				s.StatusCounts = make([]AlertDefStatusCount, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefStatusCount
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.StatusCounts = append(s.StatusCounts, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"statusCounts\"")
+			}
+		case "typeCounts":
+			if err := func() error {
+				s.TypeCounts = make([]AlertDefTypeCount, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefTypeCount
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.TypeCounts = append(s.TypeCounts, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"typeCounts\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefFilterCountsByDimension")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefFilterCountsByDimension) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefFilterCountsByDimension) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefFlowStages) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefFlowStages) encodeFields(e *jx.Encoder) {
+	{
+		if s.FlowStagesGroups.Set {
+			e.FieldStart("flowStagesGroups")
+			s.FlowStagesGroups.Encode(e)
+		}
+	}
+	{
+		if s.TimeframeMs.Set {
+			e.FieldStart("timeframeMs")
+			s.TimeframeMs.Encode(e)
+		}
+	}
+	{
+		if s.TimeframeType.Set {
+			e.FieldStart("timeframeType")
+			s.TimeframeType.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefFlowStages = [3]string{
+	0: "flowStagesGroups",
+	1: "timeframeMs",
+	2: "timeframeType",
+}
+
+// Decode decodes AlertDefFlowStages from json.
+func (s *AlertDefFlowStages) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefFlowStages to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "flowStagesGroups":
+			if err := func() error {
+				s.FlowStagesGroups.Reset()
+				if err := s.FlowStagesGroups.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"flowStagesGroups\"")
+			}
+		case "timeframeMs":
+			if err := func() error {
+				s.TimeframeMs.Reset()
+				if err := s.TimeframeMs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"timeframeMs\"")
+			}
+		case "timeframeType":
+			if err := func() error {
+				s.TimeframeType.Reset()
+				if err := s.TimeframeType.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"timeframeType\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefFlowStages")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefFlowStages) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefFlowStages) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefFlowStagesGroup) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefFlowStagesGroup) encodeFields(e *jx.Encoder) {
+	{
+		if s.AlertDefs != nil {
+			e.FieldStart("alertDefs")
+			e.ArrStart()
+			for _, elem := range s.AlertDefs {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.AlertsOp.Set {
+			e.FieldStart("alertsOp")
+			s.AlertsOp.Encode(e)
+		}
+	}
+	{
+		if s.NextOp.Set {
+			e.FieldStart("nextOp")
+			s.NextOp.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefFlowStagesGroup = [3]string{
+	0: "alertDefs",
+	1: "alertsOp",
+	2: "nextOp",
+}
+
+// Decode decodes AlertDefFlowStagesGroup from json.
+func (s *AlertDefFlowStagesGroup) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefFlowStagesGroup to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "alertDefs":
+			if err := func() error {
+				s.AlertDefs = make([]AlertDefFlowStagesGroupsAlertDefs, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefFlowStagesGroupsAlertDefs
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.AlertDefs = append(s.AlertDefs, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"alertDefs\"")
+			}
+		case "alertsOp":
+			if err := func() error {
+				s.AlertsOp.Reset()
+				if err := s.AlertsOp.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"alertsOp\"")
+			}
+		case "nextOp":
+			if err := func() error {
+				s.NextOp.Reset()
+				if err := s.NextOp.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"nextOp\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefFlowStagesGroup")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefFlowStagesGroup) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefFlowStagesGroup) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefFlowStagesGroups) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefFlowStagesGroups) encodeFields(e *jx.Encoder) {
+	{
+		if s.Groups != nil {
+			e.FieldStart("groups")
+			e.ArrStart()
+			for _, elem := range s.Groups {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefFlowStagesGroups = [1]string{
+	0: "groups",
+}
+
+// Decode decodes AlertDefFlowStagesGroups from json.
+func (s *AlertDefFlowStagesGroups) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefFlowStagesGroups to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "groups":
+			if err := func() error {
+				s.Groups = make([]AlertDefFlowStagesGroup, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefFlowStagesGroup
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Groups = append(s.Groups, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"groups\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefFlowStagesGroups")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefFlowStagesGroups) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefFlowStagesGroups) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefFlowStagesGroupsAlertDefs) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefFlowStagesGroupsAlertDefs) encodeFields(e *jx.Encoder) {
+	{
+		if s.ID.Set {
+			e.FieldStart("id")
+			s.ID.Encode(e)
+		}
+	}
+	{
+		if s.Not.Set {
+			e.FieldStart("not")
+			s.Not.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefFlowStagesGroupsAlertDefs = [2]string{
+	0: "id",
+	1: "not",
+}
+
+// Decode decodes AlertDefFlowStagesGroupsAlertDefs from json.
+func (s *AlertDefFlowStagesGroupsAlertDefs) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefFlowStagesGroupsAlertDefs to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "id":
+			if err := func() error {
+				s.ID.Reset()
+				if err := s.ID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		case "not":
+			if err := func() error {
+				s.Not.Reset()
+				if err := s.Not.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"not\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefFlowStagesGroupsAlertDefs")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefFlowStagesGroupsAlertDefs) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefFlowStagesGroupsAlertDefs) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefFlowType) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefFlowType) encodeFields(e *jx.Encoder) {
+	{
+		if s.EnforceSuppression.Set {
+			e.FieldStart("enforceSuppression")
+			s.EnforceSuppression.Encode(e)
+		}
+	}
+	{
+		if s.Stages != nil {
+			e.FieldStart("stages")
+			e.ArrStart()
+			for _, elem := range s.Stages {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefFlowType = [2]string{
+	0: "enforceSuppression",
+	1: "stages",
+}
+
+// Decode decodes AlertDefFlowType from json.
+func (s *AlertDefFlowType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefFlowType to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "enforceSuppression":
+			if err := func() error {
+				s.EnforceSuppression.Reset()
+				if err := s.EnforceSuppression.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"enforceSuppression\"")
+			}
+		case "stages":
+			if err := func() error {
+				s.Stages = make([]AlertDefFlowStages, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefFlowStages
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Stages = append(s.Stages, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"stages\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefFlowType")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefFlowType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefFlowType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefIncidentSettings) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefIncidentSettings) encodeFields(e *jx.Encoder) {
+	{
+		if s.Minutes.Set {
+			e.FieldStart("minutes")
+			s.Minutes.Encode(e)
+		}
+	}
+	{
+		if s.NotifyOn.Set {
+			e.FieldStart("notifyOn")
+			s.NotifyOn.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefIncidentSettings = [2]string{
+	0: "minutes",
+	1: "notifyOn",
+}
+
+// Decode decodes AlertDefIncidentSettings from json.
+func (s *AlertDefIncidentSettings) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefIncidentSettings to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "minutes":
+			if err := func() error {
+				s.Minutes.Reset()
+				if err := s.Minutes.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"minutes\"")
+			}
+		case "notifyOn":
+			if err := func() error {
+				s.NotifyOn.Reset()
+				if err := s.NotifyOn.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"notifyOn\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefIncidentSettings")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefIncidentSettings) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefIncidentSettings) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefIntegrationType) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefIntegrationType) encodeFields(e *jx.Encoder) {
+	{
+		if s.IntegrationId.Set {
+			e.FieldStart("integrationId")
+			s.IntegrationId.Encode(e)
+		}
+	}
+	{
+		if s.Recipients.Set {
+			e.FieldStart("recipients")
+			s.Recipients.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefIntegrationType = [2]string{
+	0: "integrationId",
+	1: "recipients",
+}
+
+// Decode decodes AlertDefIntegrationType from json.
+func (s *AlertDefIntegrationType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefIntegrationType to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "integrationId":
+			if err := func() error {
+				s.IntegrationId.Reset()
+				if err := s.IntegrationId.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"integrationId\"")
+			}
+		case "recipients":
+			if err := func() error {
+				s.Recipients.Reset()
+				if err := s.Recipients.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"recipients\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefIntegrationType")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefIntegrationType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefIntegrationType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLabelFilterType) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLabelFilterType) encodeFields(e *jx.Encoder) {
+	{
+		if s.Operation.Set {
+			e.FieldStart("operation")
+			s.Operation.Encode(e)
+		}
+	}
+	{
+		if s.Value.Set {
+			e.FieldStart("value")
+			s.Value.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLabelFilterType = [2]string{
+	0: "operation",
+	1: "value",
+}
+
+// Decode decodes AlertDefLabelFilterType from json.
+func (s *AlertDefLabelFilterType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLabelFilterType to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "operation":
+			if err := func() error {
+				s.Operation.Reset()
+				if err := s.Operation.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"operation\"")
+			}
+		case "value":
+			if err := func() error {
+				s.Value.Reset()
+				if err := s.Value.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"value\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLabelFilterType")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLabelFilterType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLabelFilterType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLabelFilters) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLabelFilters) encodeFields(e *jx.Encoder) {
+	{
+		if s.ApplicationName != nil {
+			e.FieldStart("applicationName")
+			e.ArrStart()
+			for _, elem := range s.ApplicationName {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.Severities != nil {
+			e.FieldStart("severities")
+			e.ArrStart()
+			for _, elem := range s.Severities {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.SubsystemName != nil {
+			e.FieldStart("subsystemName")
+			e.ArrStart()
+			for _, elem := range s.SubsystemName {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLabelFilters = [3]string{
+	0: "applicationName",
+	1: "severities",
+	2: "subsystemName",
+}
+
+// Decode decodes AlertDefLabelFilters from json.
+func (s *AlertDefLabelFilters) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLabelFilters to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "applicationName":
+			if err := func() error {
+				s.ApplicationName = make([]AlertDefLabelFilterType, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefLabelFilterType
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.ApplicationName = append(s.ApplicationName, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"applicationName\"")
+			}
+		case "severities":
+			if err := func() error {
+				s.Severities = make([]AlertDefLogSeverity, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefLogSeverity
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Severities = append(s.Severities, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"severities\"")
+			}
+		case "subsystemName":
+			if err := func() error {
+				s.SubsystemName = make([]AlertDefLabelFilterType, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefLabelFilterType
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.SubsystemName = append(s.SubsystemName, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"subsystemName\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLabelFilters")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLabelFilters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLabelFilters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefList) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefList) encodeFields(e *jx.Encoder) {
+	{
+		if s.Access.Set {
+			e.FieldStart("access")
+			s.Access.Encode(e)
+		}
+	}
+	{
+		if s.AlertDefs != nil {
+			e.FieldStart("alertDefs")
+			e.ArrStart()
+			for _, elem := range s.AlertDefs {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.Pagination.Set {
+			e.FieldStart("pagination")
+			s.Pagination.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefList = [3]string{
+	0: "access",
+	1: "alertDefs",
+	2: "pagination",
+}
+
+// Decode decodes AlertDefList from json.
+func (s *AlertDefList) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefList to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "access":
+			if err := func() error {
+				s.Access.Reset()
+				if err := s.Access.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"access\"")
+			}
+		case "alertDefs":
+			if err := func() error {
+				s.AlertDefs = make([]AlertDef, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDef
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.AlertDefs = append(s.AlertDefs, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"alertDefs\"")
+			}
+		case "pagination":
+			if err := func() error {
+				s.Pagination.Reset()
+				if err := s.Pagination.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"pagination\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefList")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefList) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefList) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s AlertDefListAccess) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields implements json.Marshaler.
+func (s AlertDefListAccess) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
+
+		elem.Encode(e)
+	}
+}
+
+// Decode decodes AlertDefListAccess from json.
+func (s *AlertDefListAccess) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefListAccess to nil")
+	}
+	m := s.init()
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		var elem AlertDefAccess
+		if err := func() error {
+			if err := elem.Decode(d); err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
+		}
+		m[string(k)] = elem
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefListAccess")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefListAccess) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefListAccess) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogFilterOperationType as json.
+func (s AlertDefLogFilterOperationType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefLogFilterOperationType from json.
+func (s *AlertDefLogFilterOperationType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogFilterOperationType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefLogFilterOperationType(v) {
+	case AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPEISORUNSPECIFIED:
+		*s = AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPEISORUNSPECIFIED
+	case AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPEINCLUDES:
+		*s = AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPEINCLUDES
+	case AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPEENDSWITH:
+		*s = AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPEENDSWITH
+	case AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPESTARTSWITH:
+		*s = AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPESTARTSWITH
+	default:
+		*s = AlertDefLogFilterOperationType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefLogFilterOperationType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogFilterOperationType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogSeverity as json.
+func (s AlertDefLogSeverity) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefLogSeverity from json.
+func (s *AlertDefLogSeverity) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogSeverity to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefLogSeverity(v) {
+	case AlertDefLogSeverityLOGSEVERITYVERBOSEUNSPECIFIED:
+		*s = AlertDefLogSeverityLOGSEVERITYVERBOSEUNSPECIFIED
+	case AlertDefLogSeverityLOGSEVERITYDEBUG:
+		*s = AlertDefLogSeverityLOGSEVERITYDEBUG
+	case AlertDefLogSeverityLOGSEVERITYINFO:
+		*s = AlertDefLogSeverityLOGSEVERITYINFO
+	case AlertDefLogSeverityLOGSEVERITYWARNING:
+		*s = AlertDefLogSeverityLOGSEVERITYWARNING
+	case AlertDefLogSeverityLOGSEVERITYERROR:
+		*s = AlertDefLogSeverityLOGSEVERITYERROR
+	case AlertDefLogSeverityLOGSEVERITYCRITICAL:
+		*s = AlertDefLogSeverityLOGSEVERITYCRITICAL
+	default:
+		*s = AlertDefLogSeverity(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefLogSeverity) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogSeverity) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsAnomalyCondition) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsAnomalyCondition) encodeFields(e *jx.Encoder) {
+	{
+		if s.ConditionType.Set {
+			e.FieldStart("conditionType")
+			s.ConditionType.Encode(e)
+		}
+	}
+	{
+		if s.MinimumThreshold.Set {
+			e.FieldStart("minimumThreshold")
+			s.MinimumThreshold.Encode(e)
+		}
+	}
+	{
+		if s.TimeWindow.Set {
+			e.FieldStart("timeWindow")
+			s.TimeWindow.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsAnomalyCondition = [3]string{
+	0: "conditionType",
+	1: "minimumThreshold",
+	2: "timeWindow",
+}
+
+// Decode decodes AlertDefLogsAnomalyCondition from json.
+func (s *AlertDefLogsAnomalyCondition) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsAnomalyCondition to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "conditionType":
+			if err := func() error {
+				s.ConditionType.Reset()
+				if err := s.ConditionType.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"conditionType\"")
+			}
+		case "minimumThreshold":
+			if err := func() error {
+				s.MinimumThreshold.Reset()
+				if err := s.MinimumThreshold.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"minimumThreshold\"")
+			}
+		case "timeWindow":
+			if err := func() error {
+				s.TimeWindow.Reset()
+				if err := s.TimeWindow.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"timeWindow\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsAnomalyCondition")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsAnomalyCondition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsAnomalyCondition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsAnomalyConditionType as json.
+func (s AlertDefLogsAnomalyConditionType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefLogsAnomalyConditionType from json.
+func (s *AlertDefLogsAnomalyConditionType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsAnomalyConditionType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefLogsAnomalyConditionType(v) {
+	case AlertDefLogsAnomalyConditionTypeLOGSANOMALYCONDITIONTYPEMORETHANUSUALORUNSPECIFIED:
+		*s = AlertDefLogsAnomalyConditionTypeLOGSANOMALYCONDITIONTYPEMORETHANUSUALORUNSPECIFIED
+	default:
+		*s = AlertDefLogsAnomalyConditionType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefLogsAnomalyConditionType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsAnomalyConditionType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsAnomalyRule) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsAnomalyRule) encodeFields(e *jx.Encoder) {
+	{
+		if s.Condition.Set {
+			e.FieldStart("condition")
+			s.Condition.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsAnomalyRule = [1]string{
+	0: "condition",
+}
+
+// Decode decodes AlertDefLogsAnomalyRule from json.
+func (s *AlertDefLogsAnomalyRule) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsAnomalyRule to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "condition":
+			if err := func() error {
+				s.Condition.Reset()
+				if err := s.Condition.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"condition\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsAnomalyRule")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsAnomalyRule) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsAnomalyRule) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsAnomalyType) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsAnomalyType) encodeFields(e *jx.Encoder) {
+	{
+		if s.AnomalyAlertSettings.Set {
+			e.FieldStart("anomalyAlertSettings")
+			s.AnomalyAlertSettings.Encode(e)
+		}
+	}
+	{
+		if s.EvaluationDelayMs.Set {
+			e.FieldStart("evaluationDelayMs")
+			s.EvaluationDelayMs.Encode(e)
+		}
+	}
+	{
+		if s.LogsFilter.Set {
+			e.FieldStart("logsFilter")
+			s.LogsFilter.Encode(e)
+		}
+	}
+	{
+		if s.NotificationPayloadFilter != nil {
+			e.FieldStart("notificationPayloadFilter")
+			e.ArrStart()
+			for _, elem := range s.NotificationPayloadFilter {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.Rules != nil {
+			e.FieldStart("rules")
+			e.ArrStart()
+			for _, elem := range s.Rules {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsAnomalyType = [5]string{
+	0: "anomalyAlertSettings",
+	1: "evaluationDelayMs",
+	2: "logsFilter",
+	3: "notificationPayloadFilter",
+	4: "rules",
+}
+
+// Decode decodes AlertDefLogsAnomalyType from json.
+func (s *AlertDefLogsAnomalyType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsAnomalyType to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "anomalyAlertSettings":
+			if err := func() error {
+				s.AnomalyAlertSettings.Reset()
+				if err := s.AnomalyAlertSettings.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"anomalyAlertSettings\"")
+			}
+		case "evaluationDelayMs":
+			if err := func() error {
+				s.EvaluationDelayMs.Reset()
+				if err := s.EvaluationDelayMs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"evaluationDelayMs\"")
+			}
+		case "logsFilter":
+			if err := func() error {
+				s.LogsFilter.Reset()
+				if err := s.LogsFilter.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"logsFilter\"")
+			}
+		case "notificationPayloadFilter":
+			if err := func() error {
+				s.NotificationPayloadFilter = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.NotificationPayloadFilter = append(s.NotificationPayloadFilter, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"notificationPayloadFilter\"")
+			}
+		case "rules":
+			if err := func() error {
+				s.Rules = make([]AlertDefLogsAnomalyRule, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefLogsAnomalyRule
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Rules = append(s.Rules, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rules\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsAnomalyType")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsAnomalyType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsAnomalyType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsFilter) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsFilter) encodeFields(e *jx.Encoder) {
+	{
+		if s.SimpleFilter.Set {
+			e.FieldStart("simpleFilter")
+			s.SimpleFilter.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsFilter = [1]string{
+	0: "simpleFilter",
+}
+
+// Decode decodes AlertDefLogsFilter from json.
+func (s *AlertDefLogsFilter) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsFilter to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "simpleFilter":
+			if err := func() error {
+				s.SimpleFilter.Reset()
+				if err := s.SimpleFilter.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"simpleFilter\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsFilter")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsFilter) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsFilter) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsImmediateType) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsImmediateType) encodeFields(e *jx.Encoder) {
+	{
+		if s.LogsFilter.Set {
+			e.FieldStart("logsFilter")
+			s.LogsFilter.Encode(e)
+		}
+	}
+	{
+		if s.NotificationPayloadFilter != nil {
+			e.FieldStart("notificationPayloadFilter")
+			e.ArrStart()
+			for _, elem := range s.NotificationPayloadFilter {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsImmediateType = [2]string{
+	0: "logsFilter",
+	1: "notificationPayloadFilter",
+}
+
+// Decode decodes AlertDefLogsImmediateType from json.
+func (s *AlertDefLogsImmediateType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsImmediateType to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "logsFilter":
+			if err := func() error {
+				s.LogsFilter.Reset()
+				if err := s.LogsFilter.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"logsFilter\"")
+			}
+		case "notificationPayloadFilter":
+			if err := func() error {
+				s.NotificationPayloadFilter = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.NotificationPayloadFilter = append(s.NotificationPayloadFilter, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"notificationPayloadFilter\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsImmediateType")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsImmediateType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsImmediateType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsNewValueCondition) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsNewValueCondition) encodeFields(e *jx.Encoder) {
+	{
+		if s.KeypathToTrack.Set {
+			e.FieldStart("keypathToTrack")
+			s.KeypathToTrack.Encode(e)
+		}
+	}
+	{
+		if s.TimeWindow.Set {
+			e.FieldStart("timeWindow")
+			s.TimeWindow.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsNewValueCondition = [2]string{
+	0: "keypathToTrack",
+	1: "timeWindow",
+}
+
+// Decode decodes AlertDefLogsNewValueCondition from json.
+func (s *AlertDefLogsNewValueCondition) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsNewValueCondition to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "keypathToTrack":
+			if err := func() error {
+				s.KeypathToTrack.Reset()
+				if err := s.KeypathToTrack.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"keypathToTrack\"")
+			}
+		case "timeWindow":
+			if err := func() error {
+				s.TimeWindow.Reset()
+				if err := s.TimeWindow.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"timeWindow\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsNewValueCondition")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsNewValueCondition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsNewValueCondition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsNewValueRule) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsNewValueRule) encodeFields(e *jx.Encoder) {
+	{
+		if s.Condition.Set {
+			e.FieldStart("condition")
+			s.Condition.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsNewValueRule = [1]string{
+	0: "condition",
+}
+
+// Decode decodes AlertDefLogsNewValueRule from json.
+func (s *AlertDefLogsNewValueRule) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsNewValueRule to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "condition":
+			if err := func() error {
+				s.Condition.Reset()
+				if err := s.Condition.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"condition\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsNewValueRule")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsNewValueRule) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsNewValueRule) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsNewValueTimeWindow) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsNewValueTimeWindow) encodeFields(e *jx.Encoder) {
+	{
+		if s.LogsNewValueTimeWindowSpecificValue.Set {
+			e.FieldStart("logsNewValueTimeWindowSpecificValue")
+			s.LogsNewValueTimeWindowSpecificValue.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsNewValueTimeWindow = [1]string{
+	0: "logsNewValueTimeWindowSpecificValue",
+}
+
+// Decode decodes AlertDefLogsNewValueTimeWindow from json.
+func (s *AlertDefLogsNewValueTimeWindow) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsNewValueTimeWindow to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "logsNewValueTimeWindowSpecificValue":
+			if err := func() error {
+				s.LogsNewValueTimeWindowSpecificValue.Reset()
+				if err := s.LogsNewValueTimeWindowSpecificValue.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"logsNewValueTimeWindowSpecificValue\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsNewValueTimeWindow")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsNewValueTimeWindow) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsNewValueTimeWindow) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsNewValueTimeWindowValue as json.
+func (s AlertDefLogsNewValueTimeWindowValue) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefLogsNewValueTimeWindowValue from json.
+func (s *AlertDefLogsNewValueTimeWindowValue) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsNewValueTimeWindowValue to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefLogsNewValueTimeWindowValue(v) {
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS12ORUNSPECIFIED:
+		*s = AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS12ORUNSPECIFIED
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS24:
+		*s = AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS24
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS48:
+		*s = AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS48
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS72:
+		*s = AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS72
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEWEEK1:
+		*s = AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEWEEK1
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEMONTH1:
+		*s = AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEMONTH1
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEMONTHS2:
+		*s = AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEMONTHS2
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEMONTHS3:
+		*s = AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEMONTHS3
+	default:
+		*s = AlertDefLogsNewValueTimeWindowValue(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefLogsNewValueTimeWindowValue) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsNewValueTimeWindowValue) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsNewValueType) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsNewValueType) encodeFields(e *jx.Encoder) {
+	{
+		if s.LogsFilter.Set {
+			e.FieldStart("logsFilter")
+			s.LogsFilter.Encode(e)
+		}
+	}
+	{
+		if s.NotificationPayloadFilter != nil {
+			e.FieldStart("notificationPayloadFilter")
+			e.ArrStart()
+			for _, elem := range s.NotificationPayloadFilter {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.Rules != nil {
+			e.FieldStart("rules")
+			e.ArrStart()
+			for _, elem := range s.Rules {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsNewValueType = [3]string{
+	0: "logsFilter",
+	1: "notificationPayloadFilter",
+	2: "rules",
+}
+
+// Decode decodes AlertDefLogsNewValueType from json.
+func (s *AlertDefLogsNewValueType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsNewValueType to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "logsFilter":
+			if err := func() error {
+				s.LogsFilter.Reset()
+				if err := s.LogsFilter.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"logsFilter\"")
+			}
+		case "notificationPayloadFilter":
+			if err := func() error {
+				s.NotificationPayloadFilter = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.NotificationPayloadFilter = append(s.NotificationPayloadFilter, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"notificationPayloadFilter\"")
+			}
+		case "rules":
+			if err := func() error {
+				s.Rules = make([]AlertDefLogsNewValueRule, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefLogsNewValueRule
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Rules = append(s.Rules, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rules\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsNewValueType")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsNewValueType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsNewValueType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsRatioCondition) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsRatioCondition) encodeFields(e *jx.Encoder) {
+	{
+		if s.ConditionType.Set {
+			e.FieldStart("conditionType")
+			s.ConditionType.Encode(e)
+		}
+	}
+	{
+		if s.Threshold.Set {
+			e.FieldStart("threshold")
+			s.Threshold.Encode(e)
+		}
+	}
+	{
+		if s.TimeWindow.Set {
+			e.FieldStart("timeWindow")
+			s.TimeWindow.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsRatioCondition = [3]string{
+	0: "conditionType",
+	1: "threshold",
+	2: "timeWindow",
+}
+
+// Decode decodes AlertDefLogsRatioCondition from json.
+func (s *AlertDefLogsRatioCondition) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsRatioCondition to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "conditionType":
+			if err := func() error {
+				s.ConditionType.Reset()
+				if err := s.ConditionType.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"conditionType\"")
+			}
+		case "threshold":
+			if err := func() error {
+				s.Threshold.Reset()
+				if err := s.Threshold.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"threshold\"")
+			}
+		case "timeWindow":
+			if err := func() error {
+				s.TimeWindow.Reset()
+				if err := s.TimeWindow.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"timeWindow\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsRatioCondition")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsRatioCondition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsRatioCondition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsRatioConditionType as json.
+func (s AlertDefLogsRatioConditionType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefLogsRatioConditionType from json.
+func (s *AlertDefLogsRatioConditionType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsRatioConditionType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefLogsRatioConditionType(v) {
+	case AlertDefLogsRatioConditionTypeLOGSRATIOCONDITIONTYPEMORETHANORUNSPECIFIED:
+		*s = AlertDefLogsRatioConditionTypeLOGSRATIOCONDITIONTYPEMORETHANORUNSPECIFIED
+	case AlertDefLogsRatioConditionTypeLOGSRATIOCONDITIONTYPELESSTHAN:
+		*s = AlertDefLogsRatioConditionTypeLOGSRATIOCONDITIONTYPELESSTHAN
+	default:
+		*s = AlertDefLogsRatioConditionType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefLogsRatioConditionType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsRatioConditionType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsRatioGroupByFor as json.
+func (s AlertDefLogsRatioGroupByFor) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefLogsRatioGroupByFor from json.
+func (s *AlertDefLogsRatioGroupByFor) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsRatioGroupByFor to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefLogsRatioGroupByFor(v) {
+	case AlertDefLogsRatioGroupByForLOGSRATIOGROUPBYFORBOTHORUNSPECIFIED:
+		*s = AlertDefLogsRatioGroupByForLOGSRATIOGROUPBYFORBOTHORUNSPECIFIED
+	case AlertDefLogsRatioGroupByForLOGSRATIOGROUPBYFORNUMERATORONLY:
+		*s = AlertDefLogsRatioGroupByForLOGSRATIOGROUPBYFORNUMERATORONLY
+	case AlertDefLogsRatioGroupByForLOGSRATIOGROUPBYFORDENUMERATORONLY:
+		*s = AlertDefLogsRatioGroupByForLOGSRATIOGROUPBYFORDENUMERATORONLY
+	default:
+		*s = AlertDefLogsRatioGroupByFor(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefLogsRatioGroupByFor) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsRatioGroupByFor) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsRatioRules) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsRatioRules) encodeFields(e *jx.Encoder) {
+	{
+		if s.Condition.Set {
+			e.FieldStart("condition")
+			s.Condition.Encode(e)
+		}
+	}
+	{
+		if s.Override.Set {
+			e.FieldStart("override")
+			s.Override.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsRatioRules = [2]string{
+	0: "condition",
+	1: "override",
+}
+
+// Decode decodes AlertDefLogsRatioRules from json.
+func (s *AlertDefLogsRatioRules) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsRatioRules to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "condition":
+			if err := func() error {
+				s.Condition.Reset()
+				if err := s.Condition.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"condition\"")
+			}
+		case "override":
+			if err := func() error {
+				s.Override.Reset()
+				if err := s.Override.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"override\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsRatioRules")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsRatioRules) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsRatioRules) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsRatioThresholdType) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsRatioThresholdType) encodeFields(e *jx.Encoder) {
+	{
+		if s.Denominator.Set {
+			e.FieldStart("denominator")
+			s.Denominator.Encode(e)
+		}
+	}
+	{
+		if s.DenominatorAlias.Set {
+			e.FieldStart("denominatorAlias")
+			s.DenominatorAlias.Encode(e)
+		}
+	}
+	{
+		if s.EvaluationDelayMs.Set {
+			e.FieldStart("evaluationDelayMs")
+			s.EvaluationDelayMs.Encode(e)
+		}
+	}
+	{
+		if s.GroupByFor.Set {
+			e.FieldStart("groupByFor")
+			s.GroupByFor.Encode(e)
+		}
+	}
+	{
+		if s.IgnoreInfinity.Set {
+			e.FieldStart("ignoreInfinity")
+			s.IgnoreInfinity.Encode(e)
+		}
+	}
+	{
+		if s.NotificationPayloadFilter != nil {
+			e.FieldStart("notificationPayloadFilter")
+			e.ArrStart()
+			for _, elem := range s.NotificationPayloadFilter {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.Numerator.Set {
+			e.FieldStart("numerator")
+			s.Numerator.Encode(e)
+		}
+	}
+	{
+		if s.NumeratorAlias.Set {
+			e.FieldStart("numeratorAlias")
+			s.NumeratorAlias.Encode(e)
+		}
+	}
+	{
+		if s.Rules != nil {
+			e.FieldStart("rules")
+			e.ArrStart()
+			for _, elem := range s.Rules {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.UndetectedValuesManagement.Set {
+			e.FieldStart("undetectedValuesManagement")
+			s.UndetectedValuesManagement.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsRatioThresholdType = [10]string{
+	0: "denominator",
+	1: "denominatorAlias",
+	2: "evaluationDelayMs",
+	3: "groupByFor",
+	4: "ignoreInfinity",
+	5: "notificationPayloadFilter",
+	6: "numerator",
+	7: "numeratorAlias",
+	8: "rules",
+	9: "undetectedValuesManagement",
+}
+
+// Decode decodes AlertDefLogsRatioThresholdType from json.
+func (s *AlertDefLogsRatioThresholdType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsRatioThresholdType to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "denominator":
+			if err := func() error {
+				s.Denominator.Reset()
+				if err := s.Denominator.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"denominator\"")
+			}
+		case "denominatorAlias":
+			if err := func() error {
+				s.DenominatorAlias.Reset()
+				if err := s.DenominatorAlias.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"denominatorAlias\"")
+			}
+		case "evaluationDelayMs":
+			if err := func() error {
+				s.EvaluationDelayMs.Reset()
+				if err := s.EvaluationDelayMs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"evaluationDelayMs\"")
+			}
+		case "groupByFor":
+			if err := func() error {
+				s.GroupByFor.Reset()
+				if err := s.GroupByFor.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"groupByFor\"")
+			}
+		case "ignoreInfinity":
+			if err := func() error {
+				s.IgnoreInfinity.Reset()
+				if err := s.IgnoreInfinity.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"ignoreInfinity\"")
+			}
+		case "notificationPayloadFilter":
+			if err := func() error {
+				s.NotificationPayloadFilter = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.NotificationPayloadFilter = append(s.NotificationPayloadFilter, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"notificationPayloadFilter\"")
+			}
+		case "numerator":
+			if err := func() error {
+				s.Numerator.Reset()
+				if err := s.Numerator.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"numerator\"")
+			}
+		case "numeratorAlias":
+			if err := func() error {
+				s.NumeratorAlias.Reset()
+				if err := s.NumeratorAlias.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"numeratorAlias\"")
+			}
+		case "rules":
+			if err := func() error {
+				s.Rules = make([]AlertDefLogsRatioRules, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefLogsRatioRules
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Rules = append(s.Rules, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rules\"")
+			}
+		case "undetectedValuesManagement":
+			if err := func() error {
+				s.UndetectedValuesManagement.Reset()
+				if err := s.UndetectedValuesManagement.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"undetectedValuesManagement\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsRatioThresholdType")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsRatioThresholdType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsRatioThresholdType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsRatioTimeWindow) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsRatioTimeWindow) encodeFields(e *jx.Encoder) {
+	{
+		if s.LogsRatioTimeWindowSpecificValue.Set {
+			e.FieldStart("logsRatioTimeWindowSpecificValue")
+			s.LogsRatioTimeWindowSpecificValue.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsRatioTimeWindow = [1]string{
+	0: "logsRatioTimeWindowSpecificValue",
+}
+
+// Decode decodes AlertDefLogsRatioTimeWindow from json.
+func (s *AlertDefLogsRatioTimeWindow) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsRatioTimeWindow to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "logsRatioTimeWindowSpecificValue":
+			if err := func() error {
+				s.LogsRatioTimeWindowSpecificValue.Reset()
+				if err := s.LogsRatioTimeWindowSpecificValue.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"logsRatioTimeWindowSpecificValue\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsRatioTimeWindow")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsRatioTimeWindow) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsRatioTimeWindow) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsRatioTimeWindowValue as json.
+func (s AlertDefLogsRatioTimeWindowValue) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefLogsRatioTimeWindowValue from json.
+func (s *AlertDefLogsRatioTimeWindowValue) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsRatioTimeWindowValue to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefLogsRatioTimeWindowValue(v) {
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES5ORUNSPECIFIED:
+		*s = AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES5ORUNSPECIFIED
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES10:
+		*s = AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES10
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES15:
+		*s = AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES15
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES30:
+		*s = AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES30
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOUR1:
+		*s = AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOUR1
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS2:
+		*s = AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS2
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS4:
+		*s = AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS4
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS6:
+		*s = AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS6
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS12:
+		*s = AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS12
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS24:
+		*s = AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS24
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS36:
+		*s = AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS36
+	default:
+		*s = AlertDefLogsRatioTimeWindowValue(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefLogsRatioTimeWindowValue) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsRatioTimeWindowValue) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsSimpleFilter) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsSimpleFilter) encodeFields(e *jx.Encoder) {
+	{
+		if s.LabelFilters.Set {
+			e.FieldStart("labelFilters")
+			s.LabelFilters.Encode(e)
+		}
+	}
+	{
+		if s.LuceneQuery.Set {
+			e.FieldStart("luceneQuery")
+			s.LuceneQuery.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsSimpleFilter = [2]string{
+	0: "labelFilters",
+	1: "luceneQuery",
+}
+
+// Decode decodes AlertDefLogsSimpleFilter from json.
+func (s *AlertDefLogsSimpleFilter) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsSimpleFilter to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "labelFilters":
+			if err := func() error {
+				s.LabelFilters.Reset()
+				if err := s.LabelFilters.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"labelFilters\"")
+			}
+		case "luceneQuery":
+			if err := func() error {
+				s.LuceneQuery.Reset()
+				if err := s.LuceneQuery.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"luceneQuery\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsSimpleFilter")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsSimpleFilter) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsSimpleFilter) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsThresholdCondition) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsThresholdCondition) encodeFields(e *jx.Encoder) {
+	{
+		if s.ConditionType.Set {
+			e.FieldStart("conditionType")
+			s.ConditionType.Encode(e)
+		}
+	}
+	{
+		if s.Threshold.Set {
+			e.FieldStart("threshold")
+			s.Threshold.Encode(e)
+		}
+	}
+	{
+		if s.TimeWindow.Set {
+			e.FieldStart("timeWindow")
+			s.TimeWindow.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsThresholdCondition = [3]string{
+	0: "conditionType",
+	1: "threshold",
+	2: "timeWindow",
+}
+
+// Decode decodes AlertDefLogsThresholdCondition from json.
+func (s *AlertDefLogsThresholdCondition) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsThresholdCondition to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "conditionType":
+			if err := func() error {
+				s.ConditionType.Reset()
+				if err := s.ConditionType.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"conditionType\"")
+			}
+		case "threshold":
+			if err := func() error {
+				s.Threshold.Reset()
+				if err := s.Threshold.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"threshold\"")
+			}
+		case "timeWindow":
+			if err := func() error {
+				s.TimeWindow.Reset()
+				if err := s.TimeWindow.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"timeWindow\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsThresholdCondition")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsThresholdCondition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsThresholdCondition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsThresholdConditionType as json.
+func (s AlertDefLogsThresholdConditionType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefLogsThresholdConditionType from json.
+func (s *AlertDefLogsThresholdConditionType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsThresholdConditionType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefLogsThresholdConditionType(v) {
+	case AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED:
+		*s = AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED
+	case AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPELESSTHAN:
+		*s = AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPELESSTHAN
+	case AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPEEQUALS:
+		*s = AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPEEQUALS
+	case AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPENOTEQUALS:
+		*s = AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPENOTEQUALS
+	default:
+		*s = AlertDefLogsThresholdConditionType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefLogsThresholdConditionType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsThresholdConditionType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsThresholdRule) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsThresholdRule) encodeFields(e *jx.Encoder) {
+	{
+		if s.Condition.Set {
+			e.FieldStart("condition")
+			s.Condition.Encode(e)
+		}
+	}
+	{
+		if s.Override.Set {
+			e.FieldStart("override")
+			s.Override.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsThresholdRule = [2]string{
+	0: "condition",
+	1: "override",
+}
+
+// Decode decodes AlertDefLogsThresholdRule from json.
+func (s *AlertDefLogsThresholdRule) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsThresholdRule to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "condition":
+			if err := func() error {
+				s.Condition.Reset()
+				if err := s.Condition.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"condition\"")
+			}
+		case "override":
+			if err := func() error {
+				s.Override.Reset()
+				if err := s.Override.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"override\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsThresholdRule")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsThresholdRule) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsThresholdRule) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsThresholdType) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsThresholdType) encodeFields(e *jx.Encoder) {
+	{
+		if s.EvaluationDelayMs.Set {
+			e.FieldStart("evaluationDelayMs")
+			s.EvaluationDelayMs.Encode(e)
+		}
+	}
+	{
+		if s.LogsFilter.Set {
+			e.FieldStart("logsFilter")
+			s.LogsFilter.Encode(e)
+		}
+	}
+	{
+		if s.NoDataPolicy.Set {
+			e.FieldStart("noDataPolicy")
+			s.NoDataPolicy.Encode(e)
+		}
+	}
+	{
+		if s.NotificationPayloadFilter != nil {
+			e.FieldStart("notificationPayloadFilter")
+			e.ArrStart()
+			for _, elem := range s.NotificationPayloadFilter {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.Rules != nil {
+			e.FieldStart("rules")
+			e.ArrStart()
+			for _, elem := range s.Rules {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.UndetectedValuesManagement.Set {
+			e.FieldStart("undetectedValuesManagement")
+			s.UndetectedValuesManagement.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsThresholdType = [6]string{
+	0: "evaluationDelayMs",
+	1: "logsFilter",
+	2: "noDataPolicy",
+	3: "notificationPayloadFilter",
+	4: "rules",
+	5: "undetectedValuesManagement",
+}
+
+// Decode decodes AlertDefLogsThresholdType from json.
+func (s *AlertDefLogsThresholdType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsThresholdType to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "evaluationDelayMs":
+			if err := func() error {
+				s.EvaluationDelayMs.Reset()
+				if err := s.EvaluationDelayMs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"evaluationDelayMs\"")
+			}
+		case "logsFilter":
+			if err := func() error {
+				s.LogsFilter.Reset()
+				if err := s.LogsFilter.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"logsFilter\"")
+			}
+		case "noDataPolicy":
+			if err := func() error {
+				s.NoDataPolicy.Reset()
+				if err := s.NoDataPolicy.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"noDataPolicy\"")
+			}
+		case "notificationPayloadFilter":
+			if err := func() error {
+				s.NotificationPayloadFilter = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.NotificationPayloadFilter = append(s.NotificationPayloadFilter, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"notificationPayloadFilter\"")
+			}
+		case "rules":
+			if err := func() error {
+				s.Rules = make([]AlertDefLogsThresholdRule, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefLogsThresholdRule
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Rules = append(s.Rules, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rules\"")
+			}
+		case "undetectedValuesManagement":
+			if err := func() error {
+				s.UndetectedValuesManagement.Reset()
+				if err := s.UndetectedValuesManagement.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"undetectedValuesManagement\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsThresholdType")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsThresholdType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsThresholdType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsTimeRelativeComparedTo as json.
+func (s AlertDefLogsTimeRelativeComparedTo) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefLogsTimeRelativeComparedTo from json.
+func (s *AlertDefLogsTimeRelativeComparedTo) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsTimeRelativeComparedTo to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefLogsTimeRelativeComparedTo(v) {
+	case AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOPREVIOUSHOURORUNSPECIFIED:
+		*s = AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOPREVIOUSHOURORUNSPECIFIED
+	case AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEHOURYESTERDAY:
+		*s = AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEHOURYESTERDAY
+	case AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEHOURLASTWEEK:
+		*s = AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEHOURLASTWEEK
+	case AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOYESTERDAY:
+		*s = AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOYESTERDAY
+	case AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEDAYLASTWEEK:
+		*s = AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEDAYLASTWEEK
+	case AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEDAYLASTMONTH:
+		*s = AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEDAYLASTMONTH
+	default:
+		*s = AlertDefLogsTimeRelativeComparedTo(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefLogsTimeRelativeComparedTo) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsTimeRelativeComparedTo) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsTimeRelativeCondition) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsTimeRelativeCondition) encodeFields(e *jx.Encoder) {
+	{
+		if s.ComparedTo.Set {
+			e.FieldStart("comparedTo")
+			s.ComparedTo.Encode(e)
+		}
+	}
+	{
+		if s.ConditionType.Set {
+			e.FieldStart("conditionType")
+			s.ConditionType.Encode(e)
+		}
+	}
+	{
+		if s.Threshold.Set {
+			e.FieldStart("threshold")
+			s.Threshold.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsTimeRelativeCondition = [3]string{
+	0: "comparedTo",
+	1: "conditionType",
+	2: "threshold",
+}
+
+// Decode decodes AlertDefLogsTimeRelativeCondition from json.
+func (s *AlertDefLogsTimeRelativeCondition) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsTimeRelativeCondition to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "comparedTo":
+			if err := func() error {
+				s.ComparedTo.Reset()
+				if err := s.ComparedTo.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"comparedTo\"")
+			}
+		case "conditionType":
+			if err := func() error {
+				s.ConditionType.Reset()
+				if err := s.ConditionType.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"conditionType\"")
+			}
+		case "threshold":
+			if err := func() error {
+				s.Threshold.Reset()
+				if err := s.Threshold.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"threshold\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsTimeRelativeCondition")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsTimeRelativeCondition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsTimeRelativeCondition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsTimeRelativeConditionType as json.
+func (s AlertDefLogsTimeRelativeConditionType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefLogsTimeRelativeConditionType from json.
+func (s *AlertDefLogsTimeRelativeConditionType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsTimeRelativeConditionType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefLogsTimeRelativeConditionType(v) {
+	case AlertDefLogsTimeRelativeConditionTypeLOGSTIMERELATIVECONDITIONTYPEMORETHANORUNSPECIFIED:
+		*s = AlertDefLogsTimeRelativeConditionTypeLOGSTIMERELATIVECONDITIONTYPEMORETHANORUNSPECIFIED
+	case AlertDefLogsTimeRelativeConditionTypeLOGSTIMERELATIVECONDITIONTYPELESSTHAN:
+		*s = AlertDefLogsTimeRelativeConditionTypeLOGSTIMERELATIVECONDITIONTYPELESSTHAN
+	default:
+		*s = AlertDefLogsTimeRelativeConditionType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefLogsTimeRelativeConditionType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsTimeRelativeConditionType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsTimeRelativeRule) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsTimeRelativeRule) encodeFields(e *jx.Encoder) {
+	{
+		if s.Condition.Set {
+			e.FieldStart("condition")
+			s.Condition.Encode(e)
+		}
+	}
+	{
+		if s.Override.Set {
+			e.FieldStart("override")
+			s.Override.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsTimeRelativeRule = [2]string{
+	0: "condition",
+	1: "override",
+}
+
+// Decode decodes AlertDefLogsTimeRelativeRule from json.
+func (s *AlertDefLogsTimeRelativeRule) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsTimeRelativeRule to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "condition":
+			if err := func() error {
+				s.Condition.Reset()
+				if err := s.Condition.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"condition\"")
+			}
+		case "override":
+			if err := func() error {
+				s.Override.Reset()
+				if err := s.Override.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"override\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsTimeRelativeRule")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsTimeRelativeRule) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsTimeRelativeRule) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsTimeRelativeThresholdType) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsTimeRelativeThresholdType) encodeFields(e *jx.Encoder) {
+	{
+		if s.EvaluationDelayMs.Set {
+			e.FieldStart("evaluationDelayMs")
+			s.EvaluationDelayMs.Encode(e)
+		}
+	}
+	{
+		if s.IgnoreInfinity.Set {
+			e.FieldStart("ignoreInfinity")
+			s.IgnoreInfinity.Encode(e)
+		}
+	}
+	{
+		if s.LogsFilter.Set {
+			e.FieldStart("logsFilter")
+			s.LogsFilter.Encode(e)
+		}
+	}
+	{
+		if s.NotificationPayloadFilter != nil {
+			e.FieldStart("notificationPayloadFilter")
+			e.ArrStart()
+			for _, elem := range s.NotificationPayloadFilter {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.Rules != nil {
+			e.FieldStart("rules")
+			e.ArrStart()
+			for _, elem := range s.Rules {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.UndetectedValuesManagement.Set {
+			e.FieldStart("undetectedValuesManagement")
+			s.UndetectedValuesManagement.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsTimeRelativeThresholdType = [6]string{
+	0: "evaluationDelayMs",
+	1: "ignoreInfinity",
+	2: "logsFilter",
+	3: "notificationPayloadFilter",
+	4: "rules",
+	5: "undetectedValuesManagement",
+}
+
+// Decode decodes AlertDefLogsTimeRelativeThresholdType from json.
+func (s *AlertDefLogsTimeRelativeThresholdType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsTimeRelativeThresholdType to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "evaluationDelayMs":
+			if err := func() error {
+				s.EvaluationDelayMs.Reset()
+				if err := s.EvaluationDelayMs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"evaluationDelayMs\"")
+			}
+		case "ignoreInfinity":
+			if err := func() error {
+				s.IgnoreInfinity.Reset()
+				if err := s.IgnoreInfinity.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"ignoreInfinity\"")
+			}
+		case "logsFilter":
+			if err := func() error {
+				s.LogsFilter.Reset()
+				if err := s.LogsFilter.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"logsFilter\"")
+			}
+		case "notificationPayloadFilter":
+			if err := func() error {
+				s.NotificationPayloadFilter = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.NotificationPayloadFilter = append(s.NotificationPayloadFilter, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"notificationPayloadFilter\"")
+			}
+		case "rules":
+			if err := func() error {
+				s.Rules = make([]AlertDefLogsTimeRelativeRule, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefLogsTimeRelativeRule
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Rules = append(s.Rules, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rules\"")
+			}
+		case "undetectedValuesManagement":
+			if err := func() error {
+				s.UndetectedValuesManagement.Reset()
+				if err := s.UndetectedValuesManagement.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"undetectedValuesManagement\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsTimeRelativeThresholdType")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsTimeRelativeThresholdType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsTimeRelativeThresholdType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsTimeWindow) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsTimeWindow) encodeFields(e *jx.Encoder) {
+	{
+		if s.LogsTimeWindowSpecificValue.Set {
+			e.FieldStart("logsTimeWindowSpecificValue")
+			s.LogsTimeWindowSpecificValue.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsTimeWindow = [1]string{
+	0: "logsTimeWindowSpecificValue",
+}
+
+// Decode decodes AlertDefLogsTimeWindow from json.
+func (s *AlertDefLogsTimeWindow) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsTimeWindow to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "logsTimeWindowSpecificValue":
+			if err := func() error {
+				s.LogsTimeWindowSpecificValue.Reset()
+				if err := s.LogsTimeWindowSpecificValue.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"logsTimeWindowSpecificValue\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsTimeWindow")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsTimeWindow) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsTimeWindow) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsTimeWindowValue as json.
+func (s AlertDefLogsTimeWindowValue) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefLogsTimeWindowValue from json.
+func (s *AlertDefLogsTimeWindowValue) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsTimeWindowValue to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefLogsTimeWindowValue(v) {
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES5ORUNSPECIFIED:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES5ORUNSPECIFIED
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES10:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES10
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES20:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES20
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES15:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES15
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES30:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES30
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOUR1:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOUR1
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS2:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS2
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS4:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS4
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS6:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS6
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS12:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS12
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS24:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS24
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS36:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS36
+	default:
+		*s = AlertDefLogsTimeWindowValue(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefLogsTimeWindowValue) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsTimeWindowValue) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsUniqueCountCondition) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsUniqueCountCondition) encodeFields(e *jx.Encoder) {
+	{
+		if s.MaxUniqueCount.Set {
+			e.FieldStart("maxUniqueCount")
+			s.MaxUniqueCount.Encode(e)
+		}
+	}
+	{
+		if s.TimeWindow.Set {
+			e.FieldStart("timeWindow")
+			s.TimeWindow.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsUniqueCountCondition = [2]string{
+	0: "maxUniqueCount",
+	1: "timeWindow",
+}
+
+// Decode decodes AlertDefLogsUniqueCountCondition from json.
+func (s *AlertDefLogsUniqueCountCondition) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsUniqueCountCondition to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "maxUniqueCount":
+			if err := func() error {
+				s.MaxUniqueCount.Reset()
+				if err := s.MaxUniqueCount.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"maxUniqueCount\"")
+			}
+		case "timeWindow":
+			if err := func() error {
+				s.TimeWindow.Reset()
+				if err := s.TimeWindow.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"timeWindow\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsUniqueCountCondition")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsUniqueCountCondition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsUniqueCountCondition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsUniqueCountRule) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsUniqueCountRule) encodeFields(e *jx.Encoder) {
+	{
+		if s.Condition.Set {
+			e.FieldStart("condition")
+			s.Condition.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsUniqueCountRule = [1]string{
+	0: "condition",
+}
+
+// Decode decodes AlertDefLogsUniqueCountRule from json.
+func (s *AlertDefLogsUniqueCountRule) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsUniqueCountRule to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "condition":
+			if err := func() error {
+				s.Condition.Reset()
+				if err := s.Condition.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"condition\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsUniqueCountRule")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsUniqueCountRule) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsUniqueCountRule) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsUniqueCountType) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsUniqueCountType) encodeFields(e *jx.Encoder) {
+	{
+		if s.LogsFilter.Set {
+			e.FieldStart("logsFilter")
+			s.LogsFilter.Encode(e)
+		}
+	}
+	{
+		if s.MaxUniqueCountPerGroupByKey.Set {
+			e.FieldStart("maxUniqueCountPerGroupByKey")
+			s.MaxUniqueCountPerGroupByKey.Encode(e)
+		}
+	}
+	{
+		if s.NotificationPayloadFilter != nil {
+			e.FieldStart("notificationPayloadFilter")
+			e.ArrStart()
+			for _, elem := range s.NotificationPayloadFilter {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.Rules != nil {
+			e.FieldStart("rules")
+			e.ArrStart()
+			for _, elem := range s.Rules {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.UniqueCountKeypath.Set {
+			e.FieldStart("uniqueCountKeypath")
+			s.UniqueCountKeypath.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsUniqueCountType = [5]string{
+	0: "logsFilter",
+	1: "maxUniqueCountPerGroupByKey",
+	2: "notificationPayloadFilter",
+	3: "rules",
+	4: "uniqueCountKeypath",
+}
+
+// Decode decodes AlertDefLogsUniqueCountType from json.
+func (s *AlertDefLogsUniqueCountType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsUniqueCountType to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "logsFilter":
+			if err := func() error {
+				s.LogsFilter.Reset()
+				if err := s.LogsFilter.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"logsFilter\"")
+			}
+		case "maxUniqueCountPerGroupByKey":
+			if err := func() error {
+				s.MaxUniqueCountPerGroupByKey.Reset()
+				if err := s.MaxUniqueCountPerGroupByKey.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"maxUniqueCountPerGroupByKey\"")
+			}
+		case "notificationPayloadFilter":
+			if err := func() error {
+				s.NotificationPayloadFilter = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.NotificationPayloadFilter = append(s.NotificationPayloadFilter, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"notificationPayloadFilter\"")
+			}
+		case "rules":
+			if err := func() error {
+				s.Rules = make([]AlertDefLogsUniqueCountRule, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefLogsUniqueCountRule
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Rules = append(s.Rules, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rules\"")
+			}
+		case "uniqueCountKeypath":
+			if err := func() error {
+				s.UniqueCountKeypath.Reset()
+				if err := s.UniqueCountKeypath.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"uniqueCountKeypath\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsUniqueCountType")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsUniqueCountType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsUniqueCountType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefLogsUniqueValueTimeWindow) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefLogsUniqueValueTimeWindow) encodeFields(e *jx.Encoder) {
+	{
+		if s.LogsUniqueValueTimeWindowSpecificValue.Set {
+			e.FieldStart("logsUniqueValueTimeWindowSpecificValue")
+			s.LogsUniqueValueTimeWindowSpecificValue.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefLogsUniqueValueTimeWindow = [1]string{
+	0: "logsUniqueValueTimeWindowSpecificValue",
+}
+
+// Decode decodes AlertDefLogsUniqueValueTimeWindow from json.
+func (s *AlertDefLogsUniqueValueTimeWindow) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsUniqueValueTimeWindow to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "logsUniqueValueTimeWindowSpecificValue":
+			if err := func() error {
+				s.LogsUniqueValueTimeWindowSpecificValue.Reset()
+				if err := s.LogsUniqueValueTimeWindowSpecificValue.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"logsUniqueValueTimeWindowSpecificValue\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefLogsUniqueValueTimeWindow")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefLogsUniqueValueTimeWindow) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsUniqueValueTimeWindow) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsUniqueValueTimeWindowValue as json.
+func (s AlertDefLogsUniqueValueTimeWindowValue) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefLogsUniqueValueTimeWindowValue from json.
+func (s *AlertDefLogsUniqueValueTimeWindowValue) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefLogsUniqueValueTimeWindowValue to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefLogsUniqueValueTimeWindowValue(v) {
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTE1ORUNSPECIFIED:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTE1ORUNSPECIFIED
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES5:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES5
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES10:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES10
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES15:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES15
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES20:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES20
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES30:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES30
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS1:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS1
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS2:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS2
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS4:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS4
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS6:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS6
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS12:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS12
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS24:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS24
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS36:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS36
+	default:
+		*s = AlertDefLogsUniqueValueTimeWindowValue(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefLogsUniqueValueTimeWindowValue) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefLogsUniqueValueTimeWindowValue) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefMessageConfigField) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefMessageConfigField) encodeFields(e *jx.Encoder) {
+	{
+		if s.FieldName.Set {
+			e.FieldStart("fieldName")
+			s.FieldName.Encode(e)
+		}
+	}
+	{
+		if s.Template.Set {
+			e.FieldStart("template")
+			s.Template.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefMessageConfigField = [2]string{
+	0: "fieldName",
+	1: "template",
+}
+
+// Decode decodes AlertDefMessageConfigField from json.
+func (s *AlertDefMessageConfigField) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefMessageConfigField to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "fieldName":
+			if err := func() error {
+				s.FieldName.Reset()
+				if err := s.FieldName.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"fieldName\"")
+			}
+		case "template":
+			if err := func() error {
+				s.Template.Reset()
+				if err := s.Template.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"template\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefMessageConfigField")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefMessageConfigField) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefMessageConfigField) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefMetricAnomalyCondition) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefMetricAnomalyCondition) encodeFields(e *jx.Encoder) {
+	{
+		if s.ConditionType.Set {
+			e.FieldStart("conditionType")
+			s.ConditionType.Encode(e)
+		}
+	}
+	{
+		if s.ForOverPct.Set {
+			e.FieldStart("forOverPct")
+			s.ForOverPct.Encode(e)
+		}
+	}
+	{
+		if s.MinNonNullValuesPct.Set {
+			e.FieldStart("minNonNullValuesPct")
+			s.MinNonNullValuesPct.Encode(e)
+		}
+	}
+	{
+		if s.OfTheLast.Set {
+			e.FieldStart("ofTheLast")
+			s.OfTheLast.Encode(e)
+		}
+	}
+	{
+		if s.Threshold.Set {
+			e.FieldStart("threshold")
+			s.Threshold.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefMetricAnomalyCondition = [5]string{
+	0: "conditionType",
+	1: "forOverPct",
+	2: "minNonNullValuesPct",
+	3: "ofTheLast",
+	4: "threshold",
+}
+
+// Decode decodes AlertDefMetricAnomalyCondition from json.
+func (s *AlertDefMetricAnomalyCondition) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefMetricAnomalyCondition to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "conditionType":
+			if err := func() error {
+				s.ConditionType.Reset()
+				if err := s.ConditionType.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"conditionType\"")
+			}
+		case "forOverPct":
+			if err := func() error {
+				s.ForOverPct.Reset()
+				if err := s.ForOverPct.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"forOverPct\"")
+			}
+		case "minNonNullValuesPct":
+			if err := func() error {
+				s.MinNonNullValuesPct.Reset()
+				if err := s.MinNonNullValuesPct.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"minNonNullValuesPct\"")
+			}
+		case "ofTheLast":
+			if err := func() error {
+				s.OfTheLast.Reset()
+				if err := s.OfTheLast.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"ofTheLast\"")
+			}
+		case "threshold":
+			if err := func() error {
+				s.Threshold.Reset()
+				if err := s.Threshold.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"threshold\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefMetricAnomalyCondition")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefMetricAnomalyCondition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefMetricAnomalyCondition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefMetricAnomalyConditionType as json.
+func (s AlertDefMetricAnomalyConditionType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefMetricAnomalyConditionType from json.
+func (s *AlertDefMetricAnomalyConditionType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefMetricAnomalyConditionType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefMetricAnomalyConditionType(v) {
+	case AlertDefMetricAnomalyConditionTypeMETRICANOMALYCONDITIONTYPEMORETHANUSUALORUNSPECIFIED:
+		*s = AlertDefMetricAnomalyConditionTypeMETRICANOMALYCONDITIONTYPEMORETHANUSUALORUNSPECIFIED
+	case AlertDefMetricAnomalyConditionTypeMETRICANOMALYCONDITIONTYPELESSTHANUSUAL:
+		*s = AlertDefMetricAnomalyConditionTypeMETRICANOMALYCONDITIONTYPELESSTHANUSUAL
+	default:
+		*s = AlertDefMetricAnomalyConditionType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefMetricAnomalyConditionType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefMetricAnomalyConditionType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefMetricAnomalyRule) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefMetricAnomalyRule) encodeFields(e *jx.Encoder) {
+	{
+		if s.Condition.Set {
+			e.FieldStart("condition")
+			s.Condition.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefMetricAnomalyRule = [1]string{
+	0: "condition",
+}
+
+// Decode decodes AlertDefMetricAnomalyRule from json.
+func (s *AlertDefMetricAnomalyRule) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefMetricAnomalyRule to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "condition":
+			if err := func() error {
+				s.Condition.Reset()
+				if err := s.Condition.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"condition\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefMetricAnomalyRule")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefMetricAnomalyRule) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefMetricAnomalyRule) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefMetricAnomalyType) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefMetricAnomalyType) encodeFields(e *jx.Encoder) {
+	{
+		if s.AnomalyAlertSettings.Set {
+			e.FieldStart("anomalyAlertSettings")
+			s.AnomalyAlertSettings.Encode(e)
+		}
+	}
+	{
+		if s.EvaluationDelayMs.Set {
+			e.FieldStart("evaluationDelayMs")
+			s.EvaluationDelayMs.Encode(e)
+		}
+	}
+	{
+		if s.MetricFilter.Set {
+			e.FieldStart("metricFilter")
+			s.MetricFilter.Encode(e)
+		}
+	}
+	{
+		if s.Rules != nil {
+			e.FieldStart("rules")
+			e.ArrStart()
+			for _, elem := range s.Rules {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefMetricAnomalyType = [4]string{
+	0: "anomalyAlertSettings",
+	1: "evaluationDelayMs",
+	2: "metricFilter",
+	3: "rules",
+}
+
+// Decode decodes AlertDefMetricAnomalyType from json.
+func (s *AlertDefMetricAnomalyType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefMetricAnomalyType to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "anomalyAlertSettings":
+			if err := func() error {
+				s.AnomalyAlertSettings.Reset()
+				if err := s.AnomalyAlertSettings.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"anomalyAlertSettings\"")
+			}
+		case "evaluationDelayMs":
+			if err := func() error {
+				s.EvaluationDelayMs.Reset()
+				if err := s.EvaluationDelayMs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"evaluationDelayMs\"")
+			}
+		case "metricFilter":
+			if err := func() error {
+				s.MetricFilter.Reset()
+				if err := s.MetricFilter.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"metricFilter\"")
+			}
+		case "rules":
+			if err := func() error {
+				s.Rules = make([]AlertDefMetricAnomalyRule, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefMetricAnomalyRule
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Rules = append(s.Rules, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rules\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefMetricAnomalyType")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefMetricAnomalyType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefMetricAnomalyType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefMetricFilter) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefMetricFilter) encodeFields(e *jx.Encoder) {
+	{
+		if s.Promql.Set {
+			e.FieldStart("promql")
+			s.Promql.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefMetricFilter = [1]string{
+	0: "promql",
+}
+
+// Decode decodes AlertDefMetricFilter from json.
+func (s *AlertDefMetricFilter) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefMetricFilter to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "promql":
+			if err := func() error {
+				s.Promql.Reset()
+				if err := s.Promql.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"promql\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefMetricFilter")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefMetricFilter) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefMetricFilter) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefMetricMissingValues) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefMetricMissingValues) encodeFields(e *jx.Encoder) {
+	{
+		if s.MinNonNullValuesPct.Set {
+			e.FieldStart("minNonNullValuesPct")
+			s.MinNonNullValuesPct.Encode(e)
+		}
+	}
+	{
+		if s.ReplaceWithZero.Set {
+			e.FieldStart("replaceWithZero")
+			s.ReplaceWithZero.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefMetricMissingValues = [2]string{
+	0: "minNonNullValuesPct",
+	1: "replaceWithZero",
+}
+
+// Decode decodes AlertDefMetricMissingValues from json.
+func (s *AlertDefMetricMissingValues) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefMetricMissingValues to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "minNonNullValuesPct":
+			if err := func() error {
+				s.MinNonNullValuesPct.Reset()
+				if err := s.MinNonNullValuesPct.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"minNonNullValuesPct\"")
+			}
+		case "replaceWithZero":
+			if err := func() error {
+				s.ReplaceWithZero.Reset()
+				if err := s.ReplaceWithZero.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"replaceWithZero\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefMetricMissingValues")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefMetricMissingValues) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefMetricMissingValues) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefMetricThresholdCondition) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefMetricThresholdCondition) encodeFields(e *jx.Encoder) {
+	{
+		if s.ConditionType.Set {
+			e.FieldStart("conditionType")
+			s.ConditionType.Encode(e)
+		}
+	}
+	{
+		if s.ForOverPct.Set {
+			e.FieldStart("forOverPct")
+			s.ForOverPct.Encode(e)
+		}
+	}
+	{
+		if s.OfTheLast.Set {
+			e.FieldStart("ofTheLast")
+			s.OfTheLast.Encode(e)
+		}
+	}
+	{
+		if s.Threshold.Set {
+			e.FieldStart("threshold")
+			s.Threshold.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefMetricThresholdCondition = [4]string{
+	0: "conditionType",
+	1: "forOverPct",
+	2: "ofTheLast",
+	3: "threshold",
+}
+
+// Decode decodes AlertDefMetricThresholdCondition from json.
+func (s *AlertDefMetricThresholdCondition) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefMetricThresholdCondition to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "conditionType":
+			if err := func() error {
+				s.ConditionType.Reset()
+				if err := s.ConditionType.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"conditionType\"")
+			}
+		case "forOverPct":
+			if err := func() error {
+				s.ForOverPct.Reset()
+				if err := s.ForOverPct.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"forOverPct\"")
+			}
+		case "ofTheLast":
+			if err := func() error {
+				s.OfTheLast.Reset()
+				if err := s.OfTheLast.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"ofTheLast\"")
+			}
+		case "threshold":
+			if err := func() error {
+				s.Threshold.Reset()
+				if err := s.Threshold.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"threshold\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefMetricThresholdCondition")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefMetricThresholdCondition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefMetricThresholdCondition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefMetricThresholdConditionType as json.
+func (s AlertDefMetricThresholdConditionType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefMetricThresholdConditionType from json.
+func (s *AlertDefMetricThresholdConditionType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefMetricThresholdConditionType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefMetricThresholdConditionType(v) {
+	case AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED:
+		*s = AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED
+	case AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPELESSTHAN:
+		*s = AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPELESSTHAN
+	case AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEMORETHANOREQUALS:
+		*s = AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEMORETHANOREQUALS
+	case AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPELESSTHANOREQUALS:
+		*s = AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPELESSTHANOREQUALS
+	case AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEEQUALS:
+		*s = AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEEQUALS
+	case AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPENOTEQUALS:
+		*s = AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPENOTEQUALS
+	default:
+		*s = AlertDefMetricThresholdConditionType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefMetricThresholdConditionType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefMetricThresholdConditionType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefMetricThresholdRule) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefMetricThresholdRule) encodeFields(e *jx.Encoder) {
+	{
+		if s.Condition.Set {
+			e.FieldStart("condition")
+			s.Condition.Encode(e)
+		}
+	}
+	{
+		if s.Override.Set {
+			e.FieldStart("override")
+			s.Override.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefMetricThresholdRule = [2]string{
+	0: "condition",
+	1: "override",
+}
+
+// Decode decodes AlertDefMetricThresholdRule from json.
+func (s *AlertDefMetricThresholdRule) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefMetricThresholdRule to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "condition":
+			if err := func() error {
+				s.Condition.Reset()
+				if err := s.Condition.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"condition\"")
+			}
+		case "override":
+			if err := func() error {
+				s.Override.Reset()
+				if err := s.Override.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"override\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefMetricThresholdRule")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefMetricThresholdRule) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefMetricThresholdRule) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefMetricThresholdType) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefMetricThresholdType) encodeFields(e *jx.Encoder) {
+	{
+		if s.EvaluationDelayMs.Set {
+			e.FieldStart("evaluationDelayMs")
+			s.EvaluationDelayMs.Encode(e)
+		}
+	}
+	{
+		if s.MetricFilter.Set {
+			e.FieldStart("metricFilter")
+			s.MetricFilter.Encode(e)
+		}
+	}
+	{
+		if s.MissingValues.Set {
+			e.FieldStart("missingValues")
+			s.MissingValues.Encode(e)
+		}
+	}
+	{
+		if s.NoDataPolicy.Set {
+			e.FieldStart("noDataPolicy")
+			s.NoDataPolicy.Encode(e)
+		}
+	}
+	{
+		if s.Rules != nil {
+			e.FieldStart("rules")
+			e.ArrStart()
+			for _, elem := range s.Rules {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.UndetectedValuesManagement.Set {
+			e.FieldStart("undetectedValuesManagement")
+			s.UndetectedValuesManagement.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefMetricThresholdType = [6]string{
+	0: "evaluationDelayMs",
+	1: "metricFilter",
+	2: "missingValues",
+	3: "noDataPolicy",
+	4: "rules",
+	5: "undetectedValuesManagement",
+}
+
+// Decode decodes AlertDefMetricThresholdType from json.
+func (s *AlertDefMetricThresholdType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefMetricThresholdType to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "evaluationDelayMs":
+			if err := func() error {
+				s.EvaluationDelayMs.Reset()
+				if err := s.EvaluationDelayMs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"evaluationDelayMs\"")
+			}
+		case "metricFilter":
+			if err := func() error {
+				s.MetricFilter.Reset()
+				if err := s.MetricFilter.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"metricFilter\"")
+			}
+		case "missingValues":
+			if err := func() error {
+				s.MissingValues.Reset()
+				if err := s.MissingValues.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"missingValues\"")
+			}
+		case "noDataPolicy":
+			if err := func() error {
+				s.NoDataPolicy.Reset()
+				if err := s.NoDataPolicy.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"noDataPolicy\"")
+			}
+		case "rules":
+			if err := func() error {
+				s.Rules = make([]AlertDefMetricThresholdRule, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefMetricThresholdRule
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Rules = append(s.Rules, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rules\"")
+			}
+		case "undetectedValuesManagement":
+			if err := func() error {
+				s.UndetectedValuesManagement.Reset()
+				if err := s.UndetectedValuesManagement.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"undetectedValuesManagement\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefMetricThresholdType")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefMetricThresholdType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefMetricThresholdType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefMetricTimeWindow) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefMetricTimeWindow) encodeFields(e *jx.Encoder) {
+	{
+		if s.MetricTimeWindowDynamicDuration.Set {
+			e.FieldStart("metricTimeWindowDynamicDuration")
+			s.MetricTimeWindowDynamicDuration.Encode(e)
+		}
+	}
+	{
+		if s.MetricTimeWindowSpecificValue.Set {
+			e.FieldStart("metricTimeWindowSpecificValue")
+			s.MetricTimeWindowSpecificValue.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefMetricTimeWindow = [2]string{
+	0: "metricTimeWindowDynamicDuration",
+	1: "metricTimeWindowSpecificValue",
+}
+
+// Decode decodes AlertDefMetricTimeWindow from json.
+func (s *AlertDefMetricTimeWindow) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefMetricTimeWindow to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "metricTimeWindowDynamicDuration":
+			if err := func() error {
+				s.MetricTimeWindowDynamicDuration.Reset()
+				if err := s.MetricTimeWindowDynamicDuration.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"metricTimeWindowDynamicDuration\"")
+			}
+		case "metricTimeWindowSpecificValue":
+			if err := func() error {
+				s.MetricTimeWindowSpecificValue.Reset()
+				if err := s.MetricTimeWindowSpecificValue.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"metricTimeWindowSpecificValue\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefMetricTimeWindow")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefMetricTimeWindow) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefMetricTimeWindow) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefMetricTimeWindowValue as json.
+func (s AlertDefMetricTimeWindowValue) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefMetricTimeWindowValue from json.
+func (s *AlertDefMetricTimeWindowValue) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefMetricTimeWindowValue to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefMetricTimeWindowValue(v) {
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES1ORUNSPECIFIED:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES1ORUNSPECIFIED
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES5:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES5
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES10:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES10
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES15:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES15
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES20:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES20
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES30:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES30
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOUR1:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOUR1
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS2:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS2
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS4:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS4
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS6:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS6
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS12:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS12
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS24:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS24
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS36:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS36
+	default:
+		*s = AlertDefMetricTimeWindowValue(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefMetricTimeWindowValue) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefMetricTimeWindowValue) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefNextOp as json.
+func (s AlertDefNextOp) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefNextOp from json.
+func (s *AlertDefNextOp) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefNextOp to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefNextOp(v) {
+	case AlertDefNextOpNEXTOPANDORUNSPECIFIED:
+		*s = AlertDefNextOpNEXTOPANDORUNSPECIFIED
+	case AlertDefNextOpNEXTOPOR:
+		*s = AlertDefNextOpNEXTOPOR
+	default:
+		*s = AlertDefNextOp(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefNextOp) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefNextOp) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefNoDataPolicy) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefNoDataPolicy) encodeFields(e *jx.Encoder) {
+	{
+		if s.AutoRetireSeconds.Set {
+			e.FieldStart("autoRetireSeconds")
+			s.AutoRetireSeconds.Encode(e)
+		}
+	}
+	{
+		if s.State.Set {
+			e.FieldStart("state")
+			s.State.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefNoDataPolicy = [2]string{
+	0: "autoRetireSeconds",
+	1: "state",
+}
+
+// Decode decodes AlertDefNoDataPolicy from json.
+func (s *AlertDefNoDataPolicy) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefNoDataPolicy to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "autoRetireSeconds":
+			if err := func() error {
+				s.AutoRetireSeconds.Reset()
+				if err := s.AutoRetireSeconds.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"autoRetireSeconds\"")
+			}
+		case "state":
+			if err := func() error {
+				s.State.Reset()
+				if err := s.State.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"state\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefNoDataPolicy")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefNoDataPolicy) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefNoDataPolicy) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefNoDataPolicyState as json.
+func (s AlertDefNoDataPolicyState) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefNoDataPolicyState from json.
+func (s *AlertDefNoDataPolicyState) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefNoDataPolicyState to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefNoDataPolicyState(v) {
+	case AlertDefNoDataPolicyStateNODATAPOLICYSTATEUNSPECIFIED:
+		*s = AlertDefNoDataPolicyStateNODATAPOLICYSTATEUNSPECIFIED
+	case AlertDefNoDataPolicyStateNODATAPOLICYSTATEOK:
+		*s = AlertDefNoDataPolicyStateNODATAPOLICYSTATEOK
+	case AlertDefNoDataPolicyStateNODATAPOLICYSTATEALERTING:
+		*s = AlertDefNoDataPolicyStateNODATAPOLICYSTATEALERTING
+	case AlertDefNoDataPolicyStateNODATAPOLICYSTATEKEEPLAST:
+		*s = AlertDefNoDataPolicyStateNODATAPOLICYSTATEKEEPLAST
+	case AlertDefNoDataPolicyStateNODATAPOLICYSTATENODATA:
+		*s = AlertDefNoDataPolicyStateNODATAPOLICYSTATENODATA
+	default:
+		*s = AlertDefNoDataPolicyState(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefNoDataPolicyState) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefNoDataPolicyState) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefNotificationDestination) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefNotificationDestination) encodeFields(e *jx.Encoder) {
+	{
+		if s.ConnectorId.Set {
+			e.FieldStart("connectorId")
+			s.ConnectorId.Encode(e)
+		}
+	}
+	{
+		if s.NotifyOn.Set {
+			e.FieldStart("notifyOn")
+			s.NotifyOn.Encode(e)
+		}
+	}
+	{
+		if s.PresetId.Set {
+			e.FieldStart("presetId")
+			s.PresetId.Encode(e)
+		}
+	}
+	{
+		if s.ResolvedRouteOverrides.Set {
+			e.FieldStart("resolvedRouteOverrides")
+			s.ResolvedRouteOverrides.Encode(e)
+		}
+	}
+	{
+		if s.RetriggeringPeriodMinutes.Set {
+			e.FieldStart("retriggeringPeriodMinutes")
+			s.RetriggeringPeriodMinutes.Encode(e)
+		}
+	}
+	{
+		if s.TriggeredRoutingOverrides.Set {
+			e.FieldStart("triggeredRoutingOverrides")
+			s.TriggeredRoutingOverrides.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefNotificationDestination = [6]string{
+	0: "connectorId",
+	1: "notifyOn",
+	2: "presetId",
+	3: "resolvedRouteOverrides",
+	4: "retriggeringPeriodMinutes",
+	5: "triggeredRoutingOverrides",
+}
+
+// Decode decodes AlertDefNotificationDestination from json.
+func (s *AlertDefNotificationDestination) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefNotificationDestination to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "connectorId":
+			if err := func() error {
+				s.ConnectorId.Reset()
+				if err := s.ConnectorId.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"connectorId\"")
+			}
+		case "notifyOn":
+			if err := func() error {
+				s.NotifyOn.Reset()
+				if err := s.NotifyOn.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"notifyOn\"")
+			}
+		case "presetId":
+			if err := func() error {
+				s.PresetId.Reset()
+				if err := s.PresetId.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"presetId\"")
+			}
+		case "resolvedRouteOverrides":
+			if err := func() error {
+				s.ResolvedRouteOverrides.Reset()
+				if err := s.ResolvedRouteOverrides.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"resolvedRouteOverrides\"")
+			}
+		case "retriggeringPeriodMinutes":
+			if err := func() error {
+				s.RetriggeringPeriodMinutes.Reset()
+				if err := s.RetriggeringPeriodMinutes.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"retriggeringPeriodMinutes\"")
+			}
+		case "triggeredRoutingOverrides":
+			if err := func() error {
+				s.TriggeredRoutingOverrides.Reset()
+				if err := s.TriggeredRoutingOverrides.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"triggeredRoutingOverrides\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefNotificationDestination")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefNotificationDestination) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefNotificationDestination) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefNotificationGroup) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefNotificationGroup) encodeFields(e *jx.Encoder) {
+	{
+		if s.Destinations != nil {
+			e.FieldStart("destinations")
+			e.ArrStart()
+			for _, elem := range s.Destinations {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.GroupByKeys != nil {
+			e.FieldStart("groupByKeys")
+			e.ArrStart()
+			for _, elem := range s.GroupByKeys {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.Router.Set {
+			e.FieldStart("router")
+			s.Router.Encode(e)
+		}
+	}
+	{
+		if s.Webhooks != nil {
+			e.FieldStart("webhooks")
+			e.ArrStart()
+			for _, elem := range s.Webhooks {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefNotificationGroup = [4]string{
+	0: "destinations",
+	1: "groupByKeys",
+	2: "router",
+	3: "webhooks",
+}
+
+// Decode decodes AlertDefNotificationGroup from json.
+func (s *AlertDefNotificationGroup) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefNotificationGroup to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "destinations":
+			if err := func() error {
+				s.Destinations = make([]AlertDefNotificationDestination, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefNotificationDestination
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Destinations = append(s.Destinations, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"destinations\"")
+			}
+		case "groupByKeys":
+			if err := func() error {
+				s.GroupByKeys = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.GroupByKeys = append(s.GroupByKeys, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"groupByKeys\"")
+			}
+		case "router":
+			if err := func() error {
+				s.Router.Reset()
+				if err := s.Router.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"router\"")
+			}
+		case "webhooks":
+			if err := func() error {
+				s.Webhooks = make([]AlertDefWebhooksSettings, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefWebhooksSettings
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Webhooks = append(s.Webhooks, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"webhooks\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefNotificationGroup")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefNotificationGroup) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefNotificationGroup) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefNotificationRouter) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefNotificationRouter) encodeFields(e *jx.Encoder) {
+	{
+		if s.ID.Set {
+			e.FieldStart("id")
+			s.ID.Encode(e)
+		}
+	}
+	{
+		if s.NotifyOn.Set {
+			e.FieldStart("notifyOn")
+			s.NotifyOn.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefNotificationRouter = [2]string{
+	0: "id",
+	1: "notifyOn",
+}
+
+// Decode decodes AlertDefNotificationRouter from json.
+func (s *AlertDefNotificationRouter) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefNotificationRouter to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "id":
+			if err := func() error {
+				s.ID.Reset()
+				if err := s.ID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		case "notifyOn":
+			if err := func() error {
+				s.NotifyOn.Reset()
+				if err := s.NotifyOn.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"notifyOn\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefNotificationRouter")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefNotificationRouter) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefNotificationRouter) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefNotificationRouting) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefNotificationRouting) encodeFields(e *jx.Encoder) {
+	{
+		if s.ConfigOverrides.Set {
+			e.FieldStart("configOverrides")
+			s.ConfigOverrides.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefNotificationRouting = [1]string{
+	0: "configOverrides",
+}
+
+// Decode decodes AlertDefNotificationRouting from json.
+func (s *AlertDefNotificationRouting) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefNotificationRouting to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "configOverrides":
+			if err := func() error {
+				s.ConfigOverrides.Reset()
+				if err := s.ConfigOverrides.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"configOverrides\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefNotificationRouting")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefNotificationRouting) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefNotificationRouting) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefNotifyOn as json.
+func (s AlertDefNotifyOn) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefNotifyOn from json.
+func (s *AlertDefNotifyOn) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefNotifyOn to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefNotifyOn(v) {
+	case AlertDefNotifyOnNOTIFYONTRIGGEREDONLYUNSPECIFIED:
+		*s = AlertDefNotifyOnNOTIFYONTRIGGEREDONLYUNSPECIFIED
+	case AlertDefNotifyOnNOTIFYONTRIGGEREDANDRESOLVED:
+		*s = AlertDefNotifyOnNOTIFYONTRIGGEREDANDRESOLVED
+	default:
+		*s = AlertDefNotifyOn(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefNotifyOn) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefNotifyOn) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefOverride) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefOverride) encodeFields(e *jx.Encoder) {
+	{
+		if s.Priority.Set {
+			e.FieldStart("priority")
+			s.Priority.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefOverride = [1]string{
+	0: "priority",
+}
+
+// Decode decodes AlertDefOverride from json.
+func (s *AlertDefOverride) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefOverride to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "priority":
+			if err := func() error {
+				s.Priority.Reset()
+				if err := s.Priority.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"priority\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefOverride")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefOverride) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefOverride) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefPageInfo) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefPageInfo) encodeFields(e *jx.Encoder) {
+	{
+		if s.NextPageToken.Set {
+			e.FieldStart("nextPageToken")
+			s.NextPageToken.Encode(e)
+		}
+	}
+	{
+		if s.TotalSize.Set {
+			e.FieldStart("totalSize")
+			s.TotalSize.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefPageInfo = [2]string{
+	0: "nextPageToken",
+	1: "totalSize",
+}
+
+// Decode decodes AlertDefPageInfo from json.
+func (s *AlertDefPageInfo) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefPageInfo to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "nextPageToken":
+			if err := func() error {
+				s.NextPageToken.Reset()
+				if err := s.NextPageToken.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"nextPageToken\"")
+			}
+		case "totalSize":
+			if err := func() error {
+				s.TotalSize.Reset()
+				if err := s.TotalSize.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"totalSize\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefPageInfo")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefPageInfo) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefPageInfo) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefPermissions) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefPermissions) encodeFields(e *jx.Encoder) {
+	{
+		if s.CanManage.Set {
+			e.FieldStart("canManage")
+			s.CanManage.Encode(e)
+		}
+	}
+	{
+		if s.CanRead.Set {
+			e.FieldStart("canRead")
+			s.CanRead.Encode(e)
+		}
+	}
+	{
+		if s.CanReadAccessPolicy.Set {
+			e.FieldStart("canReadAccessPolicy")
+			s.CanReadAccessPolicy.Encode(e)
+		}
+	}
+	{
+		if s.CanUpdateAccessPolicy.Set {
+			e.FieldStart("canUpdateAccessPolicy")
+			s.CanUpdateAccessPolicy.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefPermissions = [4]string{
+	0: "canManage",
+	1: "canRead",
+	2: "canReadAccessPolicy",
+	3: "canUpdateAccessPolicy",
+}
+
+// Decode decodes AlertDefPermissions from json.
+func (s *AlertDefPermissions) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefPermissions to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "canManage":
+			if err := func() error {
+				s.CanManage.Reset()
+				if err := s.CanManage.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"canManage\"")
+			}
+		case "canRead":
+			if err := func() error {
+				s.CanRead.Reset()
+				if err := s.CanRead.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"canRead\"")
+			}
+		case "canReadAccessPolicy":
+			if err := func() error {
+				s.CanReadAccessPolicy.Reset()
+				if err := s.CanReadAccessPolicy.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"canReadAccessPolicy\"")
+			}
+		case "canUpdateAccessPolicy":
+			if err := func() error {
+				s.CanUpdateAccessPolicy.Reset()
+				if err := s.CanUpdateAccessPolicy.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"canUpdateAccessPolicy\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefPermissions")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefPermissions) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefPermissions) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefPipelineQuery) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefPipelineQuery) encodeFields(e *jx.Encoder) {
+	{
+		if s.Query.Set {
+			e.FieldStart("query")
+			s.Query.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefPipelineQuery = [1]string{
+	0: "query",
+}
+
+// Decode decodes AlertDefPipelineQuery from json.
+func (s *AlertDefPipelineQuery) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefPipelineQuery to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "query":
+			if err := func() error {
+				s.Query.Reset()
+				if err := s.Query.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"query\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefPipelineQuery")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefPipelineQuery) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefPipelineQuery) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefPriority as json.
+func (s AlertDefPriority) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefPriority from json.
+func (s *AlertDefPriority) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefPriority to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefPriority(v) {
+	case AlertDefPriorityALERTDEFPRIORITYP5ORUNSPECIFIED:
+		*s = AlertDefPriorityALERTDEFPRIORITYP5ORUNSPECIFIED
+	case AlertDefPriorityALERTDEFPRIORITYP4:
+		*s = AlertDefPriorityALERTDEFPRIORITYP4
+	case AlertDefPriorityALERTDEFPRIORITYP3:
+		*s = AlertDefPriorityALERTDEFPRIORITYP3
+	case AlertDefPriorityALERTDEFPRIORITYP2:
+		*s = AlertDefPriorityALERTDEFPRIORITYP2
+	case AlertDefPriorityALERTDEFPRIORITYP1:
+		*s = AlertDefPriorityALERTDEFPRIORITYP1
+	default:
+		*s = AlertDefPriority(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefPriority) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefPriority) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefPriorityCount) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefPriorityCount) encodeFields(e *jx.Encoder) {
+	{
+		if s.Count.Set {
+			e.FieldStart("count")
+			s.Count.Encode(e)
+		}
+	}
+	{
+		if s.Priority.Set {
+			e.FieldStart("priority")
+			s.Priority.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefPriorityCount = [2]string{
+	0: "count",
+	1: "priority",
+}
+
+// Decode decodes AlertDefPriorityCount from json.
+func (s *AlertDefPriorityCount) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefPriorityCount to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "count":
+			if err := func() error {
+				s.Count.Reset()
+				if err := s.Count.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"count\"")
+			}
+		case "priority":
+			if err := func() error {
+				s.Priority.Reset()
+				if err := s.Priority.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"priority\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefPriorityCount")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefPriorityCount) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefPriorityCount) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefProperties) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefProperties) encodeFields(e *jx.Encoder) {
+	{
+		if s.ActiveOn.Set {
+			e.FieldStart("activeOn")
+			s.ActiveOn.Encode(e)
+		}
+	}
+	{
+		if s.AnalyticsImmediate.Set {
+			e.FieldStart("analyticsImmediate")
+			s.AnalyticsImmediate.Encode(e)
+		}
+	}
+	{
+		if s.AnalyticsThreshold.Set {
+			e.FieldStart("analyticsThreshold")
+			s.AnalyticsThreshold.Encode(e)
+		}
+	}
+	{
+		if s.DataSources != nil {
+			e.FieldStart("dataSources")
+			e.ArrStart()
+			for _, elem := range s.DataSources {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.Deleted.Set {
+			e.FieldStart("deleted")
+			s.Deleted.Encode(e)
+		}
+	}
+	{
+		if s.Description.Set {
+			e.FieldStart("description")
+			s.Description.Encode(e)
+		}
+	}
+	{
+		if s.Enabled.Set {
+			e.FieldStart("enabled")
+			s.Enabled.Encode(e)
+		}
+	}
+	{
+		if s.EntityLabels.Set {
+			e.FieldStart("entityLabels")
+			s.EntityLabels.Encode(e)
+		}
+	}
+	{
+		if s.Flow.Set {
+			e.FieldStart("flow")
+			s.Flow.Encode(e)
+		}
+	}
+	{
+		if s.GroupByKeys != nil {
+			e.FieldStart("groupByKeys")
+			e.ArrStart()
+			for _, elem := range s.GroupByKeys {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.IncidentsSettings.Set {
+			e.FieldStart("incidentsSettings")
+			s.IncidentsSettings.Encode(e)
+		}
+	}
+	{
+		if s.LogsAnomaly.Set {
+			e.FieldStart("logsAnomaly")
+			s.LogsAnomaly.Encode(e)
+		}
+	}
+	{
+		if s.LogsImmediate.Set {
+			e.FieldStart("logsImmediate")
+			s.LogsImmediate.Encode(e)
+		}
+	}
+	{
+		if s.LogsNewValue.Set {
+			e.FieldStart("logsNewValue")
+			s.LogsNewValue.Encode(e)
+		}
+	}
+	{
+		if s.LogsRatioThreshold.Set {
+			e.FieldStart("logsRatioThreshold")
+			s.LogsRatioThreshold.Encode(e)
+		}
+	}
+	{
+		if s.LogsThreshold.Set {
+			e.FieldStart("logsThreshold")
+			s.LogsThreshold.Encode(e)
+		}
+	}
+	{
+		if s.LogsTimeRelativeThreshold.Set {
+			e.FieldStart("logsTimeRelativeThreshold")
+			s.LogsTimeRelativeThreshold.Encode(e)
+		}
+	}
+	{
+		if s.LogsUniqueCount.Set {
+			e.FieldStart("logsUniqueCount")
+			s.LogsUniqueCount.Encode(e)
+		}
+	}
+	{
+		if s.MetricAnomaly.Set {
+			e.FieldStart("metricAnomaly")
+			s.MetricAnomaly.Encode(e)
+		}
+	}
+	{
+		if s.MetricThreshold.Set {
+			e.FieldStart("metricThreshold")
+			s.MetricThreshold.Encode(e)
+		}
+	}
+	{
+		if s.Name.Set {
+			e.FieldStart("name")
+			s.Name.Encode(e)
+		}
+	}
+	{
+		if s.NotificationGroup.Set {
+			e.FieldStart("notificationGroup")
+			s.NotificationGroup.Encode(e)
+		}
+	}
+	{
+		if s.NotificationGroupExcess != nil {
+			e.FieldStart("notificationGroupExcess")
+			e.ArrStart()
+			for _, elem := range s.NotificationGroupExcess {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.PhantomMode.Set {
+			e.FieldStart("phantomMode")
+			s.PhantomMode.Encode(e)
+		}
+	}
+	{
+		if s.Priority.Set {
+			e.FieldStart("priority")
+			s.Priority.Encode(e)
+		}
+	}
+	{
+		if s.SloThreshold.Set {
+			e.FieldStart("sloThreshold")
+			s.SloThreshold.Encode(e)
+		}
+	}
+	{
+		if s.TracingImmediate.Set {
+			e.FieldStart("tracingImmediate")
+			s.TracingImmediate.Encode(e)
+		}
+	}
+	{
+		if s.TracingThreshold.Set {
+			e.FieldStart("tracingThreshold")
+			s.TracingThreshold.Encode(e)
+		}
+	}
+	{
+		if s.Type.Set {
+			e.FieldStart("type")
+			s.Type.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefProperties = [29]string{
+	0:  "activeOn",
+	1:  "analyticsImmediate",
+	2:  "analyticsThreshold",
+	3:  "dataSources",
+	4:  "deleted",
+	5:  "description",
+	6:  "enabled",
+	7:  "entityLabels",
+	8:  "flow",
+	9:  "groupByKeys",
+	10: "incidentsSettings",
+	11: "logsAnomaly",
+	12: "logsImmediate",
+	13: "logsNewValue",
+	14: "logsRatioThreshold",
+	15: "logsThreshold",
+	16: "logsTimeRelativeThreshold",
+	17: "logsUniqueCount",
+	18: "metricAnomaly",
+	19: "metricThreshold",
+	20: "name",
+	21: "notificationGroup",
+	22: "notificationGroupExcess",
+	23: "phantomMode",
+	24: "priority",
+	25: "sloThreshold",
+	26: "tracingImmediate",
+	27: "tracingThreshold",
+	28: "type",
+}
+
+// Decode decodes AlertDefProperties from json.
+func (s *AlertDefProperties) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefProperties to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "activeOn":
+			if err := func() error {
+				s.ActiveOn.Reset()
+				if err := s.ActiveOn.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"activeOn\"")
+			}
+		case "analyticsImmediate":
+			if err := func() error {
+				s.AnalyticsImmediate.Reset()
+				if err := s.AnalyticsImmediate.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"analyticsImmediate\"")
+			}
+		case "analyticsThreshold":
+			if err := func() error {
+				s.AnalyticsThreshold.Reset()
+				if err := s.AnalyticsThreshold.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"analyticsThreshold\"")
+			}
+		case "dataSources":
+			if err := func() error {
+				s.DataSources = make([]AlertDefDataSource, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefDataSource
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.DataSources = append(s.DataSources, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"dataSources\"")
+			}
+		case "deleted":
+			if err := func() error {
+				s.Deleted.Reset()
+				if err := s.Deleted.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"deleted\"")
+			}
+		case "description":
+			if err := func() error {
+				s.Description.Reset()
+				if err := s.Description.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"description\"")
+			}
+		case "enabled":
+			if err := func() error {
+				s.Enabled.Reset()
+				if err := s.Enabled.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"enabled\"")
+			}
+		case "entityLabels":
+			if err := func() error {
+				s.EntityLabels.Reset()
+				if err := s.EntityLabels.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"entityLabels\"")
+			}
+		case "flow":
+			if err := func() error {
+				s.Flow.Reset()
+				if err := s.Flow.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"flow\"")
+			}
+		case "groupByKeys":
+			if err := func() error {
+				s.GroupByKeys = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.GroupByKeys = append(s.GroupByKeys, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"groupByKeys\"")
+			}
+		case "incidentsSettings":
+			if err := func() error {
+				s.IncidentsSettings.Reset()
+				if err := s.IncidentsSettings.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"incidentsSettings\"")
+			}
+		case "logsAnomaly":
+			if err := func() error {
+				s.LogsAnomaly.Reset()
+				if err := s.LogsAnomaly.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"logsAnomaly\"")
+			}
+		case "logsImmediate":
+			if err := func() error {
+				s.LogsImmediate.Reset()
+				if err := s.LogsImmediate.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"logsImmediate\"")
+			}
+		case "logsNewValue":
+			if err := func() error {
+				s.LogsNewValue.Reset()
+				if err := s.LogsNewValue.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"logsNewValue\"")
+			}
+		case "logsRatioThreshold":
+			if err := func() error {
+				s.LogsRatioThreshold.Reset()
+				if err := s.LogsRatioThreshold.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"logsRatioThreshold\"")
+			}
+		case "logsThreshold":
+			if err := func() error {
+				s.LogsThreshold.Reset()
+				if err := s.LogsThreshold.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"logsThreshold\"")
+			}
+		case "logsTimeRelativeThreshold":
+			if err := func() error {
+				s.LogsTimeRelativeThreshold.Reset()
+				if err := s.LogsTimeRelativeThreshold.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"logsTimeRelativeThreshold\"")
+			}
+		case "logsUniqueCount":
+			if err := func() error {
+				s.LogsUniqueCount.Reset()
+				if err := s.LogsUniqueCount.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"logsUniqueCount\"")
+			}
+		case "metricAnomaly":
+			if err := func() error {
+				s.MetricAnomaly.Reset()
+				if err := s.MetricAnomaly.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"metricAnomaly\"")
+			}
+		case "metricThreshold":
+			if err := func() error {
+				s.MetricThreshold.Reset()
+				if err := s.MetricThreshold.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"metricThreshold\"")
+			}
+		case "name":
+			if err := func() error {
+				s.Name.Reset()
+				if err := s.Name.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"name\"")
+			}
+		case "notificationGroup":
+			if err := func() error {
+				s.NotificationGroup.Reset()
+				if err := s.NotificationGroup.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"notificationGroup\"")
+			}
+		case "notificationGroupExcess":
+			if err := func() error {
+				s.NotificationGroupExcess = make([]AlertDefNotificationGroup, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefNotificationGroup
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.NotificationGroupExcess = append(s.NotificationGroupExcess, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"notificationGroupExcess\"")
+			}
+		case "phantomMode":
+			if err := func() error {
+				s.PhantomMode.Reset()
+				if err := s.PhantomMode.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"phantomMode\"")
+			}
+		case "priority":
+			if err := func() error {
+				s.Priority.Reset()
+				if err := s.Priority.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"priority\"")
+			}
+		case "sloThreshold":
+			if err := func() error {
+				s.SloThreshold.Reset()
+				if err := s.SloThreshold.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"sloThreshold\"")
+			}
+		case "tracingImmediate":
+			if err := func() error {
+				s.TracingImmediate.Reset()
+				if err := s.TracingImmediate.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"tracingImmediate\"")
+			}
+		case "tracingThreshold":
+			if err := func() error {
+				s.TracingThreshold.Reset()
+				if err := s.TracingThreshold.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"tracingThreshold\"")
+			}
+		case "type":
+			if err := func() error {
+				s.Type.Reset()
+				if err := s.Type.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"type\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefProperties")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefProperties) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefProperties) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s AlertDefPropertiesEntityLabels) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields implements json.Marshaler.
+func (s AlertDefPropertiesEntityLabels) encodeFields(e *jx.Encoder) {
+	for k, elem := range s {
+		e.FieldStart(k)
+
+		e.Str(elem)
+	}
+}
+
+// Decode decodes AlertDefPropertiesEntityLabels from json.
+func (s *AlertDefPropertiesEntityLabels) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefPropertiesEntityLabels to nil")
+	}
+	m := s.init()
+	var propertiesCount int
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		propertiesCount++
+		var elem string
+		if err := func() error {
+			v, err := d.Str()
+			elem = string(v)
+			if err != nil {
+				return err
+			}
+			return nil
+		}(); err != nil {
+			return errors.Wrapf(err, "decode field %q", k)
+		}
+		m[string(k)] = elem
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefPropertiesEntityLabels")
+	}
+	// Validate properties count.
+	if err := (validate.Object{
+		MinProperties:    0,
+		MinPropertiesSet: false,
+		MaxProperties:    100,
+		MaxPropertiesSet: true,
+	}).ValidateProperties(propertiesCount); err != nil {
+		return errors.Wrap(err, "object")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefPropertiesEntityLabels) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefPropertiesEntityLabels) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefRead) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefRead) encodeFields(e *jx.Encoder) {
+	{
+		if s.Access.Set {
+			e.FieldStart("access")
+			s.Access.Encode(e)
+		}
+	}
+	{
+		if s.AlertDef.Set {
+			e.FieldStart("alertDef")
+			s.AlertDef.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefRead = [2]string{
+	0: "access",
+	1: "alertDef",
+}
+
+// Decode decodes AlertDefRead from json.
+func (s *AlertDefRead) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefRead to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "access":
+			if err := func() error {
+				s.Access.Reset()
+				if err := s.Access.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"access\"")
+			}
+		case "alertDef":
+			if err := func() error {
+				s.AlertDef.Reset()
+				if err := s.AlertDef.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"alertDef\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefRead")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefRead) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefRead) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefRecipients) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefRecipients) encodeFields(e *jx.Encoder) {
+	{
+		if s.Emails != nil {
+			e.FieldStart("emails")
+			e.ArrStart()
+			for _, elem := range s.Emails {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefRecipients = [1]string{
+	0: "emails",
+}
+
+// Decode decodes AlertDefRecipients from json.
+func (s *AlertDefRecipients) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefRecipients to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "emails":
+			if err := func() error {
+				s.Emails = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.Emails = append(s.Emails, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"emails\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefRecipients")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefRecipients) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefRecipients) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefReplaceFailure) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefReplaceFailure) encodeFields(e *jx.Encoder) {
+	{
+		if s.ID.Set {
+			e.FieldStart("id")
+			s.ID.Encode(e)
+		}
+	}
+	{
+		if s.Reason.Set {
+			e.FieldStart("reason")
+			s.Reason.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefReplaceFailure = [2]string{
+	0: "id",
+	1: "reason",
+}
+
+// Decode decodes AlertDefReplaceFailure from json.
+func (s *AlertDefReplaceFailure) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefReplaceFailure to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "id":
+			if err := func() error {
+				s.ID.Reset()
+				if err := s.ID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		case "reason":
+			if err := func() error {
+				s.Reason.Reset()
+				if err := s.Reason.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"reason\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefReplaceFailure")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefReplaceFailure) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefReplaceFailure) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefReplacement) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefReplacement) encodeFields(e *jx.Encoder) {
+	{
+		if s.AccessPolicy.Set {
+			e.FieldStart("accessPolicy")
+			s.AccessPolicy.Encode(e)
+		}
+	}
+	{
+		if s.AlertDefProperties.Set {
+			e.FieldStart("alertDefProperties")
+			s.AlertDefProperties.Encode(e)
+		}
+	}
+	{
+		if s.ID.Set {
+			e.FieldStart("id")
+			s.ID.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefReplacement = [3]string{
+	0: "accessPolicy",
+	1: "alertDefProperties",
+	2: "id",
+}
+
+// Decode decodes AlertDefReplacement from json.
+func (s *AlertDefReplacement) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefReplacement to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "accessPolicy":
+			if err := func() error {
+				s.AccessPolicy.Reset()
+				if err := s.AccessPolicy.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"accessPolicy\"")
+			}
+		case "alertDefProperties":
+			if err := func() error {
+				s.AlertDefProperties.Reset()
+				if err := s.AlertDefProperties.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"alertDefProperties\"")
+			}
+		case "id":
+			if err := func() error {
+				s.ID.Reset()
+				if err := s.ID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefReplacement")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefReplacement) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefReplacement) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefSloDefinition) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefSloDefinition) encodeFields(e *jx.Encoder) {
+	{
+		if s.SloId.Set {
+			e.FieldStart("sloId")
+			s.SloId.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefSloDefinition = [1]string{
+	0: "sloId",
+}
+
+// Decode decodes AlertDefSloDefinition from json.
+func (s *AlertDefSloDefinition) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefSloDefinition to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "sloId":
+			if err := func() error {
+				s.SloId.Reset()
+				if err := s.SloId.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"sloId\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefSloDefinition")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefSloDefinition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefSloDefinition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefSloThresholdCondition) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefSloThresholdCondition) encodeFields(e *jx.Encoder) {
+	{
+		if s.Threshold.Set {
+			e.FieldStart("threshold")
+			s.Threshold.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefSloThresholdCondition = [1]string{
+	0: "threshold",
+}
+
+// Decode decodes AlertDefSloThresholdCondition from json.
+func (s *AlertDefSloThresholdCondition) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefSloThresholdCondition to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "threshold":
+			if err := func() error {
+				s.Threshold.Reset()
+				if err := s.Threshold.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"threshold\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefSloThresholdCondition")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefSloThresholdCondition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefSloThresholdCondition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefSloThresholdRule) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefSloThresholdRule) encodeFields(e *jx.Encoder) {
+	{
+		if s.Condition.Set {
+			e.FieldStart("condition")
+			s.Condition.Encode(e)
+		}
+	}
+	{
+		if s.Override.Set {
+			e.FieldStart("override")
+			s.Override.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefSloThresholdRule = [2]string{
+	0: "condition",
+	1: "override",
+}
+
+// Decode decodes AlertDefSloThresholdRule from json.
+func (s *AlertDefSloThresholdRule) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefSloThresholdRule to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "condition":
+			if err := func() error {
+				s.Condition.Reset()
+				if err := s.Condition.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"condition\"")
+			}
+		case "override":
+			if err := func() error {
+				s.Override.Reset()
+				if err := s.Override.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"override\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefSloThresholdRule")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefSloThresholdRule) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefSloThresholdRule) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefSloThresholdType) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefSloThresholdType) encodeFields(e *jx.Encoder) {
+	{
+		if s.BurnRate.Set {
+			e.FieldStart("burnRate")
+			s.BurnRate.Encode(e)
+		}
+	}
+	{
+		if s.ErrorBudget.Set {
+			e.FieldStart("errorBudget")
+			s.ErrorBudget.Encode(e)
+		}
+	}
+	{
+		if s.SloDefinition.Set {
+			e.FieldStart("sloDefinition")
+			s.SloDefinition.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefSloThresholdType = [3]string{
+	0: "burnRate",
+	1: "errorBudget",
+	2: "sloDefinition",
+}
+
+// Decode decodes AlertDefSloThresholdType from json.
+func (s *AlertDefSloThresholdType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefSloThresholdType to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "burnRate":
+			if err := func() error {
+				s.BurnRate.Reset()
+				if err := s.BurnRate.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"burnRate\"")
+			}
+		case "errorBudget":
+			if err := func() error {
+				s.ErrorBudget.Reset()
+				if err := s.ErrorBudget.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"errorBudget\"")
+			}
+		case "sloDefinition":
+			if err := func() error {
+				s.SloDefinition.Reset()
+				if err := s.SloDefinition.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"sloDefinition\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefSloThresholdType")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefSloThresholdType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefSloThresholdType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefSourceOverrides) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefSourceOverrides) encodeFields(e *jx.Encoder) {
+	{
+		if s.ConnectorConfigFields != nil {
+			e.FieldStart("connectorConfigFields")
+			e.ArrStart()
+			for _, elem := range s.ConnectorConfigFields {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.MessageConfigFields != nil {
+			e.FieldStart("messageConfigFields")
+			e.ArrStart()
+			for _, elem := range s.MessageConfigFields {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.PayloadType.Set {
+			e.FieldStart("payloadType")
+			s.PayloadType.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefSourceOverrides = [3]string{
+	0: "connectorConfigFields",
+	1: "messageConfigFields",
+	2: "payloadType",
+}
+
+// Decode decodes AlertDefSourceOverrides from json.
+func (s *AlertDefSourceOverrides) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefSourceOverrides to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "connectorConfigFields":
+			if err := func() error {
+				s.ConnectorConfigFields = make([]AlertDefConnectorConfigField, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefConnectorConfigField
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.ConnectorConfigFields = append(s.ConnectorConfigFields, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"connectorConfigFields\"")
+			}
+		case "messageConfigFields":
+			if err := func() error {
+				s.MessageConfigFields = make([]AlertDefMessageConfigField, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefMessageConfigField
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.MessageConfigFields = append(s.MessageConfigFields, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"messageConfigFields\"")
+			}
+		case "payloadType":
+			if err := func() error {
+				s.PayloadType.Reset()
+				if err := s.PayloadType.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"payloadType\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefSourceOverrides")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefSourceOverrides) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefSourceOverrides) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefStatus as json.
+func (s AlertDefStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefStatus from json.
+func (s *AlertDefStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefStatus(v) {
+	case AlertDefStatusALERTDEFSTATUSUNSPECIFIED:
+		*s = AlertDefStatusALERTDEFSTATUSUNSPECIFIED
+	case AlertDefStatusALERTDEFSTATUSALERTING:
+		*s = AlertDefStatusALERTDEFSTATUSALERTING
+	case AlertDefStatusALERTDEFSTATUSOK:
+		*s = AlertDefStatusALERTDEFSTATUSOK
+	case AlertDefStatusALERTDEFSTATUSNODATA:
+		*s = AlertDefStatusALERTDEFSTATUSNODATA
+	default:
+		*s = AlertDefStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefStatusCount) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefStatusCount) encodeFields(e *jx.Encoder) {
+	{
+		if s.Count.Set {
+			e.FieldStart("count")
+			s.Count.Encode(e)
+		}
+	}
+	{
+		if s.Status.Set {
+			e.FieldStart("status")
+			s.Status.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefStatusCount = [2]string{
+	0: "count",
+	1: "status",
+}
+
+// Decode decodes AlertDefStatusCount from json.
+func (s *AlertDefStatusCount) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefStatusCount to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "count":
+			if err := func() error {
+				s.Count.Reset()
+				if err := s.Count.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"count\"")
+			}
+		case "status":
+			if err := func() error {
+				s.Status.Reset()
+				if err := s.Status.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"status\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefStatusCount")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefStatusCount) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefStatusCount) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefTimeDuration) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefTimeDuration) encodeFields(e *jx.Encoder) {
+	{
+		if s.Duration.Set {
+			e.FieldStart("duration")
+			s.Duration.Encode(e)
+		}
+	}
+	{
+		if s.Unit.Set {
+			e.FieldStart("unit")
+			s.Unit.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefTimeDuration = [2]string{
+	0: "duration",
+	1: "unit",
+}
+
+// Decode decodes AlertDefTimeDuration from json.
+func (s *AlertDefTimeDuration) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefTimeDuration to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "duration":
+			if err := func() error {
+				s.Duration.Reset()
+				if err := s.Duration.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"duration\"")
+			}
+		case "unit":
+			if err := func() error {
+				s.Unit.Reset()
+				if err := s.Unit.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"unit\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefTimeDuration")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefTimeDuration) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefTimeDuration) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefTimeOfDay) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefTimeOfDay) encodeFields(e *jx.Encoder) {
+	{
+		if s.Hours.Set {
+			e.FieldStart("hours")
+			s.Hours.Encode(e)
+		}
+	}
+	{
+		if s.Minutes.Set {
+			e.FieldStart("minutes")
+			s.Minutes.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefTimeOfDay = [2]string{
+	0: "hours",
+	1: "minutes",
+}
+
+// Decode decodes AlertDefTimeOfDay from json.
+func (s *AlertDefTimeOfDay) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefTimeOfDay to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "hours":
+			if err := func() error {
+				s.Hours.Reset()
+				if err := s.Hours.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"hours\"")
+			}
+		case "minutes":
+			if err := func() error {
+				s.Minutes.Reset()
+				if err := s.Minutes.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"minutes\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefTimeOfDay")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefTimeOfDay) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefTimeOfDay) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefTimeframeType as json.
+func (s AlertDefTimeframeType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefTimeframeType from json.
+func (s *AlertDefTimeframeType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefTimeframeType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefTimeframeType(v) {
+	case AlertDefTimeframeTypeTIMEFRAMETYPEUNSPECIFIED:
+		*s = AlertDefTimeframeTypeTIMEFRAMETYPEUNSPECIFIED
+	case AlertDefTimeframeTypeTIMEFRAMETYPEUPTO:
+		*s = AlertDefTimeframeTypeTIMEFRAMETYPEUPTO
+	default:
+		*s = AlertDefTimeframeType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefTimeframeType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefTimeframeType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefToCreate) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefToCreate) encodeFields(e *jx.Encoder) {
+	{
+		if s.AccessPolicy.Set {
+			e.FieldStart("accessPolicy")
+			s.AccessPolicy.Encode(e)
+		}
+	}
+	{
+		e.FieldStart("alertDefProperties")
+		s.AlertDefProperties.Encode(e)
+	}
+}
+
+var jsonFieldsNameOfAlertDefToCreate = [2]string{
+	0: "accessPolicy",
+	1: "alertDefProperties",
+}
+
+// Decode decodes AlertDefToCreate from json.
+func (s *AlertDefToCreate) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefToCreate to nil")
+	}
+	var requiredBitSet [1]uint8
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "accessPolicy":
+			if err := func() error {
+				s.AccessPolicy.Reset()
+				if err := s.AccessPolicy.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"accessPolicy\"")
+			}
+		case "alertDefProperties":
+			requiredBitSet[0] |= 1 << 1
+			if err := func() error {
+				if err := s.AlertDefProperties.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"alertDefProperties\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefToCreate")
+	}
+	// Validate required fields.
+	var failures []validate.FieldError
+	for i, mask := range [1]uint8{
+		0b00000010,
+	} {
+		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
+			// Mask only required fields and check equality to mask using XOR.
+			//
+			// If XOR result is not zero, result is not equal to expected, so some fields are missed.
+			// Bits of fields which would be set are actually bits of missed fields.
+			missed := bits.OnesCount8(result)
+			for bitN := 0; bitN < missed; bitN++ {
+				bitIdx := bits.TrailingZeros8(result)
+				fieldIdx := i*8 + bitIdx
+				var name string
+				if fieldIdx < len(jsonFieldsNameOfAlertDefToCreate) {
+					name = jsonFieldsNameOfAlertDefToCreate[fieldIdx]
+				} else {
+					name = strconv.Itoa(fieldIdx)
+				}
+				failures = append(failures, validate.FieldError{
+					Name:  name,
+					Error: validate.ErrFieldRequired,
+				})
+				// Reset bit.
+				result &^= 1 << bitIdx
+			}
+		}
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefToCreate) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefToCreate) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefToReplace) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefToReplace) encodeFields(e *jx.Encoder) {
+	{
+		if s.AccessPolicy.Set {
+			e.FieldStart("accessPolicy")
+			s.AccessPolicy.Encode(e)
+		}
+	}
+	{
+		if s.AlertDefProperties.Set {
+			e.FieldStart("alertDefProperties")
+			s.AlertDefProperties.Encode(e)
+		}
+	}
+	{
+		if s.ID.Set {
+			e.FieldStart("id")
+			s.ID.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefToReplace = [3]string{
+	0: "accessPolicy",
+	1: "alertDefProperties",
+	2: "id",
+}
+
+// Decode decodes AlertDefToReplace from json.
+func (s *AlertDefToReplace) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefToReplace to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "accessPolicy":
+			if err := func() error {
+				s.AccessPolicy.Reset()
+				if err := s.AccessPolicy.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"accessPolicy\"")
+			}
+		case "alertDefProperties":
+			if err := func() error {
+				s.AlertDefProperties.Reset()
+				if err := s.AlertDefProperties.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"alertDefProperties\"")
+			}
+		case "id":
+			if err := func() error {
+				s.ID.Reset()
+				if err := s.ID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefToReplace")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefToReplace) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefToReplace) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefTracingFilter) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefTracingFilter) encodeFields(e *jx.Encoder) {
+	{
+		if s.SimpleFilter.Set {
+			e.FieldStart("simpleFilter")
+			s.SimpleFilter.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefTracingFilter = [1]string{
+	0: "simpleFilter",
+}
+
+// Decode decodes AlertDefTracingFilter from json.
+func (s *AlertDefTracingFilter) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefTracingFilter to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "simpleFilter":
+			if err := func() error {
+				s.SimpleFilter.Reset()
+				if err := s.SimpleFilter.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"simpleFilter\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefTracingFilter")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefTracingFilter) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefTracingFilter) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefTracingFilterOperationType as json.
+func (s AlertDefTracingFilterOperationType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefTracingFilterOperationType from json.
+func (s *AlertDefTracingFilterOperationType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefTracingFilterOperationType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefTracingFilterOperationType(v) {
+	case AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEISORUNSPECIFIED:
+		*s = AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEISORUNSPECIFIED
+	case AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEINCLUDES:
+		*s = AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEINCLUDES
+	case AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEENDSWITH:
+		*s = AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEENDSWITH
+	case AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPESTARTSWITH:
+		*s = AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPESTARTSWITH
+	case AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEISNOT:
+		*s = AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEISNOT
+	default:
+		*s = AlertDefTracingFilterOperationType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefTracingFilterOperationType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefTracingFilterOperationType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefTracingFilterType) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefTracingFilterType) encodeFields(e *jx.Encoder) {
+	{
+		if s.Operation.Set {
+			e.FieldStart("operation")
+			s.Operation.Encode(e)
+		}
+	}
+	{
+		if s.Values != nil {
+			e.FieldStart("values")
+			e.ArrStart()
+			for _, elem := range s.Values {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefTracingFilterType = [2]string{
+	0: "operation",
+	1: "values",
+}
+
+// Decode decodes AlertDefTracingFilterType from json.
+func (s *AlertDefTracingFilterType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefTracingFilterType to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "operation":
+			if err := func() error {
+				s.Operation.Reset()
+				if err := s.Operation.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"operation\"")
+			}
+		case "values":
+			if err := func() error {
+				s.Values = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.Values = append(s.Values, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"values\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefTracingFilterType")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefTracingFilterType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefTracingFilterType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefTracingImmediateType) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefTracingImmediateType) encodeFields(e *jx.Encoder) {
+	{
+		if s.NotificationPayloadFilter != nil {
+			e.FieldStart("notificationPayloadFilter")
+			e.ArrStart()
+			for _, elem := range s.NotificationPayloadFilter {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.TracingFilter.Set {
+			e.FieldStart("tracingFilter")
+			s.TracingFilter.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefTracingImmediateType = [2]string{
+	0: "notificationPayloadFilter",
+	1: "tracingFilter",
+}
+
+// Decode decodes AlertDefTracingImmediateType from json.
+func (s *AlertDefTracingImmediateType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefTracingImmediateType to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "notificationPayloadFilter":
+			if err := func() error {
+				s.NotificationPayloadFilter = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.NotificationPayloadFilter = append(s.NotificationPayloadFilter, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"notificationPayloadFilter\"")
+			}
+		case "tracingFilter":
+			if err := func() error {
+				s.TracingFilter.Reset()
+				if err := s.TracingFilter.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"tracingFilter\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefTracingImmediateType")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefTracingImmediateType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefTracingImmediateType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefTracingLabelFilters) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefTracingLabelFilters) encodeFields(e *jx.Encoder) {
+	{
+		if s.ApplicationName != nil {
+			e.FieldStart("applicationName")
+			e.ArrStart()
+			for _, elem := range s.ApplicationName {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.OperationName != nil {
+			e.FieldStart("operationName")
+			e.ArrStart()
+			for _, elem := range s.OperationName {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.ServiceName != nil {
+			e.FieldStart("serviceName")
+			e.ArrStart()
+			for _, elem := range s.ServiceName {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.SpanFields != nil {
+			e.FieldStart("spanFields")
+			e.ArrStart()
+			for _, elem := range s.SpanFields {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.SubsystemName != nil {
+			e.FieldStart("subsystemName")
+			e.ArrStart()
+			for _, elem := range s.SubsystemName {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefTracingLabelFilters = [5]string{
+	0: "applicationName",
+	1: "operationName",
+	2: "serviceName",
+	3: "spanFields",
+	4: "subsystemName",
+}
+
+// Decode decodes AlertDefTracingLabelFilters from json.
+func (s *AlertDefTracingLabelFilters) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefTracingLabelFilters to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "applicationName":
+			if err := func() error {
+				s.ApplicationName = make([]AlertDefTracingFilterType, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefTracingFilterType
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.ApplicationName = append(s.ApplicationName, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"applicationName\"")
+			}
+		case "operationName":
+			if err := func() error {
+				s.OperationName = make([]AlertDefTracingFilterType, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefTracingFilterType
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.OperationName = append(s.OperationName, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"operationName\"")
+			}
+		case "serviceName":
+			if err := func() error {
+				s.ServiceName = make([]AlertDefTracingFilterType, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefTracingFilterType
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.ServiceName = append(s.ServiceName, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"serviceName\"")
+			}
+		case "spanFields":
+			if err := func() error {
+				s.SpanFields = make([]AlertDefTracingSpanFieldsFilterType, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefTracingSpanFieldsFilterType
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.SpanFields = append(s.SpanFields, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"spanFields\"")
+			}
+		case "subsystemName":
+			if err := func() error {
+				s.SubsystemName = make([]AlertDefTracingFilterType, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefTracingFilterType
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.SubsystemName = append(s.SubsystemName, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"subsystemName\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefTracingLabelFilters")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefTracingLabelFilters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefTracingLabelFilters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefTracingSimpleFilter) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefTracingSimpleFilter) encodeFields(e *jx.Encoder) {
+	{
+		if s.LatencyThresholdMs.Set {
+			e.FieldStart("latencyThresholdMs")
+			s.LatencyThresholdMs.Encode(e)
+		}
+	}
+	{
+		if s.TracingLabelFilters.Set {
+			e.FieldStart("tracingLabelFilters")
+			s.TracingLabelFilters.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefTracingSimpleFilter = [2]string{
+	0: "latencyThresholdMs",
+	1: "tracingLabelFilters",
+}
+
+// Decode decodes AlertDefTracingSimpleFilter from json.
+func (s *AlertDefTracingSimpleFilter) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefTracingSimpleFilter to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "latencyThresholdMs":
+			if err := func() error {
+				s.LatencyThresholdMs.Reset()
+				if err := s.LatencyThresholdMs.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"latencyThresholdMs\"")
+			}
+		case "tracingLabelFilters":
+			if err := func() error {
+				s.TracingLabelFilters.Reset()
+				if err := s.TracingLabelFilters.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"tracingLabelFilters\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefTracingSimpleFilter")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefTracingSimpleFilter) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefTracingSimpleFilter) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefTracingSpanFieldsFilterType) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefTracingSpanFieldsFilterType) encodeFields(e *jx.Encoder) {
+	{
+		if s.FilterType.Set {
+			e.FieldStart("filterType")
+			s.FilterType.Encode(e)
+		}
+	}
+	{
+		if s.Key.Set {
+			e.FieldStart("key")
+			s.Key.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefTracingSpanFieldsFilterType = [2]string{
+	0: "filterType",
+	1: "key",
+}
+
+// Decode decodes AlertDefTracingSpanFieldsFilterType from json.
+func (s *AlertDefTracingSpanFieldsFilterType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefTracingSpanFieldsFilterType to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "filterType":
+			if err := func() error {
+				s.FilterType.Reset()
+				if err := s.FilterType.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"filterType\"")
+			}
+		case "key":
+			if err := func() error {
+				s.Key.Reset()
+				if err := s.Key.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"key\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefTracingSpanFieldsFilterType")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefTracingSpanFieldsFilterType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefTracingSpanFieldsFilterType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefTracingThresholdCondition) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefTracingThresholdCondition) encodeFields(e *jx.Encoder) {
+	{
+		if s.ConditionType.Set {
+			e.FieldStart("conditionType")
+			s.ConditionType.Encode(e)
+		}
+	}
+	{
+		if s.SpanAmount.Set {
+			e.FieldStart("spanAmount")
+			s.SpanAmount.Encode(e)
+		}
+	}
+	{
+		if s.TimeWindow.Set {
+			e.FieldStart("timeWindow")
+			s.TimeWindow.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefTracingThresholdCondition = [3]string{
+	0: "conditionType",
+	1: "spanAmount",
+	2: "timeWindow",
+}
+
+// Decode decodes AlertDefTracingThresholdCondition from json.
+func (s *AlertDefTracingThresholdCondition) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefTracingThresholdCondition to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "conditionType":
+			if err := func() error {
+				s.ConditionType.Reset()
+				if err := s.ConditionType.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"conditionType\"")
+			}
+		case "spanAmount":
+			if err := func() error {
+				s.SpanAmount.Reset()
+				if err := s.SpanAmount.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"spanAmount\"")
+			}
+		case "timeWindow":
+			if err := func() error {
+				s.TimeWindow.Reset()
+				if err := s.TimeWindow.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"timeWindow\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefTracingThresholdCondition")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefTracingThresholdCondition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefTracingThresholdCondition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefTracingThresholdConditionType as json.
+func (s AlertDefTracingThresholdConditionType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefTracingThresholdConditionType from json.
+func (s *AlertDefTracingThresholdConditionType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefTracingThresholdConditionType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefTracingThresholdConditionType(v) {
+	case AlertDefTracingThresholdConditionTypeTRACINGTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED:
+		*s = AlertDefTracingThresholdConditionTypeTRACINGTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED
+	default:
+		*s = AlertDefTracingThresholdConditionType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefTracingThresholdConditionType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefTracingThresholdConditionType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefTracingThresholdRule) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefTracingThresholdRule) encodeFields(e *jx.Encoder) {
+	{
+		if s.Condition.Set {
+			e.FieldStart("condition")
+			s.Condition.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefTracingThresholdRule = [1]string{
+	0: "condition",
+}
+
+// Decode decodes AlertDefTracingThresholdRule from json.
+func (s *AlertDefTracingThresholdRule) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefTracingThresholdRule to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "condition":
+			if err := func() error {
+				s.Condition.Reset()
+				if err := s.Condition.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"condition\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefTracingThresholdRule")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefTracingThresholdRule) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefTracingThresholdRule) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefTracingThresholdType) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefTracingThresholdType) encodeFields(e *jx.Encoder) {
+	{
+		if s.NotificationPayloadFilter != nil {
+			e.FieldStart("notificationPayloadFilter")
+			e.ArrStart()
+			for _, elem := range s.NotificationPayloadFilter {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.Rules != nil {
+			e.FieldStart("rules")
+			e.ArrStart()
+			for _, elem := range s.Rules {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.TracingFilter.Set {
+			e.FieldStart("tracingFilter")
+			s.TracingFilter.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefTracingThresholdType = [3]string{
+	0: "notificationPayloadFilter",
+	1: "rules",
+	2: "tracingFilter",
+}
+
+// Decode decodes AlertDefTracingThresholdType from json.
+func (s *AlertDefTracingThresholdType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefTracingThresholdType to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "notificationPayloadFilter":
+			if err := func() error {
+				s.NotificationPayloadFilter = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.NotificationPayloadFilter = append(s.NotificationPayloadFilter, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"notificationPayloadFilter\"")
+			}
+		case "rules":
+			if err := func() error {
+				s.Rules = make([]AlertDefTracingThresholdRule, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem AlertDefTracingThresholdRule
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Rules = append(s.Rules, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rules\"")
+			}
+		case "tracingFilter":
+			if err := func() error {
+				s.TracingFilter.Reset()
+				if err := s.TracingFilter.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"tracingFilter\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefTracingThresholdType")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefTracingThresholdType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefTracingThresholdType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefTracingTimeWindow) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefTracingTimeWindow) encodeFields(e *jx.Encoder) {
+	{
+		if s.TracingTimeWindowValue.Set {
+			e.FieldStart("tracingTimeWindowValue")
+			s.TracingTimeWindowValue.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefTracingTimeWindow = [1]string{
+	0: "tracingTimeWindowValue",
+}
+
+// Decode decodes AlertDefTracingTimeWindow from json.
+func (s *AlertDefTracingTimeWindow) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefTracingTimeWindow to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "tracingTimeWindowValue":
+			if err := func() error {
+				s.TracingTimeWindowValue.Reset()
+				if err := s.TracingTimeWindowValue.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"tracingTimeWindowValue\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefTracingTimeWindow")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefTracingTimeWindow) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefTracingTimeWindow) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefTracingTimeWindowValue as json.
+func (s AlertDefTracingTimeWindowValue) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefTracingTimeWindowValue from json.
+func (s *AlertDefTracingTimeWindowValue) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefTracingTimeWindowValue to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefTracingTimeWindowValue(v) {
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES5ORUNSPECIFIED:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES5ORUNSPECIFIED
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES10:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES10
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES15:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES15
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES20:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES20
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES30:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES30
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOUR1:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOUR1
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS2:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS2
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS4:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS4
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS6:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS6
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS12:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS12
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS24:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS24
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS36:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS36
+	default:
+		*s = AlertDefTracingTimeWindowValue(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefTracingTimeWindowValue) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefTracingTimeWindowValue) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefType as json.
+func (s AlertDefType) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertDefType from json.
+func (s *AlertDefType) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefType to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertDefType(v) {
+	case AlertDefTypeALERTDEFTYPELOGSIMMEDIATEORUNSPECIFIED:
+		*s = AlertDefTypeALERTDEFTYPELOGSIMMEDIATEORUNSPECIFIED
+	case AlertDefTypeALERTDEFTYPELOGSTHRESHOLD:
+		*s = AlertDefTypeALERTDEFTYPELOGSTHRESHOLD
+	case AlertDefTypeALERTDEFTYPELOGSANOMALY:
+		*s = AlertDefTypeALERTDEFTYPELOGSANOMALY
+	case AlertDefTypeALERTDEFTYPELOGSRATIOTHRESHOLD:
+		*s = AlertDefTypeALERTDEFTYPELOGSRATIOTHRESHOLD
+	case AlertDefTypeALERTDEFTYPELOGSNEWVALUE:
+		*s = AlertDefTypeALERTDEFTYPELOGSNEWVALUE
+	case AlertDefTypeALERTDEFTYPELOGSUNIQUECOUNT:
+		*s = AlertDefTypeALERTDEFTYPELOGSUNIQUECOUNT
+	case AlertDefTypeALERTDEFTYPELOGSTIMERELATIVETHRESHOLD:
+		*s = AlertDefTypeALERTDEFTYPELOGSTIMERELATIVETHRESHOLD
+	case AlertDefTypeALERTDEFTYPEMETRICTHRESHOLD:
+		*s = AlertDefTypeALERTDEFTYPEMETRICTHRESHOLD
+	case AlertDefTypeALERTDEFTYPEMETRICANOMALY:
+		*s = AlertDefTypeALERTDEFTYPEMETRICANOMALY
+	case AlertDefTypeALERTDEFTYPETRACINGIMMEDIATE:
+		*s = AlertDefTypeALERTDEFTYPETRACINGIMMEDIATE
+	case AlertDefTypeALERTDEFTYPETRACINGTHRESHOLD:
+		*s = AlertDefTypeALERTDEFTYPETRACINGTHRESHOLD
+	case AlertDefTypeALERTDEFTYPEFLOW:
+		*s = AlertDefTypeALERTDEFTYPEFLOW
+	case AlertDefTypeALERTDEFTYPESLOTHRESHOLD:
+		*s = AlertDefTypeALERTDEFTYPESLOTHRESHOLD
+	case AlertDefTypeALERTDEFTYPEANALYTICSIMMEDIATE:
+		*s = AlertDefTypeALERTDEFTYPEANALYTICSIMMEDIATE
+	case AlertDefTypeALERTDEFTYPEANALYTICSTHRESHOLD:
+		*s = AlertDefTypeALERTDEFTYPEANALYTICSTHRESHOLD
+	default:
+		*s = AlertDefType(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertDefType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefTypeCount) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefTypeCount) encodeFields(e *jx.Encoder) {
+	{
+		if s.Count.Set {
+			e.FieldStart("count")
+			s.Count.Encode(e)
+		}
+	}
+	{
+		if s.Type.Set {
+			e.FieldStart("type")
+			s.Type.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefTypeCount = [2]string{
+	0: "count",
+	1: "type",
+}
+
+// Decode decodes AlertDefTypeCount from json.
+func (s *AlertDefTypeCount) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefTypeCount to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "count":
+			if err := func() error {
+				s.Count.Reset()
+				if err := s.Count.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"count\"")
+			}
+		case "type":
+			if err := func() error {
+				s.Type.Reset()
+				if err := s.Type.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"type\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefTypeCount")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefTypeCount) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefTypeCount) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefUndetectedValuesManagement) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefUndetectedValuesManagement) encodeFields(e *jx.Encoder) {
+	{
+		if s.AutoRetireTimeframe.Set {
+			e.FieldStart("autoRetireTimeframe")
+			s.AutoRetireTimeframe.Encode(e)
+		}
+	}
+	{
+		if s.TriggerUndetectedValues.Set {
+			e.FieldStart("triggerUndetectedValues")
+			s.TriggerUndetectedValues.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefUndetectedValuesManagement = [2]string{
+	0: "autoRetireTimeframe",
+	1: "triggerUndetectedValues",
+}
+
+// Decode decodes AlertDefUndetectedValuesManagement from json.
+func (s *AlertDefUndetectedValuesManagement) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefUndetectedValuesManagement to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "autoRetireTimeframe":
+			if err := func() error {
+				s.AutoRetireTimeframe.Reset()
+				if err := s.AutoRetireTimeframe.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"autoRetireTimeframe\"")
+			}
+		case "triggerUndetectedValues":
+			if err := func() error {
+				s.TriggerUndetectedValues.Reset()
+				if err := s.TriggerUndetectedValues.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"triggerUndetectedValues\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefUndetectedValuesManagement")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefUndetectedValuesManagement) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefUndetectedValuesManagement) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefWebhooksSettings) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefWebhooksSettings) encodeFields(e *jx.Encoder) {
+	{
+		if s.Integration.Set {
+			e.FieldStart("integration")
+			s.Integration.Encode(e)
+		}
+	}
+	{
+		if s.Minutes.Set {
+			e.FieldStart("minutes")
+			s.Minutes.Encode(e)
+		}
+	}
+	{
+		if s.NotifyOn.Set {
+			e.FieldStart("notifyOn")
+			s.NotifyOn.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefWebhooksSettings = [3]string{
+	0: "integration",
+	1: "minutes",
+	2: "notifyOn",
+}
+
+// Decode decodes AlertDefWebhooksSettings from json.
+func (s *AlertDefWebhooksSettings) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefWebhooksSettings to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "integration":
+			if err := func() error {
+				s.Integration.Reset()
+				if err := s.Integration.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"integration\"")
+			}
+		case "minutes":
+			if err := func() error {
+				s.Minutes.Reset()
+				if err := s.Minutes.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"minutes\"")
+			}
+		case "notifyOn":
+			if err := func() error {
+				s.NotifyOn.Reset()
+				if err := s.NotifyOn.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"notifyOn\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefWebhooksSettings")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefWebhooksSettings) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefWebhooksSettings) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *AlertDefWritten) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertDefWritten) encodeFields(e *jx.Encoder) {
+	{
+		if s.AlertDef.Set {
+			e.FieldStart("alertDef")
+			s.AlertDef.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertDefWritten = [1]string{
+	0: "alertDef",
+}
+
+// Decode decodes AlertDefWritten from json.
+func (s *AlertDefWritten) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertDefWritten to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "alertDef":
+			if err := func() error {
+				s.AlertDef.Reset()
+				if err := s.AlertDef.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"alertDef\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertDefWritten")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertDefWritten) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertDefWritten) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
 func (s *AlertIndicator) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -43016,6 +55588,3275 @@ func (s *OptActorText) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes AlertDef as json.
+func (o OptAlertDef) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDef from json.
+func (o *OptAlertDef) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDef to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDef) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDef) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefAccess as json.
+func (o OptAlertDefAccess) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefAccess from json.
+func (o *OptAlertDefAccess) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefAccess to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefAccess) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefAccess) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefAccessPolicyAction as json.
+func (o OptAlertDefAccessPolicyAction) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefAccessPolicyAction from json.
+func (o *OptAlertDefAccessPolicyAction) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefAccessPolicyAction to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefAccessPolicyAction) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefAccessPolicyAction) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefActivitySchedule as json.
+func (o OptAlertDefActivitySchedule) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefActivitySchedule from json.
+func (o *OptAlertDefActivitySchedule) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefActivitySchedule to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefActivitySchedule) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefActivitySchedule) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefAlertsOp as json.
+func (o OptAlertDefAlertsOp) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefAlertsOp from json.
+func (o *OptAlertDefAlertsOp) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefAlertsOp to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefAlertsOp) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefAlertsOp) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefAnalyticsImmediateType as json.
+func (o OptAlertDefAnalyticsImmediateType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefAnalyticsImmediateType from json.
+func (o *OptAlertDefAnalyticsImmediateType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefAnalyticsImmediateType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefAnalyticsImmediateType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefAnalyticsImmediateType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefAnalyticsThresholdOperator as json.
+func (o OptAlertDefAnalyticsThresholdOperator) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefAnalyticsThresholdOperator from json.
+func (o *OptAlertDefAnalyticsThresholdOperator) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefAnalyticsThresholdOperator to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefAnalyticsThresholdOperator) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefAnalyticsThresholdOperator) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefAnalyticsThresholdRuleCondition as json.
+func (o OptAlertDefAnalyticsThresholdRuleCondition) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefAnalyticsThresholdRuleCondition from json.
+func (o *OptAlertDefAnalyticsThresholdRuleCondition) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefAnalyticsThresholdRuleCondition to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefAnalyticsThresholdRuleCondition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefAnalyticsThresholdRuleCondition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefAnalyticsThresholdType as json.
+func (o OptAlertDefAnalyticsThresholdType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefAnalyticsThresholdType from json.
+func (o *OptAlertDefAnalyticsThresholdType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefAnalyticsThresholdType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefAnalyticsThresholdType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefAnalyticsThresholdType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefAnomalyAlertSettings as json.
+func (o OptAlertDefAnomalyAlertSettings) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefAnomalyAlertSettings from json.
+func (o *OptAlertDefAnomalyAlertSettings) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefAnomalyAlertSettings to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefAnomalyAlertSettings) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefAnomalyAlertSettings) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefAutoRetireTimeframe as json.
+func (o OptAlertDefAutoRetireTimeframe) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefAutoRetireTimeframe from json.
+func (o *OptAlertDefAutoRetireTimeframe) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefAutoRetireTimeframe to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefAutoRetireTimeframe) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefAutoRetireTimeframe) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefBurnRateThreshold as json.
+func (o OptAlertDefBurnRateThreshold) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefBurnRateThreshold from json.
+func (o *OptAlertDefBurnRateThreshold) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefBurnRateThreshold to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefBurnRateThreshold) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefBurnRateThreshold) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefBurnRateTypeDual as json.
+func (o OptAlertDefBurnRateTypeDual) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefBurnRateTypeDual from json.
+func (o *OptAlertDefBurnRateTypeDual) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefBurnRateTypeDual to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefBurnRateTypeDual) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefBurnRateTypeDual) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefBurnRateTypeSingle as json.
+func (o OptAlertDefBurnRateTypeSingle) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefBurnRateTypeSingle from json.
+func (o *OptAlertDefBurnRateTypeSingle) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefBurnRateTypeSingle to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefBurnRateTypeSingle) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefBurnRateTypeSingle) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefDurationUnit as json.
+func (o OptAlertDefDurationUnit) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefDurationUnit from json.
+func (o *OptAlertDefDurationUnit) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefDurationUnit to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefDurationUnit) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefDurationUnit) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefErrorBudgetThreshold as json.
+func (o OptAlertDefErrorBudgetThreshold) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefErrorBudgetThreshold from json.
+func (o *OptAlertDefErrorBudgetThreshold) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefErrorBudgetThreshold to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefErrorBudgetThreshold) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefErrorBudgetThreshold) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefFilterCountsByDimension as json.
+func (o OptAlertDefFilterCountsByDimension) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefFilterCountsByDimension from json.
+func (o *OptAlertDefFilterCountsByDimension) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefFilterCountsByDimension to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefFilterCountsByDimension) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefFilterCountsByDimension) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefFlowStagesGroups as json.
+func (o OptAlertDefFlowStagesGroups) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefFlowStagesGroups from json.
+func (o *OptAlertDefFlowStagesGroups) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefFlowStagesGroups to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefFlowStagesGroups) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefFlowStagesGroups) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefFlowType as json.
+func (o OptAlertDefFlowType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefFlowType from json.
+func (o *OptAlertDefFlowType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefFlowType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefFlowType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefFlowType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefIncidentSettings as json.
+func (o OptAlertDefIncidentSettings) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefIncidentSettings from json.
+func (o *OptAlertDefIncidentSettings) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefIncidentSettings to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefIncidentSettings) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefIncidentSettings) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefIntegrationType as json.
+func (o OptAlertDefIntegrationType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefIntegrationType from json.
+func (o *OptAlertDefIntegrationType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefIntegrationType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefIntegrationType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefIntegrationType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLabelFilters as json.
+func (o OptAlertDefLabelFilters) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefLabelFilters from json.
+func (o *OptAlertDefLabelFilters) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLabelFilters to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLabelFilters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLabelFilters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefListAccess as json.
+func (o OptAlertDefListAccess) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefListAccess from json.
+func (o *OptAlertDefListAccess) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefListAccess to nil")
+	}
+	o.Set = true
+	o.Value = make(AlertDefListAccess)
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefListAccess) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefListAccess) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogFilterOperationType as json.
+func (o OptAlertDefLogFilterOperationType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefLogFilterOperationType from json.
+func (o *OptAlertDefLogFilterOperationType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogFilterOperationType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogFilterOperationType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogFilterOperationType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsAnomalyCondition as json.
+func (o OptAlertDefLogsAnomalyCondition) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefLogsAnomalyCondition from json.
+func (o *OptAlertDefLogsAnomalyCondition) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsAnomalyCondition to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsAnomalyCondition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsAnomalyCondition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsAnomalyConditionType as json.
+func (o OptAlertDefLogsAnomalyConditionType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefLogsAnomalyConditionType from json.
+func (o *OptAlertDefLogsAnomalyConditionType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsAnomalyConditionType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsAnomalyConditionType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsAnomalyConditionType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsAnomalyType as json.
+func (o OptAlertDefLogsAnomalyType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefLogsAnomalyType from json.
+func (o *OptAlertDefLogsAnomalyType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsAnomalyType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsAnomalyType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsAnomalyType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsFilter as json.
+func (o OptAlertDefLogsFilter) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefLogsFilter from json.
+func (o *OptAlertDefLogsFilter) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsFilter to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsFilter) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsFilter) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsImmediateType as json.
+func (o OptAlertDefLogsImmediateType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefLogsImmediateType from json.
+func (o *OptAlertDefLogsImmediateType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsImmediateType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsImmediateType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsImmediateType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsNewValueCondition as json.
+func (o OptAlertDefLogsNewValueCondition) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefLogsNewValueCondition from json.
+func (o *OptAlertDefLogsNewValueCondition) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsNewValueCondition to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsNewValueCondition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsNewValueCondition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsNewValueTimeWindow as json.
+func (o OptAlertDefLogsNewValueTimeWindow) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefLogsNewValueTimeWindow from json.
+func (o *OptAlertDefLogsNewValueTimeWindow) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsNewValueTimeWindow to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsNewValueTimeWindow) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsNewValueTimeWindow) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsNewValueTimeWindowValue as json.
+func (o OptAlertDefLogsNewValueTimeWindowValue) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefLogsNewValueTimeWindowValue from json.
+func (o *OptAlertDefLogsNewValueTimeWindowValue) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsNewValueTimeWindowValue to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsNewValueTimeWindowValue) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsNewValueTimeWindowValue) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsNewValueType as json.
+func (o OptAlertDefLogsNewValueType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefLogsNewValueType from json.
+func (o *OptAlertDefLogsNewValueType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsNewValueType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsNewValueType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsNewValueType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsRatioCondition as json.
+func (o OptAlertDefLogsRatioCondition) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefLogsRatioCondition from json.
+func (o *OptAlertDefLogsRatioCondition) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsRatioCondition to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsRatioCondition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsRatioCondition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsRatioConditionType as json.
+func (o OptAlertDefLogsRatioConditionType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefLogsRatioConditionType from json.
+func (o *OptAlertDefLogsRatioConditionType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsRatioConditionType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsRatioConditionType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsRatioConditionType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsRatioGroupByFor as json.
+func (o OptAlertDefLogsRatioGroupByFor) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefLogsRatioGroupByFor from json.
+func (o *OptAlertDefLogsRatioGroupByFor) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsRatioGroupByFor to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsRatioGroupByFor) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsRatioGroupByFor) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsRatioThresholdType as json.
+func (o OptAlertDefLogsRatioThresholdType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefLogsRatioThresholdType from json.
+func (o *OptAlertDefLogsRatioThresholdType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsRatioThresholdType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsRatioThresholdType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsRatioThresholdType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsRatioTimeWindow as json.
+func (o OptAlertDefLogsRatioTimeWindow) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefLogsRatioTimeWindow from json.
+func (o *OptAlertDefLogsRatioTimeWindow) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsRatioTimeWindow to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsRatioTimeWindow) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsRatioTimeWindow) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsRatioTimeWindowValue as json.
+func (o OptAlertDefLogsRatioTimeWindowValue) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefLogsRatioTimeWindowValue from json.
+func (o *OptAlertDefLogsRatioTimeWindowValue) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsRatioTimeWindowValue to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsRatioTimeWindowValue) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsRatioTimeWindowValue) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsSimpleFilter as json.
+func (o OptAlertDefLogsSimpleFilter) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefLogsSimpleFilter from json.
+func (o *OptAlertDefLogsSimpleFilter) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsSimpleFilter to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsSimpleFilter) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsSimpleFilter) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsThresholdCondition as json.
+func (o OptAlertDefLogsThresholdCondition) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefLogsThresholdCondition from json.
+func (o *OptAlertDefLogsThresholdCondition) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsThresholdCondition to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsThresholdCondition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsThresholdCondition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsThresholdConditionType as json.
+func (o OptAlertDefLogsThresholdConditionType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefLogsThresholdConditionType from json.
+func (o *OptAlertDefLogsThresholdConditionType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsThresholdConditionType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsThresholdConditionType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsThresholdConditionType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsThresholdType as json.
+func (o OptAlertDefLogsThresholdType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefLogsThresholdType from json.
+func (o *OptAlertDefLogsThresholdType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsThresholdType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsThresholdType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsThresholdType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsTimeRelativeComparedTo as json.
+func (o OptAlertDefLogsTimeRelativeComparedTo) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefLogsTimeRelativeComparedTo from json.
+func (o *OptAlertDefLogsTimeRelativeComparedTo) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsTimeRelativeComparedTo to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsTimeRelativeComparedTo) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsTimeRelativeComparedTo) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsTimeRelativeCondition as json.
+func (o OptAlertDefLogsTimeRelativeCondition) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefLogsTimeRelativeCondition from json.
+func (o *OptAlertDefLogsTimeRelativeCondition) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsTimeRelativeCondition to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsTimeRelativeCondition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsTimeRelativeCondition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsTimeRelativeConditionType as json.
+func (o OptAlertDefLogsTimeRelativeConditionType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefLogsTimeRelativeConditionType from json.
+func (o *OptAlertDefLogsTimeRelativeConditionType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsTimeRelativeConditionType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsTimeRelativeConditionType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsTimeRelativeConditionType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsTimeRelativeThresholdType as json.
+func (o OptAlertDefLogsTimeRelativeThresholdType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefLogsTimeRelativeThresholdType from json.
+func (o *OptAlertDefLogsTimeRelativeThresholdType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsTimeRelativeThresholdType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsTimeRelativeThresholdType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsTimeRelativeThresholdType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsTimeWindow as json.
+func (o OptAlertDefLogsTimeWindow) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefLogsTimeWindow from json.
+func (o *OptAlertDefLogsTimeWindow) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsTimeWindow to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsTimeWindow) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsTimeWindow) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsTimeWindowValue as json.
+func (o OptAlertDefLogsTimeWindowValue) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefLogsTimeWindowValue from json.
+func (o *OptAlertDefLogsTimeWindowValue) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsTimeWindowValue to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsTimeWindowValue) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsTimeWindowValue) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsUniqueCountCondition as json.
+func (o OptAlertDefLogsUniqueCountCondition) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefLogsUniqueCountCondition from json.
+func (o *OptAlertDefLogsUniqueCountCondition) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsUniqueCountCondition to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsUniqueCountCondition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsUniqueCountCondition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsUniqueCountType as json.
+func (o OptAlertDefLogsUniqueCountType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefLogsUniqueCountType from json.
+func (o *OptAlertDefLogsUniqueCountType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsUniqueCountType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsUniqueCountType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsUniqueCountType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsUniqueValueTimeWindow as json.
+func (o OptAlertDefLogsUniqueValueTimeWindow) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefLogsUniqueValueTimeWindow from json.
+func (o *OptAlertDefLogsUniqueValueTimeWindow) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsUniqueValueTimeWindow to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsUniqueValueTimeWindow) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsUniqueValueTimeWindow) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefLogsUniqueValueTimeWindowValue as json.
+func (o OptAlertDefLogsUniqueValueTimeWindowValue) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefLogsUniqueValueTimeWindowValue from json.
+func (o *OptAlertDefLogsUniqueValueTimeWindowValue) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefLogsUniqueValueTimeWindowValue to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefLogsUniqueValueTimeWindowValue) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefLogsUniqueValueTimeWindowValue) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefMetricAnomalyCondition as json.
+func (o OptAlertDefMetricAnomalyCondition) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefMetricAnomalyCondition from json.
+func (o *OptAlertDefMetricAnomalyCondition) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefMetricAnomalyCondition to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefMetricAnomalyCondition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefMetricAnomalyCondition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefMetricAnomalyConditionType as json.
+func (o OptAlertDefMetricAnomalyConditionType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefMetricAnomalyConditionType from json.
+func (o *OptAlertDefMetricAnomalyConditionType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefMetricAnomalyConditionType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefMetricAnomalyConditionType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefMetricAnomalyConditionType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefMetricAnomalyType as json.
+func (o OptAlertDefMetricAnomalyType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefMetricAnomalyType from json.
+func (o *OptAlertDefMetricAnomalyType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefMetricAnomalyType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefMetricAnomalyType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefMetricAnomalyType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefMetricFilter as json.
+func (o OptAlertDefMetricFilter) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefMetricFilter from json.
+func (o *OptAlertDefMetricFilter) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefMetricFilter to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefMetricFilter) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefMetricFilter) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefMetricMissingValues as json.
+func (o OptAlertDefMetricMissingValues) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefMetricMissingValues from json.
+func (o *OptAlertDefMetricMissingValues) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefMetricMissingValues to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefMetricMissingValues) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefMetricMissingValues) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefMetricThresholdCondition as json.
+func (o OptAlertDefMetricThresholdCondition) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefMetricThresholdCondition from json.
+func (o *OptAlertDefMetricThresholdCondition) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefMetricThresholdCondition to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefMetricThresholdCondition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefMetricThresholdCondition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefMetricThresholdConditionType as json.
+func (o OptAlertDefMetricThresholdConditionType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefMetricThresholdConditionType from json.
+func (o *OptAlertDefMetricThresholdConditionType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefMetricThresholdConditionType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefMetricThresholdConditionType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefMetricThresholdConditionType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefMetricThresholdType as json.
+func (o OptAlertDefMetricThresholdType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefMetricThresholdType from json.
+func (o *OptAlertDefMetricThresholdType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefMetricThresholdType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefMetricThresholdType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefMetricThresholdType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefMetricTimeWindow as json.
+func (o OptAlertDefMetricTimeWindow) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefMetricTimeWindow from json.
+func (o *OptAlertDefMetricTimeWindow) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefMetricTimeWindow to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefMetricTimeWindow) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefMetricTimeWindow) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefMetricTimeWindowValue as json.
+func (o OptAlertDefMetricTimeWindowValue) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefMetricTimeWindowValue from json.
+func (o *OptAlertDefMetricTimeWindowValue) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefMetricTimeWindowValue to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefMetricTimeWindowValue) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefMetricTimeWindowValue) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefNextOp as json.
+func (o OptAlertDefNextOp) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefNextOp from json.
+func (o *OptAlertDefNextOp) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefNextOp to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefNextOp) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefNextOp) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefNoDataPolicy as json.
+func (o OptAlertDefNoDataPolicy) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefNoDataPolicy from json.
+func (o *OptAlertDefNoDataPolicy) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefNoDataPolicy to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefNoDataPolicy) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefNoDataPolicy) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefNoDataPolicyState as json.
+func (o OptAlertDefNoDataPolicyState) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefNoDataPolicyState from json.
+func (o *OptAlertDefNoDataPolicyState) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefNoDataPolicyState to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefNoDataPolicyState) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefNoDataPolicyState) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefNotificationGroup as json.
+func (o OptAlertDefNotificationGroup) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefNotificationGroup from json.
+func (o *OptAlertDefNotificationGroup) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefNotificationGroup to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefNotificationGroup) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefNotificationGroup) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefNotificationRouter as json.
+func (o OptAlertDefNotificationRouter) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefNotificationRouter from json.
+func (o *OptAlertDefNotificationRouter) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefNotificationRouter to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefNotificationRouter) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefNotificationRouter) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefNotificationRouting as json.
+func (o OptAlertDefNotificationRouting) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefNotificationRouting from json.
+func (o *OptAlertDefNotificationRouting) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefNotificationRouting to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefNotificationRouting) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefNotificationRouting) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefNotifyOn as json.
+func (o OptAlertDefNotifyOn) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefNotifyOn from json.
+func (o *OptAlertDefNotifyOn) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefNotifyOn to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefNotifyOn) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefNotifyOn) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefOverride as json.
+func (o OptAlertDefOverride) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefOverride from json.
+func (o *OptAlertDefOverride) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefOverride to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefOverride) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefOverride) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefPageInfo as json.
+func (o OptAlertDefPageInfo) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefPageInfo from json.
+func (o *OptAlertDefPageInfo) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefPageInfo to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefPageInfo) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefPageInfo) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefPermissions as json.
+func (o OptAlertDefPermissions) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefPermissions from json.
+func (o *OptAlertDefPermissions) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefPermissions to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefPermissions) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefPermissions) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefPipelineQuery as json.
+func (o OptAlertDefPipelineQuery) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefPipelineQuery from json.
+func (o *OptAlertDefPipelineQuery) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefPipelineQuery to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefPipelineQuery) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefPipelineQuery) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefPriority as json.
+func (o OptAlertDefPriority) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefPriority from json.
+func (o *OptAlertDefPriority) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefPriority to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefPriority) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefPriority) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefProperties as json.
+func (o OptAlertDefProperties) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefProperties from json.
+func (o *OptAlertDefProperties) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefProperties to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefProperties) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefProperties) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefPropertiesEntityLabels as json.
+func (o OptAlertDefPropertiesEntityLabels) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefPropertiesEntityLabels from json.
+func (o *OptAlertDefPropertiesEntityLabels) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefPropertiesEntityLabels to nil")
+	}
+	o.Set = true
+	o.Value = make(AlertDefPropertiesEntityLabels)
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefPropertiesEntityLabels) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefPropertiesEntityLabels) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefRecipients as json.
+func (o OptAlertDefRecipients) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefRecipients from json.
+func (o *OptAlertDefRecipients) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefRecipients to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefRecipients) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefRecipients) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefSloDefinition as json.
+func (o OptAlertDefSloDefinition) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefSloDefinition from json.
+func (o *OptAlertDefSloDefinition) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefSloDefinition to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefSloDefinition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefSloDefinition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefSloThresholdCondition as json.
+func (o OptAlertDefSloThresholdCondition) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefSloThresholdCondition from json.
+func (o *OptAlertDefSloThresholdCondition) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefSloThresholdCondition to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefSloThresholdCondition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefSloThresholdCondition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefSloThresholdType as json.
+func (o OptAlertDefSloThresholdType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefSloThresholdType from json.
+func (o *OptAlertDefSloThresholdType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefSloThresholdType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefSloThresholdType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefSloThresholdType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefSourceOverrides as json.
+func (o OptAlertDefSourceOverrides) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefSourceOverrides from json.
+func (o *OptAlertDefSourceOverrides) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefSourceOverrides to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefSourceOverrides) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefSourceOverrides) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefStatus as json.
+func (o OptAlertDefStatus) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefStatus from json.
+func (o *OptAlertDefStatus) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefStatus to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefTimeDuration as json.
+func (o OptAlertDefTimeDuration) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefTimeDuration from json.
+func (o *OptAlertDefTimeDuration) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefTimeDuration to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefTimeDuration) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefTimeDuration) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefTimeOfDay as json.
+func (o OptAlertDefTimeOfDay) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefTimeOfDay from json.
+func (o *OptAlertDefTimeOfDay) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefTimeOfDay to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefTimeOfDay) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefTimeOfDay) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefTimeframeType as json.
+func (o OptAlertDefTimeframeType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefTimeframeType from json.
+func (o *OptAlertDefTimeframeType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefTimeframeType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefTimeframeType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefTimeframeType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefTracingFilter as json.
+func (o OptAlertDefTracingFilter) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefTracingFilter from json.
+func (o *OptAlertDefTracingFilter) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefTracingFilter to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefTracingFilter) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefTracingFilter) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefTracingFilterOperationType as json.
+func (o OptAlertDefTracingFilterOperationType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefTracingFilterOperationType from json.
+func (o *OptAlertDefTracingFilterOperationType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefTracingFilterOperationType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefTracingFilterOperationType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefTracingFilterOperationType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefTracingFilterType as json.
+func (o OptAlertDefTracingFilterType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefTracingFilterType from json.
+func (o *OptAlertDefTracingFilterType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefTracingFilterType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefTracingFilterType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefTracingFilterType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefTracingImmediateType as json.
+func (o OptAlertDefTracingImmediateType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefTracingImmediateType from json.
+func (o *OptAlertDefTracingImmediateType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefTracingImmediateType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefTracingImmediateType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefTracingImmediateType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefTracingLabelFilters as json.
+func (o OptAlertDefTracingLabelFilters) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefTracingLabelFilters from json.
+func (o *OptAlertDefTracingLabelFilters) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefTracingLabelFilters to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefTracingLabelFilters) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefTracingLabelFilters) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefTracingSimpleFilter as json.
+func (o OptAlertDefTracingSimpleFilter) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefTracingSimpleFilter from json.
+func (o *OptAlertDefTracingSimpleFilter) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefTracingSimpleFilter to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefTracingSimpleFilter) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefTracingSimpleFilter) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefTracingThresholdCondition as json.
+func (o OptAlertDefTracingThresholdCondition) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefTracingThresholdCondition from json.
+func (o *OptAlertDefTracingThresholdCondition) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefTracingThresholdCondition to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefTracingThresholdCondition) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefTracingThresholdCondition) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefTracingThresholdConditionType as json.
+func (o OptAlertDefTracingThresholdConditionType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefTracingThresholdConditionType from json.
+func (o *OptAlertDefTracingThresholdConditionType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefTracingThresholdConditionType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefTracingThresholdConditionType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefTracingThresholdConditionType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefTracingThresholdType as json.
+func (o OptAlertDefTracingThresholdType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefTracingThresholdType from json.
+func (o *OptAlertDefTracingThresholdType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefTracingThresholdType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefTracingThresholdType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefTracingThresholdType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefTracingTimeWindow as json.
+func (o OptAlertDefTracingTimeWindow) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefTracingTimeWindow from json.
+func (o *OptAlertDefTracingTimeWindow) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefTracingTimeWindow to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefTracingTimeWindow) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefTracingTimeWindow) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefTracingTimeWindowValue as json.
+func (o OptAlertDefTracingTimeWindowValue) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefTracingTimeWindowValue from json.
+func (o *OptAlertDefTracingTimeWindowValue) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefTracingTimeWindowValue to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefTracingTimeWindowValue) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefTracingTimeWindowValue) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefType as json.
+func (o OptAlertDefType) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertDefType from json.
+func (o *OptAlertDefType) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefType to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefType) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefType) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertDefUndetectedValuesManagement as json.
+func (o OptAlertDefUndetectedValuesManagement) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertDefUndetectedValuesManagement from json.
+func (o *OptAlertDefUndetectedValuesManagement) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertDefUndetectedValuesManagement to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertDefUndetectedValuesManagement) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertDefUndetectedValuesManagement) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes AlertPermutationPermutation as json.
 func (o OptAlertPermutationPermutation) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -45993,6 +61834,41 @@ func (s OptFileRef) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptFileRef) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes float32 as json.
+func (o OptFloat32) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Float32(float32(o.Value))
+}
+
+// Decode decodes float32 from json.
+func (o *OptFloat32) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptFloat32 to nil")
+	}
+	o.Set = true
+	v, err := d.Float32()
+	if err != nil {
+		return err
+	}
+	o.Value = float32(v)
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptFloat32) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptFloat32) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

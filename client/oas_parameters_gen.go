@@ -147,6 +147,11 @@ type CreateSloParams struct {
 	SilenceDataValidations OptBool `json:",omitempty,omitzero"`
 }
 
+// DeleteAlertDefParams is parameters of DeleteAlertDef operation.
+type DeleteAlertDefParams struct {
+	ID string
+}
+
 // DeleteApiKeyParams is parameters of DeleteApiKey operation.
 type DeleteApiKeyParams struct {
 	// The key's identifier, as returned in `keyId`.
@@ -268,6 +273,24 @@ type DeployExtensionParams struct {
 	Applications ExtensionDeploymentNames
 	// Subsystem names the deployment applies to, repeated (flat form).
 	Subsystems ExtensionDeploymentNames
+}
+
+// DownloadAlertDefsParams is parameters of DownloadAlertDefs operation.
+type DownloadAlertDefsParams struct {
+	// The ids to download (repeat the parameter), at most 1000.
+	Ids []string `json:",omitempty"`
+}
+
+// GetAlertDefParams is parameters of GetAlertDef operation.
+type GetAlertDefParams struct {
+	IncludeAccessPermissions OptBool `json:",omitempty,omitzero"`
+	ID                       string
+}
+
+// GetAlertDefByVersionIdParams is parameters of GetAlertDefByVersionId operation.
+type GetAlertDefByVersionIdParams struct {
+	AlertVersionID           string
+	IncludeAccessPermissions OptBool `json:",omitempty,omitzero"`
 }
 
 // GetApiKeyParams is parameters of GetApiKey operation.
@@ -485,6 +508,11 @@ type GetViewParams struct {
 type GetViewFolderParams struct {
 	// A view folder's id, a lowercase UUID.
 	ID ViewFolderUUID
+}
+
+// ListAlertDefsParams is parameters of ListAlertDefs operation.
+type ListAlertDefsParams struct {
+	IncludeAccessPermissions OptBool `json:",omitempty,omitzero"`
 }
 
 // ListCaseEventsParams is parameters of ListCaseEvents operation.

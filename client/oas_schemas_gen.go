@@ -126,6 +126,5880 @@ func (s *AdminTeamList) SetTeams(val []AdminTeam) {
 	s.Teams = val
 }
 
+// A stored alert definition. `id`, `alertVersionId`, the times and `status` are set by the server; in
+// requests they are ignored.
+// Ref: #/components/schemas/AlertDef
+type AlertDef struct {
+	AlertDefProperties OptAlertDefProperties `json:"alertDefProperties"`
+	AlertVersionId     OptString             `json:"alertVersionId"`
+	CreatedTime        OptDateTime           `json:"createdTime"`
+	ID                 OptString             `json:"id"`
+	LastTriggeredTime  OptDateTime           `json:"lastTriggeredTime"`
+	Status             OptAlertDefStatus     `json:"status"`
+	UpdatedTime        OptDateTime           `json:"updatedTime"`
+}
+
+// GetAlertDefProperties returns the value of AlertDefProperties.
+func (s *AlertDef) GetAlertDefProperties() OptAlertDefProperties {
+	return s.AlertDefProperties
+}
+
+// GetAlertVersionId returns the value of AlertVersionId.
+func (s *AlertDef) GetAlertVersionId() OptString {
+	return s.AlertVersionId
+}
+
+// GetCreatedTime returns the value of CreatedTime.
+func (s *AlertDef) GetCreatedTime() OptDateTime {
+	return s.CreatedTime
+}
+
+// GetID returns the value of ID.
+func (s *AlertDef) GetID() OptString {
+	return s.ID
+}
+
+// GetLastTriggeredTime returns the value of LastTriggeredTime.
+func (s *AlertDef) GetLastTriggeredTime() OptDateTime {
+	return s.LastTriggeredTime
+}
+
+// GetStatus returns the value of Status.
+func (s *AlertDef) GetStatus() OptAlertDefStatus {
+	return s.Status
+}
+
+// GetUpdatedTime returns the value of UpdatedTime.
+func (s *AlertDef) GetUpdatedTime() OptDateTime {
+	return s.UpdatedTime
+}
+
+// SetAlertDefProperties sets the value of AlertDefProperties.
+func (s *AlertDef) SetAlertDefProperties(val OptAlertDefProperties) {
+	s.AlertDefProperties = val
+}
+
+// SetAlertVersionId sets the value of AlertVersionId.
+func (s *AlertDef) SetAlertVersionId(val OptString) {
+	s.AlertVersionId = val
+}
+
+// SetCreatedTime sets the value of CreatedTime.
+func (s *AlertDef) SetCreatedTime(val OptDateTime) {
+	s.CreatedTime = val
+}
+
+// SetID sets the value of ID.
+func (s *AlertDef) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetLastTriggeredTime sets the value of LastTriggeredTime.
+func (s *AlertDef) SetLastTriggeredTime(val OptDateTime) {
+	s.LastTriggeredTime = val
+}
+
+// SetStatus sets the value of Status.
+func (s *AlertDef) SetStatus(val OptAlertDefStatus) {
+	s.Status = val
+}
+
+// SetUpdatedTime sets the value of UpdatedTime.
+func (s *AlertDef) SetUpdatedTime(val OptDateTime) {
+	s.UpdatedTime = val
+}
+
+// Ref: #/components/schemas/AlertDefAccess
+type AlertDefAccess struct {
+	AccessPolicy OptString              `json:"accessPolicy"`
+	Permissions  OptAlertDefPermissions `json:"permissions"`
+}
+
+// GetAccessPolicy returns the value of AccessPolicy.
+func (s *AlertDefAccess) GetAccessPolicy() OptString {
+	return s.AccessPolicy
+}
+
+// GetPermissions returns the value of Permissions.
+func (s *AlertDefAccess) GetPermissions() OptAlertDefPermissions {
+	return s.Permissions
+}
+
+// SetAccessPolicy sets the value of AccessPolicy.
+func (s *AlertDefAccess) SetAccessPolicy(val OptString) {
+	s.AccessPolicy = val
+}
+
+// SetPermissions sets the value of Permissions.
+func (s *AlertDefAccess) SetPermissions(val OptAlertDefPermissions) {
+	s.Permissions = val
+}
+
+// What a replace does to the definition's access policy: `upsert` sets it, `delete` removes it,
+// neither keeps it. At most one of them (a 400 names both when both are sent).
+// Ref: #/components/schemas/AlertDefAccessPolicyAction
+type AlertDefAccessPolicyAction struct {
+	Delete *EmptyObject `json:"delete"`
+	Upsert OptString    `json:"upsert"`
+}
+
+// GetDelete returns the value of Delete.
+func (s *AlertDefAccessPolicyAction) GetDelete() *EmptyObject {
+	return s.Delete
+}
+
+// GetUpsert returns the value of Upsert.
+func (s *AlertDefAccessPolicyAction) GetUpsert() OptString {
+	return s.Upsert
+}
+
+// SetDelete sets the value of Delete.
+func (s *AlertDefAccessPolicyAction) SetDelete(val *EmptyObject) {
+	s.Delete = val
+}
+
+// SetUpsert sets the value of Upsert.
+func (s *AlertDefAccessPolicyAction) SetUpsert(val OptString) {
+	s.Upsert = val
+}
+
+// Ref: #/components/schemas/AlertDefActivitySchedule
+type AlertDefActivitySchedule struct {
+	DayOfWeek []AlertDefDayOfWeek  `json:"dayOfWeek"`
+	EndTime   OptAlertDefTimeOfDay `json:"endTime"`
+	StartTime OptAlertDefTimeOfDay `json:"startTime"`
+}
+
+// GetDayOfWeek returns the value of DayOfWeek.
+func (s *AlertDefActivitySchedule) GetDayOfWeek() []AlertDefDayOfWeek {
+	return s.DayOfWeek
+}
+
+// GetEndTime returns the value of EndTime.
+func (s *AlertDefActivitySchedule) GetEndTime() OptAlertDefTimeOfDay {
+	return s.EndTime
+}
+
+// GetStartTime returns the value of StartTime.
+func (s *AlertDefActivitySchedule) GetStartTime() OptAlertDefTimeOfDay {
+	return s.StartTime
+}
+
+// SetDayOfWeek sets the value of DayOfWeek.
+func (s *AlertDefActivitySchedule) SetDayOfWeek(val []AlertDefDayOfWeek) {
+	s.DayOfWeek = val
+}
+
+// SetEndTime sets the value of EndTime.
+func (s *AlertDefActivitySchedule) SetEndTime(val OptAlertDefTimeOfDay) {
+	s.EndTime = val
+}
+
+// SetStartTime sets the value of StartTime.
+func (s *AlertDefActivitySchedule) SetStartTime(val OptAlertDefTimeOfDay) {
+	s.StartTime = val
+}
+
+// Ref: #/components/schemas/AlertDefAlertsOp
+type AlertDefAlertsOp string
+
+const (
+	AlertDefAlertsOpALERTSOPANDORUNSPECIFIED AlertDefAlertsOp = "ALERTS_OP_AND_OR_UNSPECIFIED"
+	AlertDefAlertsOpALERTSOPOR               AlertDefAlertsOp = "ALERTS_OP_OR"
+)
+
+// AllValues returns all AlertDefAlertsOp values.
+func (AlertDefAlertsOp) AllValues() []AlertDefAlertsOp {
+	return []AlertDefAlertsOp{
+		AlertDefAlertsOpALERTSOPANDORUNSPECIFIED,
+		AlertDefAlertsOpALERTSOPOR,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefAlertsOp) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefAlertsOpALERTSOPANDORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefAlertsOpALERTSOPOR:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefAlertsOp) UnmarshalText(data []byte) error {
+	switch AlertDefAlertsOp(data) {
+	case AlertDefAlertsOpALERTSOPANDORUNSPECIFIED:
+		*s = AlertDefAlertsOpALERTSOPANDORUNSPECIFIED
+		return nil
+	case AlertDefAlertsOpALERTSOPOR:
+		*s = AlertDefAlertsOpALERTSOPOR
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Fires on each row of a query over logs. Stored and checked; never evaluated by mgmtapi (it holds no
+// logs).
+// Ref: #/components/schemas/AlertDefAnalyticsImmediateType
+type AlertDefAnalyticsImmediateType struct {
+	DataprimeQuery        OptAlertDefPipelineQuery `json:"dataprimeQuery"`
+	EvaluationDelayMs     OptInt32                 `json:"evaluationDelayMs"`
+	NoDataPolicy          OptAlertDefNoDataPolicy  `json:"noDataPolicy"`
+	TimeframeMinutes      OptInt32                 `json:"timeframeMinutes"`
+	UseRowsAsPermutations OptBool                  `json:"useRowsAsPermutations"`
+}
+
+// GetDataprimeQuery returns the value of DataprimeQuery.
+func (s *AlertDefAnalyticsImmediateType) GetDataprimeQuery() OptAlertDefPipelineQuery {
+	return s.DataprimeQuery
+}
+
+// GetEvaluationDelayMs returns the value of EvaluationDelayMs.
+func (s *AlertDefAnalyticsImmediateType) GetEvaluationDelayMs() OptInt32 {
+	return s.EvaluationDelayMs
+}
+
+// GetNoDataPolicy returns the value of NoDataPolicy.
+func (s *AlertDefAnalyticsImmediateType) GetNoDataPolicy() OptAlertDefNoDataPolicy {
+	return s.NoDataPolicy
+}
+
+// GetTimeframeMinutes returns the value of TimeframeMinutes.
+func (s *AlertDefAnalyticsImmediateType) GetTimeframeMinutes() OptInt32 {
+	return s.TimeframeMinutes
+}
+
+// GetUseRowsAsPermutations returns the value of UseRowsAsPermutations.
+func (s *AlertDefAnalyticsImmediateType) GetUseRowsAsPermutations() OptBool {
+	return s.UseRowsAsPermutations
+}
+
+// SetDataprimeQuery sets the value of DataprimeQuery.
+func (s *AlertDefAnalyticsImmediateType) SetDataprimeQuery(val OptAlertDefPipelineQuery) {
+	s.DataprimeQuery = val
+}
+
+// SetEvaluationDelayMs sets the value of EvaluationDelayMs.
+func (s *AlertDefAnalyticsImmediateType) SetEvaluationDelayMs(val OptInt32) {
+	s.EvaluationDelayMs = val
+}
+
+// SetNoDataPolicy sets the value of NoDataPolicy.
+func (s *AlertDefAnalyticsImmediateType) SetNoDataPolicy(val OptAlertDefNoDataPolicy) {
+	s.NoDataPolicy = val
+}
+
+// SetTimeframeMinutes sets the value of TimeframeMinutes.
+func (s *AlertDefAnalyticsImmediateType) SetTimeframeMinutes(val OptInt32) {
+	s.TimeframeMinutes = val
+}
+
+// SetUseRowsAsPermutations sets the value of UseRowsAsPermutations.
+func (s *AlertDefAnalyticsImmediateType) SetUseRowsAsPermutations(val OptBool) {
+	s.UseRowsAsPermutations = val
+}
+
+// Ref: #/components/schemas/AlertDefAnalyticsThresholdOperator
+type AlertDefAnalyticsThresholdOperator string
+
+const (
+	AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORMORETHANORUNSPECIFIED AlertDefAnalyticsThresholdOperator = "ANALYTICS_THRESHOLD_OPERATOR_MORE_THAN_OR_UNSPECIFIED"
+	AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORLESSTHAN              AlertDefAnalyticsThresholdOperator = "ANALYTICS_THRESHOLD_OPERATOR_LESS_THAN"
+	AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORMORETHANOREQUALS      AlertDefAnalyticsThresholdOperator = "ANALYTICS_THRESHOLD_OPERATOR_MORE_THAN_OR_EQUALS"
+	AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORLESSTHANOREQUALS      AlertDefAnalyticsThresholdOperator = "ANALYTICS_THRESHOLD_OPERATOR_LESS_THAN_OR_EQUALS"
+	AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATOREQUALS                AlertDefAnalyticsThresholdOperator = "ANALYTICS_THRESHOLD_OPERATOR_EQUALS"
+	AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORNOTEQUALS             AlertDefAnalyticsThresholdOperator = "ANALYTICS_THRESHOLD_OPERATOR_NOT_EQUALS"
+)
+
+// AllValues returns all AlertDefAnalyticsThresholdOperator values.
+func (AlertDefAnalyticsThresholdOperator) AllValues() []AlertDefAnalyticsThresholdOperator {
+	return []AlertDefAnalyticsThresholdOperator{
+		AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORMORETHANORUNSPECIFIED,
+		AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORLESSTHAN,
+		AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORMORETHANOREQUALS,
+		AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORLESSTHANOREQUALS,
+		AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATOREQUALS,
+		AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORNOTEQUALS,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefAnalyticsThresholdOperator) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORMORETHANORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORLESSTHAN:
+		return []byte(s), nil
+	case AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORMORETHANOREQUALS:
+		return []byte(s), nil
+	case AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORLESSTHANOREQUALS:
+		return []byte(s), nil
+	case AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATOREQUALS:
+		return []byte(s), nil
+	case AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORNOTEQUALS:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefAnalyticsThresholdOperator) UnmarshalText(data []byte) error {
+	switch AlertDefAnalyticsThresholdOperator(data) {
+	case AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORMORETHANORUNSPECIFIED:
+		*s = AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORMORETHANORUNSPECIFIED
+		return nil
+	case AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORLESSTHAN:
+		*s = AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORLESSTHAN
+		return nil
+	case AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORMORETHANOREQUALS:
+		*s = AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORMORETHANOREQUALS
+		return nil
+	case AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORLESSTHANOREQUALS:
+		*s = AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORLESSTHANOREQUALS
+		return nil
+	case AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATOREQUALS:
+		*s = AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATOREQUALS
+		return nil
+	case AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORNOTEQUALS:
+		*s = AlertDefAnalyticsThresholdOperatorANALYTICSTHRESHOLDOPERATORNOTEQUALS
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefAnalyticsThresholdRule
+type AlertDefAnalyticsThresholdRule struct {
+	Condition OptAlertDefAnalyticsThresholdRuleCondition `json:"condition"`
+	Override  OptAlertDefOverride                        `json:"override"`
+}
+
+// GetCondition returns the value of Condition.
+func (s *AlertDefAnalyticsThresholdRule) GetCondition() OptAlertDefAnalyticsThresholdRuleCondition {
+	return s.Condition
+}
+
+// GetOverride returns the value of Override.
+func (s *AlertDefAnalyticsThresholdRule) GetOverride() OptAlertDefOverride {
+	return s.Override
+}
+
+// SetCondition sets the value of Condition.
+func (s *AlertDefAnalyticsThresholdRule) SetCondition(val OptAlertDefAnalyticsThresholdRuleCondition) {
+	s.Condition = val
+}
+
+// SetOverride sets the value of Override.
+func (s *AlertDefAnalyticsThresholdRule) SetOverride(val OptAlertDefOverride) {
+	s.Override = val
+}
+
+// Ref: #/components/schemas/AlertDefAnalyticsThresholdRuleCondition
+type AlertDefAnalyticsThresholdRuleCondition struct {
+	Threshold OptFloat64 `json:"threshold"`
+}
+
+// GetThreshold returns the value of Threshold.
+func (s *AlertDefAnalyticsThresholdRuleCondition) GetThreshold() OptFloat64 {
+	return s.Threshold
+}
+
+// SetThreshold sets the value of Threshold.
+func (s *AlertDefAnalyticsThresholdRuleCondition) SetThreshold(val OptFloat64) {
+	s.Threshold = val
+}
+
+// Fires when a column of a query over logs crosses a threshold. Stored and checked; never evaluated by
+// mgmtapi (it holds no logs).
+// Ref: #/components/schemas/AlertDefAnalyticsThresholdType
+type AlertDefAnalyticsThresholdType struct {
+	DataprimeQuery        OptAlertDefPipelineQuery              `json:"dataprimeQuery"`
+	EvaluationDelayMs     OptInt32                              `json:"evaluationDelayMs"`
+	NoDataPolicy          OptAlertDefNoDataPolicy               `json:"noDataPolicy"`
+	Operator              OptAlertDefAnalyticsThresholdOperator `json:"operator"`
+	Rules                 []AlertDefAnalyticsThresholdRule      `json:"rules"`
+	TargetColumn          OptString                             `json:"targetColumn"`
+	TimeframeMinutes      OptInt32                              `json:"timeframeMinutes"`
+	UseRowsAsPermutations OptBool                               `json:"useRowsAsPermutations"`
+}
+
+// GetDataprimeQuery returns the value of DataprimeQuery.
+func (s *AlertDefAnalyticsThresholdType) GetDataprimeQuery() OptAlertDefPipelineQuery {
+	return s.DataprimeQuery
+}
+
+// GetEvaluationDelayMs returns the value of EvaluationDelayMs.
+func (s *AlertDefAnalyticsThresholdType) GetEvaluationDelayMs() OptInt32 {
+	return s.EvaluationDelayMs
+}
+
+// GetNoDataPolicy returns the value of NoDataPolicy.
+func (s *AlertDefAnalyticsThresholdType) GetNoDataPolicy() OptAlertDefNoDataPolicy {
+	return s.NoDataPolicy
+}
+
+// GetOperator returns the value of Operator.
+func (s *AlertDefAnalyticsThresholdType) GetOperator() OptAlertDefAnalyticsThresholdOperator {
+	return s.Operator
+}
+
+// GetRules returns the value of Rules.
+func (s *AlertDefAnalyticsThresholdType) GetRules() []AlertDefAnalyticsThresholdRule {
+	return s.Rules
+}
+
+// GetTargetColumn returns the value of TargetColumn.
+func (s *AlertDefAnalyticsThresholdType) GetTargetColumn() OptString {
+	return s.TargetColumn
+}
+
+// GetTimeframeMinutes returns the value of TimeframeMinutes.
+func (s *AlertDefAnalyticsThresholdType) GetTimeframeMinutes() OptInt32 {
+	return s.TimeframeMinutes
+}
+
+// GetUseRowsAsPermutations returns the value of UseRowsAsPermutations.
+func (s *AlertDefAnalyticsThresholdType) GetUseRowsAsPermutations() OptBool {
+	return s.UseRowsAsPermutations
+}
+
+// SetDataprimeQuery sets the value of DataprimeQuery.
+func (s *AlertDefAnalyticsThresholdType) SetDataprimeQuery(val OptAlertDefPipelineQuery) {
+	s.DataprimeQuery = val
+}
+
+// SetEvaluationDelayMs sets the value of EvaluationDelayMs.
+func (s *AlertDefAnalyticsThresholdType) SetEvaluationDelayMs(val OptInt32) {
+	s.EvaluationDelayMs = val
+}
+
+// SetNoDataPolicy sets the value of NoDataPolicy.
+func (s *AlertDefAnalyticsThresholdType) SetNoDataPolicy(val OptAlertDefNoDataPolicy) {
+	s.NoDataPolicy = val
+}
+
+// SetOperator sets the value of Operator.
+func (s *AlertDefAnalyticsThresholdType) SetOperator(val OptAlertDefAnalyticsThresholdOperator) {
+	s.Operator = val
+}
+
+// SetRules sets the value of Rules.
+func (s *AlertDefAnalyticsThresholdType) SetRules(val []AlertDefAnalyticsThresholdRule) {
+	s.Rules = val
+}
+
+// SetTargetColumn sets the value of TargetColumn.
+func (s *AlertDefAnalyticsThresholdType) SetTargetColumn(val OptString) {
+	s.TargetColumn = val
+}
+
+// SetTimeframeMinutes sets the value of TimeframeMinutes.
+func (s *AlertDefAnalyticsThresholdType) SetTimeframeMinutes(val OptInt32) {
+	s.TimeframeMinutes = val
+}
+
+// SetUseRowsAsPermutations sets the value of UseRowsAsPermutations.
+func (s *AlertDefAnalyticsThresholdType) SetUseRowsAsPermutations(val OptBool) {
+	s.UseRowsAsPermutations = val
+}
+
+// Ref: #/components/schemas/AlertDefAnomalyAlertSettings
+type AlertDefAnomalyAlertSettings struct {
+	PercentageOfDeviation OptFloat32 `json:"percentageOfDeviation"`
+}
+
+// GetPercentageOfDeviation returns the value of PercentageOfDeviation.
+func (s *AlertDefAnomalyAlertSettings) GetPercentageOfDeviation() OptFloat32 {
+	return s.PercentageOfDeviation
+}
+
+// SetPercentageOfDeviation sets the value of PercentageOfDeviation.
+func (s *AlertDefAnomalyAlertSettings) SetPercentageOfDeviation(val OptFloat32) {
+	s.PercentageOfDeviation = val
+}
+
+// Ref: #/components/schemas/AlertDefAutoRetireTimeframe
+type AlertDefAutoRetireTimeframe string
+
+const (
+	AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMENEVERORUNSPECIFIED AlertDefAutoRetireTimeframe = "AUTO_RETIRE_TIMEFRAME_NEVER_OR_UNSPECIFIED"
+	AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEMINUTES5           AlertDefAutoRetireTimeframe = "AUTO_RETIRE_TIMEFRAME_MINUTES_5"
+	AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEMINUTES10          AlertDefAutoRetireTimeframe = "AUTO_RETIRE_TIMEFRAME_MINUTES_10"
+	AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOUR1              AlertDefAutoRetireTimeframe = "AUTO_RETIRE_TIMEFRAME_HOUR_1"
+	AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS2             AlertDefAutoRetireTimeframe = "AUTO_RETIRE_TIMEFRAME_HOURS_2"
+	AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS6             AlertDefAutoRetireTimeframe = "AUTO_RETIRE_TIMEFRAME_HOURS_6"
+	AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS12            AlertDefAutoRetireTimeframe = "AUTO_RETIRE_TIMEFRAME_HOURS_12"
+	AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS24            AlertDefAutoRetireTimeframe = "AUTO_RETIRE_TIMEFRAME_HOURS_24"
+)
+
+// AllValues returns all AlertDefAutoRetireTimeframe values.
+func (AlertDefAutoRetireTimeframe) AllValues() []AlertDefAutoRetireTimeframe {
+	return []AlertDefAutoRetireTimeframe{
+		AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMENEVERORUNSPECIFIED,
+		AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEMINUTES5,
+		AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEMINUTES10,
+		AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOUR1,
+		AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS2,
+		AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS6,
+		AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS12,
+		AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS24,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefAutoRetireTimeframe) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMENEVERORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEMINUTES5:
+		return []byte(s), nil
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEMINUTES10:
+		return []byte(s), nil
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOUR1:
+		return []byte(s), nil
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS2:
+		return []byte(s), nil
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS6:
+		return []byte(s), nil
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS12:
+		return []byte(s), nil
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS24:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefAutoRetireTimeframe) UnmarshalText(data []byte) error {
+	switch AlertDefAutoRetireTimeframe(data) {
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMENEVERORUNSPECIFIED:
+		*s = AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMENEVERORUNSPECIFIED
+		return nil
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEMINUTES5:
+		*s = AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEMINUTES5
+		return nil
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEMINUTES10:
+		*s = AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEMINUTES10
+		return nil
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOUR1:
+		*s = AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOUR1
+		return nil
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS2:
+		*s = AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS2
+		return nil
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS6:
+		*s = AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS6
+		return nil
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS12:
+		*s = AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS12
+		return nil
+	case AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS24:
+		*s = AlertDefAutoRetireTimeframeAUTORETIRETIMEFRAMEHOURS24
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefBulkCreate
+type AlertDefBulkCreate struct {
+	AlertDefsToCreate []AlertDefToCreate `json:"alertDefsToCreate"`
+}
+
+// GetAlertDefsToCreate returns the value of AlertDefsToCreate.
+func (s *AlertDefBulkCreate) GetAlertDefsToCreate() []AlertDefToCreate {
+	return s.AlertDefsToCreate
+}
+
+// SetAlertDefsToCreate sets the value of AlertDefsToCreate.
+func (s *AlertDefBulkCreate) SetAlertDefsToCreate(val []AlertDefToCreate) {
+	s.AlertDefsToCreate = val
+}
+
+// The created definitions, in request order.
+// Ref: #/components/schemas/AlertDefBulkCreated
+type AlertDefBulkCreated struct {
+	AlertDefs               []AlertDef              `json:"alertDefs"`
+	FailedToCreateAlertDefs []AlertDefCreateFailure `json:"failedToCreateAlertDefs"`
+}
+
+// GetAlertDefs returns the value of AlertDefs.
+func (s *AlertDefBulkCreated) GetAlertDefs() []AlertDef {
+	return s.AlertDefs
+}
+
+// GetFailedToCreateAlertDefs returns the value of FailedToCreateAlertDefs.
+func (s *AlertDefBulkCreated) GetFailedToCreateAlertDefs() []AlertDefCreateFailure {
+	return s.FailedToCreateAlertDefs
+}
+
+// SetAlertDefs sets the value of AlertDefs.
+func (s *AlertDefBulkCreated) SetAlertDefs(val []AlertDef) {
+	s.AlertDefs = val
+}
+
+// SetFailedToCreateAlertDefs sets the value of FailedToCreateAlertDefs.
+func (s *AlertDefBulkCreated) SetFailedToCreateAlertDefs(val []AlertDefCreateFailure) {
+	s.FailedToCreateAlertDefs = val
+}
+
+// Ref: #/components/schemas/AlertDefBulkDelete
+type AlertDefBulkDelete struct {
+	Ids []string `json:"ids"`
+}
+
+// GetIds returns the value of Ids.
+func (s *AlertDefBulkDelete) GetIds() []string {
+	return s.Ids
+}
+
+// SetIds sets the value of Ids.
+func (s *AlertDefBulkDelete) SetIds(val []string) {
+	s.Ids = val
+}
+
+// The deleted ids.
+// Ref: #/components/schemas/AlertDefBulkDeleted
+type AlertDefBulkDeleted struct {
+	DeletedIds  []string `json:"deletedIds"`
+	NotFoundIds []string `json:"notFoundIds"`
+}
+
+// GetDeletedIds returns the value of DeletedIds.
+func (s *AlertDefBulkDeleted) GetDeletedIds() []string {
+	return s.DeletedIds
+}
+
+// GetNotFoundIds returns the value of NotFoundIds.
+func (s *AlertDefBulkDeleted) GetNotFoundIds() []string {
+	return s.NotFoundIds
+}
+
+// SetDeletedIds sets the value of DeletedIds.
+func (s *AlertDefBulkDeleted) SetDeletedIds(val []string) {
+	s.DeletedIds = val
+}
+
+// SetNotFoundIds sets the value of NotFoundIds.
+func (s *AlertDefBulkDeleted) SetNotFoundIds(val []string) {
+	s.NotFoundIds = val
+}
+
+// Ref: #/components/schemas/AlertDefBulkReplace
+type AlertDefBulkReplace struct {
+	AlertDefsToReplace []AlertDefToReplace `json:"alertDefsToReplace"`
+}
+
+// GetAlertDefsToReplace returns the value of AlertDefsToReplace.
+func (s *AlertDefBulkReplace) GetAlertDefsToReplace() []AlertDefToReplace {
+	return s.AlertDefsToReplace
+}
+
+// SetAlertDefsToReplace sets the value of AlertDefsToReplace.
+func (s *AlertDefBulkReplace) SetAlertDefsToReplace(val []AlertDefToReplace) {
+	s.AlertDefsToReplace = val
+}
+
+// The replaced definitions, in request order.
+// Ref: #/components/schemas/AlertDefBulkReplaced
+type AlertDefBulkReplaced struct {
+	AlertDefs                []AlertDef               `json:"alertDefs"`
+	FailedToReplaceAlertDefs []AlertDefReplaceFailure `json:"failedToReplaceAlertDefs"`
+	NotFoundIds              []string                 `json:"notFoundIds"`
+	SkippedIds               []string                 `json:"skippedIds"`
+}
+
+// GetAlertDefs returns the value of AlertDefs.
+func (s *AlertDefBulkReplaced) GetAlertDefs() []AlertDef {
+	return s.AlertDefs
+}
+
+// GetFailedToReplaceAlertDefs returns the value of FailedToReplaceAlertDefs.
+func (s *AlertDefBulkReplaced) GetFailedToReplaceAlertDefs() []AlertDefReplaceFailure {
+	return s.FailedToReplaceAlertDefs
+}
+
+// GetNotFoundIds returns the value of NotFoundIds.
+func (s *AlertDefBulkReplaced) GetNotFoundIds() []string {
+	return s.NotFoundIds
+}
+
+// GetSkippedIds returns the value of SkippedIds.
+func (s *AlertDefBulkReplaced) GetSkippedIds() []string {
+	return s.SkippedIds
+}
+
+// SetAlertDefs sets the value of AlertDefs.
+func (s *AlertDefBulkReplaced) SetAlertDefs(val []AlertDef) {
+	s.AlertDefs = val
+}
+
+// SetFailedToReplaceAlertDefs sets the value of FailedToReplaceAlertDefs.
+func (s *AlertDefBulkReplaced) SetFailedToReplaceAlertDefs(val []AlertDefReplaceFailure) {
+	s.FailedToReplaceAlertDefs = val
+}
+
+// SetNotFoundIds sets the value of NotFoundIds.
+func (s *AlertDefBulkReplaced) SetNotFoundIds(val []string) {
+	s.NotFoundIds = val
+}
+
+// SetSkippedIds sets the value of SkippedIds.
+func (s *AlertDefBulkReplaced) SetSkippedIds(val []string) {
+	s.SkippedIds = val
+}
+
+// A burn-rate alert on an SLO: `single` (one window) or `dual` (a long and a short window), at most
+// one of them; neither means a single window.
+// Ref: #/components/schemas/AlertDefBurnRateThreshold
+type AlertDefBurnRateThreshold struct {
+	Dual   OptAlertDefBurnRateTypeDual   `json:"dual"`
+	Rules  []AlertDefSloThresholdRule    `json:"rules"`
+	Single OptAlertDefBurnRateTypeSingle `json:"single"`
+}
+
+// GetDual returns the value of Dual.
+func (s *AlertDefBurnRateThreshold) GetDual() OptAlertDefBurnRateTypeDual {
+	return s.Dual
+}
+
+// GetRules returns the value of Rules.
+func (s *AlertDefBurnRateThreshold) GetRules() []AlertDefSloThresholdRule {
+	return s.Rules
+}
+
+// GetSingle returns the value of Single.
+func (s *AlertDefBurnRateThreshold) GetSingle() OptAlertDefBurnRateTypeSingle {
+	return s.Single
+}
+
+// SetDual sets the value of Dual.
+func (s *AlertDefBurnRateThreshold) SetDual(val OptAlertDefBurnRateTypeDual) {
+	s.Dual = val
+}
+
+// SetRules sets the value of Rules.
+func (s *AlertDefBurnRateThreshold) SetRules(val []AlertDefSloThresholdRule) {
+	s.Rules = val
+}
+
+// SetSingle sets the value of Single.
+func (s *AlertDefBurnRateThreshold) SetSingle(val OptAlertDefBurnRateTypeSingle) {
+	s.Single = val
+}
+
+// Ref: #/components/schemas/AlertDefBurnRateTypeDual
+type AlertDefBurnRateTypeDual struct {
+	TimeDuration OptAlertDefTimeDuration `json:"timeDuration"`
+}
+
+// GetTimeDuration returns the value of TimeDuration.
+func (s *AlertDefBurnRateTypeDual) GetTimeDuration() OptAlertDefTimeDuration {
+	return s.TimeDuration
+}
+
+// SetTimeDuration sets the value of TimeDuration.
+func (s *AlertDefBurnRateTypeDual) SetTimeDuration(val OptAlertDefTimeDuration) {
+	s.TimeDuration = val
+}
+
+// Ref: #/components/schemas/AlertDefBurnRateTypeSingle
+type AlertDefBurnRateTypeSingle struct {
+	TimeDuration OptAlertDefTimeDuration `json:"timeDuration"`
+}
+
+// GetTimeDuration returns the value of TimeDuration.
+func (s *AlertDefBurnRateTypeSingle) GetTimeDuration() OptAlertDefTimeDuration {
+	return s.TimeDuration
+}
+
+// SetTimeDuration sets the value of TimeDuration.
+func (s *AlertDefBurnRateTypeSingle) SetTimeDuration(val OptAlertDefTimeDuration) {
+	s.TimeDuration = val
+}
+
+// Ref: #/components/schemas/AlertDefConnectorConfigField
+type AlertDefConnectorConfigField struct {
+	FieldName OptString `json:"fieldName"`
+	Template  OptString `json:"template"`
+}
+
+// GetFieldName returns the value of FieldName.
+func (s *AlertDefConnectorConfigField) GetFieldName() OptString {
+	return s.FieldName
+}
+
+// GetTemplate returns the value of Template.
+func (s *AlertDefConnectorConfigField) GetTemplate() OptString {
+	return s.Template
+}
+
+// SetFieldName sets the value of FieldName.
+func (s *AlertDefConnectorConfigField) SetFieldName(val OptString) {
+	s.FieldName = val
+}
+
+// SetTemplate sets the value of Template.
+func (s *AlertDefConnectorConfigField) SetTemplate(val OptString) {
+	s.Template = val
+}
+
+// Ref: #/components/schemas/AlertDefCreateFailure
+type AlertDefCreateFailure struct {
+	Index  int32  `json:"index"`
+	Reason string `json:"reason"`
+}
+
+// GetIndex returns the value of Index.
+func (s *AlertDefCreateFailure) GetIndex() int32 {
+	return s.Index
+}
+
+// GetReason returns the value of Reason.
+func (s *AlertDefCreateFailure) GetReason() string {
+	return s.Reason
+}
+
+// SetIndex sets the value of Index.
+func (s *AlertDefCreateFailure) SetIndex(val int32) {
+	s.Index = val
+}
+
+// SetReason sets the value of Reason.
+func (s *AlertDefCreateFailure) SetReason(val string) {
+	s.Reason = val
+}
+
+// Ref: #/components/schemas/AlertDefDataSource
+type AlertDefDataSource struct {
+	DataSet   OptString `json:"dataSet"`
+	DataSpace OptString `json:"dataSpace"`
+}
+
+// GetDataSet returns the value of DataSet.
+func (s *AlertDefDataSource) GetDataSet() OptString {
+	return s.DataSet
+}
+
+// GetDataSpace returns the value of DataSpace.
+func (s *AlertDefDataSource) GetDataSpace() OptString {
+	return s.DataSpace
+}
+
+// SetDataSet sets the value of DataSet.
+func (s *AlertDefDataSource) SetDataSet(val OptString) {
+	s.DataSet = val
+}
+
+// SetDataSpace sets the value of DataSpace.
+func (s *AlertDefDataSource) SetDataSpace(val OptString) {
+	s.DataSpace = val
+}
+
+// Ref: #/components/schemas/AlertDefDayOfWeek
+type AlertDefDayOfWeek string
+
+const (
+	AlertDefDayOfWeekDAYOFWEEKMONDAYORUNSPECIFIED AlertDefDayOfWeek = "DAY_OF_WEEK_MONDAY_OR_UNSPECIFIED"
+	AlertDefDayOfWeekDAYOFWEEKTUESDAY             AlertDefDayOfWeek = "DAY_OF_WEEK_TUESDAY"
+	AlertDefDayOfWeekDAYOFWEEKWEDNESDAY           AlertDefDayOfWeek = "DAY_OF_WEEK_WEDNESDAY"
+	AlertDefDayOfWeekDAYOFWEEKTHURSDAY            AlertDefDayOfWeek = "DAY_OF_WEEK_THURSDAY"
+	AlertDefDayOfWeekDAYOFWEEKFRIDAY              AlertDefDayOfWeek = "DAY_OF_WEEK_FRIDAY"
+	AlertDefDayOfWeekDAYOFWEEKSATURDAY            AlertDefDayOfWeek = "DAY_OF_WEEK_SATURDAY"
+	AlertDefDayOfWeekDAYOFWEEKSUNDAY              AlertDefDayOfWeek = "DAY_OF_WEEK_SUNDAY"
+)
+
+// AllValues returns all AlertDefDayOfWeek values.
+func (AlertDefDayOfWeek) AllValues() []AlertDefDayOfWeek {
+	return []AlertDefDayOfWeek{
+		AlertDefDayOfWeekDAYOFWEEKMONDAYORUNSPECIFIED,
+		AlertDefDayOfWeekDAYOFWEEKTUESDAY,
+		AlertDefDayOfWeekDAYOFWEEKWEDNESDAY,
+		AlertDefDayOfWeekDAYOFWEEKTHURSDAY,
+		AlertDefDayOfWeekDAYOFWEEKFRIDAY,
+		AlertDefDayOfWeekDAYOFWEEKSATURDAY,
+		AlertDefDayOfWeekDAYOFWEEKSUNDAY,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefDayOfWeek) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefDayOfWeekDAYOFWEEKMONDAYORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefDayOfWeekDAYOFWEEKTUESDAY:
+		return []byte(s), nil
+	case AlertDefDayOfWeekDAYOFWEEKWEDNESDAY:
+		return []byte(s), nil
+	case AlertDefDayOfWeekDAYOFWEEKTHURSDAY:
+		return []byte(s), nil
+	case AlertDefDayOfWeekDAYOFWEEKFRIDAY:
+		return []byte(s), nil
+	case AlertDefDayOfWeekDAYOFWEEKSATURDAY:
+		return []byte(s), nil
+	case AlertDefDayOfWeekDAYOFWEEKSUNDAY:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefDayOfWeek) UnmarshalText(data []byte) error {
+	switch AlertDefDayOfWeek(data) {
+	case AlertDefDayOfWeekDAYOFWEEKMONDAYORUNSPECIFIED:
+		*s = AlertDefDayOfWeekDAYOFWEEKMONDAYORUNSPECIFIED
+		return nil
+	case AlertDefDayOfWeekDAYOFWEEKTUESDAY:
+		*s = AlertDefDayOfWeekDAYOFWEEKTUESDAY
+		return nil
+	case AlertDefDayOfWeekDAYOFWEEKWEDNESDAY:
+		*s = AlertDefDayOfWeekDAYOFWEEKWEDNESDAY
+		return nil
+	case AlertDefDayOfWeekDAYOFWEEKTHURSDAY:
+		*s = AlertDefDayOfWeekDAYOFWEEKTHURSDAY
+		return nil
+	case AlertDefDayOfWeekDAYOFWEEKFRIDAY:
+		*s = AlertDefDayOfWeekDAYOFWEEKFRIDAY
+		return nil
+	case AlertDefDayOfWeekDAYOFWEEKSATURDAY:
+		*s = AlertDefDayOfWeekDAYOFWEEKSATURDAY
+		return nil
+	case AlertDefDayOfWeekDAYOFWEEKSUNDAY:
+		*s = AlertDefDayOfWeekDAYOFWEEKSUNDAY
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// The requested definitions as a JSON file (base64 in `content`): an object with an `alertDefs` array
+// of the stored definitions.
+// Ref: #/components/schemas/AlertDefDownload
+type AlertDefDownload struct {
+	Content     []byte   `json:"content"`
+	NotFoundIds []string `json:"notFoundIds"`
+}
+
+// GetContent returns the value of Content.
+func (s *AlertDefDownload) GetContent() []byte {
+	return s.Content
+}
+
+// GetNotFoundIds returns the value of NotFoundIds.
+func (s *AlertDefDownload) GetNotFoundIds() []string {
+	return s.NotFoundIds
+}
+
+// SetContent sets the value of Content.
+func (s *AlertDefDownload) SetContent(val []byte) {
+	s.Content = val
+}
+
+// SetNotFoundIds sets the value of NotFoundIds.
+func (s *AlertDefDownload) SetNotFoundIds(val []string) {
+	s.NotFoundIds = val
+}
+
+// Ref: #/components/schemas/AlertDefDurationUnit
+type AlertDefDurationUnit string
+
+const (
+	AlertDefDurationUnitDURATIONUNITUNSPECIFIED AlertDefDurationUnit = "DURATION_UNIT_UNSPECIFIED"
+	AlertDefDurationUnitDURATIONUNITHOURS       AlertDefDurationUnit = "DURATION_UNIT_HOURS"
+)
+
+// AllValues returns all AlertDefDurationUnit values.
+func (AlertDefDurationUnit) AllValues() []AlertDefDurationUnit {
+	return []AlertDefDurationUnit{
+		AlertDefDurationUnitDURATIONUNITUNSPECIFIED,
+		AlertDefDurationUnitDURATIONUNITHOURS,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefDurationUnit) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefDurationUnitDURATIONUNITUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefDurationUnitDURATIONUNITHOURS:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefDurationUnit) UnmarshalText(data []byte) error {
+	switch AlertDefDurationUnit(data) {
+	case AlertDefDurationUnitDURATIONUNITUNSPECIFIED:
+		*s = AlertDefDurationUnitDURATIONUNITUNSPECIFIED
+		return nil
+	case AlertDefDurationUnitDURATIONUNITHOURS:
+		*s = AlertDefDurationUnitDURATIONUNITHOURS
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefEnabledCount
+type AlertDefEnabledCount struct {
+	Count   OptInt64 `json:"count"`
+	Enabled OptBool  `json:"enabled"`
+}
+
+// GetCount returns the value of Count.
+func (s *AlertDefEnabledCount) GetCount() OptInt64 {
+	return s.Count
+}
+
+// GetEnabled returns the value of Enabled.
+func (s *AlertDefEnabledCount) GetEnabled() OptBool {
+	return s.Enabled
+}
+
+// SetCount sets the value of Count.
+func (s *AlertDefEnabledCount) SetCount(val OptInt64) {
+	s.Count = val
+}
+
+// SetEnabled sets the value of Enabled.
+func (s *AlertDefEnabledCount) SetEnabled(val OptBool) {
+	s.Enabled = val
+}
+
+// Ref: #/components/schemas/AlertDefEntityLabelCount
+type AlertDefEntityLabelCount struct {
+	Count      OptInt64  `json:"count"`
+	LabelKey   OptString `json:"labelKey"`
+	LabelValue OptString `json:"labelValue"`
+}
+
+// GetCount returns the value of Count.
+func (s *AlertDefEntityLabelCount) GetCount() OptInt64 {
+	return s.Count
+}
+
+// GetLabelKey returns the value of LabelKey.
+func (s *AlertDefEntityLabelCount) GetLabelKey() OptString {
+	return s.LabelKey
+}
+
+// GetLabelValue returns the value of LabelValue.
+func (s *AlertDefEntityLabelCount) GetLabelValue() OptString {
+	return s.LabelValue
+}
+
+// SetCount sets the value of Count.
+func (s *AlertDefEntityLabelCount) SetCount(val OptInt64) {
+	s.Count = val
+}
+
+// SetLabelKey sets the value of LabelKey.
+func (s *AlertDefEntityLabelCount) SetLabelKey(val OptString) {
+	s.LabelKey = val
+}
+
+// SetLabelValue sets the value of LabelValue.
+func (s *AlertDefEntityLabelCount) SetLabelValue(val OptString) {
+	s.LabelValue = val
+}
+
+// Ref: #/components/schemas/AlertDefErrorBudgetThreshold
+type AlertDefErrorBudgetThreshold struct {
+	Rules []AlertDefSloThresholdRule `json:"rules"`
+}
+
+// GetRules returns the value of Rules.
+func (s *AlertDefErrorBudgetThreshold) GetRules() []AlertDefSloThresholdRule {
+	return s.Rules
+}
+
+// SetRules sets the value of Rules.
+func (s *AlertDefErrorBudgetThreshold) SetRules(val []AlertDefSloThresholdRule) {
+	s.Rules = val
+}
+
+// Counts of the team's definitions per value of each filter dimension.
+// Ref: #/components/schemas/AlertDefFilterCounts
+type AlertDefFilterCounts struct {
+	Counts OptAlertDefFilterCountsByDimension `json:"counts"`
+}
+
+// GetCounts returns the value of Counts.
+func (s *AlertDefFilterCounts) GetCounts() OptAlertDefFilterCountsByDimension {
+	return s.Counts
+}
+
+// SetCounts sets the value of Counts.
+func (s *AlertDefFilterCounts) SetCounts(val OptAlertDefFilterCountsByDimension) {
+	s.Counts = val
+}
+
+// Ref: #/components/schemas/AlertDefFilterCountsByDimension
+type AlertDefFilterCountsByDimension struct {
+	EnabledCounts     []AlertDefEnabledCount     `json:"enabledCounts"`
+	EntityLabelCounts []AlertDefEntityLabelCount `json:"entityLabelCounts"`
+	PriorityCounts    []AlertDefPriorityCount    `json:"priorityCounts"`
+	StatusCounts      []AlertDefStatusCount      `json:"statusCounts"`
+	TypeCounts        []AlertDefTypeCount        `json:"typeCounts"`
+}
+
+// GetEnabledCounts returns the value of EnabledCounts.
+func (s *AlertDefFilterCountsByDimension) GetEnabledCounts() []AlertDefEnabledCount {
+	return s.EnabledCounts
+}
+
+// GetEntityLabelCounts returns the value of EntityLabelCounts.
+func (s *AlertDefFilterCountsByDimension) GetEntityLabelCounts() []AlertDefEntityLabelCount {
+	return s.EntityLabelCounts
+}
+
+// GetPriorityCounts returns the value of PriorityCounts.
+func (s *AlertDefFilterCountsByDimension) GetPriorityCounts() []AlertDefPriorityCount {
+	return s.PriorityCounts
+}
+
+// GetStatusCounts returns the value of StatusCounts.
+func (s *AlertDefFilterCountsByDimension) GetStatusCounts() []AlertDefStatusCount {
+	return s.StatusCounts
+}
+
+// GetTypeCounts returns the value of TypeCounts.
+func (s *AlertDefFilterCountsByDimension) GetTypeCounts() []AlertDefTypeCount {
+	return s.TypeCounts
+}
+
+// SetEnabledCounts sets the value of EnabledCounts.
+func (s *AlertDefFilterCountsByDimension) SetEnabledCounts(val []AlertDefEnabledCount) {
+	s.EnabledCounts = val
+}
+
+// SetEntityLabelCounts sets the value of EntityLabelCounts.
+func (s *AlertDefFilterCountsByDimension) SetEntityLabelCounts(val []AlertDefEntityLabelCount) {
+	s.EntityLabelCounts = val
+}
+
+// SetPriorityCounts sets the value of PriorityCounts.
+func (s *AlertDefFilterCountsByDimension) SetPriorityCounts(val []AlertDefPriorityCount) {
+	s.PriorityCounts = val
+}
+
+// SetStatusCounts sets the value of StatusCounts.
+func (s *AlertDefFilterCountsByDimension) SetStatusCounts(val []AlertDefStatusCount) {
+	s.StatusCounts = val
+}
+
+// SetTypeCounts sets the value of TypeCounts.
+func (s *AlertDefFilterCountsByDimension) SetTypeCounts(val []AlertDefTypeCount) {
+	s.TypeCounts = val
+}
+
+// Ref: #/components/schemas/AlertDefFlowStages
+type AlertDefFlowStages struct {
+	FlowStagesGroups OptAlertDefFlowStagesGroups `json:"flowStagesGroups"`
+	TimeframeMs      OptString                   `json:"timeframeMs"`
+	TimeframeType    OptAlertDefTimeframeType    `json:"timeframeType"`
+}
+
+// GetFlowStagesGroups returns the value of FlowStagesGroups.
+func (s *AlertDefFlowStages) GetFlowStagesGroups() OptAlertDefFlowStagesGroups {
+	return s.FlowStagesGroups
+}
+
+// GetTimeframeMs returns the value of TimeframeMs.
+func (s *AlertDefFlowStages) GetTimeframeMs() OptString {
+	return s.TimeframeMs
+}
+
+// GetTimeframeType returns the value of TimeframeType.
+func (s *AlertDefFlowStages) GetTimeframeType() OptAlertDefTimeframeType {
+	return s.TimeframeType
+}
+
+// SetFlowStagesGroups sets the value of FlowStagesGroups.
+func (s *AlertDefFlowStages) SetFlowStagesGroups(val OptAlertDefFlowStagesGroups) {
+	s.FlowStagesGroups = val
+}
+
+// SetTimeframeMs sets the value of TimeframeMs.
+func (s *AlertDefFlowStages) SetTimeframeMs(val OptString) {
+	s.TimeframeMs = val
+}
+
+// SetTimeframeType sets the value of TimeframeType.
+func (s *AlertDefFlowStages) SetTimeframeType(val OptAlertDefTimeframeType) {
+	s.TimeframeType = val
+}
+
+// Ref: #/components/schemas/AlertDefFlowStagesGroup
+type AlertDefFlowStagesGroup struct {
+	AlertDefs []AlertDefFlowStagesGroupsAlertDefs `json:"alertDefs"`
+	AlertsOp  OptAlertDefAlertsOp                 `json:"alertsOp"`
+	NextOp    OptAlertDefNextOp                   `json:"nextOp"`
+}
+
+// GetAlertDefs returns the value of AlertDefs.
+func (s *AlertDefFlowStagesGroup) GetAlertDefs() []AlertDefFlowStagesGroupsAlertDefs {
+	return s.AlertDefs
+}
+
+// GetAlertsOp returns the value of AlertsOp.
+func (s *AlertDefFlowStagesGroup) GetAlertsOp() OptAlertDefAlertsOp {
+	return s.AlertsOp
+}
+
+// GetNextOp returns the value of NextOp.
+func (s *AlertDefFlowStagesGroup) GetNextOp() OptAlertDefNextOp {
+	return s.NextOp
+}
+
+// SetAlertDefs sets the value of AlertDefs.
+func (s *AlertDefFlowStagesGroup) SetAlertDefs(val []AlertDefFlowStagesGroupsAlertDefs) {
+	s.AlertDefs = val
+}
+
+// SetAlertsOp sets the value of AlertsOp.
+func (s *AlertDefFlowStagesGroup) SetAlertsOp(val OptAlertDefAlertsOp) {
+	s.AlertsOp = val
+}
+
+// SetNextOp sets the value of NextOp.
+func (s *AlertDefFlowStagesGroup) SetNextOp(val OptAlertDefNextOp) {
+	s.NextOp = val
+}
+
+// Ref: #/components/schemas/AlertDefFlowStagesGroups
+type AlertDefFlowStagesGroups struct {
+	Groups []AlertDefFlowStagesGroup `json:"groups"`
+}
+
+// GetGroups returns the value of Groups.
+func (s *AlertDefFlowStagesGroups) GetGroups() []AlertDefFlowStagesGroup {
+	return s.Groups
+}
+
+// SetGroups sets the value of Groups.
+func (s *AlertDefFlowStagesGroups) SetGroups(val []AlertDefFlowStagesGroup) {
+	s.Groups = val
+}
+
+// Ref: #/components/schemas/AlertDefFlowStagesGroupsAlertDefs
+type AlertDefFlowStagesGroupsAlertDefs struct {
+	ID  OptString `json:"id"`
+	Not OptBool   `json:"not"`
+}
+
+// GetID returns the value of ID.
+func (s *AlertDefFlowStagesGroupsAlertDefs) GetID() OptString {
+	return s.ID
+}
+
+// GetNot returns the value of Not.
+func (s *AlertDefFlowStagesGroupsAlertDefs) GetNot() OptBool {
+	return s.Not
+}
+
+// SetID sets the value of ID.
+func (s *AlertDefFlowStagesGroupsAlertDefs) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetNot sets the value of Not.
+func (s *AlertDefFlowStagesGroupsAlertDefs) SetNot(val OptBool) {
+	s.Not = val
+}
+
+// Fires when other definitions of the team fire in the given stages. Each `alertDefs[].id` must name
+// an existing definition, and flows must not form a cycle. Stored and checked; never evaluated by
+// mgmtapi.
+// Ref: #/components/schemas/AlertDefFlowType
+type AlertDefFlowType struct {
+	EnforceSuppression OptBool              `json:"enforceSuppression"`
+	Stages             []AlertDefFlowStages `json:"stages"`
+}
+
+// GetEnforceSuppression returns the value of EnforceSuppression.
+func (s *AlertDefFlowType) GetEnforceSuppression() OptBool {
+	return s.EnforceSuppression
+}
+
+// GetStages returns the value of Stages.
+func (s *AlertDefFlowType) GetStages() []AlertDefFlowStages {
+	return s.Stages
+}
+
+// SetEnforceSuppression sets the value of EnforceSuppression.
+func (s *AlertDefFlowType) SetEnforceSuppression(val OptBool) {
+	s.EnforceSuppression = val
+}
+
+// SetStages sets the value of Stages.
+func (s *AlertDefFlowType) SetStages(val []AlertDefFlowStages) {
+	s.Stages = val
+}
+
+// Ref: #/components/schemas/AlertDefIncidentSettings
+type AlertDefIncidentSettings struct {
+	Minutes  OptInt64            `json:"minutes"`
+	NotifyOn OptAlertDefNotifyOn `json:"notifyOn"`
+}
+
+// GetMinutes returns the value of Minutes.
+func (s *AlertDefIncidentSettings) GetMinutes() OptInt64 {
+	return s.Minutes
+}
+
+// GetNotifyOn returns the value of NotifyOn.
+func (s *AlertDefIncidentSettings) GetNotifyOn() OptAlertDefNotifyOn {
+	return s.NotifyOn
+}
+
+// SetMinutes sets the value of Minutes.
+func (s *AlertDefIncidentSettings) SetMinutes(val OptInt64) {
+	s.Minutes = val
+}
+
+// SetNotifyOn sets the value of NotifyOn.
+func (s *AlertDefIncidentSettings) SetNotifyOn(val OptAlertDefNotifyOn) {
+	s.NotifyOn = val
+}
+
+// Where a webhook setting sends: an outgoing-webhook integration by its id, or e-mail `recipients`; at
+// most one of them.
+// Ref: #/components/schemas/AlertDefIntegrationType
+type AlertDefIntegrationType struct {
+	IntegrationId OptInt64              `json:"integrationId"`
+	Recipients    OptAlertDefRecipients `json:"recipients"`
+}
+
+// GetIntegrationId returns the value of IntegrationId.
+func (s *AlertDefIntegrationType) GetIntegrationId() OptInt64 {
+	return s.IntegrationId
+}
+
+// GetRecipients returns the value of Recipients.
+func (s *AlertDefIntegrationType) GetRecipients() OptAlertDefRecipients {
+	return s.Recipients
+}
+
+// SetIntegrationId sets the value of IntegrationId.
+func (s *AlertDefIntegrationType) SetIntegrationId(val OptInt64) {
+	s.IntegrationId = val
+}
+
+// SetRecipients sets the value of Recipients.
+func (s *AlertDefIntegrationType) SetRecipients(val OptAlertDefRecipients) {
+	s.Recipients = val
+}
+
+// Ref: #/components/schemas/AlertDefLabelFilterType
+type AlertDefLabelFilterType struct {
+	Operation OptAlertDefLogFilterOperationType `json:"operation"`
+	Value     OptString                         `json:"value"`
+}
+
+// GetOperation returns the value of Operation.
+func (s *AlertDefLabelFilterType) GetOperation() OptAlertDefLogFilterOperationType {
+	return s.Operation
+}
+
+// GetValue returns the value of Value.
+func (s *AlertDefLabelFilterType) GetValue() OptString {
+	return s.Value
+}
+
+// SetOperation sets the value of Operation.
+func (s *AlertDefLabelFilterType) SetOperation(val OptAlertDefLogFilterOperationType) {
+	s.Operation = val
+}
+
+// SetValue sets the value of Value.
+func (s *AlertDefLabelFilterType) SetValue(val OptString) {
+	s.Value = val
+}
+
+// Ref: #/components/schemas/AlertDefLabelFilters
+type AlertDefLabelFilters struct {
+	ApplicationName []AlertDefLabelFilterType `json:"applicationName"`
+	Severities      []AlertDefLogSeverity     `json:"severities"`
+	SubsystemName   []AlertDefLabelFilterType `json:"subsystemName"`
+}
+
+// GetApplicationName returns the value of ApplicationName.
+func (s *AlertDefLabelFilters) GetApplicationName() []AlertDefLabelFilterType {
+	return s.ApplicationName
+}
+
+// GetSeverities returns the value of Severities.
+func (s *AlertDefLabelFilters) GetSeverities() []AlertDefLogSeverity {
+	return s.Severities
+}
+
+// GetSubsystemName returns the value of SubsystemName.
+func (s *AlertDefLabelFilters) GetSubsystemName() []AlertDefLabelFilterType {
+	return s.SubsystemName
+}
+
+// SetApplicationName sets the value of ApplicationName.
+func (s *AlertDefLabelFilters) SetApplicationName(val []AlertDefLabelFilterType) {
+	s.ApplicationName = val
+}
+
+// SetSeverities sets the value of Severities.
+func (s *AlertDefLabelFilters) SetSeverities(val []AlertDefLogSeverity) {
+	s.Severities = val
+}
+
+// SetSubsystemName sets the value of SubsystemName.
+func (s *AlertDefLabelFilters) SetSubsystemName(val []AlertDefLabelFilterType) {
+	s.SubsystemName = val
+}
+
+// One page of the team's definitions.
+// Ref: #/components/schemas/AlertDefList
+type AlertDefList struct {
+	Access     OptAlertDefListAccess `json:"access"`
+	AlertDefs  []AlertDef            `json:"alertDefs"`
+	Pagination OptAlertDefPageInfo   `json:"pagination"`
+}
+
+// GetAccess returns the value of Access.
+func (s *AlertDefList) GetAccess() OptAlertDefListAccess {
+	return s.Access
+}
+
+// GetAlertDefs returns the value of AlertDefs.
+func (s *AlertDefList) GetAlertDefs() []AlertDef {
+	return s.AlertDefs
+}
+
+// GetPagination returns the value of Pagination.
+func (s *AlertDefList) GetPagination() OptAlertDefPageInfo {
+	return s.Pagination
+}
+
+// SetAccess sets the value of Access.
+func (s *AlertDefList) SetAccess(val OptAlertDefListAccess) {
+	s.Access = val
+}
+
+// SetAlertDefs sets the value of AlertDefs.
+func (s *AlertDefList) SetAlertDefs(val []AlertDef) {
+	s.AlertDefs = val
+}
+
+// SetPagination sets the value of Pagination.
+func (s *AlertDefList) SetPagination(val OptAlertDefPageInfo) {
+	s.Pagination = val
+}
+
+type AlertDefListAccess map[string]AlertDefAccess
+
+func (s *AlertDefListAccess) init() AlertDefListAccess {
+	m := *s
+	if m == nil {
+		m = map[string]AlertDefAccess{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/AlertDefLogFilterOperationType
+type AlertDefLogFilterOperationType string
+
+const (
+	AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPEISORUNSPECIFIED AlertDefLogFilterOperationType = "LOG_FILTER_OPERATION_TYPE_IS_OR_UNSPECIFIED"
+	AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPEINCLUDES        AlertDefLogFilterOperationType = "LOG_FILTER_OPERATION_TYPE_INCLUDES"
+	AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPEENDSWITH        AlertDefLogFilterOperationType = "LOG_FILTER_OPERATION_TYPE_ENDS_WITH"
+	AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPESTARTSWITH      AlertDefLogFilterOperationType = "LOG_FILTER_OPERATION_TYPE_STARTS_WITH"
+)
+
+// AllValues returns all AlertDefLogFilterOperationType values.
+func (AlertDefLogFilterOperationType) AllValues() []AlertDefLogFilterOperationType {
+	return []AlertDefLogFilterOperationType{
+		AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPEISORUNSPECIFIED,
+		AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPEINCLUDES,
+		AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPEENDSWITH,
+		AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPESTARTSWITH,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefLogFilterOperationType) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPEISORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPEINCLUDES:
+		return []byte(s), nil
+	case AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPEENDSWITH:
+		return []byte(s), nil
+	case AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPESTARTSWITH:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefLogFilterOperationType) UnmarshalText(data []byte) error {
+	switch AlertDefLogFilterOperationType(data) {
+	case AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPEISORUNSPECIFIED:
+		*s = AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPEISORUNSPECIFIED
+		return nil
+	case AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPEINCLUDES:
+		*s = AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPEINCLUDES
+		return nil
+	case AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPEENDSWITH:
+		*s = AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPEENDSWITH
+		return nil
+	case AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPESTARTSWITH:
+		*s = AlertDefLogFilterOperationTypeLOGFILTEROPERATIONTYPESTARTSWITH
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefLogSeverity
+type AlertDefLogSeverity string
+
+const (
+	AlertDefLogSeverityLOGSEVERITYVERBOSEUNSPECIFIED AlertDefLogSeverity = "LOG_SEVERITY_VERBOSE_UNSPECIFIED"
+	AlertDefLogSeverityLOGSEVERITYDEBUG              AlertDefLogSeverity = "LOG_SEVERITY_DEBUG"
+	AlertDefLogSeverityLOGSEVERITYINFO               AlertDefLogSeverity = "LOG_SEVERITY_INFO"
+	AlertDefLogSeverityLOGSEVERITYWARNING            AlertDefLogSeverity = "LOG_SEVERITY_WARNING"
+	AlertDefLogSeverityLOGSEVERITYERROR              AlertDefLogSeverity = "LOG_SEVERITY_ERROR"
+	AlertDefLogSeverityLOGSEVERITYCRITICAL           AlertDefLogSeverity = "LOG_SEVERITY_CRITICAL"
+)
+
+// AllValues returns all AlertDefLogSeverity values.
+func (AlertDefLogSeverity) AllValues() []AlertDefLogSeverity {
+	return []AlertDefLogSeverity{
+		AlertDefLogSeverityLOGSEVERITYVERBOSEUNSPECIFIED,
+		AlertDefLogSeverityLOGSEVERITYDEBUG,
+		AlertDefLogSeverityLOGSEVERITYINFO,
+		AlertDefLogSeverityLOGSEVERITYWARNING,
+		AlertDefLogSeverityLOGSEVERITYERROR,
+		AlertDefLogSeverityLOGSEVERITYCRITICAL,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefLogSeverity) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefLogSeverityLOGSEVERITYVERBOSEUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefLogSeverityLOGSEVERITYDEBUG:
+		return []byte(s), nil
+	case AlertDefLogSeverityLOGSEVERITYINFO:
+		return []byte(s), nil
+	case AlertDefLogSeverityLOGSEVERITYWARNING:
+		return []byte(s), nil
+	case AlertDefLogSeverityLOGSEVERITYERROR:
+		return []byte(s), nil
+	case AlertDefLogSeverityLOGSEVERITYCRITICAL:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefLogSeverity) UnmarshalText(data []byte) error {
+	switch AlertDefLogSeverity(data) {
+	case AlertDefLogSeverityLOGSEVERITYVERBOSEUNSPECIFIED:
+		*s = AlertDefLogSeverityLOGSEVERITYVERBOSEUNSPECIFIED
+		return nil
+	case AlertDefLogSeverityLOGSEVERITYDEBUG:
+		*s = AlertDefLogSeverityLOGSEVERITYDEBUG
+		return nil
+	case AlertDefLogSeverityLOGSEVERITYINFO:
+		*s = AlertDefLogSeverityLOGSEVERITYINFO
+		return nil
+	case AlertDefLogSeverityLOGSEVERITYWARNING:
+		*s = AlertDefLogSeverityLOGSEVERITYWARNING
+		return nil
+	case AlertDefLogSeverityLOGSEVERITYERROR:
+		*s = AlertDefLogSeverityLOGSEVERITYERROR
+		return nil
+	case AlertDefLogSeverityLOGSEVERITYCRITICAL:
+		*s = AlertDefLogSeverityLOGSEVERITYCRITICAL
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefLogsAnomalyCondition
+type AlertDefLogsAnomalyCondition struct {
+	ConditionType    OptAlertDefLogsAnomalyConditionType `json:"conditionType"`
+	MinimumThreshold OptFloat64                          `json:"minimumThreshold"`
+	TimeWindow       OptAlertDefLogsTimeWindow           `json:"timeWindow"`
+}
+
+// GetConditionType returns the value of ConditionType.
+func (s *AlertDefLogsAnomalyCondition) GetConditionType() OptAlertDefLogsAnomalyConditionType {
+	return s.ConditionType
+}
+
+// GetMinimumThreshold returns the value of MinimumThreshold.
+func (s *AlertDefLogsAnomalyCondition) GetMinimumThreshold() OptFloat64 {
+	return s.MinimumThreshold
+}
+
+// GetTimeWindow returns the value of TimeWindow.
+func (s *AlertDefLogsAnomalyCondition) GetTimeWindow() OptAlertDefLogsTimeWindow {
+	return s.TimeWindow
+}
+
+// SetConditionType sets the value of ConditionType.
+func (s *AlertDefLogsAnomalyCondition) SetConditionType(val OptAlertDefLogsAnomalyConditionType) {
+	s.ConditionType = val
+}
+
+// SetMinimumThreshold sets the value of MinimumThreshold.
+func (s *AlertDefLogsAnomalyCondition) SetMinimumThreshold(val OptFloat64) {
+	s.MinimumThreshold = val
+}
+
+// SetTimeWindow sets the value of TimeWindow.
+func (s *AlertDefLogsAnomalyCondition) SetTimeWindow(val OptAlertDefLogsTimeWindow) {
+	s.TimeWindow = val
+}
+
+// Ref: #/components/schemas/AlertDefLogsAnomalyConditionType
+type AlertDefLogsAnomalyConditionType string
+
+const (
+	AlertDefLogsAnomalyConditionTypeLOGSANOMALYCONDITIONTYPEMORETHANUSUALORUNSPECIFIED AlertDefLogsAnomalyConditionType = "LOGS_ANOMALY_CONDITION_TYPE_MORE_THAN_USUAL_OR_UNSPECIFIED"
+)
+
+// AllValues returns all AlertDefLogsAnomalyConditionType values.
+func (AlertDefLogsAnomalyConditionType) AllValues() []AlertDefLogsAnomalyConditionType {
+	return []AlertDefLogsAnomalyConditionType{
+		AlertDefLogsAnomalyConditionTypeLOGSANOMALYCONDITIONTYPEMORETHANUSUALORUNSPECIFIED,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefLogsAnomalyConditionType) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefLogsAnomalyConditionTypeLOGSANOMALYCONDITIONTYPEMORETHANUSUALORUNSPECIFIED:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefLogsAnomalyConditionType) UnmarshalText(data []byte) error {
+	switch AlertDefLogsAnomalyConditionType(data) {
+	case AlertDefLogsAnomalyConditionTypeLOGSANOMALYCONDITIONTYPEMORETHANUSUALORUNSPECIFIED:
+		*s = AlertDefLogsAnomalyConditionTypeLOGSANOMALYCONDITIONTYPEMORETHANUSUALORUNSPECIFIED
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefLogsAnomalyRule
+type AlertDefLogsAnomalyRule struct {
+	Condition OptAlertDefLogsAnomalyCondition `json:"condition"`
+}
+
+// GetCondition returns the value of Condition.
+func (s *AlertDefLogsAnomalyRule) GetCondition() OptAlertDefLogsAnomalyCondition {
+	return s.Condition
+}
+
+// SetCondition sets the value of Condition.
+func (s *AlertDefLogsAnomalyRule) SetCondition(val OptAlertDefLogsAnomalyCondition) {
+	s.Condition = val
+}
+
+// Fires when the count of matching logs is unusually high. Stored and checked; never evaluated by
+// mgmtapi (it holds no logs).
+// Ref: #/components/schemas/AlertDefLogsAnomalyType
+type AlertDefLogsAnomalyType struct {
+	AnomalyAlertSettings      OptAlertDefAnomalyAlertSettings `json:"anomalyAlertSettings"`
+	EvaluationDelayMs         OptInt32                        `json:"evaluationDelayMs"`
+	LogsFilter                OptAlertDefLogsFilter           `json:"logsFilter"`
+	NotificationPayloadFilter []string                        `json:"notificationPayloadFilter"`
+	Rules                     []AlertDefLogsAnomalyRule       `json:"rules"`
+}
+
+// GetAnomalyAlertSettings returns the value of AnomalyAlertSettings.
+func (s *AlertDefLogsAnomalyType) GetAnomalyAlertSettings() OptAlertDefAnomalyAlertSettings {
+	return s.AnomalyAlertSettings
+}
+
+// GetEvaluationDelayMs returns the value of EvaluationDelayMs.
+func (s *AlertDefLogsAnomalyType) GetEvaluationDelayMs() OptInt32 {
+	return s.EvaluationDelayMs
+}
+
+// GetLogsFilter returns the value of LogsFilter.
+func (s *AlertDefLogsAnomalyType) GetLogsFilter() OptAlertDefLogsFilter {
+	return s.LogsFilter
+}
+
+// GetNotificationPayloadFilter returns the value of NotificationPayloadFilter.
+func (s *AlertDefLogsAnomalyType) GetNotificationPayloadFilter() []string {
+	return s.NotificationPayloadFilter
+}
+
+// GetRules returns the value of Rules.
+func (s *AlertDefLogsAnomalyType) GetRules() []AlertDefLogsAnomalyRule {
+	return s.Rules
+}
+
+// SetAnomalyAlertSettings sets the value of AnomalyAlertSettings.
+func (s *AlertDefLogsAnomalyType) SetAnomalyAlertSettings(val OptAlertDefAnomalyAlertSettings) {
+	s.AnomalyAlertSettings = val
+}
+
+// SetEvaluationDelayMs sets the value of EvaluationDelayMs.
+func (s *AlertDefLogsAnomalyType) SetEvaluationDelayMs(val OptInt32) {
+	s.EvaluationDelayMs = val
+}
+
+// SetLogsFilter sets the value of LogsFilter.
+func (s *AlertDefLogsAnomalyType) SetLogsFilter(val OptAlertDefLogsFilter) {
+	s.LogsFilter = val
+}
+
+// SetNotificationPayloadFilter sets the value of NotificationPayloadFilter.
+func (s *AlertDefLogsAnomalyType) SetNotificationPayloadFilter(val []string) {
+	s.NotificationPayloadFilter = val
+}
+
+// SetRules sets the value of Rules.
+func (s *AlertDefLogsAnomalyType) SetRules(val []AlertDefLogsAnomalyRule) {
+	s.Rules = val
+}
+
+// Ref: #/components/schemas/AlertDefLogsFilter
+type AlertDefLogsFilter struct {
+	SimpleFilter OptAlertDefLogsSimpleFilter `json:"simpleFilter"`
+}
+
+// GetSimpleFilter returns the value of SimpleFilter.
+func (s *AlertDefLogsFilter) GetSimpleFilter() OptAlertDefLogsSimpleFilter {
+	return s.SimpleFilter
+}
+
+// SetSimpleFilter sets the value of SimpleFilter.
+func (s *AlertDefLogsFilter) SetSimpleFilter(val OptAlertDefLogsSimpleFilter) {
+	s.SimpleFilter = val
+}
+
+// Fires on each matching log. Stored and checked; mgmtapi holds no logs and never evaluates it.
+// Ref: #/components/schemas/AlertDefLogsImmediateType
+type AlertDefLogsImmediateType struct {
+	LogsFilter                OptAlertDefLogsFilter `json:"logsFilter"`
+	NotificationPayloadFilter []string              `json:"notificationPayloadFilter"`
+}
+
+// GetLogsFilter returns the value of LogsFilter.
+func (s *AlertDefLogsImmediateType) GetLogsFilter() OptAlertDefLogsFilter {
+	return s.LogsFilter
+}
+
+// GetNotificationPayloadFilter returns the value of NotificationPayloadFilter.
+func (s *AlertDefLogsImmediateType) GetNotificationPayloadFilter() []string {
+	return s.NotificationPayloadFilter
+}
+
+// SetLogsFilter sets the value of LogsFilter.
+func (s *AlertDefLogsImmediateType) SetLogsFilter(val OptAlertDefLogsFilter) {
+	s.LogsFilter = val
+}
+
+// SetNotificationPayloadFilter sets the value of NotificationPayloadFilter.
+func (s *AlertDefLogsImmediateType) SetNotificationPayloadFilter(val []string) {
+	s.NotificationPayloadFilter = val
+}
+
+// Ref: #/components/schemas/AlertDefLogsNewValueCondition
+type AlertDefLogsNewValueCondition struct {
+	KeypathToTrack OptString                         `json:"keypathToTrack"`
+	TimeWindow     OptAlertDefLogsNewValueTimeWindow `json:"timeWindow"`
+}
+
+// GetKeypathToTrack returns the value of KeypathToTrack.
+func (s *AlertDefLogsNewValueCondition) GetKeypathToTrack() OptString {
+	return s.KeypathToTrack
+}
+
+// GetTimeWindow returns the value of TimeWindow.
+func (s *AlertDefLogsNewValueCondition) GetTimeWindow() OptAlertDefLogsNewValueTimeWindow {
+	return s.TimeWindow
+}
+
+// SetKeypathToTrack sets the value of KeypathToTrack.
+func (s *AlertDefLogsNewValueCondition) SetKeypathToTrack(val OptString) {
+	s.KeypathToTrack = val
+}
+
+// SetTimeWindow sets the value of TimeWindow.
+func (s *AlertDefLogsNewValueCondition) SetTimeWindow(val OptAlertDefLogsNewValueTimeWindow) {
+	s.TimeWindow = val
+}
+
+// Ref: #/components/schemas/AlertDefLogsNewValueRule
+type AlertDefLogsNewValueRule struct {
+	Condition OptAlertDefLogsNewValueCondition `json:"condition"`
+}
+
+// GetCondition returns the value of Condition.
+func (s *AlertDefLogsNewValueRule) GetCondition() OptAlertDefLogsNewValueCondition {
+	return s.Condition
+}
+
+// SetCondition sets the value of Condition.
+func (s *AlertDefLogsNewValueRule) SetCondition(val OptAlertDefLogsNewValueCondition) {
+	s.Condition = val
+}
+
+// Ref: #/components/schemas/AlertDefLogsNewValueTimeWindow
+type AlertDefLogsNewValueTimeWindow struct {
+	LogsNewValueTimeWindowSpecificValue OptAlertDefLogsNewValueTimeWindowValue `json:"logsNewValueTimeWindowSpecificValue"`
+}
+
+// GetLogsNewValueTimeWindowSpecificValue returns the value of LogsNewValueTimeWindowSpecificValue.
+func (s *AlertDefLogsNewValueTimeWindow) GetLogsNewValueTimeWindowSpecificValue() OptAlertDefLogsNewValueTimeWindowValue {
+	return s.LogsNewValueTimeWindowSpecificValue
+}
+
+// SetLogsNewValueTimeWindowSpecificValue sets the value of LogsNewValueTimeWindowSpecificValue.
+func (s *AlertDefLogsNewValueTimeWindow) SetLogsNewValueTimeWindowSpecificValue(val OptAlertDefLogsNewValueTimeWindowValue) {
+	s.LogsNewValueTimeWindowSpecificValue = val
+}
+
+// Ref: #/components/schemas/AlertDefLogsNewValueTimeWindowValue
+type AlertDefLogsNewValueTimeWindowValue string
+
+const (
+	AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS12ORUNSPECIFIED AlertDefLogsNewValueTimeWindowValue = "LOGS_NEW_VALUE_TIME_WINDOW_VALUE_HOURS_12_OR_UNSPECIFIED"
+	AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS24              AlertDefLogsNewValueTimeWindowValue = "LOGS_NEW_VALUE_TIME_WINDOW_VALUE_HOURS_24"
+	AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS48              AlertDefLogsNewValueTimeWindowValue = "LOGS_NEW_VALUE_TIME_WINDOW_VALUE_HOURS_48"
+	AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS72              AlertDefLogsNewValueTimeWindowValue = "LOGS_NEW_VALUE_TIME_WINDOW_VALUE_HOURS_72"
+	AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEWEEK1                AlertDefLogsNewValueTimeWindowValue = "LOGS_NEW_VALUE_TIME_WINDOW_VALUE_WEEK_1"
+	AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEMONTH1               AlertDefLogsNewValueTimeWindowValue = "LOGS_NEW_VALUE_TIME_WINDOW_VALUE_MONTH_1"
+	AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEMONTHS2              AlertDefLogsNewValueTimeWindowValue = "LOGS_NEW_VALUE_TIME_WINDOW_VALUE_MONTHS_2"
+	AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEMONTHS3              AlertDefLogsNewValueTimeWindowValue = "LOGS_NEW_VALUE_TIME_WINDOW_VALUE_MONTHS_3"
+)
+
+// AllValues returns all AlertDefLogsNewValueTimeWindowValue values.
+func (AlertDefLogsNewValueTimeWindowValue) AllValues() []AlertDefLogsNewValueTimeWindowValue {
+	return []AlertDefLogsNewValueTimeWindowValue{
+		AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS12ORUNSPECIFIED,
+		AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS24,
+		AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS48,
+		AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS72,
+		AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEWEEK1,
+		AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEMONTH1,
+		AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEMONTHS2,
+		AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEMONTHS3,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefLogsNewValueTimeWindowValue) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS12ORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS24:
+		return []byte(s), nil
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS48:
+		return []byte(s), nil
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS72:
+		return []byte(s), nil
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEWEEK1:
+		return []byte(s), nil
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEMONTH1:
+		return []byte(s), nil
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEMONTHS2:
+		return []byte(s), nil
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEMONTHS3:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefLogsNewValueTimeWindowValue) UnmarshalText(data []byte) error {
+	switch AlertDefLogsNewValueTimeWindowValue(data) {
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS12ORUNSPECIFIED:
+		*s = AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS12ORUNSPECIFIED
+		return nil
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS24:
+		*s = AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS24
+		return nil
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS48:
+		*s = AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS48
+		return nil
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS72:
+		*s = AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEHOURS72
+		return nil
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEWEEK1:
+		*s = AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEWEEK1
+		return nil
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEMONTH1:
+		*s = AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEMONTH1
+		return nil
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEMONTHS2:
+		*s = AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEMONTHS2
+		return nil
+	case AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEMONTHS3:
+		*s = AlertDefLogsNewValueTimeWindowValueLOGSNEWVALUETIMEWINDOWVALUEMONTHS3
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Fires when a field of the logs takes a value not seen in the window. Stored and checked; never
+// evaluated by mgmtapi (it holds no logs).
+// Ref: #/components/schemas/AlertDefLogsNewValueType
+type AlertDefLogsNewValueType struct {
+	LogsFilter                OptAlertDefLogsFilter      `json:"logsFilter"`
+	NotificationPayloadFilter []string                   `json:"notificationPayloadFilter"`
+	Rules                     []AlertDefLogsNewValueRule `json:"rules"`
+}
+
+// GetLogsFilter returns the value of LogsFilter.
+func (s *AlertDefLogsNewValueType) GetLogsFilter() OptAlertDefLogsFilter {
+	return s.LogsFilter
+}
+
+// GetNotificationPayloadFilter returns the value of NotificationPayloadFilter.
+func (s *AlertDefLogsNewValueType) GetNotificationPayloadFilter() []string {
+	return s.NotificationPayloadFilter
+}
+
+// GetRules returns the value of Rules.
+func (s *AlertDefLogsNewValueType) GetRules() []AlertDefLogsNewValueRule {
+	return s.Rules
+}
+
+// SetLogsFilter sets the value of LogsFilter.
+func (s *AlertDefLogsNewValueType) SetLogsFilter(val OptAlertDefLogsFilter) {
+	s.LogsFilter = val
+}
+
+// SetNotificationPayloadFilter sets the value of NotificationPayloadFilter.
+func (s *AlertDefLogsNewValueType) SetNotificationPayloadFilter(val []string) {
+	s.NotificationPayloadFilter = val
+}
+
+// SetRules sets the value of Rules.
+func (s *AlertDefLogsNewValueType) SetRules(val []AlertDefLogsNewValueRule) {
+	s.Rules = val
+}
+
+// Ref: #/components/schemas/AlertDefLogsRatioCondition
+type AlertDefLogsRatioCondition struct {
+	ConditionType OptAlertDefLogsRatioConditionType `json:"conditionType"`
+	Threshold     OptFloat64                        `json:"threshold"`
+	TimeWindow    OptAlertDefLogsRatioTimeWindow    `json:"timeWindow"`
+}
+
+// GetConditionType returns the value of ConditionType.
+func (s *AlertDefLogsRatioCondition) GetConditionType() OptAlertDefLogsRatioConditionType {
+	return s.ConditionType
+}
+
+// GetThreshold returns the value of Threshold.
+func (s *AlertDefLogsRatioCondition) GetThreshold() OptFloat64 {
+	return s.Threshold
+}
+
+// GetTimeWindow returns the value of TimeWindow.
+func (s *AlertDefLogsRatioCondition) GetTimeWindow() OptAlertDefLogsRatioTimeWindow {
+	return s.TimeWindow
+}
+
+// SetConditionType sets the value of ConditionType.
+func (s *AlertDefLogsRatioCondition) SetConditionType(val OptAlertDefLogsRatioConditionType) {
+	s.ConditionType = val
+}
+
+// SetThreshold sets the value of Threshold.
+func (s *AlertDefLogsRatioCondition) SetThreshold(val OptFloat64) {
+	s.Threshold = val
+}
+
+// SetTimeWindow sets the value of TimeWindow.
+func (s *AlertDefLogsRatioCondition) SetTimeWindow(val OptAlertDefLogsRatioTimeWindow) {
+	s.TimeWindow = val
+}
+
+// Ref: #/components/schemas/AlertDefLogsRatioConditionType
+type AlertDefLogsRatioConditionType string
+
+const (
+	AlertDefLogsRatioConditionTypeLOGSRATIOCONDITIONTYPEMORETHANORUNSPECIFIED AlertDefLogsRatioConditionType = "LOGS_RATIO_CONDITION_TYPE_MORE_THAN_OR_UNSPECIFIED"
+	AlertDefLogsRatioConditionTypeLOGSRATIOCONDITIONTYPELESSTHAN              AlertDefLogsRatioConditionType = "LOGS_RATIO_CONDITION_TYPE_LESS_THAN"
+)
+
+// AllValues returns all AlertDefLogsRatioConditionType values.
+func (AlertDefLogsRatioConditionType) AllValues() []AlertDefLogsRatioConditionType {
+	return []AlertDefLogsRatioConditionType{
+		AlertDefLogsRatioConditionTypeLOGSRATIOCONDITIONTYPEMORETHANORUNSPECIFIED,
+		AlertDefLogsRatioConditionTypeLOGSRATIOCONDITIONTYPELESSTHAN,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefLogsRatioConditionType) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefLogsRatioConditionTypeLOGSRATIOCONDITIONTYPEMORETHANORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefLogsRatioConditionTypeLOGSRATIOCONDITIONTYPELESSTHAN:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefLogsRatioConditionType) UnmarshalText(data []byte) error {
+	switch AlertDefLogsRatioConditionType(data) {
+	case AlertDefLogsRatioConditionTypeLOGSRATIOCONDITIONTYPEMORETHANORUNSPECIFIED:
+		*s = AlertDefLogsRatioConditionTypeLOGSRATIOCONDITIONTYPEMORETHANORUNSPECIFIED
+		return nil
+	case AlertDefLogsRatioConditionTypeLOGSRATIOCONDITIONTYPELESSTHAN:
+		*s = AlertDefLogsRatioConditionTypeLOGSRATIOCONDITIONTYPELESSTHAN
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefLogsRatioGroupByFor
+type AlertDefLogsRatioGroupByFor string
+
+const (
+	AlertDefLogsRatioGroupByForLOGSRATIOGROUPBYFORBOTHORUNSPECIFIED AlertDefLogsRatioGroupByFor = "LOGS_RATIO_GROUP_BY_FOR_BOTH_OR_UNSPECIFIED"
+	AlertDefLogsRatioGroupByForLOGSRATIOGROUPBYFORNUMERATORONLY     AlertDefLogsRatioGroupByFor = "LOGS_RATIO_GROUP_BY_FOR_NUMERATOR_ONLY"
+	AlertDefLogsRatioGroupByForLOGSRATIOGROUPBYFORDENUMERATORONLY   AlertDefLogsRatioGroupByFor = "LOGS_RATIO_GROUP_BY_FOR_DENUMERATOR_ONLY"
+)
+
+// AllValues returns all AlertDefLogsRatioGroupByFor values.
+func (AlertDefLogsRatioGroupByFor) AllValues() []AlertDefLogsRatioGroupByFor {
+	return []AlertDefLogsRatioGroupByFor{
+		AlertDefLogsRatioGroupByForLOGSRATIOGROUPBYFORBOTHORUNSPECIFIED,
+		AlertDefLogsRatioGroupByForLOGSRATIOGROUPBYFORNUMERATORONLY,
+		AlertDefLogsRatioGroupByForLOGSRATIOGROUPBYFORDENUMERATORONLY,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefLogsRatioGroupByFor) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefLogsRatioGroupByForLOGSRATIOGROUPBYFORBOTHORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefLogsRatioGroupByForLOGSRATIOGROUPBYFORNUMERATORONLY:
+		return []byte(s), nil
+	case AlertDefLogsRatioGroupByForLOGSRATIOGROUPBYFORDENUMERATORONLY:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefLogsRatioGroupByFor) UnmarshalText(data []byte) error {
+	switch AlertDefLogsRatioGroupByFor(data) {
+	case AlertDefLogsRatioGroupByForLOGSRATIOGROUPBYFORBOTHORUNSPECIFIED:
+		*s = AlertDefLogsRatioGroupByForLOGSRATIOGROUPBYFORBOTHORUNSPECIFIED
+		return nil
+	case AlertDefLogsRatioGroupByForLOGSRATIOGROUPBYFORNUMERATORONLY:
+		*s = AlertDefLogsRatioGroupByForLOGSRATIOGROUPBYFORNUMERATORONLY
+		return nil
+	case AlertDefLogsRatioGroupByForLOGSRATIOGROUPBYFORDENUMERATORONLY:
+		*s = AlertDefLogsRatioGroupByForLOGSRATIOGROUPBYFORDENUMERATORONLY
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefLogsRatioRules
+type AlertDefLogsRatioRules struct {
+	Condition OptAlertDefLogsRatioCondition `json:"condition"`
+	Override  OptAlertDefOverride           `json:"override"`
+}
+
+// GetCondition returns the value of Condition.
+func (s *AlertDefLogsRatioRules) GetCondition() OptAlertDefLogsRatioCondition {
+	return s.Condition
+}
+
+// GetOverride returns the value of Override.
+func (s *AlertDefLogsRatioRules) GetOverride() OptAlertDefOverride {
+	return s.Override
+}
+
+// SetCondition sets the value of Condition.
+func (s *AlertDefLogsRatioRules) SetCondition(val OptAlertDefLogsRatioCondition) {
+	s.Condition = val
+}
+
+// SetOverride sets the value of Override.
+func (s *AlertDefLogsRatioRules) SetOverride(val OptAlertDefOverride) {
+	s.Override = val
+}
+
+// Fires on the ratio of two log counts. Stored and checked; never evaluated by mgmtapi (it holds no
+// logs).
+// Ref: #/components/schemas/AlertDefLogsRatioThresholdType
+type AlertDefLogsRatioThresholdType struct {
+	Denominator                OptAlertDefLogsFilter                 `json:"denominator"`
+	DenominatorAlias           OptString                             `json:"denominatorAlias"`
+	EvaluationDelayMs          OptInt32                              `json:"evaluationDelayMs"`
+	GroupByFor                 OptAlertDefLogsRatioGroupByFor        `json:"groupByFor"`
+	IgnoreInfinity             OptBool                               `json:"ignoreInfinity"`
+	NotificationPayloadFilter  []string                              `json:"notificationPayloadFilter"`
+	Numerator                  OptAlertDefLogsFilter                 `json:"numerator"`
+	NumeratorAlias             OptString                             `json:"numeratorAlias"`
+	Rules                      []AlertDefLogsRatioRules              `json:"rules"`
+	UndetectedValuesManagement OptAlertDefUndetectedValuesManagement `json:"undetectedValuesManagement"`
+}
+
+// GetDenominator returns the value of Denominator.
+func (s *AlertDefLogsRatioThresholdType) GetDenominator() OptAlertDefLogsFilter {
+	return s.Denominator
+}
+
+// GetDenominatorAlias returns the value of DenominatorAlias.
+func (s *AlertDefLogsRatioThresholdType) GetDenominatorAlias() OptString {
+	return s.DenominatorAlias
+}
+
+// GetEvaluationDelayMs returns the value of EvaluationDelayMs.
+func (s *AlertDefLogsRatioThresholdType) GetEvaluationDelayMs() OptInt32 {
+	return s.EvaluationDelayMs
+}
+
+// GetGroupByFor returns the value of GroupByFor.
+func (s *AlertDefLogsRatioThresholdType) GetGroupByFor() OptAlertDefLogsRatioGroupByFor {
+	return s.GroupByFor
+}
+
+// GetIgnoreInfinity returns the value of IgnoreInfinity.
+func (s *AlertDefLogsRatioThresholdType) GetIgnoreInfinity() OptBool {
+	return s.IgnoreInfinity
+}
+
+// GetNotificationPayloadFilter returns the value of NotificationPayloadFilter.
+func (s *AlertDefLogsRatioThresholdType) GetNotificationPayloadFilter() []string {
+	return s.NotificationPayloadFilter
+}
+
+// GetNumerator returns the value of Numerator.
+func (s *AlertDefLogsRatioThresholdType) GetNumerator() OptAlertDefLogsFilter {
+	return s.Numerator
+}
+
+// GetNumeratorAlias returns the value of NumeratorAlias.
+func (s *AlertDefLogsRatioThresholdType) GetNumeratorAlias() OptString {
+	return s.NumeratorAlias
+}
+
+// GetRules returns the value of Rules.
+func (s *AlertDefLogsRatioThresholdType) GetRules() []AlertDefLogsRatioRules {
+	return s.Rules
+}
+
+// GetUndetectedValuesManagement returns the value of UndetectedValuesManagement.
+func (s *AlertDefLogsRatioThresholdType) GetUndetectedValuesManagement() OptAlertDefUndetectedValuesManagement {
+	return s.UndetectedValuesManagement
+}
+
+// SetDenominator sets the value of Denominator.
+func (s *AlertDefLogsRatioThresholdType) SetDenominator(val OptAlertDefLogsFilter) {
+	s.Denominator = val
+}
+
+// SetDenominatorAlias sets the value of DenominatorAlias.
+func (s *AlertDefLogsRatioThresholdType) SetDenominatorAlias(val OptString) {
+	s.DenominatorAlias = val
+}
+
+// SetEvaluationDelayMs sets the value of EvaluationDelayMs.
+func (s *AlertDefLogsRatioThresholdType) SetEvaluationDelayMs(val OptInt32) {
+	s.EvaluationDelayMs = val
+}
+
+// SetGroupByFor sets the value of GroupByFor.
+func (s *AlertDefLogsRatioThresholdType) SetGroupByFor(val OptAlertDefLogsRatioGroupByFor) {
+	s.GroupByFor = val
+}
+
+// SetIgnoreInfinity sets the value of IgnoreInfinity.
+func (s *AlertDefLogsRatioThresholdType) SetIgnoreInfinity(val OptBool) {
+	s.IgnoreInfinity = val
+}
+
+// SetNotificationPayloadFilter sets the value of NotificationPayloadFilter.
+func (s *AlertDefLogsRatioThresholdType) SetNotificationPayloadFilter(val []string) {
+	s.NotificationPayloadFilter = val
+}
+
+// SetNumerator sets the value of Numerator.
+func (s *AlertDefLogsRatioThresholdType) SetNumerator(val OptAlertDefLogsFilter) {
+	s.Numerator = val
+}
+
+// SetNumeratorAlias sets the value of NumeratorAlias.
+func (s *AlertDefLogsRatioThresholdType) SetNumeratorAlias(val OptString) {
+	s.NumeratorAlias = val
+}
+
+// SetRules sets the value of Rules.
+func (s *AlertDefLogsRatioThresholdType) SetRules(val []AlertDefLogsRatioRules) {
+	s.Rules = val
+}
+
+// SetUndetectedValuesManagement sets the value of UndetectedValuesManagement.
+func (s *AlertDefLogsRatioThresholdType) SetUndetectedValuesManagement(val OptAlertDefUndetectedValuesManagement) {
+	s.UndetectedValuesManagement = val
+}
+
+// Ref: #/components/schemas/AlertDefLogsRatioTimeWindow
+type AlertDefLogsRatioTimeWindow struct {
+	LogsRatioTimeWindowSpecificValue OptAlertDefLogsRatioTimeWindowValue `json:"logsRatioTimeWindowSpecificValue"`
+}
+
+// GetLogsRatioTimeWindowSpecificValue returns the value of LogsRatioTimeWindowSpecificValue.
+func (s *AlertDefLogsRatioTimeWindow) GetLogsRatioTimeWindowSpecificValue() OptAlertDefLogsRatioTimeWindowValue {
+	return s.LogsRatioTimeWindowSpecificValue
+}
+
+// SetLogsRatioTimeWindowSpecificValue sets the value of LogsRatioTimeWindowSpecificValue.
+func (s *AlertDefLogsRatioTimeWindow) SetLogsRatioTimeWindowSpecificValue(val OptAlertDefLogsRatioTimeWindowValue) {
+	s.LogsRatioTimeWindowSpecificValue = val
+}
+
+// Ref: #/components/schemas/AlertDefLogsRatioTimeWindowValue
+type AlertDefLogsRatioTimeWindowValue string
+
+const (
+	AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES5ORUNSPECIFIED AlertDefLogsRatioTimeWindowValue = "LOGS_RATIO_TIME_WINDOW_VALUE_MINUTES_5_OR_UNSPECIFIED"
+	AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES10             AlertDefLogsRatioTimeWindowValue = "LOGS_RATIO_TIME_WINDOW_VALUE_MINUTES_10"
+	AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES15             AlertDefLogsRatioTimeWindowValue = "LOGS_RATIO_TIME_WINDOW_VALUE_MINUTES_15"
+	AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES30             AlertDefLogsRatioTimeWindowValue = "LOGS_RATIO_TIME_WINDOW_VALUE_MINUTES_30"
+	AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOUR1                 AlertDefLogsRatioTimeWindowValue = "LOGS_RATIO_TIME_WINDOW_VALUE_HOUR_1"
+	AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS2                AlertDefLogsRatioTimeWindowValue = "LOGS_RATIO_TIME_WINDOW_VALUE_HOURS_2"
+	AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS4                AlertDefLogsRatioTimeWindowValue = "LOGS_RATIO_TIME_WINDOW_VALUE_HOURS_4"
+	AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS6                AlertDefLogsRatioTimeWindowValue = "LOGS_RATIO_TIME_WINDOW_VALUE_HOURS_6"
+	AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS12               AlertDefLogsRatioTimeWindowValue = "LOGS_RATIO_TIME_WINDOW_VALUE_HOURS_12"
+	AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS24               AlertDefLogsRatioTimeWindowValue = "LOGS_RATIO_TIME_WINDOW_VALUE_HOURS_24"
+	AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS36               AlertDefLogsRatioTimeWindowValue = "LOGS_RATIO_TIME_WINDOW_VALUE_HOURS_36"
+)
+
+// AllValues returns all AlertDefLogsRatioTimeWindowValue values.
+func (AlertDefLogsRatioTimeWindowValue) AllValues() []AlertDefLogsRatioTimeWindowValue {
+	return []AlertDefLogsRatioTimeWindowValue{
+		AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES5ORUNSPECIFIED,
+		AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES10,
+		AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES15,
+		AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES30,
+		AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOUR1,
+		AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS2,
+		AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS4,
+		AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS6,
+		AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS12,
+		AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS24,
+		AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS36,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefLogsRatioTimeWindowValue) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES5ORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES10:
+		return []byte(s), nil
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES15:
+		return []byte(s), nil
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES30:
+		return []byte(s), nil
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOUR1:
+		return []byte(s), nil
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS2:
+		return []byte(s), nil
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS4:
+		return []byte(s), nil
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS6:
+		return []byte(s), nil
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS12:
+		return []byte(s), nil
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS24:
+		return []byte(s), nil
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS36:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefLogsRatioTimeWindowValue) UnmarshalText(data []byte) error {
+	switch AlertDefLogsRatioTimeWindowValue(data) {
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES5ORUNSPECIFIED:
+		*s = AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES5ORUNSPECIFIED
+		return nil
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES10:
+		*s = AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES10
+		return nil
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES15:
+		*s = AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES15
+		return nil
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES30:
+		*s = AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEMINUTES30
+		return nil
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOUR1:
+		*s = AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOUR1
+		return nil
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS2:
+		*s = AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS2
+		return nil
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS4:
+		*s = AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS4
+		return nil
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS6:
+		*s = AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS6
+		return nil
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS12:
+		*s = AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS12
+		return nil
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS24:
+		*s = AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS24
+		return nil
+	case AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS36:
+		*s = AlertDefLogsRatioTimeWindowValueLOGSRATIOTIMEWINDOWVALUEHOURS36
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefLogsSimpleFilter
+type AlertDefLogsSimpleFilter struct {
+	LabelFilters OptAlertDefLabelFilters `json:"labelFilters"`
+	LuceneQuery  OptString               `json:"luceneQuery"`
+}
+
+// GetLabelFilters returns the value of LabelFilters.
+func (s *AlertDefLogsSimpleFilter) GetLabelFilters() OptAlertDefLabelFilters {
+	return s.LabelFilters
+}
+
+// GetLuceneQuery returns the value of LuceneQuery.
+func (s *AlertDefLogsSimpleFilter) GetLuceneQuery() OptString {
+	return s.LuceneQuery
+}
+
+// SetLabelFilters sets the value of LabelFilters.
+func (s *AlertDefLogsSimpleFilter) SetLabelFilters(val OptAlertDefLabelFilters) {
+	s.LabelFilters = val
+}
+
+// SetLuceneQuery sets the value of LuceneQuery.
+func (s *AlertDefLogsSimpleFilter) SetLuceneQuery(val OptString) {
+	s.LuceneQuery = val
+}
+
+// Ref: #/components/schemas/AlertDefLogsThresholdCondition
+type AlertDefLogsThresholdCondition struct {
+	ConditionType OptAlertDefLogsThresholdConditionType `json:"conditionType"`
+	Threshold     OptFloat64                            `json:"threshold"`
+	TimeWindow    OptAlertDefLogsTimeWindow             `json:"timeWindow"`
+}
+
+// GetConditionType returns the value of ConditionType.
+func (s *AlertDefLogsThresholdCondition) GetConditionType() OptAlertDefLogsThresholdConditionType {
+	return s.ConditionType
+}
+
+// GetThreshold returns the value of Threshold.
+func (s *AlertDefLogsThresholdCondition) GetThreshold() OptFloat64 {
+	return s.Threshold
+}
+
+// GetTimeWindow returns the value of TimeWindow.
+func (s *AlertDefLogsThresholdCondition) GetTimeWindow() OptAlertDefLogsTimeWindow {
+	return s.TimeWindow
+}
+
+// SetConditionType sets the value of ConditionType.
+func (s *AlertDefLogsThresholdCondition) SetConditionType(val OptAlertDefLogsThresholdConditionType) {
+	s.ConditionType = val
+}
+
+// SetThreshold sets the value of Threshold.
+func (s *AlertDefLogsThresholdCondition) SetThreshold(val OptFloat64) {
+	s.Threshold = val
+}
+
+// SetTimeWindow sets the value of TimeWindow.
+func (s *AlertDefLogsThresholdCondition) SetTimeWindow(val OptAlertDefLogsTimeWindow) {
+	s.TimeWindow = val
+}
+
+// Ref: #/components/schemas/AlertDefLogsThresholdConditionType
+type AlertDefLogsThresholdConditionType string
+
+const (
+	AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED AlertDefLogsThresholdConditionType = "LOGS_THRESHOLD_CONDITION_TYPE_MORE_THAN_OR_UNSPECIFIED"
+	AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPELESSTHAN              AlertDefLogsThresholdConditionType = "LOGS_THRESHOLD_CONDITION_TYPE_LESS_THAN"
+	AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPEEQUALS                AlertDefLogsThresholdConditionType = "LOGS_THRESHOLD_CONDITION_TYPE_EQUALS"
+	AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPENOTEQUALS             AlertDefLogsThresholdConditionType = "LOGS_THRESHOLD_CONDITION_TYPE_NOT_EQUALS"
+)
+
+// AllValues returns all AlertDefLogsThresholdConditionType values.
+func (AlertDefLogsThresholdConditionType) AllValues() []AlertDefLogsThresholdConditionType {
+	return []AlertDefLogsThresholdConditionType{
+		AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED,
+		AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPELESSTHAN,
+		AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPEEQUALS,
+		AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPENOTEQUALS,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefLogsThresholdConditionType) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPELESSTHAN:
+		return []byte(s), nil
+	case AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPEEQUALS:
+		return []byte(s), nil
+	case AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPENOTEQUALS:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefLogsThresholdConditionType) UnmarshalText(data []byte) error {
+	switch AlertDefLogsThresholdConditionType(data) {
+	case AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED:
+		*s = AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED
+		return nil
+	case AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPELESSTHAN:
+		*s = AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPELESSTHAN
+		return nil
+	case AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPEEQUALS:
+		*s = AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPEEQUALS
+		return nil
+	case AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPENOTEQUALS:
+		*s = AlertDefLogsThresholdConditionTypeLOGSTHRESHOLDCONDITIONTYPENOTEQUALS
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefLogsThresholdRule
+type AlertDefLogsThresholdRule struct {
+	Condition OptAlertDefLogsThresholdCondition `json:"condition"`
+	Override  OptAlertDefOverride               `json:"override"`
+}
+
+// GetCondition returns the value of Condition.
+func (s *AlertDefLogsThresholdRule) GetCondition() OptAlertDefLogsThresholdCondition {
+	return s.Condition
+}
+
+// GetOverride returns the value of Override.
+func (s *AlertDefLogsThresholdRule) GetOverride() OptAlertDefOverride {
+	return s.Override
+}
+
+// SetCondition sets the value of Condition.
+func (s *AlertDefLogsThresholdRule) SetCondition(val OptAlertDefLogsThresholdCondition) {
+	s.Condition = val
+}
+
+// SetOverride sets the value of Override.
+func (s *AlertDefLogsThresholdRule) SetOverride(val OptAlertDefOverride) {
+	s.Override = val
+}
+
+// Fires when the count of matching logs crosses a threshold. Stored and checked; never evaluated by
+// mgmtapi (it holds no logs).
+// Ref: #/components/schemas/AlertDefLogsThresholdType
+type AlertDefLogsThresholdType struct {
+	EvaluationDelayMs          OptInt32                              `json:"evaluationDelayMs"`
+	LogsFilter                 OptAlertDefLogsFilter                 `json:"logsFilter"`
+	NoDataPolicy               OptAlertDefNoDataPolicy               `json:"noDataPolicy"`
+	NotificationPayloadFilter  []string                              `json:"notificationPayloadFilter"`
+	Rules                      []AlertDefLogsThresholdRule           `json:"rules"`
+	UndetectedValuesManagement OptAlertDefUndetectedValuesManagement `json:"undetectedValuesManagement"`
+}
+
+// GetEvaluationDelayMs returns the value of EvaluationDelayMs.
+func (s *AlertDefLogsThresholdType) GetEvaluationDelayMs() OptInt32 {
+	return s.EvaluationDelayMs
+}
+
+// GetLogsFilter returns the value of LogsFilter.
+func (s *AlertDefLogsThresholdType) GetLogsFilter() OptAlertDefLogsFilter {
+	return s.LogsFilter
+}
+
+// GetNoDataPolicy returns the value of NoDataPolicy.
+func (s *AlertDefLogsThresholdType) GetNoDataPolicy() OptAlertDefNoDataPolicy {
+	return s.NoDataPolicy
+}
+
+// GetNotificationPayloadFilter returns the value of NotificationPayloadFilter.
+func (s *AlertDefLogsThresholdType) GetNotificationPayloadFilter() []string {
+	return s.NotificationPayloadFilter
+}
+
+// GetRules returns the value of Rules.
+func (s *AlertDefLogsThresholdType) GetRules() []AlertDefLogsThresholdRule {
+	return s.Rules
+}
+
+// GetUndetectedValuesManagement returns the value of UndetectedValuesManagement.
+func (s *AlertDefLogsThresholdType) GetUndetectedValuesManagement() OptAlertDefUndetectedValuesManagement {
+	return s.UndetectedValuesManagement
+}
+
+// SetEvaluationDelayMs sets the value of EvaluationDelayMs.
+func (s *AlertDefLogsThresholdType) SetEvaluationDelayMs(val OptInt32) {
+	s.EvaluationDelayMs = val
+}
+
+// SetLogsFilter sets the value of LogsFilter.
+func (s *AlertDefLogsThresholdType) SetLogsFilter(val OptAlertDefLogsFilter) {
+	s.LogsFilter = val
+}
+
+// SetNoDataPolicy sets the value of NoDataPolicy.
+func (s *AlertDefLogsThresholdType) SetNoDataPolicy(val OptAlertDefNoDataPolicy) {
+	s.NoDataPolicy = val
+}
+
+// SetNotificationPayloadFilter sets the value of NotificationPayloadFilter.
+func (s *AlertDefLogsThresholdType) SetNotificationPayloadFilter(val []string) {
+	s.NotificationPayloadFilter = val
+}
+
+// SetRules sets the value of Rules.
+func (s *AlertDefLogsThresholdType) SetRules(val []AlertDefLogsThresholdRule) {
+	s.Rules = val
+}
+
+// SetUndetectedValuesManagement sets the value of UndetectedValuesManagement.
+func (s *AlertDefLogsThresholdType) SetUndetectedValuesManagement(val OptAlertDefUndetectedValuesManagement) {
+	s.UndetectedValuesManagement = val
+}
+
+// Ref: #/components/schemas/AlertDefLogsTimeRelativeComparedTo
+type AlertDefLogsTimeRelativeComparedTo string
+
+const (
+	AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOPREVIOUSHOURORUNSPECIFIED AlertDefLogsTimeRelativeComparedTo = "LOGS_TIME_RELATIVE_COMPARED_TO_PREVIOUS_HOUR_OR_UNSPECIFIED"
+	AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEHOURYESTERDAY         AlertDefLogsTimeRelativeComparedTo = "LOGS_TIME_RELATIVE_COMPARED_TO_SAME_HOUR_YESTERDAY"
+	AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEHOURLASTWEEK          AlertDefLogsTimeRelativeComparedTo = "LOGS_TIME_RELATIVE_COMPARED_TO_SAME_HOUR_LAST_WEEK"
+	AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOYESTERDAY                 AlertDefLogsTimeRelativeComparedTo = "LOGS_TIME_RELATIVE_COMPARED_TO_YESTERDAY"
+	AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEDAYLASTWEEK           AlertDefLogsTimeRelativeComparedTo = "LOGS_TIME_RELATIVE_COMPARED_TO_SAME_DAY_LAST_WEEK"
+	AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEDAYLASTMONTH          AlertDefLogsTimeRelativeComparedTo = "LOGS_TIME_RELATIVE_COMPARED_TO_SAME_DAY_LAST_MONTH"
+)
+
+// AllValues returns all AlertDefLogsTimeRelativeComparedTo values.
+func (AlertDefLogsTimeRelativeComparedTo) AllValues() []AlertDefLogsTimeRelativeComparedTo {
+	return []AlertDefLogsTimeRelativeComparedTo{
+		AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOPREVIOUSHOURORUNSPECIFIED,
+		AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEHOURYESTERDAY,
+		AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEHOURLASTWEEK,
+		AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOYESTERDAY,
+		AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEDAYLASTWEEK,
+		AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEDAYLASTMONTH,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefLogsTimeRelativeComparedTo) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOPREVIOUSHOURORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEHOURYESTERDAY:
+		return []byte(s), nil
+	case AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEHOURLASTWEEK:
+		return []byte(s), nil
+	case AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOYESTERDAY:
+		return []byte(s), nil
+	case AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEDAYLASTWEEK:
+		return []byte(s), nil
+	case AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEDAYLASTMONTH:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefLogsTimeRelativeComparedTo) UnmarshalText(data []byte) error {
+	switch AlertDefLogsTimeRelativeComparedTo(data) {
+	case AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOPREVIOUSHOURORUNSPECIFIED:
+		*s = AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOPREVIOUSHOURORUNSPECIFIED
+		return nil
+	case AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEHOURYESTERDAY:
+		*s = AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEHOURYESTERDAY
+		return nil
+	case AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEHOURLASTWEEK:
+		*s = AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEHOURLASTWEEK
+		return nil
+	case AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOYESTERDAY:
+		*s = AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOYESTERDAY
+		return nil
+	case AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEDAYLASTWEEK:
+		*s = AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEDAYLASTWEEK
+		return nil
+	case AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEDAYLASTMONTH:
+		*s = AlertDefLogsTimeRelativeComparedToLOGSTIMERELATIVECOMPAREDTOSAMEDAYLASTMONTH
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefLogsTimeRelativeCondition
+type AlertDefLogsTimeRelativeCondition struct {
+	ComparedTo    OptAlertDefLogsTimeRelativeComparedTo    `json:"comparedTo"`
+	ConditionType OptAlertDefLogsTimeRelativeConditionType `json:"conditionType"`
+	Threshold     OptFloat64                               `json:"threshold"`
+}
+
+// GetComparedTo returns the value of ComparedTo.
+func (s *AlertDefLogsTimeRelativeCondition) GetComparedTo() OptAlertDefLogsTimeRelativeComparedTo {
+	return s.ComparedTo
+}
+
+// GetConditionType returns the value of ConditionType.
+func (s *AlertDefLogsTimeRelativeCondition) GetConditionType() OptAlertDefLogsTimeRelativeConditionType {
+	return s.ConditionType
+}
+
+// GetThreshold returns the value of Threshold.
+func (s *AlertDefLogsTimeRelativeCondition) GetThreshold() OptFloat64 {
+	return s.Threshold
+}
+
+// SetComparedTo sets the value of ComparedTo.
+func (s *AlertDefLogsTimeRelativeCondition) SetComparedTo(val OptAlertDefLogsTimeRelativeComparedTo) {
+	s.ComparedTo = val
+}
+
+// SetConditionType sets the value of ConditionType.
+func (s *AlertDefLogsTimeRelativeCondition) SetConditionType(val OptAlertDefLogsTimeRelativeConditionType) {
+	s.ConditionType = val
+}
+
+// SetThreshold sets the value of Threshold.
+func (s *AlertDefLogsTimeRelativeCondition) SetThreshold(val OptFloat64) {
+	s.Threshold = val
+}
+
+// Ref: #/components/schemas/AlertDefLogsTimeRelativeConditionType
+type AlertDefLogsTimeRelativeConditionType string
+
+const (
+	AlertDefLogsTimeRelativeConditionTypeLOGSTIMERELATIVECONDITIONTYPEMORETHANORUNSPECIFIED AlertDefLogsTimeRelativeConditionType = "LOGS_TIME_RELATIVE_CONDITION_TYPE_MORE_THAN_OR_UNSPECIFIED"
+	AlertDefLogsTimeRelativeConditionTypeLOGSTIMERELATIVECONDITIONTYPELESSTHAN              AlertDefLogsTimeRelativeConditionType = "LOGS_TIME_RELATIVE_CONDITION_TYPE_LESS_THAN"
+)
+
+// AllValues returns all AlertDefLogsTimeRelativeConditionType values.
+func (AlertDefLogsTimeRelativeConditionType) AllValues() []AlertDefLogsTimeRelativeConditionType {
+	return []AlertDefLogsTimeRelativeConditionType{
+		AlertDefLogsTimeRelativeConditionTypeLOGSTIMERELATIVECONDITIONTYPEMORETHANORUNSPECIFIED,
+		AlertDefLogsTimeRelativeConditionTypeLOGSTIMERELATIVECONDITIONTYPELESSTHAN,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefLogsTimeRelativeConditionType) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefLogsTimeRelativeConditionTypeLOGSTIMERELATIVECONDITIONTYPEMORETHANORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefLogsTimeRelativeConditionTypeLOGSTIMERELATIVECONDITIONTYPELESSTHAN:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefLogsTimeRelativeConditionType) UnmarshalText(data []byte) error {
+	switch AlertDefLogsTimeRelativeConditionType(data) {
+	case AlertDefLogsTimeRelativeConditionTypeLOGSTIMERELATIVECONDITIONTYPEMORETHANORUNSPECIFIED:
+		*s = AlertDefLogsTimeRelativeConditionTypeLOGSTIMERELATIVECONDITIONTYPEMORETHANORUNSPECIFIED
+		return nil
+	case AlertDefLogsTimeRelativeConditionTypeLOGSTIMERELATIVECONDITIONTYPELESSTHAN:
+		*s = AlertDefLogsTimeRelativeConditionTypeLOGSTIMERELATIVECONDITIONTYPELESSTHAN
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefLogsTimeRelativeRule
+type AlertDefLogsTimeRelativeRule struct {
+	Condition OptAlertDefLogsTimeRelativeCondition `json:"condition"`
+	Override  OptAlertDefOverride                  `json:"override"`
+}
+
+// GetCondition returns the value of Condition.
+func (s *AlertDefLogsTimeRelativeRule) GetCondition() OptAlertDefLogsTimeRelativeCondition {
+	return s.Condition
+}
+
+// GetOverride returns the value of Override.
+func (s *AlertDefLogsTimeRelativeRule) GetOverride() OptAlertDefOverride {
+	return s.Override
+}
+
+// SetCondition sets the value of Condition.
+func (s *AlertDefLogsTimeRelativeRule) SetCondition(val OptAlertDefLogsTimeRelativeCondition) {
+	s.Condition = val
+}
+
+// SetOverride sets the value of Override.
+func (s *AlertDefLogsTimeRelativeRule) SetOverride(val OptAlertDefOverride) {
+	s.Override = val
+}
+
+// Fires when the log count differs from an earlier period's. Stored and checked; never evaluated by
+// mgmtapi (it holds no logs).
+// Ref: #/components/schemas/AlertDefLogsTimeRelativeThresholdType
+type AlertDefLogsTimeRelativeThresholdType struct {
+	EvaluationDelayMs          OptInt32                              `json:"evaluationDelayMs"`
+	IgnoreInfinity             OptBool                               `json:"ignoreInfinity"`
+	LogsFilter                 OptAlertDefLogsFilter                 `json:"logsFilter"`
+	NotificationPayloadFilter  []string                              `json:"notificationPayloadFilter"`
+	Rules                      []AlertDefLogsTimeRelativeRule        `json:"rules"`
+	UndetectedValuesManagement OptAlertDefUndetectedValuesManagement `json:"undetectedValuesManagement"`
+}
+
+// GetEvaluationDelayMs returns the value of EvaluationDelayMs.
+func (s *AlertDefLogsTimeRelativeThresholdType) GetEvaluationDelayMs() OptInt32 {
+	return s.EvaluationDelayMs
+}
+
+// GetIgnoreInfinity returns the value of IgnoreInfinity.
+func (s *AlertDefLogsTimeRelativeThresholdType) GetIgnoreInfinity() OptBool {
+	return s.IgnoreInfinity
+}
+
+// GetLogsFilter returns the value of LogsFilter.
+func (s *AlertDefLogsTimeRelativeThresholdType) GetLogsFilter() OptAlertDefLogsFilter {
+	return s.LogsFilter
+}
+
+// GetNotificationPayloadFilter returns the value of NotificationPayloadFilter.
+func (s *AlertDefLogsTimeRelativeThresholdType) GetNotificationPayloadFilter() []string {
+	return s.NotificationPayloadFilter
+}
+
+// GetRules returns the value of Rules.
+func (s *AlertDefLogsTimeRelativeThresholdType) GetRules() []AlertDefLogsTimeRelativeRule {
+	return s.Rules
+}
+
+// GetUndetectedValuesManagement returns the value of UndetectedValuesManagement.
+func (s *AlertDefLogsTimeRelativeThresholdType) GetUndetectedValuesManagement() OptAlertDefUndetectedValuesManagement {
+	return s.UndetectedValuesManagement
+}
+
+// SetEvaluationDelayMs sets the value of EvaluationDelayMs.
+func (s *AlertDefLogsTimeRelativeThresholdType) SetEvaluationDelayMs(val OptInt32) {
+	s.EvaluationDelayMs = val
+}
+
+// SetIgnoreInfinity sets the value of IgnoreInfinity.
+func (s *AlertDefLogsTimeRelativeThresholdType) SetIgnoreInfinity(val OptBool) {
+	s.IgnoreInfinity = val
+}
+
+// SetLogsFilter sets the value of LogsFilter.
+func (s *AlertDefLogsTimeRelativeThresholdType) SetLogsFilter(val OptAlertDefLogsFilter) {
+	s.LogsFilter = val
+}
+
+// SetNotificationPayloadFilter sets the value of NotificationPayloadFilter.
+func (s *AlertDefLogsTimeRelativeThresholdType) SetNotificationPayloadFilter(val []string) {
+	s.NotificationPayloadFilter = val
+}
+
+// SetRules sets the value of Rules.
+func (s *AlertDefLogsTimeRelativeThresholdType) SetRules(val []AlertDefLogsTimeRelativeRule) {
+	s.Rules = val
+}
+
+// SetUndetectedValuesManagement sets the value of UndetectedValuesManagement.
+func (s *AlertDefLogsTimeRelativeThresholdType) SetUndetectedValuesManagement(val OptAlertDefUndetectedValuesManagement) {
+	s.UndetectedValuesManagement = val
+}
+
+// Ref: #/components/schemas/AlertDefLogsTimeWindow
+type AlertDefLogsTimeWindow struct {
+	LogsTimeWindowSpecificValue OptAlertDefLogsTimeWindowValue `json:"logsTimeWindowSpecificValue"`
+}
+
+// GetLogsTimeWindowSpecificValue returns the value of LogsTimeWindowSpecificValue.
+func (s *AlertDefLogsTimeWindow) GetLogsTimeWindowSpecificValue() OptAlertDefLogsTimeWindowValue {
+	return s.LogsTimeWindowSpecificValue
+}
+
+// SetLogsTimeWindowSpecificValue sets the value of LogsTimeWindowSpecificValue.
+func (s *AlertDefLogsTimeWindow) SetLogsTimeWindowSpecificValue(val OptAlertDefLogsTimeWindowValue) {
+	s.LogsTimeWindowSpecificValue = val
+}
+
+// Ref: #/components/schemas/AlertDefLogsTimeWindowValue
+type AlertDefLogsTimeWindowValue string
+
+const (
+	AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES5ORUNSPECIFIED AlertDefLogsTimeWindowValue = "LOGS_TIME_WINDOW_VALUE_MINUTES_5_OR_UNSPECIFIED"
+	AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES10             AlertDefLogsTimeWindowValue = "LOGS_TIME_WINDOW_VALUE_MINUTES_10"
+	AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES20             AlertDefLogsTimeWindowValue = "LOGS_TIME_WINDOW_VALUE_MINUTES_20"
+	AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES15             AlertDefLogsTimeWindowValue = "LOGS_TIME_WINDOW_VALUE_MINUTES_15"
+	AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES30             AlertDefLogsTimeWindowValue = "LOGS_TIME_WINDOW_VALUE_MINUTES_30"
+	AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOUR1                 AlertDefLogsTimeWindowValue = "LOGS_TIME_WINDOW_VALUE_HOUR_1"
+	AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS2                AlertDefLogsTimeWindowValue = "LOGS_TIME_WINDOW_VALUE_HOURS_2"
+	AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS4                AlertDefLogsTimeWindowValue = "LOGS_TIME_WINDOW_VALUE_HOURS_4"
+	AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS6                AlertDefLogsTimeWindowValue = "LOGS_TIME_WINDOW_VALUE_HOURS_6"
+	AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS12               AlertDefLogsTimeWindowValue = "LOGS_TIME_WINDOW_VALUE_HOURS_12"
+	AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS24               AlertDefLogsTimeWindowValue = "LOGS_TIME_WINDOW_VALUE_HOURS_24"
+	AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS36               AlertDefLogsTimeWindowValue = "LOGS_TIME_WINDOW_VALUE_HOURS_36"
+)
+
+// AllValues returns all AlertDefLogsTimeWindowValue values.
+func (AlertDefLogsTimeWindowValue) AllValues() []AlertDefLogsTimeWindowValue {
+	return []AlertDefLogsTimeWindowValue{
+		AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES5ORUNSPECIFIED,
+		AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES10,
+		AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES20,
+		AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES15,
+		AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES30,
+		AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOUR1,
+		AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS2,
+		AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS4,
+		AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS6,
+		AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS12,
+		AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS24,
+		AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS36,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefLogsTimeWindowValue) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES5ORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES10:
+		return []byte(s), nil
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES20:
+		return []byte(s), nil
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES15:
+		return []byte(s), nil
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES30:
+		return []byte(s), nil
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOUR1:
+		return []byte(s), nil
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS2:
+		return []byte(s), nil
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS4:
+		return []byte(s), nil
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS6:
+		return []byte(s), nil
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS12:
+		return []byte(s), nil
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS24:
+		return []byte(s), nil
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS36:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefLogsTimeWindowValue) UnmarshalText(data []byte) error {
+	switch AlertDefLogsTimeWindowValue(data) {
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES5ORUNSPECIFIED:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES5ORUNSPECIFIED
+		return nil
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES10:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES10
+		return nil
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES20:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES20
+		return nil
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES15:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES15
+		return nil
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES30:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEMINUTES30
+		return nil
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOUR1:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOUR1
+		return nil
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS2:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS2
+		return nil
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS4:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS4
+		return nil
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS6:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS6
+		return nil
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS12:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS12
+		return nil
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS24:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS24
+		return nil
+	case AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS36:
+		*s = AlertDefLogsTimeWindowValueLOGSTIMEWINDOWVALUEHOURS36
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefLogsUniqueCountCondition
+type AlertDefLogsUniqueCountCondition struct {
+	MaxUniqueCount OptString                            `json:"maxUniqueCount"`
+	TimeWindow     OptAlertDefLogsUniqueValueTimeWindow `json:"timeWindow"`
+}
+
+// GetMaxUniqueCount returns the value of MaxUniqueCount.
+func (s *AlertDefLogsUniqueCountCondition) GetMaxUniqueCount() OptString {
+	return s.MaxUniqueCount
+}
+
+// GetTimeWindow returns the value of TimeWindow.
+func (s *AlertDefLogsUniqueCountCondition) GetTimeWindow() OptAlertDefLogsUniqueValueTimeWindow {
+	return s.TimeWindow
+}
+
+// SetMaxUniqueCount sets the value of MaxUniqueCount.
+func (s *AlertDefLogsUniqueCountCondition) SetMaxUniqueCount(val OptString) {
+	s.MaxUniqueCount = val
+}
+
+// SetTimeWindow sets the value of TimeWindow.
+func (s *AlertDefLogsUniqueCountCondition) SetTimeWindow(val OptAlertDefLogsUniqueValueTimeWindow) {
+	s.TimeWindow = val
+}
+
+// Ref: #/components/schemas/AlertDefLogsUniqueCountRule
+type AlertDefLogsUniqueCountRule struct {
+	Condition OptAlertDefLogsUniqueCountCondition `json:"condition"`
+}
+
+// GetCondition returns the value of Condition.
+func (s *AlertDefLogsUniqueCountRule) GetCondition() OptAlertDefLogsUniqueCountCondition {
+	return s.Condition
+}
+
+// SetCondition sets the value of Condition.
+func (s *AlertDefLogsUniqueCountRule) SetCondition(val OptAlertDefLogsUniqueCountCondition) {
+	s.Condition = val
+}
+
+// Fires when a field of the logs takes too many distinct values. Stored and checked; never evaluated
+// by mgmtapi (it holds no logs).
+// Ref: #/components/schemas/AlertDefLogsUniqueCountType
+type AlertDefLogsUniqueCountType struct {
+	LogsFilter                  OptAlertDefLogsFilter         `json:"logsFilter"`
+	MaxUniqueCountPerGroupByKey OptString                     `json:"maxUniqueCountPerGroupByKey"`
+	NotificationPayloadFilter   []string                      `json:"notificationPayloadFilter"`
+	Rules                       []AlertDefLogsUniqueCountRule `json:"rules"`
+	UniqueCountKeypath          OptString                     `json:"uniqueCountKeypath"`
+}
+
+// GetLogsFilter returns the value of LogsFilter.
+func (s *AlertDefLogsUniqueCountType) GetLogsFilter() OptAlertDefLogsFilter {
+	return s.LogsFilter
+}
+
+// GetMaxUniqueCountPerGroupByKey returns the value of MaxUniqueCountPerGroupByKey.
+func (s *AlertDefLogsUniqueCountType) GetMaxUniqueCountPerGroupByKey() OptString {
+	return s.MaxUniqueCountPerGroupByKey
+}
+
+// GetNotificationPayloadFilter returns the value of NotificationPayloadFilter.
+func (s *AlertDefLogsUniqueCountType) GetNotificationPayloadFilter() []string {
+	return s.NotificationPayloadFilter
+}
+
+// GetRules returns the value of Rules.
+func (s *AlertDefLogsUniqueCountType) GetRules() []AlertDefLogsUniqueCountRule {
+	return s.Rules
+}
+
+// GetUniqueCountKeypath returns the value of UniqueCountKeypath.
+func (s *AlertDefLogsUniqueCountType) GetUniqueCountKeypath() OptString {
+	return s.UniqueCountKeypath
+}
+
+// SetLogsFilter sets the value of LogsFilter.
+func (s *AlertDefLogsUniqueCountType) SetLogsFilter(val OptAlertDefLogsFilter) {
+	s.LogsFilter = val
+}
+
+// SetMaxUniqueCountPerGroupByKey sets the value of MaxUniqueCountPerGroupByKey.
+func (s *AlertDefLogsUniqueCountType) SetMaxUniqueCountPerGroupByKey(val OptString) {
+	s.MaxUniqueCountPerGroupByKey = val
+}
+
+// SetNotificationPayloadFilter sets the value of NotificationPayloadFilter.
+func (s *AlertDefLogsUniqueCountType) SetNotificationPayloadFilter(val []string) {
+	s.NotificationPayloadFilter = val
+}
+
+// SetRules sets the value of Rules.
+func (s *AlertDefLogsUniqueCountType) SetRules(val []AlertDefLogsUniqueCountRule) {
+	s.Rules = val
+}
+
+// SetUniqueCountKeypath sets the value of UniqueCountKeypath.
+func (s *AlertDefLogsUniqueCountType) SetUniqueCountKeypath(val OptString) {
+	s.UniqueCountKeypath = val
+}
+
+// Ref: #/components/schemas/AlertDefLogsUniqueValueTimeWindow
+type AlertDefLogsUniqueValueTimeWindow struct {
+	LogsUniqueValueTimeWindowSpecificValue OptAlertDefLogsUniqueValueTimeWindowValue `json:"logsUniqueValueTimeWindowSpecificValue"`
+}
+
+// GetLogsUniqueValueTimeWindowSpecificValue returns the value of LogsUniqueValueTimeWindowSpecificValue.
+func (s *AlertDefLogsUniqueValueTimeWindow) GetLogsUniqueValueTimeWindowSpecificValue() OptAlertDefLogsUniqueValueTimeWindowValue {
+	return s.LogsUniqueValueTimeWindowSpecificValue
+}
+
+// SetLogsUniqueValueTimeWindowSpecificValue sets the value of LogsUniqueValueTimeWindowSpecificValue.
+func (s *AlertDefLogsUniqueValueTimeWindow) SetLogsUniqueValueTimeWindowSpecificValue(val OptAlertDefLogsUniqueValueTimeWindowValue) {
+	s.LogsUniqueValueTimeWindowSpecificValue = val
+}
+
+// Ref: #/components/schemas/AlertDefLogsUniqueValueTimeWindowValue
+type AlertDefLogsUniqueValueTimeWindowValue string
+
+const (
+	AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTE1ORUNSPECIFIED AlertDefLogsUniqueValueTimeWindowValue = "LOGS_UNIQUE_VALUE_TIME_WINDOW_VALUE_MINUTE_1_OR_UNSPECIFIED"
+	AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES5             AlertDefLogsUniqueValueTimeWindowValue = "LOGS_UNIQUE_VALUE_TIME_WINDOW_VALUE_MINUTES_5"
+	AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES10            AlertDefLogsUniqueValueTimeWindowValue = "LOGS_UNIQUE_VALUE_TIME_WINDOW_VALUE_MINUTES_10"
+	AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES15            AlertDefLogsUniqueValueTimeWindowValue = "LOGS_UNIQUE_VALUE_TIME_WINDOW_VALUE_MINUTES_15"
+	AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES20            AlertDefLogsUniqueValueTimeWindowValue = "LOGS_UNIQUE_VALUE_TIME_WINDOW_VALUE_MINUTES_20"
+	AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES30            AlertDefLogsUniqueValueTimeWindowValue = "LOGS_UNIQUE_VALUE_TIME_WINDOW_VALUE_MINUTES_30"
+	AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS1               AlertDefLogsUniqueValueTimeWindowValue = "LOGS_UNIQUE_VALUE_TIME_WINDOW_VALUE_HOURS_1"
+	AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS2               AlertDefLogsUniqueValueTimeWindowValue = "LOGS_UNIQUE_VALUE_TIME_WINDOW_VALUE_HOURS_2"
+	AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS4               AlertDefLogsUniqueValueTimeWindowValue = "LOGS_UNIQUE_VALUE_TIME_WINDOW_VALUE_HOURS_4"
+	AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS6               AlertDefLogsUniqueValueTimeWindowValue = "LOGS_UNIQUE_VALUE_TIME_WINDOW_VALUE_HOURS_6"
+	AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS12              AlertDefLogsUniqueValueTimeWindowValue = "LOGS_UNIQUE_VALUE_TIME_WINDOW_VALUE_HOURS_12"
+	AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS24              AlertDefLogsUniqueValueTimeWindowValue = "LOGS_UNIQUE_VALUE_TIME_WINDOW_VALUE_HOURS_24"
+	AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS36              AlertDefLogsUniqueValueTimeWindowValue = "LOGS_UNIQUE_VALUE_TIME_WINDOW_VALUE_HOURS_36"
+)
+
+// AllValues returns all AlertDefLogsUniqueValueTimeWindowValue values.
+func (AlertDefLogsUniqueValueTimeWindowValue) AllValues() []AlertDefLogsUniqueValueTimeWindowValue {
+	return []AlertDefLogsUniqueValueTimeWindowValue{
+		AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTE1ORUNSPECIFIED,
+		AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES5,
+		AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES10,
+		AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES15,
+		AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES20,
+		AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES30,
+		AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS1,
+		AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS2,
+		AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS4,
+		AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS6,
+		AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS12,
+		AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS24,
+		AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS36,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefLogsUniqueValueTimeWindowValue) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTE1ORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES5:
+		return []byte(s), nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES10:
+		return []byte(s), nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES15:
+		return []byte(s), nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES20:
+		return []byte(s), nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES30:
+		return []byte(s), nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS1:
+		return []byte(s), nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS2:
+		return []byte(s), nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS4:
+		return []byte(s), nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS6:
+		return []byte(s), nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS12:
+		return []byte(s), nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS24:
+		return []byte(s), nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS36:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefLogsUniqueValueTimeWindowValue) UnmarshalText(data []byte) error {
+	switch AlertDefLogsUniqueValueTimeWindowValue(data) {
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTE1ORUNSPECIFIED:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTE1ORUNSPECIFIED
+		return nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES5:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES5
+		return nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES10:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES10
+		return nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES15:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES15
+		return nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES20:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES20
+		return nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES30:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEMINUTES30
+		return nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS1:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS1
+		return nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS2:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS2
+		return nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS4:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS4
+		return nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS6:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS6
+		return nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS12:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS12
+		return nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS24:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS24
+		return nil
+	case AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS36:
+		*s = AlertDefLogsUniqueValueTimeWindowValueLOGSUNIQUEVALUETIMEWINDOWVALUEHOURS36
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefMessageConfigField
+type AlertDefMessageConfigField struct {
+	FieldName OptString `json:"fieldName"`
+	Template  OptString `json:"template"`
+}
+
+// GetFieldName returns the value of FieldName.
+func (s *AlertDefMessageConfigField) GetFieldName() OptString {
+	return s.FieldName
+}
+
+// GetTemplate returns the value of Template.
+func (s *AlertDefMessageConfigField) GetTemplate() OptString {
+	return s.Template
+}
+
+// SetFieldName sets the value of FieldName.
+func (s *AlertDefMessageConfigField) SetFieldName(val OptString) {
+	s.FieldName = val
+}
+
+// SetTemplate sets the value of Template.
+func (s *AlertDefMessageConfigField) SetTemplate(val OptString) {
+	s.Template = val
+}
+
+// Ref: #/components/schemas/AlertDefMetricAnomalyCondition
+type AlertDefMetricAnomalyCondition struct {
+	ConditionType       OptAlertDefMetricAnomalyConditionType `json:"conditionType"`
+	ForOverPct          OptInt64                              `json:"forOverPct"`
+	MinNonNullValuesPct OptInt64                              `json:"minNonNullValuesPct"`
+	OfTheLast           OptAlertDefMetricTimeWindow           `json:"ofTheLast"`
+	Threshold           OptFloat64                            `json:"threshold"`
+}
+
+// GetConditionType returns the value of ConditionType.
+func (s *AlertDefMetricAnomalyCondition) GetConditionType() OptAlertDefMetricAnomalyConditionType {
+	return s.ConditionType
+}
+
+// GetForOverPct returns the value of ForOverPct.
+func (s *AlertDefMetricAnomalyCondition) GetForOverPct() OptInt64 {
+	return s.ForOverPct
+}
+
+// GetMinNonNullValuesPct returns the value of MinNonNullValuesPct.
+func (s *AlertDefMetricAnomalyCondition) GetMinNonNullValuesPct() OptInt64 {
+	return s.MinNonNullValuesPct
+}
+
+// GetOfTheLast returns the value of OfTheLast.
+func (s *AlertDefMetricAnomalyCondition) GetOfTheLast() OptAlertDefMetricTimeWindow {
+	return s.OfTheLast
+}
+
+// GetThreshold returns the value of Threshold.
+func (s *AlertDefMetricAnomalyCondition) GetThreshold() OptFloat64 {
+	return s.Threshold
+}
+
+// SetConditionType sets the value of ConditionType.
+func (s *AlertDefMetricAnomalyCondition) SetConditionType(val OptAlertDefMetricAnomalyConditionType) {
+	s.ConditionType = val
+}
+
+// SetForOverPct sets the value of ForOverPct.
+func (s *AlertDefMetricAnomalyCondition) SetForOverPct(val OptInt64) {
+	s.ForOverPct = val
+}
+
+// SetMinNonNullValuesPct sets the value of MinNonNullValuesPct.
+func (s *AlertDefMetricAnomalyCondition) SetMinNonNullValuesPct(val OptInt64) {
+	s.MinNonNullValuesPct = val
+}
+
+// SetOfTheLast sets the value of OfTheLast.
+func (s *AlertDefMetricAnomalyCondition) SetOfTheLast(val OptAlertDefMetricTimeWindow) {
+	s.OfTheLast = val
+}
+
+// SetThreshold sets the value of Threshold.
+func (s *AlertDefMetricAnomalyCondition) SetThreshold(val OptFloat64) {
+	s.Threshold = val
+}
+
+// Ref: #/components/schemas/AlertDefMetricAnomalyConditionType
+type AlertDefMetricAnomalyConditionType string
+
+const (
+	AlertDefMetricAnomalyConditionTypeMETRICANOMALYCONDITIONTYPEMORETHANUSUALORUNSPECIFIED AlertDefMetricAnomalyConditionType = "METRIC_ANOMALY_CONDITION_TYPE_MORE_THAN_USUAL_OR_UNSPECIFIED"
+	AlertDefMetricAnomalyConditionTypeMETRICANOMALYCONDITIONTYPELESSTHANUSUAL              AlertDefMetricAnomalyConditionType = "METRIC_ANOMALY_CONDITION_TYPE_LESS_THAN_USUAL"
+)
+
+// AllValues returns all AlertDefMetricAnomalyConditionType values.
+func (AlertDefMetricAnomalyConditionType) AllValues() []AlertDefMetricAnomalyConditionType {
+	return []AlertDefMetricAnomalyConditionType{
+		AlertDefMetricAnomalyConditionTypeMETRICANOMALYCONDITIONTYPEMORETHANUSUALORUNSPECIFIED,
+		AlertDefMetricAnomalyConditionTypeMETRICANOMALYCONDITIONTYPELESSTHANUSUAL,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefMetricAnomalyConditionType) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefMetricAnomalyConditionTypeMETRICANOMALYCONDITIONTYPEMORETHANUSUALORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefMetricAnomalyConditionTypeMETRICANOMALYCONDITIONTYPELESSTHANUSUAL:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefMetricAnomalyConditionType) UnmarshalText(data []byte) error {
+	switch AlertDefMetricAnomalyConditionType(data) {
+	case AlertDefMetricAnomalyConditionTypeMETRICANOMALYCONDITIONTYPEMORETHANUSUALORUNSPECIFIED:
+		*s = AlertDefMetricAnomalyConditionTypeMETRICANOMALYCONDITIONTYPEMORETHANUSUALORUNSPECIFIED
+		return nil
+	case AlertDefMetricAnomalyConditionTypeMETRICANOMALYCONDITIONTYPELESSTHANUSUAL:
+		*s = AlertDefMetricAnomalyConditionTypeMETRICANOMALYCONDITIONTYPELESSTHANUSUAL
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefMetricAnomalyRule
+type AlertDefMetricAnomalyRule struct {
+	Condition OptAlertDefMetricAnomalyCondition `json:"condition"`
+}
+
+// GetCondition returns the value of Condition.
+func (s *AlertDefMetricAnomalyRule) GetCondition() OptAlertDefMetricAnomalyCondition {
+	return s.Condition
+}
+
+// SetCondition sets the value of Condition.
+func (s *AlertDefMetricAnomalyRule) SetCondition(val OptAlertDefMetricAnomalyCondition) {
+	s.Condition = val
+}
+
+// Fires when a PromQL expression (`metricFilter.promql`) departs from its usual values.
+// Ref: #/components/schemas/AlertDefMetricAnomalyType
+type AlertDefMetricAnomalyType struct {
+	AnomalyAlertSettings OptAlertDefAnomalyAlertSettings `json:"anomalyAlertSettings"`
+	EvaluationDelayMs    OptInt32                        `json:"evaluationDelayMs"`
+	MetricFilter         OptAlertDefMetricFilter         `json:"metricFilter"`
+	Rules                []AlertDefMetricAnomalyRule     `json:"rules"`
+}
+
+// GetAnomalyAlertSettings returns the value of AnomalyAlertSettings.
+func (s *AlertDefMetricAnomalyType) GetAnomalyAlertSettings() OptAlertDefAnomalyAlertSettings {
+	return s.AnomalyAlertSettings
+}
+
+// GetEvaluationDelayMs returns the value of EvaluationDelayMs.
+func (s *AlertDefMetricAnomalyType) GetEvaluationDelayMs() OptInt32 {
+	return s.EvaluationDelayMs
+}
+
+// GetMetricFilter returns the value of MetricFilter.
+func (s *AlertDefMetricAnomalyType) GetMetricFilter() OptAlertDefMetricFilter {
+	return s.MetricFilter
+}
+
+// GetRules returns the value of Rules.
+func (s *AlertDefMetricAnomalyType) GetRules() []AlertDefMetricAnomalyRule {
+	return s.Rules
+}
+
+// SetAnomalyAlertSettings sets the value of AnomalyAlertSettings.
+func (s *AlertDefMetricAnomalyType) SetAnomalyAlertSettings(val OptAlertDefAnomalyAlertSettings) {
+	s.AnomalyAlertSettings = val
+}
+
+// SetEvaluationDelayMs sets the value of EvaluationDelayMs.
+func (s *AlertDefMetricAnomalyType) SetEvaluationDelayMs(val OptInt32) {
+	s.EvaluationDelayMs = val
+}
+
+// SetMetricFilter sets the value of MetricFilter.
+func (s *AlertDefMetricAnomalyType) SetMetricFilter(val OptAlertDefMetricFilter) {
+	s.MetricFilter = val
+}
+
+// SetRules sets the value of Rules.
+func (s *AlertDefMetricAnomalyType) SetRules(val []AlertDefMetricAnomalyRule) {
+	s.Rules = val
+}
+
+// Ref: #/components/schemas/AlertDefMetricFilter
+type AlertDefMetricFilter struct {
+	Promql OptString `json:"promql"`
+}
+
+// GetPromql returns the value of Promql.
+func (s *AlertDefMetricFilter) GetPromql() OptString {
+	return s.Promql
+}
+
+// SetPromql sets the value of Promql.
+func (s *AlertDefMetricFilter) SetPromql(val OptString) {
+	s.Promql = val
+}
+
+// How missing samples count: `replaceWithZero` or `minNonNullValuesPct` (the share of non-empty
+// samples needed to evaluate), at most one of them.
+// Ref: #/components/schemas/AlertDefMetricMissingValues
+type AlertDefMetricMissingValues struct {
+	MinNonNullValuesPct OptInt64 `json:"minNonNullValuesPct"`
+	ReplaceWithZero     OptBool  `json:"replaceWithZero"`
+}
+
+// GetMinNonNullValuesPct returns the value of MinNonNullValuesPct.
+func (s *AlertDefMetricMissingValues) GetMinNonNullValuesPct() OptInt64 {
+	return s.MinNonNullValuesPct
+}
+
+// GetReplaceWithZero returns the value of ReplaceWithZero.
+func (s *AlertDefMetricMissingValues) GetReplaceWithZero() OptBool {
+	return s.ReplaceWithZero
+}
+
+// SetMinNonNullValuesPct sets the value of MinNonNullValuesPct.
+func (s *AlertDefMetricMissingValues) SetMinNonNullValuesPct(val OptInt64) {
+	s.MinNonNullValuesPct = val
+}
+
+// SetReplaceWithZero sets the value of ReplaceWithZero.
+func (s *AlertDefMetricMissingValues) SetReplaceWithZero(val OptBool) {
+	s.ReplaceWithZero = val
+}
+
+// Ref: #/components/schemas/AlertDefMetricThresholdCondition
+type AlertDefMetricThresholdCondition struct {
+	ConditionType OptAlertDefMetricThresholdConditionType `json:"conditionType"`
+	ForOverPct    OptInt64                                `json:"forOverPct"`
+	OfTheLast     OptAlertDefMetricTimeWindow             `json:"ofTheLast"`
+	Threshold     OptFloat64                              `json:"threshold"`
+}
+
+// GetConditionType returns the value of ConditionType.
+func (s *AlertDefMetricThresholdCondition) GetConditionType() OptAlertDefMetricThresholdConditionType {
+	return s.ConditionType
+}
+
+// GetForOverPct returns the value of ForOverPct.
+func (s *AlertDefMetricThresholdCondition) GetForOverPct() OptInt64 {
+	return s.ForOverPct
+}
+
+// GetOfTheLast returns the value of OfTheLast.
+func (s *AlertDefMetricThresholdCondition) GetOfTheLast() OptAlertDefMetricTimeWindow {
+	return s.OfTheLast
+}
+
+// GetThreshold returns the value of Threshold.
+func (s *AlertDefMetricThresholdCondition) GetThreshold() OptFloat64 {
+	return s.Threshold
+}
+
+// SetConditionType sets the value of ConditionType.
+func (s *AlertDefMetricThresholdCondition) SetConditionType(val OptAlertDefMetricThresholdConditionType) {
+	s.ConditionType = val
+}
+
+// SetForOverPct sets the value of ForOverPct.
+func (s *AlertDefMetricThresholdCondition) SetForOverPct(val OptInt64) {
+	s.ForOverPct = val
+}
+
+// SetOfTheLast sets the value of OfTheLast.
+func (s *AlertDefMetricThresholdCondition) SetOfTheLast(val OptAlertDefMetricTimeWindow) {
+	s.OfTheLast = val
+}
+
+// SetThreshold sets the value of Threshold.
+func (s *AlertDefMetricThresholdCondition) SetThreshold(val OptFloat64) {
+	s.Threshold = val
+}
+
+// Ref: #/components/schemas/AlertDefMetricThresholdConditionType
+type AlertDefMetricThresholdConditionType string
+
+const (
+	AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED AlertDefMetricThresholdConditionType = "METRIC_THRESHOLD_CONDITION_TYPE_MORE_THAN_OR_UNSPECIFIED"
+	AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPELESSTHAN              AlertDefMetricThresholdConditionType = "METRIC_THRESHOLD_CONDITION_TYPE_LESS_THAN"
+	AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEMORETHANOREQUALS      AlertDefMetricThresholdConditionType = "METRIC_THRESHOLD_CONDITION_TYPE_MORE_THAN_OR_EQUALS"
+	AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPELESSTHANOREQUALS      AlertDefMetricThresholdConditionType = "METRIC_THRESHOLD_CONDITION_TYPE_LESS_THAN_OR_EQUALS"
+	AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEEQUALS                AlertDefMetricThresholdConditionType = "METRIC_THRESHOLD_CONDITION_TYPE_EQUALS"
+	AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPENOTEQUALS             AlertDefMetricThresholdConditionType = "METRIC_THRESHOLD_CONDITION_TYPE_NOT_EQUALS"
+)
+
+// AllValues returns all AlertDefMetricThresholdConditionType values.
+func (AlertDefMetricThresholdConditionType) AllValues() []AlertDefMetricThresholdConditionType {
+	return []AlertDefMetricThresholdConditionType{
+		AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED,
+		AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPELESSTHAN,
+		AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEMORETHANOREQUALS,
+		AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPELESSTHANOREQUALS,
+		AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEEQUALS,
+		AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPENOTEQUALS,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefMetricThresholdConditionType) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPELESSTHAN:
+		return []byte(s), nil
+	case AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEMORETHANOREQUALS:
+		return []byte(s), nil
+	case AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPELESSTHANOREQUALS:
+		return []byte(s), nil
+	case AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEEQUALS:
+		return []byte(s), nil
+	case AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPENOTEQUALS:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefMetricThresholdConditionType) UnmarshalText(data []byte) error {
+	switch AlertDefMetricThresholdConditionType(data) {
+	case AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED:
+		*s = AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED
+		return nil
+	case AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPELESSTHAN:
+		*s = AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPELESSTHAN
+		return nil
+	case AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEMORETHANOREQUALS:
+		*s = AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEMORETHANOREQUALS
+		return nil
+	case AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPELESSTHANOREQUALS:
+		*s = AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPELESSTHANOREQUALS
+		return nil
+	case AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEEQUALS:
+		*s = AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPEEQUALS
+		return nil
+	case AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPENOTEQUALS:
+		*s = AlertDefMetricThresholdConditionTypeMETRICTHRESHOLDCONDITIONTYPENOTEQUALS
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefMetricThresholdRule
+type AlertDefMetricThresholdRule struct {
+	Condition OptAlertDefMetricThresholdCondition `json:"condition"`
+	Override  OptAlertDefOverride                 `json:"override"`
+}
+
+// GetCondition returns the value of Condition.
+func (s *AlertDefMetricThresholdRule) GetCondition() OptAlertDefMetricThresholdCondition {
+	return s.Condition
+}
+
+// GetOverride returns the value of Override.
+func (s *AlertDefMetricThresholdRule) GetOverride() OptAlertDefOverride {
+	return s.Override
+}
+
+// SetCondition sets the value of Condition.
+func (s *AlertDefMetricThresholdRule) SetCondition(val OptAlertDefMetricThresholdCondition) {
+	s.Condition = val
+}
+
+// SetOverride sets the value of Override.
+func (s *AlertDefMetricThresholdRule) SetOverride(val OptAlertDefOverride) {
+	s.Override = val
+}
+
+// Fires when a PromQL expression (`metricFilter.promql`, parsed by the Prometheus parser) crosses a
+// threshold. At least one rule.
+// Ref: #/components/schemas/AlertDefMetricThresholdType
+type AlertDefMetricThresholdType struct {
+	EvaluationDelayMs          OptInt32                              `json:"evaluationDelayMs"`
+	MetricFilter               OptAlertDefMetricFilter               `json:"metricFilter"`
+	MissingValues              OptAlertDefMetricMissingValues        `json:"missingValues"`
+	NoDataPolicy               OptAlertDefNoDataPolicy               `json:"noDataPolicy"`
+	Rules                      []AlertDefMetricThresholdRule         `json:"rules"`
+	UndetectedValuesManagement OptAlertDefUndetectedValuesManagement `json:"undetectedValuesManagement"`
+}
+
+// GetEvaluationDelayMs returns the value of EvaluationDelayMs.
+func (s *AlertDefMetricThresholdType) GetEvaluationDelayMs() OptInt32 {
+	return s.EvaluationDelayMs
+}
+
+// GetMetricFilter returns the value of MetricFilter.
+func (s *AlertDefMetricThresholdType) GetMetricFilter() OptAlertDefMetricFilter {
+	return s.MetricFilter
+}
+
+// GetMissingValues returns the value of MissingValues.
+func (s *AlertDefMetricThresholdType) GetMissingValues() OptAlertDefMetricMissingValues {
+	return s.MissingValues
+}
+
+// GetNoDataPolicy returns the value of NoDataPolicy.
+func (s *AlertDefMetricThresholdType) GetNoDataPolicy() OptAlertDefNoDataPolicy {
+	return s.NoDataPolicy
+}
+
+// GetRules returns the value of Rules.
+func (s *AlertDefMetricThresholdType) GetRules() []AlertDefMetricThresholdRule {
+	return s.Rules
+}
+
+// GetUndetectedValuesManagement returns the value of UndetectedValuesManagement.
+func (s *AlertDefMetricThresholdType) GetUndetectedValuesManagement() OptAlertDefUndetectedValuesManagement {
+	return s.UndetectedValuesManagement
+}
+
+// SetEvaluationDelayMs sets the value of EvaluationDelayMs.
+func (s *AlertDefMetricThresholdType) SetEvaluationDelayMs(val OptInt32) {
+	s.EvaluationDelayMs = val
+}
+
+// SetMetricFilter sets the value of MetricFilter.
+func (s *AlertDefMetricThresholdType) SetMetricFilter(val OptAlertDefMetricFilter) {
+	s.MetricFilter = val
+}
+
+// SetMissingValues sets the value of MissingValues.
+func (s *AlertDefMetricThresholdType) SetMissingValues(val OptAlertDefMetricMissingValues) {
+	s.MissingValues = val
+}
+
+// SetNoDataPolicy sets the value of NoDataPolicy.
+func (s *AlertDefMetricThresholdType) SetNoDataPolicy(val OptAlertDefNoDataPolicy) {
+	s.NoDataPolicy = val
+}
+
+// SetRules sets the value of Rules.
+func (s *AlertDefMetricThresholdType) SetRules(val []AlertDefMetricThresholdRule) {
+	s.Rules = val
+}
+
+// SetUndetectedValuesManagement sets the value of UndetectedValuesManagement.
+func (s *AlertDefMetricThresholdType) SetUndetectedValuesManagement(val OptAlertDefUndetectedValuesManagement) {
+	s.UndetectedValuesManagement = val
+}
+
+// The window a metric condition looks back over: a fixed `metricTimeWindowSpecificValue`, or a
+// `metricTimeWindowDynamicDuration` such as `1h30m` (Prometheus duration syntax); at most one of them.
+// Ref: #/components/schemas/AlertDefMetricTimeWindow
+type AlertDefMetricTimeWindow struct {
+	MetricTimeWindowDynamicDuration OptString                        `json:"metricTimeWindowDynamicDuration"`
+	MetricTimeWindowSpecificValue   OptAlertDefMetricTimeWindowValue `json:"metricTimeWindowSpecificValue"`
+}
+
+// GetMetricTimeWindowDynamicDuration returns the value of MetricTimeWindowDynamicDuration.
+func (s *AlertDefMetricTimeWindow) GetMetricTimeWindowDynamicDuration() OptString {
+	return s.MetricTimeWindowDynamicDuration
+}
+
+// GetMetricTimeWindowSpecificValue returns the value of MetricTimeWindowSpecificValue.
+func (s *AlertDefMetricTimeWindow) GetMetricTimeWindowSpecificValue() OptAlertDefMetricTimeWindowValue {
+	return s.MetricTimeWindowSpecificValue
+}
+
+// SetMetricTimeWindowDynamicDuration sets the value of MetricTimeWindowDynamicDuration.
+func (s *AlertDefMetricTimeWindow) SetMetricTimeWindowDynamicDuration(val OptString) {
+	s.MetricTimeWindowDynamicDuration = val
+}
+
+// SetMetricTimeWindowSpecificValue sets the value of MetricTimeWindowSpecificValue.
+func (s *AlertDefMetricTimeWindow) SetMetricTimeWindowSpecificValue(val OptAlertDefMetricTimeWindowValue) {
+	s.MetricTimeWindowSpecificValue = val
+}
+
+// Ref: #/components/schemas/AlertDefMetricTimeWindowValue
+type AlertDefMetricTimeWindowValue string
+
+const (
+	AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES1ORUNSPECIFIED AlertDefMetricTimeWindowValue = "METRIC_TIME_WINDOW_VALUE_MINUTES_1_OR_UNSPECIFIED"
+	AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES5              AlertDefMetricTimeWindowValue = "METRIC_TIME_WINDOW_VALUE_MINUTES_5"
+	AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES10             AlertDefMetricTimeWindowValue = "METRIC_TIME_WINDOW_VALUE_MINUTES_10"
+	AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES15             AlertDefMetricTimeWindowValue = "METRIC_TIME_WINDOW_VALUE_MINUTES_15"
+	AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES20             AlertDefMetricTimeWindowValue = "METRIC_TIME_WINDOW_VALUE_MINUTES_20"
+	AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES30             AlertDefMetricTimeWindowValue = "METRIC_TIME_WINDOW_VALUE_MINUTES_30"
+	AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOUR1                 AlertDefMetricTimeWindowValue = "METRIC_TIME_WINDOW_VALUE_HOUR_1"
+	AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS2                AlertDefMetricTimeWindowValue = "METRIC_TIME_WINDOW_VALUE_HOURS_2"
+	AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS4                AlertDefMetricTimeWindowValue = "METRIC_TIME_WINDOW_VALUE_HOURS_4"
+	AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS6                AlertDefMetricTimeWindowValue = "METRIC_TIME_WINDOW_VALUE_HOURS_6"
+	AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS12               AlertDefMetricTimeWindowValue = "METRIC_TIME_WINDOW_VALUE_HOURS_12"
+	AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS24               AlertDefMetricTimeWindowValue = "METRIC_TIME_WINDOW_VALUE_HOURS_24"
+	AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS36               AlertDefMetricTimeWindowValue = "METRIC_TIME_WINDOW_VALUE_HOURS_36"
+)
+
+// AllValues returns all AlertDefMetricTimeWindowValue values.
+func (AlertDefMetricTimeWindowValue) AllValues() []AlertDefMetricTimeWindowValue {
+	return []AlertDefMetricTimeWindowValue{
+		AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES1ORUNSPECIFIED,
+		AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES5,
+		AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES10,
+		AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES15,
+		AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES20,
+		AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES30,
+		AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOUR1,
+		AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS2,
+		AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS4,
+		AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS6,
+		AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS12,
+		AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS24,
+		AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS36,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefMetricTimeWindowValue) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES1ORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES5:
+		return []byte(s), nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES10:
+		return []byte(s), nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES15:
+		return []byte(s), nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES20:
+		return []byte(s), nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES30:
+		return []byte(s), nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOUR1:
+		return []byte(s), nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS2:
+		return []byte(s), nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS4:
+		return []byte(s), nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS6:
+		return []byte(s), nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS12:
+		return []byte(s), nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS24:
+		return []byte(s), nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS36:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefMetricTimeWindowValue) UnmarshalText(data []byte) error {
+	switch AlertDefMetricTimeWindowValue(data) {
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES1ORUNSPECIFIED:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES1ORUNSPECIFIED
+		return nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES5:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES5
+		return nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES10:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES10
+		return nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES15:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES15
+		return nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES20:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES20
+		return nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES30:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEMINUTES30
+		return nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOUR1:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOUR1
+		return nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS2:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS2
+		return nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS4:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS4
+		return nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS6:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS6
+		return nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS12:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS12
+		return nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS24:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS24
+		return nil
+	case AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS36:
+		*s = AlertDefMetricTimeWindowValueMETRICTIMEWINDOWVALUEHOURS36
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefNextOp
+type AlertDefNextOp string
+
+const (
+	AlertDefNextOpNEXTOPANDORUNSPECIFIED AlertDefNextOp = "NEXT_OP_AND_OR_UNSPECIFIED"
+	AlertDefNextOpNEXTOPOR               AlertDefNextOp = "NEXT_OP_OR"
+)
+
+// AllValues returns all AlertDefNextOp values.
+func (AlertDefNextOp) AllValues() []AlertDefNextOp {
+	return []AlertDefNextOp{
+		AlertDefNextOpNEXTOPANDORUNSPECIFIED,
+		AlertDefNextOpNEXTOPOR,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefNextOp) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefNextOpNEXTOPANDORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefNextOpNEXTOPOR:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefNextOp) UnmarshalText(data []byte) error {
+	switch AlertDefNextOp(data) {
+	case AlertDefNextOpNEXTOPANDORUNSPECIFIED:
+		*s = AlertDefNextOpNEXTOPANDORUNSPECIFIED
+		return nil
+	case AlertDefNextOpNEXTOPOR:
+		*s = AlertDefNextOpNEXTOPOR
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefNoDataPolicy
+type AlertDefNoDataPolicy struct {
+	AutoRetireSeconds OptInt32                     `json:"autoRetireSeconds"`
+	State             OptAlertDefNoDataPolicyState `json:"state"`
+}
+
+// GetAutoRetireSeconds returns the value of AutoRetireSeconds.
+func (s *AlertDefNoDataPolicy) GetAutoRetireSeconds() OptInt32 {
+	return s.AutoRetireSeconds
+}
+
+// GetState returns the value of State.
+func (s *AlertDefNoDataPolicy) GetState() OptAlertDefNoDataPolicyState {
+	return s.State
+}
+
+// SetAutoRetireSeconds sets the value of AutoRetireSeconds.
+func (s *AlertDefNoDataPolicy) SetAutoRetireSeconds(val OptInt32) {
+	s.AutoRetireSeconds = val
+}
+
+// SetState sets the value of State.
+func (s *AlertDefNoDataPolicy) SetState(val OptAlertDefNoDataPolicyState) {
+	s.State = val
+}
+
+// Ref: #/components/schemas/AlertDefNoDataPolicyState
+type AlertDefNoDataPolicyState string
+
+const (
+	AlertDefNoDataPolicyStateNODATAPOLICYSTATEUNSPECIFIED AlertDefNoDataPolicyState = "NO_DATA_POLICY_STATE_UNSPECIFIED"
+	AlertDefNoDataPolicyStateNODATAPOLICYSTATEOK          AlertDefNoDataPolicyState = "NO_DATA_POLICY_STATE_OK"
+	AlertDefNoDataPolicyStateNODATAPOLICYSTATEALERTING    AlertDefNoDataPolicyState = "NO_DATA_POLICY_STATE_ALERTING"
+	AlertDefNoDataPolicyStateNODATAPOLICYSTATEKEEPLAST    AlertDefNoDataPolicyState = "NO_DATA_POLICY_STATE_KEEP_LAST"
+	AlertDefNoDataPolicyStateNODATAPOLICYSTATENODATA      AlertDefNoDataPolicyState = "NO_DATA_POLICY_STATE_NO_DATA"
+)
+
+// AllValues returns all AlertDefNoDataPolicyState values.
+func (AlertDefNoDataPolicyState) AllValues() []AlertDefNoDataPolicyState {
+	return []AlertDefNoDataPolicyState{
+		AlertDefNoDataPolicyStateNODATAPOLICYSTATEUNSPECIFIED,
+		AlertDefNoDataPolicyStateNODATAPOLICYSTATEOK,
+		AlertDefNoDataPolicyStateNODATAPOLICYSTATEALERTING,
+		AlertDefNoDataPolicyStateNODATAPOLICYSTATEKEEPLAST,
+		AlertDefNoDataPolicyStateNODATAPOLICYSTATENODATA,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefNoDataPolicyState) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefNoDataPolicyStateNODATAPOLICYSTATEUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefNoDataPolicyStateNODATAPOLICYSTATEOK:
+		return []byte(s), nil
+	case AlertDefNoDataPolicyStateNODATAPOLICYSTATEALERTING:
+		return []byte(s), nil
+	case AlertDefNoDataPolicyStateNODATAPOLICYSTATEKEEPLAST:
+		return []byte(s), nil
+	case AlertDefNoDataPolicyStateNODATAPOLICYSTATENODATA:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefNoDataPolicyState) UnmarshalText(data []byte) error {
+	switch AlertDefNoDataPolicyState(data) {
+	case AlertDefNoDataPolicyStateNODATAPOLICYSTATEUNSPECIFIED:
+		*s = AlertDefNoDataPolicyStateNODATAPOLICYSTATEUNSPECIFIED
+		return nil
+	case AlertDefNoDataPolicyStateNODATAPOLICYSTATEOK:
+		*s = AlertDefNoDataPolicyStateNODATAPOLICYSTATEOK
+		return nil
+	case AlertDefNoDataPolicyStateNODATAPOLICYSTATEALERTING:
+		*s = AlertDefNoDataPolicyStateNODATAPOLICYSTATEALERTING
+		return nil
+	case AlertDefNoDataPolicyStateNODATAPOLICYSTATEKEEPLAST:
+		*s = AlertDefNoDataPolicyStateNODATAPOLICYSTATEKEEPLAST
+		return nil
+	case AlertDefNoDataPolicyStateNODATAPOLICYSTATENODATA:
+		*s = AlertDefNoDataPolicyStateNODATAPOLICYSTATENODATA
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefNotificationDestination
+type AlertDefNotificationDestination struct {
+	ConnectorId               OptString                      `json:"connectorId"`
+	NotifyOn                  OptAlertDefNotifyOn            `json:"notifyOn"`
+	PresetId                  OptString                      `json:"presetId"`
+	ResolvedRouteOverrides    OptAlertDefNotificationRouting `json:"resolvedRouteOverrides"`
+	RetriggeringPeriodMinutes OptInt64                       `json:"retriggeringPeriodMinutes"`
+	TriggeredRoutingOverrides OptAlertDefNotificationRouting `json:"triggeredRoutingOverrides"`
+}
+
+// GetConnectorId returns the value of ConnectorId.
+func (s *AlertDefNotificationDestination) GetConnectorId() OptString {
+	return s.ConnectorId
+}
+
+// GetNotifyOn returns the value of NotifyOn.
+func (s *AlertDefNotificationDestination) GetNotifyOn() OptAlertDefNotifyOn {
+	return s.NotifyOn
+}
+
+// GetPresetId returns the value of PresetId.
+func (s *AlertDefNotificationDestination) GetPresetId() OptString {
+	return s.PresetId
+}
+
+// GetResolvedRouteOverrides returns the value of ResolvedRouteOverrides.
+func (s *AlertDefNotificationDestination) GetResolvedRouteOverrides() OptAlertDefNotificationRouting {
+	return s.ResolvedRouteOverrides
+}
+
+// GetRetriggeringPeriodMinutes returns the value of RetriggeringPeriodMinutes.
+func (s *AlertDefNotificationDestination) GetRetriggeringPeriodMinutes() OptInt64 {
+	return s.RetriggeringPeriodMinutes
+}
+
+// GetTriggeredRoutingOverrides returns the value of TriggeredRoutingOverrides.
+func (s *AlertDefNotificationDestination) GetTriggeredRoutingOverrides() OptAlertDefNotificationRouting {
+	return s.TriggeredRoutingOverrides
+}
+
+// SetConnectorId sets the value of ConnectorId.
+func (s *AlertDefNotificationDestination) SetConnectorId(val OptString) {
+	s.ConnectorId = val
+}
+
+// SetNotifyOn sets the value of NotifyOn.
+func (s *AlertDefNotificationDestination) SetNotifyOn(val OptAlertDefNotifyOn) {
+	s.NotifyOn = val
+}
+
+// SetPresetId sets the value of PresetId.
+func (s *AlertDefNotificationDestination) SetPresetId(val OptString) {
+	s.PresetId = val
+}
+
+// SetResolvedRouteOverrides sets the value of ResolvedRouteOverrides.
+func (s *AlertDefNotificationDestination) SetResolvedRouteOverrides(val OptAlertDefNotificationRouting) {
+	s.ResolvedRouteOverrides = val
+}
+
+// SetRetriggeringPeriodMinutes sets the value of RetriggeringPeriodMinutes.
+func (s *AlertDefNotificationDestination) SetRetriggeringPeriodMinutes(val OptInt64) {
+	s.RetriggeringPeriodMinutes = val
+}
+
+// SetTriggeredRoutingOverrides sets the value of TriggeredRoutingOverrides.
+func (s *AlertDefNotificationDestination) SetTriggeredRoutingOverrides(val OptAlertDefNotificationRouting) {
+	s.TriggeredRoutingOverrides = val
+}
+
+// Where notifications go: each destination's `connectorId` and `presetId` must name a connector and
+// preset of the team, `router.id` one of the team's routers.
+// Ref: #/components/schemas/AlertDefNotificationGroup
+type AlertDefNotificationGroup struct {
+	Destinations []AlertDefNotificationDestination `json:"destinations"`
+	GroupByKeys  []string                          `json:"groupByKeys"`
+	Router       OptAlertDefNotificationRouter     `json:"router"`
+	Webhooks     []AlertDefWebhooksSettings        `json:"webhooks"`
+}
+
+// GetDestinations returns the value of Destinations.
+func (s *AlertDefNotificationGroup) GetDestinations() []AlertDefNotificationDestination {
+	return s.Destinations
+}
+
+// GetGroupByKeys returns the value of GroupByKeys.
+func (s *AlertDefNotificationGroup) GetGroupByKeys() []string {
+	return s.GroupByKeys
+}
+
+// GetRouter returns the value of Router.
+func (s *AlertDefNotificationGroup) GetRouter() OptAlertDefNotificationRouter {
+	return s.Router
+}
+
+// GetWebhooks returns the value of Webhooks.
+func (s *AlertDefNotificationGroup) GetWebhooks() []AlertDefWebhooksSettings {
+	return s.Webhooks
+}
+
+// SetDestinations sets the value of Destinations.
+func (s *AlertDefNotificationGroup) SetDestinations(val []AlertDefNotificationDestination) {
+	s.Destinations = val
+}
+
+// SetGroupByKeys sets the value of GroupByKeys.
+func (s *AlertDefNotificationGroup) SetGroupByKeys(val []string) {
+	s.GroupByKeys = val
+}
+
+// SetRouter sets the value of Router.
+func (s *AlertDefNotificationGroup) SetRouter(val OptAlertDefNotificationRouter) {
+	s.Router = val
+}
+
+// SetWebhooks sets the value of Webhooks.
+func (s *AlertDefNotificationGroup) SetWebhooks(val []AlertDefWebhooksSettings) {
+	s.Webhooks = val
+}
+
+// Ref: #/components/schemas/AlertDefNotificationRouter
+type AlertDefNotificationRouter struct {
+	ID       OptString           `json:"id"`
+	NotifyOn OptAlertDefNotifyOn `json:"notifyOn"`
+}
+
+// GetID returns the value of ID.
+func (s *AlertDefNotificationRouter) GetID() OptString {
+	return s.ID
+}
+
+// GetNotifyOn returns the value of NotifyOn.
+func (s *AlertDefNotificationRouter) GetNotifyOn() OptAlertDefNotifyOn {
+	return s.NotifyOn
+}
+
+// SetID sets the value of ID.
+func (s *AlertDefNotificationRouter) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetNotifyOn sets the value of NotifyOn.
+func (s *AlertDefNotificationRouter) SetNotifyOn(val OptAlertDefNotifyOn) {
+	s.NotifyOn = val
+}
+
+// Ref: #/components/schemas/AlertDefNotificationRouting
+type AlertDefNotificationRouting struct {
+	ConfigOverrides OptAlertDefSourceOverrides `json:"configOverrides"`
+}
+
+// GetConfigOverrides returns the value of ConfigOverrides.
+func (s *AlertDefNotificationRouting) GetConfigOverrides() OptAlertDefSourceOverrides {
+	return s.ConfigOverrides
+}
+
+// SetConfigOverrides sets the value of ConfigOverrides.
+func (s *AlertDefNotificationRouting) SetConfigOverrides(val OptAlertDefSourceOverrides) {
+	s.ConfigOverrides = val
+}
+
+// Ref: #/components/schemas/AlertDefNotifyOn
+type AlertDefNotifyOn string
+
+const (
+	AlertDefNotifyOnNOTIFYONTRIGGEREDONLYUNSPECIFIED AlertDefNotifyOn = "NOTIFY_ON_TRIGGERED_ONLY_UNSPECIFIED"
+	AlertDefNotifyOnNOTIFYONTRIGGEREDANDRESOLVED     AlertDefNotifyOn = "NOTIFY_ON_TRIGGERED_AND_RESOLVED"
+)
+
+// AllValues returns all AlertDefNotifyOn values.
+func (AlertDefNotifyOn) AllValues() []AlertDefNotifyOn {
+	return []AlertDefNotifyOn{
+		AlertDefNotifyOnNOTIFYONTRIGGEREDONLYUNSPECIFIED,
+		AlertDefNotifyOnNOTIFYONTRIGGEREDANDRESOLVED,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefNotifyOn) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefNotifyOnNOTIFYONTRIGGEREDONLYUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefNotifyOnNOTIFYONTRIGGEREDANDRESOLVED:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefNotifyOn) UnmarshalText(data []byte) error {
+	switch AlertDefNotifyOn(data) {
+	case AlertDefNotifyOnNOTIFYONTRIGGEREDONLYUNSPECIFIED:
+		*s = AlertDefNotifyOnNOTIFYONTRIGGEREDONLYUNSPECIFIED
+		return nil
+	case AlertDefNotifyOnNOTIFYONTRIGGEREDANDRESOLVED:
+		*s = AlertDefNotifyOnNOTIFYONTRIGGEREDANDRESOLVED
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefOverride
+type AlertDefOverride struct {
+	Priority OptAlertDefPriority `json:"priority"`
+}
+
+// GetPriority returns the value of Priority.
+func (s *AlertDefOverride) GetPriority() OptAlertDefPriority {
+	return s.Priority
+}
+
+// SetPriority sets the value of Priority.
+func (s *AlertDefOverride) SetPriority(val OptAlertDefPriority) {
+	s.Priority = val
+}
+
+// Ref: #/components/schemas/AlertDefPageInfo
+type AlertDefPageInfo struct {
+	NextPageToken OptString `json:"nextPageToken"`
+	TotalSize     OptInt64  `json:"totalSize"`
+}
+
+// GetNextPageToken returns the value of NextPageToken.
+func (s *AlertDefPageInfo) GetNextPageToken() OptString {
+	return s.NextPageToken
+}
+
+// GetTotalSize returns the value of TotalSize.
+func (s *AlertDefPageInfo) GetTotalSize() OptInt64 {
+	return s.TotalSize
+}
+
+// SetNextPageToken sets the value of NextPageToken.
+func (s *AlertDefPageInfo) SetNextPageToken(val OptString) {
+	s.NextPageToken = val
+}
+
+// SetTotalSize sets the value of TotalSize.
+func (s *AlertDefPageInfo) SetTotalSize(val OptInt64) {
+	s.TotalSize = val
+}
+
+// Ref: #/components/schemas/AlertDefPermissions
+type AlertDefPermissions struct {
+	CanManage             OptBool `json:"canManage"`
+	CanRead               OptBool `json:"canRead"`
+	CanReadAccessPolicy   OptBool `json:"canReadAccessPolicy"`
+	CanUpdateAccessPolicy OptBool `json:"canUpdateAccessPolicy"`
+}
+
+// GetCanManage returns the value of CanManage.
+func (s *AlertDefPermissions) GetCanManage() OptBool {
+	return s.CanManage
+}
+
+// GetCanRead returns the value of CanRead.
+func (s *AlertDefPermissions) GetCanRead() OptBool {
+	return s.CanRead
+}
+
+// GetCanReadAccessPolicy returns the value of CanReadAccessPolicy.
+func (s *AlertDefPermissions) GetCanReadAccessPolicy() OptBool {
+	return s.CanReadAccessPolicy
+}
+
+// GetCanUpdateAccessPolicy returns the value of CanUpdateAccessPolicy.
+func (s *AlertDefPermissions) GetCanUpdateAccessPolicy() OptBool {
+	return s.CanUpdateAccessPolicy
+}
+
+// SetCanManage sets the value of CanManage.
+func (s *AlertDefPermissions) SetCanManage(val OptBool) {
+	s.CanManage = val
+}
+
+// SetCanRead sets the value of CanRead.
+func (s *AlertDefPermissions) SetCanRead(val OptBool) {
+	s.CanRead = val
+}
+
+// SetCanReadAccessPolicy sets the value of CanReadAccessPolicy.
+func (s *AlertDefPermissions) SetCanReadAccessPolicy(val OptBool) {
+	s.CanReadAccessPolicy = val
+}
+
+// SetCanUpdateAccessPolicy sets the value of CanUpdateAccessPolicy.
+func (s *AlertDefPermissions) SetCanUpdateAccessPolicy(val OptBool) {
+	s.CanUpdateAccessPolicy = val
+}
+
+// Ref: #/components/schemas/AlertDefPipelineQuery
+type AlertDefPipelineQuery struct {
+	Query OptString `json:"query"`
+}
+
+// GetQuery returns the value of Query.
+func (s *AlertDefPipelineQuery) GetQuery() OptString {
+	return s.Query
+}
+
+// SetQuery sets the value of Query.
+func (s *AlertDefPipelineQuery) SetQuery(val OptString) {
+	s.Query = val
+}
+
+// Ref: #/components/schemas/AlertDefPriority
+type AlertDefPriority string
+
+const (
+	AlertDefPriorityALERTDEFPRIORITYP5ORUNSPECIFIED AlertDefPriority = "ALERT_DEF_PRIORITY_P5_OR_UNSPECIFIED"
+	AlertDefPriorityALERTDEFPRIORITYP4              AlertDefPriority = "ALERT_DEF_PRIORITY_P4"
+	AlertDefPriorityALERTDEFPRIORITYP3              AlertDefPriority = "ALERT_DEF_PRIORITY_P3"
+	AlertDefPriorityALERTDEFPRIORITYP2              AlertDefPriority = "ALERT_DEF_PRIORITY_P2"
+	AlertDefPriorityALERTDEFPRIORITYP1              AlertDefPriority = "ALERT_DEF_PRIORITY_P1"
+)
+
+// AllValues returns all AlertDefPriority values.
+func (AlertDefPriority) AllValues() []AlertDefPriority {
+	return []AlertDefPriority{
+		AlertDefPriorityALERTDEFPRIORITYP5ORUNSPECIFIED,
+		AlertDefPriorityALERTDEFPRIORITYP4,
+		AlertDefPriorityALERTDEFPRIORITYP3,
+		AlertDefPriorityALERTDEFPRIORITYP2,
+		AlertDefPriorityALERTDEFPRIORITYP1,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefPriority) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefPriorityALERTDEFPRIORITYP5ORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefPriorityALERTDEFPRIORITYP4:
+		return []byte(s), nil
+	case AlertDefPriorityALERTDEFPRIORITYP3:
+		return []byte(s), nil
+	case AlertDefPriorityALERTDEFPRIORITYP2:
+		return []byte(s), nil
+	case AlertDefPriorityALERTDEFPRIORITYP1:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefPriority) UnmarshalText(data []byte) error {
+	switch AlertDefPriority(data) {
+	case AlertDefPriorityALERTDEFPRIORITYP5ORUNSPECIFIED:
+		*s = AlertDefPriorityALERTDEFPRIORITYP5ORUNSPECIFIED
+		return nil
+	case AlertDefPriorityALERTDEFPRIORITYP4:
+		*s = AlertDefPriorityALERTDEFPRIORITYP4
+		return nil
+	case AlertDefPriorityALERTDEFPRIORITYP3:
+		*s = AlertDefPriorityALERTDEFPRIORITYP3
+		return nil
+	case AlertDefPriorityALERTDEFPRIORITYP2:
+		*s = AlertDefPriorityALERTDEFPRIORITYP2
+		return nil
+	case AlertDefPriorityALERTDEFPRIORITYP1:
+		*s = AlertDefPriorityALERTDEFPRIORITYP1
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefPriorityCount
+type AlertDefPriorityCount struct {
+	Count    OptInt64            `json:"count"`
+	Priority OptAlertDefPriority `json:"priority"`
+}
+
+// GetCount returns the value of Count.
+func (s *AlertDefPriorityCount) GetCount() OptInt64 {
+	return s.Count
+}
+
+// GetPriority returns the value of Priority.
+func (s *AlertDefPriorityCount) GetPriority() OptAlertDefPriority {
+	return s.Priority
+}
+
+// SetCount sets the value of Count.
+func (s *AlertDefPriorityCount) SetCount(val OptInt64) {
+	s.Count = val
+}
+
+// SetPriority sets the value of Priority.
+func (s *AlertDefPriorityCount) SetPriority(val OptAlertDefPriority) {
+	s.Priority = val
+}
+
+// What a definition says: its name, priority, schedule, labels and notification settings, and exactly
+// one type block (`logsImmediate` … `analyticsThreshold`), the one that `type` names. `type` may be
+// left out; it is then the type of the block (see the create operation). Metric threshold, metric
+// anomaly and SLO threshold definitions are the ones mgmtapi can evaluate, over the metrics and SLOs
+// it holds; logs, tracing, flow and analytics definitions are stored and checked, never evaluated
+// here, since mgmtapi holds no logs or spans.
+// Ref: #/components/schemas/AlertDefProperties
+type AlertDefProperties struct {
+	ActiveOn                  OptAlertDefActivitySchedule              `json:"activeOn"`
+	AnalyticsImmediate        OptAlertDefAnalyticsImmediateType        `json:"analyticsImmediate"`
+	AnalyticsThreshold        OptAlertDefAnalyticsThresholdType        `json:"analyticsThreshold"`
+	DataSources               []AlertDefDataSource                     `json:"dataSources"`
+	Deleted                   OptBool                                  `json:"deleted"`
+	Description               OptString                                `json:"description"`
+	Enabled                   OptBool                                  `json:"enabled"`
+	EntityLabels              OptAlertDefPropertiesEntityLabels        `json:"entityLabels"`
+	Flow                      OptAlertDefFlowType                      `json:"flow"`
+	GroupByKeys               []string                                 `json:"groupByKeys"`
+	IncidentsSettings         OptAlertDefIncidentSettings              `json:"incidentsSettings"`
+	LogsAnomaly               OptAlertDefLogsAnomalyType               `json:"logsAnomaly"`
+	LogsImmediate             OptAlertDefLogsImmediateType             `json:"logsImmediate"`
+	LogsNewValue              OptAlertDefLogsNewValueType              `json:"logsNewValue"`
+	LogsRatioThreshold        OptAlertDefLogsRatioThresholdType        `json:"logsRatioThreshold"`
+	LogsThreshold             OptAlertDefLogsThresholdType             `json:"logsThreshold"`
+	LogsTimeRelativeThreshold OptAlertDefLogsTimeRelativeThresholdType `json:"logsTimeRelativeThreshold"`
+	LogsUniqueCount           OptAlertDefLogsUniqueCountType           `json:"logsUniqueCount"`
+	MetricAnomaly             OptAlertDefMetricAnomalyType             `json:"metricAnomaly"`
+	MetricThreshold           OptAlertDefMetricThresholdType           `json:"metricThreshold"`
+	Name                      OptString                                `json:"name"`
+	NotificationGroup         OptAlertDefNotificationGroup             `json:"notificationGroup"`
+	// Deprecated: schema marks this property as deprecated.
+	NotificationGroupExcess []AlertDefNotificationGroup     `json:"notificationGroupExcess"`
+	PhantomMode             OptBool                         `json:"phantomMode"`
+	Priority                OptAlertDefPriority             `json:"priority"`
+	SloThreshold            OptAlertDefSloThresholdType     `json:"sloThreshold"`
+	TracingImmediate        OptAlertDefTracingImmediateType `json:"tracingImmediate"`
+	TracingThreshold        OptAlertDefTracingThresholdType `json:"tracingThreshold"`
+	Type                    OptAlertDefType                 `json:"type"`
+}
+
+// GetActiveOn returns the value of ActiveOn.
+func (s *AlertDefProperties) GetActiveOn() OptAlertDefActivitySchedule {
+	return s.ActiveOn
+}
+
+// GetAnalyticsImmediate returns the value of AnalyticsImmediate.
+func (s *AlertDefProperties) GetAnalyticsImmediate() OptAlertDefAnalyticsImmediateType {
+	return s.AnalyticsImmediate
+}
+
+// GetAnalyticsThreshold returns the value of AnalyticsThreshold.
+func (s *AlertDefProperties) GetAnalyticsThreshold() OptAlertDefAnalyticsThresholdType {
+	return s.AnalyticsThreshold
+}
+
+// GetDataSources returns the value of DataSources.
+func (s *AlertDefProperties) GetDataSources() []AlertDefDataSource {
+	return s.DataSources
+}
+
+// GetDeleted returns the value of Deleted.
+func (s *AlertDefProperties) GetDeleted() OptBool {
+	return s.Deleted
+}
+
+// GetDescription returns the value of Description.
+func (s *AlertDefProperties) GetDescription() OptString {
+	return s.Description
+}
+
+// GetEnabled returns the value of Enabled.
+func (s *AlertDefProperties) GetEnabled() OptBool {
+	return s.Enabled
+}
+
+// GetEntityLabels returns the value of EntityLabels.
+func (s *AlertDefProperties) GetEntityLabels() OptAlertDefPropertiesEntityLabels {
+	return s.EntityLabels
+}
+
+// GetFlow returns the value of Flow.
+func (s *AlertDefProperties) GetFlow() OptAlertDefFlowType {
+	return s.Flow
+}
+
+// GetGroupByKeys returns the value of GroupByKeys.
+func (s *AlertDefProperties) GetGroupByKeys() []string {
+	return s.GroupByKeys
+}
+
+// GetIncidentsSettings returns the value of IncidentsSettings.
+func (s *AlertDefProperties) GetIncidentsSettings() OptAlertDefIncidentSettings {
+	return s.IncidentsSettings
+}
+
+// GetLogsAnomaly returns the value of LogsAnomaly.
+func (s *AlertDefProperties) GetLogsAnomaly() OptAlertDefLogsAnomalyType {
+	return s.LogsAnomaly
+}
+
+// GetLogsImmediate returns the value of LogsImmediate.
+func (s *AlertDefProperties) GetLogsImmediate() OptAlertDefLogsImmediateType {
+	return s.LogsImmediate
+}
+
+// GetLogsNewValue returns the value of LogsNewValue.
+func (s *AlertDefProperties) GetLogsNewValue() OptAlertDefLogsNewValueType {
+	return s.LogsNewValue
+}
+
+// GetLogsRatioThreshold returns the value of LogsRatioThreshold.
+func (s *AlertDefProperties) GetLogsRatioThreshold() OptAlertDefLogsRatioThresholdType {
+	return s.LogsRatioThreshold
+}
+
+// GetLogsThreshold returns the value of LogsThreshold.
+func (s *AlertDefProperties) GetLogsThreshold() OptAlertDefLogsThresholdType {
+	return s.LogsThreshold
+}
+
+// GetLogsTimeRelativeThreshold returns the value of LogsTimeRelativeThreshold.
+func (s *AlertDefProperties) GetLogsTimeRelativeThreshold() OptAlertDefLogsTimeRelativeThresholdType {
+	return s.LogsTimeRelativeThreshold
+}
+
+// GetLogsUniqueCount returns the value of LogsUniqueCount.
+func (s *AlertDefProperties) GetLogsUniqueCount() OptAlertDefLogsUniqueCountType {
+	return s.LogsUniqueCount
+}
+
+// GetMetricAnomaly returns the value of MetricAnomaly.
+func (s *AlertDefProperties) GetMetricAnomaly() OptAlertDefMetricAnomalyType {
+	return s.MetricAnomaly
+}
+
+// GetMetricThreshold returns the value of MetricThreshold.
+func (s *AlertDefProperties) GetMetricThreshold() OptAlertDefMetricThresholdType {
+	return s.MetricThreshold
+}
+
+// GetName returns the value of Name.
+func (s *AlertDefProperties) GetName() OptString {
+	return s.Name
+}
+
+// GetNotificationGroup returns the value of NotificationGroup.
+func (s *AlertDefProperties) GetNotificationGroup() OptAlertDefNotificationGroup {
+	return s.NotificationGroup
+}
+
+// GetNotificationGroupExcess returns the value of NotificationGroupExcess.
+func (s *AlertDefProperties) GetNotificationGroupExcess() []AlertDefNotificationGroup {
+	return s.NotificationGroupExcess
+}
+
+// GetPhantomMode returns the value of PhantomMode.
+func (s *AlertDefProperties) GetPhantomMode() OptBool {
+	return s.PhantomMode
+}
+
+// GetPriority returns the value of Priority.
+func (s *AlertDefProperties) GetPriority() OptAlertDefPriority {
+	return s.Priority
+}
+
+// GetSloThreshold returns the value of SloThreshold.
+func (s *AlertDefProperties) GetSloThreshold() OptAlertDefSloThresholdType {
+	return s.SloThreshold
+}
+
+// GetTracingImmediate returns the value of TracingImmediate.
+func (s *AlertDefProperties) GetTracingImmediate() OptAlertDefTracingImmediateType {
+	return s.TracingImmediate
+}
+
+// GetTracingThreshold returns the value of TracingThreshold.
+func (s *AlertDefProperties) GetTracingThreshold() OptAlertDefTracingThresholdType {
+	return s.TracingThreshold
+}
+
+// GetType returns the value of Type.
+func (s *AlertDefProperties) GetType() OptAlertDefType {
+	return s.Type
+}
+
+// SetActiveOn sets the value of ActiveOn.
+func (s *AlertDefProperties) SetActiveOn(val OptAlertDefActivitySchedule) {
+	s.ActiveOn = val
+}
+
+// SetAnalyticsImmediate sets the value of AnalyticsImmediate.
+func (s *AlertDefProperties) SetAnalyticsImmediate(val OptAlertDefAnalyticsImmediateType) {
+	s.AnalyticsImmediate = val
+}
+
+// SetAnalyticsThreshold sets the value of AnalyticsThreshold.
+func (s *AlertDefProperties) SetAnalyticsThreshold(val OptAlertDefAnalyticsThresholdType) {
+	s.AnalyticsThreshold = val
+}
+
+// SetDataSources sets the value of DataSources.
+func (s *AlertDefProperties) SetDataSources(val []AlertDefDataSource) {
+	s.DataSources = val
+}
+
+// SetDeleted sets the value of Deleted.
+func (s *AlertDefProperties) SetDeleted(val OptBool) {
+	s.Deleted = val
+}
+
+// SetDescription sets the value of Description.
+func (s *AlertDefProperties) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetEnabled sets the value of Enabled.
+func (s *AlertDefProperties) SetEnabled(val OptBool) {
+	s.Enabled = val
+}
+
+// SetEntityLabels sets the value of EntityLabels.
+func (s *AlertDefProperties) SetEntityLabels(val OptAlertDefPropertiesEntityLabels) {
+	s.EntityLabels = val
+}
+
+// SetFlow sets the value of Flow.
+func (s *AlertDefProperties) SetFlow(val OptAlertDefFlowType) {
+	s.Flow = val
+}
+
+// SetGroupByKeys sets the value of GroupByKeys.
+func (s *AlertDefProperties) SetGroupByKeys(val []string) {
+	s.GroupByKeys = val
+}
+
+// SetIncidentsSettings sets the value of IncidentsSettings.
+func (s *AlertDefProperties) SetIncidentsSettings(val OptAlertDefIncidentSettings) {
+	s.IncidentsSettings = val
+}
+
+// SetLogsAnomaly sets the value of LogsAnomaly.
+func (s *AlertDefProperties) SetLogsAnomaly(val OptAlertDefLogsAnomalyType) {
+	s.LogsAnomaly = val
+}
+
+// SetLogsImmediate sets the value of LogsImmediate.
+func (s *AlertDefProperties) SetLogsImmediate(val OptAlertDefLogsImmediateType) {
+	s.LogsImmediate = val
+}
+
+// SetLogsNewValue sets the value of LogsNewValue.
+func (s *AlertDefProperties) SetLogsNewValue(val OptAlertDefLogsNewValueType) {
+	s.LogsNewValue = val
+}
+
+// SetLogsRatioThreshold sets the value of LogsRatioThreshold.
+func (s *AlertDefProperties) SetLogsRatioThreshold(val OptAlertDefLogsRatioThresholdType) {
+	s.LogsRatioThreshold = val
+}
+
+// SetLogsThreshold sets the value of LogsThreshold.
+func (s *AlertDefProperties) SetLogsThreshold(val OptAlertDefLogsThresholdType) {
+	s.LogsThreshold = val
+}
+
+// SetLogsTimeRelativeThreshold sets the value of LogsTimeRelativeThreshold.
+func (s *AlertDefProperties) SetLogsTimeRelativeThreshold(val OptAlertDefLogsTimeRelativeThresholdType) {
+	s.LogsTimeRelativeThreshold = val
+}
+
+// SetLogsUniqueCount sets the value of LogsUniqueCount.
+func (s *AlertDefProperties) SetLogsUniqueCount(val OptAlertDefLogsUniqueCountType) {
+	s.LogsUniqueCount = val
+}
+
+// SetMetricAnomaly sets the value of MetricAnomaly.
+func (s *AlertDefProperties) SetMetricAnomaly(val OptAlertDefMetricAnomalyType) {
+	s.MetricAnomaly = val
+}
+
+// SetMetricThreshold sets the value of MetricThreshold.
+func (s *AlertDefProperties) SetMetricThreshold(val OptAlertDefMetricThresholdType) {
+	s.MetricThreshold = val
+}
+
+// SetName sets the value of Name.
+func (s *AlertDefProperties) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetNotificationGroup sets the value of NotificationGroup.
+func (s *AlertDefProperties) SetNotificationGroup(val OptAlertDefNotificationGroup) {
+	s.NotificationGroup = val
+}
+
+// SetNotificationGroupExcess sets the value of NotificationGroupExcess.
+func (s *AlertDefProperties) SetNotificationGroupExcess(val []AlertDefNotificationGroup) {
+	s.NotificationGroupExcess = val
+}
+
+// SetPhantomMode sets the value of PhantomMode.
+func (s *AlertDefProperties) SetPhantomMode(val OptBool) {
+	s.PhantomMode = val
+}
+
+// SetPriority sets the value of Priority.
+func (s *AlertDefProperties) SetPriority(val OptAlertDefPriority) {
+	s.Priority = val
+}
+
+// SetSloThreshold sets the value of SloThreshold.
+func (s *AlertDefProperties) SetSloThreshold(val OptAlertDefSloThresholdType) {
+	s.SloThreshold = val
+}
+
+// SetTracingImmediate sets the value of TracingImmediate.
+func (s *AlertDefProperties) SetTracingImmediate(val OptAlertDefTracingImmediateType) {
+	s.TracingImmediate = val
+}
+
+// SetTracingThreshold sets the value of TracingThreshold.
+func (s *AlertDefProperties) SetTracingThreshold(val OptAlertDefTracingThresholdType) {
+	s.TracingThreshold = val
+}
+
+// SetType sets the value of Type.
+func (s *AlertDefProperties) SetType(val OptAlertDefType) {
+	s.Type = val
+}
+
+type AlertDefPropertiesEntityLabels map[string]string
+
+func (s *AlertDefPropertiesEntityLabels) init() AlertDefPropertiesEntityLabels {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
+// One definition.
+// Ref: #/components/schemas/AlertDefRead
+type AlertDefRead struct {
+	Access   OptAlertDefAccess `json:"access"`
+	AlertDef OptAlertDef       `json:"alertDef"`
+}
+
+// GetAccess returns the value of Access.
+func (s *AlertDefRead) GetAccess() OptAlertDefAccess {
+	return s.Access
+}
+
+// GetAlertDef returns the value of AlertDef.
+func (s *AlertDefRead) GetAlertDef() OptAlertDef {
+	return s.AlertDef
+}
+
+// SetAccess sets the value of Access.
+func (s *AlertDefRead) SetAccess(val OptAlertDefAccess) {
+	s.Access = val
+}
+
+// SetAlertDef sets the value of AlertDef.
+func (s *AlertDefRead) SetAlertDef(val OptAlertDef) {
+	s.AlertDef = val
+}
+
+// Ref: #/components/schemas/AlertDefRecipients
+type AlertDefRecipients struct {
+	Emails []string `json:"emails"`
+}
+
+// GetEmails returns the value of Emails.
+func (s *AlertDefRecipients) GetEmails() []string {
+	return s.Emails
+}
+
+// SetEmails sets the value of Emails.
+func (s *AlertDefRecipients) SetEmails(val []string) {
+	s.Emails = val
+}
+
+// Ref: #/components/schemas/AlertDefReplaceFailure
+type AlertDefReplaceFailure struct {
+	ID     OptString `json:"id"`
+	Reason OptString `json:"reason"`
+}
+
+// GetID returns the value of ID.
+func (s *AlertDefReplaceFailure) GetID() OptString {
+	return s.ID
+}
+
+// GetReason returns the value of Reason.
+func (s *AlertDefReplaceFailure) GetReason() OptString {
+	return s.Reason
+}
+
+// SetID sets the value of ID.
+func (s *AlertDefReplaceFailure) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetReason sets the value of Reason.
+func (s *AlertDefReplaceFailure) SetReason(val OptString) {
+	s.Reason = val
+}
+
+// The definition `id` replaced by new properties. A new `alertVersionId` is assigned.
+// Ref: #/components/schemas/AlertDefReplacement
+type AlertDefReplacement struct {
+	AccessPolicy       OptAlertDefAccessPolicyAction `json:"accessPolicy"`
+	AlertDefProperties OptAlertDefProperties         `json:"alertDefProperties"`
+	ID                 OptString                     `json:"id"`
+}
+
+// GetAccessPolicy returns the value of AccessPolicy.
+func (s *AlertDefReplacement) GetAccessPolicy() OptAlertDefAccessPolicyAction {
+	return s.AccessPolicy
+}
+
+// GetAlertDefProperties returns the value of AlertDefProperties.
+func (s *AlertDefReplacement) GetAlertDefProperties() OptAlertDefProperties {
+	return s.AlertDefProperties
+}
+
+// GetID returns the value of ID.
+func (s *AlertDefReplacement) GetID() OptString {
+	return s.ID
+}
+
+// SetAccessPolicy sets the value of AccessPolicy.
+func (s *AlertDefReplacement) SetAccessPolicy(val OptAlertDefAccessPolicyAction) {
+	s.AccessPolicy = val
+}
+
+// SetAlertDefProperties sets the value of AlertDefProperties.
+func (s *AlertDefReplacement) SetAlertDefProperties(val OptAlertDefProperties) {
+	s.AlertDefProperties = val
+}
+
+// SetID sets the value of ID.
+func (s *AlertDefReplacement) SetID(val OptString) {
+	s.ID = val
+}
+
+// Ref: #/components/schemas/AlertDefSloDefinition
+type AlertDefSloDefinition struct {
+	SloId OptString `json:"sloId"`
+}
+
+// GetSloId returns the value of SloId.
+func (s *AlertDefSloDefinition) GetSloId() OptString {
+	return s.SloId
+}
+
+// SetSloId sets the value of SloId.
+func (s *AlertDefSloDefinition) SetSloId(val OptString) {
+	s.SloId = val
+}
+
+// Ref: #/components/schemas/AlertDefSloThresholdCondition
+type AlertDefSloThresholdCondition struct {
+	Threshold OptFloat64 `json:"threshold"`
+}
+
+// GetThreshold returns the value of Threshold.
+func (s *AlertDefSloThresholdCondition) GetThreshold() OptFloat64 {
+	return s.Threshold
+}
+
+// SetThreshold sets the value of Threshold.
+func (s *AlertDefSloThresholdCondition) SetThreshold(val OptFloat64) {
+	s.Threshold = val
+}
+
+// Ref: #/components/schemas/AlertDefSloThresholdRule
+type AlertDefSloThresholdRule struct {
+	Condition OptAlertDefSloThresholdCondition `json:"condition"`
+	Override  OptAlertDefOverride              `json:"override"`
+}
+
+// GetCondition returns the value of Condition.
+func (s *AlertDefSloThresholdRule) GetCondition() OptAlertDefSloThresholdCondition {
+	return s.Condition
+}
+
+// GetOverride returns the value of Override.
+func (s *AlertDefSloThresholdRule) GetOverride() OptAlertDefOverride {
+	return s.Override
+}
+
+// SetCondition sets the value of Condition.
+func (s *AlertDefSloThresholdRule) SetCondition(val OptAlertDefSloThresholdCondition) {
+	s.Condition = val
+}
+
+// SetOverride sets the value of Override.
+func (s *AlertDefSloThresholdRule) SetOverride(val OptAlertDefOverride) {
+	s.Override = val
+}
+
+// An alert on one of the team's SLOs (`sloDefinition.sloId` names it): `errorBudget` (remaining
+// budget) or `burnRate`, at most one of them.
+// Ref: #/components/schemas/AlertDefSloThresholdType
+type AlertDefSloThresholdType struct {
+	BurnRate      OptAlertDefBurnRateThreshold    `json:"burnRate"`
+	ErrorBudget   OptAlertDefErrorBudgetThreshold `json:"errorBudget"`
+	SloDefinition OptAlertDefSloDefinition        `json:"sloDefinition"`
+}
+
+// GetBurnRate returns the value of BurnRate.
+func (s *AlertDefSloThresholdType) GetBurnRate() OptAlertDefBurnRateThreshold {
+	return s.BurnRate
+}
+
+// GetErrorBudget returns the value of ErrorBudget.
+func (s *AlertDefSloThresholdType) GetErrorBudget() OptAlertDefErrorBudgetThreshold {
+	return s.ErrorBudget
+}
+
+// GetSloDefinition returns the value of SloDefinition.
+func (s *AlertDefSloThresholdType) GetSloDefinition() OptAlertDefSloDefinition {
+	return s.SloDefinition
+}
+
+// SetBurnRate sets the value of BurnRate.
+func (s *AlertDefSloThresholdType) SetBurnRate(val OptAlertDefBurnRateThreshold) {
+	s.BurnRate = val
+}
+
+// SetErrorBudget sets the value of ErrorBudget.
+func (s *AlertDefSloThresholdType) SetErrorBudget(val OptAlertDefErrorBudgetThreshold) {
+	s.ErrorBudget = val
+}
+
+// SetSloDefinition sets the value of SloDefinition.
+func (s *AlertDefSloThresholdType) SetSloDefinition(val OptAlertDefSloDefinition) {
+	s.SloDefinition = val
+}
+
+// Ref: #/components/schemas/AlertDefSourceOverrides
+type AlertDefSourceOverrides struct {
+	ConnectorConfigFields []AlertDefConnectorConfigField `json:"connectorConfigFields"`
+	MessageConfigFields   []AlertDefMessageConfigField   `json:"messageConfigFields"`
+	PayloadType           OptString                      `json:"payloadType"`
+}
+
+// GetConnectorConfigFields returns the value of ConnectorConfigFields.
+func (s *AlertDefSourceOverrides) GetConnectorConfigFields() []AlertDefConnectorConfigField {
+	return s.ConnectorConfigFields
+}
+
+// GetMessageConfigFields returns the value of MessageConfigFields.
+func (s *AlertDefSourceOverrides) GetMessageConfigFields() []AlertDefMessageConfigField {
+	return s.MessageConfigFields
+}
+
+// GetPayloadType returns the value of PayloadType.
+func (s *AlertDefSourceOverrides) GetPayloadType() OptString {
+	return s.PayloadType
+}
+
+// SetConnectorConfigFields sets the value of ConnectorConfigFields.
+func (s *AlertDefSourceOverrides) SetConnectorConfigFields(val []AlertDefConnectorConfigField) {
+	s.ConnectorConfigFields = val
+}
+
+// SetMessageConfigFields sets the value of MessageConfigFields.
+func (s *AlertDefSourceOverrides) SetMessageConfigFields(val []AlertDefMessageConfigField) {
+	s.MessageConfigFields = val
+}
+
+// SetPayloadType sets the value of PayloadType.
+func (s *AlertDefSourceOverrides) SetPayloadType(val OptString) {
+	s.PayloadType = val
+}
+
+// Ref: #/components/schemas/AlertDefStatus
+type AlertDefStatus string
+
+const (
+	AlertDefStatusALERTDEFSTATUSUNSPECIFIED AlertDefStatus = "ALERT_DEF_STATUS_UNSPECIFIED"
+	AlertDefStatusALERTDEFSTATUSALERTING    AlertDefStatus = "ALERT_DEF_STATUS_ALERTING"
+	AlertDefStatusALERTDEFSTATUSOK          AlertDefStatus = "ALERT_DEF_STATUS_OK"
+	AlertDefStatusALERTDEFSTATUSNODATA      AlertDefStatus = "ALERT_DEF_STATUS_NO_DATA"
+)
+
+// AllValues returns all AlertDefStatus values.
+func (AlertDefStatus) AllValues() []AlertDefStatus {
+	return []AlertDefStatus{
+		AlertDefStatusALERTDEFSTATUSUNSPECIFIED,
+		AlertDefStatusALERTDEFSTATUSALERTING,
+		AlertDefStatusALERTDEFSTATUSOK,
+		AlertDefStatusALERTDEFSTATUSNODATA,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefStatusALERTDEFSTATUSUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefStatusALERTDEFSTATUSALERTING:
+		return []byte(s), nil
+	case AlertDefStatusALERTDEFSTATUSOK:
+		return []byte(s), nil
+	case AlertDefStatusALERTDEFSTATUSNODATA:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefStatus) UnmarshalText(data []byte) error {
+	switch AlertDefStatus(data) {
+	case AlertDefStatusALERTDEFSTATUSUNSPECIFIED:
+		*s = AlertDefStatusALERTDEFSTATUSUNSPECIFIED
+		return nil
+	case AlertDefStatusALERTDEFSTATUSALERTING:
+		*s = AlertDefStatusALERTDEFSTATUSALERTING
+		return nil
+	case AlertDefStatusALERTDEFSTATUSOK:
+		*s = AlertDefStatusALERTDEFSTATUSOK
+		return nil
+	case AlertDefStatusALERTDEFSTATUSNODATA:
+		*s = AlertDefStatusALERTDEFSTATUSNODATA
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefStatusCount
+type AlertDefStatusCount struct {
+	Count  OptInt64          `json:"count"`
+	Status OptAlertDefStatus `json:"status"`
+}
+
+// GetCount returns the value of Count.
+func (s *AlertDefStatusCount) GetCount() OptInt64 {
+	return s.Count
+}
+
+// GetStatus returns the value of Status.
+func (s *AlertDefStatusCount) GetStatus() OptAlertDefStatus {
+	return s.Status
+}
+
+// SetCount sets the value of Count.
+func (s *AlertDefStatusCount) SetCount(val OptInt64) {
+	s.Count = val
+}
+
+// SetStatus sets the value of Status.
+func (s *AlertDefStatusCount) SetStatus(val OptAlertDefStatus) {
+	s.Status = val
+}
+
+// Ref: #/components/schemas/AlertDefTimeDuration
+type AlertDefTimeDuration struct {
+	Duration OptString               `json:"duration"`
+	Unit     OptAlertDefDurationUnit `json:"unit"`
+}
+
+// GetDuration returns the value of Duration.
+func (s *AlertDefTimeDuration) GetDuration() OptString {
+	return s.Duration
+}
+
+// GetUnit returns the value of Unit.
+func (s *AlertDefTimeDuration) GetUnit() OptAlertDefDurationUnit {
+	return s.Unit
+}
+
+// SetDuration sets the value of Duration.
+func (s *AlertDefTimeDuration) SetDuration(val OptString) {
+	s.Duration = val
+}
+
+// SetUnit sets the value of Unit.
+func (s *AlertDefTimeDuration) SetUnit(val OptAlertDefDurationUnit) {
+	s.Unit = val
+}
+
+// Ref: #/components/schemas/AlertDefTimeOfDay
+type AlertDefTimeOfDay struct {
+	Hours   OptInt32 `json:"hours"`
+	Minutes OptInt32 `json:"minutes"`
+}
+
+// GetHours returns the value of Hours.
+func (s *AlertDefTimeOfDay) GetHours() OptInt32 {
+	return s.Hours
+}
+
+// GetMinutes returns the value of Minutes.
+func (s *AlertDefTimeOfDay) GetMinutes() OptInt32 {
+	return s.Minutes
+}
+
+// SetHours sets the value of Hours.
+func (s *AlertDefTimeOfDay) SetHours(val OptInt32) {
+	s.Hours = val
+}
+
+// SetMinutes sets the value of Minutes.
+func (s *AlertDefTimeOfDay) SetMinutes(val OptInt32) {
+	s.Minutes = val
+}
+
+// Ref: #/components/schemas/AlertDefTimeframeType
+type AlertDefTimeframeType string
+
+const (
+	AlertDefTimeframeTypeTIMEFRAMETYPEUNSPECIFIED AlertDefTimeframeType = "TIMEFRAME_TYPE_UNSPECIFIED"
+	AlertDefTimeframeTypeTIMEFRAMETYPEUPTO        AlertDefTimeframeType = "TIMEFRAME_TYPE_UP_TO"
+)
+
+// AllValues returns all AlertDefTimeframeType values.
+func (AlertDefTimeframeType) AllValues() []AlertDefTimeframeType {
+	return []AlertDefTimeframeType{
+		AlertDefTimeframeTypeTIMEFRAMETYPEUNSPECIFIED,
+		AlertDefTimeframeTypeTIMEFRAMETYPEUPTO,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefTimeframeType) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefTimeframeTypeTIMEFRAMETYPEUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefTimeframeTypeTIMEFRAMETYPEUPTO:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefTimeframeType) UnmarshalText(data []byte) error {
+	switch AlertDefTimeframeType(data) {
+	case AlertDefTimeframeTypeTIMEFRAMETYPEUNSPECIFIED:
+		*s = AlertDefTimeframeTypeTIMEFRAMETYPEUNSPECIFIED
+		return nil
+	case AlertDefTimeframeTypeTIMEFRAMETYPEUPTO:
+		*s = AlertDefTimeframeTypeTIMEFRAMETYPEUPTO
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// A definition to create: its properties and, optionally, its access policy.
+// Ref: #/components/schemas/AlertDefToCreate
+type AlertDefToCreate struct {
+	AccessPolicy       OptString          `json:"accessPolicy"`
+	AlertDefProperties AlertDefProperties `json:"alertDefProperties"`
+}
+
+// GetAccessPolicy returns the value of AccessPolicy.
+func (s *AlertDefToCreate) GetAccessPolicy() OptString {
+	return s.AccessPolicy
+}
+
+// GetAlertDefProperties returns the value of AlertDefProperties.
+func (s *AlertDefToCreate) GetAlertDefProperties() AlertDefProperties {
+	return s.AlertDefProperties
+}
+
+// SetAccessPolicy sets the value of AccessPolicy.
+func (s *AlertDefToCreate) SetAccessPolicy(val OptString) {
+	s.AccessPolicy = val
+}
+
+// SetAlertDefProperties sets the value of AlertDefProperties.
+func (s *AlertDefToCreate) SetAlertDefProperties(val AlertDefProperties) {
+	s.AlertDefProperties = val
+}
+
+// Ref: #/components/schemas/AlertDefToReplace
+type AlertDefToReplace struct {
+	AccessPolicy       OptAlertDefAccessPolicyAction `json:"accessPolicy"`
+	AlertDefProperties OptAlertDefProperties         `json:"alertDefProperties"`
+	ID                 OptString                     `json:"id"`
+}
+
+// GetAccessPolicy returns the value of AccessPolicy.
+func (s *AlertDefToReplace) GetAccessPolicy() OptAlertDefAccessPolicyAction {
+	return s.AccessPolicy
+}
+
+// GetAlertDefProperties returns the value of AlertDefProperties.
+func (s *AlertDefToReplace) GetAlertDefProperties() OptAlertDefProperties {
+	return s.AlertDefProperties
+}
+
+// GetID returns the value of ID.
+func (s *AlertDefToReplace) GetID() OptString {
+	return s.ID
+}
+
+// SetAccessPolicy sets the value of AccessPolicy.
+func (s *AlertDefToReplace) SetAccessPolicy(val OptAlertDefAccessPolicyAction) {
+	s.AccessPolicy = val
+}
+
+// SetAlertDefProperties sets the value of AlertDefProperties.
+func (s *AlertDefToReplace) SetAlertDefProperties(val OptAlertDefProperties) {
+	s.AlertDefProperties = val
+}
+
+// SetID sets the value of ID.
+func (s *AlertDefToReplace) SetID(val OptString) {
+	s.ID = val
+}
+
+// Ref: #/components/schemas/AlertDefTracingFilter
+type AlertDefTracingFilter struct {
+	SimpleFilter OptAlertDefTracingSimpleFilter `json:"simpleFilter"`
+}
+
+// GetSimpleFilter returns the value of SimpleFilter.
+func (s *AlertDefTracingFilter) GetSimpleFilter() OptAlertDefTracingSimpleFilter {
+	return s.SimpleFilter
+}
+
+// SetSimpleFilter sets the value of SimpleFilter.
+func (s *AlertDefTracingFilter) SetSimpleFilter(val OptAlertDefTracingSimpleFilter) {
+	s.SimpleFilter = val
+}
+
+// Ref: #/components/schemas/AlertDefTracingFilterOperationType
+type AlertDefTracingFilterOperationType string
+
+const (
+	AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEISORUNSPECIFIED AlertDefTracingFilterOperationType = "TRACING_FILTER_OPERATION_TYPE_IS_OR_UNSPECIFIED"
+	AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEINCLUDES        AlertDefTracingFilterOperationType = "TRACING_FILTER_OPERATION_TYPE_INCLUDES"
+	AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEENDSWITH        AlertDefTracingFilterOperationType = "TRACING_FILTER_OPERATION_TYPE_ENDS_WITH"
+	AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPESTARTSWITH      AlertDefTracingFilterOperationType = "TRACING_FILTER_OPERATION_TYPE_STARTS_WITH"
+	AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEISNOT           AlertDefTracingFilterOperationType = "TRACING_FILTER_OPERATION_TYPE_IS_NOT"
+)
+
+// AllValues returns all AlertDefTracingFilterOperationType values.
+func (AlertDefTracingFilterOperationType) AllValues() []AlertDefTracingFilterOperationType {
+	return []AlertDefTracingFilterOperationType{
+		AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEISORUNSPECIFIED,
+		AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEINCLUDES,
+		AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEENDSWITH,
+		AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPESTARTSWITH,
+		AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEISNOT,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefTracingFilterOperationType) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEISORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEINCLUDES:
+		return []byte(s), nil
+	case AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEENDSWITH:
+		return []byte(s), nil
+	case AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPESTARTSWITH:
+		return []byte(s), nil
+	case AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEISNOT:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefTracingFilterOperationType) UnmarshalText(data []byte) error {
+	switch AlertDefTracingFilterOperationType(data) {
+	case AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEISORUNSPECIFIED:
+		*s = AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEISORUNSPECIFIED
+		return nil
+	case AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEINCLUDES:
+		*s = AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEINCLUDES
+		return nil
+	case AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEENDSWITH:
+		*s = AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEENDSWITH
+		return nil
+	case AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPESTARTSWITH:
+		*s = AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPESTARTSWITH
+		return nil
+	case AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEISNOT:
+		*s = AlertDefTracingFilterOperationTypeTRACINGFILTEROPERATIONTYPEISNOT
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefTracingFilterType
+type AlertDefTracingFilterType struct {
+	Operation OptAlertDefTracingFilterOperationType `json:"operation"`
+	Values    []string                              `json:"values"`
+}
+
+// GetOperation returns the value of Operation.
+func (s *AlertDefTracingFilterType) GetOperation() OptAlertDefTracingFilterOperationType {
+	return s.Operation
+}
+
+// GetValues returns the value of Values.
+func (s *AlertDefTracingFilterType) GetValues() []string {
+	return s.Values
+}
+
+// SetOperation sets the value of Operation.
+func (s *AlertDefTracingFilterType) SetOperation(val OptAlertDefTracingFilterOperationType) {
+	s.Operation = val
+}
+
+// SetValues sets the value of Values.
+func (s *AlertDefTracingFilterType) SetValues(val []string) {
+	s.Values = val
+}
+
+// Fires on each matching span. Stored and checked; mgmtapi holds no spans and never evaluates it.
+// Ref: #/components/schemas/AlertDefTracingImmediateType
+type AlertDefTracingImmediateType struct {
+	NotificationPayloadFilter []string                 `json:"notificationPayloadFilter"`
+	TracingFilter             OptAlertDefTracingFilter `json:"tracingFilter"`
+}
+
+// GetNotificationPayloadFilter returns the value of NotificationPayloadFilter.
+func (s *AlertDefTracingImmediateType) GetNotificationPayloadFilter() []string {
+	return s.NotificationPayloadFilter
+}
+
+// GetTracingFilter returns the value of TracingFilter.
+func (s *AlertDefTracingImmediateType) GetTracingFilter() OptAlertDefTracingFilter {
+	return s.TracingFilter
+}
+
+// SetNotificationPayloadFilter sets the value of NotificationPayloadFilter.
+func (s *AlertDefTracingImmediateType) SetNotificationPayloadFilter(val []string) {
+	s.NotificationPayloadFilter = val
+}
+
+// SetTracingFilter sets the value of TracingFilter.
+func (s *AlertDefTracingImmediateType) SetTracingFilter(val OptAlertDefTracingFilter) {
+	s.TracingFilter = val
+}
+
+// Ref: #/components/schemas/AlertDefTracingLabelFilters
+type AlertDefTracingLabelFilters struct {
+	ApplicationName []AlertDefTracingFilterType           `json:"applicationName"`
+	OperationName   []AlertDefTracingFilterType           `json:"operationName"`
+	ServiceName     []AlertDefTracingFilterType           `json:"serviceName"`
+	SpanFields      []AlertDefTracingSpanFieldsFilterType `json:"spanFields"`
+	SubsystemName   []AlertDefTracingFilterType           `json:"subsystemName"`
+}
+
+// GetApplicationName returns the value of ApplicationName.
+func (s *AlertDefTracingLabelFilters) GetApplicationName() []AlertDefTracingFilterType {
+	return s.ApplicationName
+}
+
+// GetOperationName returns the value of OperationName.
+func (s *AlertDefTracingLabelFilters) GetOperationName() []AlertDefTracingFilterType {
+	return s.OperationName
+}
+
+// GetServiceName returns the value of ServiceName.
+func (s *AlertDefTracingLabelFilters) GetServiceName() []AlertDefTracingFilterType {
+	return s.ServiceName
+}
+
+// GetSpanFields returns the value of SpanFields.
+func (s *AlertDefTracingLabelFilters) GetSpanFields() []AlertDefTracingSpanFieldsFilterType {
+	return s.SpanFields
+}
+
+// GetSubsystemName returns the value of SubsystemName.
+func (s *AlertDefTracingLabelFilters) GetSubsystemName() []AlertDefTracingFilterType {
+	return s.SubsystemName
+}
+
+// SetApplicationName sets the value of ApplicationName.
+func (s *AlertDefTracingLabelFilters) SetApplicationName(val []AlertDefTracingFilterType) {
+	s.ApplicationName = val
+}
+
+// SetOperationName sets the value of OperationName.
+func (s *AlertDefTracingLabelFilters) SetOperationName(val []AlertDefTracingFilterType) {
+	s.OperationName = val
+}
+
+// SetServiceName sets the value of ServiceName.
+func (s *AlertDefTracingLabelFilters) SetServiceName(val []AlertDefTracingFilterType) {
+	s.ServiceName = val
+}
+
+// SetSpanFields sets the value of SpanFields.
+func (s *AlertDefTracingLabelFilters) SetSpanFields(val []AlertDefTracingSpanFieldsFilterType) {
+	s.SpanFields = val
+}
+
+// SetSubsystemName sets the value of SubsystemName.
+func (s *AlertDefTracingLabelFilters) SetSubsystemName(val []AlertDefTracingFilterType) {
+	s.SubsystemName = val
+}
+
+// Ref: #/components/schemas/AlertDefTracingSimpleFilter
+type AlertDefTracingSimpleFilter struct {
+	LatencyThresholdMs  OptString                      `json:"latencyThresholdMs"`
+	TracingLabelFilters OptAlertDefTracingLabelFilters `json:"tracingLabelFilters"`
+}
+
+// GetLatencyThresholdMs returns the value of LatencyThresholdMs.
+func (s *AlertDefTracingSimpleFilter) GetLatencyThresholdMs() OptString {
+	return s.LatencyThresholdMs
+}
+
+// GetTracingLabelFilters returns the value of TracingLabelFilters.
+func (s *AlertDefTracingSimpleFilter) GetTracingLabelFilters() OptAlertDefTracingLabelFilters {
+	return s.TracingLabelFilters
+}
+
+// SetLatencyThresholdMs sets the value of LatencyThresholdMs.
+func (s *AlertDefTracingSimpleFilter) SetLatencyThresholdMs(val OptString) {
+	s.LatencyThresholdMs = val
+}
+
+// SetTracingLabelFilters sets the value of TracingLabelFilters.
+func (s *AlertDefTracingSimpleFilter) SetTracingLabelFilters(val OptAlertDefTracingLabelFilters) {
+	s.TracingLabelFilters = val
+}
+
+// Ref: #/components/schemas/AlertDefTracingSpanFieldsFilterType
+type AlertDefTracingSpanFieldsFilterType struct {
+	FilterType OptAlertDefTracingFilterType `json:"filterType"`
+	Key        OptString                    `json:"key"`
+}
+
+// GetFilterType returns the value of FilterType.
+func (s *AlertDefTracingSpanFieldsFilterType) GetFilterType() OptAlertDefTracingFilterType {
+	return s.FilterType
+}
+
+// GetKey returns the value of Key.
+func (s *AlertDefTracingSpanFieldsFilterType) GetKey() OptString {
+	return s.Key
+}
+
+// SetFilterType sets the value of FilterType.
+func (s *AlertDefTracingSpanFieldsFilterType) SetFilterType(val OptAlertDefTracingFilterType) {
+	s.FilterType = val
+}
+
+// SetKey sets the value of Key.
+func (s *AlertDefTracingSpanFieldsFilterType) SetKey(val OptString) {
+	s.Key = val
+}
+
+// Ref: #/components/schemas/AlertDefTracingThresholdCondition
+type AlertDefTracingThresholdCondition struct {
+	ConditionType OptAlertDefTracingThresholdConditionType `json:"conditionType"`
+	SpanAmount    OptFloat64                               `json:"spanAmount"`
+	TimeWindow    OptAlertDefTracingTimeWindow             `json:"timeWindow"`
+}
+
+// GetConditionType returns the value of ConditionType.
+func (s *AlertDefTracingThresholdCondition) GetConditionType() OptAlertDefTracingThresholdConditionType {
+	return s.ConditionType
+}
+
+// GetSpanAmount returns the value of SpanAmount.
+func (s *AlertDefTracingThresholdCondition) GetSpanAmount() OptFloat64 {
+	return s.SpanAmount
+}
+
+// GetTimeWindow returns the value of TimeWindow.
+func (s *AlertDefTracingThresholdCondition) GetTimeWindow() OptAlertDefTracingTimeWindow {
+	return s.TimeWindow
+}
+
+// SetConditionType sets the value of ConditionType.
+func (s *AlertDefTracingThresholdCondition) SetConditionType(val OptAlertDefTracingThresholdConditionType) {
+	s.ConditionType = val
+}
+
+// SetSpanAmount sets the value of SpanAmount.
+func (s *AlertDefTracingThresholdCondition) SetSpanAmount(val OptFloat64) {
+	s.SpanAmount = val
+}
+
+// SetTimeWindow sets the value of TimeWindow.
+func (s *AlertDefTracingThresholdCondition) SetTimeWindow(val OptAlertDefTracingTimeWindow) {
+	s.TimeWindow = val
+}
+
+// Ref: #/components/schemas/AlertDefTracingThresholdConditionType
+type AlertDefTracingThresholdConditionType string
+
+const (
+	AlertDefTracingThresholdConditionTypeTRACINGTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED AlertDefTracingThresholdConditionType = "TRACING_THRESHOLD_CONDITION_TYPE_MORE_THAN_OR_UNSPECIFIED"
+)
+
+// AllValues returns all AlertDefTracingThresholdConditionType values.
+func (AlertDefTracingThresholdConditionType) AllValues() []AlertDefTracingThresholdConditionType {
+	return []AlertDefTracingThresholdConditionType{
+		AlertDefTracingThresholdConditionTypeTRACINGTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefTracingThresholdConditionType) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefTracingThresholdConditionTypeTRACINGTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefTracingThresholdConditionType) UnmarshalText(data []byte) error {
+	switch AlertDefTracingThresholdConditionType(data) {
+	case AlertDefTracingThresholdConditionTypeTRACINGTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED:
+		*s = AlertDefTracingThresholdConditionTypeTRACINGTHRESHOLDCONDITIONTYPEMORETHANORUNSPECIFIED
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefTracingThresholdRule
+type AlertDefTracingThresholdRule struct {
+	Condition OptAlertDefTracingThresholdCondition `json:"condition"`
+}
+
+// GetCondition returns the value of Condition.
+func (s *AlertDefTracingThresholdRule) GetCondition() OptAlertDefTracingThresholdCondition {
+	return s.Condition
+}
+
+// SetCondition sets the value of Condition.
+func (s *AlertDefTracingThresholdRule) SetCondition(val OptAlertDefTracingThresholdCondition) {
+	s.Condition = val
+}
+
+// Fires when the count of matching spans crosses a threshold. Stored and checked; never evaluated by
+// mgmtapi (it holds no spans).
+// Ref: #/components/schemas/AlertDefTracingThresholdType
+type AlertDefTracingThresholdType struct {
+	NotificationPayloadFilter []string                       `json:"notificationPayloadFilter"`
+	Rules                     []AlertDefTracingThresholdRule `json:"rules"`
+	TracingFilter             OptAlertDefTracingFilter       `json:"tracingFilter"`
+}
+
+// GetNotificationPayloadFilter returns the value of NotificationPayloadFilter.
+func (s *AlertDefTracingThresholdType) GetNotificationPayloadFilter() []string {
+	return s.NotificationPayloadFilter
+}
+
+// GetRules returns the value of Rules.
+func (s *AlertDefTracingThresholdType) GetRules() []AlertDefTracingThresholdRule {
+	return s.Rules
+}
+
+// GetTracingFilter returns the value of TracingFilter.
+func (s *AlertDefTracingThresholdType) GetTracingFilter() OptAlertDefTracingFilter {
+	return s.TracingFilter
+}
+
+// SetNotificationPayloadFilter sets the value of NotificationPayloadFilter.
+func (s *AlertDefTracingThresholdType) SetNotificationPayloadFilter(val []string) {
+	s.NotificationPayloadFilter = val
+}
+
+// SetRules sets the value of Rules.
+func (s *AlertDefTracingThresholdType) SetRules(val []AlertDefTracingThresholdRule) {
+	s.Rules = val
+}
+
+// SetTracingFilter sets the value of TracingFilter.
+func (s *AlertDefTracingThresholdType) SetTracingFilter(val OptAlertDefTracingFilter) {
+	s.TracingFilter = val
+}
+
+// Ref: #/components/schemas/AlertDefTracingTimeWindow
+type AlertDefTracingTimeWindow struct {
+	TracingTimeWindowValue OptAlertDefTracingTimeWindowValue `json:"tracingTimeWindowValue"`
+}
+
+// GetTracingTimeWindowValue returns the value of TracingTimeWindowValue.
+func (s *AlertDefTracingTimeWindow) GetTracingTimeWindowValue() OptAlertDefTracingTimeWindowValue {
+	return s.TracingTimeWindowValue
+}
+
+// SetTracingTimeWindowValue sets the value of TracingTimeWindowValue.
+func (s *AlertDefTracingTimeWindow) SetTracingTimeWindowValue(val OptAlertDefTracingTimeWindowValue) {
+	s.TracingTimeWindowValue = val
+}
+
+// Ref: #/components/schemas/AlertDefTracingTimeWindowValue
+type AlertDefTracingTimeWindowValue string
+
+const (
+	AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES5ORUNSPECIFIED AlertDefTracingTimeWindowValue = "TRACING_TIME_WINDOW_VALUE_MINUTES_5_OR_UNSPECIFIED"
+	AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES10             AlertDefTracingTimeWindowValue = "TRACING_TIME_WINDOW_VALUE_MINUTES_10"
+	AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES15             AlertDefTracingTimeWindowValue = "TRACING_TIME_WINDOW_VALUE_MINUTES_15"
+	AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES20             AlertDefTracingTimeWindowValue = "TRACING_TIME_WINDOW_VALUE_MINUTES_20"
+	AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES30             AlertDefTracingTimeWindowValue = "TRACING_TIME_WINDOW_VALUE_MINUTES_30"
+	AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOUR1                 AlertDefTracingTimeWindowValue = "TRACING_TIME_WINDOW_VALUE_HOUR_1"
+	AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS2                AlertDefTracingTimeWindowValue = "TRACING_TIME_WINDOW_VALUE_HOURS_2"
+	AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS4                AlertDefTracingTimeWindowValue = "TRACING_TIME_WINDOW_VALUE_HOURS_4"
+	AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS6                AlertDefTracingTimeWindowValue = "TRACING_TIME_WINDOW_VALUE_HOURS_6"
+	AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS12               AlertDefTracingTimeWindowValue = "TRACING_TIME_WINDOW_VALUE_HOURS_12"
+	AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS24               AlertDefTracingTimeWindowValue = "TRACING_TIME_WINDOW_VALUE_HOURS_24"
+	AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS36               AlertDefTracingTimeWindowValue = "TRACING_TIME_WINDOW_VALUE_HOURS_36"
+)
+
+// AllValues returns all AlertDefTracingTimeWindowValue values.
+func (AlertDefTracingTimeWindowValue) AllValues() []AlertDefTracingTimeWindowValue {
+	return []AlertDefTracingTimeWindowValue{
+		AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES5ORUNSPECIFIED,
+		AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES10,
+		AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES15,
+		AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES20,
+		AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES30,
+		AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOUR1,
+		AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS2,
+		AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS4,
+		AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS6,
+		AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS12,
+		AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS24,
+		AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS36,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefTracingTimeWindowValue) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES5ORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES10:
+		return []byte(s), nil
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES15:
+		return []byte(s), nil
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES20:
+		return []byte(s), nil
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES30:
+		return []byte(s), nil
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOUR1:
+		return []byte(s), nil
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS2:
+		return []byte(s), nil
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS4:
+		return []byte(s), nil
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS6:
+		return []byte(s), nil
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS12:
+		return []byte(s), nil
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS24:
+		return []byte(s), nil
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS36:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefTracingTimeWindowValue) UnmarshalText(data []byte) error {
+	switch AlertDefTracingTimeWindowValue(data) {
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES5ORUNSPECIFIED:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES5ORUNSPECIFIED
+		return nil
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES10:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES10
+		return nil
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES15:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES15
+		return nil
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES20:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES20
+		return nil
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES30:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEMINUTES30
+		return nil
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOUR1:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOUR1
+		return nil
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS2:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS2
+		return nil
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS4:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS4
+		return nil
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS6:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS6
+		return nil
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS12:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS12
+		return nil
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS24:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS24
+		return nil
+	case AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS36:
+		*s = AlertDefTracingTimeWindowValueTRACINGTIMEWINDOWVALUEHOURS36
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefType
+type AlertDefType string
+
+const (
+	AlertDefTypeALERTDEFTYPELOGSIMMEDIATEORUNSPECIFIED AlertDefType = "ALERT_DEF_TYPE_LOGS_IMMEDIATE_OR_UNSPECIFIED"
+	AlertDefTypeALERTDEFTYPELOGSTHRESHOLD              AlertDefType = "ALERT_DEF_TYPE_LOGS_THRESHOLD"
+	AlertDefTypeALERTDEFTYPELOGSANOMALY                AlertDefType = "ALERT_DEF_TYPE_LOGS_ANOMALY"
+	AlertDefTypeALERTDEFTYPELOGSRATIOTHRESHOLD         AlertDefType = "ALERT_DEF_TYPE_LOGS_RATIO_THRESHOLD"
+	AlertDefTypeALERTDEFTYPELOGSNEWVALUE               AlertDefType = "ALERT_DEF_TYPE_LOGS_NEW_VALUE"
+	AlertDefTypeALERTDEFTYPELOGSUNIQUECOUNT            AlertDefType = "ALERT_DEF_TYPE_LOGS_UNIQUE_COUNT"
+	AlertDefTypeALERTDEFTYPELOGSTIMERELATIVETHRESHOLD  AlertDefType = "ALERT_DEF_TYPE_LOGS_TIME_RELATIVE_THRESHOLD"
+	AlertDefTypeALERTDEFTYPEMETRICTHRESHOLD            AlertDefType = "ALERT_DEF_TYPE_METRIC_THRESHOLD"
+	AlertDefTypeALERTDEFTYPEMETRICANOMALY              AlertDefType = "ALERT_DEF_TYPE_METRIC_ANOMALY"
+	AlertDefTypeALERTDEFTYPETRACINGIMMEDIATE           AlertDefType = "ALERT_DEF_TYPE_TRACING_IMMEDIATE"
+	AlertDefTypeALERTDEFTYPETRACINGTHRESHOLD           AlertDefType = "ALERT_DEF_TYPE_TRACING_THRESHOLD"
+	AlertDefTypeALERTDEFTYPEFLOW                       AlertDefType = "ALERT_DEF_TYPE_FLOW"
+	AlertDefTypeALERTDEFTYPESLOTHRESHOLD               AlertDefType = "ALERT_DEF_TYPE_SLO_THRESHOLD"
+	AlertDefTypeALERTDEFTYPEANALYTICSIMMEDIATE         AlertDefType = "ALERT_DEF_TYPE_ANALYTICS_IMMEDIATE"
+	AlertDefTypeALERTDEFTYPEANALYTICSTHRESHOLD         AlertDefType = "ALERT_DEF_TYPE_ANALYTICS_THRESHOLD"
+)
+
+// AllValues returns all AlertDefType values.
+func (AlertDefType) AllValues() []AlertDefType {
+	return []AlertDefType{
+		AlertDefTypeALERTDEFTYPELOGSIMMEDIATEORUNSPECIFIED,
+		AlertDefTypeALERTDEFTYPELOGSTHRESHOLD,
+		AlertDefTypeALERTDEFTYPELOGSANOMALY,
+		AlertDefTypeALERTDEFTYPELOGSRATIOTHRESHOLD,
+		AlertDefTypeALERTDEFTYPELOGSNEWVALUE,
+		AlertDefTypeALERTDEFTYPELOGSUNIQUECOUNT,
+		AlertDefTypeALERTDEFTYPELOGSTIMERELATIVETHRESHOLD,
+		AlertDefTypeALERTDEFTYPEMETRICTHRESHOLD,
+		AlertDefTypeALERTDEFTYPEMETRICANOMALY,
+		AlertDefTypeALERTDEFTYPETRACINGIMMEDIATE,
+		AlertDefTypeALERTDEFTYPETRACINGTHRESHOLD,
+		AlertDefTypeALERTDEFTYPEFLOW,
+		AlertDefTypeALERTDEFTYPESLOTHRESHOLD,
+		AlertDefTypeALERTDEFTYPEANALYTICSIMMEDIATE,
+		AlertDefTypeALERTDEFTYPEANALYTICSTHRESHOLD,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertDefType) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertDefTypeALERTDEFTYPELOGSIMMEDIATEORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertDefTypeALERTDEFTYPELOGSTHRESHOLD:
+		return []byte(s), nil
+	case AlertDefTypeALERTDEFTYPELOGSANOMALY:
+		return []byte(s), nil
+	case AlertDefTypeALERTDEFTYPELOGSRATIOTHRESHOLD:
+		return []byte(s), nil
+	case AlertDefTypeALERTDEFTYPELOGSNEWVALUE:
+		return []byte(s), nil
+	case AlertDefTypeALERTDEFTYPELOGSUNIQUECOUNT:
+		return []byte(s), nil
+	case AlertDefTypeALERTDEFTYPELOGSTIMERELATIVETHRESHOLD:
+		return []byte(s), nil
+	case AlertDefTypeALERTDEFTYPEMETRICTHRESHOLD:
+		return []byte(s), nil
+	case AlertDefTypeALERTDEFTYPEMETRICANOMALY:
+		return []byte(s), nil
+	case AlertDefTypeALERTDEFTYPETRACINGIMMEDIATE:
+		return []byte(s), nil
+	case AlertDefTypeALERTDEFTYPETRACINGTHRESHOLD:
+		return []byte(s), nil
+	case AlertDefTypeALERTDEFTYPEFLOW:
+		return []byte(s), nil
+	case AlertDefTypeALERTDEFTYPESLOTHRESHOLD:
+		return []byte(s), nil
+	case AlertDefTypeALERTDEFTYPEANALYTICSIMMEDIATE:
+		return []byte(s), nil
+	case AlertDefTypeALERTDEFTYPEANALYTICSTHRESHOLD:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertDefType) UnmarshalText(data []byte) error {
+	switch AlertDefType(data) {
+	case AlertDefTypeALERTDEFTYPELOGSIMMEDIATEORUNSPECIFIED:
+		*s = AlertDefTypeALERTDEFTYPELOGSIMMEDIATEORUNSPECIFIED
+		return nil
+	case AlertDefTypeALERTDEFTYPELOGSTHRESHOLD:
+		*s = AlertDefTypeALERTDEFTYPELOGSTHRESHOLD
+		return nil
+	case AlertDefTypeALERTDEFTYPELOGSANOMALY:
+		*s = AlertDefTypeALERTDEFTYPELOGSANOMALY
+		return nil
+	case AlertDefTypeALERTDEFTYPELOGSRATIOTHRESHOLD:
+		*s = AlertDefTypeALERTDEFTYPELOGSRATIOTHRESHOLD
+		return nil
+	case AlertDefTypeALERTDEFTYPELOGSNEWVALUE:
+		*s = AlertDefTypeALERTDEFTYPELOGSNEWVALUE
+		return nil
+	case AlertDefTypeALERTDEFTYPELOGSUNIQUECOUNT:
+		*s = AlertDefTypeALERTDEFTYPELOGSUNIQUECOUNT
+		return nil
+	case AlertDefTypeALERTDEFTYPELOGSTIMERELATIVETHRESHOLD:
+		*s = AlertDefTypeALERTDEFTYPELOGSTIMERELATIVETHRESHOLD
+		return nil
+	case AlertDefTypeALERTDEFTYPEMETRICTHRESHOLD:
+		*s = AlertDefTypeALERTDEFTYPEMETRICTHRESHOLD
+		return nil
+	case AlertDefTypeALERTDEFTYPEMETRICANOMALY:
+		*s = AlertDefTypeALERTDEFTYPEMETRICANOMALY
+		return nil
+	case AlertDefTypeALERTDEFTYPETRACINGIMMEDIATE:
+		*s = AlertDefTypeALERTDEFTYPETRACINGIMMEDIATE
+		return nil
+	case AlertDefTypeALERTDEFTYPETRACINGTHRESHOLD:
+		*s = AlertDefTypeALERTDEFTYPETRACINGTHRESHOLD
+		return nil
+	case AlertDefTypeALERTDEFTYPEFLOW:
+		*s = AlertDefTypeALERTDEFTYPEFLOW
+		return nil
+	case AlertDefTypeALERTDEFTYPESLOTHRESHOLD:
+		*s = AlertDefTypeALERTDEFTYPESLOTHRESHOLD
+		return nil
+	case AlertDefTypeALERTDEFTYPEANALYTICSIMMEDIATE:
+		*s = AlertDefTypeALERTDEFTYPEANALYTICSIMMEDIATE
+		return nil
+	case AlertDefTypeALERTDEFTYPEANALYTICSTHRESHOLD:
+		*s = AlertDefTypeALERTDEFTYPEANALYTICSTHRESHOLD
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/AlertDefTypeCount
+type AlertDefTypeCount struct {
+	Count OptInt64        `json:"count"`
+	Type  OptAlertDefType `json:"type"`
+}
+
+// GetCount returns the value of Count.
+func (s *AlertDefTypeCount) GetCount() OptInt64 {
+	return s.Count
+}
+
+// GetType returns the value of Type.
+func (s *AlertDefTypeCount) GetType() OptAlertDefType {
+	return s.Type
+}
+
+// SetCount sets the value of Count.
+func (s *AlertDefTypeCount) SetCount(val OptInt64) {
+	s.Count = val
+}
+
+// SetType sets the value of Type.
+func (s *AlertDefTypeCount) SetType(val OptAlertDefType) {
+	s.Type = val
+}
+
+// Ref: #/components/schemas/AlertDefUndetectedValuesManagement
+type AlertDefUndetectedValuesManagement struct {
+	AutoRetireTimeframe     OptAlertDefAutoRetireTimeframe `json:"autoRetireTimeframe"`
+	TriggerUndetectedValues OptBool                        `json:"triggerUndetectedValues"`
+}
+
+// GetAutoRetireTimeframe returns the value of AutoRetireTimeframe.
+func (s *AlertDefUndetectedValuesManagement) GetAutoRetireTimeframe() OptAlertDefAutoRetireTimeframe {
+	return s.AutoRetireTimeframe
+}
+
+// GetTriggerUndetectedValues returns the value of TriggerUndetectedValues.
+func (s *AlertDefUndetectedValuesManagement) GetTriggerUndetectedValues() OptBool {
+	return s.TriggerUndetectedValues
+}
+
+// SetAutoRetireTimeframe sets the value of AutoRetireTimeframe.
+func (s *AlertDefUndetectedValuesManagement) SetAutoRetireTimeframe(val OptAlertDefAutoRetireTimeframe) {
+	s.AutoRetireTimeframe = val
+}
+
+// SetTriggerUndetectedValues sets the value of TriggerUndetectedValues.
+func (s *AlertDefUndetectedValuesManagement) SetTriggerUndetectedValues(val OptBool) {
+	s.TriggerUndetectedValues = val
+}
+
+// Ref: #/components/schemas/AlertDefWebhooksSettings
+type AlertDefWebhooksSettings struct {
+	Integration OptAlertDefIntegrationType `json:"integration"`
+	Minutes     OptInt64                   `json:"minutes"`
+	NotifyOn    OptAlertDefNotifyOn        `json:"notifyOn"`
+}
+
+// GetIntegration returns the value of Integration.
+func (s *AlertDefWebhooksSettings) GetIntegration() OptAlertDefIntegrationType {
+	return s.Integration
+}
+
+// GetMinutes returns the value of Minutes.
+func (s *AlertDefWebhooksSettings) GetMinutes() OptInt64 {
+	return s.Minutes
+}
+
+// GetNotifyOn returns the value of NotifyOn.
+func (s *AlertDefWebhooksSettings) GetNotifyOn() OptAlertDefNotifyOn {
+	return s.NotifyOn
+}
+
+// SetIntegration sets the value of Integration.
+func (s *AlertDefWebhooksSettings) SetIntegration(val OptAlertDefIntegrationType) {
+	s.Integration = val
+}
+
+// SetMinutes sets the value of Minutes.
+func (s *AlertDefWebhooksSettings) SetMinutes(val OptInt64) {
+	s.Minutes = val
+}
+
+// SetNotifyOn sets the value of NotifyOn.
+func (s *AlertDefWebhooksSettings) SetNotifyOn(val OptAlertDefNotifyOn) {
+	s.NotifyOn = val
+}
+
+// The definition as stored, with its new version id.
+// Ref: #/components/schemas/AlertDefWritten
+type AlertDefWritten struct {
+	AlertDef OptAlertDef `json:"alertDef"`
+}
+
+// GetAlertDef returns the value of AlertDef.
+func (s *AlertDefWritten) GetAlertDef() OptAlertDef {
+	return s.AlertDef
+}
+
+// SetAlertDef sets the value of AlertDef.
+func (s *AlertDefWritten) SetAlertDef(val OptAlertDef) {
+	s.AlertDef = val
+}
+
 // One alerting rule (Alertmanager `alertname`) that fired in the case; each firing label set is a
 // permutation.
 // Ref: #/components/schemas/AlertIndicator
@@ -14820,6 +20694,4560 @@ func (o OptActorText) Or(d ActorText) ActorText {
 	return d
 }
 
+// NewOptAlertDef returns new OptAlertDef with value set to v.
+func NewOptAlertDef(v AlertDef) OptAlertDef {
+	return OptAlertDef{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDef is optional AlertDef.
+type OptAlertDef struct {
+	Value AlertDef
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDef was set.
+func (o OptAlertDef) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDef) Reset() {
+	var v AlertDef
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDef) SetTo(v AlertDef) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDef) Get() (v AlertDef, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDef) Or(d AlertDef) AlertDef {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefAccess returns new OptAlertDefAccess with value set to v.
+func NewOptAlertDefAccess(v AlertDefAccess) OptAlertDefAccess {
+	return OptAlertDefAccess{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefAccess is optional AlertDefAccess.
+type OptAlertDefAccess struct {
+	Value AlertDefAccess
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefAccess was set.
+func (o OptAlertDefAccess) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefAccess) Reset() {
+	var v AlertDefAccess
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefAccess) SetTo(v AlertDefAccess) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefAccess) Get() (v AlertDefAccess, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefAccess) Or(d AlertDefAccess) AlertDefAccess {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefAccessPolicyAction returns new OptAlertDefAccessPolicyAction with value set to v.
+func NewOptAlertDefAccessPolicyAction(v AlertDefAccessPolicyAction) OptAlertDefAccessPolicyAction {
+	return OptAlertDefAccessPolicyAction{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefAccessPolicyAction is optional AlertDefAccessPolicyAction.
+type OptAlertDefAccessPolicyAction struct {
+	Value AlertDefAccessPolicyAction
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefAccessPolicyAction was set.
+func (o OptAlertDefAccessPolicyAction) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefAccessPolicyAction) Reset() {
+	var v AlertDefAccessPolicyAction
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefAccessPolicyAction) SetTo(v AlertDefAccessPolicyAction) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefAccessPolicyAction) Get() (v AlertDefAccessPolicyAction, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefAccessPolicyAction) Or(d AlertDefAccessPolicyAction) AlertDefAccessPolicyAction {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefActivitySchedule returns new OptAlertDefActivitySchedule with value set to v.
+func NewOptAlertDefActivitySchedule(v AlertDefActivitySchedule) OptAlertDefActivitySchedule {
+	return OptAlertDefActivitySchedule{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefActivitySchedule is optional AlertDefActivitySchedule.
+type OptAlertDefActivitySchedule struct {
+	Value AlertDefActivitySchedule
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefActivitySchedule was set.
+func (o OptAlertDefActivitySchedule) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefActivitySchedule) Reset() {
+	var v AlertDefActivitySchedule
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefActivitySchedule) SetTo(v AlertDefActivitySchedule) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefActivitySchedule) Get() (v AlertDefActivitySchedule, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefActivitySchedule) Or(d AlertDefActivitySchedule) AlertDefActivitySchedule {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefAlertsOp returns new OptAlertDefAlertsOp with value set to v.
+func NewOptAlertDefAlertsOp(v AlertDefAlertsOp) OptAlertDefAlertsOp {
+	return OptAlertDefAlertsOp{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefAlertsOp is optional AlertDefAlertsOp.
+type OptAlertDefAlertsOp struct {
+	Value AlertDefAlertsOp
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefAlertsOp was set.
+func (o OptAlertDefAlertsOp) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefAlertsOp) Reset() {
+	var v AlertDefAlertsOp
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefAlertsOp) SetTo(v AlertDefAlertsOp) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefAlertsOp) Get() (v AlertDefAlertsOp, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefAlertsOp) Or(d AlertDefAlertsOp) AlertDefAlertsOp {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefAnalyticsImmediateType returns new OptAlertDefAnalyticsImmediateType with value set to v.
+func NewOptAlertDefAnalyticsImmediateType(v AlertDefAnalyticsImmediateType) OptAlertDefAnalyticsImmediateType {
+	return OptAlertDefAnalyticsImmediateType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefAnalyticsImmediateType is optional AlertDefAnalyticsImmediateType.
+type OptAlertDefAnalyticsImmediateType struct {
+	Value AlertDefAnalyticsImmediateType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefAnalyticsImmediateType was set.
+func (o OptAlertDefAnalyticsImmediateType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefAnalyticsImmediateType) Reset() {
+	var v AlertDefAnalyticsImmediateType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefAnalyticsImmediateType) SetTo(v AlertDefAnalyticsImmediateType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefAnalyticsImmediateType) Get() (v AlertDefAnalyticsImmediateType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefAnalyticsImmediateType) Or(d AlertDefAnalyticsImmediateType) AlertDefAnalyticsImmediateType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefAnalyticsThresholdOperator returns new OptAlertDefAnalyticsThresholdOperator with value set to v.
+func NewOptAlertDefAnalyticsThresholdOperator(v AlertDefAnalyticsThresholdOperator) OptAlertDefAnalyticsThresholdOperator {
+	return OptAlertDefAnalyticsThresholdOperator{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefAnalyticsThresholdOperator is optional AlertDefAnalyticsThresholdOperator.
+type OptAlertDefAnalyticsThresholdOperator struct {
+	Value AlertDefAnalyticsThresholdOperator
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefAnalyticsThresholdOperator was set.
+func (o OptAlertDefAnalyticsThresholdOperator) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefAnalyticsThresholdOperator) Reset() {
+	var v AlertDefAnalyticsThresholdOperator
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefAnalyticsThresholdOperator) SetTo(v AlertDefAnalyticsThresholdOperator) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefAnalyticsThresholdOperator) Get() (v AlertDefAnalyticsThresholdOperator, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefAnalyticsThresholdOperator) Or(d AlertDefAnalyticsThresholdOperator) AlertDefAnalyticsThresholdOperator {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefAnalyticsThresholdRuleCondition returns new OptAlertDefAnalyticsThresholdRuleCondition with value set to v.
+func NewOptAlertDefAnalyticsThresholdRuleCondition(v AlertDefAnalyticsThresholdRuleCondition) OptAlertDefAnalyticsThresholdRuleCondition {
+	return OptAlertDefAnalyticsThresholdRuleCondition{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefAnalyticsThresholdRuleCondition is optional AlertDefAnalyticsThresholdRuleCondition.
+type OptAlertDefAnalyticsThresholdRuleCondition struct {
+	Value AlertDefAnalyticsThresholdRuleCondition
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefAnalyticsThresholdRuleCondition was set.
+func (o OptAlertDefAnalyticsThresholdRuleCondition) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefAnalyticsThresholdRuleCondition) Reset() {
+	var v AlertDefAnalyticsThresholdRuleCondition
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefAnalyticsThresholdRuleCondition) SetTo(v AlertDefAnalyticsThresholdRuleCondition) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefAnalyticsThresholdRuleCondition) Get() (v AlertDefAnalyticsThresholdRuleCondition, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefAnalyticsThresholdRuleCondition) Or(d AlertDefAnalyticsThresholdRuleCondition) AlertDefAnalyticsThresholdRuleCondition {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefAnalyticsThresholdType returns new OptAlertDefAnalyticsThresholdType with value set to v.
+func NewOptAlertDefAnalyticsThresholdType(v AlertDefAnalyticsThresholdType) OptAlertDefAnalyticsThresholdType {
+	return OptAlertDefAnalyticsThresholdType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefAnalyticsThresholdType is optional AlertDefAnalyticsThresholdType.
+type OptAlertDefAnalyticsThresholdType struct {
+	Value AlertDefAnalyticsThresholdType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefAnalyticsThresholdType was set.
+func (o OptAlertDefAnalyticsThresholdType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefAnalyticsThresholdType) Reset() {
+	var v AlertDefAnalyticsThresholdType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefAnalyticsThresholdType) SetTo(v AlertDefAnalyticsThresholdType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefAnalyticsThresholdType) Get() (v AlertDefAnalyticsThresholdType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefAnalyticsThresholdType) Or(d AlertDefAnalyticsThresholdType) AlertDefAnalyticsThresholdType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefAnomalyAlertSettings returns new OptAlertDefAnomalyAlertSettings with value set to v.
+func NewOptAlertDefAnomalyAlertSettings(v AlertDefAnomalyAlertSettings) OptAlertDefAnomalyAlertSettings {
+	return OptAlertDefAnomalyAlertSettings{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefAnomalyAlertSettings is optional AlertDefAnomalyAlertSettings.
+type OptAlertDefAnomalyAlertSettings struct {
+	Value AlertDefAnomalyAlertSettings
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefAnomalyAlertSettings was set.
+func (o OptAlertDefAnomalyAlertSettings) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefAnomalyAlertSettings) Reset() {
+	var v AlertDefAnomalyAlertSettings
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefAnomalyAlertSettings) SetTo(v AlertDefAnomalyAlertSettings) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefAnomalyAlertSettings) Get() (v AlertDefAnomalyAlertSettings, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefAnomalyAlertSettings) Or(d AlertDefAnomalyAlertSettings) AlertDefAnomalyAlertSettings {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefAutoRetireTimeframe returns new OptAlertDefAutoRetireTimeframe with value set to v.
+func NewOptAlertDefAutoRetireTimeframe(v AlertDefAutoRetireTimeframe) OptAlertDefAutoRetireTimeframe {
+	return OptAlertDefAutoRetireTimeframe{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefAutoRetireTimeframe is optional AlertDefAutoRetireTimeframe.
+type OptAlertDefAutoRetireTimeframe struct {
+	Value AlertDefAutoRetireTimeframe
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefAutoRetireTimeframe was set.
+func (o OptAlertDefAutoRetireTimeframe) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefAutoRetireTimeframe) Reset() {
+	var v AlertDefAutoRetireTimeframe
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefAutoRetireTimeframe) SetTo(v AlertDefAutoRetireTimeframe) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefAutoRetireTimeframe) Get() (v AlertDefAutoRetireTimeframe, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefAutoRetireTimeframe) Or(d AlertDefAutoRetireTimeframe) AlertDefAutoRetireTimeframe {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefBurnRateThreshold returns new OptAlertDefBurnRateThreshold with value set to v.
+func NewOptAlertDefBurnRateThreshold(v AlertDefBurnRateThreshold) OptAlertDefBurnRateThreshold {
+	return OptAlertDefBurnRateThreshold{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefBurnRateThreshold is optional AlertDefBurnRateThreshold.
+type OptAlertDefBurnRateThreshold struct {
+	Value AlertDefBurnRateThreshold
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefBurnRateThreshold was set.
+func (o OptAlertDefBurnRateThreshold) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefBurnRateThreshold) Reset() {
+	var v AlertDefBurnRateThreshold
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefBurnRateThreshold) SetTo(v AlertDefBurnRateThreshold) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefBurnRateThreshold) Get() (v AlertDefBurnRateThreshold, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefBurnRateThreshold) Or(d AlertDefBurnRateThreshold) AlertDefBurnRateThreshold {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefBurnRateTypeDual returns new OptAlertDefBurnRateTypeDual with value set to v.
+func NewOptAlertDefBurnRateTypeDual(v AlertDefBurnRateTypeDual) OptAlertDefBurnRateTypeDual {
+	return OptAlertDefBurnRateTypeDual{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefBurnRateTypeDual is optional AlertDefBurnRateTypeDual.
+type OptAlertDefBurnRateTypeDual struct {
+	Value AlertDefBurnRateTypeDual
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefBurnRateTypeDual was set.
+func (o OptAlertDefBurnRateTypeDual) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefBurnRateTypeDual) Reset() {
+	var v AlertDefBurnRateTypeDual
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefBurnRateTypeDual) SetTo(v AlertDefBurnRateTypeDual) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefBurnRateTypeDual) Get() (v AlertDefBurnRateTypeDual, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefBurnRateTypeDual) Or(d AlertDefBurnRateTypeDual) AlertDefBurnRateTypeDual {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefBurnRateTypeSingle returns new OptAlertDefBurnRateTypeSingle with value set to v.
+func NewOptAlertDefBurnRateTypeSingle(v AlertDefBurnRateTypeSingle) OptAlertDefBurnRateTypeSingle {
+	return OptAlertDefBurnRateTypeSingle{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefBurnRateTypeSingle is optional AlertDefBurnRateTypeSingle.
+type OptAlertDefBurnRateTypeSingle struct {
+	Value AlertDefBurnRateTypeSingle
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefBurnRateTypeSingle was set.
+func (o OptAlertDefBurnRateTypeSingle) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefBurnRateTypeSingle) Reset() {
+	var v AlertDefBurnRateTypeSingle
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefBurnRateTypeSingle) SetTo(v AlertDefBurnRateTypeSingle) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefBurnRateTypeSingle) Get() (v AlertDefBurnRateTypeSingle, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefBurnRateTypeSingle) Or(d AlertDefBurnRateTypeSingle) AlertDefBurnRateTypeSingle {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefDurationUnit returns new OptAlertDefDurationUnit with value set to v.
+func NewOptAlertDefDurationUnit(v AlertDefDurationUnit) OptAlertDefDurationUnit {
+	return OptAlertDefDurationUnit{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefDurationUnit is optional AlertDefDurationUnit.
+type OptAlertDefDurationUnit struct {
+	Value AlertDefDurationUnit
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefDurationUnit was set.
+func (o OptAlertDefDurationUnit) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefDurationUnit) Reset() {
+	var v AlertDefDurationUnit
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefDurationUnit) SetTo(v AlertDefDurationUnit) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefDurationUnit) Get() (v AlertDefDurationUnit, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefDurationUnit) Or(d AlertDefDurationUnit) AlertDefDurationUnit {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefErrorBudgetThreshold returns new OptAlertDefErrorBudgetThreshold with value set to v.
+func NewOptAlertDefErrorBudgetThreshold(v AlertDefErrorBudgetThreshold) OptAlertDefErrorBudgetThreshold {
+	return OptAlertDefErrorBudgetThreshold{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefErrorBudgetThreshold is optional AlertDefErrorBudgetThreshold.
+type OptAlertDefErrorBudgetThreshold struct {
+	Value AlertDefErrorBudgetThreshold
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefErrorBudgetThreshold was set.
+func (o OptAlertDefErrorBudgetThreshold) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefErrorBudgetThreshold) Reset() {
+	var v AlertDefErrorBudgetThreshold
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefErrorBudgetThreshold) SetTo(v AlertDefErrorBudgetThreshold) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefErrorBudgetThreshold) Get() (v AlertDefErrorBudgetThreshold, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefErrorBudgetThreshold) Or(d AlertDefErrorBudgetThreshold) AlertDefErrorBudgetThreshold {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefFilterCountsByDimension returns new OptAlertDefFilterCountsByDimension with value set to v.
+func NewOptAlertDefFilterCountsByDimension(v AlertDefFilterCountsByDimension) OptAlertDefFilterCountsByDimension {
+	return OptAlertDefFilterCountsByDimension{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefFilterCountsByDimension is optional AlertDefFilterCountsByDimension.
+type OptAlertDefFilterCountsByDimension struct {
+	Value AlertDefFilterCountsByDimension
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefFilterCountsByDimension was set.
+func (o OptAlertDefFilterCountsByDimension) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefFilterCountsByDimension) Reset() {
+	var v AlertDefFilterCountsByDimension
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefFilterCountsByDimension) SetTo(v AlertDefFilterCountsByDimension) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefFilterCountsByDimension) Get() (v AlertDefFilterCountsByDimension, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefFilterCountsByDimension) Or(d AlertDefFilterCountsByDimension) AlertDefFilterCountsByDimension {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefFlowStagesGroups returns new OptAlertDefFlowStagesGroups with value set to v.
+func NewOptAlertDefFlowStagesGroups(v AlertDefFlowStagesGroups) OptAlertDefFlowStagesGroups {
+	return OptAlertDefFlowStagesGroups{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefFlowStagesGroups is optional AlertDefFlowStagesGroups.
+type OptAlertDefFlowStagesGroups struct {
+	Value AlertDefFlowStagesGroups
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefFlowStagesGroups was set.
+func (o OptAlertDefFlowStagesGroups) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefFlowStagesGroups) Reset() {
+	var v AlertDefFlowStagesGroups
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefFlowStagesGroups) SetTo(v AlertDefFlowStagesGroups) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefFlowStagesGroups) Get() (v AlertDefFlowStagesGroups, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefFlowStagesGroups) Or(d AlertDefFlowStagesGroups) AlertDefFlowStagesGroups {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefFlowType returns new OptAlertDefFlowType with value set to v.
+func NewOptAlertDefFlowType(v AlertDefFlowType) OptAlertDefFlowType {
+	return OptAlertDefFlowType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefFlowType is optional AlertDefFlowType.
+type OptAlertDefFlowType struct {
+	Value AlertDefFlowType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefFlowType was set.
+func (o OptAlertDefFlowType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefFlowType) Reset() {
+	var v AlertDefFlowType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefFlowType) SetTo(v AlertDefFlowType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefFlowType) Get() (v AlertDefFlowType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefFlowType) Or(d AlertDefFlowType) AlertDefFlowType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefIncidentSettings returns new OptAlertDefIncidentSettings with value set to v.
+func NewOptAlertDefIncidentSettings(v AlertDefIncidentSettings) OptAlertDefIncidentSettings {
+	return OptAlertDefIncidentSettings{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefIncidentSettings is optional AlertDefIncidentSettings.
+type OptAlertDefIncidentSettings struct {
+	Value AlertDefIncidentSettings
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefIncidentSettings was set.
+func (o OptAlertDefIncidentSettings) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefIncidentSettings) Reset() {
+	var v AlertDefIncidentSettings
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefIncidentSettings) SetTo(v AlertDefIncidentSettings) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefIncidentSettings) Get() (v AlertDefIncidentSettings, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefIncidentSettings) Or(d AlertDefIncidentSettings) AlertDefIncidentSettings {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefIntegrationType returns new OptAlertDefIntegrationType with value set to v.
+func NewOptAlertDefIntegrationType(v AlertDefIntegrationType) OptAlertDefIntegrationType {
+	return OptAlertDefIntegrationType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefIntegrationType is optional AlertDefIntegrationType.
+type OptAlertDefIntegrationType struct {
+	Value AlertDefIntegrationType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefIntegrationType was set.
+func (o OptAlertDefIntegrationType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefIntegrationType) Reset() {
+	var v AlertDefIntegrationType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefIntegrationType) SetTo(v AlertDefIntegrationType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefIntegrationType) Get() (v AlertDefIntegrationType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefIntegrationType) Or(d AlertDefIntegrationType) AlertDefIntegrationType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLabelFilters returns new OptAlertDefLabelFilters with value set to v.
+func NewOptAlertDefLabelFilters(v AlertDefLabelFilters) OptAlertDefLabelFilters {
+	return OptAlertDefLabelFilters{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLabelFilters is optional AlertDefLabelFilters.
+type OptAlertDefLabelFilters struct {
+	Value AlertDefLabelFilters
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLabelFilters was set.
+func (o OptAlertDefLabelFilters) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLabelFilters) Reset() {
+	var v AlertDefLabelFilters
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLabelFilters) SetTo(v AlertDefLabelFilters) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLabelFilters) Get() (v AlertDefLabelFilters, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLabelFilters) Or(d AlertDefLabelFilters) AlertDefLabelFilters {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefListAccess returns new OptAlertDefListAccess with value set to v.
+func NewOptAlertDefListAccess(v AlertDefListAccess) OptAlertDefListAccess {
+	return OptAlertDefListAccess{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefListAccess is optional AlertDefListAccess.
+type OptAlertDefListAccess struct {
+	Value AlertDefListAccess
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefListAccess was set.
+func (o OptAlertDefListAccess) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefListAccess) Reset() {
+	var v AlertDefListAccess
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefListAccess) SetTo(v AlertDefListAccess) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefListAccess) Get() (v AlertDefListAccess, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefListAccess) Or(d AlertDefListAccess) AlertDefListAccess {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogFilterOperationType returns new OptAlertDefLogFilterOperationType with value set to v.
+func NewOptAlertDefLogFilterOperationType(v AlertDefLogFilterOperationType) OptAlertDefLogFilterOperationType {
+	return OptAlertDefLogFilterOperationType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogFilterOperationType is optional AlertDefLogFilterOperationType.
+type OptAlertDefLogFilterOperationType struct {
+	Value AlertDefLogFilterOperationType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogFilterOperationType was set.
+func (o OptAlertDefLogFilterOperationType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogFilterOperationType) Reset() {
+	var v AlertDefLogFilterOperationType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogFilterOperationType) SetTo(v AlertDefLogFilterOperationType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogFilterOperationType) Get() (v AlertDefLogFilterOperationType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogFilterOperationType) Or(d AlertDefLogFilterOperationType) AlertDefLogFilterOperationType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsAnomalyCondition returns new OptAlertDefLogsAnomalyCondition with value set to v.
+func NewOptAlertDefLogsAnomalyCondition(v AlertDefLogsAnomalyCondition) OptAlertDefLogsAnomalyCondition {
+	return OptAlertDefLogsAnomalyCondition{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsAnomalyCondition is optional AlertDefLogsAnomalyCondition.
+type OptAlertDefLogsAnomalyCondition struct {
+	Value AlertDefLogsAnomalyCondition
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsAnomalyCondition was set.
+func (o OptAlertDefLogsAnomalyCondition) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsAnomalyCondition) Reset() {
+	var v AlertDefLogsAnomalyCondition
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsAnomalyCondition) SetTo(v AlertDefLogsAnomalyCondition) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsAnomalyCondition) Get() (v AlertDefLogsAnomalyCondition, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsAnomalyCondition) Or(d AlertDefLogsAnomalyCondition) AlertDefLogsAnomalyCondition {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsAnomalyConditionType returns new OptAlertDefLogsAnomalyConditionType with value set to v.
+func NewOptAlertDefLogsAnomalyConditionType(v AlertDefLogsAnomalyConditionType) OptAlertDefLogsAnomalyConditionType {
+	return OptAlertDefLogsAnomalyConditionType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsAnomalyConditionType is optional AlertDefLogsAnomalyConditionType.
+type OptAlertDefLogsAnomalyConditionType struct {
+	Value AlertDefLogsAnomalyConditionType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsAnomalyConditionType was set.
+func (o OptAlertDefLogsAnomalyConditionType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsAnomalyConditionType) Reset() {
+	var v AlertDefLogsAnomalyConditionType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsAnomalyConditionType) SetTo(v AlertDefLogsAnomalyConditionType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsAnomalyConditionType) Get() (v AlertDefLogsAnomalyConditionType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsAnomalyConditionType) Or(d AlertDefLogsAnomalyConditionType) AlertDefLogsAnomalyConditionType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsAnomalyType returns new OptAlertDefLogsAnomalyType with value set to v.
+func NewOptAlertDefLogsAnomalyType(v AlertDefLogsAnomalyType) OptAlertDefLogsAnomalyType {
+	return OptAlertDefLogsAnomalyType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsAnomalyType is optional AlertDefLogsAnomalyType.
+type OptAlertDefLogsAnomalyType struct {
+	Value AlertDefLogsAnomalyType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsAnomalyType was set.
+func (o OptAlertDefLogsAnomalyType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsAnomalyType) Reset() {
+	var v AlertDefLogsAnomalyType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsAnomalyType) SetTo(v AlertDefLogsAnomalyType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsAnomalyType) Get() (v AlertDefLogsAnomalyType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsAnomalyType) Or(d AlertDefLogsAnomalyType) AlertDefLogsAnomalyType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsFilter returns new OptAlertDefLogsFilter with value set to v.
+func NewOptAlertDefLogsFilter(v AlertDefLogsFilter) OptAlertDefLogsFilter {
+	return OptAlertDefLogsFilter{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsFilter is optional AlertDefLogsFilter.
+type OptAlertDefLogsFilter struct {
+	Value AlertDefLogsFilter
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsFilter was set.
+func (o OptAlertDefLogsFilter) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsFilter) Reset() {
+	var v AlertDefLogsFilter
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsFilter) SetTo(v AlertDefLogsFilter) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsFilter) Get() (v AlertDefLogsFilter, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsFilter) Or(d AlertDefLogsFilter) AlertDefLogsFilter {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsImmediateType returns new OptAlertDefLogsImmediateType with value set to v.
+func NewOptAlertDefLogsImmediateType(v AlertDefLogsImmediateType) OptAlertDefLogsImmediateType {
+	return OptAlertDefLogsImmediateType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsImmediateType is optional AlertDefLogsImmediateType.
+type OptAlertDefLogsImmediateType struct {
+	Value AlertDefLogsImmediateType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsImmediateType was set.
+func (o OptAlertDefLogsImmediateType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsImmediateType) Reset() {
+	var v AlertDefLogsImmediateType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsImmediateType) SetTo(v AlertDefLogsImmediateType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsImmediateType) Get() (v AlertDefLogsImmediateType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsImmediateType) Or(d AlertDefLogsImmediateType) AlertDefLogsImmediateType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsNewValueCondition returns new OptAlertDefLogsNewValueCondition with value set to v.
+func NewOptAlertDefLogsNewValueCondition(v AlertDefLogsNewValueCondition) OptAlertDefLogsNewValueCondition {
+	return OptAlertDefLogsNewValueCondition{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsNewValueCondition is optional AlertDefLogsNewValueCondition.
+type OptAlertDefLogsNewValueCondition struct {
+	Value AlertDefLogsNewValueCondition
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsNewValueCondition was set.
+func (o OptAlertDefLogsNewValueCondition) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsNewValueCondition) Reset() {
+	var v AlertDefLogsNewValueCondition
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsNewValueCondition) SetTo(v AlertDefLogsNewValueCondition) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsNewValueCondition) Get() (v AlertDefLogsNewValueCondition, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsNewValueCondition) Or(d AlertDefLogsNewValueCondition) AlertDefLogsNewValueCondition {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsNewValueTimeWindow returns new OptAlertDefLogsNewValueTimeWindow with value set to v.
+func NewOptAlertDefLogsNewValueTimeWindow(v AlertDefLogsNewValueTimeWindow) OptAlertDefLogsNewValueTimeWindow {
+	return OptAlertDefLogsNewValueTimeWindow{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsNewValueTimeWindow is optional AlertDefLogsNewValueTimeWindow.
+type OptAlertDefLogsNewValueTimeWindow struct {
+	Value AlertDefLogsNewValueTimeWindow
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsNewValueTimeWindow was set.
+func (o OptAlertDefLogsNewValueTimeWindow) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsNewValueTimeWindow) Reset() {
+	var v AlertDefLogsNewValueTimeWindow
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsNewValueTimeWindow) SetTo(v AlertDefLogsNewValueTimeWindow) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsNewValueTimeWindow) Get() (v AlertDefLogsNewValueTimeWindow, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsNewValueTimeWindow) Or(d AlertDefLogsNewValueTimeWindow) AlertDefLogsNewValueTimeWindow {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsNewValueTimeWindowValue returns new OptAlertDefLogsNewValueTimeWindowValue with value set to v.
+func NewOptAlertDefLogsNewValueTimeWindowValue(v AlertDefLogsNewValueTimeWindowValue) OptAlertDefLogsNewValueTimeWindowValue {
+	return OptAlertDefLogsNewValueTimeWindowValue{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsNewValueTimeWindowValue is optional AlertDefLogsNewValueTimeWindowValue.
+type OptAlertDefLogsNewValueTimeWindowValue struct {
+	Value AlertDefLogsNewValueTimeWindowValue
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsNewValueTimeWindowValue was set.
+func (o OptAlertDefLogsNewValueTimeWindowValue) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsNewValueTimeWindowValue) Reset() {
+	var v AlertDefLogsNewValueTimeWindowValue
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsNewValueTimeWindowValue) SetTo(v AlertDefLogsNewValueTimeWindowValue) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsNewValueTimeWindowValue) Get() (v AlertDefLogsNewValueTimeWindowValue, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsNewValueTimeWindowValue) Or(d AlertDefLogsNewValueTimeWindowValue) AlertDefLogsNewValueTimeWindowValue {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsNewValueType returns new OptAlertDefLogsNewValueType with value set to v.
+func NewOptAlertDefLogsNewValueType(v AlertDefLogsNewValueType) OptAlertDefLogsNewValueType {
+	return OptAlertDefLogsNewValueType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsNewValueType is optional AlertDefLogsNewValueType.
+type OptAlertDefLogsNewValueType struct {
+	Value AlertDefLogsNewValueType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsNewValueType was set.
+func (o OptAlertDefLogsNewValueType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsNewValueType) Reset() {
+	var v AlertDefLogsNewValueType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsNewValueType) SetTo(v AlertDefLogsNewValueType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsNewValueType) Get() (v AlertDefLogsNewValueType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsNewValueType) Or(d AlertDefLogsNewValueType) AlertDefLogsNewValueType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsRatioCondition returns new OptAlertDefLogsRatioCondition with value set to v.
+func NewOptAlertDefLogsRatioCondition(v AlertDefLogsRatioCondition) OptAlertDefLogsRatioCondition {
+	return OptAlertDefLogsRatioCondition{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsRatioCondition is optional AlertDefLogsRatioCondition.
+type OptAlertDefLogsRatioCondition struct {
+	Value AlertDefLogsRatioCondition
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsRatioCondition was set.
+func (o OptAlertDefLogsRatioCondition) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsRatioCondition) Reset() {
+	var v AlertDefLogsRatioCondition
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsRatioCondition) SetTo(v AlertDefLogsRatioCondition) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsRatioCondition) Get() (v AlertDefLogsRatioCondition, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsRatioCondition) Or(d AlertDefLogsRatioCondition) AlertDefLogsRatioCondition {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsRatioConditionType returns new OptAlertDefLogsRatioConditionType with value set to v.
+func NewOptAlertDefLogsRatioConditionType(v AlertDefLogsRatioConditionType) OptAlertDefLogsRatioConditionType {
+	return OptAlertDefLogsRatioConditionType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsRatioConditionType is optional AlertDefLogsRatioConditionType.
+type OptAlertDefLogsRatioConditionType struct {
+	Value AlertDefLogsRatioConditionType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsRatioConditionType was set.
+func (o OptAlertDefLogsRatioConditionType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsRatioConditionType) Reset() {
+	var v AlertDefLogsRatioConditionType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsRatioConditionType) SetTo(v AlertDefLogsRatioConditionType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsRatioConditionType) Get() (v AlertDefLogsRatioConditionType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsRatioConditionType) Or(d AlertDefLogsRatioConditionType) AlertDefLogsRatioConditionType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsRatioGroupByFor returns new OptAlertDefLogsRatioGroupByFor with value set to v.
+func NewOptAlertDefLogsRatioGroupByFor(v AlertDefLogsRatioGroupByFor) OptAlertDefLogsRatioGroupByFor {
+	return OptAlertDefLogsRatioGroupByFor{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsRatioGroupByFor is optional AlertDefLogsRatioGroupByFor.
+type OptAlertDefLogsRatioGroupByFor struct {
+	Value AlertDefLogsRatioGroupByFor
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsRatioGroupByFor was set.
+func (o OptAlertDefLogsRatioGroupByFor) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsRatioGroupByFor) Reset() {
+	var v AlertDefLogsRatioGroupByFor
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsRatioGroupByFor) SetTo(v AlertDefLogsRatioGroupByFor) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsRatioGroupByFor) Get() (v AlertDefLogsRatioGroupByFor, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsRatioGroupByFor) Or(d AlertDefLogsRatioGroupByFor) AlertDefLogsRatioGroupByFor {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsRatioThresholdType returns new OptAlertDefLogsRatioThresholdType with value set to v.
+func NewOptAlertDefLogsRatioThresholdType(v AlertDefLogsRatioThresholdType) OptAlertDefLogsRatioThresholdType {
+	return OptAlertDefLogsRatioThresholdType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsRatioThresholdType is optional AlertDefLogsRatioThresholdType.
+type OptAlertDefLogsRatioThresholdType struct {
+	Value AlertDefLogsRatioThresholdType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsRatioThresholdType was set.
+func (o OptAlertDefLogsRatioThresholdType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsRatioThresholdType) Reset() {
+	var v AlertDefLogsRatioThresholdType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsRatioThresholdType) SetTo(v AlertDefLogsRatioThresholdType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsRatioThresholdType) Get() (v AlertDefLogsRatioThresholdType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsRatioThresholdType) Or(d AlertDefLogsRatioThresholdType) AlertDefLogsRatioThresholdType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsRatioTimeWindow returns new OptAlertDefLogsRatioTimeWindow with value set to v.
+func NewOptAlertDefLogsRatioTimeWindow(v AlertDefLogsRatioTimeWindow) OptAlertDefLogsRatioTimeWindow {
+	return OptAlertDefLogsRatioTimeWindow{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsRatioTimeWindow is optional AlertDefLogsRatioTimeWindow.
+type OptAlertDefLogsRatioTimeWindow struct {
+	Value AlertDefLogsRatioTimeWindow
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsRatioTimeWindow was set.
+func (o OptAlertDefLogsRatioTimeWindow) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsRatioTimeWindow) Reset() {
+	var v AlertDefLogsRatioTimeWindow
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsRatioTimeWindow) SetTo(v AlertDefLogsRatioTimeWindow) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsRatioTimeWindow) Get() (v AlertDefLogsRatioTimeWindow, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsRatioTimeWindow) Or(d AlertDefLogsRatioTimeWindow) AlertDefLogsRatioTimeWindow {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsRatioTimeWindowValue returns new OptAlertDefLogsRatioTimeWindowValue with value set to v.
+func NewOptAlertDefLogsRatioTimeWindowValue(v AlertDefLogsRatioTimeWindowValue) OptAlertDefLogsRatioTimeWindowValue {
+	return OptAlertDefLogsRatioTimeWindowValue{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsRatioTimeWindowValue is optional AlertDefLogsRatioTimeWindowValue.
+type OptAlertDefLogsRatioTimeWindowValue struct {
+	Value AlertDefLogsRatioTimeWindowValue
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsRatioTimeWindowValue was set.
+func (o OptAlertDefLogsRatioTimeWindowValue) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsRatioTimeWindowValue) Reset() {
+	var v AlertDefLogsRatioTimeWindowValue
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsRatioTimeWindowValue) SetTo(v AlertDefLogsRatioTimeWindowValue) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsRatioTimeWindowValue) Get() (v AlertDefLogsRatioTimeWindowValue, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsRatioTimeWindowValue) Or(d AlertDefLogsRatioTimeWindowValue) AlertDefLogsRatioTimeWindowValue {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsSimpleFilter returns new OptAlertDefLogsSimpleFilter with value set to v.
+func NewOptAlertDefLogsSimpleFilter(v AlertDefLogsSimpleFilter) OptAlertDefLogsSimpleFilter {
+	return OptAlertDefLogsSimpleFilter{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsSimpleFilter is optional AlertDefLogsSimpleFilter.
+type OptAlertDefLogsSimpleFilter struct {
+	Value AlertDefLogsSimpleFilter
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsSimpleFilter was set.
+func (o OptAlertDefLogsSimpleFilter) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsSimpleFilter) Reset() {
+	var v AlertDefLogsSimpleFilter
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsSimpleFilter) SetTo(v AlertDefLogsSimpleFilter) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsSimpleFilter) Get() (v AlertDefLogsSimpleFilter, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsSimpleFilter) Or(d AlertDefLogsSimpleFilter) AlertDefLogsSimpleFilter {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsThresholdCondition returns new OptAlertDefLogsThresholdCondition with value set to v.
+func NewOptAlertDefLogsThresholdCondition(v AlertDefLogsThresholdCondition) OptAlertDefLogsThresholdCondition {
+	return OptAlertDefLogsThresholdCondition{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsThresholdCondition is optional AlertDefLogsThresholdCondition.
+type OptAlertDefLogsThresholdCondition struct {
+	Value AlertDefLogsThresholdCondition
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsThresholdCondition was set.
+func (o OptAlertDefLogsThresholdCondition) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsThresholdCondition) Reset() {
+	var v AlertDefLogsThresholdCondition
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsThresholdCondition) SetTo(v AlertDefLogsThresholdCondition) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsThresholdCondition) Get() (v AlertDefLogsThresholdCondition, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsThresholdCondition) Or(d AlertDefLogsThresholdCondition) AlertDefLogsThresholdCondition {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsThresholdConditionType returns new OptAlertDefLogsThresholdConditionType with value set to v.
+func NewOptAlertDefLogsThresholdConditionType(v AlertDefLogsThresholdConditionType) OptAlertDefLogsThresholdConditionType {
+	return OptAlertDefLogsThresholdConditionType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsThresholdConditionType is optional AlertDefLogsThresholdConditionType.
+type OptAlertDefLogsThresholdConditionType struct {
+	Value AlertDefLogsThresholdConditionType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsThresholdConditionType was set.
+func (o OptAlertDefLogsThresholdConditionType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsThresholdConditionType) Reset() {
+	var v AlertDefLogsThresholdConditionType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsThresholdConditionType) SetTo(v AlertDefLogsThresholdConditionType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsThresholdConditionType) Get() (v AlertDefLogsThresholdConditionType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsThresholdConditionType) Or(d AlertDefLogsThresholdConditionType) AlertDefLogsThresholdConditionType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsThresholdType returns new OptAlertDefLogsThresholdType with value set to v.
+func NewOptAlertDefLogsThresholdType(v AlertDefLogsThresholdType) OptAlertDefLogsThresholdType {
+	return OptAlertDefLogsThresholdType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsThresholdType is optional AlertDefLogsThresholdType.
+type OptAlertDefLogsThresholdType struct {
+	Value AlertDefLogsThresholdType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsThresholdType was set.
+func (o OptAlertDefLogsThresholdType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsThresholdType) Reset() {
+	var v AlertDefLogsThresholdType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsThresholdType) SetTo(v AlertDefLogsThresholdType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsThresholdType) Get() (v AlertDefLogsThresholdType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsThresholdType) Or(d AlertDefLogsThresholdType) AlertDefLogsThresholdType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsTimeRelativeComparedTo returns new OptAlertDefLogsTimeRelativeComparedTo with value set to v.
+func NewOptAlertDefLogsTimeRelativeComparedTo(v AlertDefLogsTimeRelativeComparedTo) OptAlertDefLogsTimeRelativeComparedTo {
+	return OptAlertDefLogsTimeRelativeComparedTo{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsTimeRelativeComparedTo is optional AlertDefLogsTimeRelativeComparedTo.
+type OptAlertDefLogsTimeRelativeComparedTo struct {
+	Value AlertDefLogsTimeRelativeComparedTo
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsTimeRelativeComparedTo was set.
+func (o OptAlertDefLogsTimeRelativeComparedTo) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsTimeRelativeComparedTo) Reset() {
+	var v AlertDefLogsTimeRelativeComparedTo
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsTimeRelativeComparedTo) SetTo(v AlertDefLogsTimeRelativeComparedTo) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsTimeRelativeComparedTo) Get() (v AlertDefLogsTimeRelativeComparedTo, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsTimeRelativeComparedTo) Or(d AlertDefLogsTimeRelativeComparedTo) AlertDefLogsTimeRelativeComparedTo {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsTimeRelativeCondition returns new OptAlertDefLogsTimeRelativeCondition with value set to v.
+func NewOptAlertDefLogsTimeRelativeCondition(v AlertDefLogsTimeRelativeCondition) OptAlertDefLogsTimeRelativeCondition {
+	return OptAlertDefLogsTimeRelativeCondition{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsTimeRelativeCondition is optional AlertDefLogsTimeRelativeCondition.
+type OptAlertDefLogsTimeRelativeCondition struct {
+	Value AlertDefLogsTimeRelativeCondition
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsTimeRelativeCondition was set.
+func (o OptAlertDefLogsTimeRelativeCondition) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsTimeRelativeCondition) Reset() {
+	var v AlertDefLogsTimeRelativeCondition
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsTimeRelativeCondition) SetTo(v AlertDefLogsTimeRelativeCondition) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsTimeRelativeCondition) Get() (v AlertDefLogsTimeRelativeCondition, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsTimeRelativeCondition) Or(d AlertDefLogsTimeRelativeCondition) AlertDefLogsTimeRelativeCondition {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsTimeRelativeConditionType returns new OptAlertDefLogsTimeRelativeConditionType with value set to v.
+func NewOptAlertDefLogsTimeRelativeConditionType(v AlertDefLogsTimeRelativeConditionType) OptAlertDefLogsTimeRelativeConditionType {
+	return OptAlertDefLogsTimeRelativeConditionType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsTimeRelativeConditionType is optional AlertDefLogsTimeRelativeConditionType.
+type OptAlertDefLogsTimeRelativeConditionType struct {
+	Value AlertDefLogsTimeRelativeConditionType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsTimeRelativeConditionType was set.
+func (o OptAlertDefLogsTimeRelativeConditionType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsTimeRelativeConditionType) Reset() {
+	var v AlertDefLogsTimeRelativeConditionType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsTimeRelativeConditionType) SetTo(v AlertDefLogsTimeRelativeConditionType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsTimeRelativeConditionType) Get() (v AlertDefLogsTimeRelativeConditionType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsTimeRelativeConditionType) Or(d AlertDefLogsTimeRelativeConditionType) AlertDefLogsTimeRelativeConditionType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsTimeRelativeThresholdType returns new OptAlertDefLogsTimeRelativeThresholdType with value set to v.
+func NewOptAlertDefLogsTimeRelativeThresholdType(v AlertDefLogsTimeRelativeThresholdType) OptAlertDefLogsTimeRelativeThresholdType {
+	return OptAlertDefLogsTimeRelativeThresholdType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsTimeRelativeThresholdType is optional AlertDefLogsTimeRelativeThresholdType.
+type OptAlertDefLogsTimeRelativeThresholdType struct {
+	Value AlertDefLogsTimeRelativeThresholdType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsTimeRelativeThresholdType was set.
+func (o OptAlertDefLogsTimeRelativeThresholdType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsTimeRelativeThresholdType) Reset() {
+	var v AlertDefLogsTimeRelativeThresholdType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsTimeRelativeThresholdType) SetTo(v AlertDefLogsTimeRelativeThresholdType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsTimeRelativeThresholdType) Get() (v AlertDefLogsTimeRelativeThresholdType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsTimeRelativeThresholdType) Or(d AlertDefLogsTimeRelativeThresholdType) AlertDefLogsTimeRelativeThresholdType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsTimeWindow returns new OptAlertDefLogsTimeWindow with value set to v.
+func NewOptAlertDefLogsTimeWindow(v AlertDefLogsTimeWindow) OptAlertDefLogsTimeWindow {
+	return OptAlertDefLogsTimeWindow{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsTimeWindow is optional AlertDefLogsTimeWindow.
+type OptAlertDefLogsTimeWindow struct {
+	Value AlertDefLogsTimeWindow
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsTimeWindow was set.
+func (o OptAlertDefLogsTimeWindow) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsTimeWindow) Reset() {
+	var v AlertDefLogsTimeWindow
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsTimeWindow) SetTo(v AlertDefLogsTimeWindow) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsTimeWindow) Get() (v AlertDefLogsTimeWindow, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsTimeWindow) Or(d AlertDefLogsTimeWindow) AlertDefLogsTimeWindow {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsTimeWindowValue returns new OptAlertDefLogsTimeWindowValue with value set to v.
+func NewOptAlertDefLogsTimeWindowValue(v AlertDefLogsTimeWindowValue) OptAlertDefLogsTimeWindowValue {
+	return OptAlertDefLogsTimeWindowValue{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsTimeWindowValue is optional AlertDefLogsTimeWindowValue.
+type OptAlertDefLogsTimeWindowValue struct {
+	Value AlertDefLogsTimeWindowValue
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsTimeWindowValue was set.
+func (o OptAlertDefLogsTimeWindowValue) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsTimeWindowValue) Reset() {
+	var v AlertDefLogsTimeWindowValue
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsTimeWindowValue) SetTo(v AlertDefLogsTimeWindowValue) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsTimeWindowValue) Get() (v AlertDefLogsTimeWindowValue, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsTimeWindowValue) Or(d AlertDefLogsTimeWindowValue) AlertDefLogsTimeWindowValue {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsUniqueCountCondition returns new OptAlertDefLogsUniqueCountCondition with value set to v.
+func NewOptAlertDefLogsUniqueCountCondition(v AlertDefLogsUniqueCountCondition) OptAlertDefLogsUniqueCountCondition {
+	return OptAlertDefLogsUniqueCountCondition{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsUniqueCountCondition is optional AlertDefLogsUniqueCountCondition.
+type OptAlertDefLogsUniqueCountCondition struct {
+	Value AlertDefLogsUniqueCountCondition
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsUniqueCountCondition was set.
+func (o OptAlertDefLogsUniqueCountCondition) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsUniqueCountCondition) Reset() {
+	var v AlertDefLogsUniqueCountCondition
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsUniqueCountCondition) SetTo(v AlertDefLogsUniqueCountCondition) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsUniqueCountCondition) Get() (v AlertDefLogsUniqueCountCondition, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsUniqueCountCondition) Or(d AlertDefLogsUniqueCountCondition) AlertDefLogsUniqueCountCondition {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsUniqueCountType returns new OptAlertDefLogsUniqueCountType with value set to v.
+func NewOptAlertDefLogsUniqueCountType(v AlertDefLogsUniqueCountType) OptAlertDefLogsUniqueCountType {
+	return OptAlertDefLogsUniqueCountType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsUniqueCountType is optional AlertDefLogsUniqueCountType.
+type OptAlertDefLogsUniqueCountType struct {
+	Value AlertDefLogsUniqueCountType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsUniqueCountType was set.
+func (o OptAlertDefLogsUniqueCountType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsUniqueCountType) Reset() {
+	var v AlertDefLogsUniqueCountType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsUniqueCountType) SetTo(v AlertDefLogsUniqueCountType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsUniqueCountType) Get() (v AlertDefLogsUniqueCountType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsUniqueCountType) Or(d AlertDefLogsUniqueCountType) AlertDefLogsUniqueCountType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsUniqueValueTimeWindow returns new OptAlertDefLogsUniqueValueTimeWindow with value set to v.
+func NewOptAlertDefLogsUniqueValueTimeWindow(v AlertDefLogsUniqueValueTimeWindow) OptAlertDefLogsUniqueValueTimeWindow {
+	return OptAlertDefLogsUniqueValueTimeWindow{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsUniqueValueTimeWindow is optional AlertDefLogsUniqueValueTimeWindow.
+type OptAlertDefLogsUniqueValueTimeWindow struct {
+	Value AlertDefLogsUniqueValueTimeWindow
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsUniqueValueTimeWindow was set.
+func (o OptAlertDefLogsUniqueValueTimeWindow) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsUniqueValueTimeWindow) Reset() {
+	var v AlertDefLogsUniqueValueTimeWindow
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsUniqueValueTimeWindow) SetTo(v AlertDefLogsUniqueValueTimeWindow) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsUniqueValueTimeWindow) Get() (v AlertDefLogsUniqueValueTimeWindow, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsUniqueValueTimeWindow) Or(d AlertDefLogsUniqueValueTimeWindow) AlertDefLogsUniqueValueTimeWindow {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefLogsUniqueValueTimeWindowValue returns new OptAlertDefLogsUniqueValueTimeWindowValue with value set to v.
+func NewOptAlertDefLogsUniqueValueTimeWindowValue(v AlertDefLogsUniqueValueTimeWindowValue) OptAlertDefLogsUniqueValueTimeWindowValue {
+	return OptAlertDefLogsUniqueValueTimeWindowValue{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefLogsUniqueValueTimeWindowValue is optional AlertDefLogsUniqueValueTimeWindowValue.
+type OptAlertDefLogsUniqueValueTimeWindowValue struct {
+	Value AlertDefLogsUniqueValueTimeWindowValue
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefLogsUniqueValueTimeWindowValue was set.
+func (o OptAlertDefLogsUniqueValueTimeWindowValue) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefLogsUniqueValueTimeWindowValue) Reset() {
+	var v AlertDefLogsUniqueValueTimeWindowValue
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefLogsUniqueValueTimeWindowValue) SetTo(v AlertDefLogsUniqueValueTimeWindowValue) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefLogsUniqueValueTimeWindowValue) Get() (v AlertDefLogsUniqueValueTimeWindowValue, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefLogsUniqueValueTimeWindowValue) Or(d AlertDefLogsUniqueValueTimeWindowValue) AlertDefLogsUniqueValueTimeWindowValue {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefMetricAnomalyCondition returns new OptAlertDefMetricAnomalyCondition with value set to v.
+func NewOptAlertDefMetricAnomalyCondition(v AlertDefMetricAnomalyCondition) OptAlertDefMetricAnomalyCondition {
+	return OptAlertDefMetricAnomalyCondition{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefMetricAnomalyCondition is optional AlertDefMetricAnomalyCondition.
+type OptAlertDefMetricAnomalyCondition struct {
+	Value AlertDefMetricAnomalyCondition
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefMetricAnomalyCondition was set.
+func (o OptAlertDefMetricAnomalyCondition) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefMetricAnomalyCondition) Reset() {
+	var v AlertDefMetricAnomalyCondition
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefMetricAnomalyCondition) SetTo(v AlertDefMetricAnomalyCondition) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefMetricAnomalyCondition) Get() (v AlertDefMetricAnomalyCondition, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefMetricAnomalyCondition) Or(d AlertDefMetricAnomalyCondition) AlertDefMetricAnomalyCondition {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefMetricAnomalyConditionType returns new OptAlertDefMetricAnomalyConditionType with value set to v.
+func NewOptAlertDefMetricAnomalyConditionType(v AlertDefMetricAnomalyConditionType) OptAlertDefMetricAnomalyConditionType {
+	return OptAlertDefMetricAnomalyConditionType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefMetricAnomalyConditionType is optional AlertDefMetricAnomalyConditionType.
+type OptAlertDefMetricAnomalyConditionType struct {
+	Value AlertDefMetricAnomalyConditionType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefMetricAnomalyConditionType was set.
+func (o OptAlertDefMetricAnomalyConditionType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefMetricAnomalyConditionType) Reset() {
+	var v AlertDefMetricAnomalyConditionType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefMetricAnomalyConditionType) SetTo(v AlertDefMetricAnomalyConditionType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefMetricAnomalyConditionType) Get() (v AlertDefMetricAnomalyConditionType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefMetricAnomalyConditionType) Or(d AlertDefMetricAnomalyConditionType) AlertDefMetricAnomalyConditionType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefMetricAnomalyType returns new OptAlertDefMetricAnomalyType with value set to v.
+func NewOptAlertDefMetricAnomalyType(v AlertDefMetricAnomalyType) OptAlertDefMetricAnomalyType {
+	return OptAlertDefMetricAnomalyType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefMetricAnomalyType is optional AlertDefMetricAnomalyType.
+type OptAlertDefMetricAnomalyType struct {
+	Value AlertDefMetricAnomalyType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefMetricAnomalyType was set.
+func (o OptAlertDefMetricAnomalyType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefMetricAnomalyType) Reset() {
+	var v AlertDefMetricAnomalyType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefMetricAnomalyType) SetTo(v AlertDefMetricAnomalyType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefMetricAnomalyType) Get() (v AlertDefMetricAnomalyType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefMetricAnomalyType) Or(d AlertDefMetricAnomalyType) AlertDefMetricAnomalyType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefMetricFilter returns new OptAlertDefMetricFilter with value set to v.
+func NewOptAlertDefMetricFilter(v AlertDefMetricFilter) OptAlertDefMetricFilter {
+	return OptAlertDefMetricFilter{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefMetricFilter is optional AlertDefMetricFilter.
+type OptAlertDefMetricFilter struct {
+	Value AlertDefMetricFilter
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefMetricFilter was set.
+func (o OptAlertDefMetricFilter) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefMetricFilter) Reset() {
+	var v AlertDefMetricFilter
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefMetricFilter) SetTo(v AlertDefMetricFilter) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefMetricFilter) Get() (v AlertDefMetricFilter, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefMetricFilter) Or(d AlertDefMetricFilter) AlertDefMetricFilter {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefMetricMissingValues returns new OptAlertDefMetricMissingValues with value set to v.
+func NewOptAlertDefMetricMissingValues(v AlertDefMetricMissingValues) OptAlertDefMetricMissingValues {
+	return OptAlertDefMetricMissingValues{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefMetricMissingValues is optional AlertDefMetricMissingValues.
+type OptAlertDefMetricMissingValues struct {
+	Value AlertDefMetricMissingValues
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefMetricMissingValues was set.
+func (o OptAlertDefMetricMissingValues) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefMetricMissingValues) Reset() {
+	var v AlertDefMetricMissingValues
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefMetricMissingValues) SetTo(v AlertDefMetricMissingValues) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefMetricMissingValues) Get() (v AlertDefMetricMissingValues, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefMetricMissingValues) Or(d AlertDefMetricMissingValues) AlertDefMetricMissingValues {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefMetricThresholdCondition returns new OptAlertDefMetricThresholdCondition with value set to v.
+func NewOptAlertDefMetricThresholdCondition(v AlertDefMetricThresholdCondition) OptAlertDefMetricThresholdCondition {
+	return OptAlertDefMetricThresholdCondition{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefMetricThresholdCondition is optional AlertDefMetricThresholdCondition.
+type OptAlertDefMetricThresholdCondition struct {
+	Value AlertDefMetricThresholdCondition
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefMetricThresholdCondition was set.
+func (o OptAlertDefMetricThresholdCondition) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefMetricThresholdCondition) Reset() {
+	var v AlertDefMetricThresholdCondition
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefMetricThresholdCondition) SetTo(v AlertDefMetricThresholdCondition) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefMetricThresholdCondition) Get() (v AlertDefMetricThresholdCondition, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefMetricThresholdCondition) Or(d AlertDefMetricThresholdCondition) AlertDefMetricThresholdCondition {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefMetricThresholdConditionType returns new OptAlertDefMetricThresholdConditionType with value set to v.
+func NewOptAlertDefMetricThresholdConditionType(v AlertDefMetricThresholdConditionType) OptAlertDefMetricThresholdConditionType {
+	return OptAlertDefMetricThresholdConditionType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefMetricThresholdConditionType is optional AlertDefMetricThresholdConditionType.
+type OptAlertDefMetricThresholdConditionType struct {
+	Value AlertDefMetricThresholdConditionType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefMetricThresholdConditionType was set.
+func (o OptAlertDefMetricThresholdConditionType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefMetricThresholdConditionType) Reset() {
+	var v AlertDefMetricThresholdConditionType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefMetricThresholdConditionType) SetTo(v AlertDefMetricThresholdConditionType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefMetricThresholdConditionType) Get() (v AlertDefMetricThresholdConditionType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefMetricThresholdConditionType) Or(d AlertDefMetricThresholdConditionType) AlertDefMetricThresholdConditionType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefMetricThresholdType returns new OptAlertDefMetricThresholdType with value set to v.
+func NewOptAlertDefMetricThresholdType(v AlertDefMetricThresholdType) OptAlertDefMetricThresholdType {
+	return OptAlertDefMetricThresholdType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefMetricThresholdType is optional AlertDefMetricThresholdType.
+type OptAlertDefMetricThresholdType struct {
+	Value AlertDefMetricThresholdType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefMetricThresholdType was set.
+func (o OptAlertDefMetricThresholdType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefMetricThresholdType) Reset() {
+	var v AlertDefMetricThresholdType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefMetricThresholdType) SetTo(v AlertDefMetricThresholdType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefMetricThresholdType) Get() (v AlertDefMetricThresholdType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefMetricThresholdType) Or(d AlertDefMetricThresholdType) AlertDefMetricThresholdType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefMetricTimeWindow returns new OptAlertDefMetricTimeWindow with value set to v.
+func NewOptAlertDefMetricTimeWindow(v AlertDefMetricTimeWindow) OptAlertDefMetricTimeWindow {
+	return OptAlertDefMetricTimeWindow{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefMetricTimeWindow is optional AlertDefMetricTimeWindow.
+type OptAlertDefMetricTimeWindow struct {
+	Value AlertDefMetricTimeWindow
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefMetricTimeWindow was set.
+func (o OptAlertDefMetricTimeWindow) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefMetricTimeWindow) Reset() {
+	var v AlertDefMetricTimeWindow
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefMetricTimeWindow) SetTo(v AlertDefMetricTimeWindow) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefMetricTimeWindow) Get() (v AlertDefMetricTimeWindow, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefMetricTimeWindow) Or(d AlertDefMetricTimeWindow) AlertDefMetricTimeWindow {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefMetricTimeWindowValue returns new OptAlertDefMetricTimeWindowValue with value set to v.
+func NewOptAlertDefMetricTimeWindowValue(v AlertDefMetricTimeWindowValue) OptAlertDefMetricTimeWindowValue {
+	return OptAlertDefMetricTimeWindowValue{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefMetricTimeWindowValue is optional AlertDefMetricTimeWindowValue.
+type OptAlertDefMetricTimeWindowValue struct {
+	Value AlertDefMetricTimeWindowValue
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefMetricTimeWindowValue was set.
+func (o OptAlertDefMetricTimeWindowValue) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefMetricTimeWindowValue) Reset() {
+	var v AlertDefMetricTimeWindowValue
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefMetricTimeWindowValue) SetTo(v AlertDefMetricTimeWindowValue) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefMetricTimeWindowValue) Get() (v AlertDefMetricTimeWindowValue, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefMetricTimeWindowValue) Or(d AlertDefMetricTimeWindowValue) AlertDefMetricTimeWindowValue {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefNextOp returns new OptAlertDefNextOp with value set to v.
+func NewOptAlertDefNextOp(v AlertDefNextOp) OptAlertDefNextOp {
+	return OptAlertDefNextOp{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefNextOp is optional AlertDefNextOp.
+type OptAlertDefNextOp struct {
+	Value AlertDefNextOp
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefNextOp was set.
+func (o OptAlertDefNextOp) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefNextOp) Reset() {
+	var v AlertDefNextOp
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefNextOp) SetTo(v AlertDefNextOp) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefNextOp) Get() (v AlertDefNextOp, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefNextOp) Or(d AlertDefNextOp) AlertDefNextOp {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefNoDataPolicy returns new OptAlertDefNoDataPolicy with value set to v.
+func NewOptAlertDefNoDataPolicy(v AlertDefNoDataPolicy) OptAlertDefNoDataPolicy {
+	return OptAlertDefNoDataPolicy{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefNoDataPolicy is optional AlertDefNoDataPolicy.
+type OptAlertDefNoDataPolicy struct {
+	Value AlertDefNoDataPolicy
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefNoDataPolicy was set.
+func (o OptAlertDefNoDataPolicy) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefNoDataPolicy) Reset() {
+	var v AlertDefNoDataPolicy
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefNoDataPolicy) SetTo(v AlertDefNoDataPolicy) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefNoDataPolicy) Get() (v AlertDefNoDataPolicy, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefNoDataPolicy) Or(d AlertDefNoDataPolicy) AlertDefNoDataPolicy {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefNoDataPolicyState returns new OptAlertDefNoDataPolicyState with value set to v.
+func NewOptAlertDefNoDataPolicyState(v AlertDefNoDataPolicyState) OptAlertDefNoDataPolicyState {
+	return OptAlertDefNoDataPolicyState{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefNoDataPolicyState is optional AlertDefNoDataPolicyState.
+type OptAlertDefNoDataPolicyState struct {
+	Value AlertDefNoDataPolicyState
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefNoDataPolicyState was set.
+func (o OptAlertDefNoDataPolicyState) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefNoDataPolicyState) Reset() {
+	var v AlertDefNoDataPolicyState
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefNoDataPolicyState) SetTo(v AlertDefNoDataPolicyState) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefNoDataPolicyState) Get() (v AlertDefNoDataPolicyState, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefNoDataPolicyState) Or(d AlertDefNoDataPolicyState) AlertDefNoDataPolicyState {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefNotificationGroup returns new OptAlertDefNotificationGroup with value set to v.
+func NewOptAlertDefNotificationGroup(v AlertDefNotificationGroup) OptAlertDefNotificationGroup {
+	return OptAlertDefNotificationGroup{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefNotificationGroup is optional AlertDefNotificationGroup.
+type OptAlertDefNotificationGroup struct {
+	Value AlertDefNotificationGroup
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefNotificationGroup was set.
+func (o OptAlertDefNotificationGroup) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefNotificationGroup) Reset() {
+	var v AlertDefNotificationGroup
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefNotificationGroup) SetTo(v AlertDefNotificationGroup) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefNotificationGroup) Get() (v AlertDefNotificationGroup, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefNotificationGroup) Or(d AlertDefNotificationGroup) AlertDefNotificationGroup {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefNotificationRouter returns new OptAlertDefNotificationRouter with value set to v.
+func NewOptAlertDefNotificationRouter(v AlertDefNotificationRouter) OptAlertDefNotificationRouter {
+	return OptAlertDefNotificationRouter{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefNotificationRouter is optional AlertDefNotificationRouter.
+type OptAlertDefNotificationRouter struct {
+	Value AlertDefNotificationRouter
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefNotificationRouter was set.
+func (o OptAlertDefNotificationRouter) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefNotificationRouter) Reset() {
+	var v AlertDefNotificationRouter
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefNotificationRouter) SetTo(v AlertDefNotificationRouter) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefNotificationRouter) Get() (v AlertDefNotificationRouter, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefNotificationRouter) Or(d AlertDefNotificationRouter) AlertDefNotificationRouter {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefNotificationRouting returns new OptAlertDefNotificationRouting with value set to v.
+func NewOptAlertDefNotificationRouting(v AlertDefNotificationRouting) OptAlertDefNotificationRouting {
+	return OptAlertDefNotificationRouting{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefNotificationRouting is optional AlertDefNotificationRouting.
+type OptAlertDefNotificationRouting struct {
+	Value AlertDefNotificationRouting
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefNotificationRouting was set.
+func (o OptAlertDefNotificationRouting) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefNotificationRouting) Reset() {
+	var v AlertDefNotificationRouting
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefNotificationRouting) SetTo(v AlertDefNotificationRouting) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefNotificationRouting) Get() (v AlertDefNotificationRouting, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefNotificationRouting) Or(d AlertDefNotificationRouting) AlertDefNotificationRouting {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefNotifyOn returns new OptAlertDefNotifyOn with value set to v.
+func NewOptAlertDefNotifyOn(v AlertDefNotifyOn) OptAlertDefNotifyOn {
+	return OptAlertDefNotifyOn{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefNotifyOn is optional AlertDefNotifyOn.
+type OptAlertDefNotifyOn struct {
+	Value AlertDefNotifyOn
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefNotifyOn was set.
+func (o OptAlertDefNotifyOn) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefNotifyOn) Reset() {
+	var v AlertDefNotifyOn
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefNotifyOn) SetTo(v AlertDefNotifyOn) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefNotifyOn) Get() (v AlertDefNotifyOn, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefNotifyOn) Or(d AlertDefNotifyOn) AlertDefNotifyOn {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefOverride returns new OptAlertDefOverride with value set to v.
+func NewOptAlertDefOverride(v AlertDefOverride) OptAlertDefOverride {
+	return OptAlertDefOverride{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefOverride is optional AlertDefOverride.
+type OptAlertDefOverride struct {
+	Value AlertDefOverride
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefOverride was set.
+func (o OptAlertDefOverride) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefOverride) Reset() {
+	var v AlertDefOverride
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefOverride) SetTo(v AlertDefOverride) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefOverride) Get() (v AlertDefOverride, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefOverride) Or(d AlertDefOverride) AlertDefOverride {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefPageInfo returns new OptAlertDefPageInfo with value set to v.
+func NewOptAlertDefPageInfo(v AlertDefPageInfo) OptAlertDefPageInfo {
+	return OptAlertDefPageInfo{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefPageInfo is optional AlertDefPageInfo.
+type OptAlertDefPageInfo struct {
+	Value AlertDefPageInfo
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefPageInfo was set.
+func (o OptAlertDefPageInfo) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefPageInfo) Reset() {
+	var v AlertDefPageInfo
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefPageInfo) SetTo(v AlertDefPageInfo) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefPageInfo) Get() (v AlertDefPageInfo, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefPageInfo) Or(d AlertDefPageInfo) AlertDefPageInfo {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefPermissions returns new OptAlertDefPermissions with value set to v.
+func NewOptAlertDefPermissions(v AlertDefPermissions) OptAlertDefPermissions {
+	return OptAlertDefPermissions{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefPermissions is optional AlertDefPermissions.
+type OptAlertDefPermissions struct {
+	Value AlertDefPermissions
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefPermissions was set.
+func (o OptAlertDefPermissions) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefPermissions) Reset() {
+	var v AlertDefPermissions
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefPermissions) SetTo(v AlertDefPermissions) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefPermissions) Get() (v AlertDefPermissions, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefPermissions) Or(d AlertDefPermissions) AlertDefPermissions {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefPipelineQuery returns new OptAlertDefPipelineQuery with value set to v.
+func NewOptAlertDefPipelineQuery(v AlertDefPipelineQuery) OptAlertDefPipelineQuery {
+	return OptAlertDefPipelineQuery{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefPipelineQuery is optional AlertDefPipelineQuery.
+type OptAlertDefPipelineQuery struct {
+	Value AlertDefPipelineQuery
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefPipelineQuery was set.
+func (o OptAlertDefPipelineQuery) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefPipelineQuery) Reset() {
+	var v AlertDefPipelineQuery
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefPipelineQuery) SetTo(v AlertDefPipelineQuery) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefPipelineQuery) Get() (v AlertDefPipelineQuery, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefPipelineQuery) Or(d AlertDefPipelineQuery) AlertDefPipelineQuery {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefPriority returns new OptAlertDefPriority with value set to v.
+func NewOptAlertDefPriority(v AlertDefPriority) OptAlertDefPriority {
+	return OptAlertDefPriority{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefPriority is optional AlertDefPriority.
+type OptAlertDefPriority struct {
+	Value AlertDefPriority
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefPriority was set.
+func (o OptAlertDefPriority) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefPriority) Reset() {
+	var v AlertDefPriority
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefPriority) SetTo(v AlertDefPriority) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefPriority) Get() (v AlertDefPriority, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefPriority) Or(d AlertDefPriority) AlertDefPriority {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefProperties returns new OptAlertDefProperties with value set to v.
+func NewOptAlertDefProperties(v AlertDefProperties) OptAlertDefProperties {
+	return OptAlertDefProperties{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefProperties is optional AlertDefProperties.
+type OptAlertDefProperties struct {
+	Value AlertDefProperties
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefProperties was set.
+func (o OptAlertDefProperties) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefProperties) Reset() {
+	var v AlertDefProperties
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefProperties) SetTo(v AlertDefProperties) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefProperties) Get() (v AlertDefProperties, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefProperties) Or(d AlertDefProperties) AlertDefProperties {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefPropertiesEntityLabels returns new OptAlertDefPropertiesEntityLabels with value set to v.
+func NewOptAlertDefPropertiesEntityLabels(v AlertDefPropertiesEntityLabels) OptAlertDefPropertiesEntityLabels {
+	return OptAlertDefPropertiesEntityLabels{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefPropertiesEntityLabels is optional AlertDefPropertiesEntityLabels.
+type OptAlertDefPropertiesEntityLabels struct {
+	Value AlertDefPropertiesEntityLabels
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefPropertiesEntityLabels was set.
+func (o OptAlertDefPropertiesEntityLabels) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefPropertiesEntityLabels) Reset() {
+	var v AlertDefPropertiesEntityLabels
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefPropertiesEntityLabels) SetTo(v AlertDefPropertiesEntityLabels) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefPropertiesEntityLabels) Get() (v AlertDefPropertiesEntityLabels, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefPropertiesEntityLabels) Or(d AlertDefPropertiesEntityLabels) AlertDefPropertiesEntityLabels {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefRecipients returns new OptAlertDefRecipients with value set to v.
+func NewOptAlertDefRecipients(v AlertDefRecipients) OptAlertDefRecipients {
+	return OptAlertDefRecipients{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefRecipients is optional AlertDefRecipients.
+type OptAlertDefRecipients struct {
+	Value AlertDefRecipients
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefRecipients was set.
+func (o OptAlertDefRecipients) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefRecipients) Reset() {
+	var v AlertDefRecipients
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefRecipients) SetTo(v AlertDefRecipients) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefRecipients) Get() (v AlertDefRecipients, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefRecipients) Or(d AlertDefRecipients) AlertDefRecipients {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefSloDefinition returns new OptAlertDefSloDefinition with value set to v.
+func NewOptAlertDefSloDefinition(v AlertDefSloDefinition) OptAlertDefSloDefinition {
+	return OptAlertDefSloDefinition{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefSloDefinition is optional AlertDefSloDefinition.
+type OptAlertDefSloDefinition struct {
+	Value AlertDefSloDefinition
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefSloDefinition was set.
+func (o OptAlertDefSloDefinition) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefSloDefinition) Reset() {
+	var v AlertDefSloDefinition
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefSloDefinition) SetTo(v AlertDefSloDefinition) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefSloDefinition) Get() (v AlertDefSloDefinition, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefSloDefinition) Or(d AlertDefSloDefinition) AlertDefSloDefinition {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefSloThresholdCondition returns new OptAlertDefSloThresholdCondition with value set to v.
+func NewOptAlertDefSloThresholdCondition(v AlertDefSloThresholdCondition) OptAlertDefSloThresholdCondition {
+	return OptAlertDefSloThresholdCondition{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefSloThresholdCondition is optional AlertDefSloThresholdCondition.
+type OptAlertDefSloThresholdCondition struct {
+	Value AlertDefSloThresholdCondition
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefSloThresholdCondition was set.
+func (o OptAlertDefSloThresholdCondition) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefSloThresholdCondition) Reset() {
+	var v AlertDefSloThresholdCondition
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefSloThresholdCondition) SetTo(v AlertDefSloThresholdCondition) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefSloThresholdCondition) Get() (v AlertDefSloThresholdCondition, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefSloThresholdCondition) Or(d AlertDefSloThresholdCondition) AlertDefSloThresholdCondition {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefSloThresholdType returns new OptAlertDefSloThresholdType with value set to v.
+func NewOptAlertDefSloThresholdType(v AlertDefSloThresholdType) OptAlertDefSloThresholdType {
+	return OptAlertDefSloThresholdType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefSloThresholdType is optional AlertDefSloThresholdType.
+type OptAlertDefSloThresholdType struct {
+	Value AlertDefSloThresholdType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefSloThresholdType was set.
+func (o OptAlertDefSloThresholdType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefSloThresholdType) Reset() {
+	var v AlertDefSloThresholdType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefSloThresholdType) SetTo(v AlertDefSloThresholdType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefSloThresholdType) Get() (v AlertDefSloThresholdType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefSloThresholdType) Or(d AlertDefSloThresholdType) AlertDefSloThresholdType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefSourceOverrides returns new OptAlertDefSourceOverrides with value set to v.
+func NewOptAlertDefSourceOverrides(v AlertDefSourceOverrides) OptAlertDefSourceOverrides {
+	return OptAlertDefSourceOverrides{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefSourceOverrides is optional AlertDefSourceOverrides.
+type OptAlertDefSourceOverrides struct {
+	Value AlertDefSourceOverrides
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefSourceOverrides was set.
+func (o OptAlertDefSourceOverrides) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefSourceOverrides) Reset() {
+	var v AlertDefSourceOverrides
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefSourceOverrides) SetTo(v AlertDefSourceOverrides) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefSourceOverrides) Get() (v AlertDefSourceOverrides, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefSourceOverrides) Or(d AlertDefSourceOverrides) AlertDefSourceOverrides {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefStatus returns new OptAlertDefStatus with value set to v.
+func NewOptAlertDefStatus(v AlertDefStatus) OptAlertDefStatus {
+	return OptAlertDefStatus{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefStatus is optional AlertDefStatus.
+type OptAlertDefStatus struct {
+	Value AlertDefStatus
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefStatus was set.
+func (o OptAlertDefStatus) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefStatus) Reset() {
+	var v AlertDefStatus
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefStatus) SetTo(v AlertDefStatus) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefStatus) Get() (v AlertDefStatus, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefStatus) Or(d AlertDefStatus) AlertDefStatus {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefTimeDuration returns new OptAlertDefTimeDuration with value set to v.
+func NewOptAlertDefTimeDuration(v AlertDefTimeDuration) OptAlertDefTimeDuration {
+	return OptAlertDefTimeDuration{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefTimeDuration is optional AlertDefTimeDuration.
+type OptAlertDefTimeDuration struct {
+	Value AlertDefTimeDuration
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefTimeDuration was set.
+func (o OptAlertDefTimeDuration) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefTimeDuration) Reset() {
+	var v AlertDefTimeDuration
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefTimeDuration) SetTo(v AlertDefTimeDuration) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefTimeDuration) Get() (v AlertDefTimeDuration, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefTimeDuration) Or(d AlertDefTimeDuration) AlertDefTimeDuration {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefTimeOfDay returns new OptAlertDefTimeOfDay with value set to v.
+func NewOptAlertDefTimeOfDay(v AlertDefTimeOfDay) OptAlertDefTimeOfDay {
+	return OptAlertDefTimeOfDay{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefTimeOfDay is optional AlertDefTimeOfDay.
+type OptAlertDefTimeOfDay struct {
+	Value AlertDefTimeOfDay
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefTimeOfDay was set.
+func (o OptAlertDefTimeOfDay) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefTimeOfDay) Reset() {
+	var v AlertDefTimeOfDay
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefTimeOfDay) SetTo(v AlertDefTimeOfDay) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefTimeOfDay) Get() (v AlertDefTimeOfDay, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefTimeOfDay) Or(d AlertDefTimeOfDay) AlertDefTimeOfDay {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefTimeframeType returns new OptAlertDefTimeframeType with value set to v.
+func NewOptAlertDefTimeframeType(v AlertDefTimeframeType) OptAlertDefTimeframeType {
+	return OptAlertDefTimeframeType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefTimeframeType is optional AlertDefTimeframeType.
+type OptAlertDefTimeframeType struct {
+	Value AlertDefTimeframeType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefTimeframeType was set.
+func (o OptAlertDefTimeframeType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefTimeframeType) Reset() {
+	var v AlertDefTimeframeType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefTimeframeType) SetTo(v AlertDefTimeframeType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefTimeframeType) Get() (v AlertDefTimeframeType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefTimeframeType) Or(d AlertDefTimeframeType) AlertDefTimeframeType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefTracingFilter returns new OptAlertDefTracingFilter with value set to v.
+func NewOptAlertDefTracingFilter(v AlertDefTracingFilter) OptAlertDefTracingFilter {
+	return OptAlertDefTracingFilter{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefTracingFilter is optional AlertDefTracingFilter.
+type OptAlertDefTracingFilter struct {
+	Value AlertDefTracingFilter
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefTracingFilter was set.
+func (o OptAlertDefTracingFilter) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefTracingFilter) Reset() {
+	var v AlertDefTracingFilter
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefTracingFilter) SetTo(v AlertDefTracingFilter) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefTracingFilter) Get() (v AlertDefTracingFilter, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefTracingFilter) Or(d AlertDefTracingFilter) AlertDefTracingFilter {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefTracingFilterOperationType returns new OptAlertDefTracingFilterOperationType with value set to v.
+func NewOptAlertDefTracingFilterOperationType(v AlertDefTracingFilterOperationType) OptAlertDefTracingFilterOperationType {
+	return OptAlertDefTracingFilterOperationType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefTracingFilterOperationType is optional AlertDefTracingFilterOperationType.
+type OptAlertDefTracingFilterOperationType struct {
+	Value AlertDefTracingFilterOperationType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefTracingFilterOperationType was set.
+func (o OptAlertDefTracingFilterOperationType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefTracingFilterOperationType) Reset() {
+	var v AlertDefTracingFilterOperationType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefTracingFilterOperationType) SetTo(v AlertDefTracingFilterOperationType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefTracingFilterOperationType) Get() (v AlertDefTracingFilterOperationType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefTracingFilterOperationType) Or(d AlertDefTracingFilterOperationType) AlertDefTracingFilterOperationType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefTracingFilterType returns new OptAlertDefTracingFilterType with value set to v.
+func NewOptAlertDefTracingFilterType(v AlertDefTracingFilterType) OptAlertDefTracingFilterType {
+	return OptAlertDefTracingFilterType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefTracingFilterType is optional AlertDefTracingFilterType.
+type OptAlertDefTracingFilterType struct {
+	Value AlertDefTracingFilterType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefTracingFilterType was set.
+func (o OptAlertDefTracingFilterType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefTracingFilterType) Reset() {
+	var v AlertDefTracingFilterType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefTracingFilterType) SetTo(v AlertDefTracingFilterType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefTracingFilterType) Get() (v AlertDefTracingFilterType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefTracingFilterType) Or(d AlertDefTracingFilterType) AlertDefTracingFilterType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefTracingImmediateType returns new OptAlertDefTracingImmediateType with value set to v.
+func NewOptAlertDefTracingImmediateType(v AlertDefTracingImmediateType) OptAlertDefTracingImmediateType {
+	return OptAlertDefTracingImmediateType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefTracingImmediateType is optional AlertDefTracingImmediateType.
+type OptAlertDefTracingImmediateType struct {
+	Value AlertDefTracingImmediateType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefTracingImmediateType was set.
+func (o OptAlertDefTracingImmediateType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefTracingImmediateType) Reset() {
+	var v AlertDefTracingImmediateType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefTracingImmediateType) SetTo(v AlertDefTracingImmediateType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefTracingImmediateType) Get() (v AlertDefTracingImmediateType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefTracingImmediateType) Or(d AlertDefTracingImmediateType) AlertDefTracingImmediateType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefTracingLabelFilters returns new OptAlertDefTracingLabelFilters with value set to v.
+func NewOptAlertDefTracingLabelFilters(v AlertDefTracingLabelFilters) OptAlertDefTracingLabelFilters {
+	return OptAlertDefTracingLabelFilters{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefTracingLabelFilters is optional AlertDefTracingLabelFilters.
+type OptAlertDefTracingLabelFilters struct {
+	Value AlertDefTracingLabelFilters
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefTracingLabelFilters was set.
+func (o OptAlertDefTracingLabelFilters) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefTracingLabelFilters) Reset() {
+	var v AlertDefTracingLabelFilters
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefTracingLabelFilters) SetTo(v AlertDefTracingLabelFilters) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefTracingLabelFilters) Get() (v AlertDefTracingLabelFilters, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefTracingLabelFilters) Or(d AlertDefTracingLabelFilters) AlertDefTracingLabelFilters {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefTracingSimpleFilter returns new OptAlertDefTracingSimpleFilter with value set to v.
+func NewOptAlertDefTracingSimpleFilter(v AlertDefTracingSimpleFilter) OptAlertDefTracingSimpleFilter {
+	return OptAlertDefTracingSimpleFilter{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefTracingSimpleFilter is optional AlertDefTracingSimpleFilter.
+type OptAlertDefTracingSimpleFilter struct {
+	Value AlertDefTracingSimpleFilter
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefTracingSimpleFilter was set.
+func (o OptAlertDefTracingSimpleFilter) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefTracingSimpleFilter) Reset() {
+	var v AlertDefTracingSimpleFilter
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefTracingSimpleFilter) SetTo(v AlertDefTracingSimpleFilter) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefTracingSimpleFilter) Get() (v AlertDefTracingSimpleFilter, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefTracingSimpleFilter) Or(d AlertDefTracingSimpleFilter) AlertDefTracingSimpleFilter {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefTracingThresholdCondition returns new OptAlertDefTracingThresholdCondition with value set to v.
+func NewOptAlertDefTracingThresholdCondition(v AlertDefTracingThresholdCondition) OptAlertDefTracingThresholdCondition {
+	return OptAlertDefTracingThresholdCondition{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefTracingThresholdCondition is optional AlertDefTracingThresholdCondition.
+type OptAlertDefTracingThresholdCondition struct {
+	Value AlertDefTracingThresholdCondition
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefTracingThresholdCondition was set.
+func (o OptAlertDefTracingThresholdCondition) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefTracingThresholdCondition) Reset() {
+	var v AlertDefTracingThresholdCondition
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefTracingThresholdCondition) SetTo(v AlertDefTracingThresholdCondition) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefTracingThresholdCondition) Get() (v AlertDefTracingThresholdCondition, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefTracingThresholdCondition) Or(d AlertDefTracingThresholdCondition) AlertDefTracingThresholdCondition {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefTracingThresholdConditionType returns new OptAlertDefTracingThresholdConditionType with value set to v.
+func NewOptAlertDefTracingThresholdConditionType(v AlertDefTracingThresholdConditionType) OptAlertDefTracingThresholdConditionType {
+	return OptAlertDefTracingThresholdConditionType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefTracingThresholdConditionType is optional AlertDefTracingThresholdConditionType.
+type OptAlertDefTracingThresholdConditionType struct {
+	Value AlertDefTracingThresholdConditionType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefTracingThresholdConditionType was set.
+func (o OptAlertDefTracingThresholdConditionType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefTracingThresholdConditionType) Reset() {
+	var v AlertDefTracingThresholdConditionType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefTracingThresholdConditionType) SetTo(v AlertDefTracingThresholdConditionType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefTracingThresholdConditionType) Get() (v AlertDefTracingThresholdConditionType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefTracingThresholdConditionType) Or(d AlertDefTracingThresholdConditionType) AlertDefTracingThresholdConditionType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefTracingThresholdType returns new OptAlertDefTracingThresholdType with value set to v.
+func NewOptAlertDefTracingThresholdType(v AlertDefTracingThresholdType) OptAlertDefTracingThresholdType {
+	return OptAlertDefTracingThresholdType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefTracingThresholdType is optional AlertDefTracingThresholdType.
+type OptAlertDefTracingThresholdType struct {
+	Value AlertDefTracingThresholdType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefTracingThresholdType was set.
+func (o OptAlertDefTracingThresholdType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefTracingThresholdType) Reset() {
+	var v AlertDefTracingThresholdType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefTracingThresholdType) SetTo(v AlertDefTracingThresholdType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefTracingThresholdType) Get() (v AlertDefTracingThresholdType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefTracingThresholdType) Or(d AlertDefTracingThresholdType) AlertDefTracingThresholdType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefTracingTimeWindow returns new OptAlertDefTracingTimeWindow with value set to v.
+func NewOptAlertDefTracingTimeWindow(v AlertDefTracingTimeWindow) OptAlertDefTracingTimeWindow {
+	return OptAlertDefTracingTimeWindow{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefTracingTimeWindow is optional AlertDefTracingTimeWindow.
+type OptAlertDefTracingTimeWindow struct {
+	Value AlertDefTracingTimeWindow
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefTracingTimeWindow was set.
+func (o OptAlertDefTracingTimeWindow) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefTracingTimeWindow) Reset() {
+	var v AlertDefTracingTimeWindow
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefTracingTimeWindow) SetTo(v AlertDefTracingTimeWindow) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefTracingTimeWindow) Get() (v AlertDefTracingTimeWindow, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefTracingTimeWindow) Or(d AlertDefTracingTimeWindow) AlertDefTracingTimeWindow {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefTracingTimeWindowValue returns new OptAlertDefTracingTimeWindowValue with value set to v.
+func NewOptAlertDefTracingTimeWindowValue(v AlertDefTracingTimeWindowValue) OptAlertDefTracingTimeWindowValue {
+	return OptAlertDefTracingTimeWindowValue{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefTracingTimeWindowValue is optional AlertDefTracingTimeWindowValue.
+type OptAlertDefTracingTimeWindowValue struct {
+	Value AlertDefTracingTimeWindowValue
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefTracingTimeWindowValue was set.
+func (o OptAlertDefTracingTimeWindowValue) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefTracingTimeWindowValue) Reset() {
+	var v AlertDefTracingTimeWindowValue
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefTracingTimeWindowValue) SetTo(v AlertDefTracingTimeWindowValue) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefTracingTimeWindowValue) Get() (v AlertDefTracingTimeWindowValue, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefTracingTimeWindowValue) Or(d AlertDefTracingTimeWindowValue) AlertDefTracingTimeWindowValue {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefType returns new OptAlertDefType with value set to v.
+func NewOptAlertDefType(v AlertDefType) OptAlertDefType {
+	return OptAlertDefType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefType is optional AlertDefType.
+type OptAlertDefType struct {
+	Value AlertDefType
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefType was set.
+func (o OptAlertDefType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefType) Reset() {
+	var v AlertDefType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefType) SetTo(v AlertDefType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefType) Get() (v AlertDefType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefType) Or(d AlertDefType) AlertDefType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertDefUndetectedValuesManagement returns new OptAlertDefUndetectedValuesManagement with value set to v.
+func NewOptAlertDefUndetectedValuesManagement(v AlertDefUndetectedValuesManagement) OptAlertDefUndetectedValuesManagement {
+	return OptAlertDefUndetectedValuesManagement{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertDefUndetectedValuesManagement is optional AlertDefUndetectedValuesManagement.
+type OptAlertDefUndetectedValuesManagement struct {
+	Value AlertDefUndetectedValuesManagement
+	Set   bool
+}
+
+// IsSet returns true if OptAlertDefUndetectedValuesManagement was set.
+func (o OptAlertDefUndetectedValuesManagement) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertDefUndetectedValuesManagement) Reset() {
+	var v AlertDefUndetectedValuesManagement
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertDefUndetectedValuesManagement) SetTo(v AlertDefUndetectedValuesManagement) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertDefUndetectedValuesManagement) Get() (v AlertDefUndetectedValuesManagement, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertDefUndetectedValuesManagement) Or(d AlertDefUndetectedValuesManagement) AlertDefUndetectedValuesManagement {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptAlertPermutationPermutation returns new OptAlertPermutationPermutation with value set to v.
 func NewOptAlertPermutationPermutation(v AlertPermutationPermutation) OptAlertPermutationPermutation {
 	return OptAlertPermutationPermutation{
@@ -18954,6 +29382,52 @@ func (o OptFileRef) Get() (v FileRef, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptFileRef) Or(d FileRef) FileRef {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptFloat32 returns new OptFloat32 with value set to v.
+func NewOptFloat32(v float32) OptFloat32 {
+	return OptFloat32{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptFloat32 is optional float32.
+type OptFloat32 struct {
+	Value float32
+	Set   bool
+}
+
+// IsSet returns true if OptFloat32 was set.
+func (o OptFloat32) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptFloat32) Reset() {
+	var v float32
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptFloat32) SetTo(v float32) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptFloat32) Get() (v float32, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptFloat32) Or(d float32) float32 {
 	if v, ok := o.Get(); ok {
 		return v
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/apikeys"
 	"github.com/mgmtapi/mgmtapi/internal/audit"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
@@ -83,6 +84,7 @@ type handler struct {
 	*audit.RecordHandler
 	*delivery.ListHandler
 	*notifytesting.TestingHandler
+	*alertdefs.AlertDefHandler
 	// config exports and applies configuration documents (see teamconfig.go).
 	config *teamconfig.Handler
 	// wholeTeam bounds the whole-team documents built at once (see wholeteam.go).
@@ -166,8 +168,8 @@ func New(opts Options) (*API, error) {
 		PolicyHandler:    policies.NewHandler(opts.DB, opts.PolicyLimit),
 		QuotaRuleHandler: quotarules.NewHandler(opts.DB),
 		UsageHandler:     datausage.NewHandler(opts.DB),
-		PresetHandler:    presets.NewHandler(opts.DB, routers.PresetUsers),
-		ConnectorHandler: connectors.NewHandler(opts.DB, routers.ConnectorUsers),
+		PresetHandler:    presets.NewHandler(opts.DB, routers.PresetUsers, alertdefs.PresetUsers),
+		ConnectorHandler: connectors.NewHandler(opts.DB, routers.ConnectorUsers, alertdefs.ConnectorUsers),
 		RouterHandler:    routers.NewHandler(opts.DB),
 		RuleGroupHandler: parsingrules.NewHandler(opts.DB),
 		RetentionHandler: retentions.NewHandler(opts.DB),
@@ -175,12 +177,13 @@ func New(opts Options) (*API, error) {
 		ViewHandler:      views.NewHandler(opts.DB),
 		DashboardHandler: dashboards.NewHandler(opts.DB),
 		ExtensionHandler: extensions.NewHandler(opts.DB, catalog),
-		SloHandler:       slos.NewHandler(opts.DB),
+		SloHandler:       slos.NewHandler(opts.DB, alertdefs.SloUsers),
 		E2MHandler:       e2m.NewHandler(opts.DB),
 		RuleFileHandler:  promrules.NewHandler(opts.DB),
 		RecordHandler:    audit.NewHandler(opts.DB),
 		ListHandler:      delivery.NewListHandler(opts.DB),
 		TestingHandler:   notifytesting.NewHandler(opts.DB, delivery.NewSender(opts.Delivery)),
+		AlertDefHandler:  alertdefs.NewHandler(opts.DB),
 		wholeTeam:        newWholeTeamTurns(),
 	}
 	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog)...)

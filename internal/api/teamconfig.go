@@ -11,6 +11,7 @@ import (
 
 	"github.com/ogen-go/ogen/validate"
 
+	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/cases"
 	"github.com/mgmtapi/mgmtapi/internal/dashboards"
@@ -185,9 +186,9 @@ func configurationAreas(opts Options, catalog *extensions.Catalog) []teamconfig.
 	return []teamconfig.Area{
 		recordingrules.Configuration{},
 		e2m.Configuration{},
-		slos.Configuration{},
+		slos.Configuration{Users: []slos.Users{alertdefs.SloUsers}},
 		parsingrules.Configuration{},
-		presets.Configuration{Users: []presets.Users{routers.PresetUsers}},
+		presets.Configuration{Users: []presets.Users{routers.PresetUsers, alertdefs.PresetUsers}},
 		presets.DefaultsConfiguration{},
 		policies.Configuration{Limit: opts.PolicyLimit},
 		policies.SettingsConfiguration{},

@@ -123,6 +123,12 @@ func setInSecondItem(d *document, base any, p apidocument.PropertyPath, value an
 	if i < 0 {
 		return nil, "", false
 	}
+	// An array that holds at most one item has no valid second one to break.
+	if i > 0 {
+		if max := fmt.Sprint(d.Resolve(p[i-1].Schema)["maxItems"]); max == "0" || max == "1" {
+			return nil, "", false
+		}
+	}
 	var first any
 	cur := base
 	for _, s := range p[:i] {

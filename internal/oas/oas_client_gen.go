@@ -228,6 +228,23 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/cases/closed/v1
 	BulkCloseCases(ctx context.Context, request *BulkCaseIDsRequest) (*BulkCasesResponse, error)
+	// BulkCreateAlertDefs invokes BulkCreateAlertDefs operation.
+	//
+	// Creates 1–100 definitions, each checked as a create checks it, in one transaction: all of them or
+	// none. The first refused one is a 400 naming `alertDefsToCreate[i]` and the rule;
+	// `failedToCreateAlertDefs` is therefore always empty. Flow definitions may name definitions created
+	// earlier in the same request only by id once they exist, so they must be created in a later request.
+	//
+	// POST /mgmt/openapi/5/alerts/alerts/v3/all/create
+	BulkCreateAlertDefs(ctx context.Context, request *AlertDefBulkCreate) (*AlertDefBulkCreated, error)
+	// BulkDeleteAlertDefs invokes BulkDeleteAlertDefs operation.
+	//
+	// Deletes the named definitions in one transaction. Ids that name no definition of the team are
+	// answered in `notFoundIds` (nothing to do); a definition that a flow definition outside the request
+	// names is refused with a 409 naming it, and then nothing is deleted.
+	//
+	// POST /mgmt/openapi/5/alerts/alerts/v3/all/delete
+	BulkDeleteAlertDefs(ctx context.Context, request *AlertDefBulkDelete) (*AlertDefBulkDeleted, error)
 	// BulkDeleteParsingRuleGroups invokes BulkDeleteParsingRuleGroups operation.
 	//
 	// Deletes every group named by a `group_ids` value, all or none: when one names no group of the team,
@@ -235,6 +252,15 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/parsing-rules/rule-groups/v1
 	BulkDeleteParsingRuleGroups(ctx context.Context, params BulkDeleteParsingRuleGroupsParams) error
+	// BulkReplaceAlertDefs invokes BulkReplaceAlertDefs operation.
+	//
+	// Replaces up to 100 definitions, each checked as a replace checks it and each given a new version id,
+	// in one transaction: all of them or none. An id that names no definition of the team is a 404 naming
+	// `alertDefsToReplace[i].id`; any other refusal a 400 (or 409) naming the entry. An id given twice is
+	// a 400. `failedToReplaceAlertDefs`, `notFoundIds` and `skippedIds` are therefore always empty.
+	//
+	// PUT /mgmt/openapi/5/alerts/alerts/v3/all/replace
+	BulkReplaceAlertDefs(ctx context.Context, request *AlertDefBulkReplace) (*AlertDefBulkReplaced, error)
 	// BulkResolveCases invokes BulkResolveCases operation.
 	//
 	// Applies the single resolve (with the same `reason`) to each listed case, all or nothing.
@@ -295,6 +321,13 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/closed
 	CloseIncidents(ctx context.Context, request *IncidentIDsRequest) (*IncidentsResponse, error)
+	// CountAlertDefFilterOptions invokes CountAlertDefFilterOptions operation.
+	//
+	// For the team's definitions that pass `query_filter`, how many there are of each type, priority,
+	// status, enabled state and entity label (key and value). Values no definition has are left out.
+	//
+	// GET /mgmt/openapi/5/alerts/alerts/v3/all/counts
+	CountAlertDefFilterOptions(ctx context.Context) (*AlertDefFilterCounts, error)
 	// CountIncidentEvents invokes CountIncidentEvents operation.
 	//
 	// The number of events the events feed lists for the same `filter` (every one is counted, so
@@ -302,6 +335,22 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/incidents/events/v1/all/count
 	CountIncidentEvents(ctx context.Context) (*IncidentEventsCountResponse, error)
+	// CreateAlertDef invokes CreateAlertDef operation.
+	//
+	// Stores a new definition under a server-assigned id and a first version id. The properties hold
+	// exactly one type block; `type`, when sent and not its zero value
+	// (ALERT_DEF_TYPE_LOGS_IMMEDIATE_OR_UNSPECIFIED), must name that block, and it is answered as the
+	// block's type. With no block, `type` (unset: logs immediate) chooses it and its empty block must pass
+	// that type's checks. PromQL must parse (Prometheus syntax); `sloThreshold.sloDefinition.sloId` must
+	// name an SLO of the team; each notification destination's `connectorId` and `presetId` a connector
+	// and preset of the team, and `router.id` a router of the team; flow stages must name definitions of
+	// the team and form no cycle. A 400 names the field and the rule. Metric threshold, metric anomaly and
+	// SLO threshold definitions are the ones mgmtapi can evaluate; logs, tracing, flow and analytics
+	// definitions are stored and checked only (mgmtapi holds no logs or spans). The server's fields (`id`,
+	// `alertVersionId`, times, `status`) are not taken from a request.
+	//
+	// POST /mgmt/openapi/5/alerts/alerts/v3
+	CreateAlertDef(ctx context.Context, request *AlertDefToCreate) (*AlertDefWritten, error)
 	// CreateApiKey invokes CreateApiKey operation.
 	//
 	// Creates a key in the caller's team. The answer carries the key's secret `value`; it is shown here
@@ -471,6 +520,13 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/data-exploration/views/v1/folders
 	CreateViewFolder(ctx context.Context, request *ViewFolderRequest) (*ViewFolder, error)
+	// DeleteAlertDef invokes DeleteAlertDef operation.
+	//
+	// Deletes the definition. Its versions stay readable by version id. A definition that a flow
+	// definition names is a 409 naming the flow; an unknown id is a 404.
+	//
+	// DELETE /mgmt/openapi/5/alerts/alerts/v3/{id}
+	DeleteAlertDef(ctx context.Context, params DeleteAlertDefParams) error
 	// DeleteApiKey invokes DeleteApiKey operation.
 	//
 	// The key stops authenticating at once on this server and within seconds on every replica.
@@ -611,6 +667,14 @@ type Invoker interface {
 	//
 	// PUT /mgmt/openapi/3/integrations/extensions/v1/deployed
 	DeployExtension(ctx context.Context, params DeployExtensionParams) (*ExtensionDeploymentResponse, error)
+	// DownloadAlertDefs invokes DownloadAlertDefs operation.
+	//
+	// The named definitions (every one of the team's when `ids` is empty) as a JSON file in `content`
+	// (base64): `{"alertDefs": [...]}`, each as `GET …/v3/{id}` answers it, oldest first. Ids naming no
+	// definition of the team are listed in `notFoundIds`.
+	//
+	// GET /mgmt/openapi/5/alerts/alerts/v3/all/download
+	DownloadAlertDefs(ctx context.Context, params DownloadAlertDefsParams) (*AlertDefDownload, error)
 	// ExportTeamConfiguration invokes ExportTeamConfiguration operation.
 	//
 	// Answers every resource of the team's configuration: recording-rule sets, notification presets,
@@ -650,6 +714,20 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/cases/cases/case-settings/v1/configs:getActive
 	GetActiveCaseSettings(ctx context.Context) (*CaseSettingsAnswer, error)
+	// GetAlertDef invokes GetAlertDef operation.
+	//
+	// The current version of the definition. An unknown id is a 404.
+	//
+	// GET /mgmt/openapi/5/alerts/alerts/v3/{id}
+	GetAlertDef(ctx context.Context, params GetAlertDefParams) (*AlertDefRead, error)
+	// GetAlertDefByVersionId invokes GetAlertDefByVersionId operation.
+	//
+	// The definition as it was written under `alert_version_id`, by a create or a replace. Versions
+	// outlive their definition: a version of a deleted definition is still answered, with
+	// `alertDefProperties.deleted` true. An unknown version id is a 404.
+	//
+	// GET /mgmt/openapi/5/alerts/alerts/v3/version-ids/{alert_version_id}
+	GetAlertDefByVersionId(ctx context.Context, params GetAlertDefByVersionIdParams) (*AlertDefRead, error)
 	// GetApiKey invokes GetApiKey operation.
 	//
 	// Read one API key.
@@ -1053,6 +1131,18 @@ type Invoker interface {
 	//
 	// POST /ingest/alertmanager/v1
 	IngestAlertmanager(ctx context.Context, request *AlertmanagerNotification) (*IngestResult, error)
+	// ListAlertDefs invokes ListAlertDefs operation.
+	//
+	// The team's current definitions that pass every filter of `query_filter`, ordered by `order_bys`
+	// (oldest first when none is given; ties by id), one page at a time: `pageSize` (0 or absent means
+	// 100, at most 1000) and the `nextPageToken` of the previous page. `pagination.totalSize` counts every
+	// definition that passes the filters. Name filters compare case-insensitively (EQUALS, NOT_EQUALS,
+	// CONTAINS); `lastTriggeredTimeRangeFilter` keeps only definitions that have fired in the range (none
+	// has, until evaluation records firings). `include_access_permissions` adds `access`: the caller's
+	// rights on each one.
+	//
+	// GET /mgmt/openapi/5/alerts/alerts/v3
+	ListAlertDefs(ctx context.Context, params ListAlertDefsParams) (*AlertDefList, error)
 	// ListApiKeys invokes ListApiKeys operation.
 	//
 	// Every API key of the caller's team, oldest first; send-data keys are listed by
@@ -1391,6 +1481,15 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
 	ReorderPolicies(ctx context.Context, request *PolicyOrderInput) (*PolicyOrders, error)
+	// ReplaceAlertDef invokes ReplaceAlertDef operation.
+	//
+	// Replaces the properties of definition `id`, checked as a create checks them, under a new
+	// `alertVersionId`; the earlier versions stay readable by their version ids. `createdTime` is kept.
+	// `accessPolicy` sets (`upsert`) or removes (`delete`) the access policy, or keeps it when neither is
+	// given. An unknown id is a 404.
+	//
+	// PUT /mgmt/openapi/5/alerts/alerts/v3
+	ReplaceAlertDef(ctx context.Context, request *AlertDefReplacement) (*AlertDefWritten, error)
 	// ReplaceConnector invokes ReplaceConnector operation.
 	//
 	// Replaces the connector `connector.id` with the given one, checked as the create checks it;
@@ -4470,6 +4569,169 @@ func (c *Client) sendBulkCloseCases(ctx context.Context, request *BulkCaseIDsReq
 	return result, nil
 }
 
+// BulkCreateAlertDefs invokes BulkCreateAlertDefs operation.
+//
+// Creates 1–100 definitions, each checked as a create checks it, in one transaction: all of them or
+// none. The first refused one is a 400 naming `alertDefsToCreate[i]` and the rule;
+// `failedToCreateAlertDefs` is therefore always empty. Flow definitions may name definitions created
+// earlier in the same request only by id once they exist, so they must be created in a later request.
+//
+// POST /mgmt/openapi/5/alerts/alerts/v3/all/create
+func (c *Client) BulkCreateAlertDefs(ctx context.Context, request *AlertDefBulkCreate) (*AlertDefBulkCreated, error) {
+	res, err := c.sendBulkCreateAlertDefs(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendBulkCreateAlertDefs(ctx context.Context, request *AlertDefBulkCreate) (res *AlertDefBulkCreated, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/alerts/v3/all/create"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeBulkCreateAlertDefsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BulkCreateAlertDefsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBulkCreateAlertDefsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BulkDeleteAlertDefs invokes BulkDeleteAlertDefs operation.
+//
+// Deletes the named definitions in one transaction. Ids that name no definition of the team are
+// answered in `notFoundIds` (nothing to do); a definition that a flow definition outside the request
+// names is refused with a 409 naming it, and then nothing is deleted.
+//
+// POST /mgmt/openapi/5/alerts/alerts/v3/all/delete
+func (c *Client) BulkDeleteAlertDefs(ctx context.Context, request *AlertDefBulkDelete) (*AlertDefBulkDeleted, error) {
+	res, err := c.sendBulkDeleteAlertDefs(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendBulkDeleteAlertDefs(ctx context.Context, request *AlertDefBulkDelete) (res *AlertDefBulkDeleted, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/alerts/v3/all/delete"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeBulkDeleteAlertDefsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BulkDeleteAlertDefsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBulkDeleteAlertDefsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // BulkDeleteParsingRuleGroups invokes BulkDeleteParsingRuleGroups operation.
 //
 // Deletes every group named by a `group_ids` value, all or none: when one names no group of the team,
@@ -4569,6 +4831,88 @@ func (c *Client) sendBulkDeleteParsingRuleGroups(ctx context.Context, params Bul
 	}()
 
 	result, err := decodeBulkDeleteParsingRuleGroupsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// BulkReplaceAlertDefs invokes BulkReplaceAlertDefs operation.
+//
+// Replaces up to 100 definitions, each checked as a replace checks it and each given a new version id,
+// in one transaction: all of them or none. An id that names no definition of the team is a 404 naming
+// `alertDefsToReplace[i].id`; any other refusal a 400 (or 409) naming the entry. An id given twice is
+// a 400. `failedToReplaceAlertDefs`, `notFoundIds` and `skippedIds` are therefore always empty.
+//
+// PUT /mgmt/openapi/5/alerts/alerts/v3/all/replace
+func (c *Client) BulkReplaceAlertDefs(ctx context.Context, request *AlertDefBulkReplace) (*AlertDefBulkReplaced, error) {
+	res, err := c.sendBulkReplaceAlertDefs(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendBulkReplaceAlertDefs(ctx context.Context, request *AlertDefBulkReplace) (res *AlertDefBulkReplaced, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/alerts/v3/all/replace"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeBulkReplaceAlertDefsRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BulkReplaceAlertDefsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBulkReplaceAlertDefsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -5282,6 +5626,83 @@ func (c *Client) sendCloseIncidents(ctx context.Context, request *IncidentIDsReq
 	return result, nil
 }
 
+// CountAlertDefFilterOptions invokes CountAlertDefFilterOptions operation.
+//
+// For the team's definitions that pass `query_filter`, how many there are of each type, priority,
+// status, enabled state and entity label (key and value). Values no definition has are left out.
+//
+// GET /mgmt/openapi/5/alerts/alerts/v3/all/counts
+func (c *Client) CountAlertDefFilterOptions(ctx context.Context) (*AlertDefFilterCounts, error) {
+	res, err := c.sendCountAlertDefFilterOptions(ctx)
+	return res, err
+}
+
+func (c *Client) sendCountAlertDefFilterOptions(ctx context.Context) (res *AlertDefFilterCounts, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/alerts/v3/all/counts"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CountAlertDefFilterOptionsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCountAlertDefFilterOptionsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CountIncidentEvents invokes CountIncidentEvents operation.
 //
 // The number of events the events feed lists for the same `filter` (every one is counted, so
@@ -5352,6 +5773,95 @@ func (c *Client) sendCountIncidentEvents(ctx context.Context) (res *IncidentEven
 	}()
 
 	result, err := decodeCountIncidentEventsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CreateAlertDef invokes CreateAlertDef operation.
+//
+// Stores a new definition under a server-assigned id and a first version id. The properties hold
+// exactly one type block; `type`, when sent and not its zero value
+// (ALERT_DEF_TYPE_LOGS_IMMEDIATE_OR_UNSPECIFIED), must name that block, and it is answered as the
+// block's type. With no block, `type` (unset: logs immediate) chooses it and its empty block must pass
+// that type's checks. PromQL must parse (Prometheus syntax); `sloThreshold.sloDefinition.sloId` must
+// name an SLO of the team; each notification destination's `connectorId` and `presetId` a connector
+// and preset of the team, and `router.id` a router of the team; flow stages must name definitions of
+// the team and form no cycle. A 400 names the field and the rule. Metric threshold, metric anomaly and
+// SLO threshold definitions are the ones mgmtapi can evaluate; logs, tracing, flow and analytics
+// definitions are stored and checked only (mgmtapi holds no logs or spans). The server's fields (`id`,
+// `alertVersionId`, times, `status`) are not taken from a request.
+//
+// POST /mgmt/openapi/5/alerts/alerts/v3
+func (c *Client) CreateAlertDef(ctx context.Context, request *AlertDefToCreate) (*AlertDefWritten, error) {
+	res, err := c.sendCreateAlertDef(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateAlertDef(ctx context.Context, request *AlertDefToCreate) (res *AlertDefWritten, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/alerts/v3"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateAlertDefRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateAlertDefOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateAlertDefResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -6877,6 +7387,101 @@ func (c *Client) sendCreateViewFolder(ctx context.Context, request *ViewFolderRe
 	}()
 
 	result, err := decodeCreateViewFolderResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteAlertDef invokes DeleteAlertDef operation.
+//
+// Deletes the definition. Its versions stay readable by version id. A definition that a flow
+// definition names is a 409 naming the flow; an unknown id is a 404.
+//
+// DELETE /mgmt/openapi/5/alerts/alerts/v3/{id}
+func (c *Client) DeleteAlertDef(ctx context.Context, params DeleteAlertDefParams) error {
+	_, err := c.sendDeleteAlertDef(ctx, params)
+	return err
+}
+
+func (c *Client) sendDeleteAlertDef(ctx context.Context, params DeleteAlertDefParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/alerts/v3/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteAlertDefOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteAlertDefResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -8848,6 +9453,113 @@ func (c *Client) sendDeployExtension(ctx context.Context, params DeployExtension
 	return result, nil
 }
 
+// DownloadAlertDefs invokes DownloadAlertDefs operation.
+//
+// The named definitions (every one of the team's when `ids` is empty) as a JSON file in `content`
+// (base64): `{"alertDefs": [...]}`, each as `GET …/v3/{id}` answers it, oldest first. Ids naming no
+// definition of the team are listed in `notFoundIds`.
+//
+// GET /mgmt/openapi/5/alerts/alerts/v3/all/download
+func (c *Client) DownloadAlertDefs(ctx context.Context, params DownloadAlertDefsParams) (*AlertDefDownload, error) {
+	res, err := c.sendDownloadAlertDefs(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendDownloadAlertDefs(ctx context.Context, params DownloadAlertDefsParams) (res *AlertDefDownload, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/alerts/v3/all/download"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if params.Ids != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.Ids {
+						if err := func() error {
+							return e.EncodeValue(conv.StringToString(item))
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DownloadAlertDefsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDownloadAlertDefsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ExportTeamConfiguration invokes ExportTeamConfiguration operation.
 //
 // Answers every resource of the team's configuration: recording-rule sets, notification presets,
@@ -9093,6 +9805,236 @@ func (c *Client) sendGetActiveCaseSettings(ctx context.Context) (res *CaseSettin
 	}()
 
 	result, err := decodeGetActiveCaseSettingsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetAlertDef invokes GetAlertDef operation.
+//
+// The current version of the definition. An unknown id is a 404.
+//
+// GET /mgmt/openapi/5/alerts/alerts/v3/{id}
+func (c *Client) GetAlertDef(ctx context.Context, params GetAlertDefParams) (*AlertDefRead, error) {
+	res, err := c.sendGetAlertDef(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetAlertDef(ctx context.Context, params GetAlertDefParams) (res *AlertDefRead, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/alerts/v3/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "include_access_permissions" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "include_access_permissions",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IncludeAccessPermissions.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetAlertDefOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetAlertDefResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetAlertDefByVersionId invokes GetAlertDefByVersionId operation.
+//
+// The definition as it was written under `alert_version_id`, by a create or a replace. Versions
+// outlive their definition: a version of a deleted definition is still answered, with
+// `alertDefProperties.deleted` true. An unknown version id is a 404.
+//
+// GET /mgmt/openapi/5/alerts/alerts/v3/version-ids/{alert_version_id}
+func (c *Client) GetAlertDefByVersionId(ctx context.Context, params GetAlertDefByVersionIdParams) (*AlertDefRead, error) {
+	res, err := c.sendGetAlertDefByVersionId(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetAlertDefByVersionId(ctx context.Context, params GetAlertDefByVersionIdParams) (res *AlertDefRead, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/alerts/v3/version-ids/"
+	{
+		// Encode "alert_version_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "alert_version_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.AlertVersionID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "include_access_permissions" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "include_access_permissions",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IncludeAccessPermissions.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetAlertDefByVersionIdOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetAlertDefByVersionIdResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -13786,6 +14728,108 @@ func (c *Client) sendIngestAlertmanager(ctx context.Context, request *Alertmanag
 	return result, nil
 }
 
+// ListAlertDefs invokes ListAlertDefs operation.
+//
+// The team's current definitions that pass every filter of `query_filter`, ordered by `order_bys`
+// (oldest first when none is given; ties by id), one page at a time: `pageSize` (0 or absent means
+// 100, at most 1000) and the `nextPageToken` of the previous page. `pagination.totalSize` counts every
+// definition that passes the filters. Name filters compare case-insensitively (EQUALS, NOT_EQUALS,
+// CONTAINS); `lastTriggeredTimeRangeFilter` keeps only definitions that have fired in the range (none
+// has, until evaluation records firings). `include_access_permissions` adds `access`: the caller's
+// rights on each one.
+//
+// GET /mgmt/openapi/5/alerts/alerts/v3
+func (c *Client) ListAlertDefs(ctx context.Context, params ListAlertDefsParams) (*AlertDefList, error) {
+	res, err := c.sendListAlertDefs(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListAlertDefs(ctx context.Context, params ListAlertDefsParams) (res *AlertDefList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/alerts/v3"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "include_access_permissions" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "include_access_permissions",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IncludeAccessPermissions.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListAlertDefsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListAlertDefsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListApiKeys invokes ListApiKeys operation.
 //
 // Every API key of the caller's team, oldest first; send-data keys are listed by
@@ -17219,6 +18263,88 @@ func (c *Client) sendReorderPolicies(ctx context.Context, request *PolicyOrderIn
 	}()
 
 	result, err := decodeReorderPoliciesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ReplaceAlertDef invokes ReplaceAlertDef operation.
+//
+// Replaces the properties of definition `id`, checked as a create checks them, under a new
+// `alertVersionId`; the earlier versions stay readable by their version ids. `createdTime` is kept.
+// `accessPolicy` sets (`upsert`) or removes (`delete`) the access policy, or keeps it when neither is
+// given. An unknown id is a 404.
+//
+// PUT /mgmt/openapi/5/alerts/alerts/v3
+func (c *Client) ReplaceAlertDef(ctx context.Context, request *AlertDefReplacement) (*AlertDefWritten, error) {
+	res, err := c.sendReplaceAlertDef(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendReplaceAlertDef(ctx context.Context, request *AlertDefReplacement) (res *AlertDefWritten, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/alerts/v3"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeReplaceAlertDefRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ReplaceAlertDefOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeReplaceAlertDefResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

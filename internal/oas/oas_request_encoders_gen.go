@@ -203,6 +203,48 @@ func encodeBulkCloseCasesRequest(
 	return nil
 }
 
+func encodeBulkCreateAlertDefsRequest(
+	req *AlertDefBulkCreate,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeBulkDeleteAlertDefsRequest(
+	req *AlertDefBulkDelete,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeBulkReplaceAlertDefsRequest(
+	req *AlertDefBulkReplace,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeBulkResolveCasesRequest(
 	req *CaseBulkResolveInput,
 	r *http.Request,
@@ -261,6 +303,20 @@ func encodeCheckDashboardRequest(
 
 func encodeCloseIncidentsRequest(
 	req *IncidentIDsRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeCreateAlertDefRequest(
+	req *AlertDefToCreate,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"
@@ -795,6 +851,20 @@ func encodeQueryDataUsageRequest(
 
 func encodeReorderPoliciesRequest(
 	req *PolicyOrderInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeReplaceAlertDefRequest(
+	req *AlertDefReplacement,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

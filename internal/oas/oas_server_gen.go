@@ -214,6 +214,23 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/cases/closed/v1
 	BulkCloseCases(ctx context.Context, req *BulkCaseIDsRequest) (*BulkCasesResponse, error)
+	// BulkCreateAlertDefs implements BulkCreateAlertDefs operation.
+	//
+	// Creates 1–100 definitions, each checked as a create checks it, in one transaction: all of them or
+	// none. The first refused one is a 400 naming `alertDefsToCreate[i]` and the rule;
+	// `failedToCreateAlertDefs` is therefore always empty. Flow definitions may name definitions created
+	// earlier in the same request only by id once they exist, so they must be created in a later request.
+	//
+	// POST /mgmt/openapi/5/alerts/alerts/v3/all/create
+	BulkCreateAlertDefs(ctx context.Context, req *AlertDefBulkCreate) (*AlertDefBulkCreated, error)
+	// BulkDeleteAlertDefs implements BulkDeleteAlertDefs operation.
+	//
+	// Deletes the named definitions in one transaction. Ids that name no definition of the team are
+	// answered in `notFoundIds` (nothing to do); a definition that a flow definition outside the request
+	// names is refused with a 409 naming it, and then nothing is deleted.
+	//
+	// POST /mgmt/openapi/5/alerts/alerts/v3/all/delete
+	BulkDeleteAlertDefs(ctx context.Context, req *AlertDefBulkDelete) (*AlertDefBulkDeleted, error)
 	// BulkDeleteParsingRuleGroups implements BulkDeleteParsingRuleGroups operation.
 	//
 	// Deletes every group named by a `group_ids` value, all or none: when one names no group of the team,
@@ -221,6 +238,15 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/parsing-rules/rule-groups/v1
 	BulkDeleteParsingRuleGroups(ctx context.Context, params BulkDeleteParsingRuleGroupsParams) error
+	// BulkReplaceAlertDefs implements BulkReplaceAlertDefs operation.
+	//
+	// Replaces up to 100 definitions, each checked as a replace checks it and each given a new version id,
+	// in one transaction: all of them or none. An id that names no definition of the team is a 404 naming
+	// `alertDefsToReplace[i].id`; any other refusal a 400 (or 409) naming the entry. An id given twice is
+	// a 400. `failedToReplaceAlertDefs`, `notFoundIds` and `skippedIds` are therefore always empty.
+	//
+	// PUT /mgmt/openapi/5/alerts/alerts/v3/all/replace
+	BulkReplaceAlertDefs(ctx context.Context, req *AlertDefBulkReplace) (*AlertDefBulkReplaced, error)
 	// BulkResolveCases implements BulkResolveCases operation.
 	//
 	// Applies the single resolve (with the same `reason`) to each listed case, all or nothing.
@@ -281,6 +307,13 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/closed
 	CloseIncidents(ctx context.Context, req *IncidentIDsRequest) (*IncidentsResponse, error)
+	// CountAlertDefFilterOptions implements CountAlertDefFilterOptions operation.
+	//
+	// For the team's definitions that pass `query_filter`, how many there are of each type, priority,
+	// status, enabled state and entity label (key and value). Values no definition has are left out.
+	//
+	// GET /mgmt/openapi/5/alerts/alerts/v3/all/counts
+	CountAlertDefFilterOptions(ctx context.Context) (*AlertDefFilterCounts, error)
 	// CountIncidentEvents implements CountIncidentEvents operation.
 	//
 	// The number of events the events feed lists for the same `filter` (every one is counted, so
@@ -288,6 +321,22 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/incidents/events/v1/all/count
 	CountIncidentEvents(ctx context.Context) (*IncidentEventsCountResponse, error)
+	// CreateAlertDef implements CreateAlertDef operation.
+	//
+	// Stores a new definition under a server-assigned id and a first version id. The properties hold
+	// exactly one type block; `type`, when sent and not its zero value
+	// (ALERT_DEF_TYPE_LOGS_IMMEDIATE_OR_UNSPECIFIED), must name that block, and it is answered as the
+	// block's type. With no block, `type` (unset: logs immediate) chooses it and its empty block must pass
+	// that type's checks. PromQL must parse (Prometheus syntax); `sloThreshold.sloDefinition.sloId` must
+	// name an SLO of the team; each notification destination's `connectorId` and `presetId` a connector
+	// and preset of the team, and `router.id` a router of the team; flow stages must name definitions of
+	// the team and form no cycle. A 400 names the field and the rule. Metric threshold, metric anomaly and
+	// SLO threshold definitions are the ones mgmtapi can evaluate; logs, tracing, flow and analytics
+	// definitions are stored and checked only (mgmtapi holds no logs or spans). The server's fields (`id`,
+	// `alertVersionId`, times, `status`) are not taken from a request.
+	//
+	// POST /mgmt/openapi/5/alerts/alerts/v3
+	CreateAlertDef(ctx context.Context, req *AlertDefToCreate) (*AlertDefWritten, error)
 	// CreateApiKey implements CreateApiKey operation.
 	//
 	// Creates a key in the caller's team. The answer carries the key's secret `value`; it is shown here
@@ -457,6 +506,13 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/data-exploration/views/v1/folders
 	CreateViewFolder(ctx context.Context, req *ViewFolderRequest) (*ViewFolder, error)
+	// DeleteAlertDef implements DeleteAlertDef operation.
+	//
+	// Deletes the definition. Its versions stay readable by version id. A definition that a flow
+	// definition names is a 409 naming the flow; an unknown id is a 404.
+	//
+	// DELETE /mgmt/openapi/5/alerts/alerts/v3/{id}
+	DeleteAlertDef(ctx context.Context, params DeleteAlertDefParams) error
 	// DeleteApiKey implements DeleteApiKey operation.
 	//
 	// The key stops authenticating at once on this server and within seconds on every replica.
@@ -597,6 +653,14 @@ type Handler interface {
 	//
 	// PUT /mgmt/openapi/3/integrations/extensions/v1/deployed
 	DeployExtension(ctx context.Context, params DeployExtensionParams) (*ExtensionDeploymentResponse, error)
+	// DownloadAlertDefs implements DownloadAlertDefs operation.
+	//
+	// The named definitions (every one of the team's when `ids` is empty) as a JSON file in `content`
+	// (base64): `{"alertDefs": [...]}`, each as `GET …/v3/{id}` answers it, oldest first. Ids naming no
+	// definition of the team are listed in `notFoundIds`.
+	//
+	// GET /mgmt/openapi/5/alerts/alerts/v3/all/download
+	DownloadAlertDefs(ctx context.Context, params DownloadAlertDefsParams) (*AlertDefDownload, error)
 	// ExportTeamConfiguration implements ExportTeamConfiguration operation.
 	//
 	// Answers every resource of the team's configuration: recording-rule sets, notification presets,
@@ -636,6 +700,20 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/cases/cases/case-settings/v1/configs:getActive
 	GetActiveCaseSettings(ctx context.Context) (*CaseSettingsAnswer, error)
+	// GetAlertDef implements GetAlertDef operation.
+	//
+	// The current version of the definition. An unknown id is a 404.
+	//
+	// GET /mgmt/openapi/5/alerts/alerts/v3/{id}
+	GetAlertDef(ctx context.Context, params GetAlertDefParams) (*AlertDefRead, error)
+	// GetAlertDefByVersionId implements GetAlertDefByVersionId operation.
+	//
+	// The definition as it was written under `alert_version_id`, by a create or a replace. Versions
+	// outlive their definition: a version of a deleted definition is still answered, with
+	// `alertDefProperties.deleted` true. An unknown version id is a 404.
+	//
+	// GET /mgmt/openapi/5/alerts/alerts/v3/version-ids/{alert_version_id}
+	GetAlertDefByVersionId(ctx context.Context, params GetAlertDefByVersionIdParams) (*AlertDefRead, error)
 	// GetApiKey implements GetApiKey operation.
 	//
 	// Read one API key.
@@ -1039,6 +1117,18 @@ type Handler interface {
 	//
 	// POST /ingest/alertmanager/v1
 	IngestAlertmanager(ctx context.Context, req *AlertmanagerNotification) (*IngestResult, error)
+	// ListAlertDefs implements ListAlertDefs operation.
+	//
+	// The team's current definitions that pass every filter of `query_filter`, ordered by `order_bys`
+	// (oldest first when none is given; ties by id), one page at a time: `pageSize` (0 or absent means
+	// 100, at most 1000) and the `nextPageToken` of the previous page. `pagination.totalSize` counts every
+	// definition that passes the filters. Name filters compare case-insensitively (EQUALS, NOT_EQUALS,
+	// CONTAINS); `lastTriggeredTimeRangeFilter` keeps only definitions that have fired in the range (none
+	// has, until evaluation records firings). `include_access_permissions` adds `access`: the caller's
+	// rights on each one.
+	//
+	// GET /mgmt/openapi/5/alerts/alerts/v3
+	ListAlertDefs(ctx context.Context, params ListAlertDefsParams) (*AlertDefList, error)
 	// ListApiKeys implements ListApiKeys operation.
 	//
 	// Every API key of the caller's team, oldest first; send-data keys are listed by
@@ -1377,6 +1467,15 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
 	ReorderPolicies(ctx context.Context, req *PolicyOrderInput) (*PolicyOrders, error)
+	// ReplaceAlertDef implements ReplaceAlertDef operation.
+	//
+	// Replaces the properties of definition `id`, checked as a create checks them, under a new
+	// `alertVersionId`; the earlier versions stay readable by their version ids. `createdTime` is kept.
+	// `accessPolicy` sets (`upsert`) or removes (`delete`) the access policy, or keeps it when neither is
+	// given. An unknown id is a 404.
+	//
+	// PUT /mgmt/openapi/5/alerts/alerts/v3
+	ReplaceAlertDef(ctx context.Context, req *AlertDefReplacement) (*AlertDefWritten, error)
 	// ReplaceConnector implements ReplaceConnector operation.
 	//
 	// Replaces the connector `connector.id` with the given one, checked as the create checks it;

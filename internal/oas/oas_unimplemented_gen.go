@@ -300,6 +300,29 @@ func (UnimplementedHandler) BulkCloseCases(ctx context.Context, req *BulkCaseIDs
 	return r, ht.ErrNotImplemented
 }
 
+// BulkCreateAlertDefs implements BulkCreateAlertDefs operation.
+//
+// Creates 1–100 definitions, each checked as a create checks it, in one transaction: all of them or
+// none. The first refused one is a 400 naming `alertDefsToCreate[i]` and the rule;
+// `failedToCreateAlertDefs` is therefore always empty. Flow definitions may name definitions created
+// earlier in the same request only by id once they exist, so they must be created in a later request.
+//
+// POST /mgmt/openapi/5/alerts/alerts/v3/all/create
+func (UnimplementedHandler) BulkCreateAlertDefs(ctx context.Context, req *AlertDefBulkCreate) (r *AlertDefBulkCreated, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// BulkDeleteAlertDefs implements BulkDeleteAlertDefs operation.
+//
+// Deletes the named definitions in one transaction. Ids that name no definition of the team are
+// answered in `notFoundIds` (nothing to do); a definition that a flow definition outside the request
+// names is refused with a 409 naming it, and then nothing is deleted.
+//
+// POST /mgmt/openapi/5/alerts/alerts/v3/all/delete
+func (UnimplementedHandler) BulkDeleteAlertDefs(ctx context.Context, req *AlertDefBulkDelete) (r *AlertDefBulkDeleted, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // BulkDeleteParsingRuleGroups implements BulkDeleteParsingRuleGroups operation.
 //
 // Deletes every group named by a `group_ids` value, all or none: when one names no group of the team,
@@ -308,6 +331,18 @@ func (UnimplementedHandler) BulkCloseCases(ctx context.Context, req *BulkCaseIDs
 // DELETE /mgmt/openapi/5/parsing-rules/rule-groups/v1
 func (UnimplementedHandler) BulkDeleteParsingRuleGroups(ctx context.Context, params BulkDeleteParsingRuleGroupsParams) error {
 	return ht.ErrNotImplemented
+}
+
+// BulkReplaceAlertDefs implements BulkReplaceAlertDefs operation.
+//
+// Replaces up to 100 definitions, each checked as a replace checks it and each given a new version id,
+// in one transaction: all of them or none. An id that names no definition of the team is a 404 naming
+// `alertDefsToReplace[i].id`; any other refusal a 400 (or 409) naming the entry. An id given twice is
+// a 400. `failedToReplaceAlertDefs`, `notFoundIds` and `skippedIds` are therefore always empty.
+//
+// PUT /mgmt/openapi/5/alerts/alerts/v3/all/replace
+func (UnimplementedHandler) BulkReplaceAlertDefs(ctx context.Context, req *AlertDefBulkReplace) (r *AlertDefBulkReplaced, _ error) {
+	return r, ht.ErrNotImplemented
 }
 
 // BulkResolveCases implements BulkResolveCases operation.
@@ -394,6 +429,16 @@ func (UnimplementedHandler) CloseIncidents(ctx context.Context, req *IncidentIDs
 	return r, ht.ErrNotImplemented
 }
 
+// CountAlertDefFilterOptions implements CountAlertDefFilterOptions operation.
+//
+// For the team's definitions that pass `query_filter`, how many there are of each type, priority,
+// status, enabled state and entity label (key and value). Values no definition has are left out.
+//
+// GET /mgmt/openapi/5/alerts/alerts/v3/all/counts
+func (UnimplementedHandler) CountAlertDefFilterOptions(ctx context.Context) (r *AlertDefFilterCounts, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // CountIncidentEvents implements CountIncidentEvents operation.
 //
 // The number of events the events feed lists for the same `filter` (every one is counted, so
@@ -401,6 +446,25 @@ func (UnimplementedHandler) CloseIncidents(ctx context.Context, req *IncidentIDs
 //
 // GET /mgmt/openapi/5/incidents/events/v1/all/count
 func (UnimplementedHandler) CountIncidentEvents(ctx context.Context) (r *IncidentEventsCountResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CreateAlertDef implements CreateAlertDef operation.
+//
+// Stores a new definition under a server-assigned id and a first version id. The properties hold
+// exactly one type block; `type`, when sent and not its zero value
+// (ALERT_DEF_TYPE_LOGS_IMMEDIATE_OR_UNSPECIFIED), must name that block, and it is answered as the
+// block's type. With no block, `type` (unset: logs immediate) chooses it and its empty block must pass
+// that type's checks. PromQL must parse (Prometheus syntax); `sloThreshold.sloDefinition.sloId` must
+// name an SLO of the team; each notification destination's `connectorId` and `presetId` a connector
+// and preset of the team, and `router.id` a router of the team; flow stages must name definitions of
+// the team and form no cycle. A 400 names the field and the rule. Metric threshold, metric anomaly and
+// SLO threshold definitions are the ones mgmtapi can evaluate; logs, tracing, flow and analytics
+// definitions are stored and checked only (mgmtapi holds no logs or spans). The server's fields (`id`,
+// `alertVersionId`, times, `status`) are not taken from a request.
+//
+// POST /mgmt/openapi/5/alerts/alerts/v3
+func (UnimplementedHandler) CreateAlertDef(ctx context.Context, req *AlertDefToCreate) (r *AlertDefWritten, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -627,6 +691,16 @@ func (UnimplementedHandler) CreateViewFolder(ctx context.Context, req *ViewFolde
 	return r, ht.ErrNotImplemented
 }
 
+// DeleteAlertDef implements DeleteAlertDef operation.
+//
+// Deletes the definition. Its versions stay readable by version id. A definition that a flow
+// definition names is a 409 naming the flow; an unknown id is a 404.
+//
+// DELETE /mgmt/openapi/5/alerts/alerts/v3/{id}
+func (UnimplementedHandler) DeleteAlertDef(ctx context.Context, params DeleteAlertDefParams) error {
+	return ht.ErrNotImplemented
+}
+
 // DeleteApiKey implements DeleteApiKey operation.
 //
 // The key stops authenticating at once on this server and within seconds on every replica.
@@ -824,6 +898,17 @@ func (UnimplementedHandler) DeployExtension(ctx context.Context, params DeployEx
 	return r, ht.ErrNotImplemented
 }
 
+// DownloadAlertDefs implements DownloadAlertDefs operation.
+//
+// The named definitions (every one of the team's when `ids` is empty) as a JSON file in `content`
+// (base64): `{"alertDefs": [...]}`, each as `GET …/v3/{id}` answers it, oldest first. Ids naming no
+// definition of the team are listed in `notFoundIds`.
+//
+// GET /mgmt/openapi/5/alerts/alerts/v3/all/download
+func (UnimplementedHandler) DownloadAlertDefs(ctx context.Context, params DownloadAlertDefsParams) (r *AlertDefDownload, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ExportTeamConfiguration implements ExportTeamConfiguration operation.
 //
 // Answers every resource of the team's configuration: recording-rule sets, notification presets,
@@ -869,6 +954,26 @@ func (UnimplementedHandler) ForecastPolicyUsage(ctx context.Context, req *Policy
 //
 // GET /mgmt/openapi/5/cases/cases/case-settings/v1/configs:getActive
 func (UnimplementedHandler) GetActiveCaseSettings(ctx context.Context) (r *CaseSettingsAnswer, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetAlertDef implements GetAlertDef operation.
+//
+// The current version of the definition. An unknown id is a 404.
+//
+// GET /mgmt/openapi/5/alerts/alerts/v3/{id}
+func (UnimplementedHandler) GetAlertDef(ctx context.Context, params GetAlertDefParams) (r *AlertDefRead, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetAlertDefByVersionId implements GetAlertDefByVersionId operation.
+//
+// The definition as it was written under `alert_version_id`, by a create or a replace. Versions
+// outlive their definition: a version of a deleted definition is still answered, with
+// `alertDefProperties.deleted` true. An unknown version id is a 404.
+//
+// GET /mgmt/openapi/5/alerts/alerts/v3/version-ids/{alert_version_id}
+func (UnimplementedHandler) GetAlertDefByVersionId(ctx context.Context, params GetAlertDefByVersionIdParams) (r *AlertDefRead, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1422,6 +1527,21 @@ func (UnimplementedHandler) IngestAlertmanager(ctx context.Context, req *Alertma
 	return r, ht.ErrNotImplemented
 }
 
+// ListAlertDefs implements ListAlertDefs operation.
+//
+// The team's current definitions that pass every filter of `query_filter`, ordered by `order_bys`
+// (oldest first when none is given; ties by id), one page at a time: `pageSize` (0 or absent means
+// 100, at most 1000) and the `nextPageToken` of the previous page. `pagination.totalSize` counts every
+// definition that passes the filters. Name filters compare case-insensitively (EQUALS, NOT_EQUALS,
+// CONTAINS); `lastTriggeredTimeRangeFilter` keeps only definitions that have fired in the range (none
+// has, until evaluation records firings). `include_access_permissions` adds `access`: the caller's
+// rights on each one.
+//
+// GET /mgmt/openapi/5/alerts/alerts/v3
+func (UnimplementedHandler) ListAlertDefs(ctx context.Context, params ListAlertDefsParams) (r *AlertDefList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ListApiKeys implements ListApiKeys operation.
 //
 // Every API key of the caller's team, oldest first; send-data keys are listed by
@@ -1874,6 +1994,18 @@ func (UnimplementedHandler) QueryDataUsage(ctx context.Context, req *UsageQuery)
 //
 // POST /mgmt/openapi/5/dataplans/policies/v1/all/reorder
 func (UnimplementedHandler) ReorderPolicies(ctx context.Context, req *PolicyOrderInput) (r *PolicyOrders, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ReplaceAlertDef implements ReplaceAlertDef operation.
+//
+// Replaces the properties of definition `id`, checked as a create checks them, under a new
+// `alertVersionId`; the earlier versions stay readable by their version ids. `createdTime` is kept.
+// `accessPolicy` sets (`upsert`) or removes (`delete`) the access policy, or keeps it when neither is
+// given. An unknown id is a 404.
+//
+// PUT /mgmt/openapi/5/alerts/alerts/v3
+func (UnimplementedHandler) ReplaceAlertDef(ctx context.Context, req *AlertDefReplacement) (r *AlertDefWritten, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

@@ -162,3 +162,12 @@ func ConnectorUsers(ctx context.Context, tx *db.Tx, teamID int64, connectorID st
 func PresetUsers(ctx context.Context, tx *db.Tx, teamID int64, presetID string) ([]string, error) {
 	return usersBy(ctx, tx, teamID, "preset_id", presetID)
 }
+
+// Exists reports whether the team has router id, read in q.
+func Exists(ctx context.Context, q db.Querier, teamID int64, id string) (bool, error) {
+	var n int
+	if err := q.QueryRowContext(ctx, `SELECT COUNT(*) FROM notification_routers WHERE team_id = $1 AND id = $2`, teamID, id).Scan(&n); err != nil {
+		return false, fmt.Errorf("find router: %w", err)
+	}
+	return n > 0, nil
+}

@@ -14,7 +14,10 @@ import (
 // as GetSlo answers it without what the server sets (creator, createTime, updateTime, revision),
 // checked by checkSlo and stored by createWithID and replace, as the HTTP operations do (a
 // replace counts the revision up and keeps the creator).
-type Configuration struct{}
+type Configuration struct {
+	// Users are asked before an SLO is deleted (see Users).
+	Users []Users
+}
 
 // Key implements teamconfig.Area.
 func (Configuration) Key() string { return "slos" }
@@ -78,6 +81,6 @@ func (Configuration) Put(ctx context.Context, tx *db.Tx, teamID int64, r teamcon
 }
 
 // Delete implements teamconfig.Area.
-func (Configuration) Delete(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
-	return remove(ctx, tx, teamID, "id", id)
+func (c Configuration) Delete(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
+	return remove(ctx, tx, teamID, "id", id, c.Users)
 }

@@ -17,14 +17,19 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/streaming"
 )
 
+// Users names, in tx, what uses the team's SLO (e.g. `alert definition "Burn" (id …)`): an SLO
+// with users cannot be deleted. The alert-definition area provides one; it runs after LockTeam.
+type Users func(ctx context.Context, tx *db.Tx, teamID int64, sloID string) ([]string, error)
+
 // SloHandler implements the SLO operations of oas.Handler.
 type SloHandler struct {
-	db *db.DB
+	db    *db.DB
+	users []Users
 }
 
-// NewHandler returns the SLO operations over database.
-func NewHandler(database *db.DB) *SloHandler {
-	return &SloHandler{db: database}
+// NewHandler returns the SLO operations over database; users are asked before an SLO is deleted.
+func NewHandler(database *db.DB, users ...Users) *SloHandler {
+	return &SloHandler{db: database, users: users}
 }
 
 // BatchExecuteSlos runs every request in order in one transaction and answers one response per
@@ -39,7 +44,7 @@ func (h *SloHandler) BatchExecuteSlos(ctx context.Context, req *oas.BatchExecute
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
 		out = make([]oas.SloExecutionResponse, 0, len(req.Requests))
 		for i, r := range req.Requests {
-			res, err := execute(ctx, tx, caller, fmt.Sprintf("requests[%d]", i), r)
+			res, err := execute(ctx, tx, caller, fmt.Sprintf("requests[%d]", i), r, h.users)
 			if err != nil {
 				return err
 			}
@@ -57,7 +62,7 @@ func (h *SloHandler) BatchExecuteSlos(ctx context.Context, req *oas.BatchExecute
 }
 
 // execute runs one request of a batch inside its transaction; where is "requests[i]".
-func execute(ctx context.Context, tx *db.Tx, caller *auth.Principal, where string, r oas.SloExecutionRequest) (oas.SloExecutionResponse, error) {
+func execute(ctx context.Context, tx *db.Tx, caller *auth.Principal, where string, r oas.SloExecutionRequest, users []Users) (oas.SloExecutionResponse, error) {
 	var res oas.SloExecutionResponse
 	set := 0
 	for _, s := range []bool{r.CreateSloRequest.Set, r.ReplaceSloRequest.Set, r.DeleteSloRequest.Set} {
@@ -93,7 +98,7 @@ func execute(ctx context.Context, tx *db.Tx, caller *auth.Principal, where strin
 		res.ReplaceSloResponse = oas.NewOptSloReplaced(oas.SloReplaced{Slo: s, EffectedSloAlertIds: []string{}})
 	default:
 		id := strings.ToLower(string(r.DeleteSloRequest.Value.ID))
-		if err := remove(ctx, tx, caller.TeamID, where+".deleteSloRequest.id", id); err != nil {
+		if err := remove(ctx, tx, caller.TeamID, where+".deleteSloRequest.id", id, users); err != nil {
 			return res, err
 		}
 		res.DeleteSloResponse = oas.NewOptSloDeleted(oas.SloDeleted{EffectedSloAlertIds: []string{}})
@@ -236,7 +241,7 @@ func (h *SloHandler) GetSlo(ctx context.Context, params oas.GetSloParams) (*oas.
 func (h *SloHandler) DeleteSlo(ctx context.Context, params oas.DeleteSloParams) (*oas.SloDeleted, error) {
 	caller := auth.PrincipalFrom(ctx)
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		return remove(ctx, tx, caller.TeamID, "id", strings.ToLower(string(params.ID)))
+		return remove(ctx, tx, caller.TeamID, "id", strings.ToLower(string(params.ID)), h.users)
 	})
 	if err != nil {
 		return nil, err
@@ -320,8 +325,34 @@ func replace(ctx context.Context, tx *db.Tx, teamID int64, prefix string, s oas.
 }
 
 // remove deletes the team's SLO; where names the id's field for the NotFound message.
-func remove(ctx context.Context, tx *db.Tx, teamID int64, where, id string) error {
+func remove(ctx context.Context, tx *db.Tx, teamID int64, where, id string, users []Users) error {
+	if len(users) > 0 {
+		if err := LockTeam(ctx, tx, teamID); err != nil {
+			return err
+		}
+		if ok, err := Exists(ctx, tx, teamID, id); err != nil || !ok {
+			return notFoundAs(firstErr(err, db.ErrNotFound), where, id)
+		}
+		var names []string
+		for _, u := range users {
+			n, err := u(ctx, tx, teamID, id)
+			if err != nil {
+				return err
+			}
+			names = append(names, n...)
+		}
+		if len(names) > 0 {
+			return apierror.Conflictf("%s: SLO %s is used by %s; change or delete those first", where, id, strings.Join(names, ", "))
+		}
+	}
 	return notFoundAs(deleteSlo(ctx, tx, teamID, id), where, id)
+}
+
+func firstErr(err, otherwise error) error {
+	if err != nil {
+		return err
+	}
+	return otherwise
 }
 
 func notFoundAs(err error, where, id string) error {

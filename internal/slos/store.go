@@ -2,6 +2,7 @@ package slos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -135,4 +136,20 @@ func sloMap(ctx context.Context, q db.Querier, teamID int64, ids []string) (map[
 		out[s.ID.Or("")] = s
 	}
 	return out, rows.Err()
+}
+
+// LockTeam serialises, until the transaction ends, the deletes of the team's SLOs and every
+// writer that checks one exists (alert definitions on an SLO), so an SLO checked to exist stays
+// so until commit (db.Tx.Serialize).
+func LockTeam(ctx context.Context, tx *db.Tx, teamID int64) error {
+	return tx.Serialize(ctx, fmt.Sprintf("mgmtapi.slos:%d", teamID))
+}
+
+// Exists reports whether the team has SLO id (in either case of its hex digits), read in q.
+func Exists(ctx context.Context, q db.Querier, teamID int64, id string) (bool, error) {
+	_, err := getSlo(ctx, q, teamID, strings.ToLower(id))
+	if errors.Is(err, db.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }

@@ -90,7 +90,7 @@ func mustStatus(t *testing.T, res apitest.Response, status int) apitest.Response
 func TestSyncRulesDrivesARealPrometheus(t *testing.T) {
 	prometheustest.Binary(t, "prometheus")
 	env := apitest.Start(t, apitest.Options{}, db.SQLite)
-	key := env.MustKey(t, env.RootKey, "metrics.recording-rules:ReadConfig", "slo:ReadConfig")
+	key := env.MustKey(t, env.RootKey, "metrics.recording-rules:ReadConfig", "slo:ReadConfig", "alerts:ReadConfig")
 	id := createRuleSet(t, env, `{"name":"up","groups":[{"name":"jobs","rules":[{"record":"job:up:sum","expr":"sum by (job) (up)"}]}]}`)
 
 	prom := prometheustest.Start(t, nil)

@@ -142,15 +142,18 @@ func TestRuleFileFollowsChanges(t *testing.T) {
 	})
 }
 
-// TestRuleFilePermission: metrics.recording-rules:ReadConfig and slo:ReadConfig are enough, and each is
-// needed; no key is a 401.
+// TestRuleFilePermission: metrics.recording-rules:ReadConfig, slo:ReadConfig and alerts:ReadConfig
+// are enough, and each is needed; no key is a 401.
 func TestRuleFilePermission(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		createSet(t, env, env.RootKey, `{"name":"s","groups":[{"name":"g","rules":[{"record":"a:b","expr":"up"}]}]}`)
-		reader := env.MustKey(t, env.RootKey, "metrics.recording-rules:ReadConfig", "slo:ReadConfig")
+		reader := env.MustKey(t, env.RootKey, "metrics.recording-rules:ReadConfig", "slo:ReadConfig", "alerts:ReadConfig")
 		if got := ruleFile(t, env, reader); !strings.Contains(got, "s/g") {
 			t.Fatalf("rule file:\n%s", got)
 		}
+		withoutAlerts := env.MustKey(t, env.RootKey, "metrics.recording-rules:ReadConfig", "slo:ReadConfig")
+		apitest.ExpectError(t, env.Do(t, http.MethodGet, rulesPath, "Bearer "+withoutAlerts, "", ""), http.StatusForbidden,
+			`the API key lacks the permission "alerts:ReadConfig", which reading the alert definitions' rules of the rule file requires`)
 		recordingOnly := env.MustKey(t, env.RootKey, "metrics.recording-rules:ReadConfig")
 		apitest.ExpectError(t, env.Do(t, http.MethodGet, rulesPath, "Bearer "+recordingOnly, "", ""), http.StatusForbidden,
 			`the API key lacks the permission "slo:ReadConfig", which reading the SLOs' burn-rate rules of the rule file requires`)
@@ -228,10 +231,10 @@ func TestRuleFileWithASecondPart(t *testing.T) {
 	defer remove()
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		createSet(t, env, env.RootKey, `{"name":"s","groups":[{"name":"g","rules":[{"record":"a:b","expr":"up"}]}]}`)
-		withoutPart := env.MustKey(t, env.RootKey, "metrics.recording-rules:ReadConfig", "slo:ReadConfig")
+		withoutPart := env.MustKey(t, env.RootKey, "metrics.recording-rules:ReadConfig", "slo:ReadConfig", "alerts:ReadConfig")
 		apitest.ExpectError(t, env.Do(t, http.MethodGet, rulesPath, "Bearer "+withoutPart, "", ""), http.StatusForbidden,
 			`the API key lacks the permission "logs.tco:ReadPolicies", which reading the test part of the rule file requires`)
-		both := env.MustKey(t, env.RootKey, "metrics.recording-rules:ReadConfig", "slo:ReadConfig", "logs.tco:ReadPolicies")
+		both := env.MustKey(t, env.RootKey, "metrics.recording-rules:ReadConfig", "slo:ReadConfig", "alerts:ReadConfig", "logs.tco:ReadPolicies")
 		want := `groups:
   - name: s/g
     rules:

@@ -29,6 +29,7 @@ type groupSource struct {
 var fileSources = []groupSource{
 	{what: "the recording-rule sets", permission: "metrics.recording-rules:ReadConfig", groups: RecordingRuleGroups},
 	{what: "the SLOs' burn-rate rules", permission: "slo:ReadConfig", groups: SLOGroups},
+	{what: "the alert definitions' rules", permission: "alerts:ReadConfig", groups: AlertDefGroups},
 }
 
 // TeamFile returns the caller's team's rule file: the groups of every part of fileSources, in

@@ -1,0 +1,180 @@
+package promrules_test
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/go-faster/yaml"
+
+	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/promrules"
+)
+
+const alertDefsPath = "/mgmt/openapi/latest/alerts/alerts/v3"
+
+// createAlertDef creates an alert definition with the properties (JSON) and answers its id and
+// version id.
+func createAlertDef(t *testing.T, env *apitest.Env, key, props string) (id, version string) {
+	t.Helper()
+	res := env.JSON(t, http.MethodPost, alertDefsPath, key, `{"alertDefProperties":`+props+`}`)
+	def := apitest.Decode[struct {
+		AlertDef struct {
+			ID             string `json:"id"`
+			AlertVersionID string `json:"alertVersionId"`
+		} `json:"alertDef"`
+	}](t, res).AlertDef
+	return def.ID, def.AlertVersionID
+}
+
+func parseRuleFile(t *testing.T, text string) promrules.File {
+	t.Helper()
+	var f promrules.File
+	if err := yaml.Unmarshal([]byte(text), &f); err != nil {
+		t.Fatalf("rule file: %v\n%s", err, text)
+	}
+	return f
+}
+
+func groupNamed(f promrules.File, name string) (promrules.Group, bool) {
+	for _, g := range f.Groups {
+		if g.Name == name {
+			return g, true
+		}
+	}
+	return promrules.Group{}, false
+}
+
+// TestAlertDefinitionsInTheRuleFile: the team's enabled metric threshold, metric anomaly and SLO
+// threshold definitions are groups of the rule file that promtool accepts, their alerts named as
+// the definition and labelled with its id, version, name, priority (a rule's override first),
+// type, rule index, severity and entity labels; a replace changes the version label; disabled
+// definitions, types mgmtapi does not evaluate and another team's definitions are not in it; an
+// SLO alert on an SLO without PromQL is left out.
+func TestAlertDefinitionsInTheRuleFile(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		team, key := env.MustTeam(t, "alerts")
+		_, otherKey := env.MustTeam(t, "other")
+		sloRes := env.JSON(t, http.MethodPost, "/mgmt/openapi/4/slo/slos/v1", key, `{"name":"availability",
+			"targetThresholdPercentage":99,"sloTimeFrame":"SLO_TIME_FRAME_7_DAYS","requestBasedMetricSli":{
+			"goodEvents":{"query":"sum(rate(http_requests_total{code!~\"5..\"}[5m]))"},
+			"totalEvents":{"query":"sum(rate(http_requests_total[5m]))"}}}`)
+		sloID := apitest.Decode[struct{ Slo struct{ ID string } }](t, sloRes).Slo.ID
+		apmRes := env.JSON(t, http.MethodPost, "/mgmt/openapi/4/slo/slos/v1", key, `{"name":"apm",
+			"targetThresholdPercentage":99,"sloTimeFrame":"SLO_TIME_FRAME_7_DAYS","apmSli":{"services":["checkout"],"errorConfig":{}}}`)
+		apmID := apitest.Decode[struct{ Slo struct{ ID string } }](t, apmRes).Slo.ID
+
+		name := `Error rate {{ $value }} "quoted"`
+		metricID, metricVersion := createAlertDef(t, env, key, `{"name":`+fmt.Sprintf("%q", name)+`,"priority":"ALERT_DEF_PRIORITY_P2",
+			"description":"Errors of the api job","entityLabels":{"team":"payments","severity":"left out: ours","bad-name":"left out"},
+			"groupByKeys":["service"],
+			"activeOn":{"dayOfWeek":["DAY_OF_WEEK_MONDAY_OR_UNSPECIFIED","DAY_OF_WEEK_SUNDAY"],"startTime":{"hours":22},"endTime":{"hours":6,"minutes":30}},
+			"metricThreshold":{"metricFilter":{"promql":"sum by (service) (rate(errors_total[5m]))"},"evaluationDelayMs":60000,
+			"missingValues":{"replaceWithZero":true},"noDataPolicy":{"state":"NO_DATA_POLICY_STATE_ALERTING"},
+			"rules":[
+			 {"condition":{"threshold":5,"forOverPct":50,"ofTheLast":{"metricTimeWindowSpecificValue":"METRIC_TIME_WINDOW_VALUE_MINUTES_10"},
+			  "conditionType":"METRIC_THRESHOLD_CONDITION_TYPE_MORE_THAN_OR_EQUALS"},"override":{"priority":"ALERT_DEF_PRIORITY_P1"}},
+			 {"condition":{"threshold":1,"ofTheLast":{"metricTimeWindowDynamicDuration":"7m"}}}]}}`)
+		anomalyID, _ := createAlertDef(t, env, key, `{"name":"Unusual traffic","metricAnomaly":{
+			"metricFilter":{"promql":"sum(rate(http_requests_total[5m]))"},"anomalyAlertSettings":{"percentageOfDeviation":20},
+			"rules":[{"condition":{"threshold":10,"forOverPct":20,"minNonNullValuesPct":50,
+			"ofTheLast":{"metricTimeWindowSpecificValue":"METRIC_TIME_WINDOW_VALUE_MINUTES_15"},
+			"conditionType":"METRIC_ANOMALY_CONDITION_TYPE_LESS_THAN_USUAL"}}]}}`)
+		burnID, _ := createAlertDef(t, env, key, `{"name":"Burning","priority":"ALERT_DEF_PRIORITY_P3","sloThreshold":{
+			"sloDefinition":{"sloId":"`+sloID+`"},"burnRate":{"dual":{"timeDuration":{"duration":"1","unit":"DURATION_UNIT_HOURS"}},
+			"rules":[{"condition":{"threshold":14.4},"override":{"priority":"ALERT_DEF_PRIORITY_P1"}},{"condition":{"threshold":6}}]}}}`)
+		budgetID, _ := createAlertDef(t, env, key, `{"name":"Budget","sloThreshold":{"sloDefinition":{"sloId":"`+sloID+`"},
+			"errorBudget":{"rules":[{"condition":{"threshold":25}}]}}}`)
+		apmAlertID, _ := createAlertDef(t, env, key, `{"name":"On APM","sloThreshold":{"sloDefinition":{"sloId":"`+apmID+`"},
+			"errorBudget":{"rules":[{"condition":{"threshold":25}}]}}}`)
+		disabledID, _ := createAlertDef(t, env, key, `{"name":"Off","enabled":false,"metricThreshold":{"metricFilter":{"promql":"up"},
+			"rules":[{"condition":{"threshold":1}}]}}`)
+		logsID, _ := createAlertDef(t, env, key, `{"name":"Logs","logsImmediate":{}}`)
+		otherID, _ := createAlertDef(t, env, otherKey, `{"name":"Theirs","metricThreshold":{"metricFilter":{"promql":"up"},
+			"rules":[{"condition":{"threshold":1}}]}}`)
+
+		text := ruleFile(t, env, key)
+		file := parseRuleFile(t, text)
+		for _, absent := range []string{disabledID, logsID, otherID, apmAlertID} {
+			if _, ok := groupNamed(file, "alertdef-"+absent); ok {
+				t.Errorf("the rule file has a group for definition %s:\n%s", absent, text)
+			}
+		}
+		metric, ok := groupNamed(file, "alertdef-"+metricID)
+		if !ok {
+			t.Fatalf("no group alertdef-%s:\n%s", metricID, text)
+		}
+		if len(metric.Rules) != 3 { // two conditions and the no-data alert
+			t.Fatalf("metric threshold group has %d rules, want 3:\n%s", len(metric.Rules), text)
+		}
+		first := metric.Rules[0]
+		want := map[string]string{
+			"alert_def_id": metricID, "alert_def_version_id": metricVersion, "alert_def_name": `Error rate {{ "{{" }} $value }} "quoted"`,
+			"alert_def_priority": "P1", "alert_def_type": "METRIC_THRESHOLD", "alert_def_rule": "0", "severity": "p1", "team": "payments",
+		}
+		if first.Alert != name || fmt.Sprint(first.Labels) != fmt.Sprint(want) {
+			t.Fatalf("first rule: alert %q labels %v, want %q %v", first.Alert, first.Labels, name, want)
+		}
+		for _, part := range []string{">= bool 5", "offset 1m", "[10m:15s]", "max by (service)", "day_of_week() == 1", "day_of_week() == 0", ">= 1320 or"} {
+			if !strings.Contains(first.Expr, part) {
+				t.Errorf("first rule's expression lacks %q: %s", part, first.Expr)
+			}
+		}
+		if second := metric.Rules[1]; second.Labels["alert_def_priority"] != "P2" || second.Labels["severity"] != "p2" ||
+			!strings.Contains(second.Expr, "> bool 1") || !strings.Contains(second.Expr, "[7m:15s]") {
+			t.Errorf("second rule: %+v", second)
+		}
+		if noData := metric.Rules[2]; !strings.HasPrefix(noData.Expr, "(absent(") {
+			t.Errorf("no-data rule: %+v", noData)
+		}
+		if g, ok := groupNamed(file, "alertdef-"+anomalyID); !ok || len(g.Rules) != 3 || g.Rules[0].Record == "" || g.Rules[2].Labels["severity"] != "p5" {
+			t.Errorf("anomaly group %+v (found %v)", g, ok)
+		}
+		if g, ok := groupNamed(file, "alertdef-"+burnID); !ok || len(g.Rules) != 2 || g.Rules[0].Labels["severity"] != "p1" ||
+			g.Rules[1].Labels["severity"] != "p3" || !strings.Contains(g.Rules[0].Expr, "[1h]") || !strings.Contains(g.Rules[0].Expr, "[5m]") {
+			t.Errorf("burn-rate group %+v (found %v)", g, ok)
+		}
+		if g, ok := groupNamed(file, "alertdef-"+budgetID); !ok || len(g.Rules) != 1 || !strings.Contains(g.Rules[0].Expr, "[1w]") {
+			t.Errorf("error-budget group %+v (found %v)", g, ok)
+		}
+		if output, ok := checkRuleText(t, text); !ok {
+			t.Fatalf("promtool check rules: %s\n%s", output, text)
+		}
+
+		// A replace is a new version, which the alerts carry.
+		res := env.JSON(t, http.MethodPut, alertDefsPath, key, `{"id":"`+metricID+`","alertDefProperties":{"name":"Renamed",
+			"metricThreshold":{"metricFilter":{"promql":"up"},"rules":[{"condition":{"threshold":1}}]}}}`)
+		if res.Status != http.StatusOK {
+			t.Fatalf("replace: %d %s", res.Status, res.Body)
+		}
+		replaced, _ := groupNamed(parseRuleFile(t, ruleFile(t, env, key)), "alertdef-"+metricID)
+		if len(replaced.Rules) != 1 || replaced.Rules[0].Alert != "Renamed" || replaced.Rules[0].Labels["alert_def_version_id"] == metricVersion {
+			t.Fatalf("after the replace: %+v", replaced)
+		}
+
+		// The skipped definition is said, with the reason.
+		_, skipped, err := promrules.AlertDefGroupsAndSkips(t.Context(), env.DB.Read(), team)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(skipped) != 1 || skipped[0].ID != apmAlertID || !strings.Contains(skipped[0].Reason, "apmSli") {
+			t.Fatalf("skipped %+v, want the APM SLO's alert", skipped)
+		}
+	})
+}
+
+// checkRuleText runs promtool check rules on text (skipping the test without promtool).
+func checkRuleText(t *testing.T, text string) (string, bool) {
+	t.Helper()
+	tool := sloPromtool(t)
+	path := filepath.Join(t.TempDir(), "rules.yml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(tool, "check", "rules", path).CombinedOutput()
+	return string(out), err == nil
+}

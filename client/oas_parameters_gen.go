@@ -62,6 +62,12 @@ type AssignDashboardFolderParams struct {
 	DashboardID string
 }
 
+// BatchGetAlertFeedEventsParams is parameters of BatchGetAlertFeedEvents operation.
+type BatchGetAlertFeedEventsParams struct {
+	// Event ids (repeat the parameter), at most 1000.
+	Ids []string `json:",omitempty"`
+}
+
 // BatchGetConnectorSummariesParams is parameters of BatchGetConnectorSummaries operation.
 type BatchGetConnectorSummariesParams struct {
 	// The ids to read (repeat the parameter), at most 800.
@@ -268,6 +274,24 @@ type DeployExtensionParams struct {
 	Applications ExtensionDeploymentNames
 	// Subsystem names the deployment applies to, repeated (flat form).
 	Subsystems ExtensionDeploymentNames
+}
+
+// GetAlertEventParams is parameters of GetAlertEvent operation.
+type GetAlertEventParams struct {
+	// The event's id.
+	ID string
+}
+
+// GetAlertEventStatsParams is parameters of GetAlertEventStats operation.
+type GetAlertEventStatsParams struct {
+	// Alert definition ids (repeat the parameter).
+	Ids []string `json:",omitempty"`
+}
+
+// GetAlertFeedEventParams is parameters of GetAlertFeedEvent operation.
+type GetAlertFeedEventParams struct {
+	// The event's id.
+	ID string
 }
 
 // GetApiKeyParams is parameters of GetApiKey operation.
@@ -485,6 +509,12 @@ type GetViewParams struct {
 type GetViewFolderParams struct {
 	// A view folder's id, a lowercase UUID.
 	ID ViewFolderUUID
+}
+
+// ListAlertDefinitionEventsParams is parameters of ListAlertDefinitionEvents operation.
+type ListAlertDefinitionEventsParams struct {
+	// Definition or version ids (repeat the parameter), at most 1000.
+	AlertIds []string `json:",omitempty"`
 }
 
 // ListCaseEventsParams is parameters of ListCaseEvents operation.

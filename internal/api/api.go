@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mgmtapi/mgmtapi/internal/alertevents"
 	"github.com/mgmtapi/mgmtapi/internal/apikeys"
 	"github.com/mgmtapi/mgmtapi/internal/audit"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
@@ -83,6 +84,7 @@ type handler struct {
 	*audit.RecordHandler
 	*delivery.ListHandler
 	*notifytesting.TestingHandler
+	*alertevents.EventHandler
 	// config exports and applies configuration documents (see teamconfig.go).
 	config *teamconfig.Handler
 	// wholeTeam bounds the whole-team documents built at once (see wholeteam.go).
@@ -181,6 +183,7 @@ func New(opts Options) (*API, error) {
 		RecordHandler:    audit.NewHandler(opts.DB),
 		ListHandler:      delivery.NewListHandler(opts.DB),
 		TestingHandler:   notifytesting.NewHandler(opts.DB, delivery.NewSender(opts.Delivery)),
+		EventHandler:     alertevents.NewHandler(opts.DB),
 		wholeTeam:        newWholeTeamTurns(),
 	}
 	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog)...)

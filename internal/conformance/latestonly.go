@@ -10,10 +10,11 @@ import (
 // loaded directory) has, for services mgmtapi serves: Load adds each to a directory's documents
 // when the directory has none of that name and the sibling has it, so their answers are checked
 // too. Dashboard folders are issue 24 §6; case notification deliveries, case settings,
-// connectors, the connector schema, global routers and notification testing are issue 25.
+// connectors, the connector schema, global routers and notification testing are issue 25; the alert event feed
+// (events, alert events) is issue 26.
 var LatestOnly = []string{"dashboard_folders_service.json", "cases_notification_service.json", "case_settings_service.json",
 	"connectors_service.json", "connector_schema_service.json", "global_routers_service.json",
-	"notifications_testing_service.json"}
+	"notifications_testing_service.json", "events_service.json", "alert_events_service.json"}
 
 // latestOnlyFiles returns the paths of the LatestOnly documents that dir lacks and its sibling
 // `public-spec-latest` holds.

@@ -293,7 +293,7 @@ func (h *EventHandler) get(ctx context.Context, teamID int64, id string) (event,
 func feedEvent(teamID int64, e event) oas.AlertFeedEvent {
 	return oas.AlertFeedEvent{
 		CompanyId:                int32(teamID),
-		PlatformEventKey:         e.DefinitionID,
+		PlatformEventKey:         e.ID,
 		PlatformEventType:        eventType,
 		PlatformEventDedupKey:    oas.NewOptString(e.IncidentID + ":" + e.Status),
 		PlatformEventLabels:      e.Labels,

@@ -327,7 +327,7 @@ func readFeedFilter(values url.Values, teamID int64) (selection, error) {
 	if len(f.PlatformEventTypes) > 0 {
 		s.types = f.PlatformEventTypes
 	}
-	s.definitions = f.PlatformEventKeys
+	s.ids = f.PlatformEventKeys
 	if err := f.PlatformEventLabelsFilters.check("filter.platformEventLabelsFilters", 1); err != nil {
 		return s, err
 	}

@@ -198,12 +198,12 @@ func scanEvent(rows interface{ Scan(...any) error }) (event, error) {
 type selection struct {
 	teamID int64
 	during *timeRange
-	// definitions are definition ids; definitionsOrVersions match either id.
-	definitions, definitionsOrVersions []string
-	types                              []string
-	ids                                []string
-	labels                             map[string]string
-	labelFilters, metaFilters          *filters
+	// definitionsOrVersions are ids that match a definition's id or one of its versions' ids.
+	definitionsOrVersions     []string
+	types                     []string
+	ids                       []string
+	labels                    map[string]string
+	labelFilters, metaFilters *filters
 }
 
 // where builds the selection's condition on alert_events e, with its arguments ($1 is the
@@ -216,9 +216,6 @@ func (s selection) where(ctx context.Context, q db.Querier) (string, []any, erro
 	}
 	if len(s.types) > 0 && !slices.Contains(s.types, eventType) {
 		conds = append(conds, "1 = 0")
-	}
-	if len(s.definitions) > 0 {
-		conds = append(conds, "e.alert_def_id IN ("+w.list(s.definitions)+")")
 	}
 	if len(s.definitionsOrVersions) > 0 {
 		in := w.list(s.definitionsOrVersions)

@@ -536,7 +536,7 @@ func (s *AlertEventStatus) UnmarshalText(data []byte) error {
 type AlertFeedEvent struct {
 	// The team's id.
 	CompanyId int32 `json:"companyId"`
-	// The id of the alert definition the event belongs to.
+	// The event's id (what the read by id and the batch read take).
 	PlatformEventKey string `json:"platformEventKey"`
 	// The kind of event; `alert` for every event mgmtapi records.
 	PlatformEventType string `json:"platformEventType"`

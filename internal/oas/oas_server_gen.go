@@ -1114,13 +1114,13 @@ type Handler interface {
 	// The team's alert events that match `filter`, newest first unless `order_bys` says otherwise, one
 	// page at a time. `filter.timestamp` (both ends included) is required; `filter.platformEventTypes`
 	// keeps the events of the listed types (every event mgmtapi records has the type `alert`),
-	// `filter.platformEventKeys` the events of the listed alert definitions (an event's key is its
-	// definition's id); an empty or absent list keeps all. `filter.platformEventLabelsFilters` and
-	// `filter.platformEventMetadataFilters` match the event's labels and metadata: each entry names a
-	// `path` (a label or metadata key) and either `multipleValues` (the values it may have;
-	// `FILTER_MATCHER_REGEXP` takes each value as an RE2 expression that must match the whole value) or
-	// nested `filters`; entries are all required (`FILTER_OPERATOR_AND_OR_UNSPECIFIED`) or one is enough
-	// (`FILTER_OPERATOR_OR`). At most 50 entries per level and 4 levels.
+	// `filter.platformEventKeys` the events of the listed keys (an event's key is its id); an empty or
+	// absent list keeps all. `filter.platformEventLabelsFilters` and `filter.platformEventMetadataFilters`
+	// match the event's labels and metadata: each entry names a `path` (a label or metadata key) and
+	// either `multipleValues` (the values it may have; `FILTER_MATCHER_REGEXP` takes each value as an RE2
+	// expression that must match the whole value) or nested `filters`; entries are all required
+	// (`FILTER_OPERATOR_AND_OR_UNSPECIFIED`) or one is enough (`FILTER_OPERATOR_OR`). At most 50 entries
+	// per level and 4 levels.
 	//
 	// `filter`, `order_bys` and `pagination` are deepObject parameters, in bracket form
 	// (`filter[timestamp][from]=…`, `filter[platformEventKeys][0]=…`,

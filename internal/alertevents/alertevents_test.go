@@ -554,21 +554,14 @@ func TestPermissionsAndTeams(t *testing.T) {
 		}
 		apitest.ExpectError(t, get(t, env, keyB, feedPath+"/"+id, nil), http.StatusNotFound, "no alert event")
 		apitest.ExpectError(t, get(t, env, keyB, byIDPath+id, nil), http.StatusNotFound, "no alert event")
-		var batch struct {
-			Events      map[string]any `json:"events"`
-			NotFoundIDs []string       `json:"notFoundIds"`
-		}
-		batch = apitest.Decode[struct {
+		batch := apitest.Decode[struct {
 			Events      map[string]any `json:"events"`
 			NotFoundIDs []string       `json:"notFoundIds"`
 		}](t, get(t, env, keyB, feedPath+"/all/list", url.Values{"ids": {id}}))
 		if len(batch.Events) != 0 || len(batch.NotFoundIDs) != 1 {
 			t.Errorf("team b batch: %+v", batch)
 		}
-		var stats struct {
-			EventsStats map[string]json.RawMessage `json:"eventsStats"`
-		}
-		stats = apitest.Decode[struct {
+		stats := apitest.Decode[struct {
 			EventsStats map[string]json.RawMessage `json:"eventsStats"`
 		}](t, get(t, env, keyB, statsPath, nil))
 		if len(stats.EventsStats) != 0 {

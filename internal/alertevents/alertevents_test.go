@@ -465,6 +465,15 @@ func TestBadRequestsAreRefused(t *testing.T) {
 		}
 		deep.Set(prefix+"[pathAndValues][0][path]", "p")
 		deep.Set(prefix+"[pathAndValues][0][multipleValues][values]", "v")
+		wide := day()
+		for i := range 5 {
+			p := fmt.Sprintf("filter[platformEventMetadataFilters][pathAndValues][%d]", i)
+			wide.Set(p+"[path]", "p")
+			for j := range 50 {
+				wide.Set(fmt.Sprintf("%s[filters][pathAndValues][%d][path]", p, j), "status")
+				wide.Set(fmt.Sprintf("%s[filters][pathAndValues][%d][multipleValues][values]", p, j), "firing")
+			}
+		}
 		longIDs := url.Values{}
 		for i := range 1001 {
 			longIDs.Add("ids", fmt.Sprint(i))
@@ -488,6 +497,7 @@ func TestBadRequestsAreRefused(t *testing.T) {
 			{"bad regexp", feedPath, regexp, 400, "is not a valid regular expression"},
 			{"values and filters", feedPath, both, 400, "exactly one of multipleValues and filters"},
 			{"too deep", feedPath, deep, 400, "at most 4 levels"},
+			{"too many entries", feedPath, wide, 400, "at most 200 entries"},
 			{"no path", feedPath, day("filter[platformEventLabelsFilters][pathAndValues][0][multipleValues][values]", "v"), 400, "path: is required"},
 			{"operator", feedPath, day("filter[platformEventLabelsFilters][operator]", "XOR"), 400, "operator"},
 			{"count without filter", feedPath + "/all/count", nil, 400, "filter: is required"},

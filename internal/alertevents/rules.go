@@ -21,6 +21,10 @@ const (
 	maxOrderBys     = 20
 	maxFilterDepth  = 4
 	maxFilterItems  = 50
+	// maxFilterEntries bounds the entries of a filter tree, all levels together.
+	maxFilterEntries = 200
+	// maxQueryArgs bounds the values one read hands the database (SQLite takes 32766).
+	maxQueryArgs    = 20000
 	maxFilterValues = 100
 	maxValueLength  = 1024
 	maxPathLength   = 256
@@ -250,6 +254,11 @@ func (f *filters) check(path string, depth int) error {
 	if f == nil {
 		return nil
 	}
+	if depth == 1 {
+		if n := f.entries(); n > maxFilterEntries {
+			return apierror.Invalidf("%s: must have at most %d entries at all levels together (got %d)", path, maxFilterEntries, n)
+		}
+	}
 	if depth > maxFilterDepth {
 		return apierror.Invalidf("%s: filters may nest at most %d levels", path, maxFilterDepth)
 	}
@@ -291,6 +300,17 @@ func (f *filters) check(path string, depth int) error {
 		}
 	}
 	return nil
+}
+
+// entries counts the entries of the tree.
+func (f *filters) entries() int {
+	n := len(f.PathAndValues)
+	for _, e := range f.PathAndValues {
+		if e.Filters != nil {
+			n += e.Filters.entries()
+		}
+	}
+	return n
 }
 
 // feedFilter is the filter query object of the list, count and statistics.

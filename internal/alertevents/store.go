@@ -240,6 +240,9 @@ func (s selection) where(ctx context.Context, q db.Querier) (string, []any, erro
 		}
 		conds = append(conds, c)
 	}
+	if len(w.args) > maxQueryArgs {
+		return "", nil, apierror.Invalidf("filter: names more than %d values in all (regular expressions count the stored values they match); narrow it", maxQueryArgs)
+	}
 	return strings.Join(conds, " AND "), w.args, nil
 }
 

@@ -7,6 +7,9 @@
 // its incident, and a case whose incidents are all resolved is resolved with it. Every event that
 // ingestion writes has the actor prometheusAlertManager {receiverName}.
 //
+// An alert of an alert definition (its alert_def_id label) also records its firing and its
+// resolution in the alert event feed (internal/alertevents), in the same transaction.
+//
 // A notification is applied in one transaction, and applying it again changes nothing: alerts
 // already recorded as they are count as unchanged.
 package ingest

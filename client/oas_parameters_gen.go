@@ -62,6 +62,12 @@ type AssignDashboardFolderParams struct {
 	DashboardID string
 }
 
+// BatchGetAlertFeedEventsParams is parameters of BatchGetAlertFeedEvents operation.
+type BatchGetAlertFeedEventsParams struct {
+	// Event ids (repeat the parameter), at most 1000.
+	Ids []string `json:",omitempty"`
+}
+
 // BatchGetConnectorSummariesParams is parameters of BatchGetConnectorSummaries operation.
 type BatchGetConnectorSummariesParams struct {
 	// The ids to read (repeat the parameter), at most 800.
@@ -293,6 +299,24 @@ type GetAlertDefByVersionIdParams struct {
 	IncludeAccessPermissions OptBool `json:",omitempty,omitzero"`
 }
 
+// GetAlertEventParams is parameters of GetAlertEvent operation.
+type GetAlertEventParams struct {
+	// The event's id.
+	ID string
+}
+
+// GetAlertEventStatsParams is parameters of GetAlertEventStats operation.
+type GetAlertEventStatsParams struct {
+	// Alert definition ids (repeat the parameter).
+	Ids []string `json:",omitempty"`
+}
+
+// GetAlertFeedEventParams is parameters of GetAlertFeedEvent operation.
+type GetAlertFeedEventParams struct {
+	// The event's id.
+	ID string
+}
+
 // GetApiKeyParams is parameters of GetApiKey operation.
 type GetApiKeyParams struct {
 	// The key's identifier, as returned in `keyId`.
@@ -508,6 +532,12 @@ type GetViewParams struct {
 type GetViewFolderParams struct {
 	// A view folder's id, a lowercase UUID.
 	ID ViewFolderUUID
+}
+
+// ListAlertDefinitionEventsParams is parameters of ListAlertDefinitionEvents operation.
+type ListAlertDefinitionEventsParams struct {
+	// Definition or version ids (repeat the parameter), at most 1000.
+	AlertIds []string `json:",omitempty"`
 }
 
 // ListAlertDefsParams is parameters of ListAlertDefs operation.

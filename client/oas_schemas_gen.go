@@ -6000,6 +6000,844 @@ func (s *AlertDefWritten) SetAlertDef(val OptAlertDef) {
 	s.AlertDef = val
 }
 
+// The event (`singlePermutation`); mgmtapi never answers `multiplePermutation`.
+// Ref: #/components/schemas/AlertEventDetail
+type AlertEventDetail struct {
+	ID                  OptString                 `json:"id"`
+	SinglePermutation   OptAlertEventOccurrence   `json:"singlePermutation"`
+	MultiplePermutation OptAlertEventPermutations `json:"multiplePermutation"`
+	Pagination          OptAlertEventPage         `json:"pagination"`
+}
+
+// GetID returns the value of ID.
+func (s *AlertEventDetail) GetID() OptString {
+	return s.ID
+}
+
+// GetSinglePermutation returns the value of SinglePermutation.
+func (s *AlertEventDetail) GetSinglePermutation() OptAlertEventOccurrence {
+	return s.SinglePermutation
+}
+
+// GetMultiplePermutation returns the value of MultiplePermutation.
+func (s *AlertEventDetail) GetMultiplePermutation() OptAlertEventPermutations {
+	return s.MultiplePermutation
+}
+
+// GetPagination returns the value of Pagination.
+func (s *AlertEventDetail) GetPagination() OptAlertEventPage {
+	return s.Pagination
+}
+
+// SetID sets the value of ID.
+func (s *AlertEventDetail) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetSinglePermutation sets the value of SinglePermutation.
+func (s *AlertEventDetail) SetSinglePermutation(val OptAlertEventOccurrence) {
+	s.SinglePermutation = val
+}
+
+// SetMultiplePermutation sets the value of MultiplePermutation.
+func (s *AlertEventDetail) SetMultiplePermutation(val OptAlertEventPermutations) {
+	s.MultiplePermutation = val
+}
+
+// SetPagination sets the value of Pagination.
+func (s *AlertEventDetail) SetPagination(val OptAlertEventPage) {
+	s.Pagination = val
+}
+
+// One firing or resolution of one alert (permutation) of a definition.
+// Ref: #/components/schemas/AlertEventOccurrence
+type AlertEventOccurrence struct {
+	// The alert definition's id.
+	AlertId OptString           `json:"alertId"`
+	Status  OptAlertEventStatus `json:"status"`
+	// When the alert started firing or ended.
+	Timestamp OptDateTime `json:"timestamp"`
+	// The labels of the Alertmanager group the alert was sent in.
+	GroupLabels OptAlertEventOccurrenceGroupLabels `json:"groupLabels"`
+	// The alert's labels, without the `alert_def_*` labels.
+	PermutationLabels OptAlertEventOccurrencePermutationLabels `json:"permutationLabels"`
+	// The alert's fingerprint.
+	PermutationId OptString `json:"permutationId"`
+	// The id of the incident the event opened or resolved.
+	IncidentCorrelationKey OptString `json:"incidentCorrelationKey"`
+	// `alertmanager-alert`.
+	PayloadType OptString `json:"payloadType"`
+	// The alert as received (see the event feed's `platformEventPayload`).
+	Payload OptAlertEventOccurrencePayload `json:"payload"`
+}
+
+// GetAlertId returns the value of AlertId.
+func (s *AlertEventOccurrence) GetAlertId() OptString {
+	return s.AlertId
+}
+
+// GetStatus returns the value of Status.
+func (s *AlertEventOccurrence) GetStatus() OptAlertEventStatus {
+	return s.Status
+}
+
+// GetTimestamp returns the value of Timestamp.
+func (s *AlertEventOccurrence) GetTimestamp() OptDateTime {
+	return s.Timestamp
+}
+
+// GetGroupLabels returns the value of GroupLabels.
+func (s *AlertEventOccurrence) GetGroupLabels() OptAlertEventOccurrenceGroupLabels {
+	return s.GroupLabels
+}
+
+// GetPermutationLabels returns the value of PermutationLabels.
+func (s *AlertEventOccurrence) GetPermutationLabels() OptAlertEventOccurrencePermutationLabels {
+	return s.PermutationLabels
+}
+
+// GetPermutationId returns the value of PermutationId.
+func (s *AlertEventOccurrence) GetPermutationId() OptString {
+	return s.PermutationId
+}
+
+// GetIncidentCorrelationKey returns the value of IncidentCorrelationKey.
+func (s *AlertEventOccurrence) GetIncidentCorrelationKey() OptString {
+	return s.IncidentCorrelationKey
+}
+
+// GetPayloadType returns the value of PayloadType.
+func (s *AlertEventOccurrence) GetPayloadType() OptString {
+	return s.PayloadType
+}
+
+// GetPayload returns the value of Payload.
+func (s *AlertEventOccurrence) GetPayload() OptAlertEventOccurrencePayload {
+	return s.Payload
+}
+
+// SetAlertId sets the value of AlertId.
+func (s *AlertEventOccurrence) SetAlertId(val OptString) {
+	s.AlertId = val
+}
+
+// SetStatus sets the value of Status.
+func (s *AlertEventOccurrence) SetStatus(val OptAlertEventStatus) {
+	s.Status = val
+}
+
+// SetTimestamp sets the value of Timestamp.
+func (s *AlertEventOccurrence) SetTimestamp(val OptDateTime) {
+	s.Timestamp = val
+}
+
+// SetGroupLabels sets the value of GroupLabels.
+func (s *AlertEventOccurrence) SetGroupLabels(val OptAlertEventOccurrenceGroupLabels) {
+	s.GroupLabels = val
+}
+
+// SetPermutationLabels sets the value of PermutationLabels.
+func (s *AlertEventOccurrence) SetPermutationLabels(val OptAlertEventOccurrencePermutationLabels) {
+	s.PermutationLabels = val
+}
+
+// SetPermutationId sets the value of PermutationId.
+func (s *AlertEventOccurrence) SetPermutationId(val OptString) {
+	s.PermutationId = val
+}
+
+// SetIncidentCorrelationKey sets the value of IncidentCorrelationKey.
+func (s *AlertEventOccurrence) SetIncidentCorrelationKey(val OptString) {
+	s.IncidentCorrelationKey = val
+}
+
+// SetPayloadType sets the value of PayloadType.
+func (s *AlertEventOccurrence) SetPayloadType(val OptString) {
+	s.PayloadType = val
+}
+
+// SetPayload sets the value of Payload.
+func (s *AlertEventOccurrence) SetPayload(val OptAlertEventOccurrencePayload) {
+	s.Payload = val
+}
+
+// The labels of the Alertmanager group the alert was sent in.
+type AlertEventOccurrenceGroupLabels map[string]string
+
+func (s *AlertEventOccurrenceGroupLabels) init() AlertEventOccurrenceGroupLabels {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
+// The alert as received (see the event feed's `platformEventPayload`).
+type AlertEventOccurrencePayload map[string]jx.Raw
+
+func (s *AlertEventOccurrencePayload) init() AlertEventOccurrencePayload {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+// The alert's labels, without the `alert_def_*` labels.
+type AlertEventOccurrencePermutationLabels map[string]string
+
+func (s *AlertEventOccurrencePermutationLabels) init() AlertEventOccurrencePermutationLabels {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/AlertEventPage
+type AlertEventPage struct {
+	NextPageToken OptString `json:"nextPageToken"`
+	TotalSize     OptInt64  `json:"totalSize"`
+}
+
+// GetNextPageToken returns the value of NextPageToken.
+func (s *AlertEventPage) GetNextPageToken() OptString {
+	return s.NextPageToken
+}
+
+// GetTotalSize returns the value of TotalSize.
+func (s *AlertEventPage) GetTotalSize() OptInt64 {
+	return s.TotalSize
+}
+
+// SetNextPageToken sets the value of NextPageToken.
+func (s *AlertEventPage) SetNextPageToken(val OptString) {
+	s.NextPageToken = val
+}
+
+// SetTotalSize sets the value of TotalSize.
+func (s *AlertEventPage) SetTotalSize(val OptInt64) {
+	s.TotalSize = val
+}
+
+// Ref: #/components/schemas/AlertEventPermutation
+type AlertEventPermutation struct {
+	PermutationLabels OptAlertEventPermutationPermutationLabels `json:"permutationLabels"`
+}
+
+// GetPermutationLabels returns the value of PermutationLabels.
+func (s *AlertEventPermutation) GetPermutationLabels() OptAlertEventPermutationPermutationLabels {
+	return s.PermutationLabels
+}
+
+// SetPermutationLabels sets the value of PermutationLabels.
+func (s *AlertEventPermutation) SetPermutationLabels(val OptAlertEventPermutationPermutationLabels) {
+	s.PermutationLabels = val
+}
+
+type AlertEventPermutationPermutationLabels map[string]string
+
+func (s *AlertEventPermutationPermutationLabels) init() AlertEventPermutationPermutationLabels {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/AlertEventPermutations
+type AlertEventPermutations struct {
+	AlertEventMultiplePermutation []AlertEventOccurrence `json:"alertEventMultiplePermutation"`
+}
+
+// GetAlertEventMultiplePermutation returns the value of AlertEventMultiplePermutation.
+func (s *AlertEventPermutations) GetAlertEventMultiplePermutation() []AlertEventOccurrence {
+	return s.AlertEventMultiplePermutation
+}
+
+// SetAlertEventMultiplePermutation sets the value of AlertEventMultiplePermutation.
+func (s *AlertEventPermutations) SetAlertEventMultiplePermutation(val []AlertEventOccurrence) {
+	s.AlertEventMultiplePermutation = val
+}
+
+// Ref: #/components/schemas/AlertEventStatistics
+type AlertEventStatistics struct {
+	// Events of the definition.
+	Count OptInt64 `json:"count"`
+	// Its firings.
+	TriggeredCount OptInt64 `json:"triggeredCount"`
+	// Its resolutions.
+	ResolvedCount                OptInt64                `json:"resolvedCount"`
+	TriggeredPermutationsSamples []AlertEventPermutation `json:"triggeredPermutationsSamples"`
+	ResolvedPermutationsSamples  []AlertEventPermutation `json:"resolvedPermutationsSamples"`
+}
+
+// GetCount returns the value of Count.
+func (s *AlertEventStatistics) GetCount() OptInt64 {
+	return s.Count
+}
+
+// GetTriggeredCount returns the value of TriggeredCount.
+func (s *AlertEventStatistics) GetTriggeredCount() OptInt64 {
+	return s.TriggeredCount
+}
+
+// GetResolvedCount returns the value of ResolvedCount.
+func (s *AlertEventStatistics) GetResolvedCount() OptInt64 {
+	return s.ResolvedCount
+}
+
+// GetTriggeredPermutationsSamples returns the value of TriggeredPermutationsSamples.
+func (s *AlertEventStatistics) GetTriggeredPermutationsSamples() []AlertEventPermutation {
+	return s.TriggeredPermutationsSamples
+}
+
+// GetResolvedPermutationsSamples returns the value of ResolvedPermutationsSamples.
+func (s *AlertEventStatistics) GetResolvedPermutationsSamples() []AlertEventPermutation {
+	return s.ResolvedPermutationsSamples
+}
+
+// SetCount sets the value of Count.
+func (s *AlertEventStatistics) SetCount(val OptInt64) {
+	s.Count = val
+}
+
+// SetTriggeredCount sets the value of TriggeredCount.
+func (s *AlertEventStatistics) SetTriggeredCount(val OptInt64) {
+	s.TriggeredCount = val
+}
+
+// SetResolvedCount sets the value of ResolvedCount.
+func (s *AlertEventStatistics) SetResolvedCount(val OptInt64) {
+	s.ResolvedCount = val
+}
+
+// SetTriggeredPermutationsSamples sets the value of TriggeredPermutationsSamples.
+func (s *AlertEventStatistics) SetTriggeredPermutationsSamples(val []AlertEventPermutation) {
+	s.TriggeredPermutationsSamples = val
+}
+
+// SetResolvedPermutationsSamples sets the value of ResolvedPermutationsSamples.
+func (s *AlertEventStatistics) SetResolvedPermutationsSamples(val []AlertEventPermutation) {
+	s.ResolvedPermutationsSamples = val
+}
+
+// Ref: #/components/schemas/AlertEventStatsList
+type AlertEventStatsList struct {
+	// Alert definition id to its statistics.
+	EventsStats OptAlertEventStatsListEventsStats `json:"eventsStats"`
+}
+
+// GetEventsStats returns the value of EventsStats.
+func (s *AlertEventStatsList) GetEventsStats() OptAlertEventStatsListEventsStats {
+	return s.EventsStats
+}
+
+// SetEventsStats sets the value of EventsStats.
+func (s *AlertEventStatsList) SetEventsStats(val OptAlertEventStatsListEventsStats) {
+	s.EventsStats = val
+}
+
+// Alert definition id to its statistics.
+type AlertEventStatsListEventsStats map[string]AlertEventStatistics
+
+func (s *AlertEventStatsListEventsStats) init() AlertEventStatsListEventsStats {
+	m := *s
+	if m == nil {
+		m = map[string]AlertEventStatistics{}
+		*s = m
+	}
+	return m
+}
+
+// A firing is `ALERT_STATUS_TRIGGERED`, a resolution `ALERT_STATUS_RESOLVED_OR_UNSPECIFIED`.
+// Ref: #/components/schemas/AlertEventStatus
+type AlertEventStatus string
+
+const (
+	AlertEventStatusALERTSTATUSRESOLVEDORUNSPECIFIED AlertEventStatus = "ALERT_STATUS_RESOLVED_OR_UNSPECIFIED"
+	AlertEventStatusALERTSTATUSTRIGGERED             AlertEventStatus = "ALERT_STATUS_TRIGGERED"
+	AlertEventStatusALERTSTATUSNODATA                AlertEventStatus = "ALERT_STATUS_NO_DATA"
+)
+
+// AllValues returns all AlertEventStatus values.
+func (AlertEventStatus) AllValues() []AlertEventStatus {
+	return []AlertEventStatus{
+		AlertEventStatusALERTSTATUSRESOLVEDORUNSPECIFIED,
+		AlertEventStatusALERTSTATUSTRIGGERED,
+		AlertEventStatusALERTSTATUSNODATA,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertEventStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertEventStatusALERTSTATUSRESOLVEDORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertEventStatusALERTSTATUSTRIGGERED:
+		return []byte(s), nil
+	case AlertEventStatusALERTSTATUSNODATA:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertEventStatus) UnmarshalText(data []byte) error {
+	switch AlertEventStatus(data) {
+	case AlertEventStatusALERTSTATUSRESOLVEDORUNSPECIFIED:
+		*s = AlertEventStatusALERTSTATUSRESOLVEDORUNSPECIFIED
+		return nil
+	case AlertEventStatusALERTSTATUSTRIGGERED:
+		*s = AlertEventStatusALERTSTATUSTRIGGERED
+		return nil
+	case AlertEventStatusALERTSTATUSNODATA:
+		*s = AlertEventStatusALERTSTATUSNODATA
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// One alert event: a firing or a resolution of an alert of one of the team's alert definitions, as
+// Alertmanager reported it to mgmtapi.
+// Ref: #/components/schemas/AlertFeedEvent
+type AlertFeedEvent struct {
+	// The team's id.
+	CompanyId int32 `json:"companyId"`
+	// The event's id (what the read by id and the batch read take).
+	PlatformEventKey string `json:"platformEventKey"`
+	// The kind of event; `alert` for every event mgmtapi records.
+	PlatformEventType string `json:"platformEventType"`
+	// The incident's id and the status (`<incident id>:firing`); no two events share it.
+	PlatformEventDedupKey OptString `json:"platformEventDedupKey"`
+	// The alert's labels, without the `alert_def_*` labels that name its definition.
+	PlatformEventLabels AlertFeedEventPlatformEventLabels `json:"platformEventLabels"`
+	// What mgmtapi knows of the event: `alertDefId`, `alertDefName`, `alertDefPriority`, `alertVersionId`,
+	// `status` (`firing` or `resolved`), `incidentId` and `permutationId` (the alert's fingerprint).
+	PlatformEventMetadata OptAlertFeedEventPlatformEventMetadata `json:"platformEventMetadata"`
+	// When the alert started firing (a firing) or ended (a resolution).
+	PlatformEventTimestamp time.Time `json:"platformEventTimestamp"`
+	// The shape of `platformEventPayload`; `alertmanager-alert`.
+	PlatformEventPayloadType string `json:"platformEventPayloadType"`
+	// The alert as received: `status`, `startsAt`, `endsAt` (a resolution), `fingerprint`, `annotations`
+	// and the Alertmanager group's `groupLabels`.
+	PlatformEventPayload AlertFeedEventPlatformEventPayload `json:"platformEventPayload"`
+}
+
+// GetCompanyId returns the value of CompanyId.
+func (s *AlertFeedEvent) GetCompanyId() int32 {
+	return s.CompanyId
+}
+
+// GetPlatformEventKey returns the value of PlatformEventKey.
+func (s *AlertFeedEvent) GetPlatformEventKey() string {
+	return s.PlatformEventKey
+}
+
+// GetPlatformEventType returns the value of PlatformEventType.
+func (s *AlertFeedEvent) GetPlatformEventType() string {
+	return s.PlatformEventType
+}
+
+// GetPlatformEventDedupKey returns the value of PlatformEventDedupKey.
+func (s *AlertFeedEvent) GetPlatformEventDedupKey() OptString {
+	return s.PlatformEventDedupKey
+}
+
+// GetPlatformEventLabels returns the value of PlatformEventLabels.
+func (s *AlertFeedEvent) GetPlatformEventLabels() AlertFeedEventPlatformEventLabels {
+	return s.PlatformEventLabels
+}
+
+// GetPlatformEventMetadata returns the value of PlatformEventMetadata.
+func (s *AlertFeedEvent) GetPlatformEventMetadata() OptAlertFeedEventPlatformEventMetadata {
+	return s.PlatformEventMetadata
+}
+
+// GetPlatformEventTimestamp returns the value of PlatformEventTimestamp.
+func (s *AlertFeedEvent) GetPlatformEventTimestamp() time.Time {
+	return s.PlatformEventTimestamp
+}
+
+// GetPlatformEventPayloadType returns the value of PlatformEventPayloadType.
+func (s *AlertFeedEvent) GetPlatformEventPayloadType() string {
+	return s.PlatformEventPayloadType
+}
+
+// GetPlatformEventPayload returns the value of PlatformEventPayload.
+func (s *AlertFeedEvent) GetPlatformEventPayload() AlertFeedEventPlatformEventPayload {
+	return s.PlatformEventPayload
+}
+
+// SetCompanyId sets the value of CompanyId.
+func (s *AlertFeedEvent) SetCompanyId(val int32) {
+	s.CompanyId = val
+}
+
+// SetPlatformEventKey sets the value of PlatformEventKey.
+func (s *AlertFeedEvent) SetPlatformEventKey(val string) {
+	s.PlatformEventKey = val
+}
+
+// SetPlatformEventType sets the value of PlatformEventType.
+func (s *AlertFeedEvent) SetPlatformEventType(val string) {
+	s.PlatformEventType = val
+}
+
+// SetPlatformEventDedupKey sets the value of PlatformEventDedupKey.
+func (s *AlertFeedEvent) SetPlatformEventDedupKey(val OptString) {
+	s.PlatformEventDedupKey = val
+}
+
+// SetPlatformEventLabels sets the value of PlatformEventLabels.
+func (s *AlertFeedEvent) SetPlatformEventLabels(val AlertFeedEventPlatformEventLabels) {
+	s.PlatformEventLabels = val
+}
+
+// SetPlatformEventMetadata sets the value of PlatformEventMetadata.
+func (s *AlertFeedEvent) SetPlatformEventMetadata(val OptAlertFeedEventPlatformEventMetadata) {
+	s.PlatformEventMetadata = val
+}
+
+// SetPlatformEventTimestamp sets the value of PlatformEventTimestamp.
+func (s *AlertFeedEvent) SetPlatformEventTimestamp(val time.Time) {
+	s.PlatformEventTimestamp = val
+}
+
+// SetPlatformEventPayloadType sets the value of PlatformEventPayloadType.
+func (s *AlertFeedEvent) SetPlatformEventPayloadType(val string) {
+	s.PlatformEventPayloadType = val
+}
+
+// SetPlatformEventPayload sets the value of PlatformEventPayload.
+func (s *AlertFeedEvent) SetPlatformEventPayload(val AlertFeedEventPlatformEventPayload) {
+	s.PlatformEventPayload = val
+}
+
+// Ref: #/components/schemas/AlertFeedEventArray
+type AlertFeedEventArray struct {
+	Events []AlertFeedEvent `json:"events"`
+}
+
+// GetEvents returns the value of Events.
+func (s *AlertFeedEventArray) GetEvents() []AlertFeedEvent {
+	return s.Events
+}
+
+// SetEvents sets the value of Events.
+func (s *AlertFeedEventArray) SetEvents(val []AlertFeedEvent) {
+	s.Events = val
+}
+
+// Ref: #/components/schemas/AlertFeedEventBatch
+type AlertFeedEventBatch struct {
+	// The events found, by id.
+	Events      OptAlertFeedEventBatchEvents `json:"events"`
+	NotFoundIds []string                     `json:"notFoundIds"`
+	Pagination  OptAlertFeedPage             `json:"pagination"`
+}
+
+// GetEvents returns the value of Events.
+func (s *AlertFeedEventBatch) GetEvents() OptAlertFeedEventBatchEvents {
+	return s.Events
+}
+
+// GetNotFoundIds returns the value of NotFoundIds.
+func (s *AlertFeedEventBatch) GetNotFoundIds() []string {
+	return s.NotFoundIds
+}
+
+// GetPagination returns the value of Pagination.
+func (s *AlertFeedEventBatch) GetPagination() OptAlertFeedPage {
+	return s.Pagination
+}
+
+// SetEvents sets the value of Events.
+func (s *AlertFeedEventBatch) SetEvents(val OptAlertFeedEventBatchEvents) {
+	s.Events = val
+}
+
+// SetNotFoundIds sets the value of NotFoundIds.
+func (s *AlertFeedEventBatch) SetNotFoundIds(val []string) {
+	s.NotFoundIds = val
+}
+
+// SetPagination sets the value of Pagination.
+func (s *AlertFeedEventBatch) SetPagination(val OptAlertFeedPage) {
+	s.Pagination = val
+}
+
+// The events found, by id.
+type AlertFeedEventBatchEvents map[string]AlertFeedEventOneOrMore
+
+func (s *AlertFeedEventBatchEvents) init() AlertFeedEventBatchEvents {
+	m := *s
+	if m == nil {
+		m = map[string]AlertFeedEventOneOrMore{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/AlertFeedEventCount
+type AlertFeedEventCount struct {
+	// The number of matching events, as a decimal string.
+	Count string `json:"count"`
+	// True when counting stopped at the limit (100000).
+	ReachedLimit bool `json:"reachedLimit"`
+}
+
+// GetCount returns the value of Count.
+func (s *AlertFeedEventCount) GetCount() string {
+	return s.Count
+}
+
+// GetReachedLimit returns the value of ReachedLimit.
+func (s *AlertFeedEventCount) GetReachedLimit() bool {
+	return s.ReachedLimit
+}
+
+// SetCount sets the value of Count.
+func (s *AlertFeedEventCount) SetCount(val string) {
+	s.Count = val
+}
+
+// SetReachedLimit sets the value of ReachedLimit.
+func (s *AlertFeedEventCount) SetReachedLimit(val bool) {
+	s.ReachedLimit = val
+}
+
+// Ref: #/components/schemas/AlertFeedEventList
+type AlertFeedEventList struct {
+	Events     []AlertFeedEvent `json:"events"`
+	Pagination OptAlertFeedPage `json:"pagination"`
+}
+
+// GetEvents returns the value of Events.
+func (s *AlertFeedEventList) GetEvents() []AlertFeedEvent {
+	return s.Events
+}
+
+// GetPagination returns the value of Pagination.
+func (s *AlertFeedEventList) GetPagination() OptAlertFeedPage {
+	return s.Pagination
+}
+
+// SetEvents sets the value of Events.
+func (s *AlertFeedEventList) SetEvents(val []AlertFeedEvent) {
+	s.Events = val
+}
+
+// SetPagination sets the value of Pagination.
+func (s *AlertFeedEventList) SetPagination(val OptAlertFeedPage) {
+	s.Pagination = val
+}
+
+// Ref: #/components/schemas/AlertFeedEventOne
+type AlertFeedEventOne struct {
+	Event      OptAlertFeedEventOneOrMore `json:"event"`
+	Pagination OptAlertFeedPage           `json:"pagination"`
+}
+
+// GetEvent returns the value of Event.
+func (s *AlertFeedEventOne) GetEvent() OptAlertFeedEventOneOrMore {
+	return s.Event
+}
+
+// GetPagination returns the value of Pagination.
+func (s *AlertFeedEventOne) GetPagination() OptAlertFeedPage {
+	return s.Pagination
+}
+
+// SetEvent sets the value of Event.
+func (s *AlertFeedEventOne) SetEvent(val OptAlertFeedEventOneOrMore) {
+	s.Event = val
+}
+
+// SetPagination sets the value of Pagination.
+func (s *AlertFeedEventOne) SetPagination(val OptAlertFeedPage) {
+	s.Pagination = val
+}
+
+// One event (`singleEvent`) or several (`multipleEvents`); mgmtapi answers one.
+// Ref: #/components/schemas/AlertFeedEventOneOrMore
+type AlertFeedEventOneOrMore struct {
+	SingleEvent    OptAlertFeedEvent      `json:"singleEvent"`
+	MultipleEvents OptAlertFeedEventArray `json:"multipleEvents"`
+}
+
+// GetSingleEvent returns the value of SingleEvent.
+func (s *AlertFeedEventOneOrMore) GetSingleEvent() OptAlertFeedEvent {
+	return s.SingleEvent
+}
+
+// GetMultipleEvents returns the value of MultipleEvents.
+func (s *AlertFeedEventOneOrMore) GetMultipleEvents() OptAlertFeedEventArray {
+	return s.MultipleEvents
+}
+
+// SetSingleEvent sets the value of SingleEvent.
+func (s *AlertFeedEventOneOrMore) SetSingleEvent(val OptAlertFeedEvent) {
+	s.SingleEvent = val
+}
+
+// SetMultipleEvents sets the value of MultipleEvents.
+func (s *AlertFeedEventOneOrMore) SetMultipleEvents(val OptAlertFeedEventArray) {
+	s.MultipleEvents = val
+}
+
+// The alert's labels, without the `alert_def_*` labels that name its definition.
+type AlertFeedEventPlatformEventLabels map[string]string
+
+func (s *AlertFeedEventPlatformEventLabels) init() AlertFeedEventPlatformEventLabels {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
+// What mgmtapi knows of the event: `alertDefId`, `alertDefName`, `alertDefPriority`, `alertVersionId`,
+// `status` (`firing` or `resolved`), `incidentId` and `permutationId` (the alert's fingerprint).
+type AlertFeedEventPlatformEventMetadata map[string]string
+
+func (s *AlertFeedEventPlatformEventMetadata) init() AlertFeedEventPlatformEventMetadata {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
+// The alert as received: `status`, `startsAt`, `endsAt` (a resolution), `fingerprint`, `annotations`
+// and the Alertmanager group's `groupLabels`.
+type AlertFeedEventPlatformEventPayload map[string]jx.Raw
+
+func (s *AlertFeedEventPlatformEventPayload) init() AlertFeedEventPlatformEventPayload {
+	m := *s
+	if m == nil {
+		m = map[string]jx.Raw{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/AlertFeedFieldStatistics
+type AlertFeedFieldStatistics struct {
+	// Value to the number of events that had it, as a decimal string.
+	FieldStatistics OptAlertFeedFieldStatisticsFieldStatistics `json:"fieldStatistics"`
+}
+
+// GetFieldStatistics returns the value of FieldStatistics.
+func (s *AlertFeedFieldStatistics) GetFieldStatistics() OptAlertFeedFieldStatisticsFieldStatistics {
+	return s.FieldStatistics
+}
+
+// SetFieldStatistics sets the value of FieldStatistics.
+func (s *AlertFeedFieldStatistics) SetFieldStatistics(val OptAlertFeedFieldStatisticsFieldStatistics) {
+	s.FieldStatistics = val
+}
+
+// Value to the number of events that had it, as a decimal string.
+type AlertFeedFieldStatisticsFieldStatistics map[string]string
+
+func (s *AlertFeedFieldStatisticsFieldStatistics) init() AlertFeedFieldStatisticsFieldStatistics {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/AlertFeedPage
+type AlertFeedPage struct {
+	// The token of the next page; absent on the last page.
+	NextPageToken OptString `json:"nextPageToken"`
+	// How many results all pages hold together.
+	TotalSize OptInt64 `json:"totalSize"`
+}
+
+// GetNextPageToken returns the value of NextPageToken.
+func (s *AlertFeedPage) GetNextPageToken() OptString {
+	return s.NextPageToken
+}
+
+// GetTotalSize returns the value of TotalSize.
+func (s *AlertFeedPage) GetTotalSize() OptInt64 {
+	return s.TotalSize
+}
+
+// SetNextPageToken sets the value of NextPageToken.
+func (s *AlertFeedPage) SetNextPageToken(val OptString) {
+	s.NextPageToken = val
+}
+
+// SetTotalSize sets the value of TotalSize.
+func (s *AlertFeedPage) SetTotalSize(val OptInt64) {
+	s.TotalSize = val
+}
+
+// Ref: #/components/schemas/AlertFeedStatistics
+type AlertFeedStatistics struct {
+	// Label key to the counts of its values.
+	PlatformEventLabelsFieldStatistics OptAlertFeedStatisticsPlatformEventLabelsFieldStatistics `json:"platformEventLabelsFieldStatistics"`
+	// Metadata key to the counts of its values.
+	PlatformEventMetadataFieldStatistics OptAlertFeedStatisticsPlatformEventMetadataFieldStatistics `json:"platformEventMetadataFieldStatistics"`
+}
+
+// GetPlatformEventLabelsFieldStatistics returns the value of PlatformEventLabelsFieldStatistics.
+func (s *AlertFeedStatistics) GetPlatformEventLabelsFieldStatistics() OptAlertFeedStatisticsPlatformEventLabelsFieldStatistics {
+	return s.PlatformEventLabelsFieldStatistics
+}
+
+// GetPlatformEventMetadataFieldStatistics returns the value of PlatformEventMetadataFieldStatistics.
+func (s *AlertFeedStatistics) GetPlatformEventMetadataFieldStatistics() OptAlertFeedStatisticsPlatformEventMetadataFieldStatistics {
+	return s.PlatformEventMetadataFieldStatistics
+}
+
+// SetPlatformEventLabelsFieldStatistics sets the value of PlatformEventLabelsFieldStatistics.
+func (s *AlertFeedStatistics) SetPlatformEventLabelsFieldStatistics(val OptAlertFeedStatisticsPlatformEventLabelsFieldStatistics) {
+	s.PlatformEventLabelsFieldStatistics = val
+}
+
+// SetPlatformEventMetadataFieldStatistics sets the value of PlatformEventMetadataFieldStatistics.
+func (s *AlertFeedStatistics) SetPlatformEventMetadataFieldStatistics(val OptAlertFeedStatisticsPlatformEventMetadataFieldStatistics) {
+	s.PlatformEventMetadataFieldStatistics = val
+}
+
+// Label key to the counts of its values.
+type AlertFeedStatisticsPlatformEventLabelsFieldStatistics map[string]AlertFeedFieldStatistics
+
+func (s *AlertFeedStatisticsPlatformEventLabelsFieldStatistics) init() AlertFeedStatisticsPlatformEventLabelsFieldStatistics {
+	m := *s
+	if m == nil {
+		m = map[string]AlertFeedFieldStatistics{}
+		*s = m
+	}
+	return m
+}
+
+// Metadata key to the counts of its values.
+type AlertFeedStatisticsPlatformEventMetadataFieldStatistics map[string]AlertFeedFieldStatistics
+
+func (s *AlertFeedStatisticsPlatformEventMetadataFieldStatistics) init() AlertFeedStatisticsPlatformEventMetadataFieldStatistics {
+	m := *s
+	if m == nil {
+		m = map[string]AlertFeedFieldStatistics{}
+		*s = m
+	}
+	return m
+}
+
 // One alerting rule (Alertmanager `alertname`) that fired in the case; each firing label set is a
 // permutation.
 // Ref: #/components/schemas/AlertIndicator
@@ -25242,6 +26080,834 @@ func (o OptAlertDefUndetectedValuesManagement) Get() (v AlertDefUndetectedValues
 
 // Or returns value if set, or given parameter if does not.
 func (o OptAlertDefUndetectedValuesManagement) Or(d AlertDefUndetectedValuesManagement) AlertDefUndetectedValuesManagement {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertEventOccurrence returns new OptAlertEventOccurrence with value set to v.
+func NewOptAlertEventOccurrence(v AlertEventOccurrence) OptAlertEventOccurrence {
+	return OptAlertEventOccurrence{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertEventOccurrence is optional AlertEventOccurrence.
+type OptAlertEventOccurrence struct {
+	Value AlertEventOccurrence
+	Set   bool
+}
+
+// IsSet returns true if OptAlertEventOccurrence was set.
+func (o OptAlertEventOccurrence) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertEventOccurrence) Reset() {
+	var v AlertEventOccurrence
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertEventOccurrence) SetTo(v AlertEventOccurrence) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertEventOccurrence) Get() (v AlertEventOccurrence, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertEventOccurrence) Or(d AlertEventOccurrence) AlertEventOccurrence {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertEventOccurrenceGroupLabels returns new OptAlertEventOccurrenceGroupLabels with value set to v.
+func NewOptAlertEventOccurrenceGroupLabels(v AlertEventOccurrenceGroupLabels) OptAlertEventOccurrenceGroupLabels {
+	return OptAlertEventOccurrenceGroupLabels{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertEventOccurrenceGroupLabels is optional AlertEventOccurrenceGroupLabels.
+type OptAlertEventOccurrenceGroupLabels struct {
+	Value AlertEventOccurrenceGroupLabels
+	Set   bool
+}
+
+// IsSet returns true if OptAlertEventOccurrenceGroupLabels was set.
+func (o OptAlertEventOccurrenceGroupLabels) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertEventOccurrenceGroupLabels) Reset() {
+	var v AlertEventOccurrenceGroupLabels
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertEventOccurrenceGroupLabels) SetTo(v AlertEventOccurrenceGroupLabels) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertEventOccurrenceGroupLabels) Get() (v AlertEventOccurrenceGroupLabels, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertEventOccurrenceGroupLabels) Or(d AlertEventOccurrenceGroupLabels) AlertEventOccurrenceGroupLabels {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertEventOccurrencePayload returns new OptAlertEventOccurrencePayload with value set to v.
+func NewOptAlertEventOccurrencePayload(v AlertEventOccurrencePayload) OptAlertEventOccurrencePayload {
+	return OptAlertEventOccurrencePayload{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertEventOccurrencePayload is optional AlertEventOccurrencePayload.
+type OptAlertEventOccurrencePayload struct {
+	Value AlertEventOccurrencePayload
+	Set   bool
+}
+
+// IsSet returns true if OptAlertEventOccurrencePayload was set.
+func (o OptAlertEventOccurrencePayload) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertEventOccurrencePayload) Reset() {
+	var v AlertEventOccurrencePayload
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertEventOccurrencePayload) SetTo(v AlertEventOccurrencePayload) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertEventOccurrencePayload) Get() (v AlertEventOccurrencePayload, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertEventOccurrencePayload) Or(d AlertEventOccurrencePayload) AlertEventOccurrencePayload {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertEventOccurrencePermutationLabels returns new OptAlertEventOccurrencePermutationLabels with value set to v.
+func NewOptAlertEventOccurrencePermutationLabels(v AlertEventOccurrencePermutationLabels) OptAlertEventOccurrencePermutationLabels {
+	return OptAlertEventOccurrencePermutationLabels{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertEventOccurrencePermutationLabels is optional AlertEventOccurrencePermutationLabels.
+type OptAlertEventOccurrencePermutationLabels struct {
+	Value AlertEventOccurrencePermutationLabels
+	Set   bool
+}
+
+// IsSet returns true if OptAlertEventOccurrencePermutationLabels was set.
+func (o OptAlertEventOccurrencePermutationLabels) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertEventOccurrencePermutationLabels) Reset() {
+	var v AlertEventOccurrencePermutationLabels
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertEventOccurrencePermutationLabels) SetTo(v AlertEventOccurrencePermutationLabels) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertEventOccurrencePermutationLabels) Get() (v AlertEventOccurrencePermutationLabels, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertEventOccurrencePermutationLabels) Or(d AlertEventOccurrencePermutationLabels) AlertEventOccurrencePermutationLabels {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertEventPage returns new OptAlertEventPage with value set to v.
+func NewOptAlertEventPage(v AlertEventPage) OptAlertEventPage {
+	return OptAlertEventPage{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertEventPage is optional AlertEventPage.
+type OptAlertEventPage struct {
+	Value AlertEventPage
+	Set   bool
+}
+
+// IsSet returns true if OptAlertEventPage was set.
+func (o OptAlertEventPage) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertEventPage) Reset() {
+	var v AlertEventPage
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertEventPage) SetTo(v AlertEventPage) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertEventPage) Get() (v AlertEventPage, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertEventPage) Or(d AlertEventPage) AlertEventPage {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertEventPermutationPermutationLabels returns new OptAlertEventPermutationPermutationLabels with value set to v.
+func NewOptAlertEventPermutationPermutationLabels(v AlertEventPermutationPermutationLabels) OptAlertEventPermutationPermutationLabels {
+	return OptAlertEventPermutationPermutationLabels{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertEventPermutationPermutationLabels is optional AlertEventPermutationPermutationLabels.
+type OptAlertEventPermutationPermutationLabels struct {
+	Value AlertEventPermutationPermutationLabels
+	Set   bool
+}
+
+// IsSet returns true if OptAlertEventPermutationPermutationLabels was set.
+func (o OptAlertEventPermutationPermutationLabels) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertEventPermutationPermutationLabels) Reset() {
+	var v AlertEventPermutationPermutationLabels
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertEventPermutationPermutationLabels) SetTo(v AlertEventPermutationPermutationLabels) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertEventPermutationPermutationLabels) Get() (v AlertEventPermutationPermutationLabels, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertEventPermutationPermutationLabels) Or(d AlertEventPermutationPermutationLabels) AlertEventPermutationPermutationLabels {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertEventPermutations returns new OptAlertEventPermutations with value set to v.
+func NewOptAlertEventPermutations(v AlertEventPermutations) OptAlertEventPermutations {
+	return OptAlertEventPermutations{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertEventPermutations is optional AlertEventPermutations.
+type OptAlertEventPermutations struct {
+	Value AlertEventPermutations
+	Set   bool
+}
+
+// IsSet returns true if OptAlertEventPermutations was set.
+func (o OptAlertEventPermutations) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertEventPermutations) Reset() {
+	var v AlertEventPermutations
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertEventPermutations) SetTo(v AlertEventPermutations) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertEventPermutations) Get() (v AlertEventPermutations, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertEventPermutations) Or(d AlertEventPermutations) AlertEventPermutations {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertEventStatsListEventsStats returns new OptAlertEventStatsListEventsStats with value set to v.
+func NewOptAlertEventStatsListEventsStats(v AlertEventStatsListEventsStats) OptAlertEventStatsListEventsStats {
+	return OptAlertEventStatsListEventsStats{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertEventStatsListEventsStats is optional AlertEventStatsListEventsStats.
+type OptAlertEventStatsListEventsStats struct {
+	Value AlertEventStatsListEventsStats
+	Set   bool
+}
+
+// IsSet returns true if OptAlertEventStatsListEventsStats was set.
+func (o OptAlertEventStatsListEventsStats) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertEventStatsListEventsStats) Reset() {
+	var v AlertEventStatsListEventsStats
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertEventStatsListEventsStats) SetTo(v AlertEventStatsListEventsStats) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertEventStatsListEventsStats) Get() (v AlertEventStatsListEventsStats, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertEventStatsListEventsStats) Or(d AlertEventStatsListEventsStats) AlertEventStatsListEventsStats {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertEventStatus returns new OptAlertEventStatus with value set to v.
+func NewOptAlertEventStatus(v AlertEventStatus) OptAlertEventStatus {
+	return OptAlertEventStatus{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertEventStatus is optional AlertEventStatus.
+type OptAlertEventStatus struct {
+	Value AlertEventStatus
+	Set   bool
+}
+
+// IsSet returns true if OptAlertEventStatus was set.
+func (o OptAlertEventStatus) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertEventStatus) Reset() {
+	var v AlertEventStatus
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertEventStatus) SetTo(v AlertEventStatus) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertEventStatus) Get() (v AlertEventStatus, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertEventStatus) Or(d AlertEventStatus) AlertEventStatus {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertFeedEvent returns new OptAlertFeedEvent with value set to v.
+func NewOptAlertFeedEvent(v AlertFeedEvent) OptAlertFeedEvent {
+	return OptAlertFeedEvent{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertFeedEvent is optional AlertFeedEvent.
+type OptAlertFeedEvent struct {
+	Value AlertFeedEvent
+	Set   bool
+}
+
+// IsSet returns true if OptAlertFeedEvent was set.
+func (o OptAlertFeedEvent) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertFeedEvent) Reset() {
+	var v AlertFeedEvent
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertFeedEvent) SetTo(v AlertFeedEvent) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertFeedEvent) Get() (v AlertFeedEvent, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertFeedEvent) Or(d AlertFeedEvent) AlertFeedEvent {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertFeedEventArray returns new OptAlertFeedEventArray with value set to v.
+func NewOptAlertFeedEventArray(v AlertFeedEventArray) OptAlertFeedEventArray {
+	return OptAlertFeedEventArray{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertFeedEventArray is optional AlertFeedEventArray.
+type OptAlertFeedEventArray struct {
+	Value AlertFeedEventArray
+	Set   bool
+}
+
+// IsSet returns true if OptAlertFeedEventArray was set.
+func (o OptAlertFeedEventArray) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertFeedEventArray) Reset() {
+	var v AlertFeedEventArray
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertFeedEventArray) SetTo(v AlertFeedEventArray) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertFeedEventArray) Get() (v AlertFeedEventArray, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertFeedEventArray) Or(d AlertFeedEventArray) AlertFeedEventArray {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertFeedEventBatchEvents returns new OptAlertFeedEventBatchEvents with value set to v.
+func NewOptAlertFeedEventBatchEvents(v AlertFeedEventBatchEvents) OptAlertFeedEventBatchEvents {
+	return OptAlertFeedEventBatchEvents{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertFeedEventBatchEvents is optional AlertFeedEventBatchEvents.
+type OptAlertFeedEventBatchEvents struct {
+	Value AlertFeedEventBatchEvents
+	Set   bool
+}
+
+// IsSet returns true if OptAlertFeedEventBatchEvents was set.
+func (o OptAlertFeedEventBatchEvents) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertFeedEventBatchEvents) Reset() {
+	var v AlertFeedEventBatchEvents
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertFeedEventBatchEvents) SetTo(v AlertFeedEventBatchEvents) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertFeedEventBatchEvents) Get() (v AlertFeedEventBatchEvents, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertFeedEventBatchEvents) Or(d AlertFeedEventBatchEvents) AlertFeedEventBatchEvents {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertFeedEventOneOrMore returns new OptAlertFeedEventOneOrMore with value set to v.
+func NewOptAlertFeedEventOneOrMore(v AlertFeedEventOneOrMore) OptAlertFeedEventOneOrMore {
+	return OptAlertFeedEventOneOrMore{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertFeedEventOneOrMore is optional AlertFeedEventOneOrMore.
+type OptAlertFeedEventOneOrMore struct {
+	Value AlertFeedEventOneOrMore
+	Set   bool
+}
+
+// IsSet returns true if OptAlertFeedEventOneOrMore was set.
+func (o OptAlertFeedEventOneOrMore) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertFeedEventOneOrMore) Reset() {
+	var v AlertFeedEventOneOrMore
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertFeedEventOneOrMore) SetTo(v AlertFeedEventOneOrMore) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertFeedEventOneOrMore) Get() (v AlertFeedEventOneOrMore, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertFeedEventOneOrMore) Or(d AlertFeedEventOneOrMore) AlertFeedEventOneOrMore {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertFeedEventPlatformEventMetadata returns new OptAlertFeedEventPlatformEventMetadata with value set to v.
+func NewOptAlertFeedEventPlatformEventMetadata(v AlertFeedEventPlatformEventMetadata) OptAlertFeedEventPlatformEventMetadata {
+	return OptAlertFeedEventPlatformEventMetadata{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertFeedEventPlatformEventMetadata is optional AlertFeedEventPlatformEventMetadata.
+type OptAlertFeedEventPlatformEventMetadata struct {
+	Value AlertFeedEventPlatformEventMetadata
+	Set   bool
+}
+
+// IsSet returns true if OptAlertFeedEventPlatformEventMetadata was set.
+func (o OptAlertFeedEventPlatformEventMetadata) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertFeedEventPlatformEventMetadata) Reset() {
+	var v AlertFeedEventPlatformEventMetadata
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertFeedEventPlatformEventMetadata) SetTo(v AlertFeedEventPlatformEventMetadata) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertFeedEventPlatformEventMetadata) Get() (v AlertFeedEventPlatformEventMetadata, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertFeedEventPlatformEventMetadata) Or(d AlertFeedEventPlatformEventMetadata) AlertFeedEventPlatformEventMetadata {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertFeedFieldStatisticsFieldStatistics returns new OptAlertFeedFieldStatisticsFieldStatistics with value set to v.
+func NewOptAlertFeedFieldStatisticsFieldStatistics(v AlertFeedFieldStatisticsFieldStatistics) OptAlertFeedFieldStatisticsFieldStatistics {
+	return OptAlertFeedFieldStatisticsFieldStatistics{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertFeedFieldStatisticsFieldStatistics is optional AlertFeedFieldStatisticsFieldStatistics.
+type OptAlertFeedFieldStatisticsFieldStatistics struct {
+	Value AlertFeedFieldStatisticsFieldStatistics
+	Set   bool
+}
+
+// IsSet returns true if OptAlertFeedFieldStatisticsFieldStatistics was set.
+func (o OptAlertFeedFieldStatisticsFieldStatistics) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertFeedFieldStatisticsFieldStatistics) Reset() {
+	var v AlertFeedFieldStatisticsFieldStatistics
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertFeedFieldStatisticsFieldStatistics) SetTo(v AlertFeedFieldStatisticsFieldStatistics) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertFeedFieldStatisticsFieldStatistics) Get() (v AlertFeedFieldStatisticsFieldStatistics, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertFeedFieldStatisticsFieldStatistics) Or(d AlertFeedFieldStatisticsFieldStatistics) AlertFeedFieldStatisticsFieldStatistics {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertFeedPage returns new OptAlertFeedPage with value set to v.
+func NewOptAlertFeedPage(v AlertFeedPage) OptAlertFeedPage {
+	return OptAlertFeedPage{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertFeedPage is optional AlertFeedPage.
+type OptAlertFeedPage struct {
+	Value AlertFeedPage
+	Set   bool
+}
+
+// IsSet returns true if OptAlertFeedPage was set.
+func (o OptAlertFeedPage) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertFeedPage) Reset() {
+	var v AlertFeedPage
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertFeedPage) SetTo(v AlertFeedPage) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertFeedPage) Get() (v AlertFeedPage, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertFeedPage) Or(d AlertFeedPage) AlertFeedPage {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertFeedStatisticsPlatformEventLabelsFieldStatistics returns new OptAlertFeedStatisticsPlatformEventLabelsFieldStatistics with value set to v.
+func NewOptAlertFeedStatisticsPlatformEventLabelsFieldStatistics(v AlertFeedStatisticsPlatformEventLabelsFieldStatistics) OptAlertFeedStatisticsPlatformEventLabelsFieldStatistics {
+	return OptAlertFeedStatisticsPlatformEventLabelsFieldStatistics{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertFeedStatisticsPlatformEventLabelsFieldStatistics is optional AlertFeedStatisticsPlatformEventLabelsFieldStatistics.
+type OptAlertFeedStatisticsPlatformEventLabelsFieldStatistics struct {
+	Value AlertFeedStatisticsPlatformEventLabelsFieldStatistics
+	Set   bool
+}
+
+// IsSet returns true if OptAlertFeedStatisticsPlatformEventLabelsFieldStatistics was set.
+func (o OptAlertFeedStatisticsPlatformEventLabelsFieldStatistics) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertFeedStatisticsPlatformEventLabelsFieldStatistics) Reset() {
+	var v AlertFeedStatisticsPlatformEventLabelsFieldStatistics
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertFeedStatisticsPlatformEventLabelsFieldStatistics) SetTo(v AlertFeedStatisticsPlatformEventLabelsFieldStatistics) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertFeedStatisticsPlatformEventLabelsFieldStatistics) Get() (v AlertFeedStatisticsPlatformEventLabelsFieldStatistics, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertFeedStatisticsPlatformEventLabelsFieldStatistics) Or(d AlertFeedStatisticsPlatformEventLabelsFieldStatistics) AlertFeedStatisticsPlatformEventLabelsFieldStatistics {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertFeedStatisticsPlatformEventMetadataFieldStatistics returns new OptAlertFeedStatisticsPlatformEventMetadataFieldStatistics with value set to v.
+func NewOptAlertFeedStatisticsPlatformEventMetadataFieldStatistics(v AlertFeedStatisticsPlatformEventMetadataFieldStatistics) OptAlertFeedStatisticsPlatformEventMetadataFieldStatistics {
+	return OptAlertFeedStatisticsPlatformEventMetadataFieldStatistics{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertFeedStatisticsPlatformEventMetadataFieldStatistics is optional AlertFeedStatisticsPlatformEventMetadataFieldStatistics.
+type OptAlertFeedStatisticsPlatformEventMetadataFieldStatistics struct {
+	Value AlertFeedStatisticsPlatformEventMetadataFieldStatistics
+	Set   bool
+}
+
+// IsSet returns true if OptAlertFeedStatisticsPlatformEventMetadataFieldStatistics was set.
+func (o OptAlertFeedStatisticsPlatformEventMetadataFieldStatistics) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertFeedStatisticsPlatformEventMetadataFieldStatistics) Reset() {
+	var v AlertFeedStatisticsPlatformEventMetadataFieldStatistics
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertFeedStatisticsPlatformEventMetadataFieldStatistics) SetTo(v AlertFeedStatisticsPlatformEventMetadataFieldStatistics) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertFeedStatisticsPlatformEventMetadataFieldStatistics) Get() (v AlertFeedStatisticsPlatformEventMetadataFieldStatistics, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertFeedStatisticsPlatformEventMetadataFieldStatistics) Or(d AlertFeedStatisticsPlatformEventMetadataFieldStatistics) AlertFeedStatisticsPlatformEventMetadataFieldStatistics {
 	if v, ok := o.Get(); ok {
 		return v
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
+	"github.com/mgmtapi/mgmtapi/internal/alertevents"
 	"github.com/mgmtapi/mgmtapi/internal/apikeys"
 	"github.com/mgmtapi/mgmtapi/internal/audit"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
@@ -85,6 +86,7 @@ type handler struct {
 	*delivery.ListHandler
 	*notifytesting.TestingHandler
 	*alertdefs.AlertDefHandler
+	*alertevents.EventHandler
 	// config exports and applies configuration documents (see teamconfig.go).
 	config *teamconfig.Handler
 	// wholeTeam bounds the whole-team documents built at once (see wholeteam.go).
@@ -184,6 +186,7 @@ func New(opts Options) (*API, error) {
 		ListHandler:      delivery.NewListHandler(opts.DB),
 		TestingHandler:   notifytesting.NewHandler(opts.DB, delivery.NewSender(opts.Delivery)),
 		AlertDefHandler:  alertdefs.NewHandler(opts.DB),
+		EventHandler:     alertevents.NewHandler(opts.DB),
 		wholeTeam:        newWholeTeamTurns(),
 	}
 	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog)...)

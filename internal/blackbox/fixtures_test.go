@@ -109,7 +109,29 @@ func init() {
 				`{"router":{"name":"qx7 router","entityType":"ALERTS","rules":[{"condition":"alertDef.priority == 'P1'",`+
 					`"targets":[{"connectorId":"`+connector+`"}]}]}}`)
 		}},
+		{param: "id", prefix: "/alerts/events/v3/", create: func(f *fixtureRun) string {
+			return f.alertEvent()
+		}},
+		{param: "id", prefix: "/v3/alert-event/", create: func(f *fixtureRun) string {
+			return f.value("id", "/alerts/events/v3/")
+		}},
 	}
+}
+
+// alertEvent ingests the firing of an alert of an alert definition (its alert_def_id label) and
+// returns the id of the event it records in the feed.
+func (f *fixtureRun) alertEvent() string {
+	f.send(http.MethodPost, "/ingest/alertmanager/v1", `{"version":"4","groupKey":"qx7-group","status":"firing",`+
+		`"receiver":"qx7","groupLabels":{"alertname":"qx7"},"commonLabels":{},"commonAnnotations":{},"externalURL":"",`+
+		`"alerts":[{"status":"firing","labels":{"alertname":"qx7","alert_def_id":"qx7-definition"},"annotations":{},`+
+		`"startsAt":"2026-11-20T10:00:00Z","endsAt":"0001-01-01T00:00:00Z","fingerprint":"qx7fingerprint"}]}`)
+	answer := f.send(http.MethodGet, "/mgmt/openapi/latest/alerts/events/v3?filter[timestamp][from]=2026-11-20T00:00:00Z"+
+		"&filter[timestamp][to]=2026-11-21T00:00:00Z", "")
+	id := firstProperty(answer, "platformEventKey")
+	if id == "" {
+		f.fail("the ingested alert recorded no alert event")
+	}
+	return id
 }
 
 // connector creates a generic connector whose URL refuses at once (port 9 of loopback, which

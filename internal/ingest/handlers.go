@@ -7,6 +7,9 @@
 // its incident, and a case whose incidents are all resolved is resolved with it. Every event that
 // ingestion writes has the actor prometheusAlertManager {receiverName}.
 //
+// An alert of an alert definition (its alert_def_id label) also records its firing and its
+// resolution in the alert event feed (internal/alertevents), in the same transaction.
+//
 // A notification is applied in one transaction, and applying it again changes nothing: alerts
 // already recorded as they are count as unchanged.
 package ingest
@@ -20,6 +23,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mgmtapi/mgmtapi/internal/alertevents"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/cases"
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -72,6 +76,8 @@ type notification struct {
 	receiver string
 	meta     []oas.MetaLabel
 	alerts   []alert
+	// groupLabels are the notification's group labels, as the alert event feed keeps them.
+	groupLabels map[string]string
 }
 
 // alert is one alert of a notification.
@@ -94,7 +100,8 @@ func notificationOf(teamID int64, req *oas.AlertmanagerNotification) notificatio
 			Labels:    keyValues(req.CommonLabels.Or(nil)),
 			Groupings: keyValues(req.GroupLabels.Or(nil)),
 		},
-		meta: metaLabels(req.GroupLabels.Or(nil)),
+		meta:        metaLabels(req.GroupLabels.Or(nil)),
+		groupLabels: req.GroupLabels.Or(nil),
 	}
 	for _, a := range req.Alerts {
 		labels := map[string]string(a.Labels)
@@ -173,12 +180,16 @@ func (n notification) apply(ctx context.Context, tx *db.Tx) (*oas.IngestResult, 
 			}
 			inc := a.incident
 			inc.CaseID = groupCase.ID
-			if _, _, err := incidents.Trigger(ctx, tx, inc); err != nil {
+			id, created, err := incidents.Trigger(ctx, tx, inc)
+			if err != nil {
 				return nil, err
 			}
 			caseID = groupCase.ID
 			if a.firing {
 				result.IncidentsOpened++
+				if err := n.recordEvent(ctx, tx, a, id, created); err != nil {
+					return nil, err
+				}
 			}
 		} else if a.firing {
 			result.Unchanged++
@@ -188,9 +199,14 @@ func (n notification) apply(ctx context.Context, tx *db.Tx) (*oas.IngestResult, 
 			if endsAt.IsZero() || endsAt.Before(a.incident.StartsAt) {
 				endsAt = tx.Now
 			}
-			_, _, changed, err := incidents.ResolveFromSource(ctx, tx, n.teamID, a.incident.Fingerprint,
+			id, _, changed, err := incidents.ResolveFromSource(ctx, tx, n.teamID, a.incident.Fingerprint,
 				a.incident.StartsAt, endsAt.UTC().Truncate(time.Microsecond), a.incident.SystemName)
 			if err != nil {
+				return nil, err
+			}
+			ended := a
+			ended.endsAt = endsAt
+			if err := n.recordEvent(ctx, tx, ended, id, changed); err != nil {
 				return nil, err
 			}
 			if changed {
@@ -219,6 +235,22 @@ func (n notification) apply(ctx context.Context, tx *db.Tx) (*oas.IngestResult, 
 		}
 	}
 	return result, nil
+}
+
+// recordEvent records in the alert event feed the firing (a firing alert that opened its
+// incident) or resolution (a resolved alert that resolved it) of a, when changed says the
+// incident was just opened or resolved; an alert already recorded as it is records nothing, and
+// alertevents.Record leaves out alerts of no alert definition.
+func (n notification) recordEvent(ctx context.Context, tx *db.Tx, a alert, incidentID string, changed bool) error {
+	if !changed {
+		return nil
+	}
+	_, err := alertevents.Record(ctx, tx, alertevents.Alert{
+		TeamID: n.teamID, Labels: a.incident.Labels, Annotations: a.incident.Annotations, GroupLabels: n.groupLabels,
+		Fingerprint: a.incident.Fingerprint, StartsAt: a.incident.StartsAt, EndsAt: a.endsAt, Firing: a.firing,
+		IncidentID: incidentID,
+	})
+	return err
 }
 
 func indicatorOf(a alert) cases.IndicatorAlert {

@@ -152,6 +152,15 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/4/slo/slos/v1/all/execute
 	BatchExecuteSlos(ctx context.Context, request *BatchExecuteSloRequest) (*BatchExecuteSloResponse, error)
+	// BatchGetAlertFeedEvents invokes BatchGetAlertFeedEvents operation.
+	//
+	// The events named by `ids` (at most 1000), keyed by id, each as `singleEvent`, and the requested ids
+	// that name no event of the team in `notFoundIds` (in request order, once each). `filter.timestamp`
+	// keeps only the events of that range (an event outside it is neither answered nor listed as not
+	// found); `order_bys` and `pagination` page through the events found, newest first by default.
+	//
+	// GET /mgmt/openapi/5/alerts/events/v3/all/list
+	BatchGetAlertFeedEvents(ctx context.Context, params BatchGetAlertFeedEventsParams) (*AlertFeedEventBatch, error)
 	// BatchGetConnectorSummaries invokes BatchGetConnectorSummaries operation.
 	//
 	// As `GET …/connectors/all/list`, answering summaries, which leave sensitive fields out.
@@ -328,6 +337,13 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/alerts/alerts/v3/all/counts
 	CountAlertDefFilterOptions(ctx context.Context) (*AlertDefFilterCounts, error)
+	// CountAlertFeedEvents invokes CountAlertFeedEvents operation.
+	//
+	// How many of the team's alert events match `filter` (as for the list). Counting stops at 100000:
+	// `reachedLimit` is then true and `count` is 100000.
+	//
+	// GET /mgmt/openapi/5/alerts/events/v3/all/count
+	CountAlertFeedEvents(ctx context.Context) (*AlertFeedEventCount, error)
 	// CountIncidentEvents invokes CountIncidentEvents operation.
 	//
 	// The number of events the events feed lists for the same `filter` (every one is counted, so
@@ -728,6 +744,44 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/alerts/alerts/v3/version-ids/{alert_version_id}
 	GetAlertDefByVersionId(ctx context.Context, params GetAlertDefByVersionIdParams) (*AlertDefRead, error)
+	// GetAlertEvent invokes GetAlertEvent operation.
+	//
+	// The event (a firing or a resolution of one alert of a definition) as `singlePermutation`: the
+	// definition's id, the status, when it happened, the labels of the alert (`permutationLabels`, without
+	// the `alert_def_*` labels that tie it to its definition) and of its Alertmanager group
+	// (`groupLabels`), the permutation's id (the alert's fingerprint) and the incident it opened or
+	// resolved (`incidentCorrelationKey`). An id that names no event of the team is a 404. `order_bys` and
+	// `pagination` are checked; one permutation has nothing to order or page.
+	//
+	// GET /mgmt/openapi/5/v3/alert-event/{id}
+	GetAlertEvent(ctx context.Context, params GetAlertEventParams) (*AlertEventDetail, error)
+	// GetAlertEventStats invokes GetAlertEventStats operation.
+	//
+	// For each alert definition named in `ids` (at most 1000; none means every definition of the team that
+	// has events, at most 1000), keyed by definition id: how many events it has (`count`), how many are
+	// firings (`triggeredCount`) and resolutions (`resolvedCount`), and the labels of up to 10 distinct
+	// permutations (alerts of the definition told apart by their labels) among its firings and among its
+	// resolutions, newest first unless `order_bys` asks for the oldest
+	// (`ORDER_BY_ALERT_EVENT_DIRECTION_ASC`). A definition without events is answered with zero counts.
+	//
+	// GET /mgmt/openapi/5/v3/alert-event-stats
+	GetAlertEventStats(ctx context.Context, params GetAlertEventStatsParams) (*AlertEventStatsList, error)
+	// GetAlertFeedEvent invokes GetAlertFeedEvent operation.
+	//
+	// The event as `event.singleEvent`. An id that names no event of the team is a 404. `order_bys` and
+	// `pagination` are accepted and checked for compatibility; one event has nothing to order or page.
+	//
+	// GET /mgmt/openapi/5/alerts/events/v3/{id}
+	GetAlertFeedEvent(ctx context.Context, params GetAlertFeedEventParams) (*AlertFeedEventOne, error)
+	// GetAlertFeedStatistics invokes GetAlertFeedStatistics operation.
+	//
+	// For the team's alert events that match `filter` (as for the list): per label key, how many events
+	// carried each of its values, and the same per metadata key (`alertDefId`, `alertDefName`,
+	// `alertDefPriority`, `alertVersionId`, `status`, `incidentId`, `permutationId`). Counts are decimal
+	// strings. At most the 1000 most frequent values per key are answered.
+	//
+	// GET /mgmt/openapi/5/alerts/events/v3/all/statistics
+	GetAlertFeedStatistics(ctx context.Context) (*AlertFeedStatistics, error)
 	// GetApiKey invokes GetApiKey operation.
 	//
 	// Read one API key.
@@ -1134,6 +1188,22 @@ type Invoker interface {
 	//
 	// POST /ingest/alertmanager/v1
 	IngestAlertmanager(ctx context.Context, request *AlertmanagerNotification) (*IngestResult, error)
+	// ListAlertDefinitionEvents invokes ListAlertDefinitionEvents operation.
+	//
+	// The firings and resolutions of the team's alert definitions that happened within `timestamp_range`
+	// (both ends included), newest first unless `order_bys` says otherwise, one page at a time.
+	// `alert_ids` keeps the events of the listed definitions: an id matches the definition's id or the id
+	// of one of its versions; an empty list keeps every definition's. `platform_event_labels` keeps the
+	// events whose alert carried every listed label with the listed value
+	// (`platform_event_labels[service]=checkout`).
+	//
+	// `timestamp_range`, `platform_event_labels`, `order_bys` and `pagination` are deepObject parameters,
+	// in bracket form (`timestamp_range[from]=2026-11-20T10:00:00Z`,
+	// `order_bys[0][direction]=ORDER_BY_DIRECTION_ASC`, `pagination[pageSize]=50`) or dot form
+	// (`pagination.pageToken=…`).
+	//
+	// GET /mgmt/openapi/5/alerts/alerts/v3/all/events
+	ListAlertDefinitionEvents(ctx context.Context, params ListAlertDefinitionEventsParams) (*AlertFeedEventList, error)
 	// ListAlertDefs invokes ListAlertDefs operation.
 	//
 	// The team's current definitions that pass every filter of `query_filter`, ordered by `order_bys`
@@ -1146,6 +1216,25 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/alerts/alerts/v3
 	ListAlertDefs(ctx context.Context, params ListAlertDefsParams) (*AlertDefList, error)
+	// ListAlertFeedEvents invokes ListAlertFeedEvents operation.
+	//
+	// The team's alert events that match `filter`, newest first unless `order_bys` says otherwise, one
+	// page at a time. `filter.timestamp` (both ends included) is required; `filter.platformEventTypes`
+	// keeps the events of the listed types (every event mgmtapi records has the type `alert`),
+	// `filter.platformEventKeys` the events of the listed keys (an event's key is its id); an empty or
+	// absent list keeps all. `filter.platformEventLabelsFilters` and `filter.platformEventMetadataFilters`
+	// match the event's labels and metadata: each entry names a `path` (a label or metadata key) and
+	// either `multipleValues` (the values it may have; `FILTER_MATCHER_REGEXP` takes each value as an RE2
+	// expression that must match the whole value) or nested `filters`; entries are all required
+	// (`FILTER_OPERATOR_AND_OR_UNSPECIFIED`) or one is enough (`FILTER_OPERATOR_OR`). At most 50 entries
+	// per level and 4 levels.
+	//
+	// `filter`, `order_bys` and `pagination` are deepObject parameters, in bracket form
+	// (`filter[timestamp][from]=…`, `filter[platformEventKeys][0]=…`,
+	// `filter[platformEventMetadataFilters][pathAndValues][0][path]=status`) or dot form.
+	//
+	// GET /mgmt/openapi/5/alerts/events/v3
+	ListAlertFeedEvents(ctx context.Context) (*AlertFeedEventList, error)
 	// ListApiKeys invokes ListApiKeys operation.
 	//
 	// Every API key of the caller's team, oldest first; send-data keys are listed by
@@ -3476,6 +3565,114 @@ func (c *Client) sendBatchExecuteSlos(ctx context.Context, request *BatchExecute
 	return result, nil
 }
 
+// BatchGetAlertFeedEvents invokes BatchGetAlertFeedEvents operation.
+//
+// The events named by `ids` (at most 1000), keyed by id, each as `singleEvent`, and the requested ids
+// that name no event of the team in `notFoundIds` (in request order, once each). `filter.timestamp`
+// keeps only the events of that range (an event outside it is neither answered nor listed as not
+// found); `order_bys` and `pagination` page through the events found, newest first by default.
+//
+// GET /mgmt/openapi/5/alerts/events/v3/all/list
+func (c *Client) BatchGetAlertFeedEvents(ctx context.Context, params BatchGetAlertFeedEventsParams) (*AlertFeedEventBatch, error) {
+	res, err := c.sendBatchGetAlertFeedEvents(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendBatchGetAlertFeedEvents(ctx context.Context, params BatchGetAlertFeedEventsParams) (res *AlertFeedEventBatch, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/events/v3/all/list"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if params.Ids != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.Ids {
+						if err := func() error {
+							return e.EncodeValue(conv.StringToString(item))
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, BatchGetAlertFeedEventsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeBatchGetAlertFeedEventsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // BatchGetConnectorSummaries invokes BatchGetConnectorSummaries operation.
 //
 // As `GET …/connectors/all/list`, answering summaries, which leave sensitive fields out.
@@ -5699,6 +5896,83 @@ func (c *Client) sendCountAlertDefFilterOptions(ctx context.Context) (res *Alert
 	}()
 
 	result, err := decodeCountAlertDefFilterOptionsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CountAlertFeedEvents invokes CountAlertFeedEvents operation.
+//
+// How many of the team's alert events match `filter` (as for the list). Counting stops at 100000:
+// `reachedLimit` is then true and `count` is 100000.
+//
+// GET /mgmt/openapi/5/alerts/events/v3/all/count
+func (c *Client) CountAlertFeedEvents(ctx context.Context) (*AlertFeedEventCount, error) {
+	res, err := c.sendCountAlertFeedEvents(ctx)
+	return res, err
+}
+
+func (c *Client) sendCountAlertFeedEvents(ctx context.Context) (res *AlertFeedEventCount, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/events/v3/all/count"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CountAlertFeedEventsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCountAlertFeedEventsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -10038,6 +10312,389 @@ func (c *Client) sendGetAlertDefByVersionId(ctx context.Context, params GetAlert
 	}()
 
 	result, err := decodeGetAlertDefByVersionIdResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetAlertEvent invokes GetAlertEvent operation.
+//
+// The event (a firing or a resolution of one alert of a definition) as `singlePermutation`: the
+// definition's id, the status, when it happened, the labels of the alert (`permutationLabels`, without
+// the `alert_def_*` labels that tie it to its definition) and of its Alertmanager group
+// (`groupLabels`), the permutation's id (the alert's fingerprint) and the incident it opened or
+// resolved (`incidentCorrelationKey`). An id that names no event of the team is a 404. `order_bys` and
+// `pagination` are checked; one permutation has nothing to order or page.
+//
+// GET /mgmt/openapi/5/v3/alert-event/{id}
+func (c *Client) GetAlertEvent(ctx context.Context, params GetAlertEventParams) (*AlertEventDetail, error) {
+	res, err := c.sendGetAlertEvent(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetAlertEvent(ctx context.Context, params GetAlertEventParams) (res *AlertEventDetail, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/v3/alert-event/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetAlertEventOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetAlertEventResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetAlertEventStats invokes GetAlertEventStats operation.
+//
+// For each alert definition named in `ids` (at most 1000; none means every definition of the team that
+// has events, at most 1000), keyed by definition id: how many events it has (`count`), how many are
+// firings (`triggeredCount`) and resolutions (`resolvedCount`), and the labels of up to 10 distinct
+// permutations (alerts of the definition told apart by their labels) among its firings and among its
+// resolutions, newest first unless `order_bys` asks for the oldest
+// (`ORDER_BY_ALERT_EVENT_DIRECTION_ASC`). A definition without events is answered with zero counts.
+//
+// GET /mgmt/openapi/5/v3/alert-event-stats
+func (c *Client) GetAlertEventStats(ctx context.Context, params GetAlertEventStatsParams) (*AlertEventStatsList, error) {
+	res, err := c.sendGetAlertEventStats(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetAlertEventStats(ctx context.Context, params GetAlertEventStatsParams) (res *AlertEventStatsList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/v3/alert-event-stats"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if params.Ids != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.Ids {
+						if err := func() error {
+							return e.EncodeValue(conv.StringToString(item))
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetAlertEventStatsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetAlertEventStatsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetAlertFeedEvent invokes GetAlertFeedEvent operation.
+//
+// The event as `event.singleEvent`. An id that names no event of the team is a 404. `order_bys` and
+// `pagination` are accepted and checked for compatibility; one event has nothing to order or page.
+//
+// GET /mgmt/openapi/5/alerts/events/v3/{id}
+func (c *Client) GetAlertFeedEvent(ctx context.Context, params GetAlertFeedEventParams) (*AlertFeedEventOne, error) {
+	res, err := c.sendGetAlertFeedEvent(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetAlertFeedEvent(ctx context.Context, params GetAlertFeedEventParams) (res *AlertFeedEventOne, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/events/v3/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetAlertFeedEventOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetAlertFeedEventResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetAlertFeedStatistics invokes GetAlertFeedStatistics operation.
+//
+// For the team's alert events that match `filter` (as for the list): per label key, how many events
+// carried each of its values, and the same per metadata key (`alertDefId`, `alertDefName`,
+// `alertDefPriority`, `alertVersionId`, `status`, `incidentId`, `permutationId`). Counts are decimal
+// strings. At most the 1000 most frequent values per key are answered.
+//
+// GET /mgmt/openapi/5/alerts/events/v3/all/statistics
+func (c *Client) GetAlertFeedStatistics(ctx context.Context) (*AlertFeedStatistics, error) {
+	res, err := c.sendGetAlertFeedStatistics(ctx)
+	return res, err
+}
+
+func (c *Client) sendGetAlertFeedStatistics(ctx context.Context) (res *AlertFeedStatistics, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/events/v3/all/statistics"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetAlertFeedStatisticsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetAlertFeedStatisticsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -14734,6 +15391,121 @@ func (c *Client) sendIngestAlertmanager(ctx context.Context, request *Alertmanag
 	return result, nil
 }
 
+// ListAlertDefinitionEvents invokes ListAlertDefinitionEvents operation.
+//
+// The firings and resolutions of the team's alert definitions that happened within `timestamp_range`
+// (both ends included), newest first unless `order_bys` says otherwise, one page at a time.
+// `alert_ids` keeps the events of the listed definitions: an id matches the definition's id or the id
+// of one of its versions; an empty list keeps every definition's. `platform_event_labels` keeps the
+// events whose alert carried every listed label with the listed value
+// (`platform_event_labels[service]=checkout`).
+//
+// `timestamp_range`, `platform_event_labels`, `order_bys` and `pagination` are deepObject parameters,
+// in bracket form (`timestamp_range[from]=2026-11-20T10:00:00Z`,
+// `order_bys[0][direction]=ORDER_BY_DIRECTION_ASC`, `pagination[pageSize]=50`) or dot form
+// (`pagination.pageToken=…`).
+//
+// GET /mgmt/openapi/5/alerts/alerts/v3/all/events
+func (c *Client) ListAlertDefinitionEvents(ctx context.Context, params ListAlertDefinitionEventsParams) (*AlertFeedEventList, error) {
+	res, err := c.sendListAlertDefinitionEvents(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListAlertDefinitionEvents(ctx context.Context, params ListAlertDefinitionEventsParams) (res *AlertFeedEventList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/alerts/v3/all/events"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "alert_ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "alert_ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if params.AlertIds != nil {
+				return e.EncodeArray(func(e uri.Encoder) error {
+					for i, item := range params.AlertIds {
+						if err := func() error {
+							return e.EncodeValue(conv.StringToString(item))
+						}(); err != nil {
+							return errors.Wrapf(err, "[%d]", i)
+						}
+					}
+					return nil
+				})
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListAlertDefinitionEventsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListAlertDefinitionEventsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListAlertDefs invokes ListAlertDefs operation.
 //
 // The team's current definitions that pass every filter of `query_filter`, ordered by `order_bys`
@@ -14829,6 +15601,95 @@ func (c *Client) sendListAlertDefs(ctx context.Context, params ListAlertDefsPara
 	}()
 
 	result, err := decodeListAlertDefsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListAlertFeedEvents invokes ListAlertFeedEvents operation.
+//
+// The team's alert events that match `filter`, newest first unless `order_bys` says otherwise, one
+// page at a time. `filter.timestamp` (both ends included) is required; `filter.platformEventTypes`
+// keeps the events of the listed types (every event mgmtapi records has the type `alert`),
+// `filter.platformEventKeys` the events of the listed keys (an event's key is its id); an empty or
+// absent list keeps all. `filter.platformEventLabelsFilters` and `filter.platformEventMetadataFilters`
+// match the event's labels and metadata: each entry names a `path` (a label or metadata key) and
+// either `multipleValues` (the values it may have; `FILTER_MATCHER_REGEXP` takes each value as an RE2
+// expression that must match the whole value) or nested `filters`; entries are all required
+// (`FILTER_OPERATOR_AND_OR_UNSPECIFIED`) or one is enough (`FILTER_OPERATOR_OR`). At most 50 entries
+// per level and 4 levels.
+//
+// `filter`, `order_bys` and `pagination` are deepObject parameters, in bracket form
+// (`filter[timestamp][from]=…`, `filter[platformEventKeys][0]=…`,
+// `filter[platformEventMetadataFilters][pathAndValues][0][path]=status`) or dot form.
+//
+// GET /mgmt/openapi/5/alerts/events/v3
+func (c *Client) ListAlertFeedEvents(ctx context.Context) (*AlertFeedEventList, error) {
+	res, err := c.sendListAlertFeedEvents(ctx)
+	return res, err
+}
+
+func (c *Client) sendListAlertFeedEvents(ctx context.Context) (res *AlertFeedEventList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/events/v3"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListAlertFeedEventsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListAlertFeedEventsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -138,6 +138,15 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/4/slo/slos/v1/all/execute
 	BatchExecuteSlos(ctx context.Context, req *BatchExecuteSloRequest) (*BatchExecuteSloResponse, error)
+	// BatchGetAlertFeedEvents implements BatchGetAlertFeedEvents operation.
+	//
+	// The events named by `ids` (at most 1000), keyed by id, each as `singleEvent`, and the requested ids
+	// that name no event of the team in `notFoundIds` (in request order, once each). `filter.timestamp`
+	// keeps only the events of that range (an event outside it is neither answered nor listed as not
+	// found); `order_bys` and `pagination` page through the events found, newest first by default.
+	//
+	// GET /mgmt/openapi/5/alerts/events/v3/all/list
+	BatchGetAlertFeedEvents(ctx context.Context, params BatchGetAlertFeedEventsParams) (*AlertFeedEventBatch, error)
 	// BatchGetConnectorSummaries implements BatchGetConnectorSummaries operation.
 	//
 	// As `GET …/connectors/all/list`, answering summaries, which leave sensitive fields out.
@@ -314,6 +323,13 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/alerts/alerts/v3/all/counts
 	CountAlertDefFilterOptions(ctx context.Context) (*AlertDefFilterCounts, error)
+	// CountAlertFeedEvents implements CountAlertFeedEvents operation.
+	//
+	// How many of the team's alert events match `filter` (as for the list). Counting stops at 100000:
+	// `reachedLimit` is then true and `count` is 100000.
+	//
+	// GET /mgmt/openapi/5/alerts/events/v3/all/count
+	CountAlertFeedEvents(ctx context.Context) (*AlertFeedEventCount, error)
 	// CountIncidentEvents implements CountIncidentEvents operation.
 	//
 	// The number of events the events feed lists for the same `filter` (every one is counted, so
@@ -714,6 +730,44 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/alerts/alerts/v3/version-ids/{alert_version_id}
 	GetAlertDefByVersionId(ctx context.Context, params GetAlertDefByVersionIdParams) (*AlertDefRead, error)
+	// GetAlertEvent implements GetAlertEvent operation.
+	//
+	// The event (a firing or a resolution of one alert of a definition) as `singlePermutation`: the
+	// definition's id, the status, when it happened, the labels of the alert (`permutationLabels`, without
+	// the `alert_def_*` labels that tie it to its definition) and of its Alertmanager group
+	// (`groupLabels`), the permutation's id (the alert's fingerprint) and the incident it opened or
+	// resolved (`incidentCorrelationKey`). An id that names no event of the team is a 404. `order_bys` and
+	// `pagination` are checked; one permutation has nothing to order or page.
+	//
+	// GET /mgmt/openapi/5/v3/alert-event/{id}
+	GetAlertEvent(ctx context.Context, params GetAlertEventParams) (*AlertEventDetail, error)
+	// GetAlertEventStats implements GetAlertEventStats operation.
+	//
+	// For each alert definition named in `ids` (at most 1000; none means every definition of the team that
+	// has events, at most 1000), keyed by definition id: how many events it has (`count`), how many are
+	// firings (`triggeredCount`) and resolutions (`resolvedCount`), and the labels of up to 10 distinct
+	// permutations (alerts of the definition told apart by their labels) among its firings and among its
+	// resolutions, newest first unless `order_bys` asks for the oldest
+	// (`ORDER_BY_ALERT_EVENT_DIRECTION_ASC`). A definition without events is answered with zero counts.
+	//
+	// GET /mgmt/openapi/5/v3/alert-event-stats
+	GetAlertEventStats(ctx context.Context, params GetAlertEventStatsParams) (*AlertEventStatsList, error)
+	// GetAlertFeedEvent implements GetAlertFeedEvent operation.
+	//
+	// The event as `event.singleEvent`. An id that names no event of the team is a 404. `order_bys` and
+	// `pagination` are accepted and checked for compatibility; one event has nothing to order or page.
+	//
+	// GET /mgmt/openapi/5/alerts/events/v3/{id}
+	GetAlertFeedEvent(ctx context.Context, params GetAlertFeedEventParams) (*AlertFeedEventOne, error)
+	// GetAlertFeedStatistics implements GetAlertFeedStatistics operation.
+	//
+	// For the team's alert events that match `filter` (as for the list): per label key, how many events
+	// carried each of its values, and the same per metadata key (`alertDefId`, `alertDefName`,
+	// `alertDefPriority`, `alertVersionId`, `status`, `incidentId`, `permutationId`). Counts are decimal
+	// strings. At most the 1000 most frequent values per key are answered.
+	//
+	// GET /mgmt/openapi/5/alerts/events/v3/all/statistics
+	GetAlertFeedStatistics(ctx context.Context) (*AlertFeedStatistics, error)
 	// GetApiKey implements GetApiKey operation.
 	//
 	// Read one API key.
@@ -1120,6 +1174,22 @@ type Handler interface {
 	//
 	// POST /ingest/alertmanager/v1
 	IngestAlertmanager(ctx context.Context, req *AlertmanagerNotification) (*IngestResult, error)
+	// ListAlertDefinitionEvents implements ListAlertDefinitionEvents operation.
+	//
+	// The firings and resolutions of the team's alert definitions that happened within `timestamp_range`
+	// (both ends included), newest first unless `order_bys` says otherwise, one page at a time.
+	// `alert_ids` keeps the events of the listed definitions: an id matches the definition's id or the id
+	// of one of its versions; an empty list keeps every definition's. `platform_event_labels` keeps the
+	// events whose alert carried every listed label with the listed value
+	// (`platform_event_labels[service]=checkout`).
+	//
+	// `timestamp_range`, `platform_event_labels`, `order_bys` and `pagination` are deepObject parameters,
+	// in bracket form (`timestamp_range[from]=2026-11-20T10:00:00Z`,
+	// `order_bys[0][direction]=ORDER_BY_DIRECTION_ASC`, `pagination[pageSize]=50`) or dot form
+	// (`pagination.pageToken=…`).
+	//
+	// GET /mgmt/openapi/5/alerts/alerts/v3/all/events
+	ListAlertDefinitionEvents(ctx context.Context, params ListAlertDefinitionEventsParams) (*AlertFeedEventList, error)
 	// ListAlertDefs implements ListAlertDefs operation.
 	//
 	// The team's current definitions that pass every filter of `query_filter`, ordered by `order_bys`
@@ -1132,6 +1202,25 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/alerts/alerts/v3
 	ListAlertDefs(ctx context.Context, params ListAlertDefsParams) (*AlertDefList, error)
+	// ListAlertFeedEvents implements ListAlertFeedEvents operation.
+	//
+	// The team's alert events that match `filter`, newest first unless `order_bys` says otherwise, one
+	// page at a time. `filter.timestamp` (both ends included) is required; `filter.platformEventTypes`
+	// keeps the events of the listed types (every event mgmtapi records has the type `alert`),
+	// `filter.platformEventKeys` the events of the listed keys (an event's key is its id); an empty or
+	// absent list keeps all. `filter.platformEventLabelsFilters` and `filter.platformEventMetadataFilters`
+	// match the event's labels and metadata: each entry names a `path` (a label or metadata key) and
+	// either `multipleValues` (the values it may have; `FILTER_MATCHER_REGEXP` takes each value as an RE2
+	// expression that must match the whole value) or nested `filters`; entries are all required
+	// (`FILTER_OPERATOR_AND_OR_UNSPECIFIED`) or one is enough (`FILTER_OPERATOR_OR`). At most 50 entries
+	// per level and 4 levels.
+	//
+	// `filter`, `order_bys` and `pagination` are deepObject parameters, in bracket form
+	// (`filter[timestamp][from]=…`, `filter[platformEventKeys][0]=…`,
+	// `filter[platformEventMetadataFilters][pathAndValues][0][path]=status`) or dot form.
+	//
+	// GET /mgmt/openapi/5/alerts/events/v3
+	ListAlertFeedEvents(ctx context.Context) (*AlertFeedEventList, error)
 	// ListApiKeys implements ListApiKeys operation.
 	//
 	// Every API key of the caller's team, oldest first; send-data keys are listed by

@@ -191,6 +191,18 @@ func (UnimplementedHandler) BatchExecuteSlos(ctx context.Context, req *BatchExec
 	return r, ht.ErrNotImplemented
 }
 
+// BatchGetAlertFeedEvents implements BatchGetAlertFeedEvents operation.
+//
+// The events named by `ids` (at most 1000), keyed by id, each as `singleEvent`, and the requested ids
+// that name no event of the team in `notFoundIds` (in request order, once each). `filter.timestamp`
+// keeps only the events of that range (an event outside it is neither answered nor listed as not
+// found); `order_bys` and `pagination` page through the events found, newest first by default.
+//
+// GET /mgmt/openapi/5/alerts/events/v3/all/list
+func (UnimplementedHandler) BatchGetAlertFeedEvents(ctx context.Context, params BatchGetAlertFeedEventsParams) (r *AlertFeedEventBatch, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // BatchGetConnectorSummaries implements BatchGetConnectorSummaries operation.
 //
 // As `GET …/connectors/all/list`, answering summaries, which leave sensitive fields out.
@@ -436,6 +448,16 @@ func (UnimplementedHandler) CloseIncidents(ctx context.Context, req *IncidentIDs
 //
 // GET /mgmt/openapi/5/alerts/alerts/v3/all/counts
 func (UnimplementedHandler) CountAlertDefFilterOptions(ctx context.Context) (r *AlertDefFilterCounts, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CountAlertFeedEvents implements CountAlertFeedEvents operation.
+//
+// How many of the team's alert events match `filter` (as for the list). Counting stops at 100000:
+// `reachedLimit` is then true and `count` is 100000.
+//
+// GET /mgmt/openapi/5/alerts/events/v3/all/count
+func (UnimplementedHandler) CountAlertFeedEvents(ctx context.Context) (r *AlertFeedEventCount, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -974,6 +996,56 @@ func (UnimplementedHandler) GetAlertDef(ctx context.Context, params GetAlertDefP
 //
 // GET /mgmt/openapi/5/alerts/alerts/v3/version-ids/{alert_version_id}
 func (UnimplementedHandler) GetAlertDefByVersionId(ctx context.Context, params GetAlertDefByVersionIdParams) (r *AlertDefRead, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetAlertEvent implements GetAlertEvent operation.
+//
+// The event (a firing or a resolution of one alert of a definition) as `singlePermutation`: the
+// definition's id, the status, when it happened, the labels of the alert (`permutationLabels`, without
+// the `alert_def_*` labels that tie it to its definition) and of its Alertmanager group
+// (`groupLabels`), the permutation's id (the alert's fingerprint) and the incident it opened or
+// resolved (`incidentCorrelationKey`). An id that names no event of the team is a 404. `order_bys` and
+// `pagination` are checked; one permutation has nothing to order or page.
+//
+// GET /mgmt/openapi/5/v3/alert-event/{id}
+func (UnimplementedHandler) GetAlertEvent(ctx context.Context, params GetAlertEventParams) (r *AlertEventDetail, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetAlertEventStats implements GetAlertEventStats operation.
+//
+// For each alert definition named in `ids` (at most 1000; none means every definition of the team that
+// has events, at most 1000), keyed by definition id: how many events it has (`count`), how many are
+// firings (`triggeredCount`) and resolutions (`resolvedCount`), and the labels of up to 10 distinct
+// permutations (alerts of the definition told apart by their labels) among its firings and among its
+// resolutions, newest first unless `order_bys` asks for the oldest
+// (`ORDER_BY_ALERT_EVENT_DIRECTION_ASC`). A definition without events is answered with zero counts.
+//
+// GET /mgmt/openapi/5/v3/alert-event-stats
+func (UnimplementedHandler) GetAlertEventStats(ctx context.Context, params GetAlertEventStatsParams) (r *AlertEventStatsList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetAlertFeedEvent implements GetAlertFeedEvent operation.
+//
+// The event as `event.singleEvent`. An id that names no event of the team is a 404. `order_bys` and
+// `pagination` are accepted and checked for compatibility; one event has nothing to order or page.
+//
+// GET /mgmt/openapi/5/alerts/events/v3/{id}
+func (UnimplementedHandler) GetAlertFeedEvent(ctx context.Context, params GetAlertFeedEventParams) (r *AlertFeedEventOne, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetAlertFeedStatistics implements GetAlertFeedStatistics operation.
+//
+// For the team's alert events that match `filter` (as for the list): per label key, how many events
+// carried each of its values, and the same per metadata key (`alertDefId`, `alertDefName`,
+// `alertDefPriority`, `alertVersionId`, `status`, `incidentId`, `permutationId`). Counts are decimal
+// strings. At most the 1000 most frequent values per key are answered.
+//
+// GET /mgmt/openapi/5/alerts/events/v3/all/statistics
+func (UnimplementedHandler) GetAlertFeedStatistics(ctx context.Context) (r *AlertFeedStatistics, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1530,6 +1602,25 @@ func (UnimplementedHandler) IngestAlertmanager(ctx context.Context, req *Alertma
 	return r, ht.ErrNotImplemented
 }
 
+// ListAlertDefinitionEvents implements ListAlertDefinitionEvents operation.
+//
+// The firings and resolutions of the team's alert definitions that happened within `timestamp_range`
+// (both ends included), newest first unless `order_bys` says otherwise, one page at a time.
+// `alert_ids` keeps the events of the listed definitions: an id matches the definition's id or the id
+// of one of its versions; an empty list keeps every definition's. `platform_event_labels` keeps the
+// events whose alert carried every listed label with the listed value
+// (`platform_event_labels[service]=checkout`).
+//
+// `timestamp_range`, `platform_event_labels`, `order_bys` and `pagination` are deepObject parameters,
+// in bracket form (`timestamp_range[from]=2026-11-20T10:00:00Z`,
+// `order_bys[0][direction]=ORDER_BY_DIRECTION_ASC`, `pagination[pageSize]=50`) or dot form
+// (`pagination.pageToken=…`).
+//
+// GET /mgmt/openapi/5/alerts/alerts/v3/all/events
+func (UnimplementedHandler) ListAlertDefinitionEvents(ctx context.Context, params ListAlertDefinitionEventsParams) (r *AlertFeedEventList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ListAlertDefs implements ListAlertDefs operation.
 //
 // The team's current definitions that pass every filter of `query_filter`, ordered by `order_bys`
@@ -1542,6 +1633,28 @@ func (UnimplementedHandler) IngestAlertmanager(ctx context.Context, req *Alertma
 //
 // GET /mgmt/openapi/5/alerts/alerts/v3
 func (UnimplementedHandler) ListAlertDefs(ctx context.Context, params ListAlertDefsParams) (r *AlertDefList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListAlertFeedEvents implements ListAlertFeedEvents operation.
+//
+// The team's alert events that match `filter`, newest first unless `order_bys` says otherwise, one
+// page at a time. `filter.timestamp` (both ends included) is required; `filter.platformEventTypes`
+// keeps the events of the listed types (every event mgmtapi records has the type `alert`),
+// `filter.platformEventKeys` the events of the listed keys (an event's key is its id); an empty or
+// absent list keeps all. `filter.platformEventLabelsFilters` and `filter.platformEventMetadataFilters`
+// match the event's labels and metadata: each entry names a `path` (a label or metadata key) and
+// either `multipleValues` (the values it may have; `FILTER_MATCHER_REGEXP` takes each value as an RE2
+// expression that must match the whole value) or nested `filters`; entries are all required
+// (`FILTER_OPERATOR_AND_OR_UNSPECIFIED`) or one is enough (`FILTER_OPERATOR_OR`). At most 50 entries
+// per level and 4 levels.
+//
+// `filter`, `order_bys` and `pagination` are deepObject parameters, in bracket form
+// (`filter[timestamp][from]=…`, `filter[platformEventKeys][0]=…`,
+// `filter[platformEventMetadataFilters][pathAndValues][0][path]=status`) or dot form.
+//
+// GET /mgmt/openapi/5/alerts/events/v3
+func (UnimplementedHandler) ListAlertFeedEvents(ctx context.Context) (r *AlertFeedEventList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

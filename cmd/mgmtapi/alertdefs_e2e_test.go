@@ -1,0 +1,204 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/prometheustest"
+)
+
+// gauge is a small exporter the test controls: one gauge per service at /metrics.
+type gauge struct {
+	*httptest.Server
+	mu     sync.Mutex
+	values map[string]float64
+}
+
+func newGauge(t *testing.T) *gauge {
+	g := &gauge{values: map[string]float64{}}
+	g.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		fmt.Fprintln(w, "# TYPE checkout_error_ratio gauge")
+		for service, v := range g.values {
+			fmt.Fprintf(w, "checkout_error_ratio{service=%q} %g\n", service, v)
+		}
+	}))
+	t.Cleanup(g.Close)
+	return g
+}
+
+func (g *gauge) set(service string, v float64) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.values[service] = v
+}
+
+// eventually calls check every 100ms until it answers "" (done) and fails t with its last answer
+// after two minutes (a bound on a failing test: Prometheus, Alertmanager and the syncing each
+// wait a second or so).
+func eventually(t *testing.T, what string, check func() string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		problem := check()
+		if problem == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: after two minutes, %s", what, problem)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// TestAlertDefinitionPagesThroughARealPrometheus is issue 26's chain with real processes: a
+// metric threshold alert definition created through the API; `mgmtapi sync-rules` writes the
+// team's rule file for a real Prometheus, which scrapes an exporter the test controls; the
+// metric goes over the threshold, the alert fires in Prometheus, a real Alertmanager posts it to
+// the ingestion endpoint, and an incident and a case appear that carry the definition (its id
+// and priority, its labels on the incident, the definition as the case's indicator); the event
+// feed shows the firing. The metric goes down and all of it resolves.
+func TestAlertDefinitionPagesThroughARealPrometheus(t *testing.T) {
+	prometheustest.Binary(t, "prometheus")
+	prometheustest.AlertmanagerBinary(t)
+	env := apitest.Start(t, apitest.Options{}, db.SQLite)
+	key := env.RootKey
+	exporter := newGauge(t)
+	exporter.set("checkout", 0.01)
+
+	var def struct {
+		AlertDef struct {
+			ID             string `json:"id"`
+			AlertVersionID string `json:"alertVersionId"`
+		} `json:"alertDef"`
+	}
+	res := mustStatus(t, env.JSON(t, http.MethodPost, "/mgmt/openapi/latest/alerts/alerts/v3", key, `{"alertDefProperties":{
+		"name":"Checkout errors","priority":"ALERT_DEF_PRIORITY_P2","entityLabels":{"team":"payments"},"groupByKeys":["service"],
+		"metricThreshold":{"metricFilter":{"promql":"max by (service) (checkout_error_ratio)"},
+		"rules":[{"condition":{"threshold":0.05,"ofTheLast":{"metricTimeWindowDynamicDuration":"15s"},
+		"conditionType":"METRIC_THRESHOLD_CONDITION_TYPE_MORE_THAN_OR_UNSPECIFIED"}}]}}}`), http.StatusOK)
+	if err := json.Unmarshal(res.Body, &def); err != nil || def.AlertDef.ID == "" {
+		t.Fatalf("created definition: %v %s", err, res.Body)
+	}
+	defID, version := def.AlertDef.ID, def.AlertDef.AlertVersionID
+
+	ingest := env.MustKey(t, key, "contextual-data:SendData")
+	am := prometheustest.StartAlertmanager(t, env.URL+"/ingest/alertmanager/v1", ingest)
+	prom := prometheustest.StartWith(t, prometheustest.Options{
+		AlertmanagerURL: am.URL,
+		Targets:         []string{strings.TrimPrefix(exporter.URL, "http://")},
+	})
+	rulesKey := env.MustKey(t, key, "metrics.recording-rules:ReadConfig", "slo:ReadConfig", "alerts:ReadConfig")
+	log := startSyncRules(t, map[string]string{"MGMTAPI_KEY": rulesKey},
+		"--url", env.URL, "--dir", prom.RulesDir, "--reload-url", prom.URL+"/-/reload", "--interval", "200ms")
+	waitForLog(t, log, "added=[alertdef-"+defID+"]", 1)
+	eventually(t, "the definition's group loaded", func() string {
+		if !groupLoaded(t, prom, "alertdef-"+defID) {
+			return "Prometheus has not loaded group alertdef-" + defID
+		}
+		return ""
+	})
+
+	// Over the threshold: an incident and a case that carry the definition, and a firing event.
+	exporter.set("checkout", 0.2)
+	type incident struct {
+		ID               string            `json:"id"`
+		Name             string            `json:"name"`
+		Severity         string            `json:"severity"`
+		State            string            `json:"state"`
+		ContextualLabels map[string]string `json:"contextualLabels"`
+	}
+	listIncidents := func() []incident {
+		return apitest.Decode[struct{ Incidents []incident }](t,
+			env.JSON(t, http.MethodPost, "/mgmt/openapi/5/incidents/incidents/v1", key, `{}`)).Incidents
+	}
+	eventually(t, "the incident of the firing", func() string {
+		incs := listIncidents()
+		if len(incs) != 1 {
+			return fmt.Sprintf("%d incidents", len(incs))
+		}
+		in := incs[0]
+		l := in.ContextualLabels
+		if in.Name != "Checkout errors" || in.Severity != "INCIDENT_SEVERITY_ERROR" || l["alert_def_id"] != defID ||
+			l["alert_def_version_id"] != version || l["alert_def_priority"] != "P2" || l["service"] != "checkout" || l["team"] != "payments" {
+			return fmt.Sprintf("incident %+v", in)
+		}
+		return ""
+	})
+	type indicator struct {
+		AlertID            string `json:"alertId"`
+		LatestAlertVersion string `json:"latestAlertVersion"`
+		Priority           string `json:"priority"`
+		State              string `json:"state"`
+	}
+	type caseAnswer struct {
+		ID             string `json:"id"`
+		Priority       string `json:"priority"`
+		Status         string `json:"status"`
+		CaseIndicators struct {
+			AlertIndicators []indicator `json:"alertIndicators"`
+		} `json:"caseIndicators"`
+	}
+	listCases := func() []caseAnswer {
+		return apitest.Decode[struct{ Cases []caseAnswer }](t,
+			env.JSON(t, http.MethodPost, "/mgmt/openapi/5/cases/cases/v1", key, `{}`)).Cases
+	}
+	eventually(t, "the case of the firing", func() string {
+		cs := listCases()
+		if len(cs) != 1 || len(cs[0].CaseIndicators.AlertIndicators) != 1 {
+			return fmt.Sprintf("cases %+v", cs)
+		}
+		c, ind := cs[0], cs[0].CaseIndicators.AlertIndicators[0]
+		if c.Priority != "CASE_PRIORITY_P2" || ind.AlertID != defID || ind.LatestAlertVersion != version ||
+			ind.State != "INDICATOR_STATE_TRIGGERED" || ind.Priority != "INDICATOR_PRIORITY_P2" {
+			return fmt.Sprintf("case %+v", c)
+		}
+		return ""
+	})
+	type feedEvent struct {
+		Labels   map[string]string `json:"platformEventLabels"`
+		Metadata map[string]string `json:"platformEventMetadata"`
+		Type     string            `json:"platformEventType"`
+	}
+	feed := func() []feedEvent {
+		q := url.Values{"alert_ids": {defID},
+			"timestamp_range.from": {time.Now().Add(-time.Hour).UTC().Format(time.RFC3339)},
+			"timestamp_range.to":   {time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}}
+		return apitest.Decode[struct{ Events []feedEvent }](t,
+			env.JSON(t, http.MethodGet, "/mgmt/openapi/latest/alerts/alerts/v3/all/events?"+q.Encode(), key, "")).Events
+	}
+	eventually(t, "the firing in the event feed", func() string {
+		if events := feed(); len(events) != 1 {
+			return fmt.Sprintf("events %+v", events)
+		}
+		return ""
+	})
+
+	// Under the threshold: the incident, the case's indicator and the feed resolve.
+	exporter.set("checkout", 0.01)
+	eventually(t, "the resolution", func() string {
+		incs := listIncidents()
+		if len(incs) != 1 || incs[0].State != "INCIDENT_STATE_RESOLVED" {
+			return fmt.Sprintf("incidents %+v", incs)
+		}
+		cs := listCases()
+		if len(cs) != 1 || cs[0].CaseIndicators.AlertIndicators[0].State != "INDICATOR_STATE_RESOLVED" {
+			return fmt.Sprintf("cases %+v", cs)
+		}
+		if events := feed(); len(events) != 2 {
+			return fmt.Sprintf("events %+v", events)
+		}
+		return ""
+	})
+}

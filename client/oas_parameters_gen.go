@@ -147,6 +147,12 @@ type CreateSloParams struct {
 	SilenceDataValidations OptBool `json:",omitempty,omitzero"`
 }
 
+// DeleteAlertSchedulerRuleParams is parameters of DeleteAlertSchedulerRule operation.
+type DeleteAlertSchedulerRuleParams struct {
+	// The rule's `uniqueIdentifier`.
+	AlertSchedulerRuleID string
+}
+
 // DeleteApiKeyParams is parameters of DeleteApiKey operation.
 type DeleteApiKeyParams struct {
 	// The key's identifier, as returned in `keyId`.
@@ -268,6 +274,12 @@ type DeployExtensionParams struct {
 	Applications ExtensionDeploymentNames
 	// Subsystem names the deployment applies to, repeated (flat form).
 	Subsystems ExtensionDeploymentNames
+}
+
+// GetAlertSchedulerRuleParams is parameters of GetAlertSchedulerRule operation.
+type GetAlertSchedulerRuleParams struct {
+	// The rule's `uniqueIdentifier`.
+	AlertSchedulerRuleID string
 }
 
 // GetApiKeyParams is parameters of GetApiKey operation.
@@ -485,6 +497,13 @@ type GetViewParams struct {
 type GetViewFolderParams struct {
 	// A view folder's id, a lowercase UUID.
 	ID ViewFolderUUID
+}
+
+// ListAlertSchedulerRulesParams is parameters of ListAlertSchedulerRules operation.
+type ListAlertSchedulerRulesParams struct {
+	ActiveTimeframe OptAlertSchedulerActiveTimeframe `json:",omitempty,omitzero"`
+	Enabled         OptBool                          `json:",omitempty,omitzero"`
+	NextPageToken   OptString                        `json:",omitempty,omitzero"`
 }
 
 // ListCaseEventsParams is parameters of ListCaseEvents operation.

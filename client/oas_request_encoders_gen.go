@@ -273,6 +273,34 @@ func encodeCloseIncidentsRequest(
 	return nil
 }
 
+func encodeCreateAlertSchedulerRuleRequest(
+	req *AlertSchedulerRuleEnvelope,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeCreateAlertSchedulerRulesRequest(
+	req *AlertSchedulerRuleCreateBatch,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCreateApiKeyRequest(
 	req *ApiKeyCreateInput,
 	r *http.Request,
@@ -1165,6 +1193,34 @@ func encodeTestTemplateRenderRequest(
 
 func encodeUndeployExtensionRequest(
 	req *ExtensionUndeployInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeUpdateAlertSchedulerRuleRequest(
+	req *AlertSchedulerRuleEnvelope,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeUpdateAlertSchedulerRulesRequest(
+	req *AlertSchedulerRuleUpdateBatch,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

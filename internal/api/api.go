@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
 	"github.com/mgmtapi/mgmtapi/internal/apikeys"
 	"github.com/mgmtapi/mgmtapi/internal/audit"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
@@ -71,6 +72,7 @@ type handler struct {
 	*presets.PresetHandler
 	*connectors.ConnectorHandler
 	*routers.RouterHandler
+	*alertschedules.SchedulerRuleHandler
 	*parsingrules.RuleGroupHandler
 	*retentions.RetentionHandler
 	*roles.RoleHandler
@@ -183,6 +185,7 @@ func New(opts Options) (*API, error) {
 		TestingHandler:   notifytesting.NewHandler(opts.DB, delivery.NewSender(opts.Delivery)),
 		wholeTeam:        newWholeTeamTurns(),
 	}
+	h.SchedulerRuleHandler = alertschedules.NewHandler(opts.DB)
 	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog)...)
 	if err != nil {
 		return nil, err

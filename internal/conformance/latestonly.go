@@ -13,7 +13,7 @@ import (
 // connectors, the connector schema, global routers and notification testing are issue 25.
 var LatestOnly = []string{"dashboard_folders_service.json", "cases_notification_service.json", "case_settings_service.json",
 	"connectors_service.json", "connector_schema_service.json", "global_routers_service.json",
-	"notifications_testing_service.json"}
+	"notifications_testing_service.json", "alert_scheduler_rule_service.json"}
 
 // latestOnlyFiles returns the paths of the LatestOnly documents that dir lacks and its sibling
 // `public-spec-latest` holds.

@@ -494,6 +494,32 @@ func encodeCountIncidentEventsResponse(response *IncidentEventsCountResponse, w 
 	return nil
 }
 
+func encodeCreateAlertSchedulerRuleResponse(response *AlertSchedulerRuleEnvelope, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeCreateAlertSchedulerRulesResponse(response *AlertSchedulerRuleCreateBatchResult, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeCreateApiKeyResponse(response *ApiKeyCreated, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
@@ -716,6 +742,19 @@ func encodeCreateViewResponse(response *View, w http.ResponseWriter) error {
 }
 
 func encodeCreateViewFolderResponse(response *ViewFolder, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeDeleteAlertSchedulerRuleResponse(response *EmptyObject, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -1015,6 +1054,19 @@ func encodeForecastPolicyUsageResponse(response *PolicyForecast, w http.Response
 }
 
 func encodeGetActiveCaseSettingsResponse(response *CaseSettingsAnswer, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeGetAlertSchedulerRuleResponse(response *AlertSchedulerRuleEnvelope, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -1896,6 +1948,19 @@ func encodeGetViewFolderResponse(response *ViewFolder, w http.ResponseWriter) er
 }
 
 func encodeIngestAlertmanagerResponse(response *IngestResult, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeListAlertSchedulerRulesResponse(response *AlertSchedulerRulePage, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -2806,6 +2871,32 @@ func encodeUndeployExtensionResponse(response *ExtensionUndeployment, w http.Res
 }
 
 func encodeUnpinDashboardResponse(response *EmptyObject, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeUpdateAlertSchedulerRuleResponse(response *AlertSchedulerRuleEnvelope, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
+func encodeUpdateAlertSchedulerRulesResponse(response *AlertSchedulerRuleUpdateBatchResult, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

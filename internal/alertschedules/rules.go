@@ -76,19 +76,16 @@ func check(path string, r oas.AlertSchedulerRule) (oas.AlertSchedulerRule, Sched
 	if sch.ScheduleOperation.Or(oas.AlertSchedulerOperationSCHEDULEOPERATIONUNSPECIFIED) == oas.AlertSchedulerOperationSCHEDULEOPERATIONUNSPECIFIED {
 		sch.ScheduleOperation = oas.NewOptAlertSchedulerOperation(oas.AlertSchedulerOperationSCHEDULEOPERATIONMUTE)
 	}
-	// submittedStartTime is the service's to answer, never stored.
 	if o, ok := sch.OneTime.Get(); ok {
 		if tf, ok := o.Timeframe.Get(); ok {
-			tf.SubmittedStartTime = oas.OptString{}
-			o.Timeframe = oas.NewOptAlertSchedulerTimeframe(tf)
+			o.Timeframe = oas.NewOptAlertSchedulerTimeframe(normalTimeframe(tf))
 		}
 		sch.OneTime.SetTo(o)
 	}
 	if rec, ok := sch.Recurring.Get(); ok {
 		if d, ok := rec.Schedule.Get(); ok {
 			if tf, ok := d.Timeframe.Get(); ok {
-				tf.SubmittedStartTime = oas.OptString{}
-				d.Timeframe = oas.NewOptAlertSchedulerTimeframe(tf)
+				d.Timeframe = oas.NewOptAlertSchedulerTimeframe(normalTimeframe(tf))
 			}
 			rec.Schedule.SetTo(d)
 		}
@@ -103,6 +100,16 @@ func check(path string, r oas.AlertSchedulerRule) (oas.AlertSchedulerRule, Sched
 		return r, Schedule{}, invalid(err)
 	}
 	return r, compiled, nil
+}
+
+// normalTimeframe is a timeframe as stored: submittedStartTime is the service's to answer, and an
+// empty endTime is not set (proto3), so that a duration beside it is the one alternative.
+func normalTimeframe(tf oas.AlertSchedulerTimeframe) oas.AlertSchedulerTimeframe {
+	tf.SubmittedStartTime = oas.OptString{}
+	if tf.EndTime.Or("") == "" {
+		tf.EndTime = oas.OptString{}
+	}
+	return tf
 }
 
 // withSubmittedStart answers a create or replace: each timeframe's submittedStartTime is its

@@ -170,7 +170,7 @@ func checkConfig(t *testing.T, a Alertmanager) {
 		Receiver string `yaml:"receiver"`
 	}
 	cfg := map[string]any{
-		"route": map[string]any{"receiver": "none", "routes": []route{{*a.Route, "none"}}},
+		"route":          map[string]any{"receiver": "none", "routes": []route{{*a.Route, "none"}}},
 		"receivers":      []map[string]string{{"name": "none"}},
 		"time_intervals": []TimeInterval{*a.TimeInterval},
 	}

@@ -46,6 +46,8 @@ type Schedule struct {
 	Recurrence *rrule.RRule
 	// Rule is the RRULE text of Recurrence, for the record.
 	Rule string
+	// opt is Recurrence's options, for rebase.
+	opt rrule.ROption
 }
 
 // maxLength bounds a window's length (and keeps time.Duration far from overflow).
@@ -298,6 +300,9 @@ func Compile(path string, s oas.AlertSchedulerSchedule) (Schedule, error) {
 			seen[d] = true
 			opt.Byweekday = append(opt.Byweekday, weekdays[d-1])
 		}
+		if len(opt.Byweekday) == 0 { // explicit, so that a rebased start keeps the days
+			opt.Byweekday = []rrule.Weekday{weekdays[start.Weekday()]}
+		}
 	case isMonthly:
 		opt.Freq = rrule.MONTHLY
 		for i, d := range monthly.DaysOfMonth {
@@ -309,6 +314,9 @@ func Compile(path string, s oas.AlertSchedulerSchedule) (Schedule, error) {
 			}
 			seen[d] = true
 			opt.Bymonthday = append(opt.Bymonthday, int(d))
+		}
+		if len(opt.Bymonthday) == 0 {
+			opt.Bymonthday = []int{start.Day()}
 		}
 	}
 	if td, ok := dyn.TerminationDate.Get(); ok && td != "" {
@@ -325,8 +333,51 @@ func Compile(path string, s oas.AlertSchedulerSchedule) (Schedule, error) {
 	if err != nil {
 		return out, errAt(path, "%v", err)
 	}
-	out.Recurrence, out.Rule = r, opt.RRuleString()
+	out.Recurrence, out.Rule, out.opt = r, opt.RRuleString(), opt
 	return out, nil
+}
+
+// rebase returns the recurrence started at a later occurrence of the same phase, at least one
+// period before target, so that a question about a distant instant does not walk every
+// occurrence since the start; nil when there is nothing to skip. A rebased start whose local
+// time a DST change moved is not used (RRULE takes its clock from the start): one period earlier
+// is tried.
+func (s Schedule) rebase(target time.Time) *rrule.RRule {
+	o := s.opt
+	start := o.Dtstart
+	if !target.After(start) {
+		return nil
+	}
+	var periods int
+	switch o.Freq {
+	case rrule.DAILY:
+		periods = int(target.Sub(start) / (24 * time.Hour))
+	case rrule.WEEKLY:
+		periods = int(target.Sub(start) / (7 * 24 * time.Hour))
+	case rrule.MONTHLY:
+		periods = (target.Year()-start.Year())*12 + int(target.Month()) - int(start.Month())
+	}
+	for k := periods/o.Interval - 1; k > 0 && k > periods/o.Interval-4; k-- {
+		n := k * o.Interval
+		var t time.Time
+		switch o.Freq {
+		case rrule.DAILY:
+			t = start.AddDate(0, 0, n)
+		case rrule.WEEKLY:
+			t = start.AddDate(0, 0, 7*n)
+		case rrule.MONTHLY:
+			t = time.Date(start.Year(), start.Month()+time.Month(n), 1, start.Hour(), start.Minute(), start.Second(), 0, start.Location())
+		}
+		if t.Hour() != start.Hour() || t.Minute() != start.Minute() || t.Second() != start.Second() {
+			continue
+		}
+		o.Dtstart = t
+		if r, err := rrule.NewRRule(o); err == nil {
+			return r
+		}
+		return nil
+	}
+	return nil
 }
 
 // maxWalk bounds the occurrences walked for one question, so that no rule costs without end.
@@ -345,7 +396,11 @@ func (s Schedule) Windows(from, to time.Time, yield func(Window) bool) {
 		}
 		return
 	}
-	next := s.Recurrence.Iterator()
+	r := s.Recurrence
+	if rb := s.rebase(from.Add(-s.Length)); rb != nil {
+		r = rb
+	}
+	next := r.Iterator()
 	for i := 0; i < maxWalk; i++ {
 		start, ok := next()
 		if !ok || !start.Before(to) {

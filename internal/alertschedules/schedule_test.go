@@ -289,3 +289,54 @@ func TestMatches(t *testing.T) {
 		}
 	}
 }
+
+// Questions about distant instants start the recurrence at a later occurrence (rebase); the
+// answers must be those of walking every occurrence from the start.
+func TestRebasedAnswersEqualTheFullWalk(t *testing.T) {
+	hour := oas.AlertSchedulerDurationFrequencyDURATIONFREQUENCYHOUR
+	schedules := map[string]oas.AlertSchedulerSchedule{
+		"every 3 days, Berlin 02:30": recurring(oas.AlertSchedulerDynamic{Daily: &oas.EmptyObject{}, RepeatEvery: oas.NewOptInt32(3),
+			Timeframe: oas.NewOptAlertSchedulerTimeframe(tfFor("2019-01-01T02:30", 2, hour, "Europe/Berlin"))}),
+		"every 2 weeks, Mon Wed Sun, New York": recurring(oas.AlertSchedulerDynamic{Weekly: oas.NewOptAlertSchedulerDynamicWeekly(oas.AlertSchedulerDynamicWeekly{DaysOfWeek: []int32{1, 2, 4}}), RepeatEvery: oas.NewOptInt32(2),
+			Timeframe: oas.NewOptAlertSchedulerTimeframe(tfFor("2019-01-09T01:30", 30, hour, "America/New_York"))}),
+		"every 5 months, 15th and 31st": recurring(oas.AlertSchedulerDynamic{Monthly: oas.NewOptAlertSchedulerDynamicMonthly(oas.AlertSchedulerDynamicMonthly{DaysOfMonth: []int32{31, 15}}), RepeatEvery: oas.NewOptInt32(5),
+			Timeframe: oas.NewOptAlertSchedulerTimeframe(tfFor("2019-03-31T23:00", 3, hour, "Australia/Sydney"))}),
+		"weekly, the start's day": recurring(oas.AlertSchedulerDynamic{Weekly: oas.NewOptAlertSchedulerDynamicWeekly(oas.AlertSchedulerDynamicWeekly{}),
+			Timeframe: oas.NewOptAlertSchedulerTimeframe(tfFor("2019-01-10T12:00", 1, hour, "UTC"))}),
+	}
+	for name, sch := range schedules {
+		s := compile(t, sch)
+		var all []Window
+		next := s.Recurrence.Iterator()
+		for {
+			st, ok := next()
+			if !ok || st.Year() > 2031 {
+				break
+			}
+			all = append(all, Window{st, st.Add(s.Length)})
+		}
+		at := utc("2019-01-01T00:00:00Z")
+		for i := 0; i < 3000; i++ {
+			at = at.Add(time.Duration(i%7+1)*37*time.Hour + time.Duration(i)*time.Minute)
+			if at.Year() > 2030 {
+				break
+			}
+			want := false
+			var wantNext Window
+			for _, w := range all {
+				if w.Contains(at) {
+					want = true
+				}
+				if wantNext.Start.IsZero() && w.End.After(at) {
+					wantNext = w
+				}
+			}
+			if got := s.ActiveAt(at); got != want {
+				t.Fatalf("%s: ActiveAt(%s) = %v, the full walk says %v", name, at, got, want)
+			}
+			if got, _ := s.Next(at); !got.Start.Equal(wantNext.Start) {
+				t.Fatalf("%s: Next(%s) = %v, the full walk says %v", name, at, got, wantNext)
+			}
+		}
+	}
+}

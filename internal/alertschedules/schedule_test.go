@@ -340,3 +340,26 @@ func TestRebasedAnswersEqualTheFullWalk(t *testing.T) {
 		}
 	}
 }
+
+func TestActiveAtAndSilencesOfARule(t *testing.T) {
+	r := oas.AlertSchedulerRule{Enabled: oas.NewOptBool(true), Schedule: oas.NewOptAlertSchedulerSchedule(oneTime(tfEnd("2026-06-01T22:00:00", "2026-06-02T02:00:00", "Europe/Berlin")))}
+	start, end := utc("2026-06-01T20:00:00Z"), utc("2026-06-02T00:00:00Z")
+	for _, c := range []struct {
+		at   time.Time
+		want bool
+	}{{start.Add(-time.Second), false}, {start, true}, {end.Add(-time.Nanosecond), true}, {end, false}} {
+		if got, err := ActiveAt(r, c.at); err != nil || got != c.want {
+			t.Errorf("ActiveAt(%s) = %v, %v; want %v", c.at, got, err, c.want)
+		}
+		if got := Silences(r, "any", nil, c.at); got != c.want {
+			t.Errorf("Silences(%s) = %v, want %v", c.at, got, c.want)
+		}
+	}
+	r.Enabled = oas.NewOptBool(false)
+	if Silences(r, "any", nil, start) {
+		t.Error("a disabled rule silences")
+	}
+	if _, err := ActiveAt(oas.AlertSchedulerRule{}, start); err == nil {
+		t.Error("ActiveAt of a rule without a schedule: no error")
+	}
+}

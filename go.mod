@@ -19,6 +19,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/prometheus/common v0.73.1
 	github.com/prometheus/prometheus v0.316.0
+	github.com/teambition/rrule-go v1.8.2
 	golang.org/x/net v0.61.0
 	modernc.org/sqlite v1.61.1
 )

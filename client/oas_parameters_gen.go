@@ -158,6 +158,12 @@ type DeleteAlertDefParams struct {
 	ID string
 }
 
+// DeleteAlertSchedulerRuleParams is parameters of DeleteAlertSchedulerRule operation.
+type DeleteAlertSchedulerRuleParams struct {
+	// The rule's `uniqueIdentifier`.
+	AlertSchedulerRuleID string
+}
+
 // DeleteApiKeyParams is parameters of DeleteApiKey operation.
 type DeleteApiKeyParams struct {
 	// The key's identifier, as returned in `keyId`.
@@ -315,6 +321,12 @@ type GetAlertEventStatsParams struct {
 type GetAlertFeedEventParams struct {
 	// The event's id.
 	ID string
+}
+
+// GetAlertSchedulerRuleParams is parameters of GetAlertSchedulerRule operation.
+type GetAlertSchedulerRuleParams struct {
+	// The rule's `uniqueIdentifier`.
+	AlertSchedulerRuleID string
 }
 
 // GetApiKeyParams is parameters of GetApiKey operation.
@@ -543,6 +555,13 @@ type ListAlertDefinitionEventsParams struct {
 // ListAlertDefsParams is parameters of ListAlertDefs operation.
 type ListAlertDefsParams struct {
 	IncludeAccessPermissions OptBool `json:",omitempty,omitzero"`
+}
+
+// ListAlertSchedulerRulesParams is parameters of ListAlertSchedulerRules operation.
+type ListAlertSchedulerRulesParams struct {
+	ActiveTimeframe OptAlertSchedulerActiveTimeframe `json:",omitempty,omitzero"`
+	Enabled         OptBool                          `json:",omitempty,omitzero"`
+	NextPageToken   OptString                        `json:",omitempty,omitzero"`
 }
 
 // ListCaseEventsParams is parameters of ListCaseEvents operation.

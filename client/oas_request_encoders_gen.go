@@ -329,6 +329,34 @@ func encodeCreateAlertDefRequest(
 	return nil
 }
 
+func encodeCreateAlertSchedulerRuleRequest(
+	req *AlertSchedulerRuleEnvelope,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeCreateAlertSchedulerRulesRequest(
+	req *AlertSchedulerRuleCreateBatch,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCreateApiKeyRequest(
 	req *ApiKeyCreateInput,
 	r *http.Request,
@@ -1235,6 +1263,34 @@ func encodeTestTemplateRenderRequest(
 
 func encodeUndeployExtensionRequest(
 	req *ExtensionUndeployInput,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeUpdateAlertSchedulerRuleRequest(
+	req *AlertSchedulerRuleEnvelope,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeUpdateAlertSchedulerRulesRequest(
+	req *AlertSchedulerRuleUpdateBatch,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

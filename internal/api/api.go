@@ -12,6 +12,7 @@ import (
 
 	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/alertevents"
+	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
 	"github.com/mgmtapi/mgmtapi/internal/apikeys"
 	"github.com/mgmtapi/mgmtapi/internal/audit"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
@@ -73,6 +74,7 @@ type handler struct {
 	*presets.PresetHandler
 	*connectors.ConnectorHandler
 	*routers.RouterHandler
+	*alertschedules.SchedulerRuleHandler
 	*parsingrules.RuleGroupHandler
 	*retentions.RetentionHandler
 	*roles.RoleHandler
@@ -189,6 +191,7 @@ func New(opts Options) (*API, error) {
 		EventHandler:     alertevents.NewHandler(opts.DB),
 		wholeTeam:        newWholeTeamTurns(),
 	}
+	h.SchedulerRuleHandler = alertschedules.NewHandler(opts.DB)
 	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog)...)
 	if err != nil {
 		return nil, err

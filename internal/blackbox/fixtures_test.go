@@ -100,6 +100,9 @@ func init() {
 		{param: "id", prefix: "/notifications/notification-center/v1/connectors/", create: func(f *fixtureRun) string {
 			return f.connector()
 		}},
+		{param: "alert_scheduler_rule_id", create: func(f *fixtureRun) string {
+			return f.created("CreateAlertSchedulerRule", nil, "uniqueIdentifier")
+		}},
 		{param: "id", prefix: "/notifications/notification-center/v1/routers/", create: func(f *fixtureRun) string {
 			// A router's targets must name a connector of the team: one of its own, whose id the
 			// leak check looks for too (of, the caller, holds f.mu).

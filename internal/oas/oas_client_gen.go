@@ -367,6 +367,30 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/alerts/alerts/v3
 	CreateAlertDef(ctx context.Context, request *AlertDefToCreate) (*AlertDefWritten, error)
+	// CreateAlertSchedulerRule invokes CreateAlertSchedulerRule operation.
+	//
+	// Stores a new scheduler rule under a new `uniqueIdentifier` (the rule's lasting id) and `id` (the id
+	// of this version of it). `name` and `schedule` are required; the schedule is either one window
+	// (`oneTime`) or repeating ones (`recurring`: `alwaysActive`, or a daily, weekly or monthly `schedule`
+	// every `repeatEvery` days, weeks or months from its timeframe's start until `terminationDate`). A
+	// timeframe gives `startTime` and either `endTime` or `duration`; times are
+	// `YYYY-MM-DDThh:mm[:ss[.fff]]` read in `timezone` (an IANA name such as `Europe/Berlin`, or `UTC`,
+	// `UTC+2`, `UTC-05:30`; left out, UTC), or RFC 3339 with an offset. Windows include their start and
+	// exclude their end. `scheduleOperation` `SCHEDULE_OPERATION_MUTE` (the default) silences the matching
+	// alerts inside the windows, `SCHEDULE_OPERATION_ACTIVATE` outside them. `filter` picks the alerts: by
+	// `alertUniqueIds`, by `alertMetaLabels` (each listed label present with that value; a label without a
+	// value matches any value), or every alert when it names neither. A team holds at most 2000 rules.
+	// `id`, `uniqueIdentifier` and the times in the request are ignored.
+	//
+	// POST /mgmt/openapi/5/alerts/suppression-rules/v1
+	CreateAlertSchedulerRule(ctx context.Context, request *AlertSchedulerRuleEnvelope) (*AlertSchedulerRuleEnvelope, error)
+	// CreateAlertSchedulerRules invokes CreateAlertSchedulerRules operation.
+	//
+	// Creates each rule as the single create does, in order, all or none: one refused rule (its index
+	// named in the error) creates nothing. At most 500 rules a request.
+	//
+	// POST /mgmt/openapi/5/alerts/suppression-rules/v1/all/rules
+	CreateAlertSchedulerRules(ctx context.Context, request *AlertSchedulerRuleCreateBatch) (*AlertSchedulerRuleCreateBatchResult, error)
 	// CreateApiKey invokes CreateApiKey operation.
 	//
 	// Creates a key in the caller's team. The answer carries the key's secret `value`; it is shown here
@@ -543,6 +567,12 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/alerts/alerts/v3/{id}
 	DeleteAlertDef(ctx context.Context, params DeleteAlertDefParams) error
+	// DeleteAlertSchedulerRule invokes DeleteAlertSchedulerRule operation.
+	//
+	// Deletes the rule, by its `uniqueIdentifier`.
+	//
+	// DELETE /mgmt/openapi/5/alerts/suppression-rules/v1/{alert_scheduler_rule_id}
+	DeleteAlertSchedulerRule(ctx context.Context, params DeleteAlertSchedulerRuleParams) error
 	// DeleteApiKey invokes DeleteApiKey operation.
 	//
 	// The key stops authenticating at once on this server and within seconds on every replica.
@@ -782,6 +812,12 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/alerts/events/v3/all/statistics
 	GetAlertFeedStatistics(ctx context.Context) (*AlertFeedStatistics, error)
+	// GetAlertSchedulerRule invokes GetAlertSchedulerRule operation.
+	//
+	// The rule, by its `uniqueIdentifier`.
+	//
+	// GET /mgmt/openapi/5/alerts/suppression-rules/v1/{alert_scheduler_rule_id}
+	GetAlertSchedulerRule(ctx context.Context, params GetAlertSchedulerRuleParams) (*AlertSchedulerRuleEnvelope, error)
 	// GetApiKey invokes GetApiKey operation.
 	//
 	// Read one API key.
@@ -1235,6 +1271,21 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/alerts/events/v3
 	ListAlertFeedEvents(ctx context.Context) (*AlertFeedEventList, error)
+	// ListAlertSchedulerRules invokes ListAlertSchedulerRules operation.
+	//
+	// The team's scheduler rules, oldest first, 200 to a page (`next_page_token` from the previous answer
+	// continues). `enabled` keeps the rules enabled (true) or disabled (false);
+	// `alert_scheduler_rules_ids` keeps the rules named by `alertSchedulerIds.alertSchedulerRuleIds` (the
+	// rules' `uniqueIdentifier`) or by `alertSchedulerVersionIds.alertSchedulerRuleVersionIds` (their
+	// current `id`), at most one of the two; `active_timeframe` keeps the rules active at some instant of
+	// `[startTime, endTime)` (times as in a rule's timeframe, read in `timezone`). Each rule is answered
+	// with its `nextActiveTimeframes`: its windows within `active_timeframe` when given (at most 50), else
+	// its current or next window. Query objects are written in bracket or dot form
+	// (`active_timeframe[startTime]=…`,
+	// `alert_scheduler_rules_ids.alertSchedulerIds.alertSchedulerRuleIds=…`, repeated for more ids).
+	//
+	// GET /mgmt/openapi/5/alerts/suppression-rules/v1
+	ListAlertSchedulerRules(ctx context.Context, params ListAlertSchedulerRulesParams) (*AlertSchedulerRulePage, error)
 	// ListApiKeys invokes ListApiKeys operation.
 	//
 	// Every API key of the caller's team, oldest first; send-data keys are listed by
@@ -1839,6 +1890,21 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/dashboards/pinned/v1/{dashboard_id}
 	UnpinDashboard(ctx context.Context, params UnpinDashboardParams) error
+	// UpdateAlertSchedulerRule invokes UpdateAlertSchedulerRule operation.
+	//
+	// Replaces the rule `alertSchedulerRule.uniqueIdentifier` with the given one, checked as the create
+	// checks it; the rule gets a new version `id` and keeps its `createdAt`.
+	//
+	// PUT /mgmt/openapi/5/alerts/suppression-rules/v1
+	UpdateAlertSchedulerRule(ctx context.Context, request *AlertSchedulerRuleEnvelope) (*AlertSchedulerRuleEnvelope, error)
+	// UpdateAlertSchedulerRules invokes UpdateAlertSchedulerRules operation.
+	//
+	// Replaces each named rule as the single replace does, all or none: one refused or unknown rule (its
+	// index named in the error) changes nothing. Rules not named are left as they are. At most 500 rules a
+	// request, each named once.
+	//
+	// PUT /mgmt/openapi/5/alerts/suppression-rules/v1/all/rules
+	UpdateAlertSchedulerRules(ctx context.Context, request *AlertSchedulerRuleUpdateBatch) (*AlertSchedulerRuleUpdateBatchResult, error)
 	// UpdateApiKey invokes UpdateApiKey operation.
 	//
 	// Changes only what the body carries: the name, the active flag, the explicit permissions, the
@@ -6146,6 +6212,176 @@ func (c *Client) sendCreateAlertDef(ctx context.Context, request *AlertDefToCrea
 	return result, nil
 }
 
+// CreateAlertSchedulerRule invokes CreateAlertSchedulerRule operation.
+//
+// Stores a new scheduler rule under a new `uniqueIdentifier` (the rule's lasting id) and `id` (the id
+// of this version of it). `name` and `schedule` are required; the schedule is either one window
+// (`oneTime`) or repeating ones (`recurring`: `alwaysActive`, or a daily, weekly or monthly `schedule`
+// every `repeatEvery` days, weeks or months from its timeframe's start until `terminationDate`). A
+// timeframe gives `startTime` and either `endTime` or `duration`; times are
+// `YYYY-MM-DDThh:mm[:ss[.fff]]` read in `timezone` (an IANA name such as `Europe/Berlin`, or `UTC`,
+// `UTC+2`, `UTC-05:30`; left out, UTC), or RFC 3339 with an offset. Windows include their start and
+// exclude their end. `scheduleOperation` `SCHEDULE_OPERATION_MUTE` (the default) silences the matching
+// alerts inside the windows, `SCHEDULE_OPERATION_ACTIVATE` outside them. `filter` picks the alerts: by
+// `alertUniqueIds`, by `alertMetaLabels` (each listed label present with that value; a label without a
+// value matches any value), or every alert when it names neither. A team holds at most 2000 rules.
+// `id`, `uniqueIdentifier` and the times in the request are ignored.
+//
+// POST /mgmt/openapi/5/alerts/suppression-rules/v1
+func (c *Client) CreateAlertSchedulerRule(ctx context.Context, request *AlertSchedulerRuleEnvelope) (*AlertSchedulerRuleEnvelope, error) {
+	res, err := c.sendCreateAlertSchedulerRule(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateAlertSchedulerRule(ctx context.Context, request *AlertSchedulerRuleEnvelope) (res *AlertSchedulerRuleEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/suppression-rules/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateAlertSchedulerRuleRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateAlertSchedulerRuleOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateAlertSchedulerRuleResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CreateAlertSchedulerRules invokes CreateAlertSchedulerRules operation.
+//
+// Creates each rule as the single create does, in order, all or none: one refused rule (its index
+// named in the error) creates nothing. At most 500 rules a request.
+//
+// POST /mgmt/openapi/5/alerts/suppression-rules/v1/all/rules
+func (c *Client) CreateAlertSchedulerRules(ctx context.Context, request *AlertSchedulerRuleCreateBatch) (*AlertSchedulerRuleCreateBatchResult, error) {
+	res, err := c.sendCreateAlertSchedulerRules(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateAlertSchedulerRules(ctx context.Context, request *AlertSchedulerRuleCreateBatch) (res *AlertSchedulerRuleCreateBatchResult, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/suppression-rules/v1/all/rules"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateAlertSchedulerRulesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateAlertSchedulerRulesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateAlertSchedulerRulesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CreateApiKey invokes CreateApiKey operation.
 //
 // Creates a key in the caller's team. The answer carries the key's secret `value`; it is shown here
@@ -7759,6 +7995,100 @@ func (c *Client) sendDeleteAlertDef(ctx context.Context, params DeleteAlertDefPa
 	}()
 
 	result, err := decodeDeleteAlertDefResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteAlertSchedulerRule invokes DeleteAlertSchedulerRule operation.
+//
+// Deletes the rule, by its `uniqueIdentifier`.
+//
+// DELETE /mgmt/openapi/5/alerts/suppression-rules/v1/{alert_scheduler_rule_id}
+func (c *Client) DeleteAlertSchedulerRule(ctx context.Context, params DeleteAlertSchedulerRuleParams) error {
+	_, err := c.sendDeleteAlertSchedulerRule(ctx, params)
+	return err
+}
+
+func (c *Client) sendDeleteAlertSchedulerRule(ctx context.Context, params DeleteAlertSchedulerRuleParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/suppression-rules/v1/"
+	{
+		// Encode "alert_scheduler_rule_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "alert_scheduler_rule_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.AlertSchedulerRuleID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteAlertSchedulerRuleOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteAlertSchedulerRuleResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -10695,6 +11025,100 @@ func (c *Client) sendGetAlertFeedStatistics(ctx context.Context) (res *AlertFeed
 	}()
 
 	result, err := decodeGetAlertFeedStatisticsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetAlertSchedulerRule invokes GetAlertSchedulerRule operation.
+//
+// The rule, by its `uniqueIdentifier`.
+//
+// GET /mgmt/openapi/5/alerts/suppression-rules/v1/{alert_scheduler_rule_id}
+func (c *Client) GetAlertSchedulerRule(ctx context.Context, params GetAlertSchedulerRuleParams) (*AlertSchedulerRuleEnvelope, error) {
+	res, err := c.sendGetAlertSchedulerRule(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetAlertSchedulerRule(ctx context.Context, params GetAlertSchedulerRuleParams) (res *AlertSchedulerRuleEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/suppression-rules/v1/"
+	{
+		// Encode "alert_scheduler_rule_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "alert_scheduler_rule_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.AlertSchedulerRuleID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetAlertSchedulerRuleOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetAlertSchedulerRuleResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -15690,6 +16114,145 @@ func (c *Client) sendListAlertFeedEvents(ctx context.Context) (res *AlertFeedEve
 	}()
 
 	result, err := decodeListAlertFeedEventsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListAlertSchedulerRules invokes ListAlertSchedulerRules operation.
+//
+// The team's scheduler rules, oldest first, 200 to a page (`next_page_token` from the previous answer
+// continues). `enabled` keeps the rules enabled (true) or disabled (false);
+// `alert_scheduler_rules_ids` keeps the rules named by `alertSchedulerIds.alertSchedulerRuleIds` (the
+// rules' `uniqueIdentifier`) or by `alertSchedulerVersionIds.alertSchedulerRuleVersionIds` (their
+// current `id`), at most one of the two; `active_timeframe` keeps the rules active at some instant of
+// `[startTime, endTime)` (times as in a rule's timeframe, read in `timezone`). Each rule is answered
+// with its `nextActiveTimeframes`: its windows within `active_timeframe` when given (at most 50), else
+// its current or next window. Query objects are written in bracket or dot form
+// (`active_timeframe[startTime]=…`,
+// `alert_scheduler_rules_ids.alertSchedulerIds.alertSchedulerRuleIds=…`, repeated for more ids).
+//
+// GET /mgmt/openapi/5/alerts/suppression-rules/v1
+func (c *Client) ListAlertSchedulerRules(ctx context.Context, params ListAlertSchedulerRulesParams) (*AlertSchedulerRulePage, error) {
+	res, err := c.sendListAlertSchedulerRules(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListAlertSchedulerRules(ctx context.Context, params ListAlertSchedulerRulesParams) (res *AlertSchedulerRulePage, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/suppression-rules/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "active_timeframe" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "active_timeframe",
+			Style:   uri.QueryStyleDeepObject,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.ActiveTimeframe.Get(); ok {
+				return val.EncodeURI(e)
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "enabled" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "enabled",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Enabled.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "next_page_token" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "next_page_token",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.NextPageToken.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListAlertSchedulerRulesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListAlertSchedulerRulesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -22001,6 +22564,167 @@ func (c *Client) sendUnpinDashboard(ctx context.Context, params UnpinDashboardPa
 	}()
 
 	result, err := decodeUnpinDashboardResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UpdateAlertSchedulerRule invokes UpdateAlertSchedulerRule operation.
+//
+// Replaces the rule `alertSchedulerRule.uniqueIdentifier` with the given one, checked as the create
+// checks it; the rule gets a new version `id` and keeps its `createdAt`.
+//
+// PUT /mgmt/openapi/5/alerts/suppression-rules/v1
+func (c *Client) UpdateAlertSchedulerRule(ctx context.Context, request *AlertSchedulerRuleEnvelope) (*AlertSchedulerRuleEnvelope, error) {
+	res, err := c.sendUpdateAlertSchedulerRule(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendUpdateAlertSchedulerRule(ctx context.Context, request *AlertSchedulerRuleEnvelope) (res *AlertSchedulerRuleEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/suppression-rules/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateAlertSchedulerRuleRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateAlertSchedulerRuleOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateAlertSchedulerRuleResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UpdateAlertSchedulerRules invokes UpdateAlertSchedulerRules operation.
+//
+// Replaces each named rule as the single replace does, all or none: one refused or unknown rule (its
+// index named in the error) changes nothing. Rules not named are left as they are. At most 500 rules a
+// request, each named once.
+//
+// PUT /mgmt/openapi/5/alerts/suppression-rules/v1/all/rules
+func (c *Client) UpdateAlertSchedulerRules(ctx context.Context, request *AlertSchedulerRuleUpdateBatch) (*AlertSchedulerRuleUpdateBatchResult, error) {
+	res, err := c.sendUpdateAlertSchedulerRules(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendUpdateAlertSchedulerRules(ctx context.Context, request *AlertSchedulerRuleUpdateBatch) (res *AlertSchedulerRuleUpdateBatchResult, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/alerts/suppression-rules/v1/all/rules"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateAlertSchedulerRulesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateAlertSchedulerRulesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateAlertSchedulerRulesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

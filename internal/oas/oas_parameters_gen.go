@@ -2786,6 +2786,92 @@ func decodeDeleteAlertDefParams(args [1]string, argsEscaped bool, r *http.Reques
 	return params, nil
 }
 
+// DeleteAlertSchedulerRuleParams is parameters of DeleteAlertSchedulerRule operation.
+type DeleteAlertSchedulerRuleParams struct {
+	// The rule's `uniqueIdentifier`.
+	AlertSchedulerRuleID string
+}
+
+func unpackDeleteAlertSchedulerRuleParams(packed middleware.Parameters) (params DeleteAlertSchedulerRuleParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "alert_scheduler_rule_id",
+			In:   "path",
+		}
+		params.AlertSchedulerRuleID = packed[key].(string)
+	}
+	return params
+}
+
+func decodeDeleteAlertSchedulerRuleParams(args [1]string, argsEscaped bool, r *http.Request) (params DeleteAlertSchedulerRuleParams, _ error) {
+	// Decode path: alert_scheduler_rule_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "alert_scheduler_rule_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.AlertSchedulerRuleID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     0,
+					MinLengthSet:  false,
+					MaxLength:     128,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.AlertSchedulerRuleID)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "alert_scheduler_rule_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // DeleteApiKeyParams is parameters of DeleteApiKey operation.
 type DeleteApiKeyParams struct {
 	// The key's identifier, as returned in `keyId`.
@@ -5410,6 +5496,92 @@ func decodeGetAlertFeedEventParams(args [1]string, argsEscaped bool, r *http.Req
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetAlertSchedulerRuleParams is parameters of GetAlertSchedulerRule operation.
+type GetAlertSchedulerRuleParams struct {
+	// The rule's `uniqueIdentifier`.
+	AlertSchedulerRuleID string
+}
+
+func unpackGetAlertSchedulerRuleParams(packed middleware.Parameters) (params GetAlertSchedulerRuleParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "alert_scheduler_rule_id",
+			In:   "path",
+		}
+		params.AlertSchedulerRuleID = packed[key].(string)
+	}
+	return params
+}
+
+func decodeGetAlertSchedulerRuleParams(args [1]string, argsEscaped bool, r *http.Request) (params GetAlertSchedulerRuleParams, _ error) {
+	// Decode path: alert_scheduler_rule_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "alert_scheduler_rule_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.AlertSchedulerRuleID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     0,
+					MinLengthSet:  false,
+					MaxLength:     128,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.AlertSchedulerRuleID)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "alert_scheduler_rule_id",
 			In:   "path",
 			Err:  err,
 		}
@@ -8788,6 +8960,204 @@ func decodeListAlertDefsParams(args [0]string, argsEscaped bool, r *http.Request
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "include_access_permissions",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// ListAlertSchedulerRulesParams is parameters of ListAlertSchedulerRules operation.
+type ListAlertSchedulerRulesParams struct {
+	ActiveTimeframe OptAlertSchedulerActiveTimeframe `json:",omitempty,omitzero"`
+	Enabled         OptBool                          `json:",omitempty,omitzero"`
+	NextPageToken   OptString                        `json:",omitempty,omitzero"`
+}
+
+func unpackListAlertSchedulerRulesParams(packed middleware.Parameters) (params ListAlertSchedulerRulesParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "active_timeframe",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.ActiveTimeframe = v.(OptAlertSchedulerActiveTimeframe)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "enabled",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.Enabled = v.(OptBool)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "next_page_token",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.NextPageToken = v.(OptString)
+		}
+	}
+	return params
+}
+
+func decodeListAlertSchedulerRulesParams(args [0]string, argsEscaped bool, r *http.Request) (params ListAlertSchedulerRulesParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: active_timeframe.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "active_timeframe",
+			Style:   uri.QueryStyleDeepObject,
+			Explode: true,
+			Fields:  []uri.QueryParameterObjectField{{Name: "startTime", Required: false}, {Name: "endTime", Required: false}, {Name: "timezone", Required: false}},
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotActiveTimeframeVal AlertSchedulerActiveTimeframe
+				if err := func() error {
+					return paramsDotActiveTimeframeVal.DecodeURI(d)
+				}(); err != nil {
+					return err
+				}
+				params.ActiveTimeframe.SetTo(paramsDotActiveTimeframeVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.ActiveTimeframe.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "active_timeframe",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: enabled.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "enabled",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotEnabledVal bool
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToBool(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotEnabledVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.Enabled.SetTo(paramsDotEnabledVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "enabled",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: next_page_token.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "next_page_token",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotNextPageTokenVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotNextPageTokenVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.NextPageToken.SetTo(paramsDotNextPageTokenVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.NextPageToken.Get(); ok {
+					if err := func() error {
+						if err := (validate.String{
+							MinLength:     0,
+							MinLengthSet:  false,
+							MaxLength:     256,
+							MaxLengthSet:  true,
+							Email:         false,
+							Hostname:      false,
+							Regex:         nil,
+							MinNumeric:    0,
+							MinNumericSet: false,
+							MaxNumeric:    0,
+							MaxNumericSet: false,
+						}).Validate(string(value)); err != nil {
+							return errors.Wrap(err, "string")
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "next_page_token",
 			In:   "query",
 			Err:  err,
 		}

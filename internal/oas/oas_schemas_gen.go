@@ -7057,6 +7057,784 @@ func (s *AlertPermutationPermutation) init() AlertPermutationPermutation {
 	return m
 }
 
+// An interval `[startTime, endTime)` and the time zone its times are read in.
+// Ref: #/components/schemas/AlertSchedulerActiveTimeframe
+type AlertSchedulerActiveTimeframe struct {
+	StartTime OptString `json:"startTime"`
+	EndTime   OptString `json:"endTime"`
+	Timezone  OptString `json:"timezone"`
+}
+
+// GetStartTime returns the value of StartTime.
+func (s *AlertSchedulerActiveTimeframe) GetStartTime() OptString {
+	return s.StartTime
+}
+
+// GetEndTime returns the value of EndTime.
+func (s *AlertSchedulerActiveTimeframe) GetEndTime() OptString {
+	return s.EndTime
+}
+
+// GetTimezone returns the value of Timezone.
+func (s *AlertSchedulerActiveTimeframe) GetTimezone() OptString {
+	return s.Timezone
+}
+
+// SetStartTime sets the value of StartTime.
+func (s *AlertSchedulerActiveTimeframe) SetStartTime(val OptString) {
+	s.StartTime = val
+}
+
+// SetEndTime sets the value of EndTime.
+func (s *AlertSchedulerActiveTimeframe) SetEndTime(val OptString) {
+	s.EndTime = val
+}
+
+// SetTimezone sets the value of Timezone.
+func (s *AlertSchedulerActiveTimeframe) SetTimezone(val OptString) {
+	s.Timezone = val
+}
+
+// Ref: #/components/schemas/AlertSchedulerDuration
+type AlertSchedulerDuration struct {
+	// How many units, at least 1.
+	ForOver   OptInt32                           `json:"forOver"`
+	Frequency OptAlertSchedulerDurationFrequency `json:"frequency"`
+}
+
+// GetForOver returns the value of ForOver.
+func (s *AlertSchedulerDuration) GetForOver() OptInt32 {
+	return s.ForOver
+}
+
+// GetFrequency returns the value of Frequency.
+func (s *AlertSchedulerDuration) GetFrequency() OptAlertSchedulerDurationFrequency {
+	return s.Frequency
+}
+
+// SetForOver sets the value of ForOver.
+func (s *AlertSchedulerDuration) SetForOver(val OptInt32) {
+	s.ForOver = val
+}
+
+// SetFrequency sets the value of Frequency.
+func (s *AlertSchedulerDuration) SetFrequency(val OptAlertSchedulerDurationFrequency) {
+	s.Frequency = val
+}
+
+// The unit (a DAY is 24 hours); UNSPECIFIED is refused.
+// Ref: #/components/schemas/AlertSchedulerDurationFrequency
+type AlertSchedulerDurationFrequency string
+
+const (
+	AlertSchedulerDurationFrequencyDURATIONFREQUENCYUNSPECIFIED AlertSchedulerDurationFrequency = "DURATION_FREQUENCY_UNSPECIFIED"
+	AlertSchedulerDurationFrequencyDURATIONFREQUENCYMINUTE      AlertSchedulerDurationFrequency = "DURATION_FREQUENCY_MINUTE"
+	AlertSchedulerDurationFrequencyDURATIONFREQUENCYHOUR        AlertSchedulerDurationFrequency = "DURATION_FREQUENCY_HOUR"
+	AlertSchedulerDurationFrequencyDURATIONFREQUENCYDAY         AlertSchedulerDurationFrequency = "DURATION_FREQUENCY_DAY"
+)
+
+// AllValues returns all AlertSchedulerDurationFrequency values.
+func (AlertSchedulerDurationFrequency) AllValues() []AlertSchedulerDurationFrequency {
+	return []AlertSchedulerDurationFrequency{
+		AlertSchedulerDurationFrequencyDURATIONFREQUENCYUNSPECIFIED,
+		AlertSchedulerDurationFrequencyDURATIONFREQUENCYMINUTE,
+		AlertSchedulerDurationFrequencyDURATIONFREQUENCYHOUR,
+		AlertSchedulerDurationFrequencyDURATIONFREQUENCYDAY,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertSchedulerDurationFrequency) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertSchedulerDurationFrequencyDURATIONFREQUENCYUNSPECIFIED:
+		return []byte(s), nil
+	case AlertSchedulerDurationFrequencyDURATIONFREQUENCYMINUTE:
+		return []byte(s), nil
+	case AlertSchedulerDurationFrequencyDURATIONFREQUENCYHOUR:
+		return []byte(s), nil
+	case AlertSchedulerDurationFrequencyDURATIONFREQUENCYDAY:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertSchedulerDurationFrequency) UnmarshalText(data []byte) error {
+	switch AlertSchedulerDurationFrequency(data) {
+	case AlertSchedulerDurationFrequencyDURATIONFREQUENCYUNSPECIFIED:
+		*s = AlertSchedulerDurationFrequencyDURATIONFREQUENCYUNSPECIFIED
+		return nil
+	case AlertSchedulerDurationFrequencyDURATIONFREQUENCYMINUTE:
+		*s = AlertSchedulerDurationFrequencyDURATIONFREQUENCYMINUTE
+		return nil
+	case AlertSchedulerDurationFrequencyDURATIONFREQUENCYHOUR:
+		*s = AlertSchedulerDurationFrequencyDURATIONFREQUENCYHOUR
+		return nil
+	case AlertSchedulerDurationFrequencyDURATIONFREQUENCYDAY:
+		*s = AlertSchedulerDurationFrequencyDURATIONFREQUENCYDAY
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Windows that repeat: exactly one of `daily`, `weekly` and `monthly`. The first window is the
+// timeframe; each next one starts at the same local time of the next day chosen, and lasts as long as
+// the first.
+// Ref: #/components/schemas/AlertSchedulerDynamic
+type AlertSchedulerDynamic struct {
+	// Every how many days, weeks or months (1–1000; left out or 0 means 1).
+	RepeatEvery OptInt32                        `json:"repeatEvery"`
+	Daily       *EmptyObject                    `json:"daily"`
+	Weekly      OptAlertSchedulerDynamicWeekly  `json:"weekly"`
+	Monthly     OptAlertSchedulerDynamicMonthly `json:"monthly"`
+	Timeframe   OptAlertSchedulerTimeframe      `json:"timeframe"`
+	// No window starts after this date (its whole day, in the timeframe's zone) or time.
+	TerminationDate OptString `json:"terminationDate"`
+}
+
+// GetRepeatEvery returns the value of RepeatEvery.
+func (s *AlertSchedulerDynamic) GetRepeatEvery() OptInt32 {
+	return s.RepeatEvery
+}
+
+// GetDaily returns the value of Daily.
+func (s *AlertSchedulerDynamic) GetDaily() *EmptyObject {
+	return s.Daily
+}
+
+// GetWeekly returns the value of Weekly.
+func (s *AlertSchedulerDynamic) GetWeekly() OptAlertSchedulerDynamicWeekly {
+	return s.Weekly
+}
+
+// GetMonthly returns the value of Monthly.
+func (s *AlertSchedulerDynamic) GetMonthly() OptAlertSchedulerDynamicMonthly {
+	return s.Monthly
+}
+
+// GetTimeframe returns the value of Timeframe.
+func (s *AlertSchedulerDynamic) GetTimeframe() OptAlertSchedulerTimeframe {
+	return s.Timeframe
+}
+
+// GetTerminationDate returns the value of TerminationDate.
+func (s *AlertSchedulerDynamic) GetTerminationDate() OptString {
+	return s.TerminationDate
+}
+
+// SetRepeatEvery sets the value of RepeatEvery.
+func (s *AlertSchedulerDynamic) SetRepeatEvery(val OptInt32) {
+	s.RepeatEvery = val
+}
+
+// SetDaily sets the value of Daily.
+func (s *AlertSchedulerDynamic) SetDaily(val *EmptyObject) {
+	s.Daily = val
+}
+
+// SetWeekly sets the value of Weekly.
+func (s *AlertSchedulerDynamic) SetWeekly(val OptAlertSchedulerDynamicWeekly) {
+	s.Weekly = val
+}
+
+// SetMonthly sets the value of Monthly.
+func (s *AlertSchedulerDynamic) SetMonthly(val OptAlertSchedulerDynamicMonthly) {
+	s.Monthly = val
+}
+
+// SetTimeframe sets the value of Timeframe.
+func (s *AlertSchedulerDynamic) SetTimeframe(val OptAlertSchedulerTimeframe) {
+	s.Timeframe = val
+}
+
+// SetTerminationDate sets the value of TerminationDate.
+func (s *AlertSchedulerDynamic) SetTerminationDate(val OptString) {
+	s.TerminationDate = val
+}
+
+type AlertSchedulerDynamicMonthly struct {
+	// Days of the month, 1–31 (a month without that day has no window); empty means the start's day.
+	DaysOfMonth []int32 `json:"daysOfMonth"`
+}
+
+// GetDaysOfMonth returns the value of DaysOfMonth.
+func (s *AlertSchedulerDynamicMonthly) GetDaysOfMonth() []int32 {
+	return s.DaysOfMonth
+}
+
+// SetDaysOfMonth sets the value of DaysOfMonth.
+func (s *AlertSchedulerDynamicMonthly) SetDaysOfMonth(val []int32) {
+	s.DaysOfMonth = val
+}
+
+type AlertSchedulerDynamicWeekly struct {
+	// Days of the week, 1 Sunday to 7 Saturday; empty means the start's day.
+	DaysOfWeek []int32 `json:"daysOfWeek"`
+}
+
+// GetDaysOfWeek returns the value of DaysOfWeek.
+func (s *AlertSchedulerDynamicWeekly) GetDaysOfWeek() []int32 {
+	return s.DaysOfWeek
+}
+
+// SetDaysOfWeek sets the value of DaysOfWeek.
+func (s *AlertSchedulerDynamicWeekly) SetDaysOfWeek(val []int32) {
+	s.DaysOfWeek = val
+}
+
+// Which alerts the rule applies to: at most one of `alertMetaLabels` and `alertUniqueIds`; neither
+// applies it to every alert. `whatExpression` is stored and answered, not evaluated.
+// Ref: #/components/schemas/AlertSchedulerFilter
+type AlertSchedulerFilter struct {
+	AlertMetaLabels OptAlertSchedulerFilterAlertMetaLabels `json:"alertMetaLabels"`
+	AlertUniqueIds  OptAlertSchedulerFilterAlertUniqueIds  `json:"alertUniqueIds"`
+	WhatExpression  OptString                              `json:"whatExpression"`
+}
+
+// GetAlertMetaLabels returns the value of AlertMetaLabels.
+func (s *AlertSchedulerFilter) GetAlertMetaLabels() OptAlertSchedulerFilterAlertMetaLabels {
+	return s.AlertMetaLabels
+}
+
+// GetAlertUniqueIds returns the value of AlertUniqueIds.
+func (s *AlertSchedulerFilter) GetAlertUniqueIds() OptAlertSchedulerFilterAlertUniqueIds {
+	return s.AlertUniqueIds
+}
+
+// GetWhatExpression returns the value of WhatExpression.
+func (s *AlertSchedulerFilter) GetWhatExpression() OptString {
+	return s.WhatExpression
+}
+
+// SetAlertMetaLabels sets the value of AlertMetaLabels.
+func (s *AlertSchedulerFilter) SetAlertMetaLabels(val OptAlertSchedulerFilterAlertMetaLabels) {
+	s.AlertMetaLabels = val
+}
+
+// SetAlertUniqueIds sets the value of AlertUniqueIds.
+func (s *AlertSchedulerFilter) SetAlertUniqueIds(val OptAlertSchedulerFilterAlertUniqueIds) {
+	s.AlertUniqueIds = val
+}
+
+// SetWhatExpression sets the value of WhatExpression.
+func (s *AlertSchedulerFilter) SetWhatExpression(val OptString) {
+	s.WhatExpression = val
+}
+
+type AlertSchedulerFilterAlertMetaLabels struct {
+	Value []AlertSchedulerMetaLabel `json:"value"`
+}
+
+// GetValue returns the value of Value.
+func (s *AlertSchedulerFilterAlertMetaLabels) GetValue() []AlertSchedulerMetaLabel {
+	return s.Value
+}
+
+// SetValue sets the value of Value.
+func (s *AlertSchedulerFilterAlertMetaLabels) SetValue(val []AlertSchedulerMetaLabel) {
+	s.Value = val
+}
+
+type AlertSchedulerFilterAlertUniqueIds struct {
+	Value []string `json:"value"`
+}
+
+// GetValue returns the value of Value.
+func (s *AlertSchedulerFilterAlertUniqueIds) GetValue() []string {
+	return s.Value
+}
+
+// SetValue sets the value of Value.
+func (s *AlertSchedulerFilterAlertUniqueIds) SetValue(val []string) {
+	s.Value = val
+}
+
+// Ref: #/components/schemas/AlertSchedulerMetaLabel
+type AlertSchedulerMetaLabel struct {
+	ID OptString `json:"id"`
+	// The label name, 1–255 characters.
+	Key OptString `json:"key"`
+	// The label value; in a filter, left out matches any value.
+	Value OptString `json:"value"`
+}
+
+// GetID returns the value of ID.
+func (s *AlertSchedulerMetaLabel) GetID() OptString {
+	return s.ID
+}
+
+// GetKey returns the value of Key.
+func (s *AlertSchedulerMetaLabel) GetKey() OptString {
+	return s.Key
+}
+
+// GetValue returns the value of Value.
+func (s *AlertSchedulerMetaLabel) GetValue() OptString {
+	return s.Value
+}
+
+// SetID sets the value of ID.
+func (s *AlertSchedulerMetaLabel) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetKey sets the value of Key.
+func (s *AlertSchedulerMetaLabel) SetKey(val OptString) {
+	s.Key = val
+}
+
+// SetValue sets the value of Value.
+func (s *AlertSchedulerMetaLabel) SetValue(val OptString) {
+	s.Value = val
+}
+
+// What the windows do; UNSPECIFIED is taken, stored and answered as MUTE.
+// Ref: #/components/schemas/AlertSchedulerOperation
+type AlertSchedulerOperation string
+
+const (
+	AlertSchedulerOperationSCHEDULEOPERATIONUNSPECIFIED AlertSchedulerOperation = "SCHEDULE_OPERATION_UNSPECIFIED"
+	AlertSchedulerOperationSCHEDULEOPERATIONMUTE        AlertSchedulerOperation = "SCHEDULE_OPERATION_MUTE"
+	AlertSchedulerOperationSCHEDULEOPERATIONACTIVATE    AlertSchedulerOperation = "SCHEDULE_OPERATION_ACTIVATE"
+)
+
+// AllValues returns all AlertSchedulerOperation values.
+func (AlertSchedulerOperation) AllValues() []AlertSchedulerOperation {
+	return []AlertSchedulerOperation{
+		AlertSchedulerOperationSCHEDULEOPERATIONUNSPECIFIED,
+		AlertSchedulerOperationSCHEDULEOPERATIONMUTE,
+		AlertSchedulerOperationSCHEDULEOPERATIONACTIVATE,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertSchedulerOperation) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertSchedulerOperationSCHEDULEOPERATIONUNSPECIFIED:
+		return []byte(s), nil
+	case AlertSchedulerOperationSCHEDULEOPERATIONMUTE:
+		return []byte(s), nil
+	case AlertSchedulerOperationSCHEDULEOPERATIONACTIVATE:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertSchedulerOperation) UnmarshalText(data []byte) error {
+	switch AlertSchedulerOperation(data) {
+	case AlertSchedulerOperationSCHEDULEOPERATIONUNSPECIFIED:
+		*s = AlertSchedulerOperationSCHEDULEOPERATIONUNSPECIFIED
+		return nil
+	case AlertSchedulerOperationSCHEDULEOPERATIONMUTE:
+		*s = AlertSchedulerOperationSCHEDULEOPERATIONMUTE
+		return nil
+	case AlertSchedulerOperationSCHEDULEOPERATIONACTIVATE:
+		*s = AlertSchedulerOperationSCHEDULEOPERATIONACTIVATE
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Exactly one of `alwaysActive` and `schedule`.
+// Ref: #/components/schemas/AlertSchedulerRecurring
+type AlertSchedulerRecurring struct {
+	AlwaysActive *EmptyObject             `json:"alwaysActive"`
+	Schedule     OptAlertSchedulerDynamic `json:"schedule"`
+}
+
+// GetAlwaysActive returns the value of AlwaysActive.
+func (s *AlertSchedulerRecurring) GetAlwaysActive() *EmptyObject {
+	return s.AlwaysActive
+}
+
+// GetSchedule returns the value of Schedule.
+func (s *AlertSchedulerRecurring) GetSchedule() OptAlertSchedulerDynamic {
+	return s.Schedule
+}
+
+// SetAlwaysActive sets the value of AlwaysActive.
+func (s *AlertSchedulerRecurring) SetAlwaysActive(val *EmptyObject) {
+	s.AlwaysActive = val
+}
+
+// SetSchedule sets the value of Schedule.
+func (s *AlertSchedulerRecurring) SetSchedule(val OptAlertSchedulerDynamic) {
+	s.Schedule = val
+}
+
+// A rule that silences (or, with SCHEDULE_OPERATION_ACTIVATE, lets through only) the matching alerts
+// during its windows. See CreateAlertSchedulerRule for each field's rules.
+// Ref: #/components/schemas/AlertSchedulerRule
+type AlertSchedulerRule struct {
+	// The id of this version of the rule; every replace gives a new one. Set by the service.
+	ID OptString `json:"id"`
+	// The rule's lasting id (the path's `alert_scheduler_rule_id`). Set by the service.
+	UniqueIdentifier OptString `json:"uniqueIdentifier"`
+	// The rule's name, 1–255 characters.
+	Name        OptString `json:"name"`
+	Description OptString `json:"description"`
+	// Labels of the rule itself (they do not choose alerts).
+	MetaLabels []AlertSchedulerMetaLabel `json:"metaLabels"`
+	Filter     OptAlertSchedulerFilter   `json:"filter"`
+	Schedule   OptAlertSchedulerSchedule `json:"schedule"`
+	// Whether the rule silences anything; false when left out.
+	Enabled OptBool `json:"enabled"`
+	// When the rule was created (RFC 3339, UTC). Set by the service.
+	CreatedAt OptString `json:"createdAt"`
+	// When the rule was last replaced (RFC 3339, UTC). Set by the service.
+	UpdatedAt OptString `json:"updatedAt"`
+}
+
+// GetID returns the value of ID.
+func (s *AlertSchedulerRule) GetID() OptString {
+	return s.ID
+}
+
+// GetUniqueIdentifier returns the value of UniqueIdentifier.
+func (s *AlertSchedulerRule) GetUniqueIdentifier() OptString {
+	return s.UniqueIdentifier
+}
+
+// GetName returns the value of Name.
+func (s *AlertSchedulerRule) GetName() OptString {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *AlertSchedulerRule) GetDescription() OptString {
+	return s.Description
+}
+
+// GetMetaLabels returns the value of MetaLabels.
+func (s *AlertSchedulerRule) GetMetaLabels() []AlertSchedulerMetaLabel {
+	return s.MetaLabels
+}
+
+// GetFilter returns the value of Filter.
+func (s *AlertSchedulerRule) GetFilter() OptAlertSchedulerFilter {
+	return s.Filter
+}
+
+// GetSchedule returns the value of Schedule.
+func (s *AlertSchedulerRule) GetSchedule() OptAlertSchedulerSchedule {
+	return s.Schedule
+}
+
+// GetEnabled returns the value of Enabled.
+func (s *AlertSchedulerRule) GetEnabled() OptBool {
+	return s.Enabled
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *AlertSchedulerRule) GetCreatedAt() OptString {
+	return s.CreatedAt
+}
+
+// GetUpdatedAt returns the value of UpdatedAt.
+func (s *AlertSchedulerRule) GetUpdatedAt() OptString {
+	return s.UpdatedAt
+}
+
+// SetID sets the value of ID.
+func (s *AlertSchedulerRule) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetUniqueIdentifier sets the value of UniqueIdentifier.
+func (s *AlertSchedulerRule) SetUniqueIdentifier(val OptString) {
+	s.UniqueIdentifier = val
+}
+
+// SetName sets the value of Name.
+func (s *AlertSchedulerRule) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *AlertSchedulerRule) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetMetaLabels sets the value of MetaLabels.
+func (s *AlertSchedulerRule) SetMetaLabels(val []AlertSchedulerMetaLabel) {
+	s.MetaLabels = val
+}
+
+// SetFilter sets the value of Filter.
+func (s *AlertSchedulerRule) SetFilter(val OptAlertSchedulerFilter) {
+	s.Filter = val
+}
+
+// SetSchedule sets the value of Schedule.
+func (s *AlertSchedulerRule) SetSchedule(val OptAlertSchedulerSchedule) {
+	s.Schedule = val
+}
+
+// SetEnabled sets the value of Enabled.
+func (s *AlertSchedulerRule) SetEnabled(val OptBool) {
+	s.Enabled = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *AlertSchedulerRule) SetCreatedAt(val OptString) {
+	s.CreatedAt = val
+}
+
+// SetUpdatedAt sets the value of UpdatedAt.
+func (s *AlertSchedulerRule) SetUpdatedAt(val OptString) {
+	s.UpdatedAt = val
+}
+
+// Ref: #/components/schemas/AlertSchedulerRuleCreateBatch
+type AlertSchedulerRuleCreateBatch struct {
+	CreateAlertSchedulerRuleRequests []AlertSchedulerRuleEnvelope `json:"createAlertSchedulerRuleRequests"`
+}
+
+// GetCreateAlertSchedulerRuleRequests returns the value of CreateAlertSchedulerRuleRequests.
+func (s *AlertSchedulerRuleCreateBatch) GetCreateAlertSchedulerRuleRequests() []AlertSchedulerRuleEnvelope {
+	return s.CreateAlertSchedulerRuleRequests
+}
+
+// SetCreateAlertSchedulerRuleRequests sets the value of CreateAlertSchedulerRuleRequests.
+func (s *AlertSchedulerRuleCreateBatch) SetCreateAlertSchedulerRuleRequests(val []AlertSchedulerRuleEnvelope) {
+	s.CreateAlertSchedulerRuleRequests = val
+}
+
+// Ref: #/components/schemas/AlertSchedulerRuleCreateBatchResult
+type AlertSchedulerRuleCreateBatchResult struct {
+	CreateSuppressionResponses []AlertSchedulerRuleEnvelope `json:"createSuppressionResponses"`
+}
+
+// GetCreateSuppressionResponses returns the value of CreateSuppressionResponses.
+func (s *AlertSchedulerRuleCreateBatchResult) GetCreateSuppressionResponses() []AlertSchedulerRuleEnvelope {
+	return s.CreateSuppressionResponses
+}
+
+// SetCreateSuppressionResponses sets the value of CreateSuppressionResponses.
+func (s *AlertSchedulerRuleCreateBatchResult) SetCreateSuppressionResponses(val []AlertSchedulerRuleEnvelope) {
+	s.CreateSuppressionResponses = val
+}
+
+// One alert scheduler rule, as sent and as answered.
+// Ref: #/components/schemas/AlertSchedulerRuleEnvelope
+type AlertSchedulerRuleEnvelope struct {
+	AlertSchedulerRule AlertSchedulerRule `json:"alertSchedulerRule"`
+}
+
+// GetAlertSchedulerRule returns the value of AlertSchedulerRule.
+func (s *AlertSchedulerRuleEnvelope) GetAlertSchedulerRule() AlertSchedulerRule {
+	return s.AlertSchedulerRule
+}
+
+// SetAlertSchedulerRule sets the value of AlertSchedulerRule.
+func (s *AlertSchedulerRuleEnvelope) SetAlertSchedulerRule(val AlertSchedulerRule) {
+	s.AlertSchedulerRule = val
+}
+
+// Ref: #/components/schemas/AlertSchedulerRulePage
+type AlertSchedulerRulePage struct {
+	AlertSchedulerRules []AlertSchedulerRuleWithActiveTimeframe `json:"alertSchedulerRules"`
+	// Continues the list; absent on the last page.
+	NextPageToken OptString `json:"nextPageToken"`
+}
+
+// GetAlertSchedulerRules returns the value of AlertSchedulerRules.
+func (s *AlertSchedulerRulePage) GetAlertSchedulerRules() []AlertSchedulerRuleWithActiveTimeframe {
+	return s.AlertSchedulerRules
+}
+
+// GetNextPageToken returns the value of NextPageToken.
+func (s *AlertSchedulerRulePage) GetNextPageToken() OptString {
+	return s.NextPageToken
+}
+
+// SetAlertSchedulerRules sets the value of AlertSchedulerRules.
+func (s *AlertSchedulerRulePage) SetAlertSchedulerRules(val []AlertSchedulerRuleWithActiveTimeframe) {
+	s.AlertSchedulerRules = val
+}
+
+// SetNextPageToken sets the value of NextPageToken.
+func (s *AlertSchedulerRulePage) SetNextPageToken(val OptString) {
+	s.NextPageToken = val
+}
+
+// Ref: #/components/schemas/AlertSchedulerRuleUpdateBatch
+type AlertSchedulerRuleUpdateBatch struct {
+	UpdateAlertSchedulerRuleRequests []AlertSchedulerRuleEnvelope `json:"updateAlertSchedulerRuleRequests"`
+}
+
+// GetUpdateAlertSchedulerRuleRequests returns the value of UpdateAlertSchedulerRuleRequests.
+func (s *AlertSchedulerRuleUpdateBatch) GetUpdateAlertSchedulerRuleRequests() []AlertSchedulerRuleEnvelope {
+	return s.UpdateAlertSchedulerRuleRequests
+}
+
+// SetUpdateAlertSchedulerRuleRequests sets the value of UpdateAlertSchedulerRuleRequests.
+func (s *AlertSchedulerRuleUpdateBatch) SetUpdateAlertSchedulerRuleRequests(val []AlertSchedulerRuleEnvelope) {
+	s.UpdateAlertSchedulerRuleRequests = val
+}
+
+// Ref: #/components/schemas/AlertSchedulerRuleUpdateBatchResult
+type AlertSchedulerRuleUpdateBatchResult struct {
+	UpdateSuppressionResponses []AlertSchedulerRuleEnvelope `json:"updateSuppressionResponses"`
+}
+
+// GetUpdateSuppressionResponses returns the value of UpdateSuppressionResponses.
+func (s *AlertSchedulerRuleUpdateBatchResult) GetUpdateSuppressionResponses() []AlertSchedulerRuleEnvelope {
+	return s.UpdateSuppressionResponses
+}
+
+// SetUpdateSuppressionResponses sets the value of UpdateSuppressionResponses.
+func (s *AlertSchedulerRuleUpdateBatchResult) SetUpdateSuppressionResponses(val []AlertSchedulerRuleEnvelope) {
+	s.UpdateSuppressionResponses = val
+}
+
+// Ref: #/components/schemas/AlertSchedulerRuleWithActiveTimeframe
+type AlertSchedulerRuleWithActiveTimeframe struct {
+	AlertSchedulerRule OptAlertSchedulerRule `json:"alertSchedulerRule"`
+	// The rule's windows asked for (see the list), each `[startTime, endTime)` in RFC 3339 with the offset
+	// of the rule's time zone; a window with no end (an always active rule) has no `endTime`. Empty for a
+	// rule with no window left.
+	NextActiveTimeframes []AlertSchedulerActiveTimeframe `json:"nextActiveTimeframes"`
+}
+
+// GetAlertSchedulerRule returns the value of AlertSchedulerRule.
+func (s *AlertSchedulerRuleWithActiveTimeframe) GetAlertSchedulerRule() OptAlertSchedulerRule {
+	return s.AlertSchedulerRule
+}
+
+// GetNextActiveTimeframes returns the value of NextActiveTimeframes.
+func (s *AlertSchedulerRuleWithActiveTimeframe) GetNextActiveTimeframes() []AlertSchedulerActiveTimeframe {
+	return s.NextActiveTimeframes
+}
+
+// SetAlertSchedulerRule sets the value of AlertSchedulerRule.
+func (s *AlertSchedulerRuleWithActiveTimeframe) SetAlertSchedulerRule(val OptAlertSchedulerRule) {
+	s.AlertSchedulerRule = val
+}
+
+// SetNextActiveTimeframes sets the value of NextActiveTimeframes.
+func (s *AlertSchedulerRuleWithActiveTimeframe) SetNextActiveTimeframes(val []AlertSchedulerActiveTimeframe) {
+	s.NextActiveTimeframes = val
+}
+
+// Exactly one of `oneTime` and `recurring`.
+// Ref: #/components/schemas/AlertSchedulerSchedule
+type AlertSchedulerSchedule struct {
+	ScheduleOperation OptAlertSchedulerOperation       `json:"scheduleOperation"`
+	OneTime           OptAlertSchedulerScheduleOneTime `json:"oneTime"`
+	Recurring         OptAlertSchedulerRecurring       `json:"recurring"`
+}
+
+// GetScheduleOperation returns the value of ScheduleOperation.
+func (s *AlertSchedulerSchedule) GetScheduleOperation() OptAlertSchedulerOperation {
+	return s.ScheduleOperation
+}
+
+// GetOneTime returns the value of OneTime.
+func (s *AlertSchedulerSchedule) GetOneTime() OptAlertSchedulerScheduleOneTime {
+	return s.OneTime
+}
+
+// GetRecurring returns the value of Recurring.
+func (s *AlertSchedulerSchedule) GetRecurring() OptAlertSchedulerRecurring {
+	return s.Recurring
+}
+
+// SetScheduleOperation sets the value of ScheduleOperation.
+func (s *AlertSchedulerSchedule) SetScheduleOperation(val OptAlertSchedulerOperation) {
+	s.ScheduleOperation = val
+}
+
+// SetOneTime sets the value of OneTime.
+func (s *AlertSchedulerSchedule) SetOneTime(val OptAlertSchedulerScheduleOneTime) {
+	s.OneTime = val
+}
+
+// SetRecurring sets the value of Recurring.
+func (s *AlertSchedulerSchedule) SetRecurring(val OptAlertSchedulerRecurring) {
+	s.Recurring = val
+}
+
+type AlertSchedulerScheduleOneTime struct {
+	Timeframe OptAlertSchedulerTimeframe `json:"timeframe"`
+}
+
+// GetTimeframe returns the value of Timeframe.
+func (s *AlertSchedulerScheduleOneTime) GetTimeframe() OptAlertSchedulerTimeframe {
+	return s.Timeframe
+}
+
+// SetTimeframe sets the value of Timeframe.
+func (s *AlertSchedulerScheduleOneTime) SetTimeframe(val OptAlertSchedulerTimeframe) {
+	s.Timeframe = val
+}
+
+// `startTime` and exactly one of `endTime` and `duration`.
+// Ref: #/components/schemas/AlertSchedulerTimeframe
+type AlertSchedulerTimeframe struct {
+	StartTime OptString                 `json:"startTime"`
+	EndTime   OptString                 `json:"endTime"`
+	Duration  OptAlertSchedulerDuration `json:"duration"`
+	Timezone  OptString                 `json:"timezone"`
+	// The start as sent; answered by creates and replaces only, ignored in requests.
+	SubmittedStartTime OptString `json:"submittedStartTime"`
+}
+
+// GetStartTime returns the value of StartTime.
+func (s *AlertSchedulerTimeframe) GetStartTime() OptString {
+	return s.StartTime
+}
+
+// GetEndTime returns the value of EndTime.
+func (s *AlertSchedulerTimeframe) GetEndTime() OptString {
+	return s.EndTime
+}
+
+// GetDuration returns the value of Duration.
+func (s *AlertSchedulerTimeframe) GetDuration() OptAlertSchedulerDuration {
+	return s.Duration
+}
+
+// GetTimezone returns the value of Timezone.
+func (s *AlertSchedulerTimeframe) GetTimezone() OptString {
+	return s.Timezone
+}
+
+// GetSubmittedStartTime returns the value of SubmittedStartTime.
+func (s *AlertSchedulerTimeframe) GetSubmittedStartTime() OptString {
+	return s.SubmittedStartTime
+}
+
+// SetStartTime sets the value of StartTime.
+func (s *AlertSchedulerTimeframe) SetStartTime(val OptString) {
+	s.StartTime = val
+}
+
+// SetEndTime sets the value of EndTime.
+func (s *AlertSchedulerTimeframe) SetEndTime(val OptString) {
+	s.EndTime = val
+}
+
+// SetDuration sets the value of Duration.
+func (s *AlertSchedulerTimeframe) SetDuration(val OptAlertSchedulerDuration) {
+	s.Duration = val
+}
+
+// SetTimezone sets the value of Timezone.
+func (s *AlertSchedulerTimeframe) SetTimezone(val OptString) {
+	s.Timezone = val
+}
+
+// SetSubmittedStartTime sets the value of SubmittedStartTime.
+func (s *AlertSchedulerTimeframe) SetSubmittedStartTime(val OptString) {
+	s.SubmittedStartTime = val
+}
+
 // Ref: #/components/schemas/AlertmanagerAlert
 type AlertmanagerAlert struct {
 	Status       AlertmanagerAlertStatus         `json:"status"`
@@ -26954,6 +27732,696 @@ func (o OptAlertPermutationPermutation) Get() (v AlertPermutationPermutation, ok
 
 // Or returns value if set, or given parameter if does not.
 func (o OptAlertPermutationPermutation) Or(d AlertPermutationPermutation) AlertPermutationPermutation {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertSchedulerActiveTimeframe returns new OptAlertSchedulerActiveTimeframe with value set to v.
+func NewOptAlertSchedulerActiveTimeframe(v AlertSchedulerActiveTimeframe) OptAlertSchedulerActiveTimeframe {
+	return OptAlertSchedulerActiveTimeframe{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertSchedulerActiveTimeframe is optional AlertSchedulerActiveTimeframe.
+type OptAlertSchedulerActiveTimeframe struct {
+	Value AlertSchedulerActiveTimeframe
+	Set   bool
+}
+
+// IsSet returns true if OptAlertSchedulerActiveTimeframe was set.
+func (o OptAlertSchedulerActiveTimeframe) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertSchedulerActiveTimeframe) Reset() {
+	var v AlertSchedulerActiveTimeframe
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertSchedulerActiveTimeframe) SetTo(v AlertSchedulerActiveTimeframe) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertSchedulerActiveTimeframe) Get() (v AlertSchedulerActiveTimeframe, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertSchedulerActiveTimeframe) Or(d AlertSchedulerActiveTimeframe) AlertSchedulerActiveTimeframe {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertSchedulerDuration returns new OptAlertSchedulerDuration with value set to v.
+func NewOptAlertSchedulerDuration(v AlertSchedulerDuration) OptAlertSchedulerDuration {
+	return OptAlertSchedulerDuration{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertSchedulerDuration is optional AlertSchedulerDuration.
+type OptAlertSchedulerDuration struct {
+	Value AlertSchedulerDuration
+	Set   bool
+}
+
+// IsSet returns true if OptAlertSchedulerDuration was set.
+func (o OptAlertSchedulerDuration) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertSchedulerDuration) Reset() {
+	var v AlertSchedulerDuration
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertSchedulerDuration) SetTo(v AlertSchedulerDuration) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertSchedulerDuration) Get() (v AlertSchedulerDuration, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertSchedulerDuration) Or(d AlertSchedulerDuration) AlertSchedulerDuration {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertSchedulerDurationFrequency returns new OptAlertSchedulerDurationFrequency with value set to v.
+func NewOptAlertSchedulerDurationFrequency(v AlertSchedulerDurationFrequency) OptAlertSchedulerDurationFrequency {
+	return OptAlertSchedulerDurationFrequency{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertSchedulerDurationFrequency is optional AlertSchedulerDurationFrequency.
+type OptAlertSchedulerDurationFrequency struct {
+	Value AlertSchedulerDurationFrequency
+	Set   bool
+}
+
+// IsSet returns true if OptAlertSchedulerDurationFrequency was set.
+func (o OptAlertSchedulerDurationFrequency) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertSchedulerDurationFrequency) Reset() {
+	var v AlertSchedulerDurationFrequency
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertSchedulerDurationFrequency) SetTo(v AlertSchedulerDurationFrequency) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertSchedulerDurationFrequency) Get() (v AlertSchedulerDurationFrequency, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertSchedulerDurationFrequency) Or(d AlertSchedulerDurationFrequency) AlertSchedulerDurationFrequency {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertSchedulerDynamic returns new OptAlertSchedulerDynamic with value set to v.
+func NewOptAlertSchedulerDynamic(v AlertSchedulerDynamic) OptAlertSchedulerDynamic {
+	return OptAlertSchedulerDynamic{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertSchedulerDynamic is optional AlertSchedulerDynamic.
+type OptAlertSchedulerDynamic struct {
+	Value AlertSchedulerDynamic
+	Set   bool
+}
+
+// IsSet returns true if OptAlertSchedulerDynamic was set.
+func (o OptAlertSchedulerDynamic) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertSchedulerDynamic) Reset() {
+	var v AlertSchedulerDynamic
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertSchedulerDynamic) SetTo(v AlertSchedulerDynamic) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertSchedulerDynamic) Get() (v AlertSchedulerDynamic, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertSchedulerDynamic) Or(d AlertSchedulerDynamic) AlertSchedulerDynamic {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertSchedulerDynamicMonthly returns new OptAlertSchedulerDynamicMonthly with value set to v.
+func NewOptAlertSchedulerDynamicMonthly(v AlertSchedulerDynamicMonthly) OptAlertSchedulerDynamicMonthly {
+	return OptAlertSchedulerDynamicMonthly{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertSchedulerDynamicMonthly is optional AlertSchedulerDynamicMonthly.
+type OptAlertSchedulerDynamicMonthly struct {
+	Value AlertSchedulerDynamicMonthly
+	Set   bool
+}
+
+// IsSet returns true if OptAlertSchedulerDynamicMonthly was set.
+func (o OptAlertSchedulerDynamicMonthly) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertSchedulerDynamicMonthly) Reset() {
+	var v AlertSchedulerDynamicMonthly
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertSchedulerDynamicMonthly) SetTo(v AlertSchedulerDynamicMonthly) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertSchedulerDynamicMonthly) Get() (v AlertSchedulerDynamicMonthly, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertSchedulerDynamicMonthly) Or(d AlertSchedulerDynamicMonthly) AlertSchedulerDynamicMonthly {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertSchedulerDynamicWeekly returns new OptAlertSchedulerDynamicWeekly with value set to v.
+func NewOptAlertSchedulerDynamicWeekly(v AlertSchedulerDynamicWeekly) OptAlertSchedulerDynamicWeekly {
+	return OptAlertSchedulerDynamicWeekly{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertSchedulerDynamicWeekly is optional AlertSchedulerDynamicWeekly.
+type OptAlertSchedulerDynamicWeekly struct {
+	Value AlertSchedulerDynamicWeekly
+	Set   bool
+}
+
+// IsSet returns true if OptAlertSchedulerDynamicWeekly was set.
+func (o OptAlertSchedulerDynamicWeekly) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertSchedulerDynamicWeekly) Reset() {
+	var v AlertSchedulerDynamicWeekly
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertSchedulerDynamicWeekly) SetTo(v AlertSchedulerDynamicWeekly) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertSchedulerDynamicWeekly) Get() (v AlertSchedulerDynamicWeekly, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertSchedulerDynamicWeekly) Or(d AlertSchedulerDynamicWeekly) AlertSchedulerDynamicWeekly {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertSchedulerFilter returns new OptAlertSchedulerFilter with value set to v.
+func NewOptAlertSchedulerFilter(v AlertSchedulerFilter) OptAlertSchedulerFilter {
+	return OptAlertSchedulerFilter{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertSchedulerFilter is optional AlertSchedulerFilter.
+type OptAlertSchedulerFilter struct {
+	Value AlertSchedulerFilter
+	Set   bool
+}
+
+// IsSet returns true if OptAlertSchedulerFilter was set.
+func (o OptAlertSchedulerFilter) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertSchedulerFilter) Reset() {
+	var v AlertSchedulerFilter
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertSchedulerFilter) SetTo(v AlertSchedulerFilter) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertSchedulerFilter) Get() (v AlertSchedulerFilter, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertSchedulerFilter) Or(d AlertSchedulerFilter) AlertSchedulerFilter {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertSchedulerFilterAlertMetaLabels returns new OptAlertSchedulerFilterAlertMetaLabels with value set to v.
+func NewOptAlertSchedulerFilterAlertMetaLabels(v AlertSchedulerFilterAlertMetaLabels) OptAlertSchedulerFilterAlertMetaLabels {
+	return OptAlertSchedulerFilterAlertMetaLabels{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertSchedulerFilterAlertMetaLabels is optional AlertSchedulerFilterAlertMetaLabels.
+type OptAlertSchedulerFilterAlertMetaLabels struct {
+	Value AlertSchedulerFilterAlertMetaLabels
+	Set   bool
+}
+
+// IsSet returns true if OptAlertSchedulerFilterAlertMetaLabels was set.
+func (o OptAlertSchedulerFilterAlertMetaLabels) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertSchedulerFilterAlertMetaLabels) Reset() {
+	var v AlertSchedulerFilterAlertMetaLabels
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertSchedulerFilterAlertMetaLabels) SetTo(v AlertSchedulerFilterAlertMetaLabels) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertSchedulerFilterAlertMetaLabels) Get() (v AlertSchedulerFilterAlertMetaLabels, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertSchedulerFilterAlertMetaLabels) Or(d AlertSchedulerFilterAlertMetaLabels) AlertSchedulerFilterAlertMetaLabels {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertSchedulerFilterAlertUniqueIds returns new OptAlertSchedulerFilterAlertUniqueIds with value set to v.
+func NewOptAlertSchedulerFilterAlertUniqueIds(v AlertSchedulerFilterAlertUniqueIds) OptAlertSchedulerFilterAlertUniqueIds {
+	return OptAlertSchedulerFilterAlertUniqueIds{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertSchedulerFilterAlertUniqueIds is optional AlertSchedulerFilterAlertUniqueIds.
+type OptAlertSchedulerFilterAlertUniqueIds struct {
+	Value AlertSchedulerFilterAlertUniqueIds
+	Set   bool
+}
+
+// IsSet returns true if OptAlertSchedulerFilterAlertUniqueIds was set.
+func (o OptAlertSchedulerFilterAlertUniqueIds) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertSchedulerFilterAlertUniqueIds) Reset() {
+	var v AlertSchedulerFilterAlertUniqueIds
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertSchedulerFilterAlertUniqueIds) SetTo(v AlertSchedulerFilterAlertUniqueIds) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertSchedulerFilterAlertUniqueIds) Get() (v AlertSchedulerFilterAlertUniqueIds, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertSchedulerFilterAlertUniqueIds) Or(d AlertSchedulerFilterAlertUniqueIds) AlertSchedulerFilterAlertUniqueIds {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertSchedulerOperation returns new OptAlertSchedulerOperation with value set to v.
+func NewOptAlertSchedulerOperation(v AlertSchedulerOperation) OptAlertSchedulerOperation {
+	return OptAlertSchedulerOperation{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertSchedulerOperation is optional AlertSchedulerOperation.
+type OptAlertSchedulerOperation struct {
+	Value AlertSchedulerOperation
+	Set   bool
+}
+
+// IsSet returns true if OptAlertSchedulerOperation was set.
+func (o OptAlertSchedulerOperation) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertSchedulerOperation) Reset() {
+	var v AlertSchedulerOperation
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertSchedulerOperation) SetTo(v AlertSchedulerOperation) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertSchedulerOperation) Get() (v AlertSchedulerOperation, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertSchedulerOperation) Or(d AlertSchedulerOperation) AlertSchedulerOperation {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertSchedulerRecurring returns new OptAlertSchedulerRecurring with value set to v.
+func NewOptAlertSchedulerRecurring(v AlertSchedulerRecurring) OptAlertSchedulerRecurring {
+	return OptAlertSchedulerRecurring{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertSchedulerRecurring is optional AlertSchedulerRecurring.
+type OptAlertSchedulerRecurring struct {
+	Value AlertSchedulerRecurring
+	Set   bool
+}
+
+// IsSet returns true if OptAlertSchedulerRecurring was set.
+func (o OptAlertSchedulerRecurring) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertSchedulerRecurring) Reset() {
+	var v AlertSchedulerRecurring
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertSchedulerRecurring) SetTo(v AlertSchedulerRecurring) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertSchedulerRecurring) Get() (v AlertSchedulerRecurring, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertSchedulerRecurring) Or(d AlertSchedulerRecurring) AlertSchedulerRecurring {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertSchedulerRule returns new OptAlertSchedulerRule with value set to v.
+func NewOptAlertSchedulerRule(v AlertSchedulerRule) OptAlertSchedulerRule {
+	return OptAlertSchedulerRule{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertSchedulerRule is optional AlertSchedulerRule.
+type OptAlertSchedulerRule struct {
+	Value AlertSchedulerRule
+	Set   bool
+}
+
+// IsSet returns true if OptAlertSchedulerRule was set.
+func (o OptAlertSchedulerRule) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertSchedulerRule) Reset() {
+	var v AlertSchedulerRule
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertSchedulerRule) SetTo(v AlertSchedulerRule) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertSchedulerRule) Get() (v AlertSchedulerRule, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertSchedulerRule) Or(d AlertSchedulerRule) AlertSchedulerRule {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertSchedulerSchedule returns new OptAlertSchedulerSchedule with value set to v.
+func NewOptAlertSchedulerSchedule(v AlertSchedulerSchedule) OptAlertSchedulerSchedule {
+	return OptAlertSchedulerSchedule{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertSchedulerSchedule is optional AlertSchedulerSchedule.
+type OptAlertSchedulerSchedule struct {
+	Value AlertSchedulerSchedule
+	Set   bool
+}
+
+// IsSet returns true if OptAlertSchedulerSchedule was set.
+func (o OptAlertSchedulerSchedule) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertSchedulerSchedule) Reset() {
+	var v AlertSchedulerSchedule
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertSchedulerSchedule) SetTo(v AlertSchedulerSchedule) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertSchedulerSchedule) Get() (v AlertSchedulerSchedule, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertSchedulerSchedule) Or(d AlertSchedulerSchedule) AlertSchedulerSchedule {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertSchedulerScheduleOneTime returns new OptAlertSchedulerScheduleOneTime with value set to v.
+func NewOptAlertSchedulerScheduleOneTime(v AlertSchedulerScheduleOneTime) OptAlertSchedulerScheduleOneTime {
+	return OptAlertSchedulerScheduleOneTime{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertSchedulerScheduleOneTime is optional AlertSchedulerScheduleOneTime.
+type OptAlertSchedulerScheduleOneTime struct {
+	Value AlertSchedulerScheduleOneTime
+	Set   bool
+}
+
+// IsSet returns true if OptAlertSchedulerScheduleOneTime was set.
+func (o OptAlertSchedulerScheduleOneTime) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertSchedulerScheduleOneTime) Reset() {
+	var v AlertSchedulerScheduleOneTime
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertSchedulerScheduleOneTime) SetTo(v AlertSchedulerScheduleOneTime) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertSchedulerScheduleOneTime) Get() (v AlertSchedulerScheduleOneTime, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertSchedulerScheduleOneTime) Or(d AlertSchedulerScheduleOneTime) AlertSchedulerScheduleOneTime {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertSchedulerTimeframe returns new OptAlertSchedulerTimeframe with value set to v.
+func NewOptAlertSchedulerTimeframe(v AlertSchedulerTimeframe) OptAlertSchedulerTimeframe {
+	return OptAlertSchedulerTimeframe{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertSchedulerTimeframe is optional AlertSchedulerTimeframe.
+type OptAlertSchedulerTimeframe struct {
+	Value AlertSchedulerTimeframe
+	Set   bool
+}
+
+// IsSet returns true if OptAlertSchedulerTimeframe was set.
+func (o OptAlertSchedulerTimeframe) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertSchedulerTimeframe) Reset() {
+	var v AlertSchedulerTimeframe
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertSchedulerTimeframe) SetTo(v AlertSchedulerTimeframe) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertSchedulerTimeframe) Get() (v AlertSchedulerTimeframe, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertSchedulerTimeframe) Or(d AlertSchedulerTimeframe) AlertSchedulerTimeframe {
 	if v, ok := o.Get(); ok {
 		return v
 	}

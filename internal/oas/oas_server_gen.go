@@ -353,6 +353,30 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/alerts/alerts/v3
 	CreateAlertDef(ctx context.Context, req *AlertDefToCreate) (*AlertDefWritten, error)
+	// CreateAlertSchedulerRule implements CreateAlertSchedulerRule operation.
+	//
+	// Stores a new scheduler rule under a new `uniqueIdentifier` (the rule's lasting id) and `id` (the id
+	// of this version of it). `name` and `schedule` are required; the schedule is either one window
+	// (`oneTime`) or repeating ones (`recurring`: `alwaysActive`, or a daily, weekly or monthly `schedule`
+	// every `repeatEvery` days, weeks or months from its timeframe's start until `terminationDate`). A
+	// timeframe gives `startTime` and either `endTime` or `duration`; times are
+	// `YYYY-MM-DDThh:mm[:ss[.fff]]` read in `timezone` (an IANA name such as `Europe/Berlin`, or `UTC`,
+	// `UTC+2`, `UTC-05:30`; left out, UTC), or RFC 3339 with an offset. Windows include their start and
+	// exclude their end. `scheduleOperation` `SCHEDULE_OPERATION_MUTE` (the default) silences the matching
+	// alerts inside the windows, `SCHEDULE_OPERATION_ACTIVATE` outside them. `filter` picks the alerts: by
+	// `alertUniqueIds`, by `alertMetaLabels` (each listed label present with that value; a label without a
+	// value matches any value), or every alert when it names neither. A team holds at most 2000 rules.
+	// `id`, `uniqueIdentifier` and the times in the request are ignored.
+	//
+	// POST /mgmt/openapi/5/alerts/suppression-rules/v1
+	CreateAlertSchedulerRule(ctx context.Context, req *AlertSchedulerRuleEnvelope) (*AlertSchedulerRuleEnvelope, error)
+	// CreateAlertSchedulerRules implements CreateAlertSchedulerRules operation.
+	//
+	// Creates each rule as the single create does, in order, all or none: one refused rule (its index
+	// named in the error) creates nothing. At most 500 rules a request.
+	//
+	// POST /mgmt/openapi/5/alerts/suppression-rules/v1/all/rules
+	CreateAlertSchedulerRules(ctx context.Context, req *AlertSchedulerRuleCreateBatch) (*AlertSchedulerRuleCreateBatchResult, error)
 	// CreateApiKey implements CreateApiKey operation.
 	//
 	// Creates a key in the caller's team. The answer carries the key's secret `value`; it is shown here
@@ -529,6 +553,12 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/alerts/alerts/v3/{id}
 	DeleteAlertDef(ctx context.Context, params DeleteAlertDefParams) error
+	// DeleteAlertSchedulerRule implements DeleteAlertSchedulerRule operation.
+	//
+	// Deletes the rule, by its `uniqueIdentifier`.
+	//
+	// DELETE /mgmt/openapi/5/alerts/suppression-rules/v1/{alert_scheduler_rule_id}
+	DeleteAlertSchedulerRule(ctx context.Context, params DeleteAlertSchedulerRuleParams) error
 	// DeleteApiKey implements DeleteApiKey operation.
 	//
 	// The key stops authenticating at once on this server and within seconds on every replica.
@@ -768,6 +798,12 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/alerts/events/v3/all/statistics
 	GetAlertFeedStatistics(ctx context.Context) (*AlertFeedStatistics, error)
+	// GetAlertSchedulerRule implements GetAlertSchedulerRule operation.
+	//
+	// The rule, by its `uniqueIdentifier`.
+	//
+	// GET /mgmt/openapi/5/alerts/suppression-rules/v1/{alert_scheduler_rule_id}
+	GetAlertSchedulerRule(ctx context.Context, params GetAlertSchedulerRuleParams) (*AlertSchedulerRuleEnvelope, error)
 	// GetApiKey implements GetApiKey operation.
 	//
 	// Read one API key.
@@ -1221,6 +1257,21 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/alerts/events/v3
 	ListAlertFeedEvents(ctx context.Context) (*AlertFeedEventList, error)
+	// ListAlertSchedulerRules implements ListAlertSchedulerRules operation.
+	//
+	// The team's scheduler rules, oldest first, 200 to a page (`next_page_token` from the previous answer
+	// continues). `enabled` keeps the rules enabled (true) or disabled (false);
+	// `alert_scheduler_rules_ids` keeps the rules named by `alertSchedulerIds.alertSchedulerRuleIds` (the
+	// rules' `uniqueIdentifier`) or by `alertSchedulerVersionIds.alertSchedulerRuleVersionIds` (their
+	// current `id`), at most one of the two; `active_timeframe` keeps the rules active at some instant of
+	// `[startTime, endTime)` (times as in a rule's timeframe, read in `timezone`). Each rule is answered
+	// with its `nextActiveTimeframes`: its windows within `active_timeframe` when given (at most 50), else
+	// its current or next window. Query objects are written in bracket or dot form
+	// (`active_timeframe[startTime]=…`,
+	// `alert_scheduler_rules_ids.alertSchedulerIds.alertSchedulerRuleIds=…`, repeated for more ids).
+	//
+	// GET /mgmt/openapi/5/alerts/suppression-rules/v1
+	ListAlertSchedulerRules(ctx context.Context, params ListAlertSchedulerRulesParams) (*AlertSchedulerRulePage, error)
 	// ListApiKeys implements ListApiKeys operation.
 	//
 	// Every API key of the caller's team, oldest first; send-data keys are listed by
@@ -1825,6 +1876,21 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/dashboards/pinned/v1/{dashboard_id}
 	UnpinDashboard(ctx context.Context, params UnpinDashboardParams) error
+	// UpdateAlertSchedulerRule implements UpdateAlertSchedulerRule operation.
+	//
+	// Replaces the rule `alertSchedulerRule.uniqueIdentifier` with the given one, checked as the create
+	// checks it; the rule gets a new version `id` and keeps its `createdAt`.
+	//
+	// PUT /mgmt/openapi/5/alerts/suppression-rules/v1
+	UpdateAlertSchedulerRule(ctx context.Context, req *AlertSchedulerRuleEnvelope) (*AlertSchedulerRuleEnvelope, error)
+	// UpdateAlertSchedulerRules implements UpdateAlertSchedulerRules operation.
+	//
+	// Replaces each named rule as the single replace does, all or none: one refused or unknown rule (its
+	// index named in the error) changes nothing. Rules not named are left as they are. At most 500 rules a
+	// request, each named once.
+	//
+	// PUT /mgmt/openapi/5/alerts/suppression-rules/v1/all/rules
+	UpdateAlertSchedulerRules(ctx context.Context, req *AlertSchedulerRuleUpdateBatch) (*AlertSchedulerRuleUpdateBatchResult, error)
 	// UpdateApiKey implements UpdateApiKey operation.
 	//
 	// Changes only what the body carries: the name, the active flag, the explicit permissions, the

@@ -490,6 +490,36 @@ func (UnimplementedHandler) CreateAlertDef(ctx context.Context, req *AlertDefToC
 	return r, ht.ErrNotImplemented
 }
 
+// CreateAlertSchedulerRule implements CreateAlertSchedulerRule operation.
+//
+// Stores a new scheduler rule under a new `uniqueIdentifier` (the rule's lasting id) and `id` (the id
+// of this version of it). `name` and `schedule` are required; the schedule is either one window
+// (`oneTime`) or repeating ones (`recurring`: `alwaysActive`, or a daily, weekly or monthly `schedule`
+// every `repeatEvery` days, weeks or months from its timeframe's start until `terminationDate`). A
+// timeframe gives `startTime` and either `endTime` or `duration`; times are
+// `YYYY-MM-DDThh:mm[:ss[.fff]]` read in `timezone` (an IANA name such as `Europe/Berlin`, or `UTC`,
+// `UTC+2`, `UTC-05:30`; left out, UTC), or RFC 3339 with an offset. Windows include their start and
+// exclude their end. `scheduleOperation` `SCHEDULE_OPERATION_MUTE` (the default) silences the matching
+// alerts inside the windows, `SCHEDULE_OPERATION_ACTIVATE` outside them. `filter` picks the alerts: by
+// `alertUniqueIds`, by `alertMetaLabels` (each listed label present with that value; a label without a
+// value matches any value), or every alert when it names neither. A team holds at most 2000 rules.
+// `id`, `uniqueIdentifier` and the times in the request are ignored.
+//
+// POST /mgmt/openapi/5/alerts/suppression-rules/v1
+func (UnimplementedHandler) CreateAlertSchedulerRule(ctx context.Context, req *AlertSchedulerRuleEnvelope) (r *AlertSchedulerRuleEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CreateAlertSchedulerRules implements CreateAlertSchedulerRules operation.
+//
+// Creates each rule as the single create does, in order, all or none: one refused rule (its index
+// named in the error) creates nothing. At most 500 rules a request.
+//
+// POST /mgmt/openapi/5/alerts/suppression-rules/v1/all/rules
+func (UnimplementedHandler) CreateAlertSchedulerRules(ctx context.Context, req *AlertSchedulerRuleCreateBatch) (r *AlertSchedulerRuleCreateBatchResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // CreateApiKey implements CreateApiKey operation.
 //
 // Creates a key in the caller's team. The answer carries the key's secret `value`; it is shown here
@@ -720,6 +750,15 @@ func (UnimplementedHandler) CreateViewFolder(ctx context.Context, req *ViewFolde
 //
 // DELETE /mgmt/openapi/5/alerts/alerts/v3/{id}
 func (UnimplementedHandler) DeleteAlertDef(ctx context.Context, params DeleteAlertDefParams) error {
+	return ht.ErrNotImplemented
+}
+
+// DeleteAlertSchedulerRule implements DeleteAlertSchedulerRule operation.
+//
+// Deletes the rule, by its `uniqueIdentifier`.
+//
+// DELETE /mgmt/openapi/5/alerts/suppression-rules/v1/{alert_scheduler_rule_id}
+func (UnimplementedHandler) DeleteAlertSchedulerRule(ctx context.Context, params DeleteAlertSchedulerRuleParams) error {
 	return ht.ErrNotImplemented
 }
 
@@ -1046,6 +1085,15 @@ func (UnimplementedHandler) GetAlertFeedEvent(ctx context.Context, params GetAle
 //
 // GET /mgmt/openapi/5/alerts/events/v3/all/statistics
 func (UnimplementedHandler) GetAlertFeedStatistics(ctx context.Context) (r *AlertFeedStatistics, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetAlertSchedulerRule implements GetAlertSchedulerRule operation.
+//
+// The rule, by its `uniqueIdentifier`.
+//
+// GET /mgmt/openapi/5/alerts/suppression-rules/v1/{alert_scheduler_rule_id}
+func (UnimplementedHandler) GetAlertSchedulerRule(ctx context.Context, params GetAlertSchedulerRuleParams) (r *AlertSchedulerRuleEnvelope, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1655,6 +1703,24 @@ func (UnimplementedHandler) ListAlertDefs(ctx context.Context, params ListAlertD
 //
 // GET /mgmt/openapi/5/alerts/events/v3
 func (UnimplementedHandler) ListAlertFeedEvents(ctx context.Context) (r *AlertFeedEventList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListAlertSchedulerRules implements ListAlertSchedulerRules operation.
+//
+// The team's scheduler rules, oldest first, 200 to a page (`next_page_token` from the previous answer
+// continues). `enabled` keeps the rules enabled (true) or disabled (false);
+// `alert_scheduler_rules_ids` keeps the rules named by `alertSchedulerIds.alertSchedulerRuleIds` (the
+// rules' `uniqueIdentifier`) or by `alertSchedulerVersionIds.alertSchedulerRuleVersionIds` (their
+// current `id`), at most one of the two; `active_timeframe` keeps the rules active at some instant of
+// `[startTime, endTime)` (times as in a rule's timeframe, read in `timezone`). Each rule is answered
+// with its `nextActiveTimeframes`: its windows within `active_timeframe` when given (at most 50), else
+// its current or next window. Query objects are written in bracket or dot form
+// (`active_timeframe[startTime]=…`,
+// `alert_scheduler_rules_ids.alertSchedulerIds.alertSchedulerRuleIds=…`, repeated for more ids).
+//
+// GET /mgmt/openapi/5/alerts/suppression-rules/v1
+func (UnimplementedHandler) ListAlertSchedulerRules(ctx context.Context, params ListAlertSchedulerRulesParams) (r *AlertSchedulerRulePage, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2473,6 +2539,27 @@ func (UnimplementedHandler) UndeployExtension(ctx context.Context, req *Extensio
 // DELETE /mgmt/openapi/5/dashboards/pinned/v1/{dashboard_id}
 func (UnimplementedHandler) UnpinDashboard(ctx context.Context, params UnpinDashboardParams) error {
 	return ht.ErrNotImplemented
+}
+
+// UpdateAlertSchedulerRule implements UpdateAlertSchedulerRule operation.
+//
+// Replaces the rule `alertSchedulerRule.uniqueIdentifier` with the given one, checked as the create
+// checks it; the rule gets a new version `id` and keeps its `createdAt`.
+//
+// PUT /mgmt/openapi/5/alerts/suppression-rules/v1
+func (UnimplementedHandler) UpdateAlertSchedulerRule(ctx context.Context, req *AlertSchedulerRuleEnvelope) (r *AlertSchedulerRuleEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UpdateAlertSchedulerRules implements UpdateAlertSchedulerRules operation.
+//
+// Replaces each named rule as the single replace does, all or none: one refused or unknown rule (its
+// index named in the error) changes nothing. Rules not named are left as they are. At most 500 rules a
+// request, each named once.
+//
+// PUT /mgmt/openapi/5/alerts/suppression-rules/v1/all/rules
+func (UnimplementedHandler) UpdateAlertSchedulerRules(ctx context.Context, req *AlertSchedulerRuleUpdateBatch) (r *AlertSchedulerRuleUpdateBatchResult, _ error) {
+	return r, ht.ErrNotImplemented
 }
 
 // UpdateApiKey implements UpdateApiKey operation.

@@ -13,6 +13,132 @@ import (
 	"github.com/ogen-go/ogen/validate"
 )
 
+// EncodeURI encodes AlertSchedulerActiveTimeframe as URI form.
+func (s *AlertSchedulerActiveTimeframe) EncodeURI(e uri.Encoder) error {
+	if err := e.EncodeField("startTime", func(e uri.Encoder) error {
+		if val, ok := s.StartTime.Get(); ok {
+			return e.EncodeValue(conv.StringToString(val))
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "encode field \"startTime\"")
+	}
+	if err := e.EncodeField("endTime", func(e uri.Encoder) error {
+		if val, ok := s.EndTime.Get(); ok {
+			return e.EncodeValue(conv.StringToString(val))
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "encode field \"endTime\"")
+	}
+	if err := e.EncodeField("timezone", func(e uri.Encoder) error {
+		if val, ok := s.Timezone.Get(); ok {
+			return e.EncodeValue(conv.StringToString(val))
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "encode field \"timezone\"")
+	}
+	return nil
+}
+
+var uriFieldsNameOfAlertSchedulerActiveTimeframe = [3]string{
+	0: "startTime",
+	1: "endTime",
+	2: "timezone",
+}
+
+// DecodeURI decodes AlertSchedulerActiveTimeframe from URI form.
+func (s *AlertSchedulerActiveTimeframe) DecodeURI(d uri.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertSchedulerActiveTimeframe to nil")
+	}
+
+	if err := d.DecodeFields(func(k string, d uri.Decoder) error {
+		switch k {
+		case "startTime":
+			if err := func() error {
+				var sDotStartTimeVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					sDotStartTimeVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				s.StartTime.SetTo(sDotStartTimeVal)
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"startTime\"")
+			}
+		case "endTime":
+			if err := func() error {
+				var sDotEndTimeVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					sDotEndTimeVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				s.EndTime.SetTo(sDotEndTimeVal)
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"endTime\"")
+			}
+		case "timezone":
+			if err := func() error {
+				var sDotTimezoneVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					sDotTimezoneVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				s.Timezone.SetTo(sDotTimezoneVal)
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"timezone\"")
+			}
+		default:
+			return nil
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertSchedulerActiveTimeframe")
+	}
+
+	return nil
+}
+
 // EncodeURI encodes IncidentGroupBy as URI form.
 func (s *IncidentGroupBy) EncodeURI(e uri.Encoder) error {
 	if err := e.EncodeField("incidentField", func(e uri.Encoder) error {

@@ -6000,6 +6000,76 @@ func (s *AlertDefWritten) SetAlertDef(val OptAlertDef) {
 	s.AlertDef = val
 }
 
+// Present on a firing that an alert scheduler rule silenced when it arrived: `status` is
+// `ACTIVITY_ANALYSIS_STATUS_MUTE` and `rules` holds that rule's `uniqueIdentifier`. No notification
+// was sent for it.
+// Ref: #/components/schemas/AlertEventActivityAnalysis
+type AlertEventActivityAnalysis struct {
+	Rules  []string                            `json:"rules"`
+	Status OptAlertEventActivityAnalysisStatus `json:"status"`
+}
+
+// GetRules returns the value of Rules.
+func (s *AlertEventActivityAnalysis) GetRules() []string {
+	return s.Rules
+}
+
+// GetStatus returns the value of Status.
+func (s *AlertEventActivityAnalysis) GetStatus() OptAlertEventActivityAnalysisStatus {
+	return s.Status
+}
+
+// SetRules sets the value of Rules.
+func (s *AlertEventActivityAnalysis) SetRules(val []string) {
+	s.Rules = val
+}
+
+// SetStatus sets the value of Status.
+func (s *AlertEventActivityAnalysis) SetStatus(val OptAlertEventActivityAnalysisStatus) {
+	s.Status = val
+}
+
+type AlertEventActivityAnalysisStatus string
+
+const (
+	AlertEventActivityAnalysisStatusACTIVITYANALYSISSTATUSACTIVATEORUNSPECIFIED AlertEventActivityAnalysisStatus = "ACTIVITY_ANALYSIS_STATUS_ACTIVATE_OR_UNSPECIFIED"
+	AlertEventActivityAnalysisStatusACTIVITYANALYSISSTATUSMUTE                  AlertEventActivityAnalysisStatus = "ACTIVITY_ANALYSIS_STATUS_MUTE"
+)
+
+// AllValues returns all AlertEventActivityAnalysisStatus values.
+func (AlertEventActivityAnalysisStatus) AllValues() []AlertEventActivityAnalysisStatus {
+	return []AlertEventActivityAnalysisStatus{
+		AlertEventActivityAnalysisStatusACTIVITYANALYSISSTATUSACTIVATEORUNSPECIFIED,
+		AlertEventActivityAnalysisStatusACTIVITYANALYSISSTATUSMUTE,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s AlertEventActivityAnalysisStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case AlertEventActivityAnalysisStatusACTIVITYANALYSISSTATUSACTIVATEORUNSPECIFIED:
+		return []byte(s), nil
+	case AlertEventActivityAnalysisStatusACTIVITYANALYSISSTATUSMUTE:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *AlertEventActivityAnalysisStatus) UnmarshalText(data []byte) error {
+	switch AlertEventActivityAnalysisStatus(data) {
+	case AlertEventActivityAnalysisStatusACTIVITYANALYSISSTATUSACTIVATEORUNSPECIFIED:
+		*s = AlertEventActivityAnalysisStatusACTIVITYANALYSISSTATUSACTIVATEORUNSPECIFIED
+		return nil
+	case AlertEventActivityAnalysisStatusACTIVITYANALYSISSTATUSMUTE:
+		*s = AlertEventActivityAnalysisStatusACTIVITYANALYSISSTATUSMUTE
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
 // The event (`singlePermutation`); mgmtapi never answers `multiplePermutation`.
 // Ref: #/components/schemas/AlertEventDetail
 type AlertEventDetail struct {
@@ -6068,7 +6138,8 @@ type AlertEventOccurrence struct {
 	// `alertmanager-alert`.
 	PayloadType OptString `json:"payloadType"`
 	// The alert as received (see the event feed's `platformEventPayload`).
-	Payload OptAlertEventOccurrencePayload `json:"payload"`
+	Payload          OptAlertEventOccurrencePayload `json:"payload"`
+	ActivityAnalysis OptAlertEventActivityAnalysis  `json:"activityAnalysis"`
 }
 
 // GetAlertId returns the value of AlertId.
@@ -6116,6 +6187,11 @@ func (s *AlertEventOccurrence) GetPayload() OptAlertEventOccurrencePayload {
 	return s.Payload
 }
 
+// GetActivityAnalysis returns the value of ActivityAnalysis.
+func (s *AlertEventOccurrence) GetActivityAnalysis() OptAlertEventActivityAnalysis {
+	return s.ActivityAnalysis
+}
+
 // SetAlertId sets the value of AlertId.
 func (s *AlertEventOccurrence) SetAlertId(val OptString) {
 	s.AlertId = val
@@ -6159,6 +6235,11 @@ func (s *AlertEventOccurrence) SetPayloadType(val OptString) {
 // SetPayload sets the value of Payload.
 func (s *AlertEventOccurrence) SetPayload(val OptAlertEventOccurrencePayload) {
 	s.Payload = val
+}
+
+// SetActivityAnalysis sets the value of ActivityAnalysis.
+func (s *AlertEventOccurrence) SetActivityAnalysis(val OptAlertEventActivityAnalysis) {
+	s.ActivityAnalysis = val
 }
 
 // The labels of the Alertmanager group the alert was sent in.
@@ -26858,6 +26939,98 @@ func (o OptAlertDefUndetectedValuesManagement) Get() (v AlertDefUndetectedValues
 
 // Or returns value if set, or given parameter if does not.
 func (o OptAlertDefUndetectedValuesManagement) Or(d AlertDefUndetectedValuesManagement) AlertDefUndetectedValuesManagement {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertEventActivityAnalysis returns new OptAlertEventActivityAnalysis with value set to v.
+func NewOptAlertEventActivityAnalysis(v AlertEventActivityAnalysis) OptAlertEventActivityAnalysis {
+	return OptAlertEventActivityAnalysis{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertEventActivityAnalysis is optional AlertEventActivityAnalysis.
+type OptAlertEventActivityAnalysis struct {
+	Value AlertEventActivityAnalysis
+	Set   bool
+}
+
+// IsSet returns true if OptAlertEventActivityAnalysis was set.
+func (o OptAlertEventActivityAnalysis) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertEventActivityAnalysis) Reset() {
+	var v AlertEventActivityAnalysis
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertEventActivityAnalysis) SetTo(v AlertEventActivityAnalysis) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertEventActivityAnalysis) Get() (v AlertEventActivityAnalysis, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertEventActivityAnalysis) Or(d AlertEventActivityAnalysis) AlertEventActivityAnalysis {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptAlertEventActivityAnalysisStatus returns new OptAlertEventActivityAnalysisStatus with value set to v.
+func NewOptAlertEventActivityAnalysisStatus(v AlertEventActivityAnalysisStatus) OptAlertEventActivityAnalysisStatus {
+	return OptAlertEventActivityAnalysisStatus{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAlertEventActivityAnalysisStatus is optional AlertEventActivityAnalysisStatus.
+type OptAlertEventActivityAnalysisStatus struct {
+	Value AlertEventActivityAnalysisStatus
+	Set   bool
+}
+
+// IsSet returns true if OptAlertEventActivityAnalysisStatus was set.
+func (o OptAlertEventActivityAnalysisStatus) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAlertEventActivityAnalysisStatus) Reset() {
+	var v AlertEventActivityAnalysisStatus
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAlertEventActivityAnalysisStatus) SetTo(v AlertEventActivityAnalysisStatus) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAlertEventActivityAnalysisStatus) Get() (v AlertEventActivityAnalysisStatus, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAlertEventActivityAnalysisStatus) Or(d AlertEventActivityAnalysisStatus) AlertEventActivityAnalysisStatus {
 	if v, ok := o.Get(); ok {
 		return v
 	}

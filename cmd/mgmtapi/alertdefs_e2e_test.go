@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/prometheustest"
 )
 
@@ -68,12 +70,23 @@ func eventually(t *testing.T, what string, check func() string) {
 // metric goes over the threshold, the alert fires in Prometheus, a real Alertmanager posts it to
 // the ingestion endpoint, and an incident and a case appear that carry the definition (its id
 // and priority, its labels on the incident, the definition as the case's indicator); the event
-// feed shows the firing. The metric goes down and all of it resolves.
+// feed shows the firing. The metric goes down and all of it resolves. Then the definition
+// names a connector (a receiver on loopback) as its destination, triggered and resolved: a new
+// firing and its resolution reach the receiver, through sync-rules' new version. Then an alert
+// scheduler rule is active for the definition: a new firing opens its incident and event, which
+// records the rule (activityAnalysis MUTE), and nothing reaches the receiver.
 func TestAlertDefinitionPagesThroughARealPrometheus(t *testing.T) {
 	prometheustest.Binary(t, "prometheus")
 	prometheustest.AlertmanagerBinary(t)
 	env := apitest.Start(t, apitest.Options{}, db.SQLite)
 	key := env.RootKey
+	receiver := newReceiver(t)
+	w := delivery.NewWorker(delivery.Options{DB: env.DB, Policy: delivery.Policy{AllowPrivate: true},
+		PollInterval: 50 * time.Millisecond, AttemptTimeout: 10 * time.Second})
+	workerCtx, stopWorker := context.WithCancel(context.Background())
+	workerDone := make(chan struct{})
+	go func() { w.Run(workerCtx); close(workerDone) }()
+	t.Cleanup(func() { stopWorker(); <-workerDone })
 	exporter := newGauge(t)
 	exporter.set("checkout", 0.01)
 
@@ -167,6 +180,7 @@ func TestAlertDefinitionPagesThroughARealPrometheus(t *testing.T) {
 		return ""
 	})
 	type feedEvent struct {
+		Key      string            `json:"platformEventKey"`
 		Labels   map[string]string `json:"platformEventLabels"`
 		Metadata map[string]string `json:"platformEventMetadata"`
 		Type     string            `json:"platformEventType"`
@@ -201,4 +215,139 @@ func TestAlertDefinitionPagesThroughARealPrometheus(t *testing.T) {
 		}
 		return ""
 	})
+	if n := receiver.count(); n != 0 {
+		t.Fatalf("a definition without destinations (and a team without routers) sent %d notifications", n)
+	}
+
+	// Destinations: the definition sends its triggered and resolved notifications to a connector.
+	connector := apitest.Decode[struct{ Connector struct{ ID string } }](t, env.JSON(t, http.MethodPost,
+		"/mgmt/openapi/latest/notifications/notification-center/v1/connectors", key,
+		`{"connector":{"name":"hook","type":"GENERIC_HTTPS","connectorConfig":{"fields":[{"fieldName":"url","value":"`+receiver.URL+`/hook"}]}}}`)).Connector.ID
+	replaced := mustStatus(t, env.JSON(t, http.MethodPut, "/mgmt/openapi/latest/alerts/alerts/v3", key, `{"id":"`+defID+`","alertDefProperties":{
+		"name":"Checkout errors","priority":"ALERT_DEF_PRIORITY_P2","entityLabels":{"team":"payments"},"groupByKeys":["service"],
+		"notificationGroup":{"destinations":[{"connectorId":"`+connector+`","notifyOn":"NOTIFY_ON_TRIGGERED_AND_RESOLVED"}]},
+		"metricThreshold":{"metricFilter":{"promql":"max by (service) (checkout_error_ratio)"},
+		"rules":[{"condition":{"threshold":0.05,"ofTheLast":{"metricTimeWindowDynamicDuration":"15s"},
+		"conditionType":"METRIC_THRESHOLD_CONDITION_TYPE_MORE_THAN_OR_UNSPECIFIED"}}]}}}`), http.StatusOK)
+	if err := json.Unmarshal(replaced.Body, &def); err != nil || def.AlertDef.AlertVersionID == version {
+		t.Fatalf("replaced definition: %v %s", err, replaced.Body)
+	}
+	version = def.AlertDef.AlertVersionID
+	waitForVersion(t, prom, defID, version)
+	exporter.set("checkout", 0.3)
+	eventually(t, "the triggered notification", func() string {
+		if got := receiver.titles(); len(got) != 1 || !strings.Contains(got[0], "Triggered") {
+			return fmt.Sprintf("the receiver got %q", got)
+		}
+		return ""
+	})
+	exporter.set("checkout", 0.01)
+	eventually(t, "the resolved notification", func() string {
+		if got := receiver.titles(); len(got) != 2 || !strings.Contains(got[1], "Resolved") {
+			return fmt.Sprintf("the receiver got %q", got)
+		}
+		return ""
+	})
+
+	// An active scheduler rule: the firing is recorded, silenced, and sends nothing.
+	now := time.Now().UTC()
+	var rule struct {
+		AlertSchedulerRule struct {
+			UniqueIdentifier string `json:"uniqueIdentifier"`
+		} `json:"alertSchedulerRule"`
+	}
+	created := mustStatus(t, env.JSON(t, http.MethodPost, "/mgmt/openapi/latest/alerts/suppression-rules/v1", key, fmt.Sprintf(
+		`{"alertSchedulerRule":{"name":"maintenance","enabled":true,"filter":{"alertUniqueIds":{"value":[%q]}},`+
+			`"schedule":{"scheduleOperation":"SCHEDULE_OPERATION_MUTE","oneTime":{"timeframe":{"startTime":%q,"endTime":%q,"timezone":"UTC"}}}}}`,
+		defID, now.Add(-time.Minute).Format("2006-01-02T15:04:05"), now.Add(time.Hour).Format("2006-01-02T15:04:05"))), http.StatusOK)
+	if err := json.Unmarshal(created.Body, &rule); err != nil || rule.AlertSchedulerRule.UniqueIdentifier == "" {
+		t.Fatalf("scheduler rule: %v %s", err, created.Body)
+	}
+	exporter.set("checkout", 0.4)
+	eventually(t, "the silenced firing in the feed", func() string {
+		open := 0
+		for _, in := range listIncidents() {
+			if in.State != "INCIDENT_STATE_RESOLVED" {
+				open++
+			}
+		}
+		if events := feed(); open != 1 || len(events) != 5 {
+			return fmt.Sprintf("%d open incidents, %d events", open, len(events))
+		}
+		return ""
+	})
+	// Of the five events, only the last firing was silenced, by the rule.
+	var mutedBy []string
+	for _, e := range feed() {
+		var detail struct {
+			SinglePermutation struct {
+				Status           string `json:"status"`
+				ActivityAnalysis *struct {
+					Rules  []string `json:"rules"`
+					Status string   `json:"status"`
+				} `json:"activityAnalysis"`
+			} `json:"singlePermutation"`
+		}
+		if err := json.Unmarshal(mustStatus(t, env.JSON(t, http.MethodGet, "/mgmt/openapi/latest/v3/alert-event/"+e.Key, key, ""), http.StatusOK).Body, &detail); err != nil {
+			t.Fatal(err)
+		}
+		if a := detail.SinglePermutation.ActivityAnalysis; a != nil {
+			if a.Status != "ACTIVITY_ANALYSIS_STATUS_MUTE" || len(a.Rules) != 1 || detail.SinglePermutation.Status != "ALERT_STATUS_TRIGGERED" {
+				t.Fatalf("event %s: %+v", e.Key, detail)
+			}
+			mutedBy = append(mutedBy, a.Rules[0])
+		}
+	}
+	if len(mutedBy) != 1 || mutedBy[0] != rule.AlertSchedulerRule.UniqueIdentifier {
+		t.Fatalf("silenced events name the rules %v, want one naming %s", mutedBy, rule.AlertSchedulerRule.UniqueIdentifier)
+	}
+	// Alertmanager re-sends the group every second while it fires; nothing reaches the receiver.
+	time.Sleep(5 * time.Second)
+	if got := receiver.titles(); len(got) != 2 {
+		t.Fatalf("a silenced alert was sent: the receiver got %q", got)
+	}
 }
+
+// waitForVersion waits until Prometheus has loaded the definition's rules of that version.
+func waitForVersion(t *testing.T, prom *prometheustest.Server, defID, version string) {
+	t.Helper()
+	eventually(t, "the new version loaded", func() string {
+		for _, g := range prom.RuleGroups(t) {
+			if g.Name == "alertdef-"+defID && len(g.Rules) > 0 && g.Rules[0].Labels["alert_def_version_id"] == version {
+				return ""
+			}
+		}
+		return "Prometheus has not loaded version " + version
+	})
+}
+
+// receiver is a webhook receiver on loopback that keeps the title of every notification.
+type receiver struct {
+	*httptest.Server
+	mu  sync.Mutex
+	got []string
+}
+
+func newReceiver(t *testing.T) *receiver {
+	rc := &receiver{}
+	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			Title string `json:"title"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		rc.mu.Lock()
+		rc.got = append(rc.got, body.Title)
+		rc.mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	t.Cleanup(rc.Close)
+	return rc
+}
+
+func (rc *receiver) titles() []string {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return append([]string(nil), rc.got...)
+}
+
+func (rc *receiver) count() int { return len(rc.titles()) }

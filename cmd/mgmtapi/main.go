@@ -28,6 +28,7 @@ import (
 	"time"
 
 	spec "github.com/mgmtapi/mgmtapi/api"
+	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/api"
 	"github.com/mgmtapi/mgmtapi/internal/audit"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
@@ -208,7 +209,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	// Incidents' and cases' events are routed to the team's connectors in their own transaction:
 	// the outbox the delivery worker sends from.
-	database.SetEventSink(routers.Sink(logger))
+	database.SetEventSink(routers.Sink(logger, routers.Definitions{TeamHasAny: alertdefs.TeamHasAny, OfAlert: alertdefs.OfAlert}))
 	authn := auth.NewAuthenticator(database, nil)
 	apiHandler, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: cfg.OperatorKey, PolicyLimit: cfg.PolicyLimit,
 		Extensions: catalog, Delivery: delivery.Options{

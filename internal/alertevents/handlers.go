@@ -239,6 +239,13 @@ func (h *EventHandler) GetAlertEvent(ctx context.Context, params oas.GetAlertEve
 	if e.IncidentID != "" {
 		occ.IncidentCorrelationKey = oas.NewOptString(e.IncidentID)
 	}
+	var rule string
+	if raw, ok := e.Payload[suppressedByKey]; ok && json.Unmarshal(raw, &rule) == nil && rule != "" {
+		occ.ActivityAnalysis = oas.NewOptAlertEventActivityAnalysis(oas.AlertEventActivityAnalysis{
+			Rules:  []string{rule},
+			Status: oas.NewOptAlertEventActivityAnalysisStatus(oas.AlertEventActivityAnalysisStatusACTIVITYANALYSISSTATUSMUTE),
+		})
+	}
 	return &oas.AlertEventDetail{ID: oas.NewOptString(e.ID), SinglePermutation: oas.NewOptAlertEventOccurrence(occ)}, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 )
 
@@ -32,6 +33,9 @@ const (
 	statusFiring   = "firing"
 	statusResolved = "resolved"
 )
+
+// suppressedByKey is the payload's key for the scheduler rule that silenced a firing.
+const suppressedByKey = "suppressedBy"
 
 // The payload type of every event.
 const payloadType = "alertmanager-alert"
@@ -90,6 +94,16 @@ func Record(ctx context.Context, tx *db.Tx, a Alert) (bool, error) {
 	}
 	if !a.Firing {
 		payload["endsAt"] = at.Format(time.RFC3339Nano)
+	} else {
+		// The routing of the same transaction asks the same question at the same instant, and
+		// sends nothing when a rule silences the alert: the event says which rule did.
+		ruleID, silenced, err := alertschedules.Suppressing(ctx, tx, a.TeamID, defID, a.Labels, tx.Now)
+		if err != nil {
+			return false, err
+		}
+		if silenced {
+			payload[suppressedByKey] = ruleID
+		}
 	}
 	labelsDoc, err := json.Marshal(labels)
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib"
 
 	spec "github.com/mgmtapi/mgmtapi/api"
+	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/api"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/conformance"
@@ -189,7 +190,7 @@ func (e *Env) OpenDB(t testing.TB) *db.DB {
 func (e *Env) Handler(t testing.TB, database *db.DB, authn *auth.Authenticator) http.Handler {
 	t.Helper()
 	// As the server process does: events are routed to the outbox in their transaction.
-	database.SetEventSink(routers.Sink(nil))
+	database.SetEventSink(routers.Sink(nil, routers.Definitions{TeamHasAny: alertdefs.TeamHasAny, OfAlert: alertdefs.OfAlert}))
 	a, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: OperatorKey, PolicyLimit: e.opts.PolicyLimit,
 		Extensions: e.opts.Extensions,
 		Delivery:   delivery.Options{Policy: delivery.Policy{AllowPrivate: !e.opts.PublicDeliveriesOnly}, AttemptTimeout: 5 * time.Second}})

@@ -13163,6 +13163,139 @@ func (s *AlertDefWritten) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
+func (s *AlertEventActivityAnalysis) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *AlertEventActivityAnalysis) encodeFields(e *jx.Encoder) {
+	{
+		if s.Rules != nil {
+			e.FieldStart("rules")
+			e.ArrStart()
+			for _, elem := range s.Rules {
+				e.Str(elem)
+			}
+			e.ArrEnd()
+		}
+	}
+	{
+		if s.Status.Set {
+			e.FieldStart("status")
+			s.Status.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfAlertEventActivityAnalysis = [2]string{
+	0: "rules",
+	1: "status",
+}
+
+// Decode decodes AlertEventActivityAnalysis from json.
+func (s *AlertEventActivityAnalysis) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertEventActivityAnalysis to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "rules":
+			if err := func() error {
+				s.Rules = make([]string, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem string
+					v, err := d.Str()
+					elem = string(v)
+					if err != nil {
+						return err
+					}
+					s.Rules = append(s.Rules, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"rules\"")
+			}
+		case "status":
+			if err := func() error {
+				s.Status.Reset()
+				if err := s.Status.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"status\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode AlertEventActivityAnalysis")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *AlertEventActivityAnalysis) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertEventActivityAnalysis) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertEventActivityAnalysisStatus as json.
+func (s AlertEventActivityAnalysisStatus) Encode(e *jx.Encoder) {
+	e.Str(string(s))
+}
+
+// Decode decodes AlertEventActivityAnalysisStatus from json.
+func (s *AlertEventActivityAnalysisStatus) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode AlertEventActivityAnalysisStatus to nil")
+	}
+	v, err := d.StrBytes()
+	if err != nil {
+		return err
+	}
+	// Try to use constant string.
+	switch AlertEventActivityAnalysisStatus(v) {
+	case AlertEventActivityAnalysisStatusACTIVITYANALYSISSTATUSACTIVATEORUNSPECIFIED:
+		*s = AlertEventActivityAnalysisStatusACTIVITYANALYSISSTATUSACTIVATEORUNSPECIFIED
+	case AlertEventActivityAnalysisStatusACTIVITYANALYSISSTATUSMUTE:
+		*s = AlertEventActivityAnalysisStatusACTIVITYANALYSISSTATUSMUTE
+	default:
+		*s = AlertEventActivityAnalysisStatus(v)
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s AlertEventActivityAnalysisStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *AlertEventActivityAnalysisStatus) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
 func (s *AlertEventDetail) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -13339,9 +13472,15 @@ func (s *AlertEventOccurrence) encodeFields(e *jx.Encoder) {
 			s.Payload.Encode(e)
 		}
 	}
+	{
+		if s.ActivityAnalysis.Set {
+			e.FieldStart("activityAnalysis")
+			s.ActivityAnalysis.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfAlertEventOccurrence = [9]string{
+var jsonFieldsNameOfAlertEventOccurrence = [10]string{
 	0: "alertId",
 	1: "status",
 	2: "timestamp",
@@ -13351,6 +13490,7 @@ var jsonFieldsNameOfAlertEventOccurrence = [9]string{
 	6: "incidentCorrelationKey",
 	7: "payloadType",
 	8: "payload",
+	9: "activityAnalysis",
 }
 
 // Decode decodes AlertEventOccurrence from json.
@@ -13450,6 +13590,16 @@ func (s *AlertEventOccurrence) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"payload\"")
+			}
+		case "activityAnalysis":
+			if err := func() error {
+				s.ActivityAnalysis.Reset()
+				if err := s.ActivityAnalysis.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"activityAnalysis\"")
 			}
 		default:
 			return d.Skip()
@@ -63614,6 +63764,72 @@ func (s OptAlertDefUndetectedValuesManagement) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OptAlertDefUndetectedValuesManagement) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertEventActivityAnalysis as json.
+func (o OptAlertEventActivityAnalysis) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes AlertEventActivityAnalysis from json.
+func (o *OptAlertEventActivityAnalysis) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertEventActivityAnalysis to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertEventActivityAnalysis) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertEventActivityAnalysis) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode encodes AlertEventActivityAnalysisStatus as json.
+func (o OptAlertEventActivityAnalysisStatus) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	e.Str(string(o.Value))
+}
+
+// Decode decodes AlertEventActivityAnalysisStatus from json.
+func (o *OptAlertEventActivityAnalysisStatus) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptAlertEventActivityAnalysisStatus to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptAlertEventActivityAnalysisStatus) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptAlertEventActivityAnalysisStatus) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

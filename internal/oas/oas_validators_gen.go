@@ -8435,6 +8435,47 @@ func (s *AlertDefWritten) Validate() error {
 	return nil
 }
 
+func (s *AlertEventActivityAnalysis) Validate() error {
+	if s == nil {
+		return validate.ErrNilPointer
+	}
+
+	var failures []validate.FieldError
+	if err := func() error {
+		if value, ok := s.Status.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "status",
+			Error: err,
+		})
+	}
+	if len(failures) > 0 {
+		return &validate.Error{Fields: failures}
+	}
+	return nil
+}
+
+func (s AlertEventActivityAnalysisStatus) Validate() error {
+	switch s {
+	case "ACTIVITY_ANALYSIS_STATUS_ACTIVATE_OR_UNSPECIFIED":
+		return nil
+	case "ACTIVITY_ANALYSIS_STATUS_MUTE":
+		return nil
+	default:
+		return errors.Errorf("invalid value: %v", s)
+	}
+}
+
 func (s *AlertEventDetail) Validate() error {
 	if s == nil {
 		return validate.ErrNilPointer
@@ -8672,6 +8713,24 @@ func (s *AlertEventOccurrence) Validate() error {
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
 			Name:  "payloadType",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if value, ok := s.ActivityAnalysis.Get(); ok {
+			if err := func() error {
+				if err := value.Validate(); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "activityAnalysis",
 			Error: err,
 		})
 	}

@@ -286,6 +286,8 @@ type RuleGroup struct {
 		Query  string `json:"query"`
 		Health string `json:"health"`
 		Type   string `json:"type"`
+		// Labels are an alerting rule's own labels.
+		Labels map[string]string `json:"labels"`
 	} `json:"rules"`
 }
 

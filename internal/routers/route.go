@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 
+	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
 	"github.com/mgmtapi/mgmtapi/internal/cases"
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -33,27 +35,49 @@ import (
 //
 // The sink returns an error only when the database fails: the event's transaction then rolls
 // back, so a committed event always has its deliveries.
-func Sink(logger *slog.Logger) db.EventSink {
+func Sink(logger *slog.Logger, defs Definitions) db.EventSink {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	return func(ctx context.Context, tx *db.Tx, events []db.Event) error {
-		routersOf := map[int64][]oas.GlobalRouter{} // read once per team and transaction
+		teams := map[int64]*teamRouting{} // read once per team and transaction
 		for _, e := range events {
-			routers, read := routersOf[e.TeamID]
+			team, read := teams[e.TeamID]
 			if !read {
+				team = &teamRouting{}
 				var err error
-				if routers, err = activeRouters(ctx, tx, e.TeamID); err != nil {
+				if team.routers, err = activeRouters(ctx, tx, e.TeamID); err != nil {
 					return err
 				}
-				routersOf[e.TeamID] = routers
+				if defs.TeamHasAny != nil {
+					if team.hasAlertDefs, err = defs.TeamHasAny(ctx, tx, e.TeamID); err != nil {
+						return err
+					}
+				}
+				teams[e.TeamID] = team
 			}
-			if err := routeEvent(ctx, tx, logger, routers, e); err != nil {
+			if err := routeEvent(ctx, tx, logger, defs, team, e); err != nil {
 				return fmt.Errorf("route the %s event of %s %s: %w", e.Kind, e.EntityType, e.EntityID, err)
 			}
 		}
 		return nil
 	}
+}
+
+// Definitions are how the routing finds the alert definition an incident's alert was evaluated
+// from (internal/alertdefs, which itself reads this package's routers, provides them); without
+// them every incident goes through the team's routers.
+type Definitions struct {
+	// TeamHasAny reports whether the team has any alert definition.
+	TeamHasAny func(ctx context.Context, q db.Querier, teamID int64) (bool, error)
+	// OfAlert answers the current definition an alert's labels name, and false when none.
+	OfAlert func(ctx context.Context, q db.Querier, teamID int64, labels map[string]string) (oas.AlertDef, bool, error)
+}
+
+// teamRouting is what the routing of a transaction read once about a team.
+type teamRouting struct {
+	routers      []oas.GlobalRouter // active, oldest first
+	hasAlertDefs bool
 }
 
 // activeRouters are the team's routers that are not disabled, oldest first.
@@ -68,16 +92,18 @@ func activeRouters(ctx context.Context, tx *db.Tx, teamID int64) ([]oas.GlobalRo
 	return out, err
 }
 
-// routeEvent writes the deliveries of one event through the team's active routers.
-func routeEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, active []oas.GlobalRouter, e db.Event) error {
+// routeEvent writes the deliveries of one event through the team's active routers, or, for an
+// incident of an alert definition, as the definition says (routeDefinitionEvent).
+func routeEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, defs Definitions, team *teamRouting, e db.Event) error {
 	entityType := oas.NotificationEntityType(e.EntityType)
 	var routers []oas.GlobalRouter
-	for _, r := range active {
+	for _, r := range team.routers {
 		if et := r.EntityType.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED); et == entityType || et == oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED {
 			routers = append(routers, r)
 		}
 	}
-	if len(routers) == 0 {
+	definitions := team.hasAlertDefs && defs.OfAlert != nil && e.EntityType == notifyexpr.EntityAlerts
+	if len(routers) == 0 && !definitions {
 		return nil
 	}
 	entity, labels, caseID, err := loadEntity(ctx, tx, e)
@@ -89,18 +115,132 @@ func routeEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, active []oa
 	}
 	requestID := tx.NewID()
 	sent := map[string]bool{} // by connector id
+	if definitions {
+		def, found, err := defs.OfAlert(ctx, tx, e.TeamID, labels)
+		if err != nil {
+			return err
+		}
+		if found {
+			return routeDefinitionEvent(ctx, tx, logger, team, e, def, entity, labels, caseID, requestID)
+		}
+	}
 	for _, r := range routers {
 		if !Matches(r.EntityLabels.Or(nil), labels) {
 			continue
 		}
-		for _, t := range chosenTargets(r, entityType, entity, logger) {
-			if sent[t.ConnectorId.Or("")] {
+		if err := sendToTargets(ctx, tx, logger, e, r, chosenTargets(r, entityType, entity, logger), entity, caseID, requestID, sent); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendToTargets enqueues the notification of each target whose connector the event has not been
+// sent to yet (sent, by connector id), and marks it sent.
+func sendToTargets(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Event, r oas.GlobalRouter, targets []oas.RoutingTarget,
+	entity map[string]any, caseID, requestID string, sent map[string]bool) error {
+	for _, t := range targets {
+		if sent[t.ConnectorId.Or("")] {
+			continue
+		}
+		sent[t.ConnectorId.Or("")] = true
+		if err := enqueue(ctx, tx, logger, e, r, t, entity, caseID, requestID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// routeDefinitionEvent routes an event of an incident that an alert definition's alert made:
+//
+//   - While one of the team's alert scheduler rules silences the alert (its definition and
+//     labels, now), nothing is sent: the suppression is logged (and recorded on the alert's event
+//     in the feed by ingestion).
+//   - The notification variables gain the definition: alertDef.id, .name, .description,
+//     .priority (the alert's, which a rule's override sets), .type (METRIC_THRESHOLD, …),
+//     .entityLabels (the definition's) and .groupByKeys.
+//   - When the definition's notification group names destinations or a router, the event goes
+//     there and nowhere else: each destination's connector with its preset, and the router's
+//     rules (its entity labels are not asked: the definition chose it). A destination's delivery
+//     records the definition (its id and "alert definition <name>") as its router. Each one sends triggered
+//     events, and resolved ones too when its notifyOn is NOTIFY_ON_TRIGGERED_AND_RESOLVED;
+//     acknowledgements only go through global routers. A router that is gone or disabled sends
+//     nothing and is logged.
+//   - A definition without destinations or router leaves the event to the team's routers, as
+//     any incident's.
+func routeDefinitionEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, team *teamRouting, e db.Event, def oas.AlertDef,
+	entity map[string]any, labels map[string]string, caseID, requestID string) error {
+	defID := def.ID.Or("")
+	if ruleID, silenced, err := alertschedules.Suppressing(ctx, tx, e.TeamID, defID, labels, tx.Now); err != nil {
+		return err
+	} else if silenced {
+		logger.Info("alert notification suppressed by an alert scheduler rule",
+			"alert_def_id", defID, "scheduler_rule", ruleID, "incident", e.EntityID, "event", e.Kind)
+		return nil
+	}
+	p := def.AlertDefProperties.Value
+	if ad, ok := entity["alertDef"].(map[string]any); ok {
+		ad["id"] = defID
+		ad["name"] = p.Name.Or("")
+		ad["description"] = p.Description.Or("")
+		ad["type"] = strings.TrimPrefix(string(p.Type.Or("")), "ALERT_DEF_TYPE_")
+		ad["entityLabels"] = map[string]string(p.EntityLabels.Or(nil))
+		ad["groupByKeys"] = p.GroupByKeys
+	}
+	group := p.NotificationGroup.Value
+	if len(group.Destinations) == 0 && !group.Router.Set {
+		entityType := oas.NotificationEntityType(e.EntityType)
+		sent := map[string]bool{}
+		for _, r := range team.routers {
+			if et := r.EntityType.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED); et != entityType && et != oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED {
 				continue
 			}
-			sent[t.ConnectorId.Or("")] = true
-			if err := enqueue(ctx, tx, logger, e, r, t, entity, caseID, requestID); err != nil {
+			if !Matches(r.EntityLabels.Or(nil), labels) {
+				continue
+			}
+			if err := sendToTargets(ctx, tx, logger, e, r, chosenTargets(r, entityType, entity, logger), entity, caseID, requestID, sent); err != nil {
 				return err
 			}
+		}
+		return nil
+	}
+	notifies := func(on oas.OptAlertDefNotifyOn) bool {
+		switch delivery.EventKind(e.Kind) {
+		case delivery.Triggered:
+			return true
+		case delivery.Resolved:
+			return on.Or("") == oas.AlertDefNotifyOnNOTIFYONTRIGGEREDANDRESOLVED
+		}
+		return false
+	}
+	sent := map[string]bool{}
+	var direct []oas.RoutingTarget
+	for _, d := range group.Destinations {
+		if notifies(d.NotifyOn) {
+			direct = append(direct, oas.RoutingTarget{ConnectorId: d.ConnectorId, PresetId: d.PresetId})
+		}
+	}
+	// A destination's delivery names the definition where a router's names the router.
+	source := oas.GlobalRouter{ID: oas.NewOptString(defID), Name: oas.NewOptString("alert definition " + p.Name.Or(""))}
+	if err := sendToTargets(ctx, tx, logger, e, source, direct, entity, caseID, requestID, sent); err != nil {
+		return err
+	}
+	if group.Router.Set && notifies(group.Router.Value.NotifyOn) {
+		routerID := group.Router.Value.ID.Or("")
+		var chosen *oas.GlobalRouter
+		for i := range team.routers {
+			if team.routers[i].ID.Or("") == routerID {
+				chosen = &team.routers[i]
+			}
+		}
+		if chosen == nil {
+			logger.Warn("alert definition's router is gone or disabled; nothing is sent through it",
+				"alert_def_id", defID, "router", routerID)
+			return nil
+		}
+		targets := chosenTargets(*chosen, oas.NotificationEntityType(e.EntityType), entity, logger)
+		if err := sendToTargets(ctx, tx, logger, e, *chosen, targets, entity, caseID, requestID, sent); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -31,12 +31,22 @@ func connectorWith(t testing.TB, env *apitest.Env, key, typ string, fields map[s
 // endpoint: firing when endsAt is zero, resolved otherwise.
 func alertmanager(t *testing.T, env *apitest.Env, key, name, severity string, startsAt, endsAt time.Time) {
 	t.Helper()
+	alertmanagerWith(t, env, key, name, severity, nil, startsAt, endsAt)
+}
+
+// alertmanagerWith is alertmanager with more labels on the alert.
+func alertmanagerWith(t *testing.T, env *apitest.Env, key, name, severity string, more map[string]string, startsAt, endsAt time.Time) {
+	t.Helper()
 	status, ends := "firing", "0001-01-01T00:00:00Z"
 	if !endsAt.IsZero() {
 		status, ends = "resolved", endsAt.Format(time.RFC3339)
 	}
+	labels := map[string]string{"alertname": name, "severity": severity, "environment": "production", "service": "api"}
+	for k, v := range more {
+		labels[k] = v
+	}
 	alert := map[string]any{"status": status, "fingerprint": "fp-" + name,
-		"labels":      map[string]string{"alertname": name, "severity": severity, "environment": "production", "service": "api"},
+		"labels":      labels,
 		"annotations": map[string]string{"summary": name + " summary"},
 		"startsAt":    startsAt.Format(time.RFC3339), "endsAt": ends}
 	body, _ := json.Marshal(map[string]any{"version": "4", "groupKey": `{}:{alertname="` + name + `"}`, "status": status,

@@ -1,0 +1,67 @@
+package routers_test
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/mgmtapi/mgmtapi/internal/apitest"
+)
+
+// TestAlertDefinitionsChooseTheirConnectors: an incident of an alert definition (its alert
+// carries alert_def_id) goes where the definition's notification group says: its destinations
+// (triggered only, by default) and its router (whose entity labels are not asked), and no
+// global router; a definition without destinations or router, or an alert naming no definition
+// of the team, goes through the global routers. While a scheduler rule silences the definition,
+// nothing is sent.
+func TestAlertDefinitionsChooseTheirConnectors(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		key := env.RootKey
+		hook := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "http://127.0.0.1:9/hook"})
+		slack := connectorWith(t, env, key, "SLACK", map[string]string{"webhookUrl": "http://127.0.0.1:9/slack"})
+		pd := connectorWith(t, env, key, "PAGERDUTY", map[string]string{"integrationKey": "k", "eventsUrl": "http://127.0.0.1:9/pd"})
+		names := map[string]string{hook: "hook", slack: "slack", pd: "pd"}
+		create(t, env, key, `{"name":"Global","entityType":"ALERTS","rules":[{"condition":"true","targets":[{"connectorId":"`+pd+`"}]}]}`)
+		chosen := create(t, env, key, `{"name":"Chosen","entityType":"ALERTS","entityLabels":{"environment":"staging"},
+			"rules":[{"condition":"true","targets":[{"connectorId":"`+slack+`"}]}]}`)
+		definition := func(name, group string) string {
+			res := env.JSON(t, http.MethodPost, "/mgmt/openapi/latest/alerts/alerts/v3", key, `{"alertDefProperties":{"name":"`+name+`",
+				"metricThreshold":{"metricFilter":{"promql":"up"},"rules":[{"condition":{"threshold":1}}]}`+group+`}}`)
+			return apitest.Decode[struct{ AlertDef struct{ ID string } }](t, res).AlertDef.ID
+		}
+		routed := definition("Routed", fmt.Sprintf(`,"notificationGroup":{"destinations":[{"connectorId":%q}],
+			"router":{"id":%q,"notifyOn":"NOTIFY_ON_TRIGGERED_AND_RESOLVED"}}`, hook, chosen.ID))
+		plain := definition("Plain", "")
+
+		ingest := env.MustKey(t, key, "contextual-data:SendData")
+		t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+		of := func(id string) map[string]string { return map[string]string{"alert_def_id": id} }
+		alertmanagerWith(t, env, ingest, "Routed", "error", of(routed), t0, time.Time{})
+		if k := kinds(outbox(t, env), names); k != "hook:triggered slack:triggered" {
+			t.Fatalf("a routed definition's firing: the outbox holds %q", k)
+		}
+		alertmanagerWith(t, env, ingest, "Routed", "error", of(routed), t0, t0.Add(time.Minute))
+		if k := kinds(outbox(t, env), names); k != "hook:triggered slack:triggered slack:resolved" {
+			t.Fatalf("a routed definition's resolution: the outbox holds %q", k)
+		}
+		alertmanagerWith(t, env, ingest, "Plain", "error", of(plain), t0, time.Time{})
+		alertmanagerWith(t, env, ingest, "Gone", "error", of("0f6c2a9e-5d2f-4c1e-9a7b-3f2e1d0c9b8a"), t0, time.Time{})
+		if k := kinds(outbox(t, env), names); k != "hook:triggered slack:triggered slack:resolved pd:triggered pd:triggered" {
+			t.Fatalf("a definition without a group, and a definition that is gone: the outbox holds %q", k)
+		}
+
+		// A scheduler rule silences the routed definition: its next firing sends nothing.
+		now := time.Now().UTC()
+		if res := env.JSON(t, http.MethodPost, "/mgmt/openapi/latest/alerts/suppression-rules/v1", key, fmt.Sprintf(
+			`{"alertSchedulerRule":{"name":"maintenance","enabled":true,"filter":{"alertUniqueIds":{"value":[%q]}},`+
+				`"schedule":{"scheduleOperation":"SCHEDULE_OPERATION_MUTE","oneTime":{"timeframe":{"startTime":%q,"endTime":%q,"timezone":"UTC"}}}}}`,
+			routed, now.Add(-time.Minute).Format("2006-01-02T15:04:05"), now.Add(time.Hour).Format("2006-01-02T15:04:05"))); res.Status != http.StatusOK {
+			t.Fatalf("scheduler rule: %d %s", res.Status, res.Body)
+		}
+		alertmanagerWith(t, env, ingest, "Routed", "error", of(routed), t0.Add(2*time.Minute), time.Time{})
+		if k := kinds(outbox(t, env), names); k != "hook:triggered slack:triggered slack:resolved pd:triggered pd:triggered" {
+			t.Fatalf("a silenced firing: the outbox holds %q", k)
+		}
+	})
+}

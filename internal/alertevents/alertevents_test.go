@@ -591,3 +591,41 @@ func TestPermissionsAndTeams(t *testing.T) {
 		}
 	})
 }
+
+// TestFiringsSetTheDefinitionsStatus: a firing sets its definition's lastTriggeredTime (the
+// latest firing's start) and status ALERTING; the definition stays ALERTING while one of its
+// alerts fires, and is OK once every one has resolved.
+func TestFiringsSetTheDefinitionsStatus(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "status")
+		const defs = "/mgmt/openapi/latest/alerts/alerts/v3"
+		type answer struct {
+			AlertDef struct {
+				Status            string     `json:"status"`
+				LastTriggeredTime *time.Time `json:"lastTriggeredTime"`
+			} `json:"alertDef"`
+		}
+		created := apitest.Decode[struct{ AlertDef struct{ ID string } }](t, env.JSON(t, http.MethodPost, defs, key,
+			`{"alertDefProperties":{"name":"d","metricThreshold":{"metricFilter":{"promql":"up"},"rules":[{"condition":{"threshold":1}}]}}}`))
+		id := created.AlertDef.ID
+		state := func() answer { return apitest.Decode[answer](t, env.JSON(t, http.MethodGet, defs+"/"+id, key, "")) }
+		if s := state(); s.AlertDef.LastTriggeredTime != nil || s.AlertDef.Status == "ALERT_DEF_STATUS_ALERTING" {
+			t.Fatalf("a new definition: %+v", s)
+		}
+		a, b := defAlert(id, "a", t0), defAlert(id, "b", t0.Add(time.Minute))
+		a.Fingerprint, b.Fingerprint = "fp-a", "fp-b"
+		send(t, env, key, "g", a, b)
+		if s := state(); s.AlertDef.Status != "ALERT_DEF_STATUS_ALERTING" || s.AlertDef.LastTriggeredTime == nil ||
+			!s.AlertDef.LastTriggeredTime.Equal(t0.Add(time.Minute)) {
+			t.Fatalf("after two firings: %+v", s)
+		}
+		send(t, env, key, "g", resolvedAt(a, t0.Add(2*time.Minute)))
+		if s := state(); s.AlertDef.Status != "ALERT_DEF_STATUS_ALERTING" {
+			t.Fatalf("one of two resolved: %+v", s)
+		}
+		send(t, env, key, "g", resolvedAt(b, t0.Add(3*time.Minute)))
+		if s := state(); s.AlertDef.Status != "ALERT_DEF_STATUS_OK" || !s.AlertDef.LastTriggeredTime.Equal(t0.Add(time.Minute)) {
+			t.Fatalf("both resolved: %+v", s)
+		}
+	})
+}

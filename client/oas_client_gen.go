@@ -608,14 +608,15 @@ type Invoker interface {
 	DeleteCaseSettings(ctx context.Context, params DeleteCaseSettingsParams, options ...RequestOption) error
 	// DeleteConnector invokes DeleteConnector operation.
 	//
-	// An unknown id is a 404; a connector that a router uses is a 409 naming the routers.
+	// An unknown id is a 404; a connector that a router or an alert definition uses is a 409 naming them.
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
 	DeleteConnector(ctx context.Context, params DeleteConnectorParams, options ...RequestOption) error
 	// DeleteCustomPreset invokes DeleteCustomPreset operation.
 	//
 	// System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
-	// (409) until that one is deleted or re-parented.
+	// (409) until that one is deleted or re-parented, nor one that a router or an alert definition uses
+	// (409 naming them).
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}
 	DeleteCustomPreset(ctx context.Context, params DeleteCustomPresetParams, options ...RequestOption) error
@@ -651,7 +652,8 @@ type Invoker interface {
 	DeleteE2M(ctx context.Context, params DeleteE2MParams, options ...RequestOption) (*E2MDeleted, error)
 	// DeleteGlobalRouter invokes DeleteGlobalRouter operation.
 	//
-	// An unknown id is a 404.
+	// An unknown id is a 404; a router that an alert definition's notification group names is a 409 naming
+	// it.
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
 	DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams, options ...RequestOption) error
@@ -687,7 +689,7 @@ type Invoker interface {
 	DeleteRecordingRuleSetByQuery(ctx context.Context, params DeleteRecordingRuleSetByQueryParams, options ...RequestOption) error
 	// DeleteSlo invokes DeleteSlo operation.
 	//
-	// Delete an SLO.
+	// An unknown id is a 404; an SLO that an SLO threshold alert definition names is a 409 naming it.
 	//
 	// DELETE /mgmt/openapi/4/slo/slos/v1/{id}
 	DeleteSlo(ctx context.Context, params DeleteSloParams, options ...RequestOption) (*SloDeleted, error)
@@ -8978,7 +8980,7 @@ func (c *Client) sendDeleteCaseSettings(ctx context.Context, params DeleteCaseSe
 
 // DeleteConnector invokes DeleteConnector operation.
 //
-// An unknown id is a 404; a connector that a router uses is a 409 naming the routers.
+// An unknown id is a 404; a connector that a router or an alert definition uses is a 409 naming them.
 //
 // DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
 func (c *Client) DeleteConnector(ctx context.Context, params DeleteConnectorParams, options ...RequestOption) error {
@@ -9094,7 +9096,8 @@ func (c *Client) sendDeleteConnector(ctx context.Context, params DeleteConnector
 // DeleteCustomPreset invokes DeleteCustomPreset operation.
 //
 // System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
-// (409) until that one is deleted or re-parented.
+// (409) until that one is deleted or re-parented, nor one that a router or an alert definition uses
+// (409 naming them).
 //
 // DELETE /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}
 func (c *Client) DeleteCustomPreset(ctx context.Context, params DeleteCustomPresetParams, options ...RequestOption) error {
@@ -9706,7 +9709,8 @@ func (c *Client) sendDeleteE2M(ctx context.Context, params DeleteE2MParams, requ
 
 // DeleteGlobalRouter invokes DeleteGlobalRouter operation.
 //
-// An unknown id is a 404.
+// An unknown id is a 404; a router that an alert definition's notification group names is a 409 naming
+// it.
 //
 // DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
 func (c *Client) DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams, options ...RequestOption) error {
@@ -10365,7 +10369,7 @@ func (c *Client) sendDeleteRecordingRuleSetByQuery(ctx context.Context, params D
 
 // DeleteSlo invokes DeleteSlo operation.
 //
-// Delete an SLO.
+// An unknown id is a 404; an SLO that an SLO threshold alert definition names is a 409 naming it.
 //
 // DELETE /mgmt/openapi/4/slo/slos/v1/{id}
 func (c *Client) DeleteSlo(ctx context.Context, params DeleteSloParams, options ...RequestOption) (*SloDeleted, error) {

@@ -185,6 +185,7 @@ func TestReferencesInUse(t *testing.T) {
 		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, nc+"connectors/"+r.connector, key, ""), http.StatusConflict, `alert definition "Burn" (id `+d.ID+`)`)
 		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, nc+"presets/custom/"+r.preset, key, ""), http.StatusConflict, `alert definition "Burn"`)
 		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, "/mgmt/openapi/latest/slo/slos/v1/"+r.slo, key, ""), http.StatusConflict, `alert definition "Burn"`)
+		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, nc+"routers/"+r.router, key, ""), http.StatusConflict, `alert definition "Burn"`)
 
 		// A flow names definitions of the team: deleting one is refused while the flow names it,
 		// and flows form no cycle.
@@ -209,6 +210,9 @@ func TestReferencesInUse(t *testing.T) {
 		}
 		if res := env.JSON(t, http.MethodDelete, nc+"connectors/"+r.connector, key, ""); res.Status == http.StatusConflict && strings.Contains(string(res.Body), `"Burn"`) {
 			t.Fatalf("the deleted definition still holds the connector: %s", res.Body)
+		}
+		if res := env.JSON(t, http.MethodDelete, nc+"routers/"+r.router, key, ""); res.Status != http.StatusOK {
+			t.Fatalf("router delete once unused: %d %s", res.Status, res.Body)
 		}
 		if res := env.JSON(t, http.MethodDelete, "/mgmt/openapi/latest/slo/slos/v1/"+r.slo, key, ""); res.Status != http.StatusOK {
 			t.Fatalf("SLO delete once unused: %d %s", res.Status, res.Body)

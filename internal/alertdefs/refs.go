@@ -114,6 +114,7 @@ func checkPresetTypes(ctx context.Context, tx *db.Tx, teamID int64, path string,
 			return err
 		}
 	}
+	//lint:ignore SA1019 the deprecated groups are still stored and checked for older clients
 	for i, g := range p.NotificationGroupExcess {
 		if err := check(fmt.Sprintf("%s.notificationGroupExcess[%d]", path, i), g); err != nil {
 			return err

@@ -138,6 +138,7 @@ func refsOf(p *oas.AlertDefProperties) []ref {
 	if g, ok := p.NotificationGroup.Get(); ok {
 		groups("notificationGroup", g)
 	}
+	//lint:ignore SA1019 the deprecated groups are still stored and checked for older clients
 	for i, g := range p.NotificationGroupExcess {
 		groups(fmt.Sprintf("notificationGroupExcess[%d]", i), g)
 	}

@@ -549,14 +549,15 @@ type Invoker interface {
 	DeleteCaseSettings(ctx context.Context, params DeleteCaseSettingsParams) error
 	// DeleteConnector invokes DeleteConnector operation.
 	//
-	// An unknown id is a 404; a connector that a router uses is a 409 naming the routers.
+	// An unknown id is a 404; a connector that a router or an alert definition uses is a 409 naming them.
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
 	DeleteConnector(ctx context.Context, params DeleteConnectorParams) error
 	// DeleteCustomPreset invokes DeleteCustomPreset operation.
 	//
 	// System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
-	// (409) until that one is deleted or re-parented.
+	// (409) until that one is deleted or re-parented, nor one that a router or an alert definition uses
+	// (409 naming them).
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}
 	DeleteCustomPreset(ctx context.Context, params DeleteCustomPresetParams) error
@@ -592,7 +593,8 @@ type Invoker interface {
 	DeleteE2M(ctx context.Context, params DeleteE2MParams) (*E2MDeleted, error)
 	// DeleteGlobalRouter invokes DeleteGlobalRouter operation.
 	//
-	// An unknown id is a 404.
+	// An unknown id is a 404; a router that an alert definition's notification group names is a 409 naming
+	// it.
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
 	DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams) error
@@ -628,7 +630,7 @@ type Invoker interface {
 	DeleteRecordingRuleSetByQuery(ctx context.Context, params DeleteRecordingRuleSetByQueryParams) error
 	// DeleteSlo invokes DeleteSlo operation.
 	//
-	// Delete an SLO.
+	// An unknown id is a 404; an SLO that an SLO threshold alert definition names is a 409 naming it.
 	//
 	// DELETE /mgmt/openapi/4/slo/slos/v1/{id}
 	DeleteSlo(ctx context.Context, params DeleteSloParams) (*SloDeleted, error)
@@ -7782,7 +7784,7 @@ func (c *Client) sendDeleteCaseSettings(ctx context.Context, params DeleteCaseSe
 
 // DeleteConnector invokes DeleteConnector operation.
 //
-// An unknown id is a 404; a connector that a router uses is a 409 naming the routers.
+// An unknown id is a 404; a connector that a router or an alert definition uses is a 409 naming them.
 //
 // DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
 func (c *Client) DeleteConnector(ctx context.Context, params DeleteConnectorParams) error {
@@ -7880,7 +7882,8 @@ func (c *Client) sendDeleteConnector(ctx context.Context, params DeleteConnector
 // DeleteCustomPreset invokes DeleteCustomPreset operation.
 //
 // System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
-// (409) until that one is deleted or re-parented.
+// (409) until that one is deleted or re-parented, nor one that a router or an alert definition uses
+// (409 naming them).
 //
 // DELETE /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}
 func (c *Client) DeleteCustomPreset(ctx context.Context, params DeleteCustomPresetParams) error {
@@ -8402,7 +8405,8 @@ func (c *Client) sendDeleteE2M(ctx context.Context, params DeleteE2MParams) (res
 
 // DeleteGlobalRouter invokes DeleteGlobalRouter operation.
 //
-// An unknown id is a 404.
+// An unknown id is a 404; a router that an alert definition's notification group names is a 409 naming
+// it.
 //
 // DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
 func (c *Client) DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams) error {
@@ -8953,7 +8957,7 @@ func (c *Client) sendDeleteRecordingRuleSetByQuery(ctx context.Context, params D
 
 // DeleteSlo invokes DeleteSlo operation.
 //
-// Delete an SLO.
+// An unknown id is a 404; an SLO that an SLO threshold alert definition names is a 409 naming it.
 //
 // DELETE /mgmt/openapi/4/slo/slos/v1/{id}
 func (c *Client) DeleteSlo(ctx context.Context, params DeleteSloParams) (*SloDeleted, error) {

@@ -155,7 +155,7 @@ func TestListFiltersOrderAndPages(t *testing.T) {
 		}](t, env.JSON(t, http.MethodGet, defsPath+"/all/counts?query_filter[nameFilter][name]=disk&query_filter[nameFilter][matcher]=FILTER_MATCHER_CONTAINS", key, ""))
 		c := counts.Counts
 		if len(c.TypeCounts) != 1 || c.TypeCounts[0].Count != 2 || len(c.PriorityCounts) != 2 || len(c.EnabledCounts) != 2 ||
-			len(c.EntityLabelCounts) != 2 || c.EntityLabelCounts[1].LabelKey != "team" || c.EntityLabelCounts[1].Count != 2 {
+			len(c.EntityLabelCounts) != 2 || c.EntityLabelCounts[0].LabelKey != "team" || c.EntityLabelCounts[0].Count != 2 {
 			t.Fatalf("counts: %+v", c)
 		}
 

@@ -324,7 +324,8 @@ type Invoker interface {
 	// CountAlertDefFilterOptions invokes CountAlertDefFilterOptions operation.
 	//
 	// For the team's definitions that pass `query_filter`, how many there are of each type, priority,
-	// status, enabled state and entity label (key and value). Values no definition has are left out.
+	// status, enabled state and entity label (key and value; the 1000 most common pairs, most common
+	// first). Values no definition has are left out.
 	//
 	// GET /mgmt/openapi/5/alerts/alerts/v3/all/counts
 	CountAlertDefFilterOptions(ctx context.Context) (*AlertDefFilterCounts, error)
@@ -5631,7 +5632,8 @@ func (c *Client) sendCloseIncidents(ctx context.Context, request *IncidentIDsReq
 // CountAlertDefFilterOptions invokes CountAlertDefFilterOptions operation.
 //
 // For the team's definitions that pass `query_filter`, how many there are of each type, priority,
-// status, enabled state and entity label (key and value). Values no definition has are left out.
+// status, enabled state and entity label (key and value; the 1000 most common pairs, most common
+// first). Values no definition has are left out.
 //
 // GET /mgmt/openapi/5/alerts/alerts/v3/all/counts
 func (c *Client) CountAlertDefFilterOptions(ctx context.Context) (*AlertDefFilterCounts, error) {

@@ -5668,7 +5668,8 @@ func (s *Server) handleCloseIncidentsRequest(args [0]string, argsEscaped bool, w
 // handleCountAlertDefFilterOptionsRequest handles CountAlertDefFilterOptions operation.
 //
 // For the team's definitions that pass `query_filter`, how many there are of each type, priority,
-// status, enabled state and entity label (key and value). Values no definition has are left out.
+// status, enabled state and entity label (key and value; the 1000 most common pairs, most common
+// first). Values no definition has are left out.
 //
 // GET /mgmt/openapi/5/alerts/alerts/v3/all/counts
 func (s *Server) handleCountAlertDefFilterOptionsRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {

@@ -432,7 +432,8 @@ func (UnimplementedHandler) CloseIncidents(ctx context.Context, req *IncidentIDs
 // CountAlertDefFilterOptions implements CountAlertDefFilterOptions operation.
 //
 // For the team's definitions that pass `query_filter`, how many there are of each type, priority,
-// status, enabled state and entity label (key and value). Values no definition has are left out.
+// status, enabled state and entity label (key and value; the 1000 most common pairs, most common
+// first). Values no definition has are left out.
 //
 // GET /mgmt/openapi/5/alerts/alerts/v3/all/counts
 func (UnimplementedHandler) CountAlertDefFilterOptions(ctx context.Context) (r *AlertDefFilterCounts, _ error) {

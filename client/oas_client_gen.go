@@ -392,7 +392,8 @@ type Invoker interface {
 	// CountAlertDefFilterOptions invokes CountAlertDefFilterOptions operation.
 	//
 	// For the team's definitions that pass `query_filter`, how many there are of each type, priority,
-	// status, enabled state and entity label (key and value). Values no definition has are left out.
+	// status, enabled state and entity label (key and value; the 1000 most common pairs, most common
+	// first). Values no definition has are left out.
 	//
 	// GET /mgmt/openapi/5/alerts/alerts/v3/all/counts
 	CountAlertDefFilterOptions(ctx context.Context, options ...RequestOption) (*AlertDefFilterCounts, error)
@@ -654,14 +655,15 @@ type Invoker interface {
 	DeleteCaseSettings(ctx context.Context, params DeleteCaseSettingsParams, options ...RequestOption) error
 	// DeleteConnector invokes DeleteConnector operation.
 	//
-	// An unknown id is a 404; a connector that a router uses is a 409 naming the routers.
+	// An unknown id is a 404; a connector that a router or an alert definition uses is a 409 naming them.
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
 	DeleteConnector(ctx context.Context, params DeleteConnectorParams, options ...RequestOption) error
 	// DeleteCustomPreset invokes DeleteCustomPreset operation.
 	//
 	// System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
-	// (409) until that one is deleted or re-parented.
+	// (409) until that one is deleted or re-parented, nor one that a router or an alert definition uses
+	// (409 naming them).
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}
 	DeleteCustomPreset(ctx context.Context, params DeleteCustomPresetParams, options ...RequestOption) error
@@ -697,7 +699,8 @@ type Invoker interface {
 	DeleteE2M(ctx context.Context, params DeleteE2MParams, options ...RequestOption) (*E2MDeleted, error)
 	// DeleteGlobalRouter invokes DeleteGlobalRouter operation.
 	//
-	// An unknown id is a 404.
+	// An unknown id is a 404; a router that an alert definition's notification group names is a 409 naming
+	// it.
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
 	DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams, options ...RequestOption) error
@@ -733,7 +736,7 @@ type Invoker interface {
 	DeleteRecordingRuleSetByQuery(ctx context.Context, params DeleteRecordingRuleSetByQueryParams, options ...RequestOption) error
 	// DeleteSlo invokes DeleteSlo operation.
 	//
-	// Delete an SLO.
+	// An unknown id is a 404; an SLO that an SLO threshold alert definition names is a 409 naming it.
 	//
 	// DELETE /mgmt/openapi/4/slo/slos/v1/{id}
 	DeleteSlo(ctx context.Context, params DeleteSloParams, options ...RequestOption) (*SloDeleted, error)
@@ -6659,7 +6662,8 @@ func (c *Client) sendCloseIncidents(ctx context.Context, request *IncidentIDsReq
 // CountAlertDefFilterOptions invokes CountAlertDefFilterOptions operation.
 //
 // For the team's definitions that pass `query_filter`, how many there are of each type, priority,
-// status, enabled state and entity label (key and value). Values no definition has are left out.
+// status, enabled state and entity label (key and value; the 1000 most common pairs, most common
+// first). Values no definition has are left out.
 //
 // GET /mgmt/openapi/5/alerts/alerts/v3/all/counts
 func (c *Client) CountAlertDefFilterOptions(ctx context.Context, options ...RequestOption) (*AlertDefFilterCounts, error) {
@@ -9675,7 +9679,7 @@ func (c *Client) sendDeleteCaseSettings(ctx context.Context, params DeleteCaseSe
 
 // DeleteConnector invokes DeleteConnector operation.
 //
-// An unknown id is a 404; a connector that a router uses is a 409 naming the routers.
+// An unknown id is a 404; a connector that a router or an alert definition uses is a 409 naming them.
 //
 // DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
 func (c *Client) DeleteConnector(ctx context.Context, params DeleteConnectorParams, options ...RequestOption) error {
@@ -9791,7 +9795,8 @@ func (c *Client) sendDeleteConnector(ctx context.Context, params DeleteConnector
 // DeleteCustomPreset invokes DeleteCustomPreset operation.
 //
 // System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
-// (409) until that one is deleted or re-parented.
+// (409) until that one is deleted or re-parented, nor one that a router or an alert definition uses
+// (409 naming them).
 //
 // DELETE /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}
 func (c *Client) DeleteCustomPreset(ctx context.Context, params DeleteCustomPresetParams, options ...RequestOption) error {
@@ -10403,7 +10408,8 @@ func (c *Client) sendDeleteE2M(ctx context.Context, params DeleteE2MParams, requ
 
 // DeleteGlobalRouter invokes DeleteGlobalRouter operation.
 //
-// An unknown id is a 404.
+// An unknown id is a 404; a router that an alert definition's notification group names is a 409 naming
+// it.
 //
 // DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
 func (c *Client) DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams, options ...RequestOption) error {
@@ -11062,7 +11068,7 @@ func (c *Client) sendDeleteRecordingRuleSetByQuery(ctx context.Context, params D
 
 // DeleteSlo invokes DeleteSlo operation.
 //
-// Delete an SLO.
+// An unknown id is a 404; an SLO that an SLO threshold alert definition names is a 409 naming it.
 //
 // DELETE /mgmt/openapi/4/slo/slos/v1/{id}
 func (c *Client) DeleteSlo(ctx context.Context, params DeleteSloParams, options ...RequestOption) (*SloDeleted, error) {

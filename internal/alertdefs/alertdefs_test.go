@@ -153,3 +153,44 @@ func TestPermissionsAndTeams(t *testing.T) {
 		}
 	})
 }
+
+func TestTypeSettledByTheBlock(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "types")
+		for _, c := range []struct{ sent, want string }{
+			// The zero type says nothing: the block decides.
+			{`{"name":"a","type":"ALERT_DEF_TYPE_LOGS_IMMEDIATE_OR_UNSPECIFIED","tracingImmediate":{}}`,
+				`{"name":"a","type":"ALERT_DEF_TYPE_TRACING_IMMEDIATE","tracingImmediate":{}}`},
+			// No block: the type's empty block, stored and answered.
+			{`{"name":"b","type":"ALERT_DEF_TYPE_TRACING_IMMEDIATE"}`,
+				`{"name":"b","type":"ALERT_DEF_TYPE_TRACING_IMMEDIATE","tracingImmediate":{}}`},
+			{`{"name":"c"}`, `{"name":"c","type":"ALERT_DEF_TYPE_LOGS_IMMEDIATE_OR_UNSPECIFIED","logsImmediate":{}}`},
+			{`{"name":"d","type":null,"logsImmediate":null,"analyticsImmediate":{"dataprimeQuery":{"query":"source logs"}}}`,
+				`{"name":"d","type":"ALERT_DEF_TYPE_ANALYTICS_IMMEDIATE","analyticsImmediate":{"dataprimeQuery":{"query":"source logs"}}}`},
+		} {
+			d := createDef(t, env, key, c.sent)
+			sameJSON(t, c.sent, d.AlertDefProperties, []byte(c.want))
+		}
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, defsPath, key, `{"alertDefProperties":{"name":"e","type":"ALERT_DEF_TYPE_LOGS_THRESHOLD"}}`),
+			http.StatusBadRequest, "alertDefProperties.logsThreshold.rules: required")
+
+		reader := env.MustKey(t, key, "alerts:ReadConfig")
+		d := apitest.Decode[written](t, env.JSON(t, http.MethodPost, defsPath, key, `{"accessPolicy":"{\"rules\":[]}","alertDefProperties":{"name":"p"}}`)).AlertDef
+		got := apitest.Decode[struct {
+			Access struct {
+				AccessPolicy string
+				Permissions  struct{ CanRead, CanManage bool }
+			}
+		}](t, env.JSON(t, http.MethodGet, defsPath+"/"+d.ID+"?include_access_permissions=true", reader, ""))
+		if got.Access.AccessPolicy != `{"rules":[]}` || !got.Access.Permissions.CanRead || got.Access.Permissions.CanManage {
+			t.Fatalf("access: %+v", got.Access)
+		}
+		env.JSON(t, http.MethodPut, defsPath, key, `{"id":"`+d.ID+`","accessPolicy":{"delete":{}},"alertDefProperties":{"name":"p"}}`)
+		list := apitest.Decode[struct {
+			Access map[string]struct{ AccessPolicy *string }
+		}](t, env.JSON(t, http.MethodGet, defsPath+"?include_access_permissions=true", key, ""))
+		if a, ok := list.Access[d.ID]; !ok || a.AccessPolicy != nil {
+			t.Fatalf("list access after the policy's delete: %+v", list.Access)
+		}
+	})
+}

@@ -74,7 +74,7 @@ func policyOf(p oas.OptString) sql.NullString {
 	return sql.NullString{}
 }
 
-// lock takes the team's connector, preset and definition locks, in that order.
+// lock takes the team's SLO, connector, preset and definition locks, in that order.
 func lock(ctx context.Context, tx *db.Tx, teamID int64) error {
 	if err := lockTargets(ctx, tx, teamID); err != nil {
 		return err

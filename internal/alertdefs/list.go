@@ -335,6 +335,9 @@ func passes(f *queryFilter, d *oas.AlertDef) bool {
 	return true
 }
 
+// maxLabelCounts bounds the entity label counts of one answer.
+const maxLabelCounts = 1000
+
 // defaultPageSize is the page size when none (or 0) is asked for.
 const defaultPageSize = 100
 
@@ -548,10 +551,16 @@ func (h *AlertDefHandler) CountAlertDefFilterOptions(ctx context.Context) (*oas.
 	for k := range labels {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b [2]string) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	// The most common pairs first, at most maxLabelCounts (the public bound).
+	slices.SortFunc(keys, func(a, b [2]string) int {
+		return cmp.Or(cmp.Compare(labels[b], labels[a]), cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+	})
 	for _, k := range keys {
 		if k[1] == "" {
 			continue // the public count names a value of 1–1024 characters
+		}
+		if len(c.EntityLabelCounts) == maxLabelCounts {
+			break
 		}
 		c.EntityLabelCounts = append(c.EntityLabelCounts, oas.AlertDefEntityLabelCount{
 			LabelKey: oas.NewOptString(k[0]), LabelValue: oas.NewOptString(k[1]), Count: oas.NewOptInt64(labels[k]),

@@ -14,16 +14,17 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/slos"
 )
 
-// lockTargets takes the team's connector, preset and SLO locks, in that order, as router
-// writers take the first two: what a definition names, checked to exist, stays so until commit.
+// lockTargets takes the team's SLO, connector and preset locks, in that order (configuration as
+// code applies SLOs before presets; router writers take connectors before presets): what a
+// definition names, checked to exist, stays so until commit.
 func lockTargets(ctx context.Context, tx *db.Tx, teamID int64) error {
+	if err := slos.LockTeam(ctx, tx, teamID); err != nil {
+		return err
+	}
 	if err := connectors.LockTeam(ctx, tx, teamID); err != nil {
 		return err
 	}
-	if err := presets.LockTeam(ctx, tx, teamID); err != nil {
-		return err
-	}
-	return slos.LockTeam(ctx, tx, teamID)
+	return presets.LockTeam(ctx, tx, teamID)
 }
 
 // checkRefs requires every resource p names to exist in the team: destinations' connectors and
@@ -114,6 +115,7 @@ func checkPresetTypes(ctx context.Context, tx *db.Tx, teamID int64, path string,
 			return err
 		}
 	}
+	//lint:ignore SA1019 the deprecated groups are still stored and checked for older clients
 	for i, g := range p.NotificationGroupExcess {
 		if err := check(fmt.Sprintf("%s.notificationGroupExcess[%d]", path, i), g); err != nil {
 			return err

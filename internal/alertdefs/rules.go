@@ -139,6 +139,7 @@ func checkCommon(path string, p *oas.AlertDefProperties) error {
 			return err
 		}
 	}
+	//lint:ignore SA1019 the deprecated groups are still stored and checked for older clients
 	for i, g := range p.NotificationGroupExcess {
 		if err := checkNotificationGroup(fmt.Sprintf("%s.notificationGroupExcess[%d]", path, i), g); err != nil {
 			return err

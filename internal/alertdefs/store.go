@@ -12,7 +12,7 @@ import (
 
 // LockTeam serialises, until the transaction ends, every writer of the team's alert definitions
 // (db.Tx.Serialize): a flow's references checked to exist stay so, and a definition checked to be
-// unreferenced stays so, until commit. Writers take it after the connector and preset locks.
+// unreferenced stays so, until commit. Writers take it after the SLO, connector and preset locks.
 func LockTeam(ctx context.Context, tx *db.Tx, teamID int64) error {
 	return tx.Serialize(ctx, fmt.Sprintf("mgmtapi.alertdefs:%d", teamID))
 }
@@ -138,6 +138,7 @@ func refsOf(p *oas.AlertDefProperties) []ref {
 	if g, ok := p.NotificationGroup.Get(); ok {
 		groups("notificationGroup", g)
 	}
+	//lint:ignore SA1019 the deprecated groups are still stored and checked for older clients
 	for i, g := range p.NotificationGroupExcess {
 		groups(fmt.Sprintf("notificationGroupExcess[%d]", i), g)
 	}

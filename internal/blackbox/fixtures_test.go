@@ -97,6 +97,12 @@ func init() {
 		{param: "id", prefix: "/cases/cases/case-settings/v1/configs/", create: func(f *fixtureRun) string {
 			return f.created("CreateCaseSettings", nil, "id")
 		}},
+		{param: "id", prefix: "/alerts/alerts/v3/", create: func(f *fixtureRun) string {
+			return f.created("CreateAlertDef", nil, "id")
+		}},
+		{param: "alert_version_id", create: func(f *fixtureRun) string {
+			return f.created("CreateAlertDef", nil, "alertVersionId")
+		}},
 		{param: "id", prefix: "/notifications/notification-center/v1/connectors/", create: func(f *fixtureRun) string {
 			return f.connector()
 		}},

@@ -333,7 +333,8 @@ type Invoker interface {
 	// CountAlertDefFilterOptions invokes CountAlertDefFilterOptions operation.
 	//
 	// For the team's definitions that pass `query_filter`, how many there are of each type, priority,
-	// status, enabled state and entity label (key and value). Values no definition has are left out.
+	// status, enabled state and entity label (key and value; the 1000 most common pairs, most common
+	// first). Values no definition has are left out.
 	//
 	// GET /mgmt/openapi/5/alerts/alerts/v3/all/counts
 	CountAlertDefFilterOptions(ctx context.Context) (*AlertDefFilterCounts, error)
@@ -595,14 +596,15 @@ type Invoker interface {
 	DeleteCaseSettings(ctx context.Context, params DeleteCaseSettingsParams) error
 	// DeleteConnector invokes DeleteConnector operation.
 	//
-	// An unknown id is a 404; a connector that a router uses is a 409 naming the routers.
+	// An unknown id is a 404; a connector that a router or an alert definition uses is a 409 naming them.
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
 	DeleteConnector(ctx context.Context, params DeleteConnectorParams) error
 	// DeleteCustomPreset invokes DeleteCustomPreset operation.
 	//
 	// System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
-	// (409) until that one is deleted or re-parented.
+	// (409) until that one is deleted or re-parented, nor one that a router or an alert definition uses
+	// (409 naming them).
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}
 	DeleteCustomPreset(ctx context.Context, params DeleteCustomPresetParams) error
@@ -638,7 +640,8 @@ type Invoker interface {
 	DeleteE2M(ctx context.Context, params DeleteE2MParams) (*E2MDeleted, error)
 	// DeleteGlobalRouter invokes DeleteGlobalRouter operation.
 	//
-	// An unknown id is a 404.
+	// An unknown id is a 404; a router that an alert definition's notification group names is a 409 naming
+	// it.
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
 	DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams) error
@@ -674,7 +677,7 @@ type Invoker interface {
 	DeleteRecordingRuleSetByQuery(ctx context.Context, params DeleteRecordingRuleSetByQueryParams) error
 	// DeleteSlo invokes DeleteSlo operation.
 	//
-	// Delete an SLO.
+	// An unknown id is a 404; an SLO that an SLO threshold alert definition names is a 409 naming it.
 	//
 	// DELETE /mgmt/openapi/4/slo/slos/v1/{id}
 	DeleteSlo(ctx context.Context, params DeleteSloParams) (*SloDeleted, error)
@@ -5895,7 +5898,8 @@ func (c *Client) sendCloseIncidents(ctx context.Context, request *IncidentIDsReq
 // CountAlertDefFilterOptions invokes CountAlertDefFilterOptions operation.
 //
 // For the team's definitions that pass `query_filter`, how many there are of each type, priority,
-// status, enabled state and entity label (key and value). Values no definition has are left out.
+// status, enabled state and entity label (key and value; the 1000 most common pairs, most common
+// first). Values no definition has are left out.
 //
 // GET /mgmt/openapi/5/alerts/alerts/v3/all/counts
 func (c *Client) CountAlertDefFilterOptions(ctx context.Context) (*AlertDefFilterCounts, error) {
@@ -8389,7 +8393,7 @@ func (c *Client) sendDeleteCaseSettings(ctx context.Context, params DeleteCaseSe
 
 // DeleteConnector invokes DeleteConnector operation.
 //
-// An unknown id is a 404; a connector that a router uses is a 409 naming the routers.
+// An unknown id is a 404; a connector that a router or an alert definition uses is a 409 naming them.
 //
 // DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
 func (c *Client) DeleteConnector(ctx context.Context, params DeleteConnectorParams) error {
@@ -8487,7 +8491,8 @@ func (c *Client) sendDeleteConnector(ctx context.Context, params DeleteConnector
 // DeleteCustomPreset invokes DeleteCustomPreset operation.
 //
 // System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
-// (409) until that one is deleted or re-parented.
+// (409) until that one is deleted or re-parented, nor one that a router or an alert definition uses
+// (409 naming them).
 //
 // DELETE /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}
 func (c *Client) DeleteCustomPreset(ctx context.Context, params DeleteCustomPresetParams) error {
@@ -9009,7 +9014,8 @@ func (c *Client) sendDeleteE2M(ctx context.Context, params DeleteE2MParams) (res
 
 // DeleteGlobalRouter invokes DeleteGlobalRouter operation.
 //
-// An unknown id is a 404.
+// An unknown id is a 404; a router that an alert definition's notification group names is a 409 naming
+// it.
 //
 // DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
 func (c *Client) DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams) error {
@@ -9560,7 +9566,7 @@ func (c *Client) sendDeleteRecordingRuleSetByQuery(ctx context.Context, params D
 
 // DeleteSlo invokes DeleteSlo operation.
 //
-// Delete an SLO.
+// An unknown id is a 404; an SLO that an SLO threshold alert definition names is a 409 naming it.
 //
 // DELETE /mgmt/openapi/4/slo/slos/v1/{id}
 func (c *Client) DeleteSlo(ctx context.Context, params DeleteSloParams) (*SloDeleted, error) {

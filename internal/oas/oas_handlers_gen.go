@@ -5812,7 +5812,8 @@ func (s *Server) handleCloseIncidentsRequest(args [0]string, argsEscaped bool, w
 // handleCountAlertDefFilterOptionsRequest handles CountAlertDefFilterOptions operation.
 //
 // For the team's definitions that pass `query_filter`, how many there are of each type, priority,
-// status, enabled state and entity label (key and value). Values no definition has are left out.
+// status, enabled state and entity label (key and value; the 1000 most common pairs, most common
+// first). Values no definition has are left out.
 //
 // GET /mgmt/openapi/5/alerts/alerts/v3/all/counts
 func (s *Server) handleCountAlertDefFilterOptionsRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -9974,7 +9975,7 @@ func (s *Server) handleDeleteCaseSettingsRequest(args [1]string, argsEscaped boo
 
 // handleDeleteConnectorRequest handles DeleteConnector operation.
 //
-// An unknown id is a 404; a connector that a router uses is a 409 naming the routers.
+// An unknown id is a 404; a connector that a router or an alert definition uses is a 409 naming them.
 //
 // DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
 func (s *Server) handleDeleteConnectorRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -10116,7 +10117,8 @@ func (s *Server) handleDeleteConnectorRequest(args [1]string, argsEscaped bool, 
 // handleDeleteCustomPresetRequest handles DeleteCustomPreset operation.
 //
 // System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
-// (409) until that one is deleted or re-parented.
+// (409) until that one is deleted or re-parented, nor one that a router or an alert definition uses
+// (409 naming them).
 //
 // DELETE /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}
 func (s *Server) handleDeleteCustomPresetRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -10835,7 +10837,8 @@ func (s *Server) handleDeleteE2MRequest(args [1]string, argsEscaped bool, w http
 
 // handleDeleteGlobalRouterRequest handles DeleteGlobalRouter operation.
 //
-// An unknown id is a 404.
+// An unknown id is a 404; a router that an alert definition's notification group names is a 409 naming
+// it.
 //
 // DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
 func (s *Server) handleDeleteGlobalRouterRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -11666,7 +11669,7 @@ func (s *Server) handleDeleteRecordingRuleSetByQueryRequest(args [0]string, args
 
 // handleDeleteSloRequest handles DeleteSlo operation.
 //
-// Delete an SLO.
+// An unknown id is a 404; an SLO that an SLO threshold alert definition names is a 409 naming it.
 //
 // DELETE /mgmt/openapi/4/slo/slos/v1/{id}
 func (s *Server) handleDeleteSloRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {

@@ -319,7 +319,8 @@ type Handler interface {
 	// CountAlertDefFilterOptions implements CountAlertDefFilterOptions operation.
 	//
 	// For the team's definitions that pass `query_filter`, how many there are of each type, priority,
-	// status, enabled state and entity label (key and value). Values no definition has are left out.
+	// status, enabled state and entity label (key and value; the 1000 most common pairs, most common
+	// first). Values no definition has are left out.
 	//
 	// GET /mgmt/openapi/5/alerts/alerts/v3/all/counts
 	CountAlertDefFilterOptions(ctx context.Context) (*AlertDefFilterCounts, error)
@@ -581,14 +582,15 @@ type Handler interface {
 	DeleteCaseSettings(ctx context.Context, params DeleteCaseSettingsParams) error
 	// DeleteConnector implements DeleteConnector operation.
 	//
-	// An unknown id is a 404; a connector that a router uses is a 409 naming the routers.
+	// An unknown id is a 404; a connector that a router or an alert definition uses is a 409 naming them.
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
 	DeleteConnector(ctx context.Context, params DeleteConnectorParams) error
 	// DeleteCustomPreset implements DeleteCustomPreset operation.
 	//
 	// System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
-	// (409) until that one is deleted or re-parented.
+	// (409) until that one is deleted or re-parented, nor one that a router or an alert definition uses
+	// (409 naming them).
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}
 	DeleteCustomPreset(ctx context.Context, params DeleteCustomPresetParams) error
@@ -624,7 +626,8 @@ type Handler interface {
 	DeleteE2M(ctx context.Context, params DeleteE2MParams) (*E2MDeleted, error)
 	// DeleteGlobalRouter implements DeleteGlobalRouter operation.
 	//
-	// An unknown id is a 404.
+	// An unknown id is a 404; a router that an alert definition's notification group names is a 409 naming
+	// it.
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
 	DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams) error
@@ -660,7 +663,7 @@ type Handler interface {
 	DeleteRecordingRuleSetByQuery(ctx context.Context, params DeleteRecordingRuleSetByQueryParams) error
 	// DeleteSlo implements DeleteSlo operation.
 	//
-	// Delete an SLO.
+	// An unknown id is a 404; an SLO that an SLO threshold alert definition names is a 409 naming it.
 	//
 	// DELETE /mgmt/openapi/4/slo/slos/v1/{id}
 	DeleteSlo(ctx context.Context, params DeleteSloParams) (*SloDeleted, error)

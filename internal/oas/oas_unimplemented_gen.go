@@ -444,7 +444,8 @@ func (UnimplementedHandler) CloseIncidents(ctx context.Context, req *IncidentIDs
 // CountAlertDefFilterOptions implements CountAlertDefFilterOptions operation.
 //
 // For the team's definitions that pass `query_filter`, how many there are of each type, priority,
-// status, enabled state and entity label (key and value). Values no definition has are left out.
+// status, enabled state and entity label (key and value; the 1000 most common pairs, most common
+// first). Values no definition has are left out.
 //
 // GET /mgmt/openapi/5/alerts/alerts/v3/all/counts
 func (UnimplementedHandler) CountAlertDefFilterOptions(ctx context.Context) (r *AlertDefFilterCounts, _ error) {
@@ -793,7 +794,7 @@ func (UnimplementedHandler) DeleteCaseSettings(ctx context.Context, params Delet
 
 // DeleteConnector implements DeleteConnector operation.
 //
-// An unknown id is a 404; a connector that a router uses is a 409 naming the routers.
+// An unknown id is a 404; a connector that a router or an alert definition uses is a 409 naming them.
 //
 // DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
 func (UnimplementedHandler) DeleteConnector(ctx context.Context, params DeleteConnectorParams) error {
@@ -803,7 +804,8 @@ func (UnimplementedHandler) DeleteConnector(ctx context.Context, params DeleteCo
 // DeleteCustomPreset implements DeleteCustomPreset operation.
 //
 // System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
-// (409) until that one is deleted or re-parented.
+// (409) until that one is deleted or re-parented, nor one that a router or an alert definition uses
+// (409 naming them).
 //
 // DELETE /mgmt/openapi/5/notifications/notification-center/v1/presets/custom/{id}
 func (UnimplementedHandler) DeleteCustomPreset(ctx context.Context, params DeleteCustomPresetParams) error {
@@ -854,7 +856,8 @@ func (UnimplementedHandler) DeleteE2M(ctx context.Context, params DeleteE2MParam
 
 // DeleteGlobalRouter implements DeleteGlobalRouter operation.
 //
-// An unknown id is a 404.
+// An unknown id is a 404; a router that an alert definition's notification group names is a 409 naming
+// it.
 //
 // DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
 func (UnimplementedHandler) DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams) error {
@@ -908,7 +911,7 @@ func (UnimplementedHandler) DeleteRecordingRuleSetByQuery(ctx context.Context, p
 
 // DeleteSlo implements DeleteSlo operation.
 //
-// Delete an SLO.
+// An unknown id is a 404; an SLO that an SLO threshold alert definition names is a 409 naming it.
 //
 // DELETE /mgmt/openapi/4/slo/slos/v1/{id}
 func (UnimplementedHandler) DeleteSlo(ctx context.Context, params DeleteSloParams) (r *SloDeleted, _ error) {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
@@ -20,14 +21,20 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/queryobject"
 )
 
+// Users names, in tx, what uses the team's router (e.g. `alert definition "Paging" (id …)`): a
+// router with users cannot be deleted. The alert-definition area provides one; it runs after the
+// team's connector and preset locks, which the definitions' writers also take.
+type Users func(ctx context.Context, tx *db.Tx, teamID int64, routerID string) ([]string, error)
+
 // RouterHandler implements the global-router operations of oas.Handler.
 type RouterHandler struct {
-	db *db.DB
+	db    *db.DB
+	users []Users
 }
 
-// NewHandler returns the global-router operations.
-func NewHandler(database *db.DB) *RouterHandler {
-	return &RouterHandler{db: database}
+// NewHandler returns the global-router operations; users are asked before a router is deleted.
+func NewHandler(database *db.DB, users ...Users) *RouterHandler {
+	return &RouterHandler{db: database, users: users}
 }
 
 // lock takes the team's connector and preset locks, in that order (every writer that takes both
@@ -147,13 +154,30 @@ func (h *RouterHandler) ReplaceGlobalRouter(ctx context.Context, req *oas.Global
 
 // DeleteGlobalRouter deletes a router.
 //
-// Errors: NotFound when the team has no such router.
+// Errors: NotFound when the team has no such router; Conflict naming its users.
 func (h *RouterHandler) DeleteGlobalRouter(ctx context.Context, params oas.DeleteGlobalRouterParams) error {
 	caller := auth.PrincipalFrom(ctx)
 	id := string(params.ID)
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		if _, err := getRouter(ctx, tx, caller.TeamID, id); err != nil {
+		if len(h.users) > 0 {
+			if err := lock(ctx, tx, caller.TeamID); err != nil {
+				return err
+			}
+		}
+		r, err := getRouter(ctx, tx, caller.TeamID, id)
+		if err != nil {
 			return err
+		}
+		var names []string
+		for _, u := range h.users {
+			n, err := u(ctx, tx, caller.TeamID, id)
+			if err != nil {
+				return err
+			}
+			names = append(names, n...)
+		}
+		if len(names) > 0 {
+			return apierror.Conflictf("id: router %q is used by %s; change or delete those first", r.Name.Or(id), strings.Join(names, ", "))
 		}
 		return deleteRouter(ctx, tx, caller.TeamID, id)
 	})

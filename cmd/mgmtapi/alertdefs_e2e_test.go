@@ -97,7 +97,7 @@ func TestAlertDefinitionPagesThroughARealPrometheus(t *testing.T) {
 		} `json:"alertDef"`
 	}
 	res := mustStatus(t, env.JSON(t, http.MethodPost, "/mgmt/openapi/latest/alerts/alerts/v3", key, `{"alertDefProperties":{
-		"name":"Checkout errors","priority":"ALERT_DEF_PRIORITY_P2","entityLabels":{"team":"payments"},"groupByKeys":["service"],
+		"name":"Checkout errors","enabled":true,"priority":"ALERT_DEF_PRIORITY_P2","entityLabels":{"team":"payments"},"groupByKeys":["service"],
 		"metricThreshold":{"metricFilter":{"promql":"max by (service) (checkout_error_ratio)"},
 		"rules":[{"condition":{"threshold":0.05,"ofTheLast":{"metricTimeWindowDynamicDuration":"15s"},
 		"conditionType":"METRIC_THRESHOLD_CONDITION_TYPE_MORE_THAN_OR_UNSPECIFIED"}}]}}}`), http.StatusOK)
@@ -224,7 +224,7 @@ func TestAlertDefinitionPagesThroughARealPrometheus(t *testing.T) {
 		"/mgmt/openapi/latest/notifications/notification-center/v1/connectors", key,
 		`{"connector":{"name":"hook","type":"GENERIC_HTTPS","connectorConfig":{"fields":[{"fieldName":"url","value":"`+receiver.URL+`/hook"}]}}}`)).Connector.ID
 	replaced := mustStatus(t, env.JSON(t, http.MethodPut, "/mgmt/openapi/latest/alerts/alerts/v3", key, `{"id":"`+defID+`","alertDefProperties":{
-		"name":"Checkout errors","priority":"ALERT_DEF_PRIORITY_P2","entityLabels":{"team":"payments"},"groupByKeys":["service"],
+		"name":"Checkout errors","enabled":true,"priority":"ALERT_DEF_PRIORITY_P2","entityLabels":{"team":"payments"},"groupByKeys":["service"],
 		"notificationGroup":{"destinations":[{"connectorId":"`+connector+`","notifyOn":"NOTIFY_ON_TRIGGERED_AND_RESOLVED"}]},
 		"metricThreshold":{"metricFilter":{"promql":"max by (service) (checkout_error_ratio)"},
 		"rules":[{"condition":{"threshold":0.05,"ofTheLast":{"metricTimeWindowDynamicDuration":"15s"},

@@ -78,7 +78,7 @@ func AlertDefGroupsAndSkips(ctx context.Context, q db.Querier, teamID int64) ([]
 	var skipped []SkippedAlertDef
 	for _, d := range defs {
 		p := d.AlertDefProperties.Value
-		if !p.Enabled.Or(true) || !alertdefs.Evaluated(p.Type.Or("")) {
+		if !p.Enabled.Or(false) || !alertdefs.Evaluated(p.Type.Or("")) { // unset is false (proto3), as the list's filter reads it
 			continue
 		}
 		var slo *oas.Slo

@@ -53,7 +53,7 @@ func groupNamed(f promrules.File, name string) (promrules.Group, bool) {
 // threshold definitions are groups of the rule file that promtool accepts, their alerts named as
 // the definition and labelled with its id, version, name, priority (a rule's override first),
 // type, rule index, severity and entity labels; a replace changes the version label; disabled
-// definitions, types mgmtapi does not evaluate and another team's definitions are not in it; an
+// definitions (an unset enabled is false), types mgmtapi does not evaluate and another team's definitions are not in it; an
 // SLO alert on an SLO without PromQL is left out.
 func TestAlertDefinitionsInTheRuleFile(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
@@ -69,7 +69,7 @@ func TestAlertDefinitionsInTheRuleFile(t *testing.T) {
 		apmID := apitest.Decode[struct{ Slo struct{ ID string } }](t, apmRes).Slo.ID
 
 		name := `Error rate {{ $value }} "quoted"`
-		metricID, metricVersion := createAlertDef(t, env, key, `{"name":`+fmt.Sprintf("%q", name)+`,"priority":"ALERT_DEF_PRIORITY_P2",
+		metricID, metricVersion := createAlertDef(t, env, key, `{"name":`+fmt.Sprintf("%q", name)+`,"enabled":true,"priority":"ALERT_DEF_PRIORITY_P2",
 			"description":"Errors of the api job","entityLabels":{"team":"payments","severity":"left out: ours","bad-name":"left out"},
 			"groupByKeys":["service"],
 			"activeOn":{"dayOfWeek":["DAY_OF_WEEK_MONDAY_OR_UNSPECIFIED","DAY_OF_WEEK_SUNDAY"],"startTime":{"hours":22},"endTime":{"hours":6,"minutes":30}},
@@ -79,22 +79,22 @@ func TestAlertDefinitionsInTheRuleFile(t *testing.T) {
 			 {"condition":{"threshold":5,"forOverPct":50,"ofTheLast":{"metricTimeWindowSpecificValue":"METRIC_TIME_WINDOW_VALUE_MINUTES_10"},
 			  "conditionType":"METRIC_THRESHOLD_CONDITION_TYPE_MORE_THAN_OR_EQUALS"},"override":{"priority":"ALERT_DEF_PRIORITY_P1"}},
 			 {"condition":{"threshold":1,"ofTheLast":{"metricTimeWindowDynamicDuration":"7m"}}}]}}`)
-		anomalyID, _ := createAlertDef(t, env, key, `{"name":"Unusual traffic","metricAnomaly":{
+		anomalyID, _ := createAlertDef(t, env, key, `{"name":"Unusual traffic","enabled":true,"metricAnomaly":{
 			"metricFilter":{"promql":"sum(rate(http_requests_total[5m]))"},"anomalyAlertSettings":{"percentageOfDeviation":20},
 			"rules":[{"condition":{"threshold":10,"forOverPct":20,"minNonNullValuesPct":50,
 			"ofTheLast":{"metricTimeWindowSpecificValue":"METRIC_TIME_WINDOW_VALUE_MINUTES_15"},
 			"conditionType":"METRIC_ANOMALY_CONDITION_TYPE_LESS_THAN_USUAL"}}]}}`)
-		burnID, _ := createAlertDef(t, env, key, `{"name":"Burning","priority":"ALERT_DEF_PRIORITY_P3","sloThreshold":{
+		burnID, _ := createAlertDef(t, env, key, `{"name":"Burning","enabled":true,"priority":"ALERT_DEF_PRIORITY_P3","sloThreshold":{
 			"sloDefinition":{"sloId":"`+sloID+`"},"burnRate":{"dual":{"timeDuration":{"duration":"1","unit":"DURATION_UNIT_HOURS"}},
 			"rules":[{"condition":{"threshold":14.4},"override":{"priority":"ALERT_DEF_PRIORITY_P1"}},{"condition":{"threshold":6}}]}}}`)
-		budgetID, _ := createAlertDef(t, env, key, `{"name":"Budget","sloThreshold":{"sloDefinition":{"sloId":"`+sloID+`"},
+		budgetID, _ := createAlertDef(t, env, key, `{"name":"Budget","enabled":true,"sloThreshold":{"sloDefinition":{"sloId":"`+sloID+`"},
 			"errorBudget":{"rules":[{"condition":{"threshold":25}}]}}}`)
-		apmAlertID, _ := createAlertDef(t, env, key, `{"name":"On APM","sloThreshold":{"sloDefinition":{"sloId":"`+apmID+`"},
+		apmAlertID, _ := createAlertDef(t, env, key, `{"name":"On APM","enabled":true,"sloThreshold":{"sloDefinition":{"sloId":"`+apmID+`"},
 			"errorBudget":{"rules":[{"condition":{"threshold":25}}]}}}`)
 		disabledID, _ := createAlertDef(t, env, key, `{"name":"Off","enabled":false,"metricThreshold":{"metricFilter":{"promql":"up"},
 			"rules":[{"condition":{"threshold":1}}]}}`)
 		logsID, _ := createAlertDef(t, env, key, `{"name":"Logs","logsImmediate":{}}`)
-		otherID, _ := createAlertDef(t, env, otherKey, `{"name":"Theirs","metricThreshold":{"metricFilter":{"promql":"up"},
+		otherID, _ := createAlertDef(t, env, otherKey, `{"name":"Theirs","enabled":true,"metricThreshold":{"metricFilter":{"promql":"up"},
 			"rules":[{"condition":{"threshold":1}}]}}`)
 
 		text := ruleFile(t, env, key)
@@ -146,7 +146,7 @@ func TestAlertDefinitionsInTheRuleFile(t *testing.T) {
 		}
 
 		// A replace is a new version, which the alerts carry.
-		res := env.JSON(t, http.MethodPut, alertDefsPath, key, `{"id":"`+metricID+`","alertDefProperties":{"name":"Renamed",
+		res := env.JSON(t, http.MethodPut, alertDefsPath, key, `{"id":"`+metricID+`","alertDefProperties":{"name":"Renamed","enabled":true,
 			"metricThreshold":{"metricFilter":{"promql":"up"},"rules":[{"condition":{"threshold":1}}]}}}`)
 		if res.Status != http.StatusOK {
 			t.Fatalf("replace: %d %s", res.Status, res.Body)

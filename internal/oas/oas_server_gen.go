@@ -1129,10 +1129,11 @@ type Handler interface {
 	// The team's SLOs whose indicator is PromQL follow as one group each: their error ratio over seven
 	// windows and the multi-window burn-rate alerts. Then the team's enabled metric threshold, metric
 	// anomaly and SLO threshold alert definitions, one group each (`alertdef-<id>`), whose alerts carry
-	// `alert_def_id`, `alert_def_version_id`, `alert_def_name`, `alert_def_priority` and `severity`, so
-	// that what Alertmanager sends back to the ingestion endpoint is tied to its definition. Reading the
-	// file also needs `slo:ReadConfig` and `alerts:ReadConfig`; a key without one gets a 403 naming it.
-	// `mgmtapi sync-rules` keeps a directory that a Prometheus server reads up to date with this document.
+	// `alert_def_id`, `alert_def_version_id`, `alert_def_name`, `alert_def_priority`, `alert_def_team_id`
+	// and `severity`, so that what Alertmanager sends back to the ingestion endpoint is tied to its
+	// definition. Reading the file also needs `slo:ReadConfig` and `alerts:ReadConfig`; a key without one
+	// gets a 403 naming it. `mgmtapi sync-rules` keeps a directory that a Prometheus server reads up to
+	// date with this document.
 	//
 	// The answer carries an `ETag` (a digest of the file). A request whose `If-None-Match` names it (or is
 	// `*`) is answered 304 without a body while the file is the same, so a poller transfers the file only

@@ -23,6 +23,9 @@ const (
 	AlertDefNameLabel     = "alert_def_name"
 	AlertDefPriorityLabel = "alert_def_priority"
 	AlertDefTypeLabel     = "alert_def_type"
+	// AlertDefTeamLabel is the id of the team whose definition it is (an Alertmanager shared by
+	// several teams routes on it to each team's receiver and key).
+	AlertDefTeamLabel = "alert_def_team_id"
 	// AlertDefRuleLabel is the index of the definition's rule (condition) that fired, from 0.
 	AlertDefRuleLabel = "alert_def_rule"
 )
@@ -31,7 +34,7 @@ const (
 // the same name is left out.
 var alertDefLabels = map[string]bool{
 	AlertDefIDLabel: true, AlertDefVersionLabel: true, AlertDefNameLabel: true, AlertDefPriorityLabel: true,
-	AlertDefTypeLabel: true, AlertDefRuleLabel: true, "severity": true, "alertname": true,
+	AlertDefTypeLabel: true, AlertDefRuleLabel: true, AlertDefTeamLabel: true, "severity": true, "alertname": true,
 }
 
 // SkippedAlertDef is an enabled metric or SLO alert definition that has no rules, and why.
@@ -91,7 +94,7 @@ func AlertDefGroupsAndSkips(ctx context.Context, q db.Querier, teamID int64) ([]
 				slo = &s
 			}
 		}
-		g, err := AlertDefGroup(d, slo)
+		g, err := AlertDefGroup(teamID, d, slo)
 		if err != nil {
 			skipped = append(skipped, SkippedAlertDef{ID: d.ID.Or(""), Name: p.Name.Or(""), Reason: err.Error()})
 			continue
@@ -107,7 +110,8 @@ func AlertDefGroupsAndSkips(ctx context.Context, q db.Querier, teamID int64) ([]
 // an anomaly rule adds two recording rules, alertdef:<id>:<rule>:usual_mean and _stddev. Each
 // alert carries the labels alert_def_id, alert_def_version_id, alert_def_name,
 // alert_def_priority (P1…P5, the rule's override or the definition's), alert_def_type,
-// alert_def_rule (the rule's index), severity (p1…p5, which ingestion turns into the incident's
+// alert_def_rule (the rule's index), alert_def_team_id (the team's id), severity (p1…p5, which
+// ingestion turns into the incident's
 // severity and the case's priority), and the definition's entity labels; its annotations are
 // a summary and the definition's description. An activity schedule (activeOn) limits the alerts
 // to its days and times of day, in UTC. slo is the SLO an SLO threshold definition names (nil
@@ -116,7 +120,7 @@ func AlertDefGroupsAndSkips(ctx context.Context, q db.Querier, teamID int64) ([]
 // Errors: why the definition has no rules: a type mgmtapi does not evaluate, a query that does
 // not parse or answers no instant vector, an SLO that is gone or has no PromQL rules, a window
 // or duration that cannot be read, an id that cannot name a series.
-func AlertDefGroup(d oas.AlertDef, slo *oas.Slo) (Group, error) {
+func AlertDefGroup(teamID int64, d oas.AlertDef, slo *oas.Slo) (Group, error) {
 	id := d.ID.Or("")
 	idPart, err := seriesNamePart(id)
 	if err != nil {
@@ -143,6 +147,7 @@ func AlertDefGroup(d oas.AlertDef, slo *oas.Slo) (Group, error) {
 		labels[AlertDefPriorityLabel] = short
 		labels[AlertDefTypeLabel] = strings.TrimPrefix(string(p.Type.Or("")), "ALERT_DEF_TYPE_")
 		labels[AlertDefRuleLabel] = strconv.Itoa(rule)
+		labels[AlertDefTeamLabel] = strconv.FormatInt(teamID, 10)
 		labels["severity"] = strings.ToLower(short)
 		return labels
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -115,6 +116,7 @@ func TestAlertDefinitionsInTheRuleFile(t *testing.T) {
 		want := map[string]string{
 			"alert_def_id": metricID, "alert_def_version_id": metricVersion, "alert_def_name": `Error rate {{ "{{" }} $value }} "quoted"`,
 			"alert_def_priority": "P1", "alert_def_type": "METRIC_THRESHOLD", "alert_def_rule": "0", "severity": "p1", "team": "payments",
+			"alert_def_team_id": strconv.FormatInt(team, 10),
 		}
 		if first.Alert != name || fmt.Sprint(first.Labels) != fmt.Sprint(want) {
 			t.Fatalf("first rule: alert %q labels %v, want %q %v", first.Alert, first.Labels, name, want)

@@ -1233,6 +1233,18 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dataengine/retention-tags/v1/enabled
 	GetRetentionTagsEnabled(ctx context.Context, options ...RequestOption) (*RetentionTagsEnabled, error)
+	// GetSchedulerRulesForAlertmanager invokes GetSchedulerRulesForAlertmanager operation.
+	//
+	// The team's enabled scheduler rules in Alertmanager's terms, where a rule maps exactly (see
+	// docs/decisions.md, i26-alertschedules): a one-time muting window is a silence, in the body
+	// Alertmanager's `POST /api/v2/silences` takes (with the rule's id beside it); recurring windows are
+	// `time_intervals` and `routes` entries (one YAML document, `configuration`) to merge into an
+	// Alertmanager configuration. Matchers are on `alert_def_id` (alert-id filters) and on the meta
+	// labels. Every other enabled rule is listed in `unmapped` with the reason. mgmtapi silences its own
+	// notifications whatever this answers; this is for an Alertmanager that pages by itself too.
+	//
+	// GET /config/v1/alertmanager/scheduler-rules
+	GetSchedulerRulesForAlertmanager(ctx context.Context, options ...RequestOption) (*SchedulerRulesForAlertmanager, error)
 	// GetSlo invokes GetSlo operation.
 	//
 	// Read an SLO.
@@ -17663,6 +17675,106 @@ func (c *Client) sendGetRetentionTagsEnabled(ctx context.Context, requestOptions
 	}
 
 	result, err := decodeGetRetentionTagsEnabledResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetSchedulerRulesForAlertmanager invokes GetSchedulerRulesForAlertmanager operation.
+//
+// The team's enabled scheduler rules in Alertmanager's terms, where a rule maps exactly (see
+// docs/decisions.md, i26-alertschedules): a one-time muting window is a silence, in the body
+// Alertmanager's `POST /api/v2/silences` takes (with the rule's id beside it); recurring windows are
+// `time_intervals` and `routes` entries (one YAML document, `configuration`) to merge into an
+// Alertmanager configuration. Matchers are on `alert_def_id` (alert-id filters) and on the meta
+// labels. Every other enabled rule is listed in `unmapped` with the reason. mgmtapi silences its own
+// notifications whatever this answers; this is for an Alertmanager that pages by itself too.
+//
+// GET /config/v1/alertmanager/scheduler-rules
+func (c *Client) GetSchedulerRulesForAlertmanager(ctx context.Context, options ...RequestOption) (*SchedulerRulesForAlertmanager, error) {
+	res, err := c.sendGetSchedulerRulesForAlertmanager(ctx, options...)
+	return res, err
+}
+
+func (c *Client) sendGetSchedulerRulesForAlertmanager(ctx context.Context, requestOptions ...RequestOption) (res *SchedulerRulesForAlertmanager, err error) {
+
+	var reqCfg requestConfig
+	reqCfg.setDefaults(c.baseClient)
+	for _, o := range requestOptions {
+		o(&reqCfg)
+	}
+
+	u := c.serverURL
+	if override := reqCfg.ServerURL; override != nil {
+		u = override
+	}
+	u = uri.Clone(u)
+	var pathParts [1]string
+	pathParts[0] = "/config/v1/alertmanager/scheduler-rules"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetSchedulerRulesForAlertmanagerOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	if err := reqCfg.onRequest(r); err != nil {
+		return res, errors.Wrap(err, "edit request")
+	}
+
+	resp, err := reqCfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	if err := reqCfg.onResponse(resp); err != nil {
+		return res, errors.Wrap(err, "edit response")
+	}
+
+	result, err := decodeGetSchedulerRulesForAlertmanagerResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

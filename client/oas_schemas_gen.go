@@ -8060,6 +8060,54 @@ func (s *AlertmanagerAlertStatus) UnmarshalText(data []byte) error {
 	}
 }
 
+// Ref: #/components/schemas/AlertmanagerMatcher
+type AlertmanagerMatcher struct {
+	Name    string `json:"name"`
+	Value   string `json:"value"`
+	IsRegex bool   `json:"isRegex"`
+	IsEqual bool   `json:"isEqual"`
+}
+
+// GetName returns the value of Name.
+func (s *AlertmanagerMatcher) GetName() string {
+	return s.Name
+}
+
+// GetValue returns the value of Value.
+func (s *AlertmanagerMatcher) GetValue() string {
+	return s.Value
+}
+
+// GetIsRegex returns the value of IsRegex.
+func (s *AlertmanagerMatcher) GetIsRegex() bool {
+	return s.IsRegex
+}
+
+// GetIsEqual returns the value of IsEqual.
+func (s *AlertmanagerMatcher) GetIsEqual() bool {
+	return s.IsEqual
+}
+
+// SetName sets the value of Name.
+func (s *AlertmanagerMatcher) SetName(val string) {
+	s.Name = val
+}
+
+// SetValue sets the value of Value.
+func (s *AlertmanagerMatcher) SetValue(val string) {
+	s.Value = val
+}
+
+// SetIsRegex sets the value of IsRegex.
+func (s *AlertmanagerMatcher) SetIsRegex(val bool) {
+	s.IsRegex = val
+}
+
+// SetIsEqual sets the value of IsEqual.
+func (s *AlertmanagerMatcher) SetIsEqual(val bool) {
+	s.IsEqual = val
+}
+
 // The Alertmanager webhook payload, version 4.
 // Ref: #/components/schemas/AlertmanagerNotification
 type AlertmanagerNotification struct {
@@ -8281,6 +8329,78 @@ func (s *AlertmanagerNotificationVersion) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// A silence as Alertmanager's API takes it, with the scheduler rule it comes from.
+// Ref: #/components/schemas/AlertmanagerSilence
+type AlertmanagerSilence struct {
+	// The scheduler rule's uniqueIdentifier.
+	RuleId    string                `json:"ruleId"`
+	Matchers  []AlertmanagerMatcher `json:"matchers"`
+	StartsAt  time.Time             `json:"startsAt"`
+	EndsAt    time.Time             `json:"endsAt"`
+	CreatedBy string                `json:"createdBy"`
+	Comment   string                `json:"comment"`
+}
+
+// GetRuleId returns the value of RuleId.
+func (s *AlertmanagerSilence) GetRuleId() string {
+	return s.RuleId
+}
+
+// GetMatchers returns the value of Matchers.
+func (s *AlertmanagerSilence) GetMatchers() []AlertmanagerMatcher {
+	return s.Matchers
+}
+
+// GetStartsAt returns the value of StartsAt.
+func (s *AlertmanagerSilence) GetStartsAt() time.Time {
+	return s.StartsAt
+}
+
+// GetEndsAt returns the value of EndsAt.
+func (s *AlertmanagerSilence) GetEndsAt() time.Time {
+	return s.EndsAt
+}
+
+// GetCreatedBy returns the value of CreatedBy.
+func (s *AlertmanagerSilence) GetCreatedBy() string {
+	return s.CreatedBy
+}
+
+// GetComment returns the value of Comment.
+func (s *AlertmanagerSilence) GetComment() string {
+	return s.Comment
+}
+
+// SetRuleId sets the value of RuleId.
+func (s *AlertmanagerSilence) SetRuleId(val string) {
+	s.RuleId = val
+}
+
+// SetMatchers sets the value of Matchers.
+func (s *AlertmanagerSilence) SetMatchers(val []AlertmanagerMatcher) {
+	s.Matchers = val
+}
+
+// SetStartsAt sets the value of StartsAt.
+func (s *AlertmanagerSilence) SetStartsAt(val time.Time) {
+	s.StartsAt = val
+}
+
+// SetEndsAt sets the value of EndsAt.
+func (s *AlertmanagerSilence) SetEndsAt(val time.Time) {
+	s.EndsAt = val
+}
+
+// SetCreatedBy sets the value of CreatedBy.
+func (s *AlertmanagerSilence) SetCreatedBy(val string) {
+	s.CreatedBy = val
+}
+
+// SetComment sets the value of Comment.
+func (s *AlertmanagerSilence) SetComment(val string) {
+	s.Comment = val
 }
 
 type AnyCaseUUID string
@@ -44629,6 +44749,83 @@ func (s *RumPoliciesInputPoliciesItem) SetPolicy(val PolicyFields) {
 // SetRumRules sets the value of RumRules.
 func (s *RumPoliciesInputPoliciesItem) SetRumRules(val PolicyLogRules) {
 	s.RumRules = val
+}
+
+// Ref: #/components/schemas/SchedulerRuleUnmapped
+type SchedulerRuleUnmapped struct {
+	RuleId string `json:"ruleId"`
+	Name   string `json:"name"`
+	// What of the rule Alertmanager cannot say exactly.
+	Reason string `json:"reason"`
+}
+
+// GetRuleId returns the value of RuleId.
+func (s *SchedulerRuleUnmapped) GetRuleId() string {
+	return s.RuleId
+}
+
+// GetName returns the value of Name.
+func (s *SchedulerRuleUnmapped) GetName() string {
+	return s.Name
+}
+
+// GetReason returns the value of Reason.
+func (s *SchedulerRuleUnmapped) GetReason() string {
+	return s.Reason
+}
+
+// SetRuleId sets the value of RuleId.
+func (s *SchedulerRuleUnmapped) SetRuleId(val string) {
+	s.RuleId = val
+}
+
+// SetName sets the value of Name.
+func (s *SchedulerRuleUnmapped) SetName(val string) {
+	s.Name = val
+}
+
+// SetReason sets the value of Reason.
+func (s *SchedulerRuleUnmapped) SetReason(val string) {
+	s.Reason = val
+}
+
+// Ref: #/components/schemas/SchedulerRulesForAlertmanager
+type SchedulerRulesForAlertmanager struct {
+	Silences []AlertmanagerSilence `json:"silences"`
+	// YAML with the `time_intervals` and `routes` of the recurring rules (empty when none), to merge into
+	// an Alertmanager configuration.
+	Configuration string                  `json:"configuration"`
+	Unmapped      []SchedulerRuleUnmapped `json:"unmapped"`
+}
+
+// GetSilences returns the value of Silences.
+func (s *SchedulerRulesForAlertmanager) GetSilences() []AlertmanagerSilence {
+	return s.Silences
+}
+
+// GetConfiguration returns the value of Configuration.
+func (s *SchedulerRulesForAlertmanager) GetConfiguration() string {
+	return s.Configuration
+}
+
+// GetUnmapped returns the value of Unmapped.
+func (s *SchedulerRulesForAlertmanager) GetUnmapped() []SchedulerRuleUnmapped {
+	return s.Unmapped
+}
+
+// SetSilences sets the value of Silences.
+func (s *SchedulerRulesForAlertmanager) SetSilences(val []AlertmanagerSilence) {
+	s.Silences = val
+}
+
+// SetConfiguration sets the value of Configuration.
+func (s *SchedulerRulesForAlertmanager) SetConfiguration(val string) {
+	s.Configuration = val
+}
+
+// SetUnmapped sets the value of Unmapped.
+func (s *SchedulerRulesForAlertmanager) SetUnmapped(val []SchedulerRuleUnmapped) {
+	s.Unmapped = val
 }
 
 // Ref: #/components/schemas/ServiceNowActor

@@ -20,18 +20,19 @@ import (
 // declares: their answers are not checked. An operation that matches no public operation and is
 // not listed here fails TestEveryOperationIsMatchedOrListed, so a new route is noticed.
 var NotPublic = map[string]string{
-	"AdminCreateTeam":               "operator API (mgmtapi's own)",
-	"AdminListTeams":                "operator API (mgmtapi's own)",
-	"AdminGetCaseKPIs":              "operator API (mgmtapi's own)",
-	"AdminSetCaseKPIs":              "operator API (mgmtapi's own)",
-	"AdminImportUsage":              "operator API (mgmtapi's own)",
-	"IngestAlertmanager":            "alert ingestion, beyond the specification",
-	"DeleteRecordingRuleSetByQuery": "contract §6: DELETE on the recording-rule collection with the id as a query parameter",
-	"GetDeployedExtension":          "mgmtapi's own read of one extension deployment",
-	"AdminListAuditRecords":         "operator API (mgmtapi's own): the audit log",
-	"GetPrometheusRules":            "issue 14: the team's rules as a Prometheus rule file, mgmtapi's own",
-	"ExportTeamConfiguration":       "issue 14: a team's configuration as one document, mgmtapi's own",
-	"ApplyTeamConfiguration":        "issue 14: make a team's configuration equal to a document, mgmtapi's own",
+	"AdminCreateTeam":                  "operator API (mgmtapi's own)",
+	"AdminListTeams":                   "operator API (mgmtapi's own)",
+	"AdminGetCaseKPIs":                 "operator API (mgmtapi's own)",
+	"AdminSetCaseKPIs":                 "operator API (mgmtapi's own)",
+	"AdminImportUsage":                 "operator API (mgmtapi's own)",
+	"IngestAlertmanager":               "alert ingestion, beyond the specification",
+	"DeleteRecordingRuleSetByQuery":    "contract §6: DELETE on the recording-rule collection with the id as a query parameter",
+	"GetDeployedExtension":             "mgmtapi's own read of one extension deployment",
+	"AdminListAuditRecords":            "operator API (mgmtapi's own): the audit log",
+	"GetPrometheusRules":               "issue 14: the team's rules as a Prometheus rule file, mgmtapi's own",
+	"ExportTeamConfiguration":          "issue 14: a team's configuration as one document, mgmtapi's own",
+	"ApplyTeamConfiguration":           "issue 14: make a team's configuration equal to a document, mgmtapi's own",
+	"GetSchedulerRulesForAlertmanager": "issue 26: the scheduler rules as Alertmanager silences and time intervals, mgmtapi's own",
 }
 
 // publicPathRenamed maps our operations whose path is not their public path without the

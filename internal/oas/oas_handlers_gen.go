@@ -19756,6 +19756,138 @@ func (s *Server) handleGetRetentionTagsEnabledRequest(args [0]string, argsEscape
 	}
 }
 
+// handleGetSchedulerRulesForAlertmanagerRequest handles GetSchedulerRulesForAlertmanager operation.
+//
+// The team's enabled scheduler rules in Alertmanager's terms, where a rule maps exactly (see
+// docs/decisions.md, i26-alertschedules): a one-time muting window is a silence, in the body
+// Alertmanager's `POST /api/v2/silences` takes (with the rule's id beside it); recurring windows are
+// `time_intervals` and `routes` entries (one YAML document, `configuration`) to merge into an
+// Alertmanager configuration. Matchers are on `alert_def_id` (alert-id filters) and on the meta
+// labels. Every other enabled rule is listed in `unmapped` with the reason. mgmtapi silences its own
+// notifications whatever this answers; this is for an Alertmanager that pages by itself too.
+//
+// GET /config/v1/alertmanager/scheduler-rules
+func (s *Server) handleGetSchedulerRulesForAlertmanagerRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
+	statusWriter := &codeRecorder{ResponseWriter: w}
+	w = statusWriter
+	ctx := r.Context()
+
+	var (
+		err          error
+		opErrContext = ogenerrors.OperationContext{
+			Name: GetSchedulerRulesForAlertmanagerOperation,
+			ID:   "GetSchedulerRulesForAlertmanager",
+		}
+	)
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+			sctx, ok, err := s.securityApiKey(ctx, GetSchedulerRulesForAlertmanagerOperation, r)
+			if err != nil {
+				err = &ogenerrors.SecurityError{
+					OperationContext: opErrContext,
+					Security:         "ApiKey",
+					Err:              err,
+				}
+				if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+					defer recordError("Security:ApiKey", err)
+				}
+				return
+			}
+			if ok {
+				satisfied[0] |= 1 << 0
+				ctx = sctx
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			err = &ogenerrors.SecurityError{
+				OperationContext: opErrContext,
+				Err:              ogenerrors.ErrSecurityRequirementIsNotSatisfied,
+			}
+			if encodeErr := encodeErrorResponse(s.h.NewError(ctx, err), w); encodeErr != nil {
+				defer recordError("Security", err)
+			}
+			return
+		}
+	}
+
+	var rawBody []byte
+
+	var response *SchedulerRulesForAlertmanager
+	if m := s.cfg.Middleware; m != nil {
+		mreq := middleware.Request{
+			Context:          ctx,
+			OperationName:    GetSchedulerRulesForAlertmanagerOperation,
+			OperationSummary: "The team's scheduler rules as Alertmanager silences and time intervals",
+			OperationID:      "GetSchedulerRulesForAlertmanager",
+			Body:             nil,
+			RawBody:          rawBody,
+			Params:           middleware.Parameters{},
+			Raw:              r,
+		}
+
+		type (
+			Request  = struct{}
+			Params   = struct{}
+			Response = *SchedulerRulesForAlertmanager
+		)
+		response, err = middleware.HookMiddleware[
+			Request,
+			Params,
+			Response,
+		](
+			m,
+			mreq,
+			nil,
+			func(ctx context.Context, request Request, params Params) (response Response, err error) {
+				response, err = s.h.GetSchedulerRulesForAlertmanager(ctx)
+				return response, err
+			},
+		)
+	} else {
+		response, err = s.h.GetSchedulerRulesForAlertmanager(ctx)
+	}
+	if err != nil {
+		if errRes, ok := errors.Into[*ErrorStatusCode](err); ok {
+			if err := encodeErrorResponse(errRes, w); err != nil {
+				defer recordError("Internal", err)
+			}
+			return
+		}
+		if errors.Is(err, ht.ErrNotImplemented) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+			return
+		}
+		if err := encodeErrorResponse(s.h.NewError(ctx, err), w); err != nil {
+			defer recordError("Internal", err)
+		}
+		return
+	}
+
+	if err := encodeGetSchedulerRulesForAlertmanagerResponse(response, w); err != nil {
+		defer recordError("EncodeResponse", err)
+		if !errors.Is(err, ht.ErrInternalServerErrorResponse) {
+			s.cfg.ErrorHandler(ctx, w, r, err)
+		}
+		return
+	}
+}
+
 // handleGetSloRequest handles GetSlo operation.
 //
 // Read an SLO.

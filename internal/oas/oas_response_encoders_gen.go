@@ -2035,6 +2035,19 @@ func encodeGetRetentionTagsEnabledResponse(response *RetentionTagsEnabled, w htt
 	return nil
 }
 
+func encodeGetSchedulerRulesForAlertmanagerResponse(response *SchedulerRulesForAlertmanager, w http.ResponseWriter) error {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(200)
+
+	e := new(jx.Encoder)
+	response.Encode(e)
+	if _, err := e.WriteTo(w); err != nil {
+		return errors.Wrap(err, "write")
+	}
+
+	return nil
+}
+
 func encodeGetSloResponse(response *SloEnvelope, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)

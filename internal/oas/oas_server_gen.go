@@ -1160,6 +1160,18 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dataengine/retention-tags/v1/enabled
 	GetRetentionTagsEnabled(ctx context.Context) (*RetentionTagsEnabled, error)
+	// GetSchedulerRulesForAlertmanager implements GetSchedulerRulesForAlertmanager operation.
+	//
+	// The team's enabled scheduler rules in Alertmanager's terms, where a rule maps exactly (see
+	// docs/decisions.md, i26-alertschedules): a one-time muting window is a silence, in the body
+	// Alertmanager's `POST /api/v2/silences` takes (with the rule's id beside it); recurring windows are
+	// `time_intervals` and `routes` entries (one YAML document, `configuration`) to merge into an
+	// Alertmanager configuration. Matchers are on `alert_def_id` (alert-id filters) and on the meta
+	// labels. Every other enabled rule is listed in `unmapped` with the reason. mgmtapi silences its own
+	// notifications whatever this answers; this is for an Alertmanager that pages by itself too.
+	//
+	// GET /config/v1/alertmanager/scheduler-rules
+	GetSchedulerRulesForAlertmanager(ctx context.Context) (*SchedulerRulesForAlertmanager, error)
 	// GetSlo implements GetSlo operation.
 	//
 	// Read an SLO.

@@ -119,6 +119,20 @@ func init() {
 		s.contains("list", list, "alertDefs", "id", id)
 		s.contains("list", list, "alertDefs", "alertDefProperties.name", name+"-2")
 
+		// Filtered (the query objects in deepObject form: overlays/alert_definitions_service.yaml).
+		r6b, err := c.AlertDefsServiceListAlertDefsWithResponse(s.ctx, ptr(body[alertdefinitions.AlertDefsServiceListAlertDefsParams](s, "list by name",
+			`{"query_filter":{"nameFilter":{"name":["`+name+`-2"]}},"pagination":{"pageSize":10}}`)))
+		s.must("list by name", r6b, err, 200)
+		if d := r6b.JSON200.AlertDefs; d == nil || len(*d) != 1 || (*d)[0].Id == nil || *(*d)[0].Id != id {
+			s.failf("list by name", "want exactly the definition %s: %s", id, clip(r6b.Body))
+		}
+		r6c, err := c.AlertDefsServiceFilterOptionCountsWithResponse(s.ctx, ptr(body[alertdefinitions.AlertDefsServiceFilterOptionCountsParams](s, "counts by name",
+			`{"query_filter":{"nameFilter":{"name":["`+name+`-2"]}}}`)))
+		s.must("counts by name", r6c, err, 200)
+		if n := typeCount(r6c.JSON200, metric); n != 1 {
+			s.failf("counts by name", "%d metric threshold definitions named %s-2, want 1: %s", n, name, clip(r6c.Body))
+		}
+
 		r7, err := c.AlertDefsServiceFilterOptionCountsWithResponse(s.ctx, nil)
 		s.must("counts", r7, err, 200)
 		s.typed("counts", r7.JSON200)

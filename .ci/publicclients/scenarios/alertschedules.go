@@ -90,6 +90,18 @@ func init() {
 		s.contains("list (get bulk)", list, "alertSchedulerRules", "alertSchedulerRule.uniqueIdentifier", oneTime)
 		s.contains("list (get bulk)", list, "alertSchedulerRules", "alertSchedulerRule.uniqueIdentifier", daily)
 		s.contains("list (get bulk)", list, "alertSchedulerRules", "alertSchedulerRule.name", dailyName+"-2")
+		// Filtered (the query objects in deepObject form: overlays/alert_scheduler_rule_service.yaml).
+		r7b, err := c.AlertSchedulerRuleServiceGetBulkAlertSchedulerRuleWithResponse(s.ctx, ptr(body[alertschedulerrule.AlertSchedulerRuleServiceGetBulkAlertSchedulerRuleParams](s,
+			"list by id", `{"alert_scheduler_rules_ids":{"alertSchedulerIds":{"alertSchedulerRuleIds":["`+oneTime+`"]}}}`)))
+		list = s.must("list by id", r7b, err, 200)
+		if n := len(r7b.JSON200.AlertSchedulerRules); n != 1 {
+			s.failf("list by id", "%d rules, want the one-time rule %s: %s", n, oneTime, clip(r7b.Body))
+		}
+		s.equal("list by id", list, "alertSchedulerRules.0.alertSchedulerRule.uniqueIdentifier", oneTime)
+		r7c, err := c.AlertSchedulerRuleServiceGetBulkAlertSchedulerRuleWithResponse(s.ctx, ptr(body[alertschedulerrule.AlertSchedulerRuleServiceGetBulkAlertSchedulerRuleParams](s,
+			"list active in a window", `{"active_timeframe":{"startTime":"2030-06-01T00:00:00Z","endTime":"2030-06-03T00:00:00Z","timezone":"UTC"}}`)))
+		list = s.must("list active in a window", r7c, err, 200)
+		s.contains("list active in a window", list, "alertSchedulerRules", "alertSchedulerRule.uniqueIdentifier", oneTime)
 		enabled := true
 		r8, err := c.AlertSchedulerRuleServiceGetBulkAlertSchedulerRuleWithResponse(s.ctx,
 			&alertschedulerrule.AlertSchedulerRuleServiceGetBulkAlertSchedulerRuleParams{Enabled: &enabled})

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/go-faster/yaml"
+
+	"github.com/mgmtapi/mgmtapi/internal/prometheustest"
 )
 
 // conditionCase is one alert of the promtool test of metric conditions: a condition over the
@@ -22,27 +24,13 @@ type conditionCase struct {
 	fires     bool
 }
 
-// promtool answers promtool's path; without it the test skips, or fails when
-// MGMTAPI_REQUIRE_PROMETHEUS=1.
-func promtool(t *testing.T) string {
-	t.Helper()
-	path, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("MGMTAPI_REQUIRE_PROMETHEUS") == "1" {
-			t.Fatal("promtool is not on PATH and MGMTAPI_REQUIRE_PROMETHEUS=1 (Debian: apt-get install prometheus)")
-		}
-		t.Skip("promtool is not on PATH (Debian: apt-get install prometheus; MGMTAPI_REQUIRE_PROMETHEUS=1 makes this a failure)")
-	}
-	return path
-}
-
 // TestMetricConditionsUnderPromtool runs `promtool test rules` on alerts made by
 // metricCondition.expr: each comparison at its threshold and just past it, the share of the
 // window ("for over N% of the last 5 minutes") at 0% and 100%, missing values counted as zero or
 // required, grouping, and the evaluation delay. The series are scraped every 15s from 0 to 10m;
 // each case's alert is expected to fire at 10m, or not.
 func TestMetricConditionsUnderPromtool(t *testing.T) {
-	tool := promtool(t)
+	tool := prometheustest.Binary(t, "promtool")
 	five := 5 * time.Minute
 	cond := func(op string, threshold float64) metricCondition {
 		return metricCondition{op: op, threshold: threshold, window: five, step: conditionStep(five)}
@@ -147,7 +135,7 @@ func TestMetricConditionsUnderPromtool(t *testing.T) {
 // deviation about 1.3) for a day and 5 minutes, then takes its case's value for 5 minutes; each
 // alert is expected to fire at the end (1d10m), or not.
 func TestAnomalyConditionsUnderPromtool(t *testing.T) {
-	tool := promtool(t)
+	tool := prometheustest.Binary(t, "promtool")
 	cycle := []string{"8", "9", "10", "11", "12", "11", "9"}
 	const usualPoints = (24*60 + 5) * 4 // 15s apart
 	values := func(last string) string {
@@ -221,8 +209,8 @@ func runPromtoolTest(t *testing.T, tool string, rules File, evaluationInterval s
 			t.Fatal(err)
 		}
 	}
-	if out, err := exec.Command(tool, "check", "rules", filepath.Join(dir, "rules.yml")).CombinedOutput(); err != nil {
-		t.Fatalf("promtool check rules: %v\n%s\n%s", err, out, ruleText)
+	if out, ok := prometheustest.CheckRules(t, filepath.Join(dir, "rules.yml")); !ok {
+		t.Fatalf("promtool check rules: %s\n%s", out, ruleText)
 	}
 	cmd := exec.Command(tool, "test", "rules", "tests.yml")
 	cmd.Dir = dir

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/go-faster/yaml"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/prometheustest"
 	"github.com/mgmtapi/mgmtapi/internal/promrules"
 )
 
@@ -143,7 +143,11 @@ func TestAlertDefinitionsInTheRuleFile(t *testing.T) {
 		if g, ok := groupNamed(file, "alertdef-"+budgetID); !ok || len(g.Rules) != 1 || !strings.Contains(g.Rules[0].Expr, "[1w]") {
 			t.Errorf("error-budget group %+v (found %v)", g, ok)
 		}
-		if output, ok := checkRuleText(t, text); !ok {
+		path := filepath.Join(t.TempDir(), "rules.yml")
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if output, ok := prometheustest.CheckRules(t, path); !ok {
 			t.Fatalf("promtool check rules: %s\n%s", output, text)
 		}
 
@@ -167,16 +171,4 @@ func TestAlertDefinitionsInTheRuleFile(t *testing.T) {
 			t.Fatalf("skipped %+v, want the APM SLO's alert", skipped)
 		}
 	})
-}
-
-// checkRuleText runs promtool check rules on text (skipping the test without promtool).
-func checkRuleText(t *testing.T, text string) (string, bool) {
-	t.Helper()
-	tool := sloPromtool(t)
-	path := filepath.Join(t.TempDir(), "rules.yml")
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(tool, "check", "rules", path).CombinedOutput()
-	return string(out), err == nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/prometheustest"
 )
 
 // TestSLOAlertConditionsUnderPromtool runs `promtool test rules` on SLO threshold alerts: a
@@ -13,7 +14,7 @@ import (
 // its requests with a 500 (a burn rate of 5), one 0.5% (a burn rate of 0.5, half the budget
 // left). The alerts are evaluated at 2h.
 func TestSLOAlertConditionsUnderPromtool(t *testing.T) {
-	tool := promtool(t)
+	tool := prometheustest.Binary(t, "promtool")
 	slo := func(job string) oas.Slo {
 		return oas.Slo{
 			ID:                        oas.NewOptString("5e0c1a9e-5d2f-4c1e-9a7b-3f2e1d0c9b8a"),

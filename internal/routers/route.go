@@ -95,13 +95,7 @@ func activeRouters(ctx context.Context, tx *db.Tx, teamID int64) ([]oas.GlobalRo
 // routeEvent writes the deliveries of one event through the team's active routers, or, for an
 // incident of an alert definition, as the definition says (routeDefinitionEvent).
 func routeEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, defs Definitions, team *teamRouting, e db.Event) error {
-	entityType := oas.NotificationEntityType(e.EntityType)
-	var routers []oas.GlobalRouter
-	for _, r := range team.routers {
-		if et := r.EntityType.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED); et == entityType || et == oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED {
-			routers = append(routers, r)
-		}
-	}
+	routers := routersOf(team.routers, oas.NotificationEntityType(e.EntityType))
 	definitions := team.hasAlertDefs && defs.OfAlert != nil && e.EntityType == notifyexpr.EntityAlerts
 	if len(routers) == 0 && !definitions {
 		return nil
@@ -114,16 +108,35 @@ func routeEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, defs Defini
 		return err
 	}
 	requestID := tx.NewID()
-	sent := map[string]bool{} // by connector id
 	if definitions {
 		def, found, err := defs.OfAlert(ctx, tx, e.TeamID, labels)
 		if err != nil {
 			return err
 		}
 		if found {
-			return routeDefinitionEvent(ctx, tx, logger, team, e, def, entity, labels, caseID, requestID)
+			return routeDefinitionEvent(ctx, tx, logger, routers, e, def, entity, labels, caseID, requestID)
 		}
 	}
+	return sendThroughRouters(ctx, tx, logger, e, routers, entity, labels, caseID, requestID)
+}
+
+// routersOf keeps the routers of the entity type, or of none.
+func routersOf(active []oas.GlobalRouter, entityType oas.NotificationEntityType) []oas.GlobalRouter {
+	var out []oas.GlobalRouter
+	for _, r := range active {
+		if et := r.EntityType.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED); et == entityType || et == oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// sendThroughRouters sends the event through each of routers whose entity labels match the
+// entity's labels, to the targets its rules (or fallback) choose, once per connector.
+func sendThroughRouters(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Event, routers []oas.GlobalRouter,
+	entity map[string]any, labels map[string]string, caseID, requestID string) error {
+	entityType := oas.NotificationEntityType(e.EntityType)
+	sent := map[string]bool{} // by connector id
 	for _, r := range routers {
 		if !Matches(r.EntityLabels.Or(nil), labels) {
 			continue
@@ -164,11 +177,11 @@ func sendToTargets(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Eve
 //     rules (its entity labels are not asked: the definition chose it). A destination's delivery
 //     records the definition (its id and "alert definition <name>") as its router. Each one sends triggered
 //     events, and resolved ones too when its notifyOn is NOTIFY_ON_TRIGGERED_AND_RESOLVED;
-//     acknowledgements only go through global routers. A router that is gone or disabled sends
+//     acknowledgements only go through global routers. A router that is gone, disabled or of cases only sends
 //     nothing and is logged.
 //   - A definition without destinations or router leaves the event to the team's routers, as
 //     any incident's.
-func routeDefinitionEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, team *teamRouting, e db.Event, def oas.AlertDef,
+func routeDefinitionEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, routers []oas.GlobalRouter, e db.Event, def oas.AlertDef,
 	entity map[string]any, labels map[string]string, caseID, requestID string) error {
 	defID := def.ID.Or("")
 	if ruleID, silenced, err := alertschedules.Suppressing(ctx, tx, e.TeamID, defID, labels, tx.Now); err != nil {
@@ -189,20 +202,7 @@ func routeDefinitionEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, t
 	}
 	group := p.NotificationGroup.Value
 	if len(group.Destinations) == 0 && !group.Router.Set {
-		entityType := oas.NotificationEntityType(e.EntityType)
-		sent := map[string]bool{}
-		for _, r := range team.routers {
-			if et := r.EntityType.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED); et != entityType && et != oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED {
-				continue
-			}
-			if !Matches(r.EntityLabels.Or(nil), labels) {
-				continue
-			}
-			if err := sendToTargets(ctx, tx, logger, e, r, chosenTargets(r, entityType, entity, logger), entity, caseID, requestID, sent); err != nil {
-				return err
-			}
-		}
-		return nil
+		return sendThroughRouters(ctx, tx, logger, e, routers, entity, labels, caseID, requestID)
 	}
 	notifies := func(on oas.OptAlertDefNotifyOn) bool {
 		switch delivery.EventKind(e.Kind) {
@@ -228,13 +228,13 @@ func routeDefinitionEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, t
 	if group.Router.Set && notifies(group.Router.Value.NotifyOn) {
 		routerID := group.Router.Value.ID.Or("")
 		var chosen *oas.GlobalRouter
-		for i := range team.routers {
-			if team.routers[i].ID.Or("") == routerID {
-				chosen = &team.routers[i]
+		for i := range routers {
+			if routers[i].ID.Or("") == routerID {
+				chosen = &routers[i]
 			}
 		}
 		if chosen == nil {
-			logger.Warn("alert definition's router is gone or disabled; nothing is sent through it",
+			logger.Warn("alert definition's router is gone, disabled or of cases only; nothing is sent through it",
 				"alert_def_id", defID, "router", routerID)
 			return nil
 		}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
@@ -47,4 +48,32 @@ func OfAlert(ctx context.Context, q db.Querier, teamID int64, labels map[string]
 		return oas.AlertDef{}, false, err
 	}
 	return d, true, nil
+}
+
+// RecordFiring marks the team's definition id as alerting (ALERT_DEF_STATUS_ALERTING) and sets
+// its lastTriggeredTime to at when that is later; a definition the team no longer has is left
+// alone. The event feed calls it in the transaction that records the firing.
+//
+// Errors: only the database's.
+func RecordFiring(ctx context.Context, tx *db.Tx, teamID int64, id string, at time.Time) error {
+	_, err := tx.ExecContext(ctx, `UPDATE alert_defs SET status = $3,
+		last_triggered_at = CASE WHEN last_triggered_at IS NULL OR last_triggered_at < $4 THEN $4 ELSE last_triggered_at END
+		WHERE team_id = $1 AND id = $2`, teamID, id, string(oas.AlertDefStatusALERTDEFSTATUSALERTING), at.UnixMicro())
+	if err != nil {
+		return fmt.Errorf("definition status: %w", db.Translate(err))
+	}
+	return nil
+}
+
+// RecordResolved marks the team's definition id as OK (ALERT_DEF_STATUS_OK): none of its alerts
+// fires any more. A definition the team no longer has is left alone.
+//
+// Errors: only the database's.
+func RecordResolved(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
+	_, err := tx.ExecContext(ctx, `UPDATE alert_defs SET status = $3 WHERE team_id = $1 AND id = $2`,
+		teamID, id, string(oas.AlertDefStatusALERTDEFSTATUSOK))
+	if err != nil {
+		return fmt.Errorf("definition status: %w", db.Translate(err))
+	}
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -160,37 +161,24 @@ func Record(ctx context.Context, tx *db.Tx, a Alert) (bool, error) {
 	return true, nil
 }
 
-// updateDefinition keeps the definition's lastTriggeredTime and status: a firing sets the time
-// (when later than the last) and ALERT_DEF_STATUS_ALERTING; a resolution sets
-// ALERT_DEF_STATUS_OK once none of the definition's incidents with a firing lacks its
-// resolution. A definition the team no longer has is left alone.
+// updateDefinition keeps the definition's lastTriggeredTime and status (alertdefs.RecordFiring,
+// RecordResolved): a resolution makes it OK once none of the definition's incidents with a
+// firing lacks its resolution.
 func updateDefinition(ctx context.Context, tx *db.Tx, teamID int64, defID string, firing bool, at int64) error {
-	status := "ALERT_DEF_STATUS_ALERTING"
-	if !firing {
-		var open int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM alert_events f WHERE f.team_id = $1 AND f.alert_def_id = $2
-			AND f.status = $3 AND NOT EXISTS (SELECT 1 FROM alert_events r
-				WHERE r.team_id = f.team_id AND r.incident_id = f.incident_id AND r.status = $4)`,
-			teamID, defID, statusFiring, statusResolved).Scan(&open); err != nil {
-			return fmt.Errorf("open alerts of the definition: %w", err)
-		}
-		if open > 0 {
-			return nil
-		}
-		status = "ALERT_DEF_STATUS_OK"
-	}
-	query := `UPDATE alert_defs SET status = $3 WHERE team_id = $1 AND id = $2`
-	args := []any{teamID, defID, status}
 	if firing {
-		query = `UPDATE alert_defs SET status = $3,
-			last_triggered_at = CASE WHEN last_triggered_at IS NULL OR last_triggered_at < $4 THEN $4 ELSE last_triggered_at END
-			WHERE team_id = $1 AND id = $2`
-		args = append(args, at)
+		return alertdefs.RecordFiring(ctx, tx, teamID, defID, time.UnixMicro(at))
 	}
-	if _, err := tx.ExecContext(ctx, query, args...); err != nil {
-		return fmt.Errorf("definition status: %w", err)
+	var open int
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM alert_events f WHERE f.team_id = $1 AND f.alert_def_id = $2
+		AND f.status = $3 AND NOT EXISTS (SELECT 1 FROM alert_events r
+			WHERE r.team_id = f.team_id AND r.incident_id = f.incident_id AND r.status = $4)`,
+		teamID, defID, statusFiring, statusResolved).Scan(&open); err != nil {
+		return fmt.Errorf("open alerts of the definition: %w", err)
 	}
-	return nil
+	if open > 0 {
+		return nil
+	}
+	return alertdefs.RecordResolved(ctx, tx, teamID, defID)
 }
 
 // Kinds of alert_event_fields rows.

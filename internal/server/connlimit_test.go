@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net"
@@ -233,5 +234,60 @@ func TestDerivedMaxConnections(t *testing.T) {
 	}
 	if n, err := DerivedMaxConnections(); err != nil || n < minMaxConnections && n != 0 {
 		t.Fatalf("DerivedMaxConnections() = %d, %v", n, err)
+	}
+}
+
+// BenchmarkConnectionCap measures what LimitConnections adds to a request over a keep-alive
+// connection (two ConnState transitions, each a lock and a ring update) and to one connection
+// per request (the count at accept and close): RefusalListener alone, then under the cap.
+func BenchmarkConnectionCap(b *testing.B) {
+	for _, capped := range []bool{false, true} {
+		for _, keepAlive := range []bool{true, false} {
+			b.Run(fmt.Sprintf("capped=%v/keep-alive=%v", capped, keepAlive), func(b *testing.B) {
+				h := testHandler(newBlockingAPI(), Options{})
+				srv := &http.Server{Handler: h, ErrorLog: log.New(io.Discard, "", 0)}
+				l, err := net.Listen("tcp", "127.0.0.1:0")
+				if err != nil {
+					b.Fatal(err)
+				}
+				var served net.Listener = l
+				if capped {
+					served = h.LimitConnections(l, srv, 1000)
+				}
+				served = RefusalListener(served, srv)
+				go func() { _ = srv.Serve(served) }()
+				defer srv.Close()
+				request := "GET /healthz HTTP/1.1\r\nHost: a\r\n\r\n"
+				if !keepAlive {
+					request = "GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
+				}
+				var conn net.Conn
+				var r *bufio.Reader
+				for b.Loop() {
+					if conn == nil {
+						if conn, err = net.Dial("tcp", l.Addr().String()); err != nil {
+							b.Fatal(err)
+						}
+						r = bufio.NewReader(conn)
+					}
+					if _, err := io.WriteString(conn, request); err != nil {
+						b.Fatal(err)
+					}
+					res, err := http.ReadResponse(r, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					_, _ = io.Copy(io.Discard, res.Body)
+					res.Body.Close()
+					if !keepAlive {
+						conn.Close()
+						conn = nil
+					}
+				}
+				if conn != nil {
+					conn.Close()
+				}
+			})
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
@@ -256,16 +257,46 @@ func (l *connLimiter) refuse(c net.Conn) {
 			}
 			conn = tc
 		}
+		// The answer follows the request's head (a client such as Go's takes bytes that come
+		// before its request for a broken connection); then half-close, and read what the client
+		// still sends until it closes: closing with data unread would reset the connection and
+		// could discard the answer before it is read.
+		read, ok := readRequestHead(conn)
+		if !ok {
+			return
+		}
 		if _, err := conn.Write(l.answer); err != nil {
 			return
 		}
-		// Half-close, then read what the client sent until it closes: closing with its request
-		// unread would reset the connection and could discard the answer before it is read.
 		if cw, ok := conn.(interface{ CloseWrite() error }); ok {
 			_ = cw.CloseWrite()
 		}
-		_, _ = io.CopyN(io.Discard, conn, refusalDrainBytes)
+		_, _ = io.CopyN(io.Discard, conn, refusalDrainBytes-read)
 	}()
+}
+
+// readRequestHead reads from conn up to the empty line that ends a request's header fields, at
+// most refusalDrainBytes; it returns the bytes read and whether the empty line was found (false
+// too when the client closed or the deadline passed first).
+func readRequestHead(conn net.Conn) (int64, bool) {
+	var buf [4096]byte
+	var read int64
+	var tail []byte // the last 3 bytes read, for an empty line split across reads
+	for read < refusalDrainBytes {
+		n, err := conn.Read(buf[:])
+		if n > 0 {
+			read += int64(n)
+			chunk := append(tail, buf[:n]...)
+			if bytes.Contains(chunk, []byte("\r\n\r\n")) {
+				return read, true
+			}
+			tail = append(tail[:0], chunk[max(len(chunk)-3, 0):]...)
+		}
+		if err != nil {
+			return read, false
+		}
+	}
+	return read, false
 }
 
 // logRefusal counts a refusal and logs the count at WARN at most once a second.

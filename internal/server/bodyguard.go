@@ -30,8 +30,16 @@ type guardedBody struct {
 	taken  int64
 	// touched is set by the first read, sawEOF by the read that reached the body's end, broken by
 	// a read that failed otherwise than by the deadline: what the lingering close needs to know
-	// (lingering.go).
-	touched, sawEOF, broken bool
+	// (lingering.go). closed is set by Close.
+	touched, sawEOF, broken, closed bool
+}
+
+// Close ends the API's reading of the body; the body under it stays open, for net/http closes it
+// after the handler returns: a body closed now could no longer be drained by the lingering close
+// (the generated decoder closes every body it reads, at an early answer too).
+func (b *guardedBody) Close() error {
+	b.closed = true
+	return nil
 }
 
 // errAnsweredByServer is what a body read returns after the server answered the request itself.
@@ -40,6 +48,9 @@ var errAnsweredByServer = errors.New("body: the server already answered this req
 func (b *guardedBody) Read(p []byte) (int, error) {
 	if b.x.answered {
 		return 0, errAnsweredByServer
+	}
+	if b.closed {
+		return 0, http.ErrBodyReadAfterClose
 	}
 	b.touched = true
 	n, err := b.ReadCloser.Read(p)

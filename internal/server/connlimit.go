@@ -62,8 +62,8 @@ func maxConnectionsFor(descriptors uint64) int {
 // LimitConnections returns l holding at most maxConns client connections open at once (0: no
 // cap; they are still counted). A connection accepted at the cap first makes room by closing the
 // connection idle the longest (a keep-alive connection between requests); when none is idle, it
-// is answered 503 with the Error body, Retry-After: 1 and Connection: close (over TLS when srv
-// serves TLS, negotiating HTTP/1.1), within one second, and closed; the refusals are logged at
+// is answered 503 with the Error body, Retry-After: 1 and Connection: close once its request's
+// head is read (over TLS when srv serves TLS, negotiating HTTP/1.1), within one second, and closed; the refusals are logged at
 // WARN at most once a second, with their count. /metrics has mgmtapi_connections_open,
 // mgmtapi_connections_max, mgmtapi_connections_idle_closed_total and
 // mgmtapi_connections_refused_total{answer="503"|"closed"} (closed: more than 16 refusals were

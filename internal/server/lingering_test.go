@@ -19,10 +19,15 @@ import (
 
 // earlyAnswerAPI answers every request as the API does a body over one of its bounds: it reads
 // the start of the body (64 KiB), then writes a 400 Error body, closes the body and returns with
-// the rest unread.
-type earlyAnswerAPI struct{}
+// the rest unread. A request to /mgmt/openapi/5/held it holds until release is closed.
+type earlyAnswerAPI struct{ entered, release chan struct{} }
 
-func (earlyAnswerAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (a earlyAnswerAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/mgmt/openapi/5/held" {
+		a.entered <- struct{}{}
+		<-a.release
+		return
+	}
 	defer r.Body.Close() // as the generated decoder does
 	_, _ = io.CopyN(io.Discard, r.Body, 64<<10)
 	writeErrorBody(w, http.StatusBadRequest, "requests: at most 100 items")
@@ -33,17 +38,34 @@ func (earlyAnswerAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 const lingerBodyBytes = 15 << 20
 
 // startLingerServer serves New's handler over earlyAnswerAPI on a real listener, with
-// maxBodyBytes as --max-body-bytes.
-func startLingerServer(t *testing.T, maxBodyBytes int64) string {
+// maxBodyBytes as --max-body-bytes. When shed, one slot and no queue: a request is held in the
+// only slot, so that every other API request is shed (503) before its body is read.
+func startLingerServer(t *testing.T, maxBodyBytes int64, shed bool) string {
 	t.Helper()
-	srv := &http.Server{Handler: testHandler(earlyAnswerAPI{}, Options{MaxBodyBytes: maxBodyBytes}),
+	api := earlyAnswerAPI{entered: make(chan struct{}, 1), release: make(chan struct{})}
+	opts := Options{MaxBodyBytes: maxBodyBytes}
+	if shed {
+		opts.MaxConcurrent, opts.QueueLength = 1, 0
+	}
+	srv := &http.Server{Handler: testHandler(api, opts),
 		ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	go func() { _ = srv.Serve(RefusalListener(l, srv)) }()
-	t.Cleanup(func() { _ = srv.Close() })
+	t.Cleanup(func() {
+		close(api.release)
+		_ = srv.Close()
+	})
+	if shed {
+		go func() {
+			if res, err := http.Get("http://" + l.Addr().String() + "/mgmt/openapi/5/held"); err == nil {
+				res.Body.Close()
+			}
+		}()
+		<-api.entered
+	}
 	return l.Addr().String()
 }
 
@@ -56,15 +78,18 @@ func checkErrorAnswer(t *testing.T, what string, status int, body []byte, want i
 	}
 }
 
-// lingerCases are the two early answers: the API's, after reading a little of a body within
-// --max-body-bytes, and the server's own 413 for a declared length over it, read not at all.
+// lingerCases are the early answers: the API's, after reading a little of a body within
+// --max-body-bytes; the server's own 413 for a declared length over it and its 503 for a request
+// shed, both read not at all.
 var lingerCases = []struct {
 	name         string
 	maxBodyBytes int64
+	shed         bool
 	status       int
 }{
-	{"api-400", 16 << 20, http.StatusBadRequest},
-	{"declared-413", 1 << 20, http.StatusRequestEntityTooLarge},
+	{"api-400", 16 << 20, false, http.StatusBadRequest},
+	{"declared-413", 1 << 20, false, http.StatusRequestEntityTooLarge},
+	{"shed-503", 16 << 20, true, http.StatusServiceUnavailable},
 }
 
 const lingerRounds = 20
@@ -76,7 +101,7 @@ func TestEarlyAnswerReachesGoClients(t *testing.T) {
 	for _, c := range lingerCases {
 		for _, expect := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/expect-100-continue=%v", c.name, expect), func(t *testing.T) {
-				addr := startLingerServer(t, c.maxBodyBytes)
+				addr := startLingerServer(t, c.maxBodyBytes, c.shed)
 				client := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone(), Timeout: 30 * time.Second}
 				defer client.CloseIdleConnections()
 				for i := range lingerRounds {
@@ -110,7 +135,7 @@ func TestEarlyAnswerReachesARawClientThatWritesEverythingFirst(t *testing.T) {
 	body := bytes.Repeat([]byte("x"), lingerBodyBytes)
 	for _, c := range lingerCases {
 		t.Run(c.name, func(t *testing.T) {
-			addr := startLingerServer(t, c.maxBodyBytes)
+			addr := startLingerServer(t, c.maxBodyBytes, c.shed)
 			head := "POST /mgmt/openapi/5/batch HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
 				strconv.Itoa(len(body)) + "\r\n\r\n"
 			for i := range lingerRounds {
@@ -165,7 +190,7 @@ func TestEarlyAnswerReachesPythonUrllib(t *testing.T) {
 	}
 	for _, c := range lingerCases {
 		t.Run(c.name, func(t *testing.T) {
-			addr := startLingerServer(t, c.maxBodyBytes)
+			addr := startLingerServer(t, c.maxBodyBytes, c.shed)
 			out, err := exec.Command(python, "-c", pythonPoster, "http://"+addr+"/mgmt/openapi/5/batch",
 				strconv.Itoa(lingerBodyBytes), strconv.Itoa(lingerRounds)).Output()
 			if err != nil {

@@ -293,6 +293,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if api && h.admission != nil {
 		entered, ok := h.admission.enter(ctx)
 		if !ok {
+			if r.Body != nil && r.Body != http.NoBody {
+				x.body = &guardedBody{ReadCloser: r.Body, h: h, x: x} // never read: drained after the answer
+			}
 			h.refuseShed(rec, req)
 			return
 		}

@@ -43,14 +43,15 @@ func peerClosed(c net.Conn) bool {
 	}
 	closed := false
 	var b [1]byte
-	_ = raw.Read(func(fd uintptr) bool {
+	// Control, not Read: it takes no read lock on the descriptor, which pgx's background reader
+	// may hold in a blocked read of its own (it is stopped lazily, after its read returns).
+	_ = raw.Control(func(fd uintptr) {
 		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 		switch {
 		case errors.Is(err, syscall.EAGAIN), errors.Is(err, syscall.EINTR):
 		case err != nil, n >= 0:
 			closed = true
 		}
-		return true // never wait for the socket to become readable
 	})
 	return closed
 }

@@ -50,10 +50,10 @@ func TestFaultsSQLiteDiskFull(t *testing.T) {
 	filled := fillDisk(t, filler)
 	full := time.Now()
 	// Writes go on until the database has nowhere to grow.
-	for load.refused() < 20 {
+	for load.unsuccessful() < 20 {
 		if time.Since(full) > time.Minute {
 			counts, breaches := load.snapshot()
-			t.Fatalf("fewer than 20 writes refused in the minute after the disk filled: %v %q\n%s", counts, breaches, tail(logs))
+			t.Fatalf("fewer than 20 requests failed in the minute after the disk filled: %v %q\n%s", counts, breaches, tail(logs))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -73,7 +73,7 @@ func TestFaultsSQLiteDiskFull(t *testing.T) {
 	load.finish()
 	finished = true
 	srv.alive(t, logs)
-	t.Logf("filler of %d MiB; 20 writes refused %s after the disk filled, /readyz not ready %s later; answers until the disk was freed: %v; first write acknowledged %s after it was freed, /readyz 200 after %s",
+	t.Logf("filler of %d MiB; 20 requests unsuccessful %s after the disk filled, /readyz not ready %s later; answers until the disk was freed: %v; first write acknowledged %s after it was freed, /readyz 200 after %s",
 		filled>>20, firstRefusals.Round(time.Millisecond), notReadyAfter.Round(time.Millisecond), duringFull,
 		first.Round(time.Millisecond), readyAfter.Round(time.Millisecond))
 	load.check(t, "SQLite's disk filled and freed")

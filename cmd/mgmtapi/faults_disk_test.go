@@ -38,12 +38,7 @@ func TestFaultsSQLiteDiskFull(t *testing.T) {
 	srv := startServerUnder(t, logs, nil, []string{"--data-dir", data})
 	load := startFaultLoad(srv.base, 4, faultContract{
 		refusals: []int{http.StatusInsufficientStorage, http.StatusServiceUnavailable}, word: "storage full"}, 10*time.Second)
-	finished := false
-	defer func() {
-		if !finished {
-			load.finish()
-		}
-	}()
+	defer load.finish()
 	time.Sleep(time.Second)
 
 	filler := filepath.Join(disk, "filler")
@@ -67,12 +62,7 @@ func TestFaultsSQLiteDiskFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	freed := time.Now()
-	first := load.awaitWriteAfter(t, freed, 10*time.Second, "the disk was freed")
-	readyAfter := awaitReadiness(t, srv.base, 10*time.Second, "after the disk was freed", ready)
-	time.Sleep(2 * time.Second)
-	load.finish()
-	finished = true
-	srv.alive(t, logs)
+	first, readyAfter := load.recovered(t, srv, logs, freed, "the disk was freed")
 	t.Logf("filler of %d MiB; 20 requests unsuccessful %s after the disk filled, /readyz not ready %s later; answers until the disk was freed: %v; first write acknowledged %s after it was freed, /readyz 200 after %s",
 		filled>>20, firstRefusals.Round(time.Millisecond), notReadyAfter.Round(time.Millisecond), duringFull,
 		first.Round(time.Millisecond), readyAfter.Round(time.Millisecond))

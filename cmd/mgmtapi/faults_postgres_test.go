@@ -123,12 +123,7 @@ func TestFaultsPostgreSQL(t *testing.T) {
 // write succeeds within 10 s of each return; every acknowledged write is read back at the end.
 func postgresOutagesUnderLoad(t *testing.T, cluster *privateCluster, srv *serverProcess, logs string) {
 	load := startFaultLoad(srv.base, 8, faultContract{refusals: []int{http.StatusServiceUnavailable}, word: "database"}, 10*time.Second)
-	finished := false
-	defer func() {
-		if !finished {
-			load.finish()
-		}
-	}()
+	defer load.finish()
 	time.Sleep(2 * time.Second) // load before the first fault
 	for i := range 2 {
 		before, _ := load.snapshot()
@@ -165,12 +160,7 @@ func postgresOutagesUnderLoad(t *testing.T, cluster *privateCluster, srv *server
 	cluster.control(t, "start")
 	returned := time.Now()
 	during, _ := load.snapshot()
-	firstWrite := load.awaitWriteAfter(t, returned, 10*time.Second, "PostgreSQL returned from a 20 s stop")
-	readyAfter := awaitReadiness(t, srv.base, 10*time.Second, "after PostgreSQL returned", ready)
-	time.Sleep(2 * time.Second)
-	load.finish()
-	finished = true
-	srv.alive(t, logs)
+	firstWrite, readyAfter := load.recovered(t, srv, logs, returned, "PostgreSQL returned from a 20 s stop")
 	t.Logf("20 s stop: /readyz not ready %s after it began; answers during it: %v; first write acknowledged %s after PostgreSQL returned, /readyz 200 after %s",
 		noticed.Round(time.Millisecond), countsSince(before, during), firstWrite.Round(time.Millisecond), readyAfter.Round(time.Millisecond))
 	load.check(t, "PostgreSQL restarted twice and stopped for 20 s")

@@ -19,19 +19,14 @@ import (
 // reader, each client giving up after 3 s), then continues it with SIGCONT, on both engines. The
 // server answers only 2xx (or 503 with Retry-After) before, during and after; the requests the
 // clients gave up on while it was stopped are counted apart (no server answered them); a write
-// succeeds within 10 s of SIGCONT; every acknowledged write is read back.
+// succeeds and /readyz is ready within 10 s of SIGCONT; every acknowledged write is read back.
 func TestFaultsSIGSTOP(t *testing.T) {
 	requireFaults(t)
 	engines(t, func(t *testing.T, database []string) {
 		logs := filepath.Join(t.TempDir(), "server.log")
 		srv := startServer(t, logs, database)
 		load := startFaultLoad(srv.base, 8, faultContract{refusals: []int{http.StatusServiceUnavailable}, timeoutsAllowed: true}, 3*time.Second)
-		finished := false
-		defer func() {
-			if !finished {
-				load.finish()
-			}
-		}()
+		defer load.finish()
 		time.Sleep(2 * time.Second)
 		before, _ := load.snapshot()
 		if err := srv.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
@@ -43,13 +38,9 @@ func TestFaultsSIGSTOP(t *testing.T) {
 		}
 		continued := time.Now()
 		during, _ := load.snapshot()
-		first := load.awaitWriteAfter(t, continued, 10*time.Second, "SIGCONT")
-		time.Sleep(2 * time.Second)
-		load.finish()
-		finished = true
-		srv.alive(t, logs)
-		t.Logf("stopped 10 s: answers and errors meanwhile: %v; first write acknowledged %s after SIGCONT",
-			countsSince(before, during), first.Round(time.Millisecond))
+		first, readyAfter := load.recovered(t, srv, logs, continued, "SIGCONT")
+		t.Logf("stopped 10 s: answers and errors meanwhile: %v; first write acknowledged %s after SIGCONT, /readyz 200 after %s",
+			countsSince(before, during), first.Round(time.Millisecond), readyAfter.Round(time.Millisecond))
 		load.check(t, "SIGSTOP for 10 s, then SIGCONT")
 		verifyAcknowledged(t, srv, load.acks, logs)
 		load.verifyAlerts(t, srv.base)

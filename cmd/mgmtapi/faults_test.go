@@ -107,6 +107,7 @@ type faultLoad struct {
 	contract faultContract
 	timeout  time.Duration
 	stop     chan struct{}
+	finished sync.Once
 	wg       sync.WaitGroup
 	// t0 is the startsAt of the notifications.
 	t0 time.Time
@@ -260,10 +261,26 @@ func transportLabel(err error) string {
 	return "transport error"
 }
 
-// finish stops the clients and waits for them.
+// finish stops the clients and waits for them; once done, it does nothing.
 func (l *faultLoad) finish() {
-	close(l.stop)
-	l.wg.Wait()
+	l.finished.Do(func() {
+		close(l.stop)
+		l.wg.Wait()
+	})
+}
+
+// recovered is the end of a fault: it waits up to 10 s for a write to succeed after since (the
+// moment the fault ended) and up to 10 s for /readyz to be ready, lets the load run 2 s more, stops
+// it and checks the server process is still the one started. It returns how long after since the
+// first write succeeded, and how long /readyz took to be ready.
+func (l *faultLoad) recovered(t *testing.T, srv *serverProcess, logs string, since time.Time, what string) (firstWrite, readyAfter time.Duration) {
+	t.Helper()
+	firstWrite = l.awaitWriteAfter(t, since, 10*time.Second, what)
+	readyAfter = awaitReadiness(t, srv.base, 10*time.Second, "after "+what, ready)
+	time.Sleep(2 * time.Second)
+	l.finish()
+	srv.alive(t, logs)
+	return firstWrite, readyAfter
 }
 
 // snapshot returns the counts so far, and whether any answer or error broke the contract.

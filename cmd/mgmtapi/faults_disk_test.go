@@ -36,7 +36,7 @@ func TestFaultsSQLiteDiskFull(t *testing.T) {
 	data := filepath.Join(disk, "data")
 	logs := filepath.Join(dir, "server.log") // not on the full disk
 	srv := startServerUnder(t, logs, nil, []string{"--data-dir", data})
-	load := startFaultLoad(srv.base, 4, faultContract{
+	load := startFaultLoad(t, srv.base, 4, faultContract{
 		refusals: []int{http.StatusInsufficientStorage, http.StatusServiceUnavailable}, word: "storage full"}, 10*time.Second)
 	defer load.finish()
 	time.Sleep(time.Second)

@@ -122,7 +122,7 @@ func TestFaultsPostgreSQL(t *testing.T) {
 // restarts); /readyz says not ready, naming the database, during the stop and ready after it; a
 // write succeeds within 10 s of each return; every acknowledged write is read back at the end.
 func postgresOutagesUnderLoad(t *testing.T, cluster *privateCluster, srv *serverProcess, logs string) {
-	load := startFaultLoad(srv.base, 8, faultContract{refusals: []int{http.StatusServiceUnavailable}, word: "database"}, 10*time.Second)
+	load := startFaultLoad(t, srv.base, 8, faultContract{refusals: []int{http.StatusServiceUnavailable}, word: "database"}, 10*time.Second)
 	defer load.finish()
 	time.Sleep(2 * time.Second) // load before the first fault
 	for i := range 2 {
@@ -181,15 +181,15 @@ func countsSince(before, after map[string]int) map[string]int {
 	return grown
 }
 
-// alertmanagerThroughOutage: a real Alertmanager, its webhook receiver pointed at the server (group
-// interval 3 min, so a notification refused for good would wait minutes), gets 20 distinct alerts
-// while PostgreSQL is stopped for 30 s. Alertmanager must have tried during the stop, and every
-// alert must be an incident within 60 s of PostgreSQL's return: Alertmanager's own retries of the
-// 503 did it.
+// alertmanagerThroughOutage: a real Alertmanager, its webhook receiver pointed at the server with a
+// send-data key (group interval 3 min, so a notification refused for good would wait minutes),
+// gets 20 distinct alerts while PostgreSQL is stopped for 30 s. Alertmanager must have tried
+// during the stop, and every alert must be an incident within 60 s of PostgreSQL's return:
+// Alertmanager's own retries of the 503 did it.
 func alertmanagerThroughOutage(t *testing.T, cluster *privateCluster, srv *serverProcess, logs string) {
 	const alerts = 20
 	am := prometheustest.StartAlertmanagerWith(t, prometheustest.AlertmanagerOptions{
-		WebhookURL: srv.base + ingestPath, Bearer: crashKey, GroupInterval: 3 * time.Minute})
+		WebhookURL: srv.base + ingestPath, Bearer: createSendDataKey(t, srv.base), GroupInterval: 3 * time.Minute})
 	cluster.control(t, "stop")
 	stopped := time.Now()
 	startsAt := time.Now().UTC().Add(-time.Minute).Format(time.RFC3339)

@@ -25,7 +25,7 @@ func TestFaultsSIGSTOP(t *testing.T) {
 	engines(t, func(t *testing.T, database []string) {
 		logs := filepath.Join(t.TempDir(), "server.log")
 		srv := startServer(t, logs, database)
-		load := startFaultLoad(srv.base, 8, faultContract{refusals: []int{http.StatusServiceUnavailable}, timeoutsAllowed: true}, 3*time.Second)
+		load := startFaultLoad(t, srv.base, 8, faultContract{refusals: []int{http.StatusServiceUnavailable}, timeoutsAllowed: true}, 3*time.Second)
 		defer load.finish()
 		time.Sleep(2 * time.Second)
 		before, _ := load.snapshot()
@@ -82,7 +82,7 @@ func TestFaultsDescriptorExhaustion(t *testing.T) {
 		}
 
 		// A fresh client, while the 600 are held.
-		contract := faultContract{refusals: []int{http.StatusServiceUnavailable}}
+		contract := faultContract{refusals: []int{http.StatusServiceUnavailable}, anyBody: true}
 		fresh := func(method, path, body string) {
 			t.Helper()
 			began := time.Now()

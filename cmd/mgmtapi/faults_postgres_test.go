@@ -167,7 +167,7 @@ func postgresOutagesUnderLoad(t *testing.T, cluster *privateCluster, srv *server
 	verifyAcknowledged(t, srv, load.acks, logs)
 	load.verifyAlerts(t, srv.base)
 	t.Logf("read back: %d sets, %d alerts; server log lines by level: %v; metrics:\n%s", len(load.acks), len(load.alerts),
-		logLevels(logs), metricLines(srv.base, "auth_failures", "mgmtapi_db_", `code="5`, `code="4`))
+		logLevels(logs), metricLines(srv.base, "auth_failures", "mgmtapi_db_", `status="5`, `status="4`))
 }
 
 // countsSince returns the counts that grew from before to after, by how much.

@@ -526,3 +526,9 @@ func logLevels(logs string) map[string]int {
 	}
 	return levels
 }
+
+// logMentions counts how often phrase occurs in the server log.
+func logMentions(logs, phrase string) int {
+	b, _ := os.ReadFile(logs)
+	return strings.Count(string(b), phrase)
+}

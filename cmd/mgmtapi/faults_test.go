@@ -118,10 +118,9 @@ func createSendDataKey(t *testing.T, base string) string {
 
 // faultLoad drives the server while a fault happens: writers create recording-rule sets (every
 // eighth write an Alertmanager notification to the ingest path, with a send-data key, instead),
-// and a reader reads
-// acknowledged sets back, each on its own keep-alive connection, back to back; after a refusal a
-// client waits 100 ms, as a client honouring Retry-After at least waits. It counts every answer
-// and transport error and keeps the acknowledged writes.
+// and a reader reads acknowledged sets back, each on its own keep-alive connection, back to back;
+// after a refusal a client waits 100 ms, as a client honouring Retry-After at least waits. It
+// counts every answer and transport error and keeps the acknowledged writes.
 type faultLoad struct {
 	base string
 	// ingestKey authenticates the notifications: a send-data key.

@@ -110,8 +110,16 @@ func postBatchRaw(base string, body []byte) (int, []byte, error) {
 	_ = conn.SetDeadline(time.Now().Add(60 * time.Second))
 	head := fmt.Sprintf("POST %s HTTP/1.1\r\nHost: faults\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n",
 		e2mBatchExecutePath, crashKey, len(body))
-	if _, err := conn.Write(append([]byte(head), body...)); err != nil {
-		return 0, nil, err
+	request := append([]byte(head), body...)
+	if n, err := conn.Write(request); err != nil {
+		// Such a client has failed here. Whether the answer had arrived (and is lost to it) says
+		// where the server stopped reading.
+		_ = conn.SetDeadline(time.Now().Add(2 * time.Second))
+		late := "no answer to read after it either"
+		if res, readErr := http.ReadResponse(bufio.NewReader(conn), nil); readErr == nil {
+			late = fmt.Sprintf("the answer, %d, was there to read after it", res.StatusCode)
+		}
+		return 0, nil, fmt.Errorf("after writing %d of %d bytes: %w (%s)", n, len(request), err, late)
 	}
 	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
 	if err != nil {

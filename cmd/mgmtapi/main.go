@@ -239,7 +239,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 	handler := server.New(server.Options{
 		API:          apiHandler,
 		WriteError:   api.WriteError,
-		Ready:        database.Ping,
+		Ready:        database.Ready,
 		DBStats:      database.Stats,
 		OpenAPIJSON:  docs.json,
 		OpenAPIYAML:  docs.yaml,

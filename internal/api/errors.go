@@ -15,7 +15,9 @@ import (
 	"github.com/ogen-go/ogen/validate"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
+	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/server"
 )
 
 // statusOf is the one map from an error kind to its HTTP status.
@@ -31,13 +33,37 @@ var statusOf = map[apierror.Kind]int{
 // errorResponse is the single exit for every failure: an area's *apierror.Error, an error of
 // the generated decoder or security layer, or anything else (a 500 whose details go only to the
 // log, with the request id).
+//
+// A failure of the database (db.FaultOf) is 503, or 507 for a full disk, with Retry-After: the
+// request may succeed when the database is back. It is logged at ERROR, with the request id, and
+// counted in mgmtapi_database_faults_total.
 func errorResponse(ctx context.Context, err error) *oas.ErrorStatusCode {
 	status, message := classify(err)
+	if status == http.StatusInternalServerError || status == http.StatusUnauthorized { // the key lookup's failure is a security error
+		if fault := db.FaultOf(err); fault != db.NoFault {
+			status, message = answerDatabaseFault(ctx, fault, err)
+			return &oas.ErrorStatusCode{StatusCode: status, Response: oas.Error{Code: int32(status), Message: message}}
+		}
+	}
 	if status == http.StatusInternalServerError {
 		slog.ErrorContext(ctx, "request failed", "error", err.Error())
 		message = "internal error; the server log has the details under this request's id"
 	}
 	return &oas.ErrorStatusCode{StatusCode: status, Response: oas.Error{Code: int32(status), Message: boundedMessage(message)}}
+}
+
+// answerDatabaseFault is the status and message of a request that failed for the database's
+// fault, and sets the answer's Retry-After.
+func answerDatabaseFault(ctx context.Context, fault db.Fault, err error) (int, string) {
+	seconds := server.AnswerDatabaseFault(ctx, string(fault))
+	if fault == db.FaultStorageFull {
+		slog.ErrorContext(ctx, "database storage full", "error", err.Error())
+		return http.StatusInsufficientStorage, fmt.Sprintf(
+			"storage full: the database has no space left to write; retry after %d s (the server log has the details under this request's id)", seconds)
+	}
+	slog.ErrorContext(ctx, "database unavailable", "error", err.Error())
+	return http.StatusServiceUnavailable, fmt.Sprintf(
+		"database: unavailable, the server cannot reach or use its database; retry after %d s (the server log has the details under this request's id)", seconds)
 }
 
 // maxMessageRunes is the Error schema's bound on message (the public documents' too).

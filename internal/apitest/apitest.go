@@ -204,7 +204,7 @@ func (e *Env) Handler(t testing.TB, database *db.DB, authn *auth.Authenticator) 
 	handler := server.New(server.Options{
 		API:          a,
 		WriteError:   api.WriteError,
-		Ready:        database.Ping,
+		Ready:        database.Ready,
 		DBStats:      database.Stats,
 		OpenAPIJSON:  jsonDoc,
 		OpenAPIYAML:  yamlDoc,

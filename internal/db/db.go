@@ -12,11 +12,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
-	_ "github.com/jackc/pgx/v5/stdlib" // registers the "pgx" driver
-	_ "modernc.org/sqlite"             // registers the "sqlite" driver
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
 
 // Engine names the database engine behind a DB.
@@ -66,6 +68,11 @@ type DB struct {
 	events  eventSinkHolder
 	// sqliteDSN opens a connection like the others (pragmas, VFS), not query_only; SQLite only
 	sqliteDSN string
+	// dataDir holds SQLite's files; "" on PostgreSQL. Ready checks its free space.
+	dataDir string
+	// storageFull is set while the last write that failed for lack of space has not been
+	// followed by one that committed (see noteWriteOutcome, Ready).
+	storageFull atomic.Bool
 }
 
 // Open opens the database, applies pending migrations and returns it ready for use.
@@ -96,6 +103,10 @@ func Open(ctx context.Context, opts Options) (*DB, error) {
 		return nil, err
 	}
 	if d.Engine == SQLite {
+		if err := d.openReadConnections(ctx); err != nil {
+			d.Close()
+			return nil, err
+		}
 		d.group = newGroupCommitter(d.write)
 	}
 	return d, nil
@@ -106,10 +117,11 @@ func openPostgres(rawURL string) (*DB, error) {
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		return nil, fmt.Errorf("database url: must be a postgres:// or postgresql:// URL")
 	}
-	pool, err := sql.Open("pgx", rawURL)
+	config, err := pgx.ParseConfig(rawURL)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
+	pool := stdlib.OpenDB(*config, stdlib.OptionResetSession(discardClosedConn))
 	pool.SetMaxOpenConns(20)
 	pool.SetMaxIdleConns(20)
 	pool.SetConnMaxIdleTime(5 * time.Minute)
@@ -127,6 +139,10 @@ func openPostgres(rawURL string) (*DB, error) {
 // read transaction after another connection's commit. The write connection keeps the default:
 // it is one, and it alone writes, so its cache stays valid between its transactions.
 const readCacheKiB = 256
+
+// readConnections is the size of SQLite's read pool. Its connections, and LookupText's, are
+// opened at start and kept open (see openReadConnections).
+const readConnections = 8
 
 func openSQLite(dir string, shared bool) (*DB, error) {
 	if dir == "" {
@@ -161,10 +177,10 @@ func openSQLite(dir string, shared bool) (*DB, error) {
 		write.Close()
 		return nil, fmt.Errorf("open sqlite: %w", err)
 	}
-	read.SetMaxOpenConns(8)
-	read.SetMaxIdleConns(8)
+	read.SetMaxOpenConns(readConnections)
+	read.SetMaxIdleConns(readConnections)
 	return &DB{Engine: SQLite, write: write, read: read, reads: newPreparedReads(read),
-		lookups: newLookupPool(read.Driver(), readDSN), sqliteDSN: base}, nil
+		lookups: newLookupPool(read.Driver(), readDSN), sqliteDSN: base, dataDir: dir}, nil
 }
 
 // Close waits for the write transactions in progress, then releases the connections. Write
@@ -345,6 +361,7 @@ func (tx *Tx) Local(key any, create func() any) any {
 // savepoint): a committed change has its record, a failed or rolled-back one has none, and a
 // PostgreSQL transaction run again writes it once.
 func (d *DB) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	defer func() { d.noteWriteOutcome(err) }()
 	if d.group != nil {
 		return d.group.inTx(ctx, d, fn)
 	}

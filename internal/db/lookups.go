@@ -123,6 +123,18 @@ func (c *lookupConn) statement(ctx context.Context, query string) (stmt driver.S
 	return stmt, true, nil
 }
 
+// touch reads the schema on c, which opens the database's files (the WAL included), without
+// keeping the statement.
+func (c *lookupConn) touch(ctx context.Context) error {
+	const query = `SELECT printf('%d', count(*)) FROM sqlite_schema`
+	_, err := c.lookupText(ctx, query, nil, func([]byte) error { return nil })
+	if stmt, ok := c.statements[query]; ok {
+		_ = stmt.Close()
+		delete(c.statements, query)
+	}
+	return err
+}
+
 // lookupText runs query on c and calls use with the first column of its first row.
 func (c *lookupConn) lookupText(ctx context.Context, query string, args []driver.NamedValue, use func(text []byte) error) (found bool, err error) {
 	stmt, kept, err := c.statement(ctx, query)

@@ -24,9 +24,21 @@ const pgRetryDelay = 5 * time.Millisecond
 // (40P01) or a serialization failure (40001), which are outcomes of timing between concurrent
 // transactions (of this replica or another), not of the request. fn may therefore run more than
 // once: it must set, not accumulate, what it hands out of the transaction.
+//
+// It is also run again, once, when the connection failed before the COMMIT was sent (PostgreSQL
+// closed it: a restart, a terminated backend, a connection reset): nothing of the transaction
+// was committed, and the pool hands the second try another connection (see discardClosedConn),
+// so that a PostgreSQL restart between two requests is not seen by the second. A failure of the
+// COMMIT itself is never tried again: the transaction may have been committed.
 func (d *DB) inTxRetried(ctx context.Context, fn func(tx *Tx) error) error {
+	retriedLost := false
 	for attempt := 1; ; attempt++ {
 		err := d.inPgTx(ctx, fn)
+		if err != nil && !retriedLost && lostBeforeCommit(err) && ctx.Err() == nil {
+			retriedLost = true
+			attempt--
+			continue
+		}
 		if err == nil || attempt == pgAttempts || !rolledBackForTiming(err) {
 			return err
 		}
@@ -36,6 +48,13 @@ func (d *DB) inTxRetried(ctx context.Context, fn func(tx *Tx) error) error {
 		case <-time.After(time.Duration(attempt) * (pgRetryDelay + rand.N(pgRetryDelay))):
 		}
 	}
+}
+
+// lostBeforeCommit says whether err is the connection failing (FaultUnavailable) before the
+// transaction's COMMIT was sent.
+func lostBeforeCommit(err error) bool {
+	var commit *commitError
+	return FaultOf(err) == FaultUnavailable && !errors.As(err, &commit)
 }
 
 // rolledBackForTiming says whether err is PostgreSQL's deadlock or serialization failure.

@@ -80,7 +80,14 @@ func commitWithAudit(ctx context.Context, conn *sql.Conn, tx *Tx) error {
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("commit: %w", err)
+		return &commitError{err}
 	}
 	return nil
 }
+
+// commitError is a failure of the COMMIT message itself, after which the transaction may or may
+// not have been committed: it is never run again (see inTxRetried).
+type commitError struct{ err error }
+
+func (e *commitError) Error() string { return "commit: " + e.err.Error() }
+func (e *commitError) Unwrap() error { return e.err }

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql/driver"
 	"fmt"
 	"testing"
 )
@@ -63,19 +64,21 @@ func TestLookupStatementsBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	for i := range maxPreparedReads + 10 {
-		var got string
-		err := d.LookupText(ctx, fmt.Sprintf("SELECT CAST($1 + %d AS TEXT)", i), func(text []byte) error {
-			got = string(text)
-			return nil
-		}, 1)
-		if err != nil || got != fmt.Sprint(i+1) {
-			t.Fatalf("lookup %d: %q, %v", i, got, err)
-		}
-	}
+	// One connection's statements are bounded: every text through the same connection.
 	c, err := d.lookups.get()
 	if err != nil {
 		t.Fatal(err)
+	}
+	for i := range maxPreparedReads + 10 {
+		var got string
+		_, err := c.lookupText(ctx, fmt.Sprintf("SELECT CAST($1 + %d AS TEXT)", i),
+			[]driver.NamedValue{{Ordinal: 1, Value: int64(1)}}, func(text []byte) error {
+				got = string(text)
+				return nil
+			})
+		if err != nil || got != fmt.Sprint(i+1) {
+			t.Fatalf("lookup %d: %q, %v", i, got, err)
+		}
 	}
 	if n := len(c.statements); n != maxPreparedReads {
 		t.Fatalf("%d statements kept, want the bound %d", n, maxPreparedReads)

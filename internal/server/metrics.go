@@ -23,6 +23,9 @@ type metrics struct {
 	rateLimited prometheus.Counter
 	// shedByConcurrency is shed's concurrency series, resolved once: a flood counts it per refusal.
 	shedByConcurrency prometheus.Counter
+	// databaseFaults counts the requests answered for a failure of the database, by fault
+	// (databasefaults.go).
+	databaseFaults *prometheus.CounterVec
 
 	// seen keeps the series already used, so that a request finds its own without hashing its
 	// labels and formatting its status again.
@@ -69,8 +72,9 @@ func newMetrics(reg *prometheus.Registry, dbStats func() sql.DBStats, admission 
 			Name: "mgmtapi_requests_rate_limited_total",
 			Help: "API requests refused with 429 by their key's rate limit.",
 		}),
-		seen:         map[requestLabels]series{},
-		authFailures: newAuthFailures(reg),
+		seen:           map[requestLabels]series{},
+		authFailures:   newAuthFailures(reg),
+		databaseFaults: newDatabaseFaults(reg),
 	}
 	for _, reason := range []string{shedConcurrency, shedDecodeBudget} {
 		m.shed.WithLabelValues(reason)

@@ -30,7 +30,9 @@ type Options struct {
 	// names the operation of each request it routes with SetOperation, for metrics and logs.
 	API        http.Handler
 	WriteError func(w http.ResponseWriter, status int, message string)
-	// Ready reports whether the database answers.
+	// Ready reports whether writes can succeed now. /readyz answers 503 "not ready: " and the
+	// error's PublicReason() (a method of the error, when it has one; "database: does not answer"
+	// otherwise); the whole error goes to the log.
 	Ready func(ctx context.Context) error
 	// DBStats gives the connection-pool figures for /metrics.
 	DBStats func() sql.DBStats
@@ -107,7 +109,11 @@ func New(opts Options) *Handler {
 		defer cancel()
 		if err := opts.Ready(ctx); err != nil {
 			opts.Logger.WarnContext(r.Context(), "not ready", "error", err.Error())
-			opts.WriteError(w, http.StatusServiceUnavailable, "the database does not answer")
+			reason := "database: does not answer"
+			if public, ok := err.(interface{ PublicReason() string }); ok {
+				reason = public.PublicReason()
+			}
+			opts.WriteError(w, http.StatusServiceUnavailable, "not ready: "+reason)
 			return
 		}
 		writeJSON(w, http.StatusOK, []byte(`{"status":"ready"}`))

@@ -67,7 +67,7 @@ func TestFaultsSQLiteDiskFull(t *testing.T) {
 		filled>>20, firstRefusals.Round(time.Millisecond), notReadyAfter.Round(time.Millisecond), duringFull,
 		first.Round(time.Millisecond), readyAfter.Round(time.Millisecond))
 	load.check(t, "SQLite's disk filled and freed")
-	t.Logf("server log lines by level: %v; metrics:\n%s", logLevels(logs), metricLines(srv.base, "mgmtapi_db_", `status="5`))
+	t.Logf("%s; metrics:\n%s", logSummary(logs), metricLines(srv.base, "mgmtapi_db_", "mgmtapi_database_", `status="5`))
 
 	srv.interrupt(t)
 	if verdict := integrityCheck(t, filepath.Join(data, "mgmtapi.db")); verdict != "ok" {

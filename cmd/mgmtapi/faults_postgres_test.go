@@ -166,8 +166,8 @@ func postgresOutagesUnderLoad(t *testing.T, cluster *privateCluster, srv *server
 	load.check(t, "PostgreSQL restarted twice and stopped for 20 s")
 	verifyAcknowledged(t, srv, load.acks, logs)
 	load.verifyAlerts(t, srv.base)
-	t.Logf("read back: %d sets, %d alerts; server log lines by level: %v; metrics:\n%s", len(load.acks), len(load.alerts),
-		logLevels(logs), metricLines(srv.base, "auth_failures", "mgmtapi_db_", `status="5`, `status="4`))
+	t.Logf("read back: %d sets, %d alerts; %s; metrics:\n%s", len(load.acks), len(load.alerts),
+		logSummary(logs), metricLines(srv.base, "auth_failures", "mgmtapi_db_", "mgmtapi_database_", `status="5`, `status="4`))
 }
 
 // countsSince returns the counts that grew from before to after, by how much.

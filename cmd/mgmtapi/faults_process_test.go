@@ -42,7 +42,7 @@ func TestFaultsSIGSTOP(t *testing.T) {
 		t.Logf("stopped 10 s: answers and errors meanwhile: %v; first write acknowledged %s after SIGCONT, /readyz 200 after %s",
 			countsSince(before, during), first.Round(time.Millisecond), readyAfter.Round(time.Millisecond))
 		load.check(t, "SIGSTOP for 10 s, then SIGCONT")
-		t.Logf("server log lines by level: %v", logLevels(logs))
+		t.Logf("%s", logSummary(logs))
 		verifyAcknowledged(t, srv, load.acks, logs)
 		load.verifyAlerts(t, srv.base)
 	})
@@ -122,8 +122,8 @@ func TestFaultsDescriptorExhaustion(t *testing.T) {
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		t.Logf("service back %s after the held connections closed; server log lines by level: %v, naming too many open files: %d; metrics:\n%s",
-			time.Since(closed).Round(time.Millisecond), logLevels(logs), logMentions(logs, "too many open files"),
+		t.Logf("service back %s after the held connections closed; %s, naming too many open files: %d; metrics:\n%s",
+			time.Since(closed).Round(time.Millisecond), logSummary(logs), logMentions(logs, "too many open files"),
 			metricLines(srv.base, "connections", `status="5`))
 		srv.alive(t, logs)
 		verifyAcknowledged(t, srv, acks, logs)

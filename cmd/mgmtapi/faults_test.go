@@ -513,17 +513,22 @@ func metricLines(base string, words ...string) string {
 	return strings.Join(lines, "\n")
 }
 
-// logLevels counts the lines of the server log by their level= field.
-func logLevels(logs string) map[string]int {
+// logSummary counts the lines of the server log by their level= field and quotes the first
+// ERROR line, for the figures a test logs.
+func logSummary(logs string) string {
 	b, _ := os.ReadFile(logs)
 	levels := map[string]int{}
+	firstError := ""
 	for line := range strings.SplitSeq(string(b), "\n") {
 		if _, rest, ok := strings.Cut(line, "level="); ok {
 			level, _, _ := strings.Cut(rest, " ")
 			levels[level]++
+			if level == "ERROR" && firstError == "" {
+				firstError = line
+			}
 		}
 	}
-	return levels
+	return fmt.Sprintf("server log lines by level: %v; the first ERROR: %.400s", levels, firstError)
 }
 
 // logMentions counts how often phrase occurs in the server log.

@@ -42,7 +42,7 @@ func TestFaultsSIGSTOP(t *testing.T) {
 		t.Logf("stopped 10 s: answers and errors meanwhile: %v; first write acknowledged %s after SIGCONT, /readyz 200 after %s",
 			countsSince(before, during), first.Round(time.Millisecond), readyAfter.Round(time.Millisecond))
 		load.check(t, "SIGSTOP for 10 s, then SIGCONT")
-		t.Logf("%s", logSummary(logs))
+		t.Logf("%s; metrics:\n%s", logSummary(logs), metricLines(srv.base, "mgmtapi_database_", `status="5`, `status="4`))
 		verifyAcknowledged(t, srv, load.acks, logs)
 		load.verifyAlerts(t, srv.base)
 	})

@@ -268,6 +268,15 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		MaxHeaderBytes:    1 << 20,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	maxConnections := cfg.MaxConnections
+	if maxConnections == 0 {
+		if maxConnections, err = server.DerivedMaxConnections(); err != nil {
+			return err
+		}
+	}
+	// At the cap the longest idle connection is closed, else a new one gets 503: the descriptor
+	// limit is never reached by client connections, so the database and files always open.
+	listener = handler.LimitConnections(listener, srv, maxConnections)
 	listener = server.RefusalListener(listener, srv) // net/http's own 400/431/501/505 carry the Error body
 
 	kpiCtx, stopKPIs := context.WithCancel(context.WithoutCancel(ctx))
@@ -299,7 +308,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		}
 		served <- srv.Serve(listener)
 	}()
-	logger.Info("listening", "addr", addr, "url", externalURL, "region", cfg.Region, "database", string(database.Engine))
+	logger.Info("listening", "addr", addr, "url", externalURL, "region", cfg.Region, "database", string(database.Engine),
+		"max_connections", maxConnections)
 	if ready != nil {
 		ready <- addr
 	}

@@ -137,17 +137,21 @@ func TestDatabaseOutageIsA503(t *testing.T) {
 
 	link.cut()
 	set := `{"name":"during the outage","groups":[{"name":"g","rules":[{"record":"r","expr":"up"}]}]}`
-	for _, c := range []struct{ name, method, key, body string }{
-		{"read, key not cached", "GET", uncached, ""},
-		{"read, key cached", "GET", cached, ""},
-		{"write, key not cached", "POST", uncached, set},
-		{"write, key cached", "POST", cached, set},
+	alert := `{"version":"4","groupKey":"{}:{alertname=\"Down\"}","status":"firing","receiver":"mgmtapi","groupLabels":{"alertname":"Down"},` +
+		`"commonLabels":{},"commonAnnotations":{},"externalURL":"http://am","alerts":[{"status":"firing","fingerprint":"fp-down",` +
+		`"labels":{"alertname":"Down","severity":"critical"},"annotations":{},"startsAt":"2026-11-28T10:00:00Z","endsAt":"0001-01-01T00:00:00Z"}]}`
+	for _, c := range []struct{ name, method, path, key, body string }{
+		{"read, key not cached", "GET", rulesPath, uncached, ""},
+		{"read, key cached", "GET", rulesPath, cached, ""},
+		{"write, key not cached", "POST", rulesPath, uncached, set},
+		{"write, key cached", "POST", rulesPath, cached, set},
+		{"Alertmanager's notification, key cached", "POST", "/ingest/alertmanager/v1", cached, alert},
 	} {
 		contentType := ""
 		if c.body != "" {
 			contentType = "application/json"
 		}
-		res := replica.Do(t, c.method, rulesPath, "Bearer "+c.key, contentType, c.body)
+		res := replica.Do(t, c.method, c.path, "Bearer "+c.key, contentType, c.body)
 		var e struct {
 			Code    int
 			Message string
@@ -167,8 +171,8 @@ func TestDatabaseOutageIsA503(t *testing.T) {
 	if res := replica.Do(t, "GET", "/healthz", "", "", ""); res.Status != http.StatusOK {
 		t.Errorf("/healthz during the outage: %d %s", res.Status, res.Body)
 	}
-	if got := metricValue(t, replica, `mgmtapi_database_faults_total{fault="unavailable"}`); got < 4 {
-		t.Errorf("mgmtapi_database_faults_total{fault=\"unavailable\"} = %v after 4 refusals", got)
+	if got := metricValue(t, replica, `mgmtapi_database_faults_total{fault="unavailable"}`); got < 5 {
+		t.Errorf("mgmtapi_database_faults_total{fault=\"unavailable\"} = %v after 5 refusals", got)
 	}
 	if after := metricValue(t, replica, `mgmtapi_auth_failures_total`); after != before {
 		t.Errorf("authentication failures went from %v to %v during the outage", before, after)
@@ -188,6 +192,9 @@ func TestDatabaseOutageIsA503(t *testing.T) {
 	}
 	if res := replica.Do(t, "GET", "/readyz", "", "", ""); res.Status != http.StatusOK {
 		t.Errorf("/readyz after the outage: %d %s", res.Status, res.Body)
+	}
+	if res := replica.Do(t, "POST", "/ingest/alertmanager/v1", "Bearer "+cached, "application/json", alert); res.Status/100 != 2 {
+		t.Errorf("Alertmanager's notification sent again after the outage: %d %s", res.Status, res.Body)
 	}
 }
 

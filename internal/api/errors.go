@@ -262,12 +262,15 @@ func describeDecode(operation string, body []byte, err error) string {
 // writeError writes an error answer outside the generated router (unknown path, wrong method,
 // requests the router never sees).
 func writeError(w http.ResponseWriter, status int, message string) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
 	e := jx.GetEncoder()
 	defer jx.PutEncoder(e)
 	body := oas.Error{Code: int32(status), Message: boundedMessage(message)}
 	body.Encode(e)
+	// A declared length makes the answer whole as soon as it is flushed: a client reading it
+	// while a refused body is still being drained (the server's lingering close) needs no more.
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Length", strconv.Itoa(len(e.Bytes())))
+	w.WriteHeader(status)
 	_, _ = w.Write(e.Bytes())
 }
 

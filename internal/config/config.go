@@ -74,6 +74,10 @@ type Config struct {
 	// of KeyRateBurst; beyond it, 429.
 	KeyRateLimit float64
 	KeyRateBurst int
+	// MaxConnections caps the open client connections (at the cap the longest idle one is
+	// closed, else a new one gets 503); 0 derives it from the descriptor limit
+	// (server.DerivedMaxConnections).
+	MaxConnections int
 	// SQLiteSharedFile lets other processes open the SQLite database while the server runs;
 	// otherwise (the default) the server holds it alone (see internal/db.Options.SharedFile).
 	SQLiteSharedFile bool
@@ -272,6 +276,11 @@ var options = []option{
 	{"key-rate-burst", "MGMTAPI_KEY_RATE_BURST", "100", "requests an API key may make at once above --key-rate-limit, 1 to 1000000",
 		func(c *Config, v string) (err error) {
 			c.KeyRateBurst, err = integer(v, 1, 1000000)
+			return err
+		}},
+	{"max-connections", "MGMTAPI_MAX_CONNECTIONS", "0", "most client connections open at once, 0 to 10000000; at it the longest idle keep-alive connection is closed, or a new one gets 503 with Retry-After; 0 derives it from the descriptor limit (the limit less max(64, limit/4))",
+		func(c *Config, v string) (err error) {
+			c.MaxConnections, err = integer(v, 0, 10000000)
 			return err
 		}},
 }
@@ -566,9 +575,9 @@ func (c Config) String() string {
 		}
 		notifyAllowed = "public," + strings.Join(ranges, ",")
 	}
-	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s log=%s/%s access-log=%s shutdown-delay=%s max-concurrent-requests=%d queue=%d/%s concurrency-target-latency=%s min-concurrent-requests=%d decode-budget-bytes=%d key-rate-limit=%s sqlite-file-access=%s notify-worker=%s notify-addresses=%s bootstrap-key=%s operator-key=%s",
+	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s log=%s/%s access-log=%s shutdown-delay=%s max-concurrent-requests=%d queue=%d/%s concurrency-target-latency=%s min-concurrent-requests=%d decode-budget-bytes=%d key-rate-limit=%s max-connections=%d sqlite-file-access=%s notify-worker=%s notify-addresses=%s bootstrap-key=%s operator-key=%s",
 		c.Addr, externalURL, tls, db, c.Region, c.PolicyLimit, c.MaxBodyBytes, c.KPIInterval, extensionsDir, c.LogFormat, c.LogLevel, c.AccessLog, c.ShutdownDelay,
-		c.MaxConcurrentRequests, c.QueueLength, c.QueueWait, c.ConcurrencyTargetLatency, c.MinConcurrentRequests, c.DecodeBudgetBytes, keyRate, sqliteAccess, notify, notifyAllowed, mask(c.BootstrapKey), mask(c.OperatorKey))
+		c.MaxConcurrentRequests, c.QueueLength, c.QueueWait, c.ConcurrencyTargetLatency, c.MinConcurrentRequests, c.DecodeBudgetBytes, keyRate, c.MaxConnections, sqliteAccess, notify, notifyAllowed, mask(c.BootstrapKey), mask(c.OperatorKey))
 }
 
 // DefaultExternalURL is the base URL derived from the address the server listens on: a wildcard

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -147,4 +148,72 @@ func TestPostgresRestartIsNotSeen(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestFullDiskFailsTheWholeBatchAsAFault: on SQLite, concurrent writes share a batch transaction;
+// when one of them fills the database (SQLITE_FULL, from max_page_count here), the writes of the
+// batch that fail are all told it is a full disk, never a bare error (which the API would answer
+// 500), and the writes that fit in another batch succeed.
+func TestFullDiskFailsTheWholeBatchAsAFault(t *testing.T) {
+	ctx := context.Background()
+	d, err := Open(ctx, Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.InTx(ctx, func(tx *Tx) error {
+		_, err := tx.ExecContext(ctx, `CREATE TABLE filler (v TEXT)`)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var pages int
+	if err := d.Read().QueryRowContext(ctx, `PRAGMA page_count`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.InTx(ctx, func(tx *Tx) error {
+		_, err := tx.ExecContext(ctx, `PRAGMA max_page_count = `+strconv.Itoa(pages+8))
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	faults, failures := 0, 0
+	for round := range 20 {
+		var wg sync.WaitGroup
+		errs := make([]error, 16)
+		for i := range errs {
+			size := 100 // most fit, one in four does not
+			if i%4 == 3 {
+				size = 64 << 10
+			}
+			wg.Go(func() {
+				errs[i] = d.InTx(ctx, func(tx *Tx) error {
+					_, err := tx.ExecContext(ctx, `INSERT INTO filler (v) VALUES ($1)`, strings.Repeat("x", size))
+					return err
+				})
+			})
+		}
+		wg.Wait()
+		for i, err := range errs {
+			if err == nil {
+				continue
+			}
+			failures++
+			if FaultOf(err) != FaultStorageFull {
+				t.Errorf("round %d, write %d: %v, which is not a storage-full fault", round, i, err)
+			} else {
+				faults++
+			}
+		}
+		if err := d.InTx(ctx, func(tx *Tx) error {
+			_, err := tx.ExecContext(ctx, `DELETE FROM filler`)
+			return err
+		}); err != nil {
+			t.Fatalf("round %d: empty the table: %v", round, err)
+		}
+	}
+	if faults == 0 {
+		t.Fatal("no write failed for lack of space; the test did not fill the database")
+	}
+	t.Logf("%d writes failed, all for a full disk", failures)
 }

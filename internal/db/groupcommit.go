@@ -57,6 +57,10 @@ type groupMember struct {
 	turn     chan groupTurn     // writer → caller: the batch transaction, or why it never starts
 	finished chan memberOutcome // caller → writer: what became of its savepoint
 	result   chan error         // writer → caller: the outcome of the COMMIT (kept members only)
+	// broke is, when the member sends batchBroken, the error that broke the batch: when it is a
+	// fault (a full disk, an I/O error), the members kept before it fail with it, so that they
+	// are answered for what it is (see FaultOf). Written before the send, read after the receive.
+	broke error
 }
 
 type groupTurn struct {
@@ -132,8 +136,12 @@ func (g *groupCommitter) batch(first *groupMember) {
 				kept = append(kept, m)
 			case batchBroken:
 				g.cleanUp(ctx)
+				broken := errors.New("commit: the transaction was rolled back by the database")
+				if FaultOf(m.broke) != NoFault { // never another member's refusal (a 400 of its own)
+					broken = fmt.Errorf("%w: %w", broken, m.broke)
+				}
 				for _, k := range kept {
-					k.result <- errors.New("commit: the transaction was rolled back by the database")
+					k.result <- broken
 				}
 				return
 			}
@@ -246,13 +254,14 @@ func (g *groupCommitter) inTx(ctx context.Context, d *DB, fn func(tx *Tx) error)
 func (g *groupCommitter) runTurn(m *groupMember, sqlTx Querier, tx *Tx, fn func(tx *Tx) error) error {
 	ctx := context.Background()
 	if _, err := sqlTx.ExecContext(ctx, `SAVEPOINT `+memberSavepoint); err != nil {
+		m.broke = err
 		m.finished <- batchBroken
 		return fmt.Errorf("begin transaction: %w", err)
 	}
 	returned := false
 	defer func() {
 		if !returned { // fn panicked or called runtime.Goexit
-			m.finished <- undo(ctx, sqlTx)
+			m.finished <- m.undo(ctx, sqlTx, errors.New("a transaction of the batch panicked"))
 		}
 	}()
 	err := fn(tx)
@@ -268,10 +277,11 @@ func (g *groupCommitter) runTurn(m *groupMember, sqlTx Querier, tx *Tx, fn func(
 	}
 	returned = true
 	if err != nil {
-		m.finished <- undo(ctx, sqlTx)
+		m.finished <- m.undo(ctx, sqlTx, err)
 		return err
 	}
 	if _, err := sqlTx.ExecContext(ctx, `RELEASE `+memberSavepoint); err != nil {
+		m.broke = err
 		m.finished <- batchBroken
 		return fmt.Errorf("commit: %w", err)
 	}
@@ -279,13 +289,16 @@ func (g *groupCommitter) runTurn(m *groupMember, sqlTx Querier, tx *Tx, fn func(
 	return <-m.result
 }
 
-// undo rolls a member's savepoint back. It fails only when SQLite has already rolled the whole
-// transaction back, which breaks the batch.
-func undo(ctx context.Context, sqlTx Querier) memberOutcome {
+// undo rolls a member's savepoint back after cause (what made the member fail). It fails only
+// when SQLite has already rolled the whole transaction back (as it may on a full disk or an I/O
+// error, cause), which breaks the batch: cause is then what broke it.
+func (m *groupMember) undo(ctx context.Context, sqlTx Querier, cause error) memberOutcome {
 	if _, err := sqlTx.ExecContext(ctx, `ROLLBACK TO `+memberSavepoint); err != nil {
+		m.broke = cause
 		return batchBroken
 	}
 	if _, err := sqlTx.ExecContext(ctx, `RELEASE `+memberSavepoint); err != nil {
+		m.broke = cause
 		return batchBroken
 	}
 	return memberUndone

@@ -28,6 +28,18 @@ type guardedBody struct {
 	// what it took, given back when the request is answered.
 	budget *decodeBudget
 	taken  int64
+	// touched is set by the first read, sawEOF by the read that reached the body's end, broken by
+	// a read that failed otherwise than by the deadline: what the lingering close needs to know
+	// (lingering.go). closed is set by Close.
+	touched, sawEOF, broken, closed bool
+}
+
+// Close ends the API's reading of the body; the body under it stays open, for net/http closes it
+// after the handler returns: a body closed now could no longer be drained by the lingering close
+// (the generated decoder closes every body it reads, at an early answer too).
+func (b *guardedBody) Close() error {
+	b.closed = true
+	return nil
 }
 
 // errAnsweredByServer is what a body read returns after the server answered the request itself.
@@ -37,7 +49,18 @@ func (b *guardedBody) Read(p []byte) (int, error) {
 	if b.x.answered {
 		return 0, errAnsweredByServer
 	}
+	if b.closed {
+		return 0, http.ErrBodyReadAfterClose
+	}
+	b.touched = true
 	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		if err == io.EOF {
+			b.sawEOF = true
+		} else if !isTimeout(err) {
+			b.broken = true
+		}
+	}
 	if n > 0 && b.budget != nil {
 		if !b.budget.take(int64(n)) {
 			b.h.metrics.shed.WithLabelValues(shedDecodeBudget).Inc()
@@ -66,7 +89,8 @@ func isTimeout(err error) bool {
 }
 
 // answerEarly answers the request with the Error body before the API does, and closes the
-// connection after (the rest of the body is not read). retry adds Retry-After.
+// connection after (the rest of the body is drained for a bounded time first: lingering.go).
+// retry adds Retry-After.
 func (h *Handler) answerEarly(x *exchange, status int, retry bool, message string) {
 	rec := &x.statusRecorder
 	if rec.status != 0 {

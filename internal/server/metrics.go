@@ -26,6 +26,10 @@ type metrics struct {
 	// databaseFaults counts the requests answered for a failure of the database, by fault
 	// (databasefaults.go).
 	databaseFaults *prometheus.CounterVec
+	// The client connections, when served through LimitConnections (connlimit.go).
+	connectionsOpen, connectionsMax prometheus.Gauge
+	connectionsIdleClosed           prometheus.Counter
+	connectionsRefused              *prometheus.CounterVec
 
 	// seen keeps the series already used, so that a request finds its own without hashing its
 	// labels and formatting its status again.
@@ -75,12 +79,31 @@ func newMetrics(reg *prometheus.Registry, dbStats func() sql.DBStats, admission 
 		seen:           map[requestLabels]series{},
 		authFailures:   newAuthFailures(reg),
 		databaseFaults: newDatabaseFaults(reg),
+		connectionsOpen: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mgmtapi_connections_open",
+			Help: "Client connections open now (counted by the connection cap, --max-connections).",
+		}),
+		connectionsMax: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "mgmtapi_connections_max",
+			Help: "The cap on open client connections (--max-connections, or derived from the descriptor limit); 0 when none.",
+		}),
+		connectionsIdleClosed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "mgmtapi_connections_idle_closed_total",
+			Help: "Idle keep-alive connections closed to admit a new connection at the cap.",
+		}),
+		connectionsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mgmtapi_connections_refused_total",
+			Help: "Connections refused at the cap with none idle, by answer: 503 (the Error body, Retry-After: 1) or closed (too many refusals at once).",
+		}, []string{"answer"}),
 	}
 	for _, reason := range []string{shedConcurrency, shedDecodeBudget} {
 		m.shed.WithLabelValues(reason)
 	}
 	m.shedByConcurrency = m.shed.WithLabelValues(shedConcurrency)
-	reg.MustRegister(m.shed, m.rateLimited)
+	for _, answer := range []string{"503", "closed"} {
+		m.connectionsRefused.WithLabelValues(answer)
+	}
+	reg.MustRegister(m.shed, m.rateLimited, m.connectionsOpen, m.connectionsMax, m.connectionsIdleClosed, m.connectionsRefused)
 	if admission != nil {
 		reg.MustRegister(
 			prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mgmtapi_requests_admitted",

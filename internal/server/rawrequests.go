@@ -147,6 +147,9 @@ func (c *refusalConn) writeInstead(p, answer []byte) (int, error) {
 	return len(p), nil
 }
 
+// NetConn returns the connection under c (LimitConnections finds its own there).
+func (c *refusalConn) NetConn() net.Conn { return c.Conn }
+
 // CloseWrite half-closes the connection as net/http does after a 431 (it looks for the
 // method on the connection it serves).
 func (c *refusalConn) CloseWrite() error {

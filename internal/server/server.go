@@ -194,6 +194,10 @@ type exchange struct {
 	request
 	statusRecorder
 	idHeader [1]string
+	// body is the request's body as the API reads it, nil when it has none; aborted is set when
+	// the handler aborts the connection (http.ErrAbortHandler). Both serve lingerAfterAnswer.
+	body    *guardedBody
+	aborted bool
 }
 
 // RequestID returns the id of the request whose context this is, or "".
@@ -223,6 +227,7 @@ func SetOperation(ctx context.Context, operation string) {
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	x := &exchange{}
+	defer h.lingerAfterAnswer(w, r, x) // runs last: after the answer is complete and every slot given back
 	req, rec := &x.request, &x.statusRecorder
 	req.handler, req.limiter, req.header = h, h.limiter, w.Header()
 	req.id = r.Header.Get("X-Request-Id")
@@ -243,6 +248,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.metrics.inFlight.Dec()
 		if p := recover(); p != nil {
 			if p == http.ErrAbortHandler {
+				x.aborted = true
 				panic(p)
 			}
 			h.opts.Logger.ErrorContext(ctx, "panic", "panic", fmt.Sprint(p))
@@ -280,6 +286,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 
 	if r.ContentLength > h.opts.MaxBodyBytes {
+		x.body = &guardedBody{ReadCloser: r.Body, h: h, x: x} // never read: drained after the answer
 		h.opts.WriteError(rec, http.StatusRequestEntityTooLarge,
 			fmt.Sprintf("body: larger than the limit of %d bytes", h.opts.MaxBodyBytes))
 		return
@@ -292,6 +299,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if api && h.admission != nil {
 		entered, ok := h.admission.enter(ctx)
 		if !ok {
+			if r.Body != nil && r.Body != http.NoBody {
+				x.body = &guardedBody{ReadCloser: r.Body, h: h, x: x} // never read: drained after the answer
+			}
 			h.refuseShed(rec, req)
 			return
 		}
@@ -299,6 +309,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Body != nil && r.Body != http.NoBody {
 		body := &guardedBody{ReadCloser: r.Body, h: h, x: x}
+		x.body = body
 		if api && h.budget != nil {
 			if r.ContentLength > 0 {
 				if !h.budget.take(r.ContentLength) {

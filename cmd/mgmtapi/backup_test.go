@@ -240,10 +240,18 @@ func listSets(t *testing.T, base string) map[string]acknowledged {
 	return sets
 }
 
-// integrityCheck returns the verdict of PRAGMA integrity_check on the SQLite file at path.
+// integrityCheck returns the verdict of PRAGMA integrity_check on the SQLite file at path, opened
+// read-only.
 func integrityCheck(t *testing.T, path string) string {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	return integrityCheckOf(t, path, "file:"+path+"?mode=ro")
+}
+
+// integrityCheckOf returns the verdict of PRAGMA integrity_check on the SQLite file at path, opened
+// with the DSN.
+func integrityCheckOf(t *testing.T, path, dsn string) string {
+	t.Helper()
+	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

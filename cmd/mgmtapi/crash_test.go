@@ -100,6 +100,14 @@ func (s *serverProcess) kill(t *testing.T) {
 // startServer runs this binary as `mgmtapi serve` on a free port and waits until it is ready.
 func startServer(t *testing.T, logs string, database []string) *serverProcess {
 	t.Helper()
+	return startServerUnder(t, logs, nil, database)
+}
+
+// startServerUnder is startServer with the server run under wrapper, a command line that executes
+// the one after it (such as prlimit --nofile=256:256 --), and args passed to serve (the database's
+// flags and any others). The process started is the wrapper's, which becomes the server.
+func startServerUnder(t *testing.T, logs string, wrapper, args []string) *serverProcess {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -111,8 +119,8 @@ func startServer(t *testing.T, logs string, database []string) *serverProcess {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	args := append([]string{"serve", "--addr", addr, "--log-level", "warn", "--kpi-interval", "1h"}, database...)
-	cmd := exec.Command(os.Args[0], args...)
+	line := append(append(append([]string{}, wrapper...), os.Args[0], "serve", "--addr", addr, "--log-level", "warn", "--kpi-interval", "1h"), args...)
+	cmd := exec.Command(line[0], line[1:]...)
 	cmd.Env = append(os.Environ(), serveVariable+"=1", "MGMTAPI_BOOTSTRAP_KEY="+crashKey, "MGMTAPI_OPERATOR_KEY="+crashOperator)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
@@ -218,7 +226,7 @@ func verifyAcknowledged(t *testing.T, srv *serverProcess, acks []acknowledged, l
 	close(next)
 	wg.Wait()
 	if len(problems) > 0 {
-		t.Fatalf("%d of %d acknowledged writes are missing or changed after kill -9, first: %s\nserver log:\n%s",
+		t.Fatalf("%d of %d acknowledged writes are missing or changed, first: %s\nserver log:\n%s",
 			len(problems), len(acks), problems[0], tail(logs))
 	}
 }

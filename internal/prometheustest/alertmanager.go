@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // Alertmanager is a running Alertmanager (Debian's `prometheus-alertmanager`, or an upstream
@@ -40,13 +41,36 @@ func AlertmanagerBinary(t testing.TB) string {
 // not ready within a minute, and stops it when the test ends.
 func StartAlertmanager(t testing.TB, webhookURL, bearer string) *Alertmanager {
 	t.Helper()
+	return StartAlertmanagerWith(t, AlertmanagerOptions{WebhookURL: webhookURL, Bearer: bearer})
+}
+
+// AlertmanagerOptions are what StartAlertmanagerWith sets up.
+type AlertmanagerOptions struct {
+	// WebhookURL is where the one receiver, "mgmtapi", posts every alert group, with Bearer as its
+	// Authorization credentials.
+	WebhookURL, Bearer string
+	// GroupInterval is how long after a group's notification its next one may go, in whole
+	// seconds (0: 1 s). It is also the flush's timeout (at least 10 s), within which Alertmanager
+	// retries a notification answered 5xx or not at all, with backoff; one answered 4xx is not
+	// retried until the next flush.
+	GroupInterval time.Duration
+}
+
+// StartAlertmanagerWith is StartAlertmanager with the options.
+func StartAlertmanagerWith(t testing.TB, o AlertmanagerOptions) *Alertmanager {
+	t.Helper()
+	webhookURL, bearer := o.WebhookURL, o.Bearer
+	groupInterval := o.GroupInterval
+	if groupInterval == 0 {
+		groupInterval = time.Second
+	}
 	bin := AlertmanagerBinary(t)
 	dir := t.TempDir()
 	config := fmt.Sprintf(`route:
   receiver: mgmtapi
   group_by: [alertname]
   group_wait: 1s
-  group_interval: 1s
+  group_interval: %ds
   repeat_interval: 1h
 receivers:
   - name: mgmtapi
@@ -57,7 +81,7 @@ receivers:
           authorization:
             type: Bearer
             credentials: %q
-`, webhookURL, bearer)
+`, groupInterval/time.Second, webhookURL, bearer)
 	configPath := filepath.Join(dir, "alertmanager.yml")
 	if err := os.WriteFile(configPath, []byte(config), 0o600); err != nil {
 		t.Fatal(err)

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestFaultsSQLiteDiskFull runs the server on SQLite in a 32 MiB tmpfs under load (4 writers and
+// a reader), fills the rest of the tmpfs with a file until ENOSPC and keeps writing: every answer
+// is a 2xx or a 507/503 with Retry-After naming "storage full", never a 500, and /readyz says not
+// ready naming it. Then the file is deleted: writes succeed again within 10 s and /readyz is
+// ready, without a restart. Stopped, the database passes PRAGMA integrity_check; restarted on it,
+// the server has every acknowledged write.
+func TestFaultsSQLiteDiskFull(t *testing.T) {
+	requireFaults(t)
+	dir := t.TempDir()
+	disk := filepath.Join(dir, "disk")
+	if err := os.Mkdir(disk, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", disk).CombinedOutput(); err != nil {
+		t.Fatalf("mount a tmpfs: %v\n%s", err, out)
+	}
+	// Registered before the server starts, so it runs after the server is killed.
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", disk).CombinedOutput(); err != nil {
+			t.Errorf("unmount the tmpfs: %v\n%s", err, out)
+		}
+	})
+	data := filepath.Join(disk, "data")
+	logs := filepath.Join(dir, "server.log") // not on the full disk
+	srv := startServerUnder(t, logs, nil, []string{"--data-dir", data})
+	load := startFaultLoad(t, srv.base, 4, faultContract{
+		refusals: []int{http.StatusInsufficientStorage, http.StatusServiceUnavailable}, word: "storage full"}, 10*time.Second)
+	defer load.finish()
+	time.Sleep(time.Second)
+
+	filler := filepath.Join(disk, "filler")
+	filled := fillDisk(t, filler)
+	full := time.Now()
+	// Writes go on until the database has nowhere to grow.
+	for load.unsuccessful() < 20 {
+		if time.Since(full) > time.Minute {
+			counts, breaches := load.snapshot()
+			t.Fatalf("fewer than 20 requests failed in the minute after the disk filled: %v %q\n%s", counts, breaches, tail(logs))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	firstRefusals := time.Since(full)
+	notReadyAfter := awaitReadiness(t, srv.base, 10*time.Second, "with the disk full", func(status int, body string) bool {
+		return notReady(status, body, "storage full")
+	})
+	duringFull, _ := load.snapshot()
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	freed := time.Now()
+	first, readyAfter := load.recovered(t, srv, logs, freed, "the disk was freed")
+	t.Logf("filler of %d MiB; 20 requests unsuccessful %s after the disk filled, /readyz not ready %s later; answers until the disk was freed: %v; first write acknowledged %s after it was freed, /readyz 200 after %s",
+		filled>>20, firstRefusals.Round(time.Millisecond), notReadyAfter.Round(time.Millisecond), duringFull,
+		first.Round(time.Millisecond), readyAfter.Round(time.Millisecond))
+	load.check(t, "SQLite's disk filled and freed")
+	t.Logf("%s; metrics:\n%s", logSummary(logs), metricLines(srv.base, "mgmtapi_db_", "mgmtapi_database_", `status="5`))
+
+	srv.interrupt(t)
+	t.Logf("stopped: the data directory holds %s", dirListing(data))
+	// Read-write, as the server opens it: a -wal file left beside it is recovered first (a
+	// read-only open of a WAL whose -shm is short fails with a disk I/O error instead).
+	if verdict := integrityCheckOf(t, filepath.Join(data, "mgmtapi.db"), "file:"+filepath.Join(data, "mgmtapi.db")); verdict != "ok" {
+		t.Fatalf("integrity_check after the disk was full: %s", verdict)
+	}
+	srv = startServerUnder(t, logs, nil, []string{"--data-dir", data})
+	verifyAcknowledged(t, srv, load.acks, logs)
+	load.verifyAlerts(t, srv.base)
+	t.Logf("integrity_check ok; after a restart every acknowledged write is there: %d sets, %d alerts", len(load.acks), len(load.alerts))
+}
+
+// fillDisk writes the file at path until its file system has no space left (1 MiB at a time,
+// then 4 KiB at a time for the rest) and returns its size.
+func fillDisk(t *testing.T, path string) int64 {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var size int64
+	for _, chunk := range []int{1 << 20, 4 << 10} {
+		block := make([]byte, chunk)
+		for {
+			n, err := f.Write(block)
+			size += int64(n)
+			if errors.Is(err, syscall.ENOSPC) {
+				break
+			}
+			if err != nil {
+				t.Fatalf("fill the disk: %v", err)
+			}
+		}
+	}
+	return size
+}
+
+// dirListing names the files of dir with their sizes.
+func dirListing(dir string) string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err.Error()
+	}
+	var files []string
+	for _, e := range entries {
+		if info, err := e.Info(); err == nil {
+			files = append(files, fmt.Sprintf("%s (%d bytes)", e.Name(), info.Size()))
+		}
+	}
+	return strings.Join(files, ", ")
+}

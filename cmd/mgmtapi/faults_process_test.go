@@ -43,6 +43,14 @@ func TestFaultsSIGSTOP(t *testing.T) {
 			countsSince(before, during), first.Round(time.Millisecond), readyAfter.Round(time.Millisecond))
 		load.check(t, "SIGSTOP for 10 s, then SIGCONT")
 		t.Logf("%s; metrics:\n%s", logSummary(logs), metricLines(srv.base, "mgmtapi_database_", `status="5`, `status="4`))
+		// The requests the clients gave up on are the clients' leaving (499), not failures of the
+		// server: no 500 is counted and no ERROR is logged for them.
+		if lines := metricLines(srv.base, `status="500"`); lines != "" {
+			t.Errorf("requests counted as 500 after the stop:\n%s", lines)
+		}
+		if n := logMentions(logs, "level=ERROR"); n > 0 {
+			t.Errorf("%d ERROR lines in the server log after the stop; %s", n, logSummary(logs))
+		}
 		verifyAcknowledged(t, srv, load.acks, logs)
 		load.verifyAlerts(t, srv.base)
 	})

@@ -95,7 +95,11 @@ func (l *cuttableLink) mend() {
 // not cached included, is answered 503 with Retry-After and a message naming the database, never
 // 401; /readyz is 503 and /healthz 200; the refusals are counted as database faults, not as
 // authentication failures. When the link is mended, the same requests succeed without a restart.
-func TestDatabaseOutageIsA503(t *testing.T) {
+// overLink serves the API over a PostgreSQL schema reached through a cuttableLink, with the
+// bootstrap team's key (cached: it authenticates the first requests) and a second team's key
+// that no request has used yet (uncached: its first request looks it up).
+func overLink(t *testing.T) (replica *apitest.Replica, link *cuttableLink, cached, uncached string) {
+	t.Helper()
 	base := os.Getenv(apitest.DatabaseURLVariable)
 	if base == "" {
 		t.Skip(apitest.DatabaseURLVariable + " is not set")
@@ -105,20 +109,19 @@ func TestDatabaseOutageIsA503(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	link := newCuttableLink(t, schemaURL.Host)
+	link = newCuttableLink(t, schemaURL.Host)
 	schemaURL.Host = link.addr
 	ctx := context.Background()
 	database, err := db.Open(ctx, db.Options{URL: schemaURL.String()})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer database.Close()
-	const cached = "mgmt_outage_cached_key_0123456789"
+	t.Cleanup(func() { database.Close() })
+	cached = "mgmt_outage_cached_key_0123456789"
 	if _, err := teams.Bootstrap(ctx, database, cached); err != nil {
 		t.Fatal(err)
 	}
-	replica := apitest.Serve(t, env.Handler(t, database, auth.NewAuthenticator(database, nil)))
-
+	replica = apitest.Serve(t, env.Handler(t, database, auth.NewAuthenticator(database, nil)))
 	created := replica.Do(t, "POST", "/admin/v1/teams", "Bearer "+apitest.OperatorKey, "application/json", `{"name":"outage"}`)
 	if created.Status != http.StatusOK {
 		t.Fatalf("create a team: %d %s", created.Status, created.Body)
@@ -129,7 +132,31 @@ func TestDatabaseOutageIsA503(t *testing.T) {
 	if err := json.Unmarshal(created.Body, &team); err != nil || team.APIKey.Value == "" {
 		t.Fatalf("create a team: %s (%v)", created.Body, err)
 	}
-	uncached := team.APIKey.Value
+	return replica, link, cached, team.APIKey.Value
+}
+
+// TestShortOutageDelaysWrites: a write that arrives while PostgreSQL refuses connections for a
+// moment (a fast restart) waits for it, up to 2 s, and succeeds, instead of a 503.
+func TestShortOutageDelaysWrites(t *testing.T) {
+	replica, link, cached, _ := overLink(t)
+	if res := replica.Do(t, "GET", rulesPath, "Bearer "+cached, "", ""); res.Status != http.StatusOK {
+		t.Fatalf("before the cut: %d %s", res.Status, res.Body)
+	}
+	link.cut()
+	answered := make(chan apitest.Response, 1)
+	go func() {
+		answered <- replica.Do(t, "POST", rulesPath, "Bearer "+cached, "application/json",
+			`{"name":"during a restart","groups":[{"name":"g","rules":[{"record":"r","expr":"up"}]}]}`)
+	}()
+	time.Sleep(300 * time.Millisecond) // the write is waiting: the link is down
+	link.mend()
+	if res := <-answered; res.Status != http.StatusOK {
+		t.Fatalf("a write during a 300 ms outage: %d %s; want it to wait and succeed", res.Status, res.Body)
+	}
+}
+
+func TestDatabaseOutageIsA503(t *testing.T) {
+	replica, link, cached, uncached := overLink(t)
 	if res := replica.Do(t, "GET", rulesPath, "Bearer "+cached, "", ""); res.Status != http.StatusOK {
 		t.Fatalf("before the cut: %d %s", res.Status, res.Body)
 	}

@@ -36,10 +36,19 @@ var statusOf = map[apierror.Kind]int{
 //
 // A failure of the database (db.FaultOf) is 503, or 507 for a full disk, with Retry-After: the
 // request may succeed when the database is back. It is logged at ERROR, with the request id, and
-// counted in mgmtapi_database_faults_total.
+// counted in mgmtapi_database_faults_total. A request whose client went away while it was served
+// (its context canceled) is counted as 499 and logged as nothing more than its access log line.
 func errorResponse(ctx context.Context, err error) *oas.ErrorStatusCode {
 	status, message := classify(err)
 	if status == http.StatusInternalServerError || status == http.StatusUnauthorized { // the key lookup's failure is a security error
+		if ctx.Err() != nil && (errors.Is(err, ctx.Err()) || db.FaultOf(err) != db.NoFault) {
+			// The client went away (it closed the connection, or timed out while the process was
+			// stopped): nobody reads this answer, nothing failed on the server's side, and no key
+			// was refused. A statement it interrupted can end in a connection error too (pgx
+			// closes a connection whose query is canceled: "bad connection"), which is the same.
+			return &oas.ErrorStatusCode{StatusCode: statusClientClosedRequest, Response: oas.Error{
+				Code: statusClientClosedRequest, Message: "the client closed the request before it was answered"}}
+		}
 		if fault := db.FaultOf(err); fault != db.NoFault {
 			status, message = answerDatabaseFault(ctx, fault, err)
 			return &oas.ErrorStatusCode{StatusCode: status, Response: oas.Error{Code: int32(status), Message: message}}
@@ -65,6 +74,10 @@ func answerDatabaseFault(ctx context.Context, fault db.Fault, err error) (int, s
 	return http.StatusServiceUnavailable, fmt.Sprintf(
 		"database: unavailable, the server cannot reach or use its database; retry after %d s (the server log has the details under this request's id)", seconds)
 }
+
+// statusClientClosedRequest is the status counted (in /metrics and the access log) for a request
+// whose client closed its connection before the answer: nginx's 499, never read by anyone.
+const statusClientClosedRequest = 499
 
 // maxMessageRunes is the Error schema's bound on message (the public documents' too).
 const maxMessageRunes = 4096

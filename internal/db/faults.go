@@ -1,6 +1,7 @@
 package db
 
 import (
+	"context"
 	"database/sql"
 	"database/sql/driver"
 	"errors"
@@ -34,7 +35,7 @@ const (
 // FaultOf says which Fault err is, looking through wrapped errors. A context's cancellation or
 // deadline is never a fault: it is the caller's.
 func FaultOf(err error) Fault {
-	if err == nil {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return NoFault
 	}
 	var connectErr *pgconn.ConnectError

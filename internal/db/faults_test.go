@@ -46,6 +46,9 @@ func TestFaultOf(t *testing.T) {
 	}
 	defer pg.Close()
 	refused := pg.Ping()
+	gone, leave := context.WithCancel(context.Background())
+	leave()
+	connectCanceled := pg.PingContext(gone) // a connection attempt the caller gave up on
 
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -63,6 +66,7 @@ func TestFaultOf(t *testing.T) {
 		{"no row", noRow, NoFault},
 		{"canceled", canceled.Err(), NoFault},
 		{"deadline", context.DeadlineExceeded, NoFault},
+		{"connection attempt canceled", connectCanceled, NoFault},
 		{"not found", ErrNotFound, NoFault},
 	} {
 		if c.err == nil {

@@ -91,10 +91,6 @@ func (l *cuttableLink) mend() {
 	l.serve(listener)
 }
 
-// TestDatabaseOutageIsA503 cuts the server off PostgreSQL: every API request, the lookup of a key
-// not cached included, is answered 503 with Retry-After and a message naming the database, never
-// 401; /readyz is 503 and /healthz 200; the refusals are counted as database faults, not as
-// authentication failures. When the link is mended, the same requests succeed without a restart.
 // overLink serves the API over a PostgreSQL schema reached through a cuttableLink, with the
 // bootstrap team's key (cached: it authenticates the first requests) and a second team's key
 // that no request has used yet (uncached: its first request looks it up).
@@ -135,26 +131,46 @@ func overLink(t *testing.T) (replica *apitest.Replica, link *cuttableLink, cache
 	return replica, link, cached, team.APIKey.Value
 }
 
-// TestShortOutageDelaysWrites: a write that arrives while PostgreSQL refuses connections for a
-// moment (a fast restart) waits for it, up to 2 s, and succeeds, instead of a 503.
-func TestShortOutageDelaysWrites(t *testing.T) {
-	replica, link, cached, _ := overLink(t)
+// TestShortOutageIsADelay: requests that arrive while PostgreSQL refuses connections for a moment
+// (a fast restart) wait for it, up to 2 s, and succeed instead of a 503: a write, a read, and the
+// first request of a key no request has used, whose lookup needs the database.
+func TestShortOutageIsADelay(t *testing.T) {
+	replica, link, cached, uncached := overLink(t)
 	if res := replica.Do(t, "GET", rulesPath, "Bearer "+cached, "", ""); res.Status != http.StatusOK {
 		t.Fatalf("before the cut: %d %s", res.Status, res.Body)
 	}
 	link.cut()
-	answered := make(chan apitest.Response, 1)
-	go func() {
-		answered <- replica.Do(t, "POST", rulesPath, "Bearer "+cached, "application/json",
-			`{"name":"during a restart","groups":[{"name":"g","rules":[{"record":"r","expr":"up"}]}]}`)
-	}()
-	time.Sleep(300 * time.Millisecond) // the write is waiting: the link is down
+	type answer struct {
+		what string
+		res  apitest.Response
+	}
+	answered := make(chan answer, 3)
+	for _, r := range []struct{ what, method, key, body string }{
+		{"a write", "POST", cached, `{"name":"during a restart","groups":[{"name":"g","rules":[{"record":"r","expr":"up"}]}]}`},
+		{"a read", "GET", cached, ""},
+		{"a key's first request", "GET", uncached, ""},
+	} {
+		go func() {
+			contentType := ""
+			if r.body != "" {
+				contentType = "application/json"
+			}
+			answered <- answer{r.what, replica.Do(t, r.method, rulesPath, "Bearer "+r.key, contentType, r.body)}
+		}()
+	}
+	time.Sleep(300 * time.Millisecond) // the requests are waiting: the link is down
 	link.mend()
-	if res := <-answered; res.Status != http.StatusOK {
-		t.Fatalf("a write during a 300 ms outage: %d %s; want it to wait and succeed", res.Status, res.Body)
+	for range 3 {
+		if a := <-answered; a.res.Status != http.StatusOK {
+			t.Errorf("%s during a 300 ms outage: %d %s; want it to wait and succeed", a.what, a.res.Status, a.res.Body)
+		}
 	}
 }
 
+// TestDatabaseOutageIsA503 cuts the server off PostgreSQL: every API request, the lookup of a key
+// not cached included, is answered 503 with Retry-After and a message naming the database, never
+// 401; /readyz is 503 and /healthz 200; the refusals are counted as database faults, not as
+// authentication failures. When the link is mended, the same requests succeed without a restart.
 func TestDatabaseOutageIsA503(t *testing.T) {
 	replica, link, cached, uncached := overLink(t)
 	if res := replica.Do(t, "GET", rulesPath, "Bearer "+cached, "", ""); res.Status != http.StatusOK {

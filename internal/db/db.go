@@ -121,7 +121,7 @@ func openPostgres(rawURL string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open postgres: %w", err)
 	}
-	pool := stdlib.OpenDB(*config, stdlib.OptionResetSession(discardClosedConn))
+	pool := sql.OpenDB(patientConnector{stdlib.GetConnector(*config, stdlib.OptionResetSession(discardClosedConn))})
 	pool.SetMaxOpenConns(20)
 	pool.SetMaxIdleConns(20)
 	pool.SetConnMaxIdleTime(5 * time.Minute)
@@ -353,10 +353,9 @@ func (tx *Tx) Local(key any, create func() any) any {
 // would roll back the batch) and InTx answers the commit's outcome.
 //
 // On PostgreSQL each call is a transaction of its own, run again (up to 4 times in all) when
-// PostgreSQL rolls it back for a deadlock (40P01) or a serialization failure (40001), once when
-// its connection is lost before the COMMIT is sent, and tried for up to 2 s while it cannot
-// begin because PostgreSQL refuses connections (a restart; see inTxRetried), so fn may run more
-// than once: it must set, not accumulate, what it hands out of the transaction.
+// PostgreSQL rolls it back for a deadlock (40P01) or a serialization failure (40001), and once
+// when its connection is lost before the COMMIT is sent (a restart; see inTxRetried), so fn may
+// run more than once: it must set, not accumulate, what it hands out of the transaction.
 //
 // When ctx carries an authenticated AuditEntry (WithAudit), the transaction writes its audit
 // record after fn and its BeforeCommit work, in the same transaction (on SQLite in the member's

@@ -19,80 +19,39 @@ const pgAttempts = 4
 // (seen on the loaded 2-core machine with a 1 ms wait).
 const pgRetryDelay = 5 * time.Millisecond
 
-// pgBeginWait bounds how long a write transaction waits for PostgreSQL to give it a connection
-// again (it refuses connections, or is shutting down or starting up), trying at pauses of
-// pgBeginPause doubling: a fast restart (a second or less) is then a delay for the writes that
-// arrive during it, not a 503.
-const (
-	pgBeginWait  = 2 * time.Second
-	pgBeginPause = 25 * time.Millisecond
-)
-
 // inTxRetried is InTx on PostgreSQL: fn in a transaction of its own, run again when the outcome
 // was a matter of timing, not of the request:
 //   - PostgreSQL rolled it back for a deadlock (40P01) or a serialization failure (40001), outcomes
 //     of timing between concurrent transactions (of this replica or another): up to pgAttempts in
 //     all, further apart each time (see pgRetryDelay);
-//   - the transaction could not begin because PostgreSQL cannot be used (FaultUnavailable before
-//     BEGIN succeeded: refused connections, a restart): again for up to pgBeginWait;
-//   - the connection failed after BEGIN but before the COMMIT was sent (PostgreSQL closed it: a
-//     restart, a terminated backend, a reset): once. Nothing of the transaction was committed, and
-//     the pool hands the next try another connection (see discardClosedConn).
+//   - the connection failed before the COMMIT was sent, BEGIN included (PostgreSQL closed it: a
+//     restart, a terminated backend, a reset): once. Nothing of the transaction was committed,
+//     and the pool hands the next try another connection (see discardClosedConn), which waits
+//     for PostgreSQL to accept connections again (see patientConnector).
 //
 // A failure of the COMMIT itself is never run again: the transaction may have been committed. fn
 // may therefore run more than once: it must set, not accumulate, what it hands out of the
 // transaction.
 func (d *DB) inTxRetried(ctx context.Context, fn func(tx *Tx) error) error {
-	var (
-		timingAttempts = 1
-		retriedLost    bool
-		waitingSince   time.Time
-		pause          = pgBeginPause
-	)
+	timingAttempts, retriedLost := 1, false
 	for {
 		err := d.inPgTx(ctx, fn)
-		var wait time.Duration
 		switch {
 		case err == nil || ctx.Err() != nil:
 			return err
-		case couldNotBegin(err):
-			if waitingSince.IsZero() {
-				waitingSince = time.Now()
-			}
-			if time.Since(waitingSince)+pause > pgBeginWait {
-				return err
-			}
-			wait, pause = pause, 2*pause
 		case lostBeforeCommit(err) && !retriedLost:
 			retriedLost = true
 		case rolledBackForTiming(err) && timingAttempts < pgAttempts:
-			wait = time.Duration(timingAttempts) * (pgRetryDelay + rand.N(pgRetryDelay))
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(time.Duration(timingAttempts) * (pgRetryDelay + rand.N(pgRetryDelay))):
+			}
 			timingAttempts++
 		default:
 			return err
 		}
-		if wait > 0 {
-			select {
-			case <-ctx.Done():
-				return err
-			case <-time.After(wait):
-			}
-		}
 	}
-}
-
-// beginError is a failure to get a connection for a transaction or to begin it there: nothing of
-// the transaction ran.
-type beginError struct{ err error }
-
-func (e *beginError) Error() string { return "begin transaction: " + e.err.Error() }
-func (e *beginError) Unwrap() error { return e.err }
-
-// couldNotBegin says whether err is a transaction that could not begin because PostgreSQL cannot
-// be used (FaultUnavailable).
-func couldNotBegin(err error) bool {
-	var begin *beginError
-	return errors.As(err, &begin) && FaultOf(err) == FaultUnavailable
 }
 
 // lostBeforeCommit says whether err is the connection failing (FaultUnavailable) before the

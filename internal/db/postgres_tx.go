@@ -23,11 +23,11 @@ import (
 func (d *DB) inPgTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	conn, err := d.write.Conn(ctx)
 	if err != nil {
-		return &beginError{err}
+		return fmt.Errorf("begin transaction: %w", err)
 	}
 	defer conn.Close()
 	if _, err := conn.ExecContext(ctx, `BEGIN`); err != nil {
-		return &beginError{err}
+		return fmt.Errorf("begin transaction: %w", err)
 	}
 	rollback := func() { _, _ = conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`) }
 	tx := &Tx{q: conn, Now: d.Now(), Engine: d.Engine, newID: d.newID, sink: d.eventSink()}

@@ -13,12 +13,13 @@ const minFreeBytes = 1 << 20
 
 // Ready reports whether a write can succeed now, for /readyz; its error is a *NotReadyError,
 // whose reason starts with "database" (it does not answer) or "storage full":
-//   - the database answers a query (SELECT 1 on the read pool);
+//   - the database answers a query (SELECT 1 on the read pool; a new connection is tried once,
+//     without the wait of patientConnector);
 //   - on SQLite, the data directory's file system has at least 1 MiB free;
 //   - after a write failed for lack of space (FaultStorageFull) and none succeeded since, a write
 //     of its own succeeds (one row of write_probe updated in a transaction); it clears the mark.
 func (d *DB) Ready(ctx context.Context) error {
-	if err := d.Ping(ctx); err != nil {
+	if err := d.Ping(withoutConnectWait(ctx)); err != nil {
 		return &NotReadyError{Reason: "database: does not answer", Cause: err}
 	}
 	if d.dataDir != "" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -46,9 +47,29 @@ func TestFaultOf(t *testing.T) {
 	}
 	defer pg.Close()
 	refused := pg.Ping()
-	gone, leave := context.WithCancel(context.Background())
-	leave()
-	connectCanceled := pg.PingContext(gone) // a connection attempt the caller gave up on
+	// A connection attempt the caller gave up on: a server that accepts and never answers.
+	silent, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	go func() {
+		for {
+			c, err := silent.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close()
+		}
+	}()
+	hanging, err := sql.Open("pgx", "postgres://postgres@"+silent.Addr().String()+"/none?sslmode=disable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hanging.Close()
+	gone, leave := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer leave()
+	connectCanceled := hanging.PingContext(gone)
 
 	canceled, cancel := context.WithCancel(context.Background())
 	cancel()

@@ -262,32 +262,7 @@ func BenchmarkConnectionCap(b *testing.B) {
 				if !keepAlive {
 					request = "GET /healthz HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n"
 				}
-				var conn net.Conn
-				var r *bufio.Reader
-				for b.Loop() {
-					if conn == nil {
-						if conn, err = net.Dial("tcp", l.Addr().String()); err != nil {
-							b.Fatal(err)
-						}
-						r = bufio.NewReader(conn)
-					}
-					if _, err := io.WriteString(conn, request); err != nil {
-						b.Fatal(err)
-					}
-					res, err := http.ReadResponse(r, nil)
-					if err != nil {
-						b.Fatal(err)
-					}
-					_, _ = io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-					if !keepAlive {
-						conn.Close()
-						conn = nil
-					}
-				}
-				if conn != nil {
-					conn.Close()
-				}
+				benchmarkRawRequests(b, l.Addr().String(), request, keepAlive)
 			})
 		}
 	}

@@ -396,34 +396,43 @@ func BenchmarkRefusalListener(b *testing.B) {
 				if !keepAlive {
 					request = "GET /healthz HTTP/1.1\r\nHost: a\r\nUser-Agent: bench\r\nAccept: application/json\r\nConnection: close\r\n\r\n"
 				}
-				var conn net.Conn
-				var r *bufio.Reader
-				b.ResetTimer()
-				for b.Loop() {
-					if conn == nil {
-						if conn, err = net.Dial("tcp", l.Addr().String()); err != nil {
-							b.Fatal(err)
-						}
-						r = bufio.NewReader(conn)
-					}
-					if _, err := io.WriteString(conn, request); err != nil {
-						b.Fatal(err)
-					}
-					res, err := http.ReadResponse(r, nil)
-					if err != nil {
-						b.Fatal(err)
-					}
-					_, _ = io.Copy(io.Discard, res.Body)
-					res.Body.Close()
-					if !keepAlive {
-						conn.Close()
-						conn = nil
-					}
-				}
-				if conn != nil {
-					conn.Close()
-				}
+				benchmarkRawRequests(b, l.Addr().String(), request, keepAlive)
 			})
+		}
+	}
+}
+
+// benchmarkRawRequests sends request (a whole request head) to addr b.N times and reads each
+// answer to its end: all over one keep-alive connection, or one connection per request.
+func benchmarkRawRequests(b *testing.B, addr, request string, keepAlive bool) {
+	b.Helper()
+	var conn net.Conn
+	var r *bufio.Reader
+	defer func() {
+		if conn != nil {
+			conn.Close()
+		}
+	}()
+	for b.Loop() {
+		if conn == nil {
+			var err error
+			if conn, err = net.Dial("tcp", addr); err != nil {
+				b.Fatal(err)
+			}
+			r = bufio.NewReader(conn)
+		}
+		if _, err := io.WriteString(conn, request); err != nil {
+			b.Fatal(err)
+		}
+		res, err := http.ReadResponse(r, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if !keepAlive {
+			conn.Close()
+			conn = nil
 		}
 	}
 }

@@ -7,8 +7,11 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"runtime/pprof"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-faster/yaml"
 
@@ -38,7 +41,10 @@ func FuzzRequest(f *testing.F) {
 		f.Add(op.ID, pathValue, m.query(op, false).Encode(), contentType(op), []byte(m.body(op, false)))
 	}
 	env := apitest.Start(f, apitest.Options{Unchecked: true}, db.SQLite)
-	client := &http.Client{}
+	// A request without an answer after 5 s is a failure of its own (a hang): the fuzzer then
+	// keeps the input, where the engine's own limit (10 s a call) would kill the worker and keep
+	// nothing. The failure carries every goroutine of the server, which runs in this process.
+	client := &http.Client{Timeout: 5 * time.Second}
 	f.Fuzz(func(t *testing.T, operationID, pathValue, rawQuery, contentType string, body []byte) {
 		op, ok := byID[operationID]
 		if !ok {
@@ -77,7 +83,11 @@ func FuzzRequest(f *testing.F) {
 		req.Header.Set("Authorization", "Bearer "+key)
 		res, err := client.Do(req)
 		if err != nil {
-			t.Fatalf("%s: %s %s: no answer: %v", op, op.Method, short(target, 300), err)
+			var goroutines strings.Builder
+			if os.IsTimeout(err) {
+				_ = pprof.Lookup("goroutine").WriteTo(&goroutines, 1)
+			}
+			t.Fatalf("%s: %s %s: no answer: %v\n%s", op, op.Method, short(target, 300), err, goroutines.String())
 		}
 		answer, err := io.ReadAll(res.Body)
 		res.Body.Close()

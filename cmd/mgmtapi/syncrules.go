@@ -212,6 +212,11 @@ func (s *ruleSyncer) sync(ctx context.Context) error {
 		added, removed, changed := groupChanges(previous, next)
 		s.logger.Info("rule file written", "file", s.path, "groups", len(next.Groups),
 			"added", added, "removed", removed, "changed", changed)
+		for _, line := range bytes.Split(body, []byte("\n")) {
+			if what, ok := bytes.CutPrefix(line, []byte(promrules.LeftOutComment)); ok {
+				s.logger.Warn("left out of the rule file: it has no rules", "what", string(what))
+			}
+		}
 		s.reloaded = false
 	}
 	if s.reloadURL == "" || s.reloaded {

@@ -268,10 +268,15 @@ func newTestSyncer(t *testing.T, baseURL, key, dir, reloadURL string, log *bytes
 }
 
 // TestSyncRulesOnce runs the command itself with --once: the key from MGMTAPI_KEY_FILE, the file
-// written, status nil; a failure is returned, without the key in it.
+// written, status nil, a warning naming an SLO the file leaves out; a failure is returned, without
+// the key in it.
 func TestSyncRulesOnce(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{}, db.SQLite)
 	createRuleSet(t, env, `{"name":"s","groups":[{"name":"g","rules":[{"record":"a:b","expr":"up"}]}]}`)
+	apm := mustStatus(t, env.JSON(t, http.MethodPost, "/mgmt/openapi/4/slo/slos/v1", env.RootKey,
+		`{"name":"apm","targetThresholdPercentage":99,"sloTimeFrame":"SLO_TIME_FRAME_7_DAYS",`+
+			`"apmSli":{"services":["checkout"],"errorConfig":{}}}`), http.StatusOK)
+	apmID := apitest.Decode[struct{ Slo struct{ ID string } }](t, apm).Slo.ID
 	dir := t.TempDir()
 	keyFile := filepath.Join(t.TempDir(), "key")
 	if err := os.WriteFile(keyFile, []byte(env.RootKey+"\n"), 0o600); err != nil {
@@ -287,6 +292,9 @@ func TestSyncRulesOnce(t *testing.T) {
 	}
 	if strings.Contains(stderr, env.RootKey) {
 		t.Fatalf("the log holds the key:\n%s", stderr)
+	}
+	if want := `level=WARN msg="left out of the rule file: it has no rules" what="SLO ` + apmID + ` \"apm\": its SLI is apmSli`; !strings.Contains(stderr, want) {
+		t.Fatalf("the log does not hold %s:\n%s", want, stderr)
 	}
 	const wrongKey = "mgmt_wrong_key_value_0123456789"
 	_, stderr, err = runOnce([]string{"sync-rules", "--once", "--url", env.URL, "--dir", dir, "--key", wrongKey}, nil)

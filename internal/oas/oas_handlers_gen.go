@@ -19202,9 +19202,12 @@ func (s *Server) handleGetPresetRequest(args [1]string, argsEscaped bool, w http
 // anomaly and SLO threshold alert definitions, one group each (`alertdef-<id>`), whose alerts carry
 // `alert_def_id`, `alert_def_version_id`, `alert_def_name`, `alert_def_priority`, `alert_def_team_id`
 // and `severity`, so that what Alertmanager sends back to the ingestion endpoint is tied to its
-// definition. Reading the file also needs `slo:ReadConfig` and `alerts:ReadConfig`; a key without one
-// gets a 403 naming it. `mgmtapi sync-rules` keeps a directory that a Prometheus server reads up to
-// date with this document.
+// definition. An SLO or an enabled definition that gets no rules (an SLO whose indicator is not
+// PromQL, a definition naming such an SLO, a query that does not parse) is named at the top of the
+// file, one comment line each: `# left out: <SLO|alert definition> <id> "<name>": <reason>`. Reading
+// the file also needs `slo:ReadConfig` and `alerts:ReadConfig`; a key without one gets a 403 naming
+// it. `mgmtapi sync-rules` keeps a directory that a Prometheus server reads up to date with this
+// document.
 //
 // The answer carries an `ETag` (a digest of the file). A request whose `If-None-Match` names it (or is
 // `*`) is answered 304 without a body while the file is the same, so a poller transfers the file only

@@ -37,28 +37,15 @@ var alertDefLabels = map[string]bool{
 	AlertDefTypeLabel: true, AlertDefRuleLabel: true, AlertDefTeamLabel: true, "severity": true, "alertname": true,
 }
 
-// SkippedAlertDef is an enabled metric or SLO alert definition that has no rules, and why.
-type SkippedAlertDef struct {
-	ID, Name, Reason string
-}
-
-// AlertDefGroups reads the team's alert definitions (oldest first) and answers one rule group per
-// enabled metric threshold, metric anomaly and SLO threshold definition, as AlertDefGroup builds
-// it; the other types are not evaluated by mgmtapi and have none (see AlertDefGroupsAndSkips for
-// the definitions left out, and why). It changes nothing and checks no permission; its signature
+// AlertDefGroupsAndSkips reads the team's alert definitions (oldest first) and answers one rule
+// group per enabled metric threshold, metric anomaly and SLO threshold definition, as
+// AlertDefGroup builds it, and the enabled definitions of those types it left out, each with the
+// reason (Kind "alert definition": an SLO without PromQL rules, say); the other types are not
+// evaluated by mgmtapi and have none. It changes nothing and checks no permission; its signature
 // is that of a part of the team's rule file (fileSources in rulefile.go).
 //
 // Errors: only those of reading the database.
-func AlertDefGroups(ctx context.Context, q db.Querier, teamID int64) ([]Group, error) {
-	groups, _, err := AlertDefGroupsAndSkips(ctx, q, teamID)
-	return groups, err
-}
-
-// AlertDefGroupsAndSkips is AlertDefGroups that also answers the enabled definitions of an
-// evaluated type it left out, each with the reason (an SLO without PromQL rules, say).
-//
-// Errors: only those of reading the database.
-func AlertDefGroupsAndSkips(ctx context.Context, q db.Querier, teamID int64) ([]Group, []SkippedAlertDef, error) {
+func AlertDefGroupsAndSkips(ctx context.Context, q db.Querier, teamID int64) ([]Group, []LeftOut, error) {
 	defs, err := alertdefs.List(ctx, q, teamID)
 	if err != nil {
 		return nil, nil, err
@@ -78,7 +65,7 @@ func AlertDefGroupsAndSkips(ctx context.Context, q db.Querier, teamID int64) ([]
 		return s, ok, nil
 	}
 	var groups []Group
-	var skipped []SkippedAlertDef
+	var skipped []LeftOut
 	for _, d := range defs {
 		p := d.AlertDefProperties.Value
 		if !p.Enabled.Or(false) || !alertdefs.Evaluated(p.Type.Or("")) { // unset is false (proto3), as the list's filter reads it
@@ -96,7 +83,7 @@ func AlertDefGroupsAndSkips(ctx context.Context, q db.Querier, teamID int64) ([]
 		}
 		g, err := AlertDefGroup(teamID, d, slo)
 		if err != nil {
-			skipped = append(skipped, SkippedAlertDef{ID: d.ID.Or(""), Name: p.Name.Or(""), Reason: err.Error()})
+			skipped = append(skipped, LeftOut{Kind: "alert definition", ID: d.ID.Or(""), Name: p.Name.Or(""), Reason: err.Error()})
 			continue
 		}
 		groups = append(groups, g)

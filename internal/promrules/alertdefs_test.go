@@ -170,5 +170,9 @@ func TestAlertDefinitionsInTheRuleFile(t *testing.T) {
 		if len(skipped) != 1 || skipped[0].ID != apmAlertID || !strings.Contains(skipped[0].Reason, "apmSli") {
 			t.Fatalf("skipped %+v, want the APM SLO's alert", skipped)
 		}
+		// And the file says it, as a comment line Prometheus ignores.
+		if text, line := ruleFile(t, env, key), promrules.LeftOutComment+"alert definition "+apmAlertID+" "; !strings.Contains(text, line) {
+			t.Fatalf("rule file without the line %q:\n%s", line, text)
+		}
 	})
 }

@@ -220,13 +220,18 @@ func TestGroupsOfSets(t *testing.T) {
 }
 
 // TestRuleFileWithASecondPart is how the SLO groups join the file: a part's groups follow the
-// recording-rule groups, a name already taken is suffixed " [2]", and a key that lacks the part's
-// permission gets a 403 naming it rather than a file without the part.
+// recording-rule groups, a name already taken is suffixed " [2]", what the part left out comes
+// first as comment lines (a name with a line break stays on its line), and a key that lacks the
+// part's permission gets a 403 naming it rather than a file without the part.
 func TestRuleFileWithASecondPart(t *testing.T) {
 	remove := promrules.AddFilePart("the test part", "logs.tco:ReadPolicies",
-		func(ctx context.Context, q db.Querier, teamID int64) ([]promrules.Group, error) {
+		func(ctx context.Context, q db.Querier, teamID int64) ([]promrules.Group, []promrules.LeftOut, error) {
 			return []promrules.Group{{Name: "s/g", Rules: []promrules.Rule{{Alert: "Burning", Expr: "vector(1) > 0", For: "5m",
-				Labels: map[string]string{"severity": "page"}, Annotations: map[string]string{"summary": "team " + strconv.FormatInt(teamID, 10)}}}}}, nil
+					Labels: map[string]string{"severity": "page"}, Annotations: map[string]string{"summary": "team " + strconv.FormatInt(teamID, 10)}}}}},
+				[]promrules.LeftOut{
+					{Kind: "SLO", ID: "s-1", Name: "two\nlines", Reason: "its SLI is apmSli, which is not PromQL"},
+					{Kind: "alert definition", ID: "a-1", Name: "x", Reason: "a reason\ngroups: []"},
+				}, nil
 		})
 	defer remove()
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
@@ -235,7 +240,9 @@ func TestRuleFileWithASecondPart(t *testing.T) {
 		apitest.ExpectError(t, env.Do(t, http.MethodGet, rulesPath, "Bearer "+withoutPart, "", ""), http.StatusForbidden,
 			`the API key lacks the permission "logs.tco:ReadPolicies", which reading the test part of the rule file requires`)
 		both := env.MustKey(t, env.RootKey, "metrics.recording-rules:ReadConfig", "slo:ReadConfig", "alerts:ReadConfig", "logs.tco:ReadPolicies")
-		want := `groups:
+		want := `# left out: SLO s-1 "two\nlines": its SLI is apmSli, which is not PromQL
+# left out: alert definition a-1 "x": a reason groups: []
+groups:
   - name: s/g
     rules:
       - record: a:b

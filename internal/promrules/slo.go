@@ -61,38 +61,25 @@ var ourAlertLabels = map[string]bool{
 	"slo_id": true, "slo_name": true, "slo_target": true, "slo_time_frame": true,
 }
 
-// SkippedSLO is an SLO that has no burn-rate rules, and why.
-type SkippedSLO struct {
-	ID, Name, Reason string
-}
-
-// SLOGroups reads the team's SLOs (in the list operation's order) and answers one rule group per
-// SLO whose indicator is PromQL, as SLOGroup builds it; SLOs without rules are left out (see
-// SLOGroupsAndSkips for which, and why). It changes nothing and checks no permission; its
-// signature is that of a part of the team's rule file (fileSources in rulefile.go).
+// SLOGroupsAndSkips reads the team's SLOs (in the list operation's order) and answers one rule
+// group per SLO whose indicator is PromQL, as SLOGroup builds it, and the SLOs left out, each with
+// the reason (Kind "SLO"). It changes nothing and checks no permission; its signature is that of
+// a part of the team's rule file (fileSources in rulefile.go).
 //
 // Errors: only those of reading the database.
-func SLOGroups(ctx context.Context, q db.Querier, teamID int64) ([]Group, error) {
-	groups, _, err := SLOGroupsAndSkips(ctx, q, teamID)
-	return groups, err
-}
-
-// SLOGroupsAndSkips is SLOGroups that also answers the SLOs it left out, each with the reason.
-//
-// Errors: only those of reading the database.
-func SLOGroupsAndSkips(ctx context.Context, q db.Querier, teamID int64) ([]Group, []SkippedSLO, error) {
+func SLOGroupsAndSkips(ctx context.Context, q db.Querier, teamID int64) ([]Group, []LeftOut, error) {
 	var groups []Group
-	var skipped []SkippedSLO
+	var skipped []LeftOut
 	names := map[string]string{}
 	err := slos.EachTeamSLO(ctx, q, teamID, func(s *oas.Slo) error {
 		id := s.ID.Or("")
 		g, err := SLOGroup(*s)
 		if err != nil {
-			skipped = append(skipped, SkippedSLO{ID: id, Name: s.Name, Reason: err.Error()})
+			skipped = append(skipped, LeftOut{Kind: "SLO", ID: id, Name: s.Name, Reason: err.Error()})
 			return nil
 		}
 		if other, dup := names[g.Name]; dup {
-			skipped = append(skipped, SkippedSLO{ID: id, Name: s.Name,
+			skipped = append(skipped, LeftOut{Kind: "SLO", ID: id, Name: s.Name,
 				Reason: fmt.Sprintf("its rules would be named as those of SLO %s", other)})
 			return nil
 		}
@@ -119,7 +106,7 @@ func SLOGroupsAndSkips(ctx context.Context, q db.Querier, teamID int64) ([]Group
 // evaluated once per window, and its error ratio over a window is the share of bad windows in it.
 // See docs/slo-alerts.md.
 //
-// Errors: an SLO without rules answers an error that says why (its reason in SLOGroupsAndSkips):
+// Errors: an SLO without rules answers an error that says why (its reason in SLOGroupsAndSkips and in the rule file):
 // an APM SLI, no SLI, a query that does not parse or does not answer an instant vector, a
 // request-based query with no range selector to set the window on, a grouping label named like a
 // label the rules set (severity, slo_id, …) or starting with "__", a target or time frame out of

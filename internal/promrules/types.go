@@ -3,9 +3,17 @@
 // multi-burn-rate recording and alerting rules.
 package promrules
 
-// File is a Prometheus rule file: the document `promtool check rules` reads.
+// File is a Prometheus rule file: the document `promtool check rules` reads. LeftOut is not part
+// of the document Prometheus reads: YAML writes it as comments before the groups.
 type File struct {
-	Groups []Group `yaml:"groups" json:"groups"`
+	Groups  []Group   `yaml:"groups" json:"groups"`
+	LeftOut []LeftOut `yaml:"-" json:"-"`
+}
+
+// LeftOut is an SLO or an enabled alert definition that has no rules in the team's file, and why:
+// Kind is "SLO" or "alert definition", Reason the error its rules were refused with.
+type LeftOut struct {
+	Kind, ID, Name, Reason string
 }
 
 // Group is one rule group of a rule file. Interval is a Prometheus duration ("1m"), empty for

@@ -36,10 +36,10 @@ func NewHandler(database *db.DB, users ...Users) *ConnectorHandler {
 	return &ConnectorHandler{db: database, users: users}
 }
 
-// usersOf names every user of the connector, from every Users of the handler.
-func (h *ConnectorHandler) usersOf(ctx context.Context, tx *db.Tx, teamID int64, id string) ([]string, error) {
+// usersOf names every user of the team's connector id, from every one of users.
+func usersOf(ctx context.Context, tx *db.Tx, teamID int64, id string, users []Users) ([]string, error) {
 	var out []string
-	for _, u := range h.users {
+	for _, u := range users {
 		names, err := u(ctx, tx, teamID, id)
 		if err != nil {
 			return nil, err
@@ -60,25 +60,34 @@ func (h *ConnectorHandler) CreateConnector(ctx context.Context, req *oas.Connect
 		return nil, err
 	}
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := LockTeam(ctx, tx, caller.TeamID); err != nil {
-			return err
-		}
-		n, err := countConnectors(ctx, tx, caller.TeamID)
-		if err != nil {
-			return err
-		}
-		if n >= MaxConnectors {
-			return apierror.LimitExceededf("connector: the team holds %d connectors, the most it may; delete one first", n)
-		}
-		c.ID = oas.NewOptString(tx.NewID())
-		c.CreateTime = oas.NewOptDateTime(tx.Now)
-		c.UpdateTime = oas.NewOptDateTime(tx.Now)
-		return insertConnector(ctx, tx, caller.TeamID, c)
+		c, err = createConnector(ctx, tx, caller.TeamID, tx.NewID(), c)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &oas.ConnectorResponse{Connector: answerOf(c, caller.TeamID)}, nil
+}
+
+// createConnector stores c, checked by checkConnector without a stored connector, as the team's
+// connector id, and returns it as stored.
+//
+// Errors: LimitExceeded when the team holds MaxConnectors.
+func createConnector(ctx context.Context, tx *db.Tx, teamID int64, id string, c oas.Connector) (oas.Connector, error) {
+	if err := LockTeam(ctx, tx, teamID); err != nil {
+		return c, err
+	}
+	n, err := countConnectors(ctx, tx, teamID)
+	if err != nil {
+		return c, err
+	}
+	if n >= MaxConnectors {
+		return c, apierror.LimitExceededf("connector: the team holds %d connectors, the most it may; delete one first", n)
+	}
+	c.ID = oas.NewOptString(id)
+	c.CreateTime = oas.NewOptDateTime(tx.Now)
+	c.UpdateTime = oas.NewOptDateTime(tx.Now)
+	return c, insertConnector(ctx, tx, teamID, c)
 }
 
 // ReplaceConnector replaces the connector connector.id, keeping its createTime; a sensitive field
@@ -94,35 +103,48 @@ func (h *ConnectorHandler) ReplaceConnector(ctx context.Context, req *oas.Connec
 	}
 	var c oas.Connector
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := LockTeam(ctx, tx, caller.TeamID); err != nil {
-			return err
-		}
-		old, err := getConnector(ctx, tx, caller.TeamID, id)
-		if err != nil {
-			return err
-		}
-		if c, err = checkConnector(req.Connector, &old); err != nil {
-			return err
-		}
-		if c.Type.Or("") != old.Type.Or("") {
-			users, err := h.usersOf(ctx, tx, caller.TeamID, id)
-			if err != nil {
-				return err
-			}
-			if len(users) > 0 {
-				return apierror.Conflictf("connector.type: connector %q is used by %s; it cannot change type (%s) while used",
-					id, strings.Join(users, ", "), old.Type.Or(""))
-			}
-		}
-		c.ID = oas.NewOptString(id)
-		c.CreateTime = old.CreateTime
-		c.UpdateTime = oas.NewOptDateTime(tx.Now)
-		return updateConnector(ctx, tx, caller.TeamID, c)
+		var err error
+		c, err = replaceConnector(ctx, tx, caller.TeamID, id, req.Connector, h.users)
+		return err
 	})
 	if err != nil {
 		return nil, notFoundAs(err, "connector.id", id)
 	}
 	return &oas.ConnectorResponse{Connector: answerOf(c, caller.TeamID)}, nil
+}
+
+// replaceConnector replaces the team's connector id with in, checked by checkConnector against
+// the stored one (a sensitive value sent as Mask keeps the stored value), keeping its createTime,
+// and returns it as stored.
+//
+// Errors: those of checkConnector; db.ErrNotFound when the team has no such connector; Conflict
+// naming the users when the type changes while users name the connector.
+func replaceConnector(ctx context.Context, tx *db.Tx, teamID int64, id string, in oas.Connector, users []Users) (oas.Connector, error) {
+	if err := LockTeam(ctx, tx, teamID); err != nil {
+		return in, err
+	}
+	old, err := getConnector(ctx, tx, teamID, id)
+	if err != nil {
+		return in, err
+	}
+	c, err := checkConnector(in, &old)
+	if err != nil {
+		return c, err
+	}
+	if c.Type.Or("") != old.Type.Or("") {
+		names, err := usersOf(ctx, tx, teamID, id, users)
+		if err != nil {
+			return c, err
+		}
+		if len(names) > 0 {
+			return c, apierror.Conflictf("connector.type: connector %q is used by %s; it cannot change type (%s) while used",
+				id, strings.Join(names, ", "), old.Type.Or(""))
+		}
+	}
+	c.ID = oas.NewOptString(id)
+	c.CreateTime = old.CreateTime
+	c.UpdateTime = oas.NewOptDateTime(tx.Now)
+	return c, updateConnector(ctx, tx, teamID, c)
 }
 
 // DeleteConnector deletes a connector.
@@ -133,22 +155,30 @@ func (h *ConnectorHandler) DeleteConnector(ctx context.Context, params oas.Delet
 	caller := auth.PrincipalFrom(ctx)
 	id := string(params.ID)
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := LockTeam(ctx, tx, caller.TeamID); err != nil {
-			return err
-		}
-		if _, err := getConnector(ctx, tx, caller.TeamID, id); err != nil {
-			return err
-		}
-		users, err := h.usersOf(ctx, tx, caller.TeamID, id)
-		if err != nil {
-			return err
-		}
-		if len(users) > 0 {
-			return apierror.Conflictf("id: connector %q is used by %s; remove it from them first", id, strings.Join(users, ", "))
-		}
-		return deleteConnector(ctx, tx, caller.TeamID, id)
+		return removeConnector(ctx, tx, caller.TeamID, id, h.users)
 	})
 	return notFoundAs(err, "id", id)
+}
+
+// removeConnector deletes the team's connector id.
+//
+// Errors: db.ErrNotFound when the team has no such connector; Conflict naming the users while
+// users name it.
+func removeConnector(ctx context.Context, tx *db.Tx, teamID int64, id string, users []Users) error {
+	if err := LockTeam(ctx, tx, teamID); err != nil {
+		return err
+	}
+	if _, err := getConnector(ctx, tx, teamID, id); err != nil {
+		return err
+	}
+	names, err := usersOf(ctx, tx, teamID, id, users)
+	if err != nil {
+		return err
+	}
+	if len(names) > 0 {
+		return apierror.Conflictf("id: connector %q is used by %s; remove it from them first", id, strings.Join(names, ", "))
+	}
+	return deleteConnector(ctx, tx, teamID, id)
 }
 
 // GetConnector answers one connector, sensitive values masked.

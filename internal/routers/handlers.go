@@ -93,28 +93,37 @@ func (h *RouterHandler) CreateGlobalRouter(ctx context.Context, req *oas.GlobalR
 		return nil, err
 	}
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lock(ctx, tx, caller.TeamID); err != nil {
-			return err
-		}
-		n, err := countRouters(ctx, tx, caller.TeamID)
-		if err != nil {
-			return err
-		}
-		if n >= MaxRouters {
-			return apierror.LimitExceededf("router: the team holds %d routers, the most it may; delete one first", n)
-		}
-		if err := checkTargets(ctx, tx, caller.TeamID, &r); err != nil {
-			return err
-		}
-		r.ID = oas.NewOptString(tx.NewID())
-		r.CreateTime = oas.NewOptDateTime(tx.Now)
-		r.UpdateTime = oas.NewOptDateTime(tx.Now)
-		return insertRouter(ctx, tx, caller.TeamID, r)
+		r, err = createRouter(ctx, tx, caller.TeamID, tx.NewID(), r)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return &oas.GlobalRouterResponse{Router: r}, nil
+}
+
+// createRouter stores r, checked by checkRouter, as the team's router id, after checkTargets, and
+// returns it as stored.
+//
+// Errors: those of checkTargets; LimitExceeded when the team holds MaxRouters.
+func createRouter(ctx context.Context, tx *db.Tx, teamID int64, id string, r oas.GlobalRouter) (oas.GlobalRouter, error) {
+	if err := lock(ctx, tx, teamID); err != nil {
+		return r, err
+	}
+	n, err := countRouters(ctx, tx, teamID)
+	if err != nil {
+		return r, err
+	}
+	if n >= MaxRouters {
+		return r, apierror.LimitExceededf("router: the team holds %d routers, the most it may; delete one first", n)
+	}
+	if err := checkTargets(ctx, tx, teamID, &r); err != nil {
+		return r, err
+	}
+	r.ID = oas.NewOptString(id)
+	r.CreateTime = oas.NewOptDateTime(tx.Now)
+	r.UpdateTime = oas.NewOptDateTime(tx.Now)
+	return r, insertRouter(ctx, tx, teamID, r)
 }
 
 // ReplaceGlobalRouter replaces the router router.id, keeping its createTime.
@@ -132,24 +141,33 @@ func (h *RouterHandler) ReplaceGlobalRouter(ctx context.Context, req *oas.Global
 		return nil, err
 	}
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lock(ctx, tx, caller.TeamID); err != nil {
-			return err
-		}
-		old, err := getRouter(ctx, tx, caller.TeamID, id)
-		if err != nil {
-			return err
-		}
-		if err := checkTargets(ctx, tx, caller.TeamID, &r); err != nil {
-			return err
-		}
-		r.CreateTime = old.CreateTime
-		r.UpdateTime = oas.NewOptDateTime(tx.Now)
-		return updateRouter(ctx, tx, caller.TeamID, r)
+		r, err = replaceRouter(ctx, tx, caller.TeamID, r)
+		return err
 	})
 	if err != nil {
 		return nil, notFoundAs(err, "router.id", id)
 	}
 	return &oas.GlobalRouterResponse{Router: r}, nil
+}
+
+// replaceRouter replaces the team's router r.id with r, checked by checkRouter, after
+// checkTargets, keeping its createTime, and returns it as stored.
+//
+// Errors: those of checkTargets; db.ErrNotFound when the team has no such router.
+func replaceRouter(ctx context.Context, tx *db.Tx, teamID int64, r oas.GlobalRouter) (oas.GlobalRouter, error) {
+	if err := lock(ctx, tx, teamID); err != nil {
+		return r, err
+	}
+	old, err := getRouter(ctx, tx, teamID, r.ID.Or(""))
+	if err != nil {
+		return r, err
+	}
+	if err := checkTargets(ctx, tx, teamID, &r); err != nil {
+		return r, err
+	}
+	r.CreateTime = old.CreateTime
+	r.UpdateTime = oas.NewOptDateTime(tx.Now)
+	return r, updateRouter(ctx, tx, teamID, r)
 }
 
 // DeleteGlobalRouter deletes a router.
@@ -159,29 +177,37 @@ func (h *RouterHandler) DeleteGlobalRouter(ctx context.Context, params oas.Delet
 	caller := auth.PrincipalFrom(ctx)
 	id := string(params.ID)
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		if len(h.users) > 0 {
-			if err := lock(ctx, tx, caller.TeamID); err != nil {
-				return err
-			}
+		return removeRouter(ctx, tx, caller.TeamID, id, h.users)
+	})
+	return notFoundAs(err, "id", id)
+}
+
+// removeRouter deletes the team's router id.
+//
+// Errors: db.ErrNotFound when the team has no such router; Conflict naming the users while users
+// name it.
+func removeRouter(ctx context.Context, tx *db.Tx, teamID int64, id string, users []Users) error {
+	if len(users) > 0 {
+		if err := lock(ctx, tx, teamID); err != nil {
+			return err
 		}
-		r, err := getRouter(ctx, tx, caller.TeamID, id)
+	}
+	r, err := getRouter(ctx, tx, teamID, id)
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, u := range users {
+		n, err := u(ctx, tx, teamID, id)
 		if err != nil {
 			return err
 		}
-		var names []string
-		for _, u := range h.users {
-			n, err := u(ctx, tx, caller.TeamID, id)
-			if err != nil {
-				return err
-			}
-			names = append(names, n...)
-		}
-		if len(names) > 0 {
-			return apierror.Conflictf("id: router %q is used by %s; change or delete those first", r.Name.Or(id), strings.Join(names, ", "))
-		}
-		return deleteRouter(ctx, tx, caller.TeamID, id)
-	})
-	return notFoundAs(err, "id", id)
+		names = append(names, n...)
+	}
+	if len(names) > 0 {
+		return apierror.Conflictf("id: router %q is used by %s; change or delete those first", r.Name.Or(id), strings.Join(names, ", "))
+	}
+	return deleteRouter(ctx, tx, teamID, id)
 }
 
 // GetGlobalRouter answers one router.

@@ -14,6 +14,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/cases"
+	"github.com/mgmtapi/mgmtapi/internal/connectors"
 	"github.com/mgmtapi/mgmtapi/internal/dashboards"
 	"github.com/mgmtapi/mgmtapi/internal/e2m"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
@@ -190,6 +191,8 @@ func configurationAreas(opts Options, catalog *extensions.Catalog) []teamconfig.
 		parsingrules.Configuration{},
 		presets.Configuration{Users: []presets.Users{routers.PresetUsers, alertdefs.PresetUsers}},
 		presets.DefaultsConfiguration{},
+		connectors.Configuration{Users: []connectors.Users{routers.ConnectorUsers, alertdefs.ConnectorUsers}},
+		routers.Configuration{Users: []routers.Users{alertdefs.RouterUsers}},
 		policies.Configuration{Limit: opts.PolicyLimit},
 		policies.SettingsConfiguration{},
 		quotarules.Configuration{},

@@ -21,6 +21,19 @@ const MaxConnectors = 800
 // Errors: Invalid naming the field path under connector and the rule; it never quotes the value
 // of a sensitive field.
 func checkConnector(c oas.Connector, old *oas.Connector) (oas.Connector, error) {
+	return checkConnectorMasks(c, old, false)
+}
+
+// checkConnectorKeepingMasks is checkConnector for a connector whose stored one is not read yet (a
+// configuration document's): a sensitive value sent as Mask stays Mask, unchecked, for
+// checkConnector to resolve against the stored connector when it is stored.
+//
+// Errors: those of checkConnector.
+func checkConnectorKeepingMasks(c oas.Connector) (oas.Connector, error) {
+	return checkConnectorMasks(c, nil, true)
+}
+
+func checkConnectorMasks(c oas.Connector, old *oas.Connector, keepMasks bool) (oas.Connector, error) {
 	if !c.Name.Set {
 		return c, apierror.Invalidf("connector.name: required")
 	}
@@ -50,6 +63,10 @@ func checkConnector(c oas.Connector, old *oas.Connector) (oas.Connector, error) 
 		}
 		seen[name] = true
 		value := sent.Value.Or("")
+		if f.Sensitive && value == Mask && keepMasks {
+			fields = append(fields, oas.ConnectorConfigField{FieldName: oas.NewOptString(name), Value: oas.NewOptString(Mask)})
+			continue
+		}
 		if f.Sensitive && value == Mask {
 			prev, ok := stored[name]
 			if !ok {

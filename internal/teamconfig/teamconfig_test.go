@@ -93,6 +93,8 @@ const (
 	pinnedPath        = "/mgmt/openapi/5/dashboards/pinned/v1"
 	presetDefaultPath = "/mgmt/openapi/5/notifications/notification-center/v1/presets/custom/"
 	caseSettings      = "/mgmt/openapi/5/cases/cases/case-settings/v1/configs"
+	connectorsPath    = "/mgmt/openapi/5/notifications/notification-center/v1/connectors"
+	routersPath       = "/mgmt/openapi/5/notifications/notification-center/v1/routers"
 )
 
 // everyParsingRuleKind is one parsing rule of each parameter kind, in a group with each matcher
@@ -137,6 +139,17 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 	mustCreate(t, env, key, http.MethodPost, customPresets,
 		`{"preset":{"name":"child","description":"derived","connectorType":"SLACK","entityType":"ALERTS","parentId":"`+parent.Preset.ID+`"}}`)
 	mustCreate(t, env, key, http.MethodPost, presetDefaultPath+parent.Preset.ID+"/default", "")
+	// A connector without sensitive fields (a copy to a new team needs no secret; secrets are
+	// notificationcenter_test.go's), and a router sending to it with a preset of its type.
+	mail := apitest.Decode[struct{ Preset struct{ ID string } }](t, apitest.Response{Status: 200,
+		Body: mustCreate(t, env, key, http.MethodPost, customPresets, `{"preset":{"name":"mail","connectorType":"EMAIL","entityType":"ALERTS"}}`)})
+	mailbox := apitest.Decode[struct{ Connector struct{ ID string } }](t, apitest.Response{Status: 200,
+		Body: mustCreate(t, env, key, http.MethodPost, connectorsPath, `{"connector":{"name":"on call","description":"d","type":"EMAIL",`+
+			`"connectorConfig":{"fields":[{"fieldName":"recipients","value":"[\"oncall@example.com\"]"}]},`+
+			`"configOverrides":[{"entityType":"ALERTS","fields":[{"fieldName":"recipients","template":"{{ alert.labels.owner }}"}]}]}}`)})
+	mustCreate(t, env, key, http.MethodPost, routersPath, `{"router":{"name":"Paging","entityLabels":{"environment":"production"},`+
+		`"rules":[{"name":"P1","condition":"alertDef.priority == 'P1'","targets":[{"connectorId":"`+mailbox.Connector.ID+`","presetId":"`+mail.Preset.ID+`"}]}],`+
+		`"fallbackTargets":[{"entityType":"ALERTS","target":{"connectorId":"`+mailbox.Connector.ID+`"}}]}}`)
 	mustCreate(t, env, key, http.MethodPost, createPolicy,
 		`{"name":"errors","priority":"PRIORITY_TYPE_HIGH","logRules":{"severities":["SEVERITY_ERROR"]},`+
 			`"applicationRule":{"name":"checkout","ruleTypeId":"RULE_TYPE_ID_IS"},`+
@@ -197,7 +210,9 @@ var filled = map[string]int{
 	"events2metrics create":             2,
 	"slos create":                       2,
 	"parsingRuleGroups create":          2,
-	"notificationPresets create":        2,
+	"notificationPresets create":        3,
+	"connectors create":                 1,
+	"routers create":                    1,
 	"policies create":                   3,
 	"policySettings update":             1, // every team has settings (unspecified priorities)
 	"quotaRuleSet create":               1,
@@ -320,7 +335,7 @@ func TestPrune(t *testing.T) {
 		_, fresh := env.MustTeam(t, "fresh")
 		var empty strings.Builder
 		empty.WriteString("version: 1\n")
-		for _, area := range []string{"recordingRuleSets", "notificationPresets", "notificationPresetDefaults", "parsingRuleGroups",
+		for _, area := range []string{"recordingRuleSets", "notificationPresets", "notificationPresetDefaults", "connectors", "routers", "parsingRuleGroups",
 			"policies", "retentionTags", "customRoles", "viewFolders", "views", "dashboardFolders", "dashboards", "dashboardPins",
 			"extensionDeployments", "slos", "events2metrics"} {
 			empty.WriteString(area + ": []\n")
@@ -400,9 +415,25 @@ func TestFailureChangesNothing(t *testing.T) {
 			{"enum of the operation's body", `slos:
 - {name: bad, targetThresholdPercentage: 99, sloTimeFrame: NEVER, requestBasedMetricSli: {goodEvents: {query: up}, totalEvents: {query: up}}}
 `, 400, []string{`slos[0] ("bad"): sloTimeFrame`}},
-			{"preset parent", `notificationPresets:
+			// Routers pruned too: prune refuses to delete the presets and the connector fillTeam's
+			// router uses (notificationcenter_test.go), before the failure meant here.
+			{"preset parent", `routers: []
+notificationPresets:
 - {name: orphan, parentId: nothing}
 `, 400, []string{`notificationPresets[0] ("orphan"): preset.parentId: no preset "nothing"`}},
+			{"router's connector", `routers:
+- {name: lost, rules: [{condition: "true", targets: [{connectorId: nowhere}]}]}
+`, 400, []string{`routers[0] ("lost"): router.rules[0].targets[0].connectorId: no connector "nowhere"`}},
+			{"mask of a new connector", `routers: []
+connectors:
+- {id: fresh, name: hook, type: SLACK, connectorConfig: {fields: [{fieldName: webhookUrl, value: "********"}]}}
+`, 400, []string{`connectors[0] ("hook"): connector.connectorConfig.fields[0].value:`, "webhookUrl", "send the value itself"}},
+			{"connector field", `connectors:
+- {name: mail, type: EMAIL, connectorConfig: {fields: [{fieldName: to, value: x}]}}
+`, 400, []string{`connectors[0] ("mail"): connector.connectorConfig.fields[0].fieldName: "to" is not a field of EMAIL connectors`}},
+			{"connector type of the operation's body", `connectors:
+- {name: mail, type: PIGEON}
+`, 400, []string{`connectors[0] ("mail"): connector.type`}},
 			{"view folder", `views:
 - {name: lost, folderId: 00000000-0000-4000-8000-000000000999, timeSelection: {}}
 `, 400, []string{`views[0] ("lost"): folderId: no view folder`}},

@@ -431,6 +431,12 @@ connectors:
 			{"connector field", `connectors:
 - {name: mail, type: EMAIL, connectorConfig: {fields: [{fieldName: to, value: x}]}}
 `, 400, []string{`connectors[0] ("mail"): connector.connectorConfig.fields[0].fieldName: "to" is not a field of EMAIL connectors`}},
+			{"connector id", `connectors:
+- {id: "on call", name: mail, type: EMAIL, connectorConfig: {fields: [{fieldName: recipients, value: '["a@example.com"]'}]}}
+`, 400, []string{`connectors[0] ("mail"): id: "on call" is not a notification-center id`}},
+			{"router id", `routers:
+- {id: "-paging", name: Paging}
+`, 400, []string{`routers[0] ("Paging"): id: "-paging" is not a notification-center id`}},
 			{"connector type of the operation's body", `connectors:
 - {name: mail, type: PIGEON}
 `, 400, []string{`connectors[0] ("mail"): connector.type`}},

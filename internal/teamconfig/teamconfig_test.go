@@ -457,6 +457,13 @@ func TestFailureChangesNothing(t *testing.T) {
 			{"policy data type", `policies:
 - {name: p, priority: PRIORITY_TYPE_LOW, logRules: {severities: []}, spanRules: {}}
 `, 400, []string{`policies[0] ("p"): logRules, spanRules, rumRules: must set only one of them`}},
+			{"alert definition name", `alertDefinitions:
+- {alertDefProperties: {name: "", logsImmediate: {}}}
+`, 400, []string{"alertDefinitions[0]: alertDefProperties.name"}},
+			{"alert definition on a missing SLO, after the document's SLOs", `slos: []
+alertDefinitions:
+- {alertDefProperties: {name: lost, sloThreshold: {sloDefinition: {sloId: 00000000-0000-4000-8000-000000000999}, errorBudget: {rules: [{condition: {threshold: 5}}]}}}}
+`, 400, []string{`alertDefinitions[0] ("lost"): alertDefProperties.sloThreshold.sloDefinition.sloId: no SLO`}},
 			{"late failure after earlier areas", `recordingRuleSets:
 - {name: fine, groups: []}
 events2metrics:

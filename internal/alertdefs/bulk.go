@@ -31,7 +31,7 @@ func (h *AlertDefHandler) BulkCreateAlertDefs(ctx context.Context, req *oas.Aler
 			return err
 		}
 		for i, c := range req.AlertDefsToCreate {
-			d, err := create(ctx, tx, caller.TeamID, fmt.Sprintf("alertDefsToCreate[%d].alertDefProperties", i), props[i], policyOf(c.AccessPolicy))
+			d, err := create(ctx, tx, caller.TeamID, fmt.Sprintf("alertDefsToCreate[%d].alertDefProperties", i), "", props[i], policyOf(c.AccessPolicy))
 			if err != nil {
 				return err
 			}

@@ -57,7 +57,7 @@ func (h *AlertDefHandler) CreateAlertDef(ctx context.Context, req *oas.AlertDefT
 			return err
 		}
 		var err error
-		d, err = create(ctx, tx, caller.TeamID, "alertDefProperties", p, policyOf(req.AccessPolicy))
+		d, err = create(ctx, tx, caller.TeamID, "alertDefProperties", "", p, policyOf(req.AccessPolicy))
 		return err
 	})
 	if err != nil {
@@ -82,10 +82,11 @@ func lock(ctx context.Context, tx *db.Tx, teamID int64) error {
 	return LockTeam(ctx, tx, teamID)
 }
 
-// create stores p (already through checkProperties) as a new definition.
+// create stores p (already through checkProperties) as a new definition, under id (a lowercase
+// UUID; a fresh one when id is "").
 //
 // Errors: see checkRefs; LimitExceeded when the team holds MaxDefinitions.
-func create(ctx context.Context, tx *db.Tx, teamID int64, path string, p oas.AlertDefProperties, policy sql.NullString) (oas.AlertDef, error) {
+func create(ctx context.Context, tx *db.Tx, teamID int64, path, id string, p oas.AlertDefProperties, policy sql.NullString) (oas.AlertDef, error) {
 	n, err := countDefs(ctx, tx, teamID)
 	if err != nil {
 		return oas.AlertDef{}, err
@@ -93,7 +94,9 @@ func create(ctx context.Context, tx *db.Tx, teamID int64, path string, p oas.Ale
 	if n >= MaxDefinitions {
 		return oas.AlertDef{}, apierror.LimitExceededf("alertDefProperties: the team holds %d alert definitions, the most it may; delete one first", n)
 	}
-	id := tx.NewID()
+	if id == "" {
+		id = tx.NewID()
+	}
 	if err := checkRefs(ctx, tx, teamID, path, id, &p); err != nil {
 		return oas.AlertDef{}, err
 	}

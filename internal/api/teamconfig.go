@@ -207,5 +207,6 @@ func configurationAreas(opts Options, catalog *extensions.Catalog) []teamconfig.
 		dashboards.PinsConfiguration{},
 		extensions.Configuration{Catalog: catalog},
 		cases.SettingsConfiguration{},
+		alertdefs.Configuration{},
 	}
 }

@@ -135,8 +135,8 @@ type areaPlan struct {
 
 // carryOut plans every area of desired and carries the plans out in tx: first the deletes (areas
 // in reverse document order, so that a limit counts what stays), then the creates and replaces
-// (areas in document order, so that what a resource refers to is there first), then the deletes
-// of DeletesLast areas (what the others referred to).
+// (areas in document order, so that what a resource refers to is there first; within an area in
+// document order or a PutOrderer's), then the deletes of DeletesLast areas (what the others referred to).
 func (h *Handler) carryOut(ctx context.Context, tx *db.Tx, caller *auth.Principal, desired map[string][]Resource, prune bool) ([]Change, error) {
 	var plans []areaPlan
 	var all []Change
@@ -172,7 +172,8 @@ func (h *Handler) carryOut(ctx context.Context, tx *db.Tx, caller *auth.Principa
 	}
 	for _, p := range plans {
 		changed := len(p.deletes) > 0
-		for i, r := range p.want {
+		for _, i := range putOrder(p) {
+			r := p.want[i]
 			if p.puts[i].Action == ActionUnchanged {
 				if ref, ok := p.area.(Referrer); ok {
 					if err := ref.Recheck(ctx, tx, caller.TeamID, r); err != nil {
@@ -196,6 +197,19 @@ func (h *Handler) carryOut(ctx context.Context, tx *db.Tx, caller *auth.Principa
 		return nil, err
 	}
 	return all, nil
+}
+
+// putOrder is the order in which an apply stores the resources of p.want: document order, or
+// the area's (PutOrderer).
+func putOrder(p areaPlan) []int {
+	if o, ok := p.area.(PutOrderer); ok {
+		return o.OrderPuts(p.want)
+	}
+	order := make([]int, len(p.want))
+	for i := range order {
+		order[i] = i
+	}
+	return order
 }
 
 // planArea compares the team's resources of one area, read in tx, with want: a resource of want

@@ -65,7 +65,7 @@ var AreaOrder = []string{
 	"recordingRuleSets", "notificationPresets", "notificationPresetDefaults", "connectors", "routers", "parsingRuleGroups",
 	"policies", "policySettings", "quotaRuleSet", "retentionTags", "retentionTagsEnabled",
 	"customRoles", "viewFolders", "views", "dashboardFolders", "dashboards", "defaultDashboard", "dashboardPins",
-	"extensionDeployments", "slos", "events2metrics", "caseSettings",
+	"extensionDeployments", "slos", "events2metrics", "caseSettings", "alertDefinitions",
 }
 
 // WithoutFields returns the JSON object doc without its top-level fields names: what an area's
@@ -197,6 +197,15 @@ type DeletesLast interface {
 // refers goes before what it refers to, whatever their ids.
 type DeleteOrderer interface {
 	OrderDeletes(deletes []Change, current []Resource)
+}
+
+// PutOrderer is implemented by areas whose resources refer to others of the same area that the
+// document may list after them (a flow alert definition to the definitions it names): an apply
+// creates and replaces the document's resources of the area in the order of the indexes of want
+// that OrderPuts returns (each once), so that what a resource refers to is stored first. Errors
+// still name a resource by its index in the document.
+type PutOrderer interface {
+	OrderPuts(want []Resource) []int
 }
 
 // Referrer is implemented by areas whose resources only refer to other areas' resources (a

@@ -95,6 +95,7 @@ const (
 	caseSettings      = "/mgmt/openapi/5/cases/cases/case-settings/v1/configs"
 	connectorsPath    = "/mgmt/openapi/5/notifications/notification-center/v1/connectors"
 	routersPath       = "/mgmt/openapi/5/notifications/notification-center/v1/routers"
+	alertDefsPath     = "/mgmt/openapi/latest/alerts/alerts/v3"
 )
 
 // everyParsingRuleKind is one parsing rule of each parameter kind, in a group with each matcher
@@ -190,9 +191,9 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 	}
 	mustCreate(t, env, key, http.MethodPost, parsingRuleGroups, everyParsingRuleKind)
 	mustCreate(t, env, key, http.MethodPost, parsingRuleGroups, `{"name":"plain"}`)
-	mustCreate(t, env, key, http.MethodPost, slosPath,
+	availability := apitest.Decode[struct{ Slo struct{ ID string } }](t, apitest.Response{Status: 200, Body: mustCreate(t, env, key, http.MethodPost, slosPath,
 		`{"name":"availability","targetThresholdPercentage":99.9,"sloTimeFrame":"SLO_TIME_FRAME_28_DAYS","labels":{"team":"a"},`+
-			`"requestBasedMetricSli":{"goodEvents":{"query":"sum(rate(http_requests_total{code!~\"5..\"}[5m]))"},"totalEvents":{"query":"sum(rate(http_requests_total[5m]))"}}}`)
+			`"requestBasedMetricSli":{"goodEvents":{"query":"sum(rate(http_requests_total{code!~\"5..\"}[5m]))"},"totalEvents":{"query":"sum(rate(http_requests_total[5m]))"}}}`)})
 	mustCreate(t, env, key, http.MethodPost, caseSettings,
 		`{"name":"on call","globalIndicatorSettings":{"enabled":true,"filteringConditions":[{"enabled":true,`+
 			`"priorities":{"values":{"items":["INDICATOR_PRIORITY_P1"]}},"entityLabels":{"all":{}}}]},`+
@@ -202,6 +203,26 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 	mustCreate(t, env, key, http.MethodPost, slosPath,
 		`{"name":"up","targetThresholdPercentage":95,"sloTimeFrame":"SLO_TIME_FRAME_7_DAYS",`+
 			`"windowBasedMetricSli":{"query":{"query":"avg(up)"},"window":"WINDOW_SLO_WINDOW_5_MINUTES","comparisonOperator":"COMPARISON_OPERATOR_GREATER_THAN_OR_EQUALS","threshold":0.95}}`)
+	latency := apitest.Decode[struct{ AlertDef struct{ ID string } }](t, apitest.Response{Status: 200, Body: mustCreate(t, env, key, http.MethodPost, alertDefsPath,
+		`{"accessPolicy":"{\"team\":\"a\"}","alertDefProperties":`+latencyAlert+`}`)})
+	burn := apitest.Decode[struct{ AlertDef struct{ ID string } }](t, apitest.Response{Status: 200, Body: mustCreate(t, env, key, http.MethodPost, alertDefsPath,
+		`{"alertDefProperties":`+sloAlert(availability.Slo.ID)+`}`)})
+	mustCreate(t, env, key, http.MethodPost, alertDefsPath, `{"alertDefProperties":{"name":"both","flow":{"stages":[{"flowStagesGroups":{"groups":[`+
+		`{"alertDefs":[{"id":"`+latency.AlertDef.ID+`"},{"id":"`+burn.AlertDef.ID+`","not":true}],"nextOp":"NEXT_OP_AND_OR_UNSPECIFIED"}]}}]}}}`)
+}
+
+// latencyAlert is a metric threshold alert definition's properties, with a number the server
+// writes in another form (2.50) and a type left out.
+const latencyAlert = `{"name":"Latency","priority":"ALERT_DEF_PRIORITY_P2","enabled":true,"description":"slow","entityLabels":{"team":"a"},` +
+	`"groupByKeys":["service"],"activeOn":{"dayOfWeek":["DAY_OF_WEEK_SUNDAY"],"startTime":{"hours":22},"endTime":{"hours":6,"minutes":30}},` +
+	`"metricThreshold":{"metricFilter":{"promql":"sum by (service) (rate(http_requests_total[5m]))"},"rules":[{"condition":{"threshold":2.50,` +
+	`"forOverPct":50,"ofTheLast":{"metricTimeWindowDynamicDuration":"15m"},"conditionType":"METRIC_THRESHOLD_CONDITION_TYPE_MORE_THAN_OR_EQUALS"},` +
+	`"override":{"priority":"ALERT_DEF_PRIORITY_P1"}}],"missingValues":{"minNonNullValuesPct":10}}}`
+
+// sloAlert is the properties of an enabled burn-rate alert definition on the SLO sloID.
+func sloAlert(sloID string) string {
+	return `{"name":"Burning","enabled":true,"sloThreshold":{"sloDefinition":{"sloId":"` + sloID + `"},"burnRate":{` +
+		`"dual":{"timeDuration":{"duration":"1","unit":"DURATION_UNIT_HOURS"}},"rules":[{"condition":{"threshold":14.4}}]}}}`
 }
 
 // filled is what the first apply of fillTeam's export to an empty team creates, per area.
@@ -228,6 +249,7 @@ var filled = map[string]int{
 	"dashboardPins create":              1,
 	"extensionDeployments create":       1,
 	"caseSettings create":               1,
+	"alertDefinitions create":           3,
 }
 
 // TestRoundTrip: export → apply to an empty team → export gives the same document, in YAML and
@@ -337,7 +359,7 @@ func TestPrune(t *testing.T) {
 		empty.WriteString("version: 1\n")
 		for _, area := range []string{"recordingRuleSets", "notificationPresets", "notificationPresetDefaults", "connectors", "routers", "parsingRuleGroups",
 			"policies", "retentionTags", "customRoles", "viewFolders", "views", "dashboardFolders", "dashboards", "dashboardPins",
-			"extensionDeployments", "slos", "events2metrics"} {
+			"extensionDeployments", "slos", "events2metrics", "alertDefinitions"} {
 			empty.WriteString(area + ": []\n")
 		}
 		all := mustApply(t, env, env.RootKey, "?prune=true", empty.String())
@@ -472,6 +494,13 @@ connectors:
 			{"policy data type", `policies:
 - {name: p, priority: PRIORITY_TYPE_LOW, logRules: {severities: []}, spanRules: {}}
 `, 400, []string{`policies[0] ("p"): logRules, spanRules, rumRules: must set only one of them`}},
+			{"alert definition name", `alertDefinitions:
+- {alertDefProperties: {name: "", logsImmediate: {}}}
+`, 400, []string{"alertDefinitions[0]: alertDefProperties.name"}},
+			{"alert definition on a missing SLO, after the document's SLOs", `slos: []
+alertDefinitions:
+- {alertDefProperties: {name: lost, sloThreshold: {sloDefinition: {sloId: 00000000-0000-4000-8000-000000000999}, errorBudget: {rules: [{condition: {threshold: 5}}]}}}}
+`, 400, []string{`alertDefinitions[0] ("lost"): alertDefProperties.sloThreshold.sloDefinition.sloId: no SLO`}},
 			{"late failure after earlier areas", `recordingRuleSets:
 - {name: fine, groups: []}
 events2metrics:

@@ -12,6 +12,7 @@ import (
 	"github.com/ogen-go/ogen/validate"
 
 	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
+	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/cases"
 	"github.com/mgmtapi/mgmtapi/internal/dashboards"
@@ -204,5 +205,6 @@ func configurationAreas(opts Options, catalog *extensions.Catalog) []teamconfig.
 		dashboards.PinsConfiguration{},
 		extensions.Configuration{Catalog: catalog},
 		cases.SettingsConfiguration{},
+		alertschedules.Configuration{},
 	}
 }

@@ -64,7 +64,7 @@ var AreaOrder = []string{
 	"recordingRuleSets", "notificationPresets", "notificationPresetDefaults", "parsingRuleGroups",
 	"policies", "policySettings", "quotaRuleSet", "retentionTags", "retentionTagsEnabled",
 	"customRoles", "viewFolders", "views", "dashboardFolders", "dashboards", "defaultDashboard", "dashboardPins",
-	"extensionDeployments", "slos", "events2metrics", "caseSettings",
+	"extensionDeployments", "slos", "events2metrics", "caseSettings", "alertSchedulerRules",
 }
 
 // WithoutFields returns the JSON object doc without its top-level fields names: what an area's

@@ -93,6 +93,7 @@ const (
 	pinnedPath        = "/mgmt/openapi/5/dashboards/pinned/v1"
 	presetDefaultPath = "/mgmt/openapi/5/notifications/notification-center/v1/presets/custom/"
 	caseSettings      = "/mgmt/openapi/5/cases/cases/case-settings/v1/configs"
+	schedulerRules    = "/mgmt/openapi/5/alerts/suppression-rules/v1"
 )
 
 // everyParsingRuleKind is one parsing rule of each parameter kind, in a group with each matcher
@@ -189,6 +190,8 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 	mustCreate(t, env, key, http.MethodPost, slosPath,
 		`{"name":"up","targetThresholdPercentage":95,"sloTimeFrame":"SLO_TIME_FRAME_7_DAYS",`+
 			`"windowBasedMetricSli":{"query":{"query":"avg(up)"},"window":"WINDOW_SLO_WINDOW_5_MINUTES","comparisonOperator":"COMPARISON_OPERATOR_GREATER_THAN_OR_EQUALS","threshold":0.95}}`)
+	mustCreate(t, env, key, http.MethodPost, schedulerRules, `{"alertSchedulerRule":`+oneTimeWindow+`}`)
+	mustCreate(t, env, key, http.MethodPost, schedulerRules, `{"alertSchedulerRule":`+weeklyBerlin+`}`)
 }
 
 // filled is what the first apply of fillTeam's export to an empty team creates, per area.
@@ -213,6 +216,7 @@ var filled = map[string]int{
 	"dashboardPins create":              1,
 	"extensionDeployments create":       1,
 	"caseSettings create":               1,
+	"alertSchedulerRules create":        2,
 }
 
 // TestRoundTrip: export → apply to an empty team → export gives the same document, in YAML and
@@ -322,7 +326,7 @@ func TestPrune(t *testing.T) {
 		empty.WriteString("version: 1\n")
 		for _, area := range []string{"recordingRuleSets", "notificationPresets", "notificationPresetDefaults", "parsingRuleGroups",
 			"policies", "retentionTags", "customRoles", "viewFolders", "views", "dashboardFolders", "dashboards", "dashboardPins",
-			"extensionDeployments", "slos", "events2metrics"} {
+			"extensionDeployments", "slos", "events2metrics", "alertSchedulerRules"} {
 			empty.WriteString(area + ": []\n")
 		}
 		all := mustApply(t, env, env.RootKey, "?prune=true", empty.String())
@@ -435,6 +439,10 @@ func TestFailureChangesNothing(t *testing.T) {
 			{"policy data type", `policies:
 - {name: p, priority: PRIORITY_TYPE_LOW, logRules: {severities: []}, spanRules: {}}
 `, 400, []string{`policies[0] ("p"): logRules, spanRules, rumRules: must set only one of them`}},
+			{"scheduler rule zone", `alertSchedulerRules:
+- {name: fine, schedule: {recurring: {alwaysActive: {}}}}
+- {name: lost, schedule: {oneTime: {timeframe: {startTime: "2026-06-01T22:00", endTime: "2026-06-02T02:00", timezone: Mars/Olympus}}}}
+`, 400, []string{`alertSchedulerRules[1] ("lost"): schedule.oneTime.timeframe.timezone: unknown time zone "Mars/Olympus"`}},
 			{"late failure after earlier areas", `recordingRuleSets:
 - {name: fine, groups: []}
 events2metrics:

@@ -76,7 +76,9 @@ func TestAlertSchedulerRulesCopy(t *testing.T) {
 		_, source := env.MustTeam(t, "source")
 		var uids []string
 		for _, rule := range []string{oneTimeWindow, weeklyBerlin, sparseWindow} {
-			created := apitest.Decode[struct{ AlertSchedulerRule struct{ ID, UniqueIdentifier string } }](t, apitest.Response{Status: 200,
+			created := apitest.Decode[struct {
+				AlertSchedulerRule struct{ ID, UniqueIdentifier string }
+			}](t, apitest.Response{Status: 200,
 				Body: mustCreate(t, env, source, http.MethodPost, schedulerRules, `{"alertSchedulerRule":`+rule+`}`)}).AlertSchedulerRule
 			uids = append(uids, created.UniqueIdentifier)
 			doc := mustExport(t, env, source, false)

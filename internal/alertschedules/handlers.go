@@ -37,32 +37,14 @@ func notFoundAs(err error, field, id string) error {
 	return err
 }
 
-// create stores the checked rules under new ids, all in one transaction.
+// create stores the checked rules under new ids, all in one transaction (see createIn).
 func (h *SchedulerRuleHandler) create(ctx context.Context, rules []oas.AlertSchedulerRule) ([]oas.AlertSchedulerRule, error) {
 	teamID := auth.PrincipalFrom(ctx).TeamID
-	out := make([]oas.AlertSchedulerRule, len(rules))
+	var out []oas.AlertSchedulerRule
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lockTeam(ctx, tx, teamID); err != nil {
-			return err
-		}
-		n, err := countRules(ctx, tx, teamID)
-		if err != nil {
-			return err
-		}
-		if n+len(rules) > MaxRules {
-			return apierror.LimitExceededf("alertSchedulerRule: the team holds %d scheduler rules; %d more would pass the most it may, %d", n, len(rules), MaxRules)
-		}
-		for i, r := range rules {
-			r.UniqueIdentifier = oas.NewOptString(tx.NewID())
-			r.ID = oas.NewOptString(tx.NewID())
-			if err := insertRule(ctx, tx, teamID, r); err != nil {
-				return err
-			}
-			stamp := oas.NewOptString(tx.Now.UTC().Format(time.RFC3339Nano))
-			r.CreatedAt, r.UpdatedAt = stamp, stamp
-			out[i] = withSubmittedStart(r)
-		}
-		return nil
+		var err error
+		out, err = createIn(ctx, tx, teamID, rules)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -70,35 +52,89 @@ func (h *SchedulerRuleHandler) create(ctx context.Context, rules []oas.AlertSche
 	return out, nil
 }
 
+// createIn stores the checked rules in tx as the team's, each under its uniqueIdentifier (a new
+// one when it has none) with a new version id, and answers them as a create does.
+//
+// Errors: LimitExceeded when the team would pass MaxRules; db.ErrConflict for a uniqueIdentifier
+// the team has already.
+func createIn(ctx context.Context, tx *db.Tx, teamID int64, rules []oas.AlertSchedulerRule) ([]oas.AlertSchedulerRule, error) {
+	if err := lockTeam(ctx, tx, teamID); err != nil {
+		return nil, err
+	}
+	n, err := countRules(ctx, tx, teamID)
+	if err != nil {
+		return nil, err
+	}
+	if n+len(rules) > MaxRules {
+		return nil, apierror.LimitExceededf("alertSchedulerRule: the team holds %d scheduler rules; %d more would pass the most it may, %d", n, len(rules), MaxRules)
+	}
+	out := make([]oas.AlertSchedulerRule, len(rules))
+	for i, r := range rules {
+		if r.UniqueIdentifier.Or("") == "" {
+			r.UniqueIdentifier = oas.NewOptString(tx.NewID())
+		}
+		r.ID = oas.NewOptString(tx.NewID())
+		if err := insertRule(ctx, tx, teamID, r); err != nil {
+			return nil, err
+		}
+		stamp := oas.NewOptString(tx.Now.UTC().Format(time.RFC3339Nano))
+		r.CreatedAt, r.UpdatedAt = stamp, stamp
+		out[i] = withSubmittedStart(r)
+	}
+	return out, nil
+}
+
 // replace stores each checked rule over the stored one of its uniqueIdentifier, all in one
-// transaction; fields names each rule's uniqueIdentifier in errors.
+// transaction (see replaceIn).
 func (h *SchedulerRuleHandler) replace(ctx context.Context, rules []oas.AlertSchedulerRule, ids, fields []string) ([]oas.AlertSchedulerRule, error) {
 	teamID := auth.PrincipalFrom(ctx).TeamID
-	out := make([]oas.AlertSchedulerRule, len(rules))
+	var out []oas.AlertSchedulerRule
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lockTeam(ctx, tx, teamID); err != nil {
-			return err
-		}
-		for i, r := range rules {
-			old, err := getRule(ctx, tx, teamID, ids[i])
-			if err != nil {
-				return notFoundAs(err, fields[i], ids[i])
-			}
-			r.UniqueIdentifier = oas.NewOptString(ids[i])
-			r.ID = oas.NewOptString(tx.NewID())
-			if err := updateRule(ctx, tx, teamID, r); err != nil {
-				return err
-			}
-			r.CreatedAt = old.CreatedAt
-			r.UpdatedAt = oas.NewOptString(tx.Now.UTC().Format(time.RFC3339Nano))
-			out[i] = withSubmittedStart(r)
-		}
-		return nil
+		var err error
+		out, err = replaceIn(ctx, tx, teamID, rules, ids, fields)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// replaceIn stores in tx each checked rule over the team's rule ids[i], with a new version id
+// and the stored rule's createdAt, and answers them as a replace does; fields names each rule's
+// uniqueIdentifier in errors.
+//
+// Errors: NotFound naming fields[i] when the team has no rule ids[i].
+func replaceIn(ctx context.Context, tx *db.Tx, teamID int64, rules []oas.AlertSchedulerRule, ids, fields []string) ([]oas.AlertSchedulerRule, error) {
+	if err := lockTeam(ctx, tx, teamID); err != nil {
+		return nil, err
+	}
+	out := make([]oas.AlertSchedulerRule, len(rules))
+	for i, r := range rules {
+		old, err := getRule(ctx, tx, teamID, ids[i])
+		if err != nil {
+			return nil, notFoundAs(err, fields[i], ids[i])
+		}
+		r.UniqueIdentifier = oas.NewOptString(ids[i])
+		r.ID = oas.NewOptString(tx.NewID())
+		if err := updateRule(ctx, tx, teamID, r); err != nil {
+			return nil, err
+		}
+		r.CreatedAt = old.CreatedAt
+		r.UpdatedAt = oas.NewOptString(tx.Now.UTC().Format(time.RFC3339Nano))
+		out[i] = withSubmittedStart(r)
+	}
+	return out, nil
+}
+
+// removeIn deletes the team's rule id in tx; field names the id in errors.
+//
+// Errors: NotFound naming field when the team has no such rule.
+func removeIn(ctx context.Context, tx *db.Tx, teamID int64, field, id string) error {
+	if err := lockTeam(ctx, tx, teamID); err != nil {
+		return err
+	}
+	return notFoundAs(deleteRule(ctx, tx, teamID, id), field, id)
 }
 
 // CreateAlertSchedulerRule stores a new rule.
@@ -225,13 +261,9 @@ func (h *SchedulerRuleHandler) GetAlertSchedulerRule(ctx context.Context, params
 // Errors: NotFound when the team has no such rule.
 func (h *SchedulerRuleHandler) DeleteAlertSchedulerRule(ctx context.Context, params oas.DeleteAlertSchedulerRuleParams) error {
 	teamID := auth.PrincipalFrom(ctx).TeamID
-	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lockTeam(ctx, tx, teamID); err != nil {
-			return err
-		}
-		return deleteRule(ctx, tx, teamID, params.AlertSchedulerRuleID)
+	return h.db.InTx(ctx, func(tx *db.Tx) error {
+		return removeIn(ctx, tx, teamID, "alert_scheduler_rule_id", params.AlertSchedulerRuleID)
 	})
-	return notFoundAs(err, "alert_scheduler_rule_id", params.AlertSchedulerRuleID)
 }
 
 // pageSize is the most rules a list page answers; maxTimeframes the most windows per rule.

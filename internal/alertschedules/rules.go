@@ -24,7 +24,8 @@ func invalid(err error) error {
 
 // check returns the rule as it is stored: the fields set by the service cleared, the operation
 // filled in, the schedule compiled to check it. path names the rule in errors
-// ("alertSchedulerRule", "createAlertSchedulerRuleRequests[2].alertSchedulerRule").
+// ("alertSchedulerRule", "createAlertSchedulerRuleRequests[2].alertSchedulerRule"; "" for a
+// configuration document's rule, whose fields are named from the rule itself).
 //
 // Errors: Invalid naming the field and the rule broken.
 func check(path string, r oas.AlertSchedulerRule) (oas.AlertSchedulerRule, Schedule, error) {
@@ -32,18 +33,18 @@ func check(path string, r oas.AlertSchedulerRule) (oas.AlertSchedulerRule, Sched
 	r.CreatedAt, r.UpdatedAt = oas.OptString{}, oas.OptString{}
 	name := r.Name.Or("")
 	if strings.TrimSpace(name) == "" {
-		return r, Schedule{}, apierror.Invalidf("%s.name: required, 1–255 characters not all blank", path)
+		return r, Schedule{}, apierror.Invalidf("%s: required, 1–255 characters not all blank", fieldPath(path, "name"))
 	}
 	if n := utf8.RuneCountInString(name); n > 255 {
-		return r, Schedule{}, apierror.Invalidf("%s.name: at most 255 characters, not %d", path, n)
+		return r, Schedule{}, apierror.Invalidf("%s: at most 255 characters, not %d", fieldPath(path, "name"), n)
 	}
 	for i, l := range r.MetaLabels {
 		if l.Key.Or("") == "" {
-			return r, Schedule{}, apierror.Invalidf("%s.metaLabels[%d].key: required", path, i)
+			return r, Schedule{}, apierror.Invalidf("%s: required", fieldPath(path, fmt.Sprintf("metaLabels[%d].key", i)))
 		}
 	}
 	if f, ok := r.Filter.Get(); ok {
-		fp := path + ".filter"
+		fp := fieldPath(path, "filter")
 		ml, hasLabels := f.AlertMetaLabels.Get()
 		ids, hasIDs := f.AlertUniqueIds.Get()
 		switch {
@@ -71,7 +72,7 @@ func check(path string, r oas.AlertSchedulerRule) (oas.AlertSchedulerRule, Sched
 	}
 	sch, ok := r.Schedule.Get()
 	if !ok {
-		return r, Schedule{}, apierror.Invalidf("%s.schedule: required; a rule has no default window", path)
+		return r, Schedule{}, apierror.Invalidf("%s: required; a rule has no default window", fieldPath(path, "schedule"))
 	}
 	if sch.ScheduleOperation.Or(oas.AlertSchedulerOperationSCHEDULEOPERATIONUNSPECIFIED) == oas.AlertSchedulerOperationSCHEDULEOPERATIONUNSPECIFIED {
 		sch.ScheduleOperation = oas.NewOptAlertSchedulerOperation(oas.AlertSchedulerOperationSCHEDULEOPERATIONMUTE)
@@ -95,11 +96,19 @@ func check(path string, r oas.AlertSchedulerRule) (oas.AlertSchedulerRule, Sched
 	if !r.Enabled.Set {
 		r.Enabled = oas.NewOptBool(false)
 	}
-	compiled, err := Compile(path+".schedule", sch)
+	compiled, err := Compile(fieldPath(path, "schedule"), sch)
 	if err != nil {
 		return r, Schedule{}, invalid(err)
 	}
 	return r, compiled, nil
+}
+
+// fieldPath names the field name of the rule at path in errors.
+func fieldPath(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "." + name
 }
 
 // normalTimeframe is a timeframe as stored: submittedStartTime is the service's to answer, and an

@@ -12,6 +12,7 @@ import (
 	"github.com/ogen-go/ogen/validate"
 
 	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
+	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/cases"
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
@@ -208,5 +209,6 @@ func configurationAreas(opts Options, catalog *extensions.Catalog) []teamconfig.
 		extensions.Configuration{Catalog: catalog},
 		cases.SettingsConfiguration{},
 		alertdefs.Configuration{},
+		alertschedules.Configuration{},
 	}
 }

@@ -65,7 +65,7 @@ var AreaOrder = []string{
 	"recordingRuleSets", "notificationPresets", "notificationPresetDefaults", "connectors", "routers", "parsingRuleGroups",
 	"policies", "policySettings", "quotaRuleSet", "retentionTags", "retentionTagsEnabled",
 	"customRoles", "viewFolders", "views", "dashboardFolders", "dashboards", "defaultDashboard", "dashboardPins",
-	"extensionDeployments", "slos", "events2metrics", "caseSettings", "alertDefinitions",
+	"extensionDeployments", "slos", "events2metrics", "caseSettings", "alertDefinitions", "alertSchedulerRules",
 }
 
 // WithoutFields returns the JSON object doc without its top-level fields names: what an area's

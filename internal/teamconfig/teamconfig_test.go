@@ -96,6 +96,7 @@ const (
 	connectorsPath    = "/mgmt/openapi/5/notifications/notification-center/v1/connectors"
 	routersPath       = "/mgmt/openapi/5/notifications/notification-center/v1/routers"
 	alertDefsPath     = "/mgmt/openapi/latest/alerts/alerts/v3"
+	schedulerRules    = "/mgmt/openapi/5/alerts/suppression-rules/v1"
 )
 
 // everyParsingRuleKind is one parsing rule of each parameter kind, in a group with each matcher
@@ -209,6 +210,8 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 		`{"alertDefProperties":`+sloAlert(availability.Slo.ID)+`}`)})
 	mustCreate(t, env, key, http.MethodPost, alertDefsPath, `{"alertDefProperties":{"name":"both","flow":{"stages":[{"flowStagesGroups":{"groups":[`+
 		`{"alertDefs":[{"id":"`+latency.AlertDef.ID+`"},{"id":"`+burn.AlertDef.ID+`","not":true}],"nextOp":"NEXT_OP_AND_OR_UNSPECIFIED"}]}}]}}}`)
+	mustCreate(t, env, key, http.MethodPost, schedulerRules, `{"alertSchedulerRule":`+oneTimeWindow+`}`)
+	mustCreate(t, env, key, http.MethodPost, schedulerRules, `{"alertSchedulerRule":`+weeklyBerlin+`}`)
 }
 
 // latencyAlert is a metric threshold alert definition's properties, with a number the server
@@ -250,6 +253,7 @@ var filled = map[string]int{
 	"extensionDeployments create":       1,
 	"caseSettings create":               1,
 	"alertDefinitions create":           3,
+	"alertSchedulerRules create":        2,
 }
 
 // TestRoundTrip: export → apply to an empty team → export gives the same document, in YAML and
@@ -359,7 +363,7 @@ func TestPrune(t *testing.T) {
 		empty.WriteString("version: 1\n")
 		for _, area := range []string{"recordingRuleSets", "notificationPresets", "notificationPresetDefaults", "connectors", "routers", "parsingRuleGroups",
 			"policies", "retentionTags", "customRoles", "viewFolders", "views", "dashboardFolders", "dashboards", "dashboardPins",
-			"extensionDeployments", "slos", "events2metrics", "alertDefinitions"} {
+			"extensionDeployments", "slos", "events2metrics", "alertDefinitions", "alertSchedulerRules"} {
 			empty.WriteString(area + ": []\n")
 		}
 		all := mustApply(t, env, env.RootKey, "?prune=true", empty.String())
@@ -501,6 +505,10 @@ connectors:
 alertDefinitions:
 - {alertDefProperties: {name: lost, sloThreshold: {sloDefinition: {sloId: 00000000-0000-4000-8000-000000000999}, errorBudget: {rules: [{condition: {threshold: 5}}]}}}}
 `, 400, []string{`alertDefinitions[0] ("lost"): alertDefProperties.sloThreshold.sloDefinition.sloId: no SLO`}},
+			{"scheduler rule zone", `alertSchedulerRules:
+- {name: fine, schedule: {recurring: {alwaysActive: {}}}}
+- {name: lost, schedule: {oneTime: {timeframe: {startTime: "2026-06-01T22:00", endTime: "2026-06-02T02:00", timezone: Mars/Olympus}}}}
+`, 400, []string{`alertSchedulerRules[1] ("lost"): schedule.oneTime.timeframe.timezone: unknown time zone "Mars/Olympus"`}},
 			{"late failure after earlier areas", `recordingRuleSets:
 - {name: fine, groups: []}
 events2metrics:

@@ -46435,27 +46435,39 @@ func (s *SystemRoleList) SetRoles(val []SystemRole) {
 	s.Roles = val
 }
 
-// A team's configuration. Each list holds the area's resources in the form of the area's read
-// operation, without timestamps; `policySettings` and `quotaRuleSet` are single objects. An area left
-// out is not touched by an apply.
+// A team's configuration, its areas in the order an apply takes them. Each list holds the area's
+// resources in the form of the area's read operation, without timestamps; `policySettings`,
+// `quotaRuleSet`, `retentionTagsEnabled`, `defaultDashboard` and `caseSettings` are single objects.
+// Connectors' secrets are exported as `********`, which an apply reads as "keep the stored value". An
+// area left out is not touched by an apply.
 // Ref: #/components/schemas/TeamConfiguration
 type TeamConfiguration struct {
 	// The document format; 1.
-	Version              OptTeamConfigurationVersion `json:"version"`
-	RecordingRuleSets    ConfigurationResources      `json:"recordingRuleSets"`
-	NotificationPresets  ConfigurationResources      `json:"notificationPresets"`
-	ParsingRuleGroups    ConfigurationResources      `json:"parsingRuleGroups"`
-	Policies             ConfigurationResources      `json:"policies"`
-	PolicySettings       OptConfigurationResource    `json:"policySettings"`
-	QuotaRuleSet         OptConfigurationResource    `json:"quotaRuleSet"`
-	RetentionTags        ConfigurationResources      `json:"retentionTags"`
-	CustomRoles          ConfigurationResources      `json:"customRoles"`
-	ViewFolders          ConfigurationResources      `json:"viewFolders"`
-	Views                ConfigurationResources      `json:"views"`
-	Dashboards           ConfigurationResources      `json:"dashboards"`
-	ExtensionDeployments ConfigurationResources      `json:"extensionDeployments"`
-	Slos                 ConfigurationResources      `json:"slos"`
-	Events2metrics       ConfigurationResources      `json:"events2metrics"`
+	Version                    OptTeamConfigurationVersion `json:"version"`
+	RecordingRuleSets          ConfigurationResources      `json:"recordingRuleSets"`
+	NotificationPresets        ConfigurationResources      `json:"notificationPresets"`
+	NotificationPresetDefaults ConfigurationResources      `json:"notificationPresetDefaults"`
+	Connectors                 ConfigurationResources      `json:"connectors"`
+	Routers                    ConfigurationResources      `json:"routers"`
+	ParsingRuleGroups          ConfigurationResources      `json:"parsingRuleGroups"`
+	Policies                   ConfigurationResources      `json:"policies"`
+	PolicySettings             OptConfigurationResource    `json:"policySettings"`
+	QuotaRuleSet               OptConfigurationResource    `json:"quotaRuleSet"`
+	RetentionTags              ConfigurationResources      `json:"retentionTags"`
+	RetentionTagsEnabled       OptConfigurationResource    `json:"retentionTagsEnabled"`
+	CustomRoles                ConfigurationResources      `json:"customRoles"`
+	ViewFolders                ConfigurationResources      `json:"viewFolders"`
+	Views                      ConfigurationResources      `json:"views"`
+	DashboardFolders           ConfigurationResources      `json:"dashboardFolders"`
+	Dashboards                 ConfigurationResources      `json:"dashboards"`
+	DefaultDashboard           OptConfigurationResource    `json:"defaultDashboard"`
+	DashboardPins              ConfigurationResources      `json:"dashboardPins"`
+	ExtensionDeployments       ConfigurationResources      `json:"extensionDeployments"`
+	Slos                       ConfigurationResources      `json:"slos"`
+	Events2metrics             ConfigurationResources      `json:"events2metrics"`
+	CaseSettings               OptConfigurationResource    `json:"caseSettings"`
+	AlertDefinitions           ConfigurationResources      `json:"alertDefinitions"`
+	AlertSchedulerRules        ConfigurationResources      `json:"alertSchedulerRules"`
 }
 
 // GetVersion returns the value of Version.
@@ -46471,6 +46483,21 @@ func (s *TeamConfiguration) GetRecordingRuleSets() ConfigurationResources {
 // GetNotificationPresets returns the value of NotificationPresets.
 func (s *TeamConfiguration) GetNotificationPresets() ConfigurationResources {
 	return s.NotificationPresets
+}
+
+// GetNotificationPresetDefaults returns the value of NotificationPresetDefaults.
+func (s *TeamConfiguration) GetNotificationPresetDefaults() ConfigurationResources {
+	return s.NotificationPresetDefaults
+}
+
+// GetConnectors returns the value of Connectors.
+func (s *TeamConfiguration) GetConnectors() ConfigurationResources {
+	return s.Connectors
+}
+
+// GetRouters returns the value of Routers.
+func (s *TeamConfiguration) GetRouters() ConfigurationResources {
+	return s.Routers
 }
 
 // GetParsingRuleGroups returns the value of ParsingRuleGroups.
@@ -46498,6 +46525,11 @@ func (s *TeamConfiguration) GetRetentionTags() ConfigurationResources {
 	return s.RetentionTags
 }
 
+// GetRetentionTagsEnabled returns the value of RetentionTagsEnabled.
+func (s *TeamConfiguration) GetRetentionTagsEnabled() OptConfigurationResource {
+	return s.RetentionTagsEnabled
+}
+
 // GetCustomRoles returns the value of CustomRoles.
 func (s *TeamConfiguration) GetCustomRoles() ConfigurationResources {
 	return s.CustomRoles
@@ -46513,9 +46545,24 @@ func (s *TeamConfiguration) GetViews() ConfigurationResources {
 	return s.Views
 }
 
+// GetDashboardFolders returns the value of DashboardFolders.
+func (s *TeamConfiguration) GetDashboardFolders() ConfigurationResources {
+	return s.DashboardFolders
+}
+
 // GetDashboards returns the value of Dashboards.
 func (s *TeamConfiguration) GetDashboards() ConfigurationResources {
 	return s.Dashboards
+}
+
+// GetDefaultDashboard returns the value of DefaultDashboard.
+func (s *TeamConfiguration) GetDefaultDashboard() OptConfigurationResource {
+	return s.DefaultDashboard
+}
+
+// GetDashboardPins returns the value of DashboardPins.
+func (s *TeamConfiguration) GetDashboardPins() ConfigurationResources {
+	return s.DashboardPins
 }
 
 // GetExtensionDeployments returns the value of ExtensionDeployments.
@@ -46533,6 +46580,21 @@ func (s *TeamConfiguration) GetEvents2metrics() ConfigurationResources {
 	return s.Events2metrics
 }
 
+// GetCaseSettings returns the value of CaseSettings.
+func (s *TeamConfiguration) GetCaseSettings() OptConfigurationResource {
+	return s.CaseSettings
+}
+
+// GetAlertDefinitions returns the value of AlertDefinitions.
+func (s *TeamConfiguration) GetAlertDefinitions() ConfigurationResources {
+	return s.AlertDefinitions
+}
+
+// GetAlertSchedulerRules returns the value of AlertSchedulerRules.
+func (s *TeamConfiguration) GetAlertSchedulerRules() ConfigurationResources {
+	return s.AlertSchedulerRules
+}
+
 // SetVersion sets the value of Version.
 func (s *TeamConfiguration) SetVersion(val OptTeamConfigurationVersion) {
 	s.Version = val
@@ -46546,6 +46608,21 @@ func (s *TeamConfiguration) SetRecordingRuleSets(val ConfigurationResources) {
 // SetNotificationPresets sets the value of NotificationPresets.
 func (s *TeamConfiguration) SetNotificationPresets(val ConfigurationResources) {
 	s.NotificationPresets = val
+}
+
+// SetNotificationPresetDefaults sets the value of NotificationPresetDefaults.
+func (s *TeamConfiguration) SetNotificationPresetDefaults(val ConfigurationResources) {
+	s.NotificationPresetDefaults = val
+}
+
+// SetConnectors sets the value of Connectors.
+func (s *TeamConfiguration) SetConnectors(val ConfigurationResources) {
+	s.Connectors = val
+}
+
+// SetRouters sets the value of Routers.
+func (s *TeamConfiguration) SetRouters(val ConfigurationResources) {
+	s.Routers = val
 }
 
 // SetParsingRuleGroups sets the value of ParsingRuleGroups.
@@ -46573,6 +46650,11 @@ func (s *TeamConfiguration) SetRetentionTags(val ConfigurationResources) {
 	s.RetentionTags = val
 }
 
+// SetRetentionTagsEnabled sets the value of RetentionTagsEnabled.
+func (s *TeamConfiguration) SetRetentionTagsEnabled(val OptConfigurationResource) {
+	s.RetentionTagsEnabled = val
+}
+
 // SetCustomRoles sets the value of CustomRoles.
 func (s *TeamConfiguration) SetCustomRoles(val ConfigurationResources) {
 	s.CustomRoles = val
@@ -46588,9 +46670,24 @@ func (s *TeamConfiguration) SetViews(val ConfigurationResources) {
 	s.Views = val
 }
 
+// SetDashboardFolders sets the value of DashboardFolders.
+func (s *TeamConfiguration) SetDashboardFolders(val ConfigurationResources) {
+	s.DashboardFolders = val
+}
+
 // SetDashboards sets the value of Dashboards.
 func (s *TeamConfiguration) SetDashboards(val ConfigurationResources) {
 	s.Dashboards = val
+}
+
+// SetDefaultDashboard sets the value of DefaultDashboard.
+func (s *TeamConfiguration) SetDefaultDashboard(val OptConfigurationResource) {
+	s.DefaultDashboard = val
+}
+
+// SetDashboardPins sets the value of DashboardPins.
+func (s *TeamConfiguration) SetDashboardPins(val ConfigurationResources) {
+	s.DashboardPins = val
 }
 
 // SetExtensionDeployments sets the value of ExtensionDeployments.
@@ -46606,6 +46703,21 @@ func (s *TeamConfiguration) SetSlos(val ConfigurationResources) {
 // SetEvents2metrics sets the value of Events2metrics.
 func (s *TeamConfiguration) SetEvents2metrics(val ConfigurationResources) {
 	s.Events2metrics = val
+}
+
+// SetCaseSettings sets the value of CaseSettings.
+func (s *TeamConfiguration) SetCaseSettings(val OptConfigurationResource) {
+	s.CaseSettings = val
+}
+
+// SetAlertDefinitions sets the value of AlertDefinitions.
+func (s *TeamConfiguration) SetAlertDefinitions(val ConfigurationResources) {
+	s.AlertDefinitions = val
+}
+
+// SetAlertSchedulerRules sets the value of AlertSchedulerRules.
+func (s *TeamConfiguration) SetAlertSchedulerRules(val ConfigurationResources) {
+	s.AlertSchedulerRules = val
 }
 
 func (*TeamConfiguration) applyTeamConfigurationReq()  {}

@@ -91284,6 +91284,24 @@ func (s *TeamConfiguration) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.NotificationPresetDefaults != nil {
+			e.FieldStart("notificationPresetDefaults")
+			s.NotificationPresetDefaults.Encode(e)
+		}
+	}
+	{
+		if s.Connectors != nil {
+			e.FieldStart("connectors")
+			s.Connectors.Encode(e)
+		}
+	}
+	{
+		if s.Routers != nil {
+			e.FieldStart("routers")
+			s.Routers.Encode(e)
+		}
+	}
+	{
 		if s.ParsingRuleGroups != nil {
 			e.FieldStart("parsingRuleGroups")
 			s.ParsingRuleGroups.Encode(e)
@@ -91314,6 +91332,12 @@ func (s *TeamConfiguration) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.RetentionTagsEnabled.Set {
+			e.FieldStart("retentionTagsEnabled")
+			s.RetentionTagsEnabled.Encode(e)
+		}
+	}
+	{
 		if s.CustomRoles != nil {
 			e.FieldStart("customRoles")
 			s.CustomRoles.Encode(e)
@@ -91332,9 +91356,27 @@ func (s *TeamConfiguration) encodeFields(e *jx.Encoder) {
 		}
 	}
 	{
+		if s.DashboardFolders != nil {
+			e.FieldStart("dashboardFolders")
+			s.DashboardFolders.Encode(e)
+		}
+	}
+	{
 		if s.Dashboards != nil {
 			e.FieldStart("dashboards")
 			s.Dashboards.Encode(e)
+		}
+	}
+	{
+		if s.DefaultDashboard.Set {
+			e.FieldStart("defaultDashboard")
+			s.DefaultDashboard.Encode(e)
+		}
+	}
+	{
+		if s.DashboardPins != nil {
+			e.FieldStart("dashboardPins")
+			s.DashboardPins.Encode(e)
 		}
 	}
 	{
@@ -91355,24 +91397,52 @@ func (s *TeamConfiguration) encodeFields(e *jx.Encoder) {
 			s.Events2metrics.Encode(e)
 		}
 	}
+	{
+		if s.CaseSettings.Set {
+			e.FieldStart("caseSettings")
+			s.CaseSettings.Encode(e)
+		}
+	}
+	{
+		if s.AlertDefinitions != nil {
+			e.FieldStart("alertDefinitions")
+			s.AlertDefinitions.Encode(e)
+		}
+	}
+	{
+		if s.AlertSchedulerRules != nil {
+			e.FieldStart("alertSchedulerRules")
+			s.AlertSchedulerRules.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfTeamConfiguration = [15]string{
+var jsonFieldsNameOfTeamConfiguration = [25]string{
 	0:  "version",
 	1:  "recordingRuleSets",
 	2:  "notificationPresets",
-	3:  "parsingRuleGroups",
-	4:  "policies",
-	5:  "policySettings",
-	6:  "quotaRuleSet",
-	7:  "retentionTags",
-	8:  "customRoles",
-	9:  "viewFolders",
-	10: "views",
-	11: "dashboards",
-	12: "extensionDeployments",
-	13: "slos",
-	14: "events2metrics",
+	3:  "notificationPresetDefaults",
+	4:  "connectors",
+	5:  "routers",
+	6:  "parsingRuleGroups",
+	7:  "policies",
+	8:  "policySettings",
+	9:  "quotaRuleSet",
+	10: "retentionTags",
+	11: "retentionTagsEnabled",
+	12: "customRoles",
+	13: "viewFolders",
+	14: "views",
+	15: "dashboardFolders",
+	16: "dashboards",
+	17: "defaultDashboard",
+	18: "dashboardPins",
+	19: "extensionDeployments",
+	20: "slos",
+	21: "events2metrics",
+	22: "caseSettings",
+	23: "alertDefinitions",
+	24: "alertSchedulerRules",
 }
 
 // Decode decodes TeamConfiguration from json.
@@ -91410,6 +91480,33 @@ func (s *TeamConfiguration) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"notificationPresets\"")
+			}
+		case "notificationPresetDefaults":
+			if err := func() error {
+				if err := s.NotificationPresetDefaults.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"notificationPresetDefaults\"")
+			}
+		case "connectors":
+			if err := func() error {
+				if err := s.Connectors.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"connectors\"")
+			}
+		case "routers":
+			if err := func() error {
+				if err := s.Routers.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"routers\"")
 			}
 		case "parsingRuleGroups":
 			if err := func() error {
@@ -91458,6 +91555,16 @@ func (s *TeamConfiguration) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"retentionTags\"")
 			}
+		case "retentionTagsEnabled":
+			if err := func() error {
+				s.RetentionTagsEnabled.Reset()
+				if err := s.RetentionTagsEnabled.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"retentionTagsEnabled\"")
+			}
 		case "customRoles":
 			if err := func() error {
 				if err := s.CustomRoles.Decode(d); err != nil {
@@ -91485,6 +91592,15 @@ func (s *TeamConfiguration) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"views\"")
 			}
+		case "dashboardFolders":
+			if err := func() error {
+				if err := s.DashboardFolders.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"dashboardFolders\"")
+			}
 		case "dashboards":
 			if err := func() error {
 				if err := s.Dashboards.Decode(d); err != nil {
@@ -91493,6 +91609,25 @@ func (s *TeamConfiguration) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"dashboards\"")
+			}
+		case "defaultDashboard":
+			if err := func() error {
+				s.DefaultDashboard.Reset()
+				if err := s.DefaultDashboard.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"defaultDashboard\"")
+			}
+		case "dashboardPins":
+			if err := func() error {
+				if err := s.DashboardPins.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"dashboardPins\"")
 			}
 		case "extensionDeployments":
 			if err := func() error {
@@ -91520,6 +91655,34 @@ func (s *TeamConfiguration) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"events2metrics\"")
+			}
+		case "caseSettings":
+			if err := func() error {
+				s.CaseSettings.Reset()
+				if err := s.CaseSettings.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"caseSettings\"")
+			}
+		case "alertDefinitions":
+			if err := func() error {
+				if err := s.AlertDefinitions.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"alertDefinitions\"")
+			}
+		case "alertSchedulerRules":
+			if err := func() error {
+				if err := s.AlertSchedulerRules.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"alertSchedulerRules\"")
 			}
 		default:
 			return d.Skip()

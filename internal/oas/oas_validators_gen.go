@@ -35320,6 +35320,39 @@ func (s *TeamConfiguration) Validate() error {
 		})
 	}
 	if err := func() error {
+		if err := s.NotificationPresetDefaults.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "notificationPresetDefaults",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if err := s.Connectors.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "connectors",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if err := s.Routers.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "routers",
+			Error: err,
+		})
+	}
+	if err := func() error {
 		if err := s.ParsingRuleGroups.Validate(); err != nil {
 			return err
 		}
@@ -35386,6 +35419,17 @@ func (s *TeamConfiguration) Validate() error {
 		})
 	}
 	if err := func() error {
+		if err := s.DashboardFolders.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "dashboardFolders",
+			Error: err,
+		})
+	}
+	if err := func() error {
 		if err := s.Dashboards.Validate(); err != nil {
 			return err
 		}
@@ -35393,6 +35437,17 @@ func (s *TeamConfiguration) Validate() error {
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
 			Name:  "dashboards",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if err := s.DashboardPins.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "dashboardPins",
 			Error: err,
 		})
 	}
@@ -35426,6 +35481,28 @@ func (s *TeamConfiguration) Validate() error {
 	}(); err != nil {
 		failures = append(failures, validate.FieldError{
 			Name:  "events2metrics",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if err := s.AlertDefinitions.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "alertDefinitions",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if err := s.AlertSchedulerRules.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "alertSchedulerRules",
 			Error: err,
 		})
 	}

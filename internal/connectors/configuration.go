@@ -3,7 +3,6 @@ package connectors
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
@@ -69,21 +68,12 @@ func (Configuration) Export(ctx context.Context, q db.Querier, teamID int64) ([]
 // Errors: Invalid naming the field under connector and the rule.
 func (Configuration) Prepare(_ context.Context, doc []byte, newID func() string) (teamconfig.Resource, error) {
 	var in oas.ConnectorRequest
-	body, err := json.Marshal(struct {
-		Connector json.RawMessage `json:"connector"`
-	}{doc})
+	if err := teamconfig.DecodeBodyOf(oas.ReplaceConnectorOperation, "connector", doc, &in); err != nil {
+		return teamconfig.Resource{}, err
+	}
+	id, err := NotificationCenterIDOf(doc, newID)
 	if err != nil {
 		return teamconfig.Resource{}, err
-	}
-	if err := teamconfig.DecodeBody(oas.ReplaceConnectorOperation, body, &in); err != nil {
-		return teamconfig.Resource{}, err
-	}
-	id, err := teamconfig.IDOf(doc, newID)
-	if err != nil {
-		return teamconfig.Resource{}, err
-	}
-	if err := oas.NotificationCenterID(id).Validate(); err != nil {
-		return teamconfig.Resource{}, teamconfig.Invalidf("id: %q is not a notification-center id (1–128 characters, a letter or digit first, then letters, digits, _ or -)", id)
 	}
 	c, err := checkConnectorKeepingMasks(in.Connector)
 	if err != nil {
@@ -150,4 +140,19 @@ func (c Configuration) Put(ctx context.Context, tx *db.Tx, teamID int64, r teamc
 // Errors: Conflict naming the users while something uses the connector.
 func (c Configuration) Delete(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
 	return removeConnector(ctx, tx, teamID, id, c.Users)
+}
+
+// NotificationCenterIDOf is teamconfig.IDOf for the notification center's resources (connectors,
+// routers), whose ids name them in paths: a document's id must be a notification-center id.
+//
+// Errors: Invalid naming "id".
+func NotificationCenterIDOf(doc []byte, newID func() string) (string, error) {
+	id, err := teamconfig.IDOf(doc, newID)
+	if err != nil {
+		return "", err
+	}
+	if err := oas.NotificationCenterID(id).Validate(); err != nil {
+		return "", teamconfig.Invalidf("id: %q is not a notification-center id (1–128 characters, a letter or digit first, then letters, digits, _ or -)", id)
+	}
+	return id, nil
 }

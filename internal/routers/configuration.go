@@ -3,9 +3,9 @@ package routers
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"slices"
 
+	"github.com/mgmtapi/mgmtapi/internal/connectors"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/teamconfig"
@@ -53,21 +53,12 @@ func (Configuration) Export(ctx context.Context, q db.Querier, teamID int64) ([]
 // Errors: Invalid naming the field under router and the rule.
 func (Configuration) Prepare(_ context.Context, doc []byte, newID func() string) (teamconfig.Resource, error) {
 	var in oas.GlobalRouterRequest
-	body, err := json.Marshal(struct {
-		Router json.RawMessage `json:"router"`
-	}{doc})
+	if err := teamconfig.DecodeBodyOf(oas.ReplaceGlobalRouterOperation, "router", doc, &in); err != nil {
+		return teamconfig.Resource{}, err
+	}
+	id, err := connectors.NotificationCenterIDOf(doc, newID)
 	if err != nil {
 		return teamconfig.Resource{}, err
-	}
-	if err := teamconfig.DecodeBody(oas.ReplaceGlobalRouterOperation, body, &in); err != nil {
-		return teamconfig.Resource{}, err
-	}
-	id, err := teamconfig.IDOf(doc, newID)
-	if err != nil {
-		return teamconfig.Resource{}, err
-	}
-	if err := oas.NotificationCenterID(id).Validate(); err != nil {
-		return teamconfig.Resource{}, teamconfig.Invalidf("id: %q is not a notification-center id (1–128 characters, a letter or digit first, then letters, digits, _ or -)", id)
 	}
 	r, err := checkRouter(in.Router)
 	if err != nil {

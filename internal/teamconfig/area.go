@@ -109,6 +109,17 @@ func DecodeBody(operation string, doc []byte, v interface{ UnmarshalJSON([]byte)
 	return nil
 }
 
+// DecodeBodyOf is DecodeBody for an operation whose body holds the resource under one field
+// ({"connector": …}): doc, the resource, is decoded as the body {field: doc}, so that errors name
+// the same paths as the operation's own.
+func DecodeBodyOf(operation, field string, doc []byte, v interface{ UnmarshalJSON([]byte) error }) error {
+	body, err := json.Marshal(map[string]json.RawMessage{field: doc})
+	if err != nil {
+		return &BodyError{Operation: operation, Body: doc, Err: err}
+	}
+	return DecodeBody(operation, body, v)
+}
+
 // Invalidf is apierror.Invalidf, for the areas' Prepare.
 func Invalidf(format string, args ...any) error { return apierror.Invalidf(format, args...) }
 

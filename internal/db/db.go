@@ -73,6 +73,9 @@ type DB struct {
 	// storageFull is set while the last write that failed for lack of space has not been
 	// followed by one that committed (see noteWriteOutcome, Ready).
 	storageFull atomic.Bool
+	// storageFullAt is when a write last failed for lack of space (Unix nanoseconds, 0 for
+	// never); Ready holds PostgreSQL not ready for storageFullHold after it.
+	storageFullAt atomic.Int64
 }
 
 // Open opens the database, applies pending migrations and returns it ready for use.

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // TestFaultOf sorts real errors of both drivers: the database that cannot be reached or is full
@@ -241,4 +243,40 @@ func TestFullDiskFailsTheWholeBatchAsAFault(t *testing.T) {
 		t.Fatal("no write failed for lack of space; the test did not fill the database")
 	}
 	t.Logf("%d writes failed, all for a full disk", failures)
+}
+
+// TestPostgresStaysNotReadyWhileWritesFailForSpace: on PostgreSQL a write that commits does not
+// make a full disk ready again (it may have fit in a page's free space while inserts that grow a
+// table fail), so Ready answers "storage full" until no write failed for lack of space for
+// storageFullHold.
+func TestPostgresStaysNotReadyWhileWritesFailForSpace(t *testing.T) {
+	base := os.Getenv("MGMTAPI_TEST_DATABASE_URL")
+	if base == "" {
+		t.Skip("MGMTAPI_TEST_DATABASE_URL is not set")
+	}
+	ctx := context.Background()
+	d, err := Open(ctx, Options{URL: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if err := d.Ready(ctx); err != nil {
+		t.Fatalf("before any failure: %v", err)
+	}
+	d.noteWriteOutcome(&pgconn.PgError{Code: "53100", Message: "could not extend file: No space left on device"})
+	committed := d.InTx(ctx, func(tx *Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE write_probe SET written_at = $1 WHERE id = 1`, tx.Now.Format(time.RFC3339Nano))
+		return err
+	})
+	if committed != nil {
+		t.Fatal(committed)
+	}
+	var notReady *NotReadyError
+	if err := d.Ready(ctx); !errors.As(err, &notReady) || !strings.HasPrefix(notReady.PublicReason(), "storage full") {
+		t.Fatalf("after a write failed for space and another committed: %v; want not ready, storage full", err)
+	}
+	d.storageFullAt.Store(time.Now().Add(-storageFullHold - time.Second).UnixNano())
+	if err := d.Ready(ctx); err != nil {
+		t.Fatalf("%s after the last write failed for space: %v; want ready", storageFullHold+time.Second, err)
+	}
 }

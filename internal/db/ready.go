@@ -11,16 +11,27 @@ import (
 // to grow the database file, and with less than this most writes fail with a full disk.
 const minFreeBytes = 1 << 20
 
+// storageFullHold is how long PostgreSQL stays not ready after a write failed for lack of space.
+// A write that commits does not show that PostgreSQL's disk has room again: an update, or an
+// insert into a page with free space, needs no new space while every write that must grow a
+// table fails (SQLSTATE 53100). So the last such failure, not the last success, decides, until
+// none has happened for this long; and mgmtapi cannot see the free space of PostgreSQL's disk.
+const storageFullHold = 5 * time.Second
+
 // Ready reports whether a write can succeed now, for /readyz; its error is a *NotReadyError,
 // whose reason starts with "database" (it does not answer) or "storage full":
 //   - the database answers a query (SELECT 1 on the read pool; a new connection is tried once,
 //     without the wait of patientConnector);
 //   - on SQLite, the data directory's file system has at least 1 MiB free;
+//   - on PostgreSQL, no write failed for lack of space in the last storageFullHold;
 //   - after a write failed for lack of space (FaultStorageFull) and none succeeded since, a write
 //     of its own succeeds (one row of write_probe updated in a transaction); it clears the mark.
 func (d *DB) Ready(ctx context.Context) error {
 	if err := d.Ping(withoutConnectWait(ctx)); err != nil {
 		return &NotReadyError{Reason: "database: does not answer", Cause: err}
+	}
+	if at := d.storageFullAt.Load(); d.Engine == Postgres && at != 0 && time.Since(time.Unix(0, at)) < storageFullHold {
+		return &NotReadyError{Reason: fmt.Sprintf("storage full: writes failed for lack of space in the last %s", storageFullHold)}
 	}
 	if d.dataDir != "" {
 		if free, ok := freeBytes(d.dataDir); ok && free < minFreeBytes {
@@ -75,6 +86,7 @@ func (d *DB) noteWriteOutcome(err error) {
 		}
 	case FaultOf(err) == FaultStorageFull:
 		d.storageFull.Store(true)
+		d.storageFullAt.Store(time.Now().UnixNano())
 	}
 }
 

@@ -209,7 +209,6 @@ var smtpOptions = []option{
 		}},
 }
 
-
 // TLS reports whether the server speaks HTTPS.
 func (c Config) TLS() bool { return c.TLSCertFile != "" }
 

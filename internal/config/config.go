@@ -95,7 +95,8 @@ type Config struct {
 	NotifyPerConnector   int
 	// SMTP is the server EMAIL notifications are sent through (--smtp-url, --smtp-from); nil
 	// when none is configured.
-	SMTP *SMTP
+	SMTP     *SMTP
+	smtpFrom string
 }
 
 // SMTP is the SMTP server of --smtp-url and the From address of --smtp-from.
@@ -176,35 +177,22 @@ var smtpOptions = []option{
 			if v == "" {
 				return nil
 			}
-			from := ""
-			if c.SMTP != nil {
-				from = c.SMTP.From
-			}
-			if c.SMTP, err = parseSMTPURL(v); err != nil {
-				return err
-			}
-			c.SMTP.From = from
-			return nil
+			c.SMTP, err = parseSMTPURL(v)
+			return err
 		}},
 	{"smtp-from", "MGMTAPI_SMTP_FROM", "", "the From address of EMAIL notifications (alerts@example.com or Alerts <alerts@example.com>); required with --smtp-url",
 		func(c *Config, v string) error {
 			if v == "" {
-				if c.SMTP != nil {
-					return errors.New("required with --smtp-url: the From address of the notifications")
-				}
 				return nil
-			}
-			if c.SMTP == nil {
-				return errors.New("needs --smtp-url, the server the notifications are sent through")
 			}
 			if strings.ContainsAny(v, "\r\n") {
 				return errors.New("must be one email address, without line breaks")
 			}
 			a, err := mail.ParseAddress(v)
 			if err != nil {
-				return fmt.Errorf("must be an email address, not %q", v)
+				return fmt.Errorf("must be an email address such as alerts@example.com, not %q", v)
 			}
-			c.SMTP.From = a.Address
+			c.smtpFrom = a.Address
 			return nil
 		}},
 }
@@ -563,6 +551,14 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 	}
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
 		return Config{}, errors.New("--tls-cert-file and --tls-key-file: give both for HTTPS, or neither")
+	}
+	switch {
+	case c.SMTP != nil && c.smtpFrom == "":
+		return Config{}, errors.New("--smtp-from: required with --smtp-url; the From address of the email notifications")
+	case c.SMTP == nil && c.smtpFrom != "":
+		return Config{}, errors.New("--smtp-from: needs --smtp-url, the SMTP server the email notifications are sent through")
+	case c.SMTP != nil:
+		c.SMTP.From = c.smtpFrom
 	}
 	for _, s := range secrets {
 		v, err := secret(s.env, getenv)

@@ -68,11 +68,11 @@ func ParseRecipients(list []string) ([]string, error) {
 	seen := map[string]bool{}
 	for i, s := range list {
 		if strings.ContainsAny(s, "\r\n") {
-			return nil, fmt.Errorf("[%d]: an address must not hold a line break", i)
+			return nil, fmt.Errorf("must hold email addresses: [%d] holds a line break", i)
 		}
 		a, err := mail.ParseAddress(s)
 		if err != nil {
-			return nil, fmt.Errorf("[%d]: %q is not an email address (%v)", i, cutRunes(s, 256), err)
+			return nil, fmt.Errorf("must hold email addresses: [%d] %q is not one (%v)", i, cutRunes(s, 256), err)
 		}
 		if !seen[strings.ToLower(a.Address)] {
 			seen[strings.ToLower(a.Address)] = true

@@ -211,8 +211,8 @@ func TestEmailEnqueueChecksTheRecipients(t *testing.T) {
 			want string
 		}{
 			"no recipient":   {f.emailRecord("k1", "s", "t"), "fields.to: must hold at least one address"},
-			"not an address": {f.emailRecord("k2", "s", "t", "ops"), `fields.to: [0]: "ops" is not an email address`},
-			"line break":     {f.emailRecord("k3", "s", "t", "ops@example.com\r\nBcc: x@example.com"), "fields.to: [0]: an address must not hold a line break"},
+			"not an address": {f.emailRecord("k2", "s", "t", "ops"), `fields.to: must hold email addresses: [0] "ops" is not one`},
+			"line break":     {f.emailRecord("k3", "s", "t", "ops@example.com\r\nBcc: x@example.com"), "fields.to: must hold email addresses: [0] holds a line break"},
 			"a url": {func() delivery.Delivery {
 				d := f.emailRecord("k4", "s", "t", "ops@example.com")
 				d.URL = "https://example.com"

@@ -110,6 +110,15 @@ func TestEmailArrivesWithItsHeadersAndBody(t *testing.T) {
 		if len(events) != 1 || !events[0].NotificationSent.Set {
 			t.Errorf("case events %+v", events)
 		}
+
+		// an ASCII subject with line breaks stays one header line, unencoded
+		ascii := f.emailRecord("mail-key-2", "disk full\r\nBcc: victim@example.org\n\nbody?", "t", "ops@example.com")
+		f.enqueue(t, ascii)
+		drain(t, emailWorker(env, server.SMTPServer("alerts@mgmtapi.example"), nil))
+		m = server.WaitMessages(t, before+2)[before+1]
+		if got := m.Header.Get("Subject"); got != "disk full Bcc: victim@example.org body?" || m.Header.Get("Bcc") != "" || len(m.To) != 1 {
+			t.Errorf("ASCII subject %q, header %v, to %q", got, m.Header, m.To)
+		}
 	})
 }
 

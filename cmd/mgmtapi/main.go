@@ -215,6 +215,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		Extensions: catalog, Delivery: delivery.Options{
 			Policy:         delivery.Policy{AllowPrivate: cfg.NotifyAllowPrivate, AllowCIDRs: cfg.NotifyAllowCIDRs},
 			AttemptTimeout: cfg.NotifyAttemptTimeout,
+			SMTP:           smtpServer(cfg.SMTP),
 		}})
 	if err != nil {
 		return err
@@ -233,6 +234,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			AttemptTimeout: cfg.NotifyAttemptTimeout,
 			MaxRetryTime:   cfg.NotifyRetryTime,
 			PerConnector:   cfg.NotifyPerConnector,
+			SMTP:           smtpServer(cfg.SMTP),
 		})
 		workerMetrics = worker.Collectors()
 	}
@@ -375,4 +377,13 @@ func evaluateKPIs(ctx context.Context, database *db.DB, interval time.Duration, 
 			logger.Info("case KPI breaches recorded", "count", n)
 		}
 	}
+}
+
+// smtpServer is the SMTP server of the configuration for the deliveries; nil when there is none.
+func smtpServer(s *config.SMTP) *delivery.SMTPServer {
+	if s == nil {
+		return nil
+	}
+	return &delivery.SMTPServer{Host: s.Host, Port: s.Port, ImplicitTLS: s.ImplicitTLS, RequireSTARTTLS: s.RequireSTARTTLS,
+		Username: s.Username, Password: s.Password, From: s.From}
 }

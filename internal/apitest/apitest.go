@@ -69,6 +69,8 @@ type Options struct {
 	// operations to public addresses, as mgmtapi's default policy does; by default an Env lets
 	// them reach loopback receivers (httptest servers).
 	PublicDeliveriesOnly bool
+	// SMTP is the SMTP server the test notifications of EMAIL connectors go through (nil: none).
+	SMTP *delivery.SMTPServer
 	// Unchecked turns off the check of answers against the public documents, which reports
 	// through the testing.TB the Env was started with: a fuzz target starts its Env with its *F,
 	// which must not be used inside the fuzz function, and checks its own property instead.
@@ -193,7 +195,8 @@ func (e *Env) Handler(t testing.TB, database *db.DB, authn *auth.Authenticator) 
 	database.SetEventSink(routers.Sink(nil, routers.Definitions{TeamHasAny: alertdefs.TeamHasAny, OfAlert: alertdefs.OfAlert}))
 	a, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: OperatorKey, PolicyLimit: e.opts.PolicyLimit,
 		Extensions: e.opts.Extensions,
-		Delivery:   delivery.Options{Policy: delivery.Policy{AllowPrivate: !e.opts.PublicDeliveriesOnly}, AttemptTimeout: 5 * time.Second}})
+		Delivery: delivery.Options{Policy: delivery.Policy{AllowPrivate: !e.opts.PublicDeliveriesOnly}, AttemptTimeout: 5 * time.Second,
+			SMTP: e.opts.SMTP}})
 	if err != nil {
 		t.Fatalf("api: %v", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"net/mail"
 	"net/netip"
 	"net/url"
 	"os"
@@ -92,6 +93,108 @@ type Config struct {
 	NotifyAttemptTimeout time.Duration
 	NotifyRetryTime      time.Duration
 	NotifyPerConnector   int
+	// SMTP is the server EMAIL notifications are sent through (--smtp-url, --smtp-from); nil
+	// when none is configured.
+	SMTP     *SMTP
+	smtpFrom string
+}
+
+// SMTP is the SMTP server of --smtp-url and the From address of --smtp-from.
+type SMTP struct {
+	Host string
+	Port int
+	// ImplicitTLS is smtps:// (TLS from the first byte); otherwise STARTTLS is used when the
+	// server offers it, and RequireSTARTTLS refuses a server that does not.
+	ImplicitTLS, RequireSTARTTLS bool
+	// Username and Password come from the URL's user information; Password is a secret.
+	Username, Password string
+	From               string
+}
+
+// parseSMTPURL reads --smtp-url: smtp://[user:password@]host[:port] (port 587; STARTTLS
+// required unless the host is loopback or ?starttls=optional) or smtps://[user:password@]host[:port]
+// (port 465, implicit TLS). The error never quotes the password.
+func parseSMTPURL(v string) (*SMTP, error) {
+	const form = "must be smtp://[user:password@]host[:port] or smtps://[user:password@]host[:port]"
+	u, err := url.Parse(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s, not %q", form, maskURL(v))
+	}
+	s := &SMTP{}
+	switch u.Scheme {
+	case "smtp":
+		s.Port = 587
+	case "smtps":
+		s.Port, s.ImplicitTLS = 465, true
+	default:
+		return nil, fmt.Errorf("%s, not %q", form, maskURL(v))
+	}
+	s.Host = u.Hostname()
+	if s.Host == "" || u.Opaque != "" || (u.Path != "" && u.Path != "/") || u.Fragment != "" {
+		return nil, fmt.Errorf("%s, not %q", form, maskURL(v))
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("the port must be 1 to 65535, not %q", p)
+		}
+		s.Port = n
+	}
+	if u.User != nil {
+		s.Username = u.User.Username()
+		s.Password, _ = u.User.Password()
+		if s.Username == "" {
+			return nil, errors.New("the user information must name a user (user:password@)")
+		}
+	}
+	query := u.Query()
+	starttls := query.Get("starttls")
+	delete(query, "starttls")
+	if len(query) > 0 {
+		return nil, fmt.Errorf("the only query parameter is starttls (required or optional), not %q", u.RawQuery)
+	}
+	ip := net.ParseIP(s.Host)
+	loopback := s.Host == "localhost" || ip != nil && ip.IsLoopback()
+	switch starttls {
+	case "":
+		s.RequireSTARTTLS = !s.ImplicitTLS && !loopback
+	case "required":
+		s.RequireSTARTTLS = !s.ImplicitTLS
+	case "optional":
+		if s.ImplicitTLS {
+			return nil, errors.New("starttls applies to smtp:// only; smtps:// is TLS from the first byte")
+		}
+	default:
+		return nil, fmt.Errorf("starttls must be required or optional, not %q", starttls)
+	}
+	return s, nil
+}
+
+// smtpOptions are the settings of the email notifications' SMTP server.
+var smtpOptions = []option{
+	{"smtp-url", "MGMTAPI_SMTP_URL", "", "the SMTP server EMAIL notifications are sent through: smtp://[user:password@]host[:port] (port 587; STARTTLS used when offered, and required unless the host is loopback or ?starttls=optional) or smtps://[user:password@]host[:port] (port 465, TLS); without it, email deliveries fail. Not subject to the --notify-allow-* policy",
+		func(c *Config, v string) (err error) {
+			if v == "" {
+				return nil
+			}
+			c.SMTP, err = parseSMTPURL(v)
+			return err
+		}},
+	{"smtp-from", "MGMTAPI_SMTP_FROM", "", "the From address of EMAIL notifications (alerts@example.com or Alerts <alerts@example.com>); required with --smtp-url",
+		func(c *Config, v string) error {
+			if v == "" {
+				return nil
+			}
+			if strings.ContainsAny(v, "\r\n") {
+				return errors.New("must be one email address, without line breaks")
+			}
+			a, err := mail.ParseAddress(v)
+			if err != nil {
+				return fmt.Errorf("must be an email address such as alerts@example.com, not %q", v)
+			}
+			c.smtpFrom = a.Address
+			return nil
+		}},
 }
 
 // TLS reports whether the server speaks HTTPS.
@@ -340,7 +443,7 @@ var notifyOptions = []option{
 		}},
 }
 
-func init() { options = append(options, notifyOptions...) }
+func init() { options = append(append(options, notifyOptions...), smtpOptions...) }
 
 // integer reads a whole number from lowest to highest.
 func integer(v string, lowest, highest int) (int, error) {
@@ -448,6 +551,14 @@ func Parse(args []string, getenv func(string) string) (Config, error) {
 	}
 	if (c.TLSCertFile == "") != (c.TLSKeyFile == "") {
 		return Config{}, errors.New("--tls-cert-file and --tls-key-file: give both for HTTPS, or neither")
+	}
+	switch {
+	case c.SMTP != nil && c.smtpFrom == "":
+		return Config{}, errors.New("--smtp-from: required with --smtp-url; the From address of the email notifications")
+	case c.SMTP == nil && c.smtpFrom != "":
+		return Config{}, errors.New("--smtp-from: needs --smtp-url, the SMTP server the email notifications are sent through")
+	case c.SMTP != nil:
+		c.SMTP.From = c.smtpFrom
 	}
 	for _, s := range secrets {
 		v, err := secret(s.env, getenv)
@@ -575,9 +686,24 @@ func (c Config) String() string {
 		}
 		notifyAllowed = "public," + strings.Join(ranges, ",")
 	}
-	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s log=%s/%s access-log=%s shutdown-delay=%s max-concurrent-requests=%d queue=%d/%s concurrency-target-latency=%s min-concurrent-requests=%d decode-budget-bytes=%d key-rate-limit=%s max-connections=%d sqlite-file-access=%s notify-worker=%s notify-addresses=%s bootstrap-key=%s operator-key=%s",
+	smtp := "(unset)"
+	if s := c.SMTP; s != nil {
+		tls := "starttls-if-offered"
+		switch {
+		case s.ImplicitTLS:
+			tls = "tls"
+		case s.RequireSTARTTLS:
+			tls = "starttls"
+		}
+		user := ""
+		if s.Username != "" {
+			user = s.Username + ":" + mask(s.Password) + "@"
+		}
+		smtp = fmt.Sprintf("%s%s %s from=%s", user, net.JoinHostPort(s.Host, strconv.Itoa(s.Port)), tls, s.From)
+	}
+	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s log=%s/%s access-log=%s shutdown-delay=%s max-concurrent-requests=%d queue=%d/%s concurrency-target-latency=%s min-concurrent-requests=%d decode-budget-bytes=%d key-rate-limit=%s max-connections=%d sqlite-file-access=%s notify-worker=%s notify-addresses=%s smtp=%s bootstrap-key=%s operator-key=%s",
 		c.Addr, externalURL, tls, db, c.Region, c.PolicyLimit, c.MaxBodyBytes, c.KPIInterval, extensionsDir, c.LogFormat, c.LogLevel, c.AccessLog, c.ShutdownDelay,
-		c.MaxConcurrentRequests, c.QueueLength, c.QueueWait, c.ConcurrencyTargetLatency, c.MinConcurrentRequests, c.DecodeBudgetBytes, keyRate, c.MaxConnections, sqliteAccess, notify, notifyAllowed, mask(c.BootstrapKey), mask(c.OperatorKey))
+		c.MaxConcurrentRequests, c.QueueLength, c.QueueWait, c.ConcurrencyTargetLatency, c.MinConcurrentRequests, c.DecodeBudgetBytes, keyRate, c.MaxConnections, sqliteAccess, notify, notifyAllowed, smtp, mask(c.BootstrapKey), mask(c.OperatorKey))
 }
 
 // DefaultExternalURL is the base URL derived from the address the server listens on: a wildcard

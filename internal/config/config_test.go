@@ -60,6 +60,9 @@ func TestFlagsWinOverBadVariables(t *testing.T) {
 		"notify-attempt-timeout": "2s", "notify-retry-time": "10m", "notify-per-connector": "2",
 	}
 	for _, o := range options {
+		if o.flag == "smtp-url" || o.flag == "smtp-from" {
+			continue // each needs the other: TestSMTPSettings
+		}
 		badValue, ok := bad[o.flag]
 		if !ok {
 			t.Errorf("--%s: the test has no bad value for it", o.flag)
@@ -277,6 +280,63 @@ func TestAuditRetention(t *testing.T) {
 		c, err := parse([]string{"--audit-retention", value}, nil)
 		if err != nil || c.AuditRetention != want {
 			t.Errorf("--audit-retention %s: %v, %v; want %v", value, c.AuditRetention, err, want)
+		}
+	}
+}
+
+// TestSMTPSettings: --smtp-url and --smtp-from go together; the URL's scheme chooses implicit TLS
+// (smtps, port 465) or STARTTLS (smtp, port 587), which is required except to loopback or with
+// ?starttls=optional; a bad value is an error naming the flag (or variable) that never quotes the
+// password, and String masks the password.
+func TestSMTPSettings(t *testing.T) {
+	c, err := parse(nil, nil)
+	if err != nil || c.SMTP != nil || !strings.Contains(c.String(), "smtp=(unset)") {
+		t.Fatalf("no SMTP server by default: %+v %v", c.SMTP, err)
+	}
+	c, err = parse([]string{"--smtp-url", "smtp://mailer:s3cret-pass@smtp.example.com", "--smtp-from", "Alerts <alerts@example.com>"}, nil)
+	if err != nil || *c.SMTP != (SMTP{Host: "smtp.example.com", Port: 587, RequireSTARTTLS: true, Username: "mailer", Password: "s3cret-pass", From: "alerts@example.com"}) {
+		t.Fatalf("smtp://: %+v %v", c.SMTP, err)
+	}
+	if s := c.String(); strings.Contains(s, "s3cret-pass") || !strings.Contains(s, "smtp=mailer:(set)@smtp.example.com:587 starttls from=alerts@example.com") {
+		t.Errorf("String: %s", s)
+	}
+	c, err = parse(nil, map[string]string{"MGMTAPI_SMTP_URL": "smtps://smtp.example.com", "MGMTAPI_SMTP_FROM": "alerts@example.com"})
+	if err != nil || *c.SMTP != (SMTP{Host: "smtp.example.com", Port: 465, ImplicitTLS: true, From: "alerts@example.com"}) {
+		t.Fatalf("smtps://: %+v %v", c.SMTP, err)
+	}
+	for url, want := range map[string]SMTP{
+		"smtp://127.0.0.1:2525":                      {Host: "127.0.0.1", Port: 2525, From: "a@example.com"},
+		"smtp://localhost":                           {Host: "localhost", Port: 587, From: "a@example.com"},
+		"smtp://[::1]:25?starttls=required":          {Host: "::1", Port: 25, RequireSTARTTLS: true, From: "a@example.com"},
+		"smtp://relay.internal:25?starttls=optional": {Host: "relay.internal", Port: 25, From: "a@example.com"},
+		"smtps://u:p@smtp.example.com:2465":          {Host: "smtp.example.com", Port: 2465, ImplicitTLS: true, Username: "u", Password: "p", From: "a@example.com"},
+	} {
+		c, err := parse([]string{"--smtp-url", url, "--smtp-from", "a@example.com"}, nil)
+		if err != nil || *c.SMTP != want {
+			t.Errorf("%s: %+v %v, want %+v", url, c.SMTP, err, want)
+		}
+	}
+	for _, tc := range []struct {
+		args     []string
+		env      map[string]string
+		fragment string
+	}{
+		{[]string{"--smtp-url", "smtp://smtp.example.com"}, nil, "--smtp-from: required with --smtp-url"},
+		{[]string{"--smtp-from", "a@example.com"}, nil, "--smtp-from: needs --smtp-url"},
+		{[]string{"--smtp-url", "http://u:hidden-pw@smtp.example.com", "--smtp-from", "a@example.com"}, nil, `--smtp-url: must be smtp://[user:password@]host[:port] or smtps://[user:password@]host[:port], not "http://u:***@smtp.example.com"`},
+		{[]string{"--smtp-url", "smtp://u:hidden-pw@smtp.example.com:0", "--smtp-from", "a@example.com"}, nil, "--smtp-url: the port must be 1 to 65535"},
+		{[]string{"--smtp-url", "smtp://u:hidden-pw@smtp.example.com/path", "--smtp-from", "a@example.com"}, nil, "--smtp-url: must be smtp://"},
+		{[]string{"--smtp-url", "smtp://:hidden-pw@smtp.example.com", "--smtp-from", "a@example.com"}, nil, "--smtp-url: the user information must name a user"},
+		{[]string{"--smtp-url", "smtp://smtp.example.com?tls=off", "--smtp-from", "a@example.com"}, nil, "--smtp-url: the only query parameter is starttls"},
+		{[]string{"--smtp-url", "smtp://smtp.example.com?starttls=never", "--smtp-from", "a@example.com"}, nil, "--smtp-url: starttls must be required or optional"},
+		{[]string{"--smtp-url", "smtps://smtp.example.com?starttls=optional", "--smtp-from", "a@example.com"}, nil, "--smtp-url: starttls applies to smtp:// only"},
+		{[]string{"--smtp-url", "smtp://smtp.example.com", "--smtp-from", "not an address"}, nil, "--smtp-from: must be an email address"},
+		{nil, map[string]string{"MGMTAPI_SMTP_URL": "smtp://smtp.example.com", "MGMTAPI_SMTP_FROM": "a@example.com\r\nBcc: b@example.com"}, "MGMTAPI_SMTP_FROM (the variable of --smtp-from): must be one email address, without line breaks"},
+		{nil, map[string]string{"MGMTAPI_SMTP_URL": "ftp://u:hidden-pw@x", "MGMTAPI_SMTP_FROM": "a@example.com"}, "MGMTAPI_SMTP_URL (the variable of --smtp-url): must be smtp://"},
+	} {
+		_, err := parse(tc.args, tc.env)
+		if err == nil || !strings.Contains(err.Error(), tc.fragment) || strings.Contains(err.Error(), "hidden-pw") {
+			t.Errorf("%v %v: error %v, want one containing %q and not the password", tc.args, tc.env, err, tc.fragment)
 		}
 	}
 }

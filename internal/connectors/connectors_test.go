@@ -220,6 +220,10 @@ func TestBadBodiesNameFieldAndRule(t *testing.T) {
 				[]string{"connector.connectorConfig.fields[1].value", "JSON object"}},
 			{`{"name":"n","type":"EMAIL","connectorConfig":{"fields":[{"fieldName":"recipients","value":"a@example.com"}]}}`,
 				[]string{"connector.connectorConfig.fields[0].value", "JSON array of strings"}},
+			{`{"name":"n","type":"EMAIL","connectorConfig":{"fields":[{"fieldName":"recipients","value":"[\"ops@example.com\",\"ops\"]"}]}}`,
+				[]string{"connector.connectorConfig.fields[0].value", "recipients", `must hold email addresses: [1] "ops" is not one`}},
+			{`{"name":"n","type":"EMAIL","connectorConfig":{"fields":[{"fieldName":"recipients","value":"[]"}]}}`,
+				[]string{"connector.connectorConfig.fields[0].value", "recipients", "at least one address"}},
 			{`{"name":"n","type":"PAGERDUTY","connectorConfig":{"fields":[{"fieldName":"integrationKey","value":"  "}]}}`,
 				[]string{"connector.connectorConfig.fields[0].value", "must not be empty"}},
 			{`{"name":"n","type":"SLACK","connectorConfig":{"fields":[{"fieldName":"webhookUrl","value":"https://x.example"}]},"configOverrides":[{"fields":[]}]}`,
@@ -339,7 +343,7 @@ func TestDefaultsListsFiltersAndTypes(t *testing.T) {
 		}
 		want := map[string]typeSummary{
 			"GENERIC_HTTPS": {"GENERIC_HTTPS", 1, true}, "PAGERDUTY": {"PAGERDUTY", 1, true}, "SERVICE_NOW": {"SERVICE_NOW", 1, false},
-			"SLACK": {"SLACK", 0, true}, "MICROSOFT_TEAMS": {"MICROSOFT_TEAMS", 0, true}, "EMAIL": {"EMAIL", 0, false},
+			"SLACK": {"SLACK", 0, true}, "MICROSOFT_TEAMS": {"MICROSOFT_TEAMS", 0, true}, "EMAIL": {"EMAIL", 0, true},
 		}
 		for _, s := range ts {
 			if w, ok := want[s.Type]; ok && w != s {
@@ -550,7 +554,7 @@ func TestDestination(t *testing.T) {
 			slack.ID: {slackSecret, "", "true"},
 			teams.ID: {"https://t.example/w", "", "true"},
 			pd.ID:    {"https://events.pagerduty.com/v2/enqueue", "RK", "true"},
-			email.ID: {"", "", "false"},
+			email.ID: {"", "", "true"},
 		}
 		for id, w := range want {
 			c, err := connectors.Load(context.Background(), env.DB.Read(), teamID, id)

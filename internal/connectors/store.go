@@ -167,7 +167,8 @@ func countByType(ctx context.Context, q db.Querier, teamID int64) (map[oas.Conne
 }
 
 // Destination returns where a delivery through c goes: the URL its requests are sent to and, for
-// PagerDuty, the Events API v2 routing key. ok is false for the types mgmtapi does not deliver
+// PagerDuty, the Events API v2 routing key; neither for EMAIL (its recipients are a field, its
+// server the operator's). ok is false for the types mgmtapi does not deliver
 // through (Type.Delivered). Both values are secrets: never log them.
 func (c Connector) Destination() (url, routingKey string, ok bool) {
 	switch c.Type {
@@ -177,6 +178,8 @@ func (c Connector) Destination() (url, routingKey string, ok bool) {
 		return c.Fields["webhookUrl"], "", true
 	case oas.ConnectorTypePAGERDUTY:
 		return c.Fields["eventsUrl"], c.Fields["integrationKey"], true
+	case oas.ConnectorTypeEMAIL:
+		return "", "", true
 	}
 	return "", "", false
 }

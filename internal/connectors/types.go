@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
@@ -29,6 +30,9 @@ type Field struct {
 	AllowedValues []string
 	// Default is the value the connector has when the field is not sent ("" for none).
 	Default string
+	// Rule, when set, is a rule the value meets beyond its kind's (CheckValue); its error is the
+	// rule broken, never quoting a sensitive value.
+	Rule func(v string) error
 }
 
 // Payload is one payload type of a connector type: the message fields its presets may set.
@@ -195,10 +199,10 @@ var types = []Type{
 		)}},
 	},
 	{
-		Type: oas.ConnectorTypeEMAIL, EntityTypes: allEntities,
+		Type: oas.ConnectorTypeEMAIL, Delivered: true, EntityTypes: allEntities,
 		Config: []Field{
-			{Name: "recipients", Kind: oas.ConnectorFieldTypeARRAYOFSTRINGS, Required: true, AllowOverrides: true,
-				Description: "The addresses the messages are sent to, a JSON array of strings." + notDelivered},
+			{Name: "recipients", Kind: oas.ConnectorFieldTypeARRAYOFSTRINGS, Required: true, AllowOverrides: true, Rule: CheckRecipients,
+				Description: "The addresses the messages are sent to, a JSON array of 1 to 100 strings (ops@example.com or Ops <ops@example.com>); a template renders such an array. Messages go through the server's SMTP server (--smtp-url)."},
 		},
 		Payloads: []Payload{{Name: "default", Fields: rendered()}},
 	},
@@ -293,7 +297,28 @@ func CheckValue(f Field, v string) error {
 			}
 		}
 	}
+	if f.Rule != nil {
+		return f.Rule(v)
+	}
 	return nil
+}
+
+// CheckRecipients is the rule of an EMAIL connector's recipients, stored or rendered from a
+// template: a JSON array of strings that delivery.ParseRecipients accepts (the rule the delivery
+// checks again when it is enqueued).
+func CheckRecipients(v string) error {
+	_, err := Recipients(v)
+	return err
+}
+
+// Recipients reads an EMAIL connector's recipients value (see CheckRecipients) into its bare
+// addresses, each once.
+func Recipients(v string) ([]string, error) {
+	var list []string
+	if err := json.Unmarshal([]byte(v), &list); err != nil || list == nil {
+		return nil, fmt.Errorf("must be a JSON array of strings")
+	}
+	return delivery.ParseRecipients(list)
 }
 
 // checkURL requires an absolute http or https URL with a host and no user information.

@@ -13,7 +13,8 @@
 // Worker claims due records, sends each as its connector type's public format (see bodies.go:
 // a generic HTTPS webhook gets a JSON POST of the rendered fields, Slack an incoming-webhook
 // message, PagerDuty an Events API v2 event, Microsoft Teams an Adaptive Card in the webhook
-// envelope) and records the outcome. A claim is a lease: the record is the claiming worker's
+// envelope; an email connector one message through the operator's SMTP server, email.go) and
+// records the outcome. A claim is a lease: the record is the claiming worker's
 // until the lease ends, so two workers (two replicas on PostgreSQL, `FOR UPDATE SKIP LOCKED`)
 // never send one record at the same time, and a record whose worker died is claimed again when
 // its lease ends. Every request carries the record's idempotency key (`Idempotency-Key` header)
@@ -23,7 +24,8 @@
 // Outcomes: 2xx → sent; 5xx, 429 and network errors are retried with exponential backoff and
 // jitter (a 429's or 503's Retry-After, in seconds or as an HTTP date, is honoured) until the
 // record's total retry time (Options.MaxRetryTime, from its creation) would be passed → failed;
-// any other status fails at once. A record of a case appends notificationSent or
+// any other status fails at once. An email's SMTP 4xx replies and network errors are retried
+// the same way, a 5xx reply fails at once. A record of a case appends notificationSent or
 // notificationFailed to the case's history, in the transaction that records the outcome.
 //
 // A slow or dead receiver delays only its own connector's records: each connector has at most

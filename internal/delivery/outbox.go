@@ -22,8 +22,8 @@ import (
 // notification-center connector types.
 type ConnectorType string
 
-// The connector types the worker sends. The other public types (ServiceNow, email, ...) are not
-// delivered by mgmtapi, and Enqueue refuses them.
+// The connector types the worker sends: the HTTP ones, and Email (email.go). The other public
+// types (ServiceNow, EventBridge, ...) are not delivered by mgmtapi, and Enqueue refuses them.
 const (
 	GenericHTTPS   ConnectorType = "GENERIC_HTTPS"
 	Slack          ConnectorType = "SLACK"
@@ -81,7 +81,7 @@ type Delivery struct {
 	ConnectorID, ConnectorName string
 	ConnectorType              ConnectorType
 	// URL is the destination: the webhook URL, or PagerDuty's events endpoint (DefaultPagerDutyURL
-	// when empty). A secret.
+	// when empty); empty for Email, whose recipients are fields.to. A secret.
 	URL string
 	// RoutingKey is PagerDuty's integration key. A secret.
 	RoutingKey string
@@ -95,7 +95,7 @@ type Delivery struct {
 	// Slack reads text (required) and blocks; PagerDuty summary (required on a trigger), source,
 	// severity (critical, error, warning or info; error when absent), component, group, class
 	// and custom_details; Microsoft Teams title, text (one of the two required) and facts (an
-	// object of strings).
+	// object of strings); Email to (the recipients, see ParseRecipients), subject and text.
 	Fields map[string]any
 	// EntityType and EntityID name what the event is about (case, incident, ...), EventKind what
 	// happened to it.
@@ -128,7 +128,8 @@ const maxFieldsBytes = 256 << 10
 // Enqueue writes d to the outbox in tx, due at once. A record whose idempotency key the team
 // already has is the same notification and is not written again (nil). It returns an error
 // naming the field and rule when d is incomplete: a missing team, request id (a UUID), router
-// id, connector id, URL (absolute http or https) or PagerDuty routing key, an unknown connector
+// id, connector id, URL (absolute http or https; none for Email) or PagerDuty routing key, email
+// recipients that ParseRecipients refuses, an unknown connector
 // type or event kind, fields that do not encode as JSON or are larger than 256 KiB, or a
 // PagerDuty trigger, Slack message or Teams card without the field it needs.
 //
@@ -209,6 +210,13 @@ func complete(d *Delivery) error {
 	}
 	switch d.ConnectorType {
 	case GenericHTTPS, Slack, MicrosoftTeams:
+	case Email:
+		if d.URL != "" || d.RoutingKey != "" {
+			return fmt.Errorf("delivery url and routingKey: an email delivery has none (its recipients are fields.to)")
+		}
+		d.IdempotencyKey = idempotencyKey(d)
+		_, err := emailOf(recordOf(d))
+		return err
 	case PagerDuty:
 		if d.URL == "" {
 			d.URL = DefaultPagerDutyURL
@@ -223,22 +231,29 @@ func complete(d *Delivery) error {
 			return fmt.Errorf("delivery dedupKey: at most 255 characters, not %d", len(d.DedupKey))
 		}
 	default:
-		return fmt.Errorf("delivery connectorType: %q is not delivered by mgmtapi (GENERIC_HTTPS, SLACK, PAGERDUTY, MICROSOFT_TEAMS are)", d.ConnectorType)
+		return fmt.Errorf("delivery connectorType: %q is not delivered by mgmtapi (GENERIC_HTTPS, SLACK, PAGERDUTY, MICROSOFT_TEAMS, EMAIL are)", d.ConnectorType)
 	}
 	u, err := url.Parse(d.URL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		// the URL is a secret: the message names the rule only
 		return fmt.Errorf("delivery url: must be an absolute http or https URL")
 	}
-	if d.IdempotencyKey == "" {
-		sum := sha256.Sum256([]byte(strconv.FormatInt(d.TeamID, 10) + "\x00" + d.RequestID + "\x00" + d.ConnectorID))
-		d.IdempotencyKey = hex.EncodeToString(sum[:16])
-	}
+	d.IdempotencyKey = idempotencyKey(d)
 	// the request builders check the fields they need: the same check at enqueue and at send
 	if _, err := buildBody(recordOf(d)); err != nil {
 		return err
 	}
 	return nil
+}
+
+// idempotencyKey is d's key: its own, else derived from the team, request and connector, so the
+// same notification always has the same key.
+func idempotencyKey(d *Delivery) string {
+	if d.IdempotencyKey != "" {
+		return d.IdempotencyKey
+	}
+	sum := sha256.Sum256([]byte(strconv.FormatInt(d.TeamID, 10) + "\x00" + d.RequestID + "\x00" + d.ConnectorID))
+	return hex.EncodeToString(sum[:16])
 }
 
 // record is a stored delivery as the worker and the list read it.
@@ -312,8 +327,12 @@ func reservedHeader(name string) bool {
 	return false
 }
 
-// host is the destination's host, the only part of it logs and errors name.
+// host is the destination's host, the only part of it logs and errors name; "email" for an email
+// (the SMTP server is the operator's, named in the outcome's error).
 func (r *record) host() string {
+	if r.ConnectorType == Email {
+		return "email"
+	}
 	u, err := url.Parse(r.URL)
 	if err != nil {
 		return "(unparsable url)"

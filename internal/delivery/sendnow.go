@@ -16,21 +16,24 @@ type Sender struct {
 	client  *http.Client
 	timeout time.Duration
 	limit   int64
+	smtp    *SMTPServer
 }
 
-// NewSender returns a Sender under opts' Policy, AttemptTimeout and ResponseLimit (the defaults
-// of Options when zero); the other options are the worker's.
+// NewSender returns a Sender under opts' Policy, AttemptTimeout, ResponseLimit (the defaults of
+// Options when zero) and SMTP; the other options are the worker's.
 func NewSender(opts Options) *Sender {
 	opts.defaults()
 	return &Sender{
 		client:  newClient(opts.Policy, min(opts.AttemptTimeout, 10*time.Second)),
 		timeout: opts.AttemptTimeout,
 		limit:   opts.ResponseLimit,
+		smtp:    opts.SMTP,
 	}
 }
 
 // SendNow checks d as Enqueue does and sends it once, within ctx and the attempt timeout. status
-// is the receiver's HTTP status when it answered (0 when it did not). err is nil on a 2xx; else a
+// is the receiver's HTTP status when it answered (0 when it did not); for an email, the SMTP
+// server's last reply code (250 when it accepted the message). err is nil on a 2xx; else a
 // readable message naming the host and never the URL, the routing key nor the headers: the
 // check's (a field and its rule), a refusal of the policy (a loopback, private, link-local or
 // unspecified address), a timeout, a network error, or the receiver's status with the start of
@@ -41,7 +44,7 @@ func (s *Sender) SendNow(ctx context.Context, d Delivery) (status int, err error
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	o := send(ctx, s.client, recordOf(&d), s.timeout, s.limit)
+	o := send(ctx, s.client, s.smtp, recordOf(&d), s.timeout, s.limit)
 	if o.err != "" {
 		return o.status, errors.New(o.err)
 	}

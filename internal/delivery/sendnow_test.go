@@ -85,7 +85,7 @@ func TestSendNowIsOneAttemptUnderThePolicy(t *testing.T) {
 		t.Fatalf("a Slack message without text: %v", err)
 	}
 	bad = sendNowDelivery(good.URL)
-	bad.ConnectorType = "EMAIL"
+	bad.ConnectorType = "SERVICENOW"
 	if _, err := allowed.SendNow(ctx, bad); err == nil || !strings.Contains(err.Error(), "not delivered by mgmtapi") {
 		t.Fatalf("an undelivered type: %v", err)
 	}

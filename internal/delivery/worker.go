@@ -48,6 +48,8 @@ type Options struct {
 	BackoffBase, BackoffMax time.Duration
 	// ResponseLimit is how much of a response is read before the connection is dropped (64 KiB).
 	ResponseLimit int64
+	// SMTP is the server EMAIL deliveries go through; nil fails them at once (ErrNoSMTPServer).
+	SMTP *SMTPServer
 }
 
 func (o *Options) defaults() {
@@ -358,12 +360,16 @@ func (w *Worker) deliver(r record) {
 func (w *Worker) attempt(r record) outcome {
 	ctx, cancel := context.WithTimeout(context.Background(), w.opts.AttemptTimeout)
 	defer cancel()
-	return send(ctx, w.client, r, w.opts.AttemptTimeout, w.opts.ResponseLimit)
+	return send(ctx, w.client, w.opts.SMTP, r, w.opts.AttemptTimeout, w.opts.ResponseLimit)
 }
 
-// send makes one attempt at r with client, within ctx (which bounds it to timeout), reading at
-// most limit bytes of the answer: the worker's attempts and SendNow's share it.
-func send(ctx context.Context, client *http.Client, r record, timeout time.Duration, limit int64) outcome {
+// send makes one attempt at r with client (an EMAIL record through server), within ctx (which
+// bounds it to timeout), reading at most limit bytes of the answer: the worker's attempts and
+// SendNow's share it.
+func send(ctx context.Context, client *http.Client, server *SMTPServer, r record, timeout time.Duration, limit int64) outcome {
+	if r.ConnectorType == Email {
+		return sendEmail(ctx, server, r, timeout)
+	}
 	req, err := newRequest(ctx, r)
 	if err != nil {
 		return outcome{err: err.Error()}

@@ -1,7 +1,8 @@
 // Package messages turns a notification's entity, a connector and a preset into what the
 // connector sends: the preset's message templates rendered against the entity (notifyexpr), then
 // mapped onto the fields of the connector type's delivery (a Slack message's text, a PagerDuty
-// event's summary and severity, a Teams card's title and text, a generic webhook's JSON body).
+// event's summary and severity, a Teams card's title and text, a generic webhook's JSON body, an
+// email's recipients, subject and text).
 // Routing (internal/routers) and the testing operations (internal/notifytesting) both compose
 // through it, so a test message is what a real notification would be.
 package messages
@@ -96,13 +97,36 @@ func Compose(ctx context.Context, q db.Querier, teamID int64, c connectors.Conne
 		if rendered["title"] == "" && rendered["description"] == "" {
 			m.Fields["title"] = "(empty notification)"
 		}
+	case oas.ConnectorTypeEMAIL:
+		m.Fields, err = emailFields(c, rendered, entity)
 	}
 	return m, err
 }
 
+// emailFields: the recipients (the connector's template for the entity type when it has one,
+// rendered to a JSON array of addresses), the title as the subject and the description as the
+// text.
+func emailFields(c connectors.Connector, r map[string]string, entity map[string]any) (map[string]any, error) {
+	recipients := c.Fields["recipients"]
+	if t, ok := c.Overrides[entityType(entity)]["recipients"]; ok {
+		out, err := notifyexpr.Render(t, entity)
+		if err != nil {
+			return nil, fmt.Errorf("connector field recipients: %w", err)
+		}
+		recipients = out
+	}
+	to, err := connectors.Recipients(recipients)
+	if err != nil {
+		return nil, fmt.Errorf("connector field recipients: %w", err)
+	}
+	return map[string]any{"to": to, "subject": r["title"], "text": r["description"]}, nil
+}
+
 // Fallback are the templates of a message whose preset does not render: the entity's headline,
-// so the people on call are still told, and the reason in the text.
+// so the people on call are still told, and the reason in the text. The connector's own field
+// values are used, not its templates per entity type (which may be what did not render).
 func Fallback(c connectors.Connector, entity map[string]any, reason error) (Message, error) {
+	c.Overrides = nil
 	fallback := &oas.Preset{ConfigOverrides: []oas.PresetConfigOverride{{MessageConfig: oas.NewOptPresetMessageConfig(oas.PresetMessageConfig{
 		Fields: []oas.PresetMessageField{
 			{FieldName: oas.NewOptString("title"), Template: oas.NewOptString(defaultTitle)},

@@ -90,7 +90,38 @@ func TestComposePerConnectorType(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "customDetails") {
 		t.Fatalf("a JSON field that is not an object: %v", err)
 	}
-	if _, err := messages.Compose(t.Context(), nil, 1, conn(oas.ConnectorTypeEMAIL, nil), nil, alert); !errors.Is(err, messages.ErrNotDelivered) {
-		t.Fatalf("email: %v", err)
+	if _, err := messages.Compose(t.Context(), nil, 1, conn(oas.ConnectorTypeSERVICENOW, nil), nil, alert); !errors.Is(err, messages.ErrNotDelivered) {
+		t.Fatalf("service now: %v", err)
+	}
+}
+
+// TestComposeEmail: an email's recipients are the connector's, or its template for the entity
+// type rendered to a JSON array of addresses; the title is the subject and the description the
+// text. A template that renders no list of addresses is an error naming the field, and Fallback
+// then sends to the connector's own recipients.
+func TestComposeEmail(t *testing.T) {
+	alert := sample(t, "ALERTS")
+	c := connectors.Connector{Type: oas.ConnectorTypeEMAIL, Fields: map[string]string{"recipients": `["Ops <ops@example.com>","b@example.com"]`}}
+	m, err := messages.Compose(t.Context(), nil, 1, c, preset("", "title", "T {{ alertDef.name }}", "description", "D"), alert)
+	if err != nil || strings.Join(m.Fields["to"].([]string), ",") != "ops@example.com,b@example.com" ||
+		m.Fields["subject"] != "T "+alert["alertDef"].(map[string]any)["name"].(string) || m.Fields["text"] != "D" || m.URL != "" {
+		t.Fatalf("email: %+v, %v", m, err)
+	}
+	c.Overrides = map[oas.NotificationEntityType]map[string]string{
+		"ALERTS": {"recipients": `["{{ alertDef.priority | lower }}@example.com"]`},
+	}
+	m, err = messages.Compose(t.Context(), nil, 1, c, nil, alert)
+	want := strings.ToLower(alert["alertDef"].(map[string]any)["priority"].(string)) + "@example.com"
+	if err != nil || strings.Join(m.Fields["to"].([]string), ",") != want {
+		t.Fatalf("the recipients' template: %+v, %v (want %s)", m.Fields, err, want)
+	}
+	c.Overrides["ALERTS"]["recipients"] = `["not an address"]`
+	_, err = messages.Compose(t.Context(), nil, 1, c, nil, alert)
+	if err == nil || !strings.Contains(err.Error(), `connector field recipients: must hold email addresses: [0] "not an address" is not one`) {
+		t.Fatalf("a template rendering no address: %v", err)
+	}
+	fallback, err := messages.Fallback(c, alert, err)
+	if err != nil || strings.Join(fallback.Fields["to"].([]string), ",") != "ops@example.com,b@example.com" {
+		t.Fatalf("fallback: %+v, %v", fallback, err)
 	}
 }

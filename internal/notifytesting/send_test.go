@@ -316,10 +316,12 @@ func TestFailuresAreReadable(t *testing.T) {
 			t.Errorf("a message that does not render was sent")
 		}
 
-		// types mgmtapi stores but does not deliver through
+		// an email without an SMTP server configured (this Env has none)
 		failed(t, try(t, env, "TestingService_TestConnectorConfig", connectorCheck, key,
 			`{"type":"EMAIL","fields":[{"fieldName":"recipients","value":"[\"ops@example.com\"]"}]}`), 0,
-			"EMAIL connectors", "does not send", "SLACK")
+			"email: no SMTP server is configured (--smtp-url)")
+
+		// types mgmtapi stores but does not deliver through
 		sn := mustCreate(t, env, connectorsPath, key, "connector", `{"name":"SN","type":"SERVICE_NOW","connectorConfig":{"fields":[`+
 			`{"fieldName":"instanceUrl","value":"https://example.service-now.com"},{"fieldName":"username","value":"u"},{"fieldName":"password","value":"p"}]}}`)
 		failed(t, try(t, env, "TestingService_TestExistingConnector", connectorTest, key, `{"connectorId":"`+sn+`"}`), 0, "SERVICE_NOW connectors")

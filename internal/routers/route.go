@@ -302,7 +302,12 @@ func enqueue(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Event, r 
 		logger.Warn("notification preset does not render; the fallback message is sent",
 			"router", r.ID.Or(""), "connector", c.ID, "error", err.Error())
 		if msg, err = messages.Fallback(c, entity, err); err != nil {
-			return fmt.Errorf("fallback message: %w", err)
+			// Fallback reads nothing: its failure is the connector's (an email connector stored
+			// with recipients the current rule refuses), never the database's, and must not
+			// refuse the incident or case write that caused it.
+			logger.Warn("notification cannot be composed; it is dropped",
+				"router", r.ID.Or(""), "connector", c.ID, "error", err.Error())
+			return nil
 		}
 	}
 	err = delivery.Enqueue(ctx, tx, delivery.Delivery{

@@ -46,32 +46,7 @@ func TestFaultsSQLiteDiskFull(t *testing.T) {
 	defer load.finish()
 	time.Sleep(time.Second)
 
-	filler := filepath.Join(disk, "filler")
-	filled := fillDisk(t, filler)
-	full := time.Now()
-	// Writes go on until the database has nowhere to grow.
-	for load.unsuccessful() < 20 {
-		if time.Since(full) > time.Minute {
-			counts, breaches := load.snapshot()
-			t.Fatalf("fewer than 20 requests failed in the minute after the disk filled: %v %q\n%s", counts, breaches, tail(logs))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	firstRefusals := time.Since(full)
-	notReadyAfter := awaitReadiness(t, srv.base, 10*time.Second, "with the disk full", func(status int, body string) bool {
-		return notReady(status, body, "storage full")
-	})
-	duringFull, _ := load.snapshot()
-
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
-	}
-	freed := time.Now()
-	first, readyAfter := load.recovered(t, srv, logs, freed, "the disk was freed")
-	t.Logf("filler of %d MiB; 20 requests unsuccessful %s after the disk filled, /readyz not ready %s later; answers until the disk was freed: %v; first write acknowledged %s after it was freed, /readyz 200 after %s",
-		filled>>20, firstRefusals.Round(time.Millisecond), notReadyAfter.Round(time.Millisecond), duringFull,
-		first.Round(time.Millisecond), readyAfter.Round(time.Millisecond))
-	load.check(t, "SQLite's disk filled and freed")
+	fillAndFree(t, srv, load, logs, disk, "the disk", nil)
 	t.Logf("%s; metrics:\n%s", logSummary(logs), metricLines(srv.base, "mgmtapi_db_", "mgmtapi_database_", `status="5`))
 
 	srv.interrupt(t)
@@ -85,6 +60,43 @@ func TestFaultsSQLiteDiskFull(t *testing.T) {
 	verifyAcknowledged(t, srv, load.acks, logs)
 	load.verifyAlerts(t, srv.base)
 	t.Logf("integrity_check ok; after a restart every acknowledged write is there: %d sets, %d alerts", len(load.acks), len(load.alerts))
+}
+
+// fillAndFree fills the file system of dir under the load (see fillDisk) and waits until 20
+// requests were refused and /readyz says not ready naming "storage full"; runs whileFull (when
+// given); then frees the space and waits for the server to recover (faultLoad.recovered), logs
+// the figures and checks the load kept the contract. It answers the answers counted while full.
+func fillAndFree(t *testing.T, srv *serverProcess, load *faultLoad, logs, dir, what string, whileFull func()) map[string]int {
+	t.Helper()
+	filler := filepath.Join(dir, "filler")
+	filled := fillDisk(t, filler)
+	full := time.Now()
+	// Writes go on until the database has nowhere to grow.
+	for load.unsuccessful() < 20 {
+		if time.Since(full) > time.Minute {
+			counts, breaches := load.snapshot()
+			t.Fatalf("fewer than 20 requests failed in the minute after %s filled: %v %q\n%s", what, counts, breaches, tail(logs))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	firstRefusals := time.Since(full)
+	notReadyAfter := awaitReadiness(t, srv.base, 10*time.Second, "with "+what+" full", func(status int, body string) bool {
+		return notReady(status, body, "storage full")
+	})
+	duringFull, _ := load.snapshot()
+	if whileFull != nil {
+		whileFull()
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	freed := time.Now()
+	first, readyAfter := load.recovered(t, srv, logs, freed, what+" was freed")
+	t.Logf("filler of %d MiB; 20 requests unsuccessful %s after %s filled, /readyz not ready %s later; answers until it was freed: %v; first write acknowledged %s after it was freed, /readyz 200 after %s",
+		filled>>20, firstRefusals.Round(time.Millisecond), what, notReadyAfter.Round(time.Millisecond), duringFull,
+		first.Round(time.Millisecond), readyAfter.Round(time.Millisecond))
+	load.check(t, what+" filled and freed")
+	return duringFull
 }
 
 // fillDisk writes the file at path until its file system has no space left (1 MiB at a time,

@@ -23,7 +23,6 @@ import (
 // /readyz is ready, without a restart, and every acknowledged write is there.
 func TestFaultsPostgresDiskFull(t *testing.T) {
 	requireFaults(t)
-	cluster := startPrivateCluster(t)
 	owner, err := user.Lookup("postgres")
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +45,8 @@ func TestFaultsPostgresDiskFull(t *testing.T) {
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m,mode=0755", "tmpfs", space).CombinedOutput(); err != nil {
 		t.Fatalf("mount a tmpfs: %v\n%s", err, out)
 	}
-	// Registered before the cluster's stop (cleanups run last first), so it runs after it.
+	// Registered before the cluster starts (cleanups run last first), so it runs after the
+	// cluster's stop: a tablespace in use keeps the tmpfs busy.
 	t.Cleanup(func() {
 		if out, err := exec.Command("umount", space).CombinedOutput(); err != nil {
 			t.Errorf("unmount the tmpfs: %v\n%s", err, out)
@@ -59,6 +59,7 @@ func TestFaultsPostgresDiskFull(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cluster := startPrivateCluster(t)
 	admin, err := sql.Open("pgx", cluster.url)
 	if err != nil {
 		t.Fatal(err)
@@ -86,35 +87,11 @@ func TestFaultsPostgresDiskFull(t *testing.T) {
 	defer load.finish()
 	time.Sleep(time.Second)
 
-	filler := filepath.Join(space, "filler")
-	filled := fillDisk(t, filler)
-	full := time.Now()
-	// Writes go on until the tables have nowhere to grow.
-	for load.unsuccessful() < 20 {
-		if time.Since(full) > time.Minute {
-			counts, breaches := load.snapshot()
-			t.Fatalf("fewer than 20 requests failed in the minute after the tablespace filled: %v %q\n%s", counts, breaches, tail(logs))
+	duringFull := fillAndFree(t, srv, load, logs, space, "the tablespace", func() {
+		if pgLog, _ := os.ReadFile(cluster.log); !strings.Contains(string(pgLog), "No space left on device") {
+			t.Errorf("PostgreSQL's log does not say it ran out of space:\n%s", pgLog)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	firstRefusals := time.Since(full)
-	notReadyAfter := awaitReadiness(t, srv.base, 10*time.Second, "with the tablespace full", func(status int, body string) bool {
-		return notReady(status, body, "storage full")
 	})
-	duringFull, _ := load.snapshot()
-	if pgLog, _ := os.ReadFile(cluster.log); !strings.Contains(string(pgLog), "No space left on device") {
-		t.Errorf("PostgreSQL's log does not say it ran out of space:\n%s", pgLog)
-	}
-
-	if err := os.Remove(filler); err != nil {
-		t.Fatal(err)
-	}
-	freed := time.Now()
-	first, readyAfter := load.recovered(t, srv, logs, freed, "the tablespace was freed")
-	t.Logf("filler of %d MiB; 20 requests unsuccessful %s after the tablespace filled, /readyz not ready %s later; answers until it was freed: %v; first write acknowledged %s after it was freed, /readyz 200 after %s",
-		filled>>20, firstRefusals.Round(time.Millisecond), notReadyAfter.Round(time.Millisecond), duringFull,
-		first.Round(time.Millisecond), readyAfter.Round(time.Millisecond))
-	load.check(t, "PostgreSQL's tablespace filled and freed")
 	if duringFull["507 storage full"] == 0 {
 		t.Errorf("no 507 while the tablespace was full: %v", duringFull)
 	}

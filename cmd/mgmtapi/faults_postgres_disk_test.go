@@ -53,10 +53,10 @@ func TestFaultsPostgresDiskFull(t *testing.T) {
 		}
 	})
 	tablespace := filepath.Join(space, "pg")
-	if err := os.Mkdir(tablespace, 0o700); err == nil {
-		err = os.Chown(tablespace, uid, gid)
+	if err := os.Mkdir(tablespace, 0o700); err != nil {
+		t.Fatal(err)
 	}
-	if err != nil {
+	if err := os.Chown(tablespace, uid, gid); err != nil {
 		t.Fatal(err)
 	}
 	cluster := startPrivateCluster(t)

@@ -25,8 +25,9 @@ func TestAlertIsEmailedToTheConnectorsRecipients(t *testing.T) {
 		before := len(server.Messages(t))
 		mail := connectorWith(t, env, key, "EMAIL", map[string]string{"recipients": `["Ops <ops@example.com>","dba@example.com"]`})
 		create(t, env, key, `{"name":"mail","entityType":"ALERTS","rules":[{"condition":"true","targets":[{"connectorId":"`+mail+`"}]}]}`)
-		alertmanager(t, env, env.MustKey(t, key, "contextual-data:SendData"), "DiskFull", "critical",
-			time.Now().UTC().Add(-time.Minute).Truncate(time.Second), time.Time{})
+		// One start for the firing and the resolution: the resolution names the same alert.
+		startsAt := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
+		alertmanager(t, env, env.MustKey(t, key, "contextual-data:SendData"), "DiskFull", "critical", startsAt, time.Time{})
 		w := delivery.NewWorker(delivery.Options{DB: env.DB, SMTP: server.SMTPServer("alerts@example.com"), AttemptTimeout: 5 * time.Second})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
@@ -49,7 +50,7 @@ func TestAlertIsEmailedToTheConnectorsRecipients(t *testing.T) {
 
 		// the incident resolved, with no SMTP server: the named failure
 		alertmanager(t, env, env.MustKey(t, key, "contextual-data:SendData"), "DiskFull", "critical",
-			time.Now().UTC().Add(-time.Minute).Truncate(time.Second), time.Now().UTC().Truncate(time.Second))
+			startsAt, time.Now().UTC().Truncate(time.Second))
 		if err := delivery.NewWorker(delivery.Options{DB: env.DB}).Drain(ctx); err != nil {
 			t.Fatal(err)
 		}

@@ -29,15 +29,8 @@ func TestFaultsSQLiteDiskFull(t *testing.T) {
 	// 128 MiB: once the filler is removed, the writers' 2 s after the recovery (about 17 MiB here)
 	// must not fill the disk again, or the server's checkpoint at its stop and the integrity
 	// check's -shm file find no room (SQLITE_IOERR_SHMSIZE).
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=128m", "tmpfs", disk).CombinedOutput(); err != nil {
-		t.Fatalf("mount a tmpfs: %v\n%s", err, out)
-	}
-	// Registered before the server starts, so it runs after the server is killed.
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", disk).CombinedOutput(); err != nil {
-			t.Errorf("unmount the tmpfs: %v\n%s", err, out)
-		}
-	})
+	// Mounted before the server starts, so it is unmounted after the server is killed.
+	mountTmpfs(t, disk, "size=128m")
 	data := filepath.Join(disk, "data")
 	logs := filepath.Join(dir, "server.log") // not on the full disk
 	srv := startServerUnder(t, logs, nil, []string{"--data-dir", data})
@@ -60,6 +53,20 @@ func TestFaultsSQLiteDiskFull(t *testing.T) {
 	verifyAcknowledged(t, srv, load.acks, logs)
 	load.verifyAlerts(t, srv.base)
 	t.Logf("integrity_check ok; after a restart every acknowledged write is there: %d sets, %d alerts", len(load.acks), len(load.alerts))
+}
+
+// mountTmpfs mounts a tmpfs with the options on dir, and unmounts it when the test ends: after
+// whatever the test starts later (cleanups run last first), which must have let go of it.
+func mountTmpfs(t *testing.T, dir, options string) {
+	t.Helper()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", options, "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount a tmpfs: %v\n%s", err, out)
+	}
+	t.Cleanup(func() {
+		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
+			t.Errorf("unmount the tmpfs: %v\n%s", err, out)
+		}
+	})
 }
 
 // fillAndFree fills the file system of dir under the load (see fillDisk) and waits until 20

@@ -5,10 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -23,12 +20,7 @@ import (
 // /readyz is ready, without a restart, and every acknowledged write is there.
 func TestFaultsPostgresDiskFull(t *testing.T) {
 	requireFaults(t)
-	owner, err := user.Lookup("postgres")
-	if err != nil {
-		t.Fatal(err)
-	}
-	uid, _ := strconv.Atoi(owner.Uid)
-	gid, _ := strconv.Atoi(owner.Gid)
+	uid, gid := postgresOwner(t)
 	// Not t.TempDir: its parents are root's and closed to the postgres user.
 	dir, err := os.MkdirTemp("", "mgmtapi-faults-pgspace-")
 	if err != nil {
@@ -42,16 +34,9 @@ func TestFaultsPostgresDiskFull(t *testing.T) {
 	if err := os.Mkdir(space, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64m,mode=0755", "tmpfs", space).CombinedOutput(); err != nil {
-		t.Fatalf("mount a tmpfs: %v\n%s", err, out)
-	}
-	// Registered before the cluster starts (cleanups run last first), so it runs after the
-	// cluster's stop: a tablespace in use keeps the tmpfs busy.
-	t.Cleanup(func() {
-		if out, err := exec.Command("umount", space).CombinedOutput(); err != nil {
-			t.Errorf("unmount the tmpfs: %v\n%s", err, out)
-		}
-	})
+	// Mounted before the cluster starts, so it is unmounted after the cluster's stop: a
+	// tablespace in use keeps the tmpfs busy.
+	mountTmpfs(t, space, "size=64m,mode=0755")
 	tablespace := filepath.Join(space, "pg")
 	if err := os.Mkdir(tablespace, 0o700); err != nil {
 		t.Fatal(err)

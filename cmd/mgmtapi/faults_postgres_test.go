@@ -33,12 +33,7 @@ type privateCluster struct {
 func startPrivateCluster(t *testing.T) *privateCluster {
 	t.Helper()
 	bin := filepath.Dir(faultTool(t, "/usr/lib/postgresql/*/bin/initdb", "apt-get install postgresql"))
-	owner, err := user.Lookup("postgres")
-	if err != nil {
-		t.Fatalf("%s=1, but there is no postgres user: %v", faultsVariable, err)
-	}
-	uid, _ := strconv.Atoi(owner.Uid)
-	gid, _ := strconv.Atoi(owner.Gid)
+	uid, gid := postgresOwner(t)
 	// Not t.TempDir: its parents are root's and closed to the postgres user.
 	dir, err := os.MkdirTemp("", "mgmtapi-faults-pg-")
 	if err != nil {
@@ -76,6 +71,18 @@ func startPrivateCluster(t *testing.T) *privateCluster {
 			"-D", c.data, "-m", "fast", "-w", "stop").Run()
 	})
 	return c
+}
+
+// postgresOwner is the uid and gid of the postgres user, which owns a cluster's files.
+func postgresOwner(t *testing.T) (uid, gid int) {
+	t.Helper()
+	owner, err := user.Lookup("postgres")
+	if err != nil {
+		t.Fatalf("%s=1, but there is no postgres user: %v", faultsVariable, err)
+	}
+	uid, _ = strconv.Atoi(owner.Uid)
+	gid, _ = strconv.Atoi(owner.Gid)
+	return uid, gid
 }
 
 // control runs pg_ctl with the action (start, stop, restart; stopping the fast way), waiting until

@@ -114,12 +114,12 @@ func matchers(r oas.AlertSchedulerRule) ([]Matcher, error) {
 	if f.WhatExpression.Or("") != "" {
 		return nil, noMap("filter.whatExpression is a DataPrime expression, which Alertmanager cannot evaluate")
 	}
-	if ids, ok := f.AlertUniqueIds.Get(); ok {
+	if ids, ok := f.AlertUniqueIds.Get(); ok && len(ids.Value) > 0 {
 		return []Matcher{alternatives(AlertDefIDLabel, ids.Value)}, nil
 	}
 	ml, ok := f.AlertMetaLabels.Get()
-	if !ok {
-		return nil, nil
+	if !ok || len(ml.Value) == 0 {
+		return nil, nil // an empty list names nothing: every alert
 	}
 	values := map[string][]string{}
 	anyValue := map[string]bool{}

@@ -145,8 +145,8 @@ func TestBadBodiesNameTheField(t *testing.T) {
 			{"month day 0", dyn(`"monthly":{"daysOfMonth":[0]},` + tf), 400, []string{"monthly.daysOfMonth[0]: must be 1 to 31, not 0"}},
 			{"repeat too often", dyn(`"daily":{},"repeatEvery":1001,` + tf), 400, []string{"repeatEvery"}},
 			{"bad termination", dyn(`"daily":{},"terminationDate":"soon",` + tf), 400, []string{"terminationDate", "is not a date"}},
+			{"both filters, one empty", `{"name":"r","filter":{"alertUniqueIds":{},"alertMetaLabels":{"value":[{"key":"k"}]}},"schedule":{"recurring":{"alwaysActive":{}}}}`, 400, []string{"alertSchedulerRule.filter: at most one of alertMetaLabels and alertUniqueIds"}},
 			{"both filters", `{"name":"r","filter":{"alertUniqueIds":{"value":["a"]},"alertMetaLabels":{"value":[{"key":"k"}]}},"schedule":{"recurring":{"alwaysActive":{}}}}`, 400, []string{"alertSchedulerRule.filter: at most one of alertMetaLabels and alertUniqueIds"}},
-			{"empty ids", `{"name":"r","filter":{"alertUniqueIds":{"value":[]}},"schedule":{"recurring":{"alwaysActive":{}}}}`, 400, []string{"alertSchedulerRule.filter.alertUniqueIds.value: at least one"}},
 			{"label without key", `{"name":"r","filter":{"alertMetaLabels":{"value":[{"value":"v"}]}},"schedule":{"recurring":{"alwaysActive":{}}}}`, 400, []string{"alertSchedulerRule.filter.alertMetaLabels.value[0].key: required"}},
 			{"string for bool", `{"name":"r","enabled":"yes","schedule":{"recurring":{"alwaysActive":{}}}}`, 400, []string{"enabled"}},
 		}
@@ -371,6 +371,42 @@ func TestSuppressing(t *testing.T) {
 			id, ok, err := alertschedules.Suppressing(context.Background(), q, teamID, c.def, c.labels, c.at)
 			if err != nil || ok != (c.want != "") || id != c.want {
 				t.Errorf("%s: (%q, %v, %v), want %q", c.name, id, ok, err, c.want)
+			}
+		}
+	})
+}
+
+// TestAnEmptyAlertIdsFilterMatchesEveryAlert: a filter of alertUniqueIds {} or {"value": []} (as
+// clients send "all alerts") is accepted, answered as sent, and the rule silences every alert of
+// the team, whatever its definition and labels; so does an empty alertMetaLabels. Both at once,
+// even empty, stay a 400 (the public document makes them alternatives).
+func TestAnEmptyAlertIdsFilterMatchesEveryAlert(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		teamID, key := env.MustTeam(t, "a")
+		for _, filter := range []string{`{"alertUniqueIds":{}}`, `{"alertUniqueIds":{"value":[]}}`, `{"alertMetaLabels":{}}`} {
+			res := env.JSON(t, http.MethodPost, rulesPath, key, `{"alertSchedulerRule":`+oneTimeRule("all", filter, "2026-06-01T00:00:00", "2026-06-02T00:00:00", "UTC")+`}`)
+			if res.Status != http.StatusOK {
+				t.Fatalf("filter %s: %d %s", filter, res.Status, res.Body)
+			}
+			got := apitest.Decode[struct {
+				AlertSchedulerRule struct {
+					UniqueIdentifier string
+					Filter           json.RawMessage
+				}
+			}](t, res).AlertSchedulerRule
+			if !strings.Contains(string(got.Filter), `"alertUniqueIds":{`) && !strings.Contains(string(got.Filter), `"alertMetaLabels":{`) {
+				t.Errorf("filter %s answered as %s", filter, got.Filter)
+			}
+			at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+			labels := map[string]string{"tier": "web"}
+			for _, def := range []string{"def-1", "def-2", ""} {
+				id, ok, err := alertschedules.Suppressing(context.Background(), env.DB.Read(), teamID, def, labels, at)
+				if err != nil || !ok || id != got.UniqueIdentifier {
+					t.Errorf("filter %s, definition %q: (%q, %v, %v), want the rule %q", filter, def, id, ok, err, got.UniqueIdentifier)
+				}
+			}
+			if res := env.JSON(t, http.MethodDelete, rulesPath+"/"+got.UniqueIdentifier, key, ""); res.Status != http.StatusOK {
+				t.Fatalf("delete: %d %s", res.Status, res.Body)
 			}
 		}
 	})

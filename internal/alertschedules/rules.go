@@ -45,24 +45,20 @@ func check(path string, r oas.AlertSchedulerRule) (oas.AlertSchedulerRule, Sched
 	}
 	if f, ok := r.Filter.Get(); ok {
 		fp := fieldPath(path, "filter")
+		// An empty list ({} or {"value": []}) picks no alert out: it is the filter left out, and
+		// matches every alert (clients send alertUniqueIds: {} for "all alerts").
 		ml, hasLabels := f.AlertMetaLabels.Get()
 		ids, hasIDs := f.AlertUniqueIds.Get()
 		switch {
-		case hasLabels && hasIDs:
+		case hasLabels && hasIDs: // the public document makes them alternatives, even empty
 			return r, Schedule{}, apierror.Invalidf("%s: at most one of alertMetaLabels and alertUniqueIds, not both", fp)
 		case hasLabels:
-			if len(ml.Value) == 0 {
-				return r, Schedule{}, apierror.Invalidf("%s.alertMetaLabels.value: at least one label; leave alertMetaLabels out to match every alert", fp)
-			}
 			for i, l := range ml.Value {
 				if l.Key.Or("") == "" {
 					return r, Schedule{}, apierror.Invalidf("%s.alertMetaLabels.value[%d].key: required", fp, i)
 				}
 			}
 		case hasIDs:
-			if len(ids.Value) == 0 {
-				return r, Schedule{}, apierror.Invalidf("%s.alertUniqueIds.value: at least one alert id; leave alertUniqueIds out to match every alert", fp)
-			}
 			for i, id := range ids.Value {
 				if id == "" {
 					return r, Schedule{}, apierror.Invalidf("%s.alertUniqueIds.value[%d]: must not be empty", fp, i)
@@ -150,7 +146,8 @@ func withSubmittedStart(r oas.AlertSchedulerRule) oas.AlertSchedulerRule {
 }
 
 // Matches reports whether the rule's filter picks the alert: every alert when the filter names
-// neither alert ids nor labels; by id when it lists alertUniqueIds; by labels when it lists
+// neither alert ids nor labels (an empty alertUniqueIds or alertMetaLabels names none); by id
+// when it lists alertUniqueIds; by labels when it lists
 // alertMetaLabels — each label name listed must be among the alert's labels with one of the
 // values listed for it (a listed label without a value takes any value). A filter with a
 // whatExpression never matches: mgmtapi cannot evaluate DataPrime, and silencing more than the
@@ -163,7 +160,7 @@ func Matches(r oas.AlertSchedulerRule, alertDefID string, labels map[string]stri
 	if f.WhatExpression.Or("") != "" {
 		return false
 	}
-	if ids, ok := f.AlertUniqueIds.Get(); ok {
+	if ids, ok := f.AlertUniqueIds.Get(); ok && len(ids.Value) > 0 {
 		for _, id := range ids.Value {
 			if id == alertDefID {
 				return true
@@ -171,7 +168,7 @@ func Matches(r oas.AlertSchedulerRule, alertDefID string, labels map[string]stri
 		}
 		return false
 	}
-	if ml, ok := f.AlertMetaLabels.Get(); ok {
+	if ml, ok := f.AlertMetaLabels.Get(); ok && len(ml.Value) > 0 {
 		wanted := map[string][]oas.OptString{}
 		var order []string
 		for _, l := range ml.Value {

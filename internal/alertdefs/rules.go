@@ -159,9 +159,6 @@ func checkNotificationGroup(path string, g oas.AlertDefNotificationGroup) error 
 			return apierror.Invalidf("%s.destinations[%d].connectorId: required; it names one of the team's connectors", path, i)
 		}
 	}
-	if r, ok := g.Router.Get(); ok && r.ID.Or("") == "" {
-		return apierror.Invalidf("%s.router.id: required; it names one of the team's routers", path)
-	}
 	return nil
 }
 

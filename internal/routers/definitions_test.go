@@ -1,6 +1,7 @@
 package routers_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -62,6 +63,69 @@ func TestAlertDefinitionsChooseTheirConnectors(t *testing.T) {
 		alertmanagerWith(t, env, ingest, "Routed", "error", of(routed), t0.Add(2*time.Minute), time.Time{})
 		if k := kinds(outbox(t, env), names); k != "hook:triggered slack:triggered slack:resolved pd:triggered pd:triggered" {
 			t.Fatalf("a silenced firing: the outbox holds %q", k)
+		}
+	})
+}
+
+// TestARouterWithoutIdRoutesByTheDefinitionsLabels: a definition's notification group may hold
+// a router without an id ({"notifyOn": …}, or {} as clients send it): it is accepted and
+// answered as sent, and the definition's alerts go through the team's routers that take its
+// labels: those whose entityLabels match the definition's entityLabels (over the alert's own),
+// and those whose routingLabels are among them as routing.<name>. Routers of other labels send
+// nothing; the resolution follows notifyOn.
+func TestARouterWithoutIdRoutesByTheDefinitionsLabels(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		key := env.RootKey
+		prod := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "http://127.0.0.1:9/prod"})
+		staging := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "http://127.0.0.1:9/staging"})
+		db := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "http://127.0.0.1:9/db"})
+		web := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "http://127.0.0.1:9/web"})
+		names := map[string]string{prod: "prod", staging: "staging", db: "db", web: "web"}
+		rule := func(conn string) string {
+			return `"rules":[{"condition":"true","targets":[{"connectorId":"` + conn + `"}]}]`
+		}
+		create(t, env, key, `{"name":"Prod","entityLabels":{"environment":"prod"},`+rule(prod)+`}`)
+		create(t, env, key, `{"name":"Staging","entityLabels":{"environment":"staging"},`+rule(staging)+`}`)
+		create(t, env, key, `{"name":"Databases","routingLabels":{"team":"db"},`+rule(db)+`}`)
+		create(t, env, key, `{"name":"Web","routingLabels":{"team":"web","environment":"prod"},`+rule(web)+`}`)
+		definition := func(name, labels, router string) string {
+			res := env.JSON(t, http.MethodPost, "/mgmt/openapi/latest/alerts/alerts/v3", key, `{"alertDefProperties":{"name":"`+name+`",
+				"entityLabels":`+labels+`,"metricThreshold":{"metricFilter":{"promql":"up"},"rules":[{"condition":{"threshold":1}}]},
+				"notificationGroup":{"router":`+router+`}}}`)
+			if res.Status != http.StatusOK {
+				t.Fatalf("definition %s with router %s: %d %s", name, router, res.Status, res.Body)
+			}
+			def := apitest.Decode[struct {
+				AlertDef struct {
+					ID                 string
+					AlertDefProperties struct {
+						NotificationGroup struct{ Router json.RawMessage }
+					}
+				}
+			}](t, res).AlertDef
+			if got := string(def.AlertDefProperties.NotificationGroup.Router); got != router {
+				t.Errorf("definition %s: router answered as %s, sent as %s", name, got, router)
+			}
+			return def.ID
+		}
+		both := definition("Both", `{"environment":"prod","routing.team":"db"}`, `{"notifyOn":"NOTIFY_ON_TRIGGERED_AND_RESOLVED"}`)
+		stag := definition("Staged", `{"environment":"staging","routing.team":"web"}`, `{}`)
+
+		ingest := env.MustKey(t, key, "contextual-data:SendData")
+		t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+		of := func(id string) map[string]string { return map[string]string{"alert_def_id": id} }
+		alertmanagerWith(t, env, ingest, "Both", "error", of(both), t0, time.Time{})
+		if k := kinds(outbox(t, env), names); k != "prod:triggered db:triggered" {
+			t.Fatalf("a definition of environment prod and routing.team db: the outbox holds %q", k)
+		}
+		alertmanagerWith(t, env, ingest, "Both", "error", of(both), t0, t0.Add(time.Minute))
+		if k := kinds(outbox(t, env), names); k != "prod:triggered db:triggered prod:resolved db:resolved" {
+			t.Fatalf("its resolution (notifyOn triggered and resolved): the outbox holds %q", k)
+		}
+		alertmanagerWith(t, env, ingest, "Staged", "error", of(stag), t0, time.Time{})
+		alertmanagerWith(t, env, ingest, "Staged", "error", of(stag), t0, t0.Add(time.Minute))
+		if k := kinds(outbox(t, env), names); k != "prod:triggered db:triggered prod:resolved db:resolved staging:triggered" {
+			t.Fatalf("a definition of environment staging and routing.team web, router {} (triggered only): the outbox holds %q", k)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
@@ -24,7 +25,7 @@ import (
 // that does not evaluate, a target whose connector is gone); nil discards it.
 //
 // For each event, each of the team's routers that is not disabled, is of the event's entity
-// type (or of none) and whose entityLabels the entity's labels match takes the targets of every
+// type (or of none) and that takes the entity's labels (Takes) takes the targets of every
 // rule whose entity type fits and whose condition holds; when none holds, its fallback targets
 // of the entity type (and its deprecated fallback). A connector is sent one notification per
 // event, however many rules or routers name it: the first target naming it (routers oldest
@@ -117,7 +118,7 @@ func routeEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, defs Defini
 			return routeDefinitionEvent(ctx, tx, logger, routers, e, def, entity, labels, caseID, requestID)
 		}
 	}
-	return sendThroughRouters(ctx, tx, logger, e, routers, entity, labels, caseID, requestID)
+	return sendThroughRouters(ctx, tx, logger, e, routers, entity, labels, caseID, requestID, map[string]bool{})
 }
 
 // routersOf keeps the routers of the entity type, or of none.
@@ -131,14 +132,14 @@ func routersOf(active []oas.GlobalRouter, entityType oas.NotificationEntityType)
 	return out
 }
 
-// sendThroughRouters sends the event through each of routers whose entity labels match the
-// entity's labels, to the targets its rules (or fallback) choose, once per connector.
+// sendThroughRouters sends the event through each of routers that takes the entity's labels
+// (Takes), to the targets its rules (or fallback) choose, once per connector (sent, by connector
+// id, holds those the event was already sent to).
 func sendThroughRouters(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Event, routers []oas.GlobalRouter,
-	entity map[string]any, labels map[string]string, caseID, requestID string) error {
+	entity map[string]any, labels map[string]string, caseID, requestID string, sent map[string]bool) error {
 	entityType := oas.NotificationEntityType(e.EntityType)
-	sent := map[string]bool{} // by connector id
 	for _, r := range routers {
-		if !Matches(r.EntityLabels.Or(nil), labels) {
+		if !Takes(r, labels) {
 			continue
 		}
 		if err := sendToTargets(ctx, tx, logger, e, r, chosenTargets(r, entityType, entity, logger), entity, caseID, requestID, sent); err != nil {
@@ -177,8 +178,11 @@ func sendToTargets(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Eve
 //     rules (its entity labels are not asked: the definition chose it). A destination's delivery
 //     records the definition (its id and "alert definition <name>") as its router. Each one sends triggered
 //     events, and resolved ones too when its notifyOn is NOTIFY_ON_TRIGGERED_AND_RESOLVED;
-//     acknowledgements only go through global routers. A router that is gone, disabled or of cases only sends
-//     nothing and is logged.
+//     acknowledgements only go through global routers. A router that is disabled or of cases
+//     only sends nothing and is logged.
+//   - A router without an id ({"notifyOn": …}) stands for the team's routers that take the
+//     definition's routing labels (definitionLabels: the alert's labels under the definition's
+//     entityLabels), each once, with the same notifyOn rule.
 //   - A definition without destinations or router leaves the event to the team's routers, as
 //     any incident's.
 func routeDefinitionEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, routers []oas.GlobalRouter, e db.Event, def oas.AlertDef,
@@ -202,7 +206,7 @@ func routeDefinitionEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, r
 	}
 	group := p.NotificationGroup.Value
 	if len(group.Destinations) == 0 && !group.Router.Set {
-		return sendThroughRouters(ctx, tx, logger, e, routers, entity, labels, caseID, requestID)
+		return sendThroughRouters(ctx, tx, logger, e, routers, entity, labels, caseID, requestID, map[string]bool{})
 	}
 	notifies := func(on oas.OptAlertDefNotifyOn) bool {
 		switch delivery.EventKind(e.Kind) {
@@ -227,6 +231,9 @@ func routeDefinitionEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, r
 	}
 	if group.Router.Set && notifies(group.Router.Value.NotifyOn) {
 		routerID := group.Router.Value.ID.Or("")
+		if routerID == "" {
+			return sendThroughRouters(ctx, tx, logger, e, routers, entity, definitionLabels(labels, p), caseID, requestID, sent)
+		}
 		var chosen *oas.GlobalRouter
 		for i := range routers {
 			if routers[i].ID.Or("") == routerID {
@@ -234,7 +241,7 @@ func routeDefinitionEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, r
 			}
 		}
 		if chosen == nil {
-			logger.Warn("alert definition's router is gone, disabled or of cases only; nothing is sent through it",
+			logger.Warn("alert definition's router is disabled or of cases only; nothing is sent through it",
 				"alert_def_id", defID, "router", routerID)
 			return nil
 		}
@@ -244,6 +251,15 @@ func routeDefinitionEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, r
 		}
 	}
 	return nil
+}
+
+// definitionLabels are the labels a definition's alert is routed by: the alert's, with the
+// definition's entityLabels over them (a new map; labels is left as it is).
+func definitionLabels(labels map[string]string, p oas.AlertDefProperties) map[string]string {
+	out := make(map[string]string, len(labels))
+	maps.Copy(out, labels)
+	maps.Copy(out, p.EntityLabels.Or(nil))
+	return out
 }
 
 // chosenTargets are the targets router r sends an entity of the type to: those of every rule

@@ -83,6 +83,29 @@ func Matches(m map[string]string, labels map[string]string) bool {
 	return true
 }
 
+// RoutingLabelPrefix prefixes, on an entity, the labels a router's routingLabels are compared
+// with: a router of routingLabels {"team": "db"} takes the entities labelled routing.team=db.
+const RoutingLabelPrefix = "routing."
+
+// Takes reports whether router r takes an entity of the labels: its entityLabels match them
+// (Matches), and each of its routingLabels that is set (environment, service, team) is among
+// them, prefixed by RoutingLabelPrefix, with the same value. A router of neither takes every
+// entity.
+func Takes(r oas.GlobalRouter, labels map[string]string) bool {
+	if !Matches(r.EntityLabels.Or(nil), labels) {
+		return false
+	}
+	rl := r.RoutingLabels.Or(oas.RoutingLabels{})
+	for name, v := range map[string]oas.OptString{"environment": rl.Environment, "service": rl.Service, "team": rl.Team} {
+		if want, set := v.Get(); set {
+			if got, ok := labels[RoutingLabelPrefix+name]; !ok || got != want {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // target is one routing target of a router with its path in the request, for messages, and the
 // entity type its notifications are about (UNSPECIFIED when the router does not say).
 type target struct {

@@ -5,8 +5,9 @@
 // and downloaded. Metric threshold, metric anomaly and SLO threshold definitions are the ones
 // mgmtapi can evaluate; logs, tracing, flow and analytics definitions are stored and checked,
 // never evaluated (mgmtapi holds no logs or spans). Other areas read the current definitions
-// through List and Load; a connector, preset, SLO or router a definition names cannot be deleted
-// (ConnectorUsers, PresetUsers, SloUsers, RouterUsers).
+// through List and Load; a connector, preset or SLO a definition names cannot be deleted
+// (ConnectorUsers, PresetUsers, SloUsers), and a router it names can, after which the definition
+// routes by its labels (ReleaseRouter).
 package alertdefs
 
 import (

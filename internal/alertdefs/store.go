@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -277,11 +278,6 @@ func SloUsers(ctx context.Context, tx *db.Tx, teamID int64, sloID string) ([]str
 	return usersOf(ctx, tx, teamID, refSlo, sloID, nil)
 }
 
-// RouterUsers names the team's alert definitions whose notification group names the router.
-func RouterUsers(ctx context.Context, tx *db.Tx, teamID int64, routerID string) ([]string, error) {
-	return usersOf(ctx, tx, teamID, refRouter, routerID, nil)
-}
-
 func priorityOf(p oas.AlertDefProperties) oas.AlertDefPriority {
 	return p.Priority.Or(oas.AlertDefPriorityALERTDEFPRIORITYP5ORUNSPECIFIED)
 }
@@ -318,4 +314,67 @@ func Load(ctx context.Context, q db.Querier, teamID int64, id string) (oas.Alert
 // included, marked deleted); db.ErrNotFound when there is none.
 func LoadVersion(ctx context.Context, q db.Querier, teamID int64, versionID string) (oas.AlertDef, error) {
 	return getVersion(ctx, q, teamID, versionID)
+}
+
+// ReleaseRouter makes the team's definitions that name router routerID stop naming it (a
+// routers.Release, run in the transaction that deletes the router). In each notification group
+// that names it, the router keeps its notifyOn and loses its id, which sends the definition's
+// alerts through the team's routers that take its labels, as a router sent without an id does.
+// Each definition so changed is stored as a new version (a new alertVersionId, updatedTime now).
+//
+// Errors: only the database's.
+func ReleaseRouter(ctx context.Context, tx *db.Tx, teamID int64, routerID string) error {
+	if err := LockTeam(ctx, tx, teamID); err != nil {
+		return err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT alert_def_id FROM alert_def_refs WHERE team_id = $1 AND kind = $2 AND ref_id = $3 ORDER BY alert_def_id`,
+		teamID, refRouter, routerID)
+	if err != nil {
+		return fmt.Errorf("find alert definitions naming the router: %w", err)
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return fmt.Errorf("find alert definitions naming the router: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("find alert definitions naming the router: %w", err)
+	}
+	for _, id := range ids {
+		s, err := getDef(ctx, tx, teamID, id)
+		if err != nil {
+			return err
+		}
+		p := s.def.AlertDefProperties.Value
+		release := func(g *oas.AlertDefNotificationGroup) {
+			if r, ok := g.Router.Get(); ok && r.ID.Or("") == routerID {
+				r.ID = oas.OptString{}
+				g.Router = oas.NewOptAlertDefNotificationRouter(r)
+			}
+		}
+		if g, ok := p.NotificationGroup.Get(); ok {
+			release(&g)
+			p.NotificationGroup = oas.NewOptAlertDefNotificationGroup(g)
+		}
+		//lint:ignore SA1019 the deprecated groups are still stored and checked for older clients
+		excess := slices.Clone(p.NotificationGroupExcess)
+		for i := range excess {
+			release(&excess[i])
+		}
+		//lint:ignore SA1019 as above
+		p.NotificationGroupExcess = excess
+		d := s.def
+		d.AlertDefProperties = oas.NewOptAlertDefProperties(p)
+		d.AlertVersionId = oas.NewOptString(tx.NewID())
+		d.UpdatedTime = oas.NewOptDateTime(tx.Now)
+		if err := updateDef(ctx, tx, teamID, d, s.accessPolicy); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -174,7 +174,7 @@ func New(opts Options) (*API, error) {
 		UsageHandler:     datausage.NewHandler(opts.DB),
 		PresetHandler:    presets.NewHandler(opts.DB, routers.PresetUsers, alertdefs.PresetUsers),
 		ConnectorHandler: connectors.NewHandler(opts.DB, routers.ConnectorUsers, alertdefs.ConnectorUsers),
-		RouterHandler:    routers.NewHandler(opts.DB, alertdefs.RouterUsers),
+		RouterHandler:    routers.NewHandler(opts.DB, alertdefs.ReleaseRouter),
 		RuleGroupHandler: parsingrules.NewHandler(opts.DB),
 		RetentionHandler: retentions.NewHandler(opts.DB),
 		RoleHandler:      roles.NewHandler(opts.DB),

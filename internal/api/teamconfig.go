@@ -193,7 +193,7 @@ func configurationAreas(opts Options, catalog *extensions.Catalog) []teamconfig.
 		presets.Configuration{Users: []presets.Users{routers.PresetUsers, alertdefs.PresetUsers}},
 		presets.DefaultsConfiguration{},
 		connectors.Configuration{Users: []connectors.Users{routers.ConnectorUsers, alertdefs.ConnectorUsers}},
-		routers.Configuration{Users: []routers.Users{alertdefs.RouterUsers}},
+		routers.Configuration{Releases: []routers.Release{alertdefs.ReleaseRouter}},
 		policies.Configuration{Limit: opts.PolicyLimit},
 		policies.SettingsConfiguration{},
 		quotarules.Configuration{},

@@ -16,12 +16,12 @@ import (
 // checked by checkRouter and checkTargets and stored by createRouter, replaceRouter and
 // removeRouter, as the HTTP operations do. A target's connector and preset must be the team's or
 // the document's (connectors and presets come before routers in a document, and prune deletes
-// routers before them); a router with users is not deleted. A target without an id gets a fresh
+// routers before them); deleting a router runs the releases first, as the HTTP delete does. A target without an id gets a fresh
 // one when its router is created or replaced, and a router whose targets leave ids out is
 // unchanged when it is otherwise the stored one.
 type Configuration struct {
-	// Users are asked before a router is deleted (see Users).
-	Users []Users
+	// Releases run before a router is deleted (see Release).
+	Releases []Release
 }
 
 // Key implements teamconfig.Area.
@@ -126,7 +126,7 @@ func (Configuration) Put(ctx context.Context, tx *db.Tx, teamID int64, r teamcon
 
 // Delete implements teamconfig.Area.
 //
-// Errors: Conflict naming the users while something uses the router.
+// Errors: a release's.
 func (c Configuration) Delete(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
-	return removeRouter(ctx, tx, teamID, id, c.Users)
+	return removeRouter(ctx, tx, teamID, id, c.Releases)
 }

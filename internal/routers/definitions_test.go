@@ -129,3 +129,41 @@ func TestARouterWithoutIdRoutesByTheDefinitionsLabels(t *testing.T) {
 		}
 	})
 }
+
+// TestDeletingARouterADefinitionNamesRoutesItByLabels: the router an alert definition names can
+// be deleted (200, as the public document answers); the definition's next alerts go through the
+// routers its labels choose, and no longer through the deleted router's targets.
+func TestDeletingARouterADefinitionNamesRoutesItByLabels(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		key := env.RootKey
+		named := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "http://127.0.0.1:9/named"})
+		prod := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "http://127.0.0.1:9/prod"})
+		staging := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "http://127.0.0.1:9/staging"})
+		names := map[string]string{named: "named", prod: "prod", staging: "staging"}
+		rule := func(conn string) string {
+			return `"rules":[{"condition":"true","targets":[{"connectorId":"` + conn + `"}]}]`
+		}
+		chosen := create(t, env, key, `{"name":"Chosen","entityLabels":{"environment":"nowhere"},`+rule(named)+`}`)
+		create(t, env, key, `{"name":"Prod","entityLabels":{"environment":"prod"},`+rule(prod)+`}`)
+		create(t, env, key, `{"name":"Staging","entityLabels":{"environment":"staging"},`+rule(staging)+`}`)
+		res := env.JSON(t, http.MethodPost, "/mgmt/openapi/latest/alerts/alerts/v3", key, `{"alertDefProperties":{"name":"Disk",
+			"entityLabels":{"environment":"prod"},"metricThreshold":{"metricFilter":{"promql":"up"},"rules":[{"condition":{"threshold":1}}]},
+			"notificationGroup":{"router":{"id":"`+chosen.ID+`"}}}}`)
+		def := apitest.Decode[struct{ AlertDef struct{ ID string } }](t, res).AlertDef.ID
+
+		ingest := env.MustKey(t, key, "contextual-data:SendData")
+		t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+		of := map[string]string{"alert_def_id": def}
+		alertmanagerWith(t, env, ingest, "Disk", "error", of, t0, time.Time{})
+		if k := kinds(outbox(t, env), names); k != "named:triggered" {
+			t.Fatalf("before the delete: the outbox holds %q", k)
+		}
+		if res := env.JSON(t, http.MethodDelete, routersPath+"/"+chosen.ID, key, ""); res.Status != http.StatusOK {
+			t.Fatalf("delete of the router a definition names: %d %s", res.Status, res.Body)
+		}
+		alertmanagerWith(t, env, ingest, "Disk", "error", of, t0.Add(time.Minute), time.Time{})
+		if k := kinds(outbox(t, env), names); k != "named:triggered prod:triggered" {
+			t.Fatalf("after the delete: the outbox holds %q", k)
+		}
+	})
+}

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
@@ -21,20 +20,22 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/queryobject"
 )
 
-// Users names, in tx, what uses the team's router (e.g. `alert definition "Paging" (id …)`): a
-// router with users cannot be deleted. The alert-definition area provides one; it runs after the
-// team's connector and preset locks, which the definitions' writers also take.
-type Users func(ctx context.Context, tx *db.Tx, teamID int64, routerID string) ([]string, error)
+// Release makes, in tx, what names the team's router stop naming it, before the router is
+// deleted: a router that something names is still deleted (the public document answers its
+// delete with 200 only). The alert-definition area provides one (its definitions then route by
+// their labels); it runs after the team's connector and preset locks, which the definitions'
+// writers also take. An error refuses the delete.
+type Release func(ctx context.Context, tx *db.Tx, teamID int64, routerID string) error
 
 // RouterHandler implements the global-router operations of oas.Handler.
 type RouterHandler struct {
-	db    *db.DB
-	users []Users
+	db       *db.DB
+	releases []Release
 }
 
-// NewHandler returns the global-router operations; users are asked before a router is deleted.
-func NewHandler(database *db.DB, users ...Users) *RouterHandler {
-	return &RouterHandler{db: database, users: users}
+// NewHandler returns the global-router operations; releases run before a router is deleted.
+func NewHandler(database *db.DB, releases ...Release) *RouterHandler {
+	return &RouterHandler{db: database, releases: releases}
 }
 
 // lock takes the team's connector and preset locks, in that order (every writer that takes both
@@ -170,42 +171,35 @@ func replaceRouter(ctx context.Context, tx *db.Tx, teamID int64, r oas.GlobalRou
 	return r, updateRouter(ctx, tx, teamID, r)
 }
 
-// DeleteGlobalRouter deletes a router.
+// DeleteGlobalRouter deletes a router, also one that alert definitions name: they stop naming
+// it and route by their labels (see Release).
 //
-// Errors: NotFound when the team has no such router; Conflict naming its users.
+// Errors: NotFound when the team has no such router.
 func (h *RouterHandler) DeleteGlobalRouter(ctx context.Context, params oas.DeleteGlobalRouterParams) error {
 	caller := auth.PrincipalFrom(ctx)
 	id := string(params.ID)
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		return removeRouter(ctx, tx, caller.TeamID, id, h.users)
+		return removeRouter(ctx, tx, caller.TeamID, id, h.releases)
 	})
 	return notFoundAs(err, "id", id)
 }
 
-// removeRouter deletes the team's router id.
+// removeRouter runs releases, then deletes the team's router id, in tx.
 //
-// Errors: db.ErrNotFound when the team has no such router; Conflict naming the users while users
-// name it.
-func removeRouter(ctx context.Context, tx *db.Tx, teamID int64, id string, users []Users) error {
-	if len(users) > 0 {
+// Errors: db.ErrNotFound when the team has no such router; a release's.
+func removeRouter(ctx context.Context, tx *db.Tx, teamID int64, id string, releases []Release) error {
+	if len(releases) > 0 {
 		if err := lock(ctx, tx, teamID); err != nil {
 			return err
 		}
 	}
-	r, err := getRouter(ctx, tx, teamID, id)
-	if err != nil {
+	if _, err := getRouter(ctx, tx, teamID, id); err != nil {
 		return err
 	}
-	var names []string
-	for _, u := range users {
-		n, err := u(ctx, tx, teamID, id)
-		if err != nil {
+	for _, release := range releases {
+		if err := release(ctx, tx, teamID, id); err != nil {
 			return err
 		}
-		names = append(names, n...)
-	}
-	if len(names) > 0 {
-		return apierror.Conflictf("id: router %q is used by %s; change or delete those first", r.Name.Or(id), strings.Join(names, ", "))
 	}
 	return deleteRouter(ctx, tx, teamID, id)
 }

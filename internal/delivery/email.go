@@ -167,6 +167,9 @@ func composeEmail(r record, m email, from string, now time.Time) []byte {
 	b.WriteString("Content-Type: text/plain; charset=utf-8\r\n")
 	b.WriteString("Content-Transfer-Encoding: quoted-printable\r\n")
 	b.WriteString("Auto-Submitted: auto-generated\r\n")
+	if r.Test {
+		b.WriteString(TestHeader + ": true\r\n")
+	}
 	b.WriteString("\r\n")
 	qp := quotedprintable.NewWriter(&b)
 	_, _ = qp.Write([]byte(strings.ToValidUTF8(m.text, "?")))

@@ -110,6 +110,9 @@ type Delivery struct {
 	// DedupKey is PagerDuty's dedup_key, the same for the trigger, acknowledge and resolve of one
 	// entity. Empty: derived from the team and the entity.
 	DedupKey string
+	// Test marks a test notification (Sender.SendNow only; Enqueue refuses it): it is sent
+	// marked as one (markTest, TestHeader).
+	Test bool
 }
 
 // IncompleteError is Enqueue's refusal of a delivery that cannot be sent as it is (see Enqueue);
@@ -135,6 +138,9 @@ const maxFieldsBytes = 256 << 10
 //
 // Those refusals are IncompleteErrors; any other error is the database's.
 func Enqueue(ctx context.Context, tx *db.Tx, d Delivery) error {
+	if d.Test {
+		return IncompleteError{fmt.Errorf("delivery test: a test notification is sent now (Sender.SendNow), never queued")}
+	}
 	if err := complete(&d); err != nil {
 		return IncompleteError{err}
 	}
@@ -275,6 +281,7 @@ type record struct {
 	StatusCode                           int
 	Error                                string
 	FinishedAt                           int64
+	Test                                 bool // never stored: only SendNow sends tests
 }
 
 // recordOf is d as the worker would read it back.
@@ -283,7 +290,7 @@ func recordOf(d *Delivery) record {
 	return record{TeamID: d.TeamID, RequestID: d.RequestID, RouterID: d.RouterID, RouterName: d.RouterName,
 		ConnectorID: d.ConnectorID, ConnectorName: d.ConnectorName, ConnectorType: d.ConnectorType,
 		URL: d.URL, RoutingKey: d.RoutingKey, Method: d.Method, Headers: d.Headers, Payload: payload, EntityType: d.EntityType, EntityID: d.EntityID,
-		CaseID: d.CaseID, EventKind: d.EventKind, IdempotencyKey: d.IdempotencyKey, DedupKey: d.DedupKey}
+		CaseID: d.CaseID, EventKind: d.EventKind, IdempotencyKey: d.IdempotencyKey, DedupKey: d.DedupKey, Test: d.Test}
 }
 
 // The states of a record.

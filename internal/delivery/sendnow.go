@@ -11,7 +11,8 @@ import (
 // use it to answer what the receiver made of a test notification. It builds the request as the
 // worker does (newRequest, the connector type's body), connects under the same policy (the
 // dialer's address check, no proxy, bounded redirects) and reads the answer up to the same bound;
-// it makes one attempt, retries nothing and writes no outbox record nor case event.
+// it makes one attempt, retries nothing and writes no outbox record nor case event. A delivery
+// marked Test is sent marked as a test (markTest, TestHeader).
 type Sender struct {
 	client  *http.Client
 	timeout time.Duration
@@ -39,12 +40,19 @@ func NewSender(opts Options) *Sender {
 // unspecified address), a timeout, a network error, or the receiver's status with the start of
 // its answer.
 func (s *Sender) SendNow(ctx context.Context, d Delivery) (status int, err error) {
+	if d.Test {
+		markTest(&d)
+	}
 	if err := complete(&d); err != nil {
 		return 0, err
 	}
+	r := recordOf(&d)
+	if d.Test && d.ConnectorType != Email {
+		r.Headers = testHeaders(r.Headers)
+	}
 	ctx, cancel := context.WithTimeout(ctx, s.timeout)
 	defer cancel()
-	o := send(ctx, s.client, s.smtp, recordOf(&d), s.timeout, s.limit)
+	o := send(ctx, s.client, s.smtp, r, s.timeout, s.limit)
 	if o.err != "" {
 		return o.status, errors.New(o.err)
 	}

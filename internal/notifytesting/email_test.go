@@ -11,7 +11,7 @@ import (
 
 // TestConnectorTestSendsAnEmail: connectors:test through an EMAIL connector sends one real
 // message to its recipients through the server's SMTP server and answers success with the
-// server's 250; destinations:test renders the connector's recipients from the template given
+// server's 250; the message says it is a test (subject, first line, X-Mgmtapi-Test header); destinations:test renders the connector's recipients from the template given
 // for the entity type (the sample says alerts); a recipient the server refuses is a failure naming the address and the
 // server's 5xx.
 func TestConnectorTestSendsAnEmail(t *testing.T) {
@@ -30,8 +30,11 @@ func TestConnectorTestSendsAnEmail(t *testing.T) {
 			t.Fatalf("messages %+v", got)
 		}
 		subject, err := new(mime.WordDecoder).DecodeHeader(got[0].Header.Get("Subject"))
-		if err != nil || subject == "" || subject == "(no subject)" || got[0].Body == "" {
-			t.Errorf("subject %q (%v), body %q", subject, err, got[0].Body)
+		if err != nil || !strings.HasPrefix(subject, "[TEST] ") || !strings.HasPrefix(got[0].Body, "This is a test notification") {
+			t.Errorf("a test's subject %q (%v), body %q: not marked as a test", subject, err, got[0].Body)
+		}
+		if h := got[0].Header.Get("X-Mgmtapi-Test"); h != "true" {
+			t.Errorf("a test's header X-Mgmtapi-Test: %q", h)
 		}
 
 		succeeded(t, try(t, env, "TestingService_TestDestination", destTest, key, `{"connectorId":"`+mail+`",`+

@@ -247,7 +247,8 @@ func (h *TestingHandler) withDefaultPreset(ctx context.Context, teamID int64, c 
 
 // send renders t through messages.Compose, the code routing renders with, and delivers the
 // message now (delivery.Sender: one attempt under the server's delivery policy, nothing in the
-// outbox). The answer is success with the receiver's status, or failure with a readable message:
+// outbox), marked as a test (delivery.TestPrefix on its title or subject, delivery.TestNotice in
+// its text, the delivery.TestHeader header). The answer is success with the receiver's status, or failure with a readable message:
 // a preset that does not render, a connector type mgmtapi does not deliver through, a refused
 // address, a timeout, a network error, the receiver's 4xx or 5xx (and its status). It never
 // carries the connector's URL, key nor headers.
@@ -268,7 +269,7 @@ func (h *TestingHandler) send(ctx context.Context, teamID int64, t trial) (*oas.
 		TeamID: teamID, RequestID: requestID, RouterID: testRouter,
 		ConnectorID: connectorID(t.connector), ConnectorName: t.connector.Name, ConnectorType: m.Type,
 		URL: m.URL, RoutingKey: m.RoutingKey, Method: m.Method, Headers: m.Headers, Fields: m.Fields,
-		EntityType: string(t.entityType), EntityID: "test-" + requestID, EventKind: delivery.Triggered,
+		EntityType: string(t.entityType), EntityID: "test-" + requestID, EventKind: delivery.Triggered, Test: true,
 	}
 	if d.ConnectorType != delivery.GenericHTTPS {
 		d.Method, d.Headers = "", nil

@@ -237,7 +237,7 @@ func TestEachOperationDelivers(t *testing.T) {
 		if got.Method != http.MethodPut || got.Header.Get("X-Token") != "header-secret" || got.Header.Get("Idempotency-Key") == "" {
 			t.Errorf("generic request %s %v", got.Method, got.Header)
 		}
-		if got.Body["title"] != "from the parent" || got.Body["description"] != "Resolved HighErrorRate" || got.Body["source"] != "mgmtapi-test" {
+		if got.Body["title"] != "[TEST] from the parent" || got.Body["description"] != "Resolved HighErrorRate" || got.Body["source"] != "mgmtapi-test" {
 			t.Errorf("generic body %v", got.Body)
 		}
 
@@ -429,7 +429,7 @@ func TestTeamsAndPermissions(t *testing.T) {
 		}
 		// the team's own preset renders its own message
 		succeeded(t, try(t, env, "TestingService_TestExistingPreset", presetTest, key, `{"connectorId":"`+slack+`","presetId":"`+preset+`"}`))
-		if text, _ := rcv.only(t).Body["text"].(string); text != "*mine*" {
+		if text, _ := rcv.only(t).Body["text"].(string); !strings.HasPrefix(text, "[TEST] *mine*\n") {
 			t.Errorf("text %q", text)
 		}
 

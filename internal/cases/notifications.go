@@ -2,7 +2,9 @@ package cases
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
@@ -44,4 +46,23 @@ func recordNotification(ctx context.Context, tx *db.Tx, teamID int64, caseID str
 	}
 	_, err := appendEvent(ctx, tx, teamID, caseID, systemActor(), data, tx.Now)
 	return err
+}
+
+// IDOf answers the id of the team's case that ident names, by id or by readable id (CASE-<n>),
+// read in q; found is false when the team has no such case (or ident can name none).
+//
+// Errors: only the database's.
+func IDOf(ctx context.Context, q db.Querier, teamID int64, ident string) (id string, found bool, err error) {
+	column, value, ok := caseKey(ident)
+	if !ok {
+		return "", false, nil
+	}
+	err = q.QueryRowContext(ctx, `SELECT id FROM cases WHERE team_id = $1 AND `+column+` = $2`, teamID, value).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("find case %q: %w", ident, err)
+	}
+	return id, true, nil
 }

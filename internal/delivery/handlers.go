@@ -3,11 +3,13 @@ package delivery
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/cases"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
@@ -27,11 +29,13 @@ const (
 	maxAttemptsPerEntry = 100
 )
 
-// ListNotificationDeliveries answers, for each case of caseIds (once each), the caller's team's
-// delivery records of that case: one entry per notification request and router, newest 1000,
-// oldest first (those of one request by router id), each with one attempt per connector (sorted by connector id) and its outcome.
-// Cases the team does not have answer an empty list. The generated decoder enforces the bounds
-// (1 to 1000 ids of 1 to 64 characters); it returns no error of its own.
+// ListNotificationDeliveries answers, for each case of caseIds (once each, by id or by readable
+// id CASE-<n>, keyed as requested), the caller's team's delivery records of that case: one entry
+// per notification request and router, newest 1000, oldest first (those of one request by router
+// id), each with one attempt per connector (sorted by connector id), its outcome and, while it is
+// pending, its sends so far, last error and next send (attemptOf). Cases the team does not have
+// answer an empty list. The generated decoder enforces the bounds (1 to 1000 ids of 1 to 64
+// characters); the only errors are the database's.
 func (h *ListHandler) ListNotificationDeliveries(ctx context.Context, req *oas.NotificationDeliveriesInput) (*oas.NotificationDeliveriesList, error) {
 	caller := auth.PrincipalFrom(ctx)
 	var ids []string
@@ -41,15 +45,32 @@ func (h *ListHandler) ListNotificationDeliveries(ctx context.Context, req *oas.N
 		}
 	}
 	out := oas.NotificationDeliveriesList{DeliveriesByCase: oas.NotificationDeliveriesListDeliveriesByCase{}}
+	caseOf := map[string]string{} // requested → the case id the records carry
+	args := []any{caller.TeamID}
+	var marks []string
 	for _, id := range ids {
 		out.DeliveriesByCase[id] = oas.CaseNotificationDeliveries{NotificationDeliveries: []oas.NotificationDelivery{}}
+		caseID := id
+		if strings.HasPrefix(id, "CASE-") {
+			found, ok, err := cases.IDOf(ctx, h.db.Read(), caller.TeamID, id)
+			if err != nil {
+				return nil, fmt.Errorf("list deliveries: %w", err)
+			}
+			if !ok {
+				continue
+			}
+			caseID = found
+		}
+		caseOf[id] = caseID
+		if !slices.Contains(args[1:], any(caseID)) {
+			args = append(args, caseID)
+			marks = append(marks, fmt.Sprintf("$%d", len(args)))
+		}
 	}
-	args := []any{caller.TeamID}
-	marks := make([]string, len(ids))
-	for i, id := range ids {
-		args = append(args, id)
-		marks[i] = fmt.Sprintf("$%d", i+2)
+	if len(marks) == 0 {
+		return &out, nil
 	}
+	byCase := map[string][]oas.NotificationDelivery{}
 	rows, err := h.db.Read().QueryContext(ctx, `SELECT `+recordColumns+` FROM deliveries
 		WHERE team_id = $1 AND case_id IN (`+strings.Join(marks, ", ")+`)
 		ORDER BY case_id, created_at DESC, request_id DESC, router_id DESC, connector_id, id`, args...)
@@ -68,7 +89,7 @@ func (h *ListHandler) ListNotificationDeliveries(ctx context.Context, req *oas.N
 			return
 		}
 		slices.Reverse(entries) // newest first while reading, oldest first in the answer
-		out.DeliveriesByCase[caseID] = oas.CaseNotificationDeliveries{NotificationDeliveries: entries}
+		byCase[caseID] = entries
 	}
 	for rows.Next() {
 		r, err := scanRecord(rows)
@@ -103,16 +124,28 @@ func (h *ListHandler) ListNotificationDeliveries(ctx context.Context, req *oas.N
 		return nil, fmt.Errorf("list deliveries: %w", err)
 	}
 	flush()
+	for id, caseID := range caseOf {
+		if entries, ok := byCase[caseID]; ok {
+			out.DeliveriesByCase[id] = oas.CaseNotificationDeliveries{NotificationDeliveries: entries}
+		}
+	}
 	return &out, nil
 }
 
-// attemptOf is a record as the list answers it.
+// attemptOf is a record as the list answers it: its connector, its sends so far and its outcome;
+// while it is pending, also when it is sent next and, after a failed send, why that one failed.
 func attemptOf(r record) oas.DeliveryAttempt {
 	a := oas.DeliveryAttempt{Connector: oas.DeliveryAttemptConnector{
 		ConnectorId:   oas.NotificationCenterID(r.ConnectorID),
 		ConnectorName: r.ConnectorName,
 		ConnectorType: oas.DeliveryAttemptConnectorConnectorType(r.ConnectorType.PublicName()),
-	}}
+	}, Attempts: oas.NewOptInt32(int32(min(r.Attempts, math.MaxInt32)))}
+	if r.State == statePending {
+		a.NextAttemptTime = oas.NewOptDateTime(time.UnixMicro(max(r.NextAttemptAt, r.LeaseUntil)).UTC())
+		if r.Error != "" {
+			a.LastError = oas.NewOptString(cutMessage(r.Error))
+		}
+	}
 	switch r.State {
 	case stateSent:
 		a.Outcome.Success = oas.NewOptDeliveryAttemptOutcomeSuccess(oas.DeliveryAttemptOutcomeSuccess{})

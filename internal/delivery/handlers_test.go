@@ -3,12 +3,15 @@ package delivery_test
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/cases"
+	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
@@ -145,5 +148,63 @@ func TestListNotificationDeliveriesRefusals(t *testing.T) {
 		other := env.MustKey(t, key, "incidents:Read")
 		apitest.ExpectError(t, env.JSON(t, "POST", listPath, other, `{"caseIds": ["x"]}`), 403, "case:Read")
 		apitest.ExpectError(t, env.JSON(t, "POST", "/mgmt/openapi/latest/cases/notifications/v1/deliveries", "", `{"caseIds": ["x"]}`), 401)
+	})
+}
+
+// TestDeliveriesByReadableIdWhileRetrying: the deliveries list reads a case by its readable id
+// (CASE-1) as by its id, keyed as requested; a readable id the team does not have (another
+// team's CASE-1 included) answers an empty list. A delivery the receiver refused with a 503, and
+// that waits for its retry, has no outcome yet, and says how many sends were made, why the last
+// one failed and when the next is due.
+func TestDeliveriesByReadableIdWhileRetrying(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		f := newFixture(t, env)
+		var ref cases.CaseRef
+		if err := env.DB.InTx(context.Background(), func(tx *db.Tx) (err error) {
+			ref, _, err = cases.OpenForGroup(context.Background(), tx, cases.AlertGroup{TeamID: f.team, GroupKey: "group-1", Receiver: "am", Title: "disk full"})
+			return err
+		}); err != nil || ref.ID != f.caseID || ref.ReadableID == "" {
+			t.Fatalf("the fixture's case: %+v %v", ref, err)
+		}
+		busy := newReceiver(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+			http.Error(w, "try again later", http.StatusServiceUnavailable)
+		})
+		f.enqueue(t, f.record(busy.URL, "hook-busy", "key-busy"))
+		if err := worker(env, nil).Drain(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if s := f.stored(t, "key-busy"); s.State != "pending" || s.Attempts != 1 {
+			t.Fatalf("the refused delivery: %+v, want pending after one send", s)
+		}
+		res, err := env.Client(t, f.key).ListNotificationDeliveries(context.Background(), &oas.NotificationDeliveriesInput{
+			CaseIds: []string{ref.ReadableID, f.caseID, "CASE-99"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		byReadable, byID := res.DeliveriesByCase[ref.ReadableID].NotificationDeliveries, res.DeliveriesByCase[f.caseID].NotificationDeliveries
+		if len(res.DeliveriesByCase) != 3 || len(byReadable) != 1 || len(byID) != 1 || len(res.DeliveriesByCase["CASE-99"].NotificationDeliveries) != 0 ||
+			byReadable[0].RequestNotificationId != byID[0].RequestNotificationId {
+			t.Fatalf("by readable id and by id: %+v", res.DeliveriesByCase)
+		}
+		a := byReadable[0].Attempted.Value.Attempts[0]
+		if a.Outcome.Success.Set || a.Outcome.Failure.Set {
+			t.Errorf("a delivery still retried has an outcome: %+v", a.Outcome)
+		}
+		if a.Attempts.Value != 1 || !strings.Contains(a.LastError.Value, "503") || !a.NextAttemptTime.Set ||
+			a.NextAttemptTime.Value.Before(env.Clock.Now().Add(-time.Second)) {
+			t.Errorf("a delivery still retried: attempts %v, last error %v, next %v", a.Attempts, a.LastError, a.NextAttemptTime)
+		}
+
+		otherTeam, otherKey := env.MustTeam(t, "other")
+		other := &fixture{env: env, team: otherTeam, key: otherKey}
+		other.caseID = other.openCase(t, "group-1")
+		res, err = env.Client(t, otherKey).ListNotificationDeliveries(context.Background(), &oas.NotificationDeliveriesInput{
+			CaseIds: []string{ref.ReadableID}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if list := res.DeliveriesByCase[ref.ReadableID].NotificationDeliveries; len(list) != 0 {
+			t.Errorf("another team's %s shows this team's deliveries: %+v", ref.ReadableID, list)
+		}
 	})
 }

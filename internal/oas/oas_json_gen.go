@@ -39072,14 +39072,35 @@ func (s *DeliveryAttempt) encodeFields(e *jx.Encoder) {
 		s.Connector.Encode(e)
 	}
 	{
+		if s.Attempts.Set {
+			e.FieldStart("attempts")
+			s.Attempts.Encode(e)
+		}
+	}
+	{
+		if s.LastError.Set {
+			e.FieldStart("lastError")
+			s.LastError.Encode(e)
+		}
+	}
+	{
+		if s.NextAttemptTime.Set {
+			e.FieldStart("nextAttemptTime")
+			s.NextAttemptTime.Encode(e, json.NewTimeEncoder("2006-01-02T15:04:05.999999Z07:00"))
+		}
+	}
+	{
 		e.FieldStart("outcome")
 		s.Outcome.Encode(e)
 	}
 }
 
-var jsonFieldsNameOfDeliveryAttempt = [2]string{
+var jsonFieldsNameOfDeliveryAttempt = [5]string{
 	0: "connector",
-	1: "outcome",
+	1: "attempts",
+	2: "lastError",
+	3: "nextAttemptTime",
+	4: "outcome",
 }
 
 // Decode decodes DeliveryAttempt from json.
@@ -39101,8 +39122,38 @@ func (s *DeliveryAttempt) Decode(d *jx.Decoder) error {
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"connector\"")
 			}
+		case "attempts":
+			if err := func() error {
+				s.Attempts.Reset()
+				if err := s.Attempts.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"attempts\"")
+			}
+		case "lastError":
+			if err := func() error {
+				s.LastError.Reset()
+				if err := s.LastError.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"lastError\"")
+			}
+		case "nextAttemptTime":
+			if err := func() error {
+				s.NextAttemptTime.Reset()
+				if err := s.NextAttemptTime.Decode(d, json.NewTimeDecoder("2006-01-02T15:04:05.999999Z07:00")); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"nextAttemptTime\"")
+			}
 		case "outcome":
-			requiredBitSet[0] |= 1 << 1
+			requiredBitSet[0] |= 1 << 4
 			if err := func() error {
 				if err := s.Outcome.Decode(d); err != nil {
 					return err
@@ -39121,7 +39172,7 @@ func (s *DeliveryAttempt) Decode(d *jx.Decoder) error {
 	// Validate required fields.
 	var failures []validate.FieldError
 	for i, mask := range [1]uint8{
-		0b00000011,
+		0b00010001,
 	} {
 		if result := (requiredBitSet[i] & mask) ^ mask; result != 0 {
 			// Mask only required fields and check equality to mask using XOR.

@@ -14839,6 +14839,15 @@ type DeleteCustomRoleNoContent struct{}
 // Ref: #/components/schemas/DeliveryAttempt
 type DeliveryAttempt struct {
 	Connector DeliveryAttemptConnector `json:"connector"`
+	// How many times mgmtapi has sent the notification so far (beyond the public document; 0 while it
+	// waits for its first send).
+	Attempts OptInt32 `json:"attempts"`
+	// While the delivery is still retried: why its last attempt failed (the receiver's status and the
+	// start of its answer, a timeout, a network error). Absent once it ended (`failure` says why it ended)
+	// and before the first failed attempt.
+	LastError OptString `json:"lastError"`
+	// While the delivery is pending, when mgmtapi sends it next (at the earliest).
+	NextAttemptTime OptDateTime `json:"nextAttemptTime"`
 	// `success` or `failure` once the delivery ended; neither while it is pending.
 	Outcome DeliveryAttemptOutcome `json:"outcome"`
 }
@@ -14846,6 +14855,21 @@ type DeliveryAttempt struct {
 // GetConnector returns the value of Connector.
 func (s *DeliveryAttempt) GetConnector() DeliveryAttemptConnector {
 	return s.Connector
+}
+
+// GetAttempts returns the value of Attempts.
+func (s *DeliveryAttempt) GetAttempts() OptInt32 {
+	return s.Attempts
+}
+
+// GetLastError returns the value of LastError.
+func (s *DeliveryAttempt) GetLastError() OptString {
+	return s.LastError
+}
+
+// GetNextAttemptTime returns the value of NextAttemptTime.
+func (s *DeliveryAttempt) GetNextAttemptTime() OptDateTime {
+	return s.NextAttemptTime
 }
 
 // GetOutcome returns the value of Outcome.
@@ -14856,6 +14880,21 @@ func (s *DeliveryAttempt) GetOutcome() DeliveryAttemptOutcome {
 // SetConnector sets the value of Connector.
 func (s *DeliveryAttempt) SetConnector(val DeliveryAttemptConnector) {
 	s.Connector = val
+}
+
+// SetAttempts sets the value of Attempts.
+func (s *DeliveryAttempt) SetAttempts(val OptInt32) {
+	s.Attempts = val
+}
+
+// SetLastError sets the value of LastError.
+func (s *DeliveryAttempt) SetLastError(val OptString) {
+	s.LastError = val
+}
+
+// SetNextAttemptTime sets the value of NextAttemptTime.
+func (s *DeliveryAttempt) SetNextAttemptTime(val OptDateTime) {
+	s.NextAttemptTime = val
 }
 
 // SetOutcome sets the value of Outcome.
@@ -22153,7 +22192,7 @@ type NotificationCenterID string
 
 // Ref: #/components/schemas/NotificationDeliveriesInput
 type NotificationDeliveriesInput struct {
-	// The cases, by `id`.
+	// The cases, each by its `id` or by its `readableId` (`CASE-1`).
 	CaseIds []string `json:"caseIds"`
 }
 
@@ -22169,7 +22208,7 @@ func (s *NotificationDeliveriesInput) SetCaseIds(val []string) {
 
 // Ref: #/components/schemas/NotificationDeliveriesList
 type NotificationDeliveriesList struct {
-	// Each requested case's deliveries, keyed by the case id as requested.
+	// Each requested case's deliveries, keyed by the case's `id` or `readableId` as requested.
 	DeliveriesByCase NotificationDeliveriesListDeliveriesByCase `json:"deliveriesByCase"`
 }
 
@@ -22183,7 +22222,7 @@ func (s *NotificationDeliveriesList) SetDeliveriesByCase(val NotificationDeliver
 	s.DeliveriesByCase = val
 }
 
-// Each requested case's deliveries, keyed by the case id as requested.
+// Each requested case's deliveries, keyed by the case's `id` or `readableId` as requested.
 type NotificationDeliveriesListDeliveriesByCase map[string]CaseNotificationDeliveries
 
 func (s *NotificationDeliveriesListDeliveriesByCase) init() NotificationDeliveriesListDeliveriesByCase {

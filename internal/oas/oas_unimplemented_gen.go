@@ -1990,11 +1990,13 @@ func (UnimplementedHandler) ListIncidents(ctx context.Context, req OptIncidentLi
 
 // ListNotificationDeliveries implements ListNotificationDeliveries operation.
 //
-// For each case named in `caseIds` (by `id`), the notifications its events caused, oldest first: one
-// entry per notification request and router, with one attempt per connector the router chose and its
-// outcome so far: `success` once the receiver accepted it, `failure` with the reason once mgmtapi gave
-// up (a refused status, an address the outbound policy refuses, or retries past their time bound), and
-// neither while it is pending or being retried. A case the team does not have, or one without
+// For each case named in `caseIds` (by `id` or by `readableId`, `CASE-1`; the answer is keyed as
+// requested), the notifications its events caused, oldest first: one entry per notification request
+// and router, with one attempt per connector the router chose and its outcome so far: `success` once
+// the receiver accepted it, `failure` with the reason once mgmtapi gave up (a refused status, an
+// address the outbound policy refuses, or retries past their time bound), and neither while it is
+// pending or being retried; then `attempts` counts the sends so far, `lastError` says why the last one
+// failed and `nextAttemptTime` when the next is due. A case the team does not have, or one without
 // notifications, has an empty list. At most the newest 1000 entries per case are answered. Every case
 // is named once in the answer however often `caseIds` names it.
 //

@@ -10837,8 +10837,9 @@ func (s *Server) handleDeleteE2MRequest(args [1]string, argsEscaped bool, w http
 
 // handleDeleteGlobalRouterRequest handles DeleteGlobalRouter operation.
 //
-// An unknown id is a 404; a router that an alert definition's notification group names is a 409 naming
-// it.
+// An unknown id is a 404. A router that alert definitions' notification groups name is deleted too:
+// each such definition keeps its `router` with `notifyOn` and without `id` (a new version), and from
+// then on routes by its labels.
 //
 // DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
 func (s *Server) handleDeleteGlobalRouterRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -30059,12 +30060,14 @@ func (s *Server) handleTestDestinationRequest(args [0]string, argsEscaped bool, 
 // (the built-in title and description when the pair has none), through the same code routing uses, and
 // sends it to the connector `connectorId` now: one attempt, under the delivery policy of the server
 // (private addresses refused unless allowed, the attempt timeout, the response read up to a bound),
-// nothing written to the delivery outbox. The answer is `result.success` with the receiver's status in
-// `metadata.statusCode`, or `result.failure` with a readable message (a refused address, a timeout,
-// the receiver's 4xx/5xx with `statusCode`, a template that does not render, a connector type mgmtapi
-// does not deliver through). `payloadType`, when given, must be one of the connector type's payload
-// types. Secrets (URLs, keys, headers) are never answered nor logged. 404 when the team has no
-// connector `connectorId`.
+// nothing written to the delivery outbox. What this and every other sending test operation sends says
+// it is a test: the header `X-Mgmtapi-Test: true` on the request or email, `[TEST] ` before the title
+// or subject, and a notice in the text (`"test": true` in a generic webhook's body). The answer is
+// `result.success` with the receiver's status in `metadata.statusCode`, or `result.failure` with a
+// readable message (a refused address, a timeout, the receiver's 4xx/5xx with `statusCode`, a template
+// that does not render, a connector type mgmtapi does not deliver through). `payloadType`, when given,
+// must be one of the connector type's payload types. Secrets (URLs, keys, headers) are never answered
+// nor logged. 404 when the team has no connector `connectorId`.
 //
 // POST /mgmt/openapi/5/notifications/notification-center/v1/connectors:test
 func (s *Server) handleTestExistingConnectorRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {

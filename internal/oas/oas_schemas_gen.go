@@ -4172,6 +4172,10 @@ func (s *AlertDefNotificationGroup) SetWebhooks(val []AlertDefWebhooksSettings) 
 	s.Webhooks = val
 }
 
+// With `id`, that one of the team's routers (its labels not asked). Without (`{}` or
+// `{"notifyOn": …}`), every router of the team that takes the definition's labels: its
+// `entityLabels` over the alert's, matched against each router's `entityLabels` and `routingLabels`
+// (as `routing.<name>` labels). `notifyOn` says whether resolutions are sent too.
 // Ref: #/components/schemas/AlertDefNotificationRouter
 type AlertDefNotificationRouter struct {
 	ID       OptString           `json:"id"`
@@ -7365,8 +7369,9 @@ func (s *AlertSchedulerDynamicWeekly) SetDaysOfWeek(val []int32) {
 	s.DaysOfWeek = val
 }
 
-// Which alerts the rule applies to: at most one of `alertMetaLabels` and `alertUniqueIds`; neither
-// applies it to every alert. `whatExpression` is stored and answered, not evaluated.
+// Which alerts the rule applies to: at most one of `alertMetaLabels` and `alertUniqueIds`; neither, or
+// one with an empty list (`"alertUniqueIds": {}`), applies it to every alert. `whatExpression` is
+// stored and answered, not evaluated.
 // Ref: #/components/schemas/AlertSchedulerFilter
 type AlertSchedulerFilter struct {
 	AlertMetaLabels OptAlertSchedulerFilterAlertMetaLabels `json:"alertMetaLabels"`

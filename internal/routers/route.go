@@ -179,7 +179,8 @@ func sendToTargets(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Eve
 //     records the definition (its id and "alert definition <name>") as its router. Each one sends triggered
 //     events, and resolved ones too when its notifyOn is NOTIFY_ON_TRIGGERED_AND_RESOLVED;
 //     acknowledgements only go through global routers. A router that is disabled or of cases
-//     only sends nothing and is logged.
+//     only (or gone: its delete normally takes it out of the definition, ReleaseRouter) sends
+//     nothing and is logged.
 //   - A router without an id ({"notifyOn": …}) stands for the team's routers that take the
 //     definition's routing labels (definitionLabels: the alert's labels under the definition's
 //     entityLabels), each once, with the same notifyOn rule.
@@ -241,7 +242,7 @@ func routeDefinitionEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, r
 			}
 		}
 		if chosen == nil {
-			logger.Warn("alert definition's router is disabled or of cases only; nothing is sent through it",
+			logger.Warn("alert definition's router is gone, disabled or of cases only; nothing is sent through it",
 				"alert_def_id", defID, "router", routerID)
 			return nil
 		}

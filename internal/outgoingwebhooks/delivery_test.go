@@ -249,8 +249,8 @@ func TestEachTypeDeliversInItsReceiversFormat(t *testing.T) {
 }
 
 // TestFailuresAreAnswered: a receiver's refusal is a failure with its status and the start of
-// its answer; an address the outbound policy refuses and a type not delivered are failures with
-// status 0 saying why; no message quotes the URL's secret.
+// its answer, not quoting the URL's secret; a type not delivered and a send-log webhook without
+// url are failures with status 0 saying why.
 func TestFailuresAreAnswered(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
@@ -270,8 +270,13 @@ func TestFailuresAreAnswered(t *testing.T) {
 			t.Errorf("send log without url: %+v", a.Failure)
 		}
 	})
+}
+
+// TestPolicyRefusalIsAnswered: under the default outbound policy a loopback receiver is not
+// reached, and the test answers a failure with status 0 saying why, without the URL's secret.
+func TestPolicyRefusalIsAnswered(t *testing.T) {
 	apitest.EnginesWith(t, apitest.Options{PublicDeliveriesOnly: true}, func(t *testing.T, env *apitest.Env) {
-		_, key := env.MustTeam(t, "acme public")
+		_, key := env.MustTeam(t, "acme")
 		r := newReceiver(t, http.StatusOK, "")
 		a := testConfig(t, env, key, `{"name":"s","type":"SLACK","url":"`+r.URL+`/T/B/s3cret"}`)
 		if a.Failure == nil || a.Failure.StatusCode != 0 || !strings.Contains(a.Failure.ErrorMessage, "loopback") || strings.Contains(a.Failure.ErrorMessage, "s3cret") {

@@ -565,7 +565,7 @@ type Invoker interface {
 	// delivery; `method` UNKNOWN or left out is POST. A team holds at most 500 webhooks.
 	//
 	// POST /mgmt/openapi/5/integrations/webhooks/v1
-	CreateOutgoingWebhook(ctx context.Context, request *CreateOutgoingWebhookRequest, options ...RequestOption) (*CreateOutgoingWebhookResponse, error)
+	CreateOutgoingWebhook(ctx context.Context, request *CreateOutgoingWebhookRequest, options ...RequestOption) (*OutgoingWebhookCreated, error)
 	// CreateParsingRuleGroup invokes CreateParsingRuleGroup operation.
 	//
 	// Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets at
@@ -1175,13 +1175,13 @@ type Invoker interface {
 	// `externalId`.
 	//
 	// GET /mgmt/openapi/5/integrations/webhooks/v1/{id}
-	GetOutgoingWebhook(ctx context.Context, params GetOutgoingWebhookParams, options ...RequestOption) (*GetOutgoingWebhookResponse, error)
+	GetOutgoingWebhook(ctx context.Context, params GetOutgoingWebhookParams, options ...RequestOption) (*OutgoingWebhookEnvelope, error)
 	// GetOutgoingWebhookTypeDetails invokes GetOutgoingWebhookTypeDetails operation.
 	//
 	// The type's label. UNKNOWN is not a type (404).
 	//
 	// GET /mgmt/openapi/5/integrations/webhook-types/v1/{type}
-	GetOutgoingWebhookTypeDetails(ctx context.Context, params GetOutgoingWebhookTypeDetailsParams, options ...RequestOption) (*GetOutgoingWebhookTypeDetailsResponse, error)
+	GetOutgoingWebhookTypeDetails(ctx context.Context, params GetOutgoingWebhookTypeDetailsParams, options ...RequestOption) (*OutgoingWebhookTypeDetailsEnvelope, error)
 	// GetParsingRuleGroup invokes GetParsingRuleGroup operation.
 	//
 	// Read one parsing rule group.
@@ -1406,7 +1406,7 @@ type Invoker interface {
 	// and times (its type's settings are answered by the get).
 	//
 	// GET /mgmt/openapi/5/integrations/webhooks/v1
-	ListAllOutgoingWebhooks(ctx context.Context, options ...RequestOption) (*ListAllOutgoingWebhooksResponse, error)
+	ListAllOutgoingWebhooks(ctx context.Context, options ...RequestOption) (*OutgoingWebhookDeployedList, error)
 	// ListApiKeys invokes ListApiKeys operation.
 	//
 	// Every API key of the caller's team, oldest first; send-data keys are listed by
@@ -1603,19 +1603,19 @@ type Invoker interface {
 	// Each webhook of the team by id, `externalId`, name, type and times, without URL nor settings.
 	//
 	// GET /mgmt/openapi/5/integrations/webhooks/v1/list/summaries
-	ListOutboundWebhooksSummary(ctx context.Context, options ...RequestOption) (*ListOutboundWebhooksSummaryResponse, error)
+	ListOutboundWebhooksSummary(ctx context.Context, options ...RequestOption) (*OutboundWebhookSummaryList, error)
 	// ListOutgoingWebhookTypes invokes ListOutgoingWebhookTypes operation.
 	//
 	// Every webhook type with its label and how many webhooks of it the team holds.
 	//
 	// GET /mgmt/openapi/5/integrations/webhook-types/v1
-	ListOutgoingWebhookTypes(ctx context.Context, options ...RequestOption) (*ListOutgoingWebhookTypesResponse, error)
+	ListOutgoingWebhookTypes(ctx context.Context, options ...RequestOption) (*OutgoingWebhookTypeList, error)
 	// ListOutgoingWebhooks invokes ListOutgoingWebhooks operation.
 	//
 	// The team's webhooks of `type`, oldest first; left out or UNKNOWN, every webhook.
 	//
 	// GET /mgmt/openapi/5/integrations/webhooks/v1/list/by-types
-	ListOutgoingWebhooks(ctx context.Context, params ListOutgoingWebhooksParams, options ...RequestOption) (*ListOutgoingWebhooksResponse, error)
+	ListOutgoingWebhooks(ctx context.Context, params ListOutgoingWebhooksParams, options ...RequestOption) (*OutgoingWebhookSummaryList, error)
 	// ListParsingRuleGroups invokes ListParsingRuleGroups operation.
 	//
 	// Every group of the team, by `order`, then oldest first.
@@ -1957,7 +1957,7 @@ type Invoker interface {
 	// nothing is retried.
 	//
 	// GET /mgmt/openapi/5/integrations/webhooks/v1/{id}/test
-	TestExistingOutgoingWebhook(ctx context.Context, params TestExistingOutgoingWebhookParams, options ...RequestOption) (*TestOutgoingWebhookResponse, error)
+	TestExistingOutgoingWebhook(ctx context.Context, params TestExistingOutgoingWebhookParams, options ...RequestOption) (*OutgoingWebhookTestResult, error)
 	// TestExistingPreset invokes TestExistingPreset operation.
 	//
 	// Renders a made-up event of `entityType` (the preset's entity type when left out) and `entitySubType`
@@ -1973,7 +1973,7 @@ type Invoker interface {
 	// webhook does; nothing is stored.
 	//
 	// POST /mgmt/openapi/5/integrations/webhooks-test/v1
-	TestOutgoingWebhook(ctx context.Context, request *TestOutgoingWebhookRequest, options ...RequestOption) (*TestOutgoingWebhookResponse, error)
+	TestOutgoingWebhook(ctx context.Context, request *TestOutgoingWebhookRequest, options ...RequestOption) (*OutgoingWebhookTestResult, error)
 	// TestPresetConfig invokes TestPresetConfig operation.
 	//
 	// Renders a made-up event of `entityType` and `entitySubType` with the preset made of
@@ -8404,12 +8404,12 @@ func (c *Client) sendCreateGlobalRouter(ctx context.Context, request *GlobalRout
 // delivery; `method` UNKNOWN or left out is POST. A team holds at most 500 webhooks.
 //
 // POST /mgmt/openapi/5/integrations/webhooks/v1
-func (c *Client) CreateOutgoingWebhook(ctx context.Context, request *CreateOutgoingWebhookRequest, options ...RequestOption) (*CreateOutgoingWebhookResponse, error) {
+func (c *Client) CreateOutgoingWebhook(ctx context.Context, request *CreateOutgoingWebhookRequest, options ...RequestOption) (*OutgoingWebhookCreated, error) {
 	res, err := c.sendCreateOutgoingWebhook(ctx, request, options...)
 	return res, err
 }
 
-func (c *Client) sendCreateOutgoingWebhook(ctx context.Context, request *CreateOutgoingWebhookRequest, requestOptions ...RequestOption) (res *CreateOutgoingWebhookResponse, err error) {
+func (c *Client) sendCreateOutgoingWebhook(ctx context.Context, request *CreateOutgoingWebhookRequest, requestOptions ...RequestOption) (res *OutgoingWebhookCreated, err error) {
 
 	var reqCfg requestConfig
 	reqCfg.setDefaults(c.baseClient)
@@ -10740,7 +10740,7 @@ func (c *Client) DeleteOutgoingWebhook(ctx context.Context, params DeleteOutgoin
 	return err
 }
 
-func (c *Client) sendDeleteOutgoingWebhook(ctx context.Context, params DeleteOutgoingWebhookParams, requestOptions ...RequestOption) (res *DeleteOutgoingWebhookResponse, err error) {
+func (c *Client) sendDeleteOutgoingWebhook(ctx context.Context, params DeleteOutgoingWebhookParams, requestOptions ...RequestOption) (res *OutgoingWebhookDeleted, err error) {
 
 	var reqCfg requestConfig
 	reqCfg.setDefaults(c.baseClient)
@@ -16911,12 +16911,12 @@ func (c *Client) sendGetLogsCountV2(ctx context.Context, params GetLogsCountV2Pa
 // `externalId`.
 //
 // GET /mgmt/openapi/5/integrations/webhooks/v1/{id}
-func (c *Client) GetOutgoingWebhook(ctx context.Context, params GetOutgoingWebhookParams, options ...RequestOption) (*GetOutgoingWebhookResponse, error) {
+func (c *Client) GetOutgoingWebhook(ctx context.Context, params GetOutgoingWebhookParams, options ...RequestOption) (*OutgoingWebhookEnvelope, error) {
 	res, err := c.sendGetOutgoingWebhook(ctx, params, options...)
 	return res, err
 }
 
-func (c *Client) sendGetOutgoingWebhook(ctx context.Context, params GetOutgoingWebhookParams, requestOptions ...RequestOption) (res *GetOutgoingWebhookResponse, err error) {
+func (c *Client) sendGetOutgoingWebhook(ctx context.Context, params GetOutgoingWebhookParams, requestOptions ...RequestOption) (res *OutgoingWebhookEnvelope, err error) {
 
 	var reqCfg requestConfig
 	reqCfg.setDefaults(c.baseClient)
@@ -17023,12 +17023,12 @@ func (c *Client) sendGetOutgoingWebhook(ctx context.Context, params GetOutgoingW
 // The type's label. UNKNOWN is not a type (404).
 //
 // GET /mgmt/openapi/5/integrations/webhook-types/v1/{type}
-func (c *Client) GetOutgoingWebhookTypeDetails(ctx context.Context, params GetOutgoingWebhookTypeDetailsParams, options ...RequestOption) (*GetOutgoingWebhookTypeDetailsResponse, error) {
+func (c *Client) GetOutgoingWebhookTypeDetails(ctx context.Context, params GetOutgoingWebhookTypeDetailsParams, options ...RequestOption) (*OutgoingWebhookTypeDetailsEnvelope, error) {
 	res, err := c.sendGetOutgoingWebhookTypeDetails(ctx, params, options...)
 	return res, err
 }
 
-func (c *Client) sendGetOutgoingWebhookTypeDetails(ctx context.Context, params GetOutgoingWebhookTypeDetailsParams, requestOptions ...RequestOption) (res *GetOutgoingWebhookTypeDetailsResponse, err error) {
+func (c *Client) sendGetOutgoingWebhookTypeDetails(ctx context.Context, params GetOutgoingWebhookTypeDetailsParams, requestOptions ...RequestOption) (res *OutgoingWebhookTypeDetailsEnvelope, err error) {
 
 	var reqCfg requestConfig
 	reqCfg.setDefaults(c.baseClient)
@@ -19647,12 +19647,12 @@ func (c *Client) sendListAlertSchedulerRules(ctx context.Context, params ListAle
 // and times (its type's settings are answered by the get).
 //
 // GET /mgmt/openapi/5/integrations/webhooks/v1
-func (c *Client) ListAllOutgoingWebhooks(ctx context.Context, options ...RequestOption) (*ListAllOutgoingWebhooksResponse, error) {
+func (c *Client) ListAllOutgoingWebhooks(ctx context.Context, options ...RequestOption) (*OutgoingWebhookDeployedList, error) {
 	res, err := c.sendListAllOutgoingWebhooks(ctx, options...)
 	return res, err
 }
 
-func (c *Client) sendListAllOutgoingWebhooks(ctx context.Context, requestOptions ...RequestOption) (res *ListAllOutgoingWebhooksResponse, err error) {
+func (c *Client) sendListAllOutgoingWebhooks(ctx context.Context, requestOptions ...RequestOption) (res *OutgoingWebhookDeployedList, err error) {
 
 	var reqCfg requestConfig
 	reqCfg.setDefaults(c.baseClient)
@@ -22113,12 +22113,12 @@ func (c *Client) sendListNotificationDeliveries(ctx context.Context, request *No
 // Each webhook of the team by id, `externalId`, name, type and times, without URL nor settings.
 //
 // GET /mgmt/openapi/5/integrations/webhooks/v1/list/summaries
-func (c *Client) ListOutboundWebhooksSummary(ctx context.Context, options ...RequestOption) (*ListOutboundWebhooksSummaryResponse, error) {
+func (c *Client) ListOutboundWebhooksSummary(ctx context.Context, options ...RequestOption) (*OutboundWebhookSummaryList, error) {
 	res, err := c.sendListOutboundWebhooksSummary(ctx, options...)
 	return res, err
 }
 
-func (c *Client) sendListOutboundWebhooksSummary(ctx context.Context, requestOptions ...RequestOption) (res *ListOutboundWebhooksSummaryResponse, err error) {
+func (c *Client) sendListOutboundWebhooksSummary(ctx context.Context, requestOptions ...RequestOption) (res *OutboundWebhookSummaryList, err error) {
 
 	var reqCfg requestConfig
 	reqCfg.setDefaults(c.baseClient)
@@ -22207,12 +22207,12 @@ func (c *Client) sendListOutboundWebhooksSummary(ctx context.Context, requestOpt
 // Every webhook type with its label and how many webhooks of it the team holds.
 //
 // GET /mgmt/openapi/5/integrations/webhook-types/v1
-func (c *Client) ListOutgoingWebhookTypes(ctx context.Context, options ...RequestOption) (*ListOutgoingWebhookTypesResponse, error) {
+func (c *Client) ListOutgoingWebhookTypes(ctx context.Context, options ...RequestOption) (*OutgoingWebhookTypeList, error) {
 	res, err := c.sendListOutgoingWebhookTypes(ctx, options...)
 	return res, err
 }
 
-func (c *Client) sendListOutgoingWebhookTypes(ctx context.Context, requestOptions ...RequestOption) (res *ListOutgoingWebhookTypesResponse, err error) {
+func (c *Client) sendListOutgoingWebhookTypes(ctx context.Context, requestOptions ...RequestOption) (res *OutgoingWebhookTypeList, err error) {
 
 	var reqCfg requestConfig
 	reqCfg.setDefaults(c.baseClient)
@@ -22301,12 +22301,12 @@ func (c *Client) sendListOutgoingWebhookTypes(ctx context.Context, requestOption
 // The team's webhooks of `type`, oldest first; left out or UNKNOWN, every webhook.
 //
 // GET /mgmt/openapi/5/integrations/webhooks/v1/list/by-types
-func (c *Client) ListOutgoingWebhooks(ctx context.Context, params ListOutgoingWebhooksParams, options ...RequestOption) (*ListOutgoingWebhooksResponse, error) {
+func (c *Client) ListOutgoingWebhooks(ctx context.Context, params ListOutgoingWebhooksParams, options ...RequestOption) (*OutgoingWebhookSummaryList, error) {
 	res, err := c.sendListOutgoingWebhooks(ctx, params, options...)
 	return res, err
 }
 
-func (c *Client) sendListOutgoingWebhooks(ctx context.Context, params ListOutgoingWebhooksParams, requestOptions ...RequestOption) (res *ListOutgoingWebhooksResponse, err error) {
+func (c *Client) sendListOutgoingWebhooks(ctx context.Context, params ListOutgoingWebhooksParams, requestOptions ...RequestOption) (res *OutgoingWebhookSummaryList, err error) {
 
 	var reqCfg requestConfig
 	reqCfg.setDefaults(c.baseClient)
@@ -26639,12 +26639,12 @@ func (c *Client) sendTestExistingConnector(ctx context.Context, request OptTestE
 // nothing is retried.
 //
 // GET /mgmt/openapi/5/integrations/webhooks/v1/{id}/test
-func (c *Client) TestExistingOutgoingWebhook(ctx context.Context, params TestExistingOutgoingWebhookParams, options ...RequestOption) (*TestOutgoingWebhookResponse, error) {
+func (c *Client) TestExistingOutgoingWebhook(ctx context.Context, params TestExistingOutgoingWebhookParams, options ...RequestOption) (*OutgoingWebhookTestResult, error) {
 	res, err := c.sendTestExistingOutgoingWebhook(ctx, params, options...)
 	return res, err
 }
 
-func (c *Client) sendTestExistingOutgoingWebhook(ctx context.Context, params TestExistingOutgoingWebhookParams, requestOptions ...RequestOption) (res *TestOutgoingWebhookResponse, err error) {
+func (c *Client) sendTestExistingOutgoingWebhook(ctx context.Context, params TestExistingOutgoingWebhookParams, requestOptions ...RequestOption) (res *OutgoingWebhookTestResult, err error) {
 
 	var reqCfg requestConfig
 	reqCfg.setDefaults(c.baseClient)
@@ -26853,12 +26853,12 @@ func (c *Client) sendTestExistingPreset(ctx context.Context, request OptTestExis
 // webhook does; nothing is stored.
 //
 // POST /mgmt/openapi/5/integrations/webhooks-test/v1
-func (c *Client) TestOutgoingWebhook(ctx context.Context, request *TestOutgoingWebhookRequest, options ...RequestOption) (*TestOutgoingWebhookResponse, error) {
+func (c *Client) TestOutgoingWebhook(ctx context.Context, request *TestOutgoingWebhookRequest, options ...RequestOption) (*OutgoingWebhookTestResult, error) {
 	res, err := c.sendTestOutgoingWebhook(ctx, request, options...)
 	return res, err
 }
 
-func (c *Client) sendTestOutgoingWebhook(ctx context.Context, request *TestOutgoingWebhookRequest, requestOptions ...RequestOption) (res *TestOutgoingWebhookResponse, err error) {
+func (c *Client) sendTestOutgoingWebhook(ctx context.Context, request *TestOutgoingWebhookRequest, requestOptions ...RequestOption) (res *OutgoingWebhookTestResult, err error) {
 
 	var reqCfg requestConfig
 	reqCfg.setDefaults(c.baseClient)
@@ -28960,7 +28960,7 @@ func (c *Client) UpdateOutgoingWebhook(ctx context.Context, request *UpdateOutgo
 	return err
 }
 
-func (c *Client) sendUpdateOutgoingWebhook(ctx context.Context, request *UpdateOutgoingWebhookRequest, requestOptions ...RequestOption) (res *UpdateOutgoingWebhookResponse, err error) {
+func (c *Client) sendUpdateOutgoingWebhook(ctx context.Context, request *UpdateOutgoingWebhookRequest, requestOptions ...RequestOption) (res *OutgoingWebhookUpdated, err error) {
 
 	var reqCfg requestConfig
 	reqCfg.setDefaults(c.baseClient)

@@ -36090,69 +36090,6 @@ func (s *CreateOutgoingWebhookRequest) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
-func (s *CreateOutgoingWebhookResponse) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields encodes fields.
-func (s *CreateOutgoingWebhookResponse) encodeFields(e *jx.Encoder) {
-	{
-		if s.ID.Set {
-			e.FieldStart("id")
-			s.ID.Encode(e)
-		}
-	}
-}
-
-var jsonFieldsNameOfCreateOutgoingWebhookResponse = [1]string{
-	0: "id",
-}
-
-// Decode decodes CreateOutgoingWebhookResponse from json.
-func (s *CreateOutgoingWebhookResponse) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode CreateOutgoingWebhookResponse to nil")
-	}
-
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		case "id":
-			if err := func() error {
-				s.ID.Reset()
-				if err := s.ID.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"id\"")
-			}
-		default:
-			return d.Skip()
-		}
-		return nil
-	}); err != nil {
-		return errors.Wrap(err, "decode CreateOutgoingWebhookResponse")
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s *CreateOutgoingWebhookResponse) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *CreateOutgoingWebhookResponse) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode implements json.Marshaler.
 func (s *CustomRole) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -39311,50 +39248,6 @@ func (s *DefaultPrioritySetting) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *DefaultPrioritySetting) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode implements json.Marshaler.
-func (s *DeleteOutgoingWebhookResponse) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields encodes fields.
-func (s *DeleteOutgoingWebhookResponse) encodeFields(e *jx.Encoder) {
-}
-
-var jsonFieldsNameOfDeleteOutgoingWebhookResponse = [0]string{}
-
-// Decode decodes DeleteOutgoingWebhookResponse from json.
-func (s *DeleteOutgoingWebhookResponse) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode DeleteOutgoingWebhookResponse to nil")
-	}
-
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		default:
-			return errors.Errorf("unexpected field %q", k)
-		}
-	}); err != nil {
-		return errors.Wrap(err, "decode DeleteOutgoingWebhookResponse")
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s *DeleteOutgoingWebhookResponse) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *DeleteOutgoingWebhookResponse) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -49260,132 +49153,6 @@ func (s *GenericWebhookConfigHeaders) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
-func (s *GetOutgoingWebhookResponse) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields encodes fields.
-func (s *GetOutgoingWebhookResponse) encodeFields(e *jx.Encoder) {
-	{
-		if s.Webhook.Set {
-			e.FieldStart("webhook")
-			s.Webhook.Encode(e)
-		}
-	}
-}
-
-var jsonFieldsNameOfGetOutgoingWebhookResponse = [1]string{
-	0: "webhook",
-}
-
-// Decode decodes GetOutgoingWebhookResponse from json.
-func (s *GetOutgoingWebhookResponse) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode GetOutgoingWebhookResponse to nil")
-	}
-
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		case "webhook":
-			if err := func() error {
-				s.Webhook.Reset()
-				if err := s.Webhook.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"webhook\"")
-			}
-		default:
-			return d.Skip()
-		}
-		return nil
-	}); err != nil {
-		return errors.Wrap(err, "decode GetOutgoingWebhookResponse")
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s *GetOutgoingWebhookResponse) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *GetOutgoingWebhookResponse) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode implements json.Marshaler.
-func (s *GetOutgoingWebhookTypeDetailsResponse) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields encodes fields.
-func (s *GetOutgoingWebhookTypeDetailsResponse) encodeFields(e *jx.Encoder) {
-	{
-		if s.Details.Set {
-			e.FieldStart("details")
-			s.Details.Encode(e)
-		}
-	}
-}
-
-var jsonFieldsNameOfGetOutgoingWebhookTypeDetailsResponse = [1]string{
-	0: "details",
-}
-
-// Decode decodes GetOutgoingWebhookTypeDetailsResponse from json.
-func (s *GetOutgoingWebhookTypeDetailsResponse) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode GetOutgoingWebhookTypeDetailsResponse to nil")
-	}
-
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		case "details":
-			if err := func() error {
-				s.Details.Reset()
-				if err := s.Details.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"details\"")
-			}
-		default:
-			return d.Skip()
-		}
-		return nil
-	}); err != nil {
-		return errors.Wrap(err, "decode GetOutgoingWebhookTypeDetailsResponse")
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s *GetOutgoingWebhookTypeDetailsResponse) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *GetOutgoingWebhookTypeDetailsResponse) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode implements json.Marshaler.
 func (s *GlobalRouter) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -59158,80 +58925,6 @@ func (s *LabelValues) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
-func (s *ListAllOutgoingWebhooksResponse) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields encodes fields.
-func (s *ListAllOutgoingWebhooksResponse) encodeFields(e *jx.Encoder) {
-	{
-		if s.Deployed != nil {
-			e.FieldStart("deployed")
-			e.ArrStart()
-			for _, elem := range s.Deployed {
-				elem.Encode(e)
-			}
-			e.ArrEnd()
-		}
-	}
-}
-
-var jsonFieldsNameOfListAllOutgoingWebhooksResponse = [1]string{
-	0: "deployed",
-}
-
-// Decode decodes ListAllOutgoingWebhooksResponse from json.
-func (s *ListAllOutgoingWebhooksResponse) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode ListAllOutgoingWebhooksResponse to nil")
-	}
-
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		case "deployed":
-			if err := func() error {
-				s.Deployed = make([]OutgoingWebhookExtendedSummary, 0)
-				if err := d.Arr(func(d *jx.Decoder) error {
-					var elem OutgoingWebhookExtendedSummary
-					if err := elem.Decode(d); err != nil {
-						return err
-					}
-					s.Deployed = append(s.Deployed, elem)
-					return nil
-				}); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"deployed\"")
-			}
-		default:
-			return d.Skip()
-		}
-		return nil
-	}); err != nil {
-		return errors.Wrap(err, "decode ListAllOutgoingWebhooksResponse")
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s *ListAllOutgoingWebhooksResponse) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *ListAllOutgoingWebhooksResponse) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode implements json.Marshaler.
 func (s *ListExtensionsFilter) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -59303,228 +58996,6 @@ func (s *ListExtensionsFilter) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *ListExtensionsFilter) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode implements json.Marshaler.
-func (s *ListOutboundWebhooksSummaryResponse) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields encodes fields.
-func (s *ListOutboundWebhooksSummaryResponse) encodeFields(e *jx.Encoder) {
-	{
-		if s.OutboundWebhookSummaries != nil {
-			e.FieldStart("outboundWebhookSummaries")
-			e.ArrStart()
-			for _, elem := range s.OutboundWebhookSummaries {
-				elem.Encode(e)
-			}
-			e.ArrEnd()
-		}
-	}
-}
-
-var jsonFieldsNameOfListOutboundWebhooksSummaryResponse = [1]string{
-	0: "outboundWebhookSummaries",
-}
-
-// Decode decodes ListOutboundWebhooksSummaryResponse from json.
-func (s *ListOutboundWebhooksSummaryResponse) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode ListOutboundWebhooksSummaryResponse to nil")
-	}
-
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		case "outboundWebhookSummaries":
-			if err := func() error {
-				s.OutboundWebhookSummaries = make([]OutboundWebhookSummary, 0)
-				if err := d.Arr(func(d *jx.Decoder) error {
-					var elem OutboundWebhookSummary
-					if err := elem.Decode(d); err != nil {
-						return err
-					}
-					s.OutboundWebhookSummaries = append(s.OutboundWebhookSummaries, elem)
-					return nil
-				}); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"outboundWebhookSummaries\"")
-			}
-		default:
-			return d.Skip()
-		}
-		return nil
-	}); err != nil {
-		return errors.Wrap(err, "decode ListOutboundWebhooksSummaryResponse")
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s *ListOutboundWebhooksSummaryResponse) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *ListOutboundWebhooksSummaryResponse) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode implements json.Marshaler.
-func (s *ListOutgoingWebhookTypesResponse) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields encodes fields.
-func (s *ListOutgoingWebhookTypesResponse) encodeFields(e *jx.Encoder) {
-	{
-		if s.Webhooks != nil {
-			e.FieldStart("webhooks")
-			e.ArrStart()
-			for _, elem := range s.Webhooks {
-				elem.Encode(e)
-			}
-			e.ArrEnd()
-		}
-	}
-}
-
-var jsonFieldsNameOfListOutgoingWebhookTypesResponse = [1]string{
-	0: "webhooks",
-}
-
-// Decode decodes ListOutgoingWebhookTypesResponse from json.
-func (s *ListOutgoingWebhookTypesResponse) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode ListOutgoingWebhookTypesResponse to nil")
-	}
-
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		case "webhooks":
-			if err := func() error {
-				s.Webhooks = make([]OutgoingWebhookTypeCount, 0)
-				if err := d.Arr(func(d *jx.Decoder) error {
-					var elem OutgoingWebhookTypeCount
-					if err := elem.Decode(d); err != nil {
-						return err
-					}
-					s.Webhooks = append(s.Webhooks, elem)
-					return nil
-				}); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"webhooks\"")
-			}
-		default:
-			return d.Skip()
-		}
-		return nil
-	}); err != nil {
-		return errors.Wrap(err, "decode ListOutgoingWebhookTypesResponse")
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s *ListOutgoingWebhookTypesResponse) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *ListOutgoingWebhookTypesResponse) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode implements json.Marshaler.
-func (s *ListOutgoingWebhooksResponse) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields encodes fields.
-func (s *ListOutgoingWebhooksResponse) encodeFields(e *jx.Encoder) {
-	{
-		if s.Deployed != nil {
-			e.FieldStart("deployed")
-			e.ArrStart()
-			for _, elem := range s.Deployed {
-				elem.Encode(e)
-			}
-			e.ArrEnd()
-		}
-	}
-}
-
-var jsonFieldsNameOfListOutgoingWebhooksResponse = [1]string{
-	0: "deployed",
-}
-
-// Decode decodes ListOutgoingWebhooksResponse from json.
-func (s *ListOutgoingWebhooksResponse) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode ListOutgoingWebhooksResponse to nil")
-	}
-
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		case "deployed":
-			if err := func() error {
-				s.Deployed = make([]OutgoingWebhookSummary, 0)
-				if err := d.Arr(func(d *jx.Decoder) error {
-					var elem OutgoingWebhookSummary
-					if err := elem.Decode(d); err != nil {
-						return err
-					}
-					s.Deployed = append(s.Deployed, elem)
-					return nil
-				}); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"deployed\"")
-			}
-		default:
-			return d.Skip()
-		}
-		return nil
-	}); err != nil {
-		return errors.Wrap(err, "decode ListOutgoingWebhooksResponse")
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s *ListOutgoingWebhooksResponse) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *ListOutgoingWebhooksResponse) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -71618,6 +71089,39 @@ func (s *OptOutgoingWebhookInputData) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
+// Encode encodes OutgoingWebhookTestResultFailure as json.
+func (o OptOutgoingWebhookTestResultFailure) Encode(e *jx.Encoder) {
+	if !o.Set {
+		return
+	}
+	o.Value.Encode(e)
+}
+
+// Decode decodes OutgoingWebhookTestResultFailure from json.
+func (o *OptOutgoingWebhookTestResultFailure) Decode(d *jx.Decoder) error {
+	if o == nil {
+		return errors.New("invalid: unable to decode OptOutgoingWebhookTestResultFailure to nil")
+	}
+	o.Set = true
+	if err := o.Value.Decode(d); err != nil {
+		return err
+	}
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s OptOutgoingWebhookTestResultFailure) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OptOutgoingWebhookTestResultFailure) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
 // Encode encodes PagerDutyActor as json.
 func (o OptPagerDutyActor) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -74131,39 +73635,6 @@ func (s *OptTestExistingPresetRequest) UnmarshalJSON(data []byte) error {
 	return s.Decode(d)
 }
 
-// Encode encodes TestOutgoingWebhookResponseFailure as json.
-func (o OptTestOutgoingWebhookResponseFailure) Encode(e *jx.Encoder) {
-	if !o.Set {
-		return
-	}
-	o.Value.Encode(e)
-}
-
-// Decode decodes TestOutgoingWebhookResponseFailure from json.
-func (o *OptTestOutgoingWebhookResponseFailure) Decode(d *jx.Decoder) error {
-	if o == nil {
-		return errors.New("invalid: unable to decode OptTestOutgoingWebhookResponseFailure to nil")
-	}
-	o.Set = true
-	if err := o.Value.Decode(d); err != nil {
-		return err
-	}
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s OptTestOutgoingWebhookResponseFailure) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *OptTestOutgoingWebhookResponseFailure) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
 // Encode encodes TestPresetConfigRequest as json.
 func (o OptTestPresetConfigRequest) Encode(e *jx.Encoder) {
 	if !o.Set {
@@ -75642,6 +75113,80 @@ func (s *OutboundWebhookSummary) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
+func (s *OutboundWebhookSummaryList) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *OutboundWebhookSummaryList) encodeFields(e *jx.Encoder) {
+	{
+		if s.OutboundWebhookSummaries != nil {
+			e.FieldStart("outboundWebhookSummaries")
+			e.ArrStart()
+			for _, elem := range s.OutboundWebhookSummaries {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfOutboundWebhookSummaryList = [1]string{
+	0: "outboundWebhookSummaries",
+}
+
+// Decode decodes OutboundWebhookSummaryList from json.
+func (s *OutboundWebhookSummaryList) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode OutboundWebhookSummaryList to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "outboundWebhookSummaries":
+			if err := func() error {
+				s.OutboundWebhookSummaries = make([]OutboundWebhookSummary, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem OutboundWebhookSummary
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.OutboundWebhookSummaries = append(s.OutboundWebhookSummaries, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"outboundWebhookSummaries\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode OutboundWebhookSummaryList")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *OutboundWebhookSummaryList) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OutboundWebhookSummaryList) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
 func (s *OutgoingWebhook) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -76017,6 +75562,187 @@ func (s *OutgoingWebhook) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
+func (s *OutgoingWebhookCreated) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *OutgoingWebhookCreated) encodeFields(e *jx.Encoder) {
+	{
+		if s.ID.Set {
+			e.FieldStart("id")
+			s.ID.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfOutgoingWebhookCreated = [1]string{
+	0: "id",
+}
+
+// Decode decodes OutgoingWebhookCreated from json.
+func (s *OutgoingWebhookCreated) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode OutgoingWebhookCreated to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "id":
+			if err := func() error {
+				s.ID.Reset()
+				if err := s.ID.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"id\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode OutgoingWebhookCreated")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *OutgoingWebhookCreated) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OutgoingWebhookCreated) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *OutgoingWebhookDeleted) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *OutgoingWebhookDeleted) encodeFields(e *jx.Encoder) {
+}
+
+var jsonFieldsNameOfOutgoingWebhookDeleted = [0]string{}
+
+// Decode decodes OutgoingWebhookDeleted from json.
+func (s *OutgoingWebhookDeleted) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode OutgoingWebhookDeleted to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		default:
+			return errors.Errorf("unexpected field %q", k)
+		}
+	}); err != nil {
+		return errors.Wrap(err, "decode OutgoingWebhookDeleted")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *OutgoingWebhookDeleted) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OutgoingWebhookDeleted) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *OutgoingWebhookDeployedList) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *OutgoingWebhookDeployedList) encodeFields(e *jx.Encoder) {
+	{
+		if s.Deployed != nil {
+			e.FieldStart("deployed")
+			e.ArrStart()
+			for _, elem := range s.Deployed {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfOutgoingWebhookDeployedList = [1]string{
+	0: "deployed",
+}
+
+// Decode decodes OutgoingWebhookDeployedList from json.
+func (s *OutgoingWebhookDeployedList) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode OutgoingWebhookDeployedList to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "deployed":
+			if err := func() error {
+				s.Deployed = make([]OutgoingWebhookExtendedSummary, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem OutgoingWebhookExtendedSummary
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Deployed = append(s.Deployed, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"deployed\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode OutgoingWebhookDeployedList")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *OutgoingWebhookDeployedList) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OutgoingWebhookDeployedList) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
 func (s *OutgoingWebhookDetails) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -76092,6 +75818,69 @@ func (s *OutgoingWebhookDetails) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OutgoingWebhookDetails) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *OutgoingWebhookEnvelope) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *OutgoingWebhookEnvelope) encodeFields(e *jx.Encoder) {
+	{
+		if s.Webhook.Set {
+			e.FieldStart("webhook")
+			s.Webhook.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfOutgoingWebhookEnvelope = [1]string{
+	0: "webhook",
+}
+
+// Decode decodes OutgoingWebhookEnvelope from json.
+func (s *OutgoingWebhookEnvelope) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode OutgoingWebhookEnvelope to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "webhook":
+			if err := func() error {
+				s.Webhook.Reset()
+				if err := s.Webhook.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"webhook\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode OutgoingWebhookEnvelope")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *OutgoingWebhookEnvelope) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OutgoingWebhookEnvelope) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -76717,6 +76506,303 @@ func (s *OutgoingWebhookSummary) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
+func (s *OutgoingWebhookSummaryList) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *OutgoingWebhookSummaryList) encodeFields(e *jx.Encoder) {
+	{
+		if s.Deployed != nil {
+			e.FieldStart("deployed")
+			e.ArrStart()
+			for _, elem := range s.Deployed {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfOutgoingWebhookSummaryList = [1]string{
+	0: "deployed",
+}
+
+// Decode decodes OutgoingWebhookSummaryList from json.
+func (s *OutgoingWebhookSummaryList) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode OutgoingWebhookSummaryList to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "deployed":
+			if err := func() error {
+				s.Deployed = make([]OutgoingWebhookSummary, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem OutgoingWebhookSummary
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Deployed = append(s.Deployed, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"deployed\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode OutgoingWebhookSummaryList")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *OutgoingWebhookSummaryList) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OutgoingWebhookSummaryList) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *OutgoingWebhookTestResult) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *OutgoingWebhookTestResult) encodeFields(e *jx.Encoder) {
+	{
+		if s.Success != nil {
+			e.FieldStart("success")
+			s.Success.Encode(e)
+		}
+	}
+	{
+		if s.Failure.Set {
+			e.FieldStart("failure")
+			s.Failure.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfOutgoingWebhookTestResult = [2]string{
+	0: "success",
+	1: "failure",
+}
+
+// Decode decodes OutgoingWebhookTestResult from json.
+func (s *OutgoingWebhookTestResult) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode OutgoingWebhookTestResult to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "success":
+			if err := func() error {
+				s.Success = nil
+				var elem OutgoingWebhookTestResultSuccess
+				if err := elem.Decode(d); err != nil {
+					return err
+				}
+				s.Success = &elem
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"success\"")
+			}
+		case "failure":
+			if err := func() error {
+				s.Failure.Reset()
+				if err := s.Failure.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"failure\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode OutgoingWebhookTestResult")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *OutgoingWebhookTestResult) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OutgoingWebhookTestResult) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *OutgoingWebhookTestResultFailure) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *OutgoingWebhookTestResultFailure) encodeFields(e *jx.Encoder) {
+	{
+		if s.StatusCode.Set {
+			e.FieldStart("statusCode")
+			s.StatusCode.Encode(e)
+		}
+	}
+	{
+		if s.ErrorMessage.Set {
+			e.FieldStart("errorMessage")
+			s.ErrorMessage.Encode(e)
+		}
+	}
+	{
+		if s.DisplayMessage.Set {
+			e.FieldStart("displayMessage")
+			s.DisplayMessage.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfOutgoingWebhookTestResultFailure = [3]string{
+	0: "statusCode",
+	1: "errorMessage",
+	2: "displayMessage",
+}
+
+// Decode decodes OutgoingWebhookTestResultFailure from json.
+func (s *OutgoingWebhookTestResultFailure) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode OutgoingWebhookTestResultFailure to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "statusCode":
+			if err := func() error {
+				s.StatusCode.Reset()
+				if err := s.StatusCode.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"statusCode\"")
+			}
+		case "errorMessage":
+			if err := func() error {
+				s.ErrorMessage.Reset()
+				if err := s.ErrorMessage.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"errorMessage\"")
+			}
+		case "displayMessage":
+			if err := func() error {
+				s.DisplayMessage.Reset()
+				if err := s.DisplayMessage.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"displayMessage\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode OutgoingWebhookTestResultFailure")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *OutgoingWebhookTestResultFailure) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OutgoingWebhookTestResultFailure) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *OutgoingWebhookTestResultSuccess) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *OutgoingWebhookTestResultSuccess) encodeFields(e *jx.Encoder) {
+}
+
+var jsonFieldsNameOfOutgoingWebhookTestResultSuccess = [0]string{}
+
+// Decode decodes OutgoingWebhookTestResultSuccess from json.
+func (s *OutgoingWebhookTestResultSuccess) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode OutgoingWebhookTestResultSuccess to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		default:
+			return errors.Errorf("unexpected field %q", k)
+		}
+	}); err != nil {
+		return errors.Wrap(err, "decode OutgoingWebhookTestResultSuccess")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *OutgoingWebhookTestResultSuccess) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OutgoingWebhookTestResultSuccess) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
 func (s *OutgoingWebhookTypeCount) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -76809,6 +76895,187 @@ func (s *OutgoingWebhookTypeCount) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *OutgoingWebhookTypeCount) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *OutgoingWebhookTypeDetailsEnvelope) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *OutgoingWebhookTypeDetailsEnvelope) encodeFields(e *jx.Encoder) {
+	{
+		if s.Details.Set {
+			e.FieldStart("details")
+			s.Details.Encode(e)
+		}
+	}
+}
+
+var jsonFieldsNameOfOutgoingWebhookTypeDetailsEnvelope = [1]string{
+	0: "details",
+}
+
+// Decode decodes OutgoingWebhookTypeDetailsEnvelope from json.
+func (s *OutgoingWebhookTypeDetailsEnvelope) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode OutgoingWebhookTypeDetailsEnvelope to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "details":
+			if err := func() error {
+				s.Details.Reset()
+				if err := s.Details.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"details\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode OutgoingWebhookTypeDetailsEnvelope")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *OutgoingWebhookTypeDetailsEnvelope) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OutgoingWebhookTypeDetailsEnvelope) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *OutgoingWebhookTypeList) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *OutgoingWebhookTypeList) encodeFields(e *jx.Encoder) {
+	{
+		if s.Webhooks != nil {
+			e.FieldStart("webhooks")
+			e.ArrStart()
+			for _, elem := range s.Webhooks {
+				elem.Encode(e)
+			}
+			e.ArrEnd()
+		}
+	}
+}
+
+var jsonFieldsNameOfOutgoingWebhookTypeList = [1]string{
+	0: "webhooks",
+}
+
+// Decode decodes OutgoingWebhookTypeList from json.
+func (s *OutgoingWebhookTypeList) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode OutgoingWebhookTypeList to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		case "webhooks":
+			if err := func() error {
+				s.Webhooks = make([]OutgoingWebhookTypeCount, 0)
+				if err := d.Arr(func(d *jx.Decoder) error {
+					var elem OutgoingWebhookTypeCount
+					if err := elem.Decode(d); err != nil {
+						return err
+					}
+					s.Webhooks = append(s.Webhooks, elem)
+					return nil
+				}); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"webhooks\"")
+			}
+		default:
+			return d.Skip()
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode OutgoingWebhookTypeList")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *OutgoingWebhookTypeList) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OutgoingWebhookTypeList) UnmarshalJSON(data []byte) error {
+	d := jx.DecodeBytes(data)
+	return s.Decode(d)
+}
+
+// Encode implements json.Marshaler.
+func (s *OutgoingWebhookUpdated) Encode(e *jx.Encoder) {
+	e.ObjStart()
+	s.encodeFields(e)
+	e.ObjEnd()
+}
+
+// encodeFields encodes fields.
+func (s *OutgoingWebhookUpdated) encodeFields(e *jx.Encoder) {
+}
+
+var jsonFieldsNameOfOutgoingWebhookUpdated = [0]string{}
+
+// Decode decodes OutgoingWebhookUpdated from json.
+func (s *OutgoingWebhookUpdated) Decode(d *jx.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode OutgoingWebhookUpdated to nil")
+	}
+
+	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
+		switch string(k) {
+		default:
+			return errors.Errorf("unexpected field %q", k)
+		}
+	}); err != nil {
+		return errors.Wrap(err, "decode OutgoingWebhookUpdated")
+	}
+
+	return nil
+}
+
+// MarshalJSON implements stdjson.Marshaler.
+func (s *OutgoingWebhookUpdated) MarshalJSON() ([]byte, error) {
+	e := jx.Encoder{}
+	s.Encode(&e)
+	return e.Bytes(), nil
+}
+
+// UnmarshalJSON implements stdjson.Unmarshaler.
+func (s *OutgoingWebhookUpdated) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }
@@ -96075,229 +96342,6 @@ func (s *TestOutgoingWebhookRequest) UnmarshalJSON(data []byte) error {
 }
 
 // Encode implements json.Marshaler.
-func (s *TestOutgoingWebhookResponse) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields encodes fields.
-func (s *TestOutgoingWebhookResponse) encodeFields(e *jx.Encoder) {
-	{
-		if s.Success != nil {
-			e.FieldStart("success")
-			s.Success.Encode(e)
-		}
-	}
-	{
-		if s.Failure.Set {
-			e.FieldStart("failure")
-			s.Failure.Encode(e)
-		}
-	}
-}
-
-var jsonFieldsNameOfTestOutgoingWebhookResponse = [2]string{
-	0: "success",
-	1: "failure",
-}
-
-// Decode decodes TestOutgoingWebhookResponse from json.
-func (s *TestOutgoingWebhookResponse) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode TestOutgoingWebhookResponse to nil")
-	}
-
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		case "success":
-			if err := func() error {
-				s.Success = nil
-				var elem TestOutgoingWebhookResponseSuccess
-				if err := elem.Decode(d); err != nil {
-					return err
-				}
-				s.Success = &elem
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"success\"")
-			}
-		case "failure":
-			if err := func() error {
-				s.Failure.Reset()
-				if err := s.Failure.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"failure\"")
-			}
-		default:
-			return d.Skip()
-		}
-		return nil
-	}); err != nil {
-		return errors.Wrap(err, "decode TestOutgoingWebhookResponse")
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s *TestOutgoingWebhookResponse) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *TestOutgoingWebhookResponse) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode implements json.Marshaler.
-func (s *TestOutgoingWebhookResponseFailure) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields encodes fields.
-func (s *TestOutgoingWebhookResponseFailure) encodeFields(e *jx.Encoder) {
-	{
-		if s.StatusCode.Set {
-			e.FieldStart("statusCode")
-			s.StatusCode.Encode(e)
-		}
-	}
-	{
-		if s.ErrorMessage.Set {
-			e.FieldStart("errorMessage")
-			s.ErrorMessage.Encode(e)
-		}
-	}
-	{
-		if s.DisplayMessage.Set {
-			e.FieldStart("displayMessage")
-			s.DisplayMessage.Encode(e)
-		}
-	}
-}
-
-var jsonFieldsNameOfTestOutgoingWebhookResponseFailure = [3]string{
-	0: "statusCode",
-	1: "errorMessage",
-	2: "displayMessage",
-}
-
-// Decode decodes TestOutgoingWebhookResponseFailure from json.
-func (s *TestOutgoingWebhookResponseFailure) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode TestOutgoingWebhookResponseFailure to nil")
-	}
-
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		case "statusCode":
-			if err := func() error {
-				s.StatusCode.Reset()
-				if err := s.StatusCode.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"statusCode\"")
-			}
-		case "errorMessage":
-			if err := func() error {
-				s.ErrorMessage.Reset()
-				if err := s.ErrorMessage.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"errorMessage\"")
-			}
-		case "displayMessage":
-			if err := func() error {
-				s.DisplayMessage.Reset()
-				if err := s.DisplayMessage.Decode(d); err != nil {
-					return err
-				}
-				return nil
-			}(); err != nil {
-				return errors.Wrap(err, "decode field \"displayMessage\"")
-			}
-		default:
-			return d.Skip()
-		}
-		return nil
-	}); err != nil {
-		return errors.Wrap(err, "decode TestOutgoingWebhookResponseFailure")
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s *TestOutgoingWebhookResponseFailure) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *TestOutgoingWebhookResponseFailure) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode implements json.Marshaler.
-func (s *TestOutgoingWebhookResponseSuccess) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields encodes fields.
-func (s *TestOutgoingWebhookResponseSuccess) encodeFields(e *jx.Encoder) {
-}
-
-var jsonFieldsNameOfTestOutgoingWebhookResponseSuccess = [0]string{}
-
-// Decode decodes TestOutgoingWebhookResponseSuccess from json.
-func (s *TestOutgoingWebhookResponseSuccess) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode TestOutgoingWebhookResponseSuccess to nil")
-	}
-
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		default:
-			return errors.Errorf("unexpected field %q", k)
-		}
-	}); err != nil {
-		return errors.Wrap(err, "decode TestOutgoingWebhookResponseSuccess")
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s *TestOutgoingWebhookResponseSuccess) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *TestOutgoingWebhookResponseSuccess) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode implements json.Marshaler.
 func (s *TestPresetConfigRequest) Encode(e *jx.Encoder) {
 	e.ObjStart()
 	s.encodeFields(e)
@@ -97226,50 +97270,6 @@ func (s *UpdateOutgoingWebhookRequest) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON implements stdjson.Unmarshaler.
 func (s *UpdateOutgoingWebhookRequest) UnmarshalJSON(data []byte) error {
-	d := jx.DecodeBytes(data)
-	return s.Decode(d)
-}
-
-// Encode implements json.Marshaler.
-func (s *UpdateOutgoingWebhookResponse) Encode(e *jx.Encoder) {
-	e.ObjStart()
-	s.encodeFields(e)
-	e.ObjEnd()
-}
-
-// encodeFields encodes fields.
-func (s *UpdateOutgoingWebhookResponse) encodeFields(e *jx.Encoder) {
-}
-
-var jsonFieldsNameOfUpdateOutgoingWebhookResponse = [0]string{}
-
-// Decode decodes UpdateOutgoingWebhookResponse from json.
-func (s *UpdateOutgoingWebhookResponse) Decode(d *jx.Decoder) error {
-	if s == nil {
-		return errors.New("invalid: unable to decode UpdateOutgoingWebhookResponse to nil")
-	}
-
-	if err := d.ObjBytes(func(d *jx.Decoder, k []byte) error {
-		switch string(k) {
-		default:
-			return errors.Errorf("unexpected field %q", k)
-		}
-	}); err != nil {
-		return errors.Wrap(err, "decode UpdateOutgoingWebhookResponse")
-	}
-
-	return nil
-}
-
-// MarshalJSON implements stdjson.Marshaler.
-func (s *UpdateOutgoingWebhookResponse) MarshalJSON() ([]byte, error) {
-	e := jx.Encoder{}
-	s.Encode(&e)
-	return e.Bytes(), nil
-}
-
-// UnmarshalJSON implements stdjson.Unmarshaler.
-func (s *UpdateOutgoingWebhookResponse) UnmarshalJSON(data []byte) error {
 	d := jx.DecodeBytes(data)
 	return s.Decode(d)
 }

@@ -5600,7 +5600,7 @@ func decodeCreateGlobalRouterResponse(resp *http.Response) (res *GlobalRouterRes
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeCreateOutgoingWebhookResponse(resp *http.Response) (res *CreateOutgoingWebhookResponse, _ error) {
+func decodeCreateOutgoingWebhookResponse(resp *http.Response) (res *OutgoingWebhookCreated, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -5616,7 +5616,7 @@ func decodeCreateOutgoingWebhookResponse(resp *http.Response) (res *CreateOutgoi
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response CreateOutgoingWebhookResponse
+			var response OutgoingWebhookCreated
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -7572,7 +7572,7 @@ func decodeDeleteGlobalRouterResponse(resp *http.Response) (res *EmptyObject, _ 
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeDeleteOutgoingWebhookResponse(resp *http.Response) (res *DeleteOutgoingWebhookResponse, _ error) {
+func decodeDeleteOutgoingWebhookResponse(resp *http.Response) (res *OutgoingWebhookDeleted, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -7588,7 +7588,7 @@ func decodeDeleteOutgoingWebhookResponse(resp *http.Response) (res *DeleteOutgoi
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response DeleteOutgoingWebhookResponse
+			var response OutgoingWebhookDeleted
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -13223,7 +13223,7 @@ func decodeGetLogsCountV2Response(resp *http.Response) (res *UsageV2LogsCountHea
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeGetOutgoingWebhookResponse(resp *http.Response) (res *GetOutgoingWebhookResponse, _ error) {
+func decodeGetOutgoingWebhookResponse(resp *http.Response) (res *OutgoingWebhookEnvelope, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -13239,7 +13239,7 @@ func decodeGetOutgoingWebhookResponse(resp *http.Response) (res *GetOutgoingWebh
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response GetOutgoingWebhookResponse
+			var response OutgoingWebhookEnvelope
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -13324,7 +13324,7 @@ func decodeGetOutgoingWebhookResponse(resp *http.Response) (res *GetOutgoingWebh
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeGetOutgoingWebhookTypeDetailsResponse(resp *http.Response) (res *GetOutgoingWebhookTypeDetailsResponse, _ error) {
+func decodeGetOutgoingWebhookTypeDetailsResponse(resp *http.Response) (res *OutgoingWebhookTypeDetailsEnvelope, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -13340,7 +13340,7 @@ func decodeGetOutgoingWebhookTypeDetailsResponse(resp *http.Response) (res *GetO
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response GetOutgoingWebhookTypeDetailsResponse
+			var response OutgoingWebhookTypeDetailsEnvelope
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -15735,7 +15735,7 @@ func decodeListAlertSchedulerRulesResponse(resp *http.Response) (res *AlertSched
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeListAllOutgoingWebhooksResponse(resp *http.Response) (res *ListAllOutgoingWebhooksResponse, _ error) {
+func decodeListAllOutgoingWebhooksResponse(resp *http.Response) (res *OutgoingWebhookDeployedList, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -15751,7 +15751,7 @@ func decodeListAllOutgoingWebhooksResponse(resp *http.Response) (res *ListAllOut
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response ListAllOutgoingWebhooksResponse
+			var response OutgoingWebhookDeployedList
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -18058,7 +18058,7 @@ func decodeListNotificationDeliveriesResponse(resp *http.Response) (res *Notific
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeListOutboundWebhooksSummaryResponse(resp *http.Response) (res *ListOutboundWebhooksSummaryResponse, _ error) {
+func decodeListOutboundWebhooksSummaryResponse(resp *http.Response) (res *OutboundWebhookSummaryList, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -18074,7 +18074,7 @@ func decodeListOutboundWebhooksSummaryResponse(resp *http.Response) (res *ListOu
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response ListOutboundWebhooksSummaryResponse
+			var response OutboundWebhookSummaryList
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -18159,7 +18159,7 @@ func decodeListOutboundWebhooksSummaryResponse(resp *http.Response) (res *ListOu
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeListOutgoingWebhookTypesResponse(resp *http.Response) (res *ListOutgoingWebhookTypesResponse, _ error) {
+func decodeListOutgoingWebhookTypesResponse(resp *http.Response) (res *OutgoingWebhookTypeList, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -18175,7 +18175,7 @@ func decodeListOutgoingWebhookTypesResponse(resp *http.Response) (res *ListOutgo
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response ListOutgoingWebhookTypesResponse
+			var response OutgoingWebhookTypeList
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -18260,7 +18260,7 @@ func decodeListOutgoingWebhookTypesResponse(resp *http.Response) (res *ListOutgo
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeListOutgoingWebhooksResponse(resp *http.Response) (res *ListOutgoingWebhooksResponse, _ error) {
+func decodeListOutgoingWebhooksResponse(resp *http.Response) (res *OutgoingWebhookSummaryList, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -18276,7 +18276,7 @@ func decodeListOutgoingWebhooksResponse(resp *http.Response) (res *ListOutgoingW
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response ListOutgoingWebhooksResponse
+			var response OutgoingWebhookSummaryList
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -22320,7 +22320,7 @@ func decodeTestExistingConnectorResponse(resp *http.Response) (res *Notification
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeTestExistingOutgoingWebhookResponse(resp *http.Response) (res *TestOutgoingWebhookResponse, _ error) {
+func decodeTestExistingOutgoingWebhookResponse(resp *http.Response) (res *OutgoingWebhookTestResult, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -22336,7 +22336,7 @@ func decodeTestExistingOutgoingWebhookResponse(resp *http.Response) (res *TestOu
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response TestOutgoingWebhookResponse
+			var response OutgoingWebhookTestResult
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -22513,7 +22513,7 @@ func decodeTestExistingPresetResponse(resp *http.Response) (res *NotificationTes
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeTestOutgoingWebhookResponse(resp *http.Response) (res *TestOutgoingWebhookResponse, _ error) {
+func decodeTestOutgoingWebhookResponse(resp *http.Response) (res *OutgoingWebhookTestResult, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -22529,7 +22529,7 @@ func decodeTestOutgoingWebhookResponse(resp *http.Response) (res *TestOutgoingWe
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response TestOutgoingWebhookResponse
+			var response OutgoingWebhookTestResult
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err
@@ -24321,7 +24321,7 @@ func decodeUpdateExtensionDeploymentResponse(resp *http.Response) (res *Extensio
 	return res, errors.Wrap(defRes, "error")
 }
 
-func decodeUpdateOutgoingWebhookResponse(resp *http.Response) (res *UpdateOutgoingWebhookResponse, _ error) {
+func decodeUpdateOutgoingWebhookResponse(resp *http.Response) (res *OutgoingWebhookUpdated, _ error) {
 	switch resp.StatusCode {
 	case 200:
 		// Code 200.
@@ -24337,7 +24337,7 @@ func decodeUpdateOutgoingWebhookResponse(resp *http.Response) (res *UpdateOutgoi
 			}
 			d := jx.DecodeBytes(buf)
 
-			var response UpdateOutgoingWebhookResponse
+			var response OutgoingWebhookUpdated
 			if err := func() error {
 				if err := response.Decode(d); err != nil {
 					return err

@@ -13935,21 +13935,6 @@ func (s *CreateOutgoingWebhookRequest) SetData(val OptOutgoingWebhookInputData) 
 	s.Data = val
 }
 
-// Ref: #/components/schemas/CreateOutgoingWebhookResponse
-type CreateOutgoingWebhookResponse struct {
-	ID OptString `json:"id"`
-}
-
-// GetID returns the value of ID.
-func (s *CreateOutgoingWebhookResponse) GetID() OptString {
-	return s.ID
-}
-
-// SetID sets the value of ID.
-func (s *CreateOutgoingWebhookResponse) SetID(val OptString) {
-	s.ID = val
-}
-
 // Ref: #/components/schemas/CustomRole
 type CustomRole struct {
 	RoleId      int64  `json:"roleId"`
@@ -14924,9 +14909,6 @@ func (s *DefaultPrioritySetting) SetDefaultPriority(val OptPolicyPriority) {
 
 // DeleteCustomRoleNoContent is response for DeleteCustomRole operation.
 type DeleteCustomRoleNoContent struct{}
-
-// Ref: #/components/schemas/DeleteOutgoingWebhookResponse
-type DeleteOutgoingWebhookResponse struct{}
 
 // Ref: #/components/schemas/DeliveryAttempt
 type DeliveryAttempt struct {
@@ -18353,36 +18335,6 @@ func (s *GetDataUsageV2AggregateItem) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
-}
-
-// Ref: #/components/schemas/GetOutgoingWebhookResponse
-type GetOutgoingWebhookResponse struct {
-	Webhook OptOutgoingWebhook `json:"webhook"`
-}
-
-// GetWebhook returns the value of Webhook.
-func (s *GetOutgoingWebhookResponse) GetWebhook() OptOutgoingWebhook {
-	return s.Webhook
-}
-
-// SetWebhook sets the value of Webhook.
-func (s *GetOutgoingWebhookResponse) SetWebhook(val OptOutgoingWebhook) {
-	s.Webhook = val
-}
-
-// Ref: #/components/schemas/GetOutgoingWebhookTypeDetailsResponse
-type GetOutgoingWebhookTypeDetailsResponse struct {
-	Details OptOutgoingWebhookDetails `json:"details"`
-}
-
-// GetDetails returns the value of Details.
-func (s *GetOutgoingWebhookTypeDetailsResponse) GetDetails() OptOutgoingWebhookDetails {
-	return s.Details
-}
-
-// SetDetails sets the value of Details.
-func (s *GetOutgoingWebhookTypeDetailsResponse) SetDetails(val OptOutgoingWebhookDetails) {
-	s.Details = val
 }
 
 // GetPrometheusRulesNotModified is response for GetPrometheusRules operation.
@@ -21987,21 +21939,6 @@ func (s *LabelValues) init() LabelValues {
 	return m
 }
 
-// Ref: #/components/schemas/ListAllOutgoingWebhooksResponse
-type ListAllOutgoingWebhooksResponse struct {
-	Deployed []OutgoingWebhookExtendedSummary `json:"deployed"`
-}
-
-// GetDeployed returns the value of Deployed.
-func (s *ListAllOutgoingWebhooksResponse) GetDeployed() []OutgoingWebhookExtendedSummary {
-	return s.Deployed
-}
-
-// SetDeployed sets the value of Deployed.
-func (s *ListAllOutgoingWebhooksResponse) SetDeployed(val []OutgoingWebhookExtendedSummary) {
-	s.Deployed = val
-}
-
 // Ref: #/components/schemas/ListExtensionsFilter
 type ListExtensionsFilter struct {
 	// List only extensions sharing at least one of these integrations (none means all; an empty string
@@ -22017,51 +21954,6 @@ func (s *ListExtensionsFilter) GetIntegrations() []string {
 // SetIntegrations sets the value of Integrations.
 func (s *ListExtensionsFilter) SetIntegrations(val []string) {
 	s.Integrations = val
-}
-
-// Ref: #/components/schemas/ListOutboundWebhooksSummaryResponse
-type ListOutboundWebhooksSummaryResponse struct {
-	OutboundWebhookSummaries []OutboundWebhookSummary `json:"outboundWebhookSummaries"`
-}
-
-// GetOutboundWebhookSummaries returns the value of OutboundWebhookSummaries.
-func (s *ListOutboundWebhooksSummaryResponse) GetOutboundWebhookSummaries() []OutboundWebhookSummary {
-	return s.OutboundWebhookSummaries
-}
-
-// SetOutboundWebhookSummaries sets the value of OutboundWebhookSummaries.
-func (s *ListOutboundWebhooksSummaryResponse) SetOutboundWebhookSummaries(val []OutboundWebhookSummary) {
-	s.OutboundWebhookSummaries = val
-}
-
-// Ref: #/components/schemas/ListOutgoingWebhookTypesResponse
-type ListOutgoingWebhookTypesResponse struct {
-	Webhooks []OutgoingWebhookTypeCount `json:"webhooks"`
-}
-
-// GetWebhooks returns the value of Webhooks.
-func (s *ListOutgoingWebhookTypesResponse) GetWebhooks() []OutgoingWebhookTypeCount {
-	return s.Webhooks
-}
-
-// SetWebhooks sets the value of Webhooks.
-func (s *ListOutgoingWebhookTypesResponse) SetWebhooks(val []OutgoingWebhookTypeCount) {
-	s.Webhooks = val
-}
-
-// Ref: #/components/schemas/ListOutgoingWebhooksResponse
-type ListOutgoingWebhooksResponse struct {
-	Deployed []OutgoingWebhookSummary `json:"deployed"`
-}
-
-// GetDeployed returns the value of Deployed.
-func (s *ListOutgoingWebhooksResponse) GetDeployed() []OutgoingWebhookSummary {
-	return s.Deployed
-}
-
-// SetDeployed sets the value of Deployed.
-func (s *ListOutgoingWebhooksResponse) SetDeployed(val []OutgoingWebhookSummary) {
-	s.Deployed = val
 }
 
 // Ref: #/components/schemas/LogAttachment
@@ -36039,6 +35931,52 @@ func (o OptOutgoingWebhookInputData) Or(d OutgoingWebhookInputData) OutgoingWebh
 	return d
 }
 
+// NewOptOutgoingWebhookTestResultFailure returns new OptOutgoingWebhookTestResultFailure with value set to v.
+func NewOptOutgoingWebhookTestResultFailure(v OutgoingWebhookTestResultFailure) OptOutgoingWebhookTestResultFailure {
+	return OptOutgoingWebhookTestResultFailure{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptOutgoingWebhookTestResultFailure is optional OutgoingWebhookTestResultFailure.
+type OptOutgoingWebhookTestResultFailure struct {
+	Value OutgoingWebhookTestResultFailure
+	Set   bool
+}
+
+// IsSet returns true if OptOutgoingWebhookTestResultFailure was set.
+func (o OptOutgoingWebhookTestResultFailure) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptOutgoingWebhookTestResultFailure) Reset() {
+	var v OutgoingWebhookTestResultFailure
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptOutgoingWebhookTestResultFailure) SetTo(v OutgoingWebhookTestResultFailure) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptOutgoingWebhookTestResultFailure) Get() (v OutgoingWebhookTestResultFailure, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptOutgoingWebhookTestResultFailure) Or(d OutgoingWebhookTestResultFailure) OutgoingWebhookTestResultFailure {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptPagerDutyActor returns new OptPagerDutyActor with value set to v.
 func NewOptPagerDutyActor(v PagerDutyActor) OptPagerDutyActor {
 	return OptPagerDutyActor{
@@ -39581,52 +39519,6 @@ func (o OptTestExistingPresetRequest) Or(d TestExistingPresetRequest) TestExisti
 	return d
 }
 
-// NewOptTestOutgoingWebhookResponseFailure returns new OptTestOutgoingWebhookResponseFailure with value set to v.
-func NewOptTestOutgoingWebhookResponseFailure(v TestOutgoingWebhookResponseFailure) OptTestOutgoingWebhookResponseFailure {
-	return OptTestOutgoingWebhookResponseFailure{
-		Value: v,
-		Set:   true,
-	}
-}
-
-// OptTestOutgoingWebhookResponseFailure is optional TestOutgoingWebhookResponseFailure.
-type OptTestOutgoingWebhookResponseFailure struct {
-	Value TestOutgoingWebhookResponseFailure
-	Set   bool
-}
-
-// IsSet returns true if OptTestOutgoingWebhookResponseFailure was set.
-func (o OptTestOutgoingWebhookResponseFailure) IsSet() bool { return o.Set }
-
-// Reset unsets value.
-func (o *OptTestOutgoingWebhookResponseFailure) Reset() {
-	var v TestOutgoingWebhookResponseFailure
-	o.Value = v
-	o.Set = false
-}
-
-// SetTo sets value to v.
-func (o *OptTestOutgoingWebhookResponseFailure) SetTo(v TestOutgoingWebhookResponseFailure) {
-	o.Set = true
-	o.Value = v
-}
-
-// Get returns value and boolean that denotes whether value was set.
-func (o OptTestOutgoingWebhookResponseFailure) Get() (v TestOutgoingWebhookResponseFailure, ok bool) {
-	if !o.Set {
-		return v, false
-	}
-	return o.Value, true
-}
-
-// Or returns value if set, or given parameter if does not.
-func (o OptTestOutgoingWebhookResponseFailure) Or(d TestOutgoingWebhookResponseFailure) TestOutgoingWebhookResponseFailure {
-	if v, ok := o.Get(); ok {
-		return v
-	}
-	return d
-}
-
 // NewOptTestPresetConfigRequest returns new OptTestPresetConfigRequest with value set to v.
 func NewOptTestPresetConfigRequest(v TestPresetConfigRequest) OptTestPresetConfigRequest {
 	return OptTestPresetConfigRequest{
@@ -41586,6 +41478,21 @@ func (s *OutboundWebhookSummary) SetUpdatedAt(val OptDateTime) {
 	s.UpdatedAt = val
 }
 
+// Ref: #/components/schemas/OutboundWebhookSummaryList
+type OutboundWebhookSummaryList struct {
+	OutboundWebhookSummaries []OutboundWebhookSummary `json:"outboundWebhookSummaries"`
+}
+
+// GetOutboundWebhookSummaries returns the value of OutboundWebhookSummaries.
+func (s *OutboundWebhookSummaryList) GetOutboundWebhookSummaries() []OutboundWebhookSummary {
+	return s.OutboundWebhookSummaries
+}
+
+// SetOutboundWebhookSummaries sets the value of OutboundWebhookSummaries.
+func (s *OutboundWebhookSummaryList) SetOutboundWebhookSummaries(val []OutboundWebhookSummary) {
+	s.OutboundWebhookSummaries = val
+}
+
 // A stored outgoing webhook.
 // Ref: #/components/schemas/OutgoingWebhook
 type OutgoingWebhook struct {
@@ -41800,6 +41707,39 @@ func (s *OutgoingWebhook) SetMsTeamsWorkflow(val *MSTeamsWorkflowConfig) {
 	s.MsTeamsWorkflow = val
 }
 
+// Ref: #/components/schemas/OutgoingWebhookCreated
+type OutgoingWebhookCreated struct {
+	ID OptString `json:"id"`
+}
+
+// GetID returns the value of ID.
+func (s *OutgoingWebhookCreated) GetID() OptString {
+	return s.ID
+}
+
+// SetID sets the value of ID.
+func (s *OutgoingWebhookCreated) SetID(val OptString) {
+	s.ID = val
+}
+
+// Ref: #/components/schemas/OutgoingWebhookDeleted
+type OutgoingWebhookDeleted struct{}
+
+// Ref: #/components/schemas/OutgoingWebhookDeployedList
+type OutgoingWebhookDeployedList struct {
+	Deployed []OutgoingWebhookExtendedSummary `json:"deployed"`
+}
+
+// GetDeployed returns the value of Deployed.
+func (s *OutgoingWebhookDeployedList) GetDeployed() []OutgoingWebhookExtendedSummary {
+	return s.Deployed
+}
+
+// SetDeployed sets the value of Deployed.
+func (s *OutgoingWebhookDeployedList) SetDeployed(val []OutgoingWebhookExtendedSummary) {
+	s.Deployed = val
+}
+
 // Ref: #/components/schemas/OutgoingWebhookDetails
 type OutgoingWebhookDetails struct {
 	Type  OptWebhookType `json:"type"`
@@ -41824,6 +41764,21 @@ func (s *OutgoingWebhookDetails) SetType(val OptWebhookType) {
 // SetLabel sets the value of Label.
 func (s *OutgoingWebhookDetails) SetLabel(val OptString) {
 	s.Label = val
+}
+
+// Ref: #/components/schemas/OutgoingWebhookEnvelope
+type OutgoingWebhookEnvelope struct {
+	Webhook OptOutgoingWebhook `json:"webhook"`
+}
+
+// GetWebhook returns the value of Webhook.
+func (s *OutgoingWebhookEnvelope) GetWebhook() OptOutgoingWebhook {
+	return s.Webhook
+}
+
+// SetWebhook sets the value of Webhook.
+func (s *OutgoingWebhookEnvelope) SetWebhook(val OptOutgoingWebhook) {
+	s.Webhook = val
 }
 
 // Ref: #/components/schemas/OutgoingWebhookExtendedSummary
@@ -42147,6 +42102,89 @@ func (s *OutgoingWebhookSummary) SetUpdatedAt(val OptDateTime) {
 	s.UpdatedAt = val
 }
 
+// Ref: #/components/schemas/OutgoingWebhookSummaryList
+type OutgoingWebhookSummaryList struct {
+	Deployed []OutgoingWebhookSummary `json:"deployed"`
+}
+
+// GetDeployed returns the value of Deployed.
+func (s *OutgoingWebhookSummaryList) GetDeployed() []OutgoingWebhookSummary {
+	return s.Deployed
+}
+
+// SetDeployed sets the value of Deployed.
+func (s *OutgoingWebhookSummaryList) SetDeployed(val []OutgoingWebhookSummary) {
+	s.Deployed = val
+}
+
+// Exactly one of `success` and `failure`.
+// Ref: #/components/schemas/OutgoingWebhookTestResult
+type OutgoingWebhookTestResult struct {
+	Success *OutgoingWebhookTestResultSuccess   `json:"success"`
+	Failure OptOutgoingWebhookTestResultFailure `json:"failure"`
+}
+
+// GetSuccess returns the value of Success.
+func (s *OutgoingWebhookTestResult) GetSuccess() *OutgoingWebhookTestResultSuccess {
+	return s.Success
+}
+
+// GetFailure returns the value of Failure.
+func (s *OutgoingWebhookTestResult) GetFailure() OptOutgoingWebhookTestResultFailure {
+	return s.Failure
+}
+
+// SetSuccess sets the value of Success.
+func (s *OutgoingWebhookTestResult) SetSuccess(val *OutgoingWebhookTestResultSuccess) {
+	s.Success = val
+}
+
+// SetFailure sets the value of Failure.
+func (s *OutgoingWebhookTestResult) SetFailure(val OptOutgoingWebhookTestResultFailure) {
+	s.Failure = val
+}
+
+type OutgoingWebhookTestResultFailure struct {
+	// The receiver's HTTP status, or the SMTP server's reply code; 0 when none answered.
+	StatusCode OptInt64 `json:"statusCode"`
+	// What went wrong.
+	ErrorMessage OptString `json:"errorMessage"`
+	// The same for a person.
+	DisplayMessage OptString `json:"displayMessage"`
+}
+
+// GetStatusCode returns the value of StatusCode.
+func (s *OutgoingWebhookTestResultFailure) GetStatusCode() OptInt64 {
+	return s.StatusCode
+}
+
+// GetErrorMessage returns the value of ErrorMessage.
+func (s *OutgoingWebhookTestResultFailure) GetErrorMessage() OptString {
+	return s.ErrorMessage
+}
+
+// GetDisplayMessage returns the value of DisplayMessage.
+func (s *OutgoingWebhookTestResultFailure) GetDisplayMessage() OptString {
+	return s.DisplayMessage
+}
+
+// SetStatusCode sets the value of StatusCode.
+func (s *OutgoingWebhookTestResultFailure) SetStatusCode(val OptInt64) {
+	s.StatusCode = val
+}
+
+// SetErrorMessage sets the value of ErrorMessage.
+func (s *OutgoingWebhookTestResultFailure) SetErrorMessage(val OptString) {
+	s.ErrorMessage = val
+}
+
+// SetDisplayMessage sets the value of DisplayMessage.
+func (s *OutgoingWebhookTestResultFailure) SetDisplayMessage(val OptString) {
+	s.DisplayMessage = val
+}
+
+type OutgoingWebhookTestResultSuccess struct{}
+
 // Ref: #/components/schemas/OutgoingWebhookTypeCount
 type OutgoingWebhookTypeCount struct {
 	Type  OptWebhookType `json:"type"`
@@ -42183,6 +42221,39 @@ func (s *OutgoingWebhookTypeCount) SetLabel(val OptString) {
 func (s *OutgoingWebhookTypeCount) SetCount(val OptInt64) {
 	s.Count = val
 }
+
+// Ref: #/components/schemas/OutgoingWebhookTypeDetailsEnvelope
+type OutgoingWebhookTypeDetailsEnvelope struct {
+	Details OptOutgoingWebhookDetails `json:"details"`
+}
+
+// GetDetails returns the value of Details.
+func (s *OutgoingWebhookTypeDetailsEnvelope) GetDetails() OptOutgoingWebhookDetails {
+	return s.Details
+}
+
+// SetDetails sets the value of Details.
+func (s *OutgoingWebhookTypeDetailsEnvelope) SetDetails(val OptOutgoingWebhookDetails) {
+	s.Details = val
+}
+
+// Ref: #/components/schemas/OutgoingWebhookTypeList
+type OutgoingWebhookTypeList struct {
+	Webhooks []OutgoingWebhookTypeCount `json:"webhooks"`
+}
+
+// GetWebhooks returns the value of Webhooks.
+func (s *OutgoingWebhookTypeList) GetWebhooks() []OutgoingWebhookTypeCount {
+	return s.Webhooks
+}
+
+// SetWebhooks sets the value of Webhooks.
+func (s *OutgoingWebhookTypeList) SetWebhooks(val []OutgoingWebhookTypeCount) {
+	s.Webhooks = val
+}
+
+// Ref: #/components/schemas/OutgoingWebhookUpdated
+type OutgoingWebhookUpdated struct{}
 
 // Ref: #/components/schemas/OverwritePoliciesResponse
 type OverwritePoliciesResponse struct {
@@ -49038,74 +49109,6 @@ func (s *TestOutgoingWebhookRequest) SetData(val OptOutgoingWebhookInputData) {
 	s.Data = val
 }
 
-// Exactly one of `success` and `failure`.
-// Ref: #/components/schemas/TestOutgoingWebhookResponse
-type TestOutgoingWebhookResponse struct {
-	Success *TestOutgoingWebhookResponseSuccess   `json:"success"`
-	Failure OptTestOutgoingWebhookResponseFailure `json:"failure"`
-}
-
-// GetSuccess returns the value of Success.
-func (s *TestOutgoingWebhookResponse) GetSuccess() *TestOutgoingWebhookResponseSuccess {
-	return s.Success
-}
-
-// GetFailure returns the value of Failure.
-func (s *TestOutgoingWebhookResponse) GetFailure() OptTestOutgoingWebhookResponseFailure {
-	return s.Failure
-}
-
-// SetSuccess sets the value of Success.
-func (s *TestOutgoingWebhookResponse) SetSuccess(val *TestOutgoingWebhookResponseSuccess) {
-	s.Success = val
-}
-
-// SetFailure sets the value of Failure.
-func (s *TestOutgoingWebhookResponse) SetFailure(val OptTestOutgoingWebhookResponseFailure) {
-	s.Failure = val
-}
-
-type TestOutgoingWebhookResponseFailure struct {
-	// The receiver's HTTP status, or the SMTP server's reply code; 0 when none answered.
-	StatusCode OptInt64 `json:"statusCode"`
-	// What went wrong.
-	ErrorMessage OptString `json:"errorMessage"`
-	// The same for a person.
-	DisplayMessage OptString `json:"displayMessage"`
-}
-
-// GetStatusCode returns the value of StatusCode.
-func (s *TestOutgoingWebhookResponseFailure) GetStatusCode() OptInt64 {
-	return s.StatusCode
-}
-
-// GetErrorMessage returns the value of ErrorMessage.
-func (s *TestOutgoingWebhookResponseFailure) GetErrorMessage() OptString {
-	return s.ErrorMessage
-}
-
-// GetDisplayMessage returns the value of DisplayMessage.
-func (s *TestOutgoingWebhookResponseFailure) GetDisplayMessage() OptString {
-	return s.DisplayMessage
-}
-
-// SetStatusCode sets the value of StatusCode.
-func (s *TestOutgoingWebhookResponseFailure) SetStatusCode(val OptInt64) {
-	s.StatusCode = val
-}
-
-// SetErrorMessage sets the value of ErrorMessage.
-func (s *TestOutgoingWebhookResponseFailure) SetErrorMessage(val OptString) {
-	s.ErrorMessage = val
-}
-
-// SetDisplayMessage sets the value of DisplayMessage.
-func (s *TestOutgoingWebhookResponseFailure) SetDisplayMessage(val OptString) {
-	s.DisplayMessage = val
-}
-
-type TestOutgoingWebhookResponseSuccess struct{}
-
 // Ref: #/components/schemas/TestPresetConfigRequest
 type TestPresetConfigRequest struct {
 	ConnectorId     OptNotificationCenterID          `json:"connectorId"`
@@ -49450,9 +49453,6 @@ func (s *UpdateOutgoingWebhookRequest) SetID(val OptString) {
 func (s *UpdateOutgoingWebhookRequest) SetData(val OptOutgoingWebhookInputData) {
 	s.Data = val
 }
-
-// Ref: #/components/schemas/UpdateOutgoingWebhookResponse
-type UpdateOutgoingWebhookResponse struct{}
 
 // Ref: #/components/schemas/UsageBucket
 type UsageBucket struct {

@@ -506,7 +506,7 @@ type Invoker interface {
 	// delivery; `method` UNKNOWN or left out is POST. A team holds at most 500 webhooks.
 	//
 	// POST /mgmt/openapi/5/integrations/webhooks/v1
-	CreateOutgoingWebhook(ctx context.Context, request *CreateOutgoingWebhookRequest) (*CreateOutgoingWebhookResponse, error)
+	CreateOutgoingWebhook(ctx context.Context, request *CreateOutgoingWebhookRequest) (*OutgoingWebhookCreated, error)
 	// CreateParsingRuleGroup invokes CreateParsingRuleGroup operation.
 	//
 	// Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets at
@@ -1116,13 +1116,13 @@ type Invoker interface {
 	// `externalId`.
 	//
 	// GET /mgmt/openapi/5/integrations/webhooks/v1/{id}
-	GetOutgoingWebhook(ctx context.Context, params GetOutgoingWebhookParams) (*GetOutgoingWebhookResponse, error)
+	GetOutgoingWebhook(ctx context.Context, params GetOutgoingWebhookParams) (*OutgoingWebhookEnvelope, error)
 	// GetOutgoingWebhookTypeDetails invokes GetOutgoingWebhookTypeDetails operation.
 	//
 	// The type's label. UNKNOWN is not a type (404).
 	//
 	// GET /mgmt/openapi/5/integrations/webhook-types/v1/{type}
-	GetOutgoingWebhookTypeDetails(ctx context.Context, params GetOutgoingWebhookTypeDetailsParams) (*GetOutgoingWebhookTypeDetailsResponse, error)
+	GetOutgoingWebhookTypeDetails(ctx context.Context, params GetOutgoingWebhookTypeDetailsParams) (*OutgoingWebhookTypeDetailsEnvelope, error)
 	// GetParsingRuleGroup invokes GetParsingRuleGroup operation.
 	//
 	// Read one parsing rule group.
@@ -1347,7 +1347,7 @@ type Invoker interface {
 	// and times (its type's settings are answered by the get).
 	//
 	// GET /mgmt/openapi/5/integrations/webhooks/v1
-	ListAllOutgoingWebhooks(ctx context.Context) (*ListAllOutgoingWebhooksResponse, error)
+	ListAllOutgoingWebhooks(ctx context.Context) (*OutgoingWebhookDeployedList, error)
 	// ListApiKeys invokes ListApiKeys operation.
 	//
 	// Every API key of the caller's team, oldest first; send-data keys are listed by
@@ -1544,19 +1544,19 @@ type Invoker interface {
 	// Each webhook of the team by id, `externalId`, name, type and times, without URL nor settings.
 	//
 	// GET /mgmt/openapi/5/integrations/webhooks/v1/list/summaries
-	ListOutboundWebhooksSummary(ctx context.Context) (*ListOutboundWebhooksSummaryResponse, error)
+	ListOutboundWebhooksSummary(ctx context.Context) (*OutboundWebhookSummaryList, error)
 	// ListOutgoingWebhookTypes invokes ListOutgoingWebhookTypes operation.
 	//
 	// Every webhook type with its label and how many webhooks of it the team holds.
 	//
 	// GET /mgmt/openapi/5/integrations/webhook-types/v1
-	ListOutgoingWebhookTypes(ctx context.Context) (*ListOutgoingWebhookTypesResponse, error)
+	ListOutgoingWebhookTypes(ctx context.Context) (*OutgoingWebhookTypeList, error)
 	// ListOutgoingWebhooks invokes ListOutgoingWebhooks operation.
 	//
 	// The team's webhooks of `type`, oldest first; left out or UNKNOWN, every webhook.
 	//
 	// GET /mgmt/openapi/5/integrations/webhooks/v1/list/by-types
-	ListOutgoingWebhooks(ctx context.Context, params ListOutgoingWebhooksParams) (*ListOutgoingWebhooksResponse, error)
+	ListOutgoingWebhooks(ctx context.Context, params ListOutgoingWebhooksParams) (*OutgoingWebhookSummaryList, error)
 	// ListParsingRuleGroups invokes ListParsingRuleGroups operation.
 	//
 	// Every group of the team, by `order`, then oldest first.
@@ -1898,7 +1898,7 @@ type Invoker interface {
 	// nothing is retried.
 	//
 	// GET /mgmt/openapi/5/integrations/webhooks/v1/{id}/test
-	TestExistingOutgoingWebhook(ctx context.Context, params TestExistingOutgoingWebhookParams) (*TestOutgoingWebhookResponse, error)
+	TestExistingOutgoingWebhook(ctx context.Context, params TestExistingOutgoingWebhookParams) (*OutgoingWebhookTestResult, error)
 	// TestExistingPreset invokes TestExistingPreset operation.
 	//
 	// Renders a made-up event of `entityType` (the preset's entity type when left out) and `entitySubType`
@@ -1914,7 +1914,7 @@ type Invoker interface {
 	// webhook does; nothing is stored.
 	//
 	// POST /mgmt/openapi/5/integrations/webhooks-test/v1
-	TestOutgoingWebhook(ctx context.Context, request *TestOutgoingWebhookRequest) (*TestOutgoingWebhookResponse, error)
+	TestOutgoingWebhook(ctx context.Context, request *TestOutgoingWebhookRequest) (*OutgoingWebhookTestResult, error)
 	// TestPresetConfig invokes TestPresetConfig operation.
 	//
 	// Renders a made-up event of `entityType` and `entitySubType` with the preset made of
@@ -7352,12 +7352,12 @@ func (c *Client) sendCreateGlobalRouter(ctx context.Context, request *GlobalRout
 // delivery; `method` UNKNOWN or left out is POST. A team holds at most 500 webhooks.
 //
 // POST /mgmt/openapi/5/integrations/webhooks/v1
-func (c *Client) CreateOutgoingWebhook(ctx context.Context, request *CreateOutgoingWebhookRequest) (*CreateOutgoingWebhookResponse, error) {
+func (c *Client) CreateOutgoingWebhook(ctx context.Context, request *CreateOutgoingWebhookRequest) (*OutgoingWebhookCreated, error) {
 	res, err := c.sendCreateOutgoingWebhook(ctx, request)
 	return res, err
 }
 
-func (c *Client) sendCreateOutgoingWebhook(ctx context.Context, request *CreateOutgoingWebhookRequest) (res *CreateOutgoingWebhookResponse, err error) {
+func (c *Client) sendCreateOutgoingWebhook(ctx context.Context, request *CreateOutgoingWebhookRequest) (res *OutgoingWebhookCreated, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -9310,7 +9310,7 @@ func (c *Client) DeleteOutgoingWebhook(ctx context.Context, params DeleteOutgoin
 	return err
 }
 
-func (c *Client) sendDeleteOutgoingWebhook(ctx context.Context, params DeleteOutgoingWebhookParams) (res *DeleteOutgoingWebhookResponse, err error) {
+func (c *Client) sendDeleteOutgoingWebhook(ctx context.Context, params DeleteOutgoingWebhookParams) (res *OutgoingWebhookDeleted, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
@@ -14527,12 +14527,12 @@ func (c *Client) sendGetLogsCountV2(ctx context.Context, params GetLogsCountV2Pa
 // `externalId`.
 //
 // GET /mgmt/openapi/5/integrations/webhooks/v1/{id}
-func (c *Client) GetOutgoingWebhook(ctx context.Context, params GetOutgoingWebhookParams) (*GetOutgoingWebhookResponse, error) {
+func (c *Client) GetOutgoingWebhook(ctx context.Context, params GetOutgoingWebhookParams) (*OutgoingWebhookEnvelope, error) {
 	res, err := c.sendGetOutgoingWebhook(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendGetOutgoingWebhook(ctx context.Context, params GetOutgoingWebhookParams) (res *GetOutgoingWebhookResponse, err error) {
+func (c *Client) sendGetOutgoingWebhook(ctx context.Context, params GetOutgoingWebhookParams) (res *OutgoingWebhookEnvelope, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
@@ -14621,12 +14621,12 @@ func (c *Client) sendGetOutgoingWebhook(ctx context.Context, params GetOutgoingW
 // The type's label. UNKNOWN is not a type (404).
 //
 // GET /mgmt/openapi/5/integrations/webhook-types/v1/{type}
-func (c *Client) GetOutgoingWebhookTypeDetails(ctx context.Context, params GetOutgoingWebhookTypeDetailsParams) (*GetOutgoingWebhookTypeDetailsResponse, error) {
+func (c *Client) GetOutgoingWebhookTypeDetails(ctx context.Context, params GetOutgoingWebhookTypeDetailsParams) (*OutgoingWebhookTypeDetailsEnvelope, error) {
 	res, err := c.sendGetOutgoingWebhookTypeDetails(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendGetOutgoingWebhookTypeDetails(ctx context.Context, params GetOutgoingWebhookTypeDetailsParams) (res *GetOutgoingWebhookTypeDetailsResponse, err error) {
+func (c *Client) sendGetOutgoingWebhookTypeDetails(ctx context.Context, params GetOutgoingWebhookTypeDetailsParams) (res *OutgoingWebhookTypeDetailsEnvelope, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [2]string
@@ -16831,12 +16831,12 @@ func (c *Client) sendListAlertSchedulerRules(ctx context.Context, params ListAle
 // and times (its type's settings are answered by the get).
 //
 // GET /mgmt/openapi/5/integrations/webhooks/v1
-func (c *Client) ListAllOutgoingWebhooks(ctx context.Context) (*ListAllOutgoingWebhooksResponse, error) {
+func (c *Client) ListAllOutgoingWebhooks(ctx context.Context) (*OutgoingWebhookDeployedList, error) {
 	res, err := c.sendListAllOutgoingWebhooks(ctx)
 	return res, err
 }
 
-func (c *Client) sendListAllOutgoingWebhooks(ctx context.Context) (res *ListAllOutgoingWebhooksResponse, err error) {
+func (c *Client) sendListAllOutgoingWebhooks(ctx context.Context) (res *OutgoingWebhookDeployedList, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -18883,12 +18883,12 @@ func (c *Client) sendListNotificationDeliveries(ctx context.Context, request *No
 // Each webhook of the team by id, `externalId`, name, type and times, without URL nor settings.
 //
 // GET /mgmt/openapi/5/integrations/webhooks/v1/list/summaries
-func (c *Client) ListOutboundWebhooksSummary(ctx context.Context) (*ListOutboundWebhooksSummaryResponse, error) {
+func (c *Client) ListOutboundWebhooksSummary(ctx context.Context) (*OutboundWebhookSummaryList, error) {
 	res, err := c.sendListOutboundWebhooksSummary(ctx)
 	return res, err
 }
 
-func (c *Client) sendListOutboundWebhooksSummary(ctx context.Context) (res *ListOutboundWebhooksSummaryResponse, err error) {
+func (c *Client) sendListOutboundWebhooksSummary(ctx context.Context) (res *OutboundWebhookSummaryList, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -18959,12 +18959,12 @@ func (c *Client) sendListOutboundWebhooksSummary(ctx context.Context) (res *List
 // Every webhook type with its label and how many webhooks of it the team holds.
 //
 // GET /mgmt/openapi/5/integrations/webhook-types/v1
-func (c *Client) ListOutgoingWebhookTypes(ctx context.Context) (*ListOutgoingWebhookTypesResponse, error) {
+func (c *Client) ListOutgoingWebhookTypes(ctx context.Context) (*OutgoingWebhookTypeList, error) {
 	res, err := c.sendListOutgoingWebhookTypes(ctx)
 	return res, err
 }
 
-func (c *Client) sendListOutgoingWebhookTypes(ctx context.Context) (res *ListOutgoingWebhookTypesResponse, err error) {
+func (c *Client) sendListOutgoingWebhookTypes(ctx context.Context) (res *OutgoingWebhookTypeList, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -19035,12 +19035,12 @@ func (c *Client) sendListOutgoingWebhookTypes(ctx context.Context) (res *ListOut
 // The team's webhooks of `type`, oldest first; left out or UNKNOWN, every webhook.
 //
 // GET /mgmt/openapi/5/integrations/webhooks/v1/list/by-types
-func (c *Client) ListOutgoingWebhooks(ctx context.Context, params ListOutgoingWebhooksParams) (*ListOutgoingWebhooksResponse, error) {
+func (c *Client) ListOutgoingWebhooks(ctx context.Context, params ListOutgoingWebhooksParams) (*OutgoingWebhookSummaryList, error) {
 	res, err := c.sendListOutgoingWebhooks(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendListOutgoingWebhooks(ctx context.Context, params ListOutgoingWebhooksParams) (res *ListOutgoingWebhooksResponse, err error) {
+func (c *Client) sendListOutgoingWebhooks(ctx context.Context, params ListOutgoingWebhooksParams) (res *OutgoingWebhookSummaryList, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -22635,12 +22635,12 @@ func (c *Client) sendTestExistingConnector(ctx context.Context, request OptTestE
 // nothing is retried.
 //
 // GET /mgmt/openapi/5/integrations/webhooks/v1/{id}/test
-func (c *Client) TestExistingOutgoingWebhook(ctx context.Context, params TestExistingOutgoingWebhookParams) (*TestOutgoingWebhookResponse, error) {
+func (c *Client) TestExistingOutgoingWebhook(ctx context.Context, params TestExistingOutgoingWebhookParams) (*OutgoingWebhookTestResult, error) {
 	res, err := c.sendTestExistingOutgoingWebhook(ctx, params)
 	return res, err
 }
 
-func (c *Client) sendTestExistingOutgoingWebhook(ctx context.Context, params TestExistingOutgoingWebhookParams) (res *TestOutgoingWebhookResponse, err error) {
+func (c *Client) sendTestExistingOutgoingWebhook(ctx context.Context, params TestExistingOutgoingWebhookParams) (res *OutgoingWebhookTestResult, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [3]string
@@ -22813,12 +22813,12 @@ func (c *Client) sendTestExistingPreset(ctx context.Context, request OptTestExis
 // webhook does; nothing is stored.
 //
 // POST /mgmt/openapi/5/integrations/webhooks-test/v1
-func (c *Client) TestOutgoingWebhook(ctx context.Context, request *TestOutgoingWebhookRequest) (*TestOutgoingWebhookResponse, error) {
+func (c *Client) TestOutgoingWebhook(ctx context.Context, request *TestOutgoingWebhookRequest) (*OutgoingWebhookTestResult, error) {
 	res, err := c.sendTestOutgoingWebhook(ctx, request)
 	return res, err
 }
 
-func (c *Client) sendTestOutgoingWebhook(ctx context.Context, request *TestOutgoingWebhookRequest) (res *TestOutgoingWebhookResponse, err error) {
+func (c *Client) sendTestOutgoingWebhook(ctx context.Context, request *TestOutgoingWebhookRequest) (res *OutgoingWebhookTestResult, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string
@@ -24596,7 +24596,7 @@ func (c *Client) UpdateOutgoingWebhook(ctx context.Context, request *UpdateOutgo
 	return err
 }
 
-func (c *Client) sendUpdateOutgoingWebhook(ctx context.Context, request *UpdateOutgoingWebhookRequest) (res *UpdateOutgoingWebhookResponse, err error) {
+func (c *Client) sendUpdateOutgoingWebhook(ctx context.Context, request *UpdateOutgoingWebhookRequest) (res *OutgoingWebhookUpdated, err error) {
 
 	u := uri.Clone(c.requestURL(ctx))
 	var pathParts [1]string

@@ -8191,7 +8191,7 @@ func (s *Server) handleCreateOutgoingWebhookRequest(args [0]string, argsEscaped 
 		}
 	}()
 
-	var response *CreateOutgoingWebhookResponse
+	var response *OutgoingWebhookCreated
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -8207,7 +8207,7 @@ func (s *Server) handleCreateOutgoingWebhookRequest(args [0]string, argsEscaped 
 		type (
 			Request  = *CreateOutgoingWebhookRequest
 			Params   = struct{}
-			Response = *CreateOutgoingWebhookResponse
+			Response = *OutgoingWebhookCreated
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -11205,7 +11205,7 @@ func (s *Server) handleDeleteOutgoingWebhookRequest(args [1]string, argsEscaped 
 
 	var rawBody []byte
 
-	var response *DeleteOutgoingWebhookResponse
+	var response *OutgoingWebhookDeleted
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -11226,7 +11226,7 @@ func (s *Server) handleDeleteOutgoingWebhookRequest(args [1]string, argsEscaped 
 		type (
 			Request  = struct{}
 			Params   = DeleteOutgoingWebhookParams
-			Response = *DeleteOutgoingWebhookResponse
+			Response = *OutgoingWebhookDeleted
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -18734,7 +18734,7 @@ func (s *Server) handleGetOutgoingWebhookRequest(args [1]string, argsEscaped boo
 
 	var rawBody []byte
 
-	var response *GetOutgoingWebhookResponse
+	var response *OutgoingWebhookEnvelope
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -18755,7 +18755,7 @@ func (s *Server) handleGetOutgoingWebhookRequest(args [1]string, argsEscaped boo
 		type (
 			Request  = struct{}
 			Params   = GetOutgoingWebhookParams
-			Response = *GetOutgoingWebhookResponse
+			Response = *OutgoingWebhookEnvelope
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -18875,7 +18875,7 @@ func (s *Server) handleGetOutgoingWebhookTypeDetailsRequest(args [1]string, args
 
 	var rawBody []byte
 
-	var response *GetOutgoingWebhookTypeDetailsResponse
+	var response *OutgoingWebhookTypeDetailsEnvelope
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -18896,7 +18896,7 @@ func (s *Server) handleGetOutgoingWebhookTypeDetailsRequest(args [1]string, args
 		type (
 			Request  = struct{}
 			Params   = GetOutgoingWebhookTypeDetailsParams
-			Response = *GetOutgoingWebhookTypeDetailsResponse
+			Response = *OutgoingWebhookTypeDetailsEnvelope
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -22121,7 +22121,7 @@ func (s *Server) handleListAllOutgoingWebhooksRequest(args [0]string, argsEscape
 
 	var rawBody []byte
 
-	var response *ListAllOutgoingWebhooksResponse
+	var response *OutgoingWebhookDeployedList
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -22137,7 +22137,7 @@ func (s *Server) handleListAllOutgoingWebhooksRequest(args [0]string, argsEscape
 		type (
 			Request  = struct{}
 			Params   = struct{}
-			Response = *ListAllOutgoingWebhooksResponse
+			Response = *OutgoingWebhookDeployedList
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -25285,7 +25285,7 @@ func (s *Server) handleListOutboundWebhooksSummaryRequest(args [0]string, argsEs
 
 	var rawBody []byte
 
-	var response *ListOutboundWebhooksSummaryResponse
+	var response *OutboundWebhookSummaryList
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -25301,7 +25301,7 @@ func (s *Server) handleListOutboundWebhooksSummaryRequest(args [0]string, argsEs
 		type (
 			Request  = struct{}
 			Params   = struct{}
-			Response = *ListOutboundWebhooksSummaryResponse
+			Response = *OutboundWebhookSummaryList
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -25411,7 +25411,7 @@ func (s *Server) handleListOutgoingWebhookTypesRequest(args [0]string, argsEscap
 
 	var rawBody []byte
 
-	var response *ListOutgoingWebhookTypesResponse
+	var response *OutgoingWebhookTypeList
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -25427,7 +25427,7 @@ func (s *Server) handleListOutgoingWebhookTypesRequest(args [0]string, argsEscap
 		type (
 			Request  = struct{}
 			Params   = struct{}
-			Response = *ListOutgoingWebhookTypesResponse
+			Response = *OutgoingWebhookTypeList
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -25547,7 +25547,7 @@ func (s *Server) handleListOutgoingWebhooksRequest(args [0]string, argsEscaped b
 
 	var rawBody []byte
 
-	var response *ListOutgoingWebhooksResponse
+	var response *OutgoingWebhookSummaryList
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -25568,7 +25568,7 @@ func (s *Server) handleListOutgoingWebhooksRequest(args [0]string, argsEscaped b
 		type (
 			Request  = struct{}
 			Params   = ListOutgoingWebhooksParams
-			Response = *ListOutgoingWebhooksResponse
+			Response = *OutgoingWebhookSummaryList
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -31376,7 +31376,7 @@ func (s *Server) handleTestExistingOutgoingWebhookRequest(args [1]string, argsEs
 
 	var rawBody []byte
 
-	var response *TestOutgoingWebhookResponse
+	var response *OutgoingWebhookTestResult
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -31397,7 +31397,7 @@ func (s *Server) handleTestExistingOutgoingWebhookRequest(args [1]string, argsEs
 		type (
 			Request  = struct{}
 			Params   = TestExistingOutgoingWebhookParams
-			Response = *TestOutgoingWebhookResponse
+			Response = *OutgoingWebhookTestResult
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -31667,7 +31667,7 @@ func (s *Server) handleTestOutgoingWebhookRequest(args [0]string, argsEscaped bo
 		}
 	}()
 
-	var response *TestOutgoingWebhookResponse
+	var response *OutgoingWebhookTestResult
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -31683,7 +31683,7 @@ func (s *Server) handleTestOutgoingWebhookRequest(args [0]string, argsEscaped bo
 		type (
 			Request  = *TestOutgoingWebhookRequest
 			Params   = struct{}
-			Response = *TestOutgoingWebhookResponse
+			Response = *OutgoingWebhookTestResult
 		)
 		response, err = middleware.HookMiddleware[
 			Request,
@@ -34341,7 +34341,7 @@ func (s *Server) handleUpdateOutgoingWebhookRequest(args [0]string, argsEscaped 
 		}
 	}()
 
-	var response *UpdateOutgoingWebhookResponse
+	var response *OutgoingWebhookUpdated
 	if m := s.cfg.Middleware; m != nil {
 		mreq := middleware.Request{
 			Context:          ctx,
@@ -34357,7 +34357,7 @@ func (s *Server) handleUpdateOutgoingWebhookRequest(args [0]string, argsEscaped 
 		type (
 			Request  = *UpdateOutgoingWebhookRequest
 			Params   = struct{}
-			Response = *UpdateOutgoingWebhookResponse
+			Response = *OutgoingWebhookUpdated
 		)
 		response, err = middleware.HookMiddleware[
 			Request,

@@ -741,7 +741,7 @@ func encodeCreateGlobalRouterResponse(response *GlobalRouterResponse, w http.Res
 	return nil
 }
 
-func encodeCreateOutgoingWebhookResponse(response *CreateOutgoingWebhookResponse, w http.ResponseWriter) error {
+func encodeCreateOutgoingWebhookResponse(response *OutgoingWebhookCreated, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -1007,7 +1007,7 @@ func encodeDeleteGlobalRouterResponse(response *EmptyObject, w http.ResponseWrit
 	return nil
 }
 
-func encodeDeleteOutgoingWebhookResponse(response *DeleteOutgoingWebhookResponse, w http.ResponseWriter) error {
+func encodeDeleteOutgoingWebhookResponse(response *OutgoingWebhookDeleted, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -1878,7 +1878,7 @@ func encodeGetLogsCountV2Response(response *UsageV2LogsCountHeaders, w http.Resp
 	return nil
 }
 
-func encodeGetOutgoingWebhookResponse(response *GetOutgoingWebhookResponse, w http.ResponseWriter) error {
+func encodeGetOutgoingWebhookResponse(response *OutgoingWebhookEnvelope, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -1891,7 +1891,7 @@ func encodeGetOutgoingWebhookResponse(response *GetOutgoingWebhookResponse, w ht
 	return nil
 }
 
-func encodeGetOutgoingWebhookTypeDetailsResponse(response *GetOutgoingWebhookTypeDetailsResponse, w http.ResponseWriter) error {
+func encodeGetOutgoingWebhookTypeDetailsResponse(response *OutgoingWebhookTypeDetailsEnvelope, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -2272,7 +2272,7 @@ func encodeListAlertSchedulerRulesResponse(response *AlertSchedulerRulePage, w h
 	return nil
 }
 
-func encodeListAllOutgoingWebhooksResponse(response *ListAllOutgoingWebhooksResponse, w http.ResponseWriter) error {
+func encodeListAllOutgoingWebhooksResponse(response *OutgoingWebhookDeployedList, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -2571,7 +2571,7 @@ func encodeListNotificationDeliveriesResponse(response *NotificationDeliveriesLi
 	return nil
 }
 
-func encodeListOutboundWebhooksSummaryResponse(response *ListOutboundWebhooksSummaryResponse, w http.ResponseWriter) error {
+func encodeListOutboundWebhooksSummaryResponse(response *OutboundWebhookSummaryList, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -2584,7 +2584,7 @@ func encodeListOutboundWebhooksSummaryResponse(response *ListOutboundWebhooksSum
 	return nil
 }
 
-func encodeListOutgoingWebhookTypesResponse(response *ListOutgoingWebhookTypesResponse, w http.ResponseWriter) error {
+func encodeListOutgoingWebhookTypesResponse(response *OutgoingWebhookTypeList, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -2597,7 +2597,7 @@ func encodeListOutgoingWebhookTypesResponse(response *ListOutgoingWebhookTypesRe
 	return nil
 }
 
-func encodeListOutgoingWebhooksResponse(response *ListOutgoingWebhooksResponse, w http.ResponseWriter) error {
+func encodeListOutgoingWebhooksResponse(response *OutgoingWebhookSummaryList, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -3130,7 +3130,7 @@ func encodeTestExistingConnectorResponse(response *NotificationTestResponse, w h
 	return nil
 }
 
-func encodeTestExistingOutgoingWebhookResponse(response *TestOutgoingWebhookResponse, w http.ResponseWriter) error {
+func encodeTestExistingOutgoingWebhookResponse(response *OutgoingWebhookTestResult, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -3156,7 +3156,7 @@ func encodeTestExistingPresetResponse(response *NotificationTestResponse, w http
 	return nil
 }
 
-func encodeTestOutgoingWebhookResponse(response *TestOutgoingWebhookResponse, w http.ResponseWriter) error {
+func encodeTestOutgoingWebhookResponse(response *OutgoingWebhookTestResult, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 
@@ -3407,7 +3407,7 @@ func encodeUpdateExtensionDeploymentResponse(response *ExtensionDeploymentRespon
 	return nil
 }
 
-func encodeUpdateOutgoingWebhookResponse(response *UpdateOutgoingWebhookResponse, w http.ResponseWriter) error {
+func encodeUpdateOutgoingWebhookResponse(response *OutgoingWebhookUpdated, w http.ResponseWriter) error {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(200)
 

@@ -492,7 +492,7 @@ type Handler interface {
 	// delivery; `method` UNKNOWN or left out is POST. A team holds at most 500 webhooks.
 	//
 	// POST /mgmt/openapi/5/integrations/webhooks/v1
-	CreateOutgoingWebhook(ctx context.Context, req *CreateOutgoingWebhookRequest) (*CreateOutgoingWebhookResponse, error)
+	CreateOutgoingWebhook(ctx context.Context, req *CreateOutgoingWebhookRequest) (*OutgoingWebhookCreated, error)
 	// CreateParsingRuleGroup implements CreateParsingRuleGroup operation.
 	//
 	// Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets at
@@ -1102,13 +1102,13 @@ type Handler interface {
 	// `externalId`.
 	//
 	// GET /mgmt/openapi/5/integrations/webhooks/v1/{id}
-	GetOutgoingWebhook(ctx context.Context, params GetOutgoingWebhookParams) (*GetOutgoingWebhookResponse, error)
+	GetOutgoingWebhook(ctx context.Context, params GetOutgoingWebhookParams) (*OutgoingWebhookEnvelope, error)
 	// GetOutgoingWebhookTypeDetails implements GetOutgoingWebhookTypeDetails operation.
 	//
 	// The type's label. UNKNOWN is not a type (404).
 	//
 	// GET /mgmt/openapi/5/integrations/webhook-types/v1/{type}
-	GetOutgoingWebhookTypeDetails(ctx context.Context, params GetOutgoingWebhookTypeDetailsParams) (*GetOutgoingWebhookTypeDetailsResponse, error)
+	GetOutgoingWebhookTypeDetails(ctx context.Context, params GetOutgoingWebhookTypeDetailsParams) (*OutgoingWebhookTypeDetailsEnvelope, error)
 	// GetParsingRuleGroup implements GetParsingRuleGroup operation.
 	//
 	// Read one parsing rule group.
@@ -1333,7 +1333,7 @@ type Handler interface {
 	// and times (its type's settings are answered by the get).
 	//
 	// GET /mgmt/openapi/5/integrations/webhooks/v1
-	ListAllOutgoingWebhooks(ctx context.Context) (*ListAllOutgoingWebhooksResponse, error)
+	ListAllOutgoingWebhooks(ctx context.Context) (*OutgoingWebhookDeployedList, error)
 	// ListApiKeys implements ListApiKeys operation.
 	//
 	// Every API key of the caller's team, oldest first; send-data keys are listed by
@@ -1530,19 +1530,19 @@ type Handler interface {
 	// Each webhook of the team by id, `externalId`, name, type and times, without URL nor settings.
 	//
 	// GET /mgmt/openapi/5/integrations/webhooks/v1/list/summaries
-	ListOutboundWebhooksSummary(ctx context.Context) (*ListOutboundWebhooksSummaryResponse, error)
+	ListOutboundWebhooksSummary(ctx context.Context) (*OutboundWebhookSummaryList, error)
 	// ListOutgoingWebhookTypes implements ListOutgoingWebhookTypes operation.
 	//
 	// Every webhook type with its label and how many webhooks of it the team holds.
 	//
 	// GET /mgmt/openapi/5/integrations/webhook-types/v1
-	ListOutgoingWebhookTypes(ctx context.Context) (*ListOutgoingWebhookTypesResponse, error)
+	ListOutgoingWebhookTypes(ctx context.Context) (*OutgoingWebhookTypeList, error)
 	// ListOutgoingWebhooks implements ListOutgoingWebhooks operation.
 	//
 	// The team's webhooks of `type`, oldest first; left out or UNKNOWN, every webhook.
 	//
 	// GET /mgmt/openapi/5/integrations/webhooks/v1/list/by-types
-	ListOutgoingWebhooks(ctx context.Context, params ListOutgoingWebhooksParams) (*ListOutgoingWebhooksResponse, error)
+	ListOutgoingWebhooks(ctx context.Context, params ListOutgoingWebhooksParams) (*OutgoingWebhookSummaryList, error)
 	// ListParsingRuleGroups implements ListParsingRuleGroups operation.
 	//
 	// Every group of the team, by `order`, then oldest first.
@@ -1884,7 +1884,7 @@ type Handler interface {
 	// nothing is retried.
 	//
 	// GET /mgmt/openapi/5/integrations/webhooks/v1/{id}/test
-	TestExistingOutgoingWebhook(ctx context.Context, params TestExistingOutgoingWebhookParams) (*TestOutgoingWebhookResponse, error)
+	TestExistingOutgoingWebhook(ctx context.Context, params TestExistingOutgoingWebhookParams) (*OutgoingWebhookTestResult, error)
 	// TestExistingPreset implements TestExistingPreset operation.
 	//
 	// Renders a made-up event of `entityType` (the preset's entity type when left out) and `entitySubType`
@@ -1900,7 +1900,7 @@ type Handler interface {
 	// webhook does; nothing is stored.
 	//
 	// POST /mgmt/openapi/5/integrations/webhooks-test/v1
-	TestOutgoingWebhook(ctx context.Context, req *TestOutgoingWebhookRequest) (*TestOutgoingWebhookResponse, error)
+	TestOutgoingWebhook(ctx context.Context, req *TestOutgoingWebhookRequest) (*OutgoingWebhookTestResult, error)
 	// TestPresetConfig implements TestPresetConfig operation.
 	//
 	// Renders a made-up event of `entityType` and `entitySubType` with the preset made of

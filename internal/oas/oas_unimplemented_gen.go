@@ -665,7 +665,7 @@ func (UnimplementedHandler) CreateGlobalRouter(ctx context.Context, req *GlobalR
 // delivery; `method` UNKNOWN or left out is POST. A team holds at most 500 webhooks.
 //
 // POST /mgmt/openapi/5/integrations/webhooks/v1
-func (UnimplementedHandler) CreateOutgoingWebhook(ctx context.Context, req *CreateOutgoingWebhookRequest) (r *CreateOutgoingWebhookResponse, _ error) {
+func (UnimplementedHandler) CreateOutgoingWebhook(ctx context.Context, req *CreateOutgoingWebhookRequest) (r *OutgoingWebhookCreated, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1497,7 +1497,7 @@ func (UnimplementedHandler) GetLogsCountV2(ctx context.Context, params GetLogsCo
 // `externalId`.
 //
 // GET /mgmt/openapi/5/integrations/webhooks/v1/{id}
-func (UnimplementedHandler) GetOutgoingWebhook(ctx context.Context, params GetOutgoingWebhookParams) (r *GetOutgoingWebhookResponse, _ error) {
+func (UnimplementedHandler) GetOutgoingWebhook(ctx context.Context, params GetOutgoingWebhookParams) (r *OutgoingWebhookEnvelope, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1506,7 +1506,7 @@ func (UnimplementedHandler) GetOutgoingWebhook(ctx context.Context, params GetOu
 // The type's label. UNKNOWN is not a type (404).
 //
 // GET /mgmt/openapi/5/integrations/webhook-types/v1/{type}
-func (UnimplementedHandler) GetOutgoingWebhookTypeDetails(ctx context.Context, params GetOutgoingWebhookTypeDetailsParams) (r *GetOutgoingWebhookTypeDetailsResponse, _ error) {
+func (UnimplementedHandler) GetOutgoingWebhookTypeDetails(ctx context.Context, params GetOutgoingWebhookTypeDetailsParams) (r *OutgoingWebhookTypeDetailsEnvelope, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1800,7 +1800,7 @@ func (UnimplementedHandler) ListAlertSchedulerRules(ctx context.Context, params 
 // and times (its type's settings are answered by the get).
 //
 // GET /mgmt/openapi/5/integrations/webhooks/v1
-func (UnimplementedHandler) ListAllOutgoingWebhooks(ctx context.Context) (r *ListAllOutgoingWebhooksResponse, _ error) {
+func (UnimplementedHandler) ListAllOutgoingWebhooks(ctx context.Context) (r *OutgoingWebhookDeployedList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2066,7 +2066,7 @@ func (UnimplementedHandler) ListNotificationDeliveries(ctx context.Context, req 
 // Each webhook of the team by id, `externalId`, name, type and times, without URL nor settings.
 //
 // GET /mgmt/openapi/5/integrations/webhooks/v1/list/summaries
-func (UnimplementedHandler) ListOutboundWebhooksSummary(ctx context.Context) (r *ListOutboundWebhooksSummaryResponse, _ error) {
+func (UnimplementedHandler) ListOutboundWebhooksSummary(ctx context.Context) (r *OutboundWebhookSummaryList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2075,7 +2075,7 @@ func (UnimplementedHandler) ListOutboundWebhooksSummary(ctx context.Context) (r 
 // Every webhook type with its label and how many webhooks of it the team holds.
 //
 // GET /mgmt/openapi/5/integrations/webhook-types/v1
-func (UnimplementedHandler) ListOutgoingWebhookTypes(ctx context.Context) (r *ListOutgoingWebhookTypesResponse, _ error) {
+func (UnimplementedHandler) ListOutgoingWebhookTypes(ctx context.Context) (r *OutgoingWebhookTypeList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2084,7 +2084,7 @@ func (UnimplementedHandler) ListOutgoingWebhookTypes(ctx context.Context) (r *Li
 // The team's webhooks of `type`, oldest first; left out or UNKNOWN, every webhook.
 //
 // GET /mgmt/openapi/5/integrations/webhooks/v1/list/by-types
-func (UnimplementedHandler) ListOutgoingWebhooks(ctx context.Context, params ListOutgoingWebhooksParams) (r *ListOutgoingWebhooksResponse, _ error) {
+func (UnimplementedHandler) ListOutgoingWebhooks(ctx context.Context, params ListOutgoingWebhooksParams) (r *OutgoingWebhookSummaryList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2549,7 +2549,7 @@ func (UnimplementedHandler) TestExistingConnector(ctx context.Context, req OptTe
 // nothing is retried.
 //
 // GET /mgmt/openapi/5/integrations/webhooks/v1/{id}/test
-func (UnimplementedHandler) TestExistingOutgoingWebhook(ctx context.Context, params TestExistingOutgoingWebhookParams) (r *TestOutgoingWebhookResponse, _ error) {
+func (UnimplementedHandler) TestExistingOutgoingWebhook(ctx context.Context, params TestExistingOutgoingWebhookParams) (r *OutgoingWebhookTestResult, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2571,7 +2571,7 @@ func (UnimplementedHandler) TestExistingPreset(ctx context.Context, req OptTestE
 // webhook does; nothing is stored.
 //
 // POST /mgmt/openapi/5/integrations/webhooks-test/v1
-func (UnimplementedHandler) TestOutgoingWebhook(ctx context.Context, req *TestOutgoingWebhookRequest) (r *TestOutgoingWebhookResponse, _ error) {
+func (UnimplementedHandler) TestOutgoingWebhook(ctx context.Context, req *TestOutgoingWebhookRequest) (r *OutgoingWebhookTestResult, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

@@ -44,7 +44,7 @@ func notFound(ref string) error {
 // CreateOutgoingWebhook stores a new webhook under a fresh id and the team's next external id.
 //
 // Errors: Invalid (see checkInput); LimitExceeded when the team holds MaxWebhooks.
-func (h *WebhookHandler) CreateOutgoingWebhook(ctx context.Context, req *oas.CreateOutgoingWebhookRequest) (*oas.CreateOutgoingWebhookResponse, error) {
+func (h *WebhookHandler) CreateOutgoingWebhook(ctx context.Context, req *oas.CreateOutgoingWebhookRequest) (*oas.OutgoingWebhookCreated, error) {
 	caller := auth.PrincipalFrom(ctx)
 	_, data, _, err := checkInput(req.Data)
 	if err != nil {
@@ -69,7 +69,7 @@ func (h *WebhookHandler) CreateOutgoingWebhook(ctx context.Context, req *oas.Cre
 	if err != nil {
 		return nil, err
 	}
-	return &oas.CreateOutgoingWebhookResponse{ID: oas.NewOptString(id)}, nil
+	return &oas.OutgoingWebhookCreated{ID: oas.NewOptString(id)}, nil
 }
 
 // UpdateOutgoingWebhook replaces the webhook id (its id or external id) with data, checked as a
@@ -116,7 +116,7 @@ func (h *WebhookHandler) UpdateOutgoingWebhook(ctx context.Context, req *oas.Upd
 // GetOutgoingWebhook answers the webhook id (its id or external id) with its settings.
 //
 // Errors: NotFound when the team has no such webhook.
-func (h *WebhookHandler) GetOutgoingWebhook(ctx context.Context, params oas.GetOutgoingWebhookParams) (*oas.GetOutgoingWebhookResponse, error) {
+func (h *WebhookHandler) GetOutgoingWebhook(ctx context.Context, params oas.GetOutgoingWebhookParams) (*oas.OutgoingWebhookEnvelope, error) {
 	caller := auth.PrincipalFrom(ctx)
 	s, err := getWebhook(ctx, h.db.Read(), caller.TeamID, params.ID)
 	if errors.Is(err, db.ErrNotFound) {
@@ -125,7 +125,7 @@ func (h *WebhookHandler) GetOutgoingWebhook(ctx context.Context, params oas.GetO
 	if err != nil {
 		return nil, err
 	}
-	return &oas.GetOutgoingWebhookResponse{Webhook: oas.NewOptOutgoingWebhook(answerOf(s))}, nil
+	return &oas.OutgoingWebhookEnvelope{Webhook: oas.NewOptOutgoingWebhook(answerOf(s))}, nil
 }
 
 // DeleteOutgoingWebhook deletes the webhook id (its id or external id).
@@ -150,9 +150,9 @@ func (h *WebhookHandler) DeleteOutgoingWebhook(ctx context.Context, params oas.D
 }
 
 // ListAllOutgoingWebhooks answers every webhook of the team, oldest first, without settings.
-func (h *WebhookHandler) ListAllOutgoingWebhooks(ctx context.Context) (*oas.ListAllOutgoingWebhooksResponse, error) {
+func (h *WebhookHandler) ListAllOutgoingWebhooks(ctx context.Context) (*oas.OutgoingWebhookDeployedList, error) {
 	caller := auth.PrincipalFrom(ctx)
-	out := &oas.ListAllOutgoingWebhooksResponse{Deployed: []oas.OutgoingWebhookExtendedSummary{}}
+	out := &oas.OutgoingWebhookDeployedList{Deployed: []oas.OutgoingWebhookExtendedSummary{}}
 	err := eachWebhook(ctx, h.db.Read(), caller.TeamID, "", func(s stored) error {
 		out.Deployed = append(out.Deployed, oas.OutgoingWebhookExtendedSummary{
 			ID: oas.NewOptString(s.ID), ExternalId: oas.NewOptInt64(s.ExternalID), Name: s.Data.Name,
@@ -166,13 +166,13 @@ func (h *WebhookHandler) ListAllOutgoingWebhooks(ctx context.Context) (*oas.List
 
 // ListOutgoingWebhooks answers the team's webhooks of params.Type (every one when it is left out
 // or UNKNOWN), oldest first, without settings.
-func (h *WebhookHandler) ListOutgoingWebhooks(ctx context.Context, params oas.ListOutgoingWebhooksParams) (*oas.ListOutgoingWebhooksResponse, error) {
+func (h *WebhookHandler) ListOutgoingWebhooks(ctx context.Context, params oas.ListOutgoingWebhooksParams) (*oas.OutgoingWebhookSummaryList, error) {
 	caller := auth.PrincipalFrom(ctx)
 	typ := string(params.Type.Or(oas.WebhookTypeUNKNOWN))
 	if typ == string(oas.WebhookTypeUNKNOWN) {
 		typ = ""
 	}
-	out := &oas.ListOutgoingWebhooksResponse{Deployed: []oas.OutgoingWebhookSummary{}}
+	out := &oas.OutgoingWebhookSummaryList{Deployed: []oas.OutgoingWebhookSummary{}}
 	err := eachWebhook(ctx, h.db.Read(), caller.TeamID, typ, func(s stored) error {
 		out.Deployed = append(out.Deployed, oas.OutgoingWebhookSummary{
 			ID: oas.NewOptString(s.ID), ExternalId: oas.NewOptInt64(s.ExternalID), Name: s.Data.Name, URL: s.Data.URL,
@@ -185,9 +185,9 @@ func (h *WebhookHandler) ListOutgoingWebhooks(ctx context.Context, params oas.Li
 
 // ListOutboundWebhooksSummary answers each webhook of the team by id, external id, name, type
 // and times, oldest first.
-func (h *WebhookHandler) ListOutboundWebhooksSummary(ctx context.Context) (*oas.ListOutboundWebhooksSummaryResponse, error) {
+func (h *WebhookHandler) ListOutboundWebhooksSummary(ctx context.Context) (*oas.OutboundWebhookSummaryList, error) {
 	caller := auth.PrincipalFrom(ctx)
-	out := &oas.ListOutboundWebhooksSummaryResponse{OutboundWebhookSummaries: []oas.OutboundWebhookSummary{}}
+	out := &oas.OutboundWebhookSummaryList{OutboundWebhookSummaries: []oas.OutboundWebhookSummary{}}
 	err := eachWebhook(ctx, h.db.Read(), caller.TeamID, "", func(s stored) error {
 		out.OutboundWebhookSummaries = append(out.OutboundWebhookSummaries, oas.OutboundWebhookSummary{
 			ID: oas.NewOptString(s.ID), ExternalId: oas.NewOptInt64(s.ExternalID), Name: s.Data.Name, Type: s.Data.Type,
@@ -199,13 +199,13 @@ func (h *WebhookHandler) ListOutboundWebhooksSummary(ctx context.Context) (*oas.
 }
 
 // ListOutgoingWebhookTypes answers every webhook type with its label and the team's count of it.
-func (h *WebhookHandler) ListOutgoingWebhookTypes(ctx context.Context) (*oas.ListOutgoingWebhookTypesResponse, error) {
+func (h *WebhookHandler) ListOutgoingWebhookTypes(ctx context.Context) (*oas.OutgoingWebhookTypeList, error) {
 	caller := auth.PrincipalFrom(ctx)
 	counts, err := countByType(ctx, h.db.Read(), caller.TeamID)
 	if err != nil {
 		return nil, err
 	}
-	out := &oas.ListOutgoingWebhookTypesResponse{Webhooks: []oas.OutgoingWebhookTypeCount{}}
+	out := &oas.OutgoingWebhookTypeList{Webhooks: []oas.OutgoingWebhookTypeCount{}}
 	for _, k := range notifiers.Kinds() {
 		out.Webhooks = append(out.Webhooks, oas.OutgoingWebhookTypeCount{
 			Type: oas.NewOptWebhookType(oas.WebhookType(k.Type)), Label: oas.NewOptString(k.Label),
@@ -218,12 +218,12 @@ func (h *WebhookHandler) ListOutgoingWebhookTypes(ctx context.Context) (*oas.Lis
 // GetOutgoingWebhookTypeDetails answers the type's label.
 //
 // Errors: NotFound for UNKNOWN.
-func (h *WebhookHandler) GetOutgoingWebhookTypeDetails(ctx context.Context, params oas.GetOutgoingWebhookTypeDetailsParams) (*oas.GetOutgoingWebhookTypeDetailsResponse, error) {
+func (h *WebhookHandler) GetOutgoingWebhookTypeDetails(ctx context.Context, params oas.GetOutgoingWebhookTypeDetailsParams) (*oas.OutgoingWebhookTypeDetailsEnvelope, error) {
 	k, ok := notifiers.Lookup(string(params.Type))
 	if !ok {
 		return nil, apierror.NotFoundf("no outgoing webhook type %s", params.Type)
 	}
-	return &oas.GetOutgoingWebhookTypeDetailsResponse{Details: oas.NewOptOutgoingWebhookDetails(oas.OutgoingWebhookDetails{
+	return &oas.OutgoingWebhookTypeDetailsEnvelope{Details: oas.NewOptOutgoingWebhookDetails(oas.OutgoingWebhookDetails{
 		Type: oas.NewOptWebhookType(oas.WebhookType(k.Type)), Label: oas.NewOptString(k.Label),
 	})}, nil
 }
@@ -231,7 +231,7 @@ func (h *WebhookHandler) GetOutgoingWebhookTypeDetails(ctx context.Context, para
 // TestOutgoingWebhook checks data as a create does and sends one test notification through it.
 //
 // Errors: Invalid (see checkInput). The delivery's failure is an answer, not an error.
-func (h *WebhookHandler) TestOutgoingWebhook(ctx context.Context, req *oas.TestOutgoingWebhookRequest) (*oas.TestOutgoingWebhookResponse, error) {
+func (h *WebhookHandler) TestOutgoingWebhook(ctx context.Context, req *oas.TestOutgoingWebhookRequest) (*oas.OutgoingWebhookTestResult, error) {
 	kind, data, target, err := checkInput(req.Data)
 	if err != nil {
 		return nil, err
@@ -243,7 +243,7 @@ func (h *WebhookHandler) TestOutgoingWebhook(ctx context.Context, req *oas.TestO
 // external id).
 //
 // Errors: NotFound when the team has no such webhook. The delivery's failure is an answer.
-func (h *WebhookHandler) TestExistingOutgoingWebhook(ctx context.Context, params oas.TestExistingOutgoingWebhookParams) (*oas.TestOutgoingWebhookResponse, error) {
+func (h *WebhookHandler) TestExistingOutgoingWebhook(ctx context.Context, params oas.TestExistingOutgoingWebhookParams) (*oas.OutgoingWebhookTestResult, error) {
 	caller := auth.PrincipalFrom(ctx)
 	s, err := getWebhook(ctx, h.db.Read(), caller.TeamID, params.ID)
 	if errors.Is(err, db.ErrNotFound) {
@@ -260,16 +260,16 @@ func (h *WebhookHandler) TestExistingOutgoingWebhook(ctx context.Context, params
 }
 
 // test sends the test message through t and answers its outcome.
-func (h *WebhookHandler) test(ctx context.Context, kind notifiers.Kind, t notifiers.Target, name string) *oas.TestOutgoingWebhookResponse {
+func (h *WebhookHandler) test(ctx context.Context, kind notifiers.Kind, t notifiers.Target, name string) *oas.OutgoingWebhookTestResult {
 	o := notifiers.Send(ctx, h.sender, kind, t, TestMessage(name, time.Now()))
 	if o.Err == nil {
-		return &oas.TestOutgoingWebhookResponse{Success: &oas.TestOutgoingWebhookResponseSuccess{}}
+		return &oas.OutgoingWebhookTestResult{Success: &oas.OutgoingWebhookTestResultSuccess{}}
 	}
 	display := fmt.Sprintf("The test notification through %s webhook %q failed: %s.", kind.Label, name, o.Err)
 	if o.Status != 0 {
 		display = fmt.Sprintf("The receiver of %s webhook %q answered the test notification with %d.", kind.Label, name, o.Status)
 	}
-	return &oas.TestOutgoingWebhookResponse{Failure: oas.NewOptTestOutgoingWebhookResponseFailure(oas.TestOutgoingWebhookResponseFailure{
+	return &oas.OutgoingWebhookTestResult{Failure: oas.NewOptOutgoingWebhookTestResultFailure(oas.OutgoingWebhookTestResultFailure{
 		StatusCode:     oas.NewOptInt64(int64(o.Status)),
 		ErrorMessage:   oas.NewOptString(cutMessage(o.Err.Error())),
 		DisplayMessage: oas.NewOptString(cutMessage(display)),

@@ -78,3 +78,9 @@ func (s *Sender) Mail(ctx context.Context, key string, to []string, subject, tex
 
 // Timeout is how long one attempt of the Sender may take.
 func (s *Sender) Timeout() time.Duration { return s.timeout }
+
+// HTTPClient is the Sender's client, for a caller whose library sends the requests itself (the
+// AWS SDK of EventBridge webhooks): every connection it makes is checked by the Policy, it uses
+// no proxy and follows at most 3 redirects. The caller bounds each attempt (Timeout) and reads
+// the answers.
+func (s *Sender) HTTPClient() *http.Client { return s.client }

@@ -79,6 +79,12 @@ type Mailer interface {
 	Mail(t Target, m Message) (to []string, subject, text string)
 }
 
+// Deliverer is a Notifier whose library sends the requests itself (the AWS SDK): it is handed
+// the delivery client and a context bounded by the attempt timeout.
+type Deliverer interface {
+	Deliver(ctx context.Context, client *http.Client, t Target, m Message) Outcome
+}
+
 // URLRule says whether a kind takes the webhook's url.
 type URLRule int
 
@@ -193,6 +199,8 @@ type Outcome struct {
 type Sender interface {
 	Do(ctx context.Context, req *http.Request) delivery.Attempt
 	Mail(ctx context.Context, key string, to []string, subject, text string) delivery.Attempt
+	HTTPClient() *http.Client
+	Timeout() time.Duration
 }
 
 // TestHeader marks the HTTP requests of test notifications, so that a receiver can tell them
@@ -205,6 +213,11 @@ const TestHeader = "X-Mgmtapi-Test"
 func Send(ctx context.Context, s Sender, k Kind, t Target, m Message) Outcome {
 	if k.Notifier == nil {
 		return Outcome{Err: fmt.Errorf("mgmtapi does not deliver %s webhooks", k.Type)}
+	}
+	if d, ok := k.Notifier.(Deliverer); ok {
+		ctx, cancel := context.WithTimeout(ctx, s.Timeout())
+		defer cancel()
+		return d.Deliver(ctx, s.HTTPClient(), t, m)
 	}
 	if mailer, ok := k.Notifier.(Mailer); ok {
 		to, subject, text := mailer.Mail(t, m)

@@ -249,9 +249,11 @@ func TestEachTypeDeliversInItsReceiversFormat(t *testing.T) {
 }
 
 // TestFailuresAreAnswered: a receiver's refusal is a failure with its status and the start of
-// its answer, not quoting the URL's secret; a type not delivered and a send-log webhook without
-// url are failures with status 0 saying why.
+// its answer, not quoting the URL's secret; an EventBridge webhook without AWS credentials and a
+// send-log webhook without url are failures with status 0 saying why.
 func TestFailuresAreAnswered(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
 		r := newReceiver(t, http.StatusBadRequest, `{"status":"invalid event","message":"routing key unknown"}`)
@@ -262,8 +264,8 @@ func TestFailuresAreAnswered(t *testing.T) {
 		}
 		r.only(t)
 		a = testConfig(t, env, key, bodies["AWS_EVENT_BRIDGE"])
-		if a.Failure == nil || a.Failure.StatusCode != 0 || !strings.Contains(a.Failure.ErrorMessage, "AWS_EVENT_BRIDGE") {
-			t.Errorf("eventbridge: %+v", a.Failure)
+		if a.Failure == nil || a.Failure.StatusCode != 0 || !strings.Contains(a.Failure.ErrorMessage, "no AWS credentials") {
+			t.Errorf("eventbridge without credentials: %+v", a.Failure)
 		}
 		a = testConfig(t, env, key, `{"name":"l","type":"SEND_LOG","sendLog":{}}`)
 		if a.Failure == nil || !strings.Contains(a.Failure.ErrorMessage, "no url") {

@@ -8,12 +8,13 @@ import (
 )
 
 // generic is GENERIC: a request of the webhook's method (POST when UNKNOWN or not set; GET
-// sends no body) to its URL with its headers, the body its payload template rendered, or without
+// sends no body) to its URL with its headers (over the default Content-Type application/json), the body its payload template rendered, or without
 // a template the message as JSON (defaultBody). Settings: method, payload; Target.Headers.
 type generic struct{}
 
-// reservedHeaders are set by mgmtapi on every request.
-var reservedHeaders = []string{"Content-Type", "Content-Length", "Host", "User-Agent", TestHeader}
+// reservedHeaders belong to the transport or mark tests; a webhook cannot set them. Content-Type
+// and User-Agent may be given (the vendor's examples send Content-Type).
+var reservedHeaders = []string{"Host", "Content-Length", "Transfer-Encoding", "Connection", TestHeader}
 
 func (generic) Check(t Target) error {
 	switch t.Settings["method"] {
@@ -27,7 +28,7 @@ func (generic) Check(t Target) error {
 		}
 		for _, r := range reservedHeaders {
 			if strings.EqualFold(name, r) {
-				return fieldErr("genericWebhook.headers", "%s is set by mgmtapi and cannot be given", r)
+				return fieldErr("genericWebhook.headers", "%s is set by the transport or by mgmtapi and cannot be given", r)
 			}
 		}
 		if strings.ContainsAny(value, "\r\n\x00") {

@@ -228,7 +228,9 @@ func Send(ctx context.Context, s Sender, k Kind, t Target, m Message) Outcome {
 	if err != nil {
 		return Outcome{Err: err}
 	}
-	req.Header.Set("User-Agent", "mgmtapi")
+	if req.Header.Get("User-Agent") == "" {
+		req.Header.Set("User-Agent", "mgmtapi")
+	}
 	if m.Status == Test {
 		req.Header.Set(TestHeader, "true")
 	}

@@ -122,12 +122,12 @@ func TestEachTypeDeliversInItsReceiversFormat(t *testing.T) {
 		check func(t *testing.T, r received)
 	}{
 		{"GENERIC", func(u string) string {
-			return `{"name":"g","type":"GENERIC","url":"` + u + `/hook?x=1","genericWebhook":{"method":"PUT","headers":{"Authorization":"Bearer s3cret","X-Team":"ops"},` +
+			return `{"name":"g","type":"GENERIC","url":"` + u + `/hook?x=1","genericWebhook":{"method":"PUT","headers":{"Authorization":"Bearer s3cret","X-Team":"ops","Content-Type":"application/vnd.ops+json"},` +
 				`"payload":"{\"alert\": \"$ALERT_NAME\", \"sev\": \"$EVENT_SEVERITY\", \"hook\": \"$webhook\", \"unknown\": \"$NOT_A_FIELD\"}"}}`
 		}, func(t *testing.T, r received) {
 			v := r.json(t)
 			if r.Method != "PUT" || r.Path != "/hook" || r.Query != "x=1" || r.Header.Get("Authorization") != "Bearer s3cret" || r.Header.Get("X-Team") != "ops" ||
-				r.Header.Get("Content-Type") != "application/json" {
+				r.Header.Get("Content-Type") != "application/vnd.ops+json" {
 				t.Errorf("request %s %s?%s %v", r.Method, r.Path, r.Query, r.Header)
 			}
 			if !strings.HasPrefix(str(v["alert"]), "[TEST]") || v["sev"] != "info" || v["unknown"] != "$NOT_A_FIELD" {

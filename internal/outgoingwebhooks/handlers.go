@@ -62,8 +62,7 @@ func (h *WebhookHandler) CreateOutgoingWebhook(ctx context.Context, req *oas.Cre
 		if n >= MaxWebhooks {
 			return apierror.LimitExceededf("data: the team holds %d outgoing webhooks, the most it may; delete one first", n)
 		}
-		id = uuid.NewString()
-		tx.AuditResource(id)
+		id = tx.NewID() // the audit record names it
 		return insertWebhook(ctx, tx, caller.TeamID, stored{ID: id, ExternalID: next, Data: data})
 	})
 	if err != nil {

@@ -26,7 +26,7 @@ const (
 // examples), each with a URL where the type takes one.
 var bodies = map[string]string{
 	"GENERIC": `{"name":"custom-webhook","type":"GENERIC","url":"https://example-url.com/","genericWebhook":` +
-		`{"uuid":"d838cd7b-087b-40c6-bc33-80997020f5d0","method":"POST","headers":{"Content-Type-X":"application/json","Authorization":"Bearer s3cret"},"payload":"{\"name\": \"$ALERT_NAME\"}"}}`,
+		`{"uuid":"d838cd7b-087b-40c6-bc33-80997020f5d0","method":"POST","headers":{"Content-Type":"application/json","Authorization":"Bearer s3cret"},"payload":"{\"name\": \"$ALERT_NAME\"}"}}`,
 	"SLACK": `{"name":"slack-webhook","type":"SLACK","url":"https://join.slack.com/example","slack":` +
 		`{"digests":[{"type":"FLOW_ANOMALIES","isActive":true}],"attachments":[{"type":"METRIC_SNAPSHOT","isActive":true}]}}`,
 	"PAGERDUTY":               `{"name":"pagerduty-webhook","type":"PAGERDUTY","pagerDuty":{"serviceKey":"service-key"}}`,
@@ -204,7 +204,7 @@ func TestRefusals(t *testing.T) {
 		{`{"name":"x","type":"AWS_EVENT_BRIDGE","awsEventBridge":{"eventBusArn":"arn:aws:events:us-east-1:123456789012:event-bus/default","source":"s"}}`, "data.awsEventBridge.detailType: required"},
 		{`{"name":"x","type":"IBM_EVENT_NOTIFICATIONS","ibmEventNotifications":{"regionId":"us-south","sourceId":"s"}}`, "data.ibmEventNotifications.eventNotificationsInstanceId: required"},
 		{`{"name":"x","type":"IBM_EVENT_NOTIFICATIONS","ibmEventNotifications":{"eventNotificationsInstanceId":"i","regionId":"Mars","sourceId":"s"}}`, "data.ibmEventNotifications.regionId"},
-		{`{"name":"x","type":"GENERIC","url":"https://h.example.com","genericWebhook":{"headers":{"User-Agent":"me"}}}`, "data.genericWebhook.headers: User-Agent is set by mgmtapi"},
+		{`{"name":"x","type":"GENERIC","url":"https://h.example.com","genericWebhook":{"headers":{"Host":"other.example.com"}}}`, "data.genericWebhook.headers: Host is set by the transport"},
 		{`{"name":"x","type":"GENERIC","url":"https://h.example.com","genericWebhook":{"headers":{"Bad Name":"v"}}}`, `data.genericWebhook.headers: "Bad Name" is not a header name`},
 		{`{"name":"x","type":"GENERIC","url":"https://h.example.com","genericWebhook":{"payload":"{\"a\": $ALERT_NAME"}}`, "data.genericWebhook.payload: must be a JSON document"},
 		{`{"name":"x","type":"DEMISTO","url":"https://h.example.com","demisto":{"payload":"not json"}}`, "data.demisto.payload: must be a JSON document"},

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -24,16 +25,41 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
+// Users names, in tx, what uses the team's webhook (e.g. `connector "Paging" (id …)`, whose
+// integrationId names it): a webhook with users cannot be deleted nor change type. It is given the
+// webhook's id and its externalId, since clients name a webhook by either; it runs after the
+// area's per-team lock. The connectors area provides one when it names webhooks.
+type Users func(ctx context.Context, tx *db.Tx, teamID int64, id string, externalID int64) ([]string, error)
+
 // WebhookHandler implements the outgoing webhook operations of oas.Handler.
 type WebhookHandler struct {
 	db     *db.DB
 	sender notifiers.Sender
+	users  []Users
 }
 
 // NewHandler returns the outgoing webhook operations; test notifications are sent by sender
-// (delivery.Sender: the outbound address policy, the attempt timeout, the SMTP server).
-func NewHandler(database *db.DB, sender notifiers.Sender) *WebhookHandler {
-	return &WebhookHandler{db: database, sender: sender}
+// (delivery.Sender: the outbound address policy, the attempt timeout, the SMTP server); users are
+// asked before a webhook is deleted or changes type.
+func NewHandler(database *db.DB, sender notifiers.Sender, users ...Users) *WebhookHandler {
+	return &WebhookHandler{db: database, sender: sender, users: users}
+}
+
+// inUse returns a Conflict naming what uses the stored webhook s, for doing; nil when nothing
+// does.
+func (h *WebhookHandler) inUse(ctx context.Context, tx *db.Tx, teamID int64, s stored, doing string) error {
+	var names []string
+	for _, u := range h.users {
+		n, err := u(ctx, tx, teamID, s.ID, s.ExternalID)
+		if err != nil {
+			return err
+		}
+		names = append(names, n...)
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	return apierror.Conflictf("id: outgoing webhook %q cannot %s while %s use it; change them first", s.ID, doing, strings.Join(names, ", "))
 }
 
 // notFound is the area's answer for a webhook the team does not have.
@@ -76,7 +102,7 @@ func (h *WebhookHandler) CreateOutgoingWebhook(ctx context.Context, req *oas.Cre
 // sent.
 //
 // Errors: Invalid when id is missing, and see checkInput; NotFound when the team has no such
-// webhook.
+// webhook; Conflict when the type changes while something uses the webhook (see Users).
 func (h *WebhookHandler) UpdateOutgoingWebhook(ctx context.Context, req *oas.UpdateOutgoingWebhookRequest) error {
 	caller := auth.PrincipalFrom(ctx)
 	ref := req.ID.Or("")
@@ -106,6 +132,11 @@ func (h *WebhookHandler) UpdateOutgoingWebhook(ctx context.Context, req *oas.Upd
 		if err != nil {
 			return err
 		}
+		if data.Type.Or("") != old.Data.Type.Or("") {
+			if err := h.inUse(ctx, tx, caller.TeamID, old, "change type"); err != nil {
+				return err
+			}
+		}
 		keepUUID(&data, old.Data)
 		tx.AuditResource(old.ID)
 		return updateWebhook(ctx, tx, caller.TeamID, stored{ID: old.ID, Data: data})
@@ -129,7 +160,8 @@ func (h *WebhookHandler) GetOutgoingWebhook(ctx context.Context, params oas.GetO
 
 // DeleteOutgoingWebhook deletes the webhook id (its id or external id).
 //
-// Errors: NotFound when the team has no such webhook.
+// Errors: NotFound when the team has no such webhook; Conflict while something uses it (see
+// Users).
 func (h *WebhookHandler) DeleteOutgoingWebhook(ctx context.Context, params oas.DeleteOutgoingWebhookParams) error {
 	caller := auth.PrincipalFrom(ctx)
 	return h.db.InTx(ctx, func(tx *db.Tx) error {
@@ -141,6 +173,9 @@ func (h *WebhookHandler) DeleteOutgoingWebhook(ctx context.Context, params oas.D
 			return notFound(params.ID)
 		}
 		if err != nil {
+			return err
+		}
+		if err := h.inUse(ctx, tx, caller.TeamID, s, "be deleted"); err != nil {
 			return err
 		}
 		tx.AuditResource(s.ID)

@@ -93,3 +93,32 @@ func TestRetryFollowsTheAnswer(t *testing.T) {
 		t.Errorf("connection refused: %+v", o)
 	}
 }
+
+// TestOpsgenieResolutionClosesTheAlert: a resolution through the Alerts API's URL is the close
+// action of the alias the triggering opened, authorised by the URL's key.
+func TestOpsgenieResolutionClosesTheAlert(t *testing.T) {
+	var path, query, authz string
+	var body map[string]any
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		path, query, authz = r.URL.Path, r.URL.RawQuery, r.Header.Get("Authorization")
+		_ = json.NewDecoder(r.Body).Decode(&body)
+		w.WriteHeader(http.StatusAccepted)
+	}))
+	defer srv.Close()
+	s := delivery.NewSender(delivery.Options{Policy: delivery.Policy{AllowPrivate: true}})
+	target := notifiers.Target{URL: srv.URL + "/v2/alerts?apiKey=K3Y"}
+	m := notifiers.Message{Title: "disk full", Text: "back to normal", Status: notifiers.Resolved, Key: "team-1/alert 7"}
+	if o := notifiers.Send(context.Background(), s, kind(t, "OPSGENIE"), target, m); o.Err != nil {
+		t.Fatal(o.Err)
+	}
+	if path != "/v2/alerts/team-1/alert 7/close" || !strings.Contains(query, "identifierType=alias") || authz != "GenieKey K3Y" || body["source"] != "mgmtapi" {
+		t.Errorf("close: %s ? %s, %q, %v", path, query, authz, body)
+	}
+	m.Status = notifiers.Triggered
+	if o := notifiers.Send(context.Background(), s, kind(t, "OPSGENIE"), target, m); o.Err != nil {
+		t.Fatal(o.Err)
+	}
+	if path != "/v2/alerts" || body["alias"] != "team-1/alert 7" || body["message"] != "disk full" {
+		t.Errorf("create: %s %v", path, body)
+	}
+}

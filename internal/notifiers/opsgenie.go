@@ -29,7 +29,9 @@ func (opsgenie) Request(ctx context.Context, t Target, m Message) (*http.Request
 	var req *http.Request
 	if m.Status == Resolved && m.Key != "" && strings.HasSuffix(strings.TrimSuffix(u.Path, "/"), "/v2/alerts") {
 		c := *u
-		c.Path = strings.TrimSuffix(u.Path, "/") + "/" + url.PathEscape(cut(m.Key, 512)) + "/close"
+		alias := cut(m.Key, 512)
+		c.Path = strings.TrimSuffix(u.Path, "/") + "/" + alias + "/close"
+		c.RawPath = strings.TrimSuffix(u.EscapedPath(), "/") + "/" + url.PathEscape(alias) + "/close"
 		q := c.Query()
 		q.Set("identifierType", "alias")
 		c.RawQuery = q.Encode()

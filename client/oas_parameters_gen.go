@@ -231,6 +231,11 @@ type DeleteGlobalRouterParams struct {
 	ID NotificationCenterID
 }
 
+// DeleteOutgoingWebhookParams is parameters of DeleteOutgoingWebhook operation.
+type DeleteOutgoingWebhookParams struct {
+	ID string
+}
+
 // DeleteParsingRuleGroupParams is parameters of DeleteParsingRuleGroup operation.
 type DeleteParsingRuleGroupParams struct {
 	// A parsing rule group id, as the create answered it.
@@ -475,6 +480,16 @@ type GetLogsCountV2Params struct {
 	ApplicationAggregation OptBool `json:",omitempty,omitzero"`
 }
 
+// GetOutgoingWebhookParams is parameters of GetOutgoingWebhook operation.
+type GetOutgoingWebhookParams struct {
+	ID string
+}
+
+// GetOutgoingWebhookTypeDetailsParams is parameters of GetOutgoingWebhookTypeDetails operation.
+type GetOutgoingWebhookTypeDetailsParams struct {
+	Type WebhookType
+}
+
 // GetParsingRuleGroupParams is parameters of GetParsingRuleGroup operation.
 type GetParsingRuleGroupParams struct {
 	// A parsing rule group id, as the create answered it.
@@ -618,6 +633,11 @@ type ListIncidentEventsParams struct {
 	IncidentID IncidentID
 }
 
+// ListOutgoingWebhooksParams is parameters of ListOutgoingWebhooks operation.
+type ListOutgoingWebhooksParams struct {
+	Type OptWebhookType `json:",omitempty,omitzero"`
+}
+
 // ListPoliciesParams is parameters of ListPolicies operation.
 type ListPoliciesParams struct {
 	// Only policies that are enabled.
@@ -697,6 +717,11 @@ type SetPresetAsDefaultParams struct {
 type SyncCaseExternalThreadParams struct {
 	// The case's `id` (a lowercase UUID) or its `readableId` (e.g. `CASE-12`).
 	CaseID CaseIdentifier
+}
+
+// TestExistingOutgoingWebhookParams is parameters of TestExistingOutgoingWebhook operation.
+type TestExistingOutgoingWebhookParams struct {
+	ID string
 }
 
 // UnacknowledgeCaseParams is parameters of UnacknowledgeCase operation.

@@ -497,6 +497,20 @@ func encodeCreateGlobalRouterRequest(
 	return nil
 }
 
+func encodeCreateOutgoingWebhookRequest(
+	req *CreateOutgoingWebhookRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeCreateParsingRuleGroupRequest(
 	req *ParsingRuleGroup,
 	r *http.Request,
@@ -1201,6 +1215,20 @@ func encodeTestExistingPresetRequest(
 	return nil
 }
 
+func encodeTestOutgoingWebhookRequest(
+	req *TestOutgoingWebhookRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeTestPresetConfigRequest(
 	req OptTestPresetConfigRequest,
 	r *http.Request,
@@ -1381,6 +1409,20 @@ func encodeUpdateCustomRoleRequest(
 
 func encodeUpdateDataUsageExportStatusV2Request(
 	req *UsageV2ExportStatus,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeUpdateOutgoingWebhookRequest(
+	req *UpdateOutgoingWebhookRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

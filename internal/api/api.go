@@ -28,6 +28,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/ingest"
 	"github.com/mgmtapi/mgmtapi/internal/notifytesting"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/outgoingwebhooks"
 	"github.com/mgmtapi/mgmtapi/internal/parsingrules"
 	"github.com/mgmtapi/mgmtapi/internal/policies"
 	"github.com/mgmtapi/mgmtapi/internal/presets"
@@ -56,7 +57,7 @@ type Options struct {
 	// Extensions is the extension catalog; nil means the built-in catalog only.
 	Extensions *extensions.Catalog
 	// Delivery's Policy, AttemptTimeout and ResponseLimit govern the test notifications the
-	// notification-center testing operations send (the zero value: public addresses only, 10 s).
+	// notification-center testing and outgoing webhook operations send (the zero value: public addresses only, 10 s).
 	Delivery delivery.Options
 }
 
@@ -89,6 +90,7 @@ type handler struct {
 	*notifytesting.TestingHandler
 	*alertdefs.AlertDefHandler
 	*alertevents.EventHandler
+	*outgoingwebhooks.WebhookHandler
 	// config exports and applies configuration documents (see teamconfig.go).
 	config *teamconfig.Handler
 	// wholeTeam bounds the whole-team documents built at once (see wholeteam.go).
@@ -192,6 +194,7 @@ func New(opts Options) (*API, error) {
 		wholeTeam:        newWholeTeamTurns(),
 	}
 	h.SchedulerRuleHandler = alertschedules.NewHandler(opts.DB)
+	h.WebhookHandler = outgoingwebhooks.NewHandler(opts.DB, delivery.NewSender(opts.Delivery))
 	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog)...)
 	if err != nil {
 		return nil, err

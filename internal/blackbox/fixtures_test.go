@@ -124,6 +124,14 @@ func init() {
 		{param: "id", prefix: "/v3/alert-event/", create: func(f *fixtureRun) string {
 			return f.value("id", "/alerts/events/v3/")
 		}},
+		{param: "id", prefix: "/integrations/webhooks/v1/", create: func(f *fixtureRun) string {
+			// a generic webhook whose URL refuses at once, as the connector's (the matrix tests it)
+			return f.posted("/integrations/webhooks/v1",
+				`{"data":{"name":"qx7 webhook","type":"GENERIC","url":"http://127.0.0.1:9/qx7","genericWebhook":{"method":"POST"}}}`)
+		}},
+		{param: "type", prefix: "/integrations/webhook-types/v1/", shared: true, create: func(f *fixtureRun) string {
+			return "SLACK"
+		}},
 	}
 }
 

@@ -490,6 +490,23 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/routers
 	CreateGlobalRouter(ctx context.Context, request *GlobalRouterRequest) (*GlobalRouterResponse, error)
+	// CreateOutgoingWebhook invokes CreateOutgoingWebhook operation.
+	//
+	// Stores a new outgoing webhook under a server-assigned `id` (a UUID) and `externalId` (a number,
+	// unique in the team, by which alert definitions name it). `data.type` (not UNKNOWN) and `data.name`
+	// are required, with the settings object of that type and no other (`genericWebhook` for GENERIC,
+	// `slack` for SLACK, …). `url` is required, an absolute http or https URL, for GENERIC, SLACK,
+	// MICROSOFT_TEAMS, MS_TEAMS_WORKFLOW, JIRA, OPSGENIE and DEMISTO; optional for PAGERDUTY (the Events
+	// API v2 endpoint when left out) and SEND_LOG and IBM_EVENT_NOTIFICATIONS (where the delivery goes
+	// when set); not taken by EMAIL_GROUP and AWS_EVENT_BRIDGE. The required settings of each type:
+	// PAGERDUTY `serviceKey`; EMAIL_GROUP 1–100 `emailAddresses`; JIRA `apiToken`, `email`,
+	// `projectKey`; AWS_EVENT_BRIDGE `eventBusArn` (an EventBridge event bus ARN), `detailType`, `source`;
+	// IBM_EVENT_NOTIFICATIONS `eventNotificationsInstanceId`, `regionId`, `sourceId`. A GENERIC `payload`
+	// (also SEND_LOG's and DEMISTO's) is a JSON document in which `$NAME` placeholders are replaced at
+	// delivery; `method` UNKNOWN or left out is POST. A team holds at most 500 webhooks.
+	//
+	// POST /mgmt/openapi/5/integrations/webhooks/v1
+	CreateOutgoingWebhook(ctx context.Context, request *CreateOutgoingWebhookRequest) (*OutgoingWebhookCreated, error)
 	// CreateParsingRuleGroup invokes CreateParsingRuleGroup operation.
 	//
 	// Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets at
@@ -646,6 +663,12 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
 	DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams) error
+	// DeleteOutgoingWebhook invokes DeleteOutgoingWebhook operation.
+	//
+	// Deletes the webhook `id` (its id or its `externalId`).
+	//
+	// DELETE /mgmt/openapi/5/integrations/webhooks/v1/{id}
+	DeleteOutgoingWebhook(ctx context.Context, params DeleteOutgoingWebhookParams) error
 	// DeleteParsingRuleGroup invokes DeleteParsingRuleGroup operation.
 	//
 	// Delete one parsing rule group.
@@ -1088,6 +1111,19 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/data-usage/v2/logs/count
 	GetLogsCountV2(ctx context.Context, params GetLogsCountV2Params) (*UsageV2LogsCountHeaders, error)
+	// GetOutgoingWebhook invokes GetOutgoingWebhook operation.
+	//
+	// The webhook with its type's settings, as it was sent. `id` is the webhook's id or its numeric
+	// `externalId`.
+	//
+	// GET /mgmt/openapi/5/integrations/webhooks/v1/{id}
+	GetOutgoingWebhook(ctx context.Context, params GetOutgoingWebhookParams) (*OutgoingWebhookEnvelope, error)
+	// GetOutgoingWebhookTypeDetails invokes GetOutgoingWebhookTypeDetails operation.
+	//
+	// The type's label. UNKNOWN is not a type (404).
+	//
+	// GET /mgmt/openapi/5/integrations/webhook-types/v1/{type}
+	GetOutgoingWebhookTypeDetails(ctx context.Context, params GetOutgoingWebhookTypeDetailsParams) (*OutgoingWebhookTypeDetailsEnvelope, error)
 	// GetParsingRuleGroup invokes GetParsingRuleGroup operation.
 	//
 	// Read one parsing rule group.
@@ -1306,6 +1342,13 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/alerts/suppression-rules/v1
 	ListAlertSchedulerRules(ctx context.Context, params ListAlertSchedulerRulesParams) (*AlertSchedulerRulePage, error)
+	// ListAllOutgoingWebhooks invokes ListAllOutgoingWebhooks operation.
+	//
+	// Every outgoing webhook of the team, oldest first, with its id, numeric `externalId`, name, type, URL
+	// and times (its type's settings are answered by the get).
+	//
+	// GET /mgmt/openapi/5/integrations/webhooks/v1
+	ListAllOutgoingWebhooks(ctx context.Context) (*OutgoingWebhookDeployedList, error)
 	// ListApiKeys invokes ListApiKeys operation.
 	//
 	// Every API key of the caller's team, oldest first; send-data keys are listed by
@@ -1499,6 +1542,24 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/cases/notifications/v1/deliveries
 	ListNotificationDeliveries(ctx context.Context, request *NotificationDeliveriesInput) (*NotificationDeliveriesList, error)
+	// ListOutboundWebhooksSummary invokes ListOutboundWebhooksSummary operation.
+	//
+	// Each webhook of the team by id, `externalId`, name, type and times, without URL nor settings.
+	//
+	// GET /mgmt/openapi/5/integrations/webhooks/v1/list/summaries
+	ListOutboundWebhooksSummary(ctx context.Context) (*OutboundWebhookSummaryList, error)
+	// ListOutgoingWebhookTypes invokes ListOutgoingWebhookTypes operation.
+	//
+	// Every webhook type with its label and how many webhooks of it the team holds.
+	//
+	// GET /mgmt/openapi/5/integrations/webhook-types/v1
+	ListOutgoingWebhookTypes(ctx context.Context) (*OutgoingWebhookTypeList, error)
+	// ListOutgoingWebhooks invokes ListOutgoingWebhooks operation.
+	//
+	// The team's webhooks of `type`, oldest first; left out or UNKNOWN, every webhook.
+	//
+	// GET /mgmt/openapi/5/integrations/webhooks/v1/list/by-types
+	ListOutgoingWebhooks(ctx context.Context, params ListOutgoingWebhooksParams) (*OutgoingWebhookSummaryList, error)
 	// ListParsingRuleGroups invokes ListParsingRuleGroups operation.
 	//
 	// Every group of the team, by `order`, then oldest first.
@@ -1834,6 +1895,15 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/connectors:test
 	TestExistingConnector(ctx context.Context, request OptTestExistingConnectorRequest) (*NotificationTestResponse, error)
+	// TestExistingOutgoingWebhook invokes TestExistingOutgoingWebhook operation.
+	//
+	// Sends one test notification (its title and text say it is a test) through the webhook `id` now, in
+	// the receiving service's format, under the server's outbound address policy, and answers `success`,
+	// or `failure` with the receiver's status (0 when it did not answer) and why. Nothing is stored and
+	// nothing is retried.
+	//
+	// GET /mgmt/openapi/5/integrations/webhooks/v1/{id}/test
+	TestExistingOutgoingWebhook(ctx context.Context, params TestExistingOutgoingWebhookParams) (*OutgoingWebhookTestResult, error)
 	// TestExistingPreset invokes TestExistingPreset operation.
 	//
 	// Renders a made-up event of `entityType` (the preset's entity type when left out) and `entitySubType`
@@ -1843,6 +1913,13 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/presets:test
 	TestExistingPreset(ctx context.Context, request OptTestExistingPresetRequest) (*NotificationTestResponse, error)
+	// TestOutgoingWebhook invokes TestOutgoingWebhook operation.
+	//
+	// Checks `data` as a create does and sends one test notification through it, as the test of a stored
+	// webhook does; nothing is stored.
+	//
+	// POST /mgmt/openapi/5/integrations/webhooks-test/v1
+	TestOutgoingWebhook(ctx context.Context, request *TestOutgoingWebhookRequest) (*OutgoingWebhookTestResult, error)
 	// TestPresetConfig invokes TestPresetConfig operation.
 	//
 	// Renders a made-up event of `entityType` and `entitySubType` with the preset made of
@@ -1985,6 +2062,13 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/3/integrations/extensions/v1/deployed
 	UpdateExtensionDeployment(ctx context.Context, params UpdateExtensionDeploymentParams) (*ExtensionDeploymentResponse, error)
+	// UpdateOutgoingWebhook invokes UpdateOutgoingWebhook operation.
+	//
+	// Replaces the webhook `id` with `data`, checked as the create checks it; the type may change.
+	// `externalId` and `createdAt` are kept. A GENERIC webhook's `uuid`, left out, keeps the stored one.
+	//
+	// PUT /mgmt/openapi/5/integrations/webhooks/v1
+	UpdateOutgoingWebhook(ctx context.Context, request *UpdateOutgoingWebhookRequest) error
 	// UpdateParsingRuleGroup invokes UpdateParsingRuleGroup operation.
 	//
 	// Replaces the whole group `group_id` with the given one and answers it with ids on the group, on
@@ -7257,6 +7341,96 @@ func (c *Client) sendCreateGlobalRouter(ctx context.Context, request *GlobalRout
 	return result, nil
 }
 
+// CreateOutgoingWebhook invokes CreateOutgoingWebhook operation.
+//
+// Stores a new outgoing webhook under a server-assigned `id` (a UUID) and `externalId` (a number,
+// unique in the team, by which alert definitions name it). `data.type` (not UNKNOWN) and `data.name`
+// are required, with the settings object of that type and no other (`genericWebhook` for GENERIC,
+// `slack` for SLACK, …). `url` is required, an absolute http or https URL, for GENERIC, SLACK,
+// MICROSOFT_TEAMS, MS_TEAMS_WORKFLOW, JIRA, OPSGENIE and DEMISTO; optional for PAGERDUTY (the Events
+// API v2 endpoint when left out) and SEND_LOG and IBM_EVENT_NOTIFICATIONS (where the delivery goes
+// when set); not taken by EMAIL_GROUP and AWS_EVENT_BRIDGE. The required settings of each type:
+// PAGERDUTY `serviceKey`; EMAIL_GROUP 1–100 `emailAddresses`; JIRA `apiToken`, `email`,
+// `projectKey`; AWS_EVENT_BRIDGE `eventBusArn` (an EventBridge event bus ARN), `detailType`, `source`;
+// IBM_EVENT_NOTIFICATIONS `eventNotificationsInstanceId`, `regionId`, `sourceId`. A GENERIC `payload`
+// (also SEND_LOG's and DEMISTO's) is a JSON document in which `$NAME` placeholders are replaced at
+// delivery; `method` UNKNOWN or left out is POST. A team holds at most 500 webhooks.
+//
+// POST /mgmt/openapi/5/integrations/webhooks/v1
+func (c *Client) CreateOutgoingWebhook(ctx context.Context, request *CreateOutgoingWebhookRequest) (*OutgoingWebhookCreated, error) {
+	res, err := c.sendCreateOutgoingWebhook(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateOutgoingWebhook(ctx context.Context, request *CreateOutgoingWebhookRequest) (res *OutgoingWebhookCreated, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/webhooks/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateOutgoingWebhookRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateOutgoingWebhookOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateOutgoingWebhookResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CreateParsingRuleGroup invokes CreateParsingRuleGroup operation.
 //
 // Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets at
@@ -9125,6 +9299,100 @@ func (c *Client) sendDeleteGlobalRouter(ctx context.Context, params DeleteGlobal
 	}()
 
 	result, err := decodeDeleteGlobalRouterResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteOutgoingWebhook invokes DeleteOutgoingWebhook operation.
+//
+// Deletes the webhook `id` (its id or its `externalId`).
+//
+// DELETE /mgmt/openapi/5/integrations/webhooks/v1/{id}
+func (c *Client) DeleteOutgoingWebhook(ctx context.Context, params DeleteOutgoingWebhookParams) error {
+	_, err := c.sendDeleteOutgoingWebhook(ctx, params)
+	return err
+}
+
+func (c *Client) sendDeleteOutgoingWebhook(ctx context.Context, params DeleteOutgoingWebhookParams) (res *OutgoingWebhookDeleted, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/webhooks/v1/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteOutgoingWebhookOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteOutgoingWebhookResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -14259,6 +14527,195 @@ func (c *Client) sendGetLogsCountV2(ctx context.Context, params GetLogsCountV2Pa
 	return result, nil
 }
 
+// GetOutgoingWebhook invokes GetOutgoingWebhook operation.
+//
+// The webhook with its type's settings, as it was sent. `id` is the webhook's id or its numeric
+// `externalId`.
+//
+// GET /mgmt/openapi/5/integrations/webhooks/v1/{id}
+func (c *Client) GetOutgoingWebhook(ctx context.Context, params GetOutgoingWebhookParams) (*OutgoingWebhookEnvelope, error) {
+	res, err := c.sendGetOutgoingWebhook(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetOutgoingWebhook(ctx context.Context, params GetOutgoingWebhookParams) (res *OutgoingWebhookEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/webhooks/v1/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetOutgoingWebhookOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetOutgoingWebhookResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetOutgoingWebhookTypeDetails invokes GetOutgoingWebhookTypeDetails operation.
+//
+// The type's label. UNKNOWN is not a type (404).
+//
+// GET /mgmt/openapi/5/integrations/webhook-types/v1/{type}
+func (c *Client) GetOutgoingWebhookTypeDetails(ctx context.Context, params GetOutgoingWebhookTypeDetailsParams) (*OutgoingWebhookTypeDetailsEnvelope, error) {
+	res, err := c.sendGetOutgoingWebhookTypeDetails(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetOutgoingWebhookTypeDetails(ctx context.Context, params GetOutgoingWebhookTypeDetailsParams) (res *OutgoingWebhookTypeDetailsEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/webhook-types/v1/"
+	{
+		// Encode "type" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "type",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(string(params.Type)))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetOutgoingWebhookTypeDetailsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetOutgoingWebhookTypeDetailsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetParsingRuleGroup invokes GetParsingRuleGroup operation.
 //
 // Read one parsing rule group.
@@ -16374,6 +16831,83 @@ func (c *Client) sendListAlertSchedulerRules(ctx context.Context, params ListAle
 	return result, nil
 }
 
+// ListAllOutgoingWebhooks invokes ListAllOutgoingWebhooks operation.
+//
+// Every outgoing webhook of the team, oldest first, with its id, numeric `externalId`, name, type, URL
+// and times (its type's settings are answered by the get).
+//
+// GET /mgmt/openapi/5/integrations/webhooks/v1
+func (c *Client) ListAllOutgoingWebhooks(ctx context.Context) (*OutgoingWebhookDeployedList, error) {
+	res, err := c.sendListAllOutgoingWebhooks(ctx)
+	return res, err
+}
+
+func (c *Client) sendListAllOutgoingWebhooks(ctx context.Context) (res *OutgoingWebhookDeployedList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/webhooks/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListAllOutgoingWebhooksOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListAllOutgoingWebhooksResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListApiKeys invokes ListApiKeys operation.
 //
 // Every API key of the caller's team, oldest first; send-data keys are listed by
@@ -18345,6 +18879,254 @@ func (c *Client) sendListNotificationDeliveries(ctx context.Context, request *No
 	}()
 
 	result, err := decodeListNotificationDeliveriesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListOutboundWebhooksSummary invokes ListOutboundWebhooksSummary operation.
+//
+// Each webhook of the team by id, `externalId`, name, type and times, without URL nor settings.
+//
+// GET /mgmt/openapi/5/integrations/webhooks/v1/list/summaries
+func (c *Client) ListOutboundWebhooksSummary(ctx context.Context) (*OutboundWebhookSummaryList, error) {
+	res, err := c.sendListOutboundWebhooksSummary(ctx)
+	return res, err
+}
+
+func (c *Client) sendListOutboundWebhooksSummary(ctx context.Context) (res *OutboundWebhookSummaryList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/webhooks/v1/list/summaries"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListOutboundWebhooksSummaryOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListOutboundWebhooksSummaryResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListOutgoingWebhookTypes invokes ListOutgoingWebhookTypes operation.
+//
+// Every webhook type with its label and how many webhooks of it the team holds.
+//
+// GET /mgmt/openapi/5/integrations/webhook-types/v1
+func (c *Client) ListOutgoingWebhookTypes(ctx context.Context) (*OutgoingWebhookTypeList, error) {
+	res, err := c.sendListOutgoingWebhookTypes(ctx)
+	return res, err
+}
+
+func (c *Client) sendListOutgoingWebhookTypes(ctx context.Context) (res *OutgoingWebhookTypeList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/webhook-types/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListOutgoingWebhookTypesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListOutgoingWebhookTypesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListOutgoingWebhooks invokes ListOutgoingWebhooks operation.
+//
+// The team's webhooks of `type`, oldest first; left out or UNKNOWN, every webhook.
+//
+// GET /mgmt/openapi/5/integrations/webhooks/v1/list/by-types
+func (c *Client) ListOutgoingWebhooks(ctx context.Context, params ListOutgoingWebhooksParams) (*OutgoingWebhookSummaryList, error) {
+	res, err := c.sendListOutgoingWebhooks(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListOutgoingWebhooks(ctx context.Context, params ListOutgoingWebhooksParams) (res *OutgoingWebhookSummaryList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/webhooks/v1/list/by-types"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "type" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "type",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Type.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListOutgoingWebhooksOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListOutgoingWebhooksResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -21855,6 +22637,104 @@ func (c *Client) sendTestExistingConnector(ctx context.Context, request OptTestE
 	return result, nil
 }
 
+// TestExistingOutgoingWebhook invokes TestExistingOutgoingWebhook operation.
+//
+// Sends one test notification (its title and text say it is a test) through the webhook `id` now, in
+// the receiving service's format, under the server's outbound address policy, and answers `success`,
+// or `failure` with the receiver's status (0 when it did not answer) and why. Nothing is stored and
+// nothing is retried.
+//
+// GET /mgmt/openapi/5/integrations/webhooks/v1/{id}/test
+func (c *Client) TestExistingOutgoingWebhook(ctx context.Context, params TestExistingOutgoingWebhookParams) (*OutgoingWebhookTestResult, error) {
+	res, err := c.sendTestExistingOutgoingWebhook(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendTestExistingOutgoingWebhook(ctx context.Context, params TestExistingOutgoingWebhookParams) (res *OutgoingWebhookTestResult, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/webhooks/v1/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/test"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, TestExistingOutgoingWebhookOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeTestExistingOutgoingWebhookResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // TestExistingPreset invokes TestExistingPreset operation.
 //
 // Renders a made-up event of `entityType` (the preset's entity type when left out) and `entitySubType`
@@ -21930,6 +22810,86 @@ func (c *Client) sendTestExistingPreset(ctx context.Context, request OptTestExis
 	}()
 
 	result, err := decodeTestExistingPresetResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// TestOutgoingWebhook invokes TestOutgoingWebhook operation.
+//
+// Checks `data` as a create does and sends one test notification through it, as the test of a stored
+// webhook does; nothing is stored.
+//
+// POST /mgmt/openapi/5/integrations/webhooks-test/v1
+func (c *Client) TestOutgoingWebhook(ctx context.Context, request *TestOutgoingWebhookRequest) (*OutgoingWebhookTestResult, error) {
+	res, err := c.sendTestOutgoingWebhook(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendTestOutgoingWebhook(ctx context.Context, request *TestOutgoingWebhookRequest) (res *OutgoingWebhookTestResult, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/webhooks-test/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeTestOutgoingWebhookRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, TestOutgoingWebhookOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeTestOutgoingWebhookResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -23628,6 +24588,86 @@ func (c *Client) sendUpdateExtensionDeployment(ctx context.Context, params Updat
 	}()
 
 	result, err := decodeUpdateExtensionDeploymentResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UpdateOutgoingWebhook invokes UpdateOutgoingWebhook operation.
+//
+// Replaces the webhook `id` with `data`, checked as the create checks it; the type may change.
+// `externalId` and `createdAt` are kept. A GENERIC webhook's `uuid`, left out, keeps the stored one.
+//
+// PUT /mgmt/openapi/5/integrations/webhooks/v1
+func (c *Client) UpdateOutgoingWebhook(ctx context.Context, request *UpdateOutgoingWebhookRequest) error {
+	_, err := c.sendUpdateOutgoingWebhook(ctx, request)
+	return err
+}
+
+func (c *Client) sendUpdateOutgoingWebhook(ctx context.Context, request *UpdateOutgoingWebhookRequest) (res *OutgoingWebhookUpdated, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/webhooks/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateOutgoingWebhookRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateOutgoingWebhookOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateOutgoingWebhookResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

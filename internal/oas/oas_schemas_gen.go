@@ -9166,6 +9166,65 @@ func (s *AuditRecordList) SetNextPageToken(val OptString) {
 	s.NextPageToken = val
 }
 
+// Ref: #/components/schemas/AwsEventBridgeConfig
+type AwsEventBridgeConfig struct {
+	EventBusArn OptString `json:"eventBusArn"`
+	Detail      OptString `json:"detail"`
+	DetailType  OptString `json:"detailType"`
+	Source      OptString `json:"source"`
+	RoleName    OptString `json:"roleName"`
+}
+
+// GetEventBusArn returns the value of EventBusArn.
+func (s *AwsEventBridgeConfig) GetEventBusArn() OptString {
+	return s.EventBusArn
+}
+
+// GetDetail returns the value of Detail.
+func (s *AwsEventBridgeConfig) GetDetail() OptString {
+	return s.Detail
+}
+
+// GetDetailType returns the value of DetailType.
+func (s *AwsEventBridgeConfig) GetDetailType() OptString {
+	return s.DetailType
+}
+
+// GetSource returns the value of Source.
+func (s *AwsEventBridgeConfig) GetSource() OptString {
+	return s.Source
+}
+
+// GetRoleName returns the value of RoleName.
+func (s *AwsEventBridgeConfig) GetRoleName() OptString {
+	return s.RoleName
+}
+
+// SetEventBusArn sets the value of EventBusArn.
+func (s *AwsEventBridgeConfig) SetEventBusArn(val OptString) {
+	s.EventBusArn = val
+}
+
+// SetDetail sets the value of Detail.
+func (s *AwsEventBridgeConfig) SetDetail(val OptString) {
+	s.Detail = val
+}
+
+// SetDetailType sets the value of DetailType.
+func (s *AwsEventBridgeConfig) SetDetailType(val OptString) {
+	s.DetailType = val
+}
+
+// SetSource sets the value of Source.
+func (s *AwsEventBridgeConfig) SetSource(val OptString) {
+	s.Source = val
+}
+
+// SetRoleName sets the value of RoleName.
+func (s *AwsEventBridgeConfig) SetRoleName(val OptString) {
+	s.RoleName = val
+}
+
 // Ref: #/components/schemas/BatchExecuteSloRequest
 type BatchExecuteSloRequest struct {
 	Requests []SloExecutionRequest `json:"requests"`
@@ -13866,6 +13925,21 @@ func (s *ContextualLabelValues) SetContextualLabelValues(val []string) {
 	s.ContextualLabelValues = val
 }
 
+// Ref: #/components/schemas/CreateOutgoingWebhookRequest
+type CreateOutgoingWebhookRequest struct {
+	Data OptOutgoingWebhookInputData `json:"data"`
+}
+
+// GetData returns the value of Data.
+func (s *CreateOutgoingWebhookRequest) GetData() OptOutgoingWebhookInputData {
+	return s.Data
+}
+
+// SetData sets the value of Data.
+func (s *CreateOutgoingWebhookRequest) SetData(val OptOutgoingWebhookInputData) {
+	s.Data = val
+}
+
 // Ref: #/components/schemas/CustomRole
 type CustomRole struct {
 	RoleId      int64  `json:"roleId"`
@@ -15097,6 +15171,32 @@ func (s *DeliveryRouter) SetRouterId(val NotificationCenterID) {
 // SetRouterName sets the value of RouterName.
 func (s *DeliveryRouter) SetRouterName(val string) {
 	s.RouterName = val
+}
+
+// Ref: #/components/schemas/DemistoConfig
+type DemistoConfig struct {
+	UUID    OptString `json:"uuid"`
+	Payload OptString `json:"payload"`
+}
+
+// GetUUID returns the value of UUID.
+func (s *DemistoConfig) GetUUID() OptString {
+	return s.UUID
+}
+
+// GetPayload returns the value of Payload.
+func (s *DemistoConfig) GetPayload() OptString {
+	return s.Payload
+}
+
+// SetUUID sets the value of UUID.
+func (s *DemistoConfig) SetUUID(val OptString) {
+	s.UUID = val
+}
+
+// SetPayload sets the value of Payload.
+func (s *DemistoConfig) SetPayload(val OptString) {
+	s.Payload = val
 }
 
 // Ref: #/components/schemas/DeployedExtension
@@ -16423,6 +16523,21 @@ func (s *E2MType) UnmarshalText(data []byte) error {
 }
 
 type E2MUUID string
+
+// Ref: #/components/schemas/EmailGroupConfig
+type EmailGroupConfig struct {
+	EmailAddresses []string `json:"emailAddresses"`
+}
+
+// GetEmailAddresses returns the value of EmailAddresses.
+func (s *EmailGroupConfig) GetEmailAddresses() []string {
+	return s.EmailAddresses
+}
+
+// SetEmailAddresses sets the value of EmailAddresses.
+func (s *EmailGroupConfig) SetEmailAddresses(val []string) {
+	s.EmailAddresses = val
+}
 
 // An object with no fields, `{}`.
 // Ref: #/components/schemas/EmptyObject
@@ -18134,6 +18249,69 @@ func (s *FilterGroup) SetValues(val []string) {
 	s.Values = val
 }
 
+// Ref: #/components/schemas/GenericWebhookConfig
+type GenericWebhookConfig struct {
+	// An id of the configuration; made by the server when left out.
+	UUID   OptString            `json:"uuid"`
+	Method OptWebhookMethodType `json:"method"`
+	// Headers sent with each request (Content-Type, User-Agent and Idempotency-Key are the server's).
+	Headers OptGenericWebhookConfigHeaders `json:"headers"`
+	// The body: JSON with $NAME placeholders.
+	Payload OptString `json:"payload"`
+}
+
+// GetUUID returns the value of UUID.
+func (s *GenericWebhookConfig) GetUUID() OptString {
+	return s.UUID
+}
+
+// GetMethod returns the value of Method.
+func (s *GenericWebhookConfig) GetMethod() OptWebhookMethodType {
+	return s.Method
+}
+
+// GetHeaders returns the value of Headers.
+func (s *GenericWebhookConfig) GetHeaders() OptGenericWebhookConfigHeaders {
+	return s.Headers
+}
+
+// GetPayload returns the value of Payload.
+func (s *GenericWebhookConfig) GetPayload() OptString {
+	return s.Payload
+}
+
+// SetUUID sets the value of UUID.
+func (s *GenericWebhookConfig) SetUUID(val OptString) {
+	s.UUID = val
+}
+
+// SetMethod sets the value of Method.
+func (s *GenericWebhookConfig) SetMethod(val OptWebhookMethodType) {
+	s.Method = val
+}
+
+// SetHeaders sets the value of Headers.
+func (s *GenericWebhookConfig) SetHeaders(val OptGenericWebhookConfigHeaders) {
+	s.Headers = val
+}
+
+// SetPayload sets the value of Payload.
+func (s *GenericWebhookConfig) SetPayload(val OptString) {
+	s.Payload = val
+}
+
+// Headers sent with each request (Content-Type, User-Agent and Idempotency-Key are the server's).
+type GenericWebhookConfigHeaders map[string]string
+
+func (s *GenericWebhookConfigHeaders) init() GenericWebhookConfigHeaders {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
 type GetDataUsageV2AggregateItem string
 
 const (
@@ -18659,6 +18837,65 @@ func (s *GroupByValueIncidentField) SetSubsystemName(val OptString) {
 // SetDuration sets the value of Duration.
 func (s *GroupByValueIncidentField) SetDuration(val OptString) {
 	s.Duration = val
+}
+
+// Ref: #/components/schemas/IbmEventNotificationsConfig
+type IbmEventNotificationsConfig struct {
+	EventNotificationsInstanceId OptString              `json:"eventNotificationsInstanceId"`
+	RegionId                     OptString              `json:"regionId"`
+	SourceId                     OptString              `json:"sourceId"`
+	SourceName                   OptString              `json:"sourceName"`
+	EndpointType                 OptWebhookEndpointType `json:"endpointType"`
+}
+
+// GetEventNotificationsInstanceId returns the value of EventNotificationsInstanceId.
+func (s *IbmEventNotificationsConfig) GetEventNotificationsInstanceId() OptString {
+	return s.EventNotificationsInstanceId
+}
+
+// GetRegionId returns the value of RegionId.
+func (s *IbmEventNotificationsConfig) GetRegionId() OptString {
+	return s.RegionId
+}
+
+// GetSourceId returns the value of SourceId.
+func (s *IbmEventNotificationsConfig) GetSourceId() OptString {
+	return s.SourceId
+}
+
+// GetSourceName returns the value of SourceName.
+func (s *IbmEventNotificationsConfig) GetSourceName() OptString {
+	return s.SourceName
+}
+
+// GetEndpointType returns the value of EndpointType.
+func (s *IbmEventNotificationsConfig) GetEndpointType() OptWebhookEndpointType {
+	return s.EndpointType
+}
+
+// SetEventNotificationsInstanceId sets the value of EventNotificationsInstanceId.
+func (s *IbmEventNotificationsConfig) SetEventNotificationsInstanceId(val OptString) {
+	s.EventNotificationsInstanceId = val
+}
+
+// SetRegionId sets the value of RegionId.
+func (s *IbmEventNotificationsConfig) SetRegionId(val OptString) {
+	s.RegionId = val
+}
+
+// SetSourceId sets the value of SourceId.
+func (s *IbmEventNotificationsConfig) SetSourceId(val OptString) {
+	s.SourceId = val
+}
+
+// SetSourceName sets the value of SourceName.
+func (s *IbmEventNotificationsConfig) SetSourceName(val OptString) {
+	s.SourceName = val
+}
+
+// SetEndpointType sets the value of EndpointType.
+func (s *IbmEventNotificationsConfig) SetEndpointType(val OptWebhookEndpointType) {
+	s.EndpointType = val
 }
 
 // Exactly one of `apmService` and `apmDatabase`.
@@ -21377,6 +21614,43 @@ func (s *IngestResult) SetUnchanged(val int64) {
 	s.Unchanged = val
 }
 
+// Ref: #/components/schemas/JiraConfig
+type JiraConfig struct {
+	ApiToken   OptString `json:"apiToken"`
+	Email      OptString `json:"email"`
+	ProjectKey OptString `json:"projectKey"`
+}
+
+// GetApiToken returns the value of ApiToken.
+func (s *JiraConfig) GetApiToken() OptString {
+	return s.ApiToken
+}
+
+// GetEmail returns the value of Email.
+func (s *JiraConfig) GetEmail() OptString {
+	return s.Email
+}
+
+// GetProjectKey returns the value of ProjectKey.
+func (s *JiraConfig) GetProjectKey() OptString {
+	return s.ProjectKey
+}
+
+// SetApiToken sets the value of ApiToken.
+func (s *JiraConfig) SetApiToken(val OptString) {
+	s.ApiToken = val
+}
+
+// SetEmail sets the value of Email.
+func (s *JiraConfig) SetEmail(val OptString) {
+	s.Email = val
+}
+
+// SetProjectKey sets the value of ProjectKey.
+func (s *JiraConfig) SetProjectKey(val OptString) {
+	s.ProjectKey = val
+}
+
 // Ref: #/components/schemas/KPIBreaches
 type KPIBreaches struct {
 	BreachedKpis []BreachedKPI `json:"breachedKpis"`
@@ -21816,6 +22090,10 @@ func (s *LogPoliciesInputPoliciesItem) SetLogRules(val PolicyLogRules) {
 
 type LowerUUID string
 
+// Microsoft Teams workflow webhooks have no settings but their URL.
+// Ref: #/components/schemas/MSTeamsWorkflowConfig
+type MSTeamsWorkflowConfig struct{}
+
 // Ref: #/components/schemas/MemberApiKey
 type MemberApiKey struct {
 	ID        string    `json:"id"`
@@ -22167,6 +22445,10 @@ func (s *MicrosoftTeamsActor) SetUserEmail(val OptActorText) {
 	s.UserEmail = val
 }
 
+// Microsoft Teams (Office 365 connector) webhooks have no settings but their URL.
+// Ref: #/components/schemas/MicrosoftTeamsConfig
+type MicrosoftTeamsConfig struct{}
+
 // Ref: #/components/schemas/NonEmptyKeyValue
 type NonEmptyKeyValue struct {
 	Key   string `json:"key"`
@@ -22508,6 +22790,10 @@ func (s *OperatorKey) SetAPIKey(val string) {
 func (s *OperatorKey) SetRoles(val []string) {
 	s.Roles = val
 }
+
+// Opsgenie webhooks have no settings but their URL (which carries the integration's key).
+// Ref: #/components/schemas/OpsgenieConfig
+type OpsgenieConfig struct{}
 
 // NewOptActorText returns new OptActorText with value set to v.
 func NewOptActorText(v ActorText) OptActorText {
@@ -29271,6 +29557,52 @@ func (o OptAttachmentPolicy) Or(d AttachmentPolicy) AttachmentPolicy {
 	return d
 }
 
+// NewOptAwsEventBridgeConfig returns new OptAwsEventBridgeConfig with value set to v.
+func NewOptAwsEventBridgeConfig(v AwsEventBridgeConfig) OptAwsEventBridgeConfig {
+	return OptAwsEventBridgeConfig{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptAwsEventBridgeConfig is optional AwsEventBridgeConfig.
+type OptAwsEventBridgeConfig struct {
+	Value AwsEventBridgeConfig
+	Set   bool
+}
+
+// IsSet returns true if OptAwsEventBridgeConfig was set.
+func (o OptAwsEventBridgeConfig) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptAwsEventBridgeConfig) Reset() {
+	var v AwsEventBridgeConfig
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptAwsEventBridgeConfig) SetTo(v AwsEventBridgeConfig) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptAwsEventBridgeConfig) Get() (v AwsEventBridgeConfig, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptAwsEventBridgeConfig) Or(d AwsEventBridgeConfig) AwsEventBridgeConfig {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptBool returns new OptBool with value set to v.
 func NewOptBool(v bool) OptBool {
 	return OptBool{
@@ -31939,6 +32271,52 @@ func (o OptDeliveryAttemptOutcomeSuccess) Or(d DeliveryAttemptOutcomeSuccess) De
 	return d
 }
 
+// NewOptDemistoConfig returns new OptDemistoConfig with value set to v.
+func NewOptDemistoConfig(v DemistoConfig) OptDemistoConfig {
+	return OptDemistoConfig{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptDemistoConfig is optional DemistoConfig.
+type OptDemistoConfig struct {
+	Value DemistoConfig
+	Set   bool
+}
+
+// IsSet returns true if OptDemistoConfig was set.
+func (o OptDemistoConfig) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptDemistoConfig) Reset() {
+	var v DemistoConfig
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptDemistoConfig) SetTo(v DemistoConfig) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptDemistoConfig) Get() (v DemistoConfig, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptDemistoConfig) Or(d DemistoConfig) DemistoConfig {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptE2MAggType returns new OptE2MAggType with value set to v.
 func NewOptE2MAggType(v E2MAggType) OptE2MAggType {
 	return OptE2MAggType{
@@ -32675,6 +33053,52 @@ func (o OptE2MSpansQuery) Or(d E2MSpansQuery) E2MSpansQuery {
 	return d
 }
 
+// NewOptEmailGroupConfig returns new OptEmailGroupConfig with value set to v.
+func NewOptEmailGroupConfig(v EmailGroupConfig) OptEmailGroupConfig {
+	return OptEmailGroupConfig{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptEmailGroupConfig is optional EmailGroupConfig.
+type OptEmailGroupConfig struct {
+	Value EmailGroupConfig
+	Set   bool
+}
+
+// IsSet returns true if OptEmailGroupConfig was set.
+func (o OptEmailGroupConfig) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptEmailGroupConfig) Reset() {
+	var v EmailGroupConfig
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptEmailGroupConfig) SetTo(v EmailGroupConfig) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptEmailGroupConfig) Get() (v EmailGroupConfig, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptEmailGroupConfig) Or(d EmailGroupConfig) EmailGroupConfig {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptEntityLabelMatcherFailure returns new OptEntityLabelMatcherFailure with value set to v.
 func NewOptEntityLabelMatcherFailure(v EntityLabelMatcherFailure) OptEntityLabelMatcherFailure {
 	return OptEntityLabelMatcherFailure{
@@ -32951,6 +33375,98 @@ func (o OptFloat64) Or(d float64) float64 {
 	return d
 }
 
+// NewOptGenericWebhookConfig returns new OptGenericWebhookConfig with value set to v.
+func NewOptGenericWebhookConfig(v GenericWebhookConfig) OptGenericWebhookConfig {
+	return OptGenericWebhookConfig{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptGenericWebhookConfig is optional GenericWebhookConfig.
+type OptGenericWebhookConfig struct {
+	Value GenericWebhookConfig
+	Set   bool
+}
+
+// IsSet returns true if OptGenericWebhookConfig was set.
+func (o OptGenericWebhookConfig) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptGenericWebhookConfig) Reset() {
+	var v GenericWebhookConfig
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptGenericWebhookConfig) SetTo(v GenericWebhookConfig) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptGenericWebhookConfig) Get() (v GenericWebhookConfig, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptGenericWebhookConfig) Or(d GenericWebhookConfig) GenericWebhookConfig {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptGenericWebhookConfigHeaders returns new OptGenericWebhookConfigHeaders with value set to v.
+func NewOptGenericWebhookConfigHeaders(v GenericWebhookConfigHeaders) OptGenericWebhookConfigHeaders {
+	return OptGenericWebhookConfigHeaders{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptGenericWebhookConfigHeaders is optional GenericWebhookConfigHeaders.
+type OptGenericWebhookConfigHeaders struct {
+	Value GenericWebhookConfigHeaders
+	Set   bool
+}
+
+// IsSet returns true if OptGenericWebhookConfigHeaders was set.
+func (o OptGenericWebhookConfigHeaders) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptGenericWebhookConfigHeaders) Reset() {
+	var v GenericWebhookConfigHeaders
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptGenericWebhookConfigHeaders) SetTo(v GenericWebhookConfigHeaders) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptGenericWebhookConfigHeaders) Get() (v GenericWebhookConfigHeaders, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptGenericWebhookConfigHeaders) Or(d GenericWebhookConfigHeaders) GenericWebhookConfigHeaders {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptGroupByValueContextualLabels returns new OptGroupByValueContextualLabels with value set to v.
 func NewOptGroupByValueContextualLabels(v GroupByValueContextualLabels) OptGroupByValueContextualLabels {
 	return OptGroupByValueContextualLabels{
@@ -33037,6 +33553,52 @@ func (o OptGroupByValueIncidentField) Get() (v GroupByValueIncidentField, ok boo
 
 // Or returns value if set, or given parameter if does not.
 func (o OptGroupByValueIncidentField) Or(d GroupByValueIncidentField) GroupByValueIncidentField {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIbmEventNotificationsConfig returns new OptIbmEventNotificationsConfig with value set to v.
+func NewOptIbmEventNotificationsConfig(v IbmEventNotificationsConfig) OptIbmEventNotificationsConfig {
+	return OptIbmEventNotificationsConfig{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIbmEventNotificationsConfig is optional IbmEventNotificationsConfig.
+type OptIbmEventNotificationsConfig struct {
+	Value IbmEventNotificationsConfig
+	Set   bool
+}
+
+// IsSet returns true if OptIbmEventNotificationsConfig was set.
+func (o OptIbmEventNotificationsConfig) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIbmEventNotificationsConfig) Reset() {
+	var v IbmEventNotificationsConfig
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIbmEventNotificationsConfig) SetTo(v IbmEventNotificationsConfig) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIbmEventNotificationsConfig) Get() (v IbmEventNotificationsConfig, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIbmEventNotificationsConfig) Or(d IbmEventNotificationsConfig) IbmEventNotificationsConfig {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -34333,6 +34895,52 @@ func (o OptInt64) Or(d int64) int64 {
 	return d
 }
 
+// NewOptJiraConfig returns new OptJiraConfig with value set to v.
+func NewOptJiraConfig(v JiraConfig) OptJiraConfig {
+	return OptJiraConfig{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptJiraConfig is optional JiraConfig.
+type OptJiraConfig struct {
+	Value JiraConfig
+	Set   bool
+}
+
+// IsSet returns true if OptJiraConfig was set.
+func (o OptJiraConfig) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptJiraConfig) Reset() {
+	var v JiraConfig
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptJiraConfig) SetTo(v JiraConfig) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptJiraConfig) Get() (v JiraConfig, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptJiraConfig) Or(d JiraConfig) JiraConfig {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptKPIType returns new OptKPIType with value set to v.
 func NewOptKPIType(v KPIType) OptKPIType {
 	return OptKPIType{
@@ -35229,6 +35837,190 @@ func (o OptOrderByDirection) Or(d OrderByDirection) OrderByDirection {
 	return d
 }
 
+// NewOptOutgoingWebhook returns new OptOutgoingWebhook with value set to v.
+func NewOptOutgoingWebhook(v OutgoingWebhook) OptOutgoingWebhook {
+	return OptOutgoingWebhook{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptOutgoingWebhook is optional OutgoingWebhook.
+type OptOutgoingWebhook struct {
+	Value OutgoingWebhook
+	Set   bool
+}
+
+// IsSet returns true if OptOutgoingWebhook was set.
+func (o OptOutgoingWebhook) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptOutgoingWebhook) Reset() {
+	var v OutgoingWebhook
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptOutgoingWebhook) SetTo(v OutgoingWebhook) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptOutgoingWebhook) Get() (v OutgoingWebhook, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptOutgoingWebhook) Or(d OutgoingWebhook) OutgoingWebhook {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptOutgoingWebhookDetails returns new OptOutgoingWebhookDetails with value set to v.
+func NewOptOutgoingWebhookDetails(v OutgoingWebhookDetails) OptOutgoingWebhookDetails {
+	return OptOutgoingWebhookDetails{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptOutgoingWebhookDetails is optional OutgoingWebhookDetails.
+type OptOutgoingWebhookDetails struct {
+	Value OutgoingWebhookDetails
+	Set   bool
+}
+
+// IsSet returns true if OptOutgoingWebhookDetails was set.
+func (o OptOutgoingWebhookDetails) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptOutgoingWebhookDetails) Reset() {
+	var v OutgoingWebhookDetails
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptOutgoingWebhookDetails) SetTo(v OutgoingWebhookDetails) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptOutgoingWebhookDetails) Get() (v OutgoingWebhookDetails, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptOutgoingWebhookDetails) Or(d OutgoingWebhookDetails) OutgoingWebhookDetails {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptOutgoingWebhookInputData returns new OptOutgoingWebhookInputData with value set to v.
+func NewOptOutgoingWebhookInputData(v OutgoingWebhookInputData) OptOutgoingWebhookInputData {
+	return OptOutgoingWebhookInputData{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptOutgoingWebhookInputData is optional OutgoingWebhookInputData.
+type OptOutgoingWebhookInputData struct {
+	Value OutgoingWebhookInputData
+	Set   bool
+}
+
+// IsSet returns true if OptOutgoingWebhookInputData was set.
+func (o OptOutgoingWebhookInputData) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptOutgoingWebhookInputData) Reset() {
+	var v OutgoingWebhookInputData
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptOutgoingWebhookInputData) SetTo(v OutgoingWebhookInputData) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptOutgoingWebhookInputData) Get() (v OutgoingWebhookInputData, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptOutgoingWebhookInputData) Or(d OutgoingWebhookInputData) OutgoingWebhookInputData {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptOutgoingWebhookTestResultFailure returns new OptOutgoingWebhookTestResultFailure with value set to v.
+func NewOptOutgoingWebhookTestResultFailure(v OutgoingWebhookTestResultFailure) OptOutgoingWebhookTestResultFailure {
+	return OptOutgoingWebhookTestResultFailure{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptOutgoingWebhookTestResultFailure is optional OutgoingWebhookTestResultFailure.
+type OptOutgoingWebhookTestResultFailure struct {
+	Value OutgoingWebhookTestResultFailure
+	Set   bool
+}
+
+// IsSet returns true if OptOutgoingWebhookTestResultFailure was set.
+func (o OptOutgoingWebhookTestResultFailure) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptOutgoingWebhookTestResultFailure) Reset() {
+	var v OutgoingWebhookTestResultFailure
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptOutgoingWebhookTestResultFailure) SetTo(v OutgoingWebhookTestResultFailure) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptOutgoingWebhookTestResultFailure) Get() (v OutgoingWebhookTestResultFailure, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptOutgoingWebhookTestResultFailure) Or(d OutgoingWebhookTestResultFailure) OutgoingWebhookTestResultFailure {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptPagerDutyActor returns new OptPagerDutyActor with value set to v.
 func NewOptPagerDutyActor(v PagerDutyActor) OptPagerDutyActor {
 	return OptPagerDutyActor{
@@ -35269,6 +36061,52 @@ func (o OptPagerDutyActor) Get() (v PagerDutyActor, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptPagerDutyActor) Or(d PagerDutyActor) PagerDutyActor {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptPagerDutyConfig returns new OptPagerDutyConfig with value set to v.
+func NewOptPagerDutyConfig(v PagerDutyConfig) OptPagerDutyConfig {
+	return OptPagerDutyConfig{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptPagerDutyConfig is optional PagerDutyConfig.
+type OptPagerDutyConfig struct {
+	Value PagerDutyConfig
+	Set   bool
+}
+
+// IsSet returns true if OptPagerDutyConfig was set.
+func (o OptPagerDutyConfig) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptPagerDutyConfig) Reset() {
+	var v PagerDutyConfig
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptPagerDutyConfig) SetTo(v PagerDutyConfig) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptPagerDutyConfig) Get() (v PagerDutyConfig, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptPagerDutyConfig) Or(d PagerDutyConfig) PagerDutyConfig {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -37391,6 +38229,52 @@ func (o OptRoutingTarget) Or(d RoutingTarget) RoutingTarget {
 	return d
 }
 
+// NewOptSendLogConfig returns new OptSendLogConfig with value set to v.
+func NewOptSendLogConfig(v SendLogConfig) OptSendLogConfig {
+	return OptSendLogConfig{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSendLogConfig is optional SendLogConfig.
+type OptSendLogConfig struct {
+	Value SendLogConfig
+	Set   bool
+}
+
+// IsSet returns true if OptSendLogConfig was set.
+func (o OptSendLogConfig) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSendLogConfig) Reset() {
+	var v SendLogConfig
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSendLogConfig) SetTo(v SendLogConfig) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSendLogConfig) Get() (v SendLogConfig, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSendLogConfig) Or(d SendLogConfig) SendLogConfig {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptServiceNowActor returns new OptServiceNowActor with value set to v.
 func NewOptServiceNowActor(v ServiceNowActor) OptServiceNowActor {
 	return OptServiceNowActor{
@@ -37477,6 +38361,52 @@ func (o OptSlackActor) Get() (v SlackActor, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptSlackActor) Or(d SlackActor) SlackActor {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptSlackConfig returns new OptSlackConfig with value set to v.
+func NewOptSlackConfig(v SlackConfig) OptSlackConfig {
+	return OptSlackConfig{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptSlackConfig is optional SlackConfig.
+type OptSlackConfig struct {
+	Value SlackConfig
+	Set   bool
+}
+
+// IsSet returns true if OptSlackConfig was set.
+func (o OptSlackConfig) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptSlackConfig) Reset() {
+	var v SlackConfig
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptSlackConfig) SetTo(v SlackConfig) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptSlackConfig) Get() (v SlackConfig, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptSlackConfig) Or(d SlackConfig) SlackConfig {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -40151,6 +41081,236 @@ func (o OptViewType) Or(d ViewType) ViewType {
 	return d
 }
 
+// NewOptWebhookAttachmentType returns new OptWebhookAttachmentType with value set to v.
+func NewOptWebhookAttachmentType(v WebhookAttachmentType) OptWebhookAttachmentType {
+	return OptWebhookAttachmentType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptWebhookAttachmentType is optional WebhookAttachmentType.
+type OptWebhookAttachmentType struct {
+	Value WebhookAttachmentType
+	Set   bool
+}
+
+// IsSet returns true if OptWebhookAttachmentType was set.
+func (o OptWebhookAttachmentType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptWebhookAttachmentType) Reset() {
+	var v WebhookAttachmentType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptWebhookAttachmentType) SetTo(v WebhookAttachmentType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptWebhookAttachmentType) Get() (v WebhookAttachmentType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptWebhookAttachmentType) Or(d WebhookAttachmentType) WebhookAttachmentType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptWebhookDigestType returns new OptWebhookDigestType with value set to v.
+func NewOptWebhookDigestType(v WebhookDigestType) OptWebhookDigestType {
+	return OptWebhookDigestType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptWebhookDigestType is optional WebhookDigestType.
+type OptWebhookDigestType struct {
+	Value WebhookDigestType
+	Set   bool
+}
+
+// IsSet returns true if OptWebhookDigestType was set.
+func (o OptWebhookDigestType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptWebhookDigestType) Reset() {
+	var v WebhookDigestType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptWebhookDigestType) SetTo(v WebhookDigestType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptWebhookDigestType) Get() (v WebhookDigestType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptWebhookDigestType) Or(d WebhookDigestType) WebhookDigestType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptWebhookEndpointType returns new OptWebhookEndpointType with value set to v.
+func NewOptWebhookEndpointType(v WebhookEndpointType) OptWebhookEndpointType {
+	return OptWebhookEndpointType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptWebhookEndpointType is optional WebhookEndpointType.
+type OptWebhookEndpointType struct {
+	Value WebhookEndpointType
+	Set   bool
+}
+
+// IsSet returns true if OptWebhookEndpointType was set.
+func (o OptWebhookEndpointType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptWebhookEndpointType) Reset() {
+	var v WebhookEndpointType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptWebhookEndpointType) SetTo(v WebhookEndpointType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptWebhookEndpointType) Get() (v WebhookEndpointType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptWebhookEndpointType) Or(d WebhookEndpointType) WebhookEndpointType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptWebhookMethodType returns new OptWebhookMethodType with value set to v.
+func NewOptWebhookMethodType(v WebhookMethodType) OptWebhookMethodType {
+	return OptWebhookMethodType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptWebhookMethodType is optional WebhookMethodType.
+type OptWebhookMethodType struct {
+	Value WebhookMethodType
+	Set   bool
+}
+
+// IsSet returns true if OptWebhookMethodType was set.
+func (o OptWebhookMethodType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptWebhookMethodType) Reset() {
+	var v WebhookMethodType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptWebhookMethodType) SetTo(v WebhookMethodType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptWebhookMethodType) Get() (v WebhookMethodType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptWebhookMethodType) Or(d WebhookMethodType) WebhookMethodType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptWebhookType returns new OptWebhookType with value set to v.
+func NewOptWebhookType(v WebhookType) OptWebhookType {
+	return OptWebhookType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptWebhookType is optional WebhookType.
+type OptWebhookType struct {
+	Value WebhookType
+	Set   bool
+}
+
+// IsSet returns true if OptWebhookType was set.
+func (o OptWebhookType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptWebhookType) Reset() {
+	var v WebhookType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptWebhookType) SetTo(v WebhookType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptWebhookType) Get() (v WebhookType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptWebhookType) Or(d WebhookType) WebhookType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptWidgetAttachment returns new OptWidgetAttachment with value set to v.
 func NewOptWidgetAttachment(v WidgetAttachment) OptWidgetAttachment {
 	return OptWidgetAttachment{
@@ -40292,6 +41452,853 @@ func (s *OrderByDirection) UnmarshalText(data []byte) error {
 	}
 }
 
+// Ref: #/components/schemas/OutboundWebhookSummary
+type OutboundWebhookSummary struct {
+	ID         OptString      `json:"id"`
+	ExternalId OptInt64       `json:"externalId"`
+	Name       OptString      `json:"name"`
+	Type       OptWebhookType `json:"type"`
+	CreatedAt  OptDateTime    `json:"createdAt"`
+	UpdatedAt  OptDateTime    `json:"updatedAt"`
+}
+
+// GetID returns the value of ID.
+func (s *OutboundWebhookSummary) GetID() OptString {
+	return s.ID
+}
+
+// GetExternalId returns the value of ExternalId.
+func (s *OutboundWebhookSummary) GetExternalId() OptInt64 {
+	return s.ExternalId
+}
+
+// GetName returns the value of Name.
+func (s *OutboundWebhookSummary) GetName() OptString {
+	return s.Name
+}
+
+// GetType returns the value of Type.
+func (s *OutboundWebhookSummary) GetType() OptWebhookType {
+	return s.Type
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *OutboundWebhookSummary) GetCreatedAt() OptDateTime {
+	return s.CreatedAt
+}
+
+// GetUpdatedAt returns the value of UpdatedAt.
+func (s *OutboundWebhookSummary) GetUpdatedAt() OptDateTime {
+	return s.UpdatedAt
+}
+
+// SetID sets the value of ID.
+func (s *OutboundWebhookSummary) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetExternalId sets the value of ExternalId.
+func (s *OutboundWebhookSummary) SetExternalId(val OptInt64) {
+	s.ExternalId = val
+}
+
+// SetName sets the value of Name.
+func (s *OutboundWebhookSummary) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetType sets the value of Type.
+func (s *OutboundWebhookSummary) SetType(val OptWebhookType) {
+	s.Type = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *OutboundWebhookSummary) SetCreatedAt(val OptDateTime) {
+	s.CreatedAt = val
+}
+
+// SetUpdatedAt sets the value of UpdatedAt.
+func (s *OutboundWebhookSummary) SetUpdatedAt(val OptDateTime) {
+	s.UpdatedAt = val
+}
+
+// Ref: #/components/schemas/OutboundWebhookSummaryList
+type OutboundWebhookSummaryList struct {
+	OutboundWebhookSummaries []OutboundWebhookSummary `json:"outboundWebhookSummaries"`
+}
+
+// GetOutboundWebhookSummaries returns the value of OutboundWebhookSummaries.
+func (s *OutboundWebhookSummaryList) GetOutboundWebhookSummaries() []OutboundWebhookSummary {
+	return s.OutboundWebhookSummaries
+}
+
+// SetOutboundWebhookSummaries sets the value of OutboundWebhookSummaries.
+func (s *OutboundWebhookSummaryList) SetOutboundWebhookSummaries(val []OutboundWebhookSummary) {
+	s.OutboundWebhookSummaries = val
+}
+
+// A stored outgoing webhook.
+// Ref: #/components/schemas/OutgoingWebhook
+type OutgoingWebhook struct {
+	ID                    OptString                      `json:"id"`
+	ExternalId            OptInt64                       `json:"externalId"`
+	Name                  OptString                      `json:"name"`
+	Type                  OptWebhookType                 `json:"type"`
+	URL                   OptString                      `json:"url"`
+	CreatedAt             OptDateTime                    `json:"createdAt"`
+	UpdatedAt             OptDateTime                    `json:"updatedAt"`
+	GenericWebhook        OptGenericWebhookConfig        `json:"genericWebhook"`
+	Slack                 OptSlackConfig                 `json:"slack"`
+	PagerDuty             OptPagerDutyConfig             `json:"pagerDuty"`
+	SendLog               OptSendLogConfig               `json:"sendLog"`
+	EmailGroup            OptEmailGroupConfig            `json:"emailGroup"`
+	MicrosoftTeams        *MicrosoftTeamsConfig          `json:"microsoftTeams"`
+	Jira                  OptJiraConfig                  `json:"jira"`
+	Opsgenie              *OpsgenieConfig                `json:"opsgenie"`
+	Demisto               OptDemistoConfig               `json:"demisto"`
+	AwsEventBridge        OptAwsEventBridgeConfig        `json:"awsEventBridge"`
+	IbmEventNotifications OptIbmEventNotificationsConfig `json:"ibmEventNotifications"`
+	MsTeamsWorkflow       *MSTeamsWorkflowConfig         `json:"msTeamsWorkflow"`
+}
+
+// GetID returns the value of ID.
+func (s *OutgoingWebhook) GetID() OptString {
+	return s.ID
+}
+
+// GetExternalId returns the value of ExternalId.
+func (s *OutgoingWebhook) GetExternalId() OptInt64 {
+	return s.ExternalId
+}
+
+// GetName returns the value of Name.
+func (s *OutgoingWebhook) GetName() OptString {
+	return s.Name
+}
+
+// GetType returns the value of Type.
+func (s *OutgoingWebhook) GetType() OptWebhookType {
+	return s.Type
+}
+
+// GetURL returns the value of URL.
+func (s *OutgoingWebhook) GetURL() OptString {
+	return s.URL
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *OutgoingWebhook) GetCreatedAt() OptDateTime {
+	return s.CreatedAt
+}
+
+// GetUpdatedAt returns the value of UpdatedAt.
+func (s *OutgoingWebhook) GetUpdatedAt() OptDateTime {
+	return s.UpdatedAt
+}
+
+// GetGenericWebhook returns the value of GenericWebhook.
+func (s *OutgoingWebhook) GetGenericWebhook() OptGenericWebhookConfig {
+	return s.GenericWebhook
+}
+
+// GetSlack returns the value of Slack.
+func (s *OutgoingWebhook) GetSlack() OptSlackConfig {
+	return s.Slack
+}
+
+// GetPagerDuty returns the value of PagerDuty.
+func (s *OutgoingWebhook) GetPagerDuty() OptPagerDutyConfig {
+	return s.PagerDuty
+}
+
+// GetSendLog returns the value of SendLog.
+func (s *OutgoingWebhook) GetSendLog() OptSendLogConfig {
+	return s.SendLog
+}
+
+// GetEmailGroup returns the value of EmailGroup.
+func (s *OutgoingWebhook) GetEmailGroup() OptEmailGroupConfig {
+	return s.EmailGroup
+}
+
+// GetMicrosoftTeams returns the value of MicrosoftTeams.
+func (s *OutgoingWebhook) GetMicrosoftTeams() *MicrosoftTeamsConfig {
+	return s.MicrosoftTeams
+}
+
+// GetJira returns the value of Jira.
+func (s *OutgoingWebhook) GetJira() OptJiraConfig {
+	return s.Jira
+}
+
+// GetOpsgenie returns the value of Opsgenie.
+func (s *OutgoingWebhook) GetOpsgenie() *OpsgenieConfig {
+	return s.Opsgenie
+}
+
+// GetDemisto returns the value of Demisto.
+func (s *OutgoingWebhook) GetDemisto() OptDemistoConfig {
+	return s.Demisto
+}
+
+// GetAwsEventBridge returns the value of AwsEventBridge.
+func (s *OutgoingWebhook) GetAwsEventBridge() OptAwsEventBridgeConfig {
+	return s.AwsEventBridge
+}
+
+// GetIbmEventNotifications returns the value of IbmEventNotifications.
+func (s *OutgoingWebhook) GetIbmEventNotifications() OptIbmEventNotificationsConfig {
+	return s.IbmEventNotifications
+}
+
+// GetMsTeamsWorkflow returns the value of MsTeamsWorkflow.
+func (s *OutgoingWebhook) GetMsTeamsWorkflow() *MSTeamsWorkflowConfig {
+	return s.MsTeamsWorkflow
+}
+
+// SetID sets the value of ID.
+func (s *OutgoingWebhook) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetExternalId sets the value of ExternalId.
+func (s *OutgoingWebhook) SetExternalId(val OptInt64) {
+	s.ExternalId = val
+}
+
+// SetName sets the value of Name.
+func (s *OutgoingWebhook) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetType sets the value of Type.
+func (s *OutgoingWebhook) SetType(val OptWebhookType) {
+	s.Type = val
+}
+
+// SetURL sets the value of URL.
+func (s *OutgoingWebhook) SetURL(val OptString) {
+	s.URL = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *OutgoingWebhook) SetCreatedAt(val OptDateTime) {
+	s.CreatedAt = val
+}
+
+// SetUpdatedAt sets the value of UpdatedAt.
+func (s *OutgoingWebhook) SetUpdatedAt(val OptDateTime) {
+	s.UpdatedAt = val
+}
+
+// SetGenericWebhook sets the value of GenericWebhook.
+func (s *OutgoingWebhook) SetGenericWebhook(val OptGenericWebhookConfig) {
+	s.GenericWebhook = val
+}
+
+// SetSlack sets the value of Slack.
+func (s *OutgoingWebhook) SetSlack(val OptSlackConfig) {
+	s.Slack = val
+}
+
+// SetPagerDuty sets the value of PagerDuty.
+func (s *OutgoingWebhook) SetPagerDuty(val OptPagerDutyConfig) {
+	s.PagerDuty = val
+}
+
+// SetSendLog sets the value of SendLog.
+func (s *OutgoingWebhook) SetSendLog(val OptSendLogConfig) {
+	s.SendLog = val
+}
+
+// SetEmailGroup sets the value of EmailGroup.
+func (s *OutgoingWebhook) SetEmailGroup(val OptEmailGroupConfig) {
+	s.EmailGroup = val
+}
+
+// SetMicrosoftTeams sets the value of MicrosoftTeams.
+func (s *OutgoingWebhook) SetMicrosoftTeams(val *MicrosoftTeamsConfig) {
+	s.MicrosoftTeams = val
+}
+
+// SetJira sets the value of Jira.
+func (s *OutgoingWebhook) SetJira(val OptJiraConfig) {
+	s.Jira = val
+}
+
+// SetOpsgenie sets the value of Opsgenie.
+func (s *OutgoingWebhook) SetOpsgenie(val *OpsgenieConfig) {
+	s.Opsgenie = val
+}
+
+// SetDemisto sets the value of Demisto.
+func (s *OutgoingWebhook) SetDemisto(val OptDemistoConfig) {
+	s.Demisto = val
+}
+
+// SetAwsEventBridge sets the value of AwsEventBridge.
+func (s *OutgoingWebhook) SetAwsEventBridge(val OptAwsEventBridgeConfig) {
+	s.AwsEventBridge = val
+}
+
+// SetIbmEventNotifications sets the value of IbmEventNotifications.
+func (s *OutgoingWebhook) SetIbmEventNotifications(val OptIbmEventNotificationsConfig) {
+	s.IbmEventNotifications = val
+}
+
+// SetMsTeamsWorkflow sets the value of MsTeamsWorkflow.
+func (s *OutgoingWebhook) SetMsTeamsWorkflow(val *MSTeamsWorkflowConfig) {
+	s.MsTeamsWorkflow = val
+}
+
+// Ref: #/components/schemas/OutgoingWebhookCreated
+type OutgoingWebhookCreated struct {
+	ID OptString `json:"id"`
+}
+
+// GetID returns the value of ID.
+func (s *OutgoingWebhookCreated) GetID() OptString {
+	return s.ID
+}
+
+// SetID sets the value of ID.
+func (s *OutgoingWebhookCreated) SetID(val OptString) {
+	s.ID = val
+}
+
+// Ref: #/components/schemas/OutgoingWebhookDeleted
+type OutgoingWebhookDeleted struct{}
+
+// Ref: #/components/schemas/OutgoingWebhookDeployedList
+type OutgoingWebhookDeployedList struct {
+	Deployed []OutgoingWebhookExtendedSummary `json:"deployed"`
+}
+
+// GetDeployed returns the value of Deployed.
+func (s *OutgoingWebhookDeployedList) GetDeployed() []OutgoingWebhookExtendedSummary {
+	return s.Deployed
+}
+
+// SetDeployed sets the value of Deployed.
+func (s *OutgoingWebhookDeployedList) SetDeployed(val []OutgoingWebhookExtendedSummary) {
+	s.Deployed = val
+}
+
+// Ref: #/components/schemas/OutgoingWebhookDetails
+type OutgoingWebhookDetails struct {
+	Type  OptWebhookType `json:"type"`
+	Label OptString      `json:"label"`
+}
+
+// GetType returns the value of Type.
+func (s *OutgoingWebhookDetails) GetType() OptWebhookType {
+	return s.Type
+}
+
+// GetLabel returns the value of Label.
+func (s *OutgoingWebhookDetails) GetLabel() OptString {
+	return s.Label
+}
+
+// SetType sets the value of Type.
+func (s *OutgoingWebhookDetails) SetType(val OptWebhookType) {
+	s.Type = val
+}
+
+// SetLabel sets the value of Label.
+func (s *OutgoingWebhookDetails) SetLabel(val OptString) {
+	s.Label = val
+}
+
+// Ref: #/components/schemas/OutgoingWebhookEnvelope
+type OutgoingWebhookEnvelope struct {
+	Webhook OptOutgoingWebhook `json:"webhook"`
+}
+
+// GetWebhook returns the value of Webhook.
+func (s *OutgoingWebhookEnvelope) GetWebhook() OptOutgoingWebhook {
+	return s.Webhook
+}
+
+// SetWebhook sets the value of Webhook.
+func (s *OutgoingWebhookEnvelope) SetWebhook(val OptOutgoingWebhook) {
+	s.Webhook = val
+}
+
+// Ref: #/components/schemas/OutgoingWebhookExtendedSummary
+type OutgoingWebhookExtendedSummary struct {
+	ID         OptString      `json:"id"`
+	ExternalId OptInt64       `json:"externalId"`
+	Name       OptString      `json:"name"`
+	Type       OptWebhookType `json:"type"`
+	URL        OptString      `json:"url"`
+	CreatedAt  OptDateTime    `json:"createdAt"`
+	UpdatedAt  OptDateTime    `json:"updatedAt"`
+}
+
+// GetID returns the value of ID.
+func (s *OutgoingWebhookExtendedSummary) GetID() OptString {
+	return s.ID
+}
+
+// GetExternalId returns the value of ExternalId.
+func (s *OutgoingWebhookExtendedSummary) GetExternalId() OptInt64 {
+	return s.ExternalId
+}
+
+// GetName returns the value of Name.
+func (s *OutgoingWebhookExtendedSummary) GetName() OptString {
+	return s.Name
+}
+
+// GetType returns the value of Type.
+func (s *OutgoingWebhookExtendedSummary) GetType() OptWebhookType {
+	return s.Type
+}
+
+// GetURL returns the value of URL.
+func (s *OutgoingWebhookExtendedSummary) GetURL() OptString {
+	return s.URL
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *OutgoingWebhookExtendedSummary) GetCreatedAt() OptDateTime {
+	return s.CreatedAt
+}
+
+// GetUpdatedAt returns the value of UpdatedAt.
+func (s *OutgoingWebhookExtendedSummary) GetUpdatedAt() OptDateTime {
+	return s.UpdatedAt
+}
+
+// SetID sets the value of ID.
+func (s *OutgoingWebhookExtendedSummary) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetExternalId sets the value of ExternalId.
+func (s *OutgoingWebhookExtendedSummary) SetExternalId(val OptInt64) {
+	s.ExternalId = val
+}
+
+// SetName sets the value of Name.
+func (s *OutgoingWebhookExtendedSummary) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetType sets the value of Type.
+func (s *OutgoingWebhookExtendedSummary) SetType(val OptWebhookType) {
+	s.Type = val
+}
+
+// SetURL sets the value of URL.
+func (s *OutgoingWebhookExtendedSummary) SetURL(val OptString) {
+	s.URL = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *OutgoingWebhookExtendedSummary) SetCreatedAt(val OptDateTime) {
+	s.CreatedAt = val
+}
+
+// SetUpdatedAt sets the value of UpdatedAt.
+func (s *OutgoingWebhookExtendedSummary) SetUpdatedAt(val OptDateTime) {
+	s.UpdatedAt = val
+}
+
+// An outgoing webhook as clients write it; exactly one settings object, the one of `type`.
+// Ref: #/components/schemas/OutgoingWebhookInputData
+type OutgoingWebhookInputData struct {
+	Name                  OptString                      `json:"name"`
+	Type                  OptWebhookType                 `json:"type"`
+	URL                   OptString                      `json:"url"`
+	GenericWebhook        OptGenericWebhookConfig        `json:"genericWebhook"`
+	Slack                 OptSlackConfig                 `json:"slack"`
+	PagerDuty             OptPagerDutyConfig             `json:"pagerDuty"`
+	SendLog               OptSendLogConfig               `json:"sendLog"`
+	EmailGroup            OptEmailGroupConfig            `json:"emailGroup"`
+	MicrosoftTeams        *MicrosoftTeamsConfig          `json:"microsoftTeams"`
+	Jira                  OptJiraConfig                  `json:"jira"`
+	Opsgenie              *OpsgenieConfig                `json:"opsgenie"`
+	Demisto               OptDemistoConfig               `json:"demisto"`
+	AwsEventBridge        OptAwsEventBridgeConfig        `json:"awsEventBridge"`
+	IbmEventNotifications OptIbmEventNotificationsConfig `json:"ibmEventNotifications"`
+	MsTeamsWorkflow       *MSTeamsWorkflowConfig         `json:"msTeamsWorkflow"`
+}
+
+// GetName returns the value of Name.
+func (s *OutgoingWebhookInputData) GetName() OptString {
+	return s.Name
+}
+
+// GetType returns the value of Type.
+func (s *OutgoingWebhookInputData) GetType() OptWebhookType {
+	return s.Type
+}
+
+// GetURL returns the value of URL.
+func (s *OutgoingWebhookInputData) GetURL() OptString {
+	return s.URL
+}
+
+// GetGenericWebhook returns the value of GenericWebhook.
+func (s *OutgoingWebhookInputData) GetGenericWebhook() OptGenericWebhookConfig {
+	return s.GenericWebhook
+}
+
+// GetSlack returns the value of Slack.
+func (s *OutgoingWebhookInputData) GetSlack() OptSlackConfig {
+	return s.Slack
+}
+
+// GetPagerDuty returns the value of PagerDuty.
+func (s *OutgoingWebhookInputData) GetPagerDuty() OptPagerDutyConfig {
+	return s.PagerDuty
+}
+
+// GetSendLog returns the value of SendLog.
+func (s *OutgoingWebhookInputData) GetSendLog() OptSendLogConfig {
+	return s.SendLog
+}
+
+// GetEmailGroup returns the value of EmailGroup.
+func (s *OutgoingWebhookInputData) GetEmailGroup() OptEmailGroupConfig {
+	return s.EmailGroup
+}
+
+// GetMicrosoftTeams returns the value of MicrosoftTeams.
+func (s *OutgoingWebhookInputData) GetMicrosoftTeams() *MicrosoftTeamsConfig {
+	return s.MicrosoftTeams
+}
+
+// GetJira returns the value of Jira.
+func (s *OutgoingWebhookInputData) GetJira() OptJiraConfig {
+	return s.Jira
+}
+
+// GetOpsgenie returns the value of Opsgenie.
+func (s *OutgoingWebhookInputData) GetOpsgenie() *OpsgenieConfig {
+	return s.Opsgenie
+}
+
+// GetDemisto returns the value of Demisto.
+func (s *OutgoingWebhookInputData) GetDemisto() OptDemistoConfig {
+	return s.Demisto
+}
+
+// GetAwsEventBridge returns the value of AwsEventBridge.
+func (s *OutgoingWebhookInputData) GetAwsEventBridge() OptAwsEventBridgeConfig {
+	return s.AwsEventBridge
+}
+
+// GetIbmEventNotifications returns the value of IbmEventNotifications.
+func (s *OutgoingWebhookInputData) GetIbmEventNotifications() OptIbmEventNotificationsConfig {
+	return s.IbmEventNotifications
+}
+
+// GetMsTeamsWorkflow returns the value of MsTeamsWorkflow.
+func (s *OutgoingWebhookInputData) GetMsTeamsWorkflow() *MSTeamsWorkflowConfig {
+	return s.MsTeamsWorkflow
+}
+
+// SetName sets the value of Name.
+func (s *OutgoingWebhookInputData) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetType sets the value of Type.
+func (s *OutgoingWebhookInputData) SetType(val OptWebhookType) {
+	s.Type = val
+}
+
+// SetURL sets the value of URL.
+func (s *OutgoingWebhookInputData) SetURL(val OptString) {
+	s.URL = val
+}
+
+// SetGenericWebhook sets the value of GenericWebhook.
+func (s *OutgoingWebhookInputData) SetGenericWebhook(val OptGenericWebhookConfig) {
+	s.GenericWebhook = val
+}
+
+// SetSlack sets the value of Slack.
+func (s *OutgoingWebhookInputData) SetSlack(val OptSlackConfig) {
+	s.Slack = val
+}
+
+// SetPagerDuty sets the value of PagerDuty.
+func (s *OutgoingWebhookInputData) SetPagerDuty(val OptPagerDutyConfig) {
+	s.PagerDuty = val
+}
+
+// SetSendLog sets the value of SendLog.
+func (s *OutgoingWebhookInputData) SetSendLog(val OptSendLogConfig) {
+	s.SendLog = val
+}
+
+// SetEmailGroup sets the value of EmailGroup.
+func (s *OutgoingWebhookInputData) SetEmailGroup(val OptEmailGroupConfig) {
+	s.EmailGroup = val
+}
+
+// SetMicrosoftTeams sets the value of MicrosoftTeams.
+func (s *OutgoingWebhookInputData) SetMicrosoftTeams(val *MicrosoftTeamsConfig) {
+	s.MicrosoftTeams = val
+}
+
+// SetJira sets the value of Jira.
+func (s *OutgoingWebhookInputData) SetJira(val OptJiraConfig) {
+	s.Jira = val
+}
+
+// SetOpsgenie sets the value of Opsgenie.
+func (s *OutgoingWebhookInputData) SetOpsgenie(val *OpsgenieConfig) {
+	s.Opsgenie = val
+}
+
+// SetDemisto sets the value of Demisto.
+func (s *OutgoingWebhookInputData) SetDemisto(val OptDemistoConfig) {
+	s.Demisto = val
+}
+
+// SetAwsEventBridge sets the value of AwsEventBridge.
+func (s *OutgoingWebhookInputData) SetAwsEventBridge(val OptAwsEventBridgeConfig) {
+	s.AwsEventBridge = val
+}
+
+// SetIbmEventNotifications sets the value of IbmEventNotifications.
+func (s *OutgoingWebhookInputData) SetIbmEventNotifications(val OptIbmEventNotificationsConfig) {
+	s.IbmEventNotifications = val
+}
+
+// SetMsTeamsWorkflow sets the value of MsTeamsWorkflow.
+func (s *OutgoingWebhookInputData) SetMsTeamsWorkflow(val *MSTeamsWorkflowConfig) {
+	s.MsTeamsWorkflow = val
+}
+
+// Ref: #/components/schemas/OutgoingWebhookSummary
+type OutgoingWebhookSummary struct {
+	ID         OptString   `json:"id"`
+	ExternalId OptInt64    `json:"externalId"`
+	Name       OptString   `json:"name"`
+	URL        OptString   `json:"url"`
+	CreatedAt  OptDateTime `json:"createdAt"`
+	UpdatedAt  OptDateTime `json:"updatedAt"`
+}
+
+// GetID returns the value of ID.
+func (s *OutgoingWebhookSummary) GetID() OptString {
+	return s.ID
+}
+
+// GetExternalId returns the value of ExternalId.
+func (s *OutgoingWebhookSummary) GetExternalId() OptInt64 {
+	return s.ExternalId
+}
+
+// GetName returns the value of Name.
+func (s *OutgoingWebhookSummary) GetName() OptString {
+	return s.Name
+}
+
+// GetURL returns the value of URL.
+func (s *OutgoingWebhookSummary) GetURL() OptString {
+	return s.URL
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *OutgoingWebhookSummary) GetCreatedAt() OptDateTime {
+	return s.CreatedAt
+}
+
+// GetUpdatedAt returns the value of UpdatedAt.
+func (s *OutgoingWebhookSummary) GetUpdatedAt() OptDateTime {
+	return s.UpdatedAt
+}
+
+// SetID sets the value of ID.
+func (s *OutgoingWebhookSummary) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetExternalId sets the value of ExternalId.
+func (s *OutgoingWebhookSummary) SetExternalId(val OptInt64) {
+	s.ExternalId = val
+}
+
+// SetName sets the value of Name.
+func (s *OutgoingWebhookSummary) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetURL sets the value of URL.
+func (s *OutgoingWebhookSummary) SetURL(val OptString) {
+	s.URL = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *OutgoingWebhookSummary) SetCreatedAt(val OptDateTime) {
+	s.CreatedAt = val
+}
+
+// SetUpdatedAt sets the value of UpdatedAt.
+func (s *OutgoingWebhookSummary) SetUpdatedAt(val OptDateTime) {
+	s.UpdatedAt = val
+}
+
+// Ref: #/components/schemas/OutgoingWebhookSummaryList
+type OutgoingWebhookSummaryList struct {
+	Deployed []OutgoingWebhookSummary `json:"deployed"`
+}
+
+// GetDeployed returns the value of Deployed.
+func (s *OutgoingWebhookSummaryList) GetDeployed() []OutgoingWebhookSummary {
+	return s.Deployed
+}
+
+// SetDeployed sets the value of Deployed.
+func (s *OutgoingWebhookSummaryList) SetDeployed(val []OutgoingWebhookSummary) {
+	s.Deployed = val
+}
+
+// Exactly one of `success` and `failure`.
+// Ref: #/components/schemas/OutgoingWebhookTestResult
+type OutgoingWebhookTestResult struct {
+	Success *OutgoingWebhookTestResultSuccess   `json:"success"`
+	Failure OptOutgoingWebhookTestResultFailure `json:"failure"`
+}
+
+// GetSuccess returns the value of Success.
+func (s *OutgoingWebhookTestResult) GetSuccess() *OutgoingWebhookTestResultSuccess {
+	return s.Success
+}
+
+// GetFailure returns the value of Failure.
+func (s *OutgoingWebhookTestResult) GetFailure() OptOutgoingWebhookTestResultFailure {
+	return s.Failure
+}
+
+// SetSuccess sets the value of Success.
+func (s *OutgoingWebhookTestResult) SetSuccess(val *OutgoingWebhookTestResultSuccess) {
+	s.Success = val
+}
+
+// SetFailure sets the value of Failure.
+func (s *OutgoingWebhookTestResult) SetFailure(val OptOutgoingWebhookTestResultFailure) {
+	s.Failure = val
+}
+
+type OutgoingWebhookTestResultFailure struct {
+	// The receiver's HTTP status, or the SMTP server's reply code; 0 when none answered.
+	StatusCode OptInt64 `json:"statusCode"`
+	// What went wrong.
+	ErrorMessage OptString `json:"errorMessage"`
+	// The same for a person.
+	DisplayMessage OptString `json:"displayMessage"`
+}
+
+// GetStatusCode returns the value of StatusCode.
+func (s *OutgoingWebhookTestResultFailure) GetStatusCode() OptInt64 {
+	return s.StatusCode
+}
+
+// GetErrorMessage returns the value of ErrorMessage.
+func (s *OutgoingWebhookTestResultFailure) GetErrorMessage() OptString {
+	return s.ErrorMessage
+}
+
+// GetDisplayMessage returns the value of DisplayMessage.
+func (s *OutgoingWebhookTestResultFailure) GetDisplayMessage() OptString {
+	return s.DisplayMessage
+}
+
+// SetStatusCode sets the value of StatusCode.
+func (s *OutgoingWebhookTestResultFailure) SetStatusCode(val OptInt64) {
+	s.StatusCode = val
+}
+
+// SetErrorMessage sets the value of ErrorMessage.
+func (s *OutgoingWebhookTestResultFailure) SetErrorMessage(val OptString) {
+	s.ErrorMessage = val
+}
+
+// SetDisplayMessage sets the value of DisplayMessage.
+func (s *OutgoingWebhookTestResultFailure) SetDisplayMessage(val OptString) {
+	s.DisplayMessage = val
+}
+
+type OutgoingWebhookTestResultSuccess struct{}
+
+// Ref: #/components/schemas/OutgoingWebhookTypeCount
+type OutgoingWebhookTypeCount struct {
+	Type  OptWebhookType `json:"type"`
+	Label OptString      `json:"label"`
+	Count OptInt64       `json:"count"`
+}
+
+// GetType returns the value of Type.
+func (s *OutgoingWebhookTypeCount) GetType() OptWebhookType {
+	return s.Type
+}
+
+// GetLabel returns the value of Label.
+func (s *OutgoingWebhookTypeCount) GetLabel() OptString {
+	return s.Label
+}
+
+// GetCount returns the value of Count.
+func (s *OutgoingWebhookTypeCount) GetCount() OptInt64 {
+	return s.Count
+}
+
+// SetType sets the value of Type.
+func (s *OutgoingWebhookTypeCount) SetType(val OptWebhookType) {
+	s.Type = val
+}
+
+// SetLabel sets the value of Label.
+func (s *OutgoingWebhookTypeCount) SetLabel(val OptString) {
+	s.Label = val
+}
+
+// SetCount sets the value of Count.
+func (s *OutgoingWebhookTypeCount) SetCount(val OptInt64) {
+	s.Count = val
+}
+
+// Ref: #/components/schemas/OutgoingWebhookTypeDetailsEnvelope
+type OutgoingWebhookTypeDetailsEnvelope struct {
+	Details OptOutgoingWebhookDetails `json:"details"`
+}
+
+// GetDetails returns the value of Details.
+func (s *OutgoingWebhookTypeDetailsEnvelope) GetDetails() OptOutgoingWebhookDetails {
+	return s.Details
+}
+
+// SetDetails sets the value of Details.
+func (s *OutgoingWebhookTypeDetailsEnvelope) SetDetails(val OptOutgoingWebhookDetails) {
+	s.Details = val
+}
+
+// Ref: #/components/schemas/OutgoingWebhookTypeList
+type OutgoingWebhookTypeList struct {
+	Webhooks []OutgoingWebhookTypeCount `json:"webhooks"`
+}
+
+// GetWebhooks returns the value of Webhooks.
+func (s *OutgoingWebhookTypeList) GetWebhooks() []OutgoingWebhookTypeCount {
+	return s.Webhooks
+}
+
+// SetWebhooks sets the value of Webhooks.
+func (s *OutgoingWebhookTypeList) SetWebhooks(val []OutgoingWebhookTypeCount) {
+	s.Webhooks = val
+}
+
+// Ref: #/components/schemas/OutgoingWebhookUpdated
+type OutgoingWebhookUpdated struct{}
+
 // Ref: #/components/schemas/OverwritePoliciesResponse
 type OverwritePoliciesResponse struct {
 	CreateResponses []PolicyResponse `json:"createResponses"`
@@ -40353,6 +42360,22 @@ func (s *PagerDutyActor) SetPagerDutyUserId(val OptActorText) {
 // SetUserEmail sets the value of UserEmail.
 func (s *PagerDutyActor) SetUserEmail(val OptActorText) {
 	s.UserEmail = val
+}
+
+// Ref: #/components/schemas/PagerDutyConfig
+type PagerDutyConfig struct {
+	// The integration (routing) key of a PagerDuty service's Events API v2 integration.
+	ServiceKey OptString `json:"serviceKey"`
+}
+
+// GetServiceKey returns the value of ServiceKey.
+func (s *PagerDutyConfig) GetServiceKey() OptString {
+	return s.ServiceKey
+}
+
+// SetServiceKey sets the value of ServiceKey.
+func (s *PagerDutyConfig) SetServiceKey(val OptString) {
+	s.ServiceKey = val
 }
 
 // Ref: #/components/schemas/ParsingRule
@@ -44872,6 +46895,32 @@ func (s *SchedulerRulesForAlertmanager) SetUnmapped(val []SchedulerRuleUnmapped)
 	s.Unmapped = val
 }
 
+// Ref: #/components/schemas/SendLogConfig
+type SendLogConfig struct {
+	UUID    OptString `json:"uuid"`
+	Payload OptString `json:"payload"`
+}
+
+// GetUUID returns the value of UUID.
+func (s *SendLogConfig) GetUUID() OptString {
+	return s.UUID
+}
+
+// GetPayload returns the value of Payload.
+func (s *SendLogConfig) GetPayload() OptString {
+	return s.Payload
+}
+
+// SetUUID sets the value of UUID.
+func (s *SendLogConfig) SetUUID(val OptString) {
+	s.UUID = val
+}
+
+// SetPayload sets the value of Payload.
+func (s *SendLogConfig) SetPayload(val OptString) {
+	s.Payload = val
+}
+
 // Ref: #/components/schemas/ServiceNowActor
 type ServiceNowActor struct {
 	PlatformUserId OptAnyCaseUUID `json:"platformUserId"`
@@ -44966,6 +47015,32 @@ func (s *SlackActor) SetSlackUserId(val OptActorText) {
 // SetUserEmail sets the value of UserEmail.
 func (s *SlackActor) SetUserEmail(val OptActorText) {
 	s.UserEmail = val
+}
+
+// Ref: #/components/schemas/SlackConfig
+type SlackConfig struct {
+	Digests     []WebhookDigest     `json:"digests"`
+	Attachments []WebhookAttachment `json:"attachments"`
+}
+
+// GetDigests returns the value of Digests.
+func (s *SlackConfig) GetDigests() []WebhookDigest {
+	return s.Digests
+}
+
+// GetAttachments returns the value of Attachments.
+func (s *SlackConfig) GetAttachments() []WebhookAttachment {
+	return s.Attachments
+}
+
+// SetDigests sets the value of Digests.
+func (s *SlackConfig) SetDigests(val []WebhookDigest) {
+	s.Digests = val
+}
+
+// SetAttachments sets the value of Attachments.
+func (s *SlackConfig) SetAttachments(val []WebhookAttachment) {
+	s.Attachments = val
 }
 
 // A service level objective. Exactly one SLI shape is required: `requestBasedMetricSli`,
@@ -47063,6 +49138,21 @@ func (s *TestExistingPresetRequest) SetEntitySubType(val OptNotificationTestEnti
 	s.EntitySubType = val
 }
 
+// Ref: #/components/schemas/TestOutgoingWebhookRequest
+type TestOutgoingWebhookRequest struct {
+	Data OptOutgoingWebhookInputData `json:"data"`
+}
+
+// GetData returns the value of Data.
+func (s *TestOutgoingWebhookRequest) GetData() OptOutgoingWebhookInputData {
+	return s.Data
+}
+
+// SetData sets the value of Data.
+func (s *TestOutgoingWebhookRequest) SetData(val OptOutgoingWebhookInputData) {
+	s.Data = val
+}
+
 // Ref: #/components/schemas/TestPresetConfigRequest
 type TestPresetConfigRequest struct {
 	ConnectorId     OptNotificationCenterID          `json:"connectorId"`
@@ -47380,6 +49470,32 @@ func (s *TokenOriginType) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// Ref: #/components/schemas/UpdateOutgoingWebhookRequest
+type UpdateOutgoingWebhookRequest struct {
+	ID   OptString                   `json:"id"`
+	Data OptOutgoingWebhookInputData `json:"data"`
+}
+
+// GetID returns the value of ID.
+func (s *UpdateOutgoingWebhookRequest) GetID() OptString {
+	return s.ID
+}
+
+// GetData returns the value of Data.
+func (s *UpdateOutgoingWebhookRequest) GetData() OptOutgoingWebhookInputData {
+	return s.Data
+}
+
+// SetID sets the value of ID.
+func (s *UpdateOutgoingWebhookRequest) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetData sets the value of Data.
+func (s *UpdateOutgoingWebhookRequest) SetData(val OptOutgoingWebhookInputData) {
+	s.Data = val
 }
 
 // Ref: #/components/schemas/UsageBucket
@@ -50420,6 +52536,391 @@ func (s *ViewType) UnmarshalText(data []byte) error {
 		return nil
 	case ViewTypeVIEWTYPEARCHIVETEMPLATES:
 		*s = ViewTypeVIEWTYPEARCHIVETEMPLATES
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// An attachment a Slack webhook's messages carry.
+// Ref: #/components/schemas/WebhookAttachment
+type WebhookAttachment struct {
+	Type     OptWebhookAttachmentType `json:"type"`
+	IsActive OptBool                  `json:"isActive"`
+}
+
+// GetType returns the value of Type.
+func (s *WebhookAttachment) GetType() OptWebhookAttachmentType {
+	return s.Type
+}
+
+// GetIsActive returns the value of IsActive.
+func (s *WebhookAttachment) GetIsActive() OptBool {
+	return s.IsActive
+}
+
+// SetType sets the value of Type.
+func (s *WebhookAttachment) SetType(val OptWebhookAttachmentType) {
+	s.Type = val
+}
+
+// SetIsActive sets the value of IsActive.
+func (s *WebhookAttachment) SetIsActive(val OptBool) {
+	s.IsActive = val
+}
+
+// Ref: #/components/schemas/WebhookAttachmentType
+type WebhookAttachmentType string
+
+const (
+	WebhookAttachmentTypeEMPTY          WebhookAttachmentType = "EMPTY"
+	WebhookAttachmentTypeMETRICSNAPSHOT WebhookAttachmentType = "METRIC_SNAPSHOT"
+	WebhookAttachmentTypeLOGS           WebhookAttachmentType = "LOGS"
+)
+
+// AllValues returns all WebhookAttachmentType values.
+func (WebhookAttachmentType) AllValues() []WebhookAttachmentType {
+	return []WebhookAttachmentType{
+		WebhookAttachmentTypeEMPTY,
+		WebhookAttachmentTypeMETRICSNAPSHOT,
+		WebhookAttachmentTypeLOGS,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s WebhookAttachmentType) MarshalText() ([]byte, error) {
+	switch s {
+	case WebhookAttachmentTypeEMPTY:
+		return []byte(s), nil
+	case WebhookAttachmentTypeMETRICSNAPSHOT:
+		return []byte(s), nil
+	case WebhookAttachmentTypeLOGS:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *WebhookAttachmentType) UnmarshalText(data []byte) error {
+	switch WebhookAttachmentType(data) {
+	case WebhookAttachmentTypeEMPTY:
+		*s = WebhookAttachmentTypeEMPTY
+		return nil
+	case WebhookAttachmentTypeMETRICSNAPSHOT:
+		*s = WebhookAttachmentTypeMETRICSNAPSHOT
+		return nil
+	case WebhookAttachmentTypeLOGS:
+		*s = WebhookAttachmentTypeLOGS
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// A digest a Slack webhook receives.
+// Ref: #/components/schemas/WebhookDigest
+type WebhookDigest struct {
+	Type     OptWebhookDigestType `json:"type"`
+	IsActive OptBool              `json:"isActive"`
+}
+
+// GetType returns the value of Type.
+func (s *WebhookDigest) GetType() OptWebhookDigestType {
+	return s.Type
+}
+
+// GetIsActive returns the value of IsActive.
+func (s *WebhookDigest) GetIsActive() OptBool {
+	return s.IsActive
+}
+
+// SetType sets the value of Type.
+func (s *WebhookDigest) SetType(val OptWebhookDigestType) {
+	s.Type = val
+}
+
+// SetIsActive sets the value of IsActive.
+func (s *WebhookDigest) SetIsActive(val OptBool) {
+	s.IsActive = val
+}
+
+// Ref: #/components/schemas/WebhookDigestType
+type WebhookDigestType string
+
+const (
+	WebhookDigestTypeUNKNOWN              WebhookDigestType = "UNKNOWN"
+	WebhookDigestTypeERRORANDCRITICALLOGS WebhookDigestType = "ERROR_AND_CRITICAL_LOGS"
+	WebhookDigestTypeFLOWANOMALIES        WebhookDigestType = "FLOW_ANOMALIES"
+	WebhookDigestTypeSPIKEANOMALIES       WebhookDigestType = "SPIKE_ANOMALIES"
+	WebhookDigestTypeDATAUSAGE            WebhookDigestType = "DATA_USAGE"
+)
+
+// AllValues returns all WebhookDigestType values.
+func (WebhookDigestType) AllValues() []WebhookDigestType {
+	return []WebhookDigestType{
+		WebhookDigestTypeUNKNOWN,
+		WebhookDigestTypeERRORANDCRITICALLOGS,
+		WebhookDigestTypeFLOWANOMALIES,
+		WebhookDigestTypeSPIKEANOMALIES,
+		WebhookDigestTypeDATAUSAGE,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s WebhookDigestType) MarshalText() ([]byte, error) {
+	switch s {
+	case WebhookDigestTypeUNKNOWN:
+		return []byte(s), nil
+	case WebhookDigestTypeERRORANDCRITICALLOGS:
+		return []byte(s), nil
+	case WebhookDigestTypeFLOWANOMALIES:
+		return []byte(s), nil
+	case WebhookDigestTypeSPIKEANOMALIES:
+		return []byte(s), nil
+	case WebhookDigestTypeDATAUSAGE:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *WebhookDigestType) UnmarshalText(data []byte) error {
+	switch WebhookDigestType(data) {
+	case WebhookDigestTypeUNKNOWN:
+		*s = WebhookDigestTypeUNKNOWN
+		return nil
+	case WebhookDigestTypeERRORANDCRITICALLOGS:
+		*s = WebhookDigestTypeERRORANDCRITICALLOGS
+		return nil
+	case WebhookDigestTypeFLOWANOMALIES:
+		*s = WebhookDigestTypeFLOWANOMALIES
+		return nil
+	case WebhookDigestTypeSPIKEANOMALIES:
+		*s = WebhookDigestTypeSPIKEANOMALIES
+		return nil
+	case WebhookDigestTypeDATAUSAGE:
+		*s = WebhookDigestTypeDATAUSAGE
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/WebhookEndpointType
+type WebhookEndpointType string
+
+const (
+	WebhookEndpointTypeENDPOINTTYPEDEFAULTORPUBLIC WebhookEndpointType = "ENDPOINT_TYPE_DEFAULT_OR_PUBLIC"
+	WebhookEndpointTypeENDPOINTTYPEPRIVATE         WebhookEndpointType = "ENDPOINT_TYPE_PRIVATE"
+)
+
+// AllValues returns all WebhookEndpointType values.
+func (WebhookEndpointType) AllValues() []WebhookEndpointType {
+	return []WebhookEndpointType{
+		WebhookEndpointTypeENDPOINTTYPEDEFAULTORPUBLIC,
+		WebhookEndpointTypeENDPOINTTYPEPRIVATE,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s WebhookEndpointType) MarshalText() ([]byte, error) {
+	switch s {
+	case WebhookEndpointTypeENDPOINTTYPEDEFAULTORPUBLIC:
+		return []byte(s), nil
+	case WebhookEndpointTypeENDPOINTTYPEPRIVATE:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *WebhookEndpointType) UnmarshalText(data []byte) error {
+	switch WebhookEndpointType(data) {
+	case WebhookEndpointTypeENDPOINTTYPEDEFAULTORPUBLIC:
+		*s = WebhookEndpointTypeENDPOINTTYPEDEFAULTORPUBLIC
+		return nil
+	case WebhookEndpointTypeENDPOINTTYPEPRIVATE:
+		*s = WebhookEndpointTypeENDPOINTTYPEPRIVATE
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// The HTTP method of a generic webhook (UNKNOWN is POST).
+// Ref: #/components/schemas/WebhookMethodType
+type WebhookMethodType string
+
+const (
+	WebhookMethodTypeUNKNOWN WebhookMethodType = "UNKNOWN"
+	WebhookMethodTypeGET     WebhookMethodType = "GET"
+	WebhookMethodTypePOST    WebhookMethodType = "POST"
+	WebhookMethodTypePUT     WebhookMethodType = "PUT"
+)
+
+// AllValues returns all WebhookMethodType values.
+func (WebhookMethodType) AllValues() []WebhookMethodType {
+	return []WebhookMethodType{
+		WebhookMethodTypeUNKNOWN,
+		WebhookMethodTypeGET,
+		WebhookMethodTypePOST,
+		WebhookMethodTypePUT,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s WebhookMethodType) MarshalText() ([]byte, error) {
+	switch s {
+	case WebhookMethodTypeUNKNOWN:
+		return []byte(s), nil
+	case WebhookMethodTypeGET:
+		return []byte(s), nil
+	case WebhookMethodTypePOST:
+		return []byte(s), nil
+	case WebhookMethodTypePUT:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *WebhookMethodType) UnmarshalText(data []byte) error {
+	switch WebhookMethodType(data) {
+	case WebhookMethodTypeUNKNOWN:
+		*s = WebhookMethodTypeUNKNOWN
+		return nil
+	case WebhookMethodTypeGET:
+		*s = WebhookMethodTypeGET
+		return nil
+	case WebhookMethodTypePOST:
+		*s = WebhookMethodTypePOST
+		return nil
+	case WebhookMethodTypePUT:
+		*s = WebhookMethodTypePUT
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// The kind of service an outgoing webhook delivers to.
+// Ref: #/components/schemas/WebhookType
+type WebhookType string
+
+const (
+	WebhookTypeUNKNOWN               WebhookType = "UNKNOWN"
+	WebhookTypeGENERIC               WebhookType = "GENERIC"
+	WebhookTypeSLACK                 WebhookType = "SLACK"
+	WebhookTypePAGERDUTY             WebhookType = "PAGERDUTY"
+	WebhookTypeSENDLOG               WebhookType = "SEND_LOG"
+	WebhookTypeEMAILGROUP            WebhookType = "EMAIL_GROUP"
+	WebhookTypeMICROSOFTTEAMS        WebhookType = "MICROSOFT_TEAMS"
+	WebhookTypeJIRA                  WebhookType = "JIRA"
+	WebhookTypeOPSGENIE              WebhookType = "OPSGENIE"
+	WebhookTypeDEMISTO               WebhookType = "DEMISTO"
+	WebhookTypeAWSEVENTBRIDGE        WebhookType = "AWS_EVENT_BRIDGE"
+	WebhookTypeIBMEVENTNOTIFICATIONS WebhookType = "IBM_EVENT_NOTIFICATIONS"
+	WebhookTypeMSTEAMSWORKFLOW       WebhookType = "MS_TEAMS_WORKFLOW"
+)
+
+// AllValues returns all WebhookType values.
+func (WebhookType) AllValues() []WebhookType {
+	return []WebhookType{
+		WebhookTypeUNKNOWN,
+		WebhookTypeGENERIC,
+		WebhookTypeSLACK,
+		WebhookTypePAGERDUTY,
+		WebhookTypeSENDLOG,
+		WebhookTypeEMAILGROUP,
+		WebhookTypeMICROSOFTTEAMS,
+		WebhookTypeJIRA,
+		WebhookTypeOPSGENIE,
+		WebhookTypeDEMISTO,
+		WebhookTypeAWSEVENTBRIDGE,
+		WebhookTypeIBMEVENTNOTIFICATIONS,
+		WebhookTypeMSTEAMSWORKFLOW,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s WebhookType) MarshalText() ([]byte, error) {
+	switch s {
+	case WebhookTypeUNKNOWN:
+		return []byte(s), nil
+	case WebhookTypeGENERIC:
+		return []byte(s), nil
+	case WebhookTypeSLACK:
+		return []byte(s), nil
+	case WebhookTypePAGERDUTY:
+		return []byte(s), nil
+	case WebhookTypeSENDLOG:
+		return []byte(s), nil
+	case WebhookTypeEMAILGROUP:
+		return []byte(s), nil
+	case WebhookTypeMICROSOFTTEAMS:
+		return []byte(s), nil
+	case WebhookTypeJIRA:
+		return []byte(s), nil
+	case WebhookTypeOPSGENIE:
+		return []byte(s), nil
+	case WebhookTypeDEMISTO:
+		return []byte(s), nil
+	case WebhookTypeAWSEVENTBRIDGE:
+		return []byte(s), nil
+	case WebhookTypeIBMEVENTNOTIFICATIONS:
+		return []byte(s), nil
+	case WebhookTypeMSTEAMSWORKFLOW:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *WebhookType) UnmarshalText(data []byte) error {
+	switch WebhookType(data) {
+	case WebhookTypeUNKNOWN:
+		*s = WebhookTypeUNKNOWN
+		return nil
+	case WebhookTypeGENERIC:
+		*s = WebhookTypeGENERIC
+		return nil
+	case WebhookTypeSLACK:
+		*s = WebhookTypeSLACK
+		return nil
+	case WebhookTypePAGERDUTY:
+		*s = WebhookTypePAGERDUTY
+		return nil
+	case WebhookTypeSENDLOG:
+		*s = WebhookTypeSENDLOG
+		return nil
+	case WebhookTypeEMAILGROUP:
+		*s = WebhookTypeEMAILGROUP
+		return nil
+	case WebhookTypeMICROSOFTTEAMS:
+		*s = WebhookTypeMICROSOFTTEAMS
+		return nil
+	case WebhookTypeJIRA:
+		*s = WebhookTypeJIRA
+		return nil
+	case WebhookTypeOPSGENIE:
+		*s = WebhookTypeOPSGENIE
+		return nil
+	case WebhookTypeDEMISTO:
+		*s = WebhookTypeDEMISTO
+		return nil
+	case WebhookTypeAWSEVENTBRIDGE:
+		*s = WebhookTypeAWSEVENTBRIDGE
+		return nil
+	case WebhookTypeIBMEVENTNOTIFICATIONS:
+		*s = WebhookTypeIBMEVENTNOTIFICATIONS
+		return nil
+	case WebhookTypeMSTEAMSWORKFLOW:
+		*s = WebhookTypeMSTEAMSWORKFLOW
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)

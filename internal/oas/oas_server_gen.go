@@ -476,6 +476,23 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/routers
 	CreateGlobalRouter(ctx context.Context, req *GlobalRouterRequest) (*GlobalRouterResponse, error)
+	// CreateOutgoingWebhook implements CreateOutgoingWebhook operation.
+	//
+	// Stores a new outgoing webhook under a server-assigned `id` (a UUID) and `externalId` (a number,
+	// unique in the team, by which alert definitions name it). `data.type` (not UNKNOWN) and `data.name`
+	// are required, with the settings object of that type and no other (`genericWebhook` for GENERIC,
+	// `slack` for SLACK, …). `url` is required, an absolute http or https URL, for GENERIC, SLACK,
+	// MICROSOFT_TEAMS, MS_TEAMS_WORKFLOW, JIRA, OPSGENIE and DEMISTO; optional for PAGERDUTY (the Events
+	// API v2 endpoint when left out) and SEND_LOG and IBM_EVENT_NOTIFICATIONS (where the delivery goes
+	// when set); not taken by EMAIL_GROUP and AWS_EVENT_BRIDGE. The required settings of each type:
+	// PAGERDUTY `serviceKey`; EMAIL_GROUP 1–100 `emailAddresses`; JIRA `apiToken`, `email`,
+	// `projectKey`; AWS_EVENT_BRIDGE `eventBusArn` (an EventBridge event bus ARN), `detailType`, `source`;
+	// IBM_EVENT_NOTIFICATIONS `eventNotificationsInstanceId`, `regionId`, `sourceId`. A GENERIC `payload`
+	// (also SEND_LOG's and DEMISTO's) is a JSON document in which `$NAME` placeholders are replaced at
+	// delivery; `method` UNKNOWN or left out is POST. A team holds at most 500 webhooks.
+	//
+	// POST /mgmt/openapi/5/integrations/webhooks/v1
+	CreateOutgoingWebhook(ctx context.Context, req *CreateOutgoingWebhookRequest) (*OutgoingWebhookCreated, error)
 	// CreateParsingRuleGroup implements CreateParsingRuleGroup operation.
 	//
 	// Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets at
@@ -632,6 +649,12 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
 	DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams) error
+	// DeleteOutgoingWebhook implements DeleteOutgoingWebhook operation.
+	//
+	// Deletes the webhook `id` (its id or its `externalId`).
+	//
+	// DELETE /mgmt/openapi/5/integrations/webhooks/v1/{id}
+	DeleteOutgoingWebhook(ctx context.Context, params DeleteOutgoingWebhookParams) error
 	// DeleteParsingRuleGroup implements DeleteParsingRuleGroup operation.
 	//
 	// Delete one parsing rule group.
@@ -1074,6 +1097,19 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/data-usage/v2/logs/count
 	GetLogsCountV2(ctx context.Context, params GetLogsCountV2Params) (*UsageV2LogsCountHeaders, error)
+	// GetOutgoingWebhook implements GetOutgoingWebhook operation.
+	//
+	// The webhook with its type's settings, as it was sent. `id` is the webhook's id or its numeric
+	// `externalId`.
+	//
+	// GET /mgmt/openapi/5/integrations/webhooks/v1/{id}
+	GetOutgoingWebhook(ctx context.Context, params GetOutgoingWebhookParams) (*OutgoingWebhookEnvelope, error)
+	// GetOutgoingWebhookTypeDetails implements GetOutgoingWebhookTypeDetails operation.
+	//
+	// The type's label. UNKNOWN is not a type (404).
+	//
+	// GET /mgmt/openapi/5/integrations/webhook-types/v1/{type}
+	GetOutgoingWebhookTypeDetails(ctx context.Context, params GetOutgoingWebhookTypeDetailsParams) (*OutgoingWebhookTypeDetailsEnvelope, error)
 	// GetParsingRuleGroup implements GetParsingRuleGroup operation.
 	//
 	// Read one parsing rule group.
@@ -1292,6 +1328,13 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/alerts/suppression-rules/v1
 	ListAlertSchedulerRules(ctx context.Context, params ListAlertSchedulerRulesParams) (*AlertSchedulerRulePage, error)
+	// ListAllOutgoingWebhooks implements ListAllOutgoingWebhooks operation.
+	//
+	// Every outgoing webhook of the team, oldest first, with its id, numeric `externalId`, name, type, URL
+	// and times (its type's settings are answered by the get).
+	//
+	// GET /mgmt/openapi/5/integrations/webhooks/v1
+	ListAllOutgoingWebhooks(ctx context.Context) (*OutgoingWebhookDeployedList, error)
 	// ListApiKeys implements ListApiKeys operation.
 	//
 	// Every API key of the caller's team, oldest first; send-data keys are listed by
@@ -1485,6 +1528,24 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/cases/notifications/v1/deliveries
 	ListNotificationDeliveries(ctx context.Context, req *NotificationDeliveriesInput) (*NotificationDeliveriesList, error)
+	// ListOutboundWebhooksSummary implements ListOutboundWebhooksSummary operation.
+	//
+	// Each webhook of the team by id, `externalId`, name, type and times, without URL nor settings.
+	//
+	// GET /mgmt/openapi/5/integrations/webhooks/v1/list/summaries
+	ListOutboundWebhooksSummary(ctx context.Context) (*OutboundWebhookSummaryList, error)
+	// ListOutgoingWebhookTypes implements ListOutgoingWebhookTypes operation.
+	//
+	// Every webhook type with its label and how many webhooks of it the team holds.
+	//
+	// GET /mgmt/openapi/5/integrations/webhook-types/v1
+	ListOutgoingWebhookTypes(ctx context.Context) (*OutgoingWebhookTypeList, error)
+	// ListOutgoingWebhooks implements ListOutgoingWebhooks operation.
+	//
+	// The team's webhooks of `type`, oldest first; left out or UNKNOWN, every webhook.
+	//
+	// GET /mgmt/openapi/5/integrations/webhooks/v1/list/by-types
+	ListOutgoingWebhooks(ctx context.Context, params ListOutgoingWebhooksParams) (*OutgoingWebhookSummaryList, error)
 	// ListParsingRuleGroups implements ListParsingRuleGroups operation.
 	//
 	// Every group of the team, by `order`, then oldest first.
@@ -1820,6 +1881,15 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/connectors:test
 	TestExistingConnector(ctx context.Context, req OptTestExistingConnectorRequest) (*NotificationTestResponse, error)
+	// TestExistingOutgoingWebhook implements TestExistingOutgoingWebhook operation.
+	//
+	// Sends one test notification (its title and text say it is a test) through the webhook `id` now, in
+	// the receiving service's format, under the server's outbound address policy, and answers `success`,
+	// or `failure` with the receiver's status (0 when it did not answer) and why. Nothing is stored and
+	// nothing is retried.
+	//
+	// GET /mgmt/openapi/5/integrations/webhooks/v1/{id}/test
+	TestExistingOutgoingWebhook(ctx context.Context, params TestExistingOutgoingWebhookParams) (*OutgoingWebhookTestResult, error)
 	// TestExistingPreset implements TestExistingPreset operation.
 	//
 	// Renders a made-up event of `entityType` (the preset's entity type when left out) and `entitySubType`
@@ -1829,6 +1899,13 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/presets:test
 	TestExistingPreset(ctx context.Context, req OptTestExistingPresetRequest) (*NotificationTestResponse, error)
+	// TestOutgoingWebhook implements TestOutgoingWebhook operation.
+	//
+	// Checks `data` as a create does and sends one test notification through it, as the test of a stored
+	// webhook does; nothing is stored.
+	//
+	// POST /mgmt/openapi/5/integrations/webhooks-test/v1
+	TestOutgoingWebhook(ctx context.Context, req *TestOutgoingWebhookRequest) (*OutgoingWebhookTestResult, error)
 	// TestPresetConfig implements TestPresetConfig operation.
 	//
 	// Renders a made-up event of `entityType` and `entitySubType` with the preset made of
@@ -1971,6 +2048,13 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/3/integrations/extensions/v1/deployed
 	UpdateExtensionDeployment(ctx context.Context, params UpdateExtensionDeploymentParams) (*ExtensionDeploymentResponse, error)
+	// UpdateOutgoingWebhook implements UpdateOutgoingWebhook operation.
+	//
+	// Replaces the webhook `id` with `data`, checked as the create checks it; the type may change.
+	// `externalId` and `createdAt` are kept. A GENERIC webhook's `uuid`, left out, keeps the stored one.
+	//
+	// PUT /mgmt/openapi/5/integrations/webhooks/v1
+	UpdateOutgoingWebhook(ctx context.Context, req *UpdateOutgoingWebhookRequest) error
 	// UpdateParsingRuleGroup implements UpdateParsingRuleGroup operation.
 	//
 	// Replaces the whole group `group_id` with the given one and answers it with ids on the group, on

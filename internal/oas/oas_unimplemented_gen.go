@@ -649,6 +649,26 @@ func (UnimplementedHandler) CreateGlobalRouter(ctx context.Context, req *GlobalR
 	return r, ht.ErrNotImplemented
 }
 
+// CreateOutgoingWebhook implements CreateOutgoingWebhook operation.
+//
+// Stores a new outgoing webhook under a server-assigned `id` (a UUID) and `externalId` (a number,
+// unique in the team, by which alert definitions name it). `data.type` (not UNKNOWN) and `data.name`
+// are required, with the settings object of that type and no other (`genericWebhook` for GENERIC,
+// `slack` for SLACK, …). `url` is required, an absolute http or https URL, for GENERIC, SLACK,
+// MICROSOFT_TEAMS, MS_TEAMS_WORKFLOW, JIRA, OPSGENIE and DEMISTO; optional for PAGERDUTY (the Events
+// API v2 endpoint when left out) and SEND_LOG and IBM_EVENT_NOTIFICATIONS (where the delivery goes
+// when set); not taken by EMAIL_GROUP and AWS_EVENT_BRIDGE. The required settings of each type:
+// PAGERDUTY `serviceKey`; EMAIL_GROUP 1–100 `emailAddresses`; JIRA `apiToken`, `email`,
+// `projectKey`; AWS_EVENT_BRIDGE `eventBusArn` (an EventBridge event bus ARN), `detailType`, `source`;
+// IBM_EVENT_NOTIFICATIONS `eventNotificationsInstanceId`, `regionId`, `sourceId`. A GENERIC `payload`
+// (also SEND_LOG's and DEMISTO's) is a JSON document in which `$NAME` placeholders are replaced at
+// delivery; `method` UNKNOWN or left out is POST. A team holds at most 500 webhooks.
+//
+// POST /mgmt/openapi/5/integrations/webhooks/v1
+func (UnimplementedHandler) CreateOutgoingWebhook(ctx context.Context, req *CreateOutgoingWebhookRequest) (r *OutgoingWebhookCreated, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // CreateParsingRuleGroup implements CreateParsingRuleGroup operation.
 //
 // Stores a new group under a server-assigned id. `name` is required. Every rule's `parameters` sets at
@@ -862,6 +882,15 @@ func (UnimplementedHandler) DeleteE2M(ctx context.Context, params DeleteE2MParam
 //
 // DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
 func (UnimplementedHandler) DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams) error {
+	return ht.ErrNotImplemented
+}
+
+// DeleteOutgoingWebhook implements DeleteOutgoingWebhook operation.
+//
+// Deletes the webhook `id` (its id or its `externalId`).
+//
+// DELETE /mgmt/openapi/5/integrations/webhooks/v1/{id}
+func (UnimplementedHandler) DeleteOutgoingWebhook(ctx context.Context, params DeleteOutgoingWebhookParams) error {
 	return ht.ErrNotImplemented
 }
 
@@ -1463,6 +1492,25 @@ func (UnimplementedHandler) GetLogsCountV2(ctx context.Context, params GetLogsCo
 	return r, ht.ErrNotImplemented
 }
 
+// GetOutgoingWebhook implements GetOutgoingWebhook operation.
+//
+// The webhook with its type's settings, as it was sent. `id` is the webhook's id or its numeric
+// `externalId`.
+//
+// GET /mgmt/openapi/5/integrations/webhooks/v1/{id}
+func (UnimplementedHandler) GetOutgoingWebhook(ctx context.Context, params GetOutgoingWebhookParams) (r *OutgoingWebhookEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetOutgoingWebhookTypeDetails implements GetOutgoingWebhookTypeDetails operation.
+//
+// The type's label. UNKNOWN is not a type (404).
+//
+// GET /mgmt/openapi/5/integrations/webhook-types/v1/{type}
+func (UnimplementedHandler) GetOutgoingWebhookTypeDetails(ctx context.Context, params GetOutgoingWebhookTypeDetailsParams) (r *OutgoingWebhookTypeDetailsEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetParsingRuleGroup implements GetParsingRuleGroup operation.
 //
 // Read one parsing rule group.
@@ -1747,6 +1795,16 @@ func (UnimplementedHandler) ListAlertSchedulerRules(ctx context.Context, params 
 	return r, ht.ErrNotImplemented
 }
 
+// ListAllOutgoingWebhooks implements ListAllOutgoingWebhooks operation.
+//
+// Every outgoing webhook of the team, oldest first, with its id, numeric `externalId`, name, type, URL
+// and times (its type's settings are answered by the get).
+//
+// GET /mgmt/openapi/5/integrations/webhooks/v1
+func (UnimplementedHandler) ListAllOutgoingWebhooks(ctx context.Context) (r *OutgoingWebhookDeployedList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ListApiKeys implements ListApiKeys operation.
 //
 // Every API key of the caller's team, oldest first; send-data keys are listed by
@@ -2003,6 +2061,33 @@ func (UnimplementedHandler) ListIncidents(ctx context.Context, req OptIncidentLi
 //
 // POST /mgmt/openapi/5/cases/notifications/v1/deliveries
 func (UnimplementedHandler) ListNotificationDeliveries(ctx context.Context, req *NotificationDeliveriesInput) (r *NotificationDeliveriesList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListOutboundWebhooksSummary implements ListOutboundWebhooksSummary operation.
+//
+// Each webhook of the team by id, `externalId`, name, type and times, without URL nor settings.
+//
+// GET /mgmt/openapi/5/integrations/webhooks/v1/list/summaries
+func (UnimplementedHandler) ListOutboundWebhooksSummary(ctx context.Context) (r *OutboundWebhookSummaryList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListOutgoingWebhookTypes implements ListOutgoingWebhookTypes operation.
+//
+// Every webhook type with its label and how many webhooks of it the team holds.
+//
+// GET /mgmt/openapi/5/integrations/webhook-types/v1
+func (UnimplementedHandler) ListOutgoingWebhookTypes(ctx context.Context) (r *OutgoingWebhookTypeList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListOutgoingWebhooks implements ListOutgoingWebhooks operation.
+//
+// The team's webhooks of `type`, oldest first; left out or UNKNOWN, every webhook.
+//
+// GET /mgmt/openapi/5/integrations/webhooks/v1/list/by-types
+func (UnimplementedHandler) ListOutgoingWebhooks(ctx context.Context, params ListOutgoingWebhooksParams) (r *OutgoingWebhookSummaryList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2461,6 +2546,18 @@ func (UnimplementedHandler) TestExistingConnector(ctx context.Context, req OptTe
 	return r, ht.ErrNotImplemented
 }
 
+// TestExistingOutgoingWebhook implements TestExistingOutgoingWebhook operation.
+//
+// Sends one test notification (its title and text say it is a test) through the webhook `id` now, in
+// the receiving service's format, under the server's outbound address policy, and answers `success`,
+// or `failure` with the receiver's status (0 when it did not answer) and why. Nothing is stored and
+// nothing is retried.
+//
+// GET /mgmt/openapi/5/integrations/webhooks/v1/{id}/test
+func (UnimplementedHandler) TestExistingOutgoingWebhook(ctx context.Context, params TestExistingOutgoingWebhookParams) (r *OutgoingWebhookTestResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // TestExistingPreset implements TestExistingPreset operation.
 //
 // Renders a made-up event of `entityType` (the preset's entity type when left out) and `entitySubType`
@@ -2470,6 +2567,16 @@ func (UnimplementedHandler) TestExistingConnector(ctx context.Context, req OptTe
 //
 // POST /mgmt/openapi/5/notifications/notification-center/v1/presets:test
 func (UnimplementedHandler) TestExistingPreset(ctx context.Context, req OptTestExistingPresetRequest) (r *NotificationTestResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// TestOutgoingWebhook implements TestOutgoingWebhook operation.
+//
+// Checks `data` as a create does and sends one test notification through it, as the test of a stored
+// webhook does; nothing is stored.
+//
+// POST /mgmt/openapi/5/integrations/webhooks-test/v1
+func (UnimplementedHandler) TestOutgoingWebhook(ctx context.Context, req *TestOutgoingWebhookRequest) (r *OutgoingWebhookTestResult, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2664,6 +2771,16 @@ func (UnimplementedHandler) UpdateDataUsageExportStatusV2(ctx context.Context, r
 // POST /mgmt/openapi/3/integrations/extensions/v1/deployed
 func (UnimplementedHandler) UpdateExtensionDeployment(ctx context.Context, params UpdateExtensionDeploymentParams) (r *ExtensionDeploymentResponse, _ error) {
 	return r, ht.ErrNotImplemented
+}
+
+// UpdateOutgoingWebhook implements UpdateOutgoingWebhook operation.
+//
+// Replaces the webhook `id` with `data`, checked as the create checks it; the type may change.
+// `externalId` and `createdAt` are kept. A GENERIC webhook's `uuid`, left out, keeps the stored one.
+//
+// PUT /mgmt/openapi/5/integrations/webhooks/v1
+func (UnimplementedHandler) UpdateOutgoingWebhook(ctx context.Context, req *UpdateOutgoingWebhookRequest) error {
+	return ht.ErrNotImplemented
 }
 
 // UpdateParsingRuleGroup implements UpdateParsingRuleGroup operation.

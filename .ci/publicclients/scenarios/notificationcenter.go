@@ -211,54 +211,6 @@ func init() {
 		}
 	})
 
-	register("outgoing_webhooks_service", func(s *S) {
-		c, err := outgoingwebhooks.NewClientWithResponses(s.base, outgoingwebhooks.WithRequestEditorFn(s.auth))
-		if err != nil {
-			s.failf("client", "%v", err)
-		}
-		url := "https://hooks.slack.com/services/T000/B000/" + chosenID("x")
-		id := s.createWebhook(c, "create", `"type":"SLACK","url":"`+url+`","slack":{}`)
-		r2, err := c.OutgoingWebhooksServiceGetOutgoingWebhookWithResponse(s.ctx, id)
-		got := s.must("read", r2, err, 200)
-		s.typed("read", r2.JSON200)
-		s.equal("read", got, "webhook.id", id)
-		s.equal("read", got, "webhook.type", "SLACK")
-		s.equal("read", got, "webhook.url", url)
-		name := str(got, "webhook.name")
-
-		r3, err := c.OutgoingWebhooksServiceUpdateOutgoingWebhookWithResponse(s.ctx,
-			body[outgoingwebhooks.OutgoingWebhooksServiceUpdateOutgoingWebhookJSONRequestBody](s, "update",
-				`{"id":"`+id+`","data":{"name":"`+name+`-2","type":"SLACK","url":"`+url+`","slack":{}}}`))
-		s.must("update", r3, err, 200)
-		r4, err := c.OutgoingWebhooksServiceGetOutgoingWebhookWithResponse(s.ctx, id)
-		got = s.must("read after update", r4, err, 200)
-		s.equal("read after update", got, "webhook.name", name+"-2")
-
-		r5, err := c.OutgoingWebhooksServiceListAllOutgoingWebhooksWithResponse(s.ctx)
-		s.must("list all", r5, err, 200)
-		s.typed("list all", r5.JSON200)
-		slack := outgoingwebhooks.WebhookType("SLACK")
-		r6, err := c.OutgoingWebhooksServiceListOutgoingWebhooksWithResponse(s.ctx, &outgoingwebhooks.OutgoingWebhooksServiceListOutgoingWebhooksParams{Type: &slack})
-		list := s.must("list by type", r6, err, 200)
-		s.typed("list by type", r6.JSON200)
-		s.contains("list by type", list, "deployed", "id", id)
-		r7, err := c.OutgoingWebhooksServiceListOutboundWebhooksSummaryWithResponse(s.ctx)
-		s.must("summaries", r7, err, 200)
-		s.typed("summaries", r7.JSON200)
-		r8, err := c.OutgoingWebhooksServiceListOutgoingWebhookTypesWithResponse(s.ctx)
-		types := s.must("types", r8, err, 200)
-		s.typed("types", r8.JSON200)
-		s.contains("types", types, "webhooks", "type", "SLACK")
-		r9, err := c.OutgoingWebhooksServiceGetOutgoingWebhookTypeDetailsWithResponse(s.ctx, slack)
-		s.must("type details", r9, err, 200)
-		s.typed("type details", r9.JSON200)
-
-		r10, err := c.OutgoingWebhooksServiceDeleteOutgoingWebhookWithResponse(s.ctx, id)
-		s.must("delete", r10, err, 200)
-		r11, err := c.OutgoingWebhooksServiceGetOutgoingWebhookWithResponse(s.ctx, id)
-		s.must("read after delete", r11, err, 404)
-	})
-
 	// Custom presets whose parents are the public system presets, with the payload types and
 	// message fields the vendor's examples send.
 	register("presets_service:system-parents", func(s *S) {

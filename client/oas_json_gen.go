@@ -35401,6 +35401,8 @@ func (s *ConnectorType) Decode(d *jx.Decoder) error {
 		*s = ConnectorTypeMICROSOFTTEAMS
 	case ConnectorTypeEVENTBRIDGE:
 		*s = ConnectorTypeEVENTBRIDGE
+	case ConnectorTypeINCIDENTIO:
+		*s = ConnectorTypeINCIDENTIO
 	default:
 		*s = ConnectorType(v)
 	}

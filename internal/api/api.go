@@ -173,7 +173,7 @@ func New(opts Options) (*API, error) {
 		QuotaRuleHandler: quotarules.NewHandler(opts.DB),
 		UsageHandler:     datausage.NewHandler(opts.DB),
 		PresetHandler:    presets.NewHandler(opts.DB, routers.PresetUsers, alertdefs.PresetUsers),
-		ConnectorHandler: connectors.NewHandler(opts.DB, routers.ConnectorUsers, alertdefs.ConnectorUsers),
+		ConnectorHandler: connectors.NewHandler(opts.DB, nil, routers.ConnectorUsers, alertdefs.ConnectorUsers),
 		RouterHandler:    routers.NewHandler(opts.DB, alertdefs.RouterUsers),
 		RuleGroupHandler: parsingrules.NewHandler(opts.DB),
 		RetentionHandler: retentions.NewHandler(opts.DB),

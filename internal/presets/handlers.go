@@ -67,7 +67,7 @@ func (h *PresetHandler) CreateCustomPreset(ctx context.Context, req *oas.PresetR
 	caller := auth.PrincipalFrom(ctx)
 	id := req.Preset.ID.Or("")
 	if id != "" {
-		if err := connectors.CheckID(id); err != nil {
+		if err := checkChosenID(id); err != nil {
 			return nil, apierror.Invalidf("preset.id: %v", err)
 		}
 	}
@@ -86,6 +86,16 @@ func (h *PresetHandler) CreateCustomPreset(ctx context.Context, req *oas.PresetR
 		return nil, err
 	}
 	return &oas.PresetResponse{Preset: p}, nil
+}
+
+// checkChosenID checks an id a client chose for a custom preset: connectors.CheckID's pattern,
+// and not "summaries", the path segment of the summary operations (a preset so called could
+// not be read by its path).
+func checkChosenID(id string) error {
+	if id == "summaries" {
+		return errors.New(`"summaries" names the presets' summary operations; choose another id`)
+	}
+	return connectors.CheckID(id)
 }
 
 // createPreset stores the checked custom preset p under id in tx and returns it as stored.

@@ -58,6 +58,9 @@ type Options struct {
 	// Delivery's Policy, AttemptTimeout and ResponseLimit govern the test notifications the
 	// notification-center testing operations send (the zero value: public addresses only, 10 s).
 	Delivery delivery.Options
+	// Integrations finds the team's integrations (outgoing webhooks) that connectors' integrationId
+	// fields name; nil: none, and such connectors are refused with a 400.
+	Integrations connectors.Integrations
 }
 
 // handler is every area's operations in one oas.Handler.
@@ -173,7 +176,7 @@ func New(opts Options) (*API, error) {
 		QuotaRuleHandler: quotarules.NewHandler(opts.DB),
 		UsageHandler:     datausage.NewHandler(opts.DB),
 		PresetHandler:    presets.NewHandler(opts.DB, routers.PresetUsers, alertdefs.PresetUsers),
-		ConnectorHandler: connectors.NewHandler(opts.DB, nil, routers.ConnectorUsers, alertdefs.ConnectorUsers),
+		ConnectorHandler: connectors.NewHandler(opts.DB, opts.Integrations, routers.ConnectorUsers, alertdefs.ConnectorUsers),
 		RouterHandler:    routers.NewHandler(opts.DB, alertdefs.RouterUsers),
 		RuleGroupHandler: parsingrules.NewHandler(opts.DB),
 		RetentionHandler: retentions.NewHandler(opts.DB),

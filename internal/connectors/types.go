@@ -329,6 +329,17 @@ func init() {
 	}
 }
 
+// PublicFieldName returns the public name of a configuration field of the connector type: name
+// itself, or the public field a retired alias stands for (Type.Aliases).
+func PublicFieldName(t oas.ConnectorType, name string) string {
+	if ty, ok := TypeOf(t); ok {
+		if public, ok := ty.Aliases[name]; ok {
+			return public
+		}
+	}
+	return name
+}
+
 // Types returns every connector type, in the enumeration's order. The slices are shared: callers
 // must not change them.
 func Types() []Type { return types }

@@ -73,6 +73,27 @@ func TestSlackIsAnIncomingWebhookMessage(t *testing.T) {
 	}
 }
 
+// TestSlackCarriesTheConnectorsChannel: the channel a Slack connector names (or its template
+// rendered) is the message's.
+func TestSlackCarriesTheConnectorsChannel(t *testing.T) {
+	body, _, _ := sent(t, base(Slack, Triggered, map[string]any{"text": "P1", "channel": "alerts-p1"}))
+	if body["channel"] != "alerts-p1" || body["text"] != "P1" {
+		t.Errorf("body %v", body)
+	}
+}
+
+// TestGenericMethodIsSentInUpperCase: a method stored as a client wrote it (post, put) is sent in
+// upper case.
+func TestGenericMethodIsSentInUpperCase(t *testing.T) {
+	for stored, want := range map[string]string{"post": "POST", "put": "PUT", "Put": "PUT", "": "POST"} {
+		r := recordOf(&Delivery{ConnectorType: GenericHTTPS, URL: "https://hooks.example.com/x", Method: stored, Fields: map[string]any{}})
+		req, err := newRequest(context.Background(), r)
+		if err != nil || req.Method != want {
+			t.Errorf("stored %q: sent %v (%v), want %s", stored, req, err, want)
+		}
+	}
+}
+
 func TestPagerDutyIsAnEventsV2EventWithAStableDedupKey(t *testing.T) {
 	fields := map[string]any{"summary": "disk full on db-1", "severity": "critical", "source": "db-1",
 		"component": "postgres", "custom_details": map[string]any{"used": "99%"}}

@@ -15,9 +15,9 @@ import (
 // The notification center's connectors and global routers in a configuration document.
 
 const (
-	slackSecret  = "https://hooks.slack.com/services/T0/B0/s3cr3t-slack-token"
+	slackSecret    = "https://hooks.slack.com/services/T0/B0/s3cr3t-slack-token"
 	passwordSecret = "s3cr3t-password"
-	rotated      = "https://hooks.slack.com/services/T0/B0/r0tated-token"
+	rotated        = "https://hooks.slack.com/services/T0/B0/r0tated-token"
 )
 
 // storedField returns the stored value of the team's connector's field, in clear.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
@@ -89,7 +90,7 @@ func TestGenericMethodIsSentInUpperCase(t *testing.T) {
 		r := recordOf(&Delivery{ConnectorType: GenericHTTPS, URL: "https://hooks.example.com/x", Method: stored, Fields: map[string]any{}})
 		req, err := newRequest(context.Background(), r)
 		if err != nil || req.Method != want {
-			t.Errorf("stored %q: sent %v (%v), want %s", stored, req, err, want)
+			t.Errorf("stored %q: sent %q (%v), want %s", stored, methodOf(req), err, want)
 		}
 	}
 }
@@ -240,4 +241,11 @@ func TestBackoffGrowsWithJitterUpToItsBound(t *testing.T) {
 			t.Errorf("attempt %d: %d distinct delays in 50; no jitter", n, len(seen))
 		}
 	}
+}
+
+func methodOf(r *http.Request) string {
+	if r == nil {
+		return ""
+	}
+	return r.Method
 }

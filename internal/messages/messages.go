@@ -89,6 +89,11 @@ func Compose(ctx context.Context, q db.Querier, teamID int64, c connectors.Conne
 			return Message{}, err
 		}
 		key = v
+		if v, err = configValue(ty, c, "eventsUrl", entity); err != nil {
+			return Message{}, err
+		} else if v != "" {
+			url = v
+		}
 	}
 	m := Message{Type: delivery.ConnectorType(c.Type), URL: url, RoutingKey: key}
 	templates, payload, err := templatesOf(ctx, q, teamID, preset, entitySubType(entity))

@@ -164,14 +164,18 @@ func TestComposeConfigTemplates(t *testing.T) {
 
 	pd := connectors.Connector{Type: oas.ConnectorTypePAGERDUTY,
 		Fields:    map[string]string{"integrationKey": "k", "eventsUrl": "https://events.example/v2/enqueue"},
-		Overrides: map[oas.NotificationEntityType]map[string]string{"ALERTS": {"integrationKey": "integration_{{alertDef.priority}}"}}}
+		Overrides: map[oas.NotificationEntityType]map[string]string{
+			"ALERTS": {"integrationKey": "integration_{{alertDef.priority}}"},
+			"CASES":  {"eventsUrl": "https://events.example/{{ case.priority | lower }}"},
+		}}
 	m, err = messages.Compose(t.Context(), nil, 1, pd, preset("pagerduty_default", "summary", "S", "severity", "\n  CRITICAL\n", "timestamp", "{{ alert.timestamp }}"), alert)
 	if err != nil || m.RoutingKey != "integration_"+priority || m.URL != "https://events.example/v2/enqueue" || m.Fields["severity"] != "critical" ||
 		m.Fields["timestamp"] == nil {
 		t.Fatalf("pagerduty: %+v, %v", m, err)
 	}
-	m, err = messages.Compose(t.Context(), nil, 1, pd, nil, sample(t, "CASES"))
-	if err != nil || m.RoutingKey != "k" {
+	cases := sample(t, "CASES")
+	m, err = messages.Compose(t.Context(), nil, 1, pd, nil, cases)
+	if err != nil || m.RoutingKey != "k" || m.URL != "https://events.example/"+strings.ToLower(cases["case"].(map[string]any)["priority"].(string)) {
 		t.Fatalf("pagerduty without a template for the entity type: %+v, %v", m, err)
 	}
 

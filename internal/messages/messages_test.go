@@ -163,7 +163,7 @@ func TestComposeConfigTemplates(t *testing.T) {
 	}
 
 	pd := connectors.Connector{Type: oas.ConnectorTypePAGERDUTY,
-		Fields:    map[string]string{"integrationKey": "k", "eventsUrl": "https://events.example/v2/enqueue"},
+		Fields: map[string]string{"integrationKey": "k", "eventsUrl": "https://events.example/v2/enqueue"},
 		Overrides: map[oas.NotificationEntityType]map[string]string{
 			"ALERTS": {"integrationKey": "integration_{{alertDef.priority}}"},
 			"CASES":  {"eventsUrl": "https://events.example/{{ case.priority | lower }}"},

@@ -3,6 +3,7 @@ package connectors_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"reflect"
@@ -331,6 +332,37 @@ func TestPreviewType(t *testing.T) {
 		sums := string(env.JSON(t, http.MethodGet, latestConn+"/types/summaries", key, "").Body)
 		if strings.Contains(sums, "INCIDENT_IO") || !strings.Contains(sums, "EVENTBRIDGE") {
 			t.Fatalf("type summaries %s", sums)
+		}
+	})
+}
+
+// TestResolveReadsTheIntegration: a stored connector naming an integration delivers to that
+// integration's URL once Resolve has read it; a deleted integration is db.ErrNotFound, and with no
+// integrations wired Resolve says so.
+func TestResolveReadsTheIntegration(t *testing.T) {
+	ints := &integrations{}
+	apitest.EnginesWith(t, apitest.Options{Integrations: ints}, func(t *testing.T, env *apitest.Env) {
+		teamID, key := env.MustTeam(t, "acme")
+		addIntegrations(ints, teamID)
+		create(t, env, key, `{"id":"s","name":"s","type":"SLACK","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"iac-internal"}]}}`)
+		c, err := connectors.Load(context.Background(), env.DB.Read(), teamID, "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u, _, _ := c.Destination(); u != "" {
+			t.Fatalf("destination before Resolve: %q", u)
+		}
+		if err := c.Resolve(context.Background(), env.DB.Read(), teamID, ints); err != nil {
+			t.Fatal(err)
+		}
+		if u, _, ok := c.Destination(); u != "https://hooks.example/iac-internal" || !ok {
+			t.Fatalf("destination %q", u)
+		}
+		if err := c.Resolve(context.Background(), env.DB.Read(), teamID+1, ints); !errors.Is(err, db.ErrNotFound) {
+			t.Fatalf("another team's integration: %v", err)
+		}
+		if err := c.Resolve(context.Background(), env.DB.Read(), teamID, nil); err == nil || !strings.Contains(err.Error(), "no integrations") {
+			t.Fatalf("without integrations: %v", err)
 		}
 	})
 }

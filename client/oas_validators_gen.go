@@ -17673,6 +17673,8 @@ func (s ConnectorType) Validate() error {
 		return nil
 	case "EVENTBRIDGE":
 		return nil
+	case "INCIDENT_IO":
+		return nil
 	default:
 		return errors.Errorf("invalid value: %v", s)
 	}

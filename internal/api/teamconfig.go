@@ -192,7 +192,7 @@ func configurationAreas(opts Options, catalog *extensions.Catalog) []teamconfig.
 		parsingrules.Configuration{},
 		presets.Configuration{Users: []presets.Users{routers.PresetUsers, alertdefs.PresetUsers}},
 		presets.DefaultsConfiguration{},
-		connectors.Configuration{Users: []connectors.Users{routers.ConnectorUsers, alertdefs.ConnectorUsers}},
+		connectors.Configuration{Users: []connectors.Users{routers.ConnectorUsers, alertdefs.ConnectorUsers}, Integrations: opts.Integrations},
 		routers.Configuration{Releases: []routers.Release{alertdefs.ReleaseRouter}},
 		policies.Configuration{Limit: opts.PolicyLimit},
 		policies.SettingsConfiguration{},

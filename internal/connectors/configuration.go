@@ -25,6 +25,9 @@ import (
 type Configuration struct {
 	// Users are asked before a connector is deleted or changes type (see Users).
 	Users []Users
+	// Integrations finds the integrations integrationId fields name (nil: none; see
+	// NewHandler).
+	Integrations Integrations
 }
 
 // Key implements teamconfig.Area.
@@ -124,14 +127,14 @@ func (Configuration) Unchanged(current, want teamconfig.Resource) bool {
 func (c Configuration) Put(ctx context.Context, tx *db.Tx, teamID int64, r teamconfig.Resource, exists bool) error {
 	in := r.Value.(oas.Connector)
 	if exists {
-		_, err := replaceConnector(ctx, tx, teamID, r.ID, in, c.Users)
+		_, err := replaceConnector(ctx, tx, teamID, r.ID, in, c.Integrations, c.Users)
 		return err
 	}
 	checked, err := checkConnector(in, nil)
 	if err != nil {
 		return err
 	}
-	_, err = createConnector(ctx, tx, teamID, r.ID, checked)
+	_, err = createConnector(ctx, tx, teamID, r.ID, checked, c.Integrations)
 	return err
 }
 

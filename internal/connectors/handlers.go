@@ -1,11 +1,13 @@
 // Package connectors serves notification connectors (where notifications go: a webhook, Slack,
-// PagerDuty, Microsoft Teams, and the other public types, which are stored and checked but not
-// delivered by mgmtapi) and the connector schema, answered from the one table of connector types
-// and their fields (types.go) that also checks connector bodies and presets' message fields.
+// PagerDuty, Microsoft Teams, email, and the other public types, which are stored and checked but
+// not delivered by mgmtapi) and the connector schema, answered from the one table of connector
+// types and their fields (types.go), with the field names the vendor's public clients send, that
+// also checks connector bodies and presets' message fields.
 //
-// Sensitive values (webhook URLs with their tokens, routing keys, passwords) are stored in clear,
-// answered as Mask in connectors, left out of summaries, never logged nor quoted in errors; a
-// replace that sends Mask back keeps the stored value.
+// Credentials (passwords, API keys, tokens, and the deprecated webhook URLs that carry one) are
+// stored in clear, answered as Mask in connectors, left out of summaries, never logged nor quoted
+// in errors; a replace that sends Mask back keeps the stored value. Every other value (url,
+// integrationKey, channels, ids) is answered as sent.
 package connectors
 
 import (
@@ -27,13 +29,15 @@ type Users func(ctx context.Context, tx *db.Tx, teamID int64, connectorID string
 // ConnectorHandler implements the connector and connector-schema operations of oas.Handler.
 type ConnectorHandler struct {
 	db    *db.DB
+	ints  Integrations
 	users []Users
 }
 
-// NewHandler returns the connector operations; users are asked before a connector is deleted or
-// changes type.
-func NewHandler(database *db.DB, users ...Users) *ConnectorHandler {
-	return &ConnectorHandler{db: database, users: users}
+// NewHandler returns the connector operations. ints finds the team's integrations that
+// integrationId fields name (nil: none, and such connectors are refused with a 400); users are
+// asked before a connector is deleted or changes type.
+func NewHandler(database *db.DB, ints Integrations, users ...Users) *ConnectorHandler {
+	return &ConnectorHandler{db: database, ints: ints, users: users}
 }
 
 // usersOf names every user of the team's connector id, from every one of users.
@@ -49,18 +53,28 @@ func usersOf(ctx context.Context, tx *db.Tx, teamID int64, id string, users []Us
 	return out, nil
 }
 
-// CreateConnector stores a new connector under a fresh id and answers it, sensitive values
-// masked.
+// CreateConnector stores a new connector under the id the client chose (connector.id) or, when
+// it chose none, a fresh one, and answers it, credentials masked.
 //
-// Errors: Invalid (see checkConnector); LimitExceeded when the team holds MaxConnectors.
+// Errors: Invalid (see checkConnector, checkIntegrations, CheckID); Conflict when the team has a
+// connector of the chosen id; LimitExceeded when the team holds MaxConnectors.
 func (h *ConnectorHandler) CreateConnector(ctx context.Context, req *oas.ConnectorRequest) (*oas.ConnectorResponse, error) {
 	caller := auth.PrincipalFrom(ctx)
+	id := req.Connector.ID.Or("")
+	if id != "" {
+		if err := CheckID(id); err != nil {
+			return nil, apierror.Invalidf("connector.id: %v", err)
+		}
+	}
 	c, err := checkConnector(req.Connector, nil)
 	if err != nil {
 		return nil, err
 	}
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
-		c, err = createConnector(ctx, tx, caller.TeamID, tx.NewID(), c)
+		if id == "" {
+			id = tx.NewID()
+		}
+		c, err = createConnector(ctx, tx, caller.TeamID, id, c, h.ints)
 		return err
 	})
 	if err != nil {
@@ -72,9 +86,18 @@ func (h *ConnectorHandler) CreateConnector(ctx context.Context, req *oas.Connect
 // createConnector stores c, checked by checkConnector without a stored connector, as the team's
 // connector id, and returns it as stored.
 //
-// Errors: LimitExceeded when the team holds MaxConnectors.
-func createConnector(ctx context.Context, tx *db.Tx, teamID int64, id string, c oas.Connector) (oas.Connector, error) {
+// Errors: Invalid from checkIntegrations; Conflict when the team has a connector id already;
+// LimitExceeded when the team holds MaxConnectors.
+func createConnector(ctx context.Context, tx *db.Tx, teamID int64, id string, c oas.Connector, ints Integrations) (oas.Connector, error) {
 	if err := LockTeam(ctx, tx, teamID); err != nil {
+		return c, err
+	}
+	if _, err := getConnector(ctx, tx, teamID, id); err == nil {
+		return c, apierror.Conflictf("connector.id: the team has a connector %q already; choose another id or replace that one", id)
+	} else if !errors.Is(err, db.ErrNotFound) {
+		return c, err
+	}
+	if err := checkIntegrations(ctx, tx, ints, teamID, c); err != nil {
 		return c, err
 	}
 	n, err := countConnectors(ctx, tx, teamID)
@@ -104,7 +127,7 @@ func (h *ConnectorHandler) ReplaceConnector(ctx context.Context, req *oas.Connec
 	var c oas.Connector
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
 		var err error
-		c, err = replaceConnector(ctx, tx, caller.TeamID, id, req.Connector, h.users)
+		c, err = replaceConnector(ctx, tx, caller.TeamID, id, req.Connector, h.ints, h.users)
 		return err
 	})
 	if err != nil {
@@ -114,12 +137,12 @@ func (h *ConnectorHandler) ReplaceConnector(ctx context.Context, req *oas.Connec
 }
 
 // replaceConnector replaces the team's connector id with in, checked by checkConnector against
-// the stored one (a sensitive value sent as Mask keeps the stored value), keeping its createTime,
-// and returns it as stored.
+// the stored one (a sensitive value sent as Mask keeps the stored value) and checkIntegrations,
+// keeping its createTime, and returns it as stored.
 //
-// Errors: those of checkConnector; db.ErrNotFound when the team has no such connector; Conflict
+// Errors: those of checkConnector and checkIntegrations; db.ErrNotFound when the team has no such connector; Conflict
 // naming the users when the type changes while users name the connector.
-func replaceConnector(ctx context.Context, tx *db.Tx, teamID int64, id string, in oas.Connector, users []Users) (oas.Connector, error) {
+func replaceConnector(ctx context.Context, tx *db.Tx, teamID int64, id string, in oas.Connector, ints Integrations, users []Users) (oas.Connector, error) {
 	if err := LockTeam(ctx, tx, teamID); err != nil {
 		return in, err
 	}
@@ -129,6 +152,9 @@ func replaceConnector(ctx context.Context, tx *db.Tx, teamID int64, id string, i
 	}
 	c, err := checkConnector(in, &old)
 	if err != nil {
+		return c, err
+	}
+	if err := checkIntegrations(ctx, tx, ints, teamID, c); err != nil {
 		return c, err
 	}
 	if c.Type.Or("") != old.Type.Or("") {
@@ -279,7 +305,8 @@ func (h *ConnectorHandler) BatchGetConnectorSummaries(ctx context.Context, param
 }
 
 // GetConnectorTypeSummaries answers every connector type that supports the entity type (all when
-// it is left out or UNSPECIFIED), with the number of the team's connectors of that type.
+// it is left out or UNSPECIFIED), with the number of the team's connectors of that type; preview
+// types (Type.Preview) are left out.
 func (h *ConnectorHandler) GetConnectorTypeSummaries(ctx context.Context, params oas.GetConnectorTypeSummariesParams) (*oas.ConnectorTypeSummaryList, error) {
 	caller := auth.PrincipalFrom(ctx)
 	counts, err := countByType(ctx, h.db.Read(), caller.TeamID)
@@ -289,7 +316,7 @@ func (h *ConnectorHandler) GetConnectorTypeSummaries(ctx context.Context, params
 	e := params.SupportedByEntityType.Or(oas.NotificationEntityTypeENTITYTYPEUNSPECIFIED)
 	out := &oas.ConnectorTypeSummaryList{ConnectorTypeSummaries: []oas.ConnectorTypeSummary{}}
 	for _, t := range types {
-		if t.Supports(e) {
+		if t.Supports(e) && !t.Preview {
 			out.ConnectorTypeSummaries = append(out.ConnectorTypeSummaries,
 				oas.ConnectorTypeSummary{Type: t.Type, Count: counts[t.Type], DeliveredByMgmtapi: t.Delivered})
 		}

@@ -1,6 +1,8 @@
 package connectors
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
@@ -49,17 +51,18 @@ func checkConnectorMasks(c oas.Connector, old *oas.Connector, keepMasks bool) (o
 	seen := map[string]bool{}
 	fields := make([]oas.ConnectorConfigField, 0, len(cfg.Fields))
 	for i, sent := range cfg.Fields {
-		name, ok := sent.FieldName.Get()
+		sentName, ok := sent.FieldName.Get()
 		if !ok {
 			return c, apierror.Invalidf("connector.connectorConfig.fields[%d].fieldName: required", i)
 		}
-		f, ok := ty.Field(name)
+		f, ok := ty.Field(sentName)
 		if !ok {
 			return c, apierror.Invalidf("connector.connectorConfig.fields[%d].fieldName: %q is not a field of %s connectors (%s)",
-				i, name, ty.Type, strings.Join(fieldNames(ty.Config), ", "))
+				i, sentName, ty.Type, strings.Join(fieldNames(ty.Config), ", "))
 		}
+		name := f.Name // a retired alias is stored under its public name
 		if seen[name] {
-			return c, apierror.Invalidf("connector.connectorConfig.fields[%d].fieldName: %q is given twice; each field at most once", i, name)
+			return c, apierror.Invalidf("connector.connectorConfig.fields[%d].fieldName: %q is given twice; each field at most once%s", i, name, aliasNote(ty, sentName))
 		}
 		seen[name] = true
 		value := sent.Value.Or("")
@@ -81,7 +84,7 @@ func checkConnectorMasks(c oas.Connector, old *oas.Connector, keepMasks bool) (o
 		fields = append(fields, oas.ConnectorConfigField{FieldName: oas.NewOptString(name), Value: oas.NewOptString(value)})
 	}
 	for _, f := range ty.Config {
-		if f.Required && !seen[f.Name] {
+		if f.Required && !seen[f.Name] && !slices.ContainsFunc(f.RequiredUnless, func(n string) bool { return seen[n] }) {
 			return c, apierror.Invalidf("connector.connectorConfig.fields: the required field %s of %s connectors is missing", f.Name, ty.Type)
 		}
 	}
@@ -102,21 +105,22 @@ func checkConnectorMasks(c oas.Connector, old *oas.Connector, keepMasks bool) (o
 		names := map[string]bool{}
 		out := oas.ConnectorConfigOverride{EntityType: oas.NewOptNotificationEntityType(e), Fields: make([]oas.ConnectorTemplatedField, 0, len(o.Fields))}
 		for j, tf := range o.Fields {
-			name, ok := tf.FieldName.Get()
+			sentName, ok := tf.FieldName.Get()
 			if !ok {
 				return c, apierror.Invalidf("connector.configOverrides[%d].fields[%d].fieldName: required", i, j)
 			}
-			f, ok := ty.Field(name)
+			f, ok := ty.Field(sentName)
 			if !ok {
 				return c, apierror.Invalidf("connector.configOverrides[%d].fields[%d].fieldName: %q is not a field of %s connectors (%s)",
-					i, j, name, ty.Type, strings.Join(fieldNames(ty.Config), ", "))
+					i, j, sentName, ty.Type, strings.Join(fieldNames(ty.Config), ", "))
 			}
+			name := f.Name
 			if !f.AllowOverrides {
 				return c, apierror.Invalidf("connector.configOverrides[%d].fields[%d].fieldName: field %s of %s connectors takes no template (%s)",
 					i, j, name, ty.Type, overridable(ty))
 			}
 			if names[name] {
-				return c, apierror.Invalidf("connector.configOverrides[%d].fields[%d].fieldName: %q is given twice; each field at most once", i, j, name)
+				return c, apierror.Invalidf("connector.configOverrides[%d].fields[%d].fieldName: %q is given twice; each field at most once%s", i, j, name, aliasNote(ty, sentName))
 			}
 			names[name] = true
 			if err := notifyexpr.CheckTemplate(tf.Template.Or("")); err != nil {
@@ -135,6 +139,24 @@ func checkConnectorMasks(c oas.Connector, old *oas.Connector, keepMasks bool) (o
 	c.CreateTime.Reset()
 	c.UpdateTime.Reset()
 	return c, nil
+}
+
+// aliasNote explains a field given twice when one of its names was a retired alias.
+func aliasNote(ty Type, sent string) string {
+	if public, ok := ty.Aliases[sent]; ok {
+		return fmt.Sprintf(" (%s is the retired name of %s)", sent, public)
+	}
+	return ""
+}
+
+// CheckID checks a chosen id of a connector or a preset: 1–128 characters, a letter or digit
+// first, then letters, digits, _ or - (the public documents' pattern). The error is the rule
+// broken, to follow the field's path in a message.
+func CheckID(id string) error {
+	if err := oas.NotificationCenterID(id).Validate(); err != nil {
+		return fmt.Errorf("%q is not a valid id (1–128 characters, a letter or digit first, then letters, digits, _ or -)", id)
+	}
+	return nil
 }
 
 func typeNames() string {

@@ -2,7 +2,9 @@ package connectors
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,6 +32,82 @@ type Connector struct {
 	Fields map[string]string
 	// Overrides are the templates of each entity type, by field name.
 	Overrides map[oas.NotificationEntityType]map[string]string
+	// Integration is the outgoing webhook the connector's integrationId names, once Resolve has
+	// read it; nil before, and for connectors that name none.
+	Integration *Integration
+}
+
+// Integration is an outgoing webhook of a team as a connector delivers through it: its id, its
+// type (SLACK, MS_TEAMS_WORKFLOW, MICROSOFT_TEAMS, AWS_EVENT_BRIDGE, PAGERDUTY, …), the URL it
+// sends to and its other settings by name. URL and Settings are secrets: never log them.
+type Integration struct {
+	ID, Type, URL string
+	Settings      map[string]string
+}
+
+// Integrations finds the integrations (outgoing webhooks) of a team. The outgoing-webhooks area
+// provides one; connectors check with it that an integrationId names an integration of the
+// matching type, and Resolve reads a connector's through it.
+type Integrations interface {
+	// Integration returns the team's integration id, read in q; an error wrapping
+	// db.ErrNotFound when the team has none of that id.
+	Integration(ctx context.Context, q db.Querier, teamID int64, id string) (Integration, error)
+}
+
+// checkIntegrations checks, in q, that the integrationId of the checked connector c names an
+// integration of the team of a type its field accepts (Field.Integrations). A templated
+// integrationId (configOverrides) is checked when rendered, at delivery.
+//
+// Errors: Invalid naming the field, the id and, for an integration of another type, both types;
+// Invalid saying so when ints is nil (this server has no integrations to name).
+func checkIntegrations(ctx context.Context, q db.Querier, ints Integrations, teamID int64, c oas.Connector) error {
+	ty, _ := TypeOf(c.Type.Or(""))
+	for i, sent := range c.ConnectorConfig.Or(oas.ConnectorConfig{}).Fields {
+		f, _ := ty.Field(sent.FieldName.Or(""))
+		if len(f.Integrations) == 0 {
+			continue
+		}
+		id := sent.Value.Or("")
+		if ints == nil {
+			return apierror.Invalidf("connector.connectorConfig.fields[%d].value: %s names integration %q, and this server has no integrations (outgoing webhooks) to deliver through",
+				i, f.Name, id)
+		}
+		in, err := ints.Integration(ctx, q, teamID, id)
+		if errors.Is(err, db.ErrNotFound) {
+			return apierror.Invalidf("connector.connectorConfig.fields[%d].value: %s %q names no integration (outgoing webhook) of the team; create one of type %s first",
+				i, f.Name, id, strings.Join(f.Integrations, " or "))
+		}
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(f.Integrations, in.Type) {
+			return apierror.Invalidf("connector.connectorConfig.fields[%d].value: %s %q names an integration of type %s; %s connectors need one of type %s",
+				i, f.Name, id, in.Type, ty.Type, strings.Join(f.Integrations, " or "))
+		}
+	}
+	return nil
+}
+
+// Resolve reads, in q, the integration c's integrationId names (Integration); it does nothing
+// for a connector that names none or whose integrationId is only a template (resolved when
+// rendered).
+//
+// Errors: Invalid when ints is nil; those of ints.Integration (wrapping db.ErrNotFound when the
+// integration was deleted since).
+func (c *Connector) Resolve(ctx context.Context, q db.Querier, teamID int64, ints Integrations) error {
+	id := c.Fields["integrationId"]
+	if id == "" {
+		return nil
+	}
+	if ints == nil {
+		return apierror.Invalidf("connector %q names integration %q, and this server has no integrations to deliver through", c.ID, id)
+	}
+	in, err := ints.Integration(ctx, q, teamID, id)
+	if err != nil {
+		return fmt.Errorf("integration %q: %w", id, err)
+	}
+	c.Integration = &in
+	return nil
 }
 
 // Load returns the team's connector id, read in q (a *db.Tx to hold it until commit with
@@ -166,15 +244,21 @@ func countByType(ctx context.Context, q db.Querier, teamID int64) (map[oas.Conne
 	return out, rows.Err()
 }
 
-// Destination returns where a delivery through c goes: the URL its requests are sent to and, for
-// PagerDuty, the Events API v2 routing key; neither for EMAIL (its recipients are a field, its
-// server the operator's). ok is false for the types mgmtapi does not deliver
-// through (Type.Delivered). Both values are secrets: never log them.
+// Destination returns where a delivery through c goes, before templates: the URL its requests
+// are sent to (a generic connector's url; a Slack or Teams connector's integration's URL once
+// Resolve has read it, else its deprecated webhookUrl) and, for PagerDuty, the Events API v2
+// routing key; neither for EMAIL (its addresses are a field, its server the operator's). ok is
+// false for the types mgmtapi does not deliver through (Type.Delivered). Both values are
+// secrets: never log them. A template of the entity type (Overrides) wins over these values;
+// internal/messages renders it.
 func (c Connector) Destination() (url, routingKey string, ok bool) {
 	switch c.Type {
 	case oas.ConnectorTypeGENERICHTTPS:
 		return c.Fields["url"], "", true
 	case oas.ConnectorTypeSLACK, oas.ConnectorTypeMICROSOFTTEAMS:
+		if c.Integration != nil {
+			return c.Integration.URL, "", true
+		}
 		return c.Fields["webhookUrl"], "", true
 	case oas.ConnectorTypePAGERDUTY:
 		return c.Fields["eventsUrl"], c.Fields["integrationKey"], true

@@ -19,17 +19,27 @@ type Field struct {
 	Description string
 	Kind        oas.ConnectorFieldType
 	Required    bool
-	// Sensitive fields (webhook URLs that carry a token, routing keys, passwords) are answered
-	// masked (Mask) in connectors and left out of summaries; their values are never logged nor
-	// quoted in an error message.
+	// RequiredUnless names the fields whose presence lifts Required (a connector stored before
+	// the public fields, holding a deprecated field that still says where it delivers).
+	RequiredUnless []string
+	// Sensitive fields are credentials (passwords, API keys, tokens): answered masked (Mask) in
+	// connectors and left out of summaries; their values are never logged nor quoted in an
+	// error message. Every other field is answered as sent.
 	Sensitive bool
+	// Deprecated fields are kept from connectors stored before the public fields, with no public
+	// counterpart: accepted and answered as stored, never required, never templated.
+	Deprecated bool
 	// AllowOverrides says that a connector's configOverrides may give the field a template per
-	// entity type. Sensitive fields allow none (a template would be answered in clear).
+	// entity type: every field but the credentials and the deprecated ones (set by init).
 	AllowOverrides bool
-	// AllowedValues, when not empty, are the only values the field takes.
+	// AllowedValues, when not empty, are the only values the field takes, compared without
+	// regard to case (the value is kept as sent).
 	AllowedValues []string
 	// Default is the value the connector has when the field is not sent ("" for none).
 	Default string
+	// Integrations, when not empty, make the field name an integration (an outgoing webhook) of
+	// the team, of one of these types (see Integrations).
+	Integrations []string
 	// Rule, when set, is a rule the value meets beyond its kind's (CheckValue); its error is the
 	// rule broken, never quoting a sensitive value.
 	Rule func(v string) error
@@ -46,14 +56,27 @@ type Payload struct {
 type Type struct {
 	Type oas.ConnectorType
 	// Delivered is false for the types mgmtapi stores and checks but sends nothing through.
-	Delivered   bool
+	Delivered bool
+	// Preview types are those the vendor's clients offer as a preview and its public documents
+	// do not enumerate yet (INCIDENT_IO): accepted and answered when a client names them, left
+	// out of the lists a client did not filter by them (type summaries, system presets), so that
+	// a client generated from the public documents never meets a value it cannot read.
+	Preview     bool
 	EntityTypes []oas.NotificationEntityType
 	Config      []Field
-	Payloads    []Payload
+	// Aliases are the retired names of configuration fields, by the public name they stand for:
+	// accepted in requests and configuration documents for one release, translated on input,
+	// never answered.
+	Aliases  map[string]string
+	Payloads []Payload
 }
 
-// Field returns the configuration field of the type with that name.
+// Field returns the configuration field of the type with that name (a retired alias names its
+// public field).
 func (t Type) Field(name string) (Field, bool) {
+	if public, ok := t.Aliases[name]; ok {
+		name = public
+	}
 	for _, f := range t.Config {
 		if f.Name == name {
 			return f, true
@@ -62,10 +85,21 @@ func (t Type) Field(name string) (Field, bool) {
 	return Field{}, false
 }
 
-// Payload returns the payload type of the type with that name.
+// payloadAliases are the payload type names presets stored before the public ones: "default"
+// names a type's first payload type, "raw" Slack's whole-message one.
+var payloadAliases = map[string]string{"default": "", "raw": "slack_raw"}
+
+// Payload returns the payload type of the type with that name, compared without regard to case;
+// the retired names "default" and "raw" name their public payload types.
 func (t Type) Payload(name string) (Payload, bool) {
+	if public, ok := payloadAliases[strings.ToLower(name)]; ok {
+		if public == "" {
+			return t.Payloads[0], true
+		}
+		name = public
+	}
 	for _, p := range t.Payloads {
-		if p.Name == name {
+		if strings.EqualFold(p.Name, name) {
 			return p, true
 		}
 	}
@@ -101,27 +135,46 @@ func rendered(own ...Field) []Field {
 	}, own...)
 }
 
-const notDelivered = " mgmtapi stores and checks connectors of this type but does not send notifications through them."
+// defaultPayload is the payload type every connector type has, named after it as clients name
+// it (generic_https_default, email_default, slack_default, …).
+func defaultPayload(t oas.ConnectorType, own ...Field) Payload {
+	return Payload{Name: strings.ToLower(string(t)) + "_default", Fields: rendered(own...)}
+}
+
+const (
+	notDelivered = " mgmtapi stores and checks connectors of this type but does not send notifications through them."
+	deprecated   = " Deprecated: kept from connectors stored before the public fields; it has no public counterpart."
+)
+
+// integrationID is the integrationId field of the types that deliver through an outgoing webhook
+// of the team, its description followed by note; unless names the deprecated field that lifts its
+// requirement.
+func integrationID(webhookTypes []string, note string, unless ...string) Field {
+	return Field{Name: "integrationId", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Required: true, RequiredUnless: unless,
+		Integrations: webhookTypes,
+		Description:  "The id of the team's outgoing webhook (of type " + strings.Join(webhookTypes, " or ") + ") that says where notifications go." + note}
+}
 
 // types is the table of every connector type, in the enumeration's order. The connector-schema
 // operation answers from it, connector bodies are checked against it, presets check their message
-// fields against it, and a delivery worker reads a connector's fields by its names.
+// fields against it, and a delivery worker reads a connector's fields by its names. The field
+// names are those the vendor's public clients send (see docs/decisions.md).
 var types = []Type{
 	{
 		Type: oas.ConnectorTypeSLACK, Delivered: true, EntityTypes: allEntities,
 		Config: []Field{
-			{Name: "webhookUrl", Kind: oas.ConnectorFieldTypeURL, Required: true, Sensitive: true,
-				Description: "The Slack incoming-webhook URL (https) the messages are posted to; it carries the webhook's secret."},
-			{Name: "channel", Kind: oas.ConnectorFieldTypeSTRING, AllowOverrides: true,
-				Description: "A channel that overrides the webhook's own (for webhooks that allow it), e.g. #alerts."},
-			{Name: "username", Kind: oas.ConnectorFieldTypeSTRING, AllowOverrides: true,
-				Description: "The sender name shown with the message, where the webhook allows it."},
+			integrationID([]string{"SLACK"}, "", "webhookUrl"),
+			{Name: "channel", Kind: oas.ConnectorFieldTypeSTRING, Description: "The channel messages are posted to, e.g. alerts or #alerts."},
+			{Name: "fallbackChannel", Kind: oas.ConnectorFieldTypeSTRING, Description: "The channel used when channel's template renders none."},
+			{Name: "webhookUrl", Kind: oas.ConnectorFieldTypeURL, Deprecated: true, Sensitive: true,
+				Description: "A Slack incoming-webhook URL (it carries the webhook's secret, so it is answered masked) messages are posted to when the connector names no integration." + deprecated},
+			{Name: "username", Kind: oas.ConnectorFieldTypeSTRING, Deprecated: true, Description: "A sender name." + deprecated},
 		},
 		Payloads: []Payload{
-			{Name: "default", Fields: rendered(
+			defaultPayload(oas.ConnectorTypeSLACK,
 				Field{Name: "footer", Kind: oas.ConnectorFieldTypeSTRING, Description: "A small line under the message."},
-			)},
-			{Name: "raw", Fields: []Field{
+			),
+			{Name: "slack_raw", Fields: []Field{
 				{Name: "payload", Kind: oas.ConnectorFieldTypeJSONOBJECT, Required: true,
 					Description: "The whole Slack message (blocks, attachments, text) as a JSON object."},
 			}},
@@ -130,41 +183,42 @@ var types = []Type{
 	{
 		Type: oas.ConnectorTypeGENERICHTTPS, Delivered: true, EntityTypes: allEntities,
 		Config: []Field{
-			{Name: "url", Kind: oas.ConnectorFieldTypeURL, Required: true, Sensitive: true,
-				Description: "The http or https URL the notification is sent to; it may carry a token, so it is answered masked."},
+			{Name: "url", Kind: oas.ConnectorFieldTypeURL, Required: true,
+				Description: "The http or https URL the notification is sent to."},
 			{Name: "method", Kind: oas.ConnectorFieldTypeSTRING, AllowedValues: []string{"POST", "PUT"}, Default: "POST",
-				Description: "The HTTP method of the request."},
-			{Name: "additionalHeaders", Kind: oas.ConnectorFieldTypeKEYVALUEPAIRS, Sensitive: true,
-				Description: "Headers added to every request, as a JSON object of strings (authorization headers belong here)."},
-			{Name: "additionalBodyFields", Kind: oas.ConnectorFieldTypeJSONOBJECT, AllowOverrides: true,
+				Description: "The HTTP method of the request, in any case (sent in upper case)."},
+			{Name: "additionalHeaders", Kind: oas.ConnectorFieldTypeKEYVALUEPAIRS,
+				Description: "Headers added to every request, as a JSON object of strings."},
+			{Name: "additionalBodyFields", Kind: oas.ConnectorFieldTypeJSONOBJECT,
 				Description: "Members added to every request's JSON body, as a JSON object."},
 		},
 		Payloads: []Payload{
-			{Name: "default", Fields: rendered(
+			defaultPayload(oas.ConnectorTypeGENERICHTTPS,
 				Field{Name: "headers", Kind: oas.ConnectorFieldTypeKEYVALUEPAIRS, Description: "Headers of the request, a JSON object of strings."},
 				Field{Name: "body", Kind: oas.ConnectorFieldTypeJSONOBJECT, Description: "The request's whole JSON body; when not set, the body is the object of the rendered fields."},
-			)},
+			),
 		},
 	},
 	{
 		Type: oas.ConnectorTypePAGERDUTY, Delivered: true, EntityTypes: alertEntities,
 		Config: []Field{
-			{Name: "integrationKey", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Required: true, Sensitive: true,
+			{Name: "integrationKey", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Required: true,
 				Description: "The routing key of the PagerDuty Events API v2 integration."},
 			{Name: "eventsUrl", Kind: oas.ConnectorFieldTypeURL, Default: "https://events.pagerduty.com/v2/enqueue",
-				Description: "The Events API v2 endpoint the events are sent to."},
+				Description: "The Events API v2 endpoint the events are sent to (an mgmtapi setting, for a proxy or a test receiver)."},
 		},
 		Payloads: []Payload{
-			{Name: "default", Fields: rendered(
+			defaultPayload(oas.ConnectorTypePAGERDUTY,
 				Field{Name: "summary", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Description: "The event's summary (at most 1024 characters are sent); the title when not set."},
 				Field{Name: "severity", Kind: oas.ConnectorFieldTypeSTRING, AllowedValues: []string{"critical", "error", "warning", "info"},
 					Description: "The event's severity; rendered from the alert's priority when not set."},
+				Field{Name: "timestamp", Kind: oas.ConnectorFieldTypeSTRING, Description: "When the event happened, an ISO 8601 time."},
 				Field{Name: "source", Kind: oas.ConnectorFieldTypeSTRING, Description: "The affected system."},
 				Field{Name: "component", Kind: oas.ConnectorFieldTypeSTRING, Description: "The affected component."},
 				Field{Name: "group", Kind: oas.ConnectorFieldTypeSTRING, Description: "A logical grouping of components."},
 				Field{Name: "class", Kind: oas.ConnectorFieldTypeSTRING, Description: "The class or type of the event."},
-				Field{Name: "customDetails", Kind: oas.ConnectorFieldTypeJSONOBJECT, Description: "Extra details, a JSON object."},
-			)},
+				Field{Name: "customDetails", Kind: oas.ConnectorFieldTypeJSONOBJECT, Description: "Extra details, a JSON object (the event's custom_details)."},
+			),
 		},
 	},
 	{
@@ -180,9 +234,9 @@ var types = []Type{
 			{Name: "apiKey", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Sensitive: true,
 				Description: "An IBM Cloud API key allowed to send to the instance."},
 		},
-		Payloads: []Payload{{Name: "default", Fields: rendered(
+		Payloads: []Payload{defaultPayload(oas.ConnectorTypeIBMEVENTNOTIFICATIONS,
 			Field{Name: "payload", Kind: oas.ConnectorFieldTypeJSONOBJECT, Description: "The event's data, a JSON object."},
-		)}},
+		)},
 	},
 	{
 		Type: oas.ConnectorTypeSERVICENOW, EntityTypes: alertEntities,
@@ -191,57 +245,99 @@ var types = []Type{
 				Description: "The ServiceNow instance's URL (https)." + notDelivered},
 			{Name: "username", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Required: true, Description: "The integration user."},
 			{Name: "password", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Required: true, Sensitive: true, Description: "The integration user's password."},
-			{Name: "assignmentGroup", Kind: oas.ConnectorFieldTypeSTRING, AllowOverrides: true, Description: "The group incidents are assigned to."},
+			{Name: "assignmentGroup", Kind: oas.ConnectorFieldTypeSTRING, Deprecated: true, Description: "The group incidents are assigned to." + deprecated},
 		},
-		Payloads: []Payload{{Name: "default", Fields: rendered(
+		Payloads: []Payload{defaultPayload(oas.ConnectorTypeSERVICENOW,
 			Field{Name: "impact", Kind: oas.ConnectorFieldTypeSTRING, AllowedValues: []string{"1", "2", "3"}, Description: "1 high, 2 medium, 3 low."},
 			Field{Name: "urgency", Kind: oas.ConnectorFieldTypeSTRING, AllowedValues: []string{"1", "2", "3"}, Description: "1 high, 2 medium, 3 low."},
-		)}},
+		)},
 	},
 	{
 		Type: oas.ConnectorTypeEMAIL, Delivered: true, EntityTypes: allEntities,
 		Config: []Field{
-			{Name: "recipients", Kind: oas.ConnectorFieldTypeARRAYOFSTRINGS, Required: true, AllowOverrides: true, Rule: CheckRecipients,
-				Description: "The addresses the messages are sent to, a JSON array of 1 to 100 strings (ops@example.com or Ops <ops@example.com>); a template renders such an array. Messages go through the server's SMTP server (--smtp-url)."},
+			{Name: "emailAddresses", Kind: oas.ConnectorFieldTypeARRAYOFSTRINGS, Required: true, Rule: CheckRecipients,
+				Description: "The addresses the messages are sent to, a JSON array of 1 to 100 strings in a string (\"[\\\"ops@example.com\\\"]\"; Ops <ops@example.com> also works); a template renders such an array. Messages go through the server's SMTP server (--smtp-url)."},
 		},
-		Payloads: []Payload{{Name: "default", Fields: rendered()}},
+		Aliases: map[string]string{"recipients": "emailAddresses"},
+		Payloads: []Payload{defaultPayload(oas.ConnectorTypeEMAIL,
+			Field{Name: "customSubject", Kind: oas.ConnectorFieldTypeSTRING, Description: "The message's subject; the title when not set."},
+			Field{Name: "customContent", Kind: oas.ConnectorFieldTypeSTRING, Description: "The message's content (HTML is sent as the HTML part); the description when not set."},
+		)},
 	},
 	{
 		Type: oas.ConnectorTypePAGERDUTYINCIDENTS, EntityTypes: alertEntities,
 		Config: []Field{
-			{Name: "apiToken", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Required: true, Sensitive: true,
-				Description: "A PagerDuty REST API token." + notDelivered},
-			{Name: "serviceId", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Required: true, AllowOverrides: true,
-				Description: "The id of the service incidents are opened on."},
-			{Name: "fromEmail", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Required: true,
-				Description: "The email of the PagerDuty user the incidents are opened as."},
+			integrationID([]string{"PAGERDUTY"}, notDelivered, "apiToken"),
+			{Name: "service", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Required: true,
+				Description: "The id of the PagerDuty service incidents are opened on, e.g. PXXXXXX."},
+			{Name: "apiToken", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Sensitive: true, Deprecated: true,
+				Description: "A PagerDuty REST API token." + deprecated},
+			{Name: "fromEmail", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Deprecated: true,
+				Description: "The email of the PagerDuty user the incidents are opened as." + deprecated},
 		},
-		Payloads: []Payload{{Name: "default", Fields: rendered(
+		Aliases: map[string]string{"serviceId": "service"},
+		Payloads: []Payload{defaultPayload(oas.ConnectorTypePAGERDUTYINCIDENTS,
 			Field{Name: "urgency", Kind: oas.ConnectorFieldTypeSTRING, AllowedValues: []string{"high", "low"}, Description: "The incident's urgency."},
-		)}},
+		)},
 	},
 	{
 		Type: oas.ConnectorTypeMICROSOFTTEAMS, Delivered: true, EntityTypes: allEntities,
 		Config: []Field{
-			{Name: "webhookUrl", Kind: oas.ConnectorFieldTypeURL, Required: true, Sensitive: true,
-				Description: "The Teams webhook URL (https) the cards are posted to; it carries the webhook's secret."},
+			integrationID([]string{"MS_TEAMS_WORKFLOW", "MICROSOFT_TEAMS"}, "", "webhookUrl"),
+			{Name: "teamId", Kind: oas.ConnectorFieldTypeSTRING, Description: "The Microsoft Teams team the cards are posted in."},
+			{Name: "channelId", Kind: oas.ConnectorFieldTypeSTRING, Description: "The channel the cards are posted in, e.g. 19:…@thread.tacv2."},
+			{Name: "webhookUrl", Kind: oas.ConnectorFieldTypeURL, Deprecated: true, Sensitive: true,
+				Description: "A Teams webhook URL (it carries the webhook's secret, so it is answered masked) the cards are posted to when the connector names no integration." + deprecated},
 		},
-		Payloads: []Payload{{Name: "default", Fields: rendered()}},
+		Payloads: []Payload{defaultPayload(oas.ConnectorTypeMICROSOFTTEAMS)},
 	},
 	{
 		Type: oas.ConnectorTypeEVENTBRIDGE, EntityTypes: alertEntities,
 		Config: []Field{
-			{Name: "eventBusArn", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Required: true,
-				Description: "The ARN of the event bus the events are put on." + notDelivered},
-			{Name: "roleArn", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Required: true,
-				Description: "The ARN of the role assumed to put events."},
-			{Name: "source", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Default: "mgmtapi", Description: "The events' source."},
-			{Name: "detailType", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Default: "notification", Description: "The events' detail-type."},
+			integrationID([]string{"AWS_EVENT_BRIDGE"}, notDelivered, "eventBusArn"),
+			{Name: "eventBusArn", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Deprecated: true,
+				Description: "The ARN of the event bus the events are put on." + deprecated},
+			{Name: "roleArn", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Deprecated: true,
+				Description: "The ARN of the role assumed to put events." + deprecated},
+			{Name: "source", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Deprecated: true, Description: "The events' source." + deprecated},
+			{Name: "detailType", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Deprecated: true, Description: "The events' detail-type." + deprecated},
 		},
-		Payloads: []Payload{{Name: "default", Fields: rendered(
+		Payloads: []Payload{defaultPayload(oas.ConnectorTypeEVENTBRIDGE,
 			Field{Name: "detail", Kind: oas.ConnectorFieldTypeJSONOBJECT, Description: "The event's detail, a JSON object."},
-		)}},
+		)},
 	},
+	{
+		Type: oas.ConnectorTypeINCIDENTIO, Preview: true, EntityTypes: alertEntities,
+		Config: []Field{
+			{Name: "apiKey", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Required: true, Sensitive: true,
+				Description: "An incident.io API key (a preview type)." + notDelivered},
+			{Name: "alertEventsUrl", Kind: oas.ConnectorFieldTypeURL, Required: true,
+				Description: "The alert source's HTTP endpoint, e.g. https://api.incident.io/v2/alert_events/http/<source id>."},
+			{Name: "alertSourceToken", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Required: true, Sensitive: true,
+				Description: "The alert source's token."},
+		},
+		Payloads: []Payload{defaultPayload(oas.ConnectorTypeINCIDENTIO)},
+	},
+}
+
+func init() {
+	for i := range types {
+		for j := range types[i].Config {
+			f := &types[i].Config[j]
+			f.AllowOverrides = !f.Sensitive && !f.Deprecated
+		}
+	}
+}
+
+// PublicFieldName returns the public name of a configuration field of the connector type: name
+// itself, or the public field a retired alias stands for (Type.Aliases).
+func PublicFieldName(t oas.ConnectorType, name string) string {
+	if ty, ok := TypeOf(t); ok {
+		if public, ok := ty.Aliases[name]; ok {
+			return public
+		}
+	}
+	return name
 }
 
 // Types returns every connector type, in the enumeration's order. The slices are shared: callers
@@ -261,7 +357,7 @@ func TypeOf(t oas.ConnectorType) (Type, bool) {
 // CheckValue checks v against the field's kind and allowed values. The error is the rule broken,
 // to follow the field's path in a message; it never quotes v.
 func CheckValue(f Field, v string) error {
-	if len(f.AllowedValues) > 0 && !slices.Contains(f.AllowedValues, v) {
+	if len(f.AllowedValues) > 0 && !slices.ContainsFunc(f.AllowedValues, func(a string) bool { return strings.EqualFold(a, v) }) {
 		return fmt.Errorf("must be one of %s", strings.Join(f.AllowedValues, ", "))
 	}
 	switch f.Kind {
@@ -303,7 +399,7 @@ func CheckValue(f Field, v string) error {
 	return nil
 }
 
-// CheckRecipients is the rule of an EMAIL connector's recipients, stored or rendered from a
+// CheckRecipients is the rule of an EMAIL connector's emailAddresses, stored or rendered from a
 // template: a JSON array of strings that delivery.ParseRecipients accepts (the rule the delivery
 // checks again when it is enqueued).
 func CheckRecipients(v string) error {
@@ -311,7 +407,7 @@ func CheckRecipients(v string) error {
 	return err
 }
 
-// Recipients reads an EMAIL connector's recipients value (see CheckRecipients) into its bare
+// Recipients reads an EMAIL connector's emailAddresses value (see CheckRecipients) into its bare
 // addresses, each once.
 func Recipients(v string) ([]string, error) {
 	var list []string
@@ -333,6 +429,21 @@ func checkURL(v string) error {
 	return nil
 }
 
+// CheckPayloadType checks that payload names a payload type of the connector type ("" names its
+// first; names are compared without regard to case, and the retired "default" and "raw" name
+// their public payload types). A connector type that is UNSPECIFIED checks nothing. The error is
+// the rule broken, to follow the field's path in a message.
+func CheckPayloadType(c oas.ConnectorType, payload string) error {
+	ty, ok := TypeOf(c)
+	if !ok || payload == "" {
+		return nil
+	}
+	if _, ok := ty.Payload(payload); !ok {
+		return fmt.Errorf("%q is not a payload type of %s connectors (%s)", payload, c, strings.Join(payloadNames(ty), ", "))
+	}
+	return nil
+}
+
 // CheckMessageField checks that a preset's message field fieldName belongs to the payload type of
 // the connector type (payload "" meaning the type's first payload type). A connector type that is
 // UNSPECIFIED checks nothing: such a preset names no connector type.
@@ -341,11 +452,12 @@ func CheckMessageField(c oas.ConnectorType, payload, fieldName string) error {
 	if !ok {
 		return nil
 	}
+	if err := CheckPayloadType(c, payload); err != nil {
+		return fmt.Errorf("payload type %w", err)
+	}
 	p := ty.Payloads[0]
 	if payload != "" {
-		if p, ok = ty.Payload(payload); !ok {
-			return fmt.Errorf("payload type %q is not one of %s's (%s)", payload, c, strings.Join(payloadNames(ty), ", "))
-		}
+		p, _ = ty.Payload(payload)
 	}
 	for _, f := range p.Fields {
 		if f.Name == fieldName {

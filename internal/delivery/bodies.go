@@ -8,18 +8,19 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"strings"
 	"time"
 )
 
-// newRequest builds the HTTP request that sends r: a POST (or a generic connector's PUT) of its
-// connector type's body to its URL, with a generic connector's additional headers and the
+// newRequest builds the HTTP request that sends r: a POST (or a generic connector's PUT; the
+// method is sent in upper case whatever the case stored) of its connector type's body to its URL, with a generic connector's additional headers and the
 // Idempotency-Key header (every type: receivers that ignore it lose nothing).
 func newRequest(ctx context.Context, r record) (*http.Request, error) {
 	body, err := buildBody(r)
 	if err != nil {
 		return nil, err
 	}
-	method := r.Method
+	method := strings.ToUpper(r.Method) // clients write post as often as POST
 	if method == "" {
 		method = http.MethodPost
 	}
@@ -79,9 +80,13 @@ func text(fields map[string]any, key string) string {
 }
 
 // slackMessage is an incoming-webhook message: text, the notification's fallback and what
-// clients without blocks show, and blocks when rendered (Block Kit, passed on as written).
+// clients without blocks show, the channel when the connector names one, and blocks when
+// rendered (Block Kit, passed on as written).
 func slackMessage(fields map[string]any) map[string]any {
 	msg := map[string]any{"text": text(fields, "text")}
+	if ch := text(fields, "channel"); ch != "" { // the connector's channel (or fallbackChannel)
+		msg["channel"] = ch
+	}
 	if blocks, ok := fields["blocks"]; ok && blocks != nil {
 		msg["blocks"] = blocks
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"net/netip"
 	"strings"
 	"testing"
@@ -70,6 +71,27 @@ func TestSlackIsAnIncomingWebhookMessage(t *testing.T) {
 	d := base(Slack, Triggered, map[string]any{"blocks": blocks})
 	if err := complete(&d); err == nil || !strings.Contains(err.Error(), "fields.text: required") {
 		t.Errorf("no text: %v", err)
+	}
+}
+
+// TestSlackCarriesTheConnectorsChannel: the channel a Slack connector names (or its template
+// rendered) is the message's.
+func TestSlackCarriesTheConnectorsChannel(t *testing.T) {
+	body, _, _ := sent(t, base(Slack, Triggered, map[string]any{"text": "P1", "channel": "alerts-p1"}))
+	if body["channel"] != "alerts-p1" || body["text"] != "P1" {
+		t.Errorf("body %v", body)
+	}
+}
+
+// TestGenericMethodIsSentInUpperCase: a method stored as a client wrote it (post, put) is sent in
+// upper case.
+func TestGenericMethodIsSentInUpperCase(t *testing.T) {
+	for stored, want := range map[string]string{"post": "POST", "put": "PUT", "Put": "PUT", "": "POST"} {
+		r := recordOf(&Delivery{ConnectorType: GenericHTTPS, URL: "https://hooks.example.com/x", Method: stored, Fields: map[string]any{}})
+		req, err := newRequest(context.Background(), r)
+		if err != nil || req.Method != want {
+			t.Errorf("stored %q: sent %q (%v), want %s", stored, methodOf(req), err, want)
+		}
 	}
 }
 
@@ -219,4 +241,11 @@ func TestBackoffGrowsWithJitterUpToItsBound(t *testing.T) {
 			t.Errorf("attempt %d: %d distinct delays in 50; no jitter", n, len(seen))
 		}
 	}
+}
+
+func methodOf(r *http.Request) string {
+	if r == nil {
+		return ""
+	}
+	return r.Method
 }

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 
@@ -72,6 +73,28 @@ func Compose(ctx context.Context, q db.Querier, teamID int64, c connectors.Conne
 		return Message{}, ErrNotDelivered
 	}
 	url, key, _ := c.Destination()
+	// A template of the entity type wins over the connector's value: a generic URL that depends
+	// on the alert's status, a PagerDuty key per priority.
+	c.Fields = maps.Clone(c.Fields) // genericFields writes rendered values; the caller's stay
+	switch c.Type {
+	case oas.ConnectorTypeGENERICHTTPS:
+		v, err := configValue(ty, c, "url", entity)
+		if err != nil {
+			return Message{}, err
+		}
+		url = v
+	case oas.ConnectorTypePAGERDUTY:
+		v, err := configValue(ty, c, "integrationKey", entity)
+		if err != nil {
+			return Message{}, err
+		}
+		key = v
+		if v, err = configValue(ty, c, "eventsUrl", entity); err != nil {
+			return Message{}, err
+		} else if v != "" {
+			url = v
+		}
+	}
 	m := Message{Type: delivery.ConnectorType(c.Type), URL: url, RoutingKey: key}
 	templates, payload, err := templatesOf(ctx, q, teamID, preset, entitySubType(entity))
 	if err != nil {
@@ -88,6 +111,9 @@ func Compose(ctx context.Context, q db.Querier, teamID int64, c connectors.Conne
 	switch c.Type {
 	case oas.ConnectorTypeSLACK:
 		m.Fields, err = slackFields(payload, rendered)
+		if err == nil {
+			err = slackChannel(ty, c, m.Fields, entity)
+		}
 	case oas.ConnectorTypeGENERICHTTPS:
 		err = genericFields(&m, c, rendered, entity)
 	case oas.ConnectorTypePAGERDUTY:
@@ -103,23 +129,73 @@ func Compose(ctx context.Context, q db.Querier, teamID int64, c connectors.Conne
 	return m, err
 }
 
-// emailFields: the recipients (the connector's template for the entity type when it has one,
-// rendered to a JSON array of addresses), the title as the subject and the description as the
-// text.
+// emailFields: the addresses (emailAddresses, or the connector's template for the entity type
+// when it has one, rendered to a JSON array of addresses), the customSubject (the title when not
+// set) as the subject and the customContent (the description when not set) as the text.
 func emailFields(c connectors.Connector, r map[string]string, entity map[string]any) (map[string]any, error) {
-	recipients := c.Fields["recipients"]
-	if t, ok := c.Overrides[entityType(entity)]["recipients"]; ok {
+	addresses := c.Fields["emailAddresses"]
+	if t, ok := c.Overrides[entityType(entity)]["emailAddresses"]; ok {
 		out, err := notifyexpr.Render(t, entity)
 		if err != nil {
-			return nil, fmt.Errorf("connector field recipients: %w", err)
+			return nil, fmt.Errorf("connector field emailAddresses: %w", err)
 		}
-		recipients = out
+		addresses = out
 	}
-	to, err := connectors.Recipients(recipients)
+	to, err := connectors.Recipients(addresses)
 	if err != nil {
-		return nil, fmt.Errorf("connector field recipients: %w", err)
+		return nil, fmt.Errorf("connector field emailAddresses: %w", err)
 	}
-	return map[string]any{"to": to, "subject": r["title"], "text": r["description"]}, nil
+	subject, text := r["customSubject"], r["customContent"]
+	if strings.TrimSpace(subject) == "" {
+		subject = r["title"]
+	}
+	if strings.TrimSpace(text) == "" {
+		text = r["description"]
+	}
+	return map[string]any{"to": to, "subject": subject, "text": text}, nil
+}
+
+// configValue is connector c's value of the configuration field name for the entity: its template
+// for the entity's type rendered, without the spaces and line breaks around it (templates are
+// often written over several lines), when it has one, else the value stored ("" for none). A
+// rendered value must meet the field's rule.
+//
+// Errors: the template does not render, or its rendering breaks the field's rule (named, never
+// quoting the value).
+func configValue(ty connectors.Type, c connectors.Connector, name string, entity map[string]any) (string, error) {
+	t, ok := c.Overrides[entityType(entity)][name]
+	if !ok {
+		return c.Fields[name], nil
+	}
+	out, err := notifyexpr.Render(t, entity)
+	if err != nil {
+		return "", fmt.Errorf("connector field %s: %w", name, err)
+	}
+	out = strings.TrimSpace(out)
+	if f, ok := ty.Field(name); ok {
+		if err := connectors.CheckValue(f, out); err != nil {
+			return "", fmt.Errorf("connector field %s: its rendering %v", name, err)
+		}
+	}
+	return out, nil
+}
+
+// slackChannel sets the message's channel: the connector's channel (its template for the entity
+// type when it has one), else its fallbackChannel; none when neither is set.
+func slackChannel(ty connectors.Type, c connectors.Connector, fields map[string]any, entity map[string]any) error {
+	ch, err := configValue(ty, c, "channel", entity)
+	if err != nil {
+		return err
+	}
+	if ch == "" {
+		if ch, err = configValue(ty, c, "fallbackChannel", entity); err != nil {
+			return err
+		}
+	}
+	if _, set := fields["channel"]; !set && ch != "" { // a raw message's own channel wins
+		fields["channel"] = ch
+	}
+	return nil
 }
 
 // Fallback are the templates of a message whose preset does not render: the entity's headline,
@@ -220,7 +296,7 @@ func entitySubType(entity map[string]any) string {
 // slackFields: the raw payload is the whole message, as rendered; the default payload is the
 // title in bold over the description, with the footer under them.
 func slackFields(payload string, r map[string]string) (map[string]any, error) {
-	if payload == "raw" {
+	if strings.EqualFold(payload, "slack_raw") || strings.EqualFold(payload, "raw") {
 		obj, err := jsonObject("payload", r["payload"])
 		if err != nil {
 			return nil, err
@@ -248,13 +324,27 @@ func slackFields(payload string, r map[string]string) (map[string]any, error) {
 	return map[string]any{"text": strings.Join(lines, "\n")}, nil
 }
 
-// genericFields: the body is the rendered `body` object when the preset has one, else the object
-// of the rendered fields; the connector's additionalBodyFields (its template for the entity type
-// when it has one) are added to it, the preset's `headers` to the connector's headers.
+// genericFields: the method in upper case, whatever the case sent (the connector's template for
+// the entity type when it has one); the body is the rendered `body` object when the preset has
+// one, else the object of the rendered fields; the connector's additionalBodyFields (its template
+// for the entity type when it has one) are added to it, the preset's `headers` to the
+// connector's additionalHeaders (its template for the entity type when it has one).
 func genericFields(m *Message, c connectors.Connector, r map[string]string, entity map[string]any) error {
-	m.Method = c.Fields["method"]
+	ty, _ := connectors.TypeOf(c.Type)
+	method, err := configValue(ty, c, "method", entity)
+	if err != nil {
+		return err
+	}
+	m.Method = strings.ToUpper(method)
+	if t, ok := c.Overrides[entityType(entity)]["additionalHeaders"]; ok {
+		out, err := notifyexpr.Render(t, entity)
+		if err != nil {
+			return fmt.Errorf("connector field additionalHeaders: %w", err)
+		}
+		c.Fields["additionalHeaders"] = out
+	}
 	body := map[string]any{}
-	if r["body"] != "" {
+	if strings.TrimSpace(r["body"]) != "" {
 		obj, err := jsonObject("body", r["body"])
 		if err != nil {
 			return err
@@ -289,7 +379,7 @@ func genericFields(m *Message, c connectors.Connector, r map[string]string, enti
 	m.Fields = body
 	m.Headers = map[string]string{}
 	for _, src := range []struct{ name, doc string }{{"additionalHeaders", c.Fields["additionalHeaders"]}, {"headers", r["headers"]}} {
-		if src.doc == "" {
+		if strings.TrimSpace(src.doc) == "" {
 			continue
 		}
 		var h map[string]string
@@ -315,14 +405,16 @@ func pagerDutyFields(r map[string]string, entity map[string]any) (map[string]any
 		summary = "(no summary)"
 	}
 	f["summary"] = summary
-	severity := r["severity"]
+	// Templates of the severity are often written over several lines ({% if … %} critical {% elif
+	// … %}); the severity is the word they render, in lower case.
+	severity := strings.ToLower(strings.TrimSpace(r["severity"]))
 	if severity == "" {
 		severity = severityOf(entity)
 	}
 	f["severity"] = severity
-	for _, name := range []string{"source", "component", "group", "class"} {
-		if r[name] != "" {
-			f[name] = r[name]
+	for _, name := range []string{"source", "component", "group", "class", "timestamp"} {
+		if v := strings.TrimSpace(r[name]); v != "" {
+			f[name] = v
 		}
 	}
 	if f["source"] == nil {

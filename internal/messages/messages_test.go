@@ -95,33 +95,100 @@ func TestComposePerConnectorType(t *testing.T) {
 	}
 }
 
-// TestComposeEmail: an email's recipients are the connector's, or its template for the entity
-// type rendered to a JSON array of addresses; the title is the subject and the description the
-// text. A template that renders no list of addresses is an error naming the field, and Fallback
-// then sends to the connector's own recipients.
+// TestComposeEmail: an email's addresses are the connector's emailAddresses, or its template for
+// the entity type rendered to a JSON array of addresses; the customSubject (else the title) is the
+// subject and the customContent (else the description) the text. A template that renders no list
+// of addresses is an error naming the field, and Fallback then sends to the connector's own
+// addresses.
 func TestComposeEmail(t *testing.T) {
 	alert := sample(t, "ALERTS")
-	c := connectors.Connector{Type: oas.ConnectorTypeEMAIL, Fields: map[string]string{"recipients": `["Ops <ops@example.com>","b@example.com"]`}}
+	c := connectors.Connector{Type: oas.ConnectorTypeEMAIL, Fields: map[string]string{"emailAddresses": `["Ops <ops@example.com>","b@example.com"]`}}
 	m, err := messages.Compose(t.Context(), nil, 1, c, preset("", "title", "T {{ alertDef.name }}", "description", "D"), alert)
 	if err != nil || strings.Join(m.Fields["to"].([]string), ",") != "ops@example.com,b@example.com" ||
 		m.Fields["subject"] != "T "+alert["alertDef"].(map[string]any)["name"].(string) || m.Fields["text"] != "D" || m.URL != "" {
 		t.Fatalf("email: %+v, %v", m, err)
 	}
 	c.Overrides = map[oas.NotificationEntityType]map[string]string{
-		"ALERTS": {"recipients": `["{{ alertDef.priority | lower }}@example.com"]`},
+		"ALERTS": {"emailAddresses": `["{{ alertDef.priority | lower }}@example.com"]`},
 	}
 	m, err = messages.Compose(t.Context(), nil, 1, c, nil, alert)
 	want := strings.ToLower(alert["alertDef"].(map[string]any)["priority"].(string)) + "@example.com"
 	if err != nil || strings.Join(m.Fields["to"].([]string), ",") != want {
 		t.Fatalf("the recipients' template: %+v, %v (want %s)", m.Fields, err, want)
 	}
-	c.Overrides["ALERTS"]["recipients"] = `["not an address"]`
+	// The public payload email_default: customSubject and customContent win over title and
+	// description.
+	m, err = messages.Compose(t.Context(), nil, 1, c, preset("email_default", "title", "T", "customSubject", "S {{ alertDef.priority }}",
+		"description", "D", "customContent", "<div>C</div>"), alert)
+	if err != nil || m.Fields["subject"] != "S "+alert["alertDef"].(map[string]any)["priority"].(string) || m.Fields["text"] != "<div>C</div>" {
+		t.Fatalf("customSubject and customContent: %+v, %v", m.Fields, err)
+	}
+	c.Overrides["ALERTS"]["emailAddresses"] = `["not an address"]`
 	_, err = messages.Compose(t.Context(), nil, 1, c, nil, alert)
-	if err == nil || !strings.Contains(err.Error(), `connector field recipients: must hold email addresses: [0] "not an address" is not one`) {
+	if err == nil || !strings.Contains(err.Error(), `connector field emailAddresses: must hold email addresses: [0] "not an address" is not one`) {
 		t.Fatalf("a template rendering no address: %v", err)
 	}
 	fallback, err := messages.Fallback(c, alert, err)
 	if err != nil || strings.Join(fallback.Fields["to"].([]string), ",") != "ops@example.com,b@example.com" {
 		t.Fatalf("fallback: %+v, %v", fallback, err)
+	}
+}
+
+// TestComposeConfigTemplates: the connector fields clients template per entity type reach the
+// delivery: a generic URL that depends on the alert's status (written over several lines, as
+// clients do), its method in upper case whatever the case sent, its headers' template, a
+// PagerDuty routing key per priority, and a Slack channel (else the fallbackChannel). A rendered
+// URL that is not one is an error naming the field.
+func TestComposeConfigTemplates(t *testing.T) {
+	alert := sample(t, "ALERTS")
+	status := alert["alert"].(map[string]any)["status"].(string)
+	priority := alert["alertDef"].(map[string]any)["priority"].(string)
+	generic := connectors.Connector{Type: oas.ConnectorTypeGENERICHTTPS,
+		Fields: map[string]string{"url": "https://r.example/default", "method": "post", "additionalHeaders": `{"X-A":"1"}`},
+		Overrides: map[oas.NotificationEntityType]map[string]string{"ALERTS": {
+			"url":               "\n  {% if alert.status == '" + status + "' %}\n  https://r.example/{{ alert.status | lower }}\n  {% else %}\n  https://r.example/other\n  {% endif %}\n",
+			"additionalHeaders": `{"X-P":"{{ alertDef.priority }}"}`,
+		}}}
+	m, err := messages.Compose(t.Context(), nil, 1, generic, preset("generic_https_default", "headers", "{}", "body", `{"s":"{{ alert.status }}"}`), alert)
+	if err != nil || m.URL != "https://r.example/"+strings.ToLower(status) || m.Method != "POST" || m.Headers["X-P"] != priority || m.Headers["X-A"] != "" ||
+		m.Fields["s"] != status {
+		t.Fatalf("generic: %+v, %v", m, err)
+	}
+	if generic.Fields["additionalHeaders"] != `{"X-A":"1"}` {
+		t.Fatalf("Compose changed the caller's connector: %v", generic.Fields)
+	}
+	generic.Overrides["ALERTS"]["url"] = "not a url"
+	if _, err := messages.Compose(t.Context(), nil, 1, generic, nil, alert); err == nil || !strings.Contains(err.Error(), "connector field url") {
+		t.Fatalf("a template rendering no URL: %v", err)
+	}
+
+	pd := connectors.Connector{Type: oas.ConnectorTypePAGERDUTY,
+		Fields: map[string]string{"integrationKey": "k", "eventsUrl": "https://events.example/v2/enqueue"},
+		Overrides: map[oas.NotificationEntityType]map[string]string{
+			"ALERTS": {"integrationKey": "integration_{{alertDef.priority}}"},
+			"CASES":  {"eventsUrl": "https://events.example/{{ case.priority | lower }}"},
+		}}
+	m, err = messages.Compose(t.Context(), nil, 1, pd, preset("pagerduty_default", "summary", "S", "severity", "\n  CRITICAL\n", "timestamp", "{{ alert.timestamp }}"), alert)
+	if err != nil || m.RoutingKey != "integration_"+priority || m.URL != "https://events.example/v2/enqueue" || m.Fields["severity"] != "critical" ||
+		m.Fields["timestamp"] == nil {
+		t.Fatalf("pagerduty: %+v, %v", m, err)
+	}
+	cases := sample(t, "CASES")
+	m, err = messages.Compose(t.Context(), nil, 1, pd, nil, cases)
+	if err != nil || m.RoutingKey != "k" || m.URL != "https://events.example/"+strings.ToLower(cases["case"].(map[string]any)["priority"].(string)) {
+		t.Fatalf("pagerduty without a template for the entity type: %+v, %v", m, err)
+	}
+
+	slack := connectors.Connector{Type: oas.ConnectorTypeSLACK,
+		Fields:    map[string]string{"webhookUrl": "https://hooks.example/s", "fallbackChannel": "general"},
+		Overrides: map[oas.NotificationEntityType]map[string]string{"ALERTS": {"channel": "{% if false %}x{% endif %}"}}}
+	m, err = messages.Compose(t.Context(), nil, 1, slack, nil, alert)
+	if err != nil || m.Fields["channel"] != "general" {
+		t.Fatalf("slack fallbackChannel: %+v, %v", m, err)
+	}
+	slack.Overrides["ALERTS"]["channel"] = "alerts-{{ alertDef.priority | lower }}"
+	m, err = messages.Compose(t.Context(), nil, 1, slack, nil, alert)
+	if err != nil || m.Fields["channel"] != "alerts-"+strings.ToLower(priority) {
+		t.Fatalf("slack channel: %+v, %v", m, err)
 	}
 }

@@ -20,7 +20,7 @@ func TestConnectorTestSendsAnEmail(t *testing.T) {
 		_, key := env.MustTeam(t, "acme")
 		before := len(server.Messages(t))
 		mail := mustCreate(t, env, connectorsPath, key, "connector",
-			`{"name":"On call","type":"EMAIL","connectorConfig":{"fields":[{"fieldName":"recipients","value":"[\"oncall@example.com\"]"}]}}`)
+			`{"name":"On call","type":"EMAIL","connectorConfig":{"fields":[{"fieldName":"emailAddresses","value":"[\"oncall@example.com\"]"}]}}`)
 		meta := succeeded(t, try(t, env, "TestingService_TestExistingConnector", connectorTest, key, `{"connectorId":"`+mail+`"}`))
 		if meta["statusCode"] != "250" || meta["connectorType"] != "EMAIL" || meta["entityType"] != "TEST_NOTIFICATIONS" {
 			t.Errorf("metadata %v", meta)
@@ -38,14 +38,14 @@ func TestConnectorTestSendsAnEmail(t *testing.T) {
 		}
 
 		succeeded(t, try(t, env, "TestingService_TestDestination", destTest, key, `{"connectorId":"`+mail+`",`+
-			`"connectorConfigFields":[{"fieldName":"recipients","template":"[\"team-{{ _context.entityType | lower }}@example.com\"]"}]}`))
+			`"connectorConfigFields":[{"fieldName":"emailAddresses","template":"[\"team-{{ _context.entityType | lower }}@example.com\"]"}]}`))
 		got = server.WaitMessages(t, before+2)[before+1:]
 		if len(got) != 1 || strings.Join(got[0].To, ",") != "team-alerts@example.com" {
 			t.Fatalf("the recipients' template: %+v", got)
 		}
 
 		failed(t, try(t, env, "TestingService_TestConnectorConfig", connectorCheck, key,
-			`{"type":"EMAIL","fields":[{"fieldName":"recipients","value":"[\"refused@example.com\"]"}]}`), 550,
+			`{"type":"EMAIL","fields":[{"fieldName":"emailAddresses","value":"[\"refused@example.com\"]"}]}`), 550,
 			"RCPT TO refused@example.com with 550")
 	})
 }

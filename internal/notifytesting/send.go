@@ -200,7 +200,7 @@ func (h *TestingHandler) TestDestination(ctx context.Context, req oas.OptTestDes
 	if len(body.ConnectorConfigFields) > 0 {
 		templates := map[string]string{}
 		for i, f := range body.ConnectorConfigFields {
-			name := f.FieldName.Or("")
+			name := connectors.PublicFieldName(c.Type, f.FieldName.Or("")) // a retired alias names its public field
 			if err := connectors.CheckTemplatedField(c.Type, name); err != nil {
 				return nil, apierror.Invalidf("connectorConfigFields[%d].fieldName: %v", i, err)
 			}

@@ -318,7 +318,7 @@ func TestFailuresAreReadable(t *testing.T) {
 
 		// an email without an SMTP server configured (this Env has none)
 		failed(t, try(t, env, "TestingService_TestConnectorConfig", connectorCheck, key,
-			`{"type":"EMAIL","fields":[{"fieldName":"recipients","value":"[\"ops@example.com\"]"}]}`), 0,
+			`{"type":"EMAIL","fields":[{"fieldName":"emailAddresses","value":"[\"ops@example.com\"]"}]}`), 0,
 			"email: no SMTP server is configured (--smtp-url)")
 
 		// types mgmtapi stores but does not deliver through
@@ -363,10 +363,10 @@ func TestBadRequestsAndUnknownIDs(t *testing.T) {
 			{connectorTest, `{"connectorId":"nope"}`, 404, []string{"connectorId", "nope"}},
 			{connectorTest, `{"connectorId":"-bad"}`, 400, []string{"connectorId"}},
 			{connectorTest, `{"connectorId":"` + strings.Repeat("a", 129) + `"}`, 400, []string{"connectorId"}},
-			{connectorTest, `{"connectorId":"` + slack + `","payloadType":"fancy"}`, 400, []string{"payloadType", "default, raw"}},
+			{connectorTest, `{"connectorId":"` + slack + `","payloadType":"fancy"}`, 400, []string{"payloadType", "slack_default, slack_raw"}},
 			{connectorTest, `{"connectorId":"` + slack + `","payloadType":"` + strings.Repeat("p", 101) + `"}`, 400, []string{"payloadType"}},
 			{connectorCheck, `{}`, 400, []string{"type", "required"}},
-			{connectorCheck, `{"type":"SLACK"}`, 400, []string{"fields", "webhookUrl", "missing"}},
+			{connectorCheck, `{"type":"SLACK"}`, 400, []string{"fields", "integrationId", "missing"}},
 			{connectorCheck, `{"type":"SLACK","fields":[{"fieldName":"webhookUrl","value":"ftp://hook-secret"}]}`, 400, []string{"fields[0].value", "http or https"}},
 			{connectorCheck, `{"type":"SLACK","fields":[{"fieldName":"webhookUrl","value":"********"}]}`, 400, []string{"fields[0].value", "send the value itself"}},
 			{connectorCheck, `{"type":"SLACK","fields":[{"fieldName":"nope","value":"x"}]}`, 400, []string{"fields[0].fieldName", "nope"}},

@@ -7088,11 +7088,20 @@ func (s *Server) handleCreateCaseSettingsRequest(args [0]string, argsEscaped boo
 
 // handleCreateConnectorRequest handles CreateConnector operation.
 //
-// Stores a new connector under a server-assigned id. `type` (not UNSPECIFIED) and `name` are required;
-// `connectorConfig.fields` must name only fields of the type's schema, each at most once, every
-// required one, each value meeting its field type (a URL field takes an absolute http or https URL, an
-// enumerated field one of its allowed values). `configOverrides` give, per entity type (each at most
-// once), templates for the fields whose schema allows overrides. `id`, `teamId`, the times and
+// Stores a new connector under the `id` the client chose (1–128 characters, a letter or digit first,
+// then letters, digits, `_` or `-`; 409 when the team has a connector of that id) or, without one, a
+// server-assigned id. `type` (not UNSPECIFIED) and `name` are required; `connectorConfig.fields` must
+// name only fields of the type's schema (the public names: GENERIC_HTTPS url, method,
+// additionalHeaders, additionalBodyFields; SLACK integrationId, channel, fallbackChannel; PAGERDUTY
+// integrationKey; EMAIL emailAddresses; PAGERDUTY_INCIDENTS integrationId, service; SERVICE_NOW
+// instanceUrl, username, password; MICROSOFT_TEAMS integrationId, teamId, channelId; EVENTBRIDGE
+// integrationId; INCIDENT_IO apiKey, alertEventsUrl, alertSourceToken; the retired names recipients
+// and serviceId are accepted for one release and stored under emailAddresses and service), each at
+// most once, every required one, each value meeting its field type (a URL field takes an absolute http
+// or https URL, an enumerated field one of its allowed values in any case, kept as sent).
+// `integrationId` must name an integration (outgoing webhook) of the team of the type's kind (400
+// naming the field, the id and both types otherwise). `configOverrides` give, per entity type (each at
+// most once), templates for every field but the credentials. `teamId`, the times and
 // `resolvedConnectorConfig` in the request are ignored. A team holds at most 800 connectors.
 //
 // POST /mgmt/openapi/5/notifications/notification-center/v1/connectors
@@ -7234,13 +7243,20 @@ func (s *Server) handleCreateConnectorRequest(args [0]string, argsEscaped bool, 
 
 // handleCreateCustomPresetRequest handles CreateCustomPreset operation.
 //
-// Stores a new custom preset under a server-assigned id and answers it with every omitted field
-// filled: `attachmentConfig.policy` AUTO, `connectorType` CONNECTOR_TYPE_UNSPECIFIED, `entityType`
-// ENTITY_TYPE_UNSPECIFIED, `presetType` PRESET_TYPE_UNSPECIFIED, `description` empty,
-// `configOverrides` empty. An `id` in the request is ignored. `parentId`, when set, must name one of
-// the team's presets (system or custom). `presetType` SYSTEM is refused. With a `connectorType`, each
-// override's message fields must be fields of that type's payload type (`payloadType`, the type's
-// first when omitted), as `GET …/connector-schemas` lists them.
+// Stores a new custom preset under the `id` the client chose (the connectors' id pattern; 409 when the
+// team has a preset of that id or it is a system preset's; `summaries` is refused) or, without one, a
+// server-assigned id, and answers it with every omitted field filled: `attachmentConfig.policy` AUTO,
+// `connectorType` CONNECTOR_TYPE_UNSPECIFIED, `entityType` ENTITY_TYPE_UNSPECIFIED, `presetType`
+// PRESET_TYPE_UNSPECIFIED, `description` empty, `configOverrides` empty. `parentId`, when set, must
+// name one of the team's presets: a system preset by its public id
+// (`preset_system_generic_https_alerts_empty`, `preset_system_slack_alerts_basic`,
+// `preset_system_pagerduty_alerts_basic`, `preset_system_email_alerts`,
+// `preset_system_<type>_alerts_basic` for the other types; the ids earlier versions served are
+// accepted and stored as the public ones) or a custom one. `presetType` SYSTEM is refused. With a
+// `connectorType`, each override's `payloadType` must be one of the type's (`generic_https_default`,
+// `slack_default`, `slack_raw`, `pagerduty_default`, `email_default`, `<type>_default`; 400 naming
+// `configOverrides[i].payloadType` otherwise) and its message fields fields of that payload type (the
+// type's first when omitted), as `GET …/connector-schemas` lists them.
 //
 // POST /mgmt/openapi/4/notifications/notification-center/v1/presets/custom
 func (s *Server) handleCreateCustomPresetRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -15502,9 +15518,10 @@ func (s *Server) handleGetConnectorRequest(args [1]string, argsEscaped bool, w h
 
 // handleGetConnectorSchemaRequest handles GetConnectorSchema operation.
 //
-// The fields a connector of the type takes (`connectorConfigSchema`) and, per payload type, the fields
-// its presets' messages take (`messageConfigSchemas`). The same table checks connector bodies. `type`
-// is required (UNSPECIFIED is refused, 400).
+// The fields a connector of the type takes (`connectorConfigSchema`, in the names the vendor's public
+// clients send) and, per payload type (`generic_https_default`, `slack_default`, `email_default`,
+// …), the fields its presets' messages take (`messageConfigSchemas`). The same table checks
+// connector bodies. `type` is required (UNSPECIFIED is refused, 400).
 //
 // GET /mgmt/openapi/5/notifications/notification-center/v1/connector-schemas
 func (s *Server) handleGetConnectorSchemaRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -22741,8 +22758,10 @@ func (s *Server) handleListConnectorSummariesRequest(args [0]string, argsEscaped
 // handleListConnectorsRequest handles ListConnectors operation.
 //
 // The team's connectors, oldest first, filtered by type and by the entity type their type supports (a
-// filter left out, or UNSPECIFIED, does not filter). Sensitive values (see
-// `GET …/connector-schemas`) are answered masked as `********`.
+// filter left out, or UNSPECIFIED, does not filter). Credentials (`password`, `apiKey`,
+// `alertSourceToken`, and the deprecated `webhookUrl` of connectors stored before the public fields)
+// are answered masked as `********`; every other value (`url`, `integrationKey`, channels, ids) as
+// sent.
 //
 // GET /mgmt/openapi/5/notifications/notification-center/v1/connectors
 func (s *Server) handleListConnectorsRequest(args [0]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -28081,7 +28100,7 @@ func (s *Server) handleReplaceAlertDefRequest(args [0]string, argsEscaped bool, 
 // handleReplaceConnectorRequest handles ReplaceConnector operation.
 //
 // Replaces the connector `connector.id` with the given one, checked as the create checks it;
-// `createTime` is kept. A sensitive field sent back with its masked value `********` keeps its stored
+// `createTime` is kept. A credential sent back with its masked value `********` keeps its stored
 // value. The type can change only while no router or preset uses the connector.
 //
 // PUT /mgmt/openapi/5/notifications/notification-center/v1/connectors

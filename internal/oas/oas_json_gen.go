@@ -35532,6 +35532,8 @@ func (s *ConnectorType) Decode(d *jx.Decoder) error {
 		*s = ConnectorTypeMICROSOFTTEAMS
 	case ConnectorTypeEVENTBRIDGE:
 		*s = ConnectorTypeEVENTBRIDGE
+	case ConnectorTypeINCIDENTIO:
+		*s = ConnectorTypeINCIDENTIO
 	default:
 		*s = ConnectorType(v)
 	}

@@ -12867,7 +12867,8 @@ func (s *ConfigurationSummary) SetUnchanged(val int) {
 // Where and how notifications of one kind of receiver are sent.
 // Ref: #/components/schemas/Connector
 type Connector struct {
-	// Assigned by the server on create; required on replace.
+	// Kept when sent on create (1–128 characters, a letter or digit first, then letters, digits, _ or -;
+	// unique in the team, 409 on a clash), made by the server when not sent; required on replace.
 	ID OptString `json:"id"`
 	// Set by the server; ignored in requests.
 	TeamId          OptInt64                  `json:"teamId"`
@@ -13670,6 +13671,7 @@ const (
 	ConnectorTypePAGERDUTYINCIDENTS       ConnectorType = "PAGERDUTY_INCIDENTS"
 	ConnectorTypeMICROSOFTTEAMS           ConnectorType = "MICROSOFT_TEAMS"
 	ConnectorTypeEVENTBRIDGE              ConnectorType = "EVENTBRIDGE"
+	ConnectorTypeINCIDENTIO               ConnectorType = "INCIDENT_IO"
 )
 
 // AllValues returns all ConnectorType values.
@@ -13685,6 +13687,7 @@ func (ConnectorType) AllValues() []ConnectorType {
 		ConnectorTypePAGERDUTYINCIDENTS,
 		ConnectorTypeMICROSOFTTEAMS,
 		ConnectorTypeEVENTBRIDGE,
+		ConnectorTypeINCIDENTIO,
 	}
 }
 
@@ -13710,6 +13713,8 @@ func (s ConnectorType) MarshalText() ([]byte, error) {
 	case ConnectorTypeMICROSOFTTEAMS:
 		return []byte(s), nil
 	case ConnectorTypeEVENTBRIDGE:
+		return []byte(s), nil
+	case ConnectorTypeINCIDENTIO:
 		return []byte(s), nil
 	default:
 		return nil, errors.Errorf("invalid value: %q", s)
@@ -13748,6 +13753,9 @@ func (s *ConnectorType) UnmarshalText(data []byte) error {
 		return nil
 	case ConnectorTypeEVENTBRIDGE:
 		*s = ConnectorTypeEVENTBRIDGE
+		return nil
+	case ConnectorTypeINCIDENTIO:
+		*s = ConnectorTypeINCIDENTIO
 		return nil
 	default:
 		return errors.Errorf("invalid value: %q", data)
@@ -45113,11 +45121,14 @@ func (s *PolicyUsageTier) SetPriority(val OptPolicyPriority) {
 // Templates that shape the notifications sent through one kind of connector.
 // Ref: #/components/schemas/Preset
 type Preset struct {
-	// Assigned by the server on create; required on replace.
+	// Kept when sent on create (1–128 characters, a letter or digit first, then letters, digits, _ or -;
+	// unique in the team and not a system preset's id, 409 on a clash), made by the server when not sent;
+	// required on replace.
 	ID          OptString `json:"id"`
 	Name        OptString `json:"name"`
 	Description OptString `json:"description"`
-	// The preset this one derives from; must exist in the team.
+	// The preset this one derives from; must exist in the team (a system preset's public id, e.g.
+	// preset_system_generic_https_alerts_empty, or a custom preset's).
 	ParentId         OptString                 `json:"parentId"`
 	ConnectorType    OptConnectorType          `json:"connectorType"`
 	EntityType       OptNotificationEntityType `json:"entityType"`

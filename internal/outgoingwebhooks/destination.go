@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/mgmtapi/mgmtapi/internal/connectors"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 )
 
@@ -31,4 +32,21 @@ func LoadDestination(ctx context.Context, q db.Querier, teamID int64, id string)
 	}
 	t := targetOf(s.Data)
 	return Destination{ID: s.ID, Type: string(s.Data.Type.Or("")), URL: t.URL, Settings: settingsOf(t)}, nil
+}
+
+// Integrations are the team's outgoing webhooks as connectors name them in their integrationId
+// field (connectors.Integrations): the API wires it, so a connector's check and its deliveries
+// read the same stored webhooks as this area's operations.
+type Integrations struct{}
+
+// Integration returns the team's webhook id (its id or its externalId), read in q.
+//
+// Errors: one wrapping db.ErrNotFound when the team has no such webhook.
+func (Integrations) Integration(ctx context.Context, q db.Querier, teamID int64, id string) (connectors.Integration, error) {
+	s, err := getWebhook(ctx, q, teamID, id)
+	if err != nil {
+		return connectors.Integration{}, err
+	}
+	t := targetOf(s.Data)
+	return connectors.Integration{ID: s.ID, Type: string(s.Data.Type.Or("")), URL: t.URL, Settings: settingsOf(t)}, nil
 }

@@ -47,7 +47,7 @@ func (Configuration) Export(ctx context.Context, q db.Querier, teamID int64) ([]
 }
 
 // Prepare implements teamconfig.Area: the preset of ReplaceCustomPreset's body (a preset without
-// an id gets a fresh one), checked by checkPreset.
+// an id gets a fresh one; a chosen id meets checkChosenID), checked by checkPreset.
 func (Configuration) Prepare(_ context.Context, doc []byte, newID func() string) (teamconfig.Resource, error) {
 	var in oas.Preset
 	if err := teamconfig.DecodeBody(oas.ReplaceCustomPresetOperation, doc, &in); err != nil {
@@ -59,6 +59,9 @@ func (Configuration) Prepare(_ context.Context, doc []byte, newID func() string)
 	}
 	if _, sys := system(id); sys {
 		return teamconfig.Resource{}, teamconfig.Invalidf("id: %q is a system preset; a document holds custom presets only", id)
+	}
+	if err := checkChosenID(id); err != nil {
+		return teamconfig.Resource{}, teamconfig.Invalidf("id: %v", err)
 	}
 	p, err := checkPreset(in)
 	if err != nil {

@@ -1,5 +1,6 @@
 // Package presets serves notification presets: the system presets every team starts with (one per
-// connector type, never stored, never changed), the team's custom presets (E6 create, and replace,
+// connector type, under the public ids clients name, e.g. preset_system_slack_alerts_basic; never
+// stored, never changed; the ids earlier versions served still find them), the team's custom presets (E6 create, and replace,
 // delete, get, batch get and the summaries list), and the attachment types of each entity type
 // that an AUTO attachment policy draws on.
 package presets
@@ -12,6 +13,7 @@ import (
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
+	"github.com/mgmtapi/mgmtapi/internal/connectors"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/streaming"
@@ -56,18 +58,28 @@ func Load(ctx context.Context, q db.Querier, teamID int64, id string) (oas.Prese
 	return getPreset(ctx, q, teamID, id)
 }
 
-// CreateCustomPreset stores a new custom preset under a fresh id and answers it with every
-// omitted field filled (E6).
+// CreateCustomPreset stores a new custom preset under the id the client chose (preset.id) or,
+// when it chose none, a fresh one, and answers it with every omitted field filled (E6).
 //
-// Errors: Invalid (see checkPreset, checkParent).
+// Errors: Invalid (see checkPreset, checkParent, connectors.CheckID); Conflict when the id is a
+// system preset's or the team has a preset of that id.
 func (h *PresetHandler) CreateCustomPreset(ctx context.Context, req *oas.PresetRequest) (*oas.PresetResponse, error) {
 	caller := auth.PrincipalFrom(ctx)
+	id := req.Preset.ID.Or("")
+	if id != "" {
+		if err := checkChosenID(id); err != nil {
+			return nil, apierror.Invalidf("preset.id: %v", err)
+		}
+	}
 	p, err := checkPreset(req.Preset)
 	if err != nil {
 		return nil, err
 	}
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
-		p, err = createPreset(ctx, tx, caller.TeamID, tx.NewID(), p)
+		if id == "" {
+			id = tx.NewID()
+		}
+		p, err = createPreset(ctx, tx, caller.TeamID, id, p)
 		return err
 	})
 	if err != nil {
@@ -76,11 +88,30 @@ func (h *PresetHandler) CreateCustomPreset(ctx context.Context, req *oas.PresetR
 	return &oas.PresetResponse{Preset: p}, nil
 }
 
+// checkChosenID checks an id a client chose for a custom preset: connectors.CheckID's pattern,
+// and not "summaries", the path segment of the summary operations (a preset so called could
+// not be read by its path).
+func checkChosenID(id string) error {
+	if id == "summaries" {
+		return errors.New(`"summaries" names the presets' summary operations; choose another id`)
+	}
+	return connectors.CheckID(id)
+}
+
 // createPreset stores the checked custom preset p under id in tx and returns it as stored.
 //
-// Errors: Invalid for a parentId checkParent refuses.
+// Errors: Conflict when id is a system preset's (or one it was served under) or the team has a
+// preset id; Invalid for a parentId checkParent refuses.
 func createPreset(ctx context.Context, tx *db.Tx, teamID int64, id string, p oas.Preset) (oas.Preset, error) {
 	if err := LockTeam(ctx, tx, teamID); err != nil {
+		return p, err
+	}
+	if _, sys := system(id); sys {
+		return p, apierror.Conflictf("preset.id: %q is a system preset's id; choose another", id)
+	}
+	if _, err := getPreset(ctx, tx, teamID, id); err == nil {
+		return p, apierror.Conflictf("preset.id: the team has a preset %q already; choose another id or replace that one", id)
+	} else if !errors.Is(err, db.ErrNotFound) {
 		return p, err
 	}
 	p.ID = oas.NewOptString(id)
@@ -274,7 +305,8 @@ func (h *PresetHandler) BatchGetPresets(ctx context.Context, params oas.BatchGet
 }
 
 // ListPresetSummaries lists the system presets and then the team's custom presets, oldest first,
-// without their overrides, filtered by connector and entity type.
+// without their overrides, filtered by connector and entity type; the system preset of a preview
+// connector type (connectors.Type.Preview) only when the filter names that type.
 func (h *PresetHandler) ListPresetSummaries(ctx context.Context, params oas.ListPresetSummariesParams) (*oas.PresetSummaryList, error) {
 	out := []oas.PresetSummary{}
 	err := h.eachSummary(ctx, params, func(s *oas.PresetSummary) error {
@@ -309,6 +341,9 @@ func (h *PresetHandler) eachSummary(ctx context.Context, params oas.ListPresetSu
 		return yield(&s)
 	}
 	for _, sc := range systemConnectors {
+		if ty, _ := connectors.TypeOf(sc); ty.Preview && c != sc {
+			continue // a preview type's preset is listed when the client asks for that type
+		}
 		p := systemPreset(sc)
 		if err := item(&p); err != nil {
 			return err

@@ -16,20 +16,44 @@ import (
 var systemTime = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 
 // systemConnectors are the connector types that have a system preset, in the order the list
-// answers them.
-var systemConnectors = []oas.ConnectorType{
-	oas.ConnectorTypeSLACK,
-	oas.ConnectorTypeGENERICHTTPS,
-	oas.ConnectorTypePAGERDUTY,
-	oas.ConnectorTypeIBMEVENTNOTIFICATIONS,
-	oas.ConnectorTypeSERVICENOW,
-	oas.ConnectorTypeEMAIL,
+// answers them: every type of the connector table.
+var systemConnectors = func() []oas.ConnectorType {
+	var out []oas.ConnectorType
+	for _, t := range connectors.Types() {
+		out = append(out, t.Type)
+	}
+	return out
+}()
+
+// systemID is the public id of the system alerts preset of a connector type, as the vendor's
+// clients name it: preset_system_generic_https_alerts_empty, preset_system_email_alerts, and
+// preset_system_<type>_alerts_basic for the others (preset_system_slack_alerts_basic, …).
+func systemID(c oas.ConnectorType) string {
+	base := "preset_system_" + strings.ToLower(string(c)) + "_alerts"
+	switch c {
+	case oas.ConnectorTypeGENERICHTTPS:
+		return base + "_empty"
+	case oas.ConnectorTypeEMAIL:
+		return base
+	}
+	return base + "_basic"
 }
 
-// systemID is the id of the system preset of a connector type, e.g.
-// preset_system_generic_https_alerts_basic.
-func systemID(c oas.ConnectorType) string {
-	return "preset_system_" + strings.ToLower(string(c)) + "_alerts_basic"
+// systemAliases are the ids earlier versions served for system presets whose public id differs,
+// by the public id: a read, a parentId or a router target by an old id finds the preset, and
+// answers name the public id.
+var systemAliases = map[string]string{
+	"preset_system_generic_https_alerts_basic": "preset_system_generic_https_alerts_empty",
+	"preset_system_email_alerts_basic":         "preset_system_email_alerts",
+}
+
+// CanonicalID returns the public id of a system preset named by an id earlier versions served,
+// and any other id as it is.
+func CanonicalID(id string) string {
+	if public, ok := systemAliases[id]; ok {
+		return public
+	}
+	return id
 }
 
 // systemPreset returns the system preset of a connector type. Every team has the same ones; they
@@ -37,6 +61,10 @@ func systemID(c oas.ConnectorType) string {
 func systemPreset(c oas.ConnectorType) oas.Preset {
 	field := func(name, template string) oas.PresetMessageField {
 		return oas.PresetMessageField{FieldName: oas.NewOptString(name), Template: oas.NewOptString(template)}
+	}
+	payload := ""
+	if ty, ok := connectors.TypeOf(c); ok {
+		payload = ty.Payloads[0].Name
 	}
 	return oas.Preset{
 		ID:               oas.NewOptString(systemID(c)),
@@ -47,6 +75,7 @@ func systemPreset(c oas.ConnectorType) oas.Preset {
 		PresetType:       oas.NewOptPresetType(oas.PresetTypeSYSTEM),
 		AttachmentConfig: oas.NewOptAttachmentConfig(oas.AttachmentConfig{Policy: oas.NewOptAttachmentPolicy(oas.AttachmentPolicyAUTO)}),
 		ConfigOverrides: []oas.PresetConfigOverride{{
+			PayloadType:   oas.NewOptString(payload),
 			ConditionType: oas.NewOptPresetConditionType(oas.PresetConditionType{MatchEntityType: &oas.PresetConditionTypeMatchEntityType{}}),
 			MessageConfig: oas.NewOptPresetMessageConfig(oas.PresetMessageConfig{Fields: []oas.PresetMessageField{
 				field("title", "[{{alert.status}}] {{alertDef.name}}"),
@@ -58,8 +87,9 @@ func systemPreset(c oas.ConnectorType) oas.Preset {
 	}
 }
 
-// system returns the system preset with that id.
+// system returns the system preset with that id (its public id, or one earlier versions served).
 func system(id string) (oas.Preset, bool) {
+	id = CanonicalID(id)
 	for _, c := range systemConnectors {
 		if systemID(c) == id {
 			return systemPreset(c), true
@@ -140,9 +170,12 @@ func checkPreset(p oas.Preset) (oas.Preset, error) {
 			return p, apierror.Invalidf("preset.configOverrides[%d].conditionType: must set at most one of matchEntityType and matchEntityTypeAndSubType", i)
 		}
 	}
-	// The message fields are those of the connector type's payload type, from the table the
-	// connector-schema operation answers (a preset of no connector type is not checked).
+	// The payload type and the message fields are those of the connector type, from the table
+	// the connector-schema operation answers (a preset of no connector type is not checked).
 	for i, o := range p.ConfigOverrides {
+		if err := connectors.CheckPayloadType(p.ConnectorType.Or(""), o.PayloadType.Or("")); err != nil {
+			return p, apierror.Invalidf("preset.configOverrides[%d].payloadType: %v", i, err)
+		}
 		for j, f := range o.MessageConfig.Or(oas.PresetMessageConfig{}).Fields {
 			if err := connectors.CheckMessageField(p.ConnectorType.Or(""), o.PayloadType.Or(""), f.FieldName.Or("")); err != nil {
 				return p, apierror.Invalidf("preset.configOverrides[%d].messageConfig.fields[%d].fieldName: %v", i, j, err)
@@ -154,6 +187,8 @@ func checkPreset(p oas.Preset) (oas.Preset, error) {
 	}
 	if p.ParentId.Or("") == "" {
 		p.ParentId.Reset()
+	} else {
+		p.ParentId = oas.NewOptString(CanonicalID(p.ParentId.Value))
 	}
 	p.Description = oas.NewOptString(p.Description.Or(""))
 	p.ConnectorType = oas.NewOptConnectorType(p.ConnectorType.Or(oas.ConnectorTypeCONNECTORTYPEUNSPECIFIED))

@@ -1,7 +1,9 @@
 package teamconfig_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -13,9 +15,9 @@ import (
 // The notification center's connectors and global routers in a configuration document.
 
 const (
-	slackSecret  = "https://hooks.slack.com/services/T0/B0/s3cr3t-slack-token"
-	headerSecret = `{"Authorization":"Bearer s3cr3t-header-token"}`
-	rotated      = "https://hooks.slack.com/services/T0/B0/r0tated-token"
+	slackSecret    = "https://hooks.slack.com/services/T0/B0/s3cr3t-slack-token"
+	passwordSecret = "s3cr3t-password"
+	rotated        = "https://hooks.slack.com/services/T0/B0/r0tated-token"
 )
 
 // storedField returns the stored value of the team's connector's field, in clear.
@@ -38,8 +40,8 @@ func noSecret(t *testing.T, doc string) {
 	}
 }
 
-// secretsDoc has a SLACK connector whose webhook URL is a secret and a GENERIC_HTTPS one whose
-// URL and headers are.
+// secretsDoc has a SLACK connector whose (deprecated) webhook URL is a secret and a SERVICE_NOW
+// one whose password is; a generic connector's URL and headers are answered as sent.
 func secretsDoc(slackURL string) string {
 	return `connectors:
 - id: slack
@@ -48,8 +50,8 @@ func secretsDoc(slackURL string) string {
   connectorConfig: {fields: [{fieldName: webhookUrl, value: "` + slackURL + `"}, {fieldName: channel, value: "#alerts"}]}
 - id: hook
   name: hook
-  type: GENERIC_HTTPS
-  connectorConfig: {fields: [{fieldName: url, value: "https://example.com/s3cr3t-url"}, {fieldName: additionalHeaders, value: '` + headerSecret + `'}]}
+  type: SERVICE_NOW
+  connectorConfig: {fields: [{fieldName: password, value: "` + passwordSecret + `"}, {fieldName: instanceUrl, value: "https://x.service-now.com"}, {fieldName: username, value: u}]}
 `
 }
 
@@ -66,8 +68,8 @@ func TestConnectorSecrets(t *testing.T) {
 		yamlDoc, jsonDoc := mustExport(t, env, key, false), mustExport(t, env, key, true)
 		noSecret(t, yamlDoc)
 		noSecret(t, jsonDoc)
-		if n := strings.Count(jsonDoc, `"`+connectors.Mask+`"`); n != 3 {
-			t.Errorf("the export masks %d values, want 3:\n%s", n, jsonDoc)
+		if n := strings.Count(jsonDoc, `"`+connectors.Mask+`"`); n != 2 {
+			t.Errorf("the export masks %d values, want 2:\n%s", n, jsonDoc)
 		}
 
 		// The export again: unchanged, secrets kept.
@@ -82,8 +84,8 @@ func TestConnectorSecrets(t *testing.T) {
 		if got := storedField(t, env, teamID, "slack", "webhookUrl"); got != slackSecret {
 			t.Errorf("the mask did not keep the stored webhook URL: %q", got)
 		}
-		if got := storedField(t, env, teamID, "hook", "additionalHeaders"); got != headerSecret {
-			t.Errorf("the mask did not keep the stored headers: %q", got)
+		if got := storedField(t, env, teamID, "hook", "password"); got != passwordSecret {
+			t.Errorf("the mask did not keep the stored password: %q", got)
 		}
 
 		// Secrets in clear: unchanged when they are the stored ones, an update when rotated.
@@ -104,15 +106,15 @@ func TestConnectorSecrets(t *testing.T) {
 		_, other := env.MustTeam(t, "no secrets")
 		before := mustExport(t, env, other, false)
 		apitest.ExpectError(t, apply(t, env, other, "", "application/yaml", yamlDoc), 400,
-			`connectors[0] ("hook"): connector.connectorConfig.fields[0].value: `+connectors.Mask+` stands for the stored value of url`,
+			`connectors[0] ("hook"): connector.connectorConfig.fields[0].value: `+connectors.Mask+` stands for the stored value of password`,
 			"send the value itself")
 		if after := mustExport(t, env, other, false); after != before {
 			t.Fatalf("a refused apply changed the team:\n%s", after)
 		}
 		// The mask of a field the stored connector lacks (another type before) is refused too.
-		retyped := strings.Replace(yamlDoc, "type: GENERIC_HTTPS", "type: SLACK", 1)
-		retyped = strings.Replace(retyped, "fieldName: url", "fieldName: webhookUrl", 1)
-		retyped = strings.Replace(retyped, "- fieldName: additionalHeaders\n", "- fieldName: channel\n", 1)
+		retyped := strings.Replace(yamlDoc, "type: SERVICE_NOW", "type: SLACK", 1)
+		retyped = strings.Replace(retyped, "fieldName: password", "fieldName: webhookUrl", 1)
+		retyped = strings.Replace(retyped, "fieldName: instanceUrl", "fieldName: channel", 1)
 		apitest.ExpectError(t, apply(t, env, key, "", "application/yaml", retyped), 400,
 			`connectors[0] ("hook"): connector.connectorConfig.fields[0].value:`, "webhookUrl")
 	})
@@ -213,5 +215,54 @@ func TestNotificationCenterPermissions(t *testing.T) {
 		if res := env.JSON(t, http.MethodGet, connectorsPath+"/mail", env.RootKey, ""); res.Status != 404 {
 			t.Errorf("a refused apply created the connector: %d %s", res.Status, res.Body)
 		}
+	})
+}
+
+// TestPublicConnectorFieldsInDocuments: a document's connectors and presets in the fields,
+// payload types and system preset ids the vendor's public clients write, under chosen ids, are
+// stored and exported as written (a retired field name is stored and exported under its public
+// name), and applying the export again is unchanged; a preset id breaking the pattern is a 400.
+func TestPublicConnectorFieldsInDocuments(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "public")
+		doc := `connectors:
+- id: generic_https_example
+  name: hook
+  type: GENERIC_HTTPS
+  connectorConfig: {fields: [{fieldName: url, value: "https://api.example.com/v2/alerts"}, {fieldName: method, value: post}]}
+  configOverrides: [{entityType: ALERTS, fields: [{fieldName: url, template: "{% if alert.status == 'Triggered' %}https://api.example.com/v2/alerts{% else %}https://api.example.com/close{% endif %}"}]}]
+- id: email_example
+  name: mail
+  type: EMAIL
+  connectorConfig: {fields: [{fieldName: recipients, value: '["a@example.com"]'}]}
+notificationPresets:
+- id: generic_https_preset
+  name: p
+  connectorType: GENERIC_HTTPS
+  entityType: ALERTS
+  parentId: preset_system_generic_https_alerts_empty
+  configOverrides: [{payloadType: generic_https_default, conditionType: {matchEntityType: {}}, messageConfig: {fields: [{fieldName: headers, template: "{}"}, {fieldName: body, template: "{}"}]}}]
+`
+		if p := mustApply(t, env, key, "", doc); actions(p)["connectors create"] != 2 || actions(p)["notificationPresets create"] != 1 {
+			t.Fatalf("plan %v", actions(p))
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, []byte(mustExport(t, env, key, true))); err != nil {
+			t.Fatal(err)
+		}
+		export := compact.String()
+		for _, want := range []string{`"id":"generic_https_example"`, `"value":"post"`, `"value":"https://api.example.com/v2/alerts"`,
+			`"fieldName":"emailAddresses"`, `"id":"generic_https_preset"`, `"payloadType":"generic_https_default"`, `"parentId":"preset_system_generic_https_alerts_empty"`} {
+			if !strings.Contains(export, want) {
+				t.Errorf("the export lacks %s:\n%s", want, export)
+			}
+		}
+		if strings.Contains(export, "recipients") {
+			t.Errorf("the export names a retired field:\n%s", export)
+		}
+		if p := mustApply(t, env, key, "", mustExport(t, env, key, false)); p.Summary["unchanged"] != len(p.Changes) {
+			t.Errorf("the export applied again: %+v", p)
+		}
+		apitest.ExpectError(t, apply(t, env, key, "", "application/yaml", "notificationPresets:\n- {id: \"-bad\", name: p}\n"), 400, "id", "-bad")
 	})
 }

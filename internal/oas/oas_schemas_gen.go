@@ -18451,7 +18451,9 @@ func (*GetPrometheusRulesOKHeaders) getPrometheusRulesRes() {}
 // Rules that send the notifications of matching entities to connectors.
 // Ref: #/components/schemas/GlobalRouter
 type GlobalRouter struct {
-	// Assigned by the server on create; required on replace.
+	// Chosen by the client on create (1–128 characters, a letter or digit first, then letters, digits, _
+	// or -; 409 when the team has it already) or, when not sent, assigned by the server; required on
+	// replace.
 	ID            OptString                 `json:"id"`
 	Name          OptString                 `json:"name"`
 	Description   OptString                 `json:"description"`

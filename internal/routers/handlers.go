@@ -84,17 +84,28 @@ func checkTargets(ctx context.Context, tx *db.Tx, teamID int64, r *oas.GlobalRou
 	return nil
 }
 
-// CreateGlobalRouter stores a new router under a fresh id.
+// CreateGlobalRouter stores a new router under the id the client chose (router.id, checked as
+// connectors.CheckID checks a connector's) or, when it chose none, a fresh one.
 //
-// Errors: Invalid (see checkRouter, checkTargets); LimitExceeded when the team holds MaxRouters.
+// Errors: Invalid (the id, see checkRouter, checkTargets); Conflict when the team has a router of
+// the chosen id; LimitExceeded when the team holds MaxRouters.
 func (h *RouterHandler) CreateGlobalRouter(ctx context.Context, req *oas.GlobalRouterRequest) (*oas.GlobalRouterResponse, error) {
 	caller := auth.PrincipalFrom(ctx)
+	id := req.Router.ID.Or("")
+	if id != "" {
+		if err := connectors.CheckID(id); err != nil {
+			return nil, apierror.Invalidf("router.id: %v", err)
+		}
+	}
 	r, err := checkRouter(req.Router)
 	if err != nil {
 		return nil, err
 	}
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
-		r, err = createRouter(ctx, tx, caller.TeamID, tx.NewID(), r)
+		if id == "" {
+			id = tx.NewID()
+		}
+		r, err = createRouter(ctx, tx, caller.TeamID, id, r)
 		return err
 	})
 	if err != nil {
@@ -106,9 +117,15 @@ func (h *RouterHandler) CreateGlobalRouter(ctx context.Context, req *oas.GlobalR
 // createRouter stores r, checked by checkRouter, as the team's router id, after checkTargets, and
 // returns it as stored.
 //
-// Errors: those of checkTargets; LimitExceeded when the team holds MaxRouters.
+// Errors: those of checkTargets; Conflict when the team has a router id already; LimitExceeded
+// when the team holds MaxRouters.
 func createRouter(ctx context.Context, tx *db.Tx, teamID int64, id string, r oas.GlobalRouter) (oas.GlobalRouter, error) {
 	if err := lock(ctx, tx, teamID); err != nil {
+		return r, err
+	}
+	if _, err := getRouter(ctx, tx, teamID, id); err == nil {
+		return r, apierror.Conflictf("router.id: the team has a router %q already; choose another id or replace that one", id)
+	} else if !errors.Is(err, db.ErrNotFound) {
 		return r, err
 	}
 	n, err := countRouters(ctx, tx, teamID)

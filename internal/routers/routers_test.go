@@ -128,6 +128,31 @@ func TestRouterLifecycle(t *testing.T) {
 	})
 }
 
+// TestChosenRouterID: a router created with an id keeps it (the vendor's Terraform provider lets a
+// configuration choose one); a second router of that id is a 409 and a malformed id a 400, each
+// changing nothing.
+func TestChosenRouterID(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		conn := connector(t, env, key, "GENERIC_HTTPS", "url", "https://hooks.example.com/x")
+		body := `{"id":"router_paging",` + strings.TrimPrefix(router(conn, ""), "{")
+		if r := create(t, env, key, body); r.ID != "router_paging" {
+			t.Fatalf("created id %q, want router_paging", r.ID)
+		}
+		got := apitest.Decode[struct{ Router routerOut }](t, env.JSON(t, http.MethodGet, routersPath+"/router_paging", key, "")).Router
+		if got.ID != "router_paging" || got.Name != "Paging" {
+			t.Fatalf("get %+v", got)
+		}
+		other := `{"router":{"id":"router_paging","name":"Other","rules":[]}}`
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, routersPath, key, other), 409, "router.id", "router_paging")
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, routersPath, key, `{"router":{"id":"-bad","name":"Bad","rules":[]}}`), 400, "router.id", "-bad")
+		list := apitest.Decode[struct{ Routers []routerOut }](t, env.JSON(t, http.MethodGet, routersPath, key, ""))
+		if len(list.Routers) != 1 || list.Routers[0].Name != "Paging" {
+			t.Fatalf("after the refusals the team holds %+v", list.Routers)
+		}
+	})
+}
+
 func TestTargetsMustExistAndMatch(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")

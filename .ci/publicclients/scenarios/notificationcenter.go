@@ -44,7 +44,7 @@ var connectorCases = []connectorCase{
 		{"integrationId", "$integration"}, {"teamId", "team-1"}, {"channelId", "19:channel-id@thread.tacv2"},
 	}, webhook: `"type":"MS_TEAMS_WORKFLOW","url":"https://example.webhook.office.com/workflows/1","msTeamsWorkflow":{}`},
 	{connectorType: "EVENTBRIDGE", fields: [][2]string{{"integrationId", "$integration"}},
-		webhook: `"type":"AWS_EVENT_BRIDGE","url":"https://events.us-east-1.amazonaws.com","awsEventBridge":{"eventBusArn":"arn:aws:events:us-east-1:123456789012:event-bus/default","detail":"{}","detailType":"alert","source":"mgmtapi","roleName":"notifier"}`},
+		webhook: `"type":"AWS_EVENT_BRIDGE","awsEventBridge":{"eventBusArn":"arn:aws:events:us-east-1:123456789012:event-bus/default","detail":"{}","detailType":"alert","source":"mgmtapi","roleName":"notifier"}`},
 	{connectorType: "EMAIL", fields: [][2]string{{"emailAddresses", `["email1@example.com","email2@example.com"]`}}},
 	{connectorType: "SERVICE_NOW", fields: [][2]string{
 		{"instanceUrl", "https://your-instance.service-now.com"}, {"username", "integration"}, {"password", "s3cret-pw"},

@@ -356,6 +356,11 @@ func genericFields(m *Message, c connectors.Connector, r map[string]string, enti
 				body[name] = v
 			}
 		}
+		for name, v := range defaultDocument(entity) {
+			if _, set := body[name]; !set {
+				body[name] = v
+			}
+		}
 	}
 	extra := c.Fields["additionalBodyFields"]
 	if t, ok := c.Overrides[entityType(entity)]["additionalBodyFields"]; ok {
@@ -469,4 +474,37 @@ func sortedKeys(m map[string]string) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// defaultDocument is what a generic webhook's body carries, beside the preset's rendered fields,
+// when no preset renders a whole body: the members receivers of Alertmanager's and Grafana's
+// webhooks expect (status, labels, annotations, severity, priority, start and end, the incident's
+// and case's ids), read from the entity. An alert's endsAt is its last change once resolved, and
+// empty while it fires.
+func defaultDocument(entity map[string]any) map[string]any {
+	if a, ok := entity["alert"].(map[string]any); ok {
+		def, _ := entity["alertDef"].(map[string]any)
+		ends := ""
+		if a["status"] == notifyexpr.AlertResolved {
+			ends, _ = a["timestamp"].(string)
+		}
+		return map[string]any{
+			"status": a["status"], "alertName": def["name"], "severity": a["severity"], "priority": def["priority"],
+			"labels": a["labels"], "annotations": a["annotations"], "startsAt": a["createdAt"], "endsAt": ends,
+			"incidentId": a["id"], "caseId": a["caseId"],
+		}
+	}
+	if c, ok := entity["case"].(map[string]any); ok {
+		return map[string]any{
+			"status": c["status"], "priority": c["priority"], "labels": c["labels"], "startsAt": c["createTime"],
+			"caseId": c["id"], "readableId": c["readableId"], "event": member(entity, "caseMetadata", "event"),
+		}
+	}
+	return nil
+}
+
+// member reads entity[outer][inner]; nil when either is absent.
+func member(entity map[string]any, outer, inner string) any {
+	o, _ := entity[outer].(map[string]any)
+	return o[inner]
 }

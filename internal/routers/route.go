@@ -354,6 +354,9 @@ func loadEntity(ctx context.Context, tx *db.Tx, e db.Event) (entity map[string]a
 			return nil, nil, "", err
 		}
 		entity = notifyexpr.AlertEntity(inc, e.TeamID)
+		if a, ok := entity["alert"].(map[string]any); ok {
+			a["caseId"] = caseID // the case the incident belongs to ("" when none), for templates and bodies
+		}
 		return entity, stringLabels(entity, "alertDef", "entityLabels"), caseID, nil
 	case notifyexpr.EntityCases:
 		c, err := cases.Load(ctx, tx, e.TeamID, e.EntityID)

@@ -1,7 +1,6 @@
 package apikeys_test
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"slices"
@@ -10,27 +9,7 @@ import (
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
-	"github.com/mgmtapi/mgmtapi/internal/db"
 )
-
-func execSQL(t *testing.T, d *db.DB, query string, args ...any) {
-	t.Helper()
-	if err := d.InTx(context.Background(), func(tx *db.Tx) error {
-		_, err := tx.ExecContext(context.Background(), query, args...)
-		return err
-	}); err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-}
-
-func column(t *testing.T, d *db.DB, query string, args ...any) string {
-	t.Helper()
-	var s string
-	if err := d.Read().QueryRowContext(context.Background(), query, args...).Scan(&s); err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	return s
-}
 
 // Migration 0033 rewrites the retired names a database stores (keys' permissions and access
 // policies, custom roles' permissions) as their public names, on both engines: the rows are
@@ -50,14 +29,14 @@ func TestMigrationRewritesStoredOldNames(t *testing.T) {
 		}
 		old = append(old, "incidents:read", "incidents:acknowledge", "incidents:close", "incidents:assign", "case:Read", "slos:Manage")
 		oldJSON, _ := json.Marshal(old)
-		execSQL(t, env.DB, `UPDATE api_keys SET permissions = $1 WHERE id = $2`, string(oldJSON), keyed.KeyID)
-		execSQL(t, env.DB, `UPDATE api_keys SET access_policy = $1 WHERE id = $2`,
+		apitest.MustExec(t, env.DB, `UPDATE api_keys SET permissions = $1 WHERE id = $2`, string(oldJSON), keyed.KeyID)
+		apitest.MustExec(t, env.DB, `UPDATE api_keys SET access_policy = $1 WHERE id = $2`,
 			`{"version": "2025-01-01", "default": {"permissions": {"policies:Manage": "deny", "logs.tco:UpdatePolicies": "grant", "views:ReadConfig": "grant"}}, "rules": []}`,
 			denied.KeyID)
-		execSQL(t, env.DB, `INSERT INTO custom_roles (team_id, id, name, description, parent_role_id, permissions, created_at, updated_at)
+		apitest.MustExec(t, env.DB, `INSERT INTO custom_roles (team_id, id, name, description, parent_role_id, permissions, created_at, updated_at)
 			VALUES (1, 1500, 'legacy', '', 2, $1, 0, 0)`, `["case:Read","events2metrics:Manage","incidents:read","retention-tags:ReadConfig"]`)
-		untouchedBefore := column(t, env.DB, `SELECT permissions FROM api_keys WHERE id = $1`, untouched.KeyID)
-		execSQL(t, env.DB, `DELETE FROM schema_migrations WHERE version = 33`)
+		untouchedBefore := apitest.MustQueryString(t, env.DB, `SELECT permissions FROM api_keys WHERE id = $1`, untouched.KeyID)
+		apitest.MustExec(t, env.DB, `DELETE FROM schema_migrations WHERE version = 33`)
 		env.Restart(t) // opening the database applies 0033 again
 
 		// The key: every old name became its public names, in order, without repeats.
@@ -70,7 +49,7 @@ func TestMigrationRewritesStoredOldNames(t *testing.T) {
 			}
 		}
 		var stored []string
-		if err := json.Unmarshal([]byte(column(t, env.DB, `SELECT permissions FROM api_keys WHERE id = $1`, keyed.KeyID)), &stored); err != nil {
+		if err := json.Unmarshal([]byte(apitest.MustQueryString(t, env.DB, `SELECT permissions FROM api_keys WHERE id = $1`, keyed.KeyID)), &stored); err != nil {
 			t.Fatal(err)
 		}
 		if !slices.Equal(stored, want) {
@@ -91,7 +70,7 @@ func TestMigrationRewritesStoredOldNames(t *testing.T) {
 		// The access policy: the old deny covers each public name it stands for and wins over the
 		// grant of one of them; the old grant became its public name.
 		var policy auth.AccessPolicy
-		text := column(t, env.DB, `SELECT access_policy FROM api_keys WHERE id = $1`, denied.KeyID)
+		text := apitest.MustQueryString(t, env.DB, `SELECT access_policy FROM api_keys WHERE id = $1`, denied.KeyID)
 		if err := json.Unmarshal([]byte(text), &policy); err != nil {
 			t.Fatalf("migrated policy %q: %v", text, err)
 		}
@@ -109,7 +88,7 @@ func TestMigrationRewritesStoredOldNames(t *testing.T) {
 
 		// The custom role: public names, sorted, without repeats.
 		var role []string
-		if err := json.Unmarshal([]byte(column(t, env.DB, `SELECT permissions FROM custom_roles WHERE team_id = 1 AND id = 1500`)), &role); err != nil {
+		if err := json.Unmarshal([]byte(apitest.MustQueryString(t, env.DB, `SELECT permissions FROM custom_roles WHERE team_id = 1 AND id = 1500`)), &role); err != nil {
 			t.Fatal(err)
 		}
 		wantRole := []string{"case:Read", "incidents:Read", "logs.data-setup#low:ReadConfig", "logs.events2metrics:UpdateConfig", "spans.events2metrics:UpdateConfig"}
@@ -122,7 +101,7 @@ func TestMigrationRewritesStoredOldNames(t *testing.T) {
 		}
 
 		// A row holding public names only is left as it was.
-		if after := column(t, env.DB, `SELECT permissions FROM api_keys WHERE id = $1`, untouched.KeyID); after != untouchedBefore {
+		if after := apitest.MustQueryString(t, env.DB, `SELECT permissions FROM api_keys WHERE id = $1`, untouched.KeyID); after != untouchedBefore {
 			t.Fatalf("untouched key rewritten: %s, was %s", after, untouchedBefore)
 		}
 	})

@@ -9,28 +9,8 @@ import (
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
-	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
-
-func exec(t *testing.T, d *db.DB, query string, args ...any) {
-	t.Helper()
-	if err := d.InTx(context.Background(), func(tx *db.Tx) error {
-		_, err := tx.ExecContext(context.Background(), query, args...)
-		return err
-	}); err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-}
-
-func text(t *testing.T, d *db.DB, query string, args ...any) string {
-	t.Helper()
-	var s string
-	if err := d.Read().QueryRowContext(context.Background(), query, args...).Scan(&s); err != nil {
-		t.Fatalf("%s: %v", query, err)
-	}
-	return s
-}
 
 // oldConnector is a connector document as earlier versions stored it: the oas encoding of the
 // connector, with the retired field names.
@@ -111,7 +91,7 @@ func TestMigrationToPublicFields(t *testing.T) {
 				[][2]string{{"url", "https://x.example/hook"}, {"additionalBodyFields", `{"fieldName":"recipients"}`}}, nil)},
 		}
 		for id, r := range rows {
-			exec(t, env.DB, `INSERT INTO notification_connectors (team_id, id, connector_type, document, created_at, updated_at) VALUES ($1, $2, $3, $4, 1, 1)`,
+			apitest.MustExec(t, env.DB, `INSERT INTO notification_connectors (team_id, id, connector_type, document, created_at, updated_at) VALUES ($1, $2, $3, $4, 1, 1)`,
 				teamID, id, string(r.ty), r.doc)
 		}
 		presets := map[string][3]string{ // id: connector type, parent, document
@@ -121,11 +101,11 @@ func TestMigrationToPublicFields(t *testing.T) {
 			"p-email":   {"EMAIL", "preset_system_email_alerts_basic", oldPreset(t, "p-email", oas.ConnectorTypeEMAIL, "preset_system_email_alerts_basic", "default", "title", "t")},
 		}
 		for id, p := range presets {
-			exec(t, env.DB, `INSERT INTO notification_presets (team_id, id, connector_type, entity_type, parent_id, document, created_at, updated_at)
+			apitest.MustExec(t, env.DB, `INSERT INTO notification_presets (team_id, id, connector_type, entity_type, parent_id, document, created_at, updated_at)
 				VALUES ($1, $2, $3, 'ALERTS', $4, $5, 1, 1)`, teamID, id, p[0], p[1], p[2])
 		}
 		migrate := func() {
-			exec(t, env.DB, `DELETE FROM schema_migrations WHERE version = 44`)
+			apitest.MustExec(t, env.DB, `DELETE FROM schema_migrations WHERE version = 44`)
 			env.Restart(t) // opening the database applies 0044 again
 		}
 		migrate()
@@ -185,8 +165,8 @@ func TestMigrationToPublicFields(t *testing.T) {
 			"p-generic": {`"payloadType":"generic_https_default"`, "preset_system_generic_https_alerts_empty"},
 			"p-email":   {`"payloadType":"email_default"`, "preset_system_email_alerts"},
 		} {
-			doc := text(t, env.DB, `SELECT document FROM notification_presets WHERE team_id = $1 AND id = $2`, teamID, id)
-			parent := text(t, env.DB, `SELECT parent_id FROM notification_presets WHERE team_id = $1 AND id = $2`, teamID, id)
+			doc := apitest.MustQueryString(t, env.DB, `SELECT document FROM notification_presets WHERE team_id = $1 AND id = $2`, teamID, id)
+			parent := apitest.MustQueryString(t, env.DB, `SELECT parent_id FROM notification_presets WHERE team_id = $1 AND id = $2`, teamID, id)
 			if !strings.Contains(doc, want[0]) || parent != want[1] || (want[1] != "" && !strings.Contains(doc, `"parentId":"`+want[1]+`"`)) {
 				t.Errorf("preset %s after 0044: parent %q, %s", id, parent, doc)
 			}
@@ -195,11 +175,11 @@ func TestMigrationToPublicFields(t *testing.T) {
 		// A second run changes nothing.
 		before := map[string]string{}
 		for id := range rows {
-			before[id] = text(t, env.DB, `SELECT document FROM notification_connectors WHERE team_id = $1 AND id = $2`, teamID, id)
+			before[id] = apitest.MustQueryString(t, env.DB, `SELECT document FROM notification_connectors WHERE team_id = $1 AND id = $2`, teamID, id)
 		}
 		migrate()
 		for id, doc := range before {
-			if after := text(t, env.DB, `SELECT document FROM notification_connectors WHERE team_id = $1 AND id = $2`, teamID, id); after != doc {
+			if after := apitest.MustQueryString(t, env.DB, `SELECT document FROM notification_connectors WHERE team_id = $1 AND id = $2`, teamID, id); after != doc {
 				t.Errorf("%s changed on the second run:\n%s\n%s", id, doc, after)
 			}
 		}

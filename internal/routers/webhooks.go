@@ -151,7 +151,7 @@ func alertKey(defID string, labels map[string]string) string {
 	for _, k := range names {
 		h.Write([]byte(k + "\x00" + labels[k] + "\x00"))
 	}
-	return "mgmtapi/alertdef/" + defID + "/" + hex.EncodeToString(h.Sum(nil)[:16])
+	return "mgmtapi-" + defID + "-" + hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // recipientsID is the connector id of a webhook setting's recipients: the same addresses, in

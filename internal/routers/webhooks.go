@@ -45,8 +45,9 @@ const maxRetriggerMinutes = 100 * 366 * 24 * 60
 // snapshot of the webhook's type, url and settings and the rendered message.
 //
 // The alert a notification is about is the definition and the alert's labels (which its source
-// fingerprints it by: one Alertmanager alert, whichever incident it opens): its records' dedup
-// key, which is also PagerDuty's dedup_key and Opsgenie's alias. A webhook setting with
+// fingerprints it by: one Alertmanager alert, whichever incident it opens), or, when the
+// notification group has groupByKeys, the definition and the alert's values of those keys: its
+// records' dedup key, which is also PagerDuty's dedup_key and Opsgenie's alias. A webhook setting with
 // minutes > 0 is not sent a triggered notification of an alert while one was enqueued for it
 // through the same webhook within the last minutes (a resolution is always sent).
 //
@@ -61,7 +62,7 @@ func sendToWebhooks(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Ev
 		return nil
 	}
 	defID := def.ID.Or("")
-	key := alertKey(defID, labels)
+	key := alertKey(defID, labels, p.NotificationGroup.Value.GroupByKeys)
 	var msg json.RawMessage
 	for i, w := range hooks {
 		if !notifiesOn(e.Kind, w.NotifyOn) {
@@ -140,13 +141,18 @@ func sentSince(ctx context.Context, tx *db.Tx, teamID int64, connectorID, key st
 	return n > 0, err
 }
 
-// alertKey identifies one alert of a definition: the definition and the alert's labels.
-func alertKey(defID string, labels map[string]string) string {
-	names := make([]string, 0, len(labels))
-	for k := range labels {
-		names = append(names, k)
+// alertKey identifies one alert of a definition: the definition and the alert's labels, or only
+// its values of the notification group's groupByKeys when the group names some (a missing label
+// counts as empty), since the group notifies once per combination of them.
+func alertKey(defID string, labels map[string]string, groupBy []string) string {
+	names := slices.Clone(groupBy)
+	if len(names) == 0 {
+		for k := range labels {
+			names = append(names, k)
+		}
 	}
 	slices.Sort(names)
+	names = slices.Compact(names)
 	h := sha256.New()
 	for _, k := range names {
 		h.Write([]byte(k + "\x00" + labels[k] + "\x00"))

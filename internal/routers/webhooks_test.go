@@ -318,6 +318,22 @@ func TestAlertDefinitionWebhookRetriggersAndFailures(t *testing.T) {
 			t.Fatalf("fired after the period: the receiver got %q", s)
 		}
 
+		// A group by service: another alert of the same service is the same alert; another
+		// service's is not.
+		grouped := definitionWithWebhooks(t, env, key, "Mem", fmt.Sprintf(
+			`[{"integration":{"integrationId":%d},"minutes":10}],"groupByKeys":["service"]`, hook))
+		byService := func(name, service string) {
+			t.Helper()
+			alertmanagerWith(t, env, ingest, name, "error", map[string]string{"alert_def_id": grouped, "service": service}, t0, time.Time{})
+			drain(t, w)
+		}
+		byService("MemA", "api")
+		byService("MemB", "api")
+		byService("MemC", "db")
+		if s := statuses(); s != "triggered triggered" {
+			t.Fatalf("alerts of a group by service (api, api, db): the receiver got %q", s)
+		}
+
 		flaky := outgoingWebhook(t, env, key, `{"name":"f","type":"GENERIC","url":"`+rc.URL+`/flaky"}`)
 		refusing := outgoingWebhook(t, env, key, `{"name":"r","type":"SLACK","url":"`+rc.URL+`/refusing","slack":{}}`)
 		failing := definitionWithWebhooks(t, env, key, "Net", fmt.Sprintf(

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"mime"
 	"net/http"
 	"net/http/httptest"
@@ -13,8 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
+	"github.com/mgmtapi/mgmtapi/internal/routers"
 	"github.com/mgmtapi/mgmtapi/internal/smtptest"
 )
 
@@ -138,6 +141,24 @@ func hookRecords(t *testing.T, env *apitest.Env) []hookRecord {
 	return out
 }
 
+// syncBuffer is a buffer that log handlers on several goroutines may write.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 func jstr(v any) string { s, _ := v.(string); return s }
 
 func at(v any, keys ...any) any {
@@ -184,6 +205,10 @@ func TestAlertDefinitionWebhooksDeliverInTheirFormats(t *testing.T) {
 			{"integration":{"recipients":{"emails":["ops@example.com","dba@example.com"]}},%s}]`,
 			generic, both, slack, pd, both, og, both, both, both))
 		before := len(mail.Messages(t))
+		// the routing as the server wires it, logging where the test reads it
+		var logs syncBuffer
+		env.DB.SetEventSink(routers.Sink(slog.New(slog.NewTextHandler(&logs, nil)),
+			routers.Definitions{TeamHasAny: alertdefs.TeamHasAny, OfAlert: alertdefs.OfAlert}))
 
 		ingest := env.MustKey(t, key, "contextual-data:SendData")
 		t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
@@ -194,6 +219,9 @@ func TestAlertDefinitionWebhooksDeliverInTheirFormats(t *testing.T) {
 		got, n := rc.take()
 		if n != 4 {
 			t.Fatalf("the firing: %d requests, want 4: %v", n, got)
+		}
+		if l := logs.String(); !strings.Contains(l, "level=WARN msg=\"alert definition's webhook is gone; nothing is sent through it\" alert_def_id="+def+" webhook=999") {
+			t.Errorf("the missing webhook is not logged: %s", l)
 		}
 		g := got["/generic"]
 		if g.Method != http.MethodPost || g.Header.Get("Idempotency-Key") == "" || g.Body["status"] != "triggered" ||

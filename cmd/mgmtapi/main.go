@@ -39,6 +39,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/docspage"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
+	"github.com/mgmtapi/mgmtapi/internal/notifiers"
 	"github.com/mgmtapi/mgmtapi/internal/routers"
 	"github.com/mgmtapi/mgmtapi/internal/server"
 	"github.com/mgmtapi/mgmtapi/internal/teams"
@@ -235,6 +236,8 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			MaxRetryTime:   cfg.NotifyRetryTime,
 			PerConnector:   cfg.NotifyPerConnector,
 			SMTP:           smtpServer(cfg.SMTP),
+			// outgoing webhooks' records are sent by their types' own delivery
+			Webhooks: notifiers.DeliverRecord,
 		})
 		workerMetrics = worker.Collectors()
 	}

@@ -31,6 +31,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
+	"github.com/mgmtapi/mgmtapi/internal/notifiers"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/routers"
 	"github.com/mgmtapi/mgmtapi/internal/server"
@@ -200,7 +201,7 @@ func (e *Env) Handler(t testing.TB, database *db.DB, authn *auth.Authenticator) 
 	a, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: OperatorKey, PolicyLimit: e.opts.PolicyLimit,
 		Extensions: e.opts.Extensions, Integrations: e.opts.Integrations,
 		Delivery: delivery.Options{Policy: delivery.Policy{AllowPrivate: !e.opts.PublicDeliveriesOnly}, AttemptTimeout: 5 * time.Second,
-			SMTP: e.opts.SMTP}})
+			SMTP: e.opts.SMTP, Webhooks: notifiers.DeliverRecord}})
 	if err != nil {
 		t.Fatalf("api: %v", err)
 	}
@@ -414,4 +415,17 @@ func Decode[T any](t testing.TB, res Response) T {
 		t.Fatalf("decode %.300s: %v", res.Body, err)
 	}
 	return out
+}
+
+// NewWorker returns a delivery worker as the server process wires it: over the environment's
+// database unless o names one, and sending outgoing webhooks' records through their types' own
+// delivery (notifiers.DeliverRecord) unless o says otherwise.
+func (e *Env) NewWorker(o delivery.Options) *delivery.Worker {
+	if o.DB == nil {
+		o.DB = e.DB
+	}
+	if o.Webhooks == nil {
+		o.Webhooks = notifiers.DeliverRecord
+	}
+	return delivery.NewWorker(o)
 }

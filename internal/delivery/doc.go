@@ -14,7 +14,11 @@
 // a generic HTTPS webhook gets a JSON POST of the rendered fields, Slack an incoming-webhook
 // message, PagerDuty an Events API v2 event, Microsoft Teams an Adaptive Card in the webhook
 // envelope; an email connector one message through the operator's SMTP server, email.go) and
-// records the outcome. A claim is a lease: the record is the claiming worker's
+// records the outcome. The records of outgoing webhooks (connector type Webhook: an alert
+// definition's notificationGroup.webhooks[], webhook.go) keep the webhook's type, URL and
+// settings snapshot and the rendered message; the worker hands them to Options.Webhooks, the
+// webhook types' own delivery (internal/notifiers, which imports this package), and records its
+// answer as any other: same lease, backoff, idempotency key and outcome. A claim is a lease: the record is the claiming worker's
 // until the lease ends, so two workers (two replicas on PostgreSQL, `FOR UPDATE SKIP LOCKED`)
 // never send one record at the same time, and a record whose worker died is claimed again when
 // its lease ends. Every request carries the record's idempotency key (`Idempotency-Key` header)

@@ -110,6 +110,13 @@ type Delivery struct {
 	// DedupKey is PagerDuty's dedup_key, the same for the trigger, acknowledge and resolve of one
 	// entity. Empty: derived from the team and the entity.
 	DedupKey string
+	// WebhookType, WebhookSettings and Message are an outgoing webhook's (ConnectorType Webhook,
+	// see WebhookRecord): its public type, the snapshot of its settings (a secret) and the
+	// rendered notification (a JSON object), sent through Options.Webhooks. Its URL may be empty;
+	// its Fields, Method, Headers and RoutingKey are not used.
+	WebhookType     string
+	WebhookSettings map[string]string
+	Message         json.RawMessage
 	// Test marks a test notification (Sender.SendNow only; Enqueue refuses it): it is sent
 	// marked as one (markTest, TestHeader).
 	Test bool
@@ -148,9 +155,20 @@ func Enqueue(ctx context.Context, tx *db.Tx, d Delivery) error {
 	if err != nil {
 		return IncompleteError{fmt.Errorf("delivery fields: %w", err)}
 	}
+	if d.ConnectorType == Webhook {
+		payload = d.Message
+	}
 	headers, err := json.Marshal(d.Headers)
 	if err != nil {
 		return IncompleteError{fmt.Errorf("delivery headers: %w", err)}
+	}
+	settings := ""
+	if d.WebhookSettings != nil {
+		b, err := json.Marshal(d.WebhookSettings)
+		if err != nil {
+			return IncompleteError{fmt.Errorf("delivery webhookSettings: %w", err)}
+		}
+		settings = string(b)
 	}
 	if len(payload) > maxFieldsBytes {
 		return IncompleteError{fmt.Errorf("delivery fields: %d bytes encoded; the most is %d", len(payload), maxFieldsBytes)}
@@ -159,13 +177,13 @@ func Enqueue(ctx context.Context, tx *db.Tx, d Delivery) error {
 	_, err = tx.ExecContext(ctx, `INSERT INTO deliveries (team_id, id, request_id, router_id, router_name,
 		connector_id, connector_name, connector_type, url, routing_key, method, headers, payload, entity_type,
 		entity_id, case_id, event_kind, idempotency_key, dedup_key, state, attempts, created_at, next_attempt_at,
-		lease_owner, lease_until, status_code, error, finished_at)
+		lease_owner, lease_until, status_code, error, finished_at, webhook_type, webhook_settings)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, 'pending', 0,
-		$20, $20, '', 0, 0, '', 0)
+		$20, $20, '', 0, 0, '', 0, $21, $22)
 		ON CONFLICT (team_id, idempotency_key) DO NOTHING`,
 		d.TeamID, tx.NewID(), d.RequestID, d.RouterID, d.RouterName, d.ConnectorID, d.ConnectorName,
 		string(d.ConnectorType), d.URL, d.RoutingKey, d.Method, string(headers), string(payload), d.EntityType,
-		d.EntityID, d.CaseID, string(d.EventKind), d.IdempotencyKey, d.DedupKey, now)
+		d.EntityID, d.CaseID, string(d.EventKind), d.IdempotencyKey, d.DedupKey, now, d.WebhookType, settings)
 	if err != nil {
 		return fmt.Errorf("enqueue delivery: %w", db.Translate(err))
 	}
@@ -199,6 +217,9 @@ func complete(d *Delivery) error {
 	d.RouterName, d.ConnectorName = cutRunes(d.RouterName, 256), cutRunes(d.ConnectorName, 256)
 	if d.Method == "" {
 		d.Method = http.MethodPost
+	}
+	if d.ConnectorType == Webhook {
+		return completeWebhook(d)
 	}
 	if d.ConnectorType != GenericHTTPS && (d.Method != http.MethodPost || len(d.Headers) > 0) {
 		return fmt.Errorf("delivery method and headers: only a generic HTTPS connector sets them")
@@ -239,15 +260,23 @@ func complete(d *Delivery) error {
 	default:
 		return fmt.Errorf("delivery connectorType: %q is not delivered by mgmtapi (GENERIC_HTTPS, SLACK, PAGERDUTY, MICROSOFT_TEAMS, EMAIL are)", d.ConnectorType)
 	}
-	u, err := url.Parse(d.URL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		// the URL is a secret: the message names the rule only
-		return fmt.Errorf("delivery url: must be an absolute http or https URL")
+	if err := checkURL(d.URL); err != nil {
+		return err
 	}
 	d.IdempotencyKey = idempotencyKey(d)
 	// the request builders check the fields they need: the same check at enqueue and at send
 	if _, err := buildBody(recordOf(d)); err != nil {
 		return err
+	}
+	return nil
+}
+
+// checkURL checks that u is an absolute http or https URL; the error names the rule only (the URL
+// is a secret).
+func checkURL(u string) error {
+	p, err := url.Parse(u)
+	if err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
+		return fmt.Errorf("delivery url: must be an absolute http or https URL")
 	}
 	return nil
 }
@@ -281,13 +310,18 @@ type record struct {
 	StatusCode                           int
 	Error                                string
 	FinishedAt                           int64
+	WebhookType                          string
+	WebhookSettings                      map[string]string
 	Test                                 bool // never stored: only SendNow sends tests
 }
 
 // recordOf is d as the worker would read it back.
 func recordOf(d *Delivery) record {
 	payload, _ := json.Marshal(d.Fields)
-	return record{TeamID: d.TeamID, RequestID: d.RequestID, RouterID: d.RouterID, RouterName: d.RouterName,
+	if d.ConnectorType == Webhook {
+		payload = d.Message
+	}
+	return record{WebhookType: d.WebhookType, WebhookSettings: d.WebhookSettings, TeamID: d.TeamID, RequestID: d.RequestID, RouterID: d.RouterID, RouterName: d.RouterName,
 		ConnectorID: d.ConnectorID, ConnectorName: d.ConnectorName, ConnectorType: d.ConnectorType,
 		URL: d.URL, RoutingKey: d.RoutingKey, Method: d.Method, Headers: d.Headers, Payload: payload, EntityType: d.EntityType, EntityID: d.EntityID,
 		CaseID: d.CaseID, EventKind: d.EventKind, IdempotencyKey: d.IdempotencyKey, DedupKey: d.DedupKey, Test: d.Test}
@@ -303,21 +337,26 @@ const (
 const recordColumns = `team_id, id, request_id, router_id, router_name, connector_id, connector_name,
 	connector_type, url, routing_key, method, headers, payload, entity_type, entity_id, case_id, event_kind, idempotency_key,
 	dedup_key, state, attempts, created_at, next_attempt_at, lease_owner, lease_until, status_code, error,
-	finished_at`
+	finished_at, webhook_type, webhook_settings`
 
 type scanner interface{ Scan(dest ...any) error }
 
 func scanRecord(s scanner) (record, error) {
 	var r record
-	var payload, headers, ctype, kind string
+	var payload, headers, ctype, kind, settings string
 	err := s.Scan(&r.TeamID, &r.ID, &r.RequestID, &r.RouterID, &r.RouterName, &r.ConnectorID, &r.ConnectorName,
 		&ctype, &r.URL, &r.RoutingKey, &r.Method, &headers, &payload, &r.EntityType, &r.EntityID, &r.CaseID, &kind,
 		&r.IdempotencyKey, &r.DedupKey, &r.State, &r.Attempts, &r.CreatedAt, &r.NextAttemptAt, &r.LeaseOwner,
-		&r.LeaseUntil, &r.StatusCode, &r.Error, &r.FinishedAt)
+		&r.LeaseUntil, &r.StatusCode, &r.Error, &r.FinishedAt, &r.WebhookType, &settings)
 	r.Payload = []byte(payload)
 	if err == nil && headers != "" && headers != "null" {
 		if jerr := json.Unmarshal([]byte(headers), &r.Headers); jerr != nil {
 			return r, fmt.Errorf("delivery %s headers: %w", r.ID, jerr)
+		}
+	}
+	if err == nil && settings != "" && settings != "null" {
+		if jerr := json.Unmarshal([]byte(settings), &r.WebhookSettings); jerr != nil {
+			return r, fmt.Errorf("delivery %s webhook settings: %w", r.ID, jerr)
 		}
 	}
 	r.ConnectorType = ConnectorType(ctype)
@@ -339,6 +378,9 @@ func reservedHeader(name string) bool {
 func (r *record) host() string {
 	if r.ConnectorType == Email {
 		return "email"
+	}
+	if r.ConnectorType == Webhook && r.URL == "" {
+		return r.WebhookType
 	}
 	u, err := url.Parse(r.URL)
 	if err != nil {

@@ -38,8 +38,11 @@ func NewSender(opts Options) *Sender {
 // readable message naming the host and never the URL, the routing key nor the headers: the
 // check's (a field and its rule), a refusal of the policy (a loopback, private, link-local or
 // unspecified address), a timeout, a network error, or the receiver's status with the start of
-// its answer.
+// its answer. An outgoing webhook's delivery (connector type Webhook) is refused.
 func (s *Sender) SendNow(ctx context.Context, d Delivery) (status int, err error) {
+	if d.ConnectorType == Webhook {
+		return 0, errors.New("delivery connectorType: an outgoing webhook is sent now through its type's delivery (notifiers.Send), not SendNow")
+	}
 	if d.Test {
 		markTest(&d)
 	}

@@ -50,6 +50,9 @@ type Options struct {
 	ResponseLimit int64
 	// SMTP is the server EMAIL deliveries go through; nil fails them at once (ErrNoSMTPServer).
 	SMTP *SMTPServer
+	// Webhooks sends the records of outgoing webhooks (ConnectorType Webhook) in their types'
+	// formats: the main wiring sets it to notifiers.DeliverRecord. Nil fails them at once.
+	Webhooks WebhookSender
 }
 
 func (o *Options) defaults() {
@@ -360,6 +363,9 @@ func (w *Worker) deliver(r record) {
 func (w *Worker) attempt(r record) outcome {
 	ctx, cancel := context.WithTimeout(context.Background(), w.opts.AttemptTimeout)
 	defer cancel()
+	if r.ConnectorType == Webhook {
+		return w.sendWebhook(ctx, r)
+	}
 	return send(ctx, w.client, w.opts.SMTP, r, w.opts.AttemptTimeout, w.opts.ResponseLimit)
 }
 

@@ -211,6 +211,12 @@ const TestHeader = "X-Mgmtapi-Test"
 // s (the outbound policy, the timeout), or the email through s's SMTP server. A test message's
 // requests carry TestHeader.
 func Send(ctx context.Context, s Sender, k Kind, t Target, m Message) Outcome {
+	return send(ctx, s, k, t, m, "")
+}
+
+// send is Send; a key that is not empty is sent as the Idempotency-Key header of an HTTP request
+// and is what an email's Message-ID derives from (else the message's key is).
+func send(ctx context.Context, s Sender, k Kind, t Target, m Message, key string) Outcome {
 	if k.Notifier == nil {
 		return Outcome{Err: fmt.Errorf("mgmtapi does not deliver %s webhooks", k.Type)}
 	}
@@ -221,7 +227,10 @@ func Send(ctx context.Context, s Sender, k Kind, t Target, m Message) Outcome {
 	}
 	if mailer, ok := k.Notifier.(Mailer); ok {
 		to, subject, text := mailer.Mail(t, m)
-		a := s.Mail(ctx, m.Key, to, subject, text)
+		if key == "" {
+			key = m.Key
+		}
+		a := s.Mail(ctx, key, to, subject, text)
 		return Outcome{Status: a.Status, Err: a.Err, Retry: a.Retry}
 	}
 	req, err := k.Notifier.Request(ctx, t, m)
@@ -233,6 +242,9 @@ func Send(ctx context.Context, s Sender, k Kind, t Target, m Message) Outcome {
 	}
 	if m.Status == Test {
 		req.Header.Set(TestHeader, "true")
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
 	}
 	a := s.Do(ctx, req)
 	o := Outcome{Status: a.Status, Err: a.Err, Retry: a.Retry}

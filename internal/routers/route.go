@@ -186,6 +186,10 @@ func sendToTargets(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Eve
 //     entityLabels), each once, with the same notifyOn rule.
 //   - A definition without destinations or router leaves the event to the team's routers, as
 //     any incident's.
+//   - Whatever its destinations and router, each of the definition's webhooks
+//     (notificationGroup.webhooks[]) whose notifyOn admits the event is sent it through the
+//     outgoing webhook it names or to its recipients, once per its retriggering period
+//     (sendToWebhooks).
 func routeDefinitionEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, routers []oas.GlobalRouter, e db.Event, def oas.AlertDef,
 	entity map[string]any, labels map[string]string, caseID, requestID string) error {
 	defID := def.ID.Or("")
@@ -205,19 +209,14 @@ func routeDefinitionEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, r
 		ad["entityLabels"] = map[string]string(p.EntityLabels.Or(nil))
 		ad["groupByKeys"] = p.GroupByKeys
 	}
+	if err := sendToWebhooks(ctx, tx, logger, e, def, entity, labels, requestID); err != nil {
+		return err
+	}
 	group := p.NotificationGroup.Value
 	if len(group.Destinations) == 0 && !group.Router.Set {
 		return sendThroughRouters(ctx, tx, logger, e, routers, entity, labels, caseID, requestID, map[string]bool{})
 	}
-	notifies := func(on oas.OptAlertDefNotifyOn) bool {
-		switch delivery.EventKind(e.Kind) {
-		case delivery.Triggered:
-			return true
-		case delivery.Resolved:
-			return on.Or("") == oas.AlertDefNotifyOnNOTIFYONTRIGGEREDANDRESOLVED
-		}
-		return false
-	}
+	notifies := func(on oas.OptAlertDefNotifyOn) bool { return notifiesOn(e.Kind, on) }
 	sent := map[string]bool{}
 	var direct []oas.RoutingTarget
 	for _, d := range group.Destinations {

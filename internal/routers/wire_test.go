@@ -95,6 +95,14 @@ func webhook(t *testing.T, env *apitest.Env, key, data string) string {
 	return id
 }
 
+// hookTo creates an outgoing webhook of type typ (SLACK or MS_TEAMS_WORKFLOW) posting to url and
+// returns its id, for a connector's integrationId.
+func hookTo(t *testing.T, env *apitest.Env, key, typ, url string) string {
+	t.Helper()
+	settings := map[string]string{"SLACK": "slack", "MS_TEAMS_WORKFLOW": "msTeamsWorkflow"}[typ]
+	return webhook(t, env, key, `{"name":"`+typ+`","type":"`+typ+`","url":"`+url+`","`+settings+`":{}}`)
+}
+
 // connectorOf creates a connector from its public JSON and returns its id.
 func connectorOf(t *testing.T, env *apitest.Env, key, body string) string {
 	t.Helper()

@@ -275,8 +275,9 @@ func countByType(ctx context.Context, q db.Querier, teamID int64) (map[oas.Conne
 
 // Destination returns where a delivery through c goes, before templates: the URL its requests
 // are sent to (a generic connector's url; a Slack or Teams connector's integration's URL once
-// Resolve has read it, else its deprecated webhookUrl) and, for PagerDuty, the Events API v2
-// routing key; neither for EMAIL (its addresses are a field, its server the operator's). ok is
+// Resolve has read it, else its deprecated webhookUrl; a PAGERDUTY_INCIDENTS connector's
+// integration's URL, empty for PagerDuty's own endpoint) and, for PagerDuty, the Events API v2
+// routing key (a PAGERDUTY_INCIDENTS connector's integration's serviceKey); neither for EMAIL (its addresses are a field, its server the operator's). ok is
 // false for the types mgmtapi does not deliver through (Type.Delivered). Both values are
 // secrets: never log them. A template of the entity type (Overrides) wins over these values;
 // internal/messages renders it.
@@ -291,6 +292,11 @@ func (c Connector) Destination() (url, routingKey string, ok bool) {
 		return c.Fields["webhookUrl"], "", true
 	case oas.ConnectorTypePAGERDUTY:
 		return c.Fields["eventsUrl"], c.Fields["integrationKey"], true
+	case oas.ConnectorTypePAGERDUTYINCIDENTS:
+		if c.Integration != nil {
+			return c.Integration.URL, c.Integration.Settings["serviceKey"], true
+		}
+		return "", "", true
 	case oas.ConnectorTypeEMAIL:
 		return "", "", true
 	}

@@ -96,6 +96,14 @@ func Compose(ctx context.Context, q db.Querier, teamID int64, c connectors.Conne
 		}
 	}
 	m := Message{Type: delivery.ConnectorType(c.Type), URL: url, RoutingKey: key}
+	if c.Type == oas.ConnectorTypePAGERDUTYINCIDENTS {
+		// Sent as Events API v2 events through the PAGERDUTY webhook it names (its serviceKey
+		// routes them), so acknowledge and resolve follow the trigger under one dedup key.
+		m.Type = delivery.PagerDuty
+		if m.URL == "" {
+			m.URL = delivery.DefaultPagerDutyURL
+		}
+	}
 	templates, payload, err := templatesOf(ctx, q, teamID, preset, entitySubType(entity))
 	if err != nil {
 		return Message{}, err
@@ -117,6 +125,14 @@ func Compose(ctx context.Context, q db.Querier, teamID int64, c connectors.Conne
 	case oas.ConnectorTypeGENERICHTTPS:
 		err = genericFields(&m, c, rendered, entity)
 	case oas.ConnectorTypePAGERDUTY:
+		m.Fields, err = pagerDutyFields(rendered, entity)
+	case oas.ConnectorTypePAGERDUTYINCIDENTS:
+		switch strings.ToLower(strings.TrimSpace(rendered["urgency"])) {
+		case "high":
+			rendered["severity"] = "critical"
+		case "low":
+			rendered["severity"] = "warning"
+		}
 		m.Fields, err = pagerDutyFields(rendered, entity)
 	case oas.ConnectorTypeMICROSOFTTEAMS:
 		m.Fields = map[string]any{"title": rendered["title"], "text": rendered["description"]}

@@ -132,19 +132,20 @@ func path(v any, keys ...any) any {
 	return v
 }
 
-// TestAlertReachesFiveConnectorTypesThroughTheirIntegrations is issue 33's end-to-end proof for
+// TestAlertReachesEachDeliveredConnectorType is issue 33's end-to-end proof for
 // the delivered connector types: an Alertmanager alert, routed by one global router whose rule
 // targets a GENERIC_HTTPS, a SLACK (through a SLACK outgoing webhook), a MICROSOFT_TEAMS (through
-// an MS_TEAMS_WORKFLOW outgoing webhook), a PAGERDUTY and an EMAIL connector, all written in the
-// public fields, reaches each receiver in its own wire format while the delivery worker runs, and
+// an MS_TEAMS_WORKFLOW outgoing webhook), a PAGERDUTY, an EMAIL and a PAGERDUTY_INCIDENTS (through
+// a PAGERDUTY outgoing webhook's serviceKey) connector, all written in the public fields, reaches each receiver in its own wire format while the delivery worker runs, and
 // every delivery is recorded sent.
-func TestAlertReachesFiveConnectorTypesThroughTheirIntegrations(t *testing.T) {
+func TestAlertReachesEachDeliveredConnectorType(t *testing.T) {
 	server := smtptest.Start(t)
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		rc := newWireReceiver(t)
 		key := env.RootKey
 		before := len(server.Messages(t))
 		slackHook := webhook(t, env, key, `{"name":"slack","type":"SLACK","url":"`+rc.URL+`/slack/services/T0/B0/x","slack":{}}`)
+		pdHook := webhook(t, env, key, `{"name":"pd","type":"PAGERDUTY","url":"`+rc.URL+`/pdi/v2/enqueue","pagerDuty":{"serviceKey":"service-key-e2e"}}`)
 		teamsHook := webhook(t, env, key, `{"name":"teams","type":"MS_TEAMS_WORKFLOW","url":"`+rc.URL+`/teams/workflows/w1/triggers/manual/paths/invoke","msTeamsWorkflow":{}}`)
 		ids := []string{
 			connectorOf(t, env, key, `{"id":"hook","name":"hook","type":"GENERIC_HTTPS","connectorConfig":{"fields":[`+
@@ -158,6 +159,9 @@ func TestAlertReachesFiveConnectorTypesThroughTheirIntegrations(t *testing.T) {
 				`{"fieldName":"integrationKey","value":"routing-key-e2e"},{"fieldName":"eventsUrl","value":"`+rc.URL+`/pd/v2/enqueue"}]}}`),
 			connectorOf(t, env, key, `{"id":"mail","name":"mail","type":"EMAIL","connectorConfig":{"fields":[`+
 				`{"fieldName":"emailAddresses","value":"[\"ops@example.com\",\"dba@example.com\"]"}]}}`),
+			// PAGERDUTY_INCIDENTS: Events API v2 through the PAGERDUTY webhook it names.
+			connectorOf(t, env, key, `{"id":"pdi","name":"pdi","type":"PAGERDUTY_INCIDENTS","connectorConfig":{"fields":[`+
+				`{"fieldName":"integrationId","value":"`+pdHook+`"},{"fieldName":"service","value":"PXXXXXX"}]}}`),
 		}
 		var targets []string
 		for _, id := range ids {
@@ -175,7 +179,7 @@ func TestAlertReachesFiveConnectorTypesThroughTheirIntegrations(t *testing.T) {
 		alertmanager(t, env, key, "DiskFull", "critical", time.Now().UTC().Add(-time.Minute).Truncate(time.Second), time.Time{})
 
 		const slackPath, teamsPath = "/slack/services/T0/B0/x", "/teams/workflows/w1/triggers/manual/paths/invoke"
-		got := rc.byPath(t, "/hook", slackPath, teamsPath, "/pd/v2/enqueue")
+		got := rc.byPath(t, "/hook", slackPath, teamsPath, "/pd/v2/enqueue", "/pdi/v2/enqueue")
 		for p, r := range got {
 			if r.Method != http.MethodPost || !strings.HasPrefix(r.ContentType, "application/json") {
 				t.Errorf("%s: %s %q", p, r.Method, r.ContentType)
@@ -198,6 +202,11 @@ func TestAlertReachesFiveConnectorTypesThroughTheirIntegrations(t *testing.T) {
 			!strings.Contains(str(path(pd, "payload", "summary")), "DiskFull") || path(pd, "payload", "severity") != "critical" ||
 			str(path(pd, "payload", "source")) == "" {
 			t.Errorf("PagerDuty got %v", pd)
+		}
+		pdi := got["/pdi/v2/enqueue"].Body
+		if pdi["routing_key"] != "service-key-e2e" || pdi["event_action"] != "trigger" || str(pdi["dedup_key"]) == "" ||
+			!strings.Contains(str(path(pdi, "payload", "summary")), "DiskFull") || str(path(pdi, "payload", "severity")) == "" {
+			t.Errorf("PagerDuty (incidents connector) got %v", pdi)
 		}
 		mails := server.WaitMessages(t, before+1)[before:]
 		if len(mails) != 1 {
@@ -224,7 +233,7 @@ func TestAlertReachesFiveConnectorTypesThroughTheirIntegrations(t *testing.T) {
 				states = append(states, c+":"+s)
 			}
 			rows.Close()
-			if strings.Join(states, " ") == "hook:sent mail:sent pd:sent slack:sent teams:sent" {
+			if strings.Join(states, " ") == "hook:sent mail:sent pd:sent pdi:sent slack:sent teams:sent" {
 				break
 			}
 			if time.Now().After(deadline) {

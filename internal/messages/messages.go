@@ -145,6 +145,23 @@ func Compose(ctx context.Context, q db.Querier, teamID int64, c connectors.Conne
 	return m, err
 }
 
+// IntegrationID is the integration connector c delivers through for the entity: its
+// integrationId template for the entity's type rendered (trimmed, and checked against the
+// field's rule), when it has one, else its integrationId ("" for none). Set it as
+// c.Fields["integrationId"] before Connector.Resolve.
+//
+// Errors: the template does not render, or its rendering breaks the field's rule.
+func IntegrationID(c connectors.Connector, entity map[string]any) (string, error) {
+	ty, ok := connectors.TypeOf(c.Type)
+	if !ok {
+		return c.Fields["integrationId"], nil
+	}
+	if _, ok := ty.Field("integrationId"); !ok {
+		return "", nil
+	}
+	return configValue(ty, c, "integrationId", entity)
+}
+
 // emailFields: the addresses (emailAddresses, or the connector's template for the entity type
 // when it has one, rendered to a JSON array of addresses), the customSubject (the title when not
 // set) as the subject and the customContent (the description when not set) as the text.

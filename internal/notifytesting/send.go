@@ -264,8 +264,17 @@ func (h *TestingHandler) withDefaultPreset(ctx context.Context, teamID int64, c 
 func (h *TestingHandler) send(ctx context.Context, teamID int64, t trial) (*oas.NotificationTestResponse, error) {
 	if t.connector.Integration == nil {
 		// A stored connector delivers through the outgoing webhook its integrationId names, as
-		// routing does; one deleted since is the test's failure, not the request's.
-		err := t.connector.Resolve(ctx, h.db.Read(), teamID, outgoingwebhooks.Integrations{})
+		// routing does (its template for the entity type wins); one deleted since is the test's
+		// failure, not the request's.
+		id, err := messages.IntegrationID(t.connector, t.entity)
+		if err != nil {
+			return failure("the notification does not render: "+err.Error(), 0), nil
+		}
+		if id != "" {
+			t.connector.Fields = maps.Clone(t.connector.Fields)
+			t.connector.Fields["integrationId"] = id
+		}
+		err = t.connector.Resolve(ctx, h.db.Read(), teamID, outgoingwebhooks.Integrations{})
 		if db.IsNotFound(err) || errors.Is(err, connectors.ErrIntegrationType) {
 			return failure(fmt.Sprintf("connector %q names outgoing webhook %q, and %s; nothing was sent",
 				t.connector.ID, t.connector.Fields["integrationId"], integrationProblem(err)), 0), nil

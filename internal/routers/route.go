@@ -311,6 +311,15 @@ func enqueue(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Event, r 
 	if ty, ok := connectors.TypeOf(c.Type); !ok || !ty.Delivered {
 		return nil // stored and checked, not sent through: the type's summary says so
 	}
+	id, err := messages.IntegrationID(c, entity)
+	if err != nil {
+		logger.Warn("notification target's integrationId does not render; nothing is sent",
+			"router", r.ID.Or(""), "connector", c.ID, "error", err.Error())
+		return nil
+	}
+	if id != "" {
+		c.Fields["integrationId"] = id // its template for the entity type wins, as for every field
+	}
 	if err := c.Resolve(ctx, tx, e.TeamID, outgoingwebhooks.Integrations{}); db.IsNotFound(err) || errors.Is(err, connectors.ErrIntegrationType) {
 		// The outgoing webhook the connector names was deleted since (or changed type, which a
 		// webhook in use cannot): nothing to send to, and the write that caused the event stands.

@@ -298,3 +298,36 @@ func TestIntegrationGoneSendsNothing(t *testing.T) {
 		}
 	})
 }
+
+// TestTemplatedIntegrationChoosesTheWebhook: a Slack connector whose integrationId has a template
+// for alerts delivers through the webhook the template renders for the alert (here by its
+// priority), not through the one its value names; a rendering that names a webhook of another
+// type sends nothing and the alert still stands.
+func TestTemplatedIntegrationChoosesTheWebhook(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		rc := newWireReceiver(t)
+		key := env.RootKey
+		plain := hookTo(t, env, key, "SLACK", rc.URL+"/plain")
+		paging := hookTo(t, env, key, "SLACK", rc.URL+"/paging")
+		teams := hookTo(t, env, key, "MS_TEAMS_WORKFLOW", rc.URL+"/teams")
+		slack := connectorOf(t, env, key, `{"id":"slack","name":"slack","type":"SLACK","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"`+plain+`"}]},`+
+			`"configOverrides":[{"entityType":"ALERTS","fields":[{"fieldName":"integrationId","template":"{% if alertDef.priority == 'P1' %}\n`+paging+`\n{% else %}`+plain+`{% endif %}"}]}]}`)
+		wrong := connectorOf(t, env, key, `{"id":"wrong","name":"wrong","type":"SLACK","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"`+plain+`"}]},`+
+			`"configOverrides":[{"entityType":"ALERTS","fields":[{"fieldName":"integrationId","template":"`+teams+`"}]}]}`)
+		create(t, env, key, `{"name":"both","entityType":"ALERTS","rules":[{"condition":"true","targets":[{"connectorId":"`+slack+`"},{"connectorId":"`+wrong+`"}]}]}`)
+		alertmanager(t, env, key, "DiskFull", "critical", time.Now().UTC().Add(-time.Minute).Truncate(time.Second), time.Time{})
+		if rows := outbox(t, env); len(rows) != 1 || rows[0].Connector != "slack" {
+			t.Fatalf("outbox %+v", rows)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := delivery.NewWorker(delivery.Options{DB: env.DB, Policy: delivery.Policy{AllowPrivate: true}, AttemptTimeout: 10 * time.Second}).Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		if len(rc.got) != 1 || rc.got[0].Path != "/paging" || !strings.Contains(str(rc.got[0].Body["text"]), "DiskFull") {
+			t.Fatalf("the receiver got %+v", rc.got)
+		}
+	})
+}

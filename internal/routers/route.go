@@ -323,7 +323,7 @@ func enqueue(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Event, r 
 	if err := c.Resolve(ctx, tx, e.TeamID, outgoingwebhooks.Integrations{}); db.IsNotFound(err) || errors.Is(err, connectors.ErrIntegrationType) {
 		// The outgoing webhook the connector names was deleted since (or changed type, which a
 		// webhook in use cannot): nothing to send to, and the write that caused the event stands.
-		logger.Warn("notification target's integration is gone; nothing is sent",
+		logger.Warn("notification target's integration is gone or of another type; nothing is sent",
 			"router", r.ID.Or(""), "connector", c.ID, "integration", c.Fields["integrationId"])
 		return nil
 	} else if err != nil {

@@ -248,8 +248,10 @@ func teamRefs(t *testing.T, env *apitest.Env, key string) refs {
 	t.Helper()
 	const nc = "/mgmt/openapi/latest/notifications/notification-center/v1/"
 	var r refs
+	hook := apitest.Decode[struct{ ID string }](t, env.JSON(t, http.MethodPost, "/mgmt/openapi/latest/integrations/webhooks/v1", key,
+		`{"data":{"name":"slack","type":"SLACK","url":"https://hooks.example.com/x","slack":{}}}`)).ID
 	r.connector = apitest.Decode[struct{ Connector struct{ ID string } }](t, env.JSON(t, http.MethodPost, nc+"connectors", key,
-		`{"connector":{"name":"c","type":"SLACK","connectorConfig":{"fields":[{"fieldName":"webhookUrl","value":"https://hooks.example.com/x"}]}}}`)).Connector.ID
+		`{"connector":{"name":"c","type":"SLACK","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"`+hook+`"}]}}}`)).Connector.ID
 	r.preset = apitest.Decode[struct{ Preset struct{ ID string } }](t, env.JSON(t, http.MethodPost, nc+"presets:createCustom", key,
 		`{"preset":{"name":"p","connectorType":"SLACK","entityType":"ALERTS"}}`)).Preset.ID
 	r.router = apitest.Decode[struct{ Router struct{ ID string } }](t, env.JSON(t, http.MethodPost, nc+"routers", key,

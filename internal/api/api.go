@@ -59,9 +59,6 @@ type Options struct {
 	// Delivery's Policy, AttemptTimeout and ResponseLimit govern the test notifications the
 	// notification-center testing and outgoing webhook operations send (the zero value: public addresses only, 10 s).
 	Delivery delivery.Options
-	// Integrations finds the team's integrations that connectors' integrationId fields name; nil:
-	// the team's outgoing webhooks (outgoingwebhooks.Integrations), which every server has.
-	Integrations connectors.Integrations
 }
 
 // handler is every area's operations in one oas.Handler.
@@ -141,9 +138,6 @@ type API struct {
 // New builds the API. It fails when the OpenAPI document names a permission the catalog lacks,
 // or when opts.Extensions is nil and the built-in extension catalog does not load.
 func New(opts Options) (*API, error) {
-	if opts.Integrations == nil {
-		opts.Integrations = outgoingwebhooks.Integrations{}
-	}
 	doc, err := readDocument()
 	if err != nil {
 		return nil, err
@@ -181,7 +175,7 @@ func New(opts Options) (*API, error) {
 		QuotaRuleHandler: quotarules.NewHandler(opts.DB),
 		UsageHandler:     datausage.NewHandler(opts.DB),
 		PresetHandler:    presets.NewHandler(opts.DB, routers.PresetUsers, alertdefs.PresetUsers),
-		ConnectorHandler: connectors.NewHandler(opts.DB, opts.Integrations, routers.ConnectorUsers, alertdefs.ConnectorUsers),
+		ConnectorHandler: connectors.NewHandler(opts.DB, outgoingwebhooks.Integrations{}, routers.ConnectorUsers, alertdefs.ConnectorUsers),
 		RouterHandler:    routers.NewHandler(opts.DB, alertdefs.ReleaseRouter),
 		RuleGroupHandler: parsingrules.NewHandler(opts.DB),
 		RetentionHandler: retentions.NewHandler(opts.DB),
@@ -200,7 +194,7 @@ func New(opts Options) (*API, error) {
 		wholeTeam:        newWholeTeamTurns(),
 	}
 	h.SchedulerRuleHandler = alertschedules.NewHandler(opts.DB)
-	h.WebhookHandler = outgoingwebhooks.NewHandler(opts.DB, delivery.NewSender(opts.Delivery))
+	h.WebhookHandler = outgoingwebhooks.NewHandler(opts.DB, delivery.NewSender(opts.Delivery), connectors.WebhookUsers)
 	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog)...)
 	if err != nil {
 		return nil, err

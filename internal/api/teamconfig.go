@@ -20,6 +20,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/e2m"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/outgoingwebhooks"
 	"github.com/mgmtapi/mgmtapi/internal/parsingrules"
 	"github.com/mgmtapi/mgmtapi/internal/policies"
 	"github.com/mgmtapi/mgmtapi/internal/presets"
@@ -192,7 +193,7 @@ func configurationAreas(opts Options, catalog *extensions.Catalog) []teamconfig.
 		parsingrules.Configuration{},
 		presets.Configuration{Users: []presets.Users{routers.PresetUsers, alertdefs.PresetUsers}},
 		presets.DefaultsConfiguration{},
-		connectors.Configuration{Users: []connectors.Users{routers.ConnectorUsers, alertdefs.ConnectorUsers}, Integrations: opts.Integrations},
+		connectors.Configuration{Users: []connectors.Users{routers.ConnectorUsers, alertdefs.ConnectorUsers}, Integrations: outgoingwebhooks.Integrations{}},
 		routers.Configuration{Releases: []routers.Release{alertdefs.ReleaseRouter}},
 		policies.Configuration{Limit: opts.PolicyLimit},
 		policies.SettingsConfiguration{},

@@ -27,7 +27,6 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/api"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/conformance"
-	"github.com/mgmtapi/mgmtapi/internal/connectors"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
@@ -73,9 +72,6 @@ type Options struct {
 	PublicDeliveriesOnly bool
 	// SMTP is the SMTP server the test notifications of EMAIL connectors go through (nil: none).
 	SMTP *delivery.SMTPServer
-	// Integrations finds the integrations connectors' integrationId fields name (nil: none; see
-	// api.Options).
-	Integrations connectors.Integrations
 	// Unchecked turns off the check of answers against the public documents, which reports
 	// through the testing.TB the Env was started with: a fuzz target starts its Env with its *F,
 	// which must not be used inside the fuzz function, and checks its own property instead.
@@ -199,7 +195,7 @@ func (e *Env) Handler(t testing.TB, database *db.DB, authn *auth.Authenticator) 
 	// As the server process does: events are routed to the outbox in their transaction.
 	database.SetEventSink(routers.Sink(nil, routers.Definitions{TeamHasAny: alertdefs.TeamHasAny, OfAlert: alertdefs.OfAlert}))
 	a, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: OperatorKey, PolicyLimit: e.opts.PolicyLimit,
-		Extensions: e.opts.Extensions, Integrations: e.opts.Integrations,
+		Extensions: e.opts.Extensions,
 		Delivery: delivery.Options{Policy: delivery.Policy{AllowPrivate: !e.opts.PublicDeliveriesOnly}, AttemptTimeout: 5 * time.Second,
 			SMTP: e.opts.SMTP, Webhooks: notifiers.DeliverRecord}})
 	if err != nil {

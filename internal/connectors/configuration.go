@@ -25,8 +25,7 @@ import (
 type Configuration struct {
 	// Users are asked before a connector is deleted or changes type (see Users).
 	Users []Users
-	// Integrations finds the integrations integrationId fields name (nil: none; see
-	// NewHandler).
+	// Integrations finds the integrations integrationId fields name (see NewHandler; not nil).
 	Integrations Integrations
 }
 

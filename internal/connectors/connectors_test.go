@@ -15,6 +15,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/outgoingwebhooks"
 )
 
 const (
@@ -464,7 +465,7 @@ func TestDeleteAsksTheUsers(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		teamID, key := env.MustTeam(t, "acme")
 		c := create(t, env, key, slackBody)
-		h := connectors.NewHandler(env.DB, nil, func(_ context.Context, _ *db.Tx, team int64, id string) ([]string, error) {
+		h := connectors.NewHandler(env.DB, outgoingwebhooks.Integrations{}, func(_ context.Context, _ *db.Tx, team int64, id string) ([]string, error) {
 			if team == teamID && id == c.ID {
 				return []string{`router "Paging" (id r1)`}, nil
 			}

@@ -34,8 +34,8 @@ type ConnectorHandler struct {
 }
 
 // NewHandler returns the connector operations. ints finds the team's integrations that
-// integrationId fields name (nil: none, and such connectors are refused with a 400); users are
-// asked before a connector is deleted or changes type.
+// integrationId fields name (the API wires outgoingwebhooks.Integrations; it must not be nil);
+// users are asked before a connector is deleted or changes type.
 func NewHandler(database *db.DB, ints Integrations, users ...Users) *ConnectorHandler {
 	return &ConnectorHandler{db: database, ints: ints, users: users}
 }

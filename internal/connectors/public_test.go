@@ -8,12 +8,12 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/outgoingwebhooks"
 )
 
 // Connectors as the vendor's public clients write them (issue 33 §1): the field sets of the
@@ -22,31 +22,33 @@ import (
 
 const latestConn = "/mgmt/openapi/latest/notifications/notification-center/v1/connectors"
 
-// integrations stands in for the outgoing-webhooks store, which is another area's (it is wired in
-// api.Options.Integrations): the team's integrations by team and id.
-type integrations struct {
-	mu   sync.Mutex
-	byID map[string]connectors.Integration
-}
+const latestHooks = "/mgmt/openapi/latest/integrations/webhooks/v1"
 
-func (s *integrations) add(teamID int64, id, typ string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.byID == nil {
-		s.byID = map[string]connectors.Integration{}
+// integrations creates, through the outgoing webhooks API, the integrations the connectors of
+// these tests name, and answers a replacer of their placeholders ($SLACK, $PD, $TEAMS, $BUS) by
+// the ids the server gave them.
+func integrations(t *testing.T, env *apitest.Env, key string) *strings.Replacer {
+	t.Helper()
+	ids := map[string]string{}
+	for _, w := range []struct{ name, data string }{
+		{"$SLACK", `{"name":"iac-internal","type":"SLACK","url":"https://hooks.slack.example/services/T0/B0/x","slack":{}}`},
+		{"$PD", `{"name":"pd","type":"PAGERDUTY","pagerDuty":{"serviceKey":"k"}}`},
+		{"$TEAMS", `{"name":"teams","type":"MS_TEAMS_WORKFLOW","url":"https://teams.example/workflows/w","msTeamsWorkflow":{}}`},
+		{"$BUS", `{"name":"bus","type":"AWS_EVENT_BRIDGE","awsEventBridge":{"eventBusArn":"arn:aws:events:us-east-1:123456789012:event-bus/b",` +
+			`"detail":"d","detailType":"t","source":"com.example","roleName":"r"}}`},
+	} {
+		res := env.JSON(t, http.MethodPost, latestHooks, key, `{"data":`+w.data+`}`)
+		id := apitest.Decode[struct{ ID string }](t, res).ID
+		if res.Status != http.StatusOK || id == "" {
+			t.Fatalf("create webhook %s: %d %s", w.name, res.Status, res.Body)
+		}
+		ids[w.name] = id
 	}
-	s.byID[fmt.Sprint(teamID, "/", id)] = connectors.Integration{ID: id, Type: typ, URL: "https://hooks.example/" + id}
-}
-
-// Integration implements connectors.Integrations.
-func (s *integrations) Integration(_ context.Context, _ db.Querier, teamID int64, id string) (connectors.Integration, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	in, ok := s.byID[fmt.Sprint(teamID, "/", id)]
-	if !ok {
-		return in, fmt.Errorf("integration %q: %w", id, db.ErrNotFound)
+	var pairs []string
+	for k, v := range ids {
+		pairs = append(pairs, k, v)
 	}
-	return in, nil
+	return strings.NewReplacer(pairs...)
 }
 
 // publicConnectors are one connector of each type in the fields the vendor's public examples
@@ -65,7 +67,7 @@ var publicConnectors = []struct {
 	    {"fieldName":"additionalBodyFields","template":"{\"alias\": \"{{alert.groupingKey}}\"}"},
 	    {"fieldName":"method","template":"PUT"}]}]}`, nil},
 	{`{"id":"slack_example","name":"slack connector","description":"slack connector example","type":"SLACK",
-	  "connectorConfig":{"fields":[{"fieldName":"integrationId","value":"iac-internal"},{"fieldName":"fallbackChannel","value":"iac-internal"},{"fieldName":"channel","value":"iac-internal"}]},
+	  "connectorConfig":{"fields":[{"fieldName":"integrationId","value":"$SLACK"},{"fieldName":"fallbackChannel","value":"iac-internal"},{"fieldName":"channel","value":"iac-internal"}]},
 	  "configOverrides":[{"entityType":"ALERTS","fields":[{"fieldName":"channel","template":"{% if alert.groups[0].keyValues[alertDef.groupByKeys[1]]|lower == \"sample\" %}\nsample-channel\n{% else %}\ngeneric-channel\n{% endif %}\n"}]}]}`, nil},
 	{`{"id":"pagerduty_example","name":"pagerduty connector","description":"pagerduty connector example","type":"PAGERDUTY",
 	  "connectorConfig":{"fields":[{"fieldName":"integrationKey","value":"integrationKey-example"}]},
@@ -73,23 +75,15 @@ var publicConnectors = []struct {
 	{`{"id":"email_example","name":"email connector","description":"email connector example","type":"EMAIL",
 	  "connectorConfig":{"fields":[{"fieldName":"emailAddresses","value":"[\"email1@example.com\",\"email2@example.com\"]"}]}}`, nil},
 	{`{"id":"pagerduty_incidents_example","name":"pagerduty incidents connector","description":"d","type":"PAGERDUTY_INCIDENTS",
-	  "connectorConfig":{"fields":[{"fieldName":"integrationId","value":"pd-integration"},{"fieldName":"service","value":"PXXXXXX"}]}}`, nil},
+	  "connectorConfig":{"fields":[{"fieldName":"integrationId","value":"$PD"},{"fieldName":"service","value":"PXXXXXX"}]}}`, nil},
 	{`{"id":"service_now_example","name":"service now connector","description":"d","type":"SERVICE_NOW",
 	  "connectorConfig":{"fields":[{"fieldName":"instanceUrl","value":"https://your-instance.service-now.com"},{"fieldName":"username","value":"username-example"},{"fieldName":"password","value":"password-example"}]}}`,
 		[]string{"password"}},
 	{`{"id":"microsoft_teams_example","name":"microsoft teams connector","description":"d","type":"MICROSOFT_TEAMS",
-	  "connectorConfig":{"fields":[{"fieldName":"integrationId","value":"teams-workflow"},{"fieldName":"teamId","value":"teamId-example"},{"fieldName":"channelId","value":"19:channel-id@thread.tacv2"}]},
+	  "connectorConfig":{"fields":[{"fieldName":"integrationId","value":"$TEAMS"},{"fieldName":"teamId","value":"teamId-example"},{"fieldName":"channelId","value":"19:channel-id@thread.tacv2"}]},
 	  "configOverrides":[{"entityType":"CASES","fields":[{"fieldName":"channelId","template":"19:{{case.priority}}@thread.tacv2"}]}]}`, nil},
 	{`{"id":"eventbridge_example","name":"eventbridge connector","description":"d","type":"EVENTBRIDGE",
-	  "connectorConfig":{"fields":[{"fieldName":"integrationId","value":"event-bus"}]}}`, nil},
-}
-
-// addIntegrations gives the team the integrations publicConnectors name.
-func addIntegrations(ints *integrations, teamID int64) {
-	ints.add(teamID, "iac-internal", "SLACK")
-	ints.add(teamID, "pd-integration", "PAGERDUTY")
-	ints.add(teamID, "teams-workflow", "MS_TEAMS_WORKFLOW")
-	ints.add(teamID, "event-bus", "AWS_EVENT_BRIDGE")
+	  "connectorConfig":{"fields":[{"fieldName":"integrationId","value":"$BUS"}]}}`, nil},
 }
 
 // sameAsSent fails unless every member of the connector sent is answered as sent, credentials
@@ -124,11 +118,11 @@ func sameAsSent(t *testing.T, what, sent string, credentials []string, answer js
 // read, listed, replaced (credentials sent back as the mask) and deleted through the newest
 // public path, and every answer carries what was sent; only credentials are masked.
 func TestPublicConnectorsRoundTrip(t *testing.T) {
-	ints := &integrations{}
-	apitest.EnginesWith(t, apitest.Options{Integrations: ints}, func(t *testing.T, env *apitest.Env) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		teamID, key := env.MustTeam(t, "acme")
-		addIntegrations(ints, teamID)
+		ids := integrations(t, env, key)
 		for _, c := range publicConnectors {
+			c.body = ids.Replace(c.body)
 			var sent struct{ ID, Type string }
 			if err := json.Unmarshal([]byte(c.body), &sent); err != nil {
 				t.Fatal(err)
@@ -227,10 +221,10 @@ func TestIssueReproductions(t *testing.T) {
 // checked; credentials take none; retired names are accepted as aliases of their public fields and
 // never answered; integrationId names an integration of the matching type.
 func TestFieldRules(t *testing.T) {
-	ints := &integrations{}
-	apitest.EnginesWith(t, apitest.Options{Integrations: ints}, func(t *testing.T, env *apitest.Env) {
-		teamID, key := env.MustTeam(t, "acme")
-		addIntegrations(ints, teamID)
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		ids := integrations(t, env, key)
+		pd := ids.Replace("$PD")
 		for _, m := range []string{"post", "Put", "POST"} {
 			c := create(t, env, key, `{"name":"n","type":"GENERIC_HTTPS","connectorConfig":{"fields":[{"fieldName":"url","value":"https://x.example"},{"fieldName":"method","value":"`+m+`"}]}}`)
 			if v, _ := c.value("method"); v != m {
@@ -252,15 +246,15 @@ func TestFieldRules(t *testing.T) {
 				400, []string{"connector.connectorConfig.fields[1].fieldName", "twice"}},
 			{`{"name":"n","type":"SLACK","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"nope"}]}}`,
 				400, []string{"connector.connectorConfig.fields[0].value", "integrationId", `"nope"`, "SLACK"}},
-			{`{"name":"n","type":"SLACK","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"pd-integration"}]}}`,
-				400, []string{"connector.connectorConfig.fields[0].value", `"pd-integration"`, "PAGERDUTY", "SLACK"}},
-			{`{"name":"n","type":"MICROSOFT_TEAMS","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"iac-internal"}]}}`,
+			{`{"name":"n","type":"SLACK","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"$PD"}]}}`,
+				400, []string{"connector.connectorConfig.fields[0].value", `"` + pd + `"`, "PAGERDUTY", "SLACK"}},
+			{`{"name":"n","type":"MICROSOFT_TEAMS","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"$SLACK"}]}}`,
 				400, []string{"connector.connectorConfig.fields[0].value", "SLACK", "MS_TEAMS_WORKFLOW or MICROSOFT_TEAMS"}},
-			{`{"name":"n","type":"PAGERDUTY_INCIDENTS","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"pd-integration"}]}}`,
+			{`{"name":"n","type":"PAGERDUTY_INCIDENTS","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"$PD"}]}}`,
 				400, []string{"connector.connectorConfig.fields", "required field service"}},
 		}
 		for _, c := range cases {
-			apitest.ExpectError(t, env.JSON(t, http.MethodPost, latestConn, key, `{"connector":`+c.body+`}`), c.status, c.fragments...)
+			apitest.ExpectError(t, env.JSON(t, http.MethodPost, latestConn, key, `{"connector":`+ids.Replace(c.body)+`}`), c.status, c.fragments...)
 		}
 		// Retired names: stored and answered under the public ones.
 		e := create(t, env, key, `{"name":"e","type":"EMAIL","connectorConfig":{"fields":[{"fieldName":"recipients","value":"[\"a@example.com\"]"}]},`+
@@ -269,7 +263,7 @@ func TestFieldRules(t *testing.T) {
 			!strings.Contains(string(e.ConfigOverrides), `"fieldName":"emailAddresses"`) {
 			t.Fatalf("recipients alias: %+v %s", e.ConnectorConfig, e.ConfigOverrides)
 		}
-		p := create(t, env, key, `{"name":"p","type":"PAGERDUTY_INCIDENTS","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"pd-integration"},{"fieldName":"serviceId","value":"P1"}]}}`)
+		p := create(t, env, key, `{"name":"p","type":"PAGERDUTY_INCIDENTS","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"`+pd+`"},{"fieldName":"serviceId","value":"P1"}]}}`)
 		if v, ok := p.value("service"); !ok || v != "P1" {
 			t.Fatalf("serviceId alias: %+v", p.ConnectorConfig)
 		}
@@ -291,24 +285,6 @@ func TestFieldRules(t *testing.T) {
 			f[1].FieldName != "channel" || f[2].FieldName != "fallbackChannel" || strings.Join(s.SupportedPayloadTypes, ",") != "slack_default,slack_raw" {
 			t.Fatalf("slack schema %+v", s)
 		}
-	})
-}
-
-// TestWithoutIntegrations: a server with no integrations wired refuses integrationId connectors
-// with a 400 that says so (never a 500), and stores nothing; connectors stored with a deprecated
-// webhookUrl still need none.
-func TestWithoutIntegrations(t *testing.T) {
-	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
-		_, key := env.MustTeam(t, "acme")
-		for _, ty := range []string{"SLACK", "MICROSOFT_TEAMS", "EVENTBRIDGE"} {
-			apitest.ExpectError(t, env.JSON(t, http.MethodPost, latestConn, key,
-				`{"connector":{"name":"n","type":"`+ty+`","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"x"}]}}}`),
-				400, "connector.connectorConfig.fields[0].value", "integrationId", "no integrations")
-		}
-		if n := len(apitest.Decode[struct{ Connectors []connectorOut }](t, env.JSON(t, http.MethodGet, latestConn, key, "")).Connectors); n != 0 {
-			t.Fatalf("refused connectors stored: %d", n)
-		}
-		create(t, env, key, slackBody)
 	})
 }
 
@@ -336,33 +312,69 @@ func TestPreviewType(t *testing.T) {
 	})
 }
 
-// TestResolveReadsTheIntegration: a stored connector naming an integration delivers to that
-// integration's URL once Resolve has read it; a deleted integration is db.ErrNotFound, and with no
-// integrations wired Resolve says so.
+// TestResolveReadsTheIntegration: a stored connector naming an outgoing webhook (by its id or its
+// externalId) delivers to that webhook's URL once Resolve has read it; another team's webhook is
+// db.ErrNotFound.
 func TestResolveReadsTheIntegration(t *testing.T) {
-	ints := &integrations{}
-	apitest.EnginesWith(t, apitest.Options{Integrations: ints}, func(t *testing.T, env *apitest.Env) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		teamID, key := env.MustTeam(t, "acme")
-		addIntegrations(ints, teamID)
-		create(t, env, key, `{"id":"s","name":"s","type":"SLACK","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"iac-internal"}]}}`)
-		c, err := connectors.Load(context.Background(), env.DB.Read(), teamID, "s")
-		if err != nil {
-			t.Fatal(err)
+		slack := integrations(t, env, key).Replace("$SLACK")
+		ext := fmt.Sprint(apitest.Decode[struct{ Webhook struct{ ExternalID int64 } }](t, env.JSON(t, http.MethodGet, latestHooks+"/"+slack, key, "")).Webhook.ExternalID)
+		for _, ref := range []string{slack, ext} {
+			create(t, env, key, `{"id":"s`+ref+`","name":"s","type":"SLACK","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"`+ref+`"}]}}`)
+			c, err := connectors.Load(context.Background(), env.DB.Read(), teamID, "s"+ref)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u, _, _ := c.Destination(); u != "" {
+				t.Fatalf("destination before Resolve: %q", u)
+			}
+			if err := c.Resolve(context.Background(), env.DB.Read(), teamID, outgoingwebhooks.Integrations{}); err != nil {
+				t.Fatal(err)
+			}
+			if u, _, ok := c.Destination(); u != "https://hooks.slack.example/services/T0/B0/x" || !ok || c.Integration.ID != slack {
+				t.Fatalf("%s: destination %q, integration %+v", ref, u, c.Integration)
+			}
+			if err := c.Resolve(context.Background(), env.DB.Read(), teamID+1, outgoingwebhooks.Integrations{}); !errors.Is(err, db.ErrNotFound) {
+				t.Fatalf("another team's integration: %v", err)
+			}
 		}
-		if u, _, _ := c.Destination(); u != "" {
-			t.Fatalf("destination before Resolve: %q", u)
+	})
+}
+
+// TestNamedWebhooksStay: an outgoing webhook a connector names, by its id or its externalId, can
+// neither be deleted nor change type (409 naming the connector, and nothing changes); once the
+// connector names another, it can.
+func TestNamedWebhooksStay(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		_, key := env.MustTeam(t, "acme")
+		ids := integrations(t, env, key)
+		slack, teams := ids.Replace("$SLACK"), ids.Replace("$TEAMS")
+		ext := fmt.Sprint(apitest.Decode[struct{ Webhook struct{ ExternalID int64 } }](t, env.JSON(t, http.MethodGet, latestHooks+"/"+teams, key, "")).Webhook.ExternalID)
+		create(t, env, key, `{"id":"paging","name":"Paging","type":"SLACK","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"`+slack+`"}]}}`)
+		create(t, env, key, `{"id":"room","name":"Room","type":"MICROSOFT_TEAMS","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"`+ext+`"}]}}`)
+		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, latestHooks+"/"+slack, key, ""), 409, `connector "Paging"`, "paging")
+		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, latestHooks+"/"+teams, key, ""), 409, `connector "Room"`, "room")
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, latestHooks, key,
+			`{"id":"`+slack+`","data":{"name":"now generic","type":"GENERIC","url":"https://x.example/h"}}`), 409, `connector "Paging"`)
+		if w := apitest.Decode[struct{ Webhook struct{ Type, Name string } }](t, env.JSON(t, http.MethodGet, latestHooks+"/"+slack, key, "")).Webhook; w.Type != "SLACK" || w.Name != "iac-internal" {
+			t.Fatalf("a refused change changed the webhook: %+v", w)
 		}
-		if err := c.Resolve(context.Background(), env.DB.Read(), teamID, ints); err != nil {
-			t.Fatal(err)
+		// The same type, renamed, goes through.
+		if res := env.JSON(t, http.MethodPut, latestHooks, key,
+			`{"id":"`+slack+`","data":{"name":"renamed","type":"SLACK","url":"https://hooks.slack.example/services/T0/B0/y","slack":{}}}`); res.Status != 200 {
+			t.Fatalf("replace keeping the type: %d %s", res.Status, res.Body)
 		}
-		if u, _, ok := c.Destination(); u != "https://hooks.example/iac-internal" || !ok {
-			t.Fatalf("destination %q", u)
+		// Another team's connector naming the same id is not this team's user, and the other
+		// team cannot see the webhook.
+		_, other := env.MustTeam(t, "other")
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, latestConn, other,
+			`{"connector":{"name":"x","type":"SLACK","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"`+slack+`"}]}}}`), 400, "names no integration")
+		if res := env.JSON(t, http.MethodDelete, latestConn+"/paging", key, ""); res.Status != 200 {
+			t.Fatalf("delete connector: %d %s", res.Status, res.Body)
 		}
-		if err := c.Resolve(context.Background(), env.DB.Read(), teamID+1, ints); !errors.Is(err, db.ErrNotFound) {
-			t.Fatalf("another team's integration: %v", err)
-		}
-		if err := c.Resolve(context.Background(), env.DB.Read(), teamID, nil); err == nil || !strings.Contains(err.Error(), "no integrations") {
-			t.Fatalf("without integrations: %v", err)
+		if res := env.JSON(t, http.MethodDelete, latestHooks+"/"+slack, key, ""); res.Status != 200 {
+			t.Fatalf("delete the webhook nothing names: %d %s", res.Status, res.Body)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,8 +59,7 @@ type Integrations interface {
 // integration of the team of a type its field accepts (Field.Integrations). A templated
 // integrationId (configOverrides) is checked when rendered, at delivery.
 //
-// Errors: Invalid naming the field, the id and, for an integration of another type, both types;
-// Invalid saying so when ints is nil (this server has no integrations to name).
+// Errors: Invalid naming the field, the id and, for an integration of another type, both types.
 func checkIntegrations(ctx context.Context, q db.Querier, ints Integrations, teamID int64, c oas.Connector) error {
 	ty, _ := TypeOf(c.Type.Or(""))
 	for i, sent := range c.ConnectorConfig.Or(oas.ConnectorConfig{}).Fields {
@@ -68,10 +68,6 @@ func checkIntegrations(ctx context.Context, q db.Querier, ints Integrations, tea
 			continue
 		}
 		id := sent.Value.Or("")
-		if ints == nil {
-			return apierror.Invalidf("connector.connectorConfig.fields[%d].value: %s names integration %q, and this server has no integrations (outgoing webhooks) to deliver through",
-				i, f.Name, id)
-		}
 		in, err := ints.Integration(ctx, q, teamID, id)
 		if errors.Is(err, db.ErrNotFound) {
 			return apierror.Invalidf("connector.connectorConfig.fields[%d].value: %s %q names no integration (outgoing webhook) of the team; create one of type %s first",
@@ -88,26 +84,59 @@ func checkIntegrations(ctx context.Context, q db.Querier, ints Integrations, tea
 	return nil
 }
 
-// Resolve reads, in q, the integration c's integrationId names (Integration); it does nothing
-// for a connector that names none or whose integrationId is only a template (resolved when
-// rendered).
+// ErrIntegrationType is wrapped by Resolve's error when the integration is of a type the
+// connector's integrationId does not accept (a connector tested with a configuration only).
+var ErrIntegrationType = errors.New("integration of another type")
+
+// Resolve reads, in q, the integration c's integrationId names (Integration) through ints (the
+// team's outgoing webhooks: outgoingwebhooks.Integrations); it does nothing for a connector that
+// names none or whose integrationId is only a template (resolved when rendered).
 //
-// Errors: Invalid when ints is nil; those of ints.Integration (wrapping db.ErrNotFound when the
-// integration was deleted since).
+// Errors: those of ints.Integration, wrapping db.ErrNotFound when the integration was deleted
+// since (or, for a configuration not stored, never existed); one wrapping ErrIntegrationType
+// naming both types when the integration is of a type the field does not accept. Each names the
+// integration's id, never its URL or settings.
 func (c *Connector) Resolve(ctx context.Context, q db.Querier, teamID int64, ints Integrations) error {
 	id := c.Fields["integrationId"]
 	if id == "" {
 		return nil
 	}
-	if ints == nil {
-		return apierror.Invalidf("connector %q names integration %q, and this server has no integrations to deliver through", c.ID, id)
-	}
 	in, err := ints.Integration(ctx, q, teamID, id)
 	if err != nil {
 		return fmt.Errorf("integration %q: %w", id, err)
 	}
+	if ty, ok := TypeOf(c.Type); ok {
+		if f, ok := ty.Field("integrationId"); ok && len(f.Integrations) > 0 && !slices.Contains(f.Integrations, in.Type) {
+			return fmt.Errorf("integration %q is of type %s; %s connectors need one of type %s: %w",
+				id, in.Type, c.Type, strings.Join(f.Integrations, " or "), ErrIntegrationType)
+		}
+	}
 	c.Integration = &in
 	return nil
+}
+
+// WebhookUsers names, in tx, the team's connectors whose integrationId names the outgoing
+// webhook id (by its id or its externalId written in decimal), as `connector "name" (id …)`: such
+// a webhook may be neither deleted nor change type (an outgoingwebhooks.Users). It takes the
+// team's connector lock first (LockTeam), so no connector naming the webhook is written between
+// this answer and the webhook's change. A templated integrationId names no webhook until
+// rendered and is not counted.
+func WebhookUsers(ctx context.Context, tx *db.Tx, teamID int64, id string, externalID int64) ([]string, error) {
+	if err := LockTeam(ctx, tx, teamID); err != nil {
+		return nil, err
+	}
+	ext := strconv.FormatInt(externalID, 10)
+	var out []string
+	err := eachConnector(ctx, tx, teamID, func(c *oas.Connector) error {
+		for _, f := range c.ConnectorConfig.Or(oas.ConnectorConfig{}).Fields {
+			if v := f.Value.Or(""); f.FieldName.Or("") == "integrationId" && (v == id || v == ext) {
+				out = append(out, fmt.Sprintf("connector %q (id %s)", c.Name.Or(""), c.ID.Or("")))
+				break
+			}
+		}
+		return nil
+	})
+	return out, err
 }
 
 // Load returns the team's connector id, read in q (a *db.Tx to hold it until commit with
@@ -246,8 +275,9 @@ func countByType(ctx context.Context, q db.Querier, teamID int64) (map[oas.Conne
 
 // Destination returns where a delivery through c goes, before templates: the URL its requests
 // are sent to (a generic connector's url; a Slack or Teams connector's integration's URL once
-// Resolve has read it, else its deprecated webhookUrl) and, for PagerDuty, the Events API v2
-// routing key; neither for EMAIL (its addresses are a field, its server the operator's). ok is
+// Resolve has read it, else its deprecated webhookUrl; a PAGERDUTY_INCIDENTS connector's
+// integration's URL, empty for PagerDuty's own endpoint) and, for PagerDuty, the Events API v2
+// routing key (a PAGERDUTY_INCIDENTS connector's integration's serviceKey); neither for EMAIL (its addresses are a field, its server the operator's). ok is
 // false for the types mgmtapi does not deliver through (Type.Delivered). Both values are
 // secrets: never log them. A template of the entity type (Overrides) wins over these values;
 // internal/messages renders it.
@@ -262,6 +292,11 @@ func (c Connector) Destination() (url, routingKey string, ok bool) {
 		return c.Fields["webhookUrl"], "", true
 	case oas.ConnectorTypePAGERDUTY:
 		return c.Fields["eventsUrl"], c.Fields["integrationKey"], true
+	case oas.ConnectorTypePAGERDUTYINCIDENTS:
+		if c.Integration != nil {
+			return c.Integration.URL, c.Integration.Settings["serviceKey"], true
+		}
+		return "", "", true
 	case oas.ConnectorTypeEMAIL:
 		return "", "", true
 	}

@@ -265,11 +265,13 @@ var types = []Type{
 		)},
 	},
 	{
-		Type: oas.ConnectorTypePAGERDUTYINCIDENTS, EntityTypes: alertEntities,
+		Type: oas.ConnectorTypePAGERDUTYINCIDENTS, Delivered: true, EntityTypes: alertEntities,
 		Config: []Field{
-			integrationID([]string{"PAGERDUTY"}, notDelivered, "apiToken"),
+			integrationID([]string{"PAGERDUTY"}, " mgmtapi sends PagerDuty Events API v2 events (trigger, acknowledge, resolve under one dedup key) "+
+				"with the webhook's serviceKey as the routing key, to the webhook's URL (else PagerDuty's enqueue endpoint); "+
+				"the service is then the one that key belongs to. Connectors stored with only the deprecated apiToken send nothing.", "apiToken"),
 			{Name: "service", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Required: true,
-				Description: "The id of the PagerDuty service incidents are opened on, e.g. PXXXXXX."},
+				Description: "The id of the PagerDuty service incidents are opened on, e.g. PXXXXXX (stored and answered; the Events API chooses the service by the integration's key)."},
 			{Name: "apiToken", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Sensitive: true, Deprecated: true,
 				Description: "A PagerDuty REST API token." + deprecated},
 			{Name: "fromEmail", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Deprecated: true,
@@ -277,7 +279,8 @@ var types = []Type{
 		},
 		Aliases: map[string]string{"serviceId": "service"},
 		Payloads: []Payload{defaultPayload(oas.ConnectorTypePAGERDUTYINCIDENTS,
-			Field{Name: "urgency", Kind: oas.ConnectorFieldTypeSTRING, AllowedValues: []string{"high", "low"}, Description: "The incident's urgency."},
+			Field{Name: "urgency", Kind: oas.ConnectorFieldTypeSTRING, AllowedValues: []string{"high", "low"},
+				Description: "The incident's urgency: high sends the event as critical, low as warning (the service's urgency rules map severities back); the alert's priority when not set."},
 		)},
 	},
 	{

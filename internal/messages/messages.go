@@ -96,6 +96,14 @@ func Compose(ctx context.Context, q db.Querier, teamID int64, c connectors.Conne
 		}
 	}
 	m := Message{Type: delivery.ConnectorType(c.Type), URL: url, RoutingKey: key}
+	if c.Type == oas.ConnectorTypePAGERDUTYINCIDENTS {
+		// Sent as Events API v2 events through the PAGERDUTY webhook it names (its serviceKey
+		// routes them), so acknowledge and resolve follow the trigger under one dedup key.
+		m.Type = delivery.PagerDuty
+		if m.URL == "" {
+			m.URL = delivery.DefaultPagerDutyURL
+		}
+	}
 	templates, payload, err := templatesOf(ctx, q, teamID, preset, entitySubType(entity))
 	if err != nil {
 		return Message{}, err
@@ -118,6 +126,14 @@ func Compose(ctx context.Context, q db.Querier, teamID int64, c connectors.Conne
 		err = genericFields(&m, c, rendered, entity)
 	case oas.ConnectorTypePAGERDUTY:
 		m.Fields, err = pagerDutyFields(rendered, entity)
+	case oas.ConnectorTypePAGERDUTYINCIDENTS:
+		switch strings.ToLower(strings.TrimSpace(rendered["urgency"])) {
+		case "high":
+			rendered["severity"] = "critical"
+		case "low":
+			rendered["severity"] = "warning"
+		}
+		m.Fields, err = pagerDutyFields(rendered, entity)
 	case oas.ConnectorTypeMICROSOFTTEAMS:
 		m.Fields = map[string]any{"title": rendered["title"], "text": rendered["description"]}
 		if rendered["title"] == "" && rendered["description"] == "" {
@@ -127,6 +143,23 @@ func Compose(ctx context.Context, q db.Querier, teamID int64, c connectors.Conne
 		m.Fields, err = emailFields(c, rendered, entity)
 	}
 	return m, err
+}
+
+// IntegrationID is the integration connector c delivers through for the entity: its
+// integrationId template for the entity's type rendered (trimmed, and checked against the
+// field's rule), when it has one, else its integrationId ("" for none). Set it as
+// c.Fields["integrationId"] before Connector.Resolve.
+//
+// Errors: the template does not render, or its rendering breaks the field's rule.
+func IntegrationID(c connectors.Connector, entity map[string]any) (string, error) {
+	ty, ok := connectors.TypeOf(c.Type)
+	if !ok {
+		return c.Fields["integrationId"], nil
+	}
+	if _, ok := ty.Field("integrationId"); !ok {
+		return "", nil
+	}
+	return configValue(ty, c, "integrationId", entity)
 }
 
 // emailFields: the addresses (emailAddresses, or the connector's template for the entity type

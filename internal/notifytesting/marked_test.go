@@ -33,7 +33,7 @@ func TestATestNotificationSaysItIsATest(t *testing.T) {
 			t.Errorf("generic body %v", got.Body)
 		}
 
-		slack := mustCreate(t, env, connectorsPath, key, "connector", slackConnector(rcv.URL))
+		slack := mustCreate(t, env, connectorsPath, key, "connector", slackConnector(t, env, key, rcv.URL))
 		succeeded(t, try(t, env, "TestingService_TestExistingConnector", connectorTest, key, `{"connectorId":"`+slack+`"}`))
 		got = rcv.only(t)
 		marked("slack", got)
@@ -52,7 +52,7 @@ func TestATestNotificationSaysItIsATest(t *testing.T) {
 		}
 
 		succeeded(t, try(t, env, "TestingService_TestConnectorConfig", connectorCheck, key,
-			`{"type":"MICROSOFT_TEAMS","fields":[{"fieldName":"webhookUrl","value":"`+rcv.URL+`/teams/hook-secret"}]}`))
+			`{"type":"MICROSOFT_TEAMS","fields":`+teamsFields(t, env, key, rcv.URL+"/teams/hook-secret")+`}`))
 		got = rcv.only(t)
 		marked("teams", got)
 		if card := mustJSON(got.Body); !strings.Contains(card, `"[TEST] `) || !strings.Contains(card, notice) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/messages"
 	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/outgoingwebhooks"
 	"github.com/mgmtapi/mgmtapi/internal/presets"
 )
 
@@ -60,6 +62,13 @@ func (h *TestingHandler) TestConnectorConfig(ctx context.Context, req oas.OptTes
 	teamID := auth.PrincipalFrom(ctx).TeamID
 	c, err := connectors.FromConfig(body.Type.Or(oas.ConnectorTypeCONNECTORTYPEUNSPECIFIED), body.Fields)
 	if err != nil {
+		return nil, err
+	}
+	if err := c.Resolve(ctx, h.db.Read(), teamID, outgoingwebhooks.Integrations{}); db.IsNotFound(err) || errors.Is(err, connectors.ErrIntegrationType) {
+		i := slices.IndexFunc(body.Fields, func(f oas.ConnectorConfigField) bool { return f.FieldName.Or("") == "integrationId" })
+		return nil, apierror.Invalidf("fields[%d].value: integrationId %q must name an outgoing webhook of the team of a type %s connectors deliver through (%s)",
+			i, c.Fields["integrationId"], c.Type, integrationProblem(err))
+	} else if err != nil {
 		return nil, err
 	}
 	entityType := given(body.EntityType, oas.NotificationEntityTypeTESTNOTIFICATIONS)
@@ -253,6 +262,27 @@ func (h *TestingHandler) withDefaultPreset(ctx context.Context, teamID int64, c 
 // address, a timeout, a network error, the receiver's 4xx or 5xx (and its status). It never
 // carries the connector's URL, key nor headers.
 func (h *TestingHandler) send(ctx context.Context, teamID int64, t trial) (*oas.NotificationTestResponse, error) {
+	if t.connector.Integration == nil {
+		// A stored connector delivers through the outgoing webhook its integrationId names, as
+		// routing does (its template for the entity type wins); one deleted since is the test's
+		// failure, not the request's.
+		id, err := messages.IntegrationID(t.connector, t.entity)
+		if err != nil {
+			return failure("the notification does not render: "+err.Error(), 0), nil
+		}
+		if id != "" {
+			t.connector.Fields = maps.Clone(t.connector.Fields)
+			t.connector.Fields["integrationId"] = id
+		}
+		err = t.connector.Resolve(ctx, h.db.Read(), teamID, outgoingwebhooks.Integrations{})
+		if db.IsNotFound(err) || errors.Is(err, connectors.ErrIntegrationType) {
+			return failure(fmt.Sprintf("connector %q names outgoing webhook %q, and %s; nothing was sent",
+				t.connector.ID, t.connector.Fields["integrationId"], integrationProblem(err)), 0), nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	m, err := messages.Compose(ctx, h.db.Read(), teamID, t.connector, t.preset, t.entity)
 	if errors.Is(err, messages.ErrNotDelivered) {
 		return failure(fmt.Sprintf("%s connectors are stored and checked, but mgmtapi does not send notifications through them; it delivers through %s",
@@ -470,4 +500,12 @@ func cut(s string, n int) string {
 		return string(r)
 	}
 	return string(r[:n-3]) + "..."
+}
+
+// integrationProblem says what Resolve's err (not found, or of another type) found wrong.
+func integrationProblem(err error) string {
+	if errors.Is(err, connectors.ErrIntegrationType) {
+		return err.Error()
+	}
+	return "the team has no such webhook"
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
+	"github.com/mgmtapi/mgmtapi/internal/db"
 )
 
 const (
@@ -146,8 +147,30 @@ func mustCreate(t *testing.T, env *apitest.Env, path, key, wrapper, doc string) 
 	return out[wrapper].ID
 }
 
-func slackConnector(url string) string {
-	return `{"name":"Ops","type":"SLACK","connectorConfig":{"fields":[{"fieldName":"webhookUrl","value":"` + url + `/services/hook-secret"}]}}`
+// webhook creates an outgoing webhook of the team through the public API and returns its id.
+func webhook(t *testing.T, env *apitest.Env, key, typ, url string) string {
+	t.Helper()
+	settings := map[string]string{"SLACK": `"slack":{}`, "MS_TEAMS_WORKFLOW": `"msTeamsWorkflow":{}`, "PAGERDUTY": `"pagerDuty":{"serviceKey":"k"}`}[typ]
+	res := env.JSON(t, http.MethodPost, "/mgmt/openapi/latest/integrations/webhooks/v1", key,
+		`{"data":{"name":"`+typ+`","type":"`+typ+`","url":"`+url+`",`+settings+`}}`)
+	id := apitest.Decode[struct{ ID string }](t, res).ID
+	if res.Status != http.StatusOK || id == "" {
+		t.Fatalf("create webhook %s: %d %s", typ, res.Status, res.Body)
+	}
+	return id
+}
+
+// slackConnector is a SLACK connector in the public fields, naming a new SLACK outgoing webhook
+// that posts to url/services/hook-secret.
+func slackConnector(t *testing.T, env *apitest.Env, key, url string) string {
+	return `{"name":"Ops","type":"SLACK","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"` +
+		webhook(t, env, key, "SLACK", url+"/services/hook-secret") + `"},{"fieldName":"channel","value":"#ops"}]}}`
+}
+
+// teamsFields are a MICROSOFT_TEAMS configuration's fields, naming a new MS_TEAMS_WORKFLOW
+// outgoing webhook that posts to url.
+func teamsFields(t *testing.T, env *apitest.Env, key, url string) string {
+	return `[{"fieldName":"integrationId","value":"` + webhook(t, env, key, "MS_TEAMS_WORKFLOW", url) + `"}]`
 }
 
 func pagerDutyConnector(url string) string {
@@ -171,7 +194,7 @@ func TestEachOperationDelivers(t *testing.T) {
 		rcv := newReceiver(t, http.StatusOK)
 
 		// connectors:test, Slack: the TEST_NOTIFICATIONS sample with the built-in templates.
-		slack := mustCreate(t, env, connectorsPath, key, "connector", slackConnector(rcv.URL))
+		slack := mustCreate(t, env, connectorsPath, key, "connector", slackConnector(t, env, key, rcv.URL))
 		meta := succeeded(t, try(t, env, "TestingService_TestExistingConnector", connectorTest, key, `{"connectorId":"`+slack+`"}`))
 		if meta["statusCode"] != "200" || meta["connectorType"] != "SLACK" || meta["entityType"] != "TEST_NOTIFICATIONS" {
 			t.Errorf("metadata %v", meta)
@@ -206,7 +229,7 @@ func TestEachOperationDelivers(t *testing.T) {
 
 		// connectors:testConfig, Teams: a configuration not stored, an Adaptive Card.
 		meta = succeeded(t, try(t, env, "TestingService_TestConnectorConfig", connectorCheck, key,
-			`{"type":"MICROSOFT_TEAMS","entityType":"CASES","fields":[{"fieldName":"webhookUrl","value":"`+rcv.URL+`/teams/hook-secret"}]}`))
+			`{"type":"MICROSOFT_TEAMS","entityType":"CASES","fields":`+teamsFields(t, env, key, rcv.URL+"/teams/hook-secret")+`}`))
 		if meta["connectorType"] != "MICROSOFT_TEAMS" || meta["entityType"] != "CASES" {
 			t.Errorf("metadata %v", meta)
 		}
@@ -279,7 +302,7 @@ func TestFailuresAreReadable(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
 		broken := newReceiver(t, http.StatusInternalServerError)
-		slack := mustCreate(t, env, connectorsPath, key, "connector", slackConnector(broken.URL))
+		slack := mustCreate(t, env, connectorsPath, key, "connector", slackConnector(t, env, key, broken.URL))
 		host := strings.TrimPrefix(broken.URL, "http://")
 		failed(t, try(t, env, "TestingService_TestExistingConnector", connectorTest, key, `{"connectorId":"`+slack+`"}`),
 			500, host+" answered 500 Internal Server Error", "from the receiver")
@@ -296,14 +319,14 @@ func TestFailuresAreReadable(t *testing.T) {
 
 		refusing := newReceiver(t, http.StatusForbidden)
 		failed(t, try(t, env, "TestingService_TestConnectorConfig", connectorCheck, key,
-			`{"type":"SLACK","fields":[{"fieldName":"webhookUrl","value":"`+refusing.URL+`/hook-secret"}]}`), 403, "answered 403 Forbidden")
+			`{"type":"SLACK","fields":[{"fieldName":"integrationId","value":"`+webhook(t, env, key, "SLACK", refusing.URL+"/hook-secret")+`"}]}`), 403, "answered 403 Forbidden")
 
 		// a receiver that is gone: the connection is refused
 		gone := newReceiver(t, http.StatusOK)
 		goneURL := gone.URL
 		gone.Close()
 		failed(t, try(t, env, "TestingService_TestConnectorConfig", connectorCheck, key,
-			`{"type":"SLACK","fields":[{"fieldName":"webhookUrl","value":"`+goneURL+`/hook-secret"}]}`), 0, strings.TrimPrefix(goneURL, "http://"), "refused")
+			`{"type":"SLACK","fields":[{"fieldName":"integrationId","value":"`+webhook(t, env, key, "SLACK", goneURL+"/hook-secret")+`"}]}`), 0, strings.TrimPrefix(goneURL, "http://"), "refused")
 
 		ok := newReceiver(t, http.StatusOK)
 		hook := mustCreate(t, env, connectorsPath, key, "connector", genericConnector(ok.URL))
@@ -321,6 +344,24 @@ func TestFailuresAreReadable(t *testing.T) {
 			`{"type":"EMAIL","fields":[{"fieldName":"emailAddresses","value":"[\"ops@example.com\"]"}]}`), 0,
 			"email: no SMTP server is configured (--smtp-url)")
 
+		// a connector whose outgoing webhook is gone (removed behind the API's back: the API
+		// refuses to delete a webhook in use): a failure naming the connector and the webhook
+		lost := newReceiver(t, http.StatusOK)
+		lostHook := webhook(t, env, key, "SLACK", lost.URL+"/hook-secret")
+		orphan := mustCreate(t, env, connectorsPath, key, "connector",
+			`{"name":"Orphan","type":"SLACK","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"`+lostHook+`"}]}}`)
+		if err := env.DB.InTx(context.Background(), func(tx *db.Tx) error {
+			_, err := tx.ExecContext(context.Background(), `DELETE FROM outgoing_webhooks WHERE id = $1`, lostHook)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		failed(t, try(t, env, "TestingService_TestExistingConnector", connectorTest, key, `{"connectorId":"`+orphan+`"}`),
+			0, orphan, lostHook, "no such webhook", "nothing was sent")
+		if lost.count() != 0 {
+			t.Errorf("a connector whose webhook is gone sent %d requests", lost.count())
+		}
+
 		// types mgmtapi stores but does not deliver through
 		sn := mustCreate(t, env, connectorsPath, key, "connector", `{"name":"SN","type":"SERVICE_NOW","connectorConfig":{"fields":[`+
 			`{"fieldName":"instanceUrl","value":"https://example.service-now.com"},{"fieldName":"username","value":"u"},{"fieldName":"password","value":"p"}]}}`)
@@ -334,7 +375,7 @@ func TestPrivateAddressesRefused(t *testing.T) {
 	apitest.EnginesWith(t, apitest.Options{PublicDeliveriesOnly: true}, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
 		rcv := newReceiver(t, http.StatusOK)
-		slack := mustCreate(t, env, connectorsPath, key, "connector", slackConnector(rcv.URL))
+		slack := mustCreate(t, env, connectorsPath, key, "connector", slackConnector(t, env, key, rcv.URL))
 		failed(t, try(t, env, "TestingService_TestExistingConnector", connectorTest, key, `{"connectorId":"`+slack+`"}`),
 			0, "127.0.0.1 is loopback", "--notify-allow-private")
 		failed(t, try(t, env, "TestingService_TestConnectorConfig", connectorCheck, key,
@@ -352,8 +393,10 @@ func TestBadRequestsAndUnknownIDs(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
 		rcv := newReceiver(t, http.StatusOK)
-		slack := mustCreate(t, env, connectorsPath, key, "connector", slackConnector(rcv.URL))
+		slack := mustCreate(t, env, connectorsPath, key, "connector", slackConnector(t, env, key, rcv.URL))
 		pd := mustCreate(t, env, connectorsPath, key, "connector", pagerDutyConnector(rcv.URL))
+		slackHook := webhook(t, env, key, "SLACK", rcv.URL+"/services/hook-secret")
+		pdHook := webhook(t, env, key, "PAGERDUTY", rcv.URL+"/v2/enqueue")
 		for _, tc := range []struct {
 			path, body string
 			status     int
@@ -371,7 +414,11 @@ func TestBadRequestsAndUnknownIDs(t *testing.T) {
 			{connectorCheck, `{"type":"SLACK","fields":[{"fieldName":"webhookUrl","value":"********"}]}`, 400, []string{"fields[0].value", "send the value itself"}},
 			{connectorCheck, `{"type":"SLACK","fields":[{"fieldName":"nope","value":"x"}]}`, 400, []string{"fields[0].fieldName", "nope"}},
 			{connectorCheck, `{"type":"NOPE"}`, 400, []string{"type"}},
-			{connectorCheck, `{"type":"SLACK","entityType":"OLLY_SCHEDULED_TASKS","fields":[{"fieldName":"webhookUrl","value":"http://x.example"}]}`, 400, []string{"entityType"}},
+			{connectorCheck, `{"type":"SLACK","entityType":"OLLY_SCHEDULED_TASKS","fields":[{"fieldName":"integrationId","value":"` + slackHook + `"}]}`, 400, []string{"entityType"}},
+			{connectorCheck, `{"type":"SLACK","fields":[{"fieldName":"channel","value":"#ops"},{"fieldName":"integrationId","value":"nope"}]}`, 400,
+				[]string{"fields[1].value", `integrationId "nope"`, "no such webhook"}},
+			{connectorCheck, `{"type":"SLACK","fields":[{"fieldName":"integrationId","value":"` + pdHook + `"}]}`, 400,
+				[]string{"fields[0].value", "of type PAGERDUTY", "SLACK connectors need one of type SLACK"}},
 			{presetTest, `{"connectorId":"` + slack + `","presetId":"nope"}`, 404, []string{"presetId", "nope"}},
 			{presetTest, `{"connectorId":"` + slack + `","presetId":"preset_system_pagerduty_alerts_basic"}`, 400, []string{"presetId", "PAGERDUTY", "SLACK"}},
 			{presetTest, `{"connectorId":"` + slack + `","entitySubType":""}`, 400, []string{"entitySubType"}},
@@ -415,10 +462,10 @@ func TestTeamsAndPermissions(t *testing.T) {
 		_, key := env.MustTeam(t, "acme")
 		_, other := env.MustTeam(t, "other")
 		rcv := newReceiver(t, http.StatusOK)
-		slack := mustCreate(t, env, connectorsPath, key, "connector", slackConnector(rcv.URL))
+		slack := mustCreate(t, env, connectorsPath, key, "connector", slackConnector(t, env, key, rcv.URL))
 		preset := mustCreate(t, env, presetsPath, key, "preset", `{"name":"Mine","connectorType":"SLACK","entityType":"ALERTS",`+
 			`"configOverrides":[{"messageConfig":{"fields":[{"fieldName":"title","template":"mine"}]}}]}`)
-		otherSlack := mustCreate(t, env, connectorsPath, other, "connector", slackConnector(rcv.URL))
+		otherSlack := mustCreate(t, env, connectorsPath, other, "connector", slackConnector(t, env, other, rcv.URL))
 
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, connectorTest, other, `{"connectorId":"`+slack+`"}`), 404, "connectorId")
 		apitest.ExpectError(t, env.JSON(t, http.MethodPost, presetTest, other, `{"connectorId":"`+otherSlack+`","presetId":"`+preset+`"}`), 404, "presetId")
@@ -435,7 +482,7 @@ func TestTeamsAndPermissions(t *testing.T) {
 
 		ops := []struct{ path, body, perm string }{
 			{connectorTest, `{"connectorId":"` + slack + `"}`, "notification-center-connectors:ReadConfig"},
-			{connectorCheck, `{"type":"SLACK","fields":[{"fieldName":"webhookUrl","value":"` + rcv.URL + `/x"}]}`, "notification-center-connectors:ReadConfig"},
+			{connectorCheck, `{"type":"SLACK","fields":[{"fieldName":"integrationId","value":"` + webhook(t, env, key, "SLACK", rcv.URL+"/x") + `"}]}`, "notification-center-connectors:ReadConfig"},
 			{presetTest, `{"connectorId":"` + slack + `","presetId":"` + preset + `"}`, "notification-center-presets:ReadConfig"},
 			{presetCheck, `{"connectorId":"` + slack + `"}`, "notification-center-presets:ReadConfig"},
 			{destTest, `{"connectorId":"` + slack + `"}`, "notification-center-routers:ReadConfig"},

@@ -20,7 +20,7 @@ func TestAlertDefinitionsChooseTheirConnectors(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		key := env.RootKey
 		hook := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": "http://127.0.0.1:9/hook"})
-		slack := connectorWith(t, env, key, "SLACK", map[string]string{"webhookUrl": "http://127.0.0.1:9/slack"})
+		slack := connectorWith(t, env, key, "SLACK", map[string]string{"integrationId": hookTo(t, env, key, "SLACK", "http://127.0.0.1:9/slack")})
 		pd := connectorWith(t, env, key, "PAGERDUTY", map[string]string{"integrationKey": "k", "eventsUrl": "http://127.0.0.1:9/pd"})
 		names := map[string]string{hook: "hook", slack: "slack", pd: "pd"}
 		create(t, env, key, `{"name":"Global","entityType":"ALERTS","rules":[{"condition":"true","targets":[{"connectorId":"`+pd+`"}]}]}`)

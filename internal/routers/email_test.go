@@ -13,7 +13,7 @@ import (
 )
 
 // TestAlertIsEmailedToTheConnectorsRecipients: an incident routed to an EMAIL connector is one
-// message to its recipients through the SMTP server, with the rendered title as its subject and
+// message to its addresses through the SMTP server, with the rendered title as its subject and
 // the description as its body; the record ends sent. The worker has the default outbound policy
 // (public addresses only): the SMTP server, on loopback, is the operator's and not subject to it.
 // The same routing with no SMTP server
@@ -23,7 +23,7 @@ func TestAlertIsEmailedToTheConnectorsRecipients(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		key := env.RootKey
 		before := len(server.Messages(t))
-		mail := connectorWith(t, env, key, "EMAIL", map[string]string{"recipients": `["Ops <ops@example.com>","dba@example.com"]`})
+		mail := connectorWith(t, env, key, "EMAIL", map[string]string{"emailAddresses": `["Ops <ops@example.com>","dba@example.com"]`})
 		create(t, env, key, `{"name":"mail","entityType":"ALERTS","rules":[{"condition":"true","targets":[{"connectorId":"`+mail+`"}]}]}`)
 		// One start for the firing and the resolution: the resolution names the same alert.
 		startsAt := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)

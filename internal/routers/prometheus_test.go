@@ -87,9 +87,9 @@ func TestPrometheusAlertPagesEveryConnectorType(t *testing.T) {
 		rc := newRecorder(t)
 		key := env.RootKey
 		ids := map[string]string{
-			"/slack": connectorWith(t, env, key, "SLACK", map[string]string{"webhookUrl": rc.URL + "/slack"}),
+			"/slack": connectorWith(t, env, key, "SLACK", map[string]string{"integrationId": hookTo(t, env, key, "SLACK", rc.URL+"/slack")}),
 			"/pd":    connectorWith(t, env, key, "PAGERDUTY", map[string]string{"integrationKey": "routing-key-e2e", "eventsUrl": rc.URL + "/pd"}),
-			"/teams": connectorWith(t, env, key, "MICROSOFT_TEAMS", map[string]string{"webhookUrl": rc.URL + "/teams"}),
+			"/teams": connectorWith(t, env, key, "MICROSOFT_TEAMS", map[string]string{"integrationId": hookTo(t, env, key, "MS_TEAMS_WORKFLOW", rc.URL+"/teams")}),
 			"/hook":  connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": rc.URL + "/hook"}),
 		}
 		var targets []string

@@ -17,6 +17,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/messages"
 	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/outgoingwebhooks"
 )
 
 // Sink returns the event sink that routes the incidents' and cases' events (db.Tx.Emit) to the
@@ -308,6 +309,24 @@ func enqueue(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Event, r 
 	}
 	if ty, ok := connectors.TypeOf(c.Type); !ok || !ty.Delivered {
 		return nil // stored and checked, not sent through: the type's summary says so
+	}
+	id, err := messages.IntegrationID(c, entity)
+	if err != nil {
+		logger.Warn("notification target's integrationId does not render; nothing is sent",
+			"router", r.ID.Or(""), "connector", c.ID, "error", err.Error())
+		return nil
+	}
+	if id != "" {
+		c.Fields["integrationId"] = id // its template for the entity type wins, as for every field
+	}
+	if err := c.Resolve(ctx, tx, e.TeamID, outgoingwebhooks.Integrations{}); db.IsNotFound(err) || errors.Is(err, connectors.ErrIntegrationType) {
+		// The outgoing webhook the connector names was deleted since (or changed type, which a
+		// webhook in use cannot): nothing to send to, and the write that caused the event stands.
+		logger.Warn("notification target's integration is gone or of another type; nothing is sent",
+			"router", r.ID.Or(""), "connector", c.ID, "integration", c.Fields["integrationId"])
+		return nil
+	} else if err != nil {
+		return err
 	}
 	preset, err := messages.Preset(ctx, tx, e.TeamID, t.PresetId.Or(""), c.Type, oas.NotificationEntityType(e.EntityType))
 	if err != nil && !db.IsNotFound(err) {

@@ -111,7 +111,7 @@ func TestEventsAreRoutedToTheOutbox(t *testing.T) {
 		key := env.RootKey
 		pd := connectorWith(t, env, key, "PAGERDUTY", map[string]string{"integrationKey": "routing-key-1", "eventsUrl": receiver.URL + "/pd"})
 		hook := connectorWith(t, env, key, "GENERIC_HTTPS", map[string]string{"url": receiver.URL + "/hook"})
-		slack := connectorWith(t, env, key, "SLACK", map[string]string{"webhookUrl": receiver.URL + "/slack"})
+		slack := connectorWith(t, env, key, "SLACK", map[string]string{"integrationId": hookTo(t, env, key, "SLACK", receiver.URL+"/slack")})
 		names := map[string]string{pd: "pd", hook: "hook", slack: "slack"}
 		create(t, env, key, `{"name":"Paging","entityType":"ALERTS","entityLabels":{"environment":"production","service":"*"},
 			"rules":[{"name":"P1","condition":"alertDef.priority == 'P1'","targets":[{"connectorId":"`+pd+`"}]}],

@@ -80,7 +80,7 @@ func create(t *testing.T, env *apitest.Env, key, body string) routerOut {
 func TestRouterLifecycle(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
-		slack := connector(t, env, key, "SLACK", "webhookUrl", "https://hooks.slack.com/services/x")
+		slack := connector(t, env, key, "SLACK", "integrationId", hookTo(t, env, key, "SLACK", "https://hooks.slack.com/services/x"))
 		custom := preset(t, env, key, "SLACK")
 		r := create(t, env, key, router(slack, custom))
 		if r.ID == "" || r.Name != "Paging" || r.Description == nil || *r.Description != "d" || r.Disabled == nil || *r.Disabled ||
@@ -157,9 +157,9 @@ func TestTargetsMustExistAndMatch(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		_, key := env.MustTeam(t, "acme")
 		_, other := env.MustTeam(t, "other")
-		slack := connector(t, env, key, "SLACK", "webhookUrl", "https://hooks.slack.com/services/x")
+		slack := connector(t, env, key, "SLACK", "integrationId", hookTo(t, env, key, "SLACK", "https://hooks.slack.com/services/x"))
 		pd := connector(t, env, key, "PAGERDUTY", "integrationKey", "k")
-		foreign := connector(t, env, other, "SLACK", "webhookUrl", "https://hooks.slack.com/services/y")
+		foreign := connector(t, env, other, "SLACK", "integrationId", hookTo(t, env, other, "SLACK", "https://hooks.slack.com/services/y"))
 		pdPreset := preset(t, env, key, "PAGERDUTY")
 		cases := []struct {
 			body      string
@@ -198,7 +198,7 @@ func TestTargetsMustExistAndMatch(t *testing.T) {
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, base+"presets:replaceCustom", key,
 			`{"preset":{"id":"`+pdPreset+`","name":"p","connectorType":"SLACK"}}`), 409, "preset.connectorType", "cannot change connector type")
 		apitest.ExpectError(t, env.JSON(t, http.MethodPut, connPath, key,
-			`{"connector":{"id":"`+pd+`","name":"c","type":"MICROSOFT_TEAMS","connectorConfig":{"fields":[{"fieldName":"webhookUrl","value":"https://t.example/h"}]}}}`),
+			`{"connector":{"id":"`+pd+`","name":"c","type":"MICROSOFT_TEAMS","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"`+hookTo(t, env, key, "MS_TEAMS_WORKFLOW", "https://t.example/h")+`"}]}}}`),
 			409, "connector.type", "cannot change type")
 		// Other teams see nothing and cannot touch it.
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, routersPath+"/"+r.ID, other, ""), 404, r.ID)

@@ -122,7 +122,7 @@ func TestConnectorSecrets(t *testing.T) {
 
 // mailConnector and pagingRouter are a connector without secrets and a router sending to it.
 const (
-	mailConnector = `- {id: mail, name: mail, type: EMAIL, connectorConfig: {fields: [{fieldName: recipients, value: '["a@example.com"]'}]}}
+	mailConnector = `- {id: mail, name: mail, type: EMAIL, connectorConfig: {fields: [{fieldName: emailAddresses, value: '["a@example.com"]'}]}}
 `
 	pagingRouter = `- {id: paging, name: Paging, rules: [{condition: "true", targets: [{connectorId: mail}]}]}
 `

@@ -147,8 +147,8 @@ func fillTeam(t *testing.T, env *apitest.Env, key string) {
 		Body: mustCreate(t, env, key, http.MethodPost, customPresets, `{"preset":{"name":"mail","connectorType":"EMAIL","entityType":"ALERTS"}}`)})
 	mailbox := apitest.Decode[struct{ Connector struct{ ID string } }](t, apitest.Response{Status: 200,
 		Body: mustCreate(t, env, key, http.MethodPost, connectorsPath, `{"connector":{"name":"on call","description":"d","type":"EMAIL",`+
-			`"connectorConfig":{"fields":[{"fieldName":"recipients","value":"[\"oncall@example.com\"]"}]},`+
-			`"configOverrides":[{"entityType":"ALERTS","fields":[{"fieldName":"recipients","template":"{{ alert.labels.owner }}"}]}]}}`)})
+			`"connectorConfig":{"fields":[{"fieldName":"emailAddresses","value":"[\"oncall@example.com\"]"}]},`+
+			`"configOverrides":[{"entityType":"ALERTS","fields":[{"fieldName":"emailAddresses","template":"{{ alert.labels.owner }}"}]}]}}`)})
 	mustCreate(t, env, key, http.MethodPost, routersPath, `{"router":{"name":"Paging","entityLabels":{"environment":"production"},`+
 		`"rules":[{"name":"P1","condition":"alertDef.priority == 'P1'","targets":[{"connectorId":"`+mailbox.Connector.ID+`","presetId":"`+mail.Preset.ID+`"}]}],`+
 		`"fallbackTargets":[{"entityType":"ALERTS","target":{"connectorId":"`+mailbox.Connector.ID+`"}}]}}`)
@@ -452,13 +452,13 @@ notificationPresets:
 `, 400, []string{`routers[0] ("lost"): router.rules[0].targets[0].connectorId: no connector "nowhere"`}},
 			{"mask of a new connector", `routers: []
 connectors:
-- {id: fresh, name: hook, type: SLACK, connectorConfig: {fields: [{fieldName: webhookUrl, value: "********"}]}}
-`, 400, []string{`connectors[0] ("hook"): connector.connectorConfig.fields[0].value:`, "webhookUrl", "send the value itself"}},
+- {id: fresh, name: hook, type: SERVICE_NOW, connectorConfig: {fields: [{fieldName: password, value: "********"}, {fieldName: instanceUrl, value: "https://x.service-now.com"}, {fieldName: username, value: u}]}}
+`, 400, []string{`connectors[0] ("hook"): connector.connectorConfig.fields[0].value:`, "password", "send the value itself"}},
 			{"connector field", `connectors:
 - {name: mail, type: EMAIL, connectorConfig: {fields: [{fieldName: to, value: x}]}}
 `, 400, []string{`connectors[0] ("mail"): connector.connectorConfig.fields[0].fieldName: "to" is not a field of EMAIL connectors`}},
 			{"connector id", `connectors:
-- {id: "on call", name: mail, type: EMAIL, connectorConfig: {fields: [{fieldName: recipients, value: '["a@example.com"]'}]}}
+- {id: "on call", name: mail, type: EMAIL, connectorConfig: {fields: [{fieldName: emailAddresses, value: '["a@example.com"]'}]}}
 `, 400, []string{`connectors[0] ("mail"): id: "on call" is not a notification-center id`}},
 			{"router id", `routers:
 - {id: "-paging", name: Paging}

@@ -9,6 +9,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/outgoingwebhooks"
 	"github.com/mgmtapi/mgmtapi/internal/presets"
 	"github.com/mgmtapi/mgmtapi/internal/routers"
 	"github.com/mgmtapi/mgmtapi/internal/slos"
@@ -68,6 +69,13 @@ func checkRefs(ctx context.Context, tx *db.Tx, teamID int64, path, id string, p 
 			}
 			if !ok {
 				return apierror.Invalidf("%s: no SLO %q; it names one of the team's SLOs", at, r.id)
+			}
+		case refWebhook:
+			if _, err := outgoingwebhooks.LoadDestination(ctx, tx, teamID, r.id); err != nil {
+				if _, ok := apierror.As(err); ok {
+					return apierror.Invalidf("%s: no outgoing webhook of externalId %s; a webhook setting names one of the team's outgoing webhooks", at, r.id)
+				}
+				return err
 			}
 		case refAlertDef:
 			if canonicalID(r.id) == id {

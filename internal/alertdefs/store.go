@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
+	"github.com/mgmtapi/mgmtapi/internal/connectors"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
@@ -25,6 +27,7 @@ const (
 	refRouter    = "router"
 	refSlo       = "slo"
 	refAlertDef  = "alertdef"
+	refWebhook   = "webhook" // an outgoing webhook, by its externalId in decimal
 )
 
 // stored is a definition as stored: the answer's document and what is kept beside it.
@@ -134,6 +137,13 @@ func refsOf(p *oas.AlertDefProperties) []ref {
 		}
 		if r, ok := g.Router.Get(); ok {
 			add(refRouter, r.ID.Or(""), path+".router.id")
+		}
+		for i, w := range g.Webhooks {
+			if in, ok := w.Integration.Get(); ok {
+				if ext, ok := in.IntegrationId.Get(); ok {
+					add(refWebhook, strconv.FormatInt(ext, 10), fmt.Sprintf("%s.webhooks[%d].integration.integrationId", path, i))
+				}
+			}
 		}
 	}
 	if g, ok := p.NotificationGroup.Get(); ok {
@@ -271,6 +281,18 @@ func ConnectorUsers(ctx context.Context, tx *db.Tx, teamID int64, connectorID st
 // (a presets.Users).
 func PresetUsers(ctx context.Context, tx *db.Tx, teamID int64, presetID string) ([]string, error) {
 	return usersOf(ctx, tx, teamID, refPreset, presetID, nil)
+}
+
+// WebhookUsers names the team's alert definitions whose notification webhooks name the outgoing
+// webhook (by its externalId, as definitions do): such a webhook may be neither deleted nor change
+// type (an outgoingwebhooks.Users). It takes the team's connector lock, which definition writers
+// take before they check what they name, so none names the webhook between this answer and the
+// webhook's change.
+func WebhookUsers(ctx context.Context, tx *db.Tx, teamID int64, _ string, externalID int64) ([]string, error) {
+	if err := connectors.LockTeam(ctx, tx, teamID); err != nil {
+		return nil, err
+	}
+	return usersOf(ctx, tx, teamID, refWebhook, strconv.FormatInt(externalID, 10), nil)
 }
 
 // SloUsers names the team's SLO threshold alert definitions on the SLO.

@@ -194,7 +194,7 @@ func New(opts Options) (*API, error) {
 		wholeTeam:        newWholeTeamTurns(),
 	}
 	h.SchedulerRuleHandler = alertschedules.NewHandler(opts.DB)
-	h.WebhookHandler = outgoingwebhooks.NewHandler(opts.DB, delivery.NewSender(opts.Delivery), connectors.WebhookUsers)
+	h.WebhookHandler = outgoingwebhooks.NewHandler(opts.DB, delivery.NewSender(opts.Delivery), connectors.WebhookUsers, alertdefs.WebhookUsers)
 	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog)...)
 	if err != nil {
 		return nil, err

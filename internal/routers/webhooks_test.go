@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -195,15 +196,19 @@ func TestAlertDefinitionWebhooksDeliverInTheirFormats(t *testing.T) {
 		slack := outgoingWebhook(t, env, key, `{"name":"s","type":"SLACK","url":"`+rc.URL+`/slack","slack":{}}`)
 		pd := outgoingWebhook(t, env, key, `{"name":"p","type":"PAGERDUTY","url":"`+rc.URL+`/v2/enqueue","pagerDuty":{"serviceKey":"PDKEY"}}`)
 		og := outgoingWebhook(t, env, key, `{"name":"o","type":"OPSGENIE","url":"`+rc.URL+`/v2/alerts?apiKey=GKEY","opsgenie":{}}`)
+		gone := outgoingWebhook(t, env, key, `{"name":"gone","type":"SLACK","url":"`+rc.URL+`/gone","slack":{}}`)
 		both := `"notifyOn":"NOTIFY_ON_TRIGGERED_AND_RESOLVED"`
 		def := definitionWithWebhooks(t, env, key, "CPU", fmt.Sprintf(`[
 			{"integration":{"integrationId":%d},%s},
 			{"integration":{"integrationId":%d},"notifyOn":"NOTIFY_ON_TRIGGERED_ONLY_UNSPECIFIED"},
 			{"integration":{"integrationId":%d},%s},
 			{"integration":{"integrationId":%d},%s},
-			{"integration":{"integrationId":999},%s},
+			{"integration":{"integrationId":%d},%s},
 			{"integration":{"recipients":{"emails":["ops@example.com","dba@example.com"]}},%s}]`,
-			generic, both, slack, pd, both, og, both, both, both))
+			generic, both, slack, pd, both, og, both, gone, both, both))
+		// A webhook a definition names cannot be deleted (409); a database of an earlier version
+		// may still hold a definition naming one that is gone.
+		apitest.MustExec(t, env.DB, `DELETE FROM outgoing_webhooks WHERE external_id = $1`, gone)
 		before := len(mail.Messages(t))
 		// the routing as the server wires it, logging where the test reads it
 		var logs syncBuffer
@@ -220,7 +225,7 @@ func TestAlertDefinitionWebhooksDeliverInTheirFormats(t *testing.T) {
 		if n != 4 {
 			t.Fatalf("the firing: %d requests, want 4: %v", n, got)
 		}
-		if l := logs.String(); !strings.Contains(l, "level=WARN msg=\"alert definition's webhook is gone; nothing is sent through it\" alert_def_id="+def+" webhook=999") {
+		if l := logs.String(); !strings.Contains(l, "level=WARN msg=\"alert definition's webhook is gone; nothing is sent through it\" alert_def_id="+def+" webhook="+strconv.FormatInt(gone, 10)) {
 			t.Errorf("the missing webhook is not logged: %s", l)
 		}
 		g := got["/generic"]
@@ -398,6 +403,31 @@ func TestAlertDefinitionWebhookRetriggersAndFailures(t *testing.T) {
 		if failed == nil || failed.Status != http.StatusBadRequest || failed.Attempts != 1 ||
 			!strings.Contains(failed.Error, "answered 400") || !strings.Contains(failed.Error, "127.0.0.1") {
 			t.Errorf("the webhook answering 400: %+v", last)
+		}
+	})
+}
+
+// TestDefinitionsNameExistingWebhooks: a definition's webhook setting names one of the team's
+// outgoing webhooks (400 naming the path otherwise, nothing stored); the webhook it names can be
+// neither deleted nor retyped (409 naming the definition) until the definition lets it go.
+func TestDefinitionsNameExistingWebhooks(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		key := env.RootKey
+		hook := outgoingWebhook(t, env, key, `{"name":"s","type":"SLACK","url":"https://hooks.slack.com/services/x","slack":{}}`)
+		res := env.JSON(t, http.MethodPost, "/mgmt/openapi/latest/alerts/alerts/v3", key, `{"alertDefProperties":{"name":"Nowhere",
+			"metricThreshold":{"metricFilter":{"promql":"up"},"rules":[{"condition":{"threshold":1}}]},
+			"notificationGroup":{"webhooks":[{"integration":{"integrationId":`+strconv.FormatInt(hook+1000, 10)+`}}]}}}`)
+		apitest.ExpectError(t, res, 400, "alertDefProperties.notificationGroup.webhooks[0].integration.integrationId", strconv.FormatInt(hook+1000, 10))
+		def := definitionWithWebhooks(t, env, key, "CPU", fmt.Sprintf(`[{"integration":{"integrationId":%d}}]`, hook))
+		ext := strconv.FormatInt(hook, 10)
+		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, webhooksPath+"/"+ext, key, ""), 409, `alert definition "CPU" (id `+def+`)`)
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, webhooksPath, key, `{"id":"`+ext+`","data":{"name":"s","type":"GENERIC","url":"https://example.com/x"}}`),
+			409, `alert definition "CPU"`)
+		if res := env.JSON(t, http.MethodDelete, "/mgmt/openapi/latest/alerts/alerts/v3/"+def, key, ""); res.Status != http.StatusOK {
+			t.Fatalf("delete the definition: %d %s", res.Status, res.Body)
+		}
+		if res := env.JSON(t, http.MethodDelete, webhooksPath+"/"+ext, key, ""); res.Status != http.StatusOK {
+			t.Fatalf("delete the webhook no definition names: %d %s", res.Status, res.Body)
 		}
 	})
 }

@@ -261,7 +261,7 @@ var types = []Type{
 		Aliases: map[string]string{"recipients": "emailAddresses"},
 		Payloads: []Payload{defaultPayload(oas.ConnectorTypeEMAIL,
 			Field{Name: "customSubject", Kind: oas.ConnectorFieldTypeSTRING, Description: "The message's subject; the title when not set."},
-			Field{Name: "customContent", Kind: oas.ConnectorFieldTypeSTRING, Description: "The message's content (HTML is sent as the HTML part); the description when not set."},
+			Field{Name: "customContent", Kind: oas.ConnectorFieldTypeSTRING, Description: "The message's content, sent as the plain-text body as written (no HTML part is built); the description when not set."},
 		)},
 	},
 	{

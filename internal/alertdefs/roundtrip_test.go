@@ -45,7 +45,29 @@ const (
 	phRouter    = "${ROUTER}"
 	phSlo       = "${SLO}"
 	phDef       = "${DEF}"
+	// phWebhook stands for the externalId (a number) of the team's outgoing webhook that
+	// notification groups' webhooks name.
+	phWebhook = 900000001
 )
+
+// nameWebhook makes every notification group's webhook setting that names an integration name
+// phWebhook (the public examples name 123, which the test's team has not).
+func nameWebhook(p map[string]any) {
+	groups, _ := p["notificationGroupExcess"].([]any)
+	if ng, ok := p["notificationGroup"]; ok {
+		groups = append(groups, ng)
+	}
+	for _, ng := range groups {
+		hooks, _ := ng.(map[string]any)["webhooks"].([]any)
+		for _, h := range hooks {
+			if in, ok := h.(map[string]any)["integration"].(map[string]any); ok {
+				if _, ok := in["integrationId"]; ok {
+					in["integrationId"] = phWebhook
+				}
+			}
+		}
+	}
+}
 
 // publicDocument is the public alert-definitions document as decoded JSON, or nil when this
 // machine has none (the round trip of its examples is then skipped).
@@ -232,14 +254,17 @@ func (g *generator) properties(member string) map[string]any {
 	for _, ng := range p["notificationGroupExcess"].([]any) {
 		ng.(map[string]any)["router"].(map[string]any)["id"] = phRouter
 	}
+	nameWebhook(p)
 	return p
 }
 
-// refs are ids of the team's resources that generated bodies name.
-type refs struct{ connector, preset, router, slo, def string }
+// refs are ids of the team's resources that generated bodies name (webhook: an outgoing
+// webhook's externalId).
+type refs struct{ connector, preset, router, slo, def, webhook string }
 
 func (r refs) fill(body string) string {
-	return strings.NewReplacer(phConnector, r.connector, phPreset, r.preset, phRouter, r.router, phSlo, r.slo, phDef, r.def).Replace(body)
+	return strings.NewReplacer(phConnector, r.connector, phPreset, r.preset, phRouter, r.router, phSlo, r.slo, phDef, r.def,
+		fmt.Sprintf(`"integrationId":%d`, phWebhook), `"integrationId":`+r.webhook).Replace(body)
 }
 
 // teamRefs creates, in the key's team, a Slack connector, a Slack preset, a router, an SLO and a
@@ -250,6 +275,8 @@ func teamRefs(t *testing.T, env *apitest.Env, key string) refs {
 	var r refs
 	hook := apitest.Decode[struct{ ID string }](t, env.JSON(t, http.MethodPost, "/mgmt/openapi/latest/integrations/webhooks/v1", key,
 		`{"data":{"name":"slack","type":"SLACK","url":"https://hooks.example.com/x","slack":{}}}`)).ID
+	r.webhook = fmt.Sprint(apitest.Decode[struct{ Webhook struct{ ExternalID int64 } }](t,
+		env.JSON(t, http.MethodGet, "/mgmt/openapi/latest/integrations/webhooks/v1/"+hook, key, "")).Webhook.ExternalID)
 	r.connector = apitest.Decode[struct{ Connector struct{ ID string } }](t, env.JSON(t, http.MethodPost, nc+"connectors", key,
 		`{"connector":{"name":"c","type":"SLACK","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"`+hook+`"}]}}}`)).Connector.ID
 	r.preset = apitest.Decode[struct{ Preset struct{ ID string } }](t, env.JSON(t, http.MethodPost, nc+"presets:createCustom", key,
@@ -400,6 +427,7 @@ func TestPublicExamplesRoundTrip(t *testing.T) {
 					p[m] = g.properties(m)[m]
 				}
 			}
+			nameWebhook(p)
 			body := r.fill(apitest.JSONOf(t, p))
 			roundTrip(t, env, key, fmt.Sprintf("public answer example %d", i), body, body)
 		}

@@ -165,7 +165,7 @@ func TestEnqueueRefusesIncompleteRecordsWithoutShowingTheURL(t *testing.T) {
 		{func(d *Delivery) { d.RequestID = "req-1" }, "requestId: must be a UUID"},
 		{func(d *Delivery) { d.RouterID = "" }, "routerId: must be"},
 		{func(d *Delivery) { d.ConnectorID = "-x" }, "connectorId: must be"},
-		{func(d *Delivery) { d.ConnectorType = "SERVICE_NOW" }, `"SERVICE_NOW" is not delivered by mgmtapi`},
+		{func(d *Delivery) { d.ConnectorType = "IBM_EVENT_NOTIFICATIONS" }, `"IBM_EVENT_NOTIFICATIONS" is not delivered by mgmtapi`},
 		{func(d *Delivery) { d.EventKind = "exploded" }, `eventKind: "exploded" is not one of`},
 		{func(d *Delivery) { d.URL = "ftp://secret@x" }, "url: must be an absolute http or https URL"},
 		{func(d *Delivery) { d.EntityID = "" }, "entityType and entityId: required"},

@@ -41,7 +41,10 @@ func (t ConnectorType) PublicName() string {
 	switch t {
 	case PagerDuty:
 		return "CONNECTOR_TYPE_PAGER_DUTY"
-	case "", IncidentIO: // a preview type the public enumeration does not name yet
+	case "", IncidentIO, Webhook:
+		// incident.io is a preview type the public enumeration does not name yet, and it has no
+		// value for outgoing webhooks' records (an EVENTBRIDGE connector's among them): a value
+		// of our own would break clients that decode the enumeration.
 
 		return "CONNECTOR_TYPE_UNSPECIFIED"
 	}

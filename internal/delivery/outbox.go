@@ -45,7 +45,6 @@ func (t ConnectorType) PublicName() string {
 		// incident.io is a preview type the public enumeration does not name yet, and it has no
 		// value for outgoing webhooks' records (an EVENTBRIDGE connector's among them): a value
 		// of our own would break clients that decode the enumeration.
-
 		return "CONNECTOR_TYPE_UNSPECIFIED"
 	}
 	return "CONNECTOR_TYPE_" + string(t)

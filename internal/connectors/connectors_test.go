@@ -343,7 +343,7 @@ func TestDefaultsListsFiltersAndTypes(t *testing.T) {
 			t.Fatalf("type summaries %+v", ts)
 		}
 		want := map[string]typeSummary{
-			"GENERIC_HTTPS": {"GENERIC_HTTPS", 1, true}, "PAGERDUTY": {"PAGERDUTY", 1, true}, "SERVICE_NOW": {"SERVICE_NOW", 1, false},
+			"GENERIC_HTTPS": {"GENERIC_HTTPS", 1, true}, "PAGERDUTY": {"PAGERDUTY", 1, true}, "SERVICE_NOW": {"SERVICE_NOW", 1, true},
 			"SLACK": {"SLACK", 0, true}, "MICROSOFT_TEAMS": {"MICROSOFT_TEAMS", 0, true}, "EMAIL": {"EMAIL", 0, true},
 		}
 		for _, s := range ts {

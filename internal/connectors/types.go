@@ -239,11 +239,13 @@ var types = []Type{
 		)},
 	},
 	{
-		Type: oas.ConnectorTypeSERVICENOW, EntityTypes: alertEntities,
+		Type: oas.ConnectorTypeSERVICENOW, Delivered: true, EntityTypes: alertEntities,
 		Config: []Field{
 			{Name: "instanceUrl", Kind: oas.ConnectorFieldTypeURL, Required: true,
-				Description: "The ServiceNow instance's URL (https)." + notDelivered},
-			{Name: "username", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Required: true, Description: "The integration user."},
+				Description: "The ServiceNow instance's URL (https). mgmtapi creates one incident per alert triggered or case opened, " +
+					"with the Table API (POST {instanceUrl}/api/now/table/incident), the title as short_description, and the " +
+					"notification's key as correlation_id; acknowledgements and resolutions are not sent (see the docs)."},
+			{Name: "username", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Required: true, Description: "The integration user (sent with the password as basic credentials)."},
 			{Name: "password", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Required: true, Sensitive: true, Description: "The integration user's password."},
 			{Name: "assignmentGroup", Kind: oas.ConnectorFieldTypeSTRING, Deprecated: true, Description: "The group incidents are assigned to." + deprecated},
 		},
@@ -295,9 +297,11 @@ var types = []Type{
 		Payloads: []Payload{defaultPayload(oas.ConnectorTypeMICROSOFTTEAMS)},
 	},
 	{
-		Type: oas.ConnectorTypeEVENTBRIDGE, EntityTypes: alertEntities,
+		Type: oas.ConnectorTypeEVENTBRIDGE, Delivered: true, EntityTypes: alertEntities,
 		Config: []Field{
-			integrationID([]string{"AWS_EVENT_BRIDGE"}, notDelivered, "eventBusArn"),
+			integrationID([]string{"AWS_EVENT_BRIDGE"}, " mgmtapi puts one event per notification on the webhook's event bus "+
+				"(PutEvents, signed with the server's AWS credentials), as the webhook's own notifications are. Connectors stored "+
+				"with only the deprecated eventBusArn send nothing.", "eventBusArn"),
 			{Name: "eventBusArn", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Deprecated: true,
 				Description: "The ARN of the event bus the events are put on." + deprecated},
 			{Name: "roleArn", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Deprecated: true,
@@ -306,18 +310,19 @@ var types = []Type{
 			{Name: "detailType", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Deprecated: true, Description: "The events' detail-type." + deprecated},
 		},
 		Payloads: []Payload{defaultPayload(oas.ConnectorTypeEVENTBRIDGE,
-			Field{Name: "detail", Kind: oas.ConnectorFieldTypeJSONOBJECT, Description: "The event's detail, a JSON object."},
+			Field{Name: "detail", Kind: oas.ConnectorFieldTypeJSONOBJECT, Description: "Members merged into the event's detail, a JSON object (the detail otherwise holds title, text, status, severity, key, time and fields)."},
 		)},
 	},
 	{
-		Type: oas.ConnectorTypeINCIDENTIO, Preview: true, EntityTypes: alertEntities,
+		Type: oas.ConnectorTypeINCIDENTIO, Delivered: true, Preview: true, EntityTypes: alertEntities,
 		Config: []Field{
 			{Name: "apiKey", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Required: true, Sensitive: true,
-				Description: "An incident.io API key (a preview type)." + notDelivered},
+				Description: "An incident.io API key (a preview type). Stored and checked; sending uses the alert source's token, not this key."},
 			{Name: "alertEventsUrl", Kind: oas.ConnectorFieldTypeURL, Required: true,
-				Description: "The alert source's HTTP endpoint, e.g. https://api.incident.io/v2/alert_events/http/<source id>."},
+				Description: "The alert source's HTTP endpoint, e.g. https://api.incident.io/v2/alert_events/http/<source id>: " +
+					"mgmtapi posts each notification there as an alert event (title, description, status firing or resolved, deduplication_key, metadata)."},
 			{Name: "alertSourceToken", Kind: oas.ConnectorFieldTypeNONEMPTYSTRING, Required: true, Sensitive: true,
-				Description: "The alert source's token."},
+				Description: "The alert source's token, sent as a bearer token."},
 		},
 		Payloads: []Payload{defaultPayload(oas.ConnectorTypeINCIDENTIO)},
 	},

@@ -69,6 +69,18 @@ func buildBody(r record) ([]byte, error) {
 			return nil, err
 		}
 		return json.Marshal(card)
+	case ServiceNow:
+		inc, err := serviceNowIncident(r, fields)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(inc)
+	case IncidentIO:
+		ev, err := incidentIOEvent(r, fields)
+		if err != nil {
+			return nil, err
+		}
+		return json.Marshal(ev)
 	}
 	return nil, fmt.Errorf("delivery connectorType: %q is not delivered by mgmtapi", r.ConnectorType)
 }
@@ -180,6 +192,58 @@ func teamsMessage(fields map[string]any) (map[string]any, error) {
 			"content":     card,
 		}},
 	}, nil
+}
+
+// serviceNowIncident is the body of a Table API insert into the incident table: its
+// short_description (required, cut to 160 bytes, the column's size), description,
+// impact and urgency (1, 2 or 3, when rendered), and the record's dedup key as correlation_id
+// (correlation_display "mgmtapi"), which an instance's rules may use to find the incident again.
+func serviceNowIncident(r record, fields map[string]any) (map[string]any, error) {
+	short := strings.TrimSpace(text(fields, "short_description"))
+	if short == "" {
+		return nil, errors.New("delivery fields.short_description: required for a ServiceNow incident")
+	}
+	inc := map[string]any{"short_description": cutRunes(short, 160), "correlation_id": r.DedupKey, "correlation_display": "mgmtapi"}
+	if d := text(fields, "description"); d != "" {
+		inc["description"] = d
+	}
+	for _, k := range []string{"impact", "urgency"} {
+		switch v := strings.TrimSpace(text(fields, k)); v {
+		case "":
+		case "1", "2", "3":
+			inc[k] = v
+		default:
+			return nil, fmt.Errorf("delivery fields.%s: must be 1, 2 or 3, not %q", k, v)
+		}
+	}
+	return inc, nil
+}
+
+// incidentIOEvent is an event of an incident.io HTTP alert source: title (required), description,
+// status (resolved for a resolution, else firing: a firing event under the same
+// deduplication_key updates the alert it opened), the record's dedup key as deduplication_key, and
+// metadata (the rendered object, with the entity's type and id and the event's kind added).
+func incidentIOEvent(r record, fields map[string]any) (map[string]any, error) {
+	title := strings.TrimSpace(text(fields, "title"))
+	if title == "" {
+		return nil, errors.New("delivery fields.title: required for an incident.io alert event")
+	}
+	status := "firing"
+	if r.EventKind == Resolved {
+		status = "resolved"
+	}
+	meta := map[string]any{}
+	if m, ok := fields["metadata"].(map[string]any); ok {
+		for k, v := range m {
+			meta[k] = v
+		}
+	}
+	meta["entity_type"], meta["entity_id"], meta["event"] = r.EntityType, r.EntityID, string(r.EventKind)
+	ev := map[string]any{"title": title, "status": status, "deduplication_key": r.DedupKey, "metadata": meta}
+	if d := text(fields, "description"); d != "" {
+		ev["description"] = d
+	}
+	return ev, nil
 }
 
 // cutRunes keeps at most n bytes of s, whole runes.

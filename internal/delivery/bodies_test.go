@@ -165,7 +165,7 @@ func TestEnqueueRefusesIncompleteRecordsWithoutShowingTheURL(t *testing.T) {
 		{func(d *Delivery) { d.RequestID = "req-1" }, "requestId: must be a UUID"},
 		{func(d *Delivery) { d.RouterID = "" }, "routerId: must be"},
 		{func(d *Delivery) { d.ConnectorID = "-x" }, "connectorId: must be"},
-		{func(d *Delivery) { d.ConnectorType = "SERVICE_NOW" }, `"SERVICE_NOW" is not delivered by mgmtapi`},
+		{func(d *Delivery) { d.ConnectorType = "IBM_EVENT_NOTIFICATIONS" }, `"IBM_EVENT_NOTIFICATIONS" is not delivered by mgmtapi`},
 		{func(d *Delivery) { d.EventKind = "exploded" }, `eventKind: "exploded" is not one of`},
 		{func(d *Delivery) { d.URL = "ftp://secret@x" }, "url: must be an absolute http or https URL"},
 		{func(d *Delivery) { d.EntityID = "" }, "entityType and entityId: required"},
@@ -248,4 +248,58 @@ func methodOf(r *http.Request) string {
 		return ""
 	}
 	return r.Method
+}
+
+// TestServiceNowIncidentAndIncidentIOEvent: a ServiceNow record is a Table API incident (the
+// correlation_id its dedup key, impact and urgency 1 to 3 only) and an incident.io record an
+// alert event (firing, resolved on a resolution, one deduplication_key); both need their
+// Authorization header and no routing key, and neither takes a method of its own.
+func TestServiceNowIncidentAndIncidentIOEvent(t *testing.T) {
+	auth := map[string]string{"Authorization": "Basic dTpw"}
+	sn := base(ServiceNow, Triggered, map[string]any{"short_description": "disk full", "description": "d", "impact": "2", "urgency": "3"})
+	sn.Headers = auth
+	body, _, _ := sent(t, sn)
+	if body["short_description"] != "disk full" || body["description"] != "d" || body["impact"] != "2" || body["urgency"] != "3" ||
+		body["correlation_id"] != "mgmtapi/7/case/case-1" || body["correlation_display"] != "mgmtapi" || len(body) != 6 {
+		t.Errorf("ServiceNow body %v", body)
+	}
+	bad := base(ServiceNow, Triggered, map[string]any{"short_description": "x", "impact": "4"})
+	bad.Headers = auth
+	if err := complete(&bad); err == nil || !strings.Contains(err.Error(), "fields.impact") {
+		t.Errorf("impact 4: %v", err)
+	}
+	if d := base(ServiceNow, Triggered, map[string]any{"short_description": "x"}); complete(&d) == nil {
+		t.Errorf("a ServiceNow record without Authorization is accepted")
+	}
+	if d := base(ServiceNow, Triggered, map[string]any{"short_description": " "}); func() error { d.Headers = auth; return complete(&d) }() == nil {
+		t.Errorf("a ServiceNow record without short_description is accepted")
+	}
+	iio := base(IncidentIO, Triggered, map[string]any{"title": "disk full", "metadata": map[string]any{"service": "api"}})
+	iio.Headers = map[string]string{"Authorization": "Bearer tok"}
+	fired, _, _ := sent(t, iio)
+	iio.EventKind = Resolved
+	resolved, _, _ := sent(t, iio)
+	if fired["status"] != "firing" || resolved["status"] != "resolved" || fired["title"] != "disk full" ||
+		fired["deduplication_key"] != "mgmtapi/7/case/case-1" || resolved["deduplication_key"] != fired["deduplication_key"] ||
+		path(fired, "metadata", "service") != "api" || path(fired, "metadata", "entity_id") != "case-1" {
+		t.Errorf("incident.io firing %v, resolved %v", fired, resolved)
+	}
+	iio.Method = "PUT"
+	if err := complete(&iio); err == nil || !strings.Contains(err.Error(), "method") {
+		t.Errorf("a PUT incident.io record: %v", err)
+	}
+	withHeaders := base(Slack, Triggered, map[string]any{"text": "x"})
+	withHeaders.Headers = auth
+	if err := complete(&withHeaders); err == nil || !strings.Contains(err.Error(), "headers") {
+		t.Errorf("a Slack record with headers: %v", err)
+	}
+}
+
+// path reads a member of nested JSON objects.
+func path(v any, keys ...string) any {
+	for _, k := range keys {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	return v
 }

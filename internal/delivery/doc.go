@@ -13,7 +13,9 @@
 // Worker claims due records, sends each as its connector type's public format (see bodies.go:
 // a generic HTTPS webhook gets a JSON POST of the rendered fields, Slack an incoming-webhook
 // message, PagerDuty an Events API v2 event, Microsoft Teams an Adaptive Card in the webhook
-// envelope; an email connector one message through the operator's SMTP server, email.go) and
+// envelope, ServiceNow a Table API incident insert with basic credentials, incident.io an HTTP
+// alert source event with its bearer token; an email connector one message through the
+// operator's SMTP server, email.go) and
 // records the outcome. The records of outgoing webhooks (connector type Webhook: an alert
 // definition's notificationGroup.webhooks[], webhook.go) keep the webhook's type, URL and
 // settings snapshot and the rendered message; the worker hands them to Options.Webhooks, the

@@ -22,13 +22,18 @@ import (
 // notification-center connector types.
 type ConnectorType string
 
-// The connector types the worker sends: the HTTP ones, and Email (email.go). The other public
-// types (ServiceNow, EventBridge, ...) are not delivered by mgmtapi, and Enqueue refuses them.
+// The connector types the worker sends: the HTTP ones, and Email (email.go). EVENTBRIDGE
+// connectors are sent as outgoing webhook records (Webhook); PAGERDUTY_INCIDENTS as PagerDuty
+// events; IBM Event Notifications connectors are not delivered, and Enqueue refuses any other type.
 const (
 	GenericHTTPS   ConnectorType = "GENERIC_HTTPS"
 	Slack          ConnectorType = "SLACK"
 	PagerDuty      ConnectorType = "PAGERDUTY"
 	MicrosoftTeams ConnectorType = "MICROSOFT_TEAMS"
+	// ServiceNow records create an incident with the Table API (serviceNowIncident).
+	ServiceNow ConnectorType = "SERVICE_NOW"
+	// IncidentIO records are events of an incident.io HTTP alert source (incidentIOEvent).
+	IncidentIO ConnectorType = "INCIDENT_IO"
 )
 
 // PublicName is the type's name in the case-notification documents (CONNECTOR_TYPE_SLACK, ...).
@@ -36,7 +41,10 @@ func (t ConnectorType) PublicName() string {
 	switch t {
 	case PagerDuty:
 		return "CONNECTOR_TYPE_PAGER_DUTY"
-	case "":
+	case "", IncidentIO, Webhook:
+		// incident.io is a preview type the public enumeration does not name yet, and it has no
+		// value for outgoing webhooks' records (an EVENTBRIDGE connector's among them): a value
+		// of our own would break clients that decode the enumeration.
 		return "CONNECTOR_TYPE_UNSPECIFIED"
 	}
 	return "CONNECTOR_TYPE_" + string(t)
@@ -88,10 +96,14 @@ type Delivery struct {
 	// Method is a generic HTTPS connector's method, POST (the default, and the only one of the
 	// other types) or PUT.
 	Method string
-	// Headers are a generic HTTPS connector's additional headers (authorization belongs here). A
-	// secret. They cannot replace Content-Type, User-Agent nor Idempotency-Key.
+	// Headers are a generic HTTPS connector's additional headers (authorization belongs here), or
+	// a ServiceNow or incident.io record's Authorization (required for those: basic credentials,
+	// the alert source's bearer token). A secret. They cannot replace Content-Type, User-Agent
+	// nor Idempotency-Key; the other types have none.
 	Headers map[string]string
 	// Fields are the rendered fields. A generic HTTPS webhook gets them all as its JSON body;
+	// ServiceNow reads short_description (required), description, impact and urgency; incident.io
+	// title (required), description and metadata (an object);
 	// Slack reads text (required) and blocks; PagerDuty summary (required on a trigger), source,
 	// severity (critical, error, warning or info; error when absent), component, group, class
 	// and custom_details; Microsoft Teams title, text (one of the two required) and facts (an
@@ -107,8 +119,9 @@ type Delivery struct {
 	// IdempotencyKey is sent as the Idempotency-Key header; unique per team. Empty: derived from
 	// the team, request and connector, so the same notification always has the same key.
 	IdempotencyKey string
-	// DedupKey is PagerDuty's dedup_key, the same for the trigger, acknowledge and resolve of one
-	// entity. Empty: derived from the team and the entity.
+	// DedupKey is PagerDuty's dedup_key (incident.io's deduplication_key, ServiceNow's
+	// correlation_id), the same for the trigger, acknowledge and resolve of one entity. Empty:
+	// derived from the team and the entity.
 	DedupKey string
 	// WebhookType, WebhookSettings and Message are an outgoing webhook's (ConnectorType Webhook,
 	// see WebhookRecord): its public type, the snapshot of its settings (a secret) and the
@@ -221,8 +234,11 @@ func complete(d *Delivery) error {
 	if d.ConnectorType == Webhook {
 		return completeWebhook(d)
 	}
-	if d.ConnectorType != GenericHTTPS && (d.Method != http.MethodPost || len(d.Headers) > 0) {
-		return fmt.Errorf("delivery method and headers: only a generic HTTPS connector sets them")
+	if d.ConnectorType != GenericHTTPS && d.Method != http.MethodPost {
+		return fmt.Errorf("delivery method: only a generic HTTPS connector sets it")
+	}
+	if len(d.Headers) > 0 && d.ConnectorType != GenericHTTPS && d.ConnectorType != ServiceNow && d.ConnectorType != IncidentIO {
+		return fmt.Errorf("delivery headers: only a generic HTTPS, ServiceNow or incident.io connector sets them")
 	}
 	if d.Method != http.MethodPost && d.Method != http.MethodPut {
 		return fmt.Errorf("delivery method: must be POST or PUT, not %q", d.Method)
@@ -244,12 +260,18 @@ func complete(d *Delivery) error {
 		d.IdempotencyKey = idempotencyKey(d)
 		_, err := emailOf(recordOf(d))
 		return err
-	case PagerDuty:
-		if d.URL == "" {
-			d.URL = DefaultPagerDutyURL
-		}
-		if d.RoutingKey == "" {
-			return fmt.Errorf("delivery routingKey: required for PagerDuty")
+	case PagerDuty, ServiceNow, IncidentIO:
+		if d.ConnectorType == PagerDuty {
+			if d.URL == "" {
+				d.URL = DefaultPagerDutyURL
+			}
+			if d.RoutingKey == "" {
+				return fmt.Errorf("delivery routingKey: required for PagerDuty")
+			}
+		} else if d.RoutingKey != "" {
+			return fmt.Errorf("delivery routingKey: only PagerDuty has one")
+		} else if headerValue(d.Headers, "Authorization") == "" {
+			return fmt.Errorf("delivery headers: Authorization is required for %s (its credentials)", d.ConnectorType)
 		}
 		if d.DedupKey == "" {
 			d.DedupKey = "mgmtapi/" + strconv.FormatInt(d.TeamID, 10) + "/" + d.EntityType + "/" + d.EntityID
@@ -258,7 +280,7 @@ func complete(d *Delivery) error {
 			return fmt.Errorf("delivery dedupKey: at most 255 characters, not %d", len(d.DedupKey))
 		}
 	default:
-		return fmt.Errorf("delivery connectorType: %q is not delivered by mgmtapi (GENERIC_HTTPS, SLACK, PAGERDUTY, MICROSOFT_TEAMS, EMAIL are)", d.ConnectorType)
+		return fmt.Errorf("delivery connectorType: %q is not delivered by mgmtapi (GENERIC_HTTPS, SLACK, PAGERDUTY, MICROSOFT_TEAMS, EMAIL, SERVICE_NOW, INCIDENT_IO are)", d.ConnectorType)
 	}
 	if err := checkURL(d.URL); err != nil {
 		return err
@@ -371,6 +393,16 @@ func reservedHeader(name string) bool {
 		return true
 	}
 	return false
+}
+
+// headerValue is h's value of the header name, compared without regard to case.
+func headerValue(h map[string]string, name string) string {
+	for k, v := range h {
+		if strings.EqualFold(k, name) {
+			return v
+		}
+	}
+	return ""
 }
 
 // host is the destination's host, the only part of it logs and errors name; "email" for an email

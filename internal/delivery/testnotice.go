@@ -22,7 +22,9 @@ const (
 //   - PAGERDUTY: summary starts with TestPrefix; custom_details (an object, made when absent)
 //     gains "test": TestNotice;
 //   - MICROSOFT_TEAMS: title starts with TestPrefix, text with TestNotice;
-//   - EMAIL: subject starts with TestPrefix, text with TestNotice.
+//   - EMAIL: subject starts with TestPrefix, text with TestNotice;
+//   - SERVICE_NOW: short_description starts with TestPrefix, description with TestNotice;
+//   - INCIDENT_IO: title starts with TestPrefix, description with TestNotice.
 //
 // The fields are copied, never changed in place.
 func markTest(d *Delivery) {
@@ -76,6 +78,12 @@ func markTest(d *Delivery) {
 	case Email:
 		prefix("subject")
 		withNotice("text", true)
+	case ServiceNow:
+		prefix("short_description")
+		withNotice("description", true)
+	case IncidentIO:
+		prefix("title")
+		withNotice("description", true)
 	}
 	d.Fields = f
 }

@@ -630,7 +630,7 @@ func TestGenericConnectorMethodAndHeaders(t *testing.T) {
 			{func(d *delivery.Delivery) { d.Method = http.MethodDelete }, "must be POST or PUT"},
 			{func(d *delivery.Delivery) {
 				d.ConnectorType, d.Fields, d.Headers = delivery.Slack, map[string]any{"text": "x"}, map[string]string{"x-a": "b"}
-			}, "only a generic HTTPS connector sets them"},
+			}, "only a generic HTTPS, ServiceNow or incident.io connector sets them"},
 		} {
 			bad := f.record(rc.URL, "hook-2", "refused")
 			c.change(&bad)

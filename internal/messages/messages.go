@@ -9,6 +9,7 @@ package messages
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
+	"github.com/mgmtapi/mgmtapi/internal/notifiers"
 	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/presets"
@@ -33,6 +35,14 @@ type Message struct {
 	Headers                 map[string]string
 	// Fields are the delivery's fields, in the connector type's terms (delivery.Delivery.Fields).
 	Fields map[string]any
+	// Webhook, WebhookType and WebhookSettings are set when Type is delivery.Webhook (an
+	// EVENTBRIDGE connector, sent through the AWS_EVENT_BRIDGE outgoing webhook it names): the
+	// message as the webhook types render it (its Key and Time are the caller's to set), the
+	// webhook's type and its settings (a secret), whose detail is the preset's rendered detail
+	// when it renders one.
+	Webhook         *notifiers.Message
+	WebhookType     string
+	WebhookSettings map[string]string
 }
 
 // ErrNotDelivered is Compose's answer for a connector of a type mgmtapi stores but does not send
@@ -96,6 +106,33 @@ func Compose(ctx context.Context, q db.Querier, teamID int64, c connectors.Conne
 		}
 	}
 	m := Message{Type: delivery.ConnectorType(c.Type), URL: url, RoutingKey: key}
+	switch c.Type {
+	case oas.ConnectorTypeSERVICENOW:
+		instance, err := configValue(ty, c, "instanceUrl", entity)
+		if err != nil {
+			return Message{}, err
+		}
+		user, err := configValue(ty, c, "username", entity)
+		if err != nil {
+			return Message{}, err
+		}
+		m.URL = strings.TrimRight(instance, "/") + "/api/now/table/incident"
+		m.Headers = map[string]string{"Accept": "application/json",
+			"Authorization": "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+c.Fields["password"]))}
+	case oas.ConnectorTypeINCIDENTIO:
+		v, err := configValue(ty, c, "alertEventsUrl", entity)
+		if err != nil {
+			return Message{}, err
+		}
+		m.URL = v
+		m.Headers = map[string]string{"Authorization": "Bearer " + c.Fields["alertSourceToken"]}
+	case oas.ConnectorTypeEVENTBRIDGE:
+		if c.Integration == nil {
+			return Message{}, errors.New("connector field integrationId: the EVENTBRIDGE connector names no resolved outgoing webhook (one stored with only eventBusArn sends nothing)")
+		}
+		m.Type, m.URL, m.WebhookType = delivery.Webhook, c.Integration.URL, c.Integration.Type
+		m.WebhookSettings = maps.Clone(c.Integration.Settings)
+	}
 	if c.Type == oas.ConnectorTypePAGERDUTYINCIDENTS {
 		// Sent as Events API v2 events through the PAGERDUTY webhook it names (its serviceKey
 		// routes them), so acknowledge and resolve follow the trigger under one dedup key.
@@ -141,8 +178,77 @@ func Compose(ctx context.Context, q db.Querier, teamID int64, c connectors.Conne
 		}
 	case oas.ConnectorTypeEMAIL:
 		m.Fields, err = emailFields(c, rendered, entity)
+	case oas.ConnectorTypeSERVICENOW:
+		m.Fields = map[string]any{"short_description": orEmpty(rendered["title"]), "description": rendered["description"]}
+		for _, k := range []string{"impact", "urgency"} {
+			if v := strings.TrimSpace(rendered[k]); v != "" {
+				m.Fields[k] = v
+			}
+		}
+	case oas.ConnectorTypeINCIDENTIO:
+		m.Fields = map[string]any{"title": orEmpty(rendered["title"]), "description": rendered["description"],
+			"metadata": labelsOf(entity)}
+	case oas.ConnectorTypeEVENTBRIDGE:
+		err = eventBridgeMessage(&m, rendered, entity)
 	}
 	return m, err
+}
+
+// orEmpty is a rendered title, or "(empty notification)" when it is blank: the types whose
+// receivers require a title get one.
+func orEmpty(title string) string {
+	if strings.TrimSpace(title) == "" {
+		return "(empty notification)"
+	}
+	return title
+}
+
+// labelsOf are the entity's labels (an alert's, a case's) as strings, never nil.
+func labelsOf(entity map[string]any) map[string]string {
+	out := map[string]string{}
+	for _, path := range [][2]string{{"alert", "labels"}, {"case", "labels"}} {
+		o, _ := entity[path[0]].(map[string]any)
+		switch ls := o[path[1]].(type) {
+		case map[string]string:
+			maps.Copy(out, ls)
+		case map[string]any:
+			for k, v := range ls {
+				if s, ok := v.(string); ok {
+					out[k] = s
+				}
+			}
+		}
+	}
+	return out
+}
+
+// eventBridgeMessage sets m's webhook message: the rendered title and description, the alert's
+// severity, resolved when the entity's status is Resolved (else triggered), the entity's labels
+// as fields; a rendered detail (a JSON object) becomes the settings' detail, which the
+// AWS_EVENT_BRIDGE delivery merges into the event's detail.
+func eventBridgeMessage(m *Message, rendered map[string]string, entity map[string]any) error {
+	status := notifiers.Triggered
+	alert, _ := entity["alert"].(map[string]any)
+	if alert == nil {
+		alert, _ = entity["case"].(map[string]any)
+	}
+	if s, _ := alert["status"].(string); strings.EqualFold(s, "Resolved") {
+		status = notifiers.Resolved
+	}
+	severity, _ := alert["severity"].(string)
+	m.Webhook = &notifiers.Message{Title: orEmpty(rendered["title"]), Text: rendered["description"], Status: status,
+		Severity: strings.ToLower(severity), Fields: labelsOf(entity)}
+	if d := strings.TrimSpace(rendered["detail"]); d != "" {
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(d), &obj); err != nil || obj == nil {
+			return errors.New("preset field detail: its rendering must be a JSON object")
+		}
+		if m.WebhookSettings == nil {
+			m.WebhookSettings = map[string]string{}
+		}
+		m.WebhookSettings["detail"] = d
+	}
+	return nil
 }
 
 // IntegrationID is the integration connector c delivers through for the entity: its

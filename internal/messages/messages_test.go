@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
+	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/messages"
 	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
@@ -90,8 +91,48 @@ func TestComposePerConnectorType(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "customDetails") {
 		t.Fatalf("a JSON field that is not an object: %v", err)
 	}
-	if _, err := messages.Compose(t.Context(), nil, 1, conn(oas.ConnectorTypeSERVICENOW, nil), nil, alert); !errors.Is(err, messages.ErrNotDelivered) {
-		t.Fatalf("service now: %v", err)
+	if _, err := messages.Compose(t.Context(), nil, 1, conn(oas.ConnectorTypeIBMEVENTNOTIFICATIONS, nil), nil, alert); !errors.Is(err, messages.ErrNotDelivered) {
+		t.Fatalf("IBM Event Notifications: %v", err)
+	}
+}
+
+// TestComposeServiceNowIncidentIOAndEventBridge: a ServiceNow connector's message goes to its
+// instance's incident table with basic credentials, its title as short_description and the
+// preset's impact and urgency; an incident.io connector's to its alert events URL with the alert
+// source's token as bearer (apiKey unused); an EventBridge connector's is an outgoing webhook
+// message of the webhook it resolved, a rendered detail replacing the webhook's detail setting,
+// and one that resolved no webhook is refused.
+func TestComposeServiceNowIncidentIOAndEventBridge(t *testing.T) {
+	alert := sample(t, "ALERTS")
+	sn := connectors.Connector{Type: oas.ConnectorTypeSERVICENOW,
+		Fields: map[string]string{"instanceUrl": "https://acme.service-now.example/", "username": "u", "password": "p"}}
+	m, err := messages.Compose(t.Context(), nil, 1, sn, preset("", "title", "T {{ alertDef.name }}", "description", "D", "impact", "2", "urgency", "1"), alert)
+	if err != nil || m.Type != delivery.ServiceNow || m.URL != "https://acme.service-now.example/api/now/table/incident" ||
+		m.Headers["Authorization"] != "Basic dTpw" || m.Fields["impact"] != "2" || m.Fields["urgency"] != "1" ||
+		!strings.HasPrefix(m.Fields["short_description"].(string), "T ") || m.Fields["description"] != "D" {
+		t.Fatalf("ServiceNow: %+v, %v", m, err)
+	}
+	iio := connectors.Connector{Type: oas.ConnectorTypeINCIDENTIO,
+		Fields: map[string]string{"apiKey": "k", "alertEventsUrl": "https://api.incident.example/v2/alert_events/http/s1", "alertSourceToken": "tok"}}
+	m, err = messages.Compose(t.Context(), nil, 1, iio, preset("", "title", "", "description", "D"), alert)
+	if err != nil || m.Type != delivery.IncidentIO || m.URL != iio.Fields["alertEventsUrl"] || m.Headers["Authorization"] != "Bearer tok" ||
+		m.Fields["title"] != "(empty notification)" || m.Fields["description"] != "D" {
+		t.Fatalf("incident.io: %+v, %v", m, err)
+	}
+	eb := connectors.Connector{Type: oas.ConnectorTypeEVENTBRIDGE, Fields: map[string]string{"integrationId": "7"},
+		Integration: &connectors.Integration{ID: "7", Type: "AWS_EVENT_BRIDGE", Settings: map[string]string{"eventBusArn": "arn", "detail": "old"}}}
+	m, err = messages.Compose(t.Context(), nil, 1, eb, preset("", "title", "T", "description", "D", "detail", `{"team": "db"}`), alert)
+	if err != nil || m.Type != delivery.Webhook || m.WebhookType != "AWS_EVENT_BRIDGE" || m.Webhook == nil ||
+		m.Webhook.Title != "T" || m.Webhook.Text != "D" || m.WebhookSettings["detail"] != `{"team": "db"}` ||
+		m.WebhookSettings["eventBusArn"] != "arn" || eb.Integration.Settings["detail"] != "old" {
+		t.Fatalf("EventBridge: %+v, %v", m, err)
+	}
+	if _, err := messages.Compose(t.Context(), nil, 1, eb, preset("", "detail", `[1]`), alert); err == nil || !strings.Contains(err.Error(), "detail") {
+		t.Fatalf("a detail that is not an object: %v", err)
+	}
+	eb.Integration = nil
+	if _, err := messages.Compose(t.Context(), nil, 1, eb, nil, alert); err == nil || !strings.Contains(err.Error(), "integrationId") {
+		t.Fatalf("no webhook resolved: %v", err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/messages"
+	"github.com/mgmtapi/mgmtapi/internal/notifiers"
 	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/outgoingwebhooks"
@@ -295,6 +297,9 @@ func (h *TestingHandler) send(ctx context.Context, teamID int64, t trial) (*oas.
 		return failure("the notification does not render: "+err.Error(), 0), nil
 	}
 	requestID := uuid.NewString()
+	if m.Webhook != nil {
+		return h.sendWebhook(ctx, t, m)
+	}
 	d := delivery.Delivery{
 		TeamID: teamID, RequestID: requestID, RouterID: testRouter,
 		ConnectorID: connectorID(t.connector), ConnectorName: t.connector.Name, ConnectorType: m.Type,
@@ -302,7 +307,7 @@ func (h *TestingHandler) send(ctx context.Context, teamID int64, t trial) (*oas.
 		EntityType: string(t.entityType), EntityID: "test-" + requestID, EventKind: delivery.Triggered, Test: true,
 	}
 	if d.ConnectorType != delivery.GenericHTTPS {
-		d.Method, d.Headers = "", nil
+		d.Method = ""
 	}
 	status, err := h.sender.SendNow(ctx, d)
 	if err != nil {
@@ -313,6 +318,34 @@ func (h *TestingHandler) send(ctx context.Context, teamID int64, t trial) (*oas.
 		"connectorType": string(t.connector.Type),
 		"entityType":    string(t.entityType),
 		"presetId":      "",
+	}
+	if t.preset != nil {
+		meta["presetId"] = presetIDOf(t.preset)
+	}
+	return &oas.NotificationTestResponse{Result: oas.NewOptNotificationTestResult(oas.NotificationTestResult{
+		Success: oas.NewOptNotificationTestResultSuccess(oas.NotificationTestResultSuccess{Metadata: oas.NewOptNotificationTestResultSuccessMetadata(meta)}),
+	})}, nil
+}
+
+// sendWebhook sends a test of a connector delivered through an outgoing webhook record
+// (EVENTBRIDGE) once, through the webhook type's own delivery (notifiers.Send, as the worker
+// does), as a test message: TestPrefix on its title, TestNotice in its text.
+func (h *TestingHandler) sendWebhook(ctx context.Context, t trial, m messages.Message) (*oas.NotificationTestResponse, error) {
+	k, ok := notifiers.Lookup(m.WebhookType)
+	if !ok || k.Notifier == nil {
+		return failure(fmt.Sprintf("the connector's outgoing webhook is of type %s, which mgmtapi does not deliver", m.WebhookType), 0), nil
+	}
+	wm := *m.Webhook
+	wm.Status, wm.Time, wm.Key = notifiers.Test, time.Now().UTC(), "test-"+uuid.NewString()
+	wm.Title = delivery.TestPrefix + wm.Title
+	wm.Text = delivery.TestNotice + "\n\n" + wm.Text
+	o := notifiers.Send(ctx, h.sender, k, notifiers.TargetOf(m.URL, m.WebhookSettings), wm)
+	if o.Err != nil {
+		return failure(o.Err.Error(), o.Status), nil
+	}
+	meta := oas.NotificationTestResultSuccessMetadata{
+		"statusCode": strconv.Itoa(o.Status), "connectorType": string(t.connector.Type),
+		"entityType": string(t.entityType), "presetId": "",
 	}
 	if t.preset != nil {
 		meta["presetId"] = presetIDOf(t.preset)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/delivery"
 )
 
 const (
@@ -362,10 +363,20 @@ func TestFailuresAreReadable(t *testing.T) {
 			t.Errorf("a connector whose webhook is gone sent %d requests", lost.count())
 		}
 
-		// types mgmtapi stores but does not deliver through
+		// a ServiceNow connector's test is one incident insert, marked as a test
+		snRcv := newReceiver(t, http.StatusCreated)
 		sn := mustCreate(t, env, connectorsPath, key, "connector", `{"name":"SN","type":"SERVICE_NOW","connectorConfig":{"fields":[`+
-			`{"fieldName":"instanceUrl","value":"https://example.service-now.com"},{"fieldName":"username","value":"u"},{"fieldName":"password","value":"p"}]}}`)
-		failed(t, try(t, env, "TestingService_TestExistingConnector", connectorTest, key, `{"connectorId":"`+sn+`"}`), 0, "SERVICE_NOW connectors")
+			`{"fieldName":"instanceUrl","value":"`+snRcv.URL+`"},{"fieldName":"username","value":"u"},{"fieldName":"password","value":"p"}]}}`)
+		succeeded(t, try(t, env, "TestingService_TestExistingConnector", connectorTest, key, `{"connectorId":"`+sn+`"}`))
+		if g := snRcv.only(t); g.Path != "/api/now/table/incident" || g.Header.Get("Authorization") != "Basic dTpw" ||
+			!strings.HasPrefix(str(g.Body["short_description"]), delivery.TestPrefix) || !strings.Contains(str(g.Body["description"]), delivery.TestNotice) {
+			t.Errorf("ServiceNow test %+v", g)
+		}
+
+		// a type mgmtapi stores but does not deliver through
+		ibm := mustCreate(t, env, connectorsPath, key, "connector", `{"name":"IBM","type":"IBM_EVENT_NOTIFICATIONS","connectorConfig":{"fields":[`+
+			`{"fieldName":"instanceCrn","value":"crn:v1:x"},{"fieldName":"region","value":"eu-de"},{"fieldName":"sourceId","value":"s"}]}}`)
+		failed(t, try(t, env, "TestingService_TestExistingConnector", connectorTest, key, `{"connectorId":"`+ibm+`"}`), 0, "IBM_EVENT_NOTIFICATIONS connectors")
 	})
 }
 
@@ -502,3 +513,5 @@ func TestTeamsAndPermissions(t *testing.T) {
 		}
 	})
 }
+
+func str(v any) string { s, _ := v.(string); return s }

@@ -2,10 +2,12 @@ package routers
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	"strconv"
 	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
@@ -310,6 +312,13 @@ func enqueue(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Event, r 
 	if ty, ok := connectors.TypeOf(c.Type); !ok || !ty.Delivered {
 		return nil // stored and checked, not sent through: the type's summary says so
 	}
+	if c.Type == oas.ConnectorTypeSERVICENOW && e.Kind != string(delivery.Triggered) && e.Kind != string(delivery.Opened) {
+		// A ServiceNow connector creates an incident per alert or case opened; mgmtapi does not
+		// keep the incident's sys_id, so an acknowledgement, resolution or change is not sent (a
+		// second incident would be wrong); the incident carries the correlation_id by which an
+		// instance's own rules may close it.
+		return nil
+	}
 	id, err := messages.IntegrationID(c, entity)
 	if err != nil {
 		logger.Warn("notification target's integrationId does not render; nothing is sent",
@@ -345,12 +354,23 @@ func enqueue(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Event, r 
 			return nil
 		}
 	}
-	err = delivery.Enqueue(ctx, tx, delivery.Delivery{
+	d := delivery.Delivery{
 		TeamID: e.TeamID, RequestID: requestID, RouterID: r.ID.Or(""), RouterName: r.Name.Or(""),
 		ConnectorID: c.ID, ConnectorName: c.Name, ConnectorType: msg.Type,
 		URL: msg.URL, RoutingKey: msg.RoutingKey, Method: msg.Method, Headers: msg.Headers, Fields: msg.Fields,
 		EntityType: e.EntityType, EntityID: e.EntityID, EventKind: delivery.EventKind(e.Kind), CaseID: caseID,
-	})
+	}
+	if msg.Webhook != nil {
+		// An EVENTBRIDGE connector: an outgoing webhook record of the webhook it names, sent by
+		// the worker through the webhook type's delivery (PutEvents).
+		wm := *msg.Webhook
+		wm.Key = "mgmtapi/" + strconv.FormatInt(e.TeamID, 10) + "/" + e.EntityType + "/" + e.EntityID
+		wm.Time = tx.Now.UTC()
+		d.Message, _ = json.Marshal(wm) // strings, maps of strings and a time: always encodes
+		d.WebhookType, d.WebhookSettings, d.DedupKey = msg.WebhookType, msg.WebhookSettings, wm.Key
+		d.Method, d.Headers, d.Fields = "", nil, nil
+	}
+	err = delivery.Enqueue(ctx, tx, d)
 	var incomplete delivery.IncompleteError
 	if errors.As(err, &incomplete) {
 		// A notification that cannot be sent as composed (a header mgmtapi sets itself, say)

@@ -26,8 +26,8 @@ const hooksPath = "/mgmt/openapi/latest/integrations/webhooks/v1"
 
 // wireRequest is one request a wireReceiver got, as sent.
 type wireRequest struct {
-	Method, Path, ContentType string
-	Body                      map[string]any
+	Method, Path, ContentType, Authorization string
+	Body                                     map[string]any
 }
 
 // wireReceiver is a real HTTP receiver on loopback that keeps every request, with its method
@@ -47,7 +47,8 @@ func newWireReceiver(t *testing.T) *wireReceiver {
 			t.Errorf("%s: a body that is not a JSON object: %s", r.URL.Path, raw)
 		}
 		rc.mu.Lock()
-		rc.got = append(rc.got, wireRequest{Method: r.Method, Path: r.URL.Path, ContentType: r.Header.Get("Content-Type"), Body: body})
+		rc.got = append(rc.got, wireRequest{Method: r.Method, Path: r.URL.Path, ContentType: r.Header.Get("Content-Type"),
+			Authorization: r.Header.Get("Authorization"), Body: body})
 		rc.mu.Unlock()
 	}))
 	t.Cleanup(rc.Close)

@@ -425,3 +425,22 @@ func (e *Env) NewWorker(o delivery.Options) *delivery.Worker {
 	}
 	return delivery.NewWorker(o)
 }
+
+// At walks a decoded JSON value (maps and slices from encoding/json) by member names (string)
+// and indexes (int); nil when a step is missing.
+func At(v any, keys ...any) any {
+	for _, k := range keys {
+		switch k := k.(type) {
+		case string:
+			m, _ := v.(map[string]any)
+			v = m[k]
+		case int:
+			l, _ := v.([]any)
+			if k < 0 || k >= len(l) {
+				return nil
+			}
+			v = l[k]
+		}
+	}
+	return v
+}

@@ -95,23 +95,6 @@ func succeeded(t *testing.T, a testAnswer) {
 
 func str(v any) string { s, _ := v.(string); return s }
 
-func path(v any, keys ...any) any {
-	for _, k := range keys {
-		switch k := k.(type) {
-		case string:
-			m, _ := v.(map[string]any)
-			v = m[k]
-		case int:
-			l, _ := v.([]any)
-			if k >= len(l) {
-				return nil
-			}
-			v = l[k]
-		}
-	}
-	return v
-}
-
 // TestEachTypeDeliversInItsReceiversFormat: the test of a configuration and the test of a stored
 // webhook each make one real request to a loopback receiver, in the receiving service's own
 // format (method, path, headers, JSON fields), marked as a test; the answer is success.
@@ -138,7 +121,7 @@ func TestEachTypeDeliversInItsReceiversFormat(t *testing.T) {
 			return `{"name":"g2","type":"GENERIC","url":"` + u + `/d"}`
 		}, func(t *testing.T, r received) {
 			v := r.json(t)
-			if r.Method != "POST" || v["status"] != "test" || !strings.HasPrefix(str(v["title"]), "[TEST]") || path(v, "fields", "webhook") != "g2" {
+			if r.Method != "POST" || v["status"] != "test" || !strings.HasPrefix(str(v["title"]), "[TEST]") || apitest.At(v, "fields", "webhook") != "g2" {
 				t.Errorf("default body %s %s", r.Method, r.Body)
 			}
 		}},
@@ -147,7 +130,7 @@ func TestEachTypeDeliversInItsReceiversFormat(t *testing.T) {
 		}, func(t *testing.T, r received) {
 			v := r.json(t)
 			if r.Method != "POST" || r.Path != "/services/T0/B0/xyz" || !strings.HasPrefix(str(v["text"]), "[TEST]") ||
-				path(v, "attachments", 0, "color") != "#9E9E9E" || !strings.Contains(str(path(v, "attachments", 0, "text")), `"s"`) {
+				apitest.At(v, "attachments", 0, "color") != "#9E9E9E" || !strings.Contains(str(apitest.At(v, "attachments", 0, "text")), `"s"`) {
 				t.Errorf("slack message %s", r.Body)
 			}
 		}},
@@ -155,11 +138,11 @@ func TestEachTypeDeliversInItsReceiversFormat(t *testing.T) {
 			return `{"name":"w","type":"MS_TEAMS_WORKFLOW","url":"` + u + `/workflows/abc/triggers/manual/paths/invoke","msTeamsWorkflow":{}}`
 		}, func(t *testing.T, r received) {
 			v := r.json(t)
-			card := path(v, "attachments", 0, "content")
-			if v["type"] != "message" || path(v, "attachments", 0, "contentType") != "application/vnd.microsoft.card.adaptive" ||
-				path(card, "type") != "AdaptiveCard" || path(card, "version") != "1.4" ||
-				path(card, "body", 0, "type") != "TextBlock" || !strings.HasPrefix(str(path(card, "body", 0, "text")), "[TEST]") ||
-				path(card, "body", 2, "type") != "FactSet" {
+			card := apitest.At(v, "attachments", 0, "content")
+			if v["type"] != "message" || apitest.At(v, "attachments", 0, "contentType") != "application/vnd.microsoft.card.adaptive" ||
+				apitest.At(card, "type") != "AdaptiveCard" || apitest.At(card, "version") != "1.4" ||
+				apitest.At(card, "body", 0, "type") != "TextBlock" || !strings.HasPrefix(str(apitest.At(card, "body", 0, "text")), "[TEST]") ||
+				apitest.At(card, "body", 2, "type") != "FactSet" {
 				t.Errorf("teams workflow message %s", r.Body)
 			}
 		}},
@@ -167,7 +150,7 @@ func TestEachTypeDeliversInItsReceiversFormat(t *testing.T) {
 			return `{"name":"m","type":"MICROSOFT_TEAMS","url":"` + u + `/webhookb2/x"}`
 		}, func(t *testing.T, r received) {
 			v := r.json(t)
-			if v["@type"] != "MessageCard" || !strings.HasPrefix(str(v["title"]), "[TEST]") || path(v, "sections", 0, "facts", 0, "name") != "test" {
+			if v["@type"] != "MessageCard" || !strings.HasPrefix(str(v["title"]), "[TEST]") || apitest.At(v, "sections", 0, "facts", 0, "name") != "test" {
 				t.Errorf("message card %s", r.Body)
 			}
 		}},
@@ -176,8 +159,8 @@ func TestEachTypeDeliversInItsReceiversFormat(t *testing.T) {
 		}, func(t *testing.T, r received) {
 			v := r.json(t)
 			if r.Path != "/v2/enqueue" || v["routing_key"] != "R0UT1NGKEY" || v["event_action"] != "trigger" || str(v["dedup_key"]) == "" ||
-				!strings.HasPrefix(str(path(v, "payload", "summary")), "[TEST]") || path(v, "payload", "source") != "mgmtapi" ||
-				path(v, "payload", "severity") != "info" || str(path(v, "payload", "timestamp")) == "" {
+				!strings.HasPrefix(str(apitest.At(v, "payload", "summary")), "[TEST]") || apitest.At(v, "payload", "source") != "mgmtapi" ||
+				apitest.At(v, "payload", "severity") != "info" || str(apitest.At(v, "payload", "timestamp")) == "" {
 				t.Errorf("pagerduty event %s", r.Body)
 			}
 		}},
@@ -186,7 +169,7 @@ func TestEachTypeDeliversInItsReceiversFormat(t *testing.T) {
 		}, func(t *testing.T, r received) {
 			v := r.json(t)
 			if r.Path != "/v2/alerts" || r.Header.Get("Authorization") != "GenieKey G3N1E" || !strings.HasPrefix(str(v["message"]), "[TEST]") ||
-				v["priority"] != "P5" || str(v["alias"]) == "" || path(v, "details", "status") != "test" {
+				v["priority"] != "P5" || str(v["alias"]) == "" || apitest.At(v, "details", "status") != "test" {
 				t.Errorf("opsgenie alert %s %v", r.Body, r.Header)
 			}
 		}},
@@ -196,8 +179,8 @@ func TestEachTypeDeliversInItsReceiversFormat(t *testing.T) {
 			v := r.json(t)
 			user, pass, ok := (&http.Request{Header: r.Header}).BasicAuth()
 			if r.Method != "POST" || r.Path != "/rest/api/2/issue" || !ok || user != "me@example.com" || pass != "t0ken" ||
-				path(v, "fields", "project", "key") != "OPS" || path(v, "fields", "issuetype", "name") != "Task" ||
-				!strings.HasPrefix(str(path(v, "fields", "summary")), "[TEST]") {
+				apitest.At(v, "fields", "project", "key") != "OPS" || apitest.At(v, "fields", "issuetype", "name") != "Task" ||
+				!strings.HasPrefix(str(apitest.At(v, "fields", "summary")), "[TEST]") {
 				t.Errorf("jira issue %s %s", r.Path, r.Body)
 			}
 		}},
@@ -205,8 +188,8 @@ func TestEachTypeDeliversInItsReceiversFormat(t *testing.T) {
 			return `{"name":"d","type":"DEMISTO","url":"` + u + `/xsoar","demisto":{}}`
 		}, func(t *testing.T, r received) {
 			v := r.json(t)
-			if r.Path != "/xsoar" || v["applicationName"] != "mgmtapi" || path(v, "logEntries", 0, "severity") != float64(3) ||
-				path(v, "logEntries", 0, "text", "integration_text") != "Security incident" {
+			if r.Path != "/xsoar" || v["applicationName"] != "mgmtapi" || apitest.At(v, "logEntries", 0, "severity") != float64(3) ||
+				apitest.At(v, "logEntries", 0, "text", "integration_text") != "Security incident" {
 				t.Errorf("demisto document %s", r.Body)
 			}
 		}},
@@ -223,7 +206,7 @@ func TestEachTypeDeliversInItsReceiversFormat(t *testing.T) {
 		}, func(t *testing.T, r received) {
 			v := r.json(t)
 			if r.Path != "/en" || v["specversion"] != "1.0" || v["source"] != "src-1" || v["ibmensourceid"] != "src-1" || v["type"] != "com.mgmtapi.alert:test" ||
-				str(v["id"]) == "" || path(v, "data", "status") != "test" {
+				str(v["id"]) == "" || apitest.At(v, "data", "status") != "test" {
 				t.Errorf("cloud event %s", r.Body)
 			}
 		}},

@@ -119,12 +119,12 @@ func TestEventBridgePutsOneSignedEvent(t *testing.T) {
 		if len(got) != 2 {
 			t.Fatalf("the bus got %d events, want 2", len(got))
 		}
-		entry := path(got[0], "Entries", 0)
+		entry := apitest.At(got[0], "Entries", 0)
 		var detail map[string]any
-		if err := json.Unmarshal([]byte(str(path(entry, "Detail"))), &detail); err != nil {
-			t.Fatalf("detail %v: %v", path(entry, "Detail"), err)
+		if err := json.Unmarshal([]byte(str(apitest.At(entry, "Detail"))), &detail); err != nil {
+			t.Fatalf("detail %v: %v", apitest.At(entry, "Detail"), err)
 		}
-		if path(entry, "EventBusName") != arn || path(entry, "Source") != "com.example.alerts" || path(entry, "DetailType") != "mgmtapi alert" ||
+		if apitest.At(entry, "EventBusName") != arn || apitest.At(entry, "Source") != "com.example.alerts" || apitest.At(entry, "DetailType") != "mgmtapi alert" ||
 			!strings.HasPrefix(str(detail["title"]), "[TEST]") || detail["status"] != "test" || detail["detail"] != "example_detail" {
 			t.Errorf("entry %v", entry)
 		}

@@ -172,7 +172,7 @@ func TestAlertReachesServiceNowIncidentIOAndEventBridge(t *testing.T) {
 		iio := got[iioPath]
 		if iio.Method != http.MethodPost || iio.Authorization != "Bearer tok-e2e" || iio.Body["status"] != "firing" ||
 			!strings.Contains(str(iio.Body["title"]), "DiskFull") || str(iio.Body["deduplication_key"]) == "" ||
-			path(iio.Body, "metadata", "alertname") != "DiskFull" {
+			apitest.At(iio.Body, "metadata", "alertname") != "DiskFull" {
 			t.Errorf("incident.io got %+v", iio)
 		}
 		entries, details := bus.detailOf(t, 1)

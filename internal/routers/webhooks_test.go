@@ -162,23 +162,6 @@ func (s *syncBuffer) String() string {
 
 func jstr(v any) string { s, _ := v.(string); return s }
 
-func at(v any, keys ...any) any {
-	for _, k := range keys {
-		switch k := k.(type) {
-		case string:
-			m, _ := v.(map[string]any)
-			v = m[k]
-		case int:
-			l, _ := v.([]any)
-			if k >= len(l) {
-				return nil
-			}
-			v = l[k]
-		}
-	}
-	return v
-}
-
 // TestAlertDefinitionWebhooksDeliverInTheirFormats: an Alertmanager alert of a definition whose
 // notification group names outgoing webhooks (by externalId) of types GENERIC, SLACK, PAGERDUTY
 // and OPSGENIE, and recipients, reaches each receiver on loopback in its own format (the Events
@@ -231,22 +214,22 @@ func TestAlertDefinitionWebhooksDeliverInTheirFormats(t *testing.T) {
 		g := got["/generic"]
 		if g.Method != http.MethodPost || g.Header.Get("Idempotency-Key") == "" || g.Body["status"] != "triggered" ||
 			g.Body["title"] != "CPU" || g.Body["text"] != "CPU is high" || g.Body["severity"] != "error" ||
-			at(g.Body, "fields", "alertDefId") != def || at(g.Body, "fields", "alertname") != "CPU" {
+			apitest.At(g.Body, "fields", "alertDefId") != def || apitest.At(g.Body, "fields", "alertname") != "CPU" {
 			t.Errorf("generic %s %v %v", g.Method, g.Header, g.Body)
 		}
 		s := got["/slack"]
-		if s.Body["text"] != "CPU" || at(s.Body, "attachments", 0, "color") != "#E8590C" || at(s.Body, "attachments", 0, "text") != "CPU is high" {
+		if s.Body["text"] != "CPU" || apitest.At(s.Body, "attachments", 0, "color") != "#E8590C" || apitest.At(s.Body, "attachments", 0, "text") != "CPU is high" {
 			t.Errorf("slack %v", s.Body)
 		}
 		p := got["/v2/enqueue"]
 		dedup := jstr(p.Body["dedup_key"])
 		if p.Body["routing_key"] != "PDKEY" || p.Body["event_action"] != "trigger" || dedup == "" ||
-			at(p.Body, "payload", "summary") != "CPU" || at(p.Body, "payload", "severity") != "error" || at(p.Body, "payload", "source") != "mgmtapi" {
+			apitest.At(p.Body, "payload", "summary") != "CPU" || apitest.At(p.Body, "payload", "severity") != "error" || apitest.At(p.Body, "payload", "source") != "mgmtapi" {
 			t.Errorf("pagerduty %v", p.Body)
 		}
 		o := got["/v2/alerts"]
 		if o.Header.Get("Authorization") != "GenieKey GKEY" || o.Body["message"] != "CPU" || o.Body["alias"] != dedup ||
-			o.Body["priority"] != "P2" || at(o.Body, "details", "status") != "triggered" {
+			o.Body["priority"] != "P2" || apitest.At(o.Body, "details", "status") != "triggered" {
 			t.Errorf("opsgenie %v %v", o.Header, o.Body)
 		}
 		msgs := mail.WaitMessages(t, before+1)[before:]

@@ -115,24 +115,6 @@ func connectorOf(t *testing.T, env *apitest.Env, key, body string) string {
 	return id
 }
 
-// path reads a member of a decoded JSON document by keys and indexes.
-func path(v any, keys ...any) any {
-	for _, k := range keys {
-		switch k := k.(type) {
-		case string:
-			m, _ := v.(map[string]any)
-			v = m[k]
-		case int:
-			a, _ := v.([]any)
-			if k >= len(a) {
-				return nil
-			}
-			v = a[k]
-		}
-	}
-	return v
-}
-
 // TestAlertReachesEachDeliveredConnectorType is issue 33's end-to-end proof for
 // the delivered connector types: an Alertmanager alert, routed by one global router whose rule
 // targets a GENERIC_HTTPS, a SLACK (through a SLACK outgoing webhook), a MICROSOFT_TEAMS (through
@@ -193,20 +175,20 @@ func TestAlertReachesEachDeliveredConnectorType(t *testing.T) {
 			t.Errorf("Slack got %v", s)
 		}
 		tm := got[teamsPath].Body
-		card := path(tm, "attachments", 0, "content")
-		if tm["type"] != "message" || path(tm, "attachments", 0, "contentType") != "application/vnd.microsoft.card.adaptive" ||
-			path(card, "type") != "AdaptiveCard" || !strings.Contains(str(path(card, "body", 0, "text")), "DiskFull") {
+		card := apitest.At(tm, "attachments", 0, "content")
+		if tm["type"] != "message" || apitest.At(tm, "attachments", 0, "contentType") != "application/vnd.microsoft.card.adaptive" ||
+			apitest.At(card, "type") != "AdaptiveCard" || !strings.Contains(str(apitest.At(card, "body", 0, "text")), "DiskFull") {
 			t.Errorf("Teams got %v", tm)
 		}
 		pd := got["/pd/v2/enqueue"].Body
 		if pd["routing_key"] != "routing-key-e2e" || pd["event_action"] != "trigger" || str(pd["dedup_key"]) == "" ||
-			!strings.Contains(str(path(pd, "payload", "summary")), "DiskFull") || path(pd, "payload", "severity") != "critical" ||
-			str(path(pd, "payload", "source")) == "" {
+			!strings.Contains(str(apitest.At(pd, "payload", "summary")), "DiskFull") || apitest.At(pd, "payload", "severity") != "critical" ||
+			str(apitest.At(pd, "payload", "source")) == "" {
 			t.Errorf("PagerDuty got %v", pd)
 		}
 		pdi := got["/pdi/v2/enqueue"].Body
 		if pdi["routing_key"] != "service-key-e2e" || pdi["event_action"] != "trigger" || str(pdi["dedup_key"]) == "" ||
-			!strings.Contains(str(path(pdi, "payload", "summary")), "DiskFull") || str(path(pdi, "payload", "severity")) == "" {
+			!strings.Contains(str(apitest.At(pdi, "payload", "summary")), "DiskFull") || str(apitest.At(pdi, "payload", "severity")) == "" {
 			t.Errorf("PagerDuty (incidents connector) got %v", pdi)
 		}
 		mails := server.WaitMessages(t, before+1)[before:]

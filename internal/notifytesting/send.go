@@ -313,18 +313,7 @@ func (h *TestingHandler) send(ctx context.Context, teamID int64, t trial) (*oas.
 	if err != nil {
 		return failure(err.Error(), status), nil
 	}
-	meta := oas.NotificationTestResultSuccessMetadata{
-		"statusCode":    strconv.Itoa(status),
-		"connectorType": string(t.connector.Type),
-		"entityType":    string(t.entityType),
-		"presetId":      "",
-	}
-	if t.preset != nil {
-		meta["presetId"] = presetIDOf(t.preset)
-	}
-	return &oas.NotificationTestResponse{Result: oas.NewOptNotificationTestResult(oas.NotificationTestResult{
-		Success: oas.NewOptNotificationTestResultSuccess(oas.NotificationTestResultSuccess{Metadata: oas.NewOptNotificationTestResultSuccessMetadata(meta)}),
-	})}, nil
+	return success(t, status), nil
 }
 
 // sendWebhook sends a test of a connector delivered through an outgoing webhook record
@@ -343,16 +332,7 @@ func (h *TestingHandler) sendWebhook(ctx context.Context, t trial, m messages.Me
 	if o.Err != nil {
 		return failure(o.Err.Error(), o.Status), nil
 	}
-	meta := oas.NotificationTestResultSuccessMetadata{
-		"statusCode": strconv.Itoa(o.Status), "connectorType": string(t.connector.Type),
-		"entityType": string(t.entityType), "presetId": "",
-	}
-	if t.preset != nil {
-		meta["presetId"] = presetIDOf(t.preset)
-	}
-	return &oas.NotificationTestResponse{Result: oas.NewOptNotificationTestResult(oas.NotificationTestResult{
-		Success: oas.NewOptNotificationTestResultSuccess(oas.NotificationTestResultSuccess{Metadata: oas.NewOptNotificationTestResultSuccessMetadata(meta)}),
-	})}, nil
+	return success(t, o.Status), nil
 }
 
 // renderError reports whether Compose's err is about the message (a template that does not
@@ -369,6 +349,23 @@ func renderError(err error) bool {
 		}
 	}
 	return false
+}
+
+// success is the success answer of a test of t whose receiver answered status: the status, the
+// connector and entity types and the preset used ("" for the pair's default).
+func success(t trial, status int) *oas.NotificationTestResponse {
+	meta := oas.NotificationTestResultSuccessMetadata{
+		"statusCode":    strconv.Itoa(status),
+		"connectorType": string(t.connector.Type),
+		"entityType":    string(t.entityType),
+		"presetId":      "",
+	}
+	if t.preset != nil {
+		meta["presetId"] = presetIDOf(t.preset)
+	}
+	return &oas.NotificationTestResponse{Result: oas.NewOptNotificationTestResult(oas.NotificationTestResult{
+		Success: oas.NewOptNotificationTestResultSuccess(oas.NotificationTestResultSuccess{Metadata: oas.NewOptNotificationTestResultSuccessMetadata(meta)}),
+	})}
 }
 
 // failure is the failure answer: message within the public bound, status when the receiver

@@ -81,7 +81,7 @@ func TestAlertDefinitionPagesThroughARealPrometheus(t *testing.T) {
 	env := apitest.Start(t, apitest.Options{}, db.SQLite)
 	key := env.RootKey
 	receiver := newReceiver(t)
-	w := delivery.NewWorker(delivery.Options{DB: env.DB, Policy: delivery.Policy{AllowPrivate: true},
+	w := env.NewWorker(delivery.Options{Policy: delivery.Policy{AllowPrivate: true},
 		PollInterval: 50 * time.Millisecond, AttemptTimeout: 10 * time.Second})
 	workerCtx, stopWorker := context.WithCancel(context.Background())
 	workerDone := make(chan struct{})

@@ -208,9 +208,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		logger.Info("created the default team with the key from MGMTAPI_BOOTSTRAP_KEY or its _FILE")
 	}
 
-	// Incidents' and cases' events are routed to the team's connectors in their own transaction:
-	// the outbox the delivery worker sends from.
-	database.SetEventSink(routers.Sink(logger, routers.Definitions{TeamHasAny: alertdefs.TeamHasAny, OfAlert: alertdefs.OfAlert}))
 	authn := auth.NewAuthenticator(database, nil)
 	apiHandler, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: cfg.OperatorKey, PolicyLimit: cfg.PolicyLimit,
 		Extensions: catalog, Delivery: delivery.Options{
@@ -238,6 +235,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 			SMTP:           smtpServer(cfg.SMTP),
 			// outgoing webhooks' records are sent by their types' own delivery
 			Webhooks: notifiers.DeliverRecord,
+			// the events incidents' and cases' transactions record are routed to the team's
+			// connectors here, outside those transactions
+			Router: routers.Router{Logger: logger, Definitions: routers.Definitions{TeamHasAny: alertdefs.TeamHasAny, OfAlert: alertdefs.OfAlert}},
 		})
 		workerMetrics = worker.Collectors()
 	}

@@ -192,8 +192,6 @@ func (e *Env) OpenDB(t testing.TB) *db.DB {
 // documents are available, its answers are checked against them (see package conformance).
 func (e *Env) Handler(t testing.TB, database *db.DB, authn *auth.Authenticator) http.Handler {
 	t.Helper()
-	// As the server process does: events are routed to the outbox in their transaction.
-	database.SetEventSink(routers.Sink(nil, routers.Definitions{TeamHasAny: alertdefs.TeamHasAny, OfAlert: alertdefs.OfAlert}))
 	a, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: OperatorKey, PolicyLimit: e.opts.PolicyLimit,
 		Extensions: e.opts.Extensions,
 		Delivery: delivery.Options{Policy: delivery.Policy{AllowPrivate: !e.opts.PublicDeliveriesOnly}, AttemptTimeout: 5 * time.Second,
@@ -414,8 +412,9 @@ func Decode[T any](t testing.TB, res Response) T {
 }
 
 // NewWorker returns a delivery worker as the server process wires it: over the environment's
-// database unless o names one, and sending outgoing webhooks' records through their types' own
-// delivery (notifiers.DeliverRecord) unless o says otherwise.
+// database unless o names one, routing the recorded events through the teams' routers and alert
+// definitions (Router) and sending outgoing webhooks' records through their types' own delivery
+// (notifiers.DeliverRecord), unless o says otherwise.
 func (e *Env) NewWorker(o delivery.Options) *delivery.Worker {
 	if o.DB == nil {
 		o.DB = e.DB
@@ -423,7 +422,27 @@ func (e *Env) NewWorker(o delivery.Options) *delivery.Worker {
 	if o.Webhooks == nil {
 		o.Webhooks = notifiers.DeliverRecord
 	}
+	if o.Router == nil {
+		o.Router = Router(o.Logger)
+	}
 	return delivery.NewWorker(o)
+}
+
+// Router is the routing the server process wires into its worker, logging to logger (nil
+// discards).
+func Router(logger *slog.Logger) routers.Router {
+	return routers.Router{Logger: logger, Definitions: routers.Definitions{TeamHasAny: alertdefs.TeamHasAny, OfAlert: alertdefs.OfAlert}}
+}
+
+// Route routes every event recorded so far into the outbox, as the worker's routing stage does,
+// without sending anything: tests that read the outbox call it first. logger receives what the
+// routing logs (nil discards).
+func (e *Env) Route(t testing.TB, logger *slog.Logger) {
+	t.Helper()
+	w := delivery.NewWorker(delivery.Options{DB: e.DB, Router: Router(logger), Logger: logger})
+	if err := w.RouteEvents(context.Background()); err != nil {
+		t.Fatalf("route the recorded events: %v", err)
+	}
 }
 
 // At walks a decoded JSON value (maps and slices from encoding/json) by member names (string)

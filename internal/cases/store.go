@@ -459,7 +459,15 @@ func (d eventDraft) insert(ctx context.Context, tx *db.Tx, teamID int64, caseID 
 		return oas.CaseEvent{}, fmt.Errorf("append case event: %w", err)
 	}
 	if kind := notifiedKind(d.kind); kind != "" {
-		tx.Emit(ctx, db.Event{TeamID: teamID, EntityType: "CASES", EntityID: caseID, Kind: kind, Cause: d.kind})
+		tx.Emit(ctx, db.Event{TeamID: teamID, EntityType: "CASES", EntityID: caseID, Kind: kind, Cause: d.kind,
+			Snapshot: func(ctx context.Context, tx *db.Tx) ([]byte, string, error) {
+				c, err := Load(ctx, tx, teamID, caseID)
+				if err != nil {
+					return nil, "", err
+				}
+				doc, err := c.MarshalJSON()
+				return doc, caseID, err
+			}})
 	}
 	return oas.CaseEvent{
 		EventId: id, Actor: d.actor, EventData: d.data, EventTime: eventTime.UTC(),

@@ -393,7 +393,7 @@ var booleans = map[string]bool{"notify-allow-private": true}
 
 // notifyOptions are the settings of the notification delivery worker.
 var notifyOptions = []option{
-	{"notify-worker", "MGMTAPI_NOTIFY_WORKER", "on", "on: this process sends the notification outbox's deliveries; off: it only fills the outbox (another replica on the same PostgreSQL database sends)",
+	{"notify-worker", "MGMTAPI_NOTIFY_WORKER", "on", "on: this process routes the recorded incident and case events and sends the notification outbox's deliveries; off: it only records events (another replica on the same PostgreSQL database routes and sends)",
 		func(c *Config, v string) error {
 			if v != "on" && v != "off" {
 				return fmt.Errorf("must be on or off, not %q", v)

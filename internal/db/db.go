@@ -65,7 +65,6 @@ type DB struct {
 	now     func() time.Time
 	newID   func() string
 	group   *groupCommitter // SQLite only
-	events  eventSinkHolder
 	// sqliteDSN opens a connection like the others (pragmas, VFS), not query_only; SQLite only
 	sqliteDSN string
 	// dataDir holds SQLite's files; "" on PostgreSQL. Ready checks its free space.
@@ -243,8 +242,7 @@ type Tx struct {
 
 	beforeCommit []func() error
 	locals       map[any]any
-	// sink receives emitted, before commit (see Emit); nil when none is installed.
-	sink    EventSink
+	// emitted are the events recorded before commit (see Emit).
 	emitted []Event
 	// audit is the record this transaction writes last, when it serves an audited request.
 	audit *txAudit
@@ -381,7 +379,7 @@ func (d *DB) inOwnTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 	if err != nil {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
-	tx := &Tx{q: sqlTx, Now: d.Now(), Engine: d.Engine, newID: d.newID, sink: d.eventSink()}
+	tx := &Tx{q: sqlTx, Now: d.Now(), Engine: d.Engine, newID: d.newID}
 	tx.startAudit(ctx)
 	defer func() {
 		if p := recover(); p != nil {

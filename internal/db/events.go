@@ -2,15 +2,16 @@ package db
 
 import (
 	"context"
-	"sync/atomic"
+	"fmt"
 )
 
 // Event is something that happened to one of a team's entities that the notification center may
 // route to its connectors: an incident triggered, acknowledged or resolved; a case opened,
 // changed or commented. Areas emit events inside the write transaction that makes them happen
-// (Tx.Emit); the sink the program installed (DB.SetEventSink) receives them in that same
-// transaction, after the area's own work, so what it writes (the delivery outbox) commits with
-// the event or not at all.
+// (Tx.Emit); the transaction records each, with a snapshot of its entity, in the table
+// notification_events before it commits, and does nothing more about it: the delivery worker
+// routes the recorded events later, outside any write transaction (internal/delivery), so no
+// router, condition or template ever runs while the writer waits.
 type Event struct {
 	TeamID int64
 	// EntityType names the kind of entity as the notification center's entity types do: "ALERTS"
@@ -24,50 +25,46 @@ type Event struct {
 	// Cause is the area's own name for what happened, finer than Kind (a case event's kind:
 	// "created", "statusChanged", "comment", "assigned", …), "" when it has none.
 	Cause string
-	// Entity is what conditions and templates read about the entity, when the area that emits
-	// the event has it at hand; nil lets the sink load it (inside the transaction, so it sees
-	// the change), and only when a route may need it.
-	Entity map[string]any
+	// Snapshot reads the entity as the transaction leaves it, the public object encoded as JSON,
+	// and the case an incident belongs to ("" when none). It is called inside the transaction,
+	// after the area's own work (see Emit); the area that emits the event provides it. An error
+	// rolls the transaction back.
+	Snapshot func(ctx context.Context, tx *Tx) (entity []byte, caseID string, err error)
 }
 
-// EventSink receives a committed-to-be transaction's events, in the order emitted, inside that
-// transaction. An error rolls the transaction back and is InTx's answer: a sink returns one only
-// when it could not write what it must write with the event (a database error), never because
-// an event matched nothing or could not be rendered.
-type EventSink func(ctx context.Context, tx *Tx, events []Event) error
-
-// eventSinkHolder is the installed sink; a pointer swapped atomically, so installing one while
-// transactions run is safe.
-type eventSinkHolder struct{ sink atomic.Pointer[EventSink] }
-
-// SetEventSink installs sink as the receiver of every later transaction's events (nil removes
-// it). Without a sink, events are dropped: nothing routes them.
-func (d *DB) SetEventSink(sink EventSink) {
-	if sink == nil {
-		d.events.sink.Store(nil)
-		return
-	}
-	d.events.sink.Store(&sink)
-}
-
-// eventSink returns the installed sink or nil.
-func (d *DB) eventSink() EventSink {
-	if p := d.events.sink.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
-
-// Emit records e to be handed to the installed event sink before the transaction commits (after
-// fn and the BeforeCommit work added before the first Emit). A transaction that does not commit
-// hands nothing; a PostgreSQL transaction run again hands only the events of the run that
-// commits. Without a sink it does nothing.
+// Emit records e to be written to notification_events before the transaction commits, after fn
+// and the BeforeCommit work added before the first Emit, so that its snapshot sees the whole
+// change. A transaction that does not commit records nothing; a PostgreSQL transaction run again
+// records only the events of the run that commits. The events of one transaction keep the order
+// they were emitted in (seq) and the transaction's time.
 func (tx *Tx) Emit(ctx context.Context, e Event) {
-	if tx.sink == nil {
-		return
-	}
 	if len(tx.emitted) == 0 {
-		tx.BeforeCommit(func() error { return tx.sink(ctx, tx, tx.emitted) })
+		tx.BeforeCommit(func() error { return tx.recordEvents(ctx) })
 	}
 	tx.emitted = append(tx.emitted, e)
+}
+
+// recordEvents writes the emitted events, each with its snapshot.
+func (tx *Tx) recordEvents(ctx context.Context) error {
+	for i, e := range tx.emitted {
+		var entity []byte
+		caseID := ""
+		if e.Snapshot != nil {
+			var err error
+			if entity, caseID, err = e.Snapshot(ctx, tx); err != nil {
+				return fmt.Errorf("snapshot of %s %s for its %s event: %w", e.EntityType, e.EntityID, e.Kind, err)
+			}
+		}
+		if entity == nil {
+			entity = []byte("null")
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO notification_events
+			(team_id, id, entity_type, entity_id, kind, cause, snapshot, case_id, created_at, seq)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+			e.TeamID, tx.NewID(), e.EntityType, e.EntityID, e.Kind, e.Cause, string(entity), caseID,
+			tx.Now.UnixMicro(), i); err != nil {
+			return fmt.Errorf("record the %s event of %s %s: %w", e.Kind, e.EntityType, e.EntityID, err)
+		}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -11,73 +12,58 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/db"
 )
 
-// TestEventsReachTheSinkInTheirTransaction: the sink gets a committed transaction's events in
-// order, inside that transaction (what it writes commits with the event); a transaction whose
-// function fails hands it nothing; a sink's error rolls the whole transaction back; without a
-// sink events are dropped; under concurrent writers (SQLite's group commit) each transaction's
-// events reach the sink once, with that transaction's own writes.
-func TestEventsReachTheSinkInTheirTransaction(t *testing.T) {
+// TestEventsAreRecordedWithTheirTransaction: a committed transaction's events are recorded in
+// notification_events in the order emitted, each with the snapshot its area reads inside that
+// transaction after all of the transaction's work (so it sees the whole change); a transaction
+// whose function fails records nothing; a snapshot's error rolls the whole transaction back;
+// under concurrent writers (SQLite's group commit) each transaction's events are recorded once,
+// with that transaction's own writes.
+func TestEventsAreRecordedWithTheirTransaction(t *testing.T) {
 	engines(t, func(t *testing.T, d *db.DB) {
 		ctx := context.Background()
+		exec(t, d, `INSERT INTO teams (id, name, created_at) VALUES (1, 'events', 0)`)
 		insert := func(tx *db.Tx, id string) error {
 			_, err := tx.ExecContext(ctx, `INSERT INTO gc_rows (id, at) VALUES ($1, 0)`, id)
 			return err
 		}
+		// The snapshot reads the entity's rows inside the transaction: the count of rows whose id
+		// starts with it, the entity's own row written after the Emit among them.
+		snapshot := func(id string) func(context.Context, *db.Tx) ([]byte, string, error) {
+			return func(ctx context.Context, tx *db.Tx) ([]byte, string, error) {
+				if id == "refused" {
+					return nil, "", errors.New("entity unreadable")
+				}
+				var n int
+				if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM gc_rows WHERE id LIKE $1`, id+"%").Scan(&n); err != nil {
+					return nil, "", err
+				}
+				return []byte(fmt.Sprintf(`{"rows":%d}`, n)), "case-of-" + id, nil
+			}
+		}
 		write := func(id string, kinds ...string) error {
 			return d.InTx(ctx, func(tx *db.Tx) error {
-				if err := insert(tx, id); err != nil {
-					return err
-				}
 				for _, k := range kinds {
-					tx.Emit(ctx, db.Event{TeamID: 1, EntityType: "cases", EntityID: id, Kind: k})
+					tx.Emit(ctx, db.Event{TeamID: 1, EntityType: "CASES", EntityID: id, Kind: k, Cause: "c-" + k, Snapshot: snapshot(id)})
 				}
-				return nil
+				return insert(tx, id) // after the Emit: the snapshot still sees it
 			})
 		}
-
-		// No sink: the write commits, the events go nowhere.
-		if err := write("before-sink", "opened"); err != nil {
-			t.Fatal(err)
-		}
-
-		var mu sync.Mutex
-		var seen []string
-		failOn := ""
-		d.SetEventSink(func(ctx context.Context, tx *db.Tx, events []db.Event) error {
-			var kinds []string
-			for _, e := range events {
-				kinds = append(kinds, e.Kind)
-			}
-			if events[0].EntityID == failOn {
-				return errors.New("outbox full")
-			}
-			// The sink writes in the event's transaction: its row commits with it.
-			if err := insert(tx, "outbox-"+events[0].EntityID); err != nil {
-				return err
-			}
-			mu.Lock()
-			seen = append(seen, events[0].EntityID+":"+strings.Join(kinds, ","))
-			mu.Unlock()
-			return nil
-		})
 
 		if err := write("a", "opened", "commented"); err != nil {
 			t.Fatal(err)
 		}
-		if err := write("quiet"); err != nil { // no events: the sink is not called
+		if err := write("quiet"); err != nil { // no events: nothing recorded
 			t.Fatal(err)
 		}
 		if err := d.InTx(ctx, func(tx *db.Tx) error {
-			tx.Emit(ctx, db.Event{EntityID: "failed", Kind: "opened"})
+			tx.Emit(ctx, db.Event{TeamID: 1, EntityType: "CASES", EntityID: "failed", Kind: "opened"})
 			return errors.New("the area refused")
 		}); err == nil {
 			t.Fatal("a failing function committed")
 		}
-		failOn = "b"
-		if err := write("b", "opened"); err == nil || !strings.Contains(err.Error(), "outbox full") {
-			t.Fatalf("a failing sink: %v", err)
+		if err := write("refused", "opened"); err == nil || !strings.Contains(err.Error(), "entity unreadable") {
+			t.Fatalf("a failing snapshot: %v", err)
 		}
-		failOn = ""
 
 		var wg sync.WaitGroup
 		for i := range 20 {
@@ -92,25 +78,31 @@ func TestEventsReachTheSinkInTheirTransaction(t *testing.T) {
 		wg.Wait()
 
 		rows := rowIDs(t, d)
-		for _, id := range []string{"before-sink", "a", "outbox-a", "quiet"} {
-			if !rows[id] {
-				t.Errorf("row %s missing", id)
-			}
+		if !rows["a"] || !rows["quiet"] || rows["failed"] || rows["refused"] {
+			t.Errorf("rows %v", rows)
 		}
-		for _, id := range []string{"outbox-before-sink", "outbox-quiet", "b", "outbox-b", "failed"} {
-			if rows[id] {
-				t.Errorf("row %s written", id)
-			}
+		recorded, err := d.Read().QueryContext(ctx, `SELECT entity_id, kind, cause, snapshot, case_id, seq
+			FROM notification_events ORDER BY created_at, entity_id, seq`)
+		if err != nil {
+			t.Fatal(err)
 		}
-		mu.Lock()
-		defer mu.Unlock()
-		if seen[0] != "a:opened,commented" || len(seen) != 21 {
-			t.Fatalf("the sink saw %v", seen)
+		defer recorded.Close()
+		var seen []string
+		for recorded.Next() {
+			var id, kind, cause, snap, caseID string
+			var seq int
+			if err := recorded.Scan(&id, &kind, &cause, &snap, &caseID, &seq); err != nil {
+				t.Fatal(err)
+			}
+			seen = append(seen, fmt.Sprintf("%s:%s:%s:%s:%s:%d", id, kind, cause, snap, caseID, seq))
+		}
+		if len(seen) != 22 || seen[0] != `a:opened:c-opened:{"rows":1}:case-of-a:0` || seen[1] != `a:commented:c-commented:{"rows":1}:case-of-a:1` {
+			t.Fatalf("recorded %v", seen)
 		}
 		for i := range 20 {
-			id := fmt.Sprintf("c%02d", i)
-			if !rows[id] || !rows["outbox-"+id] {
-				t.Errorf("concurrent write %s: row %v, outbox row %v", id, rows[id], rows["outbox-"+id])
+			want := fmt.Sprintf(`c%02d:changed:c-changed:{"rows":1}:case-of-c%02d:0`, i, i)
+			if !slices.Contains(seen, want) {
+				t.Errorf("concurrent write c%02d: %v", i, seen)
 			}
 		}
 	})

@@ -243,7 +243,7 @@ func (g *groupCommitter) inTx(ctx context.Context, d *DB, fn func(tx *Tx) error)
 	if turn.err != nil {
 		return turn.err
 	}
-	tx := &Tx{q: turn.tx, Now: d.Now(), Engine: d.Engine, newID: d.newID, detached: true, sink: d.eventSink()}
+	tx := &Tx{q: turn.tx, Now: d.Now(), Engine: d.Engine, newID: d.newID, detached: true}
 	tx.startAudit(ctx)
 	return g.runTurn(m, turn.tx, tx, fn)
 }

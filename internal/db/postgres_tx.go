@@ -30,7 +30,7 @@ func (d *DB) inPgTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
 		return fmt.Errorf("begin transaction: %w", err)
 	}
 	rollback := func() { _, _ = conn.ExecContext(context.WithoutCancel(ctx), `ROLLBACK`) }
-	tx := &Tx{q: conn, Now: d.Now(), Engine: d.Engine, newID: d.newID, sink: d.eventSink()}
+	tx := &Tx{q: conn, Now: d.Now(), Engine: d.Engine, newID: d.newID}
 	tx.startAudit(ctx)
 	defer func() {
 		if p := recover(); p != nil {

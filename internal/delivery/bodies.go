@@ -152,29 +152,40 @@ func pagerDutyEvent(r record, fields map[string]any) (map[string]any, error) {
 	return ev, nil
 }
 
-// teamsMessage is a Microsoft Teams webhook message: one Adaptive Card (title, text, facts) in
-// the message envelope that incoming webhooks and Workflows accept.
+// teamsMessage is a Microsoft Teams webhook message of a MICROSOFT_TEAMS connector's fields
+// (title, text, facts: an object of strings): TeamsCard.
 func teamsMessage(fields map[string]any) (map[string]any, error) {
 	title, body := text(fields, "title"), text(fields, "text")
 	if title == "" && body == "" {
 		return nil, errors.New("delivery fields.title or fields.text: one is required for a Microsoft Teams card")
 	}
+	var facts [][2]string
+	if m, ok := fields["facts"].(map[string]any); ok {
+		for name, v := range m {
+			facts = append(facts, [2]string{name, fmt.Sprint(v)})
+		}
+		sort.Slice(facts, func(i, j int) bool { return facts[i][0] < facts[j][0] })
+	}
+	return TeamsCard(title, body, facts, ""), nil
+}
+
+// TeamsCard is the message envelope that Teams incoming webhooks and Workflows accept, carrying
+// one Adaptive Card: the title (bold, when not empty), the text (when not empty), the facts as a
+// fact set (in the order given, when any) and an "Open" action to link (when not empty). Both
+// MICROSOFT_TEAMS connectors and MS_TEAMS_WORKFLOW outgoing webhooks (internal/notifiers) send
+// it.
+func TeamsCard(title, text string, facts [][2]string, link string) map[string]any {
 	var blocks []any
 	if title != "" {
 		blocks = append(blocks, map[string]any{"type": "TextBlock", "text": title, "weight": "Bolder", "size": "Medium", "wrap": true})
 	}
-	if body != "" {
-		blocks = append(blocks, map[string]any{"type": "TextBlock", "text": body, "wrap": true})
+	if text != "" {
+		blocks = append(blocks, map[string]any{"type": "TextBlock", "text": text, "wrap": true})
 	}
-	if facts, ok := fields["facts"].(map[string]any); ok && len(facts) > 0 {
-		names := make([]string, 0, len(facts))
-		for name := range facts {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		list := make([]any, 0, len(names))
-		for _, name := range names {
-			list = append(list, map[string]any{"title": name, "value": fmt.Sprint(facts[name])})
+	if len(facts) > 0 {
+		list := make([]any, 0, len(facts))
+		for _, f := range facts {
+			list = append(list, map[string]any{"title": f[0], "value": f[1]})
 		}
 		blocks = append(blocks, map[string]any{"type": "FactSet", "facts": list})
 	}
@@ -184,6 +195,9 @@ func teamsMessage(fields map[string]any) (map[string]any, error) {
 		"version": "1.4",
 		"body":    blocks,
 	}
+	if link != "" {
+		card["actions"] = []any{map[string]any{"type": "Action.OpenUrl", "title": "Open", "url": link}}
+	}
 	return map[string]any{
 		"type": "message",
 		"attachments": []any{map[string]any{
@@ -191,7 +205,7 @@ func teamsMessage(fields map[string]any) (map[string]any, error) {
 			"contentUrl":  nil,
 			"content":     card,
 		}},
-	}, nil
+	}
 }
 
 // serviceNowIncident is the body of a Table API insert into the incident table: its

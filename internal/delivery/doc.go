@@ -1,10 +1,23 @@
 // Package delivery is the notification outbox and the worker that empties it.
 //
+// # Routing, in the worker
+//
+// A write transaction that triggers, acknowledges or resolves an incident, or opens, changes or
+// comments on a case, records the event with a snapshot of its entity (db.Tx.Emit,
+// notification_events) and does nothing more about it. The worker's routing stage (events.go)
+// leases the recorded events, oldest first and one per entity at a time, and hands each to
+// Options.Router (internal/routers: the team's routers and alert definitions, the scheduler
+// rules' suppression, the presets' templates) outside any write transaction, so that no
+// condition or template, however slow, runs while the database's writer waits; then, in one
+// short transaction, it writes the deliveries the router chose and deletes the event. A worker
+// that dies while routing loses the event to the others when its lease ends; an event whose
+// routing failed maxRouteAttempts times is dropped and logged. Run routes beside sending; Drain
+// and RouteEvents route first.
+//
 // # The outbox
 //
-// Enqueue writes one delivery record in the caller's transaction, the transaction of the incident
-// or case event that caused it: the event and its notifications commit together or not at all. A
-// record holds everything needed to send it (team, connector id, name and type, destination URL,
+// Enqueue writes one delivery record in the caller's transaction (the routing stage's): an
+// event's deliveries commit together or not at all. A record holds everything needed to send it (team, connector id, name and type, destination URL,
 // PagerDuty routing key, the rendered fields, the event it belongs to, an idempotency key and a
 // PagerDuty dedup key), so that the worker reads no other area's tables.
 //

@@ -53,6 +53,10 @@ type Options struct {
 	// Webhooks sends the records of outgoing webhooks (ConnectorType Webhook) in their types'
 	// formats: the main wiring sets it to notifiers.DeliverRecord. Nil fails them at once.
 	Webhooks WebhookSender
+	// Router routes the events write transactions recorded (notification_events) into
+	// deliveries: the main wiring sets it to internal/routers' Router. Nil leaves the events to
+	// another worker.
+	Router Router
 }
 
 func (o *Options) defaults() {
@@ -96,16 +100,19 @@ type Worker struct {
 	sends    sync.WaitGroup
 
 	// outcomes counts the recorded attempts by what they came to (sent, failed, retried);
-	// attemptTime times the attempts; sending is the attempts in flight.
+	// attemptTime times the attempts; sending is the attempts in flight; events counts the
+	// recorded events by what routing them came to (routed, dropped).
 	outcomes    *prometheus.CounterVec
+	events      *prometheus.CounterVec
 	attemptTime prometheus.Histogram
 	sending     prometheus.Gauge
 }
 
 // Collectors are the worker's series for /metrics: mgmtapi_deliveries_total{outcome},
-// mgmtapi_delivery_attempt_duration_seconds, mgmtapi_deliveries_in_flight.
+// mgmtapi_delivery_attempt_duration_seconds, mgmtapi_deliveries_in_flight,
+// mgmtapi_notification_events_total{outcome}.
 func (w *Worker) Collectors() []prometheus.Collector {
-	return []prometheus.Collector{w.outcomes, w.attemptTime, w.sending}
+	return []prometheus.Collector{w.outcomes, w.attemptTime, w.sending, w.events}
 }
 
 type connectorKey struct {
@@ -131,6 +138,10 @@ func NewWorker(opts Options) *Worker {
 			Help:    "Time of one notification delivery attempt, connection to the last byte read.",
 			Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
 		}),
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "mgmtapi_notification_events_total",
+			Help: "Recorded incident and case events the worker routed (routed) or gave up on (dropped).",
+		}, []string{"outcome"}),
 		sending: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "mgmtapi_deliveries_in_flight",
 			Help: "Notification delivery attempts in flight in this process.",
@@ -138,10 +149,17 @@ func NewWorker(opts Options) *Worker {
 	}
 }
 
-// Run sends due records until ctx ends, then waits for the sends in flight (each bounded by
-// AttemptTimeout) and records their outcomes before it returns. An outbox that cannot be read
-// is logged and read again at the next poll.
+// Run routes the recorded events and sends due records until ctx ends, then waits for the
+// routing and the sends in flight (each bounded by AttemptTimeout) and records their outcomes
+// before it returns. Routing runs beside sending, so a slow template delays no send. An outbox
+// that cannot be read is logged and read again at the next poll.
 func (w *Worker) Run(ctx context.Context) {
+	routing := make(chan struct{})
+	go func() {
+		defer close(routing)
+		w.routeUntil(ctx)
+	}()
+	defer func() { <-routing }()
 	poll := time.NewTimer(0)
 	defer poll.Stop()
 	for {
@@ -175,9 +193,38 @@ func (w *Worker) Run(ctx context.Context) {
 	}
 }
 
-// Drain sends every record due now and those that become due while it runs, until none is
-// pending and due, then waits for the sends in flight; tests and benchmarks use it in place of
-// Run.
+// routeUntil routes the recorded events, at every poll and as long as a pass routes some, until
+// ctx ends; each pass that routed wakes the sender.
+func (w *Worker) routeUntil(ctx context.Context) {
+	poll := time.NewTicker(w.opts.PollInterval)
+	defer poll.Stop()
+	for {
+		for {
+			routed, err := w.routeEvents(ctx)
+			if err != nil && ctx.Err() == nil {
+				w.opts.Logger.Warn("notification events not routed", "error", err.Error())
+			}
+			if routed > 0 {
+				select {
+				case w.wake <- struct{}{}:
+				default:
+				}
+			}
+			if err != nil || routed == 0 {
+				break
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-poll.C:
+		}
+	}
+}
+
+// Drain routes every recorded event and sends every record due now and those that become due
+// while it runs, until no event waits and no record is pending and due, then waits for the
+// sends in flight; tests and benchmarks use it in place of Run.
 func (w *Worker) Drain(ctx context.Context) error {
 	for {
 		// A claim made with nothing in flight skips no connector as busy: when it finds nothing,
@@ -185,11 +232,15 @@ func (w *Worker) Drain(ctx context.Context) error {
 		w.mu.Lock()
 		idle := w.total == 0
 		w.mu.Unlock()
+		routed, err := w.routeEvents(ctx)
+		if err != nil {
+			return err
+		}
 		started, _, err := w.claimAndSend(ctx)
 		if err != nil {
 			return err
 		}
-		if started > 0 {
+		if started > 0 || routed > 0 {
 			continue
 		}
 		if idle {

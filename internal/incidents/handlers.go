@@ -192,9 +192,22 @@ func setStatus(ctx context.Context, tx *db.Tx, teamID int64, r row, state, statu
 }
 
 // emit hands the notification center that an incident was triggered, acknowledged or resolved,
-// in the transaction that made it so (see db.Tx.Emit).
+// in the transaction that made it so (see db.Tx.Emit), with the incident as that transaction
+// leaves it.
 func emit(ctx context.Context, tx *db.Tx, teamID int64, id, kind string) {
-	tx.Emit(ctx, db.Event{TeamID: teamID, EntityType: "ALERTS", EntityID: id, Kind: kind})
+	tx.Emit(ctx, db.Event{TeamID: teamID, EntityType: "ALERTS", EntityID: id, Kind: kind, Snapshot: snapshot(teamID, id)})
+}
+
+// snapshot reads the incident as an event's snapshot: the public object and its case.
+func snapshot(teamID int64, id string) func(context.Context, *db.Tx) ([]byte, string, error) {
+	return func(ctx context.Context, tx *db.Tx) ([]byte, string, error) {
+		inc, caseID, err := Load(ctx, tx, teamID, id)
+		if err != nil {
+			return nil, "", err
+		}
+		doc, err := inc.MarshalJSON()
+		return doc, caseID, err
+	}
 }
 
 // setAssignee writes a new assignee (to "" removes it), keeping the counts and label rows in step.

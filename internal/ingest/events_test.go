@@ -4,40 +4,43 @@ import (
 	"context"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
-	"github.com/mgmtapi/mgmtapi/internal/db"
 )
 
 // TestEventsForTheNotificationCenter: what alert ingestion and the users' own changes hand the
-// notification center (db.Tx.Emit), in order: an alert firing opens a case and triggers its
+// notification center (db.Tx.Emit records them in notification_events), in order: an alert firing opens a case and triggers its
 // incident; acknowledging the incident and commenting on the case follow; the alert resolving
 // resolves the incident and changes the case. A redelivery hands nothing, and a request that is
 // refused hands nothing.
 func TestEventsForTheNotificationCenter(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
-		var mu sync.Mutex
-		var got []string
-		env.DB.SetEventSink(func(ctx context.Context, tx *db.Tx, events []db.Event) error {
-			mu.Lock()
-			defer mu.Unlock()
-			for _, e := range events {
-				if e.TeamID == 0 || e.EntityID == "" {
-					t.Errorf("event without its team or entity: %+v", e)
-				}
-				got = append(got, e.EntityType+":"+e.Kind)
-			}
-			return nil
-		})
-		t.Cleanup(func() { env.DB.SetEventSink(nil) })
+		// The events recorded (notification_events), as the worker's routing reads them; take
+		// answers those recorded since its last call.
+		taken := 0
 		take := func() string {
-			mu.Lock()
-			defer mu.Unlock()
-			s := strings.Join(got, " ")
-			got = nil
+			rows, err := env.DB.Read().QueryContext(context.Background(), `SELECT team_id, entity_type, entity_id, kind
+				FROM notification_events ORDER BY created_at, seq`)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			var got []string
+			for rows.Next() {
+				var team int64
+				var entityType, entityID, kind string
+				if err := rows.Scan(&team, &entityType, &entityID, &kind); err != nil {
+					t.Fatal(err)
+				}
+				if team == 0 || entityID == "" {
+					t.Errorf("event without its team or entity: %d %s %s", team, entityType, entityID)
+				}
+				got = append(got, entityType+":"+kind)
+			}
+			s := strings.Join(got[taken:], " ")
+			taken = len(got)
 			return s
 		}
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"strings"
+
+	"github.com/mgmtapi/mgmtapi/internal/delivery"
 )
 
 // teamsWorkflow is MS_TEAMS_WORKFLOW: a POST to a Teams workflow's URL ("When a Teams webhook
@@ -14,36 +16,7 @@ type teamsWorkflow struct{}
 func (teamsWorkflow) Check(Target) error { return nil }
 
 func (teamsWorkflow) Request(ctx context.Context, t Target, m Message) (*http.Request, error) {
-	body := []any{
-		map[string]any{"type": "TextBlock", "text": cut(m.Title, 500), "weight": "Bolder", "size": "Medium", "wrap": true},
-	}
-	if m.Text != "" {
-		body = append(body, map[string]any{"type": "TextBlock", "text": cut(m.Text, 10000), "wrap": true})
-	}
-	if facts := m.facts(); len(facts) > 0 {
-		list := make([]any, 0, len(facts))
-		for _, f := range facts {
-			list = append(list, map[string]any{"title": f[0], "value": f[1]})
-		}
-		body = append(body, map[string]any{"type": "FactSet", "facts": list})
-	}
-	card := map[string]any{
-		"$schema": "http://adaptivecards.io/schemas/adaptive-card.json",
-		"type":    "AdaptiveCard",
-		"version": "1.4",
-		"body":    body,
-	}
-	if m.Link != "" {
-		card["actions"] = []any{map[string]any{"type": "Action.OpenUrl", "title": "Open", "url": m.Link}}
-	}
-	return postJSON(ctx, t.URL, map[string]any{
-		"type": "message",
-		"attachments": []any{map[string]any{
-			"contentType": "application/vnd.microsoft.card.adaptive",
-			"contentUrl":  nil,
-			"content":     card,
-		}},
-	})
+	return postJSON(ctx, t.URL, delivery.TeamsCard(cut(m.Title, 500), cut(m.Text, 10000), m.facts(), m.Link))
 }
 
 func (teamsWorkflow) Retry(status int) bool { return retryServer(status) }

@@ -1,15 +1,25 @@
 package routers_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
+	"net/http/httptest"
 	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/delivery"
+	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
 )
 
 // BenchmarkIngestWithRouting is the cost routing adds to an alert's write: each iteration posts
@@ -53,4 +63,121 @@ func BenchmarkIngestWithRouting(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkIngestLatencyWithSlowTemplate is what a slow template costs an alert's write now that
+// routing runs in the delivery worker (issue 33 §5): clients post Alertmanager notifications of
+// new alert groups (a case opened and an incident triggered each) while a worker runs, for a team
+// without routers and for one whose router sends every alert to a generic connector through a
+// preset whose body template takes about 200 ms to render (calibrated at the start: nested loops
+// that render nothing). It reports the ingest answers' p50 and p99 (ms) and, for the slow
+// template, the events the worker routed and sent meanwhile (each took the template's time).
+// Compare the two p99s; the write no longer waits for the template.
+func BenchmarkIngestLatencyWithSlowTemplate(b *testing.B) {
+	engines := []db.Engine{db.SQLite}
+	if os.Getenv(apitest.DatabaseURLVariable) != "" {
+		engines = append(engines, db.Postgres)
+	}
+	slow, took := slowTemplate(b, 200*time.Millisecond)
+	b.Logf("the slow template renders in %s", took.Round(time.Millisecond))
+	for _, engine := range engines {
+		for _, routed := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/slow-template=%v", engine, routed), func(b *testing.B) {
+				env := apitest.Start(b, apitest.Options{}, engine)
+				key := env.RootKey
+				var sent atomic.Int64
+				receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { sent.Add(1) }))
+				defer receiver.Close()
+				if routed {
+					conn := connectorWith(b, env, key, "GENERIC_HTTPS", map[string]string{"url": receiver.URL + "/hook"})
+					preset := apitest.Decode[struct{ Preset struct{ ID string } }](b, env.JSON(b, http.MethodPost, presetPath, key,
+						`{"preset":{"name":"slow","entityType":"ALERTS","connectorType":"GENERIC_HTTPS","parentId":"preset_system_generic_https_alerts_empty",
+						"configOverrides":[{"conditionType":{"matchEntityType":{}},"messageConfig":{"fields":[{"fieldName":"body","template":`+
+							strconv.Quote(slow)+`}]}}]}}`)).Preset.ID
+					res := env.JSON(b, http.MethodPost, routersPath, key, `{"router":{"name":"all","entityType":"ALERTS",
+						"rules":[{"condition":"true","targets":[{"connectorId":"`+conn+`","presetId":"`+preset+`"}]}]}}`)
+					if res.Status != http.StatusOK {
+						b.Fatalf("router: %d %s", res.Status, res.Body)
+					}
+				}
+				w := env.NewWorker(delivery.Options{Policy: delivery.Policy{AllowPrivate: true}, PollInterval: 20 * time.Millisecond})
+				ctx, stop := context.WithCancel(context.Background())
+				done := make(chan struct{})
+				go func() { defer close(done); w.Run(ctx) }()
+				defer func() { stop(); <-done }()
+
+				ingest := env.MustKey(b, key, "contextual-data:SendData")
+				t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
+				const clients = 1
+				var next atomic.Int64
+				latencies := make([][]time.Duration, clients)
+				b.ResetTimer()
+				var wg sync.WaitGroup
+				for c := range clients {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for i := next.Add(1); i <= int64(b.N); i = next.Add(1) {
+							name := fmt.Sprintf("DiskFull%d", i)
+							alert := map[string]any{"status": "firing", "fingerprint": "fp-" + name,
+								"labels":   map[string]string{"alertname": name, "severity": "critical"},
+								"startsAt": t0.Format(time.RFC3339), "endsAt": "0001-01-01T00:00:00Z"}
+							body, _ := json.Marshal(map[string]any{"version": "4", "groupKey": `{}:{alertname="` + name + `"}`, "status": "firing",
+								"receiver": "mgmtapi", "groupLabels": map[string]string{"alertname": name}, "alerts": []any{alert}})
+							start := time.Now()
+							res := env.JSON(b, http.MethodPost, "/ingest/alertmanager/v1", ingest, string(body))
+							latencies[c] = append(latencies[c], time.Since(start))
+							if res.Status != http.StatusOK {
+								b.Errorf("ingest: %d %s", res.Status, res.Body)
+								return
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				b.StopTimer()
+				all := slices.Concat(latencies...)
+				slices.Sort(all)
+				if len(all) == 0 {
+					return
+				}
+				at := func(q float64) float64 {
+					return float64(all[min(len(all)-1, int(q*float64(len(all))))]) / float64(time.Millisecond)
+				}
+				b.ReportMetric(at(0.5), "p50-ms")
+				b.ReportMetric(at(0.99), "p99-ms")
+				b.ReportMetric(0, "ns/op")
+				if routed {
+					b.ReportMetric(float64(sent.Load()), "sent")
+				}
+			})
+		}
+	}
+}
+
+// slowTemplate is a template that renders nothing (then a small JSON body) in about want, on
+// this machine now: two nested loops whose size is found by trying; took is its render time.
+func slowTemplate(b *testing.B, want time.Duration) (src string, took time.Duration) {
+	entity, err := notifyexpr.SampleEntity(notifyexpr.EntityAlerts, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 50
+	for range 8 {
+		src = fmt.Sprintf(`{%% for i in range(%d) %%}{%% for j in range(%d) %%}{%% endfor %%}{%% endfor %%}{"status":"{{alert.status}}"}`, n, n)
+		start := time.Now()
+		if _, err := notifyexpr.Render(src, entity); err != nil && !strings.Contains(err.Error(), "longer than") {
+			b.Fatal(err)
+		} else if err != nil {
+			n = n * 9 / 10 // past the time bound: smaller
+			continue
+		}
+		took = time.Since(start)
+		if took > want*9/10 && took < want*11/10 {
+			return src, took
+		}
+		// the work grows with n²
+		n = max(1, int(float64(n)*math.Sqrt(float64(want)/float64(took))))
+	}
+	return src, took
 }

@@ -28,7 +28,7 @@ func TestAlertIsEmailedToTheConnectorsRecipients(t *testing.T) {
 		// One start for the firing and the resolution: the resolution names the same alert.
 		startsAt := time.Now().UTC().Add(-time.Minute).Truncate(time.Second)
 		alertmanager(t, env, env.MustKey(t, key, "contextual-data:SendData"), "DiskFull", "critical", startsAt, time.Time{})
-		w := delivery.NewWorker(delivery.Options{DB: env.DB, SMTP: server.SMTPServer("alerts@example.com"), AttemptTimeout: 5 * time.Second})
+		w := env.NewWorker(delivery.Options{SMTP: server.SMTPServer("alerts@example.com"), AttemptTimeout: 5 * time.Second})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := w.Drain(ctx); err != nil {
@@ -51,7 +51,7 @@ func TestAlertIsEmailedToTheConnectorsRecipients(t *testing.T) {
 		// the incident resolved, with no SMTP server: the named failure
 		alertmanager(t, env, env.MustKey(t, key, "contextual-data:SendData"), "DiskFull", "critical",
 			startsAt, time.Now().UTC().Truncate(time.Second))
-		if err := delivery.NewWorker(delivery.Options{DB: env.DB}).Drain(ctx); err != nil {
+		if err := env.NewWorker(delivery.Options{}).Drain(ctx); err != nil {
 			t.Fatal(err)
 		}
 		rows := outbox(t, env)

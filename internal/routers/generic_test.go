@@ -42,7 +42,7 @@ func TestTheDefaultGenericBody(t *testing.T) {
 		alertmanager(t, env, ingest, "DiskFull", "critical", startsAt, time.Time{})
 		alertmanager(t, env, ingest, "DiskFull", "critical", startsAt, time.Now().UTC().Truncate(time.Second))
 
-		w := delivery.NewWorker(delivery.Options{DB: env.DB, Policy: delivery.Policy{AllowPrivate: true}, PollInterval: 10 * time.Millisecond})
+		w := env.NewWorker(delivery.Options{Policy: delivery.Policy{AllowPrivate: true}, PollInterval: 10 * time.Millisecond})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		if err := w.Drain(ctx); err != nil {

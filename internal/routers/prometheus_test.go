@@ -99,7 +99,7 @@ func TestPrometheusAlertPagesEveryConnectorType(t *testing.T) {
 		create(t, env, key, `{"name":"On call","entityType":"ALERTS","entityLabels":{"subsystemName":"checkout"},
 			"rules":[{"name":"P1 pages","condition":"alertDef.priority == 'P1'","targets":[`+strings.Join(targets, ",")+`]}]}`)
 
-		w := delivery.NewWorker(delivery.Options{DB: env.DB, Policy: delivery.Policy{AllowPrivate: true},
+		w := env.NewWorker(delivery.Options{Policy: delivery.Policy{AllowPrivate: true},
 			PollInterval: 50 * time.Millisecond, AttemptTimeout: 10 * time.Second})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})

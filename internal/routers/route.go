@@ -10,22 +10,23 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
-	"github.com/mgmtapi/mgmtapi/internal/cases"
 	"github.com/mgmtapi/mgmtapi/internal/connectors"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
-	"github.com/mgmtapi/mgmtapi/internal/incidents"
 	"github.com/mgmtapi/mgmtapi/internal/messages"
 	"github.com/mgmtapi/mgmtapi/internal/notifyexpr"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/outgoingwebhooks"
 )
 
-// Sink returns the event sink that routes the incidents' and cases' events (db.Tx.Emit) to the
-// team's routers and writes the resulting deliveries to the outbox, in the event's transaction:
-// install it with db.DB.SetEventSink. logger records what a route could not do (a condition
-// that does not evaluate, a target whose connector is gone); nil discards it.
+// Router routes the events write transactions recorded (db.Tx.Emit) to the team's connectors
+// and webhooks: the delivery worker calls Route outside any write transaction
+// (delivery.Options.Router) and writes the deliveries it answers. Logger records what a route
+// could not do (a condition that does not evaluate, a target whose connector is gone); nil
+// discards it.
 //
 // For each event, each of the team's routers that is not disabled, is of the event's entity
 // type (or of none) and that takes the entity's labels (Takes) takes the targets of every
@@ -36,36 +37,24 @@ import (
 // notification request's and the connector's. The preset is the target's,
 // else the team's default for the connector type and entity type; a preset that does not render
 // sends the fallback message (the headline and the reason) rather than nothing.
-//
-// The sink returns an error only when the database fails: the event's transaction then rolls
-// back, so a committed event always has its deliveries.
-func Sink(logger *slog.Logger, defs Definitions) db.EventSink {
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+type Router struct {
+	Logger      *slog.Logger
+	Definitions Definitions
+}
+
+// Route answers the deliveries of one recorded event, reading the team's routers, alert
+// definitions, scheduler rules, connectors and presets through q; conditions and templates see
+// the entity as the event's transaction left it (its snapshot). It writes nothing. Its error is
+// the database's only.
+func (r Router) Route(ctx context.Context, q db.Querier, e delivery.Event) ([]delivery.Delivery, error) {
+	p := &pass{ctx: ctx, q: q, logger: r.Logger, e: e}
+	if p.logger == nil {
+		p.logger = slog.New(slog.DiscardHandler)
 	}
-	return func(ctx context.Context, tx *db.Tx, events []db.Event) error {
-		teams := map[int64]*teamRouting{} // read once per team and transaction
-		for _, e := range events {
-			team, read := teams[e.TeamID]
-			if !read {
-				team = &teamRouting{}
-				var err error
-				if team.routers, err = activeRouters(ctx, tx, e.TeamID); err != nil {
-					return err
-				}
-				if defs.TeamHasAny != nil {
-					if team.hasAlertDefs, err = defs.TeamHasAny(ctx, tx, e.TeamID); err != nil {
-						return err
-					}
-				}
-				teams[e.TeamID] = team
-			}
-			if err := routeEvent(ctx, tx, logger, defs, team, e); err != nil {
-				return fmt.Errorf("route the %s event of %s %s: %w", e.Kind, e.EntityType, e.EntityID, err)
-			}
-		}
-		return nil
+	if err := p.route(r.Definitions); err != nil {
+		return nil, fmt.Errorf("route the %s event of %s %s: %w", e.Kind, e.EntityType, e.EntityID, err)
 	}
+	return p.out, nil
 }
 
 // Definitions are how the routing finds the alert definition an incident's alert was evaluated
@@ -78,16 +67,25 @@ type Definitions struct {
 	OfAlert func(ctx context.Context, q db.Querier, teamID int64, labels map[string]string) (oas.AlertDef, bool, error)
 }
 
-// teamRouting is what the routing of a transaction read once about a team.
-type teamRouting struct {
-	routers      []oas.GlobalRouter // active, oldest first
-	hasAlertDefs bool
+// pass is the routing of one event: what it reads through, what it knows of the entity, and the
+// deliveries it has chosen so far.
+type pass struct {
+	ctx    context.Context
+	q      db.Querier
+	logger *slog.Logger
+	e      delivery.Event
+	// entity is what conditions and templates read, caseID the case the outcome is recorded on,
+	// requestID the notification request the event's deliveries share.
+	entity    map[string]any
+	caseID    string
+	requestID string
+	out       []delivery.Delivery
 }
 
 // activeRouters are the team's routers that are not disabled, oldest first.
-func activeRouters(ctx context.Context, tx *db.Tx, teamID int64) ([]oas.GlobalRouter, error) {
+func activeRouters(ctx context.Context, q db.Querier, teamID int64) ([]oas.GlobalRouter, error) {
 	var out []oas.GlobalRouter
-	err := eachRouter(ctx, tx, teamID, func(r *oas.GlobalRouter) error {
+	err := eachRouter(ctx, q, teamID, func(r *oas.GlobalRouter) error {
 		if !r.Disabled.Or(false) {
 			out = append(out, *r)
 		}
@@ -96,32 +94,40 @@ func activeRouters(ctx context.Context, tx *db.Tx, teamID int64) ([]oas.GlobalRo
 	return out, err
 }
 
-// routeEvent writes the deliveries of one event through the team's active routers, or, for an
-// incident of an alert definition, as the definition says (routeDefinitionEvent).
-func routeEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, defs Definitions, team *teamRouting, e db.Event) error {
-	routers := routersOf(team.routers, oas.NotificationEntityType(e.EntityType))
-	definitions := team.hasAlertDefs && defs.OfAlert != nil && e.EntityType == notifyexpr.EntityAlerts
-	if len(routers) == 0 && !definitions {
-		return nil
-	}
-	entity, labels, caseID, err := loadEntity(ctx, tx, e)
-	if db.IsNotFound(err) {
-		return nil // nothing left to tell about (not expected inside the event's own transaction)
-	}
+// route chooses the deliveries of the event through the team's active routers, or, for an
+// incident of an alert definition, as the definition says (definitionEvent).
+func (p *pass) route(defs Definitions) error {
+	active, err := activeRouters(p.ctx, p.q, p.e.TeamID)
 	if err != nil {
 		return err
 	}
-	requestID := tx.NewID()
+	routers := routersOf(active, oas.NotificationEntityType(p.e.EntityType))
+	definitions := false
+	if defs.TeamHasAny != nil && defs.OfAlert != nil && p.e.EntityType == notifyexpr.EntityAlerts {
+		if definitions, err = defs.TeamHasAny(p.ctx, p.q, p.e.TeamID); err != nil {
+			return err
+		}
+	}
+	if len(routers) == 0 && !definitions {
+		return nil
+	}
+	labels, err := p.readEntity()
+	if err != nil {
+		p.logger.Warn("notification event's snapshot does not decode; nothing is sent",
+			"entity_type", p.e.EntityType, "entity", p.e.EntityID, "error", err.Error())
+		return nil
+	}
+	p.requestID = uuid.Must(uuid.NewV7()).String()
 	if definitions {
-		def, found, err := defs.OfAlert(ctx, tx, e.TeamID, labels)
+		def, found, err := defs.OfAlert(p.ctx, p.q, p.e.TeamID, labels)
 		if err != nil {
 			return err
 		}
 		if found {
-			return routeDefinitionEvent(ctx, tx, logger, routers, e, def, entity, labels, caseID, requestID)
+			return p.definitionEvent(routers, def, labels)
 		}
 	}
-	return sendThroughRouters(ctx, tx, logger, e, routers, entity, labels, caseID, requestID, map[string]bool{})
+	return p.throughRouters(routers, labels, map[string]bool{})
 }
 
 // routersOf keeps the routers of the entity type, or of none.
@@ -135,44 +141,42 @@ func routersOf(active []oas.GlobalRouter, entityType oas.NotificationEntityType)
 	return out
 }
 
-// sendThroughRouters sends the event through each of routers that takes the entity's labels
-// (Takes), to the targets its rules (or fallback) choose, once per connector (sent, by connector
-// id, holds those the event was already sent to).
-func sendThroughRouters(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Event, routers []oas.GlobalRouter,
-	entity map[string]any, labels map[string]string, caseID, requestID string, sent map[string]bool) error {
-	entityType := oas.NotificationEntityType(e.EntityType)
+// throughRouters sends the event through each of routers that takes labels (Takes), to the
+// targets its rules (or fallback) choose, once per connector (sent, by connector id, holds those
+// the event was already sent to).
+func (p *pass) throughRouters(routers []oas.GlobalRouter, labels map[string]string, sent map[string]bool) error {
+	entityType := oas.NotificationEntityType(p.e.EntityType)
 	for _, r := range routers {
 		if !Takes(r, labels) {
 			continue
 		}
-		if err := sendToTargets(ctx, tx, logger, e, r, chosenTargets(r, entityType, entity, logger), entity, caseID, requestID, sent); err != nil {
+		if err := p.toTargets(r, chosenTargets(r, entityType, p.entity, p.logger), sent); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// sendToTargets enqueues the notification of each target whose connector the event has not been
-// sent to yet (sent, by connector id), and marks it sent.
-func sendToTargets(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Event, r oas.GlobalRouter, targets []oas.RoutingTarget,
-	entity map[string]any, caseID, requestID string, sent map[string]bool) error {
+// toTargets chooses the notification of each target whose connector the event has not been sent
+// to yet (sent, by connector id), and marks it sent.
+func (p *pass) toTargets(r oas.GlobalRouter, targets []oas.RoutingTarget, sent map[string]bool) error {
 	for _, t := range targets {
 		if sent[t.ConnectorId.Or("")] {
 			continue
 		}
 		sent[t.ConnectorId.Or("")] = true
-		if err := enqueue(ctx, tx, logger, e, r, t, entity, caseID, requestID); err != nil {
+		if err := p.target(r, t); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// routeDefinitionEvent routes an event of an incident that an alert definition's alert made:
+// definitionEvent routes an event of an incident that an alert definition's alert made:
 //
 //   - While one of the team's alert scheduler rules silences the alert (its definition and
-//     labels, now), nothing is sent: the suppression is logged (and recorded on the alert's event
-//     in the feed by ingestion).
+//     labels, at the event's time), nothing is sent: the suppression is logged (and recorded on
+//     the alert's event in the feed by ingestion, which asks at the same instant).
 //   - The notification variables gain the definition: alertDef.id, .name, .description,
 //     .priority (the alert's, which a rule's override sets), .type (METRIC_THRESHOLD, …),
 //     .entityLabels (the definition's) and .groupByKeys.
@@ -192,34 +196,33 @@ func sendToTargets(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Eve
 //   - Whatever its destinations and router, each of the definition's webhooks
 //     (notificationGroup.webhooks[]) whose notifyOn admits the event is sent it through the
 //     outgoing webhook it names or to its recipients, once per its retriggering period
-//     (sendToWebhooks).
-func routeDefinitionEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, routers []oas.GlobalRouter, e db.Event, def oas.AlertDef,
-	entity map[string]any, labels map[string]string, caseID, requestID string) error {
+//     (toWebhooks).
+func (p *pass) definitionEvent(routers []oas.GlobalRouter, def oas.AlertDef, labels map[string]string) error {
 	defID := def.ID.Or("")
-	if ruleID, silenced, err := alertschedules.Suppressing(ctx, tx, e.TeamID, defID, labels, tx.Now); err != nil {
+	if ruleID, silenced, err := alertschedules.Suppressing(p.ctx, p.q, p.e.TeamID, defID, labels, p.e.At); err != nil {
 		return err
 	} else if silenced {
-		logger.Info("alert notification suppressed by an alert scheduler rule",
-			"alert_def_id", defID, "scheduler_rule", ruleID, "incident", e.EntityID, "event", e.Kind)
+		p.logger.Info("alert notification suppressed by an alert scheduler rule",
+			"alert_def_id", defID, "scheduler_rule", ruleID, "incident", p.e.EntityID, "event", string(p.e.Kind))
 		return nil
 	}
-	p := def.AlertDefProperties.Value
-	if ad, ok := entity["alertDef"].(map[string]any); ok {
+	props := def.AlertDefProperties.Value
+	if ad, ok := p.entity["alertDef"].(map[string]any); ok {
 		ad["id"] = defID
-		ad["name"] = p.Name.Or("")
-		ad["description"] = p.Description.Or("")
-		ad["type"] = strings.TrimPrefix(string(p.Type.Or("")), "ALERT_DEF_TYPE_")
-		ad["entityLabels"] = map[string]string(p.EntityLabels.Or(nil))
-		ad["groupByKeys"] = p.GroupByKeys
+		ad["name"] = props.Name.Or("")
+		ad["description"] = props.Description.Or("")
+		ad["type"] = strings.TrimPrefix(string(props.Type.Or("")), "ALERT_DEF_TYPE_")
+		ad["entityLabels"] = map[string]string(props.EntityLabels.Or(nil))
+		ad["groupByKeys"] = props.GroupByKeys
 	}
-	if err := sendToWebhooks(ctx, tx, logger, e, def, entity, labels, requestID); err != nil {
+	if err := p.toWebhooks(def, labels); err != nil {
 		return err
 	}
-	group := p.NotificationGroup.Value
+	group := props.NotificationGroup.Value
 	if len(group.Destinations) == 0 && !group.Router.Set {
-		return sendThroughRouters(ctx, tx, logger, e, routers, entity, labels, caseID, requestID, map[string]bool{})
+		return p.throughRouters(routers, labels, map[string]bool{})
 	}
-	notifies := func(on oas.OptAlertDefNotifyOn) bool { return notifiesOn(e.Kind, on) }
+	notifies := func(on oas.OptAlertDefNotifyOn) bool { return notifiesOn(p.e.Kind, on) }
 	sent := map[string]bool{}
 	var direct []oas.RoutingTarget
 	for _, d := range group.Destinations {
@@ -228,14 +231,14 @@ func routeDefinitionEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, r
 		}
 	}
 	// A destination's delivery names the definition where a router's names the router.
-	source := oas.GlobalRouter{ID: oas.NewOptString(defID), Name: oas.NewOptString("alert definition " + p.Name.Or(""))}
-	if err := sendToTargets(ctx, tx, logger, e, source, direct, entity, caseID, requestID, sent); err != nil {
+	source := oas.GlobalRouter{ID: oas.NewOptString(defID), Name: oas.NewOptString("alert definition " + props.Name.Or(""))}
+	if err := p.toTargets(source, direct, sent); err != nil {
 		return err
 	}
 	if group.Router.Set && notifies(group.Router.Value.NotifyOn) {
 		routerID := group.Router.Value.ID.Or("")
 		if routerID == "" {
-			return sendThroughRouters(ctx, tx, logger, e, routers, entity, definitionLabels(labels, p), caseID, requestID, sent)
+			return p.throughRouters(routers, definitionLabels(labels, props), sent)
 		}
 		var chosen *oas.GlobalRouter
 		for i := range routers {
@@ -244,12 +247,12 @@ func routeDefinitionEvent(ctx context.Context, tx *db.Tx, logger *slog.Logger, r
 			}
 		}
 		if chosen == nil {
-			logger.Warn("alert definition's router is gone, disabled or of cases only; nothing is sent through it",
+			p.logger.Warn("alert definition's router is gone, disabled or of cases only; nothing is sent through it",
 				"alert_def_id", defID, "router", routerID)
 			return nil
 		}
-		targets := chosenTargets(*chosen, oas.NotificationEntityType(e.EntityType), entity, logger)
-		if err := sendToTargets(ctx, tx, logger, e, *chosen, targets, entity, caseID, requestID, sent); err != nil {
+		targets := chosenTargets(*chosen, oas.NotificationEntityType(p.e.EntityType), p.entity, p.logger)
+		if err := p.toTargets(*chosen, targets, sent); err != nil {
 			return err
 		}
 	}
@@ -298,12 +301,15 @@ func chosenTargets(r oas.GlobalRouter, entityType oas.NotificationEntityType, en
 	return append(out, r.Fallback...)
 }
 
-// enqueue composes the notification of one target and writes it to the outbox.
-func enqueue(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Event, r oas.GlobalRouter, t oas.RoutingTarget,
-	entity map[string]any, caseID, requestID string) error {
-	c, err := connectors.Load(ctx, tx, e.TeamID, t.ConnectorId.Or(""))
+// target composes the notification of one target of router r and adds it to the pass's
+// deliveries. A connector that is gone, an integration that is gone or of another type, or an
+// integrationId that does not render is logged and sends nothing; a preset that does not render
+// sends the fallback message.
+func (p *pass) target(r oas.GlobalRouter, t oas.RoutingTarget) error {
+	ctx, e := p.ctx, p.e
+	c, err := connectors.Load(ctx, p.q, e.TeamID, t.ConnectorId.Or(""))
 	if db.IsNotFound(err) {
-		logger.Warn("notification target's connector is gone", "router", r.ID.Or(""), "connector", t.ConnectorId.Or(""))
+		p.logger.Warn("notification target's connector is gone", "router", r.ID.Or(""), "connector", t.ConnectorId.Or(""))
 		return nil
 	}
 	if err != nil {
@@ -312,99 +318,91 @@ func enqueue(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Event, r 
 	if ty, ok := connectors.TypeOf(c.Type); !ok || !ty.Delivered {
 		return nil // stored and checked, not sent through: the type's summary says so
 	}
-	if c.Type == oas.ConnectorTypeSERVICENOW && e.Kind != string(delivery.Triggered) && e.Kind != string(delivery.Opened) {
+	if c.Type == oas.ConnectorTypeSERVICENOW && e.Kind != delivery.Triggered && e.Kind != delivery.Opened {
 		// A ServiceNow connector creates an incident per alert or case opened; mgmtapi does not
 		// keep the incident's sys_id, so an acknowledgement, resolution or change is not sent (a
 		// second incident would be wrong); the incident carries the correlation_id by which an
 		// instance's own rules may close it.
 		return nil
 	}
-	id, err := messages.IntegrationID(c, entity)
+	id, err := messages.IntegrationID(c, p.entity)
 	if err != nil {
-		logger.Warn("notification target's integrationId does not render; nothing is sent",
+		p.logger.Warn("notification target's integrationId does not render; nothing is sent",
 			"router", r.ID.Or(""), "connector", c.ID, "error", err.Error())
 		return nil
 	}
 	if id != "" {
 		c.Fields["integrationId"] = id // its template for the entity type wins, as for every field
 	}
-	if err := c.Resolve(ctx, tx, e.TeamID, outgoingwebhooks.Integrations{}); db.IsNotFound(err) || errors.Is(err, connectors.ErrIntegrationType) {
+	if err := c.Resolve(ctx, p.q, e.TeamID, outgoingwebhooks.Integrations{}); db.IsNotFound(err) || errors.Is(err, connectors.ErrIntegrationType) {
 		// The outgoing webhook the connector names was deleted since (or changed type, which a
-		// webhook in use cannot): nothing to send to, and the write that caused the event stands.
-		logger.Warn("notification target's integration is gone or of another type; nothing is sent",
+		// webhook in use cannot): nothing to send to.
+		p.logger.Warn("notification target's integration is gone or of another type; nothing is sent",
 			"router", r.ID.Or(""), "connector", c.ID, "integration", c.Fields["integrationId"])
 		return nil
 	} else if err != nil {
 		return err
 	}
-	preset, err := messages.Preset(ctx, tx, e.TeamID, t.PresetId.Or(""), c.Type, oas.NotificationEntityType(e.EntityType))
+	preset, err := messages.Preset(ctx, p.q, e.TeamID, t.PresetId.Or(""), c.Type, oas.NotificationEntityType(e.EntityType))
 	if err != nil && !db.IsNotFound(err) {
 		return err
 	}
-	msg, err := messages.Compose(ctx, tx, e.TeamID, c, preset, entity)
+	msg, err := messages.Compose(ctx, p.q, e.TeamID, c, preset, p.entity)
 	if err != nil {
-		logger.Warn("notification preset does not render; the fallback message is sent",
+		p.logger.Warn("notification preset does not render; the fallback message is sent",
 			"router", r.ID.Or(""), "connector", c.ID, "error", err.Error())
-		if msg, err = messages.Fallback(c, entity, err); err != nil {
+		if msg, err = messages.Fallback(c, p.entity, err); err != nil {
 			// Fallback reads nothing: its failure is the connector's (an email connector stored
-			// with recipients the current rule refuses), never the database's, and must not
-			// refuse the incident or case write that caused it.
-			logger.Warn("notification cannot be composed; it is dropped",
+			// with recipients the current rule refuses), never the database's.
+			p.logger.Warn("notification cannot be composed; it is dropped",
 				"router", r.ID.Or(""), "connector", c.ID, "error", err.Error())
 			return nil
 		}
 	}
 	d := delivery.Delivery{
-		TeamID: e.TeamID, RequestID: requestID, RouterID: r.ID.Or(""), RouterName: r.Name.Or(""),
+		TeamID: e.TeamID, RequestID: p.requestID, RouterID: r.ID.Or(""), RouterName: r.Name.Or(""),
 		ConnectorID: c.ID, ConnectorName: c.Name, ConnectorType: msg.Type,
 		URL: msg.URL, RoutingKey: msg.RoutingKey, Method: msg.Method, Headers: msg.Headers, Fields: msg.Fields,
-		EntityType: e.EntityType, EntityID: e.EntityID, EventKind: delivery.EventKind(e.Kind), CaseID: caseID,
+		EntityType: e.EntityType, EntityID: e.EntityID, EventKind: e.Kind, CaseID: p.caseID,
 	}
 	if msg.Webhook != nil {
 		// An EVENTBRIDGE connector: an outgoing webhook record of the webhook it names, sent by
 		// the worker through the webhook type's delivery (PutEvents).
 		wm := *msg.Webhook
 		wm.Key = "mgmtapi/" + strconv.FormatInt(e.TeamID, 10) + "/" + e.EntityType + "/" + e.EntityID
-		wm.Time = tx.Now.UTC()
+		wm.Time = e.At
 		d.Message, _ = json.Marshal(wm) // strings, maps of strings and a time: always encodes
 		d.WebhookType, d.WebhookSettings, d.DedupKey = msg.WebhookType, msg.WebhookSettings, wm.Key
 		d.Method, d.Headers, d.Fields = "", nil, nil
 	}
-	err = delivery.Enqueue(ctx, tx, d)
-	var incomplete delivery.IncompleteError
-	if errors.As(err, &incomplete) {
-		// A notification that cannot be sent as composed (a header mgmtapi sets itself, say)
-		// must not refuse the incident or case write that caused it.
-		logger.Warn("notification cannot be sent as composed; it is dropped",
-			"router", r.ID.Or(""), "connector", c.ID, "error", err.Error())
-		return nil
-	}
-	return err
+	p.out = append(p.out, d)
+	return nil
 }
 
-// loadEntity reads what conditions and templates see of the event's entity, its labels (for the
-// routers' entityLabels) and the case its outcome is recorded on.
-func loadEntity(ctx context.Context, tx *db.Tx, e db.Event) (entity map[string]any, labels map[string]string, caseID string, err error) {
-	switch e.EntityType {
+// readEntity decodes the event's snapshot into what conditions and templates see of the entity
+// (p.entity) and the case its outcome is recorded on (p.caseID), and answers its labels (for the
+// routers' entityLabels).
+func (p *pass) readEntity() (labels map[string]string, err error) {
+	switch p.e.EntityType {
 	case notifyexpr.EntityAlerts:
-		inc, caseID, err := incidents.Load(ctx, tx, e.TeamID, e.EntityID)
-		if err != nil {
-			return nil, nil, "", err
+		var inc oas.Incident
+		if err := inc.UnmarshalJSON(p.e.Entity); err != nil {
+			return nil, err
 		}
-		entity = notifyexpr.AlertEntity(inc, e.TeamID)
-		if a, ok := entity["alert"].(map[string]any); ok {
-			a["caseId"] = caseID // the case the incident belongs to ("" when none), for templates and bodies
+		p.entity, p.caseID = notifyexpr.AlertEntity(inc, p.e.TeamID), p.e.CaseID
+		if a, ok := p.entity["alert"].(map[string]any); ok {
+			a["caseId"] = p.caseID // the case the incident belongs to ("" when none), for templates and bodies
 		}
-		return entity, stringLabels(entity, "alertDef", "entityLabels"), caseID, nil
+		return stringLabels(p.entity, "alertDef", "entityLabels"), nil
 	case notifyexpr.EntityCases:
-		c, err := cases.Load(ctx, tx, e.TeamID, e.EntityID)
-		if err != nil {
-			return nil, nil, "", err
+		var c oas.Case
+		if err := c.UnmarshalJSON(p.e.Entity); err != nil {
+			return nil, err
 		}
-		entity = notifyexpr.CaseEntity(c, e.TeamID, e.Cause)
-		return entity, stringLabels(entity, "case", "labels"), c.ID, nil
+		p.entity, p.caseID = notifyexpr.CaseEntity(c, p.e.TeamID, p.e.Cause), c.ID
+		return stringLabels(p.entity, "case", "labels"), nil
 	}
-	return nil, nil, "", db.ErrNotFound
+	return nil, fmt.Errorf("entity type %q has no notifications", p.e.EntityType)
 }
 
 // stringLabels reads entity[outer][inner] as labels.

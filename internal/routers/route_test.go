@@ -60,8 +60,11 @@ func alertmanagerWith(t *testing.T, env *apitest.Env, key, name, severity string
 // outboxRow is one delivery record as the worker would read it.
 type outboxRow struct{ Router, Connector, Kind, Dedup, Payload string }
 
+// outbox routes the events recorded so far (as the worker's routing stage does) and reads the
+// delivery records, oldest first.
 func outbox(t *testing.T, env *apitest.Env) []outboxRow {
 	t.Helper()
+	env.Route(t, nil)
 	rows, err := env.DB.Read().QueryContext(context.Background(),
 		`SELECT router_name, connector_id, event_kind, dedup_key, payload FROM deliveries ORDER BY created_at, id`)
 	if err != nil {
@@ -178,7 +181,7 @@ func TestEventsAreRoutedToTheOutbox(t *testing.T) {
 			t.Fatalf("PagerDuty dedup keys %v: one incident must keep one", dedup)
 		}
 
-		w := delivery.NewWorker(delivery.Options{DB: env.DB, Policy: delivery.Policy{AllowPrivate: true},
+		w := env.NewWorker(delivery.Options{Policy: delivery.Policy{AllowPrivate: true},
 			PollInterval: 10 * time.Millisecond})
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()

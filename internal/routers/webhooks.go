@@ -5,8 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
-	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,8 +21,8 @@ import (
 // notifiesOn says whether an event of kind is sent to a definition's destination, router or
 // webhook of the notifyOn setting: triggered always, resolved only with
 // NOTIFY_ON_TRIGGERED_AND_RESOLVED, nothing else.
-func notifiesOn(kind string, on oas.OptAlertDefNotifyOn) bool {
-	switch delivery.EventKind(kind) {
+func notifiesOn(kind delivery.EventKind, on oas.OptAlertDefNotifyOn) bool {
+	switch kind {
 	case delivery.Triggered:
 		return true
 	case delivery.Resolved:
@@ -37,7 +35,7 @@ func notifiesOn(kind string, on oas.OptAlertDefNotifyOn) bool {
 // window's start is a time.
 const maxRetriggerMinutes = 100 * 366 * 24 * 60
 
-// sendToWebhooks enqueues, for each of the definition's notificationGroup.webhooks[] whose
+// toWebhooks chooses, for each of the definition's notificationGroup.webhooks[] whose
 // notifyOn admits the event, one record of the outgoing webhook its integrationId names (the
 // webhook's id written in decimal, or its externalId), or of an email to its recipients.emails
 // (sent as an EMAIL_GROUP webhook, through the operator's SMTP server). The record is sent by the
@@ -52,17 +50,17 @@ const maxRetriggerMinutes = 100 * 366 * 24 * 60
 // through the same webhook within the last minutes (a resolution is always sent).
 //
 // A webhook that is gone, recipients that are not addresses, or a record the outbox refuses are
-// logged (WARN, naming the definition and the webhook) and skipped: they never fail the alert's
-// write. The error is the database's only.
-func sendToWebhooks(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Event, def oas.AlertDef,
-	entity map[string]any, labels map[string]string, requestID string) error {
-	p := def.AlertDefProperties.Value
-	hooks := p.NotificationGroup.Value.Webhooks
+// logged (WARN, naming the definition and the webhook) and skipped. The error is the database's
+// only.
+func (p *pass) toWebhooks(def oas.AlertDef, labels map[string]string) error {
+	ctx, e, logger := p.ctx, p.e, p.logger
+	props := def.AlertDefProperties.Value
+	hooks := props.NotificationGroup.Value.Webhooks
 	if len(hooks) == 0 {
 		return nil
 	}
 	defID := def.ID.Or("")
-	key := alertKey(defID, labels, p.NotificationGroup.Value.GroupByKeys)
+	key := alertKey(defID, labels, props.NotificationGroup.Value.GroupByKeys)
 	var msg json.RawMessage
 	for i, w := range hooks {
 		if !notifiesOn(e.Kind, w.NotifyOn) {
@@ -73,7 +71,7 @@ func sendToWebhooks(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Ev
 		switch {
 		case in.IntegrationId.Set:
 			id := strconv.FormatInt(in.IntegrationId.Value, 10)
-			dest, err := outgoingwebhooks.LoadDestination(ctx, tx, e.TeamID, id)
+			dest, err := outgoingwebhooks.LoadDestination(ctx, p.q, e.TeamID, id)
 			if ae, ok := apierror.As(err); ok && ae.Kind == apierror.NotFound {
 				logger.Warn("alert definition's webhook is gone; nothing is sent through it",
 					"alert_def_id", defID, "webhook", id)
@@ -100,8 +98,8 @@ func sendToWebhooks(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Ev
 		if kind, ok := notifiers.Lookup(d.WebhookType); !ok || kind.Notifier == nil {
 			continue // stored, not delivered by mgmtapi
 		}
-		if minutes := w.Minutes.Or(0); minutes > 0 && delivery.EventKind(e.Kind) == delivery.Triggered {
-			recent, err := sentSince(ctx, tx, e.TeamID, d.ConnectorID, key, tx.Now.Add(-time.Duration(min(minutes, maxRetriggerMinutes))*time.Minute))
+		if minutes := w.Minutes.Or(0); minutes > 0 && e.Kind == delivery.Triggered {
+			recent, err := sentSince(ctx, p.q, e.TeamID, d.ConnectorID, key, e.At.Add(-time.Duration(min(minutes, maxRetriggerMinutes))*time.Minute))
 			if err != nil {
 				return err
 			}
@@ -112,30 +110,21 @@ func sendToWebhooks(ctx context.Context, tx *db.Tx, logger *slog.Logger, e db.Ev
 			}
 		}
 		if msg == nil {
-			msg = webhookMessage(tx.Now, e, p, entity, labels, defID, key)
+			msg = webhookMessage(e, props, p.entity, labels, defID, key)
 		}
-		d.TeamID, d.RequestID, d.RouterID, d.RouterName = e.TeamID, requestID, defID, "alert definition "+p.Name.Or("")
+		d.TeamID, d.RequestID, d.RouterID, d.RouterName = e.TeamID, p.requestID, defID, "alert definition "+props.Name.Or("")
 		d.ConnectorType, d.Message, d.DedupKey = delivery.Webhook, msg, key
-		d.EntityType, d.EntityID, d.EventKind = e.EntityType, e.EntityID, delivery.EventKind(e.Kind)
-		err := delivery.Enqueue(ctx, tx, d)
-		var incomplete delivery.IncompleteError
-		if errors.As(err, &incomplete) {
-			logger.Warn("alert definition's webhook notification cannot be sent as composed; it is dropped",
-				"alert_def_id", defID, "webhook", d.ConnectorID, "error", err.Error())
-			continue
-		}
-		if err != nil {
-			return err
-		}
+		d.EntityType, d.EntityID, d.EventKind = e.EntityType, e.EntityID, e.Kind
+		p.out = append(p.out, d)
 	}
 	return nil
 }
 
 // sentSince reports whether the team's connector (a webhook's) was enqueued a triggered
 // notification of the alert key after since.
-func sentSince(ctx context.Context, tx *db.Tx, teamID int64, connectorID, key string, since time.Time) (bool, error) {
+func sentSince(ctx context.Context, q db.Querier, teamID int64, connectorID, key string, since time.Time) (bool, error) {
 	var n int
-	err := tx.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM deliveries WHERE team_id = $1 AND connector_id = $2
+	err := q.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM deliveries WHERE team_id = $1 AND connector_id = $2
 		AND dedup_key = $3 AND event_kind = 'triggered' AND dedup_key <> '' AND created_at > $4 LIMIT 1) recent`,
 		teamID, connectorID, key, since.UnixMicro()).Scan(&n)
 	return n > 0, err
@@ -176,7 +165,7 @@ func recipientsID(emails []string) string {
 // definition's name as the title, its description (else the alert's summary) as the text, the
 // alert's severity, the alert key, and as fields the alert's labels with the definition's id,
 // name and priority and the incident's id.
-func webhookMessage(now time.Time, e db.Event, p oas.AlertDefProperties, entity map[string]any,
+func webhookMessage(e delivery.Event, p oas.AlertDefProperties, entity map[string]any,
 	labels map[string]string, defID, key string) json.RawMessage {
 	alert, _ := entity["alert"].(map[string]any)
 	ad, _ := entity["alertDef"].(map[string]any)
@@ -190,7 +179,7 @@ func webhookMessage(now time.Time, e db.Event, p oas.AlertDefProperties, entity 
 		text, _ = ann["summary"].(string)
 	}
 	if text == "" {
-		text = "Alert " + name + " " + e.Kind + "."
+		text = "Alert " + name + " " + string(e.Kind) + "."
 	}
 	severity, _ := alert["severity"].(string)
 	fields := make(map[string]string, len(labels)+4)
@@ -204,10 +193,10 @@ func webhookMessage(now time.Time, e db.Event, p oas.AlertDefProperties, entity 
 	}
 	fields["incidentId"] = e.EntityID
 	status := notifiers.Triggered
-	if delivery.EventKind(e.Kind) == delivery.Resolved {
+	if e.Kind == delivery.Resolved {
 		status = notifiers.Resolved
 	}
 	b, _ := json.Marshal(notifiers.Message{Title: name, Text: text, Status: status, Severity: strings.ToLower(severity),
-		Key: key, Time: now.UTC(), Fields: fields})
+		Key: key, Time: e.At, Fields: fields})
 	return b
 }

@@ -15,10 +15,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
-	"github.com/mgmtapi/mgmtapi/internal/routers"
 	"github.com/mgmtapi/mgmtapi/internal/smtptest"
 )
 
@@ -193,15 +191,14 @@ func TestAlertDefinitionWebhooksDeliverInTheirFormats(t *testing.T) {
 		// may still hold a definition naming one that is gone.
 		apitest.MustExec(t, env.DB, `DELETE FROM outgoing_webhooks WHERE external_id = $1`, gone)
 		before := len(mail.Messages(t))
-		// the routing as the server wires it, logging where the test reads it
 		var logs syncBuffer
-		env.DB.SetEventSink(routers.Sink(slog.New(slog.NewTextHandler(&logs, nil)),
-			routers.Definitions{TeamHasAny: alertdefs.TeamHasAny, OfAlert: alertdefs.OfAlert}))
 
 		ingest := env.MustKey(t, key, "contextual-data:SendData")
 		t0 := time.Now().UTC().Add(-time.Hour).Truncate(time.Second)
 		labels := map[string]string{"alert_def_id": def}
 		alertmanagerWith(t, env, ingest, "CPU", "error", labels, t0, time.Time{})
+		// the routing as the server wires it, logging where the test reads it
+		env.Route(t, slog.New(slog.NewTextHandler(&logs, nil)))
 		w := hookWorker(env, mail.SMTPServer("alerts@example.com"))
 		drain(t, w)
 		got, n := rc.take()

@@ -14,11 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/apitest"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
-	"github.com/mgmtapi/mgmtapi/internal/routers"
 	"github.com/mgmtapi/mgmtapi/internal/smtptest"
 )
 
@@ -152,7 +150,7 @@ func TestAlertReachesEachDeliveredConnectorType(t *testing.T) {
 		}
 		create(t, env, key, `{"name":"everyone","entityType":"ALERTS","rules":[{"condition":"true","targets":[`+strings.Join(targets, ",")+`]}]}`)
 
-		w := delivery.NewWorker(delivery.Options{DB: env.DB, Policy: delivery.Policy{AllowPrivate: true},
+		w := env.NewWorker(delivery.Options{Policy: delivery.Policy{AllowPrivate: true},
 			SMTP: server.SMTPServer("alerts@example.com"), PollInterval: 50 * time.Millisecond, AttemptTimeout: 10 * time.Second})
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan struct{})
@@ -254,8 +252,6 @@ func (l *lockedBuffer) String() string {
 func TestIntegrationGoneSendsNothing(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		logs := &lockedBuffer{}
-		env.DB.SetEventSink(routers.Sink(slog.New(slog.NewTextHandler(logs, nil)),
-			routers.Definitions{TeamHasAny: alertdefs.TeamHasAny, OfAlert: alertdefs.OfAlert}))
 		key := env.RootKey
 		hook := webhook(t, env, key, `{"name":"slack","type":"SLACK","url":"https://hooks.slack.example/services/T0/B0/x","slack":{}}`)
 		connectorOf(t, env, key, `{"id":"slack","name":"slack","type":"SLACK","connectorConfig":{"fields":[{"fieldName":"integrationId","value":"`+hook+`"}]}}`)
@@ -268,6 +264,7 @@ func TestIntegrationGoneSendsNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		alertmanager(t, env, key, "DiskFull", "critical", time.Now().UTC().Add(-time.Minute).Truncate(time.Second), time.Time{})
+		env.Route(t, slog.New(slog.NewTextHandler(logs, nil)))
 		if rows := outbox(t, env); len(rows) != 1 || rows[0].Connector != "hook" {
 			t.Fatalf("outbox %+v", rows)
 		}
@@ -304,7 +301,7 @@ func TestTemplatedIntegrationChoosesTheWebhook(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := delivery.NewWorker(delivery.Options{DB: env.DB, Policy: delivery.Policy{AllowPrivate: true}, AttemptTimeout: 10 * time.Second}).Drain(ctx); err != nil {
+		if err := env.NewWorker(delivery.Options{Policy: delivery.Policy{AllowPrivate: true}, AttemptTimeout: 10 * time.Second}).Drain(ctx); err != nil {
 			t.Fatal(err)
 		}
 		rc.mu.Lock()

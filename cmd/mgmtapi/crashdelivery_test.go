@@ -167,7 +167,8 @@ func killDuringDeliveries(t *testing.T, database []string) {
 	}
 	atKill := len(rc.snapshot())
 
-	// Restart on the same database and wait until the outbox has no pending record.
+	// Restart on the same database and wait until no recorded event waits to be routed and the
+	// outbox has no pending record.
 	restarted := time.Now()
 	srv = startServer(t, logs, database)
 	store, err := db.Open(context.Background(), opts)
@@ -179,7 +180,7 @@ func killDuringDeliveries(t *testing.T, database []string) {
 	for {
 		var pending int
 		if err := store.Read().QueryRowContext(context.Background(),
-			`SELECT count(*) FROM deliveries WHERE state = 'pending'`).Scan(&pending); err != nil {
+			`SELECT (SELECT count(*) FROM deliveries WHERE state = 'pending') + (SELECT count(*) FROM notification_events)`).Scan(&pending); err != nil {
 			t.Fatal(err)
 		}
 		if pendingAtRestart < 0 {
@@ -189,7 +190,7 @@ func killDuringDeliveries(t *testing.T, database []string) {
 			break
 		}
 		if time.Since(restarted) > 2*time.Minute {
-			t.Fatalf("%d deliveries still pending 2 min after the restart\n%s", pending, tail(logs))
+			t.Fatalf("%d events and deliveries still pending 2 min after the restart\n%s", pending, tail(logs))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -303,7 +304,7 @@ func killDuringDeliveries(t *testing.T, database []string) {
 	if len(fired) == 0 {
 		t.Error("no alert was acknowledged before the kill")
 	}
-	t.Logf("%d alerts acknowledged before the kill (%d resolves); %d outbox records, %d requests received (%d at the kill), %d duplicates (same key and body); %d pending at the restart, drained %.1f s after it",
+	t.Logf("%d alerts acknowledged before the kill (%d resolves); %d outbox records, %d requests received (%d at the kill), %d duplicates (same key and body); %d events and deliveries pending at the restart, drained %.1f s after it",
 		len(fired), resolves, len(records), len(got), atKill, duplicates, pendingAtRestart, drained.Seconds())
 }
 

@@ -1027,7 +1027,8 @@ type Invoker interface {
 	GetContextualDataIntegrationDefinition(ctx context.Context, params GetContextualDataIntegrationDefinitionParams, options ...RequestOption) (*IntegrationDefinitionEnvelope, error)
 	// GetContextualDataIntegrationDetails invokes GetContextualDataIntegrationDetails operation.
 	//
-	// The contextual data integration `id` (its key) with the team's instances of it.
+	// The contextual data integration `id` (its key, or the id of one of the team's instances of it) with
+	// the team's instances of it.
 	//
 	// GET /mgmt/openapi/5/integrations/contextual-data/v1/{id}
 	GetContextualDataIntegrationDetails(ctx context.Context, params GetContextualDataIntegrationDetailsParams, options ...RequestOption) (*IntegrationDetailsEnvelope, error)
@@ -1218,9 +1219,10 @@ type Invoker interface {
 	GetIntegrationDefinition(ctx context.Context, params GetIntegrationDefinitionParams, options ...RequestOption) (*IntegrationDefinitionEnvelope, error)
 	// GetIntegrationDetails invokes GetIntegrationDetails operation.
 	//
-	// The integration `id` of the catalog (its key) with its documentation links, its changelog (`local`),
-	// the extensions of the extension catalog that name it, and the team's registered instances of it
-	// (`default.registered`, oldest first, secrets masked as in the get).
+	// The integration `id` of the catalog (its key, or the id of one of the team's instances of it) with
+	// its documentation links, its changelog (`local`), the extensions of the extension catalog that name
+	// it, and the team's registered instances of it (`default.registered`, oldest first, secrets masked as
+	// in the get).
 	//
 	// GET /mgmt/openapi/5/integrations/integrations/v1/{id}
 	GetIntegrationDetails(ctx context.Context, params GetIntegrationDetailsParams, options ...RequestOption) (*IntegrationDetailsEnvelope, error)
@@ -15097,7 +15099,8 @@ func (c *Client) sendGetContextualDataIntegrationDefinition(ctx context.Context,
 
 // GetContextualDataIntegrationDetails invokes GetContextualDataIntegrationDetails operation.
 //
-// The contextual data integration `id` (its key) with the team's instances of it.
+// The contextual data integration `id` (its key, or the id of one of the team's instances of it) with
+// the team's instances of it.
 //
 // GET /mgmt/openapi/5/integrations/contextual-data/v1/{id}
 func (c *Client) GetContextualDataIntegrationDetails(ctx context.Context, params GetContextualDataIntegrationDetailsParams, options ...RequestOption) (*IntegrationDetailsEnvelope, error) {
@@ -17676,9 +17679,10 @@ func (c *Client) sendGetIntegrationDefinition(ctx context.Context, params GetInt
 
 // GetIntegrationDetails invokes GetIntegrationDetails operation.
 //
-// The integration `id` of the catalog (its key) with its documentation links, its changelog (`local`),
-// the extensions of the extension catalog that name it, and the team's registered instances of it
-// (`default.registered`, oldest first, secrets masked as in the get).
+// The integration `id` of the catalog (its key, or the id of one of the team's instances of it) with
+// its documentation links, its changelog (`local`), the extensions of the extension catalog that name
+// it, and the team's registered instances of it (`default.registered`, oldest first, secrets masked as
+// in the get).
 //
 // GET /mgmt/openapi/5/integrations/integrations/v1/{id}
 func (c *Client) GetIntegrationDetails(ctx context.Context, params GetIntegrationDetailsParams, options ...RequestOption) (*IntegrationDetailsEnvelope, error) {

@@ -191,7 +191,8 @@ type DeleteConnectorParams struct {
 
 // DeleteContextualDataIntegrationParams is parameters of DeleteContextualDataIntegration operation.
 type DeleteContextualDataIntegrationParams struct {
-	// An integration's key in the catalog (for a delete, the instance's id).
+	// An integration's key in the catalog or, where the operation says so, the id of one of the team's
+	// instances.
 	ID string
 }
 
@@ -395,14 +396,16 @@ type GetConnectorTypeSummariesParams struct {
 
 // GetContextualDataIntegrationDefinitionParams is parameters of GetContextualDataIntegrationDefinition operation.
 type GetContextualDataIntegrationDefinitionParams struct {
-	// An integration's key in the catalog (for a delete, the instance's id).
+	// An integration's key in the catalog or, where the operation says so, the id of one of the team's
+	// instances.
 	ID                         string
 	IncludeTestingIntegrations OptBool `json:",omitempty,omitzero"`
 }
 
 // GetContextualDataIntegrationDetailsParams is parameters of GetContextualDataIntegrationDetails operation.
 type GetContextualDataIntegrationDetailsParams struct {
-	// An integration's key in the catalog (for a delete, the instance's id).
+	// An integration's key in the catalog or, where the operation says so, the id of one of the team's
+	// instances.
 	ID                      string
 	IncludeTestingRevisions OptBool `json:",omitempty,omitzero"`
 }
@@ -501,7 +504,8 @@ type GetIncidentByEventIDParams struct {
 
 // GetIntegrationDefinitionParams is parameters of GetIntegrationDefinition operation.
 type GetIntegrationDefinitionParams struct {
-	// An integration's key in the catalog (for a delete, the instance's id).
+	// An integration's key in the catalog or, where the operation says so, the id of one of the team's
+	// instances.
 	ID string
 	// Answer the revisions marked as testing too.
 	IncludeTestingRevision OptBool `json:",omitempty,omitzero"`
@@ -509,7 +513,8 @@ type GetIntegrationDefinitionParams struct {
 
 // GetIntegrationDetailsParams is parameters of GetIntegrationDetails operation.
 type GetIntegrationDetailsParams struct {
-	// An integration's key in the catalog (for a delete, the instance's id).
+	// An integration's key in the catalog or, where the operation says so, the id of one of the team's
+	// instances.
 	ID string
 	// Answer the revisions marked as testing too.
 	IncludeTestingRevision OptBool `json:",omitempty,omitzero"`

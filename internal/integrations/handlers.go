@@ -118,7 +118,7 @@ func (h *IntegrationHandler) GetContextualDataIntegrationDefinition(ctx context.
 func (h *IntegrationHandler) lookupVisible(svc service, key string, withTesting bool) (*definition, []*revision, error) {
 	d, ok := h.catalog.lookup(svc, key)
 	if !ok {
-		return nil, nil, apierror.NotFoundf("id: no %s %q in the catalog", svc.noun(), key)
+		return nil, nil, apierror.NotFoundf("id: no %s %q in the catalog nor instance of it in this team", svc.noun(), key)
 	}
 	revs := visible(d, withTesting)
 	if len(revs) == 0 {
@@ -158,11 +158,20 @@ func (h *IntegrationHandler) GetContextualDataIntegrationDetails(ctx context.Con
 }
 
 func (h *IntegrationHandler) details(ctx context.Context, svc service, key string, withTesting bool) (*oas.IntegrationDetailsEnvelope, error) {
+	caller := auth.PrincipalFrom(ctx)
+	if _, ok := h.catalog.lookup(svc, key); !ok {
+		// An instance's id names the integration it is of.
+		in, err := getInstance(ctx, h.db.Read(), caller.TeamID, svc, key)
+		if err == nil {
+			key = in.Key
+		} else if !errors.Is(err, db.ErrNotFound) {
+			return nil, err
+		}
+	}
 	d, revs, err := h.lookupVisible(svc, key, withTesting)
 	if err != nil {
 		return nil, err
 	}
-	caller := auth.PrincipalFrom(ctx)
 	detail := oas.IntegrationDetailsEnvelopeIntegrationDetail{
 		Integration: oas.NewOptIntegrationSummary(summaryOf(d, withTesting)),
 		Docs:        []oas.IntegrationDetailsEnvelopeIntegrationDetailDocsItem{},

@@ -16233,7 +16233,8 @@ func (s *Server) handleGetContextualDataIntegrationDefinitionRequest(args [1]str
 
 // handleGetContextualDataIntegrationDetailsRequest handles GetContextualDataIntegrationDetails operation.
 //
-// The contextual data integration `id` (its key) with the team's instances of it.
+// The contextual data integration `id` (its key, or the id of one of the team's instances of it) with
+// the team's instances of it.
 //
 // GET /mgmt/openapi/5/integrations/contextual-data/v1/{id}
 func (s *Server) handleGetContextualDataIntegrationDetailsRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {
@@ -19381,9 +19382,10 @@ func (s *Server) handleGetIntegrationDefinitionRequest(args [1]string, argsEscap
 
 // handleGetIntegrationDetailsRequest handles GetIntegrationDetails operation.
 //
-// The integration `id` of the catalog (its key) with its documentation links, its changelog (`local`),
-// the extensions of the extension catalog that name it, and the team's registered instances of it
-// (`default.registered`, oldest first, secrets masked as in the get).
+// The integration `id` of the catalog (its key, or the id of one of the team's instances of it) with
+// its documentation links, its changelog (`local`), the extensions of the extension catalog that name
+// it, and the team's registered instances of it (`default.registered`, oldest first, secrets masked as
+// in the get).
 //
 // GET /mgmt/openapi/5/integrations/integrations/v1/{id}
 func (s *Server) handleGetIntegrationDetailsRequest(args [1]string, argsEscaped bool, w http.ResponseWriter, r *http.Request) {

@@ -3204,7 +3204,8 @@ func decodeDeleteConnectorParams(args [1]string, argsEscaped bool, r *http.Reque
 
 // DeleteContextualDataIntegrationParams is parameters of DeleteContextualDataIntegration operation.
 type DeleteContextualDataIntegrationParams struct {
-	// An integration's key in the catalog (for a delete, the instance's id).
+	// An integration's key in the catalog or, where the operation says so, the id of one of the team's
+	// instances.
 	ID string
 }
 
@@ -6498,7 +6499,8 @@ func decodeGetConnectorTypeSummariesParams(args [0]string, argsEscaped bool, r *
 
 // GetContextualDataIntegrationDefinitionParams is parameters of GetContextualDataIntegrationDefinition operation.
 type GetContextualDataIntegrationDefinitionParams struct {
-	// An integration's key in the catalog (for a delete, the instance's id).
+	// An integration's key in the catalog or, where the operation says so, the id of one of the team's
+	// instances.
 	ID                         string
 	IncludeTestingIntegrations OptBool `json:",omitempty,omitzero"`
 }
@@ -6636,7 +6638,8 @@ func decodeGetContextualDataIntegrationDefinitionParams(args [1]string, argsEsca
 
 // GetContextualDataIntegrationDetailsParams is parameters of GetContextualDataIntegrationDetails operation.
 type GetContextualDataIntegrationDetailsParams struct {
-	// An integration's key in the catalog (for a delete, the instance's id).
+	// An integration's key in the catalog or, where the operation says so, the id of one of the team's
+	// instances.
 	ID                      string
 	IncludeTestingRevisions OptBool `json:",omitempty,omitzero"`
 }
@@ -8202,7 +8205,8 @@ func decodeGetIncidentByEventIDParams(args [1]string, argsEscaped bool, r *http.
 
 // GetIntegrationDefinitionParams is parameters of GetIntegrationDefinition operation.
 type GetIntegrationDefinitionParams struct {
-	// An integration's key in the catalog (for a delete, the instance's id).
+	// An integration's key in the catalog or, where the operation says so, the id of one of the team's
+	// instances.
 	ID string
 	// Answer the revisions marked as testing too.
 	IncludeTestingRevision OptBool `json:",omitempty,omitzero"`
@@ -8341,7 +8345,8 @@ func decodeGetIntegrationDefinitionParams(args [1]string, argsEscaped bool, r *h
 
 // GetIntegrationDetailsParams is parameters of GetIntegrationDetails operation.
 type GetIntegrationDetailsParams struct {
-	// An integration's key in the catalog (for a delete, the instance's id).
+	// An integration's key in the catalog or, where the operation says so, the id of one of the team's
+	// instances.
 	ID string
 	// Answer the revisions marked as testing too.
 	IncludeTestingRevision OptBool `json:",omitempty,omitzero"`

@@ -954,7 +954,8 @@ type Handler interface {
 	GetContextualDataIntegrationDefinition(ctx context.Context, params GetContextualDataIntegrationDefinitionParams) (*IntegrationDefinitionEnvelope, error)
 	// GetContextualDataIntegrationDetails implements GetContextualDataIntegrationDetails operation.
 	//
-	// The contextual data integration `id` (its key) with the team's instances of it.
+	// The contextual data integration `id` (its key, or the id of one of the team's instances of it) with
+	// the team's instances of it.
 	//
 	// GET /mgmt/openapi/5/integrations/contextual-data/v1/{id}
 	GetContextualDataIntegrationDetails(ctx context.Context, params GetContextualDataIntegrationDetailsParams) (*IntegrationDetailsEnvelope, error)
@@ -1145,9 +1146,10 @@ type Handler interface {
 	GetIntegrationDefinition(ctx context.Context, params GetIntegrationDefinitionParams) (*IntegrationDefinitionEnvelope, error)
 	// GetIntegrationDetails implements GetIntegrationDetails operation.
 	//
-	// The integration `id` of the catalog (its key) with its documentation links, its changelog (`local`),
-	// the extensions of the extension catalog that name it, and the team's registered instances of it
-	// (`default.registered`, oldest first, secrets masked as in the get).
+	// The integration `id` of the catalog (its key, or the id of one of the team's instances of it) with
+	// its documentation links, its changelog (`local`), the extensions of the extension catalog that name
+	// it, and the team's registered instances of it (`default.registered`, oldest first, secrets masked as
+	// in the get).
 	//
 	// GET /mgmt/openapi/5/integrations/integrations/v1/{id}
 	GetIntegrationDetails(ctx context.Context, params GetIntegrationDetailsParams) (*IntegrationDetailsEnvelope, error)

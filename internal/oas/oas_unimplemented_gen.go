@@ -1298,7 +1298,8 @@ func (UnimplementedHandler) GetContextualDataIntegrationDefinition(ctx context.C
 
 // GetContextualDataIntegrationDetails implements GetContextualDataIntegrationDetails operation.
 //
-// The contextual data integration `id` (its key) with the team's instances of it.
+// The contextual data integration `id` (its key, or the id of one of the team's instances of it) with
+// the team's instances of it.
 //
 // GET /mgmt/openapi/5/integrations/contextual-data/v1/{id}
 func (UnimplementedHandler) GetContextualDataIntegrationDetails(ctx context.Context, params GetContextualDataIntegrationDetailsParams) (r *IntegrationDetailsEnvelope, _ error) {
@@ -1555,9 +1556,10 @@ func (UnimplementedHandler) GetIntegrationDefinition(ctx context.Context, params
 
 // GetIntegrationDetails implements GetIntegrationDetails operation.
 //
-// The integration `id` of the catalog (its key) with its documentation links, its changelog (`local`),
-// the extensions of the extension catalog that name it, and the team's registered instances of it
-// (`default.registered`, oldest first, secrets masked as in the get).
+// The integration `id` of the catalog (its key, or the id of one of the team's instances of it) with
+// its documentation links, its changelog (`local`), the extensions of the extension catalog that name
+// it, and the team's registered instances of it (`default.registered`, oldest first, secrets masked as
+// in the get).
 //
 // GET /mgmt/openapi/5/integrations/integrations/v1/{id}
 func (UnimplementedHandler) GetIntegrationDetails(ctx context.Context, params GetIntegrationDetailsParams) (r *IntegrationDetailsEnvelope, _ error) {

@@ -26,6 +26,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
+	"github.com/mgmtapi/mgmtapi/internal/queryobject"
 )
 
 // Sender sends one request under the outbound address policy (delivery.Sender).
@@ -475,8 +476,12 @@ func (h *IntegrationHandler) GetIntegrationTemplate(ctx context.Context, params 
 	if err != nil {
 		return nil, fmt.Errorf("template of %s %s: %w", d.Key, r.Version, err)
 	}
-	if arm, ok := params.CommonArmParams.Get(); ok && r.Deployment == "azureArmTemplate" {
-		if key := arm.ApiKey.Or(""); key != "" {
+	arm, ok, err := armParams(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if ok && r.Deployment == "azureArmTemplate" {
+		if key := arm.APIKey; key != "" {
 			if _, err := apikeys.FindSendDataKey(ctx, q, caller.TeamID, "", key); errors.Is(err, db.ErrNotFound) {
 				return nil, apierror.Invalidf("common_arm_params.apiKey: not a send-data key of this team")
 			} else if err != nil {
@@ -484,7 +489,7 @@ func (h *IntegrationHandler) GetIntegrationTemplate(ctx context.Context, params 
 			}
 		}
 		values := u.Query()
-		for name, v := range map[string]string{"logsUrl": arm.LogsUrl.Or(""), "cgxDomain": arm.CgxDomain.Or("")} {
+		for name, v := range map[string]string{"logsUrl": arm.LogsURL, "cgxDomain": arm.CgxDomain} {
 			if v != "" {
 				values.Set(name, v)
 			}
@@ -492,6 +497,38 @@ func (h *IntegrationHandler) GetIntegrationTemplate(ctx context.Context, params 
 		u.RawQuery = values.Encode()
 	}
 	return &oas.IntegrationTemplate{TemplateUrl: oas.NewOptString(u.String())}, nil
+}
+
+// armSchema is the shape of the common_arm_params query object.
+var armSchema = &queryobject.Schema{Kind: queryobject.Object, Fields: map[string]*queryobject.Schema{
+	"apiKey": {Kind: queryobject.String}, "cgxDomain": {Kind: queryobject.String}, "logsUrl": {Kind: queryobject.String},
+}}
+
+// armQuery is the common_arm_params query object.
+type armQuery struct {
+	APIKey    string `json:"apiKey"`
+	CgxDomain string `json:"cgxDomain"`
+	LogsURL   string `json:"logsUrl"`
+}
+
+// armParams reads the common_arm_params query object (bracket, dot or JSON form); ok is false
+// when the query has none.
+//
+// Errors: Invalid naming the field.
+func armParams(ctx context.Context) (p armQuery, ok bool, err error) {
+	doc, err := queryobject.Decode(queryobject.Values(ctx), "common_arm_params", armSchema)
+	if err != nil || doc == nil {
+		return p, false, err
+	}
+	if err := json.Unmarshal(doc, &p); err != nil {
+		return p, false, apierror.Invalidf("common_arm_params: does not have the expected shape: %s", queryobject.LastMessagePart(err.Error()))
+	}
+	for name, v := range map[string]string{"apiKey": p.APIKey, "cgxDomain": p.CgxDomain, "logsUrl": p.LogsURL} {
+		if len(v) > 65535 {
+			return p, false, apierror.Invalidf("common_arm_params.%s: must be at most 65535 bytes", name)
+		}
+	}
+	return p, true, nil
 }
 
 // ListManagedIntegrationKeys answers the ids of the team's send-data keys, oldest first.

@@ -52671,8 +52671,9 @@ func (s *SystemRoleList) SetRoles(val []SystemRole) {
 // A team's configuration, its areas in the order an apply takes them. Each list holds the area's
 // resources in the form of the area's read operation, without timestamps; `policySettings`,
 // `quotaRuleSet`, `retentionTagsEnabled`, `defaultDashboard` and `caseSettings` are single objects.
-// Connectors' secrets are exported as `********`, which an apply reads as "keep the stored value". An
-// area left out is not touched by an apply.
+// Connectors' secrets are exported as `********`, which an apply reads as "keep the stored value";
+// integration instances' secrets are exported as `sensitiveData: {}` and their API keys by id, read
+// alike. An area left out is not touched by an apply.
 // Ref: #/components/schemas/TeamConfiguration
 type TeamConfiguration struct {
 	// The document format; 1.
@@ -52701,6 +52702,8 @@ type TeamConfiguration struct {
 	CaseSettings               OptConfigurationResource    `json:"caseSettings"`
 	AlertDefinitions           ConfigurationResources      `json:"alertDefinitions"`
 	AlertSchedulerRules        ConfigurationResources      `json:"alertSchedulerRules"`
+	Integrations               ConfigurationResources      `json:"integrations"`
+	ContextualDataIntegrations ConfigurationResources      `json:"contextualDataIntegrations"`
 }
 
 // GetVersion returns the value of Version.
@@ -52828,6 +52831,16 @@ func (s *TeamConfiguration) GetAlertSchedulerRules() ConfigurationResources {
 	return s.AlertSchedulerRules
 }
 
+// GetIntegrations returns the value of Integrations.
+func (s *TeamConfiguration) GetIntegrations() ConfigurationResources {
+	return s.Integrations
+}
+
+// GetContextualDataIntegrations returns the value of ContextualDataIntegrations.
+func (s *TeamConfiguration) GetContextualDataIntegrations() ConfigurationResources {
+	return s.ContextualDataIntegrations
+}
+
 // SetVersion sets the value of Version.
 func (s *TeamConfiguration) SetVersion(val OptTeamConfigurationVersion) {
 	s.Version = val
@@ -52951,6 +52964,16 @@ func (s *TeamConfiguration) SetAlertDefinitions(val ConfigurationResources) {
 // SetAlertSchedulerRules sets the value of AlertSchedulerRules.
 func (s *TeamConfiguration) SetAlertSchedulerRules(val ConfigurationResources) {
 	s.AlertSchedulerRules = val
+}
+
+// SetIntegrations sets the value of Integrations.
+func (s *TeamConfiguration) SetIntegrations(val ConfigurationResources) {
+	s.Integrations = val
+}
+
+// SetContextualDataIntegrations sets the value of ContextualDataIntegrations.
+func (s *TeamConfiguration) SetContextualDataIntegrations(val ConfigurationResources) {
+	s.ContextualDataIntegrations = val
 }
 
 func (*TeamConfiguration) applyTeamConfigurationReq()  {}

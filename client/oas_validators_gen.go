@@ -38860,6 +38860,28 @@ func (s *TeamConfiguration) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.Integrations.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "integrations",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if err := s.ContextualDataIntegrations.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "contextualDataIntegrations",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}

@@ -206,7 +206,7 @@ func New(opts Options) (*API, error) {
 		}
 	}
 	h.IntegrationHandler = integrations.NewHandler(opts.DB, integrationCatalog, delivery.NewSender(opts.Delivery), h.ExtensionHandler.ForIntegration)
-	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog)...)
+	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog, integrationCatalog)...)
 	if err != nil {
 		return nil, err
 	}

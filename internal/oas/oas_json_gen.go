@@ -102695,9 +102695,21 @@ func (s *TeamConfiguration) encodeFields(e *jx.Encoder) {
 			s.AlertSchedulerRules.Encode(e)
 		}
 	}
+	{
+		if s.Integrations != nil {
+			e.FieldStart("integrations")
+			s.Integrations.Encode(e)
+		}
+	}
+	{
+		if s.ContextualDataIntegrations != nil {
+			e.FieldStart("contextualDataIntegrations")
+			s.ContextualDataIntegrations.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfTeamConfiguration = [25]string{
+var jsonFieldsNameOfTeamConfiguration = [27]string{
 	0:  "version",
 	1:  "recordingRuleSets",
 	2:  "notificationPresets",
@@ -102723,6 +102735,8 @@ var jsonFieldsNameOfTeamConfiguration = [25]string{
 	22: "caseSettings",
 	23: "alertDefinitions",
 	24: "alertSchedulerRules",
+	25: "integrations",
+	26: "contextualDataIntegrations",
 }
 
 // Decode decodes TeamConfiguration from json.
@@ -102963,6 +102977,24 @@ func (s *TeamConfiguration) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"alertSchedulerRules\"")
+			}
+		case "integrations":
+			if err := func() error {
+				if err := s.Integrations.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"integrations\"")
+			}
+		case "contextualDataIntegrations":
+			if err := func() error {
+				if err := s.ContextualDataIntegrations.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"contextualDataIntegrations\"")
 			}
 		default:
 			return d.Skip()

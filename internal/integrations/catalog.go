@@ -7,15 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"net/url"
-	"os"
-	"path"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/mgmtapi/mgmtapi/internal/catalogfiles"
 )
 
 // builtIn is the catalog that ships with mgmtapi: one definition per file.
@@ -198,45 +196,8 @@ func (r *revision) field(name string) (*field, bool) {
 // missing or unreadable is an error.
 func LoadCatalog(dir string) (*Catalog, error) {
 	c := &Catalog{byKey: map[string]*definition{}}
-	names, err := fs.Glob(builtIn, "catalog/*.json")
-	if err != nil {
+	if err := catalogfiles.Read(builtIn, "catalog/*.json", "integrations-dir", dir, c.add); err != nil {
 		return nil, err
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		b, err := builtIn.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		if err := c.add("built-in "+path.Base(name), b); err != nil {
-			return nil, err
-		}
-	}
-	if dir != "" {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return nil, fmt.Errorf("integrations-dir %s: %w", dir, pathReason(err))
-		}
-		for _, entry := range entries {
-			if !strings.HasSuffix(entry.Name(), ".json") {
-				continue
-			}
-			p := filepath.Join(dir, entry.Name())
-			info, err := os.Stat(p)
-			if err != nil {
-				return nil, fmt.Errorf("integrations-dir %s: %w", p, pathReason(err))
-			}
-			if !info.Mode().IsRegular() {
-				continue
-			}
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return nil, fmt.Errorf("integrations-dir %s: %w", p, pathReason(err))
-			}
-			if err := c.add("integrations-dir "+p, b); err != nil {
-				return nil, err
-			}
-		}
 	}
 	sort.Slice(c.ordered, func(i, j int) bool {
 		a, b := c.ordered[i], c.ordered[j]
@@ -246,14 +207,6 @@ func LoadCatalog(dir string) (*Catalog, error) {
 		return a.Key < b.Key
 	})
 	return c, nil
-}
-
-// pathReason keeps the reason of an *fs.PathError, whose path the message already names.
-func pathReason(err error) error {
-	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // add parses, checks and keeps one file.

@@ -511,14 +511,29 @@ type armQuery struct {
 	LogsURL   string `json:"logsUrl"`
 }
 
-// armParams reads the common_arm_params query object (bracket, dot or JSON form); ok is false
+// armParams reads the common_arm_params query object (bracket, dot or JSON form, or its fields
+// as query parameters of their own, as the public document's form style sends them); ok is false
 // when the query has none.
 //
 // Errors: Invalid naming the field.
 func armParams(ctx context.Context) (p armQuery, ok bool, err error) {
-	doc, err := queryobject.Decode(queryobject.Values(ctx), "common_arm_params", armSchema)
-	if err != nil || doc == nil {
+	values := queryobject.Values(ctx)
+	doc, err := queryobject.Decode(values, "common_arm_params", armSchema)
+	if err != nil {
 		return p, false, err
+	}
+	if doc == nil {
+		// The public document's form style: the object's fields as query parameters of their own.
+		flat := map[string]string{}
+		for _, name := range []string{"apiKey", "cgxDomain", "logsUrl"} {
+			if v := values[name]; len(v) > 0 {
+				flat[name] = v[len(v)-1]
+			}
+		}
+		if len(flat) == 0 {
+			return p, false, nil
+		}
+		doc, _ = json.Marshal(flat)
 	}
 	if err := json.Unmarshal(doc, &p); err != nil {
 		return p, false, apierror.Invalidf("common_arm_params: does not have the expected shape: %s", queryobject.LastMessagePart(err.Error()))

@@ -435,6 +435,10 @@ func TestTemplates(t *testing.T) {
 		if err != nil || got.Query().Get("logsUrl") != "https://logs.example.com" || got.Query().Get("cgxDomain") != "eu2" {
 			t.Fatalf("azure: %v %v", got, err)
 		}
+		got, err = url.Parse(tmpl("integration_id=azure-eventhub&logsUrl=https://flat.example.com"))
+		if err != nil || got.Query().Get("logsUrl") != "https://flat.example.com" {
+			t.Fatalf("azure, the form style: %v %v", got, err)
+		}
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, base+"template/v1?integration_id=azure-eventhub&common_arm_params[apiKey]=nope", env.RootKey, ""), 400, "common_arm_params.apiKey")
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, base+"template/v1?integration_id=kubernetes-collector", env.RootKey, ""), 404, "no deployment template")
 		apitest.ExpectError(t, env.JSON(t, http.MethodGet, base+"template/v1", env.RootKey, ""), 400, "integration_id: required")

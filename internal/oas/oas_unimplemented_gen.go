@@ -1570,8 +1570,10 @@ func (UnimplementedHandler) GetIntegrationDetails(ctx context.Context, params Ge
 //
 // The URL of the deployment template (CloudFormation or Azure Resource Manager) of `integration_id`: a
 // team's instance (its version's template) or an integration key (its newest revision's template).
-// `common_arm_params` (deepObject: `common_arm_params[logsUrl]=…`) are added to an Azure template's
-// URL as query parameters. 404 when the integration has no template.
+// `common_arm_params` (bracket or dot form, `common_arm_params[logsUrl]=…`, or its fields as
+// parameters of their own, `logsUrl=…`): `logsUrl` and `cgxDomain` are added to an Azure template's
+// URL as query parameters; `apiKey` must be a send-data key of the team and is never put in the URL.
+// 404 when the integration has no template.
 //
 // GET /mgmt/openapi/5/integrations/template/v1
 func (UnimplementedHandler) GetIntegrationTemplate(ctx context.Context, params GetIntegrationTemplateParams) (r *IntegrationTemplate, _ error) {

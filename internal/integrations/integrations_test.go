@@ -169,6 +169,13 @@ func TestRegisterReadUpdateDelete(t *testing.T) {
 		if count(key) != float64(0) {
 			t.Fatal("deleted instance still counted")
 		}
+		// the audit log names each change and the instance
+		for _, op := range []string{"SaveIntegration", "UpdateIntegration", "DeleteIntegration"} {
+			ids := apitest.MustQueryString(t, env.DB, `SELECT resource_ids FROM audit_records WHERE operation = $1`, op)
+			if !strings.Contains(ids, id) {
+				t.Fatalf("audit record of %s: resource ids %q, want %s", op, ids, id)
+			}
+		}
 	})
 }
 

@@ -189,6 +189,13 @@ type DeleteConnectorParams struct {
 	ID NotificationCenterID
 }
 
+// DeleteContextualDataIntegrationParams is parameters of DeleteContextualDataIntegration operation.
+type DeleteContextualDataIntegrationParams struct {
+	// An integration's key in the catalog or, where the operation says so, the id of one of the team's
+	// instances.
+	ID string
+}
+
 // DeleteCustomPresetParams is parameters of DeleteCustomPreset operation.
 type DeleteCustomPresetParams struct {
 	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
@@ -229,6 +236,12 @@ type DeleteGlobalRouterParams struct {
 	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
 	// `-`.
 	ID NotificationCenterID
+}
+
+// DeleteIntegrationParams is parameters of DeleteIntegration operation.
+type DeleteIntegrationParams struct {
+	// The id of one of the team's registered instances.
+	IntegrationID string
 }
 
 // DeleteOutgoingWebhookParams is parameters of DeleteOutgoingWebhook operation.
@@ -381,6 +394,22 @@ type GetConnectorTypeSummariesParams struct {
 	SupportedByEntityType OptNotificationEntityType `json:",omitempty,omitzero"`
 }
 
+// GetContextualDataIntegrationDefinitionParams is parameters of GetContextualDataIntegrationDefinition operation.
+type GetContextualDataIntegrationDefinitionParams struct {
+	// An integration's key in the catalog or, where the operation says so, the id of one of the team's
+	// instances.
+	ID                         string
+	IncludeTestingIntegrations OptBool `json:",omitempty,omitzero"`
+}
+
+// GetContextualDataIntegrationDetailsParams is parameters of GetContextualDataIntegrationDetails operation.
+type GetContextualDataIntegrationDetailsParams struct {
+	// An integration's key in the catalog or, where the operation says so, the id of one of the team's
+	// instances.
+	ID                      string
+	IncludeTestingRevisions OptBool `json:",omitempty,omitzero"`
+}
+
 // GetCustomRoleParams is parameters of GetCustomRole operation.
 type GetCustomRoleParams struct {
 	// A custom role's id.
@@ -431,6 +460,12 @@ type GetDeployedExtensionParams struct {
 	ID string
 }
 
+// GetDeployedIntegrationParams is parameters of GetDeployedIntegration operation.
+type GetDeployedIntegrationParams struct {
+	// The id of one of the team's registered instances.
+	IntegrationID string
+}
+
 // GetE2MParams is parameters of GetE2M operation.
 type GetE2MParams struct {
 	// An events-to-metrics rule's id, a UUID with hex digits in either case (looked up in lowercase).
@@ -467,6 +502,30 @@ type GetIncidentByEventIDParams struct {
 	EventID string
 }
 
+// GetIntegrationDefinitionParams is parameters of GetIntegrationDefinition operation.
+type GetIntegrationDefinitionParams struct {
+	// An integration's key in the catalog or, where the operation says so, the id of one of the team's
+	// instances.
+	ID string
+	// Answer the revisions marked as testing too.
+	IncludeTestingRevision OptBool `json:",omitempty,omitzero"`
+}
+
+// GetIntegrationDetailsParams is parameters of GetIntegrationDetails operation.
+type GetIntegrationDetailsParams struct {
+	// An integration's key in the catalog or, where the operation says so, the id of one of the team's
+	// instances.
+	ID string
+	// Answer the revisions marked as testing too.
+	IncludeTestingRevision OptBool `json:",omitempty,omitzero"`
+}
+
+// GetIntegrationTemplateParams is parameters of GetIntegrationTemplate operation.
+type GetIntegrationTemplateParams struct {
+	IntegrationID   OptString          `json:",omitempty,omitzero"`
+	CommonArmParams OptCommonArmParams `json:",omitempty,omitzero"`
+}
+
 // GetLogsCountV2Params is parameters of GetLogsCountV2 operation.
 type GetLogsCountV2Params struct {
 	// The time range (bracket or dot form); absent means the last 24 hours ending with the current hour.
@@ -478,6 +537,12 @@ type GetLogsCountV2Params struct {
 	SubsystemAggregation OptBool `json:",omitempty,omitzero"`
 	// Group by the `applicationName` label.
 	ApplicationAggregation OptBool `json:",omitempty,omitzero"`
+}
+
+// GetManagedIntegrationStatusParams is parameters of GetManagedIntegrationStatus operation.
+type GetManagedIntegrationStatusParams struct {
+	// The id of one of the team's registered instances.
+	IntegrationID string
 }
 
 // GetOutgoingWebhookParams is parameters of GetOutgoingWebhook operation.
@@ -524,6 +589,11 @@ type GetQuotaRuleSetParams struct {
 type GetRecordingRuleSetParams struct {
 	// The set's identifier.
 	ID string
+}
+
+// GetRumApplicationVersionsParams is parameters of GetRumApplicationVersions operation.
+type GetRumApplicationVersionsParams struct {
+	ApplicationName OptString `json:",omitempty,omitzero"`
 }
 
 // GetSloParams is parameters of GetSlo operation.
@@ -597,6 +667,11 @@ type ListConnectorsParams struct {
 	SupportedByEntityType OptNotificationEntityType `json:",omitempty,omitzero"`
 }
 
+// ListContextualDataIntegrationsParams is parameters of ListContextualDataIntegrations operation.
+type ListContextualDataIntegrationsParams struct {
+	IncludeTestingIntegrations OptBool `json:",omitempty,omitzero"`
+}
+
 // ListCustomRolesParams is parameters of ListCustomRoles operation.
 type ListCustomRolesParams struct {
 	TeamID OptInt64 `json:",omitempty,omitzero"`
@@ -631,6 +706,12 @@ type ListIncidentAggregationsParams struct {
 type ListIncidentEventsParams struct {
 	// The incident's id, a UUID (hex digits in either case).
 	IncidentID IncidentID
+}
+
+// ListIntegrationsParams is parameters of ListIntegrations operation.
+type ListIntegrationsParams struct {
+	// Answer the revisions marked as testing too.
+	IncludeTestingRevision OptBool `json:",omitempty,omitzero"`
 }
 
 // ListOutgoingWebhooksParams is parameters of ListOutgoingWebhooks operation.
@@ -717,6 +798,12 @@ type SetPresetAsDefaultParams struct {
 type SyncCaseExternalThreadParams struct {
 	// The case's `id` (a lowercase UUID) or its `readableId` (e.g. `CASE-12`).
 	CaseID CaseIdentifier
+}
+
+// TestContextualDataIntegrationParams is parameters of TestContextualDataIntegration operation.
+type TestContextualDataIntegrationParams struct {
+	// The id of one of the team's registered instances.
+	IntegrationID string
 }
 
 // TestExistingOutgoingWebhookParams is parameters of TestExistingOutgoingWebhook operation.

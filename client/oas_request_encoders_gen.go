@@ -1121,6 +1121,34 @@ func encodeResolveIncidentsRequest(
 	return nil
 }
 
+func encodeSaveContextualDataIntegrationRequest(
+	req *SaveContextualDataRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeSaveIntegrationRequest(
+	req *SaveIntegrationRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeSetCasePriorityOverrideRequest(
 	req *CasePriorityOverrideInput,
 	r *http.Request,
@@ -1129,6 +1157,26 @@ func encodeSetCasePriorityOverrideRequest(
 	e := new(jx.Encoder)
 	{
 		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeSyncRumDataRequest(
+	req OptRumSyncRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	if !req.Set {
+		// Keep request with empty body if value is not set.
+		return nil
+	}
+	e := new(jx.Encoder)
+	{
+		if req.Set {
+			req.Encode(e)
+		}
 	}
 	encoded := e.Bytes()
 	ht.SetBody(r, bytes.NewReader(encoded), contentType)
@@ -1149,6 +1197,20 @@ func encodeTestConnectorConfigRequest(
 		if req.Set {
 			req.Encode(e)
 		}
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeTestContextualDataIntegrationRequest(
+	req *TestContextualDataRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
 	}
 	encoded := e.Bytes()
 	ht.SetBody(r, bytes.NewReader(encoded), contentType)
@@ -1209,6 +1271,20 @@ func encodeTestExistingPresetRequest(
 		if req.Set {
 			req.Encode(e)
 		}
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeTestIntegrationRequest(
+	req *TestIntegrationRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
 	}
 	encoded := e.Bytes()
 	ht.SetBody(r, bytes.NewReader(encoded), contentType)
@@ -1393,6 +1469,20 @@ func encodeUpdateCaseSettingsRequest(
 	return nil
 }
 
+func encodeUpdateContextualDataIntegrationRequest(
+	req *UpdateContextualDataRequest,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
 func encodeUpdateCustomRoleRequest(
 	req *CustomRoleUpdate,
 	r *http.Request,
@@ -1409,6 +1499,20 @@ func encodeUpdateCustomRoleRequest(
 
 func encodeUpdateDataUsageExportStatusV2Request(
 	req *UsageV2ExportStatus,
+	r *http.Request,
+) error {
+	const contentType = "application/json"
+	e := new(jx.Encoder)
+	{
+		req.Encode(e)
+	}
+	encoded := e.Bytes()
+	ht.SetBody(r, bytes.NewReader(encoded), contentType)
+	return nil
+}
+
+func encodeUpdateIntegrationRequest(
+	req *UpdateIntegrationRequest,
 	r *http.Request,
 ) error {
 	const contentType = "application/json"

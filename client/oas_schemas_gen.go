@@ -12657,6 +12657,43 @@ func (s *CommentRequest) SetAttachments(val []CommentAttachment) {
 	s.Attachments = val
 }
 
+// Ref: #/components/schemas/CommonArmParams
+type CommonArmParams struct {
+	ApiKey    OptString `json:"apiKey"`
+	CgxDomain OptString `json:"cgxDomain"`
+	LogsUrl   OptString `json:"logsUrl"`
+}
+
+// GetApiKey returns the value of ApiKey.
+func (s *CommonArmParams) GetApiKey() OptString {
+	return s.ApiKey
+}
+
+// GetCgxDomain returns the value of CgxDomain.
+func (s *CommonArmParams) GetCgxDomain() OptString {
+	return s.CgxDomain
+}
+
+// GetLogsUrl returns the value of LogsUrl.
+func (s *CommonArmParams) GetLogsUrl() OptString {
+	return s.LogsUrl
+}
+
+// SetApiKey sets the value of ApiKey.
+func (s *CommonArmParams) SetApiKey(val OptString) {
+	s.ApiKey = val
+}
+
+// SetCgxDomain sets the value of CgxDomain.
+func (s *CommonArmParams) SetCgxDomain(val OptString) {
+	s.CgxDomain = val
+}
+
+// SetLogsUrl sets the value of LogsUrl.
+func (s *CommonArmParams) SetLogsUrl(val OptString) {
+	s.LogsUrl = val
+}
+
 // Ref: #/components/schemas/ConfigurationChange
 type ConfigurationChange struct {
 	// The area's key in the document, e.g. `recordingRuleSets`.
@@ -15320,6 +15357,79 @@ func (s *DeployedExtensionSummary) GetDeployedItemCounts() ExtensionItemCounts {
 // SetDeployedItemCounts sets the value of DeployedItemCounts.
 func (s *DeployedExtensionSummary) SetDeployedItemCounts(val ExtensionItemCounts) {
 	s.DeployedItemCounts = val
+}
+
+// Ref: #/components/schemas/DeployedIntegrationEnvelope
+type DeployedIntegrationEnvelope struct {
+	Integration OptDeployedIntegrationEnvelopeIntegration `json:"integration"`
+}
+
+// GetIntegration returns the value of Integration.
+func (s *DeployedIntegrationEnvelope) GetIntegration() OptDeployedIntegrationEnvelopeIntegration {
+	return s.Integration
+}
+
+// SetIntegration sets the value of Integration.
+func (s *DeployedIntegrationEnvelope) SetIntegration(val OptDeployedIntegrationEnvelopeIntegration) {
+	s.Integration = val
+}
+
+type DeployedIntegrationEnvelopeIntegration struct {
+	ID                OptString              `json:"id"`
+	DefinitionKey     OptString              `json:"definitionKey"`
+	DefinitionVersion OptString              `json:"definitionVersion"`
+	Parameters        []IntegrationParameter `json:"parameters"`
+	IntegrationStatus OptIntegrationStatus   `json:"integrationStatus"`
+}
+
+// GetID returns the value of ID.
+func (s *DeployedIntegrationEnvelopeIntegration) GetID() OptString {
+	return s.ID
+}
+
+// GetDefinitionKey returns the value of DefinitionKey.
+func (s *DeployedIntegrationEnvelopeIntegration) GetDefinitionKey() OptString {
+	return s.DefinitionKey
+}
+
+// GetDefinitionVersion returns the value of DefinitionVersion.
+func (s *DeployedIntegrationEnvelopeIntegration) GetDefinitionVersion() OptString {
+	return s.DefinitionVersion
+}
+
+// GetParameters returns the value of Parameters.
+func (s *DeployedIntegrationEnvelopeIntegration) GetParameters() []IntegrationParameter {
+	return s.Parameters
+}
+
+// GetIntegrationStatus returns the value of IntegrationStatus.
+func (s *DeployedIntegrationEnvelopeIntegration) GetIntegrationStatus() OptIntegrationStatus {
+	return s.IntegrationStatus
+}
+
+// SetID sets the value of ID.
+func (s *DeployedIntegrationEnvelopeIntegration) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetDefinitionKey sets the value of DefinitionKey.
+func (s *DeployedIntegrationEnvelopeIntegration) SetDefinitionKey(val OptString) {
+	s.DefinitionKey = val
+}
+
+// SetDefinitionVersion sets the value of DefinitionVersion.
+func (s *DeployedIntegrationEnvelopeIntegration) SetDefinitionVersion(val OptString) {
+	s.DefinitionVersion = val
+}
+
+// SetParameters sets the value of Parameters.
+func (s *DeployedIntegrationEnvelopeIntegration) SetParameters(val []IntegrationParameter) {
+	s.Parameters = val
+}
+
+// SetIntegrationStatus sets the value of IntegrationStatus.
+func (s *DeployedIntegrationEnvelopeIntegration) SetIntegrationStatus(val OptIntegrationStatus) {
+	s.IntegrationStatus = val
 }
 
 // Ref: #/components/schemas/DisplayLabelValues
@@ -21624,6 +21734,1908 @@ func (s *IngestResult) SetUnchanged(val int64) {
 	s.Unchanged = val
 }
 
+// A send-data key of the team, by id or by value (answers carry the id only).
+// Ref: #/components/schemas/IntegrationApiKey
+type IntegrationApiKey struct {
+	ID    OptString `json:"id"`
+	Value OptString `json:"value"`
+}
+
+// GetID returns the value of ID.
+func (s *IntegrationApiKey) GetID() OptString {
+	return s.ID
+}
+
+// GetValue returns the value of Value.
+func (s *IntegrationApiKey) GetValue() OptString {
+	return s.Value
+}
+
+// SetID sets the value of ID.
+func (s *IntegrationApiKey) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetValue sets the value of Value.
+func (s *IntegrationApiKey) SetValue(val OptString) {
+	s.Value = val
+}
+
+// Ref: #/components/schemas/IntegrationCatalogList
+type IntegrationCatalogList struct {
+	Integrations []IntegrationWithCount `json:"integrations"`
+}
+
+// GetIntegrations returns the value of Integrations.
+func (s *IntegrationCatalogList) GetIntegrations() []IntegrationWithCount {
+	return s.Integrations
+}
+
+// SetIntegrations sets the value of Integrations.
+func (s *IntegrationCatalogList) SetIntegrations(val []IntegrationWithCount) {
+	s.Integrations = val
+}
+
+// Ref: #/components/schemas/IntegrationCommand
+type IntegrationCommand struct {
+	Name        OptString                     `json:"name"`
+	Command     OptString                     `json:"command"`
+	Language    OptIntegrationCommandLanguage `json:"language"`
+	TooltipText OptString                     `json:"tooltipText"`
+}
+
+// GetName returns the value of Name.
+func (s *IntegrationCommand) GetName() OptString {
+	return s.Name
+}
+
+// GetCommand returns the value of Command.
+func (s *IntegrationCommand) GetCommand() OptString {
+	return s.Command
+}
+
+// GetLanguage returns the value of Language.
+func (s *IntegrationCommand) GetLanguage() OptIntegrationCommandLanguage {
+	return s.Language
+}
+
+// GetTooltipText returns the value of TooltipText.
+func (s *IntegrationCommand) GetTooltipText() OptString {
+	return s.TooltipText
+}
+
+// SetName sets the value of Name.
+func (s *IntegrationCommand) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetCommand sets the value of Command.
+func (s *IntegrationCommand) SetCommand(val OptString) {
+	s.Command = val
+}
+
+// SetLanguage sets the value of Language.
+func (s *IntegrationCommand) SetLanguage(val OptIntegrationCommandLanguage) {
+	s.Language = val
+}
+
+// SetTooltipText sets the value of TooltipText.
+func (s *IntegrationCommand) SetTooltipText(val OptString) {
+	s.TooltipText = val
+}
+
+type IntegrationCommandLanguage string
+
+const (
+	IntegrationCommandLanguageUNKNOWN    IntegrationCommandLanguage = "UNKNOWN"
+	IntegrationCommandLanguageBASH       IntegrationCommandLanguage = "BASH"
+	IntegrationCommandLanguageJAVASCRIPT IntegrationCommandLanguage = "JAVASCRIPT"
+)
+
+// AllValues returns all IntegrationCommandLanguage values.
+func (IntegrationCommandLanguage) AllValues() []IntegrationCommandLanguage {
+	return []IntegrationCommandLanguage{
+		IntegrationCommandLanguageUNKNOWN,
+		IntegrationCommandLanguageBASH,
+		IntegrationCommandLanguageJAVASCRIPT,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s IntegrationCommandLanguage) MarshalText() ([]byte, error) {
+	switch s {
+	case IntegrationCommandLanguageUNKNOWN:
+		return []byte(s), nil
+	case IntegrationCommandLanguageBASH:
+		return []byte(s), nil
+	case IntegrationCommandLanguageJAVASCRIPT:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *IntegrationCommandLanguage) UnmarshalText(data []byte) error {
+	switch IntegrationCommandLanguage(data) {
+	case IntegrationCommandLanguageUNKNOWN:
+		*s = IntegrationCommandLanguageUNKNOWN
+		return nil
+	case IntegrationCommandLanguageBASH:
+		*s = IntegrationCommandLanguageBASH
+		return nil
+	case IntegrationCommandLanguageJAVASCRIPT:
+		*s = IntegrationCommandLanguageJAVASCRIPT
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/IntegrationDefinitionEnvelope
+type IntegrationDefinitionEnvelope struct {
+	IntegrationDefinition OptIntegrationDefinitionEnvelopeIntegrationDefinition `json:"integrationDefinition"`
+}
+
+// GetIntegrationDefinition returns the value of IntegrationDefinition.
+func (s *IntegrationDefinitionEnvelope) GetIntegrationDefinition() OptIntegrationDefinitionEnvelopeIntegrationDefinition {
+	return s.IntegrationDefinition
+}
+
+// SetIntegrationDefinition sets the value of IntegrationDefinition.
+func (s *IntegrationDefinitionEnvelope) SetIntegrationDefinition(val OptIntegrationDefinitionEnvelopeIntegrationDefinition) {
+	s.IntegrationDefinition = val
+}
+
+type IntegrationDefinitionEnvelopeIntegrationDefinition struct {
+	Key             OptString             `json:"key"`
+	IntegrationType OptIntegrationKind    `json:"integrationType"`
+	Revisions       []IntegrationRevision `json:"revisions"`
+}
+
+// GetKey returns the value of Key.
+func (s *IntegrationDefinitionEnvelopeIntegrationDefinition) GetKey() OptString {
+	return s.Key
+}
+
+// GetIntegrationType returns the value of IntegrationType.
+func (s *IntegrationDefinitionEnvelopeIntegrationDefinition) GetIntegrationType() OptIntegrationKind {
+	return s.IntegrationType
+}
+
+// GetRevisions returns the value of Revisions.
+func (s *IntegrationDefinitionEnvelopeIntegrationDefinition) GetRevisions() []IntegrationRevision {
+	return s.Revisions
+}
+
+// SetKey sets the value of Key.
+func (s *IntegrationDefinitionEnvelopeIntegrationDefinition) SetKey(val OptString) {
+	s.Key = val
+}
+
+// SetIntegrationType sets the value of IntegrationType.
+func (s *IntegrationDefinitionEnvelopeIntegrationDefinition) SetIntegrationType(val OptIntegrationKind) {
+	s.IntegrationType = val
+}
+
+// SetRevisions sets the value of Revisions.
+func (s *IntegrationDefinitionEnvelopeIntegrationDefinition) SetRevisions(val []IntegrationRevision) {
+	s.Revisions = val
+}
+
+// Ref: #/components/schemas/IntegrationDeleted
+type IntegrationDeleted struct{}
+
+// Ref: #/components/schemas/IntegrationDetailsEnvelope
+type IntegrationDetailsEnvelope struct {
+	IntegrationDetail OptIntegrationDetailsEnvelopeIntegrationDetail `json:"integrationDetail"`
+}
+
+// GetIntegrationDetail returns the value of IntegrationDetail.
+func (s *IntegrationDetailsEnvelope) GetIntegrationDetail() OptIntegrationDetailsEnvelopeIntegrationDetail {
+	return s.IntegrationDetail
+}
+
+// SetIntegrationDetail sets the value of IntegrationDetail.
+func (s *IntegrationDetailsEnvelope) SetIntegrationDetail(val OptIntegrationDetailsEnvelopeIntegrationDetail) {
+	s.IntegrationDetail = val
+}
+
+type IntegrationDetailsEnvelopeIntegrationDetail struct {
+	Integration OptIntegrationSummary                                 `json:"integration"`
+	Docs        []IntegrationDetailsEnvelopeIntegrationDetailDocsItem `json:"docs"`
+	Extensions  []Extension                                           `json:"extensions"`
+	Local       OptIntegrationDetailsEnvelopeIntegrationDetailLocal   `json:"local"`
+	Default     OptIntegrationDetailsEnvelopeIntegrationDetailDefault `json:"default"`
+}
+
+// GetIntegration returns the value of Integration.
+func (s *IntegrationDetailsEnvelopeIntegrationDetail) GetIntegration() OptIntegrationSummary {
+	return s.Integration
+}
+
+// GetDocs returns the value of Docs.
+func (s *IntegrationDetailsEnvelopeIntegrationDetail) GetDocs() []IntegrationDetailsEnvelopeIntegrationDetailDocsItem {
+	return s.Docs
+}
+
+// GetExtensions returns the value of Extensions.
+func (s *IntegrationDetailsEnvelopeIntegrationDetail) GetExtensions() []Extension {
+	return s.Extensions
+}
+
+// GetLocal returns the value of Local.
+func (s *IntegrationDetailsEnvelopeIntegrationDetail) GetLocal() OptIntegrationDetailsEnvelopeIntegrationDetailLocal {
+	return s.Local
+}
+
+// GetDefault returns the value of Default.
+func (s *IntegrationDetailsEnvelopeIntegrationDetail) GetDefault() OptIntegrationDetailsEnvelopeIntegrationDetailDefault {
+	return s.Default
+}
+
+// SetIntegration sets the value of Integration.
+func (s *IntegrationDetailsEnvelopeIntegrationDetail) SetIntegration(val OptIntegrationSummary) {
+	s.Integration = val
+}
+
+// SetDocs sets the value of Docs.
+func (s *IntegrationDetailsEnvelopeIntegrationDetail) SetDocs(val []IntegrationDetailsEnvelopeIntegrationDetailDocsItem) {
+	s.Docs = val
+}
+
+// SetExtensions sets the value of Extensions.
+func (s *IntegrationDetailsEnvelopeIntegrationDetail) SetExtensions(val []Extension) {
+	s.Extensions = val
+}
+
+// SetLocal sets the value of Local.
+func (s *IntegrationDetailsEnvelopeIntegrationDetail) SetLocal(val OptIntegrationDetailsEnvelopeIntegrationDetailLocal) {
+	s.Local = val
+}
+
+// SetDefault sets the value of Default.
+func (s *IntegrationDetailsEnvelopeIntegrationDetail) SetDefault(val OptIntegrationDetailsEnvelopeIntegrationDetailDefault) {
+	s.Default = val
+}
+
+type IntegrationDetailsEnvelopeIntegrationDetailDefault struct {
+	Registered []RegisteredIntegration `json:"registered"`
+}
+
+// GetRegistered returns the value of Registered.
+func (s *IntegrationDetailsEnvelopeIntegrationDetailDefault) GetRegistered() []RegisteredIntegration {
+	return s.Registered
+}
+
+// SetRegistered sets the value of Registered.
+func (s *IntegrationDetailsEnvelopeIntegrationDetailDefault) SetRegistered(val []RegisteredIntegration) {
+	s.Registered = val
+}
+
+type IntegrationDetailsEnvelopeIntegrationDetailDocsItem struct {
+	Name OptString `json:"name"`
+	Link OptString `json:"link"`
+}
+
+// GetName returns the value of Name.
+func (s *IntegrationDetailsEnvelopeIntegrationDetailDocsItem) GetName() OptString {
+	return s.Name
+}
+
+// GetLink returns the value of Link.
+func (s *IntegrationDetailsEnvelopeIntegrationDetailDocsItem) GetLink() OptString {
+	return s.Link
+}
+
+// SetName sets the value of Name.
+func (s *IntegrationDetailsEnvelopeIntegrationDetailDocsItem) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetLink sets the value of Link.
+func (s *IntegrationDetailsEnvelopeIntegrationDetailDocsItem) SetLink(val OptString) {
+	s.Link = val
+}
+
+type IntegrationDetailsEnvelopeIntegrationDetailLocal struct {
+	Changes []IntegrationDetailsEnvelopeIntegrationDetailLocalChangesItem `json:"changes"`
+}
+
+// GetChanges returns the value of Changes.
+func (s *IntegrationDetailsEnvelopeIntegrationDetailLocal) GetChanges() []IntegrationDetailsEnvelopeIntegrationDetailLocalChangesItem {
+	return s.Changes
+}
+
+// SetChanges sets the value of Changes.
+func (s *IntegrationDetailsEnvelopeIntegrationDetailLocal) SetChanges(val []IntegrationDetailsEnvelopeIntegrationDetailLocalChangesItem) {
+	s.Changes = val
+}
+
+type IntegrationDetailsEnvelopeIntegrationDetailLocalChangesItem struct {
+	Version       OptString `json:"version"`
+	DescriptionMd OptString `json:"descriptionMd"`
+}
+
+// GetVersion returns the value of Version.
+func (s *IntegrationDetailsEnvelopeIntegrationDetailLocalChangesItem) GetVersion() OptString {
+	return s.Version
+}
+
+// GetDescriptionMd returns the value of DescriptionMd.
+func (s *IntegrationDetailsEnvelopeIntegrationDetailLocalChangesItem) GetDescriptionMd() OptString {
+	return s.DescriptionMd
+}
+
+// SetVersion sets the value of Version.
+func (s *IntegrationDetailsEnvelopeIntegrationDetailLocalChangesItem) SetVersion(val OptString) {
+	s.Version = val
+}
+
+// SetDescriptionMd sets the value of DescriptionMd.
+func (s *IntegrationDetailsEnvelopeIntegrationDetailLocalChangesItem) SetDescriptionMd(val OptString) {
+	s.DescriptionMd = val
+}
+
+// Ref: #/components/schemas/IntegrationEmpty
+type IntegrationEmpty struct{}
+
+// One typed field of a revision; at most one of the value-kind members.
+// Ref: #/components/schemas/IntegrationField
+type IntegrationField struct {
+	Name                   OptString                            `json:"name"`
+	Type                   OptIntegrationFieldType              `json:"type"`
+	Required               OptBool                              `json:"required"`
+	Readonly               OptBool                              `json:"readonly"`
+	Visible                OptBool                              `json:"visible"`
+	Predefined             OptBool                              `json:"predefined"`
+	Tooltip                OptString                            `json:"tooltip"`
+	Placeholder            OptString                            `json:"placeholder"`
+	AllowedPattern         OptString                            `json:"allowedPattern"`
+	GroupId                OptString                            `json:"groupId"`
+	TemplateParamName      OptString                            `json:"templateParamName"`
+	DocumentationReference OptString                            `json:"documentationReference"`
+	Single                 OptIntegrationFieldSingle            `json:"single"`
+	MultiText              OptIntegrationFieldMultiText         `json:"multiText"`
+	MultipleSelection      OptIntegrationFieldMultipleSelection `json:"multipleSelection"`
+	SingleBoolean          OptIntegrationFieldSingleBoolean     `json:"singleBoolean"`
+	Selection              OptIntegrationFieldSelection         `json:"selection"`
+	SingleNumber           OptIntegrationFieldSingleNumber      `json:"singleNumber"`
+}
+
+// GetName returns the value of Name.
+func (s *IntegrationField) GetName() OptString {
+	return s.Name
+}
+
+// GetType returns the value of Type.
+func (s *IntegrationField) GetType() OptIntegrationFieldType {
+	return s.Type
+}
+
+// GetRequired returns the value of Required.
+func (s *IntegrationField) GetRequired() OptBool {
+	return s.Required
+}
+
+// GetReadonly returns the value of Readonly.
+func (s *IntegrationField) GetReadonly() OptBool {
+	return s.Readonly
+}
+
+// GetVisible returns the value of Visible.
+func (s *IntegrationField) GetVisible() OptBool {
+	return s.Visible
+}
+
+// GetPredefined returns the value of Predefined.
+func (s *IntegrationField) GetPredefined() OptBool {
+	return s.Predefined
+}
+
+// GetTooltip returns the value of Tooltip.
+func (s *IntegrationField) GetTooltip() OptString {
+	return s.Tooltip
+}
+
+// GetPlaceholder returns the value of Placeholder.
+func (s *IntegrationField) GetPlaceholder() OptString {
+	return s.Placeholder
+}
+
+// GetAllowedPattern returns the value of AllowedPattern.
+func (s *IntegrationField) GetAllowedPattern() OptString {
+	return s.AllowedPattern
+}
+
+// GetGroupId returns the value of GroupId.
+func (s *IntegrationField) GetGroupId() OptString {
+	return s.GroupId
+}
+
+// GetTemplateParamName returns the value of TemplateParamName.
+func (s *IntegrationField) GetTemplateParamName() OptString {
+	return s.TemplateParamName
+}
+
+// GetDocumentationReference returns the value of DocumentationReference.
+func (s *IntegrationField) GetDocumentationReference() OptString {
+	return s.DocumentationReference
+}
+
+// GetSingle returns the value of Single.
+func (s *IntegrationField) GetSingle() OptIntegrationFieldSingle {
+	return s.Single
+}
+
+// GetMultiText returns the value of MultiText.
+func (s *IntegrationField) GetMultiText() OptIntegrationFieldMultiText {
+	return s.MultiText
+}
+
+// GetMultipleSelection returns the value of MultipleSelection.
+func (s *IntegrationField) GetMultipleSelection() OptIntegrationFieldMultipleSelection {
+	return s.MultipleSelection
+}
+
+// GetSingleBoolean returns the value of SingleBoolean.
+func (s *IntegrationField) GetSingleBoolean() OptIntegrationFieldSingleBoolean {
+	return s.SingleBoolean
+}
+
+// GetSelection returns the value of Selection.
+func (s *IntegrationField) GetSelection() OptIntegrationFieldSelection {
+	return s.Selection
+}
+
+// GetSingleNumber returns the value of SingleNumber.
+func (s *IntegrationField) GetSingleNumber() OptIntegrationFieldSingleNumber {
+	return s.SingleNumber
+}
+
+// SetName sets the value of Name.
+func (s *IntegrationField) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetType sets the value of Type.
+func (s *IntegrationField) SetType(val OptIntegrationFieldType) {
+	s.Type = val
+}
+
+// SetRequired sets the value of Required.
+func (s *IntegrationField) SetRequired(val OptBool) {
+	s.Required = val
+}
+
+// SetReadonly sets the value of Readonly.
+func (s *IntegrationField) SetReadonly(val OptBool) {
+	s.Readonly = val
+}
+
+// SetVisible sets the value of Visible.
+func (s *IntegrationField) SetVisible(val OptBool) {
+	s.Visible = val
+}
+
+// SetPredefined sets the value of Predefined.
+func (s *IntegrationField) SetPredefined(val OptBool) {
+	s.Predefined = val
+}
+
+// SetTooltip sets the value of Tooltip.
+func (s *IntegrationField) SetTooltip(val OptString) {
+	s.Tooltip = val
+}
+
+// SetPlaceholder sets the value of Placeholder.
+func (s *IntegrationField) SetPlaceholder(val OptString) {
+	s.Placeholder = val
+}
+
+// SetAllowedPattern sets the value of AllowedPattern.
+func (s *IntegrationField) SetAllowedPattern(val OptString) {
+	s.AllowedPattern = val
+}
+
+// SetGroupId sets the value of GroupId.
+func (s *IntegrationField) SetGroupId(val OptString) {
+	s.GroupId = val
+}
+
+// SetTemplateParamName sets the value of TemplateParamName.
+func (s *IntegrationField) SetTemplateParamName(val OptString) {
+	s.TemplateParamName = val
+}
+
+// SetDocumentationReference sets the value of DocumentationReference.
+func (s *IntegrationField) SetDocumentationReference(val OptString) {
+	s.DocumentationReference = val
+}
+
+// SetSingle sets the value of Single.
+func (s *IntegrationField) SetSingle(val OptIntegrationFieldSingle) {
+	s.Single = val
+}
+
+// SetMultiText sets the value of MultiText.
+func (s *IntegrationField) SetMultiText(val OptIntegrationFieldMultiText) {
+	s.MultiText = val
+}
+
+// SetMultipleSelection sets the value of MultipleSelection.
+func (s *IntegrationField) SetMultipleSelection(val OptIntegrationFieldMultipleSelection) {
+	s.MultipleSelection = val
+}
+
+// SetSingleBoolean sets the value of SingleBoolean.
+func (s *IntegrationField) SetSingleBoolean(val OptIntegrationFieldSingleBoolean) {
+	s.SingleBoolean = val
+}
+
+// SetSelection sets the value of Selection.
+func (s *IntegrationField) SetSelection(val OptIntegrationFieldSelection) {
+	s.Selection = val
+}
+
+// SetSingleNumber sets the value of SingleNumber.
+func (s *IntegrationField) SetSingleNumber(val OptIntegrationFieldSingleNumber) {
+	s.SingleNumber = val
+}
+
+type IntegrationFieldMultiText struct {
+	DefaultValues []string `json:"defaultValues"`
+	Options       []string `json:"options"`
+}
+
+// GetDefaultValues returns the value of DefaultValues.
+func (s *IntegrationFieldMultiText) GetDefaultValues() []string {
+	return s.DefaultValues
+}
+
+// GetOptions returns the value of Options.
+func (s *IntegrationFieldMultiText) GetOptions() []string {
+	return s.Options
+}
+
+// SetDefaultValues sets the value of DefaultValues.
+func (s *IntegrationFieldMultiText) SetDefaultValues(val []string) {
+	s.DefaultValues = val
+}
+
+// SetOptions sets the value of Options.
+func (s *IntegrationFieldMultiText) SetOptions(val []string) {
+	s.Options = val
+}
+
+type IntegrationFieldMultipleSelection struct {
+	Options []string `json:"options"`
+}
+
+// GetOptions returns the value of Options.
+func (s *IntegrationFieldMultipleSelection) GetOptions() []string {
+	return s.Options
+}
+
+// SetOptions sets the value of Options.
+func (s *IntegrationFieldMultipleSelection) SetOptions(val []string) {
+	s.Options = val
+}
+
+type IntegrationFieldSelection struct {
+	DefaultValue OptString `json:"defaultValue"`
+	Options      []string  `json:"options"`
+}
+
+// GetDefaultValue returns the value of DefaultValue.
+func (s *IntegrationFieldSelection) GetDefaultValue() OptString {
+	return s.DefaultValue
+}
+
+// GetOptions returns the value of Options.
+func (s *IntegrationFieldSelection) GetOptions() []string {
+	return s.Options
+}
+
+// SetDefaultValue sets the value of DefaultValue.
+func (s *IntegrationFieldSelection) SetDefaultValue(val OptString) {
+	s.DefaultValue = val
+}
+
+// SetOptions sets the value of Options.
+func (s *IntegrationFieldSelection) SetOptions(val []string) {
+	s.Options = val
+}
+
+type IntegrationFieldSingle struct {
+	DefaultValue OptString `json:"defaultValue"`
+}
+
+// GetDefaultValue returns the value of DefaultValue.
+func (s *IntegrationFieldSingle) GetDefaultValue() OptString {
+	return s.DefaultValue
+}
+
+// SetDefaultValue sets the value of DefaultValue.
+func (s *IntegrationFieldSingle) SetDefaultValue(val OptString) {
+	s.DefaultValue = val
+}
+
+type IntegrationFieldSingleBoolean struct {
+	DefaultValue OptBool `json:"defaultValue"`
+}
+
+// GetDefaultValue returns the value of DefaultValue.
+func (s *IntegrationFieldSingleBoolean) GetDefaultValue() OptBool {
+	return s.DefaultValue
+}
+
+// SetDefaultValue sets the value of DefaultValue.
+func (s *IntegrationFieldSingleBoolean) SetDefaultValue(val OptBool) {
+	s.DefaultValue = val
+}
+
+type IntegrationFieldSingleNumber struct {
+	DefaultValue OptFloat64 `json:"defaultValue"`
+}
+
+// GetDefaultValue returns the value of DefaultValue.
+func (s *IntegrationFieldSingleNumber) GetDefaultValue() OptFloat64 {
+	return s.DefaultValue
+}
+
+// SetDefaultValue sets the value of DefaultValue.
+func (s *IntegrationFieldSingleNumber) SetDefaultValue(val OptFloat64) {
+	s.DefaultValue = val
+}
+
+type IntegrationFieldType string
+
+const (
+	IntegrationFieldTypeAPIKEY                     IntegrationFieldType = "API_KEY"
+	IntegrationFieldTypeTEXT                       IntegrationFieldType = "TEXT"
+	IntegrationFieldTypeLISTTEXT                   IntegrationFieldType = "LIST_TEXT"
+	IntegrationFieldTypeMULTIPLESELECTION          IntegrationFieldType = "MULTIPLE_SELECTION"
+	IntegrationFieldTypeBOOLEAN                    IntegrationFieldType = "BOOLEAN"
+	IntegrationFieldTypeSELECT                     IntegrationFieldType = "SELECT"
+	IntegrationFieldTypeJSON                       IntegrationFieldType = "JSON"
+	IntegrationFieldTypeNUMBER                     IntegrationFieldType = "NUMBER"
+	IntegrationFieldTypeSENSITIVEDATA              IntegrationFieldType = "SENSITIVE_DATA"
+	IntegrationFieldTypeJSONOBJECTARRAY            IntegrationFieldType = "JSON_OBJECT_ARRAY"
+	IntegrationFieldTypeAWSREGIONSELECT            IntegrationFieldType = "AWS_REGION_SELECT"
+	IntegrationFieldTypeAWSREGIONMULTISELECT       IntegrationFieldType = "AWS_REGION_MULTISELECT"
+	IntegrationFieldTypeAWSCLOUDWATCHNAMESPACELIST IntegrationFieldType = "AWS_CLOUDWATCH_NAMESPACE_LIST"
+)
+
+// AllValues returns all IntegrationFieldType values.
+func (IntegrationFieldType) AllValues() []IntegrationFieldType {
+	return []IntegrationFieldType{
+		IntegrationFieldTypeAPIKEY,
+		IntegrationFieldTypeTEXT,
+		IntegrationFieldTypeLISTTEXT,
+		IntegrationFieldTypeMULTIPLESELECTION,
+		IntegrationFieldTypeBOOLEAN,
+		IntegrationFieldTypeSELECT,
+		IntegrationFieldTypeJSON,
+		IntegrationFieldTypeNUMBER,
+		IntegrationFieldTypeSENSITIVEDATA,
+		IntegrationFieldTypeJSONOBJECTARRAY,
+		IntegrationFieldTypeAWSREGIONSELECT,
+		IntegrationFieldTypeAWSREGIONMULTISELECT,
+		IntegrationFieldTypeAWSCLOUDWATCHNAMESPACELIST,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s IntegrationFieldType) MarshalText() ([]byte, error) {
+	switch s {
+	case IntegrationFieldTypeAPIKEY:
+		return []byte(s), nil
+	case IntegrationFieldTypeTEXT:
+		return []byte(s), nil
+	case IntegrationFieldTypeLISTTEXT:
+		return []byte(s), nil
+	case IntegrationFieldTypeMULTIPLESELECTION:
+		return []byte(s), nil
+	case IntegrationFieldTypeBOOLEAN:
+		return []byte(s), nil
+	case IntegrationFieldTypeSELECT:
+		return []byte(s), nil
+	case IntegrationFieldTypeJSON:
+		return []byte(s), nil
+	case IntegrationFieldTypeNUMBER:
+		return []byte(s), nil
+	case IntegrationFieldTypeSENSITIVEDATA:
+		return []byte(s), nil
+	case IntegrationFieldTypeJSONOBJECTARRAY:
+		return []byte(s), nil
+	case IntegrationFieldTypeAWSREGIONSELECT:
+		return []byte(s), nil
+	case IntegrationFieldTypeAWSREGIONMULTISELECT:
+		return []byte(s), nil
+	case IntegrationFieldTypeAWSCLOUDWATCHNAMESPACELIST:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *IntegrationFieldType) UnmarshalText(data []byte) error {
+	switch IntegrationFieldType(data) {
+	case IntegrationFieldTypeAPIKEY:
+		*s = IntegrationFieldTypeAPIKEY
+		return nil
+	case IntegrationFieldTypeTEXT:
+		*s = IntegrationFieldTypeTEXT
+		return nil
+	case IntegrationFieldTypeLISTTEXT:
+		*s = IntegrationFieldTypeLISTTEXT
+		return nil
+	case IntegrationFieldTypeMULTIPLESELECTION:
+		*s = IntegrationFieldTypeMULTIPLESELECTION
+		return nil
+	case IntegrationFieldTypeBOOLEAN:
+		*s = IntegrationFieldTypeBOOLEAN
+		return nil
+	case IntegrationFieldTypeSELECT:
+		*s = IntegrationFieldTypeSELECT
+		return nil
+	case IntegrationFieldTypeJSON:
+		*s = IntegrationFieldTypeJSON
+		return nil
+	case IntegrationFieldTypeNUMBER:
+		*s = IntegrationFieldTypeNUMBER
+		return nil
+	case IntegrationFieldTypeSENSITIVEDATA:
+		*s = IntegrationFieldTypeSENSITIVEDATA
+		return nil
+	case IntegrationFieldTypeJSONOBJECTARRAY:
+		*s = IntegrationFieldTypeJSONOBJECTARRAY
+		return nil
+	case IntegrationFieldTypeAWSREGIONSELECT:
+		*s = IntegrationFieldTypeAWSREGIONSELECT
+		return nil
+	case IntegrationFieldTypeAWSREGIONMULTISELECT:
+		*s = IntegrationFieldTypeAWSREGIONMULTISELECT
+		return nil
+	case IntegrationFieldTypeAWSCLOUDWATCHNAMESPACELIST:
+		*s = IntegrationFieldTypeAWSCLOUDWATCHNAMESPACELIST
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// How the integration is deployed; exactly one member.
+// Ref: #/components/schemas/IntegrationKind
+type IntegrationKind struct {
+	Managed                 OptIntegrationKindManaged `json:"managed"`
+	Untracked               *IntegrationEmpty         `json:"untracked"`
+	Cloudformation          *IntegrationEmpty         `json:"cloudformation"`
+	Arm                     *IntegrationEmpty         `json:"arm"`
+	PushBasedContextualData *IntegrationEmpty         `json:"pushBasedContextualData"`
+	ContextualData          *IntegrationEmpty         `json:"contextualData"`
+	GenericWebhook          *IntegrationEmpty         `json:"genericWebhook"`
+}
+
+// GetManaged returns the value of Managed.
+func (s *IntegrationKind) GetManaged() OptIntegrationKindManaged {
+	return s.Managed
+}
+
+// GetUntracked returns the value of Untracked.
+func (s *IntegrationKind) GetUntracked() *IntegrationEmpty {
+	return s.Untracked
+}
+
+// GetCloudformation returns the value of Cloudformation.
+func (s *IntegrationKind) GetCloudformation() *IntegrationEmpty {
+	return s.Cloudformation
+}
+
+// GetArm returns the value of Arm.
+func (s *IntegrationKind) GetArm() *IntegrationEmpty {
+	return s.Arm
+}
+
+// GetPushBasedContextualData returns the value of PushBasedContextualData.
+func (s *IntegrationKind) GetPushBasedContextualData() *IntegrationEmpty {
+	return s.PushBasedContextualData
+}
+
+// GetContextualData returns the value of ContextualData.
+func (s *IntegrationKind) GetContextualData() *IntegrationEmpty {
+	return s.ContextualData
+}
+
+// GetGenericWebhook returns the value of GenericWebhook.
+func (s *IntegrationKind) GetGenericWebhook() *IntegrationEmpty {
+	return s.GenericWebhook
+}
+
+// SetManaged sets the value of Managed.
+func (s *IntegrationKind) SetManaged(val OptIntegrationKindManaged) {
+	s.Managed = val
+}
+
+// SetUntracked sets the value of Untracked.
+func (s *IntegrationKind) SetUntracked(val *IntegrationEmpty) {
+	s.Untracked = val
+}
+
+// SetCloudformation sets the value of Cloudformation.
+func (s *IntegrationKind) SetCloudformation(val *IntegrationEmpty) {
+	s.Cloudformation = val
+}
+
+// SetArm sets the value of Arm.
+func (s *IntegrationKind) SetArm(val *IntegrationEmpty) {
+	s.Arm = val
+}
+
+// SetPushBasedContextualData sets the value of PushBasedContextualData.
+func (s *IntegrationKind) SetPushBasedContextualData(val *IntegrationEmpty) {
+	s.PushBasedContextualData = val
+}
+
+// SetContextualData sets the value of ContextualData.
+func (s *IntegrationKind) SetContextualData(val *IntegrationEmpty) {
+	s.ContextualData = val
+}
+
+// SetGenericWebhook sets the value of GenericWebhook.
+func (s *IntegrationKind) SetGenericWebhook(val *IntegrationEmpty) {
+	s.GenericWebhook = val
+}
+
+type IntegrationKindManaged struct {
+	Variant OptIntegrationKindManagedVariant `json:"variant"`
+}
+
+// GetVariant returns the value of Variant.
+func (s *IntegrationKindManaged) GetVariant() OptIntegrationKindManagedVariant {
+	return s.Variant
+}
+
+// SetVariant sets the value of Variant.
+func (s *IntegrationKindManaged) SetVariant(val OptIntegrationKindManagedVariant) {
+	s.Variant = val
+}
+
+type IntegrationKindManagedVariant string
+
+const (
+	IntegrationKindManagedVariantDEFAULT IntegrationKindManagedVariant = "DEFAULT"
+	IntegrationKindManagedVariantGCP     IntegrationKindManagedVariant = "GCP"
+	IntegrationKindManagedVariantOAuth   IntegrationKindManagedVariant = "OAUTH"
+	IntegrationKindManagedVariantCUSTOM  IntegrationKindManagedVariant = "CUSTOM"
+)
+
+// AllValues returns all IntegrationKindManagedVariant values.
+func (IntegrationKindManagedVariant) AllValues() []IntegrationKindManagedVariant {
+	return []IntegrationKindManagedVariant{
+		IntegrationKindManagedVariantDEFAULT,
+		IntegrationKindManagedVariantGCP,
+		IntegrationKindManagedVariantOAuth,
+		IntegrationKindManagedVariantCUSTOM,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s IntegrationKindManagedVariant) MarshalText() ([]byte, error) {
+	switch s {
+	case IntegrationKindManagedVariantDEFAULT:
+		return []byte(s), nil
+	case IntegrationKindManagedVariantGCP:
+		return []byte(s), nil
+	case IntegrationKindManagedVariantOAuth:
+		return []byte(s), nil
+	case IntegrationKindManagedVariantCUSTOM:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *IntegrationKindManagedVariant) UnmarshalText(data []byte) error {
+	switch IntegrationKindManagedVariant(data) {
+	case IntegrationKindManagedVariantDEFAULT:
+		*s = IntegrationKindManagedVariantDEFAULT
+		return nil
+	case IntegrationKindManagedVariantGCP:
+		*s = IntegrationKindManagedVariantGCP
+		return nil
+	case IntegrationKindManagedVariantOAuth:
+		*s = IntegrationKindManagedVariantOAuth
+		return nil
+	case IntegrationKindManagedVariantCUSTOM:
+		*s = IntegrationKindManagedVariantCUSTOM
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/IntegrationLifecycle
+type IntegrationLifecycle string
+
+const (
+	IntegrationLifecycleREVISIONLIFECYCLEUNSPECIFIED IntegrationLifecycle = "REVISION_LIFECYCLE_UNSPECIFIED"
+	IntegrationLifecycleREVISIONLIFECYCLEALPHA       IntegrationLifecycle = "REVISION_LIFECYCLE_ALPHA"
+	IntegrationLifecycleREVISIONLIFECYCLEPRIVATEBETA IntegrationLifecycle = "REVISION_LIFECYCLE_PRIVATE_BETA"
+	IntegrationLifecycleREVISIONLIFECYCLEPUBLICBETA  IntegrationLifecycle = "REVISION_LIFECYCLE_PUBLIC_BETA"
+	IntegrationLifecycleREVISIONLIFECYCLEGA          IntegrationLifecycle = "REVISION_LIFECYCLE_GA"
+	IntegrationLifecycleREVISIONLIFECYCLEDEPRECATED  IntegrationLifecycle = "REVISION_LIFECYCLE_DEPRECATED"
+)
+
+// AllValues returns all IntegrationLifecycle values.
+func (IntegrationLifecycle) AllValues() []IntegrationLifecycle {
+	return []IntegrationLifecycle{
+		IntegrationLifecycleREVISIONLIFECYCLEUNSPECIFIED,
+		IntegrationLifecycleREVISIONLIFECYCLEALPHA,
+		IntegrationLifecycleREVISIONLIFECYCLEPRIVATEBETA,
+		IntegrationLifecycleREVISIONLIFECYCLEPUBLICBETA,
+		IntegrationLifecycleREVISIONLIFECYCLEGA,
+		IntegrationLifecycleREVISIONLIFECYCLEDEPRECATED,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s IntegrationLifecycle) MarshalText() ([]byte, error) {
+	switch s {
+	case IntegrationLifecycleREVISIONLIFECYCLEUNSPECIFIED:
+		return []byte(s), nil
+	case IntegrationLifecycleREVISIONLIFECYCLEALPHA:
+		return []byte(s), nil
+	case IntegrationLifecycleREVISIONLIFECYCLEPRIVATEBETA:
+		return []byte(s), nil
+	case IntegrationLifecycleREVISIONLIFECYCLEPUBLICBETA:
+		return []byte(s), nil
+	case IntegrationLifecycleREVISIONLIFECYCLEGA:
+		return []byte(s), nil
+	case IntegrationLifecycleREVISIONLIFECYCLEDEPRECATED:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *IntegrationLifecycle) UnmarshalText(data []byte) error {
+	switch IntegrationLifecycle(data) {
+	case IntegrationLifecycleREVISIONLIFECYCLEUNSPECIFIED:
+		*s = IntegrationLifecycleREVISIONLIFECYCLEUNSPECIFIED
+		return nil
+	case IntegrationLifecycleREVISIONLIFECYCLEALPHA:
+		*s = IntegrationLifecycleREVISIONLIFECYCLEALPHA
+		return nil
+	case IntegrationLifecycleREVISIONLIFECYCLEPRIVATEBETA:
+		*s = IntegrationLifecycleREVISIONLIFECYCLEPRIVATEBETA
+		return nil
+	case IntegrationLifecycleREVISIONLIFECYCLEPUBLICBETA:
+		*s = IntegrationLifecycleREVISIONLIFECYCLEPUBLICBETA
+		return nil
+	case IntegrationLifecycleREVISIONLIFECYCLEGA:
+		*s = IntegrationLifecycleREVISIONLIFECYCLEGA
+		return nil
+	case IntegrationLifecycleREVISIONLIFECYCLEDEPRECATED:
+		*s = IntegrationLifecycleREVISIONLIFECYCLEDEPRECATED
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/IntegrationMetadata
+type IntegrationMetadata struct {
+	IntegrationKey        OptString                   `json:"integrationKey"`
+	Version               OptString                   `json:"version"`
+	IntegrationParameters OptIntegrationParameterList `json:"integrationParameters"`
+}
+
+// GetIntegrationKey returns the value of IntegrationKey.
+func (s *IntegrationMetadata) GetIntegrationKey() OptString {
+	return s.IntegrationKey
+}
+
+// GetVersion returns the value of Version.
+func (s *IntegrationMetadata) GetVersion() OptString {
+	return s.Version
+}
+
+// GetIntegrationParameters returns the value of IntegrationParameters.
+func (s *IntegrationMetadata) GetIntegrationParameters() OptIntegrationParameterList {
+	return s.IntegrationParameters
+}
+
+// SetIntegrationKey sets the value of IntegrationKey.
+func (s *IntegrationMetadata) SetIntegrationKey(val OptString) {
+	s.IntegrationKey = val
+}
+
+// SetVersion sets the value of Version.
+func (s *IntegrationMetadata) SetVersion(val OptString) {
+	s.Version = val
+}
+
+// SetIntegrationParameters sets the value of IntegrationParameters.
+func (s *IntegrationMetadata) SetIntegrationParameters(val OptIntegrationParameterList) {
+	s.IntegrationParameters = val
+}
+
+// One parameter of an instance: `key` names the field, and exactly one of the value members holds its
+// value. Answers carry a secret as `sensitiveData: {}` and an API key as `apiKey` with its id only.
+// Ref: #/components/schemas/IntegrationParameter
+type IntegrationParameter struct {
+	Key           OptString                     `json:"key"`
+	StringValue   OptString                     `json:"stringValue"`
+	BooleanValue  OptBool                       `json:"booleanValue"`
+	NumericValue  OptFloat64                    `json:"numericValue"`
+	StringList    OptIntegrationStringList      `json:"stringList"`
+	ApiKey        OptIntegrationApiKey          `json:"apiKey"`
+	SensitiveData *IntegrationSecretPlaceholder `json:"sensitiveData"`
+}
+
+// GetKey returns the value of Key.
+func (s *IntegrationParameter) GetKey() OptString {
+	return s.Key
+}
+
+// GetStringValue returns the value of StringValue.
+func (s *IntegrationParameter) GetStringValue() OptString {
+	return s.StringValue
+}
+
+// GetBooleanValue returns the value of BooleanValue.
+func (s *IntegrationParameter) GetBooleanValue() OptBool {
+	return s.BooleanValue
+}
+
+// GetNumericValue returns the value of NumericValue.
+func (s *IntegrationParameter) GetNumericValue() OptFloat64 {
+	return s.NumericValue
+}
+
+// GetStringList returns the value of StringList.
+func (s *IntegrationParameter) GetStringList() OptIntegrationStringList {
+	return s.StringList
+}
+
+// GetApiKey returns the value of ApiKey.
+func (s *IntegrationParameter) GetApiKey() OptIntegrationApiKey {
+	return s.ApiKey
+}
+
+// GetSensitiveData returns the value of SensitiveData.
+func (s *IntegrationParameter) GetSensitiveData() *IntegrationSecretPlaceholder {
+	return s.SensitiveData
+}
+
+// SetKey sets the value of Key.
+func (s *IntegrationParameter) SetKey(val OptString) {
+	s.Key = val
+}
+
+// SetStringValue sets the value of StringValue.
+func (s *IntegrationParameter) SetStringValue(val OptString) {
+	s.StringValue = val
+}
+
+// SetBooleanValue sets the value of BooleanValue.
+func (s *IntegrationParameter) SetBooleanValue(val OptBool) {
+	s.BooleanValue = val
+}
+
+// SetNumericValue sets the value of NumericValue.
+func (s *IntegrationParameter) SetNumericValue(val OptFloat64) {
+	s.NumericValue = val
+}
+
+// SetStringList sets the value of StringList.
+func (s *IntegrationParameter) SetStringList(val OptIntegrationStringList) {
+	s.StringList = val
+}
+
+// SetApiKey sets the value of ApiKey.
+func (s *IntegrationParameter) SetApiKey(val OptIntegrationApiKey) {
+	s.ApiKey = val
+}
+
+// SetSensitiveData sets the value of SensitiveData.
+func (s *IntegrationParameter) SetSensitiveData(val *IntegrationSecretPlaceholder) {
+	s.SensitiveData = val
+}
+
+// Ref: #/components/schemas/IntegrationParameterList
+type IntegrationParameterList struct {
+	Parameters []IntegrationParameter `json:"parameters"`
+}
+
+// GetParameters returns the value of Parameters.
+func (s *IntegrationParameterList) GetParameters() []IntegrationParameter {
+	return s.Parameters
+}
+
+// SetParameters sets the value of Parameters.
+func (s *IntegrationParameterList) SetParameters(val []IntegrationParameter) {
+	s.Parameters = val
+}
+
+// One version's fields and how it is deployed (at most one of the deployment members).
+// Ref: #/components/schemas/IntegrationRevision
+type IntegrationRevision struct {
+	// The version.
+	ID                          OptString                              `json:"id"`
+	Fields                      []IntegrationField                     `json:"fields"`
+	Groups                      []IntegrationRevisionGroupsItem        `json:"groups"`
+	RevisionDeploymentSupported OptBool                                `json:"revisionDeploymentSupported"`
+	UpgradeInstructionsMd       OptString                              `json:"upgradeInstructionsMd"`
+	CloudFormation              OptIntegrationRevisionCloudFormation   `json:"cloudFormation"`
+	AzureArmTemplate            OptIntegrationRevisionAzureArmTemplate `json:"azureArmTemplate"`
+	HelmChart                   OptIntegrationRevisionHelmChart        `json:"helmChart"`
+	Terraform                   OptIntegrationRevisionTerraform        `json:"terraform"`
+	ManagedService              *IntegrationEmpty                      `json:"managedService"`
+	Rum                         OptIntegrationRevisionRum              `json:"rum"`
+}
+
+// GetID returns the value of ID.
+func (s *IntegrationRevision) GetID() OptString {
+	return s.ID
+}
+
+// GetFields returns the value of Fields.
+func (s *IntegrationRevision) GetFields() []IntegrationField {
+	return s.Fields
+}
+
+// GetGroups returns the value of Groups.
+func (s *IntegrationRevision) GetGroups() []IntegrationRevisionGroupsItem {
+	return s.Groups
+}
+
+// GetRevisionDeploymentSupported returns the value of RevisionDeploymentSupported.
+func (s *IntegrationRevision) GetRevisionDeploymentSupported() OptBool {
+	return s.RevisionDeploymentSupported
+}
+
+// GetUpgradeInstructionsMd returns the value of UpgradeInstructionsMd.
+func (s *IntegrationRevision) GetUpgradeInstructionsMd() OptString {
+	return s.UpgradeInstructionsMd
+}
+
+// GetCloudFormation returns the value of CloudFormation.
+func (s *IntegrationRevision) GetCloudFormation() OptIntegrationRevisionCloudFormation {
+	return s.CloudFormation
+}
+
+// GetAzureArmTemplate returns the value of AzureArmTemplate.
+func (s *IntegrationRevision) GetAzureArmTemplate() OptIntegrationRevisionAzureArmTemplate {
+	return s.AzureArmTemplate
+}
+
+// GetHelmChart returns the value of HelmChart.
+func (s *IntegrationRevision) GetHelmChart() OptIntegrationRevisionHelmChart {
+	return s.HelmChart
+}
+
+// GetTerraform returns the value of Terraform.
+func (s *IntegrationRevision) GetTerraform() OptIntegrationRevisionTerraform {
+	return s.Terraform
+}
+
+// GetManagedService returns the value of ManagedService.
+func (s *IntegrationRevision) GetManagedService() *IntegrationEmpty {
+	return s.ManagedService
+}
+
+// GetRum returns the value of Rum.
+func (s *IntegrationRevision) GetRum() OptIntegrationRevisionRum {
+	return s.Rum
+}
+
+// SetID sets the value of ID.
+func (s *IntegrationRevision) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetFields sets the value of Fields.
+func (s *IntegrationRevision) SetFields(val []IntegrationField) {
+	s.Fields = val
+}
+
+// SetGroups sets the value of Groups.
+func (s *IntegrationRevision) SetGroups(val []IntegrationRevisionGroupsItem) {
+	s.Groups = val
+}
+
+// SetRevisionDeploymentSupported sets the value of RevisionDeploymentSupported.
+func (s *IntegrationRevision) SetRevisionDeploymentSupported(val OptBool) {
+	s.RevisionDeploymentSupported = val
+}
+
+// SetUpgradeInstructionsMd sets the value of UpgradeInstructionsMd.
+func (s *IntegrationRevision) SetUpgradeInstructionsMd(val OptString) {
+	s.UpgradeInstructionsMd = val
+}
+
+// SetCloudFormation sets the value of CloudFormation.
+func (s *IntegrationRevision) SetCloudFormation(val OptIntegrationRevisionCloudFormation) {
+	s.CloudFormation = val
+}
+
+// SetAzureArmTemplate sets the value of AzureArmTemplate.
+func (s *IntegrationRevision) SetAzureArmTemplate(val OptIntegrationRevisionAzureArmTemplate) {
+	s.AzureArmTemplate = val
+}
+
+// SetHelmChart sets the value of HelmChart.
+func (s *IntegrationRevision) SetHelmChart(val OptIntegrationRevisionHelmChart) {
+	s.HelmChart = val
+}
+
+// SetTerraform sets the value of Terraform.
+func (s *IntegrationRevision) SetTerraform(val OptIntegrationRevisionTerraform) {
+	s.Terraform = val
+}
+
+// SetManagedService sets the value of ManagedService.
+func (s *IntegrationRevision) SetManagedService(val *IntegrationEmpty) {
+	s.ManagedService = val
+}
+
+// SetRum sets the value of Rum.
+func (s *IntegrationRevision) SetRum(val OptIntegrationRevisionRum) {
+	s.Rum = val
+}
+
+type IntegrationRevisionAzureArmTemplate struct {
+	TemplateUrl OptString `json:"templateUrl"`
+}
+
+// GetTemplateUrl returns the value of TemplateUrl.
+func (s *IntegrationRevisionAzureArmTemplate) GetTemplateUrl() OptString {
+	return s.TemplateUrl
+}
+
+// SetTemplateUrl sets the value of TemplateUrl.
+func (s *IntegrationRevisionAzureArmTemplate) SetTemplateUrl(val OptString) {
+	s.TemplateUrl = val
+}
+
+type IntegrationRevisionCloudFormation struct {
+	TemplateUrl           OptString                                                 `json:"templateUrl"`
+	Parameters            OptIntegrationRevisionCloudFormationParameters            `json:"parameters"`
+	PostInstallationSteps OptIntegrationRevisionCloudFormationPostInstallationSteps `json:"postInstallationSteps"`
+	Commands              []IntegrationCommand                                      `json:"commands"`
+}
+
+// GetTemplateUrl returns the value of TemplateUrl.
+func (s *IntegrationRevisionCloudFormation) GetTemplateUrl() OptString {
+	return s.TemplateUrl
+}
+
+// GetParameters returns the value of Parameters.
+func (s *IntegrationRevisionCloudFormation) GetParameters() OptIntegrationRevisionCloudFormationParameters {
+	return s.Parameters
+}
+
+// GetPostInstallationSteps returns the value of PostInstallationSteps.
+func (s *IntegrationRevisionCloudFormation) GetPostInstallationSteps() OptIntegrationRevisionCloudFormationPostInstallationSteps {
+	return s.PostInstallationSteps
+}
+
+// GetCommands returns the value of Commands.
+func (s *IntegrationRevisionCloudFormation) GetCommands() []IntegrationCommand {
+	return s.Commands
+}
+
+// SetTemplateUrl sets the value of TemplateUrl.
+func (s *IntegrationRevisionCloudFormation) SetTemplateUrl(val OptString) {
+	s.TemplateUrl = val
+}
+
+// SetParameters sets the value of Parameters.
+func (s *IntegrationRevisionCloudFormation) SetParameters(val OptIntegrationRevisionCloudFormationParameters) {
+	s.Parameters = val
+}
+
+// SetPostInstallationSteps sets the value of PostInstallationSteps.
+func (s *IntegrationRevisionCloudFormation) SetPostInstallationSteps(val OptIntegrationRevisionCloudFormationPostInstallationSteps) {
+	s.PostInstallationSteps = val
+}
+
+// SetCommands sets the value of Commands.
+func (s *IntegrationRevisionCloudFormation) SetCommands(val []IntegrationCommand) {
+	s.Commands = val
+}
+
+type IntegrationRevisionCloudFormationParameters map[string]string
+
+func (s *IntegrationRevisionCloudFormationParameters) init() IntegrationRevisionCloudFormationParameters {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
+type IntegrationRevisionCloudFormationPostInstallationSteps map[string]string
+
+func (s *IntegrationRevisionCloudFormationPostInstallationSteps) init() IntegrationRevisionCloudFormationPostInstallationSteps {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
+type IntegrationRevisionGroupsItem struct {
+	ID   OptString `json:"id"`
+	Name OptString `json:"name"`
+}
+
+// GetID returns the value of ID.
+func (s *IntegrationRevisionGroupsItem) GetID() OptString {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *IntegrationRevisionGroupsItem) GetName() OptString {
+	return s.Name
+}
+
+// SetID sets the value of ID.
+func (s *IntegrationRevisionGroupsItem) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *IntegrationRevisionGroupsItem) SetName(val OptString) {
+	s.Name = val
+}
+
+type IntegrationRevisionHelmChart struct {
+	Template OptString                            `json:"template"`
+	Commands []IntegrationCommand                 `json:"commands"`
+	Guide    OptIntegrationRevisionHelmChartGuide `json:"guide"`
+}
+
+// GetTemplate returns the value of Template.
+func (s *IntegrationRevisionHelmChart) GetTemplate() OptString {
+	return s.Template
+}
+
+// GetCommands returns the value of Commands.
+func (s *IntegrationRevisionHelmChart) GetCommands() []IntegrationCommand {
+	return s.Commands
+}
+
+// GetGuide returns the value of Guide.
+func (s *IntegrationRevisionHelmChart) GetGuide() OptIntegrationRevisionHelmChartGuide {
+	return s.Guide
+}
+
+// SetTemplate sets the value of Template.
+func (s *IntegrationRevisionHelmChart) SetTemplate(val OptString) {
+	s.Template = val
+}
+
+// SetCommands sets the value of Commands.
+func (s *IntegrationRevisionHelmChart) SetCommands(val []IntegrationCommand) {
+	s.Commands = val
+}
+
+// SetGuide sets the value of Guide.
+func (s *IntegrationRevisionHelmChart) SetGuide(val OptIntegrationRevisionHelmChartGuide) {
+	s.Guide = val
+}
+
+type IntegrationRevisionHelmChartGuide struct {
+	Introduction             OptString `json:"introduction"`
+	InstallationRequirements OptString `json:"installationRequirements"`
+}
+
+// GetIntroduction returns the value of Introduction.
+func (s *IntegrationRevisionHelmChartGuide) GetIntroduction() OptString {
+	return s.Introduction
+}
+
+// GetInstallationRequirements returns the value of InstallationRequirements.
+func (s *IntegrationRevisionHelmChartGuide) GetInstallationRequirements() OptString {
+	return s.InstallationRequirements
+}
+
+// SetIntroduction sets the value of Introduction.
+func (s *IntegrationRevisionHelmChartGuide) SetIntroduction(val OptString) {
+	s.Introduction = val
+}
+
+// SetInstallationRequirements sets the value of InstallationRequirements.
+func (s *IntegrationRevisionHelmChartGuide) SetInstallationRequirements(val OptString) {
+	s.InstallationRequirements = val
+}
+
+type IntegrationRevisionRum struct {
+	BrowserSdkCommands []IntegrationCommand `json:"browserSdkCommands"`
+	SourceMapCommands  []IntegrationCommand `json:"sourceMapCommands"`
+}
+
+// GetBrowserSdkCommands returns the value of BrowserSdkCommands.
+func (s *IntegrationRevisionRum) GetBrowserSdkCommands() []IntegrationCommand {
+	return s.BrowserSdkCommands
+}
+
+// GetSourceMapCommands returns the value of SourceMapCommands.
+func (s *IntegrationRevisionRum) GetSourceMapCommands() []IntegrationCommand {
+	return s.SourceMapCommands
+}
+
+// SetBrowserSdkCommands sets the value of BrowserSdkCommands.
+func (s *IntegrationRevisionRum) SetBrowserSdkCommands(val []IntegrationCommand) {
+	s.BrowserSdkCommands = val
+}
+
+// SetSourceMapCommands sets the value of SourceMapCommands.
+func (s *IntegrationRevisionRum) SetSourceMapCommands(val []IntegrationCommand) {
+	s.SourceMapCommands = val
+}
+
+type IntegrationRevisionTerraform struct {
+	ConfigurationBlocks []IntegrationRevisionTerraformConfigurationBlocksItem `json:"configurationBlocks"`
+}
+
+// GetConfigurationBlocks returns the value of ConfigurationBlocks.
+func (s *IntegrationRevisionTerraform) GetConfigurationBlocks() []IntegrationRevisionTerraformConfigurationBlocksItem {
+	return s.ConfigurationBlocks
+}
+
+// SetConfigurationBlocks sets the value of ConfigurationBlocks.
+func (s *IntegrationRevisionTerraform) SetConfigurationBlocks(val []IntegrationRevisionTerraformConfigurationBlocksItem) {
+	s.ConfigurationBlocks = val
+}
+
+type IntegrationRevisionTerraformConfigurationBlocksItem struct {
+	Name  OptString `json:"name"`
+	Value OptString `json:"value"`
+}
+
+// GetName returns the value of Name.
+func (s *IntegrationRevisionTerraformConfigurationBlocksItem) GetName() OptString {
+	return s.Name
+}
+
+// GetValue returns the value of Value.
+func (s *IntegrationRevisionTerraformConfigurationBlocksItem) GetValue() OptString {
+	return s.Value
+}
+
+// SetName sets the value of Name.
+func (s *IntegrationRevisionTerraformConfigurationBlocksItem) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetValue sets the value of Value.
+func (s *IntegrationRevisionTerraformConfigurationBlocksItem) SetValue(val OptString) {
+	s.Value = val
+}
+
+// Ref: #/components/schemas/IntegrationSaved
+type IntegrationSaved struct {
+	IntegrationId OptString `json:"integrationId"`
+}
+
+// GetIntegrationId returns the value of IntegrationId.
+func (s *IntegrationSaved) GetIntegrationId() OptString {
+	return s.IntegrationId
+}
+
+// SetIntegrationId sets the value of IntegrationId.
+func (s *IntegrationSaved) SetIntegrationId(val OptString) {
+	s.IntegrationId = val
+}
+
+// Stands for a stored secret; sent back, it keeps the stored value.
+// Ref: #/components/schemas/IntegrationSecretPlaceholder
+type IntegrationSecretPlaceholder struct{}
+
+// Ref: #/components/schemas/IntegrationStatus
+type IntegrationStatus struct {
+	ConnectionStatus OptIntegrationStatusConnectionStatus `json:"connectionStatus"`
+	Details          OptIntegrationStatusDetails          `json:"details"`
+	Messages         []string                             `json:"messages"`
+}
+
+// GetConnectionStatus returns the value of ConnectionStatus.
+func (s *IntegrationStatus) GetConnectionStatus() OptIntegrationStatusConnectionStatus {
+	return s.ConnectionStatus
+}
+
+// GetDetails returns the value of Details.
+func (s *IntegrationStatus) GetDetails() OptIntegrationStatusDetails {
+	return s.Details
+}
+
+// GetMessages returns the value of Messages.
+func (s *IntegrationStatus) GetMessages() []string {
+	return s.Messages
+}
+
+// SetConnectionStatus sets the value of ConnectionStatus.
+func (s *IntegrationStatus) SetConnectionStatus(val OptIntegrationStatusConnectionStatus) {
+	s.ConnectionStatus = val
+}
+
+// SetDetails sets the value of Details.
+func (s *IntegrationStatus) SetDetails(val OptIntegrationStatusDetails) {
+	s.Details = val
+}
+
+// SetMessages sets the value of Messages.
+func (s *IntegrationStatus) SetMessages(val []string) {
+	s.Messages = val
+}
+
+type IntegrationStatusConnectionStatus string
+
+const (
+	IntegrationStatusConnectionStatusPENDING       IntegrationStatusConnectionStatus = "PENDING"
+	IntegrationStatusConnectionStatusACTIVE        IntegrationStatusConnectionStatus = "ACTIVE"
+	IntegrationStatusConnectionStatusFAILING       IntegrationStatusConnectionStatus = "FAILING"
+	IntegrationStatusConnectionStatusSTATUSUNKNOWN IntegrationStatusConnectionStatus = "STATUS_UNKNOWN"
+)
+
+// AllValues returns all IntegrationStatusConnectionStatus values.
+func (IntegrationStatusConnectionStatus) AllValues() []IntegrationStatusConnectionStatus {
+	return []IntegrationStatusConnectionStatus{
+		IntegrationStatusConnectionStatusPENDING,
+		IntegrationStatusConnectionStatusACTIVE,
+		IntegrationStatusConnectionStatusFAILING,
+		IntegrationStatusConnectionStatusSTATUSUNKNOWN,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s IntegrationStatusConnectionStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case IntegrationStatusConnectionStatusPENDING:
+		return []byte(s), nil
+	case IntegrationStatusConnectionStatusACTIVE:
+		return []byte(s), nil
+	case IntegrationStatusConnectionStatusFAILING:
+		return []byte(s), nil
+	case IntegrationStatusConnectionStatusSTATUSUNKNOWN:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *IntegrationStatusConnectionStatus) UnmarshalText(data []byte) error {
+	switch IntegrationStatusConnectionStatus(data) {
+	case IntegrationStatusConnectionStatusPENDING:
+		*s = IntegrationStatusConnectionStatusPENDING
+		return nil
+	case IntegrationStatusConnectionStatusACTIVE:
+		*s = IntegrationStatusConnectionStatusACTIVE
+		return nil
+	case IntegrationStatusConnectionStatusFAILING:
+		*s = IntegrationStatusConnectionStatusFAILING
+		return nil
+	case IntegrationStatusConnectionStatusSTATUSUNKNOWN:
+		*s = IntegrationStatusConnectionStatusSTATUSUNKNOWN
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+type IntegrationStatusDetails map[string]string
+
+func (s *IntegrationStatusDetails) init() IntegrationStatusDetails {
+	m := *s
+	if m == nil {
+		m = map[string]string{}
+		*s = m
+	}
+	return m
+}
+
+// Ref: #/components/schemas/IntegrationStringList
+type IntegrationStringList struct {
+	Values []string `json:"values"`
+}
+
+// GetValues returns the value of Values.
+func (s *IntegrationStringList) GetValues() []string {
+	return s.Values
+}
+
+// SetValues sets the value of Values.
+func (s *IntegrationStringList) SetValues(val []string) {
+	s.Values = val
+}
+
+// Ref: #/components/schemas/IntegrationSummary
+type IntegrationSummary struct {
+	ID              OptString                         `json:"id"`
+	Name            OptString                         `json:"name"`
+	Description     OptString                         `json:"description"`
+	Icon            OptString                         `json:"icon"`
+	DarkIcon        OptString                         `json:"darkIcon"`
+	Tags            []string                          `json:"tags"`
+	Versions        []string                          `json:"versions"`
+	Revisions       []IntegrationSummaryRevisionsItem `json:"revisions"`
+	IntegrationType OptIntegrationKind                `json:"integrationType"`
+}
+
+// GetID returns the value of ID.
+func (s *IntegrationSummary) GetID() OptString {
+	return s.ID
+}
+
+// GetName returns the value of Name.
+func (s *IntegrationSummary) GetName() OptString {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *IntegrationSummary) GetDescription() OptString {
+	return s.Description
+}
+
+// GetIcon returns the value of Icon.
+func (s *IntegrationSummary) GetIcon() OptString {
+	return s.Icon
+}
+
+// GetDarkIcon returns the value of DarkIcon.
+func (s *IntegrationSummary) GetDarkIcon() OptString {
+	return s.DarkIcon
+}
+
+// GetTags returns the value of Tags.
+func (s *IntegrationSummary) GetTags() []string {
+	return s.Tags
+}
+
+// GetVersions returns the value of Versions.
+func (s *IntegrationSummary) GetVersions() []string {
+	return s.Versions
+}
+
+// GetRevisions returns the value of Revisions.
+func (s *IntegrationSummary) GetRevisions() []IntegrationSummaryRevisionsItem {
+	return s.Revisions
+}
+
+// GetIntegrationType returns the value of IntegrationType.
+func (s *IntegrationSummary) GetIntegrationType() OptIntegrationKind {
+	return s.IntegrationType
+}
+
+// SetID sets the value of ID.
+func (s *IntegrationSummary) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetName sets the value of Name.
+func (s *IntegrationSummary) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *IntegrationSummary) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetIcon sets the value of Icon.
+func (s *IntegrationSummary) SetIcon(val OptString) {
+	s.Icon = val
+}
+
+// SetDarkIcon sets the value of DarkIcon.
+func (s *IntegrationSummary) SetDarkIcon(val OptString) {
+	s.DarkIcon = val
+}
+
+// SetTags sets the value of Tags.
+func (s *IntegrationSummary) SetTags(val []string) {
+	s.Tags = val
+}
+
+// SetVersions sets the value of Versions.
+func (s *IntegrationSummary) SetVersions(val []string) {
+	s.Versions = val
+}
+
+// SetRevisions sets the value of Revisions.
+func (s *IntegrationSummary) SetRevisions(val []IntegrationSummaryRevisionsItem) {
+	s.Revisions = val
+}
+
+// SetIntegrationType sets the value of IntegrationType.
+func (s *IntegrationSummary) SetIntegrationType(val OptIntegrationKind) {
+	s.IntegrationType = val
+}
+
+type IntegrationSummaryRevisionsItem struct {
+	Version   OptString               `json:"version"`
+	Lifecycle OptIntegrationLifecycle `json:"lifecycle"`
+}
+
+// GetVersion returns the value of Version.
+func (s *IntegrationSummaryRevisionsItem) GetVersion() OptString {
+	return s.Version
+}
+
+// GetLifecycle returns the value of Lifecycle.
+func (s *IntegrationSummaryRevisionsItem) GetLifecycle() OptIntegrationLifecycle {
+	return s.Lifecycle
+}
+
+// SetVersion sets the value of Version.
+func (s *IntegrationSummaryRevisionsItem) SetVersion(val OptString) {
+	s.Version = val
+}
+
+// SetLifecycle sets the value of Lifecycle.
+func (s *IntegrationSummaryRevisionsItem) SetLifecycle(val OptIntegrationLifecycle) {
+	s.Lifecycle = val
+}
+
+// Ref: #/components/schemas/IntegrationTemplate
+type IntegrationTemplate struct {
+	TemplateUrl OptString `json:"templateUrl"`
+}
+
+// GetTemplateUrl returns the value of TemplateUrl.
+func (s *IntegrationTemplate) GetTemplateUrl() OptString {
+	return s.TemplateUrl
+}
+
+// SetTemplateUrl sets the value of TemplateUrl.
+func (s *IntegrationTemplate) SetTemplateUrl(val OptString) {
+	s.TemplateUrl = val
+}
+
+// Ref: #/components/schemas/IntegrationTestEnvelope
+type IntegrationTestEnvelope struct {
+	Result OptIntegrationTestResult `json:"result"`
+}
+
+// GetResult returns the value of Result.
+func (s *IntegrationTestEnvelope) GetResult() OptIntegrationTestResult {
+	return s.Result
+}
+
+// SetResult sets the value of Result.
+func (s *IntegrationTestEnvelope) SetResult(val OptIntegrationTestResult) {
+	s.Result = val
+}
+
+// Exactly one of `success` and `failure`.
+// Ref: #/components/schemas/IntegrationTestResult
+type IntegrationTestResult struct {
+	Success *IntegrationTestResultSuccess   `json:"success"`
+	Failure OptIntegrationTestResultFailure `json:"failure"`
+}
+
+// GetSuccess returns the value of Success.
+func (s *IntegrationTestResult) GetSuccess() *IntegrationTestResultSuccess {
+	return s.Success
+}
+
+// GetFailure returns the value of Failure.
+func (s *IntegrationTestResult) GetFailure() OptIntegrationTestResultFailure {
+	return s.Failure
+}
+
+// SetSuccess sets the value of Success.
+func (s *IntegrationTestResult) SetSuccess(val *IntegrationTestResultSuccess) {
+	s.Success = val
+}
+
+// SetFailure sets the value of Failure.
+func (s *IntegrationTestResult) SetFailure(val OptIntegrationTestResultFailure) {
+	s.Failure = val
+}
+
+type IntegrationTestResultFailure struct {
+	// Why the test failed.
+	ErrorMessage OptString `json:"errorMessage"`
+}
+
+// GetErrorMessage returns the value of ErrorMessage.
+func (s *IntegrationTestResultFailure) GetErrorMessage() OptString {
+	return s.ErrorMessage
+}
+
+// SetErrorMessage sets the value of ErrorMessage.
+func (s *IntegrationTestResultFailure) SetErrorMessage(val OptString) {
+	s.ErrorMessage = val
+}
+
+type IntegrationTestResultSuccess struct{}
+
+// Ref: #/components/schemas/IntegrationUpdated
+type IntegrationUpdated struct{}
+
+// Ref: #/components/schemas/IntegrationWithCount
+type IntegrationWithCount struct {
+	Integration        OptIntegrationSummary `json:"integration"`
+	AmountIntegrations OptInt64              `json:"amountIntegrations"`
+	Errors             []string              `json:"errors"`
+	// Some instance of the team is on a version older than the newest.
+	UpgradeAvailable OptBool `json:"upgradeAvailable"`
+	IsNew            OptBool `json:"isNew"`
+	IsDeprecated     OptBool `json:"isDeprecated"`
+}
+
+// GetIntegration returns the value of Integration.
+func (s *IntegrationWithCount) GetIntegration() OptIntegrationSummary {
+	return s.Integration
+}
+
+// GetAmountIntegrations returns the value of AmountIntegrations.
+func (s *IntegrationWithCount) GetAmountIntegrations() OptInt64 {
+	return s.AmountIntegrations
+}
+
+// GetErrors returns the value of Errors.
+func (s *IntegrationWithCount) GetErrors() []string {
+	return s.Errors
+}
+
+// GetUpgradeAvailable returns the value of UpgradeAvailable.
+func (s *IntegrationWithCount) GetUpgradeAvailable() OptBool {
+	return s.UpgradeAvailable
+}
+
+// GetIsNew returns the value of IsNew.
+func (s *IntegrationWithCount) GetIsNew() OptBool {
+	return s.IsNew
+}
+
+// GetIsDeprecated returns the value of IsDeprecated.
+func (s *IntegrationWithCount) GetIsDeprecated() OptBool {
+	return s.IsDeprecated
+}
+
+// SetIntegration sets the value of Integration.
+func (s *IntegrationWithCount) SetIntegration(val OptIntegrationSummary) {
+	s.Integration = val
+}
+
+// SetAmountIntegrations sets the value of AmountIntegrations.
+func (s *IntegrationWithCount) SetAmountIntegrations(val OptInt64) {
+	s.AmountIntegrations = val
+}
+
+// SetErrors sets the value of Errors.
+func (s *IntegrationWithCount) SetErrors(val []string) {
+	s.Errors = val
+}
+
+// SetUpgradeAvailable sets the value of UpgradeAvailable.
+func (s *IntegrationWithCount) SetUpgradeAvailable(val OptBool) {
+	s.UpgradeAvailable = val
+}
+
+// SetIsNew sets the value of IsNew.
+func (s *IntegrationWithCount) SetIsNew(val OptBool) {
+	s.IsNew = val
+}
+
+// SetIsDeprecated sets the value of IsDeprecated.
+func (s *IntegrationWithCount) SetIsDeprecated(val OptBool) {
+	s.IsDeprecated = val
+}
+
 // Ref: #/components/schemas/JiraConfig
 type JiraConfig struct {
 	ApiToken   OptString `json:"apiToken"`
@@ -22103,6 +24115,47 @@ type LowerUUID string
 // Microsoft Teams workflow webhooks have no settings but their URL.
 // Ref: #/components/schemas/MSTeamsWorkflowConfig
 type MSTeamsWorkflowConfig struct{}
+
+// Ref: #/components/schemas/ManagedIntegrationKeyList
+type ManagedIntegrationKeyList struct {
+	IntegrationKeys []string `json:"integrationKeys"`
+}
+
+// GetIntegrationKeys returns the value of IntegrationKeys.
+func (s *ManagedIntegrationKeyList) GetIntegrationKeys() []string {
+	return s.IntegrationKeys
+}
+
+// SetIntegrationKeys sets the value of IntegrationKeys.
+func (s *ManagedIntegrationKeyList) SetIntegrationKeys(val []string) {
+	s.IntegrationKeys = val
+}
+
+// Ref: #/components/schemas/ManagedIntegrationStatus
+type ManagedIntegrationStatus struct {
+	IntegrationId OptString            `json:"integrationId"`
+	Status        OptIntegrationStatus `json:"status"`
+}
+
+// GetIntegrationId returns the value of IntegrationId.
+func (s *ManagedIntegrationStatus) GetIntegrationId() OptString {
+	return s.IntegrationId
+}
+
+// GetStatus returns the value of Status.
+func (s *ManagedIntegrationStatus) GetStatus() OptIntegrationStatus {
+	return s.Status
+}
+
+// SetIntegrationId sets the value of IntegrationId.
+func (s *ManagedIntegrationStatus) SetIntegrationId(val OptString) {
+	s.IntegrationId = val
+}
+
+// SetStatus sets the value of Status.
+func (s *ManagedIntegrationStatus) SetStatus(val OptIntegrationStatus) {
+	s.Status = val
+}
 
 // Ref: #/components/schemas/MemberApiKey
 type MemberApiKey struct {
@@ -31683,6 +33736,52 @@ func (o OptCommentEventDataSlack) Or(d CommentEventDataSlack) CommentEventDataSl
 	return d
 }
 
+// NewOptCommonArmParams returns new OptCommonArmParams with value set to v.
+func NewOptCommonArmParams(v CommonArmParams) OptCommonArmParams {
+	return OptCommonArmParams{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCommonArmParams is optional CommonArmParams.
+type OptCommonArmParams struct {
+	Value CommonArmParams
+	Set   bool
+}
+
+// IsSet returns true if OptCommonArmParams was set.
+func (o OptCommonArmParams) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCommonArmParams) Reset() {
+	var v CommonArmParams
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCommonArmParams) SetTo(v CommonArmParams) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCommonArmParams) Get() (v CommonArmParams, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCommonArmParams) Or(d CommonArmParams) CommonArmParams {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptConfigurationResource returns new OptConfigurationResource with value set to v.
 func NewOptConfigurationResource(v ConfigurationResource) OptConfigurationResource {
 	return OptConfigurationResource{
@@ -32321,6 +34420,52 @@ func (o OptDemistoConfig) Get() (v DemistoConfig, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptDemistoConfig) Or(d DemistoConfig) DemistoConfig {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptDeployedIntegrationEnvelopeIntegration returns new OptDeployedIntegrationEnvelopeIntegration with value set to v.
+func NewOptDeployedIntegrationEnvelopeIntegration(v DeployedIntegrationEnvelopeIntegration) OptDeployedIntegrationEnvelopeIntegration {
+	return OptDeployedIntegrationEnvelopeIntegration{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptDeployedIntegrationEnvelopeIntegration is optional DeployedIntegrationEnvelopeIntegration.
+type OptDeployedIntegrationEnvelopeIntegration struct {
+	Value DeployedIntegrationEnvelopeIntegration
+	Set   bool
+}
+
+// IsSet returns true if OptDeployedIntegrationEnvelopeIntegration was set.
+func (o OptDeployedIntegrationEnvelopeIntegration) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptDeployedIntegrationEnvelopeIntegration) Reset() {
+	var v DeployedIntegrationEnvelopeIntegration
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptDeployedIntegrationEnvelopeIntegration) SetTo(v DeployedIntegrationEnvelopeIntegration) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptDeployedIntegrationEnvelopeIntegration) Get() (v DeployedIntegrationEnvelopeIntegration, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptDeployedIntegrationEnvelopeIntegration) Or(d DeployedIntegrationEnvelopeIntegration) DeployedIntegrationEnvelopeIntegration {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -34899,6 +37044,1570 @@ func (o OptInt64) Get() (v int64, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptInt64) Or(d int64) int64 {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationApiKey returns new OptIntegrationApiKey with value set to v.
+func NewOptIntegrationApiKey(v IntegrationApiKey) OptIntegrationApiKey {
+	return OptIntegrationApiKey{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationApiKey is optional IntegrationApiKey.
+type OptIntegrationApiKey struct {
+	Value IntegrationApiKey
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationApiKey was set.
+func (o OptIntegrationApiKey) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationApiKey) Reset() {
+	var v IntegrationApiKey
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationApiKey) SetTo(v IntegrationApiKey) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationApiKey) Get() (v IntegrationApiKey, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationApiKey) Or(d IntegrationApiKey) IntegrationApiKey {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationCommandLanguage returns new OptIntegrationCommandLanguage with value set to v.
+func NewOptIntegrationCommandLanguage(v IntegrationCommandLanguage) OptIntegrationCommandLanguage {
+	return OptIntegrationCommandLanguage{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationCommandLanguage is optional IntegrationCommandLanguage.
+type OptIntegrationCommandLanguage struct {
+	Value IntegrationCommandLanguage
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationCommandLanguage was set.
+func (o OptIntegrationCommandLanguage) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationCommandLanguage) Reset() {
+	var v IntegrationCommandLanguage
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationCommandLanguage) SetTo(v IntegrationCommandLanguage) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationCommandLanguage) Get() (v IntegrationCommandLanguage, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationCommandLanguage) Or(d IntegrationCommandLanguage) IntegrationCommandLanguage {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationDefinitionEnvelopeIntegrationDefinition returns new OptIntegrationDefinitionEnvelopeIntegrationDefinition with value set to v.
+func NewOptIntegrationDefinitionEnvelopeIntegrationDefinition(v IntegrationDefinitionEnvelopeIntegrationDefinition) OptIntegrationDefinitionEnvelopeIntegrationDefinition {
+	return OptIntegrationDefinitionEnvelopeIntegrationDefinition{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationDefinitionEnvelopeIntegrationDefinition is optional IntegrationDefinitionEnvelopeIntegrationDefinition.
+type OptIntegrationDefinitionEnvelopeIntegrationDefinition struct {
+	Value IntegrationDefinitionEnvelopeIntegrationDefinition
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationDefinitionEnvelopeIntegrationDefinition was set.
+func (o OptIntegrationDefinitionEnvelopeIntegrationDefinition) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationDefinitionEnvelopeIntegrationDefinition) Reset() {
+	var v IntegrationDefinitionEnvelopeIntegrationDefinition
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationDefinitionEnvelopeIntegrationDefinition) SetTo(v IntegrationDefinitionEnvelopeIntegrationDefinition) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationDefinitionEnvelopeIntegrationDefinition) Get() (v IntegrationDefinitionEnvelopeIntegrationDefinition, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationDefinitionEnvelopeIntegrationDefinition) Or(d IntegrationDefinitionEnvelopeIntegrationDefinition) IntegrationDefinitionEnvelopeIntegrationDefinition {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationDetailsEnvelopeIntegrationDetail returns new OptIntegrationDetailsEnvelopeIntegrationDetail with value set to v.
+func NewOptIntegrationDetailsEnvelopeIntegrationDetail(v IntegrationDetailsEnvelopeIntegrationDetail) OptIntegrationDetailsEnvelopeIntegrationDetail {
+	return OptIntegrationDetailsEnvelopeIntegrationDetail{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationDetailsEnvelopeIntegrationDetail is optional IntegrationDetailsEnvelopeIntegrationDetail.
+type OptIntegrationDetailsEnvelopeIntegrationDetail struct {
+	Value IntegrationDetailsEnvelopeIntegrationDetail
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationDetailsEnvelopeIntegrationDetail was set.
+func (o OptIntegrationDetailsEnvelopeIntegrationDetail) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationDetailsEnvelopeIntegrationDetail) Reset() {
+	var v IntegrationDetailsEnvelopeIntegrationDetail
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationDetailsEnvelopeIntegrationDetail) SetTo(v IntegrationDetailsEnvelopeIntegrationDetail) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationDetailsEnvelopeIntegrationDetail) Get() (v IntegrationDetailsEnvelopeIntegrationDetail, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationDetailsEnvelopeIntegrationDetail) Or(d IntegrationDetailsEnvelopeIntegrationDetail) IntegrationDetailsEnvelopeIntegrationDetail {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationDetailsEnvelopeIntegrationDetailDefault returns new OptIntegrationDetailsEnvelopeIntegrationDetailDefault with value set to v.
+func NewOptIntegrationDetailsEnvelopeIntegrationDetailDefault(v IntegrationDetailsEnvelopeIntegrationDetailDefault) OptIntegrationDetailsEnvelopeIntegrationDetailDefault {
+	return OptIntegrationDetailsEnvelopeIntegrationDetailDefault{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationDetailsEnvelopeIntegrationDetailDefault is optional IntegrationDetailsEnvelopeIntegrationDetailDefault.
+type OptIntegrationDetailsEnvelopeIntegrationDetailDefault struct {
+	Value IntegrationDetailsEnvelopeIntegrationDetailDefault
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationDetailsEnvelopeIntegrationDetailDefault was set.
+func (o OptIntegrationDetailsEnvelopeIntegrationDetailDefault) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationDetailsEnvelopeIntegrationDetailDefault) Reset() {
+	var v IntegrationDetailsEnvelopeIntegrationDetailDefault
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationDetailsEnvelopeIntegrationDetailDefault) SetTo(v IntegrationDetailsEnvelopeIntegrationDetailDefault) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationDetailsEnvelopeIntegrationDetailDefault) Get() (v IntegrationDetailsEnvelopeIntegrationDetailDefault, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationDetailsEnvelopeIntegrationDetailDefault) Or(d IntegrationDetailsEnvelopeIntegrationDetailDefault) IntegrationDetailsEnvelopeIntegrationDetailDefault {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationDetailsEnvelopeIntegrationDetailLocal returns new OptIntegrationDetailsEnvelopeIntegrationDetailLocal with value set to v.
+func NewOptIntegrationDetailsEnvelopeIntegrationDetailLocal(v IntegrationDetailsEnvelopeIntegrationDetailLocal) OptIntegrationDetailsEnvelopeIntegrationDetailLocal {
+	return OptIntegrationDetailsEnvelopeIntegrationDetailLocal{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationDetailsEnvelopeIntegrationDetailLocal is optional IntegrationDetailsEnvelopeIntegrationDetailLocal.
+type OptIntegrationDetailsEnvelopeIntegrationDetailLocal struct {
+	Value IntegrationDetailsEnvelopeIntegrationDetailLocal
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationDetailsEnvelopeIntegrationDetailLocal was set.
+func (o OptIntegrationDetailsEnvelopeIntegrationDetailLocal) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationDetailsEnvelopeIntegrationDetailLocal) Reset() {
+	var v IntegrationDetailsEnvelopeIntegrationDetailLocal
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationDetailsEnvelopeIntegrationDetailLocal) SetTo(v IntegrationDetailsEnvelopeIntegrationDetailLocal) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationDetailsEnvelopeIntegrationDetailLocal) Get() (v IntegrationDetailsEnvelopeIntegrationDetailLocal, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationDetailsEnvelopeIntegrationDetailLocal) Or(d IntegrationDetailsEnvelopeIntegrationDetailLocal) IntegrationDetailsEnvelopeIntegrationDetailLocal {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationFieldMultiText returns new OptIntegrationFieldMultiText with value set to v.
+func NewOptIntegrationFieldMultiText(v IntegrationFieldMultiText) OptIntegrationFieldMultiText {
+	return OptIntegrationFieldMultiText{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationFieldMultiText is optional IntegrationFieldMultiText.
+type OptIntegrationFieldMultiText struct {
+	Value IntegrationFieldMultiText
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationFieldMultiText was set.
+func (o OptIntegrationFieldMultiText) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationFieldMultiText) Reset() {
+	var v IntegrationFieldMultiText
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationFieldMultiText) SetTo(v IntegrationFieldMultiText) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationFieldMultiText) Get() (v IntegrationFieldMultiText, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationFieldMultiText) Or(d IntegrationFieldMultiText) IntegrationFieldMultiText {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationFieldMultipleSelection returns new OptIntegrationFieldMultipleSelection with value set to v.
+func NewOptIntegrationFieldMultipleSelection(v IntegrationFieldMultipleSelection) OptIntegrationFieldMultipleSelection {
+	return OptIntegrationFieldMultipleSelection{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationFieldMultipleSelection is optional IntegrationFieldMultipleSelection.
+type OptIntegrationFieldMultipleSelection struct {
+	Value IntegrationFieldMultipleSelection
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationFieldMultipleSelection was set.
+func (o OptIntegrationFieldMultipleSelection) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationFieldMultipleSelection) Reset() {
+	var v IntegrationFieldMultipleSelection
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationFieldMultipleSelection) SetTo(v IntegrationFieldMultipleSelection) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationFieldMultipleSelection) Get() (v IntegrationFieldMultipleSelection, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationFieldMultipleSelection) Or(d IntegrationFieldMultipleSelection) IntegrationFieldMultipleSelection {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationFieldSelection returns new OptIntegrationFieldSelection with value set to v.
+func NewOptIntegrationFieldSelection(v IntegrationFieldSelection) OptIntegrationFieldSelection {
+	return OptIntegrationFieldSelection{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationFieldSelection is optional IntegrationFieldSelection.
+type OptIntegrationFieldSelection struct {
+	Value IntegrationFieldSelection
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationFieldSelection was set.
+func (o OptIntegrationFieldSelection) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationFieldSelection) Reset() {
+	var v IntegrationFieldSelection
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationFieldSelection) SetTo(v IntegrationFieldSelection) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationFieldSelection) Get() (v IntegrationFieldSelection, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationFieldSelection) Or(d IntegrationFieldSelection) IntegrationFieldSelection {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationFieldSingle returns new OptIntegrationFieldSingle with value set to v.
+func NewOptIntegrationFieldSingle(v IntegrationFieldSingle) OptIntegrationFieldSingle {
+	return OptIntegrationFieldSingle{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationFieldSingle is optional IntegrationFieldSingle.
+type OptIntegrationFieldSingle struct {
+	Value IntegrationFieldSingle
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationFieldSingle was set.
+func (o OptIntegrationFieldSingle) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationFieldSingle) Reset() {
+	var v IntegrationFieldSingle
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationFieldSingle) SetTo(v IntegrationFieldSingle) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationFieldSingle) Get() (v IntegrationFieldSingle, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationFieldSingle) Or(d IntegrationFieldSingle) IntegrationFieldSingle {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationFieldSingleBoolean returns new OptIntegrationFieldSingleBoolean with value set to v.
+func NewOptIntegrationFieldSingleBoolean(v IntegrationFieldSingleBoolean) OptIntegrationFieldSingleBoolean {
+	return OptIntegrationFieldSingleBoolean{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationFieldSingleBoolean is optional IntegrationFieldSingleBoolean.
+type OptIntegrationFieldSingleBoolean struct {
+	Value IntegrationFieldSingleBoolean
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationFieldSingleBoolean was set.
+func (o OptIntegrationFieldSingleBoolean) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationFieldSingleBoolean) Reset() {
+	var v IntegrationFieldSingleBoolean
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationFieldSingleBoolean) SetTo(v IntegrationFieldSingleBoolean) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationFieldSingleBoolean) Get() (v IntegrationFieldSingleBoolean, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationFieldSingleBoolean) Or(d IntegrationFieldSingleBoolean) IntegrationFieldSingleBoolean {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationFieldSingleNumber returns new OptIntegrationFieldSingleNumber with value set to v.
+func NewOptIntegrationFieldSingleNumber(v IntegrationFieldSingleNumber) OptIntegrationFieldSingleNumber {
+	return OptIntegrationFieldSingleNumber{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationFieldSingleNumber is optional IntegrationFieldSingleNumber.
+type OptIntegrationFieldSingleNumber struct {
+	Value IntegrationFieldSingleNumber
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationFieldSingleNumber was set.
+func (o OptIntegrationFieldSingleNumber) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationFieldSingleNumber) Reset() {
+	var v IntegrationFieldSingleNumber
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationFieldSingleNumber) SetTo(v IntegrationFieldSingleNumber) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationFieldSingleNumber) Get() (v IntegrationFieldSingleNumber, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationFieldSingleNumber) Or(d IntegrationFieldSingleNumber) IntegrationFieldSingleNumber {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationFieldType returns new OptIntegrationFieldType with value set to v.
+func NewOptIntegrationFieldType(v IntegrationFieldType) OptIntegrationFieldType {
+	return OptIntegrationFieldType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationFieldType is optional IntegrationFieldType.
+type OptIntegrationFieldType struct {
+	Value IntegrationFieldType
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationFieldType was set.
+func (o OptIntegrationFieldType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationFieldType) Reset() {
+	var v IntegrationFieldType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationFieldType) SetTo(v IntegrationFieldType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationFieldType) Get() (v IntegrationFieldType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationFieldType) Or(d IntegrationFieldType) IntegrationFieldType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationKind returns new OptIntegrationKind with value set to v.
+func NewOptIntegrationKind(v IntegrationKind) OptIntegrationKind {
+	return OptIntegrationKind{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationKind is optional IntegrationKind.
+type OptIntegrationKind struct {
+	Value IntegrationKind
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationKind was set.
+func (o OptIntegrationKind) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationKind) Reset() {
+	var v IntegrationKind
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationKind) SetTo(v IntegrationKind) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationKind) Get() (v IntegrationKind, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationKind) Or(d IntegrationKind) IntegrationKind {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationKindManaged returns new OptIntegrationKindManaged with value set to v.
+func NewOptIntegrationKindManaged(v IntegrationKindManaged) OptIntegrationKindManaged {
+	return OptIntegrationKindManaged{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationKindManaged is optional IntegrationKindManaged.
+type OptIntegrationKindManaged struct {
+	Value IntegrationKindManaged
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationKindManaged was set.
+func (o OptIntegrationKindManaged) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationKindManaged) Reset() {
+	var v IntegrationKindManaged
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationKindManaged) SetTo(v IntegrationKindManaged) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationKindManaged) Get() (v IntegrationKindManaged, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationKindManaged) Or(d IntegrationKindManaged) IntegrationKindManaged {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationKindManagedVariant returns new OptIntegrationKindManagedVariant with value set to v.
+func NewOptIntegrationKindManagedVariant(v IntegrationKindManagedVariant) OptIntegrationKindManagedVariant {
+	return OptIntegrationKindManagedVariant{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationKindManagedVariant is optional IntegrationKindManagedVariant.
+type OptIntegrationKindManagedVariant struct {
+	Value IntegrationKindManagedVariant
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationKindManagedVariant was set.
+func (o OptIntegrationKindManagedVariant) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationKindManagedVariant) Reset() {
+	var v IntegrationKindManagedVariant
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationKindManagedVariant) SetTo(v IntegrationKindManagedVariant) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationKindManagedVariant) Get() (v IntegrationKindManagedVariant, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationKindManagedVariant) Or(d IntegrationKindManagedVariant) IntegrationKindManagedVariant {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationLifecycle returns new OptIntegrationLifecycle with value set to v.
+func NewOptIntegrationLifecycle(v IntegrationLifecycle) OptIntegrationLifecycle {
+	return OptIntegrationLifecycle{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationLifecycle is optional IntegrationLifecycle.
+type OptIntegrationLifecycle struct {
+	Value IntegrationLifecycle
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationLifecycle was set.
+func (o OptIntegrationLifecycle) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationLifecycle) Reset() {
+	var v IntegrationLifecycle
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationLifecycle) SetTo(v IntegrationLifecycle) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationLifecycle) Get() (v IntegrationLifecycle, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationLifecycle) Or(d IntegrationLifecycle) IntegrationLifecycle {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationMetadata returns new OptIntegrationMetadata with value set to v.
+func NewOptIntegrationMetadata(v IntegrationMetadata) OptIntegrationMetadata {
+	return OptIntegrationMetadata{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationMetadata is optional IntegrationMetadata.
+type OptIntegrationMetadata struct {
+	Value IntegrationMetadata
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationMetadata was set.
+func (o OptIntegrationMetadata) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationMetadata) Reset() {
+	var v IntegrationMetadata
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationMetadata) SetTo(v IntegrationMetadata) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationMetadata) Get() (v IntegrationMetadata, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationMetadata) Or(d IntegrationMetadata) IntegrationMetadata {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationParameterList returns new OptIntegrationParameterList with value set to v.
+func NewOptIntegrationParameterList(v IntegrationParameterList) OptIntegrationParameterList {
+	return OptIntegrationParameterList{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationParameterList is optional IntegrationParameterList.
+type OptIntegrationParameterList struct {
+	Value IntegrationParameterList
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationParameterList was set.
+func (o OptIntegrationParameterList) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationParameterList) Reset() {
+	var v IntegrationParameterList
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationParameterList) SetTo(v IntegrationParameterList) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationParameterList) Get() (v IntegrationParameterList, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationParameterList) Or(d IntegrationParameterList) IntegrationParameterList {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationRevisionAzureArmTemplate returns new OptIntegrationRevisionAzureArmTemplate with value set to v.
+func NewOptIntegrationRevisionAzureArmTemplate(v IntegrationRevisionAzureArmTemplate) OptIntegrationRevisionAzureArmTemplate {
+	return OptIntegrationRevisionAzureArmTemplate{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationRevisionAzureArmTemplate is optional IntegrationRevisionAzureArmTemplate.
+type OptIntegrationRevisionAzureArmTemplate struct {
+	Value IntegrationRevisionAzureArmTemplate
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationRevisionAzureArmTemplate was set.
+func (o OptIntegrationRevisionAzureArmTemplate) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationRevisionAzureArmTemplate) Reset() {
+	var v IntegrationRevisionAzureArmTemplate
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationRevisionAzureArmTemplate) SetTo(v IntegrationRevisionAzureArmTemplate) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationRevisionAzureArmTemplate) Get() (v IntegrationRevisionAzureArmTemplate, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationRevisionAzureArmTemplate) Or(d IntegrationRevisionAzureArmTemplate) IntegrationRevisionAzureArmTemplate {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationRevisionCloudFormation returns new OptIntegrationRevisionCloudFormation with value set to v.
+func NewOptIntegrationRevisionCloudFormation(v IntegrationRevisionCloudFormation) OptIntegrationRevisionCloudFormation {
+	return OptIntegrationRevisionCloudFormation{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationRevisionCloudFormation is optional IntegrationRevisionCloudFormation.
+type OptIntegrationRevisionCloudFormation struct {
+	Value IntegrationRevisionCloudFormation
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationRevisionCloudFormation was set.
+func (o OptIntegrationRevisionCloudFormation) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationRevisionCloudFormation) Reset() {
+	var v IntegrationRevisionCloudFormation
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationRevisionCloudFormation) SetTo(v IntegrationRevisionCloudFormation) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationRevisionCloudFormation) Get() (v IntegrationRevisionCloudFormation, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationRevisionCloudFormation) Or(d IntegrationRevisionCloudFormation) IntegrationRevisionCloudFormation {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationRevisionCloudFormationParameters returns new OptIntegrationRevisionCloudFormationParameters with value set to v.
+func NewOptIntegrationRevisionCloudFormationParameters(v IntegrationRevisionCloudFormationParameters) OptIntegrationRevisionCloudFormationParameters {
+	return OptIntegrationRevisionCloudFormationParameters{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationRevisionCloudFormationParameters is optional IntegrationRevisionCloudFormationParameters.
+type OptIntegrationRevisionCloudFormationParameters struct {
+	Value IntegrationRevisionCloudFormationParameters
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationRevisionCloudFormationParameters was set.
+func (o OptIntegrationRevisionCloudFormationParameters) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationRevisionCloudFormationParameters) Reset() {
+	var v IntegrationRevisionCloudFormationParameters
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationRevisionCloudFormationParameters) SetTo(v IntegrationRevisionCloudFormationParameters) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationRevisionCloudFormationParameters) Get() (v IntegrationRevisionCloudFormationParameters, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationRevisionCloudFormationParameters) Or(d IntegrationRevisionCloudFormationParameters) IntegrationRevisionCloudFormationParameters {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationRevisionCloudFormationPostInstallationSteps returns new OptIntegrationRevisionCloudFormationPostInstallationSteps with value set to v.
+func NewOptIntegrationRevisionCloudFormationPostInstallationSteps(v IntegrationRevisionCloudFormationPostInstallationSteps) OptIntegrationRevisionCloudFormationPostInstallationSteps {
+	return OptIntegrationRevisionCloudFormationPostInstallationSteps{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationRevisionCloudFormationPostInstallationSteps is optional IntegrationRevisionCloudFormationPostInstallationSteps.
+type OptIntegrationRevisionCloudFormationPostInstallationSteps struct {
+	Value IntegrationRevisionCloudFormationPostInstallationSteps
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationRevisionCloudFormationPostInstallationSteps was set.
+func (o OptIntegrationRevisionCloudFormationPostInstallationSteps) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationRevisionCloudFormationPostInstallationSteps) Reset() {
+	var v IntegrationRevisionCloudFormationPostInstallationSteps
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationRevisionCloudFormationPostInstallationSteps) SetTo(v IntegrationRevisionCloudFormationPostInstallationSteps) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationRevisionCloudFormationPostInstallationSteps) Get() (v IntegrationRevisionCloudFormationPostInstallationSteps, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationRevisionCloudFormationPostInstallationSteps) Or(d IntegrationRevisionCloudFormationPostInstallationSteps) IntegrationRevisionCloudFormationPostInstallationSteps {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationRevisionHelmChart returns new OptIntegrationRevisionHelmChart with value set to v.
+func NewOptIntegrationRevisionHelmChart(v IntegrationRevisionHelmChart) OptIntegrationRevisionHelmChart {
+	return OptIntegrationRevisionHelmChart{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationRevisionHelmChart is optional IntegrationRevisionHelmChart.
+type OptIntegrationRevisionHelmChart struct {
+	Value IntegrationRevisionHelmChart
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationRevisionHelmChart was set.
+func (o OptIntegrationRevisionHelmChart) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationRevisionHelmChart) Reset() {
+	var v IntegrationRevisionHelmChart
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationRevisionHelmChart) SetTo(v IntegrationRevisionHelmChart) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationRevisionHelmChart) Get() (v IntegrationRevisionHelmChart, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationRevisionHelmChart) Or(d IntegrationRevisionHelmChart) IntegrationRevisionHelmChart {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationRevisionHelmChartGuide returns new OptIntegrationRevisionHelmChartGuide with value set to v.
+func NewOptIntegrationRevisionHelmChartGuide(v IntegrationRevisionHelmChartGuide) OptIntegrationRevisionHelmChartGuide {
+	return OptIntegrationRevisionHelmChartGuide{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationRevisionHelmChartGuide is optional IntegrationRevisionHelmChartGuide.
+type OptIntegrationRevisionHelmChartGuide struct {
+	Value IntegrationRevisionHelmChartGuide
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationRevisionHelmChartGuide was set.
+func (o OptIntegrationRevisionHelmChartGuide) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationRevisionHelmChartGuide) Reset() {
+	var v IntegrationRevisionHelmChartGuide
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationRevisionHelmChartGuide) SetTo(v IntegrationRevisionHelmChartGuide) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationRevisionHelmChartGuide) Get() (v IntegrationRevisionHelmChartGuide, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationRevisionHelmChartGuide) Or(d IntegrationRevisionHelmChartGuide) IntegrationRevisionHelmChartGuide {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationRevisionRum returns new OptIntegrationRevisionRum with value set to v.
+func NewOptIntegrationRevisionRum(v IntegrationRevisionRum) OptIntegrationRevisionRum {
+	return OptIntegrationRevisionRum{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationRevisionRum is optional IntegrationRevisionRum.
+type OptIntegrationRevisionRum struct {
+	Value IntegrationRevisionRum
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationRevisionRum was set.
+func (o OptIntegrationRevisionRum) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationRevisionRum) Reset() {
+	var v IntegrationRevisionRum
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationRevisionRum) SetTo(v IntegrationRevisionRum) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationRevisionRum) Get() (v IntegrationRevisionRum, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationRevisionRum) Or(d IntegrationRevisionRum) IntegrationRevisionRum {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationRevisionTerraform returns new OptIntegrationRevisionTerraform with value set to v.
+func NewOptIntegrationRevisionTerraform(v IntegrationRevisionTerraform) OptIntegrationRevisionTerraform {
+	return OptIntegrationRevisionTerraform{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationRevisionTerraform is optional IntegrationRevisionTerraform.
+type OptIntegrationRevisionTerraform struct {
+	Value IntegrationRevisionTerraform
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationRevisionTerraform was set.
+func (o OptIntegrationRevisionTerraform) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationRevisionTerraform) Reset() {
+	var v IntegrationRevisionTerraform
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationRevisionTerraform) SetTo(v IntegrationRevisionTerraform) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationRevisionTerraform) Get() (v IntegrationRevisionTerraform, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationRevisionTerraform) Or(d IntegrationRevisionTerraform) IntegrationRevisionTerraform {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationStatus returns new OptIntegrationStatus with value set to v.
+func NewOptIntegrationStatus(v IntegrationStatus) OptIntegrationStatus {
+	return OptIntegrationStatus{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationStatus is optional IntegrationStatus.
+type OptIntegrationStatus struct {
+	Value IntegrationStatus
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationStatus was set.
+func (o OptIntegrationStatus) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationStatus) Reset() {
+	var v IntegrationStatus
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationStatus) SetTo(v IntegrationStatus) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationStatus) Get() (v IntegrationStatus, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationStatus) Or(d IntegrationStatus) IntegrationStatus {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationStatusConnectionStatus returns new OptIntegrationStatusConnectionStatus with value set to v.
+func NewOptIntegrationStatusConnectionStatus(v IntegrationStatusConnectionStatus) OptIntegrationStatusConnectionStatus {
+	return OptIntegrationStatusConnectionStatus{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationStatusConnectionStatus is optional IntegrationStatusConnectionStatus.
+type OptIntegrationStatusConnectionStatus struct {
+	Value IntegrationStatusConnectionStatus
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationStatusConnectionStatus was set.
+func (o OptIntegrationStatusConnectionStatus) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationStatusConnectionStatus) Reset() {
+	var v IntegrationStatusConnectionStatus
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationStatusConnectionStatus) SetTo(v IntegrationStatusConnectionStatus) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationStatusConnectionStatus) Get() (v IntegrationStatusConnectionStatus, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationStatusConnectionStatus) Or(d IntegrationStatusConnectionStatus) IntegrationStatusConnectionStatus {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationStatusDetails returns new OptIntegrationStatusDetails with value set to v.
+func NewOptIntegrationStatusDetails(v IntegrationStatusDetails) OptIntegrationStatusDetails {
+	return OptIntegrationStatusDetails{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationStatusDetails is optional IntegrationStatusDetails.
+type OptIntegrationStatusDetails struct {
+	Value IntegrationStatusDetails
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationStatusDetails was set.
+func (o OptIntegrationStatusDetails) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationStatusDetails) Reset() {
+	var v IntegrationStatusDetails
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationStatusDetails) SetTo(v IntegrationStatusDetails) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationStatusDetails) Get() (v IntegrationStatusDetails, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationStatusDetails) Or(d IntegrationStatusDetails) IntegrationStatusDetails {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationStringList returns new OptIntegrationStringList with value set to v.
+func NewOptIntegrationStringList(v IntegrationStringList) OptIntegrationStringList {
+	return OptIntegrationStringList{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationStringList is optional IntegrationStringList.
+type OptIntegrationStringList struct {
+	Value IntegrationStringList
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationStringList was set.
+func (o OptIntegrationStringList) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationStringList) Reset() {
+	var v IntegrationStringList
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationStringList) SetTo(v IntegrationStringList) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationStringList) Get() (v IntegrationStringList, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationStringList) Or(d IntegrationStringList) IntegrationStringList {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationSummary returns new OptIntegrationSummary with value set to v.
+func NewOptIntegrationSummary(v IntegrationSummary) OptIntegrationSummary {
+	return OptIntegrationSummary{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationSummary is optional IntegrationSummary.
+type OptIntegrationSummary struct {
+	Value IntegrationSummary
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationSummary was set.
+func (o OptIntegrationSummary) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationSummary) Reset() {
+	var v IntegrationSummary
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationSummary) SetTo(v IntegrationSummary) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationSummary) Get() (v IntegrationSummary, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationSummary) Or(d IntegrationSummary) IntegrationSummary {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationTestResult returns new OptIntegrationTestResult with value set to v.
+func NewOptIntegrationTestResult(v IntegrationTestResult) OptIntegrationTestResult {
+	return OptIntegrationTestResult{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationTestResult is optional IntegrationTestResult.
+type OptIntegrationTestResult struct {
+	Value IntegrationTestResult
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationTestResult was set.
+func (o OptIntegrationTestResult) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationTestResult) Reset() {
+	var v IntegrationTestResult
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationTestResult) SetTo(v IntegrationTestResult) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationTestResult) Get() (v IntegrationTestResult, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationTestResult) Or(d IntegrationTestResult) IntegrationTestResult {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptIntegrationTestResultFailure returns new OptIntegrationTestResultFailure with value set to v.
+func NewOptIntegrationTestResultFailure(v IntegrationTestResultFailure) OptIntegrationTestResultFailure {
+	return OptIntegrationTestResultFailure{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptIntegrationTestResultFailure is optional IntegrationTestResultFailure.
+type OptIntegrationTestResultFailure struct {
+	Value IntegrationTestResultFailure
+	Set   bool
+}
+
+// IsSet returns true if OptIntegrationTestResultFailure was set.
+func (o OptIntegrationTestResultFailure) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptIntegrationTestResultFailure) Reset() {
+	var v IntegrationTestResultFailure
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptIntegrationTestResultFailure) SetTo(v IntegrationTestResultFailure) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptIntegrationTestResultFailure) Get() (v IntegrationTestResultFailure, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptIntegrationTestResultFailure) Or(d IntegrationTestResultFailure) IntegrationTestResultFailure {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -38233,6 +41942,144 @@ func (o OptRoutingTarget) Get() (v RoutingTarget, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptRoutingTarget) Or(d RoutingTarget) RoutingTarget {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptRumSyncRequest returns new OptRumSyncRequest with value set to v.
+func NewOptRumSyncRequest(v RumSyncRequest) OptRumSyncRequest {
+	return OptRumSyncRequest{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptRumSyncRequest is optional RumSyncRequest.
+type OptRumSyncRequest struct {
+	Value RumSyncRequest
+	Set   bool
+}
+
+// IsSet returns true if OptRumSyncRequest was set.
+func (o OptRumSyncRequest) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptRumSyncRequest) Reset() {
+	var v RumSyncRequest
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptRumSyncRequest) SetTo(v RumSyncRequest) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptRumSyncRequest) Get() (v RumSyncRequest, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptRumSyncRequest) Or(d RumSyncRequest) RumSyncRequest {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptRumVersionDataEnvelopeVersionData returns new OptRumVersionDataEnvelopeVersionData with value set to v.
+func NewOptRumVersionDataEnvelopeVersionData(v RumVersionDataEnvelopeVersionData) OptRumVersionDataEnvelopeVersionData {
+	return OptRumVersionDataEnvelopeVersionData{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptRumVersionDataEnvelopeVersionData is optional RumVersionDataEnvelopeVersionData.
+type OptRumVersionDataEnvelopeVersionData struct {
+	Value RumVersionDataEnvelopeVersionData
+	Set   bool
+}
+
+// IsSet returns true if OptRumVersionDataEnvelopeVersionData was set.
+func (o OptRumVersionDataEnvelopeVersionData) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptRumVersionDataEnvelopeVersionData) Reset() {
+	var v RumVersionDataEnvelopeVersionData
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptRumVersionDataEnvelopeVersionData) SetTo(v RumVersionDataEnvelopeVersionData) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptRumVersionDataEnvelopeVersionData) Get() (v RumVersionDataEnvelopeVersionData, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptRumVersionDataEnvelopeVersionData) Or(d RumVersionDataEnvelopeVersionData) RumVersionDataEnvelopeVersionData {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptRumVersionLogMetadata returns new OptRumVersionLogMetadata with value set to v.
+func NewOptRumVersionLogMetadata(v RumVersionLogMetadata) OptRumVersionLogMetadata {
+	return OptRumVersionLogMetadata{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptRumVersionLogMetadata is optional RumVersionLogMetadata.
+type OptRumVersionLogMetadata struct {
+	Value RumVersionLogMetadata
+	Set   bool
+}
+
+// IsSet returns true if OptRumVersionLogMetadata was set.
+func (o OptRumVersionLogMetadata) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptRumVersionLogMetadata) Reset() {
+	var v RumVersionLogMetadata
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptRumVersionLogMetadata) SetTo(v RumVersionLogMetadata) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptRumVersionLogMetadata) Get() (v RumVersionLogMetadata, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptRumVersionLogMetadata) Or(d RumVersionLogMetadata) RumVersionLogMetadata {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -46400,6 +50247,98 @@ func (s *RecordingRuleSetList) SetSets(val []RecordingRuleSet) {
 	s.Sets = val
 }
 
+// Ref: #/components/schemas/RegisteredIntegration
+type RegisteredIntegration struct {
+	ID                OptString               `json:"id"`
+	DefinitionVersion OptString               `json:"definitionVersion"`
+	IsTesting         OptBool                 `json:"isTesting"`
+	LastUpdated       OptDateTime             `json:"lastUpdated"`
+	Parameters        []IntegrationParameter  `json:"parameters"`
+	IntegrationStatus OptIntegrationStatus    `json:"integrationStatus"`
+	RevisionLifecycle OptIntegrationLifecycle `json:"revisionLifecycle"`
+	Empty             *IntegrationEmpty       `json:"empty"`
+}
+
+// GetID returns the value of ID.
+func (s *RegisteredIntegration) GetID() OptString {
+	return s.ID
+}
+
+// GetDefinitionVersion returns the value of DefinitionVersion.
+func (s *RegisteredIntegration) GetDefinitionVersion() OptString {
+	return s.DefinitionVersion
+}
+
+// GetIsTesting returns the value of IsTesting.
+func (s *RegisteredIntegration) GetIsTesting() OptBool {
+	return s.IsTesting
+}
+
+// GetLastUpdated returns the value of LastUpdated.
+func (s *RegisteredIntegration) GetLastUpdated() OptDateTime {
+	return s.LastUpdated
+}
+
+// GetParameters returns the value of Parameters.
+func (s *RegisteredIntegration) GetParameters() []IntegrationParameter {
+	return s.Parameters
+}
+
+// GetIntegrationStatus returns the value of IntegrationStatus.
+func (s *RegisteredIntegration) GetIntegrationStatus() OptIntegrationStatus {
+	return s.IntegrationStatus
+}
+
+// GetRevisionLifecycle returns the value of RevisionLifecycle.
+func (s *RegisteredIntegration) GetRevisionLifecycle() OptIntegrationLifecycle {
+	return s.RevisionLifecycle
+}
+
+// GetEmpty returns the value of Empty.
+func (s *RegisteredIntegration) GetEmpty() *IntegrationEmpty {
+	return s.Empty
+}
+
+// SetID sets the value of ID.
+func (s *RegisteredIntegration) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetDefinitionVersion sets the value of DefinitionVersion.
+func (s *RegisteredIntegration) SetDefinitionVersion(val OptString) {
+	s.DefinitionVersion = val
+}
+
+// SetIsTesting sets the value of IsTesting.
+func (s *RegisteredIntegration) SetIsTesting(val OptBool) {
+	s.IsTesting = val
+}
+
+// SetLastUpdated sets the value of LastUpdated.
+func (s *RegisteredIntegration) SetLastUpdated(val OptDateTime) {
+	s.LastUpdated = val
+}
+
+// SetParameters sets the value of Parameters.
+func (s *RegisteredIntegration) SetParameters(val []IntegrationParameter) {
+	s.Parameters = val
+}
+
+// SetIntegrationStatus sets the value of IntegrationStatus.
+func (s *RegisteredIntegration) SetIntegrationStatus(val OptIntegrationStatus) {
+	s.IntegrationStatus = val
+}
+
+// SetRevisionLifecycle sets the value of RevisionLifecycle.
+func (s *RegisteredIntegration) SetRevisionLifecycle(val OptIntegrationLifecycle) {
+	s.RevisionLifecycle = val
+}
+
+// SetEmpty sets the value of Empty.
+func (s *RegisteredIntegration) SetEmpty(val *IntegrationEmpty) {
+	s.Empty = val
+}
+
 // Good events over total events, each a PromQL query.
 // Ref: #/components/schemas/RequestBasedMetricSli
 type RequestBasedMetricSli struct {
@@ -46829,6 +50768,168 @@ func (s *RumPoliciesInputPoliciesItem) SetPolicy(val PolicyFields) {
 // SetRumRules sets the value of RumRules.
 func (s *RumPoliciesInputPoliciesItem) SetRumRules(val PolicyLogRules) {
 	s.RumRules = val
+}
+
+// Ref: #/components/schemas/RumSyncRequest
+type RumSyncRequest struct {
+	Force OptBool `json:"force"`
+}
+
+// GetForce returns the value of Force.
+func (s *RumSyncRequest) GetForce() OptBool {
+	return s.Force
+}
+
+// SetForce sets the value of Force.
+func (s *RumSyncRequest) SetForce(val OptBool) {
+	s.Force = val
+}
+
+// Ref: #/components/schemas/RumSyncResult
+type RumSyncResult struct {
+	SyncExecuted OptBool     `json:"syncExecuted"`
+	SyncedAt     OptDateTime `json:"syncedAt"`
+}
+
+// GetSyncExecuted returns the value of SyncExecuted.
+func (s *RumSyncResult) GetSyncExecuted() OptBool {
+	return s.SyncExecuted
+}
+
+// GetSyncedAt returns the value of SyncedAt.
+func (s *RumSyncResult) GetSyncedAt() OptDateTime {
+	return s.SyncedAt
+}
+
+// SetSyncExecuted sets the value of SyncExecuted.
+func (s *RumSyncResult) SetSyncExecuted(val OptBool) {
+	s.SyncExecuted = val
+}
+
+// SetSyncedAt sets the value of SyncedAt.
+func (s *RumSyncResult) SetSyncedAt(val OptDateTime) {
+	s.SyncedAt = val
+}
+
+// Ref: #/components/schemas/RumVersion
+type RumVersion struct {
+	Version     OptString                `json:"version"`
+	LogMetadata OptRumVersionLogMetadata `json:"logMetadata"`
+}
+
+// GetVersion returns the value of Version.
+func (s *RumVersion) GetVersion() OptString {
+	return s.Version
+}
+
+// GetLogMetadata returns the value of LogMetadata.
+func (s *RumVersion) GetLogMetadata() OptRumVersionLogMetadata {
+	return s.LogMetadata
+}
+
+// SetVersion sets the value of Version.
+func (s *RumVersion) SetVersion(val OptString) {
+	s.Version = val
+}
+
+// SetLogMetadata sets the value of LogMetadata.
+func (s *RumVersion) SetLogMetadata(val OptRumVersionLogMetadata) {
+	s.LogMetadata = val
+}
+
+// Ref: #/components/schemas/RumVersionDataEnvelope
+type RumVersionDataEnvelope struct {
+	VersionData OptRumVersionDataEnvelopeVersionData `json:"versionData"`
+}
+
+// GetVersionData returns the value of VersionData.
+func (s *RumVersionDataEnvelope) GetVersionData() OptRumVersionDataEnvelopeVersionData {
+	return s.VersionData
+}
+
+// SetVersionData sets the value of VersionData.
+func (s *RumVersionDataEnvelope) SetVersionData(val OptRumVersionDataEnvelopeVersionData) {
+	s.VersionData = val
+}
+
+type RumVersionDataEnvelopeVersionData struct {
+	SyncedAt OptDateTime  `json:"syncedAt"`
+	Versions []RumVersion `json:"versions"`
+}
+
+// GetSyncedAt returns the value of SyncedAt.
+func (s *RumVersionDataEnvelopeVersionData) GetSyncedAt() OptDateTime {
+	return s.SyncedAt
+}
+
+// GetVersions returns the value of Versions.
+func (s *RumVersionDataEnvelopeVersionData) GetVersions() []RumVersion {
+	return s.Versions
+}
+
+// SetSyncedAt sets the value of SyncedAt.
+func (s *RumVersionDataEnvelopeVersionData) SetSyncedAt(val OptDateTime) {
+	s.SyncedAt = val
+}
+
+// SetVersions sets the value of Versions.
+func (s *RumVersionDataEnvelopeVersionData) SetVersions(val []RumVersion) {
+	s.Versions = val
+}
+
+type RumVersionLogMetadata struct {
+	FirstOccurrence OptDateTime `json:"firstOccurrence"`
+	LastOccurrence  OptDateTime `json:"lastOccurrence"`
+}
+
+// GetFirstOccurrence returns the value of FirstOccurrence.
+func (s *RumVersionLogMetadata) GetFirstOccurrence() OptDateTime {
+	return s.FirstOccurrence
+}
+
+// GetLastOccurrence returns the value of LastOccurrence.
+func (s *RumVersionLogMetadata) GetLastOccurrence() OptDateTime {
+	return s.LastOccurrence
+}
+
+// SetFirstOccurrence sets the value of FirstOccurrence.
+func (s *RumVersionLogMetadata) SetFirstOccurrence(val OptDateTime) {
+	s.FirstOccurrence = val
+}
+
+// SetLastOccurrence sets the value of LastOccurrence.
+func (s *RumVersionLogMetadata) SetLastOccurrence(val OptDateTime) {
+	s.LastOccurrence = val
+}
+
+// Ref: #/components/schemas/SaveContextualDataRequest
+type SaveContextualDataRequest struct {
+	Metadata OptIntegrationMetadata `json:"metadata"`
+}
+
+// GetMetadata returns the value of Metadata.
+func (s *SaveContextualDataRequest) GetMetadata() OptIntegrationMetadata {
+	return s.Metadata
+}
+
+// SetMetadata sets the value of Metadata.
+func (s *SaveContextualDataRequest) SetMetadata(val OptIntegrationMetadata) {
+	s.Metadata = val
+}
+
+// Ref: #/components/schemas/SaveIntegrationRequest
+type SaveIntegrationRequest struct {
+	Metadata OptIntegrationMetadata `json:"metadata"`
+}
+
+// GetMetadata returns the value of Metadata.
+func (s *SaveIntegrationRequest) GetMetadata() OptIntegrationMetadata {
+	return s.Metadata
+}
+
+// SetMetadata sets the value of Metadata.
+func (s *SaveIntegrationRequest) SetMetadata(val OptIntegrationMetadata) {
+	s.Metadata = val
 }
 
 // Ref: #/components/schemas/SchedulerRuleUnmapped
@@ -48570,8 +52671,9 @@ func (s *SystemRoleList) SetRoles(val []SystemRole) {
 // A team's configuration, its areas in the order an apply takes them. Each list holds the area's
 // resources in the form of the area's read operation, without timestamps; `policySettings`,
 // `quotaRuleSet`, `retentionTagsEnabled`, `defaultDashboard` and `caseSettings` are single objects.
-// Connectors' secrets are exported as `********`, which an apply reads as "keep the stored value". An
-// area left out is not touched by an apply.
+// Connectors' secrets are exported as `********`, which an apply reads as "keep the stored value";
+// integration instances' secrets are exported as `sensitiveData: {}` and their API keys by id, read
+// alike. An area left out is not touched by an apply.
 // Ref: #/components/schemas/TeamConfiguration
 type TeamConfiguration struct {
 	// The document format; 1.
@@ -48600,6 +52702,8 @@ type TeamConfiguration struct {
 	CaseSettings               OptConfigurationResource    `json:"caseSettings"`
 	AlertDefinitions           ConfigurationResources      `json:"alertDefinitions"`
 	AlertSchedulerRules        ConfigurationResources      `json:"alertSchedulerRules"`
+	Integrations               ConfigurationResources      `json:"integrations"`
+	ContextualDataIntegrations ConfigurationResources      `json:"contextualDataIntegrations"`
 }
 
 // GetVersion returns the value of Version.
@@ -48727,6 +52831,16 @@ func (s *TeamConfiguration) GetAlertSchedulerRules() ConfigurationResources {
 	return s.AlertSchedulerRules
 }
 
+// GetIntegrations returns the value of Integrations.
+func (s *TeamConfiguration) GetIntegrations() ConfigurationResources {
+	return s.Integrations
+}
+
+// GetContextualDataIntegrations returns the value of ContextualDataIntegrations.
+func (s *TeamConfiguration) GetContextualDataIntegrations() ConfigurationResources {
+	return s.ContextualDataIntegrations
+}
+
 // SetVersion sets the value of Version.
 func (s *TeamConfiguration) SetVersion(val OptTeamConfigurationVersion) {
 	s.Version = val
@@ -48850,6 +52964,16 @@ func (s *TeamConfiguration) SetAlertDefinitions(val ConfigurationResources) {
 // SetAlertSchedulerRules sets the value of AlertSchedulerRules.
 func (s *TeamConfiguration) SetAlertSchedulerRules(val ConfigurationResources) {
 	s.AlertSchedulerRules = val
+}
+
+// SetIntegrations sets the value of Integrations.
+func (s *TeamConfiguration) SetIntegrations(val ConfigurationResources) {
+	s.Integrations = val
+}
+
+// SetContextualDataIntegrations sets the value of ContextualDataIntegrations.
+func (s *TeamConfiguration) SetContextualDataIntegrations(val ConfigurationResources) {
+	s.ContextualDataIntegrations = val
 }
 
 func (*TeamConfiguration) applyTeamConfigurationReq()  {}
@@ -48994,6 +53118,21 @@ func (s *TestConnectorConfigRequest) SetFields(val []ConnectorConfigField) {
 // SetPayloadType sets the value of PayloadType.
 func (s *TestConnectorConfigRequest) SetPayloadType(val OptNotificationTestPayloadType) {
 	s.PayloadType = val
+}
+
+// Ref: #/components/schemas/TestContextualDataRequest
+type TestContextualDataRequest struct {
+	IntegrationData OptIntegrationMetadata `json:"integrationData"`
+}
+
+// GetIntegrationData returns the value of IntegrationData.
+func (s *TestContextualDataRequest) GetIntegrationData() OptIntegrationMetadata {
+	return s.IntegrationData
+}
+
+// SetIntegrationData sets the value of IntegrationData.
+func (s *TestContextualDataRequest) SetIntegrationData(val OptIntegrationMetadata) {
+	s.IntegrationData = val
 }
 
 // Ref: #/components/schemas/TestDestinationRequest
@@ -49149,6 +53288,32 @@ func (s *TestExistingPresetRequest) SetEntityType(val OptNotificationEntityType)
 // SetEntitySubType sets the value of EntitySubType.
 func (s *TestExistingPresetRequest) SetEntitySubType(val OptNotificationTestEntitySubType) {
 	s.EntitySubType = val
+}
+
+// Ref: #/components/schemas/TestIntegrationRequest
+type TestIntegrationRequest struct {
+	IntegrationData OptIntegrationMetadata `json:"integrationData"`
+	IntegrationId   OptString              `json:"integrationId"`
+}
+
+// GetIntegrationData returns the value of IntegrationData.
+func (s *TestIntegrationRequest) GetIntegrationData() OptIntegrationMetadata {
+	return s.IntegrationData
+}
+
+// GetIntegrationId returns the value of IntegrationId.
+func (s *TestIntegrationRequest) GetIntegrationId() OptString {
+	return s.IntegrationId
+}
+
+// SetIntegrationData sets the value of IntegrationData.
+func (s *TestIntegrationRequest) SetIntegrationData(val OptIntegrationMetadata) {
+	s.IntegrationData = val
+}
+
+// SetIntegrationId sets the value of IntegrationId.
+func (s *TestIntegrationRequest) SetIntegrationId(val OptString) {
+	s.IntegrationId = val
 }
 
 // Ref: #/components/schemas/TestOutgoingWebhookRequest
@@ -49483,6 +53648,58 @@ func (s *TokenOriginType) UnmarshalText(data []byte) error {
 	default:
 		return errors.Errorf("invalid value: %q", data)
 	}
+}
+
+// Ref: #/components/schemas/UpdateContextualDataRequest
+type UpdateContextualDataRequest struct {
+	IntegrationId OptString              `json:"integrationId"`
+	Metadata      OptIntegrationMetadata `json:"metadata"`
+}
+
+// GetIntegrationId returns the value of IntegrationId.
+func (s *UpdateContextualDataRequest) GetIntegrationId() OptString {
+	return s.IntegrationId
+}
+
+// GetMetadata returns the value of Metadata.
+func (s *UpdateContextualDataRequest) GetMetadata() OptIntegrationMetadata {
+	return s.Metadata
+}
+
+// SetIntegrationId sets the value of IntegrationId.
+func (s *UpdateContextualDataRequest) SetIntegrationId(val OptString) {
+	s.IntegrationId = val
+}
+
+// SetMetadata sets the value of Metadata.
+func (s *UpdateContextualDataRequest) SetMetadata(val OptIntegrationMetadata) {
+	s.Metadata = val
+}
+
+// Ref: #/components/schemas/UpdateIntegrationRequest
+type UpdateIntegrationRequest struct {
+	ID       OptString              `json:"id"`
+	Metadata OptIntegrationMetadata `json:"metadata"`
+}
+
+// GetID returns the value of ID.
+func (s *UpdateIntegrationRequest) GetID() OptString {
+	return s.ID
+}
+
+// GetMetadata returns the value of Metadata.
+func (s *UpdateIntegrationRequest) GetMetadata() OptIntegrationMetadata {
+	return s.Metadata
+}
+
+// SetID sets the value of ID.
+func (s *UpdateIntegrationRequest) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetMetadata sets the value of Metadata.
+func (s *UpdateIntegrationRequest) SetMetadata(val OptIntegrationMetadata) {
+	s.Metadata = val
 }
 
 // Ref: #/components/schemas/UpdateOutgoingWebhookRequest

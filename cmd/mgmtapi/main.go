@@ -39,6 +39,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/docspage"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
+	"github.com/mgmtapi/mgmtapi/internal/integrations"
 	"github.com/mgmtapi/mgmtapi/internal/notifiers"
 	"github.com/mgmtapi/mgmtapi/internal/routers"
 	"github.com/mgmtapi/mgmtapi/internal/server"
@@ -143,6 +144,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 		return err
 	}
 	logger.Info("extension catalog loaded", "extensions", catalog.Len())
+	integrationCatalog, err := integrations.LoadCatalog(cfg.IntegrationsDir)
+	if err != nil {
+		return err
+	}
+	logger.Info("integration catalog loaded", "definitions", integrationCatalog.Len())
 	var tlsConfig *tls.Config
 	if cfg.TLS() {
 		cert, err := tls.LoadX509KeyPair(cfg.TLSCertFile, cfg.TLSKeyFile)
@@ -210,7 +216,7 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stdou
 
 	authn := auth.NewAuthenticator(database, nil)
 	apiHandler, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: cfg.OperatorKey, PolicyLimit: cfg.PolicyLimit,
-		Extensions: catalog, Delivery: delivery.Options{
+		Extensions: catalog, Integrations: integrationCatalog, Delivery: delivery.Options{
 			Policy:         delivery.Policy{AllowPrivate: cfg.NotifyAllowPrivate, AllowCIDRs: cfg.NotifyAllowCIDRs},
 			AttemptTimeout: cfg.NotifyAttemptTimeout,
 			SMTP:           smtpServer(cfg.SMTP),

@@ -345,3 +345,34 @@ func TestExtensionsDirectory(t *testing.T) {
 		t.Fatalf("operator extension: %d %.300s", status, body)
 	}
 }
+
+func TestIntegrationsDirectory(t *testing.T) {
+	// A bad definition file stops the start with a message naming the file and the field.
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"key": "Bad"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"serve", "--data-dir", t.TempDir(), "--integrations-dir", dir}, nil, "integrations-dir " + bad + `: key: "Bad"`},
+		{[]string{"serve", "--data-dir", t.TempDir()}, map[string]string{"MGMTAPI_INTEGRATIONS_DIR": dir}, "integrations-dir " + bad + ": key:"},
+		{[]string{"serve", "--data-dir", t.TempDir(), "--integrations-dir", filepath.Join(dir, "missing")}, nil, "integrations-dir " + filepath.Join(dir, "missing")},
+	} {
+		err := run(context.Background(), c.args, func(k string) string { return c.env[k] }, io.Discard, io.Discard, nil)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("run %v %v: error %v, want one containing %q", c.args, c.env, err, c.want)
+		}
+	}
+
+	// A good directory adds its definitions to the served catalog.
+	p := start(t, map[string]string{"MGMTAPI_BOOTSTRAP_KEY": chosenKey},
+		"--data-dir", t.TempDir(), "--integrations-dir", "../../internal/integrations/testdata/catalog")
+	if status, body := p.get(t, "/mgmt/openapi/latest/integrations/integrations/v1/definitions/acme-logs", chosenKey); status != 200 ||
+		!strings.Contains(body, `"key":"acme-logs"`) {
+		t.Fatalf("operator integration: %d %.300s", status, body)
+	}
+}

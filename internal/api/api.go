@@ -26,6 +26,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
 	"github.com/mgmtapi/mgmtapi/internal/incidents"
 	"github.com/mgmtapi/mgmtapi/internal/ingest"
+	"github.com/mgmtapi/mgmtapi/internal/integrations"
 	"github.com/mgmtapi/mgmtapi/internal/notifytesting"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/outgoingwebhooks"
@@ -56,6 +57,8 @@ type Options struct {
 	PolicyLimit int
 	// Extensions is the extension catalog; nil means the built-in catalog only.
 	Extensions *extensions.Catalog
+	// Integrations is the integration definition catalog; nil means the built-in catalog only.
+	Integrations *integrations.Catalog
 	// Delivery's Policy, AttemptTimeout and ResponseLimit govern the test notifications the
 	// notification-center testing and outgoing webhook operations send (the zero value: public addresses only, 10 s).
 	Delivery delivery.Options
@@ -91,6 +94,7 @@ type handler struct {
 	*alertdefs.AlertDefHandler
 	*alertevents.EventHandler
 	*outgoingwebhooks.WebhookHandler
+	*integrations.IntegrationHandler
 	// config exports and applies configuration documents (see teamconfig.go).
 	config *teamconfig.Handler
 	// wholeTeam bounds the whole-team documents built at once (see wholeteam.go).
@@ -195,7 +199,14 @@ func New(opts Options) (*API, error) {
 	}
 	h.SchedulerRuleHandler = alertschedules.NewHandler(opts.DB)
 	h.WebhookHandler = outgoingwebhooks.NewHandler(opts.DB, delivery.NewSender(opts.Delivery), connectors.WebhookUsers, alertdefs.WebhookUsers)
-	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog)...)
+	integrationCatalog := opts.Integrations
+	if integrationCatalog == nil {
+		if integrationCatalog, err = integrations.LoadCatalog(""); err != nil {
+			return nil, err
+		}
+	}
+	h.IntegrationHandler = integrations.NewHandler(opts.DB, integrationCatalog, delivery.NewSender(opts.Delivery), h.ExtensionHandler.ForIntegration)
+	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog, integrationCatalog)...)
 	if err != nil {
 		return nil, err
 	}

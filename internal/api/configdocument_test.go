@@ -21,7 +21,7 @@ func TestConfigurationSchemaNamesEveryArea(t *testing.T) {
 		t.Fatal("TeamConfiguration has no properties")
 	}
 	want := map[string]string{}
-	for _, a := range configurationAreas(Options{}, nil) {
+	for _, a := range configurationAreas(Options{}, nil, nil) {
 		want[a.Key()] = "#/components/schemas/ConfigurationResources"
 		if _, single := a.(teamconfig.Single); single {
 			want[a.Key()] = "#/components/schemas/ConfigurationResource"

@@ -19,6 +19,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/dashboards"
 	"github.com/mgmtapi/mgmtapi/internal/e2m"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
+	"github.com/mgmtapi/mgmtapi/internal/integrations"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/outgoingwebhooks"
 	"github.com/mgmtapi/mgmtapi/internal/parsingrules"
@@ -185,7 +186,7 @@ func describeResourceBody(operation string, body []byte, err error) string {
 
 // configurationAreas are the areas of a team's configuration document, each implemented in its
 // own package.
-func configurationAreas(opts Options, catalog *extensions.Catalog) []teamconfig.Area {
+func configurationAreas(opts Options, catalog *extensions.Catalog, integrationCatalog *integrations.Catalog) []teamconfig.Area {
 	return []teamconfig.Area{
 		recordingrules.Configuration{},
 		e2m.Configuration{},
@@ -211,5 +212,7 @@ func configurationAreas(opts Options, catalog *extensions.Catalog) []teamconfig.
 		cases.SettingsConfiguration{},
 		alertdefs.Configuration{},
 		alertschedules.Configuration{},
+		integrations.Configuration{Catalog: integrationCatalog},
+		integrations.Configuration{Catalog: integrationCatalog, ContextualData: true},
 	}
 }

@@ -177,3 +177,40 @@ func nonNil(s []string) []string {
 	}
 	return s
 }
+
+// SendDataKey is a team's send-data key as other areas see it (an integration's API key
+// parameter names one): its id and whether it is active. Its value is never available.
+type SendDataKey struct {
+	ID     string
+	Active bool
+}
+
+// SendDataKeys returns the team's send-data keys, oldest first.
+func SendDataKeys(ctx context.Context, q db.Querier, teamID int64) ([]SendDataKey, error) {
+	keys, err := listKeys(ctx, q, teamID, auth.KindSendData)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]SendDataKey, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, SendDataKey{ID: k.ID, Active: k.Active})
+	}
+	return out, nil
+}
+
+// FindSendDataKey returns the team's send-data key of that id or, when id is empty, of that
+// value (compared by its hash). db.ErrNotFound when the team has no such send-data key.
+func FindSendDataKey(ctx context.Context, q db.Querier, teamID int64, id, value string) (SendDataKey, error) {
+	where, arg := `id = $3`, id
+	if id == "" {
+		where, arg = `value_hash = $3`, auth.HashKey(value)
+	}
+	keys, err := queryKeys(ctx, q, `team_id = $1 AND kind = $2 AND `+where, teamID, auth.KindSendData, arg)
+	if err != nil {
+		return SendDataKey{}, err
+	}
+	if len(keys) == 0 {
+		return SendDataKey{}, db.ErrNotFound
+	}
+	return SendDataKey{ID: keys[0].ID, Active: keys[0].Active}, nil
+}

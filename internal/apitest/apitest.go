@@ -30,6 +30,7 @@ import (
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/delivery"
 	"github.com/mgmtapi/mgmtapi/internal/extensions"
+	"github.com/mgmtapi/mgmtapi/internal/integrations"
 	"github.com/mgmtapi/mgmtapi/internal/notifiers"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 	"github.com/mgmtapi/mgmtapi/internal/routers"
@@ -66,6 +67,8 @@ type Options struct {
 	PolicyLimit int
 	// Extensions is the extension catalog; nil means the built-in one.
 	Extensions *extensions.Catalog
+	// Integrations is the integration definition catalog; nil means the built-in one.
+	Integrations *integrations.Catalog
 	// PublicDeliveriesOnly keeps the test notifications of the notification-center testing
 	// operations to public addresses, as mgmtapi's default policy does; by default an Env lets
 	// them reach loopback receivers (httptest servers).
@@ -193,7 +196,7 @@ func (e *Env) OpenDB(t testing.TB) *db.DB {
 func (e *Env) Handler(t testing.TB, database *db.DB, authn *auth.Authenticator) http.Handler {
 	t.Helper()
 	a, err := api.New(api.Options{DB: database, Authn: authn, OperatorKey: OperatorKey, PolicyLimit: e.opts.PolicyLimit,
-		Extensions: e.opts.Extensions,
+		Extensions: e.opts.Extensions, Integrations: e.opts.Integrations,
 		Delivery: delivery.Options{Policy: delivery.Policy{AllowPrivate: !e.opts.PublicDeliveriesOnly}, AttemptTimeout: 5 * time.Second,
 			SMTP: e.opts.SMTP, Webhooks: notifiers.DeliverRecord}})
 	if err != nil {

@@ -132,6 +132,32 @@ func init() {
 		{param: "type", prefix: "/integrations/webhook-types/v1/", shared: true, create: func(f *fixtureRun) string {
 			return "SLACK"
 		}},
+		// integrations: an instance of a managed integration (the save's example) and of a
+		// contextual data integration; the details take an instance's id as well as a key.
+		{param: "id", prefix: "/integrations/integrations/v1/definitions/", shared: true, create: func(f *fixtureRun) string {
+			return "aws-metrics-collector"
+		}},
+		{param: "integration_id", prefix: "/integrations/integrations/v1/deployed/", create: func(f *fixtureRun) string {
+			return f.created("SaveIntegration", nil, "integrationId")
+		}},
+		{param: "integration_id", prefix: "/integrations/integrations/v1/instances/", create: func(f *fixtureRun) string {
+			return f.value("integration_id", "/integrations/integrations/v1/deployed/")
+		}},
+		{param: "integration_id", prefix: "/integrations/managed/v1/", create: func(f *fixtureRun) string {
+			return f.value("integration_id", "/integrations/integrations/v1/deployed/")
+		}},
+		{param: "id", prefix: "/integrations/integrations/v1/", create: func(f *fixtureRun) string {
+			return f.value("integration_id", "/integrations/integrations/v1/deployed/")
+		}},
+		{param: "id", prefix: "/integrations/contextual-data/v1/definitions/", shared: true, create: func(f *fixtureRun) string {
+			return "github-contextual-data"
+		}},
+		{param: "id", prefix: "/integrations/contextual-data/v1/", create: func(f *fixtureRun) string {
+			return f.created("SaveContextualDataIntegration", nil, "integrationId")
+		}},
+		{param: "integration_id", prefix: "/integrations/contextual-data/v1/test/", create: func(f *fixtureRun) string {
+			return f.value("id", "/integrations/contextual-data/v1/")
+		}},
 	}
 }
 

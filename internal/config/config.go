@@ -43,6 +43,9 @@ type Config struct {
 	// ExtensionsDir holds the operator's extension catalog files (*.json); empty means the
 	// built-in catalog only.
 	ExtensionsDir string
+	// IntegrationsDir holds the operator's integration definition files (*.json); empty means
+	// the built-in catalog only.
+	IntegrationsDir string
 	// ExternalURL is the base URL clients use (scheme, host, optional path, no trailing slash);
 	// empty means derived from the listen address (see DefaultExternalURL).
 	ExternalURL string
@@ -289,6 +292,8 @@ var options = []option{
 		}},
 	{"extensions-dir", "MGMTAPI_EXTENSIONS_DIR", "", "directory of extension catalog files (*.json) added to the built-in catalog",
 		func(c *Config, v string) error { c.ExtensionsDir = v; return nil }},
+	{"integrations-dir", "MGMTAPI_INTEGRATIONS_DIR", "", "directory of integration definition files (*.json) added to the built-in catalog",
+		func(c *Config, v string) error { c.IntegrationsDir = v; return nil }},
 	{"log-format", "MGMTAPI_LOG_FORMAT", "text", "text or json",
 		func(c *Config, v string) error {
 			if v != "text" && v != "json" {
@@ -656,6 +661,10 @@ func (c Config) String() string {
 	if extensionsDir == "" {
 		extensionsDir = "(built-in only)"
 	}
+	integrationsDir := c.IntegrationsDir
+	if integrationsDir == "" {
+		integrationsDir = "(built-in only)"
+	}
 	externalURL := c.ExternalURL
 	if externalURL == "" {
 		externalURL = "(from addr)"
@@ -701,8 +710,8 @@ func (c Config) String() string {
 		}
 		smtp = fmt.Sprintf("%s%s %s from=%s", user, net.JoinHostPort(s.Host, strconv.Itoa(s.Port)), tls, s.From)
 	}
-	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s log=%s/%s access-log=%s shutdown-delay=%s max-concurrent-requests=%d queue=%d/%s concurrency-target-latency=%s min-concurrent-requests=%d decode-budget-bytes=%d key-rate-limit=%s max-connections=%d sqlite-file-access=%s notify-worker=%s notify-addresses=%s smtp=%s bootstrap-key=%s operator-key=%s",
-		c.Addr, externalURL, tls, db, c.Region, c.PolicyLimit, c.MaxBodyBytes, c.KPIInterval, extensionsDir, c.LogFormat, c.LogLevel, c.AccessLog, c.ShutdownDelay,
+	return fmt.Sprintf("addr=%s external-url=%s tls=%s database=%s region=%s policy-limit=%d max-body-bytes=%d kpi-interval=%s extensions-dir=%s integrations-dir=%s log=%s/%s access-log=%s shutdown-delay=%s max-concurrent-requests=%d queue=%d/%s concurrency-target-latency=%s min-concurrent-requests=%d decode-budget-bytes=%d key-rate-limit=%s max-connections=%d sqlite-file-access=%s notify-worker=%s notify-addresses=%s smtp=%s bootstrap-key=%s operator-key=%s",
+		c.Addr, externalURL, tls, db, c.Region, c.PolicyLimit, c.MaxBodyBytes, c.KPIInterval, extensionsDir, integrationsDir, c.LogFormat, c.LogLevel, c.AccessLog, c.ShutdownDelay,
 		c.MaxConcurrentRequests, c.QueueLength, c.QueueWait, c.ConcurrencyTargetLatency, c.MinConcurrentRequests, c.DecodeBudgetBytes, keyRate, c.MaxConnections, sqliteAccess, notify, notifyAllowed, smtp, mask(c.BootstrapKey), mask(c.OperatorKey))
 }
 

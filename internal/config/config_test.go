@@ -38,7 +38,7 @@ func TestFlagsWinOverBadVariables(t *testing.T) {
 	bad := map[string]string{
 		"addr": "", "external-url": "ftp://x", "tls-cert-file": "", "tls-key-file": "", "data-dir": "",
 		"database-url": "mysql://x", "database-wait": "forever", "region": "", "policy-limit": "abc",
-		"max-body-bytes": "12", "kpi-interval": "soon", "extensions-dir": "", "log-format": "xml",
+		"max-body-bytes": "12", "kpi-interval": "soon", "extensions-dir": "", "integrations-dir": "", "log-format": "xml",
 		"log-level": "loud", "access-log": "sampled", "shutdown-delay": "1y",
 		"audit-retention":         "30m",
 		"max-concurrent-requests": "0", "queue-length": "-1", "queue-wait": "11s", "decode-budget-bytes": "1k",
@@ -50,7 +50,7 @@ func TestFlagsWinOverBadVariables(t *testing.T) {
 	good := map[string]string{
 		"addr": "127.0.0.1:0", "external-url": "https://mgmt.example.com", "tls-cert-file": "", "tls-key-file": "",
 		"data-dir": "/tmp/x", "database-url": "postgres://db.example.com/mgmt", "database-wait": "2s", "region": "eu2",
-		"policy-limit": "5", "max-body-bytes": "2048", "kpi-interval": "10s", "extensions-dir": "/tmp/ext",
+		"policy-limit": "5", "max-body-bytes": "2048", "kpi-interval": "10s", "extensions-dir": "/tmp/ext", "integrations-dir": "/tmp/int",
 		"log-format": "json", "log-level": "warn", "access-log": "all", "shutdown-delay": "0s",
 		"audit-retention":         "30d",
 		"max-concurrent-requests": "8", "queue-length": "0", "queue-wait": "0s", "decode-budget-bytes": "16777216",

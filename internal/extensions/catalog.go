@@ -6,11 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"net/url"
-	"os"
-	"path"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"sort"
@@ -18,6 +14,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/go-faster/jx"
+
+	"github.com/mgmtapi/mgmtapi/internal/catalogfiles"
 )
 
 // builtIn is the catalog that ships with mgmtapi: one extension per file.
@@ -193,45 +191,8 @@ const maxInt = int(^uint(0) >> 1)
 // that is missing or unreadable is an error.
 func LoadCatalog(dir string) (*Catalog, error) {
 	c := &Catalog{byID: map[string]*extension{}}
-	names, err := fs.Glob(builtIn, "catalog/*.json")
-	if err != nil {
+	if err := catalogfiles.Read(builtIn, "catalog/*.json", "extensions-dir", dir, c.add); err != nil {
 		return nil, err
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		b, err := builtIn.ReadFile(name)
-		if err != nil {
-			return nil, err
-		}
-		if err := c.add("built-in "+path.Base(name), b); err != nil {
-			return nil, err
-		}
-	}
-	if dir != "" {
-		entries, err := os.ReadDir(dir)
-		if err != nil {
-			return nil, fmt.Errorf("extensions-dir %s: %w", dir, unwrapPathError(err))
-		}
-		for _, entry := range entries {
-			if !strings.HasSuffix(entry.Name(), ".json") {
-				continue
-			}
-			p := filepath.Join(dir, entry.Name())
-			info, err := os.Stat(p)
-			if err != nil {
-				return nil, fmt.Errorf("extensions-dir %s: %w", p, unwrapPathError(err))
-			}
-			if !info.Mode().IsRegular() {
-				continue
-			}
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return nil, fmt.Errorf("extensions-dir %s: %w", p, unwrapPathError(err))
-			}
-			if err := c.add("extensions-dir "+p, b); err != nil {
-				return nil, err
-			}
-		}
 	}
 	if err := c.checkReplacements(); err != nil {
 		return nil, err
@@ -245,15 +206,6 @@ func LoadCatalog(dir string) (*Catalog, error) {
 		return a.ID < b.ID
 	})
 	return c, nil
-}
-
-// unwrapPathError keeps the reason of an *fs.PathError (its path is already in the message).
-func unwrapPathError(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // add parses, checks and stores one file.

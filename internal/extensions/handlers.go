@@ -7,6 +7,7 @@ package extensions
 
 import (
 	"context"
+	"slices"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
@@ -373,4 +374,22 @@ func itemOf(extensionID, version string, it *item, withDashboards bool) oas.Exte
 			Type: oas.ExtensionItemBinaryType(b.Type), FileName: b.FileName, Data: b.Data})
 	}
 	return out
+}
+
+// ForIntegration answers the extensions of the catalog that name the integration key, hidden
+// ones too, by name and then id, each as GetExtension answers it to the caller (testing revisions
+// left out): the integration areas list them beside the integration.
+func (h *ExtensionHandler) ForIntegration(ctx context.Context, key string) ([]oas.Extension, error) {
+	out := []oas.Extension{}
+	for _, e := range h.catalog.ordered {
+		if !slices.Contains(e.Integrations, key) {
+			continue
+		}
+		x, err := h.GetExtension(ctx, oas.GetExtensionParams{ID: e.ID})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, *x)
+	}
+	return out, nil
 }

@@ -633,6 +633,12 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
 	DeleteConnector(ctx context.Context, params DeleteConnectorParams) error
+	// DeleteContextualDataIntegration invokes DeleteContextualDataIntegration operation.
+	//
+	// Removes the team's contextual data instance `id`; 404 when the team has none of that id.
+	//
+	// DELETE /mgmt/openapi/5/integrations/contextual-data/v1/{id}
+	DeleteContextualDataIntegration(ctx context.Context, params DeleteContextualDataIntegrationParams) error
 	// DeleteCustomPreset invokes DeleteCustomPreset operation.
 	//
 	// System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
@@ -679,6 +685,12 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
 	DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams) error
+	// DeleteIntegration invokes DeleteIntegration operation.
+	//
+	// Removes the team's instance `integration_id`; 404 when the team has none of that id.
+	//
+	// DELETE /mgmt/openapi/5/integrations/integrations/v1/instances/{integration_id}
+	DeleteIntegration(ctx context.Context, params DeleteIntegrationParams) error
 	// DeleteOutgoingWebhook invokes DeleteOutgoingWebhook operation.
 	//
 	// Deletes the webhook `id` (its id or its `externalId`).
@@ -948,6 +960,19 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/types/summaries
 	GetConnectorTypeSummaries(ctx context.Context, params GetConnectorTypeSummariesParams) (*ConnectorTypeSummaryList, error)
+	// GetContextualDataIntegrationDefinition invokes GetContextualDataIntegrationDefinition operation.
+	//
+	// The contextual data integration `id` (its key) with its revisions' typed fields.
+	//
+	// GET /mgmt/openapi/5/integrations/contextual-data/v1/definitions/{id}
+	GetContextualDataIntegrationDefinition(ctx context.Context, params GetContextualDataIntegrationDefinitionParams) (*IntegrationDefinitionEnvelope, error)
+	// GetContextualDataIntegrationDetails invokes GetContextualDataIntegrationDetails operation.
+	//
+	// The contextual data integration `id` (its key, or the id of one of the team's instances of it) with
+	// the team's instances of it.
+	//
+	// GET /mgmt/openapi/5/integrations/contextual-data/v1/{id}
+	GetContextualDataIntegrationDetails(ctx context.Context, params GetContextualDataIntegrationDetailsParams) (*IntegrationDetailsEnvelope, error)
 	// GetCustomRole invokes GetCustomRole operation.
 	//
 	// Read a custom role.
@@ -1060,6 +1085,14 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/3/integrations/extensions/v1/deployed/{id}
 	GetDeployedExtension(ctx context.Context, params GetDeployedExtensionParams) (*DeployedExtensionResponse, error)
+	// GetDeployedIntegration invokes GetDeployedIntegration operation.
+	//
+	// The team's instance `integration_id` (the id the save answered): its integration key, version,
+	// parameters and status. Secret parameters are answered as `sensitiveData: {}` and API key parameters
+	// by the key's id only, never by value.
+	//
+	// GET /mgmt/openapi/5/integrations/integrations/v1/deployed/{integration_id}
+	GetDeployedIntegration(ctx context.Context, params GetDeployedIntegrationParams) (*DeployedIntegrationEnvelope, error)
 	// GetE2M invokes GetE2M operation.
 	//
 	// Read an events-to-metrics rule (E23).
@@ -1117,6 +1150,34 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/incidents/filter-values/v1
 	GetIncidentFilterValues(ctx context.Context, request OptIncidentFilterValuesRequest) (*IncidentFilterValuesResponse, error)
+	// GetIntegrationDefinition invokes GetIntegrationDefinition operation.
+	//
+	// The integration `id` (its key, e.g. `aws-metrics-collector`) with every revision's typed fields: the
+	// parameters a registration of that version takes, which are required, their defaults and allowed
+	// values. 404 when the catalog has no such integration.
+	//
+	// GET /mgmt/openapi/5/integrations/integrations/v1/definitions/{id}
+	GetIntegrationDefinition(ctx context.Context, params GetIntegrationDefinitionParams) (*IntegrationDefinitionEnvelope, error)
+	// GetIntegrationDetails invokes GetIntegrationDetails operation.
+	//
+	// The integration `id` of the catalog (its key, or the id of one of the team's instances of it) with
+	// its documentation links, its changelog (`local`), the extensions of the extension catalog that name
+	// it, and the team's registered instances of it (`default.registered`, oldest first, secrets masked as
+	// in the get).
+	//
+	// GET /mgmt/openapi/5/integrations/integrations/v1/{id}
+	GetIntegrationDetails(ctx context.Context, params GetIntegrationDetailsParams) (*IntegrationDetailsEnvelope, error)
+	// GetIntegrationTemplate invokes GetIntegrationTemplate operation.
+	//
+	// The URL of the deployment template (CloudFormation or Azure Resource Manager) of `integration_id`: a
+	// team's instance (its version's template) or an integration key (its newest revision's template).
+	// `common_arm_params` (bracket or dot form, `common_arm_params[logsUrl]=…`, or its fields as
+	// parameters of their own, `logsUrl=…`): `logsUrl` and `cgxDomain` are added to an Azure template's
+	// URL as query parameters; `apiKey` must be a send-data key of the team and is never put in the URL.
+	// 404 when the integration has no template.
+	//
+	// GET /mgmt/openapi/5/integrations/template/v1
+	GetIntegrationTemplate(ctx context.Context, params GetIntegrationTemplateParams) (*IntegrationTemplate, error)
 	// GetLogsCountV2 invokes GetLogsCountV2 operation.
 	//
 	// Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
@@ -1128,6 +1189,15 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/data-usage/v2/logs/count
 	GetLogsCountV2(ctx context.Context, params GetLogsCountV2Params) (*UsageV2LogsCountHeaders, error)
+	// GetManagedIntegrationStatus invokes GetManagedIntegrationStatus operation.
+	//
+	// The status of the team's instance `integration_id` of a managed integration: ACTIVE while every API
+	// key parameter names an active send-data key of the team, FAILING (with a message naming the
+	// parameter) when a key was deactivated or deleted. 404 when the team has no such instance or it is
+	// not of a managed integration.
+	//
+	// GET /mgmt/openapi/5/integrations/managed/v1/{integration_id}
+	GetManagedIntegrationStatus(ctx context.Context, params GetManagedIntegrationStatusParams) (*ManagedIntegrationStatus, error)
 	// GetOutgoingWebhook invokes GetOutgoingWebhook operation.
 	//
 	// The webhook with its type's settings, as it was sent. `id` is the webhook's id or its numeric
@@ -1231,6 +1301,17 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/dataengine/retention-tags/v1/enabled
 	GetRetentionTagsEnabled(ctx context.Context) (*RetentionTagsEnabled, error)
+	// GetRumApplicationVersions invokes GetRumApplicationVersions operation.
+	//
+	// The versions the team registered for the RUM application `application_name`: each instance of a RUM
+	// integration (a definition whose revision is deployed as `rum`) names its application and version in
+	// its parameters (`applicationName`, `version`). Each version comes once, with `logMetadata` telling
+	// when it was first and last registered. Without `application_name`, every RUM application's versions.
+	// `syncedAt` is the time of the answer: the versions are read from the registrations, never from a
+	// copy.
+	//
+	// GET /mgmt/openapi/5/integrations/integrations/v1/rum/app-versions
+	GetRumApplicationVersions(ctx context.Context, params GetRumApplicationVersionsParams) (*RumVersionDataEnvelope, error)
 	// GetSchedulerRulesForAlertmanager invokes GetSchedulerRulesForAlertmanager operation.
 	//
 	// The team's enabled scheduler rules in Alertmanager's terms, where a rule maps exactly (see
@@ -1403,6 +1484,14 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors
 	ListConnectors(ctx context.Context, params ListConnectorsParams) (*ConnectorList, error)
+	// ListContextualDataIntegrations invokes ListContextualDataIntegrations operation.
+	//
+	// Every contextual data integration of the catalog (its type `contextualData` or
+	// `pushBasedContextualData`), by name, with how many instances of it the team has registered. Testing
+	// revisions are left out unless `include_testing_integrations` is true.
+	//
+	// GET /mgmt/openapi/5/integrations/contextual-data/v1
+	ListContextualDataIntegrations(ctx context.Context, params ListContextualDataIntegrationsParams) (*IntegrationCatalogList, error)
 	// ListCustomRoles invokes ListCustomRoles operation.
 	//
 	// The team's custom roles, by id. `team_id`, when given, must be the caller's team; any other team
@@ -1547,6 +1636,22 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1
 	ListIncidents(ctx context.Context, request OptIncidentListInput) (*IncidentPage, error)
+	// ListIntegrations invokes ListIntegrations operation.
+	//
+	// Every integration of the server's catalog (built-in and the operator's `--integrations-dir`) that is
+	// not a contextual data integration, by name, with how many instances of it the team has registered
+	// (`amountIntegrations`). Revisions marked as testing are left out unless `include_testing_revision`
+	// is true; an integration with only testing revisions is then left out too.
+	//
+	// GET /mgmt/openapi/5/integrations/integrations/v1
+	ListIntegrations(ctx context.Context, params ListIntegrationsParams) (*IntegrationCatalogList, error)
+	// ListManagedIntegrationKeys invokes ListManagedIntegrationKeys operation.
+	//
+	// The ids of the team's send-data API keys, oldest first: the keys a managed integration (one the
+	// platform runs for the team) is registered with, in its API key parameter.
+	//
+	// GET /mgmt/openapi/5/integrations/managed/v1
+	ListManagedIntegrationKeys(ctx context.Context) (*ManagedIntegrationKeyList, error)
 	// ListNotificationDeliveries invokes ListNotificationDeliveries operation.
 	//
 	// For each case named in `caseIds` (by `id` or by `readableId`, `CASE-1`; the answer is keyed as
@@ -1844,6 +1949,27 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/resolve
 	ResolveIncidents(ctx context.Context, request *IncidentIDsRequest) (*IncidentsResponse, error)
+	// SaveContextualDataIntegration invokes SaveContextualDataIntegration operation.
+	//
+	// Registers an instance of a contextual data integration, checked as the save of an integration checks
+	// it, against that integration's revision. Answers the instance's id.
+	//
+	// POST /mgmt/openapi/5/integrations/contextual-data/v1
+	SaveContextualDataIntegration(ctx context.Context, request *SaveContextualDataRequest) (*IntegrationSaved, error)
+	// SaveIntegration invokes SaveIntegration operation.
+	//
+	// Registers an instance of `metadata.integrationKey` at `metadata.version` with
+	// `metadata.integrationParameters.parameters`, checked against that revision's fields: every key is a
+	// field of the revision (once), required fields are given (or have a default), each value has its
+	// field's type (`stringValue` for text, selections and JSON; `numericValue`; `booleanValue`;
+	// `stringList` for lists and multiple selections; a secret as `stringValue`; an API key as `apiKey`
+	// with the `id` or the `value` of a send-data key of the team, or as `stringValue` with its value),
+	// selections are among the field's options and text matches the field's `allowedPattern`. Defaults
+	// fill the fields left out. Answers the new instance's id; the instance is read with the get of
+	// deployed instances.
+	//
+	// POST /mgmt/openapi/5/integrations/metadata/v1
+	SaveIntegration(ctx context.Context, request *SaveIntegrationRequest) (*IntegrationSaved, error)
 	// SetCasePriorityOverride invokes SetCasePriorityOverride operation.
 	//
 	// The case shows `priority` as the override from now on (`priorityDetails.override`), until the
@@ -1877,6 +2003,13 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1/{case_id}/sync-external-thread-comments
 	SyncCaseExternalThread(ctx context.Context, params SyncCaseExternalThreadParams) (*SyncExternalThreadResponse, error)
+	// SyncRumData invokes SyncRumData operation.
+	//
+	// Answers `syncExecuted: false` and the time: RUM versions are read from the team's registrations at
+	// every request, so there is no copy to refresh and nothing is changed, `force` or not.
+	//
+	// POST /mgmt/openapi/5/integrations/integrations/v1/rum/sync
+	SyncRumData(ctx context.Context, request OptRumSyncRequest) (*RumSyncResult, error)
 	// TestConnectorConfig invokes TestConnectorConfig operation.
 	//
 	// Checks `type` and `fields` with the rules a connector's create applies (400 naming the field and the
@@ -1886,6 +2019,14 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/connectors:testConfig
 	TestConnectorConfig(ctx context.Context, request OptTestConnectorConfigRequest) (*NotificationTestResponse, error)
+	// TestContextualDataIntegration invokes TestContextualDataIntegration operation.
+	//
+	// Checks `integrationData` as the save does and tests it as the integration test does.
+	// `integration_id` is the team's instance whose stored secrets fill the placeholders, or the
+	// integration's key when nothing is registered yet.
+	//
+	// POST /mgmt/openapi/5/integrations/contextual-data/v1/test/{integration_id}
+	TestContextualDataIntegration(ctx context.Context, request *TestContextualDataRequest, params TestContextualDataIntegrationParams) (*IntegrationTestEnvelope, error)
 	// TestDestination invokes TestDestination operation.
 	//
 	// A router destination is a connector, a preset and their templates for one entity type. Renders a
@@ -1932,6 +2073,15 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/presets:test
 	TestExistingPreset(ctx context.Context, request OptTestExistingPresetRequest) (*NotificationTestResponse, error)
+	// TestIntegration invokes TestIntegration operation.
+	//
+	// Checks `integrationData` as the save does (with `integrationId`, the secrets sent back as
+	// placeholders are taken from that instance) and, when the integration's revision sends to an HTTP
+	// endpoint named by one of its parameters, sends one test request there now under the server's
+	// outbound address policy. Answers `success`, or `failure` with the reason; nothing is stored.
+	//
+	// POST /mgmt/openapi/5/integrations/metadata/v1/test
+	TestIntegration(ctx context.Context, request *TestIntegrationRequest) (*IntegrationTestEnvelope, error)
 	// TestOutgoingWebhook invokes TestOutgoingWebhook operation.
 	//
 	// Checks `data` as a create does and sends one test notification through it, as the test of a stored
@@ -2057,6 +2207,13 @@ type Invoker interface {
 	//
 	// PATCH /mgmt/openapi/5/cases/cases/case-settings/v1/configs/{id}
 	UpdateCaseSettings(ctx context.Context, request OptCaseSettingsUpdateInput, params UpdateCaseSettingsParams) (*CaseSettingsAnswer, error)
+	// UpdateContextualDataIntegration invokes UpdateContextualDataIntegration operation.
+	//
+	// Replaces the parameters (and version) of the team's instance `integrationId`, as the update of an
+	// integration does.
+	//
+	// PUT /mgmt/openapi/5/integrations/contextual-data/v1
+	UpdateContextualDataIntegration(ctx context.Context, request *UpdateContextualDataRequest) error
 	// UpdateCustomRole invokes UpdateCustomRole operation.
 	//
 	// Changes what is given: `newName` (unique within the team, 409), `newDescription`, and
@@ -2081,6 +2238,14 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/3/integrations/extensions/v1/deployed
 	UpdateExtensionDeployment(ctx context.Context, params UpdateExtensionDeploymentParams) (*ExtensionDeploymentResponse, error)
+	// UpdateIntegration invokes UpdateIntegration operation.
+	//
+	// Replaces the parameters (and the version) of the team's instance `id`, checked as the save checks
+	// them; the integration key cannot change. A secret sent back as `sensitiveData: {}` and an API key
+	// sent back as `apiKey` with its `id` alone keep the stored value.
+	//
+	// PUT /mgmt/openapi/5/integrations/metadata/v1
+	UpdateIntegration(ctx context.Context, request *UpdateIntegrationRequest) error
 	// UpdateOutgoingWebhook invokes UpdateOutgoingWebhook operation.
 	//
 	// Replaces the webhook `id` with `data`, checked as the create checks it; the type may change.
@@ -8718,6 +8883,100 @@ func (c *Client) sendDeleteConnector(ctx context.Context, params DeleteConnector
 	return result, nil
 }
 
+// DeleteContextualDataIntegration invokes DeleteContextualDataIntegration operation.
+//
+// Removes the team's contextual data instance `id`; 404 when the team has none of that id.
+//
+// DELETE /mgmt/openapi/5/integrations/contextual-data/v1/{id}
+func (c *Client) DeleteContextualDataIntegration(ctx context.Context, params DeleteContextualDataIntegrationParams) error {
+	_, err := c.sendDeleteContextualDataIntegration(ctx, params)
+	return err
+}
+
+func (c *Client) sendDeleteContextualDataIntegration(ctx context.Context, params DeleteContextualDataIntegrationParams) (res *IntegrationDeleted, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/contextual-data/v1/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteContextualDataIntegrationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteContextualDataIntegrationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // DeleteCustomPreset invokes DeleteCustomPreset operation.
 //
 // System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
@@ -9334,6 +9593,100 @@ func (c *Client) sendDeleteGlobalRouter(ctx context.Context, params DeleteGlobal
 	}()
 
 	result, err := decodeDeleteGlobalRouterResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteIntegration invokes DeleteIntegration operation.
+//
+// Removes the team's instance `integration_id`; 404 when the team has none of that id.
+//
+// DELETE /mgmt/openapi/5/integrations/integrations/v1/instances/{integration_id}
+func (c *Client) DeleteIntegration(ctx context.Context, params DeleteIntegrationParams) error {
+	_, err := c.sendDeleteIntegration(ctx, params)
+	return err
+}
+
+func (c *Client) sendDeleteIntegration(ctx context.Context, params DeleteIntegrationParams) (res *IntegrationDeleted, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/integrations/v1/instances/"
+	{
+		// Encode "integration_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "integration_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.IntegrationID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteIntegrationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteIntegrationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -12554,6 +12907,235 @@ func (c *Client) sendGetConnectorTypeSummaries(ctx context.Context, params GetCo
 	return result, nil
 }
 
+// GetContextualDataIntegrationDefinition invokes GetContextualDataIntegrationDefinition operation.
+//
+// The contextual data integration `id` (its key) with its revisions' typed fields.
+//
+// GET /mgmt/openapi/5/integrations/contextual-data/v1/definitions/{id}
+func (c *Client) GetContextualDataIntegrationDefinition(ctx context.Context, params GetContextualDataIntegrationDefinitionParams) (*IntegrationDefinitionEnvelope, error) {
+	res, err := c.sendGetContextualDataIntegrationDefinition(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetContextualDataIntegrationDefinition(ctx context.Context, params GetContextualDataIntegrationDefinitionParams) (res *IntegrationDefinitionEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/contextual-data/v1/definitions/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "include_testing_integrations" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "include_testing_integrations",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IncludeTestingIntegrations.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetContextualDataIntegrationDefinitionOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetContextualDataIntegrationDefinitionResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetContextualDataIntegrationDetails invokes GetContextualDataIntegrationDetails operation.
+//
+// The contextual data integration `id` (its key, or the id of one of the team's instances of it) with
+// the team's instances of it.
+//
+// GET /mgmt/openapi/5/integrations/contextual-data/v1/{id}
+func (c *Client) GetContextualDataIntegrationDetails(ctx context.Context, params GetContextualDataIntegrationDetailsParams) (*IntegrationDetailsEnvelope, error) {
+	res, err := c.sendGetContextualDataIntegrationDetails(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetContextualDataIntegrationDetails(ctx context.Context, params GetContextualDataIntegrationDetailsParams) (res *IntegrationDetailsEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/contextual-data/v1/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "include_testing_revisions" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "include_testing_revisions",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IncludeTestingRevisions.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetContextualDataIntegrationDetailsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetContextualDataIntegrationDetailsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetCustomRole invokes GetCustomRole operation.
 //
 // Read a custom role.
@@ -13725,6 +14307,102 @@ func (c *Client) sendGetDeployedExtension(ctx context.Context, params GetDeploye
 	return result, nil
 }
 
+// GetDeployedIntegration invokes GetDeployedIntegration operation.
+//
+// The team's instance `integration_id` (the id the save answered): its integration key, version,
+// parameters and status. Secret parameters are answered as `sensitiveData: {}` and API key parameters
+// by the key's id only, never by value.
+//
+// GET /mgmt/openapi/5/integrations/integrations/v1/deployed/{integration_id}
+func (c *Client) GetDeployedIntegration(ctx context.Context, params GetDeployedIntegrationParams) (*DeployedIntegrationEnvelope, error) {
+	res, err := c.sendGetDeployedIntegration(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetDeployedIntegration(ctx context.Context, params GetDeployedIntegrationParams) (res *DeployedIntegrationEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/integrations/v1/deployed/"
+	{
+		// Encode "integration_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "integration_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.IntegrationID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetDeployedIntegrationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetDeployedIntegrationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetE2M invokes GetE2M operation.
 //
 // Read an events-to-metrics rule (E23).
@@ -14411,6 +15089,357 @@ func (c *Client) sendGetIncidentFilterValues(ctx context.Context, request OptInc
 	return result, nil
 }
 
+// GetIntegrationDefinition invokes GetIntegrationDefinition operation.
+//
+// The integration `id` (its key, e.g. `aws-metrics-collector`) with every revision's typed fields: the
+// parameters a registration of that version takes, which are required, their defaults and allowed
+// values. 404 when the catalog has no such integration.
+//
+// GET /mgmt/openapi/5/integrations/integrations/v1/definitions/{id}
+func (c *Client) GetIntegrationDefinition(ctx context.Context, params GetIntegrationDefinitionParams) (*IntegrationDefinitionEnvelope, error) {
+	res, err := c.sendGetIntegrationDefinition(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetIntegrationDefinition(ctx context.Context, params GetIntegrationDefinitionParams) (res *IntegrationDefinitionEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/integrations/v1/definitions/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "include_testing_revision" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "include_testing_revision",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IncludeTestingRevision.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetIntegrationDefinitionOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetIntegrationDefinitionResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetIntegrationDetails invokes GetIntegrationDetails operation.
+//
+// The integration `id` of the catalog (its key, or the id of one of the team's instances of it) with
+// its documentation links, its changelog (`local`), the extensions of the extension catalog that name
+// it, and the team's registered instances of it (`default.registered`, oldest first, secrets masked as
+// in the get).
+//
+// GET /mgmt/openapi/5/integrations/integrations/v1/{id}
+func (c *Client) GetIntegrationDetails(ctx context.Context, params GetIntegrationDetailsParams) (*IntegrationDetailsEnvelope, error) {
+	res, err := c.sendGetIntegrationDetails(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetIntegrationDetails(ctx context.Context, params GetIntegrationDetailsParams) (res *IntegrationDetailsEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/integrations/v1/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "include_testing_revision" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "include_testing_revision",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IncludeTestingRevision.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetIntegrationDetailsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetIntegrationDetailsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetIntegrationTemplate invokes GetIntegrationTemplate operation.
+//
+// The URL of the deployment template (CloudFormation or Azure Resource Manager) of `integration_id`: a
+// team's instance (its version's template) or an integration key (its newest revision's template).
+// `common_arm_params` (bracket or dot form, `common_arm_params[logsUrl]=…`, or its fields as
+// parameters of their own, `logsUrl=…`): `logsUrl` and `cgxDomain` are added to an Azure template's
+// URL as query parameters; `apiKey` must be a send-data key of the team and is never put in the URL.
+// 404 when the integration has no template.
+//
+// GET /mgmt/openapi/5/integrations/template/v1
+func (c *Client) GetIntegrationTemplate(ctx context.Context, params GetIntegrationTemplateParams) (*IntegrationTemplate, error) {
+	res, err := c.sendGetIntegrationTemplate(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetIntegrationTemplate(ctx context.Context, params GetIntegrationTemplateParams) (res *IntegrationTemplate, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/template/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "integration_id" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "integration_id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IntegrationID.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "common_arm_params" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "common_arm_params",
+			Style:   uri.QueryStyleDeepObject,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.CommonArmParams.Get(); ok {
+				return val.EncodeURI(e)
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetIntegrationTemplateOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetIntegrationTemplateResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetLogsCountV2 invokes GetLogsCountV2 operation.
 //
 // Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
@@ -14556,6 +15585,103 @@ func (c *Client) sendGetLogsCountV2(ctx context.Context, params GetLogsCountV2Pa
 	}()
 
 	result, err := decodeGetLogsCountV2Response(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetManagedIntegrationStatus invokes GetManagedIntegrationStatus operation.
+//
+// The status of the team's instance `integration_id` of a managed integration: ACTIVE while every API
+// key parameter names an active send-data key of the team, FAILING (with a message naming the
+// parameter) when a key was deactivated or deleted. 404 when the team has no such instance or it is
+// not of a managed integration.
+//
+// GET /mgmt/openapi/5/integrations/managed/v1/{integration_id}
+func (c *Client) GetManagedIntegrationStatus(ctx context.Context, params GetManagedIntegrationStatusParams) (*ManagedIntegrationStatus, error) {
+	res, err := c.sendGetManagedIntegrationStatus(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetManagedIntegrationStatus(ctx context.Context, params GetManagedIntegrationStatusParams) (res *ManagedIntegrationStatus, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/managed/v1/"
+	{
+		// Encode "integration_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "integration_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.IntegrationID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetManagedIntegrationStatusOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetManagedIntegrationStatusResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -15652,6 +16778,107 @@ func (c *Client) sendGetRetentionTagsEnabled(ctx context.Context) (res *Retentio
 	}()
 
 	result, err := decodeGetRetentionTagsEnabledResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetRumApplicationVersions invokes GetRumApplicationVersions operation.
+//
+// The versions the team registered for the RUM application `application_name`: each instance of a RUM
+// integration (a definition whose revision is deployed as `rum`) names its application and version in
+// its parameters (`applicationName`, `version`). Each version comes once, with `logMetadata` telling
+// when it was first and last registered. Without `application_name`, every RUM application's versions.
+// `syncedAt` is the time of the answer: the versions are read from the registrations, never from a
+// copy.
+//
+// GET /mgmt/openapi/5/integrations/integrations/v1/rum/app-versions
+func (c *Client) GetRumApplicationVersions(ctx context.Context, params GetRumApplicationVersionsParams) (*RumVersionDataEnvelope, error) {
+	res, err := c.sendGetRumApplicationVersions(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetRumApplicationVersions(ctx context.Context, params GetRumApplicationVersionsParams) (res *RumVersionDataEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/integrations/v1/rum/app-versions"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "application_name" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "application_name",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.ApplicationName.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetRumApplicationVersionsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetRumApplicationVersionsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -17430,6 +18657,104 @@ func (c *Client) sendListConnectors(ctx context.Context, params ListConnectorsPa
 	return result, nil
 }
 
+// ListContextualDataIntegrations invokes ListContextualDataIntegrations operation.
+//
+// Every contextual data integration of the catalog (its type `contextualData` or
+// `pushBasedContextualData`), by name, with how many instances of it the team has registered. Testing
+// revisions are left out unless `include_testing_integrations` is true.
+//
+// GET /mgmt/openapi/5/integrations/contextual-data/v1
+func (c *Client) ListContextualDataIntegrations(ctx context.Context, params ListContextualDataIntegrationsParams) (*IntegrationCatalogList, error) {
+	res, err := c.sendListContextualDataIntegrations(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListContextualDataIntegrations(ctx context.Context, params ListContextualDataIntegrationsParams) (res *IntegrationCatalogList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/contextual-data/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "include_testing_integrations" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "include_testing_integrations",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IncludeTestingIntegrations.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListContextualDataIntegrationsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListContextualDataIntegrationsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListCustomRoles invokes ListCustomRoles operation.
 //
 // The team's custom roles, by id. `team_id`, when given, must be the caller's team; any other team
@@ -18830,6 +20155,182 @@ func (c *Client) sendListIncidents(ctx context.Context, request OptIncidentListI
 	}()
 
 	result, err := decodeListIncidentsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListIntegrations invokes ListIntegrations operation.
+//
+// Every integration of the server's catalog (built-in and the operator's `--integrations-dir`) that is
+// not a contextual data integration, by name, with how many instances of it the team has registered
+// (`amountIntegrations`). Revisions marked as testing are left out unless `include_testing_revision`
+// is true; an integration with only testing revisions is then left out too.
+//
+// GET /mgmt/openapi/5/integrations/integrations/v1
+func (c *Client) ListIntegrations(ctx context.Context, params ListIntegrationsParams) (*IntegrationCatalogList, error) {
+	res, err := c.sendListIntegrations(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListIntegrations(ctx context.Context, params ListIntegrationsParams) (res *IntegrationCatalogList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/integrations/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "include_testing_revision" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "include_testing_revision",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.IncludeTestingRevision.Get(); ok {
+				return e.EncodeValue(conv.BoolToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListIntegrationsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListIntegrationsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListManagedIntegrationKeys invokes ListManagedIntegrationKeys operation.
+//
+// The ids of the team's send-data API keys, oldest first: the keys a managed integration (one the
+// platform runs for the team) is registered with, in its API key parameter.
+//
+// GET /mgmt/openapi/5/integrations/managed/v1
+func (c *Client) ListManagedIntegrationKeys(ctx context.Context) (*ManagedIntegrationKeyList, error) {
+	res, err := c.sendListManagedIntegrationKeys(ctx)
+	return res, err
+}
+
+func (c *Client) sendListManagedIntegrationKeys(ctx context.Context) (res *ManagedIntegrationKeyList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/managed/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListManagedIntegrationKeysOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListManagedIntegrationKeysResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -22016,6 +23517,173 @@ func (c *Client) sendResolveIncidents(ctx context.Context, request *IncidentIDsR
 	return result, nil
 }
 
+// SaveContextualDataIntegration invokes SaveContextualDataIntegration operation.
+//
+// Registers an instance of a contextual data integration, checked as the save of an integration checks
+// it, against that integration's revision. Answers the instance's id.
+//
+// POST /mgmt/openapi/5/integrations/contextual-data/v1
+func (c *Client) SaveContextualDataIntegration(ctx context.Context, request *SaveContextualDataRequest) (*IntegrationSaved, error) {
+	res, err := c.sendSaveContextualDataIntegration(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendSaveContextualDataIntegration(ctx context.Context, request *SaveContextualDataRequest) (res *IntegrationSaved, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/contextual-data/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeSaveContextualDataIntegrationRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, SaveContextualDataIntegrationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeSaveContextualDataIntegrationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// SaveIntegration invokes SaveIntegration operation.
+//
+// Registers an instance of `metadata.integrationKey` at `metadata.version` with
+// `metadata.integrationParameters.parameters`, checked against that revision's fields: every key is a
+// field of the revision (once), required fields are given (or have a default), each value has its
+// field's type (`stringValue` for text, selections and JSON; `numericValue`; `booleanValue`;
+// `stringList` for lists and multiple selections; a secret as `stringValue`; an API key as `apiKey`
+// with the `id` or the `value` of a send-data key of the team, or as `stringValue` with its value),
+// selections are among the field's options and text matches the field's `allowedPattern`. Defaults
+// fill the fields left out. Answers the new instance's id; the instance is read with the get of
+// deployed instances.
+//
+// POST /mgmt/openapi/5/integrations/metadata/v1
+func (c *Client) SaveIntegration(ctx context.Context, request *SaveIntegrationRequest) (*IntegrationSaved, error) {
+	res, err := c.sendSaveIntegration(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendSaveIntegration(ctx context.Context, request *SaveIntegrationRequest) (res *IntegrationSaved, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/metadata/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeSaveIntegrationRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, SaveIntegrationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeSaveIntegrationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // SetCasePriorityOverride invokes SetCasePriorityOverride operation.
 //
 // The case shows `priority` as the override from now on (`priorityDetails.override`), until the
@@ -22419,6 +24087,86 @@ func (c *Client) sendSyncCaseExternalThread(ctx context.Context, params SyncCase
 	return result, nil
 }
 
+// SyncRumData invokes SyncRumData operation.
+//
+// Answers `syncExecuted: false` and the time: RUM versions are read from the team's registrations at
+// every request, so there is no copy to refresh and nothing is changed, `force` or not.
+//
+// POST /mgmt/openapi/5/integrations/integrations/v1/rum/sync
+func (c *Client) SyncRumData(ctx context.Context, request OptRumSyncRequest) (*RumSyncResult, error) {
+	res, err := c.sendSyncRumData(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendSyncRumData(ctx context.Context, request OptRumSyncRequest) (res *RumSyncResult, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/integrations/v1/rum/sync"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeSyncRumDataRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, SyncRumDataOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeSyncRumDataResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // TestConnectorConfig invokes TestConnectorConfig operation.
 //
 // Checks `type` and `fields` with the rules a connector's create applies (400 naming the field and the
@@ -22494,6 +24242,105 @@ func (c *Client) sendTestConnectorConfig(ctx context.Context, request OptTestCon
 	}()
 
 	result, err := decodeTestConnectorConfigResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// TestContextualDataIntegration invokes TestContextualDataIntegration operation.
+//
+// Checks `integrationData` as the save does and tests it as the integration test does.
+// `integration_id` is the team's instance whose stored secrets fill the placeholders, or the
+// integration's key when nothing is registered yet.
+//
+// POST /mgmt/openapi/5/integrations/contextual-data/v1/test/{integration_id}
+func (c *Client) TestContextualDataIntegration(ctx context.Context, request *TestContextualDataRequest, params TestContextualDataIntegrationParams) (*IntegrationTestEnvelope, error) {
+	res, err := c.sendTestContextualDataIntegration(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendTestContextualDataIntegration(ctx context.Context, request *TestContextualDataRequest, params TestContextualDataIntegrationParams) (res *IntegrationTestEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/contextual-data/v1/test/"
+	{
+		// Encode "integration_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "integration_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.IntegrationID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeTestContextualDataIntegrationRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, TestContextualDataIntegrationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeTestContextualDataIntegrationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -22848,6 +24695,88 @@ func (c *Client) sendTestExistingPreset(ctx context.Context, request OptTestExis
 	}()
 
 	result, err := decodeTestExistingPresetResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// TestIntegration invokes TestIntegration operation.
+//
+// Checks `integrationData` as the save does (with `integrationId`, the secrets sent back as
+// placeholders are taken from that instance) and, when the integration's revision sends to an HTTP
+// endpoint named by one of its parameters, sends one test request there now under the server's
+// outbound address policy. Answers `success`, or `failure` with the reason; nothing is stored.
+//
+// POST /mgmt/openapi/5/integrations/metadata/v1/test
+func (c *Client) TestIntegration(ctx context.Context, request *TestIntegrationRequest) (*IntegrationTestEnvelope, error) {
+	res, err := c.sendTestIntegration(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendTestIntegration(ctx context.Context, request *TestIntegrationRequest) (res *IntegrationTestEnvelope, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/metadata/v1/test"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeTestIntegrationRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, TestIntegrationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeTestIntegrationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -24254,6 +26183,86 @@ func (c *Client) sendUpdateCaseSettings(ctx context.Context, request OptCaseSett
 	return result, nil
 }
 
+// UpdateContextualDataIntegration invokes UpdateContextualDataIntegration operation.
+//
+// Replaces the parameters (and version) of the team's instance `integrationId`, as the update of an
+// integration does.
+//
+// PUT /mgmt/openapi/5/integrations/contextual-data/v1
+func (c *Client) UpdateContextualDataIntegration(ctx context.Context, request *UpdateContextualDataRequest) error {
+	_, err := c.sendUpdateContextualDataIntegration(ctx, request)
+	return err
+}
+
+func (c *Client) sendUpdateContextualDataIntegration(ctx context.Context, request *UpdateContextualDataRequest) (res *IntegrationUpdated, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/contextual-data/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateContextualDataIntegrationRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateContextualDataIntegrationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateContextualDataIntegrationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // UpdateCustomRole invokes UpdateCustomRole operation.
 //
 // Changes what is given: `newName` (unique within the team, 409), `newDescription`, and
@@ -24626,6 +26635,87 @@ func (c *Client) sendUpdateExtensionDeployment(ctx context.Context, params Updat
 	}()
 
 	result, err := decodeUpdateExtensionDeploymentResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UpdateIntegration invokes UpdateIntegration operation.
+//
+// Replaces the parameters (and the version) of the team's instance `id`, checked as the save checks
+// them; the integration key cannot change. A secret sent back as `sensitiveData: {}` and an API key
+// sent back as `apiKey` with its `id` alone keep the stored value.
+//
+// PUT /mgmt/openapi/5/integrations/metadata/v1
+func (c *Client) UpdateIntegration(ctx context.Context, request *UpdateIntegrationRequest) error {
+	_, err := c.sendUpdateIntegration(ctx, request)
+	return err
+}
+
+func (c *Client) sendUpdateIntegration(ctx context.Context, request *UpdateIntegrationRequest) (res *IntegrationUpdated, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/integrations/metadata/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateIntegrationRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateIntegrationOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateIntegrationResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

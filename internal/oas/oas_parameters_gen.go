@@ -3202,6 +3202,93 @@ func decodeDeleteConnectorParams(args [1]string, argsEscaped bool, r *http.Reque
 	return params, nil
 }
 
+// DeleteContextualDataIntegrationParams is parameters of DeleteContextualDataIntegration operation.
+type DeleteContextualDataIntegrationParams struct {
+	// An integration's key in the catalog or, where the operation says so, the id of one of the team's
+	// instances.
+	ID string
+}
+
+func unpackDeleteContextualDataIntegrationParams(packed middleware.Parameters) (params DeleteContextualDataIntegrationParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(string)
+	}
+	return params
+}
+
+func decodeDeleteContextualDataIntegrationParams(args [1]string, argsEscaped bool, r *http.Request) (params DeleteContextualDataIntegrationParams, _ error) {
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.ID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     0,
+					MinLengthSet:  false,
+					MaxLength:     65535,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.ID)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // DeleteCustomPresetParams is parameters of DeleteCustomPreset operation.
 type DeleteCustomPresetParams struct {
 	// A notification-center id; 1–128 characters, a letter or digit first, then letters, digits, `_` or
@@ -3856,6 +3943,92 @@ func decodeDeleteGlobalRouterParams(args [1]string, argsEscaped bool, r *http.Re
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// DeleteIntegrationParams is parameters of DeleteIntegration operation.
+type DeleteIntegrationParams struct {
+	// The id of one of the team's registered instances.
+	IntegrationID string
+}
+
+func unpackDeleteIntegrationParams(packed middleware.Parameters) (params DeleteIntegrationParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "integration_id",
+			In:   "path",
+		}
+		params.IntegrationID = packed[key].(string)
+	}
+	return params
+}
+
+func decodeDeleteIntegrationParams(args [1]string, argsEscaped bool, r *http.Request) (params DeleteIntegrationParams, _ error) {
+	// Decode path: integration_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "integration_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.IntegrationID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     0,
+					MinLengthSet:  false,
+					MaxLength:     65535,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.IntegrationID)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "integration_id",
 			In:   "path",
 			Err:  err,
 		}
@@ -6324,6 +6497,284 @@ func decodeGetConnectorTypeSummariesParams(args [0]string, argsEscaped bool, r *
 	return params, nil
 }
 
+// GetContextualDataIntegrationDefinitionParams is parameters of GetContextualDataIntegrationDefinition operation.
+type GetContextualDataIntegrationDefinitionParams struct {
+	// An integration's key in the catalog or, where the operation says so, the id of one of the team's
+	// instances.
+	ID                         string
+	IncludeTestingIntegrations OptBool `json:",omitempty,omitzero"`
+}
+
+func unpackGetContextualDataIntegrationDefinitionParams(packed middleware.Parameters) (params GetContextualDataIntegrationDefinitionParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(string)
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "include_testing_integrations",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.IncludeTestingIntegrations = v.(OptBool)
+		}
+	}
+	return params
+}
+
+func decodeGetContextualDataIntegrationDefinitionParams(args [1]string, argsEscaped bool, r *http.Request) (params GetContextualDataIntegrationDefinitionParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.ID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     0,
+					MinLengthSet:  false,
+					MaxLength:     65535,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.ID)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	// Decode query: include_testing_integrations.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "include_testing_integrations",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotIncludeTestingIntegrationsVal bool
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToBool(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIncludeTestingIntegrationsVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.IncludeTestingIntegrations.SetTo(paramsDotIncludeTestingIntegrationsVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "include_testing_integrations",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetContextualDataIntegrationDetailsParams is parameters of GetContextualDataIntegrationDetails operation.
+type GetContextualDataIntegrationDetailsParams struct {
+	// An integration's key in the catalog or, where the operation says so, the id of one of the team's
+	// instances.
+	ID                      string
+	IncludeTestingRevisions OptBool `json:",omitempty,omitzero"`
+}
+
+func unpackGetContextualDataIntegrationDetailsParams(packed middleware.Parameters) (params GetContextualDataIntegrationDetailsParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(string)
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "include_testing_revisions",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.IncludeTestingRevisions = v.(OptBool)
+		}
+	}
+	return params
+}
+
+func decodeGetContextualDataIntegrationDetailsParams(args [1]string, argsEscaped bool, r *http.Request) (params GetContextualDataIntegrationDetailsParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.ID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     0,
+					MinLengthSet:  false,
+					MaxLength:     65535,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.ID)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	// Decode query: include_testing_revisions.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "include_testing_revisions",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotIncludeTestingRevisionsVal bool
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToBool(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIncludeTestingRevisionsVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.IncludeTestingRevisions.SetTo(paramsDotIncludeTestingRevisionsVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "include_testing_revisions",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // GetCustomRoleParams is parameters of GetCustomRole operation.
 type GetCustomRoleParams struct {
 	// A custom role's id.
@@ -7154,6 +7605,92 @@ func decodeGetDeployedExtensionParams(args [1]string, argsEscaped bool, r *http.
 	return params, nil
 }
 
+// GetDeployedIntegrationParams is parameters of GetDeployedIntegration operation.
+type GetDeployedIntegrationParams struct {
+	// The id of one of the team's registered instances.
+	IntegrationID string
+}
+
+func unpackGetDeployedIntegrationParams(packed middleware.Parameters) (params GetDeployedIntegrationParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "integration_id",
+			In:   "path",
+		}
+		params.IntegrationID = packed[key].(string)
+	}
+	return params
+}
+
+func decodeGetDeployedIntegrationParams(args [1]string, argsEscaped bool, r *http.Request) (params GetDeployedIntegrationParams, _ error) {
+	// Decode path: integration_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "integration_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.IntegrationID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     0,
+					MinLengthSet:  false,
+					MaxLength:     65535,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.IntegrationID)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "integration_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // GetE2MParams is parameters of GetE2M operation.
 type GetE2MParams struct {
 	// An events-to-metrics rule's id, a UUID with hex digits in either case (looked up in lowercase).
@@ -7666,6 +8203,433 @@ func decodeGetIncidentByEventIDParams(args [1]string, argsEscaped bool, r *http.
 	return params, nil
 }
 
+// GetIntegrationDefinitionParams is parameters of GetIntegrationDefinition operation.
+type GetIntegrationDefinitionParams struct {
+	// An integration's key in the catalog or, where the operation says so, the id of one of the team's
+	// instances.
+	ID string
+	// Answer the revisions marked as testing too.
+	IncludeTestingRevision OptBool `json:",omitempty,omitzero"`
+}
+
+func unpackGetIntegrationDefinitionParams(packed middleware.Parameters) (params GetIntegrationDefinitionParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(string)
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "include_testing_revision",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.IncludeTestingRevision = v.(OptBool)
+		}
+	}
+	return params
+}
+
+func decodeGetIntegrationDefinitionParams(args [1]string, argsEscaped bool, r *http.Request) (params GetIntegrationDefinitionParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.ID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     0,
+					MinLengthSet:  false,
+					MaxLength:     65535,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.ID)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	// Decode query: include_testing_revision.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "include_testing_revision",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotIncludeTestingRevisionVal bool
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToBool(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIncludeTestingRevisionVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.IncludeTestingRevision.SetTo(paramsDotIncludeTestingRevisionVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "include_testing_revision",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetIntegrationDetailsParams is parameters of GetIntegrationDetails operation.
+type GetIntegrationDetailsParams struct {
+	// An integration's key in the catalog or, where the operation says so, the id of one of the team's
+	// instances.
+	ID string
+	// Answer the revisions marked as testing too.
+	IncludeTestingRevision OptBool `json:",omitempty,omitzero"`
+}
+
+func unpackGetIntegrationDetailsParams(packed middleware.Parameters) (params GetIntegrationDetailsParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "id",
+			In:   "path",
+		}
+		params.ID = packed[key].(string)
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "include_testing_revision",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.IncludeTestingRevision = v.(OptBool)
+		}
+	}
+	return params
+}
+
+func decodeGetIntegrationDetailsParams(args [1]string, argsEscaped bool, r *http.Request) (params GetIntegrationDetailsParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode path: id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.ID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     0,
+					MinLengthSet:  false,
+					MaxLength:     65535,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.ID)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	// Decode query: include_testing_revision.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "include_testing_revision",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotIncludeTestingRevisionVal bool
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToBool(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIncludeTestingRevisionVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.IncludeTestingRevision.SetTo(paramsDotIncludeTestingRevisionVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "include_testing_revision",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetIntegrationTemplateParams is parameters of GetIntegrationTemplate operation.
+type GetIntegrationTemplateParams struct {
+	IntegrationID   OptString          `json:",omitempty,omitzero"`
+	CommonArmParams OptCommonArmParams `json:",omitempty,omitzero"`
+}
+
+func unpackGetIntegrationTemplateParams(packed middleware.Parameters) (params GetIntegrationTemplateParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "integration_id",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.IntegrationID = v.(OptString)
+		}
+	}
+	{
+		key := middleware.ParameterKey{
+			Name: "common_arm_params",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.CommonArmParams = v.(OptCommonArmParams)
+		}
+	}
+	return params
+}
+
+func decodeGetIntegrationTemplateParams(args [0]string, argsEscaped bool, r *http.Request) (params GetIntegrationTemplateParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: integration_id.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "integration_id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotIntegrationIDVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIntegrationIDVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.IntegrationID.SetTo(paramsDotIntegrationIDVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.IntegrationID.Get(); ok {
+					if err := func() error {
+						if err := (validate.String{
+							MinLength:     0,
+							MinLengthSet:  false,
+							MaxLength:     65535,
+							MaxLengthSet:  true,
+							Email:         false,
+							Hostname:      false,
+							Regex:         nil,
+							MinNumeric:    0,
+							MinNumericSet: false,
+							MaxNumeric:    0,
+							MaxNumericSet: false,
+						}).Validate(string(value)); err != nil {
+							return errors.Wrap(err, "string")
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "integration_id",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	// Decode query: common_arm_params.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "common_arm_params",
+			Style:   uri.QueryStyleDeepObject,
+			Explode: true,
+			Fields:  []uri.QueryParameterObjectField{{Name: "apiKey", Required: false}, {Name: "cgxDomain", Required: false}, {Name: "logsUrl", Required: false}},
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotCommonArmParamsVal CommonArmParams
+				if err := func() error {
+					return paramsDotCommonArmParamsVal.DecodeURI(d)
+				}(); err != nil {
+					return err
+				}
+				params.CommonArmParams.SetTo(paramsDotCommonArmParamsVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.CommonArmParams.Get(); ok {
+					if err := func() error {
+						if err := value.Validate(); err != nil {
+							return err
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "common_arm_params",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // GetLogsCountV2Params is parameters of GetLogsCountV2 operation.
 type GetLogsCountV2Params struct {
 	// The time range (bracket or dot form); absent means the last 24 hours ending with the current hour.
@@ -7872,6 +8836,92 @@ func decodeGetLogsCountV2Params(args [0]string, argsEscaped bool, r *http.Reques
 		return params, &ogenerrors.DecodeParamError{
 			Name: "application_aggregation",
 			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetManagedIntegrationStatusParams is parameters of GetManagedIntegrationStatus operation.
+type GetManagedIntegrationStatusParams struct {
+	// The id of one of the team's registered instances.
+	IntegrationID string
+}
+
+func unpackGetManagedIntegrationStatusParams(packed middleware.Parameters) (params GetManagedIntegrationStatusParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "integration_id",
+			In:   "path",
+		}
+		params.IntegrationID = packed[key].(string)
+	}
+	return params
+}
+
+func decodeGetManagedIntegrationStatusParams(args [1]string, argsEscaped bool, r *http.Request) (params GetManagedIntegrationStatusParams, _ error) {
+	// Decode path: integration_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "integration_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.IntegrationID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     0,
+					MinLengthSet:  false,
+					MaxLength:     65535,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.IntegrationID)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "integration_id",
+			In:   "path",
 			Err:  err,
 		}
 	}
@@ -8526,6 +9576,97 @@ func decodeGetRecordingRuleSetParams(args [1]string, argsEscaped bool, r *http.R
 		return params, &ogenerrors.DecodeParamError{
 			Name: "id",
 			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// GetRumApplicationVersionsParams is parameters of GetRumApplicationVersions operation.
+type GetRumApplicationVersionsParams struct {
+	ApplicationName OptString `json:",omitempty,omitzero"`
+}
+
+func unpackGetRumApplicationVersionsParams(packed middleware.Parameters) (params GetRumApplicationVersionsParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "application_name",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.ApplicationName = v.(OptString)
+		}
+	}
+	return params
+}
+
+func decodeGetRumApplicationVersionsParams(args [0]string, argsEscaped bool, r *http.Request) (params GetRumApplicationVersionsParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: application_name.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "application_name",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotApplicationNameVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotApplicationNameVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.ApplicationName.SetTo(paramsDotApplicationNameVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if err := func() error {
+				if value, ok := params.ApplicationName.Get(); ok {
+					if err := func() error {
+						if err := (validate.String{
+							MinLength:     0,
+							MinLengthSet:  false,
+							MaxLength:     65535,
+							MaxLengthSet:  true,
+							Email:         false,
+							Hostname:      false,
+							Regex:         nil,
+							MinNumeric:    0,
+							MinNumericSet: false,
+							MaxNumeric:    0,
+							MaxNumericSet: false,
+						}).Validate(string(value)); err != nil {
+							return errors.Wrap(err, "string")
+						}
+						return nil
+					}(); err != nil {
+						return err
+					}
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "application_name",
+			In:   "query",
 			Err:  err,
 		}
 	}
@@ -9779,6 +10920,70 @@ func decodeListConnectorsParams(args [0]string, argsEscaped bool, r *http.Reques
 	return params, nil
 }
 
+// ListContextualDataIntegrationsParams is parameters of ListContextualDataIntegrations operation.
+type ListContextualDataIntegrationsParams struct {
+	IncludeTestingIntegrations OptBool `json:",omitempty,omitzero"`
+}
+
+func unpackListContextualDataIntegrationsParams(packed middleware.Parameters) (params ListContextualDataIntegrationsParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "include_testing_integrations",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.IncludeTestingIntegrations = v.(OptBool)
+		}
+	}
+	return params
+}
+
+func decodeListContextualDataIntegrationsParams(args [0]string, argsEscaped bool, r *http.Request) (params ListContextualDataIntegrationsParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: include_testing_integrations.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "include_testing_integrations",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotIncludeTestingIntegrationsVal bool
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToBool(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIncludeTestingIntegrationsVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.IncludeTestingIntegrations.SetTo(paramsDotIncludeTestingIntegrationsVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "include_testing_integrations",
+			In:   "query",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
 // ListCustomRolesParams is parameters of ListCustomRoles operation.
 type ListCustomRolesParams struct {
 	TeamID OptInt64 `json:",omitempty,omitzero"`
@@ -10272,6 +11477,71 @@ func decodeListIncidentEventsParams(args [1]string, argsEscaped bool, r *http.Re
 		return params, &ogenerrors.DecodeParamError{
 			Name: "incident_id",
 			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// ListIntegrationsParams is parameters of ListIntegrations operation.
+type ListIntegrationsParams struct {
+	// Answer the revisions marked as testing too.
+	IncludeTestingRevision OptBool `json:",omitempty,omitzero"`
+}
+
+func unpackListIntegrationsParams(packed middleware.Parameters) (params ListIntegrationsParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "include_testing_revision",
+			In:   "query",
+		}
+		if v, ok := packed[key]; ok {
+			params.IncludeTestingRevision = v.(OptBool)
+		}
+	}
+	return params
+}
+
+func decodeListIntegrationsParams(args [0]string, argsEscaped bool, r *http.Request) (params ListIntegrationsParams, _ error) {
+	q := uri.NewQueryDecoder(r.URL.Query())
+	// Decode query: include_testing_revision.
+	if err := func() error {
+		cfg := uri.QueryParameterDecodingConfig{
+			Name:    "include_testing_revision",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.HasParam(cfg); err == nil {
+			if err := q.DecodeParam(cfg, func(d uri.Decoder) error {
+				var paramsDotIncludeTestingRevisionVal bool
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToBool(val)
+					if err != nil {
+						return err
+					}
+
+					paramsDotIncludeTestingRevisionVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				params.IncludeTestingRevision.SetTo(paramsDotIncludeTestingRevisionVal)
+				return nil
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "include_testing_revision",
+			In:   "query",
 			Err:  err,
 		}
 	}
@@ -11524,6 +12794,92 @@ func decodeSyncCaseExternalThreadParams(args [1]string, argsEscaped bool, r *htt
 	}(); err != nil {
 		return params, &ogenerrors.DecodeParamError{
 			Name: "case_id",
+			In:   "path",
+			Err:  err,
+		}
+	}
+	return params, nil
+}
+
+// TestContextualDataIntegrationParams is parameters of TestContextualDataIntegration operation.
+type TestContextualDataIntegrationParams struct {
+	// The id of one of the team's registered instances.
+	IntegrationID string
+}
+
+func unpackTestContextualDataIntegrationParams(packed middleware.Parameters) (params TestContextualDataIntegrationParams) {
+	{
+		key := middleware.ParameterKey{
+			Name: "integration_id",
+			In:   "path",
+		}
+		params.IntegrationID = packed[key].(string)
+	}
+	return params
+}
+
+func decodeTestContextualDataIntegrationParams(args [1]string, argsEscaped bool, r *http.Request) (params TestContextualDataIntegrationParams, _ error) {
+	// Decode path: integration_id.
+	if err := func() error {
+		param := args[0]
+		if argsEscaped {
+			unescaped, err := url.PathUnescape(args[0])
+			if err != nil {
+				return errors.Wrap(err, "unescape path")
+			}
+			param = unescaped
+		}
+		if len(param) > 0 {
+			d := uri.NewPathDecoder(uri.PathDecoderConfig{
+				Param:   "integration_id",
+				Value:   param,
+				Style:   uri.PathStyleSimple,
+				Explode: false,
+			})
+
+			if err := func() error {
+				val, err := d.DecodeValue()
+				if err != nil {
+					return err
+				}
+
+				c, err := conv.ToString(val)
+				if err != nil {
+					return err
+				}
+
+				params.IntegrationID = c
+				return nil
+			}(); err != nil {
+				return err
+			}
+			if err := func() error {
+				if err := (validate.String{
+					MinLength:     0,
+					MinLengthSet:  false,
+					MaxLength:     65535,
+					MaxLengthSet:  true,
+					Email:         false,
+					Hostname:      false,
+					Regex:         nil,
+					MinNumeric:    0,
+					MinNumericSet: false,
+					MaxNumeric:    0,
+					MaxNumericSet: false,
+				}).Validate(string(params.IntegrationID)); err != nil {
+					return errors.Wrap(err, "string")
+				}
+				return nil
+			}(); err != nil {
+				return err
+			}
+		} else {
+			return validate.ErrFieldRequired
+		}
+		return nil
+	}(); err != nil {
+		return params, &ogenerrors.DecodeParamError{
+			Name: "integration_id",
 			In:   "path",
 			Err:  err,
 		}

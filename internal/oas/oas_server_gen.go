@@ -619,6 +619,12 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/connectors/{id}
 	DeleteConnector(ctx context.Context, params DeleteConnectorParams) error
+	// DeleteContextualDataIntegration implements DeleteContextualDataIntegration operation.
+	//
+	// Removes the team's contextual data instance `id`; 404 when the team has none of that id.
+	//
+	// DELETE /mgmt/openapi/5/integrations/contextual-data/v1/{id}
+	DeleteContextualDataIntegration(ctx context.Context, params DeleteContextualDataIntegrationParams) error
 	// DeleteCustomPreset implements DeleteCustomPreset operation.
 	//
 	// System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
@@ -665,6 +671,12 @@ type Handler interface {
 	//
 	// DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
 	DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams) error
+	// DeleteIntegration implements DeleteIntegration operation.
+	//
+	// Removes the team's instance `integration_id`; 404 when the team has none of that id.
+	//
+	// DELETE /mgmt/openapi/5/integrations/integrations/v1/instances/{integration_id}
+	DeleteIntegration(ctx context.Context, params DeleteIntegrationParams) error
 	// DeleteOutgoingWebhook implements DeleteOutgoingWebhook operation.
 	//
 	// Deletes the webhook `id` (its id or its `externalId`).
@@ -934,6 +946,19 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors/types/summaries
 	GetConnectorTypeSummaries(ctx context.Context, params GetConnectorTypeSummariesParams) (*ConnectorTypeSummaryList, error)
+	// GetContextualDataIntegrationDefinition implements GetContextualDataIntegrationDefinition operation.
+	//
+	// The contextual data integration `id` (its key) with its revisions' typed fields.
+	//
+	// GET /mgmt/openapi/5/integrations/contextual-data/v1/definitions/{id}
+	GetContextualDataIntegrationDefinition(ctx context.Context, params GetContextualDataIntegrationDefinitionParams) (*IntegrationDefinitionEnvelope, error)
+	// GetContextualDataIntegrationDetails implements GetContextualDataIntegrationDetails operation.
+	//
+	// The contextual data integration `id` (its key, or the id of one of the team's instances of it) with
+	// the team's instances of it.
+	//
+	// GET /mgmt/openapi/5/integrations/contextual-data/v1/{id}
+	GetContextualDataIntegrationDetails(ctx context.Context, params GetContextualDataIntegrationDetailsParams) (*IntegrationDetailsEnvelope, error)
 	// GetCustomRole implements GetCustomRole operation.
 	//
 	// Read a custom role.
@@ -1046,6 +1071,14 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/3/integrations/extensions/v1/deployed/{id}
 	GetDeployedExtension(ctx context.Context, params GetDeployedExtensionParams) (*DeployedExtensionResponse, error)
+	// GetDeployedIntegration implements GetDeployedIntegration operation.
+	//
+	// The team's instance `integration_id` (the id the save answered): its integration key, version,
+	// parameters and status. Secret parameters are answered as `sensitiveData: {}` and API key parameters
+	// by the key's id only, never by value.
+	//
+	// GET /mgmt/openapi/5/integrations/integrations/v1/deployed/{integration_id}
+	GetDeployedIntegration(ctx context.Context, params GetDeployedIntegrationParams) (*DeployedIntegrationEnvelope, error)
 	// GetE2M implements GetE2M operation.
 	//
 	// Read an events-to-metrics rule (E23).
@@ -1103,6 +1136,34 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/incidents/filter-values/v1
 	GetIncidentFilterValues(ctx context.Context, req OptIncidentFilterValuesRequest) (*IncidentFilterValuesResponse, error)
+	// GetIntegrationDefinition implements GetIntegrationDefinition operation.
+	//
+	// The integration `id` (its key, e.g. `aws-metrics-collector`) with every revision's typed fields: the
+	// parameters a registration of that version takes, which are required, their defaults and allowed
+	// values. 404 when the catalog has no such integration.
+	//
+	// GET /mgmt/openapi/5/integrations/integrations/v1/definitions/{id}
+	GetIntegrationDefinition(ctx context.Context, params GetIntegrationDefinitionParams) (*IntegrationDefinitionEnvelope, error)
+	// GetIntegrationDetails implements GetIntegrationDetails operation.
+	//
+	// The integration `id` of the catalog (its key, or the id of one of the team's instances of it) with
+	// its documentation links, its changelog (`local`), the extensions of the extension catalog that name
+	// it, and the team's registered instances of it (`default.registered`, oldest first, secrets masked as
+	// in the get).
+	//
+	// GET /mgmt/openapi/5/integrations/integrations/v1/{id}
+	GetIntegrationDetails(ctx context.Context, params GetIntegrationDetailsParams) (*IntegrationDetailsEnvelope, error)
+	// GetIntegrationTemplate implements GetIntegrationTemplate operation.
+	//
+	// The URL of the deployment template (CloudFormation or Azure Resource Manager) of `integration_id`: a
+	// team's instance (its version's template) or an integration key (its newest revision's template).
+	// `common_arm_params` (bracket or dot form, `common_arm_params[logsUrl]=…`, or its fields as
+	// parameters of their own, `logsUrl=…`): `logsUrl` and `cgxDomain` are added to an Azure template's
+	// URL as query parameters; `apiKey` must be a send-data key of the team and is never put in the URL.
+	// 404 when the integration has no template.
+	//
+	// GET /mgmt/openapi/5/integrations/template/v1
+	GetIntegrationTemplate(ctx context.Context, params GetIntegrationTemplateParams) (*IntegrationTemplate, error)
 	// GetLogsCountV2 implements GetLogsCountV2 operation.
 	//
 	// Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
@@ -1114,6 +1175,15 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dataplans/data-usage/v2/logs/count
 	GetLogsCountV2(ctx context.Context, params GetLogsCountV2Params) (*UsageV2LogsCountHeaders, error)
+	// GetManagedIntegrationStatus implements GetManagedIntegrationStatus operation.
+	//
+	// The status of the team's instance `integration_id` of a managed integration: ACTIVE while every API
+	// key parameter names an active send-data key of the team, FAILING (with a message naming the
+	// parameter) when a key was deactivated or deleted. 404 when the team has no such instance or it is
+	// not of a managed integration.
+	//
+	// GET /mgmt/openapi/5/integrations/managed/v1/{integration_id}
+	GetManagedIntegrationStatus(ctx context.Context, params GetManagedIntegrationStatusParams) (*ManagedIntegrationStatus, error)
 	// GetOutgoingWebhook implements GetOutgoingWebhook operation.
 	//
 	// The webhook with its type's settings, as it was sent. `id` is the webhook's id or its numeric
@@ -1217,6 +1287,17 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/dataengine/retention-tags/v1/enabled
 	GetRetentionTagsEnabled(ctx context.Context) (*RetentionTagsEnabled, error)
+	// GetRumApplicationVersions implements GetRumApplicationVersions operation.
+	//
+	// The versions the team registered for the RUM application `application_name`: each instance of a RUM
+	// integration (a definition whose revision is deployed as `rum`) names its application and version in
+	// its parameters (`applicationName`, `version`). Each version comes once, with `logMetadata` telling
+	// when it was first and last registered. Without `application_name`, every RUM application's versions.
+	// `syncedAt` is the time of the answer: the versions are read from the registrations, never from a
+	// copy.
+	//
+	// GET /mgmt/openapi/5/integrations/integrations/v1/rum/app-versions
+	GetRumApplicationVersions(ctx context.Context, params GetRumApplicationVersionsParams) (*RumVersionDataEnvelope, error)
 	// GetSchedulerRulesForAlertmanager implements GetSchedulerRulesForAlertmanager operation.
 	//
 	// The team's enabled scheduler rules in Alertmanager's terms, where a rule maps exactly (see
@@ -1389,6 +1470,14 @@ type Handler interface {
 	//
 	// GET /mgmt/openapi/5/notifications/notification-center/v1/connectors
 	ListConnectors(ctx context.Context, params ListConnectorsParams) (*ConnectorList, error)
+	// ListContextualDataIntegrations implements ListContextualDataIntegrations operation.
+	//
+	// Every contextual data integration of the catalog (its type `contextualData` or
+	// `pushBasedContextualData`), by name, with how many instances of it the team has registered. Testing
+	// revisions are left out unless `include_testing_integrations` is true.
+	//
+	// GET /mgmt/openapi/5/integrations/contextual-data/v1
+	ListContextualDataIntegrations(ctx context.Context, params ListContextualDataIntegrationsParams) (*IntegrationCatalogList, error)
 	// ListCustomRoles implements ListCustomRoles operation.
 	//
 	// The team's custom roles, by id. `team_id`, when given, must be the caller's team; any other team
@@ -1533,6 +1622,22 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1
 	ListIncidents(ctx context.Context, req OptIncidentListInput) (*IncidentPage, error)
+	// ListIntegrations implements ListIntegrations operation.
+	//
+	// Every integration of the server's catalog (built-in and the operator's `--integrations-dir`) that is
+	// not a contextual data integration, by name, with how many instances of it the team has registered
+	// (`amountIntegrations`). Revisions marked as testing are left out unless `include_testing_revision`
+	// is true; an integration with only testing revisions is then left out too.
+	//
+	// GET /mgmt/openapi/5/integrations/integrations/v1
+	ListIntegrations(ctx context.Context, params ListIntegrationsParams) (*IntegrationCatalogList, error)
+	// ListManagedIntegrationKeys implements ListManagedIntegrationKeys operation.
+	//
+	// The ids of the team's send-data API keys, oldest first: the keys a managed integration (one the
+	// platform runs for the team) is registered with, in its API key parameter.
+	//
+	// GET /mgmt/openapi/5/integrations/managed/v1
+	ListManagedIntegrationKeys(ctx context.Context) (*ManagedIntegrationKeyList, error)
 	// ListNotificationDeliveries implements ListNotificationDeliveries operation.
 	//
 	// For each case named in `caseIds` (by `id` or by `readableId`, `CASE-1`; the answer is keyed as
@@ -1830,6 +1935,27 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/incidents/incidents/v1/all/resolve
 	ResolveIncidents(ctx context.Context, req *IncidentIDsRequest) (*IncidentsResponse, error)
+	// SaveContextualDataIntegration implements SaveContextualDataIntegration operation.
+	//
+	// Registers an instance of a contextual data integration, checked as the save of an integration checks
+	// it, against that integration's revision. Answers the instance's id.
+	//
+	// POST /mgmt/openapi/5/integrations/contextual-data/v1
+	SaveContextualDataIntegration(ctx context.Context, req *SaveContextualDataRequest) (*IntegrationSaved, error)
+	// SaveIntegration implements SaveIntegration operation.
+	//
+	// Registers an instance of `metadata.integrationKey` at `metadata.version` with
+	// `metadata.integrationParameters.parameters`, checked against that revision's fields: every key is a
+	// field of the revision (once), required fields are given (or have a default), each value has its
+	// field's type (`stringValue` for text, selections and JSON; `numericValue`; `booleanValue`;
+	// `stringList` for lists and multiple selections; a secret as `stringValue`; an API key as `apiKey`
+	// with the `id` or the `value` of a send-data key of the team, or as `stringValue` with its value),
+	// selections are among the field's options and text matches the field's `allowedPattern`. Defaults
+	// fill the fields left out. Answers the new instance's id; the instance is read with the get of
+	// deployed instances.
+	//
+	// POST /mgmt/openapi/5/integrations/metadata/v1
+	SaveIntegration(ctx context.Context, req *SaveIntegrationRequest) (*IntegrationSaved, error)
 	// SetCasePriorityOverride implements SetCasePriorityOverride operation.
 	//
 	// The case shows `priority` as the override from now on (`priorityDetails.override`), until the
@@ -1863,6 +1989,13 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/cases/cases/v1/{case_id}/sync-external-thread-comments
 	SyncCaseExternalThread(ctx context.Context, params SyncCaseExternalThreadParams) (*SyncExternalThreadResponse, error)
+	// SyncRumData implements SyncRumData operation.
+	//
+	// Answers `syncExecuted: false` and the time: RUM versions are read from the team's registrations at
+	// every request, so there is no copy to refresh and nothing is changed, `force` or not.
+	//
+	// POST /mgmt/openapi/5/integrations/integrations/v1/rum/sync
+	SyncRumData(ctx context.Context, req OptRumSyncRequest) (*RumSyncResult, error)
 	// TestConnectorConfig implements TestConnectorConfig operation.
 	//
 	// Checks `type` and `fields` with the rules a connector's create applies (400 naming the field and the
@@ -1872,6 +2005,14 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/connectors:testConfig
 	TestConnectorConfig(ctx context.Context, req OptTestConnectorConfigRequest) (*NotificationTestResponse, error)
+	// TestContextualDataIntegration implements TestContextualDataIntegration operation.
+	//
+	// Checks `integrationData` as the save does and tests it as the integration test does.
+	// `integration_id` is the team's instance whose stored secrets fill the placeholders, or the
+	// integration's key when nothing is registered yet.
+	//
+	// POST /mgmt/openapi/5/integrations/contextual-data/v1/test/{integration_id}
+	TestContextualDataIntegration(ctx context.Context, req *TestContextualDataRequest, params TestContextualDataIntegrationParams) (*IntegrationTestEnvelope, error)
 	// TestDestination implements TestDestination operation.
 	//
 	// A router destination is a connector, a preset and their templates for one entity type. Renders a
@@ -1918,6 +2059,15 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/5/notifications/notification-center/v1/presets:test
 	TestExistingPreset(ctx context.Context, req OptTestExistingPresetRequest) (*NotificationTestResponse, error)
+	// TestIntegration implements TestIntegration operation.
+	//
+	// Checks `integrationData` as the save does (with `integrationId`, the secrets sent back as
+	// placeholders are taken from that instance) and, when the integration's revision sends to an HTTP
+	// endpoint named by one of its parameters, sends one test request there now under the server's
+	// outbound address policy. Answers `success`, or `failure` with the reason; nothing is stored.
+	//
+	// POST /mgmt/openapi/5/integrations/metadata/v1/test
+	TestIntegration(ctx context.Context, req *TestIntegrationRequest) (*IntegrationTestEnvelope, error)
 	// TestOutgoingWebhook implements TestOutgoingWebhook operation.
 	//
 	// Checks `data` as a create does and sends one test notification through it, as the test of a stored
@@ -2043,6 +2193,13 @@ type Handler interface {
 	//
 	// PATCH /mgmt/openapi/5/cases/cases/case-settings/v1/configs/{id}
 	UpdateCaseSettings(ctx context.Context, req OptCaseSettingsUpdateInput, params UpdateCaseSettingsParams) (*CaseSettingsAnswer, error)
+	// UpdateContextualDataIntegration implements UpdateContextualDataIntegration operation.
+	//
+	// Replaces the parameters (and version) of the team's instance `integrationId`, as the update of an
+	// integration does.
+	//
+	// PUT /mgmt/openapi/5/integrations/contextual-data/v1
+	UpdateContextualDataIntegration(ctx context.Context, req *UpdateContextualDataRequest) error
 	// UpdateCustomRole implements UpdateCustomRole operation.
 	//
 	// Changes what is given: `newName` (unique within the team, 409), `newDescription`, and
@@ -2067,6 +2224,14 @@ type Handler interface {
 	//
 	// POST /mgmt/openapi/3/integrations/extensions/v1/deployed
 	UpdateExtensionDeployment(ctx context.Context, params UpdateExtensionDeploymentParams) (*ExtensionDeploymentResponse, error)
+	// UpdateIntegration implements UpdateIntegration operation.
+	//
+	// Replaces the parameters (and the version) of the team's instance `id`, checked as the save checks
+	// them; the integration key cannot change. A secret sent back as `sensitiveData: {}` and an API key
+	// sent back as `apiKey` with its `id` alone keep the stored value.
+	//
+	// PUT /mgmt/openapi/5/integrations/metadata/v1
+	UpdateIntegration(ctx context.Context, req *UpdateIntegrationRequest) error
 	// UpdateOutgoingWebhook implements UpdateOutgoingWebhook operation.
 	//
 	// Replaces the webhook `id` with `data`, checked as the create checks it; the type may change.

@@ -837,6 +837,15 @@ func (UnimplementedHandler) DeleteConnector(ctx context.Context, params DeleteCo
 	return ht.ErrNotImplemented
 }
 
+// DeleteContextualDataIntegration implements DeleteContextualDataIntegration operation.
+//
+// Removes the team's contextual data instance `id`; 404 when the team has none of that id.
+//
+// DELETE /mgmt/openapi/5/integrations/contextual-data/v1/{id}
+func (UnimplementedHandler) DeleteContextualDataIntegration(ctx context.Context, params DeleteContextualDataIntegrationParams) error {
+	return ht.ErrNotImplemented
+}
+
 // DeleteCustomPreset implements DeleteCustomPreset operation.
 //
 // System presets cannot be deleted (400); nor can a preset that is the `parentId` of another preset
@@ -898,6 +907,15 @@ func (UnimplementedHandler) DeleteE2M(ctx context.Context, params DeleteE2MParam
 //
 // DELETE /mgmt/openapi/5/notifications/notification-center/v1/routers/{id}
 func (UnimplementedHandler) DeleteGlobalRouter(ctx context.Context, params DeleteGlobalRouterParams) error {
+	return ht.ErrNotImplemented
+}
+
+// DeleteIntegration implements DeleteIntegration operation.
+//
+// Removes the team's instance `integration_id`; 404 when the team has none of that id.
+//
+// DELETE /mgmt/openapi/5/integrations/integrations/v1/instances/{integration_id}
+func (UnimplementedHandler) DeleteIntegration(ctx context.Context, params DeleteIntegrationParams) error {
 	return ht.ErrNotImplemented
 }
 
@@ -1269,6 +1287,25 @@ func (UnimplementedHandler) GetConnectorTypeSummaries(ctx context.Context, param
 	return r, ht.ErrNotImplemented
 }
 
+// GetContextualDataIntegrationDefinition implements GetContextualDataIntegrationDefinition operation.
+//
+// The contextual data integration `id` (its key) with its revisions' typed fields.
+//
+// GET /mgmt/openapi/5/integrations/contextual-data/v1/definitions/{id}
+func (UnimplementedHandler) GetContextualDataIntegrationDefinition(ctx context.Context, params GetContextualDataIntegrationDefinitionParams) (r *IntegrationDefinitionEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetContextualDataIntegrationDetails implements GetContextualDataIntegrationDetails operation.
+//
+// The contextual data integration `id` (its key, or the id of one of the team's instances of it) with
+// the team's instances of it.
+//
+// GET /mgmt/openapi/5/integrations/contextual-data/v1/{id}
+func (UnimplementedHandler) GetContextualDataIntegrationDetails(ctx context.Context, params GetContextualDataIntegrationDetailsParams) (r *IntegrationDetailsEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetCustomRole implements GetCustomRole operation.
 //
 // Read a custom role.
@@ -1417,6 +1454,17 @@ func (UnimplementedHandler) GetDeployedExtension(ctx context.Context, params Get
 	return r, ht.ErrNotImplemented
 }
 
+// GetDeployedIntegration implements GetDeployedIntegration operation.
+//
+// The team's instance `integration_id` (the id the save answered): its integration key, version,
+// parameters and status. Secret parameters are answered as `sensitiveData: {}` and API key parameters
+// by the key's id only, never by value.
+//
+// GET /mgmt/openapi/5/integrations/integrations/v1/deployed/{integration_id}
+func (UnimplementedHandler) GetDeployedIntegration(ctx context.Context, params GetDeployedIntegrationParams) (r *DeployedIntegrationEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetE2M implements GetE2M operation.
 //
 // Read an events-to-metrics rule (E23).
@@ -1495,6 +1543,43 @@ func (UnimplementedHandler) GetIncidentFilterValues(ctx context.Context, req Opt
 	return r, ht.ErrNotImplemented
 }
 
+// GetIntegrationDefinition implements GetIntegrationDefinition operation.
+//
+// The integration `id` (its key, e.g. `aws-metrics-collector`) with every revision's typed fields: the
+// parameters a registration of that version takes, which are required, their defaults and allowed
+// values. 404 when the catalog has no such integration.
+//
+// GET /mgmt/openapi/5/integrations/integrations/v1/definitions/{id}
+func (UnimplementedHandler) GetIntegrationDefinition(ctx context.Context, params GetIntegrationDefinitionParams) (r *IntegrationDefinitionEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetIntegrationDetails implements GetIntegrationDetails operation.
+//
+// The integration `id` of the catalog (its key, or the id of one of the team's instances of it) with
+// its documentation links, its changelog (`local`), the extensions of the extension catalog that name
+// it, and the team's registered instances of it (`default.registered`, oldest first, secrets masked as
+// in the get).
+//
+// GET /mgmt/openapi/5/integrations/integrations/v1/{id}
+func (UnimplementedHandler) GetIntegrationDetails(ctx context.Context, params GetIntegrationDetailsParams) (r *IntegrationDetailsEnvelope, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetIntegrationTemplate implements GetIntegrationTemplate operation.
+//
+// The URL of the deployment template (CloudFormation or Azure Resource Manager) of `integration_id`: a
+// team's instance (its version's template) or an integration key (its newest revision's template).
+// `common_arm_params` (bracket or dot form, `common_arm_params[logsUrl]=…`, or its fields as
+// parameters of their own, `logsUrl=…`): `logsUrl` and `cgxDomain` are added to an Azure template's
+// URL as query parameters; `apiKey` must be a send-data key of the team and is never put in the URL.
+// 404 when the integration has no template.
+//
+// GET /mgmt/openapi/5/integrations/template/v1
+func (UnimplementedHandler) GetIntegrationTemplate(ctx context.Context, params GetIntegrationTemplateParams) (r *IntegrationTemplate, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetLogsCountV2 implements GetLogsCountV2 operation.
 //
 // Sums the team's `MEASUREMENT_KIND_PROCESSED_EVENTS` records labelled `pillar=PILLAR_LOGS` of
@@ -1506,6 +1591,18 @@ func (UnimplementedHandler) GetIncidentFilterValues(ctx context.Context, req Opt
 //
 // GET /mgmt/openapi/5/dataplans/data-usage/v2/logs/count
 func (UnimplementedHandler) GetLogsCountV2(ctx context.Context, params GetLogsCountV2Params) (r *UsageV2LogsCountHeaders, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetManagedIntegrationStatus implements GetManagedIntegrationStatus operation.
+//
+// The status of the team's instance `integration_id` of a managed integration: ACTIVE while every API
+// key parameter names an active send-data key of the team, FAILING (with a message naming the
+// parameter) when a key was deactivated or deleted. 404 when the team has no such instance or it is
+// not of a managed integration.
+//
+// GET /mgmt/openapi/5/integrations/managed/v1/{integration_id}
+func (UnimplementedHandler) GetManagedIntegrationStatus(ctx context.Context, params GetManagedIntegrationStatusParams) (r *ManagedIntegrationStatus, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1645,6 +1742,20 @@ func (UnimplementedHandler) GetRecordingRuleSet(ctx context.Context, params GetR
 //
 // GET /mgmt/openapi/5/dataengine/retention-tags/v1/enabled
 func (UnimplementedHandler) GetRetentionTagsEnabled(ctx context.Context) (r *RetentionTagsEnabled, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetRumApplicationVersions implements GetRumApplicationVersions operation.
+//
+// The versions the team registered for the RUM application `application_name`: each instance of a RUM
+// integration (a definition whose revision is deployed as `rum`) names its application and version in
+// its parameters (`applicationName`, `version`). Each version comes once, with `logMetadata` telling
+// when it was first and last registered. Without `application_name`, every RUM application's versions.
+// `syncedAt` is the time of the answer: the versions are read from the registrations, never from a
+// copy.
+//
+// GET /mgmt/openapi/5/integrations/integrations/v1/rum/app-versions
+func (UnimplementedHandler) GetRumApplicationVersions(ctx context.Context, params GetRumApplicationVersionsParams) (r *RumVersionDataEnvelope, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1874,6 +1985,17 @@ func (UnimplementedHandler) ListConnectors(ctx context.Context, params ListConne
 	return r, ht.ErrNotImplemented
 }
 
+// ListContextualDataIntegrations implements ListContextualDataIntegrations operation.
+//
+// Every contextual data integration of the catalog (its type `contextualData` or
+// `pushBasedContextualData`), by name, with how many instances of it the team has registered. Testing
+// revisions are left out unless `include_testing_integrations` is true.
+//
+// GET /mgmt/openapi/5/integrations/contextual-data/v1
+func (UnimplementedHandler) ListContextualDataIntegrations(ctx context.Context, params ListContextualDataIntegrationsParams) (r *IntegrationCatalogList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ListCustomRoles implements ListCustomRoles operation.
 //
 // The team's custom roles, by id. `team_id`, when given, must be the caller's team; any other team
@@ -2063,6 +2185,28 @@ func (UnimplementedHandler) ListIncidentEventsFeed(ctx context.Context) (r *Inci
 //
 // POST /mgmt/openapi/5/incidents/incidents/v1
 func (UnimplementedHandler) ListIncidents(ctx context.Context, req OptIncidentListInput) (r *IncidentPage, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListIntegrations implements ListIntegrations operation.
+//
+// Every integration of the server's catalog (built-in and the operator's `--integrations-dir`) that is
+// not a contextual data integration, by name, with how many instances of it the team has registered
+// (`amountIntegrations`). Revisions marked as testing are left out unless `include_testing_revision`
+// is true; an integration with only testing revisions is then left out too.
+//
+// GET /mgmt/openapi/5/integrations/integrations/v1
+func (UnimplementedHandler) ListIntegrations(ctx context.Context, params ListIntegrationsParams) (r *IntegrationCatalogList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListManagedIntegrationKeys implements ListManagedIntegrationKeys operation.
+//
+// The ids of the team's send-data API keys, oldest first: the keys a managed integration (one the
+// platform runs for the team) is registered with, in its API key parameter.
+//
+// GET /mgmt/openapi/5/integrations/managed/v1
+func (UnimplementedHandler) ListManagedIntegrationKeys(ctx context.Context) (r *ManagedIntegrationKeyList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2474,6 +2618,33 @@ func (UnimplementedHandler) ResolveIncidents(ctx context.Context, req *IncidentI
 	return r, ht.ErrNotImplemented
 }
 
+// SaveContextualDataIntegration implements SaveContextualDataIntegration operation.
+//
+// Registers an instance of a contextual data integration, checked as the save of an integration checks
+// it, against that integration's revision. Answers the instance's id.
+//
+// POST /mgmt/openapi/5/integrations/contextual-data/v1
+func (UnimplementedHandler) SaveContextualDataIntegration(ctx context.Context, req *SaveContextualDataRequest) (r *IntegrationSaved, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// SaveIntegration implements SaveIntegration operation.
+//
+// Registers an instance of `metadata.integrationKey` at `metadata.version` with
+// `metadata.integrationParameters.parameters`, checked against that revision's fields: every key is a
+// field of the revision (once), required fields are given (or have a default), each value has its
+// field's type (`stringValue` for text, selections and JSON; `numericValue`; `booleanValue`;
+// `stringList` for lists and multiple selections; a secret as `stringValue`; an API key as `apiKey`
+// with the `id` or the `value` of a send-data key of the team, or as `stringValue` with its value),
+// selections are among the field's options and text matches the field's `allowedPattern`. Defaults
+// fill the fields left out. Answers the new instance's id; the instance is read with the get of
+// deployed instances.
+//
+// POST /mgmt/openapi/5/integrations/metadata/v1
+func (UnimplementedHandler) SaveIntegration(ctx context.Context, req *SaveIntegrationRequest) (r *IntegrationSaved, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // SetCasePriorityOverride implements SetCasePriorityOverride operation.
 //
 // The case shows `priority` as the override from now on (`priorityDetails.override`), until the
@@ -2519,6 +2690,16 @@ func (UnimplementedHandler) SyncCaseExternalThread(ctx context.Context, params S
 	return r, ht.ErrNotImplemented
 }
 
+// SyncRumData implements SyncRumData operation.
+//
+// Answers `syncExecuted: false` and the time: RUM versions are read from the team's registrations at
+// every request, so there is no copy to refresh and nothing is changed, `force` or not.
+//
+// POST /mgmt/openapi/5/integrations/integrations/v1/rum/sync
+func (UnimplementedHandler) SyncRumData(ctx context.Context, req OptRumSyncRequest) (r *RumSyncResult, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // TestConnectorConfig implements TestConnectorConfig operation.
 //
 // Checks `type` and `fields` with the rules a connector's create applies (400 naming the field and the
@@ -2528,6 +2709,17 @@ func (UnimplementedHandler) SyncCaseExternalThread(ctx context.Context, params S
 //
 // POST /mgmt/openapi/5/notifications/notification-center/v1/connectors:testConfig
 func (UnimplementedHandler) TestConnectorConfig(ctx context.Context, req OptTestConnectorConfigRequest) (r *NotificationTestResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// TestContextualDataIntegration implements TestContextualDataIntegration operation.
+//
+// Checks `integrationData` as the save does and tests it as the integration test does.
+// `integration_id` is the team's instance whose stored secrets fill the placeholders, or the
+// integration's key when nothing is registered yet.
+//
+// POST /mgmt/openapi/5/integrations/contextual-data/v1/test/{integration_id}
+func (UnimplementedHandler) TestContextualDataIntegration(ctx context.Context, req *TestContextualDataRequest, params TestContextualDataIntegrationParams) (r *IntegrationTestEnvelope, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2586,6 +2778,18 @@ func (UnimplementedHandler) TestExistingOutgoingWebhook(ctx context.Context, par
 //
 // POST /mgmt/openapi/5/notifications/notification-center/v1/presets:test
 func (UnimplementedHandler) TestExistingPreset(ctx context.Context, req OptTestExistingPresetRequest) (r *NotificationTestResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// TestIntegration implements TestIntegration operation.
+//
+// Checks `integrationData` as the save does (with `integrationId`, the secrets sent back as
+// placeholders are taken from that instance) and, when the integration's revision sends to an HTTP
+// endpoint named by one of its parameters, sends one test request there now under the server's
+// outbound address policy. Answers `success`, or `failure` with the reason; nothing is stored.
+//
+// POST /mgmt/openapi/5/integrations/metadata/v1/test
+func (UnimplementedHandler) TestIntegration(ctx context.Context, req *TestIntegrationRequest) (r *IntegrationTestEnvelope, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2759,6 +2963,16 @@ func (UnimplementedHandler) UpdateCaseSettings(ctx context.Context, req OptCaseS
 	return r, ht.ErrNotImplemented
 }
 
+// UpdateContextualDataIntegration implements UpdateContextualDataIntegration operation.
+//
+// Replaces the parameters (and version) of the team's instance `integrationId`, as the update of an
+// integration does.
+//
+// PUT /mgmt/openapi/5/integrations/contextual-data/v1
+func (UnimplementedHandler) UpdateContextualDataIntegration(ctx context.Context, req *UpdateContextualDataRequest) error {
+	return ht.ErrNotImplemented
+}
+
 // UpdateCustomRole implements UpdateCustomRole operation.
 //
 // Changes what is given: `newName` (unique within the team, 409), `newDescription`, and
@@ -2790,6 +3004,17 @@ func (UnimplementedHandler) UpdateDataUsageExportStatusV2(ctx context.Context, r
 // POST /mgmt/openapi/3/integrations/extensions/v1/deployed
 func (UnimplementedHandler) UpdateExtensionDeployment(ctx context.Context, params UpdateExtensionDeploymentParams) (r *ExtensionDeploymentResponse, _ error) {
 	return r, ht.ErrNotImplemented
+}
+
+// UpdateIntegration implements UpdateIntegration operation.
+//
+// Replaces the parameters (and the version) of the team's instance `id`, checked as the save checks
+// them; the integration key cannot change. A secret sent back as `sensitiveData: {}` and an API key
+// sent back as `apiKey` with its `id` alone keep the stored value.
+//
+// PUT /mgmt/openapi/5/integrations/metadata/v1
+func (UnimplementedHandler) UpdateIntegration(ctx context.Context, req *UpdateIntegrationRequest) error {
+	return ht.ErrNotImplemented
 }
 
 // UpdateOutgoingWebhook implements UpdateOutgoingWebhook operation.

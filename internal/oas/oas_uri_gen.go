@@ -139,6 +139,132 @@ func (s *AlertSchedulerActiveTimeframe) DecodeURI(d uri.Decoder) error {
 	return nil
 }
 
+// EncodeURI encodes CommonArmParams as URI form.
+func (s *CommonArmParams) EncodeURI(e uri.Encoder) error {
+	if err := e.EncodeField("apiKey", func(e uri.Encoder) error {
+		if val, ok := s.ApiKey.Get(); ok {
+			return e.EncodeValue(conv.StringToString(val))
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "encode field \"apiKey\"")
+	}
+	if err := e.EncodeField("cgxDomain", func(e uri.Encoder) error {
+		if val, ok := s.CgxDomain.Get(); ok {
+			return e.EncodeValue(conv.StringToString(val))
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "encode field \"cgxDomain\"")
+	}
+	if err := e.EncodeField("logsUrl", func(e uri.Encoder) error {
+		if val, ok := s.LogsUrl.Get(); ok {
+			return e.EncodeValue(conv.StringToString(val))
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "encode field \"logsUrl\"")
+	}
+	return nil
+}
+
+var uriFieldsNameOfCommonArmParams = [3]string{
+	0: "apiKey",
+	1: "cgxDomain",
+	2: "logsUrl",
+}
+
+// DecodeURI decodes CommonArmParams from URI form.
+func (s *CommonArmParams) DecodeURI(d uri.Decoder) error {
+	if s == nil {
+		return errors.New("invalid: unable to decode CommonArmParams to nil")
+	}
+
+	if err := d.DecodeFields(func(k string, d uri.Decoder) error {
+		switch k {
+		case "apiKey":
+			if err := func() error {
+				var sDotApiKeyVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					sDotApiKeyVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				s.ApiKey.SetTo(sDotApiKeyVal)
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"apiKey\"")
+			}
+		case "cgxDomain":
+			if err := func() error {
+				var sDotCgxDomainVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					sDotCgxDomainVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				s.CgxDomain.SetTo(sDotCgxDomainVal)
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"cgxDomain\"")
+			}
+		case "logsUrl":
+			if err := func() error {
+				var sDotLogsUrlVal string
+				if err := func() error {
+					val, err := d.DecodeValue()
+					if err != nil {
+						return err
+					}
+
+					c, err := conv.ToString(val)
+					if err != nil {
+						return err
+					}
+
+					sDotLogsUrlVal = c
+					return nil
+				}(); err != nil {
+					return err
+				}
+				s.LogsUrl.SetTo(sDotLogsUrlVal)
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"logsUrl\"")
+			}
+		default:
+			return nil
+		}
+		return nil
+	}); err != nil {
+		return errors.Wrap(err, "decode CommonArmParams")
+	}
+
+	return nil
+}
+
 // EncodeURI encodes IncidentGroupBy as URI form.
 func (s *IncidentGroupBy) EncodeURI(e uri.Encoder) error {
 	if err := e.EncodeField("incidentField", func(e uri.Encoder) error {

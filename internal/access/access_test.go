@@ -309,3 +309,56 @@ func TestGroupsAndScopesRules(t *testing.T) {
 		apitest.ExpectError(t, env.JSON(t, http.MethodDelete, scopesPath+"/"+id, key, ""), http.StatusNotFound)
 	})
 }
+
+const alert = `{"version":"4","groupKey":"g","status":"firing","receiver":"r","groupLabels":{"alertname":"a"},
+"commonLabels":{},"commonAnnotations":{},"externalURL":"","alerts":[{"status":"firing","labels":{"alertname":"a","severity":"critical"},
+"annotations":{},"startsAt":"2026-11-20T10:00:00Z","endsAt":"0001-01-01T00:00:00Z","fingerprint":"f1"}]}`
+
+// Case assignees and personal keys' owners are members once a team has members; a member's
+// personal key writes case events as {user: {id}}. A team without members keeps the rules from
+// before members existed.
+func TestAssigneesOwnersAndActorsAreMembers(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		team, key := env.MustTeam(t, "acme")
+		stranger := "3f2b8c4e-9a1d-4e7b-8c5f-2d6a1b0e9f47"
+		caseID := apitest.Decode[struct{ CaseID string }](t, env.Do(t, http.MethodPost, "/ingest/alertmanager/v1", "Bearer "+key, "application/json", alert)).CaseID
+		assign := func(k, user string) apitest.Response {
+			return env.JSON(t, http.MethodPost, "/mgmt/openapi/latest/cases/assigned/v1/"+caseID, k, `{"assignee":{"userId":"`+user+`"}}`)
+		}
+		// No member yet: any user id, any owner.
+		if res := assign(key, stranger); res.Status != http.StatusOK {
+			t.Fatalf("assign without members: %d %s", res.Status, res.Body)
+		}
+		bobKey := apitest.Decode[struct{ Value string }](t, env.JSON(t, http.MethodPost, keysPath, key,
+			`{"name":"k","owner":{"userId":"bob"},"keyPermissions":{"presets":["`+auth.FullAccess+`"]}}`)).Value
+		if res := env.JSON(t, http.MethodGet, scopesPath+"/all/list", bobKey, ""); res.Status != http.StatusOK {
+			t.Fatalf("a personal key while the team has no member: %d %s", res.Status, res.Body)
+		}
+		dana := addMember(t, env, key, team, "dana@example.com")
+		apitest.ExpectError(t, assign(key, stranger), http.StatusBadRequest, "assignee.userId", "is not a member of the team")
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, keysPath, key, `{"name":"k","owner":{"userId":"bob"}}`), http.StatusBadRequest,
+			"owner.userId", "not a member")
+		createGroup(t, env, key, `{"name":"responders","roleId":2,"userIds":["`+dana.UserID+`"]}`)
+		personal := apitest.Decode[struct{ Value string }](t, env.JSON(t, http.MethodPost, keysPath, key,
+			`{"name":"dana","owner":{"userId":"`+dana.UserID+`"},"keyPermissions":{"presets":["`+auth.FullAccess+`"]}}`)).Value
+		if res := assign(personal, dana.UserID); res.Status != http.StatusOK {
+			t.Fatalf("assign a member: %d %s", res.Status, res.Body)
+		}
+		events := apitest.Decode[struct {
+			Events []struct {
+				Actor map[string]map[string]any
+				Data  map[string]any
+			}
+		}](t, env.JSON(t, http.MethodGet, "/mgmt/openapi/5/cases/cases/v1/"+caseID+"/events", key, "")).Events
+		last := events[len(events)-1]
+		if last.Actor["user"]["id"] != dana.UserID {
+			t.Fatalf("the member's change has the actor %v", last.Actor)
+		}
+		// A revoked member cannot be assigned.
+		env.JSON(t, http.MethodPatch, membersPath(team)+":updateStatuses", key, fmt.Sprintf(`{"status":"USER_STATUS_INACTIVE","userAccountIds":[%d]}`, dana.UserAccountID))
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, "/mgmt/openapi/5/cases/assigned/v1", key,
+			`{"ids":["`+caseID+`"],"assignee":{"userId":"`+dana.UserID+`"}}`), http.StatusBadRequest, "not active")
+		// A key owned by someone who is not a member (made before members existed) holds nothing now.
+		apitest.ExpectError(t, env.JSON(t, http.MethodGet, scopesPath+"/all/list", bobKey, ""), http.StatusForbidden, "team-scopes:ReadConfig")
+	})
+}

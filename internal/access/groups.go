@@ -181,6 +181,26 @@ func checkUpdateGroup(req *oas.UpdateTeamGroupRequest) (groupChange, error) {
 //
 // Errors: Invalid naming roleId, the scope's id or a user id that the team does not have.
 func (c groupChange) apply(ctx context.Context, q db.Querier, teamID int64, g *group, roleField, scopeField string) error {
+	c.applyFields(g)
+	if c.roleID != nil {
+		if *c.roleID != 0 {
+			if _, _, err := roles.Lookup(ctx, q, teamID, *c.roleID); err != nil {
+				return notFoundAsInvalid(err, "%s: %d is neither a system role (1 to 7) nor a custom role of the team", roleField, *c.roleID)
+			}
+		}
+	}
+	if c.scopeID != nil {
+		if *c.scopeID != "" {
+			if _, err := getScope(ctx, q, teamID, *c.scopeID); err != nil {
+				return notFoundAsInvalid(err, "%s: the team has no scope %q", scopeField, *c.scopeID)
+			}
+		}
+	}
+	return c.applyMembers(ctx, q, teamID, g)
+}
+
+// applyFields writes c's own fields, role and scope onto g, references unchecked.
+func (c groupChange) applyFields(g *group) {
 	if c.name != nil {
 		g.name = *c.name
 	}
@@ -194,21 +214,15 @@ func (c groupChange) apply(ctx context.Context, q db.Querier, teamID int64, g *g
 		g.groupType = *c.groupType
 	}
 	if c.roleID != nil {
-		if *c.roleID != 0 {
-			if _, _, err := roles.Lookup(ctx, q, teamID, *c.roleID); err != nil {
-				return notFoundAsInvalid(err, "%s: %d is neither a system role (1 to 7) nor a custom role of the team", roleField, *c.roleID)
-			}
-		}
 		g.roleID = *c.roleID
 	}
 	if c.scopeID != nil {
-		if *c.scopeID != "" {
-			if _, err := getScope(ctx, q, teamID, *c.scopeID); err != nil {
-				return notFoundAsInvalid(err, "%s: the team has no scope %q", scopeField, *c.scopeID)
-			}
-		}
 		g.scopeID = *c.scopeID
 	}
+}
+
+// applyMembers resolves c's members in q and changes g's as c's operation says.
+func (c groupChange) applyMembers(ctx context.Context, q db.Querier, teamID int64, g *group) error {
 	if c.userOp == "" {
 		return nil
 	}

@@ -74,11 +74,11 @@ func init() {
 		r3, err := c.TeamServiceGetTeamWithResponse(s.ctx, id)
 		s.must("read another team", r3, err, 404)
 		r4, err := c.TeamServiceUpdateTeamWithResponse(s.ctx, own, body[teams.TeamServiceUpdateTeamJSONRequestBody](s, "update",
-			`{"dailyQuota":7.5}`))
+			`{"dailyQuota":7}`))
 		s.must("update", r4, err, 200)
 		r5, err := c.TeamServiceGetTeamWithResponse(s.ctx, own)
 		got = s.must("read after update", r5, err, 200)
-		s.equal("read after update", got, "dailyQuota", "7.5")
+		s.equal("read after update", got, "dailyQuota", "7")
 		r6, err := c.TeamServiceListTeamsWithResponse(s.ctx)
 		list := s.must("list", r6, err, 200)
 		s.typed("list", r6.JSON200)

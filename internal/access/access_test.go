@@ -310,10 +310,6 @@ func TestGroupsAndScopesRules(t *testing.T) {
 	})
 }
 
-const alert = `{"version":"4","groupKey":"g","status":"firing","receiver":"r","groupLabels":{"alertname":"a"},
-"commonLabels":{},"commonAnnotations":{},"externalURL":"","alerts":[{"status":"firing","labels":{"alertname":"a","severity":"critical"},
-"annotations":{},"startsAt":"2026-11-20T10:00:00Z","endsAt":"0001-01-01T00:00:00Z","fingerprint":"f1"}]}`
-
 // Case assignees and personal keys' owners are members once a team has members; a member's
 // personal key writes case events as {user: {id}}. A team without members keeps the rules from
 // before members existed.
@@ -321,7 +317,7 @@ func TestAssigneesOwnersAndActorsAreMembers(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		team, key := env.MustTeam(t, "acme")
 		stranger := "3f2b8c4e-9a1d-4e7b-8c5f-2d6a1b0e9f47"
-		caseID := apitest.Decode[struct{ CaseID string }](t, env.Do(t, http.MethodPost, "/ingest/alertmanager/v1", "Bearer "+key, "application/json", alert)).CaseID
+		caseID := apitest.Decode[struct{ CaseID string }](t, env.Do(t, http.MethodPost, "/ingest/alertmanager/v1", "Bearer "+key, "application/json", apitest.FiringAlert)).CaseID
 		assign := func(k, user string) apitest.Response {
 			return env.JSON(t, http.MethodPost, "/mgmt/openapi/latest/cases/assigned/v1/"+caseID, k, `{"assignee":{"userId":"`+user+`"}}`)
 		}

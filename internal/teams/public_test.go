@@ -21,12 +21,6 @@ type teamInfo struct {
 
 const operator = apitest.OperatorKey
 
-// A case, through the ingestion, with its incident and events: rows of several tables that refer
-// to each other.
-const alert = `{"version":"4","groupKey":"g","status":"firing","receiver":"r","groupLabels":{"alertname":"a"},
-"commonLabels":{},"commonAnnotations":{},"externalURL":"","alerts":[{"status":"firing","labels":{"alertname":"a","severity":"critical"},
-"annotations":{},"startsAt":"2026-11-20T10:00:00Z","endsAt":"0001-01-01T00:00:00Z","fingerprint":"f1"}]}`
-
 func TestPublicTeams(t *testing.T) {
 	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
 		a, keyA := env.MustTeam(t, "team a")
@@ -90,7 +84,7 @@ func TestPublicTeams(t *testing.T) {
 
 		// Delete: team a's rows all go, its keys stop at once, team b keeps everything.
 		for _, key := range []string{keyA, keyB} {
-			if res := env.Do(t, http.MethodPost, "/ingest/alertmanager/v1", "Bearer "+key, "application/json", alert); res.Status != http.StatusOK {
+			if res := env.Do(t, http.MethodPost, "/ingest/alertmanager/v1", "Bearer "+key, "application/json", apitest.FiringAlert); res.Status != http.StatusOK {
 				t.Fatalf("ingest: %d %s", res.Status, res.Body)
 			}
 			env.JSON(t, http.MethodPost, "/mgmt/openapi/latest/aaa/team-scopes/v1", key, `{"displayName":"s","filters":[]}`)

@@ -49970,6 +49970,8 @@ type TeamConfiguration struct {
 	CaseSettings               OptConfigurationResource    `json:"caseSettings"`
 	AlertDefinitions           ConfigurationResources      `json:"alertDefinitions"`
 	AlertSchedulerRules        ConfigurationResources      `json:"alertSchedulerRules"`
+	Scopes                     ConfigurationResources      `json:"scopes"`
+	Groups                     ConfigurationResources      `json:"groups"`
 }
 
 // GetVersion returns the value of Version.
@@ -50097,6 +50099,16 @@ func (s *TeamConfiguration) GetAlertSchedulerRules() ConfigurationResources {
 	return s.AlertSchedulerRules
 }
 
+// GetScopes returns the value of Scopes.
+func (s *TeamConfiguration) GetScopes() ConfigurationResources {
+	return s.Scopes
+}
+
+// GetGroups returns the value of Groups.
+func (s *TeamConfiguration) GetGroups() ConfigurationResources {
+	return s.Groups
+}
+
 // SetVersion sets the value of Version.
 func (s *TeamConfiguration) SetVersion(val OptTeamConfigurationVersion) {
 	s.Version = val
@@ -50220,6 +50232,16 @@ func (s *TeamConfiguration) SetAlertDefinitions(val ConfigurationResources) {
 // SetAlertSchedulerRules sets the value of AlertSchedulerRules.
 func (s *TeamConfiguration) SetAlertSchedulerRules(val ConfigurationResources) {
 	s.AlertSchedulerRules = val
+}
+
+// SetScopes sets the value of Scopes.
+func (s *TeamConfiguration) SetScopes(val ConfigurationResources) {
+	s.Scopes = val
+}
+
+// SetGroups sets the value of Groups.
+func (s *TeamConfiguration) SetGroups(val ConfigurationResources) {
+	s.Groups = val
 }
 
 func (*TeamConfiguration) applyTeamConfigurationReq()  {}

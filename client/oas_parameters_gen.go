@@ -153,6 +153,12 @@ type CreateSloParams struct {
 	SilenceDataValidations OptBool `json:",omitempty,omitzero"`
 }
 
+// CreateTeamMemberParams is parameters of CreateTeamMember operation.
+type CreateTeamMemberParams struct {
+	// The team's id.
+	TeamID int64
+}
+
 // DeleteAlertDefParams is parameters of DeleteAlertDef operation.
 type DeleteAlertDefParams struct {
 	ID string
@@ -273,10 +279,28 @@ type DeleteRecordingRuleSetByQueryParams struct {
 	ID string
 }
 
+// DeleteScopeParams is parameters of DeleteScope operation.
+type DeleteScopeParams struct {
+	// The scope's id.
+	ID string
+}
+
 // DeleteSloParams is parameters of DeleteSlo operation.
 type DeleteSloParams struct {
 	// An SLO id (1–36 characters).
 	ID SloIDParam
+}
+
+// DeleteTeamParams is parameters of DeleteTeam operation.
+type DeleteTeamParams struct {
+	// The team's id.
+	TeamID int64
+}
+
+// DeleteTeamGroupParams is parameters of DeleteTeamGroup operation.
+type DeleteTeamGroupParams struct {
+	// The group's id.
+	GroupID int64
 }
 
 // DeleteViewParams is parameters of DeleteView operation.
@@ -619,6 +643,37 @@ type GetSystemDefaultPresetSummaryParams struct {
 	EntityType OptNotificationEntityType `json:",omitempty,omitzero"`
 }
 
+// GetTeamParams is parameters of GetTeam operation.
+type GetTeamParams struct {
+	// The team's id.
+	TeamID int64
+}
+
+// GetTeamGroupParams is parameters of GetTeamGroup operation.
+type GetTeamGroupParams struct {
+	// The group's id.
+	GroupID int64
+}
+
+// GetTeamGroupByNameParams is parameters of GetTeamGroupByName operation.
+type GetTeamGroupByNameParams struct {
+	// The group's name, exactly.
+	Name string
+}
+
+// GetTeamMemberParams is parameters of GetTeamMember operation.
+type GetTeamMemberParams struct {
+	// The team's id.
+	TeamID int64
+	// The member's numeric account id.
+	UserAccountID int64
+}
+
+// GetTeamScopesByIdsParams is parameters of GetTeamScopesByIds operation.
+type GetTeamScopesByIdsParams struct {
+	Ids []string `json:",omitempty"`
+}
+
 // GetViewParams is parameters of GetView operation.
 type GetViewParams struct {
 	// A view's id.
@@ -733,6 +788,21 @@ type ListPresetSummariesParams struct {
 	EntityType    OptNotificationEntityType `json:",omitempty,omitzero"`
 }
 
+// ListTeamGroupUsersParams is parameters of ListTeamGroupUsers operation.
+type ListTeamGroupUsersParams struct {
+	PageSize  OptInt64  `json:",omitempty,omitzero"`
+	PageToken OptString `json:",omitempty,omitzero"`
+	// The group's id.
+	GroupID int64
+}
+
+// ListTeamGroupsParams is parameters of ListTeamGroups operation.
+type ListTeamGroupsParams struct {
+	TeamID    OptInt64  `json:",omitempty,omitzero"`
+	PageSize  OptInt64  `json:",omitempty,omitzero"`
+	PageToken OptString `json:",omitempty,omitzero"`
+}
+
 // PinDashboardParams is parameters of PinDashboard operation.
 type PinDashboardParams struct {
 	// A dashboard's id.
@@ -772,6 +842,16 @@ type ResolveIncidentByEventIDParams struct {
 	// The id of one of the incident's events (1–64 characters; event ids are UUIDs, matched in either
 	// case).
 	EventID string
+}
+
+// SearchTeamMembersParams is parameters of SearchTeamMembers operation.
+type SearchTeamMembersParams struct {
+	Username  OptString           `json:",omitempty,omitzero"`
+	Status    OptTeamMemberStatus `json:",omitempty,omitzero"`
+	PageSize  OptInt64            `json:",omitempty,omitzero"`
+	PageToken OptInt64            `json:",omitempty,omitzero"`
+	// The team's id.
+	TeamID int64
 }
 
 // SetCasePriorityOverrideParams is parameters of SetCasePriorityOverride operation.
@@ -891,4 +971,28 @@ type UpdateParsingRuleGroupParams struct {
 type UpdateRecordingRuleSetParams struct {
 	// The set's identifier.
 	ID string
+}
+
+// UpdateTeamParams is parameters of UpdateTeam operation.
+type UpdateTeamParams struct {
+	// The team's id.
+	TeamID int64
+}
+
+// UpdateTeamGroupParams is parameters of UpdateTeamGroup operation.
+type UpdateTeamGroupParams struct {
+	// The group's id.
+	GroupID int64
+}
+
+// UpdateTeamMemberParams is parameters of UpdateTeamMember operation.
+type UpdateTeamMemberParams struct {
+	// The team's id.
+	TeamID int64
+}
+
+// UpdateTeamMemberStatusesParams is parameters of UpdateTeamMemberStatuses operation.
+type UpdateTeamMemberStatusesParams struct {
+	// The team's id.
+	TeamID int64
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mgmtapi/mgmtapi/internal/access"
 	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/alertevents"
 	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
@@ -95,6 +96,7 @@ type handler struct {
 	*alertevents.EventHandler
 	*outgoingwebhooks.WebhookHandler
 	*integrations.IntegrationHandler
+	*access.AccessHandler
 	// config exports and applies configuration documents (see teamconfig.go).
 	config *teamconfig.Handler
 	// wholeTeam bounds the whole-team documents built at once (see wholeteam.go).
@@ -150,6 +152,10 @@ func New(opts Options) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
+	operatorAlso, err := operatorAccepted(doc)
+	if err != nil {
+		return nil, err
+	}
 	queryObjects, err := deepObjectParameters(doc)
 	if err != nil {
 		return nil, err
@@ -171,7 +177,7 @@ func New(opts Options) (*API, error) {
 	h := handler{
 		KeyHandler:       apikeys.NewHandler(opts.DB, opts.Authn),
 		RuleSetHandler:   recordingrules.NewHandler(opts.DB),
-		OperatorHandler:  teams.NewHandler(opts.DB),
+		OperatorHandler:  teams.NewHandler(opts.DB, opts.Authn),
 		CaseHandler:      cases.NewHandler(opts.DB),
 		IncidentHandler:  incidents.NewHandler(opts.DB),
 		AlertHandler:     ingest.NewHandler(opts.DB),
@@ -183,7 +189,7 @@ func New(opts Options) (*API, error) {
 		RouterHandler:    routers.NewHandler(opts.DB, alertdefs.ReleaseRouter),
 		RuleGroupHandler: parsingrules.NewHandler(opts.DB),
 		RetentionHandler: retentions.NewHandler(opts.DB),
-		RoleHandler:      roles.NewHandler(opts.DB),
+		RoleHandler:      roles.NewHandler(opts.DB, access.RoleUsers),
 		ViewHandler:      views.NewHandler(opts.DB),
 		DashboardHandler: dashboards.NewHandler(opts.DB),
 		ExtensionHandler: extensions.NewHandler(opts.DB, catalog),
@@ -198,6 +204,10 @@ func New(opts Options) (*API, error) {
 		wholeTeam:        newWholeTeamTurns(),
 	}
 	h.SchedulerRuleHandler = alertschedules.NewHandler(opts.DB)
+	h.AccessHandler = access.NewHandler(opts.DB, opts.Authn)
+	if opts.Authn != nil {
+		opts.Authn.SetOwnerAccess(access.OwnerAccess(opts.DB.Now))
+	}
 	h.WebhookHandler = outgoingwebhooks.NewHandler(opts.DB, delivery.NewSender(opts.Delivery), connectors.WebhookUsers, alertdefs.WebhookUsers)
 	integrationCatalog := opts.Integrations
 	if integrationCatalog == nil {
@@ -210,7 +220,7 @@ func New(opts Options) (*API, error) {
 	if err != nil {
 		return nil, err
 	}
-	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey}
+	sec := &security{authn: opts.Authn, permissions: perms, operatorKey: opts.OperatorKey, operatorAlso: operatorAlso}
 	router, err := oas.NewServer(h, sec,
 		oas.WithErrorHandler(func(ctx context.Context, w http.ResponseWriter, r *http.Request, err error) {
 			nameOperation(ctx, err)

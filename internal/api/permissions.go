@@ -35,3 +35,28 @@ func operationPermissions(doc *openapiDocument) (map[string]string, error) {
 	}
 	return out, nil
 }
+
+// operatorAccepted reads, from the OpenAPI document, the operations that take the operator key
+// beside team keys (x-operator-key: accepted): the public teams operations, which reach every
+// team of the deployment for the operator and the caller's own team for a team key.
+func operatorAccepted(doc *openapiDocument) (map[string]bool, error) {
+	out := make(map[string]bool)
+	for _, o := range doc.operations {
+		var op struct {
+			OperationID string `yaml:"operationId"`
+			OperatorKey string `yaml:"x-operator-key"`
+		}
+		if err := o.decode(&op); err != nil {
+			return nil, err
+		}
+		switch op.OperatorKey {
+		case "":
+		case "accepted":
+			out[op.OperationID] = true
+		default:
+			return nil, fmt.Errorf("openapi document: %s %s (%s): x-operator-key %q is not \"accepted\"",
+				o.method, o.path, op.OperationID, op.OperatorKey)
+		}
+	}
+	return out, nil
+}

@@ -19,6 +19,8 @@ type security struct {
 	authn       *auth.Authenticator
 	permissions map[string]string // operationId → permission
 	operatorKey string
+	// operatorAlso are the operations that take the operator key beside team keys.
+	operatorAlso map[string]bool
 }
 
 // HandleApiKey authenticates a team key and requires the operation's permission.
@@ -26,9 +28,19 @@ type security struct {
 // Errors: Unauthenticated for a missing or unusable key; Forbidden for a missing permission, and
 // for a send-data key on any operation but ingestion; LimitExceeded (429, with Retry-After) for
 // a key over its rate limit (--key-rate-limit, server.LimitKey); then Invalid for a path the
-// request was found to spell wrongly before routing (withPathRefusal).
+// request was found to spell wrongly before routing (withPathRefusal). On an operation that
+// takes the operator key too (operatorAlso), the operator key is accepted and marks the context
+// (auth.WithOperator) instead of carrying a principal.
 func (s *security) HandleApiKey(ctx context.Context, operation oas.OperationName, t oas.ApiKey) (context.Context, error) {
 	server.SetOperation(ctx, operation)
+	if s.operatorAlso[operation] && s.operatorKey != "" && auth.SameSecret(auth.KeyFromHeader(t.APIKey), s.operatorKey) {
+		server.SetKeyID(ctx, operatorKeyID)
+		auditOperator(ctx)
+		if msg := pathRefusal(ctx); msg != "" {
+			return nil, apierror.Invalidf("%s", msg)
+		}
+		return auth.WithOperator(ctx), nil
+	}
 	p, err := s.authn.Authenticate(ctx, t.APIKey)
 	if err != nil {
 		server.SetAuthFailure(ctx, keyFailure(t.APIKey, err))
@@ -81,7 +93,7 @@ func keyFailure(header string, err error) server.AuthFailure {
 		return ""
 	case auth.KeyFromHeader(header) == "":
 		return server.AuthMissingKey
-	case errors.Is(err, auth.ErrDeactivated):
+	case errors.Is(err, auth.ErrDeactivated), errors.Is(err, auth.ErrOwnerRevoked):
 		return server.AuthDeactivatedKey
 	}
 	return server.AuthInvalidKey

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ogen-go/ogen/validate"
 
+	"github.com/mgmtapi/mgmtapi/internal/access"
 	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
@@ -214,5 +215,7 @@ func configurationAreas(opts Options, catalog *extensions.Catalog, integrationCa
 		alertschedules.Configuration{},
 		integrations.Configuration{Catalog: integrationCatalog},
 		integrations.Configuration{Catalog: integrationCatalog, ContextualData: true},
+		access.ScopeConfiguration{},
+		access.GroupConfiguration{},
 	}
 }

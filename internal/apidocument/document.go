@@ -91,6 +91,9 @@ type Operation struct {
 	Permission string
 	// Operator says that the operator key guards it (an operatorKey security requirement).
 	Operator bool
+	// OperatorToo says that it takes the operator key beside team keys (x-operator-key:
+	// accepted): the public teams operations.
+	OperatorToo bool
 	// Body is the resolved schema of its application/json request body: nil when it has no
 	// request body, an empty map when the body has no schema.
 	Body map[string]any
@@ -173,6 +176,7 @@ func (d *Document) Operations() ([]Operation, error) {
 				o.Example = media["example"]
 				o.NeedsExisting, _ = media["x-example-needs-existing"].(bool)
 			}
+			o.OperatorToo = op["x-operator-key"] == "accepted"
 			if sec, ok := op["security"].([]any); ok {
 				for _, s := range sec {
 					if m, _ := s.(map[string]any); m != nil {

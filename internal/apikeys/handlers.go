@@ -10,6 +10,7 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"github.com/mgmtapi/mgmtapi/internal/access"
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -33,8 +34,13 @@ func NewHandler(database *db.DB, authn *auth.Authenticator) *KeyHandler {
 // Permission names match the catalog in any case, and a retired name stands for its public names
 // (auth.Resolve); the key stores, and answers show, the public names.
 //
+// A personal key (owner.userId) names a member of the team, and can never do more than that
+// member may do at the time of each request (auth narrows it); a team without members takes any
+// user id (access.CheckOwner).
+//
 // Errors: Invalid for an unknown permission or preset, a bad access policy, an owner with more
-// than one field or another team's id, or the SendData preset together with any other grant.
+// than one field or another team's id, an owner.userId the team has no member of, or the SendData
+// preset together with any other grant.
 func (h *KeyHandler) CreateApiKey(ctx context.Context, req *oas.ApiKeyCreateInput) (*oas.ApiKeyCreated, error) {
 	caller := auth.PrincipalFrom(ctx)
 	owner, err := checkOwner(req.Owner, caller.TeamID)
@@ -57,6 +63,11 @@ func (h *KeyHandler) CreateApiKey(ctx context.Context, req *oas.ApiKeyCreateInpu
 	}
 	var id, value string
 	err = h.db.InTx(ctx, func(tx *db.Tx) error {
+		if owner.UserID != "" {
+			if err := access.CheckOwner(ctx, tx, caller.TeamID, "owner.userId", owner.UserID); err != nil {
+				return err
+			}
+		}
 		id, value, err = Insert(ctx, tx, NewKey{
 			TeamID:       caller.TeamID,
 			Name:         req.Name,

@@ -158,6 +158,22 @@ func init() {
 		{param: "integration_id", prefix: "/integrations/contextual-data/v1/test/", create: func(f *fixtureRun) string {
 			return f.value("id", "/integrations/contextual-data/v1/")
 		}},
+		{param: "user_account_id", create: func(f *fixtureRun) string {
+			members := fmt.Sprintf("/mgmt/openapi/latest/aaa/teams/v2/%d/", f.teamID)
+			f.send(http.MethodPost, members+"members", `{"userTemplate":{"username":"qx7-member@example.com","firstName":"qx7"}}`)
+			return firstProperty(f.send(http.MethodGet, members+"search?username=qx7-member", ""), "userAccountId")
+		}},
+		{param: "group_id", prefix: "/aaa/team-groups/v2/", create: func(f *fixtureRun) string {
+			return firstProperty(f.send(http.MethodPost, "/mgmt/openapi/latest/aaa/team-groups/v2",
+				`{"name":"qx7 group","roleId":3}`), "groupId")
+		}},
+		{param: "name", prefix: "/aaa/team-groups/v2/name/", create: func(f *fixtureRun) string {
+			f.value("group_id", "/aaa/team-groups/v2/")
+			return "qx7 group"
+		}},
+		{param: "id", prefix: "/aaa/team-scopes/v1/", create: func(f *fixtureRun) string {
+			return f.created("CreateScope", nil, "id")
+		}},
 	}
 }
 

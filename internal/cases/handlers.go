@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mgmtapi/mgmtapi/internal/access"
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/db"
@@ -22,8 +23,13 @@ func NewHandler(database *db.DB) *CaseHandler {
 	return &CaseHandler{db: database}
 }
 
+// callerActor is the actor of the caller's changes: the member who owns a personal key
+// ({user: {id}}), otherwise the key ({apiKey: {id, name}}).
 func callerActor(ctx context.Context) (*auth.Principal, oas.EventActor) {
 	caller := auth.PrincipalFrom(ctx)
+	if caller.UserID != "" {
+		return caller, userActor(caller.UserID)
+	}
 	return caller, apiKeyActor(caller.KeyID, caller.KeyName)
 }
 
@@ -361,14 +367,21 @@ func (h *CaseHandler) UpdateCase(ctx context.Context, req *oas.CaseUpdateInput, 
 // AssignCase makes the user the case's assignee (assigned event). Assigning the current
 // assignee changes nothing.
 //
-// Errors: NotFound when the team has no such case; Conflict when the case is closed.
+// Errors: NotFound when the team has no such case; Conflict when the case is closed; Invalid
+// naming assignee.userId when the user is not an active member of the team (the public
+// document's 400).
 func (h *CaseHandler) AssignCase(ctx context.Context, req *oas.CaseAssignInput, params oas.AssignCaseParams) (*oas.CaseResponse, error) {
 	return h.change(ctx, string(params.CaseID), assignTo(string(req.Assignee.UserId)))
 }
 
-// assignTo is the assign rule: a closed case refuses it, the current assignee is a no-op.
+// assignTo is the assign rule: the assignee must be an active member of the team (any user id
+// while the team has no member, see access.CheckAssignee), a closed case refuses it, the current
+// assignee is a no-op.
 func assignTo(user string) caseChange {
 	return func(ctx context.Context, tx *db.Tx, c *caseRow, actor oas.EventActor) (bool, error) {
+		if err := access.CheckAssignee(ctx, tx, tx.Now, c.TeamID, "assignee.userId", user); err != nil {
+			return false, err
+		}
 		if c.Status == oas.CaseStatusCASESTATUSCLOSED {
 			return false, conflictf(c, "a closed case cannot be assigned")
 		}

@@ -558,6 +558,11 @@ func apiKeyActor(keyID, keyName string) oas.EventActor {
 	})}
 }
 
+// userActor is the actor of a member's change made with their personal key: {user: {id}}.
+func userActor(userID string) oas.EventActor {
+	return oas.EventActor{User: oas.NewOptUserActor(oas.UserActor{ID: oas.NewOptAnyCaseUUID(oas.AnyCaseUUID(userID))})}
+}
+
 // alertManagerActor is the actor of alert ingestion: {prometheusAlertManager: {receiverName}},
 // the name omitted when the receiver has none.
 func alertManagerActor(receiver string) oas.EventActor {

@@ -26,6 +26,7 @@ var regexMap = map[string]ogenregex.Regexp{
 	"^[A-Za-z][A-Za-z0-9_]*$":                                                       ogenregex.MustCompile("^[A-Za-z][A-Za-z0-9_]*$"),
 	"^[\\w/-]+$":                                                                    ogenregex.MustCompile("^[\\w/-]+$"),
 	"^[\\x00-\\xFF]*$":                                                              ogenregex.MustCompile("^[\\x00-\\xFF]*$"),
+	"^[^@\\s]+@[^@\\s]+$":                                                           ogenregex.MustCompile("^[^@\\s]+@[^@\\s]+$"),
 	"^[a-z0-9]+(?:[-_]+[a-z0-9]+)*$":                                                ogenregex.MustCompile("^[a-z0-9]+(?:[-_]+[a-z0-9]+)*$"),
 	"^[a-zA-Z_][a-zA-Z0-9_]*$":                                                      ogenregex.MustCompile("^[a-zA-Z_][a-zA-Z0-9_]*$"),
 	"^tags\\..*$":                                                                   ogenregex.MustCompile("^tags\\..*$"),

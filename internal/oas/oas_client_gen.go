@@ -570,6 +570,17 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/recording-rules/recording-rules/v1
 	CreateRecordingRuleSet(ctx context.Context, request *RecordingRuleSetInput) (*RecordingRuleSetCreated, error)
+	// CreateScope invokes CreateScope operation.
+	//
+	// Creates a scope: `displayName` (1–255 characters, unique in the team: 409), `description` (at most
+	// 1000), `filters` (at most 50; each an `entityType`, LOGS or SPANS, and an `expression`) and
+	// `defaultExpression` (`<v1>true` when left out). An expression is `<v1>` followed by a condition of
+	// at most 4096 characters whose quotes are closed and parentheses balanced, such as
+	// `<v1>(subsystemName == 'purchases') || (subsystemName == 'signups')`. A group that holds the scope
+	// answers it in `scope.scopeId`.
+	//
+	// POST /mgmt/openapi/5/aaa/team-scopes/v1
+	CreateScope(ctx context.Context, request *CreateScopeRequest) (*TeamScopeResponse, error)
 	// CreateSlo invokes CreateSlo operation.
 	//
 	// Stores the SLO under a server-assigned id (a lowercase UUID) and answers it. The server sets
@@ -580,6 +591,40 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/4/slo/slos/v1
 	CreateSlo(ctx context.Context, request *Slo, params CreateSloParams) (*SloCreated, error)
+	// CreateTeamGroup invokes CreateTeamGroup operation.
+	//
+	// Creates a group: `name` (1–255 characters, unique in the team: 409), `description` (at most 1000),
+	// `externalId` (at most 255), `groupType` (OPEN when left out), `roleId` (a system role, 1–7, or a
+	// custom role of the team; the group's members hold its permissions), `scope.scopeId` (a scope of the
+	// team), and `userIds` (at most 1000 members' `userId`s, each a member of the team). `teamId`, when
+	// given, must be the caller's team (404 otherwise).
+	//
+	// POST /mgmt/openapi/5/aaa/team-groups/v2
+	CreateTeamGroup(ctx context.Context, request *CreateTeamGroupRequest) (*TeamGroupResponse, error)
+	// CreateTeamInOrg invokes CreateTeamInOrg operation.
+	//
+	// Creates a team named `teamName` (1–255 characters, unique in the deployment: 409 otherwise), with
+	// `dailyQuota` (quota units a day, at least 0; 0.01 when left out). Each address of `teamAdminsEmail`
+	// (at most 100, each `local@domain`, no repeats) becomes an active member of the new team in its
+	// built-in group `Team Admins`, which holds the system role Platform Admin. The new team has no API
+	// key: the operator makes its first one (`POST /admin/v1/teams` makes a team with one), or a member's
+	// personal key is made from inside the team.
+	//
+	// POST /mgmt/openapi/5/aaa/teams/v2
+	CreateTeamInOrg(ctx context.Context, request *CreateTeamRequest) (*CreateTeamResponse, error)
+	// CreateTeamMember invokes CreateTeamMember operation.
+	//
+	// Adds a member described by `userTemplate`: `username` (required, the member's email address
+	// `local@domain`, at most 320 characters, unique in the team in any case: 409), `firstName` and
+	// `lastName` (at most 255 characters), `status` (ACTIVE when left out or UNSPECIFIED), `accessType`
+	// (permanent, or temporary until `temporaryAccess.expireAt`, after which the member counts as
+	// inactive) and `allowedLoginMode`. The member gets a `userId` (a UUID, the id that case assignees,
+	// case events and personal API keys name) and a numeric `userAccountId`; find them with the search.
+	// `onboardingMode` is stored only: mgmtapi sends no invitation. `team_id` must be the caller's team
+	// (404 otherwise).
+	//
+	// POST /mgmt/openapi/5/aaa/teams/v2/{team_id}/members
+	CreateTeamMember(ctx context.Context, request *CreateTeamMemberRequest, params CreateTeamMemberParams) error
 	// CreateView invokes CreateView operation.
 	//
 	// Stores a saved view under the team's next view id (1–2147483647, never reused). `folderId`, when
@@ -727,12 +772,33 @@ type Invoker interface {
 	//
 	// DELETE /mgmt/openapi/5/recording-rules/recording-rules/v1
 	DeleteRecordingRuleSetByQuery(ctx context.Context, params DeleteRecordingRuleSetByQueryParams) error
+	// DeleteScope invokes DeleteScope operation.
+	//
+	// Deletes the scope; a scope a group holds is refused with 409 naming the group (clear the group's
+	// scope first).
+	//
+	// DELETE /mgmt/openapi/5/aaa/team-scopes/v1/{id}
+	DeleteScope(ctx context.Context, params DeleteScopeParams) error
 	// DeleteSlo invokes DeleteSlo operation.
 	//
 	// An unknown id is a 404; an SLO that an SLO threshold alert definition names is a 409 naming it.
 	//
 	// DELETE /mgmt/openapi/4/slo/slos/v1/{id}
 	DeleteSlo(ctx context.Context, params DeleteSloParams) (*SloDeleted, error)
+	// DeleteTeam invokes DeleteTeam operation.
+	//
+	// Removes the team and every row that belongs to it (keys, members, groups, scopes, cases, dashboards,
+	// every configuration), in one transaction: all of it or nothing. Its keys are refused from the very
+	// next request on this server. A team key may delete its own team only.
+	//
+	// DELETE /mgmt/openapi/5/aaa/teams/v2/{team_id}
+	DeleteTeam(ctx context.Context, params DeleteTeamParams) error
+	// DeleteTeamGroup invokes DeleteTeamGroup operation.
+	//
+	// Deletes the group; its members lose what it gave them from the next request.
+	//
+	// DELETE /mgmt/openapi/5/aaa/team-groups/v2/{group_id}
+	DeleteTeamGroup(ctx context.Context, params DeleteTeamGroupParams) (*TeamGroupDeleted, error)
 	// DeleteView invokes DeleteView operation.
 	//
 	// Delete a view.
@@ -1357,6 +1423,38 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/notifications/notification-center/v1/presets/summaries/system
 	GetSystemDefaultPresetSummary(ctx context.Context, params GetSystemDefaultPresetSummaryParams) (*DefaultPresetSummary, error)
+	// GetTeam invokes GetTeam operation.
+	//
+	// The team's id, name and daily quota. A team key reaches its own team only; any other id answers 404,
+	// as a missing team does.
+	//
+	// GET /mgmt/openapi/5/aaa/teams/v2/{team_id}
+	GetTeam(ctx context.Context, params GetTeamParams) (*TeamInfo, error)
+	// GetTeamGroup invokes GetTeamGroup operation.
+	//
+	// Read a group by id.
+	//
+	// GET /mgmt/openapi/5/aaa/team-groups/v2/id/{group_id}
+	GetTeamGroup(ctx context.Context, params GetTeamGroupParams) (*TeamGroupResponse, error)
+	// GetTeamGroupByName invokes GetTeamGroupByName operation.
+	//
+	// Read a group by name.
+	//
+	// GET /mgmt/openapi/5/aaa/team-groups/v2/name/{name}
+	GetTeamGroupByName(ctx context.Context, params GetTeamGroupByNameParams) (*TeamGroupResponse, error)
+	// GetTeamMember invokes GetTeamMember operation.
+	//
+	// Read a member.
+	//
+	// GET /mgmt/openapi/5/aaa/teams/v2/{team_id}/members/{user_account_id}
+	GetTeamMember(ctx context.Context, params GetTeamMemberParams) (*TeamMemberResponse, error)
+	// GetTeamScopesByIds invokes GetTeamScopesByIds operation.
+	//
+	// The team's scopes among `ids` (at most 100), in the order given; ids the team does not have are left
+	// out.
+	//
+	// GET /mgmt/openapi/5/aaa/team-scopes/v1
+	GetTeamScopesByIds(ctx context.Context, params GetTeamScopesByIdsParams) (*TeamScopeList, error)
 	// GetView invokes GetView operation.
 	//
 	// Read a view.
@@ -1761,6 +1859,21 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/aaa/team-roles/v1/system-roles
 	ListSystemRoles(ctx context.Context) (*SystemRoleList, error)
+	// ListTeamGroupUsers invokes ListTeamGroupUsers operation.
+	//
+	// The group's members by account id. `page_size` (1–1000, 100 when left out or 0) members a page;
+	// `nextPageToken`, when there are more, is the `page_token` of the next page.
+	//
+	// GET /mgmt/openapi/5/aaa/team-groups/v2/{group_id}/users/list
+	ListTeamGroupUsers(ctx context.Context, params ListTeamGroupUsersParams) (*TeamGroupUsers, error)
+	// ListTeamGroups invokes ListTeamGroups operation.
+	//
+	// The team's groups by id. `team_id`, when given, must be the caller's team (404 otherwise).
+	// `page_size` (1–1000, 100 when left out or 0) groups a page; `nextPageToken`, when there are more,
+	// is the `page_token` of the next page.
+	//
+	// GET /mgmt/openapi/5/aaa/team-groups/v2
+	ListTeamGroups(ctx context.Context, params ListTeamGroupsParams) (*TeamGroupList, error)
 	// ListTeamMembersApiKeys invokes ListTeamMembersApiKeys operation.
 	//
 	// Mgmtapi keeps no user directory: a user exists only as the `owner.userId` recorded on a key. This
@@ -1771,6 +1884,20 @@ type Invoker interface {
 	//
 	// GET /mgmt/openapi/5/aaa/api-keys/v3
 	ListTeamMembersApiKeys(ctx context.Context) (*TeamMembersApiKeysResponse, error)
+	// ListTeamScopes invokes ListTeamScopes operation.
+	//
+	// List the team's scopes.
+	//
+	// GET /mgmt/openapi/5/aaa/team-scopes/v1/all/list
+	ListTeamScopes(ctx context.Context) (*TeamScopeList, error)
+	// ListTeams invokes ListTeams operation.
+	//
+	// With the operator key: every team of the deployment, by id, and the first one as `defaultTeam`. With
+	// a team key: the caller's own team only (teams never see each other), which is also `defaultTeam`.
+	// `retention` is not answered: mgmtapi keeps no team-wide retention.
+	//
+	// GET /mgmt/openapi/5/aaa/teams/v2
+	ListTeams(ctx context.Context) (*TeamList, error)
 	// ListViewFolders invokes ListViewFolders operation.
 	//
 	// List the team's view folders.
@@ -1970,6 +2097,15 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/integrations/metadata/v1
 	SaveIntegration(ctx context.Context, request *SaveIntegrationRequest) (*IntegrationSaved, error)
+	// SearchTeamMembers invokes SearchTeamMembers operation.
+	//
+	// The team's members by account id, those whose username contains `username` (in any case) and have
+	// `status`, when given. `page_size` (1–1000, 100 when left out or 0) members a page;
+	// `nextPageToken`, when there are more, is the `page_token` of the next page. `totalCount` counts
+	// every match.
+	//
+	// GET /mgmt/openapi/5/aaa/teams/v2/{team_id}/search
+	SearchTeamMembers(ctx context.Context, params SearchTeamMembersParams) (*TeamMemberSearchResponse, error)
 	// SetCasePriorityOverride invokes SetCasePriorityOverride operation.
 	//
 	// The case shows `priority` as the override from now on (`priorityDetails.override`), until the
@@ -2282,6 +2418,48 @@ type Invoker interface {
 	//
 	// POST /mgmt/openapi/5/dataengine/retention-tags/v1
 	UpdateRetentionTags(ctx context.Context, request *RetentionTagUpdate) (*RetentionTagList, error)
+	// UpdateScope invokes UpdateScope operation.
+	//
+	// Replaces the scope `id` (404 when the team has none) with the fields given, checked as the create
+	// checks them.
+	//
+	// PUT /mgmt/openapi/5/aaa/team-scopes/v1
+	UpdateScope(ctx context.Context, request *UpdateScopeRequest) (*TeamScopeResponse, error)
+	// UpdateTeam invokes UpdateTeam operation.
+	//
+	// Changes what is given: `teamName` (1–255 characters, unique: 409) and `dailyQuota` (at least 0). A
+	// team key reaches its own team only.
+	//
+	// PUT /mgmt/openapi/5/aaa/teams/v2/{team_id}
+	UpdateTeam(ctx context.Context, request *UpdateTeamRequest, params UpdateTeamParams) error
+	// UpdateTeamGroup invokes UpdateTeamGroup operation.
+	//
+	// Changes what is given, checked as the create checks it: `name`, `description`, `externalId`,
+	// `groupType`; `roleUpdate.action` sets the role (`setRoleId.value`) or clears it (`clear`);
+	// `scopeUpdate.action` sets the scope (`setScopeId.value`) or clears it; `userUpdates.operation` adds,
+	// removes or sets the members (`add`, `remove` or `set`, each `{userIds}`). Each action holds exactly
+	// one alternative. Members removed and a role changed apply to the members' personal keys from the
+	// next request.
+	//
+	// PUT /mgmt/openapi/5/aaa/team-groups/v2/{group_id}
+	UpdateTeamGroup(ctx context.Context, request *UpdateTeamGroupRequest, params UpdateTeamGroupParams) (*TeamGroupResponse, error)
+	// UpdateTeamMember invokes UpdateTeamMember operation.
+	//
+	// Changes the fields of `userTemplate` that are given, checked as the create checks them, on the
+	// member `userAccountId` (404 when the team has none). Setting `status` to INACTIVE revokes the
+	// member: their personal keys are refused from the next request.
+	//
+	// PUT /mgmt/openapi/5/aaa/teams/v2/{team_id}/members
+	UpdateTeamMember(ctx context.Context, request *UpdateTeamMemberRequest, params UpdateTeamMemberParams) (*TeamMemberAccountIds, error)
+	// UpdateTeamMemberStatuses invokes UpdateTeamMemberStatuses operation.
+	//
+	// Sets `status` (ACTIVE or INACTIVE; UNSPECIFIED is refused) on every member of `userAccountIds` (at
+	// most 1000), all or none: an id the team does not have answers 404 and changes nothing. A revoked
+	// (INACTIVE) member's personal keys are refused from the next request; activating the member again
+	// restores them.
+	//
+	// PATCH /mgmt/openapi/5/aaa/teams/v2/{team_id}/members:updateStatuses
+	UpdateTeamMemberStatuses(ctx context.Context, request *UpdateTeamMemberStatusesRequest, params UpdateTeamMemberStatusesParams) (*TeamMemberAccountIds, error)
 	// ValidateEntityLabelMatcher invokes ValidateEntityLabelMatcher operation.
 	//
 	// Checks `entity_label_matcher` (label name to expected value:
@@ -8043,6 +8221,90 @@ func (c *Client) sendCreateRecordingRuleSet(ctx context.Context, request *Record
 	return result, nil
 }
 
+// CreateScope invokes CreateScope operation.
+//
+// Creates a scope: `displayName` (1–255 characters, unique in the team: 409), `description` (at most
+// 1000), `filters` (at most 50; each an `entityType`, LOGS or SPANS, and an `expression`) and
+// `defaultExpression` (`<v1>true` when left out). An expression is `<v1>` followed by a condition of
+// at most 4096 characters whose quotes are closed and parentheses balanced, such as
+// `<v1>(subsystemName == 'purchases') || (subsystemName == 'signups')`. A group that holds the scope
+// answers it in `scope.scopeId`.
+//
+// POST /mgmt/openapi/5/aaa/team-scopes/v1
+func (c *Client) CreateScope(ctx context.Context, request *CreateScopeRequest) (*TeamScopeResponse, error) {
+	res, err := c.sendCreateScope(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateScope(ctx context.Context, request *CreateScopeRequest) (res *TeamScopeResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-scopes/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateScopeRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateScopeOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateScopeResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // CreateSlo invokes CreateSlo operation.
 //
 // Stores the SLO under a server-assigned id (a lowercase UUID) and answers it. The server sets
@@ -8139,6 +8401,278 @@ func (c *Client) sendCreateSlo(ctx context.Context, request *Slo, params CreateS
 	}()
 
 	result, err := decodeCreateSloResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CreateTeamGroup invokes CreateTeamGroup operation.
+//
+// Creates a group: `name` (1–255 characters, unique in the team: 409), `description` (at most 1000),
+// `externalId` (at most 255), `groupType` (OPEN when left out), `roleId` (a system role, 1–7, or a
+// custom role of the team; the group's members hold its permissions), `scope.scopeId` (a scope of the
+// team), and `userIds` (at most 1000 members' `userId`s, each a member of the team). `teamId`, when
+// given, must be the caller's team (404 otherwise).
+//
+// POST /mgmt/openapi/5/aaa/team-groups/v2
+func (c *Client) CreateTeamGroup(ctx context.Context, request *CreateTeamGroupRequest) (*TeamGroupResponse, error) {
+	res, err := c.sendCreateTeamGroup(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateTeamGroup(ctx context.Context, request *CreateTeamGroupRequest) (res *TeamGroupResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-groups/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateTeamGroupRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateTeamGroupOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateTeamGroupResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CreateTeamInOrg invokes CreateTeamInOrg operation.
+//
+// Creates a team named `teamName` (1–255 characters, unique in the deployment: 409 otherwise), with
+// `dailyQuota` (quota units a day, at least 0; 0.01 when left out). Each address of `teamAdminsEmail`
+// (at most 100, each `local@domain`, no repeats) becomes an active member of the new team in its
+// built-in group `Team Admins`, which holds the system role Platform Admin. The new team has no API
+// key: the operator makes its first one (`POST /admin/v1/teams` makes a team with one), or a member's
+// personal key is made from inside the team.
+//
+// POST /mgmt/openapi/5/aaa/teams/v2
+func (c *Client) CreateTeamInOrg(ctx context.Context, request *CreateTeamRequest) (*CreateTeamResponse, error) {
+	res, err := c.sendCreateTeamInOrg(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendCreateTeamInOrg(ctx context.Context, request *CreateTeamRequest) (res *CreateTeamResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/teams/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateTeamInOrgRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateTeamInOrgOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateTeamInOrgResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// CreateTeamMember invokes CreateTeamMember operation.
+//
+// Adds a member described by `userTemplate`: `username` (required, the member's email address
+// `local@domain`, at most 320 characters, unique in the team in any case: 409), `firstName` and
+// `lastName` (at most 255 characters), `status` (ACTIVE when left out or UNSPECIFIED), `accessType`
+// (permanent, or temporary until `temporaryAccess.expireAt`, after which the member counts as
+// inactive) and `allowedLoginMode`. The member gets a `userId` (a UUID, the id that case assignees,
+// case events and personal API keys name) and a numeric `userAccountId`; find them with the search.
+// `onboardingMode` is stored only: mgmtapi sends no invitation. `team_id` must be the caller's team
+// (404 otherwise).
+//
+// POST /mgmt/openapi/5/aaa/teams/v2/{team_id}/members
+func (c *Client) CreateTeamMember(ctx context.Context, request *CreateTeamMemberRequest, params CreateTeamMemberParams) error {
+	_, err := c.sendCreateTeamMember(ctx, request, params)
+	return err
+}
+
+func (c *Client) sendCreateTeamMember(ctx context.Context, request *CreateTeamMemberRequest, params CreateTeamMemberParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/teams/v2/"
+	{
+		// Encode "team_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "team_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int64ToString(params.TeamID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/members"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "POST", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeCreateTeamMemberRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, CreateTeamMemberOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeCreateTeamMemberResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -10242,6 +10776,101 @@ func (c *Client) sendDeleteRecordingRuleSetByQuery(ctx context.Context, params D
 	return result, nil
 }
 
+// DeleteScope invokes DeleteScope operation.
+//
+// Deletes the scope; a scope a group holds is refused with 409 naming the group (clear the group's
+// scope first).
+//
+// DELETE /mgmt/openapi/5/aaa/team-scopes/v1/{id}
+func (c *Client) DeleteScope(ctx context.Context, params DeleteScopeParams) error {
+	_, err := c.sendDeleteScope(ctx, params)
+	return err
+}
+
+func (c *Client) sendDeleteScope(ctx context.Context, params DeleteScopeParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-scopes/v1/"
+	{
+		// Encode "id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.ID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteScopeOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteScopeResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // DeleteSlo invokes DeleteSlo operation.
 //
 // An unknown id is a 404; an SLO that an SLO threshold alert definition names is a 409 naming it.
@@ -10332,6 +10961,196 @@ func (c *Client) sendDeleteSlo(ctx context.Context, params DeleteSloParams) (res
 	}()
 
 	result, err := decodeDeleteSloResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteTeam invokes DeleteTeam operation.
+//
+// Removes the team and every row that belongs to it (keys, members, groups, scopes, cases, dashboards,
+// every configuration), in one transaction: all of it or nothing. Its keys are refused from the very
+// next request on this server. A team key may delete its own team only.
+//
+// DELETE /mgmt/openapi/5/aaa/teams/v2/{team_id}
+func (c *Client) DeleteTeam(ctx context.Context, params DeleteTeamParams) error {
+	_, err := c.sendDeleteTeam(ctx, params)
+	return err
+}
+
+func (c *Client) sendDeleteTeam(ctx context.Context, params DeleteTeamParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/teams/v2/"
+	{
+		// Encode "team_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "team_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int64ToString(params.TeamID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteTeamOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteTeamResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// DeleteTeamGroup invokes DeleteTeamGroup operation.
+//
+// Deletes the group; its members lose what it gave them from the next request.
+//
+// DELETE /mgmt/openapi/5/aaa/team-groups/v2/{group_id}
+func (c *Client) DeleteTeamGroup(ctx context.Context, params DeleteTeamGroupParams) (*TeamGroupDeleted, error) {
+	res, err := c.sendDeleteTeamGroup(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendDeleteTeamGroup(ctx context.Context, params DeleteTeamGroupParams) (res *TeamGroupDeleted, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-groups/v2/"
+	{
+		// Encode "group_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "group_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int64ToString(params.GroupID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "DELETE", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, DeleteTeamGroupOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeDeleteTeamGroupResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -17376,6 +18195,505 @@ func (c *Client) sendGetSystemDefaultPresetSummary(ctx context.Context, params G
 	return result, nil
 }
 
+// GetTeam invokes GetTeam operation.
+//
+// The team's id, name and daily quota. A team key reaches its own team only; any other id answers 404,
+// as a missing team does.
+//
+// GET /mgmt/openapi/5/aaa/teams/v2/{team_id}
+func (c *Client) GetTeam(ctx context.Context, params GetTeamParams) (*TeamInfo, error) {
+	res, err := c.sendGetTeam(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetTeam(ctx context.Context, params GetTeamParams) (res *TeamInfo, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/teams/v2/"
+	{
+		// Encode "team_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "team_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int64ToString(params.TeamID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetTeamOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetTeamResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetTeamGroup invokes GetTeamGroup operation.
+//
+// Read a group by id.
+//
+// GET /mgmt/openapi/5/aaa/team-groups/v2/id/{group_id}
+func (c *Client) GetTeamGroup(ctx context.Context, params GetTeamGroupParams) (*TeamGroupResponse, error) {
+	res, err := c.sendGetTeamGroup(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetTeamGroup(ctx context.Context, params GetTeamGroupParams) (res *TeamGroupResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-groups/v2/id/"
+	{
+		// Encode "group_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "group_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int64ToString(params.GroupID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetTeamGroupOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetTeamGroupResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetTeamGroupByName invokes GetTeamGroupByName operation.
+//
+// Read a group by name.
+//
+// GET /mgmt/openapi/5/aaa/team-groups/v2/name/{name}
+func (c *Client) GetTeamGroupByName(ctx context.Context, params GetTeamGroupByNameParams) (*TeamGroupResponse, error) {
+	res, err := c.sendGetTeamGroupByName(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetTeamGroupByName(ctx context.Context, params GetTeamGroupByNameParams) (res *TeamGroupResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-groups/v2/name/"
+	{
+		// Encode "name" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "name",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.StringToString(params.Name))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetTeamGroupByNameOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetTeamGroupByNameResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetTeamMember invokes GetTeamMember operation.
+//
+// Read a member.
+//
+// GET /mgmt/openapi/5/aaa/teams/v2/{team_id}/members/{user_account_id}
+func (c *Client) GetTeamMember(ctx context.Context, params GetTeamMemberParams) (*TeamMemberResponse, error) {
+	res, err := c.sendGetTeamMember(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetTeamMember(ctx context.Context, params GetTeamMemberParams) (res *TeamMemberResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [4]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/teams/v2/"
+	{
+		// Encode "team_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "team_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int64ToString(params.TeamID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/members/"
+	{
+		// Encode "user_account_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "user_account_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int64ToString(params.UserAccountID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[3] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetTeamMemberOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetTeamMemberResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// GetTeamScopesByIds invokes GetTeamScopesByIds operation.
+//
+// The team's scopes among `ids` (at most 100), in the order given; ids the team does not have are left
+// out.
+//
+// GET /mgmt/openapi/5/aaa/team-scopes/v1
+func (c *Client) GetTeamScopesByIds(ctx context.Context, params GetTeamScopesByIdsParams) (*TeamScopeList, error) {
+	res, err := c.sendGetTeamScopesByIds(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendGetTeamScopesByIds(ctx context.Context, params GetTeamScopesByIdsParams) (res *TeamScopeList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-scopes/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "ids" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "ids",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			return e.EncodeArray(func(e uri.Encoder) error {
+				for i, item := range params.Ids {
+					if err := func() error {
+						return e.EncodeValue(conv.StringToString(item))
+					}(); err != nil {
+						return errors.Wrapf(err, "[%d]", i)
+					}
+				}
+				return nil
+			})
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, GetTeamScopesByIdsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeGetTeamScopesByIdsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // GetView invokes GetView operation.
 //
 // Read a view.
@@ -21384,6 +22702,271 @@ func (c *Client) sendListSystemRoles(ctx context.Context) (res *SystemRoleList, 
 	return result, nil
 }
 
+// ListTeamGroupUsers invokes ListTeamGroupUsers operation.
+//
+// The group's members by account id. `page_size` (1–1000, 100 when left out or 0) members a page;
+// `nextPageToken`, when there are more, is the `page_token` of the next page.
+//
+// GET /mgmt/openapi/5/aaa/team-groups/v2/{group_id}/users/list
+func (c *Client) ListTeamGroupUsers(ctx context.Context, params ListTeamGroupUsersParams) (*TeamGroupUsers, error) {
+	res, err := c.sendListTeamGroupUsers(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListTeamGroupUsers(ctx context.Context, params ListTeamGroupUsersParams) (res *TeamGroupUsers, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-groups/v2/"
+	{
+		// Encode "group_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "group_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int64ToString(params.GroupID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/users/list"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "page_size" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "page_size",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.PageSize.Get(); ok {
+				return e.EncodeValue(conv.Int64ToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "page_token" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "page_token",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.PageToken.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListTeamGroupUsersOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListTeamGroupUsersResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListTeamGroups invokes ListTeamGroups operation.
+//
+// The team's groups by id. `team_id`, when given, must be the caller's team (404 otherwise).
+// `page_size` (1–1000, 100 when left out or 0) groups a page; `nextPageToken`, when there are more,
+// is the `page_token` of the next page.
+//
+// GET /mgmt/openapi/5/aaa/team-groups/v2
+func (c *Client) ListTeamGroups(ctx context.Context, params ListTeamGroupsParams) (*TeamGroupList, error) {
+	res, err := c.sendListTeamGroups(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendListTeamGroups(ctx context.Context, params ListTeamGroupsParams) (res *TeamGroupList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-groups/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "team_id" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "team_id",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.TeamID.Get(); ok {
+				return e.EncodeValue(conv.Int64ToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "page_size" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "page_size",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.PageSize.Get(); ok {
+				return e.EncodeValue(conv.Int64ToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "page_token" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "page_token",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.PageToken.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListTeamGroupsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListTeamGroupsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
 // ListTeamMembersApiKeys invokes ListTeamMembersApiKeys operation.
 //
 // Mgmtapi keeps no user directory: a user exists only as the `owner.userId` recorded on a key. This
@@ -21457,6 +23040,160 @@ func (c *Client) sendListTeamMembersApiKeys(ctx context.Context) (res *TeamMembe
 	}()
 
 	result, err := decodeListTeamMembersApiKeysResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListTeamScopes invokes ListTeamScopes operation.
+//
+// List the team's scopes.
+//
+// GET /mgmt/openapi/5/aaa/team-scopes/v1/all/list
+func (c *Client) ListTeamScopes(ctx context.Context) (*TeamScopeList, error) {
+	res, err := c.sendListTeamScopes(ctx)
+	return res, err
+}
+
+func (c *Client) sendListTeamScopes(ctx context.Context) (res *TeamScopeList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-scopes/v1/all/list"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListTeamScopesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListTeamScopesResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// ListTeams invokes ListTeams operation.
+//
+// With the operator key: every team of the deployment, by id, and the first one as `defaultTeam`. With
+// a team key: the caller's own team only (teams never see each other), which is also `defaultTeam`.
+// `retention` is not answered: mgmtapi keeps no team-wide retention.
+//
+// GET /mgmt/openapi/5/aaa/teams/v2
+func (c *Client) ListTeams(ctx context.Context) (*TeamList, error) {
+	res, err := c.sendListTeams(ctx)
+	return res, err
+}
+
+func (c *Client) sendListTeams(ctx context.Context) (res *TeamList, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/teams/v2"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, ListTeamsOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeListTeamsResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -23677,6 +25414,175 @@ func (c *Client) sendSaveIntegration(ctx context.Context, request *SaveIntegrati
 	}()
 
 	result, err := decodeSaveIntegrationResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// SearchTeamMembers invokes SearchTeamMembers operation.
+//
+// The team's members by account id, those whose username contains `username` (in any case) and have
+// `status`, when given. `page_size` (1–1000, 100 when left out or 0) members a page;
+// `nextPageToken`, when there are more, is the `page_token` of the next page. `totalCount` counts
+// every match.
+//
+// GET /mgmt/openapi/5/aaa/teams/v2/{team_id}/search
+func (c *Client) SearchTeamMembers(ctx context.Context, params SearchTeamMembersParams) (*TeamMemberSearchResponse, error) {
+	res, err := c.sendSearchTeamMembers(ctx, params)
+	return res, err
+}
+
+func (c *Client) sendSearchTeamMembers(ctx context.Context, params SearchTeamMembersParams) (res *TeamMemberSearchResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/teams/v2/"
+	{
+		// Encode "team_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "team_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int64ToString(params.TeamID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/search"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	q := uri.NewQueryEncoder()
+	{
+		// Encode "username" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "username",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Username.Get(); ok {
+				return e.EncodeValue(conv.StringToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "status" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "status",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.Status.Get(); ok {
+				return e.EncodeValue(conv.StringToString(string(val)))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "page_size" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "page_size",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.PageSize.Get(); ok {
+				return e.EncodeValue(conv.Int64ToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	{
+		// Encode "page_token" parameter.
+		cfg := uri.QueryParameterEncodingConfig{
+			Name:    "page_token",
+			Style:   uri.QueryStyleForm,
+			Explode: true,
+		}
+
+		if err := q.EncodeParam(cfg, func(e uri.Encoder) error {
+			if val, ok := params.PageToken.Get(); ok {
+				return e.EncodeValue(conv.Int64ToString(val))
+			}
+			return nil
+		}); err != nil {
+			return res, errors.Wrap(err, "encode query")
+		}
+	}
+	u.RawQuery = q.Values().Encode()
+
+	r, err := ht.NewRequest(ctx, "GET", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, SearchTeamMembersOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeSearchTeamMembersResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}
@@ -27153,6 +29059,487 @@ func (c *Client) sendUpdateRetentionTags(ctx context.Context, request *Retention
 	}()
 
 	result, err := decodeUpdateRetentionTagsResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UpdateScope invokes UpdateScope operation.
+//
+// Replaces the scope `id` (404 when the team has none) with the fields given, checked as the create
+// checks them.
+//
+// PUT /mgmt/openapi/5/aaa/team-scopes/v1
+func (c *Client) UpdateScope(ctx context.Context, request *UpdateScopeRequest) (*TeamScopeResponse, error) {
+	res, err := c.sendUpdateScope(ctx, request)
+	return res, err
+}
+
+func (c *Client) sendUpdateScope(ctx context.Context, request *UpdateScopeRequest) (res *TeamScopeResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [1]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-scopes/v1"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateScopeRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateScopeOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateScopeResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UpdateTeam invokes UpdateTeam operation.
+//
+// Changes what is given: `teamName` (1–255 characters, unique: 409) and `dailyQuota` (at least 0). A
+// team key reaches its own team only.
+//
+// PUT /mgmt/openapi/5/aaa/teams/v2/{team_id}
+func (c *Client) UpdateTeam(ctx context.Context, request *UpdateTeamRequest, params UpdateTeamParams) error {
+	_, err := c.sendUpdateTeam(ctx, request, params)
+	return err
+}
+
+func (c *Client) sendUpdateTeam(ctx context.Context, request *UpdateTeamRequest, params UpdateTeamParams) (res *EmptyObject, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/teams/v2/"
+	{
+		// Encode "team_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "team_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int64ToString(params.TeamID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateTeamRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateTeamOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateTeamResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UpdateTeamGroup invokes UpdateTeamGroup operation.
+//
+// Changes what is given, checked as the create checks it: `name`, `description`, `externalId`,
+// `groupType`; `roleUpdate.action` sets the role (`setRoleId.value`) or clears it (`clear`);
+// `scopeUpdate.action` sets the scope (`setScopeId.value`) or clears it; `userUpdates.operation` adds,
+// removes or sets the members (`add`, `remove` or `set`, each `{userIds}`). Each action holds exactly
+// one alternative. Members removed and a role changed apply to the members' personal keys from the
+// next request.
+//
+// PUT /mgmt/openapi/5/aaa/team-groups/v2/{group_id}
+func (c *Client) UpdateTeamGroup(ctx context.Context, request *UpdateTeamGroupRequest, params UpdateTeamGroupParams) (*TeamGroupResponse, error) {
+	res, err := c.sendUpdateTeamGroup(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendUpdateTeamGroup(ctx context.Context, request *UpdateTeamGroupRequest, params UpdateTeamGroupParams) (res *TeamGroupResponse, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [2]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/team-groups/v2/"
+	{
+		// Encode "group_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "group_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int64ToString(params.GroupID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateTeamGroupRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateTeamGroupOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateTeamGroupResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UpdateTeamMember invokes UpdateTeamMember operation.
+//
+// Changes the fields of `userTemplate` that are given, checked as the create checks them, on the
+// member `userAccountId` (404 when the team has none). Setting `status` to INACTIVE revokes the
+// member: their personal keys are refused from the next request.
+//
+// PUT /mgmt/openapi/5/aaa/teams/v2/{team_id}/members
+func (c *Client) UpdateTeamMember(ctx context.Context, request *UpdateTeamMemberRequest, params UpdateTeamMemberParams) (*TeamMemberAccountIds, error) {
+	res, err := c.sendUpdateTeamMember(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendUpdateTeamMember(ctx context.Context, request *UpdateTeamMemberRequest, params UpdateTeamMemberParams) (res *TeamMemberAccountIds, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/teams/v2/"
+	{
+		// Encode "team_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "team_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int64ToString(params.TeamID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/members"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PUT", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateTeamMemberRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateTeamMemberOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateTeamMemberResponse(resp)
+	if err != nil {
+		return res, errors.Wrap(err, "decode response")
+	}
+
+	return result, nil
+}
+
+// UpdateTeamMemberStatuses invokes UpdateTeamMemberStatuses operation.
+//
+// Sets `status` (ACTIVE or INACTIVE; UNSPECIFIED is refused) on every member of `userAccountIds` (at
+// most 1000), all or none: an id the team does not have answers 404 and changes nothing. A revoked
+// (INACTIVE) member's personal keys are refused from the next request; activating the member again
+// restores them.
+//
+// PATCH /mgmt/openapi/5/aaa/teams/v2/{team_id}/members:updateStatuses
+func (c *Client) UpdateTeamMemberStatuses(ctx context.Context, request *UpdateTeamMemberStatusesRequest, params UpdateTeamMemberStatusesParams) (*TeamMemberAccountIds, error) {
+	res, err := c.sendUpdateTeamMemberStatuses(ctx, request, params)
+	return res, err
+}
+
+func (c *Client) sendUpdateTeamMemberStatuses(ctx context.Context, request *UpdateTeamMemberStatusesRequest, params UpdateTeamMemberStatusesParams) (res *TeamMemberAccountIds, err error) {
+
+	u := uri.Clone(c.requestURL(ctx))
+	var pathParts [3]string
+	pathParts[0] = "/mgmt/openapi/5/aaa/teams/v2/"
+	{
+		// Encode "team_id" parameter.
+		e := uri.NewPathEncoder(uri.PathEncoderConfig{
+			Param:   "team_id",
+			Style:   uri.PathStyleSimple,
+			Explode: false,
+		})
+		if err := func() error {
+			return e.EncodeValue(conv.Int64ToString(params.TeamID))
+		}(); err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		encoded, err := e.Result()
+		if err != nil {
+			return res, errors.Wrap(err, "encode path")
+		}
+		pathParts[1] = encoded
+	}
+	pathParts[2] = "/members:updateStatuses"
+	uri.AddPathParts(u, pathParts[:]...)
+
+	r, err := ht.NewRequest(ctx, "PATCH", u)
+	if err != nil {
+		return res, errors.Wrap(err, "create request")
+	}
+	if err := encodeUpdateTeamMemberStatusesRequest(request, r); err != nil {
+		return res, errors.Wrap(err, "encode request")
+	}
+
+	{
+		type bitset = [1]uint8
+		var satisfied bitset
+		{
+
+			switch err := c.securityApiKey(ctx, UpdateTeamMemberStatusesOperation, r); {
+			case err == nil: // if NO error
+				satisfied[0] |= 1 << 0
+			case errors.Is(err, ogenerrors.ErrSkipClientSecurity):
+				// Skip this security.
+			default:
+				return res, errors.Wrap(err, "security \"ApiKey\"")
+			}
+		}
+
+		if ok := func() bool {
+		nextRequirement:
+			for _, requirement := range []bitset{
+				{0b00000001},
+			} {
+				for i, mask := range requirement {
+					if satisfied[i]&mask != mask {
+						continue nextRequirement
+					}
+				}
+				return true
+			}
+			return false
+		}(); !ok {
+			return res, ogenerrors.ErrSecurityRequirementIsNotSatisfied
+		}
+	}
+
+	resp, err := c.cfg.Client.Do(r)
+	if err != nil {
+		return res, errors.Wrap(err, "do request")
+	}
+	body := resp.Body
+	defer func() {
+		// Drain the body to EOF before closing, so the underlying
+		// connection can be reused by the Transport regardless of the
+		// response status code. See https://github.com/ogen-go/ogen/issues/1670.
+		_, _ = io.Copy(io.Discard, body)
+		_ = body.Close()
+	}()
+
+	result, err := decodeUpdateTeamMemberStatusesResponse(resp)
 	if err != nil {
 		return res, errors.Wrap(err, "decode response")
 	}

@@ -13985,6 +13985,272 @@ func (s *CreateOutgoingWebhookRequest) SetData(val OptOutgoingWebhookInputData) 
 	s.Data = val
 }
 
+// Ref: #/components/schemas/CreateScopeRequest
+type CreateScopeRequest struct {
+	DisplayName       string            `json:"displayName"`
+	Description       OptString         `json:"description"`
+	DefaultExpression OptString         `json:"defaultExpression"`
+	Filters           []TeamScopeFilter `json:"filters"`
+}
+
+// GetDisplayName returns the value of DisplayName.
+func (s *CreateScopeRequest) GetDisplayName() string {
+	return s.DisplayName
+}
+
+// GetDescription returns the value of Description.
+func (s *CreateScopeRequest) GetDescription() OptString {
+	return s.Description
+}
+
+// GetDefaultExpression returns the value of DefaultExpression.
+func (s *CreateScopeRequest) GetDefaultExpression() OptString {
+	return s.DefaultExpression
+}
+
+// GetFilters returns the value of Filters.
+func (s *CreateScopeRequest) GetFilters() []TeamScopeFilter {
+	return s.Filters
+}
+
+// SetDisplayName sets the value of DisplayName.
+func (s *CreateScopeRequest) SetDisplayName(val string) {
+	s.DisplayName = val
+}
+
+// SetDescription sets the value of Description.
+func (s *CreateScopeRequest) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetDefaultExpression sets the value of DefaultExpression.
+func (s *CreateScopeRequest) SetDefaultExpression(val OptString) {
+	s.DefaultExpression = val
+}
+
+// SetFilters sets the value of Filters.
+func (s *CreateScopeRequest) SetFilters(val []TeamScopeFilter) {
+	s.Filters = val
+}
+
+// Ref: #/components/schemas/CreateTeamGroupRequest
+type CreateTeamGroupRequest struct {
+	Name        OptString         `json:"name"`
+	Description OptString         `json:"description"`
+	ExternalId  OptString         `json:"externalId"`
+	GroupType   OptTeamGroupType  `json:"groupType"`
+	RoleId      OptInt64          `json:"roleId"`
+	Scope       OptTeamGroupScope `json:"scope"`
+	TeamId      OptInt64          `json:"teamId"`
+	UserIds     []string          `json:"userIds"`
+}
+
+// GetName returns the value of Name.
+func (s *CreateTeamGroupRequest) GetName() OptString {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *CreateTeamGroupRequest) GetDescription() OptString {
+	return s.Description
+}
+
+// GetExternalId returns the value of ExternalId.
+func (s *CreateTeamGroupRequest) GetExternalId() OptString {
+	return s.ExternalId
+}
+
+// GetGroupType returns the value of GroupType.
+func (s *CreateTeamGroupRequest) GetGroupType() OptTeamGroupType {
+	return s.GroupType
+}
+
+// GetRoleId returns the value of RoleId.
+func (s *CreateTeamGroupRequest) GetRoleId() OptInt64 {
+	return s.RoleId
+}
+
+// GetScope returns the value of Scope.
+func (s *CreateTeamGroupRequest) GetScope() OptTeamGroupScope {
+	return s.Scope
+}
+
+// GetTeamId returns the value of TeamId.
+func (s *CreateTeamGroupRequest) GetTeamId() OptInt64 {
+	return s.TeamId
+}
+
+// GetUserIds returns the value of UserIds.
+func (s *CreateTeamGroupRequest) GetUserIds() []string {
+	return s.UserIds
+}
+
+// SetName sets the value of Name.
+func (s *CreateTeamGroupRequest) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *CreateTeamGroupRequest) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetExternalId sets the value of ExternalId.
+func (s *CreateTeamGroupRequest) SetExternalId(val OptString) {
+	s.ExternalId = val
+}
+
+// SetGroupType sets the value of GroupType.
+func (s *CreateTeamGroupRequest) SetGroupType(val OptTeamGroupType) {
+	s.GroupType = val
+}
+
+// SetRoleId sets the value of RoleId.
+func (s *CreateTeamGroupRequest) SetRoleId(val OptInt64) {
+	s.RoleId = val
+}
+
+// SetScope sets the value of Scope.
+func (s *CreateTeamGroupRequest) SetScope(val OptTeamGroupScope) {
+	s.Scope = val
+}
+
+// SetTeamId sets the value of TeamId.
+func (s *CreateTeamGroupRequest) SetTeamId(val OptInt64) {
+	s.TeamId = val
+}
+
+// SetUserIds sets the value of UserIds.
+func (s *CreateTeamGroupRequest) SetUserIds(val []string) {
+	s.UserIds = val
+}
+
+// Ref: #/components/schemas/CreateTeamMemberRequest
+type CreateTeamMemberRequest struct {
+	OnboardingMode OptCreateTeamMemberRequestOnboardingMode `json:"onboardingMode"`
+	UserTemplate   OptTeamMemberTemplate                    `json:"userTemplate"`
+}
+
+// GetOnboardingMode returns the value of OnboardingMode.
+func (s *CreateTeamMemberRequest) GetOnboardingMode() OptCreateTeamMemberRequestOnboardingMode {
+	return s.OnboardingMode
+}
+
+// GetUserTemplate returns the value of UserTemplate.
+func (s *CreateTeamMemberRequest) GetUserTemplate() OptTeamMemberTemplate {
+	return s.UserTemplate
+}
+
+// SetOnboardingMode sets the value of OnboardingMode.
+func (s *CreateTeamMemberRequest) SetOnboardingMode(val OptCreateTeamMemberRequestOnboardingMode) {
+	s.OnboardingMode = val
+}
+
+// SetUserTemplate sets the value of UserTemplate.
+func (s *CreateTeamMemberRequest) SetUserTemplate(val OptTeamMemberTemplate) {
+	s.UserTemplate = val
+}
+
+type CreateTeamMemberRequestOnboardingMode string
+
+const (
+	CreateTeamMemberRequestOnboardingModeONBOARDINGMODEUNSPECIFIED CreateTeamMemberRequestOnboardingMode = "ONBOARDING_MODE_UNSPECIFIED"
+	CreateTeamMemberRequestOnboardingModeONBOARDINGMODEINVITELINK  CreateTeamMemberRequestOnboardingMode = "ONBOARDING_MODE_INVITE_LINK"
+	CreateTeamMemberRequestOnboardingModeONBOARDINGMODENOINVITE    CreateTeamMemberRequestOnboardingMode = "ONBOARDING_MODE_NO_INVITE"
+)
+
+// AllValues returns all CreateTeamMemberRequestOnboardingMode values.
+func (CreateTeamMemberRequestOnboardingMode) AllValues() []CreateTeamMemberRequestOnboardingMode {
+	return []CreateTeamMemberRequestOnboardingMode{
+		CreateTeamMemberRequestOnboardingModeONBOARDINGMODEUNSPECIFIED,
+		CreateTeamMemberRequestOnboardingModeONBOARDINGMODEINVITELINK,
+		CreateTeamMemberRequestOnboardingModeONBOARDINGMODENOINVITE,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s CreateTeamMemberRequestOnboardingMode) MarshalText() ([]byte, error) {
+	switch s {
+	case CreateTeamMemberRequestOnboardingModeONBOARDINGMODEUNSPECIFIED:
+		return []byte(s), nil
+	case CreateTeamMemberRequestOnboardingModeONBOARDINGMODEINVITELINK:
+		return []byte(s), nil
+	case CreateTeamMemberRequestOnboardingModeONBOARDINGMODENOINVITE:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *CreateTeamMemberRequestOnboardingMode) UnmarshalText(data []byte) error {
+	switch CreateTeamMemberRequestOnboardingMode(data) {
+	case CreateTeamMemberRequestOnboardingModeONBOARDINGMODEUNSPECIFIED:
+		*s = CreateTeamMemberRequestOnboardingModeONBOARDINGMODEUNSPECIFIED
+		return nil
+	case CreateTeamMemberRequestOnboardingModeONBOARDINGMODEINVITELINK:
+		*s = CreateTeamMemberRequestOnboardingModeONBOARDINGMODEINVITELINK
+		return nil
+	case CreateTeamMemberRequestOnboardingModeONBOARDINGMODENOINVITE:
+		*s = CreateTeamMemberRequestOnboardingModeONBOARDINGMODENOINVITE
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/CreateTeamRequest
+type CreateTeamRequest struct {
+	TeamName        string     `json:"teamName"`
+	DailyQuota      OptFloat64 `json:"dailyQuota"`
+	TeamAdminsEmail []string   `json:"teamAdminsEmail"`
+}
+
+// GetTeamName returns the value of TeamName.
+func (s *CreateTeamRequest) GetTeamName() string {
+	return s.TeamName
+}
+
+// GetDailyQuota returns the value of DailyQuota.
+func (s *CreateTeamRequest) GetDailyQuota() OptFloat64 {
+	return s.DailyQuota
+}
+
+// GetTeamAdminsEmail returns the value of TeamAdminsEmail.
+func (s *CreateTeamRequest) GetTeamAdminsEmail() []string {
+	return s.TeamAdminsEmail
+}
+
+// SetTeamName sets the value of TeamName.
+func (s *CreateTeamRequest) SetTeamName(val string) {
+	s.TeamName = val
+}
+
+// SetDailyQuota sets the value of DailyQuota.
+func (s *CreateTeamRequest) SetDailyQuota(val OptFloat64) {
+	s.DailyQuota = val
+}
+
+// SetTeamAdminsEmail sets the value of TeamAdminsEmail.
+func (s *CreateTeamRequest) SetTeamAdminsEmail(val []string) {
+	s.TeamAdminsEmail = val
+}
+
+// Ref: #/components/schemas/CreateTeamResponse
+type CreateTeamResponse struct {
+	TeamId OptTeamIdObject `json:"teamId"`
+}
+
+// GetTeamId returns the value of TeamId.
+func (s *CreateTeamResponse) GetTeamId() OptTeamIdObject {
+	return s.TeamId
+}
+
+// SetTeamId sets the value of TeamId.
+func (s *CreateTeamResponse) SetTeamId(val OptTeamIdObject) {
+	s.TeamId = val
+}
+
 // Ref: #/components/schemas/CustomRole
 type CustomRole struct {
 	RoleId      int64  `json:"roleId"`
@@ -34058,6 +34324,52 @@ func (o OptConnectorTypeFilterConnectorType) Or(d ConnectorTypeFilterConnectorTy
 	return d
 }
 
+// NewOptCreateTeamMemberRequestOnboardingMode returns new OptCreateTeamMemberRequestOnboardingMode with value set to v.
+func NewOptCreateTeamMemberRequestOnboardingMode(v CreateTeamMemberRequestOnboardingMode) OptCreateTeamMemberRequestOnboardingMode {
+	return OptCreateTeamMemberRequestOnboardingMode{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptCreateTeamMemberRequestOnboardingMode is optional CreateTeamMemberRequestOnboardingMode.
+type OptCreateTeamMemberRequestOnboardingMode struct {
+	Value CreateTeamMemberRequestOnboardingMode
+	Set   bool
+}
+
+// IsSet returns true if OptCreateTeamMemberRequestOnboardingMode was set.
+func (o OptCreateTeamMemberRequestOnboardingMode) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptCreateTeamMemberRequestOnboardingMode) Reset() {
+	var v CreateTeamMemberRequestOnboardingMode
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptCreateTeamMemberRequestOnboardingMode) SetTo(v CreateTeamMemberRequestOnboardingMode) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptCreateTeamMemberRequestOnboardingMode) Get() (v CreateTeamMemberRequestOnboardingMode, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptCreateTeamMemberRequestOnboardingMode) Or(d CreateTeamMemberRequestOnboardingMode) CreateTeamMemberRequestOnboardingMode {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptCustomRolePermissions returns new OptCustomRolePermissions with value set to v.
 func NewOptCustomRolePermissions(v CustomRolePermissions) OptCustomRolePermissions {
 	return OptCustomRolePermissions{
@@ -43190,6 +43502,696 @@ func (o OptTeamConfigurationVersion) Or(d TeamConfigurationVersion) TeamConfigur
 	return d
 }
 
+// NewOptTeamGroup returns new OptTeamGroup with value set to v.
+func NewOptTeamGroup(v TeamGroup) OptTeamGroup {
+	return OptTeamGroup{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTeamGroup is optional TeamGroup.
+type OptTeamGroup struct {
+	Value TeamGroup
+	Set   bool
+}
+
+// IsSet returns true if OptTeamGroup was set.
+func (o OptTeamGroup) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTeamGroup) Reset() {
+	var v TeamGroup
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTeamGroup) SetTo(v TeamGroup) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTeamGroup) Get() (v TeamGroup, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTeamGroup) Or(d TeamGroup) TeamGroup {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTeamGroupClear returns new OptTeamGroupClear with value set to v.
+func NewOptTeamGroupClear(v TeamGroupClear) OptTeamGroupClear {
+	return OptTeamGroupClear{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTeamGroupClear is optional TeamGroupClear.
+type OptTeamGroupClear struct {
+	Value TeamGroupClear
+	Set   bool
+}
+
+// IsSet returns true if OptTeamGroupClear was set.
+func (o OptTeamGroupClear) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTeamGroupClear) Reset() {
+	var v TeamGroupClear
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTeamGroupClear) SetTo(v TeamGroupClear) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTeamGroupClear) Get() (v TeamGroupClear, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTeamGroupClear) Or(d TeamGroupClear) TeamGroupClear {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTeamGroupGroupOrigin returns new OptTeamGroupGroupOrigin with value set to v.
+func NewOptTeamGroupGroupOrigin(v TeamGroupGroupOrigin) OptTeamGroupGroupOrigin {
+	return OptTeamGroupGroupOrigin{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTeamGroupGroupOrigin is optional TeamGroupGroupOrigin.
+type OptTeamGroupGroupOrigin struct {
+	Value TeamGroupGroupOrigin
+	Set   bool
+}
+
+// IsSet returns true if OptTeamGroupGroupOrigin was set.
+func (o OptTeamGroupGroupOrigin) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTeamGroupGroupOrigin) Reset() {
+	var v TeamGroupGroupOrigin
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTeamGroupGroupOrigin) SetTo(v TeamGroupGroupOrigin) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTeamGroupGroupOrigin) Get() (v TeamGroupGroupOrigin, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTeamGroupGroupOrigin) Or(d TeamGroupGroupOrigin) TeamGroupGroupOrigin {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTeamGroupRole returns new OptTeamGroupRole with value set to v.
+func NewOptTeamGroupRole(v TeamGroupRole) OptTeamGroupRole {
+	return OptTeamGroupRole{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTeamGroupRole is optional TeamGroupRole.
+type OptTeamGroupRole struct {
+	Value TeamGroupRole
+	Set   bool
+}
+
+// IsSet returns true if OptTeamGroupRole was set.
+func (o OptTeamGroupRole) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTeamGroupRole) Reset() {
+	var v TeamGroupRole
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTeamGroupRole) SetTo(v TeamGroupRole) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTeamGroupRole) Get() (v TeamGroupRole, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTeamGroupRole) Or(d TeamGroupRole) TeamGroupRole {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTeamGroupScope returns new OptTeamGroupScope with value set to v.
+func NewOptTeamGroupScope(v TeamGroupScope) OptTeamGroupScope {
+	return OptTeamGroupScope{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTeamGroupScope is optional TeamGroupScope.
+type OptTeamGroupScope struct {
+	Value TeamGroupScope
+	Set   bool
+}
+
+// IsSet returns true if OptTeamGroupScope was set.
+func (o OptTeamGroupScope) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTeamGroupScope) Reset() {
+	var v TeamGroupScope
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTeamGroupScope) SetTo(v TeamGroupScope) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTeamGroupScope) Get() (v TeamGroupScope, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTeamGroupScope) Or(d TeamGroupScope) TeamGroupScope {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTeamGroupType returns new OptTeamGroupType with value set to v.
+func NewOptTeamGroupType(v TeamGroupType) OptTeamGroupType {
+	return OptTeamGroupType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTeamGroupType is optional TeamGroupType.
+type OptTeamGroupType struct {
+	Value TeamGroupType
+	Set   bool
+}
+
+// IsSet returns true if OptTeamGroupType was set.
+func (o OptTeamGroupType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTeamGroupType) Reset() {
+	var v TeamGroupType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTeamGroupType) SetTo(v TeamGroupType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTeamGroupType) Get() (v TeamGroupType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTeamGroupType) Or(d TeamGroupType) TeamGroupType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTeamGroupUserIds returns new OptTeamGroupUserIds with value set to v.
+func NewOptTeamGroupUserIds(v TeamGroupUserIds) OptTeamGroupUserIds {
+	return OptTeamGroupUserIds{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTeamGroupUserIds is optional TeamGroupUserIds.
+type OptTeamGroupUserIds struct {
+	Value TeamGroupUserIds
+	Set   bool
+}
+
+// IsSet returns true if OptTeamGroupUserIds was set.
+func (o OptTeamGroupUserIds) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTeamGroupUserIds) Reset() {
+	var v TeamGroupUserIds
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTeamGroupUserIds) SetTo(v TeamGroupUserIds) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTeamGroupUserIds) Get() (v TeamGroupUserIds, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTeamGroupUserIds) Or(d TeamGroupUserIds) TeamGroupUserIds {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTeamIdObject returns new OptTeamIdObject with value set to v.
+func NewOptTeamIdObject(v TeamIdObject) OptTeamIdObject {
+	return OptTeamIdObject{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTeamIdObject is optional TeamIdObject.
+type OptTeamIdObject struct {
+	Value TeamIdObject
+	Set   bool
+}
+
+// IsSet returns true if OptTeamIdObject was set.
+func (o OptTeamIdObject) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTeamIdObject) Reset() {
+	var v TeamIdObject
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTeamIdObject) SetTo(v TeamIdObject) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTeamIdObject) Get() (v TeamIdObject, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTeamIdObject) Or(d TeamIdObject) TeamIdObject {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTeamInfo returns new OptTeamInfo with value set to v.
+func NewOptTeamInfo(v TeamInfo) OptTeamInfo {
+	return OptTeamInfo{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTeamInfo is optional TeamInfo.
+type OptTeamInfo struct {
+	Value TeamInfo
+	Set   bool
+}
+
+// IsSet returns true if OptTeamInfo was set.
+func (o OptTeamInfo) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTeamInfo) Reset() {
+	var v TeamInfo
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTeamInfo) SetTo(v TeamInfo) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTeamInfo) Get() (v TeamInfo, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTeamInfo) Or(d TeamInfo) TeamInfo {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTeamMember returns new OptTeamMember with value set to v.
+func NewOptTeamMember(v TeamMember) OptTeamMember {
+	return OptTeamMember{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTeamMember is optional TeamMember.
+type OptTeamMember struct {
+	Value TeamMember
+	Set   bool
+}
+
+// IsSet returns true if OptTeamMember was set.
+func (o OptTeamMember) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTeamMember) Reset() {
+	var v TeamMember
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTeamMember) SetTo(v TeamMember) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTeamMember) Get() (v TeamMember, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTeamMember) Or(d TeamMember) TeamMember {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTeamMemberAccess returns new OptTeamMemberAccess with value set to v.
+func NewOptTeamMemberAccess(v TeamMemberAccess) OptTeamMemberAccess {
+	return OptTeamMemberAccess{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTeamMemberAccess is optional TeamMemberAccess.
+type OptTeamMemberAccess struct {
+	Value TeamMemberAccess
+	Set   bool
+}
+
+// IsSet returns true if OptTeamMemberAccess was set.
+func (o OptTeamMemberAccess) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTeamMemberAccess) Reset() {
+	var v TeamMemberAccess
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTeamMemberAccess) SetTo(v TeamMemberAccess) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTeamMemberAccess) Get() (v TeamMemberAccess, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTeamMemberAccess) Or(d TeamMemberAccess) TeamMemberAccess {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTeamMemberAccessTemporaryAccess returns new OptTeamMemberAccessTemporaryAccess with value set to v.
+func NewOptTeamMemberAccessTemporaryAccess(v TeamMemberAccessTemporaryAccess) OptTeamMemberAccessTemporaryAccess {
+	return OptTeamMemberAccessTemporaryAccess{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTeamMemberAccessTemporaryAccess is optional TeamMemberAccessTemporaryAccess.
+type OptTeamMemberAccessTemporaryAccess struct {
+	Value TeamMemberAccessTemporaryAccess
+	Set   bool
+}
+
+// IsSet returns true if OptTeamMemberAccessTemporaryAccess was set.
+func (o OptTeamMemberAccessTemporaryAccess) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTeamMemberAccessTemporaryAccess) Reset() {
+	var v TeamMemberAccessTemporaryAccess
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTeamMemberAccessTemporaryAccess) SetTo(v TeamMemberAccessTemporaryAccess) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTeamMemberAccessTemporaryAccess) Get() (v TeamMemberAccessTemporaryAccess, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTeamMemberAccessTemporaryAccess) Or(d TeamMemberAccessTemporaryAccess) TeamMemberAccessTemporaryAccess {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTeamMemberStatus returns new OptTeamMemberStatus with value set to v.
+func NewOptTeamMemberStatus(v TeamMemberStatus) OptTeamMemberStatus {
+	return OptTeamMemberStatus{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTeamMemberStatus is optional TeamMemberStatus.
+type OptTeamMemberStatus struct {
+	Value TeamMemberStatus
+	Set   bool
+}
+
+// IsSet returns true if OptTeamMemberStatus was set.
+func (o OptTeamMemberStatus) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTeamMemberStatus) Reset() {
+	var v TeamMemberStatus
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTeamMemberStatus) SetTo(v TeamMemberStatus) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTeamMemberStatus) Get() (v TeamMemberStatus, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTeamMemberStatus) Or(d TeamMemberStatus) TeamMemberStatus {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTeamMemberTemplate returns new OptTeamMemberTemplate with value set to v.
+func NewOptTeamMemberTemplate(v TeamMemberTemplate) OptTeamMemberTemplate {
+	return OptTeamMemberTemplate{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTeamMemberTemplate is optional TeamMemberTemplate.
+type OptTeamMemberTemplate struct {
+	Value TeamMemberTemplate
+	Set   bool
+}
+
+// IsSet returns true if OptTeamMemberTemplate was set.
+func (o OptTeamMemberTemplate) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTeamMemberTemplate) Reset() {
+	var v TeamMemberTemplate
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTeamMemberTemplate) SetTo(v TeamMemberTemplate) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTeamMemberTemplate) Get() (v TeamMemberTemplate, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTeamMemberTemplate) Or(d TeamMemberTemplate) TeamMemberTemplate {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptTeamScopeEntityType returns new OptTeamScopeEntityType with value set to v.
+func NewOptTeamScopeEntityType(v TeamScopeEntityType) OptTeamScopeEntityType {
+	return OptTeamScopeEntityType{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptTeamScopeEntityType is optional TeamScopeEntityType.
+type OptTeamScopeEntityType struct {
+	Value TeamScopeEntityType
+	Set   bool
+}
+
+// IsSet returns true if OptTeamScopeEntityType was set.
+func (o OptTeamScopeEntityType) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptTeamScopeEntityType) Reset() {
+	var v TeamScopeEntityType
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptTeamScopeEntityType) SetTo(v TeamScopeEntityType) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptTeamScopeEntityType) Get() (v TeamScopeEntityType, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptTeamScopeEntityType) Or(d TeamScopeEntityType) TeamScopeEntityType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
 // NewOptTemplateFailureReason returns new OptTemplateFailureReason with value set to v.
 func NewOptTemplateFailureReason(v TemplateFailureReason) OptTemplateFailureReason {
 	return OptTemplateFailureReason{
@@ -43828,6 +44830,374 @@ func (o OptTokenOriginType) Get() (v TokenOriginType, ok bool) {
 
 // Or returns value if set, or given parameter if does not.
 func (o OptTokenOriginType) Or(d TokenOriginType) TokenOriginType {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUpdateTeamGroupRequestRoleUpdate returns new OptUpdateTeamGroupRequestRoleUpdate with value set to v.
+func NewOptUpdateTeamGroupRequestRoleUpdate(v UpdateTeamGroupRequestRoleUpdate) OptUpdateTeamGroupRequestRoleUpdate {
+	return OptUpdateTeamGroupRequestRoleUpdate{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUpdateTeamGroupRequestRoleUpdate is optional UpdateTeamGroupRequestRoleUpdate.
+type OptUpdateTeamGroupRequestRoleUpdate struct {
+	Value UpdateTeamGroupRequestRoleUpdate
+	Set   bool
+}
+
+// IsSet returns true if OptUpdateTeamGroupRequestRoleUpdate was set.
+func (o OptUpdateTeamGroupRequestRoleUpdate) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUpdateTeamGroupRequestRoleUpdate) Reset() {
+	var v UpdateTeamGroupRequestRoleUpdate
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUpdateTeamGroupRequestRoleUpdate) SetTo(v UpdateTeamGroupRequestRoleUpdate) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUpdateTeamGroupRequestRoleUpdate) Get() (v UpdateTeamGroupRequestRoleUpdate, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUpdateTeamGroupRequestRoleUpdate) Or(d UpdateTeamGroupRequestRoleUpdate) UpdateTeamGroupRequestRoleUpdate {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUpdateTeamGroupRequestRoleUpdateAction returns new OptUpdateTeamGroupRequestRoleUpdateAction with value set to v.
+func NewOptUpdateTeamGroupRequestRoleUpdateAction(v UpdateTeamGroupRequestRoleUpdateAction) OptUpdateTeamGroupRequestRoleUpdateAction {
+	return OptUpdateTeamGroupRequestRoleUpdateAction{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUpdateTeamGroupRequestRoleUpdateAction is optional UpdateTeamGroupRequestRoleUpdateAction.
+type OptUpdateTeamGroupRequestRoleUpdateAction struct {
+	Value UpdateTeamGroupRequestRoleUpdateAction
+	Set   bool
+}
+
+// IsSet returns true if OptUpdateTeamGroupRequestRoleUpdateAction was set.
+func (o OptUpdateTeamGroupRequestRoleUpdateAction) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUpdateTeamGroupRequestRoleUpdateAction) Reset() {
+	var v UpdateTeamGroupRequestRoleUpdateAction
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUpdateTeamGroupRequestRoleUpdateAction) SetTo(v UpdateTeamGroupRequestRoleUpdateAction) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUpdateTeamGroupRequestRoleUpdateAction) Get() (v UpdateTeamGroupRequestRoleUpdateAction, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUpdateTeamGroupRequestRoleUpdateAction) Or(d UpdateTeamGroupRequestRoleUpdateAction) UpdateTeamGroupRequestRoleUpdateAction {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUpdateTeamGroupRequestRoleUpdateActionSetRoleId returns new OptUpdateTeamGroupRequestRoleUpdateActionSetRoleId with value set to v.
+func NewOptUpdateTeamGroupRequestRoleUpdateActionSetRoleId(v UpdateTeamGroupRequestRoleUpdateActionSetRoleId) OptUpdateTeamGroupRequestRoleUpdateActionSetRoleId {
+	return OptUpdateTeamGroupRequestRoleUpdateActionSetRoleId{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUpdateTeamGroupRequestRoleUpdateActionSetRoleId is optional UpdateTeamGroupRequestRoleUpdateActionSetRoleId.
+type OptUpdateTeamGroupRequestRoleUpdateActionSetRoleId struct {
+	Value UpdateTeamGroupRequestRoleUpdateActionSetRoleId
+	Set   bool
+}
+
+// IsSet returns true if OptUpdateTeamGroupRequestRoleUpdateActionSetRoleId was set.
+func (o OptUpdateTeamGroupRequestRoleUpdateActionSetRoleId) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUpdateTeamGroupRequestRoleUpdateActionSetRoleId) Reset() {
+	var v UpdateTeamGroupRequestRoleUpdateActionSetRoleId
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUpdateTeamGroupRequestRoleUpdateActionSetRoleId) SetTo(v UpdateTeamGroupRequestRoleUpdateActionSetRoleId) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUpdateTeamGroupRequestRoleUpdateActionSetRoleId) Get() (v UpdateTeamGroupRequestRoleUpdateActionSetRoleId, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUpdateTeamGroupRequestRoleUpdateActionSetRoleId) Or(d UpdateTeamGroupRequestRoleUpdateActionSetRoleId) UpdateTeamGroupRequestRoleUpdateActionSetRoleId {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUpdateTeamGroupRequestScopeUpdate returns new OptUpdateTeamGroupRequestScopeUpdate with value set to v.
+func NewOptUpdateTeamGroupRequestScopeUpdate(v UpdateTeamGroupRequestScopeUpdate) OptUpdateTeamGroupRequestScopeUpdate {
+	return OptUpdateTeamGroupRequestScopeUpdate{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUpdateTeamGroupRequestScopeUpdate is optional UpdateTeamGroupRequestScopeUpdate.
+type OptUpdateTeamGroupRequestScopeUpdate struct {
+	Value UpdateTeamGroupRequestScopeUpdate
+	Set   bool
+}
+
+// IsSet returns true if OptUpdateTeamGroupRequestScopeUpdate was set.
+func (o OptUpdateTeamGroupRequestScopeUpdate) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUpdateTeamGroupRequestScopeUpdate) Reset() {
+	var v UpdateTeamGroupRequestScopeUpdate
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUpdateTeamGroupRequestScopeUpdate) SetTo(v UpdateTeamGroupRequestScopeUpdate) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUpdateTeamGroupRequestScopeUpdate) Get() (v UpdateTeamGroupRequestScopeUpdate, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUpdateTeamGroupRequestScopeUpdate) Or(d UpdateTeamGroupRequestScopeUpdate) UpdateTeamGroupRequestScopeUpdate {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUpdateTeamGroupRequestScopeUpdateAction returns new OptUpdateTeamGroupRequestScopeUpdateAction with value set to v.
+func NewOptUpdateTeamGroupRequestScopeUpdateAction(v UpdateTeamGroupRequestScopeUpdateAction) OptUpdateTeamGroupRequestScopeUpdateAction {
+	return OptUpdateTeamGroupRequestScopeUpdateAction{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUpdateTeamGroupRequestScopeUpdateAction is optional UpdateTeamGroupRequestScopeUpdateAction.
+type OptUpdateTeamGroupRequestScopeUpdateAction struct {
+	Value UpdateTeamGroupRequestScopeUpdateAction
+	Set   bool
+}
+
+// IsSet returns true if OptUpdateTeamGroupRequestScopeUpdateAction was set.
+func (o OptUpdateTeamGroupRequestScopeUpdateAction) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUpdateTeamGroupRequestScopeUpdateAction) Reset() {
+	var v UpdateTeamGroupRequestScopeUpdateAction
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUpdateTeamGroupRequestScopeUpdateAction) SetTo(v UpdateTeamGroupRequestScopeUpdateAction) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUpdateTeamGroupRequestScopeUpdateAction) Get() (v UpdateTeamGroupRequestScopeUpdateAction, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUpdateTeamGroupRequestScopeUpdateAction) Or(d UpdateTeamGroupRequestScopeUpdateAction) UpdateTeamGroupRequestScopeUpdateAction {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUpdateTeamGroupRequestScopeUpdateActionSetScopeId returns new OptUpdateTeamGroupRequestScopeUpdateActionSetScopeId with value set to v.
+func NewOptUpdateTeamGroupRequestScopeUpdateActionSetScopeId(v UpdateTeamGroupRequestScopeUpdateActionSetScopeId) OptUpdateTeamGroupRequestScopeUpdateActionSetScopeId {
+	return OptUpdateTeamGroupRequestScopeUpdateActionSetScopeId{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUpdateTeamGroupRequestScopeUpdateActionSetScopeId is optional UpdateTeamGroupRequestScopeUpdateActionSetScopeId.
+type OptUpdateTeamGroupRequestScopeUpdateActionSetScopeId struct {
+	Value UpdateTeamGroupRequestScopeUpdateActionSetScopeId
+	Set   bool
+}
+
+// IsSet returns true if OptUpdateTeamGroupRequestScopeUpdateActionSetScopeId was set.
+func (o OptUpdateTeamGroupRequestScopeUpdateActionSetScopeId) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUpdateTeamGroupRequestScopeUpdateActionSetScopeId) Reset() {
+	var v UpdateTeamGroupRequestScopeUpdateActionSetScopeId
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUpdateTeamGroupRequestScopeUpdateActionSetScopeId) SetTo(v UpdateTeamGroupRequestScopeUpdateActionSetScopeId) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUpdateTeamGroupRequestScopeUpdateActionSetScopeId) Get() (v UpdateTeamGroupRequestScopeUpdateActionSetScopeId, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUpdateTeamGroupRequestScopeUpdateActionSetScopeId) Or(d UpdateTeamGroupRequestScopeUpdateActionSetScopeId) UpdateTeamGroupRequestScopeUpdateActionSetScopeId {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUpdateTeamGroupRequestUserUpdates returns new OptUpdateTeamGroupRequestUserUpdates with value set to v.
+func NewOptUpdateTeamGroupRequestUserUpdates(v UpdateTeamGroupRequestUserUpdates) OptUpdateTeamGroupRequestUserUpdates {
+	return OptUpdateTeamGroupRequestUserUpdates{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUpdateTeamGroupRequestUserUpdates is optional UpdateTeamGroupRequestUserUpdates.
+type OptUpdateTeamGroupRequestUserUpdates struct {
+	Value UpdateTeamGroupRequestUserUpdates
+	Set   bool
+}
+
+// IsSet returns true if OptUpdateTeamGroupRequestUserUpdates was set.
+func (o OptUpdateTeamGroupRequestUserUpdates) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUpdateTeamGroupRequestUserUpdates) Reset() {
+	var v UpdateTeamGroupRequestUserUpdates
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUpdateTeamGroupRequestUserUpdates) SetTo(v UpdateTeamGroupRequestUserUpdates) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUpdateTeamGroupRequestUserUpdates) Get() (v UpdateTeamGroupRequestUserUpdates, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUpdateTeamGroupRequestUserUpdates) Or(d UpdateTeamGroupRequestUserUpdates) UpdateTeamGroupRequestUserUpdates {
+	if v, ok := o.Get(); ok {
+		return v
+	}
+	return d
+}
+
+// NewOptUpdateTeamGroupRequestUserUpdatesOperation returns new OptUpdateTeamGroupRequestUserUpdatesOperation with value set to v.
+func NewOptUpdateTeamGroupRequestUserUpdatesOperation(v UpdateTeamGroupRequestUserUpdatesOperation) OptUpdateTeamGroupRequestUserUpdatesOperation {
+	return OptUpdateTeamGroupRequestUserUpdatesOperation{
+		Value: v,
+		Set:   true,
+	}
+}
+
+// OptUpdateTeamGroupRequestUserUpdatesOperation is optional UpdateTeamGroupRequestUserUpdatesOperation.
+type OptUpdateTeamGroupRequestUserUpdatesOperation struct {
+	Value UpdateTeamGroupRequestUserUpdatesOperation
+	Set   bool
+}
+
+// IsSet returns true if OptUpdateTeamGroupRequestUserUpdatesOperation was set.
+func (o OptUpdateTeamGroupRequestUserUpdatesOperation) IsSet() bool { return o.Set }
+
+// Reset unsets value.
+func (o *OptUpdateTeamGroupRequestUserUpdatesOperation) Reset() {
+	var v UpdateTeamGroupRequestUserUpdatesOperation
+	o.Value = v
+	o.Set = false
+}
+
+// SetTo sets value to v.
+func (o *OptUpdateTeamGroupRequestUserUpdatesOperation) SetTo(v UpdateTeamGroupRequestUserUpdatesOperation) {
+	o.Set = true
+	o.Value = v
+}
+
+// Get returns value and boolean that denotes whether value was set.
+func (o OptUpdateTeamGroupRequestUserUpdatesOperation) Get() (v UpdateTeamGroupRequestUserUpdatesOperation, ok bool) {
+	if !o.Set {
+		return v, false
+	}
+	return o.Value, true
+}
+
+// Or returns value if set, or given parameter if does not.
+func (o OptUpdateTeamGroupRequestUserUpdatesOperation) Or(d UpdateTeamGroupRequestUserUpdatesOperation) UpdateTeamGroupRequestUserUpdatesOperation {
 	if v, ok := o.Get(); ok {
 		return v
 	}
@@ -52702,6 +54072,8 @@ type TeamConfiguration struct {
 	CaseSettings               OptConfigurationResource    `json:"caseSettings"`
 	AlertDefinitions           ConfigurationResources      `json:"alertDefinitions"`
 	AlertSchedulerRules        ConfigurationResources      `json:"alertSchedulerRules"`
+	Scopes                     ConfigurationResources      `json:"scopes"`
+	Groups                     ConfigurationResources      `json:"groups"`
 	Integrations               ConfigurationResources      `json:"integrations"`
 	ContextualDataIntegrations ConfigurationResources      `json:"contextualDataIntegrations"`
 }
@@ -52829,6 +54201,16 @@ func (s *TeamConfiguration) GetAlertDefinitions() ConfigurationResources {
 // GetAlertSchedulerRules returns the value of AlertSchedulerRules.
 func (s *TeamConfiguration) GetAlertSchedulerRules() ConfigurationResources {
 	return s.AlertSchedulerRules
+}
+
+// GetScopes returns the value of Scopes.
+func (s *TeamConfiguration) GetScopes() ConfigurationResources {
+	return s.Scopes
+}
+
+// GetGroups returns the value of Groups.
+func (s *TeamConfiguration) GetGroups() ConfigurationResources {
+	return s.Groups
 }
 
 // GetIntegrations returns the value of Integrations.
@@ -52966,6 +54348,16 @@ func (s *TeamConfiguration) SetAlertSchedulerRules(val ConfigurationResources) {
 	s.AlertSchedulerRules = val
 }
 
+// SetScopes sets the value of Scopes.
+func (s *TeamConfiguration) SetScopes(val ConfigurationResources) {
+	s.Scopes = val
+}
+
+// SetGroups sets the value of Groups.
+func (s *TeamConfiguration) SetGroups(val ConfigurationResources) {
+	s.Groups = val
+}
+
 // SetIntegrations sets the value of Integrations.
 func (s *TeamConfiguration) SetIntegrations(val ConfigurationResources) {
 	s.Integrations = val
@@ -52993,6 +54385,841 @@ func (TeamConfigurationVersion) AllValues() []TeamConfigurationVersion {
 	}
 }
 
+// A group of a team's members, with the role they hold through it and its scope.
+// Ref: #/components/schemas/TeamGroup
+type TeamGroup struct {
+	GroupId     OptInt64                `json:"groupId"`
+	TeamId      OptInt64                `json:"teamId"`
+	Name        OptString               `json:"name"`
+	ExternalId  OptString               `json:"externalId"`
+	GroupType   OptTeamGroupType        `json:"groupType"`
+	GroupOrigin OptTeamGroupGroupOrigin `json:"groupOrigin"`
+	Role        OptTeamGroupRole        `json:"role"`
+	Scope       OptTeamGroupScope       `json:"scope"`
+	CreatedAt   OptDateTime             `json:"createdAt"`
+	UpdatedAt   OptDateTime             `json:"updatedAt"`
+}
+
+// GetGroupId returns the value of GroupId.
+func (s *TeamGroup) GetGroupId() OptInt64 {
+	return s.GroupId
+}
+
+// GetTeamId returns the value of TeamId.
+func (s *TeamGroup) GetTeamId() OptInt64 {
+	return s.TeamId
+}
+
+// GetName returns the value of Name.
+func (s *TeamGroup) GetName() OptString {
+	return s.Name
+}
+
+// GetExternalId returns the value of ExternalId.
+func (s *TeamGroup) GetExternalId() OptString {
+	return s.ExternalId
+}
+
+// GetGroupType returns the value of GroupType.
+func (s *TeamGroup) GetGroupType() OptTeamGroupType {
+	return s.GroupType
+}
+
+// GetGroupOrigin returns the value of GroupOrigin.
+func (s *TeamGroup) GetGroupOrigin() OptTeamGroupGroupOrigin {
+	return s.GroupOrigin
+}
+
+// GetRole returns the value of Role.
+func (s *TeamGroup) GetRole() OptTeamGroupRole {
+	return s.Role
+}
+
+// GetScope returns the value of Scope.
+func (s *TeamGroup) GetScope() OptTeamGroupScope {
+	return s.Scope
+}
+
+// GetCreatedAt returns the value of CreatedAt.
+func (s *TeamGroup) GetCreatedAt() OptDateTime {
+	return s.CreatedAt
+}
+
+// GetUpdatedAt returns the value of UpdatedAt.
+func (s *TeamGroup) GetUpdatedAt() OptDateTime {
+	return s.UpdatedAt
+}
+
+// SetGroupId sets the value of GroupId.
+func (s *TeamGroup) SetGroupId(val OptInt64) {
+	s.GroupId = val
+}
+
+// SetTeamId sets the value of TeamId.
+func (s *TeamGroup) SetTeamId(val OptInt64) {
+	s.TeamId = val
+}
+
+// SetName sets the value of Name.
+func (s *TeamGroup) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetExternalId sets the value of ExternalId.
+func (s *TeamGroup) SetExternalId(val OptString) {
+	s.ExternalId = val
+}
+
+// SetGroupType sets the value of GroupType.
+func (s *TeamGroup) SetGroupType(val OptTeamGroupType) {
+	s.GroupType = val
+}
+
+// SetGroupOrigin sets the value of GroupOrigin.
+func (s *TeamGroup) SetGroupOrigin(val OptTeamGroupGroupOrigin) {
+	s.GroupOrigin = val
+}
+
+// SetRole sets the value of Role.
+func (s *TeamGroup) SetRole(val OptTeamGroupRole) {
+	s.Role = val
+}
+
+// SetScope sets the value of Scope.
+func (s *TeamGroup) SetScope(val OptTeamGroupScope) {
+	s.Scope = val
+}
+
+// SetCreatedAt sets the value of CreatedAt.
+func (s *TeamGroup) SetCreatedAt(val OptDateTime) {
+	s.CreatedAt = val
+}
+
+// SetUpdatedAt sets the value of UpdatedAt.
+func (s *TeamGroup) SetUpdatedAt(val OptDateTime) {
+	s.UpdatedAt = val
+}
+
+// Ref: #/components/schemas/TeamGroupClear
+type TeamGroupClear struct {
+	Clear OptBool `json:"clear"`
+}
+
+// GetClear returns the value of Clear.
+func (s *TeamGroupClear) GetClear() OptBool {
+	return s.Clear
+}
+
+// SetClear sets the value of Clear.
+func (s *TeamGroupClear) SetClear(val OptBool) {
+	s.Clear = val
+}
+
+// Ref: #/components/schemas/TeamGroupDeleted
+type TeamGroupDeleted struct {
+	GroupId OptInt64 `json:"groupId"`
+}
+
+// GetGroupId returns the value of GroupId.
+func (s *TeamGroupDeleted) GetGroupId() OptInt64 {
+	return s.GroupId
+}
+
+// SetGroupId sets the value of GroupId.
+func (s *TeamGroupDeleted) SetGroupId(val OptInt64) {
+	s.GroupId = val
+}
+
+type TeamGroupGroupOrigin string
+
+const (
+	TeamGroupGroupOriginGROUPORIGINUNSPECIFIED TeamGroupGroupOrigin = "GROUP_ORIGIN_UNSPECIFIED"
+	TeamGroupGroupOriginGROUPORIGINBUILTIN     TeamGroupGroupOrigin = "GROUP_ORIGIN_BUILT_IN"
+	TeamGroupGroupOriginGROUPORIGINUSERDEFINED TeamGroupGroupOrigin = "GROUP_ORIGIN_USER_DEFINED"
+)
+
+// AllValues returns all TeamGroupGroupOrigin values.
+func (TeamGroupGroupOrigin) AllValues() []TeamGroupGroupOrigin {
+	return []TeamGroupGroupOrigin{
+		TeamGroupGroupOriginGROUPORIGINUNSPECIFIED,
+		TeamGroupGroupOriginGROUPORIGINBUILTIN,
+		TeamGroupGroupOriginGROUPORIGINUSERDEFINED,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s TeamGroupGroupOrigin) MarshalText() ([]byte, error) {
+	switch s {
+	case TeamGroupGroupOriginGROUPORIGINUNSPECIFIED:
+		return []byte(s), nil
+	case TeamGroupGroupOriginGROUPORIGINBUILTIN:
+		return []byte(s), nil
+	case TeamGroupGroupOriginGROUPORIGINUSERDEFINED:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *TeamGroupGroupOrigin) UnmarshalText(data []byte) error {
+	switch TeamGroupGroupOrigin(data) {
+	case TeamGroupGroupOriginGROUPORIGINUNSPECIFIED:
+		*s = TeamGroupGroupOriginGROUPORIGINUNSPECIFIED
+		return nil
+	case TeamGroupGroupOriginGROUPORIGINBUILTIN:
+		*s = TeamGroupGroupOriginGROUPORIGINBUILTIN
+		return nil
+	case TeamGroupGroupOriginGROUPORIGINUSERDEFINED:
+		*s = TeamGroupGroupOriginGROUPORIGINUSERDEFINED
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/TeamGroupList
+type TeamGroupList struct {
+	Groups        []TeamGroup `json:"groups"`
+	NextPageToken OptString   `json:"nextPageToken"`
+	TotalCount    OptInt64    `json:"totalCount"`
+}
+
+// GetGroups returns the value of Groups.
+func (s *TeamGroupList) GetGroups() []TeamGroup {
+	return s.Groups
+}
+
+// GetNextPageToken returns the value of NextPageToken.
+func (s *TeamGroupList) GetNextPageToken() OptString {
+	return s.NextPageToken
+}
+
+// GetTotalCount returns the value of TotalCount.
+func (s *TeamGroupList) GetTotalCount() OptInt64 {
+	return s.TotalCount
+}
+
+// SetGroups sets the value of Groups.
+func (s *TeamGroupList) SetGroups(val []TeamGroup) {
+	s.Groups = val
+}
+
+// SetNextPageToken sets the value of NextPageToken.
+func (s *TeamGroupList) SetNextPageToken(val OptString) {
+	s.NextPageToken = val
+}
+
+// SetTotalCount sets the value of TotalCount.
+func (s *TeamGroupList) SetTotalCount(val OptInt64) {
+	s.TotalCount = val
+}
+
+// Ref: #/components/schemas/TeamGroupResponse
+type TeamGroupResponse struct {
+	Group OptTeamGroup `json:"group"`
+}
+
+// GetGroup returns the value of Group.
+func (s *TeamGroupResponse) GetGroup() OptTeamGroup {
+	return s.Group
+}
+
+// SetGroup sets the value of Group.
+func (s *TeamGroupResponse) SetGroup(val OptTeamGroup) {
+	s.Group = val
+}
+
+// Ref: #/components/schemas/TeamGroupRole
+type TeamGroupRole struct {
+	RoleId OptInt64  `json:"roleId"`
+	Name   OptString `json:"name"`
+}
+
+// GetRoleId returns the value of RoleId.
+func (s *TeamGroupRole) GetRoleId() OptInt64 {
+	return s.RoleId
+}
+
+// GetName returns the value of Name.
+func (s *TeamGroupRole) GetName() OptString {
+	return s.Name
+}
+
+// SetRoleId sets the value of RoleId.
+func (s *TeamGroupRole) SetRoleId(val OptInt64) {
+	s.RoleId = val
+}
+
+// SetName sets the value of Name.
+func (s *TeamGroupRole) SetName(val OptString) {
+	s.Name = val
+}
+
+// Ref: #/components/schemas/TeamGroupScope
+type TeamGroupScope struct {
+	ScopeId OptString `json:"scopeId"`
+}
+
+// GetScopeId returns the value of ScopeId.
+func (s *TeamGroupScope) GetScopeId() OptString {
+	return s.ScopeId
+}
+
+// SetScopeId sets the value of ScopeId.
+func (s *TeamGroupScope) SetScopeId(val OptString) {
+	s.ScopeId = val
+}
+
+// Ref: #/components/schemas/TeamGroupType
+type TeamGroupType string
+
+const (
+	TeamGroupTypeGROUPTYPEUNSPECIFIED TeamGroupType = "GROUP_TYPE_UNSPECIFIED"
+	TeamGroupTypeGROUPTYPEOPEN        TeamGroupType = "GROUP_TYPE_OPEN"
+	TeamGroupTypeGROUPTYPECLOSED      TeamGroupType = "GROUP_TYPE_CLOSED"
+	TeamGroupTypeGROUPTYPERESTRICTED  TeamGroupType = "GROUP_TYPE_RESTRICTED"
+)
+
+// AllValues returns all TeamGroupType values.
+func (TeamGroupType) AllValues() []TeamGroupType {
+	return []TeamGroupType{
+		TeamGroupTypeGROUPTYPEUNSPECIFIED,
+		TeamGroupTypeGROUPTYPEOPEN,
+		TeamGroupTypeGROUPTYPECLOSED,
+		TeamGroupTypeGROUPTYPERESTRICTED,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s TeamGroupType) MarshalText() ([]byte, error) {
+	switch s {
+	case TeamGroupTypeGROUPTYPEUNSPECIFIED:
+		return []byte(s), nil
+	case TeamGroupTypeGROUPTYPEOPEN:
+		return []byte(s), nil
+	case TeamGroupTypeGROUPTYPECLOSED:
+		return []byte(s), nil
+	case TeamGroupTypeGROUPTYPERESTRICTED:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *TeamGroupType) UnmarshalText(data []byte) error {
+	switch TeamGroupType(data) {
+	case TeamGroupTypeGROUPTYPEUNSPECIFIED:
+		*s = TeamGroupTypeGROUPTYPEUNSPECIFIED
+		return nil
+	case TeamGroupTypeGROUPTYPEOPEN:
+		*s = TeamGroupTypeGROUPTYPEOPEN
+		return nil
+	case TeamGroupTypeGROUPTYPECLOSED:
+		*s = TeamGroupTypeGROUPTYPECLOSED
+		return nil
+	case TeamGroupTypeGROUPTYPERESTRICTED:
+		*s = TeamGroupTypeGROUPTYPERESTRICTED
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/TeamGroupUserIds
+type TeamGroupUserIds struct {
+	UserIds []string `json:"userIds"`
+}
+
+// GetUserIds returns the value of UserIds.
+func (s *TeamGroupUserIds) GetUserIds() []string {
+	return s.UserIds
+}
+
+// SetUserIds sets the value of UserIds.
+func (s *TeamGroupUserIds) SetUserIds(val []string) {
+	s.UserIds = val
+}
+
+// Ref: #/components/schemas/TeamGroupUsers
+type TeamGroupUsers struct {
+	Users         []TeamMember `json:"users"`
+	NextPageToken OptString    `json:"nextPageToken"`
+	TotalCount    OptInt64     `json:"totalCount"`
+}
+
+// GetUsers returns the value of Users.
+func (s *TeamGroupUsers) GetUsers() []TeamMember {
+	return s.Users
+}
+
+// GetNextPageToken returns the value of NextPageToken.
+func (s *TeamGroupUsers) GetNextPageToken() OptString {
+	return s.NextPageToken
+}
+
+// GetTotalCount returns the value of TotalCount.
+func (s *TeamGroupUsers) GetTotalCount() OptInt64 {
+	return s.TotalCount
+}
+
+// SetUsers sets the value of Users.
+func (s *TeamGroupUsers) SetUsers(val []TeamMember) {
+	s.Users = val
+}
+
+// SetNextPageToken sets the value of NextPageToken.
+func (s *TeamGroupUsers) SetNextPageToken(val OptString) {
+	s.NextPageToken = val
+}
+
+// SetTotalCount sets the value of TotalCount.
+func (s *TeamGroupUsers) SetTotalCount(val OptInt64) {
+	s.TotalCount = val
+}
+
+// Ref: #/components/schemas/TeamIdObject
+type TeamIdObject struct {
+	ID OptInt64 `json:"id"`
+}
+
+// GetID returns the value of ID.
+func (s *TeamIdObject) GetID() OptInt64 {
+	return s.ID
+}
+
+// SetID sets the value of ID.
+func (s *TeamIdObject) SetID(val OptInt64) {
+	s.ID = val
+}
+
+// A team.
+// Ref: #/components/schemas/TeamInfo
+type TeamInfo struct {
+	TeamId   OptTeamIdObject `json:"teamId"`
+	TeamName OptString       `json:"teamName"`
+	// Quota units a day.
+	DailyQuota OptFloat64 `json:"dailyQuota"`
+}
+
+// GetTeamId returns the value of TeamId.
+func (s *TeamInfo) GetTeamId() OptTeamIdObject {
+	return s.TeamId
+}
+
+// GetTeamName returns the value of TeamName.
+func (s *TeamInfo) GetTeamName() OptString {
+	return s.TeamName
+}
+
+// GetDailyQuota returns the value of DailyQuota.
+func (s *TeamInfo) GetDailyQuota() OptFloat64 {
+	return s.DailyQuota
+}
+
+// SetTeamId sets the value of TeamId.
+func (s *TeamInfo) SetTeamId(val OptTeamIdObject) {
+	s.TeamId = val
+}
+
+// SetTeamName sets the value of TeamName.
+func (s *TeamInfo) SetTeamName(val OptString) {
+	s.TeamName = val
+}
+
+// SetDailyQuota sets the value of DailyQuota.
+func (s *TeamInfo) SetDailyQuota(val OptFloat64) {
+	s.DailyQuota = val
+}
+
+// Ref: #/components/schemas/TeamList
+type TeamList struct {
+	DefaultTeam OptTeamInfo `json:"defaultTeam"`
+	Teams       []TeamInfo  `json:"teams"`
+}
+
+// GetDefaultTeam returns the value of DefaultTeam.
+func (s *TeamList) GetDefaultTeam() OptTeamInfo {
+	return s.DefaultTeam
+}
+
+// GetTeams returns the value of Teams.
+func (s *TeamList) GetTeams() []TeamInfo {
+	return s.Teams
+}
+
+// SetDefaultTeam sets the value of DefaultTeam.
+func (s *TeamList) SetDefaultTeam(val OptTeamInfo) {
+	s.DefaultTeam = val
+}
+
+// SetTeams sets the value of Teams.
+func (s *TeamList) SetTeams(val []TeamInfo) {
+	s.Teams = val
+}
+
+// A member of a team.
+// Ref: #/components/schemas/TeamMember
+type TeamMember struct {
+	// The member's id (a UUID).
+	UserId        OptString           `json:"userId"`
+	UserAccountId OptInt64            `json:"userAccountId"`
+	Username      OptString           `json:"username"`
+	FirstName     OptString           `json:"firstName"`
+	LastName      OptString           `json:"lastName"`
+	Status        OptTeamMemberStatus `json:"status"`
+}
+
+// GetUserId returns the value of UserId.
+func (s *TeamMember) GetUserId() OptString {
+	return s.UserId
+}
+
+// GetUserAccountId returns the value of UserAccountId.
+func (s *TeamMember) GetUserAccountId() OptInt64 {
+	return s.UserAccountId
+}
+
+// GetUsername returns the value of Username.
+func (s *TeamMember) GetUsername() OptString {
+	return s.Username
+}
+
+// GetFirstName returns the value of FirstName.
+func (s *TeamMember) GetFirstName() OptString {
+	return s.FirstName
+}
+
+// GetLastName returns the value of LastName.
+func (s *TeamMember) GetLastName() OptString {
+	return s.LastName
+}
+
+// GetStatus returns the value of Status.
+func (s *TeamMember) GetStatus() OptTeamMemberStatus {
+	return s.Status
+}
+
+// SetUserId sets the value of UserId.
+func (s *TeamMember) SetUserId(val OptString) {
+	s.UserId = val
+}
+
+// SetUserAccountId sets the value of UserAccountId.
+func (s *TeamMember) SetUserAccountId(val OptInt64) {
+	s.UserAccountId = val
+}
+
+// SetUsername sets the value of Username.
+func (s *TeamMember) SetUsername(val OptString) {
+	s.Username = val
+}
+
+// SetFirstName sets the value of FirstName.
+func (s *TeamMember) SetFirstName(val OptString) {
+	s.FirstName = val
+}
+
+// SetLastName sets the value of LastName.
+func (s *TeamMember) SetLastName(val OptString) {
+	s.LastName = val
+}
+
+// SetStatus sets the value of Status.
+func (s *TeamMember) SetStatus(val OptTeamMemberStatus) {
+	s.Status = val
+}
+
+// Permanent access (`permanentAccess`, the default) or access until `temporaryAccess.expireAt`.
+// Ref: #/components/schemas/TeamMemberAccess
+type TeamMemberAccess struct {
+	// The alternative's name; informative only.
+	AccessType      OptString                          `json:"accessType"`
+	PermanentAccess *EmptyObject                       `json:"permanentAccess"`
+	TemporaryAccess OptTeamMemberAccessTemporaryAccess `json:"temporaryAccess"`
+}
+
+// GetAccessType returns the value of AccessType.
+func (s *TeamMemberAccess) GetAccessType() OptString {
+	return s.AccessType
+}
+
+// GetPermanentAccess returns the value of PermanentAccess.
+func (s *TeamMemberAccess) GetPermanentAccess() *EmptyObject {
+	return s.PermanentAccess
+}
+
+// GetTemporaryAccess returns the value of TemporaryAccess.
+func (s *TeamMemberAccess) GetTemporaryAccess() OptTeamMemberAccessTemporaryAccess {
+	return s.TemporaryAccess
+}
+
+// SetAccessType sets the value of AccessType.
+func (s *TeamMemberAccess) SetAccessType(val OptString) {
+	s.AccessType = val
+}
+
+// SetPermanentAccess sets the value of PermanentAccess.
+func (s *TeamMemberAccess) SetPermanentAccess(val *EmptyObject) {
+	s.PermanentAccess = val
+}
+
+// SetTemporaryAccess sets the value of TemporaryAccess.
+func (s *TeamMemberAccess) SetTemporaryAccess(val OptTeamMemberAccessTemporaryAccess) {
+	s.TemporaryAccess = val
+}
+
+type TeamMemberAccessTemporaryAccess struct {
+	ExpireAt OptDateTime `json:"expireAt"`
+}
+
+// GetExpireAt returns the value of ExpireAt.
+func (s *TeamMemberAccessTemporaryAccess) GetExpireAt() OptDateTime {
+	return s.ExpireAt
+}
+
+// SetExpireAt sets the value of ExpireAt.
+func (s *TeamMemberAccessTemporaryAccess) SetExpireAt(val OptDateTime) {
+	s.ExpireAt = val
+}
+
+// Ref: #/components/schemas/TeamMemberAccountIds
+type TeamMemberAccountIds struct {
+	UserAccountIds []int64 `json:"userAccountIds"`
+}
+
+// GetUserAccountIds returns the value of UserAccountIds.
+func (s *TeamMemberAccountIds) GetUserAccountIds() []int64 {
+	return s.UserAccountIds
+}
+
+// SetUserAccountIds sets the value of UserAccountIds.
+func (s *TeamMemberAccountIds) SetUserAccountIds(val []int64) {
+	s.UserAccountIds = val
+}
+
+// Ref: #/components/schemas/TeamMemberLoginMode
+type TeamMemberLoginMode string
+
+const (
+	TeamMemberLoginModeALLOWEDLOGINMODEUNSPECIFIED TeamMemberLoginMode = "ALLOWED_LOGIN_MODE_UNSPECIFIED"
+	TeamMemberLoginModeALLOWEDLOGINMODESSO         TeamMemberLoginMode = "ALLOWED_LOGIN_MODE_SSO"
+	TeamMemberLoginModeALLOWEDLOGINMODELOCAL       TeamMemberLoginMode = "ALLOWED_LOGIN_MODE_LOCAL"
+)
+
+// AllValues returns all TeamMemberLoginMode values.
+func (TeamMemberLoginMode) AllValues() []TeamMemberLoginMode {
+	return []TeamMemberLoginMode{
+		TeamMemberLoginModeALLOWEDLOGINMODEUNSPECIFIED,
+		TeamMemberLoginModeALLOWEDLOGINMODESSO,
+		TeamMemberLoginModeALLOWEDLOGINMODELOCAL,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s TeamMemberLoginMode) MarshalText() ([]byte, error) {
+	switch s {
+	case TeamMemberLoginModeALLOWEDLOGINMODEUNSPECIFIED:
+		return []byte(s), nil
+	case TeamMemberLoginModeALLOWEDLOGINMODESSO:
+		return []byte(s), nil
+	case TeamMemberLoginModeALLOWEDLOGINMODELOCAL:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *TeamMemberLoginMode) UnmarshalText(data []byte) error {
+	switch TeamMemberLoginMode(data) {
+	case TeamMemberLoginModeALLOWEDLOGINMODEUNSPECIFIED:
+		*s = TeamMemberLoginModeALLOWEDLOGINMODEUNSPECIFIED
+		return nil
+	case TeamMemberLoginModeALLOWEDLOGINMODESSO:
+		*s = TeamMemberLoginModeALLOWEDLOGINMODESSO
+		return nil
+	case TeamMemberLoginModeALLOWEDLOGINMODELOCAL:
+		*s = TeamMemberLoginModeALLOWEDLOGINMODELOCAL
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/TeamMemberResponse
+type TeamMemberResponse struct {
+	User OptTeamMember `json:"user"`
+}
+
+// GetUser returns the value of User.
+func (s *TeamMemberResponse) GetUser() OptTeamMember {
+	return s.User
+}
+
+// SetUser sets the value of User.
+func (s *TeamMemberResponse) SetUser(val OptTeamMember) {
+	s.User = val
+}
+
+// Ref: #/components/schemas/TeamMemberSearchResponse
+type TeamMemberSearchResponse struct {
+	Users         []TeamMember `json:"users"`
+	TotalCount    OptInt64     `json:"totalCount"`
+	NextPageToken OptInt64     `json:"nextPageToken"`
+}
+
+// GetUsers returns the value of Users.
+func (s *TeamMemberSearchResponse) GetUsers() []TeamMember {
+	return s.Users
+}
+
+// GetTotalCount returns the value of TotalCount.
+func (s *TeamMemberSearchResponse) GetTotalCount() OptInt64 {
+	return s.TotalCount
+}
+
+// GetNextPageToken returns the value of NextPageToken.
+func (s *TeamMemberSearchResponse) GetNextPageToken() OptInt64 {
+	return s.NextPageToken
+}
+
+// SetUsers sets the value of Users.
+func (s *TeamMemberSearchResponse) SetUsers(val []TeamMember) {
+	s.Users = val
+}
+
+// SetTotalCount sets the value of TotalCount.
+func (s *TeamMemberSearchResponse) SetTotalCount(val OptInt64) {
+	s.TotalCount = val
+}
+
+// SetNextPageToken sets the value of NextPageToken.
+func (s *TeamMemberSearchResponse) SetNextPageToken(val OptInt64) {
+	s.NextPageToken = val
+}
+
+// Ref: #/components/schemas/TeamMemberStatus
+type TeamMemberStatus string
+
+const (
+	TeamMemberStatusUSERSTATUSUNSPECIFIED TeamMemberStatus = "USER_STATUS_UNSPECIFIED"
+	TeamMemberStatusUSERSTATUSACTIVE      TeamMemberStatus = "USER_STATUS_ACTIVE"
+	TeamMemberStatusUSERSTATUSINACTIVE    TeamMemberStatus = "USER_STATUS_INACTIVE"
+)
+
+// AllValues returns all TeamMemberStatus values.
+func (TeamMemberStatus) AllValues() []TeamMemberStatus {
+	return []TeamMemberStatus{
+		TeamMemberStatusUSERSTATUSUNSPECIFIED,
+		TeamMemberStatusUSERSTATUSACTIVE,
+		TeamMemberStatusUSERSTATUSINACTIVE,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s TeamMemberStatus) MarshalText() ([]byte, error) {
+	switch s {
+	case TeamMemberStatusUSERSTATUSUNSPECIFIED:
+		return []byte(s), nil
+	case TeamMemberStatusUSERSTATUSACTIVE:
+		return []byte(s), nil
+	case TeamMemberStatusUSERSTATUSINACTIVE:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *TeamMemberStatus) UnmarshalText(data []byte) error {
+	switch TeamMemberStatus(data) {
+	case TeamMemberStatusUSERSTATUSUNSPECIFIED:
+		*s = TeamMemberStatusUSERSTATUSUNSPECIFIED
+		return nil
+	case TeamMemberStatusUSERSTATUSACTIVE:
+		*s = TeamMemberStatusUSERSTATUSACTIVE
+		return nil
+	case TeamMemberStatusUSERSTATUSINACTIVE:
+		*s = TeamMemberStatusUSERSTATUSINACTIVE
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/TeamMemberTemplate
+type TeamMemberTemplate struct {
+	// The member's email address.
+	Username         OptString             `json:"username"`
+	FirstName        OptString             `json:"firstName"`
+	LastName         OptString             `json:"lastName"`
+	Status           OptTeamMemberStatus   `json:"status"`
+	AccessType       OptTeamMemberAccess   `json:"accessType"`
+	AllowedLoginMode []TeamMemberLoginMode `json:"allowedLoginMode"`
+}
+
+// GetUsername returns the value of Username.
+func (s *TeamMemberTemplate) GetUsername() OptString {
+	return s.Username
+}
+
+// GetFirstName returns the value of FirstName.
+func (s *TeamMemberTemplate) GetFirstName() OptString {
+	return s.FirstName
+}
+
+// GetLastName returns the value of LastName.
+func (s *TeamMemberTemplate) GetLastName() OptString {
+	return s.LastName
+}
+
+// GetStatus returns the value of Status.
+func (s *TeamMemberTemplate) GetStatus() OptTeamMemberStatus {
+	return s.Status
+}
+
+// GetAccessType returns the value of AccessType.
+func (s *TeamMemberTemplate) GetAccessType() OptTeamMemberAccess {
+	return s.AccessType
+}
+
+// GetAllowedLoginMode returns the value of AllowedLoginMode.
+func (s *TeamMemberTemplate) GetAllowedLoginMode() []TeamMemberLoginMode {
+	return s.AllowedLoginMode
+}
+
+// SetUsername sets the value of Username.
+func (s *TeamMemberTemplate) SetUsername(val OptString) {
+	s.Username = val
+}
+
+// SetFirstName sets the value of FirstName.
+func (s *TeamMemberTemplate) SetFirstName(val OptString) {
+	s.FirstName = val
+}
+
+// SetLastName sets the value of LastName.
+func (s *TeamMemberTemplate) SetLastName(val OptString) {
+	s.LastName = val
+}
+
+// SetStatus sets the value of Status.
+func (s *TeamMemberTemplate) SetStatus(val OptTeamMemberStatus) {
+	s.Status = val
+}
+
+// SetAccessType sets the value of AccessType.
+func (s *TeamMemberTemplate) SetAccessType(val OptTeamMemberAccess) {
+	s.AccessType = val
+}
+
+// SetAllowedLoginMode sets the value of AllowedLoginMode.
+func (s *TeamMemberTemplate) SetAllowedLoginMode(val []TeamMemberLoginMode) {
+	s.AllowedLoginMode = val
+}
+
 // Ref: #/components/schemas/TeamMembersApiKeysResponse
 type TeamMembersApiKeysResponse struct {
 	Keys []ApiKeySummary `json:"keys"`
@@ -53006,6 +55233,182 @@ func (s *TeamMembersApiKeysResponse) GetKeys() []ApiKeySummary {
 // SetKeys sets the value of Keys.
 func (s *TeamMembersApiKeysResponse) SetKeys(val []ApiKeySummary) {
 	s.Keys = val
+}
+
+// A scope: which of the team's data its holders see, per entity type.
+// Ref: #/components/schemas/TeamScope
+type TeamScope struct {
+	ID                OptString         `json:"id"`
+	TeamId            OptInt32          `json:"teamId"`
+	DisplayName       OptString         `json:"displayName"`
+	Description       OptString         `json:"description"`
+	DefaultExpression OptString         `json:"defaultExpression"`
+	Filters           []TeamScopeFilter `json:"filters"`
+}
+
+// GetID returns the value of ID.
+func (s *TeamScope) GetID() OptString {
+	return s.ID
+}
+
+// GetTeamId returns the value of TeamId.
+func (s *TeamScope) GetTeamId() OptInt32 {
+	return s.TeamId
+}
+
+// GetDisplayName returns the value of DisplayName.
+func (s *TeamScope) GetDisplayName() OptString {
+	return s.DisplayName
+}
+
+// GetDescription returns the value of Description.
+func (s *TeamScope) GetDescription() OptString {
+	return s.Description
+}
+
+// GetDefaultExpression returns the value of DefaultExpression.
+func (s *TeamScope) GetDefaultExpression() OptString {
+	return s.DefaultExpression
+}
+
+// GetFilters returns the value of Filters.
+func (s *TeamScope) GetFilters() []TeamScopeFilter {
+	return s.Filters
+}
+
+// SetID sets the value of ID.
+func (s *TeamScope) SetID(val OptString) {
+	s.ID = val
+}
+
+// SetTeamId sets the value of TeamId.
+func (s *TeamScope) SetTeamId(val OptInt32) {
+	s.TeamId = val
+}
+
+// SetDisplayName sets the value of DisplayName.
+func (s *TeamScope) SetDisplayName(val OptString) {
+	s.DisplayName = val
+}
+
+// SetDescription sets the value of Description.
+func (s *TeamScope) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetDefaultExpression sets the value of DefaultExpression.
+func (s *TeamScope) SetDefaultExpression(val OptString) {
+	s.DefaultExpression = val
+}
+
+// SetFilters sets the value of Filters.
+func (s *TeamScope) SetFilters(val []TeamScopeFilter) {
+	s.Filters = val
+}
+
+// Ref: #/components/schemas/TeamScopeEntityType
+type TeamScopeEntityType string
+
+const (
+	TeamScopeEntityTypeENTITYTYPEUNSPECIFIED TeamScopeEntityType = "ENTITY_TYPE_UNSPECIFIED"
+	TeamScopeEntityTypeENTITYTYPELOGS        TeamScopeEntityType = "ENTITY_TYPE_LOGS"
+	TeamScopeEntityTypeENTITYTYPESPANS       TeamScopeEntityType = "ENTITY_TYPE_SPANS"
+)
+
+// AllValues returns all TeamScopeEntityType values.
+func (TeamScopeEntityType) AllValues() []TeamScopeEntityType {
+	return []TeamScopeEntityType{
+		TeamScopeEntityTypeENTITYTYPEUNSPECIFIED,
+		TeamScopeEntityTypeENTITYTYPELOGS,
+		TeamScopeEntityTypeENTITYTYPESPANS,
+	}
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (s TeamScopeEntityType) MarshalText() ([]byte, error) {
+	switch s {
+	case TeamScopeEntityTypeENTITYTYPEUNSPECIFIED:
+		return []byte(s), nil
+	case TeamScopeEntityTypeENTITYTYPELOGS:
+		return []byte(s), nil
+	case TeamScopeEntityTypeENTITYTYPESPANS:
+		return []byte(s), nil
+	default:
+		return nil, errors.Errorf("invalid value: %q", s)
+	}
+}
+
+// UnmarshalText implements encoding.TextUnmarshaler.
+func (s *TeamScopeEntityType) UnmarshalText(data []byte) error {
+	switch TeamScopeEntityType(data) {
+	case TeamScopeEntityTypeENTITYTYPEUNSPECIFIED:
+		*s = TeamScopeEntityTypeENTITYTYPEUNSPECIFIED
+		return nil
+	case TeamScopeEntityTypeENTITYTYPELOGS:
+		*s = TeamScopeEntityTypeENTITYTYPELOGS
+		return nil
+	case TeamScopeEntityTypeENTITYTYPESPANS:
+		*s = TeamScopeEntityTypeENTITYTYPESPANS
+		return nil
+	default:
+		return errors.Errorf("invalid value: %q", data)
+	}
+}
+
+// Ref: #/components/schemas/TeamScopeFilter
+type TeamScopeFilter struct {
+	EntityType OptTeamScopeEntityType `json:"entityType"`
+	Expression OptString              `json:"expression"`
+}
+
+// GetEntityType returns the value of EntityType.
+func (s *TeamScopeFilter) GetEntityType() OptTeamScopeEntityType {
+	return s.EntityType
+}
+
+// GetExpression returns the value of Expression.
+func (s *TeamScopeFilter) GetExpression() OptString {
+	return s.Expression
+}
+
+// SetEntityType sets the value of EntityType.
+func (s *TeamScopeFilter) SetEntityType(val OptTeamScopeEntityType) {
+	s.EntityType = val
+}
+
+// SetExpression sets the value of Expression.
+func (s *TeamScopeFilter) SetExpression(val OptString) {
+	s.Expression = val
+}
+
+// Ref: #/components/schemas/TeamScopeList
+type TeamScopeList struct {
+	Scopes []TeamScope `json:"scopes"`
+}
+
+// GetScopes returns the value of Scopes.
+func (s *TeamScopeList) GetScopes() []TeamScope {
+	return s.Scopes
+}
+
+// SetScopes sets the value of Scopes.
+func (s *TeamScopeList) SetScopes(val []TeamScope) {
+	s.Scopes = val
+}
+
+// Ref: #/components/schemas/TeamScopeResponse
+type TeamScopeResponse struct {
+	Scope TeamScope `json:"scope"`
+}
+
+// GetScope returns the value of Scope.
+func (s *TeamScopeResponse) GetScope() TeamScope {
+	return s.Scope
+}
+
+// SetScope sets the value of Scope.
+func (s *TeamScopeResponse) SetScope(val TeamScope) {
+	s.Scope = val
 }
 
 // The kind of failure of a template.
@@ -53726,6 +56129,419 @@ func (s *UpdateOutgoingWebhookRequest) SetID(val OptString) {
 // SetData sets the value of Data.
 func (s *UpdateOutgoingWebhookRequest) SetData(val OptOutgoingWebhookInputData) {
 	s.Data = val
+}
+
+// Ref: #/components/schemas/UpdateScopeRequest
+type UpdateScopeRequest struct {
+	ID                string            `json:"id"`
+	DisplayName       string            `json:"displayName"`
+	Description       OptString         `json:"description"`
+	DefaultExpression string            `json:"defaultExpression"`
+	Filters           []TeamScopeFilter `json:"filters"`
+}
+
+// GetID returns the value of ID.
+func (s *UpdateScopeRequest) GetID() string {
+	return s.ID
+}
+
+// GetDisplayName returns the value of DisplayName.
+func (s *UpdateScopeRequest) GetDisplayName() string {
+	return s.DisplayName
+}
+
+// GetDescription returns the value of Description.
+func (s *UpdateScopeRequest) GetDescription() OptString {
+	return s.Description
+}
+
+// GetDefaultExpression returns the value of DefaultExpression.
+func (s *UpdateScopeRequest) GetDefaultExpression() string {
+	return s.DefaultExpression
+}
+
+// GetFilters returns the value of Filters.
+func (s *UpdateScopeRequest) GetFilters() []TeamScopeFilter {
+	return s.Filters
+}
+
+// SetID sets the value of ID.
+func (s *UpdateScopeRequest) SetID(val string) {
+	s.ID = val
+}
+
+// SetDisplayName sets the value of DisplayName.
+func (s *UpdateScopeRequest) SetDisplayName(val string) {
+	s.DisplayName = val
+}
+
+// SetDescription sets the value of Description.
+func (s *UpdateScopeRequest) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetDefaultExpression sets the value of DefaultExpression.
+func (s *UpdateScopeRequest) SetDefaultExpression(val string) {
+	s.DefaultExpression = val
+}
+
+// SetFilters sets the value of Filters.
+func (s *UpdateScopeRequest) SetFilters(val []TeamScopeFilter) {
+	s.Filters = val
+}
+
+// Ref: #/components/schemas/UpdateTeamGroupRequest
+type UpdateTeamGroupRequest struct {
+	Name        OptString                            `json:"name"`
+	Description OptString                            `json:"description"`
+	ExternalId  OptString                            `json:"externalId"`
+	GroupType   OptTeamGroupType                     `json:"groupType"`
+	RoleUpdate  OptUpdateTeamGroupRequestRoleUpdate  `json:"roleUpdate"`
+	ScopeUpdate OptUpdateTeamGroupRequestScopeUpdate `json:"scopeUpdate"`
+	UserUpdates OptUpdateTeamGroupRequestUserUpdates `json:"userUpdates"`
+}
+
+// GetName returns the value of Name.
+func (s *UpdateTeamGroupRequest) GetName() OptString {
+	return s.Name
+}
+
+// GetDescription returns the value of Description.
+func (s *UpdateTeamGroupRequest) GetDescription() OptString {
+	return s.Description
+}
+
+// GetExternalId returns the value of ExternalId.
+func (s *UpdateTeamGroupRequest) GetExternalId() OptString {
+	return s.ExternalId
+}
+
+// GetGroupType returns the value of GroupType.
+func (s *UpdateTeamGroupRequest) GetGroupType() OptTeamGroupType {
+	return s.GroupType
+}
+
+// GetRoleUpdate returns the value of RoleUpdate.
+func (s *UpdateTeamGroupRequest) GetRoleUpdate() OptUpdateTeamGroupRequestRoleUpdate {
+	return s.RoleUpdate
+}
+
+// GetScopeUpdate returns the value of ScopeUpdate.
+func (s *UpdateTeamGroupRequest) GetScopeUpdate() OptUpdateTeamGroupRequestScopeUpdate {
+	return s.ScopeUpdate
+}
+
+// GetUserUpdates returns the value of UserUpdates.
+func (s *UpdateTeamGroupRequest) GetUserUpdates() OptUpdateTeamGroupRequestUserUpdates {
+	return s.UserUpdates
+}
+
+// SetName sets the value of Name.
+func (s *UpdateTeamGroupRequest) SetName(val OptString) {
+	s.Name = val
+}
+
+// SetDescription sets the value of Description.
+func (s *UpdateTeamGroupRequest) SetDescription(val OptString) {
+	s.Description = val
+}
+
+// SetExternalId sets the value of ExternalId.
+func (s *UpdateTeamGroupRequest) SetExternalId(val OptString) {
+	s.ExternalId = val
+}
+
+// SetGroupType sets the value of GroupType.
+func (s *UpdateTeamGroupRequest) SetGroupType(val OptTeamGroupType) {
+	s.GroupType = val
+}
+
+// SetRoleUpdate sets the value of RoleUpdate.
+func (s *UpdateTeamGroupRequest) SetRoleUpdate(val OptUpdateTeamGroupRequestRoleUpdate) {
+	s.RoleUpdate = val
+}
+
+// SetScopeUpdate sets the value of ScopeUpdate.
+func (s *UpdateTeamGroupRequest) SetScopeUpdate(val OptUpdateTeamGroupRequestScopeUpdate) {
+	s.ScopeUpdate = val
+}
+
+// SetUserUpdates sets the value of UserUpdates.
+func (s *UpdateTeamGroupRequest) SetUserUpdates(val OptUpdateTeamGroupRequestUserUpdates) {
+	s.UserUpdates = val
+}
+
+type UpdateTeamGroupRequestRoleUpdate struct {
+	// Exactly one of setRoleId and clear.
+	Action OptUpdateTeamGroupRequestRoleUpdateAction `json:"action"`
+}
+
+// GetAction returns the value of Action.
+func (s *UpdateTeamGroupRequestRoleUpdate) GetAction() OptUpdateTeamGroupRequestRoleUpdateAction {
+	return s.Action
+}
+
+// SetAction sets the value of Action.
+func (s *UpdateTeamGroupRequestRoleUpdate) SetAction(val OptUpdateTeamGroupRequestRoleUpdateAction) {
+	s.Action = val
+}
+
+// Exactly one of setRoleId and clear.
+type UpdateTeamGroupRequestRoleUpdateAction struct {
+	ActionType OptString                                          `json:"actionType"`
+	SetRoleId  OptUpdateTeamGroupRequestRoleUpdateActionSetRoleId `json:"setRoleId"`
+	Clear      OptTeamGroupClear                                  `json:"clear"`
+}
+
+// GetActionType returns the value of ActionType.
+func (s *UpdateTeamGroupRequestRoleUpdateAction) GetActionType() OptString {
+	return s.ActionType
+}
+
+// GetSetRoleId returns the value of SetRoleId.
+func (s *UpdateTeamGroupRequestRoleUpdateAction) GetSetRoleId() OptUpdateTeamGroupRequestRoleUpdateActionSetRoleId {
+	return s.SetRoleId
+}
+
+// GetClear returns the value of Clear.
+func (s *UpdateTeamGroupRequestRoleUpdateAction) GetClear() OptTeamGroupClear {
+	return s.Clear
+}
+
+// SetActionType sets the value of ActionType.
+func (s *UpdateTeamGroupRequestRoleUpdateAction) SetActionType(val OptString) {
+	s.ActionType = val
+}
+
+// SetSetRoleId sets the value of SetRoleId.
+func (s *UpdateTeamGroupRequestRoleUpdateAction) SetSetRoleId(val OptUpdateTeamGroupRequestRoleUpdateActionSetRoleId) {
+	s.SetRoleId = val
+}
+
+// SetClear sets the value of Clear.
+func (s *UpdateTeamGroupRequestRoleUpdateAction) SetClear(val OptTeamGroupClear) {
+	s.Clear = val
+}
+
+type UpdateTeamGroupRequestRoleUpdateActionSetRoleId struct {
+	Value OptInt64 `json:"value"`
+}
+
+// GetValue returns the value of Value.
+func (s *UpdateTeamGroupRequestRoleUpdateActionSetRoleId) GetValue() OptInt64 {
+	return s.Value
+}
+
+// SetValue sets the value of Value.
+func (s *UpdateTeamGroupRequestRoleUpdateActionSetRoleId) SetValue(val OptInt64) {
+	s.Value = val
+}
+
+type UpdateTeamGroupRequestScopeUpdate struct {
+	// Exactly one of setScopeId and clear.
+	Action OptUpdateTeamGroupRequestScopeUpdateAction `json:"action"`
+}
+
+// GetAction returns the value of Action.
+func (s *UpdateTeamGroupRequestScopeUpdate) GetAction() OptUpdateTeamGroupRequestScopeUpdateAction {
+	return s.Action
+}
+
+// SetAction sets the value of Action.
+func (s *UpdateTeamGroupRequestScopeUpdate) SetAction(val OptUpdateTeamGroupRequestScopeUpdateAction) {
+	s.Action = val
+}
+
+// Exactly one of setScopeId and clear.
+type UpdateTeamGroupRequestScopeUpdateAction struct {
+	ActionType OptString                                            `json:"actionType"`
+	SetScopeId OptUpdateTeamGroupRequestScopeUpdateActionSetScopeId `json:"setScopeId"`
+	Clear      OptTeamGroupClear                                    `json:"clear"`
+}
+
+// GetActionType returns the value of ActionType.
+func (s *UpdateTeamGroupRequestScopeUpdateAction) GetActionType() OptString {
+	return s.ActionType
+}
+
+// GetSetScopeId returns the value of SetScopeId.
+func (s *UpdateTeamGroupRequestScopeUpdateAction) GetSetScopeId() OptUpdateTeamGroupRequestScopeUpdateActionSetScopeId {
+	return s.SetScopeId
+}
+
+// GetClear returns the value of Clear.
+func (s *UpdateTeamGroupRequestScopeUpdateAction) GetClear() OptTeamGroupClear {
+	return s.Clear
+}
+
+// SetActionType sets the value of ActionType.
+func (s *UpdateTeamGroupRequestScopeUpdateAction) SetActionType(val OptString) {
+	s.ActionType = val
+}
+
+// SetSetScopeId sets the value of SetScopeId.
+func (s *UpdateTeamGroupRequestScopeUpdateAction) SetSetScopeId(val OptUpdateTeamGroupRequestScopeUpdateActionSetScopeId) {
+	s.SetScopeId = val
+}
+
+// SetClear sets the value of Clear.
+func (s *UpdateTeamGroupRequestScopeUpdateAction) SetClear(val OptTeamGroupClear) {
+	s.Clear = val
+}
+
+type UpdateTeamGroupRequestScopeUpdateActionSetScopeId struct {
+	Value OptString `json:"value"`
+}
+
+// GetValue returns the value of Value.
+func (s *UpdateTeamGroupRequestScopeUpdateActionSetScopeId) GetValue() OptString {
+	return s.Value
+}
+
+// SetValue sets the value of Value.
+func (s *UpdateTeamGroupRequestScopeUpdateActionSetScopeId) SetValue(val OptString) {
+	s.Value = val
+}
+
+type UpdateTeamGroupRequestUserUpdates struct {
+	// Exactly one of add, remove and set.
+	Operation OptUpdateTeamGroupRequestUserUpdatesOperation `json:"operation"`
+}
+
+// GetOperation returns the value of Operation.
+func (s *UpdateTeamGroupRequestUserUpdates) GetOperation() OptUpdateTeamGroupRequestUserUpdatesOperation {
+	return s.Operation
+}
+
+// SetOperation sets the value of Operation.
+func (s *UpdateTeamGroupRequestUserUpdates) SetOperation(val OptUpdateTeamGroupRequestUserUpdatesOperation) {
+	s.Operation = val
+}
+
+// Exactly one of add, remove and set.
+type UpdateTeamGroupRequestUserUpdatesOperation struct {
+	OperationType OptString           `json:"operationType"`
+	Add           OptTeamGroupUserIds `json:"add"`
+	Remove        OptTeamGroupUserIds `json:"remove"`
+	Set           OptTeamGroupUserIds `json:"set"`
+}
+
+// GetOperationType returns the value of OperationType.
+func (s *UpdateTeamGroupRequestUserUpdatesOperation) GetOperationType() OptString {
+	return s.OperationType
+}
+
+// GetAdd returns the value of Add.
+func (s *UpdateTeamGroupRequestUserUpdatesOperation) GetAdd() OptTeamGroupUserIds {
+	return s.Add
+}
+
+// GetRemove returns the value of Remove.
+func (s *UpdateTeamGroupRequestUserUpdatesOperation) GetRemove() OptTeamGroupUserIds {
+	return s.Remove
+}
+
+// GetSet returns the value of Set.
+func (s *UpdateTeamGroupRequestUserUpdatesOperation) GetSet() OptTeamGroupUserIds {
+	return s.Set
+}
+
+// SetOperationType sets the value of OperationType.
+func (s *UpdateTeamGroupRequestUserUpdatesOperation) SetOperationType(val OptString) {
+	s.OperationType = val
+}
+
+// SetAdd sets the value of Add.
+func (s *UpdateTeamGroupRequestUserUpdatesOperation) SetAdd(val OptTeamGroupUserIds) {
+	s.Add = val
+}
+
+// SetRemove sets the value of Remove.
+func (s *UpdateTeamGroupRequestUserUpdatesOperation) SetRemove(val OptTeamGroupUserIds) {
+	s.Remove = val
+}
+
+// SetSet sets the value of Set.
+func (s *UpdateTeamGroupRequestUserUpdatesOperation) SetSet(val OptTeamGroupUserIds) {
+	s.Set = val
+}
+
+// Ref: #/components/schemas/UpdateTeamMemberRequest
+type UpdateTeamMemberRequest struct {
+	UserAccountId OptInt64              `json:"userAccountId"`
+	UserTemplate  OptTeamMemberTemplate `json:"userTemplate"`
+}
+
+// GetUserAccountId returns the value of UserAccountId.
+func (s *UpdateTeamMemberRequest) GetUserAccountId() OptInt64 {
+	return s.UserAccountId
+}
+
+// GetUserTemplate returns the value of UserTemplate.
+func (s *UpdateTeamMemberRequest) GetUserTemplate() OptTeamMemberTemplate {
+	return s.UserTemplate
+}
+
+// SetUserAccountId sets the value of UserAccountId.
+func (s *UpdateTeamMemberRequest) SetUserAccountId(val OptInt64) {
+	s.UserAccountId = val
+}
+
+// SetUserTemplate sets the value of UserTemplate.
+func (s *UpdateTeamMemberRequest) SetUserTemplate(val OptTeamMemberTemplate) {
+	s.UserTemplate = val
+}
+
+// Ref: #/components/schemas/UpdateTeamMemberStatusesRequest
+type UpdateTeamMemberStatusesRequest struct {
+	Status         OptTeamMemberStatus `json:"status"`
+	UserAccountIds []int64             `json:"userAccountIds"`
+}
+
+// GetStatus returns the value of Status.
+func (s *UpdateTeamMemberStatusesRequest) GetStatus() OptTeamMemberStatus {
+	return s.Status
+}
+
+// GetUserAccountIds returns the value of UserAccountIds.
+func (s *UpdateTeamMemberStatusesRequest) GetUserAccountIds() []int64 {
+	return s.UserAccountIds
+}
+
+// SetStatus sets the value of Status.
+func (s *UpdateTeamMemberStatusesRequest) SetStatus(val OptTeamMemberStatus) {
+	s.Status = val
+}
+
+// SetUserAccountIds sets the value of UserAccountIds.
+func (s *UpdateTeamMemberStatusesRequest) SetUserAccountIds(val []int64) {
+	s.UserAccountIds = val
+}
+
+// Ref: #/components/schemas/UpdateTeamRequest
+type UpdateTeamRequest struct {
+	TeamName   OptString  `json:"teamName"`
+	DailyQuota OptFloat64 `json:"dailyQuota"`
+}
+
+// GetTeamName returns the value of TeamName.
+func (s *UpdateTeamRequest) GetTeamName() OptString {
+	return s.TeamName
+}
+
+// GetDailyQuota returns the value of DailyQuota.
+func (s *UpdateTeamRequest) GetDailyQuota() OptFloat64 {
+	return s.DailyQuota
+}
+
+// SetTeamName sets the value of TeamName.
+func (s *UpdateTeamRequest) SetTeamName(val OptString) {
+	s.TeamName = val
+}
+
+// SetDailyQuota sets the value of DailyQuota.
+func (s *UpdateTeamRequest) SetDailyQuota(val OptFloat64) {
+	s.DailyQuota = val
 }
 
 // Ref: #/components/schemas/UsageBucket

@@ -747,6 +747,20 @@ func (UnimplementedHandler) CreateRecordingRuleSet(ctx context.Context, req *Rec
 	return r, ht.ErrNotImplemented
 }
 
+// CreateScope implements CreateScope operation.
+//
+// Creates a scope: `displayName` (1–255 characters, unique in the team: 409), `description` (at most
+// 1000), `filters` (at most 50; each an `entityType`, LOGS or SPANS, and an `expression`) and
+// `defaultExpression` (`<v1>true` when left out). An expression is `<v1>` followed by a condition of
+// at most 4096 characters whose quotes are closed and parentheses balanced, such as
+// `<v1>(subsystemName == 'purchases') || (subsystemName == 'signups')`. A group that holds the scope
+// answers it in `scope.scopeId`.
+//
+// POST /mgmt/openapi/5/aaa/team-scopes/v1
+func (UnimplementedHandler) CreateScope(ctx context.Context, req *CreateScopeRequest) (r *TeamScopeResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // CreateSlo implements CreateSlo operation.
 //
 // Stores the SLO under a server-assigned id (a lowercase UUID) and answers it. The server sets
@@ -758,6 +772,49 @@ func (UnimplementedHandler) CreateRecordingRuleSet(ctx context.Context, req *Rec
 // POST /mgmt/openapi/4/slo/slos/v1
 func (UnimplementedHandler) CreateSlo(ctx context.Context, req *Slo, params CreateSloParams) (r *SloCreated, _ error) {
 	return r, ht.ErrNotImplemented
+}
+
+// CreateTeamGroup implements CreateTeamGroup operation.
+//
+// Creates a group: `name` (1–255 characters, unique in the team: 409), `description` (at most 1000),
+// `externalId` (at most 255), `groupType` (OPEN when left out), `roleId` (a system role, 1–7, or a
+// custom role of the team; the group's members hold its permissions), `scope.scopeId` (a scope of the
+// team), and `userIds` (at most 1000 members' `userId`s, each a member of the team). `teamId`, when
+// given, must be the caller's team (404 otherwise).
+//
+// POST /mgmt/openapi/5/aaa/team-groups/v2
+func (UnimplementedHandler) CreateTeamGroup(ctx context.Context, req *CreateTeamGroupRequest) (r *TeamGroupResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CreateTeamInOrg implements CreateTeamInOrg operation.
+//
+// Creates a team named `teamName` (1–255 characters, unique in the deployment: 409 otherwise), with
+// `dailyQuota` (quota units a day, at least 0; 0.01 when left out). Each address of `teamAdminsEmail`
+// (at most 100, each `local@domain`, no repeats) becomes an active member of the new team in its
+// built-in group `Team Admins`, which holds the system role Platform Admin. The new team has no API
+// key: the operator makes its first one (`POST /admin/v1/teams` makes a team with one), or a member's
+// personal key is made from inside the team.
+//
+// POST /mgmt/openapi/5/aaa/teams/v2
+func (UnimplementedHandler) CreateTeamInOrg(ctx context.Context, req *CreateTeamRequest) (r *CreateTeamResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// CreateTeamMember implements CreateTeamMember operation.
+//
+// Adds a member described by `userTemplate`: `username` (required, the member's email address
+// `local@domain`, at most 320 characters, unique in the team in any case: 409), `firstName` and
+// `lastName` (at most 255 characters), `status` (ACTIVE when left out or UNSPECIFIED), `accessType`
+// (permanent, or temporary until `temporaryAccess.expireAt`, after which the member counts as
+// inactive) and `allowedLoginMode`. The member gets a `userId` (a UUID, the id that case assignees,
+// case events and personal API keys name) and a numeric `userAccountId`; find them with the search.
+// `onboardingMode` is stored only: mgmtapi sends no invitation. `team_id` must be the caller's team
+// (404 otherwise).
+//
+// POST /mgmt/openapi/5/aaa/teams/v2/{team_id}/members
+func (UnimplementedHandler) CreateTeamMember(ctx context.Context, req *CreateTeamMemberRequest, params CreateTeamMemberParams) error {
+	return ht.ErrNotImplemented
 }
 
 // CreateView implements CreateView operation.
@@ -973,12 +1030,42 @@ func (UnimplementedHandler) DeleteRecordingRuleSetByQuery(ctx context.Context, p
 	return ht.ErrNotImplemented
 }
 
+// DeleteScope implements DeleteScope operation.
+//
+// Deletes the scope; a scope a group holds is refused with 409 naming the group (clear the group's
+// scope first).
+//
+// DELETE /mgmt/openapi/5/aaa/team-scopes/v1/{id}
+func (UnimplementedHandler) DeleteScope(ctx context.Context, params DeleteScopeParams) error {
+	return ht.ErrNotImplemented
+}
+
 // DeleteSlo implements DeleteSlo operation.
 //
 // An unknown id is a 404; an SLO that an SLO threshold alert definition names is a 409 naming it.
 //
 // DELETE /mgmt/openapi/4/slo/slos/v1/{id}
 func (UnimplementedHandler) DeleteSlo(ctx context.Context, params DeleteSloParams) (r *SloDeleted, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// DeleteTeam implements DeleteTeam operation.
+//
+// Removes the team and every row that belongs to it (keys, members, groups, scopes, cases, dashboards,
+// every configuration), in one transaction: all of it or nothing. Its keys are refused from the very
+// next request on this server. A team key may delete its own team only.
+//
+// DELETE /mgmt/openapi/5/aaa/teams/v2/{team_id}
+func (UnimplementedHandler) DeleteTeam(ctx context.Context, params DeleteTeamParams) error {
+	return ht.ErrNotImplemented
+}
+
+// DeleteTeamGroup implements DeleteTeamGroup operation.
+//
+// Deletes the group; its members lose what it gave them from the next request.
+//
+// DELETE /mgmt/openapi/5/aaa/team-groups/v2/{group_id}
+func (UnimplementedHandler) DeleteTeamGroup(ctx context.Context, params DeleteTeamGroupParams) (r *TeamGroupDeleted, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -1819,6 +1906,53 @@ func (UnimplementedHandler) GetSystemDefaultPresetSummary(ctx context.Context, p
 	return r, ht.ErrNotImplemented
 }
 
+// GetTeam implements GetTeam operation.
+//
+// The team's id, name and daily quota. A team key reaches its own team only; any other id answers 404,
+// as a missing team does.
+//
+// GET /mgmt/openapi/5/aaa/teams/v2/{team_id}
+func (UnimplementedHandler) GetTeam(ctx context.Context, params GetTeamParams) (r *TeamInfo, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetTeamGroup implements GetTeamGroup operation.
+//
+// Read a group by id.
+//
+// GET /mgmt/openapi/5/aaa/team-groups/v2/id/{group_id}
+func (UnimplementedHandler) GetTeamGroup(ctx context.Context, params GetTeamGroupParams) (r *TeamGroupResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetTeamGroupByName implements GetTeamGroupByName operation.
+//
+// Read a group by name.
+//
+// GET /mgmt/openapi/5/aaa/team-groups/v2/name/{name}
+func (UnimplementedHandler) GetTeamGroupByName(ctx context.Context, params GetTeamGroupByNameParams) (r *TeamGroupResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetTeamMember implements GetTeamMember operation.
+//
+// Read a member.
+//
+// GET /mgmt/openapi/5/aaa/teams/v2/{team_id}/members/{user_account_id}
+func (UnimplementedHandler) GetTeamMember(ctx context.Context, params GetTeamMemberParams) (r *TeamMemberResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// GetTeamScopesByIds implements GetTeamScopesByIds operation.
+//
+// The team's scopes among `ids` (at most 100), in the order given; ids the team does not have are left
+// out.
+//
+// GET /mgmt/openapi/5/aaa/team-scopes/v1
+func (UnimplementedHandler) GetTeamScopesByIds(ctx context.Context, params GetTeamScopesByIdsParams) (r *TeamScopeList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // GetView implements GetView operation.
 //
 // Read a view.
@@ -2355,6 +2489,27 @@ func (UnimplementedHandler) ListSystemRoles(ctx context.Context) (r *SystemRoleL
 	return r, ht.ErrNotImplemented
 }
 
+// ListTeamGroupUsers implements ListTeamGroupUsers operation.
+//
+// The group's members by account id. `page_size` (1–1000, 100 when left out or 0) members a page;
+// `nextPageToken`, when there are more, is the `page_token` of the next page.
+//
+// GET /mgmt/openapi/5/aaa/team-groups/v2/{group_id}/users/list
+func (UnimplementedHandler) ListTeamGroupUsers(ctx context.Context, params ListTeamGroupUsersParams) (r *TeamGroupUsers, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListTeamGroups implements ListTeamGroups operation.
+//
+// The team's groups by id. `team_id`, when given, must be the caller's team (404 otherwise).
+// `page_size` (1–1000, 100 when left out or 0) groups a page; `nextPageToken`, when there are more,
+// is the `page_token` of the next page.
+//
+// GET /mgmt/openapi/5/aaa/team-groups/v2
+func (UnimplementedHandler) ListTeamGroups(ctx context.Context, params ListTeamGroupsParams) (r *TeamGroupList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
 // ListTeamMembersApiKeys implements ListTeamMembersApiKeys operation.
 //
 // Mgmtapi keeps no user directory: a user exists only as the `owner.userId` recorded on a key. This
@@ -2365,6 +2520,26 @@ func (UnimplementedHandler) ListSystemRoles(ctx context.Context) (r *SystemRoleL
 //
 // GET /mgmt/openapi/5/aaa/api-keys/v3
 func (UnimplementedHandler) ListTeamMembersApiKeys(ctx context.Context) (r *TeamMembersApiKeysResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListTeamScopes implements ListTeamScopes operation.
+//
+// List the team's scopes.
+//
+// GET /mgmt/openapi/5/aaa/team-scopes/v1/all/list
+func (UnimplementedHandler) ListTeamScopes(ctx context.Context) (r *TeamScopeList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// ListTeams implements ListTeams operation.
+//
+// With the operator key: every team of the deployment, by id, and the first one as `defaultTeam`. With
+// a team key: the caller's own team only (teams never see each other), which is also `defaultTeam`.
+// `retention` is not answered: mgmtapi keeps no team-wide retention.
+//
+// GET /mgmt/openapi/5/aaa/teams/v2
+func (UnimplementedHandler) ListTeams(ctx context.Context) (r *TeamList, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -2642,6 +2817,18 @@ func (UnimplementedHandler) SaveContextualDataIntegration(ctx context.Context, r
 //
 // POST /mgmt/openapi/5/integrations/metadata/v1
 func (UnimplementedHandler) SaveIntegration(ctx context.Context, req *SaveIntegrationRequest) (r *IntegrationSaved, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// SearchTeamMembers implements SearchTeamMembers operation.
+//
+// The team's members by account id, those whose username contains `username` (in any case) and have
+// `status`, when given. `page_size` (1–1000, 100 when left out or 0) members a page;
+// `nextPageToken`, when there are more, is the `page_token` of the next page. `totalCount` counts
+// every match.
+//
+// GET /mgmt/openapi/5/aaa/teams/v2/{team_id}/search
+func (UnimplementedHandler) SearchTeamMembers(ctx context.Context, params SearchTeamMembersParams) (r *TeamMemberSearchResponse, _ error) {
 	return r, ht.ErrNotImplemented
 }
 
@@ -3065,6 +3252,63 @@ func (UnimplementedHandler) UpdateRecordingRuleSet(ctx context.Context, req *Rec
 //
 // POST /mgmt/openapi/5/dataengine/retention-tags/v1
 func (UnimplementedHandler) UpdateRetentionTags(ctx context.Context, req *RetentionTagUpdate) (r *RetentionTagList, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UpdateScope implements UpdateScope operation.
+//
+// Replaces the scope `id` (404 when the team has none) with the fields given, checked as the create
+// checks them.
+//
+// PUT /mgmt/openapi/5/aaa/team-scopes/v1
+func (UnimplementedHandler) UpdateScope(ctx context.Context, req *UpdateScopeRequest) (r *TeamScopeResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UpdateTeam implements UpdateTeam operation.
+//
+// Changes what is given: `teamName` (1–255 characters, unique: 409) and `dailyQuota` (at least 0). A
+// team key reaches its own team only.
+//
+// PUT /mgmt/openapi/5/aaa/teams/v2/{team_id}
+func (UnimplementedHandler) UpdateTeam(ctx context.Context, req *UpdateTeamRequest, params UpdateTeamParams) error {
+	return ht.ErrNotImplemented
+}
+
+// UpdateTeamGroup implements UpdateTeamGroup operation.
+//
+// Changes what is given, checked as the create checks it: `name`, `description`, `externalId`,
+// `groupType`; `roleUpdate.action` sets the role (`setRoleId.value`) or clears it (`clear`);
+// `scopeUpdate.action` sets the scope (`setScopeId.value`) or clears it; `userUpdates.operation` adds,
+// removes or sets the members (`add`, `remove` or `set`, each `{userIds}`). Each action holds exactly
+// one alternative. Members removed and a role changed apply to the members' personal keys from the
+// next request.
+//
+// PUT /mgmt/openapi/5/aaa/team-groups/v2/{group_id}
+func (UnimplementedHandler) UpdateTeamGroup(ctx context.Context, req *UpdateTeamGroupRequest, params UpdateTeamGroupParams) (r *TeamGroupResponse, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UpdateTeamMember implements UpdateTeamMember operation.
+//
+// Changes the fields of `userTemplate` that are given, checked as the create checks them, on the
+// member `userAccountId` (404 when the team has none). Setting `status` to INACTIVE revokes the
+// member: their personal keys are refused from the next request.
+//
+// PUT /mgmt/openapi/5/aaa/teams/v2/{team_id}/members
+func (UnimplementedHandler) UpdateTeamMember(ctx context.Context, req *UpdateTeamMemberRequest, params UpdateTeamMemberParams) (r *TeamMemberAccountIds, _ error) {
+	return r, ht.ErrNotImplemented
+}
+
+// UpdateTeamMemberStatuses implements UpdateTeamMemberStatuses operation.
+//
+// Sets `status` (ACTIVE or INACTIVE; UNSPECIFIED is refused) on every member of `userAccountIds` (at
+// most 1000), all or none: an id the team does not have answers 404 and changes nothing. A revoked
+// (INACTIVE) member's personal keys are refused from the next request; activating the member again
+// restores them.
+//
+// PATCH /mgmt/openapi/5/aaa/teams/v2/{team_id}/members:updateStatuses
+func (UnimplementedHandler) UpdateTeamMemberStatuses(ctx context.Context, req *UpdateTeamMemberStatusesRequest, params UpdateTeamMemberStatusesParams) (r *TeamMemberAccountIds, _ error) {
 	return r, ht.ErrNotImplemented
 }
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/auth"
@@ -17,12 +18,14 @@ import (
 
 // RoleHandler implements the role operations of oas.Handler.
 type RoleHandler struct {
-	db *db.DB
+	db    *db.DB
+	users []Users
 }
 
-// NewHandler returns the role operations.
-func NewHandler(database *db.DB) *RoleHandler {
-	return &RoleHandler{db: database}
+// NewHandler returns the role operations. users tell what holds a custom role (groups), which
+// then cannot be deleted.
+func NewHandler(database *db.DB, users ...Users) *RoleHandler {
+	return &RoleHandler{db: database, users: users}
 }
 
 // CreateCustomRole stores a new custom role under the team's next role id and answers that id
@@ -144,10 +147,19 @@ func (h *RoleHandler) UpdateCustomRole(ctx context.Context, req *oas.CustomRoleU
 
 // DeleteCustomRole deletes one of the team's custom roles (204, no body).
 //
-// Errors: NotFound when the team has no such role.
+// Errors: NotFound when the team has no such role; Conflict when a group holds it.
 func (h *RoleHandler) DeleteCustomRole(ctx context.Context, params oas.DeleteCustomRoleParams) error {
 	caller := auth.PrincipalFrom(ctx)
 	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		for _, users := range h.users {
+			held, err := users(ctx, tx, caller.TeamID, params.RoleID)
+			if err != nil {
+				return err
+			}
+			if len(held) > 0 {
+				return apierror.Conflictf("role_id: custom role %d is held by %s; give them another role first", params.RoleID, strings.Join(held, ", "))
+			}
+		}
 		return deleteRole(ctx, tx, caller.TeamID, params.RoleID)
 	})
 	return notFoundAs(err, params.RoleID)

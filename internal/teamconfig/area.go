@@ -67,6 +67,7 @@ var AreaOrder = []string{
 	"customRoles", "viewFolders", "views", "dashboardFolders", "dashboards", "defaultDashboard", "dashboardPins",
 	"extensionDeployments", "slos", "events2metrics", "caseSettings", "alertDefinitions", "alertSchedulerRules",
 	"integrations", "contextualDataIntegrations",
+	"scopes", "groups",
 }
 
 // WithoutFields returns the JSON object doc without its top-level fields names: what an area's

@@ -1,5 +1,6 @@
-// Package teams owns the teams of a deployment: the first-start bootstrap and the operator API
-// that creates and lists teams.
+// Package teams owns the teams of a deployment: the first-start bootstrap, the operator API that
+// creates and lists teams, and the public teams operations (public.go), which the operator key
+// and team keys both reach.
 package teams
 
 import (
@@ -67,11 +68,15 @@ func Bootstrap(ctx context.Context, database *db.DB, keyValue string) (Bootstrap
 
 // OperatorHandler implements the operator operations of oas.Handler.
 type OperatorHandler struct {
-	db *db.DB
+	db    *db.DB
+	authn *auth.Authenticator
 }
 
-// NewHandler returns the operator operations.
-func NewHandler(database *db.DB) *OperatorHandler { return &OperatorHandler{db: database} }
+// NewHandler returns the operator operations and the public teams operations. authn forgets a
+// deleted team's keys at once.
+func NewHandler(database *db.DB, authn *auth.Authenticator) *OperatorHandler {
+	return &OperatorHandler{db: database, authn: authn}
+}
 
 // AdminCreateTeam creates a team and its first key, which holds every permission.
 //

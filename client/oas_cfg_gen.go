@@ -25,7 +25,8 @@ var regexMap = map[string]ogenregex.Regexp{
 	"^[\\x00-\\xFF]*$":                                                              ogenregex.MustCompile("^[\\x00-\\xFF]*$"),
 	"^[a-z0-9]+(?:[-_]+[a-z0-9]+)*$":                                                ogenregex.MustCompile("^[a-z0-9]+(?:[-_]+[a-z0-9]+)*$"),
 	"^[a-zA-Z_][a-zA-Z0-9_]*$":                                                      ogenregex.MustCompile("^[a-zA-Z_][a-zA-Z0-9_]*$"),
-	"^tags\\..*$":                                                                   ogenregex.MustCompile("^tags\\..*$"),
+	"^[a-zA-Z_][a-zA-Z0-9_]*(,[a-zA-Z_][a-zA-Z0-9_]*)*$":                            ogenregex.MustCompile("^[a-zA-Z_][a-zA-Z0-9_]*(,[a-zA-Z_][a-zA-Z0-9_]*)*$"),
+	"^tags\\..*$": ogenregex.MustCompile("^tags\\..*$"),
 }
 
 type (

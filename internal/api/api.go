@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mgmtapi/mgmtapi/internal/ai"
 	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/alertevents"
 	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
@@ -91,6 +92,7 @@ type handler struct {
 	*alertdefs.AlertDefHandler
 	*alertevents.EventHandler
 	*outgoingwebhooks.WebhookHandler
+	*ai.Handler
 	// config exports and applies configuration documents (see teamconfig.go).
 	config *teamconfig.Handler
 	// wholeTeam bounds the whole-team documents built at once (see wholeteam.go).
@@ -195,6 +197,7 @@ func New(opts Options) (*API, error) {
 	}
 	h.SchedulerRuleHandler = alertschedules.NewHandler(opts.DB)
 	h.WebhookHandler = outgoingwebhooks.NewHandler(opts.DB, delivery.NewSender(opts.Delivery), connectors.WebhookUsers, alertdefs.WebhookUsers)
+	h.Handler = ai.NewHandler(opts.DB)
 	h.config, err = teamconfig.NewHandler(opts.DB, describeResourceBody, configurationAreas(opts, catalog)...)
 	if err != nil {
 		return nil, err

@@ -15,7 +15,8 @@ import (
 var LatestOnly = []string{"dashboard_folders_service.json", "cases_notification_service.json", "case_settings_service.json",
 	"connectors_service.json", "connector_schema_service.json", "global_routers_service.json",
 	"notifications_testing_service.json", "alert_definitions_service.json", "alert_scheduler_rule_service.json",
-	"events_service.json", "alert_events_service.json", "outgoing_webhooks_service.json"}
+	"events_service.json", "alert_events_service.json", "outgoing_webhooks_service.json",
+	"ai_applications_service.json", "ai_evaluations_service.json"}
 
 // latestOnlyFiles returns the paths of the LatestOnly documents that dir lacks and its sibling
 // `public-spec-latest` holds.

@@ -99729,9 +99729,33 @@ func (s *TeamConfiguration) encodeFields(e *jx.Encoder) {
 			s.AlertSchedulerRules.Encode(e)
 		}
 	}
+	{
+		if s.AiApplications != nil {
+			e.FieldStart("aiApplications")
+			s.AiApplications.Encode(e)
+		}
+	}
+	{
+		if s.AiModelPricing.Set {
+			e.FieldStart("aiModelPricing")
+			s.AiModelPricing.Encode(e)
+		}
+	}
+	{
+		if s.AiEvaluations != nil {
+			e.FieldStart("aiEvaluations")
+			s.AiEvaluations.Encode(e)
+		}
+	}
+	{
+		if s.AiCustomEvaluations != nil {
+			e.FieldStart("aiCustomEvaluations")
+			s.AiCustomEvaluations.Encode(e)
+		}
+	}
 }
 
-var jsonFieldsNameOfTeamConfiguration = [25]string{
+var jsonFieldsNameOfTeamConfiguration = [29]string{
 	0:  "version",
 	1:  "recordingRuleSets",
 	2:  "notificationPresets",
@@ -99757,6 +99781,10 @@ var jsonFieldsNameOfTeamConfiguration = [25]string{
 	22: "caseSettings",
 	23: "alertDefinitions",
 	24: "alertSchedulerRules",
+	25: "aiApplications",
+	26: "aiModelPricing",
+	27: "aiEvaluations",
+	28: "aiCustomEvaluations",
 }
 
 // Decode decodes TeamConfiguration from json.
@@ -99997,6 +100025,43 @@ func (s *TeamConfiguration) Decode(d *jx.Decoder) error {
 				return nil
 			}(); err != nil {
 				return errors.Wrap(err, "decode field \"alertSchedulerRules\"")
+			}
+		case "aiApplications":
+			if err := func() error {
+				if err := s.AiApplications.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"aiApplications\"")
+			}
+		case "aiModelPricing":
+			if err := func() error {
+				s.AiModelPricing.Reset()
+				if err := s.AiModelPricing.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"aiModelPricing\"")
+			}
+		case "aiEvaluations":
+			if err := func() error {
+				if err := s.AiEvaluations.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"aiEvaluations\"")
+			}
+		case "aiCustomEvaluations":
+			if err := func() error {
+				if err := s.AiCustomEvaluations.Decode(d); err != nil {
+					return err
+				}
+				return nil
+			}(); err != nil {
+				return errors.Wrap(err, "decode field \"aiCustomEvaluations\"")
 			}
 		default:
 			return d.Skip()

@@ -39990,6 +39990,39 @@ func (s *TeamConfiguration) Validate() error {
 			Error: err,
 		})
 	}
+	if err := func() error {
+		if err := s.AiApplications.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "aiApplications",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if err := s.AiEvaluations.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "aiEvaluations",
+			Error: err,
+		})
+	}
+	if err := func() error {
+		if err := s.AiCustomEvaluations.Validate(); err != nil {
+			return err
+		}
+		return nil
+	}(); err != nil {
+		failures = append(failures, validate.FieldError{
+			Name:  "aiCustomEvaluations",
+			Error: err,
+		})
+	}
 	if len(failures) > 0 {
 		return &validate.Error{Fields: failures}
 	}

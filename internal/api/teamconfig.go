@@ -11,6 +11,7 @@ import (
 
 	"github.com/ogen-go/ogen/validate"
 
+	"github.com/mgmtapi/mgmtapi/internal/ai"
 	"github.com/mgmtapi/mgmtapi/internal/alertdefs"
 	"github.com/mgmtapi/mgmtapi/internal/alertschedules"
 	"github.com/mgmtapi/mgmtapi/internal/apierror"
@@ -211,5 +212,9 @@ func configurationAreas(opts Options, catalog *extensions.Catalog) []teamconfig.
 		cases.SettingsConfiguration{},
 		alertdefs.Configuration{},
 		alertschedules.Configuration{},
+		ai.ApplicationsConfiguration{},
+		ai.PricingConfiguration{},
+		ai.EvaluationsConfiguration{},
+		ai.CustomConfiguration{},
 	}
 }

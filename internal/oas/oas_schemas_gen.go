@@ -51023,9 +51023,9 @@ func (s *SystemRoleList) SetRoles(val []SystemRole) {
 
 // A team's configuration, its areas in the order an apply takes them. Each list holds the area's
 // resources in the form of the area's read operation, without timestamps; `policySettings`,
-// `quotaRuleSet`, `retentionTagsEnabled`, `defaultDashboard` and `caseSettings` are single objects.
-// Connectors' secrets are exported as `********`, which an apply reads as "keep the stored value". An
-// area left out is not touched by an apply.
+// `quotaRuleSet`, `retentionTagsEnabled`, `defaultDashboard` and `caseSettings` and `aiModelPricing`
+// are single objects. Connectors' secrets are exported as `********`, which an apply reads as "keep
+// the stored value". An area left out is not touched by an apply.
 // Ref: #/components/schemas/TeamConfiguration
 type TeamConfiguration struct {
 	// The document format; 1.
@@ -51054,6 +51054,10 @@ type TeamConfiguration struct {
 	CaseSettings               OptConfigurationResource    `json:"caseSettings"`
 	AlertDefinitions           ConfigurationResources      `json:"alertDefinitions"`
 	AlertSchedulerRules        ConfigurationResources      `json:"alertSchedulerRules"`
+	AiApplications             ConfigurationResources      `json:"aiApplications"`
+	AiModelPricing             OptConfigurationResource    `json:"aiModelPricing"`
+	AiEvaluations              ConfigurationResources      `json:"aiEvaluations"`
+	AiCustomEvaluations        ConfigurationResources      `json:"aiCustomEvaluations"`
 }
 
 // GetVersion returns the value of Version.
@@ -51181,6 +51185,26 @@ func (s *TeamConfiguration) GetAlertSchedulerRules() ConfigurationResources {
 	return s.AlertSchedulerRules
 }
 
+// GetAiApplications returns the value of AiApplications.
+func (s *TeamConfiguration) GetAiApplications() ConfigurationResources {
+	return s.AiApplications
+}
+
+// GetAiModelPricing returns the value of AiModelPricing.
+func (s *TeamConfiguration) GetAiModelPricing() OptConfigurationResource {
+	return s.AiModelPricing
+}
+
+// GetAiEvaluations returns the value of AiEvaluations.
+func (s *TeamConfiguration) GetAiEvaluations() ConfigurationResources {
+	return s.AiEvaluations
+}
+
+// GetAiCustomEvaluations returns the value of AiCustomEvaluations.
+func (s *TeamConfiguration) GetAiCustomEvaluations() ConfigurationResources {
+	return s.AiCustomEvaluations
+}
+
 // SetVersion sets the value of Version.
 func (s *TeamConfiguration) SetVersion(val OptTeamConfigurationVersion) {
 	s.Version = val
@@ -51304,6 +51328,26 @@ func (s *TeamConfiguration) SetAlertDefinitions(val ConfigurationResources) {
 // SetAlertSchedulerRules sets the value of AlertSchedulerRules.
 func (s *TeamConfiguration) SetAlertSchedulerRules(val ConfigurationResources) {
 	s.AlertSchedulerRules = val
+}
+
+// SetAiApplications sets the value of AiApplications.
+func (s *TeamConfiguration) SetAiApplications(val ConfigurationResources) {
+	s.AiApplications = val
+}
+
+// SetAiModelPricing sets the value of AiModelPricing.
+func (s *TeamConfiguration) SetAiModelPricing(val OptConfigurationResource) {
+	s.AiModelPricing = val
+}
+
+// SetAiEvaluations sets the value of AiEvaluations.
+func (s *TeamConfiguration) SetAiEvaluations(val ConfigurationResources) {
+	s.AiEvaluations = val
+}
+
+// SetAiCustomEvaluations sets the value of AiCustomEvaluations.
+func (s *TeamConfiguration) SetAiCustomEvaluations(val ConfigurationResources) {
+	s.AiCustomEvaluations = val
 }
 
 func (*TeamConfiguration) applyTeamConfigurationReq()  {}

@@ -2,6 +2,7 @@ package ai
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 
@@ -303,10 +304,14 @@ func (CustomConfiguration) Export(ctx context.Context, q db.Querier, teamID int6
 	return out, nil
 }
 
-// Prepare implements teamconfig.Area: the body of CreateAiCustomEvaluation with an id.
+// Prepare implements teamconfig.Area: the custom evaluation as ListAiCustomEvaluations answers
+// it, read as the body of CreateAiCustomEvaluation (the fields of config at the top) with an id.
 func (CustomConfiguration) Prepare(_ context.Context, doc []byte, newID func() string) (teamconfig.Resource, error) {
 	id, rest, err := preparedID(doc, newID)
 	if err != nil {
+		return teamconfig.Resource{}, err
+	}
+	if rest, err = withConfigAtTop(rest); err != nil {
 		return teamconfig.Resource{}, err
 	}
 	var in oas.AiCustomEvaluationInput
@@ -362,4 +367,31 @@ func (CustomConfiguration) Put(ctx context.Context, tx *db.Tx, teamID int64, r t
 // Delete implements teamconfig.Area.
 func (CustomConfiguration) Delete(ctx context.Context, tx *db.Tx, teamID int64, id string) error {
 	return deleteCustom(ctx, tx, teamID, id)
+}
+
+// withConfigAtTop returns the custom evaluation doc with the fields of its config object moved
+// to the top level, where the create body has them.
+//
+// Errors: Invalid naming config when it is not an object or repeats a top-level field.
+func withConfigAtTop(doc []byte) ([]byte, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(doc, &fields); err != nil {
+		return nil, apierror.Invalidf("a custom evaluation must be an object")
+	}
+	raw, ok := fields["config"]
+	if !ok {
+		return doc, nil
+	}
+	delete(fields, "config")
+	var config map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &config); err != nil {
+		return nil, apierror.Invalidf("config: must be an object (policyType, instructions, examples, safe, violates, shouldIncludeSystemPrompt)")
+	}
+	for k, v := range config {
+		if _, dup := fields[k]; dup {
+			return nil, apierror.Invalidf("config.%s: given twice, in config and beside it", k)
+		}
+		fields[k] = v
+	}
+	return json.Marshal(fields)
 }

@@ -49,6 +49,14 @@ func aiApplications(s *S, names ...string) map[string]string {
 	return ids
 }
 
+// number fails the step when the answer's number at path is not want (str prints whole numbers
+// only).
+func number(s *S, step string, answer any, path string, want float64) {
+	if got, ok := get(answer, path).(float64); !ok || got != want {
+		s.failf(step, "%s is %v, want %v", path, get(answer, path), want)
+	}
+}
+
 func init() {
 	// Applications registered by a configuration document: listed (in pages, by evaluation
 	// type), read, deleted; the model pricing set, read, replaced and deleted.
@@ -102,7 +110,7 @@ func init() {
 		got = s.must(step, r6, err, 200)
 		s.typed(step, r6.JSON200)
 		s.equal(step, got, "pricing.id", pricingID)
-		s.equal(step, got, "pricing.prices.claude.cacheReadPricePerMillionTokens", "0.3")
+		number(s, step, got, "pricing.prices.claude.cacheReadPricePerMillionTokens", 0.3)
 		if get(got, "pricing.prices.gpt-4o") != nil {
 			s.failf(step, "the replaced price of gpt-4o remains: %v", got)
 		}
@@ -155,7 +163,7 @@ func init() {
 		got := s.must(step, r2, err, 200)
 		s.typed(step, r2.JSON200)
 		s.equal(step, got, "aiEvaluation.application", name)
-		s.equal(step, got, "aiEvaluation.threshold", "0.8")
+		number(s, step, got, "aiEvaluation.threshold", 0.8)
 
 		step = "list the application's AI evaluations"
 		r3, err := c.AiEvaluationsServiceListAiEvaluationsWithResponse(s.ctx, &aievaluations.AiEvaluationsServiceListAiEvaluationsParams{Application: &name})
@@ -169,7 +177,7 @@ func init() {
 				`{"threshold":0.5,"isEnabled":false,"updateMask":"threshold"}`))
 		got = s.must(step, r4, err, 200)
 		s.typed(step, r4.JSON200)
-		s.equal(step, got, "aiEvaluation.threshold", "0.5")
+		number(s, step, got, "aiEvaluation.threshold", 0.5)
 		s.equal(step, got, "aiEvaluation.isEnabled", "true")
 
 		step = "refuse a config of two types"

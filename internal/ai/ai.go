@@ -11,8 +11,11 @@ package ai
 
 import (
 	"context"
+	"strings"
 
+	"github.com/mgmtapi/mgmtapi/internal/auth"
 	"github.com/mgmtapi/mgmtapi/internal/db"
+	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
 
 // Handler implements the AI operations of oas.Handler, and the operator's registration of
@@ -24,6 +27,29 @@ type Handler struct {
 // NewHandler returns the AI operations over database.
 func NewHandler(database *db.DB) *Handler {
 	return &Handler{db: database}
+}
+
+// deleteOne deletes the caller's team's resource id (either case) with remove, under the team's
+// lock, and answers its id; notFound words the answer when remove finds none.
+func (h *Handler) deleteOne(ctx context.Context, id string, remove func(context.Context, *db.Tx, int64, string) error,
+	notFound func(string) error) (*oas.AiDeleted, error) {
+	caller := auth.PrincipalFrom(ctx)
+	lower := strings.ToLower(id)
+	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
+			return err
+		}
+		tx.AuditResource(lower)
+		err := remove(ctx, tx, caller.TeamID, lower)
+		if isNotFound(err) {
+			return notFound(id)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &oas.AiDeleted{ID: oas.NewOptAiUuid(oas.AiUuid(lower))}, nil
 }
 
 // coverage is, for each evaluation type, the ids of the team's applications it covers.

@@ -68,23 +68,7 @@ func (h *Handler) GetAiApplication(ctx context.Context, params oas.GetAiApplicat
 //
 // Errors: NotFound when the team has no such application.
 func (h *Handler) DeleteAiApplication(ctx context.Context, params oas.DeleteAiApplicationParams) (*oas.AiDeleted, error) {
-	caller := auth.PrincipalFrom(ctx)
-	id := strings.ToLower(string(params.ID))
-	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
-			return err
-		}
-		tx.AuditResource(id)
-		err := deleteApplication(ctx, tx, caller.TeamID, id)
-		if isNotFound(err) {
-			return applicationNotFound(string(params.ID))
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &oas.AiDeleted{ID: oas.NewOptAiUuid(oas.AiUuid(id))}, nil
+	return h.deleteOne(ctx, string(params.ID), deleteApplication, applicationNotFound)
 }
 
 // AdminRegisterAiApplication registers an application of the team params.TeamID: a new one

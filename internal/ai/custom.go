@@ -204,23 +204,7 @@ func (h *Handler) UpdateAiCustomEvaluation(ctx context.Context, req *oas.AiCusto
 //
 // Errors: NotFound when the team has no such custom evaluation.
 func (h *Handler) DeleteAiCustomEvaluation(ctx context.Context, params oas.DeleteAiCustomEvaluationParams) (*oas.AiDeleted, error) {
-	caller := auth.PrincipalFrom(ctx)
-	id := strings.ToLower(string(params.ID))
-	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
-			return err
-		}
-		tx.AuditResource(id)
-		err := deleteCustom(ctx, tx, caller.TeamID, id)
-		if isNotFound(err) {
-			return customNotFound(string(params.ID))
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &oas.AiDeleted{ID: oas.NewOptAiUuid(oas.AiUuid(id))}, nil
+	return h.deleteOne(ctx, string(params.ID), deleteCustom, customNotFound)
 }
 
 // LinkAiCustomEvaluation links the custom evaluation params.ID to the application
@@ -229,29 +213,14 @@ func (h *Handler) DeleteAiCustomEvaluation(ctx context.Context, params oas.Delet
 // Errors: NotFound when the team has no such custom evaluation; Invalid naming application_id
 // when it has no such application.
 func (h *Handler) LinkAiCustomEvaluation(ctx context.Context, params oas.LinkAiCustomEvaluationParams) (*oas.AiCustomEvaluationLink, error) {
-	caller := auth.PrincipalFrom(ctx)
-	id, appID := strings.ToLower(string(params.ID)), strings.ToLower(string(params.ApplicationID))
-	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
-			return err
-		}
-		if _, err := getCustom(ctx, tx, caller.TeamID, id); isNotFound(err) {
-			return customNotFound(string(params.ID))
-		} else if err != nil {
-			return err
-		}
-		if _, err := getApplication(ctx, tx, caller.TeamID, appID); isNotFound(err) {
+	return h.changeLink(ctx, string(params.ID), string(params.ApplicationID), func(tx *db.Tx, teamID int64, id, appID string) error {
+		if _, err := getApplication(ctx, tx, teamID, appID); isNotFound(err) {
 			return apierror.Invalidf("application_id: no AI application %q in this team", params.ApplicationID)
 		} else if err != nil {
 			return err
 		}
-		tx.AuditResource(id, appID)
-		return link(ctx, tx, caller.TeamID, id, appID)
+		return link(ctx, tx, teamID, id, appID)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &oas.AiCustomEvaluationLink{ID: oas.NewOptAiUuid(oas.AiUuid(id)), ApplicationId: oas.NewOptAiUuid(oas.AiUuid(appID))}, nil
 }
 
 // UnlinkAiCustomEvaluation removes the link between the custom evaluation params.ID and the
@@ -259,26 +228,36 @@ func (h *Handler) LinkAiCustomEvaluation(ctx context.Context, params oas.LinkAiC
 //
 // Errors: NotFound when the team has no such custom evaluation or the two are not linked.
 func (h *Handler) UnlinkAiCustomEvaluation(ctx context.Context, params oas.UnlinkAiCustomEvaluationParams) (*oas.AiCustomEvaluationLink, error) {
-	caller := auth.PrincipalFrom(ctx)
-	id, appID := strings.ToLower(string(params.ID)), strings.ToLower(string(params.ApplicationID))
-	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
-			return err
-		}
-		if _, err := getCustom(ctx, tx, caller.TeamID, id); isNotFound(err) {
-			return customNotFound(string(params.ID))
-		} else if err != nil {
-			return err
-		}
-		tx.AuditResource(id, appID)
-		err := unlink(ctx, tx, caller.TeamID, id, appID)
+	return h.changeLink(ctx, string(params.ID), string(params.ApplicationID), func(tx *db.Tx, teamID int64, id, appID string) error {
+		err := unlink(ctx, tx, teamID, id, appID)
 		if isNotFound(err) {
 			return apierror.NotFoundf("application_id: AI custom evaluation %q is not linked to application %q", params.ID, params.ApplicationID)
 		}
 		return err
 	})
+}
+
+// changeLink runs change on the link between the caller's team's custom evaluation id and the
+// application appID (both lower-cased), under the team's lock, and answers the pair.
+//
+// Errors: NotFound when the team has no such custom evaluation; change's.
+func (h *Handler) changeLink(ctx context.Context, id, appID string, change func(tx *db.Tx, teamID int64, id, appID string) error) (*oas.AiCustomEvaluationLink, error) {
+	caller := auth.PrincipalFrom(ctx)
+	lowerID, lowerApp := strings.ToLower(id), strings.ToLower(appID)
+	err := h.db.InTx(ctx, func(tx *db.Tx) error {
+		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
+			return err
+		}
+		if _, err := getCustom(ctx, tx, caller.TeamID, lowerID); isNotFound(err) {
+			return customNotFound(id)
+		} else if err != nil {
+			return err
+		}
+		tx.AuditResource(lowerID, lowerApp)
+		return change(tx, caller.TeamID, lowerID, lowerApp)
+	})
 	if err != nil {
 		return nil, err
 	}
-	return &oas.AiCustomEvaluationLink{ID: oas.NewOptAiUuid(oas.AiUuid(id)), ApplicationId: oas.NewOptAiUuid(oas.AiUuid(appID))}, nil
+	return &oas.AiCustomEvaluationLink{ID: oas.NewOptAiUuid(oas.AiUuid(lowerID)), ApplicationId: oas.NewOptAiUuid(oas.AiUuid(lowerApp))}, nil
 }

@@ -175,23 +175,7 @@ func (h *Handler) UpdateAiEvaluation(ctx context.Context, req *oas.AiEvaluationU
 //
 // Errors: NotFound when the team has no such evaluation.
 func (h *Handler) DeleteAiEvaluation(ctx context.Context, params oas.DeleteAiEvaluationParams) (*oas.AiDeleted, error) {
-	caller := auth.PrincipalFrom(ctx)
-	id := strings.ToLower(string(params.ID))
-	err := h.db.InTx(ctx, func(tx *db.Tx) error {
-		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
-			return err
-		}
-		tx.AuditResource(id)
-		err := deleteEvaluation(ctx, tx, caller.TeamID, id)
-		if isNotFound(err) {
-			return evaluationNotFound(string(params.ID))
-		}
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &oas.AiDeleted{ID: oas.NewOptAiUuid(oas.AiUuid(id))}, nil
+	return h.deleteOne(ctx, string(params.ID), deleteEvaluation, evaluationNotFound)
 }
 
 // CountAiApplicationsPerEvaluationType answers, for every evaluation type, how many of the

@@ -482,3 +482,43 @@ aiCustomEvaluations:
 		}
 	})
 }
+
+// Every write joins the audit log with the ids it named or made: the operator's registration
+// under the team it names, a custom evaluation's link under both ids, a refused write not at all.
+func TestAuditRecords(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		teamID, key := env.MustTeam(t, "acme")
+		bot := register(t, env, teamID, `{"application":"bot"}`)
+		c := apitest.Decode[struct{ Item customAnswer }](t, env.JSON(t, http.MethodPost, customs, key, customBody+`}`)).Item
+		apitest.Decode[struct{ ID string }](t, env.JSON(t, http.MethodPost, customs+"/"+c.ID+"/applications/"+bot.ID, key, ""))
+		apitest.ExpectError(t, env.JSON(t, http.MethodPut, pricingPath, key, `{"prices":{"m":{}}}`), 400, `prices["m"]`)
+		res := env.Do(t, http.MethodGet, fmt.Sprintf("/admin/v1/teams/%d/audit", teamID), "Bearer "+apitest.OperatorKey, "", "")
+		records := apitest.Decode[struct {
+			Records []struct {
+				Operation   string
+				KeyID       string
+				ResourceIds []string
+			}
+		}](t, res).Records
+		byOperation := map[string][]string{}
+		for _, r := range records {
+			byOperation[r.Operation] = r.ResourceIds
+		}
+		for op, want := range map[string][]string{
+			"AdminRegisterAiApplication": {bot.ID}, "CreateAiCustomEvaluation": {c.ID}, "LinkAiCustomEvaluation": {c.ID, bot.ID},
+		} {
+			got, ok := byOperation[op]
+			if !ok {
+				t.Fatalf("no audit record of %s: %s", op, res.Body)
+			}
+			for _, id := range want {
+				if !slices.Contains(got, id) {
+					t.Fatalf("%s's record names %v, not %s", op, got, id)
+				}
+			}
+		}
+		if _, ok := byOperation["SetAiModelPricing"]; ok {
+			t.Fatalf("a refused write was recorded: %s", res.Body)
+		}
+	})
+}

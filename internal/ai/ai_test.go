@@ -522,3 +522,19 @@ func TestAuditRecords(t *testing.T) {
 		}
 	})
 }
+
+// A team at its bound of custom evaluations gets a 429 for one more, and nothing is stored.
+func TestCustomEvaluationBound(t *testing.T) {
+	apitest.Engines(t, func(t *testing.T, env *apitest.Env) {
+		teamID, key := env.MustTeam(t, "acme")
+		var rows []string
+		for i := range ai.MaxCustomEvaluations {
+			rows = append(rows, fmt.Sprintf("(%d, '00000000-0000-4000-8000-%012d', 'n', '{\"name\":\"n\"}', 1, 1)", teamID, i))
+		}
+		apitest.MustExec(t, env.DB, `INSERT INTO ai_custom_evaluations (team_id, id, name, document, created_at, updated_at) VALUES `+strings.Join(rows, ", "))
+		apitest.ExpectError(t, env.JSON(t, http.MethodPost, customs, key, customBody+`}`), 429, "1000 AI custom evaluations")
+		if n := apitest.MustQueryString(t, env.DB, `SELECT CAST(COUNT(*) AS TEXT) FROM ai_custom_evaluations`); n != "1000" {
+			t.Fatalf("%s custom evaluations", n)
+		}
+	})
+}

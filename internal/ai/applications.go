@@ -98,12 +98,8 @@ func (h *Handler) AdminRegisterAiApplication(ctx context.Context, req *oas.AiApp
 			tx.AuditResource(a.ID)
 			err = updateApplication(ctx, tx, params.TeamID, a)
 		case isNotFound(err):
-			n, cerr := countRows(ctx, tx, "ai_applications", params.TeamID)
-			if cerr != nil {
-				return cerr
-			}
-			if n >= MaxApplications {
-				return apierror.LimitExceededf("application: the team holds %d AI applications, the most it may; delete one first", n)
+			if err := roomFor(ctx, tx, params.TeamID, applicationsBound); err != nil {
+				return err
 			}
 			a.ID = tx.NewID()
 			err = insertApplication(ctx, tx, params.TeamID, a)

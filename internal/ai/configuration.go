@@ -115,12 +115,8 @@ func (ApplicationsConfiguration) Put(ctx context.Context, tx *db.Tx, teamID int6
 	if exists {
 		return updateApplication(ctx, tx, teamID, a)
 	}
-	n, err := countRows(ctx, tx, "ai_applications", teamID)
-	if err != nil {
+	if err := roomFor(ctx, tx, teamID, applicationsBound); err != nil {
 		return err
-	}
-	if n >= MaxApplications {
-		return apierror.LimitExceededf("application: the team holds %d AI applications, the most it may", n)
 	}
 	return insertApplication(ctx, tx, teamID, a)
 }
@@ -257,12 +253,8 @@ func (EvaluationsConfiguration) Put(ctx context.Context, tx *db.Tx, teamID int64
 		return err
 	}
 	if !exists {
-		n, err := countRows(ctx, tx, "ai_evaluations", teamID)
-		if err != nil {
+		if err := roomFor(ctx, tx, teamID, evaluationsBound); err != nil {
 			return err
-		}
-		if n >= MaxEvaluations {
-			return apierror.LimitExceededf("the team holds %d AI evaluations, the most it may", n)
 		}
 	}
 	return putEvaluation(ctx, tx, teamID, e, exists)
@@ -350,12 +342,8 @@ func (CustomConfiguration) Put(ctx context.Context, tx *db.Tx, teamID int64, r t
 		return err
 	}
 	if !exists {
-		n, err := countRows(ctx, tx, "ai_custom_evaluations", teamID)
-		if err != nil {
+		if err := roomFor(ctx, tx, teamID, customBound); err != nil {
 			return err
-		}
-		if n >= MaxCustomEvaluations {
-			return apierror.LimitExceededf("the team holds %d AI custom evaluations, the most it may", n)
 		}
 	}
 	if err := putCustom(ctx, tx, teamID, c, exists); err != nil {

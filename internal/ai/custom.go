@@ -73,12 +73,8 @@ func (h *Handler) CreateAiCustomEvaluation(ctx context.Context, req *oas.AiCusto
 		if err != nil {
 			return err
 		}
-		n, err := countRows(ctx, tx, "ai_custom_evaluations", caller.TeamID)
-		if err != nil {
+		if err := roomFor(ctx, tx, caller.TeamID, customBound); err != nil {
 			return err
-		}
-		if n >= MaxCustomEvaluations {
-			return apierror.LimitExceededf("the team holds %d AI custom evaluations, the most it may; delete one first", n)
 		}
 		c.ID = oas.NewOptAiUuid(oas.AiUuid(tx.NewID()))
 		if err := putCustom(ctx, tx, caller.TeamID, c, false); err != nil {

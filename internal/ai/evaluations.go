@@ -50,12 +50,8 @@ func (h *Handler) CreateAiEvaluation(ctx context.Context, req *oas.AiEvaluationI
 		if err := lockTeam(ctx, tx, caller.TeamID); err != nil {
 			return err
 		}
-		n, err := countRows(ctx, tx, "ai_evaluations", caller.TeamID)
-		if err != nil {
+		if err := roomFor(ctx, tx, caller.TeamID, evaluationsBound); err != nil {
 			return err
-		}
-		if n >= MaxEvaluations {
-			return apierror.LimitExceededf("the team holds %d AI evaluations, the most it may; delete one first", n)
 		}
 		e.Doc.ID = oas.NewOptAiUuid(oas.AiUuid(tx.NewID()))
 		if err := putEvaluation(ctx, tx, caller.TeamID, e, false); err != nil {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mgmtapi/mgmtapi/internal/apierror"
 	"github.com/mgmtapi/mgmtapi/internal/db"
 	"github.com/mgmtapi/mgmtapi/internal/oas"
 )
@@ -88,13 +89,28 @@ func listApplications(ctx context.Context, q db.Querier, teamID int64) ([]applic
 	return out, rows.Err()
 }
 
-// countRows returns the number of the team's rows of table.
-func countRows(ctx context.Context, tx *db.Tx, table string, teamID int64) (int, error) {
+// bound is the most rows of one table a team may hold.
+type bound struct {
+	table, noun string
+	max         int
+}
+
+var (
+	applicationsBound = bound{"ai_applications", "AI applications", MaxApplications}
+	evaluationsBound  = bound{"ai_evaluations", "AI evaluations", MaxEvaluations}
+	customBound       = bound{"ai_custom_evaluations", "AI custom evaluations", MaxCustomEvaluations}
+)
+
+// roomFor answers LimitExceeded when the team holds b.max rows of b.table already.
+func roomFor(ctx context.Context, tx *db.Tx, teamID int64, b bound) error {
 	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+table+` WHERE team_id = $1`, teamID).Scan(&n); err != nil {
-		return 0, fmt.Errorf("count %s: %w", table, err)
+	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+b.table+` WHERE team_id = $1`, teamID).Scan(&n); err != nil {
+		return fmt.Errorf("count %s: %w", b.table, err)
 	}
-	return n, nil
+	if n >= b.max {
+		return apierror.LimitExceededf("the team holds %d %s, the most it may; delete one first", n, b.noun)
+	}
+	return nil
 }
 
 func boolInt(b bool) int64 {

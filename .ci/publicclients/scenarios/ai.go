@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"crypto/rand"
 	"fmt"
-	"io"
-	"net/http"
 
 	"mgmtapi-ci/publicclients/aiapplications"
 	"mgmtapi-ci/publicclients/aievaluations"
@@ -31,21 +28,7 @@ func aiApplications(s *S, names ...string) map[string]string {
 		ids[n] = newUUID()
 		doc += fmt.Sprintf("- {id: %s, application: %s, subsystem: prod, guardrailsIntegrated: true}\n", ids[n], n)
 	}
-	req, err := http.NewRequestWithContext(s.ctx, http.MethodPost, s.server+"/config/v1/apply", bytes.NewReader([]byte(doc)))
-	if err != nil {
-		s.failf(step, "%v", err)
-	}
-	req.Header.Set("Content-Type", "application/yaml")
-	req.Header.Set("Authorization", "Bearer "+s.key)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.failf(step, "%v", err)
-	}
-	defer res.Body.Close()
-	out, _ := io.ReadAll(res.Body)
-	if res.StatusCode != 200 {
-		s.failf(step, "status %d, body %s", res.StatusCode, clip(out))
-	}
+	s.post(step, "/config/v1/apply", "application/yaml", []byte(doc))
 	return ids
 }
 
